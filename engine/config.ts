@@ -1,0 +1,134 @@
+import { findEvmChain } from './chains/registry.js';
+
+/**
+ * The configuration contract: environment variables with these exact names.
+ * Parsing is pure (an env record in, a Config out); a bad value throws a
+ * ConfigError naming the variable, and the start stops there.
+ */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  apiKey: string | undefined;
+  /** Upstream JSON-RPC URL per EVM chain, keyed by hex id. */
+  chains: Map<string, string>;
+  /** Confirmation depth overrides per EVM chain, keyed by hex id. */
+  confirmations: Map<string, number>;
+  /** Requests per second per API key (also the burst); 0 = unlimited. */
+  rateLimit: number;
+  smtpUrl: string | undefined;
+  alertEmail: string | undefined;
+  /** Service time (ms) the clock starts at; undefined = real time. */
+  now: number | undefined;
+  testClock: boolean;
+  logLevel: LogLevel;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function parseConfig(env: Env): Config {
+  const get = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  return {
+    host: get('CHAINPOST_HOST') ?? '127.0.0.1',
+    port: integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535),
+    dataDir: get('CHAINPOST_DATA') ?? './data',
+    apiKey: apiKey(get('CHAINPOST_API_KEY')),
+    chains: chainMap('CHAINPOST_CHAINS', get('CHAINPOST_CHAINS'), upstreamUrl),
+    confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000)),
+    rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),
+    smtpUrl: url('CHAINPOST_SMTP_URL', get('CHAINPOST_SMTP_URL'), ['smtp:', 'smtps:']),
+    alertEmail: email('CHAINPOST_ALERT_EMAIL', get('CHAINPOST_ALERT_EMAIL')),
+    now: instant('CHAINPOST_NOW', get('CHAINPOST_NOW')),
+    testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
+    logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
+  };
+}
+
+function integer(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
+  if (v === undefined) return fallback;
+  if (!/^\d+$/.test(v)) throw new ConfigError(name, `expected a whole number, got "${v}"`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${v}`);
+  return n;
+}
+
+function apiKey(v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  // The key travels in a URL path (node access), so it must be path-safe.
+  if (!/^[A-Za-z0-9_.~-]{16,128}$/.test(v)) {
+    throw new ConfigError('CHAINPOST_API_KEY', 'expected 16 to 128 characters of A-Z a-z 0-9 _ . ~ -');
+  }
+  return v;
+}
+
+function url(name: string, v: string | undefined, protocols: readonly string[]): string | undefined {
+  if (v === undefined) return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(name, `not a URL: "${v}"`);
+  }
+  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${v}"`);
+  return v;
+}
+
+function upstreamUrl(name: string, v: string): string {
+  return url(name, v, ['http:', 'https:', 'ws:', 'wss:'])!;
+}
+
+/** `0x1=value,0x539=value`: ids as hex, decimal or slug of a registry EVM chain; keyed by hex id. */
+function chainMap<T>(name: string, v: string | undefined, parse: (name: string, value: string) => T): Map<string, T> {
+  const out = new Map<string, T>();
+  if (v === undefined) return out;
+  for (const entry of v.split(',')) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.trim()}"`);
+    const id = entry.slice(0, eq).trim();
+    const chain = findEvmChain(id);
+    if (chain === undefined) throw new ConfigError(name, `unknown EVM chain "${id}"`);
+    if (out.has(chain.key)) throw new ConfigError(name, `chain ${chain.key} is listed twice`);
+    out.set(chain.key, parse(name, entry.slice(eq + 1).trim()));
+  }
+  return out;
+}
+
+function email(name: string, v: string | undefined): string | undefined {
+  if (v !== undefined && !/^[^\s@]+@[^\s@]+$/.test(v)) throw new ConfigError(name, `not an e-mail address: "${v}"`);
+  return v;
+}
+
+function instant(name: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
+  const ms = Date.parse(v);
+  if (!iso.test(v) || Number.isNaN(ms)) throw new ConfigError(name, `expected an ISO 8601 instant such as 2026-06-01T00:00:00Z, got "${v}"`);
+  return ms;
+}
+
+function flag(name: string, v: string | undefined): boolean {
+  if (v === undefined || v === '0' || v === 'false') return false;
+  if (v === '1' || v === 'true') return true;
+  throw new ConfigError(name, `expected 1 or 0, got "${v}"`);
+}
+
+function oneOf<const T extends string>(name: string, v: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (v === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(v)) throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got "${v}"`);
+  return v as T;
+}

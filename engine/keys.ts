@@ -1,0 +1,124 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { ApiError } from './errors.js';
+
+/**
+ * API keys and tenants. A key is shown once and stored only as its SHA-256;
+ * every stored resource belongs to the key's tenant, never to the key itself.
+ */
+export interface ApiKey {
+  /** SHA-256 of the key, hex: the store's lookup key. */
+  hash: string;
+  /** Short public id (hash prefix) for listing and revoking. */
+  id: string;
+  name: string;
+  email?: string;
+  tenantId: string;
+  createdAt: number;
+}
+
+export interface Tenant {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+/** Port: the key store (LMDB in storage/keys.ts), shared with other processes such as the CLI. */
+export interface KeyStore {
+  keyByHash(hash: string): ApiKey | undefined;
+  keys(): ApiKey[];
+  tenants(): Tenant[];
+  putKey(key: ApiKey): void;
+  putTenant(tenant: Tenant): void;
+  removeKey(hash: string): void;
+  /** Runs `fn` in one write transaction, so a name check and an insert are atomic across processes. */
+  transact<T>(fn: () => T): T;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const HASH_CACHE_MAX = 10_000;
+
+const base64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+
+export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)));
+
+export class ApiKeys {
+  // Hashing is the costly part of a lookup and a key's hash never changes, so
+  // memoize it; the record itself is read from the store every time, so a revoke
+  // by another process takes effect at once.
+  private readonly hashes = new Map<string, string>();
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly now: () => number,
+  ) {}
+
+  /** Creates a key; a new tenant named after the key unless `tenant` names an existing one. */
+  create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = `cpk_${base64url(randomBytes(24))}`): { key: string; record: ApiKey; tenant: Tenant } {
+    if (!NAME.test(opts.name)) throw new ApiError(400, 'name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit');
+    if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
+    return this.store.transact(() => {
+      const hash = hashKey(key);
+      if (this.store.keyByHash(hash)) throw new ApiError(409, 'this key exists already');
+      if (this.store.keys().some((k) => k.name === opts.name)) throw new ApiError(409, `a key named "${opts.name}" exists already`);
+      const tenants = this.store.tenants();
+      let tenant: Tenant;
+      if (opts.tenant !== undefined) {
+        const found = tenants.find((t) => t.name === opts.tenant || t.id === opts.tenant);
+        if (!found) throw new ApiError(404, `no tenant "${opts.tenant}"`);
+        tenant = found;
+      } else {
+        if (tenants.some((t) => t.name === opts.name)) {
+          throw new ApiError(409, `a tenant named "${opts.name}" exists already: pass --tenant ${opts.name} to join it, or choose another name`);
+        }
+        tenant = { id: `t_${bytesToHex(randomBytes(8))}`, name: opts.name, createdAt: this.now() };
+        this.store.putTenant(tenant);
+      }
+      const record: ApiKey = { hash, id: hash.slice(0, 12), name: opts.name, tenantId: tenant.id, createdAt: this.now() };
+      if (opts.email !== undefined) record.email = opts.email;
+      this.store.putKey(record);
+      return { key, record, tenant };
+    });
+  }
+
+  /** Makes sure `key` exists (CHAINPOST_API_KEY); returns true when it had to be created. */
+  ensure(key: string, name = 'env'): boolean {
+    if (this.store.keyByHash(hashKey(key))) return false;
+    const taken = new Set(this.store.keys().map((k) => k.name));
+    const tenantNames = new Set(this.store.tenants().map((t) => t.name));
+    let n = name;
+    for (let i = 2; taken.has(n) || tenantNames.has(n); i++) n = `${name}-${i}`;
+    this.create({ name: n }, key);
+    return true;
+  }
+
+  authenticate(key: string | undefined): ApiKey | undefined {
+    if (key === undefined || key.length === 0 || key.length > 256) return undefined;
+    let hash = this.hashes.get(key);
+    if (hash === undefined) {
+      hash = hashKey(key);
+      if (this.hashes.size >= HASH_CACHE_MAX) this.hashes.clear();
+      this.hashes.set(key, hash);
+    }
+    return this.store.keyByHash(hash);
+  }
+
+  /** Revokes by name or id; the tenant and its resources stay. */
+  revoke(nameOrId: string): ApiKey {
+    return this.store.transact(() => {
+      const found = this.store.keys().find((k) => k.name === nameOrId || k.id === nameOrId);
+      if (!found) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
+      this.store.removeKey(found.hash);
+      return found;
+    });
+  }
+
+  list(): Array<ApiKey & { tenant: string }> {
+    const tenants = new Map(this.store.tenants().map((t) => [t.id, t.name]));
+    return this.store.keys().map((k) => ({ ...k, tenant: tenants.get(k.tenantId) ?? k.tenantId }));
+  }
+
+  count(): number {
+    return this.store.keys().length;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The composition root and the `chainpost` binary: the only file of engine/
+ * that imports adapters (LMDB storage, the uWS front end) and reads process
+ * state (environment, wall clock, signals).
+ */
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { crossChainRoutes } from '../http/server/crosschain.js';
+import { dataRoutes } from '../http/server/data.js';
+import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
+import { pendingRoutes } from '../http/server/pending.js';
+import { Pipeline } from '../http/server/pipeline.js';
+import { rpcRoutes } from '../http/server/rpc.js';
+import { systemRoutes, unknownRoute } from '../http/server/system.js';
+import { openStore, type Store } from '../storage/env.js';
+import { lmdbKeyStore } from '../storage/keys.js';
+import { ServiceClock, type Ticker } from './clock.js';
+import { ConfigError, parseConfig, type Config } from './config.js';
+import { ApiError } from './errors.js';
+import { ApiKeys } from './keys.js';
+import { jsonLogger, type Logger } from './log.js';
+import { Metrics } from './metrics.js';
+import { RateLimiter } from './ratelimit.js';
+
+/** Graceful stop: in-flight requests get this long before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 8_000;
+
+const USAGE = `usage:
+  chainpost [serve]                                   start the server (configuration: README.md)
+  chainpost keys create --name N [--email E] [--tenant T]
+                                                      create an API key; prints it alone on the last line
+  chainpost keys list                                 list keys (never the keys themselves)
+  chainpost keys revoke N                             revoke the key named N (or with id N)`;
+
+/** Real time and real OS timers: the one place the wall clock enters. */
+export const systemTicker: Ticker = {
+  elapsedMs: () => performance.now(),
+  wake: (delayMs, fn) => {
+    const t = setTimeout(fn, delayMs);
+    t.unref();
+    return () => clearTimeout(t);
+  },
+};
+
+export interface Service {
+  readonly config: Config;
+  readonly clock: ServiceClock;
+  readonly store: Store;
+  readonly keys: ApiKeys;
+  readonly server: Server;
+  readonly log: Logger;
+  stop(): Promise<void>;
+}
+
+/** Builds and starts the whole service from a parsed configuration. */
+export async function startService(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Promise<Service> {
+  if (!nativeUwsLoaded()) {
+    throw new Error('the native uWebSockets.js build did not load on this Node.js (ABI ' + process.versions.modules + '); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).');
+  }
+  const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
+  const log = jsonLogger(out, () => clock.now(), config.logLevel);
+  const store = openStore(config.dataDir);
+  try {
+    const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
+    if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
+    if (config.apiKey === undefined && keys.count() === 0) {
+      const { key, record } = keys.create({ name: 'default' });
+      out(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
+    }
+    const metrics = new Metrics();
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log);
+    const routes = [
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }) }),
+      ...dataRoutes(clock),
+      ...crossChainRoutes(clock),
+      ...rpcRoutes(clock),
+      ...pendingRoutes(),
+    ];
+    const server = await startServer({ host: config.host, port: config.port, routes, pipeline, fallback: unknownRoute });
+    log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(clock.now()).toISOString(), testClock: config.testClock });
+    const stop = async (): Promise<void> => {
+      const cut = await server.close(SHUTDOWN_GRACE_MS);
+      if (cut > 0) log.warn('stopped with requests still in flight', { cut });
+      await store.close();
+      log.info('stopped');
+    };
+    return { config, clock, store, keys, server, log, stop };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+async function serve(): Promise<void> {
+  const config = parseConfig(process.env);
+  const service = await startService(config);
+  let stopping = false;
+  const onSignal = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    service.log.info('stopping', { signal });
+    service.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        service.log.error('stop failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+}
+
+function keysCommand(args: string[]): void {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { name: { type: 'string' }, email: { type: 'string' }, tenant: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const config = parseConfig(process.env);
+  const store = openStore(config.dataDir);
+  const keys = new ApiKeys(lmdbKeyStore(store), () => Date.now());
+  try {
+    if (sub === 'create') {
+      if (values.name === undefined) throw new UsageError('keys create needs --name N');
+      const { key, record, tenant } = keys.create({ name: values.name, email: values.email, tenant: values.tenant });
+      process.stdout.write(`created key "${record.name}" (id ${record.id}) in tenant "${tenant.name}" (${tenant.id})\n${key}\n`);
+    } else if (sub === 'list') {
+      const rows = keys.list().map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString()]);
+      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED'], ...rows]) process.stdout.write(`${r.map((c, i) => (i < 4 ? c.padEnd(i === 1 ? 14 : 20) : c)).join(' ')}\n`);
+    } else if (sub === 'revoke') {
+      const target = positionals[0] ?? values.name;
+      if (target === undefined) throw new UsageError('keys revoke needs the name or id of a key');
+      const k = keys.revoke(target);
+      process.stdout.write(`revoked key "${k.name}" (id ${k.id})\n`);
+    } else {
+      throw new UsageError(`unknown keys command "${sub ?? ''}"`);
+    }
+  } finally {
+    void store.close();
+  }
+}
+
+class UsageError extends Error {}
+
+export async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === undefined || command === 'serve') await serve();
+    else if (command === 'keys') keysCommand(rest);
+    else if (command === 'help' || command === '--help' || command === '-h') process.stdout.write(`${USAGE}\n`);
+    else throw new UsageError(`unknown command "${command}"`);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`chainpost: ${err.message}\n${USAGE}\n`);
+      process.exit(2);
+    }
+    const message = err instanceof ConfigError || err instanceof ApiError || err instanceof Error ? err.message : String(err);
+    process.stderr.write(`chainpost: ${message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,164 @@
+import { performance } from 'node:perf_hooks';
+import uWS from 'uWebSockets.js';
+import { ApiError } from '../../engine/errors.js';
+import type { Pipeline } from './pipeline.js';
+import { paramNames, type Reply, type Request, type Route } from './route.js';
+
+/** JSON bodies up to 1 MiB; larger ones are answered 413 without being read. */
+export const MAX_BODY_BYTES = 1 << 20;
+
+/**
+ * The uWS package falls back to a slow pure-JS server (with only a warning) when
+ * its native build does not match this Node; only the native build exports getParts.
+ */
+export function nativeUwsLoaded(): boolean {
+  return typeof (uWS as unknown as { getParts?: unknown }).getParts === 'function';
+}
+
+export interface Server {
+  readonly port: number;
+  /** Stops accepting, waits for in-flight requests (at most `graceMs`); resolves with how many were cut off. */
+  close(graceMs: number): Promise<number>;
+}
+
+const STATUS: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
+  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone',
+  413: '413 Payload Too Large', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
+  501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+};
+
+export function startServer(opts: { host: string; port: number; routes: readonly Route[]; pipeline: Pipeline; fallback: Route }): Promise<Server> {
+  const { pipeline } = opts;
+  const app = uWS.App();
+  let inflight = 0;
+  let closing = false;
+  let idle: (() => void) | undefined;
+  let seq = 0;
+  const reqPrefix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
+
+  const mount = (route: Route): void => {
+    const names = paramNames(route.pattern);
+    const handler = (res: uWS.HttpResponse, ureq: uWS.HttpRequest): void => {
+      const started = performance.now();
+      inflight++;
+      // uWS's request object dies when this callback returns: copy what is needed now.
+      const h = new Map<string, string>();
+      ureq.forEach((k, v) => void h.set(k, v));
+      const incomingId = h.get('x-request-id') ?? '';
+      const req: Request = {
+        method: ureq.getCaseSensitiveMethod().toUpperCase(),
+        path: ureq.getUrl(),
+        query: ureq.getQuery() ?? '',
+        params: readParams(ureq, names),
+        header: (name) => h.get(name),
+        rawBody: undefined,
+        id: /^[A-Za-z0-9._-]{1,64}$/.test(incomingId) ? incomingId : `${reqPrefix}-${(++seq).toString(36)}`,
+        body: undefined,
+        caller: undefined,
+      };
+
+      let aborted = false;
+      const finish = (reply: Reply): void => {
+        inflight--;
+        if (!aborted) {
+          // Corked: status, headers and body leave in one syscall.
+          res.cork(() => write(res, reply, req.id, closing));
+        }
+        pipeline.done(route, req, reply.status, started, performance.now());
+        if (closing && inflight === 0) idle?.();
+      };
+      const run = (): void => {
+        const out = pipeline.run(route, req);
+        if (out instanceof Promise) out.then(finish, (err: unknown) => finish(pipeline.fail(route, req, err)));
+        else finish(out);
+      };
+      // Anything not answered within this callback must know when the client goes away.
+      res.onAborted(() => void (aborted = true));
+      if (route.body !== true) {
+        run();
+        return;
+      }
+      const declared = Number(h.get('content-length') ?? '0');
+      if (declared > MAX_BODY_BYTES) {
+        finish(pipeline.fail(route, req, tooLarge()));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let over = false;
+      res.onData((chunk, isLast) => {
+        if (aborted || over) return;
+        size += chunk.byteLength;
+        if (size > MAX_BODY_BYTES) {
+          over = true;
+          finish(pipeline.fail(route, req, tooLarge()));
+          return;
+        }
+        // The chunk's memory is reused after this callback: copy it.
+        chunks.push(Buffer.from(new Uint8Array(chunk)));
+        if (!isLast) return;
+        (req as { rawBody: Buffer }).rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        run();
+      });
+    };
+    if (route.method === 'ANY') app.any(route.pattern, handler);
+    else if (route.method === 'DELETE') app.del(route.pattern, handler);
+    else app[route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch'](route.pattern, handler);
+  };
+
+  for (const r of opts.routes) mount(r);
+  mount(opts.fallback);
+
+  return new Promise((resolve, reject) => {
+    app.listen(opts.host, opts.port, (socket) => {
+      if (socket === false) {
+        reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
+        return;
+      }
+      resolve({
+        port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket),
+        close: (graceMs) => {
+          closing = true;
+          uWS.us_listen_socket_close(socket);
+          if (inflight === 0) return Promise.resolve(0);
+          return new Promise((done) => {
+            const timer = setTimeout(() => done(inflight), graceMs);
+            idle = () => {
+              clearTimeout(timer);
+              done(0);
+            };
+          });
+        },
+      });
+    });
+  });
+}
+
+const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
+
+function readParams(ureq: uWS.HttpRequest, names: readonly string[]): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < names.length; i++) {
+    const raw = ureq.getParameter(i) ?? '';
+    let v = raw;
+    if (raw.includes('%')) {
+      try {
+        v = decodeURIComponent(raw);
+      } catch {
+        // Left as sent; a handler validating it will name the parameter.
+      }
+    }
+    params[names[i]!] = v;
+  }
+  return params;
+}
+
+function write(res: uWS.HttpResponse, reply: Reply, reqId: string, closeConnection: boolean): void {
+  res.writeStatus(STATUS[reply.status] ?? String(reply.status));
+  res.writeHeader('content-type', reply.contentType ?? 'application/json');
+  res.writeHeader('x-request-id', reqId);
+  if (reply.headers !== undefined) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
+  // A 413 leaves the unread body on the wire, so that connection cannot be reused.
+  res.end(reply.text ?? JSON.stringify(reply.body), closeConnection || reply.status === 413);
+}

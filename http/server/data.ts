@@ -1,0 +1,61 @@
+import type { Clock } from '../../engine/clock.js';
+import { chainFor } from '../../engine/chains/lifecycle.js';
+import { findChain, type Chain } from '../../engine/chains/registry.js';
+import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
+import { ApiError } from '../../engine/errors.js';
+import { queryParams } from './query.js';
+import { json, notBuilt, type Method, type Request, type Route } from './route.js';
+
+/** The Data API: /api/v2.2 (the interface's version segment). */
+export const DATA_PREFIX = '/api/v2.2';
+
+const ETH = findChain('0x1')!;
+
+/** The chain of a data request: `chain` as hex, decimal or slug, default 0x1; removed chains → 400. */
+export function dataChain(req: Request, now: number): Chain {
+  if (!req.query.includes('chain')) return ETH;
+  const v = queryParams(req.query).get('chain');
+  return v === null ? ETH : chainFor(v, 'data', now);
+}
+
+/** Endpoints the interface lists by name; each gets built by a later issue. */
+const NAMED: ReadonlyArray<[Method, string]> = [
+  ['GET', '/nft/:address/:token_id/transfers'],
+  ['GET', '/wallets/:address/tokens'], ['GET', '/erc20/:token_address/owners'], ['GET', '/wallets/:address/history'],
+  ['GET', '/:address/nft'], ['GET', '/:address/erc20'], ['POST', '/erc20/prices'], ['GET', '/erc20/:tokenAddress/holders'],
+  ['GET', '/:address/erc20/transfers'], ['POST', '/nft/getMultipleNFTs'], ['GET', '/:address/nft/transfers'],
+  ['GET', '/:address/nft/collections'], ['GET', '/erc20/:address/price'], ['GET', '/transaction/:hash/verbose'],
+  ['GET', '/block/:block_number_or_hash'], ['GET', '/:address'], ['GET', '/wallets/:address/net-worth'],
+  ['GET', '/wallets/:address/approvals'], ['GET', '/wallets/:address/chains'], ['GET', '/erc20/metadata'],
+  ['GET', '/pairs/:address/ohlcv'], ['GET', '/erc20/:token_address/pairs'], ['GET', '/erc20/:address/transfers'],
+  ['GET', '/nft/:address/metadata'], ['GET', '/tokens/:tokenAddress/analytics'], ['GET', '/:address/balance'],
+  ['GET', '/nft/:address'], ['GET', '/wallets/:address/stats'], ['GET', '/wallets/:address/swaps'],
+  ['GET', '/nft/:address/owners'], ['GET', '/tokens/search'],
+];
+
+export function dataRoutes(clock: Clock): Route[] {
+  const removed = new Set(ENDPOINT_REMOVALS.map((r) => `${r.method} ${r.path}`));
+  const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
+  return [
+    route('GET', '/web3/version', () => json(200, { version: '2.2' })),
+    ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`)).map(([m, p]) =>
+      route(m, p, (req) => {
+        dataChain(req, clock.now());
+        return notBuilt(m, `${DATA_PREFIX}${p}`);
+      }),
+    ),
+    ...ENDPOINT_REMOVALS.map((r) =>
+      route(r.method, r.path, (req) => {
+        if (inEffect(r, clock.now())) throw removedEndpoint(r);
+        dataChain(req, clock.now());
+        return notBuilt(r.method, `${DATA_PREFIX}${r.path}`);
+      }),
+    ),
+  ];
+}
+
+function removedEndpoint(r: EndpointRemoval): ApiError {
+  const what = `${r.method === 'ANY' ? '' : `${r.method} `}${DATA_PREFIX}${r.path} was removed on ${r.date}`;
+  const details = { removedOn: r.date, ...(r.replacement === undefined ? {} : { replacement: r.replacement }) };
+  return new ApiError(r.status, r.replacement === undefined ? what : `${what}; use ${r.replacement} instead`, details);
+}

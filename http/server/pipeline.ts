@@ -1,0 +1,91 @@
+import { ApiError } from '../../engine/errors.js';
+import type { ApiKeys } from '../../engine/keys.js';
+import type { Logger } from '../../engine/log.js';
+import type { Metrics } from '../../engine/metrics.js';
+import type { RateLimiter } from '../../engine/ratelimit.js';
+import type { Reply, Request, Route } from './route.js';
+
+/**
+ * What every request goes through, whatever serves it: API key, rate limit,
+ * JSON body, the handler, and errors turned into replies. No exception reaches
+ * the client as anything but a JSON reply; only unexpected ones become 500.
+ */
+export class Pipeline {
+  constructor(
+    private readonly keys: ApiKeys,
+    private readonly limiter: RateLimiter,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  /** Synchronous when the handler is, so the common path allocates no promise. */
+  run(route: Route, req: Request): Reply | Promise<Reply> {
+    try {
+      if (route.auth !== 'none') this.authorize(route, req);
+      if (route.body === true) req.body = parseBody(req.rawBody);
+      const out = route.handle(req);
+      return out instanceof Promise ? out.catch((err: unknown) => this.fail(route, req, err)) : out;
+    } catch (err) {
+      return this.fail(route, req, err);
+    }
+  }
+
+  /** The reply for an error: its own status for ApiError, 500 for anything else (logged). */
+  fail(route: Route, req: Request, err: unknown): Reply {
+    const e = err instanceof ApiError ? err : undefined;
+    if (e === undefined) this.log.error('request failed', { reqId: req.id, method: req.method, path: req.path, err });
+    const status = e?.status ?? 500;
+    const message = e?.message ?? `internal error (request ${req.id})`;
+    const body =
+      route.errors === 'jsonrpc'
+        ? { jsonrpc: '2.0', id: rpcId(req.body), error: { code: rpcCode(status, message), message } }
+        : e?.details === undefined
+          ? { message }
+          : { message, details: e.details };
+    return e?.headers === undefined ? { status, body } : { status, body, headers: e.headers };
+  }
+
+  /** Counts and logs an answered request. */
+  done(route: Route | undefined, req: Request, status: number, startedMs: number, endedMs: number): void {
+    const area = route?.area ?? 'none';
+    this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
+    if (this.log.enabled('debug')) {
+      this.log.debug('request', { reqId: req.id, method: req.method, path: req.path, status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
+    }
+  }
+
+  private authorize(route: Route, req: Request): void {
+    const key = route.auth === 'path' ? req.params['apiKey'] : (req.header('x-api-key') ?? bearer(req.header('authorization')));
+    if (key === undefined || key === '') throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
+    const caller = this.keys.authenticate(key);
+    if (caller === undefined) throw new ApiError(401, 'unknown API key');
+    req.caller = caller;
+    const wait = this.limiter.take(caller.hash);
+    if (wait > 0) throw new ApiError(429, 'too many requests for this API key', undefined, { 'retry-after': String(wait) });
+  }
+}
+
+const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
+
+function parseBody(raw: Buffer | undefined): unknown {
+  if (raw === undefined || raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new ApiError(400, `malformed JSON body: ${(err as Error).message}`, { field: 'body' });
+  }
+}
+
+/** JSON-RPC 2.0 error codes for node-access replies (EIP-1474 for the limit). */
+function rpcCode(status: number, message: string): number {
+  if (status === 400) return message.startsWith('malformed JSON') ? -32700 : -32600;
+  if (status === 404 || status === 501) return -32601;
+  if (status === 429) return -32005;
+  if (status === 401) return -32001;
+  return -32603;
+}
+
+const rpcId = (body: unknown): unknown => {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return typeof id === 'number' || typeof id === 'string' ? id : null;
+};

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { ServiceClock } from '../../engine/clock.js';
+import type { Metrics } from '../../engine/metrics.js';
+import { validate } from '../../engine/schema.js';
+import { json, type Route } from './route.js';
+
+const advanceBody = z.strictObject({
+  seconds: z.number({ error: 'a number of seconds is required' }).finite().nonnegative().max(10 * 365 * 86_400),
+});
+
+/** Health, metrics, the unknown-route answer and, with CHAINPOST_TEST_CLOCK=1, the test clock. */
+export function systemRoutes(deps: { metrics: Metrics; clock: ServiceClock; testClock: boolean; health: () => Record<string, unknown> }): Route[] {
+  const { clock } = deps;
+  const routes: Route[] = [
+    { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: () => json(200, { status: 'ok', ...deps.health() }) },
+    {
+      method: 'GET',
+      pattern: '/metrics',
+      area: 'system',
+      auth: 'none',
+      handle: () => ({ status: 200, text: deps.metrics.render(), contentType: 'text/plain; version=0.0.4; charset=utf-8' }),
+    },
+  ];
+  if (deps.testClock) {
+    const now = () => json(200, { now: new Date(clock.now()).toISOString() });
+    routes.push(
+      { method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now },
+      {
+        method: 'POST',
+        pattern: '/admin/clock/advance',
+        area: 'admin',
+        auth: 'key',
+        body: true,
+        handle: async (req) => {
+          const { seconds } = validate(advanceBody, req.body);
+          await clock.advance(seconds * 1000);
+          return now();
+        },
+      },
+    );
+  }
+  return routes;
+}
+
+/** Mounted last: whatever no route matched. */
+export const unknownRoute: Route = {
+  method: 'ANY',
+  pattern: '/*',
+  area: 'system',
+  auth: 'none',
+  handle: (req) => json(404, { message: `no route ${req.method} ${req.path}` }),
+};
