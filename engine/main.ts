@@ -11,6 +11,7 @@ import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js
 import { pendingRoutes } from '../http/server/pending.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
+import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { openStore, type Store } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
@@ -42,21 +43,27 @@ export const systemTicker: Ticker = {
   },
 };
 
-export interface Service {
+export interface Core {
   readonly config: Config;
   readonly clock: ServiceClock;
   readonly store: Store;
   readonly keys: ApiKeys;
-  readonly server: Server;
   readonly log: Logger;
+  readonly pipeline: Pipeline;
+  readonly routes: readonly Route[];
+}
+
+export interface Service extends Core {
+  readonly server: Server;
   stop(): Promise<void>;
 }
 
-/** Builds and starts the whole service from a parsed configuration. */
-export async function startService(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Promise<Service> {
-  if (!nativeUwsLoaded()) {
-    throw new Error('the native uWebSockets.js build did not load on this Node.js (ABI ' + process.versions.modules + '); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).');
-  }
+/**
+ * Everything but the listening socket: clock, store, keys, pipeline and routes.
+ * The uWS server runs on it, and so do the Fastify and node:http servers of the
+ * HTTP benchmark, so all three serve the very same handlers.
+ */
+export function createCore(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Core {
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
   const store = openStore(config.dataDir);
@@ -76,19 +83,35 @@ export async function startService(config: Config, out: (line: string) => void =
       ...rpcRoutes(clock),
       ...pendingRoutes(),
     ];
-    const server = await startServer({ host: config.host, port: config.port, routes, pipeline, fallback: unknownRoute });
-    log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(clock.now()).toISOString(), testClock: config.testClock });
-    const stop = async (): Promise<void> => {
-      const cut = await server.close(SHUTDOWN_GRACE_MS);
-      if (cut > 0) log.warn('stopped with requests still in flight', { cut });
-      await store.close();
-      log.info('stopped');
-    };
-    return { config, clock, store, keys, server, log, stop };
+    return { config, clock, store, keys, log, pipeline, routes };
+  } catch (err) {
+    void store.close();
+    throw err;
+  }
+}
+
+/** Builds and starts the whole service from a parsed configuration. */
+export async function startService(config: Config, out?: (line: string) => void): Promise<Service> {
+  if (!nativeUwsLoaded()) {
+    throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
+  }
+  const core = createCore(config, out);
+  const { log, store } = core;
+  let server: Server;
+  try {
+    server = await startServer({ host: config.host, port: config.port, routes: core.routes, pipeline: core.pipeline, fallback: unknownRoute });
   } catch (err) {
     await store.close();
     throw err;
   }
+  log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
+  const stop = async (): Promise<void> => {
+    const cut = await server.close(SHUTDOWN_GRACE_MS);
+    if (cut > 0) log.warn('stopped with requests still in flight', { cut });
+    await store.close();
+    log.info('stopped');
+  };
+  return { ...core, server, stop };
 }
 
 async function serve(): Promise<void> {

@@ -39,12 +39,17 @@ export function startServer(opts: { host: string; port: number; routes: readonly
 
   const mount = (route: Route): void => {
     const names = paramNames(route.pattern);
+    const wanted = [...PIPELINE_HEADERS, ...(route.headers ?? [])];
     const handler = (res: uWS.HttpResponse, ureq: uWS.HttpRequest): void => {
       const started = performance.now();
       inflight++;
-      // uWS's request object dies when this callback returns: copy what is needed now.
+      // uWS's request object dies when this callback returns: copy what is needed now,
+      // which is the headers the pipeline reads plus those the route declares.
       const h = new Map<string, string>();
-      ureq.forEach((k, v) => void h.set(k, v));
+      for (const name of wanted) {
+        const v = ureq.getHeader(name);
+        if (v !== '') h.set(name, v);
+      }
       const incomingId = h.get('x-request-id') ?? '';
       const req: Request = {
         method: ureq.getCaseSensitiveMethod().toUpperCase(),
@@ -134,6 +139,9 @@ export function startServer(opts: { host: string; port: number; routes: readonly
     });
   });
 }
+
+/** Headers the pipeline and the front end read on every request. */
+const PIPELINE_HEADERS = ['x-api-key', 'authorization', 'content-length', 'x-request-id'] as const;
 
 const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
 

@@ -39,6 +39,8 @@ export interface Route {
   readonly area: Area;
   /** `key`: x-api-key or Bearer header; `path`: the `:apiKey` path parameter; `none`: public. */
   readonly auth: 'key' | 'path' | 'none';
+  /** Request headers the handler reads besides x-api-key, authorization, content-length and x-request-id (lower case). */
+  readonly headers?: readonly string[];
   /** Reads a JSON body (up to the size limit). */
   readonly body?: boolean;
   /** Error bodies as JSON-RPC error objects (node access) instead of `{message}`. */

@@ -1,0 +1,49 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** A child server process and the JSON `listening` log line it printed. */
+export interface Started {
+  child: ChildProcess;
+  port: number;
+  /** Everything printed so far, stdout and stderr. */
+  output: () => string;
+  /** Resolves with the exit code once the process is gone. */
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns `node args…` and waits for its `{"msg":"listening","port":N}` line (or its death). */
+export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 15_000): Promise<Started> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no listening line within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      out += chunk.toString();
+      const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
+      if (m === null) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      resolve({
+        child,
+        port: Number(m[1]),
+        output: () => out,
+        exited,
+        stop: (signal = 'SIGTERM') => {
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+          return exited;
+        },
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (c: Buffer) => void (out += c.toString()));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${out}`));
+    });
+  });
+}

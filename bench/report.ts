@@ -1,0 +1,69 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+/** The repository's bench/ folder (this file runs from dist/bench/). */
+export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
+
+export interface BenchResult {
+  name: string;
+  date: string;
+  node: string;
+  cpus: string;
+  figures: Record<string, number>;
+  goal: Record<string, string>;
+  met: boolean;
+}
+
+/**
+ * Writes bench/results/NAME.json and replaces NAME's section of bench/RESULTS.md
+ * with the figures, the machine and the command that produced them.
+ */
+export function report(name: string, command: string, figures: Record<string, number>, goal: Record<string, string>, met: boolean, notes: string[] = []): BenchResult {
+  const cpuList = cpus();
+  const result: BenchResult = {
+    name,
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: `${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown'}`,
+    figures,
+    goal,
+    met,
+  };
+  mkdirSync(`${BENCH_DIR}results`, { recursive: true });
+  writeFileSync(`${BENCH_DIR}results/${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
+
+  const mdPath = `${BENCH_DIR}RESULTS.md`;
+  let md: string;
+  try {
+    md = readFileSync(mdPath, 'utf8');
+  } catch {
+    md = '# Benchmark results\n\nEach section is rewritten by its `npm run bench:NAME`; the JSON beside it is in bench/results/.\n';
+  }
+  const section = [
+    `<!-- ${name} -->`,
+    `## ${name}`,
+    '',
+    `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}.`,
+    '',
+    '| figure | value |',
+    '|---|---|',
+    ...Object.entries(figures).map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+    `Goal: ${Object.entries(goal).map(([k, v]) => `${k} ${v}`).join(', ')}. Met: **${met ? 'yes' : 'no'}**.`,
+    ...(notes.length > 0 ? ['', ...notes] : []),
+    `<!-- /${name} -->`,
+  ].join('\n');
+  const re = new RegExp(`<!-- ${name} -->[\\s\\S]*?<!-- /${name} -->`);
+  md = re.test(md) ? md.replace(re, section) : `${md.trimEnd()}\n\n${section}\n`;
+  writeFileSync(mdPath, md);
+  return result;
+}
+
+/** Prints a table of figures with the ratio to the baseline of the same run. */
+export function printRows(rows: Array<[label: string, value: number, unit: string, baseline?: number]>): void {
+  for (const [label, value, unit, baseline] of rows) {
+    const ratio = baseline === undefined ? '' : `  (${(value / baseline).toFixed(2)}× baseline)`;
+    console.log(`${label.padEnd(28)} ${value.toLocaleString('en-US', { maximumFractionDigits: 2 }).padStart(14)} ${unit}${ratio}`);
+  }
+}
