@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import { findChain, type Chain, type ChainFamily } from './registry.js';
-import { chainRemoval, removalMessage, type Surface } from './removals.js';
+import { chainRemoval, migrationTarget, removalMessage, type Surface } from './removals.js';
 
 /**
  * Resolves a chain named in a request (hex, decimal or slug) for one surface at
@@ -17,11 +17,8 @@ export function chainFor(value: string, surface: Surface, now: number, opts: { f
   if (chain === undefined || !(opts.families ?? ['evm']).includes(chain.family)) throw reject(`unknown chain "${value}"`);
   const removal = chainRemoval(chain, surface, now);
   if (removal !== undefined) {
-    throw reject(removalMessage(chain, removal), {
-      chain: chain.key,
-      removedOn: removal.date,
-      ...(removal.migrateTo === undefined ? {} : { migrateTo: removal.migrateTo }),
-    });
+    const target = migrationTarget(chain, removal);
+    throw reject(removalMessage(chain, removal), { chain: chain.key, removedOn: removal.date, ...(target === undefined ? {} : { migrateTo: target }) });
   }
   return chain;
 }

@@ -13,8 +13,8 @@ export interface ChainRemoval {
   readonly chains: readonly string[];
   readonly surfaces: readonly Surface[];
   readonly change: string;
-  /** Where users of this chain go instead, with the same key, auth, request and response shapes. */
-  readonly migrateTo?: string;
+  /** Per chain, where its users go instead, with the same key, auth, request and response shapes. */
+  readonly migrateTo?: Readonly<Record<string, string>>;
 }
 
 export interface EndpointRemoval {
@@ -54,14 +54,15 @@ export const CHAIN_REMOVALS: readonly ChainRemoval[] = [
     chains: ['0x504', '0x505'],
     surfaces: ['blocks'],
     change: 'Chains 0x504 and 0x505 stop producing blocks; their streams no longer emit',
-    migrateTo: BASE,
+    migrateTo: { '0x504': BASE, '0x505': BASE },
   },
   {
     date: '2026-09-25',
     chains: ['0x504', '0x505', '0x46f'],
     surfaces: ['data', 'crosschain', 'rpc', 'streams', 'bulk'],
     change: 'Chains 0x504, 0x505 and 0x46f rejected in data and cross-chain requests; node access stops resolving; streams listing them are invalid',
-    migrateTo: BASE,
+    // The interface names base as the target of the first two only.
+    migrateTo: { '0x504': BASE, '0x505': BASE },
   },
 ];
 
@@ -118,10 +119,12 @@ export function chainRemoval(chain: Chain, surface: Surface, now: number): Chain
   return CHAIN_REMOVALS.find((r) => inEffect(r, now) && r.surfaces.includes(surface) && r.chains.includes(chain.key));
 }
 
+/** Where users of `chain` go after `removal`, if the interface names a target. */
+export const migrationTarget = (chain: Chain, removal: ChainRemoval): string | undefined => removal.migrateTo?.[chain.key];
+
 /** The sentence a rejected request carries: which chain, since when, and where to go. */
 export function removalMessage(chain: Chain, removal: ChainRemoval): string {
   const what = `chain ${chain.key} (${chain.slug}) was removed on ${removal.date}`;
-  return removal.migrateTo === undefined
-    ? what
-    : `${what}; migrate to base (${removal.migrateTo}) with the same API key, request shapes and response formats`;
+  const target = migrationTarget(chain, removal);
+  return target === undefined ? what : `${what}; migrate to base (${target}) with the same API key, request shapes and response formats`;
 }

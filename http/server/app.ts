@@ -131,7 +131,9 @@ export function startServer(opts: { host: string; port: number; routes: readonly
             const timer = setTimeout(() => done(inflight), graceMs);
             idle = () => {
               clearTimeout(timer);
-              done(0);
+              // Called inside a uWS callback whose corked writes flush only when it
+              // returns: resolve on the next turn, or the exit would drop the answer.
+              setImmediate(() => done(0));
             };
           });
         },

@@ -38,7 +38,7 @@ export class Pipeline {
     const message = e?.message ?? `internal error (request ${req.id})`;
     const body =
       route.errors === 'jsonrpc'
-        ? { jsonrpc: '2.0', id: rpcId(req.body), error: { code: rpcCode(status, message), message } }
+        ? { jsonrpc: '2.0', id: rpcId(req), error: { code: rpcCode(status, message), message } }
         : e?.details === undefined
           ? { message }
           : { message, details: e.details };
@@ -85,7 +85,16 @@ function rpcCode(status: number, message: string): number {
   return -32603;
 }
 
-const rpcId = (body: unknown): unknown => {
-  const id = (body as { id?: unknown } | undefined)?.id;
+/** The request's JSON-RPC id, also when the error came before the body was parsed (auth, rate limit). */
+function rpcId(req: Request): unknown {
+  let body = req.body;
+  if (body === undefined && req.rawBody !== undefined) {
+    try {
+      body = JSON.parse(req.rawBody.toString('utf8'));
+    } catch {
+      return null;
+    }
+  }
+  const id = (body as { id?: unknown } | null | undefined)?.id;
   return typeof id === 'number' || typeof id === 'string' ? id : null;
-};
+}

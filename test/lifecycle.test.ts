@@ -1,0 +1,202 @@
+import { existsSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startProcess } from '../bench/proc.js';
+import { openStore } from '../storage/env.js';
+import { BIN, cli, startChainpost, stopAndClean, tempDir } from './helpers.js';
+
+const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+
+describe('start-up', () => {
+  it('creates the data directory and, on the very first start, one API key printed once', async () => {
+    const dir = join(tempDir(), 'nested', 'data');
+    const first = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '' });
+    try {
+      expect(existsSync(dir)).toBe(true);
+      const key = /^API key: (\S+)$/m.exec(first.output())?.[1];
+      expect(key).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
+      expect(await version(`http://127.0.0.1:${first.port}`, key!)).toBe(200);
+      expect(await first.stop()).toBe(0);
+      const second = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '' });
+      expect(second.output()).not.toMatch(/API key:/);
+      expect(await version(`http://127.0.0.1:${second.port}`, key!)).toBe(200);
+      await second.stop();
+    } finally {
+      await first.stop('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('creates the key given by CHAINPOST_API_KEY and prints no other', async () => {
+    const s = await startChainpost({ CHAINPOST_API_KEY: 'cpk_given_by_the_environment_1' });
+    try {
+      expect(s.output()).not.toMatch(/API key:/);
+      expect(await version(s.url, 'cpk_given_by_the_environment_1')).toBe(200);
+      const list = await cli(['keys', 'list'], s.dir);
+      expect(list.stdout).toMatch(/^env\s/m);
+    } finally {
+      await stopAndClean(s);
+    }
+  });
+
+  it.each([
+    ['CHAINPOST_PORT', 'http'],
+    ['CHAINPOST_RATE_LIMIT', 'fast'],
+    ['CHAINPOST_CHAINS', '0x1=nowhere'],
+    ['CHAINPOST_NOW', 'tomorrow'],
+    ['CHAINPOST_TEST_CLOCK', 'on'],
+    ['CHAINPOST_SMTP_URL', 'mail.example'],
+  ])('stops on a bad %s with a message naming it', async (name, value) => {
+    const dir = tempDir();
+    const r = await cli(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^chainpost: ${name}: `));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses to run on the pure-JS fallback of uWebSockets.js', async () => {
+    const dir = tempDir();
+    const r = await cli(['serve'], dir, { UWS_USE_FALLBACK: '1', CHAINPOST_PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/native uWebSockets\.js build did not load/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a data directory of another schema version', async () => {
+    const dir = tempDir();
+    const store = openStore(dir);
+    store.putSync('meta', 'schemaVersion', 999);
+    await store.close();
+    const r = await cli(['serve'], dir, { CHAINPOST_PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/holds schema version 999; this chainpost reads version 1/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a port already taken, naming it', async () => {
+    const s = await startChainpost();
+    try {
+      const dir = tempDir();
+      const r = await cli(['serve'], dir, { CHAINPOST_PORT: String(s.port) });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${s.port}`));
+      rmSync(dir, { recursive: true, force: true });
+    } finally {
+      await stopAndClean(s);
+    }
+  });
+});
+
+describe('shutdown', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal) => {
+    const s = await startChainpost();
+    try {
+      const sock = connect(s.port, '127.0.0.1');
+      await new Promise((r) => sock.once('connect', r));
+      let answer = '';
+      sock.on('data', (c) => (answer += c.toString()));
+      const body = '{"tokens":[]}';
+      sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      s.child.kill(signal);
+      await new Promise((r) => setTimeout(r, 300));
+      // No new connections once stopping.
+      const refused = await fetch(`${s.url}/health`).then(() => false, () => true);
+      expect(refused).toBe(true);
+      sock.write(body.slice(5));
+      const code = await s.exited;
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 501 /);
+      expect(answer).toContain('POST /api/v2.2/erc20/prices is not built yet');
+      expect(s.output()).toMatch(/"msg":"stopped"/);
+    } finally {
+      await stopAndClean(s);
+    }
+  });
+
+  it('exits 0 within 10 s even when a request in flight never completes', async () => {
+    const s = await startChainpost();
+    try {
+      const sock = connect(s.port, '127.0.0.1');
+      await new Promise((r) => sock.once('connect', r));
+      sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"never":`);
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(s.output()).toMatch(/"msg":"stopped with requests still in flight","cut":1/);
+      sock.destroy();
+    } finally {
+      await stopAndClean(s);
+    }
+  }, 20_000);
+});
+
+describe('keys CLI', () => {
+  it('creates, lists and revokes keys while the server runs, taking effect at once', async () => {
+    const s = await startChainpost();
+    try {
+      const created = await cli(['keys', 'create', '--name', 'alice', '--email', 'alice@example.org'], s.dir);
+      expect(created.code).toBe(0);
+      const lines = created.stdout.trim().split('\n');
+      const alice = lines.at(-1)!;
+      expect(alice).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
+      expect(await version(s.url, alice)).toBe(200);
+
+      const joined = await cli(['keys', 'create', '--name', 'alice-ci', '--tenant', 'alice'], s.dir);
+      expect(joined.code).toBe(0);
+      expect(joined.stdout).toMatch(/in tenant "alice"/);
+      const bob = await cli(['keys', 'create', '--name', 'bob'], s.dir);
+      expect(bob.stdout).toMatch(/in tenant "bob"/);
+
+      const list = await cli(['keys', 'list'], s.dir);
+      expect(list.stdout).toMatch(/^alice\s+[0-9a-f]{12}\s+alice\s+alice@example\.org/m);
+      expect(list.stdout).toMatch(/^alice-ci\s+[0-9a-f]{12}\s+alice\s/m);
+      expect(list.stdout).toMatch(/^bob\s+[0-9a-f]{12}\s+bob\s/m);
+      expect(list.stdout).not.toContain(alice);
+
+      const revoked = await cli(['keys', 'revoke', 'alice'], s.dir);
+      expect(revoked.code).toBe(0);
+      expect(await version(s.url, alice)).toBe(401);
+      expect(await version(s.url, joined.stdout.trim().split('\n').at(-1)!)).toBe(200);
+    } finally {
+      await stopAndClean(s);
+    }
+  });
+
+  it('refuses bad input with a clear message and a non-zero exit', async () => {
+    const dir = tempDir();
+    try {
+      expect(await cli(['keys', 'create', '--name', 'dup'], dir)).toMatchObject({ code: 0 });
+      const dup = await cli(['keys', 'create', '--name', 'dup'], dir);
+      expect(dup.code).toBe(1);
+      expect(dup.stderr).toMatch(/a key named "dup" exists already/);
+      const noTenant = await cli(['keys', 'create', '--name', 'x', '--tenant', 'nobody'], dir);
+      expect(noTenant.stderr).toMatch(/no tenant "nobody"/);
+      expect((await cli(['keys', 'create', '--name', 'bad name'], dir)).stderr).toMatch(/name: /);
+      expect((await cli(['keys', 'create', '--name', 'e', '--email', 'nope'], dir)).stderr).toMatch(/email: /);
+      expect((await cli(['keys', 'create'], dir)).code).toBe(2);
+      expect((await cli(['keys', 'revoke', 'ghost'], dir)).stderr).toMatch(/no key named or with id "ghost"/);
+      expect((await cli(['frobnicate'], dir)).code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('works as `npm run cli -- keys create --name N` from a clone, the key alone on the last line', async () => {
+    const dir = tempDir();
+    try {
+      const { execFile } = await import('node:child_process');
+      const stdout = await new Promise<string>((resolve, reject) =>
+        execFile('npm', ['run', 'cli', '--', 'keys', 'create', '--name', 'from-npm'], { env: { ...process.env, CHAINPOST_DATA: dir } }, (err, out) => (err ? reject(err) : resolve(out))),
+      );
+      expect(stdout.trim().split('\n').at(-1)).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,178 @@
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_KEY, startChainpost, stopAndClean, type Running } from './helpers.js';
+
+describe('front end', () => {
+  let s: Running;
+  beforeAll(async () => {
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0' });
+  });
+  afterAll(() => stopAndClean(s));
+
+  it('answers GET /health without a key', async () => {
+    const r = await s.call('/health', { headers: { 'x-no-key': '1' } });
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe('ok');
+  });
+
+  it('requires a key: missing or unknown → 401 JSON', async () => {
+    const missing = await s.call('/api/v2.2/web3/version', { headers: { 'x-no-key': '1' } });
+    expect(missing.status).toBe(401);
+    expect(missing.body.message).toMatch(/missing API key/);
+    const unknown = await s.call('/api/v2.2/web3/version', { headers: { 'x-api-key': 'cpk_not_a_real_key_at_all' } });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toEqual({ message: 'unknown API key' });
+  });
+
+  it('accepts the key as x-api-key in any case, or as a Bearer token', async () => {
+    // node:http sends header names with the case given here (fetch would lowercase them).
+    const raw = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${s.url}/api/v2.2/web3/version`, { headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    for (const headers of [{ 'x-api-key': TEST_KEY }, { 'X-API-KEY': TEST_KEY }, { 'X-Api-Key': TEST_KEY }, { Authorization: `Bearer ${TEST_KEY}` }, { AUTHORIZATION: `bearer ${TEST_KEY}` }] as Array<Record<string, string>>) {
+      expect(await raw(headers), JSON.stringify(headers)).toBe(200);
+    }
+    expect(await raw({ Authorization: `Basic ${TEST_KEY}` })).toBe(401);
+    const r = await s.call('/api/v2.2/web3/version');
+    expect(r.body).toEqual({ version: '2.2' });
+  });
+
+  it('answers an unknown route 404 with a JSON message', async () => {
+    const r = await s.call('/no/such/route');
+    expect(r.status).toBe(404);
+    expect(r.body.message).toBe('no route GET /no/such/route');
+    expect((await s.call('/health', { method: 'POST' })).status).toBe(404);
+  });
+
+  it('serves every API area on the one port', async () => {
+    const areas: Array<[string, string, number]> = [
+      ['POST', '/challenge/request/evm', 501],
+      ['POST', '/bind/remove', 501],
+      ['PUT', '/streams/evm', 501],
+      ['POST', '/history/replay/abc', 501],
+      ['GET', '/api/v2.2/nft/0xabc/1/transfers', 501],
+      ['GET', '/v1/defi/protocols', 501],
+    ];
+    for (const [method, path, status] of areas) {
+      const r = await s.call(path, method === 'GET' ? {} : { method, json: {} });
+      expect(r.status, `${method} ${path}`).toBe(status);
+      expect(r.body.message).toMatch(/is not built yet$/);
+    }
+    const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] } });
+    expect(rpc.status).toBe(501);
+    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601 } });
+  });
+
+  it('authenticates node access by the key in the path', async () => {
+    const r = await s.call('/rpc/eth/cpk_wrong_wrong_wrong_wrong', { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' } });
+    expect(r.status).toBe(401);
+    expect(r.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'unknown API key' } });
+    const chain = await s.call(`/rpc/notachain/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' } });
+    expect(chain.status).toBe(404);
+    expect(chain.body.error.message).toBe('unknown chain "notachain"');
+  });
+
+  it('answers malformed JSON 400 and never 500', async () => {
+    const r = await s.call('/admin/clock/advance', { method: 'POST', body: '{"seconds": ', headers: { 'x-api-key': TEST_KEY } });
+    // The test clock is off here: the route does not exist at all.
+    expect(r.status).toBe(404);
+    const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', body: '{"jsonrpc":' });
+    expect(rpc.status).toBe(400);
+    expect(rpc.body.error.code).toBe(-32700);
+    const data = await s.call('/api/v2.2/erc20/prices', { method: 'POST', body: 'not json' });
+    expect(data.status).toBe(400);
+    expect(data.body).toMatchObject({ message: expect.stringMatching(/^malformed JSON body/), details: { field: 'body' } });
+  });
+
+  it('answers a body over 1 MiB 413 (by content-length, and by counting a chunked one)', async () => {
+    const big = 'x'.repeat((1 << 20) + 1);
+    const r = await s.call('/api/v2.2/erc20/prices', { method: 'POST', body: big });
+    expect(r.status).toBe(413);
+    expect(r.body.message).toMatch(/larger than 1048576 bytes/);
+    const chunked = await new Promise<number>((resolve, reject) => {
+      const req = request(`${s.url}/api/v2.2/erc20/prices`, { method: 'POST', headers: { 'x-api-key': TEST_KEY, 'transfer-encoding': 'chunked' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 20; i++) req.write('y'.repeat(64 * 1024));
+      req.end();
+    });
+    expect(chunked).toBe(413);
+    // Exactly 1 MiB is still accepted (and then fails as JSON, not as size).
+    const edge = await s.call('/api/v2.2/erc20/prices', { method: 'POST', body: ' '.repeat((1 << 20) - 2) + '{}' });
+    expect(edge.status).toBe(501);
+  });
+
+  it('survives clients that go away mid-request', async () => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise<void>((resolve) => {
+        const sock = connect(s.port, '127.0.0.1', () => {
+          sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-length: 1000\r\n\r\n{"partial":`);
+          setTimeout(() => {
+            sock.destroy();
+            resolve();
+          }, 5);
+        });
+      });
+    }
+    expect((await s.call('/health')).status).toBe(200);
+    expect(s.output()).not.toMatch(/"level":"error"/);
+  });
+
+  it('tags every answer with a request id, keeping a sane one from the client', async () => {
+    const a = await s.call('/health');
+    expect(a.headers.get('x-request-id')).toMatch(/^[a-z0-9]+-[a-z0-9]+$/);
+    const b = await s.call('/health', { headers: { 'x-request-id': 'trace-123' } });
+    expect(b.headers.get('x-request-id')).toBe('trace-123');
+    const c = await s.call('/health', { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(c.headers.get('x-request-id')).not.toBe('bad id with spaces');
+  });
+
+  it('serves Prometheus metrics per area', async () => {
+    await s.call('/api/v2.2/web3/version');
+    const r = await s.call('/metrics', { headers: { 'x-no-key': '1' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(r.body).toMatch(/^chainpost_http_requests_total\{area="data",status="200"\} \d+$/m);
+    expect(r.body).toMatch(/^chainpost_http_request_duration_seconds_bucket\{area="data",le="\+Inf"\} \d+$/m);
+    expect(r.body).toMatch(/^chainpost_http_request_duration_seconds_count\{area="system"\} \d+$/m);
+  });
+
+  it('has no test clock unless CHAINPOST_TEST_CLOCK=1', async () => {
+    expect((await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 1 } })).status).toBe(404);
+    expect((await s.call('/admin/clock')).status).toBe(404);
+  });
+});
+
+describe('rate limit', () => {
+  let s: Running;
+  beforeAll(async () => {
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '5', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-01T00:00:00Z' });
+  });
+  afterAll(() => stopAndClean(s));
+
+  it('refuses over the per-key rate with 429, Retry-After and a JSON body, then lets the key through again', async () => {
+    // The clock's own advance call takes a token too, so drain whatever is left.
+    let last;
+    for (let i = 0; i < 10; i++) last = await s.call('/api/v2.2/web3/version');
+    expect(last!.status).toBe(429);
+    expect(last!.headers.get('retry-after')).toBe('1');
+    expect(last!.body).toEqual({ message: 'too many requests for this API key' });
+    const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 3, method: 'eth_chainId' } });
+    expect(rpc.status).toBe(429);
+    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32005 } });
+    // Unauthenticated routes are not limited.
+    expect((await s.call('/health')).status).toBe(200);
+    // The bucket refills on the service clock (the advance itself is refused, so move it by waiting 1 s of real time).
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await s.call('/api/v2.2/web3/version')).status).toBe(200);
+  });
+});

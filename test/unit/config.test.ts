@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../engine/config.js';
+
+describe('parseConfig', () => {
+  it('has the documented defaults', () => {
+    const c = parseConfig({});
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined });
+    expect(c.chains.size).toBe(0);
+    expect(c.confirmations.size).toBe(0);
+  });
+
+  it('reads every variable', () => {
+    const c = parseConfig({
+      CHAINPOST_HOST: '0.0.0.0',
+      CHAINPOST_PORT: '9000',
+      CHAINPOST_DATA: '/tmp/x',
+      CHAINPOST_API_KEY: 'cpk_abcdefghijklmnop',
+      CHAINPOST_CHAINS: '0x1=http://127.0.0.1:8545, 1337=ws://127.0.0.1:9545,base=https://node.example/rpc',
+      CHAINPOST_CONFIRMATIONS: '0x539=2,eth=20',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_SMTP_URL: 'smtp://127.0.0.1:2525',
+      CHAINPOST_ALERT_EMAIL: 'ops@example.org',
+      CHAINPOST_NOW: '2026-06-01T00:00:00Z',
+      CHAINPOST_TEST_CLOCK: '1',
+    });
+    expect(c.port).toBe(9000);
+    expect([...c.chains]).toEqual([
+      ['0x1', 'http://127.0.0.1:8545'],
+      ['0x539', 'ws://127.0.0.1:9545'],
+      ['0x2105', 'https://node.example/rpc'],
+    ]);
+    expect([...c.confirmations]).toEqual([['0x539', 2], ['0x1', 20]]);
+    expect(c.rateLimit).toBe(0);
+    expect(c.now).toBe(Date.parse('2026-06-01T00:00:00Z'));
+    expect(c.testClock).toBe(true);
+  });
+
+  const bad: Array<[string, string]> = [
+    ['CHAINPOST_PORT', 'eighty'],
+    ['CHAINPOST_PORT', '70000'],
+    ['CHAINPOST_API_KEY', 'short'],
+    ['CHAINPOST_API_KEY', 'has space in it and is long'],
+    ['CHAINPOST_CHAINS', '0x1'],
+    ['CHAINPOST_CHAINS', '0x999999=http://127.0.0.1:1'],
+    ['CHAINPOST_CHAINS', 'bitcoin=http://127.0.0.1:1'],
+    ['CHAINPOST_CHAINS', '0x1=ftp://127.0.0.1:1'],
+    ['CHAINPOST_CHAINS', '0x1=http://a:1,1=http://b:2'],
+    ['CHAINPOST_CONFIRMATIONS', '0x539=-1'],
+    ['CHAINPOST_CONFIRMATIONS', '0x539=two'],
+    ['CHAINPOST_RATE_LIMIT', '-5'],
+    ['CHAINPOST_RATE_LIMIT', '1.5'],
+    ['CHAINPOST_SMTP_URL', 'http://127.0.0.1:25'],
+    ['CHAINPOST_ALERT_EMAIL', 'nobody'],
+    ['CHAINPOST_NOW', 'yesterday'],
+    ['CHAINPOST_NOW', '2026-13-45T00:00:00Z'],
+    ['CHAINPOST_TEST_CLOCK', 'yes'],
+    ['CHAINPOST_LOG_LEVEL', 'loud'],
+  ];
+  it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
+    let caught: unknown;
+    try {
+      parseConfig({ [name]: value });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(name);
+    expect((caught as Error).message.startsWith(`${name}: `)).toBe(true);
+  });
+});
