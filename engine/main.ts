@@ -132,6 +132,15 @@ async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  // A bug must not leave the process half-alive: log it as JSON and exit non-zero.
+  process.on('uncaughtException', (err) => {
+    service.log.error('crashed', { err });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    service.log.error('crashed', { err });
+    process.exit(1);
+  });
 }
 
 function keysCommand(args: string[]): void {
