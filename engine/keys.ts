@@ -31,6 +31,8 @@ export interface KeyStore {
   putKey(key: ApiKey): void;
   putTenant(tenant: Tenant): void;
   removeKey(hash: string): void;
+  /** A number that changes with every key or tenant write, by any process. */
+  version(): number;
   /** Runs `fn` in one write transaction, so a name check and an insert are atomic across processes. */
   transact<T>(fn: () => T): T;
 }
@@ -43,10 +45,12 @@ const base64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('ba
 export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)));
 
 export class ApiKeys {
-  // Hashing is the costly part of a lookup and a key's hash never changes, so
-  // memoize it; the record itself is read from the store every time, so a revoke
-  // by another process takes effect at once.
+  // A key's hash never changes, so it is memoized. Decoded records are cached
+  // until the store's version moves: one small read per request instead of a
+  // record decode, and a revoke by another process still takes effect at once.
   private readonly hashes = new Map<string, string>();
+  private readonly records = new Map<string, ApiKey>();
+  private recordsVersion = -1;
 
   constructor(
     private readonly store: KeyStore,
@@ -100,7 +104,17 @@ export class ApiKeys {
       if (this.hashes.size >= HASH_CACHE_MAX) this.hashes.clear();
       this.hashes.set(key, hash);
     }
-    return this.store.keyByHash(hash);
+    const version = this.store.version();
+    if (version !== this.recordsVersion) {
+      this.records.clear();
+      this.recordsVersion = version;
+    }
+    let record = this.records.get(hash);
+    if (record === undefined) {
+      record = this.store.keyByHash(hash);
+      if (record !== undefined) this.records.set(hash, record);
+    }
+    return record;
   }
 
   /** Revokes by name or id; the tenant and its resources stay. */
