@@ -12,7 +12,7 @@ import { parseConfig } from '../engine/config.js';
 import type { Reply, Request, Route } from '../http/server/route.js';
 
 const kind = process.argv[2];
-const core = createCore(parseConfig(process.env));
+const core = await createCore(parseConfig(process.env));
 const { pipeline } = core;
 let seq = 0;
 

@@ -22,6 +22,8 @@ export interface Config {
   now: number | undefined;
   testClock: boolean;
   logLevel: LogLevel;
+  /** Allowance for clock skew on a sign-in message's expirationTime and notBefore, seconds. */
+  authSkewSeconds: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -56,6 +58,7 @@ export function parseConfig(env: Env): Config {
     now: instant('CHAINPOST_NOW', get('CHAINPOST_NOW')),
     testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
+    authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { authRoutes } from '../http/server/auth.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
@@ -15,6 +16,8 @@ import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { openStore, type Store } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
+import { AuthService } from './auth/service.js';
+import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { ApiError } from './errors.js';
@@ -22,6 +25,9 @@ import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
+
+/** How long a bind or unbind message waits for its signatures. */
+const BIND_TTL_MS = 15 * 60_000;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
@@ -63,7 +69,7 @@ export interface Service extends Core {
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
-export function createCore(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Core {
+export async function createCore(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Promise<Core> {
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
   const store = openStore(config.dataDir);
@@ -76,8 +82,12 @@ export function createCore(config: Config, out: (line: string) => void = (l) => 
     }
     const metrics = new Metrics();
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log);
+    const tokens = await TokenIssuer.open(store);
+    const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
+    auth.start();
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }) }),
+      ...authRoutes(auth, tokens),
       ...dataRoutes(clock),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock),
@@ -95,7 +105,7 @@ export async function startService(config: Config, out?: (line: string) => void)
   if (!nativeUwsLoaded()) {
     throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
   }
-  const core = createCore(config, out);
+  const core = await createCore(config, out);
   const { log, store } = core;
   let server: Server;
   try {

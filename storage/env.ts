@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { pack, unpack } from './codec.js';
 
 /**
@@ -9,23 +10,18 @@ import { pack, unpack } from './codec.js';
  */
 export const SCHEMA_VERSION = 1;
 
-/** Named databases. A new one is added here and in storage/README.md. */
-export const DB_NAMES = ['meta', 'keys', 'tenants'] as const;
-export type DbName = (typeof DB_NAMES)[number];
+/** One named database per table of engine/ports.ts. */
+type DbName = Table;
 
 export class StorageError extends Error {
   override name = 'StorageError';
 }
 
-export interface Store {
+export interface Store extends Kv {
   readonly path: string;
   readonly root: RootDatabase;
   db(name: DbName): Database<Buffer, string>;
-  get<T>(name: DbName, key: string): T | undefined;
-  putSync(name: DbName, key: string, value: unknown): void;
-  removeSync(name: DbName, key: string): void;
   values<T>(name: DbName): T[];
-  transactSync<T>(fn: () => T): T;
   close(): Promise<void>;
 }
 
@@ -38,7 +34,7 @@ export function openStore(path: string): Store {
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }
   const dbs = new Map<DbName, Database<Buffer, string>>();
-  for (const name of DB_NAMES) dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary' }));
+  for (const name of TABLES) dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary' }));
   const db = (name: DbName): Database<Buffer, string> => dbs.get(name)!;
 
   const store: Store = {
@@ -51,14 +47,17 @@ export function openStore(path: string): Store {
       const bytes = db(name).getBinaryFast(key);
       return bytes === undefined ? undefined : unpack<T>(bytes.subarray(0, bytes.length));
     },
-    putSync: (name, key, value) => void db(name).putSync(key, Buffer.from(pack(value))),
-    removeSync: (name, key) => void db(name).removeSync(key),
+    put: (name, key, value) => void db(name).putSync(key, Buffer.from(pack(value))),
+    remove: (name, key) => void db(name).removeSync(key),
     values<T>(name: DbName): T[] {
-      const out: T[] = [];
-      for (const { value } of db(name).getRange()) out.push(unpack<T>(value));
+      return store.range<T>(name).map((e) => e.value);
+    },
+    range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number } = {}): Array<Entry<T>> {
+      const out: Array<Entry<T>> = [];
+      for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });
       return out;
     },
-    transactSync: (fn) => root.transactionSync(fn),
+    transact: (fn) => root.transactionSync(fn),
     close: () => root.close(),
   };
   checkSchema(store);
@@ -67,10 +66,10 @@ export function openStore(path: string): Store {
 
 /** Refuses a data directory written by another schema version rather than misreading it. */
 function checkSchema(store: Store): void {
-  store.transactSync(() => {
+  store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion');
     if (found === undefined) {
-      store.putSync('meta', 'schemaVersion', SCHEMA_VERSION);
+      store.put('meta', 'schemaVersion', SCHEMA_VERSION);
     } else if (found !== SCHEMA_VERSION) {
       throw new StorageError(
         `${store.path} holds schema version ${found}; this chainpost reads version ${SCHEMA_VERSION}. Use a matching chainpost or another CHAINPOST_DATA directory.`,

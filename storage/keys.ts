@@ -9,18 +9,18 @@ import type { Store } from './env.js';
 export function lmdbKeyStore(store: Store): KeyStore {
   const version = (): number => store.get<number>('meta', 'keysVersion') ?? 0;
   const write = (fn: () => void): void =>
-    store.transactSync(() => {
+    store.transact(() => {
       fn();
-      store.putSync('meta', 'keysVersion', version() + 1);
+      store.put('meta', 'keysVersion', version() + 1);
     });
   return {
     keyByHash: (hash) => store.get<ApiKey>('keys', hash),
     keys: () => store.values<ApiKey>('keys'),
     tenants: () => store.values<Tenant>('tenants'),
-    putKey: (key) => write(() => store.putSync('keys', key.hash, key)),
-    putTenant: (tenant) => write(() => store.putSync('tenants', tenant.id, tenant)),
-    removeKey: (hash) => write(() => store.removeSync('keys', hash)),
+    putKey: (key) => write(() => store.put('keys', key.hash, key)),
+    putTenant: (tenant) => write(() => store.put('tenants', tenant.id, tenant)),
+    removeKey: (hash) => write(() => store.remove('keys', hash)),
     version,
-    transact: (fn) => store.transactSync(fn),
+    transact: (fn) => store.transact(fn),
   };
 }

@@ -66,7 +66,7 @@ describe('start-up', () => {
   it('refuses a data directory of another schema version', async () => {
     const dir = tempDir();
     const store = openStore(dir);
-    store.putSync('meta', 'schemaVersion', 999);
+    store.put('meta', 'schemaVersion', 999);
     await store.close();
     const r = await cli(['serve'], dir, { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);

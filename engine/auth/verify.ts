@@ -3,9 +3,9 @@ import { MessageError, parseMessage, type Family, type MessageFields } from './m
 import { SignatureFormatError, verifyAptos, verifyEvm, verifySolana } from './signatures.js';
 
 /**
- * Verifying a signed sign-in message: parse it strictly, check the signature
- * by the message's own address, then its validity window. Every refusal is a
- * 400 naming the field (message, signature, expirationTime, notBefore …).
+ * Verifying a signed message: parse it strictly, check the signature by the
+ * message's own address, then its validity window. Every refusal is a 400
+ * naming the field (message, signature, expirationTime, notBefore).
  */
 export interface VerifyContext {
   /** Service time, ms. */
@@ -16,33 +16,47 @@ export interface VerifyContext {
   publicKey?: string;
 }
 
-export async function verifySignIn(family: Family, text: string, signature: string, ctx: VerifyContext): Promise<MessageFields> {
-  let fields: MessageFields;
+/** Parses a sign-in message, answering 400 (field `message`) when it is not one. */
+export function parseSignIn(family: Family, text: string): MessageFields {
   try {
-    fields = parseMessage(family, text);
+    return parseMessage(family, text);
   } catch (err) {
     if (err instanceof MessageError) throw badRequest('message', err.message);
     throw err;
   }
-  if (!(await signatureValid(family, text, signature, fields, ctx))) throw badRequest('signature', `not a valid signature of this message by ${fields.address}`);
+}
+
+export async function verifySignIn(family: Family, text: string, signature: string, ctx: VerifyContext, fields = parseSignIn(family, text)): Promise<MessageFields> {
+  const signer: Signer = { family, address: fields.address, nonce: fields.nonce ?? '', application: fields.uri === undefined ? '' : origin(fields.uri), chainId: Number(fields.chain) };
+  if (ctx.publicKey !== undefined) signer.publicKey = ctx.publicKey;
+  if (!(await signatureValid(text, signature, signer))) throw badRequest('signature', `not a valid signature of this message by ${fields.address}`);
   checkWindow(fields, ctx.now, ctx.skewMs);
   return fields;
 }
 
-async function signatureValid(family: Family, text: string, signature: string, f: MessageFields, ctx: VerifyContext): Promise<boolean> {
+/** Who must have signed, and for Aptos what a wallet may have wrapped around the text. */
+export interface Signer {
+  family: Family;
+  address: string;
+  publicKey?: string;
+  nonce: string;
+  application: string;
+  chainId: number;
+}
+
+/** Whether `signature` over `text` is by `signer`; a malformed signature is a 400 naming `field`. */
+export async function signatureValid(text: string, signature: string, signer: Signer, field = 'signature'): Promise<boolean> {
   try {
-    if (family === 'evm') return await verifyEvm(text, signature, f.address);
-    if (family === 'solana') return verifySolana(text, signature, f.address);
-    if (ctx.publicKey === undefined) return false;
-    const application = f.uri === undefined ? '' : safeOrigin(f.uri);
-    return verifyAptos(text, signature, ctx.publicKey, { address: f.address, nonce: f.nonce ?? '', application, chainId: Number(f.chain) });
+    if (signer.family === 'evm') return await verifyEvm(text, signature, signer.address);
+    if (signer.family === 'solana') return verifySolana(text, signature, signer.address);
+    return signer.publicKey !== undefined && verifyAptos(text, signature, signer.publicKey, signer);
   } catch (err) {
-    if (err instanceof SignatureFormatError) throw badRequest('signature', err.message);
+    if (err instanceof SignatureFormatError) throw badRequest(field, err.message);
     throw err;
   }
 }
 
-const safeOrigin = (uri: string): string => {
+const origin = (uri: string): string => {
   try {
     return new URL(uri).origin;
   } catch {

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { isAuthority, isDateTime, isStatement, isUri } from './message.js';
+import { aptosAddressOf, solanaPublicKey } from './signatures.js';
+
+/** One schema per Auth API endpoint; the edge validates bodies with these (engine/schema.ts). */
+
+/** The interface's allow-list of EVM chain ids for sign-in. */
+export const AUTH_CHAIN_IDS = [1, 5, 10, 25, 56, 97, 100, 137, 250, 338, 420, 1284, 1285, 1337, 8453, 43113, 43114, 80001, 80002, 84531, 88888, 11155111] as const;
+
+/** Optional fields may also arrive as null (some clients send every key). */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+const dateTime = z.string().refine(isDateTime, 'not an ISO 8601 (RFC 3339) date-time such as 2026-01-01T00:00:00.000Z');
+
+const signInRequest = {
+  domain: z.string({ error: 'is required' }).refine(isAuthority, 'not an RFC 4501 DNS authority such as example.com or example.com:8443'),
+  uri: z.string({ error: 'is required' }).refine(isUri, 'not an RFC 3986 URI such as https://example.com/login'),
+  statement: optional(z.string().max(1000).refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')),
+  expirationTime: optional(dateTime),
+  notBefore: optional(dateTime),
+  resources: optional(z.array(z.string().refine(isUri, 'each resource must be an RFC 3986 URI')).max(100)),
+  timeout: z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'an integer number of seconds' })
+    .pipe(z.number().int('an integer number of seconds').min(15, 'at least 15 seconds').max(12015, 'at most 12015 seconds'))
+    .nullish()
+    .transform((v) => v ?? 15),
+};
+
+/** chainId as a number, a decimal string or a hex string; must be on the allow-list. */
+const chainId = z
+  .union([z.number(), z.string()], { error: 'is required' })
+  .transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : /^0x[0-9a-f]+$/i.test(v) ? parseInt(v, 16) : /^\d+$/.test(v) ? Number(v) : NaN;
+    if (!(AUTH_CHAIN_IDS as readonly number[]).includes(n)) {
+      ctx.addIssue({ code: 'custom', message: `not an allowed chain id; allowed: ${AUTH_CHAIN_IDS.join(', ')}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const evmAddress = z.string({ error: 'is required' }).regex(/^0x[0-9a-fA-F]{40}$/, 'not an EVM address (0x and 40 hex digits)');
+const solanaAddress = z.string({ error: 'is required' }).refine((v) => solanaPublicKey(v) !== undefined, 'not a Solana address (base58 of a 32-byte ed25519 key)');
+const hex32 = (what: string) => z.string({ error: 'is required' }).regex(/^0x[0-9a-fA-F]{64}$/, `not ${what} (0x and 64 hex digits)`).transform((v) => v.toLowerCase());
+
+const evmRequest = z.object({ ...signInRequest, chainId, address: evmAddress });
+const solanaRequest = z.object({ ...signInRequest, network: z.enum(['mainnet', 'devnet', 'testnet'], { error: 'one of mainnet, devnet, testnet' }), address: solanaAddress });
+const aptosRequest = z
+  .object({ ...signInRequest, network: z.enum(['mainnet', 'testnet'], { error: 'one of mainnet, testnet' }), address: hex32('an Aptos address'), publicKey: hex32('an ed25519 public key') })
+  .refine((b) => aptosAddressOf(b.publicKey) === b.address, { path: ['address'], message: 'does not belong to publicKey (expected sha3-256(publicKey ‖ 0x00))' });
+
+export const challengeRequest = { evm: evmRequest, solana: solanaRequest, aptos: aptosRequest };
+export type ChallengeRequest = z.infer<typeof evmRequest> | z.infer<typeof solanaRequest> | z.infer<typeof aptosRequest>;
+
+export const signedMessage = z.object({
+  message: z.string({ error: 'is required' }).min(1, 'is required').max(16_384),
+  signature: z.string({ error: 'is required' }).min(1, 'is required').max(1_024),
+});
+
+export const blockchainType = z.enum(['evm', 'solana', 'aptos'], { error: 'one of evm, solana, aptos' });
+
+/** An address of a given chain family, checked and put in the stored form. */
+const account = z
+  .object({ blockchainType, address: z.string({ error: 'is required' }), publicKey: optional(z.string()) })
+  .superRefine((a, ctx) => {
+    const bad = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (a.blockchainType === 'evm' && !/^0x[0-9a-fA-F]{40}$/.test(a.address)) bad('address', 'not an EVM address (0x and 40 hex digits)');
+    if (a.blockchainType === 'solana' && solanaPublicKey(a.address) === undefined) bad('address', 'not a Solana address');
+    if (a.blockchainType === 'aptos') {
+      if (!/^0x[0-9a-fA-F]{64}$/.test(a.address)) bad('address', 'not an Aptos address (0x and 64 hex digits)');
+      else if (a.publicKey === undefined || !/^0x[0-9a-fA-F]{64}$/.test(a.publicKey)) bad('publicKey', 'an Aptos address needs its ed25519 publicKey (0x and 64 hex digits)');
+      else if (aptosAddressOf(a.publicKey) !== a.address.toLowerCase()) bad('address', 'does not belong to publicKey');
+    }
+  });
+export type Account = z.infer<typeof account>;
+
+export const bindRequest = z.object({ addresses: z.array(account, { error: 'an array of {blockchainType, address, publicKey?}' }).min(1, 'at least one address').max(20, 'at most 20 addresses') });
+
+export const bindVerify = z.object({ verifications: z.array(signedMessage, { error: 'an array of {message, signature}' }).min(1, 'at least one verification').max(20) });
+
+export const profileId = z.string({ error: 'is required' }).regex(/^0x[0-9a-f]{64}$/i, 'a profile id is 66 characters: 0x and 64 hex digits');
+
+export const bindRemove = z.intersection(account, z.object({ profileId }));
