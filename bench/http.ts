@@ -33,8 +33,9 @@ interface Run {
 async function measure(label: string, args: string[], pipelining: number): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-'));
   // The rate limiter stays in the path, set high enough never to refuse.
-  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_RATE_LIMIT: '1000000000', CHAINPOST_LOG_LEVEL: 'warn' };
-  const server = await startProcess(args, { ...env, CHAINPOST_LOG_LEVEL: 'info' });
+  // Access logs off for all three alike: the figure is the server, not stdout.
+  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_RATE_LIMIT: '1000000000', CHAINPOST_ACCESS_LOG: '0' };
+  const server = await startProcess(args, env);
   try {
     const opts = { url: `http://127.0.0.1:${server.port}${ROUTE}`, headers: { 'x-api-key': KEY }, connections: CONNECTIONS, pipelining };
     await autocannon({ ...opts, duration: 2 }); // warm-up: JIT and connection pools

@@ -61,11 +61,31 @@ export class ServiceClock implements Clock {
     return { cancel: () => void (t.cancelled = true) };
   }
 
-  /** Moves service time forward; resolves once every timer due by then has fired, in due order. */
+  /**
+   * Moves service time forward by `ms`. Time steps to each timer's due instant
+   * before it fires, so a timer sees its own time and one that schedules another
+   * inside the jump (a retry chain) fires again; resolves at the end of the jump.
+   */
   advance(ms: number): Promise<number> {
     if (!(ms >= 0) || !Number.isFinite(ms)) throw new RangeError('advance needs a finite, non-negative duration');
-    this.skipped += ms;
-    return this.drain().then(() => this.now());
+    const target = this.now() + ms;
+    this.draining = this.draining.then(async () => {
+      for (;;) {
+        const next = this.timers.peek();
+        if (next === undefined || next.at > target) break;
+        this.moveTo(next.at);
+        await this.fireDue();
+      }
+      this.moveTo(target);
+      await this.fireDue();
+    });
+    return this.draining.then(() => this.now());
+  }
+
+  /** Skips service time forward to `instant` (never back). */
+  private moveTo(instant: number): void {
+    const now = this.now();
+    if (instant > now) this.skipped += instant - now;
   }
 
   /** Number of timers still waiting (cancelled ones are dropped lazily). */

@@ -1,4 +1,5 @@
 import { findEvmChain } from './chains/registry.js';
+import { isDateTime } from './datetime.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -24,6 +25,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Allowance for clock skew on a sign-in message's expirationTime and notBefore, seconds. */
   authSkewSeconds: number;
+  /** One JSON log line per request (at info). */
+  accessLog: boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -46,7 +49,7 @@ export function parseConfig(env: Env): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   return {
-    host: get('CHAINPOST_HOST') ?? '127.0.0.1',
+    host: host(get('CHAINPOST_HOST')),
     port: integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535),
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
@@ -59,6 +62,7 @@ export function parseConfig(env: Env): Config {
     testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
+    accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
   };
 }
 
@@ -88,6 +92,7 @@ function url(name: string, v: string | undefined, protocols: readonly string[]):
     throw new ConfigError(name, `not a URL: "${v}"`);
   }
   if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${v}"`);
+  if (u.hostname === '') throw new ConfigError(name, `the URL names no host: "${v}"`);
   return v;
 }
 
@@ -118,10 +123,20 @@ function email(name: string, v: string | undefined): string | undefined {
 
 function instant(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
-  const ms = Date.parse(v);
-  if (!iso.test(v) || Number.isNaN(ms)) throw new ConfigError(name, `expected an ISO 8601 instant such as 2026-06-01T00:00:00Z, got "${v}"`);
-  return ms;
+  // A bare date means its midnight UTC; anything else must be a real RFC 3339 instant.
+  const full = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v;
+  if (!isDateTime(full)) throw new ConfigError(name, `expected an ISO 8601 instant such as 2026-06-01T00:00:00Z, got "${v}"`);
+  return Date.parse(full);
+}
+
+/** An IPv4 or IPv6 literal, or a host name (letters, digits, hyphens, dots). */
+function host(v: string | undefined): string {
+  if (v === undefined) return '127.0.0.1';
+  const ipv4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+  const ipv6 = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
+  const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+  if (!ipv4.test(v) && !ipv6.test(v) && !(name.test(v) && !/^[\d.]+$/.test(v))) throw new ConfigError('CHAINPOST_HOST', `expected an IP address or a host name, got "${v}"`);
+  return v;
 }
 
 function flag(name: string, v: string | undefined): boolean {

@@ -14,7 +14,7 @@ import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
-import { openStore, type Store } from '../storage/env.js';
+import { StorageError, openStore, type Store } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
@@ -38,6 +38,23 @@ const USAGE = `usage:
                                                       create an API key; prints it alone on the last line
   chainpost keys list                                 list keys (never the keys themselves)
   chainpost keys revoke N                             revoke the key named N (or with id N)`;
+
+/**
+ * Log lines to stdout, gathered and written once per event-loop turn: writes to
+ * a pipe are synchronous on Linux, and one syscall per request line would cost
+ * more than the request.
+ */
+let pending: string[] = [];
+const flushLines = (): void => {
+  if (pending.length === 0) return;
+  const text = pending.join('');
+  pending = [];
+  process.stdout.write(text);
+};
+process.on('exit', flushLines);
+export const stdoutLines = (line: string): void => {
+  if (pending.push(line) === 1) setImmediate(flushLines);
+};
 
 /** Real time and real OS timers: the one place the wall clock enters. */
 export const systemTicker: Ticker = {
@@ -69,10 +86,10 @@ export interface Service extends Core {
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
-export async function createCore(config: Config, out: (line: string) => void = (l) => process.stdout.write(l)): Promise<Core> {
+export async function createCore(config: Config, out: (line: string) => void = stdoutLines): Promise<Core> {
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
-  const store = openStore(config.dataDir);
+  const store = openDataDir(config.dataDir);
   try {
     const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
     if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
@@ -81,7 +98,7 @@ export async function createCore(config: Config, out: (line: string) => void = (
       out(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
     }
     const metrics = new Metrics();
-    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log);
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
     auth.start();
@@ -112,7 +129,7 @@ export async function startService(config: Config, out?: (line: string) => void)
     server = await startServer({ host: config.host, port: config.port, routes: core.routes, pipeline: core.pipeline, fallback: unknownRoute });
   } catch (err) {
     await store.close();
-    throw err;
+    throw new ConfigError('CHAINPOST_HOST/CHAINPOST_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
   }
   log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
@@ -161,7 +178,7 @@ function keysCommand(args: string[]): void {
     allowPositionals: true,
   });
   const config = parseConfig(process.env);
-  const store = openStore(config.dataDir);
+  const store = openDataDir(config.dataDir);
   const keys = new ApiKeys(lmdbKeyStore(store), () => Date.now());
   try {
     if (sub === 'create') {
@@ -185,6 +202,16 @@ function keysCommand(args: string[]): void {
 }
 
 class UsageError extends Error {}
+
+/** Opens the LMDB environment; a failure names CHAINPOST_DATA. */
+function openDataDir(path: string): Store {
+  try {
+    return openStore(path);
+  } catch (err) {
+    if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
+    throw err;
+  }
+}
 
 export async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;

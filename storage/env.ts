@@ -26,10 +26,15 @@ export interface Store extends Kv {
 }
 
 export function openStore(path: string): Store {
-  mkdirSync(path, { recursive: true });
+  try {
+    mkdirSync(path, { recursive: true });
+  } catch (err) {
+    throw new StorageError(`cannot create the data directory ${path}: ${(err as Error).message}`);
+  }
   let root: RootDatabase;
   try {
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false });
+    // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.
+    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false });
   } catch (err) {
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }

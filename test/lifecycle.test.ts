@@ -47,12 +47,32 @@ describe('start-up', () => {
     ['CHAINPOST_NOW', 'tomorrow'],
     ['CHAINPOST_TEST_CLOCK', 'on'],
     ['CHAINPOST_SMTP_URL', 'mail.example'],
+    ['CHAINPOST_HOST', 'not_a_host'],
+    ['CHAINPOST_CONFIRMATIONS', '0x539=deep'],
+    ['CHAINPOST_ALERT_EMAIL', 'ops-at-example'],
+    ['CHAINPOST_API_KEY', 'tiny'],
   ])('stops on a bad %s with a message naming it', async (name, value) => {
     const dir = tempDir();
     const r = await cli(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^chainpost: ${name}: `));
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('names CHAINPOST_DATA when the data directory cannot be made, and accepts a dotted directory name', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempDir();
+    writeFileSync(join(dir, 'a-file'), 'x');
+    const r = await cli(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/);
+    const dotted = await startChainpost({}, join(dir, 'chain.data'));
+    try {
+      expect((await dotted.call('/api/v2.2/web3/version')).status).toBe(200);
+    } finally {
+      await stopAndClean(dotted);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses to run on the pure-JS fallback of uWebSockets.js', async () => {
@@ -80,7 +100,7 @@ describe('start-up', () => {
       const dir = tempDir();
       const r = await cli(['serve'], dir, { CHAINPOST_PORT: String(s.port) });
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${s.port}`));
+      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`));
       rmSync(dir, { recursive: true, force: true });
     } finally {
       await stopAndClean(s);
@@ -112,6 +132,27 @@ describe('shutdown', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 501 /);
       expect(answer).toContain('POST /api/v2.2/erc20/prices is not built yet');
       expect(s.output()).toMatch(/"msg":"stopped"/);
+    } finally {
+      await stopAndClean(s);
+    }
+  });
+
+  it('counts nothing in flight after clients abandoned their uploads, so it stops at once', async () => {
+    const s = await startChainpost();
+    try {
+      for (let i = 0; i < 5; i++) {
+        const sock = connect(s.port, '127.0.0.1');
+        await new Promise((r) => sock.once('connect', r));
+        sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"half":`);
+        await new Promise((r) => setTimeout(r, 20));
+        sock.destroy();
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(s.output()).not.toMatch(/still in flight/);
     } finally {
       await stopAndClean(s);
     }

@@ -74,16 +74,17 @@ describe('front end', () => {
   it('authenticates node access by the key in the path', async () => {
     const r = await s.call('/rpc/eth/cpk_wrong_wrong_wrong_wrong', { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' } });
     expect(r.status).toBe(401);
-    expect(r.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'unknown API key' } });
+    // Refused from the path alone, before the body is read: the id is not known, so null (JSON-RPC 2.0).
+    expect(r.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'unknown API key' } });
     const chain = await s.call(`/rpc/notachain/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' } });
     expect(chain.status).toBe(404);
     expect(chain.body.error.message).toBe('unknown chain "notachain"');
   });
 
   it('answers malformed JSON 400 and never 500', async () => {
-    const r = await s.call('/admin/clock/advance', { method: 'POST', body: '{"seconds": ', headers: { 'x-api-key': TEST_KEY } });
-    // The test clock is off here: the route does not exist at all.
-    expect(r.status).toBe(404);
+    const r = await s.call('/challenge/request/evm', { method: 'POST', body: '{"domain": ' });
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ message: expect.stringMatching(/^malformed JSON body/), details: { field: 'body' } });
     const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', body: '{"jsonrpc":' });
     expect(rpc.status).toBe(400);
     expect(rpc.body.error.code).toBe(-32700);
@@ -126,6 +127,42 @@ describe('front end', () => {
     }
     expect((await s.call('/health')).status).toBe(200);
     expect(s.output()).not.toMatch(/"level":"error"/);
+    // Abandoned requests are settled: they count as 499 and leave nothing in flight.
+    const metrics = await s.call('/metrics');
+    expect(metrics.body).toMatch(/^chainpost_http_requests_total\{area="data",status="499"\} 20$/m);
+  });
+
+  it('refuses a data request that names its chain twice', async () => {
+    const r = await s.call('/api/v2.2/nft/0xabc/1/transfers?chain=0x1&chain=0xfa');
+    expect(r.status).toBe(400);
+    expect(r.body.details.field).toBe('chain');
+  });
+
+  it('answers the streams endpoints 501 by name until they are built', async () => {
+    for (const [method, path] of [['GET', '/streams/evm'], ['GET', '/streams/solana/abc'], ['GET', '/stats'], ['GET', '/settings'], ['GET', '/history']] as const) {
+      const r = await s.call(path, { method });
+      expect(r.status, path).toBe(501);
+    }
+  });
+
+  it('stores only the SHA-256 of API keys, never a key itself', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { openStore } = await import('../storage/env.js');
+    const store = openStore(s.dir);
+    const keys = store.range('keys').map((e) => e.key);
+    await store.close();
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) expect(k).toMatch(/^[0-9a-f]{64}$/);
+    for (const f of readdirSync(s.dir)) expect(readFileSync(`${s.dir}/${f}`).includes(TEST_KEY), f).toBe(false);
+  });
+
+  it('logs every request as a JSON line carrying its request id', async () => {
+    const r = await s.call('/api/v2.2/web3/version', { headers: { 'x-api-key': TEST_KEY, 'x-request-id': 'log-check-42' } });
+    expect(r.status).toBe(200);
+    await new Promise((done) => setTimeout(done, 50));
+    const line = s.output().split('\n').find((l) => l.includes('"reqId":"log-check-42"'));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/api/v2.2/web3/version', status: 200, area: 'data' });
   });
 
   it('tags every answer with a request id, keeping a sane one from the client', async () => {
@@ -169,7 +206,8 @@ describe('rate limit', () => {
     expect(last!.body).toEqual({ message: 'too many requests for this API key' });
     const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 3, method: 'eth_chainId' } });
     expect(rpc.status).toBe(429);
-    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32005 } });
+    expect(rpc.headers.get('retry-after')).toBe('1');
+    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'too many requests for this API key' } });
     // Unauthenticated routes are not limited.
     expect((await s.call('/health')).status).toBe(200);
     // The bucket refills on the service clock (the advance itself is refused, so move it by waiting 1 s of real time).

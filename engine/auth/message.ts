@@ -1,4 +1,7 @@
 import { getAddress, isAddress } from 'viem';
+import { isDateTime } from '../datetime.js';
+
+export { isDateTime };
 
 /**
  * Sign-in messages: EIP-4361 (SIWE) for EVM, the same layout with the Aptos
@@ -72,15 +75,6 @@ export const isAuthority = (v: string): boolean => v.length > 0 && AUTHORITY_RE.
 
 /** RFC 3986 URI (scheme required). */
 export const isUri = (v: string): boolean => URI_RE.test(v) && !/\s/.test(v);
-
-/** RFC 3339 date-time with a real calendar date (no 02-31). */
-export function isDateTime(v: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.exec(v);
-  if (m === null) return false;
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
-  return mo >= 1 && mo <= 12 && d >= 1 && d <= days && h <= 23 && mi <= 59 && s <= 60;
-}
 
 /** EIP-4361 statement characters: reserved / unreserved / space; never a newline. */
 export const isStatement = (v: string): boolean => /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;= ]*$/.test(v);

@@ -63,23 +63,47 @@ export function startServer(opts: { host: string; port: number; routes: readonly
         caller: undefined,
       };
 
+      // Settled exactly once: answered, or abandoned by the client. The in-flight
+      // count and the metrics follow settlement, so an abort can never leak.
+      let settled = false;
       let aborted = false;
-      const finish = (reply: Reply): void => {
+      let bodyUnread = route.body === true;
+      const settle = (): boolean => {
+        if (settled) return false;
+        settled = true;
         inflight--;
-        if (!aborted) {
-          // Corked: status, headers and body leave in one syscall.
-          res.cork(() => write(res, reply, req.id, closing));
-        }
-        pipeline.done(route, req, reply.status, started, performance.now());
         if (closing && inflight === 0) idle?.();
+        return true;
       };
+      const finish = (reply: Reply): void => {
+        if (!settle()) return;
+        let text: string;
+        try {
+          text = reply.text ?? JSON.stringify(reply.body);
+        } catch (err) {
+          reply = pipeline.fail(route, req, err);
+          text = JSON.stringify(reply.body);
+        }
+        const r = reply;
+        // Corked: status, headers and body leave in one write. A body left unread
+        // on the wire (413, refused before reading) makes the connection unusable.
+        res.cork(() => write(res, r, text, req.id, closing || bodyUnread));
+        pipeline.done(route, req, reply.status, started, performance.now());
+      };
+      res.onAborted(() => {
+        aborted = true;
+        if (settle()) pipeline.done(route, req, CLIENT_CLOSED, started, performance.now());
+      });
       const run = (): void => {
         const out = pipeline.run(route, req);
         if (out instanceof Promise) out.then(finish, (err: unknown) => finish(pipeline.fail(route, req, err)));
         else finish(out);
       };
-      // Anything not answered within this callback must know when the client goes away.
-      res.onAborted(() => void (aborted = true));
+      const refused = pipeline.admit(route, req);
+      if (refused !== undefined) {
+        finish(refused);
+        return;
+      }
       if (route.body !== true) {
         run();
         return;
@@ -91,18 +115,17 @@ export function startServer(opts: { host: string; port: number; routes: readonly
       }
       const chunks: Buffer[] = [];
       let size = 0;
-      let over = false;
       res.onData((chunk, isLast) => {
-        if (aborted || over) return;
+        if (aborted || settled) return;
         size += chunk.byteLength;
         if (size > MAX_BODY_BYTES) {
-          over = true;
           finish(pipeline.fail(route, req, tooLarge()));
           return;
         }
         // The chunk's memory is reused after this callback: copy it.
         chunks.push(Buffer.from(new Uint8Array(chunk)));
         if (!isLast) return;
+        bodyUnread = false;
         (req as { rawBody: Buffer }).rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         run();
       });
@@ -116,7 +139,10 @@ export function startServer(opts: { host: string; port: number; routes: readonly
   mount(opts.fallback);
 
   return new Promise((resolve, reject) => {
-    app.listen(opts.host, opts.port, (socket) => {
+    // Exclusive: uWS would otherwise share the port (SO_REUSEPORT) with another
+    // server already on it, and the kernel would split the traffic between them.
+    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
+    listen.call(app, opts.host, opts.port, EXCLUSIVE_PORT, (socket) => {
       if (socket === false) {
         reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
         return;
@@ -145,6 +171,12 @@ export function startServer(opts: { host: string; port: number; routes: readonly
 /** Headers the pipeline and the front end read on every request. */
 const PIPELINE_HEADERS = ['x-api-key', 'authorization', 'content-length', 'x-request-id'] as const;
 
+/** The native constant (the type declarations have it only as an enum). */
+const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+
+/** Recorded in metrics for a request the client abandoned (nginx's convention). */
+const CLIENT_CLOSED = 499;
+
 const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
 
 function readParams(ureq: uWS.HttpRequest, names: readonly string[]): Record<string, string> {
@@ -164,11 +196,10 @@ function readParams(ureq: uWS.HttpRequest, names: readonly string[]): Record<str
   return params;
 }
 
-function write(res: uWS.HttpResponse, reply: Reply, reqId: string, closeConnection: boolean): void {
+function write(res: uWS.HttpResponse, reply: Reply, text: string, reqId: string, closeConnection: boolean): void {
   res.writeStatus(STATUS[reply.status] ?? String(reply.status));
   res.writeHeader('content-type', reply.contentType ?? 'application/json');
   res.writeHeader('x-request-id', reqId);
   if (reply.headers !== undefined) for (const k in reply.headers) res.writeHeader(k, reply.headers[k]!);
-  // A 413 leaves the unread body on the wire, so that connection cannot be reused.
-  res.end(reply.text ?? JSON.stringify(reply.body), closeConnection || reply.status === 413);
+  res.end(text, closeConnection);
 }

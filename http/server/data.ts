@@ -2,7 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
-import { ApiError } from '../../engine/errors.js';
+import { ApiError, badRequest } from '../../engine/errors.js';
 import { queryParams } from './query.js';
 import { json, notBuilt, type Method, type Request, type Route } from './route.js';
 
@@ -14,8 +14,9 @@ const ETH = findChain('0x1')!;
 /** The chain of a data request: `chain` as hex, decimal or slug, default 0x1; removed chains → 400. */
 export function dataChain(req: Request, now: number): Chain {
   if (!req.query.includes('chain')) return ETH;
-  const v = queryParams(req.query).get('chain');
-  return v === null ? ETH : chainFor(v, 'data', now);
+  const given = queryParams(req.query).getAll('chain');
+  if (given.length > 1) throw badRequest('chain', 'given more than once; a data request is about one chain');
+  return given.length === 0 ? ETH : chainFor(given[0]!, 'data', now);
 }
 
 /** Endpoints the interface lists by name; each gets built by a later issue. */

@@ -1,9 +1,27 @@
 import { notBuilt, type Area, type Method, type Route } from './route.js';
 
-/** Streams endpoints the interface names, answered 501 until their issue builds them. */
+/** Streams API endpoints (the interface's and CONVENTIONS.md's), answered 501 until their issue builds them. */
+const STREAM_KINDS = ['evm', 'bitcoin', 'solana'];
 const PENDING: ReadonlyArray<[Area, Method, string]> = [
-  ['streams', 'PUT', '/streams/evm'],
+  ...STREAM_KINDS.flatMap((k): Array<[Area, Method, string]> => [
+    ['streams', 'PUT', `/streams/${k}`],
+    ['streams', 'GET', `/streams/${k}`],
+    ['streams', 'GET', `/streams/${k}/:id`],
+    ['streams', 'POST', `/streams/${k}/:id`],
+    ['streams', 'DELETE', `/streams/${k}/:id`],
+    ['streams', 'POST', `/streams/${k}/:id/status`],
+    ['streams', 'GET', `/streams/${k}/:id/address`],
+    ['streams', 'POST', `/streams/${k}/:id/address`],
+    ['streams', 'DELETE', `/streams/${k}/:id/address`],
+  ]),
+  ['streams', 'GET', '/history'],
+  ['streams', 'GET', '/history/logs'],
   ['streams', 'POST', '/history/replay/:historyId'],
+  ['streams', 'POST', '/history/replay/:streamId/:historyId'],
+  ['streams', 'GET', '/stats'],
+  ['streams', 'GET', '/stats/:streamId'],
+  ['streams', 'GET', '/settings'],
+  ['streams', 'POST', '/settings'],
 ];
 
 export const pendingRoutes = (): Route[] =>

@@ -16,12 +16,27 @@ export class Pipeline {
     private readonly limiter: RateLimiter,
     private readonly metrics: Metrics,
     private readonly log: Logger,
+    private readonly accessLog: boolean,
   ) {}
 
-  /** Synchronous when the handler is, so the common path allocates no promise. */
+  /**
+   * API key and rate limit, from the headers alone: checked before a body is
+   * read, so an unknown or throttled caller cannot make the server buffer one.
+   * Returns the refusal, or undefined to go on.
+   */
+  admit(route: Route, req: Request): Reply | undefined {
+    if (route.auth === 'none') return undefined;
+    try {
+      this.authorize(route, req);
+      return undefined;
+    } catch (err) {
+      return this.fail(route, req, err);
+    }
+  }
+
+  /** The handler, once admitted and the body read. Synchronous when the handler is, so the common path allocates no promise. */
   run(route: Route, req: Request): Reply | Promise<Reply> {
     try {
-      if (route.auth !== 'none') this.authorize(route, req);
       if (route.body === true) req.body = parseBody(req.rawBody);
       const out = route.handle(req);
       return out instanceof Promise ? out.catch((err: unknown) => this.fail(route, req, err)) : out;
@@ -49,8 +64,8 @@ export class Pipeline {
   done(route: Route | undefined, req: Request, status: number, startedMs: number, endedMs: number): void {
     const area = route?.area ?? 'none';
     this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
-    if (this.log.enabled('debug')) {
-      this.log.debug('request', { reqId: req.id, method: req.method, path: req.path, status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
+    if (this.accessLog && this.log.enabled('info')) {
+      this.log.info('request', { reqId: req.id, method: req.method, path: req.path, status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
     }
   }
 

@@ -69,7 +69,21 @@ describe('ServiceClock', () => {
     });
     clock.at(START + 15, () => void fired.push(15));
     await clock.advance(100);
-    expect(fired).toEqual([100, 15, -20]);
+    expect(fired).toEqual([10, 15, -20]);
+  });
+
+  it('steps through a jump: each timer sees its own due time, and a self-rescheduling timer fires at every step', async () => {
+    const m = manualTicker();
+    const clock = new ServiceClock(m.ticker, START);
+    const seen: number[] = [];
+    const retry = () => {
+      seen.push(clock.now() - START);
+      clock.at(clock.now() + 60_000, retry);
+    };
+    clock.at(START + 60_000, retry);
+    const end = await clock.advance(3_600_000);
+    expect(seen).toEqual(Array.from({ length: 60 }, (_, i) => (i + 1) * 60_000));
+    expect(end).toBe(START + 3_600_000);
   });
 
   it('does not fire a cancelled timer, and survives a timer that throws', async () => {

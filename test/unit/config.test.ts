@@ -9,6 +9,11 @@ describe('parseConfig', () => {
     expect(c.confirmations.size).toBe(0);
   });
 
+  it('takes a bare date as its midnight UTC, and host names or IP literals as hosts', () => {
+    expect(parseConfig({ CHAINPOST_NOW: '2026-06-01' }).now).toBe(Date.parse('2026-06-01T00:00:00Z'));
+    for (const h of ['localhost', '127.0.0.1', '::1', '0.0.0.0', 'api.internal']) expect(parseConfig({ CHAINPOST_HOST: h }).host).toBe(h);
+  });
+
   it('reads every variable', () => {
     const c = parseConfig({
       CHAINPOST_HOST: '0.0.0.0',
@@ -53,6 +58,13 @@ describe('parseConfig', () => {
     ['CHAINPOST_ALERT_EMAIL', 'nobody'],
     ['CHAINPOST_NOW', 'yesterday'],
     ['CHAINPOST_NOW', '2026-13-45T00:00:00Z'],
+    ['CHAINPOST_NOW', '2026-02-30T00:00:00Z'],
+    ['CHAINPOST_NOW', '2026-06-01T24:00:00Z'],
+    ['CHAINPOST_HOST', 'not a host'],
+    ['CHAINPOST_HOST', 'bad_host'],
+    ['CHAINPOST_HOST', '999.1.1.1'],
+    ['CHAINPOST_SMTP_URL', 'smtp://'],
+    ['CHAINPOST_AUTH_SKEW', '-1'],
     ['CHAINPOST_TEST_CLOCK', 'yes'],
     ['CHAINPOST_LOG_LEVEL', 'loud'],
   ];
