@@ -363,6 +363,36 @@ describe('Authentication API', () => {
       expect((await s.call('/profile/nope/addresses')).status).toBe(400);
     });
 
+    it('answers bad bind requests 400 naming the field, storing nothing', async () => {
+      const before = rows('binds');
+      const cases: Array<[unknown, string]> = [
+        [{}, 'addresses'],
+        [{ addresses: [] }, 'addresses'],
+        [{ addresses: [{ blockchainType: 'evm' }] }, 'addresses.0.address'],
+        [{ addresses: [{ blockchainType: 'tron', address: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb' }] }, 'addresses.0.blockchainType'],
+        [{ addresses: [{ blockchainType: 'evm', address: evm.address }, { blockchainType: 'evm', address: evm.address.toLowerCase() }] }, 'addresses.1.address'],
+        [{ addresses: [{ blockchainType: 'aptos', address: edKey().aptosAddress }] }, 'addresses.0.publicKey'],
+        [{ addresses: [{ blockchainType: 'solana', address: '0xnotbase58' }] }, 'addresses.0.address'],
+      ];
+      for (const [body, field] of cases) {
+        const r = await post('/bind/request', body);
+        expect(r.status, JSON.stringify(body)).toBe(400);
+        expect(r.body.details.field, JSON.stringify(body)).toBe(field);
+      }
+      expect(rows('binds')).toBe(before);
+      for (const [body, field] of [
+        [{}, 'verifications'],
+        [{ verifications: [] }, 'verifications'],
+        [{ verifications: [{ message: 'hello' }] }, 'verifications.0.signature'],
+        [{ verifications: [{ message: 'hello', signature: '0x00' }] }, 'verifications.0.message'],
+      ] as const) {
+        const r = await post('/bind/request/verify', body);
+        expect(r.status, JSON.stringify(body)).toBe(400);
+        expect(r.body.details.field).toBe(field);
+      }
+      expect((await post('/bind/request/verify', { verifications: [{ message: 'Please sign\nNonce: AAAAAAAAAAAAAAAAA', signature: '0x00' }] })).status).toBe(404);
+    });
+
     it('keeps profiles per tenant', async () => {
       const other = (await cli(['keys', 'create', '--name', 'third-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
       const mine = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address });
