@@ -20,11 +20,23 @@ import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
+import { Expiries } from './expiry.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
+
+/** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
+const PURGE_EVERY_MS = 60_000;
+
+function schedulePurge(expiries: Expiries, clock: ServiceClock): void {
+  const tick = (): void => {
+    expiries.purge(clock.now());
+    clock.at(clock.now() + PURGE_EVERY_MS, tick);
+  };
+  tick();
+}
 
 /** How long a bind or unbind message waits for its signatures. */
 const BIND_TTL_MS = 15 * 60_000;
@@ -101,7 +113,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
-    auth.start();
+    schedulePurge(new Expiries(store), clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }) }),
       ...authRoutes(auth, tokens),

@@ -4,7 +4,10 @@
  */
 
 /** Named tables of the store. storage/README.md documents each key and value. */
-export const TABLES = ['meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts'] as const;
+export const TABLES = [
+  'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
+  'streams', 'streamAddresses', 'queue', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
+] as const;
 export type Table = (typeof TABLES)[number];
 
 export interface Entry<T> {
@@ -17,8 +20,21 @@ export interface Kv {
   get<T>(table: Table, key: string): T | undefined;
   put(table: Table, key: string, value: unknown): void;
   remove(table: Table, key: string): void;
-  /** Entries with start ≤ key < end, in key order. */
-  range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number }): Array<Entry<T>>;
+  /** Entries with start ≤ key < end in key order; with `reverse`, start ≥ key > end, in reverse order. */
+  range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>>;
+  /** How many keys lie in start ≤ key < end (values are not read). */
+  count(table: Table, opts: { start: string; end: string }): number;
   /** Runs `fn` in one write transaction (nested calls join it). */
   transact<T>(fn: () => T): T;
+}
+
+/** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */
+export interface Sender {
+  /** POSTs `body`; resolves with the status, or with `error` for no answer (connection, timeout). Never rejects. */
+  post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }>;
+}
+
+/** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */
+export interface Mailer {
+  send(mail: { to: string; subject: string; text: string }): Promise<void>;
 }

@@ -57,7 +57,8 @@ export function openStore(path: string): Store {
     values<T>(name: DbName): T[] {
       return store.range<T>(name).map((e) => e.value);
     },
-    range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number } = {}): Array<Entry<T>> {
+    count: (name, opts) => db(name).getKeysCount(opts),
+    range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
       const out: Array<Entry<T>> = [];
       for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });
       return out;

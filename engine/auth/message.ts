@@ -51,7 +51,7 @@ export const LAYOUTS: Record<Family, Layout> = {
 export class MessageError extends Error {
   constructor(
     readonly field: string,
-    problem: string,
+    readonly problem: string,
   ) {
     super(`${field}: ${problem}`);
     this.name = 'MessageError';

@@ -10,12 +10,17 @@ export const AUTH_CHAIN_IDS = [1, 5, 10, 25, 56, 97, 100, 137, 250, 338, 420, 12
 /** Optional fields may also arrive as null (some clients send every key). */
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
-const dateTime = z.string().refine(isDateTime, 'not an ISO 8601 (RFC 3339) date-time such as 2026-01-01T00:00:00.000Z');
+/** Written into the message as toISOString() writes it, so the text is what viem's createSiweMessage makes. */
+const dateTime = z
+  .string()
+  .refine(isDateTime, 'not an ISO 8601 (RFC 3339) date-time such as 2026-01-01T00:00:00.000Z')
+  .transform((v) => new Date(v).toISOString());
 
 const signInRequest = {
   domain: z.string({ error: 'is required' }).refine(isAuthority, 'not an RFC 4501 DNS authority such as example.com or example.com:8443'),
   uri: z.string({ error: 'is required' }).refine(isUri, 'not an RFC 3986 URI such as https://example.com/login'),
-  statement: optional(z.string().max(1000).refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')),
+  // An empty statement is no statement (as viem's createSiweMessage writes it).
+  statement: optional(z.string().max(1000).refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')).transform((v) => (v === '' ? undefined : v)),
   expirationTime: optional(dateTime),
   notBefore: optional(dateTime),
   resources: optional(z.array(z.string().refine(isUri, 'each resource must be an RFC 3986 URI')).max(100)),
@@ -38,15 +43,23 @@ const chainId = z
     return n;
   });
 
-const evmAddress = z.string({ error: 'is required' }).regex(/^0x[0-9a-fA-F]{40}$/, 'not an EVM address (0x and 40 hex digits)');
+const evmAddress = z
+  .string({ error: 'is required' })
+  .regex(/^0[xX][0-9a-fA-F]{40}$/, 'not an EVM address (0x and 40 hex digits)')
+  .transform((v) => `0x${v.slice(2)}`);
 const solanaAddress = z.string({ error: 'is required' }).refine((v) => solanaPublicKey(v) !== undefined, 'not a Solana address (base58 of a 32-byte ed25519 key)');
+const HEX32 = /^0x[0-9a-f]{64}$/;
 const hex32 = (what: string) => z.string({ error: 'is required' }).regex(/^0x[0-9a-fA-F]{64}$/, `not ${what} (0x and 64 hex digits)`).transform((v) => v.toLowerCase());
 
 const evmRequest = z.object({ ...signInRequest, chainId, address: evmAddress });
 const solanaRequest = z.object({ ...signInRequest, network: z.enum(['mainnet', 'devnet', 'testnet'], { error: 'one of mainnet, devnet, testnet' }), address: solanaAddress });
 const aptosRequest = z
   .object({ ...signInRequest, network: z.enum(['mainnet', 'testnet'], { error: 'one of mainnet, testnet' }), address: hex32('an Aptos address'), publicKey: hex32('an ed25519 public key') })
-  .refine((b) => aptosAddressOf(b.publicKey) === b.address, { path: ['address'], message: 'does not belong to publicKey (expected sha3-256(publicKey ‖ 0x00))' });
+  // zod runs this even when a field failed: derive the address only from a well-formed key.
+  .refine((b) => !HEX32.test(b.publicKey) || !HEX32.test(b.address) || aptosAddressOf(b.publicKey) === b.address, {
+    path: ['address'],
+    message: 'does not belong to publicKey (expected sha3-256(publicKey ‖ 0x00))',
+  });
 
 export const challengeRequest = { evm: evmRequest, solana: solanaRequest, aptos: aptosRequest };
 export type ChallengeRequest = z.infer<typeof evmRequest> | z.infer<typeof solanaRequest> | z.infer<typeof aptosRequest>;
@@ -63,14 +76,15 @@ const account = z
   .object({ blockchainType, address: z.string({ error: 'is required' }), publicKey: optional(z.string()) })
   .superRefine((a, ctx) => {
     const bad = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (a.blockchainType === 'evm' && !/^0x[0-9a-fA-F]{40}$/.test(a.address)) bad('address', 'not an EVM address (0x and 40 hex digits)');
+    if (a.blockchainType === 'evm' && !/^0[xX][0-9a-fA-F]{40}$/.test(a.address)) bad('address', 'not an EVM address (0x and 40 hex digits)');
     if (a.blockchainType === 'solana' && solanaPublicKey(a.address) === undefined) bad('address', 'not a Solana address');
     if (a.blockchainType === 'aptos') {
       if (!/^0x[0-9a-fA-F]{64}$/.test(a.address)) bad('address', 'not an Aptos address (0x and 64 hex digits)');
       else if (a.publicKey === undefined || !/^0x[0-9a-fA-F]{64}$/.test(a.publicKey)) bad('publicKey', 'an Aptos address needs its ed25519 publicKey (0x and 64 hex digits)');
       else if (aptosAddressOf(a.publicKey) !== a.address.toLowerCase()) bad('address', 'does not belong to publicKey');
     }
-  });
+  })
+  .transform((a) => (a.blockchainType === 'evm' ? { ...a, address: `0x${a.address.slice(2)}` } : a));
 export type Account = z.infer<typeof account>;
 
 export const bindRequest = z.object({ addresses: z.array(account, { error: 'an array of {blockchainType, address, publicKey?}' }).min(1, 'at least one address').max(20, 'at most 20 addresses') });

@@ -3,7 +3,8 @@ import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getAddress } from 'viem';
 import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
-import type { Kv, Table } from '../ports.js';
+import { Expiries } from '../expiry.js';
+import type { Kv } from '../ports.js';
 import { MessageError, formatMessage, type Family, type MessageFields } from './message.js';
 import type { Account, ChallengeRequest } from './schemas.js';
 import type { TokenIssuer } from './token.js';
@@ -55,7 +56,6 @@ interface Profile {
 }
 
 const ALPHANUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const PURGE_EVERY_MS = 60_000;
 const TOKEN_DEFAULT_MS = 3_600_000;
 
 /** `n` characters of [A-Za-z0-9] from a CSPRNG, without modulo bias. */
@@ -71,32 +71,19 @@ export function randomAlphanumeric(n: number): string {
 
 const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
 const accountKey = (tenant: string, a: StoredAccount): string => `${tenant}/${a.blockchainType}/${a.blockchainType === 'solana' ? a.address : a.address.toLowerCase()}`;
-const expiryKey = (at: number, table: Table, key: string): string => `${String(at).padStart(15, '0')}/${table}/${key}`;
 const CHAIN_LINE_APTOS: Record<string, string> = { mainnet: '1', testnet: '2' };
 const APTOS_NETWORK: Record<string, string> = { '1': 'mainnet', '2': 'testnet' };
 
 export class AuthService {
-  private purgeTimer: { cancel(): void } | undefined;
+  private readonly expiries: Expiries;
 
   constructor(
     private readonly kv: Kv,
     private readonly clock: Clock,
     private readonly tokens: TokenIssuer,
     private readonly opts: AuthOptions,
-  ) {}
-
-  /** Purges what expired while the service was down, then keeps purging on the service clock. */
-  start(): void {
-    this.purgeExpired();
-    const tick = (): void => {
-      this.purgeExpired();
-      this.purgeTimer = this.clock.at(this.clock.now() + PURGE_EVERY_MS, tick);
-    };
-    this.purgeTimer = this.clock.at(this.clock.now() + PURGE_EVERY_MS, tick);
-  }
-
-  stop(): void {
-    this.purgeTimer?.cancel();
+  ) {
+    this.expiries = new Expiries(kv);
   }
 
   // ---- challenges -------------------------------------------------------
@@ -125,7 +112,7 @@ export class AuthService {
     const key = `${tenant}/${challenge.nonce}`;
     this.kv.transact(() => {
       this.kv.put('challenges', key, challenge);
-      this.kv.put('expiries', expiryKey(challenge.expiresAt, 'challenges', key), 0);
+      this.expiries.add(challenge.expiresAt, 'challenges', key);
     });
     return { id: challenge.id, profileId: this.profileOf(tenant, account), message };
   }
@@ -147,7 +134,7 @@ export class AuthService {
     const profileId = this.kv.transact(() => {
       if (this.kv.get('challenges', key) === undefined) throw notFound('no challenge with this nonce: unknown, already verified or expired');
       this.kv.remove('challenges', key);
-      this.kv.remove('expiries', expiryKey(challenge.expiresAt, 'challenges', key));
+      this.expiries.remove(challenge.expiresAt, 'challenges', key);
       return this.ensureProfile(tenant, account);
     });
 
@@ -244,20 +231,6 @@ export class AuthService {
     return profile.addresses.map((a) => a.address);
   }
 
-  /** Removes every challenge and bind message whose time ran out; returns how many. */
-  purgeExpired(): number {
-    const due = this.kv.range<number>('expiries', { end: expiryKey(this.clock.now() + 1, 'challenges', '') });
-    if (due.length === 0) return 0;
-    this.kv.transact(() => {
-      for (const { key } of due) {
-        const [, table, ...rest] = key.split('/');
-        this.kv.remove(table as Table, rest.join('/'));
-        this.kv.remove('expiries', key);
-      }
-    });
-    return due.length;
-  }
-
   // ---- profiles -------------------------------------------------------------
 
   /** The profile `account` has, or the one it will get at its first sign-in. */
@@ -311,13 +284,13 @@ export class AuthService {
   private putPending(tenant: string, p: PendingSignature): void {
     const key = `${tenant}/${p.nonce}`;
     this.kv.put('binds', key, p);
-    this.kv.put('expiries', expiryKey(p.expiresAt, 'binds', key), 0);
+    this.expiries.add(p.expiresAt, 'binds', key);
   }
 
   private removePending(tenant: string, p: PendingSignature): void {
     const key = `${tenant}/${p.nonce}`;
     this.kv.remove('binds', key);
-    this.kv.remove('expiries', expiryKey(p.expiresAt, 'binds', key));
+    this.expiries.remove(p.expiresAt, 'binds', key);
   }
 
   /** Finds the pending message by its nonce line, and checks it is unchanged, unexpired and signed by its address. */

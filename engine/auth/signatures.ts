@@ -25,6 +25,8 @@ export async function verifyEvm(message: string, signature: string, address: str
 
 /** The 32-byte ed25519 key of a Solana address (base58), or undefined if it is not one. */
 export function solanaPublicKey(address: string): Uint8Array | undefined {
+  // Base58 decoding is quadratic in length: check the shape of a 32-byte key first.
+  if (!/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(address)) return undefined;
   try {
     const key = bs58.decode(address);
     return key.length === 32 ? key : undefined;
@@ -36,6 +38,7 @@ export function solanaPublicKey(address: string): Uint8Array | undefined {
 /** ed25519 over the UTF-8 bytes of the message; signature in base58. */
 export function verifySolana(message: string, signatureBase58: string, address: string): boolean {
   let sig: Uint8Array;
+  if (!/^[1-9A-HJ-NP-Za-km-z]{64,90}$/.test(signatureBase58)) throw new SignatureFormatError('a Solana signature is 64 bytes in base58');
   try {
     sig = bs58.decode(signatureBase58);
   } catch {

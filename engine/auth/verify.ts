@@ -21,7 +21,7 @@ export function parseSignIn(family: Family, text: string): MessageFields {
   try {
     return parseMessage(family, text);
   } catch (err) {
-    if (err instanceof MessageError) throw badRequest('message', err.message);
+    if (err instanceof MessageError) throw badRequest('message', err.field === 'message' ? err.problem : err.message);
     throw err;
   }
 }
@@ -66,6 +66,7 @@ const origin = (uri: string): string => {
 
 /** expirationTime and notBefore of the message, each with the skew allowance. */
 export function checkWindow(f: Pick<MessageFields, 'expirationTime' | 'notBefore'>, now: number, skewMs: number): void {
-  if (f.expirationTime !== undefined && now > Date.parse(f.expirationTime) + skewMs) throw badRequest('expirationTime', `the message expired at ${f.expirationTime}`);
+  // "Stops being valid exactly" at expirationTime (plus the allowance): that instant is already too late.
+  if (f.expirationTime !== undefined && now >= Date.parse(f.expirationTime) + skewMs) throw badRequest('expirationTime', `the message expired at ${f.expirationTime}`);
   if (f.notBefore !== undefined && now < Date.parse(f.notBefore) - skewMs) throw badRequest('notBefore', `the message is not valid before ${f.notBefore}`);
 }

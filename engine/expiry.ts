@@ -1,0 +1,36 @@
+import type { Kv, Table } from './ports.js';
+
+/**
+ * One index of things that expire (challenges, bind messages, history, delivery
+ * logs): `expiries` keys sort by due time, so purging is a range scan from the
+ * start up to now. Each entry names the table and key to remove.
+ */
+const keyOf = (at: number, table: Table, key: string): string => `${String(Math.floor(at)).padStart(15, '0')}/${table}/${key}`;
+
+export class Expiries {
+  constructor(private readonly kv: Kv) {}
+
+  /** Call inside the transaction that writes `table/key`. */
+  add(at: number, table: Table, key: string): void {
+    this.kv.put('expiries', keyOf(at, table, key), 0);
+  }
+
+  /** Call inside the transaction that removes `table/key` before its time. */
+  remove(at: number, table: Table, key: string): void {
+    this.kv.remove('expiries', keyOf(at, table, key));
+  }
+
+  /** Removes everything due by `now`; returns how many. */
+  purge(now: number): number {
+    const due = this.kv.range<number>('expiries', { end: keyOf(now + 1, 'meta', '') });
+    if (due.length === 0) return 0;
+    this.kv.transact(() => {
+      for (const { key } of due) {
+        const [, table, ...rest] = key.split('/');
+        this.kv.remove(table as Table, rest.join('/'));
+        this.kv.remove('expiries', key);
+      }
+    });
+    return due.length;
+  }
+}

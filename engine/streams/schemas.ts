@@ -1,0 +1,117 @@
+import { parseAbiItem, toEventSignature, toFunctionSignature, type AbiEvent, type AbiFunction } from 'viem';
+import { z } from 'zod';
+
+/** One schema per Streams API body (chains are checked against the registry by the service). */
+
+const bool = z.boolean({ error: 'true or false' });
+
+/** `Name(type,…)` with Solidity types viem can parse. */
+const topic0 = z.string().refine((t) => {
+  if (!/^[A-Za-z_$][A-Za-z0-9_$]*\(.*\)$/.test(t)) return false;
+  try {
+    parseAbiItem(`event ${t}`);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'an event signature shaped Name(type,…) with Solidity types, e.g. Transfer(address,address,uint256)');
+
+/** A JSON ABI: each event and function must have a signature viem parses. */
+const abi = z
+  .union([z.array(z.record(z.string(), z.unknown())), z.record(z.string(), z.unknown())])
+  .transform((v) => (Array.isArray(v) ? v : [v]))
+  .superRefine((items, ctx) => {
+    items.forEach((item, i) => {
+      const type = item['type'];
+      if (!['event', 'function', 'constructor', 'fallback', 'receive', 'error'].includes(String(type))) {
+        ctx.addIssue({ code: 'custom', path: [i, 'type'], message: 'an ABI item type: event, function, constructor, fallback, receive or error' });
+        return;
+      }
+      if (type !== 'event' && type !== 'function') return;
+      try {
+        const sig = type === 'event' ? toEventSignature(item as unknown as AbiEvent) : toFunctionSignature(item as unknown as AbiFunction);
+        parseAbiItem(`${type} ${sig}`);
+      } catch {
+        ctx.addIssue({ code: 'custom', path: [i], message: `not a valid ABI ${type}` });
+      }
+    });
+  });
+
+/** The event signatures an ABI declares (for checking topic0 against it). */
+export const abiEventSignatures = (items: Array<Record<string, unknown>>): Set<string> =>
+  new Set(items.filter((i) => i['type'] === 'event').map((i) => toEventSignature(i as unknown as AbiEvent)));
+
+const selectorOrAddress = z.string().refine((v) => /^\$[A-Za-z0-9_.]+$/.test(v) || /^0x[0-9a-fA-F]{40}$/.test(v), 'a $selector or an address');
+
+const trigger = z.object({
+  type: z.enum(['tx', 'log', 'erc20transfer', 'erc20approval', 'nfttransfer'], { error: 'one of tx, log, erc20transfer, erc20approval, nfttransfer' }),
+  contractAddress: selectorOrAddress,
+  functionAbi: z.record(z.string(), z.unknown()).refine((f) => f['type'] === 'function' && typeof f['name'] === 'string', 'a function ABI item'),
+  inputs: z.array(z.string()).optional(),
+  topic0: z.string().optional(),
+  callFrom: selectorOrAddress.optional(),
+});
+
+const nativeBalances = z.object({ selectors: z.array(z.string()).min(1, 'at least one selector'), type: z.string().default('tx') });
+
+const advancedOption = z.object({ topic0: z.string(), filter: z.record(z.string(), z.unknown()).optional(), includeNativeTxs: bool.optional() });
+
+const webhookUrl = z.string({ error: 'is required' }).refine((v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}, 'an http or https URL');
+
+const fields = {
+  webhookUrl,
+  description: z.string().max(1000),
+  tag: z.string().max(200),
+  chainIds: z.array(z.union([z.string(), z.number()]).transform(String), { error: 'an array of chain ids' }).min(1, 'at least one chain'),
+  topic0: z.array(topic0).nullable(),
+  allAddresses: bool,
+  includeNativeTxs: bool,
+  includeContractLogs: bool,
+  includeInternalTxs: bool,
+  includeAllTxLogs: bool,
+  getNativeBalances: z.array(nativeBalances),
+  abi: abi.nullable(),
+  advancedOptions: z.array(advancedOption).nullable(),
+  filterPossibleSpamAddresses: bool,
+  demo: bool,
+  triggers: z.array(trigger).nullable(),
+};
+
+/** PUT /streams/evm: webhookUrl and chainIds required; the rest default as the hosted service does. */
+export const createStream = z.object({
+  webhookUrl: fields.webhookUrl,
+  chainIds: fields.chainIds,
+  description: fields.description.default(''),
+  tag: fields.tag.default(''),
+  topic0: fields.topic0.default(null),
+  allAddresses: fields.allAddresses.default(false),
+  includeNativeTxs: fields.includeNativeTxs.default(false),
+  includeContractLogs: fields.includeContractLogs.default(false),
+  includeInternalTxs: fields.includeInternalTxs.default(false),
+  includeAllTxLogs: fields.includeAllTxLogs.default(false),
+  getNativeBalances: fields.getNativeBalances.default([]),
+  abi: fields.abi.default(null),
+  advancedOptions: fields.advancedOptions.default(null),
+  filterPossibleSpamAddresses: fields.filterPossibleSpamAddresses.default(false),
+  demo: fields.demo.default(false),
+  triggers: fields.triggers.default(null),
+});
+
+/** POST /streams/evm/:id: any subset of the fields. */
+export const updateStream = z.object(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> });
+
+export const statusBody = z.object({ status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }) });
+
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x and 40 hex digits)');
+export const addressBody = z.object({
+  address: z.union([evmAddress, z.array(evmAddress).min(1, 'at least one address').max(10_000, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' }),
+});
+
+export const settingsBody = z.object({ region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], { error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1' }) });
