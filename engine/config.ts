@@ -27,6 +27,8 @@ export interface Config {
   authSkewSeconds: number;
   /** One JSON log line per request (at info). */
   accessLog: boolean;
+  /** How long failed-delivery history (and delivery logs) are kept, days. */
+  historyDays: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -63,6 +65,7 @@ export function parseConfig(env: Env): Config {
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
+    historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
   };
 }
 

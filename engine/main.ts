@@ -5,7 +5,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { smtpMailer } from '../http/clients/mailer.js';
+import { undiciSender } from '../http/clients/webhook.js';
 import { authRoutes } from '../http/server/auth.js';
+import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
@@ -20,7 +23,9 @@ import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
+import { Dispatcher } from './delivery/dispatcher.js';
 import { Expiries } from './expiry.js';
+import { StreamsService } from './streams/service.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
@@ -113,9 +118,15 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
+    const sender = undiciSender();
+    const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
+    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000 });
+    const streams = new StreamsService(store, clock, dispatcher);
+    dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }), settle: () => dispatcher.settled() }),
+      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock),
       ...crossChainRoutes(clock),

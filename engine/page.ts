@@ -23,7 +23,7 @@ export function parseLimit(raw: string | null, fallback = MAX_LIMIT): number {
   return Number(raw);
 }
 
-export function page<T, R = T>(kv: Kv, table: Table, prefix: string, opts: { limit: number; cursor: string | null; newestFirst?: boolean; map?: (v: T) => R }): Page<R> {
+export function page<T, R = T>(kv: Kv, table: Table, prefix: string, opts: { limit: number; cursor: string | null; newestFirst?: boolean; map?: (value: T, key: string) => R }): Page<R> {
   const end = `${prefix}\uffff`;
   let from: string | undefined;
   if (opts.cursor !== null && opts.cursor !== '') {
@@ -36,7 +36,7 @@ export function page<T, R = T>(kv: Kv, table: Table, prefix: string, opts: { lim
       ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit: opts.limit + 1 })
       : kv.range<T>(table, { start: from ?? prefix, end, limit: opts.limit + 1 });
   const map = opts.map ?? ((v: T) => v as unknown as R);
-  const out: Page<R> = { result: rows.slice(0, opts.limit).map((e) => map(e.value)), total: kv.count(table, { start: prefix, end }), page: 0, page_size: opts.limit };
+  const out: Page<R> = { result: rows.slice(0, opts.limit).map((e) => map(e.value, e.key)), total: kv.count(table, { start: prefix, end }), page: 0, page_size: opts.limit };
   const next = rows[opts.limit];
   if (next !== undefined) out.cursor = Buffer.from(next.key, 'utf8').toString('base64url');
   return out;

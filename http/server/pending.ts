@@ -1,7 +1,7 @@
 import { notBuilt, type Area, type Method, type Route } from './route.js';
 
-/** Streams API endpoints (the interface's and CONVENTIONS.md's), answered 501 until their issue builds them. */
-const STREAM_KINDS = ['evm', 'bitcoin', 'solana'];
+/** Bitcoin and Solana streams (CONVENTIONS.md), answered 501 until their issue builds them. */
+const STREAM_KINDS = ['bitcoin', 'solana'];
 const PENDING: ReadonlyArray<[Area, Method, string]> = [
   ...STREAM_KINDS.flatMap((k): Array<[Area, Method, string]> => [
     ['streams', 'PUT', `/streams/${k}`],
@@ -14,14 +14,6 @@ const PENDING: ReadonlyArray<[Area, Method, string]> = [
     ['streams', 'POST', `/streams/${k}/:id/address`],
     ['streams', 'DELETE', `/streams/${k}/:id/address`],
   ]),
-  ['streams', 'GET', '/history'],
-  ['streams', 'GET', '/history/logs'],
-  ['streams', 'POST', '/history/replay/:historyId'],
-  ['streams', 'POST', '/history/replay/:streamId/:historyId'],
-  ['streams', 'GET', '/stats'],
-  ['streams', 'GET', '/stats/:streamId'],
-  ['streams', 'GET', '/settings'],
-  ['streams', 'POST', '/settings'],
 ];
 
 export const pendingRoutes = (): Route[] =>

@@ -1,0 +1,437 @@
+import type { Clock, Timer } from '../clock.js';
+import { Expiries } from '../expiry.js';
+import type { Logger } from '../log.js';
+import type { Kv, Mailer, Sender } from '../ports.js';
+import type { StreamRecord } from '../streams/model.js';
+import { settingsOf } from '../streams/settings.js';
+import { onNewWebhook, sends } from '../streams/transitions.js';
+import { uuidV7 } from './ids.js';
+import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
+import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
+import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
+import { TimerWheel } from './timer-wheel.js';
+import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
+
+/**
+ * Delivers what is enqueued, with the interface's rules: a durable FIFO queue
+ * per stream (LMDB), in order within a stream and concurrently across streams,
+ * retries on the schedule kept in a timer wheel on the service clock, the
+ * success rate per webhook URL, the queue cap, error → terminated after 24 h,
+ * failed deliveries in history, and e-mail when a stream enters error or ends.
+ */
+export interface QueueItem {
+  seq: number;
+  payload: Record<string, unknown>;
+  summary: WebhookSummary;
+  /** Failed attempts so far; the body's `retries`. */
+  failures: number;
+  firstFailedAt?: number;
+  nextAt: number;
+  historyId?: string;
+}
+
+export interface HistoryRecord {
+  id: string;
+  date: string;
+  payload: Record<string, unknown>;
+  tinyPayload: WebhookSummary & { retries: number; amount: number };
+  streamId: string;
+  tag: string;
+  errorMessage: string;
+  webhookUrl: string;
+}
+
+export interface DeliveryLog {
+  id: string;
+  streamId: string;
+  chain: string;
+  webhookUrl: string;
+  tag: string;
+  retries: number;
+  deliveryStatus: 'success' | 'failed';
+  blockNumber: string;
+  errorMessage: string;
+  type: string;
+  createdAt: string;
+}
+
+export interface Stats {
+  totalWebhooksDelivered: number;
+  totalWebhooksFailed: number;
+  totalLogsProcessed: number;
+  totalTxsProcessed: number;
+  totalTxsInternalProcessed: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DispatcherOptions {
+  alertEmail: string | undefined;
+  historyRetentionMs?: number;
+  /** Deliveries in flight at once, across all streams. */
+  maxInFlight?: number;
+}
+
+export type EnqueueResult = 'queued' | 'history' | 'dropped';
+
+const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
+export const streamKey = (tenant: string, id: string): string => `${tenant}/${id}`;
+
+export class Dispatcher {
+  private readonly wheel: TimerWheel;
+  private wake: Timer | undefined;
+  private wakeAt = Infinity;
+  /** Streams by a small number (the wheel's payload), and back. */
+  private readonly numbers = new Map<string, number>();
+  private readonly byNumber: string[] = [];
+  private readonly tenants = new Map<string, string>();
+  private readonly inFlight = new Set<string>();
+  private readonly scheduled = new Map<string, { handle: number; at: number }>();
+  private readonly ready: string[] = [];
+  private readonly terminations = new Map<string, Timer>();
+  private readonly expiries: Expiries;
+  private readonly retentionMs: number;
+  private readonly maxInFlight: number;
+  private idle: Array<() => void> = [];
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly sender: Sender,
+    private readonly mailer: Mailer | undefined,
+    private readonly log: Logger,
+    private readonly opts: DispatcherOptions,
+  ) {
+    this.wheel = new TimerWheel(clock.now());
+    this.expiries = new Expiries(kv);
+    this.retentionMs = opts.historyRetentionMs ?? HISTORY_RETENTION_MS;
+    this.maxInFlight = opts.maxInFlight ?? 512;
+  }
+
+  /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
+  start(): void {
+    for (const { value: s } of this.kv.range<StreamRecord>('streams')) {
+      this.track(s);
+      if (s.status === 'error') this.scheduleTermination(s);
+      if (sends(s.status) && s.queued > 0) this.kick(s.id);
+    }
+  }
+
+  /** Registers a stream (on create, and at start). */
+  track(s: StreamRecord): void {
+    this.tenants.set(s.id, s.tenantId);
+    if (!this.numbers.has(s.id)) {
+      this.numbers.set(s.id, this.byNumber.length);
+      this.byNumber.push(s.id);
+    }
+  }
+
+  /** Forgets a deleted stream: its queue goes, its history stays. */
+  forget(tenant: string, id: string): void {
+    this.kv.transact(() => {
+      for (const { key } of this.kv.range('queue', { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove('queue', key);
+    });
+    const sched = this.scheduled.get(id);
+    if (sched !== undefined) this.wheel.cancel(sched.handle);
+    this.scheduled.delete(id);
+    this.terminations.get(id)?.cancel();
+    this.terminations.delete(id);
+    this.tenants.delete(id);
+    void tenant;
+  }
+
+  /**
+   * The engine function the matcher calls: one webhook for one stream. The
+   * enqueue is committed before this returns; an active stream queues it, a
+   * stream in error keeps it in history, paused and terminated streams drop it.
+   */
+  enqueue(streamId: string, payload: Record<string, unknown>): EnqueueResult {
+    const tenant = this.tenants.get(streamId);
+    if (tenant === undefined) return 'dropped';
+    const now = this.clock.now();
+    const summary = summarize(payload);
+    let wentToError: StreamRecord | undefined;
+    const result = this.kv.transact((): EnqueueResult => {
+      const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
+      if (s === undefined) return 'dropped';
+      const fate = onNewWebhook(s.status);
+      if (fate === 'drop') return 'dropped';
+      this.bumpStats(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal }, now);
+      const body = { ...payload, streamId, tag: s.tag };
+      if (fate === 'history') {
+        this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+        return 'history';
+      }
+      const item: QueueItem = { seq: s.nextSeq, payload: body, summary, failures: 0, nextAt: now };
+      this.kv.put('queue', seqKey(streamId, s.nextSeq), item);
+      s.nextSeq++;
+      s.queued++;
+      if (s.queued >= QUEUE_CAP) {
+        this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
+        wentToError = s;
+      }
+      this.kv.put('streams', streamKey(tenant, streamId), s);
+      return 'queued';
+    });
+    if (wentToError !== undefined) this.afterError([wentToError]);
+    if (result === 'queued') this.kick(streamId);
+    return result;
+  }
+
+  /** The owner set a stream active again: its URL's rate restarts at 100 and delivery resumes. */
+  resumed(s: StreamRecord): void {
+    this.terminations.get(s.id)?.cancel();
+    this.terminations.delete(s.id);
+    this.kv.put('rates', `${s.tenantId}/${s.webhookUrl}`, START_RATE);
+    this.kick(s.id);
+  }
+
+  /** Posts one signed webhook body for a tenant now (test webhooks and replays). */
+  async post(tenant: string, url: string, body: string, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
+    const res = await this.sender.post(url, body, webhookHeaders(body, settingsOf(this.kv, tenant).secretKey, queueSize), DELIVERY_TIMEOUT_MS);
+    if ('error' in res) return { delivered: false, error: res.error };
+    return res.status === 200 ? { delivered: true, status: 200 } : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
+  }
+
+  /** Resolves once nothing is in flight (tests and shutdown). */
+  settled(): Promise<void> {
+    if (this.inFlight.size === 0 && this.ready.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  // ---- delivery -------------------------------------------------------------
+
+  /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
+  private kick(streamId: string): Promise<void> | undefined {
+    if (this.inFlight.has(streamId)) return undefined;
+    const tenant = this.tenants.get(streamId);
+    if (tenant === undefined) return undefined;
+    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
+    if (s === undefined || !sends(s.status)) return undefined;
+    const head = this.kv.range<QueueItem>('queue', { start: `${streamId}/`, end: `${streamId}/\uffff`, limit: 1 })[0];
+    if (head === undefined) return undefined;
+    const now = this.clock.now();
+    if (head.value.nextAt > now) {
+      this.scheduleKick(streamId, head.value.nextAt);
+      return undefined;
+    }
+    if (this.inFlight.size >= this.maxInFlight) {
+      if (!this.ready.includes(streamId)) this.ready.push(streamId);
+      return undefined;
+    }
+    this.inFlight.add(streamId);
+    return this.deliver(s, head.value)
+      .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
+      .finally(() => {
+        this.inFlight.delete(streamId);
+        this.kick(streamId);
+        while (this.inFlight.size < this.maxInFlight && this.ready.length > 0) this.kick(this.ready.shift()!);
+        if (this.inFlight.size === 0 && this.ready.length === 0) for (const f of this.idle.splice(0)) f();
+      });
+  }
+
+  private async deliver(s: StreamRecord, item: QueueItem): Promise<void> {
+    const body = JSON.stringify({ ...item.payload, retries: item.failures });
+    const res = await this.post(s.tenantId, s.webhookUrl, body, s.queued);
+    const now = this.clock.now();
+    const tenant = s.tenantId;
+    let errored: StreamRecord[] = [];
+    this.kv.transact(() => {
+      const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
+      const key = seqKey(s.id, item.seq);
+      if (cur === undefined || this.kv.get('queue', key) === undefined) return; // deleted meanwhile
+      const rateKey = `${tenant}/${cur.webhookUrl}`;
+      const rate = this.kv.get<number>('rates', rateKey) ?? START_RATE;
+      this.saveLog(tenant, cur, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+      if (res.delivered) {
+        this.kv.remove('queue', key);
+        cur.queued--;
+        this.kv.put('rates', rateKey, afterSuccess(rate));
+        this.bumpStats(tenant, s.id, { totalWebhooksDelivered: 1 }, now);
+        this.kv.put('streams', streamKey(tenant, s.id), cur);
+        return;
+      }
+      const failures = item.failures + 1;
+      const firstFailedAt = item.firstFailedAt ?? now;
+      const errorMessage = res.error ?? 'no answer';
+      item.historyId = this.saveHistory(tenant, cur, { ...item.payload, retries: item.failures }, item.summary, item.failures, errorMessage, now, item.historyId);
+      this.bumpStats(tenant, s.id, { totalWebhooksFailed: 1 }, now);
+      const delay = retryDelay(failures - 1);
+      if (delay === undefined || now + delay - firstFailedAt > GIVE_UP_AFTER_MS) {
+        // Out of retries or 24 h without delivery: the webhook stays in history for manual replay.
+        this.kv.remove('queue', key);
+        cur.queued--;
+      } else {
+        this.kv.put('queue', key, { ...item, failures, firstFailedAt, nextAt: now + delay } satisfies QueueItem);
+      }
+      const newRate = afterFailure(rate);
+      this.kv.put('rates', rateKey, newRate);
+      this.kv.put('streams', streamKey(tenant, s.id), cur);
+      if (inError(newRate)) errored = this.urlToError(tenant, cur.webhookUrl, `the success rate of ${cur.webhookUrl} fell to ${newRate}%, below 70%`, now);
+    });
+    this.afterError(errored);
+  }
+
+  private scheduleKick(streamId: string, at: number): void {
+    const prev = this.scheduled.get(streamId);
+    if (prev !== undefined) {
+      if (prev.at === at) return;
+      this.wheel.cancel(prev.handle);
+    }
+    this.scheduled.set(streamId, { handle: this.wheel.schedule(at, this.numbers.get(streamId)!), at });
+    this.armWheel();
+  }
+
+  /** One service-clock timer, at the wheel's earliest due time. */
+  private armWheel(): void {
+    const next = this.wheel.nextAt();
+    if (next === undefined || next >= this.wakeAt) return;
+    this.wake?.cancel();
+    this.wakeAt = next;
+    this.wake = this.clock.at(next, async () => {
+      this.wake = undefined;
+      this.wakeAt = Infinity;
+      const started: Array<Promise<void>> = [];
+      this.wheel.advance(this.clock.now(), (n) => {
+        const id = this.byNumber[n]!;
+        this.scheduled.delete(id);
+        const d = this.kick(id);
+        if (d !== undefined) started.push(d);
+      });
+      this.armWheel();
+      // The deliveries this wake started settle before later timers fire, so a
+      // clock jump sees each failure's next retry at its own instant. Bounded by
+      // the 10 s delivery timeout.
+      await Promise.all(started);
+    });
+  }
+
+  // ---- state changes --------------------------------------------------------
+
+  /** Every active stream of the tenant that uses `url` goes to error. Call inside a transaction. */
+  private urlToError(tenant: string, url: string, why: string, now: number): StreamRecord[] {
+    const out: StreamRecord[] = [];
+    for (const { value: s } of this.kv.range<StreamRecord>('streams', { start: `${tenant}/`, end: `${tenant}/\uffff` })) {
+      if (s.webhookUrl !== url || s.status !== 'active') continue;
+      this.toError(s, why, now);
+      this.kv.put('streams', streamKey(tenant, s.id), s);
+      out.push(s);
+    }
+    return out;
+  }
+
+  private toError(s: StreamRecord, why: string, now: number): void {
+    s.status = 'error';
+    s.statusMessage = `Stream in error: ${why}. Webhooks are kept in history; set the stream active to resume, or it is terminated 24 hours after ${new Date(now).toISOString()}.`;
+    s.errorSince = now;
+    s.updatedAt = now;
+  }
+
+  private afterError(streams: StreamRecord[]): void {
+    for (const s of streams) {
+      this.scheduleTermination(s);
+      void this.alert(s, `chainpost: stream ${s.id} is in error`, s.statusMessage);
+    }
+  }
+
+  private scheduleTermination(s: StreamRecord): void {
+    this.terminations.get(s.id)?.cancel();
+    const since = s.errorSince ?? this.clock.now();
+    this.terminations.set(
+      s.id,
+      this.clock.at(since + ERROR_TO_TERMINATED_MS, () => this.terminate(s.tenantId, s.id, since)),
+    );
+  }
+
+  /** 24 h in error: nothing more is sent; what was queued moves to history for manual replay. */
+  private terminate(tenant: string, id: string, since: number): void {
+    this.terminations.delete(id);
+    const now = this.clock.now();
+    const ended = this.kv.transact(() => {
+      const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+      if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
+      for (const { key, value } of this.kv.range<QueueItem>('queue', { start: `${id}/`, end: `${id}/\uffff` })) {
+        this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
+        this.kv.remove('queue', key);
+      }
+      s.queued = 0;
+      s.status = 'terminated';
+      s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
+      s.updatedAt = now;
+      this.kv.put('streams', streamKey(tenant, id), s);
+      return s;
+    });
+    if (ended !== undefined) void this.alert(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
+  }
+
+  // ---- records --------------------------------------------------------------
+
+  private saveHistory(tenant: string, s: StreamRecord, payload: Record<string, unknown>, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
+    const historyId = id ?? uuidV7(now);
+    const key = `${tenant}/${historyId}`;
+    const previous = this.kv.get<HistoryRecord>('history', key);
+    const record: HistoryRecord = {
+      id: historyId,
+      date: new Date(now).toISOString(),
+      payload,
+      tinyPayload: { ...summary, retries, amount: summary.records },
+      streamId: s.id,
+      tag: s.tag,
+      errorMessage,
+      webhookUrl: s.webhookUrl,
+    };
+    // Kept for the retention period after its last failure.
+    if (previous !== undefined) this.expiries.remove(Date.parse(previous.date) + this.retentionMs, 'history', key);
+    this.kv.put('history', key, record);
+    this.expiries.add(now + this.retentionMs, 'history', key);
+    return historyId;
+  }
+
+  private saveLog(tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryLog['deliveryStatus'], errorMessage: string, now: number): void {
+    const id = uuidV7(now);
+    const entry: DeliveryLog = {
+      id,
+      streamId: s.id,
+      chain: item.summary.chainId,
+      webhookUrl: s.webhookUrl,
+      tag: s.tag,
+      retries: item.failures,
+      deliveryStatus: status,
+      blockNumber: item.summary.block.number,
+      errorMessage,
+      type: 'evm',
+      createdAt: new Date(now).toISOString(),
+    };
+    this.kv.put('deliveryLogs', `${tenant}/${id}`, entry);
+    this.expiries.add(now + this.retentionMs, 'deliveryLogs', `${tenant}/${id}`);
+  }
+
+  private bumpStats(tenant: string, streamId: string, add: Partial<Record<keyof Omit<Stats, 'createdAt' | 'updatedAt'>, number>>, now: number): void {
+    for (const key of [tenant, `${tenant}/${streamId}`]) {
+      const iso = new Date(now).toISOString();
+      const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
+      const counters = st as unknown as Record<string, number>;
+      for (const [k, v] of Object.entries(add)) counters[k] = (counters[k] ?? 0) + (v ?? 0);
+      st.updatedAt = iso;
+      this.kv.put('stats', key, st);
+    }
+  }
+
+  /** E-mail to the stream owner's key e-mail or CHAINPOST_ALERT_EMAIL; kept in the outbox when it cannot be sent. */
+  private async alert(s: StreamRecord, subject: string, text: string): Promise<void> {
+    const to = s.ownerEmail ?? this.opts.alertEmail;
+    const now = this.clock.now();
+    const keep = (reason: string): void => {
+      this.kv.put('outbox', `${String(now).padStart(15, '0')}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() });
+      this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason });
+    };
+    if (to === undefined) return keep('no recipient: the key has no e-mail and CHAINPOST_ALERT_EMAIL is unset');
+    if (this.mailer === undefined) return keep('no SMTP server: CHAINPOST_SMTP_URL is unset');
+    try {
+      await this.mailer.send({ to, subject, text });
+      this.log.info('stream alert e-mailed', { streamId: s.id, to, subject });
+    } catch (err) {
+      keep(`sending failed: ${(err as Error).message}`);
+    }
+  }
+}

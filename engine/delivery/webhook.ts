@@ -1,0 +1,62 @@
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+
+/**
+ * A webhook on the wire: compact JSON exactly as JSON.stringify writes it,
+ * `x-signature` = 0x + hex(keccak256(utf8(body) + secret)) (Keccak-256, not
+ * NIST SHA3), and `x-queue-size` with the stream's undelivered count.
+ */
+export function signature(body: string, secret: string): string {
+  return `0x${bytesToHex(keccak_256(utf8ToBytes(body + secret)))}`;
+}
+
+export function webhookHeaders(body: string, secret: string, queueSize: number): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-signature': signature(body, secret), 'x-queue-size': String(queueSize) };
+}
+
+/** What a webhook carries about its block, for history's tinyPayload and the logs. */
+export interface WebhookSummary {
+  chainId: string;
+  confirmed: boolean;
+  block: { number: string; hash: string; timestamp: string };
+  /** Items in the body (logs, txs, internal txs, transfers, approvals, balances). */
+  records: number;
+}
+
+const LISTS = ['logs', 'txs', 'txsInternal', 'erc20Transfers', 'erc20Approvals', 'nftTransfers', 'nftTokenApprovals', 'nativeBalances'] as const;
+
+export function summarize(payload: Record<string, unknown>): WebhookSummary & { logs: number; txs: number; txsInternal: number } {
+  const len = (k: string): number => (Array.isArray(payload[k]) ? (payload[k] as unknown[]).length : 0);
+  const block = (payload['block'] ?? {}) as Record<string, unknown>;
+  return {
+    chainId: String(payload['chainId'] ?? ''),
+    confirmed: payload['confirmed'] === true,
+    block: { number: String(block['number'] ?? ''), hash: String(block['hash'] ?? ''), timestamp: String(block['timestamp'] ?? '') },
+    records: LISTS.reduce((n, k) => n + len(k), 0),
+    logs: len('logs'),
+    txs: len('txs'),
+    txsInternal: len('txsInternal'),
+  };
+}
+
+/** The test webhook sent before a stream is created, updated or set active again. */
+export function testWebhook(streamId: string, tag: string): Record<string, unknown> {
+  return {
+    abi: [],
+    block: { number: '', hash: '', timestamp: '' },
+    txs: [],
+    txsInternal: [],
+    logs: [],
+    chainId: '',
+    confirmed: true,
+    retries: 0,
+    tag,
+    streamId,
+    erc20Approvals: [],
+    erc20Transfers: [],
+    nftApprovals: { ERC721: [], ERC1155: [] },
+    nftTokenApprovals: [],
+    nftTransfers: [],
+    nativeBalances: [],
+  };
+}

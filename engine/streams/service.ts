@@ -1,0 +1,200 @@
+import type { Clock } from '../clock.js';
+import { chainFor } from '../chains/lifecycle.js';
+import { uuidV4 } from '../delivery/ids.js';
+import { type DeliveryLog, type Dispatcher, type HistoryRecord, type Stats, streamKey } from '../delivery/dispatcher.js';
+import { testWebhook } from '../delivery/webhook.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import { page, type Page } from '../page.js';
+import type { Kv } from '../ports.js';
+import { streamResponse, type StreamDefinition, type StreamRecord } from './model.js';
+import { abiEventSignatures } from './schemas.js';
+import { settingsOf } from './settings.js';
+import { ownerMaySet } from './transitions.js';
+
+/** Stream resources per tenant: create, update, list, status, addresses, settings, stats, history, replay. */
+export const MAX_ADDRESSES_PER_STREAM = 1_000_000;
+
+export class StreamsService {
+  constructor(
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly dispatcher: Dispatcher,
+  ) {}
+
+  async create(tenant: string, def: StreamDefinition, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
+    const checked = this.check(def);
+    const now = this.clock.now();
+    const id = uuidV4();
+    await this.testWebhook(tenant, id, checked);
+    const s: StreamRecord = { ...checked, id, tenantId: tenant, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0, nextSeq: 0, queued: 0 };
+    if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
+    this.kv.put('streams', streamKey(tenant, id), s);
+    this.dispatcher.track(s);
+    return streamResponse(s);
+  }
+
+  async update(tenant: string, id: string, changes: Partial<StreamDefinition>): Promise<Record<string, unknown>> {
+    const s = this.get(tenant, id);
+    const merged = this.check({ ...definitionOf(s), ...stripUndefined(changes) });
+    await this.testWebhook(tenant, id, merged);
+    const updated = this.kv.transact(() => {
+      const cur = this.get(tenant, id);
+      const next: StreamRecord = { ...cur, ...merged, updatedAt: this.clock.now() };
+      // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
+      if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
+      this.kv.put('streams', streamKey(tenant, id), next);
+      return next;
+    });
+    return streamResponse(updated);
+  }
+
+  get(tenant: string, id: string): StreamRecord {
+    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+    if (s === undefined) throw notFound(`no stream ${id}`);
+    return s;
+  }
+
+  list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
+    return page<StreamRecord, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, map: (s) => streamResponse(s) });
+  }
+
+  remove(tenant: string, id: string): Record<string, unknown> {
+    const s = this.get(tenant, id);
+    this.kv.transact(() => {
+      this.kv.remove('streams', streamKey(tenant, id));
+      for (const { key } of this.kv.range('streamAddresses', { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove('streamAddresses', key);
+    });
+    this.dispatcher.forget(tenant, id);
+    return streamResponse(s);
+  }
+
+  async setStatus(tenant: string, id: string, status: 'active' | 'paused'): Promise<Record<string, unknown>> {
+    const s = this.get(tenant, id);
+    ownerMaySet(s.status, status);
+    if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
+    const updated = this.kv.transact(() => {
+      const cur = this.get(tenant, id);
+      ownerMaySet(cur.status, status);
+      const was = cur.status;
+      cur.status = status;
+      cur.statusMessage = '';
+      delete cur.errorSince;
+      cur.updatedAt = this.clock.now();
+      this.kv.put('streams', streamKey(tenant, id), cur);
+      return { cur, was };
+    });
+    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur);
+    return streamResponse(updated.cur);
+  }
+
+  addAddresses(tenant: string, id: string, addresses: string[]): { streamId: string; address: string | string[] } {
+    return this.changeAddresses(tenant, id, addresses, true);
+  }
+
+  removeAddresses(tenant: string, id: string, addresses: string[]): { streamId: string; address: string | string[] } {
+    return this.changeAddresses(tenant, id, addresses, false);
+  }
+
+  listAddresses(tenant: string, id: string, limit: number, cursor: string | null): Page<{ address: string }> {
+    this.get(tenant, id);
+    return page<number, { address: string }>(this.kv, 'streamAddresses', `${id}/`, { limit, cursor, map: (_v, key) => ({ address: key.slice(id.length + 1) }) });
+  }
+
+  settings(tenant: string): { region: string; secretKey: string } {
+    const s = settingsOf(this.kv, tenant);
+    return { region: s.region, secretKey: s.secretKey };
+  }
+
+  setRegion(tenant: string, region: string): { region: string } {
+    const s = settingsOf(this.kv, tenant);
+    this.kv.put('settings', tenant, { ...s, region });
+    return { region };
+  }
+
+  stats(tenant: string, streamId?: string): Stats & { streamId?: string } {
+    if (streamId !== undefined) this.get(tenant, streamId);
+    const key = streamId === undefined ? tenant : `${tenant}/${streamId}`;
+    const iso = new Date(this.clock.now()).toISOString();
+    const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
+    return streamId === undefined ? st : { ...st, streamId };
+  }
+
+  history(tenant: string, limit: number, cursor: string | null, excludePayload: boolean): Page<Partial<HistoryRecord>> {
+    return page<HistoryRecord, Partial<HistoryRecord>>(this.kv, 'history', `${tenant}/`, {
+      limit,
+      cursor,
+      newestFirst: true,
+      map: (h) => (excludePayload ? { ...h, payload: undefined } : h),
+    });
+  }
+
+  logs(tenant: string, limit: number, cursor: string | null): Page<DeliveryLog> {
+    return page<DeliveryLog>(this.kv, 'deliveryLogs', `${tenant}/`, { limit, cursor, newestFirst: true });
+  }
+
+  /** Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state does not change. */
+  async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
+    const h = this.kv.get<HistoryRecord>('history', `${tenant}/${historyId}`);
+    if (h === undefined || (streamId !== undefined && h.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
+    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, h.streamId));
+    const res = await this.dispatcher.post(tenant, h.webhookUrl, JSON.stringify(h.payload), s?.queued ?? 0);
+    const out = { ...h, delivered: res.delivered, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
+    return res.status === undefined ? out : { ...out, status: res.status };
+  }
+
+  // ---- helpers --------------------------------------------------------------
+
+  /** Checks what a schema cannot: chains against the registry at the service date, topic0 against the abi. */
+  private check(def: StreamDefinition): StreamDefinition {
+    const now = this.clock.now();
+    const chainIds = def.chainIds.map((c, i) => chainFor(c, 'streams', now, { field: `chainIds.${i}` }).key);
+    if (new Set(chainIds).size !== chainIds.length) throw badRequest('chainIds', 'a chain is listed twice');
+    if (def.abi !== null && def.topic0 !== null) {
+      const events = abiEventSignatures(def.abi);
+      def.topic0.forEach((t, i) => {
+        if (!events.has(t)) throw badRequest(`topic0.${i}`, `${t} is not an event of the abi`);
+      });
+    }
+    if (def.allAddresses && (def.abi === null || def.topic0 === null || def.topic0.length === 0)) {
+      throw badRequest('allAddresses', 'applies only when abi and topic0 are provided');
+    }
+    return { ...def, chainIds };
+  }
+
+  /** The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. */
+  private async testWebhook(tenant: string, id: string, def: StreamDefinition): Promise<void> {
+    const res = await this.dispatcher.post(tenant, def.webhookUrl, JSON.stringify(testWebhook(id, def.tag)), 0);
+    if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
+  }
+
+  private changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): { streamId: string; address: string | string[] } {
+    const lower = [...new Set(addresses.map((a) => a.toLowerCase()))];
+    this.kv.transact(() => {
+      const s = this.get(tenant, id);
+      let n = s.amountOfAddresses;
+      for (const a of lower) {
+        const key = `${id}/${a}`;
+        const has = this.kv.get('streamAddresses', key) !== undefined;
+        if (add && !has) {
+          if (n >= MAX_ADDRESSES_PER_STREAM) throw badRequest('address', `a stream holds at most ${MAX_ADDRESSES_PER_STREAM.toLocaleString('en-US')} addresses`);
+          this.kv.put('streamAddresses', key, 1);
+          n++;
+        } else if (!add && has) {
+          this.kv.remove('streamAddresses', key);
+          n--;
+        }
+      }
+      s.amountOfAddresses = n;
+      s.updatedAt = this.clock.now();
+      this.kv.put('streams', streamKey(tenant, id), s);
+    });
+    return { streamId: id, address: addresses.length === 1 ? lower[0]! : lower };
+  }
+}
+
+function definitionOf(s: StreamRecord): StreamDefinition {
+  const { id: _id, tenantId: _t, status: _s, statusMessage: _m, createdAt: _c, updatedAt: _u, amountOfAddresses: _a, errorSince: _e, ownerEmail: _o, nextSeq: _n, queued: _q, ...def } = s;
+  return def;
+}
+
+const stripUndefined = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

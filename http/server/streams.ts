@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
+import { badRequest } from '../../engine/errors.js';
+import { parseLimit } from '../../engine/page.js';
+import { validate } from '../../engine/schema.js';
+import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
+import type { StreamsService } from '../../engine/streams/service.js';
+import { streamResponse, type StreamDefinition } from '../../engine/streams/model.js';
+import { queryParams } from './query.js';
+import { json, type Method, type Request, type Route } from './route.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The Streams API (EVM): streams, addresses, history and replay, stats, settings. */
+export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean }): Route[] {
+  const tenant = (req: Request): string => req.caller!.tenantId;
+  const id = (req: Request, name = 'id'): string => {
+    const v = req.params[name]!;
+    if (!UUID.test(v)) throw badRequest(name, 'not a stream id (a UUID)');
+    return v.toLowerCase();
+  };
+  const paging = (req: Request) => {
+    const q = queryParams(req.query);
+    return { limit: parseLimit(q.get('limit')), cursor: q.get('cursor'), q };
+  };
+  const route = (method: Method, pattern: string, handle: Route['handle'], body = false): Route => ({ method, pattern, area: 'streams', auth: 'key', body, handle });
+  const addresses = (req: Request): string[] => {
+    const { address } = validate(addressBody, req.body);
+    return Array.isArray(address) ? address : [address];
+  };
+
+  const routes: Route[] = [
+    route('PUT', '/streams/evm', async (req) => json(200, await streams.create(tenant(req), validate(createStream, req.body) as StreamDefinition, req.caller!.email)), true),
+    route('GET', '/streams/evm', (req) => {
+      const p = paging(req);
+      return json(200, streams.list(tenant(req), p.limit, p.cursor));
+    }),
+    route('GET', '/streams/evm/:id', (req) => json(200, streamResponse(streams.get(tenant(req), id(req))))),
+    route('POST', '/streams/evm/:id', async (req) => json(200, await streams.update(tenant(req), id(req), validate(updateStream, req.body) as Partial<StreamDefinition>)), true),
+    route('DELETE', '/streams/evm/:id', (req) => json(200, streams.remove(tenant(req), id(req)))),
+    route('POST', '/streams/evm/:id/status', async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
+    route('POST', '/streams/evm/:id/address', (req) => json(200, streams.addAddresses(tenant(req), id(req), addresses(req))), true),
+    route('DELETE', '/streams/evm/:id/address', (req) => json(200, streams.removeAddresses(tenant(req), id(req), addresses(req))), true),
+    route('GET', '/streams/evm/:id/address', (req) => {
+      const p = paging(req);
+      return json(200, streams.listAddresses(tenant(req), id(req), p.limit, p.cursor));
+    }),
+    route('GET', '/history', (req) => {
+      const p = paging(req);
+      const exclude = p.q.get('excludePayload');
+      if (exclude !== null && exclude !== 'true' && exclude !== 'false') throw badRequest('excludePayload', 'true or false');
+      return json(200, streams.history(tenant(req), p.limit, p.cursor, exclude === 'true'));
+    }),
+    route('GET', '/history/logs', (req) => {
+      const p = paging(req);
+      return json(200, streams.logs(tenant(req), p.limit, p.cursor));
+    }),
+    route('POST', '/history/replay/:historyId', async (req) => json(200, await streams.replay(tenant(req), id(req, 'historyId')))),
+    route('POST', '/history/replay/:streamId/:historyId', async (req) => json(200, await streams.replay(tenant(req), id(req, 'historyId'), id(req, 'streamId')))),
+    route('GET', '/stats', (req) => json(200, streams.stats(tenant(req)))),
+    route('GET', '/stats/:streamId', (req) => json(200, streams.stats(tenant(req), id(req, 'streamId')))),
+    route('GET', '/settings', (req) => json(200, streams.settings(tenant(req)))),
+    route('POST', '/settings', (req) => json(200, streams.setRegion(tenant(req), validate(settingsBody, req.body).region)), true),
+  ];
+  if (opts.testHooks) {
+    // Test clock only: hand webhooks to the delivery engine through the function the matcher calls.
+    const body = z.object({ webhooks: z.array(z.record(z.string(), z.unknown())).min(1).max(20_000) });
+    routes.push(
+      route('POST', '/admin/streams/:id/webhooks', (req) => {
+        const streamId = id(req);
+        streams.get(tenant(req), streamId);
+        const results = validate(body, req.body).webhooks.map((w) => dispatcher.enqueue(streamId, w));
+        return json(200, { results });
+      }, true),
+    );
+  }
+  return routes;
+}

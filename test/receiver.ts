@@ -1,0 +1,79 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: any;
+  /** The test webhook sent before a create, update or resume (chainId ""). */
+  test: boolean;
+}
+
+/**
+ * A real webhook receiver on 127.0.0.1. `answer` decides each status (default
+ * 200); test webhooks get 200 unless `answerTests` says otherwise.
+ */
+export async function startReceiver() {
+  const received: Received[] = [];
+  const state = {
+    answer: (_r: Received): number | 'hang' => 200,
+    answerTests: (_r: Received): number => 200,
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      let body: any;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = raw;
+      }
+      const r: Received = { headers: req.headers, raw, body, test: body?.chainId === '' };
+      received.push(r);
+      const status = r.test ? state.answerTests(r) : state.answer(r);
+      if (status === 'hang') return; // never answers: the sender's timeout decides
+      res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    webhooks: () => received.filter((r) => !r.test),
+    state,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+export interface Mail {
+  from: string;
+  to: string[];
+  data: string;
+}
+
+/** A real SMTP server on 127.0.0.1 that keeps what it receives. */
+export async function startSmtp() {
+  const mails: Mail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      let data = '';
+      stream.on('data', (c: Buffer) => (data += c.toString()));
+      stream.on('end', () => {
+        mails.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), data });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}

@@ -1,0 +1,254 @@
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { advance, cli, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { startReceiver, startSmtp } from './receiver.js';
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+type Smtp = Awaited<ReturnType<typeof startSmtp>>;
+
+const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
+const webhook = (n: number) => ({
+  confirmed: false,
+  chainId: '0x1',
+  abi: [],
+  block: block(n),
+  logs: [{ logIndex: '0', transactionHash: `0x${'ab'.repeat(32)}`, address: '0x'.padEnd(42, '1'), data: '0x', topic0: null, topic1: null, topic2: null, topic3: null }],
+  txs: [],
+  txsInternal: [],
+  erc20Transfers: [],
+  erc20Approvals: [],
+  nftTransfers: [],
+  nftTokenApprovals: [],
+  nftApprovals: { ERC721: [], ERC1155: [] },
+  nativeBalances: [],
+});
+
+describe('Streams API and delivery engine', () => {
+  let s: Running;
+  let rx: Receiver;
+  let smtp: Smtp;
+  const put = (json: unknown) => s.call('/streams/evm', { method: 'PUT', json });
+  const post = (path: string, json?: unknown) => s.call(path, { method: 'POST', ...(json === undefined ? {} : { json }) });
+  const now = async () => Date.parse((await s.call('/admin/clock')).body.now);
+  const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
+  const stream = async (id: string) => (await s.call(`/streams/evm/${id}`)).body;
+  const make = async (extra: Record<string, unknown> = {}) => {
+    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], tag: 'mine', description: 'd', ...extra });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.id as string;
+  };
+
+  beforeAll(async () => {
+    rx = await startReceiver();
+    smtp = await startSmtp();
+    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org' });
+  });
+  afterAll(async () => {
+    await stopAndClean(s);
+    await rx.close();
+    await smtp.close();
+  });
+  beforeEach(() => {
+    rx.state.answer = () => 200;
+    rx.state.answerTests = () => 200;
+  });
+
+  describe('stream resources', () => {
+    it('creates a stream after a test webhook, and answers every field', async () => {
+      const before = rx.received.length;
+      const r = await put({
+        webhookUrl: rx.url,
+        description: 'transfers',
+        tag: 'tag-1',
+        chainIds: ['0x1', '56', 'base'],
+        topic0: ['Transfer(address,address,uint256)'],
+        allAddresses: false,
+        includeNativeTxs: true,
+        abi: [{ type: 'event', name: 'Transfer', anonymous: false, inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }],
+        getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(r.body).toMatchObject({
+        webhookUrl: rx.url,
+        description: 'transfers',
+        tag: 'tag-1',
+        chainIds: ['0x1', '0x38', '0x2105'],
+        topic0: ['Transfer(address,address,uint256)'],
+        includeNativeTxs: true,
+        includeContractLogs: false,
+        includeInternalTxs: false,
+        includeAllTxLogs: false,
+        allAddresses: false,
+        filterPossibleSpamAddresses: false,
+        demo: false,
+        triggers: null,
+        advancedOptions: null,
+        getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
+        status: 'active',
+        statusMessage: '',
+        amountOfAddresses: 0,
+      });
+      expect(Date.parse(r.body.updatedAt)).toBeGreaterThan(0);
+      const testHook = rx.received.slice(before).find((x) => x.test)!;
+      expect(testHook.body).toMatchObject({ chainId: '', streamId: r.body.id, tag: 'tag-1', block: { number: '', hash: '', timestamp: '' }, logs: [], txs: [] });
+      const { secretKey } = (await s.call('/settings')).body;
+      expect(testHook.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(testHook.raw + secretKey)))}`);
+      expect((await stream(r.body.id)).id).toBe(r.body.id);
+    });
+
+    it('refuses bad fields with 400 naming them, and stores nothing', async () => {
+      const count = (await s.call('/streams/evm?limit=100')).body.total;
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ chainIds: ['0x1'] }, 'webhookUrl'],
+        [{ webhookUrl: 'ftp://x', chainIds: ['0x1'] }, 'webhookUrl'],
+        [{ webhookUrl: rx.url }, 'chainIds'],
+        [{ webhookUrl: rx.url, chainIds: [] }, 'chainIds'],
+        [{ webhookUrl: rx.url, chainIds: ['0x999999'] }, 'chainIds.0'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1', 'fantom'] }, 'chainIds.1'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], topic0: ['Transfer(adress,uint256)'] }, 'topic0.0'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], topic0: ['not a signature'] }, 'topic0.0'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: [{ type: 'event', name: 'X', inputs: [{ type: 'uint7' }] }] }, 'abi.0'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: [{ type: 'event', name: 'Approval', inputs: [] }], topic0: ['Transfer(address,address,uint256)'] }, 'topic0.0'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], allAddresses: true }, 'allAddresses'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: 'yes' }, 'includeNativeTxs'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], triggers: [{ type: 'tx', contractAddress: 'nope', functionAbi: { type: 'function', name: 'f' } }] }, 'triggers.0.contractAddress'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: [] }] }, 'getNativeBalances.0.selectors'],
+      ];
+      for (const [body, field] of cases) {
+        const r = await put(body);
+        expect(r.status, JSON.stringify(body)).toBe(400);
+        expect(r.body.details.field, JSON.stringify(body)).toBe(field);
+      }
+      const removed = await put({ webhookUrl: rx.url, chainIds: ['0xfa'] });
+      expect(removed.body.message).toBe('chainIds.0: chain 0xfa (fantom) was removed on 2026-05-29');
+      // The receiver refuses the test webhook: no stream.
+      rx.state.answerTests = () => 503;
+      const refused = await put({ webhookUrl: rx.url, chainIds: ['0x1'] });
+      expect(refused.status).toBe(400);
+      expect(refused.body.message).toMatch(/^webhookUrl: the test webhook .* was not accepted \(the receiver answered HTTP 503\)/);
+      expect((await s.call('/streams/evm?limit=100')).body.total).toBe(count);
+    });
+
+    it('lists by cursor, updates, pauses, deletes; another tenant sees none of it', async () => {
+      const ids = [await make(), await make(), await make()];
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const p = await s.call(`/streams/evm?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(p.body).toMatchObject({ page: 0, page_size: 2 });
+        seen.push(...p.body.result.map((x: { id: string }) => x.id));
+        cursor = p.body.cursor;
+        pages++;
+      } while (cursor);
+      expect(seen.length).toBe((await s.call('/streams/evm?limit=100')).body.total);
+      for (const id of ids) expect(seen).toContain(id);
+      expect(pages).toBeGreaterThan(1);
+
+      const up = await post(`/streams/evm/${ids[0]}`, { description: 'changed', includeContractLogs: true });
+      expect(up.body).toMatchObject({ id: ids[0], description: 'changed', includeContractLogs: true, tag: 'mine' });
+      expect((await post(`/streams/evm/${ids[0]}`, { chainIds: ['fantom'] })).body.details.field).toBe('chainIds.0');
+      expect((await post(`/streams/evm/${ids[0]}/status`, { status: 'paused' })).body.status).toBe('paused');
+      expect((await post(`/streams/evm/${ids[0]}/status`, { status: 'error' })).body.details.field).toBe('status');
+      expect((await post(`/streams/evm/${ids[0]}/status`, { status: 'active' })).body.status).toBe('active');
+
+      const other = (await cli(['keys', 'create', '--name', 'stream-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const asOther = { headers: { 'x-api-key': other } };
+      expect((await s.call(`/streams/evm/${ids[1]}`, asOther)).status).toBe(404);
+      expect((await s.call('/streams/evm', asOther)).body.total).toBe(0);
+      expect((await s.call(`/streams/evm/${ids[1]}`, { ...asOther, method: 'DELETE' })).status).toBe(404);
+
+      const del = await s.call(`/streams/evm/${ids[2]}`, { method: 'DELETE' });
+      expect(del.body.id).toBe(ids[2]);
+      expect((await stream(ids[2]!)).message).toMatch(/no stream/);
+      expect((await s.call('/streams/evm/not-a-uuid')).status).toBe(400);
+    });
+
+    it('adds, lists and removes addresses in any case, stored lowercase', async () => {
+      const id = await make();
+      const a = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
+      const one = await post(`/streams/evm/${id}/address`, { address: a });
+      expect(one.body).toEqual({ streamId: id, address: a.toLowerCase() });
+      const many = Array.from({ length: 250 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, '0')}`);
+      await post(`/streams/evm/${id}/address`, { address: [...many, a.toUpperCase().replace('0X', '0x')] });
+      expect((await stream(id)).amountOfAddresses).toBe(251);
+      const listed: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const p = await s.call(`/streams/evm/${id}/address?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(p.body.total).toBe(251);
+        listed.push(...p.body.result.map((x: { address: string }) => x.address));
+        cursor = p.body.cursor;
+      } while (cursor);
+      expect(listed).toHaveLength(251);
+      expect(listed).toContain(a.toLowerCase());
+      await s.call(`/streams/evm/${id}/address`, { method: 'DELETE', json: { address: many.slice(0, 50) } });
+      expect((await stream(id)).amountOfAddresses).toBe(201);
+      expect((await post(`/streams/evm/${id}/address`, { address: '0x123' })).body.details.field).toBe('address');
+      expect((await post(`/streams/evm/${id}/address`, { address: Array(10_001).fill(a) })).status).toBe(400);
+    });
+
+    it('keeps settings per tenant: a secret made at first use, and a region', async () => {
+      const first = await s.call('/settings');
+      expect(first.body.secretKey).toMatch(/^[A-Za-z0-9]{32}$/);
+      expect((await post('/settings', { region: 'eu-central-1' })).body).toEqual({ region: 'eu-central-1' });
+      expect((await s.call('/settings')).body).toEqual({ region: 'eu-central-1', secretKey: first.body.secretKey });
+      expect((await post('/settings', { region: 'mars-1' })).body.details.field).toBe('region');
+    });
+  });
+
+  describe('delivery', () => {
+    it('delivers in order, signed, with x-queue-size, and counts it', async () => {
+      const id = await make();
+      const before = rx.webhooks().length;
+      // The head fails once, so the queue builds up behind it; its retry a minute later succeeds.
+      let failed = false;
+      rx.state.answer = (x) => (x.body.streamId === id && !failed ? ((failed = true), 500) : 200);
+      const r = await enqueue(id, [webhook(1), webhook(2), webhook(3)]);
+      expect(r.body.results).toEqual(['queued', 'queued', 'queued']);
+      await advance(s, 60);
+      const got = rx.webhooks().slice(before).filter((x) => x.body.streamId === id).slice(1);
+      expect(got.map((x) => x.body.block.number)).toEqual(['1', '2', '3']);
+      const { secretKey } = (await s.call('/settings')).body;
+      for (const g of got) {
+        expect(g.headers['content-type']).toBe('application/json');
+        expect(g.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(g.raw + secretKey)))}`);
+        expect(g.raw).toBe(JSON.stringify(g.body));
+        expect(g.body).toMatchObject({ streamId: id, tag: 'mine', confirmed: false, chainId: '0x1' });
+      }
+      expect(got.map((g) => g.body.retries)).toEqual([1, 0, 0]);
+      expect(got.map((g) => g.headers['x-queue-size'])).toEqual(['3', '2', '1']);
+      const stats = (await s.call(`/stats/${id}`)).body;
+      expect(stats).toMatchObject({ streamId: id, totalWebhooksDelivered: 3, totalWebhooksFailed: 1, totalLogsProcessed: 3 });
+    });
+
+    it('retries at 1 min, 10 min, 1 h, 2 h, 6 h, 12 h after each failure, then leaves the webhook to history after 24 h', async () => {
+      const id = await make({ webhookUrl: `${rx.url}?retries` });
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      const t0 = await now();
+      await enqueue(id, [webhook(10)]);
+      await advance(s, 3 * 86_400);
+      const attempts = rx.webhooks().filter((x) => x.body.streamId === id);
+      expect(attempts.map((a) => a.body.retries)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      const logs = (await s.call('/history/logs?limit=100')).body.result.filter((l: { streamId: string }) => l.streamId === id).reverse();
+      const at = logs.map((l: { createdAt: string }) => Date.parse(l.createdAt) - t0);
+      const minute = 60_000;
+      const expected: number[] = [0, 1, 11, 71, 191, 551, 1271].map((m) => m * minute);
+      expect(at).toHaveLength(expected.length);
+      at.forEach((ms: number, i: number) => {
+        expect(ms - expected[i]!, `attempt ${i}`).toBeGreaterThanOrEqual(0);
+        expect(ms - expected[i]!, `attempt ${i}`).toBeLessThan(1000);
+      });
+      expect(logs.every((l: { deliveryStatus: string }) => l.deliveryStatus === 'failed')).toBe(true);
+      // The next retry (1 day) would fall beyond 24 h of trying: the webhook is left in history only.
+      const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
+      expect(h).toHaveLength(1);
+      expect(h[0]).toMatchObject({ streamId: id, tag: 'mine', webhookUrl: `${rx.url}?retries`, errorMessage: 'the receiver answered HTTP 500', tinyPayload: { chainId: '0x1', retries: 6, records: 1, amount: 1, block: block(10) } });
+      expect(h[0].payload.block.number).toBe('10');
+      expect((await stream(id)).status).toBe('active'); // 7 failures: 93%
+      expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(7);
+    });
+  });
+});
