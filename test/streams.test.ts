@@ -250,5 +250,115 @@ describe('Streams API and delivery engine', () => {
       expect((await stream(id)).status).toBe('active'); // 7 failures: 93%
       expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(7);
     });
+
+    it('puts every stream of a URL in error on the 31st failure in a row (30 leave it at 70%), and e-mails the owner', async () => {
+      const url = `${rx.url}?rate`;
+      const rateStreams: string[] = [];
+      rx.state.answer = (r) => (rateStreams.includes(r.body.streamId) ? 500 : 200);
+      for (let i = 0; i < 31; i++) rateStreams.push(await make({ webhookUrl: url, tag: `rate-${i}` }));
+      for (let i = 0; i < 30; i++) await enqueue(rateStreams[i]!, [webhook(100 + i)]);
+      await advance(s, 0);
+      for (const id of rateStreams) expect((await stream(id)).status, 'after 30 failures').toBe('active');
+      const mailsBefore = smtp.mails.length;
+      await enqueue(rateStreams[30]!, [webhook(130)]);
+      await advance(s, 0);
+      for (const id of rateStreams) {
+        const st = await stream(id);
+        expect(st.status).toBe('error');
+        expect(st.statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
+      }
+      // One e-mail per stream that entered error, to CHAINPOST_ALERT_EMAIL (the key has no e-mail).
+      await new Promise((r) => setTimeout(r, 300));
+      const mails = smtp.mails.slice(mailsBefore);
+      expect(mails).toHaveLength(31);
+      expect(mails[0]!.to).toEqual(['ops@example.org']);
+      expect(mails.map((m) => /Subject: chainpost: stream (\S+) is in error/.exec(m.data)?.[1]).sort()).toEqual([...rateStreams].sort());
+
+      // In error nothing is sent; new webhooks go straight to history.
+      const sent = rx.webhooks().length;
+      expect((await enqueue(rateStreams[0]!, [webhook(200)])).body.results).toEqual(['history']);
+      await advance(s, 3600);
+      expect(rx.webhooks().length).toBe(sent);
+      const kept = (await s.call('/history?limit=100')).body.result.find((h: { payload: { block: { number: string } } }) => h.payload.block.number === '200');
+      expect(kept.errorMessage).toMatch(/^not sent: the stream is in error/);
+
+      // The owner sets one active again: its URL starts over at 100% and the retry schedule resumes.
+      rx.state.answer = () => 200;
+      const resumed = await post(`/streams/evm/${rateStreams[0]}/status`, { status: 'active' });
+      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: '' });
+      await advance(s, 10 * 60);
+      const delivered = rx.webhooks().filter((w) => w.body.streamId === rateStreams[0] && w.body.block.number === '100');
+      expect(delivered.length).toBeGreaterThanOrEqual(2); // the failed first try and the successful retry
+      expect((await s.call(`/stats/${rateStreams[0]}`)).body.totalWebhooksDelivered).toBe(1);
+
+      // 24 h in error: the others are terminated, with an e-mail; their queued webhooks move to history; new blocks are dropped.
+      const before = smtp.mails.length;
+      await advance(s, 24 * 3600);
+      const ended = await stream(rateStreams[1]!);
+      expect(ended.status).toBe('terminated');
+      expect(ended.statusMessage).toMatch(/stayed in error for 24 hours/);
+      expect((await stream(rateStreams[0]!)).status).toBe('active');
+      await new Promise((r) => setTimeout(r, 300));
+      // (Long subjects are folded on the wire; the body says it plainly.)
+      expect(smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data))).toHaveLength(30);
+      expect((await enqueue(rateStreams[1]!, [webhook(300)])).body.results).toEqual(['dropped']);
+      expect((await post(`/streams/evm/${rateStreams[1]}/status`, { status: 'active' })).status).toBe(400);
+      const moved = (await s.call('/history?limit=100&excludePayload=true')).body.result.filter((h: { errorMessage: string }) => h.errorMessage === 'not sent: the stream was terminated');
+      expect(moved.length).toBeGreaterThan(0);
+      expect(moved[0].payload).toBeUndefined();
+    });
+
+    it('goes to error when 10,000 webhooks wait undelivered', async () => {
+      const id = await make({ webhookUrl: `${rx.url}?cap` });
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      const batch = (from: number) => Array.from({ length: 5_000 }, (_, i) => ({ chainId: '0x1', block: block(from + i), logs: [], txs: [] }));
+      expect((await enqueue(id, batch(0))).status).toBe(200);
+      const r = await enqueue(id, batch(5_000));
+      expect(r.body.results.at(-1)).toBe('queued');
+      const st = await stream(id);
+      expect(st.status).toBe('error');
+      expect(st.statusMessage).toMatch(/queue of undelivered webhooks reached 10000/);
+      expect((await enqueue(id, [webhook(1)])).body.results).toEqual(['history']);
+    }, 60_000);
+
+    it('replays a failed webhook on demand without changing the stream, and pages and purges history', async () => {
+      const id = await make({ webhookUrl: `${rx.url}?replay` });
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      await enqueue(id, [webhook(7)]);
+      await advance(s, 0);
+      const h = (await s.call('/history?limit=100')).body.result.find((x: { streamId: string }) => x.streamId === id);
+      expect(h.payload.block.number).toBe('7');
+      const failedReplay = await post(`/history/replay/${h.id}`);
+      expect(failedReplay.body).toMatchObject({ id: h.id, delivered: false, status: 500 });
+      rx.state.answer = () => 200;
+      const replayed = await post(`/history/replay/${id}/${h.id}`);
+      expect(replayed.status).toBe(200);
+      expect(replayed.body).toMatchObject({ id: h.id, streamId: id, delivered: true, status: 200 });
+      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7').length).toBeGreaterThanOrEqual(3);
+      expect((await stream(id)).status).toBe('active');
+      expect((await post(`/history/replay/${id}/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)).status).toBe(404);
+      const other = (await cli(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      expect((await s.call(`/history/replay/${h.id}`, { method: 'POST', headers: { 'x-api-key': other } })).status).toBe(404);
+      expect((await s.call('/history', { headers: { 'x-api-key': other } })).body.total).toBe(0);
+
+      // Paging newest first by cursor, to the end.
+      const total = (await s.call('/history?limit=1')).body.total;
+      const ids: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const p = await s.call(`/history?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+        ids.push(...p.body.result.map((x: { id: string }) => x.id));
+        cursor = p.body.cursor;
+      } while (cursor);
+      expect(ids).toHaveLength(total);
+      expect([...ids].sort().reverse()).toEqual(ids);
+      expect((await s.call('/history?limit=0')).body.details.field).toBe('limit');
+      expect((await s.call('/history?cursor=bm9wZQ')).status).toBe(400);
+
+      // Kept 7 days after the last failure, then purged (the latest records were written when streams ended, a day in).
+      await advance(s, 9 * 86_400);
+      expect((await s.call('/history?limit=1')).body.total).toBe(0);
+      expect((await s.call('/history/logs?limit=1')).body.total).toBe(0);
+    });
   });
 });
