@@ -10,7 +10,7 @@ const require = createRequire(import.meta.url);
 
 const FIXED_BASES = ['https://authapi.moralis.io', 'https://api.moralis-streams.com'];
 
-export async function moralisFor(serverUrl: string, apiKey: string): Promise<any> {
+export async function moralisFor(serverUrl: string, apiKey: string, config: Record<string, unknown> = {}): Promise<any> {
   const axios = require('axios');
   const Moralis = require('moralis').default;
   axios.interceptors.request.use((config: { url?: string; proxy?: unknown }) => {
@@ -20,6 +20,6 @@ export async function moralisFor(serverUrl: string, apiKey: string): Promise<any
     if (host !== '127.0.0.1') throw new Error(`test refused a request to ${host}: only loopback`);
     return config;
   });
-  if (!Moralis.Core.isStarted) await Moralis.start({ apiKey, evmApiBaseUrl: `${serverUrl}/api/v2.2` });
+  if (!Moralis.Core.isStarted) await Moralis.start({ apiKey, evmApiBaseUrl: `${serverUrl}/api/v2.2`, ...config });
   return Moralis;
 }
