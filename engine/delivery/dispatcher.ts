@@ -74,6 +74,13 @@ export interface DispatcherOptions {
 
 export type EnqueueResult = 'queued' | 'history' | 'dropped';
 
+interface Outcome {
+  s: StreamRecord;
+  item: QueueItem;
+  res: { delivered: boolean; status?: number; error?: string };
+  now: number;
+}
+
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
 export const streamKey = (tenant: string, id: string): string => `${tenant}/${id}`;
 
@@ -93,6 +100,8 @@ export class Dispatcher {
   private readonly retentionMs: number;
   private readonly maxInFlight: number;
   private idle: Array<() => void> = [];
+  private outcomes: Outcome[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(
     private readonly kv: Kv,
@@ -141,41 +150,49 @@ export class Dispatcher {
   }
 
   /**
-   * The engine function the matcher calls: one webhook for one stream. The
-   * enqueue is committed before this returns; an active stream queues it, a
+   * The engine function the matcher calls: webhooks for streams, committed in
+   * one transaction before this returns. An active stream queues its webhook, a
    * stream in error keeps it in history, paused and terminated streams drop it.
    */
-  enqueue(streamId: string, payload: Record<string, unknown>): EnqueueResult {
-    const tenant = this.tenants.get(streamId);
-    if (tenant === undefined) return 'dropped';
+  enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): EnqueueResult[] {
     const now = this.clock.now();
-    const summary = summarize(payload);
-    let wentToError: StreamRecord | undefined;
-    const result = this.kv.transact((): EnqueueResult => {
-      const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
-      if (s === undefined) return 'dropped';
-      const fate = onNewWebhook(s.status);
-      if (fate === 'drop') return 'dropped';
-      this.bumpStats(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal }, now);
-      const body = { ...payload, streamId, tag: s.tag };
-      if (fate === 'history') {
-        this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
-        return 'history';
-      }
-      const item: QueueItem = { seq: s.nextSeq, payload: body, summary, failures: 0, nextAt: now };
-      this.kv.put('queue', seqKey(streamId, s.nextSeq), item);
-      s.nextSeq++;
-      s.queued++;
-      if (s.queued >= QUEUE_CAP) {
-        this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
-        wentToError = s;
-      }
-      this.kv.put('streams', streamKey(tenant, streamId), s);
-      return 'queued';
-    });
-    if (wentToError !== undefined) this.afterError([wentToError]);
-    if (result === 'queued') this.kick(streamId);
-    return result;
+    const wentToError: StreamRecord[] = [];
+    const touched = new Set<string>();
+    const results = this.kv.transact(() =>
+      items.map(({ streamId, payload }): EnqueueResult => {
+        const tenant = this.tenants.get(streamId);
+        if (tenant === undefined) return 'dropped';
+        const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
+        if (s === undefined) return 'dropped';
+        const fate = onNewWebhook(s.status);
+        if (fate === 'drop') return 'dropped';
+        const summary = summarize(payload);
+        this.bumpStats(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal }, now);
+        const body = { ...payload, streamId, tag: s.tag };
+        if (fate === 'history') {
+          this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+          return 'history';
+        }
+        const item: QueueItem = { seq: s.nextSeq, payload: body, summary, failures: 0, nextAt: now };
+        this.kv.put('queue', seqKey(streamId, s.nextSeq), item);
+        s.nextSeq++;
+        s.queued++;
+        if (s.queued >= QUEUE_CAP) {
+          this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
+          wentToError.push(s);
+        }
+        this.kv.put('streams', streamKey(tenant, streamId), s);
+        touched.add(streamId);
+        return 'queued';
+      }),
+    );
+    this.afterError(wentToError);
+    for (const id of touched) this.kick(id);
+    return results;
+  }
+
+  enqueue(streamId: string, payload: Record<string, unknown>): EnqueueResult {
+    return this.enqueueBatch([{ streamId, payload }])[0]!;
   }
 
   /** The owner set a stream active again: its URL's rate restarts at 100 and delivery resumes. */
@@ -233,43 +250,70 @@ export class Dispatcher {
   private async deliver(s: StreamRecord, item: QueueItem): Promise<void> {
     const body = JSON.stringify({ ...item.payload, retries: item.failures });
     const res = await this.post(s.tenantId, s.webhookUrl, body, s.queued);
-    const now = this.clock.now();
+    await this.record({ s, item, res, now: this.clock.now() });
+  }
+
+  /**
+   * Outcomes are committed together, one transaction per event-loop turn (group
+   * commit): one fsync for many deliveries. A crash before the commit re-sends
+   * those webhooks (at least once).
+   */
+  private record(o: Outcome): Promise<void> {
+    this.outcomes.push(o);
+    if (this.flushing === undefined) {
+      this.flushing = new Promise((resolve) =>
+        setImmediate(() => {
+          this.flushing = undefined;
+          const batch = this.outcomes.splice(0);
+          const errored: StreamRecord[] = [];
+          try {
+            this.kv.transact(() => {
+              for (const one of batch) errored.push(...this.apply(one));
+            });
+          } catch (err) {
+            this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length });
+          }
+          this.afterError(errored);
+          resolve();
+        }),
+      );
+    }
+    return this.flushing;
+  }
+
+  /** One delivery's outcome, inside the group transaction; returns the streams that entered error. */
+  private apply({ s, item, res, now }: Outcome): StreamRecord[] {
     const tenant = s.tenantId;
-    let errored: StreamRecord[] = [];
-    this.kv.transact(() => {
-      const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
-      const key = seqKey(s.id, item.seq);
-      if (cur === undefined || this.kv.get('queue', key) === undefined) return; // deleted meanwhile
-      const rateKey = `${tenant}/${cur.webhookUrl}`;
-      const rate = this.kv.get<number>('rates', rateKey) ?? START_RATE;
-      this.saveLog(tenant, cur, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
-      if (res.delivered) {
-        this.kv.remove('queue', key);
-        cur.queued--;
-        this.kv.put('rates', rateKey, afterSuccess(rate));
-        this.bumpStats(tenant, s.id, { totalWebhooksDelivered: 1 }, now);
-        this.kv.put('streams', streamKey(tenant, s.id), cur);
-        return;
-      }
-      const failures = item.failures + 1;
-      const firstFailedAt = item.firstFailedAt ?? now;
-      const errorMessage = res.error ?? 'no answer';
-      item.historyId = this.saveHistory(tenant, cur, { ...item.payload, retries: item.failures }, item.summary, item.failures, errorMessage, now, item.historyId);
-      this.bumpStats(tenant, s.id, { totalWebhooksFailed: 1 }, now);
-      const delay = retryDelay(failures - 1);
-      if (delay === undefined || now + delay - firstFailedAt > GIVE_UP_AFTER_MS) {
-        // Out of retries or 24 h without delivery: the webhook stays in history for manual replay.
-        this.kv.remove('queue', key);
-        cur.queued--;
-      } else {
-        this.kv.put('queue', key, { ...item, failures, firstFailedAt, nextAt: now + delay } satisfies QueueItem);
-      }
-      const newRate = afterFailure(rate);
-      this.kv.put('rates', rateKey, newRate);
+    const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
+    const key = seqKey(s.id, item.seq);
+    if (cur === undefined || this.kv.get('queue', key) === undefined) return []; // deleted meanwhile
+    const rateKey = `${tenant}/${cur.webhookUrl}`;
+    const rate = this.kv.get<number>('rates', rateKey) ?? START_RATE;
+    this.saveLog(tenant, cur, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    if (res.delivered) {
+      this.kv.remove('queue', key);
+      cur.queued--;
+      this.kv.put('rates', rateKey, afterSuccess(rate));
+      this.bumpStats(tenant, s.id, { totalWebhooksDelivered: 1 }, now);
       this.kv.put('streams', streamKey(tenant, s.id), cur);
-      if (inError(newRate)) errored = this.urlToError(tenant, cur.webhookUrl, `the success rate of ${cur.webhookUrl} fell to ${newRate}%, below 70%`, now);
-    });
-    this.afterError(errored);
+      return [];
+    }
+    const failures = item.failures + 1;
+    const firstFailedAt = item.firstFailedAt ?? now;
+    const historyId = this.saveHistory(tenant, cur, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
+    this.bumpStats(tenant, s.id, { totalWebhooksFailed: 1 }, now);
+    const delay = retryDelay(failures - 1);
+    if (delay === undefined || now + delay - firstFailedAt > GIVE_UP_AFTER_MS) {
+      // Out of retries or 24 h without delivery: the webhook stays in history for manual replay.
+      this.kv.remove('queue', key);
+      cur.queued--;
+    } else {
+      this.kv.put('queue', key, { ...item, failures, firstFailedAt, nextAt: now + delay, historyId } satisfies QueueItem);
+    }
+    const newRate = afterFailure(rate);
+    this.kv.put('rates', rateKey, newRate);
+    this.kv.put('streams', streamKey(tenant, s.id), cur);
+    return inError(newRate) ? this.urlToError(tenant, cur.webhookUrl, `the success rate of ${cur.webhookUrl} fell to ${newRate}%, below 70%`, now) : [];
   }
 
   private scheduleKick(streamId: string, at: number): void {

@@ -69,7 +69,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       route('POST', '/admin/streams/:id/webhooks', (req) => {
         const streamId = id(req);
         streams.get(tenant(req), streamId);
-        const results = validate(body, req.body).webhooks.map((w) => dispatcher.enqueue(streamId, w));
+        const results = dispatcher.enqueueBatch(validate(body, req.body).webhooks.map((payload) => ({ streamId, payload })));
         return json(200, { results });
       }, true),
     );
