@@ -24,8 +24,10 @@ export interface Kv {
   range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>>;
   /** How many keys lie in start ≤ key < end (values are not read). */
   count(table: Table, opts: { start: string; end: string }): number;
-  /** Runs `fn` in one write transaction (nested calls join it). */
+  /** Runs `fn` in one write transaction (nested calls join it); durable when it returns. */
   transact<T>(fn: () => T): T;
+  /** Runs `fn` in a write transaction whose commit (and fsync) happens off the event loop; resolves once durable. */
+  transactAsync<T>(fn: () => T): Promise<T>;
 }
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */

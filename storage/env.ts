@@ -64,6 +64,7 @@ export function openStore(path: string): Store {
       return out;
     },
     transact: (fn) => root.transactionSync(fn),
+    transactAsync: (fn) => root.transaction(fn),
     close: () => root.close(),
   };
   checkSchema(store);

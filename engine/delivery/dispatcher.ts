@@ -266,15 +266,16 @@ export class Dispatcher {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
           const errored: StreamRecord[] = [];
-          try {
-            this.kv.transact(() => {
+          // The fsync happens off the event loop; the deliveries settle once it is durable.
+          this.kv
+            .transactAsync(() => {
               for (const one of batch) errored.push(...this.apply(one));
-            });
-          } catch (err) {
-            this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length });
-          }
-          this.afterError(errored);
-          resolve();
+            })
+            .then(
+              () => this.afterError(errored),
+              (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
+            )
+            .finally(resolve);
         }),
       );
     }
