@@ -137,11 +137,12 @@ try {
   const sender = undiciSender();
   pooled = await deliverAll('chainpost (undici pools, group commit)', sender, url, WEBHOOKS);
   await sender.close();
-  naive = await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
+  // BENCH_ONLY=pooled skips the baseline (for profiling the engine alone); the figures then say so.
+  naive = process.env['BENCH_ONLY'] === 'pooled' ? { perSec: NaN, p99Ms: NaN } : await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
 } finally {
   await receiver.stop();
 }
-const timers = await wheelVersusHeap();
+const timers = process.env['BENCH_ONLY'] === 'pooled' ? { wheelOpsPerSec: NaN, heapOpsPerSec: NaN, bytesPerTimer: NaN } : await wheelVersusHeap();
 
 const figures = {
   webhooksPerSec: pooled.perSec,

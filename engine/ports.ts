@@ -6,7 +6,7 @@
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
-  'streams', 'streamAddresses', 'queue', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
+  'streams', 'streamAddresses', 'queue', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -18,6 +18,8 @@ export interface Entry<T> {
 /** Ordered, transactional key-value storage; keys sort as strings. Writes are durable when they return. */
 export interface Kv {
   get<T>(table: Table, key: string): T | undefined;
+  /** Whether the key exists (the value is not read). */
+  has(table: Table, key: string): boolean;
   put(table: Table, key: string, value: unknown): void;
   remove(table: Table, key: string): void;
   /** Entries with start ≤ key < end in key order; with `reverse`, start ≥ key > end, in reverse order. */

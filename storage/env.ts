@@ -58,6 +58,7 @@ export function openStore(path: string): Store {
       return store.range<T>(name).map((e) => e.value);
     },
     count: (name, opts) => db(name).getKeysCount(opts),
+    has: (name, key) => db(name).doesExist(key),
     range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
       const out: Array<Entry<T>> = [];
       for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });

@@ -74,6 +74,63 @@ export interface DispatcherOptions {
 
 export type EnqueueResult = 'queued' | 'history' | 'dropped';
 
+/** A stream's queue counters, kept apart from its definition: they change with every webhook. */
+export interface QueueMeta {
+  nextSeq: number;
+  queued: number;
+}
+
+/**
+ * What one transaction (an enqueue batch or a flush of outcomes) changes in
+ * counters, rates and stats: read once, changed in memory, written once at the end.
+ */
+class Changes {
+  readonly metas = new Map<string, QueueMeta>();
+  readonly rates = new Map<string, number>();
+  readonly stats = new Map<string, Record<string, number>>();
+
+  constructor(private readonly kv: Kv) {}
+
+  meta(streamId: string): QueueMeta {
+    let m = this.metas.get(streamId);
+    if (m === undefined) {
+      m = this.kv.get<QueueMeta>('queueMeta', streamId) ?? { nextSeq: 0, queued: 0 };
+      this.metas.set(streamId, m);
+    }
+    return m;
+  }
+
+  rate(key: string): number {
+    let r = this.rates.get(key);
+    if (r === undefined) {
+      r = this.kv.get<number>('rates', key) ?? START_RATE;
+      this.rates.set(key, r);
+    }
+    return r;
+  }
+
+  bump(tenant: string, streamId: string, add: Record<string, number>): void {
+    for (const key of [tenant, `${tenant}/${streamId}`]) {
+      const d = this.stats.get(key) ?? {};
+      for (const [k, v] of Object.entries(add)) d[k] = (d[k] ?? 0) + v;
+      this.stats.set(key, d);
+    }
+  }
+
+  write(now: number): void {
+    for (const [id, m] of this.metas) this.kv.put('queueMeta', id, m);
+    for (const [key, r] of this.rates) this.kv.put('rates', key, r);
+    const iso = new Date(now).toISOString();
+    for (const [key, d] of this.stats) {
+      const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
+      const counters = st as unknown as Record<string, number>;
+      for (const [k, v] of Object.entries(d)) counters[k] = (counters[k] ?? 0) + v;
+      st.updatedAt = iso;
+      this.kv.put('stats', key, st);
+    }
+  }
+}
+
 interface Outcome {
   s: StreamRecord;
   item: QueueItem;
@@ -122,7 +179,7 @@ export class Dispatcher {
     for (const { value: s } of this.kv.range<StreamRecord>('streams')) {
       this.track(s);
       if (s.status === 'error') this.scheduleTermination(s);
-      if (sends(s.status) && s.queued > 0) this.kick(s.id);
+      if (sends(s.status) && this.queueSize(s.id) > 0) this.kick(s.id);
     }
   }
 
@@ -139,6 +196,7 @@ export class Dispatcher {
   forget(tenant: string, id: string): void {
     this.kv.transact(() => {
       for (const { key } of this.kv.range('queue', { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove('queue', key);
+      this.kv.remove('queueMeta', id);
     });
     const sched = this.scheduled.get(id);
     if (sched !== undefined) this.wheel.cancel(sched.handle);
@@ -158,37 +216,48 @@ export class Dispatcher {
     const now = this.clock.now();
     const wentToError: StreamRecord[] = [];
     const touched = new Set<string>();
-    const results = this.kv.transact(() =>
-      items.map(({ streamId, payload }): EnqueueResult => {
+    const results = this.kv.transact(() => {
+      const changes = new Changes(this.kv);
+      const streams = new Map<string, StreamRecord | undefined>();
+      const out = items.map(({ streamId, payload }): EnqueueResult => {
         const tenant = this.tenants.get(streamId);
         if (tenant === undefined) return 'dropped';
-        const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
+        if (!streams.has(streamId)) streams.set(streamId, this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId)));
+        const s = streams.get(streamId);
         if (s === undefined) return 'dropped';
         const fate = onNewWebhook(s.status);
         if (fate === 'drop') return 'dropped';
         const summary = summarize(payload);
-        this.bumpStats(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal }, now);
+        changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
         const body = { ...payload, streamId, tag: s.tag };
         if (fate === 'history') {
           this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
           return 'history';
         }
-        const item: QueueItem = { seq: s.nextSeq, payload: body, summary, failures: 0, nextAt: now };
-        this.kv.put('queue', seqKey(streamId, s.nextSeq), item);
-        s.nextSeq++;
-        s.queued++;
-        if (s.queued >= QUEUE_CAP) {
+        const meta = changes.meta(streamId);
+        const item: QueueItem = { seq: meta.nextSeq, payload: body, summary, failures: 0, nextAt: now };
+        this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
+        meta.nextSeq++;
+        meta.queued++;
+        if (meta.queued >= QUEUE_CAP) {
           this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
+          this.kv.put('streams', streamKey(tenant, streamId), s);
           wentToError.push(s);
         }
-        this.kv.put('streams', streamKey(tenant, streamId), s);
         touched.add(streamId);
         return 'queued';
-      }),
-    );
+      });
+      changes.write(now);
+      return out;
+    });
     this.afterError(wentToError);
     for (const id of touched) this.kick(id);
     return results;
+  }
+
+  /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
+  queueSize(streamId: string): number {
+    return this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0;
   }
 
   enqueue(streamId: string, payload: Record<string, unknown>): EnqueueResult {
@@ -249,7 +318,7 @@ export class Dispatcher {
 
   private async deliver(s: StreamRecord, item: QueueItem): Promise<void> {
     const body = JSON.stringify({ ...item.payload, retries: item.failures });
-    const res = await this.post(s.tenantId, s.webhookUrl, body, s.queued);
+    const res = await this.post(s.tenantId, s.webhookUrl, body, this.queueSize(s.id));
     await this.record({ s, item, res, now: this.clock.now() });
   }
 
@@ -269,7 +338,9 @@ export class Dispatcher {
           // The fsync happens off the event loop; the deliveries settle once it is durable.
           this.kv
             .transactAsync(() => {
-              for (const one of batch) errored.push(...this.apply(one));
+              const changes = new Changes(this.kv);
+              for (const one of batch) errored.push(...this.apply(one, changes));
+              changes.write(this.clock.now());
             })
             .then(
               () => this.afterError(errored),
@@ -283,37 +354,37 @@ export class Dispatcher {
   }
 
   /** One delivery's outcome, inside the group transaction; returns the streams that entered error. */
-  private apply({ s, item, res, now }: Outcome): StreamRecord[] {
+  private apply({ s, item, res, now }: Outcome, changes: Changes): StreamRecord[] {
     const tenant = s.tenantId;
-    const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
     const key = seqKey(s.id, item.seq);
-    if (cur === undefined || this.kv.get('queue', key) === undefined) return []; // deleted meanwhile
+    if (!this.kv.has('queue', key)) return []; // the stream was deleted meanwhile
+    const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
+    if (cur === undefined) return [];
     const rateKey = `${tenant}/${cur.webhookUrl}`;
-    const rate = this.kv.get<number>('rates', rateKey) ?? START_RATE;
+    const rate = changes.rate(rateKey);
+    const meta = changes.meta(s.id);
     this.saveLog(tenant, cur, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
     if (res.delivered) {
       this.kv.remove('queue', key);
-      cur.queued--;
-      this.kv.put('rates', rateKey, afterSuccess(rate));
-      this.bumpStats(tenant, s.id, { totalWebhooksDelivered: 1 }, now);
-      this.kv.put('streams', streamKey(tenant, s.id), cur);
+      meta.queued--;
+      changes.rates.set(rateKey, afterSuccess(rate));
+      changes.bump(tenant, s.id, { totalWebhooksDelivered: 1 });
       return [];
     }
     const failures = item.failures + 1;
     const firstFailedAt = item.firstFailedAt ?? now;
     const historyId = this.saveHistory(tenant, cur, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
-    this.bumpStats(tenant, s.id, { totalWebhooksFailed: 1 }, now);
+    changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     const delay = retryDelay(failures - 1);
     if (delay === undefined || now + delay - firstFailedAt > GIVE_UP_AFTER_MS) {
       // Out of retries or 24 h without delivery: the webhook stays in history for manual replay.
       this.kv.remove('queue', key);
-      cur.queued--;
+      meta.queued--;
     } else {
       this.kv.put('queue', key, { ...item, failures, firstFailedAt, nextAt: now + delay, historyId } satisfies QueueItem);
     }
     const newRate = afterFailure(rate);
-    this.kv.put('rates', rateKey, newRate);
-    this.kv.put('streams', streamKey(tenant, s.id), cur);
+    changes.rates.set(rateKey, newRate);
     return inError(newRate) ? this.urlToError(tenant, cur.webhookUrl, `the success rate of ${cur.webhookUrl} fell to ${newRate}%, below 70%`, now) : [];
   }
 
@@ -399,7 +470,7 @@ export class Dispatcher {
         this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
         this.kv.remove('queue', key);
       }
-      s.queued = 0;
+      this.kv.put('queueMeta', id, { ...(this.kv.get<QueueMeta>('queueMeta', id) ?? { nextSeq: 0 }), queued: 0 });
       s.status = 'terminated';
       s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
       s.updatedAt = now;
@@ -449,17 +520,6 @@ export class Dispatcher {
     };
     this.kv.put('deliveryLogs', `${tenant}/${id}`, entry);
     this.expiries.add(now + this.retentionMs, 'deliveryLogs', `${tenant}/${id}`);
-  }
-
-  private bumpStats(tenant: string, streamId: string, add: Partial<Record<keyof Omit<Stats, 'createdAt' | 'updatedAt'>, number>>, now: number): void {
-    for (const key of [tenant, `${tenant}/${streamId}`]) {
-      const iso = new Date(now).toISOString();
-      const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
-      const counters = st as unknown as Record<string, number>;
-      for (const [k, v] of Object.entries(add)) counters[k] = (counters[k] ?? 0) + (v ?? 0);
-      st.updatedAt = iso;
-      this.kv.put('stats', key, st);
-    }
   }
 
   /** E-mail to the stream owner's key e-mail or CHAINPOST_ALERT_EMAIL; kept in the outbox when it cannot be sent. */

@@ -1,5 +1,17 @@
 import { bytesToHex, randomBytes } from '@noble/hashes/utils.js';
 
+// Ids are made per delivery: draw CSPRNG bytes 4 KiB at a time rather than one call each.
+let pool = new Uint8Array(0);
+let used = 0;
+function random16(): Uint8Array {
+  if (used + 16 > pool.length) {
+    pool = randomBytes(4096);
+    used = 0;
+  }
+  used += 16;
+  return pool.slice(used - 16, used);
+}
+
 /** A UUID version 4 from a CSPRNG (stream ids: the interface's pattern). */
 export function uuidV4(): string {
   const b = randomBytes(16);
@@ -11,7 +23,7 @@ export function uuidV4(): string {
 
 /** A UUID version 7: time-ordered, so history and logs page newest first by key. */
 export function uuidV7(nowMs: number): string {
-  const b = randomBytes(16);
+  const b = random16();
   const t = Math.floor(nowMs);
   for (let i = 0; i < 6; i++) b[i] = Math.floor(t / 2 ** (8 * (5 - i))) & 0xff;
   b[6] = (b[6]! & 0x0f) | 0x70;

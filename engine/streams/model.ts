@@ -50,9 +50,6 @@ export interface StreamRecord extends StreamDefinition {
   errorSince?: number;
   /** Where alerts go: the creating key's e-mail, if it has one. */
   ownerEmail?: string;
-  /** Durable queue: the next sequence number and how many webhooks wait undelivered. */
-  nextSeq: number;
-  queued: number;
 }
 
 /** The stream as the API answers it: every request field plus id, status, statusMessage, updatedAt, amountOfAddresses. */

@@ -26,7 +26,7 @@ export class StreamsService {
     const now = this.clock.now();
     const id = uuidV4();
     await this.testWebhook(tenant, id, checked);
-    const s: StreamRecord = { ...checked, id, tenantId: tenant, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0, nextSeq: 0, queued: 0 };
+    const s: StreamRecord = { ...checked, id, tenantId: tenant, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     this.kv.put('streams', streamKey(tenant, id), s);
     this.dispatcher.track(s);
@@ -136,8 +136,7 @@ export class StreamsService {
   async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
     const h = this.kv.get<HistoryRecord>('history', `${tenant}/${historyId}`);
     if (h === undefined || (streamId !== undefined && h.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
-    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, h.streamId));
-    const res = await this.dispatcher.post(tenant, h.webhookUrl, JSON.stringify(h.payload), s?.queued ?? 0);
+    const res = await this.dispatcher.post(tenant, h.webhookUrl, JSON.stringify(h.payload), this.dispatcher.queueSize(h.streamId));
     const out = { ...h, delivered: res.delivered, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }
@@ -193,7 +192,7 @@ export class StreamsService {
 }
 
 function definitionOf(s: StreamRecord): StreamDefinition {
-  const { id: _id, tenantId: _t, status: _s, statusMessage: _m, createdAt: _c, updatedAt: _u, amountOfAddresses: _a, errorSince: _e, ownerEmail: _o, nextSeq: _n, queued: _q, ...def } = s;
+  const { id: _id, tenantId: _t, status: _s, statusMessage: _m, createdAt: _c, updatedAt: _u, amountOfAddresses: _a, errorSince: _e, ownerEmail: _o, ...def } = s;
   return def;
 }
 
