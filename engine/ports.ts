@@ -6,6 +6,7 @@
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
+  'blocks', 'probes',
   'streams', 'streamAddresses', 'queue', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];
@@ -18,6 +19,10 @@ export interface Entry<T> {
 /** Ordered, transactional key-value storage; keys sort as strings. Writes are durable when they return. */
 export interface Kv {
   get<T>(table: Table, key: string): T | undefined;
+  /** Raw bytes, stored as given (block records and probe columns are already encoded). */
+  putRaw(table: Table, key: string, bytes: Uint8Array): void;
+  /** Raw bytes without a copy: valid only until the next read. */
+  getRaw(table: Table, key: string): Uint8Array | undefined;
   /** Whether the key exists (the value is not read). */
   has(table: Table, key: string): boolean;
   put(table: Table, key: string, value: unknown): void;

@@ -59,6 +59,11 @@ export function openStore(path: string): Store {
     },
     count: (name, opts) => db(name).getKeysCount(opts),
     has: (name, key) => db(name).doesExist(key),
+    putRaw: (name, key, bytes) => void db(name).putSync(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    getRaw(name, key) {
+      const b = db(name).getBinaryFast(key);
+      return b === undefined ? undefined : b.subarray(0, b.length);
+    },
     range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
       const out: Array<Entry<T>> = [];
       for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });

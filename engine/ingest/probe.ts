@@ -1,0 +1,95 @@
+import type { BlockRecord } from './record.js';
+
+/**
+ * The probe column of a block: every address and topic a stream may watch, as
+ * raw bytes in one packed value, each with the item it came from, so a matcher
+ * scans it from LMDB without decoding the block record.
+ *
+ *   u8 version (1) | u32 addressCount | u32 topicCount
+ *   addressCount × 20-byte address | addressCount × u32 ref
+ *   topicCount × 32-byte topic0     | topicCount × u32 ref
+ *
+ * ref = kind << 24 | index (the transaction, log or internal-call ordinal in the block).
+ */
+export const enum ProbeKind {
+  TxFrom = 0,
+  TxTo = 1,
+  ContractCreated = 2,
+  LogEmitter = 3,
+  /** An indexed log topic holding an address (Transfer/Approval from, to, owner, spender, operator). */
+  LogTopicAddress = 4,
+  InternalFrom = 5,
+  InternalTo = 6,
+  Topic0 = 7,
+}
+
+export const PROBE_HEADER = 9;
+const VERSION = 1;
+
+const bytes = (hex: string): Buffer => Buffer.from(hex.slice(2), 'hex');
+/** A 32-byte topic whose first 12 bytes are zero carries an address. */
+const isAddressTopic = (t: string): boolean => t.length === 66 && t.startsWith('0x000000000000000000000000');
+
+export function buildProbe(r: BlockRecord): Uint8Array {
+  const addrs: Buffer[] = [];
+  const addrRefs: number[] = [];
+  const topics: Buffer[] = [];
+  const topicRefs: number[] = [];
+  const addr = (hex: unknown, kind: ProbeKind, index: number): void => {
+    if (typeof hex !== 'string' || hex.length !== 42) return;
+    addrs.push(bytes(hex));
+    addrRefs.push((kind << 24) | index);
+  };
+  let logOrdinal = 0;
+  r.txs.forEach((t, i) => {
+    addr(t.tx['from'], ProbeKind.TxFrom, i);
+    addr(t.tx['to'], ProbeKind.TxTo, i);
+    addr(t.receipt['contractAddress'], ProbeKind.ContractCreated, i);
+    for (const l of t.logs) {
+      addr(l.address, ProbeKind.LogEmitter, logOrdinal);
+      const [topic0, ...rest] = l.topics;
+      if (topic0 !== undefined) {
+        topics.push(bytes(topic0));
+        topicRefs.push((ProbeKind.Topic0 << 24) | logOrdinal);
+      }
+      for (const t2 of rest) if (isAddressTopic(t2)) addr(`0x${t2.slice(26)}`, ProbeKind.LogTopicAddress, logOrdinal);
+      logOrdinal++;
+    }
+  });
+  (r.internal ?? []).forEach((c, i) => {
+    addr(c.from, ProbeKind.InternalFrom, i);
+    addr(c.to, ProbeKind.InternalTo, i);
+  });
+  const out = Buffer.alloc(PROBE_HEADER + addrs.length * 24 + topics.length * 36);
+  out.writeUInt8(VERSION, 0);
+  out.writeUInt32LE(addrs.length, 1);
+  out.writeUInt32LE(topics.length, 5);
+  let o = PROBE_HEADER;
+  for (const a of addrs) o += a.copy(out, o);
+  for (const ref of addrRefs) o = out.writeUInt32LE(ref >>> 0, o);
+  for (const t of topics) o += t.copy(out, o);
+  for (const ref of topicRefs) o = out.writeUInt32LE(ref >>> 0, o);
+  return out;
+}
+
+/** A view of a probe column (no copy): counts and offsets of its sections. */
+export interface ProbeView {
+  bytes: Uint8Array;
+  addressCount: number;
+  topicCount: number;
+  addressesAt: number;
+  addressRefsAt: number;
+  topicsAt: number;
+  topicRefsAt: number;
+}
+
+export function readProbe(bytes: Uint8Array): ProbeView {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (dv.getUint8(0) !== VERSION) throw new Error(`probe column version ${dv.getUint8(0)} is not ${VERSION}`);
+  const addressCount = dv.getUint32(1, true);
+  const topicCount = dv.getUint32(5, true);
+  const addressesAt = PROBE_HEADER;
+  const addressRefsAt = addressesAt + addressCount * 20;
+  const topicsAt = addressRefsAt + addressCount * 4;
+  return { bytes, addressCount, topicCount, addressesAt, addressRefsAt, topicsAt, topicRefsAt: topicsAt + topicCount * 32 };
+}

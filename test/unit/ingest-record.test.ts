@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { logsBloom } from '../../engine/ingest/bloom.js';
+import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
+import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
+import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
+
+// The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
+const EXPECTED: Record<number, [txs: number, logs: number, erc20: number, erc721: number, erc1155: number]> = {
+  4370006: [64, 113, 55, 0, 0],
+  4404763: [95, 70, 22, 0, 0],
+  7280016: [91, 77, 40, 0, 0],
+  11098450: [185, 263, 131, 2, 1],
+  13998626: [7, 15, 6, 0, 0],
+  15753009: [210, 400, 138, 47, 0],
+  16899757: [147, 520, 204, 42, 3],
+  17053184: [125, 216, 74, 13, 1],
+};
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
+const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
+
+describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
+  const b = bundle(n);
+  const record = normalizeBlock(b.block, b.receipts, b.traces);
+
+  it('keeps every transaction and log, as the fixture README counts them', () => {
+    const logs = record.txs.flatMap((t) => t.logs);
+    const erc20 = logs.filter((l) => l.topics[0] === TRANSFER && l.topics.length === 3).length;
+    const erc721 = logs.filter((l) => l.topics[0] === TRANSFER && l.topics.length === 4).length;
+    const erc1155 = logs.filter((l) => l.topics[0] === TRANSFER_SINGLE || l.topics[0] === TRANSFER_BATCH).length;
+    expect([record.txs.length, logs.length, erc20, erc721, erc1155]).toEqual(EXPECTED[n]);
+  });
+
+  it("rebuilds the node's block and receipts exactly, logsBloom included", () => {
+    expect(rpcBlock(record)).toEqual(b.block);
+    expect(rpcReceipts(record, logsBloom)).toEqual(b.receipts);
+  });
+
+  it('round-trips the stored record byte for byte', () => {
+    const bytes = encodeRecord(record);
+    const back = decodeRecord(bytes);
+    expect(back).toEqual(record);
+    expect(Buffer.from(encodeRecord(back)).equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it('flattens every internal call of the call tracer with its trace address', () => {
+    const count = (f: Record<string, unknown>): number => ((f['calls'] ?? []) as Array<Record<string, unknown>>).reduce((a, c) => a + 1 + count(c), 0);
+    expect(record.internal).toHaveLength(b.traces.reduce((a, t) => a + count(t), 0));
+    for (const c of record.internal!) expect(c.traceAddress.length).toBeGreaterThan(0);
+  });
+
+  it('puts every address and topic0 in the probe column, with the item it came from', () => {
+    const p = readProbe(buildProbe(record));
+    const hex = (at: number, len: number) => `0x${Buffer.from(p.bytes.subarray(at, at + len)).toString('hex')}`;
+    const addresses = new Set(Array.from({ length: p.addressCount }, (_, i) => hex(p.addressesAt + i * 20, 20)));
+    const topics = Array.from({ length: p.topicCount }, (_, i) => hex(p.topicsAt + i * 32, 32));
+    // A plain scan of the node's JSON finds the same things.
+    for (const tx of b.block['transactions'] as Array<Record<string, string | null>>) {
+      expect(addresses.has(tx['from']!)).toBe(true);
+      if (tx['to'] !== null) expect(addresses.has(tx['to']!)).toBe(true);
+    }
+    const logs = b.receipts.flatMap((r) => r['logs'] as Array<{ address: string; topics: string[] }>);
+    for (const l of logs) expect(addresses.has(l.address)).toBe(true);
+    expect(topics).toEqual(logs.filter((l) => l.topics.length > 0).map((l) => l.topics[0]));
+    for (const l of logs.filter((x) => x.topics[0] === TRANSFER)) for (const t of l.topics.slice(1, 3)) expect(addresses.has(`0x${t.slice(26)}`)).toBe(true);
+  });
+});
