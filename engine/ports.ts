@@ -6,7 +6,7 @@
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
-  'blocks', 'probes',
+  'blocks', 'probes', 'transfers',
   'streams', 'streamAddresses', 'queue', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];

@@ -1,0 +1,91 @@
+import type { Kv } from '../ports.js';
+import { buildProbe } from './probe.js';
+import { encodeRecord, type BlockRecord } from './record.js';
+
+/**
+ * Writing a block: its record, its probe column and the transfer indexes the
+ * Data API reads, in one transaction. Keys (storage/README.md):
+ *   blocks, probes            chain/number(12 hex digits)
+ *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
+ *              erc20/chain/contract/number/logIndex                        ERC-20 Transfer
+ *              wallet/chain/address/number/logIndex                        either kind, for its from and its to
+ */
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
+const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
+
+export const blockKey = (chain: string, number: number): string => `${chain}/${number.toString(16).padStart(12, '0')}`;
+
+export interface Transfer {
+  kind: 'erc20' | 'erc721' | 'erc1155';
+  contract: string;
+  from: string;
+  to: string;
+  tokenId?: string;
+  /** ERC-20 value or ERC-1155 amount (hex); 0x1 for ERC-721. */
+  value: string;
+  operator?: string;
+  blockNumber: number;
+  logIndex: number;
+  transactionHash: string;
+  transactionIndex: number;
+}
+
+const topicAddress = (t: string | undefined): string => `0x${(t ?? '').slice(26)}`;
+const word = (data: string, i: number): string => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}`;
+const quantity = (hexWord: string): string => `0x${BigInt(hexWord).toString(16)}`;
+
+/** The ERC-20, ERC-721 and ERC-1155 transfers of a block, in log order (a TransferBatch gives one per id). */
+export function transfersOf(r: BlockRecord): Transfer[] {
+  const number = Number(r.header['number']);
+  const out: Transfer[] = [];
+  r.txs.forEach((t, txIndex) => {
+    for (const l of t.logs) {
+      const base = { contract: l.address, blockNumber: number, logIndex: Number(l.logIndex), transactionHash: String(t.tx['hash']), transactionIndex: txIndex };
+      const [t0, t1, t2, t3] = l.topics;
+      if (t0 === TRANSFER && l.topics.length === 3 && l.data.length >= 66) out.push({ ...base, kind: 'erc20', from: topicAddress(t1), to: topicAddress(t2), value: quantity(word(l.data, 0)) });
+      else if (t0 === TRANSFER && l.topics.length === 4) out.push({ ...base, kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' });
+      else if (t0 === TRANSFER_SINGLE && l.topics.length === 4 && l.data.length >= 130) {
+        out.push({ ...base, kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) });
+      } else if (t0 === TRANSFER_BATCH && l.topics.length === 4) {
+        for (const [tokenId, value] of decodeBatch(l.data)) out.push({ ...base, kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value });
+      }
+    }
+  });
+  return out;
+}
+
+/** TransferBatch data: abi-encoded (uint256[] ids, uint256[] values). Malformed data yields nothing. */
+function decodeBatch(data: string): Array<[string, string]> {
+  try {
+    const w = (i: number): bigint => BigInt(word(data, i));
+    const idsAt = Number(w(0)) / 32;
+    const valuesAt = Number(w(1)) / 32;
+    const n = Number(w(idsAt));
+    if (n !== Number(w(valuesAt)) || n > 10_000) return [];
+    return Array.from({ length: n }, (_, i) => [`0x${w(idsAt + 1 + i).toString(16)}`, `0x${w(valuesAt + 1 + i).toString(16)}`]);
+  } catch {
+    return [];
+  }
+}
+
+const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
+
+/** Stores the block, its probe column and its transfer indexes; call inside a transaction. */
+export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
+  const number = Number(r.header['number']);
+  const key = blockKey(chain, number);
+  const record = encodeRecord(r);
+  const probe = buildProbe(r);
+  kv.putRaw('blocks', key, record);
+  kv.putRaw('probes', key, probe);
+  for (const t of transfersOf(r)) {
+    const at = pos(t.blockNumber, t.logIndex);
+    const entry = { ...t, blockNumber: undefined, logIndex: undefined };
+    if (t.kind === 'erc20') kv.put('transfers', `erc20/${chain}/${t.contract}/${at}`, entry);
+    else kv.put('transfers', `nft/${chain}/${t.contract}/${BigInt(t.tokenId!).toString(16).padStart(64, '0')}/${at}`, entry);
+    kv.put('transfers', `wallet/${chain}/${t.from}/${at}`, 0);
+    kv.put('transfers', `wallet/${chain}/${t.to}/${at}`, 0);
+  }
+  return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
+}
