@@ -120,7 +120,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
     const sender = undiciSender();
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000 });
+    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000, awaitDeliveriesOnWake: config.testClock });
     const streams = new StreamsService(store, clock, dispatcher);
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);

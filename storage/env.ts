@@ -34,7 +34,9 @@ export function openStore(path: string): Store {
   let root: RootDatabase;
   try {
     // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false });
+    // overlappingSync off: a commit returns (or resolves) only once it is flushed to disk, so
+    // what was acknowledged survives a power loss, not just a killed process.
+    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, overlappingSync: false });
   } catch (err) {
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }

@@ -200,55 +200,59 @@ describe('Streams API and delivery engine', () => {
   });
 
   describe('delivery', () => {
-    it('delivers in order, signed, with x-queue-size, and counts it', async () => {
+    it('delivers in order, signed, with x-queue-size; a failed webhook steps aside for its retry while the rest go on', async () => {
       const id = await make();
       const before = rx.webhooks().length;
-      // The head fails once, so the queue builds up behind it; its retry a minute later succeeds.
+      // Block 1 fails once: blocks 2 and 3 must not wait for its retry a minute later.
       let failed = false;
-      rx.state.answer = (x) => (x.body.streamId === id && !failed ? ((failed = true), 500) : 200);
+      rx.state.answer = (x) => (x.body.streamId === id && x.body.block.number === '1' && !failed ? ((failed = true), 500) : 200);
       const r = await enqueue(id, [webhook(1), webhook(2), webhook(3)]);
       expect(r.body.results).toEqual(['queued', 'queued', 'queued']);
+      await advance(s, 0);
+      const early = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
+      expect(early.map((x) => [x.body.block.number, x.body.retries])).toEqual([['1', 0], ['2', 0], ['3', 0]]);
       await advance(s, 60);
-      const got = rx.webhooks().slice(before).filter((x) => x.body.streamId === id).slice(1);
-      expect(got.map((x) => x.body.block.number)).toEqual(['1', '2', '3']);
+      const all = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
+      expect(all.map((x) => [x.body.block.number, x.body.retries])).toEqual([['1', 0], ['2', 0], ['3', 0], ['1', 1]]);
+      // x-queue-size: undelivered at each send, the one waiting for its retry included.
+      expect(all.map((g) => g.headers['x-queue-size'])).toEqual(['3', '3', '2', '1']);
       const { secretKey } = (await s.call('/settings')).body;
-      for (const g of got) {
+      for (const g of all) {
         expect(g.headers['content-type']).toBe('application/json');
         expect(g.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(g.raw + secretKey)))}`);
         expect(g.raw).toBe(JSON.stringify(g.body));
         expect(g.body).toMatchObject({ streamId: id, tag: 'mine', confirmed: false, chainId: '0x1' });
       }
-      expect(got.map((g) => g.body.retries)).toEqual([1, 0, 0]);
-      expect(got.map((g) => g.headers['x-queue-size'])).toEqual(['3', '2', '1']);
       const stats = (await s.call(`/stats/${id}`)).body;
       expect(stats).toMatchObject({ streamId: id, totalWebhooksDelivered: 3, totalWebhooksFailed: 1, totalLogsProcessed: 3 });
     });
 
-    it('retries at 1 min, 10 min, 1 h, 2 h, 6 h, 12 h after each failure, then leaves the webhook to history after 24 h', async () => {
+    it('retries at 1 min, 10 min, 1 h, 2 h, 6 h, 12 h after each failure and a last time at 24 h, then leaves the webhook to history', async () => {
       const id = await make({ webhookUrl: `${rx.url}?retries` });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
       const t0 = await now();
       await enqueue(id, [webhook(10)]);
       await advance(s, 3 * 86_400);
       const attempts = rx.webhooks().filter((x) => x.body.streamId === id);
-      expect(attempts.map((a) => a.body.retries)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect(attempts.map((a) => a.body.retries)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
       const logs = (await s.call('/history/logs?limit=100')).body.result.filter((l: { streamId: string }) => l.streamId === id).reverse();
       const at = logs.map((l: { createdAt: string }) => Date.parse(l.createdAt) - t0);
       const minute = 60_000;
-      const expected: number[] = [0, 1, 11, 71, 191, 551, 1271].map((m) => m * minute);
+      // The schedule's last step (1 day after 21 h 11 min) is cut to the 24-hour mark, where the webhook is given up.
+      const expected: number[] = [0, 1, 11, 71, 191, 551, 1271, 1440].map((m) => m * minute);
       expect(at).toHaveLength(expected.length);
       at.forEach((ms: number, i: number) => {
         expect(ms - expected[i]!, `attempt ${i}`).toBeGreaterThanOrEqual(0);
         expect(ms - expected[i]!, `attempt ${i}`).toBeLessThan(1000);
       });
       expect(logs.every((l: { deliveryStatus: string }) => l.deliveryStatus === 'failed')).toBe(true);
-      // The next retry (1 day) would fall beyond 24 h of trying: the webhook is left in history only.
+      // After the attempt at 24 h the webhook is left in history only.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
       expect(h).toHaveLength(1);
-      expect(h[0]).toMatchObject({ streamId: id, tag: 'mine', webhookUrl: `${rx.url}?retries`, errorMessage: 'the receiver answered HTTP 500', tinyPayload: { chainId: '0x1', retries: 6, records: 1, amount: 1, block: block(10) } });
+      expect(h[0]).toMatchObject({ streamId: id, tag: 'mine', webhookUrl: `${rx.url}?retries`, errorMessage: 'the receiver answered HTTP 500', tinyPayload: { chainId: '0x1', retries: 7, records: 1, amount: 1, block: block(10) } });
       expect(h[0].payload.block.number).toBe('10');
-      expect((await stream(id)).status).toBe('active'); // 7 failures: 93%
-      expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(7);
+      expect((await stream(id)).status).toBe('active'); // 8 failures: 92%
+      expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(8);
     });
 
     it('puts every stream of a URL in error on the 31st failure in a row (30 leave it at 70%), and e-mails the owner', async () => {
@@ -306,6 +310,20 @@ describe('Streams API and delivery engine', () => {
       const moved = (await s.call('/history?limit=100&excludePayload=true')).body.result.filter((h: { errorMessage: string }) => h.errorMessage === 'not sent: the stream was terminated');
       expect(moved.length).toBeGreaterThan(0);
       expect(moved[0].payload).toBeUndefined();
+    });
+
+    it('keeps a failing URL\'s rate when a stream is only paused and resumed', async () => {
+      const url = `${rx.url}?pause`;
+      const id = await make({ webhookUrl: url });
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      await enqueue(id, Array.from({ length: 30 }, (_, i) => webhook(400 + i)));
+      await advance(s, 0);
+      expect((await stream(id)).status).toBe('active'); // 70%
+      expect((await post(`/streams/evm/${id}/status`, { status: 'paused' })).body.status).toBe('paused');
+      expect((await post(`/streams/evm/${id}/status`, { status: 'active' })).body.status).toBe('active');
+      await enqueue(id, [webhook(430)]);
+      await advance(s, 0);
+      expect((await stream(id)).status).toBe('error'); // the 31st failure: 69%
     });
 
     it('goes to error when 10,000 webhooks wait undelivered', async () => {

@@ -70,6 +70,12 @@ export interface DispatcherOptions {
   historyRetentionMs?: number;
   /** Deliveries in flight at once, across all streams. */
   maxInFlight?: number;
+  /**
+   * Under the test clock a wake-up waits for the deliveries it started, so a
+   * jump sees each failure's next retry at its own instant. In real time it does
+   * not: one slow receiver must not hold other timers back.
+   */
+  awaitDeliveriesOnWake?: boolean;
 }
 
 export type EnqueueResult = 'queued' | 'history' | 'dropped';
@@ -134,11 +140,19 @@ class Changes {
 interface Outcome {
   s: StreamRecord;
   item: QueueItem;
+  /** Where the item waited (the fresh queue or the retry index) and under which key. */
+  table: 'queue' | 'retries';
+  key: string;
+  /** The URL it was sent to (the stream's may have changed since). */
+  url: string;
   res: { delivered: boolean; status?: number; error?: string };
   now: number;
 }
 
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
+/** A failed webhook waits apart from the fresh queue, ordered by when it is due. */
+const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${String(nextAt).padStart(15, '0')}/${String(seq).padStart(12, '0')}`;
+const within = (id: string) => ({ start: `${id}/`, end: `${id}/\uffff` });
 export const streamKey = (tenant: string, id: string): string => `${tenant}/${id}`;
 
 export class Dispatcher {
@@ -192,19 +206,20 @@ export class Dispatcher {
     }
   }
 
-  /** Forgets a deleted stream: its queue goes, its history stays. */
-  forget(tenant: string, id: string): void {
-    this.kv.transact(() => {
-      for (const { key } of this.kv.range('queue', { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove('queue', key);
-      this.kv.remove('queueMeta', id);
-    });
+  /** Removes a stream's queued webhooks and counters; call inside the transaction that deletes the stream. */
+  dropQueue(id: string): void {
+    for (const table of ['queue', 'retries'] as const) for (const { key } of this.kv.range(table, within(id))) this.kv.remove(table, key);
+    this.kv.remove('queueMeta', id);
+  }
+
+  /** Forgets a deleted stream's timers (its queue went in the delete's transaction; its history stays). */
+  forget(id: string): void {
     const sched = this.scheduled.get(id);
     if (sched !== undefined) this.wheel.cancel(sched.handle);
     this.scheduled.delete(id);
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
     this.tenants.delete(id);
-    void tenant;
   }
 
   /**
@@ -229,8 +244,9 @@ export class Dispatcher {
         if (fate === 'drop') return 'dropped';
         const summary = summarize(payload);
         changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
-        const body = { ...payload, streamId, tag: s.tag };
+        const body: Record<string, unknown> = { ...payload, streamId, tag: s.tag };
         if (fate === 'history') {
+          body['retries'] = 0;
           this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
           return 'history';
         }
@@ -264,11 +280,13 @@ export class Dispatcher {
     return this.enqueueBatch([{ streamId, payload }])[0]!;
   }
 
-  /** The owner set a stream active again: its URL's rate restarts at 100 and delivery resumes. */
-  resumed(s: StreamRecord): void {
-    this.terminations.get(s.id)?.cancel();
-    this.terminations.delete(s.id);
-    this.kv.put('rates', `${s.tenantId}/${s.webhookUrl}`, START_RATE);
+  /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
+  resumed(s: StreamRecord, from: StreamRecord['status']): void {
+    if (from === 'error') {
+      this.terminations.get(s.id)?.cancel();
+      this.terminations.delete(s.id);
+      this.kv.put('rates', `${s.tenantId}/${s.webhookUrl}`, START_RATE);
+    }
     this.kick(s.id);
   }
 
@@ -294,19 +312,19 @@ export class Dispatcher {
     if (tenant === undefined) return undefined;
     const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
     if (s === undefined || !sends(s.status)) return undefined;
-    const head = this.kv.range<QueueItem>('queue', { start: `${streamId}/`, end: `${streamId}/\uffff`, limit: 1 })[0];
-    if (head === undefined) return undefined;
     const now = this.clock.now();
-    if (head.value.nextAt > now) {
-      this.scheduleKick(streamId, head.value.nextAt);
-      return undefined;
-    }
+    // A failed webhook waits aside for its retry; fresh ones keep going in enqueue order meanwhile.
+    const retry = this.kv.range<QueueItem>('retries', { ...within(streamId), limit: 1 })[0];
+    const fresh = retry !== undefined && retry.value.nextAt <= now ? undefined : this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
+    if (retry !== undefined && retry.value.nextAt > now) this.scheduleKick(streamId, retry.value.nextAt);
+    const head = retry !== undefined && retry.value.nextAt <= now ? { table: 'retries' as const, entry: retry } : fresh === undefined ? undefined : { table: 'queue' as const, entry: fresh };
+    if (head === undefined) return undefined;
     if (this.inFlight.size >= this.maxInFlight) {
       if (!this.ready.includes(streamId)) this.ready.push(streamId);
       return undefined;
     }
     this.inFlight.add(streamId);
-    return this.deliver(s, head.value)
+    return this.deliver(s, head.entry.value, head.table, head.entry.key)
       .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
       .finally(() => {
         this.inFlight.delete(streamId);
@@ -316,10 +334,11 @@ export class Dispatcher {
       });
   }
 
-  private async deliver(s: StreamRecord, item: QueueItem): Promise<void> {
+  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string): Promise<void> {
     const body = JSON.stringify({ ...item.payload, retries: item.failures });
-    const res = await this.post(s.tenantId, s.webhookUrl, body, this.queueSize(s.id));
-    await this.record({ s, item, res, now: this.clock.now() });
+    const url = s.webhookUrl;
+    const res = await this.post(s.tenantId, url, body, this.queueSize(s.id));
+    await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
   /**
@@ -335,7 +354,7 @@ export class Dispatcher {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
           const errored: StreamRecord[] = [];
-          // The fsync happens off the event loop; the deliveries settle once it is durable.
+          // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
               const changes = new Changes(this.kv);
@@ -354,18 +373,19 @@ export class Dispatcher {
   }
 
   /** One delivery's outcome, inside the group transaction; returns the streams that entered error. */
-  private apply({ s, item, res, now }: Outcome, changes: Changes): StreamRecord[] {
+  private apply({ s, item, table, key, url, res, now }: Outcome, changes: Changes): StreamRecord[] {
     const tenant = s.tenantId;
-    const key = seqKey(s.id, item.seq);
-    if (!this.kv.has('queue', key)) return []; // the stream was deleted meanwhile
+    if (!this.kv.has(table, key)) return []; // the stream was deleted or ended meanwhile
     const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
     if (cur === undefined) return [];
-    const rateKey = `${tenant}/${cur.webhookUrl}`;
+    // Charged to the URL it was sent to, even if the stream has moved to another since.
+    const sentTo: StreamRecord = { ...cur, webhookUrl: url };
+    const rateKey = `${tenant}/${url}`;
     const rate = changes.rate(rateKey);
     const meta = changes.meta(s.id);
-    this.saveLog(tenant, cur, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    this.saveLog(tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    this.kv.remove(table, key);
     if (res.delivered) {
-      this.kv.remove('queue', key);
       meta.queued--;
       changes.rates.set(rateKey, afterSuccess(rate));
       changes.bump(tenant, s.id, { totalWebhooksDelivered: 1 });
@@ -373,19 +393,21 @@ export class Dispatcher {
     }
     const failures = item.failures + 1;
     const firstFailedAt = item.firstFailedAt ?? now;
-    const historyId = this.saveHistory(tenant, cur, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
+    const historyId = this.saveHistory(tenant, sentTo, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
     changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     const delay = retryDelay(failures - 1);
-    if (delay === undefined || now + delay - firstFailedAt > GIVE_UP_AFTER_MS) {
-      // Out of retries or 24 h without delivery: the webhook stays in history for manual replay.
-      this.kv.remove('queue', key);
+    const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
+    if (delay === undefined || now >= deadline) {
+      // Out of retries, or 24 h without delivery: the webhook stays in history for manual replay.
       meta.queued--;
     } else {
-      this.kv.put('queue', key, { ...item, failures, firstFailedAt, nextAt: now + delay, historyId } satisfies QueueItem);
+      // The last retry of the schedule (1 day) falls at the 24-hour mark, then the webhook is given up.
+      const nextAt = Math.min(now + delay, deadline);
+      this.kv.put('retries', retryKey(s.id, nextAt, item.seq), { ...item, failures, firstFailedAt, nextAt, historyId } satisfies QueueItem);
     }
     const newRate = afterFailure(rate);
     changes.rates.set(rateKey, newRate);
-    return inError(newRate) ? this.urlToError(tenant, cur.webhookUrl, `the success rate of ${cur.webhookUrl} fell to ${newRate}%, below 70%`, now) : [];
+    return inError(newRate) ? this.urlToError(tenant, url, `the success rate of ${url} fell to ${newRate}%, below 70%`, now) : [];
   }
 
   private scheduleKick(streamId: string, at: number): void {
@@ -415,10 +437,7 @@ export class Dispatcher {
         if (d !== undefined) started.push(d);
       });
       this.armWheel();
-      // The deliveries this wake started settle before later timers fire, so a
-      // clock jump sees each failure's next retry at its own instant. Bounded by
-      // the 10 s delivery timeout.
-      await Promise.all(started);
+      if (this.opts.awaitDeliveriesOnWake === true) await Promise.all(started);
     });
   }
 
@@ -466,9 +485,11 @@ export class Dispatcher {
     const ended = this.kv.transact(() => {
       const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
-      for (const { key, value } of this.kv.range<QueueItem>('queue', { start: `${id}/`, end: `${id}/\uffff` })) {
-        this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
-        this.kv.remove('queue', key);
+      for (const table of ['retries', 'queue'] as const) {
+        for (const { key, value } of this.kv.range<QueueItem>(table, within(id))) {
+          this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
+          this.kv.remove(table, key);
+        }
       }
       this.kv.put('queueMeta', id, { ...(this.kv.get<QueueMeta>('queueMeta', id) ?? { nextSeq: 0 }), queued: 0 });
       s.status = 'terminated';

@@ -37,9 +37,11 @@ export class StreamsService {
     const s = this.get(tenant, id);
     const merged = this.check({ ...definitionOf(s), ...stripUndefined(changes) });
     await this.testWebhook(tenant, id, merged);
+    const changed = Object.keys(stripUndefined(changes)) as Array<keyof StreamDefinition>;
     const updated = this.kv.transact(() => {
+      // Re-read after the test webhook's wait: only the fields this update names change.
       const cur = this.get(tenant, id);
-      const next: StreamRecord = { ...cur, ...merged, updatedAt: this.clock.now() };
+      const next: StreamRecord = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
       // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
       if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
       this.kv.put('streams', streamKey(tenant, id), next);
@@ -63,8 +65,9 @@ export class StreamsService {
     this.kv.transact(() => {
       this.kv.remove('streams', streamKey(tenant, id));
       for (const { key } of this.kv.range('streamAddresses', { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove('streamAddresses', key);
+      this.dispatcher.dropQueue(id);
     });
-    this.dispatcher.forget(tenant, id);
+    this.dispatcher.forget(id);
     return streamResponse(s);
   }
 
@@ -83,7 +86,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), cur);
       return { cur, was };
     });
-    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur);
+    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
     return streamResponse(updated.cur);
   }
 
