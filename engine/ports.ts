@@ -6,7 +6,7 @@
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
-  'blocks', 'probes', 'transfers',
+  'blocks', 'probes', 'transfers', 'canon', 'chainState',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];
@@ -46,4 +46,11 @@ export interface Sender {
 /** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */
 export interface Mailer {
   send(mail: { to: string; subject: string; text: string }): Promise<void>;
+}
+
+/** An EVM node's JSON-RPC (http/clients/rpc.ts). */
+export interface Upstream {
+  call<T>(method: string, params: unknown[]): Promise<T>;
+  /** newHeads where the node offers a subscription; returns how to stop it. `onClose` runs when it ends. */
+  subscribeHeads?(onHead: (number: number) => void, onClose: () => void): () => void;
 }

@@ -1,6 +1,6 @@
 import type { Kv } from '../ports.js';
 import { buildProbe } from './probe.js';
-import { encodeRecord, type BlockRecord } from './record.js';
+import { decodeRecord, encodeRecord, type BlockRecord } from './record.js';
 
 /**
  * Writing a block: its record, its probe column and the transfer indexes the
@@ -71,6 +71,13 @@ function decodeBatch(data: string): Array<[string, string]> {
 
 const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 
+/** The index keys of one transfer: by contract (and token id for NFTs), and by each wallet. */
+export function transferKeys(chain: string, t: Transfer): { byContract: string; wallets: string[] } {
+  const at = pos(t.blockNumber, t.logIndex);
+  const byContract = t.kind === 'erc20' ? `erc20/${chain}/${t.contract}/${at}` : `nft/${chain}/${t.contract}/${BigInt(t.tokenId!).toString(16).padStart(64, '0')}/${at}`;
+  return { byContract, wallets: [`wallet/${chain}/${t.from}/${at}`, `wallet/${chain}/${t.to}/${at}`] };
+}
+
 /** Stores the block, its probe column and its transfer indexes; call inside a transaction. */
 export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
   const number = Number(r.header['number']);
@@ -80,12 +87,22 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   kv.putRaw('blocks', key, record);
   kv.putRaw('probes', key, probe);
   for (const t of transfersOf(r)) {
-    const at = pos(t.blockNumber, t.logIndex);
-    const entry = { ...t, blockNumber: undefined, logIndex: undefined };
-    if (t.kind === 'erc20') kv.put('transfers', `erc20/${chain}/${t.contract}/${at}`, entry);
-    else kv.put('transfers', `nft/${chain}/${t.contract}/${BigInt(t.tokenId!).toString(16).padStart(64, '0')}/${at}`, entry);
-    kv.put('transfers', `wallet/${chain}/${t.from}/${at}`, 0);
-    kv.put('transfers', `wallet/${chain}/${t.to}/${at}`, 0);
+    const keys = transferKeys(chain, t);
+    kv.put('transfers', keys.byContract, { ...t, blockNumber: undefined, logIndex: undefined });
+    for (const w of keys.wallets) kv.put('transfers', w, 0);
   }
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
+}
+
+/** Removes a block and everything written with it (a reorg); call inside a transaction. */
+export function removeBlock(kv: Kv, chain: string, number: number): void {
+  const key = blockKey(chain, number);
+  const bytes = kv.getRaw('blocks', key);
+  if (bytes !== undefined) {
+    for (const t of transfersOf(decodeRecord(bytes))) {
+      const keys = transferKeys(chain, t);
+      for (const k of [keys.byContract, ...keys.wallets]) kv.remove('transfers', k);
+    }
+  }
+  for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);
 }

@@ -1,0 +1,204 @@
+import type { Clock, Timer } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { Kv, Upstream } from '../ports.js';
+import { normalizeBlock, type BlockRecord, type Json } from './record.js';
+import { blockKey, removeBlock, writeBlock } from './store.js';
+
+/**
+ * Follows one EVM chain block by block into the store: each block with its
+ * receipts and call traces, written in one transaction with its probe column and
+ * transfer indexes. Parent hashes catch reorgs: the store rolls back to the fork
+ * point and ingests the new branch. Blocks are announced as seen, then as
+ * confirmed once `confirmations` deep, in order and only while canonical. State
+ * is kept in the store, so a restart resumes after the last committed block.
+ */
+export interface ChainEvents {
+  seen(chain: string, number: number, record: BlockRecord): void;
+  confirmed(chain: string, number: number): void;
+  /** Blocks from `from` to `to` (inclusive) are no longer canonical. */
+  reorged(chain: string, from: number, to: number): void;
+}
+
+export interface ChainState {
+  /** Last block written (−1 before the first). */
+  head: number;
+  /** Last block announced as confirmed (−1 before the first). */
+  confirmed: number;
+  /** Whether the node answers debug_traceBlockByNumber with the callTracer. */
+  tracer: boolean | null;
+}
+
+export interface FollowerStatus {
+  chain: string;
+  head: number;
+  confirmed: number;
+  internalTransactions: boolean | null;
+  upstream: 'ok' | 'failing';
+  lastError?: string;
+  subscription: boolean;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+export class Follower {
+  private state: ChainState;
+  private running = false;
+  private again = false;
+  private stopped = false;
+  private failures = 0;
+  private lastError: string | undefined;
+  private timer: Timer | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly chain: string,
+    private readonly upstream: Upstream,
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly events: ChainEvents,
+    private readonly log: Logger,
+    private readonly opts: { confirmations: number; pollMs: number; startAt?: number },
+  ) {
+    this.state = kv.get<ChainState>('chainState', chain) ?? { head: (opts.startAt ?? 0) - 1, confirmed: (opts.startAt ?? 0) - 1, tracer: null };
+  }
+
+  start(): void {
+    if (this.upstream.subscribeHeads !== undefined) this.subscribe();
+    this.poll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.unsubscribe?.();
+  }
+
+  status(): FollowerStatus {
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', subscription: this.unsubscribe !== undefined };
+    if (this.lastError !== undefined) s.lastError = this.lastError;
+    return s;
+  }
+
+  /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
+  async sync(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    try {
+      do {
+        this.again = false;
+        const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+        // A reorg may replace blocks without adding any: check our head is still the node's.
+        if (this.state.head >= 0 && !(await this.headStillCanonical())) await this.rollBack();
+        while (!this.stopped && this.state.head < target) await this.step();
+      } while (this.again && !this.stopped);
+      this.failures = 0;
+      this.lastError = undefined;
+    } catch (err) {
+      this.failures++;
+      this.lastError = (err as Error).message;
+      this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private subscribe(): void {
+    this.unsubscribe = this.upstream.subscribeHeads!(
+      () => void this.sync(),
+      () => {
+        this.unsubscribe = undefined;
+        // Fall back to polling; try the subscription again after a while.
+        if (!this.stopped) this.clock.at(this.clock.now() + 5_000, () => this.subscribe());
+      },
+    );
+  }
+
+  /** Polls as a safety net (and alone where there is no subscription), backing off while the node fails. */
+  private poll(): void {
+    if (this.stopped) return;
+    void this.sync().finally(() => {
+      const delay = this.failures === 0 ? this.opts.pollMs : Math.min(MAX_BACKOFF_MS, this.opts.pollMs * 2 ** this.failures);
+      this.timer = this.clock.at(this.clock.now() + delay, () => this.poll());
+    });
+  }
+
+  /** Ingests the next block, or rolls back when the node's chain no longer extends ours. */
+  private async step(): Promise<void> {
+    const n = this.state.head + 1;
+    const block = await this.upstream.call<Json | null>('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
+    if (block === null) return;
+    const parent = n === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, n - 1));
+    if (parent !== undefined && block['parentHash'] !== parent) {
+      await this.rollBack();
+      return;
+    }
+    const receipts = await this.upstream.call<Json[]>('eth_getBlockReceipts', [`0x${n.toString(16)}`]);
+    const traces = await this.traces(n);
+    const record = normalizeBlock(block, receipts, traces);
+    // Listeners act inside the same transaction (a matcher enqueues with the block it matched).
+    this.kv.transact(() => {
+      writeBlock(this.kv, this.chain, record);
+      this.kv.put('canon', blockKey(this.chain, n), block['hash']);
+      this.state = { ...this.state, head: n };
+      this.kv.put('chainState', this.chain, this.state);
+      this.events.seen(this.chain, n, record);
+    });
+    this.confirmDeepEnough();
+  }
+
+  private async traces(n: number): Promise<Json[] | null> {
+    if (this.state.tracer === false) return null;
+    try {
+      const out = await this.upstream.call<Array<{ result?: Json } & Json>>('debug_traceBlockByNumber', [`0x${n.toString(16)}`, { tracer: 'callTracer' }]);
+      if (this.state.tracer !== true) this.state = { ...this.state, tracer: true };
+      return out.map((t) => (t.result ?? t) as Json);
+    } catch (err) {
+      if (this.state.tracer === true) throw err; // it worked before: a passing failure, try the block again
+      this.log.warn('the node has no call tracer: internal transactions are off for this chain', { chain: this.chain, err: (err as Error).message });
+      this.state = { ...this.state, tracer: false };
+      return null;
+    }
+  }
+
+  private async headStillCanonical(): Promise<boolean> {
+    const ours = this.kv.get<string>('canon', blockKey(this.chain, this.state.head));
+    const theirs = await this.upstream.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${this.state.head.toString(16)}`, false]);
+    return ours === undefined || (theirs !== null && theirs.hash === ours);
+  }
+
+  /** Walks back to the last block the node still has, removes ours above it, and says which became non-canonical. */
+  private async rollBack(): Promise<void> {
+    let k = this.state.head;
+    while (k >= 0) {
+      const ours = this.kv.get<string>('canon', blockKey(this.chain, k));
+      const theirs = await this.upstream.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${k.toString(16)}`, false]);
+      if (ours !== undefined && theirs !== null && theirs.hash === ours) break;
+      k--;
+    }
+    const from = k + 1;
+    const to = this.state.head;
+    this.kv.transact(() => {
+      for (let n = from; n <= to; n++) removeBlock(this.kv, this.chain, n);
+      this.state = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k) };
+      this.kv.put('chainState', this.chain, this.state);
+      this.events.reorged(this.chain, from, to);
+    });
+    this.log.info('reorg', { chain: this.chain, from, to });
+  }
+
+  /** Announces, in order, every canonical block now `confirmations` deep. */
+  private confirmDeepEnough(): void {
+    while (this.state.confirmed + this.opts.confirmations < this.state.head) {
+      const n = this.state.confirmed + 1;
+      // The event and the state that records it commit together: a restart neither repeats nor loses it.
+      this.kv.transact(() => {
+        this.state = { ...this.state, confirmed: n };
+        this.kv.put('chainState', this.chain, this.state);
+        this.events.confirmed(this.chain, n);
+      });
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+
+/**
+ * The embedded devnet: anvil from node_modules (the @foundry-rs/anvil-linux-amd64
+ * build, the only one the registry here has), on a free loopback port. It dies
+ * with this process: on stop, on exit, and on a crash that reaches the exit handler.
+ */
+export interface Anvil {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+export function anvilBinary(): string {
+  let pkg: string;
+  try {
+    pkg = require.resolve('@foundry-rs/anvil-linux-amd64/package.json');
+  } catch {
+    throw new Error(`no anvil build for ${process.platform}-${process.arch} in node_modules; set CHAINPOST_CHAINS to an EVM node instead`);
+  }
+  const bin = join(dirname(pkg), 'bin', 'anvil');
+  if (!existsSync(bin)) throw new Error(`anvil is missing at ${bin}`);
+  return bin;
+}
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+export async function startAnvil(opts: { chainId?: number; args?: string[] } = {}): Promise<Anvil> {
+  const port = await freePort();
+  const child = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => void (stderr += c.toString()));
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`anvil did not answer on ${url} within 15 s: ${stderr.slice(0, 500)}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url,
+    port,
+    child,
+    stop: () =>
+      new Promise((resolve) => {
+        process.off('exit', killOnExit);
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

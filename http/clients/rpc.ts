@@ -1,0 +1,61 @@
+import { Agent, request } from 'undici';
+import WebSocket from 'ws';
+import type { Upstream } from '../../engine/ports.js';
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
+
+/**
+ * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
+ * WebSocket on the same address where the node offers it (anvil does).
+ */
+export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number } = {}): Upstream & { close(): Promise<void> } {
+  const agent = new Agent({ connections: 8, keepAliveTimeout: 30_000 });
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  let id = 0;
+  const sockets = new Set<WebSocket>();
+  return {
+    async call<T>(method: string, params: unknown[]): Promise<T> {
+      const res = await request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+        dispatcher: agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new RpcError(-32603, `${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
+      const body = JSON.parse(text) as { result?: T; error?: { code: number; message: string } };
+      if (body.error !== undefined) throw new RpcError(body.error.code, `${method}: ${body.error.message}`);
+      return body.result as T;
+    },
+    subscribeHeads(onHead, onClose) {
+      const ws = new WebSocket(url.replace(/^http/, 'ws'));
+      sockets.add(ws);
+      ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })));
+      ws.on('message', (data) => {
+        const msg = JSON.parse(String(data)) as { method?: string; params?: { result?: { number?: string } } };
+        const n = msg.params?.result?.number;
+        if (msg.method === 'eth_subscription' && n !== undefined) onHead(parseInt(n, 16));
+      });
+      ws.on('error', () => ws.close());
+      ws.on('close', () => {
+        sockets.delete(ws);
+        onClose();
+      });
+      return () => ws.close();
+    },
+    async close() {
+      for (const ws of sockets) ws.terminate();
+      await agent.close();
+    },
+  };
+}
