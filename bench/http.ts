@@ -34,7 +34,7 @@ async function measure(label: string, args: string[], pipelining: number): Promi
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-'));
   // The rate limiter stays in the path, set high enough never to refuse.
   // Access logs off for all three alike: the figure is the server, not stdout.
-  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_RATE_LIMIT: '1000000000', CHAINPOST_ACCESS_LOG: '0' };
+  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_RATE_LIMIT: '1000000000', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_CHAINS: 'none' };
   const server = await startProcess(args, env);
   try {
     const opts = { url: `http://127.0.0.1:${server.port}${ROUTE}`, headers: { 'x-api-key': KEY }, connections: CONNECTIONS, pipelining };

@@ -13,6 +13,10 @@ export interface Config {
   apiKey: string | undefined;
   /** Upstream JSON-RPC URL per EVM chain, keyed by hex id. */
   chains: Map<string, string>;
+  /** Unset CHAINPOST_CHAINS: the embedded anvil devnet; `none`: no ingestion; else the listed upstreams. */
+  ingest: 'embedded' | 'configured' | 'none';
+  /** Polling interval where a node offers no newHeads subscription, ms. */
+  pollMs: number;
   /** Confirmation depth overrides per EVM chain, keyed by hex id. */
   confirmations: Map<string, number>;
   /** Requests per second per API key (also the burst); 0 = unlimited. */
@@ -55,7 +59,9 @@ export function parseConfig(env: Env): Config {
     port: integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535),
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
-    chains: chainMap('CHAINPOST_CHAINS', get('CHAINPOST_CHAINS'), upstreamUrl),
+    chains: get('CHAINPOST_CHAINS') === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', get('CHAINPOST_CHAINS'), upstreamUrl),
+    ingest: get('CHAINPOST_CHAINS') === undefined ? 'embedded' : get('CHAINPOST_CHAINS') === 'none' ? 'none' : 'configured',
+    pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
     confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000)),
     rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),
     smtpUrl: url('CHAINPOST_SMTP_URL', get('CHAINPOST_SMTP_URL'), ['smtp:', 'smtps:']),

@@ -5,7 +5,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { smtpMailer } from '../http/clients/mailer.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { undiciSender } from '../http/clients/webhook.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
@@ -24,7 +26,10 @@ import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { Dispatcher } from './delivery/dispatcher.js';
+import { findChain } from './chains/registry.js';
+import { chainRemoval } from './chains/removals.js';
 import { Expiries } from './expiry.js';
+import { Follower, type ChainEvents } from './ingest/follower.js';
 import { StreamsService } from './streams/service.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
@@ -85,6 +90,8 @@ export const systemTicker: Ticker = {
 
 export interface Core {
   readonly config: Config;
+  /** The chain followers, filled in when the server starts ingesting. */
+  readonly followers: Follower[];
   readonly clock: ServiceClock;
   readonly store: Store;
   readonly keys: ApiKeys;
@@ -115,6 +122,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
       out(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
     }
     const metrics = new Metrics();
+    const followers: Follower[] = [];
+    metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: f.status().head })));
+    metrics.gauge('chainpost_chain_upstream_failing', '1 while the chain\'s upstream node fails (retried with backoff).', () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: f.status().upstream === 'failing' ? 1 : 0 })));
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
@@ -125,7 +135,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, health: () => ({ now: new Date(clock.now()).toISOString() }), settle: () => dispatcher.settled() }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock),
@@ -133,7 +143,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes };
+    return { config, clock, store, keys, log, pipeline, routes, followers };
   } catch (err) {
     void store.close();
     throw err;
@@ -154,14 +164,56 @@ export async function startService(config: Config, out?: (line: string) => void)
     await store.close();
     throw new ConfigError('CHAINPOST_HOST/CHAINPOST_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
   }
+  const ingest = await startIngest(core);
   log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     const cut = await server.close(SHUTDOWN_GRACE_MS);
     if (cut > 0) log.warn('stopped with requests still in flight', { cut });
+    await ingest.stop();
     await store.close();
     log.info('stopped');
   };
   return { ...core, server, stop };
+}
+
+/** No-op listeners until the matcher (issue 6) takes blocks as they are seen and confirmed. */
+const noEvents: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
+
+/**
+ * One follower per configured chain, or the embedded anvil devnet as 0x539 when
+ * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
+ * removed (by the service date) are not followed.
+ */
+async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
+  const { config, log, clock, store } = core;
+  let anvil: Anvil | undefined;
+  let chains = config.chains;
+  if (config.ingest === 'embedded') {
+    anvil = await startAnvil({ chainId: 1337 });
+    chains = new Map([['0x539', anvil.url]]);
+    log.info('devnet', { chain: '0x539', rpc: anvil.url, pid: anvil.child.pid });
+  }
+  const upstreams: Array<{ close(): Promise<void> }> = [];
+  for (const [key, url] of chains) {
+    const chain = findChain(key)!;
+    const removal = chainRemoval(chain, 'blocks', clock.now());
+    if (removal !== undefined) {
+      log.warn('not following a chain that no longer produces blocks', { chain: key, since: removal.date });
+      continue;
+    }
+    const upstream = jsonRpcUpstream(url);
+    upstreams.push(upstream);
+    const follower = new Follower(key, upstream, store, clock, noEvents, log, { confirmations: config.confirmations.get(key) ?? chain.confirmations, pollMs: config.pollMs });
+    core.followers.push(follower);
+    follower.start();
+  }
+  return {
+    async stop() {
+      for (const f of core.followers) f.stop();
+      await Promise.all(upstreams.map((u) => u.close()));
+      await anvil?.stop();
+    },
+  };
 }
 
 async function serve(): Promise<void> {

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { startProcess } from '../bench/proc.js';
+import { BIN, tempDir } from './helpers.js';
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** `npm start` with embedded defaults: an anvil devnet from node_modules, followed as chain 0x539, gone when the server stops. */
+describe('the embedded devnet', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('runs anvil as chain 0x539, ingests it, and stops it with the server on %s', async (signal) => {
+    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50' });
+    try {
+      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      expect(devnet).toMatchObject({ chain: '0x539', rpc: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+      expect(alive(devnet.pid)).toBe(true);
+      // A block mined on the devnet shows up in the chain section of /health.
+      await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x3"]}' });
+      let chains: Array<{ chain: string; head: number; internalTransactions: boolean }> = [];
+      for (let i = 0; i < 100 && (chains[0]?.head ?? -1) < 3; i++) {
+        chains = ((await (await fetch(`http://127.0.0.1:${s.port}/health`)).json()) as { chains: typeof chains }).chains;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(chains[0]).toMatchObject({ chain: '0x539', head: 3, internalTransactions: true, upstream: 'ok' });
+      const metrics = await (await fetch(`http://127.0.0.1:${s.port}/metrics`)).text();
+      expect(metrics).toMatch(/^chainpost_chain_head\{chain="0x539"\} 3$/m);
+      s.child.kill(signal);
+      expect(await s.exited).toBe(0);
+      for (let i = 0; i < 50 && alive(devnet.pid); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(alive(devnet.pid)).toBe(false);
+    } finally {
+      await s.stop('SIGKILL');
+    }
+  });
+});
