@@ -24,6 +24,7 @@ const EXT_NUMBER = 2;
 
 const extensions = new ExtensionCodec();
 // An odd-length quantity too large for a double: its nibbles, with the leading zero nibble implied.
+// (Encoding writes ExtData directly; these only decode.)
 extensions.register({ type: EXT_ODD_HEX, encode: () => null, decode: (data: Uint8Array) => new OddHex(`0x${Buffer.from(data).toString('hex').slice(1)}`) });
 // A JSON number that really is a number (a plain integer on the wire means a hex quantity).
 extensions.register({ type: EXT_NUMBER, encode: () => null, decode: (data: Uint8Array) => new JsonNumber(Buffer.from(data).readDoubleBE(0)) });
@@ -38,63 +39,46 @@ class JsonNumber {
 const EVEN_HEX = /^0x(?:[0-9a-f]{2})*$/;
 const ODD_QUANTITY = /^0x[1-9a-f][0-9a-f]*$/;
 
-/** Marks a packed object (a plain map with numeric keys would be ambiguous with an array). */
-class Packed {
-  constructor(readonly entries: Array<[number | string, unknown]>) {}
-}
+// On the wire an object is an array: a marker, then key, value, key, value…; a plain
+// array that happens to start with a marker is escaped by another marker.
+const OBJ = '\u0000o';
+const ARR = '\u0000a';
 
-function pack(v: unknown): unknown {
+/** One pass from a JSON-RPC value to what msgpack writes. */
+function toWire(v: unknown): unknown {
   if (typeof v === 'string') {
     if (v.length >= 2 && EVEN_HEX.test(v)) return Buffer.from(v.slice(2), 'hex');
     if (ODD_QUANTITY.test(v)) {
       const n = parseInt(v, 16);
-      if (Number.isSafeInteger(n)) return n;
-      return { __ext: EXT_ODD_HEX, bytes: Buffer.from(`0${v.slice(2)}`, 'hex') };
+      return Number.isSafeInteger(n) ? n : new ExtData(EXT_ODD_HEX, Buffer.from(`0${v.slice(2)}`, 'hex'));
     }
     return v;
   }
   if (typeof v === 'number') {
     const b = Buffer.alloc(8);
     b.writeDoubleBE(v, 0);
-    return { __ext: EXT_NUMBER, bytes: b };
+    return new ExtData(EXT_NUMBER, b);
   }
-  if (Array.isArray(v)) return v.map(pack);
+  if (Array.isArray(v)) {
+    const mapped = v.map(toWire);
+    return mapped[0] === OBJ || mapped[0] === ARR ? [ARR, ...mapped] : mapped;
+  }
   if (v !== null && typeof v === 'object') {
-    return new Packed(Object.entries(v).map(([k, val]) => [KEY_INDEX.get(k) ?? k, pack(val)]));
+    const out: unknown[] = [OBJ];
+    for (const [k, val] of Object.entries(v)) out.push(KEY_INDEX.get(k) ?? k, toWire(val));
+    return out;
   }
   return v;
 }
 
 /** Values → msgpack bytes. */
 export function encodeRpc(value: unknown): Uint8Array {
-  return encode(toWire(pack(value)), { extensionCodec: extensions });
+  return encode(toWire(value), { extensionCodec: extensions });
 }
 
 /** msgpack bytes → the values, with every hex string as it was. */
 export function decodeRpc<T>(bytes: Uint8Array): T {
   return fromWire(decode(bytes, { extensionCodec: extensions })) as T;
-}
-
-// On the wire an object is an array: a marker, then key, value, key, value…; a plain
-// array that happens to start with a marker is escaped by another marker.
-const OBJ = '\u0000o';
-const ARR = '\u0000a';
-
-function toWire(v: unknown): unknown {
-  if (v instanceof Packed) {
-    const out: unknown[] = [OBJ];
-    for (const [k, val] of v.entries) out.push(k, toWire(val));
-    return out;
-  }
-  if (Array.isArray(v)) {
-    const mapped = v.map(toWire);
-    return mapped[0] === OBJ || mapped[0] === ARR ? [ARR, ...mapped] : mapped;
-  }
-  if (v !== null && typeof v === 'object' && '__ext' in v) {
-    const e = v as { __ext: number; bytes: Uint8Array };
-    return new ExtData(e.__ext, e.bytes);
-  }
-  return v;
 }
 
 function fromWire(v: unknown): unknown {
