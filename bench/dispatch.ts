@@ -186,6 +186,10 @@ printRows([
   ['raw HTTP path, no engine', figures.rawSendPerSec, '/s'],
 ]);
 const met = figures.webhooksPerSec >= 20_000 && figures.bytesPerTimer <= 100;
+if (process.env['BENCH_ONLY'] === 'pooled') {
+  console.log('\nBENCH_ONLY=pooled: profiling run, no baseline; results not written');
+  process.exit(0);
+}
 report('dispatch', 'npm run bench:dispatch', figures, { webhooksPerSec: '>= 20000', bytesPerTimer: '<= 100' }, met, [
   `${WEBHOOKS} webhooks over ${STREAMS} streams, enqueued in batches of 10,000; per-stream order kept; outcomes group-committed to LMDB; receiver (node:http, 200) in its own process; delivery timeout ${DELIVERY_TIMEOUT_MS / 1000} s.`,
   `Naive sender: same dispatcher and queues, a new TCP connection per webhook (p99 ${naive.p99Ms} ms).`,

@@ -5,7 +5,10 @@ import type { Kv, Table } from './ports.js';
  * logs): `expiries` keys sort by due time, so purging is a range scan from the
  * start up to now. Each entry names the table and key to remove.
  */
-const keyOf = (at: number, table: Table, key: string): string => `${String(Math.floor(at)).padStart(15, '0')}/${table}/${key}`;
+/** A service time (ms) as a key part that sorts in time order. */
+export const timeKey = (ms: number): string => String(Math.floor(ms)).padStart(15, '0');
+
+const keyOf = (at: number, table: Table, key: string): string => `${timeKey(at)}/${table}/${key}`;
 
 export class Expiries {
   constructor(private readonly kv: Kv) {}

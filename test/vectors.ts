@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { MessageFields } from '../engine/auth/message.js';
 
 /** Reads a file of ../shared/vectors (never edited). */
 export const vectors = <T>(path: string): T => JSON.parse(readFileSync(fileURLToPath(new URL(`../../shared/vectors/${path}`, import.meta.url)), 'utf8')) as T;
@@ -19,4 +20,13 @@ export interface SiweFields {
   notBefore?: string;
   requestId?: string;
   resources?: string[];
+}
+
+/** The vectors' field objects in this module's terms (chainId → chain). */
+export function fromSiwe(f: Partial<SiweFields>): MessageFields {
+  const { chainId, scheme, ...rest } = f;
+  const out = { ...rest } as MessageFields;
+  if (chainId !== undefined) out.chain = String(chainId);
+  if (scheme !== undefined && scheme !== null) out.scheme = scheme;
+  return out;
 }

@@ -1,9 +1,10 @@
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getAddress } from 'viem';
 import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
+import { randomAlphanumeric } from '../random.js';
 import type { Kv } from '../ports.js';
 import { MessageError, formatMessage, type Family, type MessageFields } from './message.js';
 import type { Account, ChallengeRequest } from './schemas.js';
@@ -55,19 +56,8 @@ interface Profile {
   addresses: StoredAccount[];
 }
 
-const ALPHANUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const TOKEN_DEFAULT_MS = 3_600_000;
 
-/** `n` characters of [A-Za-z0-9] from a CSPRNG, without modulo bias. */
-export function randomAlphanumeric(n: number): string {
-  let out = '';
-  while (out.length < n) {
-    for (const b of randomBytes(n * 2)) {
-      if (b < 248 && out.length < n) out += ALPHANUM[b % 62];
-    }
-  }
-  return out;
-}
 
 const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
 const accountKey = (tenant: string, a: StoredAccount): string => `${tenant}/${a.blockchainType}/${a.blockchainType === 'solana' ? a.address : a.address.toLowerCase()}`;

@@ -1,5 +1,5 @@
 import type { Clock, Timer } from '../clock.js';
-import { Expiries } from '../expiry.js';
+import { Expiries, timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
 import type { Kv, Mailer, Sender } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
@@ -151,7 +151,7 @@ interface Outcome {
 
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
 /** A failed webhook waits apart from the fresh queue, ordered by when it is due. */
-const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${String(nextAt).padStart(15, '0')}/${String(seq).padStart(12, '0')}`;
+const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${timeKey(nextAt)}/${String(seq).padStart(12, '0')}`;
 const within = (id: string) => ({ start: `${id}/`, end: `${id}/\uffff` });
 export const streamKey = (tenant: string, id: string): string => `${tenant}/${id}`;
 
@@ -274,10 +274,6 @@ export class Dispatcher {
   /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
   queueSize(streamId: string): number {
     return this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0;
-  }
-
-  enqueue(streamId: string, payload: Record<string, unknown>): EnqueueResult {
-    return this.enqueueBatch([{ streamId, payload }])[0]!;
   }
 
   /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
@@ -548,7 +544,7 @@ export class Dispatcher {
     const to = s.ownerEmail ?? this.opts.alertEmail;
     const now = this.clock.now();
     const keep = (reason: string): void => {
-      this.kv.put('outbox', `${String(now).padStart(15, '0')}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() });
+      this.kv.put('outbox', `${timeKey(now)}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() });
       this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason });
     };
     if (to === undefined) return keep('no recipient: the key has no e-mail and CHAINPOST_ALERT_EMAIL is unset');

@@ -1,4 +1,4 @@
-import { randomAlphanumeric } from '../auth/service.js';
+import { randomAlphanumeric } from '../random.js';
 import type { Kv } from '../ports.js';
 
 /** Per-tenant streams settings: the secret that signs webhooks (made at first use) and the region. */

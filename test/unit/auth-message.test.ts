@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MessageError, formatMessage, parseMessage, type MessageFields } from '../../engine/auth/message.js';
-import { vectors, type SiweFields } from '../vectors.js';
+import { fromSiwe, vectors, type SiweFields } from '../vectors.js';
 
-/** The vectors' field objects in this module's terms (chainId → chain). */
-export function fromSiwe(f: Partial<SiweFields>): MessageFields {
-  const { chainId, scheme, ...rest } = f;
-  const out = { ...rest } as MessageFields;
-  if (chainId !== undefined) out.chain = String(chainId);
-  if (scheme !== undefined && scheme !== null) out.scheme = scheme;
-  return out;
-}
 
 const positive = vectors<Record<string, { message: string; fields: SiweFields }>>('siwe/parsing_positive.json');
 const negative = vectors<Record<string, string>>('siwe/parsing_negative.json');

@@ -5,8 +5,7 @@ import { formatMessage } from '../../engine/auth/message.js';
 import { aptosAddressOf, aptosSignedForms, solanaPublicKey, verifyAptos, verifyEvm, verifySolana } from '../../engine/auth/signatures.js';
 import { verifySignIn } from '../../engine/auth/verify.js';
 import { ApiError } from '../../engine/errors.js';
-import { vectors, type SiweFields } from '../vectors.js';
-import { fromSiwe } from './auth-message.test.js';
+import { fromSiwe, vectors, type SiweFields } from '../vectors.js';
 
 type Verification = SiweFields & { signature: string; time?: string; domainBinding?: string; matchNonce?: string };
 
