@@ -1,4 +1,4 @@
-import { ExtData, ExtensionCodec, decode, encode } from '@msgpack/msgpack';
+import { ExtensionCodec, decode } from '@msgpack/msgpack';
 
 /**
  * Compact storage of JSON-RPC values (blocks, receipts, logs, traces) that
@@ -18,13 +18,14 @@ const KEYS = [
   'blobGasPrice', 'authorizationList', 'receipt', 'traceAddress', 'txIndex', 'transactions', 'internal',
 ] as const;
 
-const KEY_INDEX = new Map<string, number>(KEYS.map((k, i) => [k, i]));
+// A prototype-free object: a key lookup per field is the hot path.
+const KEY_INDEX: Record<string, number | undefined> = Object.assign(Object.create(null) as object, Object.fromEntries(KEYS.map((k, i) => [k, i])));
 const EXT_ODD_HEX = 1;
 const EXT_NUMBER = 2;
 
 const extensions = new ExtensionCodec();
 // An odd-length quantity too large for a double: its nibbles, with the leading zero nibble implied.
-// (Encoding writes ExtData directly; these only decode.)
+// (The encoder below writes these itself; the codec only decodes.)
 extensions.register({ type: EXT_ODD_HEX, encode: () => null, decode: (data: Uint8Array) => new OddHex(`0x${Buffer.from(data).toString('hex').slice(1)}`) });
 // A JSON number that really is a number (a plain integer on the wire means a hex quantity).
 extensions.register({ type: EXT_NUMBER, encode: () => null, decode: (data: Uint8Array) => new JsonNumber(Buffer.from(data).readDoubleBE(0)) });
@@ -36,44 +37,163 @@ class JsonNumber {
   constructor(readonly value: number) {}
 }
 
-const EVEN_HEX = /^0x(?:[0-9a-f]{2})*$/;
-const ODD_QUANTITY = /^0x[1-9a-f][0-9a-f]*$/;
-
 // On the wire an object is an array: a marker, then key, value, key, value…; a plain
 // array that happens to start with a marker is escaped by another marker.
 const OBJ = '\u0000o';
 const ARR = '\u0000a';
 
-/** One pass from a JSON-RPC value to what msgpack writes. */
-function toWire(v: unknown): unknown {
-  if (typeof v === 'string') {
-    if (v.length >= 2 && EVEN_HEX.test(v)) return Buffer.from(v.slice(2), 'hex');
-    if (ODD_QUANTITY.test(v)) {
-      const n = parseInt(v, 16);
-      return Number.isSafeInteger(n) ? n : new ExtData(EXT_ODD_HEX, Buffer.from(`0${v.slice(2)}`, 'hex'));
-    }
-    return v;
-  }
-  if (typeof v === 'number') {
-    const b = Buffer.alloc(8);
-    b.writeDoubleBE(v, 0);
-    return new ExtData(EXT_NUMBER, b);
-  }
-  if (Array.isArray(v)) {
-    const mapped = v.map(toWire);
-    return mapped[0] === OBJ || mapped[0] === ARR ? [ARR, ...mapped] : mapped;
-  }
-  if (v !== null && typeof v === 'object') {
-    const out: unknown[] = [OBJ];
-    for (const [k, val] of Object.entries(v)) out.push(KEY_INDEX.get(k) ?? k, toWire(val));
-    return out;
-  }
-  return v;
+/**
+ * The encoder writes msgpack itself, in one pass over the node's values: a block
+ * has some 8,000 strings, and the cost is per string, so each is looked at once
+ * (a hex write decodes and stops at the first non-hex character; toLowerCase returns
+ * the same string when nothing changes, so a round trip stays exact).
+ */
+let buf = Buffer.allocUnsafe(1 << 20);
+let at = 0;
+
+function ensure(n: number): void {
+  if (at + n <= buf.length) return;
+  const bigger = Buffer.allocUnsafe(Math.max(buf.length * 2, at + n));
+  buf.copy(bigger, 0, 0, at);
+  buf = bigger;
 }
 
-/** Values → msgpack bytes. */
+/** Header of a msgpack value of `len` bytes in one of three size classes (str, bin, ext), written at `o`. */
+function sizedHeader(o: number, len: number, c8: number, c16: number, c32: number): number {
+  if (len < 0x100) {
+    buf[o] = c8;
+    buf[o + 1] = len;
+    return 2;
+  }
+  if (len < 0x10000) {
+    buf[o] = c16;
+    buf.writeUInt16BE(len, o + 1);
+    return 3;
+  }
+  buf[o] = c32;
+  buf.writeUInt32BE(len, o + 1);
+  return 5;
+}
+const headerSize = (len: number): number => (len < 0x100 ? 2 : len < 0x10000 ? 3 : 5);
+
+function writeArrayHeader(n: number): void {
+  if (n < 16) buf[at++] = 0x90 | n;
+  else if (n < 0x10000) {
+    buf[at] = 0xdc;
+    buf.writeUInt16BE(n, at + 1);
+    at += 3;
+  } else {
+    buf[at] = 0xdd;
+    buf.writeUInt32BE(n, at + 1);
+    at += 5;
+  }
+}
+
+function writeUint(n: number): void {
+  if (n < 0x80) buf[at++] = n;
+  else if (n < 0x100) {
+    buf[at++] = 0xcc;
+    buf[at++] = n;
+  } else if (n < 0x10000) {
+    buf[at] = 0xcd;
+    buf.writeUInt16BE(n, at + 1);
+    at += 3;
+  } else if (n < 0x100000000) {
+    buf[at] = 0xce;
+    buf.writeUInt32BE(n, at + 1);
+    at += 5;
+  } else {
+    buf[at] = 0xcf;
+    buf.writeUInt32BE(Math.floor(n / 0x100000000), at + 1);
+    buf.writeUInt32BE(n >>> 0, at + 5);
+    at += 9;
+  }
+}
+
+function writeStr(s: string): void {
+  ensure(s.length * 3 + 5);
+  const len = Buffer.byteLength(s);
+  if (len < 32) buf[at++] = 0xa0 | len;
+  else at += sizedHeader(at, len, 0xd9, 0xda, 0xdb);
+  at += buf.write(s, at, len, 'utf8');
+}
+
+/** Hex digits of a non-negative safe integer. */
+const hexDigits = (n: number): number => (n < 0x100000000 ? (35 - Math.clz32(n)) >> 2 : 8 + ((35 - Math.clz32(Math.floor(n / 0x100000000))) >> 2));
+const FIXEXT: Record<number, number> = { 1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8 };
+
+/** "0x…" lower-case hex, written as bytes or an integer; false when it is not that. */
+function writeHex(v: string): boolean {
+  const n = v.length;
+  if ((n & 1) === 0) {
+    // Even length: the bytes.
+    const len = (n - 2) >> 1;
+    ensure(len + 5);
+    const hs = headerSize(len);
+    if (len > 0 && (buf.write(v.slice(2), at + hs, len, 'hex') !== len || v.toLowerCase() !== v)) return false;
+    at += sizedHeader(at, len, 0xc4, 0xc5, 0xc6) + len;
+    return true;
+  }
+  // Odd length: a quantity without leading zero ("0x0" stays a string), as an integer when a double holds it exactly.
+  if (v.charCodeAt(2) === 48 || v.toLowerCase() !== v) return false;
+  ensure(16);
+  const num = parseInt(v, 16);
+  if (Number.isSafeInteger(num)) {
+    if (hexDigits(num) !== n - 2) return false;
+    writeUint(num);
+    return true;
+  }
+  // Too large: its nibbles, with a leading zero nibble.
+  const len = (n - 1) >> 1;
+  ensure(len + 6);
+  const hs = FIXEXT[len] !== undefined ? 1 : headerSize(len);
+  if (buf.write(`0${v.slice(2)}`, at + hs + 1, len, 'hex') !== len) return false;
+  if (hs === 1) buf[at] = FIXEXT[len]!;
+  else sizedHeader(at, len, 0xc7, 0xc8, 0xc9);
+  buf[at + hs] = EXT_ODD_HEX;
+  at += hs + 1 + len;
+  return true;
+}
+
+function writeValue(v: unknown): void {
+  if (typeof v === 'string') {
+    if (!(v.length >= 2 && v.charCodeAt(0) === 48 && v.charCodeAt(1) === 120 && writeHex(v))) writeStr(v);
+    return;
+  }
+  ensure(16);
+  if (v === null || v === undefined) buf[at++] = 0xc0;
+  else if (typeof v === 'boolean') buf[at++] = v ? 0xc3 : 0xc2;
+  else if (typeof v === 'number') {
+    // A JSON number that really is a number (a plain integer on the wire means a hex quantity).
+    buf[at] = 0xd7;
+    buf[at + 1] = EXT_NUMBER;
+    buf.writeDoubleBE(v, at + 2);
+    at += 10;
+  } else if (Array.isArray(v)) {
+    const escape = v[0] === OBJ || v[0] === ARR;
+    writeArrayHeader(v.length + (escape ? 1 : 0));
+    if (escape) writeStr(ARR);
+    for (let i = 0; i < v.length; i++) writeValue(v[i]);
+  } else if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o);
+    writeArrayHeader(1 + 2 * keys.length);
+    writeStr(OBJ);
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      const index = KEY_INDEX[k];
+      if (index === undefined) writeStr(k);
+      else buf[at++] = index;
+      writeValue(o[k]);
+    }
+  } else throw new TypeError(`cannot store a ${typeof v}`);
+}
+
+/** Values → msgpack bytes (a copy: the encoder's buffer is reused). */
 export function encodeRpc(value: unknown): Uint8Array {
-  return encode(toWire(value), { extensionCodec: extensions });
+  at = 0;
+  writeValue(value);
+  return Uint8Array.prototype.slice.call(buf, 0, at);
 }
 
 /** msgpack bytes → the values, with every hex string as it was. */

@@ -26,18 +26,21 @@ export const enum ProbeKind {
 export const PROBE_HEADER = 9;
 const VERSION = 1;
 
-const bytes = (hex: string): Buffer => Buffer.from(hex.slice(2), 'hex');
 /** A 32-byte topic whose first 12 bytes are zero carries an address. */
 const isAddressTopic = (t: string): boolean => t.length === 66 && t.startsWith('0x000000000000000000000000');
 
+/** Grows as needed; reused from block to block (the column is copied out at the end). */
+let scratch = Buffer.allocUnsafe(1 << 16);
+
 export function buildProbe(r: BlockRecord): Uint8Array {
-  const addrs: Buffer[] = [];
+  // Hex strings and refs first, then one pass writes the bytes where they go.
+  const addrs: string[] = [];
   const addrRefs: number[] = [];
-  const topics: Buffer[] = [];
+  const topics: string[] = [];
   const topicRefs: number[] = [];
   const addr = (hex: unknown, kind: ProbeKind, index: number): void => {
     if (typeof hex !== 'string' || hex.length !== 42) return;
-    addrs.push(bytes(hex));
+    addrs.push(hex);
     addrRefs.push((kind << 24) | index);
   };
   let logOrdinal = 0;
@@ -47,12 +50,18 @@ export function buildProbe(r: BlockRecord): Uint8Array {
     addr(t.receipt['contractAddress'], ProbeKind.ContractCreated, i);
     for (const l of t.logs) {
       addr(l.address, ProbeKind.LogEmitter, logOrdinal);
-      const [topic0, ...rest] = l.topics;
-      if (topic0 !== undefined) {
-        topics.push(bytes(topic0));
+      const topic0 = l.topics[0];
+      if (topic0?.length === 66) {
+        topics.push(topic0);
         topicRefs.push((ProbeKind.Topic0 << 24) | logOrdinal);
       }
-      for (const t2 of rest) if (isAddressTopic(t2)) addr(`0x${t2.slice(26)}`, ProbeKind.LogTopicAddress, logOrdinal);
+      for (let k = 1; k < l.topics.length; k++) {
+        const topic = l.topics[k]!;
+        if (isAddressTopic(topic)) {
+          addrs.push(topic);
+          addrRefs.push((ProbeKind.LogTopicAddress << 24) | logOrdinal);
+        }
+      }
       logOrdinal++;
     }
   });
@@ -60,16 +69,25 @@ export function buildProbe(r: BlockRecord): Uint8Array {
     addr(c.from, ProbeKind.InternalFrom, i);
     addr(c.to, ProbeKind.InternalTo, i);
   });
-  const out = Buffer.alloc(PROBE_HEADER + addrs.length * 24 + topics.length * 36);
+  const size = PROBE_HEADER + addrs.length * 24 + topics.length * 36;
+  if (scratch.length < size) scratch = Buffer.allocUnsafe(size * 2);
+  const out = scratch;
   out.writeUInt8(VERSION, 0);
   out.writeUInt32LE(addrs.length, 1);
   out.writeUInt32LE(topics.length, 5);
   let o = PROBE_HEADER;
-  for (const a of addrs) o += a.copy(out, o);
+  // Fixed strides whatever the text holds; an address topic is written from its last 40 hex digits.
+  for (const a of addrs) {
+    out.fill(0, o, o + 20).write(a.slice(a.length - 40), o, 20, 'hex');
+    o += 20;
+  }
   for (const ref of addrRefs) o = out.writeUInt32LE(ref >>> 0, o);
-  for (const t of topics) o += t.copy(out, o);
+  for (const t of topics) {
+    out.fill(0, o, o + 32).write(t.slice(2), o, 32, 'hex');
+    o += 32;
+  }
   for (const ref of topicRefs) o = out.writeUInt32LE(ref >>> 0, o);
-  return out;
+  return Uint8Array.prototype.slice.call(out, 0, size);
 }
 
 /** A view of a probe column (no copy): counts and offsets of its sections. */

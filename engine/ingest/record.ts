@@ -51,7 +51,7 @@ export interface BlockRecord {
 
 const omit = (o: Json, keys: readonly string[]): Json => {
   const out: Json = {};
-  for (const [k, v] of Object.entries(o)) if (!keys.includes(k)) out[k] = v;
+  for (const k in o) if (!keys.includes(k)) out[k] = o[k];
   return out;
 };
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { logsBloom } from '../../engine/ingest/bloom.js';
 import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
 import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
+import { decodeRpc, encodeRpc } from '../../engine/ingest/codec.js';
 import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
 
 // The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
@@ -63,5 +64,23 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
     for (const l of logs) expect(addresses.has(l.address)).toBe(true);
     expect(topics).toEqual(logs.filter((l) => l.topics.length > 0).map((l) => l.topics[0]));
     for (const l of logs.filter((x) => x.topics[0] === TRANSFER)) for (const t of l.topics.slice(1, 3)) expect(addresses.has(`0x${t.slice(26)}`)).toBe(true);
+  });
+});
+
+describe('the record codec', () => {
+  const roundTrip = (v: unknown): unknown => decodeRpc(encodeRpc(v));
+  it.each([
+    ['lower-case hex of every length', ['0x', '0x00', '0xff', `0x${'ab'.repeat(300)}`, `0x${'cd'.repeat(70_000)}`]],
+    ['quantities', ['0x0', '0x1', '0xf', '0x10', '0x1fffffffffffff', '0x20000000000000', '0xfffffffffffffffffffffffff', `0x1${'0'.repeat(40)}`]],
+    ['what only looks like hex', ['0xABCD', '0xAbc', '0x0abc', '0xzz', '0x1g', '0x1fffffffffffffg', `0x1${'0'.repeat(40)}g`, '0X12', '0x 1', '0x12 ', '']],
+    ['other strings', ['CALL', 'execution reverted: ünïcödé ✓', 'x'.repeat(40), 'y'.repeat(300), 'z'.repeat(70_000)]],
+    ['numbers, booleans and null', [0, 1, -1, 1.5, 2 ** 60, true, false, null]],
+    ['arrays that start like the wire markers', [['\u0000o', 1], ['\u0000a'], [], [[]]]],
+    ['objects with known and unknown keys', [{ hash: '0x01', somethingNew: '0x02', nested: { logs: [], 'ü': 'v' } }, {}]],
+  ])('keeps %s exactly', (_, values) => {
+    expect(roundTrip(values)).toEqual(values);
+  });
+  it('refuses what JSON cannot carry', () => {
+    expect(() => encodeRpc({ f: () => 1 })).toThrow(TypeError);
   });
 });
