@@ -33,6 +33,8 @@ export interface Config {
   accessLog: boolean;
   /** How long failed-delivery history (and delivery logs) are kept, days. */
   historyDays: number;
+  /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
+  retentionBlocks: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -72,6 +74,7 @@ export function parseConfig(env: Env): Config {
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
+    retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
   };
 }
 

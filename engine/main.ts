@@ -29,7 +29,7 @@ import { Dispatcher } from './delivery/dispatcher.js';
 import { findChain } from './chains/registry.js';
 import { chainRemoval } from './chains/removals.js';
 import { Expiries } from './expiry.js';
-import { Follower, type ChainEvents } from './ingest/follower.js';
+import { Follower, type ChainEvents, type FollowerStatus } from './ingest/follower.js';
 import { StreamsService } from './streams/service.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
@@ -123,8 +123,11 @@ export async function createCore(config: Config, out: (line: string) => void = s
     }
     const metrics = new Metrics();
     const followers: Follower[] = [];
-    metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: f.status().head })));
-    metrics.gauge('chainpost_chain_upstream_failing', '1 while the chain\'s upstream node fails (retried with backoff).', () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: f.status().upstream === 'failing' ? 1 : 0 })));
+    const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
+    metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
+    metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
+    metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
+    metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
@@ -203,7 +206,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     }
     const upstream = jsonRpcUpstream(url);
     upstreams.push(upstream);
-    const follower = new Follower(key, upstream, store, clock, noEvents, log, { confirmations: config.confirmations.get(key) ?? chain.confirmations, pollMs: config.pollMs });
+    const follower = new Follower(key, upstream, store, clock, noEvents, log, { confirmations: config.confirmations.get(key) ?? chain.confirmations, pollMs: config.pollMs, retention: config.retentionBlocks });
     core.followers.push(follower);
     follower.start();
   }

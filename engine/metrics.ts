@@ -12,7 +12,7 @@ export type Gauge = () => Array<{ labels: Record<string, string>; value: number 
 export class Metrics {
   private readonly requests = new Map<string, number>();
   private readonly latency = new Map<string, Series>();
-  private readonly gauges: Array<{ name: string; help: string; read: Gauge }> = [];
+  private readonly gauges: Array<{ name: string; help: string; read: Gauge; type: 'gauge' | 'counter' }> = [];
 
   observe(area: string, status: number, seconds: number): void {
     const key = `${area}\u0000${status}`;
@@ -27,8 +27,9 @@ export class Metrics {
     s.total++;
   }
 
-  gauge(name: string, help: string, read: Gauge): void {
-    this.gauges.push({ name, help, read });
+  /** A value read when /metrics is scraped; `counter` for one that only grows (kept by its owner). */
+  gauge(name: string, help: string, read: Gauge, type: 'gauge' | 'counter' = 'gauge'): void {
+    this.gauges.push({ name, help, read, type });
   }
 
   render(): string {
@@ -49,7 +50,7 @@ export class Metrics {
       out.push(`chainpost_http_request_duration_seconds_count{area="${area}"} ${s.total}`);
     }
     for (const g of this.gauges) {
-      out.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} gauge`);
+      out.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} ${g.type}`);
       for (const { labels, value } of g.read()) {
         const l = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '\\$&')}"`).join(',');
         out.push(`${g.name}${l ? `{${l}}` : ''} ${value}`);

@@ -1,13 +1,20 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
 import { BIN, tempDir } from './helpers.js';
 
+/** Whether pid is a live process: a zombie (dead, not yet reaped by init, which here reaps orphans only about once a second) counts as gone. */
 const alive = (pid: number): boolean => {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !['Z', 'X'].includes(stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3));
   } catch {
-    return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 };
 
@@ -35,6 +42,30 @@ describe('the embedded devnet', () => {
       expect(alive(devnet.pid)).toBe(false);
     } finally {
       await s.stop('SIGKILL');
+    }
+  });
+
+  it('does not orphan anvil when the server is killed with SIGKILL', async () => {
+    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50' });
+    let pid: number | undefined;
+    try {
+      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      pid = devnet.pid as number;
+      expect(alive(pid)).toBe(true);
+      // No exit handler runs on SIGKILL: only the kernel can take anvil down with the server.
+      s.child.kill('SIGKILL');
+      await s.exited;
+      for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(alive(pid)).toBe(false);
+      const answered = await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', signal: AbortSignal.timeout(1_000) }).then(
+        () => true,
+        () => false,
+      );
+      expect(answered).toBe(false);
+    } finally {
+      await s.stop('SIGKILL');
+      // Do not leave an orphan behind if the assertion failed.
+      if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });

@@ -95,6 +95,30 @@ describe('EVM ingestion from a real anvil node', () => {
     expect(events).toEqual([`seen ${head + 1}`, `confirmed ${confirmed + 1}`, `seen ${head + 2}`, `confirmed ${confirmed + 2}`]);
   });
 
+  it('keeps the last blocks of the retention window in full and prunes older records and probe columns, hashes kept', async () => {
+    await mine(6);
+    const other = openStore(tempDir());
+    const f = new Follower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3 });
+    await f.sync();
+    const { head, confirmed, oldest } = f.status();
+    expect(head).toBeGreaterThan(6);
+    // The window's tail goes once confirmed: the last 3 blocks stay, and what is not yet confirmed.
+    expect(oldest).toBe(Math.min(head - 3, confirmed) + 1);
+    for (let n = 0; n <= head; n++) {
+      const key = blockKey('0x539', n);
+      expect([n, other.has('blocks', key), other.has('probes', key)]).toEqual([n, n >= oldest, n >= oldest]);
+      expect(other.has('canon', key)).toBe(true);
+    }
+    // It survives a restart: the next follower goes on from where pruning stopped.
+    await mine(2);
+    const again = new Follower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3 });
+    await again.sync();
+    expect(again.status().oldest).toBe(again.status().head - 3 + 1);
+    expect(other.has('blocks', blockKey('0x539', again.status().oldest - 1))).toBe(false);
+    await other.close();
+    rmSync(other.path, { recursive: true, force: true });
+  });
+
   it('turns internal transactions off for a node without the call tracer, and says so', async () => {
     const noTracer = { call: <T,>(method: string, params: unknown[]) => (method === 'debug_traceBlockByNumber' ? Promise.reject(new Error('the method debug_traceBlockByNumber does not exist')) : rpc.call<T>(method, params)) };
     const other = openStore(tempDir());
@@ -104,5 +128,52 @@ describe('EVM ingestion from a real anvil node', () => {
     expect(decodeRecord(other.getRaw('blocks', blockKey('0x539', 1))!).internal).toBeNull();
     await other.close();
     rmSync(other.path, { recursive: true, force: true });
+  });
+});
+
+/** A dead node, on the service clock: retried with doubling waits (from the poll interval up to 30 s), reported, and followed again once it answers. */
+describe('a failing upstream', () => {
+  it('is retried with backoff, reported in the status and the log, and recovers', async () => {
+    const frozen = { elapsedMs: () => 0, wake: () => () => {} };
+    const clock = new ServiceClock(frozen, 0);
+    const lines: string[] = [];
+    const log = jsonLogger((l) => void lines.push(l), () => clock.now(), 'info');
+    const calls: number[] = [];
+    let dead = true;
+    const upstream = {
+      call: <T,>(method: string): Promise<T> => {
+        if (method === 'eth_blockNumber') calls.push(clock.now());
+        return dead ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1')) : Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T);
+      },
+    };
+    const store = openStore(tempDir());
+    const none: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
+    const f = new Follower('0x1', upstream, store, clock, none, log, { confirmations: 2, pollMs: 50 });
+    const settle = () => new Promise((r) => setImmediate(r));
+    const run = async (ms: number) => {
+      for (let t = 0; t < ms; t += 50) {
+        await settle();
+        await clock.advance(50);
+      }
+      await settle();
+    };
+    f.start();
+    await run(120_000);
+    const gaps = calls.slice(1).map((t, i) => t - calls[i]!);
+    expect(gaps).toEqual([100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+    expect(f.status()).toMatchObject({ upstream: 'failing', upstreamErrors: calls.length, lastError: 'connect ECONNREFUSED 127.0.0.1:1' });
+    expect(lines.filter((l) => l.includes('"msg":"upstream failing"'))).toHaveLength(calls.length);
+    // Back up: the next attempt succeeds and polling returns to its interval.
+    dead = false;
+    const due = calls.at(-1)! + 30_000;
+    calls.length = 0;
+    await run(30_000);
+    expect(f.status()).toMatchObject({ upstream: 'ok', upstreamErrors: 12 });
+    expect(calls[0]).toBe(due);
+    expect(new Set(calls.slice(1).map((t, i) => t - calls[i]!))).toEqual(new Set([50]));
+    expect(calls.length).toBeGreaterThan(100);
+    f.stop();
+    await store.close();
+    rmSync(store.path, { recursive: true, force: true });
   });
 });

@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Kv, Upstream } from '../ports.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
-import { blockKey, removeBlock, writeBlock } from './store.js';
+import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -26,19 +26,27 @@ export interface ChainState {
   confirmed: number;
   /** Whether the node answers debug_traceBlockByNumber with the callTracer. */
   tracer: boolean | null;
+  /** Last block whose record and probe column were pruned (−1 before the first; absent in older stores). */
+  pruned?: number;
 }
 
 export interface FollowerStatus {
   chain: string;
   head: number;
   confirmed: number;
+  /** Oldest block whose full record is still stored. */
+  oldest: number;
   internalTransactions: boolean | null;
   upstream: 'ok' | 'failing';
+  /** Failed sync attempts since the start. */
+  upstreamErrors: number;
   lastError?: string;
   subscription: boolean;
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
+const PRUNE_BATCH = 1_000;
 
 export class Follower {
   private state: ChainState;
@@ -46,6 +54,7 @@ export class Follower {
   private again = false;
   private stopped = false;
   private failures = 0;
+  private errors = 0;
   private lastError: string | undefined;
   private timer: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -57,7 +66,7 @@ export class Follower {
     private readonly clock: Clock,
     private readonly events: ChainEvents,
     private readonly log: Logger,
-    private readonly opts: { confirmations: number; pollMs: number; startAt?: number },
+    private readonly opts: { confirmations: number; pollMs: number; startAt?: number; /** Full blocks kept (default all). */ retention?: number },
   ) {
     this.state = kv.get<ChainState>('chainState', chain) ?? { head: (opts.startAt ?? 0) - 1, confirmed: (opts.startAt ?? 0) - 1, tracer: null };
   }
@@ -74,7 +83,7 @@ export class Follower {
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', subscription: this.unsubscribe !== undefined };
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, oldest: this.prunedUpTo() + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.unsubscribe !== undefined };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }
@@ -94,10 +103,12 @@ export class Follower {
         if (this.state.head >= 0 && !(await this.headStillCanonical())) await this.rollBack();
         while (!this.stopped && this.state.head < target) await this.step();
       } while (this.again && !this.stopped);
+      this.prune();
       this.failures = 0;
       this.lastError = undefined;
     } catch (err) {
       this.failures++;
+      this.errors++;
       this.lastError = (err as Error).message;
       this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
     } finally {
@@ -187,6 +198,24 @@ export class Follower {
       this.events.reorged(this.chain, from, to);
     });
     this.log.info('reorg', { chain: this.chain, from, to });
+  }
+
+  private prunedUpTo(): number {
+    return this.state.pruned ?? (this.opts.startAt ?? 0) - 1;
+  }
+
+  /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
+  private prune(): void {
+    if (this.opts.retention === undefined) return;
+    const from = this.prunedUpTo() + 1;
+    // Only confirmed blocks go: a reorg can still need what is above them.
+    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1) - 1;
+    if (to < from) return;
+    this.kv.transact(() => {
+      for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
+      this.state = { ...this.state, pruned: to };
+      this.kv.put('chainState', this.chain, this.state);
+    });
   }
 
   /** Announces, in order, every canonical block now `confirmations` deep. */

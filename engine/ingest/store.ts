@@ -94,6 +94,13 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
 }
 
+/** Drops a block's record and probe column out of the retention window; its hash and transfer indexes stay. */
+export function pruneBlock(kv: Kv, chain: string, number: number): void {
+  const key = blockKey(chain, number);
+  kv.remove('blocks', key);
+  kv.remove('probes', key);
+}
+
 /** Removes a block and everything written with it (a reorg); call inside a transaction. */
 export function removeBlock(kv: Kv, chain: string, number: number): void {
   const key = blockKey(chain, number);

@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
 /**
  * The embedded devnet: anvil from node_modules (the @foundry-rs/anvil-linux-amd64
  * build, the only one the registry here has), on a free loopback port. It dies
- * with this process: on stop, on exit, and on a crash that reaches the exit handler.
+ * with this process: on stop, on exit, on a crash that reaches the exit handler,
+ * and (with setpriv, see below) on a SIGKILL of this process.
  */
 export interface Anvil {
   url: string;
@@ -30,6 +31,13 @@ export function anvilBinary(): string {
   return bin;
 }
 
+// The exit handler below cannot run when this process is SIGKILLed (or the OOM
+// killer hits it), which would orphan anvil. Where util-linux's setpriv is
+// present, anvil runs under `setpriv --pdeathsig KILL`: the kernel SIGKILLs it
+// when this process dies in any way. setpriv execs anvil, so child.pid is anvil's.
+const SETPRIV = '/usr/bin/setpriv';
+let hasSetpriv: boolean | undefined;
+
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const s = createServer();
@@ -42,7 +50,11 @@ const freePort = (): Promise<number> =>
 
 export async function startAnvil(opts: { chainId?: number; args?: string[] } = {}): Promise<Anvil> {
   const port = await freePort();
-  const child = spawn(anvilBinary(), ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])];
+  hasSetpriv ??= existsSync(SETPRIV);
+  const child = hasSetpriv
+    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', anvilBinary(), ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => void (stderr += c.toString()));
   const killOnExit = (): void => void child.kill('SIGKILL');
