@@ -45,6 +45,8 @@ export interface FollowerStatus {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** Blocks fetched at once and committed together while catching up (one at a time at the head). */
+const CATCH_UP_BATCH = 16;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
 const PRUNE_BATCH = 1_000;
 
@@ -101,7 +103,7 @@ export class Follower {
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
         // A reorg may replace blocks without adding any: check our head is still the node's.
         if (this.state.head >= 0 && !(await this.headStillCanonical())) await this.rollBack();
-        while (!this.stopped && this.state.head < target) await this.step();
+        while (!this.stopped && this.state.head < target) await this.step(target);
       } while (this.again && !this.stopped);
       this.prune();
       this.failures = 0;
@@ -136,28 +138,54 @@ export class Follower {
     });
   }
 
-  /** Ingests the next block, or rolls back when the node's chain no longer extends ours. */
-  private async step(): Promise<void> {
-    const n = this.state.head + 1;
-    const block = await this.upstream.call<Json | null>('eth_getBlockByNumber', [`0x${n.toString(16)}`, true]);
-    if (block === null) return;
-    const parent = n === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, n - 1));
-    if (parent !== undefined && block['parentHash'] !== parent) {
-      await this.rollBack();
-      return;
+  /**
+   * Ingests the next blocks (up to CATCH_UP_BATCH when behind, fetched
+   * concurrently and committed in one transaction), or rolls back when the
+   * node's chain no longer extends ours.
+   */
+  private async step(target: number): Promise<void> {
+    const first = this.state.head + 1;
+    const count = Math.min(CATCH_UP_BATCH, target - this.state.head);
+    const fetched = await Promise.all(Array.from({ length: count }, (_, i) => this.fetch(first + i)));
+    // Keep the prefix that links up, parent by parent, from our head.
+    const batch: Array<{ n: number; record: BlockRecord }> = [];
+    let parent = first === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, first - 1));
+    for (const [i, f] of fetched.entries()) {
+      if (f === null) break;
+      if (parent !== undefined && f.block['parentHash'] !== parent) {
+        if (i === 0) await this.rollBack();
+        break;
+      }
+      const record = normalizeBlock(f.block, f.receipts, f.traces);
+      parent = f.block['hash'] as string;
+      batch.push({ n: first + i, record });
     }
-    const receipts = await this.upstream.call<Json[]>('eth_getBlockReceipts', [`0x${n.toString(16)}`]);
-    const traces = await this.traces(n);
-    const record = normalizeBlock(block, receipts, traces);
-    // Listeners act inside the same transaction (a matcher enqueues with the block it matched).
+    if (batch.length === 0) return;
+    // Listeners act inside the same transaction (a matcher enqueues with the block it matched),
+    // and each block's confirmations follow it as they would one block at a time.
     this.kv.transact(() => {
-      writeBlock(this.kv, this.chain, record);
-      this.kv.put('canon', blockKey(this.chain, n), block['hash']);
-      this.state = { ...this.state, head: n };
-      this.kv.put('chainState', this.chain, this.state);
-      this.events.seen(this.chain, n, record);
+      for (const { n, record } of batch) {
+        writeBlock(this.kv, this.chain, record);
+        this.events.seen(this.chain, n, record);
+        this.state = { ...this.state, head: n };
+        this.confirmDeepEnough();
+      }
     });
-    this.confirmDeepEnough();
+  }
+
+  /** A block with its receipts and traces, or null while the node does not have it. */
+  private async fetch(n: number): Promise<{ block: Json; receipts: Json[]; traces: Json[] | null } | null> {
+    const tag = `0x${n.toString(16)}`;
+    const [block, receipts, traces] = await Promise.all([
+      this.upstream.call<Json | null>('eth_getBlockByNumber', [tag, true]),
+      this.upstream.call<Json[] | null>('eth_getBlockReceipts', [tag]),
+      this.traces(n),
+    ]);
+    if (block === null || receipts === null) return null;
+    // Asked separately, the three answers may come from different branches around a reorg.
+    const hash = block['hash'];
+    if (receipts.some((r) => r['blockHash'] !== hash)) throw new Error(`block ${n}: the receipts are for another block than ${String(hash)} (a reorg under way); trying again`);
+    return { block, receipts, traces };
   }
 
   private async traces(n: number): Promise<Json[] | null> {
@@ -168,6 +196,7 @@ export class Follower {
       return out.map((t) => (t.result ?? t) as Json);
     } catch (err) {
       if (this.state.tracer === true) throw err; // it worked before: a passing failure, try the block again
+      if (this.state.tracer === false) return null; // a concurrent fetch found out already
       this.log.warn('the node has no call tracer: internal transactions are off for this chain', { chain: this.chain, err: (err as Error).message });
       this.state = { ...this.state, tracer: false };
       return null;
@@ -218,16 +247,15 @@ export class Follower {
     });
   }
 
-  /** Announces, in order, every canonical block now `confirmations` deep. */
+  /** Announces, in order, every canonical block now `confirmations` deep; saves the state (inside the caller's transaction). */
   private confirmDeepEnough(): void {
-    while (this.state.confirmed + this.opts.confirmations < this.state.head) {
-      const n = this.state.confirmed + 1;
-      // The event and the state that records it commit together: a restart neither repeats nor loses it.
-      this.kv.transact(() => {
-        this.state = { ...this.state, confirmed: n };
-        this.kv.put('chainState', this.chain, this.state);
-        this.events.confirmed(this.chain, n);
-      });
-    }
+    // The events and the state that records them commit together: a restart neither repeats nor loses one.
+    this.kv.transact(() => {
+      while (this.state.confirmed + this.opts.confirmations < this.state.head) {
+        this.state = { ...this.state, confirmed: this.state.confirmed + 1 };
+        this.events.confirmed(this.chain, this.state.confirmed);
+      }
+      this.kv.put('chainState', this.chain, this.state);
+    });
   }
 }

@@ -78,7 +78,7 @@ export function transferKeys(chain: string, t: Transfer): { byContract: string; 
   return { byContract, wallets: [`wallet/${chain}/${t.from}/${at}`, `wallet/${chain}/${t.to}/${at}`] };
 }
 
-/** Stores the block, its probe column and its transfer indexes; call inside a transaction. */
+/** Stores the block as canonical: its record, hash, probe column and transfer indexes; call inside a transaction. */
 export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
   const number = Number(r.header['number']);
   const key = blockKey(chain, number);
@@ -86,6 +86,7 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   const probe = buildProbe(r);
   kv.putRaw('blocks', key, record);
   kv.putRaw('probes', key, probe);
+  kv.put('canon', key, r.header['hash']);
   for (const t of transfersOf(r)) {
     const keys = transferKeys(chain, t);
     kv.put('transfers', keys.byContract, { ...t, blockNumber: undefined, logIndex: undefined });

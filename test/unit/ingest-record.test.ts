@@ -1,7 +1,12 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { logsBloom } from '../../engine/ingest/bloom.js';
 import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
 import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
+import { blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
+import { openStore } from '../../storage/env.js';
 import { decodeRpc, encodeRpc } from '../../engine/ingest/codec.js';
 import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
 
@@ -82,5 +87,25 @@ describe('the record codec', () => {
   });
   it('refuses what JSON cannot carry', () => {
     expect(() => encodeRpc({ f: () => 1 })).toThrow(TypeError);
+  });
+});
+
+describe('pruning a block out of the retention window', () => {
+  it('drops its record and probe column and keeps its transfer indexes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chainpost-prune-'));
+    const store = openStore(dir);
+    try {
+      const n = 16899757;
+      const b = bundle(n);
+      store.transact(() => writeBlock(store, '0x1', normalizeBlock(b.block, b.receipts, b.traces)));
+      const transfers = store.count('transfers', { start: '', end: '~' });
+      expect(transfers).toBeGreaterThan(0);
+      store.transact(() => pruneBlock(store, '0x1', n));
+      expect([store.has('blocks', blockKey('0x1', n)), store.has('probes', blockKey('0x1', n))]).toEqual([false, false]);
+      expect(store.count('transfers', { start: '', end: '~' })).toBe(transfers);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
