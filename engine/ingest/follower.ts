@@ -109,6 +109,7 @@ export class Follower {
       this.failures = 0;
       this.lastError = undefined;
     } catch (err) {
+      if (this.stopped) return; // the upstream was closed under it
       this.failures++;
       this.errors++;
       this.lastError = (err as Error).message;

@@ -53,9 +53,10 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number } = {}):
       });
       return () => ws.close();
     },
+    /** Aborts what is in flight: a hung node must not hold up a shutdown for the request timeout. */
     async close() {
       for (const ws of sockets) ws.terminate();
-      await agent.close();
+      await agent.destroy();
     },
   };
 }
