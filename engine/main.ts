@@ -27,7 +27,7 @@ import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { Dispatcher } from './delivery/dispatcher.js';
 import { findChain } from './chains/registry.js';
-import { chainRemoval } from './chains/removals.js';
+import { chainRemoval, effectiveAt } from './chains/removals.js';
 import { Expiries } from './expiry.js';
 import { Follower, type ChainEvents, type FollowerStatus } from './ingest/follower.js';
 import { StreamsService } from './streams/service.js';
@@ -204,9 +204,16 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       log.warn('not following a chain that no longer produces blocks', { chain: key, since: removal.date });
       continue;
     }
+    // A removal still ahead ends the following when its date comes.
+    const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = jsonRpcUpstream(url);
     upstreams.push(upstream);
-    const follower = new Follower(key, upstream, store, clock, noEvents, log, { confirmations: config.confirmations.get(key) ?? chain.confirmations, pollMs: config.pollMs, retention: config.retentionBlocks });
+    const follower = new Follower(key, upstream, store, clock, noEvents, log, {
+      confirmations: config.confirmations.get(key) ?? chain.confirmations,
+      pollMs: config.pollMs,
+      retention: config.retentionBlocks,
+      ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
+    });
     core.followers.push(follower);
     follower.start();
   }

@@ -304,4 +304,16 @@ describe('ingestion in the server binary', () => {
       await anvil?.stop();
     }
   });
+
+  it('does not follow a chain that stopped producing blocks before the service date', { timeout: 10_000 }, async () => {
+    let s: Running | undefined;
+    try {
+      // 0x504 stopped producing blocks on 2026-08-01 (spec, Versioning); the service date is after it.
+      s = await startChainpost({ CHAINPOST_CHAINS: '0x504=http://127.0.0.1:9', CHAINPOST_NOW: '2026-08-01T00:00:00Z' });
+      expect(await chains(s)).toEqual([]);
+      expect(logLines(s).find((l) => l['msg'] === 'not following a chain that no longer produces blocks')).toMatchObject({ chain: '0x504', since: '2026-08-01' });
+    } finally {
+      await stopAndClean(s);
+    }
+  });
 });

@@ -119,6 +119,25 @@ describe('EVM ingestion from a real anvil node', () => {
     rmSync(other.path, { recursive: true, force: true });
   });
 
+  it('follows new heads through the WebSocket subscription, without waiting for a poll', async () => {
+    const f = new Follower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 600_000 });
+    f.start();
+    try {
+      await waitUntil(() => f.status().head >= 0);
+      const start = f.status().head;
+      expect(f.status().subscription).toBe(true);
+      // The next poll is 10 minutes away: only a newHeads notification can bring the block in.
+      let reached = false;
+      for (let i = 0; i < 10 && !reached; i++) {
+        await mine();
+        reached = await waitUntil(() => f.status().head > start + i, 500);
+      }
+      expect(reached).toBe(true);
+    } finally {
+      f.stop();
+    }
+  });
+
   it('turns internal transactions off for a node without the call tracer, and says so', async () => {
     const noTracer = { call: <T,>(method: string, params: unknown[]) => (method === 'debug_traceBlockByNumber' ? Promise.reject(new Error('the method debug_traceBlockByNumber does not exist')) : rpc.call<T>(method, params)) };
     const other = openStore(tempDir());
@@ -130,6 +149,12 @@ describe('EVM ingestion from a real anvil node', () => {
     rmSync(other.path, { recursive: true, force: true });
   });
 });
+
+const waitUntil = async (cond: () => boolean, ms = 5_000): Promise<boolean> => {
+  const deadline = Date.now() + ms;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return cond();
+};
 
 /** A dead node, on the service clock: retried with doubling waits (from the poll interval up to 30 s), reported, and followed again once it answers. */
 describe('a failing upstream', () => {
@@ -173,6 +198,28 @@ describe('a failing upstream', () => {
     expect(new Set(calls.slice(1).map((t, i) => t - calls[i]!))).toEqual(new Set([50]));
     expect(calls.length).toBeGreaterThan(100);
     f.stop();
+    await store.close();
+    rmSync(store.path, { recursive: true, force: true });
+  });
+});
+
+describe('a chain that stops producing blocks', () => {
+  it('is followed until its removal date, then no more', async () => {
+    const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0);
+    const lines: string[] = [];
+    const calls: number[] = [];
+    const upstream = { call: <T,>(method: string): Promise<T> => (calls.push(clock.now()), Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T)) };
+    const store = openStore(tempDir());
+    const none: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
+    const f = new Follower('0x504', upstream, store, clock, none, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), { confirmations: 2, pollMs: 50, until: 1_000 });
+    f.start();
+    for (let t = 0; t < 3_000; t += 50) {
+      await new Promise((r) => setImmediate(r));
+      await clock.advance(50);
+    }
+    expect(calls).toHaveLength(1_000 / 50);
+    expect(Math.max(...calls)).toBeLessThan(1_000);
+    expect(lines.filter((l) => l.includes('stopped following'))).toHaveLength(1);
     await store.close();
     rmSync(store.path, { recursive: true, force: true });
   });

@@ -68,7 +68,15 @@ export class Follower {
     private readonly clock: Clock,
     private readonly events: ChainEvents,
     private readonly log: Logger,
-    private readonly opts: { confirmations: number; pollMs: number; startAt?: number; /** Full blocks kept (default all). */ retention?: number },
+    private readonly opts: {
+      confirmations: number;
+      pollMs: number;
+      startAt?: number;
+      /** Full blocks kept (default all). */
+      retention?: number;
+      /** Service time at which the chain stops producing blocks (a registry removal): following ends there. */
+      until?: number;
+    },
   ) {
     this.state = kv.get<ChainState>('chainState', chain) ?? { head: (opts.startAt ?? 0) - 1, confirmed: (opts.startAt ?? 0) - 1, tracer: null };
   }
@@ -92,6 +100,12 @@ export class Follower {
 
   /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
   async sync(): Promise<void> {
+    if (this.stopped) return;
+    if (this.opts.until !== undefined && this.clock.now() >= this.opts.until) {
+      this.log.warn('the chain no longer produces blocks: stopped following it', { chain: this.chain, head: this.state.head, since: new Date(this.opts.until).toISOString() });
+      this.stop();
+      return;
+    }
     if (this.running) {
       this.again = true;
       return;
