@@ -1,0 +1,136 @@
+/**
+ * A set of fixed-width raw keys (20-byte addresses, 32-byte topics), each with
+ * the list of streams watching it, probed straight from bytes (a probe column
+ * read from LMDB) without making a string or a copy.
+ *
+ * Addresses and topics are hash outputs, so their own words index the filter
+ * (no hash function call): every word mixed in with a per-set seed and a
+ * multiply, so that vanity addresses sharing a prefix do not pile into one block. A split-block bloom filter (8 × 32-bit
+ * words per 32-byte block, one bit set per word; 16 bits per key) answers most
+ * probes from cache; only its positives look in the exact open-addressing table.
+ */
+const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
+
+export interface KeySetInput {
+  /** Key bytes, `width` each. */
+  key: Uint8Array;
+  /** Streams (their indices in the compiled filter set) watching the key. */
+  streams: number[];
+}
+
+export class KeySet {
+  readonly size: number;
+  private readonly words: number;
+  private readonly bloom: Uint32Array;
+  private readonly blockMask: number;
+  private readonly slots: Uint32Array;
+  /** Per slot: 0 when empty, else 1 + offset of its postings (count, then stream indices). */
+  private readonly postingAt: Uint32Array;
+  private readonly postings: Uint32Array;
+  private readonly slotMask: number;
+  // The last hash, in fields rather than a returned pair: the probe loop allocates nothing.
+  private h1 = 0;
+  private h2 = 0;
+
+  constructor(
+    readonly width: 20 | 32,
+    entries: readonly KeySetInput[],
+    private readonly seed = 0x9e3779b9,
+  ) {
+    this.words = width / 4;
+    this.size = entries.length;
+    // 16 bits per key, in whole 256-bit blocks, a power of two.
+    const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (entries.length * 16) / 256))));
+    this.bloom = new Uint32Array(blocks * 8);
+    this.blockMask = blocks - 1;
+    const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, entries.length * 2)));
+    this.slotMask = capacity - 1;
+    this.slots = new Uint32Array(capacity * this.words);
+    this.postingAt = new Uint32Array(capacity);
+    this.postings = new Uint32Array(entries.reduce((a, e) => a + 1 + e.streams.length, 0));
+    let p = 0;
+    for (const e of entries) {
+      if (e.key.byteLength !== width) throw new RangeError(`a key is ${e.key.byteLength} bytes, not ${width}`);
+      const dv = new DataView(e.key.buffer, e.key.byteOffset, width);
+      this.hash(dv, 0);
+      this.addToBloom();
+      let slot = this.h1 & this.slotMask;
+      while (this.postingAt[slot] !== 0 && !this.sameKey(slot, dv, 0)) slot = (slot + 1) & this.slotMask;
+      if (this.postingAt[slot] !== 0) throw new RangeError('a key is listed twice; merge its streams first');
+      for (let w = 0; w < this.words; w++) this.slots[slot * this.words + w] = dv.getUint32(w * 4, true);
+      this.postingAt[slot] = p + 1;
+      this.postings[p++] = e.streams.length;
+      for (const s of e.streams) this.postings[p++] = s;
+    }
+  }
+
+  /** The streams watching the key at `at` in `dv`, as a view of the postings (empty when none). */
+  lookup(dv: DataView, at: number): Uint32Array {
+    this.hash(dv, at);
+    return this.inBloom() ? this.exact(dv, at) : EMPTY;
+  }
+
+  /** Whether the bloom filter lets the key through (for measuring its false positives). */
+  mayContain(dv: DataView, at: number): boolean {
+    this.hash(dv, at);
+    return this.inBloom();
+  }
+
+  /** Bytes held by the bloom filter and the table. */
+  get bytes(): number {
+    return this.bloom.byteLength + this.slots.byteLength + this.postingAt.byteLength + this.postings.byteLength;
+  }
+
+  private exact(dv: DataView, at: number): Uint32Array {
+    let slot = this.h1 & this.slotMask;
+    for (;;) {
+      const posting = this.postingAt[slot]!;
+      if (posting === 0) return EMPTY;
+      if (this.sameKey(slot, dv, at)) return this.postings.subarray(posting, posting + this.postings[posting - 1]!);
+      slot = (slot + 1) & this.slotMask;
+    }
+  }
+
+  private sameKey(slot: number, dv: DataView, at: number): boolean {
+    const base = slot * this.words;
+    for (let w = 0; w < this.words; w++) if (this.slots[base + w] !== dv.getUint32(at + w * 4, true)) return false;
+    return true;
+  }
+
+  // Two 32-bit hashes over all of the key's words (two lanes, two multipliers), so keys that share
+  // a long prefix (vanity addresses) still spread: h1 picks the table slot (low bits) and the bloom
+  // block (high bits of a remix), h2 the bit in each word of the block.
+  private hash(dv: DataView, at: number): void {
+    let a = this.seed;
+    let b = ~this.seed;
+    for (let w = 0; w < this.words; w++) {
+      const word = dv.getUint32(at + w * 4, true);
+      a = Math.imul(a ^ word, 0x85ebca6b);
+      a ^= a >>> 15;
+      b = Math.imul(b ^ word, 0x27d4eb2f);
+      b ^= b >>> 13;
+    }
+    a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
+    this.h1 = (a ^ (a >>> 13)) >>> 0;
+    b = Math.imul(b ^ (b >>> 16), 0x165667b1);
+    this.h2 = b ^ (b >>> 15);
+  }
+
+  private blockBase(): number {
+    return ((Math.imul(this.h1, 0x9e3779b1) >>> 7) & this.blockMask) * 8;
+  }
+
+  private addToBloom(): void {
+    const base = this.blockBase();
+    for (let i = 0; i < 8; i++) this.bloom[base + i]! |= 1 << (Math.imul(this.h2, SALT[i]!) >>> 27);
+  }
+
+  private inBloom(): boolean {
+    const base = this.blockBase();
+    const h2 = this.h2;
+    for (let i = 0; i < 8; i++) if ((this.bloom[base + i]! & (1 << (Math.imul(h2, SALT[i]!) >>> 27))) === 0) return false;
+    return true;
+  }
+}
+
+const EMPTY = new Uint32Array(0);

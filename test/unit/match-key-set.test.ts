@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
+import { normalizeBlock } from '../../engine/ingest/record.js';
+import { KeySet } from '../../engine/match/key-set.js';
+import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
+
+const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
+const hex = (h: string): Uint8Array => Buffer.from(h.slice(2), 'hex');
+
+describe('KeySet', () => {
+  it.each([20, 32] as const)('finds every %i-byte key with its streams, and nothing else', (width) => {
+    const keys = randomBytes(5_000 * width);
+    const ks = new KeySet(width, Array.from({ length: 5_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i, i + 7] })));
+    for (let i = 0; i < 5_000; i++) expect(Array.from(ks.lookup(view(keys), i * width))).toEqual([i, i + 7]);
+    const others = randomBytes(20_000 * width);
+    let found = 0;
+    let passed = 0;
+    for (let i = 0; i < 20_000; i++) {
+      found += ks.lookup(view(others), i * width).length;
+      if (ks.mayContain(view(others), i * width)) passed++;
+    }
+    expect(found).toBe(0);
+    // 16 bits per key: well under 1 % of strangers get past the bloom filter.
+    expect(passed / 20_000).toBeLessThan(0.01);
+  });
+
+  it('keeps vanity addresses that share a long prefix apart', () => {
+    const vanity = (i: number): Buffer => Buffer.concat([Buffer.alloc(16), Buffer.from([i >>> 24, (i >> 16) & 255, (i >> 8) & 255, i & 255])]);
+    const keys = Array.from({ length: 5_000 }, (_, i) => vanity(i));
+    const ks = new KeySet(20, keys.map((key, i) => ({ key, streams: [i] })));
+    keys.forEach((k, i) => expect(Array.from(ks.lookup(view(k), 0))).toEqual([i]));
+    // Strangers with the same prefix are stopped by the bloom filter as often as random ones.
+    let passed = 0;
+    for (let i = 5_000; i < 25_000; i++) if (ks.mayContain(view(vanity(i * 7919)), 0)) passed++;
+    expect(passed / 20_000).toBeLessThan(0.01);
+  });
+
+  it('refuses a key of the wrong width and a key listed twice', () => {
+    expect(() => new KeySet(20, [{ key: new Uint8Array(19), streams: [0] }])).toThrow(RangeError);
+    expect(() => new KeySet(20, [{ key: new Uint8Array(20), streams: [0] }, { key: new Uint8Array(20), streams: [1] }])).toThrow(/twice/);
+  });
+
+  it('an empty set matches nothing', () => {
+    expect(new KeySet(20, []).lookup(view(randomBytes(20)), 0).length).toBe(0);
+  });
+});
+
+describe.each(FIXTURE_BLOCKS)('probing the column of mainnet block %i', (n) => {
+  it('finds exactly the places a plain scan of the node JSON finds for the same addresses', () => {
+    const b = bundle(n);
+    const r = normalizeBlock(b.block, b.receipts, b.traces);
+    // Watch every third distinct sender, plus addresses nobody uses.
+    const senders = [...new Set((b.block['transactions'] as Array<{ from: string }>).map((t) => t.from))].filter((_, i) => i % 3 === 0);
+    const watched = [...senders, ...Array.from({ length: 100 }, () => `0x${randomBytes(20).toString('hex')}`)];
+    const ks = new KeySet(20, watched.map((a, i) => ({ key: hex(a), streams: [i] })));
+    const p = readProbe(buildProbe(r));
+    const dv = view(p.bytes);
+    const found: string[] = [];
+    for (let i = 0; i < p.addressCount; i++) {
+      const hit = ks.lookup(dv, p.addressesAt + i * 20);
+      if (hit.length > 0) found.push(`${watched[hit[0]!]}@${dv.getUint32(p.addressRefsAt + i * 4, true)}`);
+    }
+    // The plain scan: the same fields, from the JSON the node sent.
+    const set = new Set(watched);
+    const expected: string[] = [];
+    const at = (kind: number, index: number) => (kind << 24) | index;
+    const txs = b.block['transactions'] as Array<{ from: string; to: string | null }>;
+    let log = 0;
+    txs.forEach((t, i) => {
+      if (set.has(t.from)) expected.push(`${t.from}@${at(0, i)}`);
+      if (t.to !== null && set.has(t.to)) expected.push(`${t.to}@${at(1, i)}`);
+      const receipt = b.receipts[i] as { contractAddress: string | null; logs: Array<{ address: string; topics: string[] }> };
+      if (receipt.contractAddress !== null && set.has(receipt.contractAddress)) expected.push(`${receipt.contractAddress}@${at(2, i)}`);
+      for (const l of receipt.logs) {
+        if (set.has(l.address)) expected.push(`${l.address}@${at(3, log)}`);
+        for (const topic of l.topics.slice(1)) {
+          const a = `0x${topic.slice(26)}`;
+          if (topic.startsWith('0x000000000000000000000000') && set.has(a)) expected.push(`${a}@${at(4, log)}`);
+        }
+        log++;
+      }
+    });
+    r.internal!.forEach((c, i) => {
+      if (set.has(c.from)) expected.push(`${c.from}@${at(5, i)}`);
+      if (c.to !== null && set.has(c.to)) expected.push(`${c.to}@${at(6, i)}`);
+    });
+    expect(found.sort()).toEqual(expected.sort());
+    expect(found.length).toBeGreaterThan(0);
+  });
+});
