@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
 import { normalizeBlock } from '../../engine/ingest/record.js';
+import { FilterSet } from '../../engine/match/filter-set.js';
 import { KeySet } from '../../engine/match/key-set.js';
 import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
 
@@ -87,5 +88,53 @@ describe.each(FIXTURE_BLOCKS)('probing the column of mainnet block %i', (n) => {
     });
     expect(found.sort()).toEqual(expected.sort());
     expect(found.length).toBeGreaterThan(0);
+  });
+});
+
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
+  it('gives each stream the items a plain scan gives it: watched addresses, and allAddresses topic0', () => {
+    const b = bundle(n);
+    const r = normalizeBlock(b.block, b.receipts, b.traces);
+    const txs = b.block['transactions'] as Array<{ from: string; to: string | null }>;
+    const watched = [...new Set(txs.map((t) => t.to).filter((a): a is string => a !== null))].filter((_, i) => i % 4 === 0);
+    const set = new FilterSet(1, [
+      { index: 0, addresses: watched, allAddresses: false, topic0: [] },
+      { index: 1, addresses: [], allAddresses: true, topic0: [TRANSFER] },
+      // The same addresses in upper case, one listed twice: the same items, once each.
+      { index: 2, addresses: [...watched.map((a) => `0x${a.slice(2).toUpperCase()}`), watched[0]!], allAddresses: false, topic0: [] },
+      // topic0 alone does nothing without allAddresses (it filters an address stream's logs later).
+      { index: 3, addresses: [], allAddresses: false, topic0: [TRANSFER] },
+    ]);
+    const got = set.match(buildProbe(r));
+    // Plain scan of the JSON: transfers by log ordinal; watched addresses as receiver, emitter, topic or internal party.
+    const logs = b.receipts.flatMap((x) => x['logs'] as Array<{ address: string; topics: string[] }>);
+    const transfers = logs.flatMap((l, i) => (l.topics[0] === TRANSFER ? [(7 << 24) | i] : []));
+    const w = new Set(watched);
+    const expected: number[] = [];
+    txs.forEach((t, i) => {
+      if (w.has(t.from)) expected.push(i);
+      if (t.to !== null && w.has(t.to)) expected.push((1 << 24) | i);
+    });
+    logs.forEach((l, i) => {
+      if (w.has(l.address)) expected.push((3 << 24) | i);
+      for (const topic of l.topics.slice(1)) if (topic.startsWith('0x000000000000000000000000') && w.has(`0x${topic.slice(26)}`)) expected.push((4 << 24) | i);
+    });
+    r.internal!.forEach((c, i) => {
+      if (w.has(c.from)) expected.push((5 << 24) | i);
+      if (c.to !== null && w.has(c.to)) expected.push((6 << 24) | i);
+    });
+    const sorted = (a: number[] | undefined) => [...(a ?? [])].sort((x, y) => x - y);
+    expect(sorted(got.get(0))).toEqual(sorted(expected));
+    expect(sorted(got.get(1))).toEqual(transfers);
+    expect(sorted(got.get(2))).toEqual(sorted(expected));
+    expect(got.has(3)).toBe(false);
+  });
+});
+
+describe('the filter set', () => {
+  it('refuses a malformed key, naming it', () => {
+    expect(() => new FilterSet(1, [{ index: 0, addresses: ['0x1234'], allAddresses: false, topic0: [] }])).toThrow(/0x1234/);
   });
 });
