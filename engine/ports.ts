@@ -50,7 +50,19 @@ export interface Mailer {
 
 /** An EVM node's JSON-RPC (http/clients/rpc.ts). */
 export interface Upstream {
+  /** Rejects with a NodeError when the node answers with a JSON-RPC error; with any other error when it cannot be reached. */
   call<T>(method: string, params: unknown[]): Promise<T>;
-  /** newHeads where the node offers a subscription; returns how to stop it. `onClose` runs when it ends. */
-  subscribeHeads?(onHead: (number: number) => void, onClose: () => void): () => void;
+  /** newHeads where the node offers a subscription; returns how to stop it. `onOpen` runs once the node accepted it, `onClose` when it ends. */
+  subscribeHeads?(handlers: { onHead(number: number): void; onOpen(): void; onClose(): void }): () => void;
+}
+
+/** The node answered, with a JSON-RPC error (as opposed to not answering). */
+export class NodeError extends Error {
+  override name = 'NodeError';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }

@@ -191,7 +191,6 @@ describe('ingestion in the server binary', () => {
       const bound = Math.floor(Math.log2(elapsed / 100 + 1)) + 2;
       expect(status.upstream).toBe('failing');
       expect(status.upstreamErrors, `after ${Math.round(elapsed)} ms; without backoff ~${Math.round(elapsed / POLL_MS)}`).toBeLessThanOrEqual(bound);
-      expect(bound).toBeLessThan(10); // the check above is far from the ~40 of one retry per poll interval
       expect(status.upstreamErrors).toBeGreaterThanOrEqual(3);
       const counted = metric(await metrics(s), 'chainpost_chain_upstream_errors_total', '0x1');
       expect(counted).toBeGreaterThanOrEqual(status.upstreamErrors);

@@ -183,7 +183,10 @@ function writeValue(v: unknown): void {
       const k = keys[i]!;
       const index = KEY_INDEX[k];
       if (index === undefined) writeStr(k);
-      else buf[at++] = index;
+      else {
+        ensure(1);
+        buf[at++] = index;
+      }
       writeValue(o[k]);
     }
   } else throw new TypeError(`cannot store a ${typeof v}`);

@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
-import type { Kv, Upstream } from '../ports.js';
+import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
 import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
@@ -26,8 +26,8 @@ export interface ChainState {
   confirmed: number;
   /** Whether the node answers debug_traceBlockByNumber with the callTracer. */
   tracer: boolean | null;
-  /** Last block whose record and probe column were pruned (−1 before the first; absent in older stores). */
-  pruned?: number;
+  /** Last block whose record and probe column were pruned (−1 before the first). */
+  pruned: number;
 }
 
 export interface FollowerStatus {
@@ -59,7 +59,10 @@ export class Follower {
   private errors = 0;
   private lastError: string | undefined;
   private timer: Timer | undefined;
+  private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Whether the node accepted the newHeads subscription (and it is still open). */
+  private subscribed = false;
 
   constructor(
     private readonly chain: string,
@@ -71,14 +74,13 @@ export class Follower {
     private readonly opts: {
       confirmations: number;
       pollMs: number;
-      startAt?: number;
       /** Full blocks kept (default all). */
       retention?: number;
       /** Service time at which the chain stops producing blocks (a registry removal): following ends there. */
       until?: number;
     },
   ) {
-    this.state = kv.get<ChainState>('chainState', chain) ?? { head: (opts.startAt ?? 0) - 1, confirmed: (opts.startAt ?? 0) - 1, tracer: null };
+    this.state = kv.get<ChainState>('chainState', chain) ?? { head: -1, confirmed: -1, tracer: null, pruned: -1 };
   }
 
   start(): void {
@@ -89,11 +91,12 @@ export class Follower {
   stop(): void {
     this.stopped = true;
     this.timer?.cancel();
+    this.resubscribe?.cancel();
     this.unsubscribe?.();
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, oldest: this.prunedUpTo() + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.unsubscribe !== undefined };
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }
@@ -116,8 +119,9 @@ export class Follower {
         this.again = false;
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
         // A reorg may replace blocks without adding any: check our head is still the node's.
-        if (this.state.head >= 0 && !(await this.headStillCanonical())) await this.rollBack();
-        while (!this.stopped && this.state.head < target) await this.step(target);
+        await this.rollBack();
+        // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
+        while (!this.stopped && this.state.head < target) if (!(await this.step(target))) break;
       } while (this.again && !this.stopped);
       this.prune();
       this.failures = 0;
@@ -134,14 +138,17 @@ export class Follower {
   }
 
   private subscribe(): void {
-    this.unsubscribe = this.upstream.subscribeHeads!(
-      () => void this.sync(),
-      () => {
+    if (this.stopped) return;
+    this.unsubscribe = this.upstream.subscribeHeads!({
+      onHead: () => void this.sync(),
+      onOpen: () => void (this.subscribed = true),
+      onClose: () => {
         this.unsubscribe = undefined;
-        // Fall back to polling; try the subscription again after a while.
-        if (!this.stopped) this.clock.at(this.clock.now() + 5_000, () => this.subscribe());
+        this.subscribed = false;
+        // Polling goes on meanwhile; try the subscription again after a while.
+        if (!this.stopped) this.resubscribe = this.clock.at(this.clock.now() + 5_000, () => this.subscribe());
       },
-    );
+    });
   }
 
   /** Polls as a safety net (and alone where there is no subscription), backing off while the node fails. */
@@ -156,9 +163,9 @@ export class Follower {
   /**
    * Ingests the next blocks (up to CATCH_UP_BATCH when behind, fetched
    * concurrently and committed in one transaction), or rolls back when the
-   * node's chain no longer extends ours.
+   * node's chain no longer extends ours. False when nothing moved.
    */
-  private async step(target: number): Promise<void> {
+  private async step(target: number): Promise<boolean> {
     const first = this.state.head + 1;
     const count = Math.min(CATCH_UP_BATCH, target - this.state.head);
     const fetched = await Promise.all(Array.from({ length: count }, (_, i) => this.fetch(first + i)));
@@ -168,64 +175,75 @@ export class Follower {
     for (const [i, f] of fetched.entries()) {
       if (f === null) break;
       if (parent !== undefined && f.block['parentHash'] !== parent) {
-        if (i === 0) await this.rollBack();
+        if (i === 0) return this.rollBack();
         break;
       }
-      const record = normalizeBlock(f.block, f.receipts, f.traces);
       parent = f.block['hash'] as string;
-      batch.push({ n: first + i, record });
+      batch.push({ n: first + i, record: normalizeBlock(f.block, f.receipts, f.traces) });
     }
-    if (batch.length === 0) return;
-    // Listeners act inside the same transaction (a matcher enqueues with the block it matched),
-    // and each block's confirmations follow it as they would one block at a time.
-    this.kv.transact(() => {
+    if (batch.length === 0) return false;
+    const head = batch.at(-1)!.n;
+    let confirmed = this.state.confirmed;
+    // Listeners act inside the same transaction (a matcher enqueues with the block it matched), and each
+    // block's confirmations follow it as they would one block at a time: a restart neither repeats nor loses one.
+    this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
       for (const { n, record } of batch) {
         writeBlock(this.kv, this.chain, record);
         this.events.seen(this.chain, n, record);
-        this.state = { ...this.state, head: n };
-        this.confirmDeepEnough();
+        while (confirmed < n - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
       }
     });
+    return true;
+  }
+
+  /** Runs `write` and saves `next` in one transaction; the follower moves to `next` only once that committed. */
+  private commit(next: ChainState, write: () => void): void {
+    this.kv.transact(() => {
+      write();
+      this.kv.put('chainState', this.chain, next);
+    });
+    this.state = next;
   }
 
   /** A block with its receipts and traces, or null while the node does not have it. */
   private async fetch(n: number): Promise<{ block: Json; receipts: Json[]; traces: Json[] | null } | null> {
     const tag = `0x${n.toString(16)}`;
-    const [block, receipts, traces] = await Promise.all([
+    const [block, receipts, traces] = await Promise.allSettled([
       this.upstream.call<Json | null>('eth_getBlockByNumber', [tag, true]),
       this.upstream.call<Json[] | null>('eth_getBlockReceipts', [tag]),
-      this.traces(n),
+      this.state.tracer === false ? null : this.upstream.call<Array<{ result?: Json } & Json>>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
     ]);
-    if (block === null || receipts === null) return null;
-    // Asked separately, the three answers may come from different branches around a reorg.
-    const hash = block['hash'];
-    if (receipts.some((r) => r['blockHash'] !== hash)) throw new Error(`block ${n}: the receipts are for another block than ${String(hash)} (a reorg under way); trying again`);
-    return { block, receipts, traces };
+    // A block the node does not have yet: its receipts and traces may have failed for that reason alone.
+    if (block.status === 'fulfilled' && block.value === null) return null;
+    const b = settled(block)!;
+    const r = settled(receipts);
+    if (r === null) return null;
+    // Asked separately, the answers may come from different branches around a reorg.
+    if (r.some((x) => x['blockHash'] !== b['hash'])) throw new Error(`block ${n}: the receipts are for another block than ${String(b['hash'])} (a reorg under way); trying again`);
+    return { block: b, receipts: r, traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason) };
   }
 
-  private async traces(n: number): Promise<Json[] | null> {
-    if (this.state.tracer === false) return null;
-    try {
-      const out = await this.upstream.call<Array<{ result?: Json } & Json>>('debug_traceBlockByNumber', [`0x${n.toString(16)}`, { tracer: 'callTracer' }]);
-      if (this.state.tracer !== true) this.state = { ...this.state, tracer: true };
-      return out.map((t) => (t.result ?? t) as Json);
-    } catch (err) {
-      if (this.state.tracer === true) throw err; // it worked before: a passing failure, try the block again
-      if (this.state.tracer === false) return null; // a concurrent fetch found out already
-      this.log.warn('the node has no call tracer: internal transactions are off for this chain', { chain: this.chain, err: (err as Error).message });
-      this.state = { ...this.state, tracer: false };
-      return null;
-    }
+  private tracesFound(out: Array<{ result?: Json } & Json> | null): Json[] | null {
+    if (out === null) return null;
+    if (this.state.tracer !== true) this.state = { ...this.state, tracer: true };
+    return out.map((t) => (t.result ?? t) as Json);
   }
 
-  private async headStillCanonical(): Promise<boolean> {
-    const ours = this.kv.get<string>('canon', blockKey(this.chain, this.state.head));
-    const theirs = await this.upstream.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${this.state.head.toString(16)}`, false]);
-    return ours === undefined || (theirs !== null && theirs.hash === ours);
+  /** Internal transactions go off for the chain only when the node itself says no to the call tracer (method not found, tracer unknown). */
+  private noTraces(err: unknown): null {
+    // A failure to reach the node, or one after the tracer worked, is passing: the block is tried again.
+    if (!(err instanceof NodeError) || this.state.tracer === true) throw err;
+    if (this.state.tracer === false) return null; // another block of the batch found out already
+    this.log.warn('the node has no call tracer: internal transactions are off for this chain', { chain: this.chain, err: err.message });
+    this.state = { ...this.state, tracer: false };
+    return null;
   }
 
-  /** Walks back to the last block the node still has, removes ours above it, and says which became non-canonical. */
-  private async rollBack(): Promise<void> {
+  /**
+   * Walks back from our head to the last block the node still has, removes ours above it, and says which
+   * became non-canonical. True when something was rolled back.
+   */
+  private async rollBack(): Promise<boolean> {
     let k = this.state.head;
     while (k >= 0) {
       const ours = this.kv.get<string>('canon', blockKey(this.chain, k));
@@ -233,44 +251,33 @@ export class Follower {
       if (ours !== undefined && theirs !== null && theirs.hash === ours) break;
       k--;
     }
+    if (k === this.state.head) return false;
     const from = k + 1;
     const to = this.state.head;
-    this.kv.transact(() => {
+    // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
+    this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
       for (let n = from; n <= to; n++) removeBlock(this.kv, this.chain, n);
-      this.state = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k) };
-      this.kv.put('chainState', this.chain, this.state);
       this.events.reorged(this.chain, from, to);
     });
     this.log.info('reorg', { chain: this.chain, from, to });
-  }
-
-  private prunedUpTo(): number {
-    return this.state.pruned ?? (this.opts.startAt ?? 0) - 1;
+    return true;
   }
 
   /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
   private prune(): void {
     if (this.opts.retention === undefined) return;
-    const from = this.prunedUpTo() + 1;
+    const from = this.state.pruned + 1;
     // Only confirmed blocks go: a reorg can still need what is above them.
     const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1) - 1;
     if (to < from) return;
-    this.kv.transact(() => {
+    this.commit({ ...this.state, pruned: to }, () => {
       for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
-      this.state = { ...this.state, pruned: to };
-      this.kv.put('chainState', this.chain, this.state);
     });
   }
+}
 
-  /** Announces, in order, every canonical block now `confirmations` deep; saves the state (inside the caller's transaction). */
-  private confirmDeepEnough(): void {
-    // The events and the state that records them commit together: a restart neither repeats nor loses one.
-    this.kv.transact(() => {
-      while (this.state.confirmed + this.opts.confirmations < this.state.head) {
-        this.state = { ...this.state, confirmed: this.state.confirmed + 1 };
-        this.events.confirmed(this.chain, this.state.confirmed);
-      }
-      this.kv.put('chainState', this.chain, this.state);
-    });
-  }
+/** The value of a settled promise, or its error thrown. */
+function settled<T>(r: PromiseSettledResult<T>): T {
+  if (r.status === 'rejected') throw r.reason;
+  return r.value;
 }

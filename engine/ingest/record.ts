@@ -1,3 +1,4 @@
+import { logsBloom } from './bloom.js';
 import { encodeRpc, decodeRpc } from './codec.js';
 
 /**
@@ -33,7 +34,8 @@ export interface InternalCall {
   /** Position in the call tree: [] for the top frame, [0, 2] for the third call of the first call. */
   traceAddress: number[];
   type: string;
-  from: Hex;
+  /** null only where the tracer sent no address. */
+  from: Hex | null;
   to: Hex | null;
   value: Hex;
   gas: Hex;
@@ -84,6 +86,8 @@ export function normalizeBlock(block: Json, receipts: Json[], traces: Json[] | n
   return { header: omit(block, ['transactions']), txs: stored, internal: traces === null ? null : flattenCalls(traces) };
 }
 
+const hexOrNull = (v: unknown): Hex | null => (typeof v === 'string' ? v : null);
+
 /** The call tree below each top frame, depth first, with trace addresses. */
 function flattenCalls(traces: Json[]): InternalCall[] {
   const out: InternalCall[] = [];
@@ -95,8 +99,8 @@ function flattenCalls(traces: Json[]): InternalCall[] {
         txIndex,
         traceAddress,
         type: String(c['type'] ?? 'CALL'),
-        from: String(c['from']),
-        to: c['to'] === undefined ? null : String(c['to']),
+        from: hexOrNull(c['from']),
+        to: hexOrNull(c['to']),
         value: String(c['value'] ?? '0x0'),
         gas: String(c['gas'] ?? '0x0'),
         gasUsed: String(c['gasUsed'] ?? '0x0'),
@@ -120,7 +124,7 @@ export function rpcBlock(r: BlockRecord): Json {
 }
 
 /** The node's receipts, rebuilt (logsBloom recomputed from the logs). */
-export function rpcReceipts(r: BlockRecord, bloomOf: (logs: StoredLog[]) => Hex): Json[] {
+export function rpcReceipts(r: BlockRecord): Json[] {
   const { hash, number } = r.header as { hash: Hex; number: Hex };
   return r.txs.map((t, i) => {
     const txHash = t.tx['hash'] as Hex;
@@ -133,7 +137,7 @@ export function rpcReceipts(r: BlockRecord, bloomOf: (logs: StoredLog[]) => Hex)
       transactionIndex: index,
       from: t.tx['from'],
       to: t.tx['to'] ?? null,
-      logsBloom: bloomOf(t.logs),
+      logsBloom: logsBloom(t.logs),
       logs: t.logs.map((l) => ({ ...l, blockHash: hash, blockNumber: number, transactionHash: txHash, transactionIndex: index })),
     };
   });

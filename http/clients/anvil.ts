@@ -19,7 +19,7 @@ export interface Anvil {
 
 const require = createRequire(import.meta.url);
 
-export function anvilBinary(): string {
+function anvilBinary(): string {
   let pkg: string;
   try {
     pkg = require.resolve('@foundry-rs/anvil-linux-amd64/package.json');

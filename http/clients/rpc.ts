@@ -1,16 +1,6 @@
 import { Agent, request } from 'undici';
 import WebSocket from 'ws';
-import type { Upstream } from '../../engine/ports.js';
-
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RpcError';
-  }
-}
+import { NodeError, type Upstream } from '../../engine/ports.js';
 
 /**
  * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
@@ -32,17 +22,24 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number } = {}):
         bodyTimeout: timeoutMs,
       });
       const text = await res.body.text();
-      if (res.statusCode !== 200) throw new RpcError(-32603, `${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
+      // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
+      if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
       const body = JSON.parse(text) as { result?: T; error?: { code: number; message: string } };
-      if (body.error !== undefined) throw new RpcError(body.error.code, `${method}: ${body.error.message}`);
+      if (body.error !== undefined) throw new NodeError(body.error.code, `${method}: ${body.error.message}`);
       return body.result as T;
     },
-    subscribeHeads(onHead, onClose) {
+    subscribeHeads({ onHead, onOpen, onClose }) {
       const ws = new WebSocket(url.replace(/^http/, 'ws'));
       sockets.add(ws);
       ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })));
       ws.on('message', (data) => {
-        const msg = JSON.parse(String(data)) as { method?: string; params?: { result?: { number?: string } } };
+        let msg: { id?: number; result?: unknown; method?: string; params?: { result?: { number?: string } } };
+        try {
+          msg = JSON.parse(String(data)) as typeof msg;
+        } catch {
+          return; // not JSON: nothing a node should send; the poll still runs
+        }
+        if (msg.id === 1 && typeof msg.result === 'string') onOpen();
         const n = msg.params?.result?.number;
         if (msg.method === 'eth_subscription' && n !== undefined) onHead(parseInt(n, 16));
       });
