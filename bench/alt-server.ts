@@ -37,7 +37,8 @@ const toRequest = (method: string, url: string, params: Record<string, string>, 
 
 const answer = async (route: Route, req: Request): Promise<Reply> => {
   const started = performance.now();
-  const reply = await pipeline.run(route, req);
+  // The same gate as the uWS front end (key and rate limit, there before the body is read).
+  const reply = pipeline.admit(route, req) ?? (await pipeline.run(route, req));
   pipeline.done(route, req, reply.status, started, performance.now());
   return reply;
 };

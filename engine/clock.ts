@@ -68,8 +68,9 @@ export class ServiceClock implements Clock {
    */
   advance(ms: number): Promise<number> {
     if (!(ms >= 0) || !Number.isFinite(ms)) throw new RangeError('advance needs a finite, non-negative duration');
-    const target = this.now() + ms;
     this.draining = this.draining.then(async () => {
+      // Measured from where the previous jump ended: two jumps asked at once add up.
+      const target = this.now() + ms;
       for (;;) {
         const next = this.timers.peek();
         if (next === undefined || next.at > target) break;

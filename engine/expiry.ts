@@ -25,7 +25,8 @@ export class Expiries {
 
   /** Removes everything due by `now`; returns how many. */
   purge(now: number): number {
-    const due = this.kv.range<number>('expiries', { end: keyOf(now + 1, 'meta', '') });
+    // Every key of a due time up to now sorts before the bare time key of now + 1.
+    const due = this.kv.range<number>('expiries', { end: timeKey(now + 1) });
     if (due.length === 0) return 0;
     this.kv.transact(() => {
       for (const { key } of due) {

@@ -123,7 +123,16 @@ describe('ServiceClock', () => {
     expect(m.armed()).toBe(1_000);
   });
 
-  it('refuses a negative or infinite jump', () => {
+  it('adds up jumps asked for at the same time', async () => {
+    const clock = new ServiceClock(manualTicker().ticker, START);
+    const fired: number[] = [];
+    clock.at(START + 1500, () => void fired.push(clock.now()));
+    const [a, b] = await Promise.all([clock.advance(1000), clock.advance(1000)]);
+    expect([a, b, clock.now()]).toEqual([START + 1000, START + 2000, START + 2000]);
+    expect(fired).toEqual([START + 1500]);
+  });
+
+    it('refuses a negative or infinite jump', () => {
     const clock = new ServiceClock(manualTicker().ticker, START);
     expect(() => clock.advance(-1)).toThrow(RangeError);
     expect(() => clock.advance(Infinity)).toThrow(RangeError);
