@@ -87,7 +87,7 @@ report(
   { ratioVsFastify: '>= 2' },
   met,
   [
-    `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${DURATION_S} s after a 2 s warm-up, each server alone in its own process; route GET ${ROUTE} with x-api-key (LMDB key lookup and token bucket on every request).`,
+    `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, ${DURATION_S} s after a 2 s warm-up, each server alone in its own process; route GET ${ROUTE} with x-api-key (in every server the same gate: the key checked against the cached keys, whose version stamp is read from LMDB, and a token bucket, on every request).`,
     `fastify p99 ${fastify.p99Ms} ms, node:http p99 ${nodeHttp.p99Ms} ms.`,
     `Without pipelining autocannon itself takes a whole core and caps the run (chainpost ${uws1.reqPerSec} req/s, fastify ${fastify1.reqPerSec} req/s, ratio ${ratioVsFastifyPipelining1}); the goal is judged on the pipelined run, where the servers set the pace.`,
   ],

@@ -46,7 +46,7 @@ export interface FollowerStatus {
 
 const MAX_BACKOFF_MS = 30_000;
 /** Blocks fetched at once and committed together while catching up (one at a time at the head). */
-const CATCH_UP_BATCH = 16;
+export const CATCH_UP_BATCH = 16;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
 const PRUNE_BATCH = 1_000;
 

@@ -7,7 +7,7 @@ import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } fro
 import { blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
 import { openStore } from '../../storage/env.js';
 import { decodeRpc, encodeRpc } from '../../engine/ingest/codec.js';
-import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 // The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
 const EXPECTED: Record<number, [txs: number, logs: number, erc20: number, erc721: number, erc1155: number]> = {

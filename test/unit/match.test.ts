@@ -4,7 +4,7 @@ import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
 import { normalizeBlock } from '../../engine/ingest/record.js';
 import { FilterSet } from '../../engine/match/filter-set.js';
 import { KeySet } from '../../engine/match/key-set.js';
-import { FIXTURE_BLOCKS, bundle } from '../fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const hex = (h: string): Uint8Array => Buffer.from(h.slice(2), 'hex');

@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 /** The complete mainnet block bundles of ../shared/fixtures/evm/chainstorage (block, receipts, callTracer traces). */
 export const FIXTURE_BLOCKS = [4370006, 4404763, 7280016, 11098450, 13998626, 15753009, 16899757, 17053184] as const;
 
-const dir = (n: number) => fileURLToPath(new URL(`../../shared/fixtures/evm/chainstorage/eth-mainnet-${n}/`, import.meta.url));
+// ../shared beside the repository, whether this runs from source (tests) or from dist/bench (benches).
+const repo = new URL(import.meta.url.includes('/dist/bench/') ? '../../' : '../', import.meta.url);
+const dir = (n: number) => fileURLToPath(new URL(`../shared/fixtures/evm/chainstorage/eth-mainnet-${n}/`, repo));
 
 export interface Bundle {
   number: number;
