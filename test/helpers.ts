@@ -68,6 +68,16 @@ export async function cli(args: string[], dir: string, env: Record<string, strin
   }
 }
 
+/** Polls `probe` until it holds or `ms` run out; says whether it held. */
+export async function until(probe: () => boolean | Promise<boolean>, ms: number, every = 10): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (await probe()) return true;
+    if (performance.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
 /** Moves the server's test clock forward. */
 export async function advance(r: Running, seconds: number): Promise<string> {
   const res = await r.call('/admin/clock/advance', { method: 'POST', json: { seconds } });

@@ -3,8 +3,9 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blockKey } from '../engine/ingest/store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { tempDir } from './helpers.js';
+import { tempDir, until } from './helpers.js';
 
 /**
  * A follower in its own process, killed with SIGKILL in the middle of catching
@@ -36,10 +37,6 @@ describe('a follower killed with SIGKILL', () => {
   const dir = tempDir();
   const run = (): ChildProcess => spawn(process.execPath, ['--input-type=module', '-e', CHILD, dir, anvil.url], { cwd: new URL('..', import.meta.url), stdio: ['ignore', 'ignore', 'inherit'] });
   const head = (): number => store.get<{ head: number }>('chainState', '0x539')?.head ?? -1;
-  const waitFor = async (cond: () => boolean, ms: number): Promise<void> => {
-    const deadline = Date.now() + ms;
-    while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  };
   const kill = async (c: ChildProcess): Promise<void> => {
     if (c.exitCode !== null || c.signalCode !== null) return;
     const gone = new Promise((r) => c.once('exit', r));
@@ -60,17 +57,18 @@ describe('a follower killed with SIGKILL', () => {
 
   it('resumes with no gap and no repeated event', async () => {
     const TOP = 400;
-    const rpc = (method: string, params: unknown[]) => fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }).then((r) => r.json());
-    await rpc('anvil_mine', [`0x${TOP.toString(16)}`]);
+    const rpc = jsonRpcUpstream(anvil.url);
+    await rpc.call('anvil_mine', [`0x${TOP.toString(16)}`]);
+    await rpc.close();
     child = run();
-    await waitFor(() => head() >= TOP / 4, 30_000);
+    await until(() => head() >= TOP / 4, 30_000, 5);
     await kill(child);
     const killedAt = head();
     expect(killedAt).toBeGreaterThanOrEqual(TOP / 4);
     expect(killedAt).toBeLessThan(TOP);
 
     child = run();
-    await waitFor(() => head() === TOP && store.get<{ confirmed: number }>('chainState', '0x539')?.confirmed === TOP - 2, 60_000);
+    await until(() => head() === TOP && store.get<{ confirmed: number }>('chainState', '0x539')?.confirmed === TOP - 2, 60_000);
     await kill(child);
     const journal = new Map(store.range<number>('meta', { start: 'journal/', end: 'journal0' }).map((e) => [e.key.slice('journal/'.length), e.value]));
     const expected = new Map<string, number>();

@@ -5,10 +5,10 @@ import { describe, expect, it } from 'vitest';
 import type { ChainState, FollowerStatus } from '../engine/ingest/follower.js';
 import { decodeRecord } from '../engine/ingest/record.js';
 import { blockKey } from '../engine/ingest/store.js';
-import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 /**
  * Ingestion through the real server binary: several upstreams at once (one
@@ -21,17 +21,6 @@ const POLL_MS = 50;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const hex = (n: number): string => `0x${n.toString(16)}`;
-
-/** A loopback port with nothing listening on it. */
-const deadPort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 /** A lagging node: accepts TCP connections, reads the requests, never answers. */
 async function hungNode(): Promise<{ port: number; requests: () => string; connections: () => number; close(): Promise<void> }> {
@@ -77,16 +66,6 @@ const metric = (text: string, name: string, chain: string): number | undefined =
   return m === null ? undefined : Number(m[1]);
 };
 
-/** Polls `probe` until it returns true or `ms` run out; returns whether it did. */
-async function until(probe: () => Promise<boolean>, ms: number, every = 20): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await probe()) return true;
-    if (performance.now() > deadline) return false;
-    await sleep(every);
-  }
-}
-
 const logLines = (s: Running): Array<Record<string, unknown>> =>
   s
     .output()
@@ -110,7 +89,7 @@ describe('ingestion in the server binary', () => {
       anvil = await startAnvil();
       rpc = jsonRpcUpstream(anvil.url);
       hung = await hungNode();
-      const dead = await deadPort();
+      const dead = await freePort(); // nothing listens there
       s = await startChainpost({
         // The bad ones first: a server that took the chains one after another would be stuck before 0x539.
         CHAINPOST_CHAINS: `0x89=http://127.0.0.1:${hung.port},0x1=http://127.0.0.1:${dead},0x539=${anvil.url}`,
@@ -179,7 +158,7 @@ describe('ingestion in the server binary', () => {
   it('backs off on a failing upstream instead of retrying every poll interval', { timeout: 10_000 }, async () => {
     let s: Running | undefined;
     try {
-      const dead = await deadPort();
+      const dead = await freePort(); // nothing listens there
       const spawned = performance.now();
       s = await startChainpost({ CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}`, CHAINPOST_POLL_MS: String(POLL_MS) });
       await sleep(2_000);

@@ -11,7 +11,7 @@ import { systemTicker } from '../engine/main.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { tempDir } from './helpers.js';
+import { tempDir, until } from './helpers.js';
 
 const ACCOUNT0 = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const ACCOUNT1 = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
@@ -129,14 +129,14 @@ describe('EVM ingestion from a real anvil node', () => {
     f.start();
     try {
       // Subscribed once the node accepted eth_subscribe.
-      expect(await waitUntil(() => f.status().subscription)).toBe(true);
-      await waitUntil(() => f.status().head >= 0);
+      expect(await until(() => f.status().subscription, 5_000)).toBe(true);
+      await until(() => f.status().head >= 0, 5_000);
       const start = f.status().head;
       // The next poll is 10 minutes away: only a newHeads notification can bring the block in.
       let reached = false;
       for (let i = 0; i < 10 && !reached; i++) {
         await mine();
-        reached = await waitUntil(() => f.status().head > start + i, 500);
+        reached = await until(() => f.status().head > start + i, 500);
       }
       expect(reached).toBe(true);
     } finally {
@@ -221,12 +221,6 @@ describe('EVM ingestion from a real anvil node', () => {
     rmSync(other.path, { recursive: true, force: true });
   });
 });
-
-const waitUntil = async (cond: () => boolean, ms = 5_000): Promise<boolean> => {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  return cond();
-};
 
 /** A dead node, on the service clock: retried with doubling waits (from the poll interval up to 30 s), reported, and followed again once it answers. */
 describe('a failing upstream', () => {

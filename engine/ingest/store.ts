@@ -10,9 +10,10 @@ import { decodeRecord, encodeRecord, type BlockRecord } from './record.js';
  *              erc20/chain/contract/number/logIndex                        ERC-20 Transfer
  *              wallet/chain/address/number/logIndex                        either kind, for its from and its to
  */
-const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
-const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
+/** topic0 of ERC-20/721 Transfer, ERC-1155 TransferSingle and TransferBatch. */
+export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+export const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
+export const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
 
 export const blockKey = (chain: string, number: number): string => `${chain}/${number.toString(16).padStart(12, '0')}`;
 

@@ -38,7 +38,8 @@ function anvilBinary(): string {
 const SETPRIV = '/usr/bin/setpriv';
 let hasSetpriv: boolean | undefined;
 
-const freePort = (): Promise<number> =>
+/** A free loopback port (nothing listens on it once this resolves). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

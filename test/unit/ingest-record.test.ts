@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
 import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
-import { blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
+import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
 import { openStore } from '../../storage/env.js';
 import { decodeRpc, encodeRpc } from '../../engine/ingest/codec.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
@@ -20,9 +20,6 @@ const EXPECTED: Record<number, [txs: number, logs: number, erc20: number, erc721
   16899757: [147, 520, 204, 42, 3],
   17053184: [125, 216, 74, 13, 1],
 };
-const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
-const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
 
 describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
   const b = bundle(n);

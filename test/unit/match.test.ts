@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
 import { normalizeBlock } from '../../engine/ingest/record.js';
+import { TRANSFER } from '../../engine/ingest/store.js';
 import { FilterSet } from '../../engine/match/filter-set.js';
 import { KeySet } from '../../engine/match/key-set.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
@@ -90,8 +91,6 @@ describe.each(FIXTURE_BLOCKS)('probing the column of mainnet block %i', (n) => {
     expect(found.length).toBeGreaterThan(0);
   });
 });
-
-const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
 describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
   it('gives each stream the items a plain scan gives it: watched addresses, and allAddresses topic0', () => {
