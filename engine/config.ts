@@ -56,13 +56,14 @@ export function parseConfig(env: Env): Config {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
+  const chains = get('CHAINPOST_CHAINS');
   return {
     host: host(get('CHAINPOST_HOST')),
     port: integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535),
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
-    chains: get('CHAINPOST_CHAINS') === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', get('CHAINPOST_CHAINS'), upstreamUrl),
-    ingest: get('CHAINPOST_CHAINS') === undefined ? 'embedded' : get('CHAINPOST_CHAINS') === 'none' ? 'none' : 'configured',
+    chains: chains === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl),
+    ingest: chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured',
     pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
     confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000)),
     rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),

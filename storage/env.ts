@@ -19,7 +19,6 @@ export class StorageError extends Error {
 
 export interface Store extends Kv {
   readonly path: string;
-  readonly root: RootDatabase;
   db(name: DbName): Database<Buffer, string>;
   values<T>(name: DbName): T[];
   close(): Promise<void>;
@@ -46,7 +45,6 @@ export function openStore(path: string): Store {
 
   const store: Store = {
     path,
-    root,
     db,
     get<T>(name: DbName, key: string): T | undefined {
       // getBinaryFast reuses one large buffer and marks the value's size in

@@ -11,14 +11,14 @@ const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/versio
 describe('start-up', () => {
   it('creates the data directory and, on the very first start, one API key printed once', async () => {
     const dir = join(tempDir(), 'nested', 'data');
-    const first = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '' });
+    const first = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
     try {
       expect(existsSync(dir)).toBe(true);
       const key = /^API key: (\S+)$/m.exec(first.output())?.[1];
       expect(key).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
       expect(await version(`http://127.0.0.1:${first.port}`, key!)).toBe(200);
       expect(await first.stop()).toBe(0);
-      const second = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '' });
+      const second = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
       expect(second.output()).not.toMatch(/API key:/);
       expect(await version(`http://127.0.0.1:${second.port}`, key!)).toBe(200);
       await second.stop();

@@ -197,7 +197,7 @@ describe('rate limit', () => {
   afterAll(() => stopAndClean(s));
 
   it('refuses over the per-key rate with 429, Retry-After and a JSON body, then lets the key through again', async () => {
-    // The clock's own advance call takes a token too, so drain whatever is left.
+    // Drain whatever the bucket still holds.
     let last;
     for (let i = 0; i < 10; i++) last = await s.call('/api/v2.2/web3/version');
     expect(last!.status).toBe(429);

@@ -90,7 +90,10 @@ describe('Streams API and delivery engine', () => {
         statusMessage: '',
         amountOfAddresses: 0,
       });
-      expect(Date.parse(r.body.updatedAt)).toBeGreaterThan(0);
+      // Stamped by the service clock, just now.
+      const now = Date.parse((await s.call('/admin/clock')).body.now);
+      expect(now - Date.parse(r.body.updatedAt)).toBeGreaterThanOrEqual(0);
+      expect(now - Date.parse(r.body.updatedAt)).toBeLessThan(60_000);
       const testHook = rx.received.slice(before).find((x) => x.test)!;
       expect(testHook.body).toMatchObject({ chainId: '', streamId: r.body.id, tag: 'tag-1', block: { number: '', hash: '', timestamp: '' }, logs: [], txs: [] });
       const { secretKey } = (await s.call('/settings')).body;

@@ -1,7 +1,6 @@
 import { getAddress, isAddress } from 'viem';
 import { isDateTime } from '../datetime.js';
 
-export { isDateTime };
 
 /**
  * Sign-in messages: EIP-4361 (SIWE) for EVM, the same layout with the Aptos
@@ -42,7 +41,7 @@ interface Layout {
 
 const EIP4361_REQUIRED = ['uri', 'version', 'chain', 'nonce', 'issuedAt'] as const;
 
-export const LAYOUTS: Record<Family, Layout> = {
+const LAYOUTS: Record<Family, Layout> = {
   evm: { account: 'Ethereum', chainLabel: 'Chain ID', emptyStatementLine: true, required: EIP4361_REQUIRED, multilineStatement: false },
   aptos: { account: 'Aptos', chainLabel: 'Chain ID', emptyStatementLine: true, required: EIP4361_REQUIRED, multilineStatement: false },
   solana: { account: 'Solana', chainLabel: 'Network', emptyStatementLine: false, required: [], multilineStatement: true },
@@ -79,7 +78,7 @@ export const isUri = (v: string): boolean => URI_RE.test(v) && !/\s/.test(v);
 /** EIP-4361 statement characters: reserved / unreserved / space; never a newline. */
 export const isStatement = (v: string): boolean => /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;= ]*$/.test(v);
 
-export const isNonce = (v: string): boolean => /^[A-Za-z0-9]{8,}$/.test(v);
+const isNonce = (v: string): boolean => /^[A-Za-z0-9]{8,}$/.test(v);
 
 const FIELD_LINES: ReadonlyArray<[keyof MessageFields, string]> = [
   ['uri', 'URI'],

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { isAuthority, isDateTime, isStatement, isUri } from './message.js';
+import { isDateTime } from '../datetime.js';
+import { isAuthority, isStatement, isUri } from './message.js';
 import { aptosAddressOf, solanaPublicKey } from './signatures.js';
 
 /** One schema per Auth API endpoint; the edge validates bodies with these (engine/schema.ts). */

@@ -65,7 +65,7 @@ const origin = (uri: string): string => {
 };
 
 /** expirationTime and notBefore of the message, each with the skew allowance. */
-export function checkWindow(f: Pick<MessageFields, 'expirationTime' | 'notBefore'>, now: number, skewMs: number): void {
+function checkWindow(f: Pick<MessageFields, 'expirationTime' | 'notBefore'>, now: number, skewMs: number): void {
   // "Stops being valid exactly" at expirationTime (plus the allowance): that instant is already too late.
   if (f.expirationTime !== undefined && now >= Date.parse(f.expirationTime) + skewMs) throw badRequest('expirationTime', `the message expired at ${f.expirationTime}`);
   if (f.notBefore !== undefined && now < Date.parse(f.notBefore) - skewMs) throw badRequest('notBefore', `the message is not valid before ${f.notBefore}`);

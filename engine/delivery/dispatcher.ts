@@ -65,6 +65,9 @@ export interface Stats {
   updatedAt: string;
 }
 
+/** A stream's or tenant's statistics before anything happened. */
+export const emptyStats = (iso: string): Stats => ({ totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso });
+
 export interface DispatcherOptions {
   alertEmail: string | undefined;
   historyRetentionMs?: number;
@@ -116,7 +119,7 @@ class Changes {
   }
 
   bump(tenant: string, streamId: string, add: Record<string, number>): void {
-    for (const key of [tenant, `${tenant}/${streamId}`]) {
+    for (const key of [tenant, streamKey(tenant, streamId)]) {
       const d = this.stats.get(key) ?? {};
       for (const [k, v] of Object.entries(add)) d[k] = (d[k] ?? 0) + v;
       this.stats.set(key, d);
@@ -128,7 +131,7 @@ class Changes {
     for (const [key, r] of this.rates) this.kv.put('rates', key, r);
     const iso = new Date(now).toISOString();
     for (const [key, d] of this.stats) {
-      const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
+      const st = this.kv.get<Stats>('stats', key) ?? emptyStats(iso);
       const counters = st as unknown as Record<string, number>;
       for (const [k, v] of Object.entries(d)) counters[k] = (counters[k] ?? 0) + v;
       st.updatedAt = iso;

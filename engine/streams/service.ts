@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { chainFor } from '../chains/lifecycle.js';
 import { uuidV4 } from '../delivery/ids.js';
-import { type DeliveryLog, type Dispatcher, type HistoryRecord, type Stats, streamKey } from '../delivery/dispatcher.js';
+import { type DeliveryLog, type Dispatcher, type HistoryRecord, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
@@ -116,9 +116,9 @@ export class StreamsService {
 
   stats(tenant: string, streamId?: string): Stats & { streamId?: string } {
     if (streamId !== undefined) this.get(tenant, streamId);
-    const key = streamId === undefined ? tenant : `${tenant}/${streamId}`;
+    const key = streamId === undefined ? tenant : streamKey(tenant, streamId);
     const iso = new Date(this.clock.now()).toISOString();
-    const st = this.kv.get<Stats>('stats', key) ?? { totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso };
+    const st = this.kv.get<Stats>('stats', key) ?? emptyStats(iso);
     return streamId === undefined ? st : { ...st, streamId };
   }
 
@@ -176,7 +176,7 @@ export class StreamsService {
       let n = s.amountOfAddresses;
       for (const a of lower) {
         const key = `${id}/${a}`;
-        const has = this.kv.get('streamAddresses', key) !== undefined;
+        const has = this.kv.has('streamAddresses', key);
         if (add && !has) {
           if (n >= MAX_ADDRESSES_PER_STREAM) throw badRequest('address', `a stream holds at most ${MAX_ADDRESSES_PER_STREAM.toLocaleString('en-US')} addresses`);
           this.kv.put('streamAddresses', key, 1);

@@ -96,7 +96,8 @@ export function startServer(opts: { host: string; port: number; routes: readonly
       });
       const run = (): void => {
         const out = pipeline.run(route, req);
-        if (out instanceof Promise) out.then(finish, (err: unknown) => finish(pipeline.fail(route, req, err)));
+        // run settles every failure into a reply itself.
+        if (out instanceof Promise) void out.then(finish);
         else finish(out);
       };
       const refused = pipeline.admit(route, req);

@@ -61,7 +61,7 @@ export class Pipeline {
   }
 
   /** Counts and logs an answered request. */
-  done(route: Route | undefined, req: Request, status: number, startedMs: number, endedMs: number): void {
+  done(route: Route, req: Request, status: number, startedMs: number, endedMs: number): void {
     const area = route?.area ?? 'none';
     this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
     if (this.accessLog && this.log.enabled('info')) {

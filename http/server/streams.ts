@@ -5,7 +5,7 @@ import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
-import { streamResponse, type StreamDefinition } from '../../engine/streams/model.js';
+import { streamResponse } from '../../engine/streams/model.js';
 import { queryParams } from './query.js';
 import { json, type Method, type Request, type Route } from './route.js';
 
@@ -30,13 +30,13 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   };
 
   const routes: Route[] = [
-    route('PUT', '/streams/evm', async (req) => json(200, await streams.create(tenant(req), validate(createStream, req.body) as StreamDefinition, req.caller!.email)), true),
+    route('PUT', '/streams/evm', async (req) => json(200, await streams.create(tenant(req), validate(createStream, req.body), req.caller!.email)), true),
     route('GET', '/streams/evm', (req) => {
       const p = paging(req);
       return json(200, streams.list(tenant(req), p.limit, p.cursor));
     }),
     route('GET', '/streams/evm/:id', (req) => json(200, streamResponse(streams.get(tenant(req), id(req))))),
-    route('POST', '/streams/evm/:id', async (req) => json(200, await streams.update(tenant(req), id(req), validate(updateStream, req.body) as Partial<StreamDefinition>)), true),
+    route('POST', '/streams/evm/:id', async (req) => json(200, await streams.update(tenant(req), id(req), validate(updateStream, req.body))), true),
     route('DELETE', '/streams/evm/:id', (req) => json(200, streams.remove(tenant(req), id(req)))),
     route('POST', '/streams/evm/:id/status', async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
     route('POST', '/streams/evm/:id/address', (req) => json(200, streams.addAddresses(tenant(req), id(req), addresses(req))), true),

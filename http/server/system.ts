@@ -9,7 +9,7 @@ const advanceBody = z.strictObject({
 });
 
 /** Health, metrics, the unknown-route answer and, with CHAINPOST_TEST_CLOCK=1, the test clock. */
-export function systemRoutes(deps: { metrics: Metrics; clock: ServiceClock; testClock: boolean; health: () => Record<string, unknown>; settle?: () => Promise<void> }): Route[] {
+export function systemRoutes(deps: { metrics: Metrics; clock: ServiceClock; testClock: boolean; health: () => Record<string, unknown>; settle: () => Promise<void> }): Route[] {
   const { clock } = deps;
   const routes: Route[] = [
     { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: () => json(200, { status: 'ok', ...deps.health() }) },
@@ -34,9 +34,9 @@ export function systemRoutes(deps: { metrics: Metrics; clock: ServiceClock; test
         handle: async (req) => {
           const { seconds } = validate(advanceBody, req.body);
           // Work already under way (deliveries) finishes first, so the jump sees its effects.
-          await deps.settle?.();
+          await deps.settle();
           await clock.advance(seconds * 1000);
-          await deps.settle?.();
+          await deps.settle();
           return now();
         },
       },

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { CHAINS, findChain, findEvmChain } from '../../engine/chains/registry.js';
 import { CHAIN_REMOVALS, ENDPOINT_REMOVALS, chainRemoval, effectiveAt, migrationTarget } from '../../engine/chains/removals.js';
+import { AUTH_CHAIN_IDS } from '../../engine/auth/schemas.js';
 import { ApiError } from '../../engine/errors.js';
 
 // Every EVM id the interface names: the auth allow-list and the data/stream examples.
@@ -12,6 +13,8 @@ const ms = (iso: string) => Date.parse(iso);
 
 describe('chain registry', () => {
   it('holds every chain the interface names, with all its attributes', () => {
+    // The sign-in allow-list is the interface's, so each of its chains is checked here.
+    expect([...AUTH_CHAIN_IDS]).toEqual(AUTH_ALLOW_LIST);
     for (const id of [...AUTH_ALLOW_LIST.map(String), ...NAMED_HEX]) {
       const c = findEvmChain(id);
       expect(c, id).toBeDefined();

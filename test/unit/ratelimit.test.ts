@@ -21,7 +21,7 @@ describe('RateLimiter', () => {
     for (let i = 0; i < 10_000; i++) expect(rl.take('k')).toBe(0);
   });
 
-  it('asks for more than a second when the rate is below one per second', () => {
+  it('at one request per second, asks for a whole second and lets the next through exactly then', () => {
     let now = 0;
     const rl = new RateLimiter(1, () => now);
     expect(rl.take('k')).toBe(0);
