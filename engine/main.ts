@@ -167,7 +167,15 @@ export async function startService(config: Config, out?: (line: string) => void)
     await store.close();
     throw new ConfigError('CHAINPOST_HOST/CHAINPOST_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
   }
-  const ingest = await startIngest(core);
+  let ingest: Awaited<ReturnType<typeof startIngest>>;
+  try {
+    ingest = await startIngest(core);
+  } catch (err) {
+    // No anvil build here, say: nothing stays open behind the error.
+    await server.close(0);
+    await store.close();
+    throw err;
+  }
   log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     const cut = await server.close(SHUTDOWN_GRACE_MS);
