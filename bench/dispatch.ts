@@ -5,10 +5,9 @@
  * same run with a naive sender (a new connection per webhook, no pooling); and a
  * tinybench of the timer wheel against a binary heap (1,000,000 timers).
  */
-import { cpus } from 'node:os';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
