@@ -1,0 +1,142 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import solc from 'solc';
+import {
+  createPublicClient,
+  createWalletClient,
+  getAddress,
+  http,
+  type Abi,
+  type Chain,
+  type Hex,
+  type LocalAccount,
+  type PublicClient,
+  type TransactionReceipt,
+  type Transport,
+  type WalletClient,
+} from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { anvil } from 'viem/chains';
+
+/**
+ * The Solidity contracts of test/contracts, compiled with solc-js and deployed
+ * on an anvil devnet (see startAnvil), for end-to-end tests of EVM streams.
+ */
+
+export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver'] as const;
+export type ContractName = (typeof CONTRACT_NAMES)[number];
+
+export interface Compiled {
+  abi: Abi;
+  bytecode: Hex;
+}
+
+// The sources stay in test/contracts, whether this runs from source (vitest) or from dist/test.
+const SOURCES = new URL(import.meta.url.includes('/dist/test/') ? '../../test/contracts/' : './contracts/', import.meta.url);
+
+interface SolcOutput {
+  errors?: { severity: 'error' | 'warning' | 'info'; formattedMessage: string }[];
+  contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+}
+
+let compiled: Record<ContractName, Compiled> | undefined;
+
+/** Compiles every .sol file of test/contracts, once per process; throws with solc's errors. */
+export function compileContracts(): Record<ContractName, Compiled> {
+  if (compiled !== undefined) return compiled;
+  const dir = fileURLToPath(SOURCES);
+  const sources: Record<string, { content: string }> = {};
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sol')).sort()) sources[file] = { content: readFileSync(join(dir, file), 'utf8') };
+  const input = {
+    language: 'Solidity',
+    sources,
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      // Pinned: solc's default target can be newer than the hardfork of the node under test.
+      evmVersion: 'cancun',
+      outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+    },
+  };
+  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
+  const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
+  const found: Partial<Record<ContractName, Compiled>> = {};
+  for (const contracts of Object.values(output.contracts ?? {})) {
+    for (const [name, c] of Object.entries(contracts)) {
+      if (!(CONTRACT_NAMES as readonly string[]).includes(name)) continue;
+      if (found[name as ContractName] !== undefined) throw new Error(`contract ${name} is defined twice in ${dir}`);
+      found[name as ContractName] = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
+    }
+  }
+  const missing = CONTRACT_NAMES.filter((n) => found[n] === undefined);
+  if (missing.length > 0) throw new Error(`no contract ${missing.join(', ')} in ${dir}`);
+  return (compiled = found as Record<ContractName, Compiled>);
+}
+
+/** anvil's first three dev accounts (its well-known test mnemonic), all funded with 10,000 ETH. */
+export const DEV_ACCOUNTS = [
+  privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'),
+  privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'),
+  privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'),
+] as const;
+
+const chains = new Map<string, Promise<Chain>>();
+
+// startAnvil picks the chain id (1337 unless told), so ask the node rather than assume viem's anvil (31337).
+const chainOf = (rpcUrl: string): Promise<Chain> => {
+  let chain = chains.get(rpcUrl);
+  if (chain === undefined) {
+    chain = publicClient(rpcUrl)
+      .getChainId()
+      .then((id) => ({ ...anvil, id, rpcUrls: { default: { http: [rpcUrl] } } }));
+    chains.set(rpcUrl, chain);
+  }
+  return chain;
+};
+
+/** A public client on the node; polls fast, since anvil mines at once. */
+export const publicClient = (rpcUrl: string): PublicClient => createPublicClient({ transport: http(rpcUrl), pollingInterval: 50 });
+
+/** A wallet client on the node, signing locally as `account` (the first dev account unless told). */
+export const walletClient = async (rpcUrl: string, account: LocalAccount = DEV_ACCOUNTS[0]): Promise<WalletClient<Transport, Chain, LocalAccount>> =>
+  createWalletClient({ account, chain: await chainOf(rpcUrl), transport: http(rpcUrl) });
+
+export interface Deployed {
+  address: Hex;
+  abi: Abi;
+  receipt: TransactionReceipt;
+}
+
+/** Deploys a compiled contract (from the first dev account unless told) and waits for it to be mined. */
+export async function deploy(rpcUrl: string, name: ContractName, args: readonly unknown[] = [], account: LocalAccount = DEV_ACCOUNTS[0]): Promise<Deployed> {
+  const { abi, bytecode } = compileContracts()[name];
+  const hash = await (await walletClient(rpcUrl, account)).deployContract({ abi, bytecode, args });
+  const receipt = await mined(rpcUrl, hash);
+  if (receipt.contractAddress == null) throw new Error(`deploying ${name} created no contract (tx ${hash})`);
+  return { address: getAddress(receipt.contractAddress), abi, receipt };
+}
+
+export interface Write {
+  address: Hex;
+  abi: Abi;
+  functionName: string;
+  args?: readonly unknown[];
+  value?: bigint;
+  /** The sender; the first dev account unless told. */
+  account?: LocalAccount;
+}
+
+/** Sends a contract write and waits for its receipt; throws if it reverted. */
+export async function write(rpcUrl: string, w: Write): Promise<TransactionReceipt> {
+  const wallet = await walletClient(rpcUrl, w.account);
+  const hash = await wallet.writeContract({ address: w.address, abi: w.abi, functionName: w.functionName, args: w.args ?? [], value: w.value });
+  return mined(rpcUrl, hash);
+}
+
+/** Waits for a transaction's receipt; throws if it reverted. */
+export async function mined(rpcUrl: string, hash: Hex): Promise<TransactionReceipt> {
+  const receipt = await publicClient(rpcUrl).waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
+  return receipt;
+}
