@@ -1,5 +1,5 @@
 import { readProbe } from '../ingest/probe.js';
-import { KeySet } from './key-set.js';
+import { KeySet, buildKeySet, type KeySetData } from './key-set.js';
 
 /**
  * The compiled filter set of one chain: every watched address and every topic0
@@ -18,16 +18,31 @@ export interface WatchedStream {
   topic0: readonly string[];
 }
 
+/** A compiled filter set as plain data in shared memory: what the main thread publishes to the workers. */
+export interface FilterSetData {
+  version: number;
+  addresses: KeySetData;
+  topics: KeySetData;
+}
+
+/** Compiles the watched keys of `streams`; `seed` mixes into every hash (a new one per version). */
+export function compileFilterSet(version: number, streams: readonly WatchedStream[], seed?: number): FilterSetData {
+  return {
+    version,
+    addresses: buildKeySet(20, merge(streams.flatMap((s) => s.addresses.map((a) => [a, s.index] as const)), 20), seed),
+    topics: buildKeySet(32, merge(streams.filter((s) => s.allAddresses).flatMap((s) => s.topic0.map((t) => [t, s.index] as const)), 32), seed),
+  };
+}
+
 export class FilterSet {
+  readonly version: number;
   readonly addresses: KeySet;
   readonly topics: KeySet;
 
-  constructor(
-    readonly version: number,
-    streams: readonly WatchedStream[],
-  ) {
-    this.addresses = new KeySet(20, merge(streams.flatMap((s) => s.addresses.map((a) => [a, s.index] as const)), 20));
-    this.topics = new KeySet(32, merge(streams.filter((s) => s.allAddresses).flatMap((s) => s.topic0.map((t) => [t, s.index] as const)), 32));
+  constructor(data: FilterSetData) {
+    this.version = data.version;
+    this.addresses = new KeySet(data.addresses);
+    this.topics = new KeySet(data.topics);
   }
 
   /** Per stream index, the probe refs of the block's items that concern it, in probe order (addresses first, then topics). */
@@ -72,4 +87,46 @@ function merge(pairs: ReadonlyArray<readonly [string, number]>, width: 20 | 32):
     set.add(stream);
   }
   return [...byKey].map(([k, streams]) => ({ key: Buffer.from(k.slice(2), 'hex'), streams: [...streams] }));
+}
+
+/**
+ * Matches of a run of blocks packed in one Uint32Array, so a worker hands them
+ * back by transfer rather than by structured clone of maps:
+ *   per block: streamCount, then per stream: streamIndex, refCount, refs…
+ */
+export function packMatches(blocks: ReadonlyArray<Map<number, number[]>>): Uint32Array {
+  let size = 0;
+  for (const m of blocks) {
+    size++;
+    for (const refs of m.values()) size += 2 + refs.length;
+  }
+  const out = new Uint32Array(size);
+  let o = 0;
+  for (const m of blocks) {
+    out[o++] = m.size;
+    for (const [stream, refs] of m) {
+      out[o++] = stream;
+      out[o++] = refs.length;
+      out.set(refs, o);
+      o += refs.length;
+    }
+  }
+  return out;
+}
+
+export function unpackMatches(packed: Uint32Array, count: number): Array<Map<number, number[]>> {
+  const out: Array<Map<number, number[]>> = [];
+  let o = 0;
+  for (let b = 0; b < count; b++) {
+    const m = new Map<number, number[]>();
+    const streams = packed[o++]!;
+    for (let s = 0; s < streams; s++) {
+      const stream = packed[o++]!;
+      const n = packed[o++]!;
+      m.set(stream, Array.from(packed.subarray(o, o + n)));
+      o += n;
+    }
+    out.push(m);
+  }
+  return out;
 }

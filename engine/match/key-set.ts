@@ -18,13 +18,55 @@ export interface KeySetInput {
   streams: number[];
 }
 
+/**
+ * The arrays of a key set, in shared memory: posted to the match workers as they
+ * are (a SharedArrayBuffer is shared, not copied), so every worker probes the
+ * same bytes the main thread built.
+ */
+export interface KeySetData {
+  width: 20 | 32;
+  seed: number;
+  size: number;
+  bloom: Uint32Array;
+  slots: Uint32Array;
+  /** Per slot: 0 when empty, else 1 + offset of its postings (count, then stream indices). */
+  postingAt: Uint32Array;
+  postings: Uint32Array;
+}
+
+const shared = (length: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(Math.max(1, length) * 4));
+
+/** Builds the bloom filter and the exact table of `entries` (distinct keys) in shared memory. */
+export function buildKeySet(width: 20 | 32, entries: readonly KeySetInput[], seed = 0x9e3779b9): KeySetData {
+  // 16 bits per key, in whole 256-bit blocks, a power of two.
+  const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (entries.length * 16) / 256))));
+  const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, entries.length * 2)));
+  const data: KeySetData = {
+    width,
+    seed: seed >>> 0,
+    size: entries.length,
+    bloom: shared(blocks * 8),
+    slots: shared(capacity * (width / 4)),
+    postingAt: shared(capacity),
+    postings: shared(entries.reduce((a, e) => a + 1 + e.streams.length, 0)),
+  };
+  const set = new KeySet(data);
+  let p = 0;
+  for (const e of entries) {
+    if (e.key.byteLength !== width) throw new RangeError(`a key is ${e.key.byteLength} bytes, not ${width}`);
+    p = set.insert(new DataView(e.key.buffer, e.key.byteOffset, width), e.streams, p);
+  }
+  return data;
+}
+
 export class KeySet {
   readonly size: number;
+  readonly width: 20 | 32;
+  private readonly seed: number;
   private readonly words: number;
   private readonly bloom: Uint32Array;
   private readonly blockMask: number;
   private readonly slots: Uint32Array;
-  /** Per slot: 0 when empty, else 1 + offset of its postings (count, then stream indices). */
   private readonly postingAt: Uint32Array;
   private readonly postings: Uint32Array;
   private readonly slotMask: number;
@@ -32,36 +74,31 @@ export class KeySet {
   private h1 = 0;
   private h2 = 0;
 
-  constructor(
-    readonly width: 20 | 32,
-    entries: readonly KeySetInput[],
-    private readonly seed = 0x9e3779b9,
-  ) {
-    this.words = width / 4;
-    this.size = entries.length;
-    // 16 bits per key, in whole 256-bit blocks, a power of two.
-    const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (entries.length * 16) / 256))));
-    this.bloom = new Uint32Array(blocks * 8);
-    this.blockMask = blocks - 1;
-    const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, entries.length * 2)));
-    this.slotMask = capacity - 1;
-    this.slots = new Uint32Array(capacity * this.words);
-    this.postingAt = new Uint32Array(capacity);
-    this.postings = new Uint32Array(entries.reduce((a, e) => a + 1 + e.streams.length, 0));
-    let p = 0;
-    for (const e of entries) {
-      if (e.key.byteLength !== width) throw new RangeError(`a key is ${e.key.byteLength} bytes, not ${width}`);
-      const dv = new DataView(e.key.buffer, e.key.byteOffset, width);
-      this.hash(dv, 0);
-      this.addToBloom();
-      let slot = this.h1 & this.slotMask;
-      while (this.postingAt[slot] !== 0 && !this.sameKey(slot, dv, 0)) slot = (slot + 1) & this.slotMask;
-      if (this.postingAt[slot] !== 0) throw new RangeError('a key is listed twice; merge its streams first');
-      for (let w = 0; w < this.words; w++) this.slots[slot * this.words + w] = dv.getUint32(w * 4, true);
-      this.postingAt[slot] = p + 1;
-      this.postings[p++] = e.streams.length;
-      for (const s of e.streams) this.postings[p++] = s;
-    }
+  constructor(data: KeySetData) {
+    this.width = data.width;
+    this.seed = data.seed;
+    this.size = data.size;
+    this.words = data.width / 4;
+    this.bloom = data.bloom;
+    this.blockMask = Math.max(1, data.bloom.length >>> 3) - 1;
+    this.slots = data.slots;
+    this.postingAt = data.postingAt;
+    this.postings = data.postings;
+    this.slotMask = data.postingAt.length - 1;
+  }
+
+  /** Adds a key (while building): returns where the next postings go. */
+  insert(dv: DataView, streams: readonly number[], p: number): number {
+    this.hash(dv, 0);
+    this.addToBloom();
+    let slot = this.h1 & this.slotMask;
+    while (this.postingAt[slot] !== 0 && !this.sameKey(slot, dv, 0)) slot = (slot + 1) & this.slotMask;
+    if (this.postingAt[slot] !== 0) throw new RangeError('a key is listed twice; merge its streams first');
+    for (let w = 0; w < this.words; w++) this.slots[slot * this.words + w] = dv.getUint32(w * 4, true);
+    this.postingAt[slot] = p + 1;
+    this.postings[p++] = streams.length;
+    for (const s of streams) this.postings[p++] = s;
+    return p;
   }
 
   /** The streams watching the key at `at` in `dv`, as a view of the postings (empty when none). */

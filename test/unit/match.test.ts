@@ -3,17 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
 import { normalizeBlock } from '../../engine/ingest/record.js';
 import { TRANSFER } from '../../engine/ingest/store.js';
-import { FilterSet } from '../../engine/match/filter-set.js';
-import { KeySet } from '../../engine/match/key-set.js';
+import { FilterSet, compileFilterSet, type WatchedStream } from '../../engine/match/filter-set.js';
+import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
+const keySet = (width: 20 | 32, entries: KeySetInput[]): KeySet => new KeySet(buildKeySet(width, entries));
+const filterSet = (streams: WatchedStream[]): FilterSet => new FilterSet(compileFilterSet(1, streams));
 const hex = (h: string): Uint8Array => Buffer.from(h.slice(2), 'hex');
 
 describe('KeySet', () => {
   it.each([20, 32] as const)('finds every %i-byte key with its streams, and nothing else', (width) => {
     const keys = randomBytes(5_000 * width);
-    const ks = new KeySet(width, Array.from({ length: 5_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i, i + 7] })));
+    const ks = keySet(width, Array.from({ length: 5_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i, i + 7] })));
     for (let i = 0; i < 5_000; i++) expect(Array.from(ks.lookup(view(keys), i * width))).toEqual([i, i + 7]);
     const others = randomBytes(20_000 * width);
     let found = 0;
@@ -30,7 +32,7 @@ describe('KeySet', () => {
   it('keeps vanity addresses that share a long prefix apart', () => {
     const vanity = (i: number): Buffer => Buffer.concat([Buffer.alloc(16), Buffer.from([i >>> 24, (i >> 16) & 255, (i >> 8) & 255, i & 255])]);
     const keys = Array.from({ length: 5_000 }, (_, i) => vanity(i));
-    const ks = new KeySet(20, keys.map((key, i) => ({ key, streams: [i] })));
+    const ks = keySet(20, keys.map((key, i) => ({ key, streams: [i] })));
     keys.forEach((k, i) => expect(Array.from(ks.lookup(view(k), 0))).toEqual([i]));
     // Strangers with the same prefix are stopped by the bloom filter as often as random ones.
     let passed = 0;
@@ -39,12 +41,12 @@ describe('KeySet', () => {
   });
 
   it('refuses a key of the wrong width and a key listed twice', () => {
-    expect(() => new KeySet(20, [{ key: new Uint8Array(19), streams: [0] }])).toThrow(RangeError);
-    expect(() => new KeySet(20, [{ key: new Uint8Array(20), streams: [0] }, { key: new Uint8Array(20), streams: [1] }])).toThrow(/twice/);
+    expect(() => keySet(20, [{ key: new Uint8Array(19), streams: [0] }])).toThrow(RangeError);
+    expect(() => keySet(20, [{ key: new Uint8Array(20), streams: [0] }, { key: new Uint8Array(20), streams: [1] }])).toThrow(/twice/);
   });
 
   it('an empty set matches nothing', () => {
-    expect(new KeySet(20, []).lookup(view(randomBytes(20)), 0).length).toBe(0);
+    expect(keySet(20, []).lookup(view(randomBytes(20)), 0).length).toBe(0);
   });
 });
 
@@ -55,7 +57,7 @@ describe.each(FIXTURE_BLOCKS)('probing the column of mainnet block %i', (n) => {
     // Watch every third distinct sender, plus addresses nobody uses.
     const senders = [...new Set((b.block['transactions'] as Array<{ from: string }>).map((t) => t.from))].filter((_, i) => i % 3 === 0);
     const watched = [...senders, ...Array.from({ length: 100 }, () => `0x${randomBytes(20).toString('hex')}`)];
-    const ks = new KeySet(20, watched.map((a, i) => ({ key: hex(a), streams: [i] })));
+    const ks = keySet(20, watched.map((a, i) => ({ key: hex(a), streams: [i] })));
     const p = readProbe(buildProbe(r));
     const dv = view(p.bytes);
     const found: string[] = [];
@@ -98,7 +100,7 @@ describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
     const r = normalizeBlock(b.block, b.receipts, b.traces);
     const txs = b.block['transactions'] as Array<{ from: string; to: string | null }>;
     const watched = [...new Set(txs.map((t) => t.to).filter((a): a is string => a !== null))].filter((_, i) => i % 4 === 0);
-    const set = new FilterSet(1, [
+    const set = filterSet([
       { index: 0, addresses: watched, allAddresses: false, topic0: [] },
       { index: 1, addresses: [], allAddresses: true, topic0: [TRANSFER] },
       // The same addresses in upper case, one listed twice: the same items, once each.
@@ -134,6 +136,6 @@ describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
 
 describe('the filter set', () => {
   it('refuses a malformed key, naming it', () => {
-    expect(() => new FilterSet(1, [{ index: 0, addresses: ['0x1234'], allAddresses: false, topic0: [] }])).toThrow(/0x1234/);
+    expect(() => filterSet([{ index: 0, addresses: ['0x1234'], allAddresses: false, topic0: [] }])).toThrow(/0x1234/);
   });
 });
