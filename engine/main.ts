@@ -29,8 +29,15 @@ import { Dispatcher } from './delivery/dispatcher.js';
 import { findChain } from './chains/registry.js';
 import { chainRemoval, effectiveAt } from './chains/removals.js';
 import { Expiries } from './expiry.js';
-import { Follower, type ChainEvents, type FollowerStatus } from './ingest/follower.js';
+import { Follower, type FollowerStatus } from './ingest/follower.js';
 import { StreamsService } from './streams/service.js';
+import { StreamMatcher } from './match/matcher.js';
+import { Watchlist } from './match/watchlist.js';
+import { chainReads } from './match/chain-reads.js';
+import { TokenMetadata } from './match/token-metadata.js';
+import { webhookBuilder } from './match/webhook-builder.js';
+import type { Upstream } from './ports.js';
+import { matchPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
@@ -98,6 +105,8 @@ export interface Core {
   readonly log: Logger;
   readonly pipeline: Pipeline;
   readonly routes: readonly Route[];
+  readonly watchlist: Watchlist;
+  readonly dispatcher: Dispatcher;
 }
 
 export interface Service extends Core {
@@ -134,7 +143,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const sender = undiciSender();
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000, awaitDeliveriesOnWake: config.testClock });
-    const streams = new StreamsService(store, clock, dispatcher);
+    const watchlist = new Watchlist();
+    watchlist.load(store);
+    const streams = new StreamsService(store, clock, dispatcher, watchlist);
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
@@ -146,7 +157,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers };
+    return { config, clock, store, keys, log, pipeline, routes, followers, watchlist, dispatcher };
   } catch (err) {
     void store.close();
     throw err;
@@ -187,9 +198,6 @@ export async function startService(config: Config, out?: (line: string) => void)
   return { ...core, server, stop };
 }
 
-/** No-op listeners until the matcher (issue 6) takes blocks as they are seen and confirmed. */
-const noEvents: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-
 /**
  * One follower per configured chain, or the embedded anvil devnet as 0x539 when
  * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
@@ -204,7 +212,11 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     chains = new Map([['0x539', anvil.url]]);
     log.info('devnet', { chain: '0x539', rpc: anvil.url, pid: anvil.child.pid });
   }
-  const upstreams: Array<{ close(): Promise<void> }> = [];
+  const upstreams = new Map<string, Upstream & { close(): Promise<void> }>();
+  const reads = chainReads((chain) => upstreams.get(chain));
+  const pool = matchPool(store.path);
+  const builder = webhookBuilder({ tokens: new TokenMetadata(store, reads.call), call: reads.call, balance: reads.balance, watched: (id) => core.watchlist.watched(id) });
+  const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const removal = chainRemoval(chain, 'blocks', clock.now());
@@ -215,8 +227,8 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     // A removal still ahead ends the following when its date comes.
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = jsonRpcUpstream(url);
-    upstreams.push(upstream);
-    const follower = new Follower(key, upstream, store, clock, noEvents, log, {
+    upstreams.set(chain.key, upstream);
+    const follower = new Follower(key, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
@@ -225,10 +237,14 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     core.followers.push(follower);
     follower.start();
   }
+  // What a previous run announced but did not match yet.
+  matcher.start([...upstreams.keys()]);
   return {
     async stop() {
       for (const f of core.followers) f.stop();
-      await Promise.all(upstreams.map((u) => u.close()));
+      await matcher.stop();
+      await pool.close();
+      await Promise.all([...upstreams.values()].map((u) => u.close()));
       await anvil?.stop();
     },
   };

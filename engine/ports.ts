@@ -2,11 +2,12 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
+import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
-  'blocks', 'probes', 'transfers', 'canon', 'chainState',
+  'blocks', 'probes', 'transfers', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];
@@ -65,4 +66,11 @@ export class NodeError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
+export interface MatchPool {
+  /** Per block, in order: stream index → probe refs of its items that concern the stream. */
+  match(chain: string, numbers: readonly number[], filter: FilterSetData): Promise<Array<Map<number, number[]>>>;
+  close(): Promise<void>;
 }

@@ -14,11 +14,19 @@ import { ownerMaySet } from './transitions.js';
 /** Stream resources per tenant: create, update, list, status, addresses, settings, stats, history, replay. */
 export const MAX_ADDRESSES_PER_STREAM = 1_000_000;
 
+/** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
+export interface StreamWatch {
+  stream(s: StreamRecord): void;
+  removed(id: string): void;
+  addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
+}
+
 export class StreamsService {
   constructor(
     private readonly kv: Kv,
     private readonly clock: Clock,
     private readonly dispatcher: Dispatcher,
+    private readonly watch?: StreamWatch,
   ) {}
 
   async create(tenant: string, def: StreamDefinition, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -30,6 +38,7 @@ export class StreamsService {
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     this.kv.put('streams', streamKey(tenant, id), s);
     this.dispatcher.track(s);
+    this.watch?.stream(s);
     return streamResponse(s);
   }
 
@@ -47,6 +56,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), next);
       return next;
     });
+    this.watch?.stream(updated);
     return streamResponse(updated);
   }
 
@@ -68,6 +78,7 @@ export class StreamsService {
       this.dispatcher.dropQueue(id);
     });
     this.dispatcher.forget(id);
+    this.watch?.removed(id);
     return streamResponse(s);
   }
 
@@ -171,6 +182,7 @@ export class StreamsService {
 
   private changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): { streamId: string; address: string | string[] } {
     const lower = [...new Set(addresses.map((a) => a.toLowerCase()))];
+    const changed: string[] = [];
     this.kv.transact(() => {
       const s = this.get(tenant, id);
       let n = s.amountOfAddresses;
@@ -180,9 +192,11 @@ export class StreamsService {
         if (add && !has) {
           if (n >= MAX_ADDRESSES_PER_STREAM) throw badRequest('address', `a stream holds at most ${MAX_ADDRESSES_PER_STREAM.toLocaleString('en-US')} addresses`);
           this.kv.put('streamAddresses', key, 1);
+          changed.push(a);
           n++;
         } else if (!add && has) {
           this.kv.remove('streamAddresses', key);
+          changed.push(a);
           n--;
         }
       }
@@ -190,6 +204,7 @@ export class StreamsService {
       s.updatedAt = this.clock.now();
       this.kv.put('streams', streamKey(tenant, id), s);
     });
+    this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? lower[0]! : lower };
   }
 }

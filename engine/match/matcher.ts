@@ -1,0 +1,139 @@
+import type { Clock, Timer } from '../clock.js';
+import { findChain } from '../chains/registry.js';
+import { chainRemoval } from '../chains/removals.js';
+import { streamKey } from '../delivery/dispatcher.js';
+import type { ChainEvents } from '../ingest/follower.js';
+import { decodeRecord, type BlockRecord } from '../ingest/record.js';
+import { blockKey } from '../ingest/store.js';
+import type { Logger } from '../log.js';
+import type { Kv, MatchPool } from '../ports.js';
+import type { StreamRecord } from '../streams/model.js';
+import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
+import type { Watchlist } from './watchlist.js';
+
+/**
+ * Blocks become webhooks: the matcher drains each chain's block events in
+ * order, has the pool test their probe columns against the chain's filter set,
+ * builds one body per matched stream from the block record, and enqueues the
+ * bodies in the transaction that removes the events.
+ */
+export interface MatchedBlock {
+  chain: string;
+  record: BlockRecord;
+  confirmed: boolean;
+}
+
+/** Builds a stream's webhook body for a block from the probe refs that matched it; null when nothing is left to send. */
+export type BuildWebhook = (block: MatchedBlock, stream: StreamRecord, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
+
+export interface Enqueue {
+  enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): unknown;
+}
+
+/** Events taken per round: a few blocks' worth, so one slow stream build does not hold a long backlog in memory. */
+const EVENTS_PER_ROUND = 32;
+/** A round that failed (the node did not answer a metadata read, say) is tried again after this. */
+const RETRY_MS = 1_000;
+
+export class StreamMatcher {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly retries = new Map<string, Timer>();
+  private stopped = false;
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly watchlist: Watchlist,
+    private readonly pool: MatchPool,
+    private readonly dispatcher: Enqueue,
+    private readonly build: BuildWebhook,
+    private readonly log: Logger,
+  ) {}
+
+  /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
+  events(): ChainEvents {
+    return blockEventLog(this.kv, (chain) => this.wake(chain));
+  }
+
+  /** Drains what a previous run left (after a restart). */
+  start(chains: readonly string[]): void {
+    for (const c of chains) this.wake(c);
+  }
+
+  wake(chain: string): void {
+    if (this.stopped) return;
+    if (this.running.has(chain)) {
+      this.again.add(chain);
+      return;
+    }
+    const run = this.drain(chain)
+      .catch((err: unknown) => {
+        this.log.warn('matching failed; trying again', { chain, err });
+        this.retries.set(chain, this.clock.at(this.clock.now() + RETRY_MS, () => this.wake(chain)));
+      })
+      .finally(() => {
+        this.running.delete(chain);
+        if (this.again.delete(chain)) this.wake(chain);
+      });
+    this.running.set(chain, run);
+  }
+
+  /** Resolves once every chain's drain is idle (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running.values());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.retries.values()) t.cancel();
+    await this.settled();
+  }
+
+  private async drain(chain: string): Promise<void> {
+    while (!this.stopped) {
+      const events = pendingEvents(this.kv, chain, EVENTS_PER_ROUND);
+      if (events.length === 0) return;
+      const items = this.emits(chain) ? await this.round(chain, events) : [];
+      this.kv.transact(() => {
+        if (items.length > 0) this.dispatcher.enqueueBatch(items);
+        for (const e of events) this.kv.remove('blockEvents', e.key);
+      });
+    }
+  }
+
+  /** Streams on a chain that stopped producing blocks, or that was removed from streams, emit nothing. */
+  private emits(chain: string): boolean {
+    const c = findChain(chain);
+    const now = this.clock.now();
+    return c !== undefined && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
+  }
+
+  private async round(chain: string, events: readonly BlockEvent[]): Promise<Array<{ streamId: string; payload: Record<string, unknown> }>> {
+    const compiled = this.watchlist.compile(chain);
+    if (compiled.streams.length === 0) return [];
+    const numbers = [...new Set(events.map((e) => e.number))];
+    const matches = await this.pool.match(chain, numbers, compiled.filter);
+    if (this.log.enabled('debug')) this.log.debug('matched', { chain, numbers, version: compiled.filter.version, streams: compiled.streams.length, matched: matches.map((m) => m.size) });
+    const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
+    for (const e of events) {
+      const matched = matches[numbers.indexOf(e.number)]!;
+      if (matched.size === 0) continue;
+      const key = blockKey(chain, e.number);
+      // A block that left the canonical chain since it was announced is not delivered.
+      if (this.kv.get<string>('canon', key) !== e.hash) continue;
+      const bytes = this.kv.getRaw('blocks', key);
+      if (bytes === undefined) continue;
+      const block: MatchedBlock = { chain, record: decodeRecord(bytes), confirmed: e.kind === EventKind.Confirmed };
+      for (const [index, refs] of matched) {
+        const { id, tenantId } = compiled.streams[index]!;
+        const stream = this.kv.get<StreamRecord>('streams', streamKey(tenantId, id));
+        // Paused and terminated streams drop new blocks: no need to build for them.
+        if (stream === undefined || stream.status === 'paused' || stream.status === 'terminated') continue;
+        const payload = await this.build(block, stream, refs);
+        if (payload !== null) items.push({ streamId: id, payload });
+      }
+    }
+    return items;
+  }
+}

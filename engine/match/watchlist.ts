@@ -1,0 +1,94 @@
+import { toEventSelector } from 'viem';
+import type { Kv } from '../ports.js';
+import type { StreamRecord } from '../streams/model.js';
+import { compileFilterSet, type FilterSetData, type WatchedStream } from './filter-set.js';
+
+/**
+ * What every stream watches, kept in memory beside the store and compiled per
+ * chain into a filter set on demand. Every change bumps the version; the next
+ * block matched on a chain compiles (once) and publishes the new set, so a
+ * change takes effect from the next block on, none missed.
+ */
+export interface CompiledChain {
+  filter: FilterSetData;
+  /** The stream (id and tenant) of each index of the filter set. */
+  streams: ReadonlyArray<{ id: string; tenantId: string }>;
+}
+
+/** topic0 as the stream lists it (an event signature) or already as its 32-byte hash. */
+const topicHash = (t: string): string => (/^0x[0-9a-fA-F]{64}$/.test(t) ? t.toLowerCase() : toEventSelector(t));
+
+interface Watched {
+  tenantId: string;
+  chainIds: readonly string[];
+  allAddresses: boolean;
+  topic0: readonly string[];
+}
+
+export class Watchlist {
+  private readonly streams = new Map<string, Watched>();
+  private readonly addresses = new Map<string, Set<string>>();
+  private version = 1;
+  private readonly compiled = new Map<string, CompiledChain>();
+
+  constructor(private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9) {}
+
+  /** Loads every stream and its addresses (at start). */
+  load(kv: Kv): void {
+    for (const { value } of kv.range<StreamRecord>('streams')) this.stream(value);
+    for (const { key } of kv.range('streamAddresses')) {
+      const at = key.lastIndexOf('/');
+      this.addressesOf(key.slice(0, at)).add(key.slice(at + 1));
+    }
+    this.version++;
+  }
+
+  /** A stream was created or its definition changed. */
+  stream(s: Pick<StreamRecord, 'id' | 'tenantId' | 'chainIds' | 'allAddresses' | 'topic0'>): void {
+    this.streams.set(s.id, { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topicHash) });
+    this.version++;
+  }
+
+  removed(id: string): void {
+    this.streams.delete(id);
+    this.addresses.delete(id);
+    this.version++;
+  }
+
+  /** Addresses (lowercase) added to or removed from a stream. */
+  addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void {
+    const set = this.addressesOf(id);
+    for (const a of added) set.add(a);
+    for (const a of removed) set.delete(a);
+    this.version++;
+  }
+
+  /** The chain's filter set at the current version, compiled when something changed since the last call. */
+  compile(chain: string): CompiledChain {
+    const cur = this.compiled.get(chain);
+    if (cur !== undefined && cur.filter.version === this.version) return cur;
+    const streams: Array<{ id: string; tenantId: string }> = [];
+    const watched: WatchedStream[] = [];
+    for (const [id, s] of this.streams) {
+      if (!s.chainIds.includes(chain)) continue;
+      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0 });
+      streams.push({ id, tenantId: s.tenantId });
+    }
+    const next = { filter: compileFilterSet(this.version, watched, this.seedOf(chain, this.version)), streams };
+    this.compiled.set(chain, next);
+    return next;
+  }
+
+  /** The stream's watched addresses (lowercase). */
+  watched(id: string): ReadonlySet<string> {
+    return this.addresses.get(id) ?? NONE;
+  }
+
+  private addressesOf(id: string): Set<string> {
+    let set = this.addresses.get(id);
+    if (set === undefined) this.addresses.set(id, (set = new Set()));
+    return set;
+  }
+}
+
+const NONE: ReadonlySet<string> = new Set();

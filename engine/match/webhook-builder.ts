@@ -1,0 +1,382 @@
+import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
+import type { BlockRecord, StoredLog } from '../ingest/record.js';
+import { ProbeKind } from '../ingest/probe.js';
+import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE } from '../ingest/store.js';
+import type { StreamRecord, Trigger } from '../streams/model.js';
+import { compileFilter, type CompiledFilter, type FilterExpr } from './advanced-filter.js';
+import type { BuildWebhook, MatchedBlock } from './matcher.js';
+import type { ChainCall, TokenInfo, TokenMetadata } from './token-metadata.js';
+
+/**
+ * A stream's webhook body for one block, in the hosted service's shape
+ * (CONVENTIONS.md, streams-typings IWebhook), from the items the matcher found:
+ *
+ * - logs: emitted by a watched address, or naming one in an indexed address
+ *   parameter, when includeContractLogs; every log with a listed topic0 for
+ *   allAddresses streams. topic0 keeps only the listed events; advancedOptions
+ *   filters their decoded parameters; includeAllTxLogs adds the other logs of
+ *   a transaction that has one.
+ * - txs (includeNativeTxs): sent from or to a watched address, or creating
+ *   one; for allAddresses streams and advancedOptions entries with
+ *   includeNativeTxs, the transactions of the logs kept.
+ * - txsInternal (includeInternalTxs): calls moving value from or to a watched address.
+ * - erc20Transfers, erc20Approvals, nftTransfers, nftTokenApprovals,
+ *   nftApprovals: decoded from the logs kept.
+ * - nativeBalances (getNativeBalances) and triggers: read from the node at the block.
+ */
+export interface BuilderDeps {
+  tokens: TokenMetadata;
+  call: ChainCall;
+  /** eth_getBalance at a block (wei). */
+  balance(chain: string, address: string, block: number): Promise<bigint>;
+  /** The stream's watched addresses, lowercase. */
+  watched(streamId: string): ReadonlySet<string>;
+}
+
+const APPROVAL = toEventSelector('Approval(address,address,uint256)');
+const APPROVAL_FOR_ALL = toEventSelector('ApprovalForAll(address,address,bool)');
+/** Where token events keep addresses: the indexed topics that hold one, by topic0 and topic count. */
+const ADDRESS_TOPICS: Record<string, Record<number, number[]>> = {
+  [TRANSFER]: { 3: [1, 2], 4: [1, 2] },
+  [APPROVAL]: { 3: [1, 2], 4: [1, 2] },
+  [APPROVAL_FOR_ALL]: { 3: [1, 2] },
+  [TRANSFER_SINGLE]: { 4: [1, 2, 3] },
+  [TRANSFER_BATCH]: { 4: [1, 2, 3] },
+};
+
+type Item = Record<string, unknown>;
+interface FlatLog {
+  ordinal: number;
+  txIndex: number;
+  log: StoredLog;
+}
+
+/** A stream's definition prepared once per version (its updatedAt). */
+interface Prepared {
+  topics: Set<string> | null;
+  events: Map<string, AbiEvent>;
+  advanced: Map<string, { filter: CompiledFilter | null; includeNativeTxs: boolean }>;
+}
+
+const dec = (v: unknown): string | null => (typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null);
+const lower = (v: unknown): string | null => (typeof v === 'string' ? v.toLowerCase() : null);
+const topicAddress = (t: string): string => `0x${t.slice(26)}`.toLowerCase();
+
+export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
+  const prepared = new Map<string, { version: number; value: Prepared }>();
+  const flat = new WeakMap<BlockRecord, FlatLog[]>();
+
+  const prepare = (s: StreamRecord): Prepared => {
+    const cur = prepared.get(s.id);
+    if (cur !== undefined && cur.version === s.updatedAt) return cur.value;
+    const events = new Map<string, AbiEvent>();
+    for (const item of s.abi ?? []) if (item['type'] === 'event') events.set(toEventSelector(item as unknown as AbiEvent), item as unknown as AbiEvent);
+    const advanced = new Map<string, { filter: CompiledFilter | null; includeNativeTxs: boolean }>();
+    for (const o of s.advancedOptions ?? []) {
+      const topic = toEventSelector(String(o['topic0']));
+      const event = events.get(topic);
+      const filter = o['filter'] !== undefined && event !== undefined ? compileFilter(o['filter'] as FilterExpr, event.inputs) : null;
+      advanced.set(topic, { filter, includeNativeTxs: o['includeNativeTxs'] === true });
+    }
+    const value: Prepared = { topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map((t) => toEventSelector(t))), events, advanced };
+    prepared.set(s.id, { version: s.updatedAt, value });
+    return value;
+  };
+
+  const logsOf = (r: BlockRecord): FlatLog[] => {
+    let logs = flat.get(r);
+    if (logs === undefined) {
+      logs = [];
+      for (const [txIndex, t] of r.txs.entries()) for (const log of t.logs) logs.push({ ordinal: logs.length, txIndex, log });
+      flat.set(r, logs);
+    }
+    return logs;
+  };
+
+  return async (block: MatchedBlock, s: StreamRecord, refs: readonly number[]) => {
+    const { chain, record: r } = block;
+    const p = prepare(s);
+    const watched = deps.watched(s.id);
+    const logs = logsOf(r);
+    const number = Number(r.header['number']);
+    const spam = async (contract: string | null): Promise<boolean> => s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
+
+    // The items the probe column found, by kind.
+    const txHits = new Set<number>();
+    const internalHits = new Set<number>();
+    const logHits = new Map<number, Set<ProbeKind>>();
+    for (const ref of refs) {
+      const kind = (ref >>> 24) as ProbeKind;
+      const index = ref & 0xffffff;
+      if (kind === ProbeKind.TxFrom || kind === ProbeKind.TxTo || kind === ProbeKind.ContractCreated) txHits.add(index);
+      else if (kind === ProbeKind.InternalFrom || kind === ProbeKind.InternalTo) internalHits.add(index);
+      else {
+        let kinds = logHits.get(index);
+        if (kinds === undefined) logHits.set(index, (kinds = new Set()));
+        kinds.add(kind);
+      }
+    }
+
+    // Logs.
+    const keptLogs = new Map<number, { args: Record<string, unknown> | null }>();
+    const txsOfLogs = new Set<number>();
+    for (const ordinal of [...logHits.keys()].sort((a, b) => a - b)) {
+      const kinds = logHits.get(ordinal)!;
+      const { log, txIndex } = logs[ordinal]!;
+      const topic0 = log.topics[0]?.toLowerCase() ?? '';
+      const event = p.events.get(topic0);
+      const byAddress = s.includeContractLogs && (kinds.has(ProbeKind.LogEmitter) || (kinds.has(ProbeKind.LogTopicAddress) && namesWatched(log, event, watched)));
+      const byTopic = s.allAddresses && kinds.has(ProbeKind.Topic0);
+      if (!byAddress && !byTopic) continue;
+      if (p.topics !== null && !p.topics.has(topic0)) continue;
+      const args = event === undefined ? null : decodeArgs(event, log);
+      // A listed event must decode with the stream's ABI (its indexed layout included), or parsedLogs could not read it.
+      if (p.topics !== null && args === null) continue;
+      const advanced = p.advanced.get(topic0);
+      if (advanced?.filter != null && (args === null || !advanced.filter(args, { contractAddress: log.address, chainId: chain }))) continue;
+      if (await spam(log.address)) continue;
+      keptLogs.set(ordinal, { args });
+      if (advanced?.includeNativeTxs === true || (s.allAddresses && s.includeNativeTxs)) txsOfLogs.add(txIndex);
+    }
+    if (s.includeAllTxLogs && keptLogs.size > 0) {
+      const txsWithLogs = new Set([...keptLogs.keys()].map((o) => logs[o]!.txIndex));
+      for (const l of logs) if (txsWithLogs.has(l.txIndex) && !keptLogs.has(l.ordinal)) keptLogs.set(l.ordinal, { args: null });
+    }
+    const ordinals = [...keptLogs.keys()].sort((a, b) => a - b);
+
+    // Transactions and internal transactions.
+    const txIndices = new Set<number>();
+    if (s.includeNativeTxs) for (const i of txHits) txIndices.add(i);
+    for (const i of txsOfLogs) txIndices.add(i);
+    const txs: Item[] = [];
+    for (const i of [...txIndices].sort((a, b) => a - b)) {
+      const t = r.txs[i]!;
+      if (await spam(lower(t.tx['to']))) continue;
+      txs.push(txItem(t.tx, t.receipt, i));
+    }
+    const txsInternal: Item[] = [];
+    if (s.includeInternalTxs && r.internal !== null) {
+      for (const i of [...internalHits].sort((a, b) => a - b)) {
+        const c = r.internal[i]!;
+        if (BigInt(c.value) === 0n || c.error !== undefined) continue;
+        if ((await spam(c.from)) || (await spam(c.to))) continue;
+        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.txs[c.txIndex]!.tx['hash']), gas: dec(c.gas) });
+      }
+    }
+    if (ordinals.length === 0 && txs.length === 0 && txsInternal.length === 0) return null;
+
+    // Logs and the token items decoded from them.
+    const body = {
+      logs: [] as Item[],
+      erc20Transfers: [] as Item[],
+      erc20Approvals: [] as Item[],
+      nftTransfers: [] as Item[],
+      nftTokenApprovals: [] as Item[],
+      nftApprovals: { ERC721: [] as Item[], ERC1155: [] as Item[] },
+    };
+    const logItems: Array<{ item: Item; args: Record<string, unknown> | null; topic0: string }> = [];
+    for (const o of ordinals) {
+      const { log, txIndex } = logs[o]!;
+      const transactionHash = String(r.txs[txIndex]!.tx['hash']);
+      const item: Item = { logIndex: dec(log.logIndex), transactionHash, address: log.address.toLowerCase(), data: log.data, topic0: log.topics[0] ?? null, topic1: log.topics[1] ?? null, topic2: log.topics[2] ?? null, topic3: log.topics[3] ?? null };
+      body.logs.push(item);
+      logItems.push({ item, args: keptLogs.get(o)!.args, topic0: (log.topics[0] ?? '').toLowerCase() });
+      await tokenItems(deps.tokens, chain, log, transactionHash, body);
+    }
+
+    const out: Item = {
+      confirmed: block.confirmed,
+      chainId: chain,
+      abi: s.abi ?? [],
+      retries: 0,
+      block: { number: String(number), hash: r.header['hash'], timestamp: dec(r.header['timestamp']) },
+      logs: body.logs,
+      txs,
+      txsInternal,
+      erc20Transfers: body.erc20Transfers,
+      erc20Approvals: body.erc20Approvals,
+      nftTokenApprovals: body.nftTokenApprovals,
+      nftApprovals: body.nftApprovals,
+      nftTransfers: body.nftTransfers,
+      nativeBalances: [],
+    };
+    const byType: Record<string, Array<{ item: Item; args: Record<string, unknown> | null; topic0?: string }>> = {
+      tx: txs.map((item) => ({ item, args: null })),
+      log: logItems,
+      erc20transfer: body.erc20Transfers.map((item) => ({ item, args: null })),
+      erc20approval: body.erc20Approvals.map((item) => ({ item, args: null })),
+      nfttransfer: body.nftTransfers.map((item) => ({ item, args: null })),
+      internaltx: txsInternal.map((item) => ({ item, args: null })),
+    };
+    if (s.triggers !== null && s.triggers.length > 0) await runTriggers(deps.call, chain, number, s.triggers, byType);
+    if (s.getNativeBalances.length > 0) out['nativeBalances'] = await nativeBalances(deps, chain, number, s.getNativeBalances, byType);
+    return out;
+  };
+}
+
+/** Whether an indexed address parameter of the log holds a watched address (a topic with 12 zero bytes may be a number). */
+function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: ReadonlySet<string>): boolean {
+  let positions: number[];
+  if (event !== undefined) {
+    positions = event.inputs.filter((i) => i.indexed === true).flatMap((i, k) => (i.type === 'address' ? [k + 1] : []));
+  } else {
+    positions = ADDRESS_TOPICS[log.topics[0]?.toLowerCase() ?? '']?.[log.topics.length] ?? log.topics.map((_, k) => k).slice(1);
+  }
+  return positions.some((k) => {
+    const t = log.topics[k];
+    return t !== undefined && t.length === 66 && watched.has(topicAddress(t));
+  });
+}
+
+function decodeArgs(event: AbiEvent, log: StoredLog): Record<string, unknown> | null {
+  try {
+    const { args } = decodeEventLog({ abi: [event], data: log.data as Hex, topics: log.topics as [Hex, ...Hex[]], strict: true });
+    return Array.isArray(args) ? null : (args as Record<string, unknown>);
+  } catch {
+    return null;
+  }
+}
+
+function txItem(tx: Record<string, unknown>, receipt: Record<string, unknown>, index: number): Item {
+  return {
+    hash: tx['hash'],
+    gas: dec(tx['gas']),
+    gasPrice: dec(tx['gasPrice'] ?? receipt['effectiveGasPrice']),
+    nonce: dec(tx['nonce']),
+    input: tx['input'] ?? null,
+    transactionIndex: String(index),
+    fromAddress: lower(tx['from']),
+    toAddress: lower(tx['to']),
+    value: dec(tx['value']),
+    type: dec(tx['type']),
+    v: dec(tx['v'] ?? tx['yParity']),
+    r: dec(tx['r']),
+    s: dec(tx['s']),
+    receiptCumulativeGasUsed: dec(receipt['cumulativeGasUsed']),
+    receiptGasUsed: dec(receipt['gasUsed']),
+    receiptContractAddress: lower(receipt['contractAddress']),
+    receiptRoot: (receipt['root'] as string | undefined) ?? null,
+    receiptStatus: dec(receipt['status']),
+  };
+}
+
+const word = (data: string, i: number): bigint => BigInt(`0x${data.slice(2 + i * 64, 2 + (i + 1) * 64) || '0'}`);
+
+/** ERC-20 and NFT items of one log, with the token's metadata. */
+async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, transactionHash: string, body: { erc20Transfers: Item[]; erc20Approvals: Item[]; nftTransfers: Item[]; nftTokenApprovals: Item[]; nftApprovals: { ERC721: Item[]; ERC1155: Item[] } }): Promise<void> {
+  const topic0 = (log.topics[0] ?? '').toLowerCase();
+  const n = log.topics.length;
+  const isToken = ((topic0 === TRANSFER || topic0 === APPROVAL) && (n === 3 || n === 4)) || (topic0 === APPROVAL_FOR_ALL && n === 3) || ((topic0 === TRANSFER_SINGLE || topic0 === TRANSFER_BATCH) && n === 4);
+  if (!isToken) return;
+  const contract = log.address.toLowerCase();
+  const info = await tokens.get(chain, contract);
+  const base = { transactionHash, logIndex: dec(log.logIndex)!, contract };
+  const t = (k: number): string => topicAddress(log.topics[k]!);
+  const nft = (type: 'ERC721' | 'ERC1155'): Item => ({ tokenContractType: type, tokenName: info.name, tokenSymbol: info.symbol, possibleSpam: info.possibleSpam });
+  if (n === 3 && (topic0 === TRANSFER || topic0 === APPROVAL)) {
+    if (log.data.length < 66) return;
+    const value = word(log.data, 0);
+    const erc20 = { tokenName: info.name, tokenSymbol: info.symbol, tokenDecimals: info.decimals === null ? '' : String(info.decimals), valueWithDecimals: info.decimals === null ? null : formatUnits(value, info.decimals), possibleSpam: info.possibleSpam };
+    if (topic0 === TRANSFER) body.erc20Transfers.push({ ...base, from: t(1), to: t(2), value: value.toString(), ...erc20 });
+    else body.erc20Approvals.push({ ...base, owner: t(1), spender: t(2), value: value.toString(), ...erc20 });
+  } else if (topic0 === TRANSFER) {
+    body.nftTransfers.push({ ...base, ...nft('ERC721'), operator: null, from: t(1), to: t(2), tokenId: BigInt(log.topics[3]!).toString(), amount: '1' });
+  } else if (topic0 === APPROVAL) {
+    const tokenId = BigInt(log.topics[3]!).toString();
+    body.nftTokenApprovals.push({ ...base, ...nft('ERC721'), account: t(1), operator: t(2), approvedAll: false, tokenId });
+    body.nftApprovals.ERC721.push({ ...base, ...nft('ERC721'), owner: t(1), approved: t(2), tokenId });
+  } else if (topic0 === APPROVAL_FOR_ALL) {
+    const type = info.nftStandard === 'ERC1155' ? 'ERC1155' : 'ERC721';
+    const approved = word(log.data, 0) !== 0n;
+    body.nftTokenApprovals.push({ ...base, ...nft(type), account: t(1), operator: t(2), approvedAll: approved, tokenId: null });
+    if (type === 'ERC1155') body.nftApprovals.ERC1155.push({ ...base, ...nft(type), account: t(1), operator: t(2), approved });
+  } else if (topic0 === TRANSFER_SINGLE) {
+    body.nftTransfers.push({ ...base, ...nft('ERC1155'), operator: t(1), from: t(2), to: t(3), tokenId: word(log.data, 0).toString(), amount: word(log.data, 1).toString() });
+  } else {
+    for (const [id, amount] of batch(log.data)) body.nftTransfers.push({ ...base, ...nft('ERC1155'), operator: t(1), from: t(2), to: t(3), tokenId: id.toString(), amount: amount.toString() });
+  }
+}
+
+/** TransferBatch data: (uint256[] ids, uint256[] values); malformed data yields nothing. */
+function batch(data: string): Array<[bigint, bigint]> {
+  try {
+    const idsAt = Number(word(data, 0)) / 32;
+    const valuesAt = Number(word(data, 1)) / 32;
+    const n = Number(word(data, idsAt));
+    if (n !== Number(word(data, valuesAt)) || n > 10_000) return [];
+    return Array.from({ length: n }, (_, i) => [word(data, idsAt + 1 + i), word(data, valuesAt + 1 + i)]);
+  } catch {
+    return [];
+  }
+}
+
+type Typed = Record<string, Array<{ item: Item; args: Record<string, unknown> | null; topic0?: string }>>;
+
+/** `$name`: the item's field (or decoded parameter) of that name, `$contract` the token or emitter; anything else is literal. */
+function select(selector: string, item: Item, args: Record<string, unknown> | null): unknown {
+  if (!selector.startsWith('$')) return selector;
+  const name = selector.slice(1);
+  if (name === 'contract') return item['contract'] ?? item['address'];
+  return item[name] ?? args?.[name];
+}
+
+/** Each trigger's eth_call at the block, on every item of its type; results on the item as triggers[] ({name, value}). */
+async function runTriggers(call: ChainCall, chain: string, block: number, triggers: readonly Trigger[], byType: Typed): Promise<void> {
+  for (const trigger of triggers) {
+    const fn = trigger.functionAbi as unknown as AbiFunction;
+    const topic = trigger.topic0 === undefined ? undefined : /^0x[0-9a-fA-F]{64}$/.test(trigger.topic0) ? trigger.topic0.toLowerCase() : toEventSelector(trigger.topic0);
+    for (const { item, args, topic0 } of byType[trigger.type.toLowerCase()] ?? []) {
+      if (topic !== undefined && topic0 !== topic) continue;
+      const to = select(trigger.contractAddress, item, args);
+      let value: unknown = null;
+      const data = typeof to === 'string' && /^0x[0-9a-fA-F]{40}$/.test(to) ? encodeCall(fn, (trigger.inputs ?? []).map((i) => select(i, item, args))) : null;
+      if (data !== null) {
+        const from = trigger.callFrom === undefined ? undefined : select(trigger.callFrom, item, args);
+        // A node that cannot be reached throws (the block is tried again); a reverted call yields null.
+        const out = await call(chain, to as string, data, block, typeof from === 'string' ? from : undefined);
+        if (out !== null && out !== '0x') value = decodeResult(fn, out);
+      }
+      const triggersOf = (item['triggers'] ??= []) as Array<{ name: string; value: unknown }>;
+      triggersOf.push({ name: fn.outputs?.[0]?.name || fn.name, value });
+    }
+  }
+}
+
+/** The call's data, or null when the inputs do not fit the function (a selector naming nothing). */
+function encodeCall(fn: AbiFunction, args: unknown[]): Hex | null {
+  try {
+    return encodeFunctionData({ abi: [fn] as Abi, functionName: fn.name, args });
+  } catch {
+    return null;
+  }
+}
+
+function decodeResult(fn: AbiFunction, out: Hex): unknown {
+  try {
+    return plain(decodeFunctionResult({ abi: [fn] as Abi, functionName: fn.name, data: out }));
+  } catch {
+    return null;
+  }
+}
+
+/** JSON-safe: bigints as decimal strings, arrays and structs kept. */
+function plain(v: unknown): unknown {
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return v.map(plain);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}
+
+/** getNativeBalances: the addresses its selectors pick from items of its type, each once, with eth_getBalance at the block. */
+async function nativeBalances(deps: BuilderDeps, chain: string, block: number, specs: StreamRecord['getNativeBalances'], byType: Typed): Promise<Item[]> {
+  const addresses: string[] = [];
+  for (const spec of specs) {
+    for (const { item, args } of byType[spec.type.toLowerCase()] ?? []) {
+      for (const sel of spec.selectors) {
+        const a = select(sel, item, args);
+        if (typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a) && !addresses.includes(a.toLowerCase())) addresses.push(a.toLowerCase());
+      }
+    }
+  }
+  return Promise.all(addresses.map(async (address) => ({ address, balance: (await deps.balance(chain, address, block)).toString() })));
+}

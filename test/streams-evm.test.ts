@@ -1,0 +1,114 @@
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAbi, parseEther, toEventSelector, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { signature } from '../engine/delivery/webhook.js';
+import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
+import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startReceiver, type Received } from './receiver.js';
+
+/**
+ * EVM streams end to end: contracts on a real anvil, the real server following
+ * it, a real receiver. Each test makes its own streams and activity and checks
+ * the exact items of the webhooks its streams receive, parsed with the SDK.
+ */
+const require = createRequire(import.meta.url);
+const { EvmStreamResult } = require('@moralisweb3/common-streams-utils');
+
+const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
+const CONFIRMATIONS = 2;
+const TRANSFER_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
+
+describe('EVM streams on anvil', () => {
+  let anvil: Anvil;
+  let s: Running;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  let secret: string;
+  let token: Deployed;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1337 });
+    rx = await startReceiver();
+    s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `0x539=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', ...(process.env['E2E_LOG'] ? { CHAINPOST_LOG_LEVEL: 'debug' } : {}) });
+    secret = (await s.call('/settings')).body.secretKey;
+    token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
+  }, 60_000);
+  afterAll(async () => {
+    if (process.env['E2E_LOG']) console.log(JSON.stringify((await s.call('/history/logs')).body).slice(0, 3000), JSON.stringify((await s.call('/history')).body).slice(0, 3000));
+    if (process.env['E2E_LOG']) console.log(s.output().split('\n').filter((l) => !l.includes('"request"')).slice(-60).join('\n'));
+    await stopAndClean(s);
+    await rx.close();
+    await anvil?.stop();
+  });
+
+  const createStream = async (def: Record<string, unknown>, addresses: string[] = []): Promise<string> => {
+    const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'e2e', tag: 'e2e', chainIds: ['0x539'], ...def } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.id as string;
+    if (addresses.length > 0) expect((await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
+    return id;
+  };
+  const mine = (blocks: number) => publicClient(anvil.url).request({ method: 'anvil_mine' as never, params: [`0x${blocks.toString(16)}`] as never });
+  /** The stream's webhooks for a block: waits for both (unconfirmed and confirmed), mining past the confirmation depth. */
+  const deliveries = async (id: string, block: bigint): Promise<Received[]> => {
+    await mine(CONFIRMATIONS + 1);
+    const of = () => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block));
+    expect(await until(() => of().length >= 2, 10_000), `two webhooks of block ${block} for stream ${id}`).toBe(true);
+    return of();
+  };
+  const nothingFor = async (id: string, block: bigint): Promise<void> => {
+    await mine(CONFIRMATIONS + 1);
+    // A later block's webhooks for other streams have arrived once the matcher passed this block; none is ours.
+    const head = await publicClient(anvil.url).getBlockNumber();
+    const probe = await createStream({ includeNativeTxs: true }, [A2]);
+    const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[2])).sendTransaction({ to: A2, value: 1n });
+    await publicClient(anvil.url).waitForTransactionReceipt({ hash });
+    expect(await until(() => rx.webhooks().some((w) => w.body.streamId === probe && BigInt(w.body.block.number) > head), 10_000)).toBe(true);
+    expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block))).toEqual([]);
+    await s.call(`/streams/evm/${probe}`, { method: 'DELETE' });
+  };
+  const checkParses = (w: Received): void => {
+    expect(w.headers['x-signature']).toBe(signature(w.raw, secret));
+    const parsed = EvmStreamResult.create(w.body);
+    expect(parsed.chain.hex).toBe('0x539');
+  };
+
+  it('delivers a watched wallet native transactions, unconfirmed then confirmed, and nothing for others', async () => {
+    const id = await createStream({ includeNativeTxs: true }, [A1]);
+    const wallet = await walletClient(anvil.url);
+    const hash = await wallet.sendTransaction({ to: A1, value: parseEther('1.5') });
+    const receipt = await publicClient(anvil.url).waitForTransactionReceipt({ hash });
+    const got = await deliveries(id, receipt.blockNumber);
+    expect(got.map((w) => w.body.confirmed)).toEqual([false, true]);
+    for (const w of got) {
+      checkParses(w);
+      expect(w.body.txs).toHaveLength(1);
+      expect(w.body.txs[0]).toMatchObject({ hash, fromAddress: A0, toAddress: A1, value: parseEther('1.5').toString(), receiptStatus: '1', transactionIndex: '0' });
+      expect(w.body.logs).toEqual([]);
+      expect(w.body.block.hash).toBe(receipt.blockHash);
+    }
+    // A transfer between two unwatched accounts: nothing for this stream.
+    const other = await (await walletClient(anvil.url, DEV_ACCOUNTS[2])).sendTransaction({ to: A0, value: 1n });
+    const r2 = await publicClient(anvil.url).waitForTransactionReceipt({ hash: other });
+    await nothingFor(id, r2.blockNumber);
+  });
+
+  it('decodes ERC-20 transfers and approvals of a watched wallet, with token metadata', async () => {
+    const id = await createStream({ includeContractLogs: true, abi: TRANSFER_ABI, topic0: ['Transfer(address,address,uint256)', 'Approval(address,address,uint256)'] }, [A1]);
+    const r1 = await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 2_500_000n] });
+    const got = await deliveries(id, r1.blockNumber);
+    for (const w of got) {
+      checkParses(w);
+      expect(w.body.logs).toHaveLength(1);
+      expect(w.body.logs[0]).toMatchObject({ address: token.address.toLowerCase(), topic0: toEventSelector('Transfer(address,address,uint256)'), topic3: null });
+      expect(w.body.erc20Transfers).toEqual([
+        { transactionHash: r1.transactionHash, logIndex: '0', contract: token.address.toLowerCase(), from: A0, to: A1, value: '2500000', tokenName: 'Test Token', tokenSymbol: 'TT', tokenDecimals: '6', valueWithDecimals: '2.5', possibleSpam: false },
+      ]);
+      const require2 = createRequire(import.meta.url);
+      const Moralis = require2('moralis').default;
+      const decoded = Moralis.Streams.parsedLogs(w.body);
+      expect(decoded[0].from.toLowerCase()).toBe(A0);
+      expect(decoded[0].value.toString()).toBe('2500000');
+    }
+  });
+});
