@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, advance, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
 
 /**
  * The Versioning table over real HTTP: the service clock starts just before the
@@ -128,6 +129,12 @@ describe('removals on the service clock', () => {
 
   it('2026-08-01 keeps moonbeam and moonriver queryable; 2026-09-25 rejects them and lisk, pointing to base', async () => {
     await to('2026-08-01T00:00:00Z');
+    const rx = await startReceiver();
+    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x1', 'moonbeam'], includeNativeTxs: true } });
+    expect(made.status).toBe(200);
+    const onLisk = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x46f'], includeNativeTxs: true } });
+    const stream = (id: string) => s.call(`/streams/evm/${id}`);
+    expect((await stream(made.body.id)).body.statusMessage).toBe('');
     for (const v of ['moonbeam', 'moonriver', 'lisk', '0x504']) expect((await data(v)).status, v).toBe(501);
     await to('2026-09-24T23:59:59Z');
     expect((await rpc('moonbeam')).status).toBe(501);
@@ -147,6 +154,22 @@ describe('removals on the service clock', () => {
     // The migration target works with the same key and request shape.
     expect((await data('0x2105')).status).toBe(501);
     expect((await rpc('base')).status).toBe(501);
+
+    // Streams listing them are invalid until updated or deleted; an update keeping the chain is refused.
+    const invalid = (await stream(made.body.id)).body;
+    expect(invalid.status).toBe('active');
+    expect(invalid.statusMessage).toBe('Stream invalid: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats. It emits nothing for that chain; update its chainIds or delete it.');
+    expect((await stream(onLisk.body.id)).body.statusMessage).toMatch(/^Stream invalid: chain 0x46f \(lisk\) was removed on 2026-09-25\. /);
+    const listed = (await s.call('/streams/evm')).body.result as Array<{ id: string; statusMessage: string }>;
+    expect(listed.find((x) => x.id === onLisk.body.id)!.statusMessage).toMatch(/^Stream invalid/);
+    const kept = await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', json: { description: 'still on moonbeam' } });
+    expect(kept.status).toBe(400);
+    expect(kept.body.details.field).toBe('chainIds.1');
+    const fixed = await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', json: { chainIds: ['0x1', 'base'] } });
+    expect(fixed.status).toBe(200);
+    expect(fixed.body).toMatchObject({ chainIds: ['0x1', '0x2105'], statusMessage: '' });
+    expect((await s.call(`/streams/evm/${onLisk.body.id}`, { method: 'DELETE' })).status).toBe(200);
+    await rx.close();
   });
 
   it('rejects an unknown chain 400 naming the parameter', async () => {

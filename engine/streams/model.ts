@@ -1,3 +1,6 @@
+import { findChain } from '../chains/registry.js';
+import { chainRemoval, removalMessage } from '../chains/removals.js';
+
 /**
  * The Stream (EVM) resource: the interface's field table, plus what the service
  * keeps beside it (tenant, delivery counters, error time).
@@ -52,8 +55,22 @@ export interface StreamRecord extends StreamDefinition {
   ownerEmail?: string;
 }
 
-/** The stream as the API answers it: every request field plus id, status, statusMessage, updatedAt, amountOfAddresses. */
-export function streamResponse(s: StreamRecord): Record<string, unknown> {
+/**
+ * Why a stream is invalid at `now`: a chain it lists was removed from streams
+ * (0x504, 0x505 and 0x46f from 2026-09-25). It stays so until the stream is
+ * updated (an update must drop the chain) or deleted.
+ */
+export function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string | undefined {
+  const gone = s.chainIds.flatMap((id) => {
+    const chain = findChain(id);
+    const removal = chain === undefined ? undefined : chainRemoval(chain, 'streams', now);
+    return removal === undefined ? [] : [removalMessage(chain!, removal)];
+  });
+  return gone.length === 0 ? undefined : `Stream invalid: ${gone.join('; ')}. It emits nothing for that chain; update its chainIds or delete it.`;
+}
+
+/** The stream as the API answers it at service time `now`: every request field plus id, status, statusMessage, updatedAt, amountOfAddresses. */
+export function streamResponse(s: StreamRecord, now: number): Record<string, unknown> {
   return {
     id: s.id,
     webhookUrl: s.webhookUrl,
@@ -74,7 +91,7 @@ export function streamResponse(s: StreamRecord): Record<string, unknown> {
     demo: s.demo,
     triggers: s.triggers,
     status: s.status,
-    statusMessage: s.statusMessage,
+    statusMessage: s.status === 'error' || s.status === 'terminated' ? s.statusMessage : (invalidChains(s, now) ?? s.statusMessage),
     updatedAt: new Date(s.updatedAt).toISOString(),
     amountOfAddresses: s.amountOfAddresses,
   };

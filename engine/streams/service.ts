@@ -7,6 +7,8 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { streamResponse, type StreamDefinition, type StreamRecord } from './model.js';
+import { toEventSignature, type AbiEvent } from 'viem';
+import { checkFilter } from '../match/advanced-filter.js';
 import { abiEventSignatures } from './schemas.js';
 import { settingsOf } from './settings.js';
 import { ownerMaySet } from './transitions.js';
@@ -39,7 +41,7 @@ export class StreamsService {
     this.kv.put('streams', streamKey(tenant, id), s);
     this.dispatcher.track(s);
     this.watch?.stream(s);
-    return streamResponse(s);
+    return streamResponse(s, this.clock.now());
   }
 
   async update(tenant: string, id: string, changes: Partial<StreamDefinition>): Promise<Record<string, unknown>> {
@@ -57,7 +59,7 @@ export class StreamsService {
       return next;
     });
     this.watch?.stream(updated);
-    return streamResponse(updated);
+    return streamResponse(updated, this.clock.now());
   }
 
   get(tenant: string, id: string): StreamRecord {
@@ -66,8 +68,13 @@ export class StreamsService {
     return s;
   }
 
+  /** The stream as the API answers it. */
+  describe(tenant: string, id: string): Record<string, unknown> {
+    return streamResponse(this.get(tenant, id), this.clock.now());
+  }
+
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
-    return page<StreamRecord, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, map: (s) => streamResponse(s) });
+    return page<StreamRecord, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, map: (s) => streamResponse(s, this.clock.now()) });
   }
 
   remove(tenant: string, id: string): Record<string, unknown> {
@@ -79,7 +86,7 @@ export class StreamsService {
     });
     this.dispatcher.forget(id);
     this.watch?.removed(id);
-    return streamResponse(s);
+    return streamResponse(s, this.clock.now());
   }
 
   async setStatus(tenant: string, id: string, status: 'active' | 'paused'): Promise<Record<string, unknown>> {
@@ -98,7 +105,7 @@ export class StreamsService {
       return { cur, was };
     });
     if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
-    return streamResponse(updated.cur);
+    return streamResponse(updated.cur, this.clock.now());
   }
 
   addAddresses(tenant: string, id: string, addresses: string[]): { streamId: string; address: string | string[] } {
@@ -168,6 +175,7 @@ export class StreamsService {
         if (!events.has(t)) throw badRequest(`topic0.${i}`, `${t} is not an event of the abi`);
       });
     }
+    def.advancedOptions?.forEach((o, i) => checkAdvancedOption(o, def.abi, `advancedOptions.${i}`));
     if (def.allAddresses && (def.abi === null || def.topic0 === null || def.topic0.length === 0)) {
       throw badRequest('allAddresses', 'applies only when abi and topic0 are provided');
     }
@@ -207,6 +215,16 @@ export class StreamsService {
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? lower[0]! : lower };
   }
+}
+
+/** An advancedOptions entry names an event of the abi, and its filter fits that event's parameters. */
+function checkAdvancedOption(o: Record<string, unknown>, abi: StreamDefinition['abi'], path: string): void {
+  const events = new Map((abi ?? []).filter((i) => i['type'] === 'event').map((i) => [toEventSignature(i as unknown as AbiEvent), i as unknown as AbiEvent]));
+  const event = events.get(String(o['topic0']));
+  if (event === undefined) throw badRequest(`${path}.topic0`, `${String(o['topic0'])} is not an event of the abi`);
+  if (o['filter'] === undefined) return;
+  const problem = checkFilter(o['filter'], event.inputs, `${path}.filter`);
+  if (problem !== null) throw badRequest(problem.slice(0, problem.indexOf(':')), problem.slice(problem.indexOf(':') + 2));
 }
 
 function definitionOf(s: StreamRecord): StreamDefinition {

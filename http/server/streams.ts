@@ -5,7 +5,6 @@ import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
-import { streamResponse } from '../../engine/streams/model.js';
 import { queryParams } from './query.js';
 import { json, type Method, type Request, type Route } from './route.js';
 
@@ -35,7 +34,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       const p = paging(req);
       return json(200, streams.list(tenant(req), p.limit, p.cursor));
     }),
-    route('GET', '/streams/evm/:id', (req) => json(200, streamResponse(streams.get(tenant(req), id(req))))),
+    route('GET', '/streams/evm/:id', (req) => json(200, streams.describe(tenant(req), id(req)))),
     route('POST', '/streams/evm/:id', async (req) => json(200, await streams.update(tenant(req), id(req), validate(updateStream, req.body))), true),
     route('DELETE', '/streams/evm/:id', (req) => json(200, streams.remove(tenant(req), id(req)))),
     route('POST', '/streams/evm/:id/status', async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
