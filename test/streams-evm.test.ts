@@ -4,8 +4,8 @@ import { parseAbi, parseEther, toEventSelector, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { signature } from '../engine/delivery/webhook.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { startReceiver, type Received } from './receiver.js';
+import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { startReceiver, startSmtp, type Received } from './receiver.js';
 
 /**
  * EVM streams end to end: contracts on a real anvil, the real server following
@@ -19,6 +19,16 @@ const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as 
 const CONFIRMATIONS = 2;
 const TRANSFER_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
 
+const serverEnv = (anvil: Anvil, more: Record<string, string> = {}): Record<string, string> => ({
+  CHAINPOST_CHAINS: `0x539=${anvil.url}`,
+  CHAINPOST_POLL_MS: '20',
+  CHAINPOST_CONFIRMATIONS: `0x539=${CONFIRMATIONS}`,
+  CHAINPOST_RATE_LIMIT: '0',
+  ...(process.env['E2E_LOG'] ? { CHAINPOST_LOG_LEVEL: 'debug' } : {}),
+  ...more,
+});
+const randomAddress = (i: number): string => `0x${(0xabc00000 + i).toString(16).padStart(8, '0')}${'5'.repeat(32)}`;
+
 describe('EVM streams on anvil', () => {
   let anvil: Anvil;
   let s: Running;
@@ -29,7 +39,7 @@ describe('EVM streams on anvil', () => {
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 1337 });
     rx = await startReceiver();
-    s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `0x539=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', ...(process.env['E2E_LOG'] ? { CHAINPOST_LOG_LEVEL: 'debug' } : {}) });
+    s = await startChainpost(serverEnv(anvil));
     secret = (await s.call('/settings')).body.secretKey;
     token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
   }, 60_000);
@@ -109,6 +119,93 @@ describe('EVM streams on anvil', () => {
       const decoded = Moralis.Streams.parsedLogs(w.body);
       expect(decoded[0].from.toLowerCase()).toBe(A0);
       expect(decoded[0].value.toString()).toBe('2500000');
+    }
+  });
+
+  it('after a reorg delivers only canonical blocks as confirmed; the dropped block got its unconfirmed webhook only', async () => {
+    const id = await createStream({ includeNativeTxs: true }, [A1]);
+    const hash = await (await walletClient(anvil.url)).sendTransaction({ to: A1, value: 11n });
+    const old = await publicClient(anvil.url).waitForTransactionReceipt({ hash });
+    const of = (n: bigint) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(n));
+    expect(await until(() => of(old.blockNumber).length === 1, 10_000)).toBe(true);
+    // Replace that block with one holding another transaction to the watched wallet.
+    await publicClient(anvil.url).request({ method: 'anvil_reorg' as never, params: [1, [[{ from: A0, to: A1, value: '0x7' }, 0]]] as never });
+    const replaced = await publicClient(anvil.url).getBlock({ blockNumber: old.blockNumber });
+    expect(replaced.hash).not.toBe(old.blockHash);
+    await mine(CONFIRMATIONS + 1);
+    expect(await until(() => of(old.blockNumber).length === 3, 10_000)).toBe(true);
+    const got = of(old.blockNumber);
+    const summary = got.map((w) => [w.body.block.hash, w.body.confirmed, w.body.txs.map((t: { value: string }) => t.value)]);
+    expect(summary).toEqual([
+      [old.blockHash, false, ['11']],
+      [replaced.hash, false, ['7']],
+      [replaced.hash, true, ['7']],
+    ]);
+  });
+
+  it('takes 100,000 addresses added in ten requests (10,000 each, the most one call takes) into account from the next block', async () => {
+    const id = await createStream({ includeNativeTxs: true });
+    for (let part = 0; part < 10; part++) {
+      const addresses = Array.from({ length: 10_000 }, (_, i) => randomAddress(part * 10_000 + i));
+      const res = await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } });
+      expect(res.status).toBe(200);
+    }
+    expect((await s.call(`/streams/evm/${id}`)).body.amountOfAddresses).toBe(100_000);
+    const last = randomAddress(99_999) as Hex;
+    const hash = await (await walletClient(anvil.url)).sendTransaction({ to: last, value: 3n });
+    const r = await publicClient(anvil.url).waitForTransactionReceipt({ hash });
+    const got = await deliveries(id, r.blockNumber);
+    expect(got.map((w) => w.body.txs.map((t: { toAddress: string }) => t.toAddress))).toEqual([[last], [last]]);
+  });
+
+  it('resumes after a restart: blocks mined while it was down are delivered once each, confirmed ones included', async () => {
+    const id = await createStream({ includeNativeTxs: true }, [A1]);
+    const wallet = await walletClient(anvil.url);
+    const before = await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: 21n }) });
+    const of = (n: bigint) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(n));
+    expect(await until(() => of(before.blockNumber).length === 1, 10_000)).toBe(true);
+    await s.stop('SIGTERM');
+    const during = await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: 22n }) });
+    s = await startChainpost(serverEnv(anvil), s.dir);
+    const got = await deliveries(id, during.blockNumber);
+    expect(got.map((w) => w.body.confirmed)).toEqual([false, true]);
+    expect(await until(() => of(before.blockNumber).length === 2, 10_000)).toBe(true);
+    // Settle, then check nothing came twice.
+    await mine(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(of(before.blockNumber).map((w) => w.body.confirmed)).toEqual([false, true]);
+    expect(of(during.blockNumber).map((w) => w.body.confirmed)).toEqual([false, true]);
+  });
+});
+
+describe('EVM stream deliveries failing on real blocks', () => {
+  it('puts the stream in error on the 31st failed delivery in a row and e-mails the alert through SMTP', async () => {
+    const anvil = await startAnvil({ chainId: 1337 });
+    const rx = await startReceiver();
+    const smtp = await startSmtp();
+    const s = await startChainpost(serverEnv(anvil, { CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org' }), tempDir());
+    try {
+      rx.state.answer = () => 500;
+      const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'failing', tag: 'failing', chainIds: ['0x539'], includeNativeTxs: true } });
+      const id = res.body.id as string;
+      await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: [A1] } });
+      const wallet = await walletClient(anvil.url);
+      // 16 blocks with a watched transaction, each delivered unconfirmed and confirmed: 32 first attempts.
+      for (let i = 0; i < 16; i++) await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: BigInt(i + 1) }) });
+      await publicClient(anvil.url).request({ method: 'anvil_mine' as never, params: ['0x3'] as never });
+      expect(await until(async () => (await s.call(`/streams/evm/${id}`)).body.status === 'error', 15_000)).toBe(true);
+      const stream = (await s.call(`/streams/evm/${id}`)).body;
+      expect(stream.statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
+      // Exactly 31 attempts went out; what came after waits in history.
+      expect(rx.webhooks().length).toBe(31);
+      expect(await until(() => smtp.mails.length === 1, 5_000)).toBe(true);
+      expect(smtp.mails[0]!.to).toEqual(['ops@example.org']);
+      expect(smtp.mails[0]!.data).toMatch(new RegExp(`stream ${id} is in error`));
+    } finally {
+      await stopAndClean(s);
+      await smtp.close();
+      await rx.close();
+      await anvil.stop();
     }
   });
 });
