@@ -1,0 +1,65 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
+import { buildProbe } from '../engine/ingest/probe.js';
+import { normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
+import { TRANSFER, blockKey } from '../engine/ingest/store.js';
+import { FilterSet, compileFilterSet, type WatchedStream } from '../engine/match/filter-set.js';
+import type { MatchPool } from '../engine/ports.js';
+import { openStore, type Store } from '../storage/env.js';
+import { matchPool } from '../workers/pool.js';
+import { tempDir } from './helpers.js';
+
+/**
+ * The piscina pool of the server: workers reading probe columns from the LMDB
+ * environment the main thread writes, against filter sets posted as shared
+ * memory. Their answers must equal the same filter set probed in this thread.
+ */
+describe('the match pool over the mainnet fixture blocks in LMDB', () => {
+  let dir: string;
+  let store: Store;
+  let pool: MatchPool;
+  const records: BlockRecord[] = FIXTURE_BLOCKS.map((n) => {
+    const b = bundle(n);
+    return normalizeBlock(b.block, b.receipts, b.traces);
+  });
+  const probes = records.map(buildProbe);
+  const chain = '0x1';
+  const numbers = records.map((_, i) => i);
+
+  beforeAll(() => {
+    dir = tempDir();
+    store = openStore(dir);
+    pool = matchPool(store.path, 2);
+    // The first half now; the rest after the pool has already read (a fresh snapshot per task).
+    store.transact(() => probes.slice(0, 4).forEach((p, i) => store.putRaw('probes', blockKey(chain, i), p)));
+  });
+  afterAll(async () => {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const watchedOf = (r: BlockRecord, every: number): string[] => [...new Set(r.txs.map((t) => t.tx['to']).filter((a): a is string => typeof a === 'string'))].filter((_, i) => i % every === 0);
+  const streamsFor = (every: number): WatchedStream[] => [
+    { index: 0, addresses: records.flatMap((r) => watchedOf(r, every)), allAddresses: false, topic0: [] },
+    { index: 1, addresses: [], allAddresses: true, topic0: [TRANSFER] },
+  ];
+
+  it('answers what the same filter set finds in this thread, block by block, across versions and new blocks', async () => {
+    const v1 = compileFilterSet(1, streamsFor(5));
+    const first = await pool.match(chain, numbers, v1);
+    const here1 = new FilterSet(v1);
+    numbers.forEach((n) => expect(first[n], `block ${n}`).toEqual(n < 4 ? here1.match(probes[n]!) : new Map()));
+    expect(first.slice(0, 4).some((m) => (m.get(0)?.length ?? 0) > 0)).toBe(true);
+
+    store.transact(() => probes.slice(4).forEach((p, i) => store.putRaw('probes', blockKey(chain, 4 + i), p)));
+    const v2 = compileFilterSet(2, streamsFor(2));
+    const here2 = new FilterSet(v2);
+    // Several tasks at once, so both workers answer with the new version.
+    const answers = await Promise.all(numbers.map((n) => pool.match(chain, [n], v2)));
+    numbers.forEach((n) => expect(answers[n]![0], `block ${n}`).toEqual(here2.match(probes[n]!)));
+    const count = (ms: Array<Map<number, number[]>>) => ms.reduce((a, m) => a + (m.get(0)?.length ?? 0), 0);
+    expect(count(answers.map((a) => a[0]!))).toBeGreaterThan(count(first));
+  });
+});
