@@ -4,6 +4,7 @@
  * state (environment, wall clock, signals).
  */
 import { performance } from 'node:perf_hooks';
+import xxhash from 'xxhash-wasm';
 import { parseArgs } from 'node:util';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { smtpMailer } from '../http/clients/mailer.js';
@@ -143,7 +144,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const sender = undiciSender();
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000, awaitDeliveriesOnWake: config.testClock });
-    const watchlist = new Watchlist();
+    // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
+    const { h32 } = await xxhash();
+    const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));
     watchlist.load(store);
     const streams = new StreamsService(store, clock, dispatcher, watchlist);
     dispatcher.start();
