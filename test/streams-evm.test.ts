@@ -4,7 +4,7 @@ import { parseAbi, parseEther, toEventSelector, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { signature } from '../engine/delivery/webhook.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { startReceiver, startSmtp, type Received } from './receiver.js';
 
 /**
@@ -204,6 +204,34 @@ describe('EVM stream deliveries failing on real blocks', () => {
     } finally {
       await stopAndClean(s);
       await smtp.close();
+      await rx.close();
+      await anvil.stop();
+    }
+  });
+});
+
+describe('EVM streams and the removal dates', () => {
+  it('a stream on moonbeam (0x504) is delivered until 2026-08-01 and emits nothing after', async () => {
+    const anvil = await startAnvil({ chainId: 1337 });
+    const rx = await startReceiver();
+    const s = await startChainpost({ ...serverEnv(anvil), CHAINPOST_CHAINS: `0x504=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x504=0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-07-31T23:59:00Z' }, tempDir());
+    try {
+      const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x504'], includeNativeTxs: true } });
+      expect(res.status).toBe(200);
+      await s.call(`/streams/evm/${res.body.id}/address`, { method: 'POST', json: { address: [A1] } });
+      const wallet = await walletClient(anvil.url);
+      const send = async (value: bigint) => (await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
+      const before = await send(1n);
+      expect(await until(() => rx.webhooks().filter((w) => w.body.block.number === String(before)).length === 2, 10_000)).toBe(true);
+      expect(rx.webhooks()[0]!.body.chainId).toBe('0x504');
+      await advance(s, 120);
+      const after = await send(2n);
+      // Nothing for the block after the date; the server still follows nothing on that chain.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(rx.webhooks().map((w) => w.body.block.number)).toEqual([String(before), String(before)]);
+      expect(BigInt(after)).toBeGreaterThan(before);
+    } finally {
+      await stopAndClean(s);
       await rx.close();
       await anvil.stop();
     }
