@@ -3,7 +3,7 @@ import type { BlockRecord, StoredLog } from '../ingest/record.js';
 import { ProbeKind } from '../ingest/probe.js';
 import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE } from '../ingest/store.js';
 import type { StreamRecord, Trigger } from '../streams/model.js';
-import { compileFilter, type CompiledFilter, type FilterExpr } from './advanced-filter.js';
+import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
 import type { BuildWebhook, MatchedBlock } from './matcher.js';
 import type { ChainCall, TokenInfo, TokenMetadata } from './token-metadata.js';
 
@@ -14,8 +14,9 @@ import type { ChainCall, TokenInfo, TokenMetadata } from './token-metadata.js';
  * - logs: emitted by a watched address, or naming one in an indexed address
  *   parameter, when includeContractLogs; every log with a listed topic0 for
  *   allAddresses streams. topic0 keeps only the listed events; advancedOptions
- *   filters their decoded parameters; includeAllTxLogs adds the other logs of
- *   a transaction that has one.
+ *   filters their decoded parameters; includeAllTxLogs adds every log of a
+ *   transaction that has one kept or is itself in txs (the hosted service:
+ *   "all related logs if any log or transaction matches").
  * - txs (includeNativeTxs): sent from or to a watched address, or creating
  *   one; for allAddresses streams and advancedOptions entries with
  *   includeNativeTxs, the transactions of the logs kept.
@@ -55,7 +56,13 @@ interface FlatLog {
 interface Prepared {
   topics: Set<string> | null;
   events: Map<string, AbiEvent>;
-  advanced: Map<string, { filter: CompiledFilter | null; includeNativeTxs: boolean }>;
+  advanced: Map<string, Advanced>;
+}
+interface Advanced {
+  filter: CompiledFilter | null;
+  includeNativeTxs: boolean;
+  /** The filter names moralis_streams_possibleSpam, so the emitter's metadata must be read to evaluate it. */
+  readsSpam: boolean;
 }
 
 const dec = (v: unknown): string | null => (typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null);
@@ -71,12 +78,12 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     if (cur !== undefined && cur.version === s.updatedAt) return cur.value;
     const events = new Map<string, AbiEvent>();
     for (const item of s.abi ?? []) if (item['type'] === 'event') events.set(toEventSelector(item as unknown as AbiEvent), item as unknown as AbiEvent);
-    const advanced = new Map<string, { filter: CompiledFilter | null; includeNativeTxs: boolean }>();
+    const advanced = new Map<string, Advanced>();
     for (const o of s.advancedOptions ?? []) {
       const topic = toEventSelector(String(o['topic0']));
       const event = events.get(topic);
       const filter = o['filter'] !== undefined && event !== undefined ? compileFilter(o['filter'] as FilterExpr, event.inputs) : null;
-      advanced.set(topic, { filter, includeNativeTxs: o['includeNativeTxs'] === true });
+      advanced.set(topic, { filter, includeNativeTxs: o['includeNativeTxs'] === true, readsSpam: filter !== null && JSON.stringify(o['filter']).includes('"moralis_streams_possibleSpam"') });
     }
     const value: Prepared = { topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map((t) => toEventSelector(t))), events, advanced };
     prepared.set(s.id, { version: s.updatedAt, value });
@@ -133,26 +140,23 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
       // A listed event must decode with the stream's ABI (its indexed layout included), or parsedLogs could not read it.
       if (p.topics !== null && args === null) continue;
       const advanced = p.advanced.get(topic0);
-      if (advanced?.filter != null && (args === null || !advanced.filter(args, { contractAddress: log.address, chainId: chain }))) continue;
+      if (advanced?.filter != null && (args === null || !advanced.filter(args, await filterContext(deps.tokens, chain, log.address, advanced.readsSpam)))) continue;
       if (await spam(log.address)) continue;
       keptLogs.set(ordinal, { args });
       if (advanced?.includeNativeTxs === true || (s.allAddresses && s.includeNativeTxs)) txsOfLogs.add(txIndex);
     }
-    if (s.includeAllTxLogs && keptLogs.size > 0) {
-      const txsWithLogs = new Set([...keptLogs.keys()].map((o) => logs[o]!.txIndex));
-      for (const l of logs) if (txsWithLogs.has(l.txIndex) && !keptLogs.has(l.ordinal)) keptLogs.set(l.ordinal, { args: null });
-    }
-    const ordinals = [...keptLogs.keys()].sort((a, b) => a - b);
 
     // Transactions and internal transactions.
     const txIndices = new Set<number>();
     if (s.includeNativeTxs) for (const i of txHits) txIndices.add(i);
     for (const i of txsOfLogs) txIndices.add(i);
     const txs: Item[] = [];
+    const keptTxs = new Set<number>();
     for (const i of [...txIndices].sort((a, b) => a - b)) {
       const t = r.txs[i]!;
       if (await spam(lower(t.tx['to']))) continue;
       txs.push(txItem(t.tx, t.receipt, i));
+      keptTxs.add(i);
     }
     const txsInternal: Item[] = [];
     if (s.includeInternalTxs && r.internal !== null) {
@@ -163,6 +167,9 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
         txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.txs[c.txIndex]!.tx['hash']), gas: dec(c.gas) });
       }
     }
+    // After txs: a transaction delivered for itself brings its logs too.
+    if (s.includeAllTxLogs) await addRelatedLogs(keptLogs, logs, new Set([...keptTxs, ...[...keptLogs.keys()].map((o) => logs[o]!.txIndex)]), p.events, spam);
+    const ordinals = [...keptLogs.keys()].sort((a, b) => a - b);
     if (ordinals.length === 0 && txs.length === 0 && txsInternal.length === 0) return null;
 
     // Logs and the token items decoded from them.
@@ -226,6 +233,22 @@ function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: Read
     const t = log.topics[k];
     return t !== undefined && t.length === 66 && watched.has(topicAddress(t));
   });
+}
+
+/** includeAllTxLogs: the other logs of the related transactions, decoded where the stream's ABI knows them; spam emitters stay out as everywhere else. */
+async function addRelatedLogs(kept: Map<number, { args: Record<string, unknown> | null }>, logs: readonly FlatLog[], related: ReadonlySet<number>, events: ReadonlyMap<string, AbiEvent>, spam: (contract: string) => Promise<boolean>): Promise<void> {
+  for (const { ordinal, txIndex, log } of logs) {
+    if (!related.has(txIndex) || kept.has(ordinal) || (await spam(log.address))) continue;
+    const event = events.get(log.topics[0]?.toLowerCase() ?? '');
+    kept.set(ordinal, { args: event === undefined ? null : decodeArgs(event, log) });
+  }
+}
+
+/** What a filter may read besides the event's parameters; the token metadata only when the filter asks for possibleSpam. */
+async function filterContext(tokens: TokenMetadata, chain: string, contract: string, readsSpam: boolean): Promise<FilterContext> {
+  const ctx: FilterContext = { contractAddress: contract, chainId: chain };
+  if (readsSpam) ctx.possibleSpam = (await tokens.get(chain, contract)).possibleSpam;
+  return ctx;
 }
 
 function decodeArgs(event: AbiEvent, log: StoredLog): Record<string, unknown> | null {
