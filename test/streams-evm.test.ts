@@ -2,31 +2,19 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbi, parseEther, toEventSelector, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { signature } from '../engine/delivery/webhook.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
-import { startReceiver, startSmtp, type Received } from './receiver.js';
+import { startReceiver, startSmtp } from './receiver.js';
+import { A0, A1, CONFIRMATIONS, serverEnv, streamsHarness } from './streams-harness.js';
 
 /**
  * EVM streams end to end: contracts on a real anvil, the real server following
  * it, a real receiver. Each test makes its own streams and activity and checks
  * the exact items of the webhooks its streams receive, parsed with the SDK.
  */
-const require = createRequire(import.meta.url);
-const { EvmStreamResult } = require('@moralisweb3/common-streams-utils');
 
-const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
-const CONFIRMATIONS = 2;
 const TRANSFER_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
 
-const serverEnv = (anvil: Anvil, more: Record<string, string> = {}): Record<string, string> => ({
-  CHAINPOST_CHAINS: `0x539=${anvil.url}`,
-  CHAINPOST_POLL_MS: '20',
-  CHAINPOST_CONFIRMATIONS: `0x539=${CONFIRMATIONS}`,
-  CHAINPOST_RATE_LIMIT: '0',
-  ...(process.env['E2E_LOG'] ? { CHAINPOST_LOG_LEVEL: 'debug' } : {}),
-  ...more,
-});
 const randomAddress = (i: number): string => `0x${(0xabc00000 + i).toString(16).padStart(8, '0')}${'5'.repeat(32)}`;
 
 describe('EVM streams on anvil', () => {
@@ -51,37 +39,7 @@ describe('EVM streams on anvil', () => {
     await anvil?.stop();
   });
 
-  const createStream = async (def: Record<string, unknown>, addresses: string[] = []): Promise<string> => {
-    const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'e2e', tag: 'e2e', chainIds: ['0x539'], ...def } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const id = res.body.id as string;
-    if (addresses.length > 0) expect((await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
-    return id;
-  };
-  const mine = (blocks: number) => publicClient(anvil.url).request({ method: 'anvil_mine' as never, params: [`0x${blocks.toString(16)}`] as never });
-  /** The stream's webhooks for a block: waits for both (unconfirmed and confirmed), mining past the confirmation depth. */
-  const deliveries = async (id: string, block: bigint): Promise<Received[]> => {
-    await mine(CONFIRMATIONS + 1);
-    const of = () => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block));
-    expect(await until(() => of().length >= 2, 10_000), `two webhooks of block ${block} for stream ${id}`).toBe(true);
-    return of();
-  };
-  const nothingFor = async (id: string, block: bigint): Promise<void> => {
-    await mine(CONFIRMATIONS + 1);
-    // A later block's webhooks for other streams have arrived once the matcher passed this block; none is ours.
-    const head = await publicClient(anvil.url).getBlockNumber();
-    const probe = await createStream({ includeNativeTxs: true }, [A2]);
-    const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[2])).sendTransaction({ to: A2, value: 1n });
-    await publicClient(anvil.url).waitForTransactionReceipt({ hash });
-    expect(await until(() => rx.webhooks().some((w) => w.body.streamId === probe && BigInt(w.body.block.number) > head), 10_000)).toBe(true);
-    expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block))).toEqual([]);
-    await s.call(`/streams/evm/${probe}`, { method: 'DELETE' });
-  };
-  const checkParses = (w: Received): void => {
-    expect(w.headers['x-signature']).toBe(signature(w.raw, secret));
-    const parsed = EvmStreamResult.create(w.body);
-    expect(parsed.chain.hex).toBe('0x539');
-  };
+  const { createStream, mine, of: webhooksOf, deliveries, nothingFor, checkParses } = streamsHarness(() => ({ anvil, s, rx, secret }));
 
   it('delivers a watched wallet native transactions, unconfirmed then confirmed, and nothing for others', async () => {
     const id = await createStream({ includeNativeTxs: true }, [A1]);
@@ -114,8 +72,7 @@ describe('EVM streams on anvil', () => {
       expect(w.body.erc20Transfers).toEqual([
         { transactionHash: r1.transactionHash, logIndex: '0', contract: token.address.toLowerCase(), from: A0, to: A1, value: '2500000', tokenName: 'Test Token', tokenSymbol: 'TT', tokenDecimals: '6', valueWithDecimals: '2.5', possibleSpam: false },
       ]);
-      const require2 = createRequire(import.meta.url);
-      const Moralis = require2('moralis').default;
+      const Moralis = createRequire(import.meta.url)('moralis').default;
       const decoded = Moralis.Streams.parsedLogs(w.body);
       expect(decoded[0].from.toLowerCase()).toBe(A0);
       expect(decoded[0].value.toString()).toBe('2500000');
@@ -126,7 +83,7 @@ describe('EVM streams on anvil', () => {
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const hash = await (await walletClient(anvil.url)).sendTransaction({ to: A1, value: 11n });
     const old = await publicClient(anvil.url).waitForTransactionReceipt({ hash });
-    const of = (n: bigint) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(n));
+    const of = (n: bigint) => webhooksOf(id, n);
     expect(await until(() => of(old.blockNumber).length === 1, 10_000)).toBe(true);
     // Replace that block with one holding another transaction to the watched wallet.
     await publicClient(anvil.url).request({ method: 'anvil_reorg' as never, params: [1, [[{ from: A0, to: A1, value: '0x7' }, 0]]] as never });
@@ -162,7 +119,7 @@ describe('EVM streams on anvil', () => {
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const wallet = await walletClient(anvil.url);
     const before = await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: 21n }) });
-    const of = (n: bigint) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(n));
+    const of = (n: bigint) => webhooksOf(id, n);
     expect(await until(() => of(before.blockNumber).length === 1, 10_000)).toBe(true);
     await s.stop('SIGTERM');
     const during = await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: 22n }) });

@@ -2,10 +2,10 @@ import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatUnits, parseAbi, parseEther, toEventSelector, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { signature } from '../engine/delivery/webhook.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed, type Write } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { startReceiver, type Received } from './receiver.js';
+import { startChainpost, stopAndClean, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
+import { A0, A1, A2, serverEnv, streamsHarness } from './streams-harness.js';
 
 /**
  * Every EVM stream option end to end: contracts on a real anvil, the real
@@ -17,13 +17,10 @@ import { startReceiver, type Received } from './receiver.js';
  * when the stream has an abi.
  */
 const require = createRequire(import.meta.url);
-const { EvmStreamResult } = require('@moralisweb3/common-streams-utils');
 const Moralis = require('moralis').default;
 
-const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const ZERO = '0x0000000000000000000000000000000000000000';
-const CONFIRMATIONS = 2;
 
 const TRANSFER = 'Transfer(address,address,uint256)';
 const APPROVAL = 'Approval(address,address,uint256)';
@@ -62,7 +59,7 @@ describe('EVM stream options on anvil', () => {
   beforeAll(async () => {
     anvil = await startAnvil({ chainId: 1337 });
     rx = await startReceiver();
-    s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `0x539=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', ...(process.env['E2E_LOG'] ? { CHAINPOST_LOG_LEVEL: 'debug' } : {}) });
+    s = await startChainpost(serverEnv(anvil));
     secret = (await s.call('/settings')).body.secretKey;
     token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
     token2 = await deploy(anvil.url, 'TestToken', ['Other Token', 'OT', 18, 10n ** 24n], K1);
@@ -86,40 +83,7 @@ describe('EVM stream options on anvil', () => {
     await anvil?.stop();
   });
 
-  // ---- harness (as in streams-evm.test.ts) -----------------------------------
-
-  const rpc = () => publicClient(anvil.url);
-  const createStream = async (def: Record<string, unknown>, addresses: string[] = []): Promise<string> => {
-    const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'e2e', tag: 'e2e', chainIds: ['0x539'], ...def } });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const id = res.body.id as string;
-    created.push(id);
-    if (addresses.length > 0) expect((await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
-    return id;
-  };
-  const mine = (blocks: number) => rpc().request({ method: 'anvil_mine' as never, params: [`0x${blocks.toString(16)}`] as never });
-  /** The stream's webhooks for a block: waits for both (unconfirmed and confirmed), mining past the confirmation depth. */
-  const deliveries = async (id: string, block: bigint): Promise<Received[]> => {
-    await mine(CONFIRMATIONS + 1);
-    const of = () => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block));
-    expect(await until(() => of().length >= 2, 10_000), `two webhooks of block ${block} for stream ${id}`).toBe(true);
-    return of();
-  };
-  const nothingFor = async (id: string, block: bigint): Promise<void> => {
-    await mine(CONFIRMATIONS + 1);
-    // A later block's webhooks for other streams have arrived once the matcher passed this block; none is ours.
-    const head = await rpc().getBlockNumber();
-    const probe = await createStream({ includeNativeTxs: true }, [A2]);
-    const hash = await (await walletClient(anvil.url, K2)).sendTransaction({ to: A2, value: 1n });
-    await rpc().waitForTransactionReceipt({ hash });
-    expect(await until(() => rx.webhooks().some((w) => w.body.streamId === probe && BigInt(w.body.block.number) > head), 10_000)).toBe(true);
-    expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block))).toEqual([]);
-  };
-  const checkParses = (w: Received): void => {
-    expect(w.headers['x-signature']).toBe(signature(w.raw, secret));
-    const parsed = EvmStreamResult.create(w.body);
-    expect(parsed.chain.hex).toBe('0x539');
-  };
+  const { rpc, createStream, deliveries, nothingFor, checkParses } = streamsHarness(() => ({ anvil, s, rx, secret, created }));
 
   // ---- activity and expected items ---------------------------------------------
 
