@@ -50,27 +50,34 @@ export class FilterSet {
     const p = readProbe(probe);
     const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
     const out = new Map<number, number[]>();
-    const add = (streams: Uint32Array, ref: number): void => {
-      for (let k = 0; k < streams.length; k++) {
-        const s = streams[k]!;
-        const refs = out.get(s);
-        if (refs === undefined) out.set(s, [ref]);
-        else refs.push(ref);
-      }
-    };
+    // KeySet.find rather than lookup: nothing is allocated for a key no stream watches (most of them),
+    // and a hit's streams are read from the postings in place.
     if (this.addresses.size > 0) {
+      const set = this.addresses;
       for (let i = 0; i < p.addressCount; i++) {
-        const hit = this.addresses.lookup(dv, p.addressesAt + i * 20);
-        if (hit.length > 0) add(hit, dv.getUint32(p.addressRefsAt + i * 4, true));
+        const hit = set.find(dv, p.addressesAt + i * 20);
+        if (hit !== 0) add(out, set.postings, hit, dv.getUint32(p.addressRefsAt + i * 4, true));
       }
     }
     if (this.topics.size > 0) {
+      const set = this.topics;
       for (let i = 0; i < p.topicCount; i++) {
-        const hit = this.topics.lookup(dv, p.topicsAt + i * 32);
-        if (hit.length > 0) add(hit, dv.getUint32(p.topicRefsAt + i * 4, true));
+        const hit = set.find(dv, p.topicsAt + i * 32);
+        if (hit !== 0) add(out, set.postings, hit, dv.getUint32(p.topicRefsAt + i * 4, true));
       }
     }
     return out;
+  }
+}
+
+/** Appends `ref` to each stream listed at postings[at … at + postings[at - 1]). */
+function add(out: Map<number, number[]>, postings: Uint32Array, at: number, ref: number): void {
+  const end = at + postings[at - 1]!;
+  for (let k = at; k < end; k++) {
+    const s = postings[k]!;
+    const refs = out.get(s);
+    if (refs === undefined) out.set(s, [ref]);
+    else refs.push(ref);
   }
 }
 
@@ -123,7 +130,11 @@ export function unpackMatches(packed: Uint32Array, count: number): Array<Map<num
     for (let s = 0; s < streams; s++) {
       const stream = packed[o++]!;
       const n = packed[o++]!;
-      m.set(stream, Array.from(packed.subarray(o, o + n)));
+      // A plain loop: Array.from over a subarray view allocated the view and went through the iterator,
+      // a third of the main thread's time when the pool replays blocks.
+      const refs = new Array<number>(n);
+      for (let k = 0; k < n; k++) refs[k] = packed[o + k]!;
+      m.set(stream, refs);
       o += n;
     }
     out.push(m);

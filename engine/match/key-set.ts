@@ -68,7 +68,8 @@ export class KeySet {
   private readonly blockMask: number;
   private readonly slots: Uint32Array;
   private readonly postingAt: Uint32Array;
-  private readonly postings: Uint32Array;
+  /** Per key: its stream count, then its stream indices; find() gives where a key's streams start. */
+  readonly postings: Uint32Array;
   private readonly slotMask: number;
   // The last hash, in fields rather than a returned pair: the probe loop allocates nothing.
   private h1 = 0;
@@ -103,8 +104,81 @@ export class KeySet {
 
   /** The streams watching the key at `at` in `dv`, as a view of the postings (empty when none). */
   lookup(dv: DataView, at: number): Uint32Array {
-    this.hash(dv, at);
-    return this.inBloom() ? this.exact(dv, at) : EMPTY;
+    const p = this.find(dv, at);
+    return p === 0 ? EMPTY : this.postings.subarray(p, p + this.postings[p - 1]!);
+  }
+
+  /**
+   * The probe loop's form of lookup(), allocating nothing: 0 when no stream watches the key at `at`,
+   * else p, its streams being postings[p … p + postings[p - 1]).
+   *
+   * hash(), the bloom test and the table walk written out in one body over locals (the key's words
+   * read once, the salts as constants): on a miss, which most probes are, this runs about half again
+   * as fast as the same steps through the fields h1/h2 and the loops. It must hash exactly as hash()
+   * does (insert() builds with hash()); test/unit/match.test.ts finds every inserted key through it.
+   */
+  find(dv: DataView, at: number): number {
+    const w0 = dv.getUint32(at, true);
+    const w1 = dv.getUint32(at + 4, true);
+    const w2 = dv.getUint32(at + 8, true);
+    const w3 = dv.getUint32(at + 12, true);
+    const w4 = dv.getUint32(at + 16, true);
+    let a = this.seed;
+    let b = ~this.seed;
+    a = Math.imul(a ^ w0, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ w0, 0x27d4eb2f);
+    b ^= b >>> 13;
+    a = Math.imul(a ^ w1, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ w1, 0x27d4eb2f);
+    b ^= b >>> 13;
+    a = Math.imul(a ^ w2, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ w2, 0x27d4eb2f);
+    b ^= b >>> 13;
+    a = Math.imul(a ^ w3, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ w3, 0x27d4eb2f);
+    b ^= b >>> 13;
+    a = Math.imul(a ^ w4, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ w4, 0x27d4eb2f);
+    b ^= b >>> 13;
+    if (this.words === 8) {
+      for (let w = 5; w < 8; w++) {
+        const word = dv.getUint32(at + w * 4, true);
+        a = Math.imul(a ^ word, 0x85ebca6b);
+        a ^= a >>> 15;
+        b = Math.imul(b ^ word, 0x27d4eb2f);
+        b ^= b >>> 13;
+      }
+    }
+    a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
+    const h1 = a ^ (a >>> 13);
+    b = Math.imul(b ^ (b >>> 16), 0x165667b1);
+    const h2 = b ^ (b >>> 15);
+    // inBloom(), the SALT words inline.
+    const bloom = this.bloom;
+    const base = ((Math.imul(h1, 0x9e3779b1) >>> 7) & this.blockMask) * 8;
+    if ((bloom[base]! & (1 << (Math.imul(h2, 0x47b6137b) >>> 27))) === 0) return 0;
+    if ((bloom[base + 1]! & (1 << (Math.imul(h2, 0x44974d91) >>> 27))) === 0) return 0;
+    if ((bloom[base + 2]! & (1 << (Math.imul(h2, 0x8824ad5b) >>> 27))) === 0) return 0;
+    if ((bloom[base + 3]! & (1 << (Math.imul(h2, 0xa2b7289d) >>> 27))) === 0) return 0;
+    if ((bloom[base + 4]! & (1 << (Math.imul(h2, 0x705495c7) >>> 27))) === 0) return 0;
+    if ((bloom[base + 5]! & (1 << (Math.imul(h2, 0x2df1424b) >>> 27))) === 0) return 0;
+    if ((bloom[base + 6]! & (1 << (Math.imul(h2, 0x9efc4947) >>> 27))) === 0) return 0;
+    if ((bloom[base + 7]! & (1 << (Math.imul(h2, 0x5c6bfb31) >>> 27))) === 0) return 0;
+    // The exact table: linear probing from h1, the first five words compared from the locals.
+    const slots = this.slots;
+    const postingAt = this.postingAt;
+    const words = this.words;
+    for (let slot = h1 & this.slotMask; ; slot = (slot + 1) & this.slotMask) {
+      const posting = postingAt[slot]!;
+      if (posting === 0) return 0;
+      const k = slot * words;
+      if (slots[k] === w0 && slots[k + 1] === w1 && slots[k + 2] === w2 && slots[k + 3] === w3 && slots[k + 4] === w4 && (words === 5 || this.sameKey(slot, dv, at))) return posting;
+    }
   }
 
   /** Whether the bloom filter lets the key through (for measuring its false positives). */
@@ -116,16 +190,6 @@ export class KeySet {
   /** Bytes held by the bloom filter and the table. */
   get bytes(): number {
     return this.bloom.byteLength + this.slots.byteLength + this.postingAt.byteLength + this.postings.byteLength;
-  }
-
-  private exact(dv: DataView, at: number): Uint32Array {
-    let slot = this.h1 & this.slotMask;
-    for (;;) {
-      const posting = this.postingAt[slot]!;
-      if (posting === 0) return EMPTY;
-      if (this.sameKey(slot, dv, at)) return this.postings.subarray(posting, posting + this.postings[posting - 1]!);
-      slot = (slot + 1) & this.slotMask;
-    }
   }
 
   private sameKey(slot: number, dv: DataView, at: number): boolean {
