@@ -21,22 +21,34 @@ const bundles = FIXTURE_BLOCKS.map(bundle);
 
 const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-ingest-'));
 const store = openStore(dir);
+/** Block numbers of the copies start here (mainnet-size numbers). */
+const FIRST = 20_000_000;
+
+/**
+ * Seconds to write `count` fixture copies CATCH_UP_BATCH per transaction, as the follower commits while
+ * catching up; `write` gets the copy's index, its bundle and its block renumbered to FIRST + index.
+ */
+function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[number], block: Record<string, unknown>) => void): number {
+  const started = performance.now();
+  for (let i = 0; i < count; i += CATCH_UP_BATCH) {
+    store.transact(() => {
+      for (let j = i; j < Math.min(i + CATCH_UP_BATCH, count); j++) {
+        const b = bundles[j % bundles.length]!;
+        write(j, b, { ...b.block, number: `0x${(FIRST + j).toString(16)}` });
+      }
+    });
+  }
+  return (performance.now() - started) / 1000;
+}
+
 try {
   // Write: normalize and store as the follower does while catching up: CATCH_UP_BATCH blocks per transaction
   // (record, hash, probe column and transfer indexes of each), commits flushed to disk.
   let json = 0;
-  const started = performance.now();
-  for (let i = 0; i < BLOCKS; i += CATCH_UP_BATCH) {
-    store.transact(() => {
-      for (let j = i; j < Math.min(i + CATCH_UP_BATCH, BLOCKS); j++) {
-        const b = bundles[j % bundles.length]!;
-        const block = { ...b.block, number: `0x${(20_000_000 + j).toString(16)}` };
-        writeBlock(store, CHAIN, normalizeBlock(block, b.receipts, b.traces));
-        json += b.jsonBytes;
-      }
-    });
-  }
-  const writeSeconds = (performance.now() - started) / 1000;
+  const writeSeconds = writeInBatches(BLOCKS, (_j, b, block) => {
+    writeBlock(store, CHAIN, normalizeBlock(block, b.receipts, b.traces));
+    json += b.jsonBytes;
+  });
   // What the blocks take in LMDB: every page of the tables they were written to.
   const pages = (t: 'blocks' | 'probes' | 'canon' | 'transfers'): number => {
     const st = store.db(t).getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
@@ -49,7 +61,7 @@ try {
   const scanStarted = performance.now();
   let touched = 0;
   for (let i = 0; i < BLOCKS; i++) {
-    const bytes = store.getRaw('probes', blockKey(CHAIN, 20_000_000 + i))!;
+    const bytes = store.getRaw('probes', blockKey(CHAIN, FIRST + i))!;
     const p = readProbe(bytes);
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let a = 0; a < p.addressCount; a++) touched = (touched + dv.getUint32(p.addressesAt + a * 20, true)) >>> 0;
@@ -87,17 +99,9 @@ try {
   // Baseline: the naive writer, the node's JSON kept as it came (one value per block, no probe column
   // and no index), committed as the follower commits, over a quarter of the blocks.
   const naiveBlocks = Math.ceil(BLOCKS / 4);
-  const naiveStarted = performance.now();
-  for (let i = 0; i < naiveBlocks; i += CATCH_UP_BATCH) {
-    store.transact(() => {
-      for (let j = i; j < Math.min(i + CATCH_UP_BATCH, naiveBlocks); j++) {
-        const b = bundles[j % bundles.length]!;
-        const block = { ...b.block, number: `0x${(20_000_000 + j).toString(16)}` };
-        store.putRaw('meta', `naive/${blockKey(CHAIN, 20_000_000 + j)}`, Buffer.from(JSON.stringify([block, b.receipts, b.traces])));
-      }
-    });
-  }
-  const naiveSeconds = (performance.now() - naiveStarted) / 1000;
+  const naiveSeconds = writeInBatches(naiveBlocks, (j, b, block) => {
+    store.putRaw('meta', `naive/${blockKey(CHAIN, FIRST + j)}`, Buffer.from(JSON.stringify([block, b.receipts, b.traces])));
+  });
 
   const figures = {
     blocksWrittenPerSec: Math.round(BLOCKS / writeSeconds),
