@@ -3,27 +3,41 @@ import type { ChainCall } from './token-metadata.js';
 
 /**
  * The node reads a webhook needs (token metadata, triggers, native balances),
- * on the chain's own upstream. A call the node refuses (a revert) answers null;
- * a node that cannot be reached throws, and the block is matched again later.
+ * on the chain's own upstream. What the node answers with an error (a revert,
+ * state it does not keep) is an answer: null. What may pass (the node cannot be
+ * reached, or asks to slow down) throws NodeUnavailable, and the block is
+ * matched again later.
  */
-export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): { call: ChainCall; balance(chain: string, address: string, block: number): Promise<bigint> } {
-  const node = (chain: string): Upstream => {
-    const u = upstreamOf(chain);
-    if (u === undefined) throw new Error(`chain ${chain} has no upstream node`);
-    return u;
-  };
+export class NodeUnavailable extends Error {
+  override name = 'NodeUnavailable';
+}
+
+/** JSON-RPC codes of a node asking the caller to come back later (limit exceeded, rate limited). */
+const TRANSIENT_CODES = new Set([-32005, 429]);
+
+export interface ChainReads {
+  call: ChainCall;
+  /** eth_getBalance at a block (wei); null when the node cannot say (no state kept for that block). */
+  balance(chain: string, address: string, block: number): Promise<bigint | null>;
+}
+
+export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): ChainReads {
   const tag = (block: number | 'latest'): string => (block === 'latest' ? block : `0x${block.toString(16)}`);
+  const ask = async <T>(chain: string, method: string, params: unknown[]): Promise<T | null> => {
+    const node = upstreamOf(chain);
+    if (node === undefined) throw new NodeUnavailable(`chain ${chain} has no upstream node`);
+    try {
+      return await node.call<T>(method, params);
+    } catch (err) {
+      if (err instanceof NodeError && !TRANSIENT_CODES.has(err.code)) return null;
+      throw new NodeUnavailable(`${method} on chain ${chain}: ${(err as Error).message}`);
+    }
+  };
   return {
-    async call(chain, to, data, block, from) {
-      try {
-        return await node(chain).call<`0x${string}`>('eth_call', [{ to, data, ...(from === undefined ? {} : { from }) }, tag(block)]);
-      } catch (err) {
-        if (err instanceof NodeError) return null;
-        throw err;
-      }
-    },
+    call: (chain, to, data, block, from) => ask<`0x${string}`>(chain, 'eth_call', [{ to, data, ...(from === undefined ? {} : { from }) }, tag(block)]),
     async balance(chain, address, block) {
-      return BigInt(await node(chain).call<string>('eth_getBalance', [address, tag(block)]));
+      const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
+      return wei === null ? null : BigInt(wei);
     },
   };
 }

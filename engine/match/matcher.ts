@@ -1,13 +1,15 @@
 import type { Clock, Timer } from '../clock.js';
 import { findChain } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
-import { streamKey } from '../delivery/dispatcher.js';
+import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
 import type { ChainEvents } from '../ingest/follower.js';
 import { decodeRecord, type BlockRecord } from '../ingest/record.js';
 import { blockKey } from '../ingest/store.js';
 import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
+import { onNewWebhook } from '../streams/transitions.js';
+import { NodeUnavailable } from './chain-reads.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 
@@ -26,8 +28,11 @@ export interface MatchedBlock {
 /** Builds a stream's webhook body for a block from the probe refs that matched it; null when nothing is left to send. */
 export type BuildWebhook = (block: MatchedBlock, stream: StreamRecord, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
 
-export interface Enqueue {
-  enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): unknown;
+/** A webhook built for a block, with the event it came from (checked again when it is enqueued). */
+interface Built {
+  streamId: string;
+  payload: Record<string, unknown>;
+  event: BlockEvent;
 }
 
 /** Events taken per round: a few blocks' worth, so one slow stream build does not hold a long backlog in memory. */
@@ -46,7 +51,7 @@ export class StreamMatcher {
     private readonly clock: Clock,
     private readonly watchlist: Watchlist,
     private readonly pool: MatchPool,
-    private readonly dispatcher: Enqueue,
+    private readonly dispatcher: Pick<Dispatcher, 'enqueueBatch'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
   ) {}
@@ -94,10 +99,13 @@ export class StreamMatcher {
     while (!this.stopped) {
       const events = pendingEvents(this.kv, chain, EVENTS_PER_ROUND);
       if (events.length === 0) return;
-      const items = this.emits(chain) ? await this.round(chain, events) : [];
+      const built = this.emits(chain) ? await this.round(chain, events) : [];
       this.kv.transact(() => {
+        // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
+        // delivered, and an event its replacement wrote under the same key stays for the next round.
+        const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
         if (items.length > 0) this.dispatcher.enqueueBatch(items);
-        for (const e of events) this.kv.remove('blockEvents', e.key);
+        for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
       });
     }
   }
@@ -109,13 +117,13 @@ export class StreamMatcher {
     return c !== undefined && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
   }
 
-  private async round(chain: string, events: readonly BlockEvent[]): Promise<Array<{ streamId: string; payload: Record<string, unknown> }>> {
+  private async round(chain: string, events: readonly BlockEvent[]): Promise<Built[]> {
     const compiled = this.watchlist.compile(chain);
     if (compiled.streams.length === 0) return [];
     const numbers = [...new Set(events.map((e) => e.number))];
     const matches = await this.pool.match(chain, numbers, compiled.filter);
     if (this.log.enabled('debug')) this.log.debug('matched', { chain, numbers, version: compiled.filter.version, streams: compiled.streams.length, matched: matches.map((m) => m.size) });
-    const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
+    const items: Built[] = [];
     for (const e of events) {
       const matched = matches[numbers.indexOf(e.number)]!;
       if (matched.size === 0) continue;
@@ -128,12 +136,26 @@ export class StreamMatcher {
       for (const [index, refs] of matched) {
         const { id, tenantId } = compiled.streams[index]!;
         const stream = this.kv.get<StreamRecord>('streams', streamKey(tenantId, id));
-        // Paused and terminated streams drop new blocks: no need to build for them.
-        if (stream === undefined || stream.status === 'paused' || stream.status === 'terminated') continue;
-        const payload = await this.build(block, stream, refs);
-        if (payload !== null) items.push({ streamId: id, payload });
+        // Streams that drop new blocks (paused, terminated) need nothing built.
+        if (stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
+        const payload = await this.buildFor(block, stream, refs, e.number);
+        if (payload !== null) items.push({ streamId: id, payload, event: e });
       }
     }
     return items;
+  }
+
+  /**
+   * One stream's body. A node that cannot be reached fails the round (it is tried again); any other
+   * failure is this stream's alone: logged, and the block goes on for the others.
+   */
+  private async buildFor(block: MatchedBlock, stream: StreamRecord, refs: readonly number[], number: number): Promise<Record<string, unknown> | null> {
+    try {
+      return await this.build(block, stream, refs);
+    } catch (err) {
+      if (err instanceof NodeUnavailable) throw err;
+      this.log.error('a webhook could not be built; the stream gets nothing for this block', { chain: block.chain, block: number, streamId: stream.id, err });
+      return null;
+    }
   }
 }

@@ -28,8 +28,8 @@ import type { ChainCall, TokenInfo, TokenMetadata } from './token-metadata.js';
 export interface BuilderDeps {
   tokens: TokenMetadata;
   call: ChainCall;
-  /** eth_getBalance at a block (wei). */
-  balance(chain: string, address: string, block: number): Promise<bigint>;
+  /** eth_getBalance at a block (wei); null when the node cannot say. */
+  balance(chain: string, address: string, block: number): Promise<bigint | null>;
   /** The stream's watched addresses, lowercase. */
   watched(streamId: string): ReadonlySet<string>;
 }
@@ -401,5 +401,7 @@ async function nativeBalances(deps: BuilderDeps, chain: string, block: number, s
       }
     }
   }
-  return Promise.all(addresses.map(async (address) => ({ address, balance: (await deps.balance(chain, address, block)).toString() })));
+  const balances = await Promise.all(addresses.map((address) => deps.balance(chain, address, block)));
+  // An address whose balance the node cannot give is left out rather than sent without one.
+  return addresses.flatMap((address, i) => (balances[i] == null ? [] : [{ address, balance: balances[i]!.toString() }]));
 }
