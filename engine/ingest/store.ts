@@ -32,9 +32,27 @@ export interface Transfer {
   transactionIndex: number;
 }
 
-const topicAddress = (t: string | undefined): string => `0x${(t ?? '').slice(26)}`;
-const word = (data: string, i: number): string => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}`;
+/** The address an indexed topic holds (its last 20 bytes). */
+export const topicAddress = (t: string | undefined): string => `0x${(t ?? '').slice(26)}`;
+/** The i-th 32-byte word of a log's data, as 0x hex. */
+export const word = (data: string, i: number): string => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}`;
 const quantity = (hexWord: string): string => `0x${BigInt(hexWord).toString(16)}`;
+
+/** What one log transfers (ERC-20, ERC-721, ERC-1155 single or batch: one per id); quantities as 0x hex. */
+export type LogTransfer = Pick<Transfer, 'kind' | 'from' | 'to' | 'tokenId' | 'value' | 'operator'>;
+
+export function logTransfers(l: { topics: string[]; data: string }): LogTransfer[] {
+  const [t0, t1, t2, t3] = l.topics;
+  if (t0 === TRANSFER && l.topics.length === 3 && l.data.length >= 66) return [{ kind: 'erc20', from: topicAddress(t1), to: topicAddress(t2), value: quantity(word(l.data, 0)) }];
+  if (t0 === TRANSFER && l.topics.length === 4) return [{ kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' }];
+  if (t0 === TRANSFER_SINGLE && l.topics.length === 4 && l.data.length >= 130) {
+    return [{ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) }];
+  }
+  if (t0 === TRANSFER_BATCH && l.topics.length === 4) {
+    return decodeBatch(l.data).map(([tokenId, value]) => ({ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value }));
+  }
+  return [];
+}
 
 /** The ERC-20, ERC-721 and ERC-1155 transfers of a block, in log order (a TransferBatch gives one per id). */
 export function transfersOf(r: BlockRecord): Transfer[] {
@@ -43,14 +61,7 @@ export function transfersOf(r: BlockRecord): Transfer[] {
   r.txs.forEach((t, txIndex) => {
     for (const l of t.logs) {
       const base = { contract: l.address, blockNumber: number, logIndex: Number(l.logIndex), transactionHash: String(t.tx['hash']), transactionIndex: txIndex };
-      const [t0, t1, t2, t3] = l.topics;
-      if (t0 === TRANSFER && l.topics.length === 3 && l.data.length >= 66) out.push({ ...base, kind: 'erc20', from: topicAddress(t1), to: topicAddress(t2), value: quantity(word(l.data, 0)) });
-      else if (t0 === TRANSFER && l.topics.length === 4) out.push({ ...base, kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' });
-      else if (t0 === TRANSFER_SINGLE && l.topics.length === 4 && l.data.length >= 130) {
-        out.push({ ...base, kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) });
-      } else if (t0 === TRANSFER_BATCH && l.topics.length === 4) {
-        for (const [tokenId, value] of decodeBatch(l.data)) out.push({ ...base, kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value });
-      }
+      for (const x of logTransfers(l)) out.push({ ...base, ...x });
     }
   });
   return out;

@@ -1,11 +1,11 @@
 import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
 import type { BlockRecord, StoredLog } from '../ingest/record.js';
 import { ProbeKind } from '../ingest/probe.js';
-import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE } from '../ingest/store.js';
+import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, word } from '../ingest/store.js';
 import type { StreamRecord, Trigger } from '../streams/model.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
 import type { BuildWebhook, MatchedBlock } from './matcher.js';
-import type { ChainCall, TokenInfo, TokenMetadata } from './token-metadata.js';
+import type { ChainCall, TokenMetadata } from './token-metadata.js';
 
 /**
  * A stream's webhook body for one block, in the hosted service's shape
@@ -67,7 +67,6 @@ interface Advanced {
 
 const dec = (v: unknown): string | null => (typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null);
 const lower = (v: unknown): string | null => (typeof v === 'string' ? v.toLowerCase() : null);
-const topicAddress = (t: string): string => `0x${t.slice(26)}`.toLowerCase();
 
 export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
   const prepared = new Map<string, { version: number; value: Prepared }>();
@@ -231,7 +230,7 @@ function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: Read
   }
   return positions.some((k) => {
     const t = log.topics[k];
-    return t !== undefined && t.length === 66 && watched.has(topicAddress(t));
+    return t !== undefined && t.length === 66 && watched.has(topicAddress(t).toLowerCase());
   });
 }
 
@@ -283,53 +282,42 @@ function txItem(tx: Record<string, unknown>, receipt: Record<string, unknown>, i
   };
 }
 
-const word = (data: string, i: number): bigint => BigInt(`0x${data.slice(2 + i * 64, 2 + (i + 1) * 64) || '0'}`);
+type TokenBody = { erc20Transfers: Item[]; erc20Approvals: Item[]; nftTransfers: Item[]; nftTokenApprovals: Item[]; nftApprovals: { ERC721: Item[]; ERC1155: Item[] } };
 
-/** ERC-20 and NFT items of one log, with the token's metadata. */
-async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, transactionHash: string, body: { erc20Transfers: Item[]; erc20Approvals: Item[]; nftTransfers: Item[]; nftTokenApprovals: Item[]; nftApprovals: { ERC721: Item[]; ERC1155: Item[] } }): Promise<void> {
+/** ERC-20 and NFT items of one log (transfers as the store's index decodes them), with the token's metadata. */
+async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, transactionHash: string, body: TokenBody): Promise<void> {
   const topic0 = (log.topics[0] ?? '').toLowerCase();
   const n = log.topics.length;
-  const isToken = ((topic0 === TRANSFER || topic0 === APPROVAL) && (n === 3 || n === 4)) || (topic0 === APPROVAL_FOR_ALL && n === 3) || ((topic0 === TRANSFER_SINGLE || topic0 === TRANSFER_BATCH) && n === 4);
-  if (!isToken) return;
+  if (ADDRESS_TOPICS[topic0]?.[n] === undefined) return;
   const contract = log.address.toLowerCase();
   const info = await tokens.get(chain, contract);
   const base = { transactionHash, logIndex: dec(log.logIndex)!, contract };
-  const t = (k: number): string => topicAddress(log.topics[k]!);
   const nft = (type: 'ERC721' | 'ERC1155'): Item => ({ tokenContractType: type, tokenName: info.name, tokenSymbol: info.symbol, possibleSpam: info.possibleSpam });
-  if (n === 3 && (topic0 === TRANSFER || topic0 === APPROVAL)) {
-    if (log.data.length < 66) return;
-    const value = word(log.data, 0);
-    const erc20 = { tokenName: info.name, tokenSymbol: info.symbol, tokenDecimals: info.decimals === null ? '' : String(info.decimals), valueWithDecimals: info.decimals === null ? null : formatUnits(value, info.decimals), possibleSpam: info.possibleSpam };
-    if (topic0 === TRANSFER) body.erc20Transfers.push({ ...base, from: t(1), to: t(2), value: value.toString(), ...erc20 });
-    else body.erc20Approvals.push({ ...base, owner: t(1), spender: t(2), value: value.toString(), ...erc20 });
-  } else if (topic0 === TRANSFER) {
-    body.nftTransfers.push({ ...base, ...nft('ERC721'), operator: null, from: t(1), to: t(2), tokenId: BigInt(log.topics[3]!).toString(), amount: '1' });
-  } else if (topic0 === APPROVAL) {
+  const erc20 = (value: bigint): Item => ({
+    value: value.toString(),
+    tokenName: info.name,
+    tokenSymbol: info.symbol,
+    tokenDecimals: info.decimals === null ? '' : String(info.decimals),
+    valueWithDecimals: info.decimals === null ? null : formatUnits(value, info.decimals),
+    possibleSpam: info.possibleSpam,
+  });
+  for (const t of logTransfers(log)) {
+    const [from, to] = [t.from.toLowerCase(), t.to.toLowerCase()];
+    if (t.kind === 'erc20') body.erc20Transfers.push({ ...base, from, to, ...erc20(BigInt(t.value)) });
+    else body.nftTransfers.push({ ...base, ...nft(t.kind === 'erc721' ? 'ERC721' : 'ERC1155'), operator: t.operator?.toLowerCase() ?? null, from, to, tokenId: BigInt(t.tokenId!).toString(), amount: BigInt(t.value).toString() });
+  }
+  const party = (k: number): string => topicAddress(log.topics[k]).toLowerCase();
+  if (topic0 === APPROVAL && n === 3 && log.data.length >= 66) {
+    body.erc20Approvals.push({ ...base, owner: party(1), spender: party(2), ...erc20(BigInt(word(log.data, 0))) });
+  } else if (topic0 === APPROVAL && n === 4) {
     const tokenId = BigInt(log.topics[3]!).toString();
-    body.nftTokenApprovals.push({ ...base, ...nft('ERC721'), account: t(1), operator: t(2), approvedAll: false, tokenId });
-    body.nftApprovals.ERC721.push({ ...base, ...nft('ERC721'), owner: t(1), approved: t(2), tokenId });
+    body.nftTokenApprovals.push({ ...base, ...nft('ERC721'), account: party(1), operator: party(2), approvedAll: false, tokenId });
+    body.nftApprovals.ERC721.push({ ...base, ...nft('ERC721'), owner: party(1), approved: party(2), tokenId });
   } else if (topic0 === APPROVAL_FOR_ALL) {
     const type = info.nftStandard === 'ERC1155' ? 'ERC1155' : 'ERC721';
-    const approved = word(log.data, 0) !== 0n;
-    body.nftTokenApprovals.push({ ...base, ...nft(type), account: t(1), operator: t(2), approvedAll: approved, tokenId: null });
-    if (type === 'ERC1155') body.nftApprovals.ERC1155.push({ ...base, ...nft(type), account: t(1), operator: t(2), approved });
-  } else if (topic0 === TRANSFER_SINGLE) {
-    body.nftTransfers.push({ ...base, ...nft('ERC1155'), operator: t(1), from: t(2), to: t(3), tokenId: word(log.data, 0).toString(), amount: word(log.data, 1).toString() });
-  } else {
-    for (const [id, amount] of batch(log.data)) body.nftTransfers.push({ ...base, ...nft('ERC1155'), operator: t(1), from: t(2), to: t(3), tokenId: id.toString(), amount: amount.toString() });
-  }
-}
-
-/** TransferBatch data: (uint256[] ids, uint256[] values); malformed data yields nothing. */
-function batch(data: string): Array<[bigint, bigint]> {
-  try {
-    const idsAt = Number(word(data, 0)) / 32;
-    const valuesAt = Number(word(data, 1)) / 32;
-    const n = Number(word(data, idsAt));
-    if (n !== Number(word(data, valuesAt)) || n > 10_000) return [];
-    return Array.from({ length: n }, (_, i) => [word(data, idsAt + 1 + i), word(data, valuesAt + 1 + i)]);
-  } catch {
-    return [];
+    const approved = /[1-9a-f]/i.test(log.data.slice(2, 66));
+    body.nftTokenApprovals.push({ ...base, ...nft(type), account: party(1), operator: party(2), approvedAll: approved, tokenId: null });
+    if (type === 'ERC1155') body.nftApprovals.ERC1155.push({ ...base, ...nft(type), account: party(1), operator: party(2), approved });
   }
 }
 
