@@ -37,7 +37,7 @@ function filterOf(chain: string, data: FilterSetData): FilterSet {
   return next;
 }
 
-export function matchBlocks(path: string, task: MatchTask): Array<Map<number, number[]>> {
+function matchBlocks(path: string, task: MatchTask): Array<Map<number, number[]>> {
   const db = probeDb(path);
   // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
   db.resetReadTxn();

@@ -33,7 +33,7 @@ const ERC1155_ID = '0xd9b67a26';
  * a link or a claim (the airdrop-scam pattern). The hosted service also uses
  * labels it does not publish; this is the part that can be decided locally.
  */
-export function looksLikeSpam(name: string, symbol: string): boolean {
+function looksLikeSpam(name: string, symbol: string): boolean {
   return /https?:\/\/|www\.|\.(com|io|org|net|xyz|app|site|top|gift|claims?)\b|\bclaim|\bvisit\b|\brewards?\b|\bairdrop/i.test(`${name} ${symbol}`);
 }
 

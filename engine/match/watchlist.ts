@@ -1,6 +1,6 @@
-import { toEventSelector } from 'viem';
 import type { Kv } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
+import { topic0Hash } from '../streams/schemas.js';
 import { compileFilterSet, type FilterSetData, type WatchedStream } from './filter-set.js';
 
 /**
@@ -14,9 +14,6 @@ export interface CompiledChain {
   /** The stream (id and tenant) of each index of the filter set. */
   streams: ReadonlyArray<{ id: string; tenantId: string }>;
 }
-
-/** topic0 as the stream lists it (an event signature) or already as its 32-byte hash. */
-const topicHash = (t: string): string => (/^0x[0-9a-fA-F]{64}$/.test(t) ? t.toLowerCase() : toEventSelector(t));
 
 interface Watched {
   tenantId: string;
@@ -45,7 +42,7 @@ export class Watchlist {
 
   /** A stream was created or its definition changed. */
   stream(s: Pick<StreamRecord, 'id' | 'tenantId' | 'chainIds' | 'allAddresses' | 'topic0'>): void {
-    this.streams.set(s.id, { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topicHash) });
+    this.streams.set(s.id, { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) });
     this.version++;
   }
 

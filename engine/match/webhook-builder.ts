@@ -3,6 +3,7 @@ import type { BlockRecord, StoredLog } from '../ingest/record.js';
 import { ProbeKind } from '../ingest/probe.js';
 import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, word } from '../ingest/store.js';
 import type { StreamRecord, Trigger } from '../streams/model.js';
+import { abiEvents, topic0Hash } from '../streams/schemas.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
 import type { BuildWebhook, MatchedBlock } from './matcher.js';
 import type { ChainCall, TokenMetadata } from './token-metadata.js';
@@ -76,15 +77,15 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     const cur = prepared.get(s.id);
     if (cur !== undefined && cur.version === s.updatedAt) return cur.value;
     const events = new Map<string, AbiEvent>();
-    for (const item of s.abi ?? []) if (item['type'] === 'event') events.set(toEventSelector(item as unknown as AbiEvent), item as unknown as AbiEvent);
+    for (const [signature, event] of abiEvents(s.abi)) events.set(topic0Hash(signature), event);
     const advanced = new Map<string, Advanced>();
     for (const o of s.advancedOptions ?? []) {
-      const topic = toEventSelector(String(o['topic0']));
+      const topic = topic0Hash(String(o['topic0']));
       const event = events.get(topic);
       const filter = o['filter'] !== undefined && event !== undefined ? compileFilter(o['filter'] as FilterExpr, event.inputs) : null;
       advanced.set(topic, { filter, includeNativeTxs: o['includeNativeTxs'] === true, readsSpam: filter !== null && JSON.stringify(o['filter']).includes('"moralis_streams_possibleSpam"') });
     }
-    const value: Prepared = { topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map((t) => toEventSelector(t))), events, advanced };
+    const value: Prepared = { topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map(topic0Hash)), events, advanced };
     prepared.set(s.id, { version: s.updatedAt, value });
     return value;
   };
@@ -335,7 +336,7 @@ function select(selector: string, item: Item, args: Record<string, unknown> | nu
 async function runTriggers(call: ChainCall, chain: string, block: number, triggers: readonly Trigger[], byType: Typed): Promise<void> {
   for (const trigger of triggers) {
     const fn = trigger.functionAbi as unknown as AbiFunction;
-    const topic = trigger.topic0 === undefined ? undefined : /^0x[0-9a-fA-F]{64}$/.test(trigger.topic0) ? trigger.topic0.toLowerCase() : toEventSelector(trigger.topic0);
+    const topic = trigger.topic0 === undefined ? undefined : topic0Hash(trigger.topic0);
     for (const { item, args, topic0 } of byType[trigger.type.toLowerCase()] ?? []) {
       if (topic !== undefined && topic0 !== topic) continue;
       const to = select(trigger.contractAddress, item, args);

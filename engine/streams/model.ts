@@ -60,7 +60,7 @@ export interface StreamRecord extends StreamDefinition {
  * (0x504, 0x505 and 0x46f from 2026-09-25). It stays so until the stream is
  * updated (an update must drop the chain) or deleted.
  */
-export function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string | undefined {
+function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string | undefined {
   const gone = s.chainIds.flatMap((id) => {
     const chain = findChain(id);
     const removal = chain === undefined ? undefined : chainRemoval(chain, 'streams', now);

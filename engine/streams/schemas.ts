@@ -1,4 +1,4 @@
-import { parseAbiItem, toEventSignature, toFunctionSignature, type AbiEvent, type AbiFunction } from 'viem';
+import { parseAbiItem, toEventSelector, toEventSignature, toFunctionSignature, type AbiEvent, type AbiFunction } from 'viem';
 import { z } from 'zod';
 
 /** One schema per Streams API body (chains are checked against the registry by the service). */
@@ -37,9 +37,12 @@ const abi = z
     });
   });
 
-/** The event signatures an ABI declares (for checking topic0 against it). */
-export const abiEventSignatures = (items: Array<Record<string, unknown>>): Set<string> =>
-  new Set(items.filter((i) => i['type'] === 'event').map((i) => toEventSignature(i as unknown as AbiEvent)));
+/** The events an ABI declares, by signature (`Transfer(address,address,uint256)`): topic0 and advancedOptions name them so. */
+export const abiEvents = (items: ReadonlyArray<Record<string, unknown>> | null): Map<string, AbiEvent> =>
+  new Map((items ?? []).filter((i) => i['type'] === 'event').map((i) => [toEventSignature(i as unknown as AbiEvent), i as unknown as AbiEvent]));
+
+/** A topic0 as a stream names it (an event signature, or already its 32-byte hash) as the hash logs carry. */
+export const topic0Hash = (t: string): string => (/^0x[0-9a-fA-F]{64}$/.test(t) ? t.toLowerCase() : toEventSelector(t));
 
 const selectorOrAddress = z.string().refine((v) => /^\$[A-Za-z0-9_.]+$/.test(v) || /^0x[0-9a-fA-F]{40}$/.test(v), 'a $selector or an address');
 

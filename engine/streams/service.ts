@@ -7,9 +7,8 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { streamResponse, type StreamDefinition, type StreamRecord } from './model.js';
-import { toEventSignature, type AbiEvent } from 'viem';
 import { checkFilter } from '../match/advanced-filter.js';
-import { abiEventSignatures } from './schemas.js';
+import { abiEvents } from './schemas.js';
 import { settingsOf } from './settings.js';
 import { ownerMaySet } from './transitions.js';
 
@@ -170,7 +169,7 @@ export class StreamsService {
     const chainIds = def.chainIds.map((c, i) => chainFor(c, 'streams', now, { field: `chainIds.${i}` }).key);
     if (new Set(chainIds).size !== chainIds.length) throw badRequest('chainIds', 'a chain is listed twice');
     if (def.abi !== null && def.topic0 !== null) {
-      const events = abiEventSignatures(def.abi);
+      const events = abiEvents(def.abi);
       def.topic0.forEach((t, i) => {
         if (!events.has(t)) throw badRequest(`topic0.${i}`, `${t} is not an event of the abi`);
       });
@@ -219,8 +218,7 @@ export class StreamsService {
 
 /** An advancedOptions entry names an event of the abi, and its filter fits that event's parameters. */
 function checkAdvancedOption(o: Record<string, unknown>, abi: StreamDefinition['abi'], path: string): void {
-  const events = new Map((abi ?? []).filter((i) => i['type'] === 'event').map((i) => [toEventSignature(i as unknown as AbiEvent), i as unknown as AbiEvent]));
-  const event = events.get(String(o['topic0']));
+  const event = abiEvents(abi).get(String(o['topic0']));
   if (event === undefined) throw badRequest(`${path}.topic0`, `${String(o['topic0'])} is not an event of the abi`);
   if (o['filter'] === undefined) return;
   const problem = checkFilter(o['filter'], event.inputs, `${path}.filter`);
