@@ -5,9 +5,10 @@ import { compileFilterSet, type FilterSetData, type WatchedStream } from './filt
 
 /**
  * What every stream watches, kept in memory beside the store and compiled per
- * chain into a filter set on demand. Every change bumps the version; the next
- * block matched on a chain compiles (once) and publishes the new set, so a
- * change takes effect from the next block on, none missed.
+ * chain into a filter set on demand. A change bumps the version of the chains
+ * its stream lists (before and after the change); the next block matched on
+ * such a chain compiles (once) and publishes the new set, so a change takes
+ * effect from the next block on, none missed, and other chains keep theirs.
  */
 export interface CompiledChain {
   filter: FilterSetData;
@@ -25,7 +26,9 @@ interface Watched {
 export class Watchlist {
   private readonly streams = new Map<string, Watched>();
   private readonly addresses = new Map<string, Set<string>>();
-  private version = 1;
+  /** Versions count up across chains; each chain keeps the version of its last change, so a change recompiles only the chains it concerns. */
+  private counter = 0;
+  private readonly versions = new Map<string, number>();
   private readonly compiled = new Map<string, CompiledChain>();
 
   constructor(private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9) {}
@@ -37,19 +40,19 @@ export class Watchlist {
       const at = key.lastIndexOf('/');
       this.addressesOf(key.slice(0, at)).add(key.slice(at + 1));
     }
-    this.version++;
   }
 
   /** A stream was created or its definition changed. */
   stream(s: Pick<StreamRecord, 'id' | 'tenantId' | 'chainIds' | 'allAddresses' | 'topic0'>): void {
+    this.changed(s.id);
     this.streams.set(s.id, { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) });
-    this.version++;
+    this.changed(s.id);
   }
 
   removed(id: string): void {
+    this.changed(id);
     this.streams.delete(id);
     this.addresses.delete(id);
-    this.version++;
   }
 
   /** Addresses (lowercase) added to or removed from a stream. */
@@ -57,13 +60,14 @@ export class Watchlist {
     const set = this.addressesOf(id);
     for (const a of added) set.add(a);
     for (const a of removed) set.delete(a);
-    this.version++;
+    this.changed(id);
   }
 
   /** The chain's filter set at the current version, compiled when something changed since the last call. */
   compile(chain: string): CompiledChain {
     const cur = this.compiled.get(chain);
-    if (cur !== undefined && cur.filter.version === this.version) return cur;
+    const version = this.versions.get(chain) ?? 0;
+    if (cur !== undefined && cur.filter.version === version) return cur;
     const streams: Array<{ id: string; tenantId: string }> = [];
     const watched: WatchedStream[] = [];
     for (const [id, s] of this.streams) {
@@ -71,9 +75,15 @@ export class Watchlist {
       watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0 });
       streams.push({ id, tenantId: s.tenantId });
     }
-    const next = { filter: compileFilterSet(this.version, watched, this.seedOf(chain, this.version)), streams };
+    const next = { filter: compileFilterSet(version, watched, this.seedOf(chain, version)), streams };
     this.compiled.set(chain, next);
     return next;
+  }
+
+  /** The chains the stream lists (before and after a change, as it is called on both sides) need compiling again. */
+  private changed(id: string): void {
+    const version = ++this.counter;
+    for (const chain of this.streams.get(id)?.chainIds ?? []) this.versions.set(chain, version);
   }
 
   /** The stream's watched addresses (lowercase). */
