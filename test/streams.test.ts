@@ -119,6 +119,7 @@ describe('Streams API and delivery engine', () => {
         [{ webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: 'yes' }, 'includeNativeTxs'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], triggers: [{ type: 'tx', contractAddress: 'nope', functionAbi: { type: 'function', name: 'f' } }] }, 'triggers.0.contractAddress'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: [] }] }, 'getNativeBalances.0.selectors'],
+        [{ webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: ['$from'], type: 'internaltx' }] }, 'getNativeBalances.0.type'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Approval(address,address,uint256)' }] }, 'advancedOptions.0.topic0'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { gt: ['value', 'lots'] } }] }, 'advancedOptions.0.filter.gt.1'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { and: [{ eq: ['to', '0x0000000000000000000000000000000000000001'] }, { eq: ['amount', '1'] }] } }] }, 'advancedOptions.0.filter.and.1.eq.0'],

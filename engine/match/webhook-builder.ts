@@ -213,7 +213,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
       erc20transfer: body.erc20Transfers.map((item) => ({ item, args: null })),
       erc20approval: body.erc20Approvals.map((item) => ({ item, args: null })),
       nfttransfer: body.nftTransfers.map((item) => ({ item, args: null })),
-      internaltx: txsInternal.map((item) => ({ item, args: null })),
+      internalTx: txsInternal.map((item) => ({ item, args: null })),
     };
     if (s.triggers !== null && s.triggers.length > 0) await runTriggers(deps.call, chain, number, s.triggers, byType);
     if (s.getNativeBalances.length > 0) out['nativeBalances'] = await nativeBalances(deps, chain, number, s.getNativeBalances, byType);
@@ -337,7 +337,7 @@ async function runTriggers(call: ChainCall, chain: string, block: number, trigge
   for (const trigger of triggers) {
     const fn = trigger.functionAbi as unknown as AbiFunction;
     const topic = trigger.topic0 === undefined ? undefined : topic0Hash(trigger.topic0);
-    for (const { item, args, topic0 } of byType[trigger.type.toLowerCase()] ?? []) {
+    for (const { item, args, topic0 } of byType[trigger.type] ?? []) {
       if (topic !== undefined && topic0 !== topic) continue;
       const to = select(trigger.contractAddress, item, args);
       let value: unknown = null;
@@ -383,7 +383,7 @@ function plain(v: unknown): unknown {
 async function nativeBalances(deps: BuilderDeps, chain: string, block: number, specs: StreamRecord['getNativeBalances'], byType: Typed): Promise<Item[]> {
   const addresses: string[] = [];
   for (const spec of specs) {
-    for (const { item, args } of byType[spec.type.toLowerCase()] ?? []) {
+    for (const { item, args } of byType[spec.type] ?? []) {
       for (const sel of spec.selectors) {
         const a = select(sel, item, args);
         if (typeof a === 'string' && /^0x[0-9a-fA-F]{40}$/.test(a) && !addresses.includes(a.toLowerCase())) addresses.push(a.toLowerCase());

@@ -55,7 +55,11 @@ const trigger = z.object({
   callFrom: selectorOrAddress.optional(),
 });
 
-const nativeBalances = z.object({ selectors: z.array(z.string()).min(1, 'at least one selector'), type: z.string().default('tx') });
+const NATIVE_BALANCE_TYPES = ['tx', 'log', 'erc20transfer', 'erc20approval', 'nfttransfer', 'internalTx'] as const;
+const nativeBalances = z.object({
+  selectors: z.array(z.string()).min(1, 'at least one selector'),
+  type: z.enum(NATIVE_BALANCE_TYPES, { error: `one of ${NATIVE_BALANCE_TYPES.join(', ')}` }).default('tx'),
+});
 
 const advancedOption = z.object({ topic0: z.string(), filter: z.record(z.string(), z.unknown()).optional(), includeNativeTxs: bool.optional() });
 
