@@ -24,7 +24,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';
 import { openStore } from '../storage/env.js';
 import { startProcess } from './proc.js';
-import { printRows, report } from './report.js';
+import { percentile, printRows, report } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
 const WEBHOOKS = Number(process.env['BENCH_WEBHOOKS'] ?? 100_000);
@@ -56,11 +56,6 @@ function timed(inner: Sender, latencies: number[]): Sender {
   };
 }
 
-const p99 = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return +(s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? 0).toFixed(2);
-};
-
 async function deliverAll(label: string, sender: Sender, url: string, count: number): Promise<{ perSec: number; p99Ms: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-dispatch-'));
   const store = openStore(dir);
@@ -90,8 +85,9 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
     }
     const seconds = (performance.now() - started) / 1000;
     const perSec = Math.round(count / seconds);
-    console.log(`${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99(latencies)} ms`);
-    return { perSec, p99Ms: p99(latencies) };
+    const p99Ms = +percentile(latencies, 0.99).toFixed(2);
+    console.log(`${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms`);
+    return { perSec, p99Ms };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ import { printRows, report } from './report.js';
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
 const CHAIN = '0x1';
 const bundles = FIXTURE_BLOCKS.map(bundle);
+const txCounts = ((n: number[]) => ({ min: Math.min(...n), max: Math.max(...n) }))(bundles.map((b) => (b.block['transactions'] as unknown[]).length));
 
 const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-ingest-'));
 const store = openStore(dir);
@@ -124,7 +125,7 @@ try {
   ]);
   const met = figures.blocksWrittenPerSec >= 2_000 && figures.probeColumnScanBlocksPerSec >= 20_000 && ratio <= 0.4;
   report('ingest', 'npm run bench:ingest', figures, { blocksWrittenPerSec: '>= 2000', probeColumnScanBlocksPerSec: '>= 20000 (one core)', bytesPerBlockStored: '<= 40% of bytesPerBlockNodeJson' }, met, [
-    `${BLOCKS} blocks: the 8 complete mainnet bundles of ../shared/fixtures/evm/chainstorage (64–210 transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per LMDB transaction as the follower commits while catching up, each commit flushed to disk.`,
+    `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage (${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per LMDB transaction as the follower commits while catching up, each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
     `Stored = the LMDB pages of the tables written (per block: records ${Math.round(tableBytes.blocks / BLOCKS)} B, probe columns ${Math.round(tableBytes.probes / BLOCKS)} B, transfer indexes ${Math.round(tableBytes.transfers / BLOCKS)} B, hashes ${Math.round(tableBytes.canon / BLOCKS)} B); node JSON = block + receipts + callTracer traces. Stored/JSON = ${(100 * ratio).toFixed(1)}%. Scan checksum ${touched}.`,
   ]);

@@ -67,3 +67,12 @@ export function printRows(rows: Array<[label: string, value: number, unit: strin
     console.log(`${label.padEnd(28)} ${value.toLocaleString('en-US', { maximumFractionDigits: 2 }).padStart(14)} ${unit}${ratio}`);
   }
 }
+
+/**
+ * The q-quantile of xs by nearest rank: the value at index floor(q·n) of the sorted values
+ * (the last one for q = 1); NaN when xs is empty.
+ */
+export function percentile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
