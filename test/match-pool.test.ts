@@ -59,7 +59,7 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
     // Several tasks at once, so both workers answer with the new version.
     const answers = await Promise.all(numbers.map((n) => pool.match(chain, [n], v2)));
     numbers.forEach((n) => expect(answers[n]![0], `block ${n}`).toEqual(here2.match(probes[n]!)));
-    const count = (ms: Array<Map<number, number[]>>) => ms.reduce((a, m) => a + (m.get(0)?.length ?? 0), 0);
-    expect(count(answers.map((a) => a[0]!))).toBeGreaterThan(count(first));
+    // The versions answer differently on the blocks both read, so a worker still on v1 would be caught above.
+    expect(answers.slice(0, 4).map((a) => a[0])).not.toEqual(first.slice(0, 4));
   });
 });

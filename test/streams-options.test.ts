@@ -1,11 +1,7 @@
-import { createRequire } from 'node:module';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatUnits, parseAbi, parseEther, toEventSelector, type Hex, type TransactionReceipt } from 'viem';
-import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed, type Write } from './contracts.js';
-import { startChainpost, stopAndClean, type Running } from './helpers.js';
-import { startReceiver } from './receiver.js';
-import { A0, A1, A2, serverEnv, streamsHarness } from './streams-harness.js';
+import { DEV_ACCOUNTS, deploy, mined, walletClient, write, type Deployed, type Write } from './contracts.js';
+import { A0, A1, A2, ERC20_ABI, Moralis, streamsSuite } from './streams-harness.js';
 
 /**
  * Every EVM stream option end to end: contracts on a real anvil, the real
@@ -16,8 +12,6 @@ import { A0, A1, A2, serverEnv, streamsHarness } from './streams-harness.js';
  * parses with the SDK, and its logs decode with Moralis.Streams.parsedLogs
  * when the stream has an abi.
  */
-const require = createRequire(import.meta.url);
-const Moralis = require('moralis').default;
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -25,7 +19,6 @@ const ZERO = '0x0000000000000000000000000000000000000000';
 const TRANSFER = 'Transfer(address,address,uint256)';
 const APPROVAL = 'Approval(address,address,uint256)';
 const APPROVAL_FOR_ALL = 'ApprovalForAll(address,address,bool)';
-const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
 const ERC721_ABI = parseAbi([
   'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
   'event Approval(address indexed owner, address indexed approved, uint256 indexed tokenId)',
@@ -44,23 +37,13 @@ const balanceOfNamed = (output: string) => ({ type: 'function', name: 'balanceOf
 const EMPTY = { logs: [], txs: [], txsInternal: [], erc20Transfers: [], erc20Approvals: [], nftTransfers: [], nftTokenApprovals: [], nftApprovals: { ERC721: [], ERC1155: [] }, nativeBalances: [] };
 
 describe('EVM stream options on anvil', () => {
-  let anvil: Anvil;
-  let s: Running;
-  let rx: Awaited<ReturnType<typeof startReceiver>>;
-  let secret: string;
   let token: Deployed;
   let token2: Deployed;
   let spamToken: Deployed;
   let nft: Deployed;
   let multi: Deployed;
   let forwarder: Deployed;
-  const created: string[] = [];
-
-  beforeAll(async () => {
-    anvil = await startAnvil({ chainId: 1337 });
-    rx = await startReceiver();
-    s = await startChainpost(serverEnv(anvil));
-    secret = (await s.call('/settings')).body.secretKey;
+  const { env, rpc, createStream, deliveries, nothingFor, checkParses } = streamsSuite(async ({ anvil }) => {
     token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
     token2 = await deploy(anvil.url, 'TestToken', ['Other Token', 'OT', 18, 10n ** 24n], K1);
     spamToken = await deploy(anvil.url, 'TestToken', ['Visit claim-now.com', 'CLAIM', 18, 10n ** 24n], K2);
@@ -71,24 +54,13 @@ describe('EVM stream options on anvil', () => {
     await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 100_000_000n] });
     await write(anvil.url, { ...token, functionName: 'transfer', args: [A2, 100_000_000n] });
     await write(anvil.url, { ...spamToken, functionName: 'transfer', args: [A0, 10n ** 21n], account: K2 });
-  }, 60_000);
-  afterEach(async () => {
-    // A later test's activity is not the business of an earlier test's streams.
-    for (const id of created.splice(0)) await s.call(`/streams/evm/${id}`, { method: 'DELETE' });
   });
-  afterAll(async () => {
-    if (process.env['E2E_LOG']) console.log(s.output().split('\n').filter((l) => !l.includes('"request"')).slice(-60).join('\n'));
-    await stopAndClean(s);
-    await rx?.close();
-    await anvil?.stop();
-  });
-
-  const { rpc, createStream, deliveries, nothingFor, checkParses } = streamsHarness(() => ({ anvil, s, rx, secret, created }));
+  const url = () => env().anvil.url;
 
   // ---- activity and expected items ---------------------------------------------
 
   /** Sends a contract write without waiting for it to be mined. */
-  const submit = async (w: Write): Promise<Hex> => (await walletClient(anvil.url, w.account)).writeContract({ address: w.address, abi: w.abi, functionName: w.functionName, args: w.args ?? [], value: w.value });
+  const submit = async (w: Write): Promise<Hex> => (await walletClient(url(), w.account)).writeContract({ address: w.address, abi: w.abi, functionName: w.functionName, args: w.args ?? [], value: w.value });
   /** Sends the transactions (from different accounts) into one block; their receipts in block order. */
   const oneBlock = async (sends: Array<() => Promise<Hex>>): Promise<TransactionReceipt[]> => {
     await rpc().request({ method: 'evm_setAutomine' as never, params: [false] as never });
@@ -99,7 +71,7 @@ describe('EVM stream options on anvil', () => {
     } finally {
       await rpc().request({ method: 'evm_setAutomine' as never, params: [true] as never });
     }
-    const receipts = await Promise.all(hashes.map((h) => mined(anvil.url, h)));
+    const receipts = await Promise.all(hashes.map((h) => mined(url(), h)));
     expect(new Set(receipts.map((r) => r.blockNumber)).size, 'one block').toBe(1);
     return receipts.sort((a, b) => a.transactionIndex - b.transactionIndex);
   };
@@ -183,7 +155,7 @@ describe('EVM stream options on anvil', () => {
     const contract = nft.address.toLowerCase();
     const meta = { contract, tokenContractType: 'ERC721', tokenName: 'Test NFT', tokenSymbol: 'TNFT', possibleSpam: false };
 
-    const minted = await write(anvil.url, { ...nft, functionName: 'mint', args: [A1, 7n] });
+    const minted = await write(url(), { ...nft, functionName: 'mint', args: [A1, 7n] });
     const m = await expectHooks(id, minted.blockNumber, ERC721_ABI, {
       logs: [logItem(minted)],
       nftTransfers: [{ transactionHash: minted.transactionHash, logIndex: '0', ...meta, operator: null, from: ZERO, to: A1, tokenId: '7', amount: '1' }],
@@ -191,18 +163,17 @@ describe('EVM stream options on anvil', () => {
     expect(m.body.logs[0].topic0).toBe(toEventSelector(TRANSFER));
     expect(plain(m.decoded)).toEqual([{ from: ZERO, to: A1, tokenId: '7' }]);
 
-    // Neither sender, recipient nor emitter is watched: nothing.
-    const other = await write(anvil.url, { ...nft, functionName: 'mint', args: [A0, 1_000_000_000_000n] });
-    await nothingFor(id, other.blockNumber);
-
-    const moved = await write(anvil.url, { ...nft, functionName: 'transferFrom', args: [A0, A1, 1_000_000_000_000n] });
+    // Neither sender, recipient nor emitter is watched: nothing (checked once the next block's transfer came).
+    const other = await write(url(), { ...nft, functionName: 'mint', args: [A0, 1_000_000_000_000n] });
+    const moved = await write(url(), { ...nft, functionName: 'transferFrom', args: [A0, A1, 1_000_000_000_000n] });
     const t = await expectHooks(id, moved.blockNumber, ERC721_ABI, {
       logs: [logItem(moved)],
       nftTransfers: [{ transactionHash: moved.transactionHash, logIndex: '0', ...meta, operator: null, from: A0, to: A1, tokenId: '1000000000000', amount: '1' }],
     });
     expect(plain(t.decoded)).toEqual([{ from: A0, to: A1, tokenId: '1000000000000' }]);
+    await nothingFor(id, other.blockNumber, moved.blockNumber);
 
-    const approved = await write(anvil.url, { ...nft, functionName: 'approve', args: [A2, 7n], account: K1 });
+    const approved = await write(url(), { ...nft, functionName: 'approve', args: [A2, 7n], account: K1 });
     const a = await expectHooks(id, approved.blockNumber, ERC721_ABI, {
       logs: [logItem(approved)],
       nftTokenApprovals: [{ transactionHash: approved.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: false, tokenId: '7' }],
@@ -210,7 +181,7 @@ describe('EVM stream options on anvil', () => {
     });
     expect(plain(a.decoded)).toEqual([{ owner: A1, approved: A2, tokenId: '7' }]);
 
-    const all = await write(anvil.url, { ...nft, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
+    const all = await write(url(), { ...nft, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
     const f = await expectHooks(id, all.blockNumber, ERC721_ABI, {
       logs: [logItem(all)],
       nftTokenApprovals: [{ transactionHash: all.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: true, tokenId: null }],
@@ -225,19 +196,19 @@ describe('EVM stream options on anvil', () => {
     // TestMulti has no name() or symbol().
     const meta = { contract: multi.address.toLowerCase(), tokenContractType: 'ERC1155', tokenName: '', tokenSymbol: '', possibleSpam: false };
 
-    const single = await write(anvil.url, { ...multi, functionName: 'mint', args: [A1, 5n, 10n] });
+    const single = await write(url(), { ...multi, functionName: 'mint', args: [A1, 5n, 10n] });
     const one = await expectHooks(id, single.blockNumber, ERC1155_ABI, {
       logs: [logItem(single)],
       nftTransfers: [{ transactionHash: single.transactionHash, logIndex: '0', ...meta, operator: A0, from: ZERO, to: A1, tokenId: '5', amount: '10' }],
     });
     expect(plain(one.decoded)).toEqual([{ operator: A0, from: ZERO, to: A1, id: '5', value: '10' }]);
 
-    const batch = await write(anvil.url, { ...multi, functionName: 'mintBatch', args: [A1, [1n, 2n, 3n], [4n, 5n, 6n]], account: K2 });
+    const batch = await write(url(), { ...multi, functionName: 'mintBatch', args: [A1, [1n, 2n, 3n], [4n, 5n, 6n]], account: K2 });
     const item = (tokenId: string, amount: string) => ({ transactionHash: batch.transactionHash, logIndex: '0', ...meta, operator: A2, from: ZERO, to: A1, tokenId, amount });
     const b = await expectHooks(id, batch.blockNumber, ERC1155_ABI, { logs: [logItem(batch)], nftTransfers: [item('1', '4'), item('2', '5'), item('3', '6')] });
     expect(plain(b.decoded)).toEqual([{ operator: A2, from: ZERO, to: A1, ids: ['1', '2', '3'], values: ['4', '5', '6'] }]);
 
-    const all = await write(anvil.url, { ...multi, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
+    const all = await write(url(), { ...multi, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
     const base = { transactionHash: all.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2 };
     const f = await expectHooks(id, all.blockNumber, ERC1155_ABI, {
       logs: [logItem(all)],
@@ -259,20 +230,28 @@ describe('EVM stream options on anvil', () => {
     };
     const fwd = forwarder.address.toLowerCase();
 
-    const forward = await write(anvil.url, { ...forwarder, functionName: 'forward', args: [A1], value: 1000n });
+    const forward = await write(url(), { ...forwarder, functionName: 'forward', args: [A1], value: 1000n });
     const calls = await internal(forward);
     expect(calls).toMatchObject([{ from: fwd, to: A1, value: '1000' }]);
     await expectHooks(id, forward.blockNumber, null, { txsInternal: calls });
-    await nothingFor(without, forward.blockNumber);
 
-    const split = await write(anvil.url, { ...forwarder, functionName: 'split', args: [A1, A2], value: 1001n });
+    const split = await write(url(), { ...forwarder, functionName: 'split', args: [A1, A2], value: 1001n });
     const both = await internal(split);
     expect(both).toMatchObject([
       { from: fwd, to: A1, value: '500' },
       { from: fwd, to: A2, value: '501' },
     ]);
     await expectHooks(id, split.blockNumber, null, { txsInternal: both });
-    await nothingFor(without, split.blockNumber);
+
+    // Sent by the watched A1 through the forwarder to A2: without the option the transaction comes, not its internal one.
+    const own = await write(url(), { ...forwarder, functionName: 'forward', args: [A2], value: 9n, account: K1 });
+    const ownCalls = await internal(own);
+    expect(ownCalls).toMatchObject([{ from: fwd, to: A2, value: '9' }]);
+    await expectHooks(id, own.blockNumber, null, { txsInternal: ownCalls });
+    await expectHooks(without, own.blockNumber, null, { txs: [await txItem(own.transactionHash)] });
+    // Only internal value reached the watched wallets in the blocks before: nothing for it there.
+    await nothingFor(without, forward.blockNumber, own.blockNumber);
+    await nothingFor(without, split.blockNumber, own.blockNumber);
   });
 
   // ---- 4. allAddresses -------------------------------------------------------------
@@ -312,7 +291,7 @@ describe('EVM stream options on anvil', () => {
     const txOnly = await createStream({ includeNativeTxs: true, abi: FORWARDED_ABI }, [A2]);
 
     // Forwarded(A0, A1, 500) names A1; Forwarded(A0, A2, 501) does not.
-    const split = await write(anvil.url, { ...forwarder, functionName: 'split', args: [A1, A2], value: 1001n });
+    const split = await write(url(), { ...forwarder, functionName: 'split', args: [A1, A2], value: 1001n });
     expect(split.logs).toHaveLength(2);
     const a = await expectHooks(all, split.blockNumber, FORWARDED_ABI, { logs: [logItem(split, 0), logItem(split, 1)] });
     expect(plain(a.decoded)).toEqual([
@@ -320,16 +299,20 @@ describe('EVM stream options on anvil', () => {
       { from: A0, to: A2, value: '501' },
     ]);
     await expectHooks(one, split.blockNumber, FORWARDED_ABI, { logs: [logItem(split, 0)] });
-    // A2 only receives internal value and is named by a log: no match for a stream of transactions.
-    await nothingFor(byTx, split.blockNumber);
 
     // A transaction sent by the watched A2: with includeAllTxLogs its logs come along.
-    const forward = await write(anvil.url, { ...forwarder, functionName: 'forward', args: [A0], value: 7n, account: K2 });
+    const forward = await write(url(), { ...forwarder, functionName: 'forward', args: [A0], value: 7n, account: K2 });
     const tx = await txItem(forward.transactionHash);
     const b = await expectHooks(byTx, forward.blockNumber, FORWARDED_ABI, { txs: [tx], logs: [logItem(forward)] });
     expect(plain(b.decoded)).toEqual([{ from: A2, to: A0, value: '7' }]);
     await expectHooks(txOnly, forward.blockNumber, FORWARDED_ABI, { txs: [tx] });
-    await nothingFor(all, forward.blockNumber);
+    // In the split, A2 only received internal value and was named by a log: no match for a stream of transactions.
+    await nothingFor(byTx, split.blockNumber, forward.blockNumber);
+
+    // The forward names A0 and A2, not A1: nothing for `all`; a Forwarded naming A1 after it comes.
+    const again = await write(url(), { ...forwarder, functionName: 'forward', args: [A1], value: 3n });
+    await expectHooks(all, again.blockNumber, FORWARDED_ABI, { logs: [logItem(again)] });
+    await nothingFor(all, forward.blockNumber, again.blockNumber);
   });
 
   // ---- 6. includeNativeTxs ---------------------------------------------------------
@@ -338,19 +321,20 @@ describe('EVM stream options on anvil', () => {
     const withTxs = await createStream({ includeNativeTxs: true, includeContractLogs: true, abi: ERC20_ABI }, [A1]);
     const noTxs = await createStream({ includeNativeTxs: false, includeContractLogs: true, abi: ERC20_ABI }, [A1]);
 
-    const hash = await (await walletClient(anvil.url, K0)).sendTransaction({ to: A1, value: parseEther('1.5') });
-    const native = await mined(anvil.url, hash);
+    const hash = await (await walletClient(url(), K0)).sendTransaction({ to: A1, value: parseEther('1.5') });
+    const native = await mined(url(), hash);
     const tx = await txItem(hash);
     expect(tx).toMatchObject({ fromAddress: A0, toAddress: A1, value: parseEther('1.5').toString(), input: '0x', type: '2', transactionIndex: '0' });
     await expectHooks(withTxs, native.blockNumber, ERC20_ABI, { txs: [tx] });
-    await nothingFor(noTxs, native.blockNumber);
 
-    const sent = await write(anvil.url, { ...token, functionName: 'transfer', args: [A2, 4321n], account: K1 });
+    const sent = await write(url(), { ...token, functionName: 'transfer', args: [A2, 4321n], account: K1 });
     const parts = { logs: [logItem(sent)], erc20Transfers: [tt(sent, A1, A2, 4321n)] };
     const w = await expectHooks(withTxs, sent.blockNumber, ERC20_ABI, { ...parts, txs: [await txItem(sent.transactionHash)] });
     expect(w.body.txs[0]).toMatchObject({ fromAddress: A1, toAddress: token.address.toLowerCase(), value: '0' });
     expect(plain(w.decoded)).toEqual([{ from: A1, to: A2, value: '4321' }]);
     await expectHooks(noTxs, sent.blockNumber, ERC20_ABI, parts);
+    // The native transfer before it: nothing without includeNativeTxs.
+    await nothingFor(noTxs, native.blockNumber, sent.blockNumber);
   });
 
   // ---- 7. topic0 -------------------------------------------------------------------
@@ -365,9 +349,10 @@ describe('EVM stream options on anvil', () => {
     });
     expect(plain(decoded)).toEqual([{ owner: A0, spender: A1, value: '77' }]);
 
-    // A block with only the Transfer: nothing.
-    const transfer = await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 6n], account: K2 });
-    await nothingFor(id, transfer.blockNumber);
+    // A block with only the Transfer: nothing (checked once the next approval came).
+    const transfer = await write(url(), { ...token, functionName: 'transfer', args: [A1, 6n], account: K2 });
+    const next = await write(url(), { ...token, functionName: 'approve', args: [A1, 78n], account: K0 });
+    await nothingFor(id, transfer.blockNumber, next.blockNumber);
   });
 
   // ---- 8. advancedOptions ----------------------------------------------------------
@@ -383,12 +368,14 @@ describe('EVM stream options on anvil', () => {
     expect(plain(w.decoded)).toEqual([{ from: A2, to: A1, value: '5000' }]);
     await expectHooks(noTx, big.blockNumber, ERC20_ABI, parts);
 
-    // Only the small one (1000 is not > 1000): nothing.
-    const small = await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 999n], account: K2 });
-    await nothingFor(withTx, small.blockNumber);
+    // Only a small one (999 is not > 1000): nothing; then 1001 is.
+    const small = await write(url(), { ...token, functionName: 'transfer', args: [A1, 999n], account: K2 });
+    const next = await write(url(), { ...token, functionName: 'transfer', args: [A1, 1001n], account: K2 });
+    await nothingFor(withTx, small.blockNumber, next.blockNumber);
   });
 
   it('advancedOptions: an invalid entry is refused with 400 naming the field, on create and on update', async () => {
+    const { s, rx } = env();
     const base = { webhookUrl: rx.url, chainIds: ['0x539'], includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER] };
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ topic0: 'Swap(address,uint256)' }, 'advancedOptions.0.topic0'],
@@ -416,10 +403,10 @@ describe('EVM stream options on anvil', () => {
   it('getNativeBalances: the balances of the selected addresses at the block', async () => {
     const id = await createStream({ includeNativeTxs: true, getNativeBalances: [{ selectors: ['$fromAddress', '$toAddress'], type: 'tx' }] }, [A1]);
     const plainStream = await createStream({ includeNativeTxs: true }, [A1]);
-    const hash = await (await walletClient(anvil.url, K0)).sendTransaction({ to: A1, value: parseEther('0.25') });
-    const r = await mined(anvil.url, hash);
+    const hash = await (await walletClient(url(), K0)).sendTransaction({ to: A1, value: parseEther('0.25') });
+    const r = await mined(url(), hash);
     // Both balances change again in the next block: the webhooks must say the balances at theirs.
-    await mined(anvil.url, await (await walletClient(anvil.url, K1)).sendTransaction({ to: A0, value: parseEther('0.1') }));
+    await mined(url(), await (await walletClient(url(), K1)).sendTransaction({ to: A0, value: parseEther('0.1') }));
     const at = async (a: Hex) => ({ address: a, balance: String(await rpc().getBalance({ address: a, blockNumber: r.blockNumber })) });
     const tx = await txItem(hash);
     await expectHooks(id, r.blockNumber, null, { txs: [tx], nativeBalances: [await at(A0), await at(A1)] });
@@ -434,9 +421,9 @@ describe('EVM stream options on anvil', () => {
       { type: 'erc20transfer', contractAddress: '$contract', functionAbi: balanceOfNamed('fromBalance'), inputs: ['$from'] },
     ];
     const id = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], triggers }, [A1]);
-    const r = await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 3000n], account: K0 });
+    const r = await write(url(), { ...token, functionName: 'transfer', args: [A1, 3000n], account: K0 });
     // Both balances change again in the next block.
-    await write(anvil.url, { ...token, functionName: 'transfer', args: [A1, 7n], account: K0 });
+    await write(url(), { ...token, functionName: 'transfer', args: [A1, 7n], account: K0 });
     const toBalance = await balanceOf(token, A1, r.blockNumber);
     const fromBalance = await balanceOf(token, A0, r.blockNumber);
     expect(toBalance).not.toBe(await balanceOf(token, A1, r.blockNumber + 1n));
@@ -464,9 +451,11 @@ describe('EVM stream options on anvil', () => {
     const both = [spam, ok].sort((a, b) => a.transactionIndex - b.transactionIndex);
     await expectHooks(plainStream, ok.blockNumber, ERC20_ABI, { logs: both.map((r) => logItem(r)), erc20Transfers: both.map((r) => (r === spam ? spamItem(r, 10n) : tt(r, A2, A1, 11n))) });
 
-    // A block with only the spam token's transfer: no webhook with the flag.
-    const only = await write(anvil.url, { ...spamToken, functionName: 'transfer', args: [A1, 12n], account: K0 });
+    // A block with only the spam token's transfer: no webhook with the flag (checked once a clean transfer after it came).
+    const only = await write(url(), { ...spamToken, functionName: 'transfer', args: [A1, 12n], account: K0 });
     await expectHooks(plainStream, only.blockNumber, ERC20_ABI, { logs: [logItem(only)], erc20Transfers: [spamItem(only, 12n)] });
-    await nothingFor(flagged, only.blockNumber);
+    const next = await write(url(), { ...token, functionName: 'transfer', args: [A1, 13n], account: K2 });
+    await expectHooks(flagged, next.blockNumber, ERC20_ABI, { logs: [logItem(next)], erc20Transfers: [tt(next, A2, A1, 13n)] });
+    await nothingFor(flagged, only.blockNumber, next.blockNumber);
   });
 });

@@ -12,22 +12,27 @@ const B = '0x00000000000000000000000000000000000000bb';
 const E18 = 10n ** 18n;
 
 const run = (expr: FilterExpr, args: Record<string, unknown>, inputs = TRANSFER.inputs): boolean => compileFilter(expr, inputs)(args);
+/** Each filter of the table against the same args: [filter, whether it matches]. */
+const expectTable = (args: Record<string, unknown>, cases: ReadonlyArray<[FilterExpr, boolean]>, inputs = TRANSFER.inputs): void => {
+  for (const [expr, matches] of cases) expect(run(expr, args, inputs), JSON.stringify(expr)).toBe(matches);
+};
 
 describe('compileFilter: comparisons by type', () => {
   it('uint256 compares as big integers, written as strings or numbers', () => {
-    const args = { from: A, to: B, value: E18 + 1n };
-    expect(run({ eq: ['value', '1000000000000000001'] }, args)).toBe(true);
-    expect(run({ eq: ['value', '1000000000000000000'] }, args)).toBe(false);
-    expect(run({ ne: ['value', '1000000000000000000'] }, args)).toBe(true);
-    expect(run({ ne: ['value', '1000000000000000001'] }, args)).toBe(false);
-    expect(run({ gt: ['value', '1000000000000000000'] }, args)).toBe(true);
-    expect(run({ gt: ['value', '1000000000000000001'] }, args)).toBe(false);
-    expect(run({ gte: ['value', '1000000000000000001'] }, args)).toBe(true);
-    expect(run({ gte: ['value', '1000000000000000002'] }, args)).toBe(false);
-    expect(run({ lt: ['value', '1000000000000000002'] }, args)).toBe(true);
-    expect(run({ lt: ['value', '1000000000000000001'] }, args)).toBe(false);
-    expect(run({ lte: ['value', '1000000000000000001'] }, args)).toBe(true);
-    expect(run({ lte: ['value', '1000000000000000000'] }, args)).toBe(false);
+    expectTable({ from: A, to: B, value: E18 + 1n }, [
+      [{ eq: ['value', '1000000000000000001'] }, true],
+      [{ eq: ['value', '1000000000000000000'] }, false],
+      [{ ne: ['value', '1000000000000000000'] }, true],
+      [{ ne: ['value', '1000000000000000001'] }, false],
+      [{ gt: ['value', '1000000000000000000'] }, true],
+      [{ gt: ['value', '1000000000000000001'] }, false],
+      [{ gte: ['value', '1000000000000000001'] }, true],
+      [{ gte: ['value', '1000000000000000002'] }, false],
+      [{ lt: ['value', '1000000000000000002'] }, true],
+      [{ lt: ['value', '1000000000000000001'] }, false],
+      [{ lte: ['value', '1000000000000000001'] }, true],
+      [{ lte: ['value', '1000000000000000000'] }, false],
+    ]);
     // The docs' own example writes 1e21 as a JSON number; it is exact as a double.
     expect(run({ gte: ['value', 1000000000000000000000] }, { value: 10n ** 21n })).toBe(true);
     expect(run({ gte: ['value', 1000000000000000000000] }, { value: 10n ** 21n - 1n })).toBe(false);
@@ -46,19 +51,24 @@ describe('compileFilter: comparisons by type', () => {
   });
 
   it('int256 compares signed', () => {
-    const neg = { delta: -5n };
-    expect(run({ eq: ['delta', '-5'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ eq: ['delta', -5] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ ne: ['delta', '5'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ lt: ['delta', '0'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ lt: ['delta', '-5'] }, neg, MIXED.inputs)).toBe(false);
-    expect(run({ lte: ['delta', '-5'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ gt: ['delta', '-6'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ gt: ['delta', '-5'] }, neg, MIXED.inputs)).toBe(false);
-    expect(run({ gte: ['delta', '-5'] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ gte: ['delta', '-4'] }, neg, MIXED.inputs)).toBe(false);
-    expect(run({ in: ['delta', ['-5', '5']] }, neg, MIXED.inputs)).toBe(true);
-    expect(run({ nin: ['delta', ['-5', '5']] }, neg, MIXED.inputs)).toBe(false);
+    expectTable(
+      { delta: -5n },
+      [
+        [{ eq: ['delta', '-5'] }, true],
+        [{ eq: ['delta', -5] }, true],
+        [{ ne: ['delta', '5'] }, true],
+        [{ lt: ['delta', '0'] }, true],
+        [{ lt: ['delta', '-5'] }, false],
+        [{ lte: ['delta', '-5'] }, true],
+        [{ gt: ['delta', '-6'] }, true],
+        [{ gt: ['delta', '-5'] }, false],
+        [{ gte: ['delta', '-5'] }, true],
+        [{ gte: ['delta', '-4'] }, false],
+        [{ in: ['delta', ['-5', '5']] }, true],
+        [{ nin: ['delta', ['-5', '5']] }, false],
+      ],
+      MIXED.inputs,
+    );
   });
 
   it('addresses compare case-insensitively on both sides', () => {
@@ -86,15 +96,20 @@ describe('compileFilter: comparisons by type', () => {
   });
 
   it('strings compare exactly (case-sensitive)', () => {
-    const args = { label: 'berlin' };
-    expect(run({ eq: ['label', 'berlin'] }, args, MIXED.inputs)).toBe(true);
-    expect(run({ eq: ['label', 'Berlin'] }, args, MIXED.inputs)).toBe(false);
-    expect(run({ ne: ['label', 'paris'] }, args, MIXED.inputs)).toBe(true);
-    expect(run({ ne: ['label', 'berlin'] }, args, MIXED.inputs)).toBe(false);
-    expect(run({ in: ['label', ['berlin', 'paris']] }, args, MIXED.inputs)).toBe(true);
-    expect(run({ in: ['label', ['rome', 'paris']] }, args, MIXED.inputs)).toBe(false);
-    expect(run({ nin: ['label', ['bob', 'alice']] }, args, MIXED.inputs)).toBe(true);
-    expect(run({ nin: ['label', ['berlin']] }, args, MIXED.inputs)).toBe(false);
+    expectTable(
+      { label: 'berlin' },
+      [
+        [{ eq: ['label', 'berlin'] }, true],
+        [{ eq: ['label', 'Berlin'] }, false],
+        [{ ne: ['label', 'paris'] }, true],
+        [{ ne: ['label', 'berlin'] }, false],
+        [{ in: ['label', ['berlin', 'paris']] }, true],
+        [{ in: ['label', ['rome', 'paris']] }, false],
+        [{ nin: ['label', ['bob', 'alice']] }, true],
+        [{ nin: ['label', ['berlin']] }, false],
+      ],
+      MIXED.inputs,
+    );
   });
 
   it('bytes32 compares as case-insensitive hex; tuple fields are named param.field', () => {
