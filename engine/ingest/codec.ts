@@ -223,3 +223,128 @@ function fromWire(v: unknown): unknown {
   return v;
 }
 
+
+/**
+ * Reading stored values in place: the record's structure is walked by its
+ * msgpack headers alone, so a reader can decode just the items it wants.
+ */
+export interface WireRange {
+  start: number;
+  end: number;
+}
+
+const u16 = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
+const u32 = (b: Uint8Array, o: number): number => ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+
+// Bytes taken by a msgpack value of fixed size, by its first byte (0 = sized by a length or a count).
+const FIXED = new Uint8Array(256);
+for (let c = 0; c < 0x80; c++) FIXED[c] = 1;
+for (let c = 0xe0; c < 0x100; c++) FIXED[c] = 1;
+for (const [c, n] of [[0xc0, 1], [0xc2, 1], [0xc3, 1], [0xca, 5], [0xcb, 9], [0xcc, 2], [0xcd, 3], [0xce, 5], [0xcf, 9], [0xd0, 2], [0xd1, 3], [0xd2, 5], [0xd3, 9], [0xd4, 3], [0xd5, 4], [0xd6, 6], [0xd7, 10], [0xd8, 18]] as const) FIXED[c] = n;
+
+/** Where the value at `o` ends, found from headers alone: nothing is decoded. */
+export function skipValue(b: Uint8Array, o: number): number {
+  let pending = 1;
+  while (pending > 0) {
+    if (o >= b.length) throw new RangeError('stored value ends early');
+    pending--;
+    const c = b[o]!;
+    const fixed = FIXED[c]!;
+    if (fixed > 0) o += fixed;
+    else if (c < 0x90) {
+      pending += 2 * (c & 0x0f);
+      o += 1;
+    } else if (c < 0xa0) {
+      pending += c & 0x0f;
+      o += 1;
+    } else if (c < 0xc0) o += 1 + (c & 0x1f);
+    else {
+      switch (c) {
+        case 0xc4: case 0xd9: o += 2 + b[o + 1]!; break;
+        case 0xc5: case 0xda: o += 3 + u16(b, o + 1); break;
+        case 0xc6: case 0xdb: o += 5 + u32(b, o + 1); break;
+        case 0xc7: o += 3 + b[o + 1]!; break;
+        case 0xc8: o += 4 + u16(b, o + 1); break;
+        case 0xc9: o += 6 + u32(b, o + 1); break;
+        case 0xdc: pending += u16(b, o + 1); o += 3; break;
+        case 0xdd: pending += u32(b, o + 1); o += 5; break;
+        case 0xde: pending += 2 * u16(b, o + 1); o += 3; break;
+        case 0xdf: pending += 2 * u32(b, o + 1); o += 5; break;
+        default: throw new RangeError(`byte ${o} (0x${c.toString(16)}) starts no msgpack value`);
+      }
+    }
+  }
+  if (o > b.length) throw new RangeError('stored value ends early');
+  return o;
+}
+
+/** The element count of the array at `o` and where its first element starts; null for nil. */
+function arrayAt(b: Uint8Array, o: number): [count: number, first: number] | null {
+  const c = b[o];
+  if (c === 0xc0) return null;
+  if (c !== undefined && c >= 0x90 && c < 0xa0) return [c & 0x0f, o + 1];
+  if (c === 0xdc) return [u16(b, o + 1), o + 3];
+  if (c === 0xdd) return [u32(b, o + 1), o + 5];
+  throw new RangeError(`byte ${o} starts no stored array`);
+}
+
+/** The short string at `o` (a marker or a field name) and where it ends; undefined when the value is not one. */
+function stringAt(b: Uint8Array, o: number): [text: string, end: number] | undefined {
+  const c = b[o]!;
+  const [len, at] = c >= 0xa0 && c < 0xc0 ? [c & 0x1f, o + 1] : c === 0xd9 ? [b[o + 1]!, o + 2] : [-1, 0];
+  if (len < 0) return undefined;
+  // Field names are short ASCII: read without making a Buffer.
+  let text = '';
+  for (let i = at; i < at + len; i++) {
+    if (b[i]! >= 0x80) return [Buffer.from(b.buffer, b.byteOffset + at, len).toString('utf8'), at + len];
+    text += String.fromCharCode(b[i]!);
+  }
+  return [text, at + len];
+}
+
+/** Reads a value in place itself and says where it ends; undefined leaves it to be skipped. */
+export type WireWalk = (key: string, at: number) => number | undefined;
+
+/** The fields of the stored object at `o`, each with where its value lies, and where the object ends; `walk` may read a field's value on the way, so it is not skipped first. */
+export function wireFields(b: Uint8Array, o: number, walk?: WireWalk): { fields: Map<string, WireRange>; end: number } {
+  const head = arrayAt(b, o);
+  const marker = head === null ? undefined : stringAt(b, head[1]);
+  if (head === null || marker?.[0] !== OBJ) throw new RangeError(`byte ${o} starts no stored object`);
+  const fields = new Map<string, WireRange>();
+  let at = marker[1];
+  for (let i = 1; i < head[0]; i += 2) {
+    let key: string;
+    if (b[at]! < 0x80) key = KEYS[b[at++]!] ?? String(b[at - 1]);
+    else {
+      const s = stringAt(b, at);
+      if (s === undefined) throw new RangeError(`byte ${at} starts no field name`);
+      [key, at] = s;
+    }
+    const end = walk?.(key, at) ?? skipValue(b, at);
+    fields.set(key, { start: at, end });
+    at = end;
+  }
+  return { fields, end: at };
+}
+
+/** Where each element of the stored array at `o` lies, and where the array ends; null for nil. `walk` may read each element on the way. */
+export function wireItems(b: Uint8Array, o: number, walk?: (at: number) => number): { items: WireRange[]; end: number } | null {
+  const head = arrayAt(b, o);
+  if (head === null) return null;
+  let [count, at] = head;
+  // An array whose first element is a marker string carries an escape marker first.
+  if (count > 0 && stringAt(b, at)?.[0] === ARR) {
+    at = skipValue(b, at);
+    count--;
+  }
+  const items: WireRange[] = new Array<WireRange>(count);
+  for (let i = 0; i < count; i++) {
+    const end = walk === undefined ? skipValue(b, at) : walk(at);
+    items[i] = { start: at, end };
+    at = end;
+  }
+  return { items, end: at };
+}
+
+/** One stored value in place, decoded. */
+export const decodeRpcAt = <T>(b: Uint8Array, r: WireRange): T => decodeRpc<T>(b.subarray(r.start, r.end));

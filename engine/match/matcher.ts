@@ -3,7 +3,7 @@ import { findChain } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
 import type { ChainEvents } from '../ingest/follower.js';
-import { decodeRecord, type BlockRecord } from '../ingest/record.js';
+import { RecordView } from '../ingest/record-view.js';
 import { blockKey } from '../ingest/store.js';
 import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
@@ -21,7 +21,8 @@ import type { Watchlist } from './watchlist.js';
  */
 export interface MatchedBlock {
   chain: string;
-  record: BlockRecord;
+  /** Read in place: a stream's body decodes only the items it matched. */
+  record: RecordView;
   confirmed: boolean;
 }
 
@@ -132,7 +133,7 @@ export class StreamMatcher {
       if (this.kv.get<string>('canon', key) !== e.hash) continue;
       const bytes = this.kv.getRaw('blocks', key);
       if (bytes === undefined) continue;
-      const block: MatchedBlock = { chain, record: decodeRecord(bytes), confirmed: e.kind === EventKind.Confirmed };
+      const block: MatchedBlock = { chain, record: RecordView.of(bytes), confirmed: e.kind === EventKind.Confirmed };
       for (const [index, refs] of matched) {
         const { id, tenantId } = compiled.streams[index]!;
         const stream = this.kv.get<StreamRecord>('streams', streamKey(tenantId, id));
@@ -141,6 +142,7 @@ export class StreamMatcher {
         const payload = await this.buildFor(block, stream, refs, e.number);
         if (payload !== null) items.push({ streamId: id, payload, event: e });
       }
+      if (this.log.enabled('debug')) this.log.debug('built', { chain, number: e.number, decoded: block.record.decoded, logs: block.record.logCount, txs: block.record.txCount });
     }
     return items;
   }

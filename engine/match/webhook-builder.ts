@@ -1,5 +1,6 @@
 import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
-import type { BlockRecord, StoredLog } from '../ingest/record.js';
+import type { StoredLog } from '../ingest/record.js';
+import type { RecordView } from '../ingest/record-view.js';
 import { ProbeKind } from '../ingest/probe.js';
 import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, word } from '../ingest/store.js';
 import type { StreamRecord, Trigger } from '../streams/model.js';
@@ -47,11 +48,6 @@ const ADDRESS_TOPICS: Record<string, Record<number, number[]>> = {
 };
 
 type Item = Record<string, unknown>;
-interface FlatLog {
-  ordinal: number;
-  txIndex: number;
-  log: StoredLog;
-}
 
 /** A stream's definition prepared once per version (its updatedAt). */
 interface Prepared {
@@ -71,7 +67,6 @@ const lower = (v: unknown): string | null => (typeof v === 'string' ? v.toLowerC
 
 export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
   const prepared = new Map<string, { version: number; value: Prepared }>();
-  const flat = new WeakMap<BlockRecord, FlatLog[]>();
 
   const prepare = (s: StreamRecord): Prepared => {
     const cur = prepared.get(s.id);
@@ -90,21 +85,10 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     return value;
   };
 
-  const logsOf = (r: BlockRecord): FlatLog[] => {
-    let logs = flat.get(r);
-    if (logs === undefined) {
-      logs = [];
-      for (const [txIndex, t] of r.txs.entries()) for (const log of t.logs) logs.push({ ordinal: logs.length, txIndex, log });
-      flat.set(r, logs);
-    }
-    return logs;
-  };
-
   return async (block: MatchedBlock, s: StreamRecord, refs: readonly number[]) => {
     const { chain, record: r } = block;
     const p = prepare(s);
     const watched = deps.watched(s.id);
-    const logs = logsOf(r);
     const number = Number(r.header['number']);
     const spam = async (contract: string | null): Promise<boolean> => s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
 
@@ -129,7 +113,8 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     const txsOfLogs = new Set<number>();
     for (const ordinal of [...logHits.keys()].sort((a, b) => a - b)) {
       const kinds = logHits.get(ordinal)!;
-      const { log, txIndex } = logs[ordinal]!;
+      const log = r.log(ordinal);
+      const txIndex = r.logTx(ordinal);
       const topic0 = log.topics[0]?.toLowerCase() ?? '';
       const event = p.events.get(topic0);
       const byAddress = s.includeContractLogs && (kinds.has(ProbeKind.LogEmitter) || (kinds.has(ProbeKind.LogTopicAddress) && namesWatched(log, event, watched)));
@@ -153,22 +138,22 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     const txs: Item[] = [];
     const keptTxs = new Set<number>();
     for (const i of [...txIndices].sort((a, b) => a - b)) {
-      const t = r.txs[i]!;
-      if (await spam(lower(t.tx['to']))) continue;
-      txs.push(txItem(t.tx, t.receipt, i));
+      const tx = r.tx(i);
+      if (await spam(lower(tx['to']))) continue;
+      txs.push(txItem(tx, r.receipt(i), i));
       keptTxs.add(i);
     }
     const txsInternal: Item[] = [];
-    if (s.includeInternalTxs && r.internal !== null) {
+    if (s.includeInternalTxs && r.traced) {
       for (const i of [...internalHits].sort((a, b) => a - b)) {
-        const c = r.internal[i]!;
+        const c = r.internal(i);
         if (BigInt(c.value) === 0n || c.error !== undefined) continue;
         if ((await spam(c.from)) || (await spam(c.to))) continue;
-        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.txs[c.txIndex]!.tx['hash']), gas: dec(c.gas) });
+        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.tx(c.txIndex)['hash']), gas: dec(c.gas) });
       }
     }
     // After txs: a transaction delivered for itself brings its logs too.
-    if (s.includeAllTxLogs) await addRelatedLogs(keptLogs, logs, new Set([...keptTxs, ...[...keptLogs.keys()].map((o) => logs[o]!.txIndex)]), p.events, spam);
+    if (s.includeAllTxLogs) await addRelatedLogs(keptLogs, r, new Set([...keptTxs, ...[...keptLogs.keys()].map((o) => r.logTx(o))]), p.events, spam);
     const ordinals = [...keptLogs.keys()].sort((a, b) => a - b);
     if (ordinals.length === 0 && txs.length === 0 && txsInternal.length === 0) return null;
 
@@ -183,8 +168,8 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     };
     const logItems: Array<{ item: Item; args: Record<string, unknown> | null; topic0: string }> = [];
     for (const o of ordinals) {
-      const { log, txIndex } = logs[o]!;
-      const transactionHash = String(r.txs[txIndex]!.tx['hash']);
+      const log = r.log(o);
+      const transactionHash = String(r.tx(r.logTx(o))['hash']);
       const item: Item = { logIndex: dec(log.logIndex), transactionHash, address: log.address.toLowerCase(), data: log.data, topic0: log.topics[0] ?? null, topic1: log.topics[1] ?? null, topic2: log.topics[2] ?? null, topic3: log.topics[3] ?? null };
       body.logs.push(item);
       logItems.push({ item, args: keptLogs.get(o)!.args, topic0: (log.topics[0] ?? '').toLowerCase() });
@@ -236,11 +221,16 @@ function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: Read
 }
 
 /** includeAllTxLogs: the other logs of the related transactions, decoded where the stream's ABI knows them; spam emitters stay out as everywhere else. */
-async function addRelatedLogs(kept: Map<number, { args: Record<string, unknown> | null }>, logs: readonly FlatLog[], related: ReadonlySet<number>, events: ReadonlyMap<string, AbiEvent>, spam: (contract: string) => Promise<boolean>): Promise<void> {
-  for (const { ordinal, txIndex, log } of logs) {
-    if (!related.has(txIndex) || kept.has(ordinal) || (await spam(log.address))) continue;
-    const event = events.get(log.topics[0]?.toLowerCase() ?? '');
-    kept.set(ordinal, { args: event === undefined ? null : decodeArgs(event, log) });
+async function addRelatedLogs(kept: Map<number, { args: Record<string, unknown> | null }>, r: RecordView, related: ReadonlySet<number>, events: ReadonlyMap<string, AbiEvent>, spam: (contract: string) => Promise<boolean>): Promise<void> {
+  for (const txIndex of related) {
+    const [first, end] = r.logsOf(txIndex);
+    for (let ordinal = first; ordinal < end; ordinal++) {
+      if (kept.has(ordinal)) continue;
+      const log = r.log(ordinal);
+      if (await spam(log.address)) continue;
+      const event = events.get(log.topics[0]?.toLowerCase() ?? '');
+      kept.set(ordinal, { args: event === undefined ? null : decodeArgs(event, log) });
+    }
   }
 }
 

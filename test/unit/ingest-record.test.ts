@@ -6,7 +6,8 @@ import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
 import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
 import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
 import { openStore } from '../../storage/env.js';
-import { decodeRpc, encodeRpc } from '../../engine/ingest/codec.js';
+import { decodeRpc, decodeRpcAt, encodeRpc, skipValue, wireFields, wireItems } from '../../engine/ingest/codec.js';
+import { RecordView } from '../../engine/ingest/record-view.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 // The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
@@ -51,6 +52,33 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
     for (const c of record.internal!) expect(c.traceAddress.length).toBeGreaterThan(0);
   });
 
+  it('reads each item in place as the whole decode gives it, decoding only what is asked', () => {
+    const bytes = encodeRecord(record);
+    const flat = record.txs.flatMap((t, txIndex) => t.logs.map((log) => ({ log, txIndex })));
+    const view = RecordView.of(bytes);
+    expect([view.txCount, view.logCount, view.traced]).toEqual([record.txs.length, flat.length, true]);
+    // One log, its transaction's hash, the header: three items decoded, whatever the block's size.
+    const last = flat.length - 1;
+    expect(view.log(last)).toEqual(flat[last]!.log);
+    expect(view.tx(view.logTx(last))['hash']).toBe(record.txs[flat[last]!.txIndex]!.tx['hash']);
+    expect(view.header).toEqual(record.header);
+    expect(view.log(last)).toBe(view.log(last));
+    expect(view.decoded).toBe(3);
+    // Every item, as the whole decode has it.
+    record.txs.forEach((t, i) => {
+      expect([view.tx(i), view.receipt(i)]).toEqual([t.tx, t.receipt]);
+      const [first, end] = view.logsOf(i);
+      expect(Array.from({ length: end - first }, (_, k) => view.log(first + k))).toEqual(t.logs);
+    });
+    flat.forEach((f, o) => expect(view.logTx(o)).toBe(f.txIndex));
+    record.internal!.forEach((c, i) => expect(view.internal(i)).toEqual(c));
+    expect(() => view.log(flat.length)).toThrow(RangeError);
+    expect(() => view.internal(record.internal!.length)).toThrow(RangeError);
+    // The view keeps its own copy: the store may reuse the buffer it read into.
+    bytes.fill(0);
+    expect(view.receipt(0)).toEqual(record.txs[0]!.receipt);
+  });
+
   it('puts every address and topic0 in the probe column, with the item it came from', () => {
     const p = readProbe(buildProbe(record));
     const hex = (at: number, len: number) => `0x${Buffer.from(p.bytes.subarray(at, at + len)).toString('hex')}`;
@@ -88,6 +116,28 @@ describe('the record codec', () => {
     const fresh = await import('../../engine/ingest/codec.js');
     const v = { input: `0x${'ab'.repeat((1 << 20) - 10)}`, to: '0x01' };
     expect(fresh.decodeRpc(fresh.encodeRpc(v))).toEqual(v);
+  });
+  it('reads stored objects and arrays in place', () => {
+    const value = { hash: '0x01', somethingNew: ['\u0000o', 1, { logs: [] }], 'ü': null, big: `0x${'ab'.repeat(70_000)}` };
+    const bytes = encodeRpc(value);
+    expect(skipValue(bytes, 0)).toBe(bytes.length);
+    const { fields, end } = wireFields(bytes, 0);
+    expect(end).toBe(bytes.length);
+    expect([...fields.keys()]).toEqual(Object.keys(value));
+    for (const [k, range] of fields) expect(decodeRpcAt(bytes, range)).toEqual(value[k as keyof typeof value]);
+    // An array that starts with a marker string is read past its escape.
+    const items = wireItems(bytes, fields.get('somethingNew')!.start)!.items;
+    expect(items.map((r) => decodeRpcAt(bytes, r))).toEqual(value.somethingNew);
+    expect(wireItems(bytes, fields.get('ü')!.start)).toBeNull();
+    expect(() => wireFields(bytes, fields.get('hash')!.start)).toThrow(RangeError);
+    expect(() => skipValue(bytes.subarray(0, bytes.length - 1), 0)).toThrow(RangeError);
+    expect(() => skipValue(Uint8Array.of(0xc1), 0)).toThrow(RangeError);
+  });
+  it('reads a record without a call tracer in place', () => {
+    const b = bundle(FIXTURE_BLOCKS[0]!);
+    const view = RecordView.of(encodeRecord(normalizeBlock(b.block, b.receipts, null)));
+    expect(view.traced).toBe(false);
+    expect(() => view.internal(0)).toThrow(RangeError);
   });
   it('refuses what JSON cannot carry', () => {
     expect(() => encodeRpc({ f: () => 1 })).toThrow(TypeError);

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
-import { normalizeBlock } from '../../engine/ingest/record.js';
+import { encodeRecord, normalizeBlock } from '../../engine/ingest/record.js';
+import { RecordView } from '../../engine/ingest/record-view.js';
 import { TRANSFER } from '../../engine/ingest/store.js';
 import { FilterSet, compileFilterSet, type WatchedStream } from '../../engine/match/filter-set.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
+import type { TokenMetadata } from '../../engine/match/token-metadata.js';
+import { webhookBuilder } from '../../engine/match/webhook-builder.js';
+import { createStream } from '../../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -131,6 +135,35 @@ describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
     expect(sorted(got.get(1))).toEqual(transfers);
     expect(sorted(got.get(2))).toEqual(sorted(expected));
     expect(got.has(3)).toBe(false);
+  });
+});
+
+describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
+  it('holds the transactions and internal transactions a plain scan finds, decoding only those from the record', async () => {
+    const b = bundle(n);
+    const r = normalizeBlock(b.block, b.receipts, b.traces);
+    const txs = b.block['transactions'] as Array<{ hash: string; from: string; to: string | null }>;
+    const watched = [...new Set(txs.map((t) => t.to).filter((a): a is string => a !== null))].filter((_, i) => i % 10 === 0);
+    const refs = filterSet([{ index: 0, addresses: watched, allAddresses: false, topic0: [] }]).match(buildProbe(r)).get(0) ?? [];
+    const def = createStream.parse({ webhookUrl: 'http://127.0.0.1/hook', chainIds: ['0x1'], includeNativeTxs: true, includeInternalTxs: true });
+    const stream = { ...def, id: 's', tenantId: 't', status: 'active' as const, statusMessage: '', createdAt: 0, updatedAt: 0, amountOfAddresses: watched.length };
+    // Neither logs nor spam checks nor balances are asked for: a node read would be a mistake.
+    const unreachable = (): never => {
+      throw new Error('no node read expected');
+    };
+    const build = webhookBuilder({ tokens: { get: unreachable } as unknown as TokenMetadata, call: unreachable, balance: unreachable, watched: () => new Set(watched) });
+    const record = RecordView.of(encodeRecord(r));
+    const body = (await build({ chain: '0x1', record, confirmed: true }, stream, refs))!;
+    // The plain scan of the node's JSON.
+    const w = new Set(watched);
+    const hashOf = new Map(txs.map((t, i) => [i, t.hash]));
+    expect((body['txs'] as Array<{ hash: string }>).map((t) => t.hash)).toEqual(txs.filter((t, i) => w.has(t.from) || (t.to !== null && w.has(t.to)) || w.has(String(b.receipts[i]!['contractAddress']))).map((t) => t.hash));
+    const calls = r.internal!.filter((c) => (w.has(c.from ?? '') || w.has(c.to ?? '')) && BigInt(c.value) > 0n && c.error === undefined);
+    expect(body['txsInternal']).toEqual(calls.map((c) => ({ from: c.from, to: c.to, value: BigInt(c.value).toString(), transactionHash: hashOf.get(c.txIndex), gas: BigInt(c.gas).toString() })));
+    // The header, and per ref at most its item and the transaction it belongs to; the whole block is many more.
+    const items = 1 + 2 * r.txs.length + record.logCount + r.internal!.length;
+    expect(record.decoded).toBeLessThanOrEqual(1 + 2 * refs.length);
+    expect(2 * refs.length).toBeLessThan(items / 2);
   });
 });
 
