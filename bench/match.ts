@@ -5,7 +5,9 @@
  *   - probes/s of FilterSet.match on one thread over probe columns read from LMDB (tinybench);
  *   - the naive matcher over the same blocks, decoded from their stored records (tinybench);
  *   - blocks/s replayed from LMDB through the server's piscina match pool;
- *   - the bloom filter's false-positive rate.
+ *   - the bloom filter's false-positive rate;
+ *   - what building a matched block's webhooks reads: the record read in place
+ *     (RecordView, only the matched items decoded) beside the whole record decoded.
  * Both matchers must find exactly the same items on every fixture block, and the
  * pool the same as the single thread, or the bench stops.
  */
@@ -16,6 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Bench } from 'tinybench';
 import { buildProbe, readProbe } from '../engine/ingest/probe.js';
+import { RecordView } from '../engine/ingest/record-view.js';
 import { decodeRecord, normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
 import { blockKey, writeBlock } from '../engine/ingest/store.js';
 import { FilterSet, compileFilterSet, type FilterSetData, type WatchedStream } from '../engine/match/filter-set.js';
@@ -297,6 +300,60 @@ try {
     return { naiveProbesPerSec, naiveMatchOnlyProbesPerSec, fixtureMatches, topicMatches, unwatched, fixtureFalsePositiveRate };
   };
   const { naiveProbesPerSec, naiveMatchOnlyProbesPerSec, fixtureMatches, topicMatches, unwatched, fixtureFalsePositiveRate } = await naivePhase();
+
+  // What the webhook builder reads of a matched block: each matched item, and the transaction it belongs
+  // to (its hash goes in every item). Read in place, as the matcher does, or from the whole record decoded.
+  const readMatched = (v: RecordView, refs: Iterable<number[]>): void => {
+    for (const rs of refs) {
+      for (const ref of rs) {
+        const kind = ref >>> 24;
+        const index = ref & 0xffffff;
+        if (kind <= 2) seen += Object.keys(v.receipt(index)).length + Object.keys(v.tx(index)).length;
+        else if (kind <= 4 || kind === 7) seen += v.log(index).topics.length + Object.keys(v.tx(v.logTx(index))).length;
+        else seen += Object.keys(v.tx(v.internal(index).txIndex)).length;
+      }
+    }
+    seen += Object.keys(v.header).length;
+  };
+  // Only blocks some stream matched go to the builder.
+  const stored = FIXTURE_BLOCKS.map((n, i) => ({ key: blockKey(CHAIN, n), matches: expected.get(n)!, record: records[i]! })).filter((b) => b.matches.size > 0);
+  /** The stream with the fewest matched items in each block: one webhook's worth. */
+  const oneStream = stored.map(({ matches }) => [[...matches.values()].reduce((a, b) => (b.length < a.length ? b : a))]);
+  let viewDecoded = 0;
+  let viewDecodedOne = 0;
+  let blockItems = 0;
+  stored.forEach(({ key, matches }, i) => {
+    const all = RecordView.of(store.getRaw('blocks', key)!);
+    readMatched(all, matches.values());
+    viewDecoded += all.decoded;
+    const one = RecordView.of(store.getRaw('blocks', key)!);
+    readMatched(one, oneStream[i]!);
+    viewDecodedOne += one.decoded;
+    blockItems += 1 + 2 * all.txCount + all.logCount + (stored[i]!.record.internal?.length ?? 0);
+  });
+  const buildBench = new Bench({ time: 2_000, iterations: 5, warmupTime: 300, warmupIterations: 2 });
+  buildBench.add('whole record', () => {
+    for (const { key } of stored) {
+      const r = decodeRecord(store.getRaw('blocks', key)!);
+      // The flat log list the builder kept before it read in place.
+      seen += r.txs.flatMap((t, txIndex) => t.logs.map((log) => ({ log, txIndex }))).length;
+    }
+  });
+  buildBench.add('view, every stream', () => {
+    for (const { key, matches } of stored) readMatched(RecordView.of(store.getRaw('blocks', key)!), matches.values());
+  });
+  buildBench.add('view, one stream', () => {
+    stored.forEach(({ key }, i) => readMatched(RecordView.of(store.getRaw('blocks', key)!), oneStream[i]!));
+  });
+  await buildBench.run();
+  const perBlockUs = (name: string): number => +((meanSeconds(buildBench, name) * 1e6) / stored.length).toFixed(1);
+  const buildReads = {
+    wholeRecordUsPerBlock: perBlockUs('whole record'),
+    viewUsPerBlock: perBlockUs('view, every stream'),
+    viewOneStreamUsPerBlock: perBlockUs('view, one stream'),
+    viewDecodedShare: +(viewDecoded / blockItems).toFixed(3),
+    viewOneStreamDecodedShare: +(viewDecodedOne / blockItems).toFixed(4),
+  };
   const probesPerSecPerWorker = Math.round(probesPerPass / meanSeconds(setBench, 'filter set'));
 
   // The server's pool: tasks of 64 block numbers, 4 per thread in flight, over all replicas again
@@ -353,6 +410,7 @@ try {
     poolCpuCores,
     falsePositiveRate: +falsePositiveRate.toFixed(5),
     fixtureFalsePositiveRate: +fixtureFalsePositiveRate.toFixed(5),
+    ...buildReads,
   };
   printRows([
     ['filter set probes/s', probesPerSecPerWorker, '/s (one thread)', naiveProbesPerSec],
@@ -363,6 +421,9 @@ try {
     ['pool blocks/s per worker', blocksPerSec, `/s (${THREADS} workers, ${blocksPerSecTotal.toLocaleString('en-US')}/s in all, ${poolCpuCores} cores used)`],
     ['bloom FP, random addresses', falsePositiveRate * 100, '%'],
     ['bloom FP, fixture probes', fixtureFalsePositiveRate * 100, `% of ${unwatched} unwatched`],
+    ['view reads (all streams)', buildReads.viewUsPerBlock, `µs/block (${(buildReads.viewDecodedShare * 100).toFixed(1)}% of items decoded)`, buildReads.wholeRecordUsPerBlock],
+    ['view reads (one stream)', buildReads.viewOneStreamUsPerBlock, `µs/block (${(buildReads.viewOneStreamDecodedShare * 100).toFixed(2)}% of items decoded)`, buildReads.wholeRecordUsPerBlock],
+    ['whole-record reads', buildReads.wholeRecordUsPerBlock, 'µs/block'],
   ]);
   const goal = { probesPerSecPerWorker: '>= 25000000', ratioVsNaive: '>= 10', blocksPerSec: '>= 10000 (per worker)' };
   const met = probesPerSecPerWorker >= 25_000_000 && ratioVsNaive >= 10 && blocksPerSec >= 10_000;
@@ -374,6 +435,7 @@ try {
     `probesPerSecPerWorker: tinybench, one thread, FilterSet.match over each replica's probe column read from LMDB (getBinaryFast, no copy, the block key made per block as the worker does), ${(probesPerPass / 1e6).toFixed(2)} M probes per iteration; run before the naive matcher's Map of a million strings exists, as in a match worker's heap. naiveProbesPerSec: the baseline, one thread, each block's stored record read from LMDB, decoded (decodeRecord) and its items looked up as hex strings in a Map of the same keys (address → streams; topic0 → streams); naiveMatchOnlyProbesPerSec: the same lookups over records decoded beforehand, i.e. strings against bytes without the decode.`,
     `ratioVsNaive, the goal's figure, is against the naive matcher as the issue defines it (a set of hex strings over decoded blocks), so it includes the naive side's decode of each stored block; against the lookups alone (ratioVsNaiveMatchOnly) the filter set is ${figures.ratioVsNaiveMatchOnly}× faster.`,
     `blocksPerSec: the server's piscina match pool (workers/pool.ts, ${THREADS} workers on the ${availableParallelism()} cores of this machine, each with its own LMDB read handle), tasks of ${TASK_BLOCKS} block numbers, ${THREADS * 4} in flight, for ${POOL_SECONDS} s after a ${POOL_WARMUP_SECONDS} s warm-up, matches unpacked on the main thread and their count checked; per worker = all blocks / workers. The main thread shares the same ${availableParallelism()} cores; poolCpuCores = CPU time of the whole process during the replay / its duration.`,
+    `Build reads (what the matcher reads of a matched block to build its webhooks), one thread, tinybench, over the ${stored.length} fixture blocks some stream matched, read from LMDB: viewUsPerBlock = RecordView.of (copy, one walk over the msgpack headers) plus decoding each item every stream matched and the transaction it belongs to, as the webhook builder does; viewOneStreamUsPerBlock = the same for the one stream with the fewest matched items in each block (one webhook's worth); wholeRecordUsPerBlock = decodeRecord of the whole record plus the flat log list, what the matcher did before it read in place. viewDecodedShare / viewOneStreamDecodedShare = items decoded / items in those blocks (header, transactions, receipts, logs, internal calls). This watchlist hits ${((100 * matchesPerPass) / probesPerPass).toFixed(0)}% of probes, far more than a usual one, so the every-stream figure is a worst case.`,
     `falsePositiveRate: share of ${RANDOM_KEYS.toLocaleString('en-US')} random addresses (none watched) that pass the address set's bloom filter (KeySet.mayContain); fixtureFalsePositiveRate: the same over the ${unwatched} unwatched address and topic0 entries of the ${probes.length} fixture probe columns (topic0s against the topic set).`,
   ]);
   console.log(`\n${met ? 'goals met' : 'goals not met'}; wrote bench/results/match.json and bench/RESULTS.md (checksum ${seen})`);
