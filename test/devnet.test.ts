@@ -37,7 +37,8 @@ describe('the embedded devnet', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${s.port}/metrics`)).text();
       expect(metrics).toMatch(/^chainpost_chain_head\{chain="0x539"\} 3$/m);
       s.child.kill(signal);
-      expect(await s.exited).toBe(0);
+      // The server's own words if it does not exit cleanly (a signal instead of an exit code, say).
+      expect(await s.exited, `exit ${String(s.child.signalCode)}:\n${s.output().slice(-4000)}`).toBe(0);
       for (let i = 0; i < 50 && alive(devnet.pid); i++) await new Promise((r) => setTimeout(r, 20));
       expect(alive(devnet.pid)).toBe(false);
     } finally {

@@ -202,7 +202,9 @@ describe('EVM ingestion from a real anvil node', () => {
     };
     const f = new Follower('0x539', flaky, other, clock, recorder, log, { confirmations: 2, pollMs: 50 });
     await f.sync();
-    expect(f.status()).toMatchObject({ upstream: 'failing', internalTransactions: null });
+    // Traces of the other blocks fetched beside it may already have found the tracer: either way it is not turned off.
+    expect(f.status()).toMatchObject({ upstream: 'failing' });
+    expect(f.status().internalTransactions).not.toBe(false);
     await f.sync();
     expect(f.status()).toMatchObject({ upstream: 'ok', internalTransactions: true });
     expect(decodeRecord(other.getRaw('blocks', blockKey('0x539', 1))!).internal).toEqual([]);
