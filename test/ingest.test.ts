@@ -124,6 +124,23 @@ describe('EVM ingestion from a real anvil node', () => {
     rmSync(other.path, { recursive: true, force: true });
   });
 
+  it('prunes nothing a listener has yet to read, however far behind it is', async () => {
+    await mine(6);
+    const other = openStore(tempDir());
+    let unread: number | undefined = 2;
+    const f = new Follower('0x539', rpc, other, clock, { ...recorder, oldestUnread: () => unread }, log, { confirmations: 2, pollMs: 50, retention: 3 });
+    await f.sync();
+    expect(f.status().oldest).toBe(2);
+    expect([other.has('blocks', blockKey('0x539', 1)), other.has('blocks', blockKey('0x539', 2))]).toEqual([false, true]);
+    // Once read, the window closes up at the next sync.
+    unread = undefined;
+    await mine(1);
+    await f.sync();
+    expect(f.status().oldest).toBe(f.status().head - 2);
+    await other.close();
+    rmSync(other.path, { recursive: true, force: true });
+  });
+
   it('follows new heads through the WebSocket subscription, without waiting for a poll', async () => {
     const f = new Follower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 600_000 });
     f.start();

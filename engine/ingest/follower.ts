@@ -17,6 +17,8 @@ export interface ChainEvents {
   confirmed(chain: string, number: number): void;
   /** Blocks from `from` to `to` (inclusive) are no longer canonical. */
   reorged(chain: string, from: number, to: number): void;
+  /** The lowest block whose record a listener has yet to read (pruning stops below it); undefined when none. */
+  oldestUnread?(chain: string): number | undefined;
 }
 
 export interface ChainState {
@@ -267,8 +269,9 @@ export class Follower {
   private prune(): void {
     if (this.opts.retention === undefined) return;
     const from = this.state.pruned + 1;
-    // Only confirmed blocks go: a reorg can still need what is above them.
-    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1) - 1;
+    // Only confirmed blocks go (a reorg can still need what is above them), and none a listener has yet to read.
+    const unread = this.events.oldestUnread?.(this.chain) ?? Infinity;
+    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1, unread) - 1;
     if (to < from) return;
     this.commit({ ...this.state, pruned: to }, () => {
       for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);

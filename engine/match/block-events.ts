@@ -38,6 +38,8 @@ export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvent
       // Unconfirmed blocks that left the canonical chain are not delivered (their branch's blocks come as seen again).
       for (let n = from; n <= to; n++) kv.remove('blockEvents', eventKey(chain, n, EventKind.Seen));
     },
+    // A matcher behind by more than the retention window must still find the records it matches.
+    oldestUnread: (chain) => pendingEvents(kv, chain, 1)[0]?.number,
   };
 }
 
