@@ -34,6 +34,8 @@ export interface FollowerStatus {
   chain: string;
   head: number;
   confirmed: number;
+  /** The node's head when the follower last asked it (−1 before the first answer). */
+  nodeHead: number;
   /** Oldest block whose full record is still stored. */
   oldest: number;
   internalTransactions: boolean | null;
@@ -58,6 +60,7 @@ export class Follower {
   private failures = 0;
   private errors = 0;
   private lastError: string | undefined;
+  private nodeHead = -1;
   private timer: Timer | undefined;
   private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -96,7 +99,7 @@ export class Follower {
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }
@@ -118,6 +121,7 @@ export class Follower {
       do {
         this.again = false;
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+        this.nodeHead = target;
         // A reorg may replace blocks without adding any: check our head is still the node's.
         await this.rollBack();
         // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
