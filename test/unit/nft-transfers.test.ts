@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEventLog, encodeAbiParameters, encodeEventTopics, parseAbi, type Hex } from 'viem';
+import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data/nft-transfers.js';
 import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/ingest/record.js';
@@ -12,6 +12,7 @@ import { TokenMetadata } from '../../engine/match/token-metadata.js';
 import type { Kv } from '../../engine/ports.js';
 import { validate } from '../../engine/schema.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { ERC20_ABI, NFT_ABI, ZERO, byPosition, paid, scan, type Json, type Scanned } from '../nft-scan.js';
 
 /**
  * The NFT transfers index and its query over a real LMDB store: the mainnet
@@ -20,103 +21,8 @@ import { openStore, type Store } from '../../storage/env.js';
  * Kv that counts what it reads.
  */
 
-const NFT_ABI = parseAbi([
-  'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
-  'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
-  'event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)',
-]);
-const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
-const ZERO = '0x0000000000000000000000000000000000000000';
-
-type Json = Record<string, any>;
-interface Scanned {
-  contract: string;
-  tokenId: bigint;
-  /** block, log index, batch position: the order of a token's history. */
-  at: [number, number, number];
-  record: Json;
-  txFrom: string;
-  txValue: bigint;
-}
-
 /** A token has no metadata here: no node answers (the TokenMetadata of the server, on a node that refuses every call). */
 const noNode = (store: Store): TokenMetadata => new TokenMetadata(store, async () => null);
-
-/** The NFT transfers of a node's block and receipts, as the NFT transfer record should show them. */
-function scan(block: Json, receipts: Json[]): Scanned[] {
-  const out: Scanned[] = [];
-  receipts.forEach((receipt, txIndex) => {
-    const tx = block['transactions'][txIndex];
-    for (const log of receipt['logs'] as Json[]) {
-      let decoded: { eventName: string; args: Json };
-      try {
-        decoded = decodeEventLog({ abi: NFT_ABI, topics: log['topics'] as [Hex], data: log['data'] as Hex }) as never;
-      } catch {
-        continue; // not an NFT event (or an ERC-20 Transfer: three topics)
-      }
-      const a = decoded.args;
-      const moves: Array<[bigint, bigint, boolean]> =
-        decoded.eventName === 'Transfer' ? [[a['tokenId'], 1n, false]] : decoded.eventName === 'TransferSingle' ? [[a['id'], a['value'], false]] : (a['ids'] as bigint[]).map((id, i) => [id, (a['values'] as bigint[])[i]!, true]);
-      moves.forEach(([tokenId, amount, batch], position) => {
-        const contract = String(log['address']).toLowerCase();
-        const logIndex = Number(log['logIndex']);
-        out.push({
-          contract,
-          tokenId,
-          at: [Number(block['number']), logIndex, batch ? position : 0],
-          txFrom: String(tx['from']).toLowerCase(),
-          txValue: BigInt(tx['value']),
-          record: {
-            token_address: contract,
-            token_id: tokenId.toString(),
-            from_address_entity: null,
-            from_address_entity_logo: null,
-            from_address: String(a['from']).toLowerCase(),
-            from_address_label: null,
-            to_address_entity: null,
-            to_address_entity_logo: null,
-            to_address: String(a['to']).toLowerCase(),
-            to_address_label: null,
-            value: BigInt(tx['value']).toString(),
-            amount: amount.toString(),
-            contract_type: decoded.eventName === 'Transfer' ? 'ERC721' : 'ERC1155',
-            block_number: String(Number(block['number'])),
-            block_timestamp: new Date(Number(block['timestamp']) * 1000).toISOString(),
-            block_hash: block['hash'],
-            transaction_hash: tx['hash'],
-            transaction_type: batch ? 'Batch' : 'Single',
-            transaction_index: String(txIndex),
-            log_index: String(logIndex),
-            operator: decoded.eventName === 'Transfer' ? null : String(a['operator']).toLowerCase(),
-            possible_spam: 'false',
-            verified_collection: 'false',
-          },
-        });
-      });
-    }
-  });
-  return out;
-}
-
-/** The sale rule of engine/ingest/sales.ts, written again over the node's JSON: what each NFT transfer was paid, if anything. */
-function paid(s: Scanned, receipts: Json[]): { price: bigint; token: string | null } | undefined {
-  const buyer = s.record['to_address'];
-  const seller = s.record['from_address'];
-  if (buyer === ZERO || seller === ZERO || buyer === seller) return undefined;
-  if (s.txFrom === buyer && s.txValue > 0n) return { price: s.txValue, token: null };
-  const payments = (receipts[Number(s.record['transaction_index'])]!['logs'] as Json[]).flatMap((log) => {
-    try {
-      const { args } = decodeEventLog({ abi: ERC20_ABI, eventName: 'Transfer', topics: log['topics'] as [Hex], data: log['data'] as Hex, strict: true }) as { args: { from: string; value: bigint } };
-      return args.from.toLowerCase() === buyer && args.value > 0n ? [{ token: String(log['address']).toLowerCase(), value: args.value }] : [];
-    } catch {
-      return [];
-    }
-  });
-  const tokens = new Set(payments.map((p) => p.token));
-  return tokens.size === 1 ? { price: payments.reduce((sum, p) => sum + p.value, 0n), token: [...tokens][0]! } : undefined;
-}
-
-const byPosition = (a: Scanned, b: Scanned): number => a.at[0] - b.at[0] || a.at[1] - b.at[1] || a.at[2] - b.at[2];
 
 const query = (contract: string, tokenId: bigint, more: Record<string, string> = {}) => validate(nftTransfersQuery, { address: contract, token_id: tokenId.toString(), ...more }, 'query');
 
@@ -369,6 +275,31 @@ describe('a token with 20,000 transfers', () => {
     // A neighbour with no sale.
     const neighbour: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN + 1n, { include_prices: 'true' }));
     expect(neighbour['result'][0]['last_sale']).toBeNull();
+  });
+
+  it('continues strictly after the last key returned: what a reorg puts before the next key is not lost', async () => {
+    const deps: NftTransfersDeps = { kv: store, tokens: noNode(store), follower: () => undefined };
+    const id = TOKEN + 5n;
+    // Transfers 0..5, two a block (1000, 1001, 1002), at these log indexes.
+    const logs = [0, 1, 3, 4, 0, 1];
+    const keyOf = (i: number): string => transferKeys('0x1', { ...transfer(i, id), logIndex: logs[i]! }).byContract;
+    const put = (i: number): void => {
+      const { blockNumber: _b, logIndex: _l, ...rest } = transfer(i, id);
+      store.put('transfers', keyOf(i), { ...rest, blockHash: '0x', timestamp: 0, txValue: '0x0' } satisfies StoredTransfer);
+    };
+    store.transact(() => [0, 1, 2, 3, 4, 5].forEach(put));
+    const hashes = (r: Json): number[] => r['result'].map((t: Json) => Number(BigInt(t['transaction_hash'])));
+    const asc: Json = await nftTransfers(deps, '0x1', query(CONTRACT, id, { order: 'ASC', limit: '2' }));
+    const desc: Json = await nftTransfers(deps, '0x1', query(CONTRACT, id, { limit: '2' }));
+    expect([hashes(asc), hashes(desc)]).toEqual([[0, 1], [5, 4]]);
+    // Block 1001 is replaced: its transfers come back at other logs, 2 before where the ASC page's next key was, 3 after the DESC one's.
+    store.transact(() => {
+      for (const i of [2, 3]) store.remove('transfers', keyOf(i));
+      [logs[2], logs[3]] = [1, 6];
+      for (const i of [2, 3]) put(i);
+    });
+    expect(hashes(await nftTransfers(deps, '0x1', query(CONTRACT, id, { order: 'ASC', limit: '5', cursor: asc['cursor'] })))).toEqual([2, 3, 4, 5]);
+    expect(hashes(await nftTransfers(deps, '0x1', query(CONTRACT, id, { limit: '5', cursor: desc['cursor'] })))).toEqual([3, 2, 1, 0]);
   });
 
   it('refuses a cursor that is not ours, or that was made for another token or order', async () => {
