@@ -75,7 +75,7 @@ export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: Nft
   const prefix = `nft/${nftTokenPrefix(chain, q.contract, q.tokenId)}`;
   const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, { list: `nft-transfers ${q.order}`, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor });
   const spam = page.rows.length === 0 ? false : (await metadata(deps, chain, q.contract)).possibleSpam;
-  const sale = q.includePrices ? { last_sale: await lastSale(deps, chain, q) } : {};
+  const sale = q.includePrices && page.rows.length > 0 ? { last_sale: await lastSale(deps, chain, q) } : {};
   const result = page.rows.map(({ key, value: t }) => {
     const { blockNumber, logIndex } = nftKeyPosition(key);
     return {
