@@ -100,6 +100,10 @@ export interface Core {
   readonly config: Config;
   /** The chain followers, filled in when the server starts ingesting. */
   readonly followers: Follower[];
+  /** Each followed chain's node, by chain key, filled in with the followers. */
+  readonly upstreams: Map<string, Upstream & { close(): Promise<void> }>;
+  /** Token metadata read from those nodes (webhooks and the Data API share its cache). */
+  readonly tokenMetadata: TokenMetadata;
   readonly clock: ServiceClock;
   readonly store: Store;
   readonly keys: ApiKeys;
@@ -149,18 +153,20 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));
     watchlist.load(store);
     const streams = new StreamsService(store, clock, dispatcher, watchlist);
+    const upstreams: Core['upstreams'] = new Map();
+    const tokenMetadata = new TokenMetadata(store, chainReads((chain) => upstreams.get(chain)).call);
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock),
+      ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, watchlist, dispatcher };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, tokenMetadata, watchlist, dispatcher };
   } catch (err) {
     void store.close();
     throw err;
@@ -207,7 +213,7 @@ export async function startService(config: Config, out?: (line: string) => void)
  * removed (by the service date) are not followed.
  */
 async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
-  const { config, log, clock, store } = core;
+  const { config, log, clock, store, upstreams } = core;
   let anvil: Anvil | undefined;
   let chains = config.chains;
   if (config.ingest === 'embedded') {
@@ -215,10 +221,9 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     chains = new Map([['0x539', anvil.url]]);
     log.info('devnet', { chain: '0x539', rpc: anvil.url, pid: anvil.child.pid });
   }
-  const upstreams = new Map<string, Upstream & { close(): Promise<void> }>();
   const reads = chainReads((chain) => upstreams.get(chain));
   const pool = matchPool(store.path);
-  const builder = webhookBuilder({ tokens: new TokenMetadata(store, reads.call), call: reads.call, balance: reads.balance, watched: (id) => core.watchlist.watched(id) });
+  const builder = webhookBuilder({ tokens: core.tokenMetadata, call: reads.call, balance: reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;

@@ -1,5 +1,5 @@
 import { badRequest } from './errors.js';
-import type { Kv, Table } from './ports.js';
+import type { Entry, Kv, Table } from './ports.js';
 
 /**
  * Cursor paging over one key prefix of a table, in the envelope the hosted
@@ -40,4 +40,56 @@ export function page<T, R = T>(kv: Kv, table: Table, prefix: string, opts: { lim
   const next = rows[opts.limit];
   if (next !== undefined) out.cursor = Buffer.from(next.key, 'utf8').toString('base64url');
   return out;
+}
+
+/**
+ * A page of a key range read without counting it, for lists that can be long
+ * (a token's transfers): at most limit + 2 entries are read, however long the
+ * list. The cursor names the list it was made for, the last key returned and
+ * the next page's number (base64url of JSON); the next page continues strictly
+ * after that key (before it in reverse order), so keys that arrive meanwhile
+ * on the other side, or a reorg that removes the key itself, shift nothing.
+ */
+export interface RangePage<T> {
+  rows: Array<Entry<T>>;
+  /** 0 for the first page, one more along each cursor. */
+  page: number;
+  /** null on the last page. */
+  cursor: string | null;
+}
+
+interface RangeCursor {
+  /** The list: what the caller says the cursor was made for (the query, its order). */
+  l: string;
+  /** The last key returned. */
+  k: string;
+  /** The next page's number. */
+  p: number;
+}
+
+export function rangePage<T>(kv: Kv, table: Table, prefix: string, opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
+  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, prefix);
+  const end = `${prefix}\uffff`;
+  // One more than asked tells whether a page follows; one more again when the cursor's own key may still be there.
+  const limit = opts.limit + (at === undefined ? 1 : 2);
+  const rows = opts.reverse ? kv.range<T>(table, { start: at?.k ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: at?.k ?? prefix, end, limit });
+  const fresh = at === undefined ? rows : rows.filter((r) => r.key !== at.k);
+  const out = fresh.slice(0, opts.limit);
+  const page = at?.p ?? 0;
+  const next: RangeCursor = { l: opts.list, k: out.at(-1)?.key ?? '', p: page + 1 };
+  return { rows: out, page, cursor: fresh.length > opts.limit ? Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') : null };
+}
+
+function readCursor(raw: string, list: string, prefix: string): RangeCursor {
+  let c: Partial<RangeCursor> | null = null;
+  try {
+    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<RangeCursor> | null;
+  } catch {
+    // not ours: below
+  }
+  if (c === null || typeof c !== 'object' || typeof c.l !== 'string' || typeof c.k !== 'string' || !Number.isSafeInteger(c.p) || c.p! < 1) {
+    throw badRequest('cursor', 'not a cursor of this API (pass the cursor of the previous answer as it is)');
+  }
+  if (c.l !== list || !c.k.startsWith(prefix)) throw badRequest('cursor', 'made for another query (its list, token or order differs)');
+  return c as RangeCursor;
 }

@@ -7,7 +7,7 @@ import type { FilterSetData } from './match/filter-set.js';
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
-  'blocks', 'probes', 'transfers', 'canon', 'chainState', 'blockEvents', 'tokens',
+  'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
 ] as const;
 export type Table = (typeof TABLES)[number];

@@ -8,7 +8,7 @@ import { pack, unpack } from './codec.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** One named database per table of engine/ports.ts. */
 type DbName = Table;

@@ -90,7 +90,7 @@ describe('start-up', () => {
     await store.close();
     const r = await cli(['serve'], dir, { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/holds schema version 999; this chainpost reads version 1/);
+    expect(r.stderr).toMatch(/holds schema version 999; this chainpost reads version 2/);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -57,7 +57,7 @@ describe('front end', () => {
     expect(built.body.details.field).toBe('domain');
     const areas: Array<[string, string, number]> = [
       ['PUT', '/streams/bitcoin', 501],
-      ['GET', '/api/v2.2/nft/0xabc/1/transfers', 501],
+      ['GET', '/api/v2.2/nft/0xabc/owners', 501],
       ['GET', '/v1/defi/protocols', 501],
     ];
     for (const [method, path, status] of areas) {

@@ -36,6 +36,8 @@ export interface FollowerStatus {
   chain: string;
   head: number;
   confirmed: number;
+  /** The node's head when the follower last asked it (−1 before the first answer). */
+  nodeHead: number;
   /** Oldest block whose full record is still stored. */
   oldest: number;
   internalTransactions: boolean | null;
@@ -60,6 +62,7 @@ export class Follower {
   private failures = 0;
   private errors = 0;
   private lastError: string | undefined;
+  private nodeHead = -1;
   private timer: Timer | undefined;
   private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -98,7 +101,7 @@ export class Follower {
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }
@@ -120,6 +123,7 @@ export class Follower {
       do {
         this.again = false;
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+        this.nodeHead = target;
         // A reorg may replace blocks without adding any: check our head is still the node's.
         await this.rollBack();
         // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.

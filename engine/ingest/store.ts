@@ -1,14 +1,18 @@
 import type { Kv } from '../ports.js';
 import { buildProbe } from './probe.js';
 import { decodeRecord, encodeRecord, type BlockRecord } from './record.js';
+import { salesOf } from './sales.js';
 
 /**
  * Writing a block: its record, its probe column and the transfer indexes the
  * Data API reads, in one transaction. Keys (storage/README.md):
  *   blocks, probes            chain/number(12 hex digits)
- *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
- *              erc20/chain/contract/number/logIndex                        ERC-20 Transfer
- *              wallet/chain/address/number/logIndex                        either kind, for its from and its to
+ *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)/batch(4 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
+ *              erc20/chain/contract/number/logIndex                                    ERC-20 Transfer
+ *              wallet/chain/address/number/logIndex                                    either kind, for its from and its to
+ *   sales      chain/contract/tokenId/number/logIndex/batch                            an NFT transfer that was paid for (engine/ingest/sales.ts)
+ * Transfer values carry what a Data API result needs (block hash and time, the
+ * transaction's value): block records are pruned, transfer indexes stay.
  */
 /** topic0 of ERC-20/721 Transfer, ERC-1155 TransferSingle and TransferBatch. */
 export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -30,6 +34,17 @@ export interface Transfer {
   logIndex: number;
   transactionHash: string;
   transactionIndex: number;
+  /** Position of the id in its TransferBatch (absent for other logs): a batch may list one id twice. */
+  batchIndex?: number;
+}
+
+/** What the `transfers` table holds under an NFT or ERC-20 key (its position, block number and log index, is in the key). */
+export interface StoredTransfer extends Omit<Transfer, 'blockNumber' | 'logIndex'> {
+  blockHash: string;
+  /** The block's timestamp, unix seconds. */
+  timestamp: number;
+  /** The transaction's native value (hex), which the NFT transfer record reports as `value`. */
+  txValue: string;
 }
 
 /** The address an indexed topic holds (its last 20 bytes). */
@@ -39,7 +54,7 @@ export const word = (data: string, i: number): string => `0x${data.slice(2 + i *
 const quantity = (hexWord: string): string => `0x${BigInt(hexWord).toString(16)}`;
 
 /** What one log transfers (ERC-20, ERC-721, ERC-1155 single or batch: one per id); quantities as 0x hex. */
-export type LogTransfer = Pick<Transfer, 'kind' | 'from' | 'to' | 'tokenId' | 'value' | 'operator'>;
+export type LogTransfer = Pick<Transfer, 'kind' | 'from' | 'to' | 'tokenId' | 'value' | 'operator' | 'batchIndex'>;
 
 export function logTransfers(l: { topics: string[]; data: string }): LogTransfer[] {
   const [t0, t1, t2, t3] = l.topics;
@@ -49,7 +64,7 @@ export function logTransfers(l: { topics: string[]; data: string }): LogTransfer
     return [{ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) }];
   }
   if (t0 === TRANSFER_BATCH && l.topics.length === 4) {
-    return decodeBatch(l.data).map(([tokenId, value]) => ({ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value }));
+    return decodeBatch(l.data).map(([tokenId, value], batchIndex) => ({ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value, batchIndex }));
   }
   return [];
 }
@@ -83,14 +98,28 @@ function decodeBatch(data: string): Array<[string, string]> {
 
 const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 
-/** The index keys of one transfer: by contract (and token id for NFTs), and by each wallet. */
-export function transferKeys(chain: string, t: Transfer): { byContract: string; wallets: string[] } {
-  const at = pos(t.blockNumber, t.logIndex);
-  const byContract = t.kind === 'erc20' ? `erc20/${chain}/${t.contract}/${at}` : `nft/${chain}/${t.contract}/${BigInt(t.tokenId!).toString(16).padStart(64, '0')}/${at}`;
-  return { byContract, wallets: [`wallet/${chain}/${t.from}/${at}`, `wallet/${chain}/${t.to}/${at}`] };
+/** The key prefix of one NFT's transfers and sales: `chain/contract/tokenId(64 hex)/`. */
+export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string => `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;
+
+/** Where an NFT transfer lies in its token's history: block, log and (TransferBatch) position, in key order. */
+const nftPosition = (chain: string, t: Transfer): string => `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
+
+/** An NFT key's block number and log index (its last three segments are number/logIndex/batch). */
+export function nftKeyPosition(key: string): { blockNumber: number; logIndex: number } {
+  const parts = key.split('/');
+  return { blockNumber: parseInt(parts.at(-3)!, 16), logIndex: parseInt(parts.at(-2)!, 16) };
 }
 
-/** Stores the block as canonical: its record, hash, probe column and transfer indexes; call inside a transaction. */
+/** The index keys of one transfer: by contract (and token id for NFTs), and by each wallet; an NFT's sale key. */
+export function transferKeys(chain: string, t: Transfer): { byContract: string; wallets: string[]; sale?: string } {
+  const at = pos(t.blockNumber, t.logIndex);
+  const wallets = [`wallet/${chain}/${t.from}/${at}`, `wallet/${chain}/${t.to}/${at}`];
+  if (t.kind === 'erc20') return { byContract: `erc20/${chain}/${t.contract}/${at}`, wallets };
+  const nft = nftPosition(chain, t);
+  return { byContract: `nft/${nft}`, wallets, sale: nft };
+}
+
+/** Stores the block as canonical: its record, hash, probe column, transfer and sales indexes; call inside a transaction. */
 export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
   const number = Number(r.header['number']);
   const key = blockKey(chain, number);
@@ -99,11 +128,16 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   kv.putRaw('blocks', key, record);
   kv.putRaw('probes', key, probe);
   kv.put('canon', key, r.header['hash']);
-  for (const t of transfersOf(r)) {
+  const block = { blockHash: String(r.header['hash']), timestamp: Number(r.header['timestamp']) };
+  const transfers = transfersOf(r);
+  for (const t of transfers) {
     const keys = transferKeys(chain, t);
-    kv.put('transfers', keys.byContract, { ...t, blockNumber: undefined, logIndex: undefined });
+    const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
+    const stored: StoredTransfer = { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
+    kv.put('transfers', keys.byContract, stored);
     for (const w of keys.wallets) kv.put('transfers', w, 0);
   }
+  for (const { transfer, sale } of salesOf(r, transfers)) kv.put('sales', transferKeys(chain, transfer).sale!, sale);
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
 }
 
@@ -122,6 +156,7 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
     for (const t of transfersOf(decodeRecord(bytes))) {
       const keys = transferKeys(chain, t);
       for (const k of [keys.byContract, ...keys.wallets]) kv.remove('transfers', k);
+      if (keys.sale !== undefined) kv.remove('sales', keys.sale);
     }
   }
   for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);

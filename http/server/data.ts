@@ -2,7 +2,9 @@ import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
+import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data/nft-transfers.js';
 import { ApiError, badRequest } from '../../engine/errors.js';
+import { validate } from '../../engine/schema.js';
 import { queryParams } from './query.js';
 import { json, notBuilt, type Method, type Request, type Route } from './route.js';
 
@@ -19,9 +21,15 @@ export function dataChain(req: Request, now: number): Chain {
   return given.length === 0 ? ETH : chainFor(given[0]!, 'data', now);
 }
 
-/** Endpoints the interface lists by name; each gets built by a later issue. */
+/** The query's single values (an empty one counts as absent), then the path parameters, for an endpoint's schema. */
+function queryAndPath(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of queryParams(req.query)) if (v !== '') out[k] = v;
+  return { ...out, ...req.params };
+}
+
+/** Endpoints the interface lists by name and a later issue builds. */
 const NAMED: ReadonlyArray<[Method, string]> = [
-  ['GET', '/nft/:address/:token_id/transfers'],
   ['GET', '/wallets/:address/tokens'], ['GET', '/erc20/:token_address/owners'], ['GET', '/wallets/:address/history'],
   ['GET', '/:address/nft'], ['GET', '/:address/erc20'], ['POST', '/erc20/prices'], ['GET', '/erc20/:tokenAddress/holders'],
   ['GET', '/:address/erc20/transfers'], ['POST', '/nft/getMultipleNFTs'], ['GET', '/:address/nft/transfers'],
@@ -34,11 +42,15 @@ const NAMED: ReadonlyArray<[Method, string]> = [
   ['GET', '/nft/:address/owners'], ['GET', '/tokens/search'],
 ];
 
-export function dataRoutes(clock: Clock): Route[] {
+export function dataRoutes(clock: Clock, deps: NftTransfersDeps): Route[] {
   const removed = new Set(ENDPOINT_REMOVALS.map((r) => `${r.method} ${r.path}`));
   const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
   return [
     route('GET', '/web3/version', () => json(200, { version: '2.2' })),
+    route('GET', '/nft/:address/:token_id/transfers', async (req) => {
+      const chain = dataChain(req, clock.now());
+      return json(200, await nftTransfers(deps, chain.key, validate(nftTransfersQuery, queryAndPath(req), 'query')));
+    }),
     ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`)).map(([m, p]) =>
       route(m, p, (req) => {
         dataChain(req, clock.now());

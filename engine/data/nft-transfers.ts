@@ -1,0 +1,149 @@
+import { formatUnits } from 'viem';
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { ChainState, FollowerStatus } from '../ingest/follower.js';
+import type { Sale } from '../ingest/sales.js';
+import { nftKeyPosition, nftTokenPrefix, type StoredTransfer } from '../ingest/store.js';
+import type { TokenMetadata } from '../match/token-metadata.js';
+import { MAX_LIMIT, rangePage } from '../page.js';
+import type { Kv } from '../ports.js';
+
+/**
+ * GET /nft/:address/:token_id/transfers: one NFT's transfers, newest first
+ * unless asked, from the `transfers` index written at ingest (a page reads
+ * O(page) entries, however long the token's history), with its last sale from
+ * the `sales` index (one entry).
+ */
+
+const UINT256_MAX = 2n ** 256n - 1n;
+
+/** The token id of the path, written as `format` says; undefined when it is not. */
+function tokenIdOf(raw: string, format: 'decimal' | 'hex'): bigint | undefined {
+  const ok = format === 'decimal' ? /^\d{1,78}$/.test(raw) : /^(0x)?[0-9a-fA-F]{1,64}$/.test(raw);
+  if (!ok) return undefined;
+  const id = BigInt(format === 'hex' && !raw.startsWith('0x') ? `0x${raw}` : raw);
+  return id <= UINT256_MAX ? id : undefined;
+}
+
+/** The endpoint's path and query (chain aside: dataChain reads it), checked at the edge. */
+export const nftTransfersQuery = z
+  .object({
+    address: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'not a contract address (0x and 40 hex digits)'),
+    token_id: z.string(),
+    format: z.enum(['decimal', 'hex'], 'decimal or hex').default('decimal'),
+    include_prices: z.enum(['true', 'false'], 'true or false').default('false'),
+    // 0 is allowed by the interface (minimum 0) and means the default.
+    limit: z.string().regex(/^\d+$/, `a whole number from 0 to ${MAX_LIMIT}`).transform(Number).refine((n) => n <= MAX_LIMIT, `at most ${MAX_LIMIT}`).optional(),
+    order: z.enum(['ASC', 'DESC'], 'ASC or DESC').default('DESC'),
+    cursor: z.string().optional(),
+  })
+  .transform((q, ctx) => {
+    const tokenId = tokenIdOf(q.token_id, q.format);
+    if (tokenId === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['token_id'], message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1` });
+      return z.NEVER;
+    }
+    return { contract: q.address.toLowerCase(), tokenId, includePrices: q.include_prices === 'true', limit: q.limit === undefined || q.limit === 0 ? MAX_LIMIT : q.limit, order: q.order, cursor: q.cursor ?? null };
+  });
+
+export type NftTransfersQuery = z.output<typeof nftTransfersQuery>;
+
+export interface NftTransfersDeps {
+  kv: Kv;
+  tokens: Pick<TokenMetadata, 'get'>;
+  /** The chain's follower in this server, if it follows the chain. */
+  follower(chain: string): FollowerStatus | undefined;
+}
+
+/** The chain's native currency as a payment token (the registry names none, so Ether's). */
+const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } as const;
+
+const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
+const dec = (hex: string): string => BigInt(hex).toString();
+
+/**
+ * Whether the answer is complete: this server follows the chain, its node
+ * answers, and the stored head (chainState) has reached the node's head as the
+ * follower last saw it. A chain not followed here is never complete.
+ */
+export function indexComplete(kv: Kv, chain: string, follower: FollowerStatus | undefined): boolean {
+  if (follower === undefined || follower.upstream !== 'ok' || follower.nodeHead < 0) return false;
+  return (kv.get<ChainState>('chainState', chain)?.head ?? -1) >= follower.nodeHead;
+}
+
+export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
+  const prefix = `nft/${nftTokenPrefix(chain, q.contract, q.tokenId)}`;
+  const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, { list: `nft-transfers ${q.order}`, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor });
+  const spam = page.rows.length === 0 ? false : (await metadata(deps, chain, q.contract)).possibleSpam;
+  const sale = q.includePrices && page.rows.length > 0 ? { last_sale: await lastSale(deps, chain, q) } : {};
+  const result = page.rows.map(({ key, value: t }) => {
+    const { blockNumber, logIndex } = nftKeyPosition(key);
+    return {
+      token_address: q.contract,
+      token_id: q.tokenId.toString(),
+      from_address_entity: null,
+      from_address_entity_logo: null,
+      from_address: t.from.toLowerCase(),
+      from_address_label: null,
+      to_address_entity: null,
+      to_address_entity_logo: null,
+      to_address: t.to.toLowerCase(),
+      to_address_label: null,
+      value: dec(t.txValue),
+      amount: dec(t.value),
+      contract_type: t.kind === 'erc721' ? 'ERC721' : 'ERC1155',
+      block_number: String(blockNumber),
+      block_timestamp: iso(t.timestamp),
+      block_hash: t.blockHash,
+      transaction_hash: t.transactionHash,
+      // As the hosted service: Batch for an id of a TransferBatch, Single for anything else.
+      transaction_type: t.batchIndex === undefined ? 'Single' : 'Batch',
+      transaction_index: String(t.transactionIndex),
+      log_index: String(logIndex),
+      operator: t.operator === undefined ? null : t.operator.toLowerCase(),
+      // The interface carries these flags as strings.
+      possible_spam: String(spam),
+      verified_collection: 'false',
+      ...sale,
+    };
+  });
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result, block_exists: true, index_complete: indexComplete(deps.kv, chain, deps.follower(chain)) };
+}
+
+/** The token's most recent sale: the last key of its `sales` range. */
+async function lastSale(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
+  const prefix = nftTokenPrefix(chain, q.contract, q.tokenId);
+  const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
+  if (last === undefined) return null;
+  const s = last.value;
+  const payment = s.paymentToken === null ? NATIVE : await erc20(deps, chain, s.paymentToken);
+  return {
+    transaction_hash: s.transactionHash,
+    block_timestamp: iso(s.timestamp),
+    buyer_address: s.buyer,
+    seller_address: s.seller,
+    price: dec(s.price),
+    price_formatted: formatUnits(BigInt(s.price), Number(payment.token_decimals)),
+    // No price source here.
+    usd_price_at_sale: null,
+    current_usd_value: null,
+    token_address: q.contract,
+    token_id: q.tokenId.toString(),
+    payment_token: payment,
+  };
+}
+
+async function erc20(deps: NftTransfersDeps, chain: string, token: string) {
+  const info = await metadata(deps, chain, token);
+  // decimals() is optional in ERC-20: a token without it counts in whole units.
+  return { token_name: info.name, token_symbol: info.symbol, token_logo: null, token_decimals: String(info.decimals ?? 0), token_address: token };
+}
+
+/** Token metadata (stored after its first read by eth_call); a node that cannot be reached fails the request. */
+async function metadata(deps: NftTransfersDeps, chain: string, contract: string) {
+  try {
+    return await deps.tokens.get(chain, contract);
+  } catch (err) {
+    throw new ApiError(500, `the metadata of ${contract} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
+  }
+}
