@@ -63,6 +63,8 @@ export class NodeError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    /** The error object exactly as the node sent it (node access passes it on to its caller). */
+    readonly sent: { code: number; message: string; data?: unknown } = { code, message },
   ) {
     super(message);
   }
