@@ -1,6 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { indexBlockHash, unindexBlockHash } from './block-hashes.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
 import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
@@ -65,6 +66,8 @@ export class Follower {
   private unsubscribe: (() => void) | undefined;
   /** Whether the node accepted the newHeads subscription (and it is still open). */
   private subscribed = false;
+  /** The highest block the node announced (newHeads or eth_blockNumber); −1 before the first. */
+  private announced = -1;
 
   constructor(
     private readonly chain: string,
@@ -103,6 +106,14 @@ export class Follower {
     return s;
   }
 
+  /**
+   * The node's latest block, when it is known to be current: while the newHeads subscription is open, a
+   * new block is announced as it comes. Undefined otherwise (polling alone may be a poll interval late).
+   */
+  nodeLatest(): number | undefined {
+    return this.subscribed && !this.stopped && this.announced >= 0 ? this.announced : undefined;
+  }
+
   /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
   async sync(): Promise<void> {
     if (this.stopped) return;
@@ -120,6 +131,7 @@ export class Follower {
       do {
         this.again = false;
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+        this.announce(target);
         // A reorg may replace blocks without adding any: check our head is still the node's.
         await this.rollBack();
         // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
@@ -139,10 +151,18 @@ export class Follower {
     }
   }
 
+  /** The highest announcement wins: an eth_blockNumber answer sent before a newHeads push must not move it back. */
+  private announce(n: number): void {
+    if (Number.isSafeInteger(n) && n > this.announced) this.announced = n;
+  }
+
   private subscribe(): void {
     if (this.stopped) return;
     this.unsubscribe = this.upstream.subscribeHeads!({
-      onHead: () => void this.sync(),
+      onHead: (n) => {
+        this.announce(n);
+        void this.sync();
+      },
       onOpen: () => void (this.subscribed = true),
       onClose: () => {
         this.unsubscribe = undefined;
@@ -191,6 +211,7 @@ export class Follower {
     this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
       for (const { n, record } of batch) {
         writeBlock(this.kv, this.chain, record);
+        indexBlockHash(this.kv, this.chain, n, record.header['hash'] as string);
         this.events.seen(this.chain, n, record);
         while (confirmed < n - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
       }
@@ -258,7 +279,10 @@ export class Follower {
     const to = this.state.head;
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
     this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
-      for (let n = from; n <= to; n++) removeBlock(this.kv, this.chain, n);
+      for (let n = from; n <= to; n++) {
+        unindexBlockHash(this.kv, this.chain, n);
+        removeBlock(this.kv, this.chain, n);
+      }
       this.events.reorged(this.chain, from, to);
     });
     this.log.info('reorg', { chain: this.chain, from, to });
