@@ -247,7 +247,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     access.push(node);
     let follower: Follower | undefined;
     // Until its node-access removal (the chainFor check), a chain that stopped producing blocks keeps its archive reads.
-    core.nodes.attach(chain.key, { upstream: node, nodeLatest: () => follower?.nodeLatest() });
+    core.nodes.attach(chain.key, { upstream: node, nodeLatest: () => follower?.nodeLatest(), reorgs: () => follower?.reorgs() ?? 0 });
     const removal = chainRemoval(chain, 'blocks', clock.now());
     if (removal !== undefined) {
       log.warn('not following a chain that no longer produces blocks', { chain: key, since: removal.date });

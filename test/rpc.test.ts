@@ -44,6 +44,8 @@ async function counted(s: Running): Promise<Map<string, number>> {
   for (const m of text.matchAll(/^chainpost_rpc_calls_total\{chain="0x539",method="([^"]+)",served="([^"]+)"\} (\d+)$/gm)) out.set(`${m[1]}/${m[2]}`, Number(m[3]));
   return out;
 }
+/** Answered here, from the store or from what it answered before (the cache): not by the node. */
+const LOCAL = expect.toSatisfy((d: Record<string, number>) => JSON.stringify(d) === '{"store":1}' || JSON.stringify(d) === '{"cache":1}');
 /** How the calls of `method` between two readings were served. */
 function servedBetween(before: Map<string, number>, after: Map<string, number>, method: string): Record<string, number> {
   const out: Record<string, number> = {};
@@ -217,6 +219,28 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       expect(logs.at(-1).transactionHash).toBe(transfer.transactionHash);
     });
 
+    it('after a reorg, answers for the new blocks, not from what it read of the replaced ones', async () => {
+      await caughtUp(s);
+      const top = await head();
+      const logs = [{ fromBlock: hex(top - 2), toBlock: 'latest', address: token.address }];
+      // Read (and so keep in memory) the blocks about to be replaced.
+      await sameAsAnvil('eth_getLogs', logs, 'store');
+      await sameAsAnvil('eth_getBlockReceipts', [hex(top - 1)], 'store');
+      const replaced = (await anvilAnswer(call('eth_getBlockByNumber', [hex(top - 1), false]))).body.result.hash;
+      const data = encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A2, 9n] });
+      expect((await anvilAnswer(call('anvil_reorg', [2, [[{ from: A0, to: token.address, data }, 0]]]))).body.error).toBeUndefined();
+      const now = (await anvilAnswer(call('eth_getBlockByNumber', [hex(top - 1), false]))).body.result.hash;
+      expect(now).not.toBe(replaced);
+      // The follower rolls back and takes the new branch.
+      const taken = await until(async () => (await post(rpcUrl(s), call('eth_getBlockReceipts', [hex(top - 1)]))).body.result?.[0]?.blockHash === now, 10_000);
+      expect(taken).toBe(true);
+      const after = await sameAsAnvil('eth_getLogs', logs, 'store');
+      expect(after.map((l: { blockHash: string }) => l.blockHash)).toContain(now);
+      await sameAsAnvil('eth_getBlockReceipts', [hex(top - 1)], 'store');
+      // The replaced block is no longer canonical: its hash goes to the node.
+      await sameAsAnvil('eth_getLogs', [{ blockHash: replaced }], 'node');
+    });
+
     it('refuses a range over 10,000 blocks and more than 10,000 results, on either path', { timeout: 30_000 }, async () => {
       for (const srv of [s, p]) {
         const wide = await post(rpcUrl(srv), call('eth_getLogs', [{ fromBlock: '0x0', toBlock: hex(10_000) }], 3));
@@ -387,6 +411,10 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       expect(await twice('eth_getBalance', [A0, hex(latest)])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getBalance', [A0, 'latest'])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getCode', [token.address, hex(confirmed)])).toEqual({ reached: 1, served: { node: 1, cache: 1 } });
+      // The store's answers too: about a confirmed block, kept; about the unconfirmed head, made again.
+      expect(await twice('eth_getBlockReceipts', [hex(confirmed - 1)])).toEqual({ reached: 0, served: { store: 1, cache: 1 } });
+      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(confirmed), address: token.address }])).toEqual({ reached: 0, served: { store: 1, cache: 1 } });
+      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(latest), address: token.address }])).toEqual({ reached: 0, served: { store: 2 } });
     });
   });
 
@@ -410,8 +438,8 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         ...theirs.slice(2),
         { jsonrpc: '2.0', id: 8, error: { code: -32601, message: 'the method anvil_mine does not exist/is not available' } },
       ]);
-      expect(servedBetween(before, after, 'eth_getLogs')).toEqual({ store: 1 });
-      expect(servedBetween(before, after, 'eth_getBlockReceipts')).toEqual({ store: 1 });
+      expect(servedBetween(before, after, 'eth_getLogs')).toEqual(LOCAL);
+      expect(servedBetween(before, after, 'eth_getBlockReceipts')).toEqual(LOCAL);
       expect(servedBetween(before, after, 'eth_feeHistory')).toEqual({ store: 1 });
       expect(servedBetween(before, after, 'eth_getProof')).toEqual({ node: 1 });
     });
@@ -457,7 +485,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       const before = await counted(s);
       const r = await post(`${direct}/devnet/${s.key}`, call('eth_getBlockReceipts', [hex(mixedBlock)]));
       expect(r.body).toEqual((await anvilAnswer(call('eth_getBlockReceipts', [hex(mixedBlock)]))).body);
-      expect(servedBetween(before, await counted(s), 'eth_getBlockReceipts')).toEqual({ store: 1 });
+      expect(servedBetween(before, await counted(s), 'eth_getBlockReceipts')).toEqual(LOCAL);
       expect((await post(`${direct}/devnet/nope_0123456789abcdef`, call('eth_chainId'))).status).toBe(401);
       expect((await post(`${direct}/rpc/devnet/${s.key}`, call('eth_chainId'))).status).toBe(404);
       expect((await fetch(`${direct}/health`)).status).toBe(404);

@@ -68,6 +68,7 @@ export class Follower {
   private subscribed = false;
   /** The highest block the node announced (newHeads or eth_blockNumber); −1 before the first. */
   private announced = -1;
+  private rolledBack = 0;
 
   constructor(
     private readonly chain: string,
@@ -112,6 +113,11 @@ export class Follower {
    */
   nodeLatest(): number | undefined {
     return this.subscribed && !this.stopped && this.announced >= 0 ? this.announced : undefined;
+  }
+
+  /** How many times the store rolled back (a reorg) since the start: what was read of its blocks before the last one may be stale. */
+  reorgs(): number {
+    return this.rolledBack;
   }
 
   /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
@@ -285,6 +291,7 @@ export class Follower {
       }
       this.events.reorged(this.chain, from, to);
     });
+    this.rolledBack++;
     this.log.info('reorg', { chain: this.chain, from, to });
     return true;
   }

@@ -23,6 +23,8 @@ export class Held {
     state: ChainState | undefined,
     /** The node's latest block, when known to be current (see Follower.nodeLatest). */
     readonly latest: number | undefined,
+    /** Reorgs the store took so far (Follower.reorgs). */
+    private readonly reorgs: number,
   ) {
     this.head = state?.head ?? -1;
     this.pruned = state?.pruned ?? -1;
@@ -58,23 +60,43 @@ export class Held {
 
   /** The canonical hash at `n` (kept after pruning). */
   hashAt(n: number): string | undefined {
-    return this.kv.get<string>('canon', blockKey(this.chain, n));
+    return this.kv.get<string>('canon', this.key(n));
+  }
+
+  /**
+   * Names the block held at `n` for what node access keeps of it in memory: its number and the
+   * reorgs so far, as only a reorg replaces a stored block. Checking its hash instead would read
+   * the store once per block, which is what the kept copy saves.
+   */
+  blockId(n: number): string {
+    return `${n}.${this.reorgs}`;
   }
 
   /** A held block's record, read in place (its bytes copied out of the store). */
   record(n: number): RecordView | undefined {
-    const bytes = this.kv.getRaw('blocks', blockKey(this.chain, n));
+    const bytes = this.kv.getRaw('blocks', this.key(n));
     return bytes === undefined ? undefined : RecordView.of(bytes);
   }
 
   /** A held block's whole record, decoded. */
   fullRecord(n: number): BlockRecord | undefined {
-    const bytes = this.kv.getRaw('blocks', blockKey(this.chain, n));
+    const bytes = this.kv.getRaw('blocks', this.key(n));
     return bytes === undefined ? undefined : decodeRecord(bytes);
   }
 
   /** A held block's probe column, valid only until the next read of the store. */
   probe(n: number): Uint8Array | undefined {
-    return this.kv.getRaw('probes', blockKey(this.chain, n));
+    return this.kv.getRaw('probes', this.key(n));
+  }
+
+  // A block's key, made once for the several reads of the same block in a row.
+  private lastKey = '';
+  private lastN = -1;
+  private key(n: number): string {
+    if (n !== this.lastN) {
+      this.lastN = n;
+      this.lastKey = blockKey(this.chain, n);
+    }
+    return this.lastKey;
   }
 }

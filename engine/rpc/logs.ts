@@ -1,15 +1,18 @@
 import { ProbeKind, readProbe } from '../ingest/probe.js';
-import { rpcLog, type Json } from '../ingest/record.js';
+import { rpcLog } from '../ingest/record.js';
 import { KeySet, buildKeySet } from '../match/key-set.js';
 import { LIMIT_EXCEEDED, type RpcError } from './envelope.js';
 import type { Held } from './held.js';
 import { isHash } from './methods.js';
+import { Lru } from './share.js';
 
 /**
  * eth_getLogs from the store. The probe column of each block lists every log's
  * emitter and topic0 with the log's ordinal, so an address or topic0 filter
  * finds its logs without decoding the block; only the logs found are decoded
- * (RecordView) and checked against the other topic positions.
+ * (RecordView), serialized once as the node's JSON and kept with their topics
+ * and the block's probe column (BlockLogs), so a later query over the same
+ * blocks reads one key per block and joins text.
  */
 export const MAX_BLOCK_RANGE = 10_000;
 export const MAX_RESULTS = 10_000;
@@ -36,28 +39,67 @@ interface LogQuery {
   minTopics: number;
 }
 
-/** The logs, the limit error, or undefined when the store cannot answer exactly (the node does). */
-export function logsFromStore(held: Held, params: readonly unknown[], beyond: TopicsBeyondLog): Json[] | RpcError | undefined {
+/** What log queries read of one block: its probe column, and the logs they needed (by ordinal) as the node's JSON text, with their topics. */
+export interface BlockLogs {
+  probe: Uint8Array;
+  texts: ReadonlyArray<string | undefined>;
+  topics: ReadonlyArray<readonly string[] | undefined>;
+  /** Bytes of the probe column and characters of the texts. */
+  size: number;
+}
+
+/** Blocks already read, by Held.blockId, bounded by their size. */
+export const blockLogs = (maxSize: number): Lru<BlockLogs> => new Lru<BlockLogs>(1_000_000, maxSize, (b) => b.size);
+
+/** The matching logs as JSON text, the limit error, or undefined when the store cannot answer exactly (the node does). */
+export function logsFromStore(held: Held, params: readonly unknown[], beyond: TopicsBeyondLog, seen: Lru<BlockLogs>): string[] | RpcError | undefined {
   const q = logQuery(held, params, beyond);
   if (q === undefined || 'code' in q) return q;
-  const out: Json[] = [];
+  const out: string[] = [];
   for (let n = q.from; n <= q.to; n++) {
-    const probe = held.probe(n);
-    if (probe === undefined) return undefined;
-    const found = candidates(probe, q);
+    const id = held.blockId(n);
+    let block = seen.get(id);
+    if (block === undefined) {
+      const probe = held.probe(n);
+      if (probe === undefined) return undefined;
+      block = { probe: Uint8Array.prototype.slice.call(probe), texts: [], topics: [], size: probe.byteLength };
+      seen.set(id, block);
+    }
+    const found = candidates(block.probe, q);
     if (found.length === 0) continue;
-    const view = held.record(n);
-    if (view === undefined) return undefined;
-    const { hash, number } = view.header as { hash: string; number: string };
+    const logs = readLogs(held, n, id, block, found, seen);
+    if (logs === undefined) return undefined;
     for (const ordinal of found) {
-      const log = view.log(ordinal);
-      if (!topicsMatch(log.topics, q)) continue;
+      if (!topicsMatch(logs.topics[ordinal]!, q)) continue;
       if (out.length === MAX_RESULTS) return tooManyResults;
-      const txIndex = view.logTx(ordinal);
-      out.push(rpcLog(log, hash, number, view.tx(txIndex)['hash'] as string, `0x${txIndex.toString(16)}`));
+      out.push(logs.texts[ordinal]!);
     }
   }
   return out;
+}
+
+/** The block's logs with these ordinals: those not read before are decoded from the record, and kept. */
+function readLogs(held: Held, n: number, id: string, known: BlockLogs, ordinals: readonly number[], seen: Lru<BlockLogs>): BlockLogs | undefined {
+  const missing = ordinals.filter((o) => known.texts[o] === undefined);
+  if (missing.length === 0) return known;
+  const view = held.record(n);
+  if (view === undefined) return undefined;
+  const hash = view.headerField('hash') as string;
+  const number = view.headerField('number') as string;
+  const texts = [...known.texts];
+  const topics = [...known.topics];
+  let size = known.size;
+  for (const ordinal of missing) {
+    const log = view.log(ordinal);
+    const txIndex = view.logTx(ordinal);
+    const text = JSON.stringify(rpcLog(log, hash, number, view.txField(txIndex, 'hash') as string, `0x${txIndex.toString(16)}`));
+    texts[ordinal] = text;
+    topics[ordinal] = log.topics;
+    size += text.length;
+  }
+  const logs = { probe: known.probe, texts, topics, size };
+  seen.set(id, logs);
+  return logs;
 }
 
 /**

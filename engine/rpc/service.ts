@@ -7,23 +7,26 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, errorText, resultText, type RpcError } from './envelope.js';
 import { feeHistoryFromStore } from './fee-history.js';
 import { Held } from './held.js';
-import { MAX_RESULTS, logsFromStore, tooManyResults } from './logs.js';
+import { MAX_RESULTS, blockLogs, logsFromStore, tooManyResults, type BlockLogs } from './logs.js';
 import { answerBlock, methodRoute, shareable } from './methods.js';
 import { nodeRules, type NodeRules } from './node-rules.js';
 import { parseRequest, type Call, type Invalid } from './request.js';
-import { AnswerCache, InFlight } from './share.js';
+import { InFlight, Lru, type CachedAnswer } from './share.js';
 
 /**
  * Node access: JSON-RPC calls for one chain, answered from the store where it
  * holds what a call asks about (eth_getLogs, eth_getBlockReceipts,
  * eth_feeHistory), else by the chain's node, with identical calls in flight
- * sent once and answers about confirmed blocks cached.
+ * sent once. Answers about blocks at or below the confirmed height, from the
+ * store or the node, are kept serialized in a bounded LRU.
  */
 export interface ChainNode {
   /** The chain's node. */
   upstream: Upstream;
   /** The node's latest block while that is known to be current (the follower's live newHeads), else undefined. */
   nodeLatest(): number | undefined;
+  /** How many reorgs the store took since the start (see Held.blockId). */
+  reorgs(): number;
 }
 
 /** A whole answer: HTTP status and body (empty when every call was a notification). */
@@ -54,15 +57,20 @@ interface Out {
 export class NodeAccess {
   private readonly chains = new Map<string, Attached>();
   private readonly inFlight = new InFlight<Settled>();
-  private readonly cache: AnswerCache;
+  private readonly cache: Lru<CachedAnswer>;
+  private readonly logs: Lru<BlockLogs>;
+  private readonly blockReceipts: Lru<string>;
   private readonly counts = new Map<string, number>();
 
   constructor(
     private readonly kv: Kv,
     metrics: Metrics,
-    opts: { cacheEntries?: number; cacheChars?: number } = {},
+    opts: { cacheEntries?: number; cacheChars?: number; renderedChars?: number } = {},
   ) {
-    this.cache = new AnswerCache(opts.cacheEntries ?? 10_000, opts.cacheChars ?? 64 * 1024 * 1024);
+    this.cache = new Lru<CachedAnswer>(opts.cacheEntries ?? 10_000, opts.cacheChars ?? 64 * 1024 * 1024, (a) => a.json.length);
+    // What the store path made of hot blocks: their logs and receipts as the node's JSON.
+    this.logs = blockLogs(opts.renderedChars ?? 32 * 1024 * 1024);
+    this.blockReceipts = new Lru<string>(100_000, opts.renderedChars ?? 32 * 1024 * 1024, (json) => json.length);
     metrics.gauge(
       'chainpost_rpc_calls_total',
       'Node-access calls by chain, method and how they were served: store, cache, shared (an identical call in flight), node, refused, invalid, failed (node unreachable).',
@@ -107,42 +115,64 @@ export class NodeAccess {
       return { text: errorText(call.id, { code: METHOD_NOT_FOUND, message: `the method ${call.method} does not exist/is not available` }) };
     }
     const held = this.held(a);
+    const key = `${a.chain}\n${call.method}\n${JSON.stringify(call.params)}`;
+    const cached = this.cached(key, held);
+    if (cached !== undefined) {
+      this.count(a, call.method, 'cache');
+      return { text: resultText(call.id, cached) };
+    }
     if (route === 'store') {
       const local = this.fromStore(a, held, call);
       if (local !== undefined) {
         this.count(a, call.method, 'store');
-        return { text: 'error' in local ? errorText(call.id, local.error) : resultText(call.id, JSON.stringify(local.result)) };
+        if ('error' in local) return { text: errorText(call.id, local.error) };
+        this.keep(a, call, key, local.json, local.json);
+        return { text: resultText(call.id, local.json) };
       }
     }
-    return this.fromNode(a, held, call);
+    return this.fromNode(a, call, key);
   }
 
-  /** The store's answer, or undefined when it does not hold (all of) what the call asks about. */
-  private fromStore(a: Attached, held: Held, call: Call): { result: unknown } | { error: RpcError } | undefined {
+  /** A cached answer, while the block it is about is still confirmed and canonical. */
+  private cached(key: string, held: Held): string | undefined {
+    const hit = this.cache.get(key);
+    if (hit === undefined) return undefined;
+    if (hit.block <= held.confirmed && held.hashAt(hit.block) === hit.hash) return hit.json;
+    this.cache.delete(key);
+    return undefined;
+  }
+
+  /** The store's answer (serialized), or undefined when it does not hold (all of) what the call asks about. */
+  private fromStore(a: Attached, held: Held, call: Call): { json: string } | { error: RpcError } | undefined {
     if (a.rules === undefined) this.learnRules(a);
     if (call.method === 'eth_getLogs') {
-      const logs = logsFromStore(held, call.params, a.rules?.topicsBeyondLog);
-      return logs === undefined ? undefined : Array.isArray(logs) ? { result: logs } : { error: logs };
+      const logs = logsFromStore(held, call.params, a.rules?.topicsBeyondLog, this.logs);
+      return logs === undefined ? undefined : Array.isArray(logs) ? { json: `[${logs.join(',')}]` } : { error: logs };
     }
     if (call.method === 'eth_getBlockReceipts') {
-      const n = call.params.length === 1 ? held.block(call.params[0]) : undefined;
-      const record = n !== undefined && held.holds(n, n) ? held.fullRecord(n) : undefined;
-      return record === undefined ? undefined : { result: rpcReceipts(record) };
+      const json = this.receipts(held, call.params);
+      return json === undefined ? undefined : { json };
     }
     const fees = a.rules?.feeHistory === true ? feeHistoryFromStore(held, call.params) : undefined;
-    return fees === undefined ? undefined : { result: fees };
+    return fees === undefined ? undefined : { json: JSON.stringify(fees) };
   }
 
-  private async fromNode(a: Attached, held: Held, call: Call): Promise<Out> {
-    const key = `${a.chain}\n${call.method}\n${JSON.stringify(call.params)}`;
-    const cached = this.cache.get(key);
-    if (cached !== undefined) {
-      if (cached.block <= held.confirmed && held.hashAt(cached.block) === cached.hash) {
-        this.count(a, call.method, 'cache');
-        return { text: resultText(call.id, cached.json) };
-      }
-      this.cache.delete(key);
+  /** A held block's receipts as the node's JSON, made once per block (Held.blockId). */
+  private receipts(held: Held, params: readonly unknown[]): string | undefined {
+    const n = params.length === 1 ? held.block(params[0]) : undefined;
+    if (n === undefined || !held.holds(n, n)) return undefined;
+    const id = held.blockId(n);
+    let json = this.blockReceipts.get(id);
+    if (json === undefined) {
+      const record = held.fullRecord(n);
+      if (record === undefined) return undefined;
+      json = JSON.stringify(rpcReceipts(record));
+      this.blockReceipts.set(id, json);
     }
+    return json;
+  }
+
+  private async fromNode(a: Attached, call: Call, key: string): Promise<Out> {
     const { promise, shared } = shareable(call.method) ? this.inFlight.run(key, () => this.ask(a, call, key)) : { promise: this.ask(a, call, key), shared: false };
     // Counted as it joins, so a call waiting on another's answer shows at once.
     if (shared) this.count(a, call.method, 'shared');
@@ -169,7 +199,7 @@ export class NodeAccess {
     return { json };
   }
 
-  /** Caches an answer about a block deeper than the confirmation depth (by the state now, after the answer came). */
+  /** Caches an answer about a block at or below the confirmed height (by the state now, once the answer is there). */
   private keep(a: Attached, call: Call, key: string, result: unknown, json: string): void {
     const held = this.held(a);
     const block = answerBlock(call.method, call.params, result, (hash) => held.numberOf(hash));
@@ -179,7 +209,7 @@ export class NodeAccess {
   }
 
   private held(a: Attached): Held {
-    return new Held(this.kv, a.chain, this.kv.get<ChainState>('chainState', a.chain), a.node.nodeLatest());
+    return new Held(this.kv, a.chain, this.kv.get<ChainState>('chainState', a.chain), a.node.nodeLatest(), a.node.reorgs());
   }
 
   /** Asks the node which client it runs, once it answers (see node-rules.ts). */

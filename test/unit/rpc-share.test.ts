@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerCache, InFlight } from '../../engine/rpc/share.js';
+import { InFlight, Lru, type CachedAnswer } from '../../engine/rpc/share.js';
 
 describe('InFlight', () => {
   it('runs one start per key while it is pending, then starts anew', async () => {
@@ -30,11 +30,12 @@ describe('InFlight', () => {
   });
 });
 
-describe('AnswerCache', () => {
-  const answer = (json: string, block = 1) => ({ json, block, hash: '0xh' });
+describe('Lru', () => {
+  const answer = (json: string, block = 1): CachedAnswer => ({ json, block, hash: '0xh' });
+  const cache = (entries: number, chars: number) => new Lru<CachedAnswer>(entries, chars, (a) => a.json.length);
 
   it('drops the least recently used entry beyond its entry count', () => {
-    const c = new AnswerCache(2, 1_000);
+    const c = cache(2, 1_000);
     c.set('a', answer('1'));
     c.set('b', answer('2'));
     expect(c.get('a')?.json).toBe('1'); // a is now the most recent
@@ -44,17 +45,17 @@ describe('AnswerCache', () => {
   });
 
   it('keeps the serialized answers under its size, and never one larger than all of it', () => {
-    const c = new AnswerCache(100, 10);
+    const c = cache(100, 10);
     c.set('a', answer('12345'));
     c.set('b', answer('1234'));
     c.set('c', answer('123'));
     expect([c.get('a'), c.get('b')?.json, c.get('c')?.json]).toEqual([undefined, '1234', '123']);
-    expect(c.chars).toBe(7);
+    expect(c.size).toBe(7);
     c.set('huge', answer('x'.repeat(11)));
     expect(c.get('huge')).toBeUndefined();
     c.set('b', answer('12'));
-    expect(c.chars).toBe(5);
+    expect(c.size).toBe(5);
     c.delete('c');
-    expect([c.count, c.chars]).toEqual([1, 2]);
+    expect([c.count, c.size]).toEqual([1, 2]);
   });
 });
