@@ -64,12 +64,12 @@ export class Held {
   }
 
   /**
-   * Names the block held at `n` for what node access keeps of it in memory: its number and the
-   * reorgs so far, as only a reorg replaces a stored block. Checking its hash instead would read
-   * the store once per block, which is what the kept copy saves.
+   * Names the block held at `n` for what node access keeps of it in memory: its chain, number and
+   * the reorgs so far, as only a reorg replaces a stored block. Checking its hash instead would
+   * read the store once per block, which is what the kept copy saves.
    */
   blockId(n: number): string {
-    return `${n}.${this.reorgs}`;
+    return `${this.chain}/${n}.${this.reorgs}`;
   }
 
   /** A held block's record, read in place (its bytes copied out of the store). */

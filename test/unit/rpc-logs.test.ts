@@ -16,7 +16,7 @@ import { tempDir } from '../helpers.js';
  * logs keeps, under either node rule for topic positions beyond a log's topics.
  */
 type Filter = { address?: string | string[]; topics?: Array<string | string[] | null> };
-type Log = { address: string; topics: string[] };
+type Log = { address: string; topics: string[]; transactionHash?: string };
 
 const CHAIN = '0x1';
 /** Logs read before stay, by block hash: every block is read twice below, once with nothing kept and once with what was. */
@@ -102,6 +102,20 @@ describe('logsFromStore over mainnet blocks', () => {
     }
     // By hash, the same block.
     expect(logsFromStore(held(), [{ blockHash: records.get(n)!.header['hash'] }], 'match')).toEqual(all);
+  });
+
+  it('keeps each chain\'s blocks apart in memory, the same number on two chains being two blocks', () => {
+    const [a, b] = [FIXTURE_BLOCKS[0], FIXTURE_BLOCKS[1]];
+    // Another chain whose block `a` is mainnet's block `b`.
+    const other = bundle(b);
+    const record = normalizeBlock({ ...other.block, number: hex(a) }, other.receipts, other.traces);
+    store.transact(() => writeBlock(store, '0x2', record));
+    const onOther = new Held(store, '0x2', { head: a, confirmed: a, tracer: true, pruned: -1 }, a, 0);
+    const query = [{ fromBlock: hex(a), toBlock: hex(a) }];
+    const mainnet = logsFromStore(held(), query, 'match') as Log[];
+    const theirs = (fromStore(onOther, query, 'match', seen) as string[]).map((t) => JSON.parse(t) as Log);
+    expect(theirs.map((l) => l.transactionHash)).toEqual(rpcReceipts(record).flatMap((r) => (r['logs'] as Log[]).map((l) => l.transactionHash)));
+    expect(theirs[0]!.transactionHash).not.toBe(mainnet[0]!.transactionHash);
   });
 
   it('leaves to the node what it cannot answer exactly', () => {
