@@ -513,7 +513,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       let r: Running | undefined;
       try {
         r = await startChainpost({ CHAINPOST_RATE_LIMIT: '2' });
-        const replies = await Promise.all(Array.from({ length: 4 }, (_, i) => post(rpcUrl(r!), call('eth_chainId', [], i))));
+        const replies = await Promise.all(Array.from({ length: 6 }, (_, i) => post(rpcUrl(r!), call('eth_chainId', [], i))));
         const limited = replies.filter((x) => x.status === 429);
         expect(limited.length).toBeGreaterThanOrEqual(2);
         expect(limited[0]!.headers.get('retry-after')).toMatch(/^\d+$/);
