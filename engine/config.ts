@@ -9,6 +9,8 @@ import { isDateTime } from './datetime.js';
 export interface Config {
   host: string;
   port: number;
+  /** A second port serving node access alone, without the /rpc prefix; undefined = none. */
+  rpcPort: number | undefined;
   dataDir: string;
   apiKey: string | undefined;
   /** Upstream JSON-RPC URL per EVM chain, keyed by hex id. */
@@ -57,9 +59,13 @@ export function parseConfig(env: Env): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   const chains = get('CHAINPOST_CHAINS');
+  const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
+  const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
+  if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
   return {
     host: host(get('CHAINPOST_HOST')),
-    port: integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535),
+    port,
+    rpcPort,
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
     chains: chains === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl),

@@ -44,6 +44,7 @@ import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
+import { NodeAccess } from './rpc/service.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -58,6 +59,9 @@ function schedulePurge(expiries: Expiries, clock: ServiceClock): void {
 
 /** How long a bind or unbind message waits for its signatures. */
 const BIND_TTL_MS = 15 * 60_000;
+
+/** Connections from node access to each chain's node (callers beyond this many wait for one). */
+const NODE_ACCESS_CONNECTIONS = 32;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
@@ -112,6 +116,8 @@ export interface Core {
   readonly routes: readonly Route[];
   readonly watchlist: Watchlist;
   readonly dispatcher: Dispatcher;
+  /** Node access; each configured chain's node is attached when the server starts ingesting. */
+  readonly nodes: NodeAccess;
 }
 
 export interface Service extends Core {
@@ -155,6 +161,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const streams = new StreamsService(store, clock, dispatcher, watchlist);
     const upstreams: Core['upstreams'] = new Map();
     const tokenMetadata = new TokenMetadata(store, chainReads((chain) => upstreams.get(chain)).call);
+    const nodes = new NodeAccess(store, metrics);
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
@@ -163,10 +170,10 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
-      ...rpcRoutes(clock),
+      ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, tokenMetadata, watchlist, dispatcher };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, tokenMetadata, watchlist, dispatcher, nodes };
   } catch (err) {
     void store.close();
     throw err;
@@ -187,19 +194,31 @@ export async function startService(config: Config, out?: (line: string) => void)
     await store.close();
     throw new ConfigError('CHAINPOST_HOST/CHAINPOST_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
   }
+  // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
+  let rpcServer: Server | undefined;
+  if (config.rpcPort !== undefined) {
+    try {
+      rpcServer = await startServer({ host: config.host, port: config.rpcPort, routes: rpcRoutes(core.clock, core.nodes, ''), pipeline: core.pipeline, fallback: unknownRoute });
+    } catch (err) {
+      await server.close(0);
+      await store.close();
+      throw new ConfigError('CHAINPOST_RPC_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
+    }
+  }
   let ingest: Awaited<ReturnType<typeof startIngest>>;
   try {
     ingest = await startIngest(core);
   } catch (err) {
     // No anvil build here, say: nothing stays open behind the error.
     await server.close(0);
+    await rpcServer?.close(0);
     await store.close();
     throw err;
   }
-  log.info('listening', { host: config.host, port: server.port, data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
+  log.info('listening', { host: config.host, port: server.port, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
-    const cut = await server.close(SHUTDOWN_GRACE_MS);
-    if (cut > 0) log.warn('stopped with requests still in flight', { cut });
+    const [cut, rpcCut] = await Promise.all([server.close(SHUTDOWN_GRACE_MS), rpcServer?.close(SHUTDOWN_GRACE_MS) ?? 0]);
+    if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
     await ingest.stop();
     await store.close();
     log.info('stopped');
@@ -221,12 +240,19 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     chains = new Map([['0x539', anvil.url]]);
     log.info('devnet', { chain: '0x539', rpc: anvil.url, pid: anvil.child.pid });
   }
+  // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
+  const access: Array<{ close(): Promise<void> }> = [];
   const reads = chainReads((chain) => upstreams.get(chain));
   const pool = matchPool(store.path);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: reads.call, balance: reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
+    const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });
+    access.push(node);
+    let follower: Follower | undefined;
+    // Until its node-access removal (the chainFor check), a chain that stopped producing blocks keeps its archive reads.
+    core.nodes.attach(chain.key, { upstream: node, nodeLatest: () => follower?.nodeLatest(), reorgs: () => follower?.reorgs() ?? 0 });
     const removal = chainRemoval(chain, 'blocks', clock.now());
     if (removal !== undefined) {
       log.warn('not following a chain that no longer produces blocks', { chain: key, since: removal.date });
@@ -236,7 +262,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = jsonRpcUpstream(url);
     upstreams.set(chain.key, upstream);
-    const follower = new Follower(key, upstream, store, clock, matcher.events(), log, {
+    follower = new Follower(key, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
@@ -252,7 +278,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       for (const f of core.followers) f.stop();
       await matcher.stop();
       await pool.close();
-      await Promise.all([...upstreams.values()].map((u) => u.close()));
+      await Promise.all([...upstreams.values(), ...access].map((u) => u.close()));
       await anvil?.stop();
     },
   };

@@ -9,6 +9,7 @@ export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
+  'blockHashes',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -63,6 +64,8 @@ export class NodeError extends Error {
   constructor(
     readonly code: number,
     message: string,
+    /** The error object exactly as the node sent it (node access passes it on to its caller). */
+    readonly sent: { code: number; message: string; data?: unknown } = { code, message },
   ) {
     super(message);
   }

@@ -263,3 +263,12 @@ describe('Forwarder', () => {
     expect(await balance(forwarder.address)).toBe(5n);
   });
 });
+
+describe('TestEmitter', () => {
+  it('emitMany emits n Ping events, one topic each for the index', async () => {
+    const emitter = await deploy(anvil.url, 'TestEmitter');
+    const receipt = await send(emitter, 'emitMany', [3n]);
+    expect(events(receipt, emitter.abi)).toEqual([0n, 1n, 2n].map((i) => ({ eventName: 'Ping', args: { i } })));
+    expect(receipt.logs.map((l) => l.topics.length)).toEqual([2, 2, 2]);
+  });
+});

@@ -1,4 +1,4 @@
-import { ExtensionCodec, decode } from '@msgpack/msgpack';
+import { Decoder, ExtensionCodec } from '@msgpack/msgpack';
 
 /**
  * Compact storage of JSON-RPC values (blocks, receipts, logs, traces) that
@@ -199,9 +199,12 @@ export function encodeRpc(value: unknown): Uint8Array {
   return Uint8Array.prototype.slice.call(buf, 0, at);
 }
 
+// One decoder for every read: msgpack's decode() builds a new one per call, which cost more than a small item's decoding.
+const decoder = new Decoder({ extensionCodec: extensions });
+
 /** msgpack bytes → the values, with every hex string as it was. */
 export function decodeRpc<T>(bytes: Uint8Array): T {
-  return fromWire(decode(bytes, { extensionCodec: extensions })) as T;
+  return fromWire(decoder.decode(bytes)) as T;
 }
 
 function fromWire(v: unknown): unknown {

@@ -1,6 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { indexBlockHash, unindexBlockHash } from './block-hashes.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
 import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
@@ -36,7 +37,7 @@ export interface FollowerStatus {
   chain: string;
   head: number;
   confirmed: number;
-  /** The node's head when the follower last asked it (−1 before the first answer). */
+  /** The highest block the node announced, by newHeads or eth_blockNumber (−1 before the first). */
   nodeHead: number;
   /** Oldest block whose full record is still stored. */
   oldest: number;
@@ -62,12 +63,14 @@ export class Follower {
   private failures = 0;
   private errors = 0;
   private lastError: string | undefined;
-  private nodeHead = -1;
   private timer: Timer | undefined;
   private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Whether the node accepted the newHeads subscription (and it is still open). */
   private subscribed = false;
+  /** The highest block the node announced (newHeads or eth_blockNumber); −1 before the first. */
+  private announced = -1;
+  private rolledBack = 0;
 
   constructor(
     private readonly chain: string,
@@ -101,9 +104,22 @@ export class Follower {
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
+    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.announced, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
+  }
+
+  /**
+   * The node's latest block, when it is known to be current: while the newHeads subscription is open, a
+   * new block is announced as it comes. Undefined otherwise (polling alone may be a poll interval late).
+   */
+  nodeLatest(): number | undefined {
+    return this.subscribed && !this.stopped && this.announced >= 0 ? this.announced : undefined;
+  }
+
+  /** How many times the store rolled back (a reorg) since the start: what was read of its blocks before the last one may be stale. */
+  reorgs(): number {
+    return this.rolledBack;
   }
 
   /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
@@ -123,7 +139,7 @@ export class Follower {
       do {
         this.again = false;
         const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
-        this.nodeHead = target;
+        this.announce(target);
         // A reorg may replace blocks without adding any: check our head is still the node's.
         await this.rollBack();
         // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
@@ -143,10 +159,18 @@ export class Follower {
     }
   }
 
+  /** The highest announcement wins: an eth_blockNumber answer sent before a newHeads push must not move it back. */
+  private announce(n: number): void {
+    if (Number.isSafeInteger(n) && n > this.announced) this.announced = n;
+  }
+
   private subscribe(): void {
     if (this.stopped) return;
     this.unsubscribe = this.upstream.subscribeHeads!({
-      onHead: () => void this.sync(),
+      onHead: (n) => {
+        this.announce(n);
+        void this.sync();
+      },
       onOpen: () => void (this.subscribed = true),
       onClose: () => {
         this.unsubscribe = undefined;
@@ -195,6 +219,7 @@ export class Follower {
     this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
       for (const { n, record } of batch) {
         writeBlock(this.kv, this.chain, record);
+        indexBlockHash(this.kv, this.chain, n, record.header['hash'] as string);
         this.events.seen(this.chain, n, record);
         while (confirmed < n - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
       }
@@ -262,9 +287,13 @@ export class Follower {
     const to = this.state.head;
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
     this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
-      for (let n = from; n <= to; n++) removeBlock(this.kv, this.chain, n);
+      for (let n = from; n <= to; n++) {
+        unindexBlockHash(this.kv, this.chain, n);
+        removeBlock(this.kv, this.chain, n);
+      }
       this.events.reorged(this.chain, from, to);
     });
+    this.rolledBack++;
     this.log.info('reorg', { chain: this.chain, from, to });
     return true;
   }

@@ -80,6 +80,20 @@ export class RecordView {
     return this.logAt.length;
   }
 
+  /** One field of the header, decoded alone (a block's hash without its logsBloom). */
+  headerField(key: string): unknown {
+    return this.headerValue !== undefined ? this.headerValue[key] : this.field('h', this.headerAt, key);
+  }
+
+  /** One field of a transaction, decoded alone (its hash without its input). */
+  txField(index: number, key: string): unknown {
+    const whole = this.cache.get(`t${index}`) as Json | undefined;
+    if (whole !== undefined) return whole[key];
+    const at = this.txAt[index]?.tx;
+    if (at === undefined) throw new RangeError(`block record has no item t${index}`);
+    return this.field(`t${index}`, at, key);
+  }
+
   /** The node's transaction object (without blockHash, blockNumber, transactionIndex). */
   tx(index: number): Json {
     return this.item(`t${index}`, () => this.txAt[index]?.tx);
@@ -112,6 +126,16 @@ export class RecordView {
 
   internal(index: number): InternalCall {
     return this.item(`c${index}`, () => this.callAt?.[index]);
+  }
+
+  /** A field of the stored object at `range`, found by its headers and decoded alone; cached under `item.key`. */
+  private field(item: string, range: WireRange, key: string): unknown {
+    const k = `${item}.${key}`;
+    if (this.cache.has(k)) return this.cache.get(k);
+    const at = wireFields(this.bytes, range.start).fields.get(key);
+    const v = at === undefined ? undefined : this.decode<unknown>(at);
+    this.cache.set(k, v);
+    return v;
   }
 
   private item<T>(key: string, at: () => WireRange | undefined): T {

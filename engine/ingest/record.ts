@@ -138,9 +138,12 @@ export function rpcReceipts(r: BlockRecord): Json[] {
       from: t.tx['from'],
       to: t.tx['to'] ?? null,
       logsBloom: logsBloom(t.logs),
-      logs: t.logs.map((l) => ({ ...l, blockHash: hash, blockNumber: number, transactionHash: txHash, transactionIndex: index })),
+      logs: t.logs.map((l) => rpcLog(l, hash, number, txHash, index)),
     };
   });
 }
+
+/** The node's log object (as eth_getLogs and receipts show it), rebuilt from a stored log and where it stands. */
+export const rpcLog = (l: StoredLog, blockHash: Hex, blockNumber: Hex, transactionHash: Hex, transactionIndex: Hex): Json => ({ ...l, blockHash, blockNumber, transactionHash, transactionIndex });
 
 const withChildFields = (o: Json, blockHash: Hex, blockNumber: Hex, index: number): Json => ({ ...o, blockHash, blockNumber, transactionIndex: `0x${index.toString(16)}` });

@@ -6,8 +6,8 @@ import { NodeError, type Upstream } from '../../engine/ports.js';
  * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
  * WebSocket on the same address where the node offers it (anvil does).
  */
-export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number } = {}): Upstream & { close(): Promise<void> } {
-  const agent = new Agent({ connections: 8, keepAliveTimeout: 30_000 });
+export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & { close(): Promise<void> } {
+  const agent = new Agent({ connections: opts.connections ?? 8, keepAliveTimeout: 30_000 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
   const sockets = new Set<WebSocket>();
@@ -24,8 +24,8 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number } = {}):
       const text = await res.body.text();
       // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
       if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
-      const body = JSON.parse(text) as { result?: T; error?: { code: number; message: string } };
-      if (body.error !== undefined) throw new NodeError(body.error.code, `${method}: ${body.error.message}`);
+      const body = JSON.parse(text) as { result?: T; error?: { code: number; message: string; data?: unknown } };
+      if (body.error !== undefined) throw new NodeError(body.error.code, `${method}: ${body.error.message}`, body.error);
       return body.result as T;
     },
     subscribeHeads({ onHead, onOpen, onClose }) {

@@ -1,20 +1,26 @@
 import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
-import { notBuilt, type Route } from './route.js';
+import type { NodeAccess } from '../../engine/rpc/service.js';
+import type { Route } from './route.js';
 
-/** Node access: POST /rpc/:chain/:apiKey, the key in the path, errors as JSON-RPC error objects. */
-export function rpcRoutes(clock: Clock): Route[] {
+/**
+ * Node access: POST {prefix}/:chain/:apiKey, the key in the path, errors as
+ * JSON-RPC error objects. The prefix is /rpc on the main port and empty on
+ * CHAINPOST_RPC_PORT ({rpc_url}/:chain/:apiKey).
+ */
+export function rpcRoutes(clock: Clock, nodes: NodeAccess, prefix = '/rpc'): Route[] {
   return [
     {
       method: 'POST',
-      pattern: '/rpc/:chain/:apiKey',
+      pattern: `${prefix}/:chain/:apiKey`,
       area: 'rpc',
       auth: 'path',
       body: true,
       errors: 'jsonrpc',
-      handle: (req) => {
-        chainFor(req.params['chain']!, 'rpc', clock.now());
-        return notBuilt('POST', '/rpc/:chain/:apiKey');
+      handle: async (req) => {
+        const chain = chainFor(req.params['chain']!, 'rpc', clock.now());
+        const { status, text } = await nodes.answer(chain, req.body);
+        return { status, text };
       },
     },
   ];

@@ -7,6 +7,13 @@ describe('parseConfig', () => {
     expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined });
     expect(c.chains.size).toBe(0);
     expect(c.confirmations.size).toBe(0);
+    expect(c.rpcPort).toBeUndefined();
+  });
+
+  it('takes a second port for node access, any free one with 0, never the main one', () => {
+    expect(parseConfig({ CHAINPOST_RPC_PORT: '8545' }).rpcPort).toBe(8545);
+    expect(parseConfig({ CHAINPOST_PORT: '0', CHAINPOST_RPC_PORT: '0' }).rpcPort).toBe(0);
+    expect(() => parseConfig({ CHAINPOST_PORT: '9000', CHAINPOST_RPC_PORT: '9000' })).toThrow('CHAINPOST_RPC_PORT: must differ from CHAINPOST_PORT (9000)');
   });
 
   it('takes a bare date as its midnight UTC, and host names or IP literals as hosts', () => {
@@ -67,6 +74,8 @@ describe('parseConfig', () => {
     ['CHAINPOST_AUTH_SKEW', '-1'],
     ['CHAINPOST_TEST_CLOCK', 'yes'],
     ['CHAINPOST_LOG_LEVEL', 'loud'],
+    ['CHAINPOST_RPC_PORT', '65536'],
+    ['CHAINPOST_RPC_PORT', 'rpc'],
   ];
   it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
     let caught: unknown;

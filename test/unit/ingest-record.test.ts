@@ -79,6 +79,20 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
     expect(view.receipt(0)).toEqual(record.txs[0]!.receipt);
   });
 
+  it('reads one field of the header or of a transaction alone, without decoding the rest', () => {
+    const view = RecordView.of(encodeRecord(record));
+    const last = record.txs.length - 1;
+    expect([view.headerField('hash'), view.headerField('number'), view.headerField('nope')]).toEqual([record.header['hash'], record.header['number'], undefined]);
+    expect([view.txField(last, 'hash'), view.txField(last, 'input')]).toEqual([record.txs[last]!.tx['hash'], record.txs[last]!.tx['input']]);
+    expect(view.txField(last, 'hash')).toBe(view.txField(last, 'hash'));
+    // Four fields decoded, each once: not the header, not the transaction.
+    expect(view.decoded).toBe(4);
+    // Once the whole item is decoded, its fields come from it.
+    expect(view.tx(0)['hash']).toBe(view.txField(0, 'hash'));
+    expect(view.decoded).toBe(5);
+    expect(() => view.txField(record.txs.length, 'hash')).toThrow(RangeError);
+  });
+
   it('puts every address and topic0 in the probe column, with the item it came from', () => {
     const p = readProbe(buildProbe(record));
     const hex = (at: number, len: number) => `0x${Buffer.from(p.bytes.subarray(at, at + len)).toString('hex')}`;

@@ -1,0 +1,100 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
+
+/**
+ * A loopback proxy in front of a real node (anvil) that counts the JSON-RPC
+ * methods reaching the node, can hold a method's requests until released, and
+ * can answer every request with an HTTP error instead. WebSocket upgrades (the
+ * follower's newHeads) are piped to the node untouched.
+ */
+export interface NodeProxy {
+  url: string;
+  /** How many calls of `method` reached the node so far (batch elements count one each). */
+  calls(method: string): number;
+  /** Holds requests carrying `method` until the returned function is called. */
+  hold(method: string): () => void;
+  /** Answers every HTTP request with this status (a node behind a failing gateway); undefined: forward again. */
+  failWith(status: number | undefined): void;
+  close(): Promise<void>;
+}
+
+export async function nodeProxy(target: string): Promise<NodeProxy> {
+  const node = new URL(target);
+  const counts = new Map<string, number>();
+  const held = new Map<string, Promise<void>>();
+  let failing: number | undefined;
+  const sockets = new Set<Socket>();
+
+  const methodsOf = (body: string): string[] => {
+    try {
+      const parsed = JSON.parse(body) as { method?: unknown } | Array<{ method?: unknown }>;
+      return (Array.isArray(parsed) ? parsed : [parsed]).map((c) => String(c?.method));
+    } catch {
+      return [];
+    }
+  };
+  const read = (req: IncomingMessage): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      req.on('error', reject);
+    });
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const body = await read(req);
+      if (failing !== undefined) {
+        res.writeHead(failing, { 'content-type': 'text/plain' }).end('bad gateway');
+        return;
+      }
+      const methods = methodsOf(body);
+      for (const m of methods) counts.set(m, (counts.get(m) ?? 0) + 1);
+      await Promise.all(methods.map((m) => held.get(m)));
+      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+    })().catch((err: unknown) => res.writeHead(500).end(String(err)));
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    const upstream = connect(Number(node.port), node.hostname, () => {
+      const lines = [`${req.method} ${req.url} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      upstream.write(head);
+      upstream.pipe(socket);
+      socket.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      socket.destroy();
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+    socket.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls: (method) => counts.get(method) ?? 0,
+    hold(method) {
+      let release!: () => void;
+      held.set(method, new Promise<void>((r) => (release = r)));
+      return () => {
+        held.delete(method);
+        release();
+      };
+    },
+    failWith: (status) => void (failing = status),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
