@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, encodeFunctionData, http, parseAbi, parseEther, parseGwei, type Hex, type TransactionReceipt } from 'viem';
+import { createPublicClient, encodeFunctionData, http, parseEther, parseGwei, type Hex, type TransactionReceipt } from 'viem';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
+import { A0, A1, A2, ERC20_ABI as ERC20 } from './streams-harness.js';
+import { TRANSFER, TRANSFER_SINGLE } from '../engine/ingest/store.js';
 
 /**
  * Node access over real HTTP: the server binary follows a real anvil (through
@@ -12,11 +14,7 @@ import { nodeProxy, type NodeProxy } from './node-proxy.js';
  * store, the node, the cache, a call in flight) is read from the server's
  * chainpost_rpc_calls_total counter, and what reached the node from the proxy.
  */
-const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
-const ERC20 = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
-const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const APPROVAL = '0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925';
-const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
 const pad = (a: string): string => `0x${a.slice(2).toLowerCase().padStart(64, '0')}`;
 const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
 
@@ -411,8 +409,8 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       expect(await twice('eth_getBalance', [A0, hex(latest)])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getBalance', [A0, 'latest'])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getCode', [token.address, hex(confirmed)])).toEqual({ reached: 1, served: { node: 1, cache: 1 } });
-      // The store's answers too: about a confirmed block, kept; about the unconfirmed head, made again.
-      expect(await twice('eth_getBlockReceipts', [hex(confirmed - 1)])).toEqual({ reached: 0, served: { store: 1, cache: 1 } });
+      // The store's log answers too: about confirmed blocks, kept; about the unconfirmed head, made again. (A block's receipts are kept per block.)
+      expect(await twice('eth_getBlockReceipts', [hex(confirmed - 1)])).toEqual({ reached: 0, served: { store: 2 } });
       expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(confirmed), address: token.address }])).toEqual({ reached: 0, served: { store: 1, cache: 1 } });
       expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(latest), address: token.address }])).toEqual({ reached: 0, served: { store: 2 } });
     });

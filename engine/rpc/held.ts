@@ -89,14 +89,7 @@ export class Held {
     return this.kv.getRaw('probes', this.key(n));
   }
 
-  // A block's key, made once for the several reads of the same block in a row.
-  private lastKey = '';
-  private lastN = -1;
   private key(n: number): string {
-    if (n !== this.lastN) {
-      this.lastN = n;
-      this.lastKey = blockKey(this.chain, n);
-    }
-    return this.lastKey;
+    return blockKey(this.chain, n);
   }
 }

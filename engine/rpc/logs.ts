@@ -14,10 +14,10 @@ import { Lru } from './share.js';
  * and the block's probe column (BlockLogs), so a later query over the same
  * blocks reads one key per block and joins text.
  */
-export const MAX_BLOCK_RANGE = 10_000;
+const MAX_BLOCK_RANGE = 10_000;
 export const MAX_RESULTS = 10_000;
 
-export const rangeTooLarge: RpcError = { code: LIMIT_EXCEEDED, message: `query exceeds max block range ${MAX_BLOCK_RANGE}` };
+const rangeTooLarge: RpcError = { code: LIMIT_EXCEEDED, message: `query exceeds max block range ${MAX_BLOCK_RANGE}` };
 export const tooManyResults: RpcError = { code: LIMIT_EXCEEDED, message: `query returned more than ${MAX_RESULTS} results` };
 
 /**
@@ -107,7 +107,7 @@ function readLogs(held: Held, n: number, id: string, known: BlockLogs, ordinals:
  * wherever the call is answered. A tag the store cannot place counts as
  * unknown; "latest" is at least the store's head (the store follows the node).
  */
-export function rangeLimit(held: Held, params: readonly unknown[]): RpcError | undefined {
+function rangeLimit(held: Held, params: readonly unknown[]): RpcError | undefined {
   const f = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
   if (typeof f !== 'object' || f === null || f.blockHash !== undefined) return undefined;
   const at = (p: unknown): number | undefined => (p === undefined || p === 'latest' || p === 'pending' ? Math.max(held.latest ?? -1, held.head) : held.number(p));

@@ -89,6 +89,11 @@ export class NodeAccess {
     this.learnRules(a);
   }
 
+  /** The chain's node as attached for node access (also a chain no longer followed, until its node-access removal). */
+  upstream(chain: string): Upstream | undefined {
+    return this.chains.get(chain)?.node.upstream;
+  }
+
   /** Answers a JSON body (one call or a batch) for `chain`; throws ApiError for a chain without a node or a malformed body. */
   async answer(chain: Chain, body: unknown): Promise<Answered> {
     const a = this.chains.get(chain.key);
@@ -114,19 +119,19 @@ export class NodeAccess {
       this.count(a, 'other', 'refused');
       return { text: errorText(call.id, { code: METHOD_NOT_FOUND, message: `the method ${call.method} does not exist/is not available` }) };
     }
-    const held = this.held(a);
     const key = `${a.chain}\n${call.method}\n${JSON.stringify(call.params)}`;
-    const cached = this.cached(key, held);
+    const cached = this.cached(a, key);
     if (cached !== undefined) {
       this.count(a, call.method, 'cache');
       return { text: resultText(call.id, cached) };
     }
     if (route === 'store') {
-      const local = this.fromStore(a, held, call);
+      const local = this.fromStore(a, this.held(a), call);
       if (local !== undefined) {
         this.count(a, call.method, 'store');
         if ('error' in local) return { text: errorText(call.id, local.error) };
-        this.keep(a, call, key, local.json, local.json);
+        // A block's receipts are kept per block already (this.blockReceipts); a log query's answer is its own.
+        if (call.method !== 'eth_getBlockReceipts') this.keep(a, call, key, local.json, local.json);
         return { text: resultText(call.id, local.json) };
       }
     }
@@ -134,9 +139,10 @@ export class NodeAccess {
   }
 
   /** A cached answer, while the block it is about is still confirmed and canonical. */
-  private cached(key: string, held: Held): string | undefined {
+  private cached(a: Attached, key: string): string | undefined {
     const hit = this.cache.get(key);
     if (hit === undefined) return undefined;
+    const held = this.held(a);
     if (hit.block <= held.confirmed && held.hashAt(hit.block) === hit.hash) return hit.json;
     this.cache.delete(key);
     return undefined;

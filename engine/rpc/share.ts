@@ -34,9 +34,8 @@ export interface CachedAnswer {
 /**
  * Bounded by entries and by the summed size of the values; the least recently
  * used go first, by second chance: a read marks its entry, and an eviction
- * moves a marked entry to the back (unmarked) instead of dropping it. A read
- * is then one flag, where moving the entry on every read cost a log query
- * over a hundred kept blocks a tenth of its time.
+ * moves a marked entry to the back (unmarked) instead of dropping it, so a
+ * read sets one flag instead of moving the entry in the Map.
  */
 export class Lru<V> {
   private readonly entries = new Map<string, { value: V; used: boolean }>();

@@ -19,8 +19,7 @@ export function rpcRoutes(clock: Clock, nodes: NodeAccess, prefix = '/rpc'): Rou
       errors: 'jsonrpc',
       handle: async (req) => {
         const chain = chainFor(req.params['chain']!, 'rpc', clock.now());
-        const { status, text } = await nodes.answer(chain, req.body);
-        return { status, text };
+        return nodes.answer(chain, req.body);
       },
     },
   ];

@@ -18,8 +18,8 @@ describe('InFlight', () => {
     release(5);
     expect(await Promise.all([a.promise, b.promise, other.promise])).toEqual([5, 5, 9]);
     expect(f.size).toBe(0);
-    f.run('k', () => Promise.resolve(6));
-    expect(starts).toBe(1);
+    expect(f.run('k', start).shared).toBe(false);
+    expect(starts).toBe(2);
   });
 
   it('forgets a key whose promise rejected', async () => {
