@@ -34,7 +34,7 @@ import { Follower, type FollowerStatus } from './ingest/follower.js';
 import { StreamsService } from './streams/service.js';
 import { StreamMatcher } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
-import { chainReads } from './match/chain-reads.js';
+import { chainReads, type ChainReads } from './match/chain-reads.js';
 import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
 import type { Upstream } from './ports.js';
@@ -106,6 +106,8 @@ export interface Core {
   readonly followers: Follower[];
   /** Each followed chain's node, by chain key, filled in with the followers. */
   readonly upstreams: Map<string, Upstream & { close(): Promise<void> }>;
+  /** Reads at a block from each chain's node: the follower's, else node access's (a chain that stopped producing blocks keeps its history). */
+  readonly reads: ChainReads;
   /** Token metadata read from those nodes (webhooks and the Data API share its cache). */
   readonly tokenMetadata: TokenMetadata;
   readonly clock: ServiceClock;
@@ -160,8 +162,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     watchlist.load(store);
     const streams = new StreamsService(store, clock, dispatcher, watchlist);
     const upstreams: Core['upstreams'] = new Map();
-    const tokenMetadata = new TokenMetadata(store, chainReads((chain) => upstreams.get(chain)).call);
     const nodes = new NodeAccess(store, metrics);
+    const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
+    const tokenMetadata = new TokenMetadata(store, reads.call);
     dispatcher.start();
     schedulePurge(new Expiries(store), clock);
     const routes = [
@@ -173,7 +176,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, tokenMetadata, watchlist, dispatcher, nodes };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes };
   } catch (err) {
     void store.close();
     throw err;
@@ -187,24 +190,19 @@ export async function startService(config: Config, out?: (line: string) => void)
   }
   const core = await createCore(config, out);
   const { log, store } = core;
-  let server: Server;
-  try {
-    server = await startServer({ host: config.host, port: config.port, routes: core.routes, pipeline: core.pipeline, fallback: unknownRoute });
-  } catch (err) {
-    await store.close();
-    throw new ConfigError('CHAINPOST_HOST/CHAINPOST_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
-  }
-  // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
-  let rpcServer: Server | undefined;
-  if (config.rpcPort !== undefined) {
+  /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
+  const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
     try {
-      rpcServer = await startServer({ host: config.host, port: config.rpcPort, routes: rpcRoutes(core.clock, core.nodes, ''), pipeline: core.pipeline, fallback: unknownRoute });
+      return await startServer({ host: config.host, port, routes, pipeline: core.pipeline, fallback: unknownRoute });
     } catch (err) {
-      await server.close(0);
+      for (const s of opened) await s.close(0);
       await store.close();
-      throw new ConfigError('CHAINPOST_RPC_PORT', `${(err as Error).message} (address in use, or not an address of this machine)`);
+      throw new ConfigError(variable, `${(err as Error).message} (address in use, or not an address of this machine)`);
     }
-  }
+  };
+  const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
+  // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
+  const rpcServer = config.rpcPort === undefined ? undefined : await listen(config.rpcPort, rpcRoutes(core.clock, core.nodes, ''), 'CHAINPOST_RPC_PORT', [server]);
   let ingest: Awaited<ReturnType<typeof startIngest>>;
   try {
     ingest = await startIngest(core);
@@ -242,9 +240,8 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
-  const reads = chainReads((chain) => upstreams.get(chain));
   const pool = matchPool(store.path);
-  const builder = webhookBuilder({ tokens: core.tokenMetadata, call: reads.call, balance: reads.balance, watched: (id) => core.watchlist.watched(id) });
+  const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;

@@ -199,7 +199,7 @@ export function encodeRpc(value: unknown): Uint8Array {
   return Uint8Array.prototype.slice.call(buf, 0, at);
 }
 
-// One decoder for every read: msgpack's decode() builds a new one per call, which cost more than a small item's decoding.
+// One decoder for every read: msgpack's decode() builds a new Decoder per call, and RecordView decodes many small items.
 const decoder = new Decoder({ extensionCodec: extensions });
 
 /** msgpack bytes → the values, with every hex string as it was. */
