@@ -130,8 +130,7 @@ export function unpackMatches(packed: Uint32Array, count: number): Array<Map<num
     for (let s = 0; s < streams; s++) {
       const stream = packed[o++]!;
       const n = packed[o++]!;
-      // A plain loop: Array.from over a subarray view allocated the view and went through the iterator,
-      // a third of the main thread's time when the pool replays blocks.
+      // A plain loop: Array.from over a subarray view would allocate the view and go through the iterator.
       const refs = new Array<number>(n);
       for (let k = 0; k < n; k++) refs[k] = packed[o + k]!;
       m.set(stream, refs);

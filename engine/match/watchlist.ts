@@ -44,8 +44,11 @@ export class Watchlist {
 
   /** A stream was created or its definition changed. */
   stream(s: Pick<StreamRecord, 'id' | 'tenantId' | 'chainIds' | 'allAddresses' | 'topic0'>): void {
+    const next = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) };
+    // An update that leaves what matching reads alone (a description, a webhook URL) recompiles nothing.
+    if (JSON.stringify(this.streams.get(s.id)) === JSON.stringify(next)) return;
     this.changed(s.id);
-    this.streams.set(s.id, { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) });
+    this.streams.set(s.id, next);
     this.changed(s.id);
   }
 
@@ -57,6 +60,7 @@ export class Watchlist {
 
   /** Addresses (lowercase) added to or removed from a stream. */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void {
+    if (added.length === 0 && removed.length === 0) return;
     const set = this.addressesOf(id);
     for (const a of added) set.add(a);
     for (const a of removed) set.delete(a);

@@ -89,7 +89,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     const { chain, record: r } = block;
     const p = prepare(s);
     const watched = deps.watched(s.id);
-    const number = Number(r.header['number']);
+    const number = Number(r.headerField('number'));
     const spam = async (contract: string | null): Promise<boolean> => s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
 
     // The items the probe column found, by kind.
@@ -149,7 +149,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
         const c = r.internal(i);
         if (BigInt(c.value) === 0n || c.error !== undefined) continue;
         if ((await spam(c.from)) || (await spam(c.to))) continue;
-        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.tx(c.txIndex)['hash']), gas: dec(c.gas) });
+        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.txField(c.txIndex, 'hash')), gas: dec(c.gas) });
       }
     }
     // After txs: a transaction delivered for itself brings its logs too.
@@ -169,7 +169,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
     const logItems: Array<{ item: Item; args: Record<string, unknown> | null; topic0: string }> = [];
     for (const o of ordinals) {
       const log = r.log(o);
-      const transactionHash = String(r.tx(r.logTx(o))['hash']);
+      const transactionHash = String(r.txField(r.logTx(o), 'hash'));
       const item: Item = { logIndex: dec(log.logIndex), transactionHash, address: log.address.toLowerCase(), data: log.data, topic0: log.topics[0] ?? null, topic1: log.topics[1] ?? null, topic2: log.topics[2] ?? null, topic3: log.topics[3] ?? null };
       body.logs.push(item);
       logItems.push({ item, args: keptLogs.get(o)!.args, topic0: (log.topics[0] ?? '').toLowerCase() });
@@ -181,7 +181,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
       chainId: chain,
       abi: s.abi ?? [],
       retries: 0,
-      block: { number: String(number), hash: r.header['hash'], timestamp: dec(r.header['timestamp']) },
+      block: { number: String(number), hash: r.headerField('hash'), timestamp: dec(r.headerField('timestamp')) },
       logs: body.logs,
       txs,
       txsInternal,

@@ -41,6 +41,12 @@ describe('the watchlist', () => {
     expect(w.compile('0x89').streams.map((s) => s.id).sort()).toEqual(['s1', 's2']);
     expect(w.compile('0x89').filter.version).toBeGreaterThan(polygon2.filter.version);
 
+    // An update that changes nothing matching reads, or an address call that changes nothing, recompiles nothing.
+    const polygon3 = w.compile('0x89');
+    w.stream(stream('s1', ['0x89']));
+    w.addressesChanged('s1', [], []);
+    expect(w.compile('0x89')).toBe(polygon3);
+
     w.removed('s2');
     expect(w.compile('0x89').streams.map((s) => s.id)).toEqual(['s1']);
     expect(w.compile('0x1')).toBe(eth3);
