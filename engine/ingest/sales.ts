@@ -43,12 +43,18 @@ export function salesOf(r: BlockRecord, transfers: readonly Transfer[]): Array<{
     else list.push(x);
   }
   const out: Array<{ transfer: Transfer; sale: Sale }> = [];
+  // One payment per (transaction, buyer): a TransferBatch of many ids to one buyer is priced once.
+  const paidBy = new Map<string, Pick<Sale, 'price' | 'paymentToken'> | undefined>();
   for (const t of transfers) {
     if (t.kind === 'erc20') continue;
     const [buyer, seller] = [lower(t.to), lower(t.from)];
     if (seller === ZERO || buyer === ZERO || buyer === seller) continue;
-    const tx = r.txs[t.transactionIndex]!.tx;
-    const paid = payment(erc20.get(t.transactionIndex) ?? [], buyer, lower(tx['from']), BigInt(String(tx['value'] ?? '0x0')));
+    const at = `${t.transactionIndex}/${buyer}`;
+    if (!paidBy.has(at)) {
+      const tx = r.txs[t.transactionIndex]!.tx;
+      paidBy.set(at, payment(erc20.get(t.transactionIndex) ?? [], buyer, lower(tx['from']), BigInt(String(tx['value'] ?? '0x0'))));
+    }
+    const paid = paidBy.get(at);
     if (paid !== undefined) out.push({ transfer: t, sale: { transactionHash: t.transactionHash, timestamp, buyer, seller, ...paid } });
   }
   return out;

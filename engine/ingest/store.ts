@@ -133,7 +133,8 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   for (const t of transfers) {
     const keys = transferKeys(chain, t);
     const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
-    const stored: StoredTransfer = { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
+    // What the NFT transfers endpoint answers outlives the block record; nothing reads ERC-20 values that way yet.
+    const stored: StoredTransfer | typeof rest = t.kind === 'erc20' ? rest : { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
     kv.put('transfers', keys.byContract, stored);
     for (const w of keys.wallets) kv.put('transfers', w, 0);
   }
