@@ -14,11 +14,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { startProcess } from './proc.js';
-import { percentile, printRows, report } from './report.js';
+import { BIN, percentile, printRows, report, round } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
 const TXS = Number(process.env['BENCH_TXS'] ?? 1_000);
@@ -30,12 +29,10 @@ const BIG_CALLS = 10;
 const BIG_PER_CALL = 10_000;
 const KEY = 'cpk_bench_e2e_key_0123456789abcdef';
 const FROM = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
-const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 /** A tx whose webhook has not come within this long counts as lost (the run says so). */
 const TX_TIMEOUT_MS = 5_000;
 
 const wallet = (i: number): string => `0x${(0xe2e00000 + i).toString(16)}${'7'.repeat(32)}`;
-const round = (x: number): number => Math.round(x * 100) / 100;
 
 async function main(): Promise<void> {
   const anvil = await startAnvil({ chainId: 1337 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { startProcess } from './proc.js';
-import { printRows, report } from './report.js';
+import { BIN, printRows, report } from './report.js';
 
 const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 10);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 100);
@@ -20,7 +20,6 @@ const PIPELINING = Number(process.env['BENCH_PIPELINING'] ?? 10);
 const ROUTE = '/api/v2.2/web3/version';
 const KEY = 'cpk_bench_key_0123456789abcdef';
 
-const bin = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 const alt = fileURLToPath(new URL('./alt-server.js', import.meta.url));
 
 interface Run {
@@ -48,10 +47,10 @@ async function measure(label: string, args: string[], pipelining: number): Promi
   }
 }
 
-const uws = await measure('chainpost (uWS)', [bin, 'serve'], PIPELINING);
+const uws = await measure('chainpost (uWS)', [BIN, 'serve'], PIPELINING);
 const fastify = await measure('fastify', [alt, 'fastify'], PIPELINING);
 const nodeHttp = await measure('node:http', [alt, 'node-http'], PIPELINING);
-const uws1 = await measure('chainpost (uWS)', [bin, 'serve'], 1);
+const uws1 = await measure('chainpost (uWS)', [BIN, 'serve'], 1);
 const fastify1 = await measure('fastify', [alt, 'fastify'], 1);
 const ratioVsFastifyPipelining1 = +(uws1.reqPerSec / fastify1.reqPerSec).toFixed(2);
 

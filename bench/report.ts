@@ -4,6 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository's bench/ folder (this file runs from dist/bench/). */
 export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
+/** The server binary the benches start (from dist/bench/). */
+export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
+
+/** x to `digits` decimals, for printed figures. */
+export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
 export interface BenchResult {
   name: string;

@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { TRANSFER } from '../engine/ingest/store.js';
 import { startProcess } from './proc.js';
-import { percentile, printRows, report } from './report.js';
+import { BIN, percentile, printRows, report, round } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 200);
 /** Per block: this many calls to each of two log-emitting contracts. */
@@ -26,20 +26,17 @@ const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 10);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 10);
 const FORWARD_REQUESTS = Number(process.env['BENCH_FORWARD_REQUESTS'] ?? 3_000);
 const KEY = 'cpk_bench_rpc_key_0123456789abcdef';
-const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 const ACCOUNTS = ['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', '0x70997970c51812dc3a010c7d01b50e0d17dc79c8'];
-const TRANSFER = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
 /**
  * A contract whose every call logs Transfer(caller, calldata word 0, calldata word 1), written in
  * bytecode (the bench is built without the test contracts): word 1 stored at memory 0, then
  * LOG3(0, 32, Transfer, caller, word 0). The init code returns the 49 bytes after its own 11.
  */
-const RUNTIME = `602035600052600035337f${TRANSFER}60206000a300`;
+const RUNTIME = `602035600052600035337f${TRANSFER.slice(2)}60206000a300`;
 const INIT = `0x603180600b6000396000f3${RUNTIME}`;
 
 const hex = (n: number): string => `0x${n.toString(16)}`;
-const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 const rpcBody = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 interface Run {

@@ -7,6 +7,7 @@ import {
   createWalletClient,
   getAddress,
   http,
+  parseAbi,
   type Abi,
   type Chain,
   type Hex,
@@ -140,3 +141,6 @@ export async function mined(rpcUrl: string, hash: Hex): Promise<TransactionRecei
   if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
   return receipt;
 }
+
+/** The ERC-20 events, for decoding token logs in tests. */
+export const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);

@@ -1,4 +1,5 @@
-import { decodeEventLog, parseAbi, type Hex } from 'viem';
+import { decodeEventLog, parseAbi, zeroAddress as ZERO, type Hex } from 'viem';
+import { ERC20_ABI } from './contracts.js';
 
 /**
  * What the chain itself says an NFT's transfers are: a plain scan of a node's
@@ -12,8 +13,7 @@ export const NFT_ABI = parseAbi([
   'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
   'event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)',
 ]);
-export const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
-export const ZERO = '0x0000000000000000000000000000000000000000';
+export { ERC20_ABI, ZERO };
 
 export type Json = Record<string, any>;
 export interface Scanned {

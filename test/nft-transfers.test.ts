@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEther, parseUnits, type Hex } from 'viem';
+import { parseEther, parseUnits } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { byPosition, paid, scan, type Json, type Scanned } from './nft-scan.js';
 import { moralisFor } from './sdk.js';
-import { serverEnv } from './streams-harness.js';
+import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
  * GET /api/v2.2/nft/:address/:token_id/transfers end to end: ERC-721 and
@@ -15,7 +15,6 @@ import { serverEnv } from './streams-harness.js';
  */
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
-const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
 const BIG_ID = 2n ** 255n + 7n;
 const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' };
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { parseAbi, type Hex } from 'viem';
+import type { Hex } from 'viem';
 import { signature } from '../engine/delivery/webhook.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, publicClient } from './contracts.js';
@@ -21,7 +21,7 @@ export const CONFIRMATIONS = 2;
 export const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address.toLowerCase() as Hex) as [Hex, Hex, Hex];
 
 /** The ERC-20 events (TestToken's). */
-export const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
+export { ERC20_ABI } from './contracts.js';
 
 export const serverEnv = (anvil: Anvil, more: Record<string, string> = {}): Record<string, string> => ({
   CHAINPOST_CHAINS: `0x539=${anvil.url}`,

@@ -1,6 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
@@ -12,6 +10,7 @@ import { TokenMetadata } from '../../engine/match/token-metadata.js';
 import type { Kv } from '../../engine/ports.js';
 import { validate } from '../../engine/schema.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { tempDir } from '../helpers.js';
 import { ERC20_ABI, NFT_ABI, ZERO, byPosition, paid, scan, type Json, type Scanned } from '../nft-scan.js';
 
 /**
@@ -48,7 +47,7 @@ describe('the NFT transfers index over the mainnet fixture blocks', () => {
   const receiptsOf = new Map<number, Json[]>();
 
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'chainpost-nft-'));
+    dir = tempDir();
     store = openStore(dir);
     deps = { kv: store, tokens: noNode(store), follower: () => undefined };
     for (const n of FIXTURE_BLOCKS) {
@@ -215,7 +214,7 @@ describe('a token with 20,000 transfers', () => {
   });
 
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'chainpost-nft-many-'));
+    dir = tempDir();
     store = openStore(dir);
     store.transact(() => {
       const put = (t: Transfer): void => {
