@@ -1,7 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
-import { indexBlockHash, unindexBlockHash } from './block-hashes.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
 import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
@@ -219,7 +218,6 @@ export class Follower {
     this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
       for (const { n, record } of batch) {
         writeBlock(this.kv, this.chain, record);
-        indexBlockHash(this.kv, this.chain, n, record.header['hash'] as string);
         this.events.seen(this.chain, n, record);
         while (confirmed < n - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
       }
@@ -288,7 +286,6 @@ export class Follower {
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
     this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
       for (let n = from; n <= to; n++) {
-        unindexBlockHash(this.kv, this.chain, n);
         removeBlock(this.kv, this.chain, n);
       }
       this.events.reorged(this.chain, from, to);

@@ -20,6 +20,8 @@ export const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c0
 export const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
 
 export const blockKey = (chain: string, number: number): string => `${chain}/${number.toString(16).padStart(12, '0')}`;
+/** `blockHashes` key: a canonical block's hash → its number (engine/ingest/block-hashes.ts reads it). */
+export const blockHashKey = (chain: string, hash: string): string => `${chain}/${hash.toLowerCase()}`;
 
 export interface Transfer {
   kind: 'erc20' | 'erc721' | 'erc1155';
@@ -128,6 +130,7 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   kv.putRaw('blocks', key, record);
   kv.putRaw('probes', key, probe);
   kv.put('canon', key, r.header['hash']);
+  kv.put('blockHashes', blockHashKey(chain, String(r.header['hash'])), number);
   const block = { blockHash: String(r.header['hash']), timestamp: Number(r.header['timestamp']) };
   const transfers = transfersOf(r);
   for (const t of transfers) {
@@ -160,5 +163,7 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
       if (keys.sale !== undefined) kv.remove('sales', keys.sale);
     }
   }
+  const hash = kv.get<string>('canon', key);
+  if (hash !== undefined) kv.remove('blockHashes', blockHashKey(chain, hash));
   for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);
 }

@@ -127,13 +127,15 @@ describe('the NFT transfers index over the mainnet fixture blocks', () => {
     expect((await nftTransfers(deps, '0x1', query(s.contract, s.tokenId, { limit: '0' })))['page_size']).toBe(100);
   });
 
-  it('a reorg of the blocks removes every transfer and sale they indexed', () => {
+  it('a reorg of the blocks removes every transfer and sale they indexed, and their hashes', () => {
     expect(store.count('sales', { start: '', end: '\uffff' })).toBeGreaterThan(0);
+    expect(store.count('blockHashes', { start: '', end: '\uffff' })).toBe(FIXTURE_BLOCKS.length);
     store.transact(() => {
       for (const n of FIXTURE_BLOCKS) removeBlock(store, '0x1', n);
     });
     expect(store.count('transfers', { start: '', end: '\uffff' })).toBe(0);
     expect(store.count('sales', { start: '', end: '\uffff' })).toBe(0);
+    expect(store.count('blockHashes', { start: '', end: '\uffff' })).toBe(0);
   });
 });
 

@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
-import { indexBlockHash } from '../../engine/ingest/block-hashes.js';
 import { normalizeBlock, rpcReceipts, type BlockRecord, type Json } from '../../engine/ingest/record.js';
 import { writeBlock } from '../../engine/ingest/store.js';
 import { Held } from '../../engine/rpc/held.js';
@@ -76,10 +75,7 @@ describe('logsFromStore over mainnet blocks', () => {
     for (const n of FIXTURE_BLOCKS) {
       const b = bundle(n);
       const record = normalizeBlock(b.block, b.receipts, b.traces);
-      store.transact(() => {
-        writeBlock(store, CHAIN, record);
-        indexBlockHash(store, CHAIN, n, record.header['hash'] as string);
-      });
+      store.transact(() => writeBlock(store, CHAIN, record));
       records.set(n, record);
     }
   });
