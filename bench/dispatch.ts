@@ -129,7 +129,7 @@ async function wheelVersusHeap(): Promise<{ wheelOpsPerSec: number; heapOpsPerSe
 async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number }> {
   const sender = undiciSender();
   const cpu0 = process.cpuUsage();
-  const body = JSON.stringify({ confirmed: false, chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [], streamId: 'x'.repeat(36), tag: 's', retries: 0 });
+  const body = new TextEncoder().encode(JSON.stringify({ confirmed: false, chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [], streamId: 'x'.repeat(36), tag: 's', retries: 0 }));
   const started = performance.now();
   await Promise.all(Array.from({ length: STREAMS }, async () => {
     for (let i = 0; i < count / STREAMS; i++) await sender.post(url, body, { 'content-type': 'application/json' }, DELIVERY_TIMEOUT_MS);

@@ -1,12 +1,15 @@
 import type { Clock, Timer } from '../clock.js';
-import { Expiries, timeKey } from '../expiry.js';
+import { timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
 import type { Kv, Mailer, Sender } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
-import { uuidV7 } from './ids.js';
+import { bodyAt, webhookBody, type WebhookBody } from './body.js';
+import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
+import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
+import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
 import { TimerWheel } from './timer-wheel.js';
@@ -19,40 +22,14 @@ import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
  * success rate per webhook URL, the queue cap, error → terminated after 24 h,
  * failed deliveries in history, and e-mail when a stream enters error or ends.
  */
-export interface QueueItem {
+export interface QueueItem extends WebhookBody {
   seq: number;
-  payload: Record<string, unknown>;
   summary: WebhookSummary;
   /** Failed attempts so far; the body's `retries`. */
   failures: number;
   firstFailedAt?: number;
   nextAt: number;
   historyId?: string;
-}
-
-export interface HistoryRecord {
-  id: string;
-  date: string;
-  payload: Record<string, unknown>;
-  tinyPayload: WebhookSummary & { retries: number; amount: number };
-  streamId: string;
-  tag: string;
-  errorMessage: string;
-  webhookUrl: string;
-}
-
-export interface DeliveryLog {
-  id: string;
-  streamId: string;
-  chain: string;
-  webhookUrl: string;
-  tag: string;
-  retries: number;
-  deliveryStatus: 'success' | 'failed';
-  blockNumber: string;
-  errorMessage: string;
-  type: string;
-  createdAt: string;
 }
 
 export interface Stats {
@@ -70,7 +47,8 @@ export const emptyStats = (iso: string): Stats => ({ totalWebhooksDelivered: 0, 
 
 export interface DispatcherOptions {
   alertEmail: string | undefined;
-  historyRetentionMs?: number;
+  /** How long history and delivery logs are kept (defaults: the interface's week, success logs a day, 1,000,000 of them per tenant). */
+  retention?: Partial<Retention>;
   /** Deliveries in flight at once, across all streams. */
   maxInFlight?: number;
   /**
@@ -89,16 +67,36 @@ export interface QueueMeta {
   queued: number;
 }
 
+/** Defaults of the retention rules (engine/config.ts reads the variables). */
+export const DEFAULT_RETENTION: Retention = { historyMs: HISTORY_RETENTION_MS, successLogMs: 86_400_000, successLogMax: 1_000_000 };
+
 /**
  * What one transaction (an enqueue batch or a flush of outcomes) changes in
- * counters, rates and stats: read once, changed in memory, written once at the end.
+ * counters, rates, stats and record counts: read once, changed in memory,
+ * written once at the end.
  */
 class Changes {
   readonly metas = new Map<string, QueueMeta>();
   readonly rates = new Map<string, number>();
   readonly stats = new Map<string, Record<string, number>>();
+  /** Rows added per history or log range (`counts` key). */
+  readonly added = new Map<string, number>();
+  private readonly streams = new Map<string, StreamRecord | undefined>();
 
-  constructor(private readonly kv: Kv) {}
+  constructor(
+    private readonly kv: Kv,
+    private readonly successLogMax: number,
+  ) {}
+
+  stream(tenant: string, id: string): StreamRecord | undefined {
+    const key = streamKey(tenant, id);
+    if (!this.streams.has(key)) this.streams.set(key, this.kv.get<StreamRecord>('streams', key));
+    return this.streams.get(key);
+  }
+
+  count(key: string, n = 1): void {
+    this.added.set(key, (this.added.get(key) ?? 0) + n);
+  }
 
   meta(streamId: string): QueueMeta {
     let m = this.metas.get(streamId);
@@ -137,6 +135,12 @@ class Changes {
       st.updatedAt = iso;
       this.kv.put('stats', key, st);
     }
+    for (const [key, n] of this.added) {
+      const total = addCount(this.kv, key, n);
+      // The success-log cap is kept in the same transaction: the oldest go as new ones come.
+      const range = rangeOf(key);
+      if (isSuccessLogs(range)) capRange(this.kv, range, total, this.successLogMax);
+    }
   }
 }
 
@@ -170,9 +174,12 @@ export class Dispatcher {
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
   private readonly ready: string[] = [];
   private readonly terminations = new Map<string, Timer>();
-  private readonly expiries: Expiries;
-  private readonly retentionMs: number;
+  private readonly retention: Retention;
   private readonly maxInFlight: number;
+  /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
+  private readonly secrets = new Map<string, string>();
+  /** Set by stop(): no delivery starts any more. */
+  private stopping = false;
   private idle: Array<() => void> = [];
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
@@ -186,8 +193,7 @@ export class Dispatcher {
     private readonly opts: DispatcherOptions,
   ) {
     this.wheel = new TimerWheel(clock.now());
-    this.expiries = new Expiries(kv);
-    this.retentionMs = opts.historyRetentionMs ?? HISTORY_RETENTION_MS;
+    this.retention = { ...DEFAULT_RETENTION, ...opts.retention };
     this.maxInFlight = opts.maxInFlight ?? 512;
   }
 
@@ -235,26 +241,24 @@ export class Dispatcher {
     const wentToError: StreamRecord[] = [];
     const touched = new Set<string>();
     const results = this.kv.transact(() => {
-      const changes = new Changes(this.kv);
-      const streams = new Map<string, StreamRecord | undefined>();
+      const changes = new Changes(this.kv, this.retention.successLogMax);
       const out = items.map(({ streamId, payload }): EnqueueResult => {
         const tenant = this.tenants.get(streamId);
         if (tenant === undefined) return 'dropped';
-        if (!streams.has(streamId)) streams.set(streamId, this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId)));
-        const s = streams.get(streamId);
+        const s = changes.stream(tenant, streamId);
         if (s === undefined) return 'dropped';
         const fate = onNewWebhook(s.status);
         if (fate === 'drop') return 'dropped';
         const summary = summarize(payload);
         changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
-        const body: Record<string, unknown> = { ...payload, streamId, tag: s.tag };
+        // Serialized here, once: the queue, the POSTs, history and replay keep these bytes.
+        const body = webhookBody({ ...payload, streamId, tag: s.tag });
         if (fate === 'history') {
-          body['retries'] = 0;
-          this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+          this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
           return 'history';
         }
         const meta = changes.meta(streamId);
-        const item: QueueItem = { seq: meta.nextSeq, payload: body, summary, failures: 0, nextAt: now };
+        const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
         this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
         meta.nextSeq++;
         meta.queued++;
@@ -290,23 +294,47 @@ export class Dispatcher {
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). */
-  async post(tenant: string, url: string, body: string, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
-    const res = await this.sender.post(url, body, webhookHeaders(body, settingsOf(this.kv, tenant).secretKey, queueSize), DELIVERY_TIMEOUT_MS);
+  async post(tenant: string, url: string, body: Uint8Array, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
+    const res = await this.sender.post(url, body, webhookHeaders(body, this.secret(tenant), queueSize), DELIVERY_TIMEOUT_MS);
     if ('error' in res) return { delivered: false, error: res.error };
     return res.status === 200 ? { delivered: true, status: 200 } : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
   }
 
   /** Resolves once nothing is in flight (tests and shutdown). */
   settled(): Promise<void> {
-    if (this.inFlight.size === 0 && this.ready.length === 0) return Promise.resolve();
+    if (this.inFlight.size === 0 && (this.ready.length === 0 || this.stopping)) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * A clean stop: no delivery starts any more. Resolves once those in flight
+   * were answered (each within the delivery timeout) and their outcomes
+   * committed; the queue keeps the rest for the next start.
+   */
+  stop(): Promise<void> {
+    this.stopping = true;
+    this.ready.length = 0;
+    this.wake?.cancel();
+    for (const t of this.terminations.values()) t.cancel();
+    return this.settled();
+  }
+
+  /** Removes the history and delivery logs whose retention ended (every minute of service time). */
+  purge(): number {
+    return purgeExpired(this.kv, this.clock.now(), this.retention);
+  }
+
+  private secret(tenant: string): string {
+    let s = this.secrets.get(tenant);
+    if (s === undefined) this.secrets.set(tenant, (s = settingsOf(this.kv, tenant).secretKey));
+    return s;
   }
 
   // ---- delivery -------------------------------------------------------------
 
   /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
   private kick(streamId: string): Promise<void> | undefined {
-    if (this.inFlight.has(streamId)) return undefined;
+    if (this.inFlight.has(streamId) || this.stopping) return undefined;
     const tenant = this.tenants.get(streamId);
     if (tenant === undefined) return undefined;
     const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
@@ -329,14 +357,13 @@ export class Dispatcher {
         this.inFlight.delete(streamId);
         this.kick(streamId);
         while (this.inFlight.size < this.maxInFlight && this.ready.length > 0) this.kick(this.ready.shift()!);
-        if (this.inFlight.size === 0 && this.ready.length === 0) for (const f of this.idle.splice(0)) f();
+        if (this.inFlight.size === 0 && (this.ready.length === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
       });
   }
 
   private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string): Promise<void> {
-    const body = JSON.stringify({ ...item.payload, retries: item.failures });
     const url = s.webhookUrl;
-    const res = await this.post(s.tenantId, url, body, this.queueSize(s.id));
+    const res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
@@ -356,7 +383,7 @@ export class Dispatcher {
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
-              const changes = new Changes(this.kv);
+              const changes = new Changes(this.kv, this.retention.successLogMax);
               for (const one of batch) errored.push(...this.apply(one, changes));
               changes.write(this.clock.now());
             })
@@ -375,14 +402,14 @@ export class Dispatcher {
   private apply({ s, item, table, key, url, res, now }: Outcome, changes: Changes): StreamRecord[] {
     const tenant = s.tenantId;
     if (!this.kv.has(table, key)) return []; // the stream was deleted or ended meanwhile
-    const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
+    const cur = changes.stream(tenant, s.id);
     if (cur === undefined) return [];
     // Charged to the URL it was sent to, even if the stream has moved to another since.
     const sentTo: StreamRecord = { ...cur, webhookUrl: url };
     const rateKey = `${tenant}/${url}`;
     const rate = changes.rate(rateKey);
     const meta = changes.meta(s.id);
-    this.saveLog(tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    this.saveLog(changes, tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
     this.kv.remove(table, key);
     if (res.delivered) {
       meta.queued--;
@@ -392,7 +419,7 @@ export class Dispatcher {
     }
     const failures = item.failures + 1;
     const firstFailedAt = item.firstFailedAt ?? now;
-    const historyId = this.saveHistory(tenant, sentTo, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
+    const historyId = this.saveHistory(changes, tenant, sentTo, bodyAt(item, item.failures), item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
     changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     const delay = retryDelay(failures - 1);
     const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
@@ -482,14 +509,16 @@ export class Dispatcher {
     this.terminations.delete(id);
     const now = this.clock.now();
     const ended = this.kv.transact(() => {
-      const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+      const changes = new Changes(this.kv, this.retention.successLogMax);
+      const s = changes.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
       for (const table of ['retries', 'queue'] as const) {
         for (const { key, value } of this.kv.range<QueueItem>(table, within(id))) {
-          this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
+          this.saveHistory(changes, tenant, s, bodyAt(value, value.failures), value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
           this.kv.remove(table, key);
         }
       }
+      changes.write(now);
       this.kv.put('queueMeta', id, { ...(this.kv.get<QueueMeta>('queueMeta', id) ?? { nextSeq: 0 }), queued: 0 });
       s.status = 'terminated';
       s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
@@ -502,44 +531,42 @@ export class Dispatcher {
 
   // ---- records --------------------------------------------------------------
 
-  private saveHistory(tenant: string, s: StreamRecord, payload: Record<string, unknown>, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
-    const historyId = id ?? uuidV7(now);
-    const key = `${tenant}/${historyId}`;
-    const previous = this.kv.get<HistoryRecord>('history', key);
-    const record: HistoryRecord = {
+  /**
+   * Writes a failed-delivery record with the bytes last sent. The retries of
+   * its first day rewrite it in place (its id, and so its retention, count from
+   * the first failure); a failure after that (the stream was paused or in error
+   * meanwhile) writes it anew, as a new record kept from now.
+   */
+  private saveHistory(changes: Changes, tenant: string, s: StreamRecord, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
+    const range = historyRange(tenant);
+    const old = id === undefined ? undefined : range.prefix + id;
+    const inPlace = old !== undefined && uuidV7Ms(id!) > now - GIVE_UP_AFTER_MS && this.kv.has('history', old);
+    if (old !== undefined && !inPlace && this.kv.has('history', old)) {
+      this.kv.remove('history', old);
+      changes.count(countKey(range), -1);
+    }
+    const historyId = inPlace ? id! : uuidV7(now);
+    const key = range.prefix + historyId;
+    if (!inPlace) changes.count(countKey(range));
+    const record: StoredHistory = {
       id: historyId,
       date: new Date(now).toISOString(),
-      payload,
+      body,
       tinyPayload: { ...summary, retries, amount: summary.records },
       streamId: s.id,
       tag: s.tag,
       errorMessage,
       webhookUrl: s.webhookUrl,
     };
-    // Kept for the retention period after its last failure.
-    if (previous !== undefined) this.expiries.remove(Date.parse(previous.date) + this.retentionMs, 'history', key);
     this.kv.put('history', key, record);
-    this.expiries.add(now + this.retentionMs, 'history', key);
     return historyId;
   }
 
-  private saveLog(tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryLog['deliveryStatus'], errorMessage: string, now: number): void {
-    const id = uuidV7(now);
-    const entry: DeliveryLog = {
-      id,
-      streamId: s.id,
-      chain: item.summary.chainId,
-      webhookUrl: s.webhookUrl,
-      tag: s.tag,
-      retries: item.failures,
-      deliveryStatus: status,
-      blockNumber: item.summary.block.number,
-      errorMessage,
-      type: 'evm',
-      createdAt: new Date(now).toISOString(),
-    };
-    this.kv.put('deliveryLogs', `${tenant}/${id}`, entry);
-    this.expiries.add(now + this.retentionMs, 'deliveryLogs', `${tenant}/${id}`);
+  private saveLog(changes: Changes, tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {
+    const range = logRange(tenant, status);
+    const row: StoredLog = [s.id, item.summary.chainId, s.webhookUrl, s.tag, item.failures, item.summary.block.number, errorMessage];
+    this.kv.put('deliveryLogs', range.prefix + uuidV7(now), row);
+    changes.count(countKey(range));
   }
 
   /** E-mail to the stream owner's key e-mail or CHAINPOST_ALERT_EMAIL; kept in the outbox when it cannot be sent. */
