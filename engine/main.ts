@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { undiciSender } from '../http/clients/webhook.js';
+import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
@@ -157,7 +157,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
     const sender = undiciSender();
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));

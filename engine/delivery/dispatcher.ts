@@ -12,6 +12,7 @@ import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, typ
 import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
+import { Slots } from './slots.js';
 import { TimerWheel } from './timer-wheel.js';
 import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
 
@@ -49,8 +50,10 @@ export interface DispatcherOptions {
   alertEmail: string | undefined;
   /** How long history and delivery logs are kept (defaults: the interface's week, success logs a day, 1,000,000 of them per tenant). */
   retention?: Partial<Retention>;
-  /** Deliveries in flight at once, across all streams. */
+  /** Deliveries in flight at once, across all streams (default 512). */
   maxInFlight?: number;
+  /** Deliveries in flight at once to one receiver origin: the sender's connections to it (default 64). */
+  maxInFlightPerOrigin?: number;
   /**
    * Under the test clock a wake-up waits for the deliveries it started, so a
    * jump sees each failure's next retry at its own instant. In real time it does
@@ -172,10 +175,11 @@ export class Dispatcher {
   private readonly tenants = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
-  private readonly ready: string[] = [];
+  private readonly slots: Slots;
+  /** Receiver origins by webhook URL (the slots are per origin). */
+  private readonly origins = new Map<string, string>();
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
-  private readonly maxInFlight: number;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
   private readonly secrets = new Map<string, string>();
   /** Set by stop(): no delivery starts any more. */
@@ -194,7 +198,7 @@ export class Dispatcher {
   ) {
     this.wheel = new TimerWheel(clock.now());
     this.retention = { ...DEFAULT_RETENTION, ...opts.retention };
-    this.maxInFlight = opts.maxInFlight ?? 512;
+    this.slots = new Slots(opts.maxInFlight ?? 512, opts.maxInFlightPerOrigin ?? 64);
   }
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
@@ -302,7 +306,7 @@ export class Dispatcher {
 
   /** Resolves once nothing is in flight (tests and shutdown). */
   settled(): Promise<void> {
-    if (this.inFlight.size === 0 && (this.ready.length === 0 || this.stopping)) return Promise.resolve();
+    if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
@@ -313,7 +317,7 @@ export class Dispatcher {
    */
   stop(): Promise<void> {
     this.stopping = true;
-    this.ready.length = 0;
+    this.slots.clear();
     this.wake?.cancel();
     for (const t of this.terminations.values()) t.cancel();
     return this.settled();
@@ -322,6 +326,12 @@ export class Dispatcher {
   /** Removes the history and delivery logs whose retention ended (every minute of service time). */
   purge(): number {
     return purgeExpired(this.kv, this.clock.now(), this.retention);
+  }
+
+  private originOf(url: string): string {
+    let o = this.origins.get(url);
+    if (o === undefined) this.origins.set(url, (o = new URL(url).origin));
+    return o;
   }
 
   private secret(tenant: string): string {
@@ -346,24 +356,30 @@ export class Dispatcher {
     if (retry !== undefined && retry.value.nextAt > now) this.scheduleKick(streamId, retry.value.nextAt);
     const head = retry !== undefined && retry.value.nextAt <= now ? { table: 'retries' as const, entry: retry } : fresh === undefined ? undefined : { table: 'queue' as const, entry: fresh };
     if (head === undefined) return undefined;
-    if (this.inFlight.size >= this.maxInFlight) {
-      if (!this.ready.includes(streamId)) this.ready.push(streamId);
-      return undefined;
-    }
+    const origin = this.originOf(s.webhookUrl);
+    if (!this.slots.take(origin, streamId)) return undefined;
     this.inFlight.add(streamId);
-    return this.deliver(s, head.entry.value, head.table, head.entry.key)
+    return this.deliver(s, head.entry.value, head.table, head.entry.key, origin)
       .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
       .finally(() => {
         this.inFlight.delete(streamId);
         this.kick(streamId);
-        while (this.inFlight.size < this.maxInFlight && this.ready.length > 0) this.kick(this.ready.shift()!);
-        if (this.inFlight.size === 0 && (this.ready.length === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
+        if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
       });
   }
 
-  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string): Promise<void> {
+  /**
+   * The slot is freed once the receiver answered, for the streams in line; the
+   * stream itself sends its next webhook once this outcome is committed.
+   */
+  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string, origin: string): Promise<void> {
     const url = s.webhookUrl;
-    const res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
+    let res: Awaited<ReturnType<Dispatcher['post']>>;
+    try {
+      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
+    } finally {
+      for (const id of this.slots.release(origin)) this.kick(id);
+    }
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
