@@ -556,7 +556,8 @@ export class Dispatcher {
   private saveHistory(changes: Changes, tenant: string, s: StreamRecord, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
     const range = historyRange(tenant);
     const old = id === undefined ? undefined : range.prefix + id;
-    const inPlace = old !== undefined && uuidV7Ms(id!) > now - GIVE_UP_AFTER_MS && this.kv.has('history', old);
+    // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
+    const inPlace = old !== undefined && uuidV7Ms(id!) >= now - GIVE_UP_AFTER_MS - DELIVERY_TIMEOUT_MS && this.kv.has('history', old);
     if (old !== undefined && !inPlace && this.kv.has('history', old)) {
       this.kv.remove('history', old);
       changes.count(countKey(range), -1);
