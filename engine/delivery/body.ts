@@ -42,5 +42,8 @@ export function bodyAt(body: WebhookBody, failures: number): Uint8Array {
   return out;
 }
 
+/** A copy of bytes read from the store, whose read buffer the next read reuses (a Buffer's slice() would be a view). */
+export const ownBytes = (b: Uint8Array): Uint8Array => new Uint8Array(b);
+
 /** The payload object of stored body bytes (history answers). */
 export const payloadOf = (bytes: Uint8Array): Record<string, unknown> => JSON.parse(text.decode(bytes)) as Record<string, unknown>;

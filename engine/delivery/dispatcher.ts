@@ -1,11 +1,11 @@
 import type { Clock, Timer } from '../clock.js';
 import { timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
-import type { Kv, Mailer, Sender } from '../ports.js';
+import type { Entry, Kv, Mailer, Sender } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
-import { bodyAt, webhookBody, type WebhookBody } from './body.js';
+import { bodyAt, ownBytes, webhookBody, type WebhookBody } from './body.js';
 import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
 import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
@@ -84,6 +84,8 @@ class Changes {
   readonly stats = new Map<string, Record<string, number>>();
   /** Rows added per history or log range (`counts` key). */
   readonly added = new Map<string, number>();
+  /** Per stream, the seq its fresh queue starts at once this commits. */
+  readonly heads = new Map<string, number>();
   private readonly streams = new Map<string, StreamRecord | undefined>();
 
   constructor(
@@ -178,6 +180,12 @@ export class Dispatcher {
   private readonly slots: Slots;
   /** Receiver origins by webhook URL (the slots are per origin). */
   private readonly origins = new Map<string, string>();
+  /** Each stream's origin when it was last read: a stream whose receiver has no free slot waits without reading the store. */
+  private readonly streamOrigins = new Map<string, string>();
+  /** Per stream, the seq of its fresh queue's first webhook, when known: read by its key (the queue only loses its head). */
+  private readonly heads = new Map<string, number>();
+  /** Streams that may have webhooks waiting for a retry; one leaves when its retry index is found empty. */
+  private readonly mayRetry = new Set<string>();
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
@@ -213,6 +221,7 @@ export class Dispatcher {
   /** Registers a stream (on create, and at start). */
   track(s: StreamRecord): void {
     this.tenants.set(s.id, s.tenantId);
+    this.mayRetry.add(s.id);
     if (!this.numbers.has(s.id)) {
       this.numbers.set(s.id, this.byNumber.length);
       this.byNumber.push(s.id);
@@ -233,6 +242,9 @@ export class Dispatcher {
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
     this.tenants.delete(id);
+    this.streamOrigins.delete(id);
+    this.heads.delete(id);
+    this.mayRetry.delete(id);
   }
 
   /**
@@ -345,18 +357,19 @@ export class Dispatcher {
   /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
   private kick(streamId: string): Promise<void> | undefined {
     if (this.inFlight.has(streamId) || this.stopping) return undefined;
+    const known = this.streamOrigins.get(streamId);
+    if (known !== undefined && !this.slots.free(known)) {
+      this.slots.wait(known, streamId);
+      return undefined;
+    }
     const tenant = this.tenants.get(streamId);
     if (tenant === undefined) return undefined;
     const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
     if (s === undefined || !sends(s.status)) return undefined;
-    const now = this.clock.now();
-    // A failed webhook waits aside for its retry; fresh ones keep going in enqueue order meanwhile.
-    const retry = this.kv.range<QueueItem>('retries', { ...within(streamId), limit: 1 })[0];
-    const fresh = retry !== undefined && retry.value.nextAt <= now ? undefined : this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
-    if (retry !== undefined && retry.value.nextAt > now) this.scheduleKick(streamId, retry.value.nextAt);
-    const head = retry !== undefined && retry.value.nextAt <= now ? { table: 'retries' as const, entry: retry } : fresh === undefined ? undefined : { table: 'queue' as const, entry: fresh };
+    const head = this.due(streamId, this.clock.now());
     if (head === undefined) return undefined;
     const origin = this.originOf(s.webhookUrl);
+    this.streamOrigins.set(streamId, origin);
     if (!this.slots.take(origin, streamId)) return undefined;
     this.inFlight.add(streamId);
     return this.deliver(s, head.entry.value, head.table, head.entry.key, origin)
@@ -366,6 +379,27 @@ export class Dispatcher {
         this.kick(streamId);
         if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
       });
+  }
+
+  /** The webhook the stream sends next, if one is due: a failed one whose retry is due, else the oldest fresh one. */
+  private due(streamId: string, now: number): { table: 'queue' | 'retries'; entry: Entry<QueueItem> } | undefined {
+    // A failed webhook waits aside for its retry; fresh ones keep going in enqueue order meanwhile.
+    if (this.mayRetry.has(streamId)) {
+      const retry = this.kv.range<QueueItem>('retries', { ...within(streamId), limit: 1 })[0];
+      if (retry === undefined) this.mayRetry.delete(streamId);
+      else if (retry.value.nextAt <= now) return { table: 'retries', entry: retry };
+      else this.scheduleKick(streamId, retry.value.nextAt);
+    }
+    const seq = this.heads.get(streamId);
+    if (seq !== undefined) {
+      const key = seqKey(streamId, seq);
+      const value = this.kv.get<QueueItem>('queue', key);
+      if (value !== undefined) return { table: 'queue', entry: { key, value: { ...value, bytes: ownBytes(value.bytes) } } };
+    }
+    const fresh = this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
+    if (fresh === undefined) return undefined;
+    this.heads.set(streamId, fresh.value.seq);
+    return { table: 'queue', entry: fresh };
   }
 
   /**
@@ -378,7 +412,9 @@ export class Dispatcher {
     try {
       res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
     } finally {
-      for (const id of this.slots.release(origin)) this.kick(id);
+      this.slots.release(origin);
+      // Streams in line take the free slots; one with nothing to send leaves its line.
+      for (let id = this.slots.next(); id !== undefined; id = this.slots.next()) this.kick(id);
     }
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
@@ -396,15 +432,18 @@ export class Dispatcher {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
           const errored: StreamRecord[] = [];
+          const changes = new Changes(this.kv, this.retention.successLogMax);
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
-              const changes = new Changes(this.kv, this.retention.successLogMax);
               for (const one of batch) errored.push(...this.apply(one, changes));
               changes.write(this.clock.now());
             })
             .then(
-              () => this.afterError(errored),
+              () => {
+                for (const [id, seq] of changes.heads) this.heads.set(id, seq);
+                this.afterError(errored);
+              },
               (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
             )
             .finally(resolve);
@@ -427,6 +466,7 @@ export class Dispatcher {
     const meta = changes.meta(s.id);
     this.saveLog(changes, tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
     this.kv.remove(table, key);
+    if (table === 'queue') changes.heads.set(s.id, item.seq + 1);
     if (res.delivered) {
       meta.queued--;
       changes.rates.set(rateKey, afterSuccess(rate));
@@ -445,6 +485,7 @@ export class Dispatcher {
     } else {
       // The last retry of the schedule (1 day) falls at the 24-hour mark, then the webhook is given up.
       const nextAt = Math.min(now + delay, deadline);
+      this.mayRetry.add(s.id);
       this.kv.put('retries', retryKey(s.id, nextAt, item.seq), { ...item, failures, firstFailedAt, nextAt, historyId } satisfies QueueItem);
     }
     const newRate = afterFailure(rate);

@@ -3,12 +3,12 @@
  * `perOrigin` to one receiver (scheme, host and port), no more than the HTTP
  * client's connections to it: a POST then goes out at once instead of waiting
  * in the client's queue, and one slow receiver cannot hold every slot. Streams
- * that find no slot wait for one in arrival order.
+ * that find no slot wait in line for one, in arrival order.
  */
 export class Slots {
   private total = 0;
   private readonly busy = new Map<string, number>();
-  private readonly waiting = new Map<string, Set<string>>();
+  private readonly lines = new Map<string, Set<string>>();
   private count = 0;
 
   constructor(
@@ -16,54 +16,59 @@ export class Slots {
     private readonly perOrigin: number,
   ) {}
 
-  /** Takes a slot to `origin` for stream `id`, or puts the stream in line for one. */
-  take(origin: string, id: string): boolean {
-    const busy = this.busy.get(origin) ?? 0;
-    if (this.total < this.max && busy < this.perOrigin) {
-      this.total++;
-      this.busy.set(origin, busy + 1);
-      return true;
-    }
-    let line = this.waiting.get(origin);
-    if (line === undefined) this.waiting.set(origin, (line = new Set()));
-    if (!line.has(id)) {
-      line.add(id);
-      this.count++;
-    }
-    return false;
+  /** Whether a slot to `origin` is free. */
+  free(origin: string): boolean {
+    return this.total < this.max && (this.busy.get(origin) ?? 0) < this.perOrigin;
   }
 
-  /** Gives a slot back; returns the streams in line that may now take one (to try again), this origin's first. */
-  release(origin: string): string[] {
+  /** Takes a slot to `origin` for stream `id`, or puts the stream in line for one. */
+  take(origin: string, id: string): boolean {
+    if (!this.free(origin)) {
+      this.wait(origin, id);
+      return false;
+    }
+    this.total++;
+    this.busy.set(origin, (this.busy.get(origin) ?? 0) + 1);
+    return true;
+  }
+
+  wait(origin: string, id: string): void {
+    let line = this.lines.get(origin);
+    if (line === undefined) this.lines.set(origin, (line = new Set()));
+    if (line.has(id)) return;
+    line.add(id);
+    this.count++;
+  }
+
+  release(origin: string): void {
     this.total--;
     const busy = this.busy.get(origin)! - 1;
     if (busy === 0) this.busy.delete(origin);
     else this.busy.set(origin, busy);
-    const out: string[] = [];
-    const pull = (o: string): void => {
-      const line = this.waiting.get(o)!;
-      let room = Math.min(this.max - this.total - out.length, this.perOrigin - (this.busy.get(o) ?? 0));
-      for (const id of line) {
-        if (room-- <= 0) break;
-        line.delete(id);
-        this.count--;
-        out.push(id);
-      }
-      if (line.size === 0) this.waiting.delete(o);
-    };
-    if (this.waiting.has(origin)) pull(origin);
-    for (const o of [...this.waiting.keys()]) if (o !== origin && this.total + out.length < this.max) pull(o);
-    return out;
   }
 
-  /** Streams in line for a slot. */
+  /** The first stream in line for an origin with a free slot, out of its line; undefined when none. */
+  next(): string | undefined {
+    if (this.total >= this.max) return undefined;
+    for (const [origin, line] of this.lines) {
+      if (!this.free(origin)) continue;
+      const id = line.values().next().value!;
+      line.delete(id);
+      this.count--;
+      if (line.size === 0) this.lines.delete(origin);
+      return id;
+    }
+    return undefined;
+  }
+
+  /** Streams in line. */
   get inLine(): number {
     return this.count;
   }
 
   /** Empties every line (a stop: nothing more starts). */
   clear(): void {
-    this.waiting.clear();
+    this.lines.clear();
     this.count = 0;
   }
 }

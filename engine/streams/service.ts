@@ -3,6 +3,7 @@ import { chainFor } from '../chains/lifecycle.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
 import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
+import { ownBytes } from '../delivery/body.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { counted, page, rangePage, type Page } from '../page.js';
@@ -158,8 +159,8 @@ export class StreamsService {
   async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
     const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
     if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
-    // The very bytes last sent (copied: the store's read buffer is reused).
-    const body = stored.body.slice();
+    // The very bytes last sent.
+    const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
     const out = { ...h, delivered: res.delivered, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
