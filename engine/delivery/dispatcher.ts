@@ -190,6 +190,7 @@ export class Dispatcher {
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
   private readonly secrets = new Map<string, string>();
+  private purging: Promise<number> | undefined;
   /** Set by stop(): no delivery starts any more. */
   private stopping = false;
   private idle: Array<() => void> = [];
@@ -335,9 +336,15 @@ export class Dispatcher {
     return this.settled();
   }
 
-  /** Removes the history and delivery logs whose retention ended (every minute of service time). */
-  purge(): number {
-    return purgeExpired(this.kv, this.clock.now(), this.retention);
+  /** Removes the history and delivery logs whose retention ended (every minute of service time); one purge at a time. */
+  purge(): Promise<number> {
+    this.purging ??= purgeExpired(this.kv, this.clock.now(), this.retention)
+      .catch((err: unknown) => {
+        this.log.error('retention purge failed; the next one goes on', { err });
+        return 0;
+      })
+      .finally(() => (this.purging = undefined));
+    return this.purging;
   }
 
   private originOf(url: string): string {

@@ -144,7 +144,7 @@ describe('delivery records', () => {
     await e.clock.advance(DAY + 60_000);
     await e.dispatcher.settled();
     expect(logs().total).toBe(3 + 8);
-    expect(e.dispatcher.purge()).toBe(3);
+    expect(await e.dispatcher.purge()).toBe(3);
     const [s, f, h] = [logRange(TENANT, 'success'), logRange(TENANT, 'failed'), historyRange(TENANT)];
     expect([e.rows(s), e.rows(f), e.rows(h)]).toEqual([0, 8, 1]);
     expect(logs().total).toBe(8);
@@ -152,12 +152,12 @@ describe('delivery records', () => {
 
     // A week after the first failure: the record and the attempts older than a week go (attempts at 0 and 1 min).
     await e.clock.advance(6 * DAY + 60_000);
-    e.dispatcher.purge();
+    await e.dispatcher.purge();
     expect([e.rows(f), e.rows(h)]).toEqual([6, 0]);
     expect(logs().total).toBe(6);
     expect(e.streams.history(TENANT, 10, null, true).total).toBe(0);
     await e.clock.advance(DAY);
-    e.dispatcher.purge();
+    await e.dispatcher.purge();
     expect(logs().total).toBe(0);
     // No counter is left for empty ranges.
     expect(e.store.range('counts')).toEqual([]);
@@ -165,7 +165,7 @@ describe('delivery records', () => {
     // In batches: 5 expired rows, 2 per transaction.
     await e.send(ok, [10, 11, 12, 13, 14]);
     await e.clock.advance(DAY + 1);
-    expect(purgeExpired(e.store, e.clock.now(), RULES, 2)).toBe(5);
+    expect(await purgeExpired(e.store, e.clock.now(), RULES, 2)).toBe(5);
     expect(e.rows(s)).toBe(0);
     expect(logs().total).toBe(0);
   });
