@@ -68,7 +68,13 @@ function storedBytes(store: Store): number {
   }, 0);
 }
 
-async function deliverAll(label: string, sender: Sender, url: string, count: number): Promise<{ perSec: number; p99Ms: number; storedBytesPerWebhook: number }> {
+/** CPU time (user + system) of this process since `from`, µs. */
+const cpuSince = (from: NodeJS.CpuUsage): number => {
+  const u = process.cpuUsage(from);
+  return u.user + u.system;
+};
+
+async function deliverAll(label: string, sender: Sender, url: string, count: number): Promise<{ perSec: number; p99Ms: number; storedBytesPerWebhook: number; cpuUs: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-dispatch-'));
   const store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
@@ -80,6 +86,7 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
     for (let i = 0; i < STREAMS; i++) ids.push(String((await streams.create('bench', { webhookUrl: url, description: '', tag: `s${i}`, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false, includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null }, undefined)).id));
     latencies.length = 0; // test webhooks are not part of the figure
     const started = performance.now();
+    const cpu0 = process.cpuUsage();
     const perBatch = 10_000;
     for (let sent = 0; sent < count; sent += perBatch) {
       const batch = Array.from({ length: Math.min(perBatch, count - sent) }, (_, i) => {
@@ -96,11 +103,12 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
       await new Promise((r) => setTimeout(r, 5));
     }
     const seconds = (performance.now() - started) / 1000;
+    const cpuUs = +(cpuSince(cpu0) / count).toFixed(1);
     const perSec = Math.round(count / seconds);
     const p99Ms = +percentile(latencies, 0.99).toFixed(2);
     const storedBytesPerWebhook = Math.round(storedBytes(store) / count);
-    console.log(`${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored per webhook`);
-    return { perSec, p99Ms, storedBytesPerWebhook };
+    console.log(`${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored and ${cpuUs} µs of CPU per webhook`);
+    return { perSec, p99Ms, storedBytesPerWebhook, cpuUs };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -139,7 +147,7 @@ async function wheelVersusHeap(): Promise<{ wheelOpsPerSec: number; heapOpsPerSe
 }
 
 /** The HTTP path alone, no engine: as many loops as streams, POSTing through the same sender. The ceiling of this machine. */
-async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number }> {
+async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number; cpuUs: number }> {
   const sender = undiciSender();
   const cpu0 = process.cpuUsage();
   const body = new TextEncoder().encode(JSON.stringify({ confirmed: false, chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [], streamId: 'x'.repeat(36), tag: 's', retries: 0 }));
@@ -148,27 +156,28 @@ async function rawSend(url: string, count: number): Promise<{ perSec: number; cp
     for (let i = 0; i < count / STREAMS; i++) await sender.post(url, body, { 'content-type': 'application/json' }, DELIVERY_TIMEOUT_MS);
   }));
   const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu0);
+  const used = cpuSince(cpu0);
   await sender.close();
   const perSec = Math.round(count / seconds);
-  const cpuCores = +((used.user + used.system) / 1e6 / seconds).toFixed(2);
-  console.log(`raw undici, no engine: ${perSec}/s, using ${cpuCores} cores of this process`);
-  return { perSec, cpuCores };
+  const cpuCores = +(used / 1e6 / seconds).toFixed(2);
+  const cpuUs = +(used / count).toFixed(1);
+  console.log(`raw undici, no engine: ${perSec}/s, using ${cpuCores} cores of this process, ${cpuUs} µs of CPU per POST`);
+  return { perSec, cpuCores, cpuUs };
 }
 
 const receiver = await startProcess([fileURLToPath(new URL('./receiver-server.js', import.meta.url))], {});
 const url = `http://127.0.0.1:${receiver.port}/hook`;
 const loadBefore = loadavg();
-let pooled: { perSec: number; p99Ms: number; storedBytesPerWebhook: number };
-let naive: { perSec: number; p99Ms: number; storedBytesPerWebhook: number };
-let raw: { perSec: number; cpuCores: number };
+let pooled: Awaited<ReturnType<typeof deliverAll>>;
+let naive: Awaited<ReturnType<typeof deliverAll>>;
+let raw: Awaited<ReturnType<typeof rawSend>>;
 try {
   raw = await rawSend(url, WEBHOOKS);
   const sender = undiciSender();
   pooled = await deliverAll('chainpost (undici pools, group commit)', sender, url, WEBHOOKS);
   await sender.close();
   // BENCH_ONLY=pooled skips the baseline (for profiling the engine alone); the figures then say so.
-  naive = process.env['BENCH_ONLY'] === 'pooled' ? { perSec: NaN, p99Ms: NaN, storedBytesPerWebhook: NaN } : await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
+  naive = process.env['BENCH_ONLY'] === 'pooled' ? { perSec: NaN, p99Ms: NaN, storedBytesPerWebhook: NaN, cpuUs: NaN } : await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
 } finally {
   await receiver.stop();
 }
@@ -186,6 +195,8 @@ const figures = {
   bytesPerTimer: timers.bytesPerTimer,
   rawSendPerSec: raw.perSec,
   rawSendCpuCores: raw.cpuCores,
+  cpuUsPerWebhook: pooled.cpuUs,
+  rawCpuUsPerPost: raw.cpuUs,
 };
 console.log('');
 printRows([
@@ -198,6 +209,8 @@ printRows([
   ['raw HTTP path, no engine', figures.rawSendPerSec, '/s'],
   ['engine ÷ raw HTTP path', figures.ratioVsRawPost, '×'],
   ['stored bytes per webhook', figures.storedBytesPerWebhook, 'B'],
+  ['CPU per webhook', figures.cpuUsPerWebhook, 'µs', figures.rawCpuUsPerPost],
+  ['CPU per raw POST', figures.rawCpuUsPerPost, 'µs'],
 ]);
 const load = [loadBefore, loadavg()].map((l) => l.map((x) => x.toFixed(2)).join(' ')).join(' before, ');
 console.log(`load average ${load} after`);
@@ -208,6 +221,7 @@ if (process.env['BENCH_ONLY'] === 'pooled') {
 }
 report('dispatch', 'npm run bench:dispatch', figures, { ratioVsRawPost: '>= 0.5', p99Ms: '<= 50', bytesPerTimer: '<= 100' }, met, [
   `ratioVsRawPost = webhooksPerSec ÷ rawSendPerSec, both measured in this run. The machine is shared: load average ${load} after the run.`,
+  `cpuUsPerWebhook: CPU time of the bench process (engine, LMDB and undici; the receiver is another process) per webhook delivered, beside rawCpuUsPerPost for the POSTs alone: less sensitive than the rates to the other work on this machine.`,
   `storedBytesPerWebhook: the LMDB pages of the delivery tables (${DELIVERY_TABLES.join(', ')}) after the pooled run ÷ webhooks delivered (each leaves one success log).`,
   `${WEBHOOKS} webhooks over ${STREAMS} streams, enqueued in batches of 10,000; per-stream order kept; outcomes group-committed to LMDB; receiver (node:http, 200) in its own process; delivery timeout ${DELIVERY_TIMEOUT_MS / 1000} s.`,
   `Naive sender: same dispatcher and queues, a new TCP connection per webhook (p99 ${naive.p99Ms} ms).`,

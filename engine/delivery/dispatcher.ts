@@ -326,14 +326,15 @@ export class Dispatcher {
   /**
    * A clean stop: no delivery starts any more. Resolves once those in flight
    * were answered (each within the delivery timeout) and their outcomes
-   * committed; the queue keeps the rest for the next start.
+   * committed, and a retention purge under way is done; the queue keeps the
+   * rest for the next start.
    */
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     this.stopping = true;
     this.slots.clear();
     this.wake?.cancel();
     for (const t of this.terminations.values()) t.cancel();
-    return this.settled();
+    await Promise.all([this.settled(), this.purging]);
   }
 
   /** Removes the history and delivery logs whose retention ended (every minute of service time); one purge at a time. */
