@@ -186,6 +186,10 @@ export class Dispatcher {
   private readonly heads = new Map<string, number>();
   /** Streams that may have webhooks waiting for a retry; one leaves when its retry index is found empty. */
   private readonly mayRetry = new Set<string>();
+  /** Each stream's undelivered count as last committed (x-queue-size), read from `queueMeta` once. */
+  private readonly queued = new Map<string, number>();
+  /** Stream records as read for sending; every write of a record drops its entry (changed()), so the next send reads it again. */
+  private readonly live = new Map<string, StreamRecord>();
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
@@ -246,6 +250,13 @@ export class Dispatcher {
     this.streamOrigins.delete(id);
     this.heads.delete(id);
     this.mayRetry.delete(id);
+    this.queued.delete(id);
+    this.live.delete(id);
+  }
+
+  /** A stream's record was written (call after the write): the next send reads it again. */
+  changed(id: string): void {
+    this.live.delete(id);
   }
 
   /**
@@ -257,8 +268,8 @@ export class Dispatcher {
     const now = this.clock.now();
     const wentToError: StreamRecord[] = [];
     const touched = new Set<string>();
+    const changes = new Changes(this.kv, this.retention.successLogMax);
     const results = this.kv.transact(() => {
-      const changes = new Changes(this.kv, this.retention.successLogMax);
       const out = items.map(({ streamId, payload }): EnqueueResult => {
         const tenant = this.tenants.get(streamId);
         if (tenant === undefined) return 'dropped';
@@ -282,6 +293,7 @@ export class Dispatcher {
         if (meta.queued >= QUEUE_CAP) {
           this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
           this.kv.put('streams', streamKey(tenant, streamId), s);
+          this.changed(streamId);
           wentToError.push(s);
         }
         touched.add(streamId);
@@ -290,6 +302,7 @@ export class Dispatcher {
       changes.write(now);
       return out;
     });
+    this.committed(changes);
     this.afterError(wentToError);
     for (const id of touched) this.kick(id);
     return results;
@@ -297,7 +310,15 @@ export class Dispatcher {
 
   /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
   queueSize(streamId: string): number {
-    return this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0;
+    let n = this.queued.get(streamId);
+    if (n === undefined) this.queued.set(streamId, (n = this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0));
+    return n;
+  }
+
+  /** What a committed transaction changed that is kept in memory. */
+  private committed(changes: Changes): void {
+    for (const [id, seq] of changes.heads) this.heads.set(id, seq);
+    for (const [id, m] of changes.metas) this.queued.set(id, m.queued);
   }
 
   /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
@@ -370,9 +391,7 @@ export class Dispatcher {
       this.slots.wait(known, streamId);
       return undefined;
     }
-    const tenant = this.tenants.get(streamId);
-    if (tenant === undefined) return undefined;
-    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
+    const s = this.liveStream(streamId);
     if (s === undefined || !sends(s.status)) return undefined;
     const head = this.due(streamId, this.clock.now());
     if (head === undefined) return undefined;
@@ -387,6 +406,15 @@ export class Dispatcher {
         this.kick(streamId);
         if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
       });
+  }
+
+  private liveStream(id: string): StreamRecord | undefined {
+    let s = this.live.get(id);
+    if (s !== undefined) return s;
+    const tenant = this.tenants.get(id);
+    s = tenant === undefined ? undefined : this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+    if (s !== undefined) this.live.set(id, s);
+    return s;
   }
 
   /** The webhook the stream sends next, if one is due: a failed one whose retry is due, else the oldest fresh one. */
@@ -449,7 +477,7 @@ export class Dispatcher {
             })
             .then(
               () => {
-                for (const [id, seq] of changes.heads) this.heads.set(id, seq);
+                this.committed(changes);
                 this.afterError(errored);
               },
               (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
@@ -541,6 +569,7 @@ export class Dispatcher {
       if (s.webhookUrl !== url || s.status !== 'active') continue;
       this.toError(s, why, now);
       this.kv.put('streams', streamKey(tenant, s.id), s);
+      this.changed(s.id);
       out.push(s);
     }
     return out;
@@ -591,6 +620,8 @@ export class Dispatcher {
       this.kv.put('streams', streamKey(tenant, id), s);
       return s;
     });
+    this.changed(id);
+    this.queued.delete(id);
     if (ended !== undefined) void this.alert(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
   }
 

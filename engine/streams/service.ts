@@ -59,6 +59,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), next);
       return next;
     });
+    this.dispatcher.changed(id);
     this.watch?.stream(updated);
     return streamResponse(updated, this.clock.now());
   }
@@ -105,6 +106,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), cur);
       return { cur, was };
     });
+    this.dispatcher.changed(id);
     if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
     return streamResponse(updated.cur, this.clock.now());
   }
@@ -217,6 +219,7 @@ export class StreamsService {
       s.updatedAt = this.clock.now();
       this.kv.put('streams', streamKey(tenant, id), s);
     });
+    this.dispatcher.changed(id);
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? lower[0]! : lower };
   }
