@@ -33,8 +33,12 @@ export interface Config {
   authSkewSeconds: number;
   /** One JSON log line per request (at info). */
   accessLog: boolean;
-  /** How long failed-delivery history (and delivery logs) are kept, days. */
+  /** How long failed-delivery history (and the logs of failed deliveries) are kept, days. */
   historyDays: number;
+  /** How long the logs of successful deliveries are kept, days. */
+  deliveryLogDays: number;
+  /** At most this many logs of successful deliveries per tenant (the oldest go first). */
+  deliveryLogMax: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
 }
@@ -81,6 +85,8 @@ export function parseConfig(env: Env): Config {
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
+    deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
+    deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
   };
 }

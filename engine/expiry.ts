@@ -1,9 +1,10 @@
 import type { Kv, Table } from './ports.js';
 
 /**
- * One index of things that expire (challenges, bind messages, history, delivery
- * logs): `expiries` keys sort by due time, so purging is a range scan from the
- * start up to now. Each entry names the table and key to remove.
+ * One index of things that expire (challenges, bind messages): `expiries` keys
+ * sort by due time, so purging is a range scan from the start up to now. Each
+ * entry names the table and key to remove. (History and delivery logs need no
+ * such entry: their own keys sort by time, engine/delivery/retention.ts.)
  */
 /** A service time (ms) as a key part that sorts in time order. */
 export const timeKey = (ms: number): string => String(Math.floor(ms)).padStart(15, '0');

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { undiciSender } from '../http/clients/webhook.js';
+import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
@@ -27,6 +27,7 @@ import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, parseConfig, type Config } from './config.js';
 import { Dispatcher } from './delivery/dispatcher.js';
+import { DELIVERY_TIMEOUT_MS } from './delivery/limits.js';
 import { findChain } from './chains/registry.js';
 import { chainRemoval, effectiveAt } from './chains/removals.js';
 import { Expiries } from './expiry.js';
@@ -49,12 +50,14 @@ import { NodeAccess } from './rpc/service.js';
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
 
-function schedulePurge(expiries: Expiries, clock: ServiceClock): void {
-  const tick = (): void => {
+function schedulePurge(expiries: Expiries, dispatcher: Dispatcher, clock: ServiceClock): void {
+  // The clock waits for the purge (its batches commit off the event loop), so a clock jump sees what expired within it gone.
+  const tick = async (): Promise<void> => {
     expiries.purge(clock.now());
+    await dispatcher.purge();
     clock.at(clock.now() + PURGE_EVERY_MS, tick);
   };
-  tick();
+  void tick();
 }
 
 /** How long a bind or unbind message waits for its signatures. */
@@ -155,7 +158,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
     const sender = undiciSender();
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, historyRetentionMs: config.historyDays * 86_400_000, awaitDeliveriesOnWake: config.testClock });
+    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));
@@ -166,7 +169,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
     dispatcher.start();
-    schedulePurge(new Expiries(store), clock);
+    schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
@@ -215,9 +218,12 @@ export async function startService(config: Config, out?: (line: string) => void)
   }
   log.info('listening', { host: config.host, port: server.port, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
+    // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
+    const delivered = Promise.race([core.dispatcher.stop().then(() => true), new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false)))]);
     const [cut, rpcCut] = await Promise.all([server.close(SHUTDOWN_GRACE_MS), rpcServer?.close(SHUTDOWN_GRACE_MS) ?? 0]);
     if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
     await ingest.stop();
+    if (!(await delivered)) log.warn('stopped with webhooks still in flight; they are sent again at the next start');
     await store.close();
     log.info('stopped');
   };

@@ -67,20 +67,40 @@ interface RangeCursor {
   p: number;
 }
 
-export function rangePage<T>(kv: Kv, table: Table, prefix: string, opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
-  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, prefix);
-  const end = `${prefix}\uffff`;
+/**
+ * `prefixes` may name several ranges of the table read as one list, ordered by
+ * what follows each prefix (delivery logs: successes and failures are stored
+ * apart and answered together); each range is read for at most limit + 2 entries.
+ */
+export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly string[], opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
+  const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
+  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
+  // The cursor's key without its range's prefix: where every range continues.
+  const after = at === undefined ? undefined : at.k.slice(ranges.find((p) => at.k.startsWith(p))!.length);
   // One more than asked tells whether a page follows; one more again when the cursor's own key may still be there.
   const limit = opts.limit + (at === undefined ? 1 : 2);
-  const rows = opts.reverse ? kv.range<T>(table, { start: at?.k ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: at?.k ?? prefix, end, limit });
-  const fresh = at === undefined ? rows : rows.filter((r) => r.key !== at.k);
-  const out = fresh.slice(0, opts.limit);
+  const fresh: Array<Entry<T> & { rest: string }> = [];
+  for (const prefix of ranges) {
+    const from = after === undefined ? undefined : prefix + after;
+    const end = `${prefix}\uffff`;
+    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: from ?? prefix, end, limit });
+    for (const r of rows) if (r.key !== from) fresh.push({ ...r, rest: r.key.slice(prefix.length) });
+  }
+  if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));
+  const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));
   const page = at?.p ?? 0;
   const next: RangeCursor = { l: opts.list, k: out.at(-1)?.key ?? '', p: page + 1 };
   return { rows: out, page, cursor: fresh.length > opts.limit ? Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') : null };
 }
 
-function readCursor(raw: string, list: string, prefix: string): RangeCursor {
+/** A range page in the SDK's envelope, with `total` kept elsewhere (a counter) rather than counted. */
+export function counted<T, R>(p: RangePage<T>, total: number, limit: number, map: (value: T, key: string) => R): Page<R> {
+  const out: Page<R> = { result: p.rows.map((e) => map(e.value, e.key)), total, page: p.page, page_size: limit };
+  if (p.cursor !== null) out.cursor = p.cursor;
+  return out;
+}
+
+function readCursor(raw: string, list: string, prefixes: readonly string[]): RangeCursor {
   let c: Partial<RangeCursor> | null = null;
   try {
     c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<RangeCursor> | null;
@@ -90,6 +110,6 @@ function readCursor(raw: string, list: string, prefix: string): RangeCursor {
   if (c === null || typeof c !== 'object' || typeof c.l !== 'string' || typeof c.k !== 'string' || !Number.isSafeInteger(c.p) || c.p! < 1) {
     throw badRequest('cursor', 'not a cursor of this API (pass the cursor of the previous answer as it is)');
   }
-  if (c.l !== list || !c.k.startsWith(prefix)) throw badRequest('cursor', 'made for another query (its list, token or order differs)');
+  if (c.l !== list || !prefixes.some((p) => c.k!.startsWith(p))) throw badRequest('cursor', 'made for another query (its list, token or order differs)');
   return c as RangeCursor;
 }

@@ -9,7 +9,7 @@ export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
-  'blockHashes',
+  'blockHashes', 'counts',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -20,6 +20,7 @@ export interface Entry<T> {
 
 /** Ordered, transactional key-value storage; keys sort as strings. Writes are durable when they return. */
 export interface Kv {
+  /** A value's binary fields (Uint8Array) view the store's read buffer: copy them to keep them past the next read. */
   get<T>(table: Table, key: string): T | undefined;
   /** Raw bytes, stored as given (block records and probe columns are already encoded). */
   putRaw(table: Table, key: string, bytes: Uint8Array): void;
@@ -31,6 +32,8 @@ export interface Kv {
   remove(table: Table, key: string): void;
   /** Entries with start ≤ key < end in key order; with `reverse`, start ≥ key > end, in reverse order. */
   range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>>;
+  /** Removes up to `limit` keys of start ≤ key < end, first ones first (values are not read); returns how many. */
+  removeRange(table: Table, opts: { start: string; end: string; limit: number }): number;
   /** How many keys lie in start ≤ key < end (values are not read). */
   count(table: Table, opts: { start: string; end: string }): number;
   /** Runs `fn` in one write transaction (nested calls join it); durable when it returns. */
@@ -41,8 +44,8 @@ export interface Kv {
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */
 export interface Sender {
-  /** POSTs `body`; resolves with the status, or with `error` for no answer (connection, timeout). Never rejects. */
-  post(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }>;
+  /** POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection, timeout). Never rejects. */
+  post(url: string, body: Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }>;
 }
 
 /** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */

@@ -8,7 +8,7 @@ import { pack, unpack } from './codec.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** One named database per table of engine/ports.ts. */
 type DbName = Table;
@@ -58,6 +58,12 @@ export function openStore(path: string): Store {
       return store.range<T>(name).map((e) => e.value);
     },
     count: (name, opts) => db(name).getKeysCount(opts),
+    removeRange(name, opts) {
+      // The keys first: removing while the cursor walks them would move it.
+      const keys = [...db(name).getKeys(opts)];
+      for (const key of keys) db(name).removeSync(key);
+      return keys.length;
+    },
     has: (name, key) => db(name).doesExist(key),
     putRaw: (name, key, bytes) => void db(name).putSync(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
     getRaw(name, key) {

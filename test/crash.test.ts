@@ -3,7 +3,7 @@ import { startChainpost, stopAndClean, tempDir, type Running } from './helpers.j
 import { startReceiver } from './receiver.js';
 
 /**
- * Nothing acknowledged is lost on kill -9: a stream with a 9,999-webhook queue
+ * Nothing acknowledged is lost on kill -9, nor delivered twice after a clean stop: a stream with a 9,999-webhook queue
  * (one short of the cap) is killed mid-delivery and restarted on the same data
  * directory; every webhook arrives at least once, in order within each run.
  */
@@ -50,4 +50,33 @@ describe('crash safety', () => {
     // Each queued webhook leaves the queue exactly once, so the committed successes are exactly N.
     expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(N);
   }, 120_000);
+
+  it('on SIGTERM waits for the webhook in flight and records its outcome before exiting 0', async () => {
+    await stopAndClean(s);
+    const dir = tempDir();
+    const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
+    s = await startChainpost(env, dir);
+    const id: string = (await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?stop`, chainIds: ['0x1'], tag: 'stop' } })).body.id;
+    const mine = () => rx.webhooks().filter((w) => w.body.streamId === id);
+    // The receiver holds its answer 1.5 s: the stop comes while the POST is in flight.
+    rx.state.delay = (r) => (r.test ? 0 : 1_500);
+    try {
+      await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' }, logs: [], txs: [] }] } });
+      while (mine().length === 0) await new Promise((r) => setTimeout(r, 5));
+      const t = performance.now();
+      expect(await s.stop('SIGTERM')).toBe(0);
+      expect(performance.now() - t).toBeGreaterThan(1_000);
+      expect(s.output()).toMatch(/"msg":"stopped"/);
+      expect(s.output()).not.toMatch(/still in flight/);
+    } finally {
+      rx.state.delay = () => 0;
+    }
+    // Its success was committed: not sent again after a restart, and counted.
+    s = await startChainpost(env, dir);
+    await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mine()).toHaveLength(1);
+    expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(1);
+    expect((await s.call('/history/logs')).body.result.filter((l: { streamId: string }) => l.streamId === id).map((l: { deliveryStatus: string }) => l.deliveryStatus)).toEqual(['success']);
+  }, 60_000);
 });

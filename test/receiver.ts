@@ -19,6 +19,8 @@ export async function startReceiver() {
   const state = {
     answer: (_r: Received): number | 'hang' => 200,
     answerTests: (_r: Received): number => 200,
+    /** How long the answer is held back (ms). */
+    delay: (_r: Received): number => 0,
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -35,7 +37,10 @@ export async function startReceiver() {
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides
-      res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      const delay = state.delay(r);
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,14 +1,18 @@
 import type { Clock, Timer } from '../clock.js';
-import { Expiries, timeKey } from '../expiry.js';
+import { timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
-import type { Kv, Mailer, Sender } from '../ports.js';
+import type { Entry, Kv, Mailer, Sender } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
-import { uuidV7 } from './ids.js';
+import { bodyAt, ownBytes, webhookBody, type WebhookBody } from './body.js';
+import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
+import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
+import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
+import { Slots } from './slots.js';
 import { TimerWheel } from './timer-wheel.js';
 import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
 
@@ -19,40 +23,14 @@ import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
  * success rate per webhook URL, the queue cap, error → terminated after 24 h,
  * failed deliveries in history, and e-mail when a stream enters error or ends.
  */
-export interface QueueItem {
+export interface QueueItem extends WebhookBody {
   seq: number;
-  payload: Record<string, unknown>;
   summary: WebhookSummary;
   /** Failed attempts so far; the body's `retries`. */
   failures: number;
   firstFailedAt?: number;
   nextAt: number;
   historyId?: string;
-}
-
-export interface HistoryRecord {
-  id: string;
-  date: string;
-  payload: Record<string, unknown>;
-  tinyPayload: WebhookSummary & { retries: number; amount: number };
-  streamId: string;
-  tag: string;
-  errorMessage: string;
-  webhookUrl: string;
-}
-
-export interface DeliveryLog {
-  id: string;
-  streamId: string;
-  chain: string;
-  webhookUrl: string;
-  tag: string;
-  retries: number;
-  deliveryStatus: 'success' | 'failed';
-  blockNumber: string;
-  errorMessage: string;
-  type: string;
-  createdAt: string;
 }
 
 export interface Stats {
@@ -70,9 +48,12 @@ export const emptyStats = (iso: string): Stats => ({ totalWebhooksDelivered: 0, 
 
 export interface DispatcherOptions {
   alertEmail: string | undefined;
-  historyRetentionMs?: number;
-  /** Deliveries in flight at once, across all streams. */
+  /** How long history and delivery logs are kept (defaults: the interface's week, success logs a day, 1,000,000 of them per tenant). */
+  retention?: Partial<Retention>;
+  /** Deliveries in flight at once, across all streams (default 512). */
   maxInFlight?: number;
+  /** Deliveries in flight at once to one receiver origin: the sender's connections to it (default 64). */
+  maxInFlightPerOrigin?: number;
   /**
    * Under the test clock a wake-up waits for the deliveries it started, so a
    * jump sees each failure's next retry at its own instant. In real time it does
@@ -89,16 +70,38 @@ export interface QueueMeta {
   queued: number;
 }
 
+/** Defaults of the retention rules (engine/config.ts reads the variables). */
+export const DEFAULT_RETENTION: Retention = { historyMs: HISTORY_RETENTION_MS, successLogMs: 86_400_000, successLogMax: 1_000_000 };
+
 /**
  * What one transaction (an enqueue batch or a flush of outcomes) changes in
- * counters, rates and stats: read once, changed in memory, written once at the end.
+ * counters, rates, stats and record counts: read once, changed in memory,
+ * written once at the end.
  */
 class Changes {
   readonly metas = new Map<string, QueueMeta>();
   readonly rates = new Map<string, number>();
   readonly stats = new Map<string, Record<string, number>>();
+  /** Rows added per history or log range (`counts` key). */
+  readonly added = new Map<string, number>();
+  /** Per stream, the seq its fresh queue starts at once this commits. */
+  readonly heads = new Map<string, number>();
+  private readonly streams = new Map<string, StreamRecord | undefined>();
 
-  constructor(private readonly kv: Kv) {}
+  constructor(
+    private readonly kv: Kv,
+    private readonly successLogMax: number,
+  ) {}
+
+  stream(tenant: string, id: string): StreamRecord | undefined {
+    const key = streamKey(tenant, id);
+    if (!this.streams.has(key)) this.streams.set(key, this.kv.get<StreamRecord>('streams', key));
+    return this.streams.get(key);
+  }
+
+  count(key: string, n = 1): void {
+    this.added.set(key, (this.added.get(key) ?? 0) + n);
+  }
 
   meta(streamId: string): QueueMeta {
     let m = this.metas.get(streamId);
@@ -137,6 +140,12 @@ class Changes {
       st.updatedAt = iso;
       this.kv.put('stats', key, st);
     }
+    for (const [key, n] of this.added) {
+      const total = addCount(this.kv, key, n);
+      // The success-log cap is kept in the same transaction: the oldest go as new ones come.
+      const range = rangeOf(key);
+      if (isSuccessLogs(range)) capRange(this.kv, range, total, this.successLogMax);
+    }
   }
 }
 
@@ -168,11 +177,26 @@ export class Dispatcher {
   private readonly tenants = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
-  private readonly ready: string[] = [];
+  private readonly slots: Slots;
+  /** Receiver origins by webhook URL (the slots are per origin). */
+  private readonly origins = new Map<string, string>();
+  /** Each stream's origin when it was last read: a stream whose receiver has no free slot waits without reading the store. */
+  private readonly streamOrigins = new Map<string, string>();
+  /** Per stream, the seq of its fresh queue's first webhook, when known: read by its key (the queue only loses its head). */
+  private readonly heads = new Map<string, number>();
+  /** Streams that may have webhooks waiting for a retry; one leaves when its retry index is found empty. */
+  private readonly mayRetry = new Set<string>();
+  /** Each stream's undelivered count as last committed (x-queue-size), read from `queueMeta` once. */
+  private readonly queued = new Map<string, number>();
+  /** Stream records as read for sending; every write of a record drops its entry (changed()), so the next send reads it again. */
+  private readonly live = new Map<string, StreamRecord>();
   private readonly terminations = new Map<string, Timer>();
-  private readonly expiries: Expiries;
-  private readonly retentionMs: number;
-  private readonly maxInFlight: number;
+  private readonly retention: Retention;
+  /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
+  private readonly secrets = new Map<string, string>();
+  private purging: Promise<number> | undefined;
+  /** Set by stop(): no delivery starts any more. */
+  private stopping = false;
   private idle: Array<() => void> = [];
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
@@ -186,9 +210,8 @@ export class Dispatcher {
     private readonly opts: DispatcherOptions,
   ) {
     this.wheel = new TimerWheel(clock.now());
-    this.expiries = new Expiries(kv);
-    this.retentionMs = opts.historyRetentionMs ?? HISTORY_RETENTION_MS;
-    this.maxInFlight = opts.maxInFlight ?? 512;
+    this.retention = { ...DEFAULT_RETENTION, ...opts.retention };
+    this.slots = new Slots(opts.maxInFlight ?? 512, opts.maxInFlightPerOrigin ?? 64);
   }
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
@@ -203,6 +226,7 @@ export class Dispatcher {
   /** Registers a stream (on create, and at start). */
   track(s: StreamRecord): void {
     this.tenants.set(s.id, s.tenantId);
+    this.mayRetry.add(s.id);
     if (!this.numbers.has(s.id)) {
       this.numbers.set(s.id, this.byNumber.length);
       this.byNumber.push(s.id);
@@ -223,6 +247,16 @@ export class Dispatcher {
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
     this.tenants.delete(id);
+    this.streamOrigins.delete(id);
+    this.heads.delete(id);
+    this.mayRetry.delete(id);
+    this.queued.delete(id);
+    this.live.delete(id);
+  }
+
+  /** A stream's record was written (call after the write): the next send reads it again. */
+  changed(id: string): void {
+    this.live.delete(id);
   }
 
   /**
@@ -234,33 +268,32 @@ export class Dispatcher {
     const now = this.clock.now();
     const wentToError: StreamRecord[] = [];
     const touched = new Set<string>();
+    const changes = new Changes(this.kv, this.retention.successLogMax);
     const results = this.kv.transact(() => {
-      const changes = new Changes(this.kv);
-      const streams = new Map<string, StreamRecord | undefined>();
       const out = items.map(({ streamId, payload }): EnqueueResult => {
         const tenant = this.tenants.get(streamId);
         if (tenant === undefined) return 'dropped';
-        if (!streams.has(streamId)) streams.set(streamId, this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId)));
-        const s = streams.get(streamId);
+        const s = changes.stream(tenant, streamId);
         if (s === undefined) return 'dropped';
         const fate = onNewWebhook(s.status);
         if (fate === 'drop') return 'dropped';
         const summary = summarize(payload);
         changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
-        const body: Record<string, unknown> = { ...payload, streamId, tag: s.tag };
+        // Serialized here, once: the queue, the POSTs, history and replay keep these bytes.
+        const body = webhookBody({ ...payload, streamId, tag: s.tag });
         if (fate === 'history') {
-          body['retries'] = 0;
-          this.saveHistory(tenant, s, body, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+          this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
           return 'history';
         }
         const meta = changes.meta(streamId);
-        const item: QueueItem = { seq: meta.nextSeq, payload: body, summary, failures: 0, nextAt: now };
+        const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
         this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
         meta.nextSeq++;
         meta.queued++;
         if (meta.queued >= QUEUE_CAP) {
           this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
           this.kv.put('streams', streamKey(tenant, streamId), s);
+          this.changed(streamId);
           wentToError.push(s);
         }
         touched.add(streamId);
@@ -269,6 +302,7 @@ export class Dispatcher {
       changes.write(now);
       return out;
     });
+    this.committed(changes);
     this.afterError(wentToError);
     for (const id of touched) this.kick(id);
     return results;
@@ -276,7 +310,15 @@ export class Dispatcher {
 
   /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
   queueSize(streamId: string): number {
-    return this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0;
+    let n = this.queued.get(streamId);
+    if (n === undefined) this.queued.set(streamId, (n = this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0));
+    return n;
+  }
+
+  /** What a committed transaction changed that is kept in memory. */
+  private committed(changes: Changes): void {
+    for (const [id, seq] of changes.heads) this.heads.set(id, seq);
+    for (const [id, m] of changes.metas) this.queued.set(id, m.queued);
   }
 
   /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
@@ -290,53 +332,126 @@ export class Dispatcher {
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). */
-  async post(tenant: string, url: string, body: string, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
-    const res = await this.sender.post(url, body, webhookHeaders(body, settingsOf(this.kv, tenant).secretKey, queueSize), DELIVERY_TIMEOUT_MS);
+  async post(tenant: string, url: string, body: Uint8Array, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
+    const res = await this.sender.post(url, body, webhookHeaders(body, this.secret(tenant), queueSize), DELIVERY_TIMEOUT_MS);
     if ('error' in res) return { delivered: false, error: res.error };
     return res.status === 200 ? { delivered: true, status: 200 } : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
   }
 
   /** Resolves once nothing is in flight (tests and shutdown). */
   settled(): Promise<void> {
-    if (this.inFlight.size === 0 && this.ready.length === 0) return Promise.resolve();
+    if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /**
+   * A clean stop: no delivery starts any more. Resolves once those in flight
+   * were answered (each within the delivery timeout) and their outcomes
+   * committed, and a retention purge under way is done; the queue keeps the
+   * rest for the next start.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.slots.clear();
+    this.wake?.cancel();
+    for (const t of this.terminations.values()) t.cancel();
+    await Promise.all([this.settled(), this.purging]);
+  }
+
+  /** Removes the history and delivery logs whose retention ended (every minute of service time); one purge at a time. */
+  purge(): Promise<number> {
+    this.purging ??= purgeExpired(this.kv, this.clock.now(), this.retention)
+      .catch((err: unknown) => {
+        this.log.error('retention purge failed; the next one goes on', { err });
+        return 0;
+      })
+      .finally(() => (this.purging = undefined));
+    return this.purging;
+  }
+
+  private originOf(url: string): string {
+    let o = this.origins.get(url);
+    if (o === undefined) this.origins.set(url, (o = new URL(url).origin));
+    return o;
+  }
+
+  private secret(tenant: string): string {
+    let s = this.secrets.get(tenant);
+    if (s === undefined) this.secrets.set(tenant, (s = settingsOf(this.kv, tenant).secretKey));
+    return s;
   }
 
   // ---- delivery -------------------------------------------------------------
 
   /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
   private kick(streamId: string): Promise<void> | undefined {
-    if (this.inFlight.has(streamId)) return undefined;
-    const tenant = this.tenants.get(streamId);
-    if (tenant === undefined) return undefined;
-    const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, streamId));
-    if (s === undefined || !sends(s.status)) return undefined;
-    const now = this.clock.now();
-    // A failed webhook waits aside for its retry; fresh ones keep going in enqueue order meanwhile.
-    const retry = this.kv.range<QueueItem>('retries', { ...within(streamId), limit: 1 })[0];
-    const fresh = retry !== undefined && retry.value.nextAt <= now ? undefined : this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
-    if (retry !== undefined && retry.value.nextAt > now) this.scheduleKick(streamId, retry.value.nextAt);
-    const head = retry !== undefined && retry.value.nextAt <= now ? { table: 'retries' as const, entry: retry } : fresh === undefined ? undefined : { table: 'queue' as const, entry: fresh };
-    if (head === undefined) return undefined;
-    if (this.inFlight.size >= this.maxInFlight) {
-      if (!this.ready.includes(streamId)) this.ready.push(streamId);
+    if (this.inFlight.has(streamId) || this.stopping) return undefined;
+    const known = this.streamOrigins.get(streamId);
+    if (known !== undefined && !this.slots.free(known)) {
+      this.slots.wait(known, streamId);
       return undefined;
     }
+    const s = this.liveStream(streamId);
+    if (s === undefined || !sends(s.status)) return undefined;
+    const head = this.due(streamId, this.clock.now());
+    if (head === undefined) return undefined;
+    const origin = this.originOf(s.webhookUrl);
+    this.streamOrigins.set(streamId, origin);
+    if (!this.slots.take(origin, streamId)) return undefined;
     this.inFlight.add(streamId);
-    return this.deliver(s, head.entry.value, head.table, head.entry.key)
+    return this.deliver(s, head.entry.value, head.table, head.entry.key, origin)
       .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
       .finally(() => {
         this.inFlight.delete(streamId);
         this.kick(streamId);
-        while (this.inFlight.size < this.maxInFlight && this.ready.length > 0) this.kick(this.ready.shift()!);
-        if (this.inFlight.size === 0 && this.ready.length === 0) for (const f of this.idle.splice(0)) f();
+        if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
       });
   }
 
-  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string): Promise<void> {
-    const body = JSON.stringify({ ...item.payload, retries: item.failures });
+  private liveStream(id: string): StreamRecord | undefined {
+    let s = this.live.get(id);
+    if (s !== undefined) return s;
+    const tenant = this.tenants.get(id);
+    s = tenant === undefined ? undefined : this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+    if (s !== undefined) this.live.set(id, s);
+    return s;
+  }
+
+  /** The webhook the stream sends next, if one is due: a failed one whose retry is due, else the oldest fresh one. */
+  private due(streamId: string, now: number): { table: 'queue' | 'retries'; entry: Entry<QueueItem> } | undefined {
+    // A failed webhook waits aside for its retry; fresh ones keep going in enqueue order meanwhile.
+    if (this.mayRetry.has(streamId)) {
+      const retry = this.kv.range<QueueItem>('retries', { ...within(streamId), limit: 1 })[0];
+      if (retry === undefined) this.mayRetry.delete(streamId);
+      else if (retry.value.nextAt <= now) return { table: 'retries', entry: retry };
+      else this.scheduleKick(streamId, retry.value.nextAt);
+    }
+    const seq = this.heads.get(streamId);
+    if (seq !== undefined) {
+      const key = seqKey(streamId, seq);
+      const value = this.kv.get<QueueItem>('queue', key);
+      if (value !== undefined) return { table: 'queue', entry: { key, value: { ...value, bytes: ownBytes(value.bytes) } } };
+    }
+    const fresh = this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
+    if (fresh === undefined) return undefined;
+    this.heads.set(streamId, fresh.value.seq);
+    return { table: 'queue', entry: fresh };
+  }
+
+  /**
+   * The slot is freed once the receiver answered, for the streams in line; the
+   * stream itself sends its next webhook once this outcome is committed.
+   */
+  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string, origin: string): Promise<void> {
     const url = s.webhookUrl;
-    const res = await this.post(s.tenantId, url, body, this.queueSize(s.id));
+    let res: Awaited<ReturnType<Dispatcher['post']>>;
+    try {
+      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
+    } finally {
+      this.slots.release(origin);
+      // Streams in line take the free slots; one with nothing to send leaves its line.
+      for (let id = this.slots.next(); id !== undefined; id = this.slots.next()) this.kick(id);
+    }
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
@@ -353,15 +468,18 @@ export class Dispatcher {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
           const errored: StreamRecord[] = [];
+          const changes = new Changes(this.kv, this.retention.successLogMax);
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
-              const changes = new Changes(this.kv);
               for (const one of batch) errored.push(...this.apply(one, changes));
               changes.write(this.clock.now());
             })
             .then(
-              () => this.afterError(errored),
+              () => {
+                this.committed(changes);
+                this.afterError(errored);
+              },
               (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
             )
             .finally(resolve);
@@ -375,15 +493,16 @@ export class Dispatcher {
   private apply({ s, item, table, key, url, res, now }: Outcome, changes: Changes): StreamRecord[] {
     const tenant = s.tenantId;
     if (!this.kv.has(table, key)) return []; // the stream was deleted or ended meanwhile
-    const cur = this.kv.get<StreamRecord>('streams', streamKey(tenant, s.id));
+    const cur = changes.stream(tenant, s.id);
     if (cur === undefined) return [];
     // Charged to the URL it was sent to, even if the stream has moved to another since.
     const sentTo: StreamRecord = { ...cur, webhookUrl: url };
     const rateKey = `${tenant}/${url}`;
     const rate = changes.rate(rateKey);
     const meta = changes.meta(s.id);
-    this.saveLog(tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    this.saveLog(changes, tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
     this.kv.remove(table, key);
+    if (table === 'queue') changes.heads.set(s.id, item.seq + 1);
     if (res.delivered) {
       meta.queued--;
       changes.rates.set(rateKey, afterSuccess(rate));
@@ -392,7 +511,7 @@ export class Dispatcher {
     }
     const failures = item.failures + 1;
     const firstFailedAt = item.firstFailedAt ?? now;
-    const historyId = this.saveHistory(tenant, sentTo, { ...item.payload, retries: item.failures }, item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
+    const historyId = this.saveHistory(changes, tenant, sentTo, bodyAt(item, item.failures), item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
     changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     const delay = retryDelay(failures - 1);
     const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
@@ -402,6 +521,7 @@ export class Dispatcher {
     } else {
       // The last retry of the schedule (1 day) falls at the 24-hour mark, then the webhook is given up.
       const nextAt = Math.min(now + delay, deadline);
+      this.mayRetry.add(s.id);
       this.kv.put('retries', retryKey(s.id, nextAt, item.seq), { ...item, failures, firstFailedAt, nextAt, historyId } satisfies QueueItem);
     }
     const newRate = afterFailure(rate);
@@ -449,6 +569,7 @@ export class Dispatcher {
       if (s.webhookUrl !== url || s.status !== 'active') continue;
       this.toError(s, why, now);
       this.kv.put('streams', streamKey(tenant, s.id), s);
+      this.changed(s.id);
       out.push(s);
     }
     return out;
@@ -482,14 +603,16 @@ export class Dispatcher {
     this.terminations.delete(id);
     const now = this.clock.now();
     const ended = this.kv.transact(() => {
-      const s = this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+      const changes = new Changes(this.kv, this.retention.successLogMax);
+      const s = changes.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
       for (const table of ['retries', 'queue'] as const) {
         for (const { key, value } of this.kv.range<QueueItem>(table, within(id))) {
-          this.saveHistory(tenant, s, { ...value.payload, retries: value.failures }, value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
+          this.saveHistory(changes, tenant, s, bodyAt(value, value.failures), value.summary, value.failures, 'not sent: the stream was terminated', now, value.historyId);
           this.kv.remove(table, key);
         }
       }
+      changes.write(now);
       this.kv.put('queueMeta', id, { ...(this.kv.get<QueueMeta>('queueMeta', id) ?? { nextSeq: 0 }), queued: 0 });
       s.status = 'terminated';
       s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
@@ -497,49 +620,50 @@ export class Dispatcher {
       this.kv.put('streams', streamKey(tenant, id), s);
       return s;
     });
+    this.changed(id);
+    this.queued.delete(id);
     if (ended !== undefined) void this.alert(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
   }
 
   // ---- records --------------------------------------------------------------
 
-  private saveHistory(tenant: string, s: StreamRecord, payload: Record<string, unknown>, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
-    const historyId = id ?? uuidV7(now);
-    const key = `${tenant}/${historyId}`;
-    const previous = this.kv.get<HistoryRecord>('history', key);
-    const record: HistoryRecord = {
+  /**
+   * Writes a failed-delivery record with the bytes last sent. The retries of
+   * its first day rewrite it in place (its id, and so its retention, count from
+   * the first failure); a failure after that (the stream was paused or in error
+   * meanwhile) writes it anew, as a new record kept from now.
+   */
+  private saveHistory(changes: Changes, tenant: string, s: StreamRecord, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
+    const range = historyRange(tenant);
+    const old = id === undefined ? undefined : range.prefix + id;
+    // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
+    const inPlace = old !== undefined && uuidV7Ms(id!) >= now - GIVE_UP_AFTER_MS - DELIVERY_TIMEOUT_MS && this.kv.has('history', old);
+    if (old !== undefined && !inPlace && this.kv.has('history', old)) {
+      this.kv.remove('history', old);
+      changes.count(countKey(range), -1);
+    }
+    const historyId = inPlace ? id! : uuidV7(now);
+    const key = range.prefix + historyId;
+    if (!inPlace) changes.count(countKey(range));
+    const record: StoredHistory = {
       id: historyId,
       date: new Date(now).toISOString(),
-      payload,
+      body,
       tinyPayload: { ...summary, retries, amount: summary.records },
       streamId: s.id,
       tag: s.tag,
       errorMessage,
       webhookUrl: s.webhookUrl,
     };
-    // Kept for the retention period after its last failure.
-    if (previous !== undefined) this.expiries.remove(Date.parse(previous.date) + this.retentionMs, 'history', key);
     this.kv.put('history', key, record);
-    this.expiries.add(now + this.retentionMs, 'history', key);
     return historyId;
   }
 
-  private saveLog(tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryLog['deliveryStatus'], errorMessage: string, now: number): void {
-    const id = uuidV7(now);
-    const entry: DeliveryLog = {
-      id,
-      streamId: s.id,
-      chain: item.summary.chainId,
-      webhookUrl: s.webhookUrl,
-      tag: s.tag,
-      retries: item.failures,
-      deliveryStatus: status,
-      blockNumber: item.summary.block.number,
-      errorMessage,
-      type: 'evm',
-      createdAt: new Date(now).toISOString(),
-    };
-    this.kv.put('deliveryLogs', `${tenant}/${id}`, entry);
-    this.expiries.add(now + this.retentionMs, 'deliveryLogs', `${tenant}/${id}`);
+  private saveLog(changes: Changes, tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {
+    const range = logRange(tenant, status);
+    const row: StoredLog = [s.id, item.summary.chainId, s.webhookUrl, s.tag, item.failures, item.summary.block.number, errorMessage];
+    this.kv.put('deliveryLogs', range.prefix + uuidV7(now), row);
+    changes.count(countKey(range));
   }
 
   /** E-mail to the stream owner's key e-mail or CHAINPOST_ALERT_EMAIL; kept in the outbox when it cannot be sent. */

@@ -31,3 +31,12 @@ export function uuidV7(nowMs: number): string {
   const h = bytesToHex(b);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
+
+/** The leading time part of every UUID v7 made at `ms` (`tttttttt-tttt`): any id made earlier sorts before it. */
+export function uuidV7Time(ms: number): string {
+  const h = Math.floor(ms).toString(16).padStart(12, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}`;
+}
+
+/** The service time (ms) a UUID v7 was made at. */
+export const uuidV7Ms = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);

@@ -6,11 +6,12 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
  * `x-signature` = 0x + hex(keccak256(utf8(body) + secret)) (Keccak-256, not
  * NIST SHA3), and `x-queue-size` with the stream's undelivered count.
  */
-export function signature(body: string, secret: string): string {
-  return `0x${bytesToHex(keccak_256(utf8ToBytes(body + secret)))}`;
+export function signature(body: Uint8Array | string, secret: string): string {
+  // Hashed in two updates: the body's bytes are not copied to append the secret.
+  return `0x${bytesToHex(keccak_256.create().update(typeof body === 'string' ? utf8ToBytes(body) : body).update(utf8ToBytes(secret)).digest())}`;
 }
 
-export function webhookHeaders(body: string, secret: string, queueSize: number): Record<string, string> {
+export function webhookHeaders(body: Uint8Array, secret: string, queueSize: number): Record<string, string> {
   return { 'content-type': 'application/json', 'x-signature': signature(body, secret), 'x-queue-size': String(queueSize) };
 }
 

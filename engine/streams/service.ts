@@ -1,10 +1,12 @@
 import type { Clock } from '../clock.js';
 import { chainFor } from '../chains/lifecycle.js';
 import { uuidV4 } from '../delivery/ids.js';
-import { type DeliveryLog, type Dispatcher, type HistoryRecord, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
+import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
+import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
+import { ownBytes } from '../delivery/body.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
-import { page, type Page } from '../page.js';
+import { counted, page, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { streamResponse, type StreamDefinition, type StreamRecord } from './model.js';
 import { checkFilter } from '../match/advanced-filter.js';
@@ -57,6 +59,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), next);
       return next;
     });
+    this.dispatcher.changed(id);
     this.watch?.stream(updated);
     return streamResponse(updated, this.clock.now());
   }
@@ -103,6 +106,7 @@ export class StreamsService {
       this.kv.put('streams', streamKey(tenant, id), cur);
       return { cur, was };
     });
+    this.dispatcher.changed(id);
     if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
     return streamResponse(updated.cur, this.clock.now());
   }
@@ -139,24 +143,28 @@ export class StreamsService {
     return streamId === undefined ? st : { ...st, streamId };
   }
 
+  /** Newest first; a page reads limit + 2 records at most, and `total` is the range's counter. */
   history(tenant: string, limit: number, cursor: string | null, excludePayload: boolean): Page<Partial<HistoryRecord>> {
-    return page<HistoryRecord, Partial<HistoryRecord>>(this.kv, 'history', `${tenant}/`, {
-      limit,
-      cursor,
-      newestFirst: true,
-      map: (h) => (excludePayload ? { ...h, payload: undefined } : h),
-    });
+    const range = historyRange(tenant);
+    const p = rangePage<StoredHistory>(this.kv, 'history', range.prefix, { list: 'history', limit, reverse: true, cursor });
+    return counted(p, countOf(this.kv, range), limit, (h) => historyView(h, !excludePayload));
   }
 
+  /** Successes and failures (stored apart, kept for different times) newest first, as one list. */
   logs(tenant: string, limit: number, cursor: string | null): Page<DeliveryLog> {
-    return page<DeliveryLog>(this.kv, 'deliveryLogs', `${tenant}/`, { limit, cursor, newestFirst: true });
+    const ranges = [logRange(tenant, 'success'), logRange(tenant, 'failed')];
+    const p = rangePage<StoredLog>(this.kv, 'deliveryLogs', ranges.map((r) => r.prefix), { list: 'history/logs', limit, reverse: true, cursor });
+    return counted(p, countOf(this.kv, ranges[0]!) + countOf(this.kv, ranges[1]!), limit, (row, key) => logView(key, row));
   }
 
   /** Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state does not change. */
   async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
-    const h = this.kv.get<HistoryRecord>('history', `${tenant}/${historyId}`);
-    if (h === undefined || (streamId !== undefined && h.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
-    const res = await this.dispatcher.post(tenant, h.webhookUrl, JSON.stringify(h.payload), this.dispatcher.queueSize(h.streamId));
+    const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
+    if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
+    // The very bytes last sent.
+    const body = ownBytes(stored.body);
+    const h = historyView({ ...stored, body }, true) as HistoryRecord;
+    const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
     const out = { ...h, delivered: res.delivered, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }
@@ -183,7 +191,7 @@ export class StreamsService {
 
   /** The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. */
   private async testWebhook(tenant: string, id: string, def: StreamDefinition): Promise<void> {
-    const res = await this.dispatcher.post(tenant, def.webhookUrl, JSON.stringify(testWebhook(id, def.tag)), 0);
+    const res = await this.dispatcher.post(tenant, def.webhookUrl, new TextEncoder().encode(JSON.stringify(testWebhook(id, def.tag))), 0);
     if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
   }
 
@@ -211,6 +219,7 @@ export class StreamsService {
       s.updatedAt = this.clock.now();
       this.kv.put('streams', streamKey(tenant, id), s);
     });
+    this.dispatcher.changed(id);
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? lower[0]! : lower };
   }

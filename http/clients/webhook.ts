@@ -6,8 +6,11 @@ import type { Sender } from '../../engine/ports.js';
  * deliveries). Any answer is returned with its status; no answer within the
  * timeout, or a connection error, comes back as `error`. Never rejects.
  */
+/** Keep-alive connections per receiver origin (the dispatcher sends no more than this many at once to one). */
+export const CONNECTIONS_PER_ORIGIN = 64;
+
 export function undiciSender(opts: { connectionsPerOrigin?: number } = {}): Sender & { close(): Promise<void> } {
-  const agent = new Agent({ connections: opts.connectionsPerOrigin ?? 64, keepAliveTimeout: 30_000, pipelining: 1 });
+  const agent = new Agent({ connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
   return {
     async post(url, body, headers, timeoutMs) {
       try {

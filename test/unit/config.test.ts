@@ -4,7 +4,7 @@ import { ConfigError, parseConfig } from '../../engine/config.js';
 describe('parseConfig', () => {
   it('has the documented defaults', () => {
     const c = parseConfig({});
-    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined, historyDays: 7, deliveryLogDays: 1, deliveryLogMax: 1_000_000 });
     expect(c.chains.size).toBe(0);
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
@@ -14,6 +14,10 @@ describe('parseConfig', () => {
     expect(parseConfig({ CHAINPOST_RPC_PORT: '8545' }).rpcPort).toBe(8545);
     expect(parseConfig({ CHAINPOST_PORT: '0', CHAINPOST_RPC_PORT: '0' }).rpcPort).toBe(0);
     expect(() => parseConfig({ CHAINPOST_PORT: '9000', CHAINPOST_RPC_PORT: '9000' })).toThrow('CHAINPOST_RPC_PORT: must differ from CHAINPOST_PORT (9000)');
+  });
+
+  it('reads the delivery logs\' retention and cap', () => {
+    expect(parseConfig({ CHAINPOST_DELIVERY_LOG_DAYS: '3', CHAINPOST_DELIVERY_LOG_MAX: '5000' })).toMatchObject({ deliveryLogDays: 3, deliveryLogMax: 5000 });
   });
 
   it('takes a bare date as its midnight UTC, and host names or IP literals as hosts', () => {
@@ -76,6 +80,10 @@ describe('parseConfig', () => {
     ['CHAINPOST_LOG_LEVEL', 'loud'],
     ['CHAINPOST_RPC_PORT', '65536'],
     ['CHAINPOST_RPC_PORT', 'rpc'],
+    ['CHAINPOST_DELIVERY_LOG_DAYS', '0'],
+    ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
+    ['CHAINPOST_DELIVERY_LOG_MAX', '0'],
+    ['CHAINPOST_DELIVERY_LOG_MAX', 'lots'],
   ];
   it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
     let caught: unknown;

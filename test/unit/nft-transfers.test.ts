@@ -7,9 +7,9 @@ import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/i
 import { removeBlock, transferKeys, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/ingest/store.js';
 import { salesOf, type Sale } from '../../engine/ingest/sales.js';
 import { TokenMetadata } from '../../engine/match/token-metadata.js';
-import type { Kv } from '../../engine/ports.js';
 import { validate } from '../../engine/schema.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { ERC20_ABI, NFT_ABI, ZERO, byPosition, paid, scan, type Json, type Scanned } from '../nft-scan.js';
 
@@ -174,25 +174,6 @@ describe('the sale rule', () => {
     expect(sales([tx(BUYER, 9n, [nft(SELLER, BUYER, 1n), nft(SELLER, BUYER, 2n)])])).toEqual([sale(1n, 9n, null), sale(2n, 9n, null)]);
   });
 });
-
-/** A Kv that counts the entries its reads return (and refuses to count a range: paging must not). */
-function counting(kv: Kv): { kv: Kv; reads: () => number; reset(): void } {
-  let reads = 0;
-  const wrapped: Kv = Object.create(kv);
-  wrapped.range = (table, opts) => {
-    const rows = kv.range(table, opts);
-    reads += rows.length;
-    return rows as never;
-  };
-  wrapped.get = (table, key) => {
-    reads++;
-    return kv.get(table, key);
-  };
-  wrapped.count = () => {
-    throw new Error('a page counted its range');
-  };
-  return { kv: wrapped, reads: () => reads, reset: () => void (reads = 0) };
-}
 
 describe('a token with 20,000 transfers', () => {
   const N = 20_000;

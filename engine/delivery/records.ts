@@ -1,0 +1,87 @@
+import type { Kv, Table } from '../ports.js';
+import { payloadOf } from './body.js';
+import { uuidV7Ms } from './ids.js';
+import type { WebhookSummary } from './webhook.js';
+
+/**
+ * Failed-delivery history and delivery logs as stored and as answered. Keys
+ * lead with the tenant, then a UUID v7 (time-ordered), so a tenant's records
+ * sort by time: pages read a key range and retention removes one from its
+ * start. Each range has a counter in `counts`, changed in the transactions
+ * that add or remove its rows, so a page's `total` needs no count of the range.
+ */
+
+/** A failed-delivery record as the API answers it. */
+export interface HistoryRecord {
+  id: string;
+  date: string;
+  payload: Record<string, unknown>;
+  tinyPayload: WebhookSummary & { retries: number; amount: number };
+  streamId: string;
+  tag: string;
+  errorMessage: string;
+  webhookUrl: string;
+}
+
+/** As stored: the body's bytes as last sent instead of the payload object. */
+export type StoredHistory = Omit<HistoryRecord, 'payload'> & { body: Uint8Array };
+
+export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
+  // The fields in the order the API has always answered them.
+  return { id: h.id, date: h.date, payload: withPayload ? payloadOf(h.body) : undefined, tinyPayload: h.tinyPayload, streamId: h.streamId, tag: h.tag, errorMessage: h.errorMessage, webhookUrl: h.webhookUrl };
+}
+
+export type DeliveryStatus = 'success' | 'failed';
+
+export interface DeliveryLog {
+  id: string;
+  streamId: string;
+  chain: string;
+  webhookUrl: string;
+  tag: string;
+  retries: number;
+  deliveryStatus: DeliveryStatus;
+  blockNumber: string;
+  errorMessage: string;
+  type: string;
+  createdAt: string;
+}
+
+/** A delivery log as stored: what its key (tenant, status, time-ordered id) does not already say. */
+export type StoredLog = [streamId: string, chain: string, webhookUrl: string, tag: string, retries: number, blockNumber: string, errorMessage: string];
+
+export function logView(key: string, [streamId, chain, webhookUrl, tag, retries, blockNumber, errorMessage]: StoredLog): DeliveryLog {
+  const id = key.slice(key.lastIndexOf('/') + 1);
+  const deliveryStatus: DeliveryStatus = key.endsWith(`/s/${id}`) ? 'success' : 'failed';
+  return { id, streamId, chain, webhookUrl, tag, retries, deliveryStatus, blockNumber, errorMessage, type: 'evm', createdAt: new Date(uuidV7Ms(id)).toISOString() };
+}
+
+/** A tenant's rows of one kind: a table and the key prefix they share. */
+export interface Range {
+  table: Extract<Table, 'history' | 'deliveryLogs'>;
+  prefix: string;
+}
+
+export const historyRange = (tenant: string): Range => ({ table: 'history', prefix: `${tenant}/` });
+/** Successes and failures apart: they are kept for different times. */
+export const logRange = (tenant: string, status: DeliveryStatus): Range => ({ table: 'deliveryLogs', prefix: `${tenant}/${status === 'success' ? 's' : 'f'}/` });
+
+export const isSuccessLogs = (r: Range): boolean => r.table === 'deliveryLogs' && r.prefix.endsWith('/s/');
+
+/** The `counts` key of a range, and back. */
+export const countKey = (r: Range): string => `${r.table}/${r.prefix}`;
+export function rangeOf(countKey: string): Range {
+  const slash = countKey.indexOf('/');
+  return { table: countKey.slice(0, slash) as Range['table'], prefix: countKey.slice(slash + 1) };
+}
+
+/** Rows in a range now. */
+export const countOf = (kv: Kv, r: Range): number => kv.get<number>('counts', countKey(r)) ?? 0;
+
+/** Adds `n` (negative: removes) to a range's counter; call in the transaction that changes its rows. A range with no rows has no counter. */
+export function addCount(kv: Kv, key: string, n: number): number {
+  const total = (kv.get<number>('counts', key) ?? 0) + n;
+  if (total > 0) kv.put('counts', key, total);
+  else kv.remove('counts', key);
+  return total;
+}

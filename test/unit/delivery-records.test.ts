@@ -1,0 +1,214 @@
+import { rmSync } from 'node:fs';
+import { keccak256, toBytes } from 'viem';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ServiceClock } from '../../engine/clock.js';
+import { Dispatcher } from '../../engine/delivery/dispatcher.js';
+import { logRange, historyRange } from '../../engine/delivery/records.js';
+import { purgeExpired, type Retention } from '../../engine/delivery/retention.js';
+import { jsonLogger } from '../../engine/log.js';
+import { systemTicker } from '../../engine/main.js';
+import { StreamsService } from '../../engine/streams/service.js';
+import { undiciSender } from '../../http/clients/webhook.js';
+import { openStore, type Store } from '../../storage/env.js';
+import { counting } from '../counting-kv.js';
+import { tempDir } from '../helpers.js';
+import { startReceiver } from '../receiver.js';
+
+/**
+ * History and delivery logs over a real LMDB store and a real receiver on
+ * loopback, on the service clock moved by hand: the body's bytes from enqueue
+ * to replay, one signature per body sent, retention by range, the success-log
+ * cap, and pages that read a page's worth of rows.
+ */
+
+// Every webhook signature starts a Keccak hash with keccak_256.create(): counted here.
+const hashes = vi.hoisted(() => ({ n: 0 }));
+vi.mock('@noble/hashes/sha3.js', async (importOriginal) => {
+  const m = await importOriginal<typeof import('@noble/hashes/sha3.js')>();
+  const counted = Object.assign((...a: Parameters<typeof m.keccak_256>) => m.keccak_256(...a), m.keccak_256, {
+    create: (...a: Parameters<typeof m.keccak_256.create>) => {
+      hashes.n++;
+      return m.keccak_256.create(...a);
+    },
+  });
+  return { ...m, keccak_256: counted };
+});
+
+const T0 = Date.parse('2026-11-23T00:00:00Z');
+const DAY = 86_400_000;
+const TENANT = 't_records';
+const RULES: Retention = { historyMs: 7 * DAY, successLogMs: DAY, successLogMax: 1_000 };
+
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+const definition = (webhookUrl: string, tag: string) => ({
+  webhookUrl, description: '', tag, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false,
+  includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null,
+});
+
+/** A webhook as the matcher builds it: `retries` in the middle, strings that JSON escapes, multi-byte characters. */
+const payload = (n: number) => ({
+  confirmed: false,
+  chainId: '0x1',
+  abi: [],
+  retries: 0,
+  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
+  logs: [{ logIndex: '0', data: '0x', note: 'é 🚀 "quoted" \\ back\nslash' }],
+  txs: [],
+});
+
+async function engine(rx: Receiver, rules: Retention = RULES) {
+  const store = openStore(tempDir());
+  const clock = new ServiceClock(systemTicker, T0);
+  const sender = undiciSender();
+  const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, retention: rules, awaitDeliveriesOnWake: true });
+  const streams = new StreamsService(store, clock, dispatcher);
+  const make = async (tag: string, query = ''): Promise<string> => String((await streams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
+  const send = async (id: string, ns: number[]): Promise<void> => {
+    dispatcher.enqueueBatch(ns.map((n) => ({ streamId: id, payload: payload(n) })));
+    await dispatcher.settled();
+  };
+  /** Rows really in a range, against its counter. */
+  const rows = (r: { table: 'history' | 'deliveryLogs'; prefix: string }) => store.count(r.table, { start: r.prefix, end: `${r.prefix}\uffff` });
+  return {
+    store,
+    clock,
+    dispatcher,
+    streams,
+    make,
+    send,
+    rows,
+    async close(): Promise<void> {
+      await dispatcher.stop();
+      await sender.close();
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('delivery records', () => {
+  let rx: Receiver;
+  let e: Awaited<ReturnType<typeof engine>> | undefined;
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(() => rx.close());
+  afterEach(async () => {
+    await e?.close();
+    e = undefined;
+    rx.state.answer = () => 200;
+  });
+
+  it('keeps the body bytes from enqueue to POST, history and replay, and hashes each body sent once', async () => {
+    e = await engine(rx);
+    const before = rx.received.length;
+    hashes.n = 0;
+    const id = await e.make('bytes');
+    const secret = e.streams.settings(TENANT).secretKey;
+    // The first try and its retry fail; the replay is answered.
+    rx.state.answer = (r) => (r.body.streamId === id && rx.webhooks().filter((w) => w.body.streamId === id).length <= 2 ? 500 : 200);
+    await e.send(id, [1]);
+    await e.clock.advance(60_000);
+    await e.dispatcher.settled();
+    const h = e.streams.history(TENANT, 10, null, false).result[0]!;
+    const replayed = await e.streams.replay(TENANT, h.id!);
+    expect(replayed.delivered).toBe(true);
+
+    const sent = rx.received.slice(before);
+    const tries = sent.filter((r) => !r.test).map((r) => r.raw);
+    const expected = (retries: number) => JSON.stringify({ ...payload(1), streamId: id, tag: 'bytes', retries });
+    // The stored bytes with `retries` written in place: the very text JSON.stringify gives, key order kept.
+    expect(tries).toEqual([expected(0), expected(1), expected(1)]);
+    expect(JSON.stringify(h.payload)).toBe(tries[1]);
+    expect(JSON.stringify(replayed.payload)).toBe(tries[1]);
+    expect(h.tinyPayload).toMatchObject({ chainId: '0x1', retries: 1, records: 1, amount: 1, block: payload(1).block });
+    for (const r of sent) expect(r.headers['x-signature']).toBe(keccak256(toBytes(r.raw + secret)));
+    // One hash per POST: the test webhook, two tries and the replay.
+    expect(sent).toHaveLength(4);
+    expect(hashes.n).toBe(sent.length);
+  });
+
+  it('removes expired logs and history by range on the service clock, with their counters', async () => {
+    e = await engine(rx);
+    const ok = await e.make('ok');
+    const bad = await e.make('bad');
+    rx.state.answer = (r) => (r.body.streamId === bad ? 500 : 200);
+    await e.send(ok, [1, 2, 3]);
+    await e.send(bad, [9]);
+    const logs = () => e!.streams.logs(TENANT, 100, null);
+    expect(logs().total).toBe(4);
+    expect(e.streams.history(TENANT, 10, null, true).total).toBe(1);
+
+    // A day on: the successes' logs have gone; the failed webhook's eight attempts and its record stay.
+    await e.clock.advance(DAY + 60_000);
+    await e.dispatcher.settled();
+    expect(logs().total).toBe(3 + 8);
+    expect(await e.dispatcher.purge()).toBe(3);
+    const [s, f, h] = [logRange(TENANT, 'success'), logRange(TENANT, 'failed'), historyRange(TENANT)];
+    expect([e.rows(s), e.rows(f), e.rows(h)]).toEqual([0, 8, 1]);
+    expect(logs().total).toBe(8);
+    expect(logs().result.every((l) => l.deliveryStatus === 'failed')).toBe(true);
+
+    // A week after the first failure: the record and the attempts older than a week go (attempts at 0 and 1 min).
+    await e.clock.advance(6 * DAY + 60_000);
+    await e.dispatcher.purge();
+    expect([e.rows(f), e.rows(h)]).toEqual([6, 0]);
+    expect(logs().total).toBe(6);
+    expect(e.streams.history(TENANT, 10, null, true).total).toBe(0);
+    await e.clock.advance(DAY);
+    await e.dispatcher.purge();
+    expect(logs().total).toBe(0);
+    // No counter is left for empty ranges.
+    expect(e.store.range('counts')).toEqual([]);
+
+    // In batches: 5 expired rows, 2 per transaction.
+    await e.send(ok, [10, 11, 12, 13, 14]);
+    await e.clock.advance(DAY + 1);
+    expect(await purgeExpired(e.store, e.clock.now(), RULES, 2)).toBe(5);
+    expect(e.rows(s)).toBe(0);
+    expect(logs().total).toBe(0);
+  });
+
+  it('keeps at most CHAINPOST_DELIVERY_LOG_MAX success logs per tenant, dropping the oldest', async () => {
+    e = await engine(rx, { ...RULES, successLogMax: 5 });
+    const id = await e.make('cap');
+    for (let n = 0; n < 8; n++) {
+      await e.send(id, [n]);
+      await e.clock.advance(1); // one millisecond apart: ids in time order
+    }
+    const page = e.streams.logs(TENANT, 100, null);
+    expect(page.total).toBe(5);
+    expect(page.result.map((l) => l.blockNumber)).toEqual(['7', '6', '5', '4', '3']);
+    expect(e.rows(logRange(TENANT, 'success'))).toBe(5);
+    expect(e.streams.stats(TENANT, id).totalWebhooksDelivered).toBe(8);
+  });
+
+  it('pages history and logs newest first reading a page of rows, never counting the range', async () => {
+    e = await engine(rx);
+    const ok = await e.make('page-ok');
+    const bad = await e.make('page-bad');
+    rx.state.answer = (r) => (r.body.streamId === bad ? 500 : 200);
+    const N = 25; // 25 failures leave the URL at 75%: still active
+    await e.send(ok, Array.from({ length: N }, (_, i) => i));
+    await e.send(bad, Array.from({ length: N }, (_, i) => 100 + i));
+    const c = counting(e.store);
+    const view = new StreamsService(c.kv, e.clock, e.dispatcher);
+    const LIMIT = 10;
+    for (const [list, total, ranges] of [['history', N, 1], ['logs', 2 * N, 2]] as const) {
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        c.reset();
+        const p: { result: Array<{ id?: string }>; total: number; cursor?: string } = list === 'history' ? view.history(TENANT, LIMIT, cursor, true) : view.logs(TENANT, LIMIT, cursor);
+        // limit + 2 rows of each range at most, and one counter per range.
+        expect(c.reads(), list).toBeLessThanOrEqual(ranges * (LIMIT + 2) + ranges);
+        expect(p.total).toBe(total);
+        ids.push(...p.result.map((r) => r.id!));
+        cursor = p.cursor ?? null;
+      } while (cursor !== null);
+      expect(ids, list).toHaveLength(total);
+      expect([...ids].sort().reverse(), list).toEqual(ids);
+    }
+  });
+});
