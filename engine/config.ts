@@ -37,6 +37,8 @@ export interface Config {
   historyDays: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
+  /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
+  traceBlocks: boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -82,6 +84,7 @@ export function parseConfig(env: Env): Config {
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
+    traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
   };
 }
 
