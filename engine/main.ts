@@ -37,6 +37,7 @@ import { Watchlist } from './match/watchlist.js';
 import { chainReads, type ChainReads } from './match/chain-reads.js';
 import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
+import { inlineSmallRounds } from './match/match-blocks.js';
 import type { Upstream } from './ports.js';
 import { matchPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
@@ -63,6 +64,9 @@ const BIND_TTL_MS = 15 * 60_000;
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
+
+/** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
+const INLINE_MATCH_BLOCKS = 4;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
@@ -250,7 +254,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
-  const pool = matchPool(store.path);
+  const pool = inlineSmallRounds(matchPool(store.path), store, INLINE_MATCH_BLOCKS);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher =
     mark === undefined
