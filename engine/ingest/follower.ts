@@ -70,6 +70,8 @@ export class Follower {
   /** The highest block the node announced (newHeads or eth_blockNumber); −1 before the first. */
   private announced = -1;
   private rolledBack = 0;
+  /** The highest block newHeads announced since the last sync took it (−1: none). */
+  private hinted = -1;
 
   constructor(
     private readonly chain: string,
@@ -121,8 +123,13 @@ export class Follower {
     return this.rolledBack;
   }
 
-  /** Catches up to the node's head now; resolves when done (tests, and each wake-up). */
-  async sync(): Promise<void> {
+  /**
+   * Catches up to the node's head now; resolves when done (tests, and each wake-up). `announced`: a
+   * block newHeads just announced, read at once without asking the node for its head and re-checking
+   * ours (two round trips on the way to its webhook): step() checks the new block links to our head.
+   */
+  async sync(announced?: number): Promise<void> {
+    if (announced !== undefined && announced > this.hinted) this.hinted = announced;
     if (this.stopped) return;
     if (this.opts.until !== undefined && this.clock.now() >= this.opts.until) {
       this.log.warn('the chain no longer produces blocks: stopped following it', { chain: this.chain, head: this.state.head, since: new Date(this.opts.until).toISOString() });
@@ -137,10 +144,15 @@ export class Follower {
     try {
       do {
         this.again = false;
-        const target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
-        this.announce(target);
-        // A reorg may replace blocks without adding any: check our head is still the node's.
-        await this.rollBack();
+        const hinted = this.hinted;
+        this.hinted = -1;
+        let target = hinted;
+        if (hinted <= this.state.head) {
+          target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+          this.announce(target);
+          // A reorg may replace blocks without adding any: check our head is still the node's.
+          await this.rollBack();
+        }
         // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
         while (!this.stopped && this.state.head < target) if (!(await this.step(target))) break;
       } while (this.again && !this.stopped);
@@ -168,7 +180,7 @@ export class Follower {
     this.unsubscribe = this.upstream.subscribeHeads!({
       onHead: (n) => {
         this.announce(n);
-        void this.sync();
+        void this.sync(n);
       },
       onOpen: () => void (this.subscribed = true),
       onClose: () => {
