@@ -270,7 +270,10 @@ export class Dispatcher {
       return out;
     });
     this.afterError(wentToError);
-    for (const id of touched) this.kick(id);
+    // After the caller's transaction too (the matcher enqueues inside its own): a webhook leaves only once on disk.
+    queueMicrotask(() => {
+      for (const id of touched) this.kick(id);
+    });
     return results;
   }
 
