@@ -65,10 +65,12 @@ function parseTraces(output: string): Marks {
 const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
   ['Announce', 'head', 'head here → head in the server'],
   ['Fetch', 'fetched', 'head → block read from the node'],
-  ['Commit', 'committed', 'read → block committed'],
+  ['Write', 'written', 'read → block written (normalized, encoded, in the transaction)'],
+  ['Commit', 'committed', 'written → committed'],
   ['ToMatch', 'matchSent', 'committed → match task sent'],
   ['Match', 'matchDone', 'match task sent → returned'],
-  ['Enqueue', 'enqueued', 'returned → webhook enqueued (committed)'],
+  ['Build', 'built', 'returned → webhook built'],
+  ['Enqueue', 'enqueued', 'built → enqueued (committed)'],
   ['Post', 'posted', 'enqueued → POST started'],
   ['Deliver', 'received', 'POST started → received'],
 ];

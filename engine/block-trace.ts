@@ -9,7 +9,7 @@ import type { MatchPool, Sender, Upstream } from './ports.js';
  * time; `mark` (engine/main.ts) does. Only unconfirmed webhooks are marked, the
  * ones the node's announcement of their block is measured against.
  */
-export type Stage = 'head' | 'fetched' | 'committed' | 'matchSent' | 'matchDone' | 'enqueued' | 'posted';
+export type Stage = 'head' | 'fetched' | 'written' | 'committed' | 'matchSent' | 'matchDone' | 'built' | 'enqueued' | 'posted';
 export type Mark = (stage: Stage, chain: string, block: number) => void;
 
 /** The follower's reads of one block (fetched = when each answered). */
@@ -17,12 +17,23 @@ const BLOCK_READS = new Set(['eth_getBlockReceipts', 'debug_traceBlockByNumber']
 
 export function tracedUpstream<U extends Upstream>(chain: string, upstream: U, mark: Mark): U {
   const traced: U = Object.create(upstream) as U;
+  // A full block (transactions included), its receipts or its traces.
+  const fetched = (method: string, params: unknown[]): void => {
+    if (BLOCK_READS.has(method) || (method === 'eth_getBlockByNumber' && params[1] === true)) mark('fetched', chain, Number(params[0]));
+  };
   traced.call = async <T>(method: string, params: unknown[]): Promise<T> => {
     const out = await upstream.call<T>(method, params);
-    // A full block (transactions included), its receipts or its traces.
-    if (BLOCK_READS.has(method) || (method === 'eth_getBlockByNumber' && params[1] === true)) mark('fetched', chain, Number(params[0]));
+    fetched(method, params);
     return out;
   };
+  if (upstream.batch !== undefined) {
+    const batch = upstream.batch.bind(upstream);
+    traced.batch = async (calls) => {
+      const out = await batch(calls);
+      for (const [method, params] of calls) fetched(method, params);
+      return out;
+    };
+  }
   if (upstream.subscribeHeads !== undefined) {
     const subscribe = upstream.subscribeHeads.bind(upstream);
     traced.subscribeHeads = (handlers) =>
@@ -37,11 +48,12 @@ export function tracedUpstream<U extends Upstream>(chain: string, upstream: U, m
   return traced;
 }
 
-/** `seen` runs inside the follower's transaction: the microtask after it runs once that committed. */
+/** `seen` runs inside the follower's transaction (written, not yet committed): the microtask after it runs once that committed. */
 export function tracedEvents(events: ChainEvents, mark: Mark): ChainEvents {
   return {
     ...events,
     seen(chain, number, record) {
+      mark('written', chain, number);
       // Queued first: it runs before the matcher's wake-up the listener queues.
       queueMicrotask(() => mark('committed', chain, number));
       events.seen(chain, number, record);
@@ -67,16 +79,17 @@ function unconfirmed(payload: Record<string, unknown>): { chain: string; block: 
   return p.confirmed === false && p.block?.number !== undefined ? { chain: p.chainId ?? '', block: Number(p.block.number) } : undefined;
 }
 
-/** enqueueBatch runs inside the matcher's transaction: the microtask after it runs once that committed. */
+/** enqueueBatch runs inside the matcher's transaction (the bodies built): the microtask after it runs once that committed. */
 export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'enqueueBatch'>, mark: Mark): Pick<Dispatcher, 'enqueueBatch'> {
   return {
     enqueueBatch(items) {
-      const out = dispatcher.enqueueBatch(items);
-      for (const { payload } of items) {
-        const u = unconfirmed(payload);
-        if (u !== undefined) queueMicrotask(() => mark('enqueued', u.chain, u.block));
-      }
-      return out;
+      const blocks = items.map(({ payload }) => unconfirmed(payload)).filter((u) => u !== undefined);
+      for (const u of blocks) mark('built', u.chain, u.block);
+      // Queued before the deliveries' own microtask: enqueued is marked before posted.
+      queueMicrotask(() => {
+        for (const u of blocks) mark('enqueued', u.chain, u.block);
+      });
+      return dispatcher.enqueueBatch(items);
     },
   };
 }
