@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
-import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { NodeError, callAll, type Kv, type Upstream } from '../ports.js';
 import { normalizeBlock, type BlockRecord, type Json } from './record.js';
 import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
 
@@ -249,11 +249,12 @@ export class Follower {
   /** A block with its receipts and traces, or null while the node does not have it. */
   private async fetch(n: number): Promise<{ block: Json; receipts: Json[]; traces: Json[] | null } | null> {
     const tag = `0x${n.toString(16)}`;
-    const [block, receipts, traces] = await Promise.allSettled([
-      this.upstream.call<Json | null>('eth_getBlockByNumber', [tag, true]),
-      this.upstream.call<Json[] | null>('eth_getBlockReceipts', [tag]),
-      this.state.tracer === false ? null : this.upstream.call<Array<{ result?: Json } & Json>>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
-    ]);
+    // One batch where the node takes them: one round trip on the way to the block's webhooks instead of three side by side.
+    const [block, receipts, traces = { status: 'fulfilled', value: null }] = (await callAll(this.upstream, [
+      ['eth_getBlockByNumber', [tag, true]],
+      ['eth_getBlockReceipts', [tag]],
+      ...(this.state.tracer === false ? [] : [['debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]] as [string, unknown[]]]),
+    ])) as [PromiseSettledResult<Json | null>, PromiseSettledResult<Json[] | null>, PromiseSettledResult<Array<{ result?: Json } & Json> | null>?];
     // A block the node does not have yet: its receipts and traces may have failed for that reason alone.
     if (block.status === 'fulfilled' && block.value === null) return null;
     const b = settled(block)!;
