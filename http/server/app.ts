@@ -47,7 +47,7 @@ export function startServer(opts: { host: string; port: number; routes: readonly
       const values = wanted.map((name) => ureq.getHeader(name));
       const incomingId = values[REQUEST_ID]!;
       const req = new UwsRequest(
-        ureq.getCaseSensitiveMethod().toUpperCase(),
+        route.method === 'ANY' ? ureq.getCaseSensitiveMethod().toUpperCase() : route.method,
         ureq.getUrl(),
         ureq.getQuery() ?? '',
         readParams(ureq, names),
@@ -243,7 +243,11 @@ const CLIENT_CLOSED = 499;
 
 const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
 
+/** The params of a route without any: one object for all its requests. */
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 function readParams(ureq: uWS.HttpRequest, names: readonly string[]): Record<string, string> {
+  if (names.length === 0) return NO_PARAMS;
   const params: Record<string, string> = {};
   for (let i = 0; i < names.length; i++) {
     const raw = ureq.getParameter(i) ?? '';
