@@ -133,6 +133,7 @@ report(
     bareUwsP99Ms: bareUws.p99Ms,
     chainpostCpuUsPerReq: uws.cpuUsPerReq,
     bareUwsCpuUsPerReq: bareUws.cpuUsPerReq,
+    cpuRatioVsBareUws: round(bareUws.cpuUsPerReq / uws.cpuUsPerReq),
     ratioVsFastify,
     ratioVsBareUws,
     chainpostReqPerSecPipelining1: uws1.reqPerSec,
@@ -145,7 +146,7 @@ report(
   met,
   [
     `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, each server in its own process, all started at once and warmed up 2 s each, then ${ROUNDS} rounds of ${DURATION_S} s in which the servers take turns (the others idle); each req/s and p99 is the median of its rounds (chainpost ${uws.rounds.join(', ')}; bare uWS ${bareUws.rounds.join(', ')}; fastify ${fastify.rounds.join(', ')}). *CpuUsPerReq: the server process's CPU time (user + system, /proc) over all its rounds / requests answered. Route GET ${ROUTE} with x-api-key (in every server the same gate: the key checked against the cached keys, whose version stamp is read from LMDB, and a token bucket, on every request).`,
-    `Bare uWS (bench/bare-uws.ts): uWebSockets.js answering the same route with a constant body and the same headers (content-type, x-request-id), nothing else; ratioVsBareUws = chainpost / bare uWS, so 1 − ratio is what chainpost's key check, rate limit, routing, metrics and JSON answer cost.`,
+    `Bare uWS (bench/bare-uws.ts): uWebSockets.js answering the same route with a constant body and the same headers (content-type, x-request-id), nothing else; ratioVsBareUws = chainpost / bare uWS req/s. autocannon runs on the same 2 cores: where it, not the server, sets the pace, both answer about as fast as it asks and the ratio nears 1, so cpuRatioVsBareUws (bare uWS's CPU per request / chainpost's) says what chainpost's key check, rate limit, routing, metrics and JSON answer cost where the server is the limit.`,
     `fastify p99 ${fastify.p99Ms} ms, node:http p99 ${nodeHttp.p99Ms} ms.`,
     ...(ratioVsBareUws >= 0.8
       ? []
