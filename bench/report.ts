@@ -1,11 +1,17 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's bench/ folder (this file runs from dist/bench/). */
 export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
 /** The server binary the benches start (from dist/bench/). */
 export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
+
+/**
+ * The machine's load average (1, 5 and 15 min) when this module was loaded, i.e. at the start of
+ * the bench that imports it: the machine is shared, so every result says how busy it was.
+ */
+const LOAD_AT_START = loadavg();
 
 /** x to `digits` decimals, for printed figures. */
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -15,6 +21,8 @@ export interface BenchResult {
   date: string;
   node: string;
   cpus: string;
+  /** Load average (1, 5, 15 min) at the start and at the end of the run. */
+  loadavg: { start: number[]; end: number[] };
   figures: Record<string, number>;
   goal: Record<string, string>;
   met: boolean;
@@ -31,6 +39,7 @@ export function report(name: string, command: string, figures: Record<string, nu
     date: new Date().toISOString(),
     node: process.version,
     cpus: `${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown'}`,
+    loadavg: { start: LOAD_AT_START.map((x) => round(x)), end: loadavg().map((x) => round(x)) },
     figures,
     goal,
     met,
@@ -49,7 +58,7 @@ export function report(name: string, command: string, figures: Record<string, nu
     `<!-- ${name} -->`,
     `## ${name}`,
     '',
-    `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}.`,
+    `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}; load average ${result.loadavg.start.join(' / ')} at the start, ${result.loadavg.end.join(' / ')} at the end (1 / 5 / 15 min).`,
     '',
     '| figure | value |',
     '|---|---|',

@@ -41,6 +41,8 @@ export interface Config {
   deliveryLogMax: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
+  /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
+  traceBlocks: boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -88,6 +90,7 @@ export function parseConfig(env: Env): Config {
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
+    traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
   };
 }
 

@@ -38,9 +38,11 @@ import { Watchlist } from './match/watchlist.js';
 import { chainReads, type ChainReads } from './match/chain-reads.js';
 import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
+import { inlineSmallRounds } from './match/match-blocks.js';
 import type { Upstream } from './ports.js';
 import { matchPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
+import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
@@ -65,6 +67,9 @@ const BIND_TTL_MS = 15 * 60_000;
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
+
+/** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
+const INLINE_MATCH_BLOCKS = 4;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
@@ -92,6 +97,12 @@ process.on('exit', flushLines);
 export const stdoutLines = (line: string): void => {
   if (pending.push(line) === 1) setImmediate(flushLines);
 };
+
+/** CHAINPOST_TRACE_BLOCKS: a block's stage, at Unix-epoch ms with the monotonic clock's fraction (comparable across processes). */
+const traceLine =
+  (out: (line: string) => void): Mark =>
+  (stage, chain, block) =>
+    out(`${JSON.stringify({ msg: 'trace', stage, chain, block, at: performance.timeOrigin + performance.now() })}\n`);
 
 /** Real time and real OS timers: the one place the wall clock enters. */
 export const systemTicker: Ticker = {
@@ -123,6 +134,8 @@ export interface Core {
   readonly dispatcher: Dispatcher;
   /** Node access; each configured chain's node is attached when the server starts ingesting. */
   readonly nodes: NodeAccess;
+  /** Set with CHAINPOST_TRACE_BLOCKS: marks a block's stages. */
+  readonly mark: Mark | undefined;
 }
 
 export interface Service extends Core {
@@ -156,7 +169,8 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
-    const sender = undiciSender();
+    const mark = config.traceBlocks ? traceLine(out) : undefined;
+    const sender = mark === undefined ? undiciSender() : tracedSender(undiciSender(), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
@@ -179,7 +193,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes, mark };
   } catch (err) {
     void store.close();
     throw err;
@@ -236,7 +250,7 @@ export async function startService(config: Config, out?: (line: string) => void)
  * removed (by the service date) are not followed.
  */
 async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
-  const { config, log, clock, store, upstreams } = core;
+  const { config, log, clock, store, upstreams, mark } = core;
   let anvil: Anvil | undefined;
   let chains = config.chains;
   if (config.ingest === 'embedded') {
@@ -246,9 +260,12 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
-  const pool = matchPool(store.path);
+  const pool = inlineSmallRounds(matchPool(store.path), store, INLINE_MATCH_BLOCKS);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
-  const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
+  const matcher =
+    mark === undefined
+      ? new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log)
+      : new StreamMatcher(store, clock, core.watchlist, tracedPool(pool, mark), tracedEnqueue(core.dispatcher, mark), builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });
@@ -263,9 +280,9 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     }
     // A removal still ahead ends the following when its date comes.
     const ahead = chainRemoval(chain, 'blocks', Infinity);
-    const upstream = jsonRpcUpstream(url);
+    const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
-    follower = new Follower(key, upstream, store, clock, matcher.events(), log, {
+    follower = new Follower(key, upstream, store, clock, mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,

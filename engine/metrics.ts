@@ -1,7 +1,9 @@
 /** Prometheus text exposition of request counts and latencies per API area, plus registered gauges. */
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** One area's requests: per status, and latencies per bucket (each counted in its own bucket only; cumulated when rendered). */
 interface Series {
+  statuses: Map<number, number>;
   counts: number[];
   sum: number;
   total: number;
@@ -10,19 +12,20 @@ interface Series {
 export type Gauge = () => Array<{ labels: Record<string, string>; value: number }>;
 
 export class Metrics {
-  private readonly requests = new Map<string, number>();
-  private readonly latency = new Map<string, Series>();
+  private readonly areas = new Map<string, Series>();
   private readonly gauges: Array<{ name: string; help: string; read: Gauge; type: 'gauge' | 'counter' }> = [];
 
+  /** Called for every request: no string built, one bucket touched. */
   observe(area: string, status: number, seconds: number): void {
-    const key = `${area}\u0000${status}`;
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    let s = this.latency.get(area);
+    let s = this.areas.get(area);
     if (s === undefined) {
-      s = { counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, total: 0 };
-      this.latency.set(area, s);
+      s = { statuses: new Map(), counts: new Array<number>(BUCKETS.length).fill(0), sum: 0, total: 0 };
+      this.areas.set(area, s);
     }
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) s.counts[i]!++;
+    s.statuses.set(status, (s.statuses.get(status) ?? 0) + 1);
+    let i = 0;
+    while (i < BUCKETS.length && seconds > BUCKETS[i]!) i++;
+    if (i < BUCKETS.length) s.counts[i]!++;
     s.sum += seconds;
     s.total++;
   }
@@ -37,14 +40,12 @@ export class Metrics {
       '# HELP chainpost_http_requests_total HTTP requests answered, by API area and status.',
       '# TYPE chainpost_http_requests_total counter',
     ];
-    for (const [key, n] of this.requests) {
-      const [area, status] = key.split('\u0000');
-      out.push(`chainpost_http_requests_total{area="${area}",status="${status}"} ${n}`);
-    }
+    for (const [area, s] of this.areas) for (const [status, n] of s.statuses) out.push(`chainpost_http_requests_total{area="${area}",status="${status}"} ${n}`);
     out.push('# HELP chainpost_http_request_duration_seconds Time from request to response, by API area.');
     out.push('# TYPE chainpost_http_request_duration_seconds histogram');
-    for (const [area, s] of this.latency) {
-      BUCKETS.forEach((le, i) => out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="${le}"} ${s.counts[i]}`));
+    for (const [area, s] of this.areas) {
+      let cumulative = 0;
+      BUCKETS.forEach((le, i) => out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="${le}"} ${(cumulative += s.counts[i]!)}`));
       out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="+Inf"} ${s.total}`);
       out.push(`chainpost_http_request_duration_seconds_sum{area="${area}"} ${s.sum}`);
       out.push(`chainpost_http_request_duration_seconds_count{area="${area}"} ${s.total}`);

@@ -57,8 +57,18 @@ export interface Mailer {
 export interface Upstream {
   /** Rejects with a NodeError when the node answers with a JSON-RPC error; with any other error when it cannot be reached. */
   call<T>(method: string, params: unknown[]): Promise<T>;
+  /**
+   * Several calls in one request where the node takes JSON-RPC batches: one round trip instead of one
+   * per call. Each call settles on its own, as `call` would (a NodeError for the node's error).
+   */
+  batch?(calls: ReadonlyArray<readonly [method: string, params: unknown[]]>): Promise<Array<PromiseSettledResult<unknown>>>;
   /** newHeads where the node offers a subscription; returns how to stop it. `onOpen` runs once the node accepted it, `onClose` when it ends. */
   subscribeHeads?(handlers: { onHead(number: number): void; onOpen(): void; onClose(): void }): () => void;
+}
+
+/** `calls` settled each on its own: in one batch where the upstream takes them, else side by side. */
+export function callAll(upstream: Upstream, calls: ReadonlyArray<readonly [method: string, params: unknown[]]>): Promise<Array<PromiseSettledResult<unknown>>> {
+  return upstream.batch !== undefined ? upstream.batch(calls) : Promise.allSettled(calls.map(([method, params]) => upstream.call(method, params)));
 }
 
 /** The node answered, with a JSON-RPC error (as opposed to not answering). */

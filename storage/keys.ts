@@ -7,7 +7,18 @@ import type { Store } from './env.js';
  * write so readers in other processes know their cache is stale.
  */
 export function lmdbKeyStore(store: Store): KeyStore {
-  const version = (): number => store.get<number>('meta', 'keysVersion') ?? 0;
+  // Read on every request: the stored bytes are compared with the last ones seen, and decoded only when they changed.
+  let seenBytes: Uint8Array | undefined;
+  let seenVersion = 0;
+  const version = (): number => {
+    const raw = store.getRaw('meta', 'keysVersion');
+    if (raw === undefined) return 0;
+    if (seenBytes === undefined || !sameBytes(raw, seenBytes)) {
+      seenVersion = store.get<number>('meta', 'keysVersion') ?? 0;
+      seenBytes = Uint8Array.from(raw); // a copy: raw views LMDB's shared read buffer
+    }
+    return seenVersion;
+  };
   const write = (fn: () => void): void =>
     store.transact(() => {
       fn();
@@ -24,3 +35,5 @@ export function lmdbKeyStore(store: Store): KeyStore {
     transact: (fn) => store.transact(fn),
   };
 }
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);

@@ -5,6 +5,7 @@ import { buildProbe } from '../engine/ingest/probe.js';
 import { normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
 import { TRANSFER, blockKey } from '../engine/ingest/store.js';
 import { FilterSet, compileFilterSet, type WatchedStream } from '../engine/match/filter-set.js';
+import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { matchPool } from '../workers/pool.js';
@@ -61,5 +62,21 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
     numbers.forEach((n) => expect(answers[n]![0], `block ${n}`).toEqual(here2.match(probes[n]!)));
     // The versions answer differently on the blocks both read, so a worker still on v1 would be caught above.
     expect(answers.slice(0, 4).map((a) => a[0])).not.toEqual(first.slice(0, 4));
+  });
+
+  it('matches small rounds on this thread with the same answers, and hands larger ones to the pool', async () => {
+    const v3 = compileFilterSet(3, streamsFor(3));
+    const here = new FilterSet(v3);
+    let pooled = 0;
+    const counting: MatchPool = { match: (...args) => (pooled++, pool.match(...args)), close: async () => {} };
+    const inline = inlineSmallRounds(counting, store, 2);
+    const small = await inline.match(chain, [0, 1], v3);
+    expect(pooled).toBe(0);
+    expect(small).toEqual([here.match(probes[0]!), here.match(probes[1]!)]);
+    // A block without a probe column matches nothing, here as in a worker.
+    expect(await inline.match(chain, [numbers.length + 5], v3)).toEqual([new Map()]);
+    const large = await inline.match(chain, numbers, v3);
+    expect(pooled).toBe(1);
+    numbers.forEach((n) => expect(large[n], `block ${n}`).toEqual(here.match(probes[n]!)));
   });
 });

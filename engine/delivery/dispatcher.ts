@@ -304,7 +304,10 @@ export class Dispatcher {
     });
     this.committed(changes);
     this.afterError(wentToError);
-    for (const id of touched) this.kick(id);
+    // After the caller's transaction too (the matcher enqueues inside its own): a webhook leaves only once on disk.
+    queueMicrotask(() => {
+      for (const id of touched) this.kick(id);
+    });
     return results;
   }
 

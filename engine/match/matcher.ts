@@ -105,7 +105,7 @@ export class StreamMatcher {
         // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
         // delivered, and an event its replacement wrote under the same key stays for the next round.
         const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-        if (items.length > 0) this.dispatcher.enqueueBatch(items);
+        if (items.length > 0) this.dispatcher.enqueueBatch(newsFirst(items));
         for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
       });
     }
@@ -160,4 +160,20 @@ export class StreamMatcher {
       return null;
     }
   }
+}
+
+/**
+ * The round's webhooks with the streams whose first one is a new block's (unconfirmed) ahead of those
+ * confirming an older block: the dispatcher starts sending in this order, and a new block is the news
+ * waited for. Each stream keeps its own webhooks in block order.
+ */
+export function newsFirst<T extends { streamId: string; event: { kind: EventKind } }>(items: readonly T[]): T[] {
+  const byStream = new Map<string, T[]>();
+  for (const item of items) {
+    const list = byStream.get(item.streamId);
+    if (list === undefined) byStream.set(item.streamId, [item]);
+    else list.push(item);
+  }
+  const streams = [...byStream.values()];
+  return [...streams.filter((l) => l[0]!.event.kind === EventKind.Seen), ...streams.filter((l) => l[0]!.event.kind !== EventKind.Seen)].flat();
 }

@@ -31,105 +31,35 @@ const STATUS: Record<number, string> = {
 export function startServer(opts: { host: string; port: number; routes: readonly Route[]; pipeline: Pipeline; fallback: Route }): Promise<Server> {
   const { pipeline } = opts;
   const app = uWS.App();
-  let inflight = 0;
-  let closing = false;
-  let idle: (() => void) | undefined;
-  let seq = 0;
+
+  const server: Front = { pipeline, inflight: 0, closing: false, idle: undefined };
   const reqPrefix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
+  let seq = 0;
 
   const mount = (route: Route): void => {
     const names = paramNames(route.pattern);
     const wanted = [...PIPELINE_HEADERS, ...(route.headers ?? [])];
     const handler = (res: uWS.HttpResponse, ureq: uWS.HttpRequest): void => {
       const started = performance.now();
-      inflight++;
+      server.inflight++;
       // uWS's request object dies when this callback returns: copy what is needed now,
       // which is the headers the pipeline reads plus those the route declares.
-      const h = new Map<string, string>();
-      for (const name of wanted) {
-        const v = ureq.getHeader(name);
-        if (v !== '') h.set(name, v);
-      }
-      const incomingId = h.get('x-request-id') ?? '';
-      const req: Request = {
-        method: ureq.getCaseSensitiveMethod().toUpperCase(),
-        path: ureq.getUrl(),
-        query: ureq.getQuery() ?? '',
-        params: readParams(ureq, names),
-        header: (name) => h.get(name),
-        rawBody: undefined,
-        id: /^[A-Za-z0-9._-]{1,64}$/.test(incomingId) ? incomingId : `${reqPrefix}-${(++seq).toString(36)}`,
-        body: undefined,
-        caller: undefined,
-      };
-
-      // Settled exactly once: answered, or abandoned by the client. The in-flight
-      // count and the metrics follow settlement, so an abort can never leak.
-      let settled = false;
-      let aborted = false;
-      let bodyUnread = route.body === true;
-      const settle = (): boolean => {
-        if (settled) return false;
-        settled = true;
-        inflight--;
-        if (closing && inflight === 0) idle?.();
-        return true;
-      };
-      const finish = (reply: Reply): void => {
-        if (!settle()) return;
-        let text: string;
-        try {
-          text = reply.text ?? JSON.stringify(reply.body);
-        } catch (err) {
-          reply = pipeline.fail(route, req, err);
-          text = JSON.stringify(reply.body);
-        }
-        const r = reply;
-        // Corked: status, headers and body leave in one write. A body left unread
-        // on the wire (413, refused before reading) makes the connection unusable.
-        res.cork(() => write(res, r, text, req.id, closing || bodyUnread));
-        pipeline.done(route, req, reply.status, started, performance.now());
-      };
-      res.onAborted(() => {
-        aborted = true;
-        if (settle()) pipeline.done(route, req, CLIENT_CLOSED, started, performance.now());
-      });
-      const run = (): void => {
-        const out = pipeline.run(route, req);
-        // run settles every failure into a reply itself.
-        if (out instanceof Promise) void out.then(finish);
-        else finish(out);
-      };
+      const values = wanted.map((name) => ureq.getHeader(name));
+      const incomingId = values[REQUEST_ID]!;
+      const req = new UwsRequest(
+        route.method === 'ANY' ? ureq.getCaseSensitiveMethod().toUpperCase() : route.method,
+        ureq.getUrl(),
+        ureq.getQuery() ?? '',
+        readParams(ureq, names),
+        wanted,
+        values,
+        incomingId !== '' && SANE_ID.test(incomingId) ? incomingId : `${reqPrefix}-${(++seq).toString(36)}`,
+      );
+      const ex = new Exchange(server, res, route, req, started);
       const refused = pipeline.admit(route, req);
-      if (refused !== undefined) {
-        finish(refused);
-        return;
-      }
-      if (route.body !== true) {
-        run();
-        return;
-      }
-      const declared = Number(h.get('content-length') ?? '0');
-      if (declared > MAX_BODY_BYTES) {
-        finish(pipeline.fail(route, req, tooLarge()));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.onData((chunk, isLast) => {
-        if (aborted || settled) return;
-        size += chunk.byteLength;
-        if (size > MAX_BODY_BYTES) {
-          finish(pipeline.fail(route, req, tooLarge()));
-          return;
-        }
-        // The chunk's memory is reused after this callback: copy it.
-        chunks.push(Buffer.from(new Uint8Array(chunk)));
-        if (!isLast) return;
-        bodyUnread = false;
-        (req as { rawBody: Buffer }).rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        run();
-      });
+      if (refused !== undefined) ex.finish(refused);
+      else if (route.body !== true) ex.run();
+      else ex.readBody(Number(values[CONTENT_LENGTH] || '0'));
     };
     if (route.method === 'ANY') app.any(route.pattern, handler);
     else if (route.method === 'DELETE') app.del(route.pattern, handler);
@@ -151,12 +81,12 @@ export function startServer(opts: { host: string; port: number; routes: readonly
       resolve({
         port: uWS.us_socket_local_port(socket as unknown as uWS.us_socket),
         close: (graceMs) => {
-          closing = true;
+          server.closing = true;
           uWS.us_listen_socket_close(socket);
-          if (inflight === 0) return Promise.resolve(0);
+          if (server.inflight === 0) return Promise.resolve(0);
           return new Promise((done) => {
-            const timer = setTimeout(() => done(inflight), graceMs);
-            idle = () => {
+            const timer = setTimeout(() => done(server.inflight), graceMs);
+            server.idle = () => {
               clearTimeout(timer);
               // Called inside a uWS callback whose corked writes flush only when it
               // returns: resolve on the next turn, or the exit would drop the answer.
@@ -169,8 +99,141 @@ export function startServer(opts: { host: string; port: number; routes: readonly
   });
 }
 
-/** Headers the pipeline and the front end read on every request. */
+/** Headers the pipeline and the front end read on every request; the front end reads two by position. */
 const PIPELINE_HEADERS = ['x-api-key', 'authorization', 'content-length', 'x-request-id'] as const;
+const CONTENT_LENGTH = 2;
+const REQUEST_ID = 3;
+/** A client's x-request-id is kept when it is this sane. */
+const SANE_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** What the requests of one listener share. */
+interface Front {
+  readonly pipeline: Pipeline;
+  inflight: number;
+  closing: boolean;
+  /** Set while closing: called once the last in-flight request settles. */
+  idle: (() => void) | undefined;
+}
+
+/** A request as the routes see it, with the headers copied out of uWS's short-lived request. */
+class UwsRequest implements Request {
+  rawBody: Buffer | undefined = undefined;
+  body: unknown = undefined;
+  caller: Request['caller'] = undefined;
+
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+    readonly params: Record<string, string>,
+    private readonly names: readonly string[],
+    private readonly values: readonly string[],
+    readonly id: string,
+  ) {}
+
+  header(name: string): string | undefined {
+    const v = this.values[this.names.indexOf(name)];
+    return v === '' ? undefined : v;
+  }
+}
+
+/**
+ * One request from admission to its answer, as an object rather than closures: the
+ * synchronous path (most requests) allocates nothing else. Settled exactly once:
+ * answered, or abandoned by the client; the in-flight count and the metrics follow
+ * settlement, so an abort can never leak.
+ */
+class Exchange {
+  private settled = false;
+  private aborted = false;
+  private watching = false;
+  /** A body left unread on the wire (413, refused before reading) makes the connection unusable. */
+  private bodyUnread: boolean;
+
+  constructor(
+    private readonly front: Front,
+    private readonly res: uWS.HttpResponse,
+    private readonly route: Route,
+    private readonly req: UwsRequest,
+    private readonly started: number,
+  ) {
+    this.bodyUnread = route.body === true;
+  }
+
+  run(): void {
+    const out = this.front.pipeline.run(this.route, this.req);
+    // run settles every failure into a reply itself.
+    if (out instanceof Promise) {
+      this.watchAbort();
+      void out.then((reply) => this.finish(reply));
+    } else {
+      this.finish(out);
+    }
+  }
+
+  /** Reads the JSON body (up to MAX_BODY_BYTES) and runs the route with it. */
+  readBody(declared: number): void {
+    const { pipeline } = this.front;
+    if (declared > MAX_BODY_BYTES) {
+      this.finish(pipeline.fail(this.route, this.req, tooLarge()));
+      return;
+    }
+    this.watchAbort();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    this.res.onData((chunk, isLast) => {
+      if (this.aborted || this.settled) return;
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        this.finish(pipeline.fail(this.route, this.req, tooLarge()));
+        return;
+      }
+      // The chunk's memory is reused after this callback: copy it.
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast) return;
+      this.bodyUnread = false;
+      this.req.rawBody = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      this.run();
+    });
+  }
+
+  finish(reply: Reply): void {
+    if (!this.settle()) return;
+    const { pipeline } = this.front;
+    let text: string;
+    try {
+      text = reply.text ?? JSON.stringify(reply.body);
+    } catch (err) {
+      reply = pipeline.fail(this.route, this.req, err);
+      text = JSON.stringify(reply.body);
+    }
+    const close = this.front.closing || this.bodyUnread;
+    // Corked: status, headers and body leave in one write.
+    if (this.watching) this.res.cork(() => write(this.res, reply, text, this.req.id, close));
+    // Still inside uWS's request callback, which corks by itself.
+    else write(this.res, reply, text, this.req.id, close);
+    pipeline.done(this.route, this.req, reply.status, this.started, performance.now());
+  }
+
+  /** uWS must be told before its callback returns that the answer comes later; a client that leaves meanwhile counts as 499. */
+  private watchAbort(): void {
+    if (this.watching) return;
+    this.watching = true;
+    this.res.onAborted(() => {
+      this.aborted = true;
+      if (this.settle()) this.front.pipeline.done(this.route, this.req, CLIENT_CLOSED, this.started, performance.now());
+    });
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    const front = this.front;
+    front.inflight--;
+    if (front.closing && front.inflight === 0) front.idle?.();
+    return true;
+  }
+}
 
 /** The native constant (the type declarations have it only as an enum). */
 const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
@@ -180,7 +243,11 @@ const CLIENT_CLOSED = 499;
 
 const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
 
+/** The params of a route without any: one object for all its requests. */
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 function readParams(ureq: uWS.HttpRequest, names: readonly string[]): Record<string, string> {
+  if (names.length === 0) return NO_PARAMS;
   const params: Record<string, string> = {};
   for (let i = 0; i < names.length; i++) {
     const raw = ureq.getParameter(i) ?? '';

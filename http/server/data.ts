@@ -6,12 +6,13 @@ import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../en
 import { ApiError, badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryParams } from './query.js';
-import { json, notBuilt, type Method, type Request, type Route } from './route.js';
+import { constantJson, json, notBuilt, type Method, type Request, type Route } from './route.js';
 
 /** The Data API: /api/v2.2 (the interface's version segment). */
 export const DATA_PREFIX = '/api/v2.2';
 
 const ETH = findChain('0x1')!;
+const VERSION = constantJson(200, { version: '2.2' });
 
 /** The chain of a data request: `chain` as hex, decimal or slug, default 0x1; removed chains → 400. */
 export function dataChain(req: Request, now: number): Chain {
@@ -46,7 +47,7 @@ export function dataRoutes(clock: Clock, deps: NftTransfersDeps): Route[] {
   const removed = new Set(ENDPOINT_REMOVALS.map((r) => `${r.method} ${r.path}`));
   const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
   return [
-    route('GET', '/web3/version', () => json(200, { version: '2.2' })),
+    route('GET', '/web3/version', () => VERSION),
     route('GET', '/nft/:address/:token_id/transfers', async (req) => {
       const chain = dataChain(req, clock.now());
       return json(200, await nftTransfers(deps, chain.key, validate(nftTransfersQuery, queryAndPath(req), 'query')));

@@ -51,6 +51,9 @@ export interface Route {
 export const json = (status: number, body: unknown, headers?: Record<string, string>): Reply =>
   headers === undefined ? { status, body } : { status, body, headers };
 
+/** A reply that never changes, serialized once: every request gets the same object (never modified). */
+export const constantJson = (status: number, body: unknown): Reply => Object.freeze({ status, text: JSON.stringify(body) });
+
 /** Names of the `:params` of a pattern, in order. */
 export const paramNames = (pattern: string): string[] =>
   pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
