@@ -97,7 +97,7 @@ export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'enqueueBatch'>, mark
 export function tracedSender<S extends Sender>(sender: S, mark: Mark): S {
   const traced: S = Object.create(sender) as S;
   traced.post = (url, body, headers, timeoutMs) => {
-    const u = unconfirmed(JSON.parse(body) as Record<string, unknown>);
+    const u = unconfirmed(JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>);
     if (u !== undefined) mark('posted', u.chain, u.block);
     return sender.post(url, body, headers, timeoutMs);
   };
