@@ -38,7 +38,7 @@ import { chainReads, type ChainReads } from './match/chain-reads.js';
 import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
 import type { Upstream } from './ports.js';
-import { matchPool } from '../workers/pool.js';
+import { workerPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
@@ -240,9 +240,10 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
-  const pool = matchPool(store.path);
+  // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
+  const pool = workerPool(store.path);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
-  const matcher = new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log);
+  const matcher = new StreamMatcher(store, clock, core.watchlist, pool.match, core.dispatcher, builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });
@@ -263,6 +264,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
+      pool: pool.ingest,
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
     core.followers.push(follower);

@@ -2,6 +2,7 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
+import type { NodeAnswers, PreparedBlock } from './ingest/prepared.js';
 import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
@@ -54,6 +55,11 @@ export interface Mailer {
 export interface Upstream {
   /** Rejects with a NodeError when the node answers with a JSON-RPC error; with any other error when it cannot be reached. */
   call<T>(method: string, params: unknown[]): Promise<T>;
+  /**
+   * The response body of a call as the node sent it (a JSON-RPC envelope; ingestion hands it to a worker
+   * unparsed). Rejects as `call` does; a large body is not read here, so an error in one is left to the reader.
+   */
+  callRaw?(method: string, params: unknown[]): Promise<Uint8Array>;
   /** newHeads where the node offers a subscription; returns how to stop it. `onOpen` runs once the node accepted it, `onClose` when it ends. */
   subscribeHeads?(handlers: { onHead(number: number): void; onOpen(): void; onClose(): void }): () => void;
 }
@@ -76,4 +82,10 @@ export interface MatchPool {
   /** Per block, in order: stream index → probe refs of its items that concern the stream. */
   match(chain: string, numbers: readonly number[], filter: FilterSetData): Promise<Array<Map<number, number[]>>>;
   close(): Promise<void>;
+}
+
+/** Blocks made ready to write off the main thread (engine/ingest/prepared.ts; the same piscina pool in workers/pool.ts). */
+export interface IngestPool {
+  /** The node's answers are handed over (their bytes may be moved to another thread); null when the node has no such block yet. */
+  prepare(chain: string, answers: NodeAnswers): Promise<PreparedBlock | null>;
 }

@@ -6,27 +6,41 @@ import { NodeError, type Upstream } from '../../engine/ports.js';
  * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
  * WebSocket on the same address where the node offers it (anvil does).
  */
+/** Raw answers shorter than this are parsed to find a JSON-RPC error in them. */
+const RAW_READ_BELOW = 16_384;
+
 export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & { close(): Promise<void> } {
   const agent = new Agent({ connections: opts.connections ?? 8, keepAliveTimeout: 30_000 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
   const sockets = new Set<WebSocket>();
+  /** The body of the node's answer; an HTTP error means the node was not reached. */
+  const post = async (method: string, params: unknown[]): Promise<Buffer> => {
+    const res = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
+      dispatcher: agent,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    const body = Buffer.from(await res.body.arrayBuffer());
+    // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
+    if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${body.subarray(0, 200).toString()}`);
+    return body;
+  };
+  const answer = <T>(method: string, body: Buffer): T => {
+    const parsed = JSON.parse(body.toString()) as { result?: T; error?: { code: number; message: string; data?: unknown } };
+    if (parsed.error !== undefined) throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
+    return parsed.result as T;
+  };
   return {
-    async call<T>(method: string, params: unknown[]): Promise<T> {
-      const res = await request(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-        dispatcher: agent,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      const text = await res.body.text();
-      // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
-      if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
-      const body = JSON.parse(text) as { result?: T; error?: { code: number; message: string; data?: unknown } };
-      if (body.error !== undefined) throw new NodeError(body.error.code, `${method}: ${body.error.message}`, body.error);
-      return body.result as T;
+    call: async <T>(method: string, params: unknown[]): Promise<T> => answer<T>(method, await post(method, params)),
+    async callRaw(method, params) {
+      const body = await post(method, params);
+      // A JSON-RPC error is a short answer: a short one is read here to find it, a long one (a block) is not.
+      if (body.length < RAW_READ_BELOW) answer(method, body);
+      return body;
     },
     subscribeHeads({ onHead, onOpen, onClose }) {
       const ws = new WebSocket(url.replace(/^http/, 'ws'));
