@@ -147,8 +147,7 @@ export class Follower {
         this.announce(target);
         // A reorg may replace blocks without adding any: check our head is still the node's.
         await this.rollBack();
-        // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
-        while (!this.stopped && this.state.head < target) if (!(await this.step(target))) break;
+        await this.catchUp(target);
       } while (this.again && !this.stopped);
       await this.prune();
       this.failures = 0;
@@ -196,14 +195,34 @@ export class Follower {
   }
 
   /**
-   * Ingests the next blocks (up to CATCH_UP_BATCH when behind, fetched
-   * concurrently and committed in one transaction), or rolls back when the
-   * node's chain no longer extends ours. False when nothing moved.
+   * Steps up to `target`. While a batch commits, the next one is already fetched and prepared (it is used
+   * if the batch went in whole; after a shorter step or a rollback it is fetched again).
    */
-  private async step(target: number): Promise<boolean> {
-    const first = this.state.head + 1;
-    const count = Math.min(CATCH_UP_BATCH, target - this.state.head);
-    const fetched = await Promise.all(Array.from({ length: count }, (_, i) => this.fetch(first + i)));
+  private async catchUp(target: number): Promise<void> {
+    let ahead: { first: number; fetched: Promise<Array<PreparedBlock | null>> } | undefined;
+    while (!this.stopped && this.state.head < target) {
+      const first = this.state.head + 1;
+      const fetched = await (ahead?.first === first ? ahead.fetched : this.fetchBatch(first, target));
+      const next = first + fetched.length;
+      ahead = next <= target && !fetched.includes(null) ? { first: next, fetched: this.fetchBatch(next, target) } : undefined;
+      // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
+      if (!(await this.step(first, fetched))) break;
+    }
+  }
+
+  /** Blocks from `first` on (up to CATCH_UP_BATCH, not past `target`), fetched concurrently, each prepared as its answers arrive. */
+  private fetchBatch(first: number, target: number): Promise<Array<PreparedBlock | null>> {
+    const batch = Promise.all(Array.from({ length: Math.min(CATCH_UP_BATCH, target - first + 1) }, (_, i) => this.fetch(first + i)));
+    // A batch fetched ahead may be dropped unread: its failure, if it is needed, comes again when it is fetched anew.
+    batch.catch(() => {});
+    return batch;
+  }
+
+  /**
+   * Ingests fetched blocks from `first` on (committed in one transaction), as far as they link up from our
+   * head, or rolls back when the node's chain no longer extends ours. False when nothing moved.
+   */
+  private async step(first: number, fetched: ReadonlyArray<PreparedBlock | null>): Promise<boolean> {
     // Keep the prefix that links up, parent by parent, from our head.
     const batch: PreparedBlock[] = [];
     let parent = first === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, first - 1));

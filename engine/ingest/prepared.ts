@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { Kv } from '../ports.js';
 import { buildProbe } from './probe.js';
 import { encodeNodeRecord } from './record-encoder.js';
@@ -37,11 +38,12 @@ export interface PreparedBlock {
 }
 
 const INDEX_TABLES: readonly IndexTable[] = ['canon', 'blockHashes', 'transfers', 'sales'];
-const utf8 = new TextDecoder();
 
 /** The `result` of a JSON-RPC response body (an error one is refused: the node answered with an error). */
 export function resultOf<T>(body: Uint8Array): T {
-  const envelope = JSON.parse(utf8.decode(body)) as { result?: T; error?: { message?: string } };
+  // A node's JSON is ASCII nearly always, and read as latin1 then (the same text): a UTF-8 decode took a sixth of a worker's time in the profile.
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const envelope = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8')) as { result?: T; error?: { message?: string } };
   if (envelope.error !== undefined) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
   return envelope.result as T;
 }

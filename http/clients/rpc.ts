@@ -9,7 +9,7 @@ import { NodeError, type Upstream } from '../../engine/ports.js';
 /** Raw answers shorter than this are parsed to find a JSON-RPC error in them. */
 const RAW_READ_BELOW = 16_384;
 
-export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & { close(): Promise<void> } {
+export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & Required<Pick<Upstream, 'callRaw'>> & { close(): Promise<void> } {
   const agent = new Agent({ connections: opts.connections ?? 8, keepAliveTimeout: 30_000 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
