@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { FIXTURE_BLOCKS } from './fixtures.js';
+import { FIXTURE_BLOCKS, fixtureDir } from './fixtures.js';
 
 /** A JSON text cut around the values that change per copy: text, slot, text, slot, …, text. */
 interface Template {
@@ -59,10 +59,8 @@ interface Copyable {
   traces: Buffer;
 }
 
-const dir = (n: number): string => fileURLToPath(new URL(`../../../shared/fixtures/evm/chainstorage/eth-mainnet-${n}/`, import.meta.url));
-
 function load(n: number): Copyable {
-  const [block, receipts, traces] = ['block.json', 'receipts.json', 'traces.json'].map((f) => readFileSync(`${dir(n)}${f}`, 'utf8')) as [string, string, string];
+  const [block, receipts, traces] = ['block.json', 'receipts.json', 'traces.json'].map((f) => readFileSync(`${fixtureDir(n)}${f}`, 'utf8')) as [string, string, string];
   const parsed = JSON.parse(block) as { hash: string; number: string; transactions: Array<{ hash: string }> };
   const original = { hash: parsed.hash, number: parsed.number };
   const hashes = JSON.stringify({ ...parsed, transactions: parsed.transactions.map((t) => t.hash) });
