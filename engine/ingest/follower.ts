@@ -53,10 +53,10 @@ export interface FollowerStatus {
 }
 
 const MAX_BACKOFF_MS = 30_000;
-/** Blocks fetched at once and committed together while catching up (one at a time at the head). */
+/** Blocks fetched and prepared at once while catching up (one at a time at the head). */
 export const CATCH_UP_BATCH = 16;
 /**
- * Blocks per transaction. A commit's puts run on the main thread inside lmdb-js's transaction callback (only
+ * Blocks per transaction while catching up. A commit's puts run on the main thread inside lmdb-js's transaction callback (only
  * the commit and its fsync are on the write thread): some 500 index rows and 300 KB of record per mainnet
  * block, so a transaction of a whole fetched batch would hold requests for tens of ms.
  */
@@ -201,32 +201,36 @@ export class Follower {
   }
 
   /**
-   * Steps up to `target`. While a batch commits, the next one is already fetched and prepared (it is used
-   * if the batch went in whole; after a shorter step or a rollback it is fetched again).
+   * Steps up to `target`, COMMIT_BLOCKS at a time, with the next CATCH_UP_BATCH blocks fetched and
+   * prepared meanwhile, in the pool's threads: the pool always has blocks to work on while this thread commits. What was fetched
+   * ahead is dropped when a step comes up short (a block the node does not have yet, a reorg).
    */
   private async catchUp(target: number): Promise<void> {
-    let ahead: { first: number; fetched: Promise<Array<PreparedBlock | null>> } | undefined;
+    const ahead = new Map<number, Promise<PreparedBlock | null>>();
     while (!this.stopped && this.state.head < target) {
       const first = this.state.head + 1;
-      const fetched = await (ahead?.first === first ? ahead.fetched : this.fetchBatch(first, target));
-      const next = first + fetched.length;
-      ahead = next <= target && !fetched.includes(null) ? { first: next, fetched: this.fetchBatch(next, target) } : undefined;
+      // The blocks of this step and CATCH_UP_BATCH more: as many are in flight while it commits.
+      for (let n = first; n <= Math.min(target, first + COMMIT_BLOCKS + CATCH_UP_BATCH - 1); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+      const numbers = Array.from({ length: Math.min(COMMIT_BLOCKS, target - first + 1) }, (_, i) => first + i);
+      const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
+      for (const n of numbers) ahead.delete(n);
+      const moved = await this.step(first, fetched);
+      if (this.state.head !== numbers.at(-1)) ahead.clear();
       // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
-      if (!(await this.step(first, fetched))) break;
+      if (!moved) break;
     }
   }
 
-  /** Blocks from `first` on (up to CATCH_UP_BATCH, not past `target`), fetched concurrently, each prepared as its answers arrive. */
-  private fetchBatch(first: number, target: number): Promise<Array<PreparedBlock | null>> {
-    const batch = Promise.all(Array.from({ length: Math.min(CATCH_UP_BATCH, target - first + 1) }, (_, i) => this.fetch(first + i)));
-    // A batch fetched ahead may be dropped unread: its failure, if it is needed, comes again when it is fetched anew.
-    batch.catch(() => {});
-    return batch;
+  /** A block fetched ahead may be dropped unread: its failure, if it is needed, comes again when it is fetched anew. */
+  private fetchAhead(n: number): Promise<PreparedBlock | null> {
+    const block = this.fetch(n);
+    block.catch(() => {});
+    return block;
   }
 
   /**
-   * Ingests fetched blocks from `first` on (committed in one transaction), as far as they link up from our
-   * head, or rolls back when the node's chain no longer extends ours. False when nothing moved.
+   * Ingests fetched blocks from `first` on in one transaction, as far as they link up from our head, or
+   * rolls back when the node's chain no longer extends ours. False when nothing moved.
    */
   private async step(first: number, fetched: ReadonlyArray<PreparedBlock | null>): Promise<boolean> {
     // Keep the prefix that links up, parent by parent, from our head.
@@ -244,7 +248,7 @@ export class Follower {
     }
     if (batch.length === 0) return false;
     if (this.state.tracer !== true && batch.some((b) => b.traced)) this.state = { ...this.state, tracer: true };
-    for (let i = 0; i < batch.length; i += COMMIT_BLOCKS) await this.commitBlocks(batch.slice(i, i + COMMIT_BLOCKS));
+    await this.commitBlocks(batch);
     return true;
   }
 
