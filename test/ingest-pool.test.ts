@@ -38,7 +38,7 @@ describe('blocks prepared in the worker pool', () => {
       for (const b of bundles) writeBlock(direct, '0x1', normalizeBlock(b.block, b.receipts, b.traces));
     });
     const prepared = await Promise.all(bundles.map((b) => pool.ingest.prepare('0x1', { block: body(b.block), receipts: body(b.receipts), traces: body(b.traces) })));
-    expect(prepared.map((p) => [p!.number, p!.hash, p!.parentHash, p!.traced])).toEqual(bundles.map((b) => [b.number, b.block['hash'], b.block['parentHash'], true]));
+    expect(prepared.map((p) => [p!.number, p!.hash, p!.parentHash])).toEqual(bundles.map((b) => [b.number, b.block['hash'], b.block['parentHash']]));
     await pooled.transactAsync(() => writePrepared(pooled, '0x1', prepared.map((p) => p!)));
     const rows = dump(direct);
     expect(rows.filter(([t]) => t === 'sales').length).toBeGreaterThan(0);
@@ -52,6 +52,6 @@ describe('blocks prepared in the worker pool', () => {
     expect(await pool.ingest.prepare('0x1', answers(b.block, null))).toBeNull();
     const other = b.receipts.map((r) => ({ ...r, blockHash: `0x${'ee'.repeat(32)}` }));
     await expect(pool.ingest.prepare('0x1', answers(b.block, other))).rejects.toThrow(/receipts are for another block/);
-    expect((await pool.ingest.prepare('0x1', answers(b.block, b.receipts)))!.traced).toBe(false);
+    expect((await pool.ingest.prepare('0x1', answers(b.block, b.receipts)))!.number).toBe(b.number);
   });
 });

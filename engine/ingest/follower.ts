@@ -9,8 +9,8 @@ import { blockKey, pruneBlock, removeBlock } from './store.js';
  * receipts and call traces, written in one transaction with its probe column and
  * transfer indexes. This thread fetches the node's answers and commits; the
  * worker pool parses and encodes them (engine/ingest/prepared.ts), and commits
- * happen on LMDB's write thread, so neither holds up a request. Parent hashes catch reorgs: the store rolls back to the fork
- * point and ingests the new branch. Blocks are announced as seen, then as
+ * happen on LMDB's write thread, so neither holds up a request. Parent hashes
+ * catch reorgs: the store rolls back to the fork point and ingests the new branch. Blocks are announced as seen, then as
  * confirmed once `confirmations` deep, in order and only while canonical. State
  * is kept in the store, so a restart resumes after the last committed block.
  */
@@ -56,9 +56,10 @@ const MAX_BACKOFF_MS = 30_000;
 /** Blocks fetched and prepared at once while catching up (one at a time at the head). */
 export const CATCH_UP_BATCH = 16;
 /**
- * Blocks per transaction while catching up. A commit's puts run on the main thread inside lmdb-js's transaction callback (only
- * the commit and its fsync are on the write thread): some 500 index rows and 300 KB of record per mainnet
- * block, so a transaction of a whole fetched batch would hold requests for tens of ms.
+ * Blocks per transaction while catching up. A commit's puts run on the main thread inside lmdb-js's
+ * transaction callback (only the commit and its fsync are on the write thread): some 500 index rows and
+ * 300 KB of record per mainnet block, so a transaction of a whole fetched batch would hold requests for
+ * tens of ms.
  */
 export const COMMIT_BLOCKS = 4;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
@@ -202,8 +203,8 @@ export class Follower {
 
   /**
    * Steps up to `target`, COMMIT_BLOCKS at a time, with the next CATCH_UP_BATCH blocks fetched and
-   * prepared meanwhile, in the pool's threads: the pool always has blocks to work on while this thread commits. What was fetched
-   * ahead is dropped when a step comes up short (a block the node does not have yet, a reorg).
+   * prepared meanwhile: the pool has blocks to work on while this thread commits. What was fetched ahead
+   * is dropped when a step comes up short (a block the node does not have yet, a reorg).
    */
   private async catchUp(target: number): Promise<void> {
     const ahead = new Map<number, Promise<PreparedBlock | null>>();
@@ -247,7 +248,6 @@ export class Follower {
       batch.push(f);
     }
     if (batch.length === 0) return false;
-    if (this.state.tracer !== true && batch.some((b) => b.traced)) this.state = { ...this.state, tracer: true };
     await this.commitBlocks(batch);
     return true;
   }
@@ -293,7 +293,13 @@ export class Follower {
     const b = settled(block);
     const r = settled(receipts);
     if (isNullResult(r)) return null;
-    return this.opts.pool.prepare(this.chain, { block: b, receipts: r, traces: traces.status === 'fulfilled' ? traces.value : this.noTraces(traces.reason) });
+    return this.opts.pool.prepare(this.chain, { block: b, receipts: r, traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason) });
+  }
+
+  /** Traces came: the tracer works (said at once, so a later failure of another block's traces is taken as passing). */
+  private tracesFound(body: Uint8Array | null): Uint8Array | null {
+    if (body !== null && this.state.tracer !== true && !isNullResult(body)) this.state = { ...this.state, tracer: true };
+    return body;
   }
 
   /** The node's answer as it came; an upstream without a raw call (a test's stand-in) has its answer written out again. */

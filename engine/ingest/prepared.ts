@@ -30,8 +30,6 @@ export interface PreparedBlock {
   number: number;
   hash: string;
   parentHash: string;
-  /** Whether the node answered with call traces (the tracer works). */
-  traced: boolean;
   record: Uint8Array;
   probe: Uint8Array;
   rows: Record<IndexTable, PackedRows>;
@@ -64,7 +62,6 @@ export function prepareBlock(chain: string, answers: NodeAnswers, encode: (value
     number: Number(block['number']),
     hash: String(block['hash']),
     parentHash: String(block['parentHash']),
-    traced: traces !== null,
     record: encodeNodeRecord(block, view.txs.map((t) => t.tx), receipts, view.internal),
     probe: buildProbe(view),
     rows: packRows(indexRows(chain, view), encode),
