@@ -39,9 +39,10 @@ const INDEX_TABLES: readonly IndexTable[] = ['canon', 'blockHashes', 'transfers'
 
 /** The `result` of a JSON-RPC response body (an error one is refused: the node answered with an error). */
 export function resultOf<T>(body: Uint8Array): T {
-  // A node's JSON is ASCII nearly always, and read as latin1 then (the same text): a UTF-8 decode took a sixth of a worker's time in the profile.
+  // A node's JSON is ASCII nearly always, and read as such then (the same text): Node's ASCII decode was the
+  // fastest measured (per block of answers 4.2 ms, latin1 5.0 ms, UTF-8 7.6 ms, on a loaded machine).
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const envelope = JSON.parse(bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8')) as { result?: T; error?: { message?: string } };
+  const envelope = JSON.parse(bytes.toString(isAscii(bytes) ? 'ascii' : 'utf8')) as { result?: T; error?: { message?: string } };
   if (envelope.error !== undefined) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
   return envelope.result as T;
 }
