@@ -215,6 +215,8 @@ export class Follower {
       const numbers = Array.from({ length: Math.min(COMMIT_BLOCKS, target - first + 1) }, (_, i) => first + i);
       const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
       for (const n of numbers) ahead.delete(n);
+      // Stopped meanwhile (a shutdown): nothing more is written.
+      if (this.stopped) break;
       const moved = await this.step(first, fetched);
       if (this.state.head !== numbers.at(-1)) ahead.clear();
       // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
