@@ -81,6 +81,8 @@ export class Follower {
   /** The highest block the node announced (newHeads or eth_blockNumber); −1 before the first. */
   private announced = -1;
   private rolledBack = 0;
+  /** The head when the listeners were last told what is durable. */
+  private woken = -1;
 
   constructor(
     private readonly chain: string,
@@ -208,6 +210,14 @@ export class Follower {
    */
   private async catchUp(target: number): Promise<void> {
     const ahead = new Map<number, Promise<PreparedBlock | null>>();
+    try {
+      await this.catchUpFrom(ahead, target);
+    } finally {
+      this.wake();
+    }
+  }
+
+  private async catchUpFrom(ahead: Map<number, Promise<PreparedBlock | null>>, target: number): Promise<void> {
     while (!this.stopped && this.state.head < target) {
       const first = this.state.head + 1;
       // The blocks of this step and CATCH_UP_BATCH more: as many are in flight while it commits.
@@ -219,6 +229,7 @@ export class Follower {
       if (this.stopped) break;
       const moved = await this.step(first, fetched);
       if (this.state.head !== numbers.at(-1)) ahead.clear();
+      if (this.state.head - this.woken >= CATCH_UP_BATCH) this.wake();
       // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
       if (!moved) break;
     }
@@ -279,6 +290,16 @@ export class Follower {
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
+  }
+
+  /**
+   * Tells the listeners that the blocks announced so far are durable. While catching up, once per
+   * CATCH_UP_BATCH blocks and at the end, not at every commit: a listener's own synchronous transaction (the
+   * matcher's) would wait for the write thread and fsync on this thread at every commit.
+   */
+  private wake(): void {
+    if (this.woken === this.state.head) return;
+    this.woken = this.state.head;
     this.events.committed?.(this.chain);
   }
 
