@@ -39,8 +39,8 @@ const store = openStore(dir);
 const FIRST = 20_000_000;
 
 /**
- * Seconds to write `count` fixture copies CATCH_UP_BATCH per transaction, as the follower commits while
- * catching up; `write` gets the copy's index, its bundle and its block renumbered to FIRST + index.
+ * Seconds to write `count` fixture copies CATCH_UP_BATCH per synchronous transaction (as the follower
+ * committed before it wrote COMMIT_BLOCKS per asynchronous one); `write` gets the copy's index, its bundle and its block renumbered to FIRST + index.
  */
 function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[number], block: Record<string, unknown>) => void): number {
   const started = performance.now();
@@ -101,7 +101,7 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
 /**
  * The naive follower: the same fetches in the same batches (CATCH_UP_BATCH blocks, their three answers
  * each, concurrently), JSON.parse of each answer, the parent link checked, the node's JSON stored as it
- * came (its three answers per block), one asynchronous LMDB transaction per COMMIT_BLOCKS as the follower.
+ * came (its three answers per block), one asynchronous LMDB transaction per COMMIT_BLOCKS, as the follower commits.
  */
 async function naiveCatchUp(nodeUrl: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-naive-'));
@@ -206,7 +206,7 @@ try {
   const floorSeconds = (performance.now() - floorStarted) / 1000;
 
   // Baseline: the naive writer, the node's JSON kept as it came (one value per block, no probe column
-  // and no index), committed as the follower commits, over a quarter of the blocks.
+  // and no index), committed as writeInBatches commits, over a quarter of the blocks.
   const naiveBlocks = Math.ceil(BLOCKS / 4);
   const naiveSeconds = writeInBatches(naiveBlocks, (j, b, block) => {
     store.putRaw('meta', `naive/${blockKey(CHAIN, FIRST + j)}`, Buffer.from(JSON.stringify([block, b.receipts, b.traces])));
@@ -251,7 +251,7 @@ try {
   };
   report('ingest', 'npm run bench:ingest', figures, goals, met, [
     `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (bench/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory) from fetch to commit, timed from its listening line until /health shows the last block (reached: ${catchUp.head + 1} blocks in ${round(catchUp.seconds)} s); meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms (${catchUp.getMs.length} answered, p50 ${round(percentile(catchUp.getMs, 0.5))} ms, max ${round(Math.max(...catchUp.getMs))} ms). Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks as the follower commits.`,
-    `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage (${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per LMDB transaction as the follower commits while catching up, each commit flushed to disk.`,
+    `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage (${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per synchronous LMDB transaction (the follower itself commits ${COMMIT_BLOCKS} per asynchronous one), each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
     `Machine shared with whatever else runs on it: 1-minute load average ${loadBefore.toFixed(2)} when the bench started, ${loadavg()[0]!.toFixed(2)} at the end.`,
     `Stored = the LMDB pages of the tables written (per block: records ${Math.round(tableBytes.blocks / BLOCKS)} B, probe columns ${Math.round(tableBytes.probes / BLOCKS)} B, transfer and sales indexes ${Math.round(tableBytes.transfers / BLOCKS)} B, hashes both ways ${Math.round(tableBytes.canon / BLOCKS)} B, where the replicas share the fixtures' ${FIXTURE_BLOCKS.length} block hashes, so blockHashes holds that many keys); node JSON = block + receipts + callTracer traces. Stored/JSON = ${(100 * ratio).toFixed(1)}%. Scan checksum ${touched}.`,
