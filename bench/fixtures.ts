@@ -6,7 +6,8 @@ export const FIXTURE_BLOCKS = [4370006, 4404763, 7280016, 11098450, 13998626, 15
 
 // ../shared beside the repository, whether this runs from source (tests) or from dist/bench (benches).
 const repo = new URL(import.meta.url.includes('/dist/bench/') ? '../../' : '../', import.meta.url);
-const dir = (n: number) => fileURLToPath(new URL(`../shared/fixtures/evm/chainstorage/eth-mainnet-${n}/`, repo));
+/** The folder of bundle n. */
+export const fixtureDir = (n: number): string => fileURLToPath(new URL(`../shared/fixtures/evm/chainstorage/eth-mainnet-${n}/`, repo));
 
 export interface Bundle {
   number: number;
@@ -18,6 +19,6 @@ export interface Bundle {
 }
 
 export function bundle(n: number): Bundle {
-  const files = ['block.json', 'receipts.json', 'traces.json'].map((f) => readFileSync(`${dir(n)}${f}`, 'utf8'));
+  const files = ['block.json', 'receipts.json', 'traces.json'].map((f) => readFileSync(`${fixtureDir(n)}${f}`, 'utf8'));
   return { number: n, block: JSON.parse(files[0]!), receipts: JSON.parse(files[1]!), traces: JSON.parse(files[2]!), jsonBytes: files.reduce((a, f) => a + Buffer.byteLength(f), 0) };
 }

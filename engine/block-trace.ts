@@ -26,11 +26,11 @@ export function tracedUpstream<U extends Upstream>(chain: string, upstream: U, m
     fetched(method, params);
     return out;
   };
-  if (upstream.batch !== undefined) {
-    const batch = upstream.batch.bind(upstream);
-    traced.batch = async (calls) => {
-      const out = await batch(calls);
-      for (const [method, params] of calls) fetched(method, params);
+  if (upstream.callRaw !== undefined) {
+    const callRaw = upstream.callRaw.bind(upstream);
+    traced.callRaw = async (method, params) => {
+      const out = await callRaw(method, params);
+      fetched(method, params);
       return out;
     };
   }
@@ -48,15 +48,20 @@ export function tracedUpstream<U extends Upstream>(chain: string, upstream: U, m
   return traced;
 }
 
-/** `seen` runs inside the follower's transaction (written, not yet committed): the microtask after it runs once that committed. */
+/** `seen` runs inside the follower's transaction (written, not yet committed); `committed` once that is durable. */
 export function tracedEvents(events: ChainEvents, mark: Mark): ChainEvents {
+  const written = new Map<string, number[]>();
   return {
     ...events,
-    seen(chain, number, record) {
+    seen(chain, number, hash) {
       mark('written', chain, number);
-      // Queued first: it runs before the matcher's wake-up the listener queues.
-      queueMicrotask(() => mark('committed', chain, number));
-      events.seen(chain, number, record);
+      written.set(chain, [...(written.get(chain) ?? []), number]);
+      events.seen(chain, number, hash);
+    },
+    committed(chain) {
+      for (const n of written.get(chain) ?? []) mark('committed', chain, n);
+      written.delete(chain);
+      events.committed?.(chain);
     },
   };
 }

@@ -40,7 +40,7 @@ import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
 import { inlineSmallRounds } from './match/match-blocks.js';
 import type { Upstream } from './ports.js';
-import { matchPool } from '../workers/pool.js';
+import { workerPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
 import { ApiKeys } from './keys.js';
@@ -260,12 +260,14 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
-  const pool = inlineSmallRounds(matchPool(store.path), store, INLINE_MATCH_BLOCKS);
+  // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
+  const pool = workerPool(store.path);
+  const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher =
     mark === undefined
-      ? new StreamMatcher(store, clock, core.watchlist, pool, core.dispatcher, builder, log)
-      : new StreamMatcher(store, clock, core.watchlist, tracedPool(pool, mark), tracedEnqueue(core.dispatcher, mark), builder, log);
+      ? new StreamMatcher(store, clock, core.watchlist, match, core.dispatcher, builder, log)
+      : new StreamMatcher(store, clock, core.watchlist, tracedPool(match, mark), tracedEnqueue(core.dispatcher, mark), builder, log);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });
@@ -286,6 +288,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
+      pool: pool.ingest,
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
     core.followers.push(follower);

@@ -2,6 +2,7 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
+import type { NodeAnswers, PreparedBlock } from './ingest/prepared.js';
 import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
@@ -58,17 +59,12 @@ export interface Upstream {
   /** Rejects with a NodeError when the node answers with a JSON-RPC error; with any other error when it cannot be reached. */
   call<T>(method: string, params: unknown[]): Promise<T>;
   /**
-   * Several calls in one request where the node takes JSON-RPC batches: one round trip instead of one
-   * per call. Each call settles on its own, as `call` would (a NodeError for the node's error).
+   * The response body of a call as the node sent it (a JSON-RPC envelope; ingestion hands it to a worker
+   * unparsed). Rejects as `call` does; a large body is not read here, so an error in one is left to the reader.
    */
-  batch?(calls: ReadonlyArray<readonly [method: string, params: unknown[]]>): Promise<Array<PromiseSettledResult<unknown>>>;
+  callRaw?(method: string, params: unknown[]): Promise<Uint8Array>;
   /** newHeads where the node offers a subscription; returns how to stop it. `onOpen` runs once the node accepted it, `onClose` when it ends. */
   subscribeHeads?(handlers: { onHead(number: number): void; onOpen(): void; onClose(): void }): () => void;
-}
-
-/** `calls` settled each on its own: in one batch where the upstream takes them, else side by side. */
-export function callAll(upstream: Upstream, calls: ReadonlyArray<readonly [method: string, params: unknown[]]>): Promise<Array<PromiseSettledResult<unknown>>> {
-  return upstream.batch !== undefined ? upstream.batch(calls) : Promise.allSettled(calls.map(([method, params]) => upstream.call(method, params)));
 }
 
 /** The node answered, with a JSON-RPC error (as opposed to not answering). */
@@ -89,4 +85,10 @@ export interface MatchPool {
   /** Per block, in order: stream index → probe refs of its items that concern the stream. */
   match(chain: string, numbers: readonly number[], filter: FilterSetData): Promise<Array<Map<number, number[]>>>;
   close(): Promise<void>;
+}
+
+/** Blocks made ready to write off the main thread (engine/ingest/prepared.ts; the same piscina pool in workers/pool.ts). */
+export interface IngestPool {
+  /** The node's answers are handed over (their bytes may be moved to another thread); null when the node has no such block yet. */
+  prepare(chain: string, answers: NodeAnswers): Promise<PreparedBlock | null>;
 }

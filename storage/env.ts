@@ -76,7 +76,8 @@ export function openStore(path: string): Store {
       return out;
     },
     transact: (fn) => root.transactionSync(fn),
-    transactAsync: (fn) => root.transaction(fn),
+    // A child transaction: a throw in `fn` takes back what it wrote (a plain asynchronous callback's writes would be committed with its batch).
+    transactAsync: (fn) => root.childTransaction(fn),
     close: () => root.close(),
   };
   checkSchema(store);

@@ -21,12 +21,13 @@ import { jsonLogger } from './dist/engine/log.js';
 import { systemTicker } from './dist/engine/main.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';
 import { openStore } from './dist/storage/env.js';
+import { workerPool } from './dist/workers/pool.js';
 const [dir, url] = process.argv.slice(1);
 const store = openStore(dir);
 const journal = (e) => store.put('meta', 'journal/' + e, (store.get('meta', 'journal/' + e) ?? 0) + 1);
 const events = { seen: (_c, n) => journal('seen/' + n), confirmed: (_c, n) => journal('confirmed/' + n), reorged: (_c, a, b) => journal('reorg/' + a + '-' + b) };
 const clock = new ServiceClock(systemTicker, Date.now());
-const f = new Follower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20 });
+const f = new Follower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 2).ingest });
 f.start();
 `;
 

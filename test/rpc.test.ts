@@ -232,6 +232,14 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       // The follower rolls back and takes the new branch.
       const taken = await until(async () => (await post(rpcUrl(s), call('eth_getBlockReceipts', [hex(top - 1)]))).body.result?.[0]?.blockHash === now, 10_000);
       expect(taken).toBe(true);
+      // The receipts above may come from the node while the new branch is being committed (asynchronously):
+      // wait until the store holds it up to its head, where `latest` is the store's to answer.
+      const held = await until(async () => {
+        const before = await counted(s);
+        await post(rpcUrl(s), call('eth_getLogs', logs));
+        return servedBetween(before, await counted(s), 'eth_getLogs')['store'] === 1;
+      }, 10_000);
+      expect(held).toBe(true);
       const after = await sameAsAnvil('eth_getLogs', logs, 'store');
       expect(after.map((l: { blockHash: string }) => l.blockHash)).toContain(now);
       await sameAsAnvil('eth_getBlockReceipts', [hex(top - 1)], 'store');

@@ -1,27 +1,51 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import type { NodeAnswers } from '../engine/ingest/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { MatchPool } from '../engine/ports.js';
-import type { MatchTask } from './match-worker.js';
+import type { IngestPool, MatchPool } from '../engine/ports.js';
 
 /**
- * The match workers: a piscina pool, one worker per core, each with its own
- * read handle on the server's LMDB environment.
+ * The server's worker threads: one piscina pool, one worker per core, that
+ * matches blocks (each worker with its own read handle on the server's LMDB
+ * environment) and prepares the blocks ingestion writes.
  */
-export function matchPool(path: string, threads = availableParallelism()): MatchPool {
-  const pool = new Piscina<MatchTask, Uint32Array>({ filename: workerFile(), minThreads: threads, maxThreads: threads, workerData: { path }, idleTimeout: Infinity });
+export interface WorkerPool {
+  match: MatchPool;
+  ingest: IngestPool;
+  close(): Promise<void>;
+}
+
+export function workerPool(path: string, threads = availableParallelism()): WorkerPool {
+  const pool = new Piscina({ filename: workerFile(), minThreads: threads, maxThreads: threads, workerData: { path }, idleTimeout: Infinity });
+  const close = (): Promise<void> => pool.close();
   return {
-    async match(chain: string, numbers: readonly number[], filter: FilterSetData) {
-      const packed = await pool.run({ chain, numbers: [...numbers], filter });
-      return unpackMatches(packed, numbers.length);
+    match: {
+      async match(chain: string, numbers: readonly number[], filter: FilterSetData) {
+        const packed = (await pool.run({ chain, numbers: [...numbers], filter })) as Uint32Array;
+        return unpackMatches(packed, numbers.length);
+      },
+      close,
     },
-    close: () => pool.close(),
+    ingest: {
+      // The answers' bytes are moved to the worker, not copied.
+      prepare: (chain: string, answers: NodeAnswers) => pool.run({ chain, answers }, { name: 'ingest', transferList: transferable(answers) }),
+    },
+    close,
   };
+}
+
+/** The match workers alone (benches and tests of matching). */
+export const matchPool = (path: string, threads?: number): MatchPool => workerPool(path, threads).match;
+
+/** The buffers of the answers that can be moved (each whole buffer is its own). */
+function transferable(answers: NodeAnswers): ArrayBuffer[] {
+  const own = (b: Uint8Array | null): b is Uint8Array => b !== null && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
+  return [...new Set([answers.block, answers.receipts, answers.traces].filter(own).map((b) => b.buffer as ArrayBuffer))];
 }
 
 /** The compiled worker: beside this file in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function workerFile(): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? fileURLToPath(new URL('../dist/workers/match-worker.js', import.meta.url)) : fileURLToPath(new URL('./match-worker.js', import.meta.url));
+  return here.endsWith('.ts') ? fileURLToPath(new URL('../dist/workers/worker.js', import.meta.url)) : fileURLToPath(new URL('./worker.js', import.meta.url));
 }

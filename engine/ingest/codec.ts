@@ -112,15 +112,59 @@ function writeUint(n: number): void {
 
 function writeStr(s: string): void {
   ensure(s.length * 3 + 5);
+  // A short ASCII string (a call type, a field name): written here, without two calls into Buffer.
+  if (s.length < 32 && writeShortAscii(s)) return;
   const len = Buffer.byteLength(s);
   if (len < 32) buf[at++] = 0xa0 | len;
   else at += sizedHeader(at, len, 0xd9, 0xda, 0xdb);
   at += buf.write(s, at, len, 'utf8');
 }
 
+function writeShortAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) return false;
+    buf[at + 1 + i] = c;
+  }
+  buf[at] = 0xa0 | s.length;
+  at += 1 + s.length;
+  return true;
+}
+
 /** Hex digits of a non-negative safe integer. */
 const hexDigits = (n: number): number => (n < 0x100000000 ? (35 - Math.clz32(n)) >> 2 : 8 + ((35 - Math.clz32(Math.floor(n / 0x100000000))) >> 2));
 const FIXEXT: Record<number, number> = { 1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8 };
+
+/** Lower-case hex digit values by character code; 255 for any other character (upper case included). */
+const NIBBLE = new Uint8Array(0x10000).fill(255);
+for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = c;
+/**
+ * Up to this many bytes are hex-decoded here, a character pair at a time: for hashes, addresses and
+ * quantities a slice and a call into Buffer.write cost more than the decode. Longer data goes to Buffer.write.
+ */
+const SHORT_HEX = 64;
+
+/** `v`'s hex digits from 2 to its end as bytes at `o`; false at a character that is not lower-case hex. */
+function decodeShortHex(v: string, o: number): boolean {
+  for (let i = 2; i < v.length; i += 2) {
+    const hi = NIBBLE[v.charCodeAt(i)]!;
+    const lo = NIBBLE[v.charCodeAt(i + 1)]!;
+    if ((hi | lo) > 15) return false;
+    buf[o++] = (hi << 4) | lo;
+  }
+  return true;
+}
+
+/** An odd-length quantity of up to 13 digits (52 bits, exact in a double) as its value; -1 when it is not lower-case hex. */
+function shortQuantity(v: string): number {
+  let num = 0;
+  for (let i = 2; i < v.length; i++) {
+    const d = NIBBLE[v.charCodeAt(i)]!;
+    if (d > 15) return -1;
+    num = num * 16 + d;
+  }
+  return num;
+}
 
 /** "0x…" lower-case hex, written as bytes or an integer; false when it is not that. */
 function writeHex(v: string): boolean {
@@ -130,13 +174,20 @@ function writeHex(v: string): boolean {
     const len = (n - 2) >> 1;
     ensure(len + 5);
     const hs = headerSize(len);
-    if (len > 0 && (buf.write(v.slice(2), at + hs, len, 'hex') !== len || v.toLowerCase() !== v)) return false;
+    if (len > 0 && (len <= SHORT_HEX ? !decodeShortHex(v, at + hs) : buf.write(v.slice(2), at + hs, len, 'hex') !== len || v.toLowerCase() !== v)) return false;
     at += sizedHeader(at, len, 0xc4, 0xc5, 0xc6) + len;
     return true;
   }
   // Odd length: a quantity without leading zero ("0x0" stays a string), as an integer when a double holds it exactly.
-  if (v.charCodeAt(2) === 48 || v.toLowerCase() !== v) return false;
+  if (v.charCodeAt(2) === 48) return false;
   ensure(16);
+  if (n <= 15) {
+    const num = shortQuantity(v);
+    if (num < 0) return false;
+    writeUint(num);
+    return true;
+  }
+  if (v.toLowerCase() !== v) return false;
   const num = parseInt(v, 16);
   if (Number.isSafeInteger(num)) {
     if (hexDigits(num) !== n - 2) return false;
@@ -174,30 +225,70 @@ function writeValue(v: unknown): void {
     writeArrayHeader(v.length + (escape ? 1 : 0));
     if (escape) writeStr(ARR);
     for (let i = 0; i < v.length; i++) writeValue(v[i]);
-  } else if (typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    const keys = Object.keys(o);
-    writeArrayHeader(1 + 2 * keys.length);
+  } else if (typeof v === 'object') writeObject(v as Record<string, unknown>);
+  else throw new TypeError(`cannot store a ${typeof v}`);
+}
+
+/** A field name: one byte when it is a known one. */
+function writeKey(k: string): void {
+  const index = KEY_INDEX[k];
+  if (index === undefined) writeStr(k);
+  else {
+    ensure(1);
+    buf[at++] = index;
+  }
+}
+
+/** An object as the wire has it, without the fields in `drop` (encoding a part of a node's answer as stored, with no copy made first). */
+function writeObject(o: Record<string, unknown>, drop?: ReadonlySet<string>): void {
+  const keys = Object.keys(o);
+  ensure(5);
+  let kept = keys.length;
+  if (drop !== undefined) for (let i = 0; i < keys.length; i++) if (drop.has(keys[i]!)) kept--;
+  writeArrayHeader(1 + 2 * kept);
+  writeStr(OBJ);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (drop?.has(k) === true) continue;
+    writeKey(k);
+    writeValue(o[k]);
+  }
+}
+
+/** Writes msgpack for the values `write` gives, in order, to one buffer; returns a copy of the bytes (the buffer is reused). */
+export interface WireWriter {
+  value(v: unknown): void;
+  /** An object (`drop`: fields left out), written as writeValue writes it. */
+  object(o: Record<string, unknown>, drop?: ReadonlySet<string>): void;
+  /** The header of an object of `fields` fields, each written next by key() then a value. */
+  objectHeader(fields: number): void;
+  key(k: string): void;
+  arrayHeader(n: number): void;
+}
+
+const writer: WireWriter = {
+  value: writeValue,
+  object: writeObject,
+  objectHeader(fields) {
+    ensure(5);
+    writeArrayHeader(1 + 2 * fields);
     writeStr(OBJ);
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i]!;
-      const index = KEY_INDEX[k];
-      if (index === undefined) writeStr(k);
-      else {
-        ensure(1);
-        buf[at++] = index;
-      }
-      writeValue(o[k]);
-    }
-  } else throw new TypeError(`cannot store a ${typeof v}`);
+  },
+  key: writeKey,
+  arrayHeader(n) {
+    ensure(5);
+    writeArrayHeader(n);
+  },
+};
+
+export function encodeWire(write: (w: WireWriter) => void): Uint8Array {
+  at = 0;
+  write(writer);
+  return Uint8Array.prototype.slice.call(buf, 0, at);
 }
 
 /** Values → msgpack bytes (a copy: the encoder's buffer is reused). */
-export function encodeRpc(value: unknown): Uint8Array {
-  at = 0;
-  writeValue(value);
-  return Uint8Array.prototype.slice.call(buf, 0, at);
-}
+export const encodeRpc = (value: unknown): Uint8Array => encodeWire((w) => w.value(value));
 
 // One decoder for every read: msgpack's decode() builds a new Decoder per call, and RecordView decodes many small items.
 const decoder = new Decoder({ extensionCodec: extensions });

@@ -1,20 +1,24 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
-import { NodeError, callAll, type Kv, type Upstream } from '../ports.js';
-import { normalizeBlock, type BlockRecord, type Json } from './record.js';
-import { blockKey, pruneBlock, removeBlock, writeBlock } from './store.js';
+import { NodeError, type IngestPool, type Kv, type Upstream } from '../ports.js';
+import { isNullResult, writePrepared, type PreparedBlock } from './prepared.js';
+import { blockKey, pruneBlock, removeBlock } from './store.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
  * receipts and call traces, written in one transaction with its probe column and
- * transfer indexes. Parent hashes catch reorgs: the store rolls back to the fork
- * point and ingests the new branch. Blocks are announced as seen, then as
+ * transfer indexes. This thread fetches the node's answers and commits; the
+ * worker pool parses and encodes them (engine/ingest/prepared.ts), and commits
+ * happen on LMDB's write thread, so neither holds up a request. Parent hashes
+ * catch reorgs: the store rolls back to the fork point and ingests the new branch. Blocks are announced as seen, then as
  * confirmed once `confirmations` deep, in order and only while canonical. State
  * is kept in the store, so a restart resumes after the last committed block.
  */
 export interface ChainEvents {
-  seen(chain: string, number: number, record: BlockRecord): void;
+  seen(chain: string, number: number, hash: string): void;
   confirmed(chain: string, number: number): void;
+  /** A transaction the follower's announcements were made in is durable (they can be read now). */
+  committed?(chain: string): void;
   /** Blocks from `from` to `to` (inclusive) are no longer canonical. */
   reorged(chain: string, from: number, to: number): void;
   /** The lowest block whose record a listener has yet to read (pruning stops below it); undefined when none. */
@@ -49,8 +53,15 @@ export interface FollowerStatus {
 }
 
 const MAX_BACKOFF_MS = 30_000;
-/** Blocks fetched at once and committed together while catching up (one at a time at the head). */
+/** Blocks fetched and prepared at once while catching up (one at a time at the head). */
 export const CATCH_UP_BATCH = 16;
+/**
+ * Blocks per transaction while catching up. A commit's puts run on the main thread inside lmdb-js's
+ * transaction callback (only the commit and its fsync are on the write thread): some 500 index rows and
+ * 300 KB of record per mainnet block, so a transaction of a whole fetched batch would hold requests for
+ * tens of ms.
+ */
+export const COMMIT_BLOCKS = 4;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
 const PRUNE_BATCH = 1_000;
 
@@ -72,6 +83,8 @@ export class Follower {
   private rolledBack = 0;
   /** The highest block newHeads announced since the last sync took it (−1: none). */
   private hinted = -1;
+  /** The head when the listeners were last told what is durable. */
+  private woken = -1;
 
   constructor(
     private readonly chain: string,
@@ -87,6 +100,8 @@ export class Follower {
       retention?: number;
       /** Service time at which the chain stops producing blocks (a registry removal): following ends there. */
       until?: number;
+      /** Where the node's answers are parsed and encoded (the server's worker pool). */
+      pool: IngestPool;
     },
   ) {
     this.state = kv.get<ChainState>('chainState', chain) ?? { head: -1, confirmed: -1, tracer: null, pruned: -1 };
@@ -147,16 +162,16 @@ export class Follower {
         const hinted = this.hinted;
         this.hinted = -1;
         let target = hinted;
+        // A block newHeads announced above our head is read at once; step() still checks it links to our head.
         if (hinted <= this.state.head) {
           target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
           this.announce(target);
           // A reorg may replace blocks without adding any: check our head is still the node's.
           await this.rollBack();
         }
-        // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
-        while (!this.stopped && this.state.head < target) if (!(await this.step(target))) break;
+        await this.catchUp(target);
       } while (this.again && !this.stopped);
-      this.prune();
+      await this.prune();
       this.failures = 0;
       this.lastError = undefined;
     } catch (err) {
@@ -202,73 +217,131 @@ export class Follower {
   }
 
   /**
-   * Ingests the next blocks (up to CATCH_UP_BATCH when behind, fetched
-   * concurrently and committed in one transaction), or rolls back when the
-   * node's chain no longer extends ours. False when nothing moved.
+   * Steps up to `target`, COMMIT_BLOCKS at a time, with the next CATCH_UP_BATCH blocks fetched and
+   * prepared meanwhile: the pool has blocks to work on while this thread commits. What was fetched ahead
+   * is dropped when a step comes up short (a block the node does not have yet, a reorg).
    */
-  private async step(target: number): Promise<boolean> {
-    const first = this.state.head + 1;
-    const count = Math.min(CATCH_UP_BATCH, target - this.state.head);
-    const fetched = await Promise.all(Array.from({ length: count }, (_, i) => this.fetch(first + i)));
+  private async catchUp(target: number): Promise<void> {
+    const ahead = new Map<number, Promise<PreparedBlock | null>>();
+    try {
+      await this.catchUpFrom(ahead, target);
+    } finally {
+      this.wake();
+    }
+  }
+
+  private async catchUpFrom(ahead: Map<number, Promise<PreparedBlock | null>>, target: number): Promise<void> {
+    while (!this.stopped && this.state.head < target) {
+      const first = this.state.head + 1;
+      // The blocks of this step and CATCH_UP_BATCH more: as many are in flight while it commits.
+      for (let n = first; n <= Math.min(target, first + COMMIT_BLOCKS + CATCH_UP_BATCH - 1); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+      const numbers = Array.from({ length: Math.min(COMMIT_BLOCKS, target - first + 1) }, (_, i) => first + i);
+      const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
+      for (const n of numbers) ahead.delete(n);
+      // Stopped meanwhile (a shutdown): nothing more is written.
+      if (this.stopped) break;
+      const moved = await this.step(first, fetched);
+      if (this.state.head !== numbers.at(-1)) ahead.clear();
+      if (this.state.head - this.woken >= CATCH_UP_BATCH) this.wake();
+      // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
+      if (!moved) break;
+    }
+  }
+
+  /** A block fetched ahead may be dropped unread: its failure, if it is needed, comes again when it is fetched anew. */
+  private fetchAhead(n: number): Promise<PreparedBlock | null> {
+    const block = this.fetch(n);
+    block.catch(() => {});
+    return block;
+  }
+
+  /**
+   * Ingests fetched blocks from `first` on in one transaction, as far as they link up from our head, or
+   * rolls back when the node's chain no longer extends ours. False when nothing moved.
+   */
+  private async step(first: number, fetched: ReadonlyArray<PreparedBlock | null>): Promise<boolean> {
     // Keep the prefix that links up, parent by parent, from our head.
-    const batch: Array<{ n: number; record: BlockRecord }> = [];
+    const batch: PreparedBlock[] = [];
     let parent = first === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, first - 1));
     for (const [i, f] of fetched.entries()) {
       if (f === null) break;
-      if (parent !== undefined && f.block['parentHash'] !== parent) {
+      if (f.number !== first + i) throw new Error(`asked for block ${first + i}, the node sent block ${f.number}`);
+      if (parent !== undefined && f.parentHash !== parent) {
         if (i === 0) return this.rollBack();
         break;
       }
-      parent = f.block['hash'] as string;
-      batch.push({ n: first + i, record: normalizeBlock(f.block, f.receipts, f.traces) });
+      parent = f.hash;
+      batch.push(f);
     }
     if (batch.length === 0) return false;
-    const head = batch.at(-1)!.n;
-    let confirmed = this.state.confirmed;
-    // Listeners act inside the same transaction (a matcher enqueues with the block it matched), and each
-    // block's confirmations follow it as they would one block at a time: a restart neither repeats nor loses one.
-    this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
-      for (const { n, record } of batch) {
-        writeBlock(this.kv, this.chain, record);
-        this.events.seen(this.chain, n, record);
-        while (confirmed < n - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
-      }
-    });
+    await this.commitBlocks(batch);
     return true;
   }
 
-  /** Runs `write` and saves `next` in one transaction; the follower moves to `next` only once that committed. */
-  private commit(next: ChainState, write: () => void): void {
-    this.kv.transact(() => {
+  /** Writes linked blocks and their announcements, and moves the head to the last, in one transaction. */
+  private async commitBlocks(blocks: readonly PreparedBlock[]): Promise<void> {
+    const head = blocks.at(-1)!.number;
+    let confirmed = this.state.confirmed;
+    // Listeners act inside the same transaction (a matcher enqueues with the block it matched), and each
+    // block's confirmations follow it as they would one block at a time: a restart neither repeats nor loses one.
+    await this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
+      writePrepared(this.kv, this.chain, blocks);
+      for (const b of blocks) {
+        this.events.seen(this.chain, b.number, b.hash);
+        while (confirmed < b.number - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
+      }
+    });
+  }
+
+  /**
+   * Runs `write` and saves `next` in one transaction, committed on LMDB's write thread; the follower moves
+   * to `next` only once that is durable. A throw in `write` takes back everything it wrote.
+   */
+  private async commit(next: ChainState, write: () => void): Promise<void> {
+    await this.kv.transactAsync(() => {
       write();
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
   }
 
-  /** A block with its receipts and traces, or null while the node does not have it. */
-  private async fetch(n: number): Promise<{ block: Json; receipts: Json[]; traces: Json[] | null } | null> {
-    const tag = `0x${n.toString(16)}`;
-    // One batch where the node takes them: one round trip on the way to the block's webhooks instead of three side by side.
-    const [block, receipts, traces = { status: 'fulfilled', value: null }] = (await callAll(this.upstream, [
-      ['eth_getBlockByNumber', [tag, true]],
-      ['eth_getBlockReceipts', [tag]],
-      ...(this.state.tracer === false ? [] : [['debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]] as [string, unknown[]]]),
-    ])) as [PromiseSettledResult<Json | null>, PromiseSettledResult<Json[] | null>, PromiseSettledResult<Array<{ result?: Json } & Json> | null>?];
-    // A block the node does not have yet: its receipts and traces may have failed for that reason alone.
-    if (block.status === 'fulfilled' && block.value === null) return null;
-    const b = settled(block)!;
-    const r = settled(receipts);
-    if (r === null) return null;
-    // Asked separately, the answers may come from different branches around a reorg.
-    if (r.some((x) => x['blockHash'] !== b['hash'])) throw new Error(`block ${n}: the receipts are for another block than ${String(b['hash'])} (a reorg under way); trying again`);
-    return { block: b, receipts: r, traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason) };
+  /**
+   * Tells the listeners that the blocks announced so far are durable. While catching up, once per
+   * CATCH_UP_BATCH blocks and at the end, not at every commit: a listener's own synchronous transaction (the
+   * matcher's) would wait for the write thread and fsync on this thread at every commit.
+   */
+  private wake(): void {
+    if (this.woken === this.state.head) return;
+    this.woken = this.state.head;
+    this.events.committed?.(this.chain);
   }
 
-  private tracesFound(out: Array<{ result?: Json } & Json> | null): Json[] | null {
-    if (out === null) return null;
-    if (this.state.tracer !== true) this.state = { ...this.state, tracer: true };
-    return out.map((t) => (t.result ?? t) as Json);
+  /** A block ready to write, made in the pool from the node's answers as they came; null while the node does not have it. */
+  private async fetch(n: number): Promise<PreparedBlock | null> {
+    const tag = `0x${n.toString(16)}`;
+    const [block, receipts, traces] = await Promise.allSettled([
+      this.raw('eth_getBlockByNumber', [tag, true]),
+      this.raw('eth_getBlockReceipts', [tag]),
+      this.state.tracer === false ? null : this.raw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
+    ]);
+    // A block the node does not have yet: its receipts and traces may have failed for that reason alone.
+    if (block.status === 'fulfilled' && isNullResult(block.value)) return null;
+    const b = settled(block);
+    const r = settled(receipts);
+    if (isNullResult(r)) return null;
+    return this.opts.pool.prepare(this.chain, { block: b, receipts: r, traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason) });
+  }
+
+  /** Traces came: the tracer works (said at once, so a later failure of another block's traces is taken as passing). */
+  private tracesFound(body: Uint8Array | null): Uint8Array | null {
+    if (body !== null && this.state.tracer !== true && !isNullResult(body)) this.state = { ...this.state, tracer: true };
+    return body;
+  }
+
+  /** The node's answer as it came; an upstream without a raw call (a test's stand-in) has its answer written out again. */
+  private raw(method: string, params: unknown[]): Promise<Uint8Array> {
+    if (this.upstream.callRaw !== undefined) return this.upstream.callRaw(method, params);
+    return this.upstream.call<unknown>(method, params).then((result) => new TextEncoder().encode(JSON.stringify({ jsonrpc: '2.0', id: 1, result })));
   }
 
   /** Internal transactions go off for the chain only when the node itself says no to the call tracer (method not found, tracer unknown). */
@@ -297,7 +370,7 @@ export class Follower {
     const from = k + 1;
     const to = this.state.head;
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
-    this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
+    await this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
       for (let n = from; n <= to; n++) {
         removeBlock(this.kv, this.chain, n);
       }
@@ -309,14 +382,14 @@ export class Follower {
   }
 
   /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
-  private prune(): void {
+  private async prune(): Promise<void> {
     if (this.opts.retention === undefined) return;
     const from = this.state.pruned + 1;
     // Only confirmed blocks go (a reorg can still need what is above them), and none a listener has yet to read.
     const unread = this.events.oldestUnread?.(this.chain) ?? Infinity;
     const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1, unread) - 1;
     if (to < from) return;
-    this.commit({ ...this.state, pruned: to }, () => {
+    await this.commit({ ...this.state, pruned: to }, () => {
       for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
     });
   }

@@ -51,45 +51,64 @@ export interface BlockRecord {
   internal: InternalCall[] | null;
 }
 
-const omit = (o: Json, keys: readonly string[]): Json => {
+const omit = (o: Json, keys: ReadonlySet<string>): Json => {
   const out: Json = {};
-  for (const k in o) if (!keys.includes(k)) out[k] = o[k];
+  for (const k in o) if (!keys.has(k)) out[k] = o[k];
   return out;
 };
 
-const TX_DROP = ['blockHash', 'blockNumber', 'transactionIndex'] as const;
-const RECEIPT_DROP = ['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex', 'from', 'to', 'logsBloom', 'logs'] as const;
-const LOG_DROP = ['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex'] as const;
+/** What the record leaves out of each part of the node's answers (it can be rebuilt). */
+export const HEADER_DROP: ReadonlySet<string> = new Set(['transactions']);
+export const TX_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionIndex']);
+export const RECEIPT_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex', 'from', 'to', 'logsBloom', 'logs']);
+export const LOG_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex']);
 
 export class NormalizeError extends Error {
   override name = 'NormalizeError';
 }
+
+/** The block's transactions, once the receipts and traces are checked to be theirs (same count, same order). */
+export function checkedTxs(block: Json, receipts: Json[], traces: Json[] | null): Json[] {
+  const txs = (block['transactions'] ?? []) as Json[];
+  if (txs.some((t) => typeof t !== 'object')) throw new NormalizeError('the block must carry full transaction objects');
+  if (receipts.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${receipts.length} receipts`);
+  if (traces !== null && traces.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${traces.length} traces`);
+  txs.forEach((tx, i) => {
+    const receipt = receipts[i]!;
+    if (receipt['transactionHash'] !== tx['hash']) throw new NormalizeError(`receipt ${i} is for ${String(receipt['transactionHash'])}, not ${String(tx['hash'])}`);
+  });
+  return txs;
+}
+
+/** A receipt's logs (a node may send none). */
+export const receiptLogs = (receipt: Json): Json[] => (receipt['logs'] ?? []) as Json[];
 
 /**
  * Builds the record from eth_getBlockByNumber(n, true), eth_getBlockReceipts(n)
  * and the per-transaction callTracer frames (or null without a tracer).
  */
 export function normalizeBlock(block: Json, receipts: Json[], traces: Json[] | null): BlockRecord {
-  const txs = (block['transactions'] ?? []) as Json[];
-  if (txs.some((t) => typeof t !== 'object')) throw new NormalizeError('the block must carry full transaction objects');
-  if (receipts.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${receipts.length} receipts`);
-  if (traces !== null && traces.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${traces.length} traces`);
-  const stored = txs.map((tx, i): StoredTx => {
+  const stored = checkedTxs(block, receipts, traces).map((tx, i): StoredTx => {
     const receipt = receipts[i]!;
-    if (receipt['transactionHash'] !== tx['hash']) throw new NormalizeError(`receipt ${i} is for ${String(receipt['transactionHash'])}, not ${String(tx['hash'])}`);
-    return {
-      tx: omit(tx, TX_DROP),
-      receipt: omit(receipt, RECEIPT_DROP),
-      logs: ((receipt['logs'] ?? []) as Json[]).map((l) => omit(l, LOG_DROP) as StoredLog),
-    };
+    return { tx: omit(tx, TX_DROP), receipt: omit(receipt, RECEIPT_DROP), logs: receiptLogs(receipt).map((l) => omit(l, LOG_DROP) as StoredLog) };
   });
-  return { header: omit(block, ['transactions']), txs: stored, internal: traces === null ? null : flattenCalls(traces) };
+  return { header: omit(block, HEADER_DROP), txs: stored, internal: traces === null ? null : flattenCalls(traces) };
+}
+
+/**
+ * The node's answers seen through the record's shape with nothing copied: each
+ * part keeps the fields the record drops. Enough for what reads a record's
+ * values only (the probe column, the transfer and sales indexes).
+ */
+export function nodeRecord(block: Json, receipts: Json[], traces: Json[] | null): BlockRecord {
+  const txs = checkedTxs(block, receipts, traces).map((tx, i): StoredTx => ({ tx, receipt: receipts[i]!, logs: receiptLogs(receipts[i]!) as StoredLog[] }));
+  return { header: block, txs, internal: traces === null ? null : flattenCalls(traces) };
 }
 
 const hexOrNull = (v: unknown): Hex | null => (typeof v === 'string' ? v : null);
 
 /** The call tree below each top frame, depth first, with trace addresses. */
-function flattenCalls(traces: Json[]): InternalCall[] {
+export function flattenCalls(traces: Json[]): InternalCall[] {
   const out: InternalCall[] = [];
   const walk = (frame: Json, txIndex: number, address: number[]): void => {
     const calls = (frame['calls'] ?? []) as Json[];

@@ -121,27 +121,44 @@ export function transferKeys(chain: string, t: Transfer): { byContract: string; 
   return { byContract: `nft/${nft}`, wallets, sale: nft };
 }
 
-/** Stores the block as canonical: its record, hash, probe column, transfer and sales indexes; call inside a transaction. */
-export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
+/** The tables written with each block beside its record and probe column (`blocks`, `probes`). */
+export type IndexTable = 'canon' | 'blockHashes' | 'transfers' | 'sales';
+export interface IndexRow {
+  table: IndexTable;
+  key: string;
+  value: unknown;
+}
+
+/** What a block adds to the index tables: its hash both ways, its transfers by contract and by wallet, its sales. */
+export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
   const number = Number(r.header['number']);
-  const key = blockKey(chain, number);
-  const record = encodeRecord(r);
-  const probe = buildProbe(r);
-  kv.putRaw('blocks', key, record);
-  kv.putRaw('probes', key, probe);
-  kv.put('canon', key, r.header['hash']);
-  kv.put('blockHashes', blockHashKey(chain, String(r.header['hash'])), number);
-  const block = { blockHash: String(r.header['hash']), timestamp: Number(r.header['timestamp']) };
+  const hash = String(r.header['hash']);
+  const rows: IndexRow[] = [
+    { table: 'canon', key: blockKey(chain, number), value: r.header['hash'] },
+    { table: 'blockHashes', key: blockHashKey(chain, hash), value: number },
+  ];
+  const block = { blockHash: hash, timestamp: Number(r.header['timestamp']) };
   const transfers = transfersOf(r);
   for (const t of transfers) {
     const keys = transferKeys(chain, t);
     const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
     // What the NFT transfers endpoint answers outlives the block record; nothing reads ERC-20 values that way yet.
     const stored: StoredTransfer | typeof rest = t.kind === 'erc20' ? rest : { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
-    kv.put('transfers', keys.byContract, stored);
-    for (const w of keys.wallets) kv.put('transfers', w, 0);
+    rows.push({ table: 'transfers', key: keys.byContract, value: stored });
+    for (const w of keys.wallets) rows.push({ table: 'transfers', key: w, value: 0 });
   }
-  for (const { transfer, sale } of salesOf(r, transfers)) kv.put('sales', transferKeys(chain, transfer).sale!, sale);
+  for (const { transfer, sale } of salesOf(r, transfers)) rows.push({ table: 'sales', key: transferKeys(chain, transfer).sale!, value: sale });
+  return rows;
+}
+
+/** Stores the block as canonical: its record, hash, probe column, transfer and sales indexes; call inside a transaction. */
+export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes: number; probeBytes: number } {
+  const key = blockKey(chain, Number(r.header['number']));
+  const record = encodeRecord(r);
+  const probe = buildProbe(r);
+  kv.putRaw('blocks', key, record);
+  kv.putRaw('probes', key, probe);
+  for (const row of indexRows(chain, r)) kv.put(row.table, row.key, row.value);
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
 }
 

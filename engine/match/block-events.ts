@@ -26,11 +26,11 @@ const eventKey = (chain: string, number: number, kind: EventKind): string => `${
 
 export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvents {
   return {
-    seen(chain, number, record) {
-      kv.put('blockEvents', eventKey(chain, number, EventKind.Seen), { hash: record.header['hash'] });
-      // After the follower's transaction commits: the drain reads what it wrote.
-      queueMicrotask(() => wake(chain));
+    seen(chain, number, hash) {
+      kv.put('blockEvents', eventKey(chain, number, EventKind.Seen), { hash });
     },
+    // Once the follower's transaction is durable: the drain reads what it wrote.
+    committed: (chain) => wake(chain),
     confirmed(chain, number) {
       kv.put('blockEvents', eventKey(chain, number, EventKind.Confirmed), { hash: kv.get<string>('canon', blockKey(chain, number)) });
     },

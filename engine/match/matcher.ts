@@ -101,13 +101,20 @@ export class StreamMatcher {
       const events = pendingEvents(this.kv, chain, EVENTS_PER_ROUND);
       if (events.length === 0) return;
       const built = this.emits(chain) ? await this.round(chain, events) : [];
-      this.kv.transact(() => {
-        // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
-        // delivered, and an event its replacement wrote under the same key stays for the next round.
-        const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-        if (items.length > 0) this.dispatcher.enqueueBatch(newsFirst(items));
+      const done = (): void => {
         for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
-      });
+      };
+      // Nothing to enqueue: the events go on LMDB's write thread; a synchronous commit would wait there for
+      // the follower's commits and fsync on this thread, holding requests (issue 13).
+      if (built.length === 0) await this.kv.transactAsync(done);
+      else
+        this.kv.transact(() => {
+          // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
+          // delivered, and an event its replacement wrote under the same key stays for the next round.
+          const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
+          if (items.length > 0) this.dispatcher.enqueueBatch(newsFirst(items));
+          done();
+        });
     }
   }
 

@@ -6,52 +6,41 @@ import { NodeError, type Upstream } from '../../engine/ports.js';
  * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
  * WebSocket on the same address where the node offers it (anvil does).
  */
-export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & { close(): Promise<void> } {
+/** Raw answers shorter than this are parsed to find a JSON-RPC error in them. */
+const RAW_READ_BELOW = 16_384;
+
+export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & Required<Pick<Upstream, 'callRaw'>> & { close(): Promise<void> } {
   const agent = new Agent({ connections: opts.connections ?? 8, keepAliveTimeout: 30_000 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
-  /** Until the node refuses a batch. */
-  let batches = true;
   const sockets = new Set<WebSocket>();
-  /** One JSON-RPC request or batch, its answer parsed; `what` names it in errors. */
-  const post = async (what: string, payload: unknown): Promise<unknown> => {
+  /** The body of the node's answer; an HTTP error means the node was not reached. */
+  const post = async (method: string, params: unknown[]): Promise<Buffer> => {
     const res = await request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
+      body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
       dispatcher: agent,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
-    const text = await res.body.text();
+    const body = Buffer.from(await res.body.arrayBuffer());
     // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
-    if (res.statusCode !== 200) throw new Error(`${what}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
-    return JSON.parse(text);
+    if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${body.subarray(0, 200).toString()}`);
+    return body;
+  };
+  const answer = <T>(method: string, body: Buffer): T => {
+    const parsed = JSON.parse(body.toString()) as { result?: T; error?: { code: number; message: string; data?: unknown } };
+    if (parsed.error !== undefined) throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
+    return parsed.result as T;
   };
   return {
-    async call<T>(method: string, params: unknown[]): Promise<T> {
-      return answerOf<T>(method, (await post(method, { jsonrpc: '2.0', id: ++id, method, params })) as Answer<T>);
-    },
-    async batch(calls) {
-      if (!batches) return Promise.allSettled(calls.map(([method, params]) => this.call(method, params)));
-      const first = id + 1;
-      const what = calls.map(([method]) => method).join('+');
-      const body = await post(what, calls.map(([method, params]) => ({ jsonrpc: '2.0', id: ++id, method, params })));
-      if (!Array.isArray(body)) {
-        // A node that takes no batches answers with one error: call one by one from now on.
-        batches = false;
-        return this.batch!(calls);
-      }
-      const byId = new Map((body as Array<Answer<unknown> & { id?: unknown }>).map((a) => [a.id, a]));
-      return calls.map(([method], i): PromiseSettledResult<unknown> => {
-        const a = byId.get(first + i);
-        if (a === undefined) return { status: 'rejected', reason: new Error(`${method}: no answer in the batch`) };
-        try {
-          return { status: 'fulfilled', value: answerOf(method, a) };
-        } catch (reason) {
-          return { status: 'rejected', reason };
-        }
-      });
+    call: async <T>(method: string, params: unknown[]): Promise<T> => answer<T>(method, await post(method, params)),
+    async callRaw(method, params) {
+      const body = await post(method, params);
+      // A JSON-RPC error is a short answer: a short one is read here to find it, a long one (a block) is not.
+      if (body.length < RAW_READ_BELOW) answer(method, body);
+      return body;
     },
     subscribeHeads({ onHead, onOpen, onClose }) {
       const ws = new WebSocket(url.replace(/^http/, 'ws'));
@@ -81,12 +70,4 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connect
       await agent.destroy();
     },
   };
-}
-
-type Answer<T> = { result?: T; error?: { code: number; message: string; data?: unknown } };
-
-/** A call's result, or its NodeError when the node answered with an error. */
-function answerOf<T>(method: string, body: Answer<T>): T {
-  if (body.error !== undefined) throw new NodeError(body.error.code, `${method}: ${body.error.message}`, body.error);
-  return body.result as T;
 }

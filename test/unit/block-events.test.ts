@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blockKey } from '../../engine/ingest/store.js';
-import type { BlockRecord } from '../../engine/ingest/record.js';
 import { blockEventLog, pendingEvents } from '../../engine/match/block-events.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
@@ -12,16 +11,15 @@ describe('the block-event log', () => {
     await store.close();
     rmSync(store.path, { recursive: true, force: true });
   });
-  const record = (hash: string): BlockRecord => ({ header: { hash }, txs: [], internal: null });
 
   it('tells the follower the oldest block the matcher has yet to read, per chain', () => {
     const log = blockEventLog(store, () => {});
     expect(log.oldestUnread!('0x539')).toBeUndefined();
     store.transact(() => {
       store.put('canon', blockKey('0x539', 5), '0x05');
-      log.seen('0x539', 7, record('0x07'));
+      log.seen('0x539', 7, '0x07');
       log.confirmed('0x539', 5);
-      log.seen('0x1', 3, record('0x03'));
+      log.seen('0x1', 3, '0x03');
     });
     expect([log.oldestUnread!('0x539'), log.oldestUnread!('0x1')]).toEqual([5, 3]);
     store.transact(() => {

@@ -1,0 +1,94 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandIn } from '../bench/node-standin.js';
+import { ServiceClock } from '../engine/clock.js';
+import { CATCH_UP_BATCH, Follower, type ChainEvents } from '../engine/ingest/follower.js';
+import { normalizeBlock, type Json } from '../engine/ingest/record.js';
+import { writeBlock } from '../engine/ingest/store.js';
+import { jsonLogger } from '../engine/log.js';
+import { systemTicker } from '../engine/main.js';
+import type { Table } from '../engine/ports.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { openStore, type Store } from '../storage/env.js';
+import { workerPool } from '../workers/pool.js';
+import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+
+/**
+ * Catching up a chain of mainnet-size blocks from the bench's JSON-RPC
+ * stand-in (the fixture bundles renumbered and relinked) through the worker
+ * pool, with asynchronous commits: the store ends as writeBlock leaves it, and
+ * the server answers requests all along.
+ */
+const BLOCKS = 3 * CATCH_UP_BATCH + 5;
+const WRITTEN: Table[] = ['blocks', 'probes', 'canon', 'blockHashes', 'transfers', 'sales'];
+const dump = (s: Store): Array<[string, string, string]> => WRITTEN.flatMap((t) => [...s.db(t).getRange({})].map(({ key, value }) => [t, String(key), Buffer.from(value).toString('hex')] as [string, string, string]));
+
+describe('a catch-up from the JSON-RPC stand-in', () => {
+  let node: Awaited<ReturnType<typeof startStandIn>>;
+  let rpc: ReturnType<typeof jsonRpcUpstream>;
+  const pool = workerPool(tempDir(), 2);
+  const stores: Store[] = [];
+  beforeAll(async () => {
+    node = await startStandIn(BLOCKS);
+    rpc = jsonRpcUpstream(`http://127.0.0.1:${node.port}`);
+  });
+  afterAll(async () => {
+    await rpc.close();
+    await node.close();
+    await pool.close();
+    for (const s of stores) {
+      await s.close();
+      rmSync(s.path, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the store as writeBlock does with the same answers, events in order', async () => {
+    const [pooled, direct] = [openStore(tempDir()), openStore(tempDir())];
+    stores.push(pooled, direct);
+    const events: string[] = [];
+    const recorder: ChainEvents = { seen: (_c, n, hash) => void events.push(`seen ${n} ${hash}`), confirmed: (_c, n) => void events.push(`confirmed ${n}`), reorged: () => void events.push('reorg') };
+    const clock = new ServiceClock(systemTicker, Date.now());
+    const f = new Follower('0x1', rpc, pooled, clock, recorder, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    await f.sync();
+    expect(f.status()).toMatchObject({ head: BLOCKS - 1, confirmed: BLOCKS - 3, internalTransactions: true, upstream: 'ok' });
+    const blocks: Json[] = [];
+    for (let n = 0; n < BLOCKS; n++) {
+      const tag = `0x${n.toString(16)}`;
+      const [block, receipts, traces] = await Promise.all([rpc.call<Json>('eth_getBlockByNumber', [tag, true]), rpc.call<Json[]>('eth_getBlockReceipts', [tag]), rpc.call<Json[]>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+      direct.transact(() => writeBlock(direct, '0x1', normalizeBlock(block, receipts, traces)));
+      blocks.push(block);
+    }
+    expect(dump(pooled)).toEqual(dump(direct));
+    expect(events.filter((e) => e.startsWith('seen'))).toEqual(blocks.map((b, n) => `seen ${n} ${String(b['hash'])}`));
+    expect(events.filter((e) => e.startsWith('confirmed'))).toEqual(Array.from({ length: BLOCKS - 2 }, (_, n) => `confirmed ${n}`));
+  });
+});
+
+describe('the server catching up a long chain', () => {
+  const LONG = 600;
+  let node: Awaited<ReturnType<typeof startStandIn>>;
+  let server: Running | undefined;
+  beforeAll(async () => {
+    node = await startStandIn(LONG);
+  });
+  afterAll(async () => {
+    await stopAndClean(server);
+    await node.close();
+  });
+
+  it('answers authenticated requests meanwhile', async () => {
+    server = await startChainpost({ CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${node.port}`, CHAINPOST_POLL_MS: '20', CHAINPOST_ACCESS_LOG: '0' });
+    const head = async (): Promise<number> => ((await server!.call('/health')).body.chains as Array<{ head: number }>)[0]!.head;
+    // Answered while blocks are coming in: after the first and before the last.
+    const answered: number[] = [];
+    await until(async () => {
+      const before = await head();
+      const res = await server!.call('/api/v2.2/nft/0x06012c8cf97bead5deae237070f9587f8e7a266d/1/transfers?chain=0x1');
+      expect(res.status).toBe(200);
+      if (before >= 0 && (await head()) < LONG - 1) answered.push(before);
+      return before === LONG - 1;
+    }, 120_000);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(await head()).toBe(LONG - 1);
+  }, 150_000);
+});
