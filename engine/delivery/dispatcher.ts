@@ -198,6 +198,8 @@ export class Dispatcher {
   /** Set by stop(): no delivery starts any more. */
   private stopping = false;
   private idle: Array<() => void> = [];
+  /** Enqueues whose deliveries start in a microtask, after the caller's transaction committed. */
+  private kicksDue = 0;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
 
@@ -305,9 +307,14 @@ export class Dispatcher {
     this.committed(changes);
     this.afterError(wentToError);
     // After the caller's transaction too (the matcher enqueues inside its own): a webhook leaves only once on disk.
-    queueMicrotask(() => {
-      for (const id of touched) this.kick(id);
-    });
+    if (touched.size > 0) {
+      this.kicksDue++;
+      queueMicrotask(() => {
+        this.kicksDue--;
+        for (const id of touched) this.kick(id);
+        this.notifyIfIdle();
+      });
+    }
     return results;
   }
 
@@ -343,8 +350,17 @@ export class Dispatcher {
 
   /** Resolves once nothing is in flight (tests and shutdown). */
   settled(): Promise<void> {
-    if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) return Promise.resolve();
+    if (this.idleNow()) return Promise.resolve();
     return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** Nothing in flight, nothing waiting for a slot (unless stopping), no enqueue's kicks still to run. */
+  private idleNow(): boolean {
+    return this.inFlight.size === 0 && this.kicksDue === 0 && (this.slots.inLine === 0 || this.stopping);
+  }
+
+  private notifyIfIdle(): void {
+    if (this.idleNow()) for (const f of this.idle.splice(0)) f();
   }
 
   /**
@@ -407,7 +423,7 @@ export class Dispatcher {
       .finally(() => {
         this.inFlight.delete(streamId);
         this.kick(streamId);
-        if (this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping)) for (const f of this.idle.splice(0)) f();
+        this.notifyIfIdle();
       });
   }
 
