@@ -166,17 +166,23 @@ try {
   const tableBytes = { blocks: pages('blocks'), probes: pages('probes'), canon: pages('canon') + pages('blockHashes'), transfers: pages('transfers') + pages('sales') };
   const stored = Object.values(tableBytes).reduce((a, n) => a + n, 0);
 
-  // Scan: read each probe column from LMDB without a copy and walk every address and topic.
-  const scanStarted = performance.now();
-  let touched = 0;
-  for (let i = 0; i < BLOCKS; i++) {
-    const bytes = store.getRaw('probes', blockKey(CHAIN, FIRST + i))!;
-    const p = readProbe(bytes);
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    for (let a = 0; a < p.addressCount; a++) touched = (touched + dv.getUint32(p.addressesAt + a * 20, true)) >>> 0;
-    for (let t = 0; t < p.topicCount; t++) touched = (touched + dv.getUint32(p.topicsAt + t * 32, true)) >>> 0;
-  }
-  const scanSeconds = (performance.now() - scanStarted) / 1000;
+  // Scan: read each probe column from LMDB without a copy and walk every address and topic. The first pass
+  // is cold (the code not yet optimized, the pages not yet read), as after a start; the second is the steady
+  // state a matcher scans in, and the one the goal is judged on.
+  const scan = (): { seconds: number; touched: number } => {
+    const started = performance.now();
+    let touched = 0;
+    for (let i = 0; i < BLOCKS; i++) {
+      const bytes = store.getRaw('probes', blockKey(CHAIN, FIRST + i))!;
+      const p = readProbe(bytes);
+      const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let a = 0; a < p.addressCount; a++) touched = (touched + dv.getUint32(p.addressesAt + a * 20, true)) >>> 0;
+      for (let t = 0; t < p.topicCount; t++) touched = (touched + dv.getUint32(p.topicsAt + t * 32, true)) >>> 0;
+    }
+    return { seconds: (performance.now() - started) / 1000, touched };
+  };
+  const coldScan = scan();
+  const { seconds: scanSeconds, touched } = scan();
 
   // Where the time goes: the same blocks through the normalizer, the record encoder, the probe
   // column and the transfer extraction, with no LMDB at all (one core).
@@ -221,6 +227,7 @@ try {
     encodeOnlyBlocksPerSec: Math.round(BLOCKS / cpuSeconds),
     hexDecodeFloorBlocksPerSec: Math.round(BLOCKS / floorSeconds),
     probeColumnScanBlocksPerSec: Math.round(BLOCKS / scanSeconds),
+    probeColumnColdScanBlocksPerSec: Math.round(BLOCKS / coldScan.seconds),
     bytesPerBlockStored: Math.round(stored / BLOCKS),
     bytesPerBlockNodeJson: Math.round(json / BLOCKS),
   };
@@ -234,6 +241,7 @@ try {
     ['encode only blocks/s', figures.encodeOnlyBlocksPerSec, '/s'],
     ['hex decode floor blocks/s', figures.hexDecodeFloorBlocksPerSec, '/s'],
     ['probe columns scanned/s', figures.probeColumnScanBlocksPerSec, '/s'],
+    ['probe columns scanned/s, first pass', figures.probeColumnColdScanBlocksPerSec, '/s'],
     ['bytes per block stored', figures.bytesPerBlockStored, 'B', figures.bytesPerBlockNodeJson],
     ['bytes per block, node JSON', figures.bytesPerBlockNodeJson, 'B'],
   ]);
@@ -254,7 +262,7 @@ try {
     `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage (${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per synchronous LMDB transaction (the follower itself commits ${COMMIT_BLOCKS} per asynchronous one), each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
     `Machine shared with whatever else runs on it: 1-minute load average ${loadBefore.toFixed(2)} when the bench started, ${loadavg()[0]!.toFixed(2)} at the end.`,
-    `Stored = the LMDB pages of the tables written (per block: records ${Math.round(tableBytes.blocks / BLOCKS)} B, probe columns ${Math.round(tableBytes.probes / BLOCKS)} B, transfer and sales indexes ${Math.round(tableBytes.transfers / BLOCKS)} B, hashes both ways ${Math.round(tableBytes.canon / BLOCKS)} B, where the replicas share the fixtures' ${FIXTURE_BLOCKS.length} block hashes, so blockHashes holds that many keys); node JSON = block + receipts + callTracer traces. Stored/JSON = ${(100 * ratio).toFixed(1)}%. Scan checksum ${touched}.`,
+    `Stored = the LMDB pages of the tables written (per block: records ${Math.round(tableBytes.blocks / BLOCKS)} B, probe columns ${Math.round(tableBytes.probes / BLOCKS)} B, transfer and sales indexes ${Math.round(tableBytes.transfers / BLOCKS)} B, hashes both ways ${Math.round(tableBytes.canon / BLOCKS)} B, where the replicas share the fixtures' ${FIXTURE_BLOCKS.length} block hashes, so blockHashes holds that many keys); node JSON = block + receipts + callTracer traces. Stored/JSON = ${(100 * ratio).toFixed(1)}%. Probe scan: two passes over the stored columns, one core; probeColumnScanBlocksPerSec is the second (steady state), probeColumnColdScanBlocksPerSec the first (cold, as after a start). Scan checksum ${touched}.`,
   ]);
   console.log(`\nload average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end`);
   console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/ingest.json and bench/RESULTS.md`);
