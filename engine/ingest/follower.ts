@@ -162,7 +162,6 @@ export class Follower {
         const hinted = this.hinted;
         this.hinted = -1;
         let target = hinted;
-        // A block newHeads announced above our head is read at once; step() still checks it links to our head.
         if (hinted <= this.state.head) {
           target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
           this.announce(target);
