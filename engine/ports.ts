@@ -23,8 +23,11 @@ export interface Entry<T> {
 export interface Kv {
   /** A value's binary fields (Uint8Array) view the store's read buffer: copy them to keep them past the next read. */
   get<T>(table: Table, key: string): T | undefined;
-  /** Raw bytes, stored as given (block records and probe columns are already encoded). */
-  putRaw(table: Table, key: string, bytes: Uint8Array): void;
+  /**
+   * Raw bytes, stored as given (block records and probe columns are already encoded). A key given as bytes
+   * is the ASCII of a printable string key (keyBytes in engine/ingest/prepared.ts): the same entry.
+   */
+  putRaw(table: Table, key: string | Uint8Array, bytes: Uint8Array): void;
   /** Raw bytes without a copy: valid only until the next read. */
   getRaw(table: Table, key: string): Uint8Array | undefined;
   /** Whether the key exists (the value is not read). */
@@ -41,6 +44,13 @@ export interface Kv {
   transact<T>(fn: () => T): T;
   /** Runs `fn` in a write transaction whose commit (and fsync) happens off the event loop; resolves once durable. */
   transactAsync<T>(fn: () => T): Promise<T>;
+  /**
+   * Runs `fn`, whose puts and removes are not written at once but handed to LMDB's write thread, which
+   * writes and commits them as one atomic unit off this thread; resolves once that is durable. Reads in `fn`
+   * do not see its writes. A throw in `fn` writes nothing and is thrown here; so is a nested call. For bulk writes (a follower's blocks) whose
+   * B-tree work would otherwise hold this thread.
+   */
+  writeBehind(fn: () => void): Promise<void>;
 }
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */

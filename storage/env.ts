@@ -42,6 +42,15 @@ export function openStore(path: string): Store {
   const dbs = new Map<DbName, Database<Buffer, string>>();
   for (const name of TABLES) dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary' }));
   const db = (name: DbName): Database<Buffer, string> => dbs.get(name)!;
+  /** The writes of a writeBehind under way: table, key, and the bytes (null: a removal). */
+  let behind: Array<[DbName, string | Uint8Array, Buffer | null]> | undefined;
+  // lmdb-js writes a byte key as it is (ordered-binary), a string key as its UTF-8.
+  const write = (name: DbName, k: string | Uint8Array, bytes: Buffer | null): void => {
+    const key = k as string;
+    if (behind !== undefined) behind.push([name, key, bytes]);
+    else if (bytes === null) db(name).removeSync(key);
+    else db(name).putSync(key, bytes);
+  };
 
   const store: Store = {
     path,
@@ -52,8 +61,8 @@ export function openStore(path: string): Store {
       const bytes = db(name).getBinaryFast(key);
       return bytes === undefined ? undefined : unpack<T>(bytes.subarray(0, bytes.length));
     },
-    put: (name, key, value) => void db(name).putSync(key, Buffer.from(pack(value))),
-    remove: (name, key) => void db(name).removeSync(key),
+    put: (name, key, value) => write(name, key, Buffer.from(pack(value))),
+    remove: (name, key) => write(name, key, null),
     values<T>(name: DbName): T[] {
       return store.range<T>(name).map((e) => e.value);
     },
@@ -61,11 +70,11 @@ export function openStore(path: string): Store {
     removeRange(name, opts) {
       // The keys first: removing while the cursor walks them would move it.
       const keys = [...db(name).getKeys(opts)];
-      for (const key of keys) db(name).removeSync(key);
+      for (const key of keys) write(name, key, null);
       return keys.length;
     },
     has: (name, key) => db(name).doesExist(key),
-    putRaw: (name, key, bytes) => void db(name).putSync(key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    putRaw: (name, key, bytes) => write(name, key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
     getRaw(name, key) {
       const b = db(name).getBinaryFast(key);
       return b === undefined ? undefined : b.subarray(0, b.length);
@@ -78,6 +87,22 @@ export function openStore(path: string): Store {
     transact: (fn) => root.transactionSync(fn),
     // A child transaction: a throw in `fn` takes back what it wrote (a plain asynchronous callback's writes would be committed with its batch).
     transactAsync: (fn) => root.childTransaction(fn),
+    writeBehind(fn) {
+      if (behind !== undefined) throw new StorageError('writeBehind does not nest');
+      const ops: Array<[DbName, string | Uint8Array, Buffer | null]> = (behind = []);
+      try {
+        fn();
+      } finally {
+        behind = undefined;
+      }
+      // One conditional block with no condition: lmdb-js queues its writes for its write thread, which
+      // applies them in one transaction (the bytes are read from these buffers there, not copied here).
+      return root
+        .batch(() => {
+          for (const [name, key, bytes] of ops) void (bytes === null ? db(name).remove(key as string) : db(name).put(key as string, bytes));
+        })
+        .then(() => {});
+    },
     close: () => root.close(),
   };
   checkSchema(store);

@@ -4,6 +4,7 @@ import { Piscina } from 'piscina';
 import type { NodeAnswers } from '../engine/ingest/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import type { IngestPool, MatchPool } from '../engine/ports.js';
+import { ownBuffers } from './transfer.js';
 
 /**
  * The server's worker threads: one piscina pool, one worker per core, that
@@ -29,7 +30,7 @@ export function workerPool(path: string, threads = availableParallelism()): Work
     },
     ingest: {
       // The answers' bytes are moved to the worker, not copied.
-      prepare: (chain: string, answers: NodeAnswers) => pool.run({ chain, answers }, { name: 'ingest', transferList: transferable(answers) }),
+      prepare: (chain: string, answers: NodeAnswers) => pool.run({ chain, answers }, { name: 'ingest', transferList: ownBuffers([answers.block, answers.receipts, answers.traces]) }),
     },
     close,
   };
@@ -37,12 +38,6 @@ export function workerPool(path: string, threads = availableParallelism()): Work
 
 /** The match workers alone (benches and tests of matching). */
 export const matchPool = (path: string, threads?: number): MatchPool => workerPool(path, threads).match;
-
-/** The buffers of the answers that can be moved (each whole buffer is its own). */
-function transferable(answers: NodeAnswers): ArrayBuffer[] {
-  const own = (b: Uint8Array | null): b is Uint8Array => b !== null && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
-  return [...new Set([answers.block, answers.receipts, answers.traces].filter(own).map((b) => b.buffer as ArrayBuffer))];
-}
 
 /** The compiled worker: beside this file in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function workerFile(): string {

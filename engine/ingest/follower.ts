@@ -16,7 +16,8 @@ import { blockKey, pruneBlock, removeBlock } from './store.js';
  */
 export interface ChainEvents {
   seen(chain: string, number: number, hash: string): void;
-  confirmed(chain: string, number: number): void;
+  /** `hash`: the confirmed block's (canonical) hash. */
+  confirmed(chain: string, number: number, hash: string): void;
   /** A transaction the follower's announcements were made in is durable (they can be read now). */
   committed?(chain: string): void;
   /** Blocks from `from` to `to` (inclusive) are no longer canonical. */
@@ -56,17 +57,32 @@ const MAX_BACKOFF_MS = 30_000;
 /** Blocks fetched and prepared at once while catching up (one at a time at the head). */
 export const CATCH_UP_BATCH = 16;
 /**
- * Blocks per transaction while catching up. A commit's puts run on the main thread inside lmdb-js's
- * transaction callback (only the commit and its fsync are on the write thread): some 500 index rows and
- * 300 KB of record per mainnet block, so a transaction of a whole fetched batch would hold requests for
- * tens of ms.
+ * Blocks per atomic unit of writes while catching up: each is handed to LMDB's write thread whole (some
+ * 500 index rows and 300 KB of record per mainnet block), and the follower moves on to the next before
+ * the last is durable, up to COMMITS_IN_FLIGHT of them.
  */
 export const COMMIT_BLOCKS = 4;
+/**
+ * Units of writes handed to the write thread and not yet durable. A commit and its fsync took ~40 ms for 4
+ * mainnet blocks here: waiting for each before the next held the catch-up to ~100 blocks/s while the
+ * cores idled. lmdb-js commits what was queued meanwhile in its next transaction.
+ */
+const COMMITS_IN_FLIGHT = 4;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
 const PRUNE_BATCH = 1_000;
 
 export class Follower {
+  /** As of the writes handed to the store (what the next block builds on); `durable` lags it while commits are in flight. */
   private state: ChainState;
+  /** As of the last durable commit: what /health reports and listeners may read. */
+  private durable: ChainState;
+  /** The last block handed to the store (its hash is not readable there before the commit). */
+  private tip: { number: number; hash: string } | undefined;
+  /** Commits handed to the write thread, not yet durable, oldest first. */
+  private inFlight: Array<Promise<void>> = [];
+  /** Units of writes handed to the write thread so far, and the latest of them known durable. */
+  private handedOver = 0;
+  private durableSeq = 0;
   private running = false;
   private again = false;
   private stopped = false;
@@ -104,7 +120,12 @@ export class Follower {
       pool: IngestPool;
     },
   ) {
-    this.state = kv.get<ChainState>('chainState', chain) ?? { head: -1, confirmed: -1, tracer: null, pruned: -1 };
+    this.state = this.durable = this.stored();
+  }
+
+  /** The chain's state as the store holds it (a new chain's before its first block). */
+  private stored(): ChainState {
+    return this.kv.get<ChainState>('chainState', this.chain) ?? { head: -1, confirmed: -1, tracer: null, pruned: -1 };
   }
 
   start(): void {
@@ -120,7 +141,7 @@ export class Follower {
   }
 
   status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.announced, oldest: this.state.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
+    const s: FollowerStatus = { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }
@@ -225,6 +246,7 @@ export class Follower {
     try {
       await this.catchUpFrom(ahead, target);
     } finally {
+      await this.drain();
       this.wake();
     }
   }
@@ -241,7 +263,7 @@ export class Follower {
       if (this.stopped) break;
       const moved = await this.step(first, fetched);
       if (this.state.head !== numbers.at(-1)) ahead.clear();
-      if (this.state.head - this.woken >= CATCH_UP_BATCH) this.wake();
+      if (this.durable.head - this.woken >= CATCH_UP_BATCH) this.wake();
       // A node may announce a block it cannot serve yet (behind a load balancer): then wait for the next wake-up.
       if (!moved) break;
     }
@@ -261,47 +283,95 @@ export class Follower {
   private async step(first: number, fetched: ReadonlyArray<PreparedBlock | null>): Promise<boolean> {
     // Keep the prefix that links up, parent by parent, from our head.
     const batch: PreparedBlock[] = [];
-    let parent = first === 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, first - 1));
+    let parent = first === 0 ? undefined : this.tip?.number === first - 1 ? this.tip.hash : this.kv.get<string>('canon', blockKey(this.chain, first - 1));
     for (const [i, f] of fetched.entries()) {
       if (f === null) break;
       if (f.number !== first + i) throw new Error(`asked for block ${first + i}, the node sent block ${f.number}`);
       if (parent !== undefined && f.parentHash !== parent) {
-        if (i === 0) return this.rollBack();
+        if (i === 0) {
+          await this.drain();
+          return this.rollBack();
+        }
         break;
       }
       parent = f.hash;
       batch.push(f);
     }
     if (batch.length === 0) return false;
-    await this.commitBlocks(batch);
+    this.commitBlocks(batch);
+    // Bounded: the oldest commit must be durable before more are handed over.
+    if (this.inFlight.length >= COMMITS_IN_FLIGHT) await this.inFlight[0];
     return true;
   }
 
-  /** Writes linked blocks and their announcements, and moves the head to the last, in one transaction. */
-  private async commitBlocks(blocks: readonly PreparedBlock[]): Promise<void> {
+  /**
+   * Writes linked blocks and their announcements, and moves the head to the last, as one atomic unit that
+   * LMDB's write thread applies and commits (this thread only hands it the bytes the pool prepared); the
+   * follower goes on from there at once, and the commit joins `inFlight` until it is durable.
+   */
+  private commitBlocks(blocks: readonly PreparedBlock[]): void {
     const head = blocks.at(-1)!.number;
     let confirmed = this.state.confirmed;
-    // Listeners act inside the same transaction (a matcher enqueues with the block it matched), and each
-    // block's confirmations follow it as they would one block at a time: a restart neither repeats nor loses one.
-    await this.commit({ ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) }, () => {
+    // The writes are not readable before the commit: a confirmed block's hash comes from the batch where it is in it.
+    const hashOf = (n: number): string => blocks.find((b) => b.number === n)?.hash ?? this.kv.get<string>('canon', blockKey(this.chain, n)) ?? '';
+    const next = { ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) };
+    // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
+    // follow it as they would one block at a time: a restart neither repeats nor loses one.
+    const written = this.kv.writeBehind(() => {
       writePrepared(this.kv, this.chain, blocks);
       for (const b of blocks) {
         this.events.seen(this.chain, b.number, b.hash);
-        while (confirmed < b.number - this.opts.confirmations) this.events.confirmed(this.chain, ++confirmed);
+        while (confirmed < b.number - this.opts.confirmations) {
+          confirmed++;
+          this.events.confirmed(this.chain, confirmed, hashOf(confirmed));
+        }
       }
+      this.kv.put('chainState', this.chain, next);
     });
+    this.state = next;
+    this.tip = { number: head, hash: blocks.at(-1)!.hash };
+    // LMDB applies the units in the order handed over, so once one is durable all before it are; lmdb-js
+    // may settle their promises in another order, so the latest unit settled so far wins.
+    const seq = ++this.handedOver;
+    const done: Promise<void> = written.then(
+      () => {
+        if (seq > this.durableSeq) {
+          this.durableSeq = seq;
+          this.durable = { ...next, tracer: this.state.tracer };
+        }
+      },
+    );
+    const settle = (): void => void this.inFlight.splice(this.inFlight.indexOf(done), 1);
+    done.then(settle, settle); // seen by drain() or by the step that waits for it
+    this.inFlight.push(done);
+  }
+
+  /**
+   * Waits until every commit handed over is durable. When one failed, what was handed after it is not
+   * known to be written: the follower starts again from what the store holds.
+   */
+  private async drain(): Promise<void> {
+    const pending = this.inFlight.slice();
+    const results = await Promise.allSettled(pending);
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed === undefined) return;
+    this.state = this.durable = this.stored();
+    this.tip = undefined;
+    throw (failed as PromiseRejectedResult).reason;
   }
 
   /**
    * Runs `write` and saves `next` in one transaction, committed on LMDB's write thread; the follower moves
-   * to `next` only once that is durable. A throw in `write` takes back everything it wrote.
+   * to `next` only once that is durable. A throw in `write` takes back everything it wrote. (Rollbacks and
+   * pruning: they read what they remove.)
    */
   private async commit(next: ChainState, write: () => void): Promise<void> {
     await this.kv.transactAsync(() => {
       write();
       this.kv.put('chainState', this.chain, next);
     });
-    this.state = next;
+    this.state = this.durable = next;
+    this.tip = undefined;
   }
 
   /**
@@ -310,8 +380,8 @@ export class Follower {
    * matcher's) would wait for the write thread and fsync on this thread at every commit.
    */
   private wake(): void {
-    if (this.woken === this.state.head) return;
-    this.woken = this.state.head;
+    if (this.woken === this.durable.head) return;
+    this.woken = this.durable.head;
     this.events.committed?.(this.chain);
   }
 

@@ -31,8 +31,8 @@ export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvent
     },
     // Once the follower's transaction is durable: the drain reads what it wrote.
     committed: (chain) => wake(chain),
-    confirmed(chain, number) {
-      kv.put('blockEvents', eventKey(chain, number, EventKind.Confirmed), { hash: kv.get<string>('canon', blockKey(chain, number)) });
+    confirmed(chain, number, hash) {
+      kv.put('blockEvents', eventKey(chain, number, EventKind.Confirmed), { hash });
     },
     reorged(chain, from, to) {
       // Unconfirmed blocks that left the canonical chain are not delivered (their branch's blocks come as seen again).

@@ -1,6 +1,5 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blockKey } from '../../engine/ingest/store.js';
 import { blockEventLog, pendingEvents } from '../../engine/match/block-events.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
@@ -16,9 +15,8 @@ describe('the block-event log', () => {
     const log = blockEventLog(store, () => {});
     expect(log.oldestUnread!('0x539')).toBeUndefined();
     store.transact(() => {
-      store.put('canon', blockKey('0x539', 5), '0x05');
       log.seen('0x539', 7, '0x07');
-      log.confirmed('0x539', 5);
+      log.confirmed('0x539', 5, '0x05');
       log.seen('0x1', 3, '0x03');
     });
     expect([log.oldestUnread!('0x539'), log.oldestUnread!('0x1')]).toEqual([5, 3]);
