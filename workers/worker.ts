@@ -2,5 +2,9 @@
  * The entry of the server's one worker pool (workers/pool.ts): each task kind
  * is a named export, chosen by the `name` piscina runs a task with.
  */
+import { lowerThreadPriority } from './priority.js';
+
+lowerThreadPriority();
+
 export { default } from './match-worker.js';
 export { ingest } from './ingest-worker.js';
