@@ -8,15 +8,18 @@
  * probe columns.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { parseJsonBytes } from '../engine/ingest/json-bytes.js';
+import { prepareBlock } from '../engine/ingest/prepared.js';
 import { buildProbe, readProbe } from '../engine/ingest/probe.js';
 import { encodeRecord, normalizeBlock } from '../engine/ingest/record.js';
 import { CATCH_UP_BATCH, COMMIT_BLOCKS } from '../engine/ingest/follower.js';
 import { blockKey, transferKeys, transfersOf, writeBlock } from '../engine/ingest/store.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from './fixtures.js';
 import { startProcess } from './proc.js';
@@ -138,14 +141,46 @@ async function naiveCatchUp(nodeUrl: string): Promise<number> {
   }
 }
 
+/**
+ * The fetch alone, for the machine's ceiling: the same three answers per block, CATCH_UP_BATCH blocks in
+ * flight, each body dropped as it comes; the rate and this process's CPU per block (the stand-in's is not counted).
+ */
+async function fetchOnlyRun(nodeUrl: string): Promise<{ blocksPerSec: number; cpuMsPerBlock: number }> {
+  const node = jsonRpcUpstream(nodeUrl);
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < CATCH_UP_BLOCKS) {
+      const tag = `0x${(next++).toString(16)}`;
+      await Promise.all([node.callRaw('eth_getBlockByNumber', [tag, true]), node.callRaw('eth_getBlockReceipts', [tag]), node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+    }
+  };
+  await Promise.all(Array.from({ length: CATCH_UP_BATCH }, lane));
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  await node.close();
+  return { blocksPerSec: CATCH_UP_BLOCKS / seconds, cpuMsPerBlock: (used.user + used.system) / 1000 / CATCH_UP_BLOCKS };
+}
+
+/** Milliseconds per block of `work` over the fixture blocks, one core (after a warm-up round). */
+function msPerBlock(work: (i: number) => void, rounds = 25): number {
+  for (let i = 0; i < bundles.length; i++) work(i);
+  const started = performance.now();
+  for (let r = 0; r < rounds; r++) for (let i = 0; i < bundles.length; i++) work(i);
+  return (performance.now() - started) / (rounds * bundles.length);
+}
+
 // Every answer is made before it listens: some seconds for 2,000 blocks.
 const standIn = await startProcess([fileURLToPath(new URL('./node-standin.js', import.meta.url)), String(CATCH_UP_BLOCKS)], {}, 120_000);
 const nodeUrl = `http://127.0.0.1:${standIn.port}`;
 let catchUp: Awaited<ReturnType<typeof serverCatchUp>>;
 let naiveCatchUpSeconds: number;
+let fetchOnly: Awaited<ReturnType<typeof fetchOnlyRun>>;
 try {
   catchUp = await serverCatchUp(nodeUrl);
   naiveCatchUpSeconds = await naiveCatchUp(nodeUrl);
+  fetchOnly = await fetchOnlyRun(nodeUrl);
 } finally {
   await standIn.stop();
 }
@@ -211,6 +246,15 @@ try {
   for (let j = 0; j < BLOCKS; j++) floorBytes += decodeAll(records[j % records.length], 0);
   const floorSeconds = (performance.now() - floorStarted) / 1000;
 
+  // The machine's ceiling for any follower of this node: a block's answers fetched (this process's CPU), then
+  // parsed, checked and encoded into what is written (prepareBlock, as a pool worker runs it), with nothing
+  // else on the machine: no node serving, no commit, no HTTP. Beside it, the parse alone two ways.
+  const answers = bundles.map((b) => [b.block, b.receipts, b.traces].map((result) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }))));
+  const jsonParseMs = msPerBlock((i) => answers[i]!.forEach((a) => JSON.parse(a.toString('latin1'))));
+  const parseMs = msPerBlock((i) => answers[i]!.forEach((a) => parseJsonBytes(a)));
+  const prepareMs = msPerBlock((i) => prepareBlock(CHAIN, { block: answers[i]![0]!, receipts: answers[i]![1]!, traces: answers[i]![2]! }, pack));
+  const ceiling = (cpus().length * 1000) / (fetchOnly.cpuMsPerBlock + prepareMs);
+
   // Baseline: the naive writer, the node's JSON kept as it came (one value per block, no probe column
   // and no index), committed as writeInBatches commits, over a quarter of the blocks.
   const naiveBlocks = Math.ceil(BLOCKS / 4);
@@ -230,6 +274,12 @@ try {
     probeColumnColdScanBlocksPerSec: Math.round(BLOCKS / coldScan.seconds),
     bytesPerBlockStored: Math.round(stored / BLOCKS),
     bytesPerBlockNodeJson: Math.round(json / BLOCKS),
+    fetchOnlyBlocksPerSec: Math.round(fetchOnly.blocksPerSec),
+    fetchCpuMsPerBlock: round(fetchOnly.cpuMsPerBlock),
+    jsonParseMsPerBlock: round(jsonParseMs),
+    parseMsPerBlock: round(parseMs),
+    prepareMsPerBlock: round(prepareMs),
+    ceilingBlocksPerSec: Math.round(ceiling),
   };
   const ratio = figures.bytesPerBlockStored / figures.bytesPerBlockNodeJson;
   printRows([
@@ -244,6 +294,12 @@ try {
     ['probe columns scanned/s, first pass', figures.probeColumnColdScanBlocksPerSec, '/s'],
     ['bytes per block stored', figures.bytesPerBlockStored, 'B', figures.bytesPerBlockNodeJson],
     ['bytes per block, node JSON', figures.bytesPerBlockNodeJson, 'B'],
+    ['fetch only blocks/s', figures.fetchOnlyBlocksPerSec, '/s'],
+    ['fetch CPU per block', figures.fetchCpuMsPerBlock, 'ms'],
+    ['JSON.parse per block', figures.jsonParseMsPerBlock, 'ms'],
+    ['parseJsonBytes per block', figures.parseMsPerBlock, 'ms'],
+    ['prepare per block (parse+encode)', figures.prepareMsPerBlock, 'ms'],
+    ['machine ceiling blocks/s', figures.ceilingBlocksPerSec, '/s'],
   ]);
   const met =
     figures.catchUpBlocksPerSec >= 300 &&
@@ -261,6 +317,7 @@ try {
     `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (bench/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory) from fetch to commit, timed from its listening line until /health shows the last block (reached: ${catchUp.head + 1} blocks in ${round(catchUp.seconds)} s); meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms (${catchUp.getMs.length} answered, p50 ${round(percentile(catchUp.getMs, 0.5))} ms, max ${round(Math.max(...catchUp.getMs))} ms). Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks as the follower commits.`,
     `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage (${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per synchronous LMDB transaction (the follower itself commits ${COMMIT_BLOCKS} per asynchronous one), each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
+    `Ceiling (ceilingBlocksPerSec) = ${cpus().length} cores × 1000 ÷ (fetchCpuMsPerBlock + prepareMsPerBlock): what a follower of this node could reach here if fetching and preparing were all the machine did, spread perfectly over every core, with the node's serving, the commits and LMDB's write thread free. fetchOnlyBlocksPerSec: the same fetches (three answers a block, ${CATCH_UP_BATCH} blocks in flight) with the bodies dropped, and fetchCpuMsPerBlock this process's CPU for them; prepareMsPerBlock: prepareBlock (engine/ingest/prepared.ts, what a pool worker does per block: parse, check, record, probe column, index rows) over the fixture answers, one core; jsonParseMsPerBlock: Buffer.toString + JSON.parse of the three answers, parseMsPerBlock: parseJsonBytes of them (engine/ingest/json-bytes.ts, which never makes a string over 64 KB: V8 puts larger ones in its large-object space, slow to fill on this machine).`,
     `Machine shared with whatever else runs on it: 1-minute load average ${loadBefore.toFixed(2)} when the bench started, ${loadavg()[0]!.toFixed(2)} at the end.`,
     `Stored = the LMDB pages of the tables written (per block: records ${Math.round(tableBytes.blocks / BLOCKS)} B, probe columns ${Math.round(tableBytes.probes / BLOCKS)} B, transfer and sales indexes ${Math.round(tableBytes.transfers / BLOCKS)} B, hashes both ways ${Math.round(tableBytes.canon / BLOCKS)} B, where the replicas share the fixtures' ${FIXTURE_BLOCKS.length} block hashes, so blockHashes holds that many keys); node JSON = block + receipts + callTracer traces. Stored/JSON = ${(100 * ratio).toFixed(1)}%. Probe scan: two passes over the stored columns, one core; probeColumnScanBlocksPerSec is the second (steady state), probeColumnColdScanBlocksPerSec the first (cold, as after a start). Scan checksum ${touched}.`,
   ]);
