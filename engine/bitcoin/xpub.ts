@@ -1,0 +1,129 @@
+import { normalizeZ } from '@noble/curves/abstract/curve.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha512 } from '@noble/hashes/sha2.js';
+import { base58check, bech32 } from './encoding.js';
+import { hash160 } from './hash.js';
+
+/**
+ * Extended public keys (BIP-32) of a mainnet wallet and the addresses they
+ * derive: receive m/…/0/i and change m/…/1/i, of the script type the key's
+ * version names (BIP-44 xpub: P2PKH, BIP-49 ypub: P2SH-P2WPKH, BIP-84 zpub:
+ * P2WPKH). Only public derivation: a private key is refused, never read.
+ */
+export type ScriptType = 'p2pkh' | 'p2sh-p2wpkh' | 'p2wpkh';
+
+export interface ExtendedKey {
+  /** As given. */
+  text: string;
+  type: ScriptType;
+  depth: number;
+  chainCode: Uint8Array;
+  /** Compressed public key (33 bytes). */
+  publicKey: Uint8Array;
+}
+
+export class ExtendedKeyError extends Error {
+  override name = 'ExtendedKeyError';
+}
+
+/** SLIP-132 versions: mainnet public keys only (the others are named in the refusal). */
+const PUBLIC: ReadonlyMap<number, ScriptType> = new Map([
+  [0x0488b21e, 'p2pkh'], // xpub
+  [0x049d7cb2, 'p2sh-p2wpkh'], // ypub
+  [0x04b24746, 'p2wpkh'], // zpub
+]);
+const REFUSED: ReadonlyMap<number, string> = new Map([
+  [0x043587cf, 'a testnet key (tpub)'],
+  [0x044a5262, 'a testnet key (upub)'],
+  [0x045f1cf6, 'a testnet key (vpub)'],
+  [0x0488ade4, 'a private key (xprv)'],
+  [0x049d7878, 'a private key (yprv)'],
+  [0x04b2430c, 'a private key (zprv)'],
+  [0x04358394, 'a private key (tprv)'],
+  [0x044a4e28, 'a private key (uprv)'],
+  [0x045f18bc, 'a private key (vprv)'],
+]);
+
+/** Reads an xpub, ypub or zpub; anything else (bad checksum, testnet, private, not a curve point) throws an ExtendedKeyError saying what it is. */
+export function parseExtendedKey(text: string): ExtendedKey {
+  let bytes: Uint8Array;
+  try {
+    bytes = base58check.decode(text.trim());
+  } catch {
+    throw new ExtendedKeyError('not an extended public key: bad base58 or checksum');
+  }
+  if (bytes.length !== 78) throw new ExtendedKeyError(`not an extended public key: ${bytes.length} bytes, not 78`);
+  const version = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0);
+  const type = PUBLIC.get(version);
+  if (type === undefined) throw new ExtendedKeyError(`${REFUSED.get(version) ?? `an unknown version 0x${version.toString(16).padStart(8, '0')}`}: give a mainnet xpub, ypub or zpub`);
+  const publicKey = bytes.slice(45, 78);
+  try {
+    secp256k1.Point.fromBytes(publicKey).assertValidity();
+  } catch {
+    throw new ExtendedKeyError('not an extended public key: its key is not a point of secp256k1');
+  }
+  return { text: text.trim(), type, depth: bytes[4]!, chainCode: bytes.slice(13, 45), publicKey };
+}
+
+/** A derived child: its chain code and point (projective, not yet normalized). */
+interface Child {
+  chainCode: Uint8Array;
+  point: InstanceType<typeof secp256k1.Point>;
+}
+
+const N = secp256k1.Point.Fn.ORDER;
+
+/** CKDpub (BIP-32): the non-hardened children `from` … `from + count − 1` of a parent, their points normalized together (one field inversion for all). */
+function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array }> {
+  if (from < 0 || from + count > 0x80000000) throw new RangeError('non-hardened indexes are 0 … 2^31 − 1');
+  const parent = secp256k1.Point.fromBytes(parentKey);
+  // The HMAC keyed with the chain code once; each child hashes its own message from a copy of that state.
+  const keyed = hmac.create(sha512, chainCode);
+  const data = new Uint8Array(37);
+  data.set(parentKey, 0);
+  const view = new DataView(data.buffer);
+  const out: Child[] = [];
+  for (let i = from; i < from + count; i++) {
+    view.setUint32(33, i);
+    const I = keyed.clone().update(data).digest();
+    const tweak = bytesToBigInt(I.subarray(0, 32));
+    // Vanishingly rare (probability < 2^-127); BIP-32 says to skip to the next index.
+    if (tweak === 0n || tweak >= N) throw new ExtendedKeyError(`child ${i} is invalid (BIP-32): skip it`);
+    out.push({ chainCode: I.slice(32), point: secp256k1.Point.BASE.multiply(tweak).add(parent) });
+  }
+  const affine = normalizeZ(secp256k1.Point, out.map((c) => c.point));
+  return out.map((c, k) => ({ chainCode: c.chainCode, publicKey: affine[k]!.toBytes(true) }));
+}
+
+function bytesToBigInt(b: Uint8Array): bigint {
+  let hex = '';
+  for (const x of b) hex += x.toString(16).padStart(2, '0');
+  return BigInt(`0x${hex}`);
+}
+
+/** The address of a compressed public key in a script type. */
+export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
+  const h = hash160(publicKey);
+  if (type === 'p2wpkh') return bech32.encode('bc', [0, ...bech32.toWords(h)]);
+  if (type === 'p2pkh') return base58check.encode(Uint8Array.of(0x00, ...h));
+  // P2SH-P2WPKH: the script hash of the witness program 0 <20-byte key hash>.
+  return base58check.encode(Uint8Array.of(0x05, ...hash160(Uint8Array.of(0x00, 0x14, ...h))));
+}
+
+/** A wallet's branch: receive (0) or change (1). */
+export type Branch = 0 | 1;
+
+/** The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only). */
+export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
+  const [node] = children(key.publicKey, key.chainCode, branch, 1);
+  return children(node!.publicKey, node!.chainCode, from, count).map((c) => c.publicKey);
+}
+
+/**
+ * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order. The
+ * branch's node is derived once per call; callers extending a gap ask for the next range.
+ */
+export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): string[] {
+  return derivePublicKeys(key, branch, from, count).map((publicKey) => addressOf(publicKey, key.type));
+}
