@@ -20,6 +20,7 @@ import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
+import { pack } from '../storage/codec.js';
 import { StorageError, openStore, type Store } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
@@ -39,6 +40,7 @@ import { chainReads, type ChainReads } from './match/chain-reads.js';
 import { TokenMetadata } from './match/token-metadata.js';
 import { webhookBuilder } from './match/webhook-builder.js';
 import { inlineSmallRounds } from './match/match-blocks.js';
+import { inlineSmallBlocks } from './ingest/prepared.js';
 import type { Upstream } from './ports.js';
 import { workerPool } from '../workers/pool.js';
 import { ApiError } from './errors.js';
@@ -70,6 +72,9 @@ const NODE_ACCESS_CONNECTIONS = 32;
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
 const INLINE_MATCH_BLOCKS = 4;
+
+/** Blocks whose node answers total at most this many bytes (a devnet's) are prepared on the main thread, larger ones in the pool. */
+const INLINE_PREPARE_BYTES = 32 * 1024;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
@@ -263,6 +268,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
   const pool = workerPool(store.path);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
+  const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
   const matcher =
     mark === undefined
@@ -288,7 +294,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
-      pool: pool.ingest,
+      pool: prepare,
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
     core.followers.push(follower);

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
-import { writePrepared, type NodeAnswers } from '../engine/ingest/prepared.js';
+import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from '../engine/ingest/prepared.js';
+import { pack } from '../storage/codec.js';
 import { normalizeBlock } from '../engine/ingest/record.js';
 import { writeBlock } from '../engine/ingest/store.js';
 import { TABLES } from '../engine/ports.js';
@@ -54,5 +55,23 @@ describe('blocks prepared in the worker pool', () => {
     const other = b.receipts.map((r) => ({ ...r, blockHash: `0x${'ee'.repeat(32)}` }));
     await expect(pool.ingest.prepare('0x1', answers(b.block, other))).rejects.toThrow(/receipts are for another block/);
     expect((await pool.ingest.prepare('0x1', answers(b.block, b.receipts)))!.number).toBe(b.number);
+  });
+
+  it('are prepared on the calling thread when small, in the pool when large', async () => {
+    const b = bundle(FIXTURE_BLOCKS[0]);
+    const answers = (): NodeAnswers => ({ block: body(b.block), receipts: body(b.receipts), traces: body(b.traces) });
+    const size = ((a: NodeAnswers) => a.block.byteLength + a.receipts.byteLength + a.traces!.byteLength)(answers());
+    const sent: number[] = [];
+    const counting = { prepare: (chain: string, a: NodeAnswers) => (sent.push(a.block.byteLength), pool.ingest.prepare(chain, a)) };
+    const inline = await inlineSmallBlocks(counting, pack, size).prepare('0x1', answers());
+    expect(sent).toEqual([]);
+    expect(inline).toEqual(prepareBlock('0x1', answers(), pack));
+    const pooled = await inlineSmallBlocks(counting, pack, size - 1).prepare('0x1', answers());
+    expect(sent).toHaveLength(1);
+    // Equal bytes (a record moved from a worker arrives as a Uint8Array, one made here is a Buffer).
+    expect(Buffer.from(pooled!.record).equals(Buffer.from(inline!.record))).toBe(true);
+    // A refusal comes back as a rejection either way.
+    const other = { ...answers(), receipts: body(b.receipts.map((r) => ({ ...r, blockHash: `0x${'ee'.repeat(32)}` }))) };
+    await expect(inlineSmallBlocks(counting, pack, size * 2).prepare('0x1', other)).rejects.toThrow(/receipts are for another block/);
   });
 });

@@ -1,4 +1,4 @@
-import type { Kv } from '../ports.js';
+import type { IngestPool, Kv } from '../ports.js';
 import { parseJsonBytes } from './json-bytes.js';
 import { buildProbe } from './probe.js';
 import { encodeNodeRecord } from './record-encoder.js';
@@ -52,6 +52,25 @@ export function resultOf<T>(body: Uint8Array): T {
 
 /** Whether a response body says null (the node has no such block yet); such a body is short, so only short ones are read. */
 export const isNullResult = (body: Uint8Array): boolean => body.length < 128 && resultOf(body) === null;
+
+/**
+ * The pool for large blocks (mainnet, a catch-up); a small one (a devnet's new head: a few KB of answers)
+ * is prepared here at once: it takes tens of µs, the round trip to a worker thread (a lower-priority one)
+ * far more, and the announced block is waiting on it.
+ */
+export function inlineSmallBlocks(pool: IngestPool, encode: (value: unknown) => Uint8Array, maxBytes: number): IngestPool {
+  return {
+    prepare(chain, answers) {
+      const size = answers.block.byteLength + answers.receipts.byteLength + (answers.traces?.byteLength ?? 0);
+      if (size > maxBytes) return pool.prepare(chain, answers);
+      try {
+        return Promise.resolve(prepareBlock(chain, answers, encode));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    },
+  };
+}
 
 /** `encode` writes an index value as the store writes it (storage/codec.ts). Null when the node has no such block (yet). */
 export function prepareBlock(chain: string, answers: NodeAnswers, encode: (value: unknown) => Uint8Array): PreparedBlock | null {
