@@ -34,7 +34,8 @@ describe('Streams API and delivery engine', () => {
   const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
   const stream = async (id: string) => (await s.call(`/streams/evm/${id}`)).body;
   const make = async (extra: Record<string, unknown> = {}) => {
-    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], tag: 'mine', description: 'd', ...extra });
+    // includeNativeTxs: a stream that can match something (one that cannot says so in its statusMessage).
+    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], tag: 'mine', description: 'd', includeNativeTxs: true, ...extra });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.id as string;
   };
@@ -99,6 +100,31 @@ describe('Streams API and delivery engine', () => {
       const { secretKey } = (await s.call('/settings')).body;
       expect(testHook.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(testHook.raw + secretKey)))}`);
       expect((await stream(r.body.id)).id).toBe(r.body.id);
+    });
+
+    it('accepts a stream that can match nothing, and says why in its statusMessage until an update lets it match', async () => {
+      const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'] });
+      expect(r.status).toBe(200);
+      const id = r.body.id as string;
+      const none = /^Stream matches nothing: no include option is set\. Set includeNativeTxs, includeInternalTxs or includeContractLogs \(for the stream's addresses\), or allAddresses with abi and topic0/;
+      expect(r.body).toMatchObject({ status: 'active', statusMessage: expect.stringMatching(none) });
+      expect((await stream(id)).statusMessage).toMatch(none);
+      const listed = (await s.call('/streams/evm?limit=100')).body.result.find((x: { id: string }) => x.id === id);
+      expect(listed.statusMessage).toMatch(none);
+      // Paused, it still says so.
+      expect((await post(`/streams/evm/${id}/status`, { status: 'paused' })).body.statusMessage).toMatch(none);
+      expect((await post(`/streams/evm/${id}/status`, { status: 'active' })).body.statusMessage).toMatch(none);
+      // Logs of its addresses, but only Transfer events, and no abi to decode them with: still nothing.
+      const noAbi = await post(`/streams/evm/${id}`, { includeContractLogs: true, topic0: ['Transfer(address,address,uint256)'] });
+      expect(noAbi.status).toBe(200);
+      expect(noAbi.body.statusMessage).toMatch(/^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/);
+      const abi = [{ type: 'event', name: 'Transfer', inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
+      const fixed = await post(`/streams/evm/${id}`, { abi });
+      expect(fixed.body).toMatchObject({ status: 'active', statusMessage: '' });
+      expect((await stream(id)).statusMessage).toBe('');
+      // Back to matching nothing.
+      expect((await post(`/streams/evm/${id}`, { includeContractLogs: false })).body.statusMessage).toMatch(/^Stream matches nothing: topic0 is set but no log is included/);
+      expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
     });
 
     it('refuses bad fields with 400 naming them, and stores nothing', async () => {
