@@ -21,14 +21,29 @@ export interface HistoryRecord {
   tag: string;
   errorMessage: string;
   webhookUrl: string;
+  /** Whether a later retry delivered the webhook (the record keeps the error of its last failure). */
+  delivered: boolean;
+  /** When that retry was answered 200 (ISO 8601), null while undelivered. */
+  deliveredAt: string | null;
 }
 
-/** As stored: the body's bytes as last sent instead of the payload object. */
-export type StoredHistory = Omit<HistoryRecord, 'payload'> & { body: Uint8Array };
+/** As stored: the body's bytes as last sent instead of the payload object, and deliveredAt once a retry delivered it. */
+export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string };
 
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
-  // The fields in the order the API has always answered them.
-  return { id: h.id, date: h.date, payload: withPayload ? payloadOf(h.body) : undefined, tinyPayload: h.tinyPayload, streamId: h.streamId, tag: h.tag, errorMessage: h.errorMessage, webhookUrl: h.webhookUrl };
+  // The fields in the order the API has always answered them; delivered and deliveredAt came later.
+  return {
+    id: h.id,
+    date: h.date,
+    payload: withPayload ? payloadOf(h.body) : undefined,
+    tinyPayload: h.tinyPayload,
+    streamId: h.streamId,
+    tag: h.tag,
+    errorMessage: h.errorMessage,
+    webhookUrl: h.webhookUrl,
+    delivered: h.deliveredAt !== undefined,
+    deliveredAt: h.deliveredAt ?? null,
+  };
 }
 
 export type DeliveryStatus = 'success' | 'failed';
