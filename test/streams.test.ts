@@ -476,8 +476,19 @@ describe('Streams API and delivery engine', () => {
       const replayed = await post(`/history/replay/${id}/${h.id}`);
       expect(replayed.status).toBe(200);
       expect(replayed.body).toMatchObject({ id: h.id, streamId: id, delivered: true, status: 200 });
-      // The first try, the refused replay and the delivered one; no retry is due yet.
-      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(3);
+      // The record says it was delivered, and when (the first time), and keeps its error.
+      const record = async () => (await s.call('/history?limit=100')).body.result.find((x: { id: string }) => x.id === h.id);
+      expect(h).toMatchObject({ delivered: false, deliveredAt: null });
+      expect(Date.parse(replayed.body.deliveredAt)).toBeGreaterThanOrEqual(await now() - 1000);
+      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, errorMessage: 'the receiver answered HTTP 500' });
+      await advance(s, 1);
+      expect((await post(`/history/replay/${h.id}`)).body).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt });
+      // Its retry a minute after the first try fails: the record, rewritten, still says it was delivered.
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      await advance(s, 60);
+      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, tinyPayload: { retries: 1 } });
+      // The first try, the refused replay, the two delivered ones, and the retry.
+      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(5);
       expect((await stream(id)).status).toBe('active');
       expect((await post(`/history/replay/${id}/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)).status).toBe(404);
       const other = (await cli(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;

@@ -10,7 +10,7 @@ import { bodyAt, ownBytes, webhookBody, type WebhookBody } from './body.js';
 import { DeliveryCounters } from './counters.js';
 import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
-import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
+import { addCount, countKey, historyRange, isSuccessLogs, logRange, markDelivered, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
 import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
@@ -570,7 +570,7 @@ export class Dispatcher {
       meta.queued--;
       changes.rates.set(rateKey, afterSuccess(rate));
       changes.bump(tenant, s.id, { totalWebhooksDelivered: 1 });
-      if (item.historyId !== undefined) this.markDelivered(tenant, item.historyId, now);
+      if (item.historyId !== undefined) markDelivered(this.kv, tenant, item.historyId, now);
       return [];
     }
     const failures = item.failures + 1;
@@ -713,6 +713,9 @@ export class Dispatcher {
       this.kv.remove('history', old);
       changes.count(countKey(range), -1);
     }
+    // A replay may have delivered it meanwhile: the rewritten record still says so. (In place, `body` is a
+    // retry's, made by bodyAt, not a view of the read buffer this get reuses.)
+    const deliveredAt = inPlace ? this.kv.get<StoredHistory>('history', old!)?.deliveredAt : undefined;
     const historyId = inPlace ? id! : uuidV7(now);
     const key = range.prefix + historyId;
     if (!inPlace) changes.count(countKey(range));
@@ -726,16 +729,9 @@ export class Dispatcher {
       errorMessage,
       webhookUrl: s.webhookUrl,
     };
+    if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     this.kv.put('history', key, record);
     return historyId;
-  }
-
-  /** A retry delivered a webhook that had failed: its history record says when, and keeps the error it had. */
-  private markDelivered(tenant: string, historyId: string, now: number): void {
-    const key = historyRange(tenant).prefix + historyId;
-    const h = this.kv.get<StoredHistory>('history', key);
-    // Gone when it was given up and purged meanwhile; its bytes copied off the read buffer.
-    if (h !== undefined) this.kv.put('history', key, { ...h, body: ownBytes(h.body), deliveredAt: new Date(now).toISOString() } satisfies StoredHistory);
   }
 
   private saveLog(changes: Changes, tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {

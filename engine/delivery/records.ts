@@ -1,5 +1,5 @@
 import type { Kv, Table } from '../ports.js';
-import { payloadOf } from './body.js';
+import { ownBytes, payloadOf } from './body.js';
 import { uuidV7Ms } from './ids.js';
 import type { WebhookSummary } from './webhook.js';
 
@@ -44,6 +44,21 @@ export function historyView(h: StoredHistory, withPayload: boolean): Partial<His
     delivered: h.deliveredAt !== undefined,
     deliveredAt: h.deliveredAt ?? null,
   };
+}
+
+/**
+ * A later attempt (a retry, or a replay) delivered a failed webhook: its record
+ * says when it first was, and keeps the error it had. Call in a transaction;
+ * answers the record's deliveredAt, or undefined when the record is gone.
+ */
+export function markDelivered(kv: Kv, tenant: string, historyId: string, now: number): string | undefined {
+  const key = historyRange(tenant).prefix + historyId;
+  const h = kv.get<StoredHistory>('history', key);
+  if (h === undefined || h.deliveredAt !== undefined) return h?.deliveredAt;
+  const deliveredAt = new Date(now).toISOString();
+  // The body copied off the read buffer before the write.
+  kv.put('history', key, { ...h, body: ownBytes(h.body), deliveredAt } satisfies StoredHistory);
+  return deliveredAt;
 }
 
 export type DeliveryStatus = 'success' | 'failed';
