@@ -2,7 +2,7 @@ import type { Metrics } from '../metrics.js';
 
 /**
  * Delivery outcomes since the start, per stream and in all, for /metrics.
- * Counting is on the dispatcher's hot path: one Map lookup and two increments
+ * Counting is on the dispatcher's hot path: one Map lookup and a few increments
  * per outcome, nothing allocated; labels are built only when /metrics is read.
  *
  * Label cardinality stays bounded: a stream gets its own series while fewer

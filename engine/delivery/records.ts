@@ -21,13 +21,13 @@ export interface HistoryRecord {
   tag: string;
   errorMessage: string;
   webhookUrl: string;
-  /** Whether a later retry delivered the webhook (the record keeps the error of its last failure). */
+  /** Whether a later retry or a replay delivered the webhook (the record keeps the error of its last failure). */
   delivered: boolean;
-  /** When that retry was answered 200 (ISO 8601), null while undelivered. */
+  /** When it was first answered 200 (ISO 8601), null while undelivered. */
   deliveredAt: string | null;
 }
 
-/** As stored: the body's bytes as last sent instead of the payload object, and deliveredAt once a retry delivered it. */
+/** As stored: the body's bytes as last sent instead of the payload object, and deliveredAt once a retry or replay delivered it. */
 export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string };
 
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
