@@ -178,6 +178,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const sender = mark === undefined ? undiciSender() : tracedSender(undiciSender(), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+    dispatcher.exportMetrics(metrics);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));

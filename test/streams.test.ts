@@ -1,7 +1,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { advance, cli, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -33,8 +33,29 @@ describe('Streams API and delivery engine', () => {
   const now = async () => Date.parse((await s.call('/admin/clock')).body.now);
   const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
   const stream = async (id: string) => (await s.call(`/streams/evm/${id}`)).body;
+  /** The server's `webhook delivery failed` lines about a stream, as logged since `from` (a length of its output). */
+  const failedLines = (id: string, from = 0) =>
+    s.output().slice(from).split('\n').filter((l) => l.includes('"msg":"webhook delivery failed"')).map((l) => JSON.parse(l)).filter((l) => l.streamId === id);
+  /**
+   * Those lines, once the server's stdout has caught up (it arrives through a pipe, maybe after the
+   * answers): up to the access-log line of a request made now.
+   */
+  let flushes = 0;
+  const failedLinesNow = async (id: string, from = 0) => {
+    const rid = `flush-${++flushes}`;
+    await s.call('/health', { headers: { 'x-request-id': rid } });
+    expect(await until(() => s.output().includes(rid), 5_000)).toBe(true);
+    return failedLines(id, from);
+  };
+  /** A sample of /metrics: the total, or the stream's series. */
+  const metric = async (name: string, streamId?: string): Promise<number> => {
+    const text = (await s.call('/metrics')).body as string;
+    const line = text.split('\n').find((l) => l.startsWith(streamId === undefined ? `${name} ` : `${name}{stream="${streamId}"} `));
+    return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
   const make = async (extra: Record<string, unknown> = {}) => {
-    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], tag: 'mine', description: 'd', ...extra });
+    // includeNativeTxs: a stream that can match something (one that cannot says so in its statusMessage).
+    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], tag: 'mine', description: 'd', includeNativeTxs: true, ...extra });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.id as string;
   };
@@ -99,6 +120,31 @@ describe('Streams API and delivery engine', () => {
       const { secretKey } = (await s.call('/settings')).body;
       expect(testHook.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(testHook.raw + secretKey)))}`);
       expect((await stream(r.body.id)).id).toBe(r.body.id);
+    });
+
+    it('accepts a stream that can match nothing, and says why in its statusMessage until an update lets it match', async () => {
+      const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'] });
+      expect(r.status).toBe(200);
+      const id = r.body.id as string;
+      const none = /^Stream matches nothing: no include option is set\. Set includeNativeTxs, includeInternalTxs or includeContractLogs \(for the stream's addresses\), or allAddresses with abi and topic0/;
+      expect(r.body).toMatchObject({ status: 'active', statusMessage: expect.stringMatching(none) });
+      expect((await stream(id)).statusMessage).toMatch(none);
+      const listed = (await s.call('/streams/evm?limit=100')).body.result.find((x: { id: string }) => x.id === id);
+      expect(listed.statusMessage).toMatch(none);
+      // Paused, it still says so.
+      expect((await post(`/streams/evm/${id}/status`, { status: 'paused' })).body.statusMessage).toMatch(none);
+      expect((await post(`/streams/evm/${id}/status`, { status: 'active' })).body.statusMessage).toMatch(none);
+      // Logs of its addresses, but only Transfer events, and no abi to decode them with: still nothing.
+      const noAbi = await post(`/streams/evm/${id}`, { includeContractLogs: true, topic0: ['Transfer(address,address,uint256)'] });
+      expect(noAbi.status).toBe(200);
+      expect(noAbi.body.statusMessage).toMatch(/^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/);
+      const abi = [{ type: 'event', name: 'Transfer', inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
+      const fixed = await post(`/streams/evm/${id}`, { abi });
+      expect(fixed.body).toMatchObject({ status: 'active', statusMessage: '' });
+      expect((await stream(id)).statusMessage).toBe('');
+      // Back to matching nothing.
+      expect((await post(`/streams/evm/${id}`, { includeContractLogs: false })).body.statusMessage).toMatch(/^Stream matches nothing: topic0 is set but no log is included/);
+      expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
     });
 
     it('refuses bad fields with 400 naming them, and stores nothing', async () => {
@@ -254,6 +300,15 @@ describe('Streams API and delivery engine', () => {
         expect(ms - expected[i]!, `attempt ${i}`).toBeLessThan(1000);
       });
       expect(logs.every((l: { deliveryStatus: string }) => l.deliveryStatus === 'failed')).toBe(true);
+      // One warn line per failed attempt, naming the next attempt's time; the last says there is none.
+      const lines = await failedLinesNow(id);
+      expect(lines.map((l) => l.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      lines.slice(0, -1).forEach((l, i) => {
+        const ms = Date.parse(l.nextRetryAt) - t0 - expected[i + 1]!;
+        expect(ms, `retry after attempt ${i + 1}`).toBeGreaterThanOrEqual(0);
+        expect(ms, `retry after attempt ${i + 1}`).toBeLessThan(1000);
+      });
+      expect(lines.at(-1)).toMatchObject({ level: 'warn', nextRetryAt: null, note: 'no retry left: the webhook stays in history for manual replay' });
       // After the attempt at 24 h the webhook is left in history only.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
       expect(h).toHaveLength(1);
@@ -261,6 +316,66 @@ describe('Streams API and delivery engine', () => {
       expect(h[0].payload.block.number).toBe('10');
       expect((await stream(id)).status).toBe('active'); // 8 failures: 92%
       expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(8);
+    });
+
+    it('makes a failed delivery visible: a warn line per failed attempt, counters and queue sizes in /metrics, and the history entry of its later delivery', async () => {
+      const url = `${rx.url}?visible`;
+      const id = await make({ webhookUrl: url });
+      let failures = 2;
+      rx.state.answer = (r) => (r.body.streamId === id && failures > 0 ? (failures--, 503) : 200);
+      const totals = async () => Promise.all(['delivered', 'failed', 'retried'].map((k) => metric(`chainpost_webhooks_${k}_total`)));
+      const perStream = async () => Promise.all([...['delivered', 'failed', 'retried'].map((k) => metric(`chainpost_stream_webhooks_${k}_total`, id)), metric('chainpost_stream_webhooks_queued', id)]);
+      const before = await totals();
+      // Known before any outcome: a new stream's series start at 0.
+      expect(await perStream()).toEqual([0, 0, 0, 0]);
+      const from = s.output().length;
+      const t0 = await now();
+      const minute = 60_000;
+      const near = (iso: string, ms: number) => {
+        expect(Date.parse(iso) - t0 - ms).toBeGreaterThanOrEqual(0);
+        expect(Date.parse(iso) - t0 - ms).toBeLessThan(1000);
+      };
+      await enqueue(id, [webhook(60)]);
+      await advance(s, 0);
+
+      // The first try failed: one warn line, its retry a minute later; it waits in the queue and in history, undelivered.
+      let lines = await failedLinesNow(id, from);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 'warn', streamId: id, webhookUrl: url, status: 503, error: 'the receiver answered HTTP 503', attempt: 1 });
+      near(lines[0].nextRetryAt, minute);
+      expect(await perStream()).toEqual([0, 1, 0, 1]);
+      const entry = async () => (await s.call('/history?limit=100')).body.result.find((h: { streamId: string }) => h.streamId === id);
+      const first = await entry();
+      expect(first).toMatchObject({ id: lines[0].historyId, errorMessage: 'the receiver answered HTTP 503', delivered: false, deliveredAt: null });
+
+      // The retry fails too: a second line, the next retry 10 minutes later.
+      await advance(s, 60);
+      lines = await failedLinesNow(id, from);
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toMatchObject({ streamId: id, status: 503, attempt: 2, historyId: first.id });
+      near(lines[1].nextRetryAt, 11 * minute);
+      expect(await perStream()).toEqual([0, 2, 1, 1]);
+
+      // The next one is delivered: no line, the counters move, the queue is empty, the history entry says when.
+      await advance(s, 10 * 60);
+      expect(await failedLinesNow(id, from)).toHaveLength(2);
+      expect(await perStream()).toEqual([1, 2, 2, 0]);
+      const after = await totals();
+      expect(after.map((n, i) => n - before[i]!)).toEqual([1, 2, 2]);
+      // The queue total is the sum of the streams' queue sizes.
+      const text = (await s.call('/metrics')).body as string;
+      const queued = text.split('\n').filter((l) => l.startsWith('chainpost_stream_webhooks_queued{')).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+      expect(queued.length).toBeGreaterThan(1);
+      expect(await metric('chainpost_webhooks_queued')).toBe(queued.reduce((a, b) => a + b, 0));
+      const delivered = await entry();
+      expect(delivered).toMatchObject({ id: first.id, errorMessage: 'the receiver answered HTTP 503', delivered: true, tinyPayload: { retries: 1 } });
+      near(delivered.deliveredAt, 11 * minute);
+      expect((await s.call(`/history?limit=100&excludePayload=true`)).body.result.find((h: { id: string }) => h.id === first.id)).toMatchObject({ delivered: true, deliveredAt: delivered.deliveredAt });
+
+      // A deleted stream's series go; the totals keep what it counted.
+      expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
+      expect(await metric('chainpost_stream_webhooks_delivered_total', id)).toBeNaN();
+      expect(await totals()).toEqual(after);
     });
 
     it('puts every stream of a URL in error on the 31st failure in a row (30 leave it at 70%), and e-mails the owner', async () => {
@@ -361,8 +476,19 @@ describe('Streams API and delivery engine', () => {
       const replayed = await post(`/history/replay/${id}/${h.id}`);
       expect(replayed.status).toBe(200);
       expect(replayed.body).toMatchObject({ id: h.id, streamId: id, delivered: true, status: 200 });
-      // The first try, the refused replay and the delivered one; no retry is due yet.
-      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(3);
+      // The record says it was delivered, and when (the first time), and keeps its error.
+      const record = async () => (await s.call('/history?limit=100')).body.result.find((x: { id: string }) => x.id === h.id);
+      expect(h).toMatchObject({ delivered: false, deliveredAt: null });
+      expect(Date.parse(replayed.body.deliveredAt)).toBeGreaterThanOrEqual(await now() - 1000);
+      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, errorMessage: 'the receiver answered HTTP 500' });
+      await advance(s, 1);
+      expect((await post(`/history/replay/${h.id}`)).body).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt });
+      // Its retry a minute after the first try fails: the record, rewritten, still says it was delivered.
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      await advance(s, 60);
+      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, tinyPayload: { retries: 1 } });
+      // The first try, the refused replay, the two delivered ones, and the retry.
+      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(5);
       expect((await stream(id)).status).toBe('active');
       expect((await post(`/history/replay/${id}/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)).status).toBe(404);
       const other = (await cli(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;

@@ -5,10 +5,12 @@ import type { Entry, Kv, Mailer, Sender } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
+import type { Metrics } from '../metrics.js';
 import { bodyAt, ownBytes, webhookBody, type WebhookBody } from './body.js';
+import { DeliveryCounters } from './counters.js';
 import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, HISTORY_RETENTION_MS, QUEUE_CAP } from './limits.js';
-import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
+import { addCount, countKey, historyRange, isSuccessLogs, logRange, markDelivered, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
 import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
@@ -161,6 +163,29 @@ interface Outcome {
   now: number;
 }
 
+/** A failed attempt as its `warn` line tells it, once its outcome is committed. */
+interface FailedAttempt {
+  streamId: string;
+  webhookUrl: string;
+  status?: number;
+  error: string;
+  /** 1 for the first try. */
+  attempt: number;
+  /** When it is sent again (ISO), or null when it is not. */
+  nextRetryAt: string | null;
+  historyId?: string;
+  note?: string;
+}
+
+/** Built for failures only: a delivered webhook allocates nothing for the log. */
+function failedAttempt({ s, item, url, res }: Outcome, nextAt: number | undefined, historyId: string | undefined, note: string | undefined): FailedAttempt {
+  const f: FailedAttempt = { streamId: s.id, webhookUrl: url, error: res.error ?? 'no answer', attempt: item.failures + 1, nextRetryAt: nextAt === undefined ? null : new Date(nextAt).toISOString() };
+  if (res.status !== undefined) f.status = res.status;
+  if (historyId !== undefined) f.historyId = historyId;
+  if (note !== undefined) f.note = note;
+  return f;
+}
+
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
 /** A failed webhook waits apart from the fresh queue, ordered by when it is due. */
 const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${timeKey(nextAt)}/${String(seq).padStart(12, '0')}`;
@@ -202,6 +227,8 @@ export class Dispatcher {
   private kicksDue = 0;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
+  /** Outcomes since the start, for /metrics. */
+  private readonly counters = new DeliveryCounters();
 
   constructor(
     private readonly kv: Kv,
@@ -228,6 +255,7 @@ export class Dispatcher {
   /** Registers a stream (on create, and at start). */
   track(s: StreamRecord): void {
     this.tenants.set(s.id, s.tenantId);
+    this.counters.track(s.id);
     this.mayRetry.add(s.id);
     if (!this.numbers.has(s.id)) {
       this.numbers.set(s.id, this.byNumber.length);
@@ -254,6 +282,12 @@ export class Dispatcher {
     this.mayRetry.delete(id);
     this.queued.delete(id);
     this.live.delete(id);
+    this.counters.forget(id);
+  }
+
+  /** Delivered, failed and retried counters and queue sizes, per stream and in all, on /metrics. */
+  exportMetrics(metrics: Metrics): void {
+    this.counters.export(metrics, (id) => this.queueSize(id));
   }
 
   /** A stream's record was written (call after the write): the next send reads it again. */
@@ -471,6 +505,7 @@ export class Dispatcher {
       // Streams in line take the free slots; one with nothing to send leaves its line.
       for (let id = this.slots.next(); id !== undefined; id = this.slots.next()) this.kick(id);
     }
+    this.counters.outcome(s.id, res.delivered, item.failures > 0);
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
@@ -487,16 +522,18 @@ export class Dispatcher {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
           const errored: StreamRecord[] = [];
+          const failed: FailedAttempt[] = [];
           const changes = new Changes(this.kv, this.retention.successLogMax);
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
-              for (const one of batch) errored.push(...this.apply(one, changes));
+              for (const one of batch) errored.push(...this.apply(one, changes, failed));
               changes.write(this.clock.now());
             })
             .then(
               () => {
                 this.committed(changes);
+                for (const f of failed) this.log.warn('webhook delivery failed', { ...f });
                 this.afterError(errored);
               },
               (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
@@ -508,12 +545,19 @@ export class Dispatcher {
     return this.flushing;
   }
 
-  /** One delivery's outcome, inside the group transaction; returns the streams that entered error. */
-  private apply({ s, item, table, key, url, res, now }: Outcome, changes: Changes): StreamRecord[] {
+  /**
+   * One delivery's outcome, inside the group transaction; returns the streams
+   * that entered error, and adds a failed attempt to `failed` (logged once committed).
+   */
+  private apply(o: Outcome, changes: Changes, failed: FailedAttempt[]): StreamRecord[] {
+    const { s, item, table, key, url, res, now } = o;
     const tenant = s.tenantId;
-    if (!this.kv.has(table, key)) return []; // the stream was deleted or ended meanwhile
-    const cur = changes.stream(tenant, s.id);
-    if (cur === undefined) return [];
+    const cur = this.kv.has(table, key) ? changes.stream(tenant, s.id) : undefined;
+    if (cur === undefined) {
+      // The stream was deleted or ended meanwhile.
+      if (!res.delivered) failed.push(failedAttempt(o, undefined, undefined, 'not retried: the stream was deleted or terminated meanwhile'));
+      return [];
+    }
     // Charged to the URL it was sent to, even if the stream has moved to another since.
     const sentTo: StreamRecord = { ...cur, webhookUrl: url };
     const rateKey = `${tenant}/${url}`;
@@ -526,6 +570,7 @@ export class Dispatcher {
       meta.queued--;
       changes.rates.set(rateKey, afterSuccess(rate));
       changes.bump(tenant, s.id, { totalWebhooksDelivered: 1 });
+      if (item.historyId !== undefined) markDelivered(this.kv, tenant, item.historyId, now);
       return [];
     }
     const failures = item.failures + 1;
@@ -534,18 +579,25 @@ export class Dispatcher {
     changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     const delay = retryDelay(failures - 1);
     const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
+    let nextAt: number | undefined;
     if (delay === undefined || now >= deadline) {
       // Out of retries, or 24 h without delivery: the webhook stays in history for manual replay.
       meta.queued--;
     } else {
       // The last retry of the schedule (1 day) falls at the 24-hour mark, then the webhook is given up.
-      const nextAt = Math.min(now + delay, deadline);
+      nextAt = Math.min(now + delay, deadline);
       this.mayRetry.add(s.id);
       this.kv.put('retries', retryKey(s.id, nextAt, item.seq), { ...item, failures, firstFailedAt, nextAt, historyId } satisfies QueueItem);
     }
     const newRate = afterFailure(rate);
     changes.rates.set(rateKey, newRate);
-    return inError(newRate) ? this.urlToError(tenant, url, `the success rate of ${url} fell to ${newRate}%, below 70%`, now) : [];
+    const entered = inError(newRate) ? this.urlToError(tenant, url, `the success rate of ${url} fell to ${newRate}%, below 70%`, now) : [];
+    const note =
+      nextAt === undefined ? 'no retry left: the webhook stays in history for manual replay'
+      : entered.some((e) => e.id === s.id) || cur.status !== 'active' ? 'the stream is not active: the retry waits until it is set active again'
+      : undefined;
+    failed.push(failedAttempt(o, nextAt, historyId, note));
+    return entered;
   }
 
   private scheduleKick(streamId: string, at: number): void {
@@ -661,6 +713,9 @@ export class Dispatcher {
       this.kv.remove('history', old);
       changes.count(countKey(range), -1);
     }
+    // A replay may have delivered it meanwhile: the rewritten record still says so. (In place, `body` is a
+    // retry's, made by bodyAt, not a view of the read buffer this get reuses.)
+    const deliveredAt = inPlace ? this.kv.get<StoredHistory>('history', old!)?.deliveredAt : undefined;
     const historyId = inPlace ? id! : uuidV7(now);
     const key = range.prefix + historyId;
     if (!inPlace) changes.count(countKey(range));
@@ -674,6 +729,7 @@ export class Dispatcher {
       errorMessage,
       webhookUrl: s.webhookUrl,
     };
+    if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     this.kv.put('history', key, record);
     return historyId;
   }

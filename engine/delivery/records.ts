@@ -1,5 +1,5 @@
 import type { Kv, Table } from '../ports.js';
-import { payloadOf } from './body.js';
+import { ownBytes, payloadOf } from './body.js';
 import { uuidV7Ms } from './ids.js';
 import type { WebhookSummary } from './webhook.js';
 
@@ -21,14 +21,44 @@ export interface HistoryRecord {
   tag: string;
   errorMessage: string;
   webhookUrl: string;
+  /** Whether a later retry or a replay delivered the webhook (the record keeps the error of its last failure). */
+  delivered: boolean;
+  /** When it was first answered 200 (ISO 8601), null while undelivered. */
+  deliveredAt: string | null;
 }
 
-/** As stored: the body's bytes as last sent instead of the payload object. */
-export type StoredHistory = Omit<HistoryRecord, 'payload'> & { body: Uint8Array };
+/** As stored: the body's bytes as last sent instead of the payload object, and deliveredAt once a retry or replay delivered it. */
+export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string };
 
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
-  // The fields in the order the API has always answered them.
-  return { id: h.id, date: h.date, payload: withPayload ? payloadOf(h.body) : undefined, tinyPayload: h.tinyPayload, streamId: h.streamId, tag: h.tag, errorMessage: h.errorMessage, webhookUrl: h.webhookUrl };
+  // The fields in the order the API has always answered them; delivered and deliveredAt came later.
+  return {
+    id: h.id,
+    date: h.date,
+    payload: withPayload ? payloadOf(h.body) : undefined,
+    tinyPayload: h.tinyPayload,
+    streamId: h.streamId,
+    tag: h.tag,
+    errorMessage: h.errorMessage,
+    webhookUrl: h.webhookUrl,
+    delivered: h.deliveredAt !== undefined,
+    deliveredAt: h.deliveredAt ?? null,
+  };
+}
+
+/**
+ * A later attempt (a retry, or a replay) delivered a failed webhook: its record
+ * says when it first was, and keeps the error it had. Call in a transaction;
+ * answers the record's deliveredAt, or undefined when the record is gone.
+ */
+export function markDelivered(kv: Kv, tenant: string, historyId: string, now: number): string | undefined {
+  const key = historyRange(tenant).prefix + historyId;
+  const h = kv.get<StoredHistory>('history', key);
+  if (h === undefined || h.deliveredAt !== undefined) return h?.deliveredAt;
+  const deliveredAt = new Date(now).toISOString();
+  // The body copied off the read buffer before the write.
+  kv.put('history', key, { ...h, body: ownBytes(h.body), deliveredAt } satisfies StoredHistory);
+  return deliveredAt;
 }
 
 export type DeliveryStatus = 'success' | 'failed';

@@ -69,6 +69,30 @@ function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string |
   return gone.length === 0 ? undefined : `Stream invalid: ${gone.join('; ')}. It emits nothing for that chain; update its chainIds or delete it.`;
 }
 
+/**
+ * Why a definition can never produce a webhook, whatever addresses it is given
+ * (the webhook builder's rules, engine/match/webhook-builder.ts): a webhook
+ * needs a transaction (includeNativeTxs: from, to or creating a watched
+ * address), an internal transaction (includeInternalTxs: moving value from or
+ * to one), or a log (includeContractLogs: emitted by a watched address or
+ * naming one in an indexed address parameter; allAddresses: any log of a
+ * listed topic0, which needs abi and topic0). A topic0 list keeps only the
+ * listed events that decode with the stream's abi, so with includeContractLogs
+ * it needs an abi. includeAllTxLogs, getNativeBalances, triggers and
+ * advancedOptions only add to or filter what those found. undefined when the
+ * stream can match.
+ */
+export function matchesNothing(d: Pick<StreamDefinition, 'includeNativeTxs' | 'includeInternalTxs' | 'includeContractLogs' | 'allAddresses' | 'topic0' | 'abi'>): string | undefined {
+  if (d.includeNativeTxs || d.includeInternalTxs || d.allAddresses) return undefined;
+  const topics = d.topic0 !== null && d.topic0.length > 0;
+  if (d.includeContractLogs) {
+    if (!topics || d.abi !== null) return undefined;
+    return 'Stream matches nothing: topic0 keeps only the logs that decode with the stream\'s abi, and the stream has no abi. Set abi (with the events topic0 lists), or includeNativeTxs or includeInternalTxs.';
+  }
+  const why = topics ? 'topic0 is set but no log is included (includeContractLogs and allAddresses are false)' : 'no include option is set';
+  return `Stream matches nothing: ${why}. Set includeNativeTxs, includeInternalTxs or includeContractLogs (for the stream's addresses), or allAddresses with abi and topic0 (every log of those events).`;
+}
+
 /** The stream as the API answers it at service time `now`: every request field plus id, status, statusMessage, updatedAt, amountOfAddresses. */
 export function streamResponse(s: StreamRecord, now: number): Record<string, unknown> {
   return {
@@ -91,7 +115,7 @@ export function streamResponse(s: StreamRecord, now: number): Record<string, unk
     demo: s.demo,
     triggers: s.triggers,
     status: s.status,
-    statusMessage: s.status === 'error' || s.status === 'terminated' ? s.statusMessage : (invalidChains(s, now) ?? s.statusMessage),
+    statusMessage: s.status === 'error' || s.status === 'terminated' ? s.statusMessage : [invalidChains(s, now), matchesNothing(s)].filter((m) => m !== undefined).join(' ') || s.statusMessage,
     updatedAt: new Date(s.updatedAt).toISOString(),
     amountOfAddresses: s.amountOfAddresses,
   };

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { chainFor } from '../chains/lifecycle.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
-import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
+import { countOf, historyRange, historyView, logRange, logView, markDelivered, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
@@ -157,7 +157,10 @@ export class StreamsService {
     return counted(p, countOf(this.kv, ranges[0]!) + countOf(this.kv, ranges[1]!), limit, (row, key) => logView(key, row));
   }
 
-  /** Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state does not change. */
+  /**
+   * Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state
+   * does not change; a delivery marks the record delivered (deliveredAt: the first delivery).
+   */
   async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
     const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
     if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
@@ -165,7 +168,8 @@ export class StreamsService {
     const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
-    const out = { ...h, delivered: res.delivered, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
+    const deliveredAt = res.delivered ? (this.kv.transact(() => markDelivered(this.kv, tenant, historyId, this.clock.now())) ?? h.deliveredAt) : h.deliveredAt;
+    const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }
 
