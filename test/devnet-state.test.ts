@@ -6,6 +6,7 @@ import { startProcess, type Started } from '../bench/proc.js';
 import { freePort } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, walletClient } from './contracts.js';
 import { BIN, cli, tempDir, until } from './helpers.js';
+import { startReceiver } from './receiver.js';
 
 /** The embedded devnet (CHAINPOST_CHAINS unset): interval mining, its chain kept across restarts, `devnet reset`, its port and accounts. */
 
@@ -58,17 +59,23 @@ describe('the embedded devnet', () => {
     } finally {
       await n.stop('SIGKILL');
     }
-  });
+  }, 60_000);
 
   it('continues the same chain after a restart, logs still in node access; `devnet reset` (refused while it runs) starts a new one', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const fast = { CHAINPOST_DEVNET_BLOCK_TIME: '0.5' };
+    const receiver = await startReceiver();
     const first = await serve(dir, fast);
     let before: string[];
     let logs: unknown[];
     let logBlock: string;
     try {
+      // A stream made before the restart, watching account (1).
+      const call = (path: string, method: string, body: unknown) => fetch(`http://127.0.0.1:${first.port}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      const stream = await call('/streams/evm', 'PUT', { webhookUrl: receiver.url, chainIds: ['0x539'], includeNativeTxs: true });
+      expect(stream.status).toBe(200);
+      expect((await call(`/streams/evm/${stream.body.id}/address`, 'POST', { address: DEV_ACCOUNTS[1].address })).status).toBe(200);
       const token = await deploy(first.rpcUrl, 'TestToken', ['Devnet Token', 'DVT', 18, 1000n]);
       logBlock = `0x${token.receipt.blockNumber.toString(16)}`;
       expect(await until(async () => (await first.head()) >= Number(token.receipt.blockNumber) + 2, 15_000, 50)).toBe(true);
@@ -94,8 +101,12 @@ describe('the embedded devnet', () => {
       const metrics = await (await fetch(`http://127.0.0.1:${second.port}/metrics`)).text();
       expect(metrics).toMatch(/chainpost_rpc_calls_total\{chain="0x539",method="eth_getLogs",served="store"\} 1/);
       expect(second.output()).not.toContain('"msg":"reorg"');
+      // The stream goes on: a transfer to its address after the restart is delivered.
+      const hash = await (await walletClient(second.rpcUrl)).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: 1n });
+      expect(await until(() => receiver.webhooks().some((w) => w.body.txs.some((t: { hash: string }) => t.hash === hash)), 10_000, 50), second.output().slice(-2000)).toBe(true);
     } finally {
       expect(await second.stop('SIGTERM')).toBe(0);
+      await receiver.close();
     }
 
     const reset = await cli(['devnet', 'reset'], dir);
@@ -115,7 +126,7 @@ describe('the embedded devnet', () => {
     } finally {
       await third.stop('SIGKILL');
     }
-  });
+  }, 90_000);
 
   it('listens on CHAINPOST_DEVNET_PORT, or on the next free port when it is taken, and lists its funded accounts', async () => {
     // Never the default 8545 here (other tests and engineers share this machine): a port this test holds itself.
@@ -152,5 +163,5 @@ describe('the embedded devnet', () => {
     } finally {
       held.close();
     }
-  });
+  }, 60_000);
 });
