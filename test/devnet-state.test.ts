@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { parseEther } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -127,6 +127,40 @@ describe('the embedded devnet', () => {
       await third.stop('SIGKILL');
     }
   }, 90_000);
+
+  it('saves its state every 5 s while running: after a SIGKILL the chain continues from the last save, and reset ignores the dead server', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const first = await serve(dir, { CHAINPOST_DEVNET_BLOCK_TIME: '0.5' });
+    /** The last block in anvil's state file (undefined while it is missing or being written). */
+    const savedUpTo = (): number | undefined => {
+      try {
+        return (JSON.parse(readFileSync(first.devnet.state, 'utf8')) as { best_block_number: number }).best_block_number;
+      } catch {
+        return undefined;
+      }
+    };
+    let saved: string[];
+    try {
+      // No clean stop writes the file here: only the periodic save (anvil dies with the server, by the kernel).
+      expect(await until(() => (savedUpTo() ?? 0) >= 2, 15_000, 100)).toBe(true);
+      saved = await hashes(first, savedUpTo()!);
+    } finally {
+      await first.stop('SIGKILL');
+    }
+    const second = await serve(dir, { CHAINPOST_DEVNET_BLOCK_TIME: '3600' });
+    try {
+      // What was saved is the same chain; blocks mined after the save may be mined again (the follower's reorg).
+      expect(await hashes(second, saved.length - 1)).toEqual(saved);
+      expect(await until(async () => (await second.head()) >= saved.length - 1, 10_000, 50)).toBe(true);
+    } finally {
+      await second.stop('SIGKILL');
+    }
+    // running.json still names the killed server; its pids are gone, so reset goes ahead.
+    const reset = await cli(['devnet', 'reset'], dir);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(existsSync(second.devnet.state)).toBe(false);
+  }, 60_000);
 
   it('listens on CHAINPOST_DEVNET_PORT, or on the next free port when it is taken, and lists its funded accounts', async () => {
     // Never the default 8545 here (other tests and engineers share this machine): a port this test holds itself.
