@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import xxhash from 'xxhash-wasm';
 import { parseArgs } from 'node:util';
-import { DEVNET_CHAIN, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
 import { devnetReset } from '../http/clients/devnet-reset.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -263,10 +263,8 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
     log.info('devnet', { chain: DEVNET_CHAIN, rpc: devnet.url, port: devnet.port, pid: devnet.child.pid, blockTime, confirmations, state: devnet.stateFile, accounts: devnet.accounts.map((a) => a.address) });
     // To stderr, as the key banner: stdout stays JSON lines. The keys are anvil's public test keys.
     process.stderr.write(
-      `chainpost: devnet ${DEVNET_CHAIN} (chain id 1337) at ${devnet.url}: a block every ${blockTime} s and one per transaction, confirmed at ${confirmations} blocks, kept in ${devnet.stateFile}
-` +
-        `funded accounts (anvil's test mnemonic "test test test test test test test test test test test junk"; public keys, never use them on a real chain):
-${accountsBanner(devnet.accounts)}`,
+      `chainpost: devnet ${DEVNET_CHAIN} (chain id ${DEVNET_CHAIN_ID}) at ${devnet.url}: a block every ${blockTime} s and one per transaction, confirmed at ${confirmations} blocks, kept in ${devnet.stateFile}\n` +
+        `funded accounts (anvil's test mnemonic "test test test test test test test test test test test junk"; these keys are public: never use them on a real chain):\n${accountsBanner(devnet.accounts)}`,
     );
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
