@@ -162,6 +162,18 @@ describe('the embedded devnet', () => {
     expect(existsSync(second.devnet.state)).toBe(false);
   }, 60_000);
 
+  it('`devnet reset` on a directory with no store creates none; `devnet` without `reset` is a usage error', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const reset = await cli(['devnet', 'reset'], dir);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stdout).toContain('no devnet state at');
+    expect(existsSync(`${dir}/data.mdb`)).toBe(false);
+    const wrong = await cli(['devnet', 'restart'], dir);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('unknown devnet command "restart"');
+  });
+
   it('listens on CHAINPOST_DEVNET_PORT, or on the next free port when it is taken, and lists its funded accounts', async () => {
     // Never the default 8545 here (other tests and engineers share this machine): a port this test holds itself.
     const held: Server = createServer();
