@@ -17,6 +17,8 @@ export interface Config {
   chains: Map<string, string>;
   /** Unset CHAINPOST_CHAINS: the embedded anvil devnet; `none`: no ingestion; else the listed upstreams. */
   ingest: 'embedded' | 'configured' | 'none';
+  /** The embedded devnet (CHAINPOST_CHAINS unset): its port (0: any free one; else that one or the next free) and its block interval, seconds. */
+  devnet: { port: number; blockTime: number };
   /** Polling interval where a node offers no newHeads subscription, ms. */
   pollMs: number;
   /** Confirmation depth overrides per EVM chain, keyed by hex id. */
@@ -76,6 +78,10 @@ export function parseConfig(env: Env): Config {
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
     chains: chains === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl),
     ingest: chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured',
+    devnet: {
+      port: integer('CHAINPOST_DEVNET_PORT', get('CHAINPOST_DEVNET_PORT'), 8545, 0, 65535),
+      blockTime: positive('CHAINPOST_DEVNET_BLOCK_TIME', get('CHAINPOST_DEVNET_BLOCK_TIME'), 1, 86_400),
+    },
     pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
     confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000)),
     rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),
@@ -99,6 +105,15 @@ function integer(name: string, v: string | undefined, fallback: number, min: num
   if (!/^\d+$/.test(v)) throw new ConfigError(name, `expected a whole number, got "${v}"`);
   const n = Number(v);
   if (n < min || n > max) throw new ConfigError(name, `expected ${min} to ${max}, got ${v}`);
+  return n;
+}
+
+/** A positive decimal number up to `max` (fractions allowed: anvil takes a block time of 0.5 s). */
+function positive(name: string, v: string | undefined, fallback: number, max: number): number {
+  if (v === undefined) return fallback;
+  if (!/^(\d+\.?\d*|\.\d+)$/.test(v)) throw new ConfigError(name, `expected a positive number of seconds, got "${v}"`);
+  const n = Number(v);
+  if (n <= 0 || n > max) throw new ConfigError(name, `expected more than 0 and at most ${max}, got ${v}`);
   return n;
 }
 

@@ -6,7 +6,8 @@
 import { performance } from 'node:perf_hooks';
 import xxhash from 'xxhash-wasm';
 import { parseArgs } from 'node:util';
-import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { devnetReset } from '../http/clients/devnet-reset.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
@@ -84,7 +85,8 @@ const USAGE = `usage:
   chainpost keys create --name N [--email E] [--tenant T]
                                                       create an API key; prints it alone on the last line
   chainpost keys list                                 list keys (never the keys themselves)
-  chainpost keys revoke N                             revoke the key named N (or with id N)`;
+  chainpost keys revoke N                             revoke the key named N (or with id N)
+  chainpost devnet reset                              the next start begins a new devnet (refused while a server runs it)`;
 
 /**
  * Log lines to stdout, gathered and written once per event-loop turn: writes to
@@ -257,12 +259,19 @@ export async function startService(config: Config, out?: (line: string) => void)
  */
 async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   const { config, log, clock, store, upstreams, mark } = core;
-  let anvil: Anvil | undefined;
+  let devnet: Devnet | undefined;
   let chains = config.chains;
   if (config.ingest === 'embedded') {
-    anvil = await startAnvil({ chainId: 1337 });
-    chains = new Map([['0x539', anvil.url]]);
-    log.info('devnet', { chain: '0x539', rpc: anvil.url, pid: anvil.child.pid });
+    devnet = await startDevnet(config.dataDir, config.devnet);
+    chains = new Map([[DEVNET_CHAIN, devnet.url]]);
+    const confirmations = config.confirmations.get(DEVNET_CHAIN) ?? findChain(DEVNET_CHAIN)!.confirmations;
+    const { blockTime } = config.devnet;
+    log.info('devnet', { chain: DEVNET_CHAIN, rpc: devnet.url, port: devnet.port, pid: devnet.child.pid, blockTime, confirmations, state: devnet.stateFile, accounts: devnet.accounts.map((a) => a.address) });
+    // To stderr, as the key banner: stdout stays JSON lines. The keys are anvil's public test keys.
+    process.stderr.write(
+      `chainpost: devnet ${DEVNET_CHAIN} (chain id ${DEVNET_CHAIN_ID}) at ${devnet.url}: a block every ${blockTime} s and one per transaction, confirmed at ${confirmations} blocks, kept in ${devnet.stateFile}\n` +
+        `funded accounts (anvil's test mnemonic "test test test test test test test test test test test junk"; these keys are public: never use them on a real chain):\n${accountsBanner(devnet.accounts)}`,
+    );
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
@@ -309,7 +318,7 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
       await matcher.stop();
       await pool.close();
       await Promise.all([...upstreams.values(), ...access].map((u) => u.close()));
-      await anvil?.stop();
+      await devnet?.stop();
     },
   };
 }
@@ -391,6 +400,10 @@ export async function run(argv: string[]): Promise<void> {
   try {
     if (command === undefined || command === 'serve') await serve();
     else if (command === 'keys') keysCommand(rest);
+    else if (command === 'devnet') {
+      if (rest.length !== 1 || rest[0] !== 'reset') throw new UsageError(`unknown devnet command "${rest.join(' ')}"`);
+      for (const line of await devnetReset(parseConfig(process.env).dataDir)) process.stdout.write(`${line}\n`);
+    }
     else if (command === 'help' || command === '--help' || command === '-h') process.stdout.write(`${USAGE}\n`);
     else throw new UsageError(`unknown command "${command}"`);
   } catch (err) {

@@ -21,7 +21,8 @@ const alive = (pid: number): boolean => {
 /** `npm start` with embedded defaults: an anvil devnet from node_modules, followed as chain 0x539, gone when the server stops. */
 describe('the embedded devnet', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('runs anvil as chain 0x539, ingests it, and stops it with the server on %s', async (signal) => {
-    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50' });
+    // No interval blocks here: the head must be exactly what anvil_mine made.
+    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '3600' });
     try {
       const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
       expect(devnet).toMatchObject({ chain: '0x539', rpc: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
@@ -47,7 +48,7 @@ describe('the embedded devnet', () => {
   });
 
   it('does not orphan anvil when the server is killed with SIGKILL', async () => {
-    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50' });
+    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0' });
     let pid: number | undefined;
     try {
       const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);

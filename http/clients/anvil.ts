@@ -5,8 +5,9 @@ import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 
 /**
- * The embedded devnet: anvil from node_modules (the @foundry-rs/anvil-linux-amd64
- * build, the only one the registry here has), on a free loopback port. It dies
+ * anvil from node_modules (the @foundry-rs/anvil-linux-amd64 build, the only
+ * one the registry here has) on a loopback port: the embedded devnet
+ * (http/clients/devnet.ts) and the node of tests and benchmarks. It dies
  * with this process: on stop, on exit, on a crash that reaches the exit handler,
  * and (with setpriv, see below) on a SIGKILL of this process.
  */
@@ -38,6 +39,19 @@ function anvilBinary(): string {
 const SETPRIV = '/usr/bin/setpriv';
 let hasSetpriv: boolean | undefined;
 
+/** Whether nothing listens on the loopback port (checked by listening on it a moment). */
+const portIsFree = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+
+/** How many ports from a requested one are tried before giving up. */
+const PORT_SEARCH = 100;
+
+class PortTaken extends Error {}
+
 /** A free loopback port (nothing listens on it once this resolves). */
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -49,8 +63,25 @@ export const freePort = (): Promise<number> =>
     });
   });
 
-export async function startAnvil(opts: { chainId?: number; args?: string[] } = {}): Promise<Anvil> {
-  const port = await freePort();
+/**
+ * anvil on `opts.port` if it is free, else on the next free one (up to 100 further); on any free port
+ * when `opts.port` is 0 or unset. A port taken between the check and anvil's bind is skipped too.
+ */
+export async function startAnvil(opts: { chainId?: number; args?: string[]; port?: number } = {}): Promise<Anvil> {
+  const first = opts.port ?? 0;
+  const last = Math.min(first + PORT_SEARCH - 1, 65535);
+  for (let port = first, tries = 0; first === 0 ? tries < 5 : port <= last; port++, tries++) {
+    if (first !== 0 && !(await portIsFree(port))) continue;
+    try {
+      return await launch(first === 0 ? await freePort() : port, opts);
+    } catch (err) {
+      if (!(err instanceof PortTaken)) throw err;
+    }
+  }
+  throw new Error(first === 0 ? 'anvil found no free port' : `ports ${first} to ${last} are all taken`);
+}
+
+async function launch(port: number, opts: { chainId?: number; args?: string[] }): Promise<Anvil> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])];
   hasSetpriv ??= existsSync(SETPRIV);
   const child = hasSetpriv
@@ -63,7 +94,11 @@ export async function startAnvil(opts: { chainId?: number; args?: string[] } = {
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
+    if (child.exitCode !== null) {
+      process.off('exit', killOnExit);
+      if (/address already in use/i.test(stderr)) throw new PortTaken(stderr);
+      throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
+    }
     try {
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
       if (res.ok) break;

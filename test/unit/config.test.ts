@@ -8,6 +8,12 @@ describe('parseConfig', () => {
     expect(c.chains.size).toBe(0);
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
+    expect(c.devnet).toEqual({ port: 8545, blockTime: 1 });
+  });
+
+  it('takes the devnet\'s port (0: any free one) and a block time in seconds, fractions included', () => {
+    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.5' }).devnet).toEqual({ port: 0, blockTime: 0.5 });
+    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '9545', CHAINPOST_DEVNET_BLOCK_TIME: '12' }).devnet).toEqual({ port: 9545, blockTime: 12 });
   });
 
   it('takes a second port for node access, any free one with 0, never the main one', () => {
@@ -84,6 +90,12 @@ describe('parseConfig', () => {
     ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
     ['CHAINPOST_DELIVERY_LOG_MAX', '0'],
     ['CHAINPOST_DELIVERY_LOG_MAX', 'lots'],
+    ['CHAINPOST_DEVNET_PORT', '65536'],
+    ['CHAINPOST_DEVNET_PORT', 'eight'],
+    ['CHAINPOST_DEVNET_BLOCK_TIME', '0'],
+    ['CHAINPOST_DEVNET_BLOCK_TIME', '-1'],
+    ['CHAINPOST_DEVNET_BLOCK_TIME', 'fast'],
+    ['CHAINPOST_DEVNET_BLOCK_TIME', '1e3'],
   ];
   it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
     let caught: unknown;

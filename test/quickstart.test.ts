@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, it } from 'vitest';
+import { startProcess, type Started } from '../bench/proc.js';
+import { freePort } from '../http/clients/anvil.js';
+import { BIN, tempDir, until } from './helpers.js';
+
+/**
+ * README.md's Quickstart, run as written. Each of its fenced blocks marked
+ * `<!-- quickstart:KIND -->` is taken from the README:
+ *   start          must be `npm start`; run as `node bin/chainpost.js serve`, what npm start runs after
+ *                  its build (npm test built dist/ already; a second tsc here would rewrite dist/ under
+ *                  the other test files), on a temp CHAINPOST_DATA, CHAINPOST_PORT=0 and
+ *                  CHAINPOST_DEVNET_PORT=0 (8545 may be taken on this machine)
+ *   placeholders   `export NAME=…` lines: the names must be exactly CHAINPOST, KEY and RECEIVER_PORT, which
+ *                  this test sets instead (the server's URL, the key it printed, a free port); nothing
+ *                  else in the blocks is substituted
+ *   file:NAME      saved as NAME in a working directory whose node_modules is chainpost's
+ *   run            run with `bash -e` in that directory, in order; must exit 0
+ * The receiver keeps running in the background of its block; its output (one line per webhook) is read.
+ */
+
+const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+interface Block {
+  kind: string;
+  lang: string;
+  code: string;
+}
+
+const blocks: Block[] = [...README.matchAll(/<!-- quickstart:(\S+) -->\n```(\w+)\n([\s\S]*?)\n```\n/g)].map((m) => ({ kind: m[1]!, lang: m[2]!, code: `${m[3]!}\n` }));
+
+it('README.md has the marked Quickstart blocks: start, placeholders, files and commands', () => {
+  expect(blocks.map((b) => b.kind)).toEqual(['start', 'placeholders', 'file:receiver.mjs', 'run', 'run', 'file:transfer.mjs', 'run']);
+  // Every marker is followed by its block: none was skipped by the pattern above.
+  expect(README.match(/<!-- quickstart:/g)).toHaveLength(blocks.length);
+  expect(blocks[0]!.code).toBe('npm start\n');
+  expect([...blocks[1]!.code.matchAll(/^export (\w+)=/gm)].map((m) => m[1])).toEqual(['CHAINPOST', 'KEY', 'RECEIVER_PORT']);
+});
+
+it('runs the Quickstart: a stream on the devnet, a transfer through node access, its webhooks confirmed false then true, signatures valid', async () => {
+  const data = tempDir();
+  const work = mkdtempSync(join(tmpdir(), 'chainpost-quickstart-'));
+  symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
+  let server: Started | undefined;
+  const shells: ChildProcess[] = [];
+  let out = '';
+  try {
+    server = await startProcess([BIN, 'serve'], {
+      CHAINPOST_DATA: data,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_DEVNET_PORT: '0',
+      CHAINPOST_CHAINS: undefined,
+      CHAINPOST_API_KEY: undefined,
+      CHAINPOST_CONFIRMATIONS: undefined,
+      CHAINPOST_DEVNET_BLOCK_TIME: undefined,
+    });
+    const key = /API key: (cpk_\S+)/.exec(server.output())?.[1];
+    expect(key, server.output()).toBeDefined();
+    const env = { ...process.env, CHAINPOST: `http://127.0.0.1:${server.port}`, KEY: key!, RECEIVER_PORT: String(await freePort()) };
+
+    const run = (code: string): Promise<number | null> => {
+      // Its own process group: a job the block leaves in the background (the receiver) is stopped with it.
+      const sh = spawn('bash', ['-e', '-c', code], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      shells.push(sh);
+      sh.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      sh.stderr!.on('data', (c: Buffer) => void (out += c.toString()));
+      return new Promise((resolve) => sh.once('exit', resolve));
+    };
+    for (const b of blocks.slice(2)) {
+      if (b.kind.startsWith('file:')) {
+        writeFileSync(join(work, b.kind.slice('file:'.length)), b.code);
+        continue;
+      }
+      expect(await run(b.code), `${b.code}\n${out}`).toBe(0);
+      // The receiver is in the background: wait until it listens before the stream's test webhook.
+      if (b.code.includes('node receiver.mjs')) expect(await until(() => out.includes('receiving webhooks on port'), 10_000), out).toBe(true);
+    }
+
+    const hash = /^(0x[0-9a-f]{64})$/m.exec(out)?.[1];
+    expect(hash, out).toBeDefined();
+    const lines = () => out.split('\n').filter((l) => l.startsWith('{"valid"')).map((l) => JSON.parse(l) as { valid: boolean; confirmed: boolean; chainId: string; block: string; txs: string[] });
+    const carrying = (confirmed: boolean) => lines().find((l) => l.confirmed === confirmed && l.txs.some((t) => t.endsWith(hash!)));
+    // 12 confirmations at a block a second: the confirmed webhook comes about 12 s after the first.
+    expect(await until(() => carrying(true) !== undefined, 60_000, 100), out).toBe(true);
+    const seen = carrying(false)!;
+    expect(seen).toMatchObject({ valid: true, chainId: '0x539' });
+    expect(seen.txs).toEqual([`0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266 -> 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 1000000000000000000 wei ${hash}`]);
+    expect(carrying(true)).toEqual({ ...seen, confirmed: true });
+    // The test webhook of the stream's creation came first, and every signature checked out.
+    expect(lines()[0]).toMatchObject({ valid: true, chainId: '' });
+    expect(lines().every((l) => l.valid)).toBe(true);
+  } finally {
+    for (const sh of shells) {
+      try {
+        process.kill(-sh.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await server?.stop('SIGTERM');
+    rmSync(work, { recursive: true, force: true });
+    rmSync(data, { recursive: true, force: true });
+  }
+}, 120_000);

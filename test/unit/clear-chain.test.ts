@@ -1,0 +1,38 @@
+import { rmSync } from 'node:fs';
+import { afterAll, expect, it } from 'vitest';
+import { TABLES, type Table } from '../../engine/ports.js';
+import { clearChain } from '../../engine/ingest/store.js';
+import { openStore } from '../../storage/env.js';
+import { tempDir } from '../helpers.js';
+
+const store = openStore(tempDir());
+afterAll(async () => {
+  await store.close();
+  rmSync(store.path, { recursive: true, force: true });
+});
+
+/** Every key of every table, as `table key`. */
+const everything = (): string[] => TABLES.flatMap((t: Table) => store.range(t).map((e) => `${t} ${e.key}`)).filter((k) => !k.startsWith('meta '));
+
+it('clearChain removes every row ingested from one chain (in batches) and nothing of another chain or of the tenants', () => {
+  const rows = (chain: string): Array<[Table, string]> => [
+    ['chainState', chain],
+    ...(['blocks', 'probes', 'canon'] as const).flatMap((t) => [0, 1, 2].map((n): [Table, string] => [t, `${chain}/${n.toString(16).padStart(12, '0')}`])),
+    ['blockHashes', `${chain}/0xabc`],
+    ['blockEvents', `${chain}/000000000002/0`],
+    ['tokens', `${chain}/0xcontract`],
+    ['sales', `${chain}/0xcontract/${'0'.repeat(64)}/1/0/0`],
+    ['transfers', `nft/${chain}/0xcontract/${'0'.repeat(64)}/1/0/0`],
+    ['transfers', `erc20/${chain}/0xcontract/1/0`],
+    ['transfers', `wallet/${chain}/0xwallet/1/0`],
+  ];
+  // 0x5390 shares 0x539's first characters: the `/` after a chain id keeps it apart.
+  const kept = [...rows('0x1'), ...rows('0x5390'), ['streams', 't_1/0x539'], ['settings', 't_1']] as Array<[Table, string]>;
+  store.transact(() => {
+    for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
+  });
+  const removed = clearChain(store, '0x539', 2);
+  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3 });
+  expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
+  expect(clearChain(store, '0x539')).toEqual({ blocks: 0, probes: 0, canon: 0, blockHashes: 0, blockEvents: 0, tokens: 0, sales: 0, transfers: 0 });
+});
