@@ -31,7 +31,7 @@ function find(argv: readonly string[]): Found {
   const [first, second] = argv;
   if (first === undefined) return { command: COMMANDS.find((c) => c.name === 'serve')!, rest: [] };
   if (first === 'help') {
-    const words = argv.slice(1).join(' ');
+    const words = argv.slice(1).filter((a) => !HELP.has(a)).join(' ');
     const usage = usageOf(words);
     return usage === undefined ? { usage: topUsage(), error: `no command "${words}"` } : { usage };
   }
