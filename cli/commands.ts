@@ -36,9 +36,10 @@ export interface Command {
   /**
    * What the command does with CHAINPOST_DATA (its absolute path is printed to stderr first):
    * `server`: the server creates and locks it; `store`: it must hold a store already,
-   * unless the command has a `--create` option and it is given.
+   * unless the command has a `--create` option and it is given; `exclusive`: as `store`,
+   * and the command holds the directory's lock while it runs (refused while a server runs there).
    */
-  data: 'server' | 'store' | 'none';
+  data: 'server' | 'store' | 'exclusive' | 'none';
   run(ctx: Context): Promise<void> | void;
 }
 

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig } from '../engine/config.js';
 import { NoStore, StorageError, openStore, type Store } from '../storage/env.js';
+import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
 /** Bad arguments: exit 2 with the usage of `usage` (a command, a group such as `keys`, or all). */
@@ -86,10 +87,17 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
     positionals,
     store: () => (store ??= openExisting(config.dataDir, command, values['create'] === true)),
   };
+  let lock: DataDirLock | undefined;
   try {
+    if (command.data === 'exclusive') {
+      // The store first: a directory without one is refused before the lock would create it.
+      ctx.store();
+      lock = dataDirError(() => lockDataDir(config.dataDir));
+    }
     await command.run(ctx);
   } finally {
-    void store?.close();
+    await store?.close();
+    lock?.release();
   }
 }
 
@@ -114,13 +122,22 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
 
 /** The store in `dir`; a directory without one is refused unless `create`, naming CHAINPOST_DATA and the way out. */
 function openExisting(dir: string, command: Command, create: boolean): Store {
-  try {
-    return openStore(dir, { create });
-  } catch (err) {
-    if (err instanceof NoStore) {
+  return dataDirError(() => {
+    try {
+      return openStore(dir, { create });
+    } catch (err) {
+      if (!(err instanceof NoStore)) throw err;
       const how = command.options?.['create'] !== undefined ? 'or pass --create to make a new store there' : 'or make one there with `chainpost serve` or `chainpost keys create --create`';
       throw new ConfigError('CHAINPOST_DATA', `${err.message}. Set CHAINPOST_DATA to the data directory of your server, ${how}`);
     }
+  });
+}
+
+/** A StorageError (no directory, locked, another schema) as a ConfigError naming CHAINPOST_DATA. */
+function dataDirError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
     if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
     throw err;
   }
