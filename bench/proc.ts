@@ -6,6 +6,8 @@ export interface Started {
   port: number;
   /** Everything printed so far, stdout and stderr. */
   output: () => string;
+  /** What was printed on stdout alone. */
+  stdout: () => string;
   /** Resolves with the exit code once the process is gone. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -15,6 +17,7 @@ export interface Started {
 export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 15_000): Promise<Started> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let stdout = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -23,15 +26,20 @@ export function startProcess(args: string[], env: Record<string, string | undefi
     }, timeoutMs);
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
+      stdout += chunk.toString();
       const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
       if (m === null) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
-      child.stdout!.on('data', (c: Buffer) => void (out += c.toString()));
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        stdout += c.toString();
+      });
       resolve({
         child,
         port: Number(m[1]),
         output: () => out,
+        stdout: () => stdout,
         exited,
         stop: (signal = 'SIGTERM') => {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -1,13 +1,11 @@
 /**
- * The composition root and the `chainpost` binary: the only file of engine/
- * that imports adapters (LMDB storage, the uWS front end) and reads process
- * state (environment, wall clock, signals).
+ * The composition root: the only file of engine/ that imports adapters (LMDB
+ * storage, the uWS front end, the worker pool) and touches process state (the
+ * wall clock, stdout). The `chainpost` binary and its commands are cli/.
  */
 import { performance } from 'node:perf_hooks';
 import xxhash from 'xxhash-wasm';
-import { parseArgs } from 'node:util';
 import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
-import { devnetReset } from '../http/clients/devnet-reset.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
@@ -23,6 +21,7 @@ import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { pack } from '../storage/codec.js';
 import { StorageError, openStore, type Store } from '../storage/env.js';
+import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
@@ -44,13 +43,13 @@ import { inlineSmallRounds } from './match/match-blocks.js';
 import { inlineSmallBlocks } from './ingest/prepared.js';
 import type { Upstream } from './ports.js';
 import { workerPool } from '../workers/pool.js';
-import { ApiError } from './errors.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
 import { ApiKeys } from './keys.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
 import { NodeAccess } from './rpc/service.js';
+import { Readiness, type Part } from './readiness.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -79,14 +78,6 @@ const INLINE_PREPARE_BYTES = 32 * 1024;
 
 /** Graceful stop: in-flight requests get this long before the process exits anyway. */
 const SHUTDOWN_GRACE_MS = 8_000;
-
-const USAGE = `usage:
-  chainpost [serve]                                   start the server (configuration: README.md)
-  chainpost keys create --name N [--email E] [--tenant T]
-                                                      create an API key; prints it alone on the last line
-  chainpost keys list                                 list keys (never the keys themselves)
-  chainpost keys revoke N                             revoke the key named N (or with id N)
-  chainpost devnet reset                              the next start begins a new devnet (refused while a server runs it)`;
 
 /**
  * Log lines to stdout, gathered and written once per event-loop turn: writes to
@@ -143,6 +134,14 @@ export interface Core {
   readonly nodes: NodeAccess;
   /** Set with CHAINPOST_TRACE_BLOCKS: marks a block's stages. */
   readonly mark: Mark | undefined;
+  /** The parts still starting (GET /health answers 503 until none is). */
+  readonly readiness: Readiness;
+  /** This process's hold on the data directory: one server per CHAINPOST_DATA. */
+  readonly lock: DataDirLock;
+  /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
+  readonly notice: (text: string) => void;
+  /** Closes the store and gives up the data directory. */
+  close(): Promise<void>;
 }
 
 export interface Service extends Core {
@@ -155,16 +154,31 @@ export interface Service extends Core {
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
-export async function createCore(config: Config, out: (line: string) => void = stdoutLines): Promise<Core> {
+export async function createCore(config: Config, out: (line: string) => void = stdoutLines, notice: (text: string) => void = (text) => process.stderr.write(text)): Promise<Core> {
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
-  const store = openDataDir(config.dataDir);
+  const readiness = new Readiness(['store', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
+  // The lock first: a second server must not deliver, ingest or start a devnet on this directory.
+  const lock = dataDir(() => lockDataDir(config.dataDir));
+  let store: Store;
+  try {
+    store = dataDir(() => openStore(config.dataDir));
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const close = async (): Promise<void> => {
+    await store.close();
+    lock.release();
+  };
+  readiness.up('store');
   try {
     const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
     if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
     if (config.apiKey === undefined && keys.count() === 0) {
       const { key, record } = keys.create({ name: 'default' });
-      out(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
+      // On stderr: stdout carries JSON log lines only.
+      notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
     }
     const metrics = new Metrics();
     const followers: Follower[] = [];
@@ -193,7 +207,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
@@ -201,41 +215,48 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes, mark };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {
-    void store.close();
+    await close();
     throw err;
   }
 }
 
+/** Test seam: awaited before each part of the server starts, so a test can hold the start at that point. */
+export type BeforePart = (part: Part) => Promise<void>;
+
+const noWait: BeforePart = () => Promise.resolve();
+
 /** Builds and starts the whole service from a parsed configuration. */
-export async function startService(config: Config, out?: (line: string) => void): Promise<Service> {
+export async function startService(config: Config, out?: (line: string) => void, before: BeforePart = noWait): Promise<Service> {
   if (!nativeUwsLoaded()) {
     throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
   }
   const core = await createCore(config, out);
-  const { log, store } = core;
+  const { log } = core;
   /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
   const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
     try {
       return await startServer({ host: config.host, port, routes, pipeline: core.pipeline, fallback: unknownRoute });
     } catch (err) {
       for (const s of opened) await s.close(0);
-      await store.close();
+      await core.close();
       throw new ConfigError(variable, `${(err as Error).message} (address in use, or not an address of this machine)`);
     }
   };
+  await before('listener');
   const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
   // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
   const rpcServer = config.rpcPort === undefined ? undefined : await listen(config.rpcPort, rpcRoutes(core.clock, core.nodes, ''), 'CHAINPOST_RPC_PORT', [server]);
+  core.readiness.up('listener');
   let ingest: Awaited<ReturnType<typeof startIngest>>;
   try {
-    ingest = await startIngest(core);
+    ingest = await startIngest(core, before);
   } catch (err) {
     // No anvil build here, say: nothing stays open behind the error.
     await server.close(0);
     await rpcServer?.close(0);
-    await store.close();
+    await core.close();
     throw err;
   }
   log.info('listening', { host: config.host, port: server.port, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
@@ -246,7 +267,7 @@ export async function startService(config: Config, out?: (line: string) => void)
     if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
     await ingest.stop();
     if (!(await delivered)) log.warn('stopped with webhooks still in flight; they are sent again at the next start');
-    await store.close();
+    await core.close();
     log.info('stopped');
   };
   return { ...core, server, stop };
@@ -257,26 +278,37 @@ export async function startService(config: Config, out?: (line: string) => void)
  * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
-  const { config, log, clock, store, upstreams, mark } = core;
+async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Promise<void> }> {
+  const { config, log, clock, store, upstreams, mark, readiness } = core;
   let devnet: Devnet | undefined;
   let chains = config.chains;
   if (config.ingest === 'embedded') {
+    await before('devnet');
     devnet = await startDevnet(config.dataDir, config.devnet);
     chains = new Map([[DEVNET_CHAIN, devnet.url]]);
     const confirmations = config.confirmations.get(DEVNET_CHAIN) ?? findChain(DEVNET_CHAIN)!.confirmations;
     const { blockTime } = config.devnet;
     log.info('devnet', { chain: DEVNET_CHAIN, rpc: devnet.url, port: devnet.port, pid: devnet.child.pid, blockTime, confirmations, state: devnet.stateFile, accounts: devnet.accounts.map((a) => a.address) });
     // To stderr, as the key banner: stdout stays JSON lines. The keys are anvil's public test keys.
-    process.stderr.write(
+    core.notice(
       `chainpost: devnet ${DEVNET_CHAIN} (chain id ${DEVNET_CHAIN_ID}) at ${devnet.url}: a block every ${blockTime} s and one per transaction, confirmed at ${confirmations} blocks, kept in ${devnet.stateFile}\n` +
         `funded accounts (anvil's test mnemonic "test test test test test test test test test test test junk"; these keys are public: never use them on a real chain):\n${accountsBanner(devnet.accounts)}`,
     );
+    readiness.up('devnet');
   }
   // Node access has its own connections to each node: callers never queue behind ingestion, nor it behind them.
   const access: Array<{ close(): Promise<void> }> = [];
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
+  await before('worker pool');
   const pool = workerPool(store.path);
+  try {
+    await pool.ready();
+  } catch (err) {
+    await pool.close();
+    await devnet?.stop();
+    throw err;
+  }
+  readiness.up('worker pool');
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
@@ -323,96 +355,12 @@ async function startIngest(core: Core): Promise<{ stop(): Promise<void> }> {
   };
 }
 
-async function serve(): Promise<void> {
-  const config = parseConfig(process.env);
-  const service = await startService(config);
-  let stopping = false;
-  const onSignal = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    service.log.info('stopping', { signal });
-    service.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        service.log.error('stop failed', { err });
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  // A bug must not leave the process half-alive: log it as JSON and exit non-zero.
-  process.on('uncaughtException', (err) => {
-    service.log.error('crashed', { err });
-    process.exit(1);
-  });
-  process.on('unhandledRejection', (err) => {
-    service.log.error('crashed', { err });
-    process.exit(1);
-  });
-}
-
-function keysCommand(args: string[]): void {
-  const [sub, ...rest] = args;
-  const { values, positionals } = parseArgs({
-    args: rest,
-    options: { name: { type: 'string' }, email: { type: 'string' }, tenant: { type: 'string' } },
-    allowPositionals: true,
-  });
-  const config = parseConfig(process.env);
-  const store = openDataDir(config.dataDir);
-  const keys = new ApiKeys(lmdbKeyStore(store), () => Date.now());
+/** Opens (or locks) the data directory; a failure names CHAINPOST_DATA. */
+function dataDir<T>(open: () => T): T {
   try {
-    if (sub === 'create') {
-      if (values.name === undefined) throw new UsageError('keys create needs --name N');
-      const { key, record, tenant } = keys.create({ name: values.name, email: values.email, tenant: values.tenant });
-      process.stdout.write(`created key "${record.name}" (id ${record.id}) in tenant "${tenant.name}" (${tenant.id})\n${key}\n`);
-    } else if (sub === 'list') {
-      const rows = keys.list().map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString()]);
-      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED'], ...rows]) process.stdout.write(`${r.map((c, i) => (i < 4 ? c.padEnd(i === 1 ? 14 : 20) : c)).join(' ')}\n`);
-    } else if (sub === 'revoke') {
-      const target = positionals[0] ?? values.name;
-      if (target === undefined) throw new UsageError('keys revoke needs the name or id of a key');
-      const k = keys.revoke(target);
-      process.stdout.write(`revoked key "${k.name}" (id ${k.id})\n`);
-    } else {
-      throw new UsageError(`unknown keys command "${sub ?? ''}"`);
-    }
-  } finally {
-    void store.close();
-  }
-}
-
-class UsageError extends Error {}
-
-/** Opens the LMDB environment; a failure names CHAINPOST_DATA. */
-function openDataDir(path: string): Store {
-  try {
-    return openStore(path);
+    return open();
   } catch (err) {
     if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
     throw err;
-  }
-}
-
-export async function run(argv: string[]): Promise<void> {
-  const [command, ...rest] = argv;
-  try {
-    if (command === undefined || command === 'serve') await serve();
-    else if (command === 'keys') keysCommand(rest);
-    else if (command === 'devnet') {
-      if (rest.length !== 1 || rest[0] !== 'reset') throw new UsageError(`unknown devnet command "${rest.join(' ')}"`);
-      for (const line of await devnetReset(parseConfig(process.env).dataDir)) process.stdout.write(`${line}\n`);
-    }
-    else if (command === 'help' || command === '--help' || command === '-h') process.stdout.write(`${USAGE}\n`);
-    else throw new UsageError(`unknown command "${command}"`);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`chainpost: ${err.message}\n${USAGE}\n`);
-      process.exit(2);
-    }
-    const message = err instanceof ConfigError || err instanceof ApiError || err instanceof Error ? err.message : String(err);
-    process.stderr.write(`chainpost: ${message}\n`);
-    process.exit(1);
   }
 }

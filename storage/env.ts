@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { pack, unpack } from './codec.js';
@@ -17,6 +18,13 @@ export class StorageError extends Error {
   override name = 'StorageError';
 }
 
+export class NoStore extends StorageError {
+  override name = 'NoStore';
+  constructor(readonly dir: string) {
+    super(`${dir} holds no chainpost store (no LMDB environment)`);
+  }
+}
+
 export interface Store extends Kv {
   readonly path: string;
   db(name: DbName): Database<Buffer, string>;
@@ -24,12 +32,22 @@ export interface Store extends Kv {
   close(): Promise<void>;
 }
 
-export function openStore(path: string): Store {
+/** Creates the data directory if missing; a failure is a StorageError naming it. */
+export function ensureDataDir(path: string): void {
   try {
     mkdirSync(path, { recursive: true });
   } catch (err) {
     throw new StorageError(`cannot create the data directory ${path}: ${(err as Error).message}`);
   }
+}
+
+/** Whether `path` holds an LMDB environment (a store some chainpost made). */
+export const hasStore = (path: string): boolean => existsSync(join(path, 'data.mdb'));
+
+/** Opens the store at `path`; without `create`, a directory holding no store is refused (NoStore) rather than made one. */
+export function openStore(path: string, { create = true }: { create?: boolean } = {}): Store {
+  if (!create && !hasStore(path)) throw new NoStore(path);
+  ensureDataDir(path);
   let root: RootDatabase;
   try {
     // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.

@@ -85,7 +85,8 @@ describe('the embedded devnet', () => {
       // A server running the devnet: reset is refused, naming it.
       const refused = await cli(['devnet', 'reset'], dir);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toContain(`a server is running the devnet of ${dir} (pid ${first.child.pid}`);
+      // The server's lock on the data directory names it.
+      expect(refused.stderr).toContain(`is in use by another chainpost server (pid ${first.child.pid})`);
       // (That it cleared nothing shows below: the restart continues the same chain.)
     } finally {
       expect(await first.stop('SIGTERM')).toBe(0);
@@ -156,18 +157,18 @@ describe('the embedded devnet', () => {
     } finally {
       await second.stop('SIGKILL');
     }
-    // running.json still names the killed server; its pids are gone, so reset goes ahead.
+    // The killed server's lock is stale (its process is gone), so reset goes ahead.
     const reset = await cli(['devnet', 'reset'], dir);
     expect(reset.code, reset.stderr).toBe(0);
     expect(existsSync(second.devnet.state)).toBe(false);
   }, 60_000);
 
-  it('`devnet reset` on a directory with no store creates none; `devnet` without `reset` is a usage error', async () => {
+  it('`devnet reset` refuses a directory with no store and creates none; `devnet` without `reset` is a usage error', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const reset = await cli(['devnet', 'reset'], dir);
-    expect(reset.code, reset.stderr).toBe(0);
-    expect(reset.stdout).toContain('no devnet state at');
+    expect(reset.code).toBe(1);
+    expect(reset.stderr).toContain('CHAINPOST_DATA');
     expect(existsSync(`${dir}/data.mdb`)).toBe(false);
     const wrong = await cli(['devnet', 'restart'], dir);
     expect(wrong.code).toBe(2);

@@ -57,10 +57,12 @@ export async function stopAndClean(r: Running | undefined): Promise<void> {
 
 const exec = promisify(execFile);
 
-/** Runs the CLI (`chainpost …`) against a data directory. */
-export async function cli(args: string[], dir: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the CLI (`chainpost …`) against a data directory (undefined: CHAINPOST_DATA unset, so ./data of `cwd`). */
+export async function cli(args: string[], dir: string | undefined, env: Record<string, string> = {}, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const base = { ...process.env };
+  delete base['CHAINPOST_DATA'];
   try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { env: { ...process.env, CHAINPOST_DATA: dir, ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { cwd, env: { ...base, ...(dir === undefined ? {} : { CHAINPOST_DATA: dir }), ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

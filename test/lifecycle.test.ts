@@ -65,7 +65,7 @@ describe('start-up', () => {
     writeFileSync(join(dir, 'a-file'), 'x');
     const r = await cli(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/);
+    expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/m);
     const dotted = await startChainpost({}, join(dir, 'chain.data'));
     try {
       expect((await dotted.call('/api/v2.2/web3/version')).status).toBe(200);
@@ -100,7 +100,7 @@ describe('start-up', () => {
       const dir = tempDir();
       const r = await cli(['serve'], dir, { CHAINPOST_PORT: String(s.port) });
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`));
+      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`, 'm'));
       rmSync(dir, { recursive: true, force: true });
     } finally {
       await stopAndClean(s);
@@ -212,7 +212,7 @@ describe('keys CLI', () => {
   it('refuses bad input with a clear message and a non-zero exit', async () => {
     const dir = tempDir();
     try {
-      expect(await cli(['keys', 'create', '--name', 'dup'], dir)).toMatchObject({ code: 0 });
+      expect(await cli(['keys', 'create', '--name', 'dup', '--create'], dir)).toMatchObject({ code: 0 });
       const dup = await cli(['keys', 'create', '--name', 'dup'], dir);
       expect(dup.code).toBe(1);
       expect(dup.stderr).toMatch(/a key named "dup" exists already/);
@@ -228,12 +228,12 @@ describe('keys CLI', () => {
     }
   });
 
-  it('works as `npm run cli -- keys create --name N` from a clone, the key alone on the last line', async () => {
+  it('works as `npm run cli -- keys create --name N --create` from a clone, the key alone on the last line', async () => {
     const dir = tempDir();
     try {
       const { execFile } = await import('node:child_process');
       const stdout = await new Promise<string>((resolve, reject) =>
-        execFile('npm', ['run', 'cli', '--', 'keys', 'create', '--name', 'from-npm'], { env: { ...process.env, CHAINPOST_DATA: dir } }, (err, out) => (err ? reject(err) : resolve(out))),
+        execFile('npm', ['run', 'cli', '--', 'keys', 'create', '--name', 'from-npm', '--create'], { env: { ...process.env, CHAINPOST_DATA: dir } }, (err, out) => (err ? reject(err) : resolve(out))),
       );
       expect(stdout.trim().split('\n').at(-1)).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
     } finally {

@@ -14,6 +14,8 @@ import { ownBuffers } from './transfer.js';
 export interface WorkerPool {
   match: MatchPool;
   ingest: IngestPool;
+  /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export function workerPool(path: string, threads = availableParallelism()): Work
       // The answers' bytes are moved to the worker, not copied.
       prepare: (chain: string, answers: NodeAnswers) => pool.run({ chain, answers }, { name: 'ingest', transferList: ownBuffers([answers.block, answers.receipts, answers.traces]) }),
     },
+    // One task per thread: a worker takes one at a time, so each of them answers.
+    ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),
     close,
   };
 }

@@ -8,3 +8,6 @@ lowerThreadPriority();
 
 export { default } from './match-worker.js';
 export { ingest } from './ingest-worker.js';
+
+/** Answers once this worker has loaded (the pool's readiness check). */
+export const ping = (): true => true;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getAddress } from 'viem';
 import { startAnvil, type Anvil } from './anvil.js';
@@ -10,7 +10,6 @@ import { startAnvil, type Anvil } from './anvil.js';
  * continues it. Files, in `<CHAINPOST_DATA>/devnet/`:
  *   state.json     anvil's state (--state): loaded at start, written at stop and every DEVNET_SAVE_EVERY_S
  *   accounts.json  anvil's --config-out: its funded accounts, rewritten at each start
- *   running.json   {pid, anvilPid, port} while a server runs it: `chainpost devnet reset` refuses then
  */
 export const DEVNET_CHAIN = '0x539';
 export const DEVNET_CHAIN_ID = 1337;
@@ -31,7 +30,7 @@ export interface Devnet extends Anvil {
 
 export const devnetFiles = (dataDir: string) => {
   const dir = join(dataDir, 'devnet');
-  return { dir, state: join(dir, 'state.json'), accounts: join(dir, 'accounts.json'), running: join(dir, 'running.json') };
+  return { dir, state: join(dir, 'state.json'), accounts: join(dir, 'accounts.json') };
 };
 
 /** Starts the devnet on `port` (or the next free one; 0: any free port). */
@@ -49,7 +48,6 @@ export async function startDevnet(dataDir: string, opts: { port: number; blockTi
   }
   const out = JSON.parse(readFileSync(files.accounts, 'utf8')) as { available_accounts: string[]; private_keys: string[] };
   const accounts = out.available_accounts.map((a, i) => ({ address: getAddress(a), privateKey: out.private_keys[i]! }));
-  writeFileSync(files.running, JSON.stringify({ pid: process.pid, anvilPid: anvil.child.pid, port: anvil.port }));
   return {
     ...anvil,
     accounts,
@@ -57,35 +55,9 @@ export async function startDevnet(dataDir: string, opts: { port: number; blockTi
     async stop() {
       // anvil writes its state file as it exits.
       await anvil.stop();
-      rmSync(files.running, { force: true });
     },
   };
 }
 
 /** The start banner's account lines: each funded account with its private key. */
 export const accountsBanner = (accounts: readonly DevnetAccount[]): string => accounts.map((a, i) => `  (${i}) ${a.address}  ${a.privateKey}\n`).join('');
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/**
- * The process that runs the devnet of this data directory, if any: the server or its anvil, as
- * running.json names them (a server killed without a clean stop leaves the file behind; its pids are then gone).
- */
-export function devnetRunner(dataDir: string): { pid: number; port: number } | undefined {
-  const file = devnetFiles(dataDir).running;
-  let running: { pid: number; anvilPid?: number; port: number };
-  try {
-    running = JSON.parse(readFileSync(file, 'utf8'));
-  } catch {
-    return undefined;
-  }
-  const pid = [running.pid, running.anvilPid].find((p) => typeof p === 'number' && alive(p));
-  return pid === undefined ? undefined : { pid, port: running.port };
-}

@@ -2,17 +2,29 @@ import { z } from 'zod';
 import type { ServiceClock } from '../../engine/clock.js';
 import type { Metrics } from '../../engine/metrics.js';
 import { validate } from '../../engine/schema.js';
-import { json, type Route } from './route.js';
+import { json, type Reply, type Route } from './route.js';
 
 const advanceBody = z.strictObject({
   seconds: z.number({ error: 'a number of seconds is required' }).finite().nonnegative().max(10 * 365 * 86_400),
 });
 
 /** Health, metrics, the unknown-route answer and, with CHAINPOST_TEST_CLOCK=1, the test clock. */
-export function systemRoutes(deps: { metrics: Metrics; clock: ServiceClock; testClock: boolean; health: () => Record<string, unknown>; settle: () => Promise<void> }): Route[] {
+export function systemRoutes(deps: {
+  metrics: Metrics;
+  clock: ServiceClock;
+  testClock: boolean;
+  health: () => Record<string, unknown>;
+  /** The server's own parts not up yet: 503 until none is (an upstream node's state stays per chain, never a 503). */
+  starting: () => readonly string[];
+  settle: () => Promise<void>;
+}): Route[] {
   const { clock } = deps;
+  const health = (): Reply => {
+    const starting = deps.starting();
+    return starting.length === 0 ? json(200, { status: 'ok', ...deps.health() }) : json(503, { status: 'starting', starting, ...deps.health() });
+  };
   const routes: Route[] = [
-    { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: () => json(200, { status: 'ok', ...deps.health() }) },
+    { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: health },
     {
       method: 'GET',
       pattern: '/metrics',

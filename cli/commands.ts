@@ -1,0 +1,138 @@
+/**
+ * The commands of the `chainpost` binary, one entry each: its words, usage,
+ * options and what it does. cli/main.ts parses the arguments against an
+ * entry, answers --help from it and runs it; a new command is one more entry.
+ */
+import { startService } from '../engine/main.js';
+import { devnetReset } from '../http/clients/devnet-reset.js';
+import { ApiKeys } from '../engine/keys.js';
+import type { Config } from '../engine/config.js';
+import { lmdbKeyStore } from '../storage/keys.js';
+import type { Store } from '../storage/env.js';
+
+export interface OptionSpec {
+  /** The value's placeholder in the usage (`--name N`); none: a flag. */
+  value?: string;
+  required?: boolean;
+  help: string;
+}
+
+export interface Context {
+  config: Config;
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+  /** The store in CHAINPOST_DATA, for commands with `data: 'store'` (closed after `run`). */
+  store(): Store;
+}
+
+export interface Command {
+  /** The words after `chainpost`: `serve`, `keys create`. */
+  name: string;
+  /** The positional arguments in the usage line (`N`); none: the command takes none. */
+  args?: string;
+  summary: string;
+  options?: Record<string, OptionSpec>;
+  /** Lines after the options (configuration, what the output is). */
+  notes?: string;
+  /**
+   * What the command does with CHAINPOST_DATA (its absolute path is printed to stderr first):
+   * `server`: the server creates and locks it; `store`: it must hold a store already,
+   * unless the command has a `--create` option and it is given; `exclusive`: as `store`,
+   * and the command holds the directory's lock while it runs (refused while a server runs there).
+   */
+  data: 'server' | 'store' | 'exclusive' | 'none';
+  run(ctx: Context): Promise<void> | void;
+}
+
+/** `--create`, for a command that may make the store it needs. */
+const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
+
+const out = (text: string): void => void process.stdout.write(text);
+const keysOf = (ctx: Context): ApiKeys => new ApiKeys(lmdbKeyStore(ctx.store()), () => Date.now());
+
+export const COMMANDS: readonly Command[] = [
+  {
+    name: 'serve',
+    summary: 'start the server (also what `chainpost` alone does)',
+    notes: `Configuration: environment variables (README.md, Configuration), among them
+  CHAINPOST_DATA   data directory, created if missing (default ./data); one server per directory
+  CHAINPOST_HOST, CHAINPOST_PORT   where to listen (default 127.0.0.1:8080)
+  CHAINPOST_CHAINS   upstream nodes (unset: the embedded anvil devnet as 0x539)
+Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
+    data: 'server',
+    run: ({ config }) => serve(config),
+  },
+  {
+    name: 'keys create',
+    summary: 'create an API key; prints it alone on the last line',
+    options: {
+      name: { value: 'N', required: true, help: 'the key\'s name (letters, digits, "-", "_", ".")' },
+      email: { value: 'E', help: 'e-mail address for stream alerts' },
+      tenant: { value: 'T', help: 'join the existing tenant T (default: a new tenant named N)' },
+      create: CREATE,
+    },
+    data: 'store',
+    run(ctx) {
+      const { name, email, tenant } = ctx.values as Record<string, string | undefined>;
+      const { key, record, tenant: joined } = keysOf(ctx).create({ name: name!, email, tenant });
+      out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
+    },
+  },
+  {
+    name: 'keys list',
+    summary: 'list the keys (never the keys themselves)',
+    data: 'store',
+    run(ctx) {
+      const rows = keysOf(ctx)
+        .list()
+        .map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString()]);
+      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED'], ...rows]) out(`${r.map((c, i) => (i < 4 ? c.padEnd(i === 1 ? 14 : 20) : c)).join(' ')}\n`);
+    },
+  },
+  {
+    name: 'keys revoke',
+    args: 'N',
+    summary: 'revoke the key named N (or with id N); it stops working at once',
+    data: 'store',
+    run(ctx) {
+      const k = keysOf(ctx).revoke(ctx.positionals[0]!);
+      out(`revoked key "${k.name}" (id ${k.id})\n`);
+    },
+  },
+  {
+    name: 'devnet reset',
+    summary: 'start the embedded devnet afresh: delete its state and what was ingested from chain 0x539 (streams, keys and queued webhooks stay)',
+    data: 'exclusive',
+    run(ctx) {
+      for (const line of devnetReset(ctx.store(), ctx.config.dataDir)) out(`${line}\n`);
+    },
+  },
+];
+
+async function serve(config: Config): Promise<void> {
+  const service = await startService(config);
+  let stopping = false;
+  const onSignal = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    service.log.info('stopping', { signal });
+    service.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        service.log.error('stop failed', { err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  // A bug must not leave the process half-alive: log it as JSON and exit non-zero.
+  process.on('uncaughtException', (err) => {
+    service.log.error('crashed', { err });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', (err) => {
+    service.log.error('crashed', { err });
+    process.exit(1);
+  });
+}

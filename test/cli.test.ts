@@ -1,0 +1,176 @@
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { startProcess } from '../bench/proc.js';
+import { BIN, cli, startChainpost, stopAndClean, tempDir } from './helpers.js';
+
+/** Runs `chainpost args…` in a fresh directory with CHAINPOST_DATA unset (a new user's clone), and says what it left there. */
+async function inFreshDir(args: string[]): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
+  const cwd = tempDir();
+  try {
+    const r = await cli(args, undefined, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: 'none' }, cwd);
+    return { ...r, left: readdirSync(cwd), cwd };
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+// Each case is a process of its own: they run side by side.
+describe('help', () => {
+  it.concurrent.for([
+    [['--help'], /^usage: chainpost \[<command>\]/],
+    [['-h'], /^usage: chainpost \[<command>\]/],
+    [['help'], /^usage: chainpost \[<command>\]/],
+    [['serve', '--help'], /^usage: chainpost serve\n/],
+    [['serve', '-h'], /^usage: chainpost serve\n/],
+    [['help', 'serve'], /^usage: chainpost serve\n/],
+    [['keys', '--help'], /^usage: chainpost keys <command>/],
+    [['keys', '-h'], /^usage: chainpost keys <command>/],
+    [['help', 'keys'], /^usage: chainpost keys <command>/],
+    [['keys', 'list', '--help'], /^usage: chainpost keys list\n/],
+    [['keys', 'create', '-h'], /^usage: chainpost keys create --name N \[--email E\] \[--tenant T\] \[--create\]\n/],
+    [['keys', 'create', '--name', 'x', '--help'], /^usage: chainpost keys create /],
+    [['keys', 'create', '--bogus', '--help'], /^usage: chainpost keys create /],
+    [['keys', 'revoke', '--help'], /^usage: chainpost keys revoke N\n/],
+    [['help', 'keys', 'revoke'], /^usage: chainpost keys revoke N\n/],
+  ] as Array<[string[], RegExp]>)('chainpost %j prints its usage on stdout, exits 0, and starts and creates nothing', async ([args, usage], { expect }) => {
+    const r = await inFreshDir(args);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(usage);
+    expect(r.stderr).toBe('');
+    expect(r.left).toEqual([]);
+  });
+
+  it('lists every command with its summary, and every option of a command', async () => {
+    const top = await inFreshDir(['--help']);
+    for (const c of ['serve', 'keys create', 'keys list', 'keys revoke', 'help']) expect(top.stdout).toMatch(new RegExp(`^  ${c} .*\\S`, 'm'));
+    const create = await inFreshDir(['keys', 'create', '--help']);
+    for (const o of ['--name N', '--email E', '--tenant T', '--create', '-h, --help']) expect(create.stdout).toMatch(new RegExp(`^  ${o} +\\S`, 'm'));
+  });
+
+  it.concurrent.for([
+    [['keys', 'list', '--bogus'], "keys list: unknown option '--bogus'", /^usage: chainpost keys list\n/m],
+    [['keys', 'create', '--name'], "keys create: option '--name <value>' argument missing", /^usage: chainpost keys create /m],
+    [['keys', 'create'], 'keys create needs --name N', /^usage: chainpost keys create /m],
+    [['keys', 'revoke'], 'keys revoke needs N', /^usage: chainpost keys revoke N/m],
+    [['keys', 'revoke', 'a', 'b'], 'keys revoke: unexpected argument "b"', /^usage: chainpost keys revoke N/m],
+    [['serve', '--port', '1'], "serve: unknown option '--port'", /^usage: chainpost serve\n/m],
+    [['serve', 'now'], 'serve: unexpected argument "now"', /^usage: chainpost serve\n/m],
+    [['keys'], 'keys needs a command', /^usage: chainpost keys <command>/m],
+    [['keys', 'frobnicate'], 'unknown keys command "frobnicate"', /^usage: chainpost keys <command>/m],
+    [['frobnicate'], 'unknown command "frobnicate"', /^usage: chainpost \[<command>\]/m],
+    [['--bogus'], 'unknown option "--bogus"', /^usage: chainpost \[<command>\]/m],
+    [['help', 'nothing'], 'no command "nothing"', /^usage: chainpost \[<command>\]/m],
+  ] as Array<[string[], string, RegExp]>)('chainpost %j: one line naming the problem, then the usage, on stderr; exit 2', async ([args, problem, usage], { expect }) => {
+    const r = await inFreshDir(args);
+    expect(r.code).toBe(2);
+    const [first, ...rest] = r.stderr.split('\n');
+    expect(first).toBe(`chainpost: ${problem}`);
+    expect(rest.join('\n')).toMatch(usage);
+    // Never Node's own stack or error code.
+    expect(r.stderr).not.toMatch(/ERR_PARSE_ARGS|\n\s+at /);
+    expect(r.stdout).toBe('');
+    expect(r.left).toEqual([]);
+  });
+});
+
+describe('the data directory', () => {
+  it('refuses a directory holding no store, naming its absolute path, CHAINPOST_DATA and --create, and creates nothing', async () => {
+    for (const args of [['keys', 'create', '--name', 'x'], ['keys', 'list'], ['keys', 'revoke', 'x']]) {
+      const r = await inFreshDir(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      const data = join(r.cwd, 'data');
+      expect(r.stderr.split('\n')[0]).toBe(`chainpost: data directory ${data}`);
+      expect(r.stderr).toContain(`chainpost: CHAINPOST_DATA: ${data} holds no chainpost store (no LMDB environment). Set CHAINPOST_DATA to the data directory of your server`);
+      expect(r.stderr).toMatch(args[1] === 'create' ? /pass --create to make a new store there/ : /`chainpost keys create --create`/);
+      expect(r.left).toEqual([]);
+    }
+  });
+
+  it('makes a store with --create, then uses it; every command names the directory it used on stderr', async () => {
+    const dir = join(tempDir(), 'relative-to-cwd');
+    try {
+      const created = await cli(['keys', 'create', '--name', 'first', '--create'], dir);
+      expect(created.code).toBe(0);
+      expect(created.stdout.trim().split('\n').at(-1)).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
+      expect(created.stderr).toBe(`chainpost: data directory ${dir}\n`);
+      expect(existsSync(join(dir, 'data.mdb'))).toBe(true);
+      const list = await cli(['keys', 'list'], dir);
+      expect(list).toMatchObject({ code: 0, stderr: `chainpost: data directory ${dir}\n` });
+      expect(list.stdout).toMatch(/^first\s/m);
+      // A relative CHAINPOST_DATA is printed resolved against the working directory.
+      const relative = await cli(['keys', 'list'], 'relative-to-cwd', {}, join(dir, '..'));
+      expect(relative.stderr).toBe(`chainpost: data directory ${dir}\n`);
+      expect(relative.stdout).toMatch(/^first\s/m);
+    } finally {
+      rmSync(join(dir, '..'), { recursive: true, force: true });
+    }
+  });
+
+  it('lets serve create its directory, and names it on stderr and in the listening line', async () => {
+    const parent = tempDir();
+    const s = await startChainpost({}, join(parent, 'fresh'));
+    try {
+      expect(s.output()).toContain(`chainpost: data directory ${join(parent, 'fresh')}\n`);
+      expect(s.stdout()).toContain(`"data":${JSON.stringify(join(parent, 'fresh'))}`);
+    } finally {
+      await stopAndClean(s);
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('one server per data directory', () => {
+  it('refuses a second server on the same directory, naming the pid holding it; keys commands still work; a server killed with SIGKILL does not block the next', async () => {
+    const first = await startChainpost();
+    try {
+      const pid = first.child.pid!;
+      // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
+      const second = await cli(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '' });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(`chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`);
+      expect(second.stdout).not.toMatch(/"msg":"(devnet|listening)"/);
+      expect((await first.call('/health')).status).toBe(200);
+
+      const created = await cli(['keys', 'create', '--name', 'beside-the-server'], first.dir);
+      expect(created.code).toBe(0);
+      expect((await cli(['keys', 'list'], first.dir)).stdout).toMatch(/^beside-the-server\s/m);
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Its lock file stays behind (nothing runs on SIGKILL), and is found stale.
+      expect(existsSync(join(first.dir, 'server.lock'))).toBe(true);
+      const next = await startChainpost({}, first.dir);
+      try {
+        expect((await next.call('/health')).status).toBe(200);
+        expect(await cli(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({ code: 1, stderr: expect.stringContaining(`(pid ${next.child.pid})`) });
+        // A clean stop gives the directory up.
+        expect(await next.stop()).toBe(0);
+        expect(existsSync(join(first.dir, 'server.lock'))).toBe(false);
+      } finally {
+        await next.stop('SIGKILL');
+      }
+    } finally {
+      await stopAndClean(first);
+    }
+  });
+});
+
+describe('the first-start banner', () => {
+  it('goes to stderr, so stdout carries JSON lines only', async () => {
+    const dir = tempDir();
+    const s = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
+    try {
+      expect(s.output()).toMatch(/^API key: cpk_/m);
+      expect(s.stdout()).not.toMatch(/API key/);
+      await fetch(`http://127.0.0.1:${s.port}/health`);
+      expect(await s.stop()).toBe(0);
+      const lines = s.stdout().trim().split('\n');
+      expect(lines.length).toBeGreaterThan(2);
+      for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+    } finally {
+      await s.stop('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../http/clients/anvil.js';
+import { parseConfig } from '../engine/config.js';
+import { startService, type Service } from '../engine/main.js';
+import type { Part } from '../engine/readiness.js';
+import { TEST_KEY, tempDir, until } from './helpers.js';
+
+const health = async (port: number): Promise<{ status: number; body: any }> => {
+  const res = await fetch(`http://127.0.0.1:${port}/health`);
+  return { status: res.status, body: await res.json() };
+};
+
+/** A gate for startService: holds the start before `part` until released, and says when it got there. */
+function hold(part: Part): { before: (p: Part) => Promise<void>; reached: Promise<void>; release: () => void } {
+  let reached!: () => void;
+  let release!: () => void;
+  const reachedP = new Promise<void>((r) => (reached = r));
+  const released = new Promise<void>((r) => (release = r));
+  return {
+    before: (p) => {
+      if (p !== part) return Promise.resolve();
+      reached();
+      return released;
+    },
+    reached: reachedP,
+    release,
+  };
+}
+
+describe('GET /health while the server starts', () => {
+  it('answers 503 naming the parts still starting, then ok once all are up', async () => {
+    const dir = tempDir();
+    const port = await freePort();
+    const lines: string[] = [];
+    const gate = hold('worker pool');
+    const starting = startService(parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none' }), (l) => lines.push(l), gate.before);
+    let service: Service | undefined;
+    try {
+      await gate.reached;
+      const held = await health(port);
+      expect(held.status).toBe(503);
+      expect(held.body).toMatchObject({ status: 'starting', starting: ['worker pool'], chains: [] });
+      expect(lines.join('')).not.toMatch(/"msg":"listening"/);
+      gate.release();
+      service = await starting;
+      const up = await health(port);
+      expect(up.status).toBe(200);
+      expect(up.body).toMatchObject({ status: 'ok', chains: [] });
+      expect(up.body.starting).toBeUndefined();
+      expect(lines.join('')).toMatch(/"msg":"listening"/);
+    } finally {
+      gate.release();
+      await (service ?? (await starting.catch(() => undefined)))?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stays ok when an upstream node cannot be reached: that is the chain\'s state, not the server\'s', async () => {
+    const dir = tempDir();
+    const [port, dead] = [await freePort(), await freePort()];
+    const service = await startService(parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}` }), () => {});
+    try {
+      expect(await until(async () => (await health(port)).body.chains[0]?.upstream === 'failing', 10_000, 50)).toBe(true);
+      const h = await health(port);
+      expect(h.status).toBe(200);
+      expect(h.body).toMatchObject({ status: 'ok', chains: [{ chain: '0x1', upstream: 'failing' }] });
+    } finally {
+      await service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
