@@ -65,8 +65,9 @@ function parseTraces(output: string): Marks {
 const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
   ['Announce', 'head', 'head here → head in the server'],
   ['Fetch', 'fetched', 'head → block read from the node'],
-  ['Write', 'written', 'read → block written (prepared in the worker pool, put in the transaction)'],
-  ['Commit', 'committed', 'written → committed'],
+  ['Write', 'written', 'read → block handed to the store (a devnet block prepared on the main thread)'],
+  // Committed: LMDB's write thread has written and flushed it (Kv.writeBehind).
+  ['Commit', 'committed', 'handed over → committed (write thread, fsync)'],
   ['ToMatch', 'matchSent', 'committed → match task sent'],
   ['Match', 'matchDone', 'match task sent → returned'],
   ['Build', 'built', 'returned → webhook built'],
@@ -104,10 +105,10 @@ function missedNotes(f: Record<string, number>): string[] {
   if (notes.length === 0) return notes;
   const stage = (name: string): number => f[`stage${name}P50Ms`]!;
   notes.push(
-    `What the trace shows (medians): the two fsync'd LMDB commits on the main thread, the block's (${stage('Commit')} ms) and the webhook's enqueue (${stage('Enqueue')} ms), together ${round(stage('Commit') + stage('Enqueue'))} ms; ` +
+    `What the trace shows (medians): the two fsync'd LMDB commits, the block's (on LMDB's write thread, ${stage('Commit')} ms) and the webhook's enqueue (${stage('Enqueue')} ms), together ${round(stage('Commit') + stage('Enqueue'))} ms; ` +
       `reading the block, its receipts and traces (three calls side by side) ${stage('Fetch')} ms against the naive relay's block alone ${f['naiveFetchP50Ms']} ms; ` +
-      `preparing it in the worker pool and writing it ${stage('Write')} ms, matching ${stage('Match')} ms (on the main thread), building ${stage('Build')} ms, from the enqueue's commit to the POST ${stage('Post')} ms, the POST ${stage('Deliver')} ms. ` +
-      `The rule (the webhook on disk before it leaves, the block's confirmation committed before its confirmed webhook) keeps both commits; one commit per block needs the webhook built before the block's commit and enqueued in its transaction (the block encoded before its commit, as moving ingestion into the pool will do).`,
+      `preparing it (on the main thread: a devnet block is small) and handing it to the store ${stage('Write')} ms, matching ${stage('Match')} ms (on the main thread), building ${stage('Build')} ms, from the enqueue's commit to the POST ${stage('Post')} ms, the POST ${stage('Deliver')} ms. ` +
+      `The rule (the webhook on disk before it leaves, the block's confirmation committed before its confirmed webhook) keeps both commits; one commit per block needs the webhook built before the block's commit and enqueued in its transaction.`,
   );
   return notes;
 }
