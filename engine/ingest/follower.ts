@@ -78,6 +78,8 @@ export class Follower {
   private durable: ChainState;
   /** The last block handed to the store (its hash is not readable there before the commit). */
   private tip: { number: number; hash: string } | undefined;
+  /** Hashes of the blocks handed to the store whose commit is not yet durable (not readable there yet), by number. */
+  private unreadable = new Map<number, string>();
   /** Commits handed to the write thread, not yet durable, oldest first. */
   private inFlight: Array<Promise<void>> = [];
   /** Units of writes handed to the write thread so far, and the latest of them known durable. */
@@ -312,8 +314,9 @@ export class Follower {
   private commitBlocks(blocks: readonly PreparedBlock[]): void {
     const head = blocks.at(-1)!.number;
     let confirmed = this.state.confirmed;
-    // The writes are not readable before the commit: a confirmed block's hash comes from the batch where it is in it.
-    const hashOf = (n: number): string => blocks.find((b) => b.number === n)?.hash ?? this.kv.get<string>('canon', blockKey(this.chain, n)) ?? '';
+    // Blocks handed over are not readable before their commit: a confirmed block's hash comes from memory while its commit is in flight.
+    for (const b of blocks) this.unreadable.set(b.number, b.hash);
+    const hashOf = (n: number): string => this.unreadable.get(n) ?? this.kv.get<string>('canon', blockKey(this.chain, n)) ?? '';
     const next = { ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) };
     // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
     // follow it as they would one block at a time: a restart neither repeats nor loses one.
@@ -337,6 +340,7 @@ export class Follower {
       () => {
         if (seq > this.durableSeq) {
           this.durableSeq = seq;
+          for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
           this.durable = { ...next, tracer: this.state.tracer };
         }
       },
@@ -357,6 +361,7 @@ export class Follower {
     if (failed === undefined) return;
     this.state = this.durable = this.stored();
     this.tip = undefined;
+    this.unreadable.clear();
     throw (failed as PromiseRejectedResult).reason;
   }
 
