@@ -101,6 +101,12 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
   }
 }
 
+/** A block's three answers as the follower asks for them (block with transactions, receipts, callTracer traces), side by side. */
+function answersOf(node: ReturnType<typeof jsonRpcUpstream>, n: number): Promise<Uint8Array[]> {
+  const tag = `0x${n.toString(16)}`;
+  return Promise.all([node.callRaw('eth_getBlockByNumber', [tag, true]), node.callRaw('eth_getBlockReceipts', [tag]), node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+}
+
 /**
  * The naive follower: the same fetches in the same batches (CATCH_UP_BATCH blocks, their three answers
  * each, concurrently), JSON.parse of each answer, the parent link checked, the node's JSON stored as it
@@ -117,8 +123,7 @@ async function naiveCatchUp(nodeUrl: string): Promise<number> {
       const numbers = Array.from({ length: Math.min(CATCH_UP_BATCH, CATCH_UP_BLOCKS - first) }, (_, i) => first + i);
       const answers = await Promise.all(
         numbers.map(async (n) => {
-          const tag = `0x${n.toString(16)}`;
-          const bodies = await Promise.all([node.callRaw('eth_getBlockByNumber', [tag, true]), node.callRaw('eth_getBlockReceipts', [tag]), node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+          const bodies = await answersOf(node, n);
           const [block] = bodies.map((b) => (JSON.parse(Buffer.from(b).toString()) as { result: Record<string, unknown> }).result);
           return { n, block: block!, bodies };
         }),
@@ -152,8 +157,7 @@ async function fetchOnlyRun(nodeUrl: string): Promise<{ blocksPerSec: number; cp
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < CATCH_UP_BLOCKS) {
-      const tag = `0x${(next++).toString(16)}`;
-      await Promise.all([node.callRaw('eth_getBlockByNumber', [tag, true]), node.callRaw('eth_getBlockReceipts', [tag]), node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+      await answersOf(node, next++);
     }
   };
   await Promise.all(Array.from({ length: CATCH_UP_BATCH }, lane));

@@ -6,7 +6,8 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig } from '../engine/config.js';
-import { NoStore, StorageError, openStore, type Store } from '../storage/env.js';
+import { dataDir } from '../engine/main.js';
+import { NoStore, openStore, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
@@ -92,7 +93,7 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
     if (command.data === 'exclusive') {
       // The store first: a directory without one is refused before the lock would create it.
       ctx.store();
-      lock = dataDirError(() => lockDataDir(config.dataDir));
+      lock = dataDir(() => lockDataDir(config.dataDir));
     }
     await command.run(ctx);
   } finally {
@@ -122,7 +123,7 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
 
 /** The store in `dir`; a directory without one is refused unless `create`, naming CHAINPOST_DATA and the way out. */
 function openExisting(dir: string, command: Command, create: boolean): Store {
-  return dataDirError(() => {
+  return dataDir(() => {
     try {
       return openStore(dir, { create });
     } catch (err) {
@@ -131,16 +132,6 @@ function openExisting(dir: string, command: Command, create: boolean): Store {
       throw new ConfigError('CHAINPOST_DATA', `${err.message}. Set CHAINPOST_DATA to the data directory of your server, ${how}`);
     }
   });
-}
-
-/** A StorageError (no directory, locked, another schema) as a ConfigError naming CHAINPOST_DATA. */
-function dataDirError<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
-    throw err;
-  }
 }
 
 function synopsis(c: Command): string {

@@ -355,8 +355,8 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   };
 }
 
-/** Opens (or locks) the data directory; a failure names CHAINPOST_DATA. */
-function dataDir<T>(open: () => T): T {
+/** Opens (or locks) the data directory; a failure (a StorageError: no directory, locked, another schema) names CHAINPOST_DATA. */
+export function dataDir<T>(open: () => T): T {
   try {
     return open();
   } catch (err) {

@@ -1,4 +1,5 @@
 import { schnorr } from '@noble/curves/secp256k1.js';
+import { bytesToNumberBE } from '@noble/curves/utils.js';
 import { base58check, bech32, bech32m } from './encoding.js';
 
 /**
@@ -71,7 +72,7 @@ function decodeSegwit(address: string): DecodedAddress {
   if (version === 1 && program.length === 32) {
     // A Taproot output key is an x coordinate on the curve (BIP-341); anything else can never be spent.
     try {
-      schnorr.utils.lift_x(BigInt(`0x${Buffer.from(program).toString('hex')}`));
+      schnorr.utils.lift_x(bytesToNumberBE(program));
     } catch {
       throw new AddressError(`${address} is not a Taproot address: its key is not a point of secp256k1`);
     }

@@ -149,21 +149,11 @@ function readTransaction(r: Reader): RawTransaction {
   const locktime = r.u32();
   const size = r.at - start;
   // The txid hashes the transaction without marker, flag and witness.
-  const stripped = segwit ? concat(r.bytes.subarray(start, start + 4), r.bytes.subarray(inputsAt, outputsEnd), r.bytes.subarray(witnessEnd, r.at)) : r.bytes.subarray(start, r.at);
+  const stripped = segwit ? Buffer.concat([r.bytes.subarray(start, start + 4), r.bytes.subarray(inputsAt, outputsEnd), r.bytes.subarray(witnessEnd, r.at)]) : r.bytes.subarray(start, r.at);
   const weight = stripped.length * 3 + size;
   const txid = displayHash(sha256d(stripped));
   const isCoinbase = vin.length === 1 && vin[0]!.txid === ZERO_TXID && vin[0]!.vout === 0xffffffff;
   return { txid, hash: segwit ? displayHash(sha256d(r.bytes.subarray(start, r.at))) : txid, version, locktime, size, vsize: Math.ceil(weight / 4), weight, vin, vout, isCoinbase };
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** One serialized transaction, all of `bytes`. */
@@ -202,7 +192,7 @@ export function merkleRoot(txids: readonly string[]): string {
   while (level.length > 1) {
     const next: Uint8Array[] = [];
     // An odd level pairs its last hash with itself.
-    for (let i = 0; i < level.length; i += 2) next.push(sha256d(concat(level[i]!, level[i + 1] ?? level[i]!)));
+    for (let i = 0; i < level.length; i += 2) next.push(sha256d(Buffer.concat([level[i]!, level[i + 1] ?? level[i]!])));
     level = next;
   }
   return displayHash(level[0]!);

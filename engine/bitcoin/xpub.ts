@@ -1,5 +1,6 @@
 import { normalizeZ } from '@noble/curves/abstract/curve.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { bytesToNumberBE } from '@noble/curves/utils.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { base58check, bech32 } from './encoding.js';
@@ -87,19 +88,13 @@ function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, co
   for (let i = from; i < from + count; i++) {
     view.setUint32(33, i);
     const I = keyed.clone().update(data).digest();
-    const tweak = bytesToBigInt(I.subarray(0, 32));
+    const tweak = bytesToNumberBE(I.subarray(0, 32));
     // Vanishingly rare (probability < 2^-127); BIP-32 says to skip to the next index.
     if (tweak === 0n || tweak >= N) throw new ExtendedKeyError(`child ${i} is invalid (BIP-32): skip it`);
     out.push({ chainCode: I.slice(32), point: secp256k1.Point.BASE.multiply(tweak).add(parent) });
   }
   const affine = normalizeZ(secp256k1.Point, out.map((c) => c.point));
   return out.map((c, k) => ({ chainCode: c.chainCode, publicKey: affine[k]!.toBytes(true) }));
-}
-
-function bytesToBigInt(b: Uint8Array): bigint {
-  let hex = '';
-  for (const x of b) hex += x.toString(16).padStart(2, '0');
-  return BigInt(`0x${hex}`);
 }
 
 /** The address of a compressed public key in a script type. */

@@ -76,8 +76,6 @@ export class Follower {
   private state: ChainState;
   /** As of the last durable commit: what /health reports and listeners may read. */
   private durable: ChainState;
-  /** The last block handed to the store (its hash is not readable there before the commit). */
-  private tip: { number: number; hash: string } | undefined;
   /** Hashes of the blocks handed to the store whose commit is not yet durable (not readable there yet), by number. */
   private unreadable = new Map<number, string>();
   /** Commits handed to the write thread, not yet durable, oldest first. */
@@ -285,7 +283,7 @@ export class Follower {
   private async step(first: number, fetched: ReadonlyArray<PreparedBlock | null>): Promise<boolean> {
     // Keep the prefix that links up, parent by parent, from our head.
     const batch: PreparedBlock[] = [];
-    let parent = first === 0 ? undefined : this.tip?.number === first - 1 ? this.tip.hash : this.kv.get<string>('canon', blockKey(this.chain, first - 1));
+    let parent = first === 0 ? undefined : this.hashOf(first - 1);
     for (const [i, f] of fetched.entries()) {
       if (f === null) break;
       if (f.number !== first + i) throw new Error(`asked for block ${first + i}, the node sent block ${f.number}`);
@@ -314,9 +312,7 @@ export class Follower {
   private commitBlocks(blocks: readonly PreparedBlock[]): void {
     const head = blocks.at(-1)!.number;
     let confirmed = this.state.confirmed;
-    // Blocks handed over are not readable before their commit: a confirmed block's hash comes from memory while its commit is in flight.
     for (const b of blocks) this.unreadable.set(b.number, b.hash);
-    const hashOf = (n: number): string => this.unreadable.get(n) ?? this.kv.get<string>('canon', blockKey(this.chain, n)) ?? '';
     const next = { ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) };
     // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
     // follow it as they would one block at a time: a restart neither repeats nor loses one.
@@ -326,15 +322,14 @@ export class Follower {
         this.events.seen(this.chain, b.number, b.hash);
         while (confirmed < b.number - this.opts.confirmations) {
           confirmed++;
-          this.events.confirmed(this.chain, confirmed, hashOf(confirmed));
+          this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
         }
       }
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
-    this.tip = { number: head, hash: blocks.at(-1)!.hash };
-    // LMDB applies the units in the order handed over, so once one is durable all before it are; lmdb-js
-    // may settle their promises in another order, so the latest unit settled so far wins.
+    // LMDB applies the units in the order handed over, so once one is durable all before it are. Their
+    // promises settled in order where measured; the sequence number keeps a late settlement from moving durable back.
     const seq = ++this.handedOver;
     const done: Promise<void> = written.then(
       () => {
@@ -360,7 +355,6 @@ export class Follower {
     const failed = results.find((r) => r.status === 'rejected');
     if (failed === undefined) return;
     this.state = this.durable = this.stored();
-    this.tip = undefined;
     this.unreadable.clear();
     throw (failed as PromiseRejectedResult).reason;
   }
@@ -376,7 +370,11 @@ export class Follower {
       this.kv.put('chainState', this.chain, next);
     });
     this.state = this.durable = next;
-    this.tip = undefined;
+  }
+
+  /** A canonical block's hash: from memory while the commit holding it is in flight (not readable in the store yet), else from the store. */
+  private hashOf(n: number): string | undefined {
+    return this.unreadable.get(n) ?? this.kv.get<string>('canon', blockKey(this.chain, n));
   }
 
   /**
