@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
-import { buildProbe } from '../engine/ingest/probe.js';
-import { normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
-import { TRANSFER, blockKey } from '../engine/ingest/store.js';
+import { buildProbe } from '../engine/evm/probe.js';
+import { normalizeBlock, type BlockRecord } from '../engine/evm/record.js';
+import { TRANSFER } from '../engine/evm/store.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
 import { FilterSet, compileFilterSet, type WatchedStream } from '../engine/match/filter-set.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/ports.js';

@@ -1,4 +1,4 @@
-import { readProbe } from '../ingest/probe.js';
+import { readProbe } from '../evm/probe.js';
 import { KeySet, buildKeySet, type KeySetData } from './key-set.js';
 
 /**

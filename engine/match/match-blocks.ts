@@ -1,4 +1,4 @@
-import { blockKey } from '../ingest/store.js';
+import { blockKey } from '../ingest/chain-store.js';
 import type { Kv, MatchPool } from '../ports.js';
 import { FilterSet, type FilterSetData } from './filter-set.js';
 

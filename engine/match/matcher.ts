@@ -2,14 +2,14 @@ import type { Clock, Timer } from '../clock.js';
 import { findChain } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
-import type { ChainEvents } from '../ingest/follower.js';
-import { RecordView } from '../ingest/record-view.js';
-import { blockKey } from '../ingest/store.js';
+import type { ChainEvents } from '../ingest/follow.js';
+import { RecordView } from '../evm/record-view.js';
+import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { NodeUnavailable } from './chain-reads.js';
+import { NodeUnavailable } from '../evm/chain-reads.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 

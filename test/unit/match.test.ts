@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
-import { encodeRecord, normalizeBlock } from '../../engine/ingest/record.js';
-import { RecordView } from '../../engine/ingest/record-view.js';
-import { TRANSFER } from '../../engine/ingest/store.js';
+import { buildProbe, readProbe } from '../../engine/evm/probe.js';
+import { encodeRecord, normalizeBlock } from '../../engine/evm/record.js';
+import { RecordView } from '../../engine/evm/record-view.js';
+import { TRANSFER } from '../../engine/evm/store.js';
 import { FilterSet, compileFilterSet, type WatchedStream } from '../../engine/match/filter-set.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
-import type { TokenMetadata } from '../../engine/match/token-metadata.js';
-import { webhookBuilder } from '../../engine/match/webhook-builder.js';
+import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
+import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { createStream } from '../../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 

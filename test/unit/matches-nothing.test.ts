@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { buildProbe } from '../../engine/ingest/probe.js';
-import { encodeRecord, normalizeBlock } from '../../engine/ingest/record.js';
-import { RecordView } from '../../engine/ingest/record-view.js';
+import { buildProbe } from '../../engine/evm/probe.js';
+import { encodeRecord, normalizeBlock } from '../../engine/evm/record.js';
+import { RecordView } from '../../engine/evm/record-view.js';
 import { FilterSet, compileFilterSet } from '../../engine/match/filter-set.js';
-import type { TokenMetadata } from '../../engine/match/token-metadata.js';
-import { webhookBuilder } from '../../engine/match/webhook-builder.js';
+import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
+import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { matchesNothing, streamResponse, type StreamRecord } from '../../engine/streams/model.js';
 import { createStream, topic0Hash } from '../../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
