@@ -73,6 +73,11 @@ export class Watchlist {
     this.changed(id);
   }
 
+  /** The addresses derived from a stream's xpubs changed (an xpub added or removed, a window moved on). */
+  derivedChanged(id: string): void {
+    this.changed(id);
+  }
+
   /** The chain's filter set at the current version, compiled when something changed since the last call. */
   compile(chain: string): CompiledChain {
     const cur = this.compiled.get(chain);
