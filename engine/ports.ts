@@ -9,7 +9,7 @@ export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
-  'blockHashes', 'counts',
+  'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
