@@ -11,7 +11,8 @@ import { difficultyOf, type BtcBlock, type BtcHeader, type BtcInput, type BtcOut
  *           u32 height, time, bits, version (i32), nonce, nTx, size, strippedsize, weight
  *   u32 txCount | (txCount + 1) × u32 offset of each transaction (the last: the end)
  *   per transaction:
- *     txid 32 | hash 32 | i32 version | u32 locktime, size, vsize, weight | u8 flags (1: coinbase)
+ *     txid 32 | i32 version | u32 locktime, size, vsize, weight | u8 flags (1: coinbase, 2: witness)
+ *     | [hash 32, when it differs from txid: with witness only]
  *     var inputCount | var outputCount
  *     per input:  txid 32 | u32 vout | u32 sequence | var len + scriptSig | var n, n × (var len + item)
  *                 | u8 prevout known | [u64 value | var len + script]
@@ -21,14 +22,16 @@ import { difficultyOf, type BtcBlock, type BtcHeader, type BtcInput, type BtcOut
  */
 const VERSION = 1;
 const HEADER_BYTES = 1 + 3 * 32 + 9 * 4;
-const TX_FIXED = 2 * 32 + 5 * 4 + 1;
+const TX_FIXED = 32 + 5 * 4 + 1;
+const COINBASE = 1;
+const WITNESS = 2;
 const TWO_32 = 2 ** 32;
 
 const varSize = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
 const bytesSize = (b: Uint8Array): number => varSize(b.length) + b.length;
 
 function txSize(t: BtcTransaction): number {
-  let n = TX_FIXED + varSize(t.vin.length) + varSize(t.vout.length);
+  let n = TX_FIXED + (t.hash === t.txid ? 0 : 32) + varSize(t.vin.length) + varSize(t.vout.length);
   for (const i of t.vin) {
     n += 32 + 8 + bytesSize(i.scriptSig) + varSize(i.witness.length) + 1;
     for (const w of i.witness) n += bytesSize(w);
@@ -93,9 +96,14 @@ export function encodeRecord(block: BtcBlock): Uint8Array {
 
 function writeTx(w: Writer, t: BtcTransaction): void {
   w.hash(t.txid);
-  w.hash(t.hash);
-  for (const v of [t.version, t.locktime, t.size, t.vsize, t.weight]) w.u32(v);
-  w.u8(t.isCoinbase ? 1 : 0);
+  w.u32(t.version);
+  w.u32(t.locktime);
+  w.u32(t.size);
+  w.u32(t.vsize);
+  w.u32(t.weight);
+  const witness = t.hash !== t.txid;
+  w.u8((t.isCoinbase ? COINBASE : 0) | (witness ? WITNESS : 0));
+  if (witness) w.hash(t.hash);
   w.var(t.vin.length);
   w.var(t.vout.length);
   for (const i of t.vin) {
@@ -209,10 +217,11 @@ export class BtcRecordView {
     this.decoded++;
     const r = new Reader(this.buf, this.offset(index));
     const txid = r.hash();
-    const hash = r.hash();
     const version = r.i32();
     const [locktime, size, vsize, weight] = [r.u32(), r.u32(), r.u32(), r.u32()];
-    const isCoinbase = r.u8() === 1;
+    const flags = r.u8();
+    const isCoinbase = (flags & COINBASE) !== 0;
+    const hash = (flags & WITNESS) !== 0 ? r.hash() : txid;
     const vin = new Array<BtcInput>(r.var());
     const vout = new Array<BtcOutput>(r.var());
     for (let k = 0; k < vin.length; k++) {
