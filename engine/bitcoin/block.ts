@@ -1,4 +1,4 @@
-import type { RawBlock, RawTransaction } from './raw.js';
+import type { RawBlock, RawInput, RawOutput, RawTransaction } from './raw.js';
 
 /**
  * A Bitcoin block as the Bitcoin family stores it: what the block record
@@ -33,34 +33,15 @@ export interface Prevout {
   script: Uint8Array;
 }
 
-export interface BtcInput {
-  /** All zeros for a coinbase. */
-  txid: string;
-  /** 0xffffffff for a coinbase. */
-  vout: number;
-  /** A coinbase's coinbase bytes (its scriptSig). */
-  scriptSig: Uint8Array;
-  sequence: number;
-  witness: Uint8Array[];
+/** A serialized input's parts (a coinbase: txid all zeros, vout 0xffffffff, its coinbase bytes as scriptSig) and what it spends. */
+export interface BtcInput extends RawInput {
   /** Undefined while unknown, and for a coinbase (it spends nothing). */
   prevout?: Prevout | undefined;
 }
 
-export interface BtcOutput {
-  /** Satoshis. */
-  value: number;
-  script: Uint8Array;
-}
+export type BtcOutput = RawOutput;
 
-export interface BtcTransaction {
-  txid: string;
-  hash: string;
-  version: number;
-  locktime: number;
-  size: number;
-  vsize: number;
-  weight: number;
-  isCoinbase: boolean;
+export interface BtcTransaction extends Omit<RawTransaction, 'vin' | 'vout'> {
   vin: BtcInput[];
   vout: BtcOutput[];
 }
@@ -94,18 +75,8 @@ export function difficultyOf(bits: number): number {
 
 /** A serialized transaction's parts; its inputs' prevouts from `lookup` where it knows them. */
 export function txFromRaw(t: RawTransaction, lookup?: PrevoutLookup): BtcTransaction {
-  return {
-    txid: t.txid,
-    hash: t.hash,
-    version: t.version,
-    locktime: t.locktime,
-    size: t.size,
-    vsize: t.vsize,
-    weight: t.weight,
-    isCoinbase: t.isCoinbase,
-    vin: t.vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })),
-    vout: t.vout.map((o) => ({ value: o.value, script: o.script })),
-  };
+  const { vin, vout, ...fields } = t;
+  return { ...fields, vin: vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })), vout: vout.map((o) => ({ value: o.value, script: o.script })) };
 }
 
 /**

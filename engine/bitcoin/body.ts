@@ -55,15 +55,8 @@ export interface XpubMatch {
   address: string;
 }
 
-export interface BtcBodyTransaction {
-  txid: string;
-  hash: string;
-  version: number;
-  size: number;
-  vsize: number;
-  weight: number;
-  locktime: number;
-  isCoinbase: boolean;
+/** A transaction's own fields as the record has them, then its counts, place and parts. */
+export interface BtcBodyTransaction extends Pick<BtcTransaction, 'txid' | 'hash' | 'version' | 'size' | 'vsize' | 'weight' | 'locktime' | 'isCoinbase'> {
   inputCount: number;
   outputCount: number;
   blockHash: string;

@@ -1,3 +1,4 @@
+import { OP_0, OP_1, OP_CHECKSIG, OP_DUP, OP_EQUAL, OP_EQUALVERIFY, OP_HASH160 } from './address.js';
 import { base58check, bech32, bech32m } from './encoding.js';
 
 /**
@@ -24,18 +25,11 @@ export interface ScriptInfo {
   address: string | undefined;
 }
 
-const OP_0 = 0x00;
 const OP_PUSHDATA1 = 0x4c;
 const OP_PUSHDATA2 = 0x4d;
 const OP_PUSHDATA4 = 0x4e;
-const OP_1 = 0x51;
 const OP_16 = 0x60;
 const OP_RETURN = 0x6a;
-const OP_DUP = 0x76;
-const OP_EQUAL = 0x87;
-const OP_EQUALVERIFY = 0x88;
-const OP_HASH160 = 0xa9;
-const OP_CHECKSIG = 0xac;
 const OP_CHECKMULTISIG = 0xae;
 
 /** Core's type of `script`, from its bytes alone (no address is encoded: the probe column calls this per output). */
