@@ -187,7 +187,9 @@ export class BitcoinFollower implements ChainFollower {
       throw err;
     }
     const body = await this.raw('getblock', [hash, 3]);
-    return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body } : { block: body, prevouts });
+    // Outputs are kept for later inputs until a block shows the node gives spent outputs.
+    const keepOutputs = this.state.prevouts !== true;
+    return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
   }
 
   private raw(method: string, params: unknown[]): Promise<Uint8Array> {
@@ -241,21 +243,17 @@ export class BitcoinFollower implements ChainFollower {
     if (this.inputs !== 'unresolved') this.log.warn('spent outputs cannot be found: input addresses and values are left out (start Bitcoin Core with -txindex, or use v23 or later)', { chain: this.chain, err: message });
   }
 
-  /**
-   * Writes the block with its events and the chain's state as one unit on LMDB's write thread. Outputs
-   * are kept for later blocks' inputs only while the node does not give them.
-   */
+  /** Writes the block (with its outputs when they were kept) and its events and the chain's state as one unit on LMDB's write thread. */
   private async commitBlock(b: PreparedBitcoinBlock): Promise<void> {
     const next: BitcoinChainState = { ...this.state, head: b.number, confirmed: Math.max(this.state.confirmed, b.number - this.opts.confirmations) };
     let confirmed = this.state.confirmed;
-    const keepOutputs = this.state.prevouts === false;
     await this.kv.writeBehind(() => {
       const key = blockKey(this.chain, b.number);
       this.kv.putRaw('blocks', key, b.record);
       this.kv.putRaw('probes', key, b.probe);
       this.kv.put('canon', key, b.hash);
       this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
-      if (keepOutputs) writeOutputs(this.kv, this.chain, b);
+      if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
       this.events.seen(this.chain, b.number, b.hash);
       while (confirmed < b.number - this.opts.confirmations) {
         confirmed++;

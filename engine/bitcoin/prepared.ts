@@ -1,4 +1,9 @@
+import { resultOf } from '../ingest/json-bytes.js';
 import type { IngestPool, Kv } from '../ports.js';
+import { fillPrevouts, unresolvedInputs, type Prevout } from './block.js';
+import { blockFromCore, type CoreBlock } from './core-json.js';
+import { buildBtcProbe } from './probe.js';
+import { encodeRecord } from './record.js';
 
 /**
  * A Bitcoin block made ready to write off the main thread (the worker pool's
@@ -19,20 +24,37 @@ export interface PreparedBitcoinBlock {
   outputs: Array<{ txid: string; outputs: Array<[value: number, script: Uint8Array]> }>;
 }
 
-/** A spent output: its value in satoshis and its script. */
-export interface Prevout {
-  value: number;
-  script: Uint8Array;
-}
+export type { Prevout } from './block.js';
 
 export interface BitcoinAnswers {
   /** The response body of getblock(hash, 3). */
   block: Uint8Array;
   /** Spent outputs by outputKey(txid, vout), for inputs the node gave without them. */
   prevouts?: ReadonlyMap<string, Prevout>;
+  /** Whether the block's outputs are wanted (kept for later inputs). */
+  keepOutputs?: boolean;
 }
 
 export type BitcoinIngestPool = IngestPool<BitcoinAnswers, PreparedBitcoinBlock>;
+
+/** Bitcoin Core's getblock answer into the block to write; null when it says null. */
+export function prepareBitcoinBlock(answers: BitcoinAnswers): PreparedBitcoinBlock | null {
+  const core = resultOf<CoreBlock | null>(answers.block);
+  if (core === null) return null;
+  const { header, txs } = blockFromCore(core);
+  // Inputs spending an earlier output of the block itself resolve here whatever the node gave.
+  fillPrevouts(txs, (txid, vout) => answers.prevouts?.get(outputKey(txid, vout)));
+  return {
+    number: header.height,
+    hash: header.hash,
+    parentHash: header.previousblockhash,
+    record: encodeRecord({ header, txs }),
+    probe: buildBtcProbe(txs),
+    inputCount: txs.reduce((n, t) => n + (t.isCoinbase ? 0 : t.vin.length), 0),
+    unresolved: unresolvedInputs(txs).map(({ txid, vout }) => ({ txid, vout })),
+    outputs: answers.keepOutputs === true ? txs.map((t) => ({ txid: t.txid, outputs: t.vout.map((o): [number, Uint8Array] => [o.value, o.script]) })) : [],
+  };
+}
 
 export const outputKey = (txid: string, vout: number): string => `${txid}:${vout}`;
 

@@ -1,5 +1,5 @@
 import type { IngestPool, Kv } from '../ports.js';
-import { parseJsonBytes } from '../ingest/json-bytes.js';
+import { resultOf } from '../ingest/json-bytes.js';
 import { buildProbe } from './probe.js';
 import { encodeNodeRecord } from './record-encoder.js';
 import { NormalizeError, nodeRecord, type Json } from './record.js';
@@ -47,12 +47,6 @@ export type EvmIngestPool = IngestPool<NodeAnswers, PreparedBlock>;
 
 const INDEX_TABLES: readonly IndexTable[] = ['canon', 'blockHashes', 'transfers', 'sales'];
 
-/** The `result` of a JSON-RPC response body (an error one is refused: the node answered with an error). */
-export function resultOf<T>(body: Uint8Array): T {
-  const envelope = parseJsonBytes(body) as { result?: T; error?: { message?: string } };
-  if (envelope.error !== undefined) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
-  return envelope.result as T;
-}
 
 /** Whether a response body says null (the node has no such block yet); such a body is short, so only short ones are read. */
 export const isNullResult = (body: Uint8Array): boolean => body.length < 128 && resultOf(body) === null;
