@@ -49,7 +49,7 @@ export class BitcoinChain {
   private readonly byHash = new Map<string, StoredBlock>();
   private readonly mined = new Map<string, MinedTx>();
   private readonly pool = new Map<string, PoolTx>();
-  /** Counts changes, so answers cached by the server know when they are stale. */
+  /** Counts changes to the blocks (not the mempool), so block answers cached by the server know when they are stale. */
   revision = 0;
 
   /** `start`: the height of the first block appended (a chain may begin above genesis). */
@@ -122,12 +122,10 @@ export class BitcoinChain {
   addToMempool(txHex: string): string {
     const tx = Transaction.fromHex(txHex);
     this.pool.set(tx.getId(), { tx, time: nowSeconds() });
-    this.revision++;
     return tx.getId();
   }
 
   dropFromMempool(txid: string): boolean {
-    this.revision++;
     return this.pool.delete(txid);
   }
 
