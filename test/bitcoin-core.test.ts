@@ -228,6 +228,20 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
     expect((await call(core, 'getrawtransaction', SPEND, 2)).vin[0].prevout).toBeUndefined();
   });
 
+  it('answers for pruned blocks as a pruned node does: headers yes, data no', async () => {
+    const chain = mainnetChain(20);
+    chain.prune(10);
+    const core = await start({ chain });
+    const old = await call(core, 'getblockhash', 9);
+    await expect(call(core, 'getblock', old, 0)).rejects.toEqual(rpcError(-1, 'Block not available (pruned data)'));
+    expect((await call(core, 'getblockheader', old)).height).toBe(9);
+    const coinbase = (await call(core, 'getblock', await call(core, 'getblockhash', 10), 1)).tx[0];
+    const oldCoinbase = Block.fromBuffer(chain.at(9)!.bytes).transactions![0]!.getId();
+    await expect(call(core, 'getrawtransaction', oldCoinbase, 1, old)).rejects.toEqual(rpcError(-1, 'Block not available'));
+    expect((await call(core, 'getrawtransaction', coinbase, 1, await call(core, 'getblockhash', 10))).txid).toBe(coinbase);
+    expect(await call(core, 'getblockchaininfo')).toEqual(expect.objectContaining({ pruned: true, pruneheight: 10 }));
+  });
+
   it('finds mined transactions with -txindex or a block hash only, as Core does', async () => {
     const plain = await start();
     const hash170 = await call(plain, 'getblockhash', 170);
@@ -293,6 +307,10 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     const [der, pub] = sweep.ins[wpkhInput]!.witness;
     const digest = sweep.hashForWitnessV0(wpkhInput, payments.p2pkh({ pubkey: pub! }).output!, 3_000_000n, Transaction.SIGHASH_ALL);
     expect(ecc.verify(digest, pub!, script.signature.decode(der!).signature)).toBe(true);
+    // …and the Taproot key-path one against the output's tweaked key.
+    const spent = coinsOf(fanOut, owners);
+    const keyPath = sweep.hashForWitnessV1(4, spent.map((c) => c.owner.output), spent.map((c) => c.value), Transaction.SIGHASH_DEFAULT);
+    expect(ecc.verifySchnorr(keyPath, owners[4]!.output.subarray(2), sweep.ins[4]!.witness[0]!)).toBe(true);
   });
 
   it('takes transactions into the mempool, out when mined or dropped', async () => {

@@ -52,6 +52,9 @@ export class BitcoinChain {
   /** Counts changes to the blocks (not the mempool), so block answers cached by the server know when they are stale. */
   revision = 0;
 
+  /** Blocks below this height have no data (Core's -prune): headers stay, getblock fails. */
+  prunedBelow = 0;
+
   /** `start`: the height of the first block appended (a chain may begin above genesis). */
   constructor(readonly start = 0) {}
 
@@ -116,6 +119,16 @@ export class BitcoinChain {
       if (!this.mined.has(tx.getId()) && !tx.ins.some((i) => spent.has(outpointOf(i)))) this.pool.set(tx.getId(), { tx, time: nowSeconds() });
     }
     return hashes;
+  }
+
+  /** Drops the data of blocks below `height`, as `pruneblockchain` does (their outputs still give prevouts, as undo data would). */
+  prune(height: number): void {
+    this.prunedBelow = Math.max(this.prunedBelow, height);
+  }
+
+  /** Whether a block's data is served (not pruned). */
+  hasData(b: StoredBlock): boolean {
+    return b.height >= this.prunedBelow;
   }
 
   /** Adds a transaction to the mempool; answers its txid. */

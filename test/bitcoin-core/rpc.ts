@@ -103,6 +103,7 @@ function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number): string
 const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
   const b = knownBlock(ctx, hashParam(hashArg, 'blockhash'));
   const verbosity = Math.min(verbosityParam(verbosityArg, 1), 3);
+  if (!ctx.chain.hasData(b)) throw new RpcError(-1, 'Block not available (pruned data)');
   if (verbosity <= 0) return JSON.stringify(b.bytes.toString('hex'));
   const head = coreJson(blockJson(b.block, ctx.chain.place(b), []));
   // blockJson puts `tx` last: swap its empty array for the rendered one.
@@ -135,7 +136,8 @@ const getblockchaininfo: Method = (ctx) => {
     initialblockdownload: false,
     chainwork: tip.chainwork.toString(16).padStart(64, '0'),
     size_on_disk: 0,
-    pruned: false,
+    pruned: ctx.chain.prunedBelow > 0,
+    ...(ctx.chain.prunedBelow > 0 ? { pruneheight: ctx.chain.prunedBelow, automatic_pruning: false } : {}),
     warnings: '',
   });
 };
@@ -169,6 +171,7 @@ function findTx(ctx: RpcContext, txid: string, blockhash: string | undefined): {
   if (blockhash !== undefined) {
     const b = ctx.chain.byId(blockhash);
     if (!b) throw new RpcError(-5, 'Block hash not found');
+    if (!ctx.chain.hasData(b)) throw new RpcError(-1, 'Block not available');
     const tx = b.block.transactions?.find((t) => t.getId() === txid);
     if (!tx) throw new RpcError(-5, `No such transaction found in the provided block. ${wallet}`);
     return { tx, block: b };
