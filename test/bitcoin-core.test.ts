@@ -185,6 +185,16 @@ describe('the stand-in Bitcoin Core: block and transaction JSON against real Cor
   });
 });
 
+describe('the stand-in Bitcoin Core: prerendered blocks', () => {
+  it('answers the same text whether a block was rendered before listening or on the first call', async () => {
+    const [lazy, eager] = [await start(), await start({ prerender: [1, 2, 3] })];
+    for (const verbosity of [1, 2, 3]) {
+      const body = { id: 1, method: 'getblock', params: [await call(lazy, 'getblockhash', 170), verbosity] };
+      expect((await post(eager, body)).text).toBe((await post(lazy, body)).text);
+    }
+  });
+});
+
 describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
   // Block 170 holds the first payment: block 9's coinbase, 10 BTC to Hal Finney and 40 back.
   const SPEND = 'f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16';

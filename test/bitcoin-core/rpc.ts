@@ -23,18 +23,18 @@ export interface NodeOptions {
   txindex: boolean;
 }
 
-/** What a method sees: the chain, the options, and a cache of rendered block transactions. */
+/** What a method sees: the chain, the options, and a cache of rendered block transactions (`cacheSize` entries). */
 export interface RpcContext {
   chain: BitcoinChain;
   options: NodeOptions;
   cache: Map<string, { revision: number; text: string }>;
+  cacheSize: number;
 }
 
 type Params = unknown[];
 type Method = (ctx: RpcContext, params: Params) => string;
 
 const GENESIS_COINBASE = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b';
-const CACHED_BLOCKS = 8;
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
@@ -88,15 +88,15 @@ function detailFor(ctx: RpcContext, b: StoredBlock, tx: Transaction, showPrevout
   return { prevouts: ctx.chain.prevouts(tx), showPrevout };
 }
 
-/** A block's `tx` array as JSON text; big blocks take a while, so it is kept until the chain changes. */
-function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number): string {
+/** A block's `tx` array as JSON text; big blocks take a while (about 1 s for 2 MB), so it is kept until the chain changes. */
+export function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number): string {
   const key = `${b.hash}/${verbosity}`;
   const hit = ctx.cache.get(key);
   if (hit && hit.revision === ctx.chain.revision) return hit.text;
   const txs = b.block.transactions ?? [];
   const text = coreJson(verbosity === 1 ? txs.map((tx) => tx.getId()) : txs.map((tx) => txJson(tx, detailFor(ctx, b, tx, verbosity >= 3))));
   ctx.cache.set(key, { revision: ctx.chain.revision, text });
-  if (ctx.cache.size > CACHED_BLOCKS) ctx.cache.delete(ctx.cache.keys().next().value!);
+  if (ctx.cache.size > ctx.cacheSize) ctx.cache.delete(ctx.cache.keys().next().value!);
   return text;
 }
 

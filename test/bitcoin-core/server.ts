@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { type AddressInfo } from 'node:net';
 import { type BitcoinChain } from './chain.js';
 import { mainnetChain } from './fixtures.js';
-import { RpcError, runMethod, type RpcContext } from './rpc.js';
+import { RpcError, renderedTxs, runMethod, type RpcContext } from './rpc.js';
 
 export interface BitcoinCoreOptions {
   /** The chain to serve (default: genesis and mainnet blocks 1..255). */
@@ -21,6 +21,8 @@ export interface BitcoinCoreOptions {
   verbosity3?: boolean;
   /** Core's -txindex: getrawtransaction finds mined transactions without a block hash. Default false. */
   txindex?: boolean;
+  /** getblock verbosities (1-3) to render for every active block before listening, so benchmarks time chainpost, not this. */
+  prerender?: number[];
 }
 
 export interface BitcoinCore {
@@ -103,7 +105,11 @@ export async function startBitcoinCore(opts: BitcoinCoreOptions = {}): Promise<B
     chain: opts.chain ?? mainnetChain(),
     options: { verbosity3: opts.verbosity3 ?? true, txindex: opts.txindex ?? false },
     cache: new Map(),
+    cacheSize: 8,
   };
+  const prerender = opts.prerender ?? [];
+  ctx.cacheSize = Math.max(ctx.cacheSize, (ctx.chain.height - ctx.chain.start + 1) * prerender.length);
+  for (let h = ctx.chain.start; h <= ctx.chain.height; h++) for (const v of prerender) renderedTxs(ctx, ctx.chain.at(h)!, v);
   const calls: Record<string, number> = {};
   const server = createServer((req, res) => {
     if (req.method !== 'POST') {
