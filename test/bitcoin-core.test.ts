@@ -161,6 +161,26 @@ describe('the stand-in Bitcoin Core: block and transaction JSON against real Cor
     expect(ours.tx[1].vin[0].scriptSig.asm).toMatch(/^[0-9a-f]+\[ALL\] [0-9a-f]{66}$/);
   });
 
+  it('gives block 200000’s prevouts and fees from its spent outputs, the fees adding up to what the coinbase claims', async () => {
+    const real = realBlock('rpc/getblock-v2-200000.json.gz');
+    const spent = JSON.parse(fixtureText('rpc/getblock-v2-200000.input-transactions.json.gz')) as Array<Array<{ txid: string; vout: Json[] }>>;
+    const chain = chainOf([real]);
+    // The source kept only each spent output (value, script); where it was mined is not known here.
+    for (const prev of spent.flat()) chain.knowOutput(prev.txid, prev.vout[0]!.n, { generated: false, height: 0, value: BigInt(Math.round(prev.vout[0]!.value * 1e8)), script: Buffer.from(prev.vout[0]!.scriptPubKey.hex, 'hex') });
+    const core = await start({ chain });
+    const ours = await call(core, 'getblock', real.hash, 3);
+    ours.tx.slice(1).forEach((t: Json, i: number) => {
+      t.vin.forEach((input: Json, j: number) => {
+        const { value, scriptPubKey } = spent[i + 1]![j]!.vout[0]!;
+        expect(differences({ value, scriptPubKey }, input.prevout, `${t.txid}:${j}`, new Set())).toEqual([]);
+      });
+    });
+    const text = (await post(core, { id: 1, method: 'getblock', params: [real.hash, 2] })).text;
+    // Block 200000 is before the first halving: 50 BTC subsidy.
+    const fees = [...text.matchAll(/"fee":(\d+)\.(\d{8})/g)].reduce((sum, m) => sum + BigInt(m[1]! + m[2]!), 0n);
+    expect([ours.tx.length - 1, fees + 5_000_000_000n]).toEqual([text.match(/"fee":/g)!.length, BigInt(Math.round(real.tx[0].vout[0].value * 1e8))]);
+  });
+
   it('decodes verbose getrawtransaction answers of real Core into the same fields', () => {
     for (const txid of ['0d37522b89f991f8433b80f709ad31862a54435cd003f25732fe405e9db93216', '0dd0394c6240355f4e4b3c88028f678ed746cebee3b3e8509620733f018914c9', '76a8d70a757be5055f60be076b683897cadaad6b7bdf78c43e39b9d59cb4a6ea']) {
       const real = JSON.parse(fixtureText(`rpc/bitcoin-etl/getrawtransaction_${txid}.json`)) as Json;

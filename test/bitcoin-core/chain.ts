@@ -49,6 +49,7 @@ export class BitcoinChain {
   private readonly byHash = new Map<string, StoredBlock>();
   private readonly mined = new Map<string, MinedTx>();
   private readonly pool = new Map<string, PoolTx>();
+  private readonly outside = new Map<string, Prevout>();
   /** Counts changes to the blocks (not the mempool), so block answers cached by the server know when they are stale. */
   revision = 0;
 
@@ -152,13 +153,20 @@ export class BitcoinChain {
     return this.mined.get(txid);
   }
 
-  /** The outputs `tx` spends, where the active chain has them; unknown ones are undefined (a pruned node's gap). */
+  /** Makes an output of a block this chain does not hold known, as if its funding block were stored (for real blocks' prevouts). */
+  knowOutput(txid: string, vout: number, prevout: Prevout): void {
+    this.outside.set(`${txid}:${vout}`, prevout);
+    this.revision++;
+  }
+
+  /** The outputs `tx` spends, where the active chain (or knowOutput) has them; unknown ones are undefined (a pruned node's gap). */
   prevouts(tx: Transaction): Array<Prevout | undefined> {
     if (tx.isCoinbase()) return [];
     return tx.ins.map((input) => {
       const from = this.mined.get(displayHex(input.hash));
       const out = from?.tx.outs[input.index];
-      return from && out ? { generated: from.index === 0, height: from.block.height, value: out.value, script: out.script } : undefined;
+      if (from && out) return { generated: from.index === 0, height: from.block.height, value: out.value, script: out.script };
+      return this.outside.get(outpointOf(input));
     });
   }
 
