@@ -417,7 +417,9 @@ describe('the stand-in Bitcoin Core: Core’s text formats', () => {
     });
     expect(spk('6a024869')).toEqual({ asm: 'OP_RETURN 26952', desc: 'raw(6a024869)#nz6xdglz', hex: '6a024869', type: 'nulldata' });
     expect(spk('6a5d0414011400')).toEqual({ asm: 'OP_RETURN 13 1310996', desc: 'raw(6a5d0414011400)#cwmyltm8', hex: '6a5d0414011400', type: 'nulldata' });
-    expect(spk('5102aabb').type).toBe('witness_unknown');
+    expect(spk('51024e73')).toEqual(expect.objectContaining({ asm: '1 29518', address: 'bc1pfeessrawgf', type: 'anchor' }));
+    expect(spk('5102aabb')).toEqual(expect.objectContaining({ address: 'bc1p42asn737nx', type: 'witness_unknown' }));
+    expect(spk('a914' + '00'.repeat(20) + '87')).toEqual(expect.objectContaining({ asm: `OP_HASH160 ${'00'.repeat(20)} OP_EQUAL`, address: '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST', type: 'scripthash' }));
     expect(spk('00').type).toBe('nonstandard');
     expect(spk('4c').asm).toBe('[error]');
   });
