@@ -115,6 +115,27 @@ describe('the stand-in Bitcoin Core: wire', () => {
     expect(core.calls).toEqual({ getblockcount: 1, nosuchmethod: 1, getblockhash: 1, getblock: 1 });
   });
 
+  it('answers "jsonrpc": "2.0" requests as Core 28 does when jsonrpc2 is on (and as Core 27 does when not)', async () => {
+    const core = await start({ jsonrpc2: true });
+    const ok = await post(core, { jsonrpc: '2.0', id: 1, method: 'getblockcount' });
+    expect([ok.status, ok.text]).toEqual([200, '{"jsonrpc":"2.0","result":255,"id":1}\n']);
+    const unknown = await post(core, { jsonrpc: '2.0', id: 2, method: 'nope' });
+    expect([unknown.status, unknown.text]).toEqual([200, '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}\n']);
+    expect((await post(core, { id: 3, method: 'nope' })).status).toBe(404);
+    const notification = await post(core, { jsonrpc: '2.0', method: 'getblockcount' });
+    expect([notification.status, notification.text]).toEqual([204, '']);
+    expect((await post(core, [{ jsonrpc: '2.0', method: 'getblockcount' }])).status).toBe(204);
+    const mixed = JSON.parse((await post(core, [{ jsonrpc: '2.0', method: 'getblockcount' }, { jsonrpc: '2.0', id: 5, method: 'getblockcount' }, { id: 6, method: 'getblockcount' }])).text);
+    expect(mixed).toEqual([{ jsonrpc: '2.0', result: 255, id: 5 }, { result: 255, error: null, id: 6 }]);
+    const version = await post(core, { jsonrpc: '3.0', id: 7, method: 'getblockcount' });
+    expect([version.status, JSON.parse(version.text).error]).toEqual([400, { code: -32600, message: 'JSON-RPC version not supported' }]);
+    expect((await call(core, 'getnetworkinfo')).version).toBe(280000);
+    const old = await start();
+    const legacy = await post(old, { jsonrpc: '2.0', id: 8, method: 'nope' });
+    expect([legacy.status, JSON.parse(legacy.text)]).toEqual([404, { result: null, error: { code: -32601, message: 'Method not found' }, id: 8 }]);
+    expect((await call(old, 'getnetworkinfo')).version).toBe(270000);
+  });
+
   it('raises Core’s errors for bad and unknown hashes and wrong parameter types', async () => {
     const core = await start();
     await expect(call(core, 'getblock', 'abc')).rejects.toEqual(rpcError(-8, "blockhash must be of length 64 (not 3, for 'abc')"));

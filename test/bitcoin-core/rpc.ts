@@ -29,6 +29,8 @@ export interface RpcContext {
   options: NodeOptions;
   cache: Map<string, { revision: number; text: string }>;
   cacheSize: number;
+  /** Core 28+ (JSON-RPC 2.0 replies); also what getnetworkinfo reports. */
+  jsonrpc2: boolean;
 }
 
 type Params = unknown[];
@@ -143,8 +145,8 @@ const getblockchaininfo: Method = (ctx) => {
 };
 
 const getnetworkinfo: Method = (ctx) => {
-  // v27 shows getblock 3 and getrawtransaction 2; 22 is a node from before both.
-  const version = ctx.options.verbosity3 ? 270000 : 220000;
+  // 27 and 28 show getblock 3 and getrawtransaction 2 (28 also JSON-RPC 2.0); 22 is a node from before both.
+  const version = !ctx.options.verbosity3 ? 220000 : ctx.jsonrpc2 ? 280000 : 270000;
   return coreJson({
     version,
     subversion: `/Satoshi:${version / 10000}.0.0/`,

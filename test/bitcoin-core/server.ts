@@ -1,8 +1,8 @@
 /**
- * A stand-in Bitcoin Core JSON-RPC server on node:http, speaking Core's legacy (1.0) wire as `httprpc.cpp`
- * does up to v27: basic auth (401, empty body), single and batch requests, errors as HTTP 500 (-32600 → 400,
- * -32601 → 404) for single requests and inside an HTTP 200 array for batches. For tests and benchmarks:
- * it must not import vitest.
+ * A stand-in Bitcoin Core JSON-RPC server on node:http, speaking Core's wire as `httprpc.cpp` does: basic
+ * auth (401, empty body), single and batch requests, legacy (1.0) errors as HTTP 500 (-32600 → 400,
+ * -32601 → 404) for single requests and inside an HTTP 200 array for batches; optionally Core 28's
+ * JSON-RPC 2.0 replies. For tests and benchmarks: it must not import vitest.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
@@ -21,6 +21,8 @@ export interface BitcoinCoreOptions {
   verbosity3?: boolean;
   /** Core's -txindex: getrawtransaction finds mined transactions without a block hash. Default false. */
   txindex?: boolean;
+  /** Core 28+: requests with "jsonrpc": "2.0" get 2.0 replies (HTTP 200 for errors, 204 for notifications). Default false (Core 27). */
+  jsonrpc2?: boolean;
   /** getblock verbosities (1-3) to render for every active block before listening, so benchmarks time chainpost, not this. */
   prerender?: number[];
 }
@@ -35,61 +37,72 @@ export interface BitcoinCore {
   close(): Promise<void>;
 }
 
-/** One request's reply object as Core writes it (legacy: both result and error, one of them null). */
-function reply(id: unknown, result: string | null, error: RpcError | null): string {
-  const errorText = error === null ? 'null' : JSON.stringify({ code: error.code, message: error.message });
-  return `{"result":${result ?? 'null'},"error":${errorText},"id":${JSON.stringify(id ?? null)}}`;
+/** One call's outcome: its id (absent for a JSON-RPC 2.0 notification), its version, a result or an error. */
+interface Outcome {
+  id: unknown;
+  hasId: boolean;
+  v2: boolean;
+  result?: string;
+  error?: RpcError;
+}
+
+/**
+ * The reply object as Core writes it: legacy has both result and error (one null); JSON-RPC 2.0 (Core 28+)
+ * has "jsonrpc" and only the one that applies.
+ */
+function reply({ id, v2, result, error }: Outcome): string {
+  const idText = JSON.stringify(id ?? null);
+  const errorText = error === undefined ? 'null' : JSON.stringify({ code: error.code, message: error.message });
+  if (!v2) return `{"result":${result ?? 'null'},"error":${errorText},"id":${idText}}`;
+  return error === undefined ? `{"jsonrpc":"2.0","result":${result},"id":${idText}}` : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
 }
 
 /** Core's `JSONRPCRequest::parse` then the call; anything thrown that is not an RpcError is Core's -1 (misc). */
-function execute(ctx: RpcContext, calls: Record<string, number>, request: unknown): { id: unknown; result: string } {
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw Object.assign(new RpcError(-32600, 'Invalid Request object'), { id: null });
-  const { id = null, method, params } = request as Record<string, unknown>;
+function execute(ctx: RpcContext, calls: Record<string, number>, request: unknown): Outcome {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) return { id: null, hasId: true, v2: false, error: new RpcError(-32600, 'Invalid Request object') };
+  const { id = null, method, params, jsonrpc } = request as Record<string, unknown>;
+  // Core before 28 ignores "jsonrpc"; 28+ answers "2.0" requests in 2.0's shape.
+  const v2 = ctx.jsonrpc2 && jsonrpc === '2.0';
+  const outcome = { id, hasId: Object.hasOwn(request, 'id'), v2 };
   try {
+    if (ctx.jsonrpc2 && jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== '1.0' && jsonrpc !== '2.0') throw new RpcError(-32600, 'JSON-RPC version not supported');
     if (method === undefined) throw new RpcError(-32600, 'Missing method');
     if (typeof method !== 'string') throw new RpcError(-32600, 'Method must be a string');
     calls[method] = (calls[method] ?? 0) + 1;
     if (params !== undefined && params !== null && typeof params !== 'object') throw new RpcError(-32600, 'Params must be an array or object');
-    return { id, result: runMethod(ctx, method, params) };
+    return { ...outcome, result: runMethod(ctx, method, params) };
   } catch (e) {
-    throw Object.assign(e instanceof RpcError ? e : new RpcError(-1, String(e)), { id });
+    return { ...outcome, error: e instanceof RpcError ? e : new RpcError(-1, String(e)) };
   }
 }
 
-/** The HTTP status Core's `JSONErrorReply` gives an error code. */
+/** The HTTP status Core's `JSONErrorReply` gives a legacy single request's error. */
 const statusOf = (code: number): number => (code === -32600 ? 400 : code === -32601 ? 404 : 500);
 
-function send(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${body}\n`);
+function send(res: ServerResponse, status: number, body?: string): void {
+  if (body === undefined) res.writeHead(status).end();
+  else res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${body}\n`);
 }
 
-/** Answers one HTTP request: a single call or a batch (always HTTP 200, errors in place). */
+/** A 2.0 notification gets no reply (Core 28+). */
+const silent = (o: Outcome): boolean => o.v2 && !o.hasId;
+
+/** Answers one HTTP request: a single call, or a batch (HTTP 200, errors in place; 204 if all were notifications). */
 function answer(ctx: RpcContext, calls: Record<string, number>, body: string, res: ServerResponse): void {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch {
-    return send(res, 500, reply(null, null, new RpcError(-32700, 'Parse error')));
+    return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Parse error') }));
   }
   if (Array.isArray(parsed)) {
-    const replies = parsed.map((request) => {
-      try {
-        const { id, result } = execute(ctx, calls, request);
-        return reply(id, result, null);
-      } catch (e) {
-        return reply((e as { id?: unknown }).id, null, e as RpcError);
-      }
-    });
-    return send(res, 200, `[${replies.join(',')}]`);
+    const replies = parsed.map((request) => execute(ctx, calls, request)).filter((o) => !silent(o));
+    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map(reply).join(',')}]`);
   }
-  if (typeof parsed !== 'object' || parsed === null) return send(res, 500, reply(null, null, new RpcError(-32700, 'Top-level object parse error')));
-  try {
-    const { id, result } = execute(ctx, calls, parsed);
-    send(res, 200, reply(id, result, null));
-  } catch (e) {
-    const error = e as RpcError & { id?: unknown };
-    send(res, statusOf(error.code), reply(error.id, null, error));
-  }
+  if (typeof parsed !== 'object' || parsed === null) return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Top-level object parse error') }));
+  const outcome = execute(ctx, calls, parsed);
+  if (silent(outcome)) return send(res, 204);
+  send(res, outcome.error && !outcome.v2 ? statusOf(outcome.error.code) : 200, reply(outcome));
 }
 
 /** Whether the request carries `Authorization: Basic base64(user:password)`. */
@@ -106,6 +119,7 @@ export async function startBitcoinCore(opts: BitcoinCoreOptions = {}): Promise<B
     options: { verbosity3: opts.verbosity3 ?? true, txindex: opts.txindex ?? false },
     cache: new Map(),
     cacheSize: 8,
+    jsonrpc2: opts.jsonrpc2 ?? false,
   };
   const prerender = opts.prerender ?? [];
   ctx.cacheSize = Math.max(ctx.cacheSize, (ctx.chain.height - ctx.chain.start + 1) * prerender.length);
