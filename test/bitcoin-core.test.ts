@@ -144,6 +144,9 @@ describe('the stand-in Bitcoin Core: wire', () => {
     await expect(call(core, 'getblockheader', 'ab')).rejects.toEqual(rpcError(-8, "hash must be of length 64 (not 2, for 'ab')"));
     await expect(call(core, 'getblockhash', '1')).rejects.toEqual(rpcError(-3, 'JSON value of type string is not of expected type number'));
     await expect(call(core, 'getblockhash', -1)).rejects.toEqual(rpcError(-8, 'Block height out of range'));
+    const named = JSON.parse((await post(core, { id: 1, method: 'getblock', params: { blockhash: GENESIS_HASH, verbose: 0 } })).text);
+    expect(Block.fromHex(named.result).getId()).toBe(GENESIS_HASH);
+    expect(JSON.parse((await post(core, { id: 1, method: 'getblockcount', params: { height: 1 } })).text).error).toEqual({ code: -8, message: 'Unknown named parameter height' });
   });
 });
 

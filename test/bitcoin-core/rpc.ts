@@ -253,10 +253,10 @@ const getmempoolentry: Method = (ctx, [txidArg]) => {
   return coreJson(mempoolEntry(ctx, txid));
 };
 
-/** The methods served, with their parameter names (for named-parameter requests). */
+/** The methods served, with their parameter names for named-parameter requests (`a|b`: Core's aliases). */
 export const METHODS: Record<string, { run: Method; args: string[] }> = {
   getbestblockhash: { run: (ctx) => JSON.stringify(tipOf(ctx).hash), args: [] },
-  getblock: { run: getblock, args: ['blockhash', 'verbosity'] },
+  getblock: { run: getblock, args: ['blockhash', 'verbosity|verbose'] },
   getblockchaininfo: { run: getblockchaininfo, args: [] },
   getblockcount: { run: (ctx) => String(tipOf(ctx).height), args: [] },
   getblockhash: { run: getblockhash, args: ['height'] },
@@ -264,17 +264,18 @@ export const METHODS: Record<string, { run: Method; args: string[] }> = {
   getmempoolentry: { run: getmempoolentry, args: ['txid'] },
   getnetworkinfo: { run: getnetworkinfo, args: [] },
   getrawmempool: { run: getrawmempool, args: ['verbose', 'mempool_sequence'] },
-  getrawtransaction: { run: getrawtransaction, args: ['txid', 'verbose', 'blockhash'] },
+  getrawtransaction: { run: getrawtransaction, args: ['txid', 'verbosity|verbose', 'blockhash'] },
 };
 
-/** Runs one call; params are positional (array) or named (object, Core's aliases `verbose` for getblock not included). */
+/** Runs one call; params are positional (array) or named (object). */
 export function runMethod(ctx: RpcContext, method: string, params: unknown): string {
   const m = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
   if (!m) throw new RpcError(-32601, 'Method not found');
   if (params === undefined || params === null) return m.run(ctx, []);
   if (Array.isArray(params)) return m.run(ctx, params);
   const named = params as Record<string, unknown>;
-  const unknown = Object.keys(named).find((k) => !m.args.includes(k));
+  const names = m.args.map((a) => a.split('|'));
+  const unknown = Object.keys(named).find((k) => !names.some((n) => n.includes(k)));
   if (unknown !== undefined) throw new RpcError(-8, `Unknown named parameter ${unknown}`);
-  return m.run(ctx, m.args.map((a) => named[a]));
+  return m.run(ctx, names.map((n) => named[n.find((k) => k in named) ?? n[0]!]));
 }
