@@ -389,6 +389,11 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     chain.addToMempool(other.toHex());
     expect(chain.dropFromMempool(other.getId())).toBe(true);
     expect(await call(core, 'getrawmempool')).toEqual([]);
+    // A block spending the same output as a mempool transaction (a double spend) evicts it.
+    chain.addToMempool(other.toHex());
+    const conflicting = spend(coinsOf(tx, [alice]), [payTo(owner('p2pkh', 'carol').address, 2000)]);
+    mineBlock(chain, [conflicting]);
+    expect(await call(core, 'getrawmempool')).toEqual([]);
   });
 
   it('follows a reorg: new hashes by height, a new best block, the old block at confirmations -1, its txs back in the mempool', async () => {
