@@ -308,7 +308,10 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
     await expect(call(plain, 'getrawtransaction', SPEND, 1, GENESIS_HASH)).rejects.toEqual(rpcError(-5, 'No such transaction found in the provided block. Use gettransaction for wallet transactions.'));
     await expect(call(plain, 'getrawtransaction', '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b')).rejects.toEqual(expect.objectContaining({ code: -5 }));
 
+    expect(await call(plain, 'getindexinfo')).toEqual({});
     const indexed = await start({ txindex: true });
+    expect(await call(indexed, 'getindexinfo')).toEqual({ txindex: { synced: true, best_block_height: 255 } });
+    expect(await call(indexed, 'getindexinfo', 'coinstatsindex')).toEqual({});
     expect(Transaction.fromHex(await call(indexed, 'getrawtransaction', SPEND)).getId()).toBe(SPEND);
     const v1 = await call(indexed, 'getrawtransaction', SPEND, 1);
     expect(Object.keys(v1).slice(-5)).toEqual(['hex', 'blockhash', 'confirmations', 'time', 'blocktime']);
@@ -385,6 +388,11 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     const other = spend(coinsOf(tx, [alice]), [payTo(owner('p2pkh', 'bob').address, 1000)]);
     chain.addToMempool(other.toHex());
     expect(chain.dropFromMempool(other.getId())).toBe(true);
+    expect(await call(core, 'getrawmempool')).toEqual([]);
+    // A block spending the same output as a mempool transaction (a double spend) evicts it.
+    chain.addToMempool(other.toHex());
+    const conflicting = spend(coinsOf(tx, [alice]), [payTo(owner('p2pkh', 'carol').address, 2000)]);
+    mineBlock(chain, [conflicting]);
     expect(await call(core, 'getrawmempool')).toEqual([]);
   });
 

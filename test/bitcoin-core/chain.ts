@@ -95,8 +95,16 @@ export class BitcoinChain {
       this.mined.set(txid, { tx, block: stored, index });
       this.pool.delete(txid);
     });
+    this.evictConflicts(block);
     this.revision++;
     return stored.hash;
+  }
+
+  /** Mempool transactions spending an output the block spends leave the mempool, as in Core. */
+  private evictConflicts(block: Block): void {
+    if (this.pool.size === 0) return;
+    const spent = new Set((block.transactions ?? []).slice(1).flatMap((tx) => tx.ins.map(outpointOf)));
+    for (const [txid, { tx }] of this.pool) if (tx.ins.some((i) => spent.has(outpointOf(i)))) this.pool.delete(txid);
   }
 
   /** A copy of `raw` whose prevhash is `prevHash` (see relinkBlock). */

@@ -253,6 +253,13 @@ const getmempoolentry: Method = (ctx, [txidArg]) => {
   return coreJson(mempoolEntry(ctx, txid));
 };
 
+/** Core's `getindexinfo`: how a client learns whether -txindex is on (an empty object when it is not). */
+const getindexinfo: Method = (ctx, [nameArg]) => {
+  if (nameArg !== undefined && nameArg !== null && typeof nameArg !== 'string') throw typeError(nameArg, 'string');
+  const shown = ctx.options.txindex && (nameArg === undefined || nameArg === null || nameArg === 'txindex');
+  return coreJson(shown ? { txindex: { synced: true, best_block_height: ctx.chain.height } } : {});
+};
+
 /** The methods served, with their parameter names for named-parameter requests (`a|b`: Core's aliases). */
 export const METHODS: Record<string, { run: Method; args: string[] }> = {
   getbestblockhash: { run: (ctx) => JSON.stringify(tipOf(ctx).hash), args: [] },
@@ -261,6 +268,7 @@ export const METHODS: Record<string, { run: Method; args: string[] }> = {
   getblockcount: { run: (ctx) => String(tipOf(ctx).height), args: [] },
   getblockhash: { run: getblockhash, args: ['height'] },
   getblockheader: { run: getblockheader, args: ['blockhash', 'verbose'] },
+  getindexinfo: { run: getindexinfo, args: ['index_name'] },
   getmempoolentry: { run: getmempoolentry, args: ['txid'] },
   getnetworkinfo: { run: getnetworkinfo, args: [] },
   getrawmempool: { run: getrawmempool, args: ['verbose', 'mempool_sequence'] },
