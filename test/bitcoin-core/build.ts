@@ -175,14 +175,15 @@ export function mineBlock(chain: BitcoinChain, txs: Transaction[] = [], miner?: 
 }
 
 /**
- * A competing branch: `count` blocks on the block `depth` below the tip (the first holding `txs`), not
+ * A competing branch: `count` blocks on the block `depth` below the tip (the first holding `txs`; coinbases paying
+ * `miner`, which tells two branches built on one parent apart), not
  * appended; `chain.reorg(depth, branch.map((b) => b.toBuffer()))` makes it the active chain.
  */
-export function branch(chain: BitcoinChain, depth: number, count: number, txs: Transaction[] = []): Block[] {
+export function branch(chain: BitcoinChain, depth: number, count: number, txs: Transaction[] = [], miner?: Uint8Array): Block[] {
   const blocks: Block[] = [];
   let parent = parentAt(chain, chain.height - depth);
   for (let i = 0; i < count; i++) {
-    const b = buildBlock(parent, i === 0 ? txs : []);
+    const b = buildBlock(parent, i === 0 ? txs : [], 0n, miner);
     blocks.push(b);
     parent = { hash: b.getId(), height: parent.height + 1, time: b.timestamp, bits: b.bits };
   }

@@ -1,0 +1,174 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { BitcoinFollower } from '../engine/bitcoin/follower.js';
+import { readBtcProbe, scriptKey } from '../engine/bitcoin/probe.js';
+import { BtcRecordView } from '../engine/bitcoin/record.js';
+import { decodeAddress } from '../engine/bitcoin/address.js';
+import { ServiceClock } from '../engine/clock.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
+import type { ChainEvents } from '../engine/ingest/follow.js';
+import { jsonLogger } from '../engine/log.js';
+import { systemTicker } from '../engine/main.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { openStore, type Store } from '../storage/env.js';
+import { workerPool } from '../workers/pool.js';
+import { branch, coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
+import { mainnetChain } from './bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { tempDir } from './helpers.js';
+
+// The server's worker pool: getblock answers are parsed and encoded in its threads, as in the server.
+const pool = workerPool(tempDir(), 2);
+afterAll(() => pool.close());
+
+const CHAIN = 'bitcoin';
+
+describe('following Bitcoin Core (the stand-in, serving mainnet blocks 0-255 and built blocks)', () => {
+  let core: BitcoinCore;
+  let rpc: ReturnType<typeof jsonRpcUpstream>;
+  let store: Store;
+  let dir: string;
+  let events: string[];
+  const recorder: ChainEvents = {
+    seen: (_c, n, h) => void events.push(`seen ${n} ${h.slice(-6)}`),
+    confirmed: (_c, n, h) => void events.push(`confirmed ${n} ${h.slice(-6)}`),
+    reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
+  };
+  const clock = new ServiceClock(systemTicker, Date.now());
+  const log = jsonLogger(() => {}, () => clock.now(), 'error');
+  const follower = (): BitcoinFollower => new BitcoinFollower(CHAIN, rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 60_000, pool: pool.bitcoin });
+  const canon = (n: number): string | undefined => store.get<string>('canon', blockKey(CHAIN, n));
+  const view = (n: number): BtcRecordView => BtcRecordView.of(store.getRaw('blocks', blockKey(CHAIN, n))!);
+
+  const start = async (opts: Parameters<typeof startBitcoinCore>[0] = {}): Promise<void> => {
+    core = await startBitcoinCore({ chain: mainnetChain(20), ...opts });
+    rpc = jsonRpcUpstream(core.url);
+  };
+  beforeEach(() => {
+    events = [];
+    dir = tempDir();
+    store = openStore(dir);
+  });
+  afterEach(async () => {
+    await rpc.close();
+    await core.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores every block from genesis with the node\'s hashes, and announces each as seen, then confirmed 2 blocks deep, in order', async () => {
+    await start();
+    const f = follower();
+    await f.sync();
+    expect(f.status()).toMatchObject({ chain: CHAIN, head: 20, confirmed: 18, nodeHead: 20, upstream: 'ok' });
+    for (let n = 0; n <= 20; n++) {
+      expect(canon(n)).toBe(core.chain.at(n)!.hash);
+      expect(view(n).header).toMatchObject({ hash: core.chain.at(n)!.hash, height: n });
+    }
+    const hash = (n: number): string => core.chain.at(n)!.hash.slice(-6);
+    expect(events.slice(0, 4)).toEqual([`seen 0 ${hash(0)}`, `seen 1 ${hash(1)}`, `seen 2 ${hash(2)}`, `confirmed 0 ${hash(0)}`]);
+    expect(events.filter((e) => e.startsWith('confirmed')).length).toBe(19);
+    // Nothing new: a poll reads the best block hash and stops.
+    const calls = core.calls['getblock'];
+    await f.sync();
+    expect(core.calls['getblock']).toBe(calls);
+  });
+
+  it('rolls back to the fork point on a reorg of depth 1 and of depth 2, and takes the node\'s branch', async () => {
+    await start();
+    const f = follower();
+    await f.sync();
+    for (const depth of [1, 2]) {
+      events = [];
+      const tip = core.chain.height;
+      const replaced = core.chain.at(tip - depth + 1)!.hash;
+      core.chain.reorg(depth, branch(core.chain, depth, depth + 1, [], owner('p2wpkh', 'reorg', depth).output).map((b) => b.toBuffer()));
+      await f.sync();
+      expect(f.status().head).toBe(tip + 1);
+      for (let n = tip - depth; n <= tip + 1; n++) expect(canon(n)).toBe(core.chain.at(n)!.hash);
+      expect(canon(tip - depth + 1)).not.toBe(replaced);
+      expect(events[0]).toBe(`reorg ${tip - depth + 1}-${tip}`);
+      expect(store.get('blockHashes', `${CHAIN}/${replaced}`)).toBeUndefined();
+    }
+    expect(f.reorgs()).toBe(2);
+  });
+
+  it('picks up where it stopped after a restart', async () => {
+    await start();
+    await follower().sync();
+    mineBlock(core.chain);
+    mineBlock(core.chain);
+    events = [];
+    const again = follower();
+    await again.sync();
+    expect(again.status().head).toBe(22);
+    expect(events.filter((e) => e.startsWith('seen')).map((e) => Number(e.split(' ')[1]))).toEqual([21, 22]);
+  });
+
+  /** Alice (P2WPKH) is paid by a coinbase, then pays Bob (Taproot) in the next block: the block's inputs spend Alice's output. */
+  const aliceToBob = (): { alice: ReturnType<typeof owner>; bob: ReturnType<typeof owner>; height: number } => {
+    const alice = owner('p2wpkh', 'follower', 1);
+    const bob = owner('p2tr', 'follower', 2);
+    const funded = mineBlock(core.chain, [], alice.output);
+    mineBlock(core.chain, [spend(coinsOf(funded.transactions![0]!, [alice]), [payTo(bob.address, 4_000_000_000)])]);
+    return { alice, bob, height: core.chain.height };
+  };
+  /** The (kind, tx) refs of `address` in block n's probe column. */
+  const refsOf = (n: number, address: string): Array<[kind: number, tx: number]> => {
+    const probe = Buffer.from(store.getRaw('probes', blockKey(CHAIN, n))!);
+    const { count, keysAt, refsAt } = readBtcProbe(probe);
+    const key = Buffer.from(scriptKey(decodeAddress(address).script));
+    const out: Array<[number, number]> = [];
+    for (let k = 0; k < count; k++) if (key.equals(probe.subarray(keysAt + k * 32, keysAt + k * 32 + 32))) out.push([probe.readUInt32LE(refsAt + k * 4) >>> 24, probe.readUInt32LE(refsAt + k * 4) & 0xffffff]);
+    return out;
+  };
+
+  /** A store that followed the chain up to the block below the tip without keeping its outputs (as if started there). */
+  const startBelowTip = (): void => {
+    store.transact(() => {
+      store.put('chainState', CHAIN, { head: core.chain.height - 1, confirmed: core.chain.height - 3, pruned: -1, prevouts: false });
+      for (let n = 0; n < core.chain.height; n++) store.put('canon', blockKey(CHAIN, n), core.chain.at(n)!.hash);
+    });
+  };
+
+  it('takes the spent outputs getblock 3 gives: a spender\'s address is in the probe column and its value in the record', async () => {
+    await start();
+    const { alice, bob, height } = aliceToBob();
+    const f = follower();
+    await f.sync();
+    expect(f.status()).toMatchObject({ head: height, inputs: 'getblock', unresolvedInputs: 0 });
+    expect(refsOf(height, alice.address)).toEqual([[1, 1]]);
+    expect(refsOf(height, bob.address)).toEqual([[0, 1]]);
+    expect(view(height).tx(1).vin[0]!.prevout?.value).toBe(5_000_000_000);
+  });
+
+  it('without getblock 3 (Core before v23): finds spent outputs among the outputs it stored, then by getrawtransaction, and says when it cannot', async () => {
+    await start({ verbosity3: false });
+    const { alice, height } = aliceToBob();
+    const f = follower();
+    await f.sync();
+    // The spent output was in a block this server stored: found there.
+    expect(f.status()).toMatchObject({ head: height, inputs: 'resolved', unresolvedInputs: 0 });
+    expect(refsOf(height, alice.address)).toEqual([[1, 1]]);
+  });
+
+  it('without getblock 3 and without -txindex, an input spending an output it never stored (started above it) stays without address, and /health says so', async () => {
+    await start({ verbosity3: false });
+    const { alice } = aliceToBob();
+    startBelowTip();
+    const f = follower();
+    await f.sync();
+    expect(f.status()).toMatchObject({ head: core.chain.height, inputs: 'unresolved', unresolvedInputs: 1 });
+    expect(refsOf(core.chain.height, alice.address)).toEqual([]);
+  });
+
+  it('with -txindex, getrawtransaction finds what it never stored', async () => {
+    await start({ verbosity3: false, txindex: true });
+    const { alice } = aliceToBob();
+    startBelowTip();
+    const f = follower();
+    await f.sync();
+    expect(f.status()).toMatchObject({ inputs: 'resolved', unresolvedInputs: 0 });
+    expect(refsOf(core.chain.height, alice.address)).toEqual([[1, 1]]);
+  });
+});
