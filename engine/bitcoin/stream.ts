@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamCommon, StreamState } from '../streams/model.js';
-import { addressBodyOf, commonDefaults, commonFields, EVM_ONLY_FIELDS, updateOf } from '../streams/schemas.js';
+import { addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, updateOf } from '../streams/schemas.js';
 import { AddressError, decodeAddress } from './address.js';
 import { ExtendedKeyError, parseExtendedKey } from './xpub.js';
 
@@ -48,18 +48,24 @@ export const createBitcoinStream = z.object({
 /** POST /streams/bitcoin/:id: any subset of the fields. */
 export const updateBitcoinStream = updateOf(fields).extend(evmOnly);
 
-/** A mainnet address, checksum verified, in its stored form (bech32 lower-cased, base58 as given); the 400 names it. */
-const bitcoinAddress = z.string().transform((text, ctx) => {
-  try {
-    return decodeAddress(text).address;
-  } catch (err) {
-    if (!(err instanceof AddressError)) throw err;
-    ctx.addIssue({ code: 'custom', message: err.message });
-    return z.NEVER;
-  }
+/**
+ * `{address}`: the shape is checked first, then each address is decoded (checksum verified) into its stored
+ * form (bech32 lower-cased, base58 as given), so the 400 names the bad one and says what is wrong with it.
+ */
+export const bitcoinAddressBody = z.object({
+  address: addressList(z.string()).transform((given, ctx) => {
+    const decoded = (typeof given === 'string' ? [given] : given).map((text, i) => {
+      try {
+        return decodeAddress(text).address;
+      } catch (err) {
+        if (!(err instanceof AddressError)) throw err;
+        ctx.addIssue({ code: 'custom', path: typeof given === 'string' ? [] : [i], message: err.message });
+        return '';
+      }
+    });
+    return typeof given === 'string' ? decoded[0]! : decoded;
+  }),
 });
-
-export const bitcoinAddressBody = addressBodyOf(bitcoinAddress);
 
 /** POST /streams/bitcoin/:id/xpub: a mainnet xpub, ypub or zpub (tpub, private keys and bad checksums are named). */
 export const xpubBody = z.object({

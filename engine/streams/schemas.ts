@@ -143,13 +143,11 @@ export const statusBody = z.object({ status: z.enum(['active', 'paused'], { erro
 /** How many addresses one address call may name. */
 export const ADDRESSES_PER_CALL = 10_000;
 
-/** An address body: `{address}`, one address or an array of up to 10,000 (the item schema is the family's). */
-export const addressBodyOf = <I extends z.ZodType>(item: I) =>
-  z.object({
-    address: z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' }),
-  });
+/** The `address` of an address body: one address or an array of up to 10,000 (the item schema is the family's). */
+export const addressList = <I extends z.ZodType>(item: I) =>
+  z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' });
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x and 40 hex digits)');
-export const addressBody = addressBodyOf(evmAddress);
+export const addressBody = z.object({ address: addressList(evmAddress) });
 
 export const settingsBody = z.object({ region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], { error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1' }) });
