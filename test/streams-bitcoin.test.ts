@@ -1,12 +1,9 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { base58check } from '../engine/bitcoin/encoding.js';
-import { advance, cli, startChainpost, stopAndClean, type Running } from './helpers.js';
-import { startReceiver, startSmtp } from './receiver.js';
-
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-type Smtp = Awaited<ReturnType<typeof startSmtp>>;
+import { advance, cli, type Running } from './helpers.js';
+import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
 
 /** Mainnet addresses of every kind a stream takes (BIP-173 and BIP-350 vectors, the genesis and BIP-13 ones). */
 const P2PKH = '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa';
@@ -76,20 +73,7 @@ describe('Bitcoin Streams API', () => {
   };
   const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], s.dir)).stdout.trim().split('\n').at(-1)! } });
 
-  beforeAll(async () => {
-    rx = await startReceiver();
-    smtp = await startSmtp();
-    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org' });
-  });
-  afterAll(async () => {
-    await stopAndClean(s);
-    await rx.close();
-    await smtp.close();
-  });
-  beforeEach(() => {
-    rx.state.answer = () => 200;
-    rx.state.answerTests = () => 200;
-  });
+  deliveryEnv((e) => ({ s, rx, smtp } = e));
 
   describe('streams', () => {
     it('creates a stream after a test webhook, with the defaults, and answers the BitcoinStream object', async () => {
