@@ -1,7 +1,7 @@
 import { BITCOIN_STREAMS } from '../bitcoin/stream.js';
 import { EVM_STREAMS } from './evm.js';
 import type { StreamFamily, Watched } from './family.js';
-import { familyOf, type FamilyName, type StoredStream, type StreamCommon } from './model.js';
+import { familyNameOf, type FamilyName, type StoredStream, type StreamCommon } from './model.js';
 
 /** Every stream family, by the name its records carry. */
 const FAMILIES: Record<FamilyName, StreamFamily<StreamCommon>> = {
@@ -10,4 +10,4 @@ const FAMILIES: Record<FamilyName, StreamFamily<StreamCommon>> = {
 };
 
 /** A stored record of any family with what matching reads (as the service tells the watchlist on create and update). */
-export const watchedOf = (s: StoredStream): StoredStream & Watched => ({ ...s, ...FAMILIES[familyOf(s)].watched(s) });
+export const watchedOf = (s: StoredStream): StoredStream & Watched => ({ ...s, ...FAMILIES[familyNameOf(s)].watched(s) });

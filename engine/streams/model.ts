@@ -1,4 +1,4 @@
-import { findChain } from '../chains/registry.js';
+import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval, removalMessage } from '../chains/removals.js';
 
 /**
@@ -10,7 +10,7 @@ import { chainRemoval, removalMessage } from '../chains/removals.js';
 export type StreamStatus = 'active' | 'paused' | 'error' | 'terminated';
 
 /** The chain family a stream follows; a record without `family` is EVM (stores written before Bitcoin streams). */
-export type FamilyName = 'evm' | 'bitcoin';
+export type FamilyName = Extract<ChainFamily, 'evm' | 'bitcoin'>;
 
 /** The request fields every family has. */
 export interface StreamCommon {
@@ -40,7 +40,7 @@ export interface StreamState {
 /** A stream record of any family, as delivery, history and stats read it. */
 export type StoredStream = StreamCommon & StreamState;
 
-export const familyOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
+export const familyNameOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
 
 export interface NativeBalanceSelector {
   selectors: string[];

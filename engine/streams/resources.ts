@@ -5,7 +5,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { Kv, Table } from '../ports.js';
 import type { StreamFamily, Watched } from './family.js';
-import { familyOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
+import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 
 export const MAX_ADDRESSES_PER_STREAM = 1_000_000;
@@ -79,7 +79,7 @@ export class FamilyStreams<D extends StreamCommon> {
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
     const s = this.owned(tenant, id);
-    if (familyOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
+    if (familyNameOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
     return s as D & StreamState;
   }
 
@@ -96,7 +96,7 @@ export class FamilyStreams<D extends StreamCommon> {
   }
 
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
-    const mine = (s: StoredStream): boolean => familyOf(s) === this.fam.family;
+    const mine = (s: StoredStream): boolean => familyNameOf(s) === this.fam.family;
     return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.fam.response(s, this.clock.now()) });
   }
 

@@ -23,9 +23,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** The Streams API: EVM and Bitcoin streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
 export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
-  const id = (req: Request, name = 'id'): string => {
+  const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
-    if (!UUID.test(v)) throw badRequest(name, 'not a stream id (a UUID)');
+    if (!UUID.test(v)) throw badRequest(name, `not ${what} (a UUID)`);
     return v.toLowerCase();
   };
   const paging = (req: Request) => {
@@ -67,7 +67,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       const p = paging(req);
       return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
     }),
-    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', (req) => json(200, streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId')))),
+    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', (req) => json(200, streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {
       const p = paging(req);
       const exclude = p.q.get('excludePayload');
