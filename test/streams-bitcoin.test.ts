@@ -2,8 +2,9 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { base58check } from '../engine/bitcoin/encoding.js';
-import { advance, cli, type Running } from './helpers.js';
+import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
+import { startReceiver } from './receiver.js';
 
 /** Mainnet addresses of every kind a stream takes (BIP-173 and BIP-350 vectors, the genesis and BIP-13 ones). */
 const P2PKH = '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa';
@@ -454,13 +455,45 @@ describe('Bitcoin Streams API', () => {
       expect(since).toBeGreaterThanOrEqual(0);
       expect(since).toBeLessThan(60_000);
       expect(errored.statusMessage).toMatch(/fell to 69%, below 70%/);
-      await new Promise((r) => setTimeout(r, 300));
+      expect(await until(() => smtp.mails.slice(mails).some((m) => m.data.includes(`stream ${id} is in error`)), 5_000)).toBe(true);
       expect(smtp.mails.slice(mails).filter((m) => m.data.includes(`stream ${id} is in error`))).toHaveLength(1);
       expect((await enqueue(id, [webhook(131)])).body.results).toEqual(['history']);
       expect((await post(`/streams/bitcoin/${id}/status`, { status: 'paused' })).body.details.field).toBe('status');
       rx.state.answer = () => 200;
       const resumed = await post(`/streams/bitcoin/${id}/status`, { status: 'active' });
       expect(resumed.body).toMatchObject({ status: 'active', statusMessage: '', isErrorSince: null });
+    });
+  });
+
+  describe('store', () => {
+    it('keeps Bitcoin streams, addresses and xpubs across a restart beside EVM streams, whose records carry no family', async () => {
+      const rx2 = await startReceiver();
+      let r: Running | undefined = await startChainpost({ CHAINPOST_RATE_LIMIT: '0' });
+      const dir = r.dir;
+      try {
+        const btc = (await r.call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl: rx2.url, tag: 'kept' } })).body;
+        await r.call(`/streams/bitcoin/${btc.id}/address`, { method: 'POST', json: { address: [P2PKH, P2TR] } });
+        const xpub = (await r.call(`/streams/bitcoin/${btc.id}/xpub`, { method: 'POST', json: { xpub: ZPUB } })).body;
+        const evm = (await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })).body;
+        await r.stop('SIGTERM');
+        const { openStore } = await import('../storage/env.js');
+        const store = openStore(dir, { create: false });
+        try {
+          const records = store.range<Record<string, unknown>>('streams').map((e) => e.value);
+          expect(records.find((x) => x['id'] === evm.id)).not.toHaveProperty('family');
+          expect(records.find((x) => x['id'] === btc.id)).toMatchObject({ family: 'bitcoin', network: ['mainnet'] });
+        } finally {
+          await store.close();
+        }
+        r = await startChainpost({ CHAINPOST_RATE_LIMIT: '0' }, dir);
+        expect((await r.call(`/streams/bitcoin/${btc.id}`)).body).toMatchObject({ id: btc.id, tag: 'kept', amountOfAddresses: 2 });
+        expect((await r.call(`/streams/bitcoin/${btc.id}/xpub`)).body.result).toEqual([xpub]);
+        expect((await r.call('/streams/bitcoin')).body.result.map((x: { id: string }) => x.id)).toEqual([btc.id]);
+        expect((await r.call('/streams/evm')).body.result.map((x: { id: string }) => x.id)).toEqual([evm.id]);
+      } finally {
+        await stopAndClean(r);
+        await rx2.close();
+      }
     });
   });
 });
