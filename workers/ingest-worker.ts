@@ -1,10 +1,10 @@
-import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/ingest/prepared.js';
+import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/evm/prepared.js';
 import { pack } from '../storage/codec.js';
 import { movable } from './transfer.js';
 
 /**
  * The ingest task of the worker pool: a block's node answers, as bytes, into
- * what the main thread writes (engine/ingest/prepared.ts), index values
+ * what the main thread writes (engine/evm/prepared.ts), index values
  * encoded as the store encodes them.
  */
 export interface IngestTask {

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { NodeAnswers } from '../engine/ingest/prepared.js';
+import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { IngestPool, MatchPool } from '../engine/ports.js';
+import type { MatchPool } from '../engine/ports.js';
 import { ownBuffers } from './transfer.js';
 
 /**
@@ -13,7 +13,7 @@ import { ownBuffers } from './transfer.js';
  */
 export interface WorkerPool {
   match: MatchPool;
-  ingest: IngestPool;
+  ingest: EvmIngestPool;
   /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
   ready(): Promise<void>;
   close(): Promise<void>;

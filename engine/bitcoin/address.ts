@@ -22,13 +22,14 @@ export class AddressError extends Error {
   override name = 'AddressError';
 }
 
-const OP_DUP = 0x76;
-const OP_HASH160 = 0xa9;
-const OP_EQUALVERIFY = 0x88;
-const OP_CHECKSIG = 0xac;
-const OP_EQUAL = 0x87;
-const OP_0 = 0x00;
-const OP_1 = 0x51;
+/** Opcodes of the output scripts addresses pay to (script.ts reads the same scripts). */
+export const OP_DUP = 0x76;
+export const OP_HASH160 = 0xa9;
+export const OP_EQUALVERIFY = 0x88;
+export const OP_CHECKSIG = 0xac;
+export const OP_EQUAL = 0x87;
+export const OP_0 = 0x00;
+export const OP_1 = 0x51;
 
 /** Reads a mainnet address; anything else throws an AddressError saying what is wrong (testnet, checksum, unknown kind). */
 export function decodeAddress(text: string): DecodedAddress {

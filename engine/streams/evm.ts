@@ -1,7 +1,7 @@
 import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { badRequest } from '../errors.js';
-import { checkFilter } from '../match/advanced-filter.js';
+import { checkFilter } from '../evm/advanced-filter.js';
 import type { StreamFamily } from './family.js';
 import { streamResponse, type StreamDefinition } from './model.js';
 import { abiEvents } from './schemas.js';
