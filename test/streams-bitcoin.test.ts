@@ -25,12 +25,13 @@ const withVersion = (text: string, version: number): string => {
 };
 const TPUB = withVersion(XPUB, 0x043587cf);
 
-/** A Bitcoin webhook as the matcher would hand it over (the body's shape is the block helper's; delivery reads only its envelope). */
+/** A Bitcoin webhook as the matcher would hand it over, in the body's shape (engine/bitcoin/body.ts), cut short: delivery reads only its envelope. */
 const webhook = (height: number) => ({
   confirmed: false,
   chainId: 'btc-mainnet',
+  network: 'mainnet',
   block: { hash: height.toString(16).padStart(64, '0'), height: String(height), timestamp: String(1_795_000_000 + height) },
-  txs: [{ txid: 'ab'.repeat(32), vin: [], vout: [{ n: 0, value: 0.5, scriptPubKey: { address: P2WPKH, type: 'witness_v0_keyhash' } }] }],
+  transactions: [{ txid: 'ab'.repeat(32), vin: [], vout: [{ n: 0, value: 0.5, scriptPubKeyAddress: P2WPKH, scriptPubKeyType: 'witness_v0_keyhash' }] }],
 });
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -102,7 +103,8 @@ describe('Bitcoin Streams API', () => {
       });
       const test = rx.received.slice(before).filter((x) => x.test);
       expect(test).toHaveLength(1);
-      expect(test[0]!.body).toEqual({ confirmed: true, chainId: '', streamId: r.body.id, tag: 'tag-b', retries: 0, block: { hash: '', height: '', timestamp: '' }, txs: [] });
+      const emptyBlock = { hash: '', height: '', timestamp: '', previousblockhash: '', merkleroot: '', difficulty: '', nTx: '', size: '', weight: '' };
+      expect(test[0]!.body).toEqual({ confirmed: true, chainId: '', network: 'mainnet', streamId: r.body.id, tag: 'tag-b', retries: 0, block: emptyBlock, transactions: [] });
       const { secretKey } = (await s.call('/settings')).body;
       expect(test[0]!.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(test[0]!.raw + secretKey)))}`);
       expect(await stream(r.body.id)).toEqual(r.body);
@@ -419,7 +421,7 @@ describe('Bitcoin Streams API', () => {
       for (const g of got) {
         expect(g.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(g.raw + secretKey)))}`);
         expect(g.raw).toBe(JSON.stringify(g.body));
-        expect(g.body).toMatchObject({ streamId: id, tag: 'btc-deliver', chainId: 'btc-mainnet', confirmed: false, txs: webhook(1).txs });
+        expect(g.body).toMatchObject({ streamId: id, tag: 'btc-deliver', chainId: 'btc-mainnet', confirmed: false, transactions: webhook(1).transactions });
       }
       // The failed first try is in history (delivered on its retry) and in the delivery log.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);

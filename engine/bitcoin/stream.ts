@@ -111,7 +111,11 @@ function bitcoinStreamResponse(s: BitcoinStreamDefinition & StreamState): Record
   };
 }
 
-/** Empty, with chainId "" as every test webhook has (receivers tell them apart by it); block fields of the Bitcoin body, empty. */
+/**
+ * The Bitcoin body's envelope (engine/bitcoin/body.ts on main: shape (b) of the notes), empty, with
+ * chainId "" as every test webhook has (receivers tell them apart by it).
+ */
 function bitcoinTestWebhook(streamId: string, tag: string): Record<string, unknown> {
-  return { confirmed: true, chainId: '', streamId, tag, retries: 0, block: { hash: '', height: '', timestamp: '' }, txs: [] };
+  const block = Object.fromEntries(['hash', 'height', 'timestamp', 'previousblockhash', 'merkleroot', 'difficulty', 'nTx', 'size', 'weight'].map((k) => [k, '']));
+  return { confirmed: true, chainId: '', network: 'mainnet', streamId, tag, retries: 0, block, transactions: [] };
 }
