@@ -23,20 +23,30 @@ export function parseLimit(raw: string | null, fallback = MAX_LIMIT): number {
   return Number(raw);
 }
 
-export function page<T, R = T>(kv: Kv, table: Table, prefix: string, opts: { limit: number; cursor: string | null; newestFirst?: boolean; map?: (value: T, key: string) => R }): Page<R> {
+/**
+ * `keep` pages over only the entries it keeps (streams of one family): the
+ * range is then read whole, so use it for short ranges (a tenant's streams).
+ */
+export function page<T, R = T>(
+  kv: Kv,
+  table: Table,
+  prefix: string,
+  opts: { limit: number; cursor: string | null; newestFirst?: boolean; map?: (value: T, key: string) => R; keep?: (value: T) => boolean },
+): Page<R> {
   const end = `${prefix}\uffff`;
   let from: string | undefined;
   if (opts.cursor !== null && opts.cursor !== '') {
     from = Buffer.from(opts.cursor, 'base64url').toString('utf8');
     if (!from.startsWith(prefix)) throw badRequest('cursor', 'not a cursor of this list');
   }
+  const reverse = opts.newestFirst === true;
+  const range = (start: string, limit?: number) => kv.range<T>(table, { start, end: reverse ? prefix : end, reverse, ...(limit === undefined ? {} : { limit }) });
+  const keep = opts.keep;
   // One more than asked: its key is the next page's cursor.
-  const rows =
-    opts.newestFirst === true
-      ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit: opts.limit + 1 })
-      : kv.range<T>(table, { start: from ?? prefix, end, limit: opts.limit + 1 });
+  const rows = keep === undefined ? range(from ?? (reverse ? end : prefix), opts.limit + 1) : range(from ?? (reverse ? end : prefix)).filter((e) => keep(e.value)).slice(0, opts.limit + 1);
+  const total = keep === undefined ? kv.count(table, { start: prefix, end }) : range(reverse ? end : prefix).filter((e) => keep(e.value)).length;
   const map = opts.map ?? ((v: T) => v as unknown as R);
-  const out: Page<R> = { result: rows.slice(0, opts.limit).map((e) => map(e.value, e.key)), total: kv.count(table, { start: prefix, end }), page: 0, page_size: opts.limit };
+  const out: Page<R> = { result: rows.slice(0, opts.limit).map((e) => map(e.value, e.key)), total, page: 0, page_size: opts.limit };
   const next = rows[opts.limit];
   if (next !== undefined) out.cursor = Buffer.from(next.key, 'utf8').toString('base64url');
   return out;

@@ -56,7 +56,7 @@ describe('front end', () => {
     expect(built.status).toBe(400);
     expect(built.body.details.field).toBe('domain');
     const areas: Array<[string, string, number]> = [
-      ['PUT', '/streams/bitcoin', 501],
+      ['PUT', '/streams/solana', 501],
       ['GET', '/api/v2.2/nft/0xabc/owners', 501],
       ['GET', '/v1/defi/protocols', 501],
     ];
@@ -138,8 +138,8 @@ describe('front end', () => {
     expect(r.body.details.field).toBe('chain');
   });
 
-  it('answers the Bitcoin and Solana streams endpoints 501 by name until they are built', async () => {
-    for (const [method, path] of [['GET', '/streams/bitcoin'], ['GET', '/streams/solana/abc'], ['PUT', '/streams/solana']] as const) {
+  it('answers the Solana streams endpoints 501 by name until they are built', async () => {
+    for (const [method, path] of [['GET', '/streams/solana'], ['GET', '/streams/solana/abc'], ['PUT', '/streams/solana']] as const) {
       const r = await s.call(path, { method });
       expect(r.status, path).toBe(501);
     }

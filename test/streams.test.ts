@@ -1,11 +1,8 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { startReceiver, startSmtp } from './receiver.js';
-
-type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-type Smtp = Awaited<ReturnType<typeof startSmtp>>;
+import { describe, expect, it } from 'vitest';
+import { advance, cli, until, type Running } from './helpers.js';
+import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
 
 const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
 const webhook = (n: number) => ({
@@ -60,20 +57,7 @@ describe('Streams API and delivery engine', () => {
     return r.body.id as string;
   };
 
-  beforeAll(async () => {
-    rx = await startReceiver();
-    smtp = await startSmtp();
-    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org' });
-  });
-  afterAll(async () => {
-    await stopAndClean(s);
-    await rx.close();
-    await smtp.close();
-  });
-  beforeEach(() => {
-    rx.state.answer = () => 200;
-    rx.state.answerTests = () => 200;
-  });
+  deliveryEnv((e) => ({ s, rx, smtp } = e));
 
   describe('stream resources', () => {
     it('creates a stream after a test webhook, and answers every field', async () => {

@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import { timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
 import type { Entry, Kv, Mailer, Sender } from '../ports.js';
-import type { StreamRecord } from '../streams/model.js';
+import type { StoredStream } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
 import type { Metrics } from '../metrics.js';
@@ -88,16 +88,16 @@ class Changes {
   readonly added = new Map<string, number>();
   /** Per stream, the seq its fresh queue starts at once this commits. */
   readonly heads = new Map<string, number>();
-  private readonly streams = new Map<string, StreamRecord | undefined>();
+  private readonly streams = new Map<string, StoredStream | undefined>();
 
   constructor(
     private readonly kv: Kv,
     private readonly successLogMax: number,
   ) {}
 
-  stream(tenant: string, id: string): StreamRecord | undefined {
+  stream(tenant: string, id: string): StoredStream | undefined {
     const key = streamKey(tenant, id);
-    if (!this.streams.has(key)) this.streams.set(key, this.kv.get<StreamRecord>('streams', key));
+    if (!this.streams.has(key)) this.streams.set(key, this.kv.get<StoredStream>('streams', key));
     return this.streams.get(key);
   }
 
@@ -152,7 +152,7 @@ class Changes {
 }
 
 interface Outcome {
-  s: StreamRecord;
+  s: StoredStream;
   item: QueueItem;
   /** Where the item waited (the fresh queue or the retry index) and under which key. */
   table: 'queue' | 'retries';
@@ -214,7 +214,7 @@ export class Dispatcher {
   /** Each stream's undelivered count as last committed (x-queue-size), read from `queueMeta` once. */
   private readonly queued = new Map<string, number>();
   /** Stream records as read for sending; every write of a record drops its entry (changed()), so the next send reads it again. */
-  private readonly live = new Map<string, StreamRecord>();
+  private readonly live = new Map<string, StoredStream>();
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
@@ -245,7 +245,7 @@ export class Dispatcher {
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
   start(): void {
-    for (const { value: s } of this.kv.range<StreamRecord>('streams')) {
+    for (const { value: s } of this.kv.range<StoredStream>('streams')) {
       this.track(s);
       if (s.status === 'error') this.scheduleTermination(s);
       if (sends(s.status) && this.queueSize(s.id) > 0) this.kick(s.id);
@@ -253,7 +253,7 @@ export class Dispatcher {
   }
 
   /** Registers a stream (on create, and at start). */
-  track(s: StreamRecord): void {
+  track(s: StoredStream): void {
     this.tenants.set(s.id, s.tenantId);
     this.counters.track(s.id);
     this.mayRetry.add(s.id);
@@ -302,7 +302,7 @@ export class Dispatcher {
    */
   enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): EnqueueResult[] {
     const now = this.clock.now();
-    const wentToError: StreamRecord[] = [];
+    const wentToError: StoredStream[] = [];
     const touched = new Set<string>();
     const changes = new Changes(this.kv, this.retention.successLogMax);
     const results = this.kv.transact(() => {
@@ -366,7 +366,7 @@ export class Dispatcher {
   }
 
   /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
-  resumed(s: StreamRecord, from: StreamRecord['status']): void {
+  resumed(s: StoredStream, from: StoredStream['status']): void {
     if (from === 'error') {
       this.terminations.get(s.id)?.cancel();
       this.terminations.delete(s.id);
@@ -461,11 +461,11 @@ export class Dispatcher {
       });
   }
 
-  private liveStream(id: string): StreamRecord | undefined {
+  private liveStream(id: string): StoredStream | undefined {
     let s = this.live.get(id);
     if (s !== undefined) return s;
     const tenant = this.tenants.get(id);
-    s = tenant === undefined ? undefined : this.kv.get<StreamRecord>('streams', streamKey(tenant, id));
+    s = tenant === undefined ? undefined : this.kv.get<StoredStream>('streams', streamKey(tenant, id));
     if (s !== undefined) this.live.set(id, s);
     return s;
   }
@@ -495,7 +495,7 @@ export class Dispatcher {
    * The slot is freed once the receiver answered, for the streams in line; the
    * stream itself sends its next webhook once this outcome is committed.
    */
-  private async deliver(s: StreamRecord, item: QueueItem, table: 'queue' | 'retries', key: string, origin: string): Promise<void> {
+  private async deliver(s: StoredStream, item: QueueItem, table: 'queue' | 'retries', key: string, origin: string): Promise<void> {
     const url = s.webhookUrl;
     let res: Awaited<ReturnType<Dispatcher['post']>>;
     try {
@@ -521,7 +521,7 @@ export class Dispatcher {
         setImmediate(() => {
           this.flushing = undefined;
           const batch = this.outcomes.splice(0);
-          const errored: StreamRecord[] = [];
+          const errored: StoredStream[] = [];
           const failed: FailedAttempt[] = [];
           const changes = new Changes(this.kv, this.retention.successLogMax);
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
@@ -549,7 +549,7 @@ export class Dispatcher {
    * One delivery's outcome, inside the group transaction; returns the streams
    * that entered error, and adds a failed attempt to `failed` (logged once committed).
    */
-  private apply(o: Outcome, changes: Changes, failed: FailedAttempt[]): StreamRecord[] {
+  private apply(o: Outcome, changes: Changes, failed: FailedAttempt[]): StoredStream[] {
     const { s, item, table, key, url, res, now } = o;
     const tenant = s.tenantId;
     const cur = this.kv.has(table, key) ? changes.stream(tenant, s.id) : undefined;
@@ -559,7 +559,7 @@ export class Dispatcher {
       return [];
     }
     // Charged to the URL it was sent to, even if the stream has moved to another since.
-    const sentTo: StreamRecord = { ...cur, webhookUrl: url };
+    const sentTo: StoredStream = { ...cur, webhookUrl: url };
     const rateKey = `${tenant}/${url}`;
     const rate = changes.rate(rateKey);
     const meta = changes.meta(s.id);
@@ -634,9 +634,9 @@ export class Dispatcher {
   // ---- state changes --------------------------------------------------------
 
   /** Every active stream of the tenant that uses `url` goes to error. Call inside a transaction. */
-  private urlToError(tenant: string, url: string, why: string, now: number): StreamRecord[] {
-    const out: StreamRecord[] = [];
-    for (const { value: s } of this.kv.range<StreamRecord>('streams', { start: `${tenant}/`, end: `${tenant}/\uffff` })) {
+  private urlToError(tenant: string, url: string, why: string, now: number): StoredStream[] {
+    const out: StoredStream[] = [];
+    for (const { value: s } of this.kv.range<StoredStream>('streams', { start: `${tenant}/`, end: `${tenant}/\uffff` })) {
       if (s.webhookUrl !== url || s.status !== 'active') continue;
       this.toError(s, why, now);
       this.kv.put('streams', streamKey(tenant, s.id), s);
@@ -646,21 +646,21 @@ export class Dispatcher {
     return out;
   }
 
-  private toError(s: StreamRecord, why: string, now: number): void {
+  private toError(s: StoredStream, why: string, now: number): void {
     s.status = 'error';
     s.statusMessage = `Stream in error: ${why}. Webhooks are kept in history; set the stream active to resume, or it is terminated 24 hours after ${new Date(now).toISOString()}.`;
     s.errorSince = now;
     s.updatedAt = now;
   }
 
-  private afterError(streams: StreamRecord[]): void {
+  private afterError(streams: StoredStream[]): void {
     for (const s of streams) {
       this.scheduleTermination(s);
       void this.alert(s, `chainpost: stream ${s.id} is in error`, s.statusMessage);
     }
   }
 
-  private scheduleTermination(s: StreamRecord): void {
+  private scheduleTermination(s: StoredStream): void {
     this.terminations.get(s.id)?.cancel();
     const since = s.errorSince ?? this.clock.now();
     this.terminations.set(
@@ -704,7 +704,7 @@ export class Dispatcher {
    * the first failure); a failure after that (the stream was paused or in error
    * meanwhile) writes it anew, as a new record kept from now.
    */
-  private saveHistory(changes: Changes, tenant: string, s: StreamRecord, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
+  private saveHistory(changes: Changes, tenant: string, s: StoredStream, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
     const range = historyRange(tenant);
     const old = id === undefined ? undefined : range.prefix + id;
     // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
@@ -734,7 +734,7 @@ export class Dispatcher {
     return historyId;
   }
 
-  private saveLog(changes: Changes, tenant: string, s: StreamRecord, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {
+  private saveLog(changes: Changes, tenant: string, s: StoredStream, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {
     const range = logRange(tenant, status);
     const row: StoredLog = [s.id, item.summary.chainId, s.webhookUrl, s.tag, item.failures, item.summary.block.number, errorMessage];
     this.kv.put('deliveryLogs', range.prefix + uuidV7(now), row);
@@ -742,7 +742,7 @@ export class Dispatcher {
   }
 
   /** E-mail to the stream owner's key e-mail or CHAINPOST_ALERT_EMAIL; kept in the outbox when it cannot be sent. */
-  private async alert(s: StreamRecord, subject: string, text: string): Promise<void> {
+  private async alert(s: StoredStream, subject: string, text: string): Promise<void> {
     const to = s.ownerEmail ?? this.opts.alertEmail;
     const now = this.clock.now();
     const keep = (reason: string): void => {

@@ -1,5 +1,6 @@
 import type { Kv } from '../ports.js';
-import type { StreamRecord } from '../streams/model.js';
+import { watchedOf } from '../streams/families.js';
+import type { StoredStream, StreamRecord } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
 import { findChain } from '../chains/registry.js';
 import { familyOf, type WatchedEntry } from './families.js';
@@ -41,7 +42,7 @@ export class Watchlist {
 
   /** Loads every stream and its addresses (at start). */
   load(kv: Kv): void {
-    for (const { value } of kv.range<StreamRecord>('streams')) this.stream(value);
+    for (const { value } of kv.range<StoredStream>('streams')) this.stream(watchedOf(value));
     for (const { key } of kv.range('streamAddresses')) {
       const at = key.lastIndexOf('/');
       this.addressesOf(key.slice(0, at)).add(key.slice(at + 1));

@@ -1,11 +1,46 @@
-import { findChain } from '../chains/registry.js';
+import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval, removalMessage } from '../chains/removals.js';
 
 /**
- * The Stream (EVM) resource: the interface's field table, plus what the service
- * keeps beside it (tenant, delivery counters, error time).
+ * Streams of every chain family share one `streams` table: the delivery engine,
+ * history, replay and stats read only the shared part (StoredStream). The
+ * Stream (EVM) resource below is the interface's field table; Bitcoin's is in
+ * engine/bitcoin/stream.ts.
  */
 export type StreamStatus = 'active' | 'paused' | 'error' | 'terminated';
+
+/** The chain family a stream follows; a record without `family` is EVM (stores written before Bitcoin streams). */
+export type FamilyName = Extract<ChainFamily, 'evm' | 'bitcoin'>;
+
+/** The request fields every family has. */
+export interface StreamCommon {
+  webhookUrl: string;
+  description: string;
+  tag: string;
+  demo: boolean;
+}
+
+/** What the service keeps beside a definition: tenant, state, counts, error time. */
+export interface StreamState {
+  id: string;
+  tenantId: string;
+  /** Absent for EVM. */
+  family?: FamilyName;
+  status: StreamStatus;
+  statusMessage: string;
+  createdAt: number;
+  updatedAt: number;
+  amountOfAddresses: number;
+  /** When the stream last entered error (for error → terminated after 24 h). */
+  errorSince?: number;
+  /** Where alerts go: the creating key's e-mail, if it has one. */
+  ownerEmail?: string;
+}
+
+/** A stream record of any family, as delivery, history and stats read it. */
+export type StoredStream = StreamCommon & StreamState;
+
+export const familyNameOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
 
 export interface NativeBalanceSelector {
   selectors: string[];
@@ -22,10 +57,7 @@ export interface Trigger {
 }
 
 /** The request fields of the Stream (EVM) table. */
-export interface StreamDefinition {
-  webhookUrl: string;
-  description: string;
-  tag: string;
+export interface StreamDefinition extends StreamCommon {
   chainIds: string[];
   topic0: string[] | null;
   allAddresses: boolean;
@@ -37,23 +69,11 @@ export interface StreamDefinition {
   abi: Array<Record<string, unknown>> | null;
   advancedOptions: Array<Record<string, unknown>> | null;
   filterPossibleSpamAddresses: boolean;
-  demo: boolean;
   triggers: Trigger[] | null;
 }
 
-export interface StreamRecord extends StreamDefinition {
-  id: string;
-  tenantId: string;
-  status: StreamStatus;
-  statusMessage: string;
-  createdAt: number;
-  updatedAt: number;
-  amountOfAddresses: number;
-  /** When the stream last entered error (for error → terminated after 24 h). */
-  errorSince?: number;
-  /** Where alerts go: the creating key's e-mail, if it has one. */
-  ownerEmail?: string;
-}
+/** An EVM stream as stored. */
+export type StreamRecord = StreamDefinition & StreamState;
 
 /**
  * Why a stream is invalid at `now`: a chain it lists was removed from streams

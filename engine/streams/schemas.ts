@@ -72,13 +72,30 @@ const webhookUrl = z.string({ error: 'is required' }).refine((v) => {
   }
 }, 'an http or https URL');
 
-const fields = {
+/** The request fields every stream family has, with their defaults on create. */
+export const commonFields = {
   webhookUrl,
   description: z.string().max(1000),
   tag: z.string().max(200),
+  allAddresses: bool,
+  demo: bool,
+};
+export const commonDefaults = {
+  webhookUrl,
+  description: commonFields.description.default(''),
+  tag: commonFields.tag.default(''),
+  allAddresses: commonFields.allAddresses.default(false),
+  demo: commonFields.demo.default(false),
+};
+
+// In the interface's order: with several bad fields, the first is the one named.
+const fields = {
+  webhookUrl,
+  description: commonFields.description,
+  tag: commonFields.tag,
   chainIds: z.array(z.union([z.string(), z.number()]).transform(String), { error: 'an array of chain ids' }).min(1, 'at least one chain'),
   topic0: z.array(topic0).nullable(),
-  allAddresses: bool,
+  allAddresses: commonFields.allAddresses,
   includeNativeTxs: bool,
   includeContractLogs: bool,
   includeInternalTxs: bool,
@@ -87,18 +104,18 @@ const fields = {
   abi: abi.nullable(),
   advancedOptions: z.array(advancedOption).nullable(),
   filterPossibleSpamAddresses: bool,
-  demo: bool,
+  demo: commonFields.demo,
   triggers: z.array(trigger).nullable(),
 };
 
 /** PUT /streams/evm: webhookUrl and chainIds required; the rest default as the hosted service does. */
 export const createStream = z.object({
-  webhookUrl: fields.webhookUrl,
+  webhookUrl,
   chainIds: fields.chainIds,
-  description: fields.description.default(''),
-  tag: fields.tag.default(''),
+  description: commonDefaults.description,
+  tag: commonDefaults.tag,
   topic0: fields.topic0.default(null),
-  allAddresses: fields.allAddresses.default(false),
+  allAddresses: commonDefaults.allAddresses,
   includeNativeTxs: fields.includeNativeTxs.default(false),
   includeContractLogs: fields.includeContractLogs.default(false),
   includeInternalTxs: fields.includeInternalTxs.default(false),
@@ -107,18 +124,30 @@ export const createStream = z.object({
   abi: fields.abi.default(null),
   advancedOptions: fields.advancedOptions.default(null),
   filterPossibleSpamAddresses: fields.filterPossibleSpamAddresses.default(false),
-  demo: fields.demo.default(false),
+  demo: commonDefaults.demo,
   triggers: fields.triggers.default(null),
 });
 
+/** An update body: any subset of a family's fields. */
+export const updateOf = <F extends Record<string, z.ZodType>>(f: F) =>
+  z.object(Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v.optional()])) as { [K in keyof F]: z.ZodOptional<F[K]> });
+
 /** POST /streams/evm/:id: any subset of the fields. */
-export const updateStream = z.object(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof fields]: z.ZodOptional<(typeof fields)[K]> });
+export const updateStream = updateOf(fields);
+
+/** The EVM fields no other family has: a Bitcoin stream refuses them by name. */
+export const EVM_ONLY_FIELDS = Object.keys(fields).filter((k) => !(k in commonFields));
 
 export const statusBody = z.object({ status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }) });
 
+/** How many addresses one address call may name. */
+export const ADDRESSES_PER_CALL = 10_000;
+
+/** The `address` of an address body: one address or an array of up to 10,000 (the item schema is the family's). */
+export const addressList = <I extends z.ZodType>(item: I) =>
+  z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' });
+
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x and 40 hex digits)');
-export const addressBody = z.object({
-  address: z.union([evmAddress, z.array(evmAddress).min(1, 'at least one address').max(10_000, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' }),
-});
+export const addressBody = z.object({ address: addressList(evmAddress) });
 
 export const settingsBody = z.object({ region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], { error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1' }) });

@@ -1,7 +1,7 @@
 import { notBuilt, type Area, type Method, type Route } from './route.js';
 
-/** Bitcoin and Solana streams (CONVENTIONS.md), answered 501 until their issue builds them. */
-const STREAM_KINDS = ['bitcoin', 'solana'];
+/** Solana streams (CONVENTIONS.md), answered 501 until their issue builds them. */
+const STREAM_KINDS = ['solana'];
 const PENDING: ReadonlyArray<[Area, Method, string]> = [
   ...STREAM_KINDS.flatMap((k): Array<[Area, Method, string]> => [
     ['streams', 'PUT', `/streams/${k}`],

@@ -3,19 +3,29 @@ import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
 import { badRequest } from '../../engine/errors.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
+import { bitcoinAddressBody, createBitcoinStream, updateBitcoinStream, xpubBody } from '../../engine/bitcoin/stream.js';
+import type { StreamCommon } from '../../engine/streams/model.js';
+import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
 import { queryParams } from './query.js';
 import { json, type Method, type Request, type Route } from './route.js';
 
+/** A family's request schemas: create, update (any subset) and the address body. */
+interface FamilySchemas<D> {
+  create: z.ZodType<D>;
+  update: z.ZodType<Partial<D>>;
+  address: z.ZodType<{ address: string | string[] }>;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The Streams API (EVM): streams, addresses, history and replay, stats, settings. */
+/** The Streams API: EVM and Bitcoin streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
 export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
-  const id = (req: Request, name = 'id'): string => {
+  const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
-    if (!UUID.test(v)) throw badRequest(name, 'not a stream id (a UUID)');
+    if (!UUID.test(v)) throw badRequest(name, `not ${what} (a UUID)`);
     return v.toLowerCase();
   };
   const paging = (req: Request) => {
@@ -23,27 +33,41 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     return { limit: parseLimit(q.get('limit')), cursor: q.get('cursor'), q };
   };
   const route = (method: Method, pattern: string, handle: Route['handle'], body = false): Route => ({ method, pattern, area: 'streams', auth: 'key', body, handle });
-  const addresses = (req: Request): string[] => {
-    const { address } = validate(addressBody, req.body);
-    return Array.isArray(address) ? address : [address];
+
+  /** One family's resources under `base`: the same routes for every family, each with its own schemas. */
+  const familyRoutes = <D extends StreamCommon>(base: string, family: FamilyStreams<D>, schemas: FamilySchemas<D>): Route[] => {
+    const addresses = (req: Request): string[] => {
+      const { address } = validate(schemas.address, req.body);
+      return Array.isArray(address) ? address : [address];
+    };
+    return [
+      route('PUT', base, async (req) => json(200, await family.create(tenant(req), validate(schemas.create, req.body), req.caller!.email)), true),
+      route('GET', base, (req) => {
+        const p = paging(req);
+        return json(200, family.list(tenant(req), p.limit, p.cursor));
+      }),
+      route('GET', `${base}/:id`, (req) => json(200, family.describe(tenant(req), id(req)))),
+      route('POST', `${base}/:id`, async (req) => json(200, await family.update(tenant(req), id(req), validate(schemas.update, req.body))), true),
+      route('DELETE', `${base}/:id`, (req) => json(200, family.remove(tenant(req), id(req)))),
+      route('POST', `${base}/:id/status`, async (req) => json(200, await family.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
+      route('POST', `${base}/:id/address`, (req) => json(200, family.addAddresses(tenant(req), id(req), addresses(req))), true),
+      route('DELETE', `${base}/:id/address`, (req) => json(200, family.removeAddresses(tenant(req), id(req), addresses(req))), true),
+      route('GET', `${base}/:id/address`, (req) => {
+        const p = paging(req);
+        return json(200, family.listAddresses(tenant(req), id(req), p.limit, p.cursor));
+      }),
+    ];
   };
 
   const routes: Route[] = [
-    route('PUT', '/streams/evm', async (req) => json(200, await streams.create(tenant(req), validate(createStream, req.body), req.caller!.email)), true),
-    route('GET', '/streams/evm', (req) => {
+    ...familyRoutes('/streams/evm', streams, { create: createStream, update: updateStream, address: addressBody }),
+    ...familyRoutes('/streams/bitcoin', streams.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
+    route('POST', '/streams/bitcoin/:id/xpub', (req) => json(200, streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
+    route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
-      return json(200, streams.list(tenant(req), p.limit, p.cursor));
+      return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
     }),
-    route('GET', '/streams/evm/:id', (req) => json(200, streams.describe(tenant(req), id(req)))),
-    route('POST', '/streams/evm/:id', async (req) => json(200, await streams.update(tenant(req), id(req), validate(updateStream, req.body))), true),
-    route('DELETE', '/streams/evm/:id', (req) => json(200, streams.remove(tenant(req), id(req)))),
-    route('POST', '/streams/evm/:id/status', async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
-    route('POST', '/streams/evm/:id/address', (req) => json(200, streams.addAddresses(tenant(req), id(req), addresses(req))), true),
-    route('DELETE', '/streams/evm/:id/address', (req) => json(200, streams.removeAddresses(tenant(req), id(req), addresses(req))), true),
-    route('GET', '/streams/evm/:id/address', (req) => {
-      const p = paging(req);
-      return json(200, streams.listAddresses(tenant(req), id(req), p.limit, p.cursor));
-    }),
+    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', (req) => json(200, streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {
       const p = paging(req);
       const exclude = p.q.get('excludePayload');
@@ -67,7 +91,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     routes.push(
       route('POST', '/admin/streams/:id/webhooks', (req) => {
         const streamId = id(req);
-        streams.get(tenant(req), streamId);
+        streams.owned(tenant(req), streamId);
         const results = dispatcher.enqueueBatch(validate(body, req.body).webhooks.map((payload) => ({ streamId, payload })));
         return json(200, { results });
       }, true),

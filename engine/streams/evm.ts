@@ -1,0 +1,43 @@
+import { chainFor } from '../chains/lifecycle.js';
+import { testWebhook } from '../delivery/webhook.js';
+import { badRequest } from '../errors.js';
+import { checkFilter } from '../evm/advanced-filter.js';
+import type { StreamFamily } from './family.js';
+import { streamResponse, type StreamDefinition } from './model.js';
+import { abiEvents } from './schemas.js';
+
+/** EVM streams: chains from the registry, 0x addresses stored lower-case, the topic0 and abi rules. */
+export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
+  family: 'evm',
+  check: checkEvm,
+  response: streamResponse,
+  address: (a) => a.toLowerCase(),
+  watched: (d) => ({ chainIds: d.chainIds, allAddresses: d.allAddresses, topic0: d.topic0 }),
+  testWebhook,
+};
+
+/** Checks what a schema cannot: chains against the registry at the service date, topic0 against the abi. */
+function checkEvm(def: StreamDefinition, now: number): StreamDefinition {
+  const chainIds = def.chainIds.map((c, i) => chainFor(c, 'streams', now, { field: `chainIds.${i}` }).key);
+  if (new Set(chainIds).size !== chainIds.length) throw badRequest('chainIds', 'a chain is listed twice');
+  if (def.abi !== null && def.topic0 !== null) {
+    const events = abiEvents(def.abi);
+    def.topic0.forEach((t, i) => {
+      if (!events.has(t)) throw badRequest(`topic0.${i}`, `${t} is not an event of the abi`);
+    });
+  }
+  def.advancedOptions?.forEach((o, i) => checkAdvancedOption(o, def.abi, `advancedOptions.${i}`));
+  if (def.allAddresses && (def.abi === null || def.topic0 === null || def.topic0.length === 0)) {
+    throw badRequest('allAddresses', 'applies only when abi and topic0 are provided');
+  }
+  return { ...def, chainIds };
+}
+
+/** An advancedOptions entry names an event of the abi, and its filter fits that event's parameters. */
+function checkAdvancedOption(o: Record<string, unknown>, abi: StreamDefinition['abi'], path: string): void {
+  const event = abiEvents(abi).get(String(o['topic0']));
+  if (event === undefined) throw badRequest(`${path}.topic0`, `${String(o['topic0'])} is not an event of the abi`);
+  if (o['filter'] === undefined) return;
+  const problem = checkFilter(o['filter'], event.inputs, `${path}.filter`);
+  if (problem !== null) throw badRequest(problem.slice(0, problem.indexOf(':')), problem.slice(problem.indexOf(':') + 2));
+}

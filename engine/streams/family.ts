@@ -1,0 +1,26 @@
+import type { FamilyName, StreamCommon, StreamState } from './model.js';
+
+/**
+ * What differs between the stream families (EVM, Bitcoin): the service's
+ * create, update, status, addresses, remove and list are written once over it.
+ * D is the family's definition (its request fields, shared ones included).
+ */
+export interface StreamFamily<D extends StreamCommon> {
+  family: FamilyName;
+  /** Checks what the schema cannot (registry chains, abi events) at service time `now`; throws a 400 naming the field. */
+  check(def: D, now: number): D;
+  /** The stream as the API answers it. */
+  response(s: D & StreamState, now: number): Record<string, unknown>;
+  /** An address (already valid by the endpoint's schema) in the form it is stored and matched in. */
+  address(text: string): string;
+  /** What the watchlist matches on: the store's chain keys, allAddresses, topic0 (event signatures). */
+  watched(def: D): Watched;
+  /** The test webhook's body (sent before a create, an update or a reactivation). */
+  testWebhook(streamId: string, tag: string): Record<string, unknown>;
+}
+
+export interface Watched {
+  chainIds: string[];
+  allAddresses: boolean;
+  topic0: string[] | null;
+}

@@ -1,0 +1,197 @@
+import type { Clock } from '../clock.js';
+import { uuidV4 } from '../delivery/ids.js';
+import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
+import { page, type Page } from '../page.js';
+import type { Kv, Table } from '../ports.js';
+import type { StreamFamily, Watched } from './family.js';
+import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
+import { ownerMaySet } from './transitions.js';
+
+export const MAX_ADDRESSES_PER_STREAM = 1_000_000;
+
+/** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
+const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs'];
+
+/** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
+export interface StreamWatch {
+  /** Created or changed: the record with what matching reads (chainIds: the store's chain keys). */
+  stream(s: StoredStream & Watched): void;
+  removed(id: string): void;
+  /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given). */
+  addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
+  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses. */
+  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): void;
+}
+
+export type AddressAnswer = { streamId: string; address: string | string[] };
+
+/**
+ * One family's stream resources of a tenant: create, update, get, list,
+ * remove, status and addresses, written once for every family (`fam` says
+ * what differs). Streams of all families share the `streams` table; each
+ * family sees only its own (another family's id is a 404).
+ */
+export class FamilyStreams<D extends StreamCommon> {
+  constructor(
+    protected readonly kv: Kv,
+    protected readonly clock: Clock,
+    protected readonly dispatcher: Dispatcher,
+    protected readonly watch: StreamWatch | undefined,
+    protected readonly fam: StreamFamily<D>,
+  ) {}
+
+  async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
+    const checked = this.fam.check(def, this.clock.now());
+    const now = this.clock.now();
+    const id = uuidV4();
+    await this.testWebhook(tenant, id, checked);
+    // EVM records carry no family (as before other families existed).
+    const family = this.fam.family === 'evm' ? {} : { family: this.fam.family };
+    const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
+    if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
+    this.kv.put('streams', streamKey(tenant, id), s);
+    this.dispatcher.track(s);
+    this.tellStream(s);
+    return this.fam.response(s, this.clock.now());
+  }
+
+  async update(tenant: string, id: string, changes: Partial<D>): Promise<Record<string, unknown>> {
+    const s = this.get(tenant, id);
+    const given = stripUndefined(changes);
+    const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now());
+    await this.testWebhook(tenant, id, merged);
+    const changed = Object.keys(given) as Array<keyof D>;
+    const updated = this.kv.transact(() => {
+      // Re-read after the test webhook's wait: only the fields this update names change.
+      const cur = this.get(tenant, id);
+      const next: D & StreamState = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
+      // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
+      if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
+      this.kv.put('streams', streamKey(tenant, id), next);
+      return next;
+    });
+    this.dispatcher.changed(id);
+    this.tellStream(updated);
+    return this.fam.response(updated, this.clock.now());
+  }
+
+  /** The tenant's stream of this family; 404 for another tenant's or another family's. */
+  get(tenant: string, id: string): D & StreamState {
+    const s = this.owned(tenant, id);
+    if (familyNameOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
+    return s as D & StreamState;
+  }
+
+  /** The tenant's stream of any family (stats, the test hook). */
+  owned(tenant: string, id: string): StoredStream {
+    const s = this.kv.get<StoredStream>('streams', streamKey(tenant, id));
+    if (s === undefined) throw notFound(`no stream ${id}`);
+    return s;
+  }
+
+  /** The stream as the API answers it. */
+  describe(tenant: string, id: string): Record<string, unknown> {
+    return this.fam.response(this.get(tenant, id), this.clock.now());
+  }
+
+  list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
+    const mine = (s: StoredStream): boolean => familyNameOf(s) === this.fam.family;
+    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.fam.response(s, this.clock.now()) });
+  }
+
+  remove(tenant: string, id: string): Record<string, unknown> {
+    const s = this.get(tenant, id);
+    this.kv.transact(() => {
+      this.kv.remove('streams', streamKey(tenant, id));
+      for (const table of OWNED_BY_STREAM) {
+        for (const { key } of this.kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove(table, key);
+      }
+      this.dispatcher.dropQueue(id);
+    });
+    this.dispatcher.forget(id);
+    this.watch?.removed(id);
+    return this.fam.response(s, this.clock.now());
+  }
+
+  async setStatus(tenant: string, id: string, status: 'active' | 'paused'): Promise<Record<string, unknown>> {
+    const s = this.get(tenant, id);
+    ownerMaySet(s.status, status);
+    if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
+    const updated = this.kv.transact(() => {
+      const cur = this.get(tenant, id);
+      ownerMaySet(cur.status, status);
+      const was = cur.status;
+      cur.status = status;
+      cur.statusMessage = '';
+      delete cur.errorSince;
+      cur.updatedAt = this.clock.now();
+      this.kv.put('streams', streamKey(tenant, id), cur);
+      return { cur, was };
+    });
+    this.dispatcher.changed(id);
+    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
+    return this.fam.response(updated.cur, this.clock.now());
+  }
+
+  addAddresses(tenant: string, id: string, addresses: string[]): AddressAnswer {
+    return this.changeAddresses(tenant, id, addresses, true);
+  }
+
+  removeAddresses(tenant: string, id: string, addresses: string[]): AddressAnswer {
+    return this.changeAddresses(tenant, id, addresses, false);
+  }
+
+  listAddresses(tenant: string, id: string, limit: number, cursor: string | null): Page<{ address: string }> {
+    this.get(tenant, id);
+    return page<number, { address: string }>(this.kv, 'streamAddresses', `${id}/`, { limit, cursor, map: (_v, key) => ({ address: key.slice(id.length + 1) }) });
+  }
+
+  /** The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. */
+  private async testWebhook(tenant: string, id: string, def: StreamCommon): Promise<void> {
+    const body = new TextEncoder().encode(JSON.stringify(this.fam.testWebhook(id, def.tag)));
+    const res = await this.dispatcher.post(tenant, def.webhookUrl, body, 0);
+    if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
+  }
+
+  private tellStream(s: D & StreamState): void {
+    this.watch?.stream({ ...s, ...this.fam.watched(s) });
+  }
+
+  private changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): AddressAnswer {
+    const stored = [...new Set(addresses.map(this.fam.address))];
+    const changed: string[] = [];
+    this.kv.transact(() => {
+      const s = this.get(tenant, id);
+      let n = s.amountOfAddresses;
+      for (const a of stored) {
+        const key = `${id}/${a}`;
+        const has = this.kv.has('streamAddresses', key);
+        if (add && !has) {
+          if (n >= MAX_ADDRESSES_PER_STREAM) throw badRequest('address', `a stream holds at most ${MAX_ADDRESSES_PER_STREAM.toLocaleString('en-US')} addresses`);
+          this.kv.put('streamAddresses', key, 1);
+          changed.push(a);
+          n++;
+        } else if (!add && has) {
+          this.kv.remove('streamAddresses', key);
+          changed.push(a);
+          n--;
+        }
+      }
+      s.amountOfAddresses = n;
+      s.updatedAt = this.clock.now();
+      this.kv.put('streams', streamKey(tenant, id), s);
+    });
+    this.dispatcher.changed(id);
+    this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
+    return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };
+  }
+}
+
+/** The definition a record was made from: the record without its state. */
+function definitionOf<D extends StreamCommon>(s: D & StreamState): D {
+  const { id: _id, tenantId: _t, family: _f, status: _s, statusMessage: _m, createdAt: _c, updatedAt: _u, amountOfAddresses: _a, errorSince: _e, ownerEmail: _o, ...def } = s;
+  return def as unknown as D;
+}
+
+const stripUndefined = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
