@@ -33,14 +33,21 @@ import { findChain } from './chains/registry.js';
 import { chainRemoval, effectiveAt } from './chains/removals.js';
 import { Expiries } from './expiry.js';
 import { Follower } from './evm/follower.js';
+import { BitcoinFollower } from './bitcoin/follower.js';
+import { BitcoinMempool } from './bitcoin/mempool.js';
+import { BITCOIN_CHAIN } from './bitcoin/stream.js';
+import { BitcoinWallets } from './bitcoin/wallets.js';
+import { bitcoinWebhookBuilder } from './bitcoin/webhook.js';
+import { XpubWindows } from './bitcoin/xpub-windows.js';
+import { blockKey } from './ingest/chain-store.js';
 import type { ChainFollower, FollowerStatus } from './ingest/follow.js';
 import { StreamsService } from './streams/service.js';
-import { StreamMatcher } from './match/matcher.js';
+import { StreamMatcher, byFamily } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
 import { chainReads, type ChainReads } from './evm/chain-reads.js';
 import { TokenMetadata } from './evm/token-metadata.js';
 import { webhookBuilder } from './evm/webhook-builder.js';
-import { inlineSmallRounds } from './match/match-blocks.js';
+import { FilterSets, inlineSmallRounds } from './match/match-blocks.js';
 import { inlineSmallBlocks } from './evm/prepared.js';
 import type { Upstream } from './ports.js';
 import { workerPool } from '../workers/pool.js';
@@ -130,6 +137,8 @@ export interface Core {
   readonly pipeline: Pipeline;
   readonly routes: readonly Route[];
   readonly watchlist: Watchlist;
+  /** Bitcoin streams' xpubs and their gap windows. */
+  readonly wallets: BitcoinWallets;
   readonly dispatcher: Dispatcher;
   /** Node access; each configured chain's node is attached when the server starts ingesting. */
   readonly nodes: NodeAccess;
@@ -198,9 +207,13 @@ export async function createCore(config: Config, out: (line: string) => void = s
     dispatcher.exportMetrics(metrics);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
-    const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`));
+    // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
+    const windows = new XpubWindows(config.bitcoin.gap);
+    const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`), (id) => windows.keysOf(id));
     watchlist.load(store);
-    const streams = new StreamsService(store, clock, dispatcher, watchlist);
+    const wallets = new BitcoinWallets(store, windows, watchlist);
+    wallets.load();
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist));
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
@@ -216,7 +229,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, dispatcher, nodes, mark, readiness, lock, notice, close };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, wallets, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {
     await close();
     throw err;
@@ -312,7 +325,11 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   readiness.up('worker pool');
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
-  const builder = webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) });
+  const grown = (id: string): void => core.wallets.grown(id);
+  const builder = byFamily({
+    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
+    bitcoin: bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows: core.wallets.windows, grown }),
+  });
   const matcher =
     mark === undefined
       ? new StreamMatcher(store, clock, core.watchlist, match, core.dispatcher, builder, log)
@@ -343,6 +360,21 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
     core.followers.push(follower);
     follower.start();
   }
+  if (config.bitcoin.url !== undefined) {
+    const upstream = jsonRpcUpstream(config.bitcoin.url);
+    upstreams.set(BITCOIN_CHAIN, upstream);
+    const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist: core.watchlist, sets: new FilterSets(), windows: core.wallets.windows, grown, dispatcher: core.dispatcher });
+    const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, store, clock, matcher.events(), log, {
+      confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
+      pollMs: config.bitcoin.pollMs,
+      retention: config.retentionBlocks,
+      pool: pool.bitcoin,
+      // The mempool after the blocks: a transaction just mined is no longer there to be announced.
+      afterSync: () => mempool.poll(),
+    });
+    core.followers.push(follower);
+    follower.start();
+  }
   // What a previous run announced but did not match yet.
   matcher.start([...upstreams.keys()]);
   return {
@@ -355,6 +387,9 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
     },
   };
 }
+
+/** A copy of bytes read from the store (valid only until the next read there). */
+const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
 
 /** Opens (or locks) the data directory; a failure (a StorageError: no directory, locked, another schema) names CHAINPOST_DATA. */
 export function dataDir<T>(open: () => T): T {
