@@ -14,6 +14,8 @@ export type ScriptType =
   | 'witness_v0_scripthash'
   | 'witness_v1_taproot'
   | 'witness_unknown'
+  /** Pay-to-anchor (Core ≥ 28): OP_1 <0x4e73>, anyone can spend; its address is bc1pfeessrawgf. */
+  | 'anchor'
   | 'multisig'
   | 'pubkey'
   | 'nulldata'
@@ -40,6 +42,7 @@ export function scriptType(s: Uint8Array): ScriptType {
   const version = witnessVersion(s);
   if (version === 0) return n === 22 ? 'witness_v0_keyhash' : n === 34 ? 'witness_v0_scripthash' : 'nonstandard';
   if (version === 1 && n === 34) return 'witness_v1_taproot';
+  if (version === 1 && n === 4 && s[2] === 0x4e && s[3] === 0x73) return 'anchor';
   if (version !== undefined) return 'witness_unknown';
   if (n >= 1 && s[0] === OP_RETURN && isPushOnly(s, 1)) return 'nulldata';
   if (n >= 2 && s[n - 1] === OP_CHECKSIG && s[0] === n - 2 && isPubKey(s.subarray(1, n - 1))) return 'pubkey';
@@ -48,7 +51,7 @@ export function scriptType(s: Uint8Array): ScriptType {
 }
 
 /** Whether outputs of this type have an address (what a stream can watch). */
-export const hasAddress = (type: ScriptType): boolean => type.startsWith('witness_') || type === 'pubkeyhash' || type === 'scripthash';
+export const hasAddress = (type: ScriptType): boolean => type.startsWith('witness_') || type === 'pubkeyhash' || type === 'scripthash' || type === 'anchor';
 
 /** Type and mainnet address of `script`. */
 export function classifyScript(script: Uint8Array): ScriptInfo {
