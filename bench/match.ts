@@ -17,11 +17,13 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Bench } from 'tinybench';
-import { buildProbe, readProbe } from '../engine/ingest/probe.js';
-import { RecordView } from '../engine/ingest/record-view.js';
-import { decodeRecord, normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
-import { blockKey, writeBlock } from '../engine/ingest/store.js';
-import { FilterSet, compileFilterSet, type FilterSetData, type WatchedStream } from '../engine/match/filter-set.js';
+import { buildProbe, readProbe } from '../engine/evm/probe.js';
+import { RecordView } from '../engine/evm/record-view.js';
+import { decodeRecord, normalizeBlock, type BlockRecord } from '../engine/evm/record.js';
+import { writeBlock } from '../engine/evm/store.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
+import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/evm/filter.js';
+import { type FilterSetData } from '../engine/match/filter-set.js';
 import { openStore } from '../storage/env.js';
 import { matchPool } from '../workers/pool.js';
 import { FIXTURE_BLOCKS, bundle } from './fixtures.js';
@@ -206,7 +208,7 @@ try {
     return { data, compileMs: performance.now() - started };
   };
   const { data, compileMs } = compile();
-  const set = new FilterSet(data);
+  const set = new EvmFilterSet(data);
   if (set.addresses.size !== WATCHED) throw new Error(`${set.addresses.size} distinct addresses watched, not ${WATCHED}`);
   console.log(
     `watching ${set.addresses.size.toLocaleString('en-US')} addresses and ${set.topics.size} topic0s over ${STREAMS.toLocaleString('en-US')} streams (compiled in ${Math.round(compileMs)} ms, ${(set.addresses.bytes / 2 ** 20).toFixed(1)} MiB)`,
@@ -429,7 +431,7 @@ try {
   const met = probesPerSecPerWorker >= 25_000_000 && ratioVsNaive >= 10 && blocksPerSec >= 10_000;
   const meanProbes = Math.round(probesPerPass / BLOCKS);
   report('match', 'npm run bench:match', figures, goal, met, [
-    `Watched: ${WATCHED.toLocaleString('en-US')} addresses (${realAddresses.length} of them real addresses of the fixtures, a seeded uniform sample of their distinct addresses, ${realAddresses.filter((_, i) => inTwoStreams(i)).length} of those in two streams; the rest seeded random) over ${addressStreams.toLocaleString('en-US')} address streams, and ${TOPIC_STREAMS} allAddresses streams of ${TOPICS_PER_STREAM} topic0 each (${realTopics.length} real). Compiled in ${Math.round(compileMs)} ms; the address set takes ${(set.addresses.bytes / 2 ** 20).toFixed(1)} MiB (bloom ${(data.addresses.bloom.byteLength / 2 ** 20).toFixed(1)} MiB).`,
+    `Watched: ${WATCHED.toLocaleString('en-US')} addresses (${realAddresses.length} of them real addresses of the fixtures, a seeded uniform sample of their distinct addresses, ${realAddresses.filter((_, i) => inTwoStreams(i)).length} of those in two streams; the rest seeded random) over ${addressStreams.toLocaleString('en-US')} address streams, and ${TOPIC_STREAMS} allAddresses streams of ${TOPICS_PER_STREAM} topic0 each (${realTopics.length} real). Compiled in ${Math.round(compileMs)} ms; the address set takes ${(set.addresses.bytes / 2 ** 20).toFixed(1)} MiB (bloom ${(data.sets[0]!.bloom.byteLength / 2 ** 20).toFixed(1)} MiB).`,
     `Blocks: the ${FIXTURE_BLOCKS.length} complete mainnet bundles of ../shared/fixtures/evm/chainstorage, stored with writeBlock in a real LMDB environment in a temp dir, and ${BLOCKS} replicas of their probe columns under new numbers (${meanProbes} probes per block on average, ${Math.round(matchesPerPass / BLOCKS)} matched items: ${((100 * matchesPerPass) / probesPerPass).toFixed(0)}% of probes hit, more than most watchlists would, and each hit costs the exact table and the result Map). A probe = one address or topic0 entry of a probe column; both matchers count the same entries. On every fixture block the filter set and the naive matcher find exactly the same (stream, item) pairs (${fixtureMatches} items, ${topicMatches} by topic0), and every pass of the single thread and of the pool the expected count, or the bench stops.`,
     `Machine: ${availableParallelism()} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), shared with whatever else runs on it: 1-minute load average ${loadBefore.toFixed(2)} when the bench started, ${loadavg()[0]!.toFixed(2)} at the end.`,
     `probesPerSecPerWorker: tinybench, one thread, FilterSet.match over each replica's probe column read from LMDB (getBinaryFast, no copy, the block key made per block as the worker does), ${(probesPerPass / 1e6).toFixed(2)} M probes per iteration; run before the naive matcher's Map of a million strings exists, as in a match worker's heap. naiveProbesPerSec: the baseline, one thread, each block's stored record read from LMDB, decoded (decodeRecord) and its items looked up as hex strings in a Map of the same keys (address → streams; topic0 → streams); naiveMatchOnlyProbesPerSec: the same lookups over records decoded beforehand, i.e. strings against bytes without the decode.`,

@@ -13,7 +13,7 @@ import autocannon from 'autocannon';
 import { Agent, request } from 'undici';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { TRANSFER } from '../engine/ingest/store.js';
+import { TRANSFER } from '../engine/evm/store.js';
 import { startProcess } from './proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 

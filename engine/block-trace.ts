@@ -1,5 +1,5 @@
 import type { Dispatcher } from './delivery/dispatcher.js';
-import type { ChainEvents } from './ingest/follower.js';
+import type { ChainEvents } from './ingest/follow.js';
 import type { MatchPool, Sender, Upstream } from './ports.js';
 
 /**

@@ -45,6 +45,8 @@ export interface Config {
   retentionBlocks: number;
   /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
   traceBlocks: boolean;
+  /** Bitcoin Core JSON-RPC (`http://user:pass@host:port`, basic auth from the URL), its poll interval (ms) and the xpub gap; no url: no Bitcoin. */
+  bitcoin: { url: string | undefined; pollMs: number; gap: number };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -97,6 +99,11 @@ export function parseConfig(env: Env): Config {
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
+    bitcoin: {
+      url: url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']),
+      pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
+      gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
+    },
   };
 }
 

@@ -32,15 +32,16 @@ import { DELIVERY_TIMEOUT_MS } from './delivery/limits.js';
 import { findChain } from './chains/registry.js';
 import { chainRemoval, effectiveAt } from './chains/removals.js';
 import { Expiries } from './expiry.js';
-import { Follower, type FollowerStatus } from './ingest/follower.js';
+import { Follower } from './evm/follower.js';
+import type { ChainFollower, FollowerStatus } from './ingest/follow.js';
 import { StreamsService } from './streams/service.js';
 import { StreamMatcher } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
-import { chainReads, type ChainReads } from './match/chain-reads.js';
-import { TokenMetadata } from './match/token-metadata.js';
-import { webhookBuilder } from './match/webhook-builder.js';
+import { chainReads, type ChainReads } from './evm/chain-reads.js';
+import { TokenMetadata } from './evm/token-metadata.js';
+import { webhookBuilder } from './evm/webhook-builder.js';
 import { inlineSmallRounds } from './match/match-blocks.js';
-import { inlineSmallBlocks } from './ingest/prepared.js';
+import { inlineSmallBlocks } from './evm/prepared.js';
 import type { Upstream } from './ports.js';
 import { workerPool } from '../workers/pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
@@ -115,7 +116,7 @@ export const systemTicker: Ticker = {
 export interface Core {
   readonly config: Config;
   /** The chain followers, filled in when the server starts ingesting. */
-  readonly followers: Follower[];
+  readonly followers: ChainFollower[];
   /** Each followed chain's node, by chain key, filled in with the followers. */
   readonly upstreams: Map<string, Upstream & { close(): Promise<void> }>;
   /** Reads at a block from each chain's node: the follower's, else node access's (a chain that stopped producing blocks keeps its history). */
@@ -181,7 +182,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
     }
     const metrics = new Metrics();
-    const followers: Follower[] = [];
+    const followers: ChainFollower[] = [];
     const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
     metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
     metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));

@@ -2,7 +2,6 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
-import type { NodeAnswers, PreparedBlock } from './ingest/prepared.js';
 import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
@@ -10,7 +9,7 @@ export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
-  'blockHashes', 'counts',
+  'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -25,7 +24,7 @@ export interface Kv {
   get<T>(table: Table, key: string): T | undefined;
   /**
    * Raw bytes, stored as given (block records and probe columns are already encoded). A key given as bytes
-   * is the ASCII of a printable string key (keyBytes in engine/ingest/prepared.ts): the same entry.
+   * is the ASCII of a printable string key (keyBytes in engine/evm/prepared.ts): the same entry.
    */
   putRaw(table: Table, key: string | Uint8Array, bytes: Uint8Array): void;
   /** Raw bytes without a copy: valid only until the next read. */
@@ -97,8 +96,11 @@ export interface MatchPool {
   close(): Promise<void>;
 }
 
-/** Blocks made ready to write off the main thread (engine/ingest/prepared.ts; the same piscina pool in workers/pool.ts). */
-export interface IngestPool {
+/**
+ * Blocks made ready to write off the main thread (the same piscina pool in workers/pool.ts), from a
+ * family's node answers into what its follower writes (EVM: engine/evm/prepared.ts).
+ */
+export interface IngestPool<Answers, Prepared> {
   /** The node's answers are handed over (their bytes may be moved to another thread); null when the node has no such block yet. */
-  prepare(chain: string, answers: NodeAnswers): Promise<PreparedBlock | null>;
+  prepare(chain: string, answers: Answers): Promise<Prepared | null>;
 }

@@ -52,5 +52,5 @@ export function coreBlock200000v3(): CoreBlock {
   return block;
 }
 
-/** A bitcoin-etl RPC answer (getblock …_2 or getrawtransaction …), as the file names them. */
-export const etlJson = <T>(name: string): T => JSON.parse(btcFixture(`rpc/bitcoin-etl/${name}.json`).toString()) as T;
+/** A bitcoin-etl RPC answer (getblock …_2 or getrawtransaction …), as the file names them (small: not gzipped). */
+export const etlJson = <T>(name: string): T => JSON.parse(readFileSync(new URL(`fixtures/bitcoin/rpc/bitcoin-etl/${name}.json`, import.meta.url), 'utf8')) as T;

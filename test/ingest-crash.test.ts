@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blockKey } from '../engine/ingest/store.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';

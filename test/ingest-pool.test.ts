@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
-import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from '../engine/ingest/prepared.js';
+import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from '../engine/evm/prepared.js';
 import { pack } from '../storage/codec.js';
-import { normalizeBlock } from '../engine/ingest/record.js';
-import { writeBlock } from '../engine/ingest/store.js';
+import { normalizeBlock } from '../engine/evm/record.js';
+import { writeBlock } from '../engine/evm/store.js';
 import { TABLES } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../workers/pool.js';

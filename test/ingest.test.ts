@@ -1,10 +1,11 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../engine/clock.js';
-import { Follower, type ChainEvents } from '../engine/ingest/follower.js';
-import { readProbe } from '../engine/ingest/probe.js';
-import { decodeRecord, rpcBlock, type BlockRecord } from '../engine/ingest/record.js';
-import { blockKey } from '../engine/ingest/store.js';
+import { Follower } from '../engine/evm/follower.js';
+import type { ChainEvents } from '../engine/ingest/follow.js';
+import { readProbe } from '../engine/evm/probe.js';
+import { decodeRecord, rpcBlock, type BlockRecord } from '../engine/evm/record.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
 import { jsonLogger } from '../engine/log.js';
 import { NodeError } from '../engine/ports.js';
 import { systemTicker } from '../engine/main.js';

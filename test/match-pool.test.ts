@@ -1,10 +1,11 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
-import { buildProbe } from '../engine/ingest/probe.js';
-import { normalizeBlock, type BlockRecord } from '../engine/ingest/record.js';
-import { TRANSFER, blockKey } from '../engine/ingest/store.js';
-import { FilterSet, compileFilterSet, type WatchedStream } from '../engine/match/filter-set.js';
+import { buildProbe } from '../engine/evm/probe.js';
+import { normalizeBlock, type BlockRecord } from '../engine/evm/record.js';
+import { TRANSFER } from '../engine/evm/store.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
+import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/evm/filter.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
@@ -50,13 +51,13 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
   it('answers what the same filter set finds in this thread, block by block, across versions and new blocks', async () => {
     const v1 = compileFilterSet(1, streamsFor(5));
     const first = await pool.match(chain, numbers, v1);
-    const here1 = new FilterSet(v1);
+    const here1 = new EvmFilterSet(v1);
     numbers.forEach((n) => expect(first[n], `block ${n}`).toEqual(n < 4 ? here1.match(probes[n]!) : new Map()));
     expect(first.slice(0, 4).some((m) => (m.get(0)?.length ?? 0) > 0)).toBe(true);
 
     store.transact(() => probes.slice(4).forEach((p, i) => store.putRaw('probes', blockKey(chain, 4 + i), p)));
     const v2 = compileFilterSet(2, streamsFor(2));
-    const here2 = new FilterSet(v2);
+    const here2 = new EvmFilterSet(v2);
     // Several tasks at once, so both workers answer with the new version.
     const answers = await Promise.all(numbers.map((n) => pool.match(chain, [n], v2)));
     numbers.forEach((n) => expect(answers[n]![0], `block ${n}`).toEqual(here2.match(probes[n]!)));
@@ -66,7 +67,7 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
 
   it('matches small rounds on this thread with the same answers, and hands larger ones to the pool', async () => {
     const v3 = compileFilterSet(3, streamsFor(3));
-    const here = new FilterSet(v3);
+    const here = new EvmFilterSet(v3);
     let pooled = 0;
     const counting: MatchPool = { match: (...args) => (pooled++, pool.match(...args)), close: async () => {} };
     const inline = inlineSmallRounds(counting, store, 2);

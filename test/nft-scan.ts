@@ -5,7 +5,7 @@ import { ERC20_ABI } from './contracts.js';
  * What the chain itself says an NFT's transfers are: a plain scan of a node's
  * block and receipts JSON, decoded with viem's ABI decoder (not the ingest
  * decoder), shaped as the NFT transfer record; and the sale rule of
- * engine/ingest/sales.ts written again over the same JSON. The unit tests run
+ * engine/evm/sales.ts written again over the same JSON. The unit tests run
  * it on the mainnet fixtures, the end-to-end tests on anvil's blocks.
  */
 export const NFT_ABI = parseAbi([
@@ -82,7 +82,7 @@ export function scan(block: Json, receipts: Json[]): Scanned[] {
   return out;
 }
 
-/** The sale rule of engine/ingest/sales.ts, written again over the node's JSON: what each NFT transfer was paid, if anything. */
+/** The sale rule of engine/evm/sales.ts, written again over the node's JSON: what each NFT transfer was paid, if anything. */
 export function paid(s: Scanned, receipts: Json[]): { price: bigint; token: string | null } | undefined {
   const buyer = s.record['to_address'];
   const seller = s.record['from_address'];

@@ -5,7 +5,7 @@ import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type De
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { A0, A1, A2, ERC20_ABI as ERC20 } from './streams-harness.js';
-import { TRANSFER, TRANSFER_SINGLE } from '../engine/ingest/store.js';
+import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
 
 /**
  * Node access over real HTTP: the server binary follows a real anvil (through

@@ -1,10 +1,11 @@
-import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/ingest/prepared.js';
+import { prepareBitcoinBlock, type BitcoinAnswers, type PreparedBitcoinBlock } from '../engine/bitcoin/prepared.js';
+import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/evm/prepared.js';
 import { pack } from '../storage/codec.js';
 import { movable } from './transfer.js';
 
 /**
- * The ingest task of the worker pool: a block's node answers, as bytes, into
- * what the main thread writes (engine/ingest/prepared.ts), index values
+ * The ingest tasks of the worker pool (EVM: `ingest`; Bitcoin: `bitcoin`): a block's node answers, as bytes, into
+ * what the main thread writes (engine/evm/prepared.ts), index values
  * encoded as the store encodes them.
  */
 export interface IngestTask {
@@ -16,4 +17,10 @@ export function ingest(task: IngestTask): PreparedBlock | null {
   const block = prepareBlock(task.chain, task.answers, pack);
   // Moved back, not copied: some 300 KB a mainnet block, which the serving thread would otherwise allocate and copy.
   return block === null ? null : movable(block, [block.record, block.probe, ...Object.values(block.rows).flatMap((r) => [r.keys, r.bytes])]);
+}
+
+/** The Bitcoin task: Bitcoin Core's getblock answer into the block record and probe column (engine/bitcoin/prepared.ts). */
+export function bitcoin(task: { answers: BitcoinAnswers }): PreparedBitcoinBlock | null {
+  const block = prepareBitcoinBlock(task.answers);
+  return block === null ? null : movable(block, [block.record, block.probe]);
 }

@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { NodeAnswers } from '../engine/ingest/prepared.js';
+import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepared.js';
+import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { IngestPool, MatchPool } from '../engine/ports.js';
+import type { MatchPool } from '../engine/ports.js';
 import { ownBuffers } from './transfer.js';
 
 /**
@@ -13,7 +14,8 @@ import { ownBuffers } from './transfer.js';
  */
 export interface WorkerPool {
   match: MatchPool;
-  ingest: IngestPool;
+  ingest: EvmIngestPool;
+  bitcoin: BitcoinIngestPool;
   /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -33,6 +35,9 @@ export function workerPool(path: string, threads = availableParallelism()): Work
     ingest: {
       // The answers' bytes are moved to the worker, not copied.
       prepare: (chain: string, answers: NodeAnswers) => pool.run({ chain, answers }, { name: 'ingest', transferList: ownBuffers([answers.block, answers.receipts, answers.traces]) }),
+    },
+    bitcoin: {
+      prepare: (chain: string, answers: BitcoinAnswers) => pool.run({ chain, answers }, { name: 'bitcoin', transferList: ownBuffers([answers.block]) }),
     },
     // One task per thread: a worker takes one at a time, so each of them answers.
     ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),

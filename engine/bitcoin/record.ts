@@ -170,6 +170,8 @@ class Reader {
 }
 
 /** A block record read in place: the header and offset table at once, each transaction when asked for. */
+const SHARED = new WeakMap<Uint8Array, BtcRecordView>();
+
 export class BtcRecordView {
   /** Transactions decoded so far. */
   decoded = 0;
@@ -193,7 +195,18 @@ export class BtcRecordView {
 
   /** The record's bytes are copied: a read from the store is valid only until the next one. */
   static of(stored: Uint8Array): BtcRecordView {
-    const buf = Buffer.from(Uint8Array.prototype.slice.call(stored).buffer);
+    return BtcRecordView.over(Uint8Array.prototype.slice.call(stored));
+  }
+
+  /** A view of bytes the caller owns and leaves unchanged (a matched block's copy), made once per bytes: the streams built from a block share it. */
+  static shared(owned: Uint8Array): BtcRecordView {
+    let view = SHARED.get(owned);
+    if (view === undefined) SHARED.set(owned, (view = BtcRecordView.over(owned)));
+    return view;
+  }
+
+  private static over(bytes: Uint8Array): BtcRecordView {
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     if (buf[0] !== VERSION) throw new RecordFormatError(`Bitcoin block record version ${buf[0]} is not ${VERSION}`);
     if (buf.length < HEADER_BYTES + 8) throw new RecordFormatError(`a Bitcoin block record of ${buf.length} bytes`);
     const view = new BtcRecordView(buf, HEADER_BYTES + 4);

@@ -1,10 +1,11 @@
 import { formatUnits } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
-import type { ChainState, FollowerStatus } from '../ingest/follower.js';
-import type { Sale } from '../ingest/sales.js';
-import { nftKeyPosition, nftTokenPrefix, type StoredTransfer } from '../ingest/store.js';
-import type { TokenMetadata } from '../match/token-metadata.js';
+import type { ChainState } from '../evm/follower.js';
+import type { FollowerStatus } from '../ingest/follow.js';
+import type { Sale } from '../evm/sales.js';
+import { nftKeyPosition, nftTokenPrefix, type StoredTransfer } from '../evm/store.js';
+import type { TokenMetadata } from '../evm/token-metadata.js';
 import { MAX_LIMIT, rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
 

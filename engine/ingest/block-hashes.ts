@@ -1,5 +1,5 @@
 import type { Kv } from '../ports.js';
-import { blockHashKey, blockKey } from './store.js';
+import { blockHashKey, blockKey } from './chain-store.js';
 
 /**
  * Block hash → number for the canonical blocks, so node access can find a

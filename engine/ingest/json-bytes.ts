@@ -118,3 +118,11 @@ function skipSpaceBack(b: Buffer, from: number, to: number): number {
   while (i > from && isSpace(b[i - 1])) i--;
   return i;
 }
+
+/** The `result` of a JSON-RPC response body (an error one is refused: the node answered with an error). */
+export function resultOf<T>(body: Uint8Array): T {
+  const envelope = parseJsonBytes(body) as { result?: T; error?: { message?: string } | null };
+  // Bitcoin Core writes `"error": null` beside a result.
+  if (envelope.error !== undefined && envelope.error !== null) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
+  return envelope.result as T;
+}

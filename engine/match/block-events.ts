@@ -1,5 +1,5 @@
-import { blockKey } from '../ingest/store.js';
-import type { ChainEvents } from '../ingest/follower.js';
+import { blockKey } from '../ingest/chain-store.js';
+import type { ChainEvents } from '../ingest/follow.js';
 import type { Kv } from '../ports.js';
 
 /**

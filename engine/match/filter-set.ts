@@ -1,77 +1,58 @@
-import { readProbe } from '../ingest/probe.js';
-import { KeySet, buildKeySet, type KeySetData } from './key-set.js';
+import type { ChainFamily } from '../chains/registry.js';
+import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
 
 /**
- * The compiled filter set of one chain: every watched address and every topic0
- * of the allAddresses streams, each with the streams that want it, rebuilt when
- * streams or their addresses change and published by version. Matching a block
- * walks its probe column once and says, per stream, which items (probe refs:
- * kind << 24 | index) concern it; only those are decoded later.
+ * The compiled filter set of one chain: the keys its streams watch, each with
+ * the streams that want it, in key sets of the chain family's widths (EVM:
+ * addresses and topic0s; Bitcoin: script hashes), rebuilt when streams or their
+ * addresses change and published by version. Matching a block walks its probe
+ * column once, in the family's format (engine/match/families.ts names the
+ * walker), and says, per stream, which items (probe refs: kind << 24 | index)
+ * concern it; only those are decoded later.
  */
-export interface WatchedStream {
-  /** The stream's index in the set (the caller keeps the index → stream id table). */
-  index: number;
-  /** Watched addresses, 0x-prefixed hex (any case). */
-  addresses: readonly string[];
-  /** allAddresses streams: every log whose topic0 is one of these (0x-prefixed 32-byte hex). */
-  allAddresses: boolean;
-  topic0: readonly string[];
-}
 
 /** A compiled filter set as plain data in shared memory: what the main thread publishes to the workers. */
 export interface FilterSetData {
   version: number;
-  addresses: KeySetData;
-  topics: KeySetData;
+  family: ChainFamily;
+  /** The family's key sets, in the order its probe walker reads them. */
+  sets: KeySetData[];
+  /** Streams that want every item of a block (Bitcoin allAddresses): each gets the one ref EVERY. */
+  every: number[];
 }
 
-/** Compiles the watched keys of `streams`; `seed` mixes into every hash (a new one per version). */
-export function compileFilterSet(version: number, streams: readonly WatchedStream[], seed?: number): FilterSetData {
-  return {
-    version,
-    addresses: buildKeySet(20, merge(streams.flatMap((s) => s.addresses.map((a) => [a, s.index] as const)), 20), seed),
-    topics: buildKeySet(32, merge(streams.filter((s) => s.allAddresses).flatMap((s) => s.topic0.map((t) => [t, s.index] as const)), 32), seed),
-  };
-}
+/** The ref a stream of `every` gets: the whole block concerns it. */
+export const EVERY = 0xffffffff;
+
+/** Walks a probe column in the family's format: per stream index, the refs of the items that concern it. */
+export type ProbeWalk = (set: FilterSet, probe: Uint8Array) => Map<number, number[]>;
 
 export class FilterSet {
   readonly version: number;
-  readonly addresses: KeySet;
-  readonly topics: KeySet;
+  readonly family: ChainFamily;
+  readonly sets: KeySet[];
+  readonly every: readonly number[];
 
-  constructor(data: FilterSetData) {
+  constructor(
+    data: FilterSetData,
+    private readonly walk: ProbeWalk,
+  ) {
     this.version = data.version;
-    this.addresses = new KeySet(data.addresses);
-    this.topics = new KeySet(data.topics);
+    this.family = data.family;
+    this.sets = data.sets.map((s) => new KeySet(s));
+    this.every = data.every;
   }
 
-  /** Per stream index, the probe refs of the block's items that concern it, in probe order (addresses first, then topics). */
+  /** Per stream index, the probe refs of the block's items that concern it, in probe order. */
   match(probe: Uint8Array): Map<number, number[]> {
-    const p = readProbe(probe);
-    const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
-    const out = new Map<number, number[]>();
-    // KeySet.find rather than lookup: nothing is allocated for a key no stream watches (most of them),
-    // and a hit's streams are read from the postings in place.
-    if (this.addresses.size > 0) {
-      const set = this.addresses;
-      for (let i = 0; i < p.addressCount; i++) {
-        const hit = set.find(dv, p.addressesAt + i * 20);
-        if (hit !== 0) add(out, set.postings, hit, dv.getUint32(p.addressRefsAt + i * 4, true));
-      }
-    }
-    if (this.topics.size > 0) {
-      const set = this.topics;
-      for (let i = 0; i < p.topicCount; i++) {
-        const hit = set.find(dv, p.topicsAt + i * 32);
-        if (hit !== 0) add(out, set.postings, hit, dv.getUint32(p.topicRefsAt + i * 4, true));
-      }
-    }
+    const out = this.walk(this, probe);
+    for (const s of this.every) out.set(s, [EVERY]);
     return out;
   }
 }
 
-/** Appends `ref` to each stream listed at postings[at … at + postings[at - 1]). */
-function add(out: Map<number, number[]>, postings: Uint32Array, at: number, ref: number): void {
+/** Appends `ref` to each stream listed at postings[at … at + postings[at - 1]) (what KeySet.find answered). */
+export function addRef(out: Map<number, number[]>, postings: Uint32Array, at: number, ref: number): void {
   const end = at + postings[at - 1]!;
   for (let k = at; k < end; k++) {
     const s = postings[k]!;
@@ -81,19 +62,16 @@ function add(out: Map<number, number[]>, postings: Uint32Array, at: number, ref:
   }
 }
 
-const KEY_FORM = { 20: /^0x[0-9a-f]{40}$/, 32: /^0x[0-9a-f]{64}$/ } as const;
-
 /** One entry per distinct key with every stream that watches it (a stream listing a key twice counts once). */
-function merge(pairs: ReadonlyArray<readonly [string, number]>, width: 20 | 32): Array<{ key: Uint8Array; streams: number[] }> {
-  const byKey = new Map<string, Set<number>>();
-  for (const [hex, stream] of pairs) {
-    const k = hex.toLowerCase();
-    if (!KEY_FORM[width].test(k)) throw new RangeError(`${hex} is not a ${width}-byte 0x-prefixed hex key`);
-    let set = byKey.get(k);
-    if (set === undefined) byKey.set(k, (set = new Set()));
-    set.add(stream);
+export function mergeKeys(pairs: Iterable<readonly [Uint8Array, number]>): KeySetInput[] {
+  const byKey = new Map<string, { key: Uint8Array; streams: Set<number> }>();
+  for (const [key, stream] of pairs) {
+    const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+    let entry = byKey.get(id);
+    if (entry === undefined) byKey.set(id, (entry = { key, streams: new Set() }));
+    entry.streams.add(stream);
   }
-  return [...byKey].map(([k, streams]) => ({ key: Buffer.from(k.slice(2), 'hex'), streams: [...streams] }));
+  return [...byKey.values()].map((e) => ({ key: e.key, streams: [...e.streams] }));
 }
 
 /**

@@ -1,5 +1,6 @@
-import { blockKey } from '../ingest/store.js';
+import { blockKey } from '../ingest/chain-store.js';
 import type { Kv, MatchPool } from '../ports.js';
+import { familyOf } from './families.js';
 import { FilterSet, type FilterSetData } from './filter-set.js';
 
 /**
@@ -15,7 +16,7 @@ export class FilterSets {
   of(chain: string, data: FilterSetData): FilterSet {
     const cur = this.sets.get(chain);
     if (cur !== undefined && cur.version === data.version) return cur;
-    const next = new FilterSet(data);
+    const next = new FilterSet(data, familyOf(data.family).walk);
     this.sets.set(chain, next);
     return next;
   }

@@ -1,15 +1,13 @@
 import type { Clock, Timer } from '../clock.js';
-import { findChain } from '../chains/registry.js';
+import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
-import type { ChainEvents } from '../ingest/follower.js';
-import { RecordView } from '../ingest/record-view.js';
-import { blockKey } from '../ingest/store.js';
+import type { ChainEvents } from '../ingest/follow.js';
+import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { NodeUnavailable } from './chain-reads.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 
@@ -21,13 +19,28 @@ import type { Watchlist } from './watchlist.js';
  */
 export interface MatchedBlock {
   chain: string;
-  /** Read in place: a stream's body decodes only the items it matched. */
-  record: RecordView;
+  number: number;
+  /** The stored block record, in its family's format, read in place: a stream's body decodes only the items it matched. */
+  bytes: Uint8Array;
   confirmed: boolean;
 }
 
 /** Builds a stream's webhook body for a block from the probe refs that matched it; null when nothing is left to send. */
 export type BuildWebhook = (block: MatchedBlock, stream: StreamRecord, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
+
+/** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */
+export class NodeUnavailable extends Error {
+  override name = 'NodeUnavailable';
+}
+
+/** One builder over every family: each block goes to its chain family's. */
+export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook>>): BuildWebhook {
+  return (block, stream, refs) => {
+    const build = builders[findChain(block.chain)?.family ?? 'evm'];
+    if (build === undefined) throw new Error(`no webhook builder for chain ${block.chain}`);
+    return build(block, stream, refs);
+  };
+}
 
 /** A webhook built for a block, with the event it came from (checked again when it is enqueued). */
 interface Built {
@@ -138,9 +151,10 @@ export class StreamMatcher {
       const key = blockKey(chain, e.number);
       // A block that left the canonical chain since it was announced is not delivered.
       if (this.kv.get<string>('canon', key) !== e.hash) continue;
-      const bytes = this.kv.getRaw('blocks', key);
-      if (bytes === undefined) continue;
-      const block: MatchedBlock = { chain, record: RecordView.of(bytes), confirmed: e.kind === EventKind.Confirmed };
+      const stored = this.kv.getRaw('blocks', key);
+      if (stored === undefined) continue;
+      // A copy: a read from the store is valid only until the next one, and the builds below await.
+      const block: MatchedBlock = { chain, number: e.number, bytes: Uint8Array.prototype.slice.call(stored), confirmed: e.kind === EventKind.Confirmed };
       for (const [index, refs] of matched) {
         const { id, tenantId } = compiled.streams[index]!;
         const stream = this.kv.get<StreamRecord>('streams', streamKey(tenantId, id));
@@ -149,7 +163,6 @@ export class StreamMatcher {
         const payload = await this.buildFor(block, stream, refs, e.number);
         if (payload !== null) items.push({ streamId: id, payload, event: e });
       }
-      if (this.log.enabled('debug')) this.log.debug('built', { chain, number: e.number, decoded: block.record.decoded, logs: block.record.logCount, txs: block.record.txCount });
     }
     return items;
   }

@@ -1,7 +1,9 @@
 import type { Kv } from '../ports.js';
 import type { StreamRecord } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
-import { compileFilterSet, type FilterSetData, type WatchedStream } from './filter-set.js';
+import { findChain } from '../chains/registry.js';
+import { familyOf, type WatchedEntry } from './families.js';
+import type { FilterSetData } from './filter-set.js';
 
 /**
  * What every stream watches, kept in memory beside the store and compiled per
@@ -31,7 +33,11 @@ export class Watchlist {
   private readonly versions = new Map<string, number>();
   private readonly compiled = new Map<string, CompiledChain>();
 
-  constructor(private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9) {}
+  constructor(
+    private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9,
+    /** Bitcoin: the script hashes derived from a stream's xpubs (engine/bitcoin/xpub-windows.ts). */
+    private readonly derivedOf: (id: string) => readonly Uint8Array[] = () => [],
+  ) {}
 
   /** Loads every stream and its addresses (at start). */
   load(kv: Kv): void {
@@ -67,19 +73,25 @@ export class Watchlist {
     this.changed(id);
   }
 
+  /** The addresses derived from a stream's xpubs changed (an xpub added or removed, a window moved on). */
+  derivedChanged(id: string): void {
+    this.changed(id);
+  }
+
   /** The chain's filter set at the current version, compiled when something changed since the last call. */
   compile(chain: string): CompiledChain {
     const cur = this.compiled.get(chain);
     const version = this.versions.get(chain) ?? 0;
     if (cur !== undefined && cur.filter.version === version) return cur;
     const streams: Array<{ id: string; tenantId: string }> = [];
-    const watched: WatchedStream[] = [];
+    const watched: WatchedEntry[] = [];
     for (const [id, s] of this.streams) {
       if (!s.chainIds.includes(chain)) continue;
-      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0 });
+      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0, derived: this.derivedOf(id) });
       streams.push({ id, tenantId: s.tenantId });
     }
-    const next = { filter: compileFilterSet(version, watched, this.seedOf(chain, version)), streams };
+    const family = familyOf(findChain(chain)?.family ?? 'evm');
+    const next = { filter: family.compile(version, watched, this.seedOf(chain, version)), streams };
     this.compiled.set(chain, next);
     return next;
   }

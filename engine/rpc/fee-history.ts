@@ -1,5 +1,5 @@
-import type { Json } from '../ingest/record.js';
-import type { RecordView } from '../ingest/record-view.js';
+import type { Json } from '../evm/record.js';
+import type { RecordView } from '../evm/record-view.js';
 import type { Held } from './held.js';
 import { quantity } from './methods.js';
 

@@ -1,8 +1,8 @@
 import { canonicalNumber } from '../ingest/block-hashes.js';
-import type { ChainState } from '../ingest/follower.js';
-import { RecordView } from '../ingest/record-view.js';
-import { decodeRecord, type BlockRecord } from '../ingest/record.js';
-import { blockKey } from '../ingest/store.js';
+import type { ChainState } from '../evm/follower.js';
+import { RecordView } from '../evm/record-view.js';
+import { decodeRecord, type BlockRecord } from '../evm/record.js';
+import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
 import { isHash, quantity } from './methods.js';
 

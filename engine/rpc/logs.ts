@@ -1,5 +1,5 @@
-import { ProbeKind, readProbe } from '../ingest/probe.js';
-import { rpcLog } from '../ingest/record.js';
+import { ProbeKind, readProbe } from '../evm/probe.js';
+import { rpcLog } from '../evm/record.js';
 import { KeySet, buildKeySet } from '../match/key-set.js';
 import { LIMIT_EXCEEDED, type RpcError } from './envelope.js';
 import type { Held } from './held.js';

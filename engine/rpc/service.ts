@@ -1,7 +1,7 @@
 import type { Chain } from '../chains/registry.js';
 import { ApiError } from '../errors.js';
-import type { ChainState } from '../ingest/follower.js';
-import { rpcReceipts } from '../ingest/record.js';
+import type { ChainState } from '../evm/follower.js';
+import { rpcReceipts } from '../evm/record.js';
 import type { Metrics } from '../metrics.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, errorText, resultText, type RpcError } from './envelope.js';

@@ -71,7 +71,7 @@ function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string |
 
 /**
  * Why a definition can never produce a webhook, whatever addresses it is given
- * (the webhook builder's rules, engine/match/webhook-builder.ts): a webhook
+ * (the webhook builder's rules, engine/evm/webhook-builder.ts): a webhook
  * needs a transaction (includeNativeTxs: from, to or creating a watched
  * address), an internal transaction (includeInternalTxs: moving value from or
  * to one), or a log (includeContractLogs: emitted by a watched address or

@@ -9,7 +9,7 @@ import { ApiError, badRequest, notFound } from '../errors.js';
 import { counted, page, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { streamResponse, type StreamDefinition, type StreamRecord } from './model.js';
-import { checkFilter } from '../match/advanced-filter.js';
+import { checkFilter } from '../evm/advanced-filter.js';
 import { abiEvents } from './schemas.js';
 import { settingsOf } from './settings.js';
 import { ownerMaySet } from './transitions.js';

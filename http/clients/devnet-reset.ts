@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { clearChain } from '../../engine/ingest/store.js';
+import { clearChain } from '../../engine/ingest/chain-store.js';
 import type { Kv } from '../../engine/ports.js';
 import { DEVNET_CHAIN, devnetFiles } from './devnet.js';
 

@@ -3,8 +3,10 @@ import WebSocket from 'ws';
 import { NodeError, type Upstream } from '../../engine/ports.js';
 
 /**
- * JSON-RPC to an EVM node over HTTP (undici keep-alive pool), and newHeads over
- * WebSocket on the same address where the node offers it (anvil does).
+ * JSON-RPC to a node over HTTP (undici keep-alive pool): an EVM node, with
+ * newHeads over WebSocket on the same address where it offers it (anvil does),
+ * or Bitcoin Core. Credentials in the URL (`http://user:pass@host:port`) are
+ * sent as basic auth.
  */
 /** Raw answers shorter than this are parsed to find a JSON-RPC error in them. */
 const RAW_READ_BELOW = 16_384;
@@ -14,24 +16,30 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connect
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
   const sockets = new Set<WebSocket>();
+  const { target, authorization } = credentials(url);
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) };
   /** The body of the node's answer; an HTTP error means the node was not reached. */
   const post = async (method: string, params: unknown[]): Promise<Buffer> => {
-    const res = await request(url, {
+    const res = await request(target, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
       dispatcher: agent,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
     const body = Buffer.from(await res.body.arrayBuffer());
-    // Not a JSON-RPC answer (a proxy's 502, say): the node was not reached.
-    if (res.statusCode !== 200) throw new Error(`${method}: HTTP ${res.statusCode} ${body.subarray(0, 200).toString()}`);
-    return body;
+    if (res.statusCode === 200) return body;
+    // Bitcoin Core answers an RPC error with HTTP 500 (404: no such method) and the error in the body: an answer.
+    const error = res.statusCode === 429 ? undefined : rpcError(body);
+    if (error !== undefined) throw new NodeError(error.code, `${method}: ${error.message}`, error);
+    // Not a JSON-RPC answer (a proxy's 502, a 401 for bad credentials): the node was not reached.
+    throw new Error(`${method}: HTTP ${res.statusCode} ${body.subarray(0, 200).toString()}`);
   };
   const answer = <T>(method: string, body: Buffer): T => {
-    const parsed = JSON.parse(body.toString()) as { result?: T; error?: { code: number; message: string; data?: unknown } };
-    if (parsed.error !== undefined) throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
+    const parsed = JSON.parse(body.toString()) as { result?: T; error?: { code: number; message: string; data?: unknown } | null };
+    // Bitcoin Core writes `"error": null` beside a result.
+    if (parsed.error !== undefined && parsed.error !== null) throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
     return parsed.result as T;
   };
   return {
@@ -43,7 +51,7 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connect
       return body;
     },
     subscribeHeads({ onHead, onOpen, onClose }) {
-      const ws = new WebSocket(url.replace(/^http/, 'ws'));
+      const ws = new WebSocket(target.replace(/^http/, 'ws'));
       sockets.add(ws);
       ws.on('open', () => ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_subscribe', params: ['newHeads'] })));
       ws.on('message', (data) => {
@@ -70,4 +78,24 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connect
       await agent.destroy();
     },
   };
+}
+
+/** The URL without its credentials, and those as a basic Authorization header. */
+function credentials(url: string): { target: string; authorization?: string } {
+  const u = new URL(url);
+  if (u.username === '' && u.password === '') return { target: url };
+  const authorization = `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`;
+  u.username = '';
+  u.password = '';
+  return { target: u.toString(), authorization };
+}
+
+/** The JSON-RPC error object of a body, if it is one. */
+function rpcError(body: Buffer): { code: number; message: string; data?: unknown } | undefined {
+  try {
+    const e = (JSON.parse(body.toString()) as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
+    return typeof e?.code === 'number' ? { code: e.code, message: String(e.message), ...(e.data === undefined ? {} : { data: e.data }) } : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 import { decodeEventLog, encodeAbiParameters, encodeEventTopics, parseAbiItem, type AbiEvent, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { checkFilter, compileFilter, type FilterExpr } from '../../engine/match/advanced-filter.js';
+import { checkFilter, compileFilter, type FilterExpr } from '../../engine/evm/advanced-filter.js';
 
 const ev = (sig: string): AbiEvent => parseAbiItem(`event ${sig}`) as AbiEvent;
 const TRANSFER = ev('Transfer(address indexed from, address indexed to, uint256 value)');

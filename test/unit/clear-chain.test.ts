@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { TABLES, type Table } from '../../engine/ports.js';
-import { clearChain } from '../../engine/ingest/store.js';
+import { clearChain } from '../../engine/ingest/chain-store.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 

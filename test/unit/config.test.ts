@@ -22,6 +22,15 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_PORT: '9000', CHAINPOST_RPC_PORT: '9000' })).toThrow('CHAINPOST_RPC_PORT: must differ from CHAINPOST_PORT (9000)');
   });
 
+  it('reads Bitcoin Core\'s URL, poll interval and xpub gap, refusing what is not one', () => {
+    expect(parseConfig({}).bitcoin).toEqual({ url: undefined, pollMs: 1000, gap: 20 });
+    expect(parseConfig({ CHAINPOST_BITCOIN_RPC: 'http://user:pass@127.0.0.1:8332', CHAINPOST_BITCOIN_POLL_MS: '250', CHAINPOST_BITCOIN_GAP: '1000' }).bitcoin).toEqual({ url: 'http://user:pass@127.0.0.1:8332', pollMs: 250, gap: 1000 });
+    expect(() => parseConfig({ CHAINPOST_BITCOIN_RPC: 'ws://127.0.0.1:8332' })).toThrow('CHAINPOST_BITCOIN_RPC: expected a http: or https: URL');
+    expect(() => parseConfig({ CHAINPOST_BITCOIN_GAP: '0' })).toThrow('CHAINPOST_BITCOIN_GAP: expected 1 to 1000, got 0');
+    expect(() => parseConfig({ CHAINPOST_BITCOIN_GAP: '1001' })).toThrow('CHAINPOST_BITCOIN_GAP: expected 1 to 1000, got 1001');
+    expect(() => parseConfig({ CHAINPOST_BITCOIN_POLL_MS: 'soon' })).toThrow('CHAINPOST_BITCOIN_POLL_MS: expected a whole number');
+  });
+
   it('reads the delivery logs\' retention and cap', () => {
     expect(parseConfig({ CHAINPOST_DELIVERY_LOG_DAYS: '3', CHAINPOST_DELIVERY_LOG_MAX: '5000' })).toMatchObject({ deliveryLogDays: 3, deliveryLogMax: 5000 });
   });

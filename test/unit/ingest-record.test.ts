@@ -2,12 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { readProbe, buildProbe } from '../../engine/ingest/probe.js';
-import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/ingest/record.js';
-import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, blockKey, pruneBlock, writeBlock } from '../../engine/ingest/store.js';
+import { readProbe, buildProbe } from '../../engine/evm/probe.js';
+import { decodeRecord, encodeRecord, normalizeBlock, rpcBlock, rpcReceipts } from '../../engine/evm/record.js';
+import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, writeBlock } from '../../engine/evm/store.js';
+import { blockKey, pruneBlock } from '../../engine/ingest/chain-store.js';
 import { openStore } from '../../storage/env.js';
-import { decodeRpc, decodeRpcAt, encodeRpc, skipValue, wireFields, wireItems } from '../../engine/ingest/codec.js';
-import { RecordView } from '../../engine/ingest/record-view.js';
+import { decodeRpc, decodeRpcAt, encodeRpc, skipValue, wireFields, wireItems } from '../../engine/evm/codec.js';
+import { RecordView } from '../../engine/evm/record-view.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 // The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
@@ -127,7 +128,7 @@ describe('the record codec', () => {
     // A fresh module, so its 1 MiB buffer has not grown yet: the value ends exactly at its end
     // (5 bytes of array header, object marker and key, 5 of bin32 header, then the bytes).
     vi.resetModules();
-    const fresh = await import('../../engine/ingest/codec.js');
+    const fresh = await import('../../engine/evm/codec.js');
     const v = { input: `0x${'ab'.repeat((1 << 20) - 10)}`, to: '0x01' };
     expect(fresh.decodeRpc(fresh.encodeRpc(v))).toEqual(v);
   });

@@ -1,19 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildProbe, readProbe } from '../../engine/ingest/probe.js';
-import { encodeRecord, normalizeBlock } from '../../engine/ingest/record.js';
-import { RecordView } from '../../engine/ingest/record-view.js';
-import { TRANSFER } from '../../engine/ingest/store.js';
-import { FilterSet, compileFilterSet, type WatchedStream } from '../../engine/match/filter-set.js';
+import { buildProbe, readProbe } from '../../engine/evm/probe.js';
+import { encodeRecord, normalizeBlock } from '../../engine/evm/record.js';
+import { RecordView } from '../../engine/evm/record-view.js';
+import { TRANSFER } from '../../engine/evm/store.js';
+import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../../engine/evm/filter.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
-import type { TokenMetadata } from '../../engine/match/token-metadata.js';
-import { webhookBuilder } from '../../engine/match/webhook-builder.js';
+import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
+import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { createStream } from '../../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 
 const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const keySet = (width: 20 | 32, entries: KeySetInput[]): KeySet => new KeySet(buildKeySet(width, entries));
-const filterSet = (streams: WatchedStream[]): FilterSet => new FilterSet(compileFilterSet(1, streams));
+const filterSet = (streams: WatchedStream[]): EvmFilterSet => new EvmFilterSet(compileFilterSet(1, streams));
 const hex = (h: string): Uint8Array => Buffer.from(h.slice(2), 'hex');
 
 describe('KeySet', () => {
@@ -152,8 +152,9 @@ describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
       throw new Error('no node read expected');
     };
     const build = webhookBuilder({ tokens: { get: unreachable } as unknown as TokenMetadata, call: unreachable, balance: unreachable, watched: () => new Set(watched) });
-    const record = RecordView.of(encodeRecord(r));
-    const body = (await build({ chain: '0x1', record, confirmed: true }, stream, refs))!;
+    const bytes = encodeRecord(r);
+    const record = RecordView.shared(bytes);
+    const body = (await build({ chain: '0x1', number: n, bytes, confirmed: true }, stream, refs))!;
     // The plain scan of the node's JSON.
     const w = new Set(watched);
     const hashOf = new Map(txs.map((t, i) => [i, t.hash]));

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildProbe } from '../../engine/ingest/probe.js';
-import { encodeRecord, normalizeBlock } from '../../engine/ingest/record.js';
-import { RecordView } from '../../engine/ingest/record-view.js';
-import { FilterSet, compileFilterSet } from '../../engine/match/filter-set.js';
-import type { TokenMetadata } from '../../engine/match/token-metadata.js';
-import { webhookBuilder } from '../../engine/match/webhook-builder.js';
+import { buildProbe } from '../../engine/evm/probe.js';
+import { encodeRecord, normalizeBlock } from '../../engine/evm/record.js';
+import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
+import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
+import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { matchesNothing, streamResponse, type StreamRecord } from '../../engine/streams/model.js';
 import { createStream, topic0Hash } from '../../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
@@ -77,7 +76,7 @@ describe('matchesNothing', () => {
     it('a definition it calls hopeless gets no webhook; every other one gets one', async () => {
       const b = bundle(n);
       const r = normalizeBlock(b.block, b.receipts, b.traces);
-      const record = RecordView.of(encodeRecord(r));
+      const bytes = encodeRecord(r);
       const probe = buildProbe(r);
       // Every address of the block is watched: what a definition cannot match here, it cannot match anywhere.
       const txs = b.block['transactions'] as Array<{ from: string; to: string | null }>;
@@ -92,8 +91,8 @@ describe('matchesNothing', () => {
       for (const [i, d] of definitions().entries()) {
         // Its own id: the builder prepares a definition once per stream id and updatedAt.
         const s = { ...stream(d), id: `s${i}` };
-        const refs = new FilterSet(compileFilterSet(1, [{ index: 0, addresses: [...all], allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) }])).match(probe).get(0) ?? [];
-        const body = await build({ chain: '0x1', record, confirmed: false }, s, refs);
+        const refs = new EvmFilterSet(compileFilterSet(1, [{ index: 0, addresses: [...all], allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) }])).match(probe).get(0) ?? [];
+        const body = await build({ chain: '0x1', number: n, bytes, confirmed: false }, s, refs);
         const says = matchesNothing(s);
         expect(body === null, `${JSON.stringify(d)}: ${says ?? 'can match'}`).toBe(says !== undefined);
         if (says !== undefined) hopeless++;

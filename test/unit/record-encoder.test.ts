@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
-import { checkedTxs, encodeRecord, flattenCalls, normalizeBlock, type Json } from '../../engine/ingest/record.js';
-import { encodeNodeRecord } from '../../engine/ingest/record-encoder.js';
+import { checkedTxs, encodeRecord, flattenCalls, normalizeBlock, type Json } from '../../engine/evm/record.js';
+import { encodeNodeRecord } from '../../engine/evm/record-encoder.js';
 
 /** The schema encoder against the generic one: the same bytes, for every block. */
 const direct = (block: Json, receipts: Json[], traces: Json[] | null): Uint8Array => encodeNodeRecord(block, checkedTxs(block, receipts, traces), receipts, traces === null ? null : flattenCalls(traces));

@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
-import { normalizeBlock, rpcReceipts, type BlockRecord, type Json } from '../../engine/ingest/record.js';
-import { writeBlock } from '../../engine/ingest/store.js';
+import { normalizeBlock, rpcReceipts, type BlockRecord, type Json } from '../../engine/evm/record.js';
+import { writeBlock } from '../../engine/evm/store.js';
 import { Held } from '../../engine/rpc/held.js';
 import { blockLogs, logsFromStore as fromStore, type TopicsBeyondLog } from '../../engine/rpc/logs.js';
 import { openStore, type Store } from '../../storage/env.js';

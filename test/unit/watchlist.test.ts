@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FilterSet } from '../../engine/match/filter-set.js';
+import { EvmFilterSet } from '../../engine/evm/filter.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
 
 const A = '0x1111111111111111111111111111111111111111';
 const B = '0x2222222222222222222222222222222222222222';
 const probeOf = (address: string): Uint8Array => {
-  // A probe column (engine/ingest/probe.ts) with one address, ref = tx 0 sender.
+  // A probe column (engine/evm/probe.ts) with one address, ref = tx 0 sender.
   const out = Buffer.alloc(9 + 24);
   out.writeUInt8(1, 0);
   out.writeUInt32LE(1, 1);
@@ -24,14 +24,14 @@ describe('the watchlist', () => {
     w.addressesChanged('s1', [A], []);
     const eth = w.compile('0x1');
     const polygon = w.compile('0x89');
-    expect(new FilterSet(eth.filter).match(probeOf(A))).toEqual(new Map([[0, [0]]]));
+    expect(new EvmFilterSet(eth.filter).match(probeOf(A))).toEqual(new Map([[0, [0]]]));
 
     // Addresses of the polygon stream: ethereum's set stays as it was.
     w.addressesChanged('s2', [B], []);
     expect(w.compile('0x1')).toBe(eth);
     const polygon2 = w.compile('0x89');
     expect(polygon2).not.toBe(polygon);
-    expect(new FilterSet(polygon2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
+    expect(new EvmFilterSet(polygon2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
 
     // s1 moves from ethereum to polygon: both chains are compiled again, ethereum without it.
     w.stream(stream('s1', ['0x89']));

@@ -7,6 +7,8 @@ import type { InternalCall, Json, StoredLog } from './record.js';
  * item is decoded only when it is asked for (the matcher builds a webhook from
  * the few items a stream matched, not from the whole block).
  */
+const SHARED = new WeakMap<Uint8Array, RecordView>();
+
 export class RecordView {
   /** Items decoded so far (header, transactions, receipts, logs, calls). */
   decoded = 0;
@@ -28,7 +30,20 @@ export class RecordView {
 
   /** The record's bytes are copied: a read from the store is valid only until the next one. */
   static of(stored: Uint8Array): RecordView {
-    const bytes = Uint8Array.prototype.slice.call(stored);
+    return RecordView.over(Uint8Array.prototype.slice.call(stored));
+  }
+
+  /**
+   * A view of bytes the caller owns and leaves unchanged (a matched block's copy), made once per bytes:
+   * every stream built from the block shares its decoded items.
+   */
+  static shared(owned: Uint8Array): RecordView {
+    let view = SHARED.get(owned);
+    if (view === undefined) SHARED.set(owned, (view = RecordView.over(owned)));
+    return view;
+  }
+
+  private static over(bytes: Uint8Array): RecordView {
     const field = (m: Map<string, WireRange>, k: string): WireRange => {
       const r = m.get(k);
       if (r === undefined) throw new RangeError(`stored record has no ${k}`);

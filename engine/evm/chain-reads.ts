@@ -1,4 +1,5 @@
 import { NodeError, type Upstream } from '../ports.js';
+import { NodeUnavailable } from '../match/matcher.js';
 import type { ChainCall } from './token-metadata.js';
 
 /**
@@ -8,9 +9,6 @@ import type { ChainCall } from './token-metadata.js';
  * reached, or asks to slow down) throws NodeUnavailable, and the block is
  * matched again later.
  */
-export class NodeUnavailable extends Error {
-  override name = 'NodeUnavailable';
-}
 
 /** JSON-RPC codes of a node asking the caller to come back later (limit exceeded, rate limited). */
 const TRANSIENT_CODES = new Set([-32005, 429]);

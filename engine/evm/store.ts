@@ -1,4 +1,5 @@
-import type { Kv, Table } from '../ports.js';
+import type { Kv } from '../ports.js';
+import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
 import { buildProbe } from './probe.js';
 import { decodeRecord, encodeRecord, type BlockRecord } from './record.js';
 import { salesOf } from './sales.js';
@@ -10,7 +11,7 @@ import { salesOf } from './sales.js';
  *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)/batch(4 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
  *              erc20/chain/contract/number/logIndex                                    ERC-20 Transfer
  *              wallet/chain/address/number/logIndex                                    either kind, for its from and its to
- *   sales      chain/contract/tokenId/number/logIndex/batch                            an NFT transfer that was paid for (engine/ingest/sales.ts)
+ *   sales      chain/contract/tokenId/number/logIndex/batch                            an NFT transfer that was paid for (engine/evm/sales.ts)
  * Transfer values carry what a Data API result needs (block hash and time, the
  * transaction's value): block records are pruned, transfer indexes stay.
  */
@@ -19,9 +20,6 @@ export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55
 export const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
 export const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
 
-export const blockKey = (chain: string, number: number): string => `${chain}/${number.toString(16).padStart(12, '0')}`;
-/** `blockHashes` key: a canonical block's hash → its number (engine/ingest/block-hashes.ts reads it). */
-export const blockHashKey = (chain: string, hash: string): string => `${chain}/${hash.toLowerCase()}`;
 
 export interface Transfer {
   kind: 'erc20' | 'erc721' | 'erc1155';
@@ -162,12 +160,6 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
 }
 
-/** Drops a block's record and probe column out of the retention window; its hash and transfer indexes stay. */
-export function pruneBlock(kv: Kv, chain: string, number: number): void {
-  const key = blockKey(chain, number);
-  kv.remove('blocks', key);
-  kv.remove('probes', key);
-}
 
 /** Removes a block and everything written with it (a reorg); call inside a transaction. */
 export function removeBlock(kv: Kv, chain: string, number: number): void {
@@ -180,37 +172,6 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
       if (keys.sale !== undefined) kv.remove('sales', keys.sale);
     }
   }
-  const hash = kv.get<string>('canon', key);
-  if (hash !== undefined) kv.remove('blockHashes', blockHashKey(chain, hash));
-  for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);
+  removeCanonical(kv, chain, number);
 }
 
-/** The key ranges a chain's ingestion writes (storage/README.md) besides its `chainState` row. */
-function chainRanges(chain: string): Array<{ table: Table; start: string; end: string }> {
-  const prefix = (table: Table, p: string) => ({ table, start: p, end: `${p}\uffff` });
-  return [
-    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales'] as const).map((t) => prefix(t, `${chain}/`)),
-    ...['nft', 'erc20', 'wallet'].map((kind) => prefix('transfers', `${kind}/${chain}/`)),
-  ];
-}
-
-/**
- * Removes what was ingested from a chain (a fresh start of it: `chainpost devnet reset`), a bounded batch
- * per transaction (a run cut short is finished by running it again); the rows removed per table.
- */
-export function clearChain(kv: Kv, chain: string, batch = 10_000): Partial<Record<Table, number>> {
-  const removed: Partial<Record<Table, number>> = {};
-  // The follower's state first: whatever else is left of the chain is then below nothing it trusts.
-  if (kv.has('chainState', chain)) {
-    kv.transact(() => kv.remove('chainState', chain));
-    removed.chainState = 1;
-  }
-  for (const range of chainRanges(chain)) {
-    let n: number;
-    do {
-      n = kv.transact(() => kv.removeRange(range.table, { start: range.start, end: range.end, limit: batch }));
-      removed[range.table] = (removed[range.table] ?? 0) + n;
-    } while (n === batch);
-  }
-  return removed;
-}

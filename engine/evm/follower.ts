@@ -1,30 +1,21 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
-import { NodeError, type IngestPool, type Kv, type Upstream } from '../ports.js';
-import { isNullResult, writePrepared, type PreparedBlock } from './prepared.js';
-import { blockKey, pruneBlock, removeBlock } from './store.js';
+import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } from './prepared.js';
+import { removeBlock } from './store.js';
+import { blockKey, pruneBlock } from '../ingest/chain-store.js';
+import type { ChainEvents, ChainFollower, FollowerStatus } from '../ingest/follow.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
  * receipts and call traces, written in one transaction with its probe column and
  * transfer indexes. This thread fetches the node's answers and commits; the
- * worker pool parses and encodes them (engine/ingest/prepared.ts), and commits
+ * worker pool parses and encodes them (engine/evm/prepared.ts), and commits
  * happen on LMDB's write thread, so neither holds up a request. Parent hashes
  * catch reorgs: the store rolls back to the fork point and ingests the new branch. Blocks are announced as seen, then as
  * confirmed once `confirmations` deep, in order and only while canonical. State
  * is kept in the store, so a restart resumes after the last committed block.
  */
-export interface ChainEvents {
-  seen(chain: string, number: number, hash: string): void;
-  /** `hash`: the confirmed block's (canonical) hash. */
-  confirmed(chain: string, number: number, hash: string): void;
-  /** A transaction the follower's announcements were made in is durable (they can be read now). */
-  committed?(chain: string): void;
-  /** Blocks from `from` to `to` (inclusive) are no longer canonical. */
-  reorged(chain: string, from: number, to: number): void;
-  /** The lowest block whose record a listener has yet to read (pruning stops below it); undefined when none. */
-  oldestUnread?(chain: string): number | undefined;
-}
 
 export interface ChainState {
   /** Last block written (−1 before the first). */
@@ -37,19 +28,9 @@ export interface ChainState {
   pruned: number;
 }
 
-export interface FollowerStatus {
-  chain: string;
-  head: number;
-  confirmed: number;
-  /** The highest block the node announced, by newHeads or eth_blockNumber (−1 before the first). */
-  nodeHead: number;
-  /** Oldest block whose full record is still stored. */
-  oldest: number;
+/** An EVM chain's status: the shared fields, and whether internal transactions and the newHeads subscription work. */
+export interface EvmFollowerStatus extends FollowerStatus {
   internalTransactions: boolean | null;
-  upstream: 'ok' | 'failing';
-  /** Failed sync attempts since the start. */
-  upstreamErrors: number;
-  lastError?: string;
   subscription: boolean;
 }
 
@@ -71,7 +52,7 @@ const COMMITS_IN_FLIGHT = 4;
 /** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
 const PRUNE_BATCH = 1_000;
 
-export class Follower {
+export class Follower implements ChainFollower {
   /** As of the writes handed to the store (what the next block builds on); `durable` lags it while commits are in flight. */
   private state: ChainState;
   /** As of the last durable commit: what /health reports and listeners may read. */
@@ -117,7 +98,7 @@ export class Follower {
       /** Service time at which the chain stops producing blocks (a registry removal): following ends there. */
       until?: number;
       /** Where the node's answers are parsed and encoded (the server's worker pool). */
-      pool: IngestPool;
+      pool: EvmIngestPool;
     },
   ) {
     this.state = this.durable = this.stored();
@@ -140,8 +121,8 @@ export class Follower {
     this.unsubscribe?.();
   }
 
-  status(): FollowerStatus {
-    const s: FollowerStatus = { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
+  status(): EvmFollowerStatus {
+    const s: EvmFollowerStatus = { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
     if (this.lastError !== undefined) s.lastError = this.lastError;
     return s;
   }

@@ -1,9 +1,10 @@
 import type { IngestPool, Kv } from '../ports.js';
-import { parseJsonBytes } from './json-bytes.js';
+import { resultOf } from '../ingest/json-bytes.js';
 import { buildProbe } from './probe.js';
 import { encodeNodeRecord } from './record-encoder.js';
 import { NormalizeError, nodeRecord, type Json } from './record.js';
-import { blockKey, indexRows, type IndexTable } from './store.js';
+import { indexRows, type IndexTable } from './store.js';
+import { blockKey } from '../ingest/chain-store.js';
 
 /**
  * A block made ready to write off the main thread: the node's answers, as the
@@ -41,14 +42,11 @@ export interface PreparedBlock {
   rows: Record<IndexTable, PackedRows>;
 }
 
+/** The worker pool's EVM task: the node's answers for a block into a PreparedBlock. */
+export type EvmIngestPool = IngestPool<NodeAnswers, PreparedBlock>;
+
 const INDEX_TABLES: readonly IndexTable[] = ['canon', 'blockHashes', 'transfers', 'sales'];
 
-/** The `result` of a JSON-RPC response body (an error one is refused: the node answered with an error). */
-export function resultOf<T>(body: Uint8Array): T {
-  const envelope = parseJsonBytes(body) as { result?: T; error?: { message?: string } };
-  if (envelope.error !== undefined) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
-  return envelope.result as T;
-}
 
 /** Whether a response body says null (the node has no such block yet); such a body is short, so only short ones are read. */
 export const isNullResult = (body: Uint8Array): boolean => body.length < 128 && resultOf(body) === null;
@@ -58,7 +56,7 @@ export const isNullResult = (body: Uint8Array): boolean => body.length < 128 && 
  * is prepared here at once: it takes tens of µs, the round trip to a worker thread (a lower-priority one)
  * far more, and the announced block is waiting on it.
  */
-export function inlineSmallBlocks(pool: IngestPool, encode: (value: unknown) => Uint8Array, maxBytes: number): IngestPool {
+export function inlineSmallBlocks(pool: EvmIngestPool, encode: (value: unknown) => Uint8Array, maxBytes: number): EvmIngestPool {
   return {
     prepare(chain, answers) {
       const size = answers.block.byteLength + answers.receipts.byteLength + (answers.traces?.byteLength ?? 0);

@@ -1,12 +1,12 @@
 import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
-import type { StoredLog } from '../ingest/record.js';
-import type { RecordView } from '../ingest/record-view.js';
-import { ProbeKind } from '../ingest/probe.js';
-import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, word } from '../ingest/store.js';
+import type { StoredLog } from './record.js';
+import { RecordView } from './record-view.js';
+import { ProbeKind } from './probe.js';
+import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, word } from './store.js';
 import type { StreamRecord, Trigger } from '../streams/model.js';
 import { abiEvents, topic0Hash } from '../streams/schemas.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
-import type { BuildWebhook, MatchedBlock } from './matcher.js';
+import type { BuildWebhook, MatchedBlock } from '../match/matcher.js';
 import type { ChainCall, TokenMetadata } from './token-metadata.js';
 
 /**
@@ -86,7 +86,8 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
   };
 
   return async (block: MatchedBlock, s: StreamRecord, refs: readonly number[]) => {
-    const { chain, record: r } = block;
+    const { chain } = block;
+    const r = RecordView.shared(block.bytes);
     const p = prepare(s);
     const watched = deps.watched(s.id);
     const number = Number(r.headerField('number'));

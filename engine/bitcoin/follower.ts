@@ -1,0 +1,314 @@
+import type { Clock, Timer } from '../clock.js';
+import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/chain-store.js';
+import type { ChainEvents, ChainFollower, FollowerStatus } from '../ingest/follow.js';
+import type { Logger } from '../log.js';
+import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
+
+/**
+ * Follows Bitcoin Core block by block into the store (the same tables and
+ * block events as every family: engine/ingest/chain-store.ts): getbestblockhash
+ * at each poll, then getblockhash and getblock (verbosity 3, whose inputs carry
+ * the output they spend) for each block above our head, parsed and encoded in
+ * the worker pool. A block whose previousblockhash is not our block below it
+ * is a reorg: the store rolls back to the fork point and takes the node's
+ * branch. A node without verbosity 3 (Core before v23) gives no spent outputs:
+ * they are found among the outputs this server stored, then by
+ * getrawtransaction (which needs -txindex); /health says when they cannot be.
+ */
+export interface BitcoinChainState {
+  /** Last block written (−1 before the first). */
+  head: number;
+  /** Last block announced as confirmed (−1 before the first). */
+  confirmed: number;
+  /** Last block whose record and probe column were pruned (−1 before the first). */
+  pruned: number;
+  /** Whether the node's getblock gives the spent outputs (verbosity 3); null until a block says. */
+  prevouts: boolean | null;
+}
+
+/** Where the spent outputs of inputs come from: the node's getblock, this server's stored outputs and getrawtransaction, or nowhere (no -txindex). */
+export type InputSource = 'getblock' | 'resolved' | 'unresolved';
+
+export interface BitcoinFollowerStatus extends FollowerStatus {
+  inputs: InputSource | null;
+  /** Inputs whose spent output could not be found since the start (their addresses and values are left out). */
+  unresolvedInputs: number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+/** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
+const AHEAD = 4;
+/** Blocks pruned per transaction. */
+const PRUNE_BATCH = 1_000;
+
+/** A txid: 64 hex digits, as Core writes it. */
+const TXID = /^[0-9a-f]{64}$/;
+
+export class BitcoinFollower implements ChainFollower {
+  private state: BitcoinChainState;
+  private running = false;
+  private again = false;
+  private stopped = false;
+  private failures = 0;
+  private errors = 0;
+  private lastError: string | undefined;
+  private timer: Timer | undefined;
+  private nodeHead = -1;
+  private rolledBack = 0;
+  private inputs: InputSource | null = null;
+  private unresolved = 0;
+
+  constructor(
+    private readonly chain: string,
+    private readonly upstream: Upstream,
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly events: ChainEvents,
+    private readonly log: Logger,
+    private readonly opts: {
+      confirmations: number;
+      pollMs: number;
+      /** Full blocks kept (default all). */
+      retention?: number;
+      pool: BitcoinIngestPool;
+      /** Runs after each poll's blocks (the mempool watcher): same cadence, after the blocks it may confirm. */
+      afterSync?: () => Promise<void>;
+    },
+  ) {
+    this.state = this.stored();
+    if (this.state.prevouts === true) this.inputs = 'getblock';
+  }
+
+  private stored(): BitcoinChainState {
+    return this.kv.get<BitcoinChainState>('chainState', this.chain) ?? { head: -1, confirmed: -1, pruned: -1, prevouts: null };
+  }
+
+  start(): void {
+    this.poll();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  status(): BitcoinFollowerStatus {
+    const s: BitcoinFollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, inputs: this.inputs, unresolvedInputs: this.unresolved };
+    if (this.lastError !== undefined) s.lastError = this.lastError;
+    return s;
+  }
+
+  reorgs(): number {
+    return this.rolledBack;
+  }
+
+  private poll(): void {
+    if (this.stopped) return;
+    void this.sync().finally(() => {
+      const delay = this.failures === 0 ? this.opts.pollMs : Math.min(MAX_BACKOFF_MS, this.opts.pollMs * 2 ** this.failures);
+      this.timer = this.clock.at(this.clock.now() + delay, () => this.poll());
+    });
+  }
+
+  /** Catches up to the node's best block now; resolves when done (tests, and each poll). */
+  async sync(): Promise<void> {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    try {
+      do {
+        this.again = false;
+        const best = await this.upstream.call<string>('getbestblockhash', []);
+        if (best !== this.hashOf(this.state.head)) {
+          const header = await this.upstream.call<{ height: number }>('getblockheader', [best, true]);
+          this.nodeHead = header.height;
+          await this.rollBack();
+          await this.catchUp(header.height);
+        } else if (this.nodeHead < this.state.head) this.nodeHead = this.state.head;
+      } while (this.again && !this.stopped);
+      await this.prune();
+      await this.opts.afterSync?.();
+      this.failures = 0;
+      this.lastError = undefined;
+    } catch (err) {
+      if (this.stopped) return;
+      this.failures++;
+      this.errors++;
+      this.lastError = (err as Error).message;
+      this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private hashOf(n: number): string | undefined {
+    return n < 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, n));
+  }
+
+  /** Steps up to `target`, with AHEAD blocks fetched and prepared while each commits; stops early at a reorg. */
+  private async catchUp(target: number): Promise<void> {
+    const ahead = new Map<number, Promise<PreparedBitcoinBlock | null>>();
+    while (!this.stopped && this.state.head < target) {
+      const first = this.state.head + 1;
+      for (let n = first; n <= Math.min(target, first + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+      const block = await ahead.get(first)!;
+      ahead.delete(first);
+      if (this.stopped || block === null) break;
+      if (block.number !== first) throw new Error(`asked for block ${first}, the node sent block ${block.number}`);
+      if (first > 0 && block.parentHash !== this.hashOf(first - 1)) {
+        ahead.clear();
+        // The node's branch no longer extends ours: back to the fork point, then on from there.
+        if (!(await this.rollBack())) throw new Error(`block ${first} (${block.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
+        continue;
+      }
+      await this.commitBlock(await this.resolved(block, first));
+    }
+    for (const p of ahead.values()) p.catch(() => {});
+  }
+
+  private fetchAhead(n: number): Promise<PreparedBitcoinBlock | null> {
+    const block = this.fetch(n);
+    block.catch(() => {});
+    return block;
+  }
+
+  /** Block n of the node's best chain, prepared in the pool; null when the node has no block n (yet). */
+  private async fetch(n: number, prevouts?: ReadonlyMap<string, Prevout>): Promise<PreparedBitcoinBlock | null> {
+    let hash: string;
+    try {
+      hash = await this.upstream.call<string>('getblockhash', [n]);
+    } catch (err) {
+      // -8: "Block height out of range": the node's chain is shorter than we were told a moment ago.
+      if (err instanceof NodeError && err.code === -8) return null;
+      throw err;
+    }
+    const body = await this.raw('getblock', [hash, 3]);
+    // Outputs are kept for later inputs until a block shows the node gives spent outputs.
+    const keepOutputs = this.state.prevouts !== true;
+    return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
+  }
+
+  private raw(method: string, params: unknown[]): Promise<Uint8Array> {
+    if (this.upstream.callRaw !== undefined) return this.upstream.callRaw(method, params);
+    return this.upstream.call<unknown>(method, params).then((result) => new TextEncoder().encode(JSON.stringify({ result, error: null, id: 1 })));
+  }
+
+  /**
+   * The block with every spent output it can have: as the node gave it (verbosity 3), else fetched again
+   * with those found among stored outputs and by getrawtransaction.
+   */
+  private async resolved(block: PreparedBitcoinBlock, n: number): Promise<PreparedBitcoinBlock> {
+    if (this.state.prevouts === null && block.inputCount > 0) {
+      this.state = { ...this.state, prevouts: block.unresolved.length < block.inputCount };
+      if (!this.state.prevouts) this.log.warn('the node gives no spent outputs with getblock (verbosity 3 needs Bitcoin Core 23 or later): they are looked up among stored outputs, then by getrawtransaction', { chain: this.chain });
+    }
+    if (block.unresolved.length === 0) {
+      if (block.inputCount > 0 && this.inputs === null) this.inputs = 'getblock';
+      return block;
+    }
+    const found = await this.lookUp(block.unresolved);
+    const again = found.size === 0 ? block : await this.fetch(n, found);
+    if (again === null || again.hash !== block.hash) throw new Error(`block ${n} changed while its inputs were looked up (a reorg under way); trying again`);
+    this.unresolved += again.unresolved.length;
+    this.inputs = again.unresolved.length === 0 ? 'resolved' : 'unresolved';
+    return again;
+  }
+
+  /** Spent outputs from the stored outputs, then from getrawtransaction (one call per transaction). */
+  private async lookUp(inputs: ReadonlyArray<{ txid: string; vout: number }>): Promise<Map<string, Prevout>> {
+    const found = prevoutsOf(this.kv, this.chain, inputs);
+    const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) => TXID.test(t));
+    for (const txid of missing) {
+      let tx: { vout: Array<{ n: number; value: number; scriptPubKey: { hex: string } }> };
+      try {
+        tx = await this.upstream.call('getrawtransaction', [txid, true]);
+      } catch (err) {
+        // -5: not in the mempool and no -txindex: the rest are not there either.
+        if (err instanceof NodeError && err.code === -5) {
+          this.lastInputError(err.message);
+          break;
+        }
+        throw err;
+      }
+      for (const o of tx.vout) found.set(outputKey(txid, o.n), { value: Math.round(o.value * 1e8), script: Buffer.from(o.scriptPubKey.hex, 'hex') });
+    }
+    return found;
+  }
+
+  private lastInputError(message: string): void {
+    if (this.inputs !== 'unresolved') this.log.warn('spent outputs cannot be found: input addresses and values are left out (start Bitcoin Core with -txindex, or use v23 or later)', { chain: this.chain, err: message });
+  }
+
+  /** Writes the block (with its outputs when they were kept) and its events and the chain's state as one unit on LMDB's write thread. */
+  private async commitBlock(b: PreparedBitcoinBlock): Promise<void> {
+    const next: BitcoinChainState = { ...this.state, head: b.number, confirmed: Math.max(this.state.confirmed, b.number - this.opts.confirmations) };
+    let confirmed = this.state.confirmed;
+    await this.kv.writeBehind(() => {
+      const key = blockKey(this.chain, b.number);
+      this.kv.putRaw('blocks', key, b.record);
+      this.kv.putRaw('probes', key, b.probe);
+      this.kv.put('canon', key, b.hash);
+      this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
+      if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
+      this.events.seen(this.chain, b.number, b.hash);
+      while (confirmed < b.number - this.opts.confirmations) {
+        confirmed++;
+        this.events.confirmed(this.chain, confirmed, confirmed === b.number ? b.hash : (this.hashOf(confirmed) ?? ''));
+      }
+      this.kv.put('chainState', this.chain, next);
+    });
+    this.state = next;
+    this.events.committed?.(this.chain);
+  }
+
+  /** Walks back from our head to the last block the node still has on its best chain, and removes ours above it. True when something was rolled back. */
+  private async rollBack(): Promise<boolean> {
+    let k = this.state.head;
+    while (k >= 0) {
+      let theirs: string | null;
+      try {
+        theirs = await this.upstream.call<string>('getblockhash', [k]);
+      } catch (err) {
+        if (!(err instanceof NodeError && err.code === -8)) throw err;
+        theirs = null; // the node's chain is shorter now
+      }
+      if (theirs !== null && theirs === this.hashOf(k)) break;
+      k--;
+    }
+    if (k === this.state.head) return false;
+    const from = k + 1;
+    const to = this.state.head;
+    const next = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) };
+    await this.kv.transactAsync(() => {
+      for (let n = from; n <= to; n++) {
+        // Its outputs first: they are read from the record.
+        removeOutputs(this.kv, this.chain, n);
+        removeCanonical(this.kv, this.chain, n);
+      }
+      this.events.reorged(this.chain, from, to);
+      this.kv.put('chainState', this.chain, next);
+    });
+    this.state = next;
+    this.rolledBack++;
+    this.log.info('reorg', { chain: this.chain, from, to });
+    return true;
+  }
+
+  private async prune(): Promise<void> {
+    if (this.opts.retention === undefined) return;
+    const from = this.state.pruned + 1;
+    const unread = this.events.oldestUnread?.(this.chain) ?? Infinity;
+    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1, unread) - 1;
+    if (to < from) return;
+    const next = { ...this.state, pruned: to };
+    await this.kv.transactAsync(() => {
+      for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
+      this.kv.put('chainState', this.chain, next);
+    });
+    this.state = next;
+  }
+}

@@ -1,0 +1,133 @@
+import type { Clock } from '../clock.js';
+import type { Dispatcher } from '../delivery/dispatcher.js';
+import { streamKey } from '../delivery/dispatcher.js';
+import type { Logger } from '../log.js';
+import type { FilterSets } from '../match/match-blocks.js';
+import type { Watchlist } from '../match/watchlist.js';
+import { NodeError, type Kv, type Upstream } from '../ports.js';
+import type { StreamRecord } from '../streams/model.js';
+import { onNewWebhook } from '../streams/transitions.js';
+import { fillPrevouts, unresolvedInputs, type BtcTransaction } from './block.js';
+import { mempoolBody } from './body.js';
+import { prevoutOf, txFromCore, type CoreTransaction } from './core-json.js';
+import { outputKey, prevoutsOf, type Prevout } from './prepared.js';
+import { buildBtcProbe } from './probe.js';
+import { xpubMatches, type BitcoinStreamOptions } from './webhook.js';
+import type { XpubWindows } from './xpub-windows.js';
+
+/**
+ * The mempool phase: at each poll, the transactions new to Bitcoin Core's
+ * mempool are read (getrawtransaction with their spent outputs, so a watched
+ * address matches as a spender too), matched against the chain's filter set
+ * here on the main thread (one transaction's probe column is a few keys), and
+ * each matched stream gets the mempool form of the body — at most once per
+ * transaction: what was sent is kept (`btcMempool`) and never sent again.
+ */
+export interface MempoolDeps {
+  chain: string;
+  upstream: Upstream;
+  kv: Kv;
+  clock: Clock;
+  log: Logger;
+  watchlist: Pick<Watchlist, 'compile'>;
+  sets: FilterSets;
+  windows: XpubWindows;
+  grown(streamId: string): void;
+  dispatcher: Pick<Dispatcher, 'enqueueBatch'>;
+}
+
+/** New transactions read per poll at most: a node's mempool of 100,000 is taken in over several polls. */
+const PER_POLL = 2_000;
+/** How long the record of a mempool delivery is kept: a transaction that long unconfirmed has long been evicted. */
+const KEEP_MS = 14 * 86_400_000;
+/** Records looked at per poll for the purge. */
+const PURGE_BATCH = 1_000;
+
+export class BitcoinMempool {
+  /** Txids read since they entered the mempool (forgotten when they leave it). */
+  private readonly known = new Set<string>();
+  private purgeFrom = '';
+
+  constructor(private readonly deps: MempoolDeps) {}
+
+  /** Reads what is new in the mempool and delivers what matches; resolves when done. */
+  async poll(): Promise<void> {
+    const { chain, upstream } = this.deps;
+    await this.purge();
+    if (this.deps.watchlist.compile(chain).streams.length === 0) return;
+    const txids = await upstream.call<string[]>('getrawmempool', [false]);
+    const current = new Set(txids);
+    for (const t of this.known) if (!current.has(t)) this.known.delete(t);
+    let read = 0;
+    for (const txid of txids) {
+      if (this.known.has(txid)) continue;
+      if (read++ >= PER_POLL) break;
+      const tx = await this.read(txid);
+      this.known.add(txid);
+      if (tx !== undefined) this.deliver(tx);
+    }
+  }
+
+  /** A mempool transaction with the outputs it spends; undefined when it left the mempool meanwhile. */
+  private async read(txid: string): Promise<BtcTransaction | undefined> {
+    let json: CoreTransaction;
+    try {
+      // Verbosity 2 (Core 25 and later) gives each input's prevout; older nodes answer as for `true`.
+      json = await this.deps.upstream.call<CoreTransaction>('getrawtransaction', [txid, 2]);
+    } catch (err) {
+      if (err instanceof NodeError && err.code === -5) return undefined;
+      throw err;
+    }
+    const tx = txFromCore(json);
+    const missing = unresolvedInputs([tx]);
+    if (missing.length > 0) {
+      const found = prevoutsOf(this.deps.kv, this.deps.chain, missing);
+      for (const parent of new Set(missing.filter((m) => !found.has(outputKey(m.txid, m.vout))).map((m) => m.txid))) await this.parentOutputs(parent, found);
+      fillPrevouts([tx], (t, v) => found.get(outputKey(t, v)));
+    }
+    return tx;
+  }
+
+  /** A parent's outputs by getrawtransaction: found in the mempool, or with -txindex. */
+  private async parentOutputs(txid: string, into: Map<string, Prevout>): Promise<void> {
+    try {
+      const parent = await this.deps.upstream.call<CoreTransaction>('getrawtransaction', [txid, true]);
+      for (const o of parent.vout) into.set(outputKey(txid, o.n), prevoutOf(o));
+    } catch (err) {
+      if (!(err instanceof NodeError && err.code === -5)) throw err;
+    }
+  }
+
+  /** Matches one transaction and enqueues its body for each stream it concerns that has not had it. */
+  private deliver(tx: BtcTransaction): void {
+    const { chain, kv, clock, sets, windows } = this.deps;
+    const compiled = this.deps.watchlist.compile(chain);
+    const probe = buildBtcProbe([tx]);
+    const matched = sets.of(chain, compiled.filter).match(probe);
+    if (matched.size === 0) return;
+    const now = clock.now();
+    kv.transact(() => {
+      const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
+      for (const index of matched.keys()) {
+        const { id, tenantId } = compiled.streams[index]!;
+        const stream = kv.get<StreamRecord & Partial<BitcoinStreamOptions>>('streams', streamKey(tenantId, id));
+        const sent = `${id}/${tx.txid}`;
+        if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sent)) continue;
+        // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
+        const xpubs = windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
+        const body = mempoolBody(tx, { streamId: id, tag: stream.tag, includeInputs: stream.includeInputs !== false, includeOutputs: stream.includeOutputs !== false, now: Math.floor(now / 1000), xpubsOf: (i) => xpubs?.get(i) ?? [] });
+        items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
+        kv.put('btcMempool', sent, now);
+      }
+      if (items.length > 0) this.deps.dispatcher.enqueueBatch(items);
+    });
+  }
+
+  /** Drops delivery records older than KEEP_MS, a batch per poll, going round the table. */
+  private async purge(): Promise<void> {
+    const rows = this.deps.kv.range<number>('btcMempool', { start: this.purgeFrom, limit: PURGE_BATCH });
+    this.purgeFrom = rows.length < PURGE_BATCH ? '' : `${rows.at(-1)!.key}\u0000`;
+    const old = rows.filter((r) => r.value < this.deps.clock.now() - KEEP_MS);
+    if (old.length > 0) await this.deps.kv.transactAsync(() => old.forEach((r) => this.deps.kv.remove('btcMempool', r.key)));
+  }
+}

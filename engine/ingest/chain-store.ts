@@ -1,0 +1,57 @@
+import type { Kv, Table } from '../ports.js';
+
+/**
+ * What every chain family's ingestion keeps per block, under the same keys
+ * (storage/README.md): its record (`blocks`) and probe column (`probes`) by
+ * `chain/number`, the canonical hash by number (`canon`) and the number by hash
+ * (`blockHashes`). A family adds its own index tables beside these (EVM:
+ * engine/evm/store.ts).
+ */
+export const blockKey = (chain: string, number: number): string => `${chain}/${number.toString(16).padStart(12, '0')}`;
+/** `blockHashes` key: a canonical block's hash → its number (engine/ingest/block-hashes.ts reads it). */
+export const blockHashKey = (chain: string, hash: string): string => `${chain}/${hash.toLowerCase()}`;
+
+/** Drops a block's record and probe column out of the retention window; its hash and transfer indexes stay. */
+export function pruneBlock(kv: Kv, chain: string, number: number): void {
+  const key = blockKey(chain, number);
+  kv.remove('blocks', key);
+  kv.remove('probes', key);
+}
+
+/** Removes a block's record, probe column and canonical hash both ways (a reorg); call inside a transaction. */
+export function removeCanonical(kv: Kv, chain: string, number: number): void {
+  const key = blockKey(chain, number);
+  const hash = kv.get<string>('canon', key);
+  if (hash !== undefined) kv.remove('blockHashes', blockHashKey(chain, hash));
+  for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);
+}
+
+/** The key ranges a chain's ingestion writes (storage/README.md) besides its `chainState` row. */
+function chainRanges(chain: string): Array<{ table: Table; start: string; end: string }> {
+  const prefix = (table: Table, p: string) => ({ table, start: p, end: `${p}\uffff` });
+  return [
+    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales'] as const).map((t) => prefix(t, `${chain}/`)),
+    ...['nft', 'erc20', 'wallet'].map((kind) => prefix('transfers', `${kind}/${chain}/`)),
+  ];
+}
+
+/**
+ * Removes what was ingested from a chain (a fresh start of it: `chainpost devnet reset`), a bounded batch
+ * per transaction (a run cut short is finished by running it again); the rows removed per table.
+ */
+export function clearChain(kv: Kv, chain: string, batch = 10_000): Partial<Record<Table, number>> {
+  const removed: Partial<Record<Table, number>> = {};
+  // The follower's state first: whatever else is left of the chain is then below nothing it trusts.
+  if (kv.has('chainState', chain)) {
+    kv.transact(() => kv.remove('chainState', chain));
+    removed.chainState = 1;
+  }
+  for (const range of chainRanges(chain)) {
+    let n: number;
+    do {
+      n = kv.transact(() => kv.removeRange(range.table, { start: range.start, end: range.end, limit: batch }));
+      removed[range.table] = (removed[range.table] ?? 0) + n;
+    } while (n === batch);
+  }
+  return removed;
+}

@@ -1,0 +1,37 @@
+import type { ChainFamily } from '../chains/registry.js';
+import { compileBitcoinFilter, walkBitcoinProbe } from '../bitcoin/filter.js';
+import { compileFilterSet, walkProbe } from '../evm/filter.js';
+import type { FilterSetData, ProbeWalk } from './filter-set.js';
+
+/**
+ * What the shared matcher asks of each chain family: how to compile the
+ * watchlist's streams into a filter set, and how to walk a block's probe column
+ * against it (in a match worker or on the main thread).
+ */
+export interface WatchedEntry {
+  index: number;
+  /** Watched addresses as stored. */
+  addresses: readonly string[];
+  allAddresses: boolean;
+  /** EVM: the topic0s of an allAddresses stream. */
+  topic0: readonly string[];
+  /** Bitcoin: script hashes of the addresses derived from the stream's xpubs. */
+  derived: readonly Uint8Array[];
+}
+
+interface Family {
+  compile(version: number, entries: readonly WatchedEntry[], seed: number): FilterSetData;
+  walk: ProbeWalk;
+}
+
+const FAMILIES: Partial<Record<ChainFamily, Family>> = {
+  evm: { compile: compileFilterSet, walk: walkProbe },
+  bitcoin: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
+};
+
+/** The family's matching, or an error for one that has none (Aptos: sign-in only). */
+export function familyOf(family: ChainFamily): Family {
+  const f = FAMILIES[family];
+  if (f === undefined) throw new Error(`no matching for ${family} chains`);
+  return f;
+}

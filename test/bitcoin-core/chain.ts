@@ -1,0 +1,190 @@
+/**
+ * The chain a stand-in Bitcoin Core serves: blocks by height (the active chain) and by hash (stale ones stay
+ * readable, as in Core), a mempool, and the outputs of every active-chain transaction for prevouts.
+ * Blocks are stored as given: no proof of work, no script or amount checks.
+ */
+import { Block, Transaction } from 'bitcoinjs-lib';
+import { blockWork, displayHex, type BlockPlace, type Prevout } from './shapes.js';
+
+/** A stored block and what the chain knows of it. */
+export interface StoredBlock {
+  hash: string;
+  block: Block;
+  bytes: Buffer;
+  height: number;
+  chainwork: bigint;
+  mediantime: number;
+}
+
+/** A transaction of the active chain, where it was mined. */
+export interface MinedTx {
+  tx: Transaction;
+  block: StoredBlock;
+  index: number;
+}
+
+/** A transaction in the mempool and when it came (Core's entry `time`). */
+export interface PoolTx {
+  tx: Transaction;
+  time: number;
+}
+
+const toBytes = (raw: string | Uint8Array): Buffer => (typeof raw === 'string' ? Buffer.from(raw.trim(), 'hex') : Buffer.from(raw));
+
+/** A copy of a serialized block whose header's prevhash is `prevHash` (display hex); its hash changes, its txids do not. */
+export function relinkBlock(raw: string | Uint8Array, prevHash: string): Buffer {
+  const bytes = Buffer.from(toBytes(raw));
+  Buffer.from(prevHash, 'hex').reverse().copy(bytes, 4);
+  return bytes;
+}
+
+/** Core's median time past: the median of this block's time and its ten predecessors'. */
+function medianTime(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+export class BitcoinChain {
+  private readonly active: StoredBlock[] = [];
+  private readonly byHash = new Map<string, StoredBlock>();
+  private readonly mined = new Map<string, MinedTx>();
+  private readonly pool = new Map<string, PoolTx>();
+  private readonly outside = new Map<string, Prevout>();
+  /** Counts changes to the blocks (not the mempool), so block answers cached by the server know when they are stale. */
+  revision = 0;
+
+  /** Blocks below this height have no data (Core's -prune): headers stay, getblock fails. */
+  prunedBelow = 0;
+
+  /** `start`: the height of the first block appended (a chain may begin above genesis). */
+  constructor(readonly start = 0) {}
+
+  /** The tip's height (`start - 1` while empty). */
+  get height(): number {
+    return this.start + this.active.length - 1;
+  }
+
+  get tip(): StoredBlock | undefined {
+    return this.active.at(-1);
+  }
+
+  at(height: number): StoredBlock | undefined {
+    return height < this.start ? undefined : this.active[height - this.start];
+  }
+
+  byId(hash: string): StoredBlock | undefined {
+    return this.byHash.get(hash);
+  }
+
+  isActive(b: StoredBlock): boolean {
+    return this.at(b.height) === b;
+  }
+
+  /** Puts a block on top of the tip, linked or not; mined transactions leave the mempool. Answers its hash. */
+  append(raw: string | Uint8Array): string {
+    const bytes = toBytes(raw);
+    const block = Block.fromBuffer(bytes);
+    const height = this.height + 1;
+    const below = this.tip;
+    const times = [...this.active.slice(-10).map((b) => b.block.timestamp), block.timestamp];
+    const stored: StoredBlock = { hash: block.getId(), block, bytes, height, chainwork: (below?.chainwork ?? 0n) + blockWork(block.bits), mediantime: medianTime(times) };
+    this.active.push(stored);
+    this.byHash.set(stored.hash, stored);
+    (block.transactions ?? []).forEach((tx, index) => {
+      const txid = tx.getId();
+      this.mined.set(txid, { tx, block: stored, index });
+      this.pool.delete(txid);
+    });
+    this.revision++;
+    return stored.hash;
+  }
+
+  /** A copy of `raw` whose prevhash is `prevHash` (see relinkBlock). */
+  relink(raw: string | Uint8Array, prevHash: string): Buffer {
+    return relinkBlock(raw, prevHash);
+  }
+
+  /**
+   * Replaces the top `depth` blocks with `blocks`. As in Core, the replaced blocks stay readable by hash
+   * (confirmations -1) and their transactions go back to the mempool unless the new blocks hold or spend them.
+   */
+  reorg(depth: number, blocks: Array<string | Uint8Array>): string[] {
+    if (depth > this.active.length) throw new Error(`cannot reorg ${depth} blocks of a chain of ${this.active.length}`);
+    const dropped = this.active.splice(this.active.length - depth, depth);
+    const orphaned = dropped.flatMap((b) => (b.block.transactions ?? []).slice(1));
+    for (const tx of dropped.flatMap((b) => b.block.transactions ?? [])) this.mined.delete(tx.getId());
+    this.revision++;
+    const hashes = blocks.map((b) => this.append(b));
+    const spent = new Set(hashes.flatMap((h) => (this.byHash.get(h)!.block.transactions ?? []).flatMap((tx) => tx.ins.map(outpointOf))));
+    for (const tx of orphaned) {
+      if (!this.mined.has(tx.getId()) && !tx.ins.some((i) => spent.has(outpointOf(i)))) this.pool.set(tx.getId(), { tx, time: nowSeconds() });
+    }
+    return hashes;
+  }
+
+  /** Drops the data of blocks below `height`, as `pruneblockchain` does (their outputs still give prevouts, as undo data would). */
+  prune(height: number): void {
+    this.prunedBelow = Math.max(this.prunedBelow, height);
+  }
+
+  /** Whether a block's data is served (not pruned). */
+  hasData(b: StoredBlock): boolean {
+    return b.height >= this.prunedBelow;
+  }
+
+  /** Adds a transaction to the mempool; answers its txid. */
+  addToMempool(txHex: string): string {
+    const tx = Transaction.fromHex(txHex);
+    this.pool.set(tx.getId(), { tx, time: nowSeconds() });
+    return tx.getId();
+  }
+
+  dropFromMempool(txid: string): boolean {
+    return this.pool.delete(txid);
+  }
+
+  /** Mempool transactions in arrival order. */
+  mempool(): Map<string, PoolTx> {
+    return this.pool;
+  }
+
+  /** A transaction of the active chain (what -txindex finds). */
+  minedTx(txid: string): MinedTx | undefined {
+    return this.mined.get(txid);
+  }
+
+  /** Makes an output of a block this chain does not hold known, as if its funding block were stored (for real blocks' prevouts). */
+  knowOutput(txid: string, vout: number, prevout: Prevout): void {
+    this.outside.set(`${txid}:${vout}`, prevout);
+    this.revision++;
+  }
+
+  /** The outputs `tx` spends, where the active chain (or knowOutput) has them; unknown ones are undefined (a pruned node's gap). */
+  prevouts(tx: Transaction): Array<Prevout | undefined> {
+    if (tx.isCoinbase()) return [];
+    return tx.ins.map((input) => {
+      const from = this.mined.get(displayHex(input.hash));
+      const out = from?.tx.outs[input.index];
+      if (from && out) return { generated: from.index === 0, height: from.block.height, value: out.value, script: out.script };
+      return this.outside.get(outpointOf(input));
+    });
+  }
+
+  /** What a block's JSON needs from the chain: confirmations and next block count only on the active chain. */
+  place(b: StoredBlock): BlockPlace {
+    const active = this.isActive(b);
+    const prev = displayHex(b.block.prevHash!);
+    const next = active ? this.at(b.height + 1) : undefined;
+    return {
+      height: b.height,
+      confirmations: active ? this.height - b.height + 1 : -1,
+      mediantime: b.mediantime,
+      chainwork: b.chainwork,
+      ...(/^0+$/.test(prev) ? {} : { previousblockhash: prev }),
+      ...(next ? { nextblockhash: next.hash } : {}),
+    };
+  }
+}
+
+const outpointOf = (input: { hash: Uint8Array; index: number }): string => `${displayHex(input.hash)}:${input.index}`;
+const nowSeconds = (): number => Math.floor(Date.now() / 1000);

@@ -1,0 +1,29 @@
+/**
+ * Runs the stand-in Bitcoin Core on its own (after `npx tsc -p tsconfig.json`):
+ *   node dist/test/bitcoin-core/main.js [--port 18443] [--user u] [--password p]
+ *     [--blocks mainnet | 574200,277647,540107] [--txindex] [--old-node] [--jsonrpc2] [--prerender 2,3]
+ * `--blocks mainnet` (default) serves genesis and blocks 1..255; a list of heights serves those real big
+ * blocks relinked at consecutive heights. `--old-node` answers like Core before v23 (no getblock 3).
+ * Prints one JSON line `{"url": …}` once listening; stops on SIGINT/SIGTERM.
+ */
+import { parseArgs } from 'node:util';
+import { mainnetChain, relinkedChain } from './fixtures.js';
+import { startBitcoinCore } from './server.js';
+
+const { values } = parseArgs({
+  options: {
+    port: { type: 'string', default: '0' },
+    user: { type: 'string', default: 'user' },
+    password: { type: 'string', default: 'pass' },
+    blocks: { type: 'string', default: 'mainnet' },
+    txindex: { type: 'boolean', default: false },
+    'old-node': { type: 'boolean', default: false },
+    prerender: { type: 'string', default: '' },
+    jsonrpc2: { type: 'boolean', default: false },
+  },
+});
+
+const chain = values.blocks === 'mainnet' ? mainnetChain() : relinkedChain(values.blocks.split(',').map(Number));
+const core = await startBitcoinCore({ chain, port: Number(values.port), user: values.user, password: values.password, txindex: values.txindex, verbosity3: !values['old-node'], jsonrpc2: values.jsonrpc2, prerender: values.prerender.split(',').filter(Boolean).map(Number) });
+process.stdout.write(`${JSON.stringify({ url: core.url, height: chain.height, tip: chain.tip?.hash })}\n`);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void core.close().then(() => process.exit(0)));
