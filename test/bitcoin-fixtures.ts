@@ -51,3 +51,6 @@ export function coreBlock200000v3(): CoreBlock {
   });
   return block;
 }
+
+/** A bitcoin-etl RPC answer (getblock …_2 or getrawtransaction …), as the file names them (small: not gzipped). */
+export const etlJson = <T>(name: string): T => JSON.parse(readFileSync(new URL(`fixtures/bitcoin/rpc/bitcoin-etl/${name}.json`, import.meta.url), 'utf8')) as T;

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { difficultyOf, fillPrevouts, unresolvedInputs } from '../../engine/bitcoin/block.js';
-import { blockFromCore, btcToSats, txFromCore } from '../../engine/bitcoin/core-json.js';
+import { blockFromCore, btcToSats, txFromCore, type CoreBlock } from '../../engine/bitcoin/core-json.js';
 import { classifyScript } from '../../engine/bitcoin/script.js';
-import { coreBlock200000, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
+import { parseJsonBytes } from '../../engine/ingest/json-bytes.js';
+import { btcFixture, coreBlock200000, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
 
 const MAX_SATS = 21e6 * 1e8;
 
@@ -69,5 +70,11 @@ describe('Core JSON', () => {
       o.scriptPubKey = { hex: o.scriptPubKey.hex, address: o.scriptPubKey.addresses![0]!, type: o.scriptPubKey.type };
     }
     expect(txFromCore(current)).toEqual(txFromCore(old));
+  });
+
+  it('read the same from a large body parsed by parseJsonBytes (the follower’s reader of JSON-RPC bodies)', () => {
+    const bytes = btcFixture('rpc/getblock-v2-200000.json');
+    expect(bytes.length).toBeGreaterThan(1_000_000);
+    expect(blockFromCore(parseJsonBytes(bytes) as CoreBlock)).toEqual(blockFromCore(coreBlock200000()));
   });
 });

@@ -43,6 +43,7 @@ describe('output scripts', () => {
     // A future witness version (BIP-350's test vector), and a version 1 program of another length: witness_unknown, bech32m.
     expect(classifyScript(script('5210751e76e8199196d454941c45d1b3a323'))).toEqual({ type: 'witness_unknown', address: 'bc1zw508d6qejxtdg4y5r3zarvaryvaxxpcs' });
     expect(classifyScript(script('5102abcd')).type).toBe('witness_unknown');
+    expect(classifyScript(script('51024e73'))).toEqual({ type: 'anchor', address: 'bc1pfeessrawgf' });
     // Version 0 programs of other lengths are no witness output Core knows.
     expect(classifyScript(script('0003abcdef'))).toEqual({ type: 'nonstandard', address: undefined });
     const key = `02${'11'.repeat(32)}`;
