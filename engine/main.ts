@@ -35,14 +35,15 @@ import { Expiries } from './expiry.js';
 import { Follower } from './evm/follower.js';
 import { BitcoinFollower } from './bitcoin/follower.js';
 import { BitcoinMempool } from './bitcoin/mempool.js';
-import { BITCOIN_CHAIN } from './bitcoin/stream.js';
+import { BitcoinBlocks } from './bitcoin/replay.js';
+import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
 import { BitcoinWallets } from './bitcoin/wallets.js';
 import { bitcoinWebhookBuilder } from './bitcoin/webhook.js';
 import { XpubWindows } from './bitcoin/xpub-windows.js';
 import { blockKey } from './ingest/chain-store.js';
 import type { ChainFollower, FollowerStatus } from './ingest/follow.js';
 import { StreamsService } from './streams/service.js';
-import { StreamMatcher, byFamily } from './match/matcher.js';
+import { StreamMatcher, byFamily, type BuildWebhook } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
 import { chainReads, type ChainReads } from './evm/chain-reads.js';
 import { TokenMetadata } from './evm/token-metadata.js';
@@ -139,6 +140,8 @@ export interface Core {
   readonly watchlist: Watchlist;
   /** Bitcoin streams' xpubs and their gap windows. */
   readonly wallets: BitcoinWallets;
+  /** Builds Bitcoin streams' webhooks (deliveries, and blocks asked for through the API). */
+  readonly bitcoinWebhooks: BuildWebhook<BitcoinStreamRecord>;
   readonly dispatcher: Dispatcher;
   /** Node access; each configured chain's node is attached when the server starts ingesting. */
   readonly nodes: NodeAccess;
@@ -214,6 +217,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist));
+    const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
@@ -222,14 +226,14 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
-      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock }),
+      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BitcoinBlocks(store, bitcoinWebhooks, windows, dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
       ...pendingRoutes(),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, wallets, dispatcher, nodes, mark, readiness, lock, notice, close };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {
     await close();
     throw err;
@@ -325,10 +329,9 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   readiness.up('worker pool');
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
-  const grown = (id: string): void => core.wallets.grown(id);
   const builder = byFamily({
     evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
-    bitcoin: bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows: core.wallets.windows, grown }),
+    bitcoin: core.bitcoinWebhooks,
   });
   const matcher =
     mark === undefined
@@ -363,7 +366,7 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   if (config.bitcoin.url !== undefined) {
     const upstream = jsonRpcUpstream(config.bitcoin.url);
     upstreams.set(BITCOIN_CHAIN, upstream);
-    const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist: core.watchlist, sets: new FilterSets(), windows: core.wallets.windows, grown, dispatcher: core.dispatcher });
+    const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist: core.watchlist, sets: new FilterSets(), windows: core.wallets.windows, grown: (id) => core.wallets.grown(id), dispatcher: core.dispatcher });
     const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
       pollMs: config.bitcoin.pollMs,

@@ -5,14 +5,14 @@ import type { Logger } from '../log.js';
 import type { FilterSets } from '../match/match-blocks.js';
 import type { Watchlist } from '../match/watchlist.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
-import type { StreamRecord } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { fillPrevouts, unresolvedInputs, type BtcTransaction } from './block.js';
 import { mempoolBody } from './body.js';
 import { prevoutOf, txFromCore, type CoreTransaction } from './core-json.js';
 import { outputKey, prevoutsOf, type Prevout } from './prepared.js';
 import { buildBtcProbe } from './probe.js';
-import { xpubMatches, type BitcoinStreamOptions } from './webhook.js';
+import type { BitcoinStreamRecord } from './stream.js';
+import { xpubMatches } from './webhook.js';
 import type { XpubWindows } from './xpub-windows.js';
 
 /**
@@ -110,12 +110,12 @@ export class BitcoinMempool {
       const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
       for (const index of matched.keys()) {
         const { id, tenantId } = compiled.streams[index]!;
-        const stream = kv.get<StreamRecord & Partial<BitcoinStreamOptions>>('streams', streamKey(tenantId, id));
+        const stream = kv.get<BitcoinStreamRecord>('streams', streamKey(tenantId, id));
         const sent = `${id}/${tx.txid}`;
         if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sent)) continue;
         // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
         const xpubs = windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
-        const body = mempoolBody(tx, { streamId: id, tag: stream.tag, includeInputs: stream.includeInputs !== false, includeOutputs: stream.includeOutputs !== false, now: Math.floor(now / 1000), xpubsOf: (i) => xpubs?.get(i) ?? [] });
+        const body = mempoolBody(tx, { streamId: id, tag: stream.tag, includeInputs: stream.includeInputs, includeOutputs: stream.includeOutputs, now: Math.floor(now / 1000), xpubsOf: (i) => xpubs?.get(i) ?? [] });
         items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
         kv.put('btcMempool', sent, now);
       }

@@ -49,22 +49,31 @@ export const createBitcoinStream = z.object({
 export const updateBitcoinStream = updateOf(fields).extend(evmOnly);
 
 /**
- * `{address}`: the shape is checked first, then each address is decoded (checksum verified) into its stored
+ * An address or an array of up to 10,000: the shape is checked first, then each address is decoded (checksum verified) into its stored
  * form (bech32 lower-cased, base58 as given), so the 400 names the bad one and says what is wrong with it.
  */
-export const bitcoinAddressBody = z.object({
-  address: addressList(z.string()).transform((given, ctx) => {
-    const decoded = (typeof given === 'string' ? [given] : given).map((text, i) => {
-      try {
-        return decodeAddress(text).address;
-      } catch (err) {
-        if (!(err instanceof AddressError)) throw err;
-        ctx.addIssue({ code: 'custom', path: typeof given === 'string' ? [] : [i], message: err.message });
-        return '';
-      }
-    });
-    return typeof given === 'string' ? decoded[0]! : decoded;
-  }),
+const bitcoinAddresses = addressList(z.string()).transform((given, ctx) => {
+  const decoded = (typeof given === 'string' ? [given] : given).map((text, i) => {
+    try {
+      return decodeAddress(text).address;
+    } catch (err) {
+      if (!(err instanceof AddressError)) throw err;
+      ctx.addIssue({ code: 'custom', path: typeof given === 'string' ? [] : [i], message: err.message });
+      return '';
+    }
+  });
+  return typeof given === 'string' ? decoded[0]! : decoded;
+});
+
+export const bitcoinAddressBody = z.object({ address: bitcoinAddresses });
+
+/** POST /streams/bitcoin/:chainId/block/:blockNumber: a definition to match the block with (notes §1.2); addresses decoded as above. */
+export const blockRequestBody = z.object({
+  tag: z.string().default(''),
+  allAddresses: bool.default(false),
+  includeInputs: bool.default(true),
+  includeOutputs: bool.default(true),
+  addresses: bitcoinAddresses.transform((a) => (typeof a === 'string' ? [a] : a)).optional().transform((a) => a ?? []),
 });
 
 /** POST /streams/bitcoin/:id/xpub: a mainnet xpub, ypub or zpub (tpub, private keys and bad checksums are named). */

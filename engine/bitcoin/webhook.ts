@@ -1,6 +1,6 @@
 import { EVERY } from '../match/filter-set.js';
 import type { BuildWebhook } from '../match/matcher.js';
-import type { StreamRecord } from '../streams/model.js';
+import type { BitcoinStreamRecord } from './stream.js';
 import { bitcoinBody, type XpubMatch } from './body.js';
 import { readBtcProbe } from './probe.js';
 import { BtcRecordView } from './record.js';
@@ -14,11 +14,6 @@ import type { XpubWindows } from './xpub-windows.js';
  * address may be used in the same block); the watchlist is told to compile
  * them for the next blocks.
  */
-export interface BitcoinStreamOptions {
-  includeInputs: boolean;
-  includeOutputs: boolean;
-}
-
 export interface BitcoinWebhookDeps {
   /** The block's probe column (a copy), undefined when gone. */
   probe(chain: string, number: number): Uint8Array | undefined;
@@ -30,7 +25,7 @@ export interface BitcoinWebhookDeps {
 /** A ref's transaction index (refs are kind << 24 | index). */
 const txOf = (ref: number): number => ref & 0xffffff;
 
-export function bitcoinWebhookBuilder(deps: BitcoinWebhookDeps): BuildWebhook {
+export function bitcoinWebhookBuilder(deps: BitcoinWebhookDeps): BuildWebhook<BitcoinStreamRecord> {
   return (block, stream, refs) => {
     const view = BtcRecordView.shared(block.bytes);
     const everything = refs.includes(EVERY);
@@ -38,14 +33,13 @@ export function bitcoinWebhookBuilder(deps: BitcoinWebhookDeps): BuildWebhook {
     const xpubs = deps.windows.keysOf(stream.id).length === 0 ? new Map<number, XpubMatch[]>() : xpubMatches(deps, stream.id, deps.probe(block.chain, block.number), txs);
     const txIndexes = everything ? Array.from({ length: view.txCount }, (_, i) => i) : [...txs].sort((a, b) => a - b);
     if (txIndexes.length === 0) return Promise.resolve(null);
-    const o = stream as StreamRecord & Partial<BitcoinStreamOptions>;
     // A BtcBody is a plain JSON object (an interface has no index signature to say so).
     return Promise.resolve(
       bitcoinBody(view, {
         streamId: stream.id,
         tag: stream.tag,
-        includeInputs: o.includeInputs !== false,
-        includeOutputs: o.includeOutputs !== false,
+        includeInputs: stream.includeInputs,
+        includeOutputs: stream.includeOutputs,
         confirmed: block.confirmed,
         txIndexes,
         xpubsOf: (i) => xpubs.get(i) ?? [],

@@ -15,7 +15,7 @@ export function webhookHeaders(body: Uint8Array, secret: string, queueSize: numb
   return { 'content-type': 'application/json', 'x-signature': signature(body, secret), 'x-queue-size': String(queueSize) };
 }
 
-/** What a webhook carries about its block, for history's tinyPayload and the logs. */
+/** What a webhook carries about its block, for history's tinyPayload and the logs (EVM bodies; Bitcoin's name the height `height` and the transactions `transactions`). */
 export interface WebhookSummary {
   chainId: string;
   confirmed: boolean;
@@ -24,7 +24,7 @@ export interface WebhookSummary {
   records: number;
 }
 
-const LISTS = ['logs', 'txs', 'txsInternal', 'erc20Transfers', 'erc20Approvals', 'nftTransfers', 'nftTokenApprovals', 'nativeBalances'] as const;
+const LISTS = ['logs', 'txs', 'txsInternal', 'erc20Transfers', 'erc20Approvals', 'nftTransfers', 'nftTokenApprovals', 'nativeBalances', 'transactions'] as const;
 
 export function summarize(payload: Record<string, unknown>): WebhookSummary & { logs: number; txs: number; txsInternal: number } {
   const len = (k: string): number => (Array.isArray(payload[k]) ? (payload[k] as unknown[]).length : 0);
@@ -32,10 +32,10 @@ export function summarize(payload: Record<string, unknown>): WebhookSummary & { 
   return {
     chainId: String(payload['chainId'] ?? ''),
     confirmed: payload['confirmed'] === true,
-    block: { number: String(block['number'] ?? ''), hash: String(block['hash'] ?? ''), timestamp: String(block['timestamp'] ?? '') },
+    block: { number: String(block['number'] ?? block['height'] ?? ''), hash: String(block['hash'] ?? ''), timestamp: String(block['timestamp'] ?? '') },
     records: LISTS.reduce((n, k) => n + len(k), 0),
     logs: len('logs'),
-    txs: len('txs'),
+    txs: len('txs') + len('transactions'),
     txsInternal: len('txsInternal'),
   };
 }

@@ -65,7 +65,7 @@ interface Advanced {
 const dec = (v: unknown): string | null => (typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null);
 const lower = (v: unknown): string | null => (typeof v === 'string' ? v.toLowerCase() : null);
 
-export function webhookBuilder(deps: BuilderDeps): BuildWebhook {
+export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
   const prepared = new Map<string, { version: number; value: Prepared }>();
 
   const prepare = (s: StreamRecord): Prepared => {

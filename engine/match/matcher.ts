@@ -6,7 +6,7 @@ import type { ChainEvents } from '../ingest/follow.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
-import type { StreamRecord } from '../streams/model.js';
+import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
@@ -25,18 +25,21 @@ export interface MatchedBlock {
   confirmed: boolean;
 }
 
-/** Builds a stream's webhook body for a block from the probe refs that matched it; null when nothing is left to send. */
-export type BuildWebhook = (block: MatchedBlock, stream: StreamRecord, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
+/** Builds a stream's webhook body (a stream of its family: S) for a block from the probe refs that matched it; null when nothing is left to send. */
+export type BuildWebhook<S extends StoredStream = StoredStream> = (block: MatchedBlock, stream: S, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
 
 /** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */
 export class NodeUnavailable extends Error {
   override name = 'NodeUnavailable';
 }
 
-/** One builder over every family: each block goes to its chain family's. */
-export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook>>): BuildWebhook {
+/**
+ * One builder over every family: each block goes to its chain family's, which takes that family's streams
+ * (a chain's filter set holds only streams of its family, so the stream is one).
+ */
+export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook<never>>>): BuildWebhook {
   return (block, stream, refs) => {
-    const build = builders[findChain(block.chain)?.family ?? 'evm'];
+    const build = builders[findChain(block.chain)?.family ?? 'evm'] as BuildWebhook | undefined;
     if (build === undefined) throw new Error(`no webhook builder for chain ${block.chain}`);
     return build(block, stream, refs);
   };
@@ -157,7 +160,7 @@ export class StreamMatcher {
       const block: MatchedBlock = { chain, number: e.number, bytes: Uint8Array.prototype.slice.call(stored), confirmed: e.kind === EventKind.Confirmed };
       for (const [index, refs] of matched) {
         const { id, tenantId } = compiled.streams[index]!;
-        const stream = this.kv.get<StreamRecord>('streams', streamKey(tenantId, id));
+        const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
         // Streams that drop new blocks (paused, terminated) need nothing built.
         if (stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
         const payload = await this.buildFor(block, stream, refs, e.number);
@@ -171,7 +174,7 @@ export class StreamMatcher {
    * One stream's body. A node that cannot be reached fails the round (it is tried again); any other
    * failure is this stream's alone: logged, and the block goes on for the others.
    */
-  private async buildFor(block: MatchedBlock, stream: StreamRecord, refs: readonly number[], number: number): Promise<Record<string, unknown> | null> {
+  private async buildFor(block: MatchedBlock, stream: StoredStream, refs: readonly number[], number: number): Promise<Record<string, unknown> | null> {
     try {
       return await this.build(block, stream, refs);
     } catch (err) {

@@ -3,7 +3,8 @@ import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
 import { badRequest } from '../../engine/errors.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
-import { bitcoinAddressBody, createBitcoinStream, updateBitcoinStream, xpubBody } from '../../engine/bitcoin/stream.js';
+import type { BitcoinBlocks } from '../../engine/bitcoin/replay.js';
+import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
 import type { StreamCommon } from '../../engine/streams/model.js';
 import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
@@ -21,12 +22,17 @@ interface FamilySchemas<D> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Streams API: EVM and Bitcoin streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean }): Route[] {
+export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BitcoinBlocks }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
     if (!UUID.test(v)) throw badRequest(name, `not ${what} (a UUID)`);
     return v.toLowerCase();
+  };
+  const blockNumber = (req: Request): number => {
+    const v = req.params['blockNumber']!;
+    if (!/^\d{1,10}$/.test(v)) throw badRequest('blockNumber', `${v} is not a block height (a whole number)`);
+    return Number(v);
   };
   const paging = (req: Request) => {
     const q = queryParams(req.query);
@@ -66,6 +72,11 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
       return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
+    }),
+    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.bitcoinBlocks.body(req.params['chainId']!, blockNumber(req), validate(blockRequestBody, req.body ?? {}))) ?? {}), true),
+    route('POST', '/streams/bitcoin/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
+      const stream = streams.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
+      return json(200, await opts.bitcoinBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
     route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', (req) => json(200, streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {
