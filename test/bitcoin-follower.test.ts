@@ -126,7 +126,7 @@ describe('following Bitcoin Core (the stand-in, serving mainnet blocks 0-255 and
   /** A store that followed the chain up to the block below the tip without keeping its outputs (as if started there). */
   const startBelowTip = (): void => {
     store.transact(() => {
-      store.put('chainState', CHAIN, { head: core.chain.height - 1, confirmed: core.chain.height - 3, pruned: -1, prevouts: false });
+      store.put('chainState', CHAIN, { head: core.chain.height - 1, confirmed: core.chain.height - 3, pruned: -1 });
       for (let n = 0; n < core.chain.height; n++) store.put('canon', blockKey(CHAIN, n), core.chain.at(n)!.hash);
     });
   };

@@ -23,8 +23,6 @@ export interface BitcoinChainState {
   confirmed: number;
   /** Last block whose record and probe column were pruned (−1 before the first). */
   pruned: number;
-  /** Whether the node's getblock gives the spent outputs (verbosity 3); null until a block says. */
-  prevouts: boolean | null;
 }
 
 /** Where the spent outputs of inputs come from: the node's getblock, this server's stored outputs and getrawtransaction, or nowhere (no -txindex). */
@@ -58,6 +56,8 @@ export class BitcoinFollower implements ChainFollower {
   private rolledBack = 0;
   private inputs: InputSource | null = null;
   private unresolved = 0;
+  /** Whether the node's getblock gives spent outputs (verbosity 3: Bitcoin Core 23 or later); asked once per start. */
+  private prevouts: boolean | undefined;
 
   constructor(
     private readonly chain: string,
@@ -77,11 +77,10 @@ export class BitcoinFollower implements ChainFollower {
     },
   ) {
     this.state = this.stored();
-    if (this.state.prevouts === true) this.inputs = 'getblock';
   }
 
   private stored(): BitcoinChainState {
-    return this.kv.get<BitcoinChainState>('chainState', this.chain) ?? { head: -1, confirmed: -1, pruned: -1, prevouts: null };
+    return this.kv.get<BitcoinChainState>('chainState', this.chain) ?? { head: -1, confirmed: -1, pruned: -1 };
   }
 
   start(): void {
@@ -122,6 +121,7 @@ export class BitcoinFollower implements ChainFollower {
     try {
       do {
         this.again = false;
+        if (this.prevouts === undefined) await this.askVersion();
         const best = await this.upstream.call<string>('getbestblockhash', []);
         if (best !== this.hashOf(this.state.head)) {
           const header = await this.upstream.call<{ height: number }>('getblockheader', [best, true]);
@@ -143,6 +143,12 @@ export class BitcoinFollower implements ChainFollower {
     } finally {
       this.running = false;
     }
+  }
+
+  private async askVersion(): Promise<void> {
+    const { version } = await this.upstream.call<{ version: number }>('getnetworkinfo', []);
+    this.prevouts = version >= 230_000;
+    if (!this.prevouts) this.log.warn('Bitcoin Core before v23 gives no spent outputs with getblock: they are looked up among stored outputs, then by getrawtransaction (which needs -txindex)', { chain: this.chain, version });
   }
 
   private hashOf(n: number): string | undefined {
@@ -187,8 +193,8 @@ export class BitcoinFollower implements ChainFollower {
       throw err;
     }
     const body = await this.raw('getblock', [hash, 3]);
-    // Outputs are kept for later inputs until a block shows the node gives spent outputs.
-    const keepOutputs = this.state.prevouts !== true;
+    // Outputs are kept for later blocks' inputs where the node gives none.
+    const keepOutputs = this.prevouts === false;
     return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
   }
 
@@ -202,10 +208,6 @@ export class BitcoinFollower implements ChainFollower {
    * with those found among stored outputs and by getrawtransaction.
    */
   private async resolved(block: PreparedBitcoinBlock, n: number): Promise<PreparedBitcoinBlock> {
-    if (this.state.prevouts === null && block.inputCount > 0) {
-      this.state = { ...this.state, prevouts: block.unresolved.length < block.inputCount };
-      if (!this.state.prevouts) this.log.warn('the node gives no spent outputs with getblock (verbosity 3 needs Bitcoin Core 23 or later): they are looked up among stored outputs, then by getrawtransaction', { chain: this.chain });
-    }
     if (block.unresolved.length === 0) {
       if (block.inputCount > 0 && this.inputs === null) this.inputs = 'getblock';
       return block;

@@ -8,7 +8,7 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { fillPrevouts, unresolvedInputs, type BtcTransaction } from './block.js';
 import { mempoolBody } from './body.js';
-import { prevoutOf, txFromCore, type CoreTransaction } from './core-json.js';
+import { prevoutOf, txFromCore, type CoreScriptPubKey, type CoreTransaction } from './core-json.js';
 import { outputKey, prevoutsOf, type Prevout } from './prepared.js';
 import { buildBtcProbe } from './probe.js';
 import type { BitcoinStreamRecord } from './stream.js';
@@ -17,8 +17,8 @@ import type { XpubWindows } from './xpub-windows.js';
 
 /**
  * The mempool phase: at each poll, the transactions new to Bitcoin Core's
- * mempool are read (getrawtransaction with their spent outputs, so a watched
- * address matches as a spender too), matched against the chain's filter set
+ * mempool are read (getrawtransaction, and the outputs they spend by gettxout,
+ * so a watched address matches as a spender too), matched against the chain's filter set
  * here on the main thread (one transaction's probe column is a few keys), and
  * each matched stream gets the mempool form of the body — at most once per
  * transaction: what was sent is kept (`btcMempool`) and never sent again.
@@ -72,8 +72,8 @@ export class BitcoinMempool {
   private async read(txid: string): Promise<BtcTransaction | undefined> {
     let json: CoreTransaction;
     try {
-      // Verbosity 2 (Core 25 and later) gives each input's prevout; older nodes answer as for `true`.
-      json = await this.deps.upstream.call<CoreTransaction>('getrawtransaction', [txid, 2]);
+      // Verbose: for a mempool transaction Core has no undo data, so verbosity 2 would give no prevouts either.
+      json = await this.deps.upstream.call<CoreTransaction>('getrawtransaction', [txid, true]);
     } catch (err) {
       if (err instanceof NodeError && err.code === -5) return undefined;
       throw err;
@@ -82,14 +82,22 @@ export class BitcoinMempool {
     const missing = unresolvedInputs([tx]);
     if (missing.length > 0) {
       const found = prevoutsOf(this.deps.kv, this.deps.chain, missing);
-      for (const parent of new Set(missing.filter((m) => !found.has(outputKey(m.txid, m.vout))).map((m) => m.txid))) await this.parentOutputs(parent, found);
+      for (const m of missing) if (!found.has(outputKey(m.txid, m.vout))) await this.spentOutput(m.txid, m.vout, found);
       fillPrevouts([tx], (t, v) => found.get(outputKey(t, v)));
     }
     return tx;
   }
 
-  /** A parent's outputs by getrawtransaction: found in the mempool, or with -txindex. */
-  private async parentOutputs(txid: string, into: Map<string, Prevout>): Promise<void> {
+  /**
+   * The output an input spends: from the chain's unspent outputs (gettxout, no -txindex needed), else from a
+   * parent still in the mempool (getrawtransaction finds those without -txindex too).
+   */
+  private async spentOutput(txid: string, vout: number, into: Map<string, Prevout>): Promise<void> {
+    const utxo = await this.deps.upstream.call<{ value: number; scriptPubKey: CoreScriptPubKey } | null>('gettxout', [txid, vout, false]);
+    if (utxo !== null) {
+      into.set(outputKey(txid, vout), prevoutOf(utxo));
+      return;
+    }
     try {
       const parent = await this.deps.upstream.call<CoreTransaction>('getrawtransaction', [txid, true]);
       for (const o of parent.vout) into.set(outputKey(txid, o.n), prevoutOf(o));

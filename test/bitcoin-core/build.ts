@@ -159,10 +159,13 @@ export function parentAt(chain: BitcoinChain, height = chain.height): Parent {
   return { hash: b.hash, height: b.height, time: b.block.timestamp, bits: b.block.bits };
 }
 
-/** Fees of `txs` from the prevouts the chain knows (unknown inputs count as zero). */
+/** Fees of `txs` from the prevouts the chain knows and the outputs of earlier `txs` (a block may spend its own); unknown inputs count as zero. */
 function feesOf(chain: BitcoinChain, txs: Transaction[]): bigint {
+  const own = new Map<string, bigint>();
   return txs.reduce((sum, tx) => {
-    const inputs = chain.prevouts(tx).reduce((s, p) => s + (p?.value ?? 0n), 0n);
+    const known = chain.prevouts(tx);
+    const inputs = tx.ins.reduce((s, input, i) => s + (known[i]?.value ?? own.get(`${Buffer.from(input.hash).reverse().toString('hex')}:${input.index}`) ?? 0n), 0n);
+    tx.outs.forEach((o, n) => own.set(`${tx.getId()}:${n}`, o.value));
     return sum + inputs - tx.outs.reduce((s, o) => s + o.value, 0n);
   }, 0n);
 }

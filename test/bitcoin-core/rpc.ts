@@ -5,6 +5,7 @@
 import { type Transaction } from 'bitcoinjs-lib';
 import { type BitcoinChain, type StoredBlock } from './chain.js';
 import { btc, coreJson, double16 } from './json.js';
+import { scriptPubKeyJson } from './script.js';
 import { blockJson, difficulty, displayHex, headerJson, txJson, type TxDetail } from './shapes.js';
 
 /** A JSON-RPC error object (Core's `JSONRPCError`). */
@@ -253,6 +254,30 @@ const getmempoolentry: Method = (ctx, [txidArg]) => {
   return coreJson(mempoolEntry(ctx, txid));
 };
 
+/** Whether an input of the active chain (or, with `mempool`, of the mempool) spends txid:n. */
+function isSpent(ctx: RpcContext, txid: string, n: number, mempool: boolean): boolean {
+  const spends = (tx: Transaction): boolean => tx.ins.some((i) => i.index === n && displayHex(i.hash) === txid);
+  for (let h = ctx.chain.start; h <= ctx.chain.height; h++) if (ctx.chain.at(h)?.block.transactions?.some(spends)) return true;
+  return mempool && [...ctx.chain.mempool().values()].some((p) => spends(p.tx));
+}
+
+/**
+ * Core's `gettxout`: an unspent output from the UTXO set (no -txindex needed), with the mempool's view when
+ * include_mempool (default true): its outputs count, what it spends does not. null when spent or unknown.
+ */
+const gettxout: Method = (ctx, [txidArg, nArg, mempoolArg]) => {
+  const txid = hashParam(txidArg, 'parameter 1');
+  if (typeof nArg !== 'number' || !Number.isInteger(nArg) || nArg < 0) throw typeError(nArg, 'number');
+  const mempool = boolParam(mempoolArg, true);
+  const mined = ctx.chain.minedTx(txid);
+  const pooled = mempool ? ctx.chain.mempool().get(txid) : undefined;
+  const tx = mined?.tx ?? pooled?.tx;
+  const out = tx?.outs[nArg];
+  if (out === undefined || isSpent(ctx, txid, nArg, mempool)) return 'null';
+  const tip = tipOf(ctx);
+  return coreJson({ bestblock: tip.hash, confirmations: mined ? tip.height - mined.block.height + 1 : 0, value: btc(out.value), scriptPubKey: scriptPubKeyJson(out.script), coinbase: mined?.index === 0 });
+};
+
 /** Core's `getindexinfo`: how a client learns whether -txindex is on (an empty object when it is not). */
 const getindexinfo: Method = (ctx, [nameArg]) => {
   if (nameArg !== undefined && nameArg !== null && typeof nameArg !== 'string') throw typeError(nameArg, 'string');
@@ -273,6 +298,7 @@ export const METHODS: Record<string, { run: Method; args: string[] }> = {
   getnetworkinfo: { run: getnetworkinfo, args: [] },
   getrawmempool: { run: getrawmempool, args: ['verbose', 'mempool_sequence'] },
   getrawtransaction: { run: getrawtransaction, args: ['txid', 'verbosity|verbose', 'blockhash'] },
+  gettxout: { run: gettxout, args: ['txid', 'n', 'include_mempool'] },
 };
 
 /** Runs one call; params are positional (array) or named (object). */

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseExtendedKey, deriveAddresses } from '../engine/bitcoin/xpub.js';
+import { base58check } from '../engine/bitcoin/encoding.js';
+import { coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
+import { mainnetChain } from './bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startReceiver, type Received } from './receiver.js';
+
+/**
+ * Bitcoin streams end to end: the server follows the Bitcoin Core stand-in,
+ * and a real receiver gets the webhooks of every phase (mempool, in a block,
+ * confirmed 2 blocks deep) for every address format and for xpub, ypub and
+ * zpub wallets, across reorgs and a restart.
+ */
+type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** BIP-32 vector 1's master key as an xpub, and the same key as a ypub and a zpub (SLIP-132 versions). */
+const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
+const withVersion = (text: string, version: number): string => {
+  const bytes = base58check.decode(text);
+  new DataView(bytes.buffer, bytes.byteOffset).setUint32(0, version);
+  return base58check.encode(bytes);
+};
+const YPUB = withVersion(XPUB, 0x049d7cb2);
+const ZPUB = withVersion(XPUB, 0x04b24746);
+/** Address i of the receive branch of a key. */
+const receive = (key: string, i: number): string => deriveAddresses(parseExtendedKey(key), 0, i, 1)[0]!;
+
+let core: BitcoinCore;
+let rx: Receiver;
+let s: Running;
+const env = (): Record<string, string> => ({ CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0' });
+
+const head = async (): Promise<number> => ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head ?? -1;
+/** Waits until the server has ingested the stand-in's tip. */
+const caughtUp = async (): Promise<void> => {
+  expect(await until(async () => (await head()) === core.chain.height, 20_000)).toBe(true);
+};
+
+async function createStream(body: Record<string, unknown> = {}): Promise<string> {
+  const res = await s.call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl: rx.url, description: 'e2e', tag: 'btc', ...body } });
+  expect(res.status).toBe(200);
+  return res.body.id as string;
+}
+
+const webhooksOf = (streamId: string): Array<Received['body']> => rx.webhooks().filter((r) => r.body.streamId === streamId).map((r) => r.body);
+const txidsOf = (body: Received['body']): string[] => (body.transactions as Array<{ txid: string }>).map((t) => t.txid);
+/** The deliveries of a stream, by phase. */
+const phases = (streamId: string) => {
+  const all = webhooksOf(streamId);
+  return {
+    mempool: all.filter((b) => b.block.hash === 'mempool'),
+    inBlock: all.filter((b) => b.block.hash !== 'mempool' && b.confirmed === false),
+    confirmed: all.filter((b) => b.confirmed === true),
+  };
+};
+
+/** A coin of `o`'s: a block whose coinbase pays it 50 BTC. */
+function fund(o: Owner) {
+  const block = mineBlock(core.chain, [], o.output);
+  return coinsOf(block.transactions![0]!, [o]);
+}
+
+beforeAll(async () => {
+  core = await startBitcoinCore({ chain: mainnetChain(20) });
+  rx = await startReceiver();
+  s = await startChainpost(env());
+  await caughtUp();
+});
+
+afterAll(async () => {
+  await stopAndClean(s);
+  await rx.close();
+  await core.close();
+});
+
+describe('Bitcoin streams, delivered', () => {
+  it('every address format matches as receiver and spender, through the mempool, in-block and confirmed phases, each once', async () => {
+    const payer = owner('p2wpkh', 'e2e-payer');
+    const payees = ADDRESS_KINDS.map((k, i) => owner(k, 'e2e-payee', i));
+    const watching = await createStream();
+    expect((await s.call(`/streams/bitcoin/${watching}/address`, { method: 'POST', json: { address: payees.map((p) => p.address) } })).status).toBe(200);
+    const spender = await createStream({ includeOutputs: false });
+    await s.call(`/streams/bitcoin/${spender}/address`, { method: 'POST', json: { address: payer.address } });
+    const coins = fund(payer);
+    const tx = spend(coins, payees.map((p) => payTo(p.address, 100_000)));
+    await caughtUp();
+
+    core.chain.addToMempool(tx.toHex());
+    expect(await until(() => phases(watching).mempool.length === 1 && phases(spender).mempool.length === 1, 10_000)).toBe(true);
+    const m = phases(watching).mempool[0]!;
+    expect(m).toMatchObject({ confirmed: false, chainId: 'btc-mainnet', network: 'mainnet', tag: 'btc', block: { hash: 'mempool', height: '0' } });
+    expect(txidsOf(m)).toEqual([tx.getId()]);
+    // Both sides populated in the mempool phase: the spender's address and value, every payee.
+    expect(m.transactions[0].vin[0]).toMatchObject({ addresses: [payer.address], value: '50.00000000' });
+    expect(m.transactions[0].vout.map((o: { scriptPubKeyAddress: string }) => o.scriptPubKeyAddress)).toEqual(payees.map((p) => p.address));
+    expect(m.transactions[0].vout.map((o: { value: number }) => o.value)).toEqual(payees.map(() => 0.001));
+    expect(phases(spender).mempool[0]!.transactions[0].vout).toEqual([]);
+
+    const block = mineBlock(core.chain, [tx]);
+    // The payer's stream had the coinbase paying it (funding) in a block already, as receiver.
+    expect(await until(() => phases(watching).inBlock.length === 1 && phases(spender).inBlock.length === 2, 10_000)).toBe(true);
+    expect(phases(spender).inBlock[0]!.transactions[0]).toMatchObject({ isCoinbase: true, txid: coins[0]!.txid });
+    expect(txidsOf(phases(spender).inBlock[1]!)).toEqual([tx.getId()]);
+    const b = phases(watching).inBlock[0]!;
+    expect(b.block).toMatchObject({ hash: block.getId(), height: String(core.chain.height), nTx: '2', previousblockhash: core.chain.at(core.chain.height - 1)!.hash });
+    expect(txidsOf(b)).toEqual([tx.getId()]);
+    expect(b.transactions[0]).toMatchObject({ blockHash: block.getId(), blockNumber: core.chain.height, isCoinbase: false, inputCount: 1, outputCount: 5 });
+
+    mineBlock(core.chain);
+    expect(await until(() => phases(watching).confirmed.length === 0, 1_000)).toBe(true);
+    mineBlock(core.chain);
+    expect(await until(() => phases(watching).confirmed.length === 1 && phases(spender).confirmed.length === 2, 10_000)).toBe(true);
+    expect(phases(watching).confirmed[0]!.block.hash).toBe(block.getId());
+    // No second mempool delivery of the same transaction.
+    expect(phases(watching).mempool.length).toBe(1);
+  });
+
+  it('xpub, ypub and zpub wallets: each key\'s addresses, named in xpubs[], and the gap window moving on within a block', async () => {
+    const id = await createStream();
+    for (const xpub of [XPUB, YPUB, ZPUB]) expect((await s.call(`/streams/bitcoin/${id}/xpub`, { method: 'POST', json: { xpub } })).status).toBe(200);
+    const payer = owner('p2wpkh', 'e2e-wallets');
+    const [coin] = fund(payer);
+    await caughtUp();
+    // One transaction to index 0 of each key; then index 19 of the zpub (the window's last) and, in the same
+    // block, index 35 (watched only once 19 is used: 19 + 20 ≥ 35); then index 80 (beyond 35 + 20: not watched).
+    const first = spend([coin!], [payTo(receive(XPUB, 0), 1000), payTo(receive(YPUB, 0), 1000), payTo(receive(ZPUB, 0), 1000), payTo(payer.address, 4_000_000_000)]);
+    const second = spend(coinsOf(first, [payer]), [payTo(receive(ZPUB, 19), 1000), payTo(payer.address, 3_900_000_000)]);
+    const third = spend(coinsOf(second, [payer]), [payTo(receive(ZPUB, 35), 1000), payTo(payer.address, 3_800_000_000)]);
+    const fourth = spend(coinsOf(third, [payer]), [payTo(receive(ZPUB, 80), 1000), payTo(payer.address, 3_700_000_000)]);
+    mineBlock(core.chain, [first, second, third, fourth]);
+    expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
+    const body = phases(id).inBlock[0]!;
+    expect(txidsOf(body)).toEqual([first.getId(), second.getId(), third.getId()]);
+    expect(body.transactions[0].xpubs).toEqual([
+      { xpub: XPUB, address: receive(XPUB, 0) },
+      { xpub: YPUB, address: receive(YPUB, 0) },
+      { xpub: ZPUB, address: receive(ZPUB, 0) },
+    ]);
+    expect(receive(XPUB, 0)).toMatch(/^1/);
+    expect(receive(YPUB, 0)).toMatch(/^3/);
+    expect(receive(ZPUB, 0)).toMatch(/^bc1q/);
+    expect(body.transactions[2].xpubs).toEqual([{ xpub: ZPUB, address: receive(ZPUB, 35) }]);
+    // The window moved on for later blocks too: 55 (its last now) and, by it, 75 in the same transaction.
+    const fifth = spend(coinsOf(fourth, [payer]), [payTo(receive(ZPUB, 55), 1000), payTo(receive(ZPUB, 75), 1000), payTo(payer.address, 3_600_000_000)]);
+    mineBlock(core.chain, [fifth]);
+    expect(await until(() => phases(id).inBlock.length === 2, 10_000)).toBe(true);
+    expect(phases(id).inBlock[1]!.transactions[0].xpubs).toEqual([
+      { xpub: ZPUB, address: receive(ZPUB, 55) },
+      { xpub: ZPUB, address: receive(ZPUB, 75) },
+    ]);
+  });
+});
