@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExtendedKey, deriveAddresses } from '../engine/bitcoin/xpub.js';
 import { base58check } from '../engine/bitcoin/encoding.js';
-import { coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
-import { mainnetChain } from './bitcoin-core/fixtures.js';
+import { Block, address as btcAddress, initEccLib } from 'bitcoinjs-lib';
+import * as ecc from '@bitcoinerlab/secp256k1';
+import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
+import { bigBlock, mainnetChain } from './bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
@@ -150,5 +152,119 @@ describe('Bitcoin streams, delivered', () => {
       { xpub: ZPUB, address: receive(ZPUB, 55) },
       { xpub: ZPUB, address: receive(ZPUB, 75) },
     ]);
+  });
+
+  /** Pays `to` from a freshly funded coin; the transaction, not mined. */
+  const payment = (to: Owner, seed: string) => {
+    const payer = owner('p2wpkh', seed);
+    return spend(fund(payer), [payTo(to.address, 1_000_000)]);
+  };
+
+  it.each([1, 2])('a reorg of depth %i: the block that left gets no confirmed webhook, the block replacing it (with the same transaction) gets both', async (depth) => {
+    const watched = owner('p2pkh', 'e2e-reorg', depth);
+    const id = await createStream();
+    await s.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: watched.address } });
+    const tx = payment(watched, `e2e-reorg-payer-${depth}`);
+    const left = mineBlock(core.chain, [tx]);
+    for (let i = 1; i < depth; i++) mineBlock(core.chain);
+    expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
+    expect(phases(id).inBlock[0]!.block.hash).toBe(left.getId());
+    // The node moves to a longer branch holding the same transaction, in a block of another hash.
+    const replacing = branch(core.chain, depth, depth + 2, [tx], owner('p2wpkh', 'e2e-reorg-miner', depth).output);
+    core.chain.reorg(depth, replacing.map((b) => b.toBuffer()));
+    expect(await until(() => phases(id).confirmed.length === 1, 10_000)).toBe(true);
+    await caughtUp();
+    expect(phases(id).confirmed.map((b) => b.block.hash)).toEqual([replacing[0]!.getId()]);
+    expect(phases(id).inBlock.map((b) => b.block.hash)).toEqual([left.getId(), replacing[0]!.getId()]);
+    expect(txidsOf(phases(id).confirmed[0]!)).toEqual([tx.getId()]);
+  });
+
+  it('a restart between the in-block and the confirmed webhook: each arrives once', async () => {
+    const watched = owner('p2tr', 'e2e-restart');
+    const id = await createStream();
+    await s.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: watched.address } });
+    const block = mineBlock(core.chain, [payment(watched, 'e2e-restart-payer')]);
+    expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
+    // Its outcome committed (a kill while it is in flight may send it again: at least once).
+    expect(await until(async () => (await s.call(`/stats/${id}`)).body.totalWebhooksDelivered === 1, 10_000)).toBe(true);
+    await s.stop('SIGKILL');
+    mineBlock(core.chain);
+    mineBlock(core.chain);
+    s = await startChainpost(env(), s.dir);
+    expect(await until(() => phases(id).confirmed.length === 1, 15_000)).toBe(true);
+    await caughtUp();
+    expect(phases(id).confirmed[0]!.block.hash).toBe(block.getId());
+    expect(phases(id).inBlock.length).toBe(1);
+    expect((await s.call(`/stats/${id}`)).body).toMatchObject({ totalWebhooksDelivered: 2, totalTxsProcessed: 2 });
+  });
+
+  describe('mainnet block 574200 (3,315 transactions), relinked onto the stand-in\'s chain', () => {
+    initEccLib(ecc);
+    const raw = bigBlock(574200);
+    /** bitcoinjs-lib's own decoding: each transaction's id, and each output's value and address ('' without one). */
+    const reference = Block.fromBuffer(raw).transactions!.map((t) => ({
+      txid: t.getId(),
+      vout: t.outs.map((o) => {
+        let a = '';
+        try {
+          a = btcAddress.fromOutputScript(o.script);
+        } catch {
+          // no address form (OP_RETURN, pay-to-pubkey, bare multisig)
+        }
+        return { value: Number(o.value), address: a };
+      }),
+    }));
+    const watched = [...new Set(reference.flatMap((t) => t.vout.map((o) => o.address)).filter((a) => a !== ''))].filter((_, i) => i % 97 === 0);
+    let all: string;
+    let some: string;
+    let height: number;
+
+    beforeAll(async () => {
+      all = await createStream({ allAddresses: true });
+      some = await createStream();
+      expect((await s.call(`/streams/bitcoin/${some}/address`, { method: 'POST', json: { address: watched } })).status).toBe(200);
+      core.chain.append(core.chain.relink(raw, core.chain.tip!.hash));
+      height = core.chain.height;
+      await caughtUp();
+    });
+
+    /** The stream's in-block webhook for the block. */
+    const delivered = async (id: string) => {
+      expect(await until(() => phases(id).inBlock.some((b) => b.block.height === String(height)), 30_000)).toBe(true);
+      return phases(id).inBlock.find((b) => b.block.height === String(height))!;
+    };
+
+    it('an allAddresses stream gets every transaction, each txid, output value and address as bitcoinjs-lib decodes them', async () => {
+      const body = await delivered(all);
+      expect(body.block.nTx).toBe('3315');
+      expect(txidsOf(body)).toEqual(reference.map((t) => t.txid));
+      body.transactions.forEach((t: { vout: Array<{ value: number; scriptPubKeyAddress: string }> }, i: number) => {
+        expect(t.vout.map((o) => ({ value: Math.round(o.value * 1e8), address: o.scriptPubKeyAddress }))).toEqual(reference[i]!.vout);
+      });
+      expect(body.transactions[0].isCoinbase).toBe(true);
+      expect(body.transactions.filter((t: { isCoinbase: boolean }) => t.isCoinbase).length).toBe(1);
+      await s.call(`/streams/bitcoin/${all}`, { method: 'DELETE' });
+    });
+
+    it('a stream of addresses taken from it gets exactly the transactions paying them, in block order; the block endpoint answers the same body', async () => {
+      const body = await delivered(some);
+      const w = new Set(watched);
+      expect(txidsOf(body)).toEqual(reference.filter((t) => t.vout.some((o) => w.has(o.address))).map((t) => t.txid));
+      const asked = await s.call(`/streams/bitcoin/mainnet/block/${height}`, { method: 'POST', json: { tag: 'btc', addresses: watched } });
+      expect(asked.status).toBe(200);
+      expect({ ...asked.body, streamId: some }).toEqual({ ...body, confirmed: asked.body.confirmed });
+      expect((await s.call(`/streams/bitcoin/testnet/block/${height}`, { method: 'POST', json: {} })).body).toMatchObject({ details: { field: 'chainId' } });
+      expect((await s.call('/streams/bitcoin/mainnet/block/12x', { method: 'POST', json: {} })).body).toMatchObject({ details: { field: 'blockNumber' } });
+      expect((await s.call(`/streams/bitcoin/mainnet/block/${height + 1000}`, { method: 'POST', json: {} })).status).toBe(404);
+      expect((await s.call(`/streams/bitcoin/mainnet/block/${height}`, { method: 'POST', json: { addresses: ['tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx'] } })).body).toMatchObject({ details: { field: 'addresses.0' } });
+    });
+
+    it('block-to-webhook sends a stream its body for a stored block again', async () => {
+      const before = phases(some).inBlock.length + phases(some).confirmed.length;
+      const res = await s.call(`/streams/bitcoin/mainnet/block-to-webhook/${height}/${some}`, { method: 'POST' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ streamId: some, blockNumber: height, result: 'queued' });
+      expect(await until(() => phases(some).inBlock.length + phases(some).confirmed.length === before + 1, 10_000)).toBe(true);
+    });
   });
 });
