@@ -1,10 +1,8 @@
-import { normalizeZ } from '@noble/curves/abstract/curve.js';
+import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToNumberBE } from '@noble/curves/utils.js';
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha512 } from '@noble/hashes/sha2.js';
 import { base58check, bech32 } from './encoding.js';
 import { hash160 } from './hash.js';
+import { tweakedKeys } from './secp256k1-derive.js';
 
 /**
  * Extended public keys (BIP-32) of a mainnet wallet and the addresses they
@@ -67,34 +65,24 @@ export function parseExtendedKey(text: string): ExtendedKey {
   return { text: text.trim(), type, depth: bytes[4]!, chainCode: bytes.slice(13, 45), publicKey };
 }
 
-/** A derived child: its chain code and point (projective, not yet normalized). */
-interface Child {
-  chainCode: Uint8Array;
-  point: InstanceType<typeof secp256k1.Point>;
-}
-
-const N = secp256k1.Point.Fn.ORDER;
-
-/** CKDpub (BIP-32): the non-hardened children `from` … `from + count − 1` of a parent, their points normalized together (one field inversion for all). */
-function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array }> {
+/**
+ * CKDpub (BIP-32) for the non-hardened children `from` … `from + count − 1` of
+ * a parent: I = HMAC-SHA512(chainCode, K ‖ ser32(i)), child key I_L·G + K
+ * (secp256k1-derive.ts), chain code I_R. An invalid child (BIP-32: I_L ≥ n or
+ * the point at infinity, probability < 2^-127) is `undefined`: skip that index.
+ */
+function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array } | undefined> {
   if (from < 0 || from + count > 0x80000000) throw new RangeError('non-hardened indexes are 0 … 2^31 − 1');
-  const parent = secp256k1.Point.fromBytes(parentKey);
-  // The HMAC keyed with the chain code once; each child hashes its own message from a copy of that state.
-  const keyed = hmac.create(sha512, chainCode);
   const data = new Uint8Array(37);
   data.set(parentKey, 0);
   const view = new DataView(data.buffer);
-  const out: Child[] = [];
-  for (let i = from; i < from + count; i++) {
-    view.setUint32(33, i);
-    const I = keyed.clone().update(data).digest();
-    const tweak = bytesToNumberBE(I.subarray(0, 32));
-    // Vanishingly rare (probability < 2^-127); BIP-32 says to skip to the next index.
-    if (tweak === 0n || tweak >= N) throw new ExtendedKeyError(`child ${i} is invalid (BIP-32): skip it`);
-    out.push({ chainCode: I.slice(32), point: secp256k1.Point.BASE.multiply(tweak).add(parent) });
-  }
-  const affine = normalizeZ(secp256k1.Point, out.map((c) => c.point));
-  return out.map((c, k) => ({ chainCode: c.chainCode, publicKey: affine[k]!.toBytes(true) }));
+  // node:crypto's HMAC: a third of noble's time (measured 3.5 µs against 9.5 µs).
+  const I = Array.from({ length: count }, (_, k) => {
+    view.setUint32(33, from + k);
+    return createHmac('sha512', chainCode).update(data).digest();
+  });
+  const keys = tweakedKeys(parentKey, I.map((i) => i.subarray(0, 32)));
+  return keys.map((publicKey, k) => publicKey && { chainCode: I[k]!.subarray(32), publicKey });
 }
 
 /** The address of a compressed public key in a script type. */
@@ -109,16 +97,20 @@ export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
 /** A wallet's branch: receive (0) or change (1). */
 export type Branch = 0 | 1;
 
-/** The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only). */
-export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
+/**
+ * The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only),
+ * `undefined` at an index BIP-32 calls invalid (skip it). A branch that is itself invalid throws.
+ */
+export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Array<Uint8Array | undefined> {
   const [node] = children(key.publicKey, key.chainCode, branch, 1);
-  return children(node!.publicKey, node!.chainCode, from, count).map((c) => c.publicKey);
+  if (node === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
+  return children(node.publicKey, node.chainCode, from, count).map((c) => c?.publicKey);
 }
 
 /**
- * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order. The
- * branch's node is derived once per call; callers extending a gap ask for the next range.
+ * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order (`undefined`
+ * at an invalid index). The branch's node is derived once per call; callers extending a gap ask for the next range.
  */
-export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): string[] {
-  return derivePublicKeys(key, branch, from, count).map((publicKey) => addressOf(publicKey, key.type));
+export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): Array<string | undefined> {
+  return derivePublicKeys(key, branch, from, count).map((publicKey) => publicKey && addressOf(publicKey, key.type));
 }
