@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { base58check, bech32 } from './encoding.js';
+import { base58check as base58checkDecoder } from './encoding.js';
 import { hash160 } from './hash.js';
 import { tweakedKeys } from './secp256k1-derive.js';
+import { base58check, segwitV0 } from './xpub-encoding.js';
 
 /**
  * Extended public keys (BIP-32) of a mainnet wallet and the addresses they
@@ -48,7 +49,7 @@ const REFUSED: ReadonlyMap<number, string> = new Map([
 export function parseExtendedKey(text: string): ExtendedKey {
   let bytes: Uint8Array;
   try {
-    bytes = base58check.decode(text.trim());
+    bytes = base58checkDecoder.decode(text.trim());
   } catch {
     throw new ExtendedKeyError('not an extended public key: bad base58 or checksum');
   }
@@ -88,10 +89,10 @@ function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, co
 /** The address of a compressed public key in a script type. */
 export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
   const h = hash160(publicKey);
-  if (type === 'p2wpkh') return bech32.encode('bc', [0, ...bech32.toWords(h)]);
-  if (type === 'p2pkh') return base58check.encode(Uint8Array.of(0x00, ...h));
+  if (type === 'p2wpkh') return segwitV0('bc', h);
+  if (type === 'p2pkh') return base58check(Uint8Array.of(0x00, ...h));
   // P2SH-P2WPKH: the script hash of the witness program 0 <20-byte key hash>.
-  return base58check.encode(Uint8Array.of(0x05, ...hash160(Uint8Array.of(0x00, 0x14, ...h))));
+  return base58check(Uint8Array.of(0x05, ...hash160(Uint8Array.of(0x00, 0x14, ...h))));
 }
 
 /** A wallet's branch: receive (0) or change (1). */
