@@ -85,35 +85,63 @@ export function dbl(out: Jacobian, p: Jacobian): void {
   sub(out.y, out.y, c);
 }
 
-/** Prefix products of toAffine, kept between calls (allocating typed arrays dominated the profile). */
+/** Prefix products of batchInvert, kept between calls (allocating typed arrays dominated the profile). */
 const prefix: Fe[] = [];
-const rest = fe(), zInv = fe(), zInv2 = fe();
-const affine: Affine = { x: fe(), y: fe() };
+const rest = fe(), inverse = fe();
 
 /**
- * Each of points[0 … n − 1] (none at infinity: Z ≢ 0) in affine form, with one
- * field inversion for them all; `each` gets a scratch point, valid only during
- * the call.
+ * The inverses of values[0 … n − 1] (none ≡ 0) with one field inversion for
+ * them all (Montgomery's trick: 3 multiplications each); `each` gets them from
+ * n − 1 down to 0 in a scratch element valid only during the call, and must
+ * not change values[0 … i].
  */
-export function toAffine(points: readonly Jacobian[], n: number, each: (i: number, p: Affine) => void): void {
+export function batchInvert(values: readonly Fe[], n: number, each: (i: number, inverse: Fe) => void): void {
   if (n === 0) return;
   while (prefix.length < n) prefix.push(fe());
-  // prefix[i] = Z_0 · … · Z_i
-  prefix[0]!.set(points[0]!.z);
-  for (let i = 1; i < n; i++) mul(prefix[i]!, prefix[i - 1]!, points[i]!.z);
-  inv(rest, prefix[n - 1]!); // 1 / (Z_0 · … · Z_i), walking i down
+  // prefix[i] = v_0 · … · v_i
+  prefix[0]!.set(values[0]!);
+  for (let i = 1; i < n; i++) mul(prefix[i]!, prefix[i - 1]!, values[i]!);
+  inv(rest, prefix[n - 1]!); // 1 / (v_0 · … · v_i), walking i down
   for (let i = n - 1; i >= 0; i--) {
-    const p = points[i]!;
     if (i > 0) {
-      mul(zInv, rest, prefix[i - 1]!);
-      mul(rest, rest, p.z);
-    } else zInv.set(rest);
+      mul(inverse, rest, prefix[i - 1]!);
+      mul(rest, rest, values[i]!);
+    } else inverse.set(rest);
+    each(i, inverse);
+  }
+}
+
+const zInv2 = fe();
+const affine: Affine = { x: fe(), y: fe() };
+const zs: Fe[] = [];
+
+/** Each of points[0 … n − 1] (none at infinity: Z ≢ 0) in affine form, one inversion for all; `each` gets a scratch point, valid only during the call. */
+export function toAffine(points: readonly Jacobian[], n: number, each: (i: number, p: Affine) => void): void {
+  zs.length = 0;
+  for (let i = 0; i < n; i++) zs.push(points[i]!.z);
+  batchInvert(zs, n, (i, zInv) => {
+    const p = points[i]!;
     sqr(zInv2, zInv);
     mul(affine.x, p.x, zInv2);
     mul(zInv2, zInv2, zInv);
     mul(affine.y, p.y, zInv2);
     each(i, affine);
-  }
+  });
+}
+
+const lambda = fe(), x3 = fe(), dy = fe();
+
+/** p := p + q in affine coordinates given 1/(q.x − p.x) (p ≠ ±q): λ = (q.y − p.y)/(q.x − p.x), x = λ² − p.x − q.x, y = λ(p.x − x) − p.y. */
+export function affineAdd(p: Affine, q: Affine, inverseDx: Fe): void {
+  sub(dy, q.y, p.y);
+  mul(lambda, dy, inverseDx);
+  sqr(x3, lambda);
+  sub(x3, x3, p.x);
+  sub(x3, x3, q.x);
+  sub(dy, p.x, x3);
+  mul(dy, lambda, dy);
+  sub(p.y, dy, p.y);
+  p.x.set(x3);
 }
 
 /** SEC1 compressed encoding: 02/03 (y's parity) ‖ x. */

@@ -11,7 +11,7 @@ import { dbl, fromAffine, jacobian, madd, toAffine, type Affine, type Jacobian }
  * below n), so the plain addition formula is always right here.
  */
 export const WINDOW = 12;
-const DIGITS = Math.ceil(256 / WINDOW);
+export const DIGITS = Math.ceil(256 / WINDOW);
 const PER_WINDOW = (1 << WINDOW) - 1; // d = 1 … 2^WINDOW − 1
 /** Coordinates per entry: x then y, 11 limbs each. */
 const STRIDE = 2 * LIMBS;
@@ -60,27 +60,32 @@ function build(): Float32Array {
 }
 
 /** Digit j of a 32-byte big-endian scalar: bits WINDOW·j … WINDOW·(j + 1) − 1, read from the 3 bytes holding them. */
-function digit(scalar: Uint8Array, j: number): number {
+export function digit(scalar: Uint8Array, j: number): number {
   const bit = WINDOW * j;
   const byte = 31 - (bit >> 3);
   const chunk = scalar[byte]! | ((byte >= 1 ? scalar[byte - 1]! : 0) << 8) | ((byte >= 2 ? scalar[byte - 2]! : 0) << 16);
   return (chunk >>> (bit & 7)) & PER_WINDOW;
 }
 
+/** out := d·2^(WINDOW·j)·G (affine, canonical) for a digit 0 < d < 2^WINDOW. */
+export function loadEntry(out: Affine, j: number, d: number): void {
+  const t = (table ??= build());
+  const at = (j * PER_WINDOW + d - 1) * STRIDE;
+  for (let i = 0; i < LIMBS; i++) {
+    out.x[i] = t[at + i]!;
+    out.y[i] = t[at + LIMBS + i]!;
+  }
+}
+
 const entry: Affine = { x: fe(), y: fe() };
 
 /** out := k·G for a 32-byte big-endian k with 0 < k < n (the caller checks the range). */
 export function baseMultiply(out: Jacobian, k: Uint8Array): void {
-  const t = (table ??= build());
   let empty = true;
   for (let j = 0; j < DIGITS; j++) {
     const d = digit(k, j);
     if (d === 0) continue;
-    const at = (j * PER_WINDOW + d - 1) * STRIDE;
-    for (let i = 0; i < LIMBS; i++) {
-      entry.x[i] = t[at + i]!;
-      entry.y[i] = t[at + LIMBS + i]!;
-    }
+    loadEntry(entry, j, d);
     if (empty) fromAffine(out, entry);
     else madd(out, out, entry);
     empty = false;

@@ -146,10 +146,14 @@ describe('public derivation without BigInt', () => {
       [parent, 2n ** 256n - 1n],
     ];
     for (const [K, tweak] of cases) {
-      // Among ordinary children, whose batch the odd one must not disturb.
-      const tweaks = [randomBytes(32), toHex32(tweak), randomBytes(32)];
-      const got = tweakedKeys(K, tweaks);
-      tweaks.forEach((tw, i) => expect(got[i] && hex(got[i]!)).toBe(reference(K, big(tw))));
+      // Among ordinary children, whose batch the odd one must not disturb: a few (each child's comb in
+      // Jacobian coordinates) and 200 (all children's combs together in affine coordinates).
+      for (const others of [2, 200]) {
+        const tweaks: Uint8Array[] = Array.from({ length: others }, () => randomBytes(32));
+        tweaks.splice(1, 0, toHex32(tweak));
+        const got = tweakedKeys(K, tweaks);
+        tweaks.forEach((tw, i) => expect(got[i] && hex(got[i]!)).toBe(reference(K, big(tw))));
+      }
     }
     expect(tweakedKeys(tG.negate().toBytes(true), [toHex32(t)])).toEqual([undefined]);
   });
