@@ -14,7 +14,7 @@ const belowN = (k: Uint8Array): boolean => {
 const isZeroScalar = (k: Uint8Array): boolean => k.every((b) => b === 0);
 
 /** Children computed together: CHUNK at a time, their scratch points reused between calls. */
-const CHUNK = 512;
+const CHUNK = 2048;
 /**
  * From this many children on, the comb adds in affine coordinates, all
  * children's additions of a window sharing one inversion: 5M + 1S per
@@ -26,6 +26,8 @@ const AFFINE_FROM = 128;
 const sums: Jacobian[] = [];
 const accs: Affine[] = [];
 const dxs: Fe[] = [];
+/** The table entries being added, one per pending addition (loaded once for dx and again for the addition was 5% of the time). */
+const entries: Affine[] = [];
 
 /**
  * The compressed keys tweak·G + parent for each 32-byte tweak (BIP-32's I_L);
@@ -72,8 +74,6 @@ function jacobianSum(sum: Jacobian, tweak: Uint8Array, K: Affine): boolean {
   return met !== INFINITY;
 }
 
-const entry: Affine = { x: fe(), y: fe() };
-
 /**
  * keys[i] for i in `chunk`: the comb run window by window over all children
  * at once in affine coordinates, each window's additions sharing one
@@ -81,7 +81,7 @@ const entry: Affine = { x: fe(), y: fe() };
  * a doubling or infinity, never in practice) goes the Jacobian way instead.
  */
 function affineChunk(K: Affine, chunk: readonly number[], tweaks: readonly Uint8Array[], keys: Array<Uint8Array | undefined>): void {
-  while (accs.length < chunk.length) accs.push({ x: fe(), y: fe() }), dxs.push(fe());
+  while (accs.length < chunk.length) accs.push({ x: fe(), y: fe() }), dxs.push(fe()), entries.push({ x: fe(), y: fe() });
   const started = new Uint8Array(chunk.length);
   const adding: number[] = []; // slots in accs whose addition is pending, their q.x − p.x in dxs
   for (let j = 0; j < DIGITS; j++) {
@@ -94,15 +94,12 @@ function affineChunk(K: Affine, chunk: readonly number[], tweaks: readonly Uint8
         started[c] = 1;
         return;
       }
-      loadEntry(entry, j, d);
-      sub(dxs[adding.length]!, entry.x, accs[c]!.x);
+      const q = entries[adding.length]!;
+      loadEntry(q, j, d);
+      sub(dxs[adding.length]!, q.x, accs[c]!.x);
       adding.push(c);
     });
-    batchInvert(dxs, adding.length, (k, inverse) => {
-      const c = adding[k]!;
-      loadEntry(entry, j, digit(tweaks[chunk[c]!]!, j));
-      affineAdd(accs[c]!, entry, inverse);
-    });
+    batchInvert(dxs, adding.length, (k, inverse) => affineAdd(accs[adding[k]!]!, entries[k]!, inverse));
   }
   adding.length = 0;
   const odd: number[] = [];

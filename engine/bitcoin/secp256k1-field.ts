@@ -246,9 +246,11 @@ export function sqrN(out: Fe, a: Fe, n: number): void {
   for (let i = 1; i < n; i++) sqr(out, out);
 }
 
+// inv's temporaries, allocated once.
+const [x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, tail] = Array.from({ length: 12 }, fe) as [Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe];
+
 /** 1/a = a^(p − 2), by libsecp256k1's addition chain (255 squarings, 15 multiplications). a ≢ 0. */
 export function inv(out: Fe, a: Fe): void {
-  const x2 = fe(), x3 = fe(), x6 = fe(), x9 = fe(), x11 = fe(), x22 = fe(), x44 = fe(), x88 = fe(), x176 = fe(), x220 = fe(), x223 = fe(), t = fe();
   sqr(x2, a), mul(x2, x2, a);
   sqr(x3, x2), mul(x3, x3, a);
   sqrN(x6, x3, 3), mul(x6, x6, x3);
@@ -260,10 +262,10 @@ export function inv(out: Fe, a: Fe): void {
   sqrN(x176, x88, 88), mul(x176, x176, x88);
   sqrN(x220, x176, 44), mul(x220, x220, x44);
   sqrN(x223, x220, 3), mul(x223, x223, x3);
-  sqrN(t, x223, 23), mul(t, t, x22);
-  sqrN(t, t, 5), mul(t, t, a);
-  sqrN(t, t, 3), mul(t, t, x2);
-  sqrN(t, t, 2), mul(out, t, a);
+  sqrN(tail, x223, 23), mul(tail, tail, x22);
+  sqrN(tail, tail, 5), mul(tail, tail, a);
+  sqrN(tail, tail, 3), mul(tail, tail, x2);
+  sqrN(tail, tail, 2), mul(out, tail, a);
 }
 
 /**

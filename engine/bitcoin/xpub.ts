@@ -72,7 +72,7 @@ export function parseExtendedKey(text: string): ExtendedKey {
  * (secp256k1-derive.ts), chain code I_R. An invalid child (BIP-32: I_L ≥ n or
  * the point at infinity, probability < 2^-127) is `undefined`: skip that index.
  */
-function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array } | undefined> {
+function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): { I: Uint8Array[]; publicKeys: Array<Uint8Array | undefined> } {
   if (from < 0 || from + count > 0x80000000) throw new RangeError('non-hardened indexes are 0 … 2^31 − 1');
   const data = new Uint8Array(37);
   data.set(parentKey, 0);
@@ -82,17 +82,24 @@ function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, co
     view.setUint32(33, from + k);
     return createHmac('sha512', chainCode).update(data).digest();
   });
-  const keys = tweakedKeys(parentKey, I.map((i) => i.subarray(0, 32)));
-  return keys.map((publicKey, k) => publicKey && { chainCode: I[k]!.subarray(32), publicKey });
+  return { I, publicKeys: tweakedKeys(parentKey, I.map((i) => i.subarray(0, 32))) };
 }
+
+/** prefix ‖ bytes (without spreading: this runs for every address). */
+const prefixed = (prefix: readonly number[], bytes: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(prefix.length + bytes.length);
+  out.set(prefix);
+  out.set(bytes, prefix.length);
+  return out;
+};
 
 /** The address of a compressed public key in a script type. */
 export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
   const h = hash160(publicKey);
   if (type === 'p2wpkh') return segwitV0('bc', h);
-  if (type === 'p2pkh') return base58check(Uint8Array.of(0x00, ...h));
+  if (type === 'p2pkh') return base58check(prefixed([0x00], h));
   // P2SH-P2WPKH: the script hash of the witness program 0 <20-byte key hash>.
-  return base58check(Uint8Array.of(0x05, ...hash160(Uint8Array.of(0x00, 0x14, ...h))));
+  return base58check(prefixed([0x05], hash160(prefixed([0x00, 0x14], h))));
 }
 
 /** A wallet's branch: receive (0) or change (1). */
@@ -103,9 +110,10 @@ export type Branch = 0 | 1;
  * `undefined` at an index BIP-32 calls invalid (skip it). A branch that is itself invalid throws.
  */
 export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Array<Uint8Array | undefined> {
-  const [node] = children(key.publicKey, key.chainCode, branch, 1);
-  if (node === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
-  return children(node.publicKey, node.chainCode, from, count).map((c) => c?.publicKey);
+  const node = children(key.publicKey, key.chainCode, branch, 1);
+  const nodeKey = node.publicKeys[0];
+  if (nodeKey === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
+  return children(nodeKey, node.I[0]!.subarray(32), from, count).publicKeys;
 }
 
 /**
