@@ -83,32 +83,31 @@ function jacobianSum(sum: Jacobian, tweak: Uint8Array, K: Affine): boolean {
 function affineChunk(K: Affine, chunk: readonly number[], tweaks: readonly Uint8Array[], keys: Array<Uint8Array | undefined>): void {
   while (accs.length < chunk.length) accs.push({ x: fe(), y: fe() }), dxs.push(fe()), entries.push({ x: fe(), y: fe() });
   const started = new Uint8Array(chunk.length);
-  const adding: number[] = []; // slots in accs whose addition is pending, their q.x − p.x in dxs
+  const adding: number[] = []; // adding[0 … n − 1]: slots in accs whose addition is pending, their q.x − p.x in dxs
   for (let j = 0; j < DIGITS; j++) {
-    adding.length = 0;
-    chunk.forEach((i, c) => {
-      const d = digit(tweaks[i]!, j);
-      if (d === 0) return;
+    let n = 0;
+    for (let c = 0; c < chunk.length; c++) {
+      const d = digit(tweaks[chunk[c]!]!, j);
+      if (d === 0) continue;
       if (started[c] === 0) {
         loadEntry(accs[c]!, j, d);
         started[c] = 1;
-        return;
+        continue;
       }
-      const q = entries[adding.length]!;
-      loadEntry(q, j, d);
-      sub(dxs[adding.length]!, q.x, accs[c]!.x);
-      adding.push(c);
-    });
-    batchInvert(dxs, adding.length, (k, inverse) => affineAdd(accs[adding[k]!]!, entries[k]!, inverse));
+      loadEntry(entries[n]!, j, d);
+      sub(dxs[n]!, entries[n]!.x, accs[c]!.x);
+      adding[n++] = c;
+    }
+    batchInvert(dxs, n, (k, inverse) => affineAdd(accs[adding[k]!]!, entries[k]!, inverse));
   }
-  adding.length = 0;
+  let n = 0;
   const odd: number[] = [];
-  chunk.forEach((i, c) => {
-    sub(dxs[adding.length]!, K.x, accs[c]!.x);
-    if (isZero(dxs[adding.length]!)) odd.push(i);
-    else adding.push(c);
-  });
-  batchInvert(dxs, adding.length, (k, inverse) => {
+  for (let c = 0; c < chunk.length; c++) {
+    sub(dxs[n]!, K.x, accs[c]!.x);
+    if (isZero(dxs[n]!)) odd.push(chunk[c]!);
+    else adding[n++] = c;
+  }
+  batchInvert(dxs, n, (k, inverse) => {
     const c = adding[k]!;
     affineAdd(accs[c]!, K, inverse);
     keys[chunk[c]!] = compressed(accs[c]!);

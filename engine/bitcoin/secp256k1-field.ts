@@ -54,52 +54,54 @@ function reduce(out: Fe, top: number): void {
   for (let k = LIMBS; k < C.length; k++) C[k] = 0;
 }
 
+/** Limb k := the low 24 bits of v (0 ≤ v < 2^28) plus the carry from limb k − 1; returns v's carry. */
+function settle(out: Fe, k: number, v: number, below: number): number {
+  const q = Math.floor(v * INV_RADIX);
+  out[k] = v - q * RADIX + below;
+  return q;
+}
+
 /**
- * C[0 … 10] (each in [0, 2^28)) carried into limbs in one round, every limb at
- * once; the carry out of limb 10 (weight 2^264, a few units) folds into limbs
- * 0 and 1, which may end up to 2^22 above 2^24: inside the product bound.
+ * The carry out of limb 10 (weight 2^264, a few units) folded into limbs 0
+ * and 1, which may end up to 2^22 above 2^24: inside the product bound.
+ * With settle, one carry round with every limb at once (no carry chain).
  */
-function reduceNarrow(out: Fe): void {
-  let below = 0;
-  for (let k = 0; k < LIMBS; k++) {
-    const v = C[k]!;
-    const q = Math.floor(v * INV_RADIX);
-    out[k] = v - q * RADIX + below;
-    below = q;
-  }
-  out[0] = out[0]! + below * FOLD_LO;
-  out[1] = out[1]! + below * FOLD_HI;
+function foldTop(out: Fe, q: number): void {
+  out[0] = out[0]! + q * FOLD_LO;
+  out[1] = out[1]! + q * FOLD_HI;
 }
 
 export function add(out: Fe, a: Fe, b: Fe): void {
-  for (let k = 0; k < LIMBS; k++) C[k] = a[k]! + b[k]!;
-  reduceNarrow(out);
+  let q = 0;
+  for (let k = 0; k < LIMBS; k++) q = settle(out, k, a[k]! + b[k]!, q);
+  foldTop(out, q);
 }
 
 /**
- * 2^10·p in limbs, each raised so that a limb of any operand (< 2^24 + 2^19)
+ * 2^10·p in limbs, each raised so that a limb of any operand (< 2^24 + 2^22)
  * can be taken from it without going negative: a − b = a + (D − b).
  */
-const D: readonly number[] = (() => {
-  const m = fe();
-  fromBigInt(m, 1024n * (2n ** 256n - 2n ** 32n - 977n));
-  const d = Array.from(m);
+const D = (() => {
+  const d = fe();
+  fromBigInt(d, 1024n * (2n ** 256n - 2n ** 32n - 977n));
   for (let k = 0; k < LIMBS - 1; k++) {
-    d[k]! += 2 * RADIX;
-    d[k + 1]! -= 2;
+    d[k] = d[k]! + 2 * RADIX;
+    d[k + 1] = d[k + 1]! - 2;
   }
   return d;
 })();
 
 export function sub(out: Fe, a: Fe, b: Fe): void {
-  for (let k = 0; k < LIMBS; k++) C[k] = a[k]! + (D[k]! - b[k]!);
-  reduceNarrow(out);
+  let q = 0;
+  for (let k = 0; k < LIMBS; k++) q = settle(out, k, a[k]! + (D[k]! - b[k]!), q);
+  foldTop(out, q);
 }
 
-/** a·m for a small m (≤ 2^8). */
+/** a·m for a small m (≤ 2^3). */
 export function mulSmall(out: Fe, a: Fe, m: number): void {
-  for (let k = 0; k < LIMBS; k++) C[k] = a[k]! * m;
-  reduceNarrow(out);
+  let q = 0;
+  for (let k = 0; k < LIMBS; k++) q = settle(out, k, a[k]! * m, q);
+  foldTop(out, q);
 }
 
 export function copy(out: Fe, a: Fe): void {
