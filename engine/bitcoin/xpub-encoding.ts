@@ -1,4 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2.js';
+import { checksumInto } from './xpub-hash.js';
 
 /**
  * Address encodings for the derivation's hot loop, byte-identical to
@@ -33,11 +33,11 @@ export function base58(bytes: Uint8Array): string {
   return out;
 }
 
-/** Base58check: payload ‖ the first 4 bytes of SHA-256(SHA-256(payload)). */
+/** Base58check of a payload of at most 55 bytes (an address's 21): payload ‖ the first 4 bytes of SHA-256(SHA-256(payload)). */
 export function base58check(payload: Uint8Array): string {
   const bytes = new Uint8Array(payload.length + 4);
   bytes.set(payload);
-  bytes.set(sha256(sha256(payload)).subarray(0, 4), payload.length);
+  checksumInto(payload, bytes, payload.length);
   return base58(bytes);
 }
 

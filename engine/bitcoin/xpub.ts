@@ -1,9 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { base58check as base58checkDecoder } from './encoding.js';
-import { hash160 } from './hash.js';
 import { tweakedKeys } from './secp256k1-derive.js';
 import { base58check, segwitV0 } from './xpub-encoding.js';
+import { hash160Short as hash160 } from './xpub-hash.js';
 
 /**
  * Extended public keys (BIP-32) of a mainnet wallet and the addresses they

@@ -7,7 +7,10 @@ import * as F from '../../engine/bitcoin/secp256k1-field.js';
 import { tweakedKeys } from '../../engine/bitcoin/secp256k1-derive.js';
 import { ExtendedKeyError, deriveAddresses, derivePublicKeys, parseExtendedKey, type ExtendedKey } from '../../engine/bitcoin/xpub.js';
 import { base58check as fastBase58check, segwitV0 } from '../../engine/bitcoin/xpub-encoding.js';
+import { ripemd160Short, sha256Short } from '../../engine/bitcoin/xpub-hash.js';
 import { nobleDeriveAddresses, nobleDerivePublicKeys } from '../../engine/bitcoin/xpub-noble.js';
+import { ripemd160 } from '@noble/hashes/legacy.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 const vectors = (name: string): any => JSON.parse(readFileSync(new URL(`../fixtures/bitcoin/xpub-vectors/${name}`, import.meta.url), 'utf8'));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -182,5 +185,19 @@ describe('public derivation without BigInt', () => {
       const program = randomBytes(20);
       expect(segwitV0('bc', program)).toBe(bech32.encode('bc', [0, ...bech32.toWords(program)]));
     }
+  });
+
+  it('hashes one-block messages (0 … 55 bytes) as @noble/hashes does, and refuses longer ones', () => {
+    const out = new Uint8Array(32);
+    for (let length = 0; length <= 55; length++) {
+      for (let k = 0; k < 5; k++) {
+        const msg = randomBytes(length);
+        sha256Short(msg, out);
+        expect(hex(out)).toBe(hex(sha256(msg)));
+        ripemd160Short(msg, out, 12);
+        expect(hex(out.subarray(12))).toBe(hex(ripemd160(msg)));
+      }
+    }
+    expect(() => sha256Short(new Uint8Array(56), out)).toThrow(RangeError);
   });
 });
