@@ -248,26 +248,35 @@ export function sqrN(out: Fe, a: Fe, n: number): void {
   for (let i = 1; i < n; i++) sqr(out, out);
 }
 
-// inv's temporaries, allocated once.
-const [x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, tail] = Array.from({ length: 12 }, fe) as [Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe];
+// inv's temporaries, allocated once: x_k = a^(2^k − 1), `a` a copy of the argument.
+const [a1, x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, tail] = Array.from({ length: 13 }, fe) as [Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe];
+/** libsecp256k1's addition chain for p − 2 as steps `to := from^(2^squarings) · by` (255 squarings, 15 multiplications). */
+const CHAIN: ReadonlyArray<readonly [to: Fe, from: Fe, squarings: number, by: Fe]> = [
+  [x2, a1, 1, a1],
+  [x3, x2, 1, a1],
+  [x6, x3, 3, x3],
+  [x9, x6, 3, x3],
+  [x11, x9, 2, x2],
+  [x22, x11, 11, x11],
+  [x44, x22, 22, x22],
+  [x88, x44, 44, x44],
+  [x176, x88, 88, x88],
+  [x220, x176, 44, x44],
+  [x223, x220, 3, x3],
+  [tail, x223, 23, x22],
+  [tail, tail, 5, a1],
+  [tail, tail, 3, x2],
+  [tail, tail, 2, a1],
+];
 
-/** 1/a = a^(p − 2), by libsecp256k1's addition chain (255 squarings, 15 multiplications). a ≢ 0. */
+/** 1/a = a^(p − 2). a ≢ 0. */
 export function inv(out: Fe, a: Fe): void {
-  sqr(x2, a), mul(x2, x2, a);
-  sqr(x3, x2), mul(x3, x3, a);
-  sqrN(x6, x3, 3), mul(x6, x6, x3);
-  sqrN(x9, x6, 3), mul(x9, x9, x3);
-  sqrN(x11, x9, 2), mul(x11, x11, x2);
-  sqrN(x22, x11, 11), mul(x22, x22, x11);
-  sqrN(x44, x22, 22), mul(x44, x44, x22);
-  sqrN(x88, x44, 44), mul(x88, x88, x44);
-  sqrN(x176, x88, 88), mul(x176, x176, x88);
-  sqrN(x220, x176, 44), mul(x220, x220, x44);
-  sqrN(x223, x220, 3), mul(x223, x223, x3);
-  sqrN(tail, x223, 23), mul(tail, tail, x22);
-  sqrN(tail, tail, 5), mul(tail, tail, a);
-  sqrN(tail, tail, 3), mul(tail, tail, x2);
-  sqrN(tail, tail, 2), mul(out, tail, a);
+  a1.set(a);
+  for (const [to, from, squarings, by] of CHAIN) {
+    sqrN(to, from, squarings);
+    mul(to, to, by);
+  }
+  out.set(tail);
 }
 
 /**

@@ -106,20 +106,24 @@ export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
 export type Branch = 0 | 1;
 
 /**
- * The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only),
- * `undefined` at an index BIP-32 calls invalid (skip it). A branch that is itself invalid throws.
+ * The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only).
+ * An index BIP-32 calls invalid (probability < 2^-127) throws an ExtendedKeyError naming it; the batch
+ * beneath (tweakedKeys) reports it as undefined, for a caller that would rather skip it.
  */
-export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Array<Uint8Array | undefined> {
+export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
   const node = children(key.publicKey, key.chainCode, branch, 1);
   const nodeKey = node.publicKeys[0];
   if (nodeKey === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
-  return children(nodeKey, node.I[0]!.subarray(32), from, count).publicKeys;
+  return children(nodeKey, node.I[0]!.subarray(32), from, count).publicKeys.map((publicKey, k) => {
+    if (publicKey === undefined) throw new ExtendedKeyError(`child ${from + k} is invalid (BIP-32): skip it`);
+    return publicKey;
+  });
 }
 
 /**
- * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order (`undefined`
- * at an invalid index). The branch's node is derived once per call; callers extending a gap ask for the next range.
+ * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order. The
+ * branch's node is derived once per call; callers extending a gap ask for the next range.
  */
-export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): Array<string | undefined> {
-  return derivePublicKeys(key, branch, from, count).map((publicKey) => publicKey && addressOf(publicKey, key.type));
+export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): string[] {
+  return derivePublicKeys(key, branch, from, count).map((publicKey) => addressOf(publicKey, key.type));
 }

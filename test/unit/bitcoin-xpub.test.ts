@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { ripemd160 } from '@noble/hashes/legacy.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { describe, expect, it } from 'vitest';
 import { base58check, bech32 } from '../../engine/bitcoin/encoding.js';
 import * as F from '../../engine/bitcoin/secp256k1-field.js';
@@ -9,8 +11,6 @@ import { ExtendedKeyError, deriveAddresses, derivePublicKeys, parseExtendedKey, 
 import { base58check as fastBase58check, segwitV0 } from '../../engine/bitcoin/xpub-encoding.js';
 import { ripemd160Short, sha256Short } from '../../engine/bitcoin/xpub-hash.js';
 import { nobleDeriveAddresses, nobleDerivePublicKeys } from '../../engine/bitcoin/xpub-noble.js';
-import { ripemd160 } from '@noble/hashes/legacy.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 
 const vectors = (name: string): any => JSON.parse(readFileSync(new URL(`../fixtures/bitcoin/xpub-vectors/${name}`, import.meta.url), 'utf8'));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -166,7 +166,7 @@ describe('public derivation without BigInt', () => {
       const key = { publicKey: secp256k1.Point.BASE.multiply(big(randomBytes(32)) % N).toBytes(true), chainCode: randomBytes(32) };
       const [from, count] = ([[0, 300], [1_000_000, 5], [0x7fffffff - 2, 3], [Math.floor(Math.random() * 1e9), 40]] as Array<[number, number]>)[round]!;
       const fast = derivePublicKeys(key, round % 2, from, count);
-      expect(fast.map((k) => hex(k!))).toEqual(nobleDerivePublicKeys(key, round % 2, from, count).map(hex));
+      expect(fast.map(hex)).toEqual(nobleDerivePublicKeys(key, round % 2, from, count).map(hex));
     }
     expect(() => derivePublicKeys(parseExtendedKey(vectors('bip49-84-86-vectors.parsed.json').bip84_mainnet.entries[0].xpub), 0, 0x7fffffff, 2)).toThrow(RangeError);
   });
