@@ -13,6 +13,28 @@ const belowN = (k: Uint8Array): boolean => {
 
 const isZeroScalar = (k: Uint8Array): boolean => k.every((b) => b === 0);
 
+/**
+ * Parents' points by their compressed keys: decompressing (a square root in
+ * BigInt) cost about as much as a dozen children, and a wallet asks for the
+ * same branch nodes' next addresses again and again. Bounded: cleared when full.
+ */
+const parents = new Map<string, Affine>();
+const PARENTS_MAX = 4096;
+
+function affineOf(parent: Uint8Array): Affine {
+  const id = Buffer.from(parent.buffer, parent.byteOffset, parent.byteLength).toString('hex');
+  let K = parents.get(id);
+  if (K === undefined) {
+    const P = secp256k1.Point.fromBytes(parent).toAffine();
+    K = { x: fe(), y: fe() };
+    fromBigInt(K.x, P.x);
+    fromBigInt(K.y, P.y);
+    if (parents.size >= PARENTS_MAX) parents.clear();
+    parents.set(id, K);
+  }
+  return K;
+}
+
 /** Children computed together: CHUNK at a time, their scratch points reused between calls. */
 const CHUNK = 2048;
 /**
@@ -35,10 +57,7 @@ const entries: Affine[] = [];
  * the point at infinity): the wallet skips that index.
  */
 export function tweakedKeys(parent: Uint8Array, tweaks: readonly Uint8Array[]): Array<Uint8Array | undefined> {
-  const P = secp256k1.Point.fromBytes(parent).toAffine();
-  const K: Affine = { x: fe(), y: fe() };
-  fromBigInt(K.x, P.x);
-  fromBigInt(K.y, P.y);
+  const K = affineOf(parent);
   const keys: Array<Uint8Array | undefined> = new Array(tweaks.length).fill(undefined);
   // Children the comb computes: 0 < tweak < n. Tweak 0 is K itself; tweak ≥ n is invalid.
   const combed: number[] = [];

@@ -105,16 +105,29 @@ export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
 /** A wallet's branch: receive (0) or change (1). */
 export type Branch = 0 | 1;
 
+/** Branch nodes (…/0, …/1) by key: a wallet extends the same two branches call after call. */
+const nodes = new WeakMap<object, Map<number, { publicKey: Uint8Array; chainCode: Uint8Array }>>();
+
+function branchNode(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number): { publicKey: Uint8Array; chainCode: Uint8Array } {
+  let byBranch = nodes.get(key);
+  if (byBranch === undefined) nodes.set(key, (byBranch = new Map()));
+  let node = byBranch.get(branch);
+  if (node === undefined) {
+    const { I, publicKeys } = children(key.publicKey, key.chainCode, branch, 1);
+    if (publicKeys[0] === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
+    byBranch.set(branch, (node = { publicKey: publicKeys[0], chainCode: I[0]!.subarray(32) }));
+  }
+  return node;
+}
+
 /**
  * The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only).
  * An index BIP-32 calls invalid (probability < 2^-127) throws an ExtendedKeyError naming it; the batch
  * beneath (tweakedKeys) reports it as undefined, for a caller that would rather skip it.
  */
 export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
-  const node = children(key.publicKey, key.chainCode, branch, 1);
-  const nodeKey = node.publicKeys[0];
-  if (nodeKey === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
-  return children(nodeKey, node.I[0]!.subarray(32), from, count).publicKeys.map((publicKey, k) => {
+  const node = branchNode(key, branch);
+  return children(node.publicKey, node.chainCode, from, count).publicKeys.map((publicKey, k) => {
     if (publicKey === undefined) throw new ExtendedKeyError(`child ${from + k} is invalid (BIP-32): skip it`);
     return publicKey;
   });
