@@ -133,10 +133,18 @@ export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode
   });
 }
 
+/** deriveAddresses' slice: the affine chunk of secp256k1-derive.ts. */
+const SLICE = 2048;
+
 /**
  * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order. The
  * branch's node is derived once per call; callers extending a gap ask for the next range.
  */
 export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): string[] {
-  return derivePublicKeys(key, branch, from, count).map((publicKey) => addressOf(publicKey, key.type));
+  const addresses: string[] = [];
+  // A slice at a time, so that the keys and HMAC outputs die young (kept for 20,000 at once, the garbage collector copied them).
+  for (let k = 0; k < count; k += SLICE) {
+    for (const publicKey of derivePublicKeys(key, branch, from + k, Math.min(SLICE, count - k))) addresses.push(addressOf(publicKey, key.type));
+  }
+  return addresses;
 }
