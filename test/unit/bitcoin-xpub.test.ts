@@ -178,6 +178,10 @@ describe('public derivation without BigInt', () => {
       const key: ExtendedKey = { ...zpub, type };
       expect(deriveAddresses(key, 1, 7, 50)).toEqual(nobleDeriveAddresses(key, 1, 7, 50));
     }
+    // Past deriveAddresses' slice of 2,048: in order, the same as smaller ranges, index 2,048 as noble's.
+    const many = deriveAddresses(zpub, 0, 0, 2100);
+    expect(many).toEqual([...deriveAddresses(zpub, 0, 0, 1000), ...deriveAddresses(zpub, 0, 1000, 1100)]);
+    expect(many.slice(2047, 2050)).toEqual(nobleDeriveAddresses(zpub, 0, 2047, 3));
     for (let i = 0; i < 500; i++) {
       const bytes = randomBytes(i % 40);
       bytes.fill(0, 0, i % 4); // leading zero bytes are '1's
