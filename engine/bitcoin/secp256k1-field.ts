@@ -1,13 +1,14 @@
 /**
  * The field of secp256k1 (p = 2^256 − 2^32 − 977) without BigInt, for the hot
- * loop of public-key derivation (engine/bitcoin/secp256k1-batch.ts): BigInt
+ * loop of public-key derivation (engine/bitcoin/secp256k1-derive.ts): BigInt
  * allocates on every operation and its `%` dominates noble's scalar multiply.
  *
- * An element is 11 limbs of 24 bits in a Float64Array (little-endian radix
- * 2^24, value < 2^264, congruent mod p, not unique until `toBytes`). Doubles
- * multiply exactly up to 2^53: a product of two limbs is < 2^48 and a column of
- * 11 of them < 2^52, so a whole 11 × 11 product is summed without carries and
- * reduced once. 24 bits also align limbs to bytes (3 bytes a limb).
+ * An element is 11 limbs in a Float64Array, little-endian radix 2^24, each in
+ * [0, 2^24 + 2^22) (carries are done in one round for every limb at once, which
+ * leaves a limb slightly loose), congruent mod p, unique only once `canonical`.
+ * Doubles multiply exactly up to 2^53: a product of two limbs is < 2^48.4 and a
+ * column of 11 of them < 2^52.1, so a whole 11 × 11 product is summed without
+ * carries and reduced once. 24 bits also align limbs to bytes (3 a limb).
  * Not constant time: public keys only.
  */
 export type Fe = Float64Array;
@@ -102,10 +103,6 @@ export function mulSmall(out: Fe, a: Fe, m: number): void {
   let q = 0;
   for (let k = 0; k < LIMBS; k++) q = settle(out, k, a[k]! * m, q);
   foldTop(out, q);
-}
-
-export function copy(out: Fe, a: Fe): void {
-  out.set(a);
 }
 
 /** C[0 … 20], the column sums of a product, reduced into `out` (generated, unrolled: locals stay in registers). */
@@ -310,14 +307,6 @@ export const isZero = (a: Fe): boolean => {
   canonical(SUM, a);
   return SUM.every((limb) => limb === 0);
 };
-
-/** Big-endian 32 bytes at `offset` (any value below 2^256; reduced lazily). */
-export function fromBytes(out: Fe, bytes: Uint8Array, offset = 0): void {
-  for (let k = 0; k < LIMBS; k++) {
-    const end = offset + 32 - 3 * k; // limb k is bytes end − 3 … end − 1
-    out[k] = k === 10 ? (bytes[end - 2]! << 8) | bytes[end - 1]! : (bytes[end - 3]! << 16) | (bytes[end - 2]! << 8) | bytes[end - 1]!;
-  }
-}
 
 /** The canonical value as big-endian 32 bytes at `offset`. */
 export function toBytes(bytes: Uint8Array, offset: number, a: Fe): void {
