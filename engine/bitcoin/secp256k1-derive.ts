@@ -67,7 +67,7 @@ export function tweakedKeys(parent: Uint8Array, tweaks: readonly Uint8Array[]): 
   });
   for (let first = 0; first < combed.length; first += CHUNK) {
     const chunk = combed.slice(first, first + CHUNK);
-    if (combed.length >= AFFINE_FROM) affineChunk(K, chunk, tweaks, keys);
+    if (chunk.length >= AFFINE_FROM) affineChunk(K, chunk, tweaks, keys);
     else jacobianChunk(K, chunk, tweaks, keys);
   }
   return keys;
