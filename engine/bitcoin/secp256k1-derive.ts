@@ -48,7 +48,7 @@ const AFFINE_FROM = 128;
 const sums: Jacobian[] = [];
 const accs: Affine[] = [];
 const dxs: Fe[] = [];
-/** The table entries being added, one per pending addition (loaded once for dx and again for the addition was 5% of the time). */
+/** The table entries being added, one per pending addition, so each is loaded once (loading it again for the addition was 5% of the time). */
 const entries: Affine[] = [];
 
 /**
