@@ -1,10 +1,9 @@
-import { normalizeZ } from '@noble/curves/abstract/curve.js';
+import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { bytesToNumberBE } from '@noble/curves/utils.js';
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha512 } from '@noble/hashes/sha2.js';
-import { base58check, bech32 } from './encoding.js';
-import { hash160 } from './hash.js';
+import { base58check as base58checkDecoder } from './encoding.js';
+import { tweakedKeys } from './secp256k1-derive.js';
+import { base58check, segwitV0 } from './xpub-encoding.js';
+import { hash160Short as hash160 } from './xpub-hash.js';
 
 /**
  * Extended public keys (BIP-32) of a mainnet wallet and the addresses they
@@ -50,7 +49,7 @@ const REFUSED: ReadonlyMap<number, string> = new Map([
 export function parseExtendedKey(text: string): ExtendedKey {
   let bytes: Uint8Array;
   try {
-    bytes = base58check.decode(text.trim());
+    bytes = base58checkDecoder.decode(text.trim());
   } catch {
     throw new ExtendedKeyError('not an extended public key: bad base58 or checksum');
   }
@@ -67,58 +66,85 @@ export function parseExtendedKey(text: string): ExtendedKey {
   return { text: text.trim(), type, depth: bytes[4]!, chainCode: bytes.slice(13, 45), publicKey };
 }
 
-/** A derived child: its chain code and point (projective, not yet normalized). */
-interface Child {
-  chainCode: Uint8Array;
-  point: InstanceType<typeof secp256k1.Point>;
-}
-
-const N = secp256k1.Point.Fn.ORDER;
-
-/** CKDpub (BIP-32): the non-hardened children `from` … `from + count − 1` of a parent, their points normalized together (one field inversion for all). */
-function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array }> {
+/**
+ * CKDpub (BIP-32) for the non-hardened children `from` … `from + count − 1` of
+ * a parent: I = HMAC-SHA512(chainCode, K ‖ ser32(i)), child key I_L·G + K
+ * (secp256k1-derive.ts), chain code I_R. An invalid child (BIP-32: I_L ≥ n or
+ * the point at infinity, probability < 2^-127) is `undefined`: skip that index.
+ */
+function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): { I: Uint8Array[]; publicKeys: Array<Uint8Array | undefined> } {
   if (from < 0 || from + count > 0x80000000) throw new RangeError('non-hardened indexes are 0 … 2^31 − 1');
-  const parent = secp256k1.Point.fromBytes(parentKey);
-  // The HMAC keyed with the chain code once; each child hashes its own message from a copy of that state.
-  const keyed = hmac.create(sha512, chainCode);
   const data = new Uint8Array(37);
   data.set(parentKey, 0);
   const view = new DataView(data.buffer);
-  const out: Child[] = [];
-  for (let i = from; i < from + count; i++) {
-    view.setUint32(33, i);
-    const I = keyed.clone().update(data).digest();
-    const tweak = bytesToNumberBE(I.subarray(0, 32));
-    // Vanishingly rare (probability < 2^-127); BIP-32 says to skip to the next index.
-    if (tweak === 0n || tweak >= N) throw new ExtendedKeyError(`child ${i} is invalid (BIP-32): skip it`);
-    out.push({ chainCode: I.slice(32), point: secp256k1.Point.BASE.multiply(tweak).add(parent) });
-  }
-  const affine = normalizeZ(secp256k1.Point, out.map((c) => c.point));
-  return out.map((c, k) => ({ chainCode: c.chainCode, publicKey: affine[k]!.toBytes(true) }));
+  // node:crypto's HMAC: a third of noble's time (measured 3.5 µs against 9.5 µs).
+  const I = Array.from({ length: count }, (_, k) => {
+    view.setUint32(33, from + k);
+    return createHmac('sha512', chainCode).update(data).digest();
+  });
+  return { I, publicKeys: tweakedKeys(parentKey, I.map((i) => i.subarray(0, 32))) };
 }
+
+/** prefix ‖ bytes (without spreading: this runs for every address). */
+const prefixed = (prefix: readonly number[], bytes: Uint8Array): Uint8Array => {
+  const out = new Uint8Array(prefix.length + bytes.length);
+  out.set(prefix);
+  out.set(bytes, prefix.length);
+  return out;
+};
 
 /** The address of a compressed public key in a script type. */
 export function addressOf(publicKey: Uint8Array, type: ScriptType): string {
   const h = hash160(publicKey);
-  if (type === 'p2wpkh') return bech32.encode('bc', [0, ...bech32.toWords(h)]);
-  if (type === 'p2pkh') return base58check.encode(Uint8Array.of(0x00, ...h));
+  if (type === 'p2wpkh') return segwitV0('bc', h);
+  if (type === 'p2pkh') return base58check(prefixed([0x00], h));
   // P2SH-P2WPKH: the script hash of the witness program 0 <20-byte key hash>.
-  return base58check.encode(Uint8Array.of(0x05, ...hash160(Uint8Array.of(0x00, 0x14, ...h))));
+  return base58check(prefixed([0x05], hash160(prefixed([0x00, 0x14], h))));
 }
 
 /** A wallet's branch: receive (0) or change (1). */
 export type Branch = 0 | 1;
 
-/** The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only). */
-export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
-  const [node] = children(key.publicKey, key.chainCode, branch, 1);
-  return children(node!.publicKey, node!.chainCode, from, count).map((c) => c.publicKey);
+/** Branch nodes (…/0, …/1) by key: a wallet extends the same two branches call after call. */
+const nodes = new WeakMap<object, Map<number, { publicKey: Uint8Array; chainCode: Uint8Array }>>();
+
+function branchNode(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number): { publicKey: Uint8Array; chainCode: Uint8Array } {
+  let byBranch = nodes.get(key);
+  if (byBranch === undefined) nodes.set(key, (byBranch = new Map()));
+  let node = byBranch.get(branch);
+  if (node === undefined) {
+    const { I, publicKeys } = children(key.publicKey, key.chainCode, branch, 1);
+    if (publicKeys[0] === undefined) throw new ExtendedKeyError(`branch ${branch} is invalid (BIP-32): this key has no such branch`);
+    byBranch.set(branch, (node = { publicKey: publicKeys[0], chainCode: I[0]!.subarray(32) }));
+  }
+  return node;
 }
+
+/**
+ * The public keys of …/branch/from … …/branch/(from + count − 1) under a key (non-hardened steps only).
+ * An index BIP-32 calls invalid (probability < 2^-127) throws an ExtendedKeyError naming it; the batch
+ * beneath (tweakedKeys) reports it as undefined, for a caller that would rather skip it.
+ */
+export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
+  const node = branchNode(key, branch);
+  return children(node.publicKey, node.chainCode, from, count).publicKeys.map((publicKey, k) => {
+    if (publicKey === undefined) throw new ExtendedKeyError(`child ${from + k} is invalid (BIP-32): skip it`);
+    return publicKey;
+  });
+}
+
+/** deriveAddresses' slice: the affine chunk of secp256k1-derive.ts. */
+const SLICE = 2048;
 
 /**
  * The addresses `from` … `from + count − 1` of a branch (…/branch/i) of an extended key, in order. The
  * branch's node is derived once per call; callers extending a gap ask for the next range.
  */
 export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, count: number): string[] {
-  return derivePublicKeys(key, branch, from, count).map((publicKey) => addressOf(publicKey, key.type));
+  const addresses: string[] = [];
+  // A slice at a time, so that the keys and HMAC outputs die young (kept for 20,000 at once, the garbage collector copied them).
+  for (let k = 0; k < count; k += SLICE) {
+    for (const publicKey of derivePublicKeys(key, branch, from + k, Math.min(SLICE, count - k))) addresses.push(addressOf(publicKey, key.type));
+  }
+  return addresses;
 }
