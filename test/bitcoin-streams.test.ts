@@ -152,6 +152,12 @@ describe('Bitcoin streams, delivered', () => {
       { xpub: ZPUB, address: receive(ZPUB, 55) },
       { xpub: ZPUB, address: receive(ZPUB, 75) },
     ]);
+    // The mempool phase matches xpub addresses too.
+    const sixth = spend(coinsOf(fifth, [payer]), [payTo(receive(XPUB, 1), 1000), payTo(payer.address, 3_500_000_000)]);
+    core.chain.addToMempool(sixth.toHex());
+    expect(await until(() => phases(id).mempool.length === 1, 10_000)).toBe(true);
+    expect(phases(id).mempool[0]!.transactions[0]).toMatchObject({ txid: sixth.getId(), xpubs: [{ xpub: XPUB, address: receive(XPUB, 1) }] });
+    mineBlock(core.chain, [sixth]);
   });
 
   /** Pays `to` from a freshly funded coin; the transaction, not mined. */
@@ -195,7 +201,8 @@ describe('Bitcoin streams, delivered', () => {
     await caughtUp();
     expect(phases(id).confirmed[0]!.block.hash).toBe(block.getId());
     expect(phases(id).inBlock.length).toBe(1);
-    expect((await s.call(`/stats/${id}`)).body).toMatchObject({ totalWebhooksDelivered: 2, totalTxsProcessed: 2 });
+    expect(await until(async () => (await s.call(`/stats/${id}`)).body.totalWebhooksDelivered === 2, 10_000)).toBe(true);
+    expect((await s.call(`/stats/${id}`)).body).toMatchObject({ totalTxsProcessed: 2 });
   });
 
   describe('mainnet block 574200 (3,315 transactions), relinked onto the stand-in\'s chain', () => {
