@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExtendedKey, deriveAddresses } from '../engine/bitcoin/xpub.js';
-import { base58check } from '../engine/bitcoin/encoding.js';
+import { XPUB, withVersion } from './bitcoin-keys.js';
 import { Block, address as btcAddress, initEccLib } from 'bitcoinjs-lib';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
@@ -18,12 +18,6 @@ import { startReceiver, type Received } from './receiver.js';
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 /** BIP-32 vector 1's master key as an xpub, and the same key as a ypub and a zpub (SLIP-132 versions). */
-const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
-const withVersion = (text: string, version: number): string => {
-  const bytes = base58check.decode(text);
-  new DataView(bytes.buffer, bytes.byteOffset).setUint32(0, version);
-  return base58check.encode(bytes);
-};
 const YPUB = withVersion(XPUB, 0x049d7cb2);
 const ZPUB = withVersion(XPUB, 0x04b24746);
 /** Address i of the receive branch of a key. */

@@ -1,7 +1,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
-import { base58check } from '../engine/bitcoin/encoding.js';
+import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-keys.js';
 import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
@@ -13,16 +13,7 @@ const P2WPKH = 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4';
 const P2WSH = 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3';
 const P2TR = 'bc1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqzk5jj0';
 
-/** BIP-32 vector 1's master key; the BIP-84 vector's account zpub. */
-const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
-const ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
-const XPRV = 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi';
-/** The same key under another SLIP-132 version (they differ only in their first 4 bytes). */
-const withVersion = (text: string, version: number): string => {
-  const bytes = base58check.decode(text);
-  new DataView(bytes.buffer, bytes.byteOffset).setUint32(0, version);
-  return base58check.encode(bytes);
-};
+const ZPUB = BIP84_ZPUB;
 const TPUB = withVersion(XPUB, 0x043587cf);
 
 /** A Bitcoin webhook as the matcher would hand it over, in the body's shape (engine/bitcoin/body.ts), cut short: delivery reads only its envelope. */

@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/chain-store.js';
-import type { ChainEvents, ChainFollower, FollowerStatus } from '../ingest/follow.js';
+import { UpstreamHealth, prunable, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
@@ -34,11 +34,8 @@ export interface BitcoinFollowerStatus extends FollowerStatus {
   unresolvedInputs: number;
 }
 
-const MAX_BACKOFF_MS = 30_000;
 /** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
 const AHEAD = 4;
-/** Blocks pruned per transaction. */
-const PRUNE_BATCH = 1_000;
 
 /** A txid: 64 hex digits, as Core writes it. */
 const TXID = /^[0-9a-f]{64}$/;
@@ -46,11 +43,9 @@ const TXID = /^[0-9a-f]{64}$/;
 export class BitcoinFollower implements ChainFollower {
   private state: BitcoinChainState;
   private running = false;
+  private readonly health: UpstreamHealth;
   private again = false;
   private stopped = false;
-  private failures = 0;
-  private errors = 0;
-  private lastError: string | undefined;
   private timer: Timer | undefined;
   private nodeHead = -1;
   private rolledBack = 0;
@@ -77,6 +72,7 @@ export class BitcoinFollower implements ChainFollower {
     },
   ) {
     this.state = this.stored();
+    this.health = new UpstreamHealth(chain, log);
   }
 
   private stored(): BitcoinChainState {
@@ -93,9 +89,7 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   status(): BitcoinFollowerStatus {
-    const s: BitcoinFollowerStatus = { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, inputs: this.inputs, unresolvedInputs: this.unresolved };
-    if (this.lastError !== undefined) s.lastError = this.lastError;
-    return s;
+    return { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
   }
 
   reorgs(): number {
@@ -105,8 +99,7 @@ export class BitcoinFollower implements ChainFollower {
   private poll(): void {
     if (this.stopped) return;
     void this.sync().finally(() => {
-      const delay = this.failures === 0 ? this.opts.pollMs : Math.min(MAX_BACKOFF_MS, this.opts.pollMs * 2 ** this.failures);
-      this.timer = this.clock.at(this.clock.now() + delay, () => this.poll());
+      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.opts.pollMs), () => this.poll());
     });
   }
 
@@ -132,14 +125,10 @@ export class BitcoinFollower implements ChainFollower {
       } while (this.again && !this.stopped);
       await this.prune();
       await this.opts.afterSync?.();
-      this.failures = 0;
-      this.lastError = undefined;
+      this.health.ok();
     } catch (err) {
       if (this.stopped) return;
-      this.failures++;
-      this.errors++;
-      this.lastError = (err as Error).message;
-      this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
+      this.health.failed(err);
     } finally {
       this.running = false;
     }
@@ -300,17 +289,16 @@ export class BitcoinFollower implements ChainFollower {
     return true;
   }
 
+  /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
   private async prune(): Promise<void> {
-    if (this.opts.retention === undefined) return;
-    const from = this.state.pruned + 1;
-    const unread = this.events.oldestUnread?.(this.chain) ?? Infinity;
-    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1, unread) - 1;
-    if (to < from) return;
-    const next = { ...this.state, pruned: to };
+    const range = prunable(this.state, this.opts.retention, this.events.oldestUnread?.(this.chain));
+    if (range === undefined) return;
+    const next = { ...this.state, pruned: range.to };
     await this.kv.transactAsync(() => {
-      for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
+      for (let n = range.from; n <= range.to; n++) pruneBlock(this.kv, this.chain, n);
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
   }
+
 }

@@ -4,7 +4,7 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } from './prepared.js';
 import { removeBlock } from './store.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
-import type { ChainEvents, ChainFollower, FollowerStatus } from '../ingest/follow.js';
+import { UpstreamHealth, prunable, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -34,7 +34,6 @@ export interface EvmFollowerStatus extends FollowerStatus {
   subscription: boolean;
 }
 
-const MAX_BACKOFF_MS = 30_000;
 /** Blocks fetched and prepared at once while catching up (one at a time at the head). */
 export const CATCH_UP_BATCH = 16;
 /**
@@ -49,8 +48,6 @@ export const COMMIT_BLOCKS = 4;
  * cores idled. lmdb-js commits what was queued meanwhile in its next transaction.
  */
 const COMMITS_IN_FLIGHT = 4;
-/** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
-const PRUNE_BATCH = 1_000;
 
 export class Follower implements ChainFollower {
   /** As of the writes handed to the store (what the next block builds on); `durable` lags it while commits are in flight. */
@@ -65,11 +62,9 @@ export class Follower implements ChainFollower {
   private handedOver = 0;
   private durableSeq = 0;
   private running = false;
+  private readonly health: UpstreamHealth;
   private again = false;
   private stopped = false;
-  private failures = 0;
-  private errors = 0;
-  private lastError: string | undefined;
   private timer: Timer | undefined;
   private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -102,6 +97,7 @@ export class Follower implements ChainFollower {
     },
   ) {
     this.state = this.durable = this.stored();
+    this.health = new UpstreamHealth(chain, log);
   }
 
   /** The chain's state as the store holds it (a new chain's before its first block). */
@@ -122,9 +118,7 @@ export class Follower implements ChainFollower {
   }
 
   status(): EvmFollowerStatus {
-    const s: EvmFollowerStatus = { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, subscription: this.subscribed };
-    if (this.lastError !== undefined) s.lastError = this.lastError;
-    return s;
+    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed };
   }
 
   /**
@@ -173,14 +167,10 @@ export class Follower implements ChainFollower {
         await this.catchUp(target);
       } while (this.again && !this.stopped);
       await this.prune();
-      this.failures = 0;
-      this.lastError = undefined;
+      this.health.ok();
     } catch (err) {
       if (this.stopped) return; // the upstream was closed under it
-      this.failures++;
-      this.errors++;
-      this.lastError = (err as Error).message;
-      this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
+      this.health.failed(err);
     } finally {
       this.running = false;
     }
@@ -212,8 +202,7 @@ export class Follower implements ChainFollower {
   private poll(): void {
     if (this.stopped) return;
     void this.sync().finally(() => {
-      const delay = this.failures === 0 ? this.opts.pollMs : Math.min(MAX_BACKOFF_MS, this.opts.pollMs * 2 ** this.failures);
-      this.timer = this.clock.at(this.clock.now() + delay, () => this.poll());
+      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.opts.pollMs), () => this.poll());
     });
   }
 
@@ -436,14 +425,10 @@ export class Follower implements ChainFollower {
 
   /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
   private async prune(): Promise<void> {
-    if (this.opts.retention === undefined) return;
-    const from = this.state.pruned + 1;
-    // Only confirmed blocks go (a reorg can still need what is above them), and none a listener has yet to read.
-    const unread = this.events.oldestUnread?.(this.chain) ?? Infinity;
-    const to = Math.min(from + PRUNE_BATCH, this.state.head - this.opts.retention + 1, this.state.confirmed + 1, unread) - 1;
-    if (to < from) return;
-    await this.commit({ ...this.state, pruned: to }, () => {
-      for (let n = from; n <= to; n++) pruneBlock(this.kv, this.chain, n);
+    const range = prunable(this.state, this.opts.retention, this.events.oldestUnread?.(this.chain));
+    if (range === undefined) return;
+    await this.commit({ ...this.state, pruned: range.to }, () => {
+      for (let n = range.from; n <= range.to; n++) pruneBlock(this.kv, this.chain, n);
     });
   }
 }

@@ -1,3 +1,5 @@
+import type { Logger } from '../log.js';
+
 /**
  * What every chain family's follower shares: the events it announces blocks
  * with (the matcher's block-event log listens), and the status /health and
@@ -37,4 +39,52 @@ export interface ChainFollower {
   status(): FollowerStatus;
   /** How many times the store rolled back (a reorg) since the start. */
   reorgs(): number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+/** Blocks pruned per transaction: the window's tail is cut a little at each wake-up, never in one long stall. */
+const PRUNE_BATCH = 1_000;
+
+/** How a follower's node is doing: failures in a row (the poll backs off), errors since the start, the last one. */
+export class UpstreamHealth {
+  private failures = 0;
+  private errors = 0;
+  private lastError: string | undefined;
+
+  constructor(
+    private readonly chain: string,
+    private readonly log: Logger,
+  ) {}
+
+  ok(): void {
+    this.failures = 0;
+    this.lastError = undefined;
+  }
+
+  failed(err: unknown): void {
+    this.failures++;
+    this.errors++;
+    this.lastError = (err as Error).message;
+    this.log.warn('upstream failing', { chain: this.chain, failures: this.failures, err: this.lastError });
+  }
+
+  /** The wait before the next poll: the interval, doubled for each failure in a row, up to 30 s. */
+  delay(pollMs: number): number {
+    return this.failures === 0 ? pollMs : Math.min(MAX_BACKOFF_MS, pollMs * 2 ** this.failures);
+  }
+
+  status(): Pick<FollowerStatus, 'upstream' | 'upstreamErrors' | 'lastError'> {
+    return { upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, ...(this.lastError === undefined ? {} : { lastError: this.lastError }) };
+  }
+}
+
+/**
+ * The blocks whose records and probe columns may be pruned now, a batch at most: below the retention
+ * window, confirmed (a reorg may still need what is above), and read by every listener. Undefined: none.
+ */
+export function prunable(state: { head: number; confirmed: number; pruned: number }, retention: number | undefined, oldestUnread: number | undefined): { from: number; to: number } | undefined {
+  if (retention === undefined) return undefined;
+  const from = state.pruned + 1;
+  const to = Math.min(from + PRUNE_BATCH, state.head - retention + 1, state.confirmed + 1, oldestUnread ?? Infinity) - 1;
+  return to < from ? undefined : { from, to };
 }
