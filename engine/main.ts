@@ -40,6 +40,7 @@ import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
 import { BitcoinWallets } from './bitcoin/wallets.js';
 import { bitcoinWebhookBuilder } from './bitcoin/webhook.js';
 import { XpubWindows } from './bitcoin/xpub-windows.js';
+import { prepareTable } from './bitcoin/secp256k1-table.js';
 import { blockKey } from './ingest/chain-store.js';
 import type { ChainFollower, FollowerStatus } from './ingest/follow.js';
 import { StreamsService } from './streams/service.js';
@@ -210,6 +211,8 @@ export async function createCore(config: Config, out: (line: string) => void = s
     dispatcher.exportMetrics(metrics);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
+    // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
+    if (config.bitcoin.url !== undefined) prepareTable();
     // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
     const windows = new XpubWindows(config.bitcoin.gap);
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`), (id) => windows.keysOf(id));

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { base58check as base58checkDecoder } from './encoding.js';
 import { tweakedKeys } from './secp256k1-derive.js';
-import { base58check, segwitV0 } from './xpub-encoding.js';
+import { base58check, segwitV0 } from './address-encoding.js';
 import { hash160Short as hash160 } from './xpub-hash.js';
 
 /**

@@ -8,7 +8,7 @@ import { base58check, bech32 } from '../../engine/bitcoin/encoding.js';
 import * as F from '../../engine/bitcoin/secp256k1-field.js';
 import { tweakedKeys } from '../../engine/bitcoin/secp256k1-derive.js';
 import { ExtendedKeyError, deriveAddresses, derivePublicKeys, parseExtendedKey, type ExtendedKey } from '../../engine/bitcoin/xpub.js';
-import { base58check as fastBase58check, segwitV0 } from '../../engine/bitcoin/xpub-encoding.js';
+import { base58check as fastBase58check, segwitV0 } from '../../engine/bitcoin/address-encoding.js';
 import { ripemd160Short, sha256Short } from '../../engine/bitcoin/xpub-hash.js';
 import { nobleDeriveAddresses, nobleDerivePublicKeys } from '../../engine/bitcoin/xpub-noble.js';
 
