@@ -18,8 +18,8 @@ export interface WatchedWallet {
   allAddresses: boolean;
 }
 
-/** The probe column's key of a mainnet address. */
-export const addressKey = (address: string): Uint8Array => scriptKey(decodeAddress(address).script);
+/** The probe column's key of a mainnet address taken before (its Taproot key was checked then: not again at each compile). */
+export const addressKey = (address: string): Uint8Array => scriptKey(decodeAddress(address, { checkTaprootKey: false }).script);
 
 export function compileBitcoinFilter(version: number, wallets: readonly WatchedWallet[], seed?: number): FilterSetData {
   const keys = mergeKeys(wallets.flatMap((w) => [...w.addresses.map((a) => [addressKey(a), w.index] as const), ...w.derived.map((k) => [k, w.index] as const)]));

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AddressError, decodeAddress } from '../../engine/bitcoin/address.js';
+import { bech32m } from '../../engine/bitcoin/encoding.js';
 
 interface Standard {
   network: string;
@@ -65,5 +66,13 @@ describe('Bitcoin mainnet addresses', () => {
     const invalid = [...fixture.invalid.bech32, ...fixture.invalid.fromBase58Check, ...fixture.invalid.toOutputScript.filter((x) => x.network === undefined)];
     expect(invalid.length).toBeGreaterThan(25);
     for (const { address } of invalid) expect(() => decodeAddress(address), address).toThrow(AddressError);
+  });
+
+  it('skip the Taproot key\'s curve check only when asked (addresses checked when they were taken), nothing else', () => {
+    // A bech32m version 1 program of 32 bytes whose x (all 0xff bytes: above p) is no point of the curve.
+    const offCurve = bech32m.encode('bc', [1, ...bech32m.toWords(new Uint8Array(32).fill(0xff))]);
+    expect(() => decodeAddress(offCurve)).toThrow(/not a point of secp256k1/);
+    expect(decodeAddress(offCurve, { checkTaprootKey: false })).toMatchObject({ type: 'p2tr', address: offCurve });
+    expect(() => decodeAddress(`${offCurve.slice(0, -1)}q`, { checkTaprootKey: false })).toThrow(/checksum/);
   });
 });
