@@ -74,3 +74,41 @@ export function segwitV0(hrp: string, program: Uint8Array): string {
   for (let i = 0; i < 6; i++) out += CHARSET[(chk >>> (5 * (5 - i))) & 31];
   return out;
 }
+
+const DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
+
+/** Base58 text into bytes, or undefined for a character outside the alphabet: the inverse of base58(), in 24-bit limbs (least significant first). */
+export function base58Decode(text: string): Uint8Array | undefined {
+  let zeros = 0;
+  while (zeros < text.length && text.charCodeAt(zeros) === 0x31) zeros++;
+  const limbs: number[] = [];
+  for (let i = zeros; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    let carry = code < 128 ? DIGIT[code]! : -1;
+    if (carry < 0) return undefined;
+    for (let k = 0; k < limbs.length; k++) {
+      const v = limbs[k]! * 58 + carry;
+      limbs[k] = v % 16777216;
+      carry = Math.floor(v / 16777216);
+    }
+    if (carry > 0) limbs.push(carry);
+  }
+  const bytes: number[] = [];
+  for (const limb of limbs) bytes.push(limb & 255, (limb >>> 8) & 255, limb >>> 16);
+  while (bytes.length > 0 && bytes[bytes.length - 1] === 0) bytes.pop();
+  const out = new Uint8Array(zeros + bytes.length);
+  for (let k = 0; k < bytes.length; k++) out[out.length - 1 - k] = bytes[k]!;
+  return out;
+}
+
+/** A base58check payload, or undefined when the text is not base58 or its checksum is wrong (payloads of at most 55 bytes: an address's 21). */
+export function base58checkDecode(text: string): Uint8Array | undefined {
+  const bytes = base58Decode(text);
+  if (bytes === undefined || bytes.length < 4 || bytes.length > 59) return undefined;
+  const payload = bytes.subarray(0, bytes.length - 4);
+  const sum = new Uint8Array(4);
+  checksumInto(payload, sum, 0);
+  for (let k = 0; k < 4; k++) if (sum[k] !== bytes[payload.length + k]) return undefined;
+  return payload;
+}

@@ -1,6 +1,7 @@
 import { schnorr } from '@noble/curves/secp256k1.js';
 import { bytesToNumberBE } from '@noble/curves/utils.js';
-import { base58check, bech32, bech32m } from './encoding.js';
+import { base58checkDecode } from './address-encoding.js';
+import { bech32, bech32m } from './encoding.js';
 
 /**
  * Bitcoin mainnet addresses as a stream takes them: P2PKH `1…`, P2SH `3…`,
@@ -41,12 +42,8 @@ export function decodeAddress(text: string, opts: { checkTaprootKey?: boolean } 
   const lower = address.toLowerCase();
   if (/^(tb1|bcrt1)/.test(lower) || /^[mn2]/.test(address)) throw new AddressError(`${address} is a testnet address: only Bitcoin mainnet is followed`);
   if (lower.startsWith('bc1')) return decodeSegwit(address, opts.checkTaprootKey !== false);
-  let bytes: Uint8Array;
-  try {
-    bytes = base58check.decode(address);
-  } catch {
-    throw new AddressError(`${address} is not a Bitcoin address: bad base58 or checksum`);
-  }
+  const bytes = base58checkDecode(address);
+  if (bytes === undefined) throw new AddressError(`${address} is not a Bitcoin address: bad base58 or checksum`);
   if (bytes.length !== 21) throw new AddressError(`${address} is not a Bitcoin address: ${bytes.length - 1}-byte payload`);
   const hash = bytes.subarray(1);
   if (bytes[0] === 0x00) return { address, type: 'p2pkh', script: Uint8Array.of(OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG) };

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AddressError, decodeAddress } from '../../engine/bitcoin/address.js';
-import { bech32m } from '../../engine/bitcoin/encoding.js';
+import { base58checkDecode } from '../../engine/bitcoin/address-encoding.js';
+import { base58check, bech32m } from '../../engine/bitcoin/encoding.js';
 
 interface Standard {
   network: string;
@@ -74,5 +75,19 @@ describe('Bitcoin mainnet addresses', () => {
     expect(() => decodeAddress(offCurve)).toThrow(/not a point of secp256k1/);
     expect(decodeAddress(offCurve, { checkTaprootKey: false })).toMatchObject({ type: 'p2tr', address: offCurve });
     expect(() => decodeAddress(`${offCurve.slice(0, -1)}q`, { checkTaprootKey: false })).toThrow(/checksum/);
+  });
+
+  it('read base58check as @scure/base does, for payloads of every length up to 55 bytes and leading zeros', () => {
+    for (let n = 1; n <= 55; n++) {
+      for (const lead of [0, 1, 3]) {
+        const payload = Uint8Array.from({ length: n }, (_, i) => (i < lead ? 0 : (i * 97 + n * 31) & 255));
+        const text = base58check.encode(payload);
+        expect(base58checkDecode(text), text).toEqual(payload);
+        // One character changed: a wrong checksum (or not base58 at all), never another payload.
+        const other = text.slice(0, -1) + (text.endsWith('2') ? '3' : '2');
+        expect(base58checkDecode(other)).toBeUndefined();
+      }
+    }
+    expect(base58checkDecode('1A1zP1eP5QGefi2DMPTfTL5SLmv7Div0Na')).toBeUndefined(); // 0 is not base58
   });
 });
