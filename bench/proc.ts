@@ -13,8 +13,14 @@ export interface Started {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawns `node args…` and waits for its `{"msg":"listening","port":N}` line (or its death). */
-export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 15_000): Promise<Started> {
+/** The server's `{"msg":"listening","port":N}` log line. */
+const LISTENING = /"msg":"listening".*?"port":(\d+)/;
+
+/**
+ * Spawns `node args…` and waits for the line `ready` matches, its first group the port (by default
+ * the server's listening line; the stand-in Bitcoin Core prints `{"url":…}` instead), or its death.
+ */
+export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 15_000, ready: RegExp = LISTENING): Promise<Started> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let stdout = '';
@@ -27,7 +33,7 @@ export function startProcess(args: string[], env: Record<string, string | undefi
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       stdout += chunk.toString();
-      const m = /"msg":"listening".*?"port":(\d+)/.exec(out);
+      const m = ready.exec(out);
       if (m === null) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);

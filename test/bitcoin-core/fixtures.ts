@@ -95,12 +95,12 @@ export function mainnetChain(tip = 255): BitcoinChain {
 }
 
 /**
- * Real big blocks at consecutive heights from the first one's own height: the first is stored unchanged,
- * each next one relinked onto the one before (its hash changes, its txids do not). Heights below the first
- * are not served.
+ * Real big blocks at consecutive heights from `start` (by default the first one's own height): the first is
+ * stored unchanged, each next one relinked onto the one before (its hash changes, its txids do not), so a
+ * height may be listed again. Heights below `start` are not served.
  */
-export function relinkedChain(heights: number[]): BitcoinChain {
-  const chain = new BitcoinChain(heights[0] ?? 0);
+export function relinkedChain(heights: number[], start = heights[0] ?? 0): BitcoinChain {
+  const chain = new BitcoinChain(start);
   for (const h of heights) chain.append(chain.tip ? chain.relink(bigBlock(h), chain.tip.hash) : bigBlock(h));
   return chain;
 }

@@ -1,9 +1,10 @@
 /**
  * Runs the stand-in Bitcoin Core on its own (after `npx tsc -p tsconfig.json`):
  *   node dist/test/bitcoin-core/main.js [--port 18443] [--user u] [--password p]
- *     [--blocks mainnet | 574200,277647,540107] [--txindex] [--old-node] [--jsonrpc2] [--prerender 2,3]
+ *     [--blocks mainnet | 574200,277647,540107] [--repeat N] [--start H] [--txindex] [--old-node] [--jsonrpc2] [--prerender 2,3]
  * `--blocks mainnet` (default) serves genesis and blocks 1..255; a list of heights serves those real big
- * blocks relinked at consecutive heights. `--old-node` answers like Core before v23 (no getblock 3).
+ * blocks relinked at consecutive heights, the list `--repeat` times over (a long chain of big blocks for
+ * benchmarks), from height `--start` (default: the first one's own; 0 lets a new follower take them all). `--old-node` answers like Core before v23 (no getblock 3).
  * Prints one JSON line `{"url": …}` once listening; stops on SIGINT/SIGTERM.
  */
 import { parseArgs } from 'node:util';
@@ -16,6 +17,8 @@ const { values } = parseArgs({
     user: { type: 'string', default: 'user' },
     password: { type: 'string', default: 'pass' },
     blocks: { type: 'string', default: 'mainnet' },
+    repeat: { type: 'string', default: '1' },
+    start: { type: 'string' },
     txindex: { type: 'boolean', default: false },
     'old-node': { type: 'boolean', default: false },
     prerender: { type: 'string', default: '' },
@@ -23,7 +26,8 @@ const { values } = parseArgs({
   },
 });
 
-const chain = values.blocks === 'mainnet' ? mainnetChain() : relinkedChain(values.blocks.split(',').map(Number));
+const heights = values.blocks === 'mainnet' ? [] : Array.from({ length: Number(values.repeat) }, () => values.blocks.split(',').map(Number)).flat();
+const chain = values.blocks === 'mainnet' ? mainnetChain() : relinkedChain(heights, values.start === undefined ? undefined : Number(values.start));
 const core = await startBitcoinCore({ chain, port: Number(values.port), user: values.user, password: values.password, txindex: values.txindex, verbosity3: !values['old-node'], jsonrpc2: values.jsonrpc2, prerender: values.prerender.split(',').filter(Boolean).map(Number) });
 process.stdout.write(`${JSON.stringify({ url: core.url, height: chain.height, tip: chain.tip?.hash })}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void core.close().then(() => process.exit(0)));
