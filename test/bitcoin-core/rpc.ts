@@ -28,14 +28,16 @@ export interface NodeOptions {
 export interface RpcContext {
   chain: BitcoinChain;
   options: NodeOptions;
-  cache: Map<string, { revision: number; text: string }>;
+  cache: Map<string, { revision: number; bytes: Buffer }>;
   cacheSize: number;
   /** Core 28+ (JSON-RPC 2.0 replies); also what getnetworkinfo reports. */
   jsonrpc2: boolean;
 }
 
 type Params = unknown[];
-type Method = (ctx: RpcContext, params: Params) => string;
+/** A method's result as JSON text (bytes for a large one). */
+export type JsonText = string | Buffer;
+type Method = (ctx: RpcContext, params: Params) => JsonText;
 
 const GENESIS_COINBASE = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b';
 
@@ -92,15 +94,16 @@ function detailFor(ctx: RpcContext, b: StoredBlock, tx: Transaction, showPrevout
 }
 
 /** A block's `tx` array as JSON text; big blocks take a while (about 1 s for 2 MB), so it is kept until the chain changes. */
-export function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number): string {
+export function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number): Buffer {
   const key = `${b.hash}/${verbosity}`;
   const hit = ctx.cache.get(key);
-  if (hit && hit.revision === ctx.chain.revision) return hit.text;
+  if (hit && hit.revision === ctx.chain.revision) return hit.bytes;
   const txs = b.block.transactions ?? [];
-  const text = coreJson(verbosity === 1 ? txs.map((tx) => tx.getId()) : txs.map((tx) => txJson(tx, detailFor(ctx, b, tx, verbosity >= 3))));
-  ctx.cache.set(key, { revision: ctx.chain.revision, text });
+  // Kept as bytes: a 7 MB answer is then copied, not encoded again, at each request.
+  const bytes = Buffer.from(coreJson(verbosity === 1 ? txs.map((tx) => tx.getId()) : txs.map((tx) => txJson(tx, detailFor(ctx, b, tx, verbosity >= 3)))));
+  ctx.cache.set(key, { revision: ctx.chain.revision, bytes });
   if (ctx.cache.size > ctx.cacheSize) ctx.cache.delete(ctx.cache.keys().next().value!);
-  return text;
+  return bytes;
 }
 
 const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
@@ -110,7 +113,7 @@ const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
   if (verbosity <= 0) return JSON.stringify(b.bytes.toString('hex'));
   const head = coreJson(blockJson(b.block, ctx.chain.place(b), []));
   // blockJson puts `tx` last: swap its empty array for the rendered one.
-  return `${head.slice(0, -'[]}'.length)}${renderedTxs(ctx, b, verbosity)}}`;
+  return Buffer.concat([Buffer.from(head.slice(0, -'[]}'.length)), renderedTxs(ctx, b, verbosity), Buffer.from('}')]);
 };
 
 const getblockheader: Method = (ctx, [hashArg, verboseArg]) => {
@@ -302,7 +305,7 @@ export const METHODS: Record<string, { run: Method; args: string[] }> = {
 };
 
 /** Runs one call; params are positional (array) or named (object). */
-export function runMethod(ctx: RpcContext, method: string, params: unknown): string {
+export function runMethod(ctx: RpcContext, method: string, params: unknown): JsonText {
   const m = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
   if (!m) throw new RpcError(-32601, 'Method not found');
   if (params === undefined || params === null) return m.run(ctx, []);

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { type AddressInfo } from 'node:net';
 import { type BitcoinChain } from './chain.js';
 import { mainnetChain } from './fixtures.js';
-import { RpcError, renderedTxs, runMethod, type RpcContext } from './rpc.js';
+import { RpcError, renderedTxs, runMethod, type JsonText, type RpcContext } from './rpc.js';
 
 export interface BitcoinCoreOptions {
   /** The chain to serve (default: genesis and mainnet blocks 1..255). */
@@ -42,7 +42,7 @@ interface Outcome {
   id: unknown;
   hasId: boolean;
   v2: boolean;
-  result?: string;
+  result?: JsonText;
   error?: RpcError;
 }
 
@@ -50,11 +50,13 @@ interface Outcome {
  * The reply object as Core writes it: legacy has both result and error (one null); JSON-RPC 2.0 (Core 28+)
  * has "jsonrpc" and only the one that applies.
  */
-function reply({ id, v2, result, error }: Outcome): string {
+function reply({ id, v2, result, error }: Outcome): JsonText {
   const idText = JSON.stringify(id ?? null);
   const errorText = error === undefined ? 'null' : JSON.stringify({ code: error.code, message: error.message });
-  if (!v2) return `{"result":${result ?? 'null'},"error":${errorText},"id":${idText}}`;
-  return error === undefined ? `{"jsonrpc":"2.0","result":${result},"id":${idText}}` : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
+  // A result in bytes (a large block) stays bytes: the envelope goes around it.
+  const around = (before: string, after: string): JsonText => (typeof result === 'string' || result === undefined ? `${before}${result ?? 'null'}${after}` : Buffer.concat([Buffer.from(before), result, Buffer.from(after)]));
+  if (!v2) return error === undefined ? around('{"result":', `,"error":null,"id":${idText}}`) : `{"result":null,"error":${errorText},"id":${idText}}`;
+  return error === undefined ? around('{"jsonrpc":"2.0","result":', `,"id":${idText}}`) : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
 }
 
 /** Core's `JSONRPCRequest::parse` then the call; anything thrown that is not an RpcError is Core's -1 (misc). */
@@ -79,9 +81,9 @@ function execute(ctx: RpcContext, calls: Record<string, number>, request: unknow
 /** The HTTP status Core's `JSONErrorReply` gives a legacy single request's error. */
 const statusOf = (code: number): number => (code === -32600 ? 400 : code === -32601 ? 404 : 500);
 
-function send(res: ServerResponse, status: number, body?: string): void {
+function send(res: ServerResponse, status: number, body?: JsonText): void {
   if (body === undefined) res.writeHead(status).end();
-  else res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${body}\n`);
+  else res.writeHead(status, { 'Content-Type': 'application/json' }).end(typeof body === 'string' ? `${body}\n` : Buffer.concat([body, Buffer.from('\n')]));
 }
 
 /** A 2.0 notification gets no reply (Core 28+). */
@@ -97,7 +99,7 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
   }
   if (Array.isArray(parsed)) {
     const replies = parsed.map((request) => execute(ctx, calls, request)).filter((o) => !silent(o));
-    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map(reply).join(',')}]`);
+    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map((o) => reply(o).toString()).join(',')}]`);
   }
   if (typeof parsed !== 'object' || parsed === null) return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Top-level object parse error') }));
   const outcome = execute(ctx, calls, parsed);
