@@ -9,7 +9,7 @@
  *   serving those blocks relinked into one chain, fetch to commit; baseline: getblockhash + getblock,
  *   JSON.parse and one LMDB put of the JSON per block, in this process.
  * - xpubAddressesPerSec: addresses derived from an xpub, a ypub and a zpub on one core; baseline:
- *   a per-child BIP-32 CKDpub with @noble/curves, no batching.
+ *   the first derivation, on @noble/curves's BigInt points (engine/bitcoin/xpub-noble.ts).
  * Also what a block costs on the way (parse, record, probe column, webhook body), as
  * bench/bitcoin-record.ts measured before it was folded in here.
  */
@@ -19,20 +19,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { bitcoinBody } from '../engine/bitcoin/body.js';
+import { blockFromRaw } from '../engine/bitcoin/block.js';
 import { normalizeZ } from '@noble/curves/abstract/curve.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToNumberBE } from '@noble/curves/utils.js';
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha512 } from '@noble/hashes/sha2.js';
-import { bitcoinBody } from '../engine/bitcoin/body.js';
-import { blockFromRaw } from '../engine/bitcoin/block.js';
 import { base58check } from '../engine/bitcoin/encoding.js';
 import { compileBitcoinFilter, walkBitcoinProbe, type WatchedWallet } from '../engine/bitcoin/filter.js';
 import { buildBtcProbe } from '../engine/bitcoin/probe.js';
 import { parseBlock } from '../engine/bitcoin/raw.js';
 import { BtcRecordView, encodeRecord } from '../engine/bitcoin/record.js';
 import { classifyScript } from '../engine/bitcoin/script.js';
-import { addressOf, deriveAddresses, parseExtendedKey, type ExtendedKey } from '../engine/bitcoin/xpub.js';
+import { deriveAddresses, parseExtendedKey } from '../engine/bitcoin/xpub.js';
+import { nobleDeriveAddresses } from '../engine/bitcoin/xpub-noble.js';
+import { BIP84_ZPUB, withVersion } from '../test/bitcoin-core/keys.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { FilterSet } from '../engine/match/filter-set.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -295,38 +295,18 @@ try {
 // --- xpub -------------------------------------------------------------------------------------------
 
 /** The BIP-84 test vector's account key (m/84'/0'/0'), and the same key under the xpub and ypub versions: one of each script type. */
-const ZPUB = 'zpub6rFR7y4Q2AijBEqTUquhVz398htDFrtymD9xYYfG1m4wAcvPhXNfE3EfH1r1ADqtfSdVCToUG868RvUUkgDKf31mGDtKsAYz2oz2AGutZYs';
-const withVersion = (text: string, version: number): string => {
-  const bytes = base58check.decode(text);
-  new DataView(bytes.buffer, bytes.byteOffset).setUint32(0, version);
-  return base58check.encode(bytes);
-};
-const EXTENDED_KEYS = [withVersion(ZPUB, 0x0488b21e), withVersion(ZPUB, 0x049d7cb2), ZPUB];
-
-/** Plain BIP-32 CKDpub, one child at a time: HMAC-SHA512, a scalar multiplication, a point addition and an affine encoding each. */
-function naiveChild(publicKey: Uint8Array, chainCode: Uint8Array, index: number): { publicKey: Uint8Array; chainCode: Uint8Array } {
-  const data = new Uint8Array(37);
-  data.set(publicKey, 0);
-  new DataView(data.buffer).setUint32(33, index);
-  const I = hmac(sha512, chainCode, data);
-  const point = secp256k1.Point.BASE.multiply(bytesToNumberBE(I.subarray(0, 32))).add(secp256k1.Point.fromBytes(publicKey));
-  return { publicKey: point.toBytes(true), chainCode: I.slice(32) };
-}
-function naiveAddresses(key: ExtendedKey, from: number, count: number): string[] {
-  const branch = naiveChild(key.publicKey, key.chainCode, 0);
-  return Array.from({ length: count }, (_, i) => addressOf(naiveChild(branch.publicKey, branch.chainCode, from + i).publicKey, key.type));
-}
+const EXTENDED_KEYS = [withVersion(BIP84_ZPUB, 0x0488b21e), withVersion(BIP84_ZPUB, 0x049d7cb2), BIP84_ZPUB];
 
 // Warm-up, and both derivations must agree.
 for (const text of EXTENDED_KEYS) {
   const key = parseExtendedKey(text);
-  if (deriveAddresses(key, 0, 0, 50).join() !== naiveAddresses(key, 0, 50).join()) throw new Error(`${text}: the derivations disagree`);
+  if (deriveAddresses(key, 0, 0, 50).join() !== nobleDeriveAddresses(key, 0, 0, 50).join()) throw new Error(`${text}: the derivations disagree`);
 }
 const xpubSeconds = seconds(() => {
   for (const text of EXTENDED_KEYS) deriveAddresses(parseExtendedKey(text), 0, 0, XPUB_ADDRESSES);
 });
 const naiveXpubSeconds = seconds(() => {
-  for (const text of EXTENDED_KEYS) naiveAddresses(parseExtendedKey(text), 0, NAIVE_XPUB_ADDRESSES);
+  for (const text of EXTENDED_KEYS) nobleDeriveAddresses(parseExtendedKey(text), 0, 0, NAIVE_XPUB_ADDRESSES);
 });
 
 // --- report -----------------------------------------------------------------------------------------
@@ -356,7 +336,7 @@ const perBlock = (ms: number[]): string => blocks.map((b, i) => `${b.height}: ${
 report('bitcoin', 'npm run bench:bitcoin', figures, goals, met, [
   `Match (one thread): mainnet blocks ${blocks.map((b) => `${b.height} (${b.block.txs.length} txs, ${(b.probe.length - 5) / 36} probe entries)`).join(', ')}, ${totalTxs} transactions in all; matchTxPerSec = their transactions ÷ the time to match the three (FilterSet.match over each block's probe column, engine/bitcoin/probe.ts; ${perBlock(matchMs)}). Watched: ${WATCHED.toLocaleString('en-US')} mainnet addresses over ${STREAMS} streams, ${REAL_WATCHED} of them paid in the blocks (matched transactions: ${hits.join(', ')}), the rest random P2PKH, P2SH, P2WPKH, P2WSH and P2TR in turn (made in ${round(makeSeconds)} s), compiled as the server compiles them (compileBitcoinFilter: decode, script hash, KeySet) in compileWatchedSeconds. The raw blocks carry no spent outputs but those made in the same block, so outputs and those inputs are matched, by both matchers. Naive (naiveMatchTxPerSec): a JS Set of the address strings, each output's address (and each known spent output's) computed from its script (classifyScript) and looked up (${perBlock(naiveMatchMs)}); both find the same transactions.`,
   `Ingest: the stand-in Bitcoin Core (test/bitcoin-core, its own process, every getblock 3 answer rendered before it listened: ${round(standInSeconds)} s) serving the three blocks ${REPEAT} times over, relinked into one chain of ${CHAIN_BLOCKS} blocks from height 0; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_BITCOIN_POLL_MS=50, its worker pool, LMDB in a temp directory) follows it from fetch to commit. ingestBlocksPerSec is timed from the first block committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.head + 1} blocks. The stand-in knows none of the real blocks' spent outputs but those made inside the chain, so most inputs come without their spent output (the follower then asks getrawtransaction, which a node without -txindex refuses), where a real Core 23+ gives them all: real records carry more, and real blocks cost more to prepare. Naive (naiveIngestBlocksPerSec): getblockhash + getblock 3 (the same answer the server gets), JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per block, one block after another, timed the same way; fetchOnlyBlocksPerSec: the same two calls with each answer dropped, the most the stand-in and the loopback give one follower asking block after block. recordBytesPerBlock and probeBytesPerBlock: what the server stored per block (read back from its LMDB); getblockJsonBytesPerBlock: the node's answer.`,
-  `xpub (one core): parseExtendedKey + deriveAddresses(key, 0, 0, ${XPUB_ADDRESSES.toLocaleString('en-US')}) for an xpub, a ypub and a zpub (the BIP-84 vector's account key under the three versions: P2PKH, P2SH-P2WPKH, P2WPKH), one call each. Naive (naiveXpubAddressesPerSec): per child HMAC-SHA512, @noble/curves Point.BASE.multiply(tweak).add(parent).toBytes(true), then the same hash160 and encoding (${NAIVE_XPUB_ADDRESSES.toLocaleString('en-US')} per key); both derive the same addresses.`,
+  `xpub (one core): parseExtendedKey + deriveAddresses(key, 0, 0, ${XPUB_ADDRESSES.toLocaleString('en-US')}) for an xpub, a ypub and a zpub (the BIP-84 vector's account key under the three versions: P2PKH, P2SH-P2WPKH, P2WPKH), one call each. Naive (naiveXpubAddressesPerSec): the first derivation (engine/bitcoin/xpub-noble.ts: per child HMAC-SHA512 and @noble/curves Point.BASE.multiply(tweak).add(parent), normalized together, then hash160 and encoding) (${NAIVE_XPUB_ADDRESSES.toLocaleString('en-US')} per key); both derive the same addresses.`,
   `Per block, one core, averaged over the three blocks: rawToRecordMsPerBlock parseBlock + blockFromRaw + encodeRecord; buildProbeMsPerBlock buildBtcProbe; bodyMsPerBlock the webhook body (inputs and outputs) of the block's matched transactions from its record.`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/bitcoin.json and bench/RESULTS.md`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExtendedKey, deriveAddresses } from '../engine/bitcoin/xpub.js';
-import { XPUB, withVersion } from './bitcoin-keys.js';
+import { XPUB, withVersion } from './bitcoin-core/keys.js';
 import { Block, address as btcAddress, initEccLib } from 'bitcoinjs-lib';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';

@@ -35,8 +35,8 @@ export interface RpcContext {
 }
 
 type Params = unknown[];
-/** A method's result as JSON text (bytes for a large one). */
-export type JsonText = string | Buffer;
+/** A method's result as JSON text, or for a large one its bytes in pieces (written out as they are, never joined). */
+export type JsonText = string | Buffer[];
 type Method = (ctx: RpcContext, params: Params) => JsonText;
 
 const GENESIS_COINBASE = '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b';
@@ -113,7 +113,7 @@ const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
   if (verbosity <= 0) return JSON.stringify(b.bytes.toString('hex'));
   const head = coreJson(blockJson(b.block, ctx.chain.place(b), []));
   // blockJson puts `tx` last: swap its empty array for the rendered one.
-  return Buffer.concat([Buffer.from(head.slice(0, -'[]}'.length)), renderedTxs(ctx, b, verbosity), Buffer.from('}')]);
+  return [Buffer.from(head.slice(0, -'[]}'.length)), renderedTxs(ctx, b, verbosity), Buffer.from('}')];
 };
 
 const getblockheader: Method = (ctx, [hashArg, verboseArg]) => {

@@ -54,7 +54,7 @@ function reply({ id, v2, result, error }: Outcome): JsonText {
   const idText = JSON.stringify(id ?? null);
   const errorText = error === undefined ? 'null' : JSON.stringify({ code: error.code, message: error.message });
   // A result in bytes (a large block) stays bytes: the envelope goes around it.
-  const around = (before: string, after: string): JsonText => (typeof result === 'string' || result === undefined ? `${before}${result ?? 'null'}${after}` : Buffer.concat([Buffer.from(before), result, Buffer.from(after)]));
+  const around = (before: string, after: string): JsonText => (typeof result === 'string' || result === undefined ? `${before}${result ?? 'null'}${after}` : [Buffer.from(before), ...result, Buffer.from(after)]);
   if (!v2) return error === undefined ? around('{"result":', `,"error":null,"id":${idText}}`) : `{"result":null,"error":${errorText},"id":${idText}}`;
   return error === undefined ? around('{"jsonrpc":"2.0","result":', `,"id":${idText}}`) : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
 }
@@ -83,8 +83,15 @@ const statusOf = (code: number): number => (code === -32600 ? 400 : code === -32
 
 function send(res: ServerResponse, status: number, body?: JsonText): void {
   if (body === undefined) res.writeHead(status).end();
-  else res.writeHead(status, { 'Content-Type': 'application/json' }).end(typeof body === 'string' ? `${body}\n` : Buffer.concat([body, Buffer.from('\n')]));
+  else if (typeof body === 'string') res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${body}\n`);
+  else {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': body.reduce((n, b) => n + b.length, 1) });
+    for (const piece of body) res.write(piece);
+    res.end('\n');
+  }
 }
+
+const textOf = (t: JsonText): string => (typeof t === 'string' ? t : Buffer.concat(t).toString());
 
 /** A 2.0 notification gets no reply (Core 28+). */
 const silent = (o: Outcome): boolean => o.v2 && !o.hasId;
@@ -99,7 +106,7 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
   }
   if (Array.isArray(parsed)) {
     const replies = parsed.map((request) => execute(ctx, calls, request)).filter((o) => !silent(o));
-    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map((o) => reply(o).toString()).join(',')}]`);
+    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map((o) => textOf(reply(o))).join(',')}]`);
   }
   if (typeof parsed !== 'object' || parsed === null) return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Top-level object parse error') }));
   const outcome = execute(ctx, calls, parsed);
