@@ -35,7 +35,7 @@ export interface BitcoinFollowerStatus extends FollowerStatus {
 }
 
 /** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
-const AHEAD = 4;
+const AHEAD = 8;
 
 /** A txid: 64 hex digits, as Core writes it. */
 const TXID = /^[0-9a-f]{64}$/;
@@ -211,7 +211,8 @@ export class BitcoinFollower implements ChainFollower {
 
   /** Spent outputs from the stored outputs, then from getrawtransaction (one call per transaction). */
   private async lookUp(inputs: ReadonlyArray<{ txid: string; vout: number }>): Promise<Map<string, Prevout>> {
-    const found = prevoutsOf(this.kv, this.chain, inputs);
+    // Outputs are stored only where the node gives no spent outputs.
+    const found = this.prevouts === false ? prevoutsOf(this.kv, this.chain, inputs) : new Map<string, Prevout>();
     const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) => TXID.test(t));
     for (const txid of missing) {
       let tx: { vout: Array<{ n: number; value: number; scriptPubKey: { hex: string } }> };

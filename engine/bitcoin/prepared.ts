@@ -1,7 +1,6 @@
-import { resultOf } from '../ingest/json-bytes.js';
 import type { IngestPool, Kv } from '../ports.js';
 import { fillPrevouts, unresolvedInputs, type Prevout } from './block.js';
-import { blockFromCore, type CoreBlock } from './core-json.js';
+import { scanCoreBlock } from './core-scan.js';
 import { buildBtcProbe } from './probe.js';
 import { encodeRecord } from './record.js';
 
@@ -39,9 +38,9 @@ export type BitcoinIngestPool = IngestPool<BitcoinAnswers, PreparedBitcoinBlock>
 
 /** Bitcoin Core's getblock answer into the block to write; null when it says null. */
 export function prepareBitcoinBlock(answers: BitcoinAnswers): PreparedBitcoinBlock | null {
-  const core = resultOf<CoreBlock | null>(answers.block);
-  if (core === null) return null;
-  const { header, txs } = blockFromCore(core);
+  const block = scanCoreBlock(answers.block);
+  if (block === null) return null;
+  const { header, txs } = block;
   // Inputs spending an earlier output of the block itself resolve here whatever the node gave.
   fillPrevouts(txs, (txid, vout) => answers.prevouts?.get(outputKey(txid, vout)));
   return {
@@ -52,7 +51,8 @@ export function prepareBitcoinBlock(answers: BitcoinAnswers): PreparedBitcoinBlo
     probe: buildBtcProbe(txs),
     inputCount: txs.reduce((n, t) => n + (t.isCoinbase ? 0 : t.vin.length), 0),
     unresolved: unresolvedInputs(txs).map(({ txid, vout }) => ({ txid, vout })),
-    outputs: answers.keepOutputs === true ? txs.map((t) => ({ txid: t.txid, outputs: t.vout.map((o): [number, Uint8Array] => [o.value, o.script]) })) : [],
+    // Scripts copied out of the scan's arena: a view would send the whole arena to the main thread.
+    outputs: answers.keepOutputs === true ? txs.map((t) => ({ txid: t.txid, outputs: t.vout.map((o): [number, Uint8Array] => [o.value, Uint8Array.prototype.slice.call(o.script)]) })) : [],
   };
 }
 
