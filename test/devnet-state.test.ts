@@ -52,9 +52,12 @@ describe('the embedded devnet', () => {
       // Nothing is sent: blocks come from the interval alone, and the follower ingests them.
       expect(await until(async () => (await n.head()) >= 2, 10_000, 100)).toBe(true);
       const wallet = await walletClient(n.rpcUrl);
+      // Sent just after an interval block: the next one is 2 s away, so a receipt within 1 s is mixed mining's.
+      const head = await n.head();
+      expect(await until(async () => (await n.head()) > head, 5_000, 20)).toBe(true);
       const hash = await wallet.sendTransaction({ to: DEV_ACCOUNTS[1].address, value: parseEther('1') });
-      // Mined before the next interval (2 s away at most): interval mining alone would leave it pending.
-      const receipt = await n.rpc('eth_getTransactionReceipt', [hash]);
+      let receipt: unknown = null;
+      expect(await until(async () => (receipt = await n.rpc('eth_getTransactionReceipt', [hash])) !== null, 1_000, 20)).toBe(true);
       expect(receipt).toMatchObject({ status: '0x1' });
     } finally {
       await n.stop('SIGKILL');
