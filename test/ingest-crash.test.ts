@@ -16,7 +16,7 @@ import { tempDir, until } from './helpers.js';
  */
 const CHILD = `
 import { ServiceClock } from './dist/engine/clock.js';
-import { Follower } from './dist/engine/ingest/follower.js';
+import { Follower } from './dist/engine/evm/follower.js';
 import { jsonLogger } from './dist/engine/log.js';
 import { systemTicker } from './dist/engine/main.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';

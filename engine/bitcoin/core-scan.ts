@@ -1,3 +1,4 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../ingest/json-bytes.js';
 import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcHeader, type BtcInput, type BtcOutput, type BtcTransaction } from './block.js';
 
 /**
@@ -13,15 +14,6 @@ import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcHeader, type BtcInput,
 export class CoreScanError extends Error {
   override name = 'CoreScanError';
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 
 /** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
 const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);

@@ -20,14 +20,15 @@ export function parseJsonBytes(body: Uint8Array): unknown {
 /** Below this many bytes a piece is decoded and parsed whole (V8's large-object limit is 128 KB of one-byte string). */
 export const PIECE_BYTES = 64 * 1024;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+/** JSON's structural bytes (engine/bitcoin/core-scan.ts reads them too). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
 
 type Encoding = 'latin1' | 'utf8';
 
