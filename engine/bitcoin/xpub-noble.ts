@@ -8,7 +8,7 @@ import { addressOf, type Branch, type ExtendedKey } from './xpub.js';
 /**
  * The first derivation, on @noble/curves' BigInt arithmetic (about 2,500
  * addresses/s here): the reference the fast path (secp256k1-derive.ts) is
- * tested against, and bench/bitcoin-xpub.ts's baseline. Throws on an invalid
+ * tested against, and bench:bitcoin's baseline (bench/bitcoin.ts). Throws on an invalid
  * child instead of skipping it.
  */
 const N = secp256k1.Point.Fn.ORDER;
