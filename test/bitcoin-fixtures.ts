@@ -12,12 +12,6 @@ export const RAW_BLOCKS = [
   { height: 574200, hash: '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2', txs: 3315, inputs: 5055, outputs: 8150, bytes: 1245250 },
 ] as const;
 
-/** A serialized block of RAW_BLOCKS. */
-export function rawBlockBytes(height: number): Buffer {
-  const b = RAW_BLOCKS.find((r) => r.height === height);
-  if (b === undefined) throw new RangeError(`no raw block ${height} among the fixtures`);
-  return Buffer.from(btcFixture(`raw-blocks/btc-mainnet-${height}-${b.hash}.hex`).toString().trim(), 'hex');
-}
 
 /** Core's getblock 2 of block 200000 (Core of 2022: `addresses[]`, no `prevout`). */
 export const coreBlock200000 = (): CoreBlock => JSON.parse(btcFixture('rpc/getblock-v2-200000.json').toString()) as CoreBlock;

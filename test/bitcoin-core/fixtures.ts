@@ -3,22 +3,25 @@
  * and from dist/test/ (benchmarks), which both reach the same fixture folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { BitcoinChain } from './chain.js';
 
 const FOLDERS = ['../fixtures/bitcoin/', '../../../test/fixtures/bitcoin/'].map((p) => new URL(p, import.meta.url));
 
-/** A fixture file's text (`.gz` files are unzipped). */
-export function fixtureText(path: string): string {
+/** A fixture file's bytes (`.gz` files gunzipped, `.br` ones brotli-decompressed). */
+export function fixtureBytes(path: string): Buffer {
   for (const folder of FOLDERS) {
     const url = new URL(path, folder);
     if (existsSync(url)) {
       const bytes = readFileSync(url);
-      return (path.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString();
+      return path.endsWith('.gz') ? gunzipSync(bytes) : path.endsWith('.br') ? brotliDecompressSync(bytes) : bytes;
     }
   }
   throw new Error(`no fixture ${path} under test/fixtures/bitcoin`);
 }
+
+/** A fixture file's text. */
+export const fixtureText = (path: string): string => fixtureBytes(path).toString();
 
 /** The header fields and transactions of a getblock (verbosity 2) answer. */
 interface GetblockV2 {
@@ -79,11 +82,11 @@ export const BIG_BLOCKS: Record<number, string> = {
   574200: '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2',
 };
 
-/** One of BIG_BLOCKS, serialized. */
+/** One of BIG_BLOCKS, serialized (stored as its bytes, brotli-compressed: signatures hardly compress, and hex would double them). */
 export function bigBlock(height: number): Buffer {
   const hash = BIG_BLOCKS[height];
   if (hash === undefined) throw new Error(`no raw block ${height} in the fixtures (have ${Object.keys(BIG_BLOCKS).join(', ')})`);
-  return Buffer.from(fixtureText(`raw-blocks/btc-mainnet-${height}-${hash}.hex.gz`).trim(), 'hex');
+  return fixtureBytes(`raw-blocks/btc-mainnet-${height}-${hash}.bin.br`);
 }
 
 /** Genesis and mainnet blocks 1..`tip` (at most 255), real and linked. */

@@ -6,7 +6,8 @@ import { blockFromRaw, difficultyOf } from '../../engine/bitcoin/block.js';
 import { blockFromCore, btcToSats, txFromCore } from '../../engine/bitcoin/core-json.js';
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { BtcRecordView, encodeRecord } from '../../engine/bitcoin/record.js';
-import { RAW_BLOCKS, coreBlock200000, coreBlock200000v3, rawBlockBytes } from '../bitcoin-fixtures.js';
+import { RAW_BLOCKS, coreBlock200000, coreBlock200000v3 } from '../bitcoin-fixtures.js';
+import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 initEccLib(ecc);
 
@@ -31,7 +32,7 @@ function spentOf(o: { script: Uint8Array; value: bigint } | undefined): { addres
 
 /** The body of every transaction of a raw fixture block, through record and view. */
 function bodyOf(height: number, o: Partial<BtcBodyOptions> = {}): { body: BtcBody; view: BtcRecordView } {
-  const view = BtcRecordView.of(encodeRecord(blockFromRaw(parseBlock(rawBlockBytes(height)), height)));
+  const view = BtcRecordView.of(encodeRecord(blockFromRaw(parseBlock(bigBlock(height)), height)));
   return { view, body: bitcoinBody(view, { ...OPTIONS, ...o, confirmed: true, txIndexes: Array.from({ length: view.txCount }, (_, i) => i) }) };
 }
 
@@ -48,7 +49,7 @@ describe('Bitcoin webhook bodies', () => {
 
   it('show every transaction of blocks 277647 and 574200 as bitcoinjs-lib decodes the serialized block', () => {
     for (const b of RAW_BLOCKS) {
-      const bytes = rawBlockBytes(b.height);
+      const bytes = bigBlock(b.height);
       const { body } = bodyOf(b.height);
       const block = Block.fromBuffer(bytes);
       const txs = block.transactions!;
@@ -133,7 +134,7 @@ describe('Bitcoin webhook bodies', () => {
   });
 
   it('deliver only the matched transactions, decoded from the record alone', () => {
-    const view = BtcRecordView.of(encodeRecord(blockFromRaw(parseBlock(rawBlockBytes(574200)), 574200)));
+    const view = BtcRecordView.of(encodeRecord(blockFromRaw(parseBlock(bigBlock(574200)), 574200)));
     const body = bitcoinBody(view, { ...OPTIONS, confirmed: false, txIndexes: [3, 700, 3314] });
     expect(body.transactions.map((t) => t.txid)).toEqual([view.txid(3), view.txid(700), view.txid(3314)]);
     expect(view.decoded).toBe(3);

@@ -7,7 +7,8 @@ import { BtcProbeKind, bitcoinProbeMatch, btcProbeRef, buildBtcProbe, readBtcPro
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { hasAddress, scriptType } from '../../engine/bitcoin/script.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
-import { coreBlock200000, coreBlock200000v3, inputTransactions200000, rawBlockBytes } from '../bitcoin-fixtures.js';
+import { coreBlock200000, coreBlock200000v3, inputTransactions200000 } from '../bitcoin-fixtures.js';
+import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 /** A key set of the watched addresses (address → streams) among `noise` random keys watched by stream 999. */
 function watching(addresses: Record<string, number[]>, noise = 10_000): KeySet {
@@ -31,7 +32,7 @@ describe('the Bitcoin probe column', () => {
     expect([0, 1, 2].map((k) => dv.readUInt32LE(refsAt + k * 4))).toEqual([btcProbeRef(BtcProbeKind.Receiver, 1), btcProbeRef(BtcProbeKind.Receiver, 1), btcProbeRef(BtcProbeKind.Spender, 1)]);
     expect(dv.subarray(keysAt, keysAt + 32)).toEqual(Buffer.from(scriptKey(block.txs[1]!.vout[0]!.script)));
     // From a serialized block without a lookup: the outputs, and the inputs spending an earlier output of the block.
-    const raw = blockFromRaw(parseBlock(rawBlockBytes(574200)), 574200);
+    const raw = blockFromRaw(parseBlock(bigBlock(574200)), 574200);
     const outputs = addressCount(raw.txs.flatMap((t) => t.vout.map((o) => o.script)));
     const spent = addressCount(raw.txs.flatMap((t) => t.vin.flatMap((i) => (i.prevout ? [i.prevout.script] : []))));
     expect(outputs).toBe(8150 - 976 - 38);

@@ -1,22 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { sha256d } from '../../engine/bitcoin/hash.js';
 import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction } from '../../engine/bitcoin/raw.js';
+import { RAW_BLOCKS, btcFixture } from '../bitcoin-fixtures.js';
+import { bigBlock } from '../bitcoin-core/fixtures.js';
 
-const fixture = (path: string): Buffer => gunzipSync(readFileSync(new URL(`../fixtures/bitcoin/${path}.gz`, import.meta.url)));
-const rawBlock = (height: number, hash: string): Buffer => Buffer.from(fixture(`raw-blocks/btc-mainnet-${height}-${hash}.hex`).toString().trim(), 'hex');
 
-/** What the shared fixtures' README gives for each raw block. */
-const BLOCKS = [
-  { height: 277647, hash: '0000000000000000054a714e580b16c583701712ab91060e92dbde6eb1e052a8', txs: 213, inputs: 733, outputs: 769, bytes: 149164 },
-  { height: 574200, hash: '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2', txs: 3315, inputs: 5055, outputs: 8150, bytes: 1245250 },
-];
 
 describe('raw Bitcoin blocks', () => {
   it('read into header and transactions whose txids give the header’s merkle root and hash', () => {
-    for (const b of BLOCKS) {
-      const block = parseBlock(rawBlock(b.height, b.hash));
+    for (const b of RAW_BLOCKS) {
+      const block = parseBlock(bigBlock(b.height));
       expect(block.header.hash).toBe(b.hash);
       expect(block.size).toBe(b.bytes);
       expect([block.tx.length, block.tx.reduce((n, t) => n + t.vin.length, 0), block.tx.reduce((n, t) => n + t.vout.length, 0)]).toEqual([b.txs, b.inputs, b.outputs]);
@@ -26,7 +19,7 @@ describe('raw Bitcoin blocks', () => {
   });
 
   it('give segwit transactions the wtxids the coinbase’s witness commitment commits to (BIP-141)', () => {
-    const block = parseBlock(rawBlock(574200, BLOCKS[1]!.hash));
+    const block = parseBlock(bigBlock(574200));
     const segwit = block.tx.filter((t) => t.hash !== t.txid);
     expect(segwit.length).toBeGreaterThan(100);
     for (const t of segwit) expect(t.weight).toBeLessThan(4 * t.size);
@@ -41,7 +34,7 @@ describe('raw Bitcoin blocks', () => {
   });
 
   it('read each transaction of block 200000 as Bitcoin Core’s getblock (verbosity 2) shows it', () => {
-    const core = JSON.parse(fixture('rpc/getblock-v2-200000.json').toString()) as {
+    const core = JSON.parse(btcFixture('rpc/getblock-v2-200000.json').toString()) as {
       merkleroot: string;
       size: number;
       weight: number;
@@ -59,7 +52,7 @@ describe('raw Bitcoin blocks', () => {
   });
 
   it('refuse truncated or trailing bytes, and counts larger than what is left', () => {
-    const tx = Buffer.from(JSON.parse(fixture('rpc/getblock-v2-200000.json').toString()).tx[1].hex, 'hex');
+    const tx = Buffer.from(JSON.parse(btcFixture('rpc/getblock-v2-200000.json').toString()).tx[1].hex, 'hex');
     expect(() => parseTransaction(tx.subarray(0, tx.length - 1))).toThrow(RawFormatError);
     expect(() => parseTransaction(Buffer.concat([tx, Buffer.of(0)]))).toThrow(/after the transaction/);
     // An input count of 2^32 - 1 in a short buffer.

@@ -3,7 +3,8 @@ import { blockFromRaw, type BtcBlock } from '../../engine/bitcoin/block.js';
 import { blockFromCore } from '../../engine/bitcoin/core-json.js';
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { BtcRecordView, RecordFormatError, encodeRecord } from '../../engine/bitcoin/record.js';
-import { RAW_BLOCKS, coreBlock200000v3, prevouts200000, rawBlockBytes } from '../bitcoin-fixtures.js';
+import { RAW_BLOCKS, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
+import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 /** Block 200000 serialized again from Core's JSON: its header fields, then each transaction's hex. */
 function rawBlock200000(): Buffer {
@@ -43,7 +44,7 @@ describe('Bitcoin block records', () => {
 
   it('give back every transaction of blocks 277647 and 574200, witnesses and all, prevouts unknown', () => {
     for (const b of RAW_BLOCKS) {
-      const block = blockFromRaw(parseBlock(rawBlockBytes(b.height)), b.height);
+      const block = blockFromRaw(parseBlock(bigBlock(b.height)), b.height);
       const { view, txs } = roundTrip(block);
       expect(view.header).toEqual(block.header);
       expect(txs).toEqual(block.txs);
@@ -54,7 +55,7 @@ describe('Bitcoin block records', () => {
   });
 
   it('decode one transaction by index without the others, and txids without decoding', () => {
-    const block = blockFromRaw(parseBlock(rawBlockBytes(574200)), 574200);
+    const block = blockFromRaw(parseBlock(bigBlock(574200)), 574200);
     const bytes = encodeRecord(block);
     const view = BtcRecordView.of(bytes);
     expect(view.txCount).toBe(3315);
@@ -70,7 +71,7 @@ describe('Bitcoin block records', () => {
   });
 
   it('refuse another version or a cut record', () => {
-    const bytes = encodeRecord(blockFromRaw(parseBlock(rawBlockBytes(277647)), 277647));
+    const bytes = encodeRecord(blockFromRaw(parseBlock(bigBlock(277647)), 277647));
     const other = Uint8Array.prototype.slice.call(bytes);
     other[0] = 2;
     expect(() => BtcRecordView.of(other)).toThrow(RecordFormatError);

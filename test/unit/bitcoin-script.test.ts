@@ -3,7 +3,8 @@ import { address as bjsAddress, Block, initEccLib, networks } from 'bitcoinjs-li
 import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
 import { classifyScript, scriptType, type ScriptType } from '../../engine/bitcoin/script.js';
-import { RAW_BLOCKS, rawBlockBytes } from '../bitcoin-fixtures.js';
+import { RAW_BLOCKS } from '../bitcoin-fixtures.js';
+import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 initEccLib(ecc);
 
@@ -21,7 +22,7 @@ describe('output scripts', () => {
   it('give every output of blocks 277647 and 574200 the address bitcoinjs-lib gives, and the README’s type counts', () => {
     const types = new Map<ScriptType, number>();
     for (const b of RAW_BLOCKS) {
-      for (const tx of Block.fromBuffer(rawBlockBytes(b.height)).transactions!) {
+      for (const tx of Block.fromBuffer(bigBlock(b.height)).transactions!) {
         for (const o of tx.outs) {
           const info = classifyScript(o.script);
           expect(info.address, Buffer.from(o.script).toString('hex')).toBe(bitcoinjsAddress(o.script));
