@@ -2,7 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
-import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data/nft-transfers.js';
+import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft-transfers.js';
 import { ApiError, badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryParams } from './query.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
-import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data/nft-transfers.js';
+import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft-transfers.js';
 import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/evm/record.js';
 import { removeBlock, transferKeys, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/evm/store.js';
 import { salesOf, type Sale } from '../../engine/evm/sales.js';
