@@ -1,6 +1,7 @@
 import { schnorr } from '@noble/curves/secp256k1.js';
 import { bytesToNumberBE } from '@noble/curves/utils.js';
 import { base58checkDecode } from './address-encoding.js';
+import { OP_0, OP_1, OP_CHECKSIG, OP_DUP, OP_EQUAL, OP_EQUALVERIFY, OP_HASH160 } from './opcodes.js';
 import { bech32, bech32m } from './encoding.js';
 
 /**
@@ -22,15 +23,6 @@ export interface DecodedAddress {
 export class AddressError extends Error {
   override name = 'AddressError';
 }
-
-/** Opcodes of the output scripts addresses pay to (script.ts reads the same scripts). */
-export const OP_DUP = 0x76;
-export const OP_HASH160 = 0xa9;
-export const OP_EQUALVERIFY = 0x88;
-export const OP_CHECKSIG = 0xac;
-export const OP_EQUAL = 0x87;
-export const OP_0 = 0x00;
-export const OP_1 = 0x51;
 
 /**
  * Reads a mainnet address; anything else throws an AddressError saying what is wrong (testnet, checksum,

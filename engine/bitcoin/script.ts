@@ -1,4 +1,4 @@
-import { OP_0, OP_1, OP_CHECKSIG, OP_DUP, OP_EQUAL, OP_EQUALVERIFY, OP_HASH160 } from './address.js';
+import { OP_0, OP_1, OP_16, OP_CHECKMULTISIG, OP_CHECKSIG, OP_DUP, OP_EQUAL, OP_EQUALVERIFY, OP_HASH160, OP_PUSHDATA1, OP_PUSHDATA2, OP_PUSHDATA4, OP_RETURN } from './opcodes.js';
 import { base58check, segwitV0 } from './address-encoding.js';
 import { bech32m } from './encoding.js';
 
@@ -28,12 +28,6 @@ export interface ScriptInfo {
   address: string | undefined;
 }
 
-const OP_PUSHDATA1 = 0x4c;
-const OP_PUSHDATA2 = 0x4d;
-const OP_PUSHDATA4 = 0x4e;
-const OP_16 = 0x60;
-const OP_RETURN = 0x6a;
-const OP_CHECKMULTISIG = 0xae;
 
 /** Core's type of `script`, from its bytes alone (no address is encoded: the probe column calls this per output). */
 export function scriptType(s: Uint8Array): ScriptType {
