@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import type { Prevout } from '../engine/bitcoin/block.js';
-import { prevoutOf, type CoreBlock, type CoreVout } from '../engine/bitcoin/core-json.js';
+import { ZERO_HASH, type BtcBlock, type Prevout } from '../engine/bitcoin/block.js';
+import { prevoutOf, txFromCore, type CoreBlock, type CoreVout } from '../engine/bitcoin/core-json.js';
 
 /** A file of test/fixtures/bitcoin (gzipped there), its bytes. */
 export const btcFixture = (path: string): Buffer => gunzipSync(readFileSync(new URL(`fixtures/bitcoin/${path}.gz`, import.meta.url)));
@@ -48,3 +48,24 @@ export function coreBlock200000v3(): CoreBlock {
 
 /** A bitcoin-etl RPC answer (getblock …_2 or getrawtransaction …), as the file names them (small: not gzipped). */
 export const etlJson = <T>(name: string): T => JSON.parse(readFileSync(new URL(`fixtures/bitcoin/rpc/bitcoin-etl/${name}.json`, import.meta.url), 'utf8')) as T;
+
+/** The plain reader of getblock verbosity 2 or 3 (parsed by JSON.parse), field by field into a BtcBlock: what the server's scanner (engine/bitcoin/core-scan.ts) is checked against. */
+export function blockFromCore(b: CoreBlock): BtcBlock {
+  return {
+    header: {
+      hash: b.hash,
+      height: b.height,
+      time: b.time,
+      previousblockhash: b.previousblockhash ?? ZERO_HASH,
+      merkleroot: b.merkleroot,
+      bits: Number.parseInt(b.bits, 16),
+      version: b.version,
+      nonce: b.nonce,
+      nTx: b.nTx,
+      size: b.size,
+      strippedsize: b.strippedsize,
+      weight: b.weight,
+    },
+    txs: b.tx.map(txFromCore),
+  };
+}

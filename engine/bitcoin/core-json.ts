@@ -1,8 +1,10 @@
-import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcInput, type BtcTransaction, type Prevout } from './block.js';
+import { COINBASE_VOUT, ZERO_HASH, type BtcInput, type BtcTransaction, type Prevout } from './block.js';
 
 /**
  * Bitcoin Core's JSON for blocks and transactions (`getblock <hash> 2|3`,
- * `getrawtransaction <txid> true|2`) and its reading into a BtcBlock.
+ * `getrawtransaction <txid> true|2`), and a transaction's reading into a
+ * BtcTransaction (the mempool's; blocks are scanned from their bytes:
+ * core-scan.ts).
  * Core changed scriptPubKey across versions: before v22 `addresses[]` (+
  * `reqSigs`), since v22 one `address`; both are typed, neither is read (the
  * address is derived from the script's bytes).
@@ -123,26 +125,5 @@ export function txFromCore(t: CoreTransaction): BtcTransaction {
     isCoinbase: t.vin.length === 1 && t.vin[0]!.coinbase !== undefined,
     vin: t.vin.map(inputOf),
     vout: t.vout.map((o) => ({ value: btcToSats(o.value), script: bytesOf(o.scriptPubKey.hex) })),
-  };
-}
-
-/** getblock verbosity 2 or 3 as a BtcBlock (the difficulty is derived again from bits: equal to Core's, see difficultyOf). */
-export function blockFromCore(b: CoreBlock): BtcBlock {
-  return {
-    header: {
-      hash: b.hash,
-      height: b.height,
-      time: b.time,
-      previousblockhash: b.previousblockhash ?? ZERO_HASH,
-      merkleroot: b.merkleroot,
-      bits: Number.parseInt(b.bits, 16),
-      version: b.version,
-      nonce: b.nonce,
-      nTx: b.nTx,
-      size: b.size,
-      strippedsize: b.strippedsize,
-      weight: b.weight,
-    },
-    txs: b.tx.map(txFromCore),
   };
 }

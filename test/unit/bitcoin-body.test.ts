@@ -3,10 +3,10 @@ import { address as bjsAddress, Block, crypto, initEccLib, networks } from 'bitc
 import { describe, expect, it } from 'vitest';
 import { bitcoinBody, mempoolBody, satsToBtc, satsToBtcString, type BtcBody, type BtcBodyOptions } from '../../engine/bitcoin/body.js';
 import { blockFromRaw, difficultyOf } from '../../engine/bitcoin/block.js';
-import { blockFromCore, btcToSats, txFromCore } from '../../engine/bitcoin/core-json.js';
+import { btcToSats, txFromCore } from '../../engine/bitcoin/core-json.js';
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { BtcRecordView, encodeRecord } from '../../engine/bitcoin/record.js';
-import { RAW_BLOCKS, coreBlock200000, coreBlock200000v3 } from '../bitcoin-fixtures.js';
+import { blockFromCore, RAW_BLOCKS, coreBlock200000, coreBlock200000v3 } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 initEccLib(ecc);

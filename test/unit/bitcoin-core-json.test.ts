@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { difficultyOf, fillPrevouts, unresolvedInputs } from '../../engine/bitcoin/block.js';
-import { blockFromCore, btcToSats, txFromCore, type CoreBlock } from '../../engine/bitcoin/core-json.js';
+import { btcToSats, txFromCore, type CoreBlock } from '../../engine/bitcoin/core-json.js';
 import { classifyScript } from '../../engine/bitcoin/script.js';
 import { parseJsonBytes } from '../../engine/ingest/json-bytes.js';
-import { btcFixture, coreBlock200000, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
+import { blockFromCore, btcFixture, coreBlock200000, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
 
 const MAX_SATS = 21e6 * 1e8;
 

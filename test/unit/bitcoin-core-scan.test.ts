@@ -1,11 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { blockFromCore, type CoreBlock } from '../../engine/bitcoin/core-json.js';
+import type { CoreBlock } from '../../engine/bitcoin/core-json.js';
 import { CoreScanError, scanCoreBlock } from '../../engine/bitcoin/core-scan.js';
 import { encodeRecord } from '../../engine/bitcoin/record.js';
-import { coreBlock200000, coreBlock200000v3, etlJson } from '../bitcoin-fixtures.js';
+import { blockFromCore, coreBlock200000, coreBlock200000v3, etlJson } from '../bitcoin-fixtures.js';
 import { relinkedChain } from '../bitcoin-core/fixtures.js';
 import { runMethod, type RpcContext } from '../bitcoin-core/rpc.js';
+
 
 /** A getblock result as the body of Core's JSON-RPC answer. */
 const body = (result: unknown, indent?: number): Buffer => Buffer.from(JSON.stringify({ result, error: null, id: 1 }, null, indent));

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
 import { fillPrevouts, unresolvedInputs, type Prevout } from '../../engine/bitcoin/block.js';
 import { bitcoinBody } from '../../engine/bitcoin/body.js';
-import { blockFromCore, prevoutOf, type CoreBlock, type CoreTransaction } from '../../engine/bitcoin/core-json.js';
+import { prevoutOf, type CoreBlock, type CoreTransaction } from '../../engine/bitcoin/core-json.js';
 import { bitcoinProbeMatch, buildBtcProbe, readBtcProbe, scriptKey } from '../../engine/bitcoin/probe.js';
 import { BtcRecordView, encodeRecord } from '../../engine/bitcoin/record.js';
 import { KeySet, buildKeySet } from '../../engine/match/key-set.js';
-import { etlJson } from '../bitcoin-fixtures.js';
+import { blockFromCore, etlJson } from '../bitcoin-fixtures.js';
 
 const OPTIONS = { streamId: 's', tag: 't', confirmed: true, includeInputs: true, includeOutputs: true };
 const GENESIS = 'getblock_000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f_2';

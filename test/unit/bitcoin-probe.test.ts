@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
 import { blockFromRaw, type BtcTransaction } from '../../engine/bitcoin/block.js';
-import { blockFromCore } from '../../engine/bitcoin/core-json.js';
 import { BtcProbeKind, bitcoinProbeMatch, btcProbeRef, buildBtcProbe, readBtcProbe, scriptKey } from '../../engine/bitcoin/probe.js';
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { hasAddress, scriptType } from '../../engine/bitcoin/script.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
-import { coreBlock200000, coreBlock200000v3, inputTransactions200000 } from '../bitcoin-fixtures.js';
+import { blockFromCore, coreBlock200000, coreBlock200000v3, inputTransactions200000 } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 /** A key set of the watched addresses (address → streams) among `noise` random keys watched by stream 999. */

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { blockFromRaw, type BtcBlock } from '../../engine/bitcoin/block.js';
-import { blockFromCore } from '../../engine/bitcoin/core-json.js';
 import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { BtcRecordView, RecordFormatError, encodeRecord } from '../../engine/bitcoin/record.js';
-import { RAW_BLOCKS, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
+import { blockFromCore, RAW_BLOCKS, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../bitcoin-core/fixtures.js';
 
 /** Block 200000 serialized again from Core's JSON: its header fields, then each transaction's hex. */
