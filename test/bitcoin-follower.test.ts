@@ -149,6 +149,8 @@ describe('following Bitcoin Core (the stand-in, serving mainnet blocks 0-255 and
     await f.sync();
     // The spent output was in a block this server stored: found there.
     expect(f.status()).toMatchObject({ head: height, inputs: 'resolved', unresolvedInputs: 0 });
+    // Each block asked for once: the one with inputs was prepared again from its kept answer, not fetched again.
+    expect(core.calls['getblock']).toBe(height + 1);
     expect(refsOf(height, alice.address)).toEqual([[1, 1]]);
   });
 

@@ -3,6 +3,7 @@ import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/c
 import { UpstreamHealth, prunable, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { prevoutOf, type CoreTransaction } from './core-json.js';
 import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
 
 /**
@@ -53,6 +54,8 @@ export class BitcoinFollower implements ChainFollower {
   private unresolved = 0;
   /** Whether the node's getblock gives spent outputs (verbosity 3: Bitcoin Core 23 or later); asked once per start. */
   private prevouts: boolean | undefined;
+  /** Where it gives none: a copy of each block's answer by hash, prepared again once the spent outputs are found (not fetched again). */
+  private readonly answers = new Map<string, Uint8Array>();
 
   constructor(
     private readonly chain: string,
@@ -147,22 +150,27 @@ export class BitcoinFollower implements ChainFollower {
   /** Steps up to `target`, with AHEAD blocks fetched and prepared while each commits; stops early at a reorg. */
   private async catchUp(target: number): Promise<void> {
     const ahead = new Map<number, Promise<PreparedBitcoinBlock | null>>();
-    while (!this.stopped && this.state.head < target) {
-      const first = this.state.head + 1;
-      for (let n = first; n <= Math.min(target, first + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
-      const block = await ahead.get(first)!;
-      ahead.delete(first);
-      if (this.stopped || block === null) break;
-      if (block.number !== first) throw new Error(`asked for block ${first}, the node sent block ${block.number}`);
-      if (first > 0 && block.parentHash !== this.hashOf(first - 1)) {
-        ahead.clear();
-        // The node's branch no longer extends ours: back to the fork point, then on from there.
-        if (!(await this.rollBack())) throw new Error(`block ${first} (${block.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
-        continue;
+    try {
+      while (!this.stopped && this.state.head < target) {
+        const first = this.state.head + 1;
+        for (let n = first; n <= Math.min(target, first + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+        const block = await ahead.get(first)!;
+        ahead.delete(first);
+        if (this.stopped || block === null) break;
+        if (block.number !== first) throw new Error(`asked for block ${first}, the node sent block ${block.number}`);
+        if (first > 0 && block.parentHash !== this.hashOf(first - 1)) {
+          ahead.clear();
+          // The node's branch no longer extends ours: back to the fork point, then on from there.
+          if (!(await this.rollBack())) throw new Error(`block ${first} (${block.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
+          continue;
+        }
+        await this.commitBlock(await this.resolved(block, first));
       }
-      await this.commitBlock(await this.resolved(block, first));
+    } finally {
+      // What was fetched ahead is dropped, and the answers kept for it (a reorg, a stop, a failure).
+      await Promise.allSettled(ahead.values());
+      this.answers.clear();
     }
-    for (const p of ahead.values()) p.catch(() => {});
   }
 
   private fetchAhead(n: number): Promise<PreparedBitcoinBlock | null> {
@@ -182,8 +190,9 @@ export class BitcoinFollower implements ChainFollower {
       throw err;
     }
     const body = await this.raw('getblock', [hash, 3]);
-    // Outputs are kept for later blocks' inputs where the node gives none.
+    // Outputs are kept for later blocks' inputs where the node gives none; the answer too, copied (the pool takes it).
     const keepOutputs = this.prevouts === false;
+    if (keepOutputs) this.answers.set(hash, Uint8Array.prototype.slice.call(body));
     return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
   }
 
@@ -193,16 +202,19 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   /**
-   * The block with every spent output it can have: as the node gave it (verbosity 3), else fetched again
-   * with those found among stored outputs and by getrawtransaction.
+   * The block with every spent output it can have: as the node gave it (verbosity 3), else prepared again
+   * with those found among stored outputs and by getrawtransaction (from the kept answer; a node of v23
+   * or later that left some out is asked again).
    */
   private async resolved(block: PreparedBitcoinBlock, n: number): Promise<PreparedBitcoinBlock> {
+    const kept = this.answers.get(block.hash);
+    this.answers.delete(block.hash);
     if (block.unresolved.length === 0) {
       if (block.inputCount > 0 && this.inputs === null) this.inputs = 'getblock';
       return block;
     }
     const found = await this.lookUp(block.unresolved);
-    const again = found.size === 0 ? block : await this.fetch(n, found);
+    const again = found.size === 0 ? block : kept !== undefined ? await this.opts.pool.prepare(this.chain, { block: kept, keepOutputs: true, prevouts: found }) : await this.fetch(n, found);
     if (again === null || again.hash !== block.hash) throw new Error(`block ${n} changed while its inputs were looked up (a reorg under way); trying again`);
     this.unresolved += again.unresolved.length;
     this.inputs = again.unresolved.length === 0 ? 'resolved' : 'unresolved';
@@ -215,7 +227,7 @@ export class BitcoinFollower implements ChainFollower {
     const found = this.prevouts === false ? prevoutsOf(this.kv, this.chain, inputs) : new Map<string, Prevout>();
     const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) => TXID.test(t));
     for (const txid of missing) {
-      let tx: { vout: Array<{ n: number; value: number; scriptPubKey: { hex: string } }> };
+      let tx: CoreTransaction;
       try {
         tx = await this.upstream.call('getrawtransaction', [txid, true]);
       } catch (err) {
@@ -226,7 +238,7 @@ export class BitcoinFollower implements ChainFollower {
         }
         throw err;
       }
-      for (const o of tx.vout) found.set(outputKey(txid, o.n), { value: Math.round(o.value * 1e8), script: Buffer.from(o.scriptPubKey.hex, 'hex') });
+      for (const o of tx.vout) found.set(outputKey(txid, o.n), prevoutOf(o));
     }
     return found;
   }
