@@ -1,4 +1,5 @@
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../ingest/json-bytes.js';
+import { btcToSats } from './core-json.js';
 import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcHeader, type BtcInput, type BtcOutput, type BtcTransaction } from './block.js';
 
 /**
@@ -98,8 +99,8 @@ class Scanner {
   sats(): number {
     const text = this.numberText();
     const m = /^(\d+)(?:\.(\d{1,8}))?$/.exec(text);
-    // Anything else (an exponent: not Core's output) through the double, rounded (exact for every valid amount).
-    if (m === null) return Math.round(Number(text) * 1e8);
+    // Anything else (an exponent: not Core's output) through the double (exact for every valid amount).
+    if (m === null) return btcToSats(Number(text));
     return Number(m[1]) * 1e8 + Number((m[2] ?? '').padEnd(8, '0'));
   }
 
