@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/chain-store.js';
-import { UpstreamHealth, prunable, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { prevoutOf, type CoreTransaction } from './core-json.js';
@@ -189,16 +189,11 @@ export class BitcoinFollower implements ChainFollower {
       if (err instanceof NodeError && err.code === -8) return null;
       throw err;
     }
-    const body = await this.raw('getblock', [hash, 3]);
+    const body = await rawCall(this.upstream, 'getblock', [hash, 3]);
     // Outputs are kept for later blocks' inputs where the node gives none; the answer too, copied (the pool takes it).
     const keepOutputs = this.prevouts === false;
     if (keepOutputs) this.answers.set(hash, Uint8Array.prototype.slice.call(body));
     return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
-  }
-
-  private raw(method: string, params: unknown[]): Promise<Uint8Array> {
-    if (this.upstream.callRaw !== undefined) return this.upstream.callRaw(method, params);
-    return this.upstream.call<unknown>(method, params).then((result) => new TextEncoder().encode(JSON.stringify({ result, error: null, id: 1 })));
   }
 
   /**

@@ -4,7 +4,7 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } from './prepared.js';
 import { removeBlock } from './store.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
-import { UpstreamHealth, prunable, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -362,9 +362,9 @@ export class Follower implements ChainFollower {
   private async fetch(n: number): Promise<PreparedBlock | null> {
     const tag = `0x${n.toString(16)}`;
     const [block, receipts, traces] = await Promise.allSettled([
-      this.raw('eth_getBlockByNumber', [tag, true]),
-      this.raw('eth_getBlockReceipts', [tag]),
-      this.state.tracer === false ? null : this.raw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
+      rawCall(this.upstream, 'eth_getBlockByNumber', [tag, true]),
+      rawCall(this.upstream, 'eth_getBlockReceipts', [tag]),
+      this.state.tracer === false ? null : rawCall(this.upstream, 'debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
     ]);
     // A block the node does not have yet: its receipts and traces may have failed for that reason alone.
     if (block.status === 'fulfilled' && isNullResult(block.value)) return null;
@@ -378,12 +378,6 @@ export class Follower implements ChainFollower {
   private tracesFound(body: Uint8Array | null): Uint8Array | null {
     if (body !== null && this.state.tracer !== true && !isNullResult(body)) this.state = { ...this.state, tracer: true };
     return body;
-  }
-
-  /** The node's answer as it came; an upstream without a raw call (a test's stand-in) has its answer written out again. */
-  private raw(method: string, params: unknown[]): Promise<Uint8Array> {
-    if (this.upstream.callRaw !== undefined) return this.upstream.callRaw(method, params);
-    return this.upstream.call<unknown>(method, params).then((result) => new TextEncoder().encode(JSON.stringify({ jsonrpc: '2.0', id: 1, result })));
   }
 
   /** Internal transactions go off for the chain only when the node itself says no to the call tracer (method not found, tracer unknown). */

@@ -1,4 +1,5 @@
 import type { Logger } from '../log.js';
+import type { Upstream } from '../ports.js';
 
 /**
  * What every chain family's follower shares: the events it announces blocks
@@ -22,7 +23,7 @@ export interface FollowerStatus {
   chain: string;
   head: number;
   confirmed: number;
-  /** The highest block the node announced, by newHeads or eth_blockNumber (−1 before the first). */
+  /** The highest block the node announced (EVM: newHeads or eth_blockNumber; Bitcoin: its best block's height); −1 before the first. */
   nodeHead: number;
   /** Oldest block whose full record is still stored. */
   oldest: number;
@@ -39,6 +40,15 @@ export interface ChainFollower {
   status(): FollowerStatus;
   /** How many times the store rolled back (a reorg) since the start. */
   reorgs(): number;
+}
+
+/**
+ * A call's answer as the node sent it (its body, for the worker pool to parse); an upstream without a raw
+ * call (a test's stand-in) has its answer written out again as a JSON-RPC body.
+ */
+export function rawCall(upstream: Upstream, method: string, params: unknown[]): Promise<Uint8Array> {
+  if (upstream.callRaw !== undefined) return upstream.callRaw(method, params);
+  return upstream.call<unknown>(method, params).then((result) => new TextEncoder().encode(JSON.stringify({ result, error: null, id: 1 })));
 }
 
 const MAX_BACKOFF_MS = 30_000;
