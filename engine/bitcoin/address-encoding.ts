@@ -1,3 +1,4 @@
+import { sha256d } from './hash.js';
 import { checksumInto } from './xpub-hash.js';
 
 /**
@@ -79,7 +80,7 @@ const DIGIT = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
 
 /** Base58 text into bytes, or undefined for a character outside the alphabet: the inverse of base58(), in 24-bit limbs (least significant first). */
-export function base58Decode(text: string): Uint8Array | undefined {
+function base58Decode(text: string): Uint8Array | undefined {
   let zeros = 0;
   while (zeros < text.length && text.charCodeAt(zeros) === 0x31) zeros++;
   const limbs: number[] = [];
@@ -102,13 +103,12 @@ export function base58Decode(text: string): Uint8Array | undefined {
   return out;
 }
 
-/** A base58check payload, or undefined when the text is not base58 or its checksum is wrong (payloads of at most 55 bytes: an address's 21). */
+/** A base58check payload (an address's 21 bytes, an extended key's 78), or undefined when the text is not base58 or its checksum is wrong. */
 export function base58checkDecode(text: string): Uint8Array | undefined {
   const bytes = base58Decode(text);
-  if (bytes === undefined || bytes.length < 4 || bytes.length > 59) return undefined;
+  if (bytes === undefined || bytes.length < 4) return undefined;
   const payload = bytes.subarray(0, bytes.length - 4);
-  const sum = new Uint8Array(4);
-  checksumInto(payload, sum, 0);
+  const sum = sha256d(payload);
   for (let k = 0; k < 4; k++) if (sum[k] !== bytes[payload.length + k]) return undefined;
   return payload;
 }

@@ -1,8 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { base58check as base58checkDecoder } from './encoding.js';
 import { tweakedKeys } from './secp256k1-derive.js';
-import { base58check, segwitV0 } from './address-encoding.js';
+import { base58check, base58checkDecode, segwitV0 } from './address-encoding.js';
 import { hash160Short as hash160 } from './xpub-hash.js';
 
 /**
@@ -47,12 +46,8 @@ const REFUSED: ReadonlyMap<number, string> = new Map([
 
 /** Reads an xpub, ypub or zpub; anything else (bad checksum, testnet, private, not a curve point) throws an ExtendedKeyError saying what it is. */
 export function parseExtendedKey(text: string): ExtendedKey {
-  let bytes: Uint8Array;
-  try {
-    bytes = base58checkDecoder.decode(text.trim());
-  } catch {
-    throw new ExtendedKeyError('not an extended public key: bad base58 or checksum');
-  }
+  const bytes = base58checkDecode(text.trim());
+  if (bytes === undefined) throw new ExtendedKeyError('not an extended public key: bad base58 or checksum');
   if (bytes.length !== 78) throw new ExtendedKeyError(`not an extended public key: ${bytes.length} bytes, not 78`);
   const version = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0);
   const type = PUBLIC.get(version);
