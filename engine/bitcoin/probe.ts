@@ -22,7 +22,7 @@ export const enum BtcProbeKind {
   Spender = 1,
 }
 
-export const BTC_PROBE_HEADER = 5;
+const BTC_PROBE_HEADER = 5;
 const VERSION = 1;
 const KEY = 32;
 

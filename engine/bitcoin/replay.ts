@@ -6,6 +6,7 @@ import type { BuildWebhook } from '../match/matcher.js';
 import type { Kv } from '../ports.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import type { BitcoinChainState } from './follower.js';
+import { findChain } from '../chains/registry.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './stream.js';
 import type { XpubWindows } from './xpub-windows.js';
 
@@ -14,8 +15,8 @@ import type { XpubWindows } from './xpub-windows.js';
  * answers the body a definition (tag, allAddresses, includeInputs,
  * includeOutputs, addresses) would get for block n; …/block-to-webhook/:n/:id
  * sends a stream the body its addresses and xpubs get. Matched and built as a
- * delivery is (the family's filter and builder), confirmed when the block is
- * two deep.
+ * delivery is (the family's filter and builder), confirmed when the follower
+ * announced the block confirmed.
  */
 export interface BlockRequest {
   tag: string;
@@ -26,8 +27,6 @@ export interface BlockRequest {
   addresses: string[];
 }
 
-/** The names the path's chainId takes for Bitcoin mainnet (the hosted service's examples say `mainnet`). */
-const MAINNET = new Set(['mainnet', 'btc-mainnet', 'bitcoin', 'btc']);
 
 export class BitcoinBlocks {
   constructor(
@@ -68,6 +67,10 @@ export class BitcoinBlocks {
   }
 }
 
+/**
+ * The path's chainId: Bitcoin mainnet by any of its registry names, or `mainnet` as the hosted service's
+ * examples write it (a name the registry gives Ethereum, so it is taken here, under /streams/bitcoin only).
+ */
 function checkChain(chainId: string): void {
-  if (!MAINNET.has(chainId.toLowerCase())) throw badRequest('chainId', `${chainId} is not Bitcoin mainnet (mainnet, btc-mainnet or bitcoin): only Bitcoin mainnet is followed`);
+  if (chainId.toLowerCase() !== 'mainnet' && findChain(chainId)?.key !== BITCOIN_CHAIN) throw badRequest('chainId', `${chainId} is not Bitcoin mainnet (mainnet, bitcoin, btc, btc-mainnet or bitcoin-mainnet): only Bitcoin mainnet is followed`);
 }

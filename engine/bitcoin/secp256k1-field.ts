@@ -240,7 +240,7 @@ export function sqr(out: Fe, a: Fe): void {
 }
 
 /** a squared n times. */
-export function sqrN(out: Fe, a: Fe, n: number): void {
+function sqrN(out: Fe, a: Fe, n: number): void {
   sqr(out, a);
   for (let i = 1; i < n; i++) sqr(out, out);
 }

@@ -28,7 +28,7 @@ export function fromAffine(p: Jacobian, q: Affine): void {
 }
 
 /** What an addition met: `ADDED` the sum, or the two special cases the formula cannot compute. */
-export const ADDED = 0;
+const ADDED = 0;
 export const DOUBLING = 1; // p = q: use dbl
 export const INFINITY = 2; // p = −q
 

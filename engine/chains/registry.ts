@@ -75,7 +75,7 @@ const evm = (row: EvmRow): Chain => {
 
 export const CHAINS: readonly Chain[] = [
   ...EVM.map(evm),
-  { key: 'bitcoin', hexId: null, decimalId: null, slug: 'bitcoin', aliases: ['btc', 'bitcoin-mainnet'], name: 'Bitcoin', family: 'bitcoin', testnet: false, confirmations: 2, blockTimeMs: 600_000 },
+  { key: 'bitcoin', hexId: null, decimalId: null, slug: 'bitcoin', aliases: ['btc', 'bitcoin-mainnet', 'btc-mainnet'], name: 'Bitcoin', family: 'bitcoin', testnet: false, confirmations: 2, blockTimeMs: 600_000 },
   { key: 'solana', hexId: null, decimalId: null, slug: 'solana', aliases: ['sol', 'solana-mainnet'], name: 'Solana', family: 'solana', testnet: false, confirmations: 100, blockTimeMs: 400 },
   { key: 'solana:devnet', hexId: null, decimalId: null, slug: 'solana-devnet', aliases: [], name: 'Solana devnet', family: 'solana', testnet: true, confirmations: 100, blockTimeMs: 400 },
   { key: 'solana:testnet', hexId: null, decimalId: null, slug: 'solana-testnet', aliases: [], name: 'Solana testnet', family: 'solana', testnet: true, confirmations: 100, blockTimeMs: 400 },

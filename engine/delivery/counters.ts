@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.js';
  * streams beyond share the series `stream="other"`. A deleted stream's series
  * disappears (the totals keep what it counted).
  */
-export const METRICS_STREAMS_MAX = 1_000;
+const METRICS_STREAMS_MAX = 1_000;
 
 interface Counts {
   delivered: number;

@@ -15,7 +15,7 @@ export const DEVNET_CHAIN = '0x539';
 export const DEVNET_CHAIN_ID = 1337;
 
 /** How often anvil writes its state while running: a crash (no clean stop) loses at most this many seconds of the devnet, fewer blocks than its confirmation depth. */
-export const DEVNET_SAVE_EVERY_S = 5;
+const DEVNET_SAVE_EVERY_S = 5;
 
 export interface DevnetAccount {
   address: string;

@@ -72,7 +72,7 @@ describe('Core JSON', () => {
     expect(txFromCore(current)).toEqual(txFromCore(old));
   });
 
-  it('read the same from a large body parsed by parseJsonBytes (the follower’s reader of JSON-RPC bodies)', () => {
+  it('read the same from a large body parsed by parseJsonBytes (the EVM follower’s reader of JSON-RPC bodies; Bitcoin’s scans them, see bitcoin-core-scan.test.ts)', () => {
     const bytes = btcFixture('rpc/getblock-v2-200000.json');
     expect(bytes.length).toBeGreaterThan(1_000_000);
     expect(blockFromCore(parseJsonBytes(bytes) as CoreBlock)).toEqual(blockFromCore(coreBlock200000()));
