@@ -14,7 +14,7 @@ const probeOf = (address: string): Uint8Array => {
   out.writeUInt32LE(0, 29);
   return out;
 };
-const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, topic0: null });
+const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, topic0: null, programIds: [], mintAddresses: [] });
 
 describe('the watchlist', () => {
   it('recompiles a chain only when a stream listing it (before or after the change) changed', () => {
