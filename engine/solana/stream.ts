@@ -19,6 +19,7 @@ export interface SolanaStreamDefinition extends StreamCommon {
   allAddresses: boolean;
 }
 
+/** A Solana stream as stored (what the block endpoints and the body builder will read). */
 export type SolanaStreamRecord = SolanaStreamDefinition & StreamState & { family: 'solana' };
 
 /** The store's chain key for Solana mainnet (engine/chains/registry.ts). */
@@ -39,8 +40,6 @@ export function solanaKeyError(text: string): string | undefined {
   const n = bs58.decode(text).length;
   return n === 32 ? undefined : `decodes to ${n} bytes, a key has 32`;
 }
-
-export const isSolanaKey = (text: string): boolean => solanaKeyError(text) === undefined;
 
 /** A key in a 400: a very long text is cut short. */
 const shown = (text: string): string => (text.length > 64 ? `${text.slice(0, 64)}…` : text);
@@ -114,7 +113,7 @@ export const SOLANA_STREAMS: StreamFamily<SolanaStreamDefinition> = {
  * Why a stream can deliver nothing: no selector at all. Addresses are added
  * after the create, so a new stream says so until it has one.
  */
-export function solanaMatchesNothing(s: Pick<SolanaStreamDefinition, 'programIds' | 'mintAddresses' | 'allAddresses'> & Pick<StreamState, 'amountOfAddresses'>): string | undefined {
+function solanaMatchesNothing(s: Pick<SolanaStreamDefinition, 'programIds' | 'mintAddresses' | 'allAddresses'> & Pick<StreamState, 'amountOfAddresses'>): string | undefined {
   if (s.allAddresses || s.amountOfAddresses > 0 || s.programIds.length > 0 || s.mintAddresses.length > 0) return undefined;
   return 'Stream matches nothing: it has no addresses, programIds or mintAddresses, and allAddresses is false. Add addresses (POST /streams/solana/{id}/address), or set programIds, mintAddresses or allAddresses.';
 }
