@@ -14,7 +14,6 @@ import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
-import { pendingRoutes } from '../http/server/pending.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
@@ -234,7 +233,6 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
-      ...pendingRoutes(),
     ];
     return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {

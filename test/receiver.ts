@@ -6,7 +6,7 @@ export interface Received {
   headers: IncomingHttpHeaders;
   raw: string;
   body: any;
-  /** The test webhook sent before a create, update or resume (chainId ""). */
+  /** The test webhook sent before a create, update or resume (chainId "", or Solana's empty body). */
   test: boolean;
 }
 
@@ -33,7 +33,7 @@ export async function startReceiver() {
       } catch {
         body = raw;
       }
-      const r: Received = { headers: req.headers, raw, body, test: body?.chainId === '' };
+      const r: Received = { headers: req.headers, raw, body, test: raw === '' || body?.chainId === '' };
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides

@@ -55,8 +55,8 @@ describe('front end', () => {
     const built = await s.call('/challenge/request/evm', { method: 'POST', json: {} });
     expect(built.status).toBe(400);
     expect(built.body.details.field).toBe('domain');
+    expect((await s.call('/streams/solana', { method: 'PUT', json: {} })).body.details.field).toBe('webhookUrl');
     const areas: Array<[string, string, number]> = [
-      ['PUT', '/streams/solana', 501],
       ['GET', '/api/v2.2/nft/0xabc/owners', 501],
       ['GET', '/v1/defi/protocols', 501],
     ];
@@ -136,13 +136,6 @@ describe('front end', () => {
     const r = await s.call('/api/v2.2/nft/0xabc/1/transfers?chain=0x1&chain=0xfa');
     expect(r.status).toBe(400);
     expect(r.body.details.field).toBe('chain');
-  });
-
-  it('answers the Solana streams endpoints 501 by name until they are built', async () => {
-    for (const [method, path] of [['GET', '/streams/solana'], ['GET', '/streams/solana/abc'], ['PUT', '/streams/solana']] as const) {
-      const r = await s.call(path, { method });
-      expect(r.status, path).toBe(501);
-    }
   });
 
   it('stores only the SHA-256 of API keys, never a key itself', async () => {

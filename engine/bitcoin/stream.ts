@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { StreamFamily } from '../streams/family.js';
-import type { StreamCommon, StreamState } from '../streams/model.js';
-import { addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, updateOf } from '../streams/schemas.js';
+import { NO_SOLANA_SELECTORS, type StreamFamily } from '../streams/family.js';
+import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
+import { addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
 import { AddressError, decodeAddress } from './address.js';
 import { ExtendedKeyError, parseExtendedKey } from './xpub.js';
 
@@ -24,15 +24,13 @@ export type BitcoinStreamRecord = BitcoinStreamDefinition & StreamState & { fami
 export const BITCOIN_CHAIN = 'bitcoin';
 
 /** The hosted service has testnet in an older enum; chainpost follows mainnet only. */
-const MAINNET_ONLY = 'must be ["mainnet"]: only Bitcoin mainnet is followed';
-const network = z
-  .array(z.string(), { error: MAINNET_ONLY })
-  .refine((n) => n.length === 1 && n[0] === 'mainnet', MAINNET_ONLY)
-  .transform((): ['mainnet'] => ['mainnet']);
+const network = mainnetOnly('Bitcoin');
 const bool = commonFields.demo;
 
-/** EVM-only fields are refused by name rather than dropped: a client sending them meant an EVM stream. */
-const evmOnly = Object.fromEntries(EVM_ONLY_FIELDS.map((k) => [k, z.undefined({ error: 'an EVM stream field: a Bitcoin stream does not take it' }).optional()]));
+const evmOnly = refusedFields(EVM_ONLY_FIELDS, 'an EVM stream field: a Bitcoin stream does not take it');
+
+/** The fields only Bitcoin streams have (a Solana stream refuses them by name). */
+export const BITCOIN_ONLY_FIELDS = ['includeInputs', 'includeOutputs'] as const;
 
 const fields = { ...commonFields, network, includeInputs: bool, includeOutputs: bool };
 
@@ -96,7 +94,7 @@ export const BITCOIN_STREAMS: StreamFamily<BitcoinStreamDefinition> = {
   response: bitcoinStreamResponse,
   // Schema-decoded already; decoding again keeps the service safe for any caller.
   address: (text) => decodeAddress(text).address,
-  watched: (d) => ({ chainIds: [BITCOIN_CHAIN], allAddresses: d.allAddresses, topic0: [] }),
+  watched: (d) => ({ chainIds: [BITCOIN_CHAIN], allAddresses: d.allAddresses, topic0: [], ...NO_SOLANA_SELECTORS }),
   testWebhook: bitcoinTestWebhook,
 };
 
@@ -114,7 +112,7 @@ function bitcoinStreamResponse(s: BitcoinStreamDefinition & StreamState): Record
     demo: s.demo,
     status: s.status,
     statusMessage: s.statusMessage,
-    isErrorSince: s.status === 'error' && s.errorSince !== undefined ? new Date(s.errorSince).toISOString() : null,
+    isErrorSince: isErrorSince(s),
     amountOfAddresses: s.amountOfAddresses,
     updatedAt: new Date(s.updatedAt).toISOString(),
   };

@@ -15,7 +15,10 @@ export function webhookHeaders(body: Uint8Array, secret: string, queueSize: numb
   return { 'content-type': 'application/json', 'x-signature': signature(body, secret), 'x-queue-size': String(queueSize) };
 }
 
-/** What a webhook carries about its block, for history's tinyPayload and the logs (EVM bodies; Bitcoin's name the height `height` and the transactions `transactions`). */
+/**
+ * What a webhook carries about its block, for history's tinyPayload and the logs (EVM bodies; Bitcoin's name the
+ * height `height` and the transactions `transactions`; Solana's name them `slot`, `blockHash`, `blockTime`).
+ */
 export interface WebhookSummary {
   chainId: string;
   confirmed: boolean;
@@ -32,7 +35,7 @@ export function summarize(payload: Record<string, unknown>): WebhookSummary & { 
   return {
     chainId: String(payload['chainId'] ?? ''),
     confirmed: payload['confirmed'] === true,
-    block: { number: String(block['number'] ?? block['height'] ?? ''), hash: String(block['hash'] ?? ''), timestamp: String(block['timestamp'] ?? '') },
+    block: { number: String(block['number'] ?? block['height'] ?? block['slot'] ?? ''), hash: String(block['hash'] ?? block['blockHash'] ?? ''), timestamp: String(block['timestamp'] ?? block['blockTime'] ?? '') },
     records: LISTS.reduce((n, k) => n + len(k), 0),
     logs: len('logs'),
     txs: len('txs') + len('transactions'),

@@ -17,6 +17,10 @@ export interface WatchedEntry {
   topic0: readonly string[];
   /** Bitcoin: script hashes of the addresses derived from the stream's xpubs. */
   derived: readonly Uint8Array[];
+  /** Solana: programs whose invocation matches (empty for EVM and Bitcoin). */
+  programIds: readonly string[];
+  /** Solana: token mints whose pre/post balances match (empty for EVM and Bitcoin). */
+  mintAddresses: readonly string[];
 }
 
 interface Family {

@@ -1,6 +1,7 @@
 import type { Kv } from '../ports.js';
 import { watchedOf } from '../streams/families.js';
-import type { StoredStream, StreamRecord } from '../streams/model.js';
+import type { Watched as StreamWatched } from '../streams/family.js';
+import type { StoredStream } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
 import { findChain } from '../chains/registry.js';
 import { familyOf, type WatchedEntry } from './families.js';
@@ -24,6 +25,14 @@ interface Watched {
   chainIds: readonly string[];
   allAddresses: boolean;
   topic0: readonly string[];
+  programIds: readonly string[];
+  mintAddresses: readonly string[];
+}
+
+/** A chain's streams as the family's compile takes them: `streams[i]` is the stream of entry index i. */
+export interface WatchedOn {
+  streams: Array<{ id: string; tenantId: string }>;
+  entries: WatchedEntry[];
 }
 
 export class Watchlist {
@@ -50,8 +59,8 @@ export class Watchlist {
   }
 
   /** A stream was created or its definition changed. */
-  stream(s: Pick<StreamRecord, 'id' | 'tenantId' | 'chainIds' | 'allAddresses' | 'topic0'>): void {
-    const next = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) };
+  stream(s: Pick<StoredStream, 'id' | 'tenantId'> & StreamWatched): void {
+    const next: Watched = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash), programIds: s.programIds, mintAddresses: s.mintAddresses };
     // An update that leaves what matching reads alone (a description, a webhook URL) recompiles nothing.
     if (JSON.stringify(this.streams.get(s.id)) === JSON.stringify(next)) return;
     this.changed(s.id);
@@ -65,7 +74,7 @@ export class Watchlist {
     this.addresses.delete(id);
   }
 
-  /** Addresses (lowercase) added to or removed from a stream. */
+  /** Addresses (in their stored form: EVM lowercase, Solana as given) added to or removed from a stream. */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void {
     if (added.length === 0 && removed.length === 0) return;
     const set = this.addressesOf(id);
@@ -84,17 +93,30 @@ export class Watchlist {
     const cur = this.compiled.get(chain);
     const version = this.versions.get(chain) ?? 0;
     if (cur !== undefined && cur.filter.version === version) return cur;
-    const streams: Array<{ id: string; tenantId: string }> = [];
-    const watched: WatchedEntry[] = [];
-    for (const [id, s] of this.streams) {
-      if (!s.chainIds.includes(chain)) continue;
-      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0, derived: this.derivedOf(id) });
-      streams.push({ id, tenantId: s.tenantId });
-    }
+    const { streams, entries } = this.watchedOn(chain);
     const family = familyOf(findChain(chain)?.family ?? 'evm');
-    const next = { filter: family.compile(version, watched, this.seedOf(chain, version)), streams };
+    const next = { filter: family.compile(version, entries, this.seedOf(chain, version)), streams };
     this.compiled.set(chain, next);
     return next;
+  }
+
+  /** What `compile` hands the chain's family: every stream listing the chain, with what it watches. */
+  watchedOn(chain: string): WatchedOn {
+    const out: WatchedOn = { streams: [], entries: [] };
+    for (const [id, s] of this.streams) {
+      if (!s.chainIds.includes(chain)) continue;
+      out.entries.push({
+        index: out.streams.length,
+        addresses: [...(this.addresses.get(id) ?? [])],
+        allAddresses: s.allAddresses,
+        topic0: s.topic0,
+        derived: this.derivedOf(id),
+        programIds: s.programIds,
+        mintAddresses: s.mintAddresses,
+      });
+      out.streams.push({ id, tenantId: s.tenantId });
+    }
+    return out;
   }
 
   /** The chains the stream lists (before and after a change, as it is called on both sides) need compiling again. */
@@ -103,7 +125,7 @@ export class Watchlist {
     for (const chain of this.streams.get(id)?.chainIds ?? []) this.versions.set(chain, version);
   }
 
-  /** The stream's watched addresses (lowercase). */
+  /** The stream's watched addresses (stored form). */
   watched(id: string): ReadonlySet<string> {
     return this.addresses.get(id) ?? NONE;
   }

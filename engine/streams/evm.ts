@@ -2,7 +2,7 @@ import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
 import { badRequest } from '../errors.js';
 import { checkFilter } from '../evm/advanced-filter.js';
-import type { StreamFamily } from './family.js';
+import { NO_SOLANA_SELECTORS, type StreamFamily } from './family.js';
 import { streamResponse, type StreamDefinition } from './model.js';
 import { abiEvents } from './schemas.js';
 
@@ -12,7 +12,7 @@ export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
   check: checkEvm,
   response: streamResponse,
   address: (a) => a.toLowerCase(),
-  watched: (d) => ({ chainIds: d.chainIds, allAddresses: d.allAddresses, topic0: d.topic0 }),
+  watched: (d) => ({ chainIds: d.chainIds, allAddresses: d.allAddresses, topic0: d.topic0, ...NO_SOLANA_SELECTORS }),
   testWebhook,
 };
 

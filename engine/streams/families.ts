@@ -1,4 +1,5 @@
 import { BITCOIN_STREAMS } from '../bitcoin/stream.js';
+import { SOLANA_STREAMS } from '../solana/stream.js';
 import { EVM_STREAMS } from './evm.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type FamilyName, type StoredStream, type StreamCommon } from './model.js';
@@ -7,6 +8,7 @@ import { familyNameOf, type FamilyName, type StoredStream, type StreamCommon } f
 const FAMILIES: Record<FamilyName, StreamFamily<StreamCommon>> = {
   evm: EVM_STREAMS as unknown as StreamFamily<StreamCommon>,
   bitcoin: BITCOIN_STREAMS as unknown as StreamFamily<StreamCommon>,
+  solana: SOLANA_STREAMS as unknown as StreamFamily<StreamCommon>,
 };
 
 /** A stored record of any family with what matching reads (as the service tells the watchlist on create and update). */

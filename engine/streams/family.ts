@@ -1,7 +1,7 @@
 import type { FamilyName, StreamCommon, StreamState } from './model.js';
 
 /**
- * What differs between the stream families (EVM, Bitcoin): the service's
+ * What differs between the stream families (EVM, Bitcoin, Solana): the service's
  * create, update, status, addresses, remove and list are written once over it.
  * D is the family's definition (its request fields, shared ones included).
  */
@@ -13,14 +13,21 @@ export interface StreamFamily<D extends StreamCommon> {
   response(s: D & StreamState, now: number): Record<string, unknown>;
   /** An address (already valid by the endpoint's schema) in the form it is stored and matched in. */
   address(text: string): string;
-  /** What the watchlist matches on: the store's chain keys, allAddresses, topic0 (event signatures). */
+  /** What the watchlist matches on: the store's chain keys, allAddresses, topic0 (event signatures), Solana's programIds and mintAddresses. */
   watched(def: D): Watched;
-  /** The test webhook's body (sent before a create, an update or a reactivation). */
-  testWebhook(streamId: string, tag: string): Record<string, unknown>;
+  /** The test webhook's body (sent before a create, an update or a reactivation); null: an empty body. */
+  testWebhook(streamId: string, tag: string): Record<string, unknown> | null;
 }
 
 export interface Watched {
   chainIds: string[];
   allAddresses: boolean;
   topic0: string[] | null;
+  /** Solana: programs whose invocation matches (empty for other families). */
+  programIds: readonly string[];
+  /** Solana: token mints whose pre/post balances match (empty for other families). */
+  mintAddresses: readonly string[];
 }
+
+/** What a family without programs or mints watches beyond its chains: nothing. */
+export const NO_SOLANA_SELECTORS = { programIds: [], mintAddresses: [] } as const satisfies Pick<Watched, 'programIds' | 'mintAddresses'>;

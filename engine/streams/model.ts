@@ -5,12 +5,12 @@ import { chainRemoval, removalMessage } from '../chains/removals.js';
  * Streams of every chain family share one `streams` table: the delivery engine,
  * history, replay and stats read only the shared part (StoredStream). The
  * Stream (EVM) resource below is the interface's field table; Bitcoin's is in
- * engine/bitcoin/stream.ts.
+ * engine/bitcoin/stream.ts, Solana's in engine/solana/stream.ts.
  */
 export type StreamStatus = 'active' | 'paused' | 'error' | 'terminated';
 
 /** The chain family a stream follows; a record without `family` is EVM (stores written before Bitcoin streams). */
-export type FamilyName = Extract<ChainFamily, 'evm' | 'bitcoin'>;
+export type FamilyName = Extract<ChainFamily, 'evm' | 'bitcoin' | 'solana'>;
 
 /** The request fields every family has. */
 export interface StreamCommon {
@@ -41,6 +41,10 @@ export interface StreamState {
 export type StoredStream = StreamCommon & StreamState;
 
 export const familyNameOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
+
+/** When a stream in error entered it (ISO 8601), null in any other state: the Bitcoin and Solana objects' isErrorSince. */
+export const isErrorSince = (s: Pick<StreamState, 'status' | 'errorSince'>): string | null =>
+  s.status === 'error' && s.errorSince !== undefined ? new Date(s.errorSince).toISOString() : null;
 
 export interface NativeBalanceSelector {
   selectors: string[];

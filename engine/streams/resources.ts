@@ -18,7 +18,7 @@ export interface StreamWatch {
   /** Created or changed: the record with what matching reads (chainIds: the store's chain keys). */
   stream(s: StoredStream & Watched): void;
   removed(id: string): void;
-  /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given). */
+  /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given). */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
   /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses. */
   xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): void;
@@ -149,7 +149,8 @@ export class FamilyStreams<D extends StreamCommon> {
 
   /** The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. */
   private async testWebhook(tenant: string, id: string, def: StreamCommon): Promise<void> {
-    const body = new TextEncoder().encode(JSON.stringify(this.fam.testWebhook(id, def.tag)));
+    const test = this.fam.testWebhook(id, def.tag);
+    const body = test === null ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(test));
     const res = await this.dispatcher.post(tenant, def.webhookUrl, body, 0);
     if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
   }

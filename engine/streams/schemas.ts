@@ -135,8 +135,21 @@ export const updateOf = <F extends Record<string, z.ZodType>>(f: F) =>
 /** POST /streams/evm/:id: any subset of the fields. */
 export const updateStream = updateOf(fields);
 
-/** The EVM fields no other family has: a Bitcoin stream refuses them by name. */
+/** The EVM fields no other family has: Bitcoin and Solana streams refuse them by name. */
 export const EVM_ONLY_FIELDS = Object.keys(fields).filter((k) => !(k in commonFields));
+
+/** Another family's fields, refused by name rather than dropped: a client sending them meant that family's stream. */
+export const refusedFields = (keys: readonly string[], why: string): Record<string, z.ZodOptional<z.ZodUndefined>> =>
+  Object.fromEntries(keys.map((k) => [k, z.undefined({ error: why }).optional()]));
+
+/** `network` of a family chainpost follows on mainnet only (Bitcoin, Solana): ["mainnet"] and nothing else, whatever the hosted enum lists. */
+export const mainnetOnly = (chain: string) => {
+  const message = `must be ["mainnet"]: only ${chain} mainnet is followed`;
+  return z
+    .array(z.string(), { error: message })
+    .refine((n) => n.length === 1 && n[0] === 'mainnet', message)
+    .transform((): ['mainnet'] => ['mainnet']);
+};
 
 export const statusBody = z.object({ status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }) });
 

@@ -6,6 +6,7 @@ import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
+import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
 import { EVM_STREAMS } from './evm.js';
 import type { StreamDefinition } from './model.js';
 import { FamilyStreams, type StreamWatch } from './resources.js';
@@ -15,15 +16,18 @@ export { MAX_ADDRESSES_PER_STREAM, type StreamWatch } from './resources.js';
 
 /**
  * Stream resources per tenant: EVM streams (this class's own create, update,
- * list, status and addresses), Bitcoin streams (`bitcoin`), and what all
+ * list, status and addresses), Bitcoin streams (`bitcoin`), Solana streams (`solana`), and what all
  * families share: settings, stats, history, replay.
  */
 export class StreamsService extends FamilyStreams<StreamDefinition> {
   readonly bitcoin: BitcoinStreams;
+  /** Solana has nothing beyond the shared resources (no xpubs). */
+  readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
   constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch) {
     super(kv, clock, dispatcher, watch, EVM_STREAMS);
     this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {

@@ -5,6 +5,7 @@ import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
 import type { BitcoinBlocks } from '../../engine/bitcoin/replay.js';
 import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
+import { createSolanaStream, solanaAddressBody, updateSolanaStream } from '../../engine/solana/stream.js';
 import type { StreamCommon } from '../../engine/streams/model.js';
 import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
@@ -21,7 +22,7 @@ interface FamilySchemas<D> {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The Streams API: EVM and Bitcoin streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
+/** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
 export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BitcoinBlocks }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
@@ -68,6 +69,8 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   const routes: Route[] = [
     ...familyRoutes('/streams/evm', streams, { create: createStream, update: updateStream, address: addressBody }),
     ...familyRoutes('/streams/bitcoin', streams.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
+    // The block endpoints (…/block/:blockNumber, …/block-to-webhook/…) come with Solana's block record.
+    ...familyRoutes('/streams/solana', streams.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
     route('POST', '/streams/bitcoin/:id/xpub', (req) => json(200, streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
