@@ -19,6 +19,24 @@ export class CoreScanError extends Error {
 /** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
 const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
 
+/** A byte a JSON number may hold. */
+const isNumberByte = (c: number | undefined): boolean => c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45);
+
+/** The keys the scan reads (any other is OTHER_KEY and stepped over), by length and first byte. */
+const KEYS = new Map<number, string[]>();
+for (const k of ['result', 'error', 'tx', 'hash', 'previousblockhash', 'merkleroot', 'bits', 'height', 'time', 'version', 'nonce', 'nTx', 'size', 'strippedsize', 'weight', 'txid', 'vsize', 'locktime', 'vin', 'vout', 'coinbase', 'scriptSig', 'txinwitness', 'sequence', 'prevout', 'value', 'scriptPubKey', 'hex']) {
+  const at = (k.length << 8) | k.charCodeAt(0);
+  KEYS.set(at, [...(KEYS.get(at) ?? []), k]);
+}
+const OTHER_KEY = '';
+
+/** Each byte's value as a hex digit, 0x100 for any other byte (shifted left by 4 it still shows above 0xff). */
+const HEX_VALUE = new Uint16Array(256).fill(0x100);
+for (let d = 0; d < 16; d++) {
+  HEX_VALUE['0123456789abcdef'.charCodeAt(d)] = d;
+  HEX_VALUE['0123456789ABCDEF'.charCodeAt(d)] = d;
+}
+
 class Scanner {
   at = 0;
   /** Where decoded hex goes: one buffer for the whole block (its scripts are views into it), not one per script. */
@@ -70,15 +88,41 @@ class Scanner {
     return latin1(this.b, s, e);
   }
 
-  /** A hex string's bytes (a view into the block's arena). */
+  /** A hex string's bytes (a view into the block's arena), decoded from the answer's bytes: no string is made of it. */
   hex(): Buffer {
     const [s, e] = this.stringRange();
+    if ((e - s) & 1) this.fail('not hex');
+    const b = this.b;
+    const out = this.arena;
     const start = this.used;
-    // Node's own hex decoding of the text: several times a byte loop's speed. It stops at the first non-hex digit.
-    const written = this.arena.write(latin1(this.b, s, e), start, 'hex');
-    if (written * 2 !== e - s) this.fail('not hex');
-    this.used += written;
-    return this.arena.subarray(start, this.used);
+    let o = start;
+    let bad = 0;
+    for (let i = s; i < e; i += 2) {
+      const v = (HEX_VALUE[b[i]!]! << 4) | HEX_VALUE[b[i + 1]!]!;
+      // A non-hex digit's value is 0x100: it sets a bit the byte cannot hold.
+      bad |= v;
+      out[o++] = v;
+    }
+    if (bad > 0xff) this.fail('not hex');
+    this.used = o;
+    return out.subarray(start, o);
+  }
+
+  /**
+   * An object's key as one of KEYS (the same string each time, so comparing it is comparing pointers), or
+   * OTHER_KEY: an answer has ~100,000 keys, and a string made of each was a good part of the scan's garbage.
+   */
+  key(): string {
+    const [s, e] = this.stringRange();
+    const b = this.b;
+    const known = KEYS.get(((e - s) << 8) | b[s]!);
+    if (known !== undefined) {
+      next: for (const k of known) {
+        for (let i = 1; i < k.length; i++) if (b[s + i] !== k.charCodeAt(i)) continue next;
+        return k;
+      }
+    }
+    return OTHER_KEY;
   }
 
   /** A number's text. */
@@ -86,22 +130,49 @@ class Scanner {
     this.peek();
     const start = this.at;
     const b = this.b;
-    for (let c = b[this.at]; c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45); c = b[++this.at]);
+    while (isNumberByte(b[this.at])) this.at++;
     if (this.at === start) this.fail('expected a number');
     return latin1(b, start, this.at);
   }
 
+  /** An integer read from its digits (no string made); other number forms through their text. */
   int(): number {
-    return Number(this.numberText());
+    const start = this.at;
+    const n = this.digits();
+    if (isNumberByte(this.b[this.at])) {
+      this.at = start;
+      return Number(this.numberText());
+    }
+    return n;
   }
 
-  /** BTC as Core writes it (digits, a point, up to 8 decimals) in satoshis, exactly. */
+  /** BTC as Core writes it (digits, a point, up to 8 decimals) in satoshis, exactly, read from the digits. */
   sats(): number {
-    const text = this.numberText();
-    const m = /^(\d+)(?:\.(\d{1,8}))?$/.exec(text);
-    // Anything else (an exponent: not Core's output) through the double (exact for every valid amount).
-    if (m === null) return btcToSats(Number(text));
-    return Number(m[1]) * 1e8 + Number((m[2] ?? '').padEnd(8, '0'));
+    const start = this.at;
+    const whole = this.digits();
+    let fraction = 0;
+    let places = 0;
+    if (this.b[this.at] === 0x2e) {
+      this.at++;
+      for (let c = this.b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39 && places < 9; c = this.b[++this.at], places++) fraction = fraction * 10 + c - 0x30;
+    }
+    // Anything else (an exponent, a sign, more than 8 decimals: not Core's output) through the double (exact for every valid amount).
+    if (places > 8 || isNumberByte(this.b[this.at])) {
+      this.at = start;
+      return btcToSats(Number(this.numberText()));
+    }
+    return whole * 1e8 + fraction * 10 ** (8 - places);
+  }
+
+  /** The value of the digits at `at` (at least one), stepped over. */
+  private digits(): number {
+    this.peek();
+    const b = this.b;
+    const start = this.at;
+    let n = 0;
+    for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++this.at]) n = n * 10 + c - 0x30;
+    if (this.at === start && !isNumberByte(b[this.at])) this.fail('expected a number');
+    return n;
   }
 
   /** Skips any JSON value. */
@@ -147,7 +218,7 @@ class Scanner {
       return;
     }
     for (;;) {
-      const key = this.string();
+      const key = this.key();
       this.expect(COLON);
       field(key);
       const c = this.peek();

@@ -66,6 +66,13 @@ describe('scanning getblock answers', () => {
     const whole = body(coreBlock200000());
     expect(() => scanCoreBlock(whole.subarray(0, whole.length / 2))).toThrow(CoreScanError);
     expect(() => scanCoreBlock(Buffer.from(whole.toString().replace('"merkleroot"', '"merkleRoot"')))).toThrow(/no merkleroot/);
+    // Scripts are decoded from the answer's bytes: a digit that is not hex, or half a byte, is named.
+    const script = coreBlock200000().tx[1]!.vout[0]!.scriptPubKey.hex;
+    for (const bad of [`${script.slice(0, -2)}zz`, script.slice(0, -1)]) {
+      expect(() => scanCoreBlock(Buffer.from(whole.toString().replace(`"hex":"${script}"`, `"hex":"${bad}"`)))).toThrow(/not hex/);
+    }
+    // Integers in another form (not Core's) are still read by their value.
+    expect(scanCoreBlock(Buffer.from(whole.toString().replace(/"time":(\d+)/, (_, t: string) => `"time":${Number(t) / 1e9}e9`)))!.header.time).toBe(coreBlock200000().time);
     // A string holding escapes and brackets is stepped over whole.
     const escaped = whole.toString().replace('"chainwork"', '"comment":"a \\\\\\" quoted ] } [ {","chainwork"');
     expect(Buffer.from(scanned(Buffer.from(escaped)))).toEqual(Buffer.from(reference(coreBlock200000())));
