@@ -190,7 +190,8 @@ export class SolanaChain {
 
   /** 400 ms a slot after the parent's time (or after `time0` at the first slot). */
   private timeOf(slot: number, parent: SlotBlock | undefined): number {
-    if (parent?.blockTime != null) return parent.blockTime + Math.floor(((slot - parent.slot) * 2) / 5);
+    // Whole seconds between the slots' absolute times, so consecutive slots advance 2 s every 5 slots.
+    if (parent?.blockTime != null) return parent.blockTime + Math.floor((slot * 2) / 5) - Math.floor((parent.slot * 2) / 5);
     return this.time0 + Math.floor(((slot - this.firstSlot) * 2) / 5);
   }
 
