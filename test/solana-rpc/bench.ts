@@ -104,8 +104,8 @@ export function benchChain(opts: BenchChainOptions = {}): { chain: SolanaChain; 
   const count = opts.slots ?? 100;
   const perSlot = opts.txsPerSlot ?? TXS_PER_SLOT;
   for (let n = 0; n < count; n++) {
-    const slot = chain.nextSlot;
     if (opts.skipEvery && n > 0 && n % opts.skipEvery === 0) chain.skip();
+    const slot = chain.nextSlot;
     chain.produce(
       slotPick(pool, slot, perSlot).map((t) => t.entry),
       { salt: slot * perSlot },
