@@ -412,4 +412,18 @@ describe('bench slots', () => {
     expect(watched.programs).toContain(TOKEN_PROGRAM);
     expect(watched.mints.size).toBeGreaterThan(1);
   });
+
+  it('answers concurrent calls right while reusing answer buffers (a cache of one answer)', async () => {
+    const pool = benchPool({ votes: 6, others: 7 });
+    const { chain } = benchChain({ pool, slots: 4, start: 9000, txsPerSlot: 300 });
+    const node = await start({ chain, cacheSize: 1 });
+    for (let round = 0; round < 3; round++) {
+      const slots = [9000, 9001, 9002, 9003, 9001, 9000];
+      const blocks = await Promise.all(slots.map((s) => result(node, 'getBlock', s, FOLLOW)));
+      blocks.forEach((b, i) => {
+        expect(b.blockhash).toBe(chain.at(slots[i]!)!.blockhash);
+        expect(b.transactions).toHaveLength(300);
+      });
+    }
+  });
 });

@@ -70,12 +70,12 @@ function headText(b: SlotBlock, opts: RenderOptions): string {
   return `{"blockHeight":${JSON.stringify(b.blockHeight)},"blockTime":${JSON.stringify(b.blockTime)},"blockhash":${JSON.stringify(b.blockhash)},"parentSlot":${b.parentSlot},"previousBlockhash":${JSON.stringify(b.previousBlockhash)}${rewards},"transactions":[`;
 }
 
-/** getBlock's result for `b` (json, transactionDetails full) as one buffer: the prerendered pieces copied once. */
-export function blockBytes(b: SlotBlock, opts: RenderOptions): Buffer {
+/** getBlock's result for `b` (json, transactionDetails full) as one buffer (from `into` if given): the prerendered pieces copied once. */
+export function blockBytes(b: SlotBlock, opts: RenderOptions, into?: (size: number) => Buffer): Buffer {
   const head = Buffer.from(headText(b, opts));
   const txs = b.transactions.map((entry) => txPieces(entry, opts));
   const size = head.length + txs.reduce((n, t) => n + t.bytes.length, 0) + Math.max(0, txs.length - 1) + 2;
-  const out = Buffer.allocUnsafe(size);
+  const out = into ? into(size) : Buffer.allocUnsafe(size);
   out.set(head, 0);
   let at = head.length;
   txs.forEach((t, i) => {

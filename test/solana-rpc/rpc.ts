@@ -2,8 +2,9 @@
  * The stand-in's JSON-RPC methods over a SolanaChain, with agave's error codes and texts (rpc/src/custom_error.rs,
  * jsonrpc-core's standard errors). getBlock serves the json encoding with full transaction details only.
  */
-import { type SlotBlock, type SolanaChain } from './chain.js';
-import { blockBytes, versionedIn, type RenderOptions } from './render.js';
+import { type SolanaChain } from './chain.js';
+import { type AnswerCache } from './answers.js';
+import { versionedIn, type RenderOptions } from './render.js';
 
 export class RpcError extends Error {
   constructor(
@@ -19,9 +20,8 @@ export type Result = string | Buffer;
 
 export interface RpcContext {
   chain: SolanaChain;
-  /** Rendered getBlock answers by slot and options; a fork replaces the SlotBlock, so the entry no longer matches. */
-  cache: Map<string, { block: SlotBlock; bytes: Buffer }>;
-  cacheSize: number;
+  /** Rendered getBlock answers. */
+  answers: AnswerCache;
 }
 
 /** Mainnet's genesis hash (getGenesisHash). */
@@ -110,19 +110,7 @@ function getBlock(ctx: RpcContext, params: unknown[]): Result {
   const versioned = versionedIn(block);
   if (versioned !== undefined && (max === undefined || max === null || versioned > (max as number))) throw unsupportedTransactionVersion(versioned);
   const opts: RenderOptions = { rewards: config.rewards !== false, showVersion: max !== undefined && max !== null };
-  return renderedBlock(ctx, block, opts);
-}
-
-/** A block's answer from the cache, or rendered and kept (oldest dropped past `cacheSize`). */
-export function renderedBlock(ctx: RpcContext, block: SlotBlock, opts: RenderOptions): Buffer {
-  const key = `${block.slot}/${opts.rewards}/${opts.showVersion}`;
-  const hit = ctx.cache.get(key);
-  if (hit && hit.block === block) return hit.bytes;
-  const bytes = blockBytes(block, opts);
-  ctx.cache.delete(key);
-  ctx.cache.set(key, { block, bytes });
-  while (ctx.cache.size > ctx.cacheSize) ctx.cache.delete(ctx.cache.keys().next().value!);
-  return bytes;
+  return ctx.answers.get(block, opts);
 }
 
 type Method = (ctx: RpcContext, params: unknown[]) => Result;

@@ -8,7 +8,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { type SolanaChain } from './chain.js';
-import { RpcError, renderedBlock, runMethod, type Result, type RpcContext } from './rpc.js';
+import { AnswerCache } from './answers.js';
+import { RpcError, runMethod, type Result, type RpcContext } from './rpc.js';
 
 export interface SolanaRpcOptions {
   chain: SolanaChain;
@@ -63,11 +64,14 @@ function execute(ctx: RpcContext, calls: Record<string, number>, request: unknow
   }
 }
 
-function send(res: ServerResponse, pieces: Buffer[] | undefined): void {
+function send(res: ServerResponse, answers: AnswerCache, pieces: Buffer[] | undefined): void {
   if (pieces === undefined) {
     res.writeHead(200, { 'Content-Length': 0 }).end();
     return;
   }
+  // A kept block answer's buffer is reused once dropped: not before this response has written it.
+  const leases = pieces.map((p) => answers.lease(p));
+  res.once('close', () => leases.forEach((release) => release()));
   // Pieces are written as they are: a block's bytes are not copied again.
   res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': pieces.reduce((n, p) => n + p.length, 1) });
   for (const p of pieces) res.write(p);
@@ -80,18 +84,18 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
   try {
     parsed = JSON.parse(body);
   } catch {
-    return send(res, reply({ id: null, hasId: true, error: new RpcError(-32700, 'Parse error') }));
+    return send(res, ctx.answers, reply({ id: null, hasId: true, error: new RpcError(-32700, 'Parse error') }));
   }
   if (Array.isArray(parsed)) {
-    if (parsed.length === 0) return send(res, reply({ id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') }));
+    if (parsed.length === 0) return send(res, ctx.answers, reply({ id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') }));
     const replies = parsed.map((r) => execute(ctx, calls, r)).filter((o) => o.hasId);
-    if (replies.length === 0) return send(res, undefined);
+    if (replies.length === 0) return send(res, ctx.answers, undefined);
     const pieces: Buffer[] = [Buffer.from('[')];
     replies.forEach((o, i) => pieces.push(...(i > 0 ? [Buffer.from(',')] : []), ...reply(o)));
-    return send(res, [...pieces, Buffer.from(']')]);
+    return send(res, ctx.answers, [...pieces, Buffer.from(']')]);
   }
   const outcome = execute(ctx, calls, parsed);
-  send(res, outcome.hasId ? reply(outcome) : undefined);
+  send(res, ctx.answers, outcome.hasId ? reply(outcome) : undefined);
 }
 
 /** slotSubscribe / slotUnsubscribe over one socket, as agave's pubsub answers them. */
@@ -137,11 +141,11 @@ function serveSocket(socket: WebSocket, chain: SolanaChain, calls: Record<string
 /** Starts the node on 127.0.0.1 and answers once it listens. */
 export async function startSolanaRpc(opts: SolanaRpcOptions): Promise<SolanaRpc> {
   const { chain, port = 0 } = opts;
-  const ctx: RpcContext = { chain, cache: new Map(), cacheSize: opts.cacheSize ?? 16 };
+  const ctx: RpcContext = { chain, answers: new AnswerCache(opts.cacheSize ?? 16) };
   if (opts.prerender) {
     const blocks = chain.slots().filter((b) => b.available);
-    ctx.cacheSize = Math.max(ctx.cacheSize, blocks.length);
-    for (const b of blocks) renderedBlock(ctx, b, { rewards: false, showVersion: true });
+    ctx.answers.size = Math.max(ctx.answers.size, blocks.length);
+    for (const b of blocks) ctx.answers.get(b, { rewards: false, showVersion: true });
   }
   const calls: Record<string, number> = {};
   const server = createServer((req, res) => {
