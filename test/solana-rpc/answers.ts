@@ -15,7 +15,7 @@ interface Answer {
   dropped: boolean;
 }
 
-const MB = 1 << 20;
+const CHUNK = 1 << 16;
 const FREE_BUFFERS = 8;
 
 export class AnswerCache {
@@ -63,11 +63,11 @@ export class AnswerCache {
     if (a.users === 0) this.give(a.base);
   }
 
-  /** A free buffer of at least `n` bytes, or a new one with room to spare (block sizes vary a little). */
+  /** A free buffer of at least `n` bytes, or a new one with 2% to spare (a chain's block sizes differ by a few bytes). */
   private take(n: number): Buffer {
     const at = this.free.findIndex((b) => b.length >= n);
     if (at >= 0) return this.free.splice(at, 1)[0]!;
-    return Buffer.allocUnsafeSlow(Math.ceil((n * 1.25) / MB) * MB);
+    return Buffer.allocUnsafeSlow(Math.ceil((n * 1.02) / CHUNK) * CHUNK);
   }
 
   private give(base: Buffer): void {
