@@ -66,10 +66,13 @@ class Scanner {
     this.at++;
   }
 
-  /** Where a string's characters start and end (the quotes excluded); escapes are left as they are. */
-  stringRange(): [number, number] {
+  /** Where the last string read by stringRange starts (its end is what stringRange answered). */
+  private start = 0;
+
+  /** Steps over a string; answers where its characters end (the closing quote), `start` where they start. Escapes are left as they are. */
+  stringRange(): number {
     this.expect(QUOTE);
-    const start = this.at;
+    const start = (this.start = this.at);
     const b = this.b;
     // indexOf is memchr: most of the answer is long strings (asm, desc, hex) stepped over here.
     for (let end = b.indexOf(QUOTE, start); ; end = b.indexOf(QUOTE, end + 1)) {
@@ -78,19 +81,21 @@ class Scanner {
       while (b[end - 1 - slashes] === BACKSLASH) slashes++;
       if (slashes % 2 === 0) {
         this.at = end + 1;
-        return [start, end];
+        return end;
       }
     }
   }
 
   string(): string {
-    const [s, e] = this.stringRange();
+    const e = this.stringRange();
+    const s = this.start;
     return latin1(this.b, s, e);
   }
 
   /** A hex string's bytes (a view into the block's arena), decoded from the answer's bytes: no string is made of it. */
   hex(): Buffer {
-    const [s, e] = this.stringRange();
+    const e = this.stringRange();
+    const s = this.start;
     if ((e - s) & 1) this.fail('not hex');
     const b = this.b;
     const out = this.arena;
@@ -113,7 +118,8 @@ class Scanner {
    * OTHER_KEY: an answer has ~100,000 keys, and a string made of each was a good part of the scan's garbage.
    */
   key(): string {
-    const [s, e] = this.stringRange();
+    const e = this.stringRange();
+    const s = this.start;
     const b = this.b;
     const known = KEYS.get(((e - s) << 8) | b[s]!);
     if (known !== undefined) {
