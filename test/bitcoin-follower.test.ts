@@ -164,6 +164,32 @@ describe('following Bitcoin Core (the stand-in, serving mainnet blocks 0-255 and
     expect(refsOf(core.chain.height, alice.address)).toEqual([]);
   });
 
+  it('without -txindex, the node is not asked again for spent outputs for 10 minutes (it would say the same for every block)', async () => {
+    await start({ verbosity3: false });
+    const alice = owner('p2wpkh', 'follower', 1);
+    const bob = owner('p2tr', 'follower', 2);
+    // Three coins of Alice's, mined below where the follower starts: it never stored them.
+    const coins = [0, 1, 2].map(() => coinsOf(mineBlock(core.chain, [], alice.output).transactions![0]!, [alice]));
+    mineBlock(core.chain, []);
+    startBelowTip();
+    const f = follower();
+    await f.sync();
+    const spendCoin = (k: number): void => void mineBlock(core.chain, [spend(coins[k]!, [payTo(bob.address, 4_000_000_000)])]);
+    spendCoin(0);
+    await f.sync();
+    expect(core.calls['getrawtransaction']).toBe(1);
+    expect(f.status()).toMatchObject({ head: core.chain.height, inputs: 'unresolved', unresolvedInputs: 1 });
+    spendCoin(1);
+    await f.sync();
+    expect(core.calls['getrawtransaction']).toBe(1);
+    expect(f.status()).toMatchObject({ head: core.chain.height, unresolvedInputs: 2 });
+    await clock.advance(10 * 60_000);
+    spendCoin(2);
+    await f.sync();
+    expect(core.calls['getrawtransaction']).toBe(2);
+    expect(f.status()).toMatchObject({ head: core.chain.height, unresolvedInputs: 3 });
+  });
+
   it('with -txindex, getrawtransaction finds what it never stored', async () => {
     await start({ verbosity3: false, txindex: true });
     const { alice } = aliceToBob();

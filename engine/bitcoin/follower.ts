@@ -38,6 +38,9 @@ export interface BitcoinFollowerStatus extends FollowerStatus {
 /** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
 const AHEAD = 8;
 
+/** How long a node without -txindex is taken at its word before getrawtransaction is tried again (it may have been restarted with it). */
+const TXINDEX_RECHECK_MS = 10 * 60_000;
+
 /** A txid: 64 hex digits, as Core writes it. */
 const TXID = /^[0-9a-f]{64}$/;
 
@@ -56,6 +59,8 @@ export class BitcoinFollower implements ChainFollower {
   private prevouts: boolean | undefined;
   /** Where it gives none: a copy of each block's answer by hash, prepared again once the spent outputs are found (not fetched again). */
   private readonly answers = new Map<string, Uint8Array>();
+  /** Until when getrawtransaction is not asked (the node last answered that it has no -txindex). */
+  private noTxindexUntil = 0;
 
   constructor(
     private readonly chain: string,
@@ -147,9 +152,14 @@ export class BitcoinFollower implements ChainFollower {
     return n < 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, n));
   }
 
-  /** Steps up to `target`, with AHEAD blocks fetched and prepared while each commits; stops early at a reorg. */
+  /**
+   * Steps up to `target`, with AHEAD blocks fetched and prepared while each commits; stops early at a reorg.
+   * A block's commit (flushed to disk) runs while the next block is awaited and its inputs looked up; the
+   * next is written only once it is durable, so blocks land in order and a reorg sees the store as written.
+   */
   private async catchUp(target: number): Promise<void> {
     const ahead = new Map<number, Promise<PreparedBitcoinBlock | null>>();
+    let writing: Promise<void> | undefined;
     try {
       while (!this.stopped && this.state.head < target) {
         const first = this.state.head + 1;
@@ -158,14 +168,27 @@ export class BitcoinFollower implements ChainFollower {
         ahead.delete(first);
         if (this.stopped || block === null) break;
         if (block.number !== first) throw new Error(`asked for block ${first}, the node sent block ${block.number}`);
+        // Inputs may spend the outputs of the block being written (stored only where the node gives no spent outputs).
+        if (this.prevouts === false) await writing;
+        const ready = await this.resolved(block, first);
+        await writing;
+        writing = undefined;
         if (first > 0 && block.parentHash !== this.hashOf(first - 1)) {
           ahead.clear();
           // The node's branch no longer extends ours: back to the fork point, then on from there.
           if (!(await this.rollBack())) throw new Error(`block ${first} (${block.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
           continue;
         }
-        await this.commitBlock(await this.resolved(block, first));
+        writing = this.commitBlock(ready);
+        // Its failure is taken at the next await of it (not an unhandled rejection meanwhile).
+        writing.catch(() => {});
       }
+      await writing;
+    } catch (err) {
+      // A failed write leaves the store as it was: the state in memory goes back to it.
+      await writing?.catch(() => {});
+      this.state = this.stored();
+      throw err;
     } finally {
       // What was fetched ahead is dropped, and the answers kept for it (a reorg, a stop, a failure).
       await Promise.allSettled(ahead.values());
@@ -220,6 +243,8 @@ export class BitcoinFollower implements ChainFollower {
   private async lookUp(inputs: ReadonlyArray<{ txid: string; vout: number }>): Promise<Map<string, Prevout>> {
     // Outputs are stored only where the node gives no spent outputs.
     const found = this.prevouts === false ? prevoutsOf(this.kv, this.chain, inputs) : new Map<string, Prevout>();
+    // A node that said it has no -txindex is not asked again for a while: it would say the same for each block.
+    if (this.clock.now() < this.noTxindexUntil) return found;
     const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) => TXID.test(t));
     for (const txid of missing) {
       let tx: CoreTransaction;
@@ -228,6 +253,7 @@ export class BitcoinFollower implements ChainFollower {
       } catch (err) {
         // -5: not in the mempool and no -txindex: the rest are not there either.
         if (err instanceof NodeError && err.code === -5) {
+          this.noTxindexUntil = this.clock.now() + TXINDEX_RECHECK_MS;
           this.lastInputError(err.message);
           break;
         }
@@ -242,11 +268,14 @@ export class BitcoinFollower implements ChainFollower {
     if (this.inputs !== 'unresolved') this.log.warn('spent outputs cannot be found: input addresses and values are left out (start Bitcoin Core with -txindex, or use v23 or later)', { chain: this.chain, err: message });
   }
 
-  /** Writes the block (with its outputs when they were kept) and its events and the chain's state as one unit on LMDB's write thread. */
+  /**
+   * Writes the block (with its outputs when they were kept) and its events and the chain's state as one unit
+   * on LMDB's write thread; the state in memory moves on at once, the promise resolves once it is durable.
+   */
   private async commitBlock(b: PreparedBitcoinBlock): Promise<void> {
     const next: BitcoinChainState = { ...this.state, head: b.number, confirmed: Math.max(this.state.confirmed, b.number - this.opts.confirmations) };
     let confirmed = this.state.confirmed;
-    await this.kv.writeBehind(() => {
+    const durable = this.kv.writeBehind(() => {
       const key = blockKey(this.chain, b.number);
       this.kv.putRaw('blocks', key, b.record);
       this.kv.putRaw('probes', key, b.probe);
@@ -261,6 +290,7 @@ export class BitcoinFollower implements ChainFollower {
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
+    await durable;
     this.events.committed?.(this.chain);
   }
 
