@@ -37,6 +37,8 @@ export interface BitcoinFollowerStatus extends FollowerStatus {
 
 /** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
 const AHEAD = 8;
+/** Blocks written as one unit while catching up: one flush to disk for them all. */
+const GROUP = 4;
 
 /** How long a node without -txindex is taken at its word before getrawtransaction is tried again (it may have been restarted with it). */
 const TXINDEX_RECHECK_MS = 10 * 60_000;
@@ -59,6 +61,8 @@ export class BitcoinFollower implements ChainFollower {
   private prevouts: boolean | undefined;
   /** Where it gives none: a copy of each block's answer by hash, prepared again once the spent outputs are found (not fetched again). */
   private readonly answers = new Map<string, Uint8Array>();
+  /** Blocks handed to the store whose unit is not durable yet (their hashes, for the blocks that follow them). */
+  private readonly unwritten = new Map<number, string>();
   /** Until when getrawtransaction is not asked (the node last answered that it has no -txindex). */
   private noTxindexUntil = 0;
 
@@ -148,14 +152,16 @@ export class BitcoinFollower implements ChainFollower {
     if (!this.prevouts) this.log.warn('Bitcoin Core before v23 gives no spent outputs with getblock: they are looked up among stored outputs, then by getrawtransaction (which needs -txindex)', { chain: this.chain, version });
   }
 
+  /** Block n's hash on our chain: handed over to the store and not yet durable, or read from it. */
   private hashOf(n: number): string | undefined {
-    return n < 0 ? undefined : this.kv.get<string>('canon', blockKey(this.chain, n));
+    return n < 0 ? undefined : (this.unwritten.get(n) ?? this.kv.get<string>('canon', blockKey(this.chain, n)));
   }
 
   /**
-   * Steps up to `target`, with AHEAD blocks fetched and prepared while each commits; stops early at a reorg.
-   * A block's commit (flushed to disk) runs while the next block is awaited and its inputs looked up; the
-   * next is written only once it is durable, so blocks land in order and a reorg sees the store as written.
+   * Steps up to `target`, GROUP blocks at a time (as far as they link up) with AHEAD more fetched and
+   * prepared meanwhile; stops early at a reorg. A group is written as one unit, flushed to disk while the
+   * next group is awaited and its inputs looked up; the next is handed over once it is durable, so units
+   * land in order and a reorg sees the store as written.
    */
   private async catchUp(target: number): Promise<void> {
     const ahead = new Map<number, Promise<PreparedBitcoinBlock | null>>();
@@ -163,23 +169,35 @@ export class BitcoinFollower implements ChainFollower {
     try {
       while (!this.stopped && this.state.head < target) {
         const first = this.state.head + 1;
-        for (let n = first; n <= Math.min(target, first + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
-        const block = await ahead.get(first)!;
-        ahead.delete(first);
-        if (this.stopped || block === null) break;
-        if (block.number !== first) throw new Error(`asked for block ${first}, the node sent block ${block.number}`);
-        // Inputs may spend the outputs of the block being written (stored only where the node gives no spent outputs).
+        // Where the node gives no spent outputs, a block's inputs may spend the block before: one at a time, each once that one is stored.
+        const size = this.prevouts === false ? 1 : GROUP;
+        for (let n = first; n <= Math.min(target, first + size - 1 + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+        const numbers = Array.from({ length: Math.min(size, target - first + 1) }, (_, i) => first + i);
+        const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
+        for (const n of numbers) ahead.delete(n);
+        if (this.stopped) break;
         if (this.prevouts === false) await writing;
-        const ready = await this.resolved(block, first);
-        await writing;
-        writing = undefined;
-        if (first > 0 && block.parentHash !== this.hashOf(first - 1)) {
-          ahead.clear();
+        const group: PreparedBitcoinBlock[] = [];
+        let parent = first > 0 ? this.hashOf(first - 1) : undefined;
+        for (const [i, block] of fetched.entries()) {
+          if (block === null) break;
+          if (block.number !== first + i) throw new Error(`asked for block ${first + i}, the node sent block ${block.number}`);
+          if (parent !== undefined && block.parentHash !== parent) break;
+          group.push(await this.resolved(block, block.number));
+          parent = block.hash;
+        }
+        // The rest (a block the node does not have yet, a link broken further on) is fetched again.
+        if (group.length < numbers.length) ahead.clear();
+        if (group.length === 0) {
+          if (fetched[0] === null) break;
+          await writing;
+          writing = undefined;
           // The node's branch no longer extends ours: back to the fork point, then on from there.
-          if (!(await this.rollBack())) throw new Error(`block ${first} (${block.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
+          if (!(await this.rollBack())) throw new Error(`block ${first} (${fetched[0]!.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
           continue;
         }
-        writing = this.commitBlock(ready);
+        await writing;
+        writing = this.commitBlocks(group);
         // Its failure is taken at the next await of it (not an unhandled rejection meanwhile).
         writing.catch(() => {});
       }
@@ -187,6 +205,7 @@ export class BitcoinFollower implements ChainFollower {
     } catch (err) {
       // A failed write leaves the store as it was: the state in memory goes back to it.
       await writing?.catch(() => {});
+      this.unwritten.clear();
       this.state = this.stored();
       throw err;
     } finally {
@@ -269,28 +288,33 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   /**
-   * Writes the block (with its outputs when they were kept) and its events and the chain's state as one unit
-   * on LMDB's write thread; the state in memory moves on at once, the promise resolves once it is durable.
+   * Writes linked blocks (with their outputs when they were kept), their events and the chain's state as one
+   * unit on LMDB's write thread; the state in memory moves on at once, the promise resolves once it is durable.
    */
-  private async commitBlock(b: PreparedBitcoinBlock): Promise<void> {
-    const next: BitcoinChainState = { ...this.state, head: b.number, confirmed: Math.max(this.state.confirmed, b.number - this.opts.confirmations) };
+  private async commitBlocks(blocks: readonly PreparedBitcoinBlock[]): Promise<void> {
+    const head = blocks.at(-1)!.number;
+    const next: BitcoinChainState = { ...this.state, head, confirmed: Math.max(this.state.confirmed, head - this.opts.confirmations) };
     let confirmed = this.state.confirmed;
+    for (const b of blocks) this.unwritten.set(b.number, b.hash);
     const durable = this.kv.writeBehind(() => {
-      const key = blockKey(this.chain, b.number);
-      this.kv.putRaw('blocks', key, b.record);
-      this.kv.putRaw('probes', key, b.probe);
-      this.kv.put('canon', key, b.hash);
-      this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
-      if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
-      this.events.seen(this.chain, b.number, b.hash);
-      while (confirmed < b.number - this.opts.confirmations) {
-        confirmed++;
-        this.events.confirmed(this.chain, confirmed, confirmed === b.number ? b.hash : (this.hashOf(confirmed) ?? ''));
+      for (const b of blocks) {
+        const key = blockKey(this.chain, b.number);
+        this.kv.putRaw('blocks', key, b.record);
+        this.kv.putRaw('probes', key, b.probe);
+        this.kv.put('canon', key, b.hash);
+        this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
+        if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
+        this.events.seen(this.chain, b.number, b.hash);
+        while (confirmed < b.number - this.opts.confirmations) {
+          confirmed++;
+          this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
+        }
       }
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
     await durable;
+    for (const b of blocks) this.unwritten.delete(b.number);
     this.events.committed?.(this.chain);
   }
 
