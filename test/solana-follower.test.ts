@@ -154,6 +154,21 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     expect(f.status().skippedSlots).toBe(0);
   });
 
+  it('a slot answering -32004 is skipped once a block above it links past it (agave, for a skipped slot above the root)', async () => {
+    await start();
+    node.chain.produce(tx());
+    const f = follower();
+    await f.sync();
+    const held = node.chain.produce(tx(), { available: false }).slot; // 2: -32004
+    const above = node.chain.produce(tx()); // 3, whose parent is made slot 1: slot 2 is off the branch
+    node.chain.put({ ...above, parentSlot: 1, previousBlockhash: hash(1) });
+    await f.sync();
+    expect(canon(held)).toBeUndefined();
+    expect(canon(3)).toBe(hash(3));
+    expect(seen()).toEqual([1, 3]);
+    expect(f.status()).toMatchObject({ head: 3, skippedSlots: 1 });
+  });
+
   it('a fork rolls back our slots above the fork point and takes the node\'s branch, skipped slots included', async () => {
     await start();
     node.chain.produce(tx());

@@ -12,7 +12,8 @@ import type { PreparedSolanaBlock, SolanaIngestPool, SolanaPrepared } from './pr
  * above our head, in order, prepared in the worker pool. A skipped slot
  * (-32007, -32009) leaves a gap: nothing is stored or announced for it. A slot
  * not yet available (-32004) ends the wake-up there; it is asked again at the
- * next, never skipped. A block whose parent link (parentSlot,
+ * next, and skipped only once a block above it links past it (agave's answer
+ * for a skipped slot above the root). A block whose parent link (parentSlot,
  * previousBlockhash) is not our last stored slot is a fork: our slots above the
  * fork point are rolled back and the node's branch is taken. slotSubscribe
  * wakes the follower as slots come, where the node offers it; the poll runs
@@ -195,8 +196,10 @@ export class SolanaFollower implements ChainFollower {
         for (let n = slot; n <= Math.min(tip, slot + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
         const got = await ahead.get(slot)!;
         ahead.delete(slot);
-        if (this.stopped || got === 'later') break;
-        if (got === 'skipped') {
+        if (this.stopped) break;
+        // Not available yet: asked again at the next wake-up, unless the node's branch already passed over it.
+        if (got === 'later' && !(await this.passedOver(slot, ahead))) break;
+        if (got === 'skipped' || got === 'later') {
           await this.skip(slot);
           continue;
         }
@@ -216,6 +219,20 @@ export class SolanaFollower implements ChainFollower {
       // What was fetched ahead is dropped (a fork, a stop, a failure, a slot not yet available).
       await Promise.allSettled(ahead.values());
     }
+  }
+
+  /**
+   * Whether slot `slot`, not available yet, is skipped on the node's confirmed branch: the first block
+   * fetched above it links to a parent below it. agave answers -32004, not -32007, for a skipped slot until
+   * the root passes it (some 32 slots, 13 s); waiting for that would hold every later slot as long.
+   */
+  private async passedOver(slot: number, ahead: ReadonlyMap<number, Promise<Fetched>>): Promise<boolean> {
+    for (let n = slot + 1; ahead.has(n); n++) {
+      const got = await ahead.get(n)!;
+      if (got === 'later') return false;
+      if (got !== 'skipped') return got.parentSlot < slot;
+    }
+    return false;
   }
 
   private fetchAhead(slot: number): Promise<Fetched> {
