@@ -178,7 +178,7 @@ export class SolanaFollower implements ChainFollower {
     return this.kv.get<string>('canon', blockKey(this.chain, slot));
   }
 
-  /** The highest stored slot at or below `slot` still within what is kept (undefined: none). */
+  /** Our highest slot holding a block at or below `slot` (undefined: none); `canon` stays through pruning. */
   private lastStored(slot: number): number | undefined {
     if (slot < 0) return undefined;
     const [last] = this.kv.range<string>('canon', { start: blockKey(this.chain, slot), end: `${this.chain}/`, reverse: true, limit: 1 });
