@@ -1,4 +1,4 @@
-import { findEvmChain } from './chains/registry.js';
+import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
 
 /**
@@ -21,7 +21,7 @@ export interface Config {
   devnet: { port: number; blockTime: number };
   /** Polling interval where a node offers no newHeads subscription, ms. */
   pollMs: number;
-  /** Confirmation depth overrides per EVM chain, keyed by hex id. */
+  /** Confirmation depth overrides per chain, keyed by chain key (an EVM chain's hex id, `bitcoin`, `solana`). */
   confirmations: Map<string, number>;
   /** Requests per second per API key (also the burst); 0 = unlimited. */
   rateLimit: number;
@@ -47,6 +47,11 @@ export interface Config {
   traceBlocks: boolean;
   /** Bitcoin Core JSON-RPC (`http://user:pass@host:port`, basic auth from the URL), its poll interval (ms) and the xpub gap; no url: no Bitcoin. */
   bitcoin: { url: string | undefined; pollMs: number; gap: number };
+  /**
+   * Solana JSON-RPC over HTTP, its poll interval (ms) and the WebSocket where slotSubscribe wakes the
+   * follower (CHAINPOST_SOLANA_WS; default: the RPC URL with a ws/wss scheme); no url: no Solana.
+   */
+  solana: { url: string | undefined; pollMs: number; wsUrl: string | undefined };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -85,7 +90,8 @@ export function parseConfig(env: Env): Config {
       blockTime: positive('CHAINPOST_DEVNET_BLOCK_TIME', get('CHAINPOST_DEVNET_BLOCK_TIME'), 1, 86_400),
     },
     pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
-    confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000)),
+    // Any followed chain: an EVM chain, bitcoin or solana (`solana=32`).
+    confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000), followedChain),
     rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),
     smtpUrl: url('CHAINPOST_SMTP_URL', get('CHAINPOST_SMTP_URL'), ['smtp:', 'smtps:']),
     alertEmail: email('CHAINPOST_ALERT_EMAIL', get('CHAINPOST_ALERT_EMAIL')),
@@ -104,7 +110,26 @@ export function parseConfig(env: Env): Config {
       pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
+    solana: solana(get),
   };
+}
+
+function solana(get: (name: string) => string | undefined): Config['solana'] {
+  const rpc = url('CHAINPOST_SOLANA_RPC', get('CHAINPOST_SOLANA_RPC'), ['http:', 'https:']);
+  const ws = url('CHAINPOST_SOLANA_WS', get('CHAINPOST_SOLANA_WS'), ['ws:', 'wss:']);
+  return {
+    url: rpc,
+    pollMs: integer('CHAINPOST_SOLANA_POLL_MS', get('CHAINPOST_SOLANA_POLL_MS'), 400, 10, 600_000),
+    // agave serves its WebSocket on the RPC port + 1 (8899 → 8900): CHAINPOST_SOLANA_WS names it there. The
+    // default, the RPC's own host and port, is where providers and proxies (and the test stand-in) serve both.
+    wsUrl: ws ?? (rpc === undefined ? undefined : rpc.replace(/^http/, 'ws')),
+  };
+}
+
+/** A chain followed by its key: an EVM chain (hex id, decimal id or slug), or `bitcoin`, `solana`. */
+function followedChain(id: string): Chain | undefined {
+  const c = findChain(id);
+  return c?.family === 'evm' || c?.key === 'bitcoin' || c?.key === 'solana' ? c : undefined;
 }
 
 function integer(name: string, v: string | undefined, fallback: number, min: number, max: number): number {
@@ -150,16 +175,16 @@ function upstreamUrl(name: string, v: string): string {
   return url(name, v, ['http:', 'https:', 'ws:', 'wss:'])!;
 }
 
-/** `0x1=value,0x539=value`: ids as hex, decimal or slug of a registry EVM chain; keyed by hex id. */
-function chainMap<T>(name: string, v: string | undefined, parse: (name: string, value: string) => T): Map<string, T> {
+/** `0x1=value,0x539=value`: ids as hex, decimal or slug of a registry EVM chain (or what `find` takes); keyed by chain key. */
+function chainMap<T>(name: string, v: string | undefined, parse: (name: string, value: string) => T, find: (id: string) => Chain | undefined = findEvmChain): Map<string, T> {
   const out = new Map<string, T>();
   if (v === undefined) return out;
   for (const entry of v.split(',')) {
     const eq = entry.indexOf('=');
     if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.trim()}"`);
     const id = entry.slice(0, eq).trim();
-    const chain = findEvmChain(id);
-    if (chain === undefined) throw new ConfigError(name, `unknown EVM chain "${id}"`);
+    const chain = find(id);
+    if (chain === undefined) throw new ConfigError(name, find === findEvmChain ? `unknown EVM chain "${id}"` : `unknown chain "${id}"`);
     if (out.has(chain.key)) throw new ConfigError(name, `chain ${chain.key} is listed twice`);
     out.set(chain.key, parse(name, entry.slice(eq + 1).trim()));
   }

@@ -8,6 +8,7 @@ import xxhash from 'xxhash-wasm';
 import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { slotSubscription } from '../http/clients/solana-slots.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
@@ -36,6 +37,8 @@ import { BitcoinFollower } from './bitcoin/follower.js';
 import { BitcoinMempool } from './bitcoin/mempool.js';
 import { BitcoinBlocks } from './bitcoin/replay.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
+import { SolanaFollower } from './solana/follower.js';
+import { SOLANA_CHAIN } from './solana/stream.js';
 import { BitcoinWallets } from './bitcoin/wallets.js';
 import { bitcoinWebhookBuilder } from './bitcoin/webhook.js';
 import { XpubWindows } from './bitcoin/xpub-windows.js';
@@ -200,6 +203,10 @@ export async function createCore(config: Config, out: (line: string) => void = s
     metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
     metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
     metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
+    metrics.gauge('chainpost_chain_skipped_slots_total', 'Slots the node reported skipped (no block), per Solana chain, since the start.', () => followers.flatMap((f) => {
+      const s = f.status();
+      return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
+    }), 'counter');
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
@@ -379,11 +386,27 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
     core.followers.push(follower);
     follower.start();
   }
+  let slots: ReturnType<typeof slotSubscription> | undefined;
+  if (config.solana.url !== undefined) {
+    const upstream = jsonRpcUpstream(config.solana.url);
+    upstreams.set(SOLANA_CHAIN, upstream);
+    slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
+    const follower = new SolanaFollower(SOLANA_CHAIN, upstream, store, clock, matcher.events(), log, {
+      confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
+      pollMs: config.solana.pollMs,
+      retention: config.retentionBlocks,
+      pool: pool.solana,
+      ...(slots === undefined ? {} : { slots }),
+    });
+    core.followers.push(follower);
+    follower.start();
+  }
   // What a previous run announced but did not match yet.
   matcher.start([...upstreams.keys()]);
   return {
     async stop() {
       for (const f of core.followers) f.stop();
+      slots?.close();
       await matcher.stop();
       await pool.close();
       await Promise.all([...upstreams.values(), ...access].map((u) => u.close()));

@@ -76,6 +76,15 @@ export interface Upstream {
   subscribeHeads?(handlers: { onHead(number: number): void; onOpen(): void; onClose(): void }): () => void;
 }
 
+/**
+ * A Solana node's slotSubscribe over its WebSocket (http/clients/solana-slots.ts): wakes the follower as a
+ * slot is produced. One subscription per call; it returns how to end it. `onOpen` runs once the node
+ * accepted the subscription, `onClose` once when the socket ends (or never opened): call again to reconnect.
+ */
+export interface SlotWake {
+  subscribe(handlers: { onSlot(slot: number): void; onOpen(): void; onClose(): void }): () => void;
+}
+
 /** The node answered, with a JSON-RPC error (as opposed to not answering). */
 export class NodeError extends Error {
   override name = 'NodeError';

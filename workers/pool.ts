@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepared.js';
 import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
+import type { SolanaAnswers, SolanaIngestPool } from '../engine/solana/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import type { MatchPool } from '../engine/ports.js';
 import { ownBuffers } from './transfer.js';
@@ -16,6 +17,7 @@ export interface WorkerPool {
   match: MatchPool;
   ingest: EvmIngestPool;
   bitcoin: BitcoinIngestPool;
+  solana: SolanaIngestPool;
   /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -38,6 +40,9 @@ export function workerPool(path: string, threads = availableParallelism()): Work
     },
     bitcoin: {
       prepare: (chain: string, answers: BitcoinAnswers) => pool.run({ chain, answers }, { name: 'bitcoin', transferList: ownBuffers([answers.block]) }),
+    },
+    solana: {
+      prepare: (chain: string, answers: SolanaAnswers) => pool.run({ chain, answers }, { name: 'solana', transferList: ownBuffers([answers.block]) }),
     },
     // One task per thread: a worker takes one at a time, so each of them answers.
     ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),

@@ -39,3 +39,6 @@ export function familyOf(family: ChainFamily): Family {
   if (f === undefined) throw new Error(`no matching for ${family} chains`);
   return f;
 }
+
+/** Whether the family's blocks can be matched yet (a family without matching has its block events drained unmatched). */
+export const hasMatching = (family: ChainFamily): boolean => FAMILIES[family] !== undefined;

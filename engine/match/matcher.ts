@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { Kv, MatchPool } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
+import { hasMatching } from './families.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 
@@ -134,11 +135,11 @@ export class StreamMatcher {
     }
   }
 
-  /** Streams on a chain that stopped producing blocks, or that was removed from streams, emit nothing. */
+  /** Streams on a chain that stopped producing blocks, or that was removed from streams, or of a family without matching, emit nothing. */
   private emits(chain: string): boolean {
     const c = findChain(chain);
     const now = this.clock.now();
-    return c !== undefined && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
+    return c !== undefined && hasMatching(c.family) && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
   }
 
   private async round(chain: string, events: readonly BlockEvent[]): Promise<Built[]> {
