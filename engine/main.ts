@@ -35,7 +35,8 @@ import { Expiries } from './expiry.js';
 import { Follower } from './evm/follower.js';
 import { BitcoinFollower } from './bitcoin/follower.js';
 import { BitcoinMempool } from './bitcoin/mempool.js';
-import { BitcoinBlocks } from './bitcoin/replay.js';
+import { bitcoinReplay } from './bitcoin/replay.js';
+import { BlockReplay } from './streams/block-replay.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
 import { SolanaFollower } from './solana/follower.js';
 import { SOLANA_CHAIN } from './solana/stream.js';
@@ -235,7 +236,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
-      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BitcoinBlocks(store, bitcoinWebhooks, windows, dispatcher) }),
+      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),

@@ -3,7 +3,8 @@ import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
 import { badRequest } from '../../engine/errors.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
-import type { BitcoinBlocks } from '../../engine/bitcoin/replay.js';
+import { bitcoinDefinition } from '../../engine/bitcoin/replay.js';
+import type { BlockReplay } from '../../engine/streams/block-replay.js';
 import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
 import { createSolanaStream, solanaAddressBody, updateSolanaStream } from '../../engine/solana/stream.js';
 import type { StreamCommon } from '../../engine/streams/model.js';
@@ -23,7 +24,7 @@ interface FamilySchemas<D> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BitcoinBlocks }): Route[] {
+export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord> }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
@@ -76,7 +77,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       const p = paging(req);
       return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
     }),
-    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.bitcoinBlocks.body(req.params['chainId']!, blockNumber(req), validate(blockRequestBody, req.body ?? {}))) ?? {}), true),
+    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.bitcoinBlocks.body(req.params['chainId']!, blockNumber(req), ...bitcoinDefinition(validate(blockRequestBody, req.body ?? {})))) ?? {}), true),
     route('POST', '/streams/bitcoin/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
       const stream = streams.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
       return json(200, await opts.bitcoinBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
