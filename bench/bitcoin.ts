@@ -24,7 +24,6 @@ import { blockFromRaw } from '../engine/bitcoin/block.js';
 import { normalizeZ } from '@noble/curves/abstract/curve.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToNumberBE } from '@noble/curves/utils.js';
-import { base58check } from '../engine/bitcoin/encoding.js';
 import { compileBitcoinFilter, walkBitcoinProbe, type WatchedWallet } from '../engine/bitcoin/filter.js';
 import { buildBtcProbe } from '../engine/bitcoin/probe.js';
 import { parseBlock } from '../engine/bitcoin/raw.js';
@@ -38,8 +37,9 @@ import { FilterSet } from '../engine/match/filter-set.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
 import { bigBlock } from '../test/bitcoin-core/fixtures.js';
+import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from './proc.js';
-import { BIN, printRows, report, round } from './report.js';
+import { printRows, report, round } from './report.js';
 
 /** The real mainnet blocks of test/fixtures/bitcoin/raw-blocks: 3,315 transactions; 230 with 7,033 inputs; and 277647. */
 const HEIGHTS = [574200, 540107, 277647];
@@ -200,50 +200,6 @@ const bodyMs = avgMs((b) => {
 
 // --- ingest -----------------------------------------------------------------------------------------
 
-interface Health {
-  chains: Array<{ chain: string; head: number }>;
-}
-
-/**
- * The server binary following the stand-in: polls /health every 20 ms and notes when the bitcoin head
- * first moves (the first block committed) and when it reaches the last block. The rate is taken between
- * those two, so the server's start, its first getnetworkinfo and its first block's fetch are left out.
- */
-async function serverIngest(rpcUrl: string): Promise<{ blocksPerSec: number; fromListeningSeconds: number; head: number; recordBytes: number; probeBytes: number }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-btc-'));
-  try {
-    const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_BITCOIN_RPC: rpcUrl, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_ACCESS_LOG: '0' }, 30_000);
-    const listening = performance.now();
-    let first: { head: number; at: number } | undefined;
-    let head = -1;
-    try {
-      // Bounded: on a machine too busy to finish, the rate is taken over the blocks reached.
-      while (head < CHAIN_BLOCKS - 1 && performance.now() < listening + 120_000) {
-        await new Promise((r) => setTimeout(r, 20));
-        const health = (await (await fetch(`http://127.0.0.1:${server.port}/health`)).json()) as Health;
-        head = health.chains.find((c) => c.chain === 'bitcoin')?.head ?? -1;
-        if (head >= 0 && first === undefined) first = { head, at: performance.now() };
-      }
-    } finally {
-      await server.stop();
-    }
-    const end = performance.now();
-    if (first === undefined || head <= first.head) throw new Error(`the server committed ${head + 1} of ${CHAIN_BLOCKS} blocks:\n${server.output().slice(-2000)}`);
-    // What the follower stored per block: its record and its probe column, read back once the server is gone.
-    const store = openStore(dataDir);
-    let recordBytes = 0;
-    let probeBytes = 0;
-    for (let n = 0; n <= head; n++) {
-      recordBytes += store.getRaw('blocks', blockKey('bitcoin', n))?.length ?? 0;
-      probeBytes += store.getRaw('probes', blockKey('bitcoin', n))?.length ?? 0;
-    }
-    await store.close();
-    return { blocksPerSec: (head - first.head) / ((end - first.at) / 1000), fromListeningSeconds: (end - listening) / 1000, head, recordBytes: recordBytes / (head + 1), probeBytes: probeBytes / (head + 1) };
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 /**
  * The naive follower: block after block, getblockhash then getblock (verbosity 3, what the server asks
  * for, so both carry the same bytes), JSON.parse, the parent link checked, the JSON text put in LMDB as
@@ -280,12 +236,12 @@ async function naiveIngest(rpcUrl: string, fetchOnly = false): Promise<{ blocksP
   }
 }
 
-let ingest: Awaited<ReturnType<typeof serverIngest>>;
+let ingest: FollowRate;
 let naiveIngestRun: Awaited<ReturnType<typeof naiveIngest>>;
 let fetchOnlyRun: Awaited<ReturnType<typeof naiveIngest>>;
 try {
   const rpcUrl = (JSON.parse(standIn.stdout().split('\n')[0]!) as { url: string }).url;
-  ingest = await serverIngest(rpcUrl);
+  ingest = await serverFollows({ env: { CHAINPOST_BITCOIN_RPC: rpcUrl, CHAINPOST_BITCOIN_POLL_MS: '50' }, chain: 'bitcoin', from: 0, last: CHAIN_BLOCKS - 1, key: KEY });
   naiveIngestRun = await naiveIngest(rpcUrl);
   fetchOnlyRun = await naiveIngest(rpcUrl, true);
 } finally {
@@ -314,7 +270,7 @@ const naiveXpubSeconds = seconds(() => {
 const figures = {
   matchTxPerSec: Math.round((totalTxs / sum(matchMs)) * 1000),
   naiveMatchTxPerSec: Math.round((totalTxs / sum(naiveMatchMs)) * 1000),
-  ingestBlocksPerSec: round(ingest.blocksPerSec, 1),
+  ingestBlocksPerSec: round(ingest.perSec, 1),
   naiveIngestBlocksPerSec: round(naiveIngestRun.blocksPerSec, 1),
   fetchOnlyBlocksPerSec: round(fetchOnlyRun.blocksPerSec, 1),
   xpubAddressesPerSec: Math.round((EXTENDED_KEYS.length * XPUB_ADDRESSES) / xpubSeconds),
