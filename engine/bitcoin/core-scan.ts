@@ -1,4 +1,5 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../ingest/json-bytes.js';
+import { QUOTE } from '../ingest/json-bytes.js';
+import { JsonScanner, latin1 } from '../ingest/json-scan.js';
 import { btcToSats } from './core-json.js';
 import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcHeader, type BtcInput, type BtcOutput, type BtcTransaction } from './block.js';
 
@@ -16,58 +17,16 @@ export class CoreScanError extends Error {
   override name = 'CoreScanError';
 }
 
-/** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
-const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
-
-class Scanner {
-  at = 0;
+/** Core's answer read with the shared scanner, plus the hex and BTC amounts only Core's answer has. */
+class Scanner extends JsonScanner {
   /** Where decoded hex goes: one buffer for the whole block (its scripts are views into it), not one per script. */
   private readonly arena: Buffer;
   private used = 0;
 
-  constructor(readonly b: Buffer) {
+  constructor(b: Buffer) {
+    super(b, (message) => new CoreScanError(`getblock answer: ${message}`));
     // Hex is at most half the body.
     this.arena = Buffer.allocUnsafeSlow(b.length >> 1);
-  }
-
-  fail(what: string): never {
-    throw new CoreScanError(`getblock answer: ${what} at byte ${this.at}`);
-  }
-
-  /** The next byte that is not white space (not consumed). */
-  peek(): number {
-    const b = this.b;
-    let c = b[this.at];
-    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = b[++this.at];
-    if (c === undefined) this.fail('unexpected end');
-    return c;
-  }
-
-  expect(c: number): void {
-    if (this.peek() !== c) this.fail(`expected ${String.fromCharCode(c)}`);
-    this.at++;
-  }
-
-  /** Where a string's characters start and end (the quotes excluded); escapes are left as they are. */
-  stringRange(): [number, number] {
-    this.expect(QUOTE);
-    const start = this.at;
-    const b = this.b;
-    // indexOf is memchr: most of the answer is long strings (asm, desc, hex) stepped over here.
-    for (let end = b.indexOf(QUOTE, start); ; end = b.indexOf(QUOTE, end + 1)) {
-      if (end < 0) this.fail('unterminated string');
-      let slashes = 0;
-      while (b[end - 1 - slashes] === BACKSLASH) slashes++;
-      if (slashes % 2 === 0) {
-        this.at = end + 1;
-        return [start, end];
-      }
-    }
-  }
-
-  string(): string {
-    const [s, e] = this.stringRange();
-    return latin1(this.b, s, e);
   }
 
   /** A hex string's bytes (a view into the block's arena). */
@@ -81,20 +40,6 @@ class Scanner {
     return this.arena.subarray(start, this.used);
   }
 
-  /** A number's text. */
-  numberText(): string {
-    this.peek();
-    const start = this.at;
-    const b = this.b;
-    for (let c = b[this.at]; c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45); c = b[++this.at]);
-    if (this.at === start) this.fail('expected a number');
-    return latin1(b, start, this.at);
-  }
-
-  int(): number {
-    return Number(this.numberText());
-  }
-
   /** BTC as Core writes it (digits, a point, up to 8 decimals) in satoshis, exactly. */
   sats(): number {
     const text = this.numberText();
@@ -102,75 +47,6 @@ class Scanner {
     // Anything else (an exponent: not Core's output) through the double (exact for every valid amount).
     if (m === null) return btcToSats(Number(text));
     return Number(m[1]) * 1e8 + Number((m[2] ?? '').padEnd(8, '0'));
-  }
-
-  /** Skips any JSON value. */
-  skip(): void {
-    const c = this.peek();
-    if (c === QUOTE) {
-      this.stringRange();
-      return;
-    }
-    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      // Strings may hold brackets: they are stepped over as strings.
-      let depth = 0;
-      const b = this.b;
-      do {
-        const d = b[this.at];
-        if (d === undefined) this.fail('unterminated value');
-        if (d === QUOTE) {
-          this.stringRange();
-          continue;
-        }
-        if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
-        else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) depth--;
-        this.at++;
-      } while (depth > 0);
-      return;
-    }
-    if (c === 0x6e || c === 0x74) this.at += 4; // null, true
-    else if (c === 0x66) this.at += 5; // false
-    else this.numberText();
-  }
-
-  isNull(): boolean {
-    if (this.peek() !== 0x6e) return false;
-    this.at += 4;
-    return true;
-  }
-
-  /** Calls `field` with each key of an object (it must consume the value: read or skip it). */
-  object(field: (key: string) => void): void {
-    this.expect(OPEN_OBJECT);
-    if (this.peek() === CLOSE_OBJECT) {
-      this.at++;
-      return;
-    }
-    for (;;) {
-      const key = this.string();
-      this.expect(COLON);
-      field(key);
-      const c = this.peek();
-      this.at++;
-      if (c === CLOSE_OBJECT) return;
-      if (c !== COMMA) this.fail('expected , or }');
-    }
-  }
-
-  array<T>(item: () => T): T[] {
-    const out: T[] = [];
-    this.expect(OPEN_ARRAY);
-    if (this.peek() === CLOSE_ARRAY) {
-      this.at++;
-      return out;
-    }
-    for (;;) {
-      out.push(item());
-      const c = this.peek();
-      this.at++;
-      if (c === CLOSE_ARRAY) return out;
-      if (c !== COMMA) this.fail('expected , or ]');
-    }
   }
 }
 

@@ -1,0 +1,153 @@
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
+
+/** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
+export const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+
+/**
+ * A JSON reader straight over a response body's bytes, for answers of several
+ * MB of which a record keeps a small part (Bitcoin Core's getblock, Solana's
+ * getBlock): one pass that reads the fields a caller asks for and steps over
+ * the rest without making a string or an object of them (long strings by
+ * memchr). Parsed whole, such an answer cost several times what its record
+ * needs, in the parse and in garbage collection.
+ */
+
+export class JsonScanner {
+  at = 0;
+  constructor(
+    readonly b: Buffer,
+    /** The error a malformed answer is reported with (the message says what and at which byte). */
+    private readonly error: (message: string) => Error,
+  ) {}
+
+  fail(what: string): never {
+    throw this.error(`${what} at byte ${this.at}`);
+  }
+
+  /** The next byte that is not white space (not consumed). */
+  peek(): number {
+    const b = this.b;
+    let c = b[this.at];
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = b[++this.at];
+    if (c === undefined) this.fail('unexpected end');
+    return c;
+  }
+
+  expect(c: number): void {
+    if (this.peek() !== c) this.fail(`expected ${String.fromCharCode(c)}`);
+    this.at++;
+  }
+
+  /** Where a string's characters start and end (the quotes excluded); escapes are left as they are. */
+  stringRange(): [number, number] {
+    this.expect(QUOTE);
+    const start = this.at;
+    const b = this.b;
+    // indexOf is memchr: most of the answer is long strings (asm, desc, hex) stepped over here.
+    for (let end = b.indexOf(QUOTE, start); ; end = b.indexOf(QUOTE, end + 1)) {
+      if (end < 0) this.fail('unterminated string');
+      let slashes = 0;
+      while (b[end - 1 - slashes] === BACKSLASH) slashes++;
+      if (slashes % 2 === 0) {
+        this.at = end + 1;
+        return [start, end];
+      }
+    }
+  }
+
+  string(): string {
+    const [s, e] = this.stringRange();
+    return latin1(this.b, s, e);
+  }
+
+  /** A number's text. */
+  numberText(): string {
+    this.peek();
+    const start = this.at;
+    const b = this.b;
+    for (let c = b[this.at]; c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45); c = b[++this.at]);
+    if (this.at === start) this.fail('expected a number');
+    return latin1(b, start, this.at);
+  }
+
+  int(): number {
+    return Number(this.numberText());
+  }
+
+  /** Skips any JSON value. */
+  skip(): void {
+    const c = this.peek();
+    if (c === QUOTE) {
+      this.stringRange();
+      return;
+    }
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      // Strings may hold brackets: they are stepped over as strings.
+      let depth = 0;
+      const b = this.b;
+      do {
+        const d = b[this.at];
+        if (d === undefined) this.fail('unterminated value');
+        if (d === QUOTE) {
+          this.stringRange();
+          continue;
+        }
+        if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
+        else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) depth--;
+        this.at++;
+      } while (depth > 0);
+      return;
+    }
+    if (c === 0x6e || c === 0x74) this.at += 4; // null, true
+    else if (c === 0x66) this.at += 5; // false
+    else this.numberText();
+  }
+
+  /** Any JSON value's text, as it stands in the answer (UTF-8). */
+  raw(): string {
+    this.peek();
+    const from = this.at;
+    this.skip();
+    return this.b.toString('utf8', from, this.at);
+  }
+
+  isNull(): boolean {
+    if (this.peek() !== 0x6e) return false;
+    this.at += 4;
+    return true;
+  }
+
+  /** Calls `field` with each key of an object (it must consume the value: read or skip it). */
+  object(field: (key: string) => void): void {
+    this.expect(OPEN_OBJECT);
+    if (this.peek() === CLOSE_OBJECT) {
+      this.at++;
+      return;
+    }
+    for (;;) {
+      const key = this.string();
+      this.expect(COLON);
+      field(key);
+      const c = this.peek();
+      this.at++;
+      if (c === CLOSE_OBJECT) return;
+      if (c !== COMMA) this.fail('expected , or }');
+    }
+  }
+
+  array<T>(item: () => T): T[] {
+    const out: T[] = [];
+    this.expect(OPEN_ARRAY);
+    if (this.peek() === CLOSE_ARRAY) {
+      this.at++;
+      return out;
+    }
+    for (;;) {
+      out.push(item());
+      const c = this.peek();
+      this.at++;
+      if (c === CLOSE_ARRAY) return out;
+      if (c !== COMMA) this.fail('expected , or ]');
+    }
+  }
+}
