@@ -1,10 +1,11 @@
 import { prepareBitcoinBlock, type BitcoinAnswers, type PreparedBitcoinBlock } from '../engine/bitcoin/prepared.js';
 import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/evm/prepared.js';
+import { prepareSolanaBlock, type PreparedSolanaOutcome, type SolanaAnswers } from '../engine/solana/prepared.js';
 import { pack } from '../storage/codec.js';
 import { movable } from './transfer.js';
 
 /**
- * The ingest tasks of the worker pool (EVM: `ingest`; Bitcoin: `bitcoin`): a block's node answers, as bytes, into
+ * The ingest tasks of the worker pool (EVM: `ingest`; Bitcoin: `bitcoin`; Solana: `solana`): a block's node answers, as bytes, into
  * what the main thread writes (engine/evm/prepared.ts), index values
  * encoded as the store encodes them.
  */
@@ -23,4 +24,10 @@ export function ingest(task: IngestTask): PreparedBlock | null {
 export function bitcoin(task: { answers: BitcoinAnswers }): PreparedBitcoinBlock | null {
   const block = prepareBitcoinBlock(task.answers);
   return block === null ? null : movable(block, [block.record, block.probe]);
+}
+
+/** The Solana task: getBlock's answer into the slot record and probe column, or what the node said instead (engine/solana/prepared.ts). */
+export function solana(task: { answers: SolanaAnswers }): PreparedSolanaOutcome {
+  const block = prepareSolanaBlock(task.answers);
+  return block === null || 'error' in block ? block : movable(block, [block.record, block.probe]);
 }

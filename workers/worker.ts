@@ -7,7 +7,7 @@ import { lowerThreadPriority } from './priority.js';
 lowerThreadPriority();
 
 export { default } from './match-worker.js';
-export { bitcoin, ingest } from './ingest-worker.js';
+export { bitcoin, ingest, solana } from './ingest-worker.js';
 
 /** Answers once this worker has loaded (the pool's readiness check). */
 export const ping = (): true => true;

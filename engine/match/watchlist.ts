@@ -88,7 +88,8 @@ export class Watchlist {
     const watched: WatchedEntry[] = [];
     for (const [id, s] of this.streams) {
       if (!s.chainIds.includes(chain)) continue;
-      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0, derived: this.derivedOf(id) });
+      // programIds and mintAddresses: Solana streams' (the streams side fills them in).
+      watched.push({ index: streams.length, addresses: [...(this.addresses.get(id) ?? [])], allAddresses: s.allAddresses, topic0: s.topic0, derived: this.derivedOf(id), programIds: [], mintAddresses: [] });
       streams.push({ id, tenantId: s.tenantId });
     }
     const family = familyOf(findChain(chain)?.family ?? 'evm');

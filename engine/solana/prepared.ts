@@ -1,0 +1,56 @@
+import type { IngestPool } from '../ports.js';
+import { KeyTable } from './key.js';
+import { buildSolProbe } from './probe.js';
+import { encodeSolRecord } from './record.js';
+import type { RpcError } from './rpc-json.js';
+import { scanSolanaBlock } from './scan.js';
+
+/**
+ * A Solana slot made ready to write off the main thread (the worker pool's
+ * `solana` task): getBlock's answer read into the stored record and probe
+ * column, with what the follower checks the chain with.
+ */
+export interface PreparedSolanaBlock {
+  slot: number;
+  /** The blockhash (base58). */
+  hash: string;
+  parentSlot: number;
+  /** previousBlockhash: "11111111111111111111111111111111" when the node no longer has the parent. */
+  parentHash: string;
+  blockHeight: number | null;
+  blockTime: number | null;
+  txCount: number;
+  record: Uint8Array;
+  probe: Uint8Array;
+}
+
+export interface SolanaAnswers {
+  /** The slot asked for (getBlock's result does not say it). */
+  slot: number;
+  /** The response body of getBlock(slot, {encoding json, transactionDetails full, maxSupportedTransactionVersion 0, rewards false}). */
+  block: Uint8Array;
+}
+
+/** What a slot's answer gives: the block; null (result null: not confirmed yet); or the node's JSON-RPC error, -32007/-32009 skipped, -32004 not yet. */
+export type PreparedSolanaOutcome = PreparedSolanaBlock | null | { error: RpcError };
+
+export type SolanaIngestPool = IngestPool<SolanaAnswers, PreparedSolanaOutcome>;
+
+export function prepareSolanaBlock(answers: SolanaAnswers): PreparedSolanaOutcome {
+  const block = scanSolanaBlock(answers.slot, answers.block);
+  if (block === null || 'error' in block) return block;
+  // One key table for both: each distinct key decoded once per slot.
+  const keys = new KeyTable();
+  const record = encodeSolRecord(block, keys);
+  return {
+    slot: block.slot,
+    hash: block.blockhash,
+    parentSlot: block.parentSlot,
+    parentHash: block.previousBlockhash,
+    blockHeight: block.blockHeight,
+    blockTime: block.blockTime,
+    txCount: block.transactions.length,
+    record,
+    probe: buildSolProbe(block, keys),
+  };
+}

@@ -1,0 +1,137 @@
+import type { KeySet } from '../match/key-set.js';
+import { KEY_BYTES, KeyTable } from './key.js';
+import type { SolBlock, SolTransaction } from './scan.js';
+
+/**
+ * The probe column of a Solana slot: the 32-byte keys a stream can watch, each
+ * with its kind and the transaction it came from, so a matcher scans it without
+ * decoding the slot's record.
+ *
+ *   u8 version (1) | u32 count | count × 32-byte key | count × u32 ref
+ *
+ * ref = kind << 24 | transaction index. Per transaction, in block order, its
+ * addresses, then its programs, then its mints, each key once per kind:
+ * - Address: every account key, static and loaded from lookup tables, and the owner of every pre/post
+ *   token balance (so a wallet sees the tokens its token accounts receive);
+ * - Program: the program of every instruction and inner instruction;
+ * - Mint: the mint of every pre/post token balance.
+ * A vote transaction has one entry, the Vote program (see isVoteTransaction).
+ */
+export const enum SolProbeKind {
+  Address = 0,
+  Program = 1,
+  Mint = 2,
+}
+
+export const VOTE_PROGRAM = 'Vote111111111111111111111111111111111111111';
+export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
+
+const PROBE_HEADER = 5;
+const VERSION = 1;
+
+/**
+ * A vote: every top-level instruction invokes the Vote program, ComputeBudget instructions aside, and one at
+ * least does (the validators' own votes, about two thirds of a mainnet slot). Their keys are validator
+ * identities and vote accounts no user wants each vote of, so only a stream naming the Vote program in
+ * programIds sees them, and allAddresses means every other transaction. A transaction that also calls any
+ * other program (say a vote and a transfer) is not a vote and is matched on all its keys.
+ */
+export function isVoteTransaction(t: SolTransaction): boolean {
+  let votes = false;
+  for (const ix of t.instructions) {
+    const program = t.accountKeys[ix.programIdIndex];
+    if (program === VOTE_PROGRAM) votes = true;
+    else if (program !== COMPUTE_BUDGET_PROGRAM) return false;
+  }
+  return votes;
+}
+
+export const solProbeRef = (kind: SolProbeKind, txIndex: number): number => ((kind << 24) | txIndex) >>> 0;
+
+/** The probe column of `block`; `keys` the table the record was written with (its ids and bytes), or a new one. */
+export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()): Uint8Array {
+  const ids: number[] = [];
+  const refs: number[] = [];
+  // Per kind, the last transaction each key id was listed for: dedupes within a transaction without a Set per transaction.
+  let seen = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
+  const add = (kind: SolProbeKind, text: string, tx: number): void => {
+    const id = keys.id(text);
+    let s = seen[kind]!;
+    if (id >= s.length) {
+      seen = seen.map((old) => {
+        const grown = new Int32Array(Math.max(1024, keys.count * 2)).fill(-1);
+        grown.set(old);
+        return grown;
+      });
+      s = seen[kind]!;
+    }
+    if (s[id] === tx) return;
+    s[id] = tx;
+    ids.push(id);
+    refs.push(solProbeRef(kind, tx));
+  };
+  block.transactions.forEach((t, tx) => {
+    if (isVoteTransaction(t)) {
+      add(SolProbeKind.Program, VOTE_PROGRAM, tx);
+      return;
+    }
+    for (const k of t.accountKeys) add(SolProbeKind.Address, k, tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) add(SolProbeKind.Address, b.owner, tx);
+    for (const ix of t.instructions) add(SolProbeKind.Program, programOf(t, ix.programIdIndex), tx);
+    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) add(SolProbeKind.Program, programOf(t, ix.programIdIndex), tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) add(SolProbeKind.Mint, b.mint, tx);
+  });
+  const table = keys.bytes;
+  const out = Buffer.allocUnsafeSlow(PROBE_HEADER + ids.length * (KEY_BYTES + 4));
+  out.writeUInt8(VERSION, 0);
+  out.writeUInt32LE(ids.length, 1);
+  for (let k = 0; k < ids.length; k++) out.set(table.subarray(ids[k]! * KEY_BYTES, ids[k]! * KEY_BYTES + KEY_BYTES), PROBE_HEADER + k * KEY_BYTES);
+  const refsAt = PROBE_HEADER + ids.length * KEY_BYTES;
+  for (let k = 0; k < refs.length; k++) out.writeUInt32LE(refs[k]!, refsAt + k * 4);
+  return out;
+}
+
+function programOf(t: SolTransaction, index: number): string {
+  const program = t.accountKeys[index];
+  if (program === undefined) throw new RangeError(`transaction ${t.signature}: an instruction's program index ${index} is past its ${t.accountKeys.length} keys`);
+  return program;
+}
+
+/** A probe column's count and where its keys and refs start. */
+export function readSolProbe(bytes: Uint8Array): { count: number; keysAt: number; refsAt: number } {
+  if (bytes[0] !== VERSION) throw new Error(`Solana probe column version ${bytes[0]} is not ${VERSION}`);
+  const count = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(1, true);
+  return { count, keysAt: PROBE_HEADER, refsAt: PROBE_HEADER + count * KEY_BYTES };
+}
+
+/**
+ * Per stream index, the indexes of the transactions whose probe entries a stream's key sets hold, in block
+ * order, each once per stream. `sets` are 32-byte key sets by SolProbeKind: watched addresses, programs, mints.
+ */
+export function solanaProbeMatch(sets: readonly KeySet[], probe: Uint8Array): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  if (sets.every((s) => s.size === 0)) return out;
+  for (const s of sets) if (s.width !== KEY_BYTES) throw new RangeError(`a Solana probe needs key sets of ${KEY_BYTES}-byte keys, not ${s.width}`);
+  const { count, keysAt, refsAt } = readSolProbe(probe);
+  const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
+  // An empty set is not probed: most streams name addresses only.
+  const bySet = [0, 1, 2].map((k) => (sets[k] !== undefined && sets[k].size > 0 ? sets[k] : undefined));
+  for (let k = 0; k < count; k++) {
+    const ref = dv.getUint32(refsAt + k * 4, true);
+    const set = bySet[ref >>> 24];
+    if (set === undefined) continue;
+    // find() allocates nothing on a miss, which nearly every key is.
+    const hit = set.find(dv, keysAt + k * KEY_BYTES);
+    if (hit === 0) continue;
+    const tx = ref & 0xffffff;
+    const postings = set.postings;
+    for (let p = hit, end = hit + postings[hit - 1]!; p < end; p++) {
+      const stream = postings[p]!;
+      const txs = out.get(stream);
+      if (txs === undefined) out.set(stream, [tx]);
+      // A transaction's entries are adjacent: a repeat is the last one listed.
+      else if (txs[txs.length - 1] !== tx) txs.push(tx);
+    }
+  }
+  return out;
+}
