@@ -164,8 +164,7 @@ function scanTransaction(s: Scanner, t: SolTransaction): void {
     } else if (key === 'message') {
       s.object((k) => {
         if (k === 'accountKeys') {
-          if (s.peek() === 0x5b && s.b[s.at + 1] === 0x7b) s.fail('accountKeys are objects (jsonParsed): ask for the json encoding');
-          t.accountKeys = s.array(() => s.plain());
+          t.accountKeys = s.array(() => (s.peek() === 0x7b ? s.fail('accountKeys are objects (jsonParsed): ask for the json encoding') : s.plain()));
         } else if (k === 'instructions') t.instructions = s.array(() => scanInstruction(s));
         else s.skip();
       });
