@@ -55,6 +55,42 @@ export class JsonScanner {
     }
   }
 
+  /**
+   * An object's key: the string made once and found again by a hash of its bytes (an answer has ~100,000 keys,
+   * a few dozen distinct; making each with a call into the runtime cost more than reading the rest of a
+   * transaction). The same string as string() gives.
+   */
+  key(): string {
+    return this.interned(KEYS, 4096);
+  }
+
+  /**
+   * A short string that answers repeat (Solana's program ids, sysvars, fee payers across slots): made once and
+   * found again by a hash of its bytes, as keys are, among up to `max` kept in `cache` (emptied when full).
+   */
+  interned(cache: Map<number, string>, max: number): string {
+    this.expect(QUOTE);
+    const b = this.b;
+    const start = this.at;
+    let h = 0;
+    let i = start;
+    for (let c = b[i]; c !== QUOTE && c !== BACKSLASH && c !== undefined; c = b[++i]) h = (Math.imul(h, 31) + c) | 0;
+    if (b[i] !== QUOTE || i - start > 64) {
+      this.at = start - 1;
+      return this.string();
+    }
+    const len = i - start;
+    h = (h ^ Math.imul(len, 0x9e3779b1)) | 0;
+    let text = cache.get(h);
+    if (text === undefined || !sameText(text, b, start, len)) {
+      text = latin1(b, start, i);
+      if (cache.size >= max) cache.clear();
+      cache.set(h, text);
+    }
+    this.at = i + 1;
+    return text;
+  }
+
   string(): string {
     const [s, e] = this.stringRange();
     return latin1(this.b, s, e);
@@ -70,8 +106,19 @@ export class JsonScanner {
     return latin1(b, start, this.at);
   }
 
+  /** A number: plain digits (nearly every number in an answer) summed here, anything else through Number() of its text. */
   int(): number {
-    return Number(this.numberText());
+    const b = this.b;
+    let c = this.peek();
+    const start = this.at;
+    let v = 0;
+    for (; c >= 0x30 && c <= 0x39; c = b[++this.at]!) v = v * 10 + (c - 0x30);
+    // A sign, a fraction, an exponent, or past 2^53: the text, as JSON.parse reads it.
+    if (c === 0x2d || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || this.at - start > 15 || this.at === start) {
+      this.at = start;
+      return Number(this.numberText());
+    }
+    return v;
   }
 
   /** Skips any JSON value. */
@@ -119,20 +166,48 @@ export class JsonScanner {
 
   /** Calls `field` with each key of an object (it must consume the value: read or skip it). */
   object(field: (key: string) => void): void {
+    for (let key = this.firstKey(); key !== null; key = this.nextKey()) field(key);
+  }
+
+  /**
+   * object() without a closure per object, for the hottest loops:
+   * `for (let k = s.firstKey(); k !== null; k = s.nextKey())`, each value read or skipped in the body.
+   */
+  firstKey(): string | null {
     this.expect(OPEN_OBJECT);
     if (this.peek() === CLOSE_OBJECT) {
       this.at++;
-      return;
+      return null;
     }
-    for (;;) {
-      const key = this.string();
-      this.expect(COLON);
-      field(key);
-      const c = this.peek();
-      this.at++;
-      if (c === CLOSE_OBJECT) return;
-      if (c !== COMMA) this.fail('expected , or }');
-    }
+    const key = this.key();
+    this.expect(COLON);
+    return key;
+  }
+
+  nextKey(): string | null {
+    const c = this.peek();
+    this.at++;
+    if (c === CLOSE_OBJECT) return null;
+    if (c !== COMMA) this.fail('expected , or }');
+    const key = this.key();
+    this.expect(COLON);
+    return key;
+  }
+
+  /** array() without a closure: `for (let more = s.firstItem(); more; more = s.nextItem())`, each item read in the body. */
+  firstItem(): boolean {
+    this.expect(OPEN_ARRAY);
+    if (this.peek() !== CLOSE_ARRAY) return true;
+    this.at++;
+    return false;
+  }
+
+  nextItem(): boolean {
+    const c = this.peek();
+    this.at++;
+    if (c === CLOSE_ARRAY) return false;
+    if (c !== COMMA) this.fail('expected , or ]');
+    return true;
   }
 
   array<T>(item: () => T): T[] {
@@ -150,4 +225,13 @@ export class JsonScanner {
       if (c !== COMMA) this.fail('expected , or ]');
     }
   }
+}
+
+/** Keys seen, by hash of their bytes (shared by every scan: answers of one kind name the same keys). */
+const KEYS = new Map<number, string>();
+
+function sameText(text: string, b: Buffer, start: number, len: number): boolean {
+  if (text.length !== len) return false;
+  for (let k = 0; k < len; k++) if (text.charCodeAt(k) !== b[start + k]) return false;
+  return true;
 }

@@ -60,15 +60,28 @@ export interface SolBlock {
 /** A block; null when the node answered `result: null`; the node's JSON-RPC error (skipped -32007/-32009, not yet -32004, …). */
 export type SolScanOutcome = SolBlock | null | { error: RpcError };
 
+/** Base58 keys seen lately, by hash of their text (programs, sysvars and validators' keys repeat within and across slots). */
+const KEY_TEXTS = new Map<number, string>();
+
 class Scanner extends JsonScanner {
   constructor(b: Buffer) {
     super(b, (message) => new SolanaScanError(`getBlock answer: ${message}`));
   }
 
-  /** A string without escapes (keys, base58): its bytes as latin1, no UTF-8 decoding. */
+  /** A string without escapes (signatures, base58 data): its bytes as latin1, no UTF-8 decoding. */
   plain(): string {
     const [s, e] = this.stringRange();
     return latin1(this.b, s, e);
+  }
+
+  /** A base58 key: one string per distinct key, not one per mention. */
+  keyText(): string {
+    return this.interned(KEY_TEXTS, 1 << 16);
+  }
+
+  keyTexts(into: string[]): string[] {
+    for (let more = this.firstItem(); more; more = this.nextItem()) into.push(this.keyText());
+    return into;
   }
 
   intOrNull(): number | null {
@@ -76,7 +89,9 @@ class Scanner extends JsonScanner {
   }
 
   ints(): number[] {
-    return this.array(() => this.int());
+    const out: number[] = [];
+    for (let more = this.firstItem(); more; more = this.nextItem()) out.push(this.int());
+    return out;
   }
 }
 
@@ -121,7 +136,8 @@ function scanBlock(s: Scanner, slot: number): SolBlock {
         b[key] = s.intOrNull();
         break;
       case 'transactions':
-        b.transactions = s.array(() => scanTx(s));
+        b.transactions = [];
+        for (let more = s.firstItem(); more; more = s.nextItem()) b.transactions.push(scanTx(s));
         break;
       default:
         s.skip();
@@ -137,58 +153,69 @@ function scanBlock(s: Scanner, slot: number): SolBlock {
 
 function scanTx(s: Scanner): SolTransaction {
   const t: SolTransaction = { signature: '', fee: 0, err: null, version: 'legacy', accountKeys: [], staticKeys: 0, loadedWritable: 0, instructions: [], innerInstructions: null, preTokenBalances: null, postTokenBalances: null };
-  let loaded: { writable: string[]; readonly: string[] } | undefined;
-  s.object((key) => {
+  let writable: string[] = [];
+  let readonly: string[] = [];
+  for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
     if (key === 'transaction') scanTransaction(s, t);
     else if (key === 'meta') {
-      if (!s.isNull()) loaded = scanMeta(s, t);
-    } else if (key === 'version') t.version = s.peek() === 0x22 ? (s.plain() === 'legacy' ? 'legacy' : s.fail('an unknown transaction version')) : s.int() === 0 ? 0 : s.fail('an unknown transaction version');
+      if (!s.isNull()) [writable, readonly] = scanMeta(s, t);
+    } else if (key === 'version') t.version = scanVersion(s);
     else s.skip();
-  });
+  }
   if (t.signature === '') s.fail('a transaction without signatures (transactionDetails must be full, encoding json)');
   t.staticKeys = t.accountKeys.length;
-  if (loaded !== undefined) {
-    t.loadedWritable = loaded.writable.length;
-    for (const k of loaded.writable) t.accountKeys.push(k);
-    for (const k of loaded.readonly) t.accountKeys.push(k);
-  }
+  t.loadedWritable = writable.length;
+  for (const k of writable) t.accountKeys.push(k);
+  for (const k of readonly) t.accountKeys.push(k);
   return t;
+}
+
+function scanVersion(s: Scanner): 'legacy' | 0 {
+  if (s.peek() === 0x22) return s.plain() === 'legacy' ? 'legacy' : s.fail('an unknown transaction version');
+  return s.int() === 0 ? 0 : s.fail('an unknown transaction version');
 }
 
 function scanTransaction(s: Scanner, t: SolTransaction): void {
   if (s.peek() !== 0x7b) s.fail('a transaction not in the json encoding');
-  s.object((key) => {
+  for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
     if (key === 'signatures') {
-      const sigs = s.array(() => s.plain());
-      t.signature = sigs[0] ?? '';
-    } else if (key === 'message') {
-      s.object((k) => {
-        if (k === 'accountKeys') {
-          t.accountKeys = s.array(() => (s.peek() === 0x7b ? s.fail('accountKeys are objects (jsonParsed): ask for the json encoding') : s.plain()));
-        } else if (k === 'instructions') t.instructions = s.array(() => scanInstruction(s));
+      for (let more = s.firstItem(), first = true; more; more = s.nextItem(), first = false) {
+        if (first) t.signature = s.plain();
         else s.skip();
-      });
+      }
+    } else if (key === 'message') {
+      for (let k = s.firstKey(); k !== null; k = s.nextKey()) {
+        if (k === 'accountKeys') {
+          for (let more = s.firstItem(); more; more = s.nextItem()) t.accountKeys.push(s.peek() === 0x7b ? s.fail('accountKeys are objects (jsonParsed): ask for the json encoding') : s.keyText());
+        } else if (k === 'instructions') t.instructions = scanInstructions(s);
+        else s.skip();
+      }
     } else s.skip();
-  });
+  }
 }
 
-function scanInstruction(s: Scanner): SolInstruction {
-  const ix: SolInstruction = { programIdIndex: -1, accounts: [], data: '', stackHeight: null };
-  s.object((key) => {
-    if (key === 'programIdIndex') ix.programIdIndex = s.int();
-    else if (key === 'accounts') ix.accounts = s.ints();
-    else if (key === 'data') ix.data = s.plain();
-    else if (key === 'stackHeight') ix.stackHeight = s.intOrNull();
-    else s.skip();
-  });
-  if (ix.programIdIndex < 0) s.fail('an instruction without programIdIndex (jsonParsed?)');
-  return ix;
+function scanInstructions(s: Scanner): SolInstruction[] {
+  const out: SolInstruction[] = [];
+  for (let more = s.firstItem(); more; more = s.nextItem()) {
+    const ix: SolInstruction = { programIdIndex: -1, accounts: [], data: '', stackHeight: null };
+    for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
+      if (key === 'programIdIndex') ix.programIdIndex = s.int();
+      else if (key === 'accounts') ix.accounts = s.ints();
+      else if (key === 'data') ix.data = s.plain();
+      else if (key === 'stackHeight') ix.stackHeight = s.intOrNull();
+      else s.skip();
+    }
+    if (ix.programIdIndex < 0) s.fail('an instruction without programIdIndex (jsonParsed?)');
+    out.push(ix);
+  }
+  return out;
 }
 
-/** The meta's kept parts into `t`; its loaded addresses returned (they follow the static keys, which may come later). */
-function scanMeta(s: Scanner, t: SolTransaction): { writable: string[]; readonly: string[] } | undefined {
-  let loaded: { writable: string[]; readonly: string[] } | undefined;
-  s.object((key) => {
+/** The meta's kept parts into `t`; its loaded addresses returned (writable, readonly: they follow the static keys, which may come later). */
+function scanMeta(s: Scanner, t: SolTransaction): [string[], string[]] {
+  const writable: string[] = [];
+  const readonly: string[] = [];
+  for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
     switch (key) {
       case 'err':
         if (!s.isNull()) t.err = s.raw();
@@ -197,67 +224,78 @@ function scanMeta(s: Scanner, t: SolTransaction): { writable: string[]; readonly
         t.fee = s.int();
         break;
       case 'innerInstructions':
-        t.innerInstructions = s.isNull() ? null : s.array(() => scanInner(s));
+        t.innerInstructions = s.isNull() ? null : scanInner(s);
         break;
       case 'preTokenBalances':
       case 'postTokenBalances':
-        t[key] = s.isNull() ? null : s.array(() => scanTokenBalance(s));
+        t[key] = s.isNull() ? null : scanTokenBalances(s);
         break;
       case 'loadedAddresses':
         if (s.isNull()) break;
-        loaded = { writable: [], readonly: [] };
-        s.object((k) => (k === 'writable' || k === 'readonly' ? (loaded![k] = s.array(() => s.plain())) : s.skip()));
+        for (let k = s.firstKey(); k !== null; k = s.nextKey()) {
+          if (k === 'writable') s.keyTexts(writable);
+          else if (k === 'readonly') s.keyTexts(readonly);
+          else s.skip();
+        }
         break;
       default:
         // logMessages, pre/postBalances, rewards, status, returnData, computeUnitsConsumed: not kept.
         s.skip();
     }
-  });
-  return loaded;
+  }
+  return [writable, readonly];
 }
 
-function scanInner(s: Scanner): SolInnerInstructions {
-  const inner: SolInnerInstructions = { index: -1, instructions: [] };
-  s.object((key) => {
-    if (key === 'index') inner.index = s.int();
-    else if (key === 'instructions') inner.instructions = s.array(() => scanInstruction(s));
-    else s.skip();
-  });
-  if (inner.index < 0) s.fail('inner instructions without an index');
-  return inner;
-}
-
-function scanTokenBalance(s: Scanner): RpcTokenBalance {
-  const b: Partial<RpcTokenBalance> = {};
-  s.object((key) => {
-    switch (key) {
-      case 'accountIndex':
-        b.accountIndex = s.int();
-        break;
-      case 'mint':
-      case 'owner':
-      case 'programId':
-        b[key] = s.plain();
-        break;
-      case 'uiTokenAmount':
-        b.uiTokenAmount = scanUiAmount(s);
-        break;
-      default:
-        s.skip();
+function scanInner(s: Scanner): SolInnerInstructions[] {
+  const out: SolInnerInstructions[] = [];
+  for (let more = s.firstItem(); more; more = s.nextItem()) {
+    const inner: SolInnerInstructions = { index: -1, instructions: [] };
+    for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
+      if (key === 'index') inner.index = s.int();
+      else if (key === 'instructions') inner.instructions = scanInstructions(s);
+      else s.skip();
     }
-  });
-  if (b.accountIndex === undefined || b.mint === undefined || b.uiTokenAmount === undefined) s.fail('a token balance without accountIndex, mint or uiTokenAmount');
-  return b as RpcTokenBalance;
+    if (inner.index < 0) s.fail('inner instructions without an index');
+    out.push(inner);
+  }
+  return out;
+}
+
+function scanTokenBalances(s: Scanner): RpcTokenBalance[] {
+  const out: RpcTokenBalance[] = [];
+  for (let more = s.firstItem(); more; more = s.nextItem()) {
+    const b: Partial<RpcTokenBalance> = {};
+    for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
+      switch (key) {
+        case 'accountIndex':
+          b.accountIndex = s.int();
+          break;
+        case 'mint':
+        case 'owner':
+        case 'programId':
+          b[key] = s.keyText();
+          break;
+        case 'uiTokenAmount':
+          b.uiTokenAmount = scanUiAmount(s);
+          break;
+        default:
+          s.skip();
+      }
+    }
+    if (b.accountIndex === undefined || b.mint === undefined || b.uiTokenAmount === undefined) s.fail('a token balance without accountIndex, mint or uiTokenAmount');
+    out.push(b as RpcTokenBalance);
+  }
+  return out;
 }
 
 function scanUiAmount(s: Scanner): RpcUiTokenAmount {
   const a: RpcUiTokenAmount = { amount: '', decimals: 0, uiAmount: null, uiAmountString: '' };
-  s.object((key) => {
+  for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
     if (key === 'amount' || key === 'uiAmountString') a[key] = s.plain();
     else if (key === 'decimals') a.decimals = s.int();
     // Number() of the node's digits: the double JSON.parse gives.
     else if (key === 'uiAmount') a.uiAmount = s.isNull() ? null : Number(s.numberText());
     else s.skip();
-  });
+  }
   return a;
 }
