@@ -54,8 +54,7 @@ export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()):
   const refs: number[] = [];
   // Per kind, the last transaction each key id was listed for: dedupes within a transaction without a Set per transaction.
   let seen = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
-  const add = (kind: SolProbeKind, text: string, tx: number): void => {
-    const id = keys.id(text);
+  const add = (kind: SolProbeKind, id: number, tx: number): void => {
     let s = seen[kind]!;
     if (id >= s.length) {
       seen = seen.map((old) => {
@@ -70,16 +69,25 @@ export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()):
     ids.push(id);
     refs.push(solProbeRef(kind, tx));
   };
+  const vote = keys.id(VOTE_PROGRAM);
+  // A transaction's account keys' ids, looked up once: instructions name their programs by index into them.
+  let keyIds = new Int32Array(256);
   block.transactions.forEach((t, tx) => {
     if (isVoteTransaction(t)) {
-      add(SolProbeKind.Program, VOTE_PROGRAM, tx);
+      add(SolProbeKind.Program, vote, tx);
       return;
     }
-    for (const k of t.accountKeys) add(SolProbeKind.Address, k, tx);
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) add(SolProbeKind.Address, b.owner, tx);
-    for (const ix of t.instructions) add(SolProbeKind.Program, programOf(t, ix.programIdIndex), tx);
-    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) add(SolProbeKind.Program, programOf(t, ix.programIdIndex), tx);
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) add(SolProbeKind.Mint, b.mint, tx);
+    const n = t.accountKeys.length;
+    if (n > keyIds.length) keyIds = new Int32Array(n * 2);
+    for (let k = 0; k < n; k++) add(SolProbeKind.Address, (keyIds[k] = keys.id(t.accountKeys[k]!)), tx);
+    const program = (index: number): number => {
+      if (index >= n) throw new RangeError(`transaction ${t.signature}: an instruction's program index ${index} is past its ${n} keys`);
+      return keyIds[index]!;
+    };
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) add(SolProbeKind.Address, keys.id(b.owner), tx);
+    for (const ix of t.instructions) add(SolProbeKind.Program, program(ix.programIdIndex), tx);
+    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) add(SolProbeKind.Program, program(ix.programIdIndex), tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) add(SolProbeKind.Mint, keys.id(b.mint), tx);
   });
   const table = keys.bytes;
   const out = Buffer.allocUnsafeSlow(PROBE_HEADER + ids.length * (KEY_BYTES + 4));
@@ -89,12 +97,6 @@ export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()):
   const refsAt = PROBE_HEADER + ids.length * KEY_BYTES;
   for (let k = 0; k < refs.length; k++) out.writeUInt32LE(refs[k]!, refsAt + k * 4);
   return out;
-}
-
-function programOf(t: SolTransaction, index: number): string {
-  const program = t.accountKeys[index];
-  if (program === undefined) throw new RangeError(`transaction ${t.signature}: an instruction's program index ${index} is past its ${t.accountKeys.length} keys`);
-  return program;
 }
 
 /** A probe column's count and where its keys and refs start. */

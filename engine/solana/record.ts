@@ -80,7 +80,9 @@ class Writer {
     const n = utf8 ? Buffer.byteLength(s) : s.length;
     this.var(n);
     this.room(n);
-    this.at += this.buf.write(s, this.at, n, utf8 ? 'utf8' : 'latin1');
+    if (utf8) this.at += this.buf.write(s, this.at, n, 'utf8');
+    // Base58 and digits, some 10–100 characters: a loop here costs less than Buffer's write and its checks.
+    else for (let k = 0; k < n; k++) this.buf[this.at++] = s.charCodeAt(k);
   }
 }
 
