@@ -1,7 +1,7 @@
 import type { IngestPool } from '../ports.js';
 import { KeyTable } from './key.js';
-import { buildSolProbe } from './probe.js';
-import { encodeSolRecord } from './record.js';
+import { SolProbeWriter } from './probe.js';
+import { SolRecordWriter } from './record.js';
 import type { RpcError } from './rpc-json.js';
 import { scanSolanaBlock } from './scan.js';
 
@@ -37,11 +37,17 @@ export type PreparedSolanaOutcome = PreparedSolanaBlock | null | { error: RpcErr
 export type SolanaIngestPool = IngestPool<SolanaAnswers, PreparedSolanaOutcome>;
 
 export function prepareSolanaBlock(answers: SolanaAnswers): PreparedSolanaOutcome {
-  const block = scanSolanaBlock(answers.slot, answers.block);
-  if (block === null || 'error' in block) return block;
-  // One key table for both: each distinct key decoded once per slot.
+  // One key table for both: each distinct key decoded once per slot. Each transaction is written as it is read.
   const keys = new KeyTable();
-  const record = encodeSolRecord(block, keys);
+  const record = new SolRecordWriter(keys);
+  const probe = new SolProbeWriter(keys);
+  let txCount = 0;
+  const block = scanSolanaBlock(answers.slot, answers.block, (t, i) => {
+    record.add(t);
+    probe.add(t, i, record.keyIds);
+    txCount++;
+  });
+  if (block === null || 'error' in block) return block;
   return {
     slot: block.slot,
     hash: block.blockhash,
@@ -49,8 +55,8 @@ export function prepareSolanaBlock(answers: SolanaAnswers): PreparedSolanaOutcom
     parentHash: block.previousBlockhash,
     blockHeight: block.blockHeight,
     blockTime: block.blockTime,
-    txCount: block.transactions.length,
-    record,
-    probe: buildSolProbe(block, keys),
+    txCount,
+    record: record.finish(block),
+    probe: probe.finish(),
   };
 }

@@ -48,55 +48,79 @@ export function isVoteTransaction(t: SolTransaction): boolean {
 
 export const solProbeRef = (kind: SolProbeKind, txIndex: number): number => ((kind << 24) | txIndex) >>> 0;
 
-/** The probe column of `block`; `keys` the table the record was written with (its ids and bytes), or a new one. */
-export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()): Uint8Array {
-  const ids: number[] = [];
-  const refs: number[] = [];
-  // Per kind, the last transaction each key id was listed for: dedupes within a transaction without a Set per transaction.
-  let seen = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
-  const add = (kind: SolProbeKind, id: number, tx: number): void => {
-    let s = seen[kind]!;
-    if (id >= s.length) {
-      seen = seen.map((old) => {
-        const grown = new Int32Array(Math.max(1024, keys.count * 2)).fill(-1);
-        grown.set(old);
-        return grown;
-      });
-      s = seen[kind]!;
-    }
-    if (s[id] === tx) return;
-    s[id] = tx;
-    ids.push(id);
-    refs.push(solProbeRef(kind, tx));
-  };
-  const vote = keys.id(VOTE_PROGRAM);
-  // A transaction's account keys' ids, looked up once: instructions name their programs by index into them.
-  let keyIds = new Int32Array(256);
-  block.transactions.forEach((t, tx) => {
+/** A probe column built a transaction at a time, with the key table the record is written with (its ids and bytes). */
+export class SolProbeWriter {
+  private readonly ids: number[] = [];
+  private readonly refs: number[] = [];
+  /** Per kind, the last transaction each key id was listed for: dedupes within a transaction without a Set per transaction. */
+  private seen = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
+  /** A transaction's account keys' ids, looked up once: instructions name their programs by index into them. */
+  private keyIds = new Int32Array(256);
+  private readonly vote: number;
+
+  constructor(readonly keys: KeyTable = new KeyTable()) {
+    this.vote = keys.id(VOTE_PROGRAM);
+  }
+
+  /** Transaction `tx`'s entries; `ids`, when given, are its account keys' ids in the key table (the record writer's). */
+  add(t: SolTransaction, tx: number, ids?: Int32Array): void {
     if (isVoteTransaction(t)) {
-      add(SolProbeKind.Program, vote, tx);
+      this.entry(SolProbeKind.Program, this.vote, tx);
       return;
     }
+    const keys = this.keys;
     const n = t.accountKeys.length;
-    if (n > keyIds.length) keyIds = new Int32Array(n * 2);
-    for (let k = 0; k < n; k++) add(SolProbeKind.Address, (keyIds[k] = keys.id(t.accountKeys[k]!)), tx);
+    let keyIds = ids;
+    if (keyIds === undefined) {
+      if (n > this.keyIds.length) this.keyIds = new Int32Array(n * 2);
+      keyIds = this.keyIds;
+      for (let k = 0; k < n; k++) keyIds[k] = keys.id(t.accountKeys[k]!);
+    }
+    for (let k = 0; k < n; k++) this.entry(SolProbeKind.Address, keyIds[k]!, tx);
     const program = (index: number): number => {
       if (index >= n) throw new RangeError(`transaction ${t.signature}: an instruction's program index ${index} is past its ${n} keys`);
       return keyIds[index]!;
     };
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) add(SolProbeKind.Address, keys.id(b.owner), tx);
-    for (const ix of t.instructions) add(SolProbeKind.Program, program(ix.programIdIndex), tx);
-    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) add(SolProbeKind.Program, program(ix.programIdIndex), tx);
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) add(SolProbeKind.Mint, keys.id(b.mint), tx);
-  });
-  const table = keys.bytes;
-  const out = Buffer.allocUnsafeSlow(PROBE_HEADER + ids.length * (KEY_BYTES + 4));
-  out.writeUInt8(VERSION, 0);
-  out.writeUInt32LE(ids.length, 1);
-  for (let k = 0; k < ids.length; k++) out.set(table.subarray(ids[k]! * KEY_BYTES, ids[k]! * KEY_BYTES + KEY_BYTES), PROBE_HEADER + k * KEY_BYTES);
-  const refsAt = PROBE_HEADER + ids.length * KEY_BYTES;
-  for (let k = 0; k < refs.length; k++) out.writeUInt32LE(refs[k]!, refsAt + k * 4);
-  return out;
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) this.entry(SolProbeKind.Address, keys.id(b.owner), tx);
+    for (const ix of t.instructions) this.entry(SolProbeKind.Program, program(ix.programIdIndex), tx);
+    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) this.entry(SolProbeKind.Program, program(ix.programIdIndex), tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) this.entry(SolProbeKind.Mint, keys.id(b.mint), tx);
+  }
+
+  finish(): Uint8Array {
+    const { ids, refs } = this;
+    const table = this.keys.bytes;
+    const out = Buffer.allocUnsafeSlow(PROBE_HEADER + ids.length * (KEY_BYTES + 4));
+    out.writeUInt8(VERSION, 0);
+    out.writeUInt32LE(ids.length, 1);
+    for (let k = 0; k < ids.length; k++) out.set(table.subarray(ids[k]! * KEY_BYTES, ids[k]! * KEY_BYTES + KEY_BYTES), PROBE_HEADER + k * KEY_BYTES);
+    const refsAt = PROBE_HEADER + ids.length * KEY_BYTES;
+    for (let k = 0; k < refs.length; k++) out.writeUInt32LE(refs[k]!, refsAt + k * 4);
+    return out;
+  }
+
+  private entry(kind: SolProbeKind, id: number, tx: number): void {
+    let s = this.seen[kind]!;
+    if (id >= s.length) {
+      this.seen = this.seen.map((old) => {
+        const grown = new Int32Array(Math.max(1024, this.keys.count * 2)).fill(-1);
+        grown.set(old);
+        return grown;
+      });
+      s = this.seen[kind]!;
+    }
+    if (s[id] === tx) return;
+    s[id] = tx;
+    this.ids.push(id);
+    this.refs.push(solProbeRef(kind, tx));
+  }
+}
+
+/** The probe column of `block`; `keys` the table the record was written with, or a new one. */
+export function buildSolProbe(block: SolBlock, keys: KeyTable = new KeyTable()): Uint8Array {
+  const writer = new SolProbeWriter(keys);
+  block.transactions.forEach((t, tx) => writer.add(t, tx));
+  return writer.finish();
 }
 
 /** A probe column's count and where its keys and refs start. */

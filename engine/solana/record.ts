@@ -86,39 +86,63 @@ class Writer {
   }
 }
 
-/** The record of `block` (keys added to `keys`, which then holds the block's key table: the probe column shares its ids). */
-export function encodeSolRecord(block: SolBlock, keys: KeyTable = new KeyTable()): Uint8Array {
-  const n = block.transactions.length;
-  const w = new Writer(n * 600);
-  const offsets = new Uint32Array(n + 1);
-  block.transactions.forEach((t, i) => {
-    offsets[i] = w.at;
-    writeTx(w, t, keys);
-  });
-  offsets[n] = w.at;
-  const prevHash = keys.id(block.previousBlockhash);
-  const hash = keys.id(block.blockhash);
-  const table = keys.bytes;
-  const tableAt = HEADER_BYTES + 4 + table.length + 4;
-  const txsAt = tableAt + (n + 1) * 4;
-  const out = Buffer.allocUnsafeSlow(txsAt + w.at);
-  let at = out.writeUInt8(VERSION, 0);
-  at = out.writeBigUInt64LE(BigInt(block.slot), at);
-  at = out.writeBigUInt64LE(BigInt(block.parentSlot), at);
-  at = out.writeUInt8((block.blockHeight === null ? 0 : HEIGHT_KNOWN) | (block.blockTime === null ? 0 : TIME_KNOWN), at);
-  at = out.writeBigUInt64LE(BigInt(block.blockHeight ?? 0), at);
-  at = out.writeDoubleLE(block.blockTime ?? 0, at);
-  out.set(table.subarray(hash * KEY_BYTES, hash * KEY_BYTES + KEY_BYTES), at);
-  out.set(table.subarray(prevHash * KEY_BYTES, prevHash * KEY_BYTES + KEY_BYTES), at + KEY_BYTES);
-  at = out.writeUInt32LE(keys.count, HEADER_BYTES);
-  out.set(table, at);
-  at = out.writeUInt32LE(n, at + table.length);
-  for (let i = 0; i <= n; i++) at = out.writeUInt32LE(offsets[i]! + txsAt, at);
-  w.buf.copy(out, txsAt, 0, w.at);
-  return out;
+/** A slot's header: what the record keeps of the block beside its transactions. */
+export type SolBlockHeader = Omit<SolBlock, 'transactions'>;
+
+/**
+ * A record written a transaction at a time (prepare writes each as the scanner reads it, so a slot's
+ * transactions never pile up as objects), its keys added to `keys` (the probe column shares its ids).
+ */
+export class SolRecordWriter {
+  private readonly w = new Writer(1 << 20);
+  private offsets: number[] = [];
+  /** The ids of the last transaction's account keys (the probe column takes them rather than look them up again). */
+  keyIds = new Int32Array(256);
+
+  constructor(readonly keys: KeyTable = new KeyTable()) {}
+
+  add(t: SolTransaction): void {
+    this.offsets.push(this.w.at);
+    if (t.accountKeys.length > this.keyIds.length) this.keyIds = new Int32Array(t.accountKeys.length * 2);
+    writeTx(this.w, t, this.keys, this.keyIds);
+  }
+
+  /** The record, with the block's header. */
+  finish(block: SolBlockHeader): Uint8Array {
+    const { keys, w, offsets } = this;
+    const n = offsets.length;
+    offsets.push(w.at);
+    const prevHash = keys.id(block.previousBlockhash);
+    const hash = keys.id(block.blockhash);
+    const table = keys.bytes;
+    const tableAt = HEADER_BYTES + 4 + table.length + 4;
+    const txsAt = tableAt + (n + 1) * 4;
+    const out = Buffer.allocUnsafeSlow(txsAt + w.at);
+    let at = out.writeUInt8(VERSION, 0);
+    at = out.writeBigUInt64LE(BigInt(block.slot), at);
+    at = out.writeBigUInt64LE(BigInt(block.parentSlot), at);
+    at = out.writeUInt8((block.blockHeight === null ? 0 : HEIGHT_KNOWN) | (block.blockTime === null ? 0 : TIME_KNOWN), at);
+    at = out.writeBigUInt64LE(BigInt(block.blockHeight ?? 0), at);
+    at = out.writeDoubleLE(block.blockTime ?? 0, at);
+    out.set(table.subarray(hash * KEY_BYTES, hash * KEY_BYTES + KEY_BYTES), at);
+    out.set(table.subarray(prevHash * KEY_BYTES, prevHash * KEY_BYTES + KEY_BYTES), at + KEY_BYTES);
+    at = out.writeUInt32LE(keys.count, HEADER_BYTES);
+    out.set(table, at);
+    at = out.writeUInt32LE(n, at + table.length);
+    for (let i = 0; i <= n; i++) at = out.writeUInt32LE(offsets[i]! + txsAt, at);
+    w.buf.copy(out, txsAt, 0, w.at);
+    return out;
+  }
 }
 
-function writeTx(w: Writer, t: SolTransaction, keys: KeyTable): void {
+/** The record of `block` (keys added to `keys`, which then holds the block's key table). */
+export function encodeSolRecord(block: SolBlock, keys: KeyTable = new KeyTable()): Uint8Array {
+  const writer = new SolRecordWriter(keys);
+  for (const t of block.transactions) writer.add(t);
+  return writer.finish(block);
+}
+
+function writeTx(w: Writer, t: SolTransaction, keys: KeyTable, keyIds: Int32Array): void {
   w.u8(
     (isVoteTransaction(t) ? VOTE : 0) |
       (t.version === 0 ? V0 : 0) |
@@ -133,7 +157,7 @@ function writeTx(w: Writer, t: SolTransaction, keys: KeyTable): void {
   w.var(t.staticKeys);
   w.var(t.loadedWritable);
   w.var(t.accountKeys.length - t.staticKeys - t.loadedWritable);
-  for (const k of t.accountKeys) w.var(keys.id(k));
+  for (let k = 0; k < t.accountKeys.length; k++) w.var((keyIds[k] = keys.id(t.accountKeys[k]!)));
   w.var(t.instructions.length);
   for (const ix of t.instructions) writeInstruction(w, ix);
   if (t.innerInstructions !== null) {

@@ -5,7 +5,8 @@ import { familyOf } from '../../engine/match/families.js';
 import { EVERY, FilterSet } from '../../engine/match/filter-set.js';
 import { compileSolanaFilter, walkSolanaProbe, type WatchedSolanaStream } from '../../engine/solana/filter.js';
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
-import { readSolProbe, solanaProbeMatch } from '../../engine/solana/probe.js';
+import { buildSolProbe, readSolProbe, solanaProbeMatch } from '../../engine/solana/probe.js';
+import { scanSolanaBlock, type SolBlock } from '../../engine/solana/scan.js';
 import { VOTE, answerOf, expectedEntries, fixtureBlock, isVote, keysOf, mintsOf, ownersOf, probeEntries, programsOf, type JsonTx } from './solana-reader.js';
 
 // The fixtures, one token balance's owner changed to a wallet the transaction names nowhere else (in the
@@ -44,6 +45,9 @@ describe('the Solana probe column', () => {
     expect(entries.get(12)).toContain(`0:${RECEIVER}`);
     expect(keysOf(json.transactions[12]!)).not.toContain(RECEIVER);
     expect(entries.get(11)).toContain(`1:${TOKEN}`);
+    // Built from a whole scanned block (its own key table) rather than as prepare writes it: the same entries.
+    const alone = probeEntries(buildSolProbe(scanSolanaBlock(100_000_000, answerOf(json)) as SolBlock));
+    expect(alone).toEqual(entries);
   });
 
   it('walks a compiled filter set: each selector, votes through the Vote program only, allAddresses after its keys', () => {

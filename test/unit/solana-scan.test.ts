@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
-import { SolRecordView } from '../../engine/solana/record.js';
+import { SolRecordView, encodeSolRecord } from '../../engine/solana/record.js';
 import { SolanaScanError, scanSolanaBlock, type SolBlock, type SolTransaction } from '../../engine/solana/scan.js';
 import { solana as solanaTask } from '../../workers/ingest-worker.js';
 import { BLOCK_100M, BLOCK_100M_PARSED, answerOf, envelope, fixtureBlock, fixtureText, isVote, keysOf, type JsonTx } from './solana-reader.js';
@@ -83,6 +83,10 @@ describe('the slot record', () => {
       expect(view.isVote(i)).toBe(isVote(t));
     }
     expect(view.decoded).toBe(14);
+    // Written from a whole scanned block rather than a transaction at a time: the same transactions.
+    const whole = SolRecordView.of(encodeSolRecord(scanSolanaBlock(SLOT, answerOf(json)) as SolBlock));
+    expect([whole.header, whole.txCount]).toEqual([view.header, view.txCount]);
+    for (let i = 0; i < whole.txCount; i++) expect(whole.tx(i)).toEqual(view.tx(i));
     // Failed transactions keep their err: the two failed votes of slot 100,000,000.
     expect([8, 9].map((i) => JSON.parse(view.tx(i).err!))).toEqual([{ InstructionError: [0, { Custom: 0 }] }, { InstructionError: [0, { Custom: 0 }] }]);
     // The jsonParsed copy of the block names the same keys (cross-check of the fixture reading).
