@@ -1,6 +1,5 @@
-import { buildKeySet } from '../match/key-set.js';
 import type { FilterSet, FilterSetData } from '../match/filter-set.js';
-import type { KeySetInput } from '../match/key-set.js';
+import { buildKeySet, type KeySetInput } from '../match/key-set.js';
 import { decodeKey } from './key.js';
 import { solanaProbeMatch } from './probe.js';
 
