@@ -81,7 +81,8 @@ class Writer {
     this.var(n);
     this.room(n);
     if (utf8) this.at += this.buf.write(s, this.at, n, 'utf8');
-    // Base58 and digits, some 10–100 characters: a loop here costs less than Buffer's write and its checks.
+    // Base58 and digits: a short one by a loop here, which costs less than Buffer's write and its checks.
+    else if (n > 64) this.at += (this.buf as unknown as { latin1Write(s: string, at: number, n: number): number }).latin1Write(s, this.at, n);
     else for (let k = 0; k < n; k++) this.buf[this.at++] = s.charCodeAt(k);
   }
 }
