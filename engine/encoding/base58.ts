@@ -5,7 +5,7 @@
  * Bitcoin's addresses and extended keys (base58check) and Solana's 32-byte keys
  * and 64-byte signatures are all read and written here.
  */
-export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const CHUNK = 58 ** 4; // < 2^24: a remainder times 2^24 plus a limb stays exact in a double
 
 /** Base58 of bytes: big-endian 24-bit limbs divided by 58^4 until zero (4 digits each time), leading zero bytes as '1'. */

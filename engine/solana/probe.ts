@@ -46,7 +46,7 @@ export function isVoteTransaction(t: SolTransaction): boolean {
   return votes;
 }
 
-export const solProbeRef = (kind: SolProbeKind, txIndex: number): number => ((kind << 24) | txIndex) >>> 0;
+const solProbeRef = (kind: SolProbeKind, txIndex: number): number => ((kind << 24) | txIndex) >>> 0;
 
 /** A probe column built a transaction at a time, with the key table the record is written with (its ids and bytes). */
 export class SolProbeWriter {
