@@ -1,6 +1,6 @@
 import { prepareBitcoinBlock, type BitcoinAnswers, type PreparedBitcoinBlock } from '../engine/bitcoin/prepared.js';
 import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/evm/prepared.js';
-import { prepareSolanaBlock, type SolanaAnswers, type SolanaPrepared } from '../engine/solana/prepared.js';
+import { prepareSolanaBlock, type PreparedSolanaOutcome, type SolanaAnswers } from '../engine/solana/prepared.js';
 import { pack } from '../storage/codec.js';
 import { movable } from './transfer.js';
 
@@ -26,8 +26,8 @@ export function bitcoin(task: { answers: BitcoinAnswers }): PreparedBitcoinBlock
   return block === null ? null : movable(block, [block.record, block.probe]);
 }
 
-/** The Solana task: a getBlock answer into the slot's record and probe column (engine/solana/prepared.ts), or the node's error. */
-export function solana(task: { answers: SolanaAnswers }): SolanaPrepared | null {
+/** The Solana task: getBlock's answer into the slot record and probe column, or what the node said instead (engine/solana/prepared.ts). */
+export function solana(task: { answers: SolanaAnswers }): PreparedSolanaOutcome {
   const block = prepareSolanaBlock(task.answers);
   return block === null || 'error' in block ? block : movable(block, [block.record, block.probe]);
 }

@@ -1,4 +1,5 @@
-import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from '../ingest/json-bytes.js';
+import { QUOTE } from '../ingest/json-bytes.js';
+import { isNumberByte, JsonScanner } from '../ingest/json-scan.js';
 import { btcToSats } from './core-json.js';
 import { COINBASE_VOUT, ZERO_HASH, type BtcBlock, type BtcHeader, type BtcInput, type BtcOutput, type BtcTransaction } from './block.js';
 
@@ -16,80 +17,16 @@ export class CoreScanError extends Error {
   override name = 'CoreScanError';
 }
 
-/** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
-const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
-
-/** A byte a JSON number may hold. */
-const isNumberByte = (c: number | undefined): boolean => c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45);
-
-/** The keys the scan reads (any other is OTHER_KEY and stepped over), by length and first byte. */
-const KEYS = new Map<number, string[]>();
-for (const k of ['result', 'error', 'tx', 'hash', 'previousblockhash', 'merkleroot', 'bits', 'height', 'time', 'version', 'nonce', 'nTx', 'size', 'strippedsize', 'weight', 'txid', 'vsize', 'locktime', 'vin', 'vout', 'coinbase', 'scriptSig', 'txinwitness', 'sequence', 'prevout', 'value', 'scriptPubKey', 'hex']) {
-  const at = (k.length << 8) | k.charCodeAt(0);
-  KEYS.set(at, [...(KEYS.get(at) ?? []), k]);
-}
-const OTHER_KEY = '';
-
-/** Each byte's value as a hex digit, 0x100 for any other byte (shifted left by 4 it still shows above 0xff). */
-const HEX_VALUE = new Uint16Array(256).fill(0x100);
-for (let d = 0; d < 16; d++) {
-  HEX_VALUE['0123456789abcdef'.charCodeAt(d)] = d;
-  HEX_VALUE['0123456789ABCDEF'.charCodeAt(d)] = d;
-}
-
-class Scanner {
-  at = 0;
+/** Core's answer read with the shared scanner, plus the hex and BTC amounts only Core's answer has. */
+class Scanner extends JsonScanner {
   /** Where decoded hex goes: one buffer for the whole block (its scripts are views into it), not one per script. */
   private readonly arena: Buffer;
   private used = 0;
 
-  constructor(readonly b: Buffer) {
+  constructor(b: Buffer) {
+    super(b, (message) => new CoreScanError(`getblock answer: ${message}`));
     // Hex is at most half the body.
     this.arena = Buffer.allocUnsafeSlow(b.length >> 1);
-  }
-
-  fail(what: string): never {
-    throw new CoreScanError(`getblock answer: ${what} at byte ${this.at}`);
-  }
-
-  /** The next byte that is not white space (not consumed). */
-  peek(): number {
-    const b = this.b;
-    let c = b[this.at];
-    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = b[++this.at];
-    if (c === undefined) this.fail('unexpected end');
-    return c;
-  }
-
-  expect(c: number): void {
-    if (this.peek() !== c) this.fail(`expected ${String.fromCharCode(c)}`);
-    this.at++;
-  }
-
-  /** Where the last string read by stringRange starts (its end is what stringRange answered). */
-  private start = 0;
-
-  /** Steps over a string; answers where its characters end (the closing quote), `start` where they start. Escapes are left as they are. */
-  stringRange(): number {
-    this.expect(QUOTE);
-    const start = (this.start = this.at);
-    const b = this.b;
-    // indexOf is memchr: most of the answer is long strings (asm, desc, hex) stepped over here.
-    for (let end = b.indexOf(QUOTE, start); ; end = b.indexOf(QUOTE, end + 1)) {
-      if (end < 0) this.fail('unterminated string');
-      let slashes = 0;
-      while (b[end - 1 - slashes] === BACKSLASH) slashes++;
-      if (slashes % 2 === 0) {
-        this.at = end + 1;
-        return end;
-      }
-    }
-  }
-
-  string(): string {
-    const e = this.stringRange();
-    const s = this.start;
-    return latin1(this.b, s, e);
   }
 
   /** A hex string's bytes (a view into the block's arena), decoded from the answer's bytes: no string is made of it. */
@@ -113,142 +50,33 @@ class Scanner {
     return out.subarray(start, o);
   }
 
-  /**
-   * An object's key as one of KEYS (the same string each time, so comparing it is comparing pointers), or
-   * OTHER_KEY: an answer has ~100,000 keys, and a string made of each was a good part of the scan's garbage.
-   */
-  key(): string {
-    const e = this.stringRange();
-    const s = this.start;
-    const b = this.b;
-    const known = KEYS.get(((e - s) << 8) | b[s]!);
-    if (known !== undefined) {
-      next: for (const k of known) {
-        for (let i = 1; i < k.length; i++) if (b[s + i] !== k.charCodeAt(i)) continue next;
-        return k;
-      }
-    }
-    return OTHER_KEY;
-  }
-
-  /** A number's text. */
-  numberText(): string {
-    this.peek();
-    const start = this.at;
-    const b = this.b;
-    while (isNumberByte(b[this.at])) this.at++;
-    if (this.at === start) this.fail('expected a number');
-    return latin1(b, start, this.at);
-  }
-
-  /** An integer read from its digits (no string made); other number forms through their text. */
-  int(): number {
-    const start = this.at;
-    const n = this.digits();
-    if (isNumberByte(this.b[this.at])) {
-      this.at = start;
-      return Number(this.numberText());
-    }
-    return n;
-  }
-
   /** BTC as Core writes it (digits, a point, up to 8 decimals) in satoshis, exactly, read from the digits. */
   sats(): number {
+    const b = this.b;
+    this.peek();
     const start = this.at;
-    const whole = this.digits();
+    let whole = 0;
+    for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++this.at]) whole = whole * 10 + c - 0x30;
     let fraction = 0;
     let places = 0;
-    if (this.b[this.at] === 0x2e) {
+    if (this.at > start && b[this.at] === 0x2e) {
       this.at++;
-      for (let c = this.b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39 && places < 9; c = this.b[++this.at], places++) fraction = fraction * 10 + c - 0x30;
+      for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39 && places < 9; c = b[++this.at], places++) fraction = fraction * 10 + c - 0x30;
     }
     // Anything else (an exponent, a sign, more than 8 decimals: not Core's output) through the double (exact for every valid amount).
-    if (places > 8 || isNumberByte(this.b[this.at])) {
+    if (this.at === start || places > 8 || isNumberByte(b[this.at])) {
       this.at = start;
       return btcToSats(Number(this.numberText()));
     }
     return whole * 1e8 + fraction * 10 ** (8 - places);
   }
+}
 
-  /** The value of the digits at `at` (at least one), stepped over. */
-  private digits(): number {
-    this.peek();
-    const b = this.b;
-    const start = this.at;
-    let n = 0;
-    for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39; c = b[++this.at]) n = n * 10 + c - 0x30;
-    if (this.at === start && !isNumberByte(b[this.at])) this.fail('expected a number');
-    return n;
-  }
-
-  /** Skips any JSON value. */
-  skip(): void {
-    const c = this.peek();
-    if (c === QUOTE) {
-      this.stringRange();
-      return;
-    }
-    if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      // Strings may hold brackets: they are stepped over as strings.
-      let depth = 0;
-      const b = this.b;
-      do {
-        const d = b[this.at];
-        if (d === undefined) this.fail('unterminated value');
-        if (d === QUOTE) {
-          this.stringRange();
-          continue;
-        }
-        if (d === OPEN_OBJECT || d === OPEN_ARRAY) depth++;
-        else if (d === CLOSE_OBJECT || d === CLOSE_ARRAY) depth--;
-        this.at++;
-      } while (depth > 0);
-      return;
-    }
-    if (c === 0x6e || c === 0x74) this.at += 4; // null, true
-    else if (c === 0x66) this.at += 5; // false
-    else this.numberText();
-  }
-
-  isNull(): boolean {
-    if (this.peek() !== 0x6e) return false;
-    this.at += 4;
-    return true;
-  }
-
-  /** Calls `field` with each key of an object (it must consume the value: read or skip it). */
-  object(field: (key: string) => void): void {
-    this.expect(OPEN_OBJECT);
-    if (this.peek() === CLOSE_OBJECT) {
-      this.at++;
-      return;
-    }
-    for (;;) {
-      const key = this.key();
-      this.expect(COLON);
-      field(key);
-      const c = this.peek();
-      this.at++;
-      if (c === CLOSE_OBJECT) return;
-      if (c !== COMMA) this.fail('expected , or }');
-    }
-  }
-
-  array<T>(item: () => T): T[] {
-    const out: T[] = [];
-    this.expect(OPEN_ARRAY);
-    if (this.peek() === CLOSE_ARRAY) {
-      this.at++;
-      return out;
-    }
-    for (;;) {
-      out.push(item());
-      const c = this.peek();
-      this.at++;
-      if (c === CLOSE_ARRAY) return out;
-      if (c !== COMMA) this.fail('expected , or ]');
-    }
-  }
+/** Each byte's value as a hex digit, 0x100 for any other byte (shifted left by 4 it still shows above 0xff). */
+const HEX_VALUE = new Uint16Array(256).fill(0x100);
+for (let d = 0; d < 16; d++) {
+  HEX_VALUE['0123456789abcdef'.charCodeAt(d)] = d;
+  HEX_VALUE['0123456789ABCDEF'.charCodeAt(d)] = d;
 }
 
 /** The block of a getblock response body; null when its result is null. A JSON-RPC error in it is thrown. */

@@ -1,6 +1,7 @@
 import type { ChainFamily } from '../chains/registry.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from '../bitcoin/filter.js';
 import { compileFilterSet, walkProbe } from '../evm/filter.js';
+import { compileSolanaFilter, walkSolanaProbe } from '../solana/filter.js';
 import type { FilterSetData, ProbeWalk } from './filter-set.js';
 
 /**
@@ -17,9 +18,9 @@ export interface WatchedEntry {
   topic0: readonly string[];
   /** Bitcoin: script hashes of the addresses derived from the stream's xpubs. */
   derived: readonly Uint8Array[];
-  /** Solana: programs whose invocation matches (empty for EVM and Bitcoin). */
+  /** Solana: the programs a stream's transactions may invoke (top-level or inner instructions), base58. */
   programIds: readonly string[];
-  /** Solana: token mints whose pre/post balances match (empty for EVM and Bitcoin). */
+  /** Solana: the token mints a stream's transactions may hold balances of (pre/post token balances), base58. */
   mintAddresses: readonly string[];
 }
 
@@ -31,6 +32,7 @@ interface Family {
 const FAMILIES: Partial<Record<ChainFamily, Family>> = {
   evm: { compile: compileFilterSet, walk: walkProbe },
   bitcoin: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
+  solana: { compile: compileSolanaFilter, walk: walkSolanaProbe },
 };
 
 /** The family's matching, or an error for one that has none (Aptos: sign-in only). */

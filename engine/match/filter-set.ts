@@ -17,7 +17,7 @@ export interface FilterSetData {
   family: ChainFamily;
   /** The family's key sets, in the order its probe walker reads them. */
   sets: KeySetData[];
-  /** Streams that want every item of a block (Bitcoin allAddresses): each gets the one ref EVERY. */
+  /** Streams that want every item of a block (allAddresses): each gets the ref EVERY, after its keys' refs. */
   every: number[];
 }
 
@@ -43,10 +43,17 @@ export class FilterSet {
     this.every = data.every;
   }
 
-  /** Per stream index, the probe refs of the block's items that concern it, in probe order. */
+  /**
+   * Per stream index, the probe refs of the block's items that concern it, in probe order; a stream of `every`
+   * has EVERY after them (its keys' refs kept: Solana's allAddresses leaves votes out, which its programIds may match).
+   */
   match(probe: Uint8Array): Map<number, number[]> {
     const out = this.walk(this, probe);
-    for (const s of this.every) out.set(s, [EVERY]);
+    for (const s of this.every) {
+      const refs = out.get(s);
+      if (refs === undefined) out.set(s, [EVERY]);
+      else refs.push(EVERY);
+    }
     return out;
   }
 }

@@ -3,7 +3,7 @@ import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/c
 import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type SlotWake, type Upstream } from '../ports.js';
-import type { PreparedSolanaBlock, SolanaIngestPool, SolanaPrepared } from './prepared.js';
+import type { PreparedSolanaBlock, PreparedSolanaOutcome, SolanaIngestPool } from './prepared.js';
 
 /**
  * Follows a Solana node slot by slot into the store (the shared tables and
@@ -243,7 +243,7 @@ export class SolanaFollower implements ChainFollower {
 
   /** The node's block at `slot`, prepared in the pool; or what it says instead (skipped, not yet). */
   private async fetch(slot: number): Promise<Fetched> {
-    let prepared: SolanaPrepared | null;
+    let prepared: PreparedSolanaOutcome;
     try {
       prepared = await this.opts.pool.prepare(this.chain, { slot, block: await rawCall(this.upstream, 'getBlock', [slot, GET_BLOCK_CONFIG]) });
     } catch (err) {

@@ -1,20 +1,21 @@
 import type { IngestPool } from '../ports.js';
+import { KeyTable } from './key.js';
+import { SolProbeWriter } from './probe.js';
+import { SolRecordWriter } from './record.js';
+import type { RpcError } from './rpc-json.js';
+import { scanSolanaBlock } from './scan.js';
 
 /**
- * A Solana slot's block made ready to write off the main thread (the worker
- * pool's `solana` task): the node's getBlock answer into the stored record and
- * probe column, with the parent link the follower checks.
+ * A Solana slot made ready to write off the main thread (the worker pool's
+ * `solana` task): getBlock's answer read into the stored record and probe
+ * column, with what the follower checks the chain with.
  */
-export interface SolanaAnswers {
-  slot: number;
-  /** The getBlock HTTP response body (a JSON-RPC envelope). */
-  block: Uint8Array;
-}
-
 export interface PreparedSolanaBlock {
   slot: number;
+  /** The blockhash (base58). */
   hash: string;
   parentSlot: number;
+  /** previousBlockhash: "11111111111111111111111111111111" when the node no longer has the parent. */
   parentHash: string;
   blockHeight: number | null;
   blockTime: number | null;
@@ -23,40 +24,39 @@ export interface PreparedSolanaBlock {
   probe: Uint8Array;
 }
 
-/** A block, or the JSON-RPC error the node answered instead (a skipped slot, one not available yet). */
-export type SolanaPrepared = PreparedSolanaBlock | { error: { code: number; message: string } };
-
-/** prepare() resolves null when the node's result is null. */
-export type SolanaIngestPool = IngestPool<SolanaAnswers, SolanaPrepared>;
-
-interface GetBlockReply {
-  result?: {
-    blockhash: string;
-    previousBlockhash: string;
-    parentSlot: number;
-    blockHeight?: number | null;
-    blockTime?: number | null;
-    transactions?: unknown[];
-  } | null;
-  error?: { code: number; message: string } | null;
+export interface SolanaAnswers {
+  /** The slot asked for (getBlock's result does not say it). */
+  slot: number;
+  /** The response body of getBlock(slot, {encoding json, transactionDetails full, maxSupportedTransactionVersion 0, rewards false}). */
+  block: Uint8Array;
 }
 
-/** The node's getBlock answer into the block to write; its error as given; null when it says null. */
-export function prepareSolanaBlock(answers: SolanaAnswers): SolanaPrepared | null {
-  const reply = JSON.parse(new TextDecoder().decode(answers.block)) as GetBlockReply;
-  if (reply.error !== undefined && reply.error !== null) return { error: { code: reply.error.code, message: reply.error.message } };
-  const b = reply.result;
-  if (b === undefined || b === null) return null;
+/** What a slot's answer gives: the block; null (result null: not confirmed yet); or the node's JSON-RPC error, -32007/-32009 skipped, -32004 not yet. */
+export type PreparedSolanaOutcome = PreparedSolanaBlock | null | { error: RpcError };
+
+export type SolanaIngestPool = IngestPool<SolanaAnswers, PreparedSolanaOutcome>;
+
+export function prepareSolanaBlock(answers: SolanaAnswers): PreparedSolanaOutcome {
+  // One key table for both: each distinct key decoded once per slot. Each transaction is written as it is read.
+  const keys = new KeyTable();
+  const record = new SolRecordWriter(keys);
+  const probe = new SolProbeWriter(keys);
+  let txCount = 0;
+  const block = scanSolanaBlock(answers.slot, answers.block, (t, i) => {
+    record.add(t);
+    probe.add(t, i, record.keyIds);
+    txCount++;
+  });
+  if (block === null || 'error' in block) return block;
   return {
-    slot: answers.slot,
-    hash: b.blockhash,
-    parentSlot: b.parentSlot,
-    parentHash: b.previousBlockhash,
-    blockHeight: b.blockHeight ?? null,
-    blockTime: b.blockTime ?? null,
-    txCount: b.transactions?.length ?? 0,
-    // replaced at merge by the real record/probe (branch solcore)
-    record: new Uint8Array(0),
-    probe: new Uint8Array(0),
+    slot: block.slot,
+    hash: block.blockhash,
+    parentSlot: block.parentSlot,
+    parentHash: block.previousBlockhash,
+    blockHeight: block.blockHeight,
+    blockTime: block.blockTime,
+    txCount,
+    record: record.finish(block),
+    probe: probe.finish(),
   };
 }
