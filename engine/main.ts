@@ -36,6 +36,8 @@ import { Follower } from './evm/follower.js';
 import { BitcoinFollower } from './bitcoin/follower.js';
 import { BitcoinMempool } from './bitcoin/mempool.js';
 import { bitcoinReplay } from './bitcoin/replay.js';
+import { solanaReplay } from './solana/replay.js';
+import { solanaWebhookBuilder } from './solana/webhook.js';
 import { BlockReplay } from './streams/block-replay.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
 import { SolanaFollower } from './solana/follower.js';
@@ -236,7 +238,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
-      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher) }),
+      ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
@@ -341,6 +343,7 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   const builder = byFamily({
     evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
     bitcoin: core.bitcoinWebhooks,
+    solana: solanaWebhookBuilder(),
   });
   const matcher =
     mark === undefined

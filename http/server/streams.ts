@@ -6,7 +6,8 @@ import { validate } from '../../engine/schema.js';
 import { bitcoinDefinition } from '../../engine/bitcoin/replay.js';
 import type { BlockReplay } from '../../engine/streams/block-replay.js';
 import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
-import { createSolanaStream, solanaAddressBody, updateSolanaStream } from '../../engine/solana/stream.js';
+import { solanaDefinition } from '../../engine/solana/replay.js';
+import { createSolanaStream, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamRecord } from '../../engine/solana/stream.js';
 import type { StreamCommon } from '../../engine/streams/model.js';
 import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
@@ -24,7 +25,7 @@ interface FamilySchemas<D> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord> }): Route[] {
+export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord>; solanaBlocks: BlockReplay<SolanaStreamRecord> }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
@@ -70,8 +71,12 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   const routes: Route[] = [
     ...familyRoutes('/streams/evm', streams, { create: createStream, update: updateStream, address: addressBody }),
     ...familyRoutes('/streams/bitcoin', streams.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
-    // The block endpoints (…/block/:blockNumber, …/block-to-webhook/…) come with Solana's block record.
     ...familyRoutes('/streams/solana', streams.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
+    route('POST', '/streams/solana/:chainId/block/:blockNumber', async (req) => json(200, (await opts.solanaBlocks.body(req.params['chainId']!, blockNumber(req), ...solanaDefinition(validate(solanaBlockRequestBody, req.body ?? {})))) ?? {}), true),
+    route('POST', '/streams/solana/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
+      const stream = streams.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
+      return json(200, await opts.solanaBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
+    }),
     route('POST', '/streams/bitcoin/:id/xpub', (req) => json(200, streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
