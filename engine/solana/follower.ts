@@ -38,8 +38,10 @@ export interface SolanaFollowerStatus extends FollowerStatus {
   wake: 'websocket' | 'poll';
 }
 
-/** Slots fetched and prepared ahead while one commits: the pool parses them meanwhile. */
+/** Slots fetched and prepared ahead while a group commits: the pool parses them meanwhile. */
 const AHEAD = 8;
+/** Slots written as one unit while catching up: one flush to disk for them all. */
+const GROUP = 4;
 /** agave's "slot skipped, or missing due to ledger jump to recent snapshot" and "… missing in long-term storage". */
 const SKIPPED = new Set([-32007, -32009]);
 /** agave's "Block not available for slot": announced, not yet fetchable. */
@@ -185,36 +187,67 @@ export class SolanaFollower implements ChainFollower {
     return last === undefined ? undefined : this.slotOf(last.key);
   }
 
-  /** Slots from our head up to `tip`, with AHEAD fetched and prepared while each commits; stops at a slot not yet available. */
+  /**
+   * Slots from our head up to `tip`, GROUP at a time with AHEAD more fetched and prepared meanwhile; stops at
+   * a slot not yet available. A group's blocks and skipped slots are written as one unit, flushed to disk
+   * while the next group is awaited; the next is checked and handed over once it is durable, so units land
+   * in order and a fork is found against the store as written.
+   */
   private async catchUp(tip: number): Promise<void> {
     const ahead = new Map<number, Promise<Fetched>>();
     // Forks met in a row without a block taken: a node whose answers keep changing is tried again later.
     let forks = 0;
+    let writing: Promise<void> | undefined;
     try {
-      while (!this.stopped && this.state!.head < tip) {
-        const slot = this.state!.head + 1;
-        for (let n = slot; n <= Math.min(tip, slot + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
-        const got = await ahead.get(slot)!;
-        ahead.delete(slot);
+      for (let more = true; more && !this.stopped && this.state!.head < tip; ) {
+        const first = this.state!.head + 1;
+        for (let n = first; n <= Math.min(tip, first + GROUP - 1 + AHEAD); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+        const last = Math.min(tip, first + GROUP - 1);
+        const fetched: Fetched[] = [];
+        for (let n = first; n <= last; n++) fetched.push(await ahead.get(n)!);
+        await writing;
+        writing = undefined;
         if (this.stopped) break;
-        // Not available yet: asked again at the next wake-up, unless the node's branch already passed over it.
-        if (got === 'later' && !(await this.passedOver(slot, ahead))) break;
-        if (got === 'skipped' || got === 'later') {
-          await this.skip(slot);
-          continue;
+        const unit: Array<PreparedSolanaBlock | number> = [];
+        const stored = this.lastStored(first - 1);
+        let below = stored === undefined ? undefined : { slot: stored, hash: this.hashOf(stored) };
+        for (const [i, got] of fetched.entries()) {
+          const slot = first + i;
+          // Not available yet: asked again at the next wake-up, unless the node's branch already passed over it.
+          if (got === 'later' && !(await this.passedOver(slot, ahead))) {
+            more = false;
+            break;
+          }
+          if (got === 'skipped' || got === 'later') {
+            unit.push(slot);
+            continue;
+          }
+          if (got.slot !== slot) throw new Error(`asked for slot ${slot}, the node sent slot ${got.slot}`);
+          if (below !== undefined && (got.parentSlot !== below.slot || got.parentHash !== below.hash)) {
+            // A fork at the unit's first block; further on, the unit stops there and the next one starts with it.
+            if (unit.length > 0) break;
+            ahead.clear();
+            if (++forks > 3) throw new Error(`slot ${slot} still does not follow our slot ${below.slot} after rolling back; trying again`);
+            // The node's branch no longer extends ours: back to the fork point, then on from there.
+            await this.rollBack(got);
+            break;
+          }
+          forks = 0;
+          unit.push(got);
+          below = { slot: got.slot, hash: got.hash };
         }
-        if (got.slot !== slot) throw new Error(`asked for slot ${slot}, the node sent slot ${got.slot}`);
-        const below = this.lastStored(slot - 1);
-        if (below !== undefined && (got.parentSlot !== below || got.parentHash !== this.hashOf(below))) {
-          ahead.clear();
-          if (++forks > 3) throw new Error(`slot ${slot} still does not follow our slot ${below} after rolling back; trying again`);
-          // The node's branch no longer extends ours: back to the fork point, then on from there.
-          await this.rollBack(got);
-          continue;
-        }
-        forks = 0;
-        await this.commitBlock(got, tip);
+        for (let n = first; n < first + unit.length; n++) ahead.delete(n);
+        if (unit.length === 0) continue;
+        writing = this.commitUnit(unit, tip);
+        // Its failure is taken at the next await of it (not an unhandled rejection meanwhile).
+        writing.catch(() => {});
       }
+      await writing;
+    } catch (err) {
+      // A failed write leaves the store as it was: the state in memory goes back to it.
+      await writing?.catch(() => {});
+      this.state = this.kv.get<SolanaChainState>('chainState', this.chain) ?? this.state;
+      throw err;
     } finally {
       // What was fetched ahead is dropped (a fork, a stop, a failure, a slot not yet available).
       await Promise.allSettled(ahead.values());
@@ -262,33 +295,40 @@ export class SolanaFollower implements ChainFollower {
     throw new NodeError(code, `getBlock ${slot}: ${message}`);
   }
 
-  /** A skipped slot: our head moves past it, nothing else is written. */
-  private async skip(slot: number): Promise<void> {
-    const next = { ...this.state!, head: slot };
-    await this.kv.writeBehind(() => this.kv.put('chainState', this.chain, next));
-    this.state = next;
-    this.skipped++;
-  }
-
-  /** Writes the slot's block, its seen event, the confirmations it brings and the chain's state as one unit on LMDB's write thread. */
-  private async commitBlock(b: PreparedSolanaBlock, tip: number): Promise<void> {
-    const to = Math.min(tip - this.opts.confirmations, b.slot);
-    // Read before: the writes below are not visible to reads in the same unit.
-    const confirmed = this.storedBetween(this.state!.confirmed + 1, Math.min(to, b.slot - 1));
-    if (to === b.slot) confirmed.push([b.slot, b.hash]);
-    const next: SolanaChainState = { ...this.state!, head: b.slot, confirmed: Math.max(this.state!.confirmed, to) };
-    await this.kv.writeBehind(() => {
-      const key = blockKey(this.chain, b.slot);
-      this.kv.putRaw('blocks', key, b.record);
-      this.kv.putRaw('probes', key, b.probe);
-      this.kv.put('canon', key, b.hash);
-      this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.slot);
-      this.events.seen(this.chain, b.slot, b.hash);
-      for (const [slot, hash] of confirmed) this.events.confirmed(this.chain, slot, hash);
+  /**
+   * Writes a run of slots (their blocks, and nothing for the skipped ones) with each block's seen event and the
+   * confirmations it brings, and the chain's state, as one unit on LMDB's write thread; the state in memory
+   * moves on at once, the promise resolves once the unit is durable.
+   */
+  private async commitUnit(unit: ReadonlyArray<PreparedSolanaBlock | number>, tip: number): Promise<void> {
+    const blocks = unit.filter((u): u is PreparedSolanaBlock => typeof u !== 'number');
+    const lastSlot = unit.map((u) => (typeof u === 'number' ? u : u.slot)).at(-1)!;
+    const upTo = tip - this.opts.confirmations;
+    // Slots still to announce as confirmed, in order: stored ones below the unit (read now: the unit's writes are
+    // not visible to reads in it), then the unit's blocks.
+    const pending: Array<[slot: number, hash: string]> = [...this.storedBetween(this.state!.confirmed + 1, Math.min(upTo, (blocks[0]?.slot ?? lastSlot + 1) - 1)), ...blocks.map((b): [number, string] => [b.slot, b.hash])];
+    const lastBlock = blocks.at(-1)?.slot;
+    const next: SolanaChainState = { ...this.state!, head: lastSlot, confirmed: lastBlock === undefined ? this.state!.confirmed : Math.max(this.state!.confirmed, Math.min(upTo, lastBlock)) };
+    const durable = this.kv.writeBehind(() => {
+      let k = 0;
+      const announce = (through: number): void => {
+        for (; k < pending.length && pending[k]![0] <= through; k++) this.events.confirmed(this.chain, pending[k]![0], pending[k]![1]);
+      };
+      for (const b of blocks) {
+        const key = blockKey(this.chain, b.slot);
+        this.kv.putRaw('blocks', key, b.record);
+        this.kv.putRaw('probes', key, b.probe);
+        this.kv.put('canon', key, b.hash);
+        this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.slot);
+        this.events.seen(this.chain, b.slot, b.hash);
+        announce(Math.min(upTo, b.slot));
+      }
       this.kv.put('chainState', this.chain, next);
     });
     this.state = next;
-    this.events.committed?.(this.chain);
+    this.skipped += unit.length - blocks.length;
+    await durable;
+    if (blocks.length > 0) this.events.committed?.(this.chain);
   }
 
   /**
