@@ -39,7 +39,7 @@ import { openStore } from '../storage/env.js';
 import { bigBlock } from '../test/bitcoin-core/fixtures.js';
 import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from './proc.js';
-import { printRows, report, round } from './report.js';
+import { msPer, printRows, report, round } from './report.js';
 
 /** The real mainnet blocks of test/fixtures/bitcoin/raw-blocks: 3,315 transactions; 230 with 7,033 inputs; and 277647. */
 const HEIGHTS = [574200, 540107, 277647];
@@ -63,17 +63,6 @@ function seconds(work: () => void): number {
   return (performance.now() - started) / 1000;
 }
 
-/** Milliseconds per call of `work`: once to warm up, then repeated until `minMs` have passed (at least 3 times). */
-function msPer(work: () => unknown, minMs = 400): number {
-  work();
-  let n = 0;
-  const started = performance.now();
-  do {
-    work();
-    n++;
-  } while (n < 3 || performance.now() - started < minMs);
-  return (performance.now() - started) / n;
-}
 
 // The stand-in renders every getblock answer before it listens (some 30 s): started first, in its own
 // process, it does so while this one makes and compiles the watched set; it is idle before anything is timed.

@@ -13,6 +13,18 @@ export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.u
  */
 const LOAD_AT_START = loadavg();
 
+/** Milliseconds per call of `work`: once to warm up, then repeated until `minMs` have passed (at least 3 times). */
+export function msPer(work: () => unknown, minMs = 400): number {
+  work();
+  let n = 0;
+  const started = performance.now();
+  do {
+    work();
+    n++;
+  } while (n < 3 || performance.now() - started < minMs);
+  return (performance.now() - started) / n;
+}
+
 /** x to `digits` decimals, for printed figures. */
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 

@@ -30,7 +30,7 @@ import { benchChain, poolTouches, unusedAddresses } from '../test/solana-rpc/ben
 import { blockBytes } from '../test/solana-rpc/render.js';
 import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from './proc.js';
-import { printRows, report, round } from './report.js';
+import { msPer, printRows, report, round } from './report.js';
 
 const START = 320_000_000;
 /** Slots the server follows (the stand-in serves them all from the start). */
@@ -43,17 +43,6 @@ const STREAMS = 1_000;
 const KEY = 'cpk_bench_solana_0123456789abcdef';
 const GET_BLOCK = { encoding: 'json', transactionDetails: 'full', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' } as const;
 
-/** Milliseconds per call of `work`: once to warm up, then repeated until `minMs` have passed (at least 3 times). */
-function msPer(work: () => unknown, minMs = 400): number {
-  work();
-  let n = 0;
-  const started = performance.now();
-  do {
-    work();
-    n++;
-  } while (n < 3 || performance.now() - started < minMs);
-  return (performance.now() - started) / n;
-}
 const sum = (xs: number[]): number => xs.reduce((a, x) => a + x, 0);
 
 // The stand-in renders its slots as it starts; in its own process, it does so while this one builds and compiles.

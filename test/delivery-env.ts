@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { startChainpost, stopAndClean, type Running } from './helpers.js';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { cli, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -34,4 +34,47 @@ export function deliveryEnv(use: (env: DeliveryEnv) => void): void {
     env!.rx.state.answer = () => 200;
     env!.rx.state.answerTests = () => 200;
   });
+}
+
+/**
+ * Calls on one family's Streams API (`/streams/<family>`) against the server of `env()`, for the tests of that
+ * family's resource: `make` creates a stream with `defaults` (and the receiver's URL), `makeIn` one of another
+ * family, `all` reads a list by cursor checking each page's total, `stranger` gives the headers of another key.
+ */
+export function familyCalls(env: () => DeliveryEnv, family: 'bitcoin' | 'solana', defaults: Record<string, unknown>) {
+  const call: Running['call'] = (path, init) => env().s.call(path, init);
+  const put = (json: unknown, path = `/streams/${family}`) => call(path, { method: 'PUT', json });
+  const post = (path: string, json?: unknown) => call(path, { method: 'POST', ...(json === undefined ? {} : { json }) });
+  const del = (path: string, json?: unknown) => call(path, { method: 'DELETE', ...(json === undefined ? {} : { json }) });
+  const stream = async (id: string) => (await call(`/streams/${family}/${id}`)).body;
+  const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
+  const make = async (extra: Record<string, unknown> = {}) => {
+    const r = await put({ webhookUrl: env().rx.url, ...defaults, ...extra });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.id as string;
+  };
+  const makeIn = async (other: 'evm' | 'bitcoin' | 'solana') => {
+    const r = await put({ webhookUrl: env().rx.url, ...(other === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) }, `/streams/${other}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body.id as string;
+  };
+  const all = async (path: string, limit: number): Promise<{ items: any[]; pages: number; total: number }> => {
+    const items: any[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    let total = -1;
+    do {
+      const p = await call(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(p.status, JSON.stringify(p.body)).toBe(200);
+      if (total >= 0) expect(p.body.total).toBe(total);
+      total = p.body.total;
+      items.push(...p.body.result);
+      cursor = p.body.cursor;
+      pages++;
+    } while (cursor);
+    expect(items).toHaveLength(total);
+    return { items, pages, total };
+  };
+  const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! } });
+  return { put, post, del, stream, enqueue, make, makeIn, all, stranger };
 }

@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-core/keys.js';
 import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
+import { deliveryEnv, familyCalls, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
 
 /** Mainnet addresses of every kind a stream takes (BIP-173 and BIP-350 vectors, the genesis and BIP-13 ones). */
@@ -31,40 +31,7 @@ describe('Bitcoin Streams API', () => {
   let s: Running;
   let rx: Receiver;
   let smtp: Smtp;
-  const put = (json: unknown, path = '/streams/bitcoin') => s.call(path, { method: 'PUT', json });
-  const post = (path: string, json?: unknown) => s.call(path, { method: 'POST', ...(json === undefined ? {} : { json }) });
-  const del = (path: string, json?: unknown) => s.call(path, { method: 'DELETE', ...(json === undefined ? {} : { json }) });
-  const stream = async (id: string) => (await s.call(`/streams/bitcoin/${id}`)).body;
-  const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
-  const make = async (extra: Record<string, unknown> = {}) => {
-    const r = await put({ webhookUrl: rx.url, description: 'btc', tag: 'btc-tag', network: ['mainnet'], ...extra });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.id as string;
-  };
-  const makeEvm = async () => {
-    const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true }, '/streams/evm');
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.id as string;
-  };
-  /** Every item of a list, by cursor; checks each page's total. */
-  const all = async (path: string, limit: number): Promise<{ items: any[]; pages: number; total: number }> => {
-    const items: any[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    let total = -1;
-    do {
-      const p = await s.call(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(p.status, JSON.stringify(p.body)).toBe(200);
-      if (total >= 0) expect(p.body.total).toBe(total);
-      total = p.body.total;
-      items.push(...p.body.result);
-      cursor = p.body.cursor;
-      pages++;
-    } while (cursor);
-    expect(items).toHaveLength(total);
-    return { items, pages, total };
-  };
-  const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], s.dir)).stdout.trim().split('\n').at(-1)! } });
+  const { put, post, del, stream, enqueue, make, makeIn, all, stranger } = familyCalls(() => ({ s, rx, smtp }), 'bitcoin', { description: 'btc', tag: 'btc-tag', network: ['mainnet'] });
 
   deliveryEnv((e) => ({ s, rx, smtp } = e));
 
@@ -166,7 +133,7 @@ describe('Bitcoin Streams API', () => {
 
     it('lists by cursor only Bitcoin streams, and answers 404 for another family\'s id on every route', async () => {
       const btc = [await make(), await make(), await make()];
-      const evm = [await makeEvm(), await makeEvm()];
+      const evm = [await makeIn('evm'), await makeIn('evm')];
       const listed = await all('/streams/bitcoin', 2);
       expect(listed.pages).toBeGreaterThan(1);
       for (const id of btc) expect(listed.items.map((x) => x.id)).toContain(id);

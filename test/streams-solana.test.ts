@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
+import { deliveryEnv, familyCalls, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -38,40 +38,7 @@ describe('Solana Streams API', () => {
   let s: Running;
   let rx: Receiver;
   let smtp: Smtp;
-  const put = (json: unknown, path = '/streams/solana') => s.call(path, { method: 'PUT', json });
-  const post = (path: string, json?: unknown) => s.call(path, { method: 'POST', ...(json === undefined ? {} : { json }) });
-  const del = (path: string, json?: unknown) => s.call(path, { method: 'DELETE', ...(json === undefined ? {} : { json }) });
-  const stream = async (id: string) => (await s.call(`/streams/solana/${id}`)).body;
-  const enqueue = (id: string, webhooks: unknown[]) => post(`/admin/streams/${id}/webhooks`, { webhooks });
-  const make = async (extra: Record<string, unknown> = {}) => {
-    const r = await put({ webhookUrl: rx.url, description: 'sol', tag: 'sol-tag', network: ['mainnet'], ...extra });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.id as string;
-  };
-  const makeIn = async (family: 'evm' | 'bitcoin') => {
-    const r = await put({ webhookUrl: rx.url, ...(family === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) }, `/streams/${family}`);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.id as string;
-  };
-  /** Every item of a list, by cursor; checks each page's total. */
-  const all = async (path: string, limit: number): Promise<{ items: any[]; pages: number; total: number }> => {
-    const items: any[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    let total = -1;
-    do {
-      const p = await s.call(`${path}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
-      expect(p.status, JSON.stringify(p.body)).toBe(200);
-      if (total >= 0) expect(p.body.total).toBe(total);
-      total = p.body.total;
-      items.push(...p.body.result);
-      cursor = p.body.cursor;
-      pages++;
-    } while (cursor);
-    expect(items).toHaveLength(total);
-    return { items, pages, total };
-  };
-  const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], s.dir)).stdout.trim().split('\n').at(-1)! } });
+  const { put, post, del, stream, enqueue, make, makeIn, all, stranger } = familyCalls(() => ({ s, rx, smtp }), 'solana', { description: 'sol', tag: 'sol-tag', network: ['mainnet'] });
   const secret = async () => (await s.call('/settings')).body.secretKey as string;
 
   deliveryEnv((e) => ({ s, rx, smtp } = e));
