@@ -439,13 +439,16 @@ describe('Solana streams, delivered', () => {
     await delivered(st, from + 1, false);
     const left = [at(st, from, false)[0]!.block.blockHash, at(st, from + 1, false)[0]!.block.blockHash];
     // The node's new branch: slot `from` skipped, `from + 1` with another payment, then on.
+    // It holds the payment of the slot that left again (a transaction lands in another slot) and a new one.
+    const again = at(st, from + 1, false)[0]!.transactions[0].signature as string;
+    const moved = chain.at(from + 1)!.transactions[0]!;
     const replacing = pay(3);
-    chain.fork(from, ['skip', [replacing.entry]]);
+    chain.fork(from, ['skip', [moved, replacing.entry]]);
     fillers();
     await caughtUp();
     const body = await delivered(st, from + 1, true);
     expect(body).toEqual(expectedBody(from + 1, await getBlock(from + 1), st.sel, { streamId: st.id, tag: st.tag, confirmed: true }));
-    expect(sigs(body)).toEqual([replacing.signature]);
+    expect(sigs(body)).toEqual([again, replacing.signature]);
     expect(body.block.parentSlot).toBe(String(from - 1));
     await new Promise((r) => setTimeout(r, 300));
     const confirmedHashes = webhooksOf(st).filter((b) => b.confirmed).map((b) => b.block.blockHash);
@@ -453,6 +456,48 @@ describe('Solana streams, delivered', () => {
     for (const h of left) expect(confirmedHashes).not.toContain(h);
     // Unconfirmed: the two that left, then the replacing one.
     expect(webhooksOf(st).filter((b) => !b.confirmed).map((b) => b.block.blockHash)).toEqual([...left, chain.at(from + 1)!.blockhash]);
+    await remove(st);
+  });
+
+  it('a slot announced before it can be fetched (-32004): held, then delivered in order once the node serves it', async () => {
+    const to = w('late');
+    const st = await createStream({ addresses: [to.address] });
+    const pay = (n: number) => solTransfer(ctx(), { from: w('payer-late'), to: to.address, lamports: n }).entry;
+    const late = chain.produce([pay(1)], { available: false }).slot;
+    const next = chain.produce([pay(2)]).slot;
+    expect(await until(() => webhooksOf(st).length > 0, 500)).toBe(false);
+    chain.release(late);
+    await delivered(st, late, false);
+    await delivered(st, next, false);
+    expect(slotsOf(st, false)).toEqual([late, next]);
+    fillers();
+    await delivered(st, next, true);
+    expect(slotsOf(st, true)).toEqual([late, next]);
+    await remove(st);
+  });
+
+  it('a fork while the server is down: after its restart, the slot that left is never confirmed, the replacing one is', async () => {
+    const to = w('fork-down');
+    const st = await createStream({ addresses: [to.address] });
+    const pay = (n: number) => solTransfer(ctx(), { from: w('payer-fork-down'), to: to.address, lamports: n });
+    const from = chain.produce([pay(1).entry]).slot;
+    const left = (await delivered(st, from, false)).block.blockHash as string;
+    expect(await until(async () => (await s.call(`/stats/${st.id}`)).body.totalWebhooksDelivered === 1, 10_000)).toBe(true);
+    await s.stop('SIGKILL');
+    const replacing = pay(2);
+    chain.fork(from, [[], [replacing.entry]]);
+    fillers();
+    s = await startChainpost(env(), s.dir);
+    await caughtUp();
+    const body = await delivered(st, from + 1, true);
+    expect(sigs(body)).toEqual([replacing.signature]);
+    await delivered(st, from + 1, false);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(webhooksOf(st).map((b) => [b.block.slot, b.block.blockHash, b.confirmed])).toEqual([
+      [String(from), left, false],
+      [String(from + 1), chain.at(from + 1)!.blockhash, false],
+      [String(from + 1), chain.at(from + 1)!.blockhash, true],
+    ]);
     await remove(st);
   });
 
