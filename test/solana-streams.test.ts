@@ -454,6 +454,9 @@ describe('Solana streams, delivered', () => {
     const confirmedHashes = webhooksOf(st).filter((b) => b.confirmed).map((b) => b.block.blockHash);
     expect(confirmedHashes).toEqual([chain.at(from + 1)!.blockhash]);
     for (const h of left) expect(confirmedHashes).not.toContain(h);
+    // The block endpoints read the node's branch: the slot now skipped is not stored, the replacing one answers.
+    expect((await s.call(`/streams/solana/mainnet/block/${from}`, { method: 'POST', json: { allAddresses: true } })).status).toBe(404);
+    expect(sigs((await s.call(`/streams/solana/mainnet/block/${from + 1}`, { method: 'POST', json: { addresses: [to.address] } })).body)).toEqual([again, replacing.signature]);
     // Unconfirmed: the two that left, then the replacing one.
     expect(webhooksOf(st).filter((b) => !b.confirmed).map((b) => b.block.blockHash)).toEqual([...left, chain.at(from + 1)!.blockhash]);
     await remove(st);
@@ -524,6 +527,28 @@ describe('Solana streams, delivered', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(slotsOf(st, false)).toEqual([first, second]);
     expect(slotsOf(st, true)).toEqual([first, second]);
+    await remove(st);
+  });
+
+  it('a kill while matching slots stream in: after the restart every slot is delivered, each confirmed once', async () => {
+    const to = w('kill');
+    const st = await createStream({ addresses: [to.address] });
+    const pay = (n: number) => solTransfer(ctx(), { from: w('payer-kill'), to: to.address, lamports: n }).entry;
+    const slots: number[] = [];
+    slots.push(chain.produce([pay(0)]).slot);
+    await delivered(st, slots[0]!, false);
+    // The server is killed while it fetches and delivers these (no waiting for any of them).
+    for (let i = 1; i <= 6; i++) slots.push(chain.produce([pay(i)]).slot);
+    await new Promise((r) => setTimeout(r, 60));
+    await s.stop('SIGKILL');
+    s = await startChainpost(env(), s.dir);
+    fillers();
+    await caughtUp();
+    for (const slot of slots) await delivered(st, slot, true);
+    await new Promise((r) => setTimeout(r, 300));
+    // Unconfirmed: each at least once (one in flight at the kill may come again); confirmed: each exactly once, in order.
+    expect([...new Set(slotsOf(st, false))]).toEqual(slots);
+    expect(slotsOf(st, true)).toEqual(slots);
     await remove(st);
   });
 
