@@ -559,6 +559,41 @@ describe('Solana streams, delivered', () => {
     await remove(st);
   });
 
+  it('changes to a live stream (programIds, addresses added and removed) apply from the next slot', async () => {
+    const p1 = addressOf('program/e2e-p1');
+    const p2 = addressOf('program/e2e-p2');
+    const x = w('changes-x');
+    const st = await createStream({ programIds: [p1] });
+    const via = (program: string, n: number) => splTransfer(ctx(), { owner: w(`changes-${n}`), mint: usdc, to: addressOf(`changes-to-${n}`), amount: BigInt(n), via: program });
+    const toX = (n: number) => solTransfer(ctx(), { from: w('changes-payer'), to: x.address, lamports: n });
+    const call = async (path: string, method: string, json: unknown) => expect((await s.call(path, { method, json })).status).toBe(200);
+    const a = [via(p1, 1)];
+    const slotA = chain.produce(entries(a)).slot;
+    expect(sigs(await delivered(st, slotA, false))).toEqual([a[0]!.signature]);
+    await call(`/streams/solana/${st.id}`, 'POST', { programIds: [p2] });
+    const b = [via(p1, 2), via(p2, 3)];
+    const slotB = chain.produce(entries(b)).slot;
+    expect(sigs(await delivered(st, slotB, false))).toEqual([b[1]!.signature]);
+    await call(`/streams/solana/${st.id}/address`, 'POST', { address: [x.address] });
+    const c = [toX(4), via(p1, 5)];
+    const slotC = chain.produce(entries(c)).slot;
+    expect(sigs(await delivered(st, slotC, false))).toEqual([c[0]!.signature]);
+    await call(`/streams/solana/${st.id}/address`, 'DELETE', { address: [x.address] });
+    const d = [toX(6), via(p2, 7)];
+    const slotD = chain.produce(entries(d)).slot;
+    expect(sigs(await delivered(st, slotD, false))).toEqual([d[1]!.signature]);
+    // Paused: nothing for its slots; active again: the next slot.
+    await call(`/streams/solana/${st.id}/status`, 'POST', { status: 'paused' });
+    const slotE = chain.produce(entries([via(p2, 8)])).slot;
+    await caughtUp();
+    await call(`/streams/solana/${st.id}/status`, 'POST', { status: 'active' });
+    const f = [via(p2, 9)];
+    const slotF = chain.produce(entries(f)).slot;
+    expect(sigs(await delivered(st, slotF, false))).toEqual([f[0]!.signature]);
+    expect(at(st, slotE, false)).toEqual([]);
+    await remove(st);
+  });
+
   it('the block endpoints: POST …/block/:slot answers the body (or {} for no match), block-to-webhook enqueues it; bad chainId 400, a slot not stored 404', async () => {
     const to = w('replay');
     const holder = w('replay-holder');
