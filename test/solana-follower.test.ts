@@ -154,6 +154,36 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     expect(f.status().skippedSlots).toBe(0);
   });
 
+  for (const answer of [-32014, null] as const) {
+    it(`a slot answering ${answer === null ? 'a null result' : answer} (not complete on the node yet) is asked again, never skipped`, async () => {
+      await start();
+      node.chain.produce(tx());
+      const f = follower();
+      await f.sync();
+      const late = node.chain.produce(tx(), { available: false, unavailableAs: answer }).slot; // 2
+      node.chain.produce(tx()); // 3
+      await f.sync();
+      expect(canon(late)).toBeUndefined();
+      expect(f.status()).toMatchObject({ head: 1, upstream: 'ok', skippedSlots: 0 });
+      node.chain.release(late);
+      await f.sync();
+      expect(seen()).toEqual([1, 2, 3]);
+      expect(canon(late)).toBe(hash(late));
+    });
+  }
+
+  it('a block whose previousBlockhash is 111…1 (the node started from a snapshot above its parent) is taken on its parentSlot', async () => {
+    await start();
+    node.chain.produce(tx());
+    const f = follower();
+    await f.sync();
+    const next = node.chain.produce(tx()); // 2
+    node.chain.put({ ...next, previousBlockhash: '11111111111111111111111111111111' });
+    await f.sync();
+    expect(canon(2)).toBe(hash(2));
+    expect(events.filter((e) => e.startsWith('reorg'))).toEqual([]);
+  });
+
   it('a slot answering -32004 is skipped once a block above it links past it (agave, for a skipped slot above the root)', async () => {
     await start();
     node.chain.produce(tx());

@@ -101,7 +101,9 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   status(): BitcoinFollowerStatus {
-    return { chain: this.chain, head: this.state.head, confirmed: this.state.confirmed, nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
+    // What is durable: blocks handed to the store and not yet flushed are not shown (the block endpoints would not find them).
+    const head = this.unwritten.size === 0 ? this.state.head : Math.min(...this.unwritten.keys()) - 1;
+    return { chain: this.chain, head, confirmed: Math.min(this.state.confirmed, head), nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
   }
 
   reorgs(): number {
@@ -143,6 +145,8 @@ export class BitcoinFollower implements ChainFollower {
       this.health.failed(err);
     } finally {
       this.running = false;
+      // A poll asked for during the pruning or the mempool: its blocks are fetched now, not at the next poll.
+      if (this.again && !this.stopped) void this.sync();
     }
   }
 

@@ -44,8 +44,10 @@ const AHEAD = 8;
 const GROUP = 4;
 /** agave's "slot skipped, or missing due to ledger jump to recent snapshot" and "… missing in long-term storage". */
 const SKIPPED = new Set([-32007, -32009]);
-/** agave's "Block not available for slot": announced, not yet fetchable. */
-const NOT_YET = -32004;
+/** agave's "Block not available for slot" and "Block status not yet available for slot": announced, not yet fetchable. */
+const NOT_YET = new Set([-32004, -32014]);
+/** previousBlockhash of a block whose parent the node no longer has (it started from a snapshot above it). */
+const UNKNOWN_PARENT = '11111111111111111111111111111111';
 /** The WebSocket is tried again after 1 s, doubling up to this, while it fails; back to 1 s once one opens. */
 const MAX_RECONNECT_MS = 30_000;
 
@@ -166,6 +168,8 @@ export class SolanaFollower implements ChainFollower {
       this.health.failed(err);
     } finally {
       this.running = false;
+      // A wake-up during the pruning: its slots are fetched now, not at the next poll.
+      if (this.again && !this.stopped) void this.sync();
     }
   }
 
@@ -222,8 +226,8 @@ export class SolanaFollower implements ChainFollower {
             unit.push(slot);
             continue;
           }
-          if (got.slot !== slot) throw new Error(`asked for slot ${slot}, the node sent slot ${got.slot}`);
-          if (below !== undefined && (got.parentSlot !== below.slot || got.parentHash !== below.hash)) {
+          // The parent's hash is checked where the node still has it; a node started from a snapshot above it says 111…1.
+          if (below !== undefined && (got.parentSlot !== below.slot || (got.parentHash !== below.hash && got.parentHash !== UNKNOWN_PARENT))) {
             // A fork at the unit's first block; further on, the unit stops there and the next one starts with it.
             if (unit.length > 0) break;
             ahead.clear();
@@ -284,14 +288,15 @@ export class SolanaFollower implements ChainFollower {
       if (err instanceof NodeError) return this.answered(slot, err.code, err.message);
       throw err;
     }
-    if (prepared === null) return 'skipped'; // a null result: no block there
+    // A null result: the slot is on the confirmed branch but its block is not complete on this node yet (agave).
+    if (prepared === null) return 'later';
     if ('error' in prepared) return this.answered(slot, prepared.error.code, prepared.error.message);
     return prepared;
   }
 
   private answered(slot: number, code: number, message: string): Fetched {
     if (SKIPPED.has(code)) return 'skipped';
-    if (code === NOT_YET) return 'later';
+    if (NOT_YET.has(code)) return 'later';
     throw new NodeError(code, `getBlock ${slot}: ${message}`);
   }
 

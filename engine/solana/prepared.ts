@@ -31,7 +31,7 @@ export interface SolanaAnswers {
   block: Uint8Array;
 }
 
-/** What a slot's answer gives: the block; null (result null: not confirmed yet); or the node's JSON-RPC error, -32007/-32009 skipped, -32004 not yet. */
+/** What a slot's answer gives: the block; null (result null: not complete on the node yet); or the node's JSON-RPC error (-32007/-32009 skipped, -32004/-32014 not yet). */
 export type PreparedSolanaOutcome = PreparedSolanaBlock | null | { error: RpcError };
 
 export type SolanaIngestPool = IngestPool<SolanaAnswers, PreparedSolanaOutcome>;

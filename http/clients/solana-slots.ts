@@ -28,7 +28,8 @@ export function slotSubscription(url: string): SlotWake & { close(): void } {
           return; // not JSON: nothing a node sends; the poll still runs
         }
         if (msg.id === 1) {
-          // The subscription id; an error means the node has no slotSubscribe there: polling alone.
+          // The subscription id; an error means the node has no slotSubscribe there: the socket closes, the follower
+          // polls and tries the socket again later (its backoff, up to 30 s).
           if (typeof msg.result === 'number') onOpen();
           else ws.close();
           return;

@@ -28,8 +28,10 @@ export interface SlotBlock {
   previousBlockhash: string;
   rewards: Reward[];
   transactions: TxEntry[];
-  /** false while announced only: getSlot names it, getBlock answers -32004. */
+  /** false while announced only: getSlot names it, getBlock answers as `unavailableAs` says (default -32004). */
   available: boolean;
+  /** What getBlock answers while the block is not available: agave's -32004 or -32014, or a null result. */
+  unavailableAs?: Unavailable;
   /**
    * Bench chains reuse a pool of transactions: transaction i's first signature is then varied with `salt + i`
    * (its last 5 base58 digits), so signatures stay unique across slots (and no longer verify).
@@ -44,9 +46,13 @@ export interface SlotNotice {
   slot: number;
 }
 
+/** How a node answers getBlock for a confirmed slot whose block it cannot give yet. */
+export type Unavailable = -32004 | -32014 | null;
+
 export interface ProduceOptions {
-  /** false: announce the slot (getSlot) but answer -32004 for its block until `release`. Default true. */
+  /** false: announce the slot (getSlot) but answer -32004 (or `unavailableAs`) for its block until `release`. Default true. */
   available?: boolean;
+  unavailableAs?: Unavailable;
   blockTime?: number | null;
   salt?: number;
 }
@@ -178,6 +184,7 @@ export class SolanaChain {
       rewards: [{ commission: null, lamports: Math.floor(fees / 2), postBalance: 90_000_000_000 + slot, pubkey: leader, rewardType: 'Fee' }],
       transactions,
       available: opts.available ?? true,
+      ...(opts.unavailableAs !== undefined ? { unavailableAs: opts.unavailableAs } : {}),
       ...(opts.salt !== undefined ? { salt: opts.salt } : {}),
     };
     this.blocks.set(slot, block);

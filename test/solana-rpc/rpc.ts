@@ -30,6 +30,7 @@ export const MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9
 export const NODE_VERSION = { 'feature-set': 3294202862, 'solana-core': '2.2.16' };
 
 export const blockNotAvailable = (slot: number): RpcError => new RpcError(-32004, `Block not available for slot ${slot}`);
+export const blockStatusNotAvailableYet = (slot: number): RpcError => new RpcError(-32014, `Block status not yet available for slot ${slot}`);
 export const slotSkipped = (slot: number): RpcError => new RpcError(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
 export const longTermStorageSlotSkipped = (slot: number): RpcError => new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
 export const unsupportedTransactionVersion = (version: number): RpcError =>
@@ -106,7 +107,11 @@ function getBlock(ctx: RpcContext, params: unknown[]): Result {
   if (slot > slotAt(chain, commitment)) throw blockNotAvailable(slot);
   const block = chain.at(slot);
   if (!block) throw slotSkipped(slot);
-  if (!block.available) throw blockNotAvailable(slot);
+  if (!block.available) {
+    if (block.unavailableAs === null) return 'null';
+    if (block.unavailableAs === -32014) throw blockStatusNotAvailableYet(slot);
+    throw blockNotAvailable(slot);
+  }
   const versioned = versionedIn(block);
   if (versioned !== undefined && (max === undefined || max === null || versioned > (max as number))) throw unsupportedTransactionVersion(versioned);
   const opts: RenderOptions = { rewards: config.rewards !== false, showVersion: max !== undefined && max !== null };
