@@ -41,10 +41,10 @@ describe('following a Solana node (the stand-in, built slots)', () => {
   let txs = 0;
   /** A slot of one SOL transfer (each a new signature). */
   const tx = (): TxEntry[] => [solTransfer({ ledger }, { from: keypair('follower', txs++ % 4), to: addressOf(`to/${txs}`), lamports: 1_000 + txs }).entry];
-  const follower = (opts: { clock?: ServiceClock; pollMs?: number; ws?: boolean } = {}): SolanaFollower => {
+  const follower = (opts: { clock?: ServiceClock; pollMs?: number; ws?: boolean; retention?: number } = {}): SolanaFollower => {
     const clock = opts.clock ?? new ServiceClock(systemTicker, Date.now());
     if (opts.ws === true) slots = slotSubscription(node.wsUrl!);
-    const f = new SolanaFollower(CHAIN, rpc, store, clock, recorder, log, { confirmations: CONFIRMATIONS, pollMs: opts.pollMs ?? 60_000, pool: pool.solana, ...(opts.ws === true ? { slots } : {}) });
+    const f = new SolanaFollower(CHAIN, rpc, store, clock, recorder, log, { confirmations: CONFIRMATIONS, pollMs: opts.pollMs ?? 60_000, pool: pool.solana, ...(opts.ws === true ? { slots } : {}), ...(opts.retention === undefined ? {} : { retention: opts.retention }) });
     followers.push(f);
     return f;
   };
@@ -171,6 +171,29 @@ describe('following a Solana node (the stand-in, built slots)', () => {
       expect(canon(late)).toBe(hash(late));
     });
   }
+
+  it('prunes the records and probe columns of confirmed slots below the retention window, skipped slots and all, and keeps their hashes', async () => {
+    await start();
+    node.chain.produce(tx());
+    const f = follower({ retention: 3 });
+    await f.sync();
+    for (let i = 0; i < 8; i++) {
+      if (i === 3) node.chain.skip();
+      node.chain.produce(tx());
+    }
+    await f.sync();
+    const stored = blockSlots(1);
+    const head = Math.max(...stored);
+    const confirmed = f.status().confirmed;
+    // Kept: the last 3 slots' records, and everything not yet confirmed; below both, records go and canon stays.
+    const floor = Math.min(head - 3 + 1, confirmed + 1);
+    for (const n of stored) {
+      expect(canon(n)).toBe(hash(n));
+      expect(store.getRaw('blocks', blockKey(CHAIN, n)) !== undefined, `slot ${n}`).toBe(n >= floor);
+      expect(store.getRaw('probes', blockKey(CHAIN, n)) !== undefined, `slot ${n}`).toBe(n >= floor);
+    }
+    expect(f.status().oldest).toBe(floor);
+  });
 
   it('a block whose previousBlockhash is 111…1 (the node started from a snapshot above its parent) is taken on its parentSlot', async () => {
     await start();

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
-import type { Upstream } from '../ports.js';
+import type { Kv, Upstream } from '../ports.js';
+import { pruneBlock } from './chain-store.js';
 
 /**
  * What every chain family's follower shares: the events it announces blocks
@@ -97,4 +98,19 @@ export function prunable(state: { head: number; confirmed: number; pruned: numbe
   const from = state.pruned + 1;
   const to = Math.min(from + PRUNE_BATCH, state.head - retention + 1, state.confirmed + 1, oldestUnread ?? Infinity) - 1;
   return to < from ? undefined : { from, to };
+}
+
+/**
+ * Drops the records and probe columns prunable() allows, with the chain's next state, in one transaction;
+ * answers that state (undefined: nothing to prune).
+ */
+export async function pruneChain<S extends { head: number; confirmed: number; pruned: number }>(kv: Kv, chain: string, state: S, retention: number | undefined, oldestUnread: number | undefined): Promise<S | undefined> {
+  const range = prunable(state, retention, oldestUnread);
+  if (range === undefined) return undefined;
+  const next = { ...state, pruned: range.to };
+  await kv.transactAsync(() => {
+    for (let n = range.from; n <= range.to; n++) pruneBlock(kv, chain, n);
+    kv.put('chainState', chain, next);
+  });
+  return next;
 }

@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
-import { blockHashKey, blockKey, pruneBlock, removeCanonical } from '../ingest/chain-store.js';
-import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
+import { UpstreamHealth, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type SlotWake, type Upstream } from '../ports.js';
 import type { PreparedSolanaBlock, PreparedSolanaOutcome, SolanaIngestPool } from './prepared.js';
@@ -400,13 +400,6 @@ export class SolanaFollower implements ChainFollower {
 
   /** Drops the records and probe columns that fell out of the retention window (in slots), a batch at a time. */
   private async prune(): Promise<void> {
-    const range = prunable(this.state!, this.opts.retention, this.events.oldestUnread?.(this.chain));
-    if (range === undefined) return;
-    const next = { ...this.state!, pruned: range.to };
-    await this.kv.transactAsync(() => {
-      for (let n = range.from; n <= range.to; n++) pruneBlock(this.kv, this.chain, n);
-      this.kv.put('chainState', this.chain, next);
-    });
-    this.state = next;
+    this.state = (await pruneChain(this.kv, this.chain, this.state!, this.opts.retention, this.events.oldestUnread?.(this.chain))) ?? this.state;
   }
 }
