@@ -1,6 +1,6 @@
-import type { Clock, Timer } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
-import { UpstreamHealth, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { prevoutOf, type CoreTransaction } from './core-json.js';
@@ -48,11 +48,7 @@ const TXID = /^[0-9a-f]{64}$/;
 
 export class BitcoinFollower implements ChainFollower {
   private state: BitcoinChainState;
-  private running = false;
-  private readonly health: UpstreamHealth;
-  private again = false;
-  private stopped = false;
-  private timer: Timer | undefined;
+  private readonly loop: SyncLoop;
   private nodeHead = -1;
   private rolledBack = 0;
   private inputs: InputSource | null = null;
@@ -84,7 +80,11 @@ export class BitcoinFollower implements ChainFollower {
     },
   ) {
     this.state = this.stored();
-    this.health = new UpstreamHealth(chain, log);
+    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), async () => {
+      await this.prune();
+      // The mempool after the blocks: same cadence, after the blocks it may confirm.
+      await this.opts.afterSync?.();
+    });
   }
 
   private stored(): BitcoinChainState {
@@ -92,62 +92,42 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   start(): void {
-    this.poll();
+    this.loop.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
+    this.loop.stop();
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   status(): BitcoinFollowerStatus {
     // What is durable: blocks handed to the store and not yet flushed are not shown (the block endpoints would not find them).
     const head = this.unwritten.size === 0 ? this.state.head : Math.min(...this.unwritten.keys()) - 1;
-    return { chain: this.chain, head, confirmed: Math.min(this.state.confirmed, head), nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
+    return { chain: this.chain, head, confirmed: Math.min(this.state.confirmed, head), nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.loop.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
   }
 
   reorgs(): number {
     return this.rolledBack;
   }
 
-  private poll(): void {
-    if (this.stopped) return;
-    void this.sync().finally(() => {
-      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.opts.pollMs), () => this.poll());
-    });
+  /** Catches up to the node's best block now; resolves when done (tests, and each poll). */
+  sync(): Promise<void> {
+    return this.loop.sync();
   }
 
-  /** Catches up to the node's best block now; resolves when done (tests, and each poll). */
-  async sync(): Promise<void> {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        if (this.prevouts === undefined) await this.askVersion();
-        const best = await this.upstream.call<string>('getbestblockhash', []);
-        if (best !== this.hashOf(this.state.head)) {
-          const header = await this.upstream.call<{ height: number }>('getblockheader', [best, true]);
-          this.nodeHead = header.height;
-          await this.rollBack();
-          await this.catchUp(header.height);
-        } else if (this.nodeHead < this.state.head) this.nodeHead = this.state.head;
-      } while (this.again && !this.stopped);
-      await this.prune();
-      await this.opts.afterSync?.();
-      this.health.ok();
-    } catch (err) {
-      if (this.stopped) return;
-      this.health.failed(err);
-    } finally {
-      this.running = false;
-      // A poll asked for during the pruning or the mempool: its blocks are fetched now, not at the next poll.
-      if (this.again && !this.stopped) void this.sync();
-    }
+  /** One round: the node's best block, and the blocks up to it (back to the fork point first on a reorg). */
+  private async round(): Promise<void> {
+    if (this.prevouts === undefined) await this.askVersion();
+    const best = await this.upstream.call<string>('getbestblockhash', []);
+    if (best !== this.hashOf(this.state.head)) {
+      const header = await this.upstream.call<{ height: number }>('getblockheader', [best, true]);
+      this.nodeHead = header.height;
+      await this.rollBack();
+      await this.catchUp(header.height);
+    } else if (this.nodeHead < this.state.head) this.nodeHead = this.state.head;
   }
 
   private async askVersion(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { Kv, Upstream } from '../ports.js';
 import { pruneBlock } from './chain-store.js';
@@ -113,4 +114,75 @@ export async function pruneChain<S extends { head: number; confirmed: number; pr
     kv.put('chainState', chain, next);
   });
   return next;
+}
+
+/**
+ * The wake-up loop of a follower: one sync at a time, a call during it queuing one more round (a wake-up is
+ * never lost: one that comes during `after` starts a sync at once), the poll timer as a safety net, backing
+ * off while the node fails, and the node's health from how each sync ended.
+ */
+export class SyncLoop {
+  readonly health: UpstreamHealth;
+  private running = false;
+  private again = false;
+  private stoppedAt = false;
+  private timer: Timer | undefined;
+
+  constructor(
+    chain: string,
+    log: Logger,
+    private readonly clock: Clock,
+    private readonly pollMs: number,
+    /** Catches up with the node once; run again while wake-ups came during it. */
+    private readonly round: () => Promise<void>,
+    /** After the rounds (pruning, the mempool), before the sync counts as healthy. */
+    private readonly after: () => Promise<void>,
+  ) {
+    this.health = new UpstreamHealth(chain, log);
+  }
+
+  get stopped(): boolean {
+    return this.stoppedAt;
+  }
+
+  start(): void {
+    this.poll();
+  }
+
+  stop(): void {
+    this.stoppedAt = true;
+    this.timer?.cancel();
+  }
+
+  /** Catches up now; resolves when done (tests, and each wake-up). Coalesced: one runs, one more waits. */
+  async sync(): Promise<void> {
+    if (this.stoppedAt) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    try {
+      do {
+        this.again = false;
+        await this.round();
+      } while (this.again && !this.stoppedAt);
+      await this.after();
+      this.health.ok();
+    } catch (err) {
+      if (this.stoppedAt) return;
+      this.health.failed(err);
+    } finally {
+      this.running = false;
+      if (this.again && !this.stoppedAt) void this.sync();
+    }
+  }
+
+  private poll(): void {
+    if (this.stoppedAt) return;
+    void this.sync().finally(() => {
+      if (this.stoppedAt) return;
+      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.pollMs), () => this.poll());
+    });
+  }
 }

@@ -1,6 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
-import { UpstreamHealth, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type SlotWake, type Upstream } from '../ports.js';
 import type { PreparedSolanaBlock, PreparedSolanaOutcome, SolanaIngestPool } from './prepared.js';
@@ -58,15 +58,11 @@ type Fetched = PreparedSolanaBlock | 'skipped' | 'later';
 
 export class SolanaFollower implements ChainFollower {
   private state: SolanaChainState | undefined;
-  private running = false;
-  private again = false;
-  private stopped = false;
-  private timer: Timer | undefined;
+  private readonly loop: SyncLoop;
   private reconnect: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
   private reconnectMs = 1_000;
   private subscribed = false;
-  private readonly health: UpstreamHealth;
   private nodeHead = -1;
   private rolledBack = 0;
   private skipped = 0;
@@ -89,36 +85,31 @@ export class SolanaFollower implements ChainFollower {
     },
   ) {
     this.state = kv.get<SolanaChainState>('chainState', chain);
-    this.health = new UpstreamHealth(chain, log);
+    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), () => this.prune());
   }
 
   start(): void {
     this.subscribe();
-    this.poll();
+    this.loop.start();
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
+    this.loop.stop();
     this.reconnect?.cancel();
     this.unsubscribe?.();
   }
 
   status(): SolanaFollowerStatus {
     const s = this.state ?? { head: -1, confirmed: -1, pruned: -1 };
-    return { chain: this.chain, head: this.lastStored(s.head) ?? -1, confirmed: s.confirmed, nodeHead: this.nodeHead, oldest: s.pruned + 1, ...this.health.status(), skippedSlots: this.skipped, wake: this.subscribed ? 'websocket' : 'poll' };
+    return { chain: this.chain, head: this.lastStored(s.head) ?? -1, confirmed: s.confirmed, nodeHead: this.nodeHead, oldest: s.pruned + 1, ...this.loop.health.status(), skippedSlots: this.skipped, wake: this.subscribed ? 'websocket' : 'poll' };
   }
 
   reorgs(): number {
     return this.rolledBack;
-  }
-
-  private poll(): void {
-    if (this.stopped) return;
-    void this.sync().finally(() => {
-      if (this.stopped) return;
-      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.opts.pollMs), () => this.poll());
-    });
   }
 
   private subscribe(): void {
@@ -143,34 +134,19 @@ export class SolanaFollower implements ChainFollower {
     });
   }
 
-  /** Catches up to the node's confirmed slot now; resolves when done (tests, and each wake-up). Coalesced: one runs, one more waits. */
-  async sync(): Promise<void> {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        const tip = await this.upstream.call<number>('getSlot', [{ commitment: 'confirmed' }]);
-        if (tip > this.nodeHead) this.nodeHead = tip;
-        // The first time: from the node's confirmed slot on.
-        this.state ??= await this.begin(tip);
-        await this.catchUp(tip);
-        await this.confirm(tip);
-      } while (this.again && !this.stopped);
-      await this.prune();
-      this.health.ok();
-    } catch (err) {
-      if (this.stopped) return;
-      this.health.failed(err);
-    } finally {
-      this.running = false;
-      // A wake-up during the pruning: its slots are fetched now, not at the next poll.
-      if (this.again && !this.stopped) void this.sync();
-    }
+  /** Catches up to the node's confirmed slot now; resolves when done (tests, and each wake-up). */
+  sync(): Promise<void> {
+    return this.loop.sync();
+  }
+
+  /** One round: the node's confirmed slot, the slots up to it, and the confirmations it brings. */
+  private async round(): Promise<void> {
+    const tip = await this.upstream.call<number>('getSlot', [{ commitment: 'confirmed' }]);
+    if (tip > this.nodeHead) this.nodeHead = tip;
+    // The first time: from the node's confirmed slot on.
+    this.state ??= await this.begin(tip);
+    await this.catchUp(tip);
+    await this.confirm(tip);
   }
 
   private async begin(tip: number): Promise<SolanaChainState> {
