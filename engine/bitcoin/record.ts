@@ -1,4 +1,5 @@
 import { difficultyOf, type BtcBlock, type BtcHeader, type BtcInput, type BtcOutput, type BtcTransaction } from './block.js';
+import { recordViews } from '../ingest/record-views.js';
 
 /**
  * The stored form of a Bitcoin block: one packed value, written in two passes
@@ -170,8 +171,6 @@ class Reader {
 }
 
 /** A block record read in place: the header and offset table at once, each transaction when asked for. */
-const SHARED = new WeakMap<Uint8Array, BtcRecordView>();
-
 export class BtcRecordView {
   /** Transactions decoded so far. */
   decoded = 0;
@@ -193,17 +192,10 @@ export class BtcRecordView {
     this.txCount = r.u32();
   }
 
-  /** The record's bytes are copied: a read from the store is valid only until the next one. */
-  static of(stored: Uint8Array): BtcRecordView {
-    return BtcRecordView.over(Uint8Array.prototype.slice.call(stored));
-  }
-
-  /** A view of bytes the caller owns and leaves unchanged (a matched block's copy), made once per bytes: the streams built from a block share it. */
-  static shared(owned: Uint8Array): BtcRecordView {
-    let view = SHARED.get(owned);
-    if (view === undefined) SHARED.set(owned, (view = BtcRecordView.over(owned)));
-    return view;
-  }
+  /** Views of stored and of owned bytes (engine/ingest/record-views.ts). */
+  private static readonly views = recordViews((bytes) => BtcRecordView.over(bytes));
+  static readonly of = BtcRecordView.views.of;
+  static readonly shared = BtcRecordView.views.shared;
 
   private static over(bytes: Uint8Array): BtcRecordView {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

@@ -1,5 +1,6 @@
 import { decodeRpcAt, wireFields, wireItems, type WireRange } from './codec.js';
 import type { InternalCall, Json, StoredLog } from './record.js';
+import { recordViews } from '../ingest/record-views.js';
 
 /**
  * A stored block record read in place: one walk over its msgpack headers
@@ -7,8 +8,6 @@ import type { InternalCall, Json, StoredLog } from './record.js';
  * item is decoded only when it is asked for (the matcher builds a webhook from
  * the few items a stream matched, not from the whole block).
  */
-const SHARED = new WeakMap<Uint8Array, RecordView>();
-
 export class RecordView {
   /** Items decoded so far (header, transactions, receipts, logs, calls). */
   decoded = 0;
@@ -28,20 +27,10 @@ export class RecordView {
     private readonly callAt: readonly WireRange[] | null,
   ) {}
 
-  /** The record's bytes are copied: a read from the store is valid only until the next one. */
-  static of(stored: Uint8Array): RecordView {
-    return RecordView.over(Uint8Array.prototype.slice.call(stored));
-  }
-
-  /**
-   * A view of bytes the caller owns and leaves unchanged (a matched block's copy), made once per bytes:
-   * every stream built from the block shares its decoded items.
-   */
-  static shared(owned: Uint8Array): RecordView {
-    let view = SHARED.get(owned);
-    if (view === undefined) SHARED.set(owned, (view = RecordView.over(owned)));
-    return view;
-  }
+  /** Views of stored and of owned bytes (engine/ingest/record-views.ts). */
+  private static readonly views = recordViews((bytes) => RecordView.over(bytes));
+  static readonly of = RecordView.views.of;
+  static readonly shared = RecordView.views.shared;
 
   private static over(bytes: Uint8Array): RecordView {
     const field = (m: Map<string, WireRange>, k: string): WireRange => {

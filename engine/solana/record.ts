@@ -2,6 +2,7 @@ import { KEY_BYTES, KeyTable, encodeKey } from './key.js';
 import { isVoteTransaction } from './probe.js';
 import type { RpcTokenBalance } from './rpc-json.js';
 import type { SolBlock, SolInnerInstructions, SolInstruction, SolTransaction } from './scan.js';
+import { recordViews } from '../ingest/record-views.js';
 
 /**
  * The stored form of a Solana slot: what a webhook body needs of each
@@ -234,7 +235,6 @@ export interface SolRecordHeader {
   previousBlockhash: string;
 }
 
-const SHARED = new WeakMap<Uint8Array, SolRecordView>();
 
 /** A slot record read in place: the header and tables at once, each transaction when asked for; each key's text made once. */
 export class SolRecordView {
@@ -263,17 +263,10 @@ export class SolRecordView {
     this.texts = new Array<string | undefined>(this.keyCount);
   }
 
-  /** The record's bytes are copied: a read from the store is valid only until the next one. */
-  static of(stored: Uint8Array): SolRecordView {
-    return SolRecordView.over(Uint8Array.prototype.slice.call(stored));
-  }
-
-  /** A view of bytes the caller owns and leaves unchanged (a matched block's copy), made once per bytes: the streams built from a block share it. */
-  static shared(owned: Uint8Array): SolRecordView {
-    let view = SHARED.get(owned);
-    if (view === undefined) SHARED.set(owned, (view = SolRecordView.over(owned)));
-    return view;
-  }
+  /** Views of stored and of owned bytes (engine/ingest/record-views.ts). */
+  private static readonly views = recordViews((bytes) => SolRecordView.over(bytes));
+  static readonly of = SolRecordView.views.of;
+  static readonly shared = SolRecordView.views.shared;
 
   private static over(bytes: Uint8Array): SolRecordView {
     const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
