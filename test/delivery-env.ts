@@ -76,5 +76,26 @@ export function familyCalls(env: () => DeliveryEnv, family: 'bitcoin' | 'solana'
     return { items, pages, total };
   };
   const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! } });
-  return { put, post, del, stream, enqueue, make, makeIn, all, stranger };
+  /**
+   * The shape rules of the address endpoints, shared by every family: not a string or array → 400 naming
+   * `address`; none; up to 10,000 a call (`valid` that many times is stored once), one more refused.
+   */
+  const addressShapes = async (id: string, valid: string) => {
+    for (const address of [7, [], null, [valid, 7]]) {
+      const r = await post(`/streams/${family}/${id}/address`, { address });
+      expect(r.status, JSON.stringify(address)).toBe(400);
+      expect(r.body.details.field, JSON.stringify(address)).toMatch(/^address/);
+    }
+    expect((await post(`/streams/${family}/${id}/address`, {})).body.details.field).toBe('address');
+    expect((await stream(id)).amountOfAddresses).toBe(0);
+    const most = await post(`/streams/${family}/${id}/address`, { address: Array(10_000).fill(valid) });
+    expect(most.status).toBe(200);
+    expect((await stream(id)).amountOfAddresses).toBe(1);
+    const tooMany = await post(`/streams/${family}/${id}/address`, { address: Array(10_001).fill(valid) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.details.field).toBe('address');
+    expect((await del(`/streams/${family}/${id}/address`, { address: 'hello' })).body.details.field).toBe('address');
+    expect((await stream(id)).amountOfAddresses).toBe(1);
+  };
+  return { put, post, del, stream, enqueue, make, makeIn, all, stranger, addressShapes };
 }
