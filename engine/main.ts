@@ -60,6 +60,8 @@ import type { Upstream } from './ports.js';
 import { workerPool } from '../workers/pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
 import { ApiKeys } from './keys.js';
+import { DataIndexer, withIndexer } from './data-api/indexer.js';
+import { dataIndexes } from './data-api/indexes.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
@@ -137,6 +139,8 @@ export interface Core {
   readonly reads: ChainReads;
   /** Token metadata read from those nodes (webhooks and the Data API share its cache). */
   readonly tokenMetadata: TokenMetadata;
+  /** The Data API's indexes of each followed EVM chain, built behind its follower. */
+  readonly dataIndexer: DataIndexer;
   readonly clock: ServiceClock;
   readonly store: Store;
   readonly keys: ApiKeys;
@@ -234,17 +238,18 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const nodes = new NodeAccess(store, metrics);
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
+    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log);
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
+      ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
+    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, dataIndexer, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {
     await close();
     throw err;
@@ -365,7 +370,8 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
-    follower = new Follower(key, upstream, store, clock, mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), log, {
+    const events = withIndexer(mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), core.dataIndexer);
+    follower = new Follower(key, upstream, store, clock, events, log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
@@ -407,9 +413,12 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
   }
   // What a previous run announced but did not match yet.
   matcher.start([...upstreams.keys()]);
+  for (const f of core.followers) if (f instanceof Follower) core.dataIndexer.wake(f.status().chain);
   return {
     async stop() {
       for (const f of core.followers) f.stop();
+      core.dataIndexer.stop();
+      await core.dataIndexer.settled();
       slots?.close();
       await matcher.stop();
       await pool.close();

@@ -2,11 +2,12 @@ import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
-import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft-transfers.js';
+import type { DataDeps } from '../../engine/data-api/deps.js';
+import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft-transfers.js';
 import { ApiError, badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryParams } from './query.js';
-import { constantJson, json, notBuilt, type Method, type Request, type Route } from './route.js';
+import { constantJson, json, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
 
 /** The Data API: /api/v2.2 (the interface's version segment). */
 export const DATA_PREFIX = '/api/v2.2';
@@ -23,7 +24,7 @@ export function dataChain(req: Request, now: number): Chain {
 }
 
 /** The query's single values (an empty one counts as absent), then the path parameters, for an endpoint's schema. */
-function queryAndPath(req: Request): Record<string, string> {
+export function queryAndPath(req: Request): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of queryParams(req.query)) if (v !== '') out[k] = v;
   return { ...out, ...req.params };
@@ -43,16 +44,42 @@ const NAMED: ReadonlyArray<[Method, string]> = [
   ['GET', '/nft/:address/owners'], ['GET', '/tokens/search'],
 ];
 
-export function dataRoutes(clock: Clock, deps: NftTransfersDeps): Route[] {
+/**
+ * One Data API endpoint of a group (engine/data-api/ names each group's handlers): `path` under
+ * /api/v2.2; `handle` gets the request and its chain, which this server follows.
+ */
+export interface DataEndpoint {
+  method: Method;
+  path: string;
+  handle(req: Request, chain: Chain): Reply | Promise<Reply>;
+}
+
+/** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
+export function notFollowed(chain: Chain): ApiError {
+  return badRequest('chain', `${chain.key} (${chain.name}) is not followed by this server; add it to CHAINPOST_CHAINS (\`${chain.key}=http://its-node:8545\`) and restart`);
+}
+
+export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<readonly DataEndpoint[]> = []): Route[] {
   const removed = new Set(ENDPOINT_REMOVALS.map((r) => `${r.method} ${r.path}`));
   const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
+  const endpoints = groups.flat();
+  const built = new Set(endpoints.map((e) => `${e.method} ${e.path}`));
+  // Fixed paths before parameter paths (GET /dateToBlock before GET /:address), whatever the router prefers.
+  const fixedFirst = [...endpoints].sort((a, b) => fixedness(b.path) - fixedness(a.path));
   return [
     route('GET', '/web3/version', () => VERSION),
+    ...fixedFirst.map((e) =>
+      route(e.method, e.path, (req) => {
+        const chain = dataChain(req, clock.now());
+        if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
+        return e.handle(req, chain);
+      }),
+    ),
     route('GET', '/nft/:address/:token_id/transfers', async (req) => {
       const chain = dataChain(req, clock.now());
       return json(200, await nftTransfers(deps, chain.key, validate(nftTransfersQuery, queryAndPath(req), 'query')));
     }),
-    ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`)).map(([m, p]) =>
+    ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`) && !built.has(`${m} ${p}`)).map(([m, p]) =>
       route(m, p, (req) => {
         dataChain(req, clock.now());
         return notBuilt(m, `${DATA_PREFIX}${p}`);
@@ -66,6 +93,13 @@ export function dataRoutes(clock: Clock, deps: NftTransfersDeps): Route[] {
       }),
     ),
   ];
+}
+
+/** How many leading path segments are fixed (no `:param`): more sorts first. */
+function fixedness(path: string): number {
+  const segments = path.split('/').slice(1);
+  const i = segments.findIndex((s) => s.startsWith(':'));
+  return i < 0 ? segments.length + 100 : i;
 }
 
 function removedEndpoint(r: EndpointRemoval): ApiError {

@@ -1,0 +1,292 @@
+import type { Clock, Timer } from '../clock.js';
+import { decodeRecord, type BlockRecord } from '../evm/record.js';
+import { blockKey } from '../ingest/chain-store.js';
+import type { ChainEvents } from '../ingest/follow.js';
+import type { Logger } from '../log.js';
+import type { Entry, Kv, Table } from '../ports.js';
+
+/**
+ * The Data API's indexes of an EVM chain, built just behind the follower's head
+ * from the block records it stored (Ponder's ingest → store → build): a batch of
+ * blocks per transaction, each index writing its rows through an IndexWriter
+ * that keeps what every key held before (`indexUndo`), so a reorg takes back
+ * exactly what the blocks that left the chain wrote, in every index, stateful
+ * ones (balances, owners) included. `indexState` is how far the indexes reached;
+ * a read that needs a block waits for it (`reached`).
+ */
+
+/** A block as the indexes read it: decoded once per batch and shared by every index. */
+export interface IndexedBlock {
+  chain: string;
+  number: number;
+  hash: string;
+  /** Unix seconds. */
+  timestamp: number;
+  record: BlockRecord;
+}
+
+/** One index (or a group of indexes kept together): the rows a block adds, written through `w`. */
+export interface DataIndex<Prepared = unknown> {
+  readonly name: string;
+  /**
+   * Work before the batch's transaction (node reads, such as balanceOf of pairs seen for the first time), so
+   * the transaction itself never waits on the network. A rejection retries the batch later; nothing is written.
+   */
+  prepare?(blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared>;
+  /** Writes this block's rows. Runs in the batch's write transaction: reads through `w` see the batch's writes. */
+  apply(w: IndexWriter, block: IndexedBlock, prepared: Prepared): void;
+}
+
+/** `indexState` row: the last block every index holds, and its hash. */
+export interface IndexState {
+  number: number;
+  hash: string;
+}
+
+/** What a key held before a block wrote it: msgpack bytes, or null for no key. */
+type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
+/** `indexUndo` row: the block's hash as indexed, and what its writes replaced. */
+interface UndoRow {
+  hash: string;
+  undo: Undo;
+}
+
+/** Keys written by a block are kept this many blocks behind the indexes' position (deeper reorgs are refused, logged). */
+export const UNDO_BLOCKS = 256;
+/** Blocks per transaction while catching up. */
+export const INDEX_BATCH = 32;
+/** After a failed batch, the next try waits this long. */
+const RETRY_MS = 2_000;
+
+/**
+ * The store as an index writes it: reads pass through, and the first write of each key in a block saves what it
+ * held before. Tables an index may write are listed: a write elsewhere is a bug, refused.
+ */
+export class IndexWriter {
+  private readonly saved = new Set<string>();
+  constructor(
+    private readonly kv: Kv,
+    private readonly undo: Undo,
+  ) {}
+
+  get<T>(table: Table, key: string): T | undefined {
+    return this.kv.get<T>(table, key);
+  }
+  has(table: Table, key: string): boolean {
+    return this.kv.has(table, key);
+  }
+  range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
+    return this.kv.range<T>(table, opts);
+  }
+  put(table: Table, key: string, value: unknown): void {
+    this.save(table, key);
+    this.kv.put(table, key, value);
+  }
+  remove(table: Table, key: string): void {
+    if (!this.kv.has(table, key)) return;
+    this.save(table, key);
+    this.kv.remove(table, key);
+  }
+
+  private save(table: Table, key: string): void {
+    const id = `${table}\u0000${key}`;
+    if (this.saved.has(id)) return;
+    this.saved.add(id);
+    const before = this.kv.getRaw(table, key);
+    this.undo.push([table, key, before === undefined ? null : before.slice()]);
+  }
+}
+
+/** Puts back what each key held before the block (its undo rows, last first). */
+function takeBack(kv: Kv, undo: Undo): void {
+  for (let i = undo.length - 1; i >= 0; i--) {
+    const [table, key, before] = undo[i]!;
+    if (before === null) kv.remove(table, key);
+    else kv.putRaw(table, key, before);
+  }
+}
+
+export interface DataIndexerOptions {
+  batch?: number;
+  /** The first block to index on a chain with no `indexState` yet; default: the lowest block record stored. */
+  startBlock?(chain: string): number | undefined;
+}
+
+export class DataIndexer {
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
+  private readonly retries = new Map<string, Timer>();
+  private stopped = false;
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly indexes: readonly DataIndex[],
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly opts: DataIndexerOptions = {},
+  ) {}
+
+  /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
+  events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
+    return {
+      committed: (chain) => this.wake(chain),
+      oldestUnread: (chain) => (this.position(chain) ?? -1) + 1,
+    };
+  }
+
+  /** The last block every index holds; undefined before the first batch. */
+  position(chain: string): number | undefined {
+    return this.kv.get<IndexState>('indexState', chain)?.number;
+  }
+
+  /** Resolves true once the indexes hold `number` (a read about it then answers), false after `timeoutMs`. */
+  reached(chain: string, number: number, timeoutMs: number): Promise<boolean> {
+    if ((this.position(chain) ?? -1) >= number) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const list = this.waiters.get(chain) ?? [];
+      this.waiters.set(chain, list);
+      const waiter = { number, done: () => resolve(true) };
+      list.push(waiter);
+      this.clock.at(this.clock.now() + timeoutMs, () => {
+        const i = list.indexOf(waiter);
+        if (i < 0) return;
+        list.splice(i, 1);
+        resolve(false);
+      });
+      this.wake(chain);
+    });
+  }
+
+  wake(chain: string): void {
+    if (this.stopped) return;
+    if (this.running.has(chain)) {
+      this.again.add(chain);
+      return;
+    }
+    const run = this.build(chain)
+      .catch((err: unknown) => {
+        this.log.warn('indexing failed; trying again', { chain, err });
+        this.retries.get(chain)?.cancel();
+        this.retries.set(chain, this.clock.at(this.clock.now() + RETRY_MS, () => this.wake(chain)));
+      })
+      .finally(() => {
+        this.running.delete(chain);
+        if (this.again.delete(chain)) this.wake(chain);
+      });
+    this.running.set(chain, run);
+  }
+
+  /** Resolves once no chain is being indexed (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running.values());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    for (const timer of this.retries.values()) timer.cancel();
+  }
+
+  /** Takes back blocks that left the chain, then indexes up to the follower's head, a batch per transaction. */
+  private async build(chain: string): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      await this.unwind(chain);
+      const blocks = this.nextBatch(chain);
+      if (blocks.length === 0) return;
+      const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
+      const wrote = await this.kv.transactAsync(() => {
+        // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
+        if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
+        const state = this.kv.get<IndexState>('indexState', chain);
+        if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+        for (const block of blocks) {
+          const undo: Undo = [];
+          const w = new IndexWriter(this.kv, undo);
+          this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
+          this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, undo } satisfies UndoRow);
+          if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
+        }
+        const last = blocks.at(-1)!;
+        this.kv.put('indexState', chain, { number: last.number, hash: last.hash } satisfies IndexState);
+        return true;
+      });
+      if (wrote) this.release(chain);
+    }
+  }
+
+  /** Blocks after the indexes' position whose records are stored, up to a batch. */
+  private nextBatch(chain: string): IndexedBlock[] {
+    const at = this.position(chain);
+    const first = at === undefined ? (this.opts.startBlock?.(chain) ?? this.lowestRecord(chain)) : at + 1;
+    if (first === undefined) return [];
+    const blocks: IndexedBlock[] = [];
+    const end = first + (this.opts.batch ?? INDEX_BATCH);
+    for (const { key, value } of this.kv.range<unknown>('canon', { start: blockKey(chain, first), end: blockKey(chain, end) })) {
+      const number = parseInt(key.slice(chain.length + 1), 16);
+      if (number !== first + blocks.length) break;
+      const bytes = this.kv.getRaw('blocks', key);
+      if (bytes === undefined) {
+        if (blocks.length === 0) throw new Error(`block ${number} of ${chain} was pruned before the Data API indexed it`);
+        break;
+      }
+      const record = decodeRecord(bytes);
+      blocks.push({ chain, number, hash: String(value), timestamp: Number(record.header['timestamp']), record });
+    }
+    return blocks;
+  }
+
+  private lowestRecord(chain: string): number | undefined {
+    const [first] = this.kv.range<unknown>('canon', { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 });
+    return first === undefined ? undefined : parseInt(first.key.slice(chain.length + 1), 16);
+  }
+
+  /** While the indexes' last block is no longer the canonical one at its height, takes it back. */
+  private async unwind(chain: string): Promise<void> {
+    for (;;) {
+      const state = this.kv.get<IndexState>('indexState', chain);
+      if (state === undefined || this.kv.get<string>('canon', blockKey(chain, state.number)) === state.hash) return;
+      await this.kv.transactAsync(() => {
+        const key = blockKey(chain, state.number);
+        const row = this.kv.get<UndoRow>('indexUndo', key);
+        if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
+        takeBack(this.kv, row.undo);
+        this.kv.remove('indexUndo', key);
+        // The block below as it was indexed: its own undo row says which hash (beyond the undo window it is canonical).
+        const below = state.number - 1;
+        const hash = this.kv.get<UndoRow>('indexUndo', blockKey(chain, below))?.hash ?? this.kv.get<string>('canon', blockKey(chain, below));
+        if (below < 0 || hash === undefined) this.kv.remove('indexState', chain);
+        else this.kv.put('indexState', chain, { number: below, hash } satisfies IndexState);
+      });
+    }
+  }
+
+  private release(chain: string): void {
+    const list = this.waiters.get(chain);
+    if (list === undefined) return;
+    const at = this.position(chain) ?? -1;
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (list[i]!.number <= at) {
+        list[i]!.done();
+        list.splice(i, 1);
+      }
+    }
+  }
+}
+
+/** A follower's listeners with the indexer's: both woken by a commit, pruning held back to the lower of their needs. */
+export function withIndexer(events: ChainEvents, indexer: DataIndexer): ChainEvents {
+  const mine = indexer.events();
+  return {
+    ...events,
+    committed(chain) {
+      events.committed?.(chain);
+      mine.committed?.(chain);
+    },
+    oldestUnread(chain) {
+      const a = events.oldestUnread?.(chain);
+      const b = mine.oldestUnread?.(chain);
+      return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+    },
+  };
+}

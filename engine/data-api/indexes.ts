@@ -1,0 +1,14 @@
+import type { ChainReads } from '../evm/chain-reads.js';
+import type { TokenMetadata } from '../evm/token-metadata.js';
+import type { DataIndex } from './indexer.js';
+
+/** What indexes may read besides the store: the chain's node at a block, token metadata. */
+export interface IndexDeps {
+  reads: ChainReads;
+  tokens: TokenMetadata;
+}
+
+/** Every index the Data API builds behind the follower, in the order each block is applied to them. */
+export function dataIndexes(_deps: IndexDeps): DataIndex[] {
+  return [];
+}
