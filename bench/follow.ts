@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { Kv } from '../engine/ports.js';
 import { openStore } from '../storage/env.js';
-import { startProcess } from './proc.js';
+import { cpuMs, startProcess } from './proc.js';
 import { BIN } from './report.js';
 
 interface Health {
@@ -24,6 +24,9 @@ export interface FollowRate {
   /** Averages over the stored blocks, read back from the server's LMDB once it is gone. */
   recordBytes: number;
   probeBytes: number;
+  /** CPU time the server used per block (main thread and workers) between the first and the last block committed, and the node's (`nodePid`). */
+  serverCpuMsPerBlock: number;
+  nodeCpuMsPerBlock: number;
 }
 
 /**
@@ -33,7 +36,7 @@ export interface FollowRate {
  * server opens it (where to start from). Bounded: on a machine too busy to finish, the rate is taken over the
  * blocks reached.
  */
-export async function serverFollows(opts: { env: Record<string, string>; chain: string; from: number; last: number; key: string; seed?: (kv: Kv) => void; limitMs?: number }): Promise<FollowRate> {
+export async function serverFollows(opts: { env: Record<string, string>; chain: string; from: number; last: number; key: string; seed?: (kv: Kv) => void; limitMs?: number; nodePid?: number }): Promise<FollowRate> {
   const dataDir = mkdtempSync(join(tmpdir(), `chainpost-bench-${opts.chain}-`));
   try {
     if (opts.seed !== undefined) {
@@ -43,19 +46,26 @@ export async function serverFollows(opts: { env: Record<string, string>; chain: 
     }
     const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: opts.key, CHAINPOST_CHAINS: 'none', CHAINPOST_ACCESS_LOG: '0', ...opts.env }, 30_000);
     const listening = performance.now();
-    let first: { head: number; at: number } | undefined;
+    let first: { head: number; at: number; cpu: number; nodeCpu: number } | undefined;
+    let cpu = { server: NaN, node: NaN };
     let head = -1;
+    // When /health last showed the head move: the rate ends there, not after the server's stop.
+    let end = listening;
     try {
       while (head < opts.last && performance.now() < listening + (opts.limitMs ?? 120_000)) {
         await new Promise((r) => setTimeout(r, 20));
         const health = (await (await fetch(`http://127.0.0.1:${server.port}/health`)).json()) as Health;
-        head = health.chains.find((c) => c.chain === opts.chain)?.head ?? -1;
-        if (head >= opts.from && first === undefined) first = { head, at: performance.now() };
+        const now = health.chains.find((c) => c.chain === opts.chain)?.head ?? -1;
+        if (now > head) {
+          end = performance.now();
+          cpu = { server: cpuMs(server.child.pid), node: cpuMs(opts.nodePid) };
+        }
+        head = now;
+        if (head >= opts.from && first === undefined) first = { head, at: performance.now(), cpu: cpu.server, nodeCpu: cpu.node };
       }
     } finally {
       await server.stop();
     }
-    const end = performance.now();
     if (first === undefined || head <= first.head) throw new Error(`the server committed up to ${head} of ${opts.from}..${opts.last}:\n${server.output().slice(-2000)}`);
     const store = openStore(dataDir);
     let recordBytes = 0;
@@ -69,7 +79,7 @@ export async function serverFollows(opts: { env: Record<string, string>; chain: 
       probeBytes += store.getRaw('probes', blockKey(opts.chain, n))?.length ?? 0;
     }
     await store.close();
-    return { perSec: (head - first.head) / ((end - first.at) / 1000), fromListeningSeconds: (end - listening) / 1000, firstHead: first.head, head, blocks, recordBytes: recordBytes / blocks, probeBytes: probeBytes / blocks };
+    return { perSec: (head - first.head) / ((end - first.at) / 1000), fromListeningSeconds: (performance.now() - listening) / 1000, firstHead: first.head, head, blocks, recordBytes: recordBytes / blocks, probeBytes: probeBytes / blocks, serverCpuMsPerBlock: (cpu.server - first.cpu) / (head - first.head), nodeCpuMsPerBlock: (cpu.node - first.nodeCpu) / (head - first.head) };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

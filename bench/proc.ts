@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** A child server process and the JSON `listening` log line it printed. */
 export interface Started {
@@ -60,4 +61,16 @@ export function startProcess(args: string[], env: Record<string, string | undefi
       reject(new Error(`exited with ${code} before listening:\n${out}`));
     });
   });
+}
+
+/** CPU time (user + system, all threads) a live process has used so far, ms; NaN where /proc cannot say. */
+export function cpuMs(pid: number | undefined): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th, in clock ticks (100 per s on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
 }

@@ -180,6 +180,7 @@ try {
     key: KEY,
     // As a restart finds it: the server goes on from the slot before the first (a chain new to it would start at the node's tip).
     seed: (kv) => kv.put('chainState', 'solana', { head: START - 1, confirmed: START - 1, pruned: START - 1 }),
+    nodePid: standIn.child.pid,
   });
   naiveIngestRun = await naiveIngest();
   fetchOnlyRun = await naiveIngest(true);
@@ -195,6 +196,8 @@ const figures = {
   ingestSlotsPerSec: round(ingest.perSec, 1),
   naiveIngestSlotsPerSec: round(naiveIngestRun.slotsPerSec, 1),
   fetchOnlySlotsPerSec: round(fetchOnlyRun.slotsPerSec, 1),
+  ingestServerCpuMsPerSlot: round(ingest.serverCpuMsPerBlock, 2),
+  ingestNodeCpuMsPerSlot: round(ingest.nodeCpuMsPerBlock, 2),
   recordBytesPerSlot: Math.round(ingest.recordBytes),
   probeBytesPerSlot: Math.round(ingest.probeBytes),
   getBlockJsonBytesPerSlot: Math.round(jsonBytes),
@@ -208,7 +211,7 @@ const met = figures.matchTxPerSec >= 1_000_000 && figures.ingestSlotsPerSec >= 2
 const goals = { matchTxPerSec: '>= 1000000', ingestSlotsPerSec: '>= 25' };
 report('solana', 'npm run bench:solana', figures, goals, met, [
   `Match (one thread, as one match worker): ${MATCH_SLOTS} bench slots of the stand-in (test/solana-rpc/bench.ts: ${totalTxs} transactions, two in three votes, the rest SOL and SPL transfers, CPIs, v0 transactions loading accounts from lookup tables, failed transfers; ${Math.round(jsonBytes).toLocaleString('en-US')} bytes of getBlock JSON a slot), prepared as the server prepares them; matchTxPerSec = their transactions ÷ the time of FilterSet.match over each slot's probe column (engine/solana/probe.ts). Watched: ${WATCHED.toLocaleString('en-US')} accounts over ${STREAMS} streams, ${realAccounts.length} of them accounts or token owners the slots use, the rest unused keys, plus a program (${realPrograms.join()}) and a mint (${realMints.join()}), compiled as the server compiles them (compileSolanaFilter) in compileWatchedSeconds; matched transactions per slot: ${hits.join(', ')}. Naive (naiveMatchTxPerSec): JSON.parse of the slot's answer, then per transaction that is not a vote its static and loaded keys, token owners, mints and invoked programs looked up in JS Sets of the watched strings; both find the same transactions.`,
-  `Ingest: the stand-in Solana node (test/solana-rpc, its own process, every answer rendered before it listened) serving ${SLOTS} consecutive bench slots from ${START}; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_SOLANA_POLL_MS=50, slotSubscribe on the stand-in's WebSocket, its worker pool, LMDB in a temp directory whose chain state says slot ${START - 1} was the last, as after a restart) follows them from getBlock to commit. ingestSlotsPerSec is timed from the first slot committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.blocks} slots. Naive (naiveIngestSlotsPerSec): getBlock with the server's parameters, JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per slot, one slot after another, timed the same way over 150 slots; fetchOnlySlotsPerSec: getBlock alone, what one client asking slot after slot gets from the stand-in over the loopback. recordBytesPerSlot and probeBytesPerSlot: what the server stored (read back from its LMDB); getBlockJsonBytesPerSlot: the node's answer.`,
+  `Ingest: the stand-in Solana node (test/solana-rpc, its own process, every answer rendered before it listened) serving ${SLOTS} consecutive bench slots from ${START}; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_SOLANA_POLL_MS=50, slotSubscribe on the stand-in's WebSocket, its worker pool, LMDB in a temp directory whose chain state says slot ${START - 1} was the last, as after a restart) follows them from getBlock to commit. ingestSlotsPerSec is timed from the first slot committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.blocks} slots. Naive (naiveIngestSlotsPerSec): getBlock with the server's parameters, JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per slot, one slot after another, timed the same way over 150 slots; fetchOnlySlotsPerSec: getBlock alone, what one client asking slot after slot gets from the stand-in over the loopback. recordBytesPerSlot and probeBytesPerSlot: what the server stored (read back from its LMDB); getBlockJsonBytesPerSlot: the node's answer. ingestServerCpuMsPerSlot and ingestNodeCpuMsPerSlot: CPU time (user + system, every thread, from /proc) the server and the stand-in used per slot over the same span.`,
   `Per slot, one core: prepareMsPerSlot prepareSolanaBlock (scan, record, probe column) of a bench slot's answer; bodyMsPerSlot the webhook body of the slot's matched transactions from its record.`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/solana.json and bench/RESULTS.md`);
