@@ -5,12 +5,12 @@
  * the ceiling: bare uWebSockets.js answering the route with a constant.
  * Each server runs in its own process; autocannon runs here.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { startProcess, type Started } from './proc.js';
+import { cpuMs, startProcess, type Started } from './proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 /** Seconds of each round; every server gets ROUNDS of them, the servers taking turns. */
@@ -52,11 +52,6 @@ interface Run {
 
 const median = (xs: readonly number[]): number => percentile(xs, 0.5);
 
-/** CPU time (user + system) of a process so far, in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 /** Starts every target in its own process, warms each up, then loads them in turn for ROUNDS rounds. */
 async function measure(targets: readonly Target[], pipelining: number): Promise<Run[]> {
