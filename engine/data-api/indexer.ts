@@ -66,7 +66,8 @@ export class IndexWriter {
   private readonly saved = new Set<string>();
   constructor(
     private readonly kv: Kv,
-    private readonly undo: Undo,
+    /** null: nothing is saved (a block already deeper than UNDO_BLOCKS below the head, as during a backfill). */
+    private readonly undo: Undo | null,
   ) {}
 
   get<T>(table: Table, key: string): T | undefined {
@@ -89,6 +90,7 @@ export class IndexWriter {
   }
 
   private save(table: Table, key: string): void {
+    if (this.undo === null) return;
     const id = `${table}\u0000${key}`;
     if (this.saved.has(id)) return;
     this.saved.add(id);
@@ -200,11 +202,13 @@ export class DataIndexer {
         if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
         const state = this.kv.get<IndexState>('indexState', chain);
         if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+        const head = this.kv.get<{ head: number }>('chainState', chain)?.head ?? -1;
         for (const block of blocks) {
-          const undo: Undo = [];
+          // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
+          const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
           const w = new IndexWriter(this.kv, undo);
           this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
-          this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, undo } satisfies UndoRow);
+          if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, undo } satisfies UndoRow);
           if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
         }
         const last = blocks.at(-1)!;
