@@ -16,7 +16,7 @@ const TRANSIENT_CODES = new Set([-32005, 429]);
 export interface ChainReads {
   call: ChainCall;
   /** eth_getBalance at a block (wei); null when the node cannot say (no state kept for that block). */
-  balance(chain: string, address: string, block: number): Promise<bigint | null>;
+  balance(chain: string, address: string, block: number | 'latest'): Promise<bigint | null>;
 }
 
 export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): ChainReads {
