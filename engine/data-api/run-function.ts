@@ -8,7 +8,7 @@ import { blockNumber, evmAddress } from './params.js';
 /**
  * POST /:address/function (runContractFunction): the ABI's function called by
  * eth_call at `to_block` (the stored head when none is given), its params
- * given by input name, the result decoded by the ABI: one output as its value,
+ * given by input name (by position for an unnamed one), the result decoded by the ABI: one output as its value,
  * several as an array; integers as decimal strings.
  */
 
@@ -56,9 +56,9 @@ function parseJson(v: string, field: string): unknown {
   }
 }
 
-/** A decoded value as JSON: integers as decimal strings, addresses lower case. */
+/** A decoded value as JSON: integers as decimal strings (viem decodes small ones as numbers), addresses lower case. */
 export function jsonValue(v: unknown): unknown {
-  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'bigint' || typeof v === 'number') return v.toString();
   if (typeof v === 'string') return /^0x[0-9a-fA-F]{40}$/.test(v) ? v.toLowerCase() : v;
   if (Array.isArray(v)) return v.map(jsonValue);
   if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, jsonValue(x)]));
@@ -69,10 +69,12 @@ export async function runFunction(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: s
   const params = body.params ?? {};
   const candidates = body.abi.filter((i) => i.type === 'function' && i.name === q.function_name) as unknown as AbiFunction[];
   if (candidates.length === 0) throw badRequest('function_name', `the ABI has no function ${q.function_name}`);
+  // An input without a name (a public mapping's getter) is given by its position.
+  const nameOf = (p: AbiParameter, i: number): string => (p.name === undefined || p.name === '' ? String(i) : p.name);
   // Overloads: the one whose inputs are the params given.
-  const fn = candidates.find((f) => f.inputs.every((p) => p.name !== undefined && p.name in params)) ?? candidates[0]!;
+  const fn = candidates.find((f) => f.inputs.length === Object.keys(params).length && f.inputs.every((p, i) => nameOf(p, i) in params)) ?? candidates[0]!;
   const args = fn.inputs.map((p, i) => {
-    const name = p.name ?? String(i);
+    const name = nameOf(p, i);
     if (!(name in params)) throw badRequest(`params.${name}`, `required by ${q.function_name}`);
     return coerce(p, params[name], `params.${name}`);
   });
