@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unixIso } from '../datetime.js';
 import { blockKey } from '../ingest/chain-store.js';
 import { notFound } from '../errors.js';
 import type { Kv } from '../ports.js';
@@ -57,23 +58,21 @@ export function blockAtOrAfter(kv: Kv, chain: string, unix: number): number | un
 
 export const dateToBlockQuery = z.object({ date });
 
-const iso = (unix: number): string => new Date(unix * 1000).toISOString();
-
 /** GET /dateToBlock: the block with the latest timestamp at or before the date, in the interface's blockDate shape. */
 export function dateToBlock(kv: Kv, chain: string, q: z.output<typeof dateToBlockQuery>) {
   let number = blockAtOrBefore(kv, chain, q.date);
   if (number === undefined) {
     const first = indexedSpan(kv, chain)?.[0];
     // Before genesis the answer is block 0, as the hosted service says; before a later first block nothing here knows.
-    if (first !== 0) throw notFound(`no block of chain ${chain} at or before ${iso(q.date)} is indexed here${first === undefined ? '' : ` (the first indexed block is ${first})`}`);
+    if (first !== 0) throw notFound(`no block of chain ${chain} at or before ${unixIso(q.date)} is indexed here${first === undefined ? '' : ` (the first indexed block is ${first})`}`);
     number = 0;
   }
   const timestamp = blockTime(kv, chain, number)!;
   return {
     block: number,
-    date: iso(q.date),
+    date: unixIso(q.date),
     timestamp,
-    block_timestamp: iso(timestamp),
+    block_timestamp: unixIso(timestamp),
     hash: kv.get<string>('canon', blockKey(chain, number)) ?? null,
     parent_hash: number === 0 ? '0x0000000000000000000000000000000000000000000000000000000000000000' : (kv.get<string>('canon', blockKey(chain, number - 1)) ?? null),
   };

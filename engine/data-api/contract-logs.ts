@@ -1,15 +1,16 @@
 import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
 import { z } from 'zod';
+import { unixIso } from '../datetime.js';
 import { badRequest } from '../errors.js';
-import type { ChainState } from '../evm/follower.js';
 import { blockKey } from '../ingest/chain-store.js';
 import { rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
+import { jsonValue } from './abi-values.js';
+import { indexedTo } from './read-at.js';
 import { blockAtOrAfter, blockAtOrBefore } from './block-times.js';
 import type { DataDeps } from './deps.js';
 import type { DataIndex } from './indexer.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
-import { jsonValue } from './run-function.js';
 
 /**
  * Logs by emitting contract: `contractLogs` holds every log of every indexed
@@ -57,13 +58,6 @@ function blockBounds(kv: Kv, chain: string, q: { from_block?: number | undefined
   return { from, to };
 }
 
-/** Waits (a bounded time) until the indexes hold `to`, or the stored head when no `to` or a later one is asked. */
-export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<void> {
-  const head = deps.kv.get<ChainState>('chainState', chain)?.head ?? -1;
-  const target = Math.min(to ?? head, head);
-  if (target >= 0) await deps.indexer.reached(chain, target, 5_000);
-}
-
 const rangeQuery = {
   address: evmAddress,
   ...blockRange,
@@ -105,14 +99,12 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   return { page: page.page, cursor: page.cursor, rows };
 }
 
-const iso = (unix: number): string => new Date(unix * 1000).toISOString();
-
 /** Where a log stands, in the interface's field names. */
 function placed(kv: Kv, chain: string, address: string, r: { number: number; log: StoredContractLog }) {
   return {
     transaction_hash: r.log.tx,
     address,
-    block_timestamp: iso(r.log.ts),
+    block_timestamp: unixIso(r.log.ts),
     block_number: String(r.number),
     block_hash: kv.get<string>('canon', blockKey(chain, r.number)) ?? null,
   };

@@ -3,7 +3,8 @@ import { namehash, normalize } from 'viem/ens';
 import { z } from 'zod';
 import { ApiError, notFound } from '../errors.js';
 import type { DataDeps } from './deps.js';
-import { fromNode, readBlock } from './node-reads.js';
+import { fromNode } from './node-reads.js';
+import { readBlock } from './read-at.js';
 import { evmAddress } from './params.js';
 
 /**

@@ -1,10 +1,12 @@
 import { formatEther } from 'viem';
 import { z } from 'zod';
+import { unixIso } from '../datetime.js';
 import { ApiError } from '../errors.js';
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from './deps.js';
 import { blockTime } from './block-times.js';
-import { fromNode, readBlock } from './node-reads.js';
+import { fromNode } from './node-reads.js';
+import { indexedTo, readBlock } from './read-at.js';
 import { blockNumber, evmAddress } from './params.js';
 
 /**
@@ -33,10 +35,12 @@ export async function nativeBalance(deps: Pick<DataDeps, 'kv' | 'reads'>, chain:
 }
 
 /** GET /wallets/balances: one entry for the chain, its wallets in the order asked. */
-export async function nativeBalances(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: Chain, q: z.output<typeof nativeBalancesQuery>) {
+export async function nativeBalances(deps: Pick<DataDeps, 'kv' | 'reads' | 'indexer'>, chain: Chain, q: z.output<typeof nativeBalancesQuery>) {
   const block = readBlock(deps.kv, chain.key, q.to_block);
   const wallets = await Promise.all(q.wallet_addresses.map(async (address) => ({ address, balance: await balanceAt(deps, chain.key, address, block) })));
   const total = wallets.reduce((sum, w) => sum + w.balance, 0n);
+  // The block's time comes from the block-time index: wait (a bounded time) for it to hold the block.
+  if (block !== 'latest') await indexedTo(deps, chain.key, block);
   const ts = block === 'latest' ? undefined : blockTime(deps.kv, chain.key, block);
   return [
     {
@@ -44,7 +48,7 @@ export async function nativeBalances(deps: Pick<DataDeps, 'kv' | 'reads'>, chain
       chain_id: chain.hexId,
       total_balance: total.toString(),
       block_number: block === 'latest' ? null : String(block),
-      block_timestamp: ts === undefined ? null : new Date(ts * 1000).toISOString(),
+      block_timestamp: ts === undefined ? null : unixIso(ts),
       total_balance_formatted: formatEther(total),
       wallet_balances: wallets.map((w) => ({ address: w.address, balance: w.balance.toString(), balance_formatted: formatEther(w.balance) })),
     },

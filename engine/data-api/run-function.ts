@@ -1,8 +1,10 @@
 import { decodeFunctionResult, encodeFunctionData, type AbiFunction, type AbiParameter, type Hex } from 'viem';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../errors.js';
+import { jsonValue } from './abi-values.js';
 import type { DataDeps } from './deps.js';
-import { fromNode, readBlock } from './node-reads.js';
+import { fromNode } from './node-reads.js';
+import { readBlock } from './read-at.js';
 import { blockNumber, evmAddress } from './params.js';
 
 /**
@@ -54,15 +56,6 @@ function parseJson(v: string, field: string): unknown {
   } catch {
     throw badRequest(field, 'expected JSON');
   }
-}
-
-/** A decoded value as JSON: integers as decimal strings (viem decodes small ones as numbers), addresses lower case. */
-export function jsonValue(v: unknown): unknown {
-  if (typeof v === 'bigint' || typeof v === 'number') return v.toString();
-  if (typeof v === 'string') return /^0x[0-9a-fA-F]{40}$/.test(v) ? v.toLowerCase() : v;
-  if (Array.isArray(v)) return v.map(jsonValue);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, jsonValue(x)]));
-  return v;
 }
 
 export async function runFunction(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, q: z.output<typeof runFunctionQuery>, body: z.output<typeof runFunctionBody>) {

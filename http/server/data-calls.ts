@@ -1,10 +1,11 @@
 import type { Clock } from '../../engine/clock.js';
 import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/block-times.js';
-import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery, indexedTo } from '../../engine/data-api/contract-logs.js';
+import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/contract-logs.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { endpointWeights } from '../../engine/data-api/endpoint-weights.js';
 import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/ens.js';
 import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/native-balances.js';
+import { indexedTo } from '../../engine/data-api/read-at.js';
 import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/run-function.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, type DataEndpoint } from './data.js';
