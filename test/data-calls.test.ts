@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatEther, getAbiItem, labelhash, parseAbi, parseEther, toEventSelector, zeroHash, type Abi, type Hex } from 'viem';
 import { namehash } from 'viem/ens';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { parseConfig } from '../engine/config.js';
+import { dateToBlock } from '../engine/data-api/block-times.js';
+import { chainReads } from '../engine/evm/chain-reads.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { openStore } from '../storage/env.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -196,6 +200,35 @@ describe('GET /dateToBlock', () => {
     }
     // Before the first block: block 0 (the server holds the chain from genesis).
     expect((await s.call(api('/dateToBlock', `date=${all[0]!.ts - 50}`))).body).toMatchObject({ block: 0, hash: all[0]!.hash });
+  });
+});
+
+describe('dateToBlock below the indexed blocks', () => {
+  it('searches the node for a date before the first indexed block (an index started after genesis)', async () => {
+    const all = await blocks();
+    const first = 8;
+    // A store whose block-time index starts at block 8, as after a start block: the rows the index writes, and canon.
+    const store = openStore(tempDir());
+    const node = jsonRpcUpstream(anvil.url);
+    try {
+      store.transact(() => {
+        for (const b of all.slice(first)) {
+          store.put('blockTimes', `0x539/${b.number.toString(16).padStart(12, '0')}`, b.ts);
+          store.put('canon', `0x539/${b.number.toString(16).padStart(12, '0')}`, b.hash);
+        }
+        store.put('chainState', '0x539', { head: all.length - 1, confirmed: all.length - 1, tracer: null, pruned: -1 });
+      });
+      const deps = { kv: store, reads: chainReads(() => node) };
+      for (const b of all) {
+        const e = lastAtOrBefore(all, b.ts);
+        expect(await dateToBlock(deps, '0x539', { date: b.ts }), String(b.number)).toEqual({ block: e.number, date: iso(b.ts), timestamp: e.ts, block_timestamp: iso(e.ts), hash: e.hash, parent_hash: e.parent });
+      }
+      expect((await dateToBlock(deps, '0x539', { date: all[0]!.ts - 10 })).block).toBe(0);
+    } finally {
+      await node.close();
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,17 +1,23 @@
 import { z } from 'zod';
 import { unixIso } from '../datetime.js';
 import { blockKey } from '../ingest/chain-store.js';
-import { notFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
+import type { BlockHeader } from '../evm/chain-reads.js';
 import type { Kv } from '../ports.js';
 import type { DataIndex } from './indexer.js';
+import type { DataDeps } from './deps.js';
+import { fromNode } from './node-reads.js';
 import { date } from './params.js';
+import { storedHead } from './read-at.js';
 
 /**
  * Block times: `blockTimes` maps each indexed block's number to its timestamp,
  * kept when the block record is pruned (the record holds the header only
  * within the retention window). Timestamps grow with the number (a block's is
- * after its parent's), so a date is found by binary search over numbers:
- * O(log n) point reads.
+ * after its parent's, or equal on a devnet), so a date is found by binary
+ * search over numbers: O(log n) point reads. Dates before the first indexed
+ * block are searched on the node (eth_getBlockByNumber), as blocks below a
+ * start block are not indexed.
  */
 
 export const blockTimesIndex: DataIndex = {
@@ -58,22 +64,57 @@ export function blockAtOrAfter(kv: Kv, chain: string, unix: number): number | un
 
 export const dateToBlockQuery = z.object({ date });
 
-/** GET /dateToBlock: the block with the latest timestamp at or before the date, in the interface's blockDate shape. */
-export function dateToBlock(kv: Kv, chain: string, q: z.output<typeof dateToBlockQuery>) {
-  let number = blockAtOrBefore(kv, chain, q.date);
-  if (number === undefined) {
-    const first = indexedSpan(kv, chain)?.[0];
-    // Before genesis the answer is block 0, as the hosted service says; before a later first block nothing here knows.
-    if (first !== 0) throw notFound(`no block of chain ${chain} at or before ${unixIso(q.date)} is indexed here${first === undefined ? '' : ` (the first indexed block is ${first})`}`);
-    number = 0;
+const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
+
+/** The block as the index has it (its hash and its parent's from `canon`, else from the record or the node). */
+async function indexedHeader(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, number: number): Promise<BlockHeader> {
+  const hash = deps.kv.get<string>('canon', blockKey(chain, number));
+  const parentHash = number === 0 ? ZERO_HASH : deps.kv.get<string>('canon', blockKey(chain, number - 1));
+  if (hash !== undefined && parentHash !== undefined) return { number, hash, parentHash, timestamp: blockTime(deps.kv, chain, number)! };
+  return nodeHeader(deps, chain, number);
+}
+
+async function nodeHeader(deps: Pick<DataDeps, 'reads'>, chain: string, number: number): Promise<BlockHeader> {
+  const h = await fromNode(() => deps.reads.header(chain, number));
+  if (h === null) throw new ApiError(502, `the node of chain ${chain} has no block ${number}`);
+  return h;
+}
+
+/**
+ * The last block at or before `unix` among 0 … `hi`, by binary search on the node (blocks before the indexed
+ * ones: a start block after genesis); block 0 when even it is later.
+ */
+async function searchNode(deps: Pick<DataDeps, 'reads'>, chain: string, unix: number, hi: number): Promise<BlockHeader> {
+  let best = await nodeHeader(deps, chain, 0);
+  let lo = 0;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    const h = await nodeHeader(deps, chain, mid);
+    if (h.timestamp <= unix) [lo, best] = [mid, h];
+    else hi = mid - 1;
   }
-  const timestamp = blockTime(kv, chain, number)!;
+  return best;
+}
+
+/** GET /dateToBlock: the block with the latest timestamp at or before the date, in the interface's blockDate shape. */
+export async function dateToBlock(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, q: z.output<typeof dateToBlockQuery>) {
+  const number = blockAtOrBefore(deps.kv, chain, q.date);
+  const first = indexedSpan(deps.kv, chain)?.[0];
+  let block: BlockHeader;
+  // Before genesis the answer is block 0, as the hosted service says.
+  if (number !== undefined || first === 0) block = await indexedHeader(deps, chain, number ?? 0);
+  else {
+    // Before every indexed block (or none indexed yet): the node knows the blocks below the first indexed one.
+    const below = (first ?? storedHead(deps.kv, chain) + 1) - 1;
+    if (below < 0) throw notFound(`no block of chain ${chain} is stored yet`);
+    block = await searchNode(deps, chain, q.date, below);
+  }
   return {
-    block: number,
+    block: block.number,
     date: unixIso(q.date),
-    timestamp,
-    block_timestamp: unixIso(timestamp),
-    hash: kv.get<string>('canon', blockKey(chain, number)) ?? null,
-    parent_hash: number === 0 ? '0x0000000000000000000000000000000000000000000000000000000000000000' : (kv.get<string>('canon', blockKey(chain, number - 1)) ?? null),
+    timestamp: block.timestamp,
+    block_timestamp: unixIso(block.timestamp),
+    hash: block.hash,
+    parent_hash: block.parentHash,
   };
 }

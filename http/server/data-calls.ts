@@ -39,7 +39,7 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
       handle: async (req, chain) => {
         const q = validate(dateToBlockQuery, queryAndPath(req), 'query');
         await indexedTo(deps, chain.key);
-        return json(200, dateToBlock(deps.kv, chain.key, q));
+        return json(200, await dateToBlock(deps, chain.key, q));
       },
     },
     {
