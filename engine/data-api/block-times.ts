@@ -66,7 +66,7 @@ export const dateToBlockQuery = z.object({ date });
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
 
-/** The block as the index has it (its hash and its parent's from `canon`, else from the record or the node). */
+/** The block as the index has it (its hash and its parent's from `canon`; from the node when `canon` lacks the parent: the first block ingested). */
 async function indexedHeader(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, number: number): Promise<BlockHeader> {
   const hash = deps.kv.get<string>('canon', blockKey(chain, number));
   const parentHash = number === 0 ? ZERO_HASH : deps.kv.get<string>('canon', blockKey(chain, number - 1));
