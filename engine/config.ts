@@ -52,6 +52,8 @@ export interface Config {
    * follower (CHAINPOST_SOLANA_WS; default: the RPC URL with a ws/wss scheme); no url: no Solana.
    */
   solana: { url: string | undefined; pollMs: number; wsUrl: string | undefined };
+  /** The ENS registry the Data API's /resolve endpoints read, and its chain (CHAINPOST_ENS=`chain=registry`; default: 0x1's). */
+  ens: { chain: string; registry: string };
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -105,6 +107,7 @@ export function parseConfig(env: Env): Config {
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
+    ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
       url: url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']),
       pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
@@ -130,6 +133,20 @@ function solana(get: (name: string) => string | undefined): Config['solana'] {
 function followedChain(id: string): Chain | undefined {
   const c = findChain(id);
   return c?.family === 'evm' || c?.key === 'bitcoin' || c?.key === 'solana' ? c : undefined;
+}
+
+/** ENS on Ethereum: the registry (with fallback) every ENS client starts from. */
+const MAINNET_ENS = { chain: '0x1', registry: '0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e' };
+
+/** CHAINPOST_ENS: one `chain=registry address` (a devnet's own ENS); default: Ethereum's registry. */
+function ens(v: string | undefined): Config['ens'] {
+  const map = chainMap('CHAINPOST_ENS', v, (name, address) => {
+    if (!/^0x[0-9a-fA-F]{40}$/.test(address)) throw new ConfigError(name, `expected chain=registry address, got "${address}"`);
+    return address.toLowerCase();
+  });
+  if (map.size > 1) throw new ConfigError('CHAINPOST_ENS', 'names one chain: the /resolve endpoints read one registry');
+  const [entry] = map;
+  return entry === undefined ? MAINNET_ENS : { chain: entry[0], registry: entry[1] };
 }
 
 function integer(name: string, v: string | undefined, fallback: number, min: number, max: number): number {

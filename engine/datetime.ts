@@ -6,3 +6,6 @@ export function isDateTime(v: string): boolean {
   const days = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   return mo >= 1 && mo <= 12 && d >= 1 && d <= days && h <= 23 && mi <= 59 && s <= 59;
 }
+
+/** Unix seconds (a block's timestamp) as the Data API writes them: ISO 8601 with milliseconds, UTC. */
+export const unixIso = (seconds: number): string => new Date(seconds * 1000).toISOString();

@@ -81,8 +81,16 @@ interface RangeCursor {
  * `prefixes` may name several ranges of the table read as one list, ordered by
  * what follows each prefix (delivery logs: successes and failures are stored
  * apart and answered together); each range is read for at most limit + 2 entries.
+ * `low` (inclusive) and `high` (exclusive) bound what follows each prefix (a block
+ * range). `keep` drops entries (a filter the keys cannot express): the range is
+ * then read on in chunks of limit + 2 until a page is kept or the range ends.
  */
-export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly string[], opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
+export function rangePage<T>(
+  kv: Kv,
+  table: Table,
+  prefixes: string | readonly string[],
+  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; low?: string; high?: string; keep?: (value: T, key: string) => boolean },
+): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
   const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
   // The cursor's key without its range's prefix: where every range continues.
@@ -91,10 +99,20 @@ export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly s
   const limit = opts.limit + (at === undefined ? 1 : 2);
   const fresh: Array<Entry<T> & { rest: string }> = [];
   for (const prefix of ranges) {
-    const from = after === undefined ? undefined : prefix + after;
-    const end = `${prefix}\uffff`;
-    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: from ?? prefix, end, limit });
-    for (const r of rows) if (r.key !== from) fresh.push({ ...r, rest: r.key.slice(prefix.length) });
+    const lo = prefix + (opts.low ?? '');
+    const hi = opts.high === undefined ? `${prefix}\uffff` : prefix + opts.high;
+    let from = after === undefined ? undefined : prefix + after;
+    let kept = 0;
+    for (;;) {
+      const rows = opts.reverse ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit }) : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
+      for (const r of rows) {
+        if (r.key === from || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
+        fresh.push({ ...r, rest: r.key.slice(prefix.length) });
+        kept++;
+      }
+      if (opts.keep === undefined || rows.length < limit || kept > opts.limit) break;
+      from = rows.at(-1)!.key;
+    }
   }
   if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));
   const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));

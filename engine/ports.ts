@@ -11,6 +11,8 @@ export const TABLES = [
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   'indexState', 'indexUndo',
+  // Data API calls answered from the chain and logs (issue 17): block times, logs by emitting contract.
+  'blockTimes', 'contractLogs',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -1,5 +1,7 @@
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
+import { blockTimesIndex } from './block-times.js';
+import { contractLogsIndex } from './contract-logs.js';
 import type { DataIndex } from './indexer.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata. */
@@ -10,5 +12,5 @@ export interface IndexDeps {
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
 export function dataIndexes(_deps: IndexDeps): DataIndex[] {
-  return [];
+  return [blockTimesIndex, contractLogsIndex];
 }

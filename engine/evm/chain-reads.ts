@@ -16,7 +16,17 @@ const TRANSIENT_CODES = new Set([-32005, 429]);
 export interface ChainReads {
   call: ChainCall;
   /** eth_getBalance at a block (wei); null when the node cannot say (no state kept for that block). */
-  balance(chain: string, address: string, block: number): Promise<bigint | null>;
+  balance(chain: string, address: string, block: number | 'latest'): Promise<bigint | null>;
+  /** eth_getBlockByNumber without transactions: where the block stands; null when the node has no such block. */
+  header(chain: string, block: number): Promise<BlockHeader | null>;
+}
+
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+  /** Unix seconds. */
+  timestamp: number;
 }
 
 export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): ChainReads {
@@ -36,6 +46,10 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
     async balance(chain, address, block) {
       const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
       return wei === null ? null : BigInt(wei);
+    },
+    async header(chain, block) {
+      const b = await ask<{ number: string; hash: string; parentHash: string; timestamp: string } | null>(chain, 'eth_getBlockByNumber', [tag(block), false]);
+      return b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) };
     },
   };
 }

@@ -30,7 +30,7 @@ export function removeCanonical(kv: Kv, chain: string, number: number): void {
 function chainRanges(chain: string): Array<{ table: Table; start: string; end: string }> {
   const prefix = (table: Table, p: string) => ({ table, start: p, end: `${p}\uffff` });
   return [
-    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales'] as const).map((t) => prefix(t, `${chain}/`)),
+    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales', 'blockTimes', 'contractLogs'] as const).map((t) => prefix(t, `${chain}/`)),
     ...['nft', 'erc20', 'wallet'].map((kind) => prefix('transfers', `${kind}/${chain}/`)),
   ];
 }

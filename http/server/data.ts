@@ -51,6 +51,8 @@ const NAMED: ReadonlyArray<[Method, string]> = [
 export interface DataEndpoint {
   method: Method;
   path: string;
+  /** `none`: the endpoint takes no chain (ENS, endpoint weights): `chain` is neither read nor checked, and handle gets 0x1. */
+  chain?: 'none';
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
 }
 
@@ -70,6 +72,7 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
     route('GET', '/web3/version', () => VERSION),
     ...fixedFirst.map((e) =>
       route(e.method, e.path, (req) => {
+        if (e.chain === 'none') return e.handle(req, ETH);
         const chain = dataChain(req, clock.now());
         if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
         return e.handle(req, chain);

@@ -1,0 +1,175 @@
+import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
+import { z } from 'zod';
+import { unixIso } from '../datetime.js';
+import { badRequest } from '../errors.js';
+import { blockKey } from '../ingest/chain-store.js';
+import { rangePage } from '../page.js';
+import type { Kv } from '../ports.js';
+import { jsonValue } from './abi-values.js';
+import { indexedTo } from './read-at.js';
+import { blockAtOrAfter, blockAtOrBefore } from './block-times.js';
+import type { DataDeps } from './deps.js';
+import type { DataIndex } from './indexer.js';
+import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
+
+/**
+ * Logs by emitting contract: `contractLogs` holds every log of every indexed
+ * block under its contract (`chain/a/address/number/logIndex` → the log and
+ * where it stands), and a key per log under its topic0
+ * (`chain/t/address/topic0/number/logIndex` → 0), so a page of a contract's
+ * logs, or of one event of it, reads O(page) entries. The rows stay when the
+ * block record is pruned. GET /:address/logs answers them raw, POST
+ * /:address/events decoded with the event's ABI (viem's decodeEventLog).
+ */
+
+/** A stored log: its transaction's hash and index, the block's timestamp, topics and data. */
+export interface StoredContractLog {
+  tx: string;
+  ti: number;
+  ts: number;
+  topics: string[];
+  data: string;
+}
+
+const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
+const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
+const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
+
+export const contractLogsIndex: DataIndex = {
+  name: 'contractLogs',
+  apply(w, block) {
+    block.record.txs.forEach((t, ti) => {
+      for (const l of t.logs) {
+        const address = l.address.toLowerCase();
+        const at = pos(block.number, Number(l.logIndex));
+        const topics = l.topics.map((x) => x.toLowerCase());
+        w.put('contractLogs', byContract(block.chain, address) + at, { tx: String(t.tx['hash']), ti, ts: block.timestamp, topics, data: l.data } satisfies StoredContractLog);
+        if (topics[0] !== undefined) w.put('contractLogs', byTopic0(block.chain, address, topics[0]) + at, 0);
+      }
+    });
+  },
+};
+
+/** The `blocks` of a from/to block or date range: a block wins over a date (as the hosted service says); null when nothing can match. */
+function blockBounds(kv: Kv, chain: string, q: { from_block?: number | undefined; to_block?: number | undefined; from_date?: number | undefined; to_date?: number | undefined }): { from: number; to: number | undefined } | null {
+  const from = q.from_block ?? (q.from_date === undefined ? 0 : blockAtOrAfter(kv, chain, q.from_date));
+  const to = q.to_block ?? (q.to_date === undefined ? undefined : blockAtOrBefore(kv, chain, q.to_date));
+  if (from === undefined || (q.to_date !== undefined && q.to_block === undefined && to === undefined)) return null;
+  return { from, to };
+}
+
+const rangeQuery = {
+  address: evmAddress,
+  ...blockRange,
+  limit: limit(),
+  cursor,
+  order,
+};
+
+export const contractLogsQuery = z
+  .object({ ...rangeQuery, block_number: blockNumber.optional(), topic0: hash32.optional(), topic1: hash32.optional(), topic2: hash32.optional(), topic3: hash32.optional() })
+  // block_number is one block: the range from it to it.
+  .transform((q) => (q.block_number === undefined ? q : { ...q, from_block: q.block_number, to_block: q.block_number }));
+
+type Topics = Array<string | undefined>;
+
+/** One page of a contract's logs, optionally those of one topic0 and with topic1…3 filters; rows with their key's position. */
+async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractLogsQuery>, topics: Topics, list: string) {
+  await indexedTo(deps, chain, q.to_block);
+  const bounds = blockBounds(deps.kv, chain, q);
+  if (bounds === null || (bounds.to !== undefined && bounds.to < bounds.from)) return { page: 0, cursor: null, rows: [] };
+  const [topic0, ...rest] = topics;
+  const main = byContract(chain, q.address);
+  const prefix = topic0 === undefined ? main : byTopic0(chain, q.address, topic0);
+  const rowOf = (value: unknown, key: string): StoredContractLog => (topic0 === undefined ? (value as StoredContractLog) : deps.kv.get<StoredContractLog>('contractLogs', main + key.slice(prefix.length))!);
+  const filtered = rest.some((t) => t !== undefined);
+  const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {
+    list: `${list} ${q.order} ${q.address} ${topics.join(',')} ${bounds.from}-${bounds.to ?? ''}`,
+    limit: q.limit,
+    reverse: q.order === 'DESC',
+    cursor: q.cursor,
+    low: bounds.from.toString(16).padStart(12, '0'),
+    ...(bounds.to === undefined ? {} : { high: (bounds.to + 1).toString(16).padStart(12, '0') }),
+    ...(filtered ? { keep: (v: unknown, key: string) => rest.every((t, i) => t === undefined || rowOf(v, key).topics[i + 1] === t) } : {}),
+  });
+  const rows = page.rows.map(({ key, value }) => {
+    const [n, li] = key.slice(prefix.length).split('/') as [string, string];
+    return { number: parseInt(n, 16), logIndex: parseInt(li, 16), log: rowOf(value, key) };
+  });
+  return { page: page.page, cursor: page.cursor, rows };
+}
+
+/** Where a log stands, in the interface's field names. */
+function placed(kv: Kv, chain: string, address: string, r: { number: number; log: StoredContractLog }) {
+  return {
+    transaction_hash: r.log.tx,
+    address,
+    block_timestamp: unixIso(r.log.ts),
+    block_number: String(r.number),
+    block_hash: kv.get<string>('canon', blockKey(chain, r.number)) ?? null,
+  };
+}
+
+/** GET /:address/logs */
+export async function contractLogs(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractLogsQuery>) {
+  const page = await logPage(deps, chain, q, [q.topic0, q.topic1, q.topic2, q.topic3], 'logs');
+  const result = page.rows.map((r) => ({
+    ...placed(deps.kv, chain, q.address, r),
+    transaction_index: String(r.log.ti),
+    log_index: String(r.logIndex),
+    data: r.log.data,
+    topic0: r.log.topics[0] ?? null,
+    topic1: r.log.topics[1] ?? null,
+    topic2: r.log.topics[2] ?? null,
+    topic3: r.log.topics[3] ?? null,
+  }));
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
+}
+
+/** `topic`: the event's topic0 as a hash, or its signature (`Transfer(address,address,uint256)`). */
+const topic = z.string().transform((t, ctx) => {
+  if (/^0x[0-9a-fA-F]{64}$/.test(t)) return t.toLowerCase();
+  try {
+    return toEventSelector(t.replace(/^event\s+/, '')).toLowerCase();
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'not an event topic (a 32-byte hash or a signature such as Transfer(address,address,uint256))' });
+    return z.NEVER;
+  }
+});
+
+export const contractEventsQuery = z.object({ ...rangeQuery, topic });
+
+const abiItem = z.object({ type: z.string(), name: z.string().optional(), inputs: z.array(z.unknown()).optional() }).passthrough();
+/** The body: the event's ABI item (the SDK sends it alone) or an ABI holding it. */
+export const contractEventsBody = z.union([abiItem, z.array(abiItem)], 'an event ABI item or an ABI (array of items)');
+
+/** The ABI's event whose topic0 is `topic`. */
+function eventOf(abi: z.output<typeof contractEventsBody>, topic: string): AbiEvent {
+  for (const item of Array.isArray(abi) ? abi : [abi]) {
+    if (item.type !== 'event') continue;
+    try {
+      if (toEventSelector(item as unknown as AbiEvent).toLowerCase() === topic) return item as unknown as AbiEvent;
+    } catch {
+      // a malformed item: not this event
+    }
+  }
+  throw badRequest('abi', `holds no event whose topic is ${topic}`);
+}
+
+/** POST /:address/events: the contract's logs of one event, decoded (a log the ABI does not decode, an anonymous namesake, is left out). */
+export async function contractEvents(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractEventsQuery>, abi: z.output<typeof contractEventsBody>) {
+  const event = eventOf(abi, q.topic);
+  const decode = (log: StoredContractLog) => {
+    try {
+      return decodeEventLog({ abi: [event], topics: log.topics as [Hex, ...Hex[]], data: log.data as Hex, strict: true }).args;
+    } catch {
+      return undefined;
+    }
+  };
+  const page = await logPage(deps, chain, { ...q, block_number: undefined, topic0: q.topic }, [q.topic], 'events');
+  const result = page.rows.flatMap((r) => {
+    const args = decode(r.log);
+    return args === undefined ? [] : [{ ...placed(deps.kv, chain, q.address, r), data: jsonValue(args) }];
+  });
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
+}

@@ -1,0 +1,72 @@
+import type { Clock } from '../../engine/clock.js';
+import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/block-times.js';
+import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/contract-logs.js';
+import type { DataDeps } from '../../engine/data-api/deps.js';
+import { endpointWeights } from '../../engine/data-api/endpoint-weights.js';
+import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/ens.js';
+import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/native-balances.js';
+import { indexedTo } from '../../engine/data-api/read-at.js';
+import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/run-function.js';
+import { validate } from '../../engine/schema.js';
+import { queryAndPath, type DataEndpoint } from './data.js';
+import { queryList, queryParams } from './query.js';
+import { json } from './route.js';
+
+/**
+ * The Data API calls answered from the chain's node and from logs: native
+ * balances, date → block, a contract's logs and decoded events, read-only
+ * contract functions, ENS names and the endpoint weights
+ * (engine/data-api/: native-balances, block-times, contract-logs, run-function, ens, endpoint-weights).
+ */
+export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsConfig }): DataEndpoint[] {
+  return [
+    {
+      method: 'GET',
+      path: '/:address/balance',
+      handle: async (req, chain) => json(200, await nativeBalance(deps, chain.key, validate(nativeBalanceQuery, queryAndPath(req), 'query'))),
+    },
+    {
+      method: 'GET',
+      path: '/wallets/balances',
+      handle: async (req, chain) => {
+        const q = { ...queryAndPath(req), wallet_addresses: queryList(queryParams(req.query), 'wallet_addresses') };
+        return json(200, await nativeBalances(deps, chain, validate(nativeBalancesQuery, q, 'query')));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/dateToBlock',
+      handle: async (req, chain) => {
+        const q = validate(dateToBlockQuery, queryAndPath(req), 'query');
+        await indexedTo(deps, chain.key);
+        return json(200, await dateToBlock(deps, chain.key, q));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/:address/logs',
+      handle: async (req, chain) => json(200, await contractLogs(deps, chain.key, validate(contractLogsQuery, queryAndPath(req), 'query'))),
+    },
+    {
+      method: 'POST',
+      path: '/:address/events',
+      handle: async (req, chain) => {
+        const q = validate(contractEventsQuery, queryAndPath(req), 'query');
+        return json(200, await contractEvents(deps, chain.key, q, validate(contractEventsBody, req.body, 'abi')));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/:address/function',
+      handle: async (req, chain) => {
+        const q = validate(runFunctionQuery, queryAndPath(req), 'query');
+        return json(200, await runFunction(deps, chain.key, q, validate(runFunctionBody, req.body)));
+      },
+    },
+    { method: 'GET', path: '/resolve/ens/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))) },
+    { method: 'GET', path: '/resolve/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))) },
+    { method: 'GET', path: '/resolve/:address/reverse', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
+    { method: 'GET', path: '/resolve/:address/domain', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
+    { method: 'GET', path: '/info/endpointWeights', chain: 'none', handle: () => json(200, endpointWeights(opts.clock.now())) },
+  ];
+}
