@@ -81,8 +81,15 @@ interface RangeCursor {
  * `prefixes` may name several ranges of the table read as one list, ordered by
  * what follows each prefix (delivery logs: successes and failures are stored
  * apart and answered together); each range is read for at most limit + 2 entries.
+ * `bounds` narrows every range to the keys whose rest (after the prefix) lies in
+ * [start, end) (a block range): neither bound may itself be a key (reverse reads exclude their end).
  */
-export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly string[], opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
+export function rangePage<T>(
+  kv: Kv,
+  table: Table,
+  prefixes: string | readonly string[],
+  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; bounds?: { start?: string; end?: string } },
+): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
   const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
   // The cursor's key without its range's prefix: where every range continues.
@@ -92,8 +99,10 @@ export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly s
   const fresh: Array<Entry<T> & { rest: string }> = [];
   for (const prefix of ranges) {
     const from = after === undefined ? undefined : prefix + after;
-    const end = `${prefix}\uffff`;
-    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: from ?? prefix, end, limit });
+    // `bounds`: a part of each range (what follows the prefix, from start to before end), e.g. a block range.
+    const low = prefix + (opts.bounds?.start ?? '');
+    const end = opts.bounds?.end === undefined ? `${prefix}\uffff` : prefix + opts.bounds.end;
+    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: low, reverse: true, limit }) : kv.range<T>(table, { start: from ?? low, end, limit });
     for (const r of rows) if (r.key !== from) fresh.push({ ...r, rest: r.key.slice(prefix.length) });
   }
   if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));

@@ -11,6 +11,7 @@ export const TABLES = [
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   'indexState', 'indexUndo',
+  'nativeTxs', 'addressTxs', 'activity', // Data API: native transactions and activity (engine/data-api/tx-index.ts)
 ] as const;
 export type Table = (typeof TABLES)[number];
 

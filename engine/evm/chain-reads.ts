@@ -17,6 +17,8 @@ export interface ChainReads {
   call: ChainCall;
   /** eth_getBalance at a block (wei); null when the node cannot say (no state kept for that block). */
   balance(chain: string, address: string, block: number): Promise<bigint | null>;
+  /** Any read-only JSON-RPC call (a pruned block's body, receipts, traces); null when the node answers an error. */
+  rpc<T>(chain: string, method: string, params: unknown[]): Promise<T | null>;
 }
 
 export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): ChainReads {
@@ -37,5 +39,6 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
       const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
       return wei === null ? null : BigInt(wei);
     },
+    rpc: (chain, method, params) => ask(chain, method, params),
   };
 }

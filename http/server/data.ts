@@ -52,6 +52,8 @@ export interface DataEndpoint {
   method: Method;
   path: string;
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
+  /** The endpoint takes no `chain` (it names its chains otherwise, e.g. `chains`): the wrapper neither reads nor checks one. */
+  chainless?: boolean;
 }
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
@@ -70,6 +72,7 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
     route('GET', '/web3/version', () => VERSION),
     ...fixedFirst.map((e) =>
       route(e.method, e.path, (req) => {
+        if (e.chainless === true) return e.handle(req, ETH);
         const chain = dataChain(req, clock.now());
         if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
         return e.handle(req, chain);
