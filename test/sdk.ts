@@ -13,7 +13,12 @@ const FIXED_BASES = ['https://authapi.moralis.io', 'https://api.moralis-streams.
 export async function moralisFor(serverUrl: string, apiKey: string, config: Record<string, unknown> = {}): Promise<any> {
   const axios = require('axios');
   const Moralis = require('moralis').default;
-  axios.interceptors.request.use((config: { url?: string; proxy?: unknown }) => {
+  axios.interceptors.request.use((config: { url?: string; baseURL?: string; proxy?: unknown }) => {
+    // The SDK's newer (V3) operations send a relative url with baseURL: checked as the full address.
+    if (config.baseURL !== undefined && config.url !== undefined && !/^https?:/.test(config.url)) {
+      config.url = config.baseURL.replace(/\/$/, '') + config.url;
+      delete config.baseURL;
+    }
     for (const base of FIXED_BASES) if (config.url?.startsWith(base)) config.url = serverUrl + config.url.slice(base.length);
     config.proxy = false;
     const host = new URL(config.url ?? '').hostname;
