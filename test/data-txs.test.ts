@@ -26,6 +26,7 @@ let s: Running;
 let fwd: Deployed;
 let token: Deployed;
 let nft: Deployed;
+let multi: Deployed;
 /** Transaction hashes by what they did. */
 const tx: Record<string, Hex> = {};
 
@@ -128,6 +129,9 @@ async function chainTxs(): Promise<{ txs: ChainTx[]; blocks: Json[] }> {
 
 /** The address's transactions as the chain says, newest first. */
 const ofAddress = (txs: ChainTx[], a: string): ChainTx[] => txs.filter((t) => t.parties.has(a.toLowerCase())).reverse();
+/** The wallet history's transactions as the chain says, newest first: the address's own, and those whose Transfer logs name it. */
+const historyOf = (txs: ChainTx[], a: string): ChainTx[] =>
+  txs.filter((t) => t.parties.has(a) || t.logs.some((l) => l['topic0'] === TRANSFER && [l['topic1'], l['topic2']].some((x) => x.endsWith(a.slice(2))))).reverse();
 const withInternal = (t: ChainTx): Json => ({ ...t.item, internal_transactions: t.internal });
 
 /** Every page of a list from `query` on, following the cursors. */
@@ -161,6 +165,8 @@ beforeAll(async () => {
   tx['mint'] = await send(nft, 'mint', [A1, 1n]);
   tx['nftSend'] = await send(nft, 'transferFrom', [A1, A2, 1n], K1);
   tx['back'] = await pay(A0, parseEther('0.25'), K2);
+  multi = await deploy(anvil.url, 'TestMulti');
+  tx['batch'] = await send(multi, 'mintBatch', [A2, [7n, 8n], [3n, 4n]]);
   await indexed();
 }, 60_000);
 
@@ -223,6 +229,19 @@ describe('native transactions on anvil', () => {
     const approve = (await s.call(api(`/transaction/${tx['approve']}/verbose`))).body;
     expect(approve.logs[0].decoded_event.label).toBe('Approval');
     expect(approve.decoded_call.label).toBe('approve');
+    const batch = (await s.call(api(`/transaction/${tx['batch']}/verbose`))).body.logs[0].decoded_event;
+    expect(batch).toEqual({
+      signature: 'TransferBatch(address,address,address,uint256[],uint256[])',
+      label: 'TransferBatch',
+      type: 'event',
+      params: [
+        { name: 'operator', value: DEV_ACCOUNTS[0].address, type: 'address' },
+        { name: 'from', value: '0x0000000000000000000000000000000000000000', type: 'address' },
+        { name: 'to', value: DEV_ACCOUNTS[2].address, type: 'address' },
+        { name: 'ids', value: '7,8', type: 'uint256[]' },
+        { name: 'values', value: '3,4', type: 'uint256[]' },
+      ],
+    });
     // Ether alone: no call to decode.
     expect((await s.call(api(`/transaction/${tx['send']}/verbose`))).body).toMatchObject({ logs: [], decoded_call: null });
     // The sender's list, verbose: the same item.
@@ -288,9 +307,9 @@ describe('native transactions on anvil', () => {
     const byHash = new Map((r.body.result as Json[]).map((x) => [x['hash'], x]));
     const { txs } = await chainTxs();
     // The wallet's transactions, and the ones that moved its tokens (the token transfer and the mint to it).
-    const moved = txs.filter((t) => t.parties.has(A1) || t.logs.some((l) => l['topic0'] === TRANSFER && [l['topic1'], l['topic2']].some((x) => x.endsWith(A1.slice(2)))));
+    const moved = historyOf(txs, A1);
     expect(moved.length).toBe(ofAddress(txs, A1).length + 2);
-    expect([...byHash.keys()]).toEqual(moved.map((t) => t.item['hash']));
+    expect([...byHash.keys()]).toEqual([...moved].reverse().map((t) => t.item['hash']));
     expect(byHash.get(tx['send'])).toMatchObject({ category: 'receive', native_transfers: [{ from_address: A0, to_address: A1, value: parseEther('1').toString(), value_formatted: '1', direction: 'incoming', internal_transaction: false, token_symbol: 'ETH' }], erc20_transfers: [], nft_transfers: [] });
     expect(byHash.get(tx['split'])).toMatchObject({ category: 'receive', native_transfers: [{ from_address: fwd.address.toLowerCase(), to_address: A1, value: (parseEther('1') / 2n).toString(), internal_transaction: true, direction: 'incoming' }] });
     expect(byHash.get(tx['split'])!['internal_transactions']).toHaveLength(2);
@@ -311,7 +330,7 @@ describe('native transactions on anvil', () => {
 
   it('/wallets/:address/chains and /stats answer first and last activity and counters', async () => {
     const { txs } = await chainTxs();
-    const mine = ofAddress(txs, A1);
+    const mine = historyOf(txs, A1);
     const r = await s.call(`/api/v2.2/wallets/${A1}/chains?chains=0x539`);
     expect(r.status).toBe(200);
     const at = (t: ChainTx) => ({ block_number: String(t.block), block_timestamp: t.item['block_timestamp'], transaction_hash: t.item['hash'] });
@@ -319,7 +338,7 @@ describe('native transactions on anvil', () => {
     // Default: every chain followed. A wallet with nothing: no active chain.
     expect((await s.call(`/api/v2.2/wallets/${A1}/chains`)).body).toEqual(r.body);
     expect((await s.call(`/api/v2.2/wallets/0x${'12'.repeat(20)}/chains`)).body).toEqual({ address: `0x${'12'.repeat(20)}`, active_chains: [] });
-    expect((await s.call(api(`/wallets/${A1}/stats`))).body).toEqual({ nfts: '0', collections: '0', transactions: { total: String(mine.length) }, nft_transfers: { total: '2' }, token_transfers: { total: '1' } });
+    expect((await s.call(api(`/wallets/${A1}/stats`))).body).toEqual({ nfts: '0', collections: '0', transactions: { total: String(ofAddress(txs, A1).length) }, nft_transfers: { total: '2' }, token_transfers: { total: '1' } });
   });
 
   it('pages with limit 2 to the end in both orders, and a cursor stays valid while blocks arrive', async () => {

@@ -1,6 +1,6 @@
-import { transfersOf } from '../evm/store.js';
+import { transfersOf, type Transfer } from '../evm/store.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
-import { nativeParties, summarize, type TxSummary } from './tx-summary.js';
+import { nativeParties, summarize } from './tx-summary.js';
 
 /**
  * Native transactions and activity (storage/README.md, "Native transactions and activity"):
@@ -60,32 +60,32 @@ function touch(w: IndexWriter, chain: string, address: string, at: Moment, count
 function applyBlock(w: IndexWriter, block: IndexedBlock): void {
   const { chain } = block;
   w.put('nativeTxs', blockTimeKey(chain, block.number), block.timestamp);
-  const summaries = summarize(chain, block.record);
-  const transfers = transfersOf(block.record);
-  const tokenParties: Array<Set<string>> = summaries.map(() => new Set());
-  for (const t of transfers) {
-    tokenParties[t.transactionIndex]?.add(t.from.toLowerCase()).add(t.to.toLowerCase());
-    for (const a of new Set([t.from.toLowerCase(), t.to.toLowerCase()])) touchToken(w, chain, a, summaries[t.transactionIndex], t.kind === 'erc20' ? 'erc20' : 'nft');
-  }
+  const all = transfersOf(block.record);
+  const summaries = summarize(chain, block.record, all);
+  const transfers: Transfer[][] = summaries.map(() => []);
+  for (const t of all) transfers[t.transactionIndex]?.push(t);
+  // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
   summaries.forEach((s, i) => {
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
     w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), s);
     const at = txPosition(s.blockNumber, s.index);
-    const native = nativeParties(s);
     const moment: Moment = { block: s.blockNumber, timestamp: s.timestamp, hash: s.hash };
+    const native = nativeParties(s);
     for (const a of native) {
       w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);
       touch(w, chain, a, moment, 'txs');
     }
-    const history = new Set([...native, ...tokenParties[i]!, ...s.approvals.map((x) => x.owner)]);
+    const tokenParties = new Set<string>();
+    for (const t of transfers[i]!) {
+      // A transfer to oneself counts once.
+      for (const a of new Set([t.from.toLowerCase(), t.to.toLowerCase()])) {
+        tokenParties.add(a);
+        touch(w, chain, a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
+      }
+    }
+    const history = new Set([...native, ...tokenParties, ...s.approvals.map((x) => x.owner)]);
     for (const a of history) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
   });
-}
-
-/** A token or NFT transfer counts for the address's stats; its activity row starts with it if it has none. */
-function touchToken(w: IndexWriter, chain: string, address: string, s: TxSummary | undefined, counter: Counter): void {
-  if (s === undefined) return;
-  touch(w, chain, address, { block: s.blockNumber, timestamp: s.timestamp, hash: s.hash }, counter);
 }
 
 export const nativeTxIndex: DataIndex<void> = {

@@ -1,5 +1,5 @@
 import type { BlockRecord, Hex, InternalCall, StoredTx } from '../evm/record.js';
-import { topicAddress, transferKeys, transfersOf, word } from '../evm/store.js';
+import { topicAddress, transferKeys, transfersOf, word, type Transfer } from '../evm/store.js';
 
 /**
  * What a transaction item of the Data API needs, kept after the block record is
@@ -64,15 +64,15 @@ function approvalsOf(t: StoredTx): SummaryApproval[] {
   return out;
 }
 
-/** The summaries of a block's transactions, in block order. */
-export function summarize(chain: string, r: BlockRecord): TxSummary[] {
+/** The summaries of a block's transactions, in block order (`transfers`: the block's, when the caller has them). */
+export function summarize(chain: string, r: BlockRecord, transfers: readonly Transfer[] = transfersOf(r)): TxSummary[] {
   const blockNumber = Number(r.header['number']);
   const blockHash = String(r.header['hash']).toLowerCase();
   const timestamp = Number(r.header['timestamp']);
   const calls: SummaryCall[][] = r.txs.map(() => []);
   for (const c of r.internal ?? []) calls[c.txIndex]?.push({ type: c.type, from: lower(c.from), to: lower(c.to), value: c.value, gas: c.gas, gasUsed: c.gasUsed });
-  const transfers: string[][] = r.txs.map(() => []);
-  for (const t of transfersOf(r)) transfers[t.transactionIndex]?.push(transferKeys(chain, t).byContract);
+  const keys: string[][] = r.txs.map(() => []);
+  for (const t of transfers) keys[t.transactionIndex]?.push(transferKeys(chain, t).byContract);
   return r.txs.map((t, index): TxSummary => {
     const status = t.receipt['status'];
     return {
@@ -96,7 +96,7 @@ export function summarize(chain: string, r: BlockRecord): TxSummary[] {
       status: typeof status === 'string' ? Number(status) : null,
       internal: calls[index]!,
       approvals: approvalsOf(t),
-      transfers: transfers[index]!,
+      transfers: keys[index]!,
     };
   });
 }
