@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import type { ChainState } from '../evm/follower.js';
-import { decodeRecord, normalizeBlock, type BlockRecord, type Json } from '../evm/record.js';
+import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../evm/record.js';
 import { blockHashKey, blockKey } from '../ingest/chain-store.js';
 import type { DataDeps } from './deps.js';
 import { blockTimeKey, hashKey, summaryKey } from './tx-index.js';
@@ -67,10 +67,21 @@ export async function recordOf(deps: DataDeps, chain: string, number: number): P
   }
 }
 
-/** A transaction's logs: from its block's record (stored or from the node); empty when neither has the block. */
-export async function logsOf(deps: DataDeps, chain: string, s: TxSummary) {
-  const record = await recordOf(deps, chain, s.blockNumber);
-  return record?.txs[s.index]?.logs ?? [];
+/** A transaction's logs: from its block's record while stored, else from the node's receipt (of the same block). */
+export async function logsOf(deps: DataDeps, chain: string, s: TxSummary): Promise<StoredLog[]> {
+  const bytes = deps.kv.getRaw('blocks', blockKey(chain, s.blockNumber));
+  if (bytes !== undefined) return decodeRecord(bytes).txs[s.index]?.logs ?? [];
+  let receipt: Json | null;
+  try {
+    receipt = await deps.reads.rpc<Json>(chain, 'eth_getTransactionReceipt', [s.hash]);
+  } catch (err) {
+    throw new ApiError(502, `the logs of ${s.hash} (block ${s.blockNumber}, past the retention window) could not be read from the node of chain ${chain}: ${(err as Error).message}`);
+  }
+  if (receipt === null || String(receipt['blockHash']).toLowerCase() !== s.blockHash) {
+    throw new ApiError(502, `the node of chain ${chain} has no receipt of ${s.hash} in block ${s.blockHash}`);
+  }
+  // The fields a log item shows.
+  return receiptLogs(receipt).map((l): StoredLog => ({ address: String(l['address']), topics: l['topics'] as string[], data: String(l['data']), logIndex: String(l['logIndex']) }));
 }
 
 /**

@@ -7,7 +7,7 @@ import type { DataDeps } from './deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 import { addressPrefix, positionOf, txPosition } from './tx-index.js';
 import { internalItem, iso, txItem } from './tx-item.js';
-import { blockNumberOf, blockSpan, caughtUp, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
+import { blockNumberOf, blockSpan, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
 import { summarize, type TxSummary } from './tx-summary.js';
 
 /**
@@ -32,16 +32,6 @@ const n12 = (n: number): string => Math.min(n, 0xffffffffffff).toString(16).padS
 /** The block bounds of an `addressTxs` range (what follows `list/chain/address/`), for rangePage. */
 export function spanBounds(span: { from: number; to: number }): { start?: string; end?: string } {
   return { ...(span.from > 0 ? { start: `${n12(span.from)}/` } : {}), ...(span.to < 0xffffffffffff ? { end: `${n12(span.to + 1)}/` } : {}) };
-}
-
-/** Block records read once per request (several items of one block). */
-export function recordReader(deps: DataDeps, chain: string): (block: number) => Promise<BlockRecord | undefined> {
-  const seen = new Map<number, Promise<BlockRecord | undefined>>();
-  return (block) => {
-    let r = seen.get(block);
-    if (r === undefined) seen.set(block, (r = recordOf(deps, chain, block)));
-    return r;
-  };
 }
 
 export interface AddressPageQuery {
@@ -78,17 +68,15 @@ export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'h
 
 export async function walletTxs(deps: DataDeps, chain: string, q: z.output<typeof walletTxsQuery>, verbose: boolean) {
   const { page, cursor: next, items } = await addressPage(deps, chain, 'tx', q);
-  const record = recordReader(deps, chain);
   const internal = q.include === 'internal_transactions';
-  const result = await Promise.all(items.map(async (s) => (verbose ? txItem(s, { internal, verbose, logs: (await record(s.blockNumber))?.txs[s.index]?.logs ?? [] }) : txItem(s, { internal }))));
+  const result = await Promise.all(items.map(async (s) => (verbose ? txItem(s, { internal, verbose, logs: await logsOf(deps, chain, s) }) : txItem(s, { internal }))));
   return { page, page_size: q.limit, cursor: next, result };
 }
 
 /** GET /transaction/:hash and /verbose: the item with its logs, its internal transactions with include=internal_transactions. */
 export async function transaction(deps: DataDeps, chain: string, q: z.output<typeof txQuery>, verbose: boolean) {
   const s = await txOrNotFound(deps, chain, q.hash);
-  const logs = (await recordOf(deps, chain, s.blockNumber))?.txs[s.index]?.logs ?? [];
-  return txItem(s, { logs, verbose, internal: q.include === 'internal_transactions' });
+  return txItem(s, { logs: await logsOf(deps, chain, s), verbose, internal: q.include === 'internal_transactions' });
 }
 
 export async function internalTxs(deps: DataDeps, chain: string, q: z.output<typeof internalTxsQuery>) {
