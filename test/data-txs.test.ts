@@ -348,6 +348,8 @@ describe('native transactions on anvil', () => {
     expect(await pages(`/${A1}`, 'limit=2&order=ASC')).toEqual([...expected].reverse());
     const first = await s.call(api(`/${A1}`, 'limit=2'));
     const asc = await s.call(api(`/${A1}`, 'limit=2&order=ASC'));
+    // A date past the head: the list's end moves with each block, its cursor stays good.
+    const dated = await s.call(api(`/${A1}`, 'limit=2&order=ASC&to_date=2100-01-01T00:00:00Z'));
     await pay(A1, 7n);
     await pay(A1, 8n, K2);
     await indexed();
@@ -371,6 +373,15 @@ describe('native transactions on anvil', () => {
       cursor = r.body.cursor;
     }
     expect([...asc.body.result, ...tail]).toEqual([...now].reverse());
+    const datedTail: Json[] = [];
+    cursor = dated.body.cursor;
+    while (cursor !== null) {
+      const r = await s.call(api(`/${A1}`, `limit=2&order=ASC&to_date=2100-01-01T00:00:00Z&cursor=${cursor}`));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      datedTail.push(...r.body.result);
+      cursor = r.body.cursor;
+    }
+    expect([...dated.body.result, ...datedTail]).toEqual([...now].reverse());
     // A cursor of another list is refused.
     expect((await s.call(api(`/${A2}`, `limit=2&cursor=${first.body.cursor}`))).status).toBe(400);
   });

@@ -51,7 +51,8 @@ export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'h
   const span = blockSpan(deps, chain, q);
   if (span === null) return { page: 0, cursor: null, items: [] };
   const p = rangePage<number>(deps.kv, 'addressTxs', addressPrefix(list, chain, q.address), {
-    list: `${list} ${q.order} ${span.from}-${span.to}`,
+    // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
+    list: `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`,
     limit: q.limit,
     reverse: q.order === 'DESC',
     cursor: q.cursor,
