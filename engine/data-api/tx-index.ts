@@ -31,7 +31,9 @@ export interface Activity {
   nft: number;
 }
 
-const n12 = (n: number): string => n.toString(16).padStart(12, '0');
+/** A block number in keys: 12 hex digits. */
+export const n12 = (n: number): string => n.toString(16).padStart(12, '0');
+export const MAX_KEY_BLOCK = 0xffffffffffff;
 export const txPosition = (block: number, index: number): string => `${n12(block)}/${index.toString(16).padStart(6, '0')}`;
 export const hashKey = (chain: string, hash: string): string => `h/${chain}/${hash.toLowerCase()}`;
 export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;

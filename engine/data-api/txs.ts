@@ -5,7 +5,7 @@ import type { BlockRecord } from '../evm/record.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
-import { addressPrefix, positionOf, txPosition } from './tx-index.js';
+import { MAX_KEY_BLOCK, addressPrefix, n12, positionOf, txPosition } from './tx-index.js';
 import { internalItem, iso, txItem } from './tx-item.js';
 import { blockNumberOf, blockSpan, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
 import { summarize, type TxSummary } from './tx-summary.js';
@@ -27,11 +27,9 @@ export const blockQuery = z.object({
 });
 export const blockStatsQuery = blockQuery.pick({ block_number_or_hash: true });
 
-const n12 = (n: number): string => Math.min(n, 0xffffffffffff).toString(16).padStart(12, '0');
-
 /** The block bounds of an `addressTxs` range (what follows `list/chain/address/`), for rangePage. */
 export function spanBounds(span: { from: number; to: number }): { start?: string; end?: string } {
-  return { ...(span.from > 0 ? { start: `${n12(span.from)}/` } : {}), ...(span.to < 0xffffffffffff ? { end: `${n12(span.to + 1)}/` } : {}) };
+  return { ...(span.from > 0 ? { start: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}), ...(span.to < MAX_KEY_BLOCK ? { end: `${n12(span.to + 1)}/` } : {}) };
 }
 
 export interface AddressPageQuery {
