@@ -126,7 +126,6 @@ export async function blockStats(deps: DataDeps, chain: string, q: z.output<type
   const transfers = transfersOf(r);
   const nft = transfers.filter((t) => t.kind !== 'erc20').length;
   return {
-    block_number: String(Number(r.header['number'])),
     transactions: { total: String(r.txs.length) },
     nft_transfers: { total: String(nft) },
     token_transfers: { total: String(transfers.length - nft) },
