@@ -15,6 +15,7 @@ import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
 import { callsEndpoints } from '../http/server/data-calls.js';
+import { txsEndpoints } from '../http/server/data-txs.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
@@ -248,7 +249,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens })]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];

@@ -13,6 +13,8 @@ export const TABLES = [
   'indexState', 'indexUndo',
   // Data API calls answered from the chain and logs (issue 17): block times, logs by emitting contract.
   'blockTimes', 'contractLogs',
+  // Data API: native transactions and activity (engine/data-api/tx-index.ts).
+  'nativeTxs', 'addressTxs', 'activity',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -3,6 +3,7 @@ import type { TokenMetadata } from '../evm/token-metadata.js';
 import { blockTimesIndex } from './block-times.js';
 import { contractLogsIndex } from './contract-logs.js';
 import type { DataIndex } from './indexer.js';
+import { nativeTxIndex } from './tx-index.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata. */
 export interface IndexDeps {
@@ -12,5 +13,9 @@ export interface IndexDeps {
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
 export function dataIndexes(_deps: IndexDeps): DataIndex[] {
-  return [blockTimesIndex, contractLogsIndex];
+  return [
+    blockTimesIndex,
+    contractLogsIndex,
+    nativeTxIndex as DataIndex, // native transactions and activity
+  ];
 }

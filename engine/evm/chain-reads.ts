@@ -19,6 +19,8 @@ export interface ChainReads {
   balance(chain: string, address: string, block: number | 'latest'): Promise<bigint | null>;
   /** eth_getBlockByNumber without transactions: where the block stands; null when the node has no such block. */
   header(chain: string, block: number): Promise<BlockHeader | null>;
+  /** Any read-only JSON-RPC call (a pruned block's body, receipts, traces); null when the node answers an error. */
+  rpc<T>(chain: string, method: string, params: unknown[]): Promise<T | null>;
 }
 
 export interface BlockHeader {
@@ -51,5 +53,6 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
       const b = await ask<{ number: string; hash: string; parentHash: string; timestamp: string } | null>(chain, 'eth_getBlockByNumber', [tag(block), false]);
       return b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) };
     },
+    rpc: (chain, method, params) => ask(chain, method, params),
   };
 }

@@ -51,7 +51,7 @@ const NAMED: ReadonlyArray<[Method, string]> = [
 export interface DataEndpoint {
   method: Method;
   path: string;
-  /** `none`: the endpoint takes no chain (ENS, endpoint weights): `chain` is neither read nor checked, and handle gets 0x1. */
+  /** `none`: the endpoint takes no `chain` (ENS, endpoint weights; or it names its chains otherwise, as `chains`): the wrapper neither reads nor checks one, and handle gets 0x1. */
   chain?: 'none';
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
 }

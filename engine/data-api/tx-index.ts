@@ -1,0 +1,96 @@
+import { transfersOf, type Transfer } from '../evm/store.js';
+import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
+import { nativeParties, summarize } from './tx-summary.js';
+
+/**
+ * Native transactions and activity (storage/README.md, "Native transactions and activity"):
+ *   nativeTxs   h/chain/hash                           [block number, index]: where a transaction is
+ *               s/chain/number(12 hex)/index(6 hex)    TxSummary: what its item shows, kept past pruning
+ *               b/chain/number(12 hex)                 the block's timestamp (dates → blocks)
+ *   addressTxs  tx/chain/address/number/index          a transaction the address sent, received, created or took part in by an internal call
+ *               hist/chain/address/number/index        those, and the ones that moved its tokens or NFTs or approved for it (wallet history)
+ *   activity    address/chain                          Activity: first and last transaction, counters
+ * Every write goes through the IndexWriter, so a reorg takes it back.
+ */
+
+export interface Moment {
+  block: number;
+  timestamp: number;
+  hash: string;
+}
+
+/** Any transaction of the address's history: sent, received, an internal call's party, or moving its tokens. */
+export interface Activity {
+  first: Moment;
+  last: Moment;
+  /** Transactions in the address's `tx/` list. */
+  txs: number;
+  /** ERC-20 transfers from or to the address. */
+  erc20: number;
+  /** ERC-721 and ERC-1155 transfers (one per id of a batch) from or to the address. */
+  nft: number;
+}
+
+/** A block number in keys: 12 hex digits. */
+export const n12 = (n: number): string => n.toString(16).padStart(12, '0');
+export const MAX_KEY_BLOCK = 0xffffffffffff;
+export const txPosition = (block: number, index: number): string => `${n12(block)}/${index.toString(16).padStart(6, '0')}`;
+export const hashKey = (chain: string, hash: string): string => `h/${chain}/${hash.toLowerCase()}`;
+export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;
+export const blockTimeKey = (chain: string, block: number): string => `b/${chain}/${n12(block)}`;
+/** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
+export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
+export const activityKey = (address: string, chain: string): string => `${address.toLowerCase()}/${chain}`;
+
+/** The block and index of an `addressTxs` key (its last two segments). */
+export function positionOf(key: string): { block: number; index: number } {
+  const parts = key.split('/');
+  return { block: parseInt(parts.at(-2)!, 16), index: parseInt(parts.at(-1)!, 16) };
+}
+
+type Counter = 'txs' | 'erc20' | 'nft';
+
+function touch(w: IndexWriter, chain: string, address: string, at: Moment, counter: Counter): void {
+  const key = activityKey(address, chain);
+  const was = w.get<Activity>('activity', key);
+  // Blocks are applied in order: the first write is the first activity, every later one the last so far.
+  const row: Activity = was === undefined ? { first: at, last: at, txs: 0, erc20: 0, nft: 0 } : { ...was, last: at };
+  row[counter] += 1;
+  w.put('activity', key, row);
+}
+
+function applyBlock(w: IndexWriter, block: IndexedBlock): void {
+  const { chain } = block;
+  w.put('nativeTxs', blockTimeKey(chain, block.number), block.timestamp);
+  const all = transfersOf(block.record);
+  const summaries = summarize(chain, block.record, all);
+  const transfers: Transfer[][] = summaries.map(() => []);
+  for (const t of all) transfers[t.transactionIndex]?.push(t);
+  // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
+  summaries.forEach((s, i) => {
+    w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
+    w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), s);
+    const at = txPosition(s.blockNumber, s.index);
+    const moment: Moment = { block: s.blockNumber, timestamp: s.timestamp, hash: s.hash };
+    const native = nativeParties(s);
+    for (const a of native) {
+      w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);
+      touch(w, chain, a, moment, 'txs');
+    }
+    const tokenParties = new Set<string>();
+    for (const t of transfers[i]!) {
+      // A transfer to oneself counts once.
+      for (const a of new Set([t.from.toLowerCase(), t.to.toLowerCase()])) {
+        tokenParties.add(a);
+        touch(w, chain, a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
+      }
+    }
+    const history = new Set([...native, ...tokenParties, ...s.approvals.map((x) => x.owner)]);
+    for (const a of history) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
+  });
+}
+
+export const nativeTxIndex: DataIndex<void> = {
+  name: 'native-transactions',
+  apply: (w, block) => applyBlock(w, block),
+};

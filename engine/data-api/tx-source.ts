@@ -1,0 +1,114 @@
+import { ApiError } from '../errors.js';
+import type { ChainState } from '../evm/follower.js';
+import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../evm/record.js';
+import { blockHashKey, blockKey } from '../ingest/chain-store.js';
+import type { DataDeps } from './deps.js';
+import { blockTimeKey, hashKey, summaryKey } from './tx-index.js';
+import type { TxSummary } from './tx-summary.js';
+
+/**
+ * Where the transaction endpoints read from: the indexes' summaries (kept
+ * forever), the block record while retention keeps it, and past that the
+ * chain's node (the block, its receipts and call traces, normalized as the
+ * follower does).
+ */
+
+/** How long a read waits for the indexes to reach the stored head before answering with what they hold. */
+const WAIT_MS = 2_000;
+
+/** Waits (briefly) until the indexes hold the follower's stored head, so an answer is as fresh as the store. */
+export async function caughtUp(deps: DataDeps, chain: string): Promise<void> {
+  const head = deps.kv.get<ChainState>('chainState', chain)?.head;
+  if (head !== undefined && head >= 0) await deps.indexer.reached(chain, head, WAIT_MS);
+}
+
+export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: number, index: number): TxSummary | undefined {
+  return deps.kv.get<TxSummary>('nativeTxs', summaryKey(chain, block, index));
+}
+
+export function summaryOf(deps: Pick<DataDeps, 'kv'>, chain: string, hash: string): TxSummary | undefined {
+  const at = deps.kv.get<[number, number]>('nativeTxs', hashKey(chain, hash));
+  return at === undefined ? undefined : summaryAt(deps, chain, at[0], at[1]);
+}
+
+/** A transaction the indexes hold, or 404. */
+export async function txOrNotFound(deps: DataDeps, chain: string, hash: string): Promise<TxSummary> {
+  await caughtUp(deps, chain);
+  const s = summaryOf(deps, chain, hash);
+  if (s === undefined) throw new ApiError(404, `transaction ${hash} is not in a block indexed on chain ${chain}`);
+  return s;
+}
+
+/** The block's number: given as a number, or its hash through `blockHashes`. */
+export function blockNumberOf(deps: Pick<DataDeps, 'kv'>, chain: string, numberOrHash: string): number | undefined {
+  if (/^0x[0-9a-fA-F]{64}$/.test(numberOrHash)) return deps.kv.get<number>('blockHashes', blockHashKey(chain, numberOrHash)) ?? undefined;
+  return Number(numberOrHash);
+}
+
+/** The canonical block's record: stored, or rebuilt from the node once pruned; undefined when neither has it. */
+export async function recordOf(deps: DataDeps, chain: string, number: number): Promise<BlockRecord | undefined> {
+  const bytes = deps.kv.getRaw('blocks', blockKey(chain, number));
+  if (bytes !== undefined) return decodeRecord(bytes);
+  const canon = deps.kv.get<string>('canon', blockKey(chain, number));
+  if (canon === undefined) return undefined;
+  const tag = `0x${number.toString(16)}`;
+  try {
+    const [block, receipts, traces] = await Promise.all([
+      deps.reads.rpc<Json>(chain, 'eth_getBlockByNumber', [tag, true]),
+      deps.reads.rpc<Json[]>(chain, 'eth_getBlockReceipts', [tag]),
+      deps.reads.rpc<Json[]>(chain, 'debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]).catch(() => null),
+    ]);
+    if (block === null || receipts === null) return undefined;
+    // The node moved on to another block at that height: what the indexes say is answered, not the node's fork.
+    if (String(block['hash']).toLowerCase() !== canon.toLowerCase()) return undefined;
+    return normalizeBlock(block, receipts, traces);
+  } catch (err) {
+    throw new ApiError(502, `block ${number} of chain ${chain} is past the retention window and its node did not answer: ${(err as Error).message}`);
+  }
+}
+
+/** A transaction's logs: from its block's record while stored, else from the node's receipt (of the same block). */
+export async function logsOf(deps: DataDeps, chain: string, s: TxSummary): Promise<StoredLog[]> {
+  const bytes = deps.kv.getRaw('blocks', blockKey(chain, s.blockNumber));
+  if (bytes !== undefined) return decodeRecord(bytes).txs[s.index]?.logs ?? [];
+  let receipt: Json | null;
+  try {
+    receipt = await deps.reads.rpc<Json>(chain, 'eth_getTransactionReceipt', [s.hash]);
+  } catch (err) {
+    throw new ApiError(502, `the logs of ${s.hash} (block ${s.blockNumber}, past the retention window) could not be read from the node of chain ${chain}: ${(err as Error).message}`);
+  }
+  if (receipt === null || String(receipt['blockHash']).toLowerCase() !== s.blockHash) {
+    throw new ApiError(502, `the node of chain ${chain} has no receipt of ${s.hash} in block ${s.blockHash}`);
+  }
+  // The fields a log item shows.
+  return receiptLogs(receipt).map((l): StoredLog => ({ address: String(l['address']), topics: l['topics'] as string[], data: String(l['data']), logIndex: String(l['logIndex']) }));
+}
+
+/**
+ * The block range of a query's from/to block and date (dates through each indexed block's timestamp, by
+ * binary search over the indexed blocks); null when the range is empty.
+ */
+export function blockSpan(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: { from_block?: number; to_block?: number; from_date?: number; to_date?: number }): { from: number; to: number } | null {
+  let from = q.from_block ?? 0;
+  let to = q.to_block ?? Number.MAX_SAFE_INTEGER;
+  if (q.from_date !== undefined || q.to_date !== undefined) {
+    const [first] = deps.kv.range<number>('nativeTxs', { start: `b/${chain}/`, end: `b/${chain}/\uffff`, limit: 1 });
+    const last = deps.indexer.position(chain);
+    if (first === undefined || last === undefined) return null;
+    const lo = parseInt(first.key.slice(`b/${chain}/`.length), 16);
+    const time = (n: number): number => deps.kv.get<number>('nativeTxs', blockTimeKey(chain, n)) ?? Number.MAX_SAFE_INTEGER;
+    // The first indexed block at or after a moment (last + 1 when none is).
+    const firstAtOrAfter = (t: number): number => {
+      let [a, b] = [lo, last + 1];
+      while (a < b) {
+        const m = Math.floor((a + b) / 2);
+        if (time(m) >= t) b = m;
+        else a = m + 1;
+      }
+      return a;
+    };
+    if (q.from_date !== undefined) from = Math.max(from, firstAtOrAfter(q.from_date));
+    if (q.to_date !== undefined) to = Math.min(to, firstAtOrAfter(q.to_date + 1) - 1);
+  }
+  return from <= to ? { from, to } : null;
+}

@@ -1,0 +1,261 @@
+import { formatEther, formatUnits } from 'viem';
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { Chain } from '../chains/registry.js';
+import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
+import type { TokenInfo } from '../evm/token-metadata.js';
+import type { DataDeps } from './deps.js';
+import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
+import { activityKey, type Activity, type Moment } from './tx-index.js';
+import { iso, txItem } from './tx-item.js';
+import { caughtUp } from './tx-source.js';
+import type { SummaryApproval, TxSummary } from './tx-summary.js';
+import { addressPage } from './txs.js';
+
+/**
+ * The wallet endpoints of native activity: GET /wallets/:address/history (each transaction the wallet took
+ * part in, with its category, summary and transfers), /wallets/:address/chains (first and last activity per
+ * chain) and /wallets/:address/stats (counters kept by the index).
+ */
+
+export const historyQuery = z.object({
+  address: evmAddress,
+  ...blockRange,
+  include_internal_transactions: bool(false),
+  nft_metadata: bool(false),
+  cursor,
+  order,
+  limit: limit(),
+});
+export const walletQuery = z.object({ address: evmAddress });
+
+const ZERO = '0x0000000000000000000000000000000000000000';
+const dec = (hex: string): string => BigInt(hex).toString();
+const short = (a: string | null): string => (a === null ? 'a new contract' : `${a.slice(0, 6)}…${a.slice(-4)}`);
+
+/** An ERC-20 or NFT transfer of the transaction, read from the `transfers` table (by contract) with its position. */
+interface TokenMove {
+  key: string;
+  t: StoredTransfer;
+  logIndex: number;
+}
+
+function movesOf(deps: DataDeps, s: TxSummary, wallet: string): TokenMove[] {
+  const out: TokenMove[] = [];
+  for (const key of s.transfers) {
+    const t = deps.kv.get<StoredTransfer>('transfers', key);
+    if (t === undefined || (t.from.toLowerCase() !== wallet && t.to.toLowerCase() !== wallet)) continue;
+    const logIndex = t.kind === 'erc20' ? parseInt(key.split('/').at(-1)!, 16) : nftKeyPosition(key).logIndex;
+    out.push({ key, t, logIndex });
+  }
+  return out;
+}
+
+const direction = (from: string | null, wallet: string): 'outgoing' | 'incoming' => (from?.toLowerCase() === wallet ? 'outgoing' : 'incoming');
+
+/** The ether the wallet sent or received in the transaction: its value, then internal calls that moved value. */
+function nativeTransfers(s: TxSummary, wallet: string, symbol: string) {
+  const moves = [
+    ...(BigInt(s.value) > 0n ? [{ from: s.from, to: s.to, value: s.value, internal: false }] : []),
+    ...s.internal.filter((c) => BigInt(c.value) > 0n).map((c) => ({ from: c.from, to: c.to, value: c.value, internal: true })),
+  ].filter((m) => m.from === wallet || m.to === wallet);
+  return moves.map((m) => ({
+    from_address_entity: null,
+    from_address_entity_logo: null,
+    from_address: m.from,
+    from_address_label: null,
+    to_address_entity: null,
+    to_address_entity_logo: null,
+    to_address: m.to,
+    to_address_label: null,
+    value: dec(m.value),
+    value_formatted: formatEther(BigInt(m.value)),
+    direction: direction(m.from, wallet),
+    internal_transaction: m.internal,
+    token_symbol: symbol,
+    token_logo: null,
+  }));
+}
+
+type Meta = (contract: string) => Promise<TokenInfo>;
+
+async function erc20Item(m: TokenMove, s: TxSummary, wallet: string, meta: Meta) {
+  const info = await meta(m.t.contract);
+  return {
+    token_name: info.name,
+    token_symbol: info.symbol,
+    token_logo: null,
+    token_decimals: String(info.decimals ?? 0),
+    address: m.t.contract.toLowerCase(),
+    block_timestamp: iso(s.timestamp),
+    to_address_entity: null,
+    to_address_entity_logo: null,
+    to_address: m.t.to.toLowerCase(),
+    to_address_label: null,
+    from_address_entity: null,
+    from_address_entity_logo: null,
+    from_address: m.t.from.toLowerCase(),
+    from_address_label: null,
+    value: dec(m.t.value),
+    value_formatted: formatUnits(BigInt(m.t.value), info.decimals ?? 0),
+    direction: direction(m.t.from, wallet),
+    log_index: m.logIndex,
+    possible_spam: info.possibleSpam,
+    verified_contract: false,
+  };
+}
+
+async function nftItem(m: TokenMove, s: TxSummary, wallet: string, meta: Meta) {
+  const info = await meta(m.t.contract);
+  return {
+    token_address: m.t.contract.toLowerCase(),
+    token_id: dec(m.t.tokenId!),
+    from_address_entity: null,
+    from_address_entity_logo: null,
+    from_address: m.t.from.toLowerCase(),
+    from_address_label: null,
+    to_address_entity: null,
+    to_address_entity_logo: null,
+    to_address: m.t.to.toLowerCase(),
+    to_address_label: null,
+    value: dec(s.value),
+    amount: dec(m.t.value),
+    contract_type: m.t.kind === 'erc721' ? 'ERC721' : 'ERC1155',
+    transaction_type: m.t.batchIndex === undefined ? 'Single' : 'Batch',
+    log_index: m.logIndex,
+    operator: m.t.operator?.toLowerCase() ?? null,
+    possible_spam: info.possibleSpam,
+    verified_collection: false,
+    direction: direction(m.t.from, wallet),
+    collection_logo: null,
+    collection_banner_image: null,
+    // Metadata is the NFT part's (nft_metadata=true): none here yet.
+    normalized_metadata: null,
+  };
+}
+
+async function interactions(approvals: SummaryApproval[], wallet: string, meta: Meta) {
+  const mine = approvals.filter((a) => a.owner === wallet);
+  if (mine.length === 0) return null;
+  const out: Record<string, unknown[]> = {};
+  for (const a of mine) {
+    const info = await meta(a.token);
+    const token = { address: a.token, address_label: null, token_name: info.name, token_logo: null, token_symbol: info.symbol };
+    const spender = { address: a.spender, address_label: null, name: null, symbol: null, logo: null, entity: null, entity_logo: null };
+    const [list, row] =
+      a.approved === undefined
+        ? [BigInt(a.value!) === 0n ? 'revokes' : 'approvals', { value: dec(a.value!), value_formatted: info.decimals === null ? null : formatUnits(BigInt(a.value!), info.decimals), token, spender }]
+        : [a.approved ? 'set_approvals_all' : 'set_revokes_all', { token, operator: spender }];
+    (out[list] ??= []).push(row);
+  }
+  return out;
+}
+
+/**
+ * The transaction's category for the wallet (the OpenAPI's ETransactionCategory) and a one-line summary:
+ * NFTs first (mint, burn, purchase, sale, send, receive), then tokens (mint, burn, swap, send, receive), then
+ * ether (send, receive), else a contract interaction (approvals included: the enumeration has no approve).
+ */
+export function categorize(s: TxSummary, wallet: string, moves: TokenMove[], natives: Array<{ direction: string; value_formatted: string }>, symbols: Map<string, string>, native: string): { category: string; summary: string } {
+  const nfts = moves.filter((m) => m.t.kind !== 'erc20');
+  const tokens = moves.filter((m) => m.t.kind === 'erc20');
+  const gotNft = nfts.filter((m) => m.t.to.toLowerCase() === wallet);
+  const sentNft = nfts.filter((m) => m.t.from.toLowerCase() === wallet);
+  const paid = natives.some((n) => n.direction === 'outgoing') || tokens.some((m) => m.t.from.toLowerCase() === wallet);
+  const earned = natives.some((n) => n.direction === 'incoming') || tokens.some((m) => m.t.to.toLowerCase() === wallet);
+  const sym = (m: TokenMove): string => symbols.get(m.t.contract.toLowerCase()) ?? 'tokens';
+  if (gotNft.length > 0 && gotNft.every((m) => m.t.from === ZERO)) return { category: 'mint', summary: `Minted ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''}` };
+  if (sentNft.length > 0 && sentNft.every((m) => m.t.to === ZERO)) return { category: 'burn', summary: `Burned ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''}` };
+  if (gotNft.length > 0 && paid) return { category: 'nft purchase', summary: `Bought ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''}` };
+  if (sentNft.length > 0 && earned) return { category: 'nft sale', summary: `Sold ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''}` };
+  if (gotNft.length > 0) return { category: 'nft receive', summary: `Received ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''} from ${short(gotNft[0]!.t.from.toLowerCase())}` };
+  if (sentNft.length > 0) return { category: 'nft send', summary: `Sent ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''} to ${short(sentNft[0]!.t.to.toLowerCase())}` };
+  const got = tokens.filter((m) => m.t.to.toLowerCase() === wallet && m.t.from.toLowerCase() !== wallet);
+  const sent = tokens.filter((m) => m.t.from.toLowerCase() === wallet && m.t.to.toLowerCase() !== wallet);
+  if (got.length > 0 && sent.length > 0) return { category: 'token swap', summary: `Swapped ${sym(sent[0]!)} for ${sym(got[0]!)}` };
+  if (got.length > 0 && got.every((m) => m.t.from === ZERO)) return { category: 'mint', summary: `Minted ${sym(got[0]!)}` };
+  if (sent.length > 0 && sent.every((m) => m.t.to === ZERO)) return { category: 'burn', summary: `Burned ${sym(sent[0]!)}` };
+  if (got.length > 0) return { category: 'token receive', summary: `Received ${sym(got[0]!)} from ${short(got[0]!.t.from.toLowerCase())}` };
+  if (sent.length > 0) return { category: 'token send', summary: `Sent ${sym(sent[0]!)} to ${short(sent[0]!.t.to.toLowerCase())}` };
+  const out = natives.find((n) => n.direction === 'outgoing');
+  const inn = natives.find((n) => n.direction === 'incoming');
+  if (s.approvals.some((a) => a.owner === wallet)) return { category: 'contract interaction', summary: `Approved spending of ${s.approvals.length > 1 ? 'tokens' : 'a token'}` };
+  if (s.from === wallet && s.input !== '0x' && s.to !== null && out === undefined) return { category: 'contract interaction', summary: `Called ${short(s.to)}` };
+  if (out !== undefined) return { category: 'send', summary: `Sent ${out.value_formatted} ${native} to ${short(s.to)}` };
+  if (inn !== undefined) return { category: 'receive', summary: `Received ${inn.value_formatted} ${native} from ${short(s.from)}` };
+  return { category: 'contract interaction', summary: s.to === null ? 'Created a contract' : `Interacted with ${short(s.to)}` };
+}
+
+/** The native currency's symbol; the registry names none, so Ether's. */
+const NATIVE_SYMBOL = 'ETH';
+
+export async function walletHistory(deps: DataDeps, chain: string, q: z.output<typeof historyQuery>) {
+  const { page, cursor: next, items } = await addressPage(deps, chain, 'hist', q);
+  const cache = new Map<string, Promise<TokenInfo>>();
+  const meta: Meta = (contract) => {
+    const key = contract.toLowerCase();
+    let p = cache.get(key);
+    if (p === undefined) cache.set(key, (p = deps.tokens.get(chain, key)));
+    return p.catch((err: unknown) => {
+      throw new ApiError(500, `the metadata of ${key} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
+    });
+  };
+  const wallet = q.address;
+  const result = await Promise.all(
+    items.map(async (s) => {
+      const moves = movesOf(deps, s, wallet);
+      const natives = nativeTransfers(s, wallet, NATIVE_SYMBOL);
+      const erc20 = await Promise.all(moves.filter((m) => m.t.kind === 'erc20').map((m) => erc20Item(m, s, wallet, meta)));
+      const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));
+      const symbols = new Map(erc20.map((e) => [e.address, e.token_symbol]));
+      const { category, summary } = categorize(s, wallet, moves, natives, symbols, NATIVE_SYMBOL);
+      return {
+        ...txItem(s, { internal: q.include_internal_transactions }),
+        category,
+        contract_interactions: await interactions(s.approvals, wallet, meta),
+        possible_spam: erc20.some((e) => e.possible_spam) || nft.some((n) => n.possible_spam),
+        method_label: null,
+        summary,
+        nft_transfers: nft,
+        erc20_transfers: erc20,
+        native_transfers: natives,
+      };
+    }),
+  );
+  return { page, page_size: q.limit, cursor: next, result };
+}
+
+const moment = (m: Moment) => ({ block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash });
+
+/** GET /wallets/:address/chains: the first and last activity on each chain asked (default: every chain followed). */
+export async function walletChains(deps: DataDeps, address: string, chains: readonly Chain[]) {
+  await Promise.all(chains.map((c) => caughtUp(deps, c.key)));
+  // Only the chains where the wallet did something are active.
+  const active_chains = chains.flatMap((c) => {
+    const row = deps.kv.get<Activity>('activity', activityKey(address, c.key));
+    return row === undefined ? [] : [{ chain: c.slug, chain_id: c.key, first_transaction: moment(row.first), last_transaction: moment(row.last) }];
+  });
+  return { address, active_chains };
+}
+
+/**
+ * What the NFT part's ownership index says of a wallet (NFTs held, collections). TODO(lead): wire the NFT
+ * helper's counts here; until then both answer "0".
+ */
+export interface NftHoldings {
+  nfts(chain: string, address: string): number;
+  collections(chain: string, address: string): number;
+}
+export const NO_NFT_HOLDINGS: NftHoldings = { nfts: () => 0, collections: () => 0 };
+
+export async function walletStats(deps: DataDeps, chain: string, q: z.output<typeof walletQuery>, holdings: NftHoldings = NO_NFT_HOLDINGS) {
+  await caughtUp(deps, chain);
+  const row = deps.kv.get<Activity>('activity', activityKey(q.address, chain));
+  return {
+    nfts: String(holdings.nfts(chain, q.address)),
+    collections: String(holdings.collections(chain, q.address)),
+    transactions: { total: String(row?.txs ?? 0) },
+    nft_transfers: { total: String(row?.nft ?? 0) },
+    token_transfers: { total: String(row?.erc20 ?? 0) },
+  };
+}
