@@ -61,12 +61,21 @@ export class BackfillProgress {
   }
 }
 
-/** A progress line in the log every BACKFILL_LOG_MS of service time, until stop() (the backfill done, a shutdown). */
+/**
+ * A progress line in the log every BACKFILL_LOG_MS of service time while the backfill moves, until stop() (the
+ * backfill done, a shutdown). A backfill standing still (a node that holds its answers) gets one line, then
+ * none until it moves again: a test clock's jump of a day would otherwise write thousands of the same line.
+ */
 export function logBackfill(clock: Clock, log: Logger, chain: string, status: () => BackfillStatus & { head: number }): { stop(): void } {
   let timer: Timer | undefined;
+  let last: number | undefined;
+  let still = false;
   const tick = (): void => {
     const s = status();
-    log.info('backfill', { chain, head: s.head, from: s.from, to: s.to, percent: percent(s), blocksPerSec: s.blocksPerSec, etaSeconds: s.etaSeconds });
+    const moved = s.head !== last;
+    if (moved || !still) log.info('backfill', { chain, head: s.head, from: s.from, to: s.to, percent: percent(s), blocksPerSec: s.blocksPerSec, etaSeconds: s.etaSeconds });
+    still = !moved;
+    last = s.head;
     timer = clock.at(clock.now() + BACKFILL_LOG_MS, tick);
   };
   timer = clock.at(clock.now() + BACKFILL_LOG_MS, tick);

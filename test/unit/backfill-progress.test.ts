@@ -35,7 +35,7 @@ describe('BackfillProgress', () => {
     expect(p.status(11_500)).toMatchObject({ done: true, etaSeconds: 0 });
   });
 
-  it('logs a progress line every BACKFILL_LOG_MS of service time until stopped', async () => {
+  it('logs a progress line every BACKFILL_LOG_MS of service time while the backfill moves (one while it stands still) until stopped', async () => {
     const clock = new ServiceClock(frozen, START);
     const lines: string[] = [];
     let head = 99;
@@ -47,11 +47,19 @@ describe('BackfillProgress', () => {
     head = 149;
     await clock.advance(1);
     expect(lines.map((l) => JSON.parse(l))).toEqual([{ time: new Date(START + BACKFILL_LOG_MS).toISOString(), level: 'info', msg: 'backfill', chain: '0x539', head: 149, from: 100, to: 299, percent: 25, blocksPerSec: 5, etaSeconds: 30 }]);
+    // Standing still: one line says so, then none until it moves again.
     await clock.advance(BACKFILL_LOG_MS);
     expect(lines).toHaveLength(2);
-    log.stop();
     await clock.advance(5 * BACKFILL_LOG_MS);
     expect(lines).toHaveLength(2);
+    head = 199;
+    await clock.advance(BACKFILL_LOG_MS);
+    expect(lines).toHaveLength(3);
+    expect(JSON.parse(lines[2]!)).toMatchObject({ head: 199, percent: 50 });
+    log.stop();
+    head = 250;
+    await clock.advance(5 * BACKFILL_LOG_MS);
+    expect(lines).toHaveLength(3);
   });
 
   it('says how much of the range is stored, and the CLI draws it as a plain bar', () => {
