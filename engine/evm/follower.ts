@@ -89,7 +89,7 @@ export class Follower implements ChainFollower {
   private hinted = -1;
   /** The head when the listeners were last told what is durable. */
   private woken = -1;
-  /** Whether the store holds no state of this chain yet (the first sync decides where it starts). */
+  /** A start block is given and the store holds no state of this chain yet: the first sync decides where it starts (begin()). */
   private fresh: boolean;
   private progress: BackfillProgress | undefined;
   private progressLog: { stop(): void } | undefined;
