@@ -83,14 +83,14 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     let release = proxy.hold('eth_getBlockReceipts', 150);
     s = await startChainpost(env(), dir);
 
-    // Running: figures move, then stand where the node holds.
+    // Running: figures move, then stand where the node holds (a receipt is held, and the head stood still for 0.5 s).
     const seen: Json[] = [];
     const held = await until(async () => {
       const c = await chain(s!);
       seen.push(c);
-      const prev = seen.at(-2);
-      return c['head'] >= K + 100 && prev !== undefined && prev['head'] === c['head'] && c['indexed'] >= c['head'] - CATCH_UP_BATCH;
-    }, 20_000, 100);
+      const last = seen.slice(-6);
+      return proxy.calls('eth_getBlockReceipts') > 150 && last.length === 6 && last.every((x) => x['head'] === c['head']) && c['indexed'] >= c['head'] - CATCH_UP_BATCH;
+    }, 30_000, 100);
     const running = seen.at(-1)!;
     expect(held, JSON.stringify(running)).toBe(true);
     expect(running['head']).toBeLessThan(TOP);
@@ -107,13 +107,21 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     // The CLI's bar, as a plain line per chain.
     const status = await cli(['status', '--url', s.url], undefined);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`^0x539  \\[#+-+\\] +\\d+\\.\\d%  backfill ${K}-${TOP} at ${running['head']}, [\\d.]+ blocks/s, (eta \\d+ (s|min|h)|eta unknown), indexed ${running['indexed']}$`, 'm'));
+    const bar = new RegExp(`^0x539  \\[#+-+\\] +\\d+\\.\\d%  backfill ${K}-${TOP} at (\\d+), [\\d.]+ blocks/s, (eta \\d+ (s|min|h)|eta unknown), indexed (\\d+)$`, 'm').exec(status.stdout);
+    expect(bar, status.stdout).not.toBeNull();
+    // (On a loaded machine the head may have moved a little since: it only goes up, and stays short of `to`.)
+    expect(Number(bar![1])).toBeGreaterThanOrEqual(running['head']);
+    expect(Number(bar![1])).toBeLessThan(TOP);
+    expect(Number(bar![4])).toBeGreaterThanOrEqual(running['indexed']);
 
     // The log's progress line comes with 10 s of service time (real time moves it too: one may have come already).
     const lines = logged(s, 'backfill').length;
     await advance(s, 10);
     expect(await until(() => logged(s!, 'backfill').length > lines, 5_000)).toBe(true);
-    expect(logged(s, 'backfill').at(-1)).toMatchObject({ chain: '0x539', from: K, to: TOP, head: running['head'], percent: expect.any(Number) });
+    const line = logged(s, 'backfill').at(-1)!;
+    expect(line).toMatchObject({ chain: '0x539', from: K, to: TOP, percent: expect.any(Number) });
+    expect(line['head']).toBeGreaterThanOrEqual(running['head']);
+    expect(line['head']).toBeLessThan(TOP);
 
     // A stream watching A1, created before the backfill reaches A1's old transfer.
     const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'backfill', tag: 'backfill', chainIds: ['0x539'], includeNativeTxs: true } });
