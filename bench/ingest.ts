@@ -66,7 +66,7 @@ function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[nu
  */
 async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs: number[]; head: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_POLL_MS: '20', CHAINPOST_ACCESS_LOG: '0' }, 30_000);
+  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_START_BLOCKS: '0x1=0', CHAINPOST_POLL_MS: '20', CHAINPOST_ACCESS_LOG: '0' }, 30_000);
   const started = performance.now();
   const url = `http://127.0.0.1:${server.port}`;
   try {

@@ -113,6 +113,8 @@ async function main(): Promise<void> {
       CHAINPOST_PORT: '0',
       CHAINPOST_API_KEY: KEY,
       CHAINPOST_CHAINS: `0x539=${anvil.url}`,
+      // Every block mined above is stored (a first start would begin at anvil's head).
+      CHAINPOST_START_BLOCKS: '0x539=0',
       CHAINPOST_RATE_LIMIT: '0',
       CHAINPOST_ACCESS_LOG: '0',
     });

@@ -9,6 +9,7 @@ import { ApiKeys } from '../engine/keys.js';
 import type { Config } from '../engine/config.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import type { Store } from '../storage/env.js';
+import { renderStatus, type Health } from './status.js';
 
 export interface OptionSpec {
   /** The value's placeholder in the usage (`--name N`); none: a flag. */
@@ -100,6 +101,14 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     },
   },
   {
+    name: 'status',
+    summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
+    options: { url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' } },
+    notes: 'Plain text, one line per chain; exits 1 when no server answers.',
+    data: 'none',
+    run: (ctx) => status(ctx),
+  },
+  {
     name: 'devnet reset',
     summary: 'start the embedded devnet afresh: delete its state and what was ingested from chain 0x539 (streams, keys and queued webhooks stay)',
     data: 'exclusive',
@@ -108,6 +117,24 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     },
   },
 ];
+
+/** The server's own address, as a client reaches it (a wildcard listen address means this machine). */
+function serverUrl(config: Config): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+async function status(ctx: Context): Promise<void> {
+  const url = (ctx.values['url'] as string | undefined)?.replace(/\/+$/, '') ?? serverUrl(ctx.config);
+  let res: Response;
+  try {
+    res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000) });
+  } catch (err) {
+    const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
+    throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);
+  }
+  out(renderStatus(url, (await res.json()) as Health));
+}
 
 async function serve(config: Config): Promise<void> {
   const service = await startService(config);

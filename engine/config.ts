@@ -43,6 +43,12 @@ export interface Config {
   deliveryLogMax: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
+  /**
+   * The first block of each EVM chain followed for the first time (CHAINPOST_START_BLOCKS), keyed by chain
+   * key: the follower backfills from there to the node's head, then follows. A chain not listed starts at
+   * the node's head; a chain already in the store keeps its state.
+   */
+  startBlocks: Map<string, number>;
   /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
   traceBlocks: boolean;
   /** Bitcoin Core JSON-RPC (`http://user:pass@host:port`, basic auth from the URL), its poll interval (ms) and the xpub gap; no url: no Bitcoin. */
@@ -76,6 +82,7 @@ export function parseConfig(env: Env): Config {
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
   const chains = get('CHAINPOST_CHAINS');
+  const upstreams = chains === 'none' ? new Map<string, string>() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl);
   const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
@@ -85,7 +92,7 @@ export function parseConfig(env: Env): Config {
     rpcPort,
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
-    chains: chains === 'none' ? new Map() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl),
+    chains: upstreams,
     ingest: chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured',
     devnet: {
       port: integer('CHAINPOST_DEVNET_PORT', get('CHAINPOST_DEVNET_PORT'), 8545, 0, 65535),
@@ -106,6 +113,8 @@ export function parseConfig(env: Env): Config {
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
+    // The embedded devnet (CHAINPOST_CHAINS unset) is 0x539.
+    startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), chains === undefined ? new Set(['0x539']) : new Set(upstreams.keys())),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
     ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
@@ -127,6 +136,23 @@ function solana(get: (name: string) => string | undefined): Config['solana'] {
     // default, the RPC's own host and port, is where providers and proxies (and the test stand-in) serve both.
     wsUrl: ws ?? (rpc === undefined ? undefined : rpc.replace(/^http/, 'ws')),
   };
+}
+
+/**
+ * `0x1=19000000,base=0x1c9c380`: a block number (decimal or 0x hex) per EVM chain the server follows (one of
+ * CHAINPOST_CHAINS, or the devnet 0x539 when that is unset): a start block for a chain never followed is a typo.
+ */
+function startBlocks(v: string | undefined, followed: ReadonlySet<string>): Map<string, number> {
+  const name = 'CHAINPOST_START_BLOCKS';
+  const out = chainMap(name, v, blockNumber);
+  for (const key of out.keys()) if (!followed.has(key)) throw new ConfigError(name, `chain ${key} is not followed (not in CHAINPOST_CHAINS, or the devnet 0x539 when that is unset)`);
+  return out;
+}
+
+function blockNumber(name: string, v: string): number {
+  const n = /^\d+$/.test(v) ? Number(v) : /^0x[0-9a-fA-F]+$/.test(v) ? parseInt(v, 16) : NaN;
+  if (!Number.isSafeInteger(n)) throw new ConfigError(name, `expected a block number (decimal or 0x hex), got "${v}"`);
+  return n;
 }
 
 /** A chain followed by its key: an EVM chain (hex id, decimal id or slug), or `bitcoin`, `solana`. */

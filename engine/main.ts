@@ -241,12 +241,13 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const nodes = new NodeAccess(store, metrics);
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
-    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log);
+    // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
+    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() };
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock)]),
@@ -380,6 +381,8 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
       pool: prepare,
+      // A chain not in the store yet: from its start block, backfilled to the node's head, else from that head.
+      startBlock: config.startBlocks.get(key) ?? 'head',
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
     core.followers.push(follower);
@@ -430,6 +433,12 @@ async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Pr
       await devnet?.stop();
     },
   };
+}
+
+/** A chain's /health entry: its follower's status, and for an EVM chain the Data API indexes' position (`indexed`, null before the first block). */
+function withIndexed(f: ChainFollower, indexer: DataIndexer): FollowerStatus & { indexed?: number | null } {
+  const status = f.status();
+  return f instanceof Follower ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
 }
 
 /** A copy of bytes read from the store (valid only until the next read there). */

@@ -193,7 +193,8 @@ describe('ingestion in the server binary', () => {
     let store: Store | undefined;
     const dir = tempDir();
     // Every block kept (no retention pruning), so every one can be checked.
-    const env = { CHAINPOST_CHAINS: '', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_POLL_MS: String(POLL_MS), CHAINPOST_RETENTION_BLOCKS: '1000000' };
+    // From block 0 (a first start would begin at the node's head): every block mined before the start is ingested.
+    const env = { CHAINPOST_CHAINS: '', CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_POLL_MS: String(POLL_MS), CHAINPOST_RETENTION_BLOCKS: '1000000' };
     try {
       anvil = await startAnvil({ args: ['--no-mining'] });
       rpc = jsonRpcUpstream(anvil.url);

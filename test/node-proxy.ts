@@ -11,8 +11,8 @@ export interface NodeProxy {
   url: string;
   /** How many calls of `method` reached the node so far (batch elements count one each). */
   calls(method: string): number;
-  /** Holds requests carrying `method` until the returned function is called. */
-  hold(method: string): () => void;
+  /** Holds requests carrying `method` (after letting `after` more through) until the returned function is called. */
+  hold(method: string, after?: number): () => void;
   /** Answers every HTTP request with this status (a node behind a failing gateway); undefined: forward again. */
   failWith(status: number | undefined): void;
   close(): Promise<void>;
@@ -21,7 +21,7 @@ export interface NodeProxy {
 export async function nodeProxy(target: string): Promise<NodeProxy> {
   const node = new URL(target);
   const counts = new Map<string, number>();
-  const held = new Map<string, Promise<void>>();
+  const held = new Map<string, { gate: Promise<void>; pass: number }>();
   let failing: number | undefined;
   const sockets = new Set<Socket>();
 
@@ -50,7 +50,13 @@ export async function nodeProxy(target: string): Promise<NodeProxy> {
       }
       const methods = methodsOf(body);
       for (const m of methods) counts.set(m, (counts.get(m) ?? 0) + 1);
-      await Promise.all(methods.map((m) => held.get(m)));
+      await Promise.all(
+        methods.map((m) => {
+          const h = held.get(m);
+          if (h === undefined || h.pass-- > 0) return undefined;
+          return h.gate;
+        }),
+      );
       const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
     })().catch((err: unknown) => res.writeHead(500).end(String(err)));
@@ -82,9 +88,9 @@ export async function nodeProxy(target: string): Promise<NodeProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     calls: (method) => counts.get(method) ?? 0,
-    hold(method) {
+    hold(method, after = 0) {
       let release!: () => void;
-      held.set(method, new Promise<void>((r) => (release = r)));
+      held.set(method, { gate: new Promise<void>((r) => (release = r)), pass: after });
       return () => {
         held.delete(method);
         release();

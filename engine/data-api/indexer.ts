@@ -48,6 +48,12 @@ type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
 /** `indexUndo` row: the block's hash as indexed, and what its writes replaced. */
 interface UndoRow {
   hash: string;
+  /**
+   * The hash of the block below as indexed (this block's parent), null when this block was the first the
+   * indexes took: what the indexes' position goes back to when this block is taken back. (Absent in rows
+   * written before it was kept.)
+   */
+  parent?: string | null;
   undo: Undo;
 }
 
@@ -110,7 +116,7 @@ function takeBack(kv: Kv, undo: Undo): void {
 
 export interface DataIndexerOptions {
   batch?: number;
-  /** The first block to index on a chain with no `indexState` yet; default: the lowest block record stored. */
+  /** The first block to index on a chain with no `indexState` yet (never below the lowest block stored); default: the lowest block stored. */
   startBlock?(chain: string): number | undefined;
 }
 
@@ -203,12 +209,14 @@ export class DataIndexer {
         const state = this.kv.get<IndexState>('indexState', chain);
         if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
         const head = this.kv.get<{ head: number }>('chainState', chain)?.head ?? -1;
+        let parent = state === undefined ? null : state.hash;
         for (const block of blocks) {
           // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
           const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
           const w = new IndexWriter(this.kv, undo);
           this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
-          if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, undo } satisfies UndoRow);
+          if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
+          parent = block.hash;
           if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
         }
         const last = blocks.at(-1)!;
@@ -222,7 +230,7 @@ export class DataIndexer {
   /** Blocks after the indexes' position whose records are stored, up to a batch. */
   private nextBatch(chain: string): IndexedBlock[] {
     const at = this.position(chain);
-    const first = at === undefined ? (this.opts.startBlock?.(chain) ?? this.lowestRecord(chain)) : at + 1;
+    const first = at === undefined ? this.firstBlock(chain) : at + 1;
     if (first === undefined) return [];
     const blocks: IndexedBlock[] = [];
     const end = first + (this.opts.batch ?? INDEX_BATCH);
@@ -238,6 +246,13 @@ export class DataIndexer {
       blocks.push({ chain, number, hash: String(value), timestamp: Number(record.header['timestamp']), record });
     }
     return blocks;
+  }
+
+  /** Where a chain's indexes begin: the start block asked, or the lowest block stored if that is higher (a start block below it would wait for ever). */
+  private firstBlock(chain: string): number | undefined {
+    const lowest = this.lowestRecord(chain);
+    if (lowest === undefined) return undefined;
+    return Math.max(lowest, this.opts.startBlock?.(chain) ?? lowest);
   }
 
   private lowestRecord(chain: string): number | undefined {
@@ -256,10 +271,11 @@ export class DataIndexer {
         if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
         takeBack(this.kv, row.undo);
         this.kv.remove('indexUndo', key);
-        // The block below as it was indexed: its own undo row says which hash (beyond the undo window it is canonical).
+        // The block below as it was indexed (the parent this block was indexed on): if that left the chain too
+        // and its undo row is gone (deeper than UNDO_BLOCKS), the next turn refuses to go on.
         const below = state.number - 1;
-        const hash = this.kv.get<UndoRow>('indexUndo', blockKey(chain, below))?.hash ?? this.kv.get<string>('canon', blockKey(chain, below));
-        if (below < 0 || hash === undefined) this.kv.remove('indexState', chain);
+        const hash = row.parent !== undefined ? row.parent : (this.kv.get<UndoRow>('indexUndo', blockKey(chain, below))?.hash ?? this.kv.get<string>('canon', blockKey(chain, below)) ?? null);
+        if (below < 0 || hash === null) this.kv.remove('indexState', chain);
         else this.kv.put('indexState', chain, { number: below, hash } satisfies IndexState);
       });
     }

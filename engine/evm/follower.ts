@@ -5,6 +5,7 @@ import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } f
 import { removeBlock } from './store.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
 import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { BackfillProgress, logBackfill, type BackfillRange, type BackfillStatus } from '../ingest/backfill.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -15,6 +16,9 @@ import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower
  * catch reorgs: the store rolls back to the fork point and ingests the new branch. Blocks are announced as seen, then as
  * confirmed once `confirmations` deep, in order and only while canonical. State
  * is kept in the store, so a restart resumes after the last committed block.
+ * Given a start block, a chain followed for the first time is backfilled from
+ * there to the node's head then: those blocks are stored (and indexed) but
+ * announced to no listener, as history no stream asked for.
  */
 
 export interface ChainState {
@@ -26,12 +30,20 @@ export interface ChainState {
   tracer: boolean | null;
   /** Last block whose record and probe column were pruned (−1 before the first). */
   pruned: number;
+  /**
+   * The backfill set at the first start: blocks `from` (the start block) to `to` (the node's head then) are
+   * stored without block events. Absent: the chain was followed from block 0 with every block announced (no
+   * start block given, or a store from before backfills).
+   */
+  backfill?: BackfillRange;
 }
 
 /** An EVM chain's status: the shared fields, and whether internal transactions and the newHeads subscription work. */
 export interface EvmFollowerStatus extends FollowerStatus {
   internalTransactions: boolean | null;
   subscription: boolean;
+  /** The backfill's progress; null when the chain has none (see ChainState.backfill) or is not started yet. */
+  backfill: BackfillStatus | null;
 }
 
 /** Blocks fetched and prepared at once while catching up (one at a time at the head). */
@@ -77,6 +89,10 @@ export class Follower implements ChainFollower {
   private hinted = -1;
   /** The head when the listeners were last told what is durable. */
   private woken = -1;
+  /** A start block is given and the store holds no state of this chain yet: the first sync decides where it starts (begin()). */
+  private fresh: boolean;
+  private progress: BackfillProgress | undefined;
+  private progressLog: { stop(): void } | undefined;
 
   constructor(
     private readonly chain: string,
@@ -94,10 +110,22 @@ export class Follower implements ChainFollower {
       until?: number;
       /** Where the node's answers are parsed and encoded (the server's worker pool). */
       pool: EvmIngestPool;
+      /**
+       * Where a chain not in the store yet starts: this block, backfilled up to the node's head at the
+       * first sync ('head': that head alone). A chain in the store keeps its state whatever this says.
+       * Undefined: block 0, every block announced (no backfill).
+       */
+      startBlock?: number | 'head';
     },
   ) {
+    const stored = kv.get<ChainState>('chainState', chain);
+    this.fresh = stored === undefined && opts.startBlock !== undefined;
     this.state = this.durable = this.stored();
     this.health = new UpstreamHealth(chain, log);
+    const asked = opts.startBlock;
+    if (stored !== undefined && typeof asked === 'number' && asked !== (stored.backfill?.from ?? 0)) {
+      log.warn('a start block is set for a chain already in the store: its stored state is kept', { chain, startBlock: asked, followedFrom: stored.backfill?.from ?? 0, head: stored.head });
+    }
   }
 
   /** The chain's state as the store holds it (a new chain's before its first block). */
@@ -106,19 +134,65 @@ export class Follower implements ChainFollower {
   }
 
   start(): void {
+    this.watchBackfill();
     if (this.upstream.subscribeHeads !== undefined) this.subscribe();
     this.poll();
   }
 
   stop(): void {
     this.stopped = true;
+    this.progressLog?.stop();
     this.timer?.cancel();
     this.resubscribe?.cancel();
     this.unsubscribe?.();
   }
 
   status(): EvmFollowerStatus {
-    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed };
+    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed, backfill: this.backfillStatus() };
+  }
+
+  private backfillStatus(): BackfillStatus | null {
+    const range = this.durable.backfill;
+    if (range === undefined) return null;
+    if (this.progress === undefined) return { ...range, done: this.durable.head >= range.to, blocksPerSec: 0, etaSeconds: this.durable.head >= range.to ? 0 : null };
+    return this.progress.status(this.durable.head);
+  }
+
+  /** While the stored backfill is not done: its rate measured from here on, and a progress line in the log. */
+  private watchBackfill(): void {
+    const range = this.durable.backfill;
+    if (range === undefined || this.durable.head >= range.to || this.progress !== undefined) return;
+    this.progress = new BackfillProgress(range, () => this.clock.now());
+    this.progress.note(this.durable.head);
+    this.progressLog = logBackfill(this.clock, this.log, this.chain, () => ({ ...this.backfillStatus()!, head: this.durable.head }));
+  }
+
+  /** A durable head: the backfill's rate, and once it is done its last log line. */
+  private noteProgress(head: number): void {
+    if (this.progress === undefined) return;
+    this.progress.note(head);
+    const { from, to } = this.progress.range;
+    if (head < to || this.progressLog === undefined) return;
+    this.progressLog.stop();
+    this.progressLog = undefined;
+    this.log.info('backfill done', { chain: this.chain, from, to });
+  }
+
+  /**
+   * A chain's first sync: where it starts (the start block, or the node's head), and its backfill up to the
+   * node's head now, saved before any block so a restart goes on towards the same `to`.
+   */
+  private async begin(nodeHead: number): Promise<void> {
+    const asked = this.opts.startBlock!;
+    const from = asked === 'head' ? nodeHead : asked;
+    // A start block the node has not reached yet: nothing to backfill, following begins there.
+    const backfill = { from, to: Math.max(from - 1, nodeHead) };
+    const state: ChainState = { head: from - 1, confirmed: from - 1, tracer: this.state.tracer, pruned: from - 1, backfill };
+    await this.kv.transactAsync(() => this.kv.put('chainState', this.chain, state));
+    this.state = this.durable = state;
+    this.fresh = false;
+    this.log.info('following a new chain', { chain: this.chain, from, backfillTo: backfill.to, nodeHead });
+    this.watchBackfill();
   }
 
   /**
@@ -158,11 +232,12 @@ export class Follower implements ChainFollower {
         const hinted = this.hinted;
         this.hinted = -1;
         let target = hinted;
-        if (hinted <= this.state.head) {
+        if (hinted <= this.state.head || this.fresh) {
           target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
           this.announce(target);
           // A reorg may replace blocks without adding any: check our head is still the node's.
-          await this.rollBack();
+          if (this.fresh) await this.begin(target);
+          else await this.rollBack();
         }
         await this.catchUp(target);
       } while (this.again && !this.stopped);
@@ -286,13 +361,15 @@ export class Follower implements ChainFollower {
     const next = { ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) };
     // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
     // follow it as they would one block at a time: a restart neither repeats nor loses one.
+    // Backfilled blocks are history: stored, announced to no listener (no stream gets a webhook for them).
+    const history = this.state.backfill?.to ?? -1;
     const written = this.kv.writeBehind(() => {
       writePrepared(this.kv, this.chain, blocks);
       for (const b of blocks) {
-        this.events.seen(this.chain, b.number, b.hash);
+        if (b.number > history) this.events.seen(this.chain, b.number, b.hash);
         while (confirmed < b.number - this.opts.confirmations) {
           confirmed++;
-          this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
+          if (confirmed > history) this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
         }
       }
       this.kv.put('chainState', this.chain, next);
@@ -307,6 +384,7 @@ export class Follower implements ChainFollower {
           this.durableSeq = seq;
           for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
           this.durable = { ...next, tracer: this.state.tracer };
+          this.noteProgress(next.head);
         }
       },
     );
@@ -396,7 +474,9 @@ export class Follower implements ChainFollower {
    */
   private async rollBack(): Promise<boolean> {
     let k = this.state.head;
-    while (k >= 0) {
+    // Nothing below the start block is stored: the walk ends there (the start block itself may be replaced).
+    const floor = this.state.backfill?.from ?? 0;
+    while (k >= floor) {
       const ours = this.kv.get<string>('canon', blockKey(this.chain, k));
       const theirs = await this.upstream.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${k.toString(16)}`, false]);
       if (ours !== undefined && theirs !== null && theirs.hash === ours) break;
