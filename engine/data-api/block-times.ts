@@ -53,6 +53,38 @@ export function blockAtOrBefore(kv: Kv, chain: string, unix: number): number | u
   return lo;
 }
 
+/** A query's block range: from/to block and date. */
+export interface BlockRangeQuery {
+  from_block?: number | undefined;
+  to_block?: number | undefined;
+  from_date?: number | undefined;
+  to_date?: number | undefined;
+}
+
+/**
+ * The blocks of a query's range, both ends inclusive (`to` Number.MAX_SAFE_INTEGER when open): a block
+ * given wins over a date (as the hosted service documents), a date is the first indexed block at or after
+ * it (from) or the last at or before it (to); null when nothing can match.
+ */
+export function blockSpan(kv: Kv, chain: string, q: BlockRangeQuery): { from: number; to: number } | null {
+  const from = q.from_block ?? (q.from_date === undefined ? 0 : blockAtOrAfter(kv, chain, q.from_date));
+  const to = q.to_block ?? (q.to_date === undefined ? Number.MAX_SAFE_INTEGER : blockAtOrBefore(kv, chain, q.to_date));
+  return from === undefined || to === undefined || to < from ? null : { from, to };
+}
+
+/** A block number as index keys write it: 12 hex digits (they sort as the numbers). */
+export const n12 = (n: number): string => n.toString(16).padStart(12, '0');
+/** The last block number 12 hex digits hold: bounds at or past it are left open. */
+export const MAX_KEY_BLOCK = 0xffffffffffff;
+
+/**
+ * rangePage's bounds (`low`, `high`) of a span over keys whose rest (after the list's prefix) begins with the
+ * block number in 12 hex digits and a `/`.
+ */
+export function spanBounds(span: { from: number; to: number }): { low?: string; high?: string } {
+  return { ...(span.from > 0 ? { low: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}), ...(span.to < MAX_KEY_BLOCK ? { high: `${n12(span.to + 1)}/` } : {}) };
+}
+
 /** The first indexed block whose timestamp is at or after `unix`; undefined when every indexed block is earlier. */
 export function blockAtOrAfter(kv: Kv, chain: string, unix: number): number | undefined {
   const before = blockAtOrBefore(kv, chain, unix - 1);

@@ -7,7 +7,7 @@ import { rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
 import { jsonValue } from './abi-values.js';
 import { indexedTo } from './read-at.js';
-import { blockAtOrAfter, blockAtOrBefore } from './block-times.js';
+import { blockSpan, spanBounds } from './block-times.js';
 import type { DataDeps } from './deps.js';
 import type { DataIndex } from './indexer.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
@@ -50,13 +50,6 @@ export const contractLogsIndex: DataIndex = {
   },
 };
 
-/** The `blocks` of a from/to block or date range: a block wins over a date (as the hosted service says); null when nothing can match. */
-function blockBounds(kv: Kv, chain: string, q: { from_block?: number | undefined; to_block?: number | undefined; from_date?: number | undefined; to_date?: number | undefined }): { from: number; to: number | undefined } | null {
-  const from = q.from_block ?? (q.from_date === undefined ? 0 : blockAtOrAfter(kv, chain, q.from_date));
-  const to = q.to_block ?? (q.to_date === undefined ? undefined : blockAtOrBefore(kv, chain, q.to_date));
-  if (from === undefined || (q.to_date !== undefined && q.to_block === undefined && to === undefined)) return null;
-  return { from, to };
-}
 
 const rangeQuery = {
   address: evmAddress,
@@ -76,20 +69,20 @@ type Topics = Array<string | undefined>;
 /** One page of a contract's logs, optionally those of one topic0 and with topic1…3 filters; rows with their key's position. */
 async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractLogsQuery>, topics: Topics, list: string) {
   await indexedTo(deps, chain, q.to_block);
-  const bounds = blockBounds(deps.kv, chain, q);
-  if (bounds === null || (bounds.to !== undefined && bounds.to < bounds.from)) return { page: 0, cursor: null, rows: [] };
+  const bounds = blockSpan(deps.kv, chain, q);
+  if (bounds === null) return { page: 0, cursor: null, rows: [] };
   const [topic0, ...rest] = topics;
   const main = byContract(chain, q.address);
   const prefix = topic0 === undefined ? main : byTopic0(chain, q.address, topic0);
   const rowOf = (value: unknown, key: string): StoredContractLog => (topic0 === undefined ? (value as StoredContractLog) : deps.kv.get<StoredContractLog>('contractLogs', main + key.slice(prefix.length))!);
   const filtered = rest.some((t) => t !== undefined);
   const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {
-    list: `${list} ${q.order} ${q.address} ${topics.join(',')} ${bounds.from}-${bounds.to ?? ''}`,
+    // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
+    list: `${list} ${q.order} ${q.address} ${topics.join(',')} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`,
     limit: q.limit,
     reverse: q.order === 'DESC',
     cursor: q.cursor,
-    low: bounds.from.toString(16).padStart(12, '0'),
-    ...(bounds.to === undefined ? {} : { high: (bounds.to + 1).toString(16).padStart(12, '0') }),
+    ...spanBounds(bounds),
     ...(filtered ? { keep: (v: unknown, key: string) => rest.every((t, i) => t === undefined || rowOf(v, key).topics[i + 1] === t) } : {}),
   });
   const rows = page.rows.map(({ key, value }) => {

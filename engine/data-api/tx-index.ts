@@ -1,6 +1,7 @@
 import { transfersOf, type Transfer } from '../evm/store.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { nativeParties, summarize } from './tx-summary.js';
+import { n12 } from './block-times.js';
 
 /**
  * Native transactions and activity (storage/README.md, "Native transactions and activity"):
@@ -32,12 +33,9 @@ export interface Activity {
 }
 
 /** A block number in keys: 12 hex digits. */
-export const n12 = (n: number): string => n.toString(16).padStart(12, '0');
-export const MAX_KEY_BLOCK = 0xffffffffffff;
 export const txPosition = (block: number, index: number): string => `${n12(block)}/${index.toString(16).padStart(6, '0')}`;
 export const hashKey = (chain: string, hash: string): string => `h/${chain}/${hash.toLowerCase()}`;
 export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;
-export const blockTimeKey = (chain: string, block: number): string => `b/${chain}/${n12(block)}`;
 /** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
 export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
 export const activityKey = (address: string, chain: string): string => `${address.toLowerCase()}/${chain}`;
@@ -61,7 +59,6 @@ function touch(w: IndexWriter, chain: string, address: string, at: Moment, count
 
 function applyBlock(w: IndexWriter, block: IndexedBlock): void {
   const { chain } = block;
-  w.put('nativeTxs', blockTimeKey(chain, block.number), block.timestamp);
   const all = transfersOf(block.record);
   const summaries = summarize(chain, block.record, all);
   const transfers: Transfer[][] = summaries.map(() => []);

@@ -3,7 +3,7 @@ import type { ChainState } from '../evm/follower.js';
 import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../evm/record.js';
 import { blockHashKey, blockKey } from '../ingest/chain-store.js';
 import type { DataDeps } from './deps.js';
-import { blockTimeKey, hashKey, summaryKey } from './tx-index.js';
+import { hashKey, summaryKey } from './tx-index.js';
 import type { TxSummary } from './tx-summary.js';
 
 /**
@@ -84,31 +84,3 @@ export async function logsOf(deps: DataDeps, chain: string, s: TxSummary): Promi
   return receiptLogs(receipt).map((l): StoredLog => ({ address: String(l['address']), topics: l['topics'] as string[], data: String(l['data']), logIndex: String(l['logIndex']) }));
 }
 
-/**
- * The block range of a query's from/to block and date (dates through each indexed block's timestamp, by
- * binary search over the indexed blocks); null when the range is empty.
- */
-export function blockSpan(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: { from_block?: number; to_block?: number; from_date?: number; to_date?: number }): { from: number; to: number } | null {
-  let from = q.from_block ?? 0;
-  let to = q.to_block ?? Number.MAX_SAFE_INTEGER;
-  if (q.from_date !== undefined || q.to_date !== undefined) {
-    const [first] = deps.kv.range<number>('nativeTxs', { start: `b/${chain}/`, end: `b/${chain}/\uffff`, limit: 1 });
-    const last = deps.indexer.position(chain);
-    if (first === undefined || last === undefined) return null;
-    const lo = parseInt(first.key.slice(`b/${chain}/`.length), 16);
-    const time = (n: number): number => deps.kv.get<number>('nativeTxs', blockTimeKey(chain, n)) ?? Number.MAX_SAFE_INTEGER;
-    // The first indexed block at or after a moment (last + 1 when none is).
-    const firstAtOrAfter = (t: number): number => {
-      let [a, b] = [lo, last + 1];
-      while (a < b) {
-        const m = Math.floor((a + b) / 2);
-        if (time(m) >= t) b = m;
-        else a = m + 1;
-      }
-      return a;
-    };
-    if (q.from_date !== undefined) from = Math.max(from, firstAtOrAfter(q.from_date));
-    if (q.to_date !== undefined) to = Math.min(to, firstAtOrAfter(q.to_date + 1) - 1);
-  }
-  return from <= to ? { from, to } : null;
-}

@@ -5,9 +5,10 @@ import type { BlockRecord } from '../evm/record.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
-import { MAX_KEY_BLOCK, addressPrefix, n12, positionOf, txPosition } from './tx-index.js';
+import { addressPrefix, positionOf, txPosition } from './tx-index.js';
+import { blockSpan, spanBounds } from './block-times.js';
 import { internalItem, iso, txItem } from './tx-item.js';
-import { blockNumberOf, blockSpan, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
+import { blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
 import { summarize, type TxSummary } from './tx-summary.js';
 
 /**
@@ -27,10 +28,6 @@ export const blockQuery = z.object({
 });
 export const blockStatsQuery = blockQuery.pick({ block_number_or_hash: true });
 
-/** The block bounds of an `addressTxs` range (what follows `list/chain/address/`), for rangePage. */
-export function spanBounds(span: { from: number; to: number }): { low?: string; high?: string } {
-  return { ...(span.from > 0 ? { low: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}), ...(span.to < MAX_KEY_BLOCK ? { high: `${n12(span.to + 1)}/` } : {}) };
-}
 
 export interface AddressPageQuery {
   address: string;
@@ -46,7 +43,7 @@ export interface AddressPageQuery {
 /** A page of one of an address's lists (`tx`: native, `hist`: wallet history) as summaries. */
 export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'hist', q: AddressPageQuery): Promise<{ page: number; cursor: string | null; items: TxSummary[] }> {
   await caughtUp(deps, chain);
-  const span = blockSpan(deps, chain, q);
+  const span = blockSpan(deps.kv, chain, q);
   if (span === null) return { page: 0, cursor: null, items: [] };
   const p = rangePage<number>(deps.kv, 'addressTxs', addressPrefix(list, chain, q.address), {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
