@@ -14,6 +14,7 @@ import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
+import { erc20Endpoints } from '../http/server/data-erc20.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
@@ -62,6 +63,7 @@ import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, 
 import { ApiKeys } from './keys.js';
 import { DataIndexer, withIndexer } from './data-api/indexer.js';
 import { dataIndexes } from './data-api/indexes.js';
+import type { DataDeps } from './data-api/deps.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
@@ -241,11 +243,12 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log);
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
+    const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() };
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
+      ...dataRoutes(clock, dataDeps, [erc20Endpoints(dataDeps)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];

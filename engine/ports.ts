@@ -11,6 +11,8 @@ export const TABLES = [
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   'indexState', 'indexUndo',
+  // Data API, ERC-20 (engine/data-api/erc20-index.ts)
+  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Blocks', 'erc20Search',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -1,5 +1,6 @@
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
+import { erc20Index } from './erc20-index.js';
 import type { DataIndex } from './indexer.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata. */
@@ -9,6 +10,8 @@ export interface IndexDeps {
 }
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
-export function dataIndexes(_deps: IndexDeps): DataIndex[] {
-  return [];
+export function dataIndexes(deps: IndexDeps): DataIndex[] {
+  return [
+    erc20Index(deps) as DataIndex,
+  ];
 }

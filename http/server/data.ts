@@ -52,6 +52,15 @@ export interface DataEndpoint {
   method: Method;
   path: string;
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
+  /** The endpoint names its chains itself (`chains`): the request's `chain` need not be followed. */
+  crossChain?: boolean;
+}
+
+/** A query parameter given as a list: `name=a&name=b`, `name[]=a`, `name[0]=a` (how clients write arrays), empty ones left out. */
+export function queryList(req: Request, name: string): string[] {
+  const out: string[] = [];
+  for (const [k, v] of queryParams(req.query)) if (v !== '' && (k === name || k === `${name}[]` || new RegExp(`^${name}\\[\\d+\\]$`).test(k))) out.push(v);
+  return out;
 }
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
@@ -70,8 +79,10 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
     route('GET', '/web3/version', () => VERSION),
     ...fixedFirst.map((e) =>
       route(e.method, e.path, (req) => {
+        const gone = ENDPOINT_REMOVALS.find((r) => (r.method === 'ANY' || r.method === e.method) && r.path === e.path && inEffect(r, clock.now()));
+        if (gone !== undefined) throw removedEndpoint(gone);
         const chain = dataChain(req, clock.now());
-        if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
+        if (e.crossChain !== true && deps.follower(chain.key) === undefined) throw notFollowed(chain);
         return e.handle(req, chain);
       }),
     ),

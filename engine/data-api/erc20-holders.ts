@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { ApiError, badRequest } from '../errors.js';
+import { rangePage } from '../page.js';
+import type { DataDeps } from './deps.js';
+import { formatted, indexedHead, shareOf, tokenFacts } from './erc20-common.js';
+import { holdersAt } from './erc20-index.js';
+import { blockInfoKey, holderOf, holderPrefix, type BlockInfo } from './erc20-keys.js';
+import { cursor, date, evmAddress, limit, order } from './params.js';
+
+/**
+ * A token's holders: GET /erc20/:token_address/owners (the `erc20Holders`
+ * index, balance descending; a page reads limit + 2 entries),
+ * GET /erc20/:tokenAddress/holders (count, top-N supply, change over 5 min …
+ * 30 days) and GET /erc20/:tokenAddress/holders/historical (a count per time
+ * bucket). Each says `partial: true` when the token was created before the
+ * indexed range: then only wallets that moved it since are listed.
+ */
+
+export const ownersQuery = z.object({ token_address: evmAddress, limit: limit(), cursor, order });
+export const holdersQuery = z.object({ tokenAddress: evmAddress });
+const FRAMES = { '1min': 60, '5min': 300, '10min': 600, '30min': 1800, '1h': 3600, '4h': 14_400, '12h': 43_200, '1d': 86_400, '1w': 604_800, '1m': 2_592_000 } as const;
+export const historicalQuery = z.object({
+  tokenAddress: evmAddress,
+  fromDate: date,
+  toDate: date,
+  timeFrame: z.enum(Object.keys(FRAMES) as [keyof typeof FRAMES], `one of ${Object.keys(FRAMES).join(', ')}`).default('1min'),
+  limit: limit(),
+  cursor,
+});
+
+export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typeof ownersQuery>) {
+  await indexedHead(deps, chain);
+  const t = await tokenFacts(deps, chain, q.token_address);
+  // Keys sort by balance descending: DESC reads forward.
+  const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), { list: `erc20-owners ${q.order}`, limit: q.limit, reverse: q.order === 'ASC', cursor: q.cursor });
+  const result = page.rows.map(({ key }) => {
+    const { wallet, balance } = holderOf(key);
+    return {
+      owner_address: wallet,
+      owner_address_label: null,
+      balance: balance.toString(),
+      balance_formatted: formatted(balance, t.decimals),
+      usd_value: null,
+      // Not known without eth_getCode (not among the node reads here): null rather than a guess.
+      is_contract: null,
+      percentage_relative_to_total_supply: shareOf(balance, t.totalSupply),
+      entity: null,
+      entity_logo: null,
+    };
+  });
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, total_supply: t.totalSupply, partial: t.state?.created !== true, result };
+}
+
+const TOPS = [10, 25, 50, 100, 250, 500] as const;
+const WINDOWS = { '5min': 300, '1h': 3600, '6h': 21_600, '24h': 86_400, '3d': 259_200, '7d': 604_800, '30d': 2_592_000 } as const;
+const TIERS = { whales: 0, sharks: 0, dolphins: 0, fish: 0, octopus: 0, crabs: 0, shrimps: 0 };
+
+/** The time the indexes are at: the last indexed block's (holder changes are measured back from it). */
+function indexedTime(deps: DataDeps, chain: string, head: number): number {
+  const [last] = deps.kv.range<BlockInfo>('erc20Blocks', { start: blockInfoKey(chain, head), end: `${chain}/`, reverse: true, limit: 1 });
+  return last?.value.timestamp ?? 0;
+}
+
+const percent = (change: number, before: number): number => (before === 0 ? 0 : Math.round((change / before) * 1e6) / 1e4);
+
+export async function tokenHolders(deps: DataDeps, chain: string, q: z.output<typeof holdersQuery>) {
+  const head = await indexedHead(deps, chain);
+  const t = await tokenFacts(deps, chain, q.tokenAddress);
+  const total = t.state?.holders ?? 0;
+  const top = deps.kv.range<unknown>('erc20Holders', { start: holderPrefix(chain, q.tokenAddress), end: `${holderPrefix(chain, q.tokenAddress)}\uffff`, limit: 500 }).map((e) => holderOf(e.key).balance);
+  const supply = t.totalSupply === null ? 0n : BigInt(t.totalSupply);
+  const holderSupply = Object.fromEntries(
+    TOPS.map((n) => {
+      const sum = top.slice(0, n).reduce((a, b) => a + b, 0n);
+      return [`top${n}`, { supply: formatted(sum, t.decimals), supplyPercent: supply === 0n ? 0 : Number((sum * 10n ** 8n) / supply) / 1e6 }];
+    }),
+  );
+  const now = indexedTime(deps, chain, head);
+  const holderChange = Object.fromEntries(
+    Object.entries(WINDOWS).map(([name, seconds]) => {
+      const before = holdersAt(deps.kv, chain, q.tokenAddress, now - seconds);
+      return [name, { change: total - before, changePercent: percent(total - before, before) }];
+    }),
+  );
+  // Acquisition and USD tiers need swap and price indexes (issue 18): every holder counts as acquired by transfer.
+  return { totalHolders: total, holderSupply, holderChange, holdersByAcquisition: { swap: 0, transfer: total, airdrop: 0 }, holderDistribution: TIERS, partial: t.state?.created !== true };
+}
+
+/** GET /erc20/:tokenAddress/holders/historical: one item per bucket from toDate back to fromDate, newest first. */
+export async function historicalHolders(deps: DataDeps, chain: string, q: z.output<typeof historicalQuery>) {
+  if (q.toDate < q.fromDate) throw badRequest('toDate', 'before fromDate');
+  await indexedHead(deps, chain);
+  const t = await tokenFacts(deps, chain, q.tokenAddress);
+  const step = FRAMES[q.timeFrame];
+  const last = Math.floor(q.toDate / step) * step;
+  const skip = q.cursor === null ? 0 : bucketOffset(q.cursor);
+  const result = [];
+  for (let i = skip; i < skip + q.limit; i++) {
+    const at = last - i * step;
+    if (at < Math.floor(q.fromDate / step) * step) break;
+    const total = holdersAt(deps.kv, chain, q.tokenAddress, at + step - 1);
+    const before = holdersAt(deps.kv, chain, q.tokenAddress, at - 1);
+    result.push({
+      timestamp: new Date(at * 1000).toISOString(),
+      totalHolders: total,
+      netHolderChange: total - before,
+      holderPercentChange: percent(total - before, before),
+      newHoldersByAcquisition: { swap: 0, transfer: Math.max(total - before, 0), airdrop: 0 },
+      holdersIn: TIERS,
+      holdersOut: TIERS,
+    });
+  }
+  const more = last - (skip + q.limit) * step >= Math.floor(q.fromDate / step) * step;
+  const next = more ? Buffer.from(JSON.stringify({ b: skip + q.limit }), 'utf8').toString('base64url') : null;
+  return { page: Math.floor(skip / q.limit), pageSize: q.limit, cursor: next, partial: t.state?.created !== true, result };
+}
+
+function bucketOffset(raw: string): number {
+  try {
+    const b = (JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { b?: unknown }).b;
+    if (Number.isSafeInteger(b) && (b as number) > 0) return b as number;
+  } catch {
+    // below
+  }
+  throw new ApiError(400, 'cursor: not a cursor of this list (pass the cursor of the previous answer as it is)', { field: 'cursor' });
+}
