@@ -381,7 +381,7 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
     const next = await ofNew.next();
     expect(next.raw.result).toEqual(all.filter((t) => t.address === lc(NEW)).reverse().slice(2, 4));
     const owners = await Moralis.EvmApi.token.getTokenOwners({ chain: '0x539', tokenAddress: NEW.address });
-    expect(owners.raw.result.map((o: Json) => [o.owner_address, o.balance])).toEqual(await chainHolders(NEW, EVERYONE));
+    expect(owners.json.result.map((o: Json) => [o.owner_address, o.balance])).toEqual(await chainHolders(NEW, EVERYONE));
     const meta = await Moralis.EvmApi.token.getTokenMetadata({ chain: '0x539', addresses: [NEW.address, OLD.address] });
     expect(meta.raw.map((m: Json) => [m.symbol, m.total_supply])).toEqual([['NEW', (await read(NEW, 'totalSupply')).toString()], ['OLD', (await read(OLD, 'totalSupply')).toString()]]);
     const allowance = await Moralis.EvmApi.token.getTokenAllowance({ chain: '0x539', address: OLD.address, ownerAddress: A0, spenderAddress: S1 });
