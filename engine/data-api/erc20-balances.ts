@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
-import { formatted, indexedHead, shareOf, tokenFacts, viewUint, type TokenFacts } from './erc20-common.js';
+import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts, viewUint, type TokenFacts } from './erc20-common.js';
 import { approvalsPrefix, balanceKey, walletBalancesPrefix, type ApprovalRow } from './erc20-keys.js';
 import { dec, iso } from './nft-transfers.js';
 import { blockNumber, bool, cursor, evmAddress, limit } from './params.js';
@@ -85,9 +85,9 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   const items = await Promise.all(tokens.map(async (h) => ({ ...balanceItem(h, await tokenFacts(deps, chain, h.token)), native_token: false })));
   const kept = items.filter((i) => !(q.exclude_spam && i.possible_spam)).map((i) => ({ ...i, balance_formatted: formatted(BigInt(i.balance), i.decimals), ...NO_PRICE }));
   const all = q.exclude_native ? kept : [await nativeItem(deps, chain, q.address, block), ...kept];
-  const start = q.cursor === null ? 0 : pageOffset(q.cursor);
+  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = all.slice(start, start + q.limit);
-  const next = start + q.limit < all.length ? Buffer.from(JSON.stringify({ o: start + q.limit }), 'utf8').toString('base64url') : null;
+  const next = start + q.limit < all.length ? offsetCursor(start + q.limit) : null;
   return { page: Math.floor(start / q.limit), page_size: q.limit, block_number: String(block), cursor: next, result: page };
 }
 
@@ -115,16 +115,6 @@ async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: 
     percentage_relative_to_total_supply: null,
     ...NO_PRICE,
   };
-}
-
-function pageOffset(raw: string): number {
-  try {
-    const o = (JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { o?: unknown }).o;
-    if (Number.isSafeInteger(o) && (o as number) > 0) return o as number;
-  } catch {
-    // below
-  }
-  throw new ApiError(400, 'cursor: not a cursor of this list (pass the cursor of the previous answer as it is)', { field: 'cursor' });
 }
 
 /** GET /wallets/:address/approvals: the latest approval above 0 per (token, spender), in key order. */

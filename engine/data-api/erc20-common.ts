@@ -1,5 +1,5 @@
 import { decodeFunctionResult, encodeFunctionData, formatUnits, parseAbi, type Hex } from 'viem';
-import { ApiError } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import type { ChainState } from '../evm/follower.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
@@ -95,4 +95,17 @@ export function blockBounds(deps: DataDeps, chain: string, head: number, q: { fr
   if (q.to_date !== undefined) high = Math.min(high, firstBlockFrom(deps, chain, q.to_date + 1, head) - 1);
   const seg = (n: number): string => Math.max(n, 0).toString(16).padStart(12, '0');
   return { ...(low > 0 ? { from: seg(low) } : {}), ...(high < Number.MAX_SAFE_INTEGER ? { to: seg(high + 1) } : {}) };
+}
+
+/** A cursor for lists computed whole (a wallet's tokens, time buckets): how many items the next page skips. */
+export const offsetCursor = (offset: number): string => Buffer.from(JSON.stringify({ o: offset }), 'utf8').toString('base64url');
+
+export function readOffsetCursor(raw: string): number {
+  try {
+    const o = (JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { o?: unknown }).o;
+    if (Number.isSafeInteger(o) && (o as number) > 0) return o as number;
+  } catch {
+    // below
+  }
+  throw badRequest('cursor', 'not a cursor of this list (pass the cursor of the previous answer as it is)');
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ApiError, badRequest } from '../errors.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
-import { formatted, indexedHead, shareOf, tokenFacts } from './erc20-common.js';
+import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts } from './erc20-common.js';
 import { holdersAt } from './erc20-index.js';
 import { blockInfoKey, holderOf, holderPrefix, type BlockInfo } from './erc20-keys.js';
 import { cursor, date, evmAddress, limit, order } from './params.js';
@@ -28,12 +28,22 @@ export const historicalQuery = z.object({
   cursor,
 });
 
+/** Whether the address holds code at the block (eth_getCode); the node's failure fails the request. */
+async function isContract(deps: DataDeps, chain: string, address: string, block: number): Promise<boolean> {
+  try {
+    const code = await deps.reads.code(chain, address, block < 0 ? 'latest' : block);
+    return code !== null && code !== '0x';
+  } catch (err) {
+    throw new ApiError(500, `the code of ${address} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
+  }
+}
+
 export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typeof ownersQuery>) {
-  await indexedHead(deps, chain);
+  const head = await indexedHead(deps, chain);
   const t = await tokenFacts(deps, chain, q.token_address);
   // Keys sort by balance descending: DESC reads forward.
   const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), { list: `erc20-owners ${q.order}`, limit: q.limit, reverse: q.order === 'ASC', cursor: q.cursor });
-  const result = page.rows.map(({ key }) => {
+  const result = await Promise.all(page.rows.map(async ({ key }) => {
     const { wallet, balance } = holderOf(key);
     return {
       owner_address: wallet,
@@ -41,13 +51,12 @@ export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typ
       balance: balance.toString(),
       balance_formatted: formatted(balance, t.decimals),
       usd_value: null,
-      // Not known without eth_getCode (not among the node reads here): null rather than a guess.
-      is_contract: null,
+      is_contract: await isContract(deps, chain, wallet, head),
       percentage_relative_to_total_supply: shareOf(balance, t.totalSupply),
       entity: null,
       entity_logo: null,
     };
-  });
+  }));
   return { page: page.page, page_size: q.limit, cursor: page.cursor, total_supply: t.totalSupply, partial: t.state?.created !== true, result };
 }
 
@@ -93,7 +102,7 @@ export async function historicalHolders(deps: DataDeps, chain: string, q: z.outp
   const t = await tokenFacts(deps, chain, q.tokenAddress);
   const step = FRAMES[q.timeFrame];
   const last = Math.floor(q.toDate / step) * step;
-  const skip = q.cursor === null ? 0 : bucketOffset(q.cursor);
+  const skip = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const result = [];
   for (let i = skip; i < skip + q.limit; i++) {
     const at = last - i * step;
@@ -111,16 +120,6 @@ export async function historicalHolders(deps: DataDeps, chain: string, q: z.outp
     });
   }
   const more = last - (skip + q.limit) * step >= Math.floor(q.fromDate / step) * step;
-  const next = more ? Buffer.from(JSON.stringify({ b: skip + q.limit }), 'utf8').toString('base64url') : null;
+  const next = more ? offsetCursor(skip + q.limit) : null;
   return { page: Math.floor(skip / q.limit), pageSize: q.limit, cursor: next, partial: t.state?.created !== true, result };
-}
-
-function bucketOffset(raw: string): number {
-  try {
-    const b = (JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as { b?: unknown }).b;
-    if (Number.isSafeInteger(b) && (b as number) > 0) return b as number;
-  } catch {
-    // below
-  }
-  throw new ApiError(400, 'cursor: not a cursor of this list (pass the cursor of the previous answer as it is)', { field: 'cursor' });
 }

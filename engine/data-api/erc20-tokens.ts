@@ -46,7 +46,6 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
         links: {},
         circulating_supply: null,
         market_cap: null,
-        security_score: null,
       };
     }),
   );

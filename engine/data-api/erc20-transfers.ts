@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
-import { blockBounds, blockInfo, indexedHead, tokenFacts, formatted, type TokenFacts } from './erc20-common.js';
+import { blockBounds, blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
 import { dec, iso } from './nft-transfers.js';
 import { blockRange, cursor, evmAddress, limit, order } from './params.js';
@@ -46,7 +46,6 @@ function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: 
     from_address: t.from,
     from_address_label: null,
     value: dec(t.value),
-    value_decimal: formatted(BigInt(t.value), token.decimals),
     transaction_index: t.transactionIndex,
     log_index: logIndex,
     possible_spam: token.possibleSpam,
