@@ -12,7 +12,7 @@ export const TABLES = [
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   'indexState', 'indexUndo',
   // Data API, ERC-20 (engine/data-api/erc20-index.ts)
-  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Blocks', 'erc20Search',
+  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Blocks', 'erc20Search', 'erc20Start',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

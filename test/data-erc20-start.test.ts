@@ -6,6 +6,7 @@ import type { DataDeps } from '../engine/data-api/deps.js';
 import { walletErc20, walletErc20Query } from '../engine/data-api/erc20-balances.js';
 import { holdersQuery, ownersQuery, tokenHolders, tokenOwners } from '../engine/data-api/erc20-holders.js';
 import { tokenMetadata } from '../engine/data-api/erc20-tokens.js';
+import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../engine/data-api/erc20-transfers.js';
 import { DataIndexer, withIndexer } from '../engine/data-api/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
@@ -18,6 +19,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../workers/pool.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
+import { counting } from './counting-kv.js';
 import { tempDir } from './helpers.js';
 
 /**
@@ -162,5 +164,28 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
     for (const wallet of [A1, A2]) expect(await balances(wallet)).toEqual([[lc(), (await read('balanceOf', [wallet])).toString()]]);
     expect((await owners()).result.map((o) => [o.owner_address, o.balance])).toEqual(await chainHolders([A0, A1, A2, X3, X4]));
     expect((await tokenHolders(deps, CHAIN, holdersQuery.parse({ tokenAddress: lc() }))).totalHolders).toBe(5);
+  });
+
+  it('reads a page of transfers touching limit + 2 index entries (and a block row each), however long the history', async () => {
+    for (let i = 0; i < 24; i++) await send(OLD, 'transfer', [A1, 1n]);
+    await caughtUp();
+    const c = counting(store);
+    const counted: DataDeps = { ...deps, kv: c.kv };
+    for (const [name, run] of [
+      ['wallet', (cursor?: string) => walletTransfers(counted, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '5', ...(cursor === undefined ? {} : { cursor }) }), [])],
+      ['token', (cursor?: string) => tokenTransfers(counted, CHAIN, tokenTransfersQuery.parse({ address: lc(), limit: '5', order: 'ASC', ...(cursor === undefined ? {} : { cursor }) }))],
+    ] as const) {
+      let cursor: string | undefined;
+      let rows = 0;
+      do {
+        c.reset();
+        const page = await run(cursor);
+        // limit + 2 range entries, one block row per transfer; the chain's state, the token's row (and the indexes' start).
+        expect(c.reads(), name).toBeLessThanOrEqual(5 + 2 + 5 + 3);
+        rows += page.result.length;
+        cursor = page.cursor ?? undefined;
+      } while (cursor !== undefined);
+      expect(rows, name).toBeGreaterThanOrEqual(25);
+    }
   });
 });

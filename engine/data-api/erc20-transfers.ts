@@ -96,9 +96,10 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
   const head = await indexedHead(deps, chain);
-  const bounds = blockBounds(deps, chain, head, q);
+  const start = deps.kv.get<number>('erc20Start', chain) ?? head + 1;
+  const bounds = blockBounds(deps, chain, head, { ...q, from_block: Math.max(q.from_block ?? 0, start) });
   const list = `erc20-token ${q.order} ${JSON.stringify(bounds)}`;
-  // Up to the indexed head: the follower writes these keys before the indexes hold the block's time.
+  // From the indexes' first block (below it the follower's rows have no block row here) up to their head.
   const page = rangePage<WalletTransfer>(deps.kv, 'transfers', `erc20/${chain}/${q.address}/`, { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, to: upTo(bounds.to, head) });
   return answer(deps, chain, q, page);
 }
