@@ -104,10 +104,11 @@ export async function historicalHolders(deps: DataDeps, chain: string, q: z.outp
   const last = Math.floor(q.toDate / step) * step;
   const skip = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const result = [];
+  // Newest first: each bucket's count before it is the next (older) bucket's total, read once.
+  let total = holdersAt(deps.kv, chain, q.tokenAddress, last - skip * step + step - 1);
   for (let i = skip; i < skip + q.limit; i++) {
     const at = last - i * step;
     if (at < Math.floor(q.fromDate / step) * step) break;
-    const total = holdersAt(deps.kv, chain, q.tokenAddress, at + step - 1);
     const before = holdersAt(deps.kv, chain, q.tokenAddress, at - 1);
     result.push({
       timestamp: new Date(at * 1000).toISOString(),
@@ -118,6 +119,7 @@ export async function historicalHolders(deps: DataDeps, chain: string, q: z.outp
       holdersIn: TIERS,
       holdersOut: TIERS,
     });
+    total = before;
   }
   const more = last - (skip + q.limit) * step >= Math.floor(q.fromDate / step) * step;
   const next = more ? offsetCursor(skip + q.limit) : null;

@@ -199,8 +199,10 @@ function approvals(w: IndexWriter, block: IndexedBlock): void {
 /** Holders of a token at `at` (unix seconds): the count at the end of the day before, plus that day's block deltas up to `at`. */
 export function holdersAt(kv: Kv, chain: string, token: string, at: number): number {
   const day = Math.floor(at / DAY);
-  const [before] = kv.range<number>('erc20HolderDays', { start: dayKey(chain, token, day - 1), end: `${chain}/${token}/`, reverse: true, limit: 1 });
-  let count = before?.value ?? 0;
+  const dayRow = (d: number): number => kv.range<number>('erc20HolderDays', { start: dayKey(chain, token, d), end: `${chain}/${token}/`, reverse: true, limit: 1 })[0]?.value ?? 0;
+  // The end of a day is its row: no deltas to read.
+  if ((at + 1) % DAY === 0) return dayRow(day);
+  let count = dayRow(day - 1);
   const from = deltaKey(chain, token, day * DAY, 0);
   const to = deltaKey(chain, token, at + 1, 0);
   for (const { value } of kv.range<number>('erc20HolderDeltas', { start: from, end: to })) count += value;
