@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { rangePage } from '../page.js';
+import { rangeCursor, rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
 import { blockBounds, blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
@@ -87,10 +87,10 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
     at = rangePage<WalletTransfer>(deps.kv, 'erc20Wallet', prefix, { ...opts, cursor: at.cursor });
   }
   const kept = rows.slice(0, q.limit);
-  // The next page continues after the last row answered, through the pager's own cursor format.
+  // The next page continues after the last row answered.
   const last = kept.at(-1);
   const more = rows.length > q.limit || (at.cursor !== null && last !== undefined);
-  const next = more && last !== undefined ? Buffer.from(JSON.stringify({ l: list, k: last.key, p: first + 1 }), 'utf8').toString('base64url') : null;
+  const next = more && last !== undefined ? rangeCursor(list, last.key, first + 1) : null;
   return answer(deps, chain, q, { rows: kept, page: first, cursor: next });
 }
 
