@@ -16,6 +16,7 @@ import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
 import { callsEndpoints } from '../http/server/data-calls.js';
 import { txsEndpoints } from '../http/server/data-txs.js';
+import { erc20Endpoints } from '../http/server/data-erc20.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
@@ -250,7 +251,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock)]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];

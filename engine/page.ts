@@ -117,8 +117,13 @@ export function rangePage<T>(
   if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));
   const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));
   const page = at?.p ?? 0;
-  const next: RangeCursor = { l: opts.list, k: out.at(-1)?.key ?? '', p: page + 1 };
-  return { rows: out, page, cursor: fresh.length > opts.limit ? Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') : null };
+  return { rows: out, page, cursor: fresh.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
+}
+
+/** The cursor of a range page that continues after `key` (a list filtered page by page ends its own pages with it). */
+export function rangeCursor(list: string, key: string, page: number): string {
+  const next: RangeCursor = { l: list, k: key, p: page };
+  return Buffer.from(JSON.stringify(next), 'utf8').toString('base64url');
 }
 
 /** A range page in the SDK's envelope, with `total` kept elsewhere (a counter) rather than counted. */

@@ -15,6 +15,8 @@ export const TABLES = [
   'blockTimes', 'contractLogs',
   // Data API: native transactions and activity (engine/data-api/tx-index.ts).
   'nativeTxs', 'addressTxs', 'activity',
+  // Data API, ERC-20 (engine/data-api/erc20-index.ts)
+  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'erc20Start',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -89,9 +89,9 @@ describe('removals on the service clock', () => {
       if (replacement) expect(r.body.message).toContain(`use ${replacement} instead`);
       else expect(r.body.details.replacement).toBeUndefined();
     }
-    // Endpoints that stay, such as the replacements themselves, are routed as before.
-    expect((await s.call('/api/v2.2/tokens/search')).status).toBe(501);
-    expect((await s.call('/api/v2.2/erc20/metadata')).status).toBe(501);
+    // Endpoints that stay, such as the replacements themselves, are routed as before (built: 400, this server follows no chain).
+    expect((await s.call('/api/v2.2/tokens/search')).status).toBe(400);
+    expect((await s.call('/api/v2.2/erc20/metadata')).status).toBe(400);
   });
 
   it('2026-06-15: the five testnets leave every surface', async () => {
@@ -124,16 +124,17 @@ describe('removals on the service clock', () => {
       '/token/mainnet/So11111111111111111111111111111111111111112/bonding-status',
     ];
     await to('2026-07-30T23:59:59Z');
-    for (const p of july) expect((await s.call(`/api/v2.2${p}`)).status, p).toBe(501);
+    // Built ones answer 400 here (this server follows no chain), the others 501.
+    for (const p of july) expect((await s.call(`/api/v2.2${p}`)).status, p).toBe(p.startsWith('/erc20/') ? 400 : 501);
     await to('2026-07-31T00:00:00Z');
     for (const p of july) {
       const r = await s.call(`/api/v2.2${p}`);
       expect(r.status, p).toBe(404);
       expect(r.body.message).toMatch(/was removed on 2026-07-31$/);
     }
-    // Still supported: the holders and owners endpoints.
-    expect((await s.call('/api/v2.2/erc20/0xabc/holders')).status).toBe(501);
-    expect((await s.call('/api/v2.2/erc20/0xabc/owners')).status).toBe(501);
+    // Still supported: the holders and owners endpoints (400: this server follows no chain).
+    expect((await s.call('/api/v2.2/erc20/0xabc/holders')).status).toBe(400);
+    expect((await s.call('/api/v2.2/erc20/0xabc/owners')).status).toBe(400);
   });
 
   it('2026-08-01 keeps moonbeam and moonriver queryable; 2026-09-25 rejects them and lisk, pointing to base', async () => {

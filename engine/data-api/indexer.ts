@@ -101,7 +101,8 @@ export class IndexWriter {
     if (this.saved.has(id)) return;
     this.saved.add(id);
     const before = this.kv.getRaw(table, key);
-    this.undo.push([table, key, before === undefined ? null : before.slice()]);
+    // A copy: the store hands out a Buffer over its read buffer, and Buffer#slice would share that memory.
+    this.undo.push([table, key, before === undefined ? null : new Uint8Array(before)]);
   }
 }
 

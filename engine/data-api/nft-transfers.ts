@@ -59,8 +59,8 @@ export interface NftTransfersDeps {
 /** The chain's native currency as a payment token (the registry names none, so Ether's). */
 const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } as const;
 
-const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
-const dec = (hex: string): string => BigInt(hex).toString();
+export const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
+export const dec = (hex: string): string => BigInt(hex).toString();
 
 /**
  * Whether the answer is complete: this server follows the chain, its node
@@ -141,7 +141,7 @@ async function erc20(deps: NftTransfersDeps, chain: string, token: string) {
 }
 
 /** Token metadata (stored after its first read by eth_call); a node that cannot be reached fails the request. */
-async function metadata(deps: NftTransfersDeps, chain: string, contract: string) {
+export async function metadata(deps: Pick<NftTransfersDeps, 'tokens'>, chain: string, contract: string) {
   try {
     return await deps.tokens.get(chain, contract);
   } catch (err) {

@@ -21,6 +21,8 @@ export interface ChainReads {
   header(chain: string, block: number): Promise<BlockHeader | null>;
   /** Any read-only JSON-RPC call (a pruned block's body, receipts, traces); null when the node answers an error. */
   rpc<T>(chain: string, method: string, params: unknown[]): Promise<T | null>;
+  /** eth_getCode at a block ('0x' for an account without code); null when the node cannot say. */
+  code(chain: string, address: string, block: number | 'latest'): Promise<`0x${string}` | null>;
 }
 
 export interface BlockHeader {
@@ -54,5 +56,6 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
       return b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) };
     },
     rpc: (chain, method, params) => ask(chain, method, params),
+    code: (chain, address, block) => ask<`0x${string}`>(chain, 'eth_getCode', [address, tag(block)]),
   };
 }

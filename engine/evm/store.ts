@@ -96,7 +96,8 @@ function decodeBatch(data: string): Array<[string, string]> {
   }
 }
 
-const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
+/** A transfer's place in key order: block number (12 hex) / log index (6 hex). */
+export const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 
 /** The key prefix of one NFT's transfers and sales: `chain/contract/tokenId(64 hex)/`. */
 export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string => `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;

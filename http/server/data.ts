@@ -54,6 +54,15 @@ export interface DataEndpoint {
   /** `none`: the endpoint takes no `chain` (ENS, endpoint weights; or it names its chains otherwise, as `chains`): the wrapper neither reads nor checks one, and handle gets 0x1. */
   chain?: 'none';
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
+  /** The endpoint names its chains itself (`chains`): the request's `chain` need not be followed. */
+  crossChain?: boolean;
+}
+
+/** A query parameter given as a list: `name=a&name=b`, `name[]=a`, `name[0]=a` (how clients write arrays), empty ones left out. */
+export function queryList(req: Request, name: string): string[] {
+  const out: string[] = [];
+  for (const [k, v] of queryParams(req.query)) if (v !== '' && (k === name || k === `${name}[]` || new RegExp(`^${name}\\[\\d+\\]$`).test(k))) out.push(v);
+  return out;
 }
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
@@ -72,9 +81,11 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
     route('GET', '/web3/version', () => VERSION),
     ...fixedFirst.map((e) =>
       route(e.method, e.path, (req) => {
+        const gone = ENDPOINT_REMOVALS.find((r) => (r.method === 'ANY' || r.method === e.method) && r.path === e.path && inEffect(r, clock.now()));
+        if (gone !== undefined) throw removedEndpoint(gone);
         if (e.chain === 'none') return e.handle(req, ETH);
         const chain = dataChain(req, clock.now());
-        if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
+        if (e.crossChain !== true && deps.follower(chain.key) === undefined) throw notFollowed(chain);
         return e.handle(req, chain);
       }),
     ),
@@ -88,7 +99,8 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
         return notBuilt(m, `${DATA_PREFIX}${p}`);
       }),
     ),
-    ...ENDPOINT_REMOVALS.map((r) =>
+    // A removed endpoint a group builds answers through the group's route, which checks the date itself.
+    ...ENDPOINT_REMOVALS.filter((r) => !built.has(`${r.method} ${r.path}`)).map((r) =>
       route(r.method, r.path, (req) => {
         if (inEffect(r, clock.now())) throw removedEndpoint(r);
         dataChain(req, clock.now());

@@ -1,0 +1,161 @@
+import { formatEther } from 'viem';
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import { rangePage } from '../page.js';
+import type { DataDeps } from './deps.js';
+import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts, viewUint, type TokenFacts } from './erc20-common.js';
+import { approvalsPrefix, balanceKey, walletBalancesPrefix, type ApprovalRow } from './erc20-keys.js';
+import { dec, iso } from './nft-transfers.js';
+import { blockNumber, bool, cursor, evmAddress, limit } from './params.js';
+
+/**
+ * A wallet's ERC-20 balances (GET /:address/erc20, GET /wallets/:address/tokens
+ * with its native balance first), approvals (GET /wallets/:address/approvals)
+ * and one allowance (GET /erc20/:address/allowance). Balances come from the
+ * `erc20Balances` index at the indexed head; at an earlier `to_block`, from
+ * balanceOf at that block for each token the wallet has held.
+ */
+
+export const walletErc20Query = z.object({ address: evmAddress, to_block: blockNumber.optional(), exclude_spam: bool(true) });
+export const walletTokensQuery = z.object({
+  address: evmAddress,
+  to_block: blockNumber.optional(),
+  exclude_spam: bool(false),
+  exclude_unverified_contracts: bool(false),
+  exclude_native: bool(false),
+  limit: limit(),
+  cursor,
+});
+export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cursor });
+export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
+
+/** The chain's native currency (the registry names none, so Ether's). */
+const NATIVE = { token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', name: 'Ether', symbol: 'ETH', decimals: 18 } as const;
+
+interface Held {
+  token: string;
+  balance: bigint;
+}
+
+/** The wallet's tokens with a balance above 0: all of them, or the asked ones; at the head or at `toBlock`. */
+async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
+  const prefix = walletBalancesPrefix(chain, wallet);
+  if (toBlock !== undefined && toBlock < head) {
+    // The past: balanceOf at that block for every token the wallet ever held here.
+    const known = only.length > 0 ? only.filter((t) => deps.kv.has('erc20Pairs', balanceKey(chain, wallet, t))) : deps.kv.range<unknown>('erc20Pairs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key.slice(prefix.length));
+    const read = await Promise.all(known.map(async (token) => ({ token, balance: (await viewUint(deps, chain, token, toBlock, 'balanceOf', [wallet])) ?? 0n })));
+    return read.filter((h) => h.balance > 0n);
+  }
+  // Now: the index holds only balances above 0.
+  const rows = only.length > 0 ? only.flatMap((t) => ({ key: prefix + t, value: deps.kv.get<string>('erc20Balances', balanceKey(chain, wallet, t)) })) : deps.kv.range<string>('erc20Balances', { start: prefix, end: `${prefix}\uffff` });
+  return rows.flatMap((e) => (e.value === undefined ? [] : [{ token: e.key.slice(prefix.length), balance: BigInt(e.value) }]));
+}
+
+function balanceItem(h: Held, t: TokenFacts) {
+  return {
+    token_address: h.token,
+    name: t.name,
+    symbol: t.symbol,
+    logo: null,
+    thumbnail: null,
+    decimals: t.decimals ?? 0,
+    balance: h.balance.toString(),
+    possible_spam: t.possibleSpam,
+    verified_contract: false,
+    total_supply: t.totalSupply,
+    total_supply_formatted: t.totalSupply === null ? null : formatted(BigInt(t.totalSupply), t.decimals),
+    percentage_relative_to_total_supply: shareOf(h.balance, t.totalSupply),
+  };
+}
+
+/** GET /:address/erc20: a bare array, no pages (as the hosted service). */
+export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typeof walletErc20Query>, only: readonly string[]) {
+  const head = await indexedHead(deps, chain);
+  const rows = await held(deps, chain, q.address, head, q.to_block, only);
+  const items = await Promise.all(rows.map(async (h) => balanceItem(h, await tokenFacts(deps, chain, h.token))));
+  return items.filter((i) => !(q.exclude_spam && i.possible_spam));
+}
+
+/** GET /wallets/:address/tokens: the native balance first (eth_getBalance at the block), then the tokens, in pages. */
+export async function walletTokens(deps: DataDeps, chain: string, q: z.output<typeof walletTokensQuery>, only: readonly string[]) {
+  const head = await indexedHead(deps, chain);
+  const block = q.to_block !== undefined && q.to_block < head ? q.to_block : head;
+  // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).
+  const tokens = q.exclude_unverified_contracts ? [] : await held(deps, chain, q.address, head, q.to_block, only);
+  const items = await Promise.all(tokens.map(async (h) => ({ ...balanceItem(h, await tokenFacts(deps, chain, h.token)), native_token: false })));
+  const kept = items.filter((i) => !(q.exclude_spam && i.possible_spam)).map((i) => ({ ...i, balance_formatted: formatted(BigInt(i.balance), i.decimals), ...NO_PRICE }));
+  const all = q.exclude_native ? kept : [await nativeItem(deps, chain, q.address, block), ...kept];
+  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  const page = all.slice(start, start + q.limit);
+  const next = start + q.limit < all.length ? offsetCursor(start + q.limit) : null;
+  return { page: Math.floor(start / q.limit), page_size: q.limit, block_number: String(block), cursor: next, result: page };
+}
+
+const NO_PRICE = { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null, portfolio_percentage: null };
+
+async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: number) {
+  let wei: bigint | null;
+  try {
+    wei = await deps.reads.balance(chain, wallet, block);
+  } catch (err) {
+    throw new ApiError(500, `the native balance of ${wallet} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
+  }
+  const balance = wei ?? 0n;
+  return {
+    ...NATIVE,
+    logo: null,
+    thumbnail: null,
+    balance: balance.toString(),
+    balance_formatted: formatEther(balance),
+    possible_spam: false,
+    verified_contract: true,
+    native_token: true,
+    total_supply: null,
+    total_supply_formatted: null,
+    percentage_relative_to_total_supply: null,
+    ...NO_PRICE,
+  };
+}
+
+/** GET /wallets/:address/approvals: the latest approval above 0 per (token, spender), in key order. */
+export async function walletApprovals(deps: DataDeps, chain: string, q: z.output<typeof approvalsQuery>) {
+  await indexedHead(deps, chain);
+  const page = rangePage<ApprovalRow>(deps.kv, 'erc20Approvals', approvalsPrefix(chain, q.address), { list: 'erc20-approvals', limit: q.limit, reverse: false, cursor: q.cursor });
+  const result = await Promise.all(
+    page.rows.map(async ({ key, value: a }) => {
+      const [, , token, spender] = key.split('/') as [string, string, string, string];
+      const t = await tokenFacts(deps, chain, token);
+      const balance = BigInt(deps.kv.get<string>('erc20Balances', balanceKey(chain, q.address, token)) ?? '0x0');
+      return {
+        block_number: String(a.blockNumber),
+        block_timestamp: iso(a.timestamp),
+        transaction_hash: a.transactionHash,
+        value: dec(a.value),
+        value_formatted: formatted(BigInt(a.value), t.decimals),
+        token: {
+          address: token,
+          address_label: null,
+          name: t.name,
+          symbol: t.symbol,
+          logo: null,
+          possible_spam: t.possibleSpam,
+          verified_contract: false,
+          current_balance: balance.toString(),
+          current_balance_formatted: formatted(balance, t.decimals),
+          usd_price: null,
+          usd_at_risk: null,
+        },
+        spender: { address: spender, address_label: null, entity: null, entity_logo: null },
+      };
+    }),
+  );
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
+}
+
+/** GET /erc20/:address/allowance: allowance(owner, spender) by eth_call at the indexed head. */
+export async function allowance(deps: DataDeps, chain: string, q: z.output<typeof allowanceQuery>) {
+  const head = await indexedHead(deps, chain);
+  const value = await viewUint(deps, chain, q.address, head < 0 ? 'latest' : head, 'allowance', [q.owner_address, q.spender_address]);
+  if (value === null) throw new ApiError(404, `${q.address} on chain ${chain} answers no allowance(owner, spender): not an ERC-20 contract`);
+  return { allowance: value.toString() };
+}

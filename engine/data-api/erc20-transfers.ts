@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { rangePage } from '../page.js';
+import type { DataDeps } from './deps.js';
+import { blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
+import { blockSpan, n12, spanBounds } from './block-times.js';
+import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
+import { dec, iso } from './nft-transfers.js';
+import { blockRange, cursor, evmAddress, limit, order } from './params.js';
+
+/**
+ * GET /:address/erc20/transfers (a wallet's, from the `erc20Wallet` index) and
+ * GET /erc20/:address/transfers (a token's, from the `transfers` table's
+ * `erc20/chain/contract/…` keys written at ingest): newest first unless asked,
+ * in a block or date range; a page reads at most limit + 2 index entries
+ * (contract_addresses aside: that filter reads on until the page is full).
+ */
+
+export const walletTransfersQuery = z.object({
+  address: evmAddress,
+  ...blockRange,
+  limit: limit(),
+  order,
+  cursor,
+});
+export const tokenTransfersQuery = walletTransfersQuery;
+export type TransfersQuery = z.output<typeof walletTransfersQuery>;
+
+/** A transfer as both endpoints answer it. */
+function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: string; timestamp: number }) {
+  const { blockNumber, logIndex } = keyPosition(key);
+  return {
+    token_name: token.name,
+    token_symbol: token.symbol,
+    token_logo: null,
+    token_decimals: String(token.decimals ?? 0),
+    transaction_hash: t.transactionHash,
+    address: t.contract,
+    block_timestamp: iso(block.timestamp),
+    block_number: String(blockNumber),
+    block_hash: block.hash,
+    to_address_entity: null,
+    to_address_entity_logo: null,
+    to_address: t.to,
+    to_address_label: null,
+    from_address_entity: null,
+    from_address_entity_logo: null,
+    from_address: t.from,
+    from_address_label: null,
+    value: dec(t.value),
+    transaction_index: t.transactionIndex,
+    log_index: logIndex,
+    possible_spam: token.possibleSpam,
+    verified_contract: false,
+  };
+}
+
+async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: ReturnType<typeof rangePage<WalletTransfer>>) {
+  const tokens = new Map<string, Promise<TokenFacts>>();
+  const facts = (t: string) => tokens.get(t) ?? tokens.set(t, tokenFacts(deps, chain, t)).get(t)!;
+  const result = await Promise.all(page.rows.map(async ({ key, value }) => item(norm(value), key, await facts(norm(value).contract), blockInfo(deps, chain, keyPosition(key).blockNumber))));
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
+}
+
+/**
+ * A query's blocks as rangePage bounds, never past the indexed head (the follower writes `transfers` rows
+ * before the indexes reach their block); null when nothing can match.
+ */
+function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery, from = 0): { low?: string; high: string } | null {
+  const span = blockSpan(deps.kv, chain, q);
+  if (span === null || Math.max(span.from, from) > Math.min(span.to, head)) return null;
+  return { ...spanBounds({ from: Math.max(span.from, from), to: span.to }), high: `${n12(Math.min(span.to, head) + 1)}/` };
+}
+
+const EMPTY = { rows: [], page: 0, cursor: null };
+
+/** Rows of the `transfers` table may carry addresses as the node wrote them. */
+const norm = (t: WalletTransfer): WalletTransfer => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() });
+
+export async function walletTransfers(deps: DataDeps, chain: string, q: TransfersQuery, contracts: readonly string[]) {
+  const head = await indexedHead(deps, chain);
+  const bounds = boundsOf(deps, chain, head, q);
+  if (bounds === null) return answer(deps, chain, q, EMPTY);
+  // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
+  const list = `erc20-wallet ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')} ${contracts.join(',')}`;
+  const wanted = new Set(contracts);
+  // Filtered by contract: rangePage reads on in chunks until the page is full.
+  const keep = contracts.length === 0 ? {} : { keep: (t: WalletTransfer) => wanted.has(t.contract) };
+  return answer(deps, chain, q, rangePage<WalletTransfer>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep }));
+}
+
+export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
+  const head = await indexedHead(deps, chain);
+  const start = deps.kv.get<number>('erc20Start', chain) ?? head + 1;
+  const bounds = boundsOf(deps, chain, head, q, start);
+  if (bounds === null) return answer(deps, chain, q, EMPTY);
+  const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
+  // From the indexes' first block (below it the follower's rows have no block row here) up to their head.
+  const page = rangePage<WalletTransfer>(deps.kv, 'transfers', `erc20/${chain}/${q.address}/`, { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  return answer(deps, chain, q, page);
+}
