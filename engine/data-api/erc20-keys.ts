@@ -1,4 +1,3 @@
-import { blockKey } from '../ingest/chain-store.js';
 import { pos } from '../evm/store.js';
 
 /**
