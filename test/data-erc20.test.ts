@@ -133,7 +133,7 @@ beforeAll(async () => {
   await send(OLD, 'transfer', [X1, parseUnits('5', 18)]);
   await send(OLD, 'approve', [S1, 7n]);
   // Before 2026-07-31, when /holders/historical goes (the test clock moves past it at the end).
-  s = await startChainpost(serverEnv(anvil, { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-07-30T00:00:00Z' }));
+  s = await startChainpost(serverEnv(anvil, { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-07-30T00:00:00Z', CHAINPOST_START_BLOCKS: '0x539=0' }));
   await indexed();
   started = (await head()) + 1;
   // OLD moves among holders from before the server started, and a mint changes its supply.
