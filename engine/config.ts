@@ -52,6 +52,8 @@ export interface Config {
    * follower (CHAINPOST_SOLANA_WS; default: the RPC URL with a ws/wss scheme); no url: no Solana.
    */
   solana: { url: string | undefined; pollMs: number; wsUrl: string | undefined };
+  /** An IPFS HTTP gateway (`https://host` or `https://host/ipfs`) where ipfs:// NFT metadata is fetched; undefined: not fetched. */
+  ipfsGateway: string | undefined;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -111,6 +113,7 @@ export function parseConfig(env: Env): Config {
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
     solana: solana(get),
+    ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
   };
 }
 

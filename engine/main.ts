@@ -10,6 +10,8 @@ import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
+import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
+import { nftEndpoints } from '../http/server/data-nft.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
@@ -62,6 +64,7 @@ import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, 
 import { ApiKeys } from './keys.js';
 import { DataIndexer, withIndexer } from './data-api/indexer.js';
 import { dataIndexes } from './data-api/indexes.js';
+import { NftMetadata } from './data-api/nft-metadata.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
@@ -239,13 +242,17 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log);
+    const dataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain: string) => followers.find((f) => f.status().chain === chain)?.status() };
+    // Private-network metadata hosts only for a server on loopback (a local setup), never for one others reach.
+    const fetcher = undiciMetadataFetcher({ allowPrivate: isLoopback(config.host) });
+    const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => f.status()) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() }),
+      ...dataRoutes(clock, dataDeps, [nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];
@@ -439,4 +446,9 @@ export function dataDir<T>(open: () => T): T {
     if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
     throw err;
   }
+}
+
+/** Whether a listen address is this machine's loopback. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

@@ -82,7 +82,16 @@ interface RangeCursor {
  * what follows each prefix (delivery logs: successes and failures are stored
  * apart and answered together); each range is read for at most limit + 2 entries.
  */
-export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly string[], opts: { list: string; limit: number; reverse: boolean; cursor: string | null }): RangePage<T> {
+/**
+ * `bounds` narrows every range to keys whose rest (what follows the prefix) is ≥ `start` and < `end` (a block
+ * range over keys that go on with the block number).
+ */
+export function rangePage<T>(
+  kv: Kv,
+  table: Table,
+  prefixes: string | readonly string[],
+  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; bounds?: { start?: string; end?: string } },
+): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
   const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
   // The cursor's key without its range's prefix: where every range continues.
@@ -92,8 +101,10 @@ export function rangePage<T>(kv: Kv, table: Table, prefixes: string | readonly s
   const fresh: Array<Entry<T> & { rest: string }> = [];
   for (const prefix of ranges) {
     const from = after === undefined ? undefined : prefix + after;
-    const end = `${prefix}\uffff`;
-    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: prefix, reverse: true, limit }) : kv.range<T>(table, { start: from ?? prefix, end, limit });
+    const low = prefix + (opts.bounds?.start ?? '');
+    const end = opts.bounds?.end === undefined ? `${prefix}\uffff` : prefix + opts.bounds.end;
+    // Reverse ranges exclude their end key: `low` itself is never a stored key (keys go on past it).
+    const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: low, reverse: true, limit }) : kv.range<T>(table, { start: from ?? low, end, limit });
     for (const r of rows) if (r.key !== from) fresh.push({ ...r, rest: r.key.slice(prefix.length) });
   }
   if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));

@@ -1,6 +1,7 @@
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
 import type { DataIndex } from './indexer.js';
+import { nftIndex } from './nft-index.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata. */
 export interface IndexDeps {
@@ -10,5 +11,7 @@ export interface IndexDeps {
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
 export function dataIndexes(_deps: IndexDeps): DataIndex[] {
-  return [];
+  return [
+    nftIndex(),
+  ];
 }
