@@ -93,7 +93,8 @@ export class IndexWriter {
     if (this.saved.has(id)) return;
     this.saved.add(id);
     const before = this.kv.getRaw(table, key);
-    this.undo.push([table, key, before === undefined ? null : before.slice()]);
+    // A copy: getRaw's bytes are a Buffer over the store's shared read buffer, and Buffer#slice would be a view of it.
+    this.undo.push([table, key, before === undefined ? null : new Uint8Array(before)]);
   }
 }
 
@@ -250,7 +251,8 @@ export class DataIndexer {
         const key = blockKey(chain, state.number);
         const row = this.kv.get<UndoRow>('indexUndo', key);
         if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
-        takeBack(this.kv, row.undo);
+        // The saved bytes view the store's read buffer (Kv.get): copied before the writes below read again.
+        takeBack(this.kv, row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]));
         this.kv.remove('indexUndo', key);
         // The block below as it was indexed: its own undo row says which hash (beyond the undo window it is canonical).
         const below = state.number - 1;

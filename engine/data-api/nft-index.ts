@@ -121,8 +121,9 @@ function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
   const amount = BigInt(t.value);
   const id = BigInt(t.tokenId!);
   const minter = String(block.record.txs[t.transactionIndex]?.tx['from'] ?? '').toLowerCase() || null;
-  if (from !== ZERO) move(w, block, { contract, id, kind, owner: from, delta: -amount, mint: false, minter });
+  // The receiver first: a token moving between owners never looks, halfway, as if it had no holder (and lost its mint).
   if (to !== ZERO) move(w, block, { contract, id, kind, owner: to, delta: amount, mint: from === ZERO, minter });
+  if (from !== ZERO) move(w, block, { contract, id, kind, owner: from, delta: -amount, mint: false, minter });
 }
 
 interface Move {

@@ -98,7 +98,7 @@ async function nftItem(deps: NftDeps, chain: string, contract: string, id: bigin
     token_uri: meta?.uri ?? null,
     metadata: meta?.metadata ?? null,
     ...(o.normalize ? { normalized_metadata: normalize(meta?.metadata ?? null) } : {}),
-    amount: BigInt(owner?.holding.amount ?? token?.supply ?? '0x1').toString(),
+    amount: BigInt(owner?.holding.amount ?? token?.supply ?? '0x0').toString(),
     name: info.name,
     symbol: info.symbol,
     token_hash: tokenHash(chain, contract, id),
