@@ -13,10 +13,12 @@ const FIXED_BASES = ['https://authapi.moralis.io', 'https://api.moralis-streams.
 export async function moralisFor(serverUrl: string, apiKey: string, config: Record<string, unknown> = {}): Promise<any> {
   const axios = require('axios');
   const Moralis = require('moralis').default;
-  axios.interceptors.request.use((config: { url?: string; proxy?: unknown }) => {
+  axios.interceptors.request.use((config: { url?: string; baseURL?: string; proxy?: unknown }) => {
     for (const base of FIXED_BASES) if (config.url?.startsWith(base)) config.url = serverUrl + config.url.slice(base.length);
     config.proxy = false;
-    const host = new URL(config.url ?? '').hostname;
+    // The SDK's newer operations (OperationV3Resolver) send a path with the base URL apart.
+    const full = config.baseURL !== undefined && !/^https?:\/\//.test(config.url ?? '') ? `${config.baseURL.replace(/\/$/, '')}${config.url ?? ''}` : config.url;
+    const host = new URL(full ?? '').hostname;
     if (host !== '127.0.0.1') throw new Error(`test refused a request to ${host}: only loopback`);
     return config;
   });
