@@ -283,6 +283,27 @@ describe('NFT metadata', () => {
     expect(await until(async () => (await s.call(api(seven))).body.metadata !== null, 5_000, 20)).toBe(true);
   });
 
+  it('fetches ipfs:// through CHAINPOST_IPFS_GATEWAY when one is configured', async () => {
+    const cid = 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi';
+    docs.set(`/ipfs/${cid}/50.json`, JSON.stringify({ name: 'Fifty' }));
+    const gated = await startChainpost(serverEnv(anvil, { CHAINPOST_IPFS_GATEWAY: `${metaUrl}/ipfs/` }));
+    try {
+      await send(nft, 'mint', [A2, 50n]);
+      await send(nft, 'setTokenURI', [50n, `ipfs://${cid}/50.json`]);
+      const target = Number(await publicClient(anvil.url).getBlockNumber());
+      expect(await until(async () => ((await gated.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20)).toBe(true);
+      const path = api(`/nft/${nft.address}/50`);
+      expect(await until(async () => (await gated.call(path)).body.metadata !== null, 5_000, 20)).toBe(true);
+      expect(JSON.parse((await gated.call(path)).body.metadata)).toEqual({ name: 'Fifty' });
+      expect(served.get(`/ipfs/${cid}/50.json`)).toBe(1);
+      // The server without a gateway leaves it unfetched.
+      await indexed();
+      expect((await s.call(path)).body).toMatchObject({ token_uri: `ipfs://${cid}/50.json`, metadata: null });
+    } finally {
+      await stopAndClean(gated);
+    }
+  });
+
   it('fetches again on resync (sync mode waits for the document)', async () => {
     docs.set('/nft/3.json', JSON.stringify({ name: 'Three again' }));
     const r = await s.call(api(`/nft/${nft.address}/3/metadata/resync`, 'flag=uri&mode=sync'));
