@@ -349,6 +349,15 @@ describe('NFT trades', () => {
     expect((await s.call(api(`/nft/${nft.address}/1/trades`))).body.result).toEqual([]);
     expect((await s.call(api(`/nft/${nft.address}/lowestprice`, 'days=7'))).body).toEqual(expected);
     expect((await s.call(api(`/nft/${multi.address}/lowestprice`))).status).toBe(404);
+    // include_prices: the sale as last_sale, on the token and on its collection.
+    const lastSale = { transaction_hash: expected.transaction_hash, block_timestamp: expected.block_timestamp, buyer_address: A1, seller_address: A0, price: expected.price, price_formatted: '0.5', usd_price_at_sale: null, current_usd_value: null, token_address: lower(nft), token_id: '2', payment_token: { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } };
+    const held = (await s.call(api(`/${A1}/nft`, `include_prices=true&token_addresses=${nft.address}`))).body.result as Json[];
+    expect(held.find((n) => n.token_id === '2')!.last_sale).toEqual(lastSale);
+    expect(held.find((n) => n.token_id === '3')!.last_sale).toBeNull();
+    const collections = (await s.call(api(`/${A1}/nft/collections`, 'include_prices=true'))).body.result as Json[];
+    expect(collections.find((c) => c.token_address === lower(nft))!.last_sale).toEqual(lastSale);
+    expect(collections.find((c) => c.token_address === lower(multi))!.last_sale).toBeNull();
+    expect((await s.call(api(`/nft/${nft.address}/2`, 'include_prices=true'))).body.last_sale).toEqual(lastSale);
   });
 });
 
@@ -441,6 +450,7 @@ describe('the official SDK (Moralis.EvmApi.nft)', () => {
     expect((await nftApi.getNFTTransfersByBlock({ chain, blockNumberOrHash: String(block) })).result.length).toBeGreaterThan(0);
     expect((await nftApi.getNFTTrades({ chain, address })).result[0].price.wei).toBe(parseEther('0.5').toString());
     expect((await nftApi.getNFTLowestPrice({ chain, address })).result.price.wei).toBe(parseEther('0.5').toString());
+    expect((await nftApi.getNFTTradesByToken({ chain, address, tokenId: '2' })).result[0].tokenIds).toEqual(['2']);
     expect((await nftApi.getNFTCollectionStats({ chain, address })).result.totalTokens).toEqual(expect.any(String));
     expect((await nftApi.getNFTTokenStats({ chain, address, tokenId: '1' })).result.transfers.total).toEqual(expect.any(String));
     expect((await nftApi.reSyncMetadata({ chain, address, tokenId: '1' })).result).not.toBeNull();

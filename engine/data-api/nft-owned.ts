@@ -6,8 +6,7 @@ import { nftTokenPrefix } from '../evm/store.js';
 import { contractType, format, indexedUpTo, withTokenId, type NftDeps } from './nft-common.js';
 import { statsKey, tokenKey, tokenOfKey, type Collection, type ContractStats, type Holding, type NftToken, type Trade } from './nft-index.js';
 import { normalize, type NftMetadataRow } from './nft-metadata.js';
-import { tradeSale } from './nft-trades.js';
-import { iso, lastSale, metadata as tokenInfo } from './nft-transfers.js';
+import { lastSale, metadata as tokenInfo, saleRecord } from './nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from './params.js';
 
 /**
@@ -92,7 +91,7 @@ async function nftItem(deps: NftDeps, chain: string, contract: string, id: bigin
     token_id: idText(id, o.format),
     contract_type: contractType(kind),
     owner_of: ownerOf,
-    block_number: String(owner?.holding.block ?? token?.block ?? null),
+    block_number: owner !== null ? String(owner.holding.block) : token === undefined ? null : String(token.block),
     block_number_minted: token === undefined ? null : String(token.minted),
     ...(o.minter ? { minter_address: token?.minter ?? null } : {}),
     token_uri: meta?.uri ?? null,
@@ -187,7 +186,7 @@ async function collectionFields(deps: NftDeps, chain: string, contract: string, 
   if (!includePrices) return fields;
   const prefix = `contract/${chain}/${contract}/`;
   const [last] = deps.kv.range<Trade>('nftTrades', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  return { ...fields, last_sale: last === undefined ? null : await tradeSale(deps, chain, contract, last.value) };
+  return { ...fields, last_sale: last === undefined ? null : await saleRecord(deps, chain, contract, last.value.tokenIds[0]!, last.value) };
 }
 
 export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typeof contractNftsQuery>) {

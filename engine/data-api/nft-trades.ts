@@ -1,4 +1,3 @@
-import { formatUnits } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import { nftTokenPrefix } from '../evm/store.js';
@@ -6,7 +5,7 @@ import { rangePage } from '../page.js';
 import { format, indexedUpTo, withTokenId, type NftDeps } from './nft-common.js';
 import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './nft-index.js';
 import { blockBounds } from './nft-lists.js';
-import { dec, erc20, iso, NATIVE, type NftTransfersDeps } from './nft-transfers.js';
+import { dec, iso } from './nft-transfers.js';
 import { blockRange, bool, cursor, evmAddress, limit } from './params.js';
 
 /**
@@ -45,24 +44,6 @@ function tradeItem(contract: string, t: Trade) {
     block_timestamp: iso(t.timestamp),
     block_number: String(t.blockNumber),
     block_hash: t.blockHash,
-  };
-}
-
-/** A trade as a `last_sale` (the NFT transfer record's shape). */
-export async function tradeSale(deps: NftTransfersDeps, chain: string, contract: string, t: Trade) {
-  const payment = t.paymentToken === null ? NATIVE : await erc20(deps, chain, t.paymentToken);
-  return {
-    transaction_hash: t.transactionHash,
-    block_timestamp: iso(t.timestamp),
-    buyer_address: t.buyer,
-    seller_address: t.seller,
-    price: dec(t.price),
-    price_formatted: formatUnits(BigInt(t.price), Number(payment.token_decimals)),
-    usd_price_at_sale: null,
-    current_usd_value: null,
-    token_address: contract,
-    token_id: t.tokenIds[0]!,
-    payment_token: payment,
   };
 }
 

@@ -132,8 +132,11 @@ export async function transferItems(deps: NftTransfersDeps, chain: string, rows:
 export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint) {
   const prefix = nftTokenPrefix(chain, contract, tokenId);
   const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  if (last === undefined) return null;
-  const s = last.value;
+  return last === undefined ? null : saleRecord(deps, chain, contract, tokenId.toString(), last.value);
+}
+
+/** A sale as a `last_sale` record, its payment token named. */
+export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale) {
   const payment = s.paymentToken === null ? NATIVE : await erc20(deps, chain, s.paymentToken);
   return {
     transaction_hash: s.transactionHash,
@@ -146,7 +149,7 @@ export async function lastSale(deps: NftTransfersDeps, chain: string, contract: 
     usd_price_at_sale: null,
     current_usd_value: null,
     token_address: contract,
-    token_id: tokenId.toString(),
+    token_id: tokenId,
     payment_token: payment,
   };
 }
