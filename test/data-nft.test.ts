@@ -3,6 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, zeroAddress } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { ServiceClock } from '../engine/clock.js';
+import { DataIndexer } from '../engine/data-api/indexer.js';
+import { nftIndex, type ContractStats, type Holding } from '../engine/data-api/nft-index.js';
+import { chainReads } from '../engine/evm/chain-reads.js';
+import { jsonLogger } from '../engine/log.js';
+import { systemTicker } from '../engine/main.js';
+import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { byPosition, scan, type Json, type Scanned } from './nft-scan.js';
@@ -455,5 +463,47 @@ describe('the official SDK (Moralis.EvmApi.nft)', () => {
     expect((await nftApi.getNFTTokenStats({ chain, address, tokenId: '1' })).result.transfers.total).toEqual(expect.any(String));
     expect((await nftApi.reSyncMetadata({ chain, address, tokenId: '1' })).result).not.toBeNull();
     expect(await nftApi.syncNFTContract({ chain, address })).not.toBeNull();
+  });
+});
+
+describe('an index that starts after the tokens were created', () => {
+  it('reads ERC-1155 balances at the block before a wallet is first met, so amounts and counts match balanceOf', async () => {
+    // Indexing starts at `start`, after every mint: A0's and A1's earlier holdings are never seen arriving.
+    const start = Number(await publicClient(anvil.url).getBlockNumber()) + 1;
+    await send(multi, 'safeTransferFrom', [A0, A2, 7n, 2n, '0x']);
+    await send(multi, 'safeBatchTransferFrom', [A0, A1, [7n], [1n], '0x']);
+    await send(multi, 'safeTransferFrom', [A1, A2, 8n, 1n, '0x'], K1);
+    await send(nft, 'transferFrom', [A1, A2, 3n], K1);
+    await indexed();
+    await s.stop('SIGTERM');
+    // The server's own store (every block record stored), indexed again from `start` by the real index code, reading anvil.
+    const store = openStore(s.dir);
+    const node = jsonRpcUpstream(anvil.url);
+    try {
+      for (const table of ['nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'indexState', 'indexUndo'] as const) {
+        await store.transactAsync(() => store.removeRange(table, { start: '', end: '\uffff', limit: 1_000_000 }));
+      }
+      const log = jsonLogger(() => undefined, () => Date.now(), 'error');
+      const indexer = new DataIndexer(store, [nftIndex(chainReads(() => node))], new ServiceClock(systemTicker, Date.now()), log, { startBlock: () => start });
+      indexer.wake('0x539');
+      await indexer.settled();
+      expect(indexer.position('0x539')).toBe(Number(await publicClient(anvil.url).getBlockNumber()));
+      const holdings = new Map(store.range<Holding>('nftOwners', { start: `token/0x539/${lower(multi)}/`, end: `token/0x539/${lower(multi)}/\uffff` }).map((e) => [e.key.split('/').slice(3).join('/'), BigInt(e.value.amount)]));
+      // Every wallet a transfer after the start named, as balanceOf says now.
+      for (const [id, w] of [[7n, A0], [7n, A1], [7n, A2], [8n, A1], [8n, A2]] as const) {
+        const amount = await read<bigint>(multi, 'balanceOf', [w, id]);
+        expect(holdings.get(`${id.toString(16).padStart(64, '0')}/${w}`) ?? 0n, `${id} ${w}`).toBe(amount);
+      }
+      // A0 held id 7 long before the start: its balance was read, not counted from 0.
+      expect(holdings.get(`${(7n).toString(16).padStart(64, '0')}/${A0}`)).toBeGreaterThan(1n);
+      expect(store.get<ContractStats>('nftStats', `0x539/${lower(multi)}`)).toMatchObject({ complete: false, owners: 3, tokens: 2, transfers: 3 });
+      // ERC-721: the token that moved has its owner; the contract is known to have had code before the start too.
+      expect(store.get<Holding>('nftOwners', `token/0x539/${lower(nft)}/${(3n).toString(16).padStart(64, '0')}/${A2}`)).toMatchObject({ amount: '0x1' });
+      expect(store.get<ContractStats>('nftStats', `0x539/${lower(nft)}`)).toMatchObject({ complete: false });
+      indexer.stop();
+    } finally {
+      await node.close();
+      await store.close();
+    }
   });
 });

@@ -10,8 +10,8 @@ export interface IndexDeps {
 }
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
-export function dataIndexes(_deps: IndexDeps): DataIndex[] {
+export function dataIndexes(deps: IndexDeps): DataIndex[] {
   return [
-    nftIndex(),
+    nftIndex(deps.reads),
   ];
 }

@@ -1,5 +1,8 @@
+import { encodeFunctionData, parseAbi } from 'viem';
+import type { ChainReads } from '../evm/chain-reads.js';
 import { salesOf, type Sale } from '../evm/sales.js';
 import { nftTokenPrefix, transferKeys, transfersOf, type Transfer } from '../evm/store.js';
+import type { Kv } from '../ports.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 
 /**
@@ -15,8 +18,14 @@ import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
  *   nftRefs         block/chain/number/logIndex/batch, contract/chain/contract/number/…, wallet/chain/wallet/number/…,
  *                   walletContract/chain/wallet/contract/number/…  → the transfer's `transfers` key (lists in block order)
  *   nftTrades       contract/chain/contract/number/logIndex, token/chain/contract/tokenId/number/logIndex → Trade
- * Ownership is moved by the transfers the index has seen: exact for tokens
- * minted at or after the block indexing started from.
+ *   nftStats        chain                                         → {start}: the first block indexed
+ * Ownership is moved by the transfers the index has seen. When indexing starts
+ * after block 0, an ERC-1155 contract that already had code at the block before
+ * the start has holders the index never saw arrive: the first time a wallet
+ * appears in a transfer of one of its ids, its balance is read with balanceOf at
+ * the block before (prepare, off the transaction) and counted in. ERC-721 owners
+ * are right once a token moves (the last transfer names its owner); an ERC-721
+ * token that never moves after the start is not listed.
  */
 
 export const ZERO = '0x0000000000000000000000000000000000000000';
@@ -53,6 +62,8 @@ export interface Collection {
 
 export interface ContractStats {
   kind: 'erc721' | 'erc1155';
+  /** Whether the index saw the contract's whole history (no code before indexing started); else balances are read when first met. */
+  complete: boolean;
   /** Token ids with at least one holder. */
   tokens: number;
   /** Wallets holding at least one of its tokens. */
@@ -90,18 +101,66 @@ export function tokenOfKey(key: string): { contract: string; tokenId: bigint } {
   return { contract: parts[i]!, tokenId: BigInt(`0x${parts[i + 1]!}`) };
 }
 
-export function nftIndex(): DataIndex<void> {
+/** What prepare read for a batch: completeness of contracts met for the first time, balances of wallets met for the first time. */
+interface Prepared {
+  /** contract → whether the index sees its whole history. */
+  complete: Map<string, boolean>;
+  /** `number/contract/tokenId/owner` → its balance at the block before (ERC-1155 of incomplete contracts). */
+  seeds: Map<string, bigint>;
+}
+
+const BALANCE_OF = parseAbi(['function balanceOf(address, uint256) view returns (uint256)']);
+const seedKey = (n: number, contract: string, id: bigint, owner: string): string => `${n}/${contract}/${id}/${owner}`;
+
+export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<Prepared> {
   return {
     name: 'nft',
-    apply(w, block) {
+    prepare: (blocks, kv) => prepare(reads, blocks, kv),
+    apply(w, block, prepared) {
+      if (w.get('nftStats', block.chain) === undefined) w.put('nftStats', block.chain, { start: block.number });
       const all = transfersOf(block.record);
-      for (const t of all) if (t.kind !== 'erc20') applyTransfer(w, block, t);
+      for (const t of all) if (t.kind !== 'erc20') applyTransfer(w, block, t, prepared);
       applyTrades(w, block, all);
     },
   };
 }
 
-function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
+async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared> {
+  const out: Prepared = { complete: new Map(), seeds: new Map() };
+  const chain = blocks[0]!.chain;
+  const start = kv.get<{ start: number }>('nftStats', chain)?.start ?? blocks[0]!.number;
+  const asks: Array<Promise<void>> = [];
+  for (const block of blocks) {
+    for (const t of transfersOf(block.record)) {
+      if (t.kind === 'erc20') continue;
+      const contract = t.contract.toLowerCase();
+      if (!out.complete.has(contract)) {
+        const known = kv.get<ContractStats>('nftStats', statsKey(chain, contract));
+        // From block 0 everything is seen; otherwise a contract without code before the start is.
+        const code = known !== undefined || start === 0 || reads === undefined ? undefined : await reads.code(chain, contract, start - 1);
+        out.complete.set(contract, known?.complete ?? (start === 0 || reads === undefined || code === '0x'));
+      }
+      if (t.kind !== 'erc1155' || out.complete.get(contract) === true) continue;
+      const id = BigInt(t.tokenId!);
+      for (const owner of [t.from.toLowerCase(), t.to.toLowerCase()]) {
+        const key = seedKey(block.number, contract, id, owner);
+        if (owner === ZERO || out.seeds.has(key) || kv.has('nftOwners', holdingByToken(chain, contract, id, owner))) continue;
+        out.seeds.set(key, 0n);
+        const data = encodeFunctionData({ abi: BALANCE_OF, functionName: 'balanceOf', args: [owner as `0x${string}`, id] });
+        asks.push(
+          reads!.call(chain, contract, data, block.number - 1).then((r) => {
+            // A node without that block's state cannot say: the wallet counts from 0, as from block 0.
+            if (r !== null && r.length >= 66) out.seeds.set(key, BigInt(r.slice(0, 66)));
+          }),
+        );
+      }
+    }
+  }
+  await Promise.all(asks);
+  return out;
+}
+
+function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer, prepared: Prepared): void {
   const { chain } = block;
   const contract = t.contract.toLowerCase();
   const [from, to] = [t.from.toLowerCase(), t.to.toLowerCase()];
@@ -116,11 +175,19 @@ function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
   }
   const kind = t.kind as Holding['kind'];
   const sk = statsKey(chain, contract);
-  const stats = w.get<ContractStats>('nftStats', sk) ?? { kind, tokens: 0, owners: 0, transfers: 0 };
+  const stats = w.get<ContractStats>('nftStats', sk) ?? { kind, complete: prepared.complete.get(contract) ?? true, tokens: 0, owners: 0, transfers: 0 };
   w.put('nftStats', sk, { ...stats, transfers: stats.transfers + 1 });
   const amount = BigInt(t.value);
   const id = BigInt(t.tokenId!);
   const minter = String(block.record.txs[t.transactionIndex]?.tx['from'] ?? '').toLowerCase() || null;
+  // A wallet met for the first time in an incomplete contract: what it held before this block, counted in first (once).
+  for (const owner of [to, from]) {
+    const key = seedKey(block.number, contract, id, owner);
+    const seed = prepared.seeds.get(key);
+    if (seed === undefined) continue;
+    prepared.seeds.delete(key);
+    if (seed > 0n && !w.has('nftOwners', holdingByToken(chain, contract, id, owner))) move(w, block, { contract, id, kind, owner, delta: seed, mint: false, minter: null });
+  }
   // The receiver first: a token moving between owners never looks, halfway, as if it had no holder (and lost its mint).
   if (to !== ZERO) move(w, block, { contract, id, kind, owner: to, delta: amount, mint: from === ZERO, minter });
   if (from !== ZERO) move(w, block, { contract, id, kind, owner: from, delta: -amount, mint: false, minter });

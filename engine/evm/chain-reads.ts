@@ -17,6 +17,8 @@ export interface ChainReads {
   call: ChainCall;
   /** eth_getBalance at a block (wei); null when the node cannot say (no state kept for that block). */
   balance(chain: string, address: string, block: number): Promise<bigint | null>;
+  /** eth_getCode at a block: '0x' where no contract is; null when the node cannot say (no state kept for that block). */
+  code(chain: string, address: string, block: number): Promise<string | null>;
 }
 
 export function chainReads(upstreamOf: (chain: string) => Upstream | undefined): ChainReads {
@@ -37,5 +39,6 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
       const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
       return wei === null ? null : BigInt(wei);
     },
+    code: (chain, address, block) => ask<string>(chain, 'eth_getCode', [address, tag(block)]),
   };
 }
