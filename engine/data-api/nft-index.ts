@@ -18,7 +18,7 @@ import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
  *   nftRefs         block/chain/number/logIndex/batch, contract/chain/contract/number/…, wallet/chain/wallet/number/…,
  *                   walletContract/chain/wallet/contract/number/…  → the transfer's `transfers` key (lists in block order)
  *   nftTrades       contract/chain/contract/number/logIndex, token/chain/contract/tokenId/number/logIndex → Trade
- *   nftStats        chain                                         → {start}: the first block indexed
+ *   nftStats        chain/start                                   → {start}: the first block indexed
  * Ownership is moved by the transfers the index has seen. When indexing starts
  * after block 0, an ERC-1155 contract that already had code at the block before
  * the start has holders the index never saw arrive: the first time a wallet
@@ -93,6 +93,8 @@ export const holdingByOwner = (chain: string, owner: string, contract: string, i
 export const tokenKey = (chain: string, contract: string, id: bigint): string => `${chain}/${contract}/${id64(id)}`;
 export const collectionKey = (chain: string, owner: string, contract: string): string => `${chain}/${owner}/${contract}`;
 export const statsKey = (chain: string, contract: string): string => `${chain}/${contract}`;
+const startKey = (chain: string): string => `${chain}/start`;
+
 
 /** The contract and token id of an `nftOwners`/`nftTokens`/`transfers` key (the 40-hex segment, then the 64-hex one). */
 export function tokenOfKey(key: string): { contract: string; tokenId: bigint } {
@@ -117,7 +119,7 @@ export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<P
     name: 'nft',
     prepare: (blocks, kv) => prepare(reads, blocks, kv),
     apply(w, block, prepared) {
-      if (w.get('nftStats', block.chain) === undefined) w.put('nftStats', block.chain, { start: block.number });
+      if (w.get('nftStats', startKey(block.chain)) === undefined) w.put('nftStats', startKey(block.chain), { start: block.number });
       const all = transfersOf(block.record);
       for (const t of all) if (t.kind !== 'erc20') applyTransfer(w, block, t, prepared);
       applyTrades(w, block, all);
@@ -128,7 +130,7 @@ export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<P
 async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared> {
   const out: Prepared = { complete: new Map(), seeds: new Map() };
   const chain = blocks[0]!.chain;
-  const start = kv.get<{ start: number }>('nftStats', chain)?.start ?? blocks[0]!.number;
+  const start = kv.get<{ start: number }>('nftStats', startKey(chain))?.start ?? blocks[0]!.number;
   const asks: Array<Promise<void>> = [];
   for (const block of blocks) {
     for (const t of transfersOf(block.record)) {
