@@ -192,6 +192,8 @@ describe('NFT ownership on anvil', () => {
       const mint = transfers.find((x) => x.contract === lower(nft) && String(x.tokenId) === t.token_id && x.record['from_address'] === zeroAddress)!;
       expect(t).toMatchObject({ block_number_minted: mint.record['block_number'], minter_address: A0 });
     }
+    // format=hex reads and answers the id in hex.
+    expect((await s.call(api(`/nft/${nft.address}/0x3`, 'format=hex'))).body).toMatchObject({ token_id: '0x3', owner_of: A1 });
     // Burned: still answered (its transfers are indexed), with no owner; a token never seen is 404.
     expect((await s.call(api(`/nft/${nft.address}/6`))).body).toMatchObject({ token_id: '6', owner_of: null, amount: '0' });
     expect((await s.call(api(`/nft/${nft.address}/77`))).status).toBe(404);
@@ -442,6 +444,8 @@ describe('the official SDK (Moralis.EvmApi.nft)', () => {
     const wallet = await nftApi.getWalletNFTs({ chain, address: A1 });
     expect(wallet.result.map((n: { tokenId: string | number }) => String(n.tokenId)).length).toBeGreaterThan(0);
     expect(wallet.result[0].ownerOf.lowercase).toBe(A1);
+    const only = await nftApi.getWalletNFTs({ chain, address: A1, tokenAddresses: [multi.address] });
+    expect(only.result.map((n: { tokenAddress: { lowercase: string } }) => n.tokenAddress.lowercase)).toEqual([lower(multi)]);
     expect((await nftApi.getWalletNFTCollections({ chain, address: A1 })).result.length).toBeGreaterThan(0);
     expect((await nftApi.getWalletNFTTransfers({ chain, address: A1 })).result.length).toBeGreaterThan(0);
     expect((await nftApi.getContractNFTs({ chain, address })).result.length).toBeGreaterThan(0);
