@@ -105,9 +105,15 @@ export function rangePage<T>(
     const end = opts.bounds?.end === undefined ? `${prefix}\uffff` : prefix + opts.bounds.end;
     // Reverse ranges exclude their end key: `low` itself is never a stored key (keys go on past it).
     const rows = opts.reverse ? kv.range<T>(table, { start: from ?? end, end: low, reverse: true, limit }) : kv.range<T>(table, { start: from ?? low, end, limit });
-    for (const r of rows) if (r.key !== from) fresh.push({ ...r, rest: r.key.slice(prefix.length) });
+    for (const r of rows) {
+      const rest = r.key.slice(prefix.length);
+      // Entries of the cursor's own rest (in another range: a tie) lie before or after it by their whole key.
+      if (at !== undefined && rest === after && (opts.reverse ? r.key >= at.k : r.key <= at.k)) continue;
+      fresh.push({ ...r, rest });
+    }
   }
-  if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));
+  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  if (ranges.length > 1) fresh.sort((a, b) => (order(a.rest, b.rest) || order(a.key, b.key)) * (opts.reverse ? -1 : 1));
   const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));
   const page = at?.p ?? 0;
   const next: RangeCursor = { l: opts.list, k: out.at(-1)?.key ?? '', p: page + 1 };

@@ -199,6 +199,17 @@ describe('NFT ownership on anvil', () => {
     expect((await s.call(api(`/nft/${nft.address}/77`))).status).toBe(404);
   });
 
+  it('pages a wallet’s NFTs of several contracts one by one, ids shared between contracts neither lost nor repeated', async () => {
+    await send(nft, 'mint', [A1, 8n]); // multi's id 8 is A1's too
+    await indexed();
+    const chain = [...(await chainHoldings()).keys()].filter((k) => k.endsWith(`/${A1}`));
+    for (const order of [`token_addresses[]=${nft.address}&token_addresses[]=${multi.address}`, `token_addresses=${multi.address},${nft.address}`]) {
+      const got = (await pages(`/${A1}/nft`, `${order}&limit=1`)).map((n) => `${n.token_address}/${n.token_id}/${n.owner_of}`);
+      expect(got.filter((k) => k.includes('/8/'))).toHaveLength(2);
+      expect([...got].sort()).toEqual([...chain].sort());
+    }
+  });
+
   it('lists collections per wallet with counts, and the contract statistics', async () => {
     const chain = await chainHoldings();
     for (const w of WALLETS) {
