@@ -481,6 +481,22 @@ describe('the official SDK (Moralis.EvmApi.nft)', () => {
   });
 });
 
+describe('possible spam', () => {
+  it('flags a collection whose name advertises a claim as possible spam, and leaves it out with exclude_spam', async () => {
+    const spam = await deploy(anvil.url, 'TestNFT', ['Claim your reward at www.example.xyz', 'CLAIM']);
+    await send(spam, 'mint', [A2, 1n]);
+    await indexed();
+    const all = (await s.call(api(`/${A2}/nft`))).body.result as Json[];
+    expect(all.find((n) => n.token_address === lower(spam))).toMatchObject({ possible_spam: true, name: 'Claim your reward at www.example.xyz' });
+    expect(all.filter((n) => n.token_address !== lower(spam)).every((n) => n.possible_spam === false)).toBe(true);
+    const clean = (await s.call(api(`/${A2}/nft`, 'exclude_spam=true'))).body.result as Json[];
+    expect(clean).toEqual(all.filter((n) => n.token_address !== lower(spam)));
+    const collections = (await s.call(api(`/${A2}/nft/collections`, 'exclude_spam=true'))).body.result as Json[];
+    expect(collections.map((c) => c.token_address)).not.toContain(lower(spam));
+    expect((await s.call(api(`/${A2}/nft/collections`))).body.result.map((c: Json) => c.token_address)).toContain(lower(spam));
+  });
+});
+
 describe('an index that starts after the tokens were created', () => {
   it('reads ERC-1155 balances at the block before a wallet is first met, so amounts and counts match balanceOf', async () => {
     // Indexing starts at `start`, after every mint: A0's and A1's earlier holdings are never seen arriving.
