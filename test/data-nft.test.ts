@@ -431,6 +431,15 @@ describe('bad parameters', () => {
       ['days', api(`/nft/${nft.address}/lowestprice`, 'days=0')],
       ['flag', api(`/nft/${nft.address}/1/metadata/resync`, 'flag=all')],
       ['mode', api(`/nft/${nft.address}/1/metadata/resync`, 'mode=now')],
+      ['token_id', api(`/nft/${nft.address}/-1/stats`)],
+      ['token_id', api(`/nft/${nft.address}/1.5/trades`)],
+      ['address', api('/nft/0xnope/stats')],
+      ['address', api('/nft/0x12/owners')],
+      ['limit', api(`/nft/${nft.address}/owners`, 'limit=500')],
+      ['limit', api(`/nft/${nft.address}/1/owners`, 'limit=x')],
+      ['from_date', api(`/nft/${nft.address}/trades`, 'from_date=someday')],
+      ['to_block', api(`/nft/${nft.address}/1/trades`, 'to_block=abc')],
+      ['cursor', api(`/nft/${nft.address}/trades`, 'cursor=abc')],
       ['chain', `/api/v2.2/${A0}/nft?chain=0x1`],
     ];
     for (const [field, p] of bad) {
@@ -438,6 +447,8 @@ describe('bad parameters', () => {
       expect(r.status, p).toBe(400);
       expect(r.body.details, p).toMatchObject({ field });
     }
+    const sync = await s.call(api('/nft/0x1234/sync'), { method: 'PUT' });
+    expect([sync.status, sync.body.details]).toEqual([400, { field: 'address' }]);
     for (const body of [{}, { tokens: [] }, { tokens: [{ token_address: '0x1', token_id: '1' }] }, { tokens: [{ token_address: nft.address, token_id: 'x' }] }]) {
       const r = await s.call(api('/nft/getMultipleNFTs'), { method: 'POST', json: body });
       expect(r.status, JSON.stringify(body)).toBe(400);

@@ -234,11 +234,10 @@ export async function contractMetadata(deps: NftDeps, chain: string, q: z.output
   const info = await tokenInfo(deps, chain, q.address);
   if (stats === undefined && info.nftStandard === '') throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
   const kind = stats?.kind ?? (info.nftStandard === 'ERC721' ? 'erc721' : 'erc1155');
-  const { verified_collection: _v, floor_price: _f, floor_price_usd: _fu, floor_price_currency: _fc, ...fields } = await collectionFields(deps, chain, q.address, kind, q.include_prices);
+  // The collection's fields, and the contract-level ones nothing on chain says.
   return {
-    ...fields,
+    ...(await collectionFields(deps, chain, q.address, kind, q.include_prices)),
     synced_at: null,
-    verified_collection: false,
     collection_category: null,
     project_url: null,
     wiki_url: null,
@@ -246,9 +245,6 @@ export async function contractMetadata(deps: NftDeps, chain: string, q: z.output
     telegram_url: null,
     twitter_username: null,
     instagram_username: null,
-    floor_price: null,
-    floor_price_usd: null,
-    floor_price_currency: null,
   };
 }
 
