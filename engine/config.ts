@@ -60,6 +60,8 @@ export interface Config {
   solana: { url: string | undefined; pollMs: number; wsUrl: string | undefined };
   /** The ENS registry the Data API's /resolve endpoints read, and its chain (CHAINPOST_ENS=`chain=registry`; default: 0x1's). */
   ens: { chain: string; registry: string };
+  /** An IPFS HTTP gateway (`https://host` or `https://host/ipfs`) where ipfs:// NFT metadata is fetched; undefined: not fetched. */
+  ipfsGateway: string | undefined;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -123,6 +125,7 @@ export function parseConfig(env: Env): Config {
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
     solana: solana(get),
+    ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
   };
 }
 

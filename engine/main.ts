@@ -10,6 +10,8 @@ import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
+import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
+import { nftEndpoints } from '../http/server/data-nft.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
@@ -66,6 +68,7 @@ import { ApiKeys } from './keys.js';
 import { DataIndexer, withIndexer } from './data-api/indexer.js';
 import { dataIndexes } from './data-api/indexes.js';
 import type { DataDeps } from './data-api/deps.js';
+import { NftMetadata } from './data-api/nft-metadata.js';
 import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
@@ -244,6 +247,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const tokenMetadata = new TokenMetadata(store, reads.call);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
+    // Private-network metadata hosts only for a server on loopback (a local setup), never for one others reach.
+    const fetcher = undiciMetadataFetcher({ allowPrivate: isLoopback(config.host) });
+    const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() };
@@ -251,7 +257,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps)]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];
@@ -453,4 +459,9 @@ export function dataDir<T>(open: () => T): T {
     if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
     throw err;
   }
+}
+
+/** Whether a listen address is this machine's loopback. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

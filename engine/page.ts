@@ -107,21 +107,25 @@ export function rangePage<T>(
       const rows = opts.reverse ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit }) : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
       for (const r of rows) {
         if (r.key === from || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
-        fresh.push({ ...r, rest: r.key.slice(prefix.length) });
+        const rest = r.key.slice(prefix.length);
+        // Entries of the cursor's own rest (in another range: a tie) lie before or after it by their whole key.
+        if (at !== undefined && rest === after && (opts.reverse ? r.key >= at.k : r.key <= at.k)) continue;
+        fresh.push({ ...r, rest });
         kept++;
       }
       if (opts.keep === undefined || rows.length < limit || kept > opts.limit) break;
       from = rows.at(-1)!.key;
     }
   }
-  if (ranges.length > 1) fresh.sort((a, b) => (a.rest < b.rest ? -1 : a.rest > b.rest ? 1 : 0) * (opts.reverse ? -1 : 1));
+  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  if (ranges.length > 1) fresh.sort((a, b) => (order(a.rest, b.rest) || order(a.key, b.key)) * (opts.reverse ? -1 : 1));
   const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));
   const page = at?.p ?? 0;
   return { rows: out, page, cursor: fresh.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
 }
 
-/** The cursor of a range page that continues after `key` (a list filtered page by page ends its own pages with it). */
-export function rangeCursor(list: string, key: string, page: number): string {
+/** The cursor of a range page that continues after `key`. */
+function rangeCursor(list: string, key: string, page: number): string {
   const next: RangeCursor = { l: list, k: key, p: page };
   return Buffer.from(JSON.stringify(next), 'utf8').toString('base64url');
 }

@@ -17,6 +17,8 @@ export const TABLES = [
   'nativeTxs', 'addressTxs', 'activity',
   // Data API, ERC-20 (engine/data-api/erc20-index.ts)
   'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'erc20Start',
+  // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
+  'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -63,6 +65,15 @@ export interface Kv {
 export interface Sender {
   /** POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection, timeout). Never rejects. */
   post(url: string, body: Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }>;
+}
+
+/** Off-chain NFT metadata documents over HTTP (undici in http/clients/metadata-fetch.ts). */
+export interface MetadataFetcher {
+  /**
+   * GETs `url` (http or https): its body as text, or why not (too large, too slow, an address it may not
+   * reach, a status other than 2xx). The adapter sets the limits. Never rejects.
+   */
+  get(url: string): Promise<{ body: string } | { error: string }>;
 }
 
 /** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */

@@ -270,7 +270,8 @@ export class DataIndexer {
         const key = blockKey(chain, state.number);
         const row = this.kv.get<UndoRow>('indexUndo', key);
         if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
-        takeBack(this.kv, row.undo);
+        // The saved bytes view the store's read buffer (Kv.get): copied before the writes below read again.
+        takeBack(this.kv, row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]));
         this.kv.remove('indexUndo', key);
         // The block below as it was indexed (the parent this block was indexed on): if that left the chain too
         // and its undo row is gone (deeper than UNDO_BLOCKS), the next turn refuses to go on.

@@ -5,6 +5,7 @@ import { contractLogsIndex } from './contract-logs.js';
 import { erc20Index } from './erc20-index.js';
 import type { DataIndex } from './indexer.js';
 import { nativeTxIndex } from './tx-index.js';
+import { nftIndex } from './nft-index.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata. */
 export interface IndexDeps {
@@ -19,5 +20,6 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     contractLogsIndex,
     nativeTxIndex as DataIndex, // native transactions and activity
     erc20Index(deps) as DataIndex,
+    nftIndex(deps.reads),
   ];
 }

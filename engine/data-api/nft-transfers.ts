@@ -19,7 +19,7 @@ import type { Kv } from '../ports.js';
 const UINT256_MAX = 2n ** 256n - 1n;
 
 /** The token id of the path, written as `format` says; undefined when it is not. */
-function tokenIdOf(raw: string, format: 'decimal' | 'hex'): bigint | undefined {
+export function tokenIdOf(raw: string, format: 'decimal' | 'hex'): bigint | undefined {
   const ok = format === 'decimal' ? /^\d{1,78}$/.test(raw) : /^(0x)?[0-9a-fA-F]{1,64}$/.test(raw);
   if (!ok) return undefined;
   const id = BigInt(format === 'hex' && !raw.startsWith('0x') ? `0x${raw}` : raw);
@@ -57,7 +57,7 @@ export interface NftTransfersDeps {
 }
 
 /** The chain's native currency as a payment token (the registry names none, so Ether's). */
-const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } as const;
+export const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } as const;
 
 export const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 export const dec = (hex: string): string => BigInt(hex).toString();
@@ -75,13 +75,31 @@ export function indexComplete(kv: Kv, chain: string, follower: FollowerStatus | 
 export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
   const prefix = `nft/${nftTokenPrefix(chain, q.contract, q.tokenId)}`;
   const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, { list: `nft-transfers ${q.order}`, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor });
-  const spam = page.rows.length === 0 ? false : (await metadata(deps, chain, q.contract)).possibleSpam;
-  const sale = q.includePrices && page.rows.length > 0 ? { last_sale: await lastSale(deps, chain, q) } : {};
-  const result = page.rows.map(({ key, value: t }) => {
+  const result = await transferItems(deps, chain, page.rows, q.includePrices);
+  return { page: page.page, page_size: q.limit, cursor: page.cursor, result, block_exists: true, index_complete: indexComplete(deps.kv, chain, deps.follower(chain)) };
+}
+
+/**
+ * NFT transfer records, as every NFT transfer list answers them, from `transfers` entries (`nft/…` keys);
+ * `includePrices` adds each token's last sale.
+ */
+export async function transferItems(deps: NftTransfersDeps, chain: string, rows: ReadonlyArray<{ key: string; value: StoredTransfer }>, includePrices: boolean) {
+  const spam = new Map<string, boolean>();
+  const sales = new Map<string, Awaited<ReturnType<typeof lastSale>>>();
+  for (const { value: t } of rows) {
+    const contract = t.contract.toLowerCase();
+    if (!spam.has(contract)) spam.set(contract, (await metadata(deps, chain, contract)).possibleSpam);
+    const id = BigInt(t.tokenId!);
+    const token = `${contract}/${id}`;
+    if (includePrices && !sales.has(token)) sales.set(token, await lastSale(deps, chain, contract, id));
+  }
+  return rows.map(({ key, value: t }) => {
     const { blockNumber, logIndex } = nftKeyPosition(key);
+    const contract = t.contract.toLowerCase();
+    const tokenId = BigInt(t.tokenId!);
     return {
-      token_address: q.contract,
-      token_id: q.tokenId.toString(),
+      token_address: contract,
+      token_id: tokenId.toString(),
       from_address_entity: null,
       from_address_entity_logo: null,
       from_address: t.from.toLowerCase(),
@@ -103,20 +121,22 @@ export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: Nft
       log_index: String(logIndex),
       operator: t.operator === undefined ? null : t.operator.toLowerCase(),
       // The interface carries these flags as strings.
-      possible_spam: String(spam),
+      possible_spam: String(spam.get(contract)),
       verified_collection: 'false',
-      ...sale,
+      ...(includePrices ? { last_sale: sales.get(`${contract}/${tokenId}`) ?? null } : {}),
     };
   });
-  return { page: page.page, page_size: q.limit, cursor: page.cursor, result, block_exists: true, index_complete: indexComplete(deps.kv, chain, deps.follower(chain)) };
 }
 
 /** The token's most recent sale: the last key of its `sales` range. */
-async function lastSale(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
-  const prefix = nftTokenPrefix(chain, q.contract, q.tokenId);
+export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint) {
+  const prefix = nftTokenPrefix(chain, contract, tokenId);
   const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  if (last === undefined) return null;
-  const s = last.value;
+  return last === undefined ? null : saleRecord(deps, chain, contract, tokenId.toString(), last.value);
+}
+
+/** A sale as a `last_sale` record, its payment token named. */
+export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale) {
   const payment = s.paymentToken === null ? NATIVE : await erc20(deps, chain, s.paymentToken);
   return {
     transaction_hash: s.transactionHash,
@@ -128,13 +148,13 @@ async function lastSale(deps: NftTransfersDeps, chain: string, q: NftTransfersQu
     // No price source here.
     usd_price_at_sale: null,
     current_usd_value: null,
-    token_address: q.contract,
-    token_id: q.tokenId.toString(),
+    token_address: contract,
+    token_id: tokenId,
     payment_token: payment,
   };
 }
 
-async function erc20(deps: NftTransfersDeps, chain: string, token: string) {
+export async function erc20(deps: NftTransfersDeps, chain: string, token: string) {
   const info = await metadata(deps, chain, token);
   // decimals() is optional in ERC-20: a token without it counts in whole units.
   return { token_name: info.name, token_symbol: info.symbol, token_logo: null, token_decimals: String(info.decimals ?? 0), token_address: token };

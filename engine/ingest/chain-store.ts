@@ -1,4 +1,5 @@
 import type { Kv, Table } from '../ports.js';
+import { nftChainPrefixes } from '../data-api/nft-tables.js';
 
 /**
  * What every chain family's ingestion keeps per block, under the same keys
@@ -32,6 +33,7 @@ function chainRanges(chain: string): Array<{ table: Table; start: string; end: s
   return [
     ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales', 'blockTimes', 'contractLogs'] as const).map((t) => prefix(t, `${chain}/`)),
     ...['nft', 'erc20', 'wallet'].map((kind) => prefix('transfers', `${kind}/${chain}/`)),
+    ...nftChainPrefixes(chain).map(([table, p]) => prefix(table, p)),
   ];
 }
 

@@ -12,6 +12,7 @@ interface IERC1155Receiver {
 contract TestMulti {
     mapping(uint256 => mapping(address => uint256)) private _balances;
     mapping(address => mapping(address => bool)) public isApprovedForAll;
+    string private _uri;
 
     event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value);
     event TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values);
@@ -29,6 +30,15 @@ contract TestMulti {
         require(accounts.length == ids.length, "ERC1155: length mismatch");
         balances = new uint256[](accounts.length);
         for (uint256 i = 0; i < accounts.length; i++) balances[i] = _balances[ids[i]][accounts[i]];
+    }
+
+    /// ERC-1155 metadata URI: one template for every id (clients replace {id}).
+    function uri(uint256) external view returns (string memory) {
+        return _uri;
+    }
+
+    function setURI(string calldata newUri) external {
+        _uri = newUri;
     }
 
     function setApprovalForAll(address operator, bool approved) external {

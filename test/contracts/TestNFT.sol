@@ -13,6 +13,7 @@ contract TestNFT {
     mapping(address => uint256) private _balances;
     mapping(uint256 => address) private _tokenApprovals;
     mapping(address => mapping(address => bool)) public isApprovedForAll;
+    mapping(uint256 => string) private _tokenURIs;
 
     // tokenId is indexed: four topics, which is what tells it from an ERC-20 Transfer.
     event Transfer(address indexed from, address indexed to, uint256 indexed tokenId);
@@ -53,6 +54,26 @@ contract TestNFT {
     function setApprovalForAll(address operator, bool approved) external {
         isApprovedForAll[msg.sender][operator] = approved;
         emit ApprovalForAll(msg.sender, operator, approved);
+    }
+
+    /// ERC-721 metadata: whatever setTokenURI stored ("" until then).
+    function tokenURI(uint256 tokenId) external view returns (string memory) {
+        ownerOf(tokenId);
+        return _tokenURIs[tokenId];
+    }
+
+    function setTokenURI(uint256 tokenId, string calldata uri) external {
+        _tokenURIs[tokenId] = uri;
+    }
+
+    function burn(uint256 tokenId) external {
+        address owner = ownerOf(tokenId);
+        require(msg.sender == owner, "ERC721: not owner");
+        unchecked {
+            _balances[owner] -= 1;
+        }
+        delete _owners[tokenId];
+        emit Transfer(owner, address(0), tokenId);
     }
 
     function mint(address to, uint256 tokenId) external {

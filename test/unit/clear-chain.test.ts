@@ -28,6 +28,16 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ['blockTimes', `${chain}/000000000001`],
     ['contractLogs', `${chain}/a/0xcontract/000000000001/000000`],
     ['contractLogs', `${chain}/t/0xcontract/0xtopic/000000000001/000000`],
+    ['nftOwners', `token/${chain}/0xcontract/${'0'.repeat(64)}/0xwallet`],
+    ['nftOwners', `owner/${chain}/0xwallet/0xcontract/${'0'.repeat(64)}`],
+    ['nftTokens', `${chain}/0xcontract/${'0'.repeat(64)}`],
+    ['nftCollections', `${chain}/0xwallet/0xcontract`],
+    ['nftStats', `${chain}/0xcontract`],
+    ['nftStats', `${chain}/start`],
+    ...['block', 'contract', 'wallet', 'walletContract'].map((k): [Table, string] => ['nftRefs', `${k}/${chain}/1/0/0`]),
+    ['nftTrades', `contract/${chain}/0xcontract/1/0`],
+    ['nftTrades', `token/${chain}/0xcontract/${'0'.repeat(64)}/1/0`],
+    ['nftMetadata', `${chain}/0xcontract/${'0'.repeat(64)}`],
   ];
   // 0x5390 shares 0x539's first characters: the `/` after a chain id keeps it apart.
   const kept = [...rows('0x1'), ...rows('0x5390'), ['streams', 't_1/0x539'], ['settings', 't_1']] as Array<[Table, string]>;
@@ -35,7 +45,7 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
   });
   const removed = clearChain(store, '0x539', 2);
-  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2 });
+  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1 });
   expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
-  expect(clearChain(store, '0x539')).toEqual({ blocks: 0, probes: 0, canon: 0, blockHashes: 0, blockEvents: 0, tokens: 0, sales: 0, transfers: 0, blockTimes: 0, contractLogs: 0 });
+  expect(clearChain(store, '0x539')).toEqual({ blocks: 0, probes: 0, canon: 0, blockHashes: 0, blockEvents: 0, tokens: 0, sales: 0, transfers: 0, blockTimes: 0, contractLogs: 0, nftOwners: 0, nftTokens: 0, nftCollections: 0, nftStats: 0, nftRefs: 0, nftTrades: 0, nftMetadata: 0 });
 });

@@ -31,6 +31,12 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_BITCOIN_POLL_MS: 'soon' })).toThrow('CHAINPOST_BITCOIN_POLL_MS: expected a whole number');
   });
 
+  it('reads an IPFS gateway for NFT metadata (none by default)', () => {
+    expect(parseConfig({}).ipfsGateway).toBeUndefined();
+    expect(parseConfig({ CHAINPOST_IPFS_GATEWAY: 'https://ipfs.example/ipfs/' }).ipfsGateway).toBe('https://ipfs.example/ipfs/');
+    expect(() => parseConfig({ CHAINPOST_IPFS_GATEWAY: 'ipfs://x' })).toThrow('CHAINPOST_IPFS_GATEWAY: expected a http: or https: URL');
+  });
+
   it('reads the delivery logs\' retention and cap', () => {
     expect(parseConfig({ CHAINPOST_DELIVERY_LOG_DAYS: '3', CHAINPOST_DELIVERY_LOG_MAX: '5000' })).toMatchObject({ deliveryLogDays: 3, deliveryLogMax: 5000 });
   });
@@ -105,6 +111,8 @@ describe('parseConfig', () => {
     ['CHAINPOST_DEVNET_BLOCK_TIME', '-1'],
     ['CHAINPOST_DEVNET_BLOCK_TIME', 'fast'],
     ['CHAINPOST_DEVNET_BLOCK_TIME', '1e3'],
+    ['CHAINPOST_IPFS_GATEWAY', 'ipfs://gateway'],
+    ['CHAINPOST_IPFS_GATEWAY', 'not a url'],
   ];
   it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
     let caught: unknown;

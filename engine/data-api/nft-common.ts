@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import type { ChainState } from '../evm/follower.js';
+import type { DataDeps } from './deps.js';
+import { INDEX_BATCH } from './indexer.js';
+import type { NftMetadata } from './nft-metadata.js';
+import { indexComplete, tokenIdOf } from './nft-transfers.js';
+
+/** What the NFT endpoints read: the Data API's deps and the NFT metadata cache. */
+export interface NftDeps extends DataDeps {
+  metadata: NftMetadata;
+}
+
+/** How long a read waits for the NFT index to reach the stored head (when a batch or two behind) before answering what it holds. */
+const INDEX_WAIT_MS = 2_000;
+
+/**
+ * Waits (briefly) until the indexes hold the chain's stored head, so an answer includes what was just
+ * ingested; says whether the answer is complete (the follower caught up with its node, the index with it).
+ */
+export async function indexedUpTo(deps: NftDeps, chain: string): Promise<boolean> {
+  const head = deps.kv.get<ChainState>('chainState', chain)?.head ?? -1;
+  const behind = head - (deps.indexer.position(chain) ?? -1);
+  // Far behind (catching up, a backfill): no wait, the answer says it is not complete.
+  const reached = behind <= 0 ? true : behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, head, INDEX_WAIT_MS);
+  return reached && indexComplete(deps.kv, chain, deps.follower(chain));
+}
+
+export const format = z.enum(['decimal', 'hex'], 'decimal or hex').default('decimal');
+
+/** Reads `token_id` as `format` says (the NFT transfers endpoint's rule), or fails the schema naming token_id. */
+export function withTokenId<T extends { token_id: string; format: 'decimal' | 'hex' }>(q: T, ctx: z.RefinementCtx): Omit<T, 'token_id'> & { tokenId: bigint } {
+  const tokenId = tokenIdOf(q.token_id, q.format);
+  if (tokenId === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['token_id'], message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1` });
+    return z.NEVER;
+  }
+  const { token_id: _raw, ...rest } = q;
+  return { ...rest, tokenId };
+}
+
+export const contractType = (kind: string): 'ERC721' | 'ERC1155' => (kind === 'erc721' ? 'ERC721' : 'ERC1155');
