@@ -102,19 +102,21 @@ export function rangePage<T>(
     const lo = prefix + (opts.low ?? '');
     const hi = opts.high === undefined ? `${prefix}\uffff` : prefix + opts.high;
     let from = after === undefined ? undefined : prefix + after;
+    // Where a filtered read goes on: the last key of its previous chunk, read again and skipped.
+    let resumed: string | undefined;
     let kept = 0;
     for (;;) {
       const rows = opts.reverse ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit }) : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
       for (const r of rows) {
-        if (r.key === from || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
+        if (r.key === resumed || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
         const rest = r.key.slice(prefix.length);
-        // Entries of the cursor's own rest (in another range: a tie) lie before or after it by their whole key.
+        // The cursor's own entry, and entries of its rest in other ranges (a tie), lie before or after it by their whole key.
         if (at !== undefined && rest === after && (opts.reverse ? r.key >= at.k : r.key <= at.k)) continue;
         fresh.push({ ...r, rest });
         kept++;
       }
       if (opts.keep === undefined || rows.length < limit || kept > opts.limit) break;
-      from = rows.at(-1)!.key;
+      from = resumed = rows.at(-1)!.key;
     }
   }
   const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
