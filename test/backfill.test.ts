@@ -61,7 +61,9 @@ const logged = (r: Running, msg: string): Json[] =>
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
   await mine(HISTORY_TX - 1);
-  await rpc('eth_sendTransaction', [{ from: A0, to: A1, value: '0x1' }]);
+  const hash = await rpc<`0x${string}`>('eth_sendTransaction', [{ from: A0, to: A1, value: '0x1' }]);
+  // anvil answers with the hash before its automine has always finished the block.
+  await publicClient(anvil.url).waitForTransactionReceipt({ hash });
   expect(await nodeHead()).toBe(HISTORY_TX);
   await mine(TOP - HISTORY_TX);
   expect(await nodeHead()).toBe(TOP);
