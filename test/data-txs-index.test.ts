@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
 import { ServiceClock } from '../engine/clock.js';
-import { IndexWriter, DataIndexer, type IndexedBlock } from '../engine/data-api/indexer.js';
+import { IndexWriter, DataIndexer, indexedBlock, type IndexedBlock } from '../engine/data-api/indexer.js';
 import { activityKey, addressPrefix, nativeTxIndex, positionOf, type Activity } from '../engine/data-api/tx-index.js';
 import { summaryOf } from '../engine/data-api/tx-source.js';
 import { addressPage } from '../engine/data-api/txs.js';
@@ -47,7 +47,7 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
     for (const n of FIXTURE_BLOCKS) {
       const b = bundle(n);
       const record = normalizeBlock(b.block, b.receipts, b.traces);
-      const block: IndexedBlock = { chain: CHAIN, number: n, hash: String(b.block['hash']), timestamp: Number(b.block['timestamp']), record };
+      const block: IndexedBlock = indexedBlock(CHAIN, n, String(b.block['hash']), record);
       store.transact(() => {
         writeBlock(store, CHAIN, record);
         nativeTxIndex.apply(new IndexWriter(store, []), block, undefined);

@@ -1,5 +1,5 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
-import { topicAddress, transfersOf, word, type Transfer } from '../evm/store.js';
+import { topicAddress, word, type Transfer } from '../evm/store.js';
 import type { BlockRecord } from '../evm/record.js';
 import type { Kv } from '../ports.js';
 import type { IndexDeps } from './indexes.js';
@@ -38,7 +38,7 @@ interface Prepared {
 }
 
 const lower = (a: string): string => a.toLowerCase();
-const erc20Of = (r: BlockRecord): Transfer[] => transfersOf(r).filter((t) => t.kind === 'erc20').map((t) => ({ ...t, contract: lower(t.contract), from: lower(t.from), to: lower(t.to) }));
+const erc20Of = (b: IndexedBlock): Transfer[] => b.transfers.filter((t) => t.kind === 'erc20');
 
 /** Contracts a block creates: receipts' contractAddress, and CREATE/CREATE2 frames of the call tracer when there is one. */
 export function createdContracts(r: BlockRecord): string[] {
@@ -78,7 +78,7 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
       const planned = new Set<string>();
       for (const b of blocks) {
         for (const c of createdContracts(b.record)) created.add(c);
-        for (const t of erc20Of(b.record)) {
+        for (const t of erc20Of(b)) {
           const state = kv.get<TokenState>('erc20Tokens', tokenKey(chain, t.contract));
           if (state?.named !== true && !planned.has(`name/${t.contract}`)) {
             planned.add(`name/${t.contract}`);
@@ -114,7 +114,7 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
           w.put('erc20Tokens', tokenKey(chain, c), { supply: '0x0', holders: 0, created: true, createdBlock: block.number, createdAt: block.timestamp } satisfies TokenState);
         }
       }
-      const transfers = erc20Of(block.record);
+      const transfers = erc20Of(block);
       const holderDelta = new Map<string, number>();
       for (const t of transfers) {
         const state = tokenState(w, chain, t.contract, p);

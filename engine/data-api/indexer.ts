@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import { decodeRecord, type BlockRecord } from '../evm/record.js';
+import { transfersOf, type Transfer } from '../evm/store.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
@@ -23,6 +24,14 @@ export interface IndexedBlock {
   /** Unix seconds. */
   timestamp: number;
   record: BlockRecord;
+  /** The block's ERC-20, ERC-721 and ERC-1155 transfers in log order, addresses lower case: decoded once for every index. */
+  transfers: readonly Transfer[];
+}
+
+/** A block record as the indexes read it. */
+export function indexedBlock(chain: string, number: number, hash: string, record: BlockRecord): IndexedBlock {
+  const transfers = transfersOf(record).map((t) => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() }));
+  return { chain, number, hash, timestamp: Number(record.header['timestamp']), record, transfers };
 }
 
 /** One index (or a group of indexes kept together): the rows a block adds, written through `w`. */
@@ -203,29 +212,39 @@ export class DataIndexer {
       await this.unwind(chain);
       const blocks = this.nextBatch(chain);
       if (blocks.length === 0) return;
-      const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
-      const wrote = await this.kv.transactAsync(() => {
-        // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
-        if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
-        const state = this.kv.get<IndexState>('indexState', chain);
-        if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
-        const head = this.kv.get<{ head: number }>('chainState', chain)?.head ?? -1;
-        let parent = state === undefined ? null : state.hash;
-        for (const block of blocks) {
-          // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
-          const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
-          const w = new IndexWriter(this.kv, undo);
-          this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
-          if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
-          parent = block.hash;
-          if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
-        }
-        const last = blocks.at(-1)!;
-        this.kv.put('indexState', chain, { number: last.number, hash: last.hash } satisfies IndexState);
-        return true;
-      });
-      if (wrote) this.release(chain);
+      await this.index(chain, blocks);
     }
+  }
+
+  /**
+   * Indexes `blocks` (consecutive, the first right after the indexes' position) in one transaction, after
+   * each index's `prepare`; false when they no longer stand where the follower put them (nothing is written).
+   * The build loop's step, and what bench:data loads its dataset with.
+   */
+  async index(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
+    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
+    const wrote = await this.kv.transactAsync(() => {
+      // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
+      if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
+      const state = this.kv.get<IndexState>('indexState', chain);
+      if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+      const head = this.kv.get<{ head: number }>('chainState', chain)?.head ?? -1;
+      let parent = state === undefined ? null : state.hash;
+      for (const block of blocks) {
+        // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
+        const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
+        const w = new IndexWriter(this.kv, undo);
+        this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
+        if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
+        parent = block.hash;
+        if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
+      }
+      const last = blocks.at(-1)!;
+      this.kv.put('indexState', chain, { number: last.number, hash: last.hash } satisfies IndexState);
+      return true;
+    });
+    if (wrote) this.release(chain);
+    return wrote;
   }
 
   /** Blocks after the indexes' position whose records are stored, up to a batch. */
@@ -244,7 +263,7 @@ export class DataIndexer {
         break;
       }
       const record = decodeRecord(bytes);
-      blocks.push({ chain, number, hash: String(value), timestamp: Number(record.header['timestamp']), record });
+      blocks.push(indexedBlock(chain, number, String(value), record));
     }
     return blocks;
   }

@@ -1,7 +1,7 @@
 import { encodeFunctionData, parseAbi } from 'viem';
 import type { ChainReads } from '../evm/chain-reads.js';
 import { salesOf, type Sale } from '../evm/sales.js';
-import { nftTokenPrefix, transferKeys, transfersOf, type Transfer } from '../evm/store.js';
+import { nftTokenPrefix, transferKeys, type Transfer } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { n12 } from './block-times.js';
@@ -121,7 +121,7 @@ export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<P
     prepare: (blocks, kv) => prepare(reads, blocks, kv),
     apply(w, block, prepared) {
       if (w.get('nftStats', startKey(block.chain)) === undefined) w.put('nftStats', startKey(block.chain), { start: block.number });
-      const all = transfersOf(block.record);
+      const all = block.transfers;
       for (const t of all) if (t.kind !== 'erc20') applyTransfer(w, block, t, prepared);
       applyTrades(w, block, all);
     },
@@ -134,7 +134,7 @@ async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blo
   const start = kv.get<{ start: number }>('nftStats', startKey(chain))?.start ?? blocks[0]!.number;
   const asks: Array<Promise<void>> = [];
   for (const block of blocks) {
-    for (const t of transfersOf(block.record)) {
+    for (const t of block.transfers) {
       if (t.kind === 'erc20') continue;
       const contract = t.contract.toLowerCase();
       if (!out.complete.has(contract)) {

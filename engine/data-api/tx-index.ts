@@ -1,4 +1,4 @@
-import { transfersOf, type Transfer } from '../evm/store.js';
+import type { Transfer } from '../evm/store.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { nativeParties, summarize } from './tx-summary.js';
 import { n12 } from './block-times.js';
@@ -59,7 +59,7 @@ function touch(w: IndexWriter, chain: string, address: string, at: Moment, count
 
 function applyBlock(w: IndexWriter, block: IndexedBlock): void {
   const { chain } = block;
-  const all = transfersOf(block.record);
+  const all = block.transfers;
   const summaries = summarize(chain, block.record, all);
   const transfers: Transfer[][] = summaries.map(() => []);
   for (const t of all) transfers[t.transactionIndex]?.push(t);
