@@ -1,4 +1,4 @@
-import type { IndexedBlock } from '../engine/data-api/indexer.js';
+import { indexedBlock, type IndexedBlock } from '../engine/data-api/indexer.js';
 import type { BlockRecord, StoredTx } from '../engine/evm/record.js';
 import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
 
@@ -19,10 +19,11 @@ export interface ChainShape {
   /** Contracts among `tokens` that are NFT collections (the last ones). */
   nftContracts: number;
   seed: number;
-  /** The first block's number and Unix time; 12 s per block. */
-  startBlock: number;
-  startTime: number;
 }
+
+/** Block 0's time (2023-11-14); a block every 12 s. */
+const GENESIS_TIME = 1_700_000_000;
+export const syntheticTime = (number: number): number => GENESIS_TIME + number * 12;
 
 /** mulberry32: a small seeded PRNG (uniform in [0, 1)). */
 export function prng(seed: number): () => number {
@@ -63,16 +64,17 @@ function pickToken(r: number, tokens: number): number {
   return Math.min(tokens - 1, Math.floor(tokens ** r) - 1);
 }
 
-/** Block `n` of the chain (0-based within the shape) with its transfers. */
+/** Block `n` of the chain with its transfers. */
 export function syntheticBlock(chain: string, shape: ChainShape, n: number): IndexedBlock {
   const rand = prng(shape.seed * 1_000_003 + n);
-  const number = shape.startBlock + n;
-  const timestamp = shape.startTime + n * 12;
+  const number = n;
+  const timestamp = syntheticTime(n);
   const hash = syntheticHash(number);
-  const txs: StoredTx[] = [];
+  const txs: StoredTx[] = n === 0 ? creations(shape) : [];
   const erc20s = shape.tokens - shape.nftContracts;
   for (let i = 0; i < shape.transfersPerBlock; i++) {
-    const from = addressOf('wallet', Math.floor(rand() * shape.wallets));
+    // Three in ten are mints, so that balances build up as on a real chain.
+    const from = rand() < 0.3 ? ZERO : addressOf('wallet', Math.floor(rand() * shape.wallets));
     const to = addressOf('wallet', Math.floor(rand() * shape.wallets));
     const nft = rand() < 0.1 && shape.nftContracts > 0;
     const token = nft ? erc20s + Math.floor(rand() * shape.nftContracts) : pickToken(rand(), erc20s);
@@ -92,7 +94,18 @@ export function syntheticBlock(chain: string, shape: ChainShape, n: number): Ind
   }
   const header = { number: quantity(number), hash, parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(number - 1), timestamp: quantity(timestamp), miner: addressOf('wallet', 0), gasUsed: quantity(50_000 * txs.length), gasLimit: '0x1c9c380', baseFeePerGas: '0x3b9aca00' };
   const record: BlockRecord = { header, txs, internal: [] };
-  return { chain, number, hash, timestamp, record };
+  return indexedBlock(chain, number, hash, record);
+}
+
+const ZERO = `0x${'0'.repeat(40)}`;
+
+/** Block 0 creates every token (receipts with contractAddress): the indexes then know each token's whole history and ask no node. */
+function creations(shape: ChainShape): StoredTx[] {
+  return Array.from({ length: shape.tokens }, (_, i) => ({
+    tx: { hash: `0x${word8(mix(i))}${'0'.repeat(48)}${word8(i)}`, from: addressOf('wallet', i), to: null, value: '0x0', nonce: '0x0', gas: '0x30d40', gasPrice: '0x3b9aca00', input: '0x60806040', type: '0x2' },
+    receipt: { status: '0x1', gasUsed: '0x30d40', cumulativeGasUsed: quantity(200_000 * (i + 1)), effectiveGasPrice: '0x3b9aca00', contractAddress: addressOf('token', i), type: '0x2' },
+    logs: [],
+  }));
 }
 
 /** The hash syntheticBlock gives block `number`. */

@@ -324,7 +324,7 @@ export async function startService(config: Config, out?: (line: string) => void,
  * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-async function startIngest(core: Core, before: BeforePart): Promise<{ stop(): Promise<void> }> {
+export async function startIngest(core: Core, before: BeforePart = noWait): Promise<{ stop(): Promise<void> }> {
   const { config, log, clock, store, upstreams, mark, readiness } = core;
   let devnet: Devnet | undefined;
   let chains = config.chains;
