@@ -254,11 +254,13 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
     for (const q of ['', 'include_prices=false']) expect((await s.call(path(nft, 1n, q))).body.result[0]).not.toHaveProperty('last_sale');
   });
 
-  it('answers a chain it does not follow empty, index_complete false, and a removed chain 400', async () => {
+  it('answers a chain it does not follow 400 naming chain and how to add it, and a removed chain 400', async () => {
     expect((await s.call(path(nft, 1n))).body.index_complete).toBe(true);
     // No chain named: 0x1, which this server does not follow.
     for (const p of [`/api/v2.2/nft/${nft.address}/1/transfers`, path(nft, 1n, 'chain=eth'), path(nft, 1n, 'chain=0x1'), path(nft, 1n, 'chain=base')]) {
-      expect((await s.call(p)).body, p).toEqual({ page: 0, page_size: 100, cursor: null, result: [], block_exists: true, index_complete: false });
+      const r = await s.call(p);
+      expect(r.status, p).toBe(400);
+      expect(r.body, p).toMatchObject({ message: expect.stringMatching(/^chain: 0x[0-9a-f]+ \(.+\) is not followed by this server; add it to CHAINPOST_CHAINS/), details: { field: 'chain' } });
     }
     const moonbeam = await s.call(path(nft, 1n, 'chain=moonbeam'));
     expect(moonbeam.status).toBe(400);

@@ -5,6 +5,7 @@ import type { NftDeps } from '../../engine/data-api/nft-common.js';
 import { blockTransfers, blockTransfersQuery, contractTransfers, contractTransfersQuery, rangeTransfers, rangeTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/nft-lists.js';
 import * as owned from '../../engine/data-api/nft-owned.js';
 import * as trades from '../../engine/data-api/nft-trades.js';
+import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft-transfers.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
@@ -12,9 +13,7 @@ import { json, type Method, type Request } from './route.js';
 
 /**
  * The NFT endpoints of the Data API (issue 17): ownership, metadata, transfer
- * lists, trades and statistics; handlers in engine/data-api/nft-*.ts. GET
- * /nft/:address/:token_id/transfers stays in http/server/data.ts (it answers a
- * chain not followed with an empty list).
+ * lists, trades and statistics; handlers in engine/data-api/nft-*.ts.
  */
 
 /** An endpoint whose query (and path) is checked by `schema`, answered `status` with what `run` returns. */
@@ -46,6 +45,7 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
     endpoint('GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) => owned.walletCollections(deps, c, q)),
     endpoint('GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), { lists: ['contract_addresses'] }),
     endpoint('GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
+    endpoint('GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) => nftTransfers(deps, c, q)),
     endpoint('GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) => blockTransfers(deps, c, q)),
     endpoint('GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
     endpoint('GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) => owned.contractOwners(deps, c, q)),

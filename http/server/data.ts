@@ -3,11 +3,9 @@ import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
-import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft-transfers.js';
 import { ApiError, badRequest } from '../../engine/errors.js';
-import { validate } from '../../engine/schema.js';
-import { queryParams } from './query.js';
-import { constantJson, json, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
+import { queryList as listOf, queryParams } from './query.js';
+import { constantJson, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
 
 /** The Data API: /api/v2.2 (the interface's version segment). */
 export const DATA_PREFIX = '/api/v2.2';
@@ -60,9 +58,7 @@ export interface DataEndpoint {
 
 /** A query parameter given as a list: `name=a&name=b`, `name[]=a`, `name[0]=a` (how clients write arrays), empty ones left out. */
 export function queryList(req: Request, name: string): string[] {
-  const out: string[] = [];
-  for (const [k, v] of queryParams(req.query)) if (v !== '' && (k === name || k === `${name}[]` || new RegExp(`^${name}\\[\\d+\\]$`).test(k))) out.push(v);
-  return out;
+  return listOf(queryParams(req.query), name);
 }
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
@@ -89,10 +85,6 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
         return e.handle(req, chain);
       }),
     ),
-    route('GET', '/nft/:address/:token_id/transfers', async (req) => {
-      const chain = dataChain(req, clock.now());
-      return json(200, await nftTransfers(deps, chain.key, validate(nftTransfersQuery, queryAndPath(req), 'query')));
-    }),
     ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`) && !built.has(`${m} ${p}`)).map(([m, p]) =>
       route(m, p, (req) => {
         dataChain(req, clock.now());
