@@ -38,7 +38,7 @@ export const hashKey = (chain: string, hash: string): string => `h/${chain}/${ha
 export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;
 /** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
 export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
-export const activityKey = (address: string, chain: string): string => `${address.toLowerCase()}/${chain}`;
+export const activityKey = (address: string, chain: string): string => `${chain}/${address.toLowerCase()}`;
 
 /** The block and index of an `addressTxs` key (its last two segments). */
 export function positionOf(key: string): { block: number; index: number } {

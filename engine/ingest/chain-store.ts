@@ -1,5 +1,4 @@
 import type { Kv, Table } from '../ports.js';
-import { nftChainPrefixes } from '../data-api/nft-tables.js';
 
 /**
  * What every chain family's ingestion keeps per block, under the same keys
@@ -27,13 +26,21 @@ export function removeCanonical(kv: Kv, chain: string, number: number): void {
   for (const table of ['blocks', 'probes', 'canon'] as const) kv.remove(table, key);
 }
 
+/** A key range of one table: start ≤ key < end. */
+export interface KeyRange {
+  table: Table;
+  start: string;
+  end: string;
+}
+
+/** Every key that begins with `p`. */
+export const prefixRange = (table: Table, p: string): KeyRange => ({ table, start: p, end: `${p}\uffff` });
+
 /** The key ranges a chain's ingestion writes (storage/README.md) besides its `chainState` row. */
-function chainRanges(chain: string): Array<{ table: Table; start: string; end: string }> {
-  const prefix = (table: Table, p: string) => ({ table, start: p, end: `${p}\uffff` });
+function chainRanges(chain: string): KeyRange[] {
   return [
-    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales', 'blockTimes', 'contractLogs'] as const).map((t) => prefix(t, `${chain}/`)),
-    ...['nft', 'erc20', 'wallet'].map((kind) => prefix('transfers', `${kind}/${chain}/`)),
-    ...nftChainPrefixes(chain).map(([table, p]) => prefix(table, p)),
+    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...['nft', 'erc20', 'wallet'].map((kind) => prefixRange('transfers', `${kind}/${chain}/`)),
   ];
 }
 
@@ -41,14 +48,15 @@ function chainRanges(chain: string): Array<{ table: Table; start: string; end: s
  * Removes what was ingested from a chain (a fresh start of it: `chainpost devnet reset`), a bounded batch
  * per transaction (a run cut short is finished by running it again); the rows removed per table.
  */
-export function clearChain(kv: Kv, chain: string, batch = 10_000): Partial<Record<Table, number>> {
+export function clearChain(kv: Kv, chain: string, more: readonly KeyRange[] = [], batch = 10_000): Partial<Record<Table, number>> {
   const removed: Partial<Record<Table, number>> = {};
   // The follower's state first: whatever else is left of the chain is then below nothing it trusts.
   if (kv.has('chainState', chain)) {
     kv.transact(() => kv.remove('chainState', chain));
     removed.chainState = 1;
   }
-  for (const range of chainRanges(chain)) {
+  // `more`: what is built from the chain's blocks elsewhere (the Data API's indexes: dataChainRanges).
+  for (const range of [...chainRanges(chain), ...more]) {
     let n: number;
     do {
       n = kv.transact(() => kv.removeRange(range.table, { start: range.start, end: range.end, limit: batch }));

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
 import { TABLES, type Table } from '../../engine/ports.js';
 import { clearChain } from '../../engine/ingest/chain-store.js';
+import { dataChainRanges } from '../../engine/data-api/indexes.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -38,14 +39,22 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ['nftTrades', `contract/${chain}/0xcontract/1/0`],
     ['nftTrades', `token/${chain}/0xcontract/${'0'.repeat(64)}/1/0`],
     ['nftMetadata', `${chain}/0xcontract/${'0'.repeat(64)}`],
+    ['nativeTxs', `h/${chain}/0xhash`],
+    ['nativeTxs', `s/${chain}/000000000001/000000`],
+    ['addressTxs', `tx/${chain}/0xwallet/000000000001/000000`],
+    ['addressTxs', `hist/${chain}/0xwallet/000000000001/000000`],
+    ['activity', `${chain}/0xwallet`],
+    ...(['erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'indexUndo'] as const).map((t): [Table, string] => [t, `${chain}/0xsomething`]),
+    ['erc20Start', chain],
+    ['indexState', chain],
   ];
   // 0x5390 shares 0x539's first characters: the `/` after a chain id keeps it apart.
   const kept = [...rows('0x1'), ...rows('0x5390'), ['streams', 't_1/0x539'], ['settings', 't_1']] as Array<[Table, string]>;
   store.transact(() => {
     for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
   });
-  const removed = clearChain(store, '0x539', 2);
-  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1 });
+  const removed = clearChain(store, '0x539', dataChainRanges('0x539'), 2);
+  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, activity: 1, indexUndo: 1, erc20Balances: 1, erc20Pairs: 1, erc20Holders: 1, erc20Tokens: 1, erc20HolderDays: 1, erc20HolderDeltas: 1, erc20Approvals: 1, erc20Wallet: 1, erc20Search: 1, nativeTxs: 2, addressTxs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1, erc20Start: 1, indexState: 1 });
   expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
-  expect(clearChain(store, '0x539')).toEqual({ blocks: 0, probes: 0, canon: 0, blockHashes: 0, blockEvents: 0, tokens: 0, sales: 0, transfers: 0, blockTimes: 0, contractLogs: 0, nftOwners: 0, nftTokens: 0, nftCollections: 0, nftStats: 0, nftRefs: 0, nftTrades: 0, nftMetadata: 0 });
+  expect(Object.values(clearChain(store, '0x539', dataChainRanges('0x539'))).every((n) => n === 0)).toBe(true);
 });
