@@ -448,6 +448,9 @@ describe('bad parameters', () => {
       ['abi', api(`/${token.address}/function`, 'function_name=name'), post({ params: {} })],
       ['params.owner', api(`/${token.address}/function`, 'function_name=balanceOf'), post({ abi: parseAbi(['function balanceOf(address owner) view returns (uint256)']), params: {} })],
       ['params.n', api(`/${token.address}/function`, 'function_name=f'), post({ abi: parseAbi(['function f(uint256 n) view returns (uint256)']), params: { n: 'many' } })],
+      // ABI items the schema must refuse rather than let a later step throw (a 500).
+      ['abi.0.inputs.0', api(`/${token.address}/function`, 'function_name=f'), post({ abi: [{ type: 'function', name: 'f', inputs: [null] }], params: {} })],
+      ['abi.0.inputs.0', api(`/${token.address}/function`, 'function_name=f'), post({ abi: [{ type: 'function', name: 'f', inputs: [{ type: 'tuple', name: 't' }] }], params: { t: {} } })],
       ['domain', '/api/v2.2/resolve/ens/a..eth'],
       ['currency', '/api/v2.2/resolve/alice.eth?currency=btc'],
       ['address', '/api/v2.2/resolve/0x12/reverse'],

@@ -1,3 +1,5 @@
+import { NATIVE } from './values.js';
+import { fromNode } from './node-reads.js';
 import { formatEther } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
@@ -5,7 +7,8 @@ import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
 import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts, viewUint, type TokenFacts } from './erc20-common.js';
 import { approvalsPrefix, balanceKey, walletBalancesPrefix, type ApprovalRow } from './erc20-keys.js';
-import { dec, iso } from './nft-transfers.js';
+import { dec } from './values.js';
+import { unixIso as iso } from '../datetime.js';
 import { blockNumber, bool, cursor, evmAddress, limit } from './params.js';
 
 /**
@@ -30,7 +33,6 @@ export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cu
 export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
 
 /** The chain's native currency (the registry names none, so Ether's). */
-const NATIVE = { token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', name: 'Ether', symbol: 'ETH', decimals: 18 } as const;
 
 interface Held {
   token: string;
@@ -94,15 +96,13 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
 const NO_PRICE = { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null, portfolio_percentage: null };
 
 async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: number) {
-  let wei: bigint | null;
-  try {
-    wei = await deps.reads.balance(chain, wallet, block);
-  } catch (err) {
-    throw new ApiError(500, `the native balance of ${wallet} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
-  }
+  const wei = await fromNode(() => deps.reads.balance(chain, wallet, block), `the native balance of ${wallet} on chain ${chain}`);
   const balance = wei ?? 0n;
   return {
-    ...NATIVE,
+    token_address: NATIVE.address,
+    name: NATIVE.name,
+    symbol: NATIVE.symbol,
+    decimals: NATIVE.decimals,
     logo: null,
     thumbnail: null,
     balance: balance.toString(),

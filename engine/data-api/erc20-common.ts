@@ -1,6 +1,7 @@
+import { indexedTo } from './read-at.js';
+import { fromNode } from './node-reads.js';
 import { decodeFunctionResult, encodeFunctionData, formatUnits, parseAbi, type Hex } from 'viem';
 import { ApiError, badRequest } from '../errors.js';
-import type { ChainState } from '../evm/follower.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { tokenKey, type TokenState } from './erc20-keys.js';
@@ -10,14 +11,9 @@ import { metadata } from './nft-transfers.js';
 
 /** What the ERC-20 endpoints share: waiting for the indexes, token facts, amounts. */
 
-/** How long a read waits for the indexes to reach the stored head before answering from what they hold. */
-const WAIT_MS = 5_000;
-
-/** Waits until the indexes hold the follower's stored head (or WAIT_MS); returns the last block they hold. */
+/** Waits for the indexes as every read does (indexedTo); returns the last block they hold. */
 export async function indexedHead(deps: DataDeps, chain: string): Promise<number> {
-  const head = deps.kv.get<ChainState>('chainState', chain)?.head;
-  if (head !== undefined) await deps.indexer.reached(chain, head, WAIT_MS);
-  return deps.indexer.position(chain) ?? -1;
+  return (await indexedTo(deps, chain)).position;
 }
 
 export interface TokenFacts extends TokenInfo {
@@ -31,12 +27,7 @@ const ABI = parseAbi(['function totalSupply() view returns (uint256)', 'function
 
 /** A uint256 view by eth_call at a block; null when the contract reverts or has no such function. */
 export async function viewUint(deps: DataDeps, chain: string, token: string, block: number | 'latest', functionName: 'totalSupply' | 'balanceOf' | 'allowance', args: readonly string[] = []): Promise<bigint | null> {
-  let out: Hex | null;
-  try {
-    out = await deps.reads.call(chain, token, encodeFunctionData({ abi: ABI, functionName, args } as never), block);
-  } catch (err) {
-    throw new ApiError(500, `${functionName} of ${token} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
-  }
+  const out: Hex | null = await fromNode(() => deps.reads.call(chain, token, encodeFunctionData({ abi: ABI, functionName, args } as never), block), `${functionName} of ${token} on chain ${chain}`);
   if (out === null || out === '0x') return null;
   try {
     return decodeFunctionResult({ abi: ABI, functionName, data: out }) as bigint;

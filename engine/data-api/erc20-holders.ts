@@ -1,5 +1,7 @@
+import { unixIso } from '../datetime.js';
+import { fromNode } from './node-reads.js';
 import { z } from 'zod';
-import { ApiError, badRequest } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
 import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts } from './erc20-common.js';
@@ -31,12 +33,8 @@ export const historicalQuery = z.object({
 
 /** Whether the address holds code at the block (eth_getCode); the node's failure fails the request. */
 async function isContract(deps: DataDeps, chain: string, address: string, block: number): Promise<boolean> {
-  try {
-    const code = await deps.reads.code(chain, address, block < 0 ? 'latest' : block);
-    return code !== null && code !== '0x';
-  } catch (err) {
-    throw new ApiError(500, `the code of ${address} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
-  }
+  const code = await fromNode(() => deps.reads.code(chain, address, block < 0 ? 'latest' : block), `the code of ${address} on chain ${chain}`);
+  return code !== null && code !== '0x';
 }
 
 export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typeof ownersQuery>) {
@@ -111,7 +109,7 @@ export async function historicalHolders(deps: DataDeps, chain: string, q: z.outp
     if (at < Math.floor(q.fromDate / step) * step) break;
     const before = holdersAt(deps.kv, chain, q.tokenAddress, at - 1);
     result.push({
-      timestamp: new Date(at * 1000).toISOString(),
+      timestamp: unixIso(at),
       totalHolders: total,
       netHolderChange: total - before,
       holderPercentChange: percent(total - before, before),

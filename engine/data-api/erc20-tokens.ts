@@ -1,3 +1,4 @@
+import { unixIso } from '../datetime.js';
 import { z } from 'zod';
 import { findChain } from '../chains/registry.js';
 import { badRequest } from '../errors.js';
@@ -39,7 +40,7 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
         fully_diluted_valuation: null,
         block_number: t.state?.createdBlock === undefined ? null : String(t.state.createdBlock),
         validated: 0,
-        created_at: t.state?.createdAt === undefined ? null : new Date(t.state.createdAt * 1000).toISOString(),
+        created_at: t.state?.createdAt === undefined ? null : unixIso(t.state.createdAt),
         possible_spam: t.possibleSpam,
         verified_contract: false,
         categories: [],

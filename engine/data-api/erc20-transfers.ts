@@ -4,7 +4,8 @@ import type { DataDeps } from './deps.js';
 import { blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
 import { blockSpan, n12, spanBounds } from './block-times.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
-import { dec, iso } from './nft-transfers.js';
+import { dec } from './values.js';
+import { unixIso as iso } from '../datetime.js';
 import { blockRange, cursor, evmAddress, limit, order } from './params.js';
 
 /**

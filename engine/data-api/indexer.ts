@@ -164,14 +164,20 @@ export class DataIndexer {
     return new Promise((resolve) => {
       const list = this.waiters.get(chain) ?? [];
       this.waiters.set(chain, list);
-      const waiter = { number, done: () => resolve(true) };
-      list.push(waiter);
-      this.clock.at(this.clock.now() + timeoutMs, () => {
+      const timer = this.clock.at(this.clock.now() + timeoutMs, () => {
         const i = list.indexOf(waiter);
         if (i < 0) return;
         list.splice(i, 1);
         resolve(false);
       });
+      const waiter = {
+        number,
+        done: () => {
+          timer.cancel();
+          resolve(true);
+        },
+      };
+      list.push(waiter);
       this.wake(chain);
     });
   }
@@ -228,7 +234,9 @@ export class DataIndexer {
       if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
       const state = this.kv.get<IndexState>('indexState', chain);
       if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
-      const head = this.kv.get<{ head: number }>('chainState', chain)?.head ?? -1;
+      // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
+      const chainState = this.kv.get<{ head: number; backfill?: { to: number } }>('chainState', chain);
+      const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
       let parent = state === undefined ? null : state.hash;
       for (const block of blocks) {
         // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.

@@ -1,7 +1,6 @@
+import { indexedTo } from './read-at.js';
 import { z } from 'zod';
-import type { ChainState } from '../evm/follower.js';
 import type { DataDeps } from './deps.js';
-import { INDEX_BATCH } from './indexer.js';
 import type { NftMetadata } from './nft-metadata.js';
 import { indexComplete, tokenIdOf } from './nft-transfers.js';
 
@@ -10,18 +9,13 @@ export interface NftDeps extends DataDeps {
   metadata: NftMetadata;
 }
 
-/** How long a read waits for the NFT index to reach the stored head (when a batch or two behind) before answering what it holds. */
-const INDEX_WAIT_MS = 2_000;
-
 /**
  * Waits (briefly) until the indexes hold the chain's stored head, so an answer includes what was just
  * ingested; says whether the answer is complete (the follower caught up with its node, the index with it).
  */
 export async function indexedUpTo(deps: NftDeps, chain: string): Promise<boolean> {
-  const head = deps.kv.get<ChainState>('chainState', chain)?.head ?? -1;
-  const behind = head - (deps.indexer.position(chain) ?? -1);
   // Far behind (catching up, a backfill): no wait, the answer says it is not complete.
-  const reached = behind <= 0 ? true : behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, head, INDEX_WAIT_MS);
+  const { reached } = await indexedTo(deps, chain);
   return reached && indexComplete(deps.kv, chain, deps.follower(chain));
 }
 

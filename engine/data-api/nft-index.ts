@@ -29,7 +29,8 @@ import { n12 } from './block-times.js';
  * token that never moves after the start is not listed.
  */
 
-export const ZERO = '0x0000000000000000000000000000000000000000';
+import { ZERO_ADDRESS as ZERO } from './values.js';
+export { ZERO };
 
 /** What an owner holds of one token. */
 export interface Holding {

@@ -58,7 +58,7 @@ export const tokenOwnersQuery = z
 export const MAX_MULTIPLE = 25;
 export const multipleNftsBody = z.object({
   tokens: z
-    .array(z.object({ token_address: evmAddress, token_id: z.string().regex(/^\d{1,78}$/, 'a token id in decimal').transform(BigInt) }).strict())
+    .array(z.object({ token_address: evmAddress, token_id: z.string().regex(/^\d{1,78}$/, 'a token id in decimal').transform(BigInt).refine((id) => id < 2n ** 256n, 'at most 2^256 − 1') }).strict())
     .min(1, 'at least one token')
     .max(MAX_MULTIPLE, `at most ${MAX_MULTIPLE} tokens`),
   normalizeMetadata: z.boolean().default(true),

@@ -5,7 +5,8 @@ import { rangePage } from '../page.js';
 import { format, indexedUpTo, withTokenId, type NftDeps } from './nft-common.js';
 import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './nft-index.js';
 import { rangeOf } from './nft-lists.js';
-import { dec, iso } from './nft-transfers.js';
+import { dec } from './values.js';
+import { unixIso as iso } from '../datetime.js';
 import { blockRange, bool, cursor, evmAddress, limit } from './params.js';
 
 /**

@@ -1,6 +1,8 @@
+import { NATIVE, dec } from './values.js';
+import { unixIso as iso } from '../datetime.js';
+import { fromNode } from './node-reads.js';
 import { formatUnits } from 'viem';
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
 import type { ChainState } from '../evm/follower.js';
 import type { FollowerStatus } from '../ingest/follow.js';
 import type { Sale } from '../evm/sales.js';
@@ -57,10 +59,8 @@ export interface NftTransfersDeps {
 }
 
 /** The chain's native currency as a payment token (the registry names none, so Ether's). */
-export const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } as const;
+export const NATIVE_PAYMENT = { token_name: NATIVE.name, token_symbol: NATIVE.symbol, token_logo: null, token_decimals: String(NATIVE.decimals), token_address: NATIVE.address } as const;
 
-export const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
-export const dec = (hex: string): string => BigInt(hex).toString();
 
 /**
  * Whether the answer is complete: this server follows the chain, its node
@@ -137,7 +137,7 @@ export async function lastSale(deps: NftTransfersDeps, chain: string, contract: 
 
 /** A sale as a `last_sale` record, its payment token named. */
 export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale) {
-  const payment = s.paymentToken === null ? NATIVE : await erc20(deps, chain, s.paymentToken);
+  const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
   return {
     transaction_hash: s.transactionHash,
     block_timestamp: iso(s.timestamp),
@@ -162,9 +162,5 @@ export async function erc20(deps: NftTransfersDeps, chain: string, token: string
 
 /** Token metadata (stored after its first read by eth_call); a node that cannot be reached fails the request. */
 export async function metadata(deps: Pick<NftTransfersDeps, 'tokens'>, chain: string, contract: string) {
-  try {
-    return await deps.tokens.get(chain, contract);
-  } catch (err) {
-    throw new ApiError(500, `the metadata of ${contract} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
-  }
+  return fromNode(() => deps.tokens.get(chain, contract), `the metadata of ${contract} on chain ${chain}`);
 }

@@ -1,6 +1,7 @@
 import type { ChainState } from '../evm/follower.js';
 import type { Kv } from '../ports.js';
 import type { DataDeps } from './deps.js';
+import { INDEX_BATCH } from './indexer.js';
 
 /**
  * The block a Data API read is about: the stored head unless the request names
@@ -18,9 +19,19 @@ export function readBlock(kv: Kv, chain: string, toBlock: number | undefined): n
   return Math.min(toBlock ?? head, head);
 }
 
-/** Waits (at most 5 s) until the indexes hold `to`, or the stored head when no `to` or a later one is asked; then answers from what they hold. */
-export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<void> {
+/** How long a read waits for the indexes to reach the block it is about. */
+const WAIT_MS = 2_000;
+
+/**
+ * Every Data API read of the indexes starts here: a wait (at most WAIT_MS) until they hold `to`, or the
+ * stored head when no `to` or a later one is asked, so an answer includes what was just ingested. Far
+ * behind (a backfill, a catch-up: more than two index batches) it does not wait and answers from what they
+ * hold. Resolves whether they hold the block; with the last block they hold.
+ */
+export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<{ reached: boolean; position: number }> {
   const head = storedHead(deps.kv, chain);
   const target = Math.min(to ?? head, head);
-  if (target >= 0) await deps.indexer.reached(chain, target, 5_000);
+  const behind = target - (deps.indexer.position(chain) ?? -1);
+  const reached = behind <= 0 ? true : behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, target, WAIT_MS);
+  return { reached, position: deps.indexer.position(chain) ?? -1 };
 }

@@ -16,7 +16,18 @@ import { blockNumber, evmAddress } from './params.js';
 
 export const runFunctionQuery = z.object({ address: evmAddress, function_name: z.string().min(1, 'required'), to_block: blockNumber.optional() });
 
-const abiItem = z.object({ type: z.string(), name: z.string().optional(), inputs: z.array(z.unknown()).optional(), outputs: z.array(z.unknown()).optional() }).passthrough();
+/** An ABI parameter: a type and an optional name, a tuple with its components (checked here, so no item makes a 500). */
+const abiParam: z.ZodType<{ type: string; name?: string | undefined; components?: unknown[] | undefined }> = z.lazy(() =>
+  z
+    .object({ type: z.string().min(1, 'a type'), name: z.string().optional(), components: z.array(abiParam).optional() })
+    .passthrough()
+    .refine((p) => !p.type.startsWith('tuple') || p.components !== undefined, 'a tuple needs its components'),
+);
+const abiItem = z
+  .object({ type: z.string(), name: z.string().optional(), inputs: z.array(abiParam).optional(), outputs: z.array(abiParam).optional() })
+  .passthrough()
+  // A function's inputs are read below: an item without them has none.
+  .transform((i) => (i.type === 'function' ? { ...i, inputs: i.inputs ?? [], outputs: i.outputs ?? [] } : i));
 export const runFunctionBody = z.object({
   abi: z.array(abiItem, 'an ABI: an array of items'),
   params: z.record(z.string(), z.unknown()).optional(),

@@ -1,3 +1,5 @@
+import { dec } from './values.js';
+import { unixIso as iso } from '../datetime.js';
 import { formatEther } from 'viem';
 import type { StoredLog } from '../evm/record.js';
 import { decodeCall, decodeLog } from './tx-decode.js';
@@ -19,8 +21,6 @@ export interface ItemOptions {
   verbose?: boolean;
 }
 
-export const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
-const dec = (hex: string): string => BigInt(hex).toString();
 
 /** An internal call of the transaction. The stored call tree keeps no input or output: null. */
 export function internalItem(s: TxSummary, c: SummaryCall) {

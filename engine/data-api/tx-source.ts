@@ -1,5 +1,5 @@
+import { indexedTo } from './read-at.js';
 import { ApiError } from '../errors.js';
-import type { ChainState } from '../evm/follower.js';
 import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../evm/record.js';
 import { blockHashKey, blockKey } from '../ingest/chain-store.js';
 import type { DataDeps } from './deps.js';
@@ -13,13 +13,9 @@ import type { TxSummary } from './tx-summary.js';
  * follower does).
  */
 
-/** How long a read waits for the indexes to reach the stored head before answering with what they hold. */
-const WAIT_MS = 2_000;
-
 /** Waits (briefly) until the indexes hold the follower's stored head, so an answer is as fresh as the store. */
 export async function caughtUp(deps: DataDeps, chain: string): Promise<void> {
-  const head = deps.kv.get<ChainState>('chainState', chain)?.head;
-  if (head !== undefined && head >= 0) await deps.indexer.reached(chain, head, WAIT_MS);
+  await indexedTo(deps, chain);
 }
 
 export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: number, index: number): TxSummary | undefined {

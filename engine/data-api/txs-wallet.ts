@@ -1,13 +1,15 @@
+import { ZERO_ADDRESS as ZERO, dec } from './values.js';
+import { metadata } from './nft-transfers.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
-import { ApiError } from '../errors.js';
 import type { Chain } from '../chains/registry.js';
 import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
 import { activityKey, type Activity, type Moment } from './tx-index.js';
-import { iso, txItem } from './tx-item.js';
+import { txItem } from './tx-item.js';
+import { unixIso as iso } from '../datetime.js';
 import { caughtUp } from './tx-source.js';
 import type { SummaryApproval, TxSummary } from './tx-summary.js';
 import { addressPage } from './txs.js';
@@ -29,8 +31,6 @@ export const historyQuery = z.object({
 });
 export const walletQuery = z.object({ address: evmAddress });
 
-const ZERO = '0x0000000000000000000000000000000000000000';
-const dec = (hex: string): string => BigInt(hex).toString();
 const short = (a: string | null): string => (a === null ? 'a new contract' : `${a.slice(0, 6)}…${a.slice(-4)}`);
 
 /** An ERC-20 or NFT transfer of the transaction, read from the `transfers` table (by contract) with its position. */
@@ -195,10 +195,8 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
   const meta: Meta = (contract) => {
     const key = contract.toLowerCase();
     let p = cache.get(key);
-    if (p === undefined) cache.set(key, (p = deps.tokens.get(chain, key)));
-    return p.catch((err: unknown) => {
-      throw new ApiError(500, `the metadata of ${key} on chain ${chain} could not be read from its node: ${(err as Error).message}`);
-    });
+    if (p === undefined) cache.set(key, (p = metadata(deps, chain, key)));
+    return p;
   };
   const wallet = q.address;
   const result = await Promise.all(

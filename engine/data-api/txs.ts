@@ -7,7 +7,8 @@ import type { DataDeps } from './deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 import { addressPrefix, positionOf, txPosition } from './tx-index.js';
 import { blockSpan, spanBounds } from './block-times.js';
-import { internalItem, iso, txItem } from './tx-item.js';
+import { internalItem, txItem } from './tx-item.js';
+import { unixIso as iso } from '../datetime.js';
 import { blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
 import { summarize, type TxSummary } from './tx-summary.js';
 

@@ -17,7 +17,8 @@ const MAX_REDIRECTS = 3;
 
 const PRIVATE = new BlockList();
 for (const [net, bits] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 3]] as const) PRIVATE.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
+// NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry IPv4 addresses inside: refused whole rather than decoded.
+for (const [net, bits] of [['::', 127], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2002::', 16]] as const) PRIVATE.addSubnet(net, bits, 'ipv6');
 
 /** Whether an IP address lies in a private, loopback or otherwise non-public range. */
 export function isPrivateAddress(ip: string): boolean {
