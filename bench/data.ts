@@ -28,10 +28,10 @@ import { jsonLogger } from '../engine/log.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import type { Kv } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
 import { startProcess, type Started } from './proc.js';
+import { counting } from '../test/counting-kv.js';
 import { BENCH_DIR, BIN, printRows, report, round } from './report.js';
 
 const CHAIN = '0x1';
@@ -140,23 +140,6 @@ const ENDPOINTS: Array<[name: string, path: () => string]> = [
   ['walletNfts', () => `/api/v2.2/${randomWallet()}/nft?chain=0x1&limit=${LIMIT}`],
   ['walletHistory', () => `/api/v2.2/wallets/${randomWallet()}/history?chain=0x1&limit=${LIMIT}`],
 ];
-
-/** A Kv that counts the entries its range reads return and its point reads. */
-function counting(kv: Kv): { kv: Kv; ranges: () => number; points: () => number; reset(): void } {
-  let ranges = 0;
-  let points = 0;
-  const wrapped: Kv = Object.create(kv);
-  wrapped.range = (table, opts) => {
-    const rows = kv.range(table, opts);
-    ranges += rows.length;
-    return rows as never;
-  };
-  wrapped.get = (table, key) => {
-    points++;
-    return kv.get(table, key);
-  };
-  return { kv: wrapped, ranges: () => ranges, points: () => points, reset: () => void (ranges = points = 0) };
-}
 
 /** Index entries one page read touches, at most, over random wallets (first pages and the pages after them). */
 async function pageReads(): Promise<{ maxRangeEntries: number; maxPointReads: number; pages: number }> {

@@ -1,4 +1,5 @@
-import type { Clock, Timer } from '../clock.js';
+import type { Clock } from '../clock.js';
+import { ChainRuns } from '../ingest/chain-runs.js';
 import { decodeRecord, type BlockRecord } from '../evm/record.js';
 import { transfersOf, type Transfer } from '../evm/store.js';
 import { blockKey } from '../ingest/chain-store.js';
@@ -131,11 +132,8 @@ export interface DataIndexerOptions {
 }
 
 export class DataIndexer {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
+  private readonly runs: ChainRuns;
   private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
-  private readonly retries = new Map<string, Timer>();
-  private stopped = false;
 
   constructor(
     private readonly kv: Kv,
@@ -143,7 +141,9 @@ export class DataIndexer {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly opts: DataIndexerOptions = {},
-  ) {}
+  ) {
+    this.runs = new ChainRuns((chain) => this.build(chain), clock, RETRY_MS, (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }));
+  }
 
   /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
   events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
@@ -183,32 +183,20 @@ export class DataIndexer {
   }
 
   wake(chain: string): void {
-    if (this.stopped) return;
-    if (this.running.has(chain)) {
-      this.again.add(chain);
-      return;
-    }
-    const run = this.build(chain)
-      .catch((err: unknown) => {
-        this.log.warn('indexing failed; trying again', { chain, err });
-        this.retries.get(chain)?.cancel();
-        this.retries.set(chain, this.clock.at(this.clock.now() + RETRY_MS, () => this.wake(chain)));
-      })
-      .finally(() => {
-        this.running.delete(chain);
-        if (this.again.delete(chain)) this.wake(chain);
-      });
-    this.running.set(chain, run);
+    this.runs.wake(chain);
   }
 
   /** Resolves once no chain is being indexed (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+  settled(): Promise<void> {
+    return this.runs.settled();
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const timer of this.retries.values()) timer.cancel();
+    this.runs.stop();
+  }
+
+  private get stopped(): boolean {
+    return this.runs.stopped;
   }
 
   /** Takes back blocks that left the chain, then indexes up to the follower's head, a batch per transaction. */

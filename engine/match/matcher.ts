@@ -1,4 +1,5 @@
-import type { Clock, Timer } from '../clock.js';
+import { ChainRuns } from '../ingest/chain-runs.js';
+import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
@@ -59,10 +60,7 @@ const EVENTS_PER_ROUND = 32;
 const RETRY_MS = 1_000;
 
 export class StreamMatcher {
-  private readonly running = new Map<string, Promise<void>>();
-  private readonly again = new Set<string>();
-  private readonly retries = new Map<string, Timer>();
-  private stopped = false;
+  private readonly runs: ChainRuns;
 
   constructor(
     private readonly kv: Kv,
@@ -72,7 +70,9 @@ export class StreamMatcher {
     private readonly dispatcher: Pick<Dispatcher, 'enqueueBatch'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.runs = new ChainRuns((chain) => this.drain(chain), clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
+  }
 
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
   events(): ChainEvents {
@@ -85,32 +85,21 @@ export class StreamMatcher {
   }
 
   wake(chain: string): void {
-    if (this.stopped) return;
-    if (this.running.has(chain)) {
-      this.again.add(chain);
-      return;
-    }
-    const run = this.drain(chain)
-      .catch((err: unknown) => {
-        this.log.warn('matching failed; trying again', { chain, err });
-        this.retries.set(chain, this.clock.at(this.clock.now() + RETRY_MS, () => this.wake(chain)));
-      })
-      .finally(() => {
-        this.running.delete(chain);
-        if (this.again.delete(chain)) this.wake(chain);
-      });
-    this.running.set(chain, run);
+    this.runs.wake(chain);
   }
 
   /** Resolves once every chain's drain is idle (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+  settled(): Promise<void> {
+    return this.runs.settled();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    for (const t of this.retries.values()) t.cancel();
+    this.runs.stop();
     await this.settled();
+  }
+
+  private get stopped(): boolean {
+    return this.runs.stopped;
   }
 
   private async drain(chain: string): Promise<void> {
