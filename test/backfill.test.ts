@@ -154,8 +154,9 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     expect(logged(s, 'backfill done')).toMatchObject([{ chain: '0x539', from: K, to: TOP }]);
 
     // New activity after the backfill: the stream gets it, and nothing of the history before it.
-    await rpc('eth_sendTransaction', [{ from: A0, to: A1, value: '0x2' }]);
-    const live = await nodeHead();
+    const sent = await rpc<`0x${string}`>('eth_sendTransaction', [{ from: A0, to: A1, value: '0x2' }]);
+    // Its block (anvil may answer with the hash before the block is mined).
+    const live = Number((await publicClient(anvil.url).waitForTransactionReceipt({ hash: sent })).blockNumber);
     await mine(3);
     expect(await until(() => rx.webhooks().filter((w) => w.body.streamId === streamId && w.body.block.number === String(live)).length >= 2, 15_000), 'webhooks of the new block').toBe(true);
     expect(rx.webhooks().map((w) => Number(w.body.block.number)).filter((n) => n <= TOP)).toEqual([]);

@@ -1,3 +1,4 @@
+import { allPages, devnetApi } from './data-api.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatEther, getAbiItem, labelhash, parseAbi, parseEther, toEventSelector, zeroHash, type Abi, type Hex } from 'viem';
 import { namehash } from 'viem/ens';
@@ -43,7 +44,7 @@ const later = (seconds: number) => rpc('evm_increaseTime', [seconds]);
 const head = async () => Number(await publicClient(anvil.url).getBlockNumber());
 const hex = (n: number) => `0x${n.toString(16)}`;
 const iso = (unix: number) => new Date(unix * 1000).toISOString();
-const api = (path: string, query = '') => `/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`;
+const api = devnetApi;
 
 async function indexed(): Promise<void> {
   const target = await head();
@@ -86,18 +87,7 @@ async function chainLogs(address: string, filter: Json = {}): Promise<Json[]> {
 }
 
 /** Every page of a list from `query` on, following cursors; checks each page's number. */
-async function pages(path: string, query: string, init: RequestInit & { json?: unknown } = {}, cursor: string | null = null, first = 0): Promise<Json[]> {
-  const out: Json[] = [];
-  let page = first;
-  do {
-    const r = await s.call(api(path, cursor === null ? query : `${query}&cursor=${cursor}`), init);
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.page).toBe(page++);
-    out.push(...r.body.result);
-    cursor = r.body.cursor;
-  } while (cursor !== null);
-  return out;
-}
+const pages = (path: string, query: string, init: RequestInit & { json?: unknown } = {}, cursor: string | null = null, first = 0): Promise<Json[]> => allPages(s, path, query, init, cursor, first);
 
 /** `name.eth` → `address` on the test ENS, by its owner K0. */
 async function register(label: string, address: Hex): Promise<void> {

@@ -1,3 +1,4 @@
+import { allPages } from './data-api.js';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatUnits, parseUnits, type Hex } from 'viem';
@@ -89,19 +90,7 @@ async function chainTransfers(): Promise<Json[]> {
   return out;
 }
 
-/** Every page of a list from `query` on, following the cursors. */
-async function pages(path: string, query: string): Promise<Json[]> {
-  const out: Json[] = [];
-  let cursor: string | null = null;
-  let page = 0;
-  do {
-    const body = await ok(path, cursor === null ? query : `${query}&cursor=${cursor}`);
-    expect(body.page).toBe(page++);
-    out.push(...body.result);
-    cursor = body.cursor;
-  } while (cursor !== null);
-  return out;
-}
+const pages = (path: string, query: string): Promise<Json[]> => allPages(s, path, query);
 
 /** What the chain says a wallet holds of OLD and NEW (above 0), in the index's token order. */
 async function chainBalances(wallet: string): Promise<Array<[string, string]>> {

@@ -1,3 +1,4 @@
+import { allPages, devnetApi } from './data-api.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,7 @@ const send = (c: Deployed, functionName: string, args: readonly unknown[], accou
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const read = <T>(c: Deployed, functionName: string, args: readonly unknown[]): Promise<T> => publicClient(anvil.url).readContract({ address: c.address, abi: c.abi, functionName, args }) as Promise<T>;
 const lower = (c: Deployed): string => c.address.toLowerCase();
-const api = (path: string, query = ''): string => `/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`;
+const api = devnetApi;
 
 /** Waits until the server has ingested anvil's head (the NFT reads then wait for the index to reach it). */
 async function indexed(): Promise<void> {
@@ -87,20 +88,7 @@ async function chainHoldings(): Promise<Map<string, bigint>> {
   return out;
 }
 
-/** Every page of a list endpoint from `query` on, following the cursors. */
-async function pages(path: string, query: string): Promise<Json[]> {
-  const out: Json[] = [];
-  let cursor: string | null = null;
-  let page = 0;
-  do {
-    const r = await s.call(api(path, cursor === null ? query : `${query}&cursor=${cursor}`));
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.page).toBe(page++);
-    out.push(...r.body.result);
-    cursor = r.body.cursor;
-  } while (cursor !== null);
-  return out;
-}
+const pages = (path: string, query: string): Promise<Json[]> => allPages(s, path, query);
 
 /** The server's holdings, from every wallet's /:address/nft. */
 async function servedHoldings(): Promise<Map<string, bigint>> {

@@ -1,3 +1,4 @@
+import { allPages, devnetApi } from './data-api.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEther, parseEther, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
@@ -49,7 +50,7 @@ async function indexed(): Promise<void> {
 /** Whether the server pruned the block records up to `n` (its oldest record is above it), waiting a while. */
 const prunedPast = (n: number): Promise<boolean> => until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['oldest'] > n, 10_000, 20);
 
-const api = (path: string, query = ''): string => `/api/v2.2${path}?${query === '' ? 'chain=0x539' : `${query}&chain=0x539`}`;
+const api = devnetApi;
 const dec = (hex: string): string => BigInt(hex).toString();
 const iso = (hex: string): string => new Date(Number(hex) * 1000).toISOString();
 
@@ -137,20 +138,7 @@ const historyOf = (txs: ChainTx[], a: string): ChainTx[] =>
   txs.filter((t) => t.parties.has(a) || t.logs.some((l) => l['topic0'] === TRANSFER && [l['topic1'], l['topic2']].some((x) => x.endsWith(a.slice(2))))).reverse();
 const withInternal = (t: ChainTx): Json => ({ ...t.item, internal_transactions: t.internal });
 
-/** Every page of a list from `query` on, following the cursors. */
-async function pages(path: string, query: string): Promise<Json[]> {
-  const out: Json[] = [];
-  let cursor: string | null = null;
-  let page = 0;
-  do {
-    const r = await s.call(api(path, cursor === null ? query : `${query}&cursor=${cursor}`));
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.page).toBe(page++);
-    out.push(...r.body.result);
-    cursor = r.body.cursor;
-  } while (cursor !== null);
-  return out;
-}
+const pages = (path: string, query: string): Promise<Json[]> => allPages(s, path, query);
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
