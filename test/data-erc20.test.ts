@@ -307,13 +307,6 @@ describe('ERC-20 approvals, allowance, metadata, search', () => {
     expect(body[1]).toMatchObject({ address: lc(NEW), decimals: '6', total_supply: (await read(NEW, 'totalSupply')).toString(), block_number: String(NEW.receipt.blockNumber), created_at: new Date(Number(created.timestamp) * 1000).toISOString() });
   });
 
-  it('answers metadata by symbol (any case), and nothing for a word of a name that is no symbol', async () => {
-    const body = await ok('/erc20/metadata/symbols', 'symbols[]=new&symbols[]=OLD');
-    expect(body.map((t: Json) => [t.address, t.symbol])).toEqual([[lc(NEW), 'NEW'], [lc(OLD), 'OLD']]);
-    // "token" is a word of both names, the symbol of neither.
-    expect(await ok('/erc20/metadata/symbols', 'symbols[]=token')).toEqual([]);
-  });
-
   it('searches names, symbols and addresses, ranked by holders', async () => {
     const both = await ok('/tokens/search', 'query=token&chains=0x539');
     expect(both.result.map((r: Json) => [r.tokenAddress, r.totalHolders])).toEqual([[lc(OLD), 6], [lc(NEW), 3]]);
@@ -329,7 +322,6 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
     const cases: Array<[string, string, string]> = [
       [`/0x12/erc20`, '', 'address'],
       [`/${A1}/erc20`, 'to_block=x', 'to_block'],
-      ['/erc20/metadata/symbols', '', 'symbols'],
       [`/${A1}/erc20`, 'token_addresses[]=0x1', 'token_addresses.0'],
       [`/${A1}/erc20`, 'exclude_spam=maybe', 'exclude_spam'],
       [`/wallets/${A1}/tokens`, 'limit=101', 'limit'],

@@ -52,29 +52,6 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
   );
 }
 
-export const symbolList = z
-  .array(z.string().trim().min(1, 'an empty symbol').max(64, 'at most 64 characters'))
-  .min(1, 'at least one symbol')
-  .max(MAX_ADDRESSES, `at most ${MAX_ADDRESSES} symbols`);
-
-/**
- * GET /erc20/metadata/symbols: the metadata of every indexed token whose symbol is one of `symbols` (any case),
- * found through the search index's symbol terms, in the order asked.
- */
-export async function tokenMetadataBySymbol(deps: DataDeps, chain: string, symbols: readonly string[]) {
-  await indexedHead(deps, chain);
-  const found: string[] = [];
-  for (const symbol of new Set(symbols.map((x) => x.toLowerCase()))) {
-    const prefix = `${chain}/${symbol.replaceAll('/', ' ')}/`;
-    // The term may be a word of a name too: the token's own symbol decides.
-    for (const { key } of deps.kv.range<number>('erc20Search', { start: prefix, end: `${prefix}\uffff`, limit: SEARCH_SCAN })) {
-      const token = key.slice(prefix.length);
-      if ((await tokenFacts(deps, chain, token)).symbol?.toLowerCase() === symbol) found.push(token);
-    }
-  }
-  return tokenMetadata(deps, chain, found);
-}
-
 export const searchQuery = z.object({
   query: z.string().trim().min(1, 'what to search for').max(100, 'at most 100 characters'),
   limit: z.string().regex(/^\d+$/, 'a whole number from 1 to 100').transform(Number).refine((n) => n >= 1 && n <= 100, 'from 1 to 100').optional().transform((n) => n ?? 100),

@@ -4,8 +4,10 @@ import { ApiError } from '../../engine/errors.js';
 import type { Pipeline } from './pipeline.js';
 import { paramNames, type Reply, type Request, type Route } from './route.js';
 
-/** JSON bodies up to 1 MiB; larger ones are answered 413 without being read. */
+/** JSON bodies up to 1 MiB; larger ones are answered 413. */
 export const MAX_BODY_BYTES = 1 << 20;
+/** A too-large body is read and dropped up to this much so its 413 reaches the client; beyond it the connection is closed. */
+const DISCARD_BYTES = 16 << 20;
 
 /**
  * The uWS package falls back to a slow pure-JS server (with only a warning) when
@@ -174,18 +176,19 @@ class Exchange {
   /** Reads the JSON body (up to MAX_BODY_BYTES) and runs the route with it. */
   readBody(declared: number): void {
     const { pipeline } = this.front;
-    if (declared > MAX_BODY_BYTES) {
-      this.finish(pipeline.fail(this.route, this.req, tooLarge()));
-      return;
-    }
     this.watchAbort();
     const chunks: Buffer[] = [];
     let size = 0;
+    // Too large: the rest is read and dropped, and 413 answered once it is in. Closing with the body unread
+    // would reset the connection, and the client would lose the 413 in it; past DISCARD_BYTES it is closed anyway.
+    let tooBig = declared > MAX_BODY_BYTES;
     this.res.onData((chunk, isLast) => {
       if (this.aborted || this.settled) return;
       size += chunk.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        this.finish(pipeline.fail(this.route, this.req, tooLarge()));
+      if (size > MAX_BODY_BYTES) tooBig = true;
+      if (tooBig) {
+        if (isLast) this.bodyUnread = false;
+        if (isLast || size > DISCARD_BYTES) this.finish(pipeline.fail(this.route, this.req, tooLarge()));
         return;
       }
       // The chunk's memory is reused after this callback: copy it.

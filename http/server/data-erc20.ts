@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { allowance, allowanceQuery, approvalsQuery, walletApprovals, walletErc20, walletErc20Query, walletTokens, walletTokensQuery } from '../../engine/data-api/erc20-balances.js';
 import { historicalHolders, historicalQuery, holdersQuery, ownersQuery, tokenHolders, tokenOwners } from '../../engine/data-api/erc20-holders.js';
-import { addressList, searchChains, searchQuery, searchTokens, symbolList, tokenMetadata, tokenMetadataBySymbol } from '../../engine/data-api/erc20-tokens.js';
+import { addressList, searchChains, searchQuery, searchTokens, tokenMetadata } from '../../engine/data-api/erc20-tokens.js';
 import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20-transfers.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryList, type DataEndpoint } from './data.js';
@@ -27,7 +27,6 @@ export function erc20Endpoints(deps: DataDeps): DataEndpoint[] {
     { method: 'GET', path: '/erc20/:token_address/owners', handle: async (req, c) => json(200, await tokenOwners(deps, c.key, validate(ownersQuery, q(req), 'query'))) },
     { method: 'GET', path: '/erc20/:tokenAddress/holders', handle: async (req, c) => json(200, await tokenHolders(deps, c.key, validate(holdersQuery, q(req), 'query'))) },
     { method: 'GET', path: '/erc20/:tokenAddress/holders/historical', handle: async (req, c) => json(200, await historicalHolders(deps, c.key, validate(historicalQuery, q(req), 'query'))) },
-    { method: 'GET', path: '/erc20/metadata/symbols', handle: async (req, c) => json(200, await tokenMetadataBySymbol(deps, c.key, validate(z.object({ symbols: symbolList }), { symbols: queryList(req, 'symbols') }, 'query').symbols)) },
     { method: 'GET', path: '/erc20/metadata', handle: async (req, c) => json(200, await tokenMetadata(deps, c.key, addresses(req, 'addresses', 1))) },
     { method: 'GET', path: '/erc20/:address/allowance', handle: async (req, c) => json(200, await allowance(deps, c.key, validate(allowanceQuery, q(req), 'query'))) },
     {
