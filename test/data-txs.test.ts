@@ -331,6 +331,8 @@ describe('native transactions on anvil', () => {
     expect((await s.call(`/api/v2.2/wallets/${A1}/chains`)).body).toEqual(r.body);
     expect((await s.call(`/api/v2.2/wallets/0x${'12'.repeat(20)}/chains`)).body).toEqual({ address: `0x${'12'.repeat(20)}`, active_chains: [] });
     expect((await s.call(api(`/wallets/${A1}/stats`))).body).toEqual({ nfts: '0', collections: '0', transactions: { total: String(ofAddress(txs, A1).length) }, nft_transfers: { total: '2' }, token_transfers: { total: '1' } });
+    // A2 holds TestNFT 1 (sent on by A1) and TestMulti ids 7 and 8 of its batch: three NFTs in two collections.
+    expect((await s.call(api(`/wallets/${A2}/stats`))).body).toMatchObject({ nfts: '3', collections: '2' });
   });
 
   it('pages with limit 2 to the end in both orders, and a cursor stays valid while blocks arrive', async () => {

@@ -71,6 +71,13 @@ interface UndoRow {
 export const UNDO_BLOCKS = 256;
 /** Blocks per transaction while catching up. */
 export const INDEX_BATCH = 32;
+/**
+ * A batch goes on past INDEX_BATCH blocks while their records stay under BATCH_BYTES (at most BATCH_MAX
+ * blocks): catching up over empty blocks (a devnet's, a quiet chain's) costs a transaction per batch, not per
+ * few blocks.
+ */
+const BATCH_BYTES = 4 << 20;
+const BATCH_MAX = 1024;
 /** After a failed batch, the next try waits this long. */
 const RETRY_MS = 2_000;
 
@@ -249,7 +256,10 @@ export class DataIndexer {
     const first = at === undefined ? this.firstBlock(chain) : at + 1;
     if (first === undefined) return [];
     const blocks: IndexedBlock[] = [];
-    const end = first + (this.opts.batch ?? INDEX_BATCH);
+    // A batch size given (tests) is exact; by default INDEX_BATCH blocks, more while they are small.
+    const batch = this.opts.batch ?? INDEX_BATCH;
+    const end = first + (this.opts.batch ?? BATCH_MAX);
+    let bytesRead = 0;
     for (const { key, value } of this.kv.range<unknown>('canon', { start: blockKey(chain, first), end: blockKey(chain, end) })) {
       const number = parseInt(key.slice(chain.length + 1), 16);
       if (number !== first + blocks.length) break;
@@ -258,6 +268,8 @@ export class DataIndexer {
         if (blocks.length === 0) throw new Error(`block ${number} of ${chain} was pruned before the Data API indexed it`);
         break;
       }
+      bytesRead += bytes.byteLength;
+      if (blocks.length >= batch && bytesRead > BATCH_BYTES) break;
       const record = decodeRecord(bytes);
       blocks.push(indexedBlock(chain, number, String(value), record));
     }

@@ -1,5 +1,6 @@
 import { ZERO_ADDRESS as ZERO, dec } from './values.js';
 import { metadata } from './nft-transfers.js';
+import { collectionKey, type Collection } from './nft-index.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
@@ -236,22 +237,15 @@ export async function walletChains(deps: DataDeps, address: string, chains: read
   return { address, active_chains };
 }
 
-/**
- * What the NFT part's ownership index says of a wallet (NFTs held, collections). TODO(lead): wire the NFT
- * helper's counts here; until then both answer "0".
- */
-export interface NftHoldings {
-  nfts(chain: string, address: string): number;
-  collections(chain: string, address: string): number;
-}
-export const NO_NFT_HOLDINGS: NftHoldings = { nfts: () => 0, collections: () => 0 };
-
-export async function walletStats(deps: DataDeps, chain: string, q: z.output<typeof walletQuery>, holdings: NftHoldings = NO_NFT_HOLDINGS) {
+export async function walletStats(deps: DataDeps, chain: string, q: z.output<typeof walletQuery>) {
   await caughtUp(deps, chain);
   const row = deps.kv.get<Activity>('activity', activityKey(q.address, chain));
+  // What the wallet holds, from the NFT ownership index: its collections, each with the token ids it holds.
+  const prefix = collectionKey(chain, q.address, '');
+  const held = deps.kv.range<Collection>('nftCollections', { start: prefix, end: `${prefix}\uffff` });
   return {
-    nfts: String(holdings.nfts(chain, q.address)),
-    collections: String(holdings.collections(chain, q.address)),
+    nfts: String(held.reduce((n, c) => n + c.value.count, 0)),
+    collections: String(held.length),
     transactions: { total: String(row?.txs ?? 0) },
     nft_transfers: { total: String(row?.nft ?? 0) },
     token_transfers: { total: String(row?.erc20 ?? 0) },

@@ -4,7 +4,7 @@ import { findChain, type Chain } from '../../engine/chains/registry.js';
 import type { Clock } from '../../engine/clock.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { block, blockQuery, blockStats, blockStatsQuery, internalTxs, internalTxsQuery, transaction, txQuery, walletTxs, walletTxsQuery } from '../../engine/data-api/txs.js';
-import { historyQuery, walletChains, walletHistory, walletQuery, walletStats, type NftHoldings } from '../../engine/data-api/txs-wallet.js';
+import { historyQuery, walletChains, walletHistory, walletQuery, walletStats } from '../../engine/data-api/txs-wallet.js';
 import { validate } from '../../engine/schema.js';
 import { notFollowed, queryAndPath, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
@@ -32,7 +32,7 @@ function followedChains(deps: DataDeps): Chain[] {
     .filter((c): c is Chain => c !== undefined && c.family === 'evm' && deps.follower(c.key) !== undefined);
 }
 
-export function txsEndpoints(deps: DataDeps, clock: Clock, holdings?: NftHoldings): DataEndpoint[] {
+export function txsEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   return [
     { method: 'GET', path: '/:address', handle: async (req, c) => json(200, await walletTxs(deps, c.key, input(walletTxsQuery, req), false)) },
     { method: 'GET', path: '/:address/verbose', handle: async (req, c) => json(200, await walletTxs(deps, c.key, input(walletTxsQuery, req), true)) },
@@ -42,7 +42,7 @@ export function txsEndpoints(deps: DataDeps, clock: Clock, holdings?: NftHolding
     { method: 'GET', path: '/block/:block_number_or_hash', handle: async (req, c) => json(200, await block(deps, c.key, input(blockQuery, req))) },
     { method: 'GET', path: '/block/:block_number_or_hash/stats', handle: async (req, c) => json(200, await blockStats(deps, c.key, input(blockStatsQuery, req))) },
     { method: 'GET', path: '/wallets/:address/history', handle: async (req, c) => json(200, await walletHistory(deps, c.key, input(historyQuery, req))) },
-    { method: 'GET', path: '/wallets/:address/stats', handle: async (req, c) => json(200, await walletStats(deps, c.key, input(walletQuery, req), holdings)) },
+    { method: 'GET', path: '/wallets/:address/stats', handle: async (req, c) => json(200, await walletStats(deps, c.key, input(walletQuery, req))) },
     { method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, input(walletQuery, req).address, chainsOf(req, deps, clock))) },
   ];
 }
