@@ -32,7 +32,7 @@ export function erc20Endpoints(deps: DataDeps): DataEndpoint[] {
     {
       method: 'GET',
       path: '/tokens/search',
-      crossChain: true,
+      chain: 'known',
       handle: async (req, c) => {
         const query = validate(searchQuery, q(req), 'query');
         return json(200, await searchTokens(deps, searchChains(deps, query.chains, c.key), query));

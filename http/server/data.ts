@@ -49,11 +49,14 @@ const NAMED: ReadonlyArray<[Method, string]> = [
 export interface DataEndpoint {
   method: Method;
   path: string;
-  /** `none`: the endpoint takes no `chain` (ENS, endpoint weights; or it names its chains otherwise, as `chains`): the wrapper neither reads nor checks one, and handle gets 0x1. */
-  chain?: 'none';
+  /**
+   * What the wrapper does with `chain`. Default: read and checked (lifecycle, followed here). `none`: the
+   * endpoint takes none (ENS, endpoint weights, or its own `chains`): neither read nor checked, and handle
+   * gets 0x1. `known`: read and lifecycle-checked, but it need not be followed here (a default the endpoint's
+   * own `chains` may override).
+   */
+  chain?: 'none' | 'known';
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
-  /** The endpoint names its chains itself (`chains`): the request's `chain` need not be followed. */
-  crossChain?: boolean;
 }
 
 /** A query parameter given as a list: `name=a&name=b`, `name[]=a`, `name[0]=a` (how clients write arrays), empty ones left out. */
@@ -81,7 +84,7 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
         if (gone !== undefined) throw removedEndpoint(gone);
         if (e.chain === 'none') return e.handle(req, ETH);
         const chain = dataChain(req, clock.now());
-        if (e.crossChain !== true && deps.follower(chain.key) === undefined) throw notFollowed(chain);
+        if (e.chain !== 'known' && deps.follower(chain.key) === undefined) throw notFollowed(chain);
         return e.handle(req, chain);
       }),
     ),
