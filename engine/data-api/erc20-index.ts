@@ -1,3 +1,4 @@
+import { inBatches } from './node-reads.js';
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
 import { topicAddress, word, type Transfer } from '../evm/store.js';
 import type { BlockRecord } from '../evm/record.js';
@@ -25,8 +26,6 @@ import {
 
 export const APPROVAL = '0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3b925';
 const ABI = parseAbi(['function balanceOf(address) view returns (uint256)', 'function totalSupply() view returns (uint256)']);
-/** Node reads in flight at once while preparing a batch. */
-const READS_AT_ONCE = 16;
 
 interface Prepared {
   /** `token/wallet` → balance at the block before the pair's first transfer. */
@@ -48,12 +47,6 @@ export function createdContracts(r: BlockRecord): string[] {
   return out;
 }
 
-/** Runs the reads `READS_AT_ONCE` at a time. */
-async function inBatches<T>(jobs: Array<() => Promise<T>>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < jobs.length; i += READS_AT_ONCE) out.push(...(await Promise.all(jobs.slice(i, i + READS_AT_ONCE).map((j) => j()))));
-  return out;
-}
 
 /** A uint256 view at a block; 0 when the contract reverts or the node keeps no state there (documented: such a pair starts at 0). */
 async function readUint(deps: IndexDeps, chain: string, token: string, data: Hex, block: number, fn: 'balanceOf' | 'totalSupply'): Promise<bigint> {

@@ -1,3 +1,4 @@
+import { inBatches } from './node-reads.js';
 import { encodeFunctionData, parseAbi } from 'viem';
 import type { ChainReads } from '../evm/chain-reads.js';
 import { salesOf, type Sale } from '../evm/sales.js';
@@ -133,7 +134,7 @@ async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blo
   const out: Prepared = { complete: new Map(), seeds: new Map() };
   const chain = blocks[0]!.chain;
   const start = kv.get<{ start: number }>('nftStats', startKey(chain))?.start ?? blocks[0]!.number;
-  const asks: Array<Promise<void>> = [];
+  const asks: Array<() => Promise<void>> = [];
   for (const block of blocks) {
     for (const t of block.transfers) {
       if (t.kind === 'erc20') continue;
@@ -151,7 +152,7 @@ async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blo
         if (owner === ZERO || out.seeds.has(key) || kv.has('nftOwners', holdingByToken(chain, contract, id, owner))) continue;
         out.seeds.set(key, 0n);
         const data = encodeFunctionData({ abi: BALANCE_OF, functionName: 'balanceOf', args: [owner as `0x${string}`, id] });
-        asks.push(
+        asks.push(() =>
           reads!.call(chain, contract, data, block.number - 1).then((r) => {
             // A node without that block's state cannot say: the wallet counts from 0, as from block 0.
             if (r !== null && r.length >= 66) out.seeds.set(key, BigInt(r.slice(0, 66)));
@@ -160,7 +161,7 @@ async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blo
       }
     }
   }
-  await Promise.all(asks);
+  await inBatches(asks);
   return out;
 }
 

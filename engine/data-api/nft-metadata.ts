@@ -39,6 +39,11 @@ export interface NormalizedMetadata {
 const ABI = parseAbi(['function tokenURI(uint256) view returns (string)', 'function uri(uint256) view returns (string)']);
 /** Background fetches at once. */
 const CONCURRENCY = 4;
+/**
+ * Fetches waiting at most: beyond, a token stays `queued` and is queued again when next asked about, so a
+ * sync of a huge collection cannot grow the queue without bound.
+ */
+const MAX_QUEUED = 10_000;
 
 export interface NftMetadataOptions {
   /** Base URL of an IPFS HTTP gateway (CHAINPOST_IPFS_GATEWAY); none: ipfs:// documents are not fetched. */
@@ -155,7 +160,7 @@ export class NftMetadata {
   }
 
   private enqueue(key: string, url: string): void {
-    if (this.fetching.has(key)) return;
+    if (this.fetching.has(key) || this.queue.length >= MAX_QUEUED) return;
     let end = (): void => undefined;
     const ended = new Promise<void>((resolve) => (end = resolve));
     this.fetching.set(key, { ended, end });
