@@ -8,7 +8,7 @@ import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery 
 import { indexedTo } from '../../engine/data-api/read-at.js';
 import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/run-function.js';
 import { validate } from '../../engine/schema.js';
-import { queryAndPath, type DataEndpoint } from './data.js';
+import { queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json } from './route.js';
 
@@ -20,11 +20,7 @@ import { json } from './route.js';
  */
 export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsConfig }): DataEndpoint[] {
   return [
-    {
-      method: 'GET',
-      path: '/:address/balance',
-      handle: async (req, chain) => json(200, await nativeBalance(deps, chain.key, validate(nativeBalanceQuery, queryAndPath(req), 'query'))),
-    },
+    queryEndpoint('GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
     {
       method: 'GET',
       path: '/wallets/balances',
@@ -42,11 +38,7 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
         return json(200, await dateToBlock(deps, chain.key, q));
       },
     },
-    {
-      method: 'GET',
-      path: '/:address/logs',
-      handle: async (req, chain) => json(200, await contractLogs(deps, chain.key, validate(contractLogsQuery, queryAndPath(req), 'query'))),
-    },
+    queryEndpoint('GET', '/:address/logs', contractLogsQuery, (c, q) => contractLogs(deps, c, q)),
     {
       method: 'POST',
       path: '/:address/events',

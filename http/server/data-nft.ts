@@ -1,65 +1,39 @@
-import type { z } from 'zod';
 import type { Clock } from '../../engine/clock.js';
-import type { Chain } from '../../engine/chains/registry.js';
 import type { NftDeps } from '../../engine/data-api/nft-common.js';
 import { blockTransfers, blockTransfersQuery, contractTransfers, contractTransfersQuery, rangeTransfers, rangeTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/nft-lists.js';
 import * as owned from '../../engine/data-api/nft-owned.js';
 import * as trades from '../../engine/data-api/nft-trades.js';
 import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft-transfers.js';
 import { validate } from '../../engine/schema.js';
-import { queryAndPath, type DataEndpoint } from './data.js';
-import { queryList, queryParams } from './query.js';
-import { json, type Method, type Request } from './route.js';
+import { queryEndpoint, type DataEndpoint } from './data.js';
+import { json } from './route.js';
 
 /**
  * The NFT endpoints of the Data API (issue 17): ownership, metadata, transfer
  * lists, trades and statistics; handlers in engine/data-api/nft-*.ts.
  */
 
-/** An endpoint whose query (and path) is checked by `schema`, answered `status` with what `run` returns. */
-function endpoint<S extends z.ZodType>(method: Method, path: string, schema: S, run: (chain: string, q: z.output<S>) => unknown, opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {}): DataEndpoint {
-  return {
-    method,
-    path,
-    async handle(req: Request, chain: Chain) {
-      const q = validate(schema, { ...queryAndPath(req), ...lists(req, opts.lists ?? []) }, 'query');
-      return json(opts.status?.(q) ?? 200, await run(chain.key, q));
-    },
-  };
-}
-
-/** Array parameters (`name[]=a&name[]=b`, `name=a&name=b`, `name=a,b`), present only when given. */
-function lists(req: Request, names: readonly string[]): Record<string, string[]> {
-  const params = queryParams(req.query);
-  const out: Record<string, string[]> = {};
-  for (const name of names) {
-    const values = queryList(params, name);
-    if (values.length > 0) out[name] = values;
-  }
-  return out;
-}
-
 export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
   return [
-    endpoint('GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), { lists: ['token_addresses'] }),
-    endpoint('GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) => owned.walletCollections(deps, c, q)),
-    endpoint('GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), { lists: ['contract_addresses'] }),
-    endpoint('GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
-    endpoint('GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) => nftTransfers(deps, c, q)),
-    endpoint('GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) => blockTransfers(deps, c, q)),
-    endpoint('GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
-    endpoint('GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) => owned.contractOwners(deps, c, q)),
-    endpoint('GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) => owned.contractMetadata(deps, c, q)),
-    endpoint('GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) => contractTransfers(deps, c, q)),
-    endpoint('GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) => trades.contractTrades(deps, c, q)),
-    endpoint('GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) => trades.lowestPrice(deps, c, q, clock.now())),
-    endpoint('GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) => trades.contractStats(deps, c, q)),
-    endpoint('PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), { status: () => 201 }),
-    endpoint('GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
-    endpoint('GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) => owned.tokenOwners(deps, c, q)),
-    endpoint('GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) => trades.tokenTrades(deps, c, q)),
-    endpoint('GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) => trades.tokenStats(deps, c, q)),
-    endpoint('GET', '/nft/:address/:token_id/metadata/resync', owned.resyncQuery, (c, q) => owned.resync(deps, c, q), { status: (q) => (q.mode === 'async' ? 202 : 200) }),
+    queryEndpoint('GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), { lists: ['token_addresses'] }),
+    queryEndpoint('GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) => owned.walletCollections(deps, c, q)),
+    queryEndpoint('GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), { lists: ['contract_addresses'] }),
+    queryEndpoint('GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) => nftTransfers(deps, c, q)),
+    queryEndpoint('GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) => blockTransfers(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) => owned.contractOwners(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) => owned.contractMetadata(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) => contractTransfers(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) => trades.contractTrades(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) => trades.lowestPrice(deps, c, q, clock.now())),
+    queryEndpoint('GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) => trades.contractStats(deps, c, q)),
+    queryEndpoint('PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), { status: () => 201 }),
+    queryEndpoint('GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) => owned.tokenOwners(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) => trades.tokenTrades(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) => trades.tokenStats(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/metadata/resync', owned.resyncQuery, (c, q) => owned.resync(deps, c, q), { status: (q) => (q.mode === 'async' ? 202 : 200) }),
     {
       method: 'POST',
       path: '/nft/getMultipleNFTs',

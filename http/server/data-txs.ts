@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import type { Clock } from '../../engine/clock.js';
@@ -6,18 +5,16 @@ import type { DataDeps } from '../../engine/data-api/deps.js';
 import { block, blockQuery, blockStats, blockStatsQuery, internalTxs, internalTxsQuery, transaction, txQuery, walletTxs, walletTxsQuery } from '../../engine/data-api/txs.js';
 import { historyQuery, walletChains, walletHistory, walletQuery, walletStats } from '../../engine/data-api/txs-wallet.js';
 import { validate } from '../../engine/schema.js';
-import { notFollowed, queryAndPath, type DataEndpoint } from './data.js';
+import { notFollowed, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, type Request } from './route.js';
 
 /** Native transactions, blocks and wallet activity (engine/data-api/txs*.ts). */
 
-const input = <S extends z.ZodType>(schema: S, req: Request): z.output<S> => validate(schema, queryAndPath(req), 'query');
 
 /** `chains` as the SDK sends it (chains[0]=eth&chains[1]=…) or as a list (chains=a,b / chains[]=a); default: every chain followed. */
 function chainsOf(req: Request, deps: DataDeps, clock: Clock): Chain[] {
-  const params = queryParams(req.query);
-  const given = [...queryList(params, 'chains'), ...[...params.keys()].filter((k) => /^chains\[\d+\]$/.test(k)).flatMap((k) => params.getAll(k))].filter((v) => v !== '');
+  const given = queryList(queryParams(req.query), 'chains');
   if (given.length === 0) return followedChains(deps);
   const chains = given.map((v) => chainFor(v, 'data', clock.now(), { field: 'chains' }));
   for (const c of chains) if (deps.follower(c.key) === undefined) throw notFollowed(c);
@@ -34,15 +31,15 @@ function followedChains(deps: DataDeps): Chain[] {
 
 export function txsEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   return [
-    { method: 'GET', path: '/:address', handle: async (req, c) => json(200, await walletTxs(deps, c.key, input(walletTxsQuery, req), false)) },
-    { method: 'GET', path: '/:address/verbose', handle: async (req, c) => json(200, await walletTxs(deps, c.key, input(walletTxsQuery, req), true)) },
-    { method: 'GET', path: '/transaction/:hash', handle: async (req, c) => json(200, await transaction(deps, c.key, input(txQuery, req), false)) },
-    { method: 'GET', path: '/transaction/:hash/verbose', handle: async (req, c) => json(200, await transaction(deps, c.key, input(txQuery, req), true)) },
-    { method: 'GET', path: '/transaction/:hash/internal-transactions', handle: async (req, c) => json(200, await internalTxs(deps, c.key, input(internalTxsQuery, req))) },
-    { method: 'GET', path: '/block/:block_number_or_hash', handle: async (req, c) => json(200, await block(deps, c.key, input(blockQuery, req))) },
-    { method: 'GET', path: '/block/:block_number_or_hash/stats', handle: async (req, c) => json(200, await blockStats(deps, c.key, input(blockStatsQuery, req))) },
-    { method: 'GET', path: '/wallets/:address/history', handle: async (req, c) => json(200, await walletHistory(deps, c.key, input(historyQuery, req))) },
-    { method: 'GET', path: '/wallets/:address/stats', handle: async (req, c) => json(200, await walletStats(deps, c.key, input(walletQuery, req))) },
-    { method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, input(walletQuery, req).address, chainsOf(req, deps, clock))) },
+    queryEndpoint('GET', '/:address', walletTxsQuery, (c, q) => walletTxs(deps, c, q, false)),
+    queryEndpoint('GET', '/:address/verbose', walletTxsQuery, (c, q) => walletTxs(deps, c, q, true)),
+    queryEndpoint('GET', '/transaction/:hash', txQuery, (c, q) => transaction(deps, c, q, false)),
+    queryEndpoint('GET', '/transaction/:hash/verbose', txQuery, (c, q) => transaction(deps, c, q, true)),
+    queryEndpoint('GET', '/transaction/:hash/internal-transactions', internalTxsQuery, (c, q) => internalTxs(deps, c, q)),
+    queryEndpoint('GET', '/block/:block_number_or_hash', blockQuery, (c, q) => block(deps, c, q)),
+    queryEndpoint('GET', '/block/:block_number_or_hash/stats', blockStatsQuery, (c, q) => blockStats(deps, c, q)),
+    queryEndpoint('GET', '/wallets/:address/history', historyQuery, (c, q) => walletHistory(deps, c, q)),
+    queryEndpoint('GET', '/wallets/:address/stats', walletQuery, (c, q) => walletStats(deps, c, q)),
+    { method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, validate(walletQuery, queryAndPath(req), 'query').address, chainsOf(req, deps, clock))) },
   ];
 }

@@ -3,9 +3,11 @@ import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
+import type { z } from 'zod';
 import { ApiError, badRequest } from '../../engine/errors.js';
+import { validate } from '../../engine/schema.js';
 import { queryList as listOf, queryParams } from './query.js';
-import { constantJson, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
+import { constantJson, json, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
 
 /** The Data API: /api/v2.2 (the interface's version segment). */
 export const DATA_PREFIX = '/api/v2.2';
@@ -62,6 +64,29 @@ export interface DataEndpoint {
 /** A query parameter given as a list: `name=a&name=b`, `name[]=a`, `name[0]=a` (how clients write arrays), empty ones left out. */
 export function queryList(req: Request, name: string): string[] {
   return listOf(queryParams(req.query), name);
+}
+
+/** An endpoint whose query (and path) is checked by `schema`, answered `status` with what `run` returns. */
+export function queryEndpoint<S extends z.ZodType>(method: Method, path: string, schema: S, run: (chain: string, q: z.output<S>) => unknown, opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {}): DataEndpoint {
+  return {
+    method,
+    path,
+    async handle(req: Request, chain: Chain) {
+      const q = validate(schema, { ...queryAndPath(req), ...lists(req, opts.lists ?? []) }, 'query');
+      return json(opts.status?.(q) ?? 200, await run(chain.key, q));
+    },
+  };
+}
+
+/** Array parameters (`name[]=a&name[]=b`, `name=a&name=b`, `name=a,b`), present only when given. */
+function lists(req: Request, names: readonly string[]): Record<string, string[]> {
+  const params = queryParams(req.query);
+  const out: Record<string, string[]> = {};
+  for (const name of names) {
+    const values = listOf(params, name);
+    if (values.length > 0) out[name] = values;
+  }
+  return out;
 }
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
