@@ -16,7 +16,7 @@ export const TABLES = [
   // Data API: native transactions and activity (engine/data-api/tx-index.ts).
   'nativeTxs', 'addressTxs', 'activity',
   // Data API, ERC-20 (engine/data-api/erc20-index.ts)
-  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'erc20Start',
+  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search',
   // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
 ] as const;

@@ -100,8 +100,6 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
     },
     apply(w, block, p) {
       const chain = block.chain;
-      // Where these indexes begin: the `transfers` table's ERC-20 rows below it have no block row here.
-      if (!w.has('erc20Start', chain)) w.put('erc20Start', chain, block.number);
       for (const c of createdContracts(block.record)) {
         if (w.get<TokenState>('erc20Tokens', tokenKey(chain, c)) === undefined) {
           w.put('erc20Tokens', tokenKey(chain, c), { supply: '0x0', holders: 0, created: true, createdBlock: block.number, createdAt: block.timestamp } satisfies TokenState);

@@ -1,3 +1,4 @@
+import { indexStart } from './indexer.js';
 import { z } from 'zod';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
@@ -91,7 +92,7 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
   const head = await indexedHead(deps, chain);
-  const start = deps.kv.get<number>('erc20Start', chain) ?? head + 1;
+  const start = indexStart(deps.kv, chain) ?? head + 1;
   const bounds = boundsOf(deps, chain, head, q, start);
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;

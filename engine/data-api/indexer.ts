@@ -51,7 +51,12 @@ export interface DataIndex<Prepared = unknown> {
 export interface IndexState {
   number: number;
   hash: string;
+  /** The first block the indexes hold (a chain's indexes may begin after block 0: a start block, pruned records). */
+  start: number;
 }
+
+/** The first block the chain's indexes hold; undefined before their first batch. */
+export const indexStart = (kv: Pick<Kv, 'get'>, chain: string): number | undefined => kv.get<IndexState>('indexState', chain)?.start;
 
 /** What a key held before a block wrote it: msgpack bytes, or null for no key. */
 type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
@@ -243,7 +248,7 @@ export class DataIndexer {
         if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
       }
       const last = blocks.at(-1)!;
-      this.kv.put('indexState', chain, { number: last.number, hash: last.hash } satisfies IndexState);
+      this.kv.put('indexState', chain, { number: last.number, hash: last.hash, start: state?.start ?? blocks[0]!.number } satisfies IndexState);
       return true;
     });
     if (wrote) this.release(chain);
@@ -305,7 +310,7 @@ export class DataIndexer {
         const below = state.number - 1;
         const hash = row.parent !== undefined ? row.parent : (this.kv.get<UndoRow>('indexUndo', blockKey(chain, below))?.hash ?? this.kv.get<string>('canon', blockKey(chain, below)) ?? null);
         if (below < 0 || hash === null) this.kv.remove('indexState', chain);
-        else this.kv.put('indexState', chain, { number: below, hash } satisfies IndexState);
+        else this.kv.put('indexState', chain, { number: below, hash, start: state.start } satisfies IndexState);
       });
     }
   }

@@ -38,7 +38,6 @@ export function dataChainRanges(chain: string): KeyRange[] {
     ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
     ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
     ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),
-    one('erc20Start'),
     one('indexState'),
   ];
 }

@@ -4,7 +4,7 @@ import type { ChainReads } from '../evm/chain-reads.js';
 import { salesOf, type Sale } from '../evm/sales.js';
 import { nftTokenPrefix, transferKeys, type Transfer } from '../evm/store.js';
 import type { Kv } from '../ports.js';
-import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
+import { indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from './indexer.js';
 import { n12 } from './block-times.js';
 
 /**
@@ -96,7 +96,6 @@ export const holdingByOwner = (chain: string, owner: string, contract: string, i
 export const tokenKey = (chain: string, contract: string, id: bigint): string => `${chain}/${contract}/${id64(id)}`;
 export const collectionKey = (chain: string, owner: string, contract: string): string => `${chain}/${owner}/${contract}`;
 export const statsKey = (chain: string, contract: string): string => `${chain}/${contract}`;
-const startKey = (chain: string): string => `${chain}/start`;
 
 
 /** The contract and token id of an `nftOwners`/`nftTokens`/`transfers` key (the 40-hex segment, then the 64-hex one). */
@@ -122,7 +121,6 @@ export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<P
     name: 'nft',
     prepare: (blocks, kv) => prepare(reads, blocks, kv),
     apply(w, block, prepared) {
-      if (w.get('nftStats', startKey(block.chain)) === undefined) w.put('nftStats', startKey(block.chain), { start: block.number });
       const all = block.transfers;
       for (const t of all) if (t.kind !== 'erc20') applyTransfer(w, block, t, prepared);
       applyTrades(w, block, all);
@@ -133,7 +131,8 @@ export function nftIndex(reads?: Pick<ChainReads, 'call' | 'code'>): DataIndex<P
 async function prepare(reads: Pick<ChainReads, 'call' | 'code'> | undefined, blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared> {
   const out: Prepared = { complete: new Map(), seeds: new Map() };
   const chain = blocks[0]!.chain;
-  const start = kv.get<{ start: number }>('nftStats', startKey(chain))?.start ?? blocks[0]!.number;
+  // Before the first batch is written, the batch's own first block.
+  const start = indexStart(kv, chain) ?? blocks[0]!.number;
   const asks: Array<() => Promise<void>> = [];
   for (const block of blocks) {
     for (const t of block.transfers) {

@@ -127,7 +127,7 @@ describe('DataIndexer', () => {
     store(10, 80, 0);
     indexer = newIndexer(25);
     await build();
-    expect(state()).toEqual({ number: 80, hash: hash(0, 80) });
+    expect(state()).toEqual({ number: 80, hash: hash(0, 80), start: 25 });
     expect(indexed()).toEqual(recomputed(25, 80));
     expect(indexed()).not.toEqual(recomputed(10, 80));
     kv.transact(() => kv.removeRange('meta', { start: COUNT, end: `${COUNT}\uffff`, limit: 1000 }));
@@ -150,13 +150,13 @@ describe('DataIndexer', () => {
     expect(before).toEqual(recomputed(0, 40));
     store(39, 41, 1);
     await build();
-    expect(state()).toEqual({ number: 41, hash: hash(1, 41) });
+    expect(state()).toEqual({ number: 41, hash: hash(1, 41), start: 0 });
     expect(indexed()).toEqual(recomputed(0, 41));
     expect(indexed()).not.toEqual(before);
     // The same again with only the top replaced, no new height.
     store(41, 41, 2);
     await build();
-    expect(state()).toEqual({ number: 41, hash: hash(2, 41) });
+    expect(state()).toEqual({ number: 41, hash: hash(2, 41), start: 0 });
     expect(indexed()).toEqual(recomputed(0, 41));
     expect(lines.filter((l) => l.includes('"warn"') || l.includes('"error"'))).toEqual([]);
   });
@@ -175,7 +175,7 @@ describe('DataIndexer', () => {
     expect(failed.length).toBeGreaterThan(0);
     expect(failed[0]!['err']['message']).toBe(`block ${fork} of ${CHAIN} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
     // Taken back as far as the undo rows go, and stopped below the block it cannot take back: no new block is indexed on top of it.
-    expect(state()).toEqual({ number: fork, hash: hash(0, fork) });
+    expect(state()).toEqual({ number: fork, hash: hash(0, fork), start: 0 });
     expect(indexed()).toEqual(tally(Array.from({ length: fork + 1 }, (_, n) => block(n, 0))));
     // A retry (on the clock) refuses again rather than going on.
     await clock.advance(5_000);
