@@ -86,7 +86,8 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
   /** Until the server no longer holds block `n` (pruning runs after each catch-up). */
   const prunedPast = async (srv: Running, n: number): Promise<void> => {
     // Pruning waits for the matcher and the Data API's indexes to have read the block: slower on a busy machine.
-    expect(await until(async () => (await srv.call('/health')).body.chains[0].oldest > n, 60_000), `block ${n} pruned`).toBe(true);
+    const ok = await until(async () => (await srv.call('/health')).body.chains[0].oldest > n, 60_000);
+    expect(ok, `block ${n} pruned: ${JSON.stringify((await srv.call('/health')).body.chains)}\n${srv.output().split('\n').slice(-40).join('\n')}`).toBe(true);
   };
   /** Calls `method` on the server and on anvil: the same answer, served as `how` (one call). */
   const sameAsAnvil = async (method: string, params: unknown[], how: string, srv: Running = s): Promise<any> => {
