@@ -110,6 +110,14 @@ export function streamsHarness(env: () => StreamsEnv) {
   };
   const mine = (blocks: number) => rpc().request({ method: 'anvil_mine' as never, params: [`0x${blocks.toString(16)}`] as never });
   const of = (id: string, block: bigint): Received[] => env().rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block));
+  /**
+   * Until the stream's unconfirmed webhook of `block` came: a test that changes state in the next block waits
+   * for it, as anvil may read "state at block N" from its newer state while it mines block N + 1 (a race of
+   * the node's, seen as a balance of the next block in a webhook of N).
+   */
+  const unconfirmed = async (id: string, block: bigint): Promise<void> => {
+    expect(await until(() => of(id, block).length >= 1, 10_000), `the unconfirmed webhook of block ${block} for stream ${id}`).toBe(true);
+  };
   /** The stream's webhooks for a block: waits for both (unconfirmed and confirmed), mining past the confirmation depth. */
   const deliveries = async (id: string, block: bigint): Promise<Received[]> => {
     await mine(CONFIRMATIONS + 1);
@@ -133,5 +141,5 @@ export function streamsHarness(env: () => StreamsEnv) {
     expect(w.headers['x-signature']).toBe(signature(w.raw, env().secret));
     expect(EvmStreamResult.create(w.body).chain.hex).toBe('0x539');
   };
-  return { rpc, createStream, mine, of, deliveries, nothingFor, checkParses };
+  return { rpc, createStream, mine, of, unconfirmed, deliveries, nothingFor, checkParses };
 }

@@ -43,7 +43,7 @@ describe('EVM stream options on anvil', () => {
   let nft: Deployed;
   let multi: Deployed;
   let forwarder: Deployed;
-  const { env, rpc, createStream, deliveries, nothingFor, checkParses } = streamsSuite(async ({ anvil }) => {
+  const { env, rpc, createStream, unconfirmed, deliveries, nothingFor, checkParses } = streamsSuite(async ({ anvil }) => {
     token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
     token2 = await deploy(anvil.url, 'TestToken', ['Other Token', 'OT', 18, 10n ** 24n], K1);
     spamToken = await deploy(anvil.url, 'TestToken', ['Visit claim-now.com', 'CLAIM', 18, 10n ** 24n], K2);
@@ -405,6 +405,7 @@ describe('EVM stream options on anvil', () => {
     const plainStream = await createStream({ includeNativeTxs: true }, [A1]);
     const hash = await (await walletClient(url(), K0)).sendTransaction({ to: A1, value: parseEther('0.25') });
     const r = await mined(url(), hash);
+    await unconfirmed(id, r.blockNumber);
     // Both balances change again in the next block: the webhooks must say the balances at theirs.
     await mined(url(), await (await walletClient(url(), K1)).sendTransaction({ to: A0, value: parseEther('0.1') }));
     const at = async (a: Hex) => ({ address: a, balance: String(await rpc().getBalance({ address: a, blockNumber: r.blockNumber })) });
@@ -422,6 +423,7 @@ describe('EVM stream options on anvil', () => {
     ];
     const id = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], triggers }, [A1]);
     const r = await write(url(), { ...token, functionName: 'transfer', args: [A1, 3000n], account: K0 });
+    await unconfirmed(id, r.blockNumber);
     // Both balances change again in the next block.
     await write(url(), { ...token, functionName: 'transfer', args: [A1, 7n], account: K0 });
     const toBalance = await balanceOf(token, A1, r.blockNumber);
