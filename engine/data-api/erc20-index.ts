@@ -67,12 +67,18 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
       const created = new Set<string>();
       const jobs: Array<() => Promise<void>> = [];
       const p: Prepared = { balances: new Map(), supplies: new Map(), names: new Map() };
-      const isCreated = (token: string): boolean => created.has(token) || kv.get<TokenState>('erc20Tokens', tokenKey(chain, token))?.created === true;
+      // Each token's row read once per batch (a busy token has many transfers in it).
+      const states = new Map<string, TokenState | undefined>();
+      const stored = (token: string): TokenState | undefined => {
+        if (!states.has(token)) states.set(token, kv.get<TokenState>('erc20Tokens', tokenKey(chain, token)));
+        return states.get(token);
+      };
+      const isCreated = (token: string): boolean => created.has(token) || stored(token)?.created === true;
       const planned = new Set<string>();
       for (const b of blocks) {
         for (const c of createdContracts(b.record)) created.add(c);
         for (const t of erc20Of(b)) {
-          const state = kv.get<TokenState>('erc20Tokens', tokenKey(chain, t.contract));
+          const state = stored(t.contract);
           if (state?.named !== true && !planned.has(`name/${t.contract}`)) {
             planned.add(`name/${t.contract}`);
             jobs.push(async () => {
@@ -107,8 +113,11 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
       }
       const transfers = erc20Of(block);
       const holderDelta = new Map<string, number>();
+      // Each token's row is read and written once per block.
+      const states = new Map<string, TokenState>();
       for (const t of transfers) {
-        const state = tokenState(w, chain, t.contract, p);
+        const state = states.get(t.contract) ?? tokenState(w, chain, t.contract, p);
+        states.set(t.contract, state);
         const value = BigInt(t.value);
         let change = 0;
         if (t.from === ZERO_ADDRESS) state.supply = hex(BigInt(state.supply) + value);
@@ -116,11 +125,11 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
         if (t.to === ZERO_ADDRESS) state.supply = hex(BigInt(state.supply) > value ? BigInt(state.supply) - value : 0n);
         else change += move(w, chain, t.contract, t.to, value, state, p);
         state.holders += change;
-        w.put('erc20Tokens', tokenKey(chain, t.contract), state);
         holderDelta.set(t.contract, (holderDelta.get(t.contract) ?? 0) + change);
         walletTransfers(w, block, t);
       }
-      for (const [token, delta] of holderDelta) recordHolderCount(w, block, token, delta);
+      for (const [token, state] of states) w.put('erc20Tokens', tokenKey(chain, token), state);
+      for (const [token, delta] of holderDelta) recordHolderCount(w, block, token, states.get(token)!.holders, delta);
       approvals(w, block);
     },
   };
@@ -155,15 +164,14 @@ function move(w: IndexWriter, chain: string, token: string, wallet: string, delt
   return (after > 0n ? 1 : 0) - (wasHolder ? 1 : 0);
 }
 
+/** The transfer under its from and its to: the token's address, which with the key's position finds its `transfers` row. */
 function walletTransfers(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
-  const row: WalletTransfer = { contract: t.contract, from: t.from, to: t.to, value: t.value, transactionHash: t.transactionHash, transactionIndex: t.transactionIndex };
-  for (const wallet of new Set([t.from, t.to])) w.put('erc20Wallet', walletTransferKey(block.chain, wallet, block.number, t.logIndex), row);
+  for (const wallet of new Set([t.from, t.to])) w.put('erc20Wallet', walletTransferKey(block.chain, wallet, block.number, t.logIndex), t.contract);
 }
 
 /** The day's holder count (the count after this block) and the block's delta, for the holder series and changes. */
-function recordHolderCount(w: IndexWriter, block: IndexedBlock, token: string, delta: number): void {
+function recordHolderCount(w: IndexWriter, block: IndexedBlock, token: string, holders: number, delta: number): void {
   if (delta === 0) return;
-  const holders = w.get<TokenState>('erc20Tokens', tokenKey(block.chain, token))!.holders;
   w.put('erc20HolderDays', dayKey(block.chain, token, Math.floor(block.timestamp / DAY)), holders);
   const key = deltaKey(block.chain, token, block.timestamp, block.number);
   w.put('erc20HolderDeltas', key, (w.get<number>('erc20HolderDeltas', key) ?? 0) + delta);

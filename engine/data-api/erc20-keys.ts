@@ -58,7 +58,10 @@ export interface ApprovalRow {
 export const approvalKey = (chain: string, owner: string, token: string, spender: string): string => `${chain}/${owner}/${token}/${spender}`;
 export const approvalsPrefix = (chain: string, owner: string): string => `${chain}/${owner}/`;
 
-/** erc20Wallet `chain/wallet/number/logIndex` → the ERC-20 transfer (under its from and its to; NFTs never). */
+/**
+ * erc20Wallet `chain/wallet/number/logIndex` → the token's address (lower case), under the transfer's from and its
+ * to (NFTs never): the transfer itself is the `transfers` row `erc20/chain/token/number/logIndex`, a WalletTransfer.
+ */
 export interface WalletTransfer {
   contract: string;
   from: string;

@@ -1,4 +1,5 @@
 import { indexStart } from './indexer.js';
+import { erc20TransferKey, erc20TransfersPrefix } from '../evm/store.js';
 import { z } from 'zod';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
@@ -56,7 +57,7 @@ function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: 
   };
 }
 
-async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: ReturnType<typeof rangePage<WalletTransfer>>) {
+async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>) {
   const tokens = new Map<string, Promise<TokenFacts>>();
   const facts = (t: string) => tokens.get(t) ?? tokens.set(t, tokenFacts(deps, chain, t)).get(t)!;
   const result = await Promise.all(page.rows.map(async ({ key, value }) => item(norm(value), key, await facts(norm(value).contract), blockInfo(deps, chain, keyPosition(key).blockNumber))));
@@ -86,8 +87,15 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
   const list = `erc20-wallet ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')} ${contracts.join(',')}`;
   const wanted = new Set(contracts);
   // Filtered by contract: rangePage reads on in chunks until the page is full.
-  const keep = contracts.length === 0 ? {} : { keep: (t: WalletTransfer) => wanted.has(t.contract) };
-  return answer(deps, chain, q, rangePage<WalletTransfer>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep }));
+  const keep = contracts.length === 0 ? {} : { keep: (token: string) => wanted.has(token) };
+  const page = rangePage<string>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
+  // Each entry names its token: the transfer is that token's row (gone only if a reorg took it back meanwhile).
+  const rows = page.rows.flatMap(({ key, value: token }) => {
+    const { blockNumber, logIndex } = keyPosition(key);
+    const t = deps.kv.get<WalletTransfer>('transfers', erc20TransferKey(chain, token, blockNumber, logIndex));
+    return t === undefined ? [] : [{ key, value: t }];
+  });
+  return answer(deps, chain, q, { ...page, rows });
 }
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
@@ -97,6 +105,6 @@ export async function tokenTransfers(deps: DataDeps, chain: string, q: Transfers
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
   // From the indexes' first block (below it the follower's rows have no block row here) up to their head.
-  const page = rangePage<WalletTransfer>(deps.kv, 'transfers', `erc20/${chain}/${q.address}/`, { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  const page = rangePage<WalletTransfer>(deps.kv, 'transfers', erc20TransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
   return answer(deps, chain, q, page);
 }

@@ -48,13 +48,29 @@ export function positionOf(key: string): { block: number; index: number } {
 
 type Counter = 'txs' | 'erc20' | 'nft';
 
-function touch(w: IndexWriter, chain: string, address: string, at: Moment, counter: Counter): void {
-  const key = activityKey(address, chain);
-  const was = w.get<Activity>('activity', key);
-  // Blocks are applied in order: the first write is the first activity, every later one the last so far.
-  const row: Activity = was === undefined ? { first: at, last: at, txs: 0, erc20: 0, nft: 0 } : { ...was, last: at };
-  row[counter] += 1;
-  w.put('activity', key, row);
+/**
+ * A block's activity, gathered per address before it is written: one read and one write per address and block
+ * (a busy contract is a party of many of a block's transactions).
+ */
+class BlockActivity {
+  private readonly rows = new Map<string, Activity>();
+
+  touch(address: string, at: Moment, counter: Counter): void {
+    const a = address.toLowerCase();
+    const row = this.rows.get(a) ?? { first: at, last: at, txs: 0, erc20: 0, nft: 0 };
+    row.last = at;
+    row[counter] += 1;
+    this.rows.set(a, row);
+  }
+
+  /** Adds the block's counts to each address's row; blocks are applied in order, so a row's first activity is the first written. */
+  write(w: IndexWriter, chain: string): void {
+    for (const [address, b] of this.rows) {
+      const key = activityKey(address, chain);
+      const was = w.get<Activity>('activity', key);
+      w.put('activity', key, was === undefined ? b : { first: was.first, last: b.last, txs: was.txs + b.txs, erc20: was.erc20 + b.erc20, nft: was.nft + b.nft });
+    }
+  }
 }
 
 function applyBlock(w: IndexWriter, block: IndexedBlock): void {
@@ -63,6 +79,7 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
   const summaries = summarize(chain, block.record, all);
   const transfers: Transfer[][] = summaries.map(() => []);
   for (const t of all) transfers[t.transactionIndex]?.push(t);
+  const activity = new BlockActivity();
   // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
   summaries.forEach((s, i) => {
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
@@ -72,19 +89,20 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
     const native = nativeParties(s);
     for (const a of native) {
       w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);
-      touch(w, chain, a, moment, 'txs');
+      activity.touch(a, moment, 'txs');
     }
     const tokenParties = new Set<string>();
     for (const t of transfers[i]!) {
       // A transfer to oneself counts once.
       for (const a of new Set([t.from.toLowerCase(), t.to.toLowerCase()])) {
         tokenParties.add(a);
-        touch(w, chain, a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
+        activity.touch(a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
       }
     }
     const history = new Set([...native, ...tokenParties, ...s.approvals.map((x) => x.owner)]);
     for (const a of history) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
   });
+  activity.write(w, chain);
 }
 
 export const nativeTxIndex: DataIndex<void> = {

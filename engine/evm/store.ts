@@ -10,7 +10,6 @@ import { salesOf } from './sales.js';
  *   blocks, probes            chain/number(12 hex digits)
  *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)/batch(4 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
  *              erc20/chain/contract/number/logIndex                                    ERC-20 Transfer
- *              wallet/chain/address/number/logIndex                                    either kind, for its from and its to
  *   sales      chain/contract/tokenId/number/logIndex/batch                            an NFT transfer that was paid for (engine/evm/sales.ts)
  * Transfer values carry what a Data API result needs (block hash and time, the
  * transaction's value): block records are pruned, transfer indexes stay.
@@ -111,14 +110,19 @@ export function nftKeyPosition(key: string): { blockNumber: number; logIndex: nu
   return { blockNumber: parseInt(parts.at(-3)!, 16), logIndex: parseInt(parts.at(-2)!, 16) };
 }
 
-/** The index keys of one transfer: by contract (and token id for NFTs), and by each wallet; an NFT's sale key. */
-export function transferKeys(chain: string, t: Transfer): { byContract: string; wallets: string[]; sale?: string } {
-  const at = pos(t.blockNumber, t.logIndex);
-  const wallets = [`wallet/${chain}/${t.from}/${at}`, `wallet/${chain}/${t.to}/${at}`];
-  if (t.kind === 'erc20') return { byContract: `erc20/${chain}/${t.contract}/${at}`, wallets };
+/**
+ * The index keys of one transfer: by contract (and token id for NFTs); an NFT's sale key. (A wallet's transfers
+ * are the Data API's indexes, built behind the follower: `erc20Wallet`, `nftRefs`.)
+ */
+export function transferKeys(chain: string, t: Transfer): { byContract: string; sale?: string } {
+  if (t.kind === 'erc20') return { byContract: erc20TransferKey(chain, t.contract, t.blockNumber, t.logIndex) };
   const nft = nftPosition(chain, t);
-  return { byContract: `nft/${nft}`, wallets, sale: nft };
+  return { byContract: `nft/${nft}`, sale: nft };
 }
+
+/** An ERC-20 token's rows in `transfers`: `erc20/chain/contract/`, then number/logIndex. */
+export const erc20TransfersPrefix = (chain: string, contract: string): string => `erc20/${chain}/${contract}/`;
+export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string => `${erc20TransfersPrefix(chain, contract)}${pos(number, logIndex)}`;
 
 /** The tables written with each block beside its record and probe column (`blocks`, `probes`). */
 export type IndexTable = 'canon' | 'blockHashes' | 'transfers' | 'sales';
@@ -128,7 +132,7 @@ export interface IndexRow {
   value: unknown;
 }
 
-/** What a block adds to the index tables: its hash both ways, its transfers by contract and by wallet, its sales. */
+/** What a block adds to the index tables: its hash both ways, its transfers by contract, its sales. */
 export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
   const number = Number(r.header['number']);
   const hash = String(r.header['hash']);
@@ -144,7 +148,6 @@ export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
     // What the NFT transfers endpoint answers outlives the block record; nothing reads ERC-20 values that way yet.
     const stored: StoredTransfer | typeof rest = t.kind === 'erc20' ? rest : { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
     rows.push({ table: 'transfers', key: keys.byContract, value: stored });
-    for (const w of keys.wallets) rows.push({ table: 'transfers', key: w, value: 0 });
   }
   for (const { transfer, sale } of salesOf(r, transfers)) rows.push({ table: 'sales', key: transferKeys(chain, transfer).sale!, value: sale });
   return rows;
@@ -169,7 +172,7 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
   if (bytes !== undefined) {
     for (const t of transfersOf(decodeRecord(bytes))) {
       const keys = transferKeys(chain, t);
-      for (const k of [keys.byContract, ...keys.wallets]) kv.remove('transfers', k);
+      kv.remove('transfers', keys.byContract);
       if (keys.sale !== undefined) kv.remove('sales', keys.sale);
     }
   }
