@@ -29,6 +29,7 @@ import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { openStore, type Store } from '../storage/env.js';
+import { TABLES } from '../engine/ports.js';
 import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
 import { startProcess, type Started } from './proc.js';
 import { counting } from '../test/counting-kv.js';
@@ -127,7 +128,19 @@ try {
   throw err;
 }
 const complete = built.blocks >= SHAPE.blocks;
-console.error(`dataset: ${built.blocks} of ${SHAPE.blocks} blocks (${built.transfers.toLocaleString('en-US')} transfers), built in ${round(built.buildSeconds)} s over its runs`);
+/** What the dataset takes: entries and B-tree pages (bytes) of every table, per transfer built. */
+function footprint(): { entriesPerTransfer: number; bytesPerTransfer: number } {
+  let entries = 0;
+  let bytes = 0;
+  for (const name of TABLES) {
+    const s = store.db(name).getStats() as { entryCount: number; pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    entries += s.entryCount;
+    bytes += (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
+  }
+  return { entriesPerTransfer: round(entries / built.transfers, 1), bytesPerTransfer: Math.round(bytes / built.transfers) };
+}
+const size = footprint();
+console.error(`dataset: ${built.blocks} of ${SHAPE.blocks} blocks (${built.transfers.toLocaleString('en-US')} transfers, built in ${round(built.buildSeconds)} s over its runs; ${size.entriesPerTransfer} entries and ${size.bytesPerTransfer} bytes per transfer)`);
 
 const randomWallet = (): string => addressOf('wallet', Math.floor(Math.random() * SHAPE.wallets));
 const randomToken = (): string => addressOf('token', Math.floor(Math.random() * (SHAPE.tokens - SHAPE.nftContracts)));
@@ -260,15 +273,17 @@ figures['maxPointReadsPerPage'] = reads.maxPointReads;
 figures['transfers'] = built.transfers;
 figures['buildSeconds'] = round(built.buildSeconds, 1);
 figures['buildTransfersPerSec'] = Math.round(built.transfers / built.buildSeconds);
+figures['entriesPerTransfer'] = size.entriesPerTransfer;
+figures['bytesPerTransfer'] = size.bytesPerTransfer;
 goal['maxIndexEntriesPerPage'] = `<= ${LIMIT + 2}`;
 met &&= reads.maxRangeEntries <= LIMIT + 2;
 
 printRows(ENDPOINTS.flatMap(([name]): Array<[string, number, string, number?]> => [
   [`${name}ReqPerSec`, figures[`${name}ReqPerSec`]!, '', fastify[name]!.reqPerSec],
   [`${name}P99Ms`, figures[`${name}P99Ms`]!, '', fastify[name]!.p99Ms],
-]).concat([['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, '']]));
+]).concat([['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''], ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'], ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)']]));
 report('data', 'npm run bench:data', figures, goal, met, [
-  `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; bench/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec).`,
+  `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; bench/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec). What it takes: entriesPerTransfer (LMDB entries of every table) and bytesPerTransfer (their B-tree and overflow pages), per transfer built.`,
   `Requests: autocannon (${CONNECTIONS} connections, ${DURATION_S} s per endpoint, loopback), each request for a random wallet (a random ERC-20 token for tokenTransfers), limit ${LIMIT} on the lists, on the server binary (uWebSockets.js) following the chain's node (bench/data-node.ts, at its head), then on the same core and routes served by Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Goal per endpoint: >= 10,000 req/s and p99 <= 5 ms, no non-2xx.`,
   `Page reads: the four paged lists called in-process over a counting store for 50 random wallets (tokens) each, a first page and the next; maxIndexEntriesPerPage the most entries range reads returned for one page (goal <= limit + 2), maxPointReadsPerPage the most point reads (a row's block, token or summary).`,
 ]);

@@ -14,11 +14,11 @@ import { n12 } from './block-times.js';
  * Every write goes through the IndexWriter, so a reorg takes it back.
  */
 
-export interface Moment {
-  block: number;
-  timestamp: number;
-  hash: string;
-}
+/**
+ * A transaction's place: block, index in it, block time (unix seconds). Its hash is its `nativeTxs` summary's
+ * (kept apart: an activity row is read and written for every party of every transaction, and stays small).
+ */
+export type Moment = [block: number, index: number, timestamp: number];
 
 /** Any transaction of the address's history: sent, received, an internal call's party, or moving its tokens. */
 export interface Activity {
@@ -85,7 +85,7 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
     w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), s);
     const at = txPosition(s.blockNumber, s.index);
-    const moment: Moment = { block: s.blockNumber, timestamp: s.timestamp, hash: s.hash };
+    const moment: Moment = [s.blockNumber, s.index, s.timestamp];
     const native = nativeParties(s);
     for (const a of native) {
       w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);

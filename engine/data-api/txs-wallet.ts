@@ -8,7 +8,7 @@ import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
-import { activityKey, type Activity, type Moment } from './tx-index.js';
+import { activityKey, summaryKey, type Activity, type Moment } from './tx-index.js';
 import { txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
 import { caughtUp } from './tx-source.js';
@@ -224,7 +224,12 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
   return { page, page_size: q.limit, cursor: next, result };
 }
 
-const moment = (m: Moment) => ({ block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash });
+/** A moment of an activity row as answered; a row written before 2026-11-24 holds `{block, timestamp, hash}` itself. */
+function moment(kv: DataDeps['kv'], chain: string, m: Moment | { block: number; timestamp: number; hash: string }) {
+  if (!Array.isArray(m)) return { block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash };
+  const [block, index, timestamp] = m;
+  return { block_number: String(block), block_timestamp: iso(timestamp), transaction_hash: kv.get<TxSummary>('nativeTxs', summaryKey(chain, block, index))?.hash ?? null };
+}
 
 /** GET /wallets/:address/chains: the first and last activity on each chain asked (default: every chain followed). */
 export async function walletChains(deps: DataDeps, address: string, chains: readonly Chain[]) {
@@ -232,7 +237,7 @@ export async function walletChains(deps: DataDeps, address: string, chains: read
   // Only the chains where the wallet did something are active.
   const active_chains = chains.flatMap((c) => {
     const row = deps.kv.get<Activity>('activity', activityKey(address, c.key));
-    return row === undefined ? [] : [{ chain: c.slug, chain_id: c.key, first_transaction: moment(row.first), last_transaction: moment(row.last) }];
+    return row === undefined ? [] : [{ chain: c.slug, chain_id: c.key, first_transaction: moment(deps.kv, c.key, row.first), last_transaction: moment(deps.kv, c.key, row.last) }];
   });
   return { address, active_chains };
 }
