@@ -86,7 +86,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
   /** Until the server no longer holds block `n` (pruning runs after each catch-up). */
   const prunedPast = async (srv: Running, n: number): Promise<void> => {
     // Pruning waits for the matcher and the Data API's indexes to have read the block: slower on a busy machine.
-    const ok = await until(async () => (await srv.call('/health')).body.chains[0].oldest > n, 60_000);
+    const ok = await until(async () => (await srv.call('/health')).body.chains[0].oldest > n, 30_000);
     expect(ok, `block ${n} pruned: ${JSON.stringify((await srv.call('/health')).body.chains)}\n${srv.output().split('\n').slice(-40).join('\n')}`).toBe(true);
   };
   /** Calls `method` on the server and on anvil: the same answer, served as `how` (one call). */
@@ -249,7 +249,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       await sameAsAnvil('eth_getLogs', [{ blockHash: replaced }], 'node');
     });
 
-    it('refuses a range over 10,000 blocks and more than 10,000 results, on either path', { timeout: 90_000 }, async () => {
+    it('refuses a range over 10,000 blocks and more than 10,000 results, on either path', { timeout: 45_000 }, async () => {
       for (const srv of [s, p]) {
         const wide = await post(rpcUrl(srv), call('eth_getLogs', [{ fromBlock: '0x0', toBlock: hex(10_000) }], 3));
         expect(wide.status).toBe(200);

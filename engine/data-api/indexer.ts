@@ -161,8 +161,27 @@ export class DataIndexer {
   events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
     return {
       committed: (chain) => this.wake(chain),
-      oldestUnread: (chain) => (this.position(chain) ?? -1) + 1,
+      oldestUnread: (chain) => this.readUpTo(chain) + 1,
     };
+  }
+
+  /**
+   * The last block the indexes hold that is still canonical: below a reorg the follower made and the build has
+   * not taken back yet, the blocks that replaced the indexed ones are unread (pruning them would stop the
+   * indexes for good). −1 when none; a branch that parts below the undo rows counts as read up to where they end
+   * (the build refuses it, logged).
+   */
+  private readUpTo(chain: string): number {
+    const state = this.kv.get<IndexState>('indexState', chain);
+    if (state === undefined) return -1;
+    let n = state.number;
+    let hash: string | null | undefined = state.hash;
+    while (n >= 0 && typeof hash === 'string' && this.kv.get<string>('canon', blockKey(chain, n)) !== hash) {
+      const row = this.kv.get<UndoRow>('indexUndo', blockKey(chain, n));
+      hash = row === undefined ? undefined : row.parent !== undefined ? row.parent : this.kv.get<UndoRow>('indexUndo', blockKey(chain, n - 1))?.hash;
+      n--;
+    }
+    return n;
   }
 
   /** The last block every index holds; undefined before the first batch. */
