@@ -112,7 +112,7 @@ async function compact(dir: string): Promise<Layout> {
             const key = Buffer.concat([w, token]);
             const before = balances.getBinaryFast(key);
             const value = Buffer.alloc(32);
-            if (before !== undefined) before.copy(value, 0, 0, 32);
+            if (before !== undefined) value.set(before.subarray(0, Math.min(32, before.length)));
             balances.putSync(key, value);
           }
         }
