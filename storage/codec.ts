@@ -1,8 +1,41 @@
-import { Decoder, Encoder } from '@msgpack/msgpack';
+import { Decoder, Encoder, ExtData, ExtensionCodec } from '@msgpack/msgpack';
 
-/** Every stored value is msgpack. One shared encoder/decoder avoids per-call allocation. */
-const encoder = new Encoder({ ignoreUndefined: true });
-const decoder = new Decoder();
+/**
+ * Every stored value is msgpack. A lower-case 0x hex string (an address, a hash, a topic, a quantity: most of
+ * what the indexes hold) is stored as its bytes, half its text: msgpack extension 1 (even digits) or 2 (odd
+ * digits, a quantity's: its bytes with a leading 0 nibble), read back as the same string. Other strings (a
+ * checksummed address among them) stay text. One shared encoder/decoder avoids per-call allocation.
+ */
+const EVEN_HEX = 1;
+const ODD_HEX = 2;
+const HEX = /^0x[0-9a-f]*$/;
+
+const extensions = new ExtensionCodec();
+// Encoded by the string hook below, never from an object.
+extensions.register({ type: EVEN_HEX, encode: () => null, decode: (data) => `0x${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex')}` });
+extensions.register({ type: ODD_HEX, encode: () => null, decode: (data) => `0x${Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex').slice(1)}` });
+
+/** Short strings are not worth an extension's header. */
+const MIN_HEX_LENGTH = 10;
+
+/** The extension a string is stored as, or undefined for text. */
+function hexExt(s: string): ExtData | undefined {
+  if (s.length < MIN_HEX_LENGTH || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120 || !HEX.test(s)) return undefined;
+  const odd = s.length % 2 === 1;
+  return new ExtData(odd ? ODD_HEX : EVEN_HEX, Buffer.from(odd ? `0${s.slice(2)}` : s.slice(2), 'hex'));
+}
+
+const encoder = new Encoder({ ignoreUndefined: true, extensionCodec: extensions });
+// The encoder's value step (map keys are written apart, as text): @msgpack/msgpack has no hook for strings.
+type ValueStep = (this: Encoder, value: unknown, depth: number) => void;
+const internals = encoder as unknown as { doEncode: ValueStep; encodeExtension(ext: ExtData): void };
+const encodeValue = internals.doEncode;
+internals.doEncode = function (value, depth) {
+  const ext = typeof value === 'string' ? hexExt(value) : undefined;
+  if (ext === undefined) encodeValue.call(this, value, depth);
+  else internals.encodeExtension.call(this, ext);
+};
+const decoder = new Decoder({ extensionCodec: extensions });
 
 export const pack = (value: unknown): Uint8Array => encoder.encode(value);
 export const unpack = <T>(bytes: Uint8Array): T => decoder.decode(bytes) as T;

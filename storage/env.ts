@@ -9,7 +9,12 @@ import { pack, unpack } from './codec.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
+/**
+ * Versions this one reads as they are, upgraded at open: 3 stored hex strings as text, which version 4 still
+ * reads (it writes them as bytes: storage/codec.ts).
+ */
+const READS_AS_IS = new Set([3]);
 
 /** One named database per table of engine/ports.ts. */
 type DbName = Table;
@@ -131,7 +136,7 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
 function checkSchema(store: Store): void {
   store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion');
-    if (found === undefined) {
+    if (found === undefined || READS_AS_IS.has(found)) {
       store.put('meta', 'schemaVersion', SCHEMA_VERSION);
     } else if (found !== SCHEMA_VERSION) {
       throw new StorageError(
