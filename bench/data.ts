@@ -53,7 +53,7 @@ function codeHash(): string {
   const h = createHash('sha256');
   const dir = fileURLToPath(new URL('../engine/data-api/', import.meta.url));
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
-  h.update(readFileSync(fileURLToPath(new URL('../engine/evm/store.js', import.meta.url))));
+  for (const f of ['../engine/evm/store.js', '../storage/codec.js']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
   h.update(readFileSync(fileURLToPath(new URL('./data-chain.js', import.meta.url))));
   return h.digest('hex').slice(0, 12);
 }
