@@ -110,7 +110,13 @@ export const ENDPOINT_REMOVALS: readonly EndpointRemoval[] = [
 ];
 
 /** Service time (ms) at which a change dated `date` takes effect: 00:00 UTC of that day. */
-export const effectiveAt = (date: string): number => Date.parse(`${date}T00:00:00Z`);
+const parsed = new Map<string, number>();
+/** A removal date's first moment (UTC midnight), parsed once per date: every request checks the tables. */
+export function effectiveAt(date: string): number {
+  let at = parsed.get(date);
+  if (at === undefined) parsed.set(date, (at = Date.parse(`${date}T00:00:00Z`)));
+  return at;
+}
 
 export const inEffect = (entry: { date: string }, now: number): boolean => now >= effectiveAt(entry.date);
 
