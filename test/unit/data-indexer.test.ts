@@ -183,6 +183,35 @@ describe('DataIndexer', () => {
     expect(state()?.number).toBe(fork);
   });
 
+  it('counts as read for pruning only what it holds that is still canonical: blocks a reorg put in place of indexed ones wait for the build', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    await build();
+    expect(unread()).toBe(21);
+    // The follower replaces the top 2 blocks (a reorg) before the build's next run: pruning must stop below them,
+    // or the replacements go before the build reads them and it stops for good.
+    store(19, 20, 1);
+    expect(unread()).toBe(19);
+    expect(prunable({ head: 20, confirmed: 20, pruned: -1 }, 1, unread())).toEqual({ from: 0, to: 18 });
+    await build();
+    expect(state()).toEqual({ number: 20, hash: hash(1, 20), start: 0 });
+    expect(unread()).toBe(21);
+  });
+
+  it('counts nothing as read once the first block it indexed was replaced', async () => {
+    store(5, 8, 0);
+    indexer = newIndexer(5);
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    expect(unread()).toBe(0);
+    await build();
+    expect(unread()).toBe(9);
+    store(5, 8, 1);
+    expect(unread()).toBe(5);
+    await build();
+    expect(unread()).toBe(9);
+  });
+
   it('answers `reached` true once a block is indexed, false when the injected clock passes the timeout', async () => {
     store(0, 10, 0);
     indexer = newIndexer();
