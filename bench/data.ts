@@ -30,6 +30,7 @@ import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { openStore, type Store } from '../storage/env.js';
 import { TABLES } from '../engine/ports.js';
+import { footprint } from './lmdb-footprint.js';
 import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
 import { startProcess, type Started } from './proc.js';
 import { counting } from '../test/counting-kv.js';
@@ -129,17 +130,8 @@ try {
 }
 const complete = built.blocks >= SHAPE.blocks;
 /** What the dataset takes: entries and B-tree pages (bytes) of every table, per transfer built. */
-function footprint(): { entriesPerTransfer: number; bytesPerTransfer: number } {
-  let entries = 0;
-  let bytes = 0;
-  for (const name of TABLES) {
-    const s = store.db(name).getStats() as { entryCount: number; pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
-    entries += s.entryCount;
-    bytes += (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
-  }
-  return { entriesPerTransfer: round(entries / built.transfers, 1), bytesPerTransfer: Math.round(bytes / built.transfers) };
-}
-const size = footprint();
+const taken = footprint(TABLES.map((name) => store.db(name)), built.transfers);
+const size = { entriesPerTransfer: taken.entries, bytesPerTransfer: taken.bytes };
 console.error(`dataset: ${built.blocks} of ${SHAPE.blocks} blocks (${built.transfers.toLocaleString('en-US')} transfers, built in ${round(built.buildSeconds)} s over its runs; ${size.entriesPerTransfer} entries and ${size.bytesPerTransfer} bytes per transfer)`);
 
 const randomWallet = (): string => addressOf('wallet', Math.floor(Math.random() * SHAPE.wallets));

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig } from '../engine/config.js';
 import { dataDir } from '../engine/main.js';
-import { NoStore, openStore, type Store } from '../storage/env.js';
+import { NoStore, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
@@ -92,8 +92,9 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
   try {
     if (command.data === 'exclusive') {
       // The store first: a directory without one is refused before the lock would create it.
-      ctx.store();
+      const store = ctx.store();
       lock = dataDir(() => lockDataDir(config.dataDir));
+      upgradeSchema(store);
     }
     await command.run(ctx);
   } finally {

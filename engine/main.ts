@@ -25,7 +25,7 @@ import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { pack } from '../storage/codec.js';
-import { StorageError, openStore, type Store } from '../storage/env.js';
+import { StorageError, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
@@ -193,6 +193,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
   let store: Store;
   try {
     store = dataDir(() => openStore(config.dataDir));
+    upgradeSchema(store);
   } catch (err) {
     lock.release();
     throw err;

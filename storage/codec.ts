@@ -6,6 +6,7 @@ import { Decoder, Encoder, ExtData, ExtensionCodec } from '@msgpack/msgpack';
  * digits, a quantity's: its bytes with a leading 0 nibble), read back as the same string. Other strings (a
  * checksummed address among them) stay text. One shared encoder/decoder avoids per-call allocation.
  */
+// Their own numbering: block records have their own codec and extensions (engine/evm/codec.ts), never mixed with these.
 const EVEN_HEX = 1;
 const ODD_HEX = 2;
 const HEX = /^0x[0-9a-f]*$/;
@@ -39,3 +40,7 @@ const decoder = new Decoder({ extensionCodec: extensions });
 
 export const pack = (value: unknown): Uint8Array => encoder.encode(value);
 export const unpack = <T>(bytes: Uint8Array): T => decoder.decode(bytes) as T;
+
+// The hook rides on the encoder's internals: a version of @msgpack/msgpack without them must stop the start,
+// not write text where this layout promises bytes.
+if (pack(`0x${'00'.repeat(20)}`).length !== 23) throw new Error('storage/codec.ts: the hex hook is not in effect with this @msgpack/msgpack');

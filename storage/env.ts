@@ -132,13 +132,25 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
   return store;
 }
 
+/**
+ * Marks a store of a version this one reads as it is (READS_AS_IS) as this version, once its writer holds the
+ * data directory's lock (the server, an exclusive CLI command): an older chainpost then refuses it rather than
+ * misread what this one writes. Any other open leaves the mark alone.
+ */
+export function upgradeSchema(store: Store): void {
+  store.transact(() => {
+    const found = store.get<number>('meta', 'schemaVersion');
+    if (found !== undefined && READS_AS_IS.has(found)) store.put('meta', 'schemaVersion', SCHEMA_VERSION);
+  });
+}
+
 /** Refuses a data directory written by another schema version rather than misreading it. */
 function checkSchema(store: Store): void {
   store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion');
-    if (found === undefined || READS_AS_IS.has(found)) {
+    if (found === undefined) {
       store.put('meta', 'schemaVersion', SCHEMA_VERSION);
-    } else if (found !== SCHEMA_VERSION) {
+    } else if (found !== SCHEMA_VERSION && !READS_AS_IS.has(found)) {
       throw new StorageError(
         `${store.path} holds schema version ${found}; this chainpost reads version ${SCHEMA_VERSION}. Use a matching chainpost or another CHAINPOST_DATA directory.`,
       );

@@ -190,4 +190,29 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
       expect(rows, name).toBeGreaterThanOrEqual(25);
     }
   });
+
+  it('reads a wallet\'s transfers as a version-3 store holds them (each entry the whole transfer), with its token filter', async () => {
+    const query = (contracts: string[]) => walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '100' }), contracts);
+    const now = await query([]);
+    const filtered = await query([lc()]);
+    expect(now.result.length).toBeGreaterThan(3);
+    expect(filtered.result.length).toBeGreaterThan(0);
+    const prefix = `${CHAIN}/${A0}/`;
+    const entries = store.range<string>('erc20Wallet', { start: prefix, end: `${prefix}\uffff` });
+    const rowOf = (key: string, token: string) => {
+      const [n, li] = key.slice(prefix.length).split('/') as [string, string];
+      return store.get('transfers', `erc20/${CHAIN}/${token}/${n}/${li}`);
+    };
+    try {
+      store.transact(() => {
+        for (const { key, value } of entries) store.put('erc20Wallet', key, rowOf(key, value));
+      });
+      expect(await query([])).toEqual(now);
+      expect(await query([lc()])).toEqual(filtered);
+    } finally {
+      store.transact(() => {
+        for (const { key, value } of entries) store.put('erc20Wallet', key, value);
+      });
+    }
+  });
 });

@@ -109,9 +109,9 @@ export const ENDPOINT_REMOVALS: readonly EndpointRemoval[] = [
   notFound('/token/:network/:address/bonding-status'),
 ];
 
-/** Service time (ms) at which a change dated `date` takes effect: 00:00 UTC of that day. */
+/** Dates parsed so far: every request checks the tables, and they hold a handful of dates. */
 const parsed = new Map<string, number>();
-/** A removal date's first moment (UTC midnight), parsed once per date: every request checks the tables. */
+/** Service time (ms) at which a change dated `date` takes effect: 00:00 UTC of that day. */
 export function effectiveAt(date: string): number {
   let at = parsed.get(date);
   if (at === undefined) parsed.set(date, (at = Date.parse(`${date}T00:00:00Z`)));

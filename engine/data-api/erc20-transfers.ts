@@ -87,15 +87,24 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
   const list = `erc20-wallet ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')} ${contracts.join(',')}`;
   const wanted = new Set(contracts);
   // Filtered by contract: rangePage reads on in chunks until the page is full.
-  const keep = contracts.length === 0 ? {} : { keep: (token: string) => wanted.has(token) };
-  const page = rangePage<string>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
-  // Each entry names its token: the transfer is that token's row (gone only if a reorg took it back meanwhile).
-  const rows = page.rows.flatMap(({ key, value: token }) => {
-    const { blockNumber, logIndex } = keyPosition(key);
-    const t = deps.kv.get<WalletTransfer>('transfers', erc20TransferKey(chain, token, blockNumber, logIndex));
-    return t === undefined ? [] : [{ key, value: t }];
+  const keep = contracts.length === 0 ? {} : { keep: (entry: WalletEntry) => wanted.has(tokenOf(entry)) };
+  const page = rangePage<WalletEntry>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
+  const rows = page.rows.flatMap(({ key, value }) => {
+    const t = typeof value === 'string' ? transferAt(deps, chain, value, key) : value;
+    // Between a reorg and the indexes taking it back, the token's row at that place may be another block's transfer.
+    return t === undefined || (t.from.toLowerCase() !== q.address && t.to.toLowerCase() !== q.address) ? [] : [{ key, value: t }];
   });
   return answer(deps, chain, q, { ...page, rows });
+}
+
+/** An `erc20Wallet` value: the token's address, or (a store written before 2026-11-24) the transfer itself. */
+type WalletEntry = string | WalletTransfer;
+const tokenOf = (entry: WalletEntry): string => (typeof entry === 'string' ? entry : entry.contract.toLowerCase());
+
+/** The token's `transfers` row at the entry's place (none if a reorg took it back meanwhile). */
+function transferAt(deps: DataDeps, chain: string, token: string, key: string): WalletTransfer | undefined {
+  const { blockNumber, logIndex } = keyPosition(key);
+  return deps.kv.get<WalletTransfer>('transfers', erc20TransferKey(chain, token, blockNumber, logIndex));
 }
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {

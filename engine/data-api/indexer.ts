@@ -146,6 +146,8 @@ export interface DataIndexerOptions {
 export class DataIndexer {
   private readonly runs: ChainRuns;
   private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
+  /** readUpTo's last walk per chain: the indexes' head and the stored chain's hash there it was made for. */
+  private readonly unread = new Map<string, { seen: string; n: number; hash: string | undefined }>();
 
   constructor(
     private readonly kv: Kv,
@@ -174,6 +176,13 @@ export class DataIndexer {
   private readUpTo(chain: string): number {
     const state = this.kv.get<IndexState>('indexState', chain);
     if (state === undefined) return -1;
+    const canon = this.kv.get<string>('canon', blockKey(chain, state.number));
+    if (canon === state.hash) return state.number;
+    // The walk decodes undo rows (each a block's overwritten values): done once per reorg, not at every prune.
+    const seen = `${state.number}/${state.hash}/${canon}`;
+    const known = this.unread.get(chain);
+    // Still the same meeting point: the stored chain there unchanged (unknown below the undo rows: the build is stuck).
+    if (known?.seen === seen && (known.hash === undefined || this.kv.get<string>('canon', blockKey(chain, known.n)) === known.hash)) return known.n;
     let n = state.number;
     let hash: string | null | undefined = state.hash;
     while (n >= 0 && typeof hash === 'string' && this.kv.get<string>('canon', blockKey(chain, n)) !== hash) {
@@ -181,6 +190,7 @@ export class DataIndexer {
       hash = row === undefined ? undefined : row.parent !== undefined ? row.parent : this.kv.get<UndoRow>('indexUndo', blockKey(chain, n - 1))?.hash;
       n--;
     }
+    this.unread.set(chain, { seen, n, hash: typeof hash === 'string' ? hash : undefined });
     return n;
   }
 

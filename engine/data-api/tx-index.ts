@@ -19,11 +19,17 @@ import { n12 } from './block-times.js';
  * (kept apart: an activity row is read and written for every party of every transaction, and stays small).
  */
 export type Moment = [block: number, index: number, timestamp: number];
+/** A moment as a store written before 2026-11-24 holds it (still read; kept as the row's first). */
+export interface StoredMoment {
+  block: number;
+  timestamp: number;
+  hash: string;
+}
 
 /** Any transaction of the address's history: sent, received, an internal call's party, or moving its tokens. */
 export interface Activity {
-  first: Moment;
-  last: Moment;
+  first: Moment | StoredMoment;
+  last: Moment | StoredMoment;
   /** Transactions in the address's `tx/` list. */
   txs: number;
   /** ERC-20 transfers from or to the address. */

@@ -8,7 +8,7 @@ import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
-import { activityKey, summaryKey, type Activity, type Moment } from './tx-index.js';
+import { activityKey, summaryKey, type Activity, type Moment, type StoredMoment } from './tx-index.js';
 import { txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
 import { caughtUp } from './tx-source.js';
@@ -225,7 +225,7 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
 }
 
 /** A moment of an activity row as answered; a row written before 2026-11-24 holds `{block, timestamp, hash}` itself. */
-function moment(kv: DataDeps['kv'], chain: string, m: Moment | { block: number; timestamp: number; hash: string }) {
+function moment(kv: DataDeps['kv'], chain: string, m: Moment | StoredMoment) {
   if (!Array.isArray(m)) return { block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash };
   const [block, index, timestamp] = m;
   return { block_number: String(block), block_timestamp: iso(timestamp), transaction_hash: kv.get<TxSummary>('nativeTxs', summaryKey(chain, block, index))?.hash ?? null };

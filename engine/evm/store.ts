@@ -120,8 +120,8 @@ export function transferKeys(chain: string, t: Transfer): { byContract: string; 
   return { byContract: `nft/${nft}`, sale: nft };
 }
 
-/** An ERC-20 token's rows in `transfers`: `erc20/chain/contract/`, then number/logIndex. */
-export const erc20TransfersPrefix = (chain: string, contract: string): string => `erc20/${chain}/${contract}/`;
+/** An ERC-20 token's rows in `transfers`: `erc20/chain/contract/` (lower case, whatever case the node wrote), then number/logIndex. */
+export const erc20TransfersPrefix = (chain: string, contract: string): string => `erc20/${chain}/${contract.toLowerCase()}/`;
 export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string => `${erc20TransfersPrefix(chain, contract)}${pos(number, logIndex)}`;
 
 /** The tables written with each block beside its record and probe column (`blocks`, `probes`). */
@@ -145,7 +145,7 @@ export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
   for (const t of transfers) {
     const keys = transferKeys(chain, t);
     const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
-    // What the NFT transfers endpoint answers outlives the block record; nothing reads ERC-20 values that way yet.
+    // What the NFT transfers endpoint answers outlives the block record; an ERC-20 row needs no block fields (the Data API reads them from its block rows).
     const stored: StoredTransfer | typeof rest = t.kind === 'erc20' ? rest : { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
     rows.push({ table: 'transfers', key: keys.byContract, value: stored });
   }

@@ -1,0 +1,77 @@
+import { rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { pack, unpack } from '../../storage/codec.js';
+import { SCHEMA_VERSION, openStore, upgradeSchema } from '../../storage/env.js';
+import { tempDir } from '../helpers.js';
+
+/** The value codec (lower-case hex strings stored as bytes) and the schema version it came with. */
+
+describe('the value codec', () => {
+  const strings = [
+    '',
+    '0x',
+    '0x0',
+    '0x1c9c380',
+    '0x00000000',
+    '0x000000000',
+    '0x0000000000',
+    '0x00000000001',
+    `0x${'ab'.repeat(20)}`,
+    `0x${'0'.repeat(63)}1`,
+    `0x${'f'.repeat(200_001)}`,
+    '0xDeadBeef00112233',
+    '0X00112233445566',
+    '0x0011223344556g',
+    'hello',
+    'Transfer(address,address,uint256)',
+  ];
+
+  it('reads back every string as it was, alone and inside arrays and maps, map keys included', () => {
+    for (const s of strings) expect(unpack(pack(s))).toBe(s);
+    const nested = { list: strings, [`0x${'12'.repeat(20)}`]: { a: strings.slice(2, 6), n: 7, none: null } };
+    expect(unpack(pack(nested))).toEqual(nested);
+  });
+
+  it('stores a lower-case hex string of 10 characters or more as its bytes, other strings as text', () => {
+    // An address: 20 bytes and a 3-byte header (fixext would need 1/2/4/8/16 bytes: ext 8), not 42 characters.
+    expect(pack(`0x${'ab'.repeat(20)}`).length).toBe(23);
+    expect(pack(`0x${'AB'.repeat(20)}`).length).toBe(44);
+    expect(pack('0x1c9c380').length).toBe(10);
+  });
+});
+
+describe('the schema version', () => {
+  let dir: string;
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const reopen = async (version: number): Promise<string | number> => {
+    const first = openStore(dir);
+    first.transact(() => first.put('meta', 'schemaVersion', version));
+    await first.close();
+    try {
+      const s = openStore(dir);
+      const found = s.get<number>('meta', 'schemaVersion')!;
+      await s.close();
+      return found;
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+
+  it('reads a version-3 store as it is, and marks it version 4 only when its writer upgrades it (holding the lock)', async () => {
+    dir = tempDir();
+    expect(SCHEMA_VERSION).toBe(4);
+    expect(await reopen(3)).toBe(3);
+    const s = openStore(dir);
+    upgradeSchema(s);
+    expect(s.get('meta', 'schemaVersion')).toBe(4);
+    await s.close();
+  });
+
+  for (const version of [2, 5]) {
+    it(`refuses version ${version}, naming it`, async () => {
+      dir = tempDir();
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 4`));
+    });
+  }
+});
