@@ -199,6 +199,25 @@ describe('DataIndexer', () => {
     expect(unread()).toBe(21);
   });
 
+  it('follows a chain that grew shorter, and a second reorg before the build ran', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    await build();
+    // The follower took 19 and 20 back and has not stored their replacements yet.
+    kv.transact(() => {
+      for (const n of [20, 19]) removeBlock(kv, CHAIN, n);
+    });
+    for (const n of [19, 20]) branches.delete(n);
+    expect(unread()).toBe(19);
+    // Then a deeper reorg: 17 up replaced.
+    store(17, 21, 1);
+    expect(unread()).toBe(17);
+    await build();
+    expect(state()).toEqual({ number: 21, hash: hash(1, 21), start: 0 });
+    expect(unread()).toBe(22);
+  });
+
   it('counts nothing as read once the first block it indexed was replaced', async () => {
     store(5, 8, 0);
     indexer = newIndexer(5);
