@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { ChainRuns } from '../ingest/chain-runs.js';
 import { decodeRecord, type BlockRecord } from '../evm/record.js';
+import type { ChainState } from '../evm/follower.js';
 import { transfersOf, type Transfer } from '../evm/store.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { ChainEvents } from '../ingest/follow.js';
@@ -188,7 +189,7 @@ export class DataIndexer {
     let hash: string | null | undefined = state.hash;
     while (n >= 0 && typeof hash === 'string' && this.kv.get<string>('canon', blockKey(chain, n)) !== hash) {
       const row = this.kv.get<UndoRow>('indexUndo', blockKey(chain, n));
-      hash = row === undefined ? undefined : row.parent !== undefined ? row.parent : this.kv.get<UndoRow>('indexUndo', blockKey(chain, n - 1))?.hash;
+      hash = row === undefined ? undefined : this.indexedParent(chain, n, row);
       n--;
     }
     this.unread.set(chain, { seen, n, hash: typeof hash === 'string' ? hash : undefined });
@@ -265,7 +266,7 @@ export class DataIndexer {
       const state = this.kv.get<IndexState>('indexState', chain);
       if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
       // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
-      const chainState = this.kv.get<{ head: number; backfill?: { to: number } }>('chainState', chain);
+      const chainState = this.kv.get<ChainState>('chainState', chain);
       const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
       let parent = state === undefined ? null : state.hash;
       for (const block of blocks) {
@@ -338,11 +339,22 @@ export class DataIndexer {
         // The block below as it was indexed (the parent this block was indexed on): if that left the chain too
         // and its undo row is gone (deeper than UNDO_BLOCKS), the next turn refuses to go on.
         const below = state.number - 1;
-        const hash = row.parent !== undefined ? row.parent : (this.kv.get<UndoRow>('indexUndo', blockKey(chain, below))?.hash ?? this.kv.get<string>('canon', blockKey(chain, below)) ?? null);
+        const hash = this.indexedParent(chain, state.number, row);
         if (below < 0 || hash === null) this.kv.remove('indexState', chain);
         else this.kv.put('indexState', chain, { number: below, hash, start: state.start } satisfies IndexState);
       });
     }
+  }
+
+  /**
+   * The hash block `number - 1` had when block `number` (its undo row `row`) was indexed on it: null when block
+   * `number` was the first the indexes took. A row written before parents were kept: the block below's own undo
+   * row, or else the stored chain's block there.
+   */
+  private indexedParent(chain: string, number: number, row: UndoRow): string | null {
+    if (row.parent !== undefined) return row.parent;
+    const below = blockKey(chain, number - 1);
+    return this.kv.get<UndoRow>('indexUndo', below)?.hash ?? this.kv.get<string>('canon', below) ?? null;
   }
 
   private release(chain: string): void {
