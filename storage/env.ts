@@ -11,8 +11,8 @@ import { pack, unpack } from './codec.js';
  */
 export const SCHEMA_VERSION = 4;
 /**
- * Versions this one reads as they are, upgraded at open: 3 stored hex strings as text, which version 4 still
- * reads (it writes them as bytes: storage/codec.ts).
+ * Versions this one reads as they are (upgradeSchema marks them this version): 3 stored hex strings as text,
+ * which version 4 still reads (it writes them as bytes: storage/codec.ts).
  */
 const READS_AS_IS = new Set([3]);
 

@@ -32,8 +32,6 @@ export const walletTokensQuery = z.object({
 export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cursor });
 export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
 
-/** The chain's native currency (the registry names none, so Ether's). */
-
 interface Held {
   token: string;
   balance: bigint;

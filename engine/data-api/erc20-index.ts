@@ -6,9 +6,10 @@ import type { Kv } from '../ports.js';
 import type { IndexDeps } from './indexes.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import {
-  approvalKey, balanceKey, DAY, dayKey, deltaKey, hex, holderKey, searchKey, searchTerms, tokenKey, walletTransferKey, ZERO_ADDRESS,
-  type ApprovalRow, type TokenState, type WalletTransfer,
+  approvalKey, balanceKey, DAY, dayKey, deltaKey, hex, holderKey, searchKey, searchTerms, tokenKey, walletTransferKey,
+  type ApprovalRow, type TokenState,
 } from './erc20-keys.js';
+import { ZERO_ADDRESS } from './values.js';
 
 /**
  * The ERC-20 indexes, one DataIndex: balances by (wallet, token) and holders by

@@ -6,7 +6,6 @@ import { pos } from '../evm/store.js';
  */
 
 const UINT256_MAX = 2n ** 256n - 1n;
-export { ZERO_ADDRESS } from './values.js';
 
 /**
  * erc20Balances `chain/wallet/token` → balance (hex), above 0 only (a wallet's list reads no empty rows);

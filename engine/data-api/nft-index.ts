@@ -6,6 +6,7 @@ import { nftTokenPrefix, transferKeys, type Transfer } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import { indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from './indexer.js';
 import { n12 } from './block-times.js';
+import { ZERO_ADDRESS as ZERO } from './values.js';
 
 /**
  * The NFT indexes, built from each block's ERC-721 Transfer and ERC-1155
@@ -20,7 +21,6 @@ import { n12 } from './block-times.js';
  *   nftRefs         block/chain/number/logIndex/batch, contract/chain/contract/number/…, wallet/chain/wallet/number/…,
  *                   walletContract/chain/wallet/contract/number/…  → the transfer's `transfers` key (lists in block order)
  *   nftTrades       contract/chain/contract/number/logIndex, token/chain/contract/tokenId/number/logIndex → Trade
- *   nftStats        chain/start                                   → {start}: the first block indexed
  * Ownership is moved by the transfers the index has seen. When indexing starts
  * after block 0, an ERC-1155 contract that already had code at the block before
  * the start has holders the index never saw arrive: the first time a wallet
@@ -29,9 +29,6 @@ import { n12 } from './block-times.js';
  * are right once a token moves (the last transfer names its owner); an ERC-721
  * token that never moves after the start is not listed.
  */
-
-import { ZERO_ADDRESS as ZERO } from './values.js';
-export { ZERO };
 
 /** What an owner holds of one token. */
 export interface Holding {

@@ -8,10 +8,10 @@ import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
-import { activityKey, summaryKey, type Activity, type Moment, type StoredMoment } from './tx-index.js';
+import { activityKey, type Activity, type Moment, type StoredMoment } from './tx-index.js';
 import { txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
-import { caughtUp } from './tx-source.js';
+import { caughtUp, summaryAt } from './tx-source.js';
 import type { SummaryApproval, TxSummary } from './tx-summary.js';
 import { addressPage } from './txs.js';
 
@@ -228,7 +228,7 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
 function moment(kv: DataDeps['kv'], chain: string, m: Moment | StoredMoment) {
   if (!Array.isArray(m)) return { block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash };
   const [block, index, timestamp] = m;
-  return { block_number: String(block), block_timestamp: iso(timestamp), transaction_hash: kv.get<TxSummary>('nativeTxs', summaryKey(chain, block, index))?.hash ?? null };
+  return { block_number: String(block), block_timestamp: iso(timestamp), transaction_hash: summaryAt({ kv }, chain, block, index)?.hash ?? null };
 }
 
 /** GET /wallets/:address/chains: the first and last activity on each chain asked (default: every chain followed). */
