@@ -3,18 +3,31 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { pack, unpack } from './codec.js';
+import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 /**
- * Versions this one reads as they are (upgradeSchema marks them this version): 3 stored hex strings as text,
- * which version 4 still reads (it writes them as bytes: storage/codec.ts).
+ * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
+ * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
+ * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites.
  */
-const READS_AS_IS = new Set([3]);
+const MIGRATES = new Set([3, 4]);
+
+/**
+ * The Data API's index tables, whose keys are stored by storage/hex-keys.ts (hex segments as bytes). The
+ * tables of everything else keep plain UTF-8 keys (their keys are short, or free text, or written as bytes by
+ * the worker pool: `transfers`, `sales`).
+ */
+export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set<Table>([
+  'blockTimes', 'contractLogs', 'nativeTxs', 'addressTxs', 'activity', 'indexUndo',
+  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet',
+  'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades',
+]);
 
 /** One named database per table of engine/ports.ts. */
 type DbName = Table;
@@ -33,6 +46,8 @@ export class NoStore extends StorageError {
 export interface Store extends Kv {
   readonly path: string;
   db(name: DbName): Database<Buffer, string>;
+  /** The table with its keys as the bytes stored (migrations). */
+  rawKeys(name: DbName): Database<Buffer, Buffer>;
   values<T>(name: DbName): T[];
   close(): Promise<void>;
 }
@@ -63,7 +78,7 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }
   const dbs = new Map<DbName, Database<Buffer, string>>();
-  for (const name of TABLES) dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary' }));
+  for (const name of TABLES) dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary', ...(HEX_KEYED_TABLES.has(name) ? { keyEncoder: hexKeys } : {}) }));
   const db = (name: DbName): Database<Buffer, string> => dbs.get(name)!;
   /** The writes of a writeBehind under way: table, key, and the bytes (null: a removal). */
   let behind: Array<[DbName, string | Uint8Array, Buffer | null]> | undefined;
@@ -78,6 +93,7 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
   const store: Store = {
     path,
     db,
+    rawKeys: (name) => root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' }),
     get<T>(name: DbName, key: string): T | undefined {
       // getBinaryFast reuses one large buffer and marks the value's size in
       // `length` only: view that many bytes (no copy) and decode before the next read.
@@ -133,15 +149,46 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
 }
 
 /**
- * Marks a store of a version this one reads as it is (READS_AS_IS) as this version, once its writer holds the
- * data directory's lock (the server, an exclusive CLI command): an older chainpost then refuses it rather than
- * misread what this one writes. Any other open leaves the mark alone.
+ * Brings a store of a version this one migrates (MIGRATES) to this version, once its writer holds the data
+ * directory's lock (the server, an exclusive CLI command) and before anything reads the indexes: the keys of
+ * HEX_KEYED_TABLES written as text are rewritten (migrateHexKeys), then the version is marked, so an older
+ * chainpost refuses the store rather than misread it. Any other open leaves it alone.
  */
 export function upgradeSchema(store: Store): void {
-  store.transact(() => {
-    const found = store.get<number>('meta', 'schemaVersion');
-    if (found !== undefined && READS_AS_IS.has(found)) store.put('meta', 'schemaVersion', SCHEMA_VERSION);
-  });
+  const found = store.get<number>('meta', 'schemaVersion');
+  if (found === undefined || !MIGRATES.has(found)) return;
+  for (const table of HEX_KEYED_TABLES) migrateHexKeys(store, table);
+  store.transact(() => store.put('meta', 'schemaVersion', SCHEMA_VERSION));
+}
+
+/**
+ * Rewrites a table's keys stored as text into storage/hex-keys.ts's form, `batch` per transaction; a run cut
+ * short is finished by the next (a key already rewritten is left). The rewritten key sorts before the text one
+ * (its first hex segment starts with a tag byte below every digit), so the walk never meets it again. Returns
+ * how many keys it rewrote.
+ */
+export function migrateHexKeys(store: Store, table: Table, batch = 10_000): number {
+  const raw = store.rawKeys(table);
+  const db = store.db(table);
+  let moved = 0;
+  let from: Buffer | undefined;
+  for (;;) {
+    let seen = 0;
+    store.transact(() => {
+      // The keys first: writing while the cursor walks them would move it.
+      const rows = [...raw.getRange({ ...(from === undefined ? {} : { start: from }), limit: batch })].map(({ key, value }) => ({ key, value: Buffer.from(value) }));
+      seen = rows.length;
+      if (rows.length > 0) from = Buffer.concat([rows.at(-1)!.key, Buffer.from([0])]);
+      for (const { key, value } of rows) {
+        const text = readHexKey(key, 0, key.length);
+        if (hexKeyBytes(text).equals(key)) continue;
+        db.putSync(text, value);
+        raw.removeSync(key);
+        moved++;
+      }
+    });
+    if (seen < batch) return moved;
+  }
 }
 
 /** Refuses a data directory written by another schema version rather than misreading it. */
@@ -150,7 +197,7 @@ function checkSchema(store: Store): void {
     const found = store.get<number>('meta', 'schemaVersion');
     if (found === undefined) {
       store.put('meta', 'schemaVersion', SCHEMA_VERSION);
-    } else if (found !== SCHEMA_VERSION && !READS_AS_IS.has(found)) {
+    } else if (found !== SCHEMA_VERSION && !MIGRATES.has(found)) {
       throw new StorageError(
         `${store.path} holds schema version ${found}; this chainpost reads version ${SCHEMA_VERSION}. Use a matching chainpost or another CHAINPOST_DATA directory.`,
       );

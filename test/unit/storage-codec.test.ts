@@ -58,20 +58,22 @@ describe('the schema version', () => {
     }
   };
 
-  it('reads a version-3 store as it is, and marks it version 4 only when its writer upgrades it (holding the lock)', async () => {
-    dir = tempDir();
-    expect(SCHEMA_VERSION).toBe(4);
-    expect(await reopen(3)).toBe(3);
-    const s = openStore(dir);
-    upgradeSchema(s);
-    expect(s.get('meta', 'schemaVersion')).toBe(4);
-    await s.close();
-  });
+  for (const version of [3, 4]) {
+    it(`opens a version-${version} store, and marks it version 5 only when its writer upgrades it (holding the lock)`, async () => {
+      dir = tempDir();
+      expect(SCHEMA_VERSION).toBe(5);
+      expect(await reopen(version)).toBe(version);
+      const s = openStore(dir);
+      upgradeSchema(s);
+      expect(s.get('meta', 'schemaVersion')).toBe(5);
+      await s.close();
+    });
+  }
 
-  for (const version of [2, 5]) {
+  for (const version of [2, 6]) {
     it(`refuses version ${version}, naming it`, async () => {
       dir = tempDir();
-      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 4`));
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 5`));
     });
   }
 });
