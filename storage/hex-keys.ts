@@ -23,7 +23,9 @@ const MIN_0X = 10;
 const MIN_BARE = 6;
 
 /** 0–15 for a lower-case hex digit's char code, −1 otherwise. */
-const nibble = (c: number): number => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1);
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) NIBBLE['0123456789abcdef'.charCodeAt(i)] = i;
+const nibble = (c: number): number => (c < 128 ? NIBBLE[c]! : -1);
 
 function allHex(key: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (nibble(key.charCodeAt(i)) < 0) return false;
@@ -33,9 +35,9 @@ function allHex(key: string, from: number, to: number): boolean {
 /** The tag a segment [from, to) is stored with, or 0 for text. */
 function tagOf(key: string, from: number, to: number): number {
   const n = to - from;
-  if (n >= MIN_0X && n % 2 === 0 && key.charCodeAt(from) === 48 && key.charCodeAt(from + 1) === 120 && allHex(key, from + 2, to)) return EVEN_0X;
-  if (n >= MIN_BARE && n % 2 === 0 && allHex(key, from, to)) return BARE;
-  return 0;
+  if (n % 2 === 1) return 0;
+  if (n >= MIN_0X && key.charCodeAt(from) === 48 && key.charCodeAt(from + 1) === 120) return allHex(key, from + 2, to) ? EVEN_0X : 0;
+  return n >= MIN_BARE && allHex(key, from, to) ? BARE : 0;
 }
 
 /** lmdb-js keyEncoder.writeKey: the key's bytes into `target` from `start`; returns where they end. */
@@ -54,7 +56,7 @@ export function writeHexKey(key: string | Uint8Array, target: Uint8Array, start:
       const hexFrom = tag === EVEN_0X ? from + 2 : from;
       target[at++] = tag;
       target[at++] = (to - hexFrom) >> 1;
-      for (let i = hexFrom; i < to; i += 2) target[at++] = (nibble(key.charCodeAt(i)) << 4) | nibble(key.charCodeAt(i + 1));
+      for (let i = hexFrom; i < to; i += 2) target[at++] = (NIBBLE[key.charCodeAt(i)]! << 4) | NIBBLE[key.charCodeAt(i + 1)]!;
     } else {
       for (let i = from; i < to; i++) {
         const c = key.charCodeAt(i);
@@ -73,10 +75,24 @@ export function writeHexKey(key: string | Uint8Array, target: Uint8Array, start:
   }
 }
 
+/** Two hex digits of each byte. */
+const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Text bytes [from, to) of `source`: ASCII char by char (short segments), UTF-8 through a Buffer view otherwise. */
+function text(source: Uint8Array, from: number, to: number): string {
+  let out = '';
+  for (let i = from; i < to; i++) {
+    const b = source[i]!;
+    if (b >= 0x80) return out + Buffer.from(source.buffer, source.byteOffset + i, to - i).toString('utf8');
+    out += String.fromCharCode(b);
+  }
+  return out;
+}
+
 /** lmdb-js keyEncoder.readKey: the string key of the bytes [start, end) of `source`. */
 export function readHexKey(source: Uint8Array, start: number, end: number): string {
   let out = '';
-  let text = start;
+  let from = start;
   let i = start;
   while (i < end) {
     const b = source[i]!;
@@ -84,14 +100,15 @@ export function readHexKey(source: Uint8Array, start: number, end: number): stri
       i++;
       continue;
     }
-    if (i > text) out += Buffer.from(source.buffer, source.byteOffset + text, i - text).toString('utf8');
+    if (i > from) out += text(source, from, i);
     const n = source[i + 1]!;
-    out += (b === EVEN_0X ? '0x' : '') + Buffer.from(source.buffer, source.byteOffset + i + 2, n).toString('hex');
+    let hex = b === EVEN_0X ? '0x' : '';
+    for (let j = i + 2; j < i + 2 + n; j++) hex += BYTE_HEX[source[j]!]!;
+    out += hex;
     i += 2 + n;
-    text = i;
+    from = i;
   }
-  if (end > text) out += Buffer.from(source.buffer, source.byteOffset + text, end - text).toString('utf8');
-  return out;
+  return end > from ? out + text(source, from, end) : out;
 }
 
 /** The encoder lmdb-js takes as `keyEncoder`. */
