@@ -39,6 +39,8 @@ internals.doEncode = function (value, depth) {
 const decoder = new Decoder({ extensionCodec: extensions });
 
 export const pack = (value: unknown): Uint8Array => encoder.encode(value);
+/** The encoding as a view of the encoder's own buffer: valid until the next pack, for a write that copies at once (putSync). */
+export const packShared = (value: unknown): Uint8Array => encoder.encodeSharedRef(value);
 export const unpack = <T>(bytes: Uint8Array): T => decoder.decode(bytes) as T;
 
 // The hook rides on the encoder's internals: a version of @msgpack/msgpack without them must stop the start,

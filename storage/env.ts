@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
-import { pack, unpack } from './codec.js';
+import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 
 /**
@@ -100,7 +100,12 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
       const bytes = db(name).getBinaryFast(key);
       return bytes === undefined ? undefined : unpack<T>(bytes.subarray(0, bytes.length));
     },
-    put: (name, key, value) => write(name, key, Buffer.from(pack(value))),
+    put(name, key, value) {
+      // A write now copies the bytes at once: no copy of the encoding first (a write behind keeps them: a copy).
+      if (behind !== undefined) return write(name, key, Buffer.from(pack(value)));
+      const shared = packShared(value);
+      write(name, key, Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength));
+    },
     remove: (name, key) => write(name, key, null),
     values<T>(name: DbName): T[] {
       return store.range<T>(name).map((e) => e.value);
