@@ -127,7 +127,8 @@ export type SummaryRow = [
   root?: Hex | null,
 ];
 type StoredQuantity = number | Hex;
-type StoredRef = readonly [contract: Hex, logIndex: number, tokenId?: StoredQuantity, batchIndex?: number];
+/** contract 0: the transaction's `to` (a token called directly, the common case: 1 byte, not 22). */
+type StoredRef = readonly [contract: Hex | 0, logIndex: number, tokenId?: StoredQuantity, batchIndex?: number];
 type StoredCall = [type: string, from: Hex | null, to: Hex | null, value: StoredQuantity, gas: StoredQuantity, gasUsed: StoredQuantity];
 /** An Approval's value, or an ApprovalForAll's approved. */
 type StoredApproval = [token: Hex, owner: Hex, spender: Hex, valueOrApproved: StoredQuantity | boolean];
@@ -139,11 +140,11 @@ const SMALL_QUANTITY = /^0x(0|[1-9a-f][0-9a-f]{0,12})$/;
 const packQuantity = (q: Hex): StoredQuantity => (SMALL_QUANTITY.test(q) ? parseInt(q, 16) : q);
 const quantity = (v: StoredQuantity): Hex => (typeof v === 'number' ? `0x${v.toString(16)}` : v);
 
-/** A transfer reference with its token id (an NFT's) stored or read by `f`; as long as it was (no trailing undefined). */
-function withTokenId<A, B>(ref: readonly [Hex, number, A?, number?], f: (id: A) => B): readonly [Hex, number, B?, number?] {
+/** A transfer reference with its contract and token id (an NFT's) stored or read by `c` and `f`; as long as it was (no trailing undefined). */
+function mapRef<C, D, A, B>(ref: readonly [C, number, A?, number?], c: (contract: C) => D, f: (id: A) => B): readonly [D, number, B?, number?] {
   const [contract, logIndex, tokenId, batchIndex] = ref;
-  if (tokenId === undefined) return [contract, logIndex];
-  return batchIndex === undefined ? [contract, logIndex, f(tokenId)] : [contract, logIndex, f(tokenId), batchIndex];
+  if (tokenId === undefined) return [c(contract), logIndex];
+  return batchIndex === undefined ? [c(contract), logIndex, f(tokenId)] : [c(contract), logIndex, f(tokenId), batchIndex];
 }
 
 /** Where the row's tail (left out when empty) begins: `transfers`. */
@@ -153,7 +154,7 @@ export function summaryRow(s: TxSummary): SummaryRow {
   const row: SummaryRow = [
     s.hash, s.timestamp, packQuantity(s.nonce), s.from, s.to, packQuantity(s.value), packQuantity(s.gas), packQuantity(s.gasPrice),
     s.input, packQuantity(s.cumulativeGasUsed), packQuantity(s.gasUsed), s.status,
-    s.transfers.map((r) => withTokenId(r, packQuantity)),
+    s.transfers.map((r) => mapRef(r, (contract): Hex | 0 => (contract === s.to ? 0 : contract), packQuantity)),
     s.internal.map((c): StoredCall => [c.type, c.from, c.to, packQuantity(c.value), packQuantity(c.gas), packQuantity(c.gasUsed)]),
     s.approvals.map((a): StoredApproval => [a.token, a.owner, a.spender, a.approved ?? packQuantity(a.value!)]),
     s.contractAddress,
@@ -193,7 +194,7 @@ export function decodeSummary(row: SummaryRow | NamedSummaryRow, block: number, 
     status,
     internal: internal.map(([type, from, to, value, gas, gasUsed]) => ({ type, from, to, value: quantity(value), gas: quantity(gas), gasUsed: quantity(gasUsed) })),
     approvals: approvals.map(([token, owner, spender, v]) => (typeof v === 'boolean' ? { token, owner, spender, approved: v } : { token, owner, spender, value: quantity(v) })),
-    transfers: transfers.map((r) => withTokenId(r, quantity)),
+    transfers: transfers.map((r) => mapRef(r, (contract) => (contract === 0 ? to! : contract), quantity)),
   };
 }
 

@@ -33,7 +33,7 @@ const BLOCK_HASH = `0x${'AB'.repeat(32)}`;
 /**
  * A block whose transactions take every branch of the row: an ERC-20 transfer with an Approval and an
  * ApprovalForAll; a creation with a pre-Byzantium receipt (root, no status); NFT transfers (ERC-721 with a
- * large id, a TransferBatch of two ids, a TransferSingle) with internal calls; quantities that are not
+ * large id, a TransferBatch of two ids, a TransferSingle) and a transfer of another token, with internal calls; quantities that are not
  * numbers in the row (above 2^52, a leading zero, upper case).
  */
 function syntheticRecord(): BlockRecord {
@@ -61,6 +61,8 @@ function syntheticRecord(): BlockRecord {
         log(NFT, [TRANSFER, topic(A), topic(B), `0x${word(2n ** 200n + 5n)}`], '0x', 3),
         log(NFT, [TRANSFER_BATCH, topic(A), topic(A), topic(B)], batch, 4),
         log(NFT, [TRANSFER_SINGLE, topic(A), topic(B), topic(A)], `0x${word(9n)}${word(1n)}`, 5),
+        // A token the transaction did not call.
+        log(TOKEN, [TRANSFER, topic(B), topic(A)], `0x${word(3n)}`, 6),
       ],
     },
     { tx: { hash: `0x${'a4'.repeat(32)}`, from: B, to: A, value: '0x1', nonce: '0x1' }, receipt: {}, logs: [] },
@@ -142,6 +144,7 @@ describe('the nativeTxs summary row', () => {
       [NFT.toLowerCase(), 4, '0x1'],
       [NFT.toLowerCase(), 4, '0x7', 1],
       [NFT.toLowerCase(), 5, '0x9'],
+      [TOKEN, 6],
     ]);
     expect(nft!.internal.map((c) => c.from)).toEqual([NFT.toLowerCase(), null]);
     expect(plain).toMatchObject({ gas: '0x0', status: null, transfers: [], internal: [], approvals: [] });
@@ -149,11 +152,13 @@ describe('the nativeTxs summary row', () => {
   });
 
   it('leaves out the key, the block hash and an empty or null tail', () => {
-    const [erc20, creation, , plain] = summarize(syntheticRecord()).map(summaryRow);
+    const [erc20, creation, nft, plain] = summarize(syntheticRecord()).map(summaryRow);
     expect(plain).toEqual([`0x${'a4'.repeat(32)}`, 0x65000000, 1, B, A, 1, 0, 0, '0x', 0, 0, null]);
     // Transfers, then the two approvals: no internal calls between them is an empty list; nothing after them.
-    expect(erc20!.slice(12)).toEqual([[[TOKEN, 0]], [], [[TOKEN, A, B, `0x${(2n ** 256n - 1n).toString(16)}`], [NFT.toLowerCase(), A, B, true]]]);
+    // A transfer of the token the transaction called names it as 0.
+    expect(erc20!.slice(12)).toEqual([[[0, 0]], [], [[TOKEN, A, B, `0x${(2n ** 256n - 1n).toString(16)}`], [NFT.toLowerCase(), A, B, true]]]);
     expect(erc20!.slice(2, 11)).toEqual(['0x05', A, TOKEN, 0, 0x5208, '0x1234567890abcdef12', '0xa9059cbb', 0x5208, 0x5208]);
+    expect(nft![12]).toEqual([[0, 3, `0x${(2n ** 200n + 5n).toString(16)}`], [0, 4, 1], [0, 4, 7, 1], [0, 5, 9], [TOKEN, 6]]);
     expect(creation!.slice(11)).toEqual([null, [], [], [], NFT.toLowerCase(), `0x${'cd'.repeat(32)}`]);
   });
 
