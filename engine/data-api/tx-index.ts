@@ -1,12 +1,12 @@
 import type { Transfer } from '../evm/store.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
-import { nativeParties, summarize } from './tx-summary.js';
+import { nativeParties, summarize, summaryRow } from './tx-summary.js';
 import { n12 } from './block-times.js';
 
 /**
  * Native transactions and activity (storage/README.md, "Native transactions and activity"):
  *   nativeTxs   h/chain/hash                           [block number, index]: where a transaction is
- *               s/chain/number(12 hex)/index(6 hex)    TxSummary: what its item shows, kept past pruning
+ *               s/chain/number(12 hex)/index(6 hex)    SummaryRow (a TxSummary as a tuple): what its item shows, kept past pruning
  *               b/chain/number(12 hex)                 the block's timestamp (dates → blocks)
  *   addressTxs  tx/chain/address/number/index          a transaction the address sent, received, created or took part in by an internal call
  *               hist/chain/address/number/index        those, and the ones that moved its tokens or NFTs or approved for it (wallet history)
@@ -82,14 +82,14 @@ class BlockActivity {
 function applyBlock(w: IndexWriter, block: IndexedBlock): void {
   const { chain } = block;
   const all = block.transfers;
-  const summaries = summarize(chain, block.record, all);
+  const summaries = summarize(block.record, all);
   const transfers: Transfer[][] = summaries.map(() => []);
   for (const t of all) transfers[t.transactionIndex]?.push(t);
   const activity = new BlockActivity();
   // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
   summaries.forEach((s, i) => {
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
-    w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), s);
+    w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), summaryRow(s));
     const at = txPosition(s.blockNumber, s.index);
     const moment: Moment = [s.blockNumber, s.index, s.timestamp];
     const native = nativeParties(s);

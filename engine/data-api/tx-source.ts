@@ -4,7 +4,9 @@ import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json,
 import { blockHashKey, blockKey } from '../ingest/chain-store.js';
 import type { DataDeps } from './deps.js';
 import { hashKey, summaryKey } from './tx-index.js';
-import type { TxSummary } from './tx-summary.js';
+import { decodeSummary, type NamedSummaryRow, type SummaryRow, type TxSummary } from './tx-summary.js';
+import { transferRefKey, type StoredTransfer, type TransferRef } from '../evm/store.js';
+import type { Kv } from '../ports.js';
 
 /**
  * Where the transaction endpoints read from: the indexes' summaries (kept
@@ -18,8 +20,34 @@ export async function caughtUp(deps: DataDeps, chain: string): Promise<void> {
   await indexedTo(deps, chain);
 }
 
-export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: number, index: number): TxSummary | undefined {
-  return deps.kv.get<TxSummary>('nativeTxs', summaryKey(chain, block, index));
+/** The hash of an indexed block: `canon`'s (kept past pruning), lower case as summaries answer it. */
+function canonHash(kv: Kv, chain: string, block: number): string {
+  const hash = kv.get<string>('canon', blockKey(chain, block));
+  if (hash === undefined) throw new ApiError(503, `block ${block} of chain ${chain} is not indexed yet; try again`);
+  return hash.toLowerCase();
+}
+
+/** A block's hash, read once per block however many summaries ask (a page of a list often holds several of a block). */
+export function blockHashes(kv: Kv, chain: string): (block: number) => string {
+  const known = new Map<number, string>();
+  return (block) => {
+    let hash = known.get(block);
+    if (hash === undefined) known.set(block, (hash = canonHash(kv, chain, block)));
+    return hash;
+  };
+}
+
+export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: number, index: number, hashOf = blockHashes(deps.kv, chain)): TxSummary | undefined {
+  const row = deps.kv.get<SummaryRow | NamedSummaryRow>('nativeTxs', summaryKey(chain, block, index));
+  return row === undefined ? undefined : decodeSummary(row, block, index, () => hashOf(block));
+}
+
+/**
+ * The `transfers` row (by contract) a summary's transfer reference names: the one reader of references, so
+ * where a transfer's row is kept changes here alone.
+ */
+export function transferOfSummary(kv: Kv, chain: string, block: number, ref: TransferRef): StoredTransfer | undefined {
+  return kv.get<StoredTransfer>('transfers', transferRefKey(chain, block, ref));
 }
 
 export function summaryOf(deps: Pick<DataDeps, 'kv'>, chain: string, hash: string): TxSummary | undefined {

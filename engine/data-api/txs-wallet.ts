@@ -4,14 +4,14 @@ import { collectionKey, type Collection } from './nft-index.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
+import type { StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
 import { activityKey, type Activity, type Moment, type StoredMoment } from './tx-index.js';
 import { txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
-import { caughtUp, summaryAt } from './tx-source.js';
+import { caughtUp, summaryAt, transferOfSummary } from './tx-source.js';
 import type { SummaryApproval, TxSummary } from './tx-summary.js';
 import { addressPage } from './txs.js';
 
@@ -34,20 +34,18 @@ export const walletQuery = z.object({ address: evmAddress });
 
 const short = (a: string | null): string => (a === null ? 'a new contract' : `${a.slice(0, 6)}…${a.slice(-4)}`);
 
-/** An ERC-20 or NFT transfer of the transaction, read from the `transfers` table (by contract) with its position. */
+/** An ERC-20 or NFT transfer of the transaction, read through its summary's reference, with its log index. */
 interface TokenMove {
-  key: string;
   t: StoredTransfer;
   logIndex: number;
 }
 
-function movesOf(deps: DataDeps, s: TxSummary, wallet: string): TokenMove[] {
+function movesOf(deps: DataDeps, chain: string, s: TxSummary, wallet: string): TokenMove[] {
   const out: TokenMove[] = [];
-  for (const key of s.transfers) {
-    const t = deps.kv.get<StoredTransfer>('transfers', key);
+  for (const ref of s.transfers) {
+    const t = transferOfSummary(deps.kv, chain, s.blockNumber, ref);
     if (t === undefined || (t.from.toLowerCase() !== wallet && t.to.toLowerCase() !== wallet)) continue;
-    const logIndex = t.kind === 'erc20' ? parseInt(key.split('/').at(-1)!, 16) : nftKeyPosition(key).logIndex;
-    out.push({ key, t, logIndex });
+    out.push({ t, logIndex: ref[1] });
   }
   return out;
 }
@@ -202,7 +200,7 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
   const wallet = q.address;
   const result = await Promise.all(
     items.map(async (s) => {
-      const moves = movesOf(deps, s, wallet);
+      const moves = movesOf(deps, chain, s, wallet);
       const natives = nativeTransfers(s, wallet, NATIVE_SYMBOL);
       const erc20 = await Promise.all(moves.filter((m) => m.t.kind === 'erc20').map((m) => erc20Item(m, s, wallet, meta)));
       const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));

@@ -9,7 +9,7 @@ import { addressPrefix, positionOf, txPosition } from './tx-index.js';
 import { blockSpan, spanBounds } from './block-times.js';
 import { internalItem, txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
-import { blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
+import { blockHashes, blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './tx-source.js';
 import { summarize, type TxSummary } from './tx-summary.js';
 
 /**
@@ -54,9 +54,10 @@ export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'h
     cursor: q.cursor,
     ...spanBounds(span),
   });
+  const hashOf = blockHashes(deps.kv, chain);
   const items = p.rows.map(({ key }) => {
     const { block, index } = positionOf(key);
-    const s = summaryAt(deps, chain, block, index);
+    const s = summaryAt(deps, chain, block, index, hashOf);
     if (s === undefined) throw new ApiError(500, `the summary of transaction ${txPosition(block, index)} of chain ${chain} is missing`);
     return s;
   });
@@ -94,7 +95,7 @@ export async function block(deps: DataDeps, chain: string, q: z.output<typeof bl
   const r = await blockRecord(deps, chain, q.block_number_or_hash);
   const h = r.header;
   const internal = q.include === 'internal_transactions';
-  const transactions = summarize(chain, r).map((s, i) => txItem(s, { internal, logs: r.txs[i]!.logs }));
+  const transactions = summarize(r).map((s, i) => txItem(s, { internal, logs: r.txs[i]!.logs }));
   return {
     timestamp: iso(Number(h['timestamp'])),
     number: dec(h['number']),

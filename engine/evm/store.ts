@@ -102,7 +102,7 @@ export const pos = (n: number, logIndex: number): string => `${n.toString(16).pa
 export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string => `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;
 
 /** Where an NFT transfer lies in its token's history: block, log and (TransferBatch) position, in key order. */
-const nftPosition = (chain: string, t: Transfer): string => `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
+const nftPosition = (chain: string, t: Pick<Transfer, 'contract' | 'tokenId' | 'blockNumber' | 'logIndex' | 'batchIndex'>): string => `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
 
 /** An NFT key's block number and log index (its last three segments are number/logIndex/batch). */
 export function nftKeyPosition(key: string): { blockNumber: number; logIndex: number } {
@@ -118,6 +118,36 @@ export function transferKeys(chain: string, t: Transfer): { byContract: string; 
   if (t.kind === 'erc20') return { byContract: erc20TransferKey(chain, t.contract, t.blockNumber, t.logIndex) };
   const nft = nftPosition(chain, t);
   return { byContract: `nft/${nft}`, sale: nft };
+}
+
+/**
+ * A transfer as its transaction's summary names it (the summary's key gives the block): ERC-20
+ * [contract, logIndex]; NFT [contract, logIndex, tokenId, batchIndex] (batchIndex left out when 0, as in the
+ * key). Contract lower case, tokenId a 0x quantity. Resolved to its row by transferOfSummary
+ * (engine/data-api/tx-source.ts) alone.
+ */
+export type TransferRef = readonly [contract: string, logIndex: number, tokenId?: string, batchIndex?: number];
+
+export function transferRef(t: Transfer): TransferRef {
+  const contract = t.contract.toLowerCase();
+  if (t.kind === 'erc20') return [contract, t.logIndex];
+  return t.batchIndex ? [contract, t.logIndex, t.tokenId!, t.batchIndex] : [contract, t.logIndex, t.tokenId!];
+}
+
+/** The `transfers` key (by contract) a reference of a summary of block `number` names. */
+export function transferRefKey(chain: string, number: number, [contract, logIndex, tokenId, batchIndex]: TransferRef): string {
+  if (tokenId === undefined) return erc20TransferKey(chain, contract, number, logIndex);
+  return `nft/${nftPosition(chain, { contract, tokenId, blockNumber: number, logIndex, batchIndex })}`;
+}
+
+/** The reference a `transfers` key (by contract) names: what a summary written before 2026-11-24 held. */
+export function transferKeyRef(key: string): TransferRef {
+  const parts = key.split('/');
+  if (parts[0] === 'erc20') return [parts.at(-3)!, parseInt(parts.at(-1)!, 16)];
+  const [contract, tokenId, , logIndex, batch] = parts.slice(-5);
+  const ref = [contract!, parseInt(logIndex!, 16), `0x${BigInt(`0x${tokenId!}`).toString(16)}`] as const;
+  const batchIndex = parseInt(batch!, 16);
+  return batchIndex ? [...ref, batchIndex] : ref;
 }
 
 /** An ERC-20 token's rows in `transfers`: `erc20/chain/contract/` (lower case, whatever case the node wrote), then number/logIndex. */
