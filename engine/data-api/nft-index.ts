@@ -2,7 +2,7 @@ import { inBatches } from './node-reads.js';
 import { encodeFunctionData, parseAbi } from 'viem';
 import type { ChainReads } from '../evm/chain-reads.js';
 import { salesOf, type Sale } from '../evm/sales.js';
-import { nftTokenPrefix, transferKeys, type Transfer } from '../evm/store.js';
+import { nftTokenPrefix, transferRef, type Transfer } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import { indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from './indexer.js';
 import { n12 } from './block-times.js';
@@ -165,7 +165,8 @@ function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer, prepare
   const { chain } = block;
   const contract = t.contract.toLowerCase();
   const [from, to] = [t.from.toLowerCase(), t.to.toLowerCase()];
-  const ref = transferKeys(chain, t).byContract;
+  // The transfer's reference (contract, log index, token id, batch position); its block is the key's.
+  const ref = transferRef(t);
   const at = `${num(t.blockNumber)}/${hex6(t.logIndex)}/${hex4(t.batchIndex ?? 0)}`;
   w.put('nftRefs', `block/${chain}/${at}`, ref);
   w.put('nftRefs', `contract/${chain}/${contract}/${at}`, ref);

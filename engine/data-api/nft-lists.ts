@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { blockHashKey } from '../ingest/chain-store.js';
 import type { ChainState } from '../evm/follower.js';
-import type { StoredTransfer } from '../evm/store.js';
+import { nftKeyPosition, transferRefKey, type StoredTransfer, type TransferRef } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import { rangePage } from '../page.js';
 import { format, indexedUpTo, type NftDeps } from './nft-common.js';
@@ -39,15 +39,20 @@ export function rangeOf(kv: Kv, chain: string, q: Pick<Range, 'from_block' | 'to
   return span === null ? null : spanBounds(span);
 }
 
+/** An `nftRefs` value: the transfer's reference (its block is the key's), or its `transfers` key itself in rows written before 2026-11-24. */
+export type NftRef = TransferRef | string;
+export const nftRefTransferKey = (chain: string, refKey: string, ref: NftRef): string => (typeof ref === 'string' ? ref : transferRefKey(chain, nftKeyPosition(refKey).blockNumber, ref));
+
 /** A page of refs under `prefixes`, as NFT transfer records, in the list envelope with block_exists and index_complete. */
 async function refsPage(deps: NftDeps, chain: string, prefixes: string | string[], list: string, q: Pick<Range, 'limit' | 'order' | 'cursor' | 'include_prices' | 'from_block' | 'to_block' | 'from_date' | 'to_date'>, bounds: { low?: string; high?: string } | null = {}, blockExists = true) {
   const complete = await indexedUpTo(deps, chain);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
   const named = `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
-  const page = bounds === null ? { rows: [], page: 0, cursor: null } : rangePage<string>(deps.kv, 'nftRefs', prefixes, { list: named, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
-  const rows = page.rows.flatMap(({ value }) => {
-    const t = deps.kv.get<StoredTransfer>('transfers', value);
-    return t === undefined ? [] : [{ key: value, value: t }];
+  const page = bounds === null ? { rows: [], page: 0, cursor: null } : rangePage<NftRef>(deps.kv, 'nftRefs', prefixes, { list: named, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  const rows = page.rows.flatMap((e) => {
+    const key = nftRefTransferKey(chain, e.key, e.value);
+    const t = deps.kv.get<StoredTransfer>('transfers', key);
+    return t === undefined ? [] : [{ key, value: t }];
   });
   const result = await transferItems(deps, chain, rows, q.include_prices);
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result, block_exists: blockExists, index_complete: complete };

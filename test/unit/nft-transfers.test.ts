@@ -4,7 +4,8 @@ import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft-transfers.js';
 import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/evm/record.js';
-import { removeBlock, transferKeys, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/evm/store.js';
+import { removeBlock, transferKeys, transferRef, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/evm/store.js';
+import { nftRefTransferKey } from '../../engine/data-api/nft-lists.js';
 import { salesOf, type Sale } from '../../engine/evm/sales.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { validate } from '../../engine/schema.js';
@@ -309,5 +310,18 @@ describe('a token with 20,000 transfers', () => {
     const next: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN, { cursor, limit: '3', include_prices: 'true' }));
     expect(next['page']).toBe(1);
     expect(next['result'].map((t: Json) => t['transaction_hash'])).toEqual([19_997, 19_996, 19_995].map((i) => transfer(i).transactionHash));
+  });
+});
+
+describe('nftRefs values', () => {
+  it('name the transfers row: a reference with the key block, or (rows written before 2026-11-24) the transfers key itself', () => {
+    const batch: Transfer = { kind: 'erc1155', contract: `0x${'ab'.repeat(20)}`, from: ZERO, to: `0x${'cd'.repeat(20)}`, tokenId: '0x2a', value: '0x3', operator: ZERO, blockNumber: 1234, logIndex: 7, transactionHash: `0x${'11'.repeat(32)}`, transactionIndex: 0, batchIndex: 2 };
+    const single: Transfer = { ...batch, kind: 'erc721', tokenId: `0x${'f'.repeat(60)}`, value: '0x1', batchIndex: undefined, operator: undefined };
+    for (const t of [batch, single]) {
+      const key = transferKeys('0x1', t).byContract;
+      const refKey = `wallet/0x1/${t.to}/${(1234).toString(16).padStart(12, '0')}/000007/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
+      expect(nftRefTransferKey('0x1', refKey, transferRef(t))).toBe(key);
+      expect(nftRefTransferKey('0x1', refKey, key)).toBe(key);
+    }
   });
 });
