@@ -4,7 +4,8 @@ import { collectionKey, type Collection } from './nft-index.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import { nftKeyPosition, type StoredTransfer } from '../evm/store.js';
+import { erc20KeyPlace, nftKeyPosition, type StoredTransfer } from '../evm/store.js';
+import { erc20TransferAt } from './erc20-log.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
@@ -34,20 +35,33 @@ export const walletQuery = z.object({ address: evmAddress });
 
 const short = (a: string | null): string => (a === null ? 'a new contract' : `${a.slice(0, 6)}…${a.slice(-4)}`);
 
-/** An ERC-20 or NFT transfer of the transaction, read from the `transfers` table (by contract) with its position. */
+/** What a history item shows of an ERC-20 or NFT transfer. */
+type Moved = Pick<StoredTransfer, 'kind' | 'contract' | 'from' | 'to' | 'value' | 'tokenId' | 'operator' | 'batchIndex'>;
+
+/** An ERC-20 or NFT transfer of the transaction, with its position. */
 interface TokenMove {
   key: string;
-  t: StoredTransfer;
+  t: Moved;
   logIndex: number;
 }
 
-function movesOf(deps: DataDeps, s: TxSummary, wallet: string): TokenMove[] {
+/** The transfer a summary's key names: an ERC-20 one is its log's row (erc20TransferAt), an NFT one its `transfers` row. */
+function movedAt(deps: DataDeps, chain: string, s: TxSummary, key: string): { t: Moved; logIndex: number } | undefined {
+  const erc20 = erc20KeyPlace(key);
+  if (erc20 === undefined) {
+    const t = deps.kv.get<StoredTransfer>('transfers', key);
+    return t === undefined ? undefined : { t, logIndex: nftKeyPosition(key).logIndex };
+  }
+  const t = erc20TransferAt(deps.kv, chain, erc20.contract, erc20.blockNumber, erc20.logIndex, s.hash);
+  return t === undefined ? undefined : { t: { kind: 'erc20', ...t }, logIndex: erc20.logIndex };
+}
+
+function movesOf(deps: DataDeps, chain: string, s: TxSummary, wallet: string): TokenMove[] {
   const out: TokenMove[] = [];
   for (const key of s.transfers) {
-    const t = deps.kv.get<StoredTransfer>('transfers', key);
-    if (t === undefined || (t.from.toLowerCase() !== wallet && t.to.toLowerCase() !== wallet)) continue;
-    const logIndex = t.kind === 'erc20' ? parseInt(key.split('/').at(-1)!, 16) : nftKeyPosition(key).logIndex;
-    out.push({ key, t, logIndex });
+    const m = movedAt(deps, chain, s, key);
+    if (m === undefined || (m.t.from.toLowerCase() !== wallet && m.t.to.toLowerCase() !== wallet)) continue;
+    out.push({ key, ...m });
   }
   return out;
 }
@@ -202,7 +216,7 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
   const wallet = q.address;
   const result = await Promise.all(
     items.map(async (s) => {
-      const moves = movesOf(deps, s, wallet);
+      const moves = movesOf(deps, chain, s, wallet);
       const natives = nativeTransfers(s, wallet, NATIVE_SYMBOL);
       const erc20 = await Promise.all(moves.filter((m) => m.t.kind === 'erc20').map((m) => erc20Item(m, s, wallet, meta)));
       const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));
