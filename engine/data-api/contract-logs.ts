@@ -1,7 +1,7 @@
 import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
 import { z } from 'zod';
 import { unixIso } from '../datetime.js';
-import { ApiError, badRequest } from '../errors.js';
+import { badRequest } from '../errors.js';
 import { rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
 import { jsonValue } from './abi-values.js';
@@ -9,7 +9,6 @@ import { indexedTo } from './read-at.js';
 import { blockSpan, spanBounds } from './block-times.js';
 import type { DataDeps } from './deps.js';
 import { blockInfo } from './erc20-common.js';
-import { summaryAt } from './tx-source.js';
 import type { DataIndex } from './indexer.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 
@@ -25,12 +24,12 @@ import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } fro
  */
 
 /**
- * A stored log: its transaction's index in the block, its topics (lower case) and data. The transaction's
- * hash is its summary's (`nativeTxs`, summaryAt) and the block's time is `blockTimes`': both are kept once per
- * transaction or block rather than once per log.
+ * A stored log: its transaction's hash and index in the block, its topics (lower case) and data. The block's time
+ * is `blockTimes`' (kept once per block). The hash stays in the row: the transaction summary has it too, but
+ * reading it there costs a whole summary's decode per log, on lists that answer many logs.
  */
-export type ContractLog = [ti: number, topics: string[], data: string];
-/** A log as a store written before 2026-11-24 holds it (still read): with its transaction's hash and its block's time. */
+export type ContractLog = [tx: string, ti: number, topics: string[], data: string];
+/** A log as a store written before 2026-11-24 holds it (still read): an object, with its block's time too. */
 export interface OldContractLog {
   tx: string;
   ti: number;
@@ -40,14 +39,14 @@ export interface OldContractLog {
 }
 export type StoredContractLog = ContractLog | OldContractLog;
 
-/** A log row of either form, as its readers take it: `tx` only when the row holds it (the old form; its `ts` is `blockTimes`' too). */
+/** A log row of either form, as its readers take it (the old form's `ts` is `blockTimes`' too). */
 export interface LogRow {
+  tx: string;
   ti: number;
   topics: string[];
   data: string;
-  tx?: string;
 }
-export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { ti: v[0], topics: v[1], data: v[2] } : v);
+export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { tx: v[0], ti: v[1], topics: v[2], data: v[3] } : v);
 
 const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
@@ -64,19 +63,13 @@ export const contractLogsIndex: DataIndex = {
         const address = l.address.toLowerCase();
         const at = pos(block.number, Number(l.logIndex));
         const topics = l.topics.map((x) => x.toLowerCase());
-        w.put('contractLogs', byContract(block.chain, address) + at, [ti, topics, l.data] satisfies ContractLog);
+        w.put('contractLogs', byContract(block.chain, address) + at, [String(t.tx['hash']).toLowerCase(), ti, topics, l.data] satisfies ContractLog);
         if (topics[0] !== undefined) w.put('contractLogs', byTopic0(block.chain, address, topics[0]) + at, 0);
       }
     });
   },
 };
 
-/** The hash of a log's transaction: the row's own (old form), else its transaction summary's; 503 if the summary is not there. */
-export function logTxHash(kv: Kv, chain: string, number: number, log: LogRow): string {
-  const hash = log.tx ?? summaryAt({ kv }, chain, number, log.ti)?.hash;
-  if (hash === undefined) throw new ApiError(503, `transaction ${log.ti} of block ${number} of chain ${chain} is not indexed yet; try again`);
-  return hash;
-}
 
 const rangeQuery = {
   address: evmAddress,
@@ -123,7 +116,7 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
 function placed(kv: Kv, chain: string, address: string, r: { number: number; log: LogRow }) {
   const block = blockInfo({ kv }, chain, r.number);
   return {
-    transaction_hash: logTxHash(kv, chain, r.number, r.log),
+    transaction_hash: r.log.tx,
     address,
     block_timestamp: unixIso(block.timestamp),
     block_number: String(r.number),

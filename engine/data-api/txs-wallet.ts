@@ -46,20 +46,20 @@ interface TokenMove {
 }
 
 /** The transfer a summary's key names: an ERC-20 one is its log's row (erc20TransferAt), an NFT one its `transfers` row. */
-function movedAt(deps: DataDeps, chain: string, s: TxSummary, key: string): { t: Moved; logIndex: number } | undefined {
+function movedAt(deps: DataDeps, chain: string, key: string): { t: Moved; logIndex: number } | undefined {
   const erc20 = erc20KeyPlace(key);
   if (erc20 === undefined) {
     const t = deps.kv.get<StoredTransfer>('transfers', key);
     return t === undefined ? undefined : { t, logIndex: nftKeyPosition(key).logIndex };
   }
-  const t = erc20TransferAt(deps.kv, chain, erc20.contract, erc20.blockNumber, erc20.logIndex, s.hash);
+  const t = erc20TransferAt(deps.kv, chain, erc20.contract, erc20.blockNumber, erc20.logIndex);
   return t === undefined ? undefined : { t: { kind: 'erc20', ...t }, logIndex: erc20.logIndex };
 }
 
 function movesOf(deps: DataDeps, chain: string, s: TxSummary, wallet: string): TokenMove[] {
   const out: TokenMove[] = [];
   for (const key of s.transfers) {
-    const m = movedAt(deps, chain, s, key);
+    const m = movedAt(deps, chain, key);
     if (m === undefined || (m.t.from.toLowerCase() !== wallet && m.t.to.toLowerCase() !== wallet)) continue;
     out.push({ key, ...m });
   }
