@@ -192,6 +192,18 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
     }
   });
 
+  it('lists the token\'s transfers from the start block on: each Transfer log anvil has from there, none before', async () => {
+    const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+    const logs = await rpc.call<Array<Record<string, string>>>('eth_getLogs', [{ address: OLD.address, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER] }]);
+    const place = (n: string | number, li: string | number) => `${Number(n)}/${Number(li)}`;
+    expect(logs.some((l) => Number(l['blockNumber']) < startBlock)).toBe(true);
+    const listed = await tokenTransfers(deps, CHAIN, tokenTransfersQuery.parse({ address: lc(), limit: '100', order: 'ASC' }));
+    expect(listed.cursor).toBeNull();
+    expect(listed.result.map((t) => [place(t.block_number, t.log_index), t.transaction_hash])).toEqual(
+      logs.filter((l) => Number(l['blockNumber']) >= startBlock).map((l) => [place(l['blockNumber']!, l['logIndex']!), l['transactionHash']]),
+    );
+  });
+
   it('reads a wallet\'s transfers as a version-3 store holds them (each entry the whole transfer), with its token filter', async () => {
     const query = (contracts: string[]) => walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '100' }), contracts);
     const now = await query([]);

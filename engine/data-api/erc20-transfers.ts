@@ -1,4 +1,3 @@
-import { indexStart } from './indexer.js';
 import { TRANSFER } from '../evm/store.js';
 import { z } from 'zod';
 import { rangePage } from '../page.js';
@@ -67,16 +66,16 @@ async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pi
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
 }
 
-/** A query's blocks as rangePage bounds, from `from` and never past the indexed head; null when nothing can match. */
-function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery, from = 0): { low?: string; high: string } | null {
+/** A query's blocks as rangePage bounds, never past the indexed head; null when nothing can match. */
+function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery): { low?: string; high: string } | null {
   const span = blockSpan(deps.kv, chain, q);
-  if (span === null || Math.max(span.from, from) > Math.min(span.to, head)) return null;
-  return { ...spanBounds({ from: Math.max(span.from, from), to: span.to }), high: `${n12(Math.min(span.to, head) + 1)}/` };
+  if (span === null || span.from > Math.min(span.to, head)) return null;
+  return { ...spanBounds(span), high: `${n12(Math.min(span.to, head) + 1)}/` };
 }
 
 const EMPTY = { rows: [], page: 0, cursor: null };
 
-/** Rows of the `transfers` table may carry addresses as the node wrote them. */
+/** An `erc20Wallet` entry of a version-3 store (the whole transfer) may carry addresses as the node wrote them. */
 const norm = (t: WalletTransfer): WalletTransfer => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() });
 
 export async function walletTransfers(deps: DataDeps, chain: string, q: TransfersQuery, contracts: readonly string[]) {
@@ -113,12 +112,11 @@ function resolved<T>(rows: ReadonlyArray<Entry<T>>, transfer: (value: T, key: st
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
   const head = await indexedHead(deps, chain);
-  const start = indexStart(deps.kv, chain) ?? head + 1;
-  const bounds = boundsOf(deps, chain, head, q, start);
+  const bounds = boundsOf(deps, chain, head, q);
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
-  // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read), from the indexes' first block up to their
-  // head; one an NFT logged (four topics: the same topic0) is left out of the page.
+  // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read): from the indexes' first block
+  // (indexState.start: the log rows begin there) up to their head. One an NFT logged (four topics, the same topic0) is left out of the page.
   const page = rangePage<unknown>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
   return answer(deps, chain, q, { ...page, rows: resolved(page.rows, (_, key) => transferOf(deps, chain, q.address, key)) });
 }
