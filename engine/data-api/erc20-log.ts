@@ -16,10 +16,11 @@ import type { WalletTransfer } from './erc20-keys.js';
  * is not an ERC-20 Transfer (a reorg took it back before the indexes did; an NFT's Transfer).
  */
 export function erc20TransferAt(kv: Kv, chain: string, token: string, block: number, logIndex: number): WalletTransfer | undefined {
-  const stored = kv.get<StoredContractLog>('contractLogs', contractLogKey(chain, token.toLowerCase(), block, logIndex));
+  const contract = token.toLowerCase();
+  const stored = kv.get<StoredContractLog>('contractLogs', contractLogKey(chain, contract, block, logIndex));
   if (stored === undefined) return undefined;
   const log = logRow(stored);
   const [t] = logTransfers(log);
   if (t?.kind !== 'erc20') return undefined;
-  return { contract: token.toLowerCase(), from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
+  return { contract, from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
 }
