@@ -2,38 +2,58 @@ import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
 import { z } from 'zod';
 import { unixIso } from '../datetime.js';
 import { badRequest } from '../errors.js';
-import { blockKey } from '../ingest/chain-store.js';
 import { rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
 import { jsonValue } from './abi-values.js';
 import { indexedTo } from './read-at.js';
 import { blockSpan, spanBounds } from './block-times.js';
 import type { DataDeps } from './deps.js';
+import { blockInfo } from './erc20-common.js';
 import type { DataIndex } from './indexer.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 
 /**
  * Logs by emitting contract: `contractLogs` holds every log of every indexed
- * block under its contract (`chain/a/address/number/logIndex` → the log and
- * where it stands), and a key per log under its topic0
- * (`chain/t/address/topic0/number/logIndex` → 0), so a page of a contract's
- * logs, or of one event of it, reads O(page) entries. The rows stay when the
- * block record is pruned. GET /:address/logs answers them raw, POST
- * /:address/events decoded with the event's ABI (viem's decodeEventLog).
+ * block under its contract (`chain/a/address/number/logIndex` → the log), and a
+ * key per log under its topic0 (`chain/t/address/topic0/number/logIndex` → 0),
+ * so a page of a contract's logs, or of one event of it, reads O(page) entries.
+ * The rows stay when the block record is pruned. The row is the only stored
+ * copy of an ERC-20 Transfer (engine/data-api/erc20-log.ts reads it as one).
+ * GET /:address/logs answers them raw, POST /:address/events decoded with the
+ * event's ABI (viem's decodeEventLog).
  */
 
-/** A stored log: its transaction's hash and index, the block's timestamp, topics and data. */
-export interface StoredContractLog {
+/**
+ * A stored log: its transaction's hash and index in the block, its topics (lower case) and data. The block's time
+ * is `blockTimes`' (kept once per block). The hash stays in the row: the transaction summary has it too, but
+ * reading it there costs a whole summary's decode per log, on lists that answer many logs.
+ */
+export type ContractLog = [tx: string, ti: number, topics: string[], data: string];
+/** A log as a store written before 2026-11-24 holds it (still read): an object, with its block's time too. */
+export interface OldContractLog {
   tx: string;
   ti: number;
   ts: number;
   topics: string[];
   data: string;
 }
+export type StoredContractLog = ContractLog | OldContractLog;
+
+/** A log row of either form, as its readers take it (the old form's `ts` is `blockTimes`' too). */
+export interface LogRow {
+  tx: string;
+  ti: number;
+  topics: string[];
+  data: string;
+}
+export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { tx: v[0], ti: v[1], topics: v[2], data: v[3] } : v);
 
 const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
-const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
+/** The key prefix of a contract's logs of one topic0 (`chain/t/address/topic0/`), each key number/logIndex → 0. */
+export const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
+/** The key of a log's row: `chain/a/address/number/logIndex` (address lower case). */
+export const contractLogKey = (chain: string, address: string, number: number, logIndex: number): string => byContract(chain, address) + pos(number, logIndex);
 
 export const contractLogsIndex: DataIndex = {
   name: 'contractLogs',
@@ -43,7 +63,7 @@ export const contractLogsIndex: DataIndex = {
         const address = l.address.toLowerCase();
         const at = pos(block.number, Number(l.logIndex));
         const topics = l.topics.map((x) => x.toLowerCase());
-        w.put('contractLogs', byContract(block.chain, address) + at, { tx: String(t.tx['hash']), ti, ts: block.timestamp, topics, data: l.data } satisfies StoredContractLog);
+        w.put('contractLogs', byContract(block.chain, address) + at, [String(t.tx['hash']).toLowerCase(), ti, topics, l.data] satisfies ContractLog);
         if (topics[0] !== undefined) w.put('contractLogs', byTopic0(block.chain, address, topics[0]) + at, 0);
       }
     });
@@ -74,7 +94,7 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   const [topic0, ...rest] = topics;
   const main = byContract(chain, q.address);
   const prefix = topic0 === undefined ? main : byTopic0(chain, q.address, topic0);
-  const rowOf = (value: unknown, key: string): StoredContractLog => (topic0 === undefined ? (value as StoredContractLog) : deps.kv.get<StoredContractLog>('contractLogs', main + key.slice(prefix.length))!);
+  const rowOf = (value: unknown, key: string): LogRow => logRow(topic0 === undefined ? (value as StoredContractLog) : deps.kv.get<StoredContractLog>('contractLogs', main + key.slice(prefix.length))!);
   const filtered = rest.some((t) => t !== undefined);
   const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
@@ -93,13 +113,14 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
 }
 
 /** Where a log stands, in the interface's field names. */
-function placed(kv: Kv, chain: string, address: string, r: { number: number; log: StoredContractLog }) {
+function placed(kv: Kv, chain: string, address: string, r: { number: number; log: LogRow }) {
+  const block = blockInfo({ kv }, chain, r.number);
   return {
     transaction_hash: r.log.tx,
     address,
-    block_timestamp: unixIso(r.log.ts),
+    block_timestamp: unixIso(block.timestamp),
     block_number: String(r.number),
-    block_hash: kv.get<string>('canon', blockKey(chain, r.number)) ?? null,
+    block_hash: block.hash,
   };
 }
 
@@ -152,7 +173,7 @@ function eventOf(abi: z.output<typeof contractEventsBody>, topic: string): AbiEv
 /** POST /:address/events: the contract's logs of one event, decoded (a log the ABI does not decode, an anonymous namesake, is left out). */
 export async function contractEvents(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractEventsQuery>, abi: z.output<typeof contractEventsBody>) {
   const event = eventOf(abi, q.topic);
-  const decode = (log: StoredContractLog) => {
+  const decode = (log: LogRow) => {
     try {
       return decodeEventLog({ abi: [event], topics: log.topics as [Hex, ...Hex[]], data: log.data as Hex, strict: true }).args;
     } catch {

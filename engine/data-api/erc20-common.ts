@@ -54,7 +54,7 @@ export function shareOf(balance: bigint, supply: string | null): number | null {
 }
 
 /** Hash and time of an indexed block (`canon` and the block-time index: both outlive the block's record). */
-export function blockInfo(deps: DataDeps, chain: string, number: number): { hash: string; timestamp: number } {
+export function blockInfo(deps: Pick<DataDeps, 'kv'>, chain: string, number: number): { hash: string; timestamp: number } {
   const hash = deps.kv.get<string>('canon', blockKey(chain, number));
   const timestamp = blockTime(deps.kv, chain, number);
   if (hash === undefined || timestamp === undefined) throw new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);

@@ -165,7 +165,7 @@ function move(w: IndexWriter, chain: string, token: string, wallet: string, delt
   return (after > 0n ? 1 : 0) - (wasHolder ? 1 : 0);
 }
 
-/** The transfer under its from and its to: the token's address, which with the key's position finds its `transfers` row. */
+/** The transfer under its from and its to: the token's address, which with the key's position finds its log row (`contractLogs`). */
 function walletTransfers(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
   for (const wallet of new Set([t.from, t.to])) w.put('erc20Wallet', walletTransferKey(block.chain, wallet, block.number, t.logIndex), t.contract);
 }

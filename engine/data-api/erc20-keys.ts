@@ -59,7 +59,8 @@ export const approvalsPrefix = (chain: string, owner: string): string => `${chai
 
 /**
  * erc20Wallet `chain/wallet/number/logIndex` → the token's address (lower case), under the transfer's from and its
- * to (NFTs never): the transfer itself is the `transfers` row `erc20/chain/token/number/logIndex`, a WalletTransfer.
+ * to (NFTs never): the transfer itself is the token's log row `contractLogs` `chain/a/token/number/logIndex`, read as a
+ * WalletTransfer by erc20TransferAt (engine/data-api/erc20-log.ts).
  */
 export interface WalletTransfer {
   contract: string;

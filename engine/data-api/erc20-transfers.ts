@@ -1,20 +1,22 @@
-import { indexStart } from './indexer.js';
-import { erc20TransferKey, erc20TransfersPrefix } from '../evm/store.js';
+import { TRANSFER } from '../evm/store.js';
 import { z } from 'zod';
 import { rangePage } from '../page.js';
+import type { Entry } from '../ports.js';
 import type { DataDeps } from './deps.js';
 import { blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
 import { blockSpan, n12, spanBounds } from './block-times.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
+import { byTopic0 } from './contract-logs.js';
+import { erc20TransferAt } from './erc20-log.js';
 import { dec } from './values.js';
 import { unixIso as iso } from '../datetime.js';
 import { blockRange, cursor, evmAddress, limit, order } from './params.js';
 
 /**
  * GET /:address/erc20/transfers (a wallet's, from the `erc20Wallet` index) and
- * GET /erc20/:address/transfers (a token's, from the `transfers` table's
- * `erc20/chain/contract/…` keys written at ingest): newest first unless asked,
- * in a block or date range; a page reads at most limit + 2 index entries
+ * GET /erc20/:address/transfers (a token's, from its Transfer logs' topic0 keys
+ * in `contractLogs`): newest first unless asked, in a block or date range; a
+ * page reads at most limit + 2 index entries, and one log row per transfer
  * (contract_addresses aside: that filter reads on until the page is full).
  */
 
@@ -64,19 +66,16 @@ async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pi
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
 }
 
-/**
- * A query's blocks as rangePage bounds, never past the indexed head (the follower writes `transfers` rows
- * before the indexes reach their block); null when nothing can match.
- */
-function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery, from = 0): { low?: string; high: string } | null {
+/** A query's blocks as rangePage bounds, never past the indexed head; null when nothing can match. */
+function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery): { low?: string; high: string } | null {
   const span = blockSpan(deps.kv, chain, q);
-  if (span === null || Math.max(span.from, from) > Math.min(span.to, head)) return null;
-  return { ...spanBounds({ from: Math.max(span.from, from), to: span.to }), high: `${n12(Math.min(span.to, head) + 1)}/` };
+  if (span === null || span.from > Math.min(span.to, head)) return null;
+  return { ...spanBounds(span), high: `${n12(Math.min(span.to, head) + 1)}/` };
 }
 
 const EMPTY = { rows: [], page: 0, cursor: null };
 
-/** Rows of the `transfers` table may carry addresses as the node wrote them. */
+/** An `erc20Wallet` entry of a version-3 store (the whole transfer) may carry addresses as the node wrote them. */
 const norm = (t: WalletTransfer): WalletTransfer => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() });
 
 export async function walletTransfers(deps: DataDeps, chain: string, q: TransfersQuery, contracts: readonly string[]) {
@@ -89,11 +88,7 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
   // Filtered by contract: rangePage reads on in chunks until the page is full.
   const keep = contracts.length === 0 ? {} : { keep: (entry: WalletEntry) => wanted.has(tokenOf(entry)) };
   const page = rangePage<WalletEntry>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
-  const rows = page.rows.flatMap(({ key, value }) => {
-    const t = typeof value === 'string' ? transferAt(deps, chain, value, key) : value;
-    // Between a reorg and the indexes taking it back, the token's row at that place may be another block's transfer.
-    return t === undefined || (t.from.toLowerCase() !== q.address && t.to.toLowerCase() !== q.address) ? [] : [{ key, value: t }];
-  });
+  const rows = resolved(page.rows, (value, key) => (typeof value === 'string' ? transferOf(deps, chain, value, key) : value));
   return answer(deps, chain, q, { ...page, rows });
 }
 
@@ -101,19 +96,27 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
 type WalletEntry = string | WalletTransfer;
 const tokenOf = (entry: WalletEntry): string => (typeof entry === 'string' ? entry : entry.contract.toLowerCase());
 
-/** The token's `transfers` row at the entry's place (none if a reorg took it back meanwhile). */
-function transferAt(deps: DataDeps, chain: string, token: string, key: string): WalletTransfer | undefined {
+/** The ERC-20 transfer `token` logged at an index key's place (its last two segments). */
+function transferOf(deps: DataDeps, chain: string, token: string, key: string): WalletTransfer | undefined {
   const { blockNumber, logIndex } = keyPosition(key);
-  return deps.kv.get<WalletTransfer>('transfers', erc20TransferKey(chain, token, blockNumber, logIndex));
+  return erc20TransferAt(deps.kv, chain, token, blockNumber, logIndex);
+}
+
+/** A page's entries as their transfers; an entry with none (its log is no ERC-20 Transfer) is left out. */
+function resolved<T>(rows: ReadonlyArray<Entry<T>>, transfer: (value: T, key: string) => WalletTransfer | undefined): Array<Entry<WalletTransfer>> {
+  return rows.flatMap(({ key, value }) => {
+    const t = transfer(value, key);
+    return t === undefined ? [] : [{ key, value: t }];
+  });
 }
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
   const head = await indexedHead(deps, chain);
-  const start = indexStart(deps.kv, chain) ?? head + 1;
-  const bounds = boundsOf(deps, chain, head, q, start);
+  const bounds = boundsOf(deps, chain, head, q);
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
-  // From the indexes' first block (below it the follower's rows have no block row here) up to their head.
-  const page = rangePage<WalletTransfer>(deps.kv, 'transfers', erc20TransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
-  return answer(deps, chain, q, page);
+  // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read): from the indexes' first block
+  // (indexState.start: the log rows begin there) up to their head. One an NFT logged (four topics, the same topic0) is left out of the page.
+  const page = rangePage<unknown>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  return answer(deps, chain, q, { ...page, rows: resolved(page.rows, (_, key) => transferOf(deps, chain, q.address, key)) });
 }

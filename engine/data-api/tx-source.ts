@@ -7,6 +7,7 @@ import { hashKey, summaryKey } from './tx-index.js';
 import { decodeSummary, type NamedSummaryRow, type SummaryRow, type TxSummary } from './tx-summary.js';
 import { transferRefKey, type StoredTransfer, type TransferRef } from '../evm/store.js';
 import type { Kv } from '../ports.js';
+import { erc20TransferAt } from './erc20-log.js';
 
 /**
  * Where the transaction endpoints read from: the indexes' summaries (kept
@@ -42,12 +43,17 @@ export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: numb
   return row === undefined ? undefined : decodeSummary(row, block, index, () => hashOf(block));
 }
 
+/** What a summary's transfer reference names: the transfer's parties, amount and kind. */
+export type SummaryTransfer = Pick<StoredTransfer, 'kind' | 'contract' | 'from' | 'to' | 'value' | 'tokenId' | 'operator' | 'batchIndex'>;
+
 /**
- * The `transfers` row (by contract) a summary's transfer reference names: the one reader of references, so
- * where a transfer's row is kept changes here alone.
+ * The transfer a summary's reference names: an ERC-20 one is its log's `contractLogs` row (erc20TransferAt), an
+ * NFT one its `transfers` row. The one reader of references, so where a transfer is kept changes here alone.
  */
-export function transferOfSummary(kv: Kv, chain: string, block: number, ref: TransferRef): StoredTransfer | undefined {
-  return kv.get<StoredTransfer>('transfers', transferRefKey(chain, block, ref));
+export function transferOfSummary(kv: Kv, chain: string, block: number, ref: TransferRef): SummaryTransfer | undefined {
+  if (ref[2] !== undefined) return kv.get<StoredTransfer>('transfers', transferRefKey(chain, block, ref));
+  const t = erc20TransferAt(kv, chain, ref[0], block, ref[1]);
+  return t === undefined ? undefined : { kind: 'erc20', ...t };
 }
 
 export function summaryOf(deps: Pick<DataDeps, 'kv'>, chain: string, hash: string): TxSummary | undefined {

@@ -4,14 +4,13 @@ import { collectionKey, type Collection } from './nft-index.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import type { StoredTransfer } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from './params.js';
 import { activityKey, type Activity, type Moment, type StoredMoment } from './tx-index.js';
 import { txItem } from './tx-item.js';
 import { unixIso as iso } from '../datetime.js';
-import { caughtUp, summaryAt, transferOfSummary } from './tx-source.js';
+import { caughtUp, summaryAt, transferOfSummary, type SummaryTransfer } from './tx-source.js';
 import type { SummaryApproval, TxSummary } from './tx-summary.js';
 import { addressPage } from './txs.js';
 
@@ -36,7 +35,7 @@ const short = (a: string | null): string => (a === null ? 'a new contract' : `${
 
 /** An ERC-20 or NFT transfer of the transaction, read through its summary's reference, with its log index. */
 interface TokenMove {
-  t: StoredTransfer;
+  t: SummaryTransfer;
   logIndex: number;
 }
 

@@ -9,10 +9,13 @@ import { salesOf } from './sales.js';
  * Data API reads, in one transaction. Keys (storage/README.md):
  *   blocks, probes            chain/number(12 hex digits)
  *   transfers  nft/chain/contract/tokenId(64 hex)/number/logIndex(6 hex)/batch(4 hex)   ERC-721 Transfer, ERC-1155 TransferSingle/Batch
- *              erc20/chain/contract/number/logIndex                                    ERC-20 Transfer
  *   sales      chain/contract/tokenId/number/logIndex/batch                            an NFT transfer that was paid for (engine/evm/sales.ts)
  * Transfer values carry what a Data API result needs (block hash and time, the
- * transaction's value): block records are pruned, transfer indexes stay.
+ * transaction's value): block records are pruned, transfer indexes stay. An
+ * ERC-20 Transfer is stored once, as its log (the Data API's `contractLogs`
+ * row, engine/data-api/erc20-log.ts); `erc20/chain/contract/number/logIndex`
+ * still names it (a transaction summary's transfer keys), and a store written
+ * before 2026-11-24 still holds `transfers` rows under such keys, unread.
  */
 /** topic0 of ERC-20/721 Transfer, ERC-1155 TransferSingle and TransferBatch. */
 export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -37,7 +40,7 @@ export interface Transfer {
   batchIndex?: number;
 }
 
-/** What the `transfers` table holds under an NFT or ERC-20 key (its position, block number and log index, is in the key). */
+/** What the `transfers` table holds under an NFT key (its position, block number and log index, is in the key). */
 export interface StoredTransfer extends Omit<Transfer, 'blockNumber' | 'logIndex'> {
   blockHash: string;
   /** The block's timestamp, unix seconds. */
@@ -134,7 +137,7 @@ export function transferRef(t: Transfer): TransferRef {
   return t.batchIndex ? [contract, t.logIndex, t.tokenId!, t.batchIndex] : [contract, t.logIndex, t.tokenId!];
 }
 
-/** The `transfers` key (by contract) a reference of a summary of block `number` names. */
+/** The `transfers` key (by contract) a reference of block `number` names (an ERC-20 one: its name, erc20TransferKey, under which nothing is stored since 2026-11-24). */
 export function transferRefKey(chain: string, number: number, [contract, logIndex, tokenId, batchIndex]: TransferRef): string {
   if (tokenId === undefined) return erc20TransferKey(chain, contract, number, logIndex);
   return `nft/${nftPosition(chain, { contract, tokenId, blockNumber: number, logIndex, batchIndex })}`;
@@ -150,9 +153,13 @@ export function transferKeyRef(key: string): TransferRef {
   return batchIndex ? [...ref, batchIndex] : ref;
 }
 
-/** An ERC-20 token's rows in `transfers`: `erc20/chain/contract/` (lower case, whatever case the node wrote), then number/logIndex. */
-export const erc20TransfersPrefix = (chain: string, contract: string): string => `erc20/${chain}/${contract.toLowerCase()}/`;
-export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string => `${erc20TransfersPrefix(chain, contract)}${pos(number, logIndex)}`;
+/**
+ * An ERC-20 transfer's name: `erc20/chain/contract/number/logIndex` (contract lower case, whatever case the node
+ * wrote). No row is written under it since 2026-11-24 (the transfer is its `contractLogs` row); transaction
+ * summaries written before then name their ERC-20 transfers by it (transferKeyRef reads it back).
+ */
+export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string => `erc20/${chain}/${contract.toLowerCase()}/${pos(number, logIndex)}`;
+
 
 /** The tables written with each block beside its record and probe column (`blocks`, `probes`). */
 export type IndexTable = 'canon' | 'blockHashes' | 'transfers' | 'sales';
@@ -162,7 +169,7 @@ export interface IndexRow {
   value: unknown;
 }
 
-/** What a block adds to the index tables: its hash both ways, its transfers by contract, its sales. */
+/** What a block adds to the index tables: its hash both ways, its NFT transfers by contract and token, its sales. */
 export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
   const number = Number(r.header['number']);
   const hash = String(r.header['hash']);
@@ -173,11 +180,11 @@ export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
   const block = { blockHash: hash, timestamp: Number(r.header['timestamp']) };
   const transfers = transfersOf(r);
   for (const t of transfers) {
-    const keys = transferKeys(chain, t);
+    // An ERC-20 transfer is its log's `contractLogs` row (the Data API's): none here.
+    if (t.kind === 'erc20') continue;
     const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
-    // What the NFT transfers endpoint answers outlives the block record; an ERC-20 row needs no block fields (the Data API reads them from its block rows).
-    const stored: StoredTransfer | typeof rest = t.kind === 'erc20' ? rest : { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') };
-    rows.push({ table: 'transfers', key: keys.byContract, value: stored });
+    // What the NFT transfers endpoint answers outlives the block record.
+    rows.push({ table: 'transfers', key: transferKeys(chain, t).byContract, value: { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') } satisfies StoredTransfer });
   }
   for (const { transfer, sale } of salesOf(r, transfers)) rows.push({ table: 'sales', key: transferKeys(chain, transfer).sale!, value: sale });
   return rows;
@@ -202,6 +209,7 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
   if (bytes !== undefined) {
     for (const t of transfersOf(decodeRecord(bytes))) {
       const keys = transferKeys(chain, t);
+      // An ERC-20 key holds a row only when written before 2026-11-24: removed all the same.
       kv.remove('transfers', keys.byContract);
       if (keys.sale !== undefined) kv.remove('sales', keys.sale);
     }

@@ -40,7 +40,7 @@ export const prefixRange = (table: Table, p: string): KeyRange => ({ table, star
 function chainRanges(chain: string): KeyRange[] {
   return [
     ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales'] as const).map((t) => prefixRange(t, `${chain}/`)),
-    // `wallet/`: rows a store written before 2026-11-24 holds (by-wallet postings nothing read).
+    // `wallet/` and `erc20/`: rows a store written before 2026-11-24 holds (by-wallet postings, ERC-20 transfers now kept as their logs: nothing reads them).
     ...['nft', 'erc20', 'wallet'].map((kind) => prefixRange('transfers', `${kind}/${chain}/`)),
   ];
 }
