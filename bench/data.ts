@@ -46,8 +46,9 @@ const BUILD_BUDGET_S = Number(process.env['BENCH_BUILD_SECONDS'] ?? 180);
 const BUILD_BATCH = 16;
 const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 4);
 /**
- * autocannon's connections. 8 keep the 2-core machine's server busy (it answers synchronously, one request at a
- * time) without queueing: more connections only add queueing delay to the p99, fewer leave it idle between replies.
+ * autocannon's connections, one request in flight on each. 8: enough that the server (one thread, answering one
+ * request at a time) has the next request waiting while autocannon, on the other core, reads the answers; more
+ * only lengthen the queue (the p99 grows with it, not the rate), fewer leave the server waiting on the client.
  */
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
 /**
