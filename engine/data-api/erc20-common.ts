@@ -8,6 +8,7 @@ import { tokenKey, type TokenState } from './erc20-keys.js';
 import { blockKey } from '../ingest/chain-store.js';
 import { blockTime } from './block-times.js';
 import { metadata } from './nft-transfers.js';
+import { unixIso } from '../datetime.js';
 
 /** What the ERC-20 endpoints share: waiting for the indexes, token facts, amounts. */
 
@@ -59,6 +60,26 @@ export function blockInfo(deps: Pick<DataDeps, 'kv'>, chain: string, number: num
   const timestamp = blockTime(deps.kv, chain, number);
   if (hash === undefined || timestamp === undefined) throw new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
   return { hash, timestamp };
+}
+
+/** An indexed block as a page's items write it: blockInfo and its time as the API writes dates. */
+export interface PageBlock {
+  hash: string;
+  timestamp: number;
+  iso: string;
+}
+
+/** blockInfo for the items of one page: each block read once (a page's items share a few blocks). */
+export function pageBlocks(deps: DataDeps, chain: string): (number: number) => PageBlock {
+  const seen = new Map<number, PageBlock>();
+  return (number) => {
+    let b = seen.get(number);
+    if (b === undefined) {
+      const { hash, timestamp } = blockInfo(deps, chain, number);
+      seen.set(number, (b = { hash, timestamp, iso: unixIso(timestamp) }));
+    }
+    return b;
+  };
 }
 
 /** A cursor for lists computed whole (a wallet's tokens, time buckets): how many items the next page skips. */

@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { rangePage } from '../page.js';
 import type { Entry } from '../ports.js';
 import type { DataDeps } from './deps.js';
-import { blockInfo, indexedHead, tokenFacts, type TokenFacts } from './erc20-common.js';
+import { indexedHead, pageBlocks, type PageBlock } from './erc20-common.js';
+import { metadata } from './nft-transfers.js';
+import type { TokenInfo } from '../evm/token-metadata.js';
 import { blockSpan, n12, spanBounds } from './block-times.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
 import { byTopic0 } from './contract-logs.js';
 import { erc20TransferAt } from './erc20-log.js';
 import { dec } from './values.js';
-import { unixIso as iso } from '../datetime.js';
 import { blockRange, cursor, evmAddress, limit, order } from './params.js';
 
 /**
@@ -31,8 +32,7 @@ export const tokenTransfersQuery = walletTransfersQuery;
 export type TransfersQuery = z.output<typeof walletTransfersQuery>;
 
 /** A transfer as both endpoints answer it. */
-function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: string; timestamp: number }) {
-  const { blockNumber, logIndex } = keyPosition(key);
+function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, token: TokenInfo, block: PageBlock) {
   return {
     token_name: token.name,
     token_symbol: token.symbol,
@@ -40,8 +40,8 @@ function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: 
     token_decimals: String(token.decimals ?? 0),
     transaction_hash: t.transactionHash,
     address: t.contract,
-    block_timestamp: iso(block.timestamp),
-    block_number: String(blockNumber),
+    block_timestamp: block.iso,
+    block_number: String(at.blockNumber),
     block_hash: block.hash,
     to_address_entity: null,
     to_address_entity_logo: null,
@@ -53,16 +53,20 @@ function item(t: WalletTransfer, key: string, token: TokenFacts, block: { hash: 
     from_address_label: null,
     value: dec(t.value),
     transaction_index: t.transactionIndex,
-    log_index: logIndex,
+    log_index: at.logIndex,
     possible_spam: token.possibleSpam,
     verified_contract: false,
   };
 }
 
 async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>) {
-  const tokens = new Map<string, Promise<TokenFacts>>();
-  const facts = (t: string) => tokens.get(t) ?? tokens.set(t, tokenFacts(deps, chain, t)).get(t)!;
-  const result = await Promise.all(page.rows.map(async ({ key, value }) => item(norm(value), key, await facts(norm(value).contract), blockInfo(deps, chain, keyPosition(key).blockNumber))));
+  const rows = page.rows.map(({ key, value }) => ({ t: norm(value), at: keyPosition(key) }));
+  // A page's transfers share a few tokens and blocks: each is read once (an item needs a token's name, not its supply).
+  const contracts = [...new Set(rows.map((r) => r.t.contract))];
+  const infos = await Promise.all(contracts.map((c) => metadata(deps, chain, c)));
+  const tokens = new Map(contracts.map((c, i) => [c, infos[i]!]));
+  const block = pageBlocks(deps, chain);
+  const result = rows.map(({ t, at }) => item(t, at, tokens.get(t.contract)!, block(at.blockNumber)));
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
 }
 

@@ -31,7 +31,10 @@ const WAIT_MS = 2_000;
 export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<{ reached: boolean; position: number }> {
   const head = storedHead(deps.kv, chain);
   const target = Math.min(to ?? head, head);
-  const behind = target - (deps.indexer.position(chain) ?? -1);
-  const reached = behind <= 0 ? true : behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, target, WAIT_MS);
+  const position = deps.indexer.position(chain) ?? -1;
+  const behind = target - position;
+  // Caught up (every read at the head, most of the time): nothing to wait for, the position just read holds.
+  if (behind <= 0) return { reached: true, position };
+  const reached = behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, target, WAIT_MS);
   return { reached, position: deps.indexer.position(chain) ?? -1 };
 }
