@@ -3,11 +3,14 @@
  * head and stays there, so the server follows it (the Data API answers only for followed chains) without
  * ingesting anything while the endpoints are measured. It answers eth_chainId, eth_blockNumber,
  * eth_getBlockByNumber (the synthetic headers, no transactions), eth_getBlockReceipts and
- * debug_traceBlockByNumber (empty: the blocks' bodies are not served); anything else is -32601.
+ * debug_traceBlockByNumber (empty: the blocks' bodies are not served), and eth_call as the chain's contracts
+ * would: an NFT's tokenURI/uri is a small data: JSON document (read once per token by the server, on its first
+ * request; no fetch), any other call returns nothing (the token names are in the dataset); anything else is -32601.
  *
  *   node dist/bench/data-node.js HEAD   prints {"msg":"listening","port":N}
  */
 import { createServer } from 'node:http';
+import { encodeAbiParameters } from 'viem';
 import { syntheticHash, syntheticTime } from './data-chain.js';
 
 const head = Number(process.argv[2]);
@@ -15,10 +18,21 @@ if (!Number.isSafeInteger(head) || head < 0) throw new Error('usage: data-node.j
 
 const quantity = (n: number): string => `0x${n.toString(16)}`;
 
+/** tokenURI(uint256) and uri(uint256): the token's metadata as a data: URI. */
+const URI_SELECTORS = new Set(['0xc87b56dd', '0x0e89341c']);
+function call(params: unknown[]): string {
+  const data = String((params[0] as { data?: string; input?: string } | undefined)?.data ?? (params[0] as { input?: string } | undefined)?.input ?? '');
+  if (!URI_SELECTORS.has(data.slice(0, 10))) return '0x';
+  const id = BigInt(`0x${data.slice(10, 74) || '0'}`);
+  const doc = Buffer.from(JSON.stringify({ name: `Token #${id}`, image: `data:image/svg+xml,<svg/>` })).toString('base64');
+  return encodeAbiParameters([{ type: 'string' }], [`data:application/json;base64,${doc}`]);
+}
+
 function answer(method: string, params: unknown[]): unknown {
   if (method === 'eth_chainId') return '0x1';
   if (method === 'eth_blockNumber') return quantity(head);
   if (method === 'eth_getBlockReceipts' || method === 'debug_traceBlockByNumber') return [];
+  if (method === 'eth_call') return call(params);
   if (method === 'eth_getBlockByNumber') {
     const tag = params[0];
     const n = tag === 'latest' || tag === 'finalized' || tag === 'safe' ? head : Number(tag);
