@@ -126,7 +126,8 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
 function openExisting(dir: string, command: Command, create: boolean): Store {
   return dataDir(() => {
     try {
-      return openStore(dir, { create });
+      // An exclusive command takes the lock next and migrates an older layout before it runs.
+      return openStore(dir, { create, migrate: command.data === 'exclusive' });
     } catch (err) {
       if (!(err instanceof NoStore)) throw err;
       const how = command.options?.['create'] !== undefined ? 'or pass --create to make a new store there' : 'or make one there with `chainpost serve` or `chainpost keys create --create`';

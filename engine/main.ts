@@ -192,7 +192,8 @@ export async function createCore(config: Config, out: (line: string) => void = s
   const lock = dataDir(() => lockDataDir(config.dataDir));
   let store: Store;
   try {
-    store = dataDir(() => openStore(config.dataDir));
+    // The lock is held: an older layout is migrated here, before anything reads it.
+    store = dataDir(() => openStore(config.dataDir, { migrate: true }));
     upgradeSchema(store);
   } catch (err) {
     lock.release();

@@ -64,8 +64,13 @@ export function ensureDataDir(path: string): void {
 /** Whether `path` holds an LMDB environment (a store some chainpost made). */
 export const hasStore = (path: string): boolean => existsSync(join(path, 'data.mdb'));
 
-/** Opens the store at `path`; without `create`, a directory holding no store is refused (NoStore) rather than made one. */
-export function openStore(path: string, { create = true }: { create?: boolean } = {}): Store {
+/**
+ * Opens the store at `path`; without `create`, a directory holding no store is refused (NoStore) rather than made
+ * one. A store of an older layout (MIGRATES), or one whose migration was cut short, opens only for its migrating
+ * writer (`migrate`: it holds the data directory's lock and calls upgradeSchema before reading anything); any
+ * other open is refused, naming the command that migrates it, rather than misread.
+ */
+export function openStore(path: string, { create = true, migrate = false }: { create?: boolean; migrate?: boolean } = {}): Store {
   if (!create && !hasStore(path)) throw new NoStore(path);
   ensureDataDir(path);
   let root: RootDatabase;
@@ -149,21 +154,35 @@ export function openStore(path: string, { create = true }: { create?: boolean } 
     },
     close: () => root.close(),
   };
-  checkSchema(store);
+  checkSchema(store, migrate);
   return store;
+}
+
+/** `meta` key present while a migration to this version is under way: the version it started from. */
+const MIGRATING = 'migratingFrom';
+
+/** Whether the store still needs upgradeSchema: an older layout, or a migration cut short. */
+function needsMigration(store: Store): boolean {
+  const found = store.get<number>('meta', 'schemaVersion');
+  return (found !== undefined && MIGRATES.has(found)) || store.get<number>('meta', MIGRATING) !== undefined;
 }
 
 /**
  * Brings a store of a version this one migrates (MIGRATES) to this version, once its writer holds the data
- * directory's lock (the server, an exclusive CLI command) and before anything reads the indexes: the keys of
- * HEX_KEYED_TABLES written as text are rewritten (migrateHexKeys), then the version is marked, so an older
- * chainpost refuses the store rather than misread it. Any other open leaves it alone.
+ * directory's lock (the server, an exclusive CLI command) and before anything reads the indexes. The version is
+ * marked first, with the version it came from under `meta/migratingFrom`, so an older chainpost refuses the
+ * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text are rewritten
+ * (migrateHexKeys); then the mark of the migration goes. A migration cut short goes on at the next upgrade.
  */
 export function upgradeSchema(store: Store): void {
-  const found = store.get<number>('meta', 'schemaVersion');
-  if (found === undefined || !MIGRATES.has(found)) return;
+  if (!needsMigration(store)) return;
+  store.transact(() => {
+    const found = store.get<number>('meta', 'schemaVersion')!;
+    if (store.get<number>('meta', MIGRATING) === undefined) store.put('meta', MIGRATING, found);
+    store.put('meta', 'schemaVersion', SCHEMA_VERSION);
+  });
   for (const table of HEX_KEYED_TABLES) migrateHexKeys(store, table);
-  store.transact(() => store.put('meta', 'schemaVersion', SCHEMA_VERSION));
+  store.transact(() => store.remove('meta', MIGRATING));
 }
 
 /**
@@ -197,7 +216,7 @@ export function migrateHexKeys(store: Store, table: Table, batch = 10_000): numb
 }
 
 /** Refuses a data directory written by another schema version rather than misreading it. */
-function checkSchema(store: Store): void {
+function checkSchema(store: Store, migrate: boolean): void {
   store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion');
     if (found === undefined) {
@@ -208,4 +227,10 @@ function checkSchema(store: Store): void {
       );
     }
   });
+  if (!migrate && needsMigration(store)) {
+    const from = store.get<number>('meta', MIGRATING) ?? store.get<number>('meta', 'schemaVersion');
+    throw new StorageError(
+      `${store.path} holds schema version ${from}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\` (npm start) on this CHAINPOST_DATA once, then this command`,
+    );
+  }
 }

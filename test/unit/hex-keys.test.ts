@@ -109,8 +109,9 @@ describe('version 4 stores: text keys of the index tables', () => {
     expect(SCHEMA_VERSION).toBe(5);
     expect(HEX_KEYED_TABLES.has('addressTxs')).toBe(true);
     await version4();
-    const s = openStore(dir);
-    // Opened but not upgraded (no lock): the mark stays, so an older chainpost would still read it.
+    expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
+    const s = openStore(dir, { migrate: true });
+    // Opened for its migration, not yet upgraded: the mark stays.
     expect(s.get('meta', 'schemaVersion')).toBe(4);
     upgradeSchema(s);
     expect(s.get('meta', 'schemaVersion')).toBe(5);
@@ -123,10 +124,29 @@ describe('version 4 stores: text keys of the index tables', () => {
     await s.close();
   });
 
-  it('finishes a migration cut short, and moves nothing twice', async () => {
+  it('marks the store version 5 before the first key moves, and finishes a migration cut short at the next upgrade', async () => {
     dir = tempDir();
     await version4();
-    const s = openStore(dir);
+    // Cut short right after its first step: marked 5 (an older chainpost refuses it), the keys still text.
+    const first = openStore(dir, { migrate: true });
+    first.transact(() => {
+      first.put('meta', 'migratingFrom', 4);
+      first.put('meta', 'schemaVersion', 5);
+    });
+    await first.close();
+    expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
+    const again = openStore(dir, { migrate: true });
+    upgradeSchema(again);
+    expect(again.get('meta', 'migratingFrom')).toBeUndefined();
+    expect(again.range('addressTxs').map((e) => e.key)).toEqual([...textKeys].sort());
+    await again.close();
+    await openStore(dir).close();
+  });
+
+  it('moves nothing twice when a table is walked again', async () => {
+    dir = tempDir();
+    await version4();
+    const s = openStore(dir, { migrate: true });
     // Batches of 4, as if each were the last before a crash: the next run goes on from the first text key.
     expect(migrateHexKeys(s, 'addressTxs', 4)).toBe(textKeys.length);
     expect(migrateHexKeys(s, 'addressTxs', 4)).toBe(0);

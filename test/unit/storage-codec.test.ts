@@ -59,14 +59,16 @@ describe('the schema version', () => {
   };
 
   for (const version of [3, 4]) {
-    it(`opens a version-${version} store, and marks it version 5 only when its writer upgrades it (holding the lock)`, async () => {
+    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 5`, async () => {
       dir = tempDir();
       expect(SCHEMA_VERSION).toBe(5);
-      expect(await reopen(version)).toBe(version);
-      const s = openStore(dir);
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}, which this chainpost migrates to version 5 when it starts on it: run \`chainpost serve\``));
+      const s = openStore(dir, { migrate: true });
+      expect(s.get('meta', 'schemaVersion')).toBe(version);
       upgradeSchema(s);
       expect(s.get('meta', 'schemaVersion')).toBe(5);
       await s.close();
+      expect(await reopen(5)).toBe(5);
     });
   }
 
