@@ -9,6 +9,7 @@ import { blockKey } from '../ingest/chain-store.js';
 import { blockTime } from './block-times.js';
 import { metadata } from './nft-transfers.js';
 import { unixIso } from '../datetime.js';
+import type { Kv } from '../ports.js';
 
 /** What the ERC-20 endpoints share: waiting for the indexes, token facts, amounts. */
 
@@ -54,12 +55,30 @@ export function shareOf(balance: bigint, supply: string | null): number | null {
   return Number((balance * 10n ** 12n) / BigInt(supply)) / 1e10;
 }
 
+const notIndexed = (chain: string, number: number): ApiError => new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
+
+/** The hash of an indexed block, as `canon` holds it (kept past pruning). */
+export function canonHash(kv: Kv, chain: string, number: number): string {
+  const hash = kv.get<string>('canon', blockKey(chain, number));
+  if (hash === undefined) throw notIndexed(chain, number);
+  return hash;
+}
+
 /** Hash and time of an indexed block (`canon` and the block-time index: both outlive the block's record). */
 export function blockInfo(deps: Pick<DataDeps, 'kv'>, chain: string, number: number): { hash: string; timestamp: number } {
-  const hash = deps.kv.get<string>('canon', blockKey(chain, number));
+  const hash = canonHash(deps.kv, chain, number);
   const timestamp = blockTime(deps.kv, chain, number);
-  if (hash === undefined || timestamp === undefined) throw new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
+  if (timestamp === undefined) throw notIndexed(chain, number);
   return { hash, timestamp };
+}
+
+/** `read` of a block number, each block read once: a page's items share a few blocks. */
+export function perBlock<T>(read: (number: number) => T): (number: number) => T {
+  const seen = new Map<number, T>();
+  return (number) => {
+    if (!seen.has(number)) seen.set(number, read(number));
+    return seen.get(number)!;
+  };
 }
 
 /** An indexed block as a page's items write it: blockInfo and its time as the API writes dates. */
@@ -69,17 +88,12 @@ export interface PageBlock {
   iso: string;
 }
 
-/** blockInfo for the items of one page: each block read once (a page's items share a few blocks). */
-export function pageBlocks(deps: DataDeps, chain: string): (number: number) => PageBlock {
-  const seen = new Map<number, PageBlock>();
-  return (number) => {
-    let b = seen.get(number);
-    if (b === undefined) {
-      const { hash, timestamp } = blockInfo(deps, chain, number);
-      seen.set(number, (b = { hash, timestamp, iso: unixIso(timestamp) }));
-    }
-    return b;
-  };
+/** blockInfo for the items of one page, each block read once. */
+export function pageBlocks(deps: Pick<DataDeps, 'kv'>, chain: string): (number: number) => PageBlock {
+  return perBlock((number) => {
+    const { hash, timestamp } = blockInfo(deps, chain, number);
+    return { hash, timestamp, iso: unixIso(timestamp) };
+  });
 }
 
 /** A cursor for lists computed whole (a wallet's tokens, time buckets): how many items the next page skips. */

@@ -8,6 +8,7 @@ import { decodeSummary, type NamedSummaryRow, type SummaryRow, type TxSummary } 
 import { transferRefKey, type StoredTransfer, type TransferRef } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import { erc20TransferAt } from './erc20-log.js';
+import { canonHash, perBlock } from './erc20-common.js';
 
 /**
  * Where the transaction endpoints read from: the indexes' summaries (kept
@@ -21,22 +22,8 @@ export async function caughtUp(deps: DataDeps, chain: string): Promise<void> {
   await indexedTo(deps, chain);
 }
 
-/** The hash of an indexed block: `canon`'s (kept past pruning), lower case as summaries answer it. */
-function canonHash(kv: Kv, chain: string, block: number): string {
-  const hash = kv.get<string>('canon', blockKey(chain, block));
-  if (hash === undefined) throw new ApiError(503, `block ${block} of chain ${chain} is not indexed yet; try again`);
-  return hash.toLowerCase();
-}
-
-/** A block's hash, read once per block however many summaries ask (a page of a list often holds several of a block). */
-export function blockHashes(kv: Kv, chain: string): (block: number) => string {
-  const known = new Map<number, string>();
-  return (block) => {
-    let hash = known.get(block);
-    if (hash === undefined) known.set(block, (hash = canonHash(kv, chain, block)));
-    return hash;
-  };
-}
+/** A block's hash (`canon`'s, lower case as summaries answer it), read once per block however many summaries ask. */
+export const blockHashes = (kv: Kv, chain: string): ((block: number) => string) => perBlock((block) => canonHash(kv, chain, block).toLowerCase());
 
 export function summaryAt(deps: Pick<DataDeps, 'kv'>, chain: string, block: number, index: number, hashOf = blockHashes(deps.kv, chain)): TxSummary | undefined {
   const row = deps.kv.get<SummaryRow | NamedSummaryRow>('nativeTxs', summaryKey(chain, block, index));
