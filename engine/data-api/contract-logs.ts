@@ -1,14 +1,13 @@
 import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
 import { z } from 'zod';
-import { unixIso } from '../datetime.js';
 import { badRequest } from '../errors.js';
 import { rangePage } from '../page.js';
-import type { Kv } from '../ports.js';
 import { jsonValue } from './abi-values.js';
 import { indexedTo } from './read-at.js';
 import { blockSpan, spanBounds } from './block-times.js';
 import type { DataDeps } from './deps.js';
-import { blockInfo } from './erc20-common.js';
+import { pageBlocks, type PageBlock } from './erc20-common.js';
+import { pos } from '../evm/store.js';
 import type { DataIndex } from './indexer.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 
@@ -48,7 +47,6 @@ export interface LogRow {
 }
 export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { tx: v[0], ti: v[1], topics: v[2], data: v[3] } : v);
 
-const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
 /** The key prefix of a contract's logs of one topic0 (`chain/t/address/topic0/`), each key number/logIndex → 0. */
 export const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
@@ -112,13 +110,13 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   return { page: page.page, cursor: page.cursor, rows };
 }
 
-/** Where a log stands, in the interface's field names. */
-function placed(kv: Kv, chain: string, address: string, r: { number: number; log: LogRow }) {
-  const block = blockInfo({ kv }, chain, r.number);
+/** Where a log stands, in the interface's field names (`blockOf`: the page's blocks, each read once). */
+function placed(blockOf: (number: number) => PageBlock, address: string, r: { number: number; log: LogRow }) {
+  const block = blockOf(r.number);
   return {
     transaction_hash: r.log.tx,
     address,
-    block_timestamp: unixIso(block.timestamp),
+    block_timestamp: block.iso,
     block_number: String(r.number),
     block_hash: block.hash,
   };
@@ -127,8 +125,9 @@ function placed(kv: Kv, chain: string, address: string, r: { number: number; log
 /** GET /:address/logs */
 export async function contractLogs(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractLogsQuery>) {
   const page = await logPage(deps, chain, q, [q.topic0, q.topic1, q.topic2, q.topic3], 'logs');
+  const blockOf = pageBlocks(deps, chain);
   const result = page.rows.map((r) => ({
-    ...placed(deps.kv, chain, q.address, r),
+    ...placed(blockOf, q.address, r),
     transaction_index: String(r.log.ti),
     log_index: String(r.logIndex),
     data: r.log.data,
@@ -181,9 +180,10 @@ export async function contractEvents(deps: Pick<DataDeps, 'kv' | 'indexer'>, cha
     }
   };
   const page = await logPage(deps, chain, { ...q, block_number: undefined, topic0: q.topic }, [q.topic], 'events');
+  const blockOf = pageBlocks(deps, chain);
   const result = page.rows.flatMap((r) => {
     const args = decode(r.log);
-    return args === undefined ? [] : [{ ...placed(deps.kv, chain, q.address, r), data: jsonValue(args) }];
+    return args === undefined ? [] : [{ ...placed(blockOf, q.address, r), data: jsonValue(args) }];
   });
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
 }
