@@ -31,7 +31,7 @@ import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
-import { ConfigError, parseConfig, type Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { Dispatcher } from './delivery/dispatcher.js';
 import { DELIVERY_TIMEOUT_MS } from './delivery/limits.js';
 import { findChain } from './chains/registry.js';
