@@ -13,9 +13,9 @@ import { salesOf } from './sales.js';
  * Transfer values carry what a Data API result needs (block hash and time, the
  * transaction's value): block records are pruned, transfer indexes stay. An
  * ERC-20 Transfer is stored once, as its log (the Data API's `contractLogs`
- * row, engine/data-api/erc20-log.ts); `erc20/chain/contract/number/logIndex`
- * still names it (a transaction summary's transfer keys), and a store written
- * before 2026-11-24 still holds `transfers` rows under such keys, unread.
+ * row, engine/data-api/erc20-log.ts); a store written before 2026-11-24 still
+ * holds `transfers` rows under `erc20/chain/contract/number/logIndex`, unread,
+ * and transaction summaries naming transfers by such keys (transferKeyRef).
  */
 /** topic0 of ERC-20/721 Transfer, ERC-1155 TransferSingle and TransferBatch. */
 export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
