@@ -10,13 +10,17 @@ import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
- * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites.
+ * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites;
+ * 5 kept logs under their contract and block times without hashes, which this version still reads (an older
+ * chainpost would misread the forms written since: the mark keeps it out).
  */
-const MIGRATES = new Set([3, 4]);
+const MIGRATES = new Set([3, 4, 5]);
+/** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
+const HEX_KEYS_SINCE = 5;
 
 /**
  * The Data API's index tables, whose keys are stored by storage/hex-keys.ts (hex segments as bytes). The
@@ -171,17 +175,19 @@ function needsMigration(store: Store): boolean {
  * Brings a store of a version this one migrates (MIGRATES) to this version, once its writer holds the data
  * directory's lock (the server, an exclusive CLI command) and before anything reads the indexes. The version is
  * marked first, with the version it came from under `meta/migratingFrom`, so an older chainpost refuses the
- * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text are rewritten
- * (migrateHexKeys); then the mark of the migration goes. A migration cut short goes on at the next upgrade.
+ * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
+ * are rewritten (migrateHexKeys); then the mark of the migration goes. A migration cut short goes on at the
+ * next upgrade.
  */
 export function upgradeSchema(store: Store): void {
   if (!needsMigration(store)) return;
-  store.transact(() => {
+  const from = store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion')!;
     if (store.get<number>('meta', MIGRATING) === undefined) store.put('meta', MIGRATING, found);
     store.put('meta', 'schemaVersion', SCHEMA_VERSION);
+    return store.get<number>('meta', MIGRATING)!;
   });
-  for (const table of HEX_KEYED_TABLES) migrateHexKeys(store, table);
+  if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) migrateHexKeys(store, table);
   store.transact(() => store.remove('meta', MIGRATING));
 }
 

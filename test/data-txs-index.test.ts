@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
 import { ServiceClock } from '../engine/clock.js';
 import { IndexWriter, DataIndexer, indexedBlock, type IndexedBlock } from '../engine/data-api/indexer.js';
+import { blockTimesIndex } from '../engine/data-api/block-times.js';
 import { activityKey, addressPrefix, nativeTxIndex, positionOf, type Activity } from '../engine/data-api/tx-index.js';
 import { summaryOf } from '../engine/data-api/tx-source.js';
 import { addressPage } from '../engine/data-api/txs.js';
@@ -51,6 +52,8 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
       const block: IndexedBlock = indexedBlock(CHAIN, n, String(b.block['hash']), record);
       store.transact(() => {
         writeBlock(store, CHAIN, record);
+        // The block's time and hash, where a summary's block hash is read.
+        blockTimesIndex.apply(new IndexWriter(store, []), block, undefined);
         nativeTxIndex.apply(new IndexWriter(store, []), block, undefined);
       });
       (b.block['transactions'] as Json[]).forEach((tx, index) => {

@@ -11,28 +11,44 @@ import { date } from './params.js';
 import { storedHead } from './read-at.js';
 
 /**
- * Block times: `blockTimes` maps each indexed block's number to its timestamp,
- * kept when the block record is pruned (the record holds the header only
- * within the retention window). Timestamps grow with the number (a block's is
+ * Block times: `blockTimes` maps each indexed block's number to its timestamp
+ * and hash, kept when the block record is pruned (the record holds the header
+ * only within the retention window). A page's items read their block there
+ * once: one row, the block as the indexes hold it. Timestamps grow with the number (a block's is
  * after its parent's, or equal on a devnet), so a date is found by binary
  * search over numbers: O(log n) point reads. Dates before the first indexed
  * block are searched on the node (eth_getBlockByNumber), as blocks below a
  * start block are not indexed.
  */
 
+/** A `blockTimes` row: the block's timestamp (Unix seconds) and hash; a store written before 2026-11-24 holds the timestamp alone (still read). */
+export type BlockTimeRow = [timestamp: number, hash: string] | number;
+
 export const blockTimesIndex: DataIndex = {
   name: 'blockTimes',
   apply(w, block) {
-    w.put('blockTimes', blockKey(block.chain, block.number), block.timestamp);
+    w.put('blockTimes', blockKey(block.chain, block.number), [block.timestamp, block.hash] satisfies BlockTimeRow);
   },
 };
 
 /** A block's timestamp (Unix seconds), if indexed. */
-export const blockTime = (kv: Kv, chain: string, number: number): number | undefined => kv.get<number>('blockTimes', blockKey(chain, number));
+export function blockTime(kv: Kv, chain: string, number: number): number | undefined {
+  const row = kv.get<BlockTimeRow>('blockTimes', blockKey(chain, number));
+  return Array.isArray(row) ? row[0] : row;
+}
+
+/** An indexed block's timestamp and hash, in one read (`canon`'s hash for a row of the old form); undefined when not indexed. */
+export function indexedBlockAt(kv: Kv, chain: string, number: number): { timestamp: number; hash: string } | undefined {
+  const row = kv.get<BlockTimeRow>('blockTimes', blockKey(chain, number));
+  if (row === undefined) return undefined;
+  if (Array.isArray(row)) return { timestamp: row[0], hash: row[1] };
+  const hash = kv.get<string>('canon', blockKey(chain, number));
+  return hash === undefined ? undefined : { timestamp: row, hash };
+}
 
 /** The first and last indexed block numbers of the chain, if any. */
 function indexedSpan(kv: Kv, chain: string): [number, number] | undefined {
-  const ends = [false, true].map((reverse) => kv.range<number>('blockTimes', reverse ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 } : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 })[0]);
+  const ends = [false, true].map((reverse) => kv.range<BlockTimeRow>('blockTimes', reverse ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 } : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 })[0]);
   if (ends[0] === undefined || ends[1] === undefined) return undefined;
   const num = (key: string) => parseInt(key.slice(chain.length + 1), 16);
   return [num(ends[0].key), num(ends[1].key)];

@@ -9,13 +9,16 @@ import type { DataDeps } from './deps.js';
 import { pageBlocks, type PageBlock } from './erc20-common.js';
 import { pos } from '../evm/store.js';
 import type { DataIndex } from './indexer.js';
+import type { Kv } from '../ports.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
 
 /**
  * Logs by emitting contract: `contractLogs` holds every log of every indexed
- * block under its contract (`chain/a/address/number/logIndex` → the log), and a
- * key per log under its topic0 (`chain/t/address/topic0/number/logIndex` → 0),
- * so a page of a contract's logs, or of one event of it, reads O(page) entries.
+ * block under its contract and topic0 (`chain/t/address/topic0/number/logIndex`
+ * → the log), and a key per log under its contract alone (`chain/a/address/
+ * number/logIndex` → its topic0; the log itself when it has no topics), so a
+ * page of one event of a contract (a token's Transfers) reads its logs in the
+ * page's range, and a page of all its logs a point read per log besides.
  * The rows stay when the block record is pruned. The row is the only stored
  * copy of an ERC-20 Transfer (engine/data-api/erc20-log.ts reads it as one).
  * GET /:address/logs answers them raw, POST /:address/events decoded with the
@@ -37,6 +40,13 @@ export interface OldContractLog {
   data: string;
 }
 export type StoredContractLog = ContractLog | OldContractLog;
+/**
+ * An `a/` value: the log's topic0 (the log is under its topic0 key), or the log itself (a log without topics; in
+ * a store written before 2026-11-25 every log, beside a `t/` value 0).
+ */
+export type ContractEntry = string | StoredContractLog;
+/** A `t/` value: the log; 0 in a store written before 2026-11-25 (the log is its `a/` value). */
+export type TopicEntry = ContractLog | 0;
 
 /** A log row of either form, as its readers take it (the old form's `ts` is `blockTimes`' too). */
 export interface LogRow {
@@ -48,10 +58,34 @@ export interface LogRow {
 export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { tx: v[0], ti: v[1], topics: v[2], data: v[3] } : v);
 
 const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
-/** The key prefix of a contract's logs of one topic0 (`chain/t/address/topic0/`), each key number/logIndex → 0. */
+/** The key prefix of a contract's logs of one topic0 (`chain/t/address/topic0/`), each key number/logIndex → the log. */
 export const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
-/** The key of a log's row: `chain/a/address/number/logIndex` (address lower case). */
-export const contractLogKey = (chain: string, address: string, number: number, logIndex: number): string => byContract(chain, address) + pos(number, logIndex);
+
+/** The log of a contract's `a/` entry at `at` (number/logIndex): a point read under its topic0, unless the entry holds it. */
+function contractEntryLog(kv: Kv, chain: string, address: string, at: string, value: ContractEntry): LogRow | undefined {
+  if (typeof value !== 'string') return logRow(value);
+  const log = kv.get<TopicEntry>('contractLogs', byTopic0(chain, address, value) + at);
+  return log === undefined || log === 0 ? undefined : logRow(log);
+}
+
+/** The log of a `t/` entry at `at`: its value, or (a store written before 2026-11-25) the contract's `a/` entry. */
+function topicEntryLog(kv: Kv, chain: string, address: string, at: string, value: TopicEntry): LogRow | undefined {
+  if (value !== 0) return logRow(value);
+  const old = kv.get<ContractEntry>('contractLogs', byContract(chain, address) + at);
+  return old === undefined || typeof old === 'string' ? undefined : logRow(old);
+}
+
+/** The log `address` emitted at (number, logIndex) if its topic0 is `topic0` (lower case); one read. */
+export function logAt(kv: Kv, chain: string, address: string, number: number, logIndex: number, topic0: string): LogRow | undefined {
+  const at = pos(number, logIndex);
+  const value = kv.get<TopicEntry>('contractLogs', byTopic0(chain, address, topic0) + at);
+  return value === undefined ? undefined : topicEntryLog(kv, chain, address, at, value);
+}
+
+/** A page's `t/` entries (keys under `byTopic0(chain, address, …)`) as their logs. */
+export const topicEntriesLog = (kv: Kv, chain: string, address: string) => (value: TopicEntry, key: string): LogRow | undefined => topicEntryLog(kv, chain, address, key.slice(key.length - POS_LENGTH), value);
+/** number/logIndex: the last characters of every `contractLogs` key. */
+const POS_LENGTH = pos(0, 0).length;
 
 export const contractLogsIndex: DataIndex = {
   name: 'contractLogs',
@@ -61,8 +95,12 @@ export const contractLogsIndex: DataIndex = {
         const address = l.address.toLowerCase();
         const at = pos(block.number, Number(l.logIndex));
         const topics = l.topics.map((x) => x.toLowerCase());
-        w.put('contractLogs', byContract(block.chain, address) + at, [String(t.tx['hash']).toLowerCase(), ti, topics, l.data] satisfies ContractLog);
-        if (topics[0] !== undefined) w.put('contractLogs', byTopic0(block.chain, address, topics[0]) + at, 0);
+        const log: ContractLog = [String(t.tx['hash']).toLowerCase(), ti, topics, l.data];
+        if (topics[0] === undefined) w.put('contractLogs', byContract(block.chain, address) + at, log satisfies ContractEntry);
+        else {
+          w.put('contractLogs', byContract(block.chain, address) + at, topics[0] satisfies ContractEntry);
+          w.put('contractLogs', byTopic0(block.chain, address, topics[0]) + at, log satisfies TopicEntry);
+        }
       }
     });
   },
@@ -90,9 +128,12 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   const bounds = blockSpan(deps.kv, chain, q);
   if (bounds === null) return { page: 0, cursor: null, rows: [] };
   const [topic0, ...rest] = topics;
-  const main = byContract(chain, q.address);
-  const prefix = topic0 === undefined ? main : byTopic0(chain, q.address, topic0);
-  const rowOf = (value: unknown, key: string): LogRow => logRow(topic0 === undefined ? (value as StoredContractLog) : deps.kv.get<StoredContractLog>('contractLogs', main + key.slice(prefix.length))!);
+  const prefix = topic0 === undefined ? byContract(chain, q.address) : byTopic0(chain, q.address, topic0);
+  // Undefined only for an entry read while a reorg took its log back (each read is its own snapshot): left out.
+  const rowOf = (value: unknown, key: string): LogRow | undefined => {
+    const at = key.slice(prefix.length);
+    return topic0 === undefined ? contractEntryLog(deps.kv, chain, q.address, at, value as ContractEntry) : topicEntryLog(deps.kv, chain, q.address, at, value as TopicEntry);
+  };
   const filtered = rest.some((t) => t !== undefined);
   const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
@@ -101,11 +142,12 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
     reverse: q.order === 'DESC',
     cursor: q.cursor,
     ...spanBounds(bounds),
-    ...(filtered ? { keep: (v: unknown, key: string) => rest.every((t, i) => t === undefined || rowOf(v, key).topics[i + 1] === t) } : {}),
+    ...(filtered ? { keep: (v: unknown, key: string) => rest.every((t, i) => t === undefined || rowOf(v, key)?.topics[i + 1] === t) } : {}),
   });
-  const rows = page.rows.map(({ key, value }) => {
+  const rows = page.rows.flatMap(({ key, value }) => {
     const [n, li] = key.slice(prefix.length).split('/') as [string, string];
-    return { number: parseInt(n, 16), logIndex: parseInt(li, 16), log: rowOf(value, key) };
+    const log = rowOf(value, key);
+    return log === undefined ? [] : [{ number: parseInt(n, 16), logIndex: parseInt(li, 16), log }];
   });
   return { page: page.page, cursor: page.cursor, rows };
 }

@@ -5,11 +5,9 @@ import { ApiError, badRequest } from '../errors.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { tokenKey, type TokenState } from './erc20-keys.js';
-import { blockKey } from '../ingest/chain-store.js';
-import { blockTime } from './block-times.js';
+import { indexedBlockAt } from './block-times.js';
 import { metadata } from './nft-transfers.js';
 import { unixIso } from '../datetime.js';
-import type { Kv } from '../ports.js';
 
 /** What the ERC-20 endpoints share: waiting for the indexes, token facts, amounts. */
 
@@ -57,19 +55,11 @@ export function shareOf(balance: bigint, supply: string | null): number | null {
 
 const notIndexed = (chain: string, number: number): ApiError => new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
 
-/** The hash of an indexed block, as `canon` holds it (kept past pruning). */
-export function canonHash(kv: Kv, chain: string, number: number): string {
-  const hash = kv.get<string>('canon', blockKey(chain, number));
-  if (hash === undefined) throw notIndexed(chain, number);
-  return hash;
-}
-
-/** Hash and time of an indexed block (`canon` and the block-time index: both outlive the block's record). */
+/** Hash and time of an indexed block, in one read (`blockTimes`, which outlives the block's record); 503 when the indexes do not hold it. */
 export function blockInfo(deps: Pick<DataDeps, 'kv'>, chain: string, number: number): { hash: string; timestamp: number } {
-  const hash = canonHash(deps.kv, chain, number);
-  const timestamp = blockTime(deps.kv, chain, number);
-  if (timestamp === undefined) throw notIndexed(chain, number);
-  return { hash, timestamp };
+  const block = indexedBlockAt(deps.kv, chain, number);
+  if (block === undefined) throw notIndexed(chain, number);
+  return block;
 }
 
 /** `read` of a block number, each block read once: a page's items share a few blocks. */

@@ -8,17 +8,18 @@ import { metadata } from './nft-transfers.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import { blockSpan, n12, spanBounds } from './block-times.js';
 import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
-import { byTopic0 } from './contract-logs.js';
-import { erc20TransferAt } from './erc20-log.js';
+import { byTopic0, topicEntriesLog, type TopicEntry } from './contract-logs.js';
+import { erc20TransferAt, erc20TransferOf } from './erc20-log.js';
 import { dec } from './values.js';
 import { blockRange, cursor, evmAddress, limit, order } from './params.js';
 
 /**
  * GET /:address/erc20/transfers (a wallet's, from the `erc20Wallet` index) and
- * GET /erc20/:address/transfers (a token's, from its Transfer logs' topic0 keys
+ * GET /erc20/:address/transfers (a token's, its Transfer logs under their topic0
  * in `contractLogs`): newest first unless asked, in a block or date range; a
- * page reads at most limit + 2 index entries, and one log row per transfer
- * (contract_addresses aside: that filter reads on until the page is full).
+ * page reads at most limit + 2 index entries (contract_addresses aside: that
+ * filter reads on until the page is full), and a wallet's page one log row per
+ * transfer.
  */
 
 export const walletTransfersQuery = z.object({
@@ -121,6 +122,11 @@ export async function tokenTransfers(deps: DataDeps, chain: string, q: Transfers
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
   // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read): from the indexes' first block
   // (indexState.start: the log rows begin there) up to their head. One an NFT logged (four topics, the same topic0) is left out of the page.
-  const page = rangePage<unknown>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
-  return answer(deps, chain, q, { ...page, rows: resolved(page.rows, (_, key) => transferOf(deps, chain, q.address, key)) });
+  const page = rangePage<TopicEntry>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  // Each entry holds its log: no read per transfer.
+  const logOf = topicEntriesLog(deps.kv, chain, q.address);
+  return answer(deps, chain, q, { ...page, rows: resolved(page.rows, (value, key) => {
+    const log = logOf(value, key);
+    return log === undefined ? undefined : erc20TransferOf(q.address, log);
+  }) });
 }

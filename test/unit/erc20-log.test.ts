@@ -2,7 +2,8 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { ServiceClock } from '../../engine/clock.js';
-import { contractEvents, contractEventsQuery, contractLogs, contractLogsQuery, type ContractLog, type OldContractLog } from '../../engine/data-api/contract-logs.js';
+import { blockTime, type BlockTimeRow } from '../../engine/data-api/block-times.js';
+import { contractEvents, contractEventsQuery, contractLogs, contractLogsQuery, type ContractLog, type OldContractLog, type TopicEntry } from '../../engine/data-api/contract-logs.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { erc20TransferAt } from '../../engine/data-api/erc20-log.js';
 import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20-transfers.js';
@@ -169,8 +170,10 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(store.count('transfers', { start: 'erc20/', end: 'erc20/\uffff' })).toBe(0);
     expect(store.count('transfers', { start: 'nft/', end: 'nft/\uffff' })).toBeGreaterThan(0);
     const s = scanned[0]!;
-    const row = store.get<ContractLog>('contractLogs', `${CHAIN}/a/${s.contract}/${s.block.toString(16).padStart(12, '0')}/${s.logIndex.toString(16).padStart(6, '0')}`);
-    expect(row).toEqual([s.hash, s.ti, expect.any(Array), expect.any(String)]);
+    const at = `${s.block.toString(16).padStart(12, '0')}/${s.logIndex.toString(16).padStart(6, '0')}`;
+    expect(store.get<ContractLog>('contractLogs', `${CHAIN}/t/${s.contract}/${TRANSFER}/${at}`)).toEqual([s.hash, s.ti, expect.any(Array), expect.any(String)]);
+    // Under the contract alone: its topic0.
+    expect(store.get('contractLogs', `${CHAIN}/a/${s.contract}/${at}`)).toBe(TRANSFER);
   });
 
   it('reads every scanned ERC-20 Transfer back with erc20TransferAt, and nothing at a place holding another log', () => {
@@ -200,15 +203,30 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(hashWithoutSummary(scanned[0]!)).toBe(scanned[0]!.hash);
   });
 
-  it('reads the rows a store written before 2026-11-24 holds (each log an object, with its block time) the same, without its old `transfers` rows', async () => {
+  it('reads the rows a store written on 2026-11-24 holds (each log under its contract, 0 under its topic0) the same', async () => {
+    const rows = store.range<TopicEntry>('contractLogs', { start: `${CHAIN}/t/`, end: `${CHAIN}/t/\uffff` });
+    store.transact(() => {
+      for (const { key, value } of rows) {
+        const [, , contract, , n, li] = key.split('/');
+        store.put('contractLogs', `${CHAIN}/a/${contract}/${n}/${li}`, value);
+        store.put('contractLogs', key, 0);
+      }
+    });
+    expect(await answers()).toEqual(compact);
+  });
+
+  it('reads the rows a store written before 2026-11-24 holds (each log an object, with its block time; block times without hashes) the same, without its old `transfers` rows', async () => {
     const prefix = `${CHAIN}/a/`;
-    const rows = store.range<ContractLog>('contractLogs', { start: prefix, end: `${prefix}\uffff` });
+    const rows = store.range<ContractLog | string>('contractLogs', { start: prefix, end: `${prefix}\uffff` }).filter((r) => Array.isArray(r.value)) as Array<{ key: string; value: ContractLog }>;
+    const times = store.range<BlockTimeRow>('blockTimes', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` });
+    expect(times.map((t) => t.value)).toEqual(FIXTURE_BLOCKS.map((n) => [expect.any(Number), store.get<string>('canon', blockKey(CHAIN, n))]));
     store.transact(() => {
       for (const { key, value } of rows) {
         const n = parseInt(key.slice(prefix.length).split('/')[1]!, 16);
         const [tx, ti, topics, data] = value;
-        store.put('contractLogs', key, { tx, ti, ts: store.get<number>('blockTimes', blockKey(CHAIN, n))!, topics, data } satisfies OldContractLog);
+        store.put('contractLogs', key, { tx, ti, ts: blockTime(store, CHAIN, n)!, topics, data } satisfies OldContractLog);
       }
+      for (const { key, value } of times) store.put('blockTimes', key, (value as [number, string])[0]);
       // The follower's rows of that store: never read.
       for (const s of scanned) store.put('transfers', erc20TransferKey(CHAIN, s.contract, s.block, s.logIndex), { kind: 'erc20', contract: s.contract, from: '0x0', to: '0x0', value: '0x0', transactionHash: '0x0', transactionIndex: 0 });
     });

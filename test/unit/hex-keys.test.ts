@@ -106,7 +106,7 @@ describe('version 4 stores: text keys of the index tables', () => {
 
   it('migrates them at the upgrade: every key then reads, in order, once, and the store is marked this version', async () => {
     dir = tempDir();
-    expect(SCHEMA_VERSION).toBe(5);
+    expect(SCHEMA_VERSION).toBe(6);
     expect(HEX_KEYED_TABLES.has('addressTxs')).toBe(true);
     await version4();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
@@ -114,7 +114,7 @@ describe('version 4 stores: text keys of the index tables', () => {
     // Opened for its migration, not yet upgraded: the mark stays.
     expect(s.get('meta', 'schemaVersion')).toBe(4);
     upgradeSchema(s);
-    expect(s.get('meta', 'schemaVersion')).toBe(5);
+    expect(s.get('meta', 'schemaVersion')).toBe(6);
     for (const k of textKeys) expect(s.get('addressTxs', k)).toBe(1);
     const prefix = `hist/0x1/${addr(3)}/`;
     expect(s.range('addressTxs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key)).toEqual(textKeys.filter((k) => k.startsWith(prefix)).sort());
@@ -124,14 +124,14 @@ describe('version 4 stores: text keys of the index tables', () => {
     await s.close();
   });
 
-  it('marks the store version 5 before the first key moves, and finishes a migration cut short at the next upgrade', async () => {
+  it('marks the store this version before the first key moves, and finishes a migration cut short at the next upgrade', async () => {
     dir = tempDir();
     await version4();
-    // Cut short right after its first step: marked 5 (an older chainpost refuses it), the keys still text.
+    // Cut short right after its first step: marked 6 (an older chainpost refuses it), the keys still text.
     const first = openStore(dir, { migrate: true });
     first.transact(() => {
       first.put('meta', 'migratingFrom', 4);
-      first.put('meta', 'schemaVersion', 5);
+      first.put('meta', 'schemaVersion', 6);
     });
     await first.close();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
@@ -141,6 +141,19 @@ describe('version 4 stores: text keys of the index tables', () => {
     expect(again.range('addressTxs').map((e) => e.key)).toEqual([...textKeys].sort());
     await again.close();
     await openStore(dir).close();
+  });
+
+  it('upgrades a version-5 store (its keys already encoded) by its mark alone: no table is walked', async () => {
+    dir = tempDir();
+    await version4();
+    const s = openStore(dir, { migrate: true });
+    // The text keys stand for what a walk would rewrite: marked 5, they stay as they are.
+    s.transact(() => s.put('meta', 'schemaVersion', 5));
+    upgradeSchema(s);
+    expect(s.get('meta', 'schemaVersion')).toBe(6);
+    expect(s.get('meta', 'migratingFrom')).toBeUndefined();
+    expect([...s.rawKeys('addressTxs').getKeys()].map((k) => k.toString())).toEqual([...textKeys].sort());
+    await s.close();
   });
 
   it('moves nothing twice when a table is walked again', async () => {

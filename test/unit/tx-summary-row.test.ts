@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { IndexWriter, indexedBlock } from '../../engine/data-api/indexer.js';
 import { contractLogsIndex } from '../../engine/data-api/contract-logs.js';
+import { blockTimesIndex } from '../../engine/data-api/block-times.js';
 import { nativeTxIndex, summaryKey } from '../../engine/data-api/tx-index.js';
 import { summaryAt, summaryOf, transferOfSummary } from '../../engine/data-api/tx-source.js';
 import { APPROVAL, APPROVAL_FOR_ALL, summarize, summaryRow, type TxSummary } from '../../engine/data-api/tx-summary.js';
@@ -88,7 +89,8 @@ function index(store: Store, r: BlockRecord): void {
   store.transact(() => {
     writeBlock(store, CHAIN, r);
     const block = indexedBlock(CHAIN, number, String(r.header['hash']), r);
-    // The log rows first, as the indexer applies them: an ERC-20 transfer is its log's row.
+    // The block's time and hash and the log rows first, as the indexer applies them: an ERC-20 transfer is its log's row.
+    blockTimesIndex.apply(new IndexWriter(store, []), block, undefined);
     contractLogsIndex.apply(new IndexWriter(store, []), block, undefined);
     nativeTxIndex.apply(new IndexWriter(store, []), block, undefined);
   });
