@@ -17,7 +17,7 @@ import { erc20TransferKey, writeBlock } from '../../engine/evm/store.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../engine/log.js';
-import { openStore, type Store } from '../../storage/env.js';
+import { HEX_KEYED_TABLES, openStore, type Store } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 
@@ -197,6 +197,22 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(compact.logs.result.map((l) => l.transaction_hash)).toEqual(expect.arrayContaining([list.at(-1)!.hash]));
     const decoded = (d: unknown) => Object.fromEntries(Object.entries(d as Record<string, string>).map(([k, v]) => [k, v.toLowerCase()]));
     expect(compact.events.result.map((e) => [e.transaction_hash, decoded(e.data)])).toEqual(newestFirst(list).slice(0, 100).map((s) => [s.hash, { from: s.from, to: s.to, value: s.value }]));
+  });
+
+  it('holds no byte array in any value of the Data API\'s index tables, whose ranges are decoded in place; a range\'s values stay as read', () => {
+    const bytesIn = (v: unknown): boolean => v instanceof Uint8Array || (typeof v === 'object' && v !== null && Object.values(v).some(bytesIn));
+    let values = 0;
+    for (const table of HEX_KEYED_TABLES) {
+      const rows = store.range(table);
+      values += rows.length;
+      expect(rows.filter((r) => bytesIn(r.value)).map((r) => r.key), table).toEqual([]);
+      // Read again after other reads (lmdb-js reuses its buffer): each value as a fresh get decodes it.
+      const again = JSON.stringify(rows);
+      for (const r of rows.slice(0, 50)) store.get(table, r.key);
+      expect(JSON.stringify(rows), table).toBe(again);
+      for (const r of rows.slice(0, 200)) expect(store.get(table, r.key), r.key).toEqual(r.value);
+    }
+    expect(values).toBeGreaterThan(1000);
   });
 
   it('reads a transfer\'s hash from its row, not its transaction\'s summary', () => {
