@@ -61,7 +61,7 @@ function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, 
 }
 
 async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>) {
-  const rows = page.rows.map(({ key, value }) => ({ t: norm(value), at: keyPosition(key) }));
+  const rows = page.rows.map(({ key, value }) => ({ t: value, at: keyPosition(key) }));
   // A page's transfers share a few tokens and blocks: each is read once (an item needs a token's name, not its supply).
   const contracts = [...new Set(rows.map((r) => r.t.contract))];
   const infos = await Promise.all(contracts.map((c) => metadata(deps, chain, c)));
@@ -93,7 +93,7 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
   // Filtered by contract: rangePage reads on in chunks until the page is full.
   const keep = contracts.length === 0 ? {} : { keep: (entry: WalletEntry) => wanted.has(tokenOf(entry)) };
   const page = rangePage<WalletEntry>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
-  const rows = resolved(page.rows, (value, key) => (typeof value === 'string' ? transferOf(deps, chain, value, key) : value));
+  const rows = resolved(page.rows, (value, key) => (typeof value === 'string' ? transferOf(deps, chain, value, key) : norm(value)));
   return answer(deps, chain, q, { ...page, rows });
 }
 
