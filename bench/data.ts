@@ -61,8 +61,12 @@ const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
  * measured the client.
  */
 const PATHS = Number(process.env['BENCH_PATHS'] ?? 2_000);
-/** Seconds of requests, not recorded, before each endpoint's run. */
-const WARM_UP_S = 1;
+/**
+ * Seconds of requests, not recorded, before each endpoint's run. A new server process maps the store's pages as it
+ * first touches them (minor page faults): its first thousands of requests for random wallets are slower than the
+ * ones after, so with a second of warm-up the run measured that start as much as the reads.
+ */
+const WARM_UP_S = 3;
 const KEY = 'cpk_bench_data_0123456789abcdef';
 const LIMIT = 25;
 
@@ -235,7 +239,7 @@ async function serve(args: string[], nodeUrl: string): Promise<Started> {
   return startProcess(args, { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' }, 60_000);
 }
 
-/** Each endpoint's run on a server, after one warm-up second per endpoint. */
+/** Each endpoint's run on a server, after WARM_UP_S seconds of warm-up per endpoint. */
 async function measure(server: Started): Promise<Record<string, Run>> {
   const out: Record<string, Run> = {};
   for (const [name, path] of ENDPOINTS) {
