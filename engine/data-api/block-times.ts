@@ -21,7 +21,7 @@ import { storedHead } from './read-at.js';
  * start block are not indexed.
  */
 
-/** A `blockTimes` row: the block's timestamp (Unix seconds) and hash; a store written before 2026-11-24 holds the timestamp alone (still read). */
+/** A `blockTimes` row: the block's timestamp (Unix seconds) and hash; a store written by schema version 5 or older holds the timestamp alone (still read). */
 export type BlockTimeRow = [timestamp: number, hash: string] | number;
 
 export const blockTimesIndex: DataIndex = {

@@ -42,10 +42,10 @@ export interface OldContractLog {
 export type StoredContractLog = ContractLog | OldContractLog;
 /**
  * An `a/` value: the log's topic0 (the log is under its topic0 key), or the log itself (a log without topics; in
- * a store written before 2026-11-25 every log, beside a `t/` value 0).
+ * a store written by schema version 5 or older every log, beside a `t/` value 0).
  */
 export type ContractEntry = string | StoredContractLog;
-/** A `t/` value: the log; 0 in a store written before 2026-11-25 (the log is its `a/` value). */
+/** A `t/` value: the log; 0 in a store written by schema version 5 or older (the log is its `a/` value). */
 export type TopicEntry = ContractLog | 0;
 
 /** A log row of either form, as its readers take it (the old form's `ts` is `blockTimes`' too). */
@@ -68,7 +68,7 @@ function contractEntryLog(kv: Kv, chain: string, address: string, at: string, va
   return log === undefined || log === 0 ? undefined : logRow(log);
 }
 
-/** The log of a `t/` entry at `at`: its value, or (a store written before 2026-11-25) the contract's `a/` entry. */
+/** The log of a `t/` entry at `at`: its value, or (a store written by schema version 5 or older) the contract's `a/` entry. */
 function topicEntryLog(kv: Kv, chain: string, address: string, at: string, value: TopicEntry): LogRow | undefined {
   if (value !== 0) return logRow(value);
   const old = kv.get<ContractEntry>('contractLogs', byContract(chain, address) + at);
