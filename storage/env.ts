@@ -45,6 +45,14 @@ export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set<Table>([
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades',
 ]);
 
+/**
+ * The tables whose range reads decode each value in place (IN_PLACE): the Data API's index tables whose values are
+ * strings, numbers and lists of them. A byte array in a value would come back as a view of lmdb-js's shared buffer,
+ * overwritten by the next read; so `indexUndo` (the bytes each write replaced) and every other table keep lmdb-js's
+ * copy.
+ */
+export const IN_PLACE_TABLES: ReadonlySet<Table> = new Set([...HEX_KEYED_TABLES].filter((t) => t !== 'indexUndo'));
+
 /** One named database per table of engine/ports.ts. */
 type DbName = Table;
 
@@ -100,19 +108,17 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
   }
   const dbs = new Map<DbName, Database<Buffer, string>>();
   /**
-   * The Data API's index tables again, for range reads: a handle whose decoder reads each value where lmdb-js put
-   * it (unpack copies what it keeps: their values hold no byte arrays, which unpack would answer as views). A range
-   * of a binary handle copies every value into a new buffer first, which cost a token's transfer page's range
-   * about 40% of its time on bench:data's dataset; other tables (webhook bodies in `history`) keep that copy.
+   * IN_PLACE_TABLES again, for range reads: a handle whose decoder reads each value where lmdb-js put it, as get()
+   * does (unpack copies into strings and numbers). A range of a binary handle copies every value into a new buffer
+   * first, which cost a token's transfer page's range about 40% of its time on bench:data's dataset.
    */
   const decoding = new Map<DbName, Database<unknown, string>>();
   for (const name of TABLES) {
-    const hexKeyed = HEX_KEYED_TABLES.has(name);
-    const keys = hexKeyed ? { keyEncoder: hexKeys } : {};
+    const keys = HEX_KEYED_TABLES.has(name) ? { keyEncoder: hexKeys } : {};
     dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary', ...keys }));
     // lmdb-js takes `encoder` per database too; its types name it on the root's options only.
     const options: { name: string; encoder: typeof IN_PLACE } = { name, encoder: IN_PLACE, ...keys };
-    if (hexKeyed) decoding.set(name, root.openDB<unknown, string>(options));
+    if (IN_PLACE_TABLES.has(name)) decoding.set(name, root.openDB<unknown, string>(options));
   }
   const db = (name: DbName): Database<Buffer, string> => dbs.get(name)!;
   /** The writes of a writeBehind under way: table, key, and the bytes (null: a removal). */

@@ -197,7 +197,7 @@ describe('dateToBlock below the indexed blocks', () => {
   it('searches the node for a date before the first indexed block (an index started after genesis)', async () => {
     const all = await blocks();
     const first = 8;
-    // A store whose block-time index starts at block 8, as after a start block: the rows the index writes, and canon.
+    // A store whose block-time index starts at block 8, as after a start block: its rows as schema version 5 wrote them (the time alone), and canon.
     const store = openStore(tempDir());
     const node = jsonRpcUpstream(anvil.url);
     try {

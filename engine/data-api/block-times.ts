@@ -114,11 +114,15 @@ export const dateToBlockQuery = z.object({ date });
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
 
-/** The block as the index has it (its hash and its parent's from `canon`; from the node when `canon` lacks the parent: the first block ingested). */
+/**
+ * The block as the indexes have it (its hash and time from `blockTimes`, as the Data API's items answer them; its
+ * parent's hash from the row below, or `canon` below the first indexed block; from the node when neither holds the
+ * parent: the first block ingested).
+ */
 async function indexedHeader(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, number: number): Promise<BlockHeader> {
-  const hash = deps.kv.get<string>('canon', blockKey(chain, number));
-  const parentHash = number === 0 ? ZERO_HASH : deps.kv.get<string>('canon', blockKey(chain, number - 1));
-  if (hash !== undefined && parentHash !== undefined) return { number, hash, parentHash, timestamp: blockTime(deps.kv, chain, number)! };
+  const block = indexedBlockAt(deps.kv, chain, number);
+  const parentHash = number === 0 ? ZERO_HASH : (indexedBlockAt(deps.kv, chain, number - 1)?.hash ?? deps.kv.get<string>('canon', blockKey(chain, number - 1)));
+  if (block !== undefined && parentHash !== undefined) return { number, hash: block.hash, parentHash, timestamp: block.timestamp };
   return nodeHeader(deps, chain, number);
 }
 

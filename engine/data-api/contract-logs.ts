@@ -130,9 +130,14 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   const [topic0, ...rest] = topics;
   const prefix = topic0 === undefined ? byContract(chain, q.address) : byTopic0(chain, q.address, topic0);
   // Undefined only for an entry read while a reorg took its log back (each read is its own snapshot): left out.
+  // Each entry's log is read once: a topic filter reads it, and the page then answers it.
+  const seen = new Map<string, LogRow | undefined>();
   const rowOf = (value: unknown, key: string): LogRow | undefined => {
+    if (seen.has(key)) return seen.get(key);
     const at = key.slice(prefix.length);
-    return topic0 === undefined ? contractEntryLog(deps.kv, chain, q.address, at, value as ContractEntry) : topicEntryLog(deps.kv, chain, q.address, at, value as TopicEntry);
+    const log = topic0 === undefined ? contractEntryLog(deps.kv, chain, q.address, at, value as ContractEntry) : topicEntryLog(deps.kv, chain, q.address, at, value as TopicEntry);
+    seen.set(key, log);
+    return log;
   };
   const filtered = rest.some((t) => t !== undefined);
   const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {

@@ -59,7 +59,7 @@ export const approvalsPrefix = (chain: string, owner: string): string => `${chai
 
 /**
  * erc20Wallet `chain/wallet/number/logIndex` → the token's address (lower case), under the transfer's from and its
- * to (NFTs never): the transfer itself is the token's log row `contractLogs` `chain/a/token/number/logIndex`, read as a
+ * to (NFTs never): the transfer itself is the token's log row `contractLogs` `chain/t/token/topic0/number/logIndex`, read as a
  * WalletTransfer by erc20TransferAt (engine/data-api/erc20-log.ts).
  */
 export interface WalletTransfer {

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pack, unpack } from '../../storage/codec.js';
-import { SCHEMA_VERSION, openStore, upgradeSchema } from '../../storage/env.js';
+import { IN_PLACE_TABLES, SCHEMA_VERSION, openStore, upgradeSchema } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
 /** The value codec (lower-case hex strings stored as bytes) and the schema version it came with. */
@@ -37,6 +37,24 @@ describe('the value codec', () => {
     expect(pack(`0x${'ab'.repeat(20)}`).length).toBe(23);
     expect(pack(`0x${'AB'.repeat(20)}`).length).toBe(44);
     expect(pack('0x1c9c380').length).toBe(10);
+  });
+});
+
+describe('range reads', () => {
+  let dir: string;
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answer byte arrays in values (indexUndo\'s bytes before) each as written, not as the shared buffer\'s last bytes', async () => {
+    dir = tempDir();
+    const store = openStore(dir);
+    expect(IN_PLACE_TABLES.has('indexUndo')).toBe(false);
+    expect(IN_PLACE_TABLES.has('contractLogs')).toBe(true);
+    const rows = Array.from({ length: 5 }, (_, i) => ({ hash: `0x${String(i).repeat(64)}`, parent: null, undo: [['erc20Balances', `0x1/k${i}`, new Uint8Array(40).fill(i + 1)]] }));
+    store.transact(() => rows.forEach((row, i) => store.put('indexUndo', `0x1/00000000000${i}`, row)));
+    const read = store.range<(typeof rows)[number]>('indexUndo');
+    expect(read.map((r) => [...(r.value.undo[0]![2] as Uint8Array)][0])).toEqual([1, 2, 3, 4, 5]);
+    expect(read.map((r) => [r.value.hash, [...(r.value.undo[0]![2] as Uint8Array)]])).toEqual(rows.map((r) => [r.hash, [...(r.undo[0]![2] as Uint8Array)]]));
+    await store.close();
   });
 });
 
