@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseConfig } from '../engine/config.js';
 import { dataDir } from '../engine/main.js';
-import { NoStore, openStore, upgradeSchema, type Store } from '../storage/env.js';
+import { NoStore, SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
@@ -94,7 +94,8 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
       // The store first: a directory without one is refused before the lock would create it.
       const store = ctx.store();
       lock = dataDir(() => lockDataDir(config.dataDir));
-      upgradeSchema(store);
+      const upgraded = upgradeSchema(store, (from) => process.stderr.write(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`));
+      if (upgraded !== undefined) process.stderr.write(`chainpost: migrated the store (${upgraded.rewrittenKeys} keys rewritten)\n`);
     }
     await command.run(ctx);
   } finally {

@@ -25,7 +25,7 @@ import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { pack } from '../storage/codec.js';
-import { StorageError, openStore, upgradeSchema, type Store } from '../storage/env.js';
+import { SCHEMA_VERSION, StorageError, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
@@ -194,7 +194,8 @@ export async function createCore(config: Config, out: (line: string) => void = s
   try {
     // The lock is held: an older layout is migrated here, before anything reads it.
     store = dataDir(() => openStore(config.dataDir, { migrate: true }));
-    upgradeSchema(store);
+    const upgraded = upgradeSchema(store, (from) => log.info('migrating the store to this layout; the server answers once it is done', { dir: config.dataDir, from, to: SCHEMA_VERSION }));
+    if (upgraded !== undefined) log.info('migrated the store', { dir: config.dataDir, ...upgraded });
   } catch (err) {
     lock.release();
     throw err;

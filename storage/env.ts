@@ -211,18 +211,29 @@ function needsMigration(store: Store): boolean {
  * marked first, with the version it came from under `meta/migratingFrom`, so an older chainpost refuses the
  * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
  * are rewritten (migrateHexKeys); then the mark of the migration goes. A migration cut short goes on at the
- * next upgrade.
+ * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
-export function upgradeSchema(store: Store): void {
-  if (!needsMigration(store)) return;
+export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
+  if (!needsMigration(store)) return undefined;
   const from = store.transact(() => {
     const found = store.get<number>('meta', 'schemaVersion')!;
     if (store.get<number>('meta', MIGRATING) === undefined) store.put('meta', MIGRATING, found);
     store.put('meta', 'schemaVersion', SCHEMA_VERSION);
     return store.get<number>('meta', MIGRATING)!;
   });
-  if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) migrateHexKeys(store, table);
+  // Said before the walk: on a large store it holds the start for a while.
+  started(from);
+  let rewrittenKeys = 0;
+  if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) rewrittenKeys += migrateHexKeys(store, table);
   store.transact(() => store.remove('meta', MIGRATING));
+  return { from, to: SCHEMA_VERSION, rewrittenKeys };
+}
+
+/** What upgradeSchema did: the version it started from (a migration cut short: the one it first started from), and the keys it rewrote. */
+export interface SchemaUpgrade {
+  from: number;
+  to: number;
+  rewrittenKeys: number;
 }
 
 /**

@@ -94,6 +94,29 @@ describe('start-up', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('migrates a store of the previous layout at start, saying so in its log, and the CLI\'s readers open it after', async () => {
+    const dir = tempDir();
+    const store = openStore(dir);
+    store.put('meta', 'schemaVersion', SCHEMA_VERSION - 1);
+    await store.close();
+    const refused = await cli(['keys', 'list'], dir, {});
+    expect(refused.stderr).toMatch(new RegExp(`holds schema version ${SCHEMA_VERSION - 1}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\``));
+    const s = await startChainpost({}, dir);
+    try {
+      const lines = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines).toEqual([
+        expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: SCHEMA_VERSION - 1, to: SCHEMA_VERSION }),
+        expect.objectContaining({ msg: 'migrated the store', from: SCHEMA_VERSION - 1, to: SCHEMA_VERSION, rewrittenKeys: 0 }),
+      ]);
+    } finally {
+      await s.stop();
+    }
+    const reopened = openStore(dir);
+    expect(reopened.get('meta', 'schemaVersion')).toBe(SCHEMA_VERSION);
+    await reopened.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('refuses a port already taken, naming it', async () => {
     const s = await startChainpost();
     try {

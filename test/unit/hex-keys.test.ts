@@ -113,7 +113,12 @@ describe('version 4 stores: text keys of the index tables', () => {
     const s = openStore(dir, { migrate: true });
     // Opened for its migration, not yet upgraded: the mark stays.
     expect(s.get('meta', 'schemaVersion')).toBe(4);
-    upgradeSchema(s);
+    const started: number[] = [];
+    expect(upgradeSchema(s, (from) => started.push(from))).toEqual({ from: 4, to: 6, rewrittenKeys: textKeys.length });
+    expect(started).toEqual([4]);
+    // Nothing left to do: nothing said, nothing done.
+    expect(upgradeSchema(s, () => started.push(0))).toBeUndefined();
+    expect(started).toEqual([4]);
     expect(s.get('meta', 'schemaVersion')).toBe(6);
     for (const k of textKeys) expect(s.get('addressTxs', k)).toBe(1);
     const prefix = `hist/0x1/${addr(3)}/`;
@@ -136,7 +141,8 @@ describe('version 4 stores: text keys of the index tables', () => {
     await first.close();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
     const again = openStore(dir, { migrate: true });
-    upgradeSchema(again);
+    // Cut short after the mark: it goes on from the version it first started from.
+    expect(upgradeSchema(again)).toEqual({ from: 4, to: 6, rewrittenKeys: textKeys.length });
     expect(again.get('meta', 'migratingFrom')).toBeUndefined();
     expect(again.range('addressTxs').map((e) => e.key)).toEqual([...textKeys].sort());
     await again.close();
@@ -149,7 +155,7 @@ describe('version 4 stores: text keys of the index tables', () => {
     const s = openStore(dir, { migrate: true });
     // The text keys stand for what a walk would rewrite: marked 5, they stay as they are.
     s.transact(() => s.put('meta', 'schemaVersion', 5));
-    upgradeSchema(s);
+    expect(upgradeSchema(s)).toEqual({ from: 5, to: 6, rewrittenKeys: 0 });
     expect(s.get('meta', 'schemaVersion')).toBe(6);
     expect(s.get('meta', 'migratingFrom')).toBeUndefined();
     expect([...s.rawKeys('addressTxs').getKeys()].map((k) => k.toString())).toEqual([...textKeys].sort());
