@@ -5,9 +5,9 @@ import { ApiError, badRequest } from '../errors.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from './deps.js';
 import { tokenKey, type TokenState } from './erc20-keys.js';
-import { indexedBlockAt } from './block-times.js';
+import { IndexedBlocks, type PageBlock } from './indexed-blocks.js';
+import type { DataIndexer } from './indexer.js';
 import { metadata } from './nft-transfers.js';
-import { unixIso } from '../datetime.js';
 
 /** What the ERC-20 endpoints share: waiting for the indexes, token facts, amounts. */
 
@@ -55,13 +55,6 @@ export function shareOf(balance: bigint, supply: string | null): number | null {
 
 const notIndexed = (chain: string, number: number): ApiError => new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
 
-/** Hash and time of an indexed block, in one read (`blockTimes`, which outlives the block's record); 503 when the indexes do not hold it. */
-export function blockInfo(deps: Pick<DataDeps, 'kv'>, chain: string, number: number): { hash: string; timestamp: number } {
-  const block = indexedBlockAt(deps.kv, chain, number);
-  if (block === undefined) throw notIndexed(chain, number);
-  return block;
-}
-
 /** `read` of a block number, each block read once: a page's items share a few blocks. */
 export function perBlock<T>(read: (number: number) => T): (number: number) => T {
   const seen = new Map<number, T>();
@@ -71,19 +64,17 @@ export function perBlock<T>(read: (number: number) => T): (number: number) => T 
   };
 }
 
-/** An indexed block as a page's items write it: blockInfo and its time as the API writes dates. */
-export interface PageBlock {
-  hash: string;
-  timestamp: number;
-  iso: string;
-}
+/** What reads a page's blocks: the store, and the indexer's IndexedBlocks when there is one (the server's). */
+export type BlockDeps = Pick<DataDeps, 'kv'> & { indexer?: Pick<DataIndexer, 'blocks'> };
 
-/** blockInfo for the items of one page, each block read once. */
-export function pageBlocks(deps: Pick<DataDeps, 'kv'>, chain: string): (number: number) => PageBlock {
-  return perBlock((number) => {
-    const { hash, timestamp } = blockInfo(deps, chain, number);
-    return { hash, timestamp, iso: unixIso(timestamp) };
-  });
+/** The indexed blocks of one page's items, as IndexedBlocks keeps them; 503 for a block the indexes do not hold. */
+export function pageBlocks(deps: BlockDeps, chain: string): (number: number) => PageBlock {
+  const blocks = deps.indexer?.blocks ?? new IndexedBlocks();
+  return (number) => {
+    const block = blocks.get(deps.kv, chain, number);
+    if (block === undefined) throw notIndexed(chain, number);
+    return block;
+  };
 }
 
 /** A cursor for lists computed whole (a wallet's tokens, time buckets): how many items the next page skips. */

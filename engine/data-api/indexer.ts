@@ -7,6 +7,7 @@ import { blockKey } from '../ingest/chain-store.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import type { Entry, Kv, Table } from '../ports.js';
+import { IndexedBlocks } from './indexed-blocks.js';
 
 /**
  * The Data API's indexes of an EVM chain, built just behind the follower's head
@@ -146,6 +147,8 @@ export interface DataIndexerOptions {
 }
 
 export class DataIndexer {
+  /** The indexed blocks pages read, kept across requests; unwind drops a chain's once it took blocks back. */
+  readonly blocks = new IndexedBlocks();
   private readonly runs: ChainRuns;
   private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
   /** readUpTo's last walk per chain: the indexes' head and the stored chain's hash there it was made for. */
@@ -343,6 +346,8 @@ export class DataIndexer {
         if (below < 0 || hash === null) this.kv.remove('indexState', chain);
         else this.kv.put('indexState', chain, { number: below, hash, start: state.start } satisfies IndexState);
       });
+      // Committed: the block's row is gone (or, once indexed again, another block's).
+      this.blocks.forget(chain);
     }
   }
 

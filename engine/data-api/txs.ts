@@ -54,7 +54,7 @@ export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'h
     cursor: q.cursor,
     ...spanBounds(span),
   });
-  const hashOf = blockHashes(deps.kv, chain);
+  const hashOf = blockHashes(deps, chain);
   const items = p.rows.map(({ key }) => {
     const { block, index } = positionOf(key);
     const s = summaryAt(deps, chain, block, index, hashOf);

@@ -1,6 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
+import { blockTimesIndex, indexedBlockAt } from '../../engine/data-api/block-times.js';
+import { pageBlocks } from '../../engine/data-api/erc20-common.js';
 import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../engine/data-api/indexer.js';
 import { decodeRecord, type BlockRecord } from '../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../engine/evm/store.js';
@@ -8,6 +10,7 @@ import { blockKey } from '../../engine/ingest/chain-store.js';
 import { prunable } from '../../engine/ingest/follow.js';
 import { jsonLogger } from '../../engine/log.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 
 /**
@@ -159,6 +162,31 @@ describe('DataIndexer', () => {
     expect(state()).toEqual({ number: 41, hash: hash(2, 41), start: 0 });
     expect(indexed()).toEqual(recomputed(0, 41));
     expect(lines.filter((l) => l.includes('"warn"') || l.includes('"error"'))).toEqual([]);
+  });
+
+  it('keeps the blocks pages read across requests, and drops them once a reorg took blocks back: a kept block is what a read finds', async () => {
+    store(0, 40, 0);
+    indexer = new DataIndexer(kv, [senders, blockTimesIndex], clock, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'));
+    await build();
+    const deps = { kv, indexer };
+    const read = (n: number) => indexedBlockAt(kv, CHAIN, n);
+    expect(pageBlocks(deps, CHAIN)(39)).toEqual({ hash: hash(0, 39), timestamp: 1_700_000_000 + 39 * 12, iso: new Date((1_700_000_000 + 39 * 12) * 1000).toISOString() });
+    // Kept: the next page does not read it again.
+    const c = counting(kv);
+    expect(pageBlocks({ kv: c.kv, indexer }, CHAIN)(39).hash).toBe(hash(0, 39));
+    expect(c.reads()).toBe(0);
+    // The follower replaced 39…41; until the indexes take them back, pages and reads both see the block they indexed.
+    store(39, 41, 1);
+    expect(pageBlocks(deps, CHAIN)(39).hash).toBe(read(39)!.hash);
+    await build();
+    expect(read(39)!.hash).toBe(hash(1, 39));
+    expect(pageBlocks(deps, CHAIN)(39).hash).toBe(hash(1, 39));
+    expect(pageBlocks(deps, CHAIN)(41).hash).toBe(hash(1, 41));
+    // A block the indexes do not hold: 503, and not kept.
+    expect(() => pageBlocks(deps, CHAIN)(42)).toThrow(/block 42 of chain 0x539 is not indexed yet/);
+    store(42, 42, 1);
+    await build();
+    expect(pageBlocks(deps, CHAIN)(42).hash).toBe(hash(1, 42));
   });
 
   it('refuses a reorg deeper than UNDO_BLOCKS, with the error in the log, instead of keeping writes of blocks that left the chain', async () => {
