@@ -56,6 +56,12 @@ export class NftMetadata {
   /** Tokens queued or being fetched, each with what resolves once its fetch ended. */
   private readonly fetching = new Map<string, { ended: Promise<void>; end: () => void }>();
   private active = 0;
+  /**
+   * Rows written whose commit is under way (null: removed). A request that reads a token's URI for the first time
+   * (and a finished fetch) writes its row: committed off the event loop, as an fsync on it would hold every other
+   * request; until then the row is read here.
+   */
+  private readonly unwritten = new Map<string, NftMetadataRow | null>();
 
   constructor(
     private readonly kv: Kv,
@@ -67,7 +73,23 @@ export class NftMetadata {
 
   /** What is stored for the token, if anything. */
   stored(chain: string, contract: string, tokenId: bigint): NftMetadataRow | undefined {
-    return this.kv.get<NftMetadataRow>('nftMetadata', tokenKey(chain, contract, tokenId));
+    return this.row(tokenKey(chain, contract, tokenId));
+  }
+
+  private row(key: string): NftMetadataRow | undefined {
+    if (this.unwritten.has(key)) return this.unwritten.get(key) ?? undefined;
+    return this.kv.get<NftMetadataRow>('nftMetadata', key);
+  }
+
+  /** Writes (null: removes) a token's row: read from `unwritten` at once, durable once its commit resolves. */
+  private write(key: string, row: NftMetadataRow | null): void {
+    this.unwritten.set(key, row);
+    const settled = (): void => {
+      // A later write of the same token holds its own place until its commit.
+      if (this.unwritten.get(key) === row) this.unwritten.delete(key);
+    };
+    // A failed commit (a full disk) leaves the store as it was: the token is asked about again next time.
+    this.kv.transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row))).then(settled, settled);
   }
 
   /**
@@ -76,7 +98,7 @@ export class NftMetadata {
    */
   ensure(chain: string, contract: string, tokenId: bigint, kind: 'erc721' | 'erc1155'): Promise<NftMetadataRow | undefined> {
     const key = tokenKey(chain, contract, tokenId);
-    const row = this.kv.get<NftMetadataRow>('nftMetadata', key);
+    const row = this.row(key);
     if (row !== undefined) {
       // Queued before a restart: still owed its one fetch.
       const url = row.state === 'queued' && row.uri !== null ? this.target(row.uri) : undefined;
@@ -97,15 +119,15 @@ export class NftMetadata {
    */
   async resync(chain: string, contract: string, tokenId: bigint, kind: 'erc721' | 'erc1155', flag: 'uri' | 'metadata', wait: boolean): Promise<NftMetadataRow | undefined> {
     const key = tokenKey(chain, contract, tokenId);
-    const row = this.kv.get<NftMetadataRow>('nftMetadata', key);
+    const row = this.row(key);
     if (flag === 'uri' || row === undefined) {
-      this.kv.remove('nftMetadata', key);
+      this.write(key, null);
       await this.ensure(chain, contract, tokenId, kind);
     } else if (row.uri !== null) {
-      this.kv.put('nftMetadata', key, this.documentOf(row.uri, row.uriSync, key));
+      this.write(key, this.documentOf(row.uri, row.uriSync, key));
     }
     if (wait) await this.fetched(key);
-    return this.kv.get<NftMetadataRow>('nftMetadata', key);
+    return this.row(key);
   }
 
   /** Resolves once the token's document is no longer being fetched (`mode=sync`); the fetch itself is bounded by the fetcher's timeout. */
@@ -132,7 +154,7 @@ export class NftMetadata {
     if (uri !== null && kind === 'erc1155') uri = uri.replaceAll('{id}', id64(tokenId));
     const now = this.clock.now();
     const row: NftMetadataRow = uri === null || uri === '' ? { uri: null, uriSync: now, metadata: null, metadataSync: null, state: 'none' } : this.documentOf(uri, now, key);
-    this.kv.put('nftMetadata', key, row);
+    this.write(key, row);
     return row;
   }
 
@@ -183,14 +205,14 @@ export class NftMetadata {
 
   private async fetchOne(key: string, url: string): Promise<void> {
     const got = await this.fetcher.get(url);
-    const row = this.kv.get<NftMetadataRow>('nftMetadata', key);
+    const row = this.row(key);
     // A resync replaced the URI meanwhile: that one is fetched instead.
     if (row === undefined || row.state !== 'queued' || this.target(row.uri ?? '') !== url) return;
     const doc = 'body' in got ? jsonDocument(got.body) : undefined;
     const { error: _before, ...rest } = row;
     const done: NftMetadataRow =
       doc !== undefined ? { ...rest, metadata: doc, metadataSync: this.clock.now(), state: 'fetched' } : { ...rest, metadata: null, metadataSync: this.clock.now(), state: 'failed', error: 'error' in got ? got.error : 'the document is not JSON' };
-    this.kv.put('nftMetadata', key, done);
+    this.write(key, done);
   }
 }
 
