@@ -217,7 +217,7 @@ interface Run {
  * its own share (the connections never ask for the same wallet at once). autocannon writes a connection's first
  * request as it makes the connection, then makes the next ones, turning each one's paths into request bytes: the
  * first requests wait for that, so a connection is given only its share (with every path for every connection, the
- * slowest request was the making of the connections, 0.3 to 1 s, not the server).
+ * slowest request measured the making of the connections, not the server).
  */
 async function cannon(port: number, path: () => string, seconds = DURATION_S): Promise<Run> {
   const share = Math.ceil(PATHS / CONNECTIONS);

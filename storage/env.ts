@@ -110,7 +110,7 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
   /**
    * IN_PLACE_TABLES again, for range reads: a handle whose decoder reads each value where lmdb-js put it, as get()
    * does (unpack copies into strings and numbers). A range of a binary handle copies every value into a new buffer
-   * first, which cost a token's transfer page's range about 40% of its time on bench:data's dataset.
+   * first, only for unpack to read it once.
    */
   const decoding = new Map<DbName, Database<unknown, string>>();
   for (const name of TABLES) {

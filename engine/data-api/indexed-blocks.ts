@@ -13,8 +13,8 @@ export interface PageBlock {
 const MAX_BLOCKS = 100_000;
 
 /**
- * The indexed blocks pages' items name, kept across requests: decoding a block's `blockTimes` row and writing its
- * date took a third of a token's transfer page (bench:data's 1M dataset, in one process). A block's row changes only
+ * The indexed blocks pages' items name, kept across requests: otherwise each page decodes its blocks' `blockTimes`
+ * rows and writes their dates again, once per block it names. A block's row changes only
  * when the indexes take the block back: DataIndexer.unwind drops the chain's blocks once that is committed, so a
  * kept block is what a read would find (a read before the commit finds the old row too).
  */
