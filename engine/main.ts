@@ -195,7 +195,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     // The lock is held: an older layout is migrated here, before anything reads it.
     store = dataDir(() => openStore(config.dataDir, { migrate: true }));
     const upgraded = upgradeSchema(store, (from) => log.info('migrating the store to this layout; the server answers once it is done', { dir: config.dataDir, from, to: SCHEMA_VERSION }));
-    if (upgraded !== undefined) log.info('migrated the store', { dir: config.dataDir, ...upgraded });
+    if (upgraded !== undefined) log.info('migrated the store', { dir: config.dataDir, ...upgraded, to: SCHEMA_VERSION });
   } catch (err) {
     lock.release();
     throw err;

@@ -226,13 +226,12 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   let rewrittenKeys = 0;
   if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) rewrittenKeys += migrateHexKeys(store, table);
   store.transact(() => store.remove('meta', MIGRATING));
-  return { from, to: SCHEMA_VERSION, rewrittenKeys };
+  return { from, rewrittenKeys };
 }
 
-/** What upgradeSchema did: the version it started from (a migration cut short: the one it first started from), and the keys it rewrote. */
+/** What upgradeSchema did (to SCHEMA_VERSION): the version it started from (a migration cut short: the one it first started from), and the keys it rewrote. */
 export interface SchemaUpgrade {
   from: number;
-  to: number;
   rewrittenKeys: number;
 }
 

@@ -55,15 +55,6 @@ export function shareOf(balance: bigint, supply: string | null): number | null {
 
 const notIndexed = (chain: string, number: number): ApiError => new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
 
-/** `read` of a block number, each block read once: a page's items share a few blocks. */
-export function perBlock<T>(read: (number: number) => T): (number: number) => T {
-  const seen = new Map<number, T>();
-  return (number) => {
-    if (!seen.has(number)) seen.set(number, read(number));
-    return seen.get(number)!;
-  };
-}
-
 /** What reads a page's blocks: the store, and the indexer's IndexedBlocks when there is one (the server's). */
 export type BlockDeps = Pick<DataDeps, 'kv'> & { indexer?: Pick<DataIndexer, 'blocks'> };
 

@@ -8,7 +8,7 @@ import { decodeSummary, type NamedSummaryRow, type SummaryRow, type TxSummary } 
 import { transferRefKey, type StoredTransfer, type TransferRef } from '../evm/store.js';
 import type { Kv } from '../ports.js';
 import { erc20TransferAt } from './erc20-log.js';
-import { pageBlocks, perBlock, type BlockDeps } from './erc20-common.js';
+import { pageBlocks, type BlockDeps } from './erc20-common.js';
 
 /**
  * Where the transaction endpoints read from: the indexes' summaries (kept
@@ -22,10 +22,10 @@ export async function caughtUp(deps: DataDeps, chain: string): Promise<void> {
   await indexedTo(deps, chain);
 }
 
-/** A block's hash (as the indexes hold it, lower case as summaries answer it), once per block however many summaries ask. */
+/** A block's hash (as the indexes hold it, lower case as summaries answer it), read once per block however many summaries ask (pageBlocks). */
 export function blockHashes(deps: BlockDeps, chain: string): (block: number) => string {
   const blockOf = pageBlocks(deps, chain);
-  return perBlock((block) => blockOf(block).hash.toLowerCase());
+  return (block) => blockOf(block).hash.toLowerCase();
 }
 
 export function summaryAt(deps: BlockDeps, chain: string, block: number, index: number, hashOf = blockHashes(deps, chain)): TxSummary | undefined {
