@@ -97,7 +97,10 @@ export function rangePage<T>(
   const after = at === undefined ? undefined : at.k.slice(ranges.find((p) => at.k.startsWith(p))!.length);
   // One more than asked tells whether a page follows; one more again when the cursor's own key may still be there.
   const limit = opts.limit + (at === undefined ? 1 : 2);
-  const fresh: Array<Entry<T> & { rest: string }> = [];
+  // Several ranges are merged by what follows each prefix: kept beside each entry (one range needs no merge).
+  const merged = ranges.length > 1;
+  const fresh: Array<Entry<T>> = [];
+  const rests: string[] = [];
   for (const prefix of ranges) {
     const lo = prefix + (opts.low ?? '');
     const hi = opts.high === undefined ? `${prefix}\uffff` : prefix + opts.high;
@@ -109,21 +112,26 @@ export function rangePage<T>(
       const rows = opts.reverse ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit }) : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
       for (const r of rows) {
         if (r.key === resumed || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
-        const rest = r.key.slice(prefix.length);
         // The cursor's own entry, and entries of its rest in other ranges (a tie), lie before or after it by their whole key.
-        if (at !== undefined && rest === after && (opts.reverse ? r.key >= at.k : r.key <= at.k)) continue;
-        fresh.push({ ...r, rest });
+        if (at !== undefined && r.key.slice(prefix.length) === after && (opts.reverse ? r.key >= at.k : r.key <= at.k)) continue;
+        fresh.push(r);
+        if (merged) rests.push(r.key.slice(prefix.length));
         kept++;
       }
       if (opts.keep === undefined || rows.length < limit || kept > opts.limit) break;
       from = resumed = rows.at(-1)!.key;
     }
   }
-  const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-  if (ranges.length > 1) fresh.sort((a, b) => (order(a.rest, b.rest) || order(a.key, b.key)) * (opts.reverse ? -1 : 1));
-  const out = fresh.slice(0, opts.limit).map(({ key, value }) => ({ key, value }));
+  let ordered = fresh;
+  if (merged) {
+    const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+    const sign = opts.reverse ? -1 : 1;
+    const byRest = fresh.map((_, i) => i).sort((a, b) => (order(rests[a]!, rests[b]!) || order(fresh[a]!.key, fresh[b]!.key)) * sign);
+    ordered = byRest.map((i) => fresh[i]!);
+  }
+  const out = ordered.length > opts.limit ? ordered.slice(0, opts.limit) : ordered;
   const page = at?.p ?? 0;
-  return { rows: out, page, cursor: fresh.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
+  return { rows: out, page, cursor: ordered.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
 }
 
 /** The cursor of a range page that continues after `key`. */

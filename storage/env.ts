@@ -167,7 +167,8 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
     range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
       const out: Array<Entry<T>> = [];
       const decoded = decoding.get(name);
-      if (decoded !== undefined) for (const { key, value } of decoded.getRange(opts)) out.push({ key, value: value as T });
+      // lmdb-js makes a fresh {key, value} for each entry: kept as it is.
+      if (decoded !== undefined) for (const entry of decoded.getRange(opts)) out.push(entry as Entry<T>);
       else for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });
       return out;
     },

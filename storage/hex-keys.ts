@@ -75,19 +75,14 @@ export function writeHexKey(key: string | Uint8Array, target: Uint8Array, start:
   }
 }
 
-/** Two hex digits of each byte. */
-const BYTE_HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
-/** Text bytes [from, to) of `source`: ASCII char by char (short segments), UTF-8 through a Buffer view otherwise. */
-function text(source: Uint8Array, from: number, to: number): string {
-  let out = '';
-  for (let i = from; i < to; i++) {
-    const b = source[i]!;
-    if (b >= 0x80) return out + Buffer.from(source.buffer, source.byteOffset + i, to - i).toString('utf8');
-    out += String.fromCharCode(b);
-  }
-  return out;
-}
+/**
+ * Buffer's own slices, called on lmdb-js's key buffer where it lies: one native call makes a segment's flat string
+ * (a key read char by char is a rope of many pieces, flattened again by each comparison and slice of it).
+ */
+const slices = Buffer.prototype as unknown as Record<'hexSlice' | 'utf8Slice', (this: Uint8Array, start: number, end: number) => string>;
+const hexOf = (source: Uint8Array, from: number, to: number): string => slices.hexSlice.call(source, from, to);
+/** Text bytes [from, to) of `source` (the `/` between segments, short words): UTF-8. */
+const text = (source: Uint8Array, from: number, to: number): string => slices.utf8Slice.call(source, from, to);
 
 /** lmdb-js keyEncoder.readKey: the string key of the bytes [start, end) of `source`. */
 export function readHexKey(source: Uint8Array, start: number, end: number): string {
@@ -102,9 +97,7 @@ export function readHexKey(source: Uint8Array, start: number, end: number): stri
     }
     if (i > from) out += text(source, from, i);
     const n = source[i + 1]!;
-    let hex = b === EVEN_0X ? '0x' : '';
-    for (let j = i + 2; j < i + 2 + n; j++) hex += BYTE_HEX[source[j]!]!;
-    out += hex;
+    out += b === EVEN_0X ? `0x${hexOf(source, i + 2, i + 2 + n)}` : hexOf(source, i + 2, i + 2 + n);
     i += 2 + n;
     from = i;
   }

@@ -1,5 +1,5 @@
 import type { Kv } from '../ports.js';
-import { logTransfers, TRANSFER } from '../evm/store.js';
+import { erc20Transfer, TRANSFER } from '../evm/store.js';
 import { logAt, type LogRow } from './contract-logs.js';
 import type { WalletTransfer } from './erc20-keys.js';
 
@@ -14,9 +14,8 @@ import type { WalletTransfer } from './erc20-keys.js';
 
 /** The ERC-20 transfer a log of `contract` holds (lower case); undefined when it is no ERC-20 Transfer (an NFT's). */
 export function erc20TransferOf(contract: string, log: LogRow): WalletTransfer | undefined {
-  const [t] = logTransfers(log);
-  if (t?.kind !== 'erc20') return undefined;
-  return { contract, from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
+  const t = erc20Transfer(log);
+  return t === undefined ? undefined : { contract, from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
 }
 
 /**

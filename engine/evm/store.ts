@@ -55,12 +55,19 @@ export const topicAddress = (t: string | undefined): string => `0x${(t ?? '').sl
 export const word = (data: string, i: number): string => `0x${data.slice(2 + i * 64, 2 + (i + 1) * 64)}`;
 const quantity = (hexWord: string): string => `0x${BigInt(hexWord).toString(16)}`;
 
+/** An ERC-20 Transfer log's parties and amount (0x hex); undefined for any other log. */
+export function erc20Transfer(l: { topics: string[]; data: string }): { from: string; to: string; value: string } | undefined {
+  const { topics, data } = l;
+  return topics.length === 3 && topics[0] === TRANSFER && data.length >= 66 ? { from: topicAddress(topics[1]), to: topicAddress(topics[2]), value: quantity(word(data, 0)) } : undefined;
+}
+
 /** What one log transfers (ERC-20, ERC-721, ERC-1155 single or batch: one per id); quantities as 0x hex. */
 export type LogTransfer = Pick<Transfer, 'kind' | 'from' | 'to' | 'tokenId' | 'value' | 'operator' | 'batchIndex'>;
 
 export function logTransfers(l: { topics: string[]; data: string }): LogTransfer[] {
   const [t0, t1, t2, t3] = l.topics;
-  if (t0 === TRANSFER && l.topics.length === 3 && l.data.length >= 66) return [{ kind: 'erc20', from: topicAddress(t1), to: topicAddress(t2), value: quantity(word(l.data, 0)) }];
+  const erc20 = erc20Transfer(l);
+  if (erc20 !== undefined) return [{ kind: 'erc20', from: erc20.from, to: erc20.to, value: erc20.value }];
   if (t0 === TRANSFER && l.topics.length === 4) return [{ kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' }];
   if (t0 === TRANSFER_SINGLE && l.topics.length === 4 && l.data.length >= 130) {
     return [{ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) }];
