@@ -252,7 +252,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
     // Private-network metadata hosts only for a server on loopback (a local setup), never for one others reach.
     const fetcher = undiciMetadataFetcher({ allowPrivate: isLoopback(config.host) });
-    const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway });
+    const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() };

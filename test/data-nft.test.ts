@@ -489,7 +489,10 @@ describe('possible spam', () => {
     expect(all.find((n) => n.token_address === lower(spam))).toMatchObject({ possible_spam: true, name: 'Claim your reward at www.example.xyz' });
     expect(all.filter((n) => n.token_address !== lower(spam)).every((n) => n.possible_spam === false)).toBe(true);
     const clean = (await s.call(api(`/${A2}/nft`, 'exclude_spam=true'))).body.result as Json[];
-    expect(clean).toEqual(all.filter((n) => n.token_address !== lower(spam)));
+    // The same holdings less the spam; compared by what is held, as a token's metadata may be read between the two calls.
+    const held = (list: Json[]) => list.map((n) => [n.token_address, n.token_id, n.amount]);
+    expect(held(clean)).toEqual(held(all.filter((n) => n.token_address !== lower(spam))));
+    expect(clean.length).toBeGreaterThan(0);
     const collections = (await s.call(api(`/${A2}/nft/collections`, 'exclude_spam=true'))).body.result as Json[];
     expect(collections.map((c) => c.token_address)).not.toContain(lower(spam));
     expect((await s.call(api(`/${A2}/nft/collections`))).body.result.map((c: Json) => c.token_address)).toContain(lower(spam));

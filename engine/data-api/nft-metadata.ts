@@ -1,5 +1,6 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { Kv, MetadataFetcher } from '../ports.js';
 import { id64, tokenKey } from './nft-index.js';
@@ -48,6 +49,8 @@ const MAX_QUEUED = 10_000;
 export interface NftMetadataOptions {
   /** Base URL of an IPFS HTTP gateway (CHAINPOST_IPFS_GATEWAY); none: ipfs:// documents are not fetched. */
   ipfsGateway?: string | undefined;
+  /** Where a row that could not be stored is said (the server's log). */
+  log?: Logger | undefined;
 }
 
 export class NftMetadata {
@@ -88,8 +91,12 @@ export class NftMetadata {
       // A later write of the same token holds its own place until its commit.
       if (this.unwritten.get(key) === row) this.unwritten.delete(key);
     };
-    // A failed commit (a full disk) leaves the store as it was: the token is asked about again next time.
-    this.kv.transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row))).then(settled, settled);
+    // A failed commit (a full disk) leaves the store as it was: the token is asked about again next time, and the log says why.
+    const failed = (err: unknown): void => {
+      this.opts.log?.warn('an NFT metadata row was not stored; the token is read again when next asked', { key, err });
+      settled();
+    };
+    this.kv.transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row))).then(settled, failed);
   }
 
   /**
