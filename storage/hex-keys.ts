@@ -77,7 +77,9 @@ export function writeHexKey(key: string | Uint8Array, target: Uint8Array, start:
 
 /**
  * Buffer's own slices, called on lmdb-js's key buffer where it lies: one native call makes a segment's flat string
- * (a key read char by char is a rope of many pieces, flattened again by each comparison and slice of it).
+ * (a key read char by char is a rope of many pieces, flattened again by each comparison and slice of it). They are
+ * Node's own, not documented API (what toString('hex' | 'utf8') calls; storage/codec.ts uses hexSlice too): a Node
+ * upgrade past the pinned 20 checks they are still there.
  */
 const slices = Buffer.prototype as unknown as Record<'hexSlice' | 'utf8Slice', (this: Uint8Array, start: number, end: number) => string>;
 const hexOf = (source: Uint8Array, from: number, to: number): string => slices.hexSlice.call(source, from, to);

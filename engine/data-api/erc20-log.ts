@@ -5,7 +5,7 @@ import type { WalletTransfer } from './erc20-keys.js';
 
 /**
  * An ERC-20 transfer as the indexes keep it: once, as its log's `contractLogs` row under the token's Transfer
- * topic0 (`chain/t/token/topic0/number/logIndex`), decoded with logTransfers. A store written by schema version 5 or older
+ * topic0 (`chain/t/token/topic0/number/logIndex`), decoded with erc20Transfer (logTransfers' ERC-20 case). A store written by schema version 5 or older
  * holds the log under `chain/a/token/number/logIndex` instead (in the compact form, or as an object before
  * 2026-11-24): read too. Such a store also holds the follower's old `transfers` row `erc20/chain/token/number/
  * logIndex`: it is not read, as every indexed block has its log rows (the log index is older than the ERC-20 and

@@ -93,8 +93,8 @@ export class NftMetadata {
     };
     // A failed commit (a full disk) leaves the store as it was: the token is asked about again next time, and the log says why.
     const failed = (err: unknown): void => {
-      this.opts.log?.warn('an NFT metadata row was not stored; the token is read again when next asked', { key, err });
       settled();
+      this.opts.log?.warn('an NFT metadata row was not stored; the token is read again when next asked', { key, err });
     };
     this.kv.transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row))).then(settled, failed);
   }
