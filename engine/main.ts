@@ -4,6 +4,7 @@
  * wall clock, stdout). The `chainpost` binary and its commands are cli/.
  */
 import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
 import xxhash from 'xxhash-wasm';
 import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
 import { smtpMailer } from '../http/clients/mailer.js';
@@ -180,11 +181,24 @@ export interface Service extends Core {
 }
 
 /**
+ * The V8 heap as a server wants it, set before anything is read or served (the flag applies to the whole process).
+ * Without allocation-site pretenuring: V8 may decide that an allocation site's objects live long and allocate
+ * them in the old generation from then on, and it decides so for state that lmdb-js makes per range read, which
+ * dies with its request. Left there until the next full collection, those objects keep what they point to alive
+ * through every young collection, which then copies megabytes each time and holds every request for that long
+ * (the Data API's p99 in bench:data). Tracing young collections with --trace-gc-nvp shows the promoted bytes.
+ */
+function servingHeap(): void {
+  setFlagsFromString('--no-allocation-site-pretenuring');
+}
+
+/**
  * Everything but the listening socket: clock, store, keys, pipeline and routes.
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
 export async function createCore(config: Config, out: (line: string) => void = stdoutLines, notice: (text: string) => void = (text) => process.stderr.write(text)): Promise<Core> {
+  servingHeap();
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
   const readiness = new Readiness(['store', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
