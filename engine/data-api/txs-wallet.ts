@@ -205,8 +205,9 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
       const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));
       const symbols = new Map(erc20.map((e) => [e.address, e.token_symbol]));
       const { category, summary } = categorize(s, wallet, moves, natives, symbols, NATIVE_SYMBOL);
-      return {
-        ...txItem(s, { internal: q.include_internal_transactions }),
+      // Added to the transaction's item, not spread into a new object: V8 gives a spread copy of an object this
+      // large a hidden class of its own each time, and those classes are garbage the young collections copy around.
+      return Object.assign(txItem(s, { internal: q.include_internal_transactions }), {
         category,
         contract_interactions: await interactions(s.approvals, wallet, meta),
         possible_spam: erc20.some((e) => e.possible_spam) || nft.some((n) => n.possible_spam),
@@ -215,7 +216,7 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
         nft_transfers: nft,
         erc20_transfers: erc20,
         native_transfers: natives,
-      };
+      });
     }),
   );
   return { page, page_size: q.limit, cursor: next, result };
