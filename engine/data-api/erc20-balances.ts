@@ -82,8 +82,9 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   const block = q.to_block !== undefined && q.to_block < head ? q.to_block : head;
   // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).
   const tokens = q.exclude_unverified_contracts ? [] : await held(deps, chain, q.address, head, q.to_block, only);
-  const items = await Promise.all(tokens.map(async (h) => ({ ...balanceItem(h, await tokenFacts(deps, chain, h.token)), native_token: false })));
-  const kept = items.filter((i) => !(q.exclude_spam && i.possible_spam)).map((i) => ({ ...i, balance_formatted: formatted(BigInt(i.balance), i.decimals), ...NO_PRICE }));
+  // Fields added to each balance item rather than spread into copies of it (as wallet history items: no hidden class per copy).
+  const items = await Promise.all(tokens.map(async (h) => Object.assign(balanceItem(h, await tokenFacts(deps, chain, h.token)), { native_token: false })));
+  const kept = items.filter((i) => !(q.exclude_spam && i.possible_spam)).map((i) => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, NO_PRICE));
   const all = q.exclude_native ? kept : [await nativeItem(deps, chain, q.address, block), ...kept];
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = all.slice(start, start + q.limit);
