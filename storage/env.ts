@@ -165,12 +165,10 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
       return b === undefined ? undefined : b.subarray(0, b.length);
     },
     range<T>(name: DbName, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
-      const out: Array<Entry<T>> = [];
       const decoded = decoding.get(name);
       // lmdb-js makes a fresh {key, value} for each entry: kept as it is.
-      if (decoded !== undefined) for (const entry of decoded.getRange(opts)) out.push(entry as Entry<T>);
-      else for (const { key, value } of db(name).getRange(opts)) out.push({ key, value: unpack<T>(value) });
-      return out;
+      if (decoded !== undefined) return Array.from(decoded.getRange(opts)) as Array<Entry<T>>;
+      return Array.from(db(name).getRange(opts), ({ key, value }) => ({ key, value: unpack<T>(value) }));
     },
     transact: (fn) => root.transactionSync(fn),
     // A child transaction: a throw in `fn` takes back what it wrote (a plain asynchronous callback's writes would be committed with its batch).

@@ -83,10 +83,4 @@ export function searchTerms(name: string, symbol: string, token: string): string
   return [...new Set(terms)];
 }
 
-/** A key's block number and log index: its last two segments, as pos() writes them (12 and 6 hex digits). */
-export function keyPosition(key: string): { blockNumber: number; logIndex: number } {
-  const end = key.length;
-  return { blockNumber: parseInt(key.slice(end - 19, end - 7), 16), logIndex: parseInt(key.slice(end - 6), 16) };
-}
-
 export const hex = (n: bigint): string => `0x${n.toString(16)}`;

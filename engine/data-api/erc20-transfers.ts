@@ -1,4 +1,4 @@
-import { TRANSFER } from '../evm/store.js';
+import { posAt, TRANSFER } from '../evm/store.js';
 import { z } from 'zod';
 import { rangePage } from '../page.js';
 import type { Entry } from '../ports.js';
@@ -8,7 +8,7 @@ import type { PageBlock } from './indexed-blocks.js';
 import { metadata } from './nft-transfers.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import { blockSpan, n12, spanBounds } from './block-times.js';
-import { keyPosition, walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
+import { walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
 import { byTopic0, topicEntriesLog, type TopicEntry } from './contract-logs.js';
 import { erc20TransferAt, erc20TransferOf } from './erc20-log.js';
 import { dec } from './values.js';
@@ -62,7 +62,7 @@ function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, 
 }
 
 async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>) {
-  const rows = page.rows.map(({ key, value }) => ({ t: value, at: keyPosition(key) }));
+  const rows = page.rows.map(({ key, value }) => ({ t: value, at: posAt(key) }));
   // A page's transfers share a few tokens and blocks: each is read once (an item needs a token's name, not its supply).
   const contracts = [...new Set(rows.map((r) => r.t.contract))];
   const infos = await Promise.all(contracts.map((c) => metadata(deps, chain, c)));
@@ -104,7 +104,7 @@ const tokenOf = (entry: WalletEntry): string => (typeof entry === 'string' ? ent
 
 /** The ERC-20 transfer `token` logged at an index key's place (its last two segments). */
 function transferOf(deps: DataDeps, chain: string, token: string, key: string): WalletTransfer | undefined {
-  const { blockNumber, logIndex } = keyPosition(key);
+  const { blockNumber, logIndex } = posAt(key);
   return erc20TransferAt(deps.kv, chain, token, blockNumber, logIndex);
 }
 

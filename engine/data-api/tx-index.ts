@@ -1,7 +1,6 @@
-import type { Transfer } from '../evm/store.js';
+import { pos, posAt, type Transfer } from '../evm/store.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { nativeParties, summarize, summaryRow } from './tx-summary.js';
-import { n12 } from './block-times.js';
 
 /**
  * Native transactions and activity (storage/README.md, "Native transactions and activity"):
@@ -38,18 +37,18 @@ export interface Activity {
   nft: number;
 }
 
-/** A block number in keys: 12 hex digits. */
-export const txPosition = (block: number, index: number): string => `${n12(block)}/${index.toString(16).padStart(6, '0')}`;
+/** A transaction's place in key order: block number (12 hex) / index in the block (6 hex), written as pos() writes a log's. */
+export const txPosition = (block: number, index: number): string => pos(block, index);
 export const hashKey = (chain: string, hash: string): string => `h/${chain}/${hash.toLowerCase()}`;
 export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;
 /** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
 export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
 export const activityKey = (address: string, chain: string): string => `${chain}/${address.toLowerCase()}`;
 
-/** The block and index of an `addressTxs` key (its last two segments). */
+/** The block and index of an `addressTxs` key (its last two segments, txPosition's). */
 export function positionOf(key: string): { block: number; index: number } {
-  const parts = key.split('/');
-  return { block: parseInt(parts.at(-2)!, 16), index: parseInt(parts.at(-1)!, 16) };
+  const { blockNumber, logIndex } = posAt(key);
+  return { block: blockNumber, index: logIndex };
 }
 
 type Counter = 'txs' | 'erc20' | 'nft';

@@ -108,6 +108,11 @@ function decodeBatch(data: string): Array<[string, string]> {
 /** A transfer's place in key order: block number (12 hex) / log index (6 hex). */
 export const pos = (n: number, logIndex: number): string => `${n.toString(16).padStart(12, '0')}/${logIndex.toString(16).padStart(6, '0')}`;
 
+/** pos() read back: the block number and log index of a key whose position ends at `end` (by default the key's end). */
+export function posAt(key: string, end = key.length): { blockNumber: number; logIndex: number } {
+  return { blockNumber: parseInt(key.slice(end - 19, end - 7), 16), logIndex: parseInt(key.slice(end - 6, end), 16) };
+}
+
 /** The key prefix of one NFT's transfers and sales: `chain/contract/tokenId(64 hex)/`. */
 export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string => `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;
 
@@ -115,10 +120,7 @@ export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint)
 const nftPosition = (chain: string, t: Pick<Transfer, 'contract' | 'tokenId' | 'blockNumber' | 'logIndex' | 'batchIndex'>): string => `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
 
 /** An NFT key's block number and log index (its last three segments are number/logIndex/batch). */
-export function nftKeyPosition(key: string): { blockNumber: number; logIndex: number } {
-  const parts = key.split('/');
-  return { blockNumber: parseInt(parts.at(-3)!, 16), logIndex: parseInt(parts.at(-2)!, 16) };
-}
+export const nftKeyPosition = (key: string): { blockNumber: number; logIndex: number } => posAt(key, key.lastIndexOf('/'));
 
 /**
  * The index keys of one transfer: by contract (and token id for NFTs); an NFT's sale key. (A wallet's transfers
