@@ -252,6 +252,52 @@ async function measure(server: Started): Promise<Record<string, Run>> {
   return out;
 }
 
+/** Runs of the floor comparison, alternating: the machine's noise moves single runs by tens of percent. */
+const FLOOR_ROUNDS = 3;
+
+interface FloorRuns {
+  floor: Run[];
+  server: Run[];
+}
+
+/**
+ * tokenTransfers on bench/data-floor.ts, the least its answer costs here, against the server on the same paths, after
+ * checking the floor answers what the server does (the items, byte for byte) for 20 tokens: FLOOR_ROUNDS runs of each,
+ * alternating, both processes up and only one asked at a time.
+ */
+async function measureFloor(nodeUrl: string): Promise<FloorRuns> {
+  const floorServer = await serve([fileURLToPath(new URL('./data-floor.js', import.meta.url))], nodeUrl);
+  try {
+    const server = await serve([BIN, 'serve'], nodeUrl);
+    try {
+      const path = (): string => `/api/v2.2/erc20/${randomToken()}/transfers?chain=0x1&limit=${LIMIT}`;
+      for (let i = 0; i < 20; i++) {
+        const one = path();
+        const [real, bare] = await Promise.all([server, floorServer].map(async (s) => (await (await fetch(`http://127.0.0.1:${s.port}${one}`, { headers: { 'x-api-key': KEY } })).json()) as { result: unknown[] }));
+        if (JSON.stringify(real!.result) !== JSON.stringify(bare!.result)) throw new Error(`bench/data-floor.ts answers ${one} otherwise than the server`);
+      }
+      const runs: FloorRuns = { floor: [], server: [] };
+      for (const s of [floorServer, server]) await cannon(s.port, path, WARM_UP_S);
+      const answered = (run: Run): Run => {
+        if (run.non2xx > 0) throw new Error(`${run.non2xx} answers of tokenTransfers were not 2xx in the floor comparison`);
+        return run;
+      };
+      for (let i = 0; i < FLOOR_ROUNDS; i++) {
+        runs.floor.push(answered(await cannon(floorServer.port, path)));
+        runs.server.push(answered(await cannon(server.port, path)));
+      }
+      return runs;
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    await floorServer.stop();
+  }
+}
+
+/** The run of median req/s. */
+const median = (runs: Run[]): Run => [...runs].sort((a, b) => a.reqPerSec - b.reqPerSec)[runs.length >> 1]!;
+
 if (!complete) {
   await store.close();
   console.log(`the dataset is not complete yet (${built.blocks} of ${SHAPE.blocks} blocks): run npm run bench:data again to go on building it; nothing measured`);
@@ -265,6 +311,7 @@ const node = await startProcess([fileURLToPath(new URL('./data-node.js', import.
 const nodeUrl = `http://127.0.0.1:${node.port}`;
 let uws: Record<string, Run>;
 let fastify: Record<string, Run>;
+let floor: FloorRuns;
 try {
   const server = await serve([BIN, 'serve'], nodeUrl);
   try {
@@ -278,6 +325,7 @@ try {
   } finally {
     await alt.stop();
   }
+  floor = await measureFloor(nodeUrl);
 } finally {
   await node.stop();
 }
@@ -296,6 +344,12 @@ for (const [name] of ENDPOINTS) {
   goal[`${name}P99Ms`] = '<= 5';
   met &&= uws[name]!.reqPerSec >= 10_000 && uws[name]!.p99Ms <= 5 && uws[name]!.non2xx === 0;
 }
+const floorRun = median(floor!.floor);
+const serverRun = median(floor!.server);
+figures['floorTokenTransfersReqPerSec'] = Math.round(floorRun.reqPerSec);
+figures['floorTokenTransfersP99Ms'] = floorRun.p99Ms;
+figures['floorServerTokenTransfersReqPerSec'] = Math.round(serverRun.reqPerSec);
+figures['floorServerTokenTransfersP99Ms'] = serverRun.p99Ms;
 figures['maxIndexEntriesPerPage'] = reads.maxRangeEntries;
 figures['pageLimit'] = LIMIT;
 figures['maxPointReadsPerPage'] = reads.maxPointReads;
@@ -311,10 +365,11 @@ printRows(ENDPOINTS.flatMap(([name]): Array<[string, number, string, number?]> =
   [`${name}ReqPerSec`, figures[`${name}ReqPerSec`]!, '', fastify[name]!.reqPerSec],
   [`${name}P99Ms`, figures[`${name}P99Ms`]!, '', fastify[name]!.p99Ms],
   [`${name}MaxMs`, figures[`${name}MaxMs`]!, '(slowest request)', fastify[name]!.maxMs],
-]).concat([['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''], ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'], ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)']]));
+]).concat([['floorTokenTransfersReqPerSec', figures['floorTokenTransfersReqPerSec']!, `(bench/data-floor.ts, median of ${FLOOR_ROUNDS}: ${floor!.floor.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorTokenTransfersP99Ms', floorRun.p99Ms, ''], ['floorServerTokenTransfersReqPerSec', figures['floorServerTokenTransfersReqPerSec']!, `(the server, alternating with it: ${floor!.server.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorServerTokenTransfersP99Ms', serverRun.p99Ms, ''], ['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''], ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'], ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)']]));
 report('data', TRANSFERS === 10_000_000 ? 'npm run bench:data' : `BENCH_TRANSFERS=${TRANSFERS} npm run bench:data`, figures, goal, met, [
   `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; bench/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec). What it takes: entriesPerTransfer (LMDB entries of every table) and bytesPerTransfer (their B-tree and overflow pages), per transfer built.`,
   `Requests: autocannon (${CONNECTIONS} connections, BENCH_CONNECTIONS; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded, loopback), each request for a random wallet (a random ERC-20 token for tokenTransfers): ${PATHS.toLocaleString('en-US')} random paths per endpoint drawn before its run (BENCH_PATHS), each connection going round its own share (a path built per request cost autocannon, which shares the cores with the server, much of its CPU; every path given to every connection delayed the first requests while autocannon made the other connections' requests, and the slowest request measured that), limit ${LIMIT} on the lists, on the server binary (uWebSockets.js) following the chain's node (bench/data-node.ts, at its head), then on the same core and routes served by Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Goal per endpoint: >= 10,000 req/s and p99 <= 5 ms, no non-2xx.`,
+  `Floor: bench/data-floor.ts answers tokenTransfers with the same items, byte for byte (checked for 20 random tokens before it is measured), from the same store, at the least cost found here: bare uWebSockets.js, no key, validation, rate limit or metrics, one lmdb-js range per page read as bytes and each row's bytes written straight into the answer's text (no objects, no JSON.stringify), token and block fields read once and kept. Measured like the servers, ${FLOOR_ROUNDS} runs of it alternating with ${FLOOR_ROUNDS} of the server on the same paths (both up, one asked at a time), each figure the run of median req/s: floorTokenTransfers… the floor's, floorServerTokenTransfers… the server's. What the server could reach at most, on this machine with this layout, with autocannon on the same 2 cores.`,
   `Page reads: the four paged lists called in-process over a counting store for 50 random wallets (tokens) each, a first page and the next; maxIndexEntriesPerPage the most entries range reads returned for one page (goal <= limit + 2), maxPointReadsPerPage the most point reads (a row's block, token or summary).`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/data.json and bench/RESULTS.md`);
