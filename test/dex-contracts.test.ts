@@ -18,6 +18,7 @@ import {
   sqrtPriceX96Of,
   tickOf,
   isqrt,
+  v2RouterSwapExactIn,
   v2SwapExactIn,
   v3Swap,
   type Created,
@@ -181,6 +182,50 @@ describe('TestV2Pair', () => {
     await expect(
       write(url, { address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'swap', args: [1000n, 0n, A0, '0x'] }),
     ).rejects.toThrow(/INSUFFICIENT_INPUT_AMOUNT/);
+  });
+
+  it('the router swaps in one transaction: input Transfer, then per hop output Transfer, Sync, Swap (two hops)', async () => {
+    const { usdc, tka, weth } = dex.tokens;
+    // The TKA/WETH pair of the factory test, given liquidity: 1,000 TKA against 500 WETH.
+    const [token0, token1] = sortTokens(tka.address, weth.address);
+    const second: Created = {
+      address: (await publicClient(url).readContract({ address: dex.v2Factory.address, abi: dex.v2Factory.abi, functionName: 'getPair', args: [tka.address, weth.address] })) as Hex,
+      token0,
+      token1,
+      receipt: undefined as unknown as TransactionReceipt,
+    };
+    const [tkaIn, wethIn] = [parseUnits('1000', 18), parseUnits('500', 18)];
+    await addV2Liquidity(url, second, token0 === getAddress(tka.address) ? tkaIn : wethIn, token0 === getAddress(tka.address) ? wethIn : tkaIn);
+    const r1 = await getReserves(url, pair.address);
+    const r2 = await getReserves(url, second.address);
+    const amountIn = parseUnits('10000', 6);
+    const { amounts, receipt } = await v2RouterSwapExactIn(url, dex, [usdc.address, tka.address, weth.address], amountIn, { to: A1 });
+
+    // Independently of the router: getAmountOut hop by hop on the reserves read before.
+    const usdc0 = pair.token0 === getAddress(usdc.address);
+    const mid = getAmountOut(amountIn, usdc0 ? r1.reserve0 : r1.reserve1, usdc0 ? r1.reserve1 : r1.reserve0);
+    const tka0 = second.token0 === getAddress(tka.address);
+    const out = getAmountOut(mid, tka0 ? r2.reserve0 : r2.reserve1, tka0 ? r2.reserve1 : r2.reserve0);
+    expect(amounts).toEqual([amountIn, mid, out]);
+
+    expect(receipt.from.toLowerCase()).toBe(A0.toLowerCase());
+    expect(topic0s(receipt)).toEqual([TOPIC.Transfer, TOPIC.Transfer, TOPIC.Sync, TOPIC.V2Swap, TOPIC.Transfer, TOPIC.Sync, TOPIC.V2Swap]);
+    const [paid, hop, sync1, swap1, delivered, sync2, swap2] = receipt.logs as [Log, Log, Log, Log, Log, Log, Log];
+    const router = dex.v2Router.address;
+    expect([paid.address, paid.topics[1], paid.topics[2], uints(paid, 1)[0]]).toEqual([usdc.address.toLowerCase(), topicOf(A0), topicOf(pair.address), amountIn]);
+    expect([hop.address, hop.topics[2], uints(hop, 1)[0]]).toEqual([tka.address.toLowerCase(), topicOf(second.address), mid]);
+    expect([sync1.address, swap1.address]).toEqual([pair.address.toLowerCase(), pair.address.toLowerCase()]);
+    expect(swap1.topics).toEqual([TOPIC.V2Swap, topicOf(router), topicOf(second.address)]);
+    expect(uints(swap1, 4)).toEqual(usdc0 ? [amountIn, 0n, 0n, mid] : [0n, amountIn, mid, 0n]);
+    expect([delivered.address, delivered.topics[2], uints(delivered, 1)[0]]).toEqual([weth.address.toLowerCase(), topicOf(A1), out]);
+    expect([sync2.address, swap2.address]).toEqual([second.address.toLowerCase(), second.address.toLowerCase()]);
+    expect(swap2.topics).toEqual([TOPIC.V2Swap, topicOf(router), topicOf(A1)]);
+    expect(uints(swap2, 4)).toEqual(tka0 ? [mid, 0n, 0n, out] : [0n, mid, out, 0n]);
+    const after1 = await getReserves(url, pair.address);
+    const after2 = await getReserves(url, second.address);
+    expect(uints(sync1, 2)).toEqual([after1.reserve0, after1.reserve1]);
+    expect(uints(sync2, 2)).toEqual([after2.reserve0, after2.reserve1]);
+    await expect(v2RouterSwapExactIn(url, dex, [usdc.address, tka.address], amountIn, { amountOutMin: 10n ** 30n })).rejects.toThrow(/INSUFFICIENT_OUTPUT_AMOUNT/);
   });
 
   it('burn returns the LP share: LP Transfer to 0, token Transfers, Sync, Burn', async () => {

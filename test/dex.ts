@@ -18,6 +18,8 @@ export interface DexTokens {
 export interface Dex {
   tokens: DexTokens;
   v2Factory: Deployed;
+  /** UniswapV2Router02's swapExactTokensForTokens over v2Factory's pairs. */
+  v2Router: Deployed;
   v3Factory: Deployed;
 }
 
@@ -34,8 +36,9 @@ export async function deployDex(rpcUrl: string, account: LocalAccount = DEV_ACCO
   const tka = await token('Token A', 'TKA', 18);
   const tkb = await token('Token B', 'TKB', 8);
   const v2Factory = await deploy(rpcUrl, 'TestV2Factory', [], account);
+  const v2Router = await deploy(rpcUrl, 'TestV2Router', [v2Factory.address], account);
   const v3Factory = await deploy(rpcUrl, 'TestV3Factory', [], account);
-  return { tokens: { usdc, weth, tka, tkb }, v2Factory, v3Factory };
+  return { tokens: { usdc, weth, tka, tkb }, v2Factory, v2Router, v3Factory };
 }
 
 /** A pair or pool as created: its address and sorted tokens, and the creation receipt. */
@@ -148,6 +151,30 @@ export async function v2SwapExactIn(
   const args = [zeroForOne ? 0n : amountOut, zeroForOne ? amountOut : 0n, opts.to ?? account.address, '0x'];
   const receipt = await write(rpcUrl, { address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'swap', args, account });
   return { amountIn, amountOut, transferReceipt, receipt };
+}
+
+/**
+ * Swaps an exact input along `path` (token addresses, one V2 pair per hop) through
+ * the router, in one transaction as on mainnet: approve, then
+ * swapExactTokensForTokens (logs: input Transfer to the first pair, then per hop
+ * the output Transfer, Sync, Swap). `amounts` are the router's getAmountsOut just before.
+ */
+export async function v2RouterSwapExactIn(
+  rpcUrl: string,
+  dex: Dex,
+  path: readonly Hex[],
+  amountIn: bigint,
+  opts: { to?: Hex; account?: LocalAccount; amountOutMin?: bigint } = {},
+): Promise<{ amounts: bigint[]; receipt: TransactionReceipt }> {
+  const account = opts.account ?? DEV_ACCOUNTS[0];
+  const router = dex.v2Router;
+  const amounts = (await publicClient(rpcUrl).readContract({ address: router.address, abi: router.abi, functionName: 'getAmountsOut', args: [amountIn, path] })) as bigint[];
+  await write(rpcUrl, { address: path[0]!, abi: abi().TestToken.abi, functionName: 'approve', args: [router.address, amountIn], account });
+  // The deadline only has to be in the future; anvil's clock starts at the wall clock.
+  const deadline = 2n ** 63n;
+  const args = [amountIn, opts.amountOutMin ?? 0n, path, opts.to ?? account.address, deadline];
+  const receipt = await write(rpcUrl, { address: router.address, abi: router.abi, functionName: 'swapExactTokensForTokens', args, account });
+  return { amounts, receipt };
 }
 
 /** Uniswap V3's slot0, all seven fields. */

@@ -220,6 +220,55 @@ contract TestV2Pair {
     }
 }
 
+/// UniswapV2Router02's swapExactTokensForTokens (same signature and log order):
+/// the input moves from the caller to the first pair, then each pair swaps into
+/// the next (the last into `to`), all in one transaction whose sender is the trader.
+contract TestV2Router {
+    TestV2Factory public immutable factory;
+
+    constructor(TestV2Factory factory_) {
+        factory = factory_;
+    }
+
+    function getAmountOut(uint amountIn, uint reserveIn, uint reserveOut) public pure returns (uint) {
+        require(amountIn > 0, "UniswapV2Library: INSUFFICIENT_INPUT_AMOUNT");
+        require(reserveIn > 0 && reserveOut > 0, "UniswapV2Library: INSUFFICIENT_LIQUIDITY");
+        uint amountInWithFee = amountIn * 997;
+        return (amountInWithFee * reserveOut) / (reserveIn * 1000 + amountInWithFee);
+    }
+
+    function getAmountsOut(uint amountIn, address[] memory path) public view returns (uint[] memory amounts) {
+        require(path.length >= 2, "UniswapV2Library: INVALID_PATH");
+        amounts = new uint[](path.length);
+        amounts[0] = amountIn;
+        for (uint i; i < path.length - 1; i++) {
+            TestV2Pair pair = TestV2Pair(_pairFor(path[i], path[i + 1]));
+            (uint112 reserve0, uint112 reserve1, ) = pair.getReserves();
+            (uint reserveIn, uint reserveOut) = path[i] == pair.token0() ? (reserve0, reserve1) : (reserve1, reserve0);
+            amounts[i + 1] = getAmountOut(amounts[i], reserveIn, reserveOut);
+        }
+    }
+
+    function swapExactTokensForTokens(uint amountIn, uint amountOutMin, address[] calldata path, address to, uint deadline) external returns (uint[] memory amounts) {
+        require(deadline >= block.timestamp, "UniswapV2Router: EXPIRED");
+        amounts = getAmountsOut(amountIn, path);
+        require(amounts[amounts.length - 1] >= amountOutMin, "UniswapV2Router: INSUFFICIENT_OUTPUT_AMOUNT");
+        require(IDexToken(path[0]).transferFrom(msg.sender, _pairFor(path[0], path[1]), amounts[0]), "TransferHelper: TRANSFER_FROM_FAILED");
+        for (uint i; i < path.length - 1; i++) {
+            address pair = _pairFor(path[i], path[i + 1]);
+            uint amountOut = amounts[i + 1];
+            (uint amount0Out, uint amount1Out) = path[i] == TestV2Pair(pair).token0() ? (uint(0), amountOut) : (amountOut, uint(0));
+            address next = i < path.length - 2 ? _pairFor(path[i + 1], path[i + 2]) : to;
+            TestV2Pair(pair).swap(amount0Out, amount1Out, next, new bytes(0));
+        }
+    }
+
+    function _pairFor(address a, address b) private view returns (address pair) {
+        pair = factory.getPair(a, b);
+        require(pair != address(0), "UniswapV2Library: NO_PAIR");
+    }
+}
+
 /// UniswapV3Factory: the three default fee tiers and their tick spacings.
 contract TestV3Factory {
     mapping(uint24 => int24) public feeAmountTickSpacing;
