@@ -1,3 +1,4 @@
+import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
 
@@ -62,6 +63,8 @@ export interface Config {
   ens: { chain: string; registry: string };
   /** An IPFS HTTP gateway (`https://host` or `https://host/ipfs`) where ipfs:// NFT metadata is fetched; undefined: not fetched. */
   ipfsGateway: string | undefined;
+  /** The pricing registry with CHAINPOST_PRICING's entries, keyed by hex chain id (engine/chains/pricing.ts). */
+  pricing: ReadonlyMap<string, Pricing>;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -126,6 +129,7 @@ export function parseConfig(env: Env): Config {
     },
     solana: solana(get),
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
+    pricing: pricing(get('CHAINPOST_PRICING')),
   };
 }
 
@@ -235,6 +239,15 @@ function chainMap<T>(name: string, v: string | undefined, parse: (name: string, 
     out.set(chain.key, parse(name, entry.slice(eq + 1).trim()));
   }
   return out;
+}
+
+function pricing(v: string | undefined): ReadonlyMap<string, Pricing> {
+  try {
+    return parsePricing(v);
+  } catch (err) {
+    if (err instanceof PricingError) throw new ConfigError('CHAINPOST_PRICING', err.message);
+    throw err;
+  }
 }
 
 function email(name: string, v: string | undefined): string | undefined {

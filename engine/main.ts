@@ -20,6 +20,7 @@ import { dataRoutes } from '../http/server/data.js';
 import { callsEndpoints } from '../http/server/data-calls.js';
 import { txsEndpoints } from '../http/server/data-txs.js';
 import { erc20Endpoints } from '../http/server/data-erc20.js';
+import { priceEndpoints } from '../http/server/data-prices.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
@@ -263,7 +264,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
-    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
+    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
     // Private-network metadata hosts only for a server on loopback (a local setup), never for one others reach.
     const fetcher = undiciMetadataFetcher({ allowPrivate: isLoopback(config.host) });
     const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log });
@@ -274,7 +275,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), priceEndpoints({ ...dataDeps, pricing: (chain) => config.pricing.get(chain) }), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];

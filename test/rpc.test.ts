@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, encodeFunctionData, http, parseEther, parseGwei, type Hex, type TransactionReceipt } from 'viem';
+import { createPublicClient, encodeFunctionData, http, parseEther, parseGwei, type TransactionReceipt } from 'viem';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';

@@ -2,7 +2,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { advance, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { deliveryEnv, familyCalls, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
 

@@ -26,7 +26,7 @@ export interface TokenFacts extends TokenInfo {
 const ABI = parseAbi(['function totalSupply() view returns (uint256)', 'function balanceOf(address) view returns (uint256)', 'function allowance(address,address) view returns (uint256)']);
 
 /** A uint256 view by eth_call at a block; null when the contract reverts or has no such function. */
-export async function viewUint(deps: DataDeps, chain: string, token: string, block: number | 'latest', functionName: 'totalSupply' | 'balanceOf' | 'allowance', args: readonly string[] = []): Promise<bigint | null> {
+export async function viewUint(deps: Pick<DataDeps, 'reads'>, chain: string, token: string, block: number | 'latest', functionName: 'totalSupply' | 'balanceOf' | 'allowance', args: readonly string[] = []): Promise<bigint | null> {
   const out: Hex | null = await fromNode(() => deps.reads.call(chain, token, encodeFunctionData({ abi: ABI, functionName, args } as never), block), `${functionName} of ${token} on chain ${chain}`);
   if (out === null || out === '0x') return null;
   try {

@@ -1,7 +1,9 @@
+import type { Pricing } from '../chains/pricing.js';
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
 import { blockTimesIndex } from './block-times.js';
 import { contractLogsIndex } from './contract-logs.js';
+import { dexIndex } from './dex-index.js';
 import { erc20Index } from './erc20-index.js';
 import type { DataIndex } from './indexer.js';
 import { prefixRange, type KeyRange } from '../ingest/chain-store.js';
@@ -10,10 +12,12 @@ import { nftChainPrefixes } from './nft-tables.js';
 import { nativeTxIndex } from './tx-index.js';
 import { nftIndex } from './nft-index.js';
 
-/** What indexes may read besides the store: the chain's node at a block, token metadata. */
+/** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
 export interface IndexDeps {
   reads: ChainReads;
   tokens: TokenMetadata;
+  /** The chain's pricing entry (engine/chains/pricing.ts); none: no DEX index for that chain. */
+  pricing?: (chain: string) => Pricing | undefined;
 }
 
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
@@ -24,6 +28,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     nativeTxIndex as DataIndex, // native transactions and activity
     erc20Index(deps) as DataIndex,
     nftIndex(deps.reads),
+    dexIndex({ call: deps.reads.call, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
   ];
 }
 
@@ -34,7 +39,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
 export function dataChainRanges(chain: string): KeyRange[] {
   const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
   return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps'] as const).map((t) => prefixRange(t, `${chain}/`)),
     ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
     ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
     ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),

@@ -9,7 +9,7 @@ import { jsonLogger } from '../../engine/log.js';
 import { systemTicker } from '../../engine/main.js';
 import { StreamsService } from '../../engine/streams/service.js';
 import { undiciSender } from '../../http/clients/webhook.js';
-import { openStore, type Store } from '../../storage/env.js';
+import { openStore } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { startReceiver } from '../receiver.js';

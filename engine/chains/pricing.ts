@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { findEvmChain } from './registry.js';
+
+/**
+ * The pricing registry: per EVM chain, what USD prices are derived from (../shared/reference/data-api-notes.md
+ * §3.3): the wrapped native token (priced from its deepest stable pool), the stablecoins (counted at $1), the
+ * routing whitelist, and the DEX factories whose pools are indexed, each with the name prices and swaps give as
+ * `exchangeName`. CHAINPOST_PRICING adds to or replaces an entry (a devnet is priced that way).
+ */
+
+/** A factory's kind: Uniswap V2 (PairCreated, Sync, Swap; forks emit the same), V3 (PoolCreated, Swap), V4 (PoolManager). */
+export type FactoryKind = 'v2' | 'v3' | 'v4';
+
+export interface Factory {
+  /** Lower case. */
+  readonly address: string;
+  readonly kind: FactoryKind;
+  /** The `exchangeName` of prices and swaps. */
+  readonly name: string;
+}
+
+export interface Pricing {
+  /** Lower case, as every address below. */
+  readonly wrappedNative: string;
+  readonly stablecoins: readonly string[];
+  readonly whitelist: readonly string[];
+  readonly factories: readonly Factory[];
+}
+
+/** Ethereum mainnet: WETH9; USDC, USDT, DAI; WBTC routes too; Uniswap V2 and V3 and SushiSwap. */
+const ETHEREUM: Pricing = {
+  wrappedNative: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
+  stablecoins: ['0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x6b175474e89094c44da98b954eedeac495271d0f'],
+  whitelist: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599'],
+  factories: [
+    { address: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', kind: 'v2', name: 'Uniswap v2' },
+    { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3' },
+    { address: '0xc0aee478e3658e2610c5f7a4a2e1777ce9e4f2ac', kind: 'v2', name: 'SushiSwap v2' },
+  ],
+};
+
+/** The registry's entries, keyed by hex chain id. */
+export const PRICING: ReadonlyMap<string, Pricing> = new Map([['0x1', ETHEREUM]]);
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'expected a 0x address of 40 hex digits')
+  .transform((a) => a.toLowerCase());
+
+const entry = z
+  .object({
+    wrappedNative: address,
+    stablecoins: z.array(address).default([]),
+    whitelist: z.array(address).default([]),
+    factories: z.array(z.object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100) }).strict()).default([]),
+  })
+  .strict();
+
+/** Why CHAINPOST_PRICING was refused: the path of the bad field and what is wrong with it. */
+export class PricingError extends Error {
+  override name = 'PricingError';
+}
+
+/**
+ * CHAINPOST_PRICING: JSON keyed by chain (hex id, decimal id or slug), each value a whole entry; the result is the
+ * registry with those entries added or replaced. A bad value throws a PricingError naming the field.
+ */
+export function parsePricing(json: string | undefined): ReadonlyMap<string, Pricing> {
+  const out = new Map(PRICING);
+  if (json === undefined) return out;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (err) {
+    throw new PricingError(`not JSON (${(err as Error).message})`);
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PricingError('expected a JSON object keyed by chain, e.g. {"0x539":{"wrappedNative":"0x…"}}');
+  for (const [id, value] of Object.entries(raw)) {
+    const chain = findEvmChain(id);
+    if (chain === undefined) throw new PricingError(`unknown EVM chain "${id}"`);
+    const parsed = entry.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new PricingError(`${[id, ...issue.path].join('.')}: ${issue.message}`);
+    }
+    out.set(chain.key, parsed.data);
+  }
+  return out;
+}
+
+/** The factory `address` is in a chain's entry; undefined when prices do not count its pools. */
+export const factoryOf = (pricing: Pricing | undefined, address: string): Factory | undefined => pricing?.factories.find((f) => f.address === address);

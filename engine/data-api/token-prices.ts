@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { DataDeps } from './deps.js';
+import { indexedHead } from './erc20-common.js';
+import { metadata } from './nft-transfers.js';
+import { blockNumber, evmAddress } from './params.js';
+import { decimal, priceAt, toNumber, type PriceDeps, type PriceOptions, type Ratio } from './prices.js';
+import { NATIVE } from './values.js';
+
+/**
+ * GET /erc20/:address/price and POST /erc20/prices: a token's USD price derived from the DEX pools this server
+ * indexed (engine/data-api/prices.ts), in the hosted service's `erc20Price` shape. No pricing pool: 404 for
+ * one token, left out of the batch.
+ */
+
+/** The default of min_pair_side_liquidity_usd: each side of the pricing pool holds at least $50 (data-api-notes.md §3.3). */
+export const MIN_SIDE_USD = 50;
+/** POST /erc20/prices takes at most this many tokens. */
+export const MAX_PRICES = 100;
+
+const usdAmount = z
+  .string()
+  .regex(/^\d{1,15}(\.\d{1,18})?$/, 'a USD amount such as 50 or 0.5')
+  .transform(Number);
+const days = z
+  .string()
+  .regex(/^\d{1,6}(\.\d{1,6})?$/, 'a number of days such as 1 or 0.5')
+  .transform(Number)
+  .refine((d) => d > 0, 'more than 0 days');
+const exchange = z.string().min(1).max(100);
+
+const options = {
+  max_token_inactivity: days.optional(),
+  min_pair_side_liquidity_usd: usdAmount.optional(),
+  // Deprecated upstream: the percent changes are always answered.
+  include: z.enum(['percent_change'], 'percent_change').optional(),
+};
+
+export const tokenPriceQuery = z.object({ address: evmAddress, exchange: exchange.optional(), to_block: blockNumber.optional(), ...options });
+export const tokenPricesQuery = z.object(options);
+export const tokenPricesBody = z.object({
+  tokens: z
+    .array(z.object({ token_address: evmAddress, exchange: exchange.optional(), to_block: z.union([blockNumber, z.number().int().nonnegative().max(2 ** 48)]).optional() }).strict())
+    .min(1, 'at least one token')
+    .max(MAX_PRICES, `at most ${MAX_PRICES} tokens`),
+});
+
+type Options = z.output<typeof tokenPricesQuery>;
+export type PricesDeps = DataDeps & PriceDeps;
+
+const optionsOf = (q: Options, exchangeName: string | undefined): PriceOptions => ({
+  minSideUsd: q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD,
+  ...(exchangeName === undefined ? {} : { exchange: exchangeName }),
+  ...(q.max_token_inactivity === undefined ? {} : { maxInactivityDays: q.max_token_inactivity }),
+});
+
+/** USD amounts are answered to 2 decimals where the hosted service does (liquidity). */
+const cents = (r: Ratio): string => decimal(r, 2);
+
+/** One token's erc20Price; null when no pool prices it. */
+async function price(deps: PricesDeps, chain: string, token: string, toBlock: number | undefined, opts: PriceOptions) {
+  const head = await indexedHead(deps, chain);
+  const block = toBlock === undefined ? head : Math.min(toBlock, head);
+  const [found, info] = await Promise.all([priceAt(deps, chain, token, block, head, opts), metadata(deps, chain, token)]);
+  if (found === null) return null;
+  const { now, dayAgo, nativeUsd } = found;
+  const usdPrice = toNumber(now.usd);
+  const usd24h = dayAgo === null ? null : toNumber(dayAgo.usd);
+  const change = usd24h === null ? null : usdPrice - usd24h;
+  const percent = change === null || usd24h === 0 ? null : (100 * change) / usd24h!;
+  const pricing = deps.pricing(chain)!;
+  return {
+    tokenName: info.name,
+    tokenSymbol: info.symbol,
+    tokenLogo: null,
+    tokenDecimals: String(info.decimals ?? 0),
+    nativePrice:
+      nativeUsd === null || nativeUsd.num === 0n
+        ? null
+        : { value: ((now.usd.num * nativeUsd.den * 10n ** 18n) / (now.usd.den * nativeUsd.num)).toString(), decimals: NATIVE.decimals, name: NATIVE.name, symbol: NATIVE.symbol, address: pricing.wrappedNative },
+    usdPrice,
+    usdPriceFormatted: decimal(now.usd, 18),
+    '24hrPercentChange': percent === null ? null : String(percent),
+    exchangeName: now.exchangeName,
+    exchangeAddress: now.factory,
+    tokenAddress: token,
+    toBlock: String(block),
+    possibleSpam: info.possibleSpam,
+    verifiedContract: false,
+    pairAddress: now.pool,
+    pairTotalLiquidityUsd: cents(now.liquidityUsd),
+    usdPrice24h: usd24h,
+    usdPrice24hrUsdChange: change,
+    usdPrice24hrPercentChange: percent,
+    securityScore: null,
+  };
+}
+
+export async function tokenPrice(deps: PricesDeps, chain: string, q: z.output<typeof tokenPriceQuery>) {
+  const out = await price(deps, chain, q.address, q.to_block, optionsOf(q, q.exchange));
+  if (out === null) throw new ApiError(404, `no pool this server indexed prices ${q.address} on chain ${chain}${q.to_block === undefined ? '' : ` at block ${q.to_block}`}: a pool against a stablecoin, the wrapped native token or a whitelisted token, each side holding at least $${q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD} (min_pair_side_liquidity_usd)`);
+  return out;
+}
+
+/** The tokens a pool prices, in the order asked; the others are left out. */
+export async function tokenPrices(deps: PricesDeps, chain: string, q: Options, body: z.output<typeof tokenPricesBody>) {
+  const out = await Promise.all(body.tokens.map((t) => price(deps, chain, t.token_address, t.to_block, optionsOf(q, t.exchange))));
+  return out.filter((p) => p !== null);
+}

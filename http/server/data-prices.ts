@@ -1,0 +1,19 @@
+import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery, type PricesDeps } from '../../engine/data-api/token-prices.js';
+import { validate } from '../../engine/schema.js';
+import { queryAndPath, type DataEndpoint } from './data.js';
+import { json } from './route.js';
+
+/** The price endpoints of the Data API (issue 18; engine/data-api/token-prices.ts holds their logic). */
+export function priceEndpoints(deps: PricesDeps): DataEndpoint[] {
+  return [
+    { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
+    {
+      method: 'POST',
+      path: '/erc20/prices',
+      handle: async (req, c) => {
+        const q = validate(tokenPricesQuery, queryAndPath(req), 'query');
+        return json(200, await tokenPrices(deps, c.key, q, validate(tokenPricesBody, req.body, 'body')));
+      },
+    },
+  ];
+}

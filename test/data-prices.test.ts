@@ -1,0 +1,319 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUnits, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { compileContracts, publicClient } from './contracts.js';
+import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { moralisFor } from './sdk.js';
+import { serverEnv } from './streams-harness.js';
+
+/**
+ * GET /erc20/:address/price and POST /erc20/prices end to end: Uniswap V2 and V3 stand-ins (test/dex.ts) on a
+ * real anvil, followed by the real server from block 0 with a devnet pricing entry (CHAINPOST_PRICING). Every
+ * price is checked against one computed here, in integers, from the pools' reserves (getReserves) or slot0 read by
+ * eth_call at the block asked.
+ */
+
+type Json = Record<string, any>;
+interface Ratio {
+  num: bigint;
+  den: bigint;
+}
+
+let anvil: Anvil;
+let s: Running;
+let dex: Dex;
+/** WETH/USDC (V2): WETH's pricing pool. */
+let wethUsdc: Created;
+/** TKA/WETH (V2): TKA's. */
+let tkaWeth: Created;
+/** TKB/USDC (V3, fee 3000), deep; TKB/WETH (V2), shallow (under $50 a side) and busier. */
+let tkbUsdc: Created;
+let tkbWeth: Created;
+
+const lc = (a: string): string => a.toLowerCase();
+const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const head = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
+const addr = (d: { address: Hex }): string => lc(d.address);
+
+/** Waits until the server has ingested anvil's head. */
+async function indexed(): Promise<number> {
+  const target = await head();
+  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  expect(ok, `the server ingested block ${target}`).toBe(true);
+  return target;
+}
+
+const price = (token: string, query = ''): Promise<{ status: number; body: any }> => s.call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
+async function priced(token: string, query = ''): Promise<Json> {
+  const r = await price(token, query);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+}
+
+/** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
+function formatted(r: Ratio): string {
+  const scaled = ((r.num * 10n ** 18n) / r.den).toString().padStart(19, '0');
+  const frac = scaled.slice(-18).replace(/0+$/, '');
+  return frac === '' ? scaled.slice(0, -18) : `${scaled.slice(0, -18)}.${frac}`;
+}
+const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+
+const DECIMALS = new Map<string, number>();
+/** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */
+async function v2Price(pair: Created, token: Hex, block: number): Promise<Ratio> {
+  const [r0, r1] = (await publicClient(anvil.url).readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
+  const [d0, d1] = [DECIMALS.get(lc(pair.token0))!, DECIMALS.get(lc(pair.token1))!];
+  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
+  return lc(token) === lc(pair.token0) ? p0 : { num: p0.den, den: p0.num };
+}
+/** A V3 pool's price of `token` in its other token, from slot0 at `block`. */
+async function v3Price(pool: Created, token: Hex, block: number): Promise<Ratio> {
+  const [sqrt] = (await publicClient(anvil.url).readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
+  const [d0, d1] = [DECIMALS.get(lc(pool.token0))!, DECIMALS.get(lc(pool.token1))!];
+  const p0: Ratio = { num: sqrt * sqrt * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) };
+  return lc(token) === lc(pool.token0) ? p0 : { num: p0.den, den: p0.num };
+}
+/** A V2 pair's liquidity on each side in whole units, ordered as (token, other). */
+const units = (amount: string, token: Dex['tokens'][keyof Dex['tokens']]): bigint => parseUnits(amount, DECIMALS.get(addr(token))!);
+
+/** V2 liquidity given in whole tokens of (a, b). */
+async function v2Pool(a: Dex['tokens']['usdc'], b: Dex['tokens']['usdc'], amountA: string, amountB: string): Promise<Created> {
+  const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
+  const [x, y] = lc(pair.token0) === addr(a) ? [units(amountA, a), units(amountB, b)] : [units(amountB, b), units(amountA, a)];
+  await addV2Liquidity(anvil.url, pair, x, y);
+  return pair;
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 1337 });
+  dex = await deployDex(anvil.url);
+  const { usdc, weth, tka, tkb } = dex.tokens;
+  for (const [t, d] of [[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]] as const) DECIMALS.set(addr(t), d);
+  const pricing = {
+    '0x539': {
+      wrappedNative: weth.address,
+      stablecoins: [usdc.address],
+      factories: [
+        { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
+        { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },
+      ],
+    },
+  };
+  s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
+  // $2,000 an ether; TKA 0.001 ether ($2); TKB $50 in a deep V3 pool, and in a shallow V2 pool ($5 a side).
+  wethUsdc = await v2Pool(weth, usdc, '1000', '2000000');
+  tkaWeth = await v2Pool(tka, weth, '10000', '10');
+  tkbUsdc = await createV3Pool(anvil.url, dex, tkb.address, usdc.address, 3000);
+  const [b0, b1] = lc(tkbUsdc.token0) === addr(tkb) ? [units('1000', tkb), units('50000', usdc)] : [units('50000', usdc), units('1000', tkb)];
+  await initializeV3Pool(anvil.url, tkbUsdc.address, sqrtPriceX96Of(b0, b1));
+  await addV3Liquidity(anvil.url, tkbUsdc, b0, b1);
+  tkbWeth = await v2Pool(tkb, weth, '0.1', '0.0025');
+  // The shallow pool is the busier one: two swaps in it, one in the deep one.
+  await v2RouterSwapExactIn(anvil.url, dex, [weth.address, tkb.address], parseUnits('0.0001', 18));
+  await v2RouterSwapExactIn(anvil.url, dex, [tkb.address, weth.address], parseUnits('0.001', 8));
+  await v3SwapAtReserves(anvil.url, tkbUsdc, usdc.address, units('500', usdc));
+  await indexed();
+}, 120_000);
+
+afterAll(async () => {
+  await stopAndClean(s);
+  await anvil?.stop();
+});
+
+describe('GET /erc20/:address/price', () => {
+  it('prices the wrapped native token from its stable pool, exactly as its reserves say', async () => {
+    const block = await indexed();
+    const { weth } = dex.tokens;
+    const usd = await v2Price(wethUsdc, weth.address, block);
+    const p = await priced(addr(weth));
+    expect(p).toMatchObject({
+      tokenName: 'Wrapped Ether',
+      tokenSymbol: 'WETH',
+      tokenLogo: null,
+      tokenDecimals: '18',
+      usdPriceFormatted: formatted(usd),
+      usdPrice: Number(formatted(usd)),
+      exchangeName: 'MiniSwap',
+      exchangeAddress: addr(dex.v2Factory),
+      tokenAddress: addr(weth),
+      toBlock: String(block),
+      possibleSpam: false,
+      verifiedContract: false,
+      pairAddress: lc(wethUsdc.address),
+      nativePrice: { value: '1000000000000000000', decimals: 18, name: 'Ether', symbol: 'ETH', address: addr(weth) },
+    });
+    expect(p.usdPrice).toBe(2000);
+    // Each side: 1,000 ether at $2,000 and 2,000,000 USDC.
+    expect(p.pairTotalLiquidityUsd).toBe('4000000');
+  });
+
+  it('routes a token through the wrapped native token, and through a V3 pool\'s slot0', async () => {
+    const block = await indexed();
+    const { weth, tka, tkb } = dex.tokens;
+    const ethUsd = await v2Price(wethUsdc, weth.address, block);
+    const tkaUsd = times(await v2Price(tkaWeth, tka.address, block), ethUsd);
+    const a = await priced(addr(tka));
+    expect(a).toMatchObject({ usdPriceFormatted: formatted(tkaUsd), pairAddress: lc(tkaWeth.address), exchangeName: 'MiniSwap', tokenDecimals: '18' });
+    // Native price: whole ether per token in wei.
+    expect(a.nativePrice.value).toBe(((tkaUsd.num * ethUsd.den * 10n ** 18n) / (tkaUsd.den * ethUsd.num)).toString());
+    const tkbUsd = await v3Price(tkbUsdc, tkb.address, block);
+    const b = await priced(addr(tkb));
+    expect(b).toMatchObject({ usdPriceFormatted: formatted(tkbUsd), pairAddress: lc(tkbUsdc.address), exchangeName: 'MiniSwap v3', exchangeAddress: addr(dex.v3Factory), tokenDecimals: '8' });
+  });
+
+  it('counts a pool only when each side holds $50 (min_pair_side_liquidity_usd), then picks the busiest of the last 24 h', async () => {
+    const block = await indexed();
+    const { weth, tkb } = dex.tokens;
+    // Default $50: the shallow pool is out, though busier.
+    expect((await priced(addr(tkb))).pairAddress).toBe(lc(tkbUsdc.address));
+    // $1 a side: both count, and the busier wins.
+    const shallow = await priced(addr(tkb), 'min_pair_side_liquidity_usd=1');
+    expect(shallow.pairAddress).toBe(lc(tkbWeth.address));
+    expect(shallow.usdPriceFormatted).toBe(formatted(times(await v2Price(tkbWeth, tkb.address, block), await v2Price(wethUsdc, weth.address, block))));
+    // More than either pool holds: no price.
+    const none = await price(addr(tkb), 'min_pair_side_liquidity_usd=10000000');
+    expect(none.status).toBe(404);
+    expect(none.body.message).toMatch(/min_pair_side_liquidity_usd/);
+  });
+
+  it('keeps the pools of one exchange name (exchange)', async () => {
+    const { tkb } = dex.tokens;
+    expect((await priced(addr(tkb), 'exchange=minisWAP%20v3&min_pair_side_liquidity_usd=1')).pairAddress).toBe(lc(tkbUsdc.address));
+    expect((await priced(addr(tkb), 'exchange=MiniSwap&min_pair_side_liquidity_usd=1')).pairAddress).toBe(lc(tkbWeth.address));
+    expect((await price(addr(tkb), 'exchange=Nowhere')).status).toBe(404);
+  });
+
+  it('answers at to_block as the pool stood then, and moves with each swap', async () => {
+    const before = await indexed();
+    const { weth, usdc, tka } = dex.tokens;
+    const old = await priced(addr(weth));
+    await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], units('100000', usdc));
+    const after = await indexed();
+    const now = await priced(addr(weth));
+    expect(now.usdPriceFormatted).toBe(formatted(await v2Price(wethUsdc, weth.address, after)));
+    expect(now.usdPrice).toBeGreaterThan(old.usdPrice);
+    // TKA's own pool did not move, its dollar price did (through ether).
+    const tkaNow = await priced(addr(tka));
+    expect(tkaNow.usdPriceFormatted).toBe(formatted(times(await v2Price(tkaWeth, tka.address, after), await v2Price(wethUsdc, weth.address, after))));
+    const then = await priced(addr(weth), `to_block=${before}`);
+    expect(then).toMatchObject({ usdPriceFormatted: old.usdPriceFormatted, toBlock: String(before) });
+  });
+
+  it('takes back a swap a reorg removes', async () => {
+    const { weth, usdc } = dex.tokens;
+    const block = await indexed();
+    const kept = await priced(addr(weth));
+    const snapshot = await rpc<string>('evm_snapshot', []);
+    await v2RouterSwapExactIn(anvil.url, dex, [weth.address, usdc.address], parseUnits('50', 18));
+    await indexed();
+    expect((await priced(addr(weth))).usdPrice).toBeLessThan(kept.usdPrice);
+    await rpc('evm_revert', [snapshot]);
+    // A longer chain without the swap.
+    await rpc('anvil_mine', ['0x4']);
+    const reorged = await indexed();
+    await until(async () => (await priced(addr(weth))).toBlock === String(reorged), 10_000, 20);
+    const back = await priced(addr(weth));
+    expect(back.toBlock).toBe(String(reorged));
+    expect(back.usdPriceFormatted).toBe(kept.usdPriceFormatted);
+    expect(back.usdPriceFormatted).toBe(formatted(await v2Price(wethUsdc, weth.address, block)));
+  });
+
+  it('gives the price 24 h of block time before, and its changes', async () => {
+    const { weth, usdc } = dex.tokens;
+    await indexed();
+    const dayAgo = await priced(addr(weth));
+    const last = await publicClient(anvil.url).getBlock();
+    // Two hours later a swap moves the price; 24 h after `last` another one. 24 h before the end is before the first.
+    await rpc('evm_setNextBlockTimestamp', [Number(last.timestamp) + 7_200]);
+    await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], units('20000', usdc));
+    await indexed();
+    const twoHoursOn = await priced(addr(weth));
+    expect(twoHoursOn.usdPrice).not.toBe(dayAgo.usdPrice);
+    await rpc('evm_setNextBlockTimestamp', [Number(last.timestamp) + 86_400 + 60]);
+    await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], units('50000', usdc));
+    await indexed();
+    const p = await priced(addr(weth));
+    expect(p.usdPrice24h).toBe(dayAgo.usdPrice);
+    expect(p.usdPrice24hrUsdChange).toBeCloseTo(p.usdPrice - dayAgo.usdPrice, 9);
+    expect(p.usdPrice24hrPercentChange).toBeCloseTo((100 * (p.usdPrice - dayAgo.usdPrice)) / dayAgo.usdPrice, 9);
+    expect(Number(p['24hrPercentChange'])).toBeCloseTo(p.usdPrice24hrPercentChange, 9);
+    // Nothing that old before the first blocks: null, not a guess.
+    const first = await priced(addr(weth), `to_block=${Number(dayAgo.toBlock)}`);
+    expect(first.usdPrice24h).toBeNull();
+  });
+
+  it('answers 404 for a token no pool prices, 400 naming a bad parameter', async () => {
+    expect((await price(addr(dex.v2Factory))).status).toBe(404);
+    for (const [query, field] of [
+      ['min_pair_side_liquidity_usd=lots', 'min_pair_side_liquidity_usd'],
+      ['max_token_inactivity=0', 'max_token_inactivity'],
+      ['to_block=yesterday', 'to_block'],
+      ['include=everything', 'include'],
+    ] as const) {
+      const r = await price(addr(dex.tokens.weth), query);
+      expect(r.status, query).toBe(400);
+      expect(JSON.stringify(r.body), query).toContain(field);
+    }
+    const r = await s.call('/api/v2.2/erc20/0x12/price?chain=0x539');
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain('address');
+  });
+});
+
+describe('a server started after the pools were created', () => {
+  it('knows a pool by its first event, reading factory(), token0() and token1()', async () => {
+    const { weth, usdc } = dex.tokens;
+    const from = (await indexed()) + 1;
+    const late = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: `0x539=${from}`, CHAINPOST_PRICING: JSON.stringify({ '0x539': { wrappedNative: weth.address, stablecoins: [usdc.address], factories: [{ address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' }] } }) }));
+    try {
+      const none = await late.call(`/api/v2.2/erc20/${addr(weth)}/price?chain=0x539`);
+      expect(none.status, 'no pool event seen yet').toBe(404);
+      await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], units('1000', usdc));
+      const block = await indexed();
+      expect(await until(async () => ((await late.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= block, 10_000, 20)).toBe(true);
+      const r = await late.call(`/api/v2.2/erc20/${addr(weth)}/price?chain=0x539`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ usdPriceFormatted: formatted(await v2Price(wethUsdc, weth.address, block)), pairAddress: lc(wethUsdc.address), exchangeAddress: addr(dex.v2Factory) });
+      expect(r.body.usdPriceFormatted).toBe((await priced(addr(weth))).usdPriceFormatted);
+    } finally {
+      await stopAndClean(late);
+    }
+  });
+});
+
+describe('POST /erc20/prices', () => {
+  const post = (body: unknown, query = '') => s.call(`/api/v2.2/erc20/prices?chain=0x539${query}`, { method: 'POST', json: body });
+
+  it('answers the priced tokens in the order asked and leaves the others out', async () => {
+    const { weth, tka, tkb } = dex.tokens;
+    const r = await post({ tokens: [{ token_address: addr(tka) }, { token_address: addr(dex.v2Factory) }, { token_address: addr(weth) }, { token_address: addr(tkb), exchange: 'MiniSwap v3' }] });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.map((p: Json) => p.tokenAddress)).toEqual([addr(tka), addr(weth), addr(tkb)]);
+    for (const p of r.body) expect(p.usdPriceFormatted).toBe((await priced(p.tokenAddress, p.tokenAddress === addr(tkb) ? 'exchange=MiniSwap%20v3' : '')).usdPriceFormatted);
+  });
+
+  it('refuses a body it cannot read, naming the field', async () => {
+    const many = Array.from({ length: 101 }, () => ({ token_address: addr(dex.tokens.weth) }));
+    for (const [body, field] of [[{}, 'tokens'], [{ tokens: [] }, 'tokens'], [{ tokens: many }, 'tokens'], [{ tokens: [{ token_address: 'weth' }] }, 'tokens.0.token_address'], [{ tokens: [{ token_address: addr(dex.tokens.weth), x: 1 }] }, 'tokens.0']] as const) {
+      const r = await post(body);
+      expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      expect(JSON.stringify(r.body)).toContain(field);
+    }
+  });
+});
+
+describe('the official SDK', () => {
+  it('reads prices with EvmApi.token.getTokenPrice and getMultipleTokenPrices', async () => {
+    const moralis = await moralisFor(s.url, s.key);
+    const { weth, tka } = dex.tokens;
+    const one = (await moralis.EvmApi.token.getTokenPrice({ chain: '0x539', address: weth.address })).toJSON();
+    const ours = await priced(addr(weth));
+    expect(one.usdPrice).toBe(ours.usdPrice);
+    expect(lc(one.pairAddress)).toBe(lc(wethUsdc.address));
+    const many = (await moralis.EvmApi.token.getMultipleTokenPrices({ chain: '0x539' }, { tokens: [{ tokenAddress: tka.address }, { tokenAddress: weth.address }] })).toJSON();
+    expect(many.map((p: Json) => lc(p.tokenAddress))).toEqual([addr(tka), addr(weth)]);
+    expect(many[1].usdPrice).toBe(ours.usdPrice);
+  });
+});
+
