@@ -12,10 +12,9 @@
  *
  *   node dist/bench/node-standin.js BLOCKS   prints {"msg":"listening","port":N}
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { FIXTURE_BLOCKS, fixtureDir } from './fixtures.js';
+import { FIXTURE_BLOCKS, bundleJson } from './fixtures.js';
 
 /** A JSON text cut around the values that change per copy: text, slot, text, slot, …, text. */
 interface Template {
@@ -60,7 +59,7 @@ interface Copyable {
 }
 
 function load(n: number): Copyable {
-  const [block, receipts, traces] = ['block.json', 'receipts.json', 'traces.json'].map((f) => readFileSync(`${fixtureDir(n)}${f}`, 'utf8')) as [string, string, string];
+  const [block, receipts, traces] = bundleJson(n);
   const parsed = JSON.parse(block) as { hash: string; number: string; transactions: Array<{ hash: string }> };
   const original = { hash: parsed.hash, number: parsed.number };
   const hashes = JSON.stringify({ ...parsed, transactions: parsed.transactions.map((t) => t.hash) });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatEther, getAbiItem, labelhash, parseAbi, parseEther, toEventSelector, zeroHash, type Abi, type Hex } from 'viem';
 import { namehash } from 'viem/ens';
 import { readFileSync, rmSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { parseConfig } from '../engine/config.js';
 import { dateToBlock } from '../engine/data-api/block-times.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
@@ -27,7 +28,8 @@ type Json = Record<string, any>;
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const TRANSFER = 'Transfer(address,address,uint256)';
 const TRANSFER_ITEM = { anonymous: false, type: 'event', name: 'Transfer', inputs: [{ indexed: true, name: 'from', type: 'address' }, { indexed: true, name: 'to', type: 'address' }, { indexed: false, name: 'value', type: 'uint256' }] };
-const OPENAPI = JSON.parse(readFileSync(new URL('../shared/reference/data-api-openapi-2.2.json', `file://${process.cwd()}/`), 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
+// A gzipped copy of ../shared/reference/data-api-openapi-2.2.json (see test/fixtures/README.md).
+const OPENAPI = JSON.parse(gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
 
 let anvil: Anvil;
 let s: Running;

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { MessageFields } from '../engine/auth/message.js';
 
-/** Reads a file of ../shared/vectors (never edited). */
-export const vectors = <T>(path: string): T => JSON.parse(readFileSync(fileURLToPath(new URL(`../../shared/vectors/${path}`, import.meta.url)), 'utf8')) as T;
+// test/fixtures/vectors: copies of ../shared/vectors (see test/fixtures/README.md), from source (vitest) or dist/test.
+const VECTORS = new URL(import.meta.url.includes('/dist/test/') ? '../../test/fixtures/vectors/' : './fixtures/vectors/', import.meta.url);
+
+/** Reads a file of test/fixtures/vectors. */
+export const vectors = <T>(path: string): T => JSON.parse(readFileSync(new URL(path, VECTORS), 'utf8')) as T;
 
 /** A SIWE vector's field object, as the spruceid files write it. */
 export interface SiweFields {
