@@ -270,12 +270,12 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
-    const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status() };
+    const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
     const routes = [
       ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), priceEndpoints({ ...dataDeps, pricing: (chain) => config.pricing.get(chain) }), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), priceEndpoints(dataDeps), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];

@@ -48,8 +48,8 @@ export interface Kv {
   range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>>;
   /** Removes up to `limit` keys of start ≤ key < end, first ones first (values are not read); returns how many. */
   removeRange(table: Table, opts: { start: string; end: string; limit: number }): number;
-  /** How many keys lie in start ≤ key < end (values are not read). */
-  count(table: Table, opts: { start: string; end: string }): number;
+  /** How many keys lie in start ≤ key < end (values are not read), counting at most `limit` when given. */
+  count(table: Table, opts: { start: string; end: string; limit?: number }): number;
   /** Runs `fn` in one write transaction (nested calls join it); durable when it returns. */
   transact<T>(fn: () => T): T;
   /** Runs `fn` in a write transaction whose commit (and fsync) happens off the event loop; resolves once durable. */

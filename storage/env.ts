@@ -103,7 +103,7 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
     // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.
     // overlappingSync off: a commit returns (or resolves) only once it is flushed to disk, so
     // what was acknowledged survives a power loss, not just a killed process.
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, overlappingSync: false });
+    root = open({ path, maxDbs: 96, encoding: 'binary', compression: false, noSubdir: false, overlappingSync: false });
   } catch (err) {
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }
@@ -152,7 +152,13 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
     values<T>(name: DbName): T[] {
       return store.range<T>(name).map((e) => e.value);
     },
-    count: (name, opts) => db(name).getKeysCount(opts),
+    count(name, opts) {
+      // lmdb-js's getKeysCount walks the whole range whatever its limit: a bounded count walks only that many keys.
+      if (opts.limit === undefined) return db(name).getKeysCount(opts);
+      let n = 0;
+      for (const _ of db(name).getKeys(opts)) n++;
+      return n;
+    },
     removeRange(name, opts) {
       // The keys first: removing while the cursor walks them would move it.
       const keys = [...db(name).getKeys(opts)];

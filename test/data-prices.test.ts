@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { compileContracts, publicClient } from './contracts.js';
+import { compileContracts, deploy, publicClient, write } from './contracts.js';
 import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
@@ -182,6 +182,9 @@ describe('GET /erc20/:address/price', () => {
     expect((await priced(addr(tkb), 'exchange=minisWAP%20v3&min_pair_side_liquidity_usd=1')).pairAddress).toBe(lc(tkbUsdc.address));
     expect((await priced(addr(tkb), 'exchange=MiniSwap&min_pair_side_liquidity_usd=1')).pairAddress).toBe(lc(tkbWeth.address));
     expect((await price(addr(tkb), 'exchange=Nowhere')).status).toBe(404);
+    // The factory's address, or the name without its version.
+    expect((await priced(addr(tkb), `exchange=${addr(dex.v3Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(lc(tkbUsdc.address));
+    expect((await priced(addr(tkb), `exchange=${addr(dex.v2Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(lc(tkbWeth.address));
   });
 
   it('answers at to_block as the pool stood then, and moves with each swap', async () => {
@@ -198,6 +201,10 @@ describe('GET /erc20/:address/price', () => {
     expect(tkaNow.usdPriceFormatted).toBe(formatted(times(await v2Price(tkaWeth, tka.address, after), await v2Price(wethUsdc, weth.address, after))));
     const then = await priced(addr(weth), `to_block=${before}`);
     expect(then).toMatchObject({ usdPriceFormatted: old.usdPriceFormatted, toBlock: String(before) });
+    // A V3 pool before the head: its price and balances as its last state row kept them.
+    const { tkb } = dex.tokens;
+    const tkbThen = await priced(addr(tkb), `to_block=${before}`);
+    expect(tkbThen).toMatchObject({ usdPriceFormatted: formatted(await v3Price(tkbUsdc, tkb.address, before)), pairAddress: lc(tkbUsdc.address) });
   });
 
   it('takes back a swap a reorg removes', async () => {
@@ -241,6 +248,25 @@ describe('GET /erc20/:address/price', () => {
     // Nothing that old before the first blocks: null, not a guess.
     const first = await priced(addr(weth), `to_block=${Number(dayAgo.toBlock)}`);
     expect(first.usdPrice24h).toBeNull();
+  });
+
+  it('prices a stablecoin at $1 from a pool against the wrapped native token', async () => {
+    const { usdc } = dex.tokens;
+    expect(await priced(addr(usdc))).toMatchObject({ usdPrice: 1, usdPriceFormatted: '1', pairAddress: lc(wethUsdc.address), tokenDecimals: '6' });
+  });
+
+  it('never reads a contract that only claims to be a registry factory\'s pool', async () => {
+    const { weth, usdc } = dex.tokens;
+    const kept = await priced(addr(weth));
+    const [t0, t1] = lc(weth.address) < lc(usdc.address) ? [weth.address, usdc.address] : [usdc.address, weth.address];
+    const fake = await deploy(anvil.url, 'TestFakePair', [dex.v2Factory.address, t0, t1]);
+    // Reserves that would make ether worth a million dollars in the deepest pool by far, and more swaps than any real pool here.
+    const [r0, r1] = lc(t0) === addr(weth) ? [10n ** 24n, 10n ** 18n] : [10n ** 18n, 10n ** 24n];
+    await write(anvil.url, { address: fake.address, abi: fake.abi, functionName: 'fake', args: [r0, r1, 50n] });
+    await indexed();
+    const after = await priced(addr(weth));
+    expect(after.pairAddress).toBe(lc(wethUsdc.address));
+    expect(after.usdPriceFormatted).toBe(kept.usdPriceFormatted);
   });
 
   it('answers 404 for a token no pool prices, 400 naming a bad parameter', async () => {

@@ -57,7 +57,7 @@ describe('front end', () => {
     expect(built.body.details.field).toBe('domain');
     expect((await s.call('/streams/solana', { method: 'PUT', json: {} })).body.details.field).toBe('webhookUrl');
     const areas: Array<[string, string, number]> = [
-      ['GET', '/api/v2.2/erc20/0xabc/price', 501],
+      ['GET', '/api/v2.2/pairs/0xabc/ohlcv', 501],
       ['GET', '/v1/defi/protocols', 501],
     ];
     for (const [method, path, status] of areas) {
@@ -119,9 +119,10 @@ describe('front end', () => {
     expect(JSON.parse(sized.body).message).toMatch(/larger than 1048576 bytes/);
     const chunk = (text: string): string => `${text.length.toString(16)}\r\n${text}\r\n`;
     expect((await post('transfer-encoding: chunked\r\n', [...Array.from({ length: 20 }, () => chunk('y'.repeat(64 * 1024))), '0\r\n\r\n'])).status).toBe(413);
-    // Exactly 1 MiB is still accepted (and then fails as JSON, not as size).
+    // Exactly 1 MiB is still accepted (and then answered for what it says, not for its size: this server follows no chain).
     const edge = await s.call('/api/v2.2/erc20/prices', { method: 'POST', body: ' '.repeat((1 << 20) - 2) + '{}' });
-    expect(edge.status).toBe(501);
+    expect(edge.status).toBe(400);
+    expect(edge.body.details.field).toBe('chain');
   });
 
   it('survives clients that go away mid-request', async () => {

@@ -75,15 +75,25 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
     throw new PricingError(`not JSON (${(err as Error).message})`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PricingError('expected a JSON object keyed by chain, e.g. {"0x539":{"wrappedNative":"0x…"}}');
+  const given = new Set<string>();
   for (const [id, value] of Object.entries(raw)) {
     const chain = findEvmChain(id);
     if (chain === undefined) throw new PricingError(`unknown EVM chain "${id}"`);
+    if (given.has(chain.key)) throw new PricingError(`chain ${chain.key} is given twice`);
+    given.add(chain.key);
     const parsed = entry.safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new PricingError(`${[id, ...issue.path].join('.')}: ${issue.message}`);
     }
-    out.set(chain.key, parsed.data);
+    const p = parsed.data;
+    if (p.stablecoins.includes(p.wrappedNative)) throw new PricingError(`${id}.stablecoins: the wrapped native token is priced, not counted at $1`);
+    const seen = new Set<string>();
+    p.factories.forEach((f, i) => {
+      if (seen.has(f.address)) throw new PricingError(`${id}.factories.${i}.address: ${f.address} is listed twice`);
+      seen.add(f.address);
+    });
+    out.set(chain.key, p);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import type { Pricing } from '../chains/pricing.js';
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
 import type { FollowerStatus } from '../ingest/follow.js';
@@ -13,4 +14,6 @@ export interface DataDeps {
   indexer: DataIndexer;
   /** The chain's follower in this server, if it follows the chain. */
   follower(chain: string): FollowerStatus | undefined;
+  /** The chain's entry of the pricing registry (engine/chains/pricing.ts); none: no USD prices on that chain. */
+  pricing?: (chain: string) => Pricing | undefined;
 }

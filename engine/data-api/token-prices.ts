@@ -4,7 +4,7 @@ import type { DataDeps } from './deps.js';
 import { indexedHead } from './erc20-common.js';
 import { metadata } from './nft-transfers.js';
 import { blockNumber, evmAddress } from './params.js';
-import { decimal, priceAt, toNumber, type PriceDeps, type PriceOptions, type Ratio } from './prices.js';
+import { decimal, MIN_SIDE_USD, priceReader, toNumber, type PriceOptions, type PriceReader, type Ratio } from './prices.js';
 import { NATIVE } from './values.js';
 
 /**
@@ -13,8 +13,6 @@ import { NATIVE } from './values.js';
  * one token, left out of the batch.
  */
 
-/** The default of min_pair_side_liquidity_usd: each side of the pricing pool holds at least $50 (data-api-notes.md §3.3). */
-export const MIN_SIDE_USD = 50;
 /** POST /erc20/prices takes at most this many tokens. */
 export const MAX_PRICES = 100;
 
@@ -46,7 +44,6 @@ export const tokenPricesBody = z.object({
 });
 
 type Options = z.output<typeof tokenPricesQuery>;
-export type PricesDeps = DataDeps & PriceDeps;
 
 const optionsOf = (q: Options, exchangeName: string | undefined): PriceOptions => ({
   minSideUsd: q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD,
@@ -58,17 +55,15 @@ const optionsOf = (q: Options, exchangeName: string | undefined): PriceOptions =
 const cents = (r: Ratio): string => decimal(r, 2);
 
 /** One token's erc20Price; null when no pool prices it. */
-async function price(deps: PricesDeps, chain: string, token: string, toBlock: number | undefined, opts: PriceOptions) {
-  const head = await indexedHead(deps, chain);
+async function price(deps: DataDeps, reader: PriceReader | undefined, chain: string, head: number, token: string, toBlock: number | undefined, opts: PriceOptions) {
   const block = toBlock === undefined ? head : Math.min(toBlock, head);
-  const [found, info] = await Promise.all([priceAt(deps, chain, token, block, head, opts), metadata(deps, chain, token)]);
+  const [found, info] = await Promise.all([reader?.price(token, block, opts) ?? null, metadata(deps, chain, token)]);
   if (found === null) return null;
   const { now, dayAgo, nativeUsd } = found;
   const usdPrice = toNumber(now.usd);
   const usd24h = dayAgo === null ? null : toNumber(dayAgo.usd);
   const change = usd24h === null ? null : usdPrice - usd24h;
   const percent = change === null || usd24h === 0 ? null : (100 * change) / usd24h!;
-  const pricing = deps.pricing(chain)!;
   return {
     tokenName: info.name,
     tokenSymbol: info.symbol,
@@ -77,7 +72,7 @@ async function price(deps: PricesDeps, chain: string, token: string, toBlock: nu
     nativePrice:
       nativeUsd === null || nativeUsd.num === 0n
         ? null
-        : { value: ((now.usd.num * nativeUsd.den * 10n ** 18n) / (now.usd.den * nativeUsd.num)).toString(), decimals: NATIVE.decimals, name: NATIVE.name, symbol: NATIVE.symbol, address: pricing.wrappedNative },
+        : { value: ((now.usd.num * nativeUsd.den * 10n ** 18n) / (now.usd.den * nativeUsd.num)).toString(), decimals: NATIVE.decimals, name: NATIVE.name, symbol: NATIVE.symbol, address: deps.pricing!(chain)!.wrappedNative },
     usdPrice,
     usdPriceFormatted: decimal(now.usd, 18),
     '24hrPercentChange': percent === null ? null : String(percent),
@@ -96,14 +91,17 @@ async function price(deps: PricesDeps, chain: string, token: string, toBlock: nu
   };
 }
 
-export async function tokenPrice(deps: PricesDeps, chain: string, q: z.output<typeof tokenPriceQuery>) {
-  const out = await price(deps, chain, q.address, q.to_block, optionsOf(q, q.exchange));
+export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<typeof tokenPriceQuery>) {
+  const head = await indexedHead(deps, chain);
+  const out = await price(deps, priceReader(deps, chain, head), chain, head, q.address, q.to_block, optionsOf(q, q.exchange));
   if (out === null) throw new ApiError(404, `no pool this server indexed prices ${q.address} on chain ${chain}${q.to_block === undefined ? '' : ` at block ${q.to_block}`}: a pool against a stablecoin, the wrapped native token or a whitelisted token, each side holding at least $${q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD} (min_pair_side_liquidity_usd)`);
   return out;
 }
 
-/** The tokens a pool prices, in the order asked; the others are left out. */
-export async function tokenPrices(deps: PricesDeps, chain: string, q: Options, body: z.output<typeof tokenPricesBody>) {
-  const out = await Promise.all(body.tokens.map((t) => price(deps, chain, t.token_address, t.to_block, optionsOf(q, t.exchange))));
+/** The tokens a pool prices, in the order asked; the others are left out. One reader: the routes' prices are computed once. */
+export async function tokenPrices(deps: DataDeps, chain: string, q: Options, body: z.output<typeof tokenPricesBody>) {
+  const head = await indexedHead(deps, chain);
+  const reader = priceReader(deps, chain, head);
+  const out = await Promise.all(body.tokens.map((t) => price(deps, reader, chain, head, t.token_address, t.to_block, optionsOf(q, t.exchange))));
   return out.filter((p) => p !== null);
 }

@@ -1,10 +1,11 @@
-import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery, type PricesDeps } from '../../engine/data-api/token-prices.js';
+import type { DataDeps } from '../../engine/data-api/deps.js';
+import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
 /** The price endpoints of the Data API (issue 18; engine/data-api/token-prices.ts holds their logic). */
-export function priceEndpoints(deps: PricesDeps): DataEndpoint[] {
+export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
   return [
     { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
     {

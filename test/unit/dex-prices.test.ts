@@ -114,5 +114,8 @@ describe('CHAINPOST_PRICING', () => {
     expect(bad({ devnet: { ...devnet, factories: [{ address: POOL, kind: 'v5', name: 'X' }] } })).toMatch(/^CHAINPOST_PRICING: devnet\.factories\.0\.kind: /);
     expect(bad({ devnet: { ...devnet, stablecoins: [A, 'usdc'] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins.1: expected a 0x address of 40 hex digits');
     expect(bad({ devnet: { ...devnet, extra: 1 } })).toMatch(/^CHAINPOST_PRICING: devnet: .*extra/);
+    expect(bad({ devnet, 1337: devnet })).toBe('CHAINPOST_PRICING: chain 0x539 is given twice');
+    expect(bad({ devnet: { ...devnet, stablecoins: [B, A] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins: the wrapped native token is priced, not counted at $1');
+    expect(bad({ devnet: { ...devnet, factories: [devnet.factories[0], { ...devnet.factories[0], name: 'Again' }] } })).toBe(`CHAINPOST_PRICING: devnet.factories.1.address: ${POOL} is listed twice`);
   });
 });
