@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { compileContracts, deploy, publicClient, write } from './contracts.js';
+import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
 import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
@@ -284,6 +284,35 @@ describe('GET /erc20/:address/price', () => {
     const r = await s.call('/api/v2.2/erc20/0x12/price?chain=0x539');
     expect(r.status).toBe(400);
     expect(JSON.stringify(r.body)).toContain('address');
+  });
+});
+
+describe('GET /wallets/:address/tokens', () => {
+  it('fills each balance\'s USD fields from the same prices, the native balance as its wrapped token', async () => {
+    await indexed();
+    const wallet = lc(DEV_ACCOUNTS[0].address);
+    const r = await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const items = r.body.result as Json[];
+    const { weth, usdc, tka, tkb } = dex.tokens;
+    for (const t of [weth, usdc, tka, tkb]) {
+      const item = items.find((i) => i['token_address'] === addr(t))!;
+      const p = await priced(addr(t));
+      expect(item['usd_price'], t.address).toBe(p.usdPrice);
+      expect(item['usd_value']).toBeCloseTo(Number(item['balance_formatted']) * p.usdPrice, -2);
+      expect(item['usd_price_24hr_usd_change']).toBe(p.usdPrice24hrUsdChange);
+    }
+    const native = items.find((i) => i['native_token'] === true)!;
+    expect(native['usd_price']).toBe((await priced(addr(weth))).usdPrice);
+    const shares = items.filter((i) => i['portfolio_percentage'] !== null).map((i) => i['portfolio_percentage'] as number);
+    expect(shares.length).toBeGreaterThanOrEqual(5);
+    expect(shares.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 6);
+    // A token no pool prices here: nulls, as before prices came (the pair's LP token).
+    const lp = items.find((i) => i['token_address'] === lc(wethUsdc.address))!;
+    expect(lp).toMatchObject({ usd_price: null, usd_value: null, portfolio_percentage: null });
+    // The side rule reaches the balances too.
+    const strict = await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539&min_pair_side_liquidity_usd=100000000000`);
+    expect((strict.body.result as Json[]).every((i) => i['usd_price'] === null || i['token_address'] === addr(usdc))).toBe(true);
   });
 });
 

@@ -1,4 +1,6 @@
 import { NATIVE } from './values.js';
+import { priceReader } from './prices.js';
+import { balanceUsd, optionsOf, priceParams, withPortfolio } from './token-prices.js';
 import { fromNode } from './node-reads.js';
 import { formatEther } from 'viem';
 import { z } from 'zod';
@@ -21,6 +23,7 @@ import { blockNumber, bool, cursor, evmAddress, limit } from './params.js';
 
 export const walletErc20Query = z.object({ address: evmAddress, to_block: blockNumber.optional(), exclude_spam: bool(true) });
 export const walletTokensQuery = z.object({
+  ...priceParams,
   address: evmAddress,
   to_block: blockNumber.optional(),
   exclude_spam: bool(false),
@@ -84,15 +87,21 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   const tokens = q.exclude_unverified_contracts ? [] : await held(deps, chain, q.address, head, q.to_block, only);
   // Fields added to each balance item rather than spread into copies of it (as wallet history items: no hidden class per copy).
   const items = await Promise.all(tokens.map(async (h) => Object.assign(balanceItem(h, await tokenFacts(deps, chain, h.token)), { native_token: false })));
-  const kept = items.filter((i) => !(q.exclude_spam && i.possible_spam)).map((i) => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, NO_PRICE));
-  const all = q.exclude_native ? kept : [await nativeItem(deps, chain, q.address, block), ...kept];
+  const reader = priceReader(deps, chain, head);
+  const opts = optionsOf(q);
+  const usd = (token: string, i: { balance: string; decimals: number }) => balanceUsd(reader, token, block, BigInt(i.balance), i.decimals, opts);
+  const kept = await Promise.all(items.filter((i) => !(q.exclude_spam && i.possible_spam)).map(async (i) => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, await usd(i.token_address, i))));
+  const native = q.exclude_native ? [] : [await nativeItem(deps, chain, q.address, block)];
+  // The native balance is priced as its wrapped token.
+  for (const n of native) Object.assign(n, reader === undefined ? {} : await usd(deps.pricing!(chain)!.wrappedNative, n));
+  const all = withPortfolio([...native, ...kept]);
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = all.slice(start, start + q.limit);
   const next = start + q.limit < all.length ? offsetCursor(start + q.limit) : null;
   return { page: Math.floor(start / q.limit), page_size: q.limit, block_number: String(block), cursor: next, result: page };
 }
 
-const NO_PRICE = { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null, portfolio_percentage: null };
+const NO_PRICE = { usd_price: null as number | null, usd_price_24hr_percent_change: null as number | null, usd_price_24hr_usd_change: null as number | null, usd_value: null as number | null, usd_value_24hr_usd_change: null as number | null, portfolio_percentage: null as number | null };
 
 async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: number) {
   const wei = await fromNode(() => deps.reads.balance(chain, wallet, block), `the native balance of ${wallet} on chain ${chain}`);

@@ -27,9 +27,13 @@ const days = z
   .refine((d) => d > 0, 'more than 0 days');
 const exchange = z.string().min(1).max(100);
 
-const options = {
+/** The query parameters that set how a price is found, wherever prices are answered. */
+export const priceParams = {
   max_token_inactivity: days.optional(),
   min_pair_side_liquidity_usd: usdAmount.optional(),
+};
+const options = {
+  ...priceParams,
   // Deprecated upstream: the percent changes are always answered.
   include: z.enum(['percent_change'], 'percent_change').optional(),
 };
@@ -45,7 +49,7 @@ export const tokenPricesBody = z.object({
 
 type Options = z.output<typeof tokenPricesQuery>;
 
-const optionsOf = (q: Options, exchangeName: string | undefined): PriceOptions => ({
+export const optionsOf = (q: { min_pair_side_liquidity_usd?: number | undefined; max_token_inactivity?: number | undefined }, exchangeName?: string): PriceOptions => ({
   minSideUsd: q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD,
   ...(exchangeName === undefined ? {} : { exchange: exchangeName }),
   ...(q.max_token_inactivity === undefined ? {} : { maxInactivityDays: q.max_token_inactivity }),
@@ -104,4 +108,28 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
   const reader = priceReader(deps, chain, head);
   const out = await Promise.all(body.tokens.map((t) => price(deps, reader, chain, head, t.token_address, t.to_block, optionsOf(q, t.exchange))));
   return out.filter((p) => p !== null);
+}
+
+/** A balance's USD fields as the wallet endpoints answer them; all null when no pool prices its token. */
+export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
+  const found = (await reader?.price(token, block, opts)) ?? null;
+  if (found === null) return { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null };
+  const amount: Ratio = { num: balance, den: 10n ** BigInt(decimals) };
+  const usdPrice = toNumber(found.now.usd);
+  const usdValue = toNumber({ num: amount.num * found.now.usd.num, den: amount.den * found.now.usd.den });
+  const then = found.dayAgo === null ? null : found.dayAgo.usd;
+  const usd24h = then === null ? null : toNumber(then);
+  return {
+    usd_price: usdPrice,
+    usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : (100 * (usdPrice - usd24h)) / usd24h,
+    usd_price_24hr_usd_change: usd24h === null ? null : usdPrice - usd24h,
+    usd_value: usdValue,
+    usd_value_24hr_usd_change: then === null ? null : usdValue - toNumber({ num: amount.num * then.num, den: amount.den * then.den }),
+  };
+}
+
+/** Each item's share of the items' summed usd_value, in percent; null for an item without one. */
+export function withPortfolio<T extends { usd_value: number | null }>(items: T[]): Array<T & { portfolio_percentage: number | null }> {
+  const total = items.reduce((sum, i) => sum + (i.usd_value ?? 0), 0);
+  return items.map((i) => Object.assign(i, { portfolio_percentage: i.usd_value === null || total === 0 ? null : (100 * i.usd_value) / total }));
 }
