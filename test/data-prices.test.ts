@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { serverEnv } from './streams-harness.js';
@@ -313,6 +313,58 @@ describe('GET /wallets/:address/tokens', () => {
     // The side rule reaches the balances too.
     const strict = await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539&min_pair_side_liquidity_usd=100000000000`);
     expect((strict.body.result as Json[]).every((i) => i['usd_price'] === null || i['token_address'] === addr(usdc))).toBe(true);
+  });
+});
+
+describe('the SDK\'s pair calls', () => {
+  const get = (path: string, query = '') => s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
+
+  it('GET /:pair_address/reserves: a V2 pair\'s reserves as getReserves says, at a block too; a V3 pool\'s balances', async () => {
+    const block = await indexed();
+    const now = await get(`/${lc(wethUsdc.address)}/reserves`);
+    expect(now.status, JSON.stringify(now.body)).toBe(200);
+    const [r0, r1] = (await publicClient(anvil.url).readContract({ address: wethUsdc.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint];
+    expect(now.body).toEqual({ reserve0: r0.toString(), reserve1: r1.toString() });
+    const early = Number(wethUsdc.receipt.blockNumber) + 3;
+    const [e0, e1] = (await publicClient(anvil.url).readContract({ address: wethUsdc.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(early) })) as [bigint, bigint];
+    expect((await get(`/${lc(wethUsdc.address)}/reserves`, `to_block=${early}`)).body).toEqual({ reserve0: e0.toString(), reserve1: e1.toString() });
+    const v3 = await get(`/${lc(tkbUsdc.address)}/reserves`);
+    expect(v3.body).toEqual({ reserve0: (await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address)).toString(), reserve1: (await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)).toString() });
+    expect((await get(`/${addr(dex.tokens.weth)}/reserves`)).status).toBe(404);
+    expect((await get(`/${lc(wethUsdc.address)}/reserves`, 'to_date=yesterday')).body.details.field).toBe('to_date');
+  });
+
+  it('GET /:token0_address/:token1_address/pairAddress: the exchange\'s pair of two tokens, in either order', async () => {
+    const { weth, usdc, tkb } = dex.tokens;
+    for (const [a, b] of [[weth, usdc], [usdc, weth]]) {
+      const r = await get(`/${addr(a!)}/${addr(b!)}/pairAddress`, 'exchange=miniswap');
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.pairAddress).toBe(lc(wethUsdc.address));
+      expect([r.body.token0.address, r.body.token1.address]).toEqual([lc(wethUsdc.token0), lc(wethUsdc.token1)]);
+      expect(r.body.token0.symbol).toBe(lc(wethUsdc.token0) === addr(weth) ? 'WETH' : 'USDC');
+    }
+    expect((await get(`/${addr(tkb)}/${addr(usdc)}/pairAddress`, 'exchange=MiniSwap%20v3')).body.pairAddress).toBe(lc(tkbUsdc.address));
+    expect((await get(`/${addr(tkb)}/${addr(usdc)}/pairAddress`, 'exchange=MiniSwap')).body.pairAddress).toBe(lc(tkbUsdc.address));
+    expect((await get(`/${addr(tkb)}/${addr(usdc)}/pairAddress`, 'exchange=uniswapv2')).status).toBe(404);
+    expect((await get(`/${addr(tkb)}/${addr(usdc)}/pairAddress`)).body.details.field).toBe('exchange');
+  });
+
+  it('GET /:token0_address/:token1_address/price: the first token\'s price in the second, and in USD', async () => {
+    const block = await indexed();
+    const { weth, tka } = dex.tokens;
+    const r = await get(`/${addr(tka)}/${addr(weth)}/price`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ pair_address: lc(tkaWeth.address), pair_label: 'TKA/WETH', exchange: 'MiniSwap', quote_price: formatted(await v2Price(tkaWeth, tka.address, block)), price_usd: (await priced(addr(tka))).usdPriceFormatted });
+    expect(r.body.base_token.address).toBe(addr(tka));
+    expect(r.body.quote_token.address).toBe(addr(weth));
+    const back = await get(`/${addr(weth)}/${addr(tka)}/price`);
+    expect(back.body.quote_price).toBe(formatted(await v2Price(tkaWeth, weth.address, block)));
+  });
+
+  it('answers EvmApi.defi.getPairReserves', async () => {
+    const moralis = await moralisFor(s.url, s.key);
+    const reserves = (await moralis.EvmApi.defi.getPairReserves({ chain: '0x539', pairAddress: wethUsdc.address })).toJSON();
+    expect(reserves).toEqual((await get(`/${lc(wethUsdc.address)}/reserves`)).body);
   });
 });
 

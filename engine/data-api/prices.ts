@@ -1,6 +1,7 @@
 import { factoryOf, type Pricing } from '../chains/pricing.js';
 import { pos } from '../evm/store.js';
 import { blockAtOrBefore, blockTime } from './block-times.js';
+import type { Kv } from '../ports.js';
 import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow } from './dex-index.js';
 import { balanceKey, DAY } from './erc20-keys.js';
@@ -88,7 +89,7 @@ type Role = 'stable' | 'native' | 'whitelist' | 'other';
 
 const bareName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** `exchange` as a factory address, its registry name, or that name without its version (`uniswapv2`, `sushiswap`). */
-function isExchange(factory: { address: string; name: string }, exchange: string): boolean {
+export function isExchange(factory: { address: string; name: string }, exchange: string): boolean {
   const given = bareName(exchange);
   const name = bareName(factory.name);
   return exchange.toLowerCase() === factory.address || given === name || given === name.replace(/v\d+$/, '');
@@ -148,7 +149,7 @@ export class PriceReader {
     return p.then((point) => point?.usd ?? null);
   }
 
-  private tokenDecimals(token: string): Promise<number> {
+  tokenDecimals(token: string): Promise<number> {
     let d = this.decimals.get(token);
     if (d === undefined) this.decimals.set(token, (d = metadata(this.deps, this.chain, token).then((m) => m.decimals ?? 0)));
     return d;
@@ -191,26 +192,11 @@ export class PriceReader {
 
   /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule. */
   private async throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Promise<PricePoint | null> {
-    const prefix = poolRowsPrefix(this.chain, pool);
-    const [last] = this.deps.kv.range<StateRow>('dexStates', { start: prefix + pos(block, LAST_LOG), end: prefix, reverse: true, limit: 1 });
-    if (last === undefined) return null;
-    const isToken0 = row[1] === token;
     const [d0, d1] = await Promise.all([this.tokenDecimals(row[1]), this.tokenDecimals(row[2])]);
-    const state = last.value;
-    // token0 in token1, whole units.
-    let price0: Ratio;
-    let reserves: [bigint, bigint];
-    if (state.length === 2) {
-      reserves = [BigInt(state[0]), BigInt(state[1])];
-      if (reserves[0] === 0n || reserves[1] === 0n) return null;
-      price0 = { num: reserves[1] * pow10(d0), den: reserves[0] * pow10(d1) };
-    } else {
-      const sqrt = BigInt(state[0]);
-      if (sqrt === 0n) return null;
-      price0 = { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) };
-      // A V3 pool's reserves are its balances: now, the ERC-20 index's; before, as its last state row kept them.
-      reserves = block >= this.head ? [this.balance(pool, row[1]), this.balance(pool, row[2])] : [BigInt(state[3]), BigInt(state[4])];
-    }
+    const at = poolAt(this.deps.kv, this.chain, pool, row, block, this.head, d0, d1);
+    if (at === null) return null;
+    const { price0, reserves } = at;
+    const isToken0 = row[1] === token;
     const inOther = isToken0 ? price0 : div(ONE, price0);
     const otherUsd = await this.usd(other, block);
     if (otherUsd === null) return null;
@@ -223,15 +209,33 @@ export class PriceReader {
     return { usd, pool, factory: row[3], exchangeName, liquidityUsd };
   }
 
-  private balance(pool: string, token: string): bigint {
-    return BigInt(this.deps.kv.get<string>('erc20Balances', balanceKey(this.chain, pool, token)) ?? '0x0');
-  }
-
   /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. */
   private blockBefore(block: number, seconds: number): number | undefined {
     const t = blockTime(this.deps.kv, this.chain, block);
     return t === undefined ? undefined : blockAtOrBefore(this.deps.kv, this.chain, t - seconds);
   }
+}
+
+/**
+ * A pool at `block` (at most the indexed `head`): its reserves (V2: those of its last Sync; V3: its balances, the
+ * ERC-20 index's at the head, before it those its last state row kept) and its price of token0 in token1 in whole
+ * units (decimals d0, d1); null before its first state, or with an empty side.
+ */
+export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number): { reserves: [bigint, bigint]; price0: Ratio } | null {
+  const prefix = poolRowsPrefix(chain, pool);
+  const [last] = kv.range<StateRow>('dexStates', { start: prefix + pos(block, LAST_LOG), end: prefix, reverse: true, limit: 1 });
+  if (last === undefined) return null;
+  const state = last.value;
+  if (state.length === 2) {
+    const reserves: [bigint, bigint] = [BigInt(state[0]), BigInt(state[1])];
+    if (reserves[0] === 0n || reserves[1] === 0n) return null;
+    return { reserves, price0: { num: reserves[1] * pow10(d0), den: reserves[0] * pow10(d1) } };
+  }
+  const sqrt = BigInt(state[0]);
+  if (sqrt === 0n) return null;
+  const balance = (token: string): bigint => BigInt(kv.get<string>('erc20Balances', balanceKey(chain, pool, token)) ?? '0x0');
+  const reserves: [bigint, bigint] = block >= head ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
+  return { reserves, price0: { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) } };
 }
 
 /** A reader of the chain's prices; undefined when the chain has no pricing entry. */

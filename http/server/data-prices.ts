@@ -1,13 +1,17 @@
 import type { DataDeps } from '../../engine/data-api/deps.js';
+import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves, reservesQuery } from '../../engine/data-api/pairs.js';
 import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
-/** The price endpoints of the Data API (issue 18; engine/data-api/token-prices.ts holds their logic). */
+/** The price and pair endpoints of the Data API (issue 18; engine/data-api/token-prices.ts and pairs.ts hold their logic). */
 export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
   return [
     { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
+    { method: 'GET', path: '/:pair_address/reserves', handle: async (req, c) => json(200, await pairReserves(deps, c.key, validate(reservesQuery, queryAndPath(req), 'query'))) },
+    { method: 'GET', path: '/:token0_address/:token1_address/pairAddress', handle: async (req, c) => json(200, await pairAddress(deps, c.key, validate(pairAddressQuery, queryAndPath(req), 'query'))) },
+    { method: 'GET', path: '/:token0_address/:token1_address/price', handle: async (req, c) => json(200, await pairPrice(deps, c.key, validate(pairPriceQuery, queryAndPath(req), 'query'))) },
     {
       method: 'POST',
       path: '/erc20/prices',
