@@ -1,0 +1,135 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { PRICING } from '../../engine/chains/pricing.js';
+import { ServiceClock } from '../../engine/clock.js';
+import { V2_SWAP, V2_SYNC, V3_SWAP } from '../../engine/data-api/dex-events.js';
+import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from '../../engine/data-api/dex-index.js';
+import { DataIndexer, IndexWriter, indexedBlock } from '../../engine/data-api/indexer.js';
+import { dataIndexes } from '../../engine/data-api/indexes.js';
+import { poolAt } from '../../engine/data-api/prices.js';
+import type { ChainReads } from '../../engine/evm/chain-reads.js';
+import { normalizeBlock } from '../../engine/evm/record.js';
+import { pos, writeBlock } from '../../engine/evm/store.js';
+import { TokenMetadata } from '../../engine/evm/token-metadata.js';
+import { jsonLogger } from '../../engine/log.js';
+import { openStore, type Store } from '../../storage/env.js';
+import { tempDir } from '../helpers.js';
+
+/**
+ * The DEX index over the real mainnet blocks of test/fixtures (chainstorage bundles): every Uniswap V2 Sync/Swap
+ * and V3 Swap logged there, decoded by hand here from the receipts' words, against what the index stores and what
+ * poolAt() reads back. No mainnet node runs here to say which factory made each pool, so the emitters of those logs
+ * are entered as pools of the registry's Uniswap factories before the blocks are indexed; the prices are raw
+ * (token1 units per token0 unit), which need no token decimals: the formula applied to each pool's own last
+ * Sync (V2: reserve1 / reserve0) or Swap (V3: sqrtPriceX96² / 2^192).
+ */
+
+const CHAIN = '0x1';
+type Json = Record<string, any>;
+const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+
+interface Seen {
+  block: number;
+  logIndex: number;
+  words: bigint[];
+  topics: string[];
+}
+const syncs = new Map<string, Seen[]>();
+const v2Swaps = new Map<string, Seen[]>();
+const v3Swaps = new Map<string, Seen[]>();
+const push = (m: Map<string, Seen[]>, k: string, v: Seen): void => void m.set(k, [...(m.get(k) ?? []), v]);
+const wordsOf = (data: string): bigint[] => Array.from({ length: (data.length - 2) / 64 }, (_, i) => BigInt(`0x${data.slice(2 + 64 * i, 66 + 64 * i)}`));
+
+let dir: string;
+let store: Store;
+
+beforeAll(async () => {
+  dir = tempDir();
+  store = openStore(dir);
+  const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z'));
+  const mainnet = PRICING.get(CHAIN)!;
+  const indexes = dataIndexes({ reads: noNode, tokens: new TokenMetadata(store, noNode.call), pricing: (c) => (c === CHAIN ? mainnet : undefined) });
+  new DataIndexer(store, indexes, clock, jsonLogger(() => {}, () => clock.now(), 'error'));
+  const [v2Factory, v3Factory] = [mainnet.factories.find((f) => f.kind === 'v2')!, mainnet.factories.find((f) => f.kind === 'v3')!];
+  const bundles = FIXTURE_BLOCKS.map((n) => bundle(n));
+  for (const b of bundles)
+    for (const r of b.receipts as Json[])
+      for (const l of r['logs'] as Json[]) {
+        const topics = (l['topics'] as string[]).map((t) => t.toLowerCase());
+        const seen: Seen = { block: b.number, logIndex: Number(l['logIndex']), words: wordsOf(String(l['data'])), topics };
+        const address = String(l['address']).toLowerCase();
+        if (topics[0] === V2_SYNC && topics.length === 1 && seen.words.length === 2) push(syncs, address, seen);
+        if (topics[0] === V2_SWAP && topics.length === 3 && seen.words.length === 4) push(v2Swaps, address, seen);
+        if (topics[0] === V3_SWAP && topics.length === 3 && seen.words.length === 5) push(v3Swaps, address, seen);
+      }
+  // The emitters as pools (their tokens do not matter to raw prices: two placeholders).
+  store.transact(() => {
+    for (const a of new Set([...syncs.keys(), ...v2Swaps.keys()])) store.put('dexPools', poolKey(CHAIN, a), ['v2', '0x01', '0x02', v2Factory.address, null] satisfies PoolRow);
+    for (const a of v3Swaps.keys()) store.put('dexPools', poolKey(CHAIN, a), ['v3', '0x01', '0x02', v3Factory.address, 3000] satisfies PoolRow);
+  });
+  for (const b of bundles) {
+    const record = normalizeBlock(b.block, b.receipts, b.traces);
+    const block = indexedBlock(CHAIN, b.number, String(b.block['hash']), record);
+    const prepared = await Promise.all(indexes.map((index) => index.prepare?.([block], store)));
+    store.transact(() => {
+      writeBlock(store, CHAIN, record);
+      const w = new IndexWriter(store, null);
+      indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
+    });
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await store?.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the DEX index over real mainnet blocks', () => {
+  it('holds Uniswap V2 and V3 swaps in those blocks', () => {
+    expect(syncs.size).toBeGreaterThan(5);
+    expect([...v2Swaps.values()].flat().length).toBeGreaterThan(5);
+    expect([...v3Swaps.values()].flat().length).toBeGreaterThan(5);
+  });
+
+  it('reads each V2 pair at each block as its last Sync there says: reserves, and reserve1 / reserve0', () => {
+    let checked = 0;
+    for (const [pair, list] of syncs)
+      for (const n of new Set(list.map((s) => s.block))) {
+        const last = list.filter((s) => s.block === n).at(-1)!;
+        const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pair))!;
+        const at = poolAt(store, CHAIN, pair, row, n, n, 0, 0);
+        const [r0, r1] = last.words as [bigint, bigint];
+        if (r0 === 0n || r1 === 0n) {
+          expect(at).toBeNull();
+          continue;
+        }
+        expect(at!.reserves, `${pair} at ${n}`).toEqual([r0, r1]);
+        expect(at!.price0.num * r0).toBe(at!.price0.den * r1);
+        checked++;
+      }
+    expect(checked).toBeGreaterThan(5);
+  });
+
+  it('reads each V3 pool at each block as its last Swap there says: sqrtPriceX96² / 2^192', () => {
+    let checked = 0;
+    for (const [pool, list] of v3Swaps)
+      for (const n of new Set(list.map((s) => s.block))) {
+        const sqrt = list.filter((s) => s.block === n).at(-1)!.words[2]!;
+        const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pool))!;
+        // Before the head, the balances the state row kept (none here: no ERC-20 balances for these pools).
+        const at = poolAt(store, CHAIN, pool, row, n, Number.MAX_SAFE_INTEGER, 0, 0);
+        expect(at!.price0.num * (1n << 192n), `${pool} at ${n}`).toBe(at!.price0.den * sqrt * sqrt);
+        checked++;
+      }
+    expect(checked).toBeGreaterThan(5);
+  });
+
+  it('keeps every swap with the pool\'s balance changes: V2 in − out, V3 the signed amounts', () => {
+    const stored = (pool: string): Array<[string, SwapRow]> => store.range<SwapRow>('dexSwaps', { start: poolRowsPrefix(CHAIN, pool), end: `${poolRowsPrefix(CHAIN, pool)}\uffff` }).map((e) => [e.key, e.value]);
+    for (const [pair, list] of v2Swaps)
+      expect(stored(pair).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pair) + pos(s.block, s.logIndex), (s.words[0]! - s.words[2]!).toString(), (s.words[1]! - s.words[3]!).toString()]));
+    for (const [pool, list] of v3Swaps)
+      expect(stored(pool).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pool) + pos(s.block, s.logIndex), BigInt.asIntN(256, s.words[0]!).toString(), BigInt.asIntN(256, s.words[1]!).toString()]));
+  });
+});
