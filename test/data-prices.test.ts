@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseUnits, type Hex } from 'viem';
+import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
 import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
@@ -365,6 +365,52 @@ describe('the SDK\'s pair calls', () => {
     const moralis = await moralisFor(s.url, s.key);
     const reserves = (await moralis.EvmApi.defi.getPairReserves({ chain: '0x539', pairAddress: wethUsdc.address })).toJSON();
     expect(reserves).toEqual((await get(`/${lc(wethUsdc.address)}/reserves`)).body);
+  });
+});
+
+describe('GET /pairs/:address/ohlcv', () => {
+  it('buckets the pair\'s swaps, each priced by the reserves right after it, newest candle first', async () => {
+    const { weth } = dex.tokens;
+    const last = await indexed();
+    // Every Swap of the pair, from the node: each in its own block (anvil mines one transaction a block).
+    const logs = await publicClient(anvil.url).getLogs({ address: wethUsdc.address, event: parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)'), fromBlock: 0n, toBlock: BigInt(last) });
+    expect(logs.length).toBeGreaterThanOrEqual(3);
+    const wethIs0 = lc(wethUsdc.token0) === addr(weth);
+    const expected = new Map<number, { open: number; high: number; low: number; close: number; volume: number; trades: number }>();
+    for (const l of logs) {
+      const block = Number(l.blockNumber);
+      const price = await v2Price(wethUsdc, weth.address, block);
+      const usd = Number(price.num) / Number(price.den);
+      const a = l.args as { amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint };
+      const moved = wethIs0 ? a.amount0In - a.amount0Out : a.amount1In - a.amount1Out;
+      const volume = (Number(moved < 0n ? -moved : moved) / 1e18) * usd;
+      const t = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(block) })).timestamp);
+      const hour = Math.floor(t / 3600) * 3600;
+      const c = expected.get(hour);
+      if (c === undefined) expected.set(hour, { open: usd, high: usd, low: usd, close: usd, volume, trades: 1 });
+      else Object.assign(c, { high: Math.max(c.high, usd), low: Math.min(c.low, usd), close: usd, volume: c.volume + volume, trades: c.trades + 1 });
+    }
+    const first = Number((await publicClient(anvil.url).getBlock({ blockNumber: 0n })).timestamp);
+    const lastTime = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(last) })).timestamp);
+    const r = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1h&currency=usd&fromDate=${first}&toDate=${lastTime}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toMatchObject({ page: 0, cursor: null, pairAddress: lc(wethUsdc.address), tokenAddress: addr(weth), timeframe: '1h', currency: 'usd' });
+    const want = [...expected.entries()].sort((a, b) => b[0] - a[0]);
+    expect(r.body.result.map((c: Json) => c.timestamp)).toEqual(want.map(([h]) => new Date(h * 1000).toISOString()));
+    r.body.result.forEach((c: Json, i: number) => {
+      const w = want[i]![1];
+      for (const k of ['open', 'high', 'low', 'close', 'volume'] as const) expect(c[k], `${c.timestamp} ${k}`).toBeCloseTo(w[k], 6);
+      expect(c.trades).toBe(w.trades);
+    });
+    // In ether: the same candles divided by ether's price, which is this pair's own: 1 each.
+    const native = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=native&fromDate=${first}&toDate=${lastTime}`);
+    for (const c of native.body.result as Json[]) expect(c.close).toBeCloseTo(1, 9);
+    for (const [query, field] of [['timeframe=2h', 'timeframe'], ['currency=eur', 'currency'], ['toDate=soon', 'toDate'], [`fromDate=${lastTime}&toDate=${first}`, 'fromDate']] as const) {
+      const bad = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&fromDate=${first}&toDate=${lastTime}&${query}`);
+      expect(bad.status, query).toBe(400);
+      expect(bad.body.details.field, query).toBe(field);
+    }
+    expect((await s.call(`/api/v2.2/pairs/${addr(weth)}/ohlcv?chain=0x539&fromDate=${first}&toDate=${lastTime}`)).status).toBe(404);
   });
 });
 

@@ -25,8 +25,8 @@ export interface Ratio {
 }
 
 const ONE: Ratio = { num: 1n, den: 1n };
-const mul = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
-const div = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den, den: a.den * b.num });
+export const mul = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+export const div = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den, den: a.den * b.num });
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
 const Q192 = 1n << 192n;
 /** An amount in a token's smallest units as whole tokens. */
@@ -85,7 +85,7 @@ const ACTIVITY_CAP = 1_000;
 const LAST_LOG = 0xffffff;
 
 /** The routes a token may take to USD, by what it is. */
-type Role = 'stable' | 'native' | 'whitelist' | 'other';
+export type Role = 'stable' | 'native' | 'whitelist' | 'other';
 
 const bareName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** `exchange` as a factory address, its registry name, or that name without its version (`uniswapv2`, `sushiswap`). */
@@ -125,7 +125,7 @@ export class PriceReader {
     return p !== null && this.role(token) === 'stable' ? { ...p, usd: ONE } : p;
   }
 
-  private role(token: string): Role {
+  role(token: string): Role {
     if (this.pricing.stablecoins.includes(token)) return 'stable';
     if (token === this.pricing.wrappedNative) return 'native';
     return this.pricing.whitelist.includes(token) ? 'whitelist' : 'other';
@@ -217,13 +217,14 @@ export class PriceReader {
 }
 
 /**
- * A pool at `block` (at most the indexed `head`): its reserves (V2: those of its last Sync; V3: its balances, the
+ * A pool at `block` (at most the indexed `head`), after its log `logIndex` there (by default its last): its reserves (V2: those of its last Sync; V3: its balances, the
  * ERC-20 index's at the head, before it those its last state row kept) and its price of token0 in token1 in whole
  * units (decimals d0, d1); null before its first state, or with an empty side.
  */
-export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number): { reserves: [bigint, bigint]; price0: Ratio } | null {
+export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number, logIndex = LAST_LOG): { reserves: [bigint, bigint]; price0: Ratio } | null {
   const prefix = poolRowsPrefix(chain, pool);
-  const [last] = kv.range<StateRow>('dexStates', { start: prefix + pos(block, LAST_LOG), end: prefix, reverse: true, limit: 1 });
+  // At (block, logIndex) or before: a swap's own state, or a V2 swap's Sync just before it.
+  const [last] = kv.range<StateRow>('dexStates', { start: prefix + pos(block, logIndex), end: prefix, reverse: true, limit: 1 });
   if (last === undefined) return null;
   const state = last.value;
   if (state.length === 2) {

@@ -1,4 +1,5 @@
 import type { DataDeps } from '../../engine/data-api/deps.js';
+import { ohlcvQuery, pairCandles } from '../../engine/data-api/candles.js';
 import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves, reservesQuery } from '../../engine/data-api/pairs.js';
 import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { validate } from '../../engine/schema.js';
@@ -9,6 +10,7 @@ import { json } from './route.js';
 export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
   return [
     { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
+    { method: 'GET', path: '/pairs/:address/ohlcv', handle: async (req, c) => json(200, await pairCandles(deps, c.key, validate(ohlcvQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/:pair_address/reserves', handle: async (req, c) => json(200, await pairReserves(deps, c.key, validate(reservesQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/:token0_address/:token1_address/pairAddress', handle: async (req, c) => json(200, await pairAddress(deps, c.key, validate(pairAddressQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/:token0_address/:token1_address/price', handle: async (req, c) => json(200, await pairPrice(deps, c.key, validate(pairPriceQuery, queryAndPath(req), 'query'))) },
