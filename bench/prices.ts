@@ -1,0 +1,178 @@
+/**
+ * npm run bench:prices — issue 18's figures for prices derived from DEX swaps:
+ * - a synthetic DEX chain (bench/dex-chain.ts) of BENCH_SWAPS swaps (default 1,000,000) over 10,000 Uniswap V2
+ *   pairs, written through the real code: each block's follower rows (indexRows) and the DEX index with block
+ *   times (DataIndexer.index, batches of blocks as a backfill writes them), into LMDB in a temp dir:
+ *   `swapsIndexedPerSec` (the indexing alone, one thread);
+ * - autocannon (bounded, loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with 100
+ *   random tokens, on the server binary following the chain's node (bench/data-node.ts, at its head), then on the
+ *   same core and routes served by Fastify (bench/alt-server.ts): `priceP99Ms`, `batchPricesP99Ms` and their req/s.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { ServiceClock } from '../engine/clock.js';
+import { blockTimesIndex } from '../engine/data-api/block-times.js';
+import { dexIndex } from '../engine/data-api/dex-index.js';
+import { DataIndexer, type DataIndex } from '../engine/data-api/indexer.js';
+import type { Pricing } from '../engine/chains/pricing.js';
+import { indexRows } from '../engine/evm/store.js';
+import { jsonLogger } from '../engine/log.js';
+import { openStore } from '../storage/env.js';
+import { dexBlock, FACTORY, tokenOf, USDC, WETH, type DexShape } from './dex-chain.js';
+import { prng } from './data-chain.js';
+import { startProcess, type Started } from './proc.js';
+import { BIN, printRows, report, round } from './report.js';
+
+const CHAIN = '0x1';
+const SWAPS = Number(process.env['BENCH_SWAPS'] ?? 1_000_000);
+const PER_BLOCK = 1_000;
+const SHAPE: DexShape = { blocks: Math.ceil(SWAPS / PER_BLOCK) + 1, swapsPerBlock: PER_BLOCK, pools: 10_000, tokens: 5_000, seed: 18 };
+/** Blocks per index transaction: 20,000 swaps, a backfill's batch. */
+const BATCH = 20;
+const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 4);
+const WARM_UP_S = 2;
+const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
+const KEY = 'cpk_bench_prices_0123456789abcdef';
+const BATCH_TOKENS = 100;
+
+const PRICING: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'BenchSwap' }] };
+
+const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-prices-'));
+const clock = new ServiceClock({ elapsedMs: () => performance.now(), wake: (ms, fn) => { const t = setTimeout(fn, ms); return () => clearTimeout(t); } }, Date.now(), (err) => console.error(err));
+const log = jsonLogger(() => undefined, () => clock.now(), 'error');
+
+/** Writes the chain through the real index code; the seconds the indexing took (the follower's rows aside). */
+async function build(): Promise<number> {
+  const store = openStore(dir);
+  try {
+    store.transact(() => {
+      for (let i = 0; i < SHAPE.tokens; i++) store.put('tokens', `${CHAIN}/${tokenOf(i)}`, { name: `Token ${i}`, symbol: `T${i}`, decimals: 18, nftStandard: null, possibleSpam: false });
+      store.put('tokens', `${CHAIN}/${WETH}`, { name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, nftStandard: null, possibleSpam: false });
+      store.put('tokens', `${CHAIN}/${USDC}`, { name: 'USD Coin', symbol: 'USDC', decimals: 6, nftStandard: null, possibleSpam: false });
+    });
+    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing: (c) => (c === CHAIN ? PRICING : undefined) }) as DataIndex];
+    const indexer = new DataIndexer(store, indexes, clock, log);
+    let indexing = 0;
+    for (let n = 0; n < SHAPE.blocks; n += BATCH) {
+      const blocks = Array.from({ length: Math.min(BATCH, SHAPE.blocks - n) }, (_, i) => dexBlock(CHAIN, SHAPE, n + i));
+      await store.transactAsync(() => {
+        for (const b of blocks) for (const r of indexRows(CHAIN, b.record)) store.put(r.table, r.key, r.value);
+        // A backfill's head, far ahead of the indexes: no undo rows.
+        store.put('chainState', CHAIN, { head: SHAPE.blocks - 1, confirmed: SHAPE.blocks - 13, tracer: null, pruned: blocks.at(-1)!.number });
+      });
+      const t0 = performance.now();
+      if (!(await indexer.index(CHAIN, blocks))) throw new Error(`the indexer refused blocks ${n}…`);
+      if (n > 0) indexing += performance.now() - t0;
+    }
+    return indexing / 1000;
+  } finally {
+    await store.close();
+  }
+}
+
+interface Run {
+  reqPerSec: number;
+  p99Ms: number;
+  non2xx: number;
+}
+
+const rand = prng(7);
+/** A token that has a pool (every token does: pools cycle through them). */
+const randomToken = (): string => tokenOf(Math.floor(rand() * SHAPE.tokens));
+
+async function cannon(port: number, requests: Array<{ method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> }>, seconds: number): Promise<Run> {
+  let clients = 0;
+  const share = Math.ceil(requests.length / CONNECTIONS);
+  const shares = Array.from({ length: CONNECTIONS }, (_, i) => requests.slice(i * share, (i + 1) * share));
+  const r = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers: { 'x-api-key': KEY },
+    requests: shares[0]!.slice(0, 1),
+    setupClient: (client) => client.setRequests(shares[clients++ % CONNECTIONS]!),
+  });
+  return { reqPerSec: r.requests.average, p99Ms: r.latency.p99, non2xx: r.non2xx + r.errors };
+}
+
+const single = (): Array<{ method: 'GET'; path: string }> => Array.from({ length: 2_000 }, () => ({ method: 'GET', path: `/api/v2.2/erc20/${randomToken()}/price?chain=0x1` }));
+const batch = (): Array<{ method: 'POST'; path: string; body: string; headers: Record<string, string> }> =>
+  Array.from({ length: 200 }, () => ({
+    method: 'POST',
+    path: '/api/v2.2/erc20/prices?chain=0x1',
+    body: JSON.stringify({ tokens: Array.from({ length: BATCH_TOKENS }, () => ({ token_address: randomToken() })) }),
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY },
+  }));
+
+async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
+  const probe = await fetch(`http://127.0.0.1:${server.port}/api/v2.2/erc20/${tokenOf(5)}/price?chain=0x1`, { headers: { 'x-api-key': KEY } });
+  if (probe.status !== 200) throw new Error(`price: ${probe.status} ${await probe.text()}`);
+  const out: { price?: Run; batch?: Run } = {};
+  for (const [name, requests] of [['price', single], ['batch', batch]] as const) {
+    await cannon(server.port, requests(), WARM_UP_S);
+    out[name] = await cannon(server.port, requests(), DURATION_S);
+  }
+  return out as { price: Run; batch: Run };
+}
+
+const serve = (args: string[], nodeUrl: string): Promise<Started> =>
+  startProcess(args, { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRICING: JSON.stringify({ '0x1': PRICING }) }, 60_000);
+
+let uws: { price: Run; batch: Run };
+let fastify: { price: Run; batch: Run };
+let indexSeconds: number;
+try {
+  indexSeconds = await build();
+  const node = await startProcess([fileURLToPath(new URL('./data-node.js', import.meta.url)), String(SHAPE.blocks - 1)], {}, 15_000);
+  try {
+    const server = await serve([BIN, 'serve'], `http://127.0.0.1:${node.port}`);
+    try {
+      uws = await measure(server);
+    } finally {
+      await server.stop();
+    }
+    const alt = await serve([fileURLToPath(new URL('./alt-server.js', import.meta.url)), 'fastify'], `http://127.0.0.1:${node.port}`);
+    try {
+      fastify = await measure(alt);
+    } finally {
+      await alt.stop();
+    }
+  } finally {
+    await node.stop();
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const swaps = (SHAPE.blocks - 1) * PER_BLOCK;
+const figures: Record<string, number> = {
+  priceReqPerSec: Math.round(uws.price.reqPerSec),
+  priceP99Ms: uws.price.p99Ms,
+  batchPricesReqPerSec: Math.round(uws.batch.reqPerSec),
+  batchPricesP99Ms: uws.batch.p99Ms,
+  fastifyPriceReqPerSec: Math.round(fastify.price.reqPerSec),
+  fastifyPriceP99Ms: fastify.price.p99Ms,
+  fastifyBatchPricesReqPerSec: Math.round(fastify.batch.reqPerSec),
+  fastifyBatchPricesP99Ms: fastify.batch.p99Ms,
+  swapsIndexedPerSec: Math.round(swaps / indexSeconds),
+  swaps,
+  pools: SHAPE.pools,
+};
+const goal = { priceP99Ms: '<= 5', batchPricesP99Ms: '<= 20', swapsIndexedPerSec: '>= 100000' };
+const met = uws.price.p99Ms <= 5 && uws.batch.p99Ms <= 20 && figures['swapsIndexedPerSec']! >= 100_000 && uws.price.non2xx === 0 && uws.batch.non2xx === 0;
+printRows([
+  ['priceReqPerSec', figures['priceReqPerSec']!, '', fastify.price.reqPerSec],
+  ['priceP99Ms', uws.price.p99Ms, '', fastify.price.p99Ms],
+  ['batchPricesReqPerSec', figures['batchPricesReqPerSec']!, `(${BATCH_TOKENS} tokens each)`, fastify.batch.reqPerSec],
+  ['batchPricesP99Ms', uws.batch.p99Ms, '', fastify.batch.p99Ms],
+  ['swapsIndexedPerSec', figures['swapsIndexedPerSec']!, `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps)`],
+]);
+report('prices', SWAPS === 1_000_000 ? 'npm run bench:prices' : `BENCH_SWAPS=${SWAPS} npm run bench:prices`, figures, goal, met, [
+  `Dataset: a synthetic chain (bench/dex-chain.ts, seed ${SHAPE.seed}): block 0 creates ${SHAPE.pools.toLocaleString('en-US')} Uniswap V2 pairs with the bench's factory (PairCreated and a first Sync each; ${SHAPE.tokens.toLocaleString('en-US')} tokens, each against the wrapped native token or the stablecoin, and the wrapped native token's stable pairs), then ${(SHAPE.blocks - 1).toLocaleString('en-US')} blocks of ${PER_BLOCK} swaps (a Sync then a Swap each, in random pairs). Written into LMDB in a temp dir through indexRows and DataIndexer.index with the block-times and DEX indexes, ${BATCH} blocks a batch, no undo rows (a backfill's): swapsIndexedPerSec is the swaps over the indexing's time, one thread, the follower's rows aside.`,
+  `Requests: autocannon (${CONNECTIONS} connections; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded; loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with ${BATCH_TOKENS} random tokens a request, on the server binary following the chain's node (bench/data-node.ts), then the same routes and core on Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Each price reads the token's pairs, their last state at the block and 24 h before, and the wrapped native token's stable pairs; nothing is cached between requests.`,
+]);
+console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/prices.json and bench/RESULTS.md`);
