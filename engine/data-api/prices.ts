@@ -102,6 +102,7 @@ export function isExchange(factory: { address: string; name: string }, exchange:
 export class PriceReader {
   private readonly decimals = new Map<string, Promise<number>>();
   private readonly anchors = new Map<string, Promise<PricePoint | null>>();
+  private readonly before = new Map<string, number | undefined>();
 
   constructor(
     private readonly deps: PriceDeps,
@@ -174,20 +175,26 @@ export class PriceReader {
     const { kv } = this.deps;
     const since = this.blockBefore(block, DAY) ?? 0;
     const idleSince = opts.maxInactivityDays === undefined ? undefined : (this.blockBefore(block, opts.maxInactivityDays * DAY) ?? 0);
-    let best: { point: PricePoint; swaps: number } | null = null;
+    const passing: PricePoint[] = [];
     for (const [pool, other] of this.pools(token, role)) {
       const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
       const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
       if (row === undefined || factory === undefined || (opts.exchange !== undefined && !isExchange(factory, opts.exchange))) continue;
-      const rows = poolRowsPrefix(this.chain, pool);
-      if (idleSince !== undefined && kv.range('dexSwaps', { start: rows + pos(block, LAST_LOG), end: rows + pos(idleSince, 0), reverse: true, limit: 1 }).length === 0) continue;
+      if (idleSince !== undefined && kv.range('dexSwaps', { start: poolRowsPrefix(this.chain, pool) + pos(block, LAST_LOG), end: poolRowsPrefix(this.chain, pool) + pos(idleSince, 0), reverse: true, limit: 1 }).length === 0) continue;
       const point = await this.throughPool(token, other, pool, row, block, factory.name, opts);
-      if (point === null) continue;
-      // The wrapped native token: its deepest stable pool. Any other: the busiest, then the deepest.
-      const swaps = role === 'native' ? 0 : kv.count('dexSwaps', { start: rows + pos(since, 0), end: rows + pos(block + 1, 0), limit: ACTIVITY_CAP });
-      if (best === null || swaps > best.swaps || (swaps === best.swaps && point.liquidityUsd.num * best.point.liquidityUsd.den > best.point.liquidityUsd.num * point.liquidityUsd.den)) best = { point, swaps };
+      if (point !== null) passing.push(point);
     }
-    return best?.point ?? null;
+    if (passing.length < 2) return passing[0] ?? null;
+    // The wrapped native token: its deepest stable pool. Any other: the busiest, then the deepest (swaps counted only
+    // when there is a choice to make).
+    const deeper = (a: PricePoint, b: PricePoint): boolean => a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
+    const swaps = (p: PricePoint): number => (role === 'native' ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit: ACTIVITY_CAP }));
+    let best = { point: passing[0]!, swaps: swaps(passing[0]!) };
+    for (const point of passing.slice(1)) {
+      const n = swaps(point);
+      if (n > best.swaps || (n === best.swaps && deeper(point, best.point))) best = { point, swaps: n };
+    }
+    return best.point;
   }
 
   /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule. */
@@ -209,10 +216,14 @@ export class PriceReader {
     return { usd, pool, factory: row[3], exchangeName, liquidityUsd };
   }
 
-  /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. */
+  /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. Kept: a search of blockTimes each. */
   private blockBefore(block: number, seconds: number): number | undefined {
+    const key = `${block}-${seconds}`;
+    if (this.before.has(key)) return this.before.get(key);
     const t = blockTime(this.deps.kv, this.chain, block);
-    return t === undefined ? undefined : blockAtOrBefore(this.deps.kv, this.chain, t - seconds);
+    const found = t === undefined ? undefined : blockAtOrBefore(this.deps.kv, this.chain, t - seconds);
+    this.before.set(key, found);
+    return found;
   }
 }
 
