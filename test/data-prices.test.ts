@@ -298,12 +298,19 @@ describe('GET /wallets/:address/tokens', () => {
     for (const t of [weth, usdc, tka, tkb]) {
       const item = items.find((i) => i['token_address'] === addr(t))!;
       const p = await priced(addr(t));
-      expect(item['usd_price'], t.address).toBe(p.usdPrice);
-      expect(item['usd_value']).toBeCloseTo(Number(item['balance_formatted']) * p.usdPrice, -2);
-      expect(item['usd_price_24hr_usd_change']).toBe(p.usdPrice24hrUsdChange);
+      // The reference's types: the price and its changes as decimal strings, the value a number.
+      expect(item['usd_price'], t.address).toBe(p.usdPriceFormatted);
+      const value = Number(item['balance_formatted']) * p.usdPrice;
+      expect(Math.abs(item['usd_value'] - value) / value, t.address).toBeLessThan(1e-12);
+      // The 24 h test above moved the chain a day on: every token has a price a day before.
+      expect(p.usdPrice24h, t.address).not.toBeNull();
+      expect(Number(item['usd_price_24hr_usd_change'])).toBeCloseTo(p.usdPrice24hrUsdChange, 9);
+      expect(Number(item['usd_price_24hr_percent_change'])).toBeCloseTo(p.usdPrice24hrPercentChange, 9);
+      const valueThen = Number(item['balance_formatted']) * p.usdPrice24h;
+      expect(Math.abs(Number(item['usd_value_24hr_usd_change']) - (value - valueThen)) / value).toBeLessThan(1e-9);
     }
     const native = items.find((i) => i['native_token'] === true)!;
-    expect(native['usd_price']).toBe((await priced(addr(weth))).usdPrice);
+    expect(native['usd_price']).toBe((await priced(addr(weth))).usdPriceFormatted);
     const shares = items.filter((i) => i['portfolio_percentage'] !== null).map((i) => i['portfolio_percentage'] as number);
     expect(shares.length).toBeGreaterThanOrEqual(5);
     expect(shares.reduce((a, b) => a + b, 0)).toBeCloseTo(100, 6);
@@ -404,6 +411,8 @@ describe('GET /pairs/:address/ohlcv', () => {
     });
     // In ether: the same candles divided by ether's price, which is this pair's own: 1 each.
     const native = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=native&fromDate=${first}&toDate=${lastTime}`);
+    expect(native.status, JSON.stringify(native.body)).toBe(200);
+    expect(native.body.result.length).toBe(new Set([...expected.keys()].map((h) => Math.floor(h / 86_400))).size);
     for (const c of native.body.result as Json[]) expect(c.close).toBeCloseTo(1, 9);
     for (const [query, field] of [['timeframe=2h', 'timeframe'], ['currency=eur', 'currency'], ['toDate=soon', 'toDate'], [`fromDate=${lastTime}&toDate=${first}`, 'fromDate']] as const) {
       const bad = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&fromDate=${first}&toDate=${lastTime}&${query}`);

@@ -35,8 +35,8 @@ export const ohlcvQuery = z.object({
 /** Which token of a pair is its base (lower first): any token before the ones prices route through, a stablecoin last. */
 const BASE_RANK: Record<Role, number> = { other: 0, whitelist: 1, native: 2, stable: 3 };
 
-/** Swaps read for one answer at most: a wider range asks for a narrower one. */
-const MAX_SWAPS = 100_000;
+/** Swaps read for one answer at most (each is priced on the event loop): a wider range asks for a narrower one. */
+const MAX_SWAPS = 20_000;
 
 /** The start of the bucket holding `t` (Unix seconds): weeks from Monday, months from their first day, UTC. */
 export function bucketOf(t: number, tf: Timeframe): number {
@@ -97,6 +97,8 @@ async function build(deps: DataDeps, chain: string, reader: PriceReader, q: z.ou
     let v = quoteValue.get(block);
     if (v === undefined) {
       v = (async () => {
+        // In the native token, a pair quoted in the wrapped native token needs no USD route at all.
+        if (q.currency === 'native' && quote === deps.pricing!(chain)!.wrappedNative) return { num: 1n, den: 1n };
         const usd = await reader.usd(quote, block);
         if (usd === null || q.currency === 'usd') return usd;
         const native = await reader.usd(deps.pricing!(chain)!.wrappedNative, block);

@@ -1,6 +1,7 @@
 import { NATIVE } from './values.js';
 import { priceReader } from './prices.js';
 import { balanceUsd, optionsOf, priceParams, withPortfolio } from './token-prices.js';
+import { inBatches } from './node-reads.js';
 import { fromNode } from './node-reads.js';
 import { formatEther } from 'viem';
 import { z } from 'zod';
@@ -90,7 +91,10 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   const reader = priceReader(deps, chain, head);
   const opts = optionsOf(q);
   const usd = (token: string, i: { balance: string; decimals: number }) => balanceUsd(reader, token, block, BigInt(i.balance), i.decimals, opts);
-  const kept = await Promise.all(items.filter((i) => !(q.exclude_spam && i.possible_spam)).map(async (i) => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, await usd(i.token_address, i))));
+  // A token marked possible spam is not priced (an airdropped wallet holds thousands); the others a few at a time.
+  const unpriced = (i: { balance: string; decimals: number }) => balanceUsd(undefined, '', block, BigInt(i.balance), i.decimals, opts);
+  const listed = items.filter((i) => !(q.exclude_spam && i.possible_spam));
+  const kept = await inBatches(listed.map((i) => async () => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, await (i.possible_spam ? unpriced(i) : usd(i.token_address, i)))));
   const native = q.exclude_native ? [] : [await nativeItem(deps, chain, q.address, block)];
   // The native balance is priced as its wrapped token.
   for (const n of native) Object.assign(n, reader === undefined ? {} : await usd(deps.pricing!(chain)!.wrappedNative, n));
@@ -101,7 +105,7 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   return { page: Math.floor(start / q.limit), page_size: q.limit, block_number: String(block), cursor: next, result: page };
 }
 
-const NO_PRICE = { usd_price: null as number | null, usd_price_24hr_percent_change: null as number | null, usd_price_24hr_usd_change: null as number | null, usd_value: null as number | null, usd_value_24hr_usd_change: null as number | null, portfolio_percentage: null as number | null };
+const NO_PRICE = { usd_price: null as string | null, usd_price_24hr_percent_change: null as string | null, usd_price_24hr_usd_change: null as string | null, usd_value: null as number | null, usd_value_24hr_usd_change: null as string | null, portfolio_percentage: null as number | null };
 
 async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: number) {
   const wei = await fromNode(() => deps.reads.balance(chain, wallet, block), `the native balance of ${wallet} on chain ${chain}`);

@@ -7,7 +7,7 @@ import { poolKey, tokenPoolsPrefix, type PoolRow } from './dex-index.js';
 import { indexedHead } from './erc20-common.js';
 import { tokenMetadata } from './erc20-tokens.js';
 import { blockNumber, date, evmAddress } from './params.js';
-import { decimal, isExchange, poolAt, priceReader, MIN_SIDE_USD } from './prices.js';
+import { decimal, isExchange, mul, poolAt, priceReader } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -48,7 +48,7 @@ export async function pairReserves(deps: DataDeps, chain: string, q: z.output<ty
   return { reserve0: state.reserves[0].toString(), reserve1: state.reserves[1].toString() };
 }
 
-/** The pools of two tokens whose factory is `exchange` (any, without one), deepest first by the smaller reserve's share. */
+/** The pools of two tokens whose factory is `exchange` (any, without one). */
 function poolsOf(deps: DataDeps, chain: string, a: string, b: string, exchange: string | undefined): Array<[string, PoolRow]> {
   const prefix = tokenPoolsPrefix(chain, a, b);
   const pricing = deps.pricing?.(chain);
@@ -88,13 +88,14 @@ export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeo
   const p0 = found.state.price0;
   const quote = baseIs0 ? p0 : { num: p0.den, den: p0.num };
   const [base, quoteToken] = await tokenMetadata(deps, chain, [q.token0_address, q.token1_address]);
-  const usd = await priceReader(deps, chain, head)?.price(q.token0_address, block, { minSideUsd: MIN_SIDE_USD });
+  // In USD through this pair: its price in the quote token times the quote token's USD price.
+  const quoteUsd = (await priceReader(deps, chain, head)?.usd(q.token1_address, block)) ?? null;
   return {
     pair_address: found.address,
-    pair_label: `${base!.symbol}/${quoteToken!.symbol}`,
+    pair_label: `${base!.symbol ?? base!.address}/${quoteToken!.symbol ?? quoteToken!.address}`,
     exchange: factoryOf(deps.pricing?.(chain), found.row[3])!.name,
     quote_price: decimal(quote, 18),
-    price_usd: usd === undefined || usd === null ? null : decimal(usd.now.usd, 18),
+    price_usd: quoteUsd === null ? null : decimal(mul(quote, quoteUsd), 18),
     base_token: base,
     quote_token: quoteToken,
   };

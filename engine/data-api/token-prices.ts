@@ -110,21 +110,25 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
   return out.filter((p) => p !== null);
 }
 
-/** A balance's USD fields as the wallet endpoints answer them; all null when no pool prices its token. */
+/**
+ * A balance's USD fields as the wallet endpoints answer them (the reference's types: the price and the changes as
+ * decimal strings, the value a number); all null when no pool prices its token.
+ */
 export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
   const found = (await reader?.price(token, block, opts)) ?? null;
   if (found === null) return { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null };
   const amount: Ratio = { num: balance, den: 10n ** BigInt(decimals) };
-  const usdPrice = toNumber(found.now.usd);
   const usdValue = toNumber({ num: amount.num * found.now.usd.num, den: amount.den * found.now.usd.den });
-  const then = found.dayAgo === null ? null : found.dayAgo.usd;
+  const then = found.dayAgo?.usd ?? null;
+  // Changes may be negative: as differences of the exact decimals.
+  const usdPrice = toNumber(found.now.usd);
   const usd24h = then === null ? null : toNumber(then);
   return {
-    usd_price: usdPrice,
-    usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : (100 * (usdPrice - usd24h)) / usd24h,
-    usd_price_24hr_usd_change: usd24h === null ? null : usdPrice - usd24h,
+    usd_price: decimal(found.now.usd, 18),
+    usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : String((100 * (usdPrice - usd24h)) / usd24h),
+    usd_price_24hr_usd_change: usd24h === null ? null : String(usdPrice - usd24h),
     usd_value: usdValue,
-    usd_value_24hr_usd_change: then === null ? null : usdValue - toNumber({ num: amount.num * then.num, den: amount.den * then.den }),
+    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber({ num: amount.num * then.num, den: amount.den * then.den })),
   };
 }
 

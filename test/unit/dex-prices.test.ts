@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../engine/config.js';
 import { parsePricing, PRICING } from '../../engine/chains/pricing.js';
 import { PAIR_CREATED, pairCreated, POOL_CREATED, poolCreated, V2_SWAP, V2_SYNC, v2Swap, v2Sync, V3_INITIALIZE, V3_SWAP, v3Initialize, v3Swap } from '../../engine/data-api/dex-events.js';
+import { bucketOf } from '../../engine/data-api/candles.js';
 import { decimal } from '../../engine/data-api/prices.js';
 
 /** The events as Uniswap declares them (data-api-notes.md §3.1), encoded by viem: the decoders must read what the contracts write. */
@@ -117,5 +118,26 @@ describe('CHAINPOST_PRICING', () => {
     expect(bad({ devnet, 1337: devnet })).toBe('CHAINPOST_PRICING: chain 0x539 is given twice');
     expect(bad({ devnet: { ...devnet, stablecoins: [B, A] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins: the wrapped native token is priced, not counted at $1');
     expect(bad({ devnet: { ...devnet, factories: [devnet.factories[0], { ...devnet.factories[0], name: 'Again' }] } })).toBe(`CHAINPOST_PRICING: devnet.factories.1.address: ${POOL} is listed twice`);
+  });
+});
+
+describe('candle buckets', () => {
+  const at = (iso: string): number => Date.parse(iso) / 1000;
+  const bucket = (iso: string, tf: Parameters<typeof bucketOf>[1]): string => new Date(bucketOf(at(iso), tf) * 1000).toISOString();
+
+  it('start weeks on Monday and months on their first day, UTC', () => {
+    expect(bucket('2026-11-29T23:59:59Z', '1w')).toBe('2026-11-23T00:00:00.000Z'); // a Sunday: the Monday before
+    expect(bucket('2026-11-30T00:00:00Z', '1w')).toBe('2026-11-30T00:00:00.000Z'); // a Monday: itself
+    expect(bucket('1970-01-01T12:00:00Z', '1w')).toBe('1969-12-29T00:00:00.000Z'); // the epoch was a Thursday
+    expect(bucket('2024-02-29T13:00:00Z', '1M')).toBe('2024-02-01T00:00:00.000Z');
+    expect(bucket('2026-12-31T23:59:59Z', '1M')).toBe('2026-12-01T00:00:00.000Z');
+  });
+
+  it('cut the others at multiples of their length', () => {
+    expect(bucket('2026-11-24T23:17:45Z', '1h')).toBe('2026-11-24T23:00:00.000Z');
+    expect(bucket('2026-11-24T23:17:45Z', '4h')).toBe('2026-11-24T20:00:00.000Z');
+    expect(bucket('2026-11-24T23:17:45Z', '5min')).toBe('2026-11-24T23:15:00.000Z');
+    expect(bucket('2026-11-24T23:17:45Z', '1d')).toBe('2026-11-24T00:00:00.000Z');
+    expect(bucket('2026-11-24T23:17:45Z', '10s')).toBe('2026-11-24T23:17:40.000Z');
   });
 });
