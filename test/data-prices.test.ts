@@ -323,6 +323,64 @@ describe('GET /wallets/:address/tokens', () => {
   });
 });
 
+describe('GET /wallets/:address/net-worth', () => {
+  it('sums the native balance and the priced tokens in USD per chain asked; a chain not followed is unsupported', async () => {
+    await indexed();
+    const wallet = lc(DEV_ACCOUNTS[0].address);
+    const tokens = (await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539`)).body.result as Json[];
+    const native = tokens.find((i) => i['native_token'] === true)!;
+    const tokenUsd = tokens.filter((i) => i['native_token'] === false).reduce((sum, i) => sum + (i['usd_value'] ?? 0), 0);
+    const r = await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains=devnet,eth`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const wei = await publicClient(anvil.url).getBalance({ address: DEV_ACCOUNTS[0].address });
+    const ethUsd = (await priced(addr(dex.tokens.weth))).usdPrice;
+    expect(r.body.unsupported_chain_ids).toEqual(['0x1']);
+    expect(r.body.chains).toHaveLength(1);
+    const c = r.body.chains[0];
+    expect(c).toMatchObject({ chain: 'devnet', native_balance: wei.toString(), native_balance_formatted: native['balance_formatted'] });
+    const near = (text: string, want: number): void => expect(Math.abs(Number(text) - want) / Math.max(want, 1)).toBeLessThan(1e-9);
+    near(c.native_balance_usd, (Number(wei) / 1e18) * ethUsd);
+    near(c.token_balance_usd, tokenUsd);
+    near(c.networth_usd, (Number(wei) / 1e18) * ethUsd + tokenUsd);
+    expect(r.body.total_networth_usd).toBe(c.networth_usd);
+    expect(c.networth_usd).toMatch(/^\d+\.\d{2}$/);
+    const bad = await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains=nowhere`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.field).toBe('chains');
+    expect((await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains=eth`)).body.details.field).toBe('chains');
+  });
+});
+
+describe('GET /erc20/:token_address/pairs', () => {
+  it('lists the token\'s pools deepest first, each with its price, liquidity and 24 h volume through it', async () => {
+    const block = await indexed();
+    const { weth, tkb } = dex.tokens;
+    const r = await s.call(`/api/v2.2/erc20/${addr(tkb)}/pairs?chain=0x539`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const pairs = r.body.pairs as Json[];
+    expect(pairs.map((p) => p['pair_address'])).toEqual([lc(tkbUsdc.address), lc(tkbWeth.address)]);
+    const [deep, shallow] = pairs as [Json, Json];
+    expect(deep).toMatchObject({ exchange_name: 'MiniSwap v3', exchange_address: addr(dex.v3Factory), pair_label: 'TKB/USDC', base_token: addr(tkb), quote_token: addr(dex.tokens.usdc) });
+    expect(deep['usd_price']).toBeCloseTo(Number(formatted(await v3Price(tkbUsdc, tkb.address, block))), 9);
+    const ethUsd = await v2Price(wethUsdc, weth.address, block);
+    const viaWeth = times(await v2Price(tkbWeth, tkb.address, block), ethUsd);
+    expect(shallow['usd_price']).toBeCloseTo(Number(formatted(viaWeth)), 9);
+    // Liquidity: each side's balance at the token's price through the pool (TKB 8 decimals, USDC 6).
+    const [b0, b1] = [await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address), await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)];
+    const [tkbHeld, usdcHeld] = lc(tkbUsdc.token0) === addr(tkb) ? [b0, b1] : [b1, b0];
+    expect(deep['liquidity_usd']).toBeCloseTo((Number(tkbHeld) / 1e8) * deep['usd_price'] + Number(usdcHeld) / 1e6, 1);
+    expect((deep['pair'] as Json[]).map((t) => t['pair_token_type'])).toEqual(['token0', 'token1']);
+    // The 24 h since the chain moved a day on saw no TKB swap: inactive, no volume.
+    expect(deep).toMatchObject({ inactive_pair: true, volume_24h_usd: 0 });
+    // Ether's stable pair swapped in the last day: active, its volume the ether moved at ether's price.
+    const eth = ((await s.call(`/api/v2.2/erc20/${addr(weth)}/pairs?chain=0x539`)).body.pairs as Json[]).find((p) => p['pair_address'] === lc(wethUsdc.address))!;
+    expect(eth['inactive_pair']).toBe(false);
+    expect(eth['volume_24h_usd']).toBeGreaterThan(0);
+    expect(eth['volume_24h_native']).toBeCloseTo(eth['volume_24h_usd'] / eth['usd_price'], 6);
+    expect((await s.call(`/api/v2.2/erc20/0x12/pairs?chain=0x539`)).body.details.field).toBe('token_address');
+  });
+});
+
 describe('the SDK\'s pair calls', () => {
   const get = (path: string, query = '') => s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
 

@@ -1,8 +1,8 @@
 import { NATIVE } from './values.js';
 import { priceReader } from './prices.js';
 import { balanceUsd, optionsOf, priceParams, withPortfolio } from './token-prices.js';
-import { inBatches } from './node-reads.js';
-import { fromNode } from './node-reads.js';
+import { fromNode, inBatches } from './node-reads.js';
+import { findChain } from '../chains/registry.js';
 import { formatEther } from 'viem';
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
@@ -80,8 +80,19 @@ export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typ
   return items.filter((i) => !(q.exclude_spam && i.possible_spam));
 }
 
-/** GET /wallets/:address/tokens: the native balance first (eth_getBalance at the block), then the tokens, in pages. */
-export async function walletTokens(deps: DataDeps, chain: string, q: z.output<typeof walletTokensQuery>, only: readonly string[]) {
+/** What a wallet's priced balances are asked with (GET /wallets/:address/tokens, GET /wallets/:address/net-worth). */
+interface BalancesQuery {
+  address: string;
+  to_block?: number | undefined;
+  exclude_spam: boolean;
+  exclude_unverified_contracts: boolean;
+  exclude_native: boolean;
+  min_pair_side_liquidity_usd?: number | undefined;
+  max_token_inactivity?: number | undefined;
+}
+
+/** A wallet's balances on a chain with their USD fields: the native balance first (eth_getBalance at the block), then the tokens. */
+async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
   const head = await indexedHead(deps, chain);
   const block = q.to_block !== undefined && q.to_block < head ? q.to_block : head;
   // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).
@@ -98,11 +109,57 @@ export async function walletTokens(deps: DataDeps, chain: string, q: z.output<ty
   const native = q.exclude_native ? [] : [await nativeItem(deps, chain, q.address, block)];
   // The native balance is priced as its wrapped token.
   for (const n of native) Object.assign(n, reader === undefined ? {} : await usd(deps.pricing!(chain)!.wrappedNative, n));
-  const all = withPortfolio([...native, ...kept]);
+  return { block, all: withPortfolio([...native, ...kept]) };
+}
+
+/** GET /wallets/:address/tokens: the native balance first (eth_getBalance at the block), then the tokens, in pages. */
+export async function walletTokens(deps: DataDeps, chain: string, q: z.output<typeof walletTokensQuery>, only: readonly string[]) {
+  const { block, all } = await pricedBalances(deps, chain, q, only);
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = all.slice(start, start + q.limit);
   const next = start + q.limit < all.length ? offsetCursor(start + q.limit) : null;
   return { page: Math.floor(start / q.limit), page_size: q.limit, block_number: String(block), cursor: next, result: page };
+}
+
+export const netWorthQuery = z.object({
+  ...priceParams,
+  address: evmAddress,
+  exclude_spam: bool(false),
+  exclude_unverified_contracts: bool(false),
+});
+
+/** USD amounts of net worth: two decimals, as a string (the reference's). */
+const usdText = (n: number): string => n.toFixed(2);
+
+/**
+ * GET /wallets/:address/net-worth: per chain asked (`chains`, each followed here; a chain this server does not follow
+ * is listed in unsupported_chain_ids), the native balance and the priced tokens in USD at the indexed head; a token
+ * no pool prices counts for nothing.
+ */
+export async function netWorth(deps: DataDeps, chains: readonly string[], unsupported: readonly string[], q: z.output<typeof netWorthQuery>) {
+  const out = await Promise.all(
+    chains.map(async (chain) => {
+      const { all } = await pricedBalances(deps, chain, { ...q, exclude_native: false }, []);
+      const [native, ...tokens] = all;
+      const tokenUsd = tokens.reduce((sum, t) => sum + (t.usd_value ?? 0), 0);
+      const nativeUsd = native!.usd_value ?? 0;
+      return {
+        chain: findChain(chain)?.slug ?? chain,
+        native_balance: native!.balance,
+        native_balance_formatted: native!.balance_formatted,
+        native_balance_usd: usdText(nativeUsd),
+        token_balance_usd: usdText(tokenUsd),
+        networth_usd: usdText(nativeUsd + tokenUsd),
+        total: nativeUsd + tokenUsd,
+      };
+    }),
+  );
+  return {
+    total_networth_usd: usdText(out.reduce((sum, c) => sum + c.total, 0)),
+    chains: out.map(({ total: _, ...c }) => c),
+    unsupported_chain_ids: unsupported,
+    unavailable_chains: [],
+  };
 }
 
 const NO_PRICE = { usd_price: null as string | null, usd_price_24hr_percent_change: null as string | null, usd_price_24hr_usd_change: null as string | null, usd_value: null as number | null, usd_value_24hr_usd_change: null as string | null, portfolio_percentage: null as number | null };

@@ -3,11 +3,13 @@ import { factoryOf } from '../chains/pricing.js';
 import { ApiError } from '../errors.js';
 import { blockAtOrBefore } from './block-times.js';
 import type { DataDeps } from './deps.js';
-import { poolKey, tokenPoolsPrefix, type PoolRow } from './dex-index.js';
-import { indexedHead } from './erc20-common.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
+import { indexedHead, offsetCursor, readOffsetCursor } from './erc20-common.js';
+import { DAY } from './erc20-keys.js';
+import { pos } from '../evm/store.js';
 import { tokenMetadata } from './erc20-tokens.js';
-import { blockNumber, date, evmAddress } from './params.js';
-import { decimal, isExchange, mul, poolAt, priceReader } from './prices.js';
+import { blockNumber, cursor, date, evmAddress, limit } from './params.js';
+import { decimal, div, isExchange, mul, poolAt, priceReader, toNumber, type Ratio } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -100,3 +102,89 @@ export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeo
     quote_token: quoteToken,
   };
 }
+
+export const tokenPairsQuery = z.object({ token_address: evmAddress, limit: limit(), cursor });
+
+/** A pool's USD amount as the pairs list answers it: a number, to the cent. */
+const cents = (r: Ratio): number => Number(decimal(r, 2));
+
+/**
+ * GET /erc20/:token_address/pairs: the token's pools at the indexed head, deepest first. Through each pool: the
+ * token's USD price (its price in the other token times that token's USD price) now and 24 h of block time before,
+ * each side's liquidity in USD, and the 24 h volume: the token amounts its swaps moved, valued at the current price
+ * (a swap counted up to the swaps' cap of the price choice). A pool whose other token has no USD route has null USD fields.
+ */
+export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<typeof tokenPairsQuery>) {
+  const head = await indexedHead(deps, chain);
+  const reader = priceReader(deps, chain, head);
+  const prefix = tokenPoolsPrefix(chain, q.token_address);
+  const rows = reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff` });
+  const dayAgo = reader?.blockBefore(head, DAY);
+  const native = reader === undefined ? null : await reader.usd(deps.pricing!(chain)!.wrappedNative, head);
+  const [info] = await tokenMetadata(deps, chain, [q.token_address]);
+  const pairs = [];
+  for (const { key } of rows) {
+    const [other, address] = key.slice(prefix.length).split('/') as [string, string];
+    const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, address));
+    const factory = row === undefined ? undefined : factoryOf(deps.pricing?.(chain), row[3]);
+    if (row === undefined || factory === undefined || reader === undefined) continue;
+    const isToken0 = row[1] === q.token_address;
+    const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
+    const now = poolAt(deps.kv, chain, address, row, head, head, d0, d1);
+    if (now === null) continue;
+    const inOther = (p: Ratio): Ratio => (isToken0 ? p : { num: p.den, den: p.num });
+    const otherUsd = await reader.usd(other, head);
+    const usd = otherUsd === null ? null : mul(inOther(now.price0), otherUsd);
+    const then = dayAgo === undefined ? null : poolAt(deps.kv, chain, address, row, dayAgo, head, d0, d1);
+    const otherThen = then === null || dayAgo === undefined ? null : await reader.usd(other, dayAgo);
+    const usd24h = then === null || otherThen === null ? null : mul(inOther(then.price0), otherThen);
+    const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
+    const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
+    const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
+    const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
+    // The token amounts the last 24 h of swaps moved through the pool.
+    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: poolRowsPrefix(chain, address) + pos(dayAgo ?? 0, 0), end: poolRowsPrefix(chain, address) + pos(head + 1, 0), limit: VOLUME_SWAPS });
+    const moved = swaps.reduce((sum, { value }) => {
+      const a = BigInt(isToken0 ? value[3] : value[4]);
+      return sum + (a < 0n ? -a : a);
+    }, 0n);
+    const volumeUsd = usd === null ? null : mul({ num: moved, den: 10n ** BigInt(dMine) }, usd);
+    const [otherInfo] = await tokenMetadata(deps, chain, [other]);
+    const side = (t: typeof info, type: 'token0' | 'token1', liquidity: Ratio | null) => ({
+      token_address: t!.address,
+      token_name: t!.name,
+      token_symbol: t!.symbol,
+      token_logo: null,
+      token_decimals: t!.decimals,
+      pair_token_type: type,
+      // A string here, a number on the pair (the reference's types).
+      liquidity_usd: liquidity === null ? null : decimal(liquidity, 2),
+    });
+    const usdPrice = usd === null ? null : toNumber(usd);
+    const usdPrice24h = usd24h === null ? null : toNumber(usd24h);
+    pairs.push({
+      exchange_address: factory.address,
+      exchange_name: factory.name,
+      exchange_logo: null,
+      pair_label: `${info!.symbol ?? info!.address}/${otherInfo!.symbol ?? otherInfo!.address}`,
+      pair_address: address,
+      usd_price: usdPrice,
+      usd_price_24hr: usdPrice24h,
+      usd_price_24hr_percent_change: usdPrice === null || usdPrice24h === null || usdPrice24h === 0 ? null : (100 * (usdPrice - usdPrice24h)) / usdPrice24h,
+      usd_price_24hr_usd_change: usdPrice === null || usdPrice24h === null ? null : usdPrice - usdPrice24h,
+      liquidity_usd: mineUsd === null || theirsUsd === null ? null : cents({ num: mineUsd.num * theirsUsd.den + theirsUsd.num * mineUsd.den, den: mineUsd.den * theirsUsd.den }),
+      inactive_pair: swaps.length === 0,
+      base_token: q.token_address,
+      quote_token: other,
+      volume_24h_native: volumeUsd === null || native === null || native.num === 0n ? null : toNumber(div(volumeUsd, native)),
+      volume_24h_usd: volumeUsd === null ? null : toNumber(volumeUsd),
+      pair: isToken0 ? [side(info, 'token0', mineUsd), side(otherInfo, 'token1', theirsUsd)] : [side(otherInfo, 'token0', theirsUsd), side(info, 'token1', mineUsd)],
+    });
+  }
+  pairs.sort((a, b) => (b.liquidity_usd ?? -1) - (a.liquidity_usd ?? -1));
+  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  return { pairs: pairs.slice(start, start + q.limit), cursor: start + q.limit < pairs.length ? offsetCursor(start + q.limit) : null, page_size: q.limit, page: Math.floor(start / q.limit) };
+}
+
+/** Swaps summed for a pool's 24 h volume at most. */
+const VOLUME_SWAPS = 10_000;

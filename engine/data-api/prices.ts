@@ -217,7 +217,7 @@ export class PriceReader {
   }
 
   /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. Kept: a search of blockTimes each. */
-  private blockBefore(block: number, seconds: number): number | undefined {
+  blockBefore(block: number, seconds: number): number | undefined {
     const key = `${block}-${seconds}`;
     if (this.before.has(key)) return this.before.get(key);
     const t = blockTime(this.deps.kv, this.chain, block);
