@@ -381,6 +381,35 @@ describe('GET /erc20/:token_address/pairs', () => {
   });
 });
 
+describe('GET /tokens/:tokenAddress/analytics', () => {
+  it('counts the token\'s buys and sells in every pool over the last 5 m, 1 h, 6 h and 24 h, as the pools\' Swap logs say', async () => {
+    const last = await indexed();
+    const { weth } = dex.tokens;
+    const now = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(last) })).timestamp);
+    const swap = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
+    const want = { buys: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 }, sells: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 } } as Record<'buys' | 'sells', Record<string, number>>;
+    for (const pool of [wethUsdc, tkaWeth, tkbWeth]) {
+      for (const l of await publicClient(anvil.url).getLogs({ address: pool.address, event: swap, fromBlock: 0n, toBlock: BigInt(last) })) {
+        const t = Number((await publicClient(anvil.url).getBlock({ blockNumber: l.blockNumber! })).timestamp);
+        const a = l.args as { amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint };
+        const wethIs0 = lc(pool.token0) === addr(weth);
+        // The pool's ether: out is a buy, in a sell.
+        const side = (wethIs0 ? a.amount0Out : a.amount1Out) > 0n ? 'buys' : 'sells';
+        for (const [name, seconds] of [['5m', 300], ['1h', 3600], ['6h', 21600], ['24h', 86400]] as const) if (t >= now - seconds) want[side]![name]!++;
+      }
+    }
+    const r = await s.call(`/api/v2.2/tokens/${addr(weth)}/analytics?chain=0x539`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.totalBuys).toEqual(want.buys);
+    expect(r.body.totalSells).toEqual(want.sells);
+    expect(want.buys['24h']! + want.sells['24h']!).toBeGreaterThan(0);
+    // One trader here (the first dev account): one buyer wherever there was a buy.
+    for (const name of ['5m', '1h', '6h', '24h']) expect(r.body.totalBuyers[name]).toBe(want.buys[name]! > 0 ? 1 : 0);
+    expect(Number(r.body.totalLiquidity)).toBeGreaterThan(0);
+    expect((await s.call('/api/v2.2/tokens/0x12/analytics?chain=0x539')).body.details.field).toBe('tokenAddress');
+  });
+});
+
 describe('the SDK\'s pair calls', () => {
   const get = (path: string, query = '') => s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
 

@@ -57,7 +57,7 @@ describe('front end', () => {
     expect(built.body.details.field).toBe('domain');
     expect((await s.call('/streams/solana', { method: 'PUT', json: {} })).body.details.field).toBe('webhookUrl');
     const areas: Array<[string, string, number]> = [
-      ['GET', '/api/v2.2/tokens/0xabc/analytics', 501],
+      ['GET', '/api/v2.2/wallets/0xabc/swaps', 501],
       ['GET', '/v1/defi/protocols', 501],
     ];
     for (const [method, path, status] of areas) {

@@ -3,6 +3,7 @@ import { ohlcvQuery, pairCandles } from '../../engine/data-api/candles.js';
 import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves, reservesQuery, tokenPairs, tokenPairsQuery } from '../../engine/data-api/pairs.js';
 import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { netWorth, netWorthQuery } from '../../engine/data-api/erc20-balances.js';
+import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/token-analytics.js';
 import { findChain } from '../../engine/chains/registry.js';
 import { badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
@@ -31,6 +32,7 @@ export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
         return json(200, await netWorth(deps, followed, chains.filter((k) => !followed.includes(k)), q));
       },
     },
+    { method: 'GET', path: '/tokens/:tokenAddress/analytics', handle: async (req, c) => json(200, await tokenAnalytics(deps, c.key, validate(analyticsQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/erc20/:token_address/pairs', handle: async (req, c) => json(200, await tokenPairs(deps, c.key, validate(tokenPairsQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/pairs/:address/ohlcv', handle: async (req, c) => json(200, await pairCandles(deps, c.key, validate(ohlcvQuery, queryAndPath(req), 'query'))) },
     { method: 'GET', path: '/:pair_address/reserves', handle: async (req, c) => json(200, await pairReserves(deps, c.key, validate(reservesQuery, queryAndPath(req), 'query'))) },
