@@ -145,7 +145,7 @@ describe('GET /erc20/:address/price', () => {
     });
     expect(p.usdPrice).toBe(2000);
     // Each side: 1,000 ether at $2,000 and 2,000,000 USDC.
-    expect(p.pairTotalLiquidityUsd).toBe('4000000');
+    expect(p.pairTotalLiquidityUsd).toBe('4000000.00');
   });
 
   it('routes a token through the wrapped native token, and through a V3 pool\'s slot0', async () => {
@@ -338,12 +338,16 @@ describe('GET /wallets/:address/net-worth', () => {
     expect(r.body.chains).toHaveLength(1);
     const c = r.body.chains[0];
     expect(c).toMatchObject({ chain: 'devnet', native_balance: wei.toString(), native_balance_formatted: native['balance_formatted'] });
-    const near = (text: string, want: number): void => expect(Math.abs(Number(text) - want) / Math.max(want, 1)).toBeLessThan(1e-9);
+    // Strings to the cent, truncated: within a cent of the sum (and of the float arithmetic here, relative 1e-12).
+    const near = (text: string, want: number): void => expect(Math.abs(Number(text) - want)).toBeLessThanOrEqual(0.01 + want * 1e-12);
     near(c.native_balance_usd, (Number(wei) / 1e18) * ethUsd);
     near(c.token_balance_usd, tokenUsd);
     near(c.networth_usd, (Number(wei) / 1e18) * ethUsd + tokenUsd);
     expect(r.body.total_networth_usd).toBe(c.networth_usd);
     expect(c.networth_usd).toMatch(/^\d+\.\d{2}$/);
+    // The SDK's array form, and the request's chain by default, answer the same.
+    expect((await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains[]=0x539&chains[]=1337`)).body.chains).toEqual(r.body.chains);
+    expect((await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chain=0x539`)).body.chains).toEqual(r.body.chains);
     const bad = await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains=nowhere`);
     expect(bad.status).toBe(400);
     expect(bad.body.details.field).toBe('chains');
@@ -369,14 +373,33 @@ describe('GET /erc20/:token_address/pairs', () => {
     const [b0, b1] = [await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address), await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)];
     const [tkbHeld, usdcHeld] = lc(tkbUsdc.token0) === addr(tkb) ? [b0, b1] : [b1, b0];
     expect(deep['liquidity_usd']).toBeCloseTo((Number(tkbHeld) / 1e8) * deep['usd_price'] + Number(usdcHeld) / 1e6, 1);
-    expect((deep['pair'] as Json[]).map((t) => t['pair_token_type'])).toEqual(['token0', 'token1']);
+    expect((deep['pair'] as Json[]).map((t) => [t['token_address'], t['pair_token_type']])).toEqual([[lc(tkbUsdc.token0), 'token0'], [lc(tkbUsdc.token1), 'token1']]);
+    const usdcSide = (deep['pair'] as Json[]).find((t) => t['token_address'] === addr(dex.tokens.usdc))!;
+    expect(usdcSide['liquidity_usd']).toBe((Number(usdcHeld) / 1e6).toFixed(2));
+    // The skew: the thinner side over the deeper; the shallow pool holds about $5 a side.
+    const tkbSide = (Number(tkbHeld) / 1e8) * deep['usd_price'];
+    expect(deep['liquidity_skew']).toBeCloseTo(Math.min(tkbSide, Number(usdcHeld) / 1e6) / Math.max(tkbSide, Number(usdcHeld) / 1e6), 6);
+    // Pages of one.
+    const first = await s.call(`/api/v2.2/erc20/${addr(tkb)}/pairs?chain=0x539&limit=1`);
+    expect(first.body.pairs.map((p: Json) => p['pair_address'])).toEqual([lc(tkbUsdc.address)]);
+    const second = await s.call(`/api/v2.2/erc20/${addr(tkb)}/pairs?chain=0x539&limit=1&cursor=${first.body.cursor}`);
+    expect(second.body).toMatchObject({ page: 1, cursor: null });
+    expect(second.body.pairs.map((p: Json) => p['pair_address'])).toEqual([lc(tkbWeth.address)]);
     // The 24 h since the chain moved a day on saw no TKB swap: inactive, no volume.
     expect(deep).toMatchObject({ inactive_pair: true, volume_24h_usd: 0 });
     // Ether's stable pair swapped in the last day: active, its volume the ether moved at ether's price.
     const eth = ((await s.call(`/api/v2.2/erc20/${addr(weth)}/pairs?chain=0x539`)).body.pairs as Json[]).find((p) => p['pair_address'] === lc(wethUsdc.address))!;
     expect(eth['inactive_pair']).toBe(false);
-    expect(eth['volume_24h_usd']).toBeGreaterThan(0);
-    expect(eth['volume_24h_native']).toBeCloseTo(eth['volume_24h_usd'] / eth['usd_price'], 6);
+    // The ether the pair's swaps moved in the day before the head, from its Swap logs.
+    const now = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(block) })).timestamp);
+    let moved = 0n;
+    for (const l of await publicClient(anvil.url).getLogs({ address: wethUsdc.address, event: parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)'), fromBlock: 0n, toBlock: BigInt(block) })) {
+      if (Number((await publicClient(anvil.url).getBlock({ blockNumber: l.blockNumber! })).timestamp) <= now - 86_400) continue;
+      const a = l.args as { amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint };
+      moved += lc(wethUsdc.token0) === addr(weth) ? a.amount0In + a.amount0Out : a.amount1In + a.amount1Out;
+    }
+    expect(moved).toBeGreaterThan(0n);
+    expect(eth['volume_24h_usd']).toBeCloseTo((Number(moved) / 1e18) * eth['usd_price'], 3);
     expect((await s.call(`/api/v2.2/erc20/0x12/pairs?chain=0x539`)).body.details.field).toBe('token_address');
   });
 });

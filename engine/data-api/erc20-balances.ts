@@ -1,5 +1,7 @@
 import { NATIVE } from './values.js';
-import { priceReader } from './prices.js';
+import { add, priceReader, usdCents, type Ratio } from './prices.js';
+
+const NONE: Ratio = { num: 0n, den: 1n };
 import { balanceUsd, optionsOf, priceParams, withPortfolio } from './token-prices.js';
 import { fromNode, inBatches } from './node-reads.js';
 import { findChain } from '../chains/registry.js';
@@ -101,15 +103,19 @@ async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, o
   const items = await Promise.all(tokens.map(async (h) => Object.assign(balanceItem(h, await tokenFacts(deps, chain, h.token)), { native_token: false })));
   const reader = priceReader(deps, chain, head);
   const opts = optionsOf(q);
-  const usd = (token: string, i: { balance: string; decimals: number }) => balanceUsd(reader, token, block, BigInt(i.balance), i.decimals, opts);
-  // A token marked possible spam is not priced (an airdropped wallet holds thousands); the others a few at a time.
-  const unpriced = (i: { balance: string; decimals: number }) => balanceUsd(undefined, '', block, BigInt(i.balance), i.decimals, opts);
+  // Each item's exact USD value, for sums (net worth); the answers carry the number.
+  const values = new Map<object, Ratio>();
+  const priced = async <T extends { balance: string; decimals: number }>(i: T, token: string | undefined) => {
+    const { fields, value } = await balanceUsd(token === undefined ? undefined : reader, token ?? '', block, BigInt(i.balance), i.decimals, opts);
+    if (value !== null) values.set(i, value);
+    return Object.assign(i, fields);
+  };
   const listed = items.filter((i) => !(q.exclude_spam && i.possible_spam));
-  const kept = await inBatches(listed.map((i) => async () => Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }, await (i.possible_spam ? unpriced(i) : usd(i.token_address, i)))));
-  const native = q.exclude_native ? [] : [await nativeItem(deps, chain, q.address, block)];
+  // A token marked possible spam is not priced (an airdropped wallet holds thousands); the others a few at a time.
+  const kept = await inBatches(listed.map((i) => () => priced(Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }), i.possible_spam ? undefined : i.token_address)));
   // The native balance is priced as its wrapped token.
-  for (const n of native) Object.assign(n, reader === undefined ? {} : await usd(deps.pricing!(chain)!.wrappedNative, n));
-  return { block, all: withPortfolio([...native, ...kept]) };
+  const native = q.exclude_native ? [] : [await priced(await nativeItem(deps, chain, q.address, block), reader === undefined ? undefined : deps.pricing!(chain)!.wrappedNative)];
+  return { block, all: withPortfolio([...native, ...kept]), values };
 }
 
 /** GET /wallets/:address/tokens: the native balance first (eth_getBalance at the block), then the tokens, in pages. */
@@ -128,37 +134,42 @@ export const netWorthQuery = z.object({
   exclude_unverified_contracts: bool(false),
 });
 
-/** USD amounts of net worth: two decimals, as a string (the reference's). */
-const usdText = (n: number): string => n.toFixed(2);
-
 /**
  * GET /wallets/:address/net-worth: per chain asked (`chains`, each followed here; a chain this server does not follow
- * is listed in unsupported_chain_ids), the native balance and the priced tokens in USD at the indexed head; a token
- * no pool prices counts for nothing.
+ * is listed in unsupported_chain_ids, one whose indexes or node cannot answer now in unavailable_chains), the native
+ * balance and the priced tokens in USD at the indexed head, summed exactly; a token no pool prices counts for nothing.
  */
 export async function netWorth(deps: DataDeps, chains: readonly string[], unsupported: readonly string[], q: z.output<typeof netWorthQuery>) {
-  const out = await Promise.all(
+  const settled = await Promise.allSettled(
     chains.map(async (chain) => {
-      const { all } = await pricedBalances(deps, chain, { ...q, exclude_native: false }, []);
+      const { all, values } = await pricedBalances(deps, chain, { ...q, exclude_native: false }, []);
       const [native, ...tokens] = all;
-      const tokenUsd = tokens.reduce((sum, t) => sum + (t.usd_value ?? 0), 0);
-      const nativeUsd = native!.usd_value ?? 0;
+      const tokenUsd = tokens.reduce((sum, t) => add(sum, values.get(t) ?? NONE), NONE);
+      const nativeUsd = values.get(native!) ?? NONE;
+      const total = add(nativeUsd, tokenUsd);
       return {
         chain: findChain(chain)?.slug ?? chain,
         native_balance: native!.balance,
         native_balance_formatted: native!.balance_formatted,
-        native_balance_usd: usdText(nativeUsd),
-        token_balance_usd: usdText(tokenUsd),
-        networth_usd: usdText(nativeUsd + tokenUsd),
-        total: nativeUsd + tokenUsd,
+        native_balance_usd: usdCents(nativeUsd),
+        token_balance_usd: usdCents(tokenUsd),
+        networth_usd: usdCents(total),
+        total,
       };
     }),
   );
+  const answered = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const unavailable = settled.flatMap((r, i) => {
+    if (r.status === 'fulfilled') return [];
+    // Bad input is no chain's fault: thrown as it is; a chain that cannot answer now (503, 502) is listed.
+    if (r.reason instanceof ApiError && r.reason.status >= 500) return [{ chain_id: chains[i]! }];
+    throw r.reason;
+  });
   return {
-    total_networth_usd: usdText(out.reduce((sum, c) => sum + c.total, 0)),
-    chains: out.map(({ total: _, ...c }) => c),
+    total_networth_usd: usdCents(answered.reduce((sum, c) => add(sum, c.total), NONE)),
+    chains: answered.map(({ total: _, ...c }) => c),
     unsupported_chain_ids: unsupported,
-    unavailable_chains: [],
+    unavailable_chains: unavailable,
   };
 }
 

@@ -9,7 +9,7 @@ import { DAY } from './erc20-keys.js';
 import { pos } from '../evm/store.js';
 import { tokenMetadata } from './erc20-tokens.js';
 import { blockNumber, cursor, date, evmAddress, limit } from './params.js';
-import { decimal, div, isExchange, mul, poolAt, priceReader, toNumber, type Ratio } from './prices.js';
+import { add, decimal, div, isExchange, mul, poolAt, priceReader, toNumber, usdCents, type PriceReader, type Ratio } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -108,48 +108,52 @@ export const tokenPairsQuery = z.object({ token_address: evmAddress, limit: limi
 /** A pool's USD amount as the pairs list answers it: a number, to the cent. */
 const cents = (r: Ratio): number => Number(decimal(r, 2));
 
+/** Pools of one token the list weighs at most (in address order of the other token): past them, it is cut. */
+const MAX_TOKEN_PAIRS = 1_000;
+/** Swaps summed for a pool's 24 h volume at most, newest first. */
+const VOLUME_SWAPS = 10_000;
+/** data-api-notes.md §3.3: a skew below this counts as no liquidity on the thin side. */
+const MIN_SKEW = 0.005;
+
 /**
- * GET /erc20/:token_address/pairs: the token's pools at the indexed head, deepest first. Through each pool: the
- * token's USD price (its price in the other token times that token's USD price) now and 24 h of block time before,
- * each side's liquidity in USD, and the 24 h volume: the token amounts its swaps moved, valued at the current price
- * (a swap counted up to the swaps' cap of the price choice). A pool whose other token has no USD route has null USD fields.
+ * GET /erc20/:token_address/pairs: the token's pools at the indexed head, deepest first (the first 1,000 of them).
+ * Through each pool: the token's USD price (its price in the other token times that token's USD price) now and 24 h
+ * of block time before, each side's liquidity in USD and their skew (the thinner over the deeper), and the 24 h
+ * volume: the token amounts its swaps moved in that time (up to 10,000, newest first), valued at the current
+ * price. A pool whose other token has no USD route has null USD fields and sorts last. Only the page's pools get
+ * their 24 h figures.
  */
 export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<typeof tokenPairsQuery>) {
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);
-  const prefix = tokenPoolsPrefix(chain, q.token_address);
-  const rows = reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff` });
+  // First what the order needs: each pool's price and sides now.
+  const weighed = await weighPools(deps, chain, reader, head, q.token_address);
+  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  const page = weighed.slice(start, start + q.limit);
   const dayAgo = reader?.blockBefore(head, DAY);
-  const native = reader === undefined ? null : await reader.usd(deps.pricing!(chain)!.wrappedNative, head);
+  const wrapped = deps.pricing?.(chain)?.wrappedNative;
+  const native = reader === undefined || wrapped === undefined ? null : await reader.usd(wrapped, head);
   const [info] = await tokenMetadata(deps, chain, [q.token_address]);
   const pairs = [];
-  for (const { key } of rows) {
-    const [other, address] = key.slice(prefix.length).split('/') as [string, string];
-    const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, address));
-    const factory = row === undefined ? undefined : factoryOf(deps.pricing?.(chain), row[3]);
-    if (row === undefined || factory === undefined || reader === undefined) continue;
-    const isToken0 = row[1] === q.token_address;
-    const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
-    const now = poolAt(deps.kv, chain, address, row, head, head, d0, d1);
-    if (now === null) continue;
-    const inOther = (p: Ratio): Ratio => (isToken0 ? p : { num: p.den, den: p.num });
-    const otherUsd = await reader.usd(other, head);
-    const usd = otherUsd === null ? null : mul(inOther(now.price0), otherUsd);
-    const then = dayAgo === undefined ? null : poolAt(deps.kv, chain, address, row, dayAgo, head, d0, d1);
-    const otherThen = then === null || dayAgo === undefined ? null : await reader.usd(other, dayAgo);
-    const usd24h = then === null || otherThen === null ? null : mul(inOther(then.price0), otherThen);
-    const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
-    const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
-    const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
-    const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
-    // The token amounts the last 24 h of swaps moved through the pool.
-    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: poolRowsPrefix(chain, address) + pos(dayAgo ?? 0, 0), end: poolRowsPrefix(chain, address) + pos(head + 1, 0), limit: VOLUME_SWAPS });
-    const moved = swaps.reduce((sum, { value }) => {
-      const a = BigInt(isToken0 ? value[3] : value[4]);
-      return sum + (a < 0n ? -a : a);
-    }, 0n);
-    const volumeUsd = usd === null ? null : mul({ num: moved, den: 10n ** BigInt(dMine) }, usd);
-    const [otherInfo] = await tokenMetadata(deps, chain, [other]);
+  for (const p of page) {
+    const then = dayAgo === undefined ? null : poolAt(deps.kv, chain, p.address, p.row, dayAgo, head, p.d0, p.d1);
+    const otherThen = then === null || dayAgo === undefined ? null : await reader!.usd(p.other, dayAgo);
+    const usd24h = then === null || otherThen === null ? null : mul(p.inOther(then.price0), otherThen);
+    // The last day's swaps, newest first, down to the first block past the one a day before.
+    const rowsPrefix = poolRowsPrefix(chain, p.address);
+    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: rowsPrefix + pos(head, 0xffffff), end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0), reverse: true, limit: VOLUME_SWAPS });
+    const [mineMoved, theirsMoved] = swaps.reduce(
+      ([m, t], { value }) => {
+        const a = BigInt(p.isToken0 ? value[3] : value[4]);
+        const b = BigInt(p.isToken0 ? value[4] : value[3]);
+        return [m + (a < 0n ? -a : a), t + (b < 0n ? -b : b)];
+      },
+      [0n, 0n],
+    );
+    const volumeUsd = p.usd === null ? null : mul({ num: mineMoved, den: 10n ** BigInt(p.dMine) }, p.usd);
+    // In the native token: a pool against the wrapped native token needs no USD route (the amounts of it moved).
+    const volumeNative = p.other === wrapped ? { num: theirsMoved, den: 10n ** BigInt(p.dTheirs) } : volumeUsd === null || native === null || native.num === 0n ? null : div(volumeUsd, native);
+    const [otherInfo] = await tokenMetadata(deps, chain, [p.other]);
     const side = (t: typeof info, type: 'token0' | 'token1', liquidity: Ratio | null) => ({
       token_address: t!.address,
       token_name: t!.name,
@@ -158,33 +162,58 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
       token_decimals: t!.decimals,
       pair_token_type: type,
       // A string here, a number on the pair (the reference's types).
-      liquidity_usd: liquidity === null ? null : decimal(liquidity, 2),
+      liquidity_usd: liquidity === null ? null : usdCents(liquidity),
     });
-    const usdPrice = usd === null ? null : toNumber(usd);
+    const usdPrice = p.usd === null ? null : toNumber(p.usd);
     const usdPrice24h = usd24h === null ? null : toNumber(usd24h);
+    const [thin, deep] = p.mineUsd === null || p.theirsUsd === null ? [null, null] : [toNumber(p.mineUsd), toNumber(p.theirsUsd)].sort((a, b) => a - b);
+    const skew = thin === null || deep === null || deep === 0 ? null : thin! / deep!;
     pairs.push({
-      exchange_address: factory.address,
-      exchange_name: factory.name,
+      exchange_address: p.factory.address,
+      exchange_name: p.factory.name,
       exchange_logo: null,
       pair_label: `${info!.symbol ?? info!.address}/${otherInfo!.symbol ?? otherInfo!.address}`,
-      pair_address: address,
+      pair_address: p.address,
       usd_price: usdPrice,
       usd_price_24hr: usdPrice24h,
       usd_price_24hr_percent_change: usdPrice === null || usdPrice24h === null || usdPrice24h === 0 ? null : (100 * (usdPrice - usdPrice24h)) / usdPrice24h,
       usd_price_24hr_usd_change: usdPrice === null || usdPrice24h === null ? null : usdPrice - usdPrice24h,
-      liquidity_usd: mineUsd === null || theirsUsd === null ? null : cents({ num: mineUsd.num * theirsUsd.den + theirsUsd.num * mineUsd.den, den: mineUsd.den * theirsUsd.den }),
+      liquidity_usd: p.liquidity,
+      liquidity_skew: skew === null ? null : skew < MIN_SKEW ? 0 : skew,
       inactive_pair: swaps.length === 0,
       base_token: q.token_address,
-      quote_token: other,
-      volume_24h_native: volumeUsd === null || native === null || native.num === 0n ? null : toNumber(div(volumeUsd, native)),
+      quote_token: p.other,
+      volume_24h_native: volumeNative === null ? null : toNumber(volumeNative),
       volume_24h_usd: volumeUsd === null ? null : toNumber(volumeUsd),
-      pair: isToken0 ? [side(info, 'token0', mineUsd), side(otherInfo, 'token1', theirsUsd)] : [side(otherInfo, 'token0', theirsUsd), side(info, 'token1', mineUsd)],
+      pair: p.isToken0 ? [side(info, 'token0', p.mineUsd), side(otherInfo, 'token1', p.theirsUsd)] : [side(otherInfo, 'token0', p.theirsUsd), side(info, 'token1', p.mineUsd)],
     });
   }
-  pairs.sort((a, b) => (b.liquidity_usd ?? -1) - (a.liquidity_usd ?? -1));
-  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
-  return { pairs: pairs.slice(start, start + q.limit), cursor: start + q.limit < pairs.length ? offsetCursor(start + q.limit) : null, page_size: q.limit, page: Math.floor(start / q.limit) };
+  return { pairs, cursor: start + q.limit < weighed.length ? offsetCursor(start + q.limit) : null, page_size: q.limit, page: Math.floor(start / q.limit) };
 }
 
-/** Swaps summed for a pool's 24 h volume at most. */
-const VOLUME_SWAPS = 10_000;
+/** A token's pools (the first MAX_TOKEN_PAIRS) with its price through each and each side in USD now, deepest first. */
+export async function weighPools(deps: DataDeps, chain: string, reader: PriceReader | undefined, head: number, token: string) {
+  const prefix = tokenPoolsPrefix(chain, token);
+  const rows = reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: MAX_TOKEN_PAIRS });
+  const weighed = [];
+  for (const { key } of rows) {
+    const [other, address] = key.slice(prefix.length).split('/') as [string, string];
+    const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, address));
+    const factory = row === undefined ? undefined : factoryOf(deps.pricing?.(chain), row[3]);
+    if (row === undefined || factory === undefined || reader === undefined) continue;
+    const isToken0 = row[1] === token;
+    const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
+    const now = poolAt(deps.kv, chain, address, row, head, head, d0, d1);
+    if (now === null) continue;
+    const otherUsd = await reader.usd(other, head);
+    const inOther = (p: Ratio): Ratio => (isToken0 ? p : { num: p.den, den: p.num });
+    const usd = otherUsd === null ? null : mul(inOther(now.price0), otherUsd);
+    const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
+    const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
+    const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
+    const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
+    const liquidity = mineUsd === null || theirsUsd === null ? null : add(mineUsd, theirsUsd);
+    weighed.push({ other, address, row, factory, isToken0, d0, d1, dMine, dTheirs, inOther, usd, mineUsd, theirsUsd, liquidity: liquidity === null ? null : cents(liquidity) });
+  }
+  return weighed.sort((a, b) => (b.liquidity ?? -1) - (a.liquidity ?? -1));
+}

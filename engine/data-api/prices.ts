@@ -26,6 +26,7 @@ export interface Ratio {
 
 const ONE: Ratio = { num: 1n, den: 1n };
 export const mul = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+export const add = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
 export const div = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den, den: a.den * b.num });
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
 const Q192 = 1n << 192n;
@@ -44,6 +45,11 @@ export function decimal(r: Ratio, digits = FRACTION_DIGITS): string {
   return frac === '' ? int : `${int}.${frac}`;
 }
 export const toNumber = (r: Ratio): number => Number(decimal(r));
+/** A USD amount as the answers' strings write it: truncated to the cent, always two decimals. */
+export function usdCents(r: Ratio): string {
+  const [int, frac = ''] = decimal(r, 2).split('.');
+  return `${int}.${frac.padEnd(2, '0')}`;
+}
 
 /** What a price needs: the store, token decimals, the chain's pricing entry. */
 export type PriceDeps = Pick<DataDeps, 'kv' | 'tokens' | 'reads'> & { pricing?: (chain: string) => Pricing | undefined };
@@ -212,7 +218,7 @@ export class PriceReader {
     const tokenSide = mul(whole(tokenReserve, isToken0 ? d0 : d1), usd);
     const otherSide = mul(whole(otherReserve, isToken0 ? d1 : d0), otherUsd);
     if (!atLeast(tokenSide, opts.minSideUsd) || !atLeast(otherSide, opts.minSideUsd)) return null;
-    const liquidityUsd = { num: tokenSide.num * otherSide.den + otherSide.num * tokenSide.den, den: tokenSide.den * otherSide.den };
+    const liquidityUsd = add(tokenSide, otherSide);
     return { usd, pool, factory: row[3], exchangeName, liquidityUsd };
   }
 

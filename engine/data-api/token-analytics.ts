@@ -6,14 +6,15 @@ import { poolRowsPrefix, tokenPoolsPrefix, type SwapRow } from './dex-index.js';
 import { indexedHead, tokenFacts } from './erc20-common.js';
 import { DAY } from './erc20-keys.js';
 import { evmAddress } from './params.js';
-import { tokenPairs } from './pairs.js';
+import { weighPools } from './pairs.js';
 import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD } from './prices.js';
 
 /**
  * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds, over the last 5 minutes,
  * hour, 6 hours and day of block time before the indexed head. A buy takes the token out of a pool (the pool's
  * balance of it falls), a sell puts it in; buyers and sellers are distinct traders (the transactions' senders);
- * volumes are the token amounts valued at its current USD price. totalLiquidity: both sides of its pools in USD;
+ * volumes are the token amounts valued at its current USD price. totalLiquidity: both sides of its pools in USD (the
+ * first 1,000 pools);
  * totalFullyDilutedValuation: its supply at that price.
  */
 
@@ -63,7 +64,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
     }
   }
   const distinct = (sets: Array<Set<string>>): Windowed => Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
-  const pairs = (await tokenPairs(deps, chain, { token_address: token, limit: 100, cursor: null })).pairs;
+  const pairs = await weighPools(deps, chain, reader, head, token);
   const supply = (await tokenFacts(deps, chain, token)).totalSupply;
   return {
     categoryId: null,
@@ -73,7 +74,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
     totalSellers: distinct(traders.sellers),
     totalBuys: counts.buys,
     totalSells: counts.sells,
-    totalLiquidity: String(pairs.reduce((sum, p) => sum + (p.liquidity_usd ?? 0), 0)),
+    totalLiquidity: String(pairs.reduce((sum, p) => sum + (p.liquidity ?? 0), 0)),
     totalFullyDilutedValuation: price === null || supply === null ? null : decimal(mul({ num: BigInt(supply), den: 10n ** BigInt(decimals) }, price.now.usd), 2),
   };
 }

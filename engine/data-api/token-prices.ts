@@ -4,7 +4,7 @@ import type { DataDeps } from './deps.js';
 import { indexedHead } from './erc20-common.js';
 import { metadata } from './nft-transfers.js';
 import { blockNumber, evmAddress } from './params.js';
-import { decimal, MIN_SIDE_USD, priceReader, toNumber, type PriceOptions, type PriceReader, type Ratio } from './prices.js';
+import { decimal, MIN_SIDE_USD, mul, priceReader, toNumber, usdCents, type PriceOptions, type PriceReader, type Ratio } from './prices.js';
 import { NATIVE } from './values.js';
 
 /**
@@ -55,8 +55,6 @@ export const optionsOf = (q: { min_pair_side_liquidity_usd?: number | undefined;
   ...(q.max_token_inactivity === undefined ? {} : { maxInactivityDays: q.max_token_inactivity }),
 });
 
-/** USD amounts are answered to 2 decimals where the hosted service does (liquidity). */
-const cents = (r: Ratio): string => decimal(r, 2);
 
 /** One token's erc20Price; null when no pool prices it. */
 async function price(deps: DataDeps, reader: PriceReader | undefined, chain: string, head: number, token: string, toBlock: number | undefined, opts: PriceOptions) {
@@ -87,7 +85,7 @@ async function price(deps: DataDeps, reader: PriceReader | undefined, chain: str
     possibleSpam: info.possibleSpam,
     verifiedContract: false,
     pairAddress: now.pool,
-    pairTotalLiquidityUsd: cents(now.liquidityUsd),
+    pairTotalLiquidityUsd: usdCents(now.liquidityUsd),
     usdPrice24h: usd24h,
     usdPrice24hrUsdChange: change,
     usdPrice24hrPercentChange: percent,
@@ -112,24 +110,26 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
 
 /**
  * A balance's USD fields as the wallet endpoints answer them (the reference's types: the price and the changes as
- * decimal strings, the value a number); all null when no pool prices its token.
+ * decimal strings, the value a number), all null when no pool prices its token; and the exact value, for sums.
  */
 export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
   const found = (await reader?.price(token, block, opts)) ?? null;
-  if (found === null) return { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null };
+  if (found === null) return { fields: { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null }, value: null };
   const amount: Ratio = { num: balance, den: 10n ** BigInt(decimals) };
-  const usdValue = toNumber({ num: amount.num * found.now.usd.num, den: amount.den * found.now.usd.den });
+  const value = mul(amount, found.now.usd);
+  const usdValue = toNumber(value);
   const then = found.dayAgo?.usd ?? null;
-  // Changes may be negative: as differences of the exact decimals.
+  // Changes may be negative: differences of the numbers.
   const usdPrice = toNumber(found.now.usd);
   const usd24h = then === null ? null : toNumber(then);
-  return {
+  const fields = {
     usd_price: decimal(found.now.usd, 18),
     usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : String((100 * (usdPrice - usd24h)) / usd24h),
     usd_price_24hr_usd_change: usd24h === null ? null : String(usdPrice - usd24h),
     usd_value: usdValue,
-    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber({ num: amount.num * then.num, den: amount.den * then.den })),
+    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber(mul(amount, then))),
   };
+  return { fields, value };
 }
 
 /** Each item's share of the items' summed usd_value, in percent; null for an item without one. */

@@ -4,18 +4,15 @@ import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves,
 import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { netWorth, netWorthQuery } from '../../engine/data-api/erc20-balances.js';
 import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/token-analytics.js';
-import { findChain } from '../../engine/chains/registry.js';
+import { chainFor } from '../../engine/chains/lifecycle.js';
+import type { Clock } from '../../engine/clock.js';
 import { badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryList, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
-const badThrow = (field: string, message: string): never => {
-  throw badRequest(field, message);
-};
-
 /** The price and pair endpoints of the Data API (issue 18; engine/data-api/token-prices.ts and pairs.ts hold their logic). */
-export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
+export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   return [
     { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
     {
@@ -25,7 +22,8 @@ export function priceEndpoints(deps: DataDeps): DataEndpoint[] {
       chain: 'known',
       handle: async (req, c) => {
         const q = validate(netWorthQuery, queryAndPath(req), 'query');
-        const asked = queryList(req, 'chains').map((id) => findChain(id)?.key ?? badThrow('chains', `${id} is not a chain this API knows`));
+        // Each checked as the `chain` of any data request is (known, an EVM chain, not removed), naming `chains`.
+        const asked = queryList(req, 'chains').map((id) => chainFor(id, 'data', clock.now(), { field: 'chains' }).key);
         const chains = asked.length === 0 ? [c.key] : [...new Set(asked)];
         const followed = chains.filter((k) => deps.follower(k) !== undefined);
         if (followed.length === 0) throw badRequest('chains', `none of ${chains.join(', ')} is followed by this server; add them to CHAINPOST_CHAINS`);
