@@ -125,6 +125,33 @@ describe('the DEX index over real mainnet blocks', () => {
     expect(checked).toBeGreaterThan(5);
   });
 
+  it('reads a pool right after each of its swaps (the candles\' price): V2 the Sync before the Swap, V3 the Swap\'s own price', () => {
+    let several = 0;
+    for (const [pair, list] of v2Swaps) {
+      const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pair))!;
+      for (const swap of list) {
+        const sync = (syncs.get(pair) ?? []).filter((x) => x.block === swap.block && x.logIndex < swap.logIndex).at(-1)!;
+        const at = poolAt(store, CHAIN, pair, row, swap.block, swap.block, 0, 0, swap.logIndex);
+        const [r0, r1] = sync.words as [bigint, bigint];
+        expect(at?.reserves ?? null, `${pair} at ${swap.block}/${swap.logIndex}`).toEqual(r0 === 0n || r1 === 0n ? null : [r0, r1]);
+      }
+      if (new Set(list.map((x) => x.block)).size < list.length) several++;
+    }
+    for (const [pool, list] of v3Swaps) {
+      const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pool))!;
+      for (const swap of list) {
+        const sqrt = swap.words[2]!;
+        const at = poolAt(store, CHAIN, pool, row, swap.block, Number.MAX_SAFE_INTEGER, 0, 0, swap.logIndex)!;
+        expect(at.price0.num * (1n << 192n), `${pool} at ${swap.block}/${swap.logIndex}`).toBe(at.price0.den * sqrt * sqrt);
+        // Before the head, a V3 pool's reserves are the balances its state row kept (the ERC-20 index's; none here).
+        expect(at.reserves).toEqual([0n, 0n]);
+      }
+      if (new Set(list.map((x) => x.block)).size < list.length) several++;
+    }
+    // The fixtures hold pools that swapped more than once in one block: the per-swap reads are told apart.
+    expect(several).toBeGreaterThan(0);
+  });
+
   it('keeps every swap with the pool\'s balance changes: V2 in − out, V3 the signed amounts', () => {
     const stored = (pool: string): Array<[string, SwapRow]> => store.range<SwapRow>('dexSwaps', { start: poolRowsPrefix(CHAIN, pool), end: `${poolRowsPrefix(CHAIN, pool)}\uffff` }).map((e) => [e.key, e.value]);
     for (const [pair, list] of v2Swaps)
