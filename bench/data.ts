@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import autocannon from 'autocannon';
+import { cannon, type CannonRun } from './cannon.js';
 import { DataIndexer } from '../engine/data-api/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import type { DataDeps } from '../engine/data-api/deps.js';
@@ -205,35 +205,11 @@ async function pageReads(): Promise<{ maxRangeEntries: number; maxPointReads: nu
   return { maxRangeEntries, maxPointReads, pages };
 }
 
-interface Run {
-  reqPerSec: number;
-  p99Ms: number;
-  maxMs: number;
-  non2xx: number;
-}
+type Run = CannonRun;
 
-/**
- * autocannon on one endpoint for DURATION_S over PATHS random paths drawn beforehand, each connection going round
- * its own share (the connections never ask for the same wallet at once). autocannon writes a connection's first
- * request as it makes the connection, then makes the next ones, turning each one's paths into request bytes: the
- * first requests wait for that, so a connection is given only its share (with every path for every connection, the
- * slowest request measured the making of the connections, not the server).
- */
-async function cannon(port: number, path: () => string, seconds = DURATION_S): Promise<Run> {
-  const share = Math.ceil(PATHS / CONNECTIONS);
-  const paths = Array.from({ length: CONNECTIONS }, () => Array.from({ length: share }, () => ({ method: 'GET' as const, path: path() })));
-  let clients = 0;
-  const r = await autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { 'x-api-key': KEY },
-    // Every connection starts from these (made into bytes as it is made); setupClient gives it its own share.
-    requests: paths[0]!.slice(0, 1),
-    setupClient: (client) => client.setRequests(paths[clients++ % CONNECTIONS]!),
-  });
-  return { reqPerSec: r.requests.average, p99Ms: r.latency.p99, maxMs: r.latency.max, non2xx: r.non2xx + r.errors };
-}
+/** autocannon on one endpoint for `seconds` over PATHS random paths drawn beforehand (bench/cannon.ts). */
+const run = (port: number, path: () => string, seconds = DURATION_S): Promise<Run> =>
+  cannon(port, Array.from({ length: Math.ceil(PATHS / CONNECTIONS) * CONNECTIONS }, () => ({ method: 'GET' as const, path: path() })), { seconds, connections: CONNECTIONS, key: KEY });
 
 async function serve(args: string[], nodeUrl: string): Promise<Started> {
   return startProcess(args, { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' }, 60_000);
@@ -246,8 +222,8 @@ async function measure(server: Started): Promise<Record<string, Run>> {
     const probe = await fetch(`http://127.0.0.1:${server.port}${path()}`, { headers: { 'x-api-key': KEY } });
     if (probe.status !== 200) throw new Error(`${name}: ${probe.status} ${await probe.text()}`);
     // Not recorded: the route's code compiled and optimized, and (first endpoint) the server's start behind it.
-    await cannon(server.port, path, WARM_UP_S);
-    out[name] = await cannon(server.port, path);
+    await run(server.port, path, WARM_UP_S);
+    out[name] = await run(server.port, path);
   }
   return out;
 }
@@ -277,14 +253,14 @@ async function measureFloor(nodeUrl: string): Promise<FloorRuns> {
         if (JSON.stringify(real!.result) !== JSON.stringify(bare!.result)) throw new Error(`bench/data-floor.ts answers ${one} otherwise than the server`);
       }
       const runs: FloorRuns = { floor: [], server: [] };
-      for (const s of [floorServer, server]) await cannon(s.port, path, WARM_UP_S);
+      for (const s of [floorServer, server]) await run(s.port, path, WARM_UP_S);
       const answered = (run: Run): Run => {
         if (run.non2xx > 0) throw new Error(`${run.non2xx} answers of tokenTransfers were not 2xx in the floor comparison`);
         return run;
       };
       for (let i = 0; i < FLOOR_ROUNDS; i++) {
-        runs.floor.push(answered(await cannon(floorServer.port, path)));
-        runs.server.push(answered(await cannon(server.port, path)));
+        runs.floor.push(answered(await run(floorServer.port, path)));
+        runs.server.push(answered(await run(server.port, path)));
       }
       return runs;
     } finally {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import autocannon from 'autocannon';
+import { cannon, type CannonRequest, type CannonRun } from './cannon.js';
 import { ServiceClock } from '../engine/clock.js';
 import { blockTimesIndex } from '../engine/data-api/block-times.js';
 import { dexIndex } from '../engine/data-api/dex-index.js';
@@ -79,30 +79,13 @@ async function build(): Promise<number> {
   }
 }
 
-interface Run {
-  reqPerSec: number;
-  p99Ms: number;
-  non2xx: number;
-}
+type Run = CannonRun;
 
 const rand = prng(7);
 /** A token that has a pool (every token does: pools cycle through them). */
 const randomToken = (): string => tokenOf(Math.floor(rand() * SHAPE.tokens));
 
-async function cannon(port: number, requests: Array<{ method: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> }>, seconds: number): Promise<Run> {
-  let clients = 0;
-  const share = Math.ceil(requests.length / CONNECTIONS);
-  const shares = Array.from({ length: CONNECTIONS }, (_, i) => requests.slice(i * share, (i + 1) * share));
-  const r = await autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    headers: { 'x-api-key': KEY },
-    requests: shares[0]!.slice(0, 1),
-    setupClient: (client) => client.setRequests(shares[clients++ % CONNECTIONS]!),
-  });
-  return { reqPerSec: r.requests.average, p99Ms: r.latency.p99, non2xx: r.non2xx + r.errors };
-}
+const shoot = (port: number, requests: CannonRequest[], seconds: number): Promise<Run> => cannon(port, requests, { seconds, connections: CONNECTIONS, key: KEY });
 
 const single = (): Array<{ method: 'GET'; path: string }> => Array.from({ length: 2_000 }, () => ({ method: 'GET', path: `/api/v2.2/erc20/${randomToken()}/price?chain=0x1` }));
 const batch = (): Array<{ method: 'POST'; path: string; body: string; headers: Record<string, string> }> =>
@@ -120,8 +103,8 @@ async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
   if (SWAPS >= 1_000_000 && ((await probe.json()) as { usdPrice24h: number | null }).usdPrice24h === null) throw new Error('the probe price has no usdPrice24h: the dataset is shorter than a day');
   const out: { price?: Run; batch?: Run } = {};
   for (const [name, requests] of [['price', single], ['batch', batch]] as const) {
-    await cannon(server.port, requests(), WARM_UP_S);
-    out[name] = await cannon(server.port, requests(), DURATION_S);
+    await shoot(server.port, requests(), WARM_UP_S);
+    out[name] = await shoot(server.port, requests(), DURATION_S);
   }
   return out as { price: Run; batch: Run };
 }

@@ -7,7 +7,7 @@ import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import { offsetCursor, readOffsetCursor, indexedHead } from './erc20-common.js';
 import { cursor, date, evmAddress, limit } from './params.js';
-import { div, mul, poolAt, priceReader, toNumber, type PriceReader, type Ratio, type Role } from './prices.js';
+import { div, mul, poolAt, priceReader, sidePrice, toNumber, type PriceReader, type Ratio, type Role } from './prices.js';
 
 /**
  * GET /pairs/:address/ohlcv: candles of a pair's base token from its priced swaps (data-api-notes.md §3.5). Each
@@ -115,7 +115,7 @@ async function build(deps: DataDeps, chain: string, reader: PriceReader, q: z.ou
     const value0 = await valueOf(blockNumber);
     const time = blockTime(deps.kv, chain, blockNumber);
     if (state === null || value0 === null || time === undefined) continue;
-    const inQuote = baseIs0 ? state.price0 : div({ num: 1n, den: 1n }, state.price0);
+    const inQuote = sidePrice(state.price0, baseIs0);
     const price = toNumber(mul(inQuote, value0));
     const amount = BigInt(baseIs0 ? value[3] : value[4]);
     const volume = toNumber(mul({ num: amount < 0n ? -amount : amount, den: 10n ** BigInt(baseIs0 ? d0 : d1) }, mul(inQuote, value0)));

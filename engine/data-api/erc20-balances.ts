@@ -83,15 +83,7 @@ export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typ
 }
 
 /** What a wallet's priced balances are asked with (GET /wallets/:address/tokens, GET /wallets/:address/net-worth). */
-interface BalancesQuery {
-  address: string;
-  to_block?: number | undefined;
-  exclude_spam: boolean;
-  exclude_unverified_contracts: boolean;
-  exclude_native: boolean;
-  min_pair_side_liquidity_usd?: number | undefined;
-  max_token_inactivity?: number | undefined;
-}
+type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
 
 /** A wallet's balances on a chain with their USD fields: the native balance first (eth_getBalance at the block), then the tokens. */
 async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {

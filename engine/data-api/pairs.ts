@@ -9,7 +9,7 @@ import { DAY } from './erc20-keys.js';
 import { pos } from '../evm/store.js';
 import { tokenMetadata } from './erc20-tokens.js';
 import { blockNumber, cursor, date, evmAddress, limit } from './params.js';
-import { add, decimal, div, isExchange, mul, poolAt, priceReader, toNumber, usdCents, type PriceReader, type Ratio } from './prices.js';
+import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toNumber, usdCents, type PriceReader, type Ratio } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -88,7 +88,7 @@ export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeo
   // The base token is the first address asked, the quote token the second: quote_price is the base's price in the quote.
   const baseIs0 = found.row[1] === q.token0_address;
   const p0 = found.state.price0;
-  const quote = baseIs0 ? p0 : { num: p0.den, den: p0.num };
+  const quote = sidePrice(p0, baseIs0);
   const [base, quoteToken] = await tokenMetadata(deps, chain, [q.token0_address, q.token1_address]);
   // In USD through this pair: its price in the quote token times the quote token's USD price.
   const quoteUsd = (await priceReader(deps, chain, head)?.usd(q.token1_address, block)) ?? null;
@@ -138,7 +138,7 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
   for (const p of page) {
     const then = dayAgo === undefined ? null : poolAt(deps.kv, chain, p.address, p.row, dayAgo, head, p.d0, p.d1);
     const otherThen = then === null || dayAgo === undefined ? null : await reader!.usd(p.other, dayAgo);
-    const usd24h = then === null || otherThen === null ? null : mul(p.inOther(then.price0), otherThen);
+    const usd24h = then === null || otherThen === null ? null : mul(sidePrice(then.price0, p.isToken0), otherThen);
     // The last day's swaps, newest first, down to the first block past the one a day before.
     const rowsPrefix = poolRowsPrefix(chain, p.address);
     const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: rowsPrefix + pos(head, 0xffffff), end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0), reverse: true, limit: VOLUME_SWAPS });
@@ -206,14 +206,13 @@ export async function weighPools(deps: DataDeps, chain: string, reader: PriceRea
     const now = poolAt(deps.kv, chain, address, row, head, head, d0, d1);
     if (now === null) continue;
     const otherUsd = await reader.usd(other, head);
-    const inOther = (p: Ratio): Ratio => (isToken0 ? p : { num: p.den, den: p.num });
-    const usd = otherUsd === null ? null : mul(inOther(now.price0), otherUsd);
+    const usd = otherUsd === null ? null : mul(sidePrice(now.price0, isToken0), otherUsd);
     const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
     const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
     const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
     const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
     const liquidity = mineUsd === null || theirsUsd === null ? null : add(mineUsd, theirsUsd);
-    weighed.push({ other, address, row, factory, isToken0, d0, d1, dMine, dTheirs, inOther, usd, mineUsd, theirsUsd, liquidity: liquidity === null ? null : cents(liquidity) });
+    weighed.push({ other, address, row, factory, isToken0, d0, d1, dMine, dTheirs, usd, mineUsd, theirsUsd, liquidity: liquidity === null ? null : cents(liquidity) });
   }
   return weighed.sort((a, b) => (b.liquidity ?? -1) - (a.liquidity ?? -1));
 }

@@ -27,6 +27,8 @@ export interface Ratio {
 const ONE: Ratio = { num: 1n, den: 1n };
 export const mul = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
 export const add = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
+/** A pool's price of one of its tokens in the other, from its price of token0 in token1 (whole units). */
+export const sidePrice = (price0: Ratio, isToken0: boolean): Ratio => (isToken0 ? price0 : { num: price0.den, den: price0.num });
 export const div = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den, den: a.den * b.num });
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
 const Q192 = 1n << 192n;
@@ -210,7 +212,7 @@ export class PriceReader {
     if (at === null) return null;
     const { price0, reserves } = at;
     const isToken0 = row[1] === token;
-    const inOther = isToken0 ? price0 : div(ONE, price0);
+    const inOther = sidePrice(price0, isToken0);
     const otherUsd = await this.usd(other, block);
     if (otherUsd === null) return null;
     const usd = mul(inOther, otherUsd);

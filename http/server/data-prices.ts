@@ -8,13 +8,13 @@ import { chainFor } from '../../engine/chains/lifecycle.js';
 import type { Clock } from '../../engine/clock.js';
 import { badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
-import { queryAndPath, queryList, type DataEndpoint } from './data.js';
+import { queryAndPath, queryEndpoint, queryList, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
 /** The price and pair endpoints of the Data API (issue 18; engine/data-api/token-prices.ts and pairs.ts hold their logic). */
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   return [
-    { method: 'GET', path: '/erc20/:address/price', handle: async (req, c) => json(200, await tokenPrice(deps, c.key, validate(tokenPriceQuery, queryAndPath(req), 'query'))) },
+    queryEndpoint('GET', '/erc20/:address/price', tokenPriceQuery, (c, q) => tokenPrice(deps, c, q)),
     {
       method: 'GET',
       path: '/wallets/:address/net-worth',
@@ -30,12 +30,12 @@ export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
         return json(200, await netWorth(deps, followed, chains.filter((k) => !followed.includes(k)), q));
       },
     },
-    { method: 'GET', path: '/tokens/:tokenAddress/analytics', handle: async (req, c) => json(200, await tokenAnalytics(deps, c.key, validate(analyticsQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/erc20/:token_address/pairs', handle: async (req, c) => json(200, await tokenPairs(deps, c.key, validate(tokenPairsQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/pairs/:address/ohlcv', handle: async (req, c) => json(200, await pairCandles(deps, c.key, validate(ohlcvQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/:pair_address/reserves', handle: async (req, c) => json(200, await pairReserves(deps, c.key, validate(reservesQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/:token0_address/:token1_address/pairAddress', handle: async (req, c) => json(200, await pairAddress(deps, c.key, validate(pairAddressQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/:token0_address/:token1_address/price', handle: async (req, c) => json(200, await pairPrice(deps, c.key, validate(pairPriceQuery, queryAndPath(req), 'query'))) },
+    queryEndpoint('GET', '/tokens/:tokenAddress/analytics', analyticsQuery, (c, q) => tokenAnalytics(deps, c, q)),
+    queryEndpoint('GET', '/erc20/:token_address/pairs', tokenPairsQuery, (c, q) => tokenPairs(deps, c, q)),
+    queryEndpoint('GET', '/pairs/:address/ohlcv', ohlcvQuery, (c, q) => pairCandles(deps, c, q)),
+    queryEndpoint('GET', '/:pair_address/reserves', reservesQuery, (c, q) => pairReserves(deps, c, q)),
+    queryEndpoint('GET', '/:token0_address/:token1_address/pairAddress', pairAddressQuery, (c, q) => pairAddress(deps, c, q)),
+    queryEndpoint('GET', '/:token0_address/:token1_address/price', pairPriceQuery, (c, q) => pairPrice(deps, c, q)),
     {
       method: 'POST',
       path: '/erc20/prices',
