@@ -18,6 +18,8 @@ import { ServiceClock } from '../engine/clock.js';
 import { blockTimesIndex } from '../engine/data-api/block-times.js';
 import { dexIndex } from '../engine/data-api/dex-index.js';
 import { DataIndexer, type DataIndex } from '../engine/data-api/indexer.js';
+import { priceMarksIndex } from '../engine/data-api/price-marks.js';
+import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import type { Pricing } from '../engine/chains/pricing.js';
 import { indexRows } from '../engine/evm/store.js';
 import { jsonLogger } from '../engine/log.js';
@@ -58,7 +60,8 @@ async function build(): Promise<number> {
       store.put('tokens', `${CHAIN}/${WETH}`, { name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, nftStandard: null, possibleSpam: false });
       store.put('tokens', `${CHAIN}/${USDC}`, { name: 'USD Coin', symbol: 'USDC', decimals: 6, nftStandard: null, possibleSpam: false });
     });
-    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing: (c) => (c === CHAIN ? PRICING : undefined) }) as DataIndex];
+    const pricing = (c: string): Pricing | undefined => (c === CHAIN ? PRICING : undefined);
+    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing }) as DataIndex, priceMarksIndex({ tokens: new TokenMetadata(store, async () => null), pricing }) as DataIndex];
     const indexer = new DataIndexer(store, indexes, clock, log);
     let indexing = 0;
     for (let n = 0; n < SHAPE.blocks; n += BATCH) {
@@ -162,7 +165,7 @@ printRows([
   ['swapsIndexedPerSec', figures['swapsIndexedPerSec']!, `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps)`],
 ]);
 report('prices', SWAPS === 1_000_000 ? 'npm run bench:prices' : `BENCH_SWAPS=${SWAPS} npm run bench:prices`, figures, goal, met, [
-  `Dataset: a synthetic chain (bench/dex-chain.ts, seed ${SHAPE.seed}; a block every 12 s, ${round(((SHAPE.blocks - 1) * 12) / 3600, 1)} h in all): block 0 creates ${SHAPE.pools.toLocaleString('en-US')} Uniswap V2 pairs with the bench's factory (PairCreated and a first Sync each; ${SHAPE.tokens.toLocaleString('en-US')} tokens, each against the wrapped native token or the stablecoin, and the wrapped native token's stable pairs), then ${(SHAPE.blocks - 1).toLocaleString('en-US')} blocks of ${PER_BLOCK} swaps (a Sync then a Swap each, in random pairs). Written into LMDB in a temp dir through indexRows and DataIndexer.index with the block-times and DEX indexes, ${BATCH} blocks a batch, no undo rows (a backfill's): swapsIndexedPerSec is the swaps over the indexing's time of every batch (block 0's pool creations included), one thread, the follower's rows aside.`,
+  `Dataset: a synthetic chain (bench/dex-chain.ts, seed ${SHAPE.seed}; a block every 12 s, ${round(((SHAPE.blocks - 1) * 12) / 3600, 1)} h in all): block 0 creates ${SHAPE.pools.toLocaleString('en-US')} Uniswap V2 pairs with the bench's factory (PairCreated and a first Sync each; ${SHAPE.tokens.toLocaleString('en-US')} tokens, each against the wrapped native token or the stablecoin, and the wrapped native token's stable pairs), then ${(SHAPE.blocks - 1).toLocaleString('en-US')} blocks of ${PER_BLOCK} swaps (a Sync then a Swap each, in random pairs). Written into LMDB in a temp dir through indexRows and DataIndexer.index with the block-times, DEX and price-mark indexes, ${BATCH} blocks a batch, no undo rows (a backfill's): swapsIndexedPerSec is the swaps over the indexing's time of every batch (block 0's pool creations included), one thread, the follower's rows aside.`,
   `Requests: autocannon (${CONNECTIONS} connections; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded; loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with ${BATCH_TOKENS} random tokens a request, on the server binary following the chain's node (bench/data-node.ts), then the same routes and core on Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Each price reads the token's pairs, their last state at the block and 24 h before, and the wrapped native token's stable pairs; nothing is cached between requests.`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/prices.json and bench/RESULTS.md`);

@@ -20,7 +20,7 @@ export const TABLES = [
   // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
   // Data API part 2 (issue 18): DEX pools, their states and swaps.
-  'dexPools', 'dexStates', 'dexSwaps',
+  'dexPools', 'dexStates', 'dexSwaps', 'priceMarks',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

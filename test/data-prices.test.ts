@@ -207,14 +207,23 @@ describe('GET /erc20/:address/price', () => {
     expect(tkbThen).toMatchObject({ usdPriceFormatted: formatted(await v3Price(tkbUsdc, tkb.address, before)), pairAddress: lc(tkbUsdc.address) });
   });
 
-  it('takes back a swap a reorg removes', async () => {
+  it('takes back a swap a reorg removes: its price mark and its candle entry', async () => {
     const { weth, usdc } = dex.tokens;
     const block = await indexed();
     const kept = await priced(addr(weth));
+    /** The pair's trades in candles of a day around now. */
+    const trades = async (): Promise<number> => {
+      const now = Number((await publicClient(anvil.url).getBlock()).timestamp);
+      const r = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400 * 3}&toDate=${now + 3_600}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.result as Json[]).reduce((n, c) => n + c.trades, 0);
+    };
+    const tradesBefore = await trades();
     const snapshot = await rpc<string>('evm_snapshot', []);
     await v2RouterSwapExactIn(anvil.url, dex, [weth.address, usdc.address], parseUnits('50', 18));
-    await indexed();
+    const swapped = await indexed();
     expect((await priced(addr(weth))).usdPrice).toBeLessThan(kept.usdPrice);
+    expect(await trades()).toBe(tradesBefore + 1);
     await rpc('evm_revert', [snapshot]);
     // A longer chain without the swap.
     await rpc('anvil_mine', ['0x4']);
@@ -224,6 +233,9 @@ describe('GET /erc20/:address/price', () => {
     expect(back.toBlock).toBe(String(reorged));
     expect(back.usdPriceFormatted).toBe(kept.usdPriceFormatted);
     expect(back.usdPriceFormatted).toBe(formatted(await v2Price(wethUsdc, weth.address, block)));
+    // At the height the swap had: the mark it made is gone with it.
+    expect((await priced(addr(weth), `to_block=${swapped}`)).usdPriceFormatted).toBe(kept.usdPriceFormatted);
+    expect(await trades()).toBe(tradesBefore);
   });
 
   it('gives the price 24 h of block time before, and its changes', async () => {

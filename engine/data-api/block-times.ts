@@ -32,7 +32,7 @@ export const blockTimesIndex: DataIndex = {
 };
 
 /** A block's timestamp (Unix seconds), if indexed. */
-export function blockTime(kv: Kv, chain: string, number: number): number | undefined {
+export function blockTime(kv: Pick<Kv, 'get'>, chain: string, number: number): number | undefined {
   const row = kv.get<BlockTimeRow>('blockTimes', blockKey(chain, number));
   return Array.isArray(row) ? row[0] : row;
 }
@@ -47,7 +47,7 @@ export function indexedBlockAt(kv: Kv, chain: string, number: number): { timesta
 }
 
 /** The first and last indexed block numbers of the chain, if any. */
-function indexedSpan(kv: Kv, chain: string): [number, number] | undefined {
+function indexedSpan(kv: Pick<Kv, 'range'>, chain: string): [number, number] | undefined {
   const ends = [false, true].map((reverse) => kv.range<BlockTimeRow>('blockTimes', reverse ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 } : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 })[0]);
   if (ends[0] === undefined || ends[1] === undefined) return undefined;
   const num = (key: string) => parseInt(key.slice(chain.length + 1), 16);
@@ -55,7 +55,7 @@ function indexedSpan(kv: Kv, chain: string): [number, number] | undefined {
 }
 
 /** The last indexed block whose timestamp is at or before `unix`; undefined when every indexed block is later. */
-export function blockAtOrBefore(kv: Kv, chain: string, unix: number): number | undefined {
+export function blockAtOrBefore(kv: Pick<Kv, 'get' | 'range'>, chain: string, unix: number): number | undefined {
   const span = indexedSpan(kv, chain);
   if (span === undefined) return undefined;
   let [lo, hi] = span;

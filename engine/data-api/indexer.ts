@@ -110,6 +110,9 @@ export class IndexWriter {
   range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
     return this.kv.range<T>(table, opts);
   }
+  count(table: Table, opts: { start: string; end: string; limit?: number }): number {
+    return this.kv.count(table, opts);
+  }
   put(table: Table, key: string, value: unknown): void {
     this.save(table, key);
     this.kv.put(table, key, value);

@@ -11,6 +11,7 @@ import type { Table } from '../ports.js';
 import { nftChainPrefixes } from './nft-tables.js';
 import { nativeTxIndex } from './tx-index.js';
 import { nftIndex } from './nft-index.js';
+import { priceMarksIndex } from './price-marks.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
 export interface IndexDeps {
@@ -29,6 +30,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     erc20Index(deps) as DataIndex,
     nftIndex(deps.reads),
     dexIndex({ call: deps.reads.call, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
+    priceMarksIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
   ];
 }
 
@@ -39,7 +41,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
 export function dataChainRanges(chain: string): KeyRange[] {
   const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
   return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'priceMarks'] as const).map((t) => prefixRange(t, `${chain}/`)),
     ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
     ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
     ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),

@@ -1,10 +1,10 @@
 import { factoryOf, type Pricing } from '../chains/pricing.js';
 import { pos } from '../evm/store.js';
-import { blockAtOrBefore, blockTime } from './block-times.js';
+import { blockAtOrBefore, blockTime, n12 } from './block-times.js';
+import type { TokenMetadata } from '../evm/token-metadata.js';
 import type { Kv } from '../ports.js';
-import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow } from './dex-index.js';
-import { balanceKey, DAY } from './erc20-keys.js';
+import { balanceKey, DAY, hex } from './erc20-keys.js';
 import { metadata } from './nft-transfers.js';
 
 /**
@@ -53,8 +53,14 @@ export function usdCents(r: Ratio): string {
   return `${int}.${frac.padEnd(2, '0')}`;
 }
 
-/** What a price needs: the store, token decimals, the chain's pricing entry. */
-export type PriceDeps = Pick<DataDeps, 'kv' | 'tokens' | 'reads'> & { pricing?: (chain: string) => Pricing | undefined };
+/** The store as prices read it: the server's, or an index's writer (marks are computed inside a block's write). */
+export type PriceKv = Pick<Kv, 'get' | 'range' | 'count'>;
+/** What a price needs: the store, token metadata (decimals), the chain's pricing entry. */
+export interface PriceDeps {
+  kv: PriceKv;
+  tokens: TokenMetadata;
+  pricing?: ((chain: string) => Pricing | undefined) | undefined;
+}
 
 export interface PriceOptions {
   /** Both sides of the pricing pool must hold at least this many USD (default 50). */
@@ -68,6 +74,8 @@ export interface PriceOptions {
 /** The side rule's default, and the options the tokens a price routes through are priced with. */
 export const MIN_SIDE_USD = 50;
 const ANCHOR: PriceOptions = { minSideUsd: MIN_SIDE_USD };
+/** Whether a price with these options is the one the marks hold (the defaults), rather than computed from the pools at the block. */
+const byMarks = (opts: PriceOptions): boolean => opts.minSideUsd === MIN_SIDE_USD && opts.exchange === undefined && opts.maxInactivityDays === undefined;
 
 /** A token's price at a block and where it comes from. */
 export interface PricePoint {
@@ -87,13 +95,30 @@ export interface Priced {
   nativeUsd: Ratio | null;
 }
 
+/**
+ * `priceMarks` row, `chain/token/block` (written by engine/data-api/price-marks.ts at each block where one of the
+ * token's pools moved): the token's price at the end of that block as its pricing pool gave it, in the pool's other
+ * token (exact, whole units), with the pool's reserves then; or null: from that block no pool prices the token. The
+ * other token's USD price is applied when read, so a token priced through ether moves with ether between its swaps.
+ */
+export type MarkRow = [pool: string, other: string, num: string, den: string, reserve: string, otherReserve: string, decimals: number, otherDecimals: number] | null;
+export const marksPrefix = (chain: string, token: string): string => `${chain}/${token}/`;
+export const markKey = (chain: string, token: string, block: number): string => `${marksPrefix(chain, token)}${n12(block)}`;
+
+/** A price found from the pools, with the mark that records it. */
+export type Candidate = PricePoint & { mark: NonNullable<MarkRow> };
+
 /** Swaps counted per pool for its 24 h activity: past this many, pools count as equally active and the deeper wins. */
 const ACTIVITY_CAP = 1_000;
 /** The last log index pos() can write: a range "up to the end of a block" starts there. */
 const LAST_LOG = 0xffffff;
+/** Routes are at most stablecoin ← native ← whitelisted ← token deep; a deeper chain of marks is a registry changed under them. */
+const MAX_ROUTE = 3;
 
 /** The routes a token may take to USD, by what it is. */
 export type Role = 'stable' | 'native' | 'whitelist' | 'other';
+/** The order marks of one block are computed in: each role routes only through roles before it (stablecoins: $1). */
+export const ROLE_ORDER: Record<Role, number> = { native: 0, whitelist: 1, stable: 2, other: 3 };
 
 const bareName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 /** `exchange` as a factory address, its registry name, or that name without its version (`uniswapv2`, `sushiswap`). */
@@ -104,12 +129,14 @@ export function isExchange(factory: { address: string; name: string }, exchange:
 }
 
 /**
- * Prices on one chain as of the indexed head `head`, for one request: what it computes for the tokens a price routes
- * through (the wrapped native token above all) is computed once.
+ * Prices on one chain as of the indexed head `head`, for one request (or one block's marks). With the default
+ * options a price is the token's last mark at or before the block, times its other token's USD price then; other
+ * options compute it from the pools at the block. What it finds for the tokens a price routes through (the wrapped
+ * native token above all) is found once.
  */
 export class PriceReader {
-  private readonly decimals = new Map<string, Promise<number>>();
-  private readonly anchors = new Map<string, Promise<PricePoint | null>>();
+  private readonly decimals = new Map<string, number>();
+  private readonly usds = new Map<string, Ratio | null>();
   private readonly before = new Map<string, number | undefined>();
 
   constructor(
@@ -121,16 +148,17 @@ export class PriceReader {
 
   /** A token's price at `block` (at most the head), 24 h before, and the native token's price at `block`; null when no pool prices it. */
   async price(token: string, block: number, opts: PriceOptions): Promise<Priced | null> {
-    const now = await this.pointOf(token, block, opts);
+    if (!byMarks(opts)) await this.loadDecimals(token);
+    const now = this.pointOf(token, block, opts);
     if (now === null) return null;
     const before = this.blockBefore(block, DAY);
-    const dayAgo = before === undefined ? null : await this.pointOf(token, before, opts);
-    return { now, dayAgo, nativeUsd: await this.usd(this.pricing.wrappedNative, block) };
+    const dayAgo = before === undefined ? null : this.pointOf(token, before, opts);
+    return { now, dayAgo, nativeUsd: this.usd(this.pricing.wrappedNative, block) };
   }
 
   /** A stablecoin counts $1; its pool and exchange are those its price would have without that rule. */
-  private async pointOf(token: string, block: number, opts: PriceOptions): Promise<PricePoint | null> {
-    const p = await this.compute(token, block, opts);
+  private pointOf(token: string, block: number, opts: PriceOptions): PricePoint | null {
+    const p = byMarks(opts) ? this.marked(token, block, 0) : this.candidate(token, block, opts);
     return p !== null && this.role(token) === 'stable' ? { ...p, usd: ONE } : p;
   }
 
@@ -149,19 +177,63 @@ export class PriceReader {
     return undefined;
   }
 
-  /** USD per whole token at `block` for a token prices route through ($1 for a stablecoin); null when no pool prices it. */
-  usd(token: string, block: number): Promise<Ratio | null> {
-    if (this.role(token) === 'stable') return Promise.resolve(ONE);
-    const key = `${token}/${block}`;
-    let p = this.anchors.get(key);
-    if (p === undefined) this.anchors.set(key, (p = this.compute(token, block, ANCHOR)));
-    return p.then((point) => point?.usd ?? null);
+  /** Whether a pool of `token` against `other` may price `token` (the pools `candidate` weighs). */
+  pricedBy(token: string, other: string): boolean {
+    const counters = this.counters(token, this.role(token));
+    return counters === undefined ? this.role(other) !== 'other' : counters.includes(other);
   }
 
-  tokenDecimals(token: string): Promise<number> {
+  /** USD per whole token at `block`, by its marks ($1 for a stablecoin); null when no pool prices it. */
+  usd(token: string, block: number): Ratio | null {
+    return this.usdAt(token, block, 0);
+  }
+
+  private usdAt(token: string, block: number, depth: number): Ratio | null {
+    if (this.role(token) === 'stable') return ONE;
+    const key = `${token}/${block}`;
+    let p = this.usds.get(key);
+    if (p === undefined && !this.usds.has(key)) this.usds.set(key, (p = this.marked(token, block, depth)?.usd ?? null));
+    return p ?? null;
+  }
+
+  /** The token's price by its last mark at or before `block`. */
+  private marked(token: string, block: number, depth: number): PricePoint | null {
+    const { kv } = this.deps;
+    const prefix = marksPrefix(this.chain, token);
+    const [last] = kv.range<MarkRow>('priceMarks', { start: markKey(this.chain, token, block), end: prefix, reverse: true, limit: 1 });
+    if (last === undefined || last.value === null || depth >= MAX_ROUTE) return null;
+    const [pool, other, num, den, reserve, otherReserve, decimals, otherDecimals] = last.value;
+    const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
+    const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
+    const otherUsd = this.usdAt(other, block, depth + 1);
+    if (factory === undefined || otherUsd === null) return null;
+    const usd = mul({ num: BigInt(num), den: BigInt(den) }, otherUsd);
+    const liquidityUsd = add(mul(whole(BigInt(reserve), decimals), usd), mul(whole(BigInt(otherReserve), otherDecimals), otherUsd));
+    return { usd, pool, factory: factory.address, exchangeName: factory.name, liquidityUsd };
+  }
+
+  /** The token's decimals if the store holds its metadata (0 for a contract without decimals()). */
+  private decimalsOf(token: string): number | undefined {
     let d = this.decimals.get(token);
-    if (d === undefined) this.decimals.set(token, (d = metadata(this.deps, this.chain, token).then((m) => m.decimals ?? 0)));
+    if (d === undefined) {
+      const info = this.deps.tokens.stored(this.chain, token);
+      if (info !== undefined) this.decimals.set(token, (d = info.decimals ?? 0));
+    }
     return d;
+  }
+
+  async tokenDecimals(token: string): Promise<number> {
+    const known = this.decimalsOf(token);
+    if (known !== undefined) return known;
+    const d = (await metadata(this.deps, this.chain, token)).decimals ?? 0;
+    this.decimals.set(token, d);
+    return d;
+  }
+
+  /** Reads the metadata of the token and the other tokens of its pools: a price from the pools needs their decimals. */
+  private async loadDecimals(token: string): Promise<void> {
+    const tokens = new Set([token, ...this.pools(token, this.role(token)).map(([, other]) => other)]);
+    await Promise.all([...tokens].map((t) => this.tokenDecimals(t)));
   }
 
   /** The token's pools a price may use: [pool, the other token]. */
@@ -178,24 +250,29 @@ export class PriceReader {
     );
   }
 
-  private async compute(token: string, block: number, opts: PriceOptions): Promise<PricePoint | null> {
+  /**
+   * The token's price from its pools at `block`: among those that pass the side rule (and `opts`' other filters),
+   * the busiest of the 24 h before, then the deepest (the wrapped native token: the deepest). Pools whose tokens'
+   * decimals the store does not hold are skipped (the DEX index's batch reads them before it writes).
+   */
+  candidate(token: string, block: number, opts: PriceOptions = ANCHOR): Candidate | null {
     const role = this.role(token);
     const { kv } = this.deps;
-    const since = this.blockBefore(block, DAY) ?? 0;
     const idleSince = opts.maxInactivityDays === undefined ? undefined : (this.blockBefore(block, opts.maxInactivityDays * DAY) ?? 0);
-    const passing: PricePoint[] = [];
+    const passing: Candidate[] = [];
     for (const [pool, other] of this.pools(token, role)) {
       const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
       const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
       if (row === undefined || factory === undefined || (opts.exchange !== undefined && !isExchange(factory, opts.exchange))) continue;
       if (idleSince !== undefined && kv.range('dexSwaps', { start: poolRowsPrefix(this.chain, pool) + pos(block, LAST_LOG), end: poolRowsPrefix(this.chain, pool) + pos(idleSince, 0), reverse: true, limit: 1 }).length === 0) continue;
-      const point = await this.throughPool(token, other, pool, row, block, factory.name, opts);
+      const point = this.throughPool(token, other, pool, row, block, factory.name, opts);
       if (point !== null) passing.push(point);
     }
     if (passing.length < 2) return passing[0] ?? null;
     // The wrapped native token: its deepest stable pool. Any other: the busiest, then the deepest (swaps counted only
     // when there is a choice to make).
     const deeper = (a: PricePoint, b: PricePoint): boolean => a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
+    const since = this.blockBefore(block, DAY) ?? 0;
     const swaps = (p: PricePoint): number => (role === 'native' ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit: ACTIVITY_CAP }));
     let best = { point: passing[0]!, swaps: swaps(passing[0]!) };
     for (const point of passing.slice(1)) {
@@ -206,22 +283,24 @@ export class PriceReader {
   }
 
   /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule. */
-  private async throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Promise<PricePoint | null> {
-    const [d0, d1] = await Promise.all([this.tokenDecimals(row[1]), this.tokenDecimals(row[2])]);
+  private throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Candidate | null {
+    const [d0, d1] = [this.decimalsOf(row[1]), this.decimalsOf(row[2])];
+    if (d0 === undefined || d1 === undefined) return null;
     const at = poolAt(this.deps.kv, this.chain, pool, row, block, this.head, d0, d1);
     if (at === null) return null;
     const { price0, reserves } = at;
     const isToken0 = row[1] === token;
     const inOther = sidePrice(price0, isToken0);
-    const otherUsd = await this.usd(other, block);
+    const otherUsd = this.usd(other, block);
     if (otherUsd === null) return null;
     const usd = mul(inOther, otherUsd);
     const [tokenReserve, otherReserve] = isToken0 ? reserves : [reserves[1], reserves[0]];
-    const tokenSide = mul(whole(tokenReserve, isToken0 ? d0 : d1), usd);
-    const otherSide = mul(whole(otherReserve, isToken0 ? d1 : d0), otherUsd);
+    const [tokenDecimals, otherDecimals] = isToken0 ? [d0, d1] : [d1, d0];
+    const tokenSide = mul(whole(tokenReserve, tokenDecimals), usd);
+    const otherSide = mul(whole(otherReserve, otherDecimals), otherUsd);
     if (!atLeast(tokenSide, opts.minSideUsd) || !atLeast(otherSide, opts.minSideUsd)) return null;
-    const liquidityUsd = add(tokenSide, otherSide);
-    return { usd, pool, factory: row[3], exchangeName, liquidityUsd };
+    const mark: NonNullable<MarkRow> = [pool, other, hex(inOther.num), hex(inOther.den), hex(tokenReserve), hex(otherReserve), tokenDecimals, otherDecimals];
+    return { usd, pool, factory: row[3], exchangeName, liquidityUsd: add(tokenSide, otherSide), mark };
   }
 
   /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. Kept: a search of blockTimes each. */

@@ -45,11 +45,16 @@ export class TokenMetadata {
     private readonly call: ChainCall,
   ) {}
 
+  /** What the store holds of a contract, without asking its node: undefined when it was never read. */
+  stored(chain: string, contract: string): TokenInfo | undefined {
+    return this.kv.get<TokenInfo>('tokens', `${chain}/${contract.toLowerCase()}`);
+  }
+
   get(chain: string, contract: string): Promise<TokenInfo> {
     const key = `${chain}/${contract.toLowerCase()}`;
     let info = this.cache.get(key);
     if (info === undefined) {
-      const stored = this.kv.get<TokenInfo>('tokens', key);
+      const stored = this.stored(chain, contract);
       info = stored !== undefined ? Promise.resolve(stored) : this.read(chain, contract, key);
       this.cache.set(key, info);
       // A failed read (node unreachable) is not cached: the next block asks again.

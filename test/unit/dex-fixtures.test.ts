@@ -4,10 +4,10 @@ import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { PRICING } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { V2_SWAP, V2_SYNC, V3_SWAP } from '../../engine/data-api/dex-events.js';
-import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from '../../engine/data-api/dex-index.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow, type SwapRow } from '../../engine/data-api/dex-index.js';
 import { DataIndexer, IndexWriter, indexedBlock } from '../../engine/data-api/indexer.js';
 import { dataIndexes } from '../../engine/data-api/indexes.js';
-import { poolAt } from '../../engine/data-api/prices.js';
+import { poolAt, type MarkRow } from '../../engine/data-api/prices.js';
 import type { ChainReads } from '../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../engine/evm/record.js';
 import { pos, writeBlock } from '../../engine/evm/store.js';
@@ -39,6 +39,17 @@ const syncs = new Map<string, Seen[]>();
 const v2Swaps = new Map<string, Seen[]>();
 const v3Swaps = new Map<string, Seen[]>();
 const push = (m: Map<string, Seen[]>, k: string, v: Seen): void => void m.set(k, [...(m.get(k) ?? []), v]);
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+/** Each address's ERC-20 contracts that moved in or out of it in the blocks: a pool's two tokens. */
+const moved = new Map<string, Set<string>>();
+/** Decimals entered for the tokens (the registry's as they are; the others 18: a placeholder the checks use too). */
+const DECIMALS: Record<string, number> = { '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2': 18, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': 6, '0xdac17f958d2ee523a2206206994597c13d831ec7': 6, '0x6b175474e89094c44da98b954eedeac495271d0f': 18, '0x2260fac5e5542a773aa44fbc58e7c8deb3f3e399': 8 };
+const decimalsOf = (token: string): number => DECIMALS[token] ?? 18;
+/** The pool's tokens, sorted as factories sort them, when exactly two moved through it. */
+const tokensOf = (pool: string): [string, string] | undefined => {
+  const t = [...(moved.get(pool) ?? [])].sort();
+  return t.length === 2 ? (t as [string, string]) : undefined;
+};
 const wordsOf = (data: string): bigint[] => Array.from({ length: (data.length - 2) / 64 }, (_, i) => BigInt(`0x${data.slice(2 + 64 * i, 66 + 64 * i)}`));
 
 let dir: string;
@@ -59,14 +70,24 @@ beforeAll(async () => {
         const topics = (l['topics'] as string[]).map((t) => t.toLowerCase());
         const seen: Seen = { block: b.number, logIndex: Number(l['logIndex']), words: wordsOf(String(l['data'])), topics };
         const address = String(l['address']).toLowerCase();
+        if (topics[0] === TRANSFER && topics.length === 3)
+          for (const party of [topics[1]!, topics[2]!].map((t) => `0x${t.slice(26)}`)) moved.set(party, (moved.get(party) ?? new Set()).add(address));
         if (topics[0] === V2_SYNC && topics.length === 1 && seen.words.length === 2) push(syncs, address, seen);
         if (topics[0] === V2_SWAP && topics.length === 3 && seen.words.length === 4) push(v2Swaps, address, seen);
         if (topics[0] === V3_SWAP && topics.length === 3 && seen.words.length === 5) push(v3Swaps, address, seen);
       }
-  // The emitters as pools (their tokens do not matter to raw prices: two placeholders).
+  // The emitters as pools, with the two tokens that moved through each (two placeholders where that is not clear:
+  // raw prices need no tokens), and the tokens' decimals.
   store.transact(() => {
-    for (const a of new Set([...syncs.keys(), ...v2Swaps.keys()])) store.put('dexPools', poolKey(CHAIN, a), ['v2', '0x01', '0x02', v2Factory.address, null] satisfies PoolRow);
-    for (const a of v3Swaps.keys()) store.put('dexPools', poolKey(CHAIN, a), ['v3', '0x01', '0x02', v3Factory.address, 3000] satisfies PoolRow);
+    const enter = (pool: string, kind: 'v2' | 'v3'): void => {
+      const [t0, t1] = tokensOf(pool) ?? ['0x01', '0x02'];
+      store.put('dexPools', poolKey(CHAIN, pool), [kind, t0, t1, (kind === 'v2' ? v2Factory : v3Factory).address, kind === 'v2' ? null : 3000] satisfies PoolRow);
+      store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t0, t1)}${pool}`, 0);
+      store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t1, t0)}${pool}`, 0);
+      for (const t of [t0, t1]) store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: decimalsOf(t), nftStandard: '', possibleSpam: false });
+    };
+    for (const a of new Set([...syncs.keys(), ...v2Swaps.keys()])) enter(a, 'v2');
+    for (const a of v3Swaps.keys()) enter(a, 'v3');
   });
   for (const b of bundles) {
     const record = normalizeBlock(b.block, b.receipts, b.traces);
@@ -143,8 +164,9 @@ describe('the DEX index over real mainnet blocks', () => {
         const sqrt = swap.words[2]!;
         const at = poolAt(store, CHAIN, pool, row, swap.block, Number.MAX_SAFE_INTEGER, 0, 0, swap.logIndex)!;
         expect(at.price0.num * (1n << 192n), `${pool} at ${swap.block}/${swap.logIndex}`).toBe(at.price0.den * sqrt * sqrt);
-        // Before the head, a V3 pool's reserves are the balances its state row kept (the ERC-20 index's; none here).
-        expect(at.reserves).toEqual([0n, 0n]);
+        // Before the head, a V3 pool's reserves are the balances its state row kept (the ERC-20 index's then).
+        const state = store.get<StateRow>('dexStates', poolRowsPrefix(CHAIN, pool) + pos(swap.block, swap.logIndex))!;
+        expect(at.reserves).toEqual([BigInt(state[3]!), BigInt(state[4]!)]);
       }
       if (new Set(list.map((x) => x.block)).size < list.length) several++;
     }
@@ -158,5 +180,54 @@ describe('the DEX index over real mainnet blocks', () => {
       expect(stored(pair).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pair) + pos(s.block, s.logIndex), (s.words[0]! - s.words[2]!).toString(), (s.words[1]! - s.words[3]!).toString()]));
     for (const [pool, list] of v3Swaps)
       expect(stored(pool).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pool) + pos(s.block, s.logIndex), BigInt.asIntN(256, s.words[0]!).toString(), BigInt.asIntN(256, s.words[1]!).toString()]));
+  });
+});
+
+describe('price marks over real mainnet blocks', () => {
+  const marks = (): Array<{ token: string; block: number; mark: MarkRow }> =>
+    store.range<MarkRow>('priceMarks', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).map(({ key, value }) => {
+      const [, token, block] = key.split('/') as [string, string, string];
+      return { token, block: parseInt(block, 16), mark: value };
+    });
+
+  it('marks each token at a block where its pools moved with the formula applied to its pricing pool\'s own Sync or Swap', () => {
+    const mainnet = PRICING.get(CHAIN)!;
+    let v2 = 0;
+    let v3 = 0;
+    for (const { token, block, mark } of marks()) {
+      if (mark === null) continue;
+      const [pool, other, num, den, reserve, otherReserve, d, otherD] = mark;
+      const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pool))!;
+      expect([row[1], row[2]].sort()).toEqual([token, other].sort());
+      // The other side routes to USD: a stablecoin, the wrapped native token or a whitelisted one.
+      expect([...mainnet.stablecoins, mainnet.wrappedNative, ...mainnet.whitelist]).toContain(other);
+      expect([d, otherD]).toEqual([decimalsOf(token), decimalsOf(other)]);
+      const isToken0 = row[1] === token;
+      const [d0, d1] = isToken0 ? [d, otherD] : [otherD, d];
+      // The price of token0 in token1, whole units, from the pool's last event at or before the block.
+      let p0: { num: bigint; den: bigint };
+      if (row[0] === 'v2') {
+        const sync = syncs.get(pool)!.filter((x) => x.block <= block).at(-1)!;
+        const [r0, r1] = sync.words as [bigint, bigint];
+        p0 = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
+        expect([BigInt(reserve), BigInt(otherReserve)]).toEqual(isToken0 ? [r0, r1] : [r1, r0]);
+        v2++;
+      } else {
+        const sqrt = v3Swaps.get(pool)!.filter((x) => x.block <= block).at(-1)!.words[2]!;
+        p0 = { num: sqrt * sqrt * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) };
+        v3++;
+      }
+      const inOther = isToken0 ? p0 : { num: p0.den, den: p0.num };
+      expect(BigInt(num) * inOther.den, `${token} at ${block} through ${pool}`).toBe(BigInt(den) * inOther.num);
+    }
+    console.log(`price marks checked: ${v2} through V2 pairs, ${v3} through V3 pools`);
+    expect(v2 + v3).toBeGreaterThan(5);
+  });
+
+  it('marks the wrapped native token from a pool against a stablecoin, at each fixture block where one moved', () => {
+    const mainnet = PRICING.get(CHAIN)!;
+    const weth = marks().filter((m) => m.token === mainnet.wrappedNative && m.mark !== null);
+    expect(weth.length).toBeGreaterThan(0);
+    for (const m of weth) expect(mainnet.stablecoins).toContain(m.mark![1]);
   });
 });
