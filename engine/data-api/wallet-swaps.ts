@@ -52,10 +52,9 @@ interface Seen {
   type: SwapType;
 }
 
-/** A `dexWalletSwaps` entry read with its pool and swap rows; undefined when either is gone. Rows per pool are kept for a page. */
-function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, pools: Map<string, PoolRow | undefined>, key: string, pool: string): Seen | undefined {
-  if (!pools.has(pool)) pools.set(pool, kv.get<PoolRow>('dexPools', poolKey(chain, pool)));
-  const row = pools.get(pool);
+/** A `dexWalletSwaps` entry read with its pool and swap rows; undefined when either is gone. */
+function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, poolRow: (pool: string) => PoolRow | undefined, key: string, pool: string): Seen | undefined {
+  const row = poolRow(pool);
   const { blockNumber, logIndex } = posAt(key);
   const swap = kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
   if (row === undefined || swap === undefined) return undefined;
@@ -67,9 +66,10 @@ function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, pools: M
 /** One leg (bought or sold) in the reference's TokenTransactionTokenMetadata: the amount as a positive decimal, USD at the swap's block. */
 function leg(token: string, info: TokenInfo, raw: bigint, usd: Ratio | null) {
   const whole: Ratio = { num: raw < 0n ? -raw : raw, den: 10n ** BigInt(info.decimals ?? 0) };
+  const value = usd === null ? null : mul(whole, usd);
   return {
-    value: usd === null ? null : mul(whole, usd),
-    item: { address: token, name: info.name, symbol: info.symbol, logo: null, amount: formatted(whole.num, info.decimals), usdPrice: usd === null ? null : toNumber(usd), usdAmount: usd === null ? null : toNumber(mul(whole, usd)) },
+    value,
+    item: { address: token, name: info.name, symbol: info.symbol, logo: null, amount: formatted(whole.num, info.decimals), usdPrice: usd === null ? null : toNumber(usd), usdAmount: value === null ? null : toNumber(value) },
     whole,
   };
 }
@@ -116,16 +116,20 @@ export async function walletSwaps(deps: DataDeps, chain: string, q: WalletSwapsQ
   const bounds = headBounds(deps.kv, chain, head, { from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
   // No pricing entry: the DEX index holds nothing of the chain (and could not tell base from quote).
   if (reader === undefined || bounds === null) return { page: 0, page_size: q.limit, cursor: null, result: [] };
+  // A request reads each pool row once, and each entry once (the filter reads it, then the page).
   const pools = new Map<string, PoolRow | undefined>();
+  const poolRow = (pool: string): PoolRow | undefined => (pools.has(pool) ? pools.get(pool) : pools.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
+  const entries = new Map<string, Seen | undefined>();
+  const entry = (key: string, pool: string): Seen | undefined => (entries.has(key) ? entries.get(key) : entries.set(key, seen(deps.kv, chain, reader, poolRow, key, pool)).get(key));
   const types = new Set(q.transactionTypes);
   const keep = (pool: string, key: string): boolean => {
-    const s = seen(deps.kv, chain, reader, pools, key, pool);
+    const s = entry(key, pool);
     return s !== undefined && (q.tokenAddress === undefined || s.row[1] === q.tokenAddress || s.row[2] === q.tokenAddress) && (types.size === 0 || types.has(s.type));
   };
   // The query names the list (dates, not the blocks they come to: a date past the head moves with each block).
   const list = `wallet-swaps ${q.order} ${[q.fromBlock, q.toBlock, q.fromDate, q.toDate, q.tokenAddress].join(',')} ${[...types].join(',')}`;
   const page = rangePage<string>(deps.kv, 'dexWalletSwaps', walletSwapsPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, keep });
-  const rows = page.rows.flatMap(({ key, value }) => seen(deps.kv, chain, reader, pools, key, value) ?? []);
+  const rows = page.rows.flatMap(({ key, value }) => entry(key, value) ?? []);
   // A page's swaps share a few tokens: each token's metadata is read once.
   const infos = new Map<string, Promise<TokenInfo>>();
   const infoOf = (token: string): Promise<TokenInfo> => infos.get(token) ?? infos.set(token, metadata(deps, chain, token)).get(token)!;
