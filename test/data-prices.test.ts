@@ -1,25 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
-import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import type { Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { balanceOf, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 import { moralisFor } from './sdk.js';
 import { serverEnv } from './streams-harness.js';
 
 /**
  * GET /erc20/:address/price and POST /erc20/prices end to end: Uniswap V2 and V3 stand-ins (test/dex.ts) on a
- * real anvil, followed by the real server from block 0 with a devnet pricing entry (CHAINPOST_PRICING). Every
+ * real anvil, followed by the real server from block 0 with a devnet pricing entry (test/priced-devnet.ts). Every
  * price is checked against one computed here, in integers, from the pools' reserves (getReserves) or slot0 read by
  * eth_call at the block asked.
  */
 
 type Json = Record<string, any>;
-interface Ratio {
-  num: bigint;
-  den: bigint;
-}
 
+let net: PricedDevnet;
 let anvil: Anvil;
 let s: Running;
 let dex: Dex;
@@ -33,16 +31,13 @@ let tkbWeth: Created;
 
 const lc = (a: string): string => a.toLowerCase();
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const head = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const addr = (d: { address: Hex }): string => lc(d.address);
 
 /** Waits until the server has ingested anvil's head. */
-async function indexed(): Promise<number> {
-  const target = await head();
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
-  expect(ok, `the server ingested block ${target}`).toBe(true);
-  return target;
-}
+const indexed = (): Promise<number> => net.indexed();
+const v2Price = (pair: Created, token: Hex, block: number): Promise<Ratio> => net.v2Price(pair, token, block);
+const v3Price = (pool: Created, token: Hex, block: number): Promise<Ratio> => net.v3Price(pool, token, block);
+const units = (amount: string, token: { address: Hex }): bigint => net.units(amount, token);
 
 const price = (token: string, query = ''): Promise<{ status: number; body: any }> => s.call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
 async function priced(token: string, query = ''): Promise<Json> {
@@ -52,63 +47,14 @@ async function priced(token: string, query = ''): Promise<Json> {
 }
 
 /** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
-function formatted(r: Ratio): string {
-  const scaled = ((r.num * 10n ** 18n) / r.den).toString().padStart(19, '0');
-  const frac = scaled.slice(-18).replace(/0+$/, '');
-  return frac === '' ? scaled.slice(0, -18) : `${scaled.slice(0, -18)}.${frac}`;
-}
-const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
-
-const DECIMALS = new Map<string, number>();
-/** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */
-async function v2Price(pair: Created, token: Hex, block: number): Promise<Ratio> {
-  const [r0, r1] = (await publicClient(anvil.url).readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
-  const [d0, d1] = [DECIMALS.get(lc(pair.token0))!, DECIMALS.get(lc(pair.token1))!];
-  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
-  return lc(token) === lc(pair.token0) ? p0 : { num: p0.den, den: p0.num };
-}
-/** A V3 pool's price of `token` in its other token, from slot0 at `block`. */
-async function v3Price(pool: Created, token: Hex, block: number): Promise<Ratio> {
-  const [sqrt] = (await publicClient(anvil.url).readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
-  const [d0, d1] = [DECIMALS.get(lc(pool.token0))!, DECIMALS.get(lc(pool.token1))!];
-  const p0: Ratio = { num: sqrt * sqrt * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) };
-  return lc(token) === lc(pool.token0) ? p0 : { num: p0.den, den: p0.num };
-}
-/** A V2 pair's liquidity on each side in whole units, ordered as (token, other). */
-const units = (amount: string, token: Dex['tokens'][keyof Dex['tokens']]): bigint => parseUnits(amount, DECIMALS.get(addr(token))!);
-
-/** V2 liquidity given in whole tokens of (a, b). */
-async function v2Pool(a: Dex['tokens']['usdc'], b: Dex['tokens']['usdc'], amountA: string, amountB: string): Promise<Created> {
-  const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
-  const [x, y] = lc(pair.token0) === addr(a) ? [units(amountA, a), units(amountB, b)] : [units(amountB, b), units(amountA, a)];
-  await addV2Liquidity(anvil.url, pair, x, y);
-  return pair;
-}
+const formatted = (r: Ratio): string => decimalText(r, 18);
 
 beforeAll(async () => {
-  anvil = await startAnvil({ chainId: 1337 });
-  dex = await deployDex(anvil.url);
-  const { usdc, weth, tka, tkb } = dex.tokens;
-  for (const [t, d] of [[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]] as const) DECIMALS.set(addr(t), d);
-  const pricing = {
-    '0x539': {
-      wrappedNative: weth.address,
-      stablecoins: [usdc.address],
-      factories: [
-        { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
-        { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },
-      ],
-    },
-  };
-  s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
+  net = await startPricedDevnet();
+  ({ anvil, s, dex, wethUsdc, tkaWeth, tkbUsdc } = net);
+  const { usdc, weth, tkb } = dex.tokens;
   // $2,000 an ether; TKA 0.001 ether ($2); TKB $50 in a deep V3 pool, and in a shallow V2 pool ($5 a side).
-  wethUsdc = await v2Pool(weth, usdc, '1000', '2000000');
-  tkaWeth = await v2Pool(tka, weth, '10000', '10');
-  tkbUsdc = await createV3Pool(anvil.url, dex, tkb.address, usdc.address, 3000);
-  const [b0, b1] = lc(tkbUsdc.token0) === addr(tkb) ? [units('1000', tkb), units('50000', usdc)] : [units('50000', usdc), units('1000', tkb)];
-  await initializeV3Pool(anvil.url, tkbUsdc.address, sqrtPriceX96Of(b0, b1));
-  await addV3Liquidity(anvil.url, tkbUsdc, b0, b1);
-  tkbWeth = await v2Pool(tkb, weth, '0.1', '0.0025');
+  tkbWeth = await net.v2Pool(tkb, weth, '0.1', '0.0025');
   // The shallow pool is the busier one: two swaps in it, one in the deep one.
   await v2RouterSwapExactIn(anvil.url, dex, [weth.address, tkb.address], parseUnits('0.0001', 18));
   await v2RouterSwapExactIn(anvil.url, dex, [tkb.address, weth.address], parseUnits('0.001', 8));
@@ -117,8 +63,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stopAndClean(s);
-  await anvil?.stop();
+  await net?.stop();
 });
 
 describe('GET /erc20/:address/price', () => {

@@ -56,10 +56,11 @@ describe('front end', () => {
     expect(built.status).toBe(400);
     expect(built.body.details.field).toBe('domain');
     expect((await s.call('/streams/solana', { method: 'PUT', json: {} })).body.details.field).toBe('webhookUrl');
-    const areas: Array<[string, string, number]> = [
-      ['GET', '/api/v2.2/wallets/0xabc/swaps', 501],
-      ['GET', '/v1/defi/protocols', 501],
-    ];
+    // The Data API: routed (this server follows no chain, so a chain's data is a 400 naming it).
+    const data = await s.call('/api/v2.2/wallets/0x0000000000000000000000000000000000000001/swaps');
+    expect(data.status).toBe(400);
+    expect(data.body.details.field).toBe('chain');
+    const areas: Array<[string, string, number]> = [['GET', '/v1/defi/protocols', 501]];
     for (const [method, path, status] of areas) {
       const r = await s.call(path, method === 'GET' ? {} : { method, json: {} });
       expect(r.status, `${method} ${path}`).toBe(status);

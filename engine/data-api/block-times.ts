@@ -101,6 +101,13 @@ export function spanBounds(span: { from: number; to: number }): { low?: string; 
   return { ...(span.from > 0 ? { low: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}), ...(span.to < MAX_KEY_BLOCK ? { high: `${n12(span.to + 1)}/` } : {}) };
 }
 
+/** A query's blocks as rangePage bounds (keys as spanBounds reads them), never past the indexed `head`; null when nothing can match. */
+export function headBounds(kv: Kv, chain: string, head: number, q: BlockRangeQuery): { low?: string; high: string } | null {
+  const span = blockSpan(kv, chain, q);
+  if (span === null || span.from > Math.min(span.to, head)) return null;
+  return { ...spanBounds(span), high: `${n12(Math.min(span.to, head) + 1)}/` };
+}
+
 /** The first indexed block whose timestamp is at or after `unix`; undefined when every indexed block is earlier. */
 export function blockAtOrAfter(kv: Kv, chain: string, unix: number): number | undefined {
   const before = blockAtOrBefore(kv, chain, unix - 1);

@@ -34,6 +34,8 @@ export const ohlcvQuery = z.object({
 
 /** Which token of a pair is its base (lower first): any token before the ones prices route through, a stablecoin last. */
 const BASE_RANK: Record<Role, number> = { other: 0, whitelist: 1, native: 2, stable: 3 };
+/** Whether a pool's base token is its token0: the quote token is the one that routes to USD (token0 is base when both or neither do). */
+export const baseIsToken0 = (reader: Pick<PriceReader, 'role'>, row: PoolRow): boolean => BASE_RANK[reader.role(row[1])] <= BASE_RANK[reader.role(row[2])];
 
 /** Swaps read for one answer at most (each is priced on the event loop): a wider range asks for a narrower one. */
 const MAX_SWAPS = 20_000;
@@ -68,7 +70,7 @@ export async function pairCandles(deps: DataDeps, chain: string, q: z.output<typ
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));
   const reader = priceReader(deps, chain, head);
   if (row === undefined || reader === undefined) throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
-  const baseIs0 = BASE_RANK[reader.role(row[1])] <= BASE_RANK[reader.role(row[2])];
+  const baseIs0 = baseIsToken0(reader, row);
   const [base, quote] = baseIs0 ? [row[1], row[2]] : [row[2], row[1]];
   const from = blockAtOrAfter(deps.kv, chain, q.fromDate);
   const to = Math.min(blockAtOrBefore(deps.kv, chain, q.toDate) ?? -1, head);

@@ -15,6 +15,7 @@ import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
  *   pools of the wrapped native token against one stablecoin are one range); `chain/x/address` → NotPool.
  * - `dexStates`: `chain/pool/number/logIndex` → StateRow, after each V2 Sync and each V3 Initialize and Swap.
  * - `dexSwaps`: `chain/pool/number/logIndex` → SwapRow.
+ * - `dexWalletSwaps`: `chain/trader/number/logIndex` → pool: a trader's swaps, one range (GET /wallets/:address/swaps).
  * A pool is known from its factory's creation event, or, when it was created before the indexes' first block, from
  * its first event here: its factory(), token0(), token1() (and V3 fee()) are read then (immutable, so at the node's
  * latest block), and the factory is asked whether it made that pool (getPair, getPool): a contract's own word that a
@@ -45,6 +46,8 @@ const notPoolKey = (chain: string, address: string): string => `${chain}/x/${add
 /** A token's pools (`other` given: those against that token), each key ending with the other token and the pool. */
 export const tokenPoolsPrefix = (chain: string, token: string, other?: string): string => `${chain}/t/${token}/${other === undefined ? '' : `${other}/`}`;
 export const poolRowsPrefix = (chain: string, pool: string): string => `${chain}/${pool}/`;
+/** A trader's swaps in `dexWalletSwaps`, each key ending with the swap's place (its `dexSwaps` key under the pool). */
+export const walletSwapsPrefix = (chain: string, trader: string): string => `${chain}/${trader}/`;
 
 const ABI = parseAbi([
   'function token0() view returns (address)',
@@ -158,14 +161,17 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
           const address = l.address.toLowerCase();
           const pool = knownPool(w, block.chain, address, found);
           if (pool === undefined || pool[0] !== kind) continue;
-          const at = `${poolRowsPrefix(block.chain, address)}${pos(block.number, Number(l.logIndex))}`;
+          const place = pos(block.number, Number(l.logIndex));
+          const at = `${poolRowsPrefix(block.chain, address)}${place}`;
           const sync = v2Sync(log);
           if (sync !== undefined) w.put('dexStates', at, [hex(sync.reserve0), hex(sync.reserve1)] satisfies StateRow);
           const v3swap = v3Swap(log);
           const v3 = v3swap ?? v3Initialize(log);
           if (v3 !== undefined) w.put('dexStates', at, [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)] satisfies StateRow);
           const swap = v3swap ?? v2Swap(log);
-          if (swap !== undefined) w.put('dexSwaps', at, [txHash, ti, trader, swap.amount0.toString(), swap.amount1.toString()] satisfies SwapRow);
+          if (swap === undefined) continue;
+          w.put('dexSwaps', at, [txHash, ti, trader, swap.amount0.toString(), swap.amount1.toString()] satisfies SwapRow);
+          w.put('dexWalletSwaps', `${walletSwapsPrefix(block.chain, trader)}${place}`, address);
         }
       });
     },

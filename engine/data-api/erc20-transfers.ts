@@ -7,7 +7,7 @@ import { indexedHead, pageBlocks } from './erc20-common.js';
 import type { PageBlock } from './indexed-blocks.js';
 import { metadata } from './nft-transfers.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
-import { blockSpan, n12, spanBounds } from './block-times.js';
+import { headBounds } from './block-times.js';
 import { walletTransfersPrefix, type WalletTransfer } from './erc20-keys.js';
 import { byTopic0, topicEntriesLog, type TopicEntry } from './contract-logs.js';
 import { erc20TransferAt, erc20TransferOf } from './erc20-log.js';
@@ -72,13 +72,6 @@ async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pi
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result };
 }
 
-/** A query's blocks as rangePage bounds, never past the indexed head; null when nothing can match. */
-function boundsOf(deps: DataDeps, chain: string, head: number, q: TransfersQuery): { low?: string; high: string } | null {
-  const span = blockSpan(deps.kv, chain, q);
-  if (span === null || span.from > Math.min(span.to, head)) return null;
-  return { ...spanBounds(span), high: `${n12(Math.min(span.to, head) + 1)}/` };
-}
-
 const EMPTY = { rows: [], page: 0, cursor: null };
 
 /** An `erc20Wallet` entry of a version-3 store (the whole transfer) may carry addresses as the node wrote them. */
@@ -86,7 +79,7 @@ const norm = (t: WalletTransfer): WalletTransfer => ({ ...t, contract: t.contrac
 
 export async function walletTransfers(deps: DataDeps, chain: string, q: TransfersQuery, contracts: readonly string[]) {
   const head = await indexedHead(deps, chain);
-  const bounds = boundsOf(deps, chain, head, q);
+  const bounds = headBounds(deps.kv, chain, head, q);
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
   const list = `erc20-wallet ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')} ${contracts.join(',')}`;
@@ -118,7 +111,7 @@ function resolved<T>(rows: ReadonlyArray<Entry<T>>, transfer: (value: T, key: st
 
 export async function tokenTransfers(deps: DataDeps, chain: string, q: TransfersQuery) {
   const head = await indexedHead(deps, chain);
-  const bounds = boundsOf(deps, chain, head, q);
+  const bounds = headBounds(deps.kv, chain, head, q);
   if (bounds === null) return answer(deps, chain, q, EMPTY);
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
   // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read): from the indexes' first block

@@ -40,7 +40,7 @@ const NAMED: ReadonlyArray<[Method, string]> = [
   ['GET', '/wallets/:address/approvals'], ['GET', '/wallets/:address/chains'], ['GET', '/erc20/metadata'],
   ['GET', '/pairs/:address/ohlcv'], ['GET', '/erc20/:token_address/pairs'], ['GET', '/erc20/:address/transfers'],
   ['GET', '/nft/:address/metadata'], ['GET', '/tokens/:tokenAddress/analytics'], ['GET', '/:address/balance'],
-  ['GET', '/nft/:address'], ['GET', '/wallets/:address/stats'], ['GET', '/wallets/:address/swaps'],
+  ['GET', '/nft/:address'], ['GET', '/wallets/:address/stats'],
   ['GET', '/nft/:address/owners'], ['GET', '/tokens/search'],
 ];
 

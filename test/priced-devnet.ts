@@ -1,0 +1,120 @@
+import { expect } from 'vitest';
+import { parseUnits, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { compileContracts, publicClient } from './contracts.js';
+import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, type Created, type Dex } from './dex.js';
+import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { serverEnv } from './streams-harness.js';
+
+/**
+ * The priced devnet of the DEX price tests (issue 18): a real anvil with the Uniswap V2/V3 stand-ins
+ * (test/dex.ts), the real server following it from block 0 with a devnet pricing entry (CHAINPOST_PRICING: the
+ * wrapped native token, USDC as the stablecoin, both factories), and three pools: WETH/USDC (V2, $2,000 an
+ * ether), TKA/WETH (V2, 0.001 ether a TKA) and TKB/USDC (V3 fee 3000, $50 a TKB). Prices the tests compute
+ * themselves, in integers, from the pools' reserves (getReserves) or slot0 read by eth_call at a block.
+ */
+
+export interface Ratio {
+  num: bigint;
+  den: bigint;
+}
+
+export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+
+/** The ratio truncated to `digits` decimals, without trailing zeros (how the answers write prices). */
+export function decimalText(r: Ratio, digits: number): string {
+  const scaled = ((r.num * 10n ** BigInt(digits)) / r.den).toString().padStart(digits + 1, '0');
+  const frac = scaled.slice(-digits).replace(/0+$/, '');
+  return frac === '' ? scaled.slice(0, -digits) : `${scaled.slice(0, -digits)}.${frac}`;
+}
+
+export interface PricedDevnet {
+  anvil: Anvil;
+  s: Running;
+  dex: Dex;
+  wethUsdc: Created;
+  tkaWeth: Created;
+  tkbUsdc: Created;
+  decimalsOf(token: string): number;
+  /** An amount in whole tokens as the token's smallest units. */
+  units(amount: string, token: { address: Hex }): bigint;
+  /** A V2 pair of (a, b) with liquidity given in whole tokens. */
+  v2Pool(a: { address: Hex }, b: { address: Hex }, amountA: string, amountB: string): Promise<Created>;
+  /** Waits until the server has ingested anvil's head; returns it. */
+  indexed(): Promise<number>;
+  /** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */
+  v2Price(pair: Created, token: Hex, block: number): Promise<Ratio>;
+  /** A V3 pool's price of `token` in its other token, from slot0 at `block`. */
+  v3Price(pool: Created, token: Hex, block: number): Promise<Ratio>;
+  stop(): Promise<void>;
+}
+
+const lc = (a: string): string => a.toLowerCase();
+
+export async function startPricedDevnet(): Promise<PricedDevnet> {
+  const anvil = await startAnvil({ chainId: 1337 });
+  const dex = await deployDex(anvil.url);
+  const { usdc, weth, tka, tkb } = dex.tokens;
+  const decimals = new Map<string, number>([[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]].map(([t, d]) => [lc((t as { address: Hex }).address), d as number]));
+  const decimalsOf = (token: string): number => decimals.get(lc(token))!;
+  const units = (amount: string, token: { address: Hex }): bigint => parseUnits(amount, decimalsOf(token.address));
+  const pricing = {
+    '0x539': {
+      wrappedNative: weth.address,
+      stablecoins: [usdc.address],
+      factories: [
+        { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
+        { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },
+      ],
+    },
+  };
+  const s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
+  const v2Pool = async (a: { address: Hex }, b: { address: Hex }, amountA: string, amountB: string): Promise<Created> => {
+    const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
+    const [x, y] = lc(pair.token0) === lc(a.address) ? [units(amountA, a), units(amountB, b)] : [units(amountB, b), units(amountA, a)];
+    await addV2Liquidity(anvil.url, pair, x, y);
+    return pair;
+  };
+  const wethUsdc = await v2Pool(weth, usdc, '1000', '2000000');
+  const tkaWeth = await v2Pool(tka, weth, '10000', '10');
+  const tkbUsdc = await createV3Pool(anvil.url, dex, tkb.address, usdc.address, 3000);
+  const [b0, b1] = lc(tkbUsdc.token0) === lc(tkb.address) ? [units('1000', tkb), units('50000', usdc)] : [units('50000', usdc), units('1000', tkb)];
+  await initializeV3Pool(anvil.url, tkbUsdc.address, sqrtPriceX96Of(b0, b1));
+  await addV3Liquidity(anvil.url, tkbUsdc, b0, b1);
+
+  const client = publicClient(anvil.url);
+  const price0 = (pool: Created, p0: Ratio, token: Hex): Ratio => (lc(token) === lc(pool.token0) ? p0 : { num: p0.den, den: p0.num });
+  const scales = (pool: Created): [bigint, bigint] => [10n ** BigInt(decimalsOf(pool.token0)), 10n ** BigInt(decimalsOf(pool.token1))];
+  return {
+    anvil,
+    s,
+    dex,
+    wethUsdc,
+    tkaWeth,
+    tkbUsdc,
+    decimalsOf,
+    units,
+    v2Pool,
+    async indexed() {
+      // Uncached: viem keeps a client's block number for its polling interval, and a swap just made must count.
+      const target = Number(await client.getBlockNumber({ cacheTime: 0 }));
+      const ok = await until(async () => ((await s.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+      expect(ok, `the server ingested block ${target}`).toBe(true);
+      return target;
+    },
+    async v2Price(pair, token, block) {
+      const [r0, r1] = (await client.readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
+      const [d0, d1] = scales(pair);
+      return price0(pair, { num: r1 * d0, den: r0 * d1 }, token);
+    },
+    async v3Price(pool, token, block) {
+      const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
+      const [d0, d1] = scales(pool);
+      return price0(pool, { num: sqrt * sqrt * d0, den: (1n << 192n) * d1 }, token);
+    },
+    async stop() {
+      await stopAndClean(s);
+      await anvil.stop();
+    },
+  };
+}

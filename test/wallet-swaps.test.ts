@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatUnits, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { DEV_ACCOUNTS, publicClient } from './contracts.js';
+import { transferToken, v2RouterSwapExactIn, v2SwapExactIn, v3SwapAtReserves, type Created } from './dex.js';
+import { until } from './helpers.js';
+import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
+
+/**
+ * GET /api/v2.2/wallets/:address/swaps end to end on the priced devnet of test/priced-devnet.ts (Uniswap V2 and V3
+ * stand-ins on a real anvil, the real server following it with a pricing entry). One wallet swaps both ways on a
+ * V2 pair, through the V2 router and on a V3 pool; another wallet swaps too. Each item's legs are checked against
+ * the amounts the test sent, and its USD figures against prices computed here, in integers, from the pools'
+ * reserves (getReserves) or slot0 read by eth_call at the swap's block.
+ */
+
+type Json = Record<string, any>;
+
+let net: PricedDevnet;
+/** WETH/USDC (V2), TKA/WETH (V2), TKB/USDC (V3): each token's only pool, so its pricing pool. */
+let wethUsdc: Created;
+let tkaWeth: Created;
+let tkbUsdc: Created;
+
+const [, ALICE, BOB] = DEV_ACCOUNTS;
+const lc = (a: string): string => a.toLowerCase();
+const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(net.anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+
+const swapsOf = (wallet: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/wallets/${wallet}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+async function listed(wallet: string, query = ''): Promise<Json> {
+  const r = await swapsOf(wallet, query);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body;
+}
+const hashes = (page: Json): string[] => (page.result as Json[]).map((i) => i['transactionHash']);
+
+/** The ratio as the answers' USD numbers are made: a decimal with 36 digits after the point, as a number. */
+const toNumber = (r: Ratio): number => Number(decimalText(r, 36));
+
+/** USD per whole token at `block`, computed here: USDC $1, WETH through WETH/USDC, TKA through TKA/WETH then WETH, TKB through TKB/USDC. */
+async function usdAt(token: string, block: number): Promise<Ratio> {
+  const { usdc, weth, tka, tkb } = net.dex.tokens;
+  if (lc(token) === lc(usdc.address)) return { num: 1n, den: 1n };
+  if (lc(token) === lc(weth.address)) return net.v2Price(wethUsdc, weth.address, block);
+  if (lc(token) === lc(tka.address)) return times(await net.v2Price(tkaWeth, tka.address, block), await usdAt(weth.address, block));
+  if (lc(token) === lc(tkb.address)) return net.v3Price(tkbUsdc, tkb.address, block);
+  throw new Error(`no price for ${token}`);
+}
+
+/** A swap the test made: who sent it, where, and what the wallet got and gave. */
+interface Made {
+  receipt: TransactionReceipt;
+  pool: Created;
+  exchange: 'MiniSwap' | 'MiniSwap v3';
+  type: 'buy' | 'sell';
+  bought: [token: Hex, raw: bigint];
+  sold: [token: Hex, raw: bigint];
+}
+/** Alice's swaps, oldest first; Bob's one swap. */
+const alice: Made[] = [];
+let bob: Made;
+
+async function v2Swap(pool: Created, tokenIn: Hex, amountIn: bigint, account: LocalAccount, type: Made['type']): Promise<Made> {
+  const r = await v2SwapExactIn(net.anvil.url, pool, tokenIn, amountIn, { account });
+  const tokenOut = lc(tokenIn) === lc(pool.token0) ? pool.token1 : pool.token0;
+  return { receipt: r.receipt, pool, exchange: 'MiniSwap', type, bought: [tokenOut, r.amountOut], sold: [tokenIn, amountIn] };
+}
+async function v3Swap(tokenIn: Hex, amountIn: bigint, account: LocalAccount, type: Made['type']): Promise<Made> {
+  const r = await v3SwapAtReserves(net.anvil.url, tkbUsdc, tokenIn, amountIn, { account });
+  const tokenOut = lc(tokenIn) === lc(tkbUsdc.token0) ? tkbUsdc.token1 : tkbUsdc.token0;
+  return { receipt: r.receipt, pool: tkbUsdc, exchange: 'MiniSwap v3', type, bought: [tokenOut, r.amountOut], sold: [tokenIn, amountIn] };
+}
+
+beforeAll(async () => {
+  net = await startPricedDevnet();
+  ({ wethUsdc, tkaWeth, tkbUsdc } = net);
+  const { usdc, weth, tka, tkb } = net.dex.tokens;
+  for (const account of [ALICE, BOB])
+    for (const [t, amount] of [[usdc, '1000000'], [weth, '100'], [tka, '100000'], [tkb, '100']] as const) await transferToken(net.anvil.url, t.address, account.address, net.units(amount, t));
+  // Alice: ether bought and sold on the V2 pair, TKA sold for ether through the router, TKB bought and sold on the V3 pool.
+  alice.push(await v2Swap(wethUsdc, usdc.address, net.units('10000', usdc), ALICE, 'buy'));
+  alice.push(await v2Swap(wethUsdc, weth.address, net.units('2', weth), ALICE, 'sell'));
+  const routed = await v2RouterSwapExactIn(net.anvil.url, net.dex, [tka.address, weth.address], net.units('1000', tka), { account: ALICE });
+  alice.push({ receipt: routed.receipt, pool: tkaWeth, exchange: 'MiniSwap', type: 'sell', bought: [weth.address, routed.amounts[1]!], sold: [tka.address, routed.amounts[0]!] });
+  alice.push(await v3Swap(usdc.address, net.units('500', usdc), ALICE, 'buy'));
+  alice.push(await v3Swap(tkb.address, net.units('3', tkb), ALICE, 'sell'));
+  bob = await v2Swap(wethUsdc, usdc.address, net.units('5000', usdc), BOB, 'buy');
+  await net.indexed();
+}, 180_000);
+
+afterAll(async () => {
+  await net?.stop();
+});
+
+const newestFirst = (made: Made[]): string[] => made.map((m) => m.receipt.transactionHash).reverse();
+
+describe('GET /wallets/:address/swaps', () => {
+  it('lists the wallet\'s swaps newest first, each leg as the test sent it, priced at its block from the pools\' own state', async () => {
+    const page = await listed(lc(ALICE.address));
+    expect(hashes(page)).toEqual(newestFirst(alice));
+    expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
+    for (const m of alice) {
+      const item = (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!;
+      const block = Number(m.receipt.blockNumber);
+      const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: m.receipt.blockNumber });
+      const leg = async ([token, raw]: [Hex, bigint]) => {
+        const usd = await usdAt(token, block);
+        const whole: Ratio = { num: raw, den: 10n ** BigInt(net.decimalsOf(token)) };
+        return { whole, usdAmount: toNumber(times(whole, usd)), item: { address: lc(token), amount: formatUnits(raw, net.decimalsOf(token)), usdPrice: toNumber(usd), usdAmount: toNumber(times(whole, usd)), logo: null } };
+      };
+      const [bought, sold] = [await leg(m.bought), await leg(m.sold)];
+      // Base: the token that does not route to USD (ether against USDC); a buy received it.
+      const [base, quote] = m.type === 'buy' ? [bought, sold] : [sold, bought];
+      expect(item, m.receipt.transactionHash).toMatchObject({
+        transactionIndex: m.receipt.transactionIndex,
+        transactionType: m.type,
+        blockNumber: block,
+        blockTimestamp: new Date(Number(timestamp) * 1000).toISOString(),
+        walletAddress: lc(ALICE.address),
+        pairAddress: lc(m.pool.address),
+        exchangeName: m.exchange,
+        exchangeAddress: lc(m.exchange === 'MiniSwap' ? net.dex.v2Factory.address : net.dex.v3Factory.address),
+        bought: bought.item,
+        sold: sold.item,
+        baseQuotePrice: decimalText({ num: quote.whole.num * base.whole.den, den: quote.whole.den * base.whole.num }, 18),
+        totalValueUsd: quote.usdAmount,
+        subCategory: null,
+      });
+    }
+    const [first, , routed, , tkbSell] = alice.map((m) => (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!);
+    expect(first!['pairLabel']).toBe('WETH/USDC');
+    expect(routed!['pairLabel']).toBe('TKA/WETH');
+    expect(tkbSell!['pairLabel']).toBe('TKB/USDC');
+    expect(first!['bought']).toMatchObject({ symbol: 'WETH', name: 'Wrapped Ether' });
+  });
+
+  it('lists another wallet\'s swaps apart, and none for a wallet that never swapped', async () => {
+    expect(hashes(await listed(lc(BOB.address)))).toEqual([bob.receipt.transactionHash]);
+    expect(await listed(lc(DEV_ACCOUNTS[0].address))).toMatchObject({ result: [], cursor: null });
+    // Any case in the path.
+    expect(hashes(await listed(ALICE.address))).toEqual(newestFirst(alice));
+  });
+
+  it('pages by cursor, in either order', async () => {
+    for (const [order, expected] of [['DESC', newestFirst(alice)], ['ASC', newestFirst(alice).reverse()]] as const) {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: Json = await listed(lc(ALICE.address), `limit=2&order=${order}${cursor === null ? '' : `&cursor=${cursor}`}`);
+        expect(page.page).toBe(pages);
+        expect(page.result.length).toBeLessThanOrEqual(2);
+        seen.push(...hashes(page));
+        cursor = page.cursor;
+        pages++;
+      } while (cursor !== null);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(expected);
+    }
+    // A cursor is for the list it came from.
+    const { cursor } = await listed(lc(ALICE.address), 'limit=2');
+    expect((await swapsOf(lc(ALICE.address), `limit=2&transactionTypes=buy&cursor=${cursor}`)).status).toBe(400);
+  });
+
+  it('filters by transaction type, token and blocks', async () => {
+    const wallet = lc(ALICE.address);
+    const { weth, tkb } = net.dex.tokens;
+    const of = (keep: (m: Made, i: number) => boolean): string[] => newestFirst(alice.filter(keep));
+    expect(hashes(await listed(wallet, 'transactionTypes=buy'))).toEqual(of((m) => m.type === 'buy'));
+    expect(hashes(await listed(wallet, 'transactionTypes[]=sell'))).toEqual(of((m) => m.type === 'sell'));
+    expect(hashes(await listed(wallet, 'transactionTypes[]=sell&transactionTypes[]=buy'))).toEqual(newestFirst(alice));
+    expect(hashes(await listed(wallet, `tokenAddress=${tkb.address}`))).toEqual(of((m) => m.pool === tkbUsdc));
+    expect(hashes(await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell`))).toEqual(of((m) => m.pool !== tkbUsdc && m.type === 'sell'));
+    // Paged while filtered: one sell a page.
+    const first = await listed(wallet, 'transactionTypes=sell&limit=1');
+    const second = await listed(wallet, `transactionTypes=sell&limit=1&cursor=${first.cursor}`);
+    expect([...hashes(first), ...hashes(second)]).toEqual(of((m) => m.type === 'sell').slice(0, 2));
+    const block = (i: number): number => Number(alice[i]!.receipt.blockNumber);
+    expect(hashes(await listed(wallet, `fromBlock=${block(2)}`))).toEqual(of((_, i) => i >= 2));
+    expect(hashes(await listed(wallet, `toBlock=${block(1)}`))).toEqual(of((_, i) => i <= 1));
+    expect(hashes(await listed(wallet, `fromBlock=${block(1)}&toBlock=${block(3)}&order=ASC`))).toEqual(of((_, i) => i >= 1 && i <= 3).reverse());
+    const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: BigInt(block(4)) });
+    expect(hashes(await listed(wallet, `fromDate=${new Date((Number(timestamp) + 1) * 1000).toISOString()}`))).toEqual([]);
+  });
+
+  it('answers 400 naming a bad parameter', async () => {
+    const bad = await swapsOf('0x12');
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('address');
+    for (const [query, field] of [
+      ['transactionTypes=hold', 'transactionTypes'],
+      ['tokenAddress=weth', 'tokenAddress'],
+      ['fromBlock=first', 'fromBlock'],
+      ['toDate=someday', 'toDate'],
+      ['limit=101', 'limit'],
+      ['order=UP', 'order'],
+    ] as const) {
+      const r = await swapsOf(lc(ALICE.address), query);
+      expect(r.status, query).toBe(400);
+      expect(JSON.stringify(r.body), query).toContain(field);
+    }
+  });
+
+  it('takes back a swap a reorg removes', async () => {
+    const wallet = lc(ALICE.address);
+    const { usdc } = net.dex.tokens;
+    await net.indexed();
+    const snapshot = await rpc<string>('evm_snapshot', []);
+    const gone = await v2Swap(wethUsdc, usdc.address, net.units('1000', usdc), ALICE, 'buy');
+    await net.indexed();
+    expect(hashes(await listed(wallet))).toEqual([gone.receipt.transactionHash, ...newestFirst(alice)]);
+    await rpc('evm_revert', [snapshot]);
+    // A longer chain without it, where Bob's same swap takes its place (block, pool and log index): Alice's list does not show it.
+    const instead = await v2Swap(wethUsdc, usdc.address, net.units('1000', usdc), BOB, 'buy');
+    expect([instead.receipt.blockNumber, instead.receipt.logs.at(-1)!.logIndex]).toEqual([gone.receipt.blockNumber, gone.receipt.logs.at(-1)!.logIndex]);
+    await rpc('anvil_mine', ['0x4']);
+    await net.indexed();
+    expect(await until(async () => hashes(await listed(lc(BOB.address)))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
+    expect(hashes(await listed(wallet))).toEqual(newestFirst(alice));
+    expect(hashes(await listed(lc(BOB.address)))).toEqual([instead.receipt.transactionHash, bob.receipt.transactionHash]);
+  });
+});
