@@ -108,6 +108,12 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
   return out.filter((p) => p !== null);
 }
 
+/** `raw` smallest units of a token with `decimals`, at `usd` per whole token: their USD value, exact. */
+export const usdOf = (raw: bigint, decimals: number, usd: Ratio): Ratio => mul({ num: raw, den: 10n ** BigInt(decimals) }, usd);
+
+/** The same as the answers' USD amount strings write it (to the cent, as usdCents); null without a price (never 0). */
+export const centsOf = (raw: bigint, decimals: number, usd: Ratio | null): string | null => (usd === null ? null : usdCents(usdOf(raw, decimals, usd)));
+
 /**
  * A balance's USD fields as the wallet endpoints answer them (the reference's types: the price and the changes as
  * decimal strings, the value a number), all null when no pool prices its token; and the exact value, for sums.
@@ -115,8 +121,7 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
 export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
   const found = (await reader?.price(token, block, opts)) ?? null;
   if (found === null) return { fields: { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null }, value: null };
-  const amount: Ratio = { num: balance, den: 10n ** BigInt(decimals) };
-  const value = mul(amount, found.now.usd);
+  const value = usdOf(balance, decimals, found.now.usd);
   const usdValue = toNumber(value);
   const then = found.dayAgo?.usd ?? null;
   // Changes may be negative: differences of the numbers.
@@ -127,7 +132,7 @@ export async function balanceUsd(reader: PriceReader | undefined, token: string,
     usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : String((100 * (usdPrice - usd24h)) / usd24h),
     usd_price_24hr_usd_change: usd24h === null ? null : String(usdPrice - usd24h),
     usd_value: usdValue,
-    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber(mul(amount, then))),
+    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber(usdOf(balance, decimals, then))),
   };
   return { fields, value };
 }
