@@ -35,6 +35,7 @@ const saleBlock = new Map<bigint, number>();
 
 const lc = (a: string): string => a.toLowerCase();
 const addr = (d: { address: Hex }): string => lc(d.address);
+const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const anvilHead = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
 const whole = (raw: bigint, decimals: number): Ratio => ({ num: raw, den: 10n ** BigInt(decimals) });
@@ -216,5 +217,43 @@ describe('last_sale in USD', () => {
   it('answers null for a sale paid in a token no pool prices', async () => {
     const [t] = (await ok(`/nft/${addr(nft)}/3/transfers?include_prices=true&limit=1`)).result as Json[];
     expect(t!['last_sale']).toMatchObject({ price: parseUnits('5', 8).toString(), payment_token: { token_address: addr(dex.tokens.tkb) }, usd_price_at_sale: null, current_usd_value: null });
+  });
+});
+
+describe('GET /erc20/metadata and GET /tokens/search', () => {
+  const totalSupply = async (token: Deployed, block: number): Promise<bigint> => (await publicClient(anvil.url).readContract({ address: token.address, abi: token.abi, functionName: 'totalSupply', blockNumber: BigInt(block) })) as bigint;
+
+  it('fully_diluted_valuation: the total supply at the token\'s price, to the cent; null without a pool', async () => {
+    const head = await indexed();
+    const { tka, tkb } = dex.tokens;
+    const [a, b] = (await ok(`/erc20/metadata?addresses[]=${addr(tka)}&addresses[]=${addr(tkb)}`)) as Json[];
+    expect(a!['fully_diluted_valuation']).toBe(cents(times(whole(await totalSupply(tka, head), 18), await tkaUsd(head))));
+    expect(b!['fully_diluted_valuation']).toBeNull();
+    expect(a!['market_cap']).toBeNull();
+  });
+
+  it('search: usdPrice as the price endpoint answers it, the valuation, and the percent change over a day once there is one', async () => {
+    const { usdc, weth, tka, tkb } = dex.tokens;
+    const search = async (): Promise<Json[]> => (await ok('/tokens/search?query=token&chains=0x539')).result;
+    const before = (await search()).find((r) => r['tokenAddress'] === addr(tka))!;
+    // The chain is younger than a day: no change to give.
+    expect(before['usdPricePercentChange']).toBeNull();
+    // A day and a minute on, ether moves again: TKA's price a day before is the one at the last block before.
+    const last = await publicClient(anvil.url).getBlock();
+    await rpc('evm_setNextBlockTimestamp', [Number(last.timestamp) + 86_400 + 60]);
+    await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], parseUnits('50000', 6));
+    const head = await indexed();
+    const found = await search();
+    const a = found.find((r) => r['tokenAddress'] === addr(tka))!;
+    const [now, then] = [await tkaUsd(head), await tkaUsd(Number(last.number))];
+    expect(a['usdPrice']).toBe((await ok(`/erc20/${addr(tka)}/price`)).usdPrice);
+    expect(Math.abs(a['usdPrice'] - Number(price18(now))) / a['usdPrice']).toBeLessThan(1e-12);
+    const fdv = Number(cents(times(whole(await totalSupply(tka, head), 18), now)));
+    expect(Math.abs(a['fullyDilutedValuation'] - fdv) / fdv).toBeLessThan(1e-9);
+    const [n, t] = [Number(price18(now)), Number(price18(then))];
+    expect(n).not.toBe(t);
+    expect(a['usdPricePercentChange'].oneDay).toBeCloseTo((100 * (n - t)) / t, 9);
+    const b = found.find((r) => r['tokenAddress'] === addr(tkb))!;
+    expect(b).toMatchObject({ usdPrice: null, usdPricePercentChange: null, fullyDilutedValuation: null });
   });
 });
