@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, formatted, initializeV3Pool, sqrtPriceX96Of, times, v2PriceAt, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { serverEnv } from './streams-harness.js';
@@ -15,10 +15,6 @@ import { serverEnv } from './streams-harness.js';
  */
 
 type Json = Record<string, any>;
-interface Ratio {
-  num: bigint;
-  den: bigint;
-}
 
 let anvil: Anvil;
 let s: Running;
@@ -51,22 +47,9 @@ async function priced(token: string, query = ''): Promise<Json> {
   return r.body;
 }
 
-/** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
-function formatted(r: Ratio): string {
-  const scaled = ((r.num * 10n ** 18n) / r.den).toString().padStart(19, '0');
-  const frac = scaled.slice(-18).replace(/0+$/, '');
-  return frac === '' ? scaled.slice(0, -18) : `${scaled.slice(0, -18)}.${frac}`;
-}
-const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
-
 const DECIMALS = new Map<string, number>();
 /** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */
-async function v2Price(pair: Created, token: Hex, block: number): Promise<Ratio> {
-  const [r0, r1] = (await publicClient(anvil.url).readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
-  const [d0, d1] = [DECIMALS.get(lc(pair.token0))!, DECIMALS.get(lc(pair.token1))!];
-  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
-  return lc(token) === lc(pair.token0) ? p0 : { num: p0.den, den: p0.num };
-}
+const v2Price = (pair: Created, token: Hex, block: number): Promise<Ratio> => v2PriceAt(anvil.url, pair, token, block, (t) => DECIMALS.get(t)!);
 /** A V3 pool's price of `token` in its other token, from slot0 at `block`. */
 async function v3Price(pool: Created, token: Hex, block: number): Promise<Ratio> {
   const [sqrt] = (await publicClient(anvil.url).readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseUnits, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
-import { addV2Liquidity, createV2Pair, deployDex, transferToken, v2RouterSwapExactIn, type Created, type Dex } from './dex.js';
+import { deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
+import { addV2Liquidity, createV2Pair, deployDex, formatted, times, transferToken, v2PriceAt, v2RouterSwapExactIn, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -14,10 +14,6 @@ import { A0, A1, A2, serverEnv } from './streams-harness.js';
  */
 
 type Json = Record<string, any>;
-interface Ratio {
-  num: bigint;
-  den: bigint;
-}
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const DEAD = '0x000000000000000000000000000000000000dead';
@@ -37,19 +33,12 @@ const lc = (a: string): string => a.toLowerCase();
 const addr = (d: { address: Hex }): string => lc(d.address);
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const anvilHead = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
-const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
 const whole = (raw: bigint, decimals: number): Ratio => ({ num: raw, den: 10n ** BigInt(decimals) });
 
 /** A USD amount truncated to the cent with two decimals. */
 function cents(r: Ratio): string {
   const c = (r.num * 100n) / r.den;
   return `${c / 100n}.${(c % 100n).toString().padStart(2, '0')}`;
-}
-/** The ratio truncated to 18 decimals without trailing zeros: how a USD price string is written. */
-function price18(r: Ratio): string {
-  const scaled = (r.num * 10n ** 18n) / r.den;
-  const frac = (scaled % 10n ** 18n).toString().padStart(18, '0').replace(/0+$/, '');
-  return frac === '' ? String(scaled / 10n ** 18n) : `${scaled / 10n ** 18n}.${frac}`;
 }
 
 /** Waits until the server has ingested anvil's head; that head. */
@@ -66,16 +55,9 @@ async function ok(path: string): Promise<any> {
   return r.body;
 }
 
-/** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */
-async function v2Price(pair: Created, token: Hex, block: number, decimals: Record<string, number>): Promise<Ratio> {
-  const [r0, r1] = (await publicClient(anvil.url).readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
-  const [d0, d1] = [decimals[lc(pair.token0)]!, decimals[lc(pair.token1)]!];
-  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
-  return lc(token) === lc(pair.token0) ? p0 : { num: p0.den, den: p0.num };
-}
 const DECIMALS: Record<string, number> = {};
-const ethUsd = (block: number): Promise<Ratio> => v2Price(wethUsdc, dex.tokens.weth.address, block, DECIMALS);
-const tkaUsd = async (block: number): Promise<Ratio> => times(await v2Price(tkaWeth, dex.tokens.tka.address, block, DECIMALS), await ethUsd(block));
+const ethUsd = (block: number): Promise<Ratio> => v2PriceAt(anvil.url, wethUsdc, dex.tokens.weth.address, block, (t) => DECIMALS[t]!);
+const tkaUsd = async (block: number): Promise<Ratio> => times(await v2PriceAt(anvil.url, tkaWeth, dex.tokens.tka.address, block, (t) => DECIMALS[t]!), await ethUsd(block));
 
 const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint): Promise<TransactionReceipt> =>
   write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
@@ -161,15 +143,15 @@ describe('GET /wallets/:address/approvals', () => {
     // 1,000 approved and unlimited: what A1 holds (100 TKA) is at risk.
     for (const spender of [DEAD, BEEF]) {
       const r = find(a1, addr(tka), spender);
-      expect(r['token'], spender).toMatchObject({ current_balance: parseUnits('100', 18).toString(), usd_price: price18(usd), usd_at_risk: cents(times(whole(parseUnits('100', 18), 18), usd)) });
+      expect(r['token'], spender).toMatchObject({ current_balance: parseUnits('100', 18).toString(), usd_price: formatted(usd), usd_at_risk: cents(times(whole(parseUnits('100', 18), 18), usd)) });
     }
     // A0 holds far more than the 30.5 approved: the allowance is at risk.
     const a0 = find((await ok(`/wallets/${A0}/approvals`)).result, addr(tka), DEAD);
     expect(BigInt(a0['token']['current_balance'])).toBeGreaterThan(parseUnits('30.5', 18));
-    expect(a0['token']).toMatchObject({ usd_price: price18(usd), usd_at_risk: cents(times(whole(parseUnits('30.5', 18), 18), usd)) });
+    expect(a0['token']).toMatchObject({ usd_price: formatted(usd), usd_at_risk: cents(times(whole(parseUnits('30.5', 18), 18), usd)) });
     // The same price as the wallet's balances answer for the token.
     const balances = (await ok(`/wallets/${A1}/tokens`)).result as Json[];
-    expect(balances.find((b) => b['token_address'] === addr(tka))!['usd_price']).toBe(price18(usd));
+    expect(balances.find((b) => b['token_address'] === addr(tka))!['usd_price']).toBe(formatted(usd));
   });
 
   it('answers null price and risk for a token no pool prices', async () => {
@@ -247,10 +229,10 @@ describe('GET /erc20/metadata and GET /tokens/search', () => {
     const a = found.find((r) => r['tokenAddress'] === addr(tka))!;
     const [now, then] = [await tkaUsd(head), await tkaUsd(Number(last.number))];
     expect(a['usdPrice']).toBe((await ok(`/erc20/${addr(tka)}/price`)).usdPrice);
-    expect(Math.abs(a['usdPrice'] - Number(price18(now))) / a['usdPrice']).toBeLessThan(1e-12);
+    expect(Math.abs(a['usdPrice'] - Number(formatted(now))) / a['usdPrice']).toBeLessThan(1e-12);
     const fdv = Number(cents(times(whole(await totalSupply(tka, head), 18), now)));
     expect(Math.abs(a['fullyDilutedValuation'] - fdv) / fdv).toBeLessThan(1e-9);
-    const [n, t] = [Number(price18(now)), Number(price18(then))];
+    const [n, t] = [Number(formatted(now)), Number(formatted(then))];
     expect(n).not.toBe(t);
     expect(a['usdPricePercentChange'].oneDay).toBeCloseTo((100 * (n - t)) / t, 9);
     const b = found.find((r) => r['tokenAddress'] === addr(tkb))!;
