@@ -274,3 +274,29 @@ export async function v3SwapAtReserves(rpcUrl: string, pool: Created, tokenIn: H
   const receipt = await v3Swap(rpcUrl, pool, { tokenIn, amountIn, amountOut, sqrtPriceX96After, ...opts });
   return { amountOut, sqrtPriceX96After, receipt };
 }
+
+/** A non-negative rational: the prices the tests compute from reserves, exactly. */
+export interface Ratio {
+  num: bigint;
+  den: bigint;
+}
+
+export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+
+/** The ratio truncated to `digits` decimals, without trailing zeros (how the answers write prices). */
+export function decimalText(r: Ratio, digits: number): string {
+  const scaled = ((r.num * 10n ** BigInt(digits)) / r.den).toString().padStart(digits + 1, '0');
+  const frac = scaled.slice(-digits).replace(/0+$/, '');
+  return frac === '' ? scaled.slice(0, -digits) : `${scaled.slice(0, -digits)}.${frac}`;
+}
+
+/** The ratio as a USD price is written (usdPriceFormatted, usd_price): 18 decimals. */
+export const formatted = (r: Ratio): string => decimalText(r, 18);
+
+/** A V2 pair's price of `token` in its other token (whole units; `decimals` of a token by lowercase address), from getReserves at `block`. */
+export async function v2PriceAt(rpcUrl: string, pair: Created, token: Hex, block: number, decimals: (token: string) => number): Promise<Ratio> {
+  const [r0, r1] = (await publicClient(rpcUrl).readContract({ address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
+  const [d0, d1] = [decimals(pair.token0.toLowerCase()), decimals(pair.token1.toLowerCase())];
+  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
+  return token.toLowerCase() === pair.token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num };
+}

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, publicClient } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, type Created, type Dex } from './dex.js';
+import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -14,19 +14,7 @@ import { serverEnv } from './streams-harness.js';
  * themselves, in integers, from the pools' reserves (getReserves) or slot0 read by eth_call at a block.
  */
 
-export interface Ratio {
-  num: bigint;
-  den: bigint;
-}
-
-export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
-
-/** The ratio truncated to `digits` decimals, without trailing zeros (how the answers write prices). */
-export function decimalText(r: Ratio, digits: number): string {
-  const scaled = ((r.num * 10n ** BigInt(digits)) / r.den).toString().padStart(digits + 1, '0');
-  const frac = scaled.slice(-digits).replace(/0+$/, '');
-  return frac === '' ? scaled.slice(0, -digits) : `${scaled.slice(0, -digits)}.${frac}`;
-}
+export { decimalText, times, type Ratio } from './dex.js';
 
 export interface PricedDevnet {
   anvil: Anvil;
@@ -102,11 +90,7 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
       expect(ok, `the server ingested block ${target}`).toBe(true);
       return target;
     },
-    async v2Price(pair, token, block) {
-      const [r0, r1] = (await client.readContract({ address: pair.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
-      const [d0, d1] = scales(pair);
-      return price0(pair, { num: r1 * d0, den: r0 * d1 }, token);
-    },
+    v2Price: (pair, token, block) => v2PriceAt(anvil.url, pair, token, block, decimalsOf),
     async v3Price(pool, token, block) {
       const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
       const [d0, d1] = scales(pool);

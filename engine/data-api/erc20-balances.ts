@@ -1,8 +1,8 @@
 import { NATIVE } from './values.js';
-import { add, priceReader, usdCents, type Ratio } from './prices.js';
+import { add, decimal, priceReader, usdCents, type Ratio } from './prices.js';
 
 const NONE: Ratio = { num: 0n, den: 1n };
-import { balanceUsd, optionsOf, priceParams, withPortfolio } from './token-prices.js';
+import { balanceUsd, centsOf, optionsOf, priceParams, withPortfolio } from './token-prices.js';
 import { fromNode, inBatches } from './node-reads.js';
 import { findChain } from '../chains/registry.js';
 import { formatEther } from 'viem';
@@ -189,15 +189,20 @@ async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: 
   };
 }
 
-/** GET /wallets/:address/approvals: the latest approval above 0 per (token, spender), in key order. */
+/**
+ * GET /wallets/:address/approvals: the latest approval above 0 per (token, spender), in key order; the token's USD
+ * price at the indexed head, and at risk the approved amount the wallet holds (the allowance, at most its balance) in USD.
+ */
 export async function walletApprovals(deps: DataDeps, chain: string, q: z.output<typeof approvalsQuery>) {
-  await indexedHead(deps, chain);
+  const head = await indexedHead(deps, chain);
+  const reader = priceReader(deps, chain, head);
   const page = rangePage<ApprovalRow>(deps.kv, 'erc20Approvals', approvalsPrefix(chain, q.address), { list: 'erc20-approvals', limit: q.limit, reverse: false, cursor: q.cursor });
   const result = await Promise.all(
     page.rows.map(async ({ key, value: a }) => {
       const [, , token, spender] = key.split('/') as [string, string, string, string];
       const t = await tokenFacts(deps, chain, token);
       const balance = BigInt(deps.kv.get<string>('erc20Balances', balanceKey(chain, q.address, token)) ?? '0x0');
+      const [approved, usd] = [BigInt(a.value), (await reader?.usd(token, head)) ?? null];
       return {
         block_number: String(a.blockNumber),
         block_timestamp: iso(a.timestamp),
@@ -214,8 +219,8 @@ export async function walletApprovals(deps: DataDeps, chain: string, q: z.output
           verified_contract: false,
           current_balance: balance.toString(),
           current_balance_formatted: formatted(balance, t.decimals),
-          usd_price: null,
-          usd_at_risk: null,
+          usd_price: usd === null ? null : decimal(usd, 18),
+          usd_at_risk: centsOf(approved < balance ? approved : balance, t.decimals ?? 0, usd),
         },
         spender: { address: spender, address_label: null, entity: null, entity_logo: null },
       };

@@ -9,6 +9,8 @@ import { holdersAt } from './erc20-index.js';
 import { holderOf, holderPrefix } from './erc20-keys.js';
 import { blockTime } from './block-times.js';
 import { cursor, date, evmAddress, limit, order } from './params.js';
+import { priceReader } from './prices.js';
+import { centsOf } from './token-prices.js';
 
 /**
  * A token's holders: GET /erc20/:token_address/owners (the `erc20Holders`
@@ -40,6 +42,8 @@ async function isContract(deps: DataDeps, chain: string, address: string, block:
 export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typeof ownersQuery>) {
   const head = await indexedHead(deps, chain);
   const t = await tokenFacts(deps, chain, q.token_address);
+  // Each balance in USD at the indexed head, to the cent.
+  const usd = (await priceReader(deps, chain, head)?.usd(q.token_address, head)) ?? null;
   // Keys sort by balance descending: DESC reads forward.
   const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), { list: `erc20-owners ${q.order}`, limit: q.limit, reverse: q.order === 'ASC', cursor: q.cursor });
   const result = await Promise.all(page.rows.map(async ({ key }) => {
@@ -49,7 +53,7 @@ export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typ
       owner_address_label: null,
       balance: balance.toString(),
       balance_formatted: formatted(balance, t.decimals),
-      usd_value: null,
+      usd_value: centsOf(balance, t.decimals ?? 0, usd),
       is_contract: await isContract(deps, chain, wallet, head),
       percentage_relative_to_total_supply: shareOf(balance, t.totalSupply),
       entity: null,

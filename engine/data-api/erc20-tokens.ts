@@ -6,13 +6,20 @@ import type { DataDeps } from './deps.js';
 import { formatted, indexedHead, tokenFacts } from './erc20-common.js';
 import { tokenKey, type TokenState } from './erc20-keys.js';
 import { bool, evmAddress } from './params.js';
+import { MIN_SIDE_USD, priceReader, toNumber, usdCents, type PriceReader } from './prices.js';
+import { dayChange, fdvOf } from './token-prices.js';
 
 /**
  * GET /erc20/metadata (name, symbol and decimals by eth_call once per
  * contract, the supply the indexes keep, creation block and time when the
  * indexes saw it) and GET /tokens/search (the `erc20Search` terms, ranked by
- * holders).
+ * holders); each with the token's USD price at the indexed head as
+ * GET /erc20/:address/price gives it (default options), and its supply at that
+ * price (fully diluted valuation); null where no pool prices it.
  */
+
+/** The token's price at the head as the price endpoint answers it by default; null when no pool prices it. */
+const priceAt = async (reader: PriceReader | undefined, token: string, head: number) => (await reader?.price(token, head, { minSideUsd: MIN_SIDE_USD })) ?? null;
 
 /** At most this many addresses per metadata request (the hosted service's limit). */
 export const MAX_ADDRESSES = 10;
@@ -22,10 +29,12 @@ const SEARCH_SCAN = 1_000;
 export const addressList = z.array(evmAddress).min(1, 'at least one address').max(MAX_ADDRESSES, `at most ${MAX_ADDRESSES} addresses`);
 
 export async function tokenMetadata(deps: DataDeps, chain: string, addresses: readonly string[]) {
-  await indexedHead(deps, chain);
+  const head = await indexedHead(deps, chain);
+  const reader = priceReader(deps, chain, head);
   return Promise.all(
     addresses.map(async (address) => {
-      const t = await tokenFacts(deps, chain, address);
+      const [t, found] = await Promise.all([tokenFacts(deps, chain, address), priceAt(reader, address, head)]);
+      const fdv = fdvOf(t.totalSupply, t.decimals, found?.now.usd ?? null);
       return {
         address,
         address_label: null,
@@ -37,7 +46,7 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
         thumbnail: null,
         total_supply: t.totalSupply,
         total_supply_formatted: t.totalSupply === null ? null : formatted(BigInt(t.totalSupply), t.decimals),
-        fully_diluted_valuation: null,
+        fully_diluted_valuation: fdv === null ? null : usdCents(fdv),
         block_number: t.state?.createdBlock === undefined ? null : String(t.state.createdBlock),
         validated: 0,
         created_at: t.state?.createdAt === undefined ? null : unixIso(t.state.createdAt),
@@ -78,8 +87,11 @@ export async function searchTokens(deps: DataDeps, chains: readonly string[], q:
   if (q.isVerifiedContract) return { total: 0, result: [] };
   const term = q.query.toLowerCase().replaceAll('/', ' ');
   const found: Array<{ chain: string; token: string; holders: number }> = [];
+  // One price reader per chain, at its indexed head.
+  const prices = new Map<string, { reader: PriceReader | undefined; head: number }>();
   for (const chain of chains) {
-    await indexedHead(deps, chain);
+    const head = await indexedHead(deps, chain);
+    prices.set(chain, { reader: priceReader(deps, chain, head), head });
     const start = `${chain}/${term}`;
     const seen = new Set<string>();
     for (const { key } of deps.kv.range<unknown>('erc20Search', { start, end: `${start}\uffff`, limit: SEARCH_SCAN })) {
@@ -92,7 +104,10 @@ export async function searchTokens(deps: DataDeps, chains: readonly string[], q:
   found.sort((a, b) => b.holders - a.holders || (a.token < b.token ? -1 : 1));
   const result = await Promise.all(
     found.slice(0, q.limit).map(async ({ chain, token, holders }) => {
-      const t = await tokenFacts(deps, chain, token);
+      const { reader, head } = prices.get(chain)!;
+      const [t, priced] = await Promise.all([tokenFacts(deps, chain, token), priceAt(reader, token, head)]);
+      const day = priced === null ? null : dayChange(priced);
+      const fdv = fdvOf(t.totalSupply, t.decimals, priced?.now.usd ?? null);
       return {
         tokenAddress: token,
         chainId: chain,
@@ -100,17 +115,17 @@ export async function searchTokens(deps: DataDeps, chains: readonly string[], q:
         symbol: t.symbol,
         blockNumber: t.state?.createdBlock ?? null,
         blockTimestamp: t.state?.createdAt ?? null,
-        usdPrice: null,
+        usdPrice: day?.usdPrice ?? null,
         marketCap: null,
         experiencedNetBuyers: null,
         netVolumeUsd: null,
         liquidityChangeUSD: null,
-        usdPricePercentChange: null,
+        usdPricePercentChange: day === null || day.percent === null ? null : { oneDay: day.percent },
         volumeUsd: null,
         securityScore: null,
         logo: null,
         isVerifiedContract: false,
-        fullyDilutedValuation: null,
+        fullyDilutedValuation: fdv === null ? null : toNumber(fdv),
         totalHolders: holders,
         totalLiquidityUsd: null,
       };

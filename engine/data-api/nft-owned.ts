@@ -6,7 +6,7 @@ import { nftTokenPrefix } from '../evm/store.js';
 import { contractType, format, indexedUpTo, withTokenId, type NftDeps } from './nft-common.js';
 import { statsKey, tokenKey, tokenOfKey, type Collection, type ContractStats, type Holding, type NftToken, type Trade } from './nft-index.js';
 import { normalize, type NftMetadataRow } from './nft-metadata.js';
-import { lastSale, metadata as tokenInfo, saleRecord } from './nft-transfers.js';
+import { lastSale, metadata as tokenInfo, salePrices, saleRecord, type SalePrices } from './nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from './params.js';
 
 /**
@@ -70,6 +70,8 @@ export const contractMetadataQuery = z.object({ address: evmAddress, include_pri
 interface ItemOpts {
   normalize: boolean;
   includePrices: boolean;
+  /** The request's sale prices (salePrices), for last_sale. */
+  prices?: SalePrices | undefined;
   format: 'decimal' | 'hex';
   /** Contract-side answers carry minter_address. */
   minter?: boolean;
@@ -84,7 +86,7 @@ const idText = (id: bigint, f: 'decimal' | 'hex'): string => (f === 'hex' ? `0x$
 async function nftItem(deps: NftDeps, chain: string, contract: string, id: bigint, owner: { address: string; holding: Holding } | null, o: ItemOpts) {
   const token = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, contract, id));
   const kind = owner?.holding.kind ?? token?.kind ?? 'erc721';
-  const [info, meta, sale] = await Promise.all([tokenInfo(deps, chain, contract), deps.metadata.ensure(chain, contract, id, kind), o.includePrices ? lastSale(deps, chain, contract, id) : undefined]);
+  const [info, meta, sale] = await Promise.all([tokenInfo(deps, chain, contract), deps.metadata.ensure(chain, contract, id, kind), o.includePrices ? lastSale(deps, chain, contract, id, o.prices) : undefined]);
   const ownerOf = owner?.address ?? (kind === 'erc721' ? soleOwner(deps, chain, contract, id) : null);
   return {
     token_address: contract,
@@ -148,18 +150,19 @@ export async function walletNfts(deps: NftDeps, chain: string, q: z.output<typeo
   const base = `owner/${chain}/${q.address}/`;
   const prefixes = q.token_addresses.length === 0 ? base : [...new Set(q.token_addresses)].map((c) => `${base}${c}/`);
   const page = rangePage<Holding>(deps.kv, 'nftOwners', prefixes, { list: `wallet-nfts ${q.token_addresses.join(',')}`, limit: q.limit, reverse: false, cursor: q.cursor });
-  const items = await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: q.include_prices, format: q.format });
+  const items = await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format });
   return envelope(page, q.limit, unlessSpam(items, q.exclude_spam));
 }
 
 export async function walletCollections(deps: NftDeps, chain: string, q: z.output<typeof walletCollectionsQuery>) {
   await indexedUpTo(deps, chain);
   const page = rangePage<Collection>(deps.kv, 'nftCollections', `${chain}/${q.address}/`, { list: 'wallet-collections', limit: q.limit, reverse: false, cursor: q.cursor });
+  const prices = salePrices(deps, chain);
   const items = await Promise.all(
     page.rows.map(async ({ key, value }) => {
       const contract = key.slice(key.lastIndexOf('/') + 1);
       return {
-        ...(await collectionFields(deps, chain, contract, value.kind, q.include_prices)),
+        ...(await collectionFields(deps, chain, contract, value.kind, q.include_prices, prices)),
         ...(q.token_counts ? { count: value.count } : {}),
       };
     }),
@@ -168,7 +171,7 @@ export async function walletCollections(deps: NftDeps, chain: string, q: z.outpu
 }
 
 /** A contract as a collection: its name and symbol by eth_call, its standard, and (include_prices) its last trade. */
-async function collectionFields(deps: NftDeps, chain: string, contract: string, kind: string, includePrices: boolean) {
+async function collectionFields(deps: NftDeps, chain: string, contract: string, kind: string, includePrices: boolean, prices: SalePrices | undefined) {
   const info = await tokenInfo(deps, chain, contract);
   const fields = {
     token_address: contract,
@@ -186,13 +189,13 @@ async function collectionFields(deps: NftDeps, chain: string, contract: string, 
   if (!includePrices) return fields;
   const prefix = `contract/${chain}/${contract}/`;
   const [last] = deps.kv.range<Trade>('nftTrades', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  return { ...fields, last_sale: last === undefined ? null : await saleRecord(deps, chain, contract, last.value.tokenIds[0]!, last.value) };
+  return { ...fields, last_sale: last === undefined ? null : await saleRecord(deps, chain, contract, last.value.tokenIds[0]!, last.value, last.value.blockNumber, prices) };
 }
 
 export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typeof contractNftsQuery>) {
   await indexedUpTo(deps, chain);
   const page = rangePage<NftToken>(deps.kv, 'nftTokens', `${chain}/${q.address}/`, { list: 'contract-nfts', limit: q.limit, reverse: false, cursor: q.cursor });
-  const o = { normalize: q.normalizeMetadata, includePrices: q.include_prices, format: q.format, minter: true };
+  const o = { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format, minter: true };
   const result = await Promise.all(page.rows.map(({ key }) => nftItem(deps, chain, q.address, tokenOfKey(key).tokenId, null, o)));
   return envelope(page, q.limit, result);
 }
@@ -219,7 +222,7 @@ function known(deps: NftDeps, chain: string, contract: string, id: bigint): bool
 export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>) {
   await indexedUpTo(deps, chain);
   if (!known(deps, chain, q.address, q.tokenId)) throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
-  return nftItem(deps, chain, q.address, q.tokenId, null, { normalize: q.normalizeMetadata, includePrices: q.include_prices, format: q.format, minter: true });
+  return nftItem(deps, chain, q.address, q.tokenId, null, { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format, minter: true });
 }
 
 /** POST /nft/getMultipleNFTs: the tokens in the order asked, null for one never seen. */
@@ -236,7 +239,7 @@ export async function contractMetadata(deps: NftDeps, chain: string, q: z.output
   const kind = stats?.kind ?? (info.nftStandard === 'ERC721' ? 'erc721' : 'erc1155');
   // The collection's fields, and the contract-level ones nothing on chain says.
   return {
-    ...(await collectionFields(deps, chain, q.address, kind, q.include_prices)),
+    ...(await collectionFields(deps, chain, q.address, kind, q.include_prices, salePrices(deps, chain))),
     synced_at: null,
     collection_category: null,
     project_url: null,

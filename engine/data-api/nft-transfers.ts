@@ -10,6 +10,9 @@ import { nftKeyPosition, nftTokenPrefix, type StoredTransfer } from '../evm/stor
 import type { TokenMetadata } from '../evm/token-metadata.js';
 import { MAX_LIMIT, rangePage } from '../page.js';
 import type { Kv } from '../ports.js';
+import type { DataDeps } from './deps.js';
+import { priceReader, type PriceReader } from './prices.js';
+import { centsOf } from './token-prices.js';
 
 /**
  * GET /nft/:address/:token_id/transfers: one NFT's transfers, newest first
@@ -51,11 +54,27 @@ export const nftTransfersQuery = z
 
 export type NftTransfersQuery = z.output<typeof nftTransfersQuery>;
 
-export interface NftTransfersDeps {
+export interface NftTransfersDeps extends Partial<Pick<DataDeps, 'indexer' | 'pricing'>> {
   kv: Kv;
-  tokens: Pick<TokenMetadata, 'get'>;
+  tokens: TokenMetadata;
   /** The chain's follower in this server, if it follows the chain. */
   follower(chain: string): FollowerStatus | undefined;
+}
+
+/** How one request prices sales in USD: one reader (it memoizes), the block "current" is (the indexed head), and what the native coin is priced as. */
+export interface SalePrices {
+  reader: PriceReader;
+  head: number;
+  wrappedNative: string;
+}
+
+/** A request's sale prices; none when the chain has no pricing entry (or the deps no indexes), and then the USD fields are null. */
+export function salePrices(deps: NftTransfersDeps, chain: string): SalePrices | undefined {
+  const { indexer } = deps;
+  if (indexer === undefined) return undefined;
+  const head = indexer.position(chain) ?? -1;
+  const reader = priceReader(deps, chain, head);
+  return reader === undefined ? undefined : { reader, head, wrappedNative: deps.pricing!(chain)!.wrappedNative };
 }
 
 /** The chain's native currency as a payment token (the registry names none, so Ether's). */
@@ -86,12 +105,13 @@ export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: Nft
 export async function transferItems(deps: NftTransfersDeps, chain: string, rows: ReadonlyArray<{ key: string; value: StoredTransfer }>, includePrices: boolean) {
   const spam = new Map<string, boolean>();
   const sales = new Map<string, Awaited<ReturnType<typeof lastSale>>>();
+  const prices = includePrices ? salePrices(deps, chain) : undefined;
   for (const { value: t } of rows) {
     const contract = t.contract.toLowerCase();
     if (!spam.has(contract)) spam.set(contract, (await metadata(deps, chain, contract)).possibleSpam);
     const id = BigInt(t.tokenId!);
     const token = `${contract}/${id}`;
-    if (includePrices && !sales.has(token)) sales.set(token, await lastSale(deps, chain, contract, id));
+    if (includePrices && !sales.has(token)) sales.set(token, await lastSale(deps, chain, contract, id, prices));
   }
   return rows.map(({ key, value: t }) => {
     const { blockNumber, logIndex } = nftKeyPosition(key);
@@ -128,26 +148,31 @@ export async function transferItems(deps: NftTransfersDeps, chain: string, rows:
   });
 }
 
-/** The token's most recent sale: the last key of its `sales` range. */
-export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint) {
+/** The token's most recent sale: the last key of its `sales` range (the key gives the sale's block). */
+export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint, prices: SalePrices | undefined) {
   const prefix = nftTokenPrefix(chain, contract, tokenId);
   const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  return last === undefined ? null : saleRecord(deps, chain, contract, tokenId.toString(), last.value);
+  return last === undefined ? null : saleRecord(deps, chain, contract, tokenId.toString(), last.value, nftKeyPosition(last.key).blockNumber, prices);
 }
 
-/** A sale as a `last_sale` record, its payment token named. */
-export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale) {
+/**
+ * A sale at `block` as a `last_sale` record, its payment token named; its price in USD at the sale's block and at
+ * the indexed head (a price in the native coin as the wrapped native token's), to the cent; null where no pool prices it.
+ */
+export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale, block: number, prices: SalePrices | undefined) {
   const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
+  const paidIn = s.paymentToken ?? prices?.wrappedNative;
+  const [atSale, now] = prices === undefined || paidIn === undefined ? [null, null] : await Promise.all([prices.reader.usd(paidIn, Math.min(block, prices.head)), prices.reader.usd(paidIn, prices.head)]);
+  const [raw, decimals] = [BigInt(s.price), Number(payment.token_decimals)];
   return {
     transaction_hash: s.transactionHash,
     block_timestamp: iso(s.timestamp),
     buyer_address: s.buyer,
     seller_address: s.seller,
     price: dec(s.price),
-    price_formatted: formatUnits(BigInt(s.price), Number(payment.token_decimals)),
-    // No price source here.
-    usd_price_at_sale: null,
-    current_usd_value: null,
+    price_formatted: formatUnits(raw, decimals),
+    usd_price_at_sale: centsOf(raw, decimals, atSale),
+    current_usd_value: centsOf(raw, decimals, now),
     token_address: contract,
     token_id: tokenId,
     payment_token: payment,

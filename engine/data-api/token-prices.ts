@@ -4,7 +4,7 @@ import type { DataDeps } from './deps.js';
 import { indexedHead } from './erc20-common.js';
 import { metadata } from './nft-transfers.js';
 import { blockNumber, evmAddress } from './params.js';
-import { decimal, MIN_SIDE_USD, mul, priceReader, toNumber, usdCents, type PriceOptions, type PriceReader, type Ratio } from './prices.js';
+import { decimal, MIN_SIDE_USD, mul, priceReader, toNumber, usdCents, type PriceOptions, type PriceReader, type Priced, type Ratio } from './prices.js';
 import { NATIVE } from './values.js';
 
 /**
@@ -61,11 +61,8 @@ async function price(deps: DataDeps, reader: PriceReader | undefined, chain: str
   const block = toBlock === undefined ? head : Math.min(toBlock, head);
   const [found, info] = await Promise.all([reader?.price(token, block, opts) ?? null, metadata(deps, chain, token)]);
   if (found === null) return null;
-  const { now, dayAgo, nativeUsd } = found;
-  const usdPrice = toNumber(now.usd);
-  const usd24h = dayAgo === null ? null : toNumber(dayAgo.usd);
-  const change = usd24h === null ? null : usdPrice - usd24h;
-  const percent = change === null || usd24h === 0 ? null : (100 * change) / usd24h!;
+  const { now, nativeUsd } = found;
+  const { usdPrice, usd24h, change, percent } = dayChange(found);
   return {
     tokenName: info.name,
     tokenSymbol: info.symbol,
@@ -108,6 +105,23 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
   return out.filter((p) => p !== null);
 }
 
+/** A price as numbers: now, 24 h before (null: none that old), the change, and the percent change (100 × change / then; null from 0). */
+export function dayChange({ now, dayAgo }: Priced) {
+  const usdPrice = toNumber(now.usd);
+  const usd24h = dayAgo === null ? null : toNumber(dayAgo.usd);
+  const change = usd24h === null ? null : usdPrice - usd24h;
+  return { usdPrice, usd24h, change, percent: change === null || usd24h === 0 ? null : (100 * change) / usd24h! };
+}
+
+/** `raw` smallest units of a token with `decimals`, at `usd` per whole token: their USD value, exact. */
+export const usdOf = (raw: bigint, decimals: number, usd: Ratio): Ratio => mul({ num: raw, den: 10n ** BigInt(decimals) }, usd);
+
+/** A token's fully diluted valuation: its total supply at `usd` per whole token; null without either. */
+export const fdvOf = (supply: string | null, decimals: number | null, usd: Ratio | null): Ratio | null => (supply === null || usd === null ? null : usdOf(BigInt(supply), decimals ?? 0, usd));
+
+/** The same as the answers' USD amount strings write it (to the cent, as usdCents); null without a price (never 0). */
+export const centsOf = (raw: bigint, decimals: number, usd: Ratio | null): string | null => (usd === null ? null : usdCents(usdOf(raw, decimals, usd)));
+
 /**
  * A balance's USD fields as the wallet endpoints answer them (the reference's types: the price and the changes as
  * decimal strings, the value a number), all null when no pool prices its token; and the exact value, for sums.
@@ -115,19 +129,17 @@ export async function tokenPrices(deps: DataDeps, chain: string, q: Options, bod
 export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
   const found = (await reader?.price(token, block, opts)) ?? null;
   if (found === null) return { fields: { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null }, value: null };
-  const amount: Ratio = { num: balance, den: 10n ** BigInt(decimals) };
-  const value = mul(amount, found.now.usd);
+  const value = usdOf(balance, decimals, found.now.usd);
   const usdValue = toNumber(value);
   const then = found.dayAgo?.usd ?? null;
   // Changes may be negative: differences of the numbers.
-  const usdPrice = toNumber(found.now.usd);
-  const usd24h = then === null ? null : toNumber(then);
+  const { change, percent } = dayChange(found);
   const fields = {
     usd_price: decimal(found.now.usd, 18),
-    usd_price_24hr_percent_change: usd24h === null || usd24h === 0 ? null : String((100 * (usdPrice - usd24h)) / usd24h),
-    usd_price_24hr_usd_change: usd24h === null ? null : String(usdPrice - usd24h),
+    usd_price_24hr_percent_change: percent === null ? null : String(percent),
+    usd_price_24hr_usd_change: change === null ? null : String(change),
     usd_value: usdValue,
-    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber(mul(amount, then))),
+    usd_value_24hr_usd_change: then === null ? null : String(usdValue - toNumber(usdOf(balance, decimals, then))),
   };
   return { fields, value };
 }
