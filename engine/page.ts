@@ -83,13 +83,15 @@ interface RangeCursor {
  * apart and answered together); each range is read for at most limit + 2 entries.
  * `low` (inclusive) and `high` (exclusive) bound what follows each prefix (a block
  * range). `keep` drops entries (a filter the keys cannot express): the range is
- * then read on in chunks of limit + 2 until a page is kept or the range ends.
+ * then read on in chunks of limit + 2 until a page is kept or the range ends, or,
+ * for one range, until `maxScan` entries were read: the page may then be short (even
+ * empty), and its cursor goes on after the last entry read.
  */
 export function rangePage<T>(
   kv: Kv,
   table: Table,
   prefixes: string | readonly string[],
-  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; low?: string; high?: string; keep?: (value: T, key: string) => boolean },
+  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; low?: string; high?: string; keep?: (value: T, key: string) => boolean; maxScan?: number },
 ): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
   const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
@@ -101,6 +103,9 @@ export function rangePage<T>(
   const merged = ranges.length > 1;
   const fresh: Array<Entry<T>> = [];
   const rests: string[] = [];
+  // A filtered read of one range stops after maxScan entries: the page may be short, its cursor goes on from there.
+  let scanned = 0;
+  let stoppedAt: string | undefined;
   for (const prefix of ranges) {
     const lo = prefix + (opts.low ?? '');
     const hi = opts.high === undefined ? `${prefix}\uffff` : prefix + opts.high;
@@ -119,6 +124,11 @@ export function rangePage<T>(
         kept++;
       }
       if (opts.keep === undefined || rows.length < limit || kept > opts.limit) break;
+      scanned += rows.length;
+      if (!merged && opts.maxScan !== undefined && scanned >= opts.maxScan) {
+        stoppedAt = rows.at(-1)!.key;
+        break;
+      }
       from = resumed = rows.at(-1)!.key;
     }
   }
@@ -131,6 +141,7 @@ export function rangePage<T>(
   }
   const out = ordered.length > opts.limit ? ordered.slice(0, opts.limit) : ordered;
   const page = at?.p ?? 0;
+  if (stoppedAt !== undefined) return { rows: out, page, cursor: rangeCursor(opts.list, stoppedAt, page + 1) };
   return { rows: out, page, cursor: ordered.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
 }
 

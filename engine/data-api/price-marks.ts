@@ -5,12 +5,12 @@ import { V2_SYNC, V3_INITIALIZE, V3_SWAP } from './dex-events.js';
 import { poolKey, type PoolRow } from './dex-index.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { inBatches } from './node-reads.js';
-import { markKey, marksPrefix, PriceReader, ROLE_ORDER, type MarkRow } from './prices.js';
+import { latestMarkKey, markKey, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow } from './prices.js';
 
 /**
  * Price marks (issue 18): at the end of each block where one of a token's pools moved, the token's price as its
- * pricing pool gives it then (engine/data-api/prices.ts, `candidate` with the default options), kept in
- * `priceMarks` (`chain/token/block` → MarkRow). Written through the IndexWriter after the DEX index, so a reorg
+ * pricing pool gives it then (engine/data-api/prices.ts, `markOf`), kept in `priceMarks` (`chain/token/block` →
+ * MarkRow, and the last one under `chain/l/token`). Written through the IndexWriter after the DEX index, so a reorg
  * takes a mark back with the swap that made it. A pool moves with its state rows (V2 Sync, V3 Swap and Initialize)
  * and, for a V3 pool whose reserves are its balances, with any ERC-20 transfer in or out (a mint, a burn); it marks
  * the tokens it may price (a token against ether, not ether: ether's price is read through its own marks).
@@ -75,14 +75,12 @@ export function priceMarksIndex(deps: PriceMarksDeps): DataIndex<void> {
       // Each role routes only through roles before it: their marks of this block are written first.
       tokens.sort((a, b) => ROLE_ORDER[reader.role(a)] - ROLE_ORDER[reader.role(b)]);
       for (const token of tokens) {
-        const found = reader.candidate(token, block.number);
-        if (found !== null) {
-          w.put('priceMarks', markKey(block.chain, token, block.number), found.mark satisfies MarkRow);
-          continue;
-        }
+        const mark = reader.markOf(token, block.number);
+        const latest = w.get<LatestMarkRow>('priceMarks', latestMarkKey(block.chain, token));
         // No price from here on: said only where a price stood before.
-        const [last] = w.range<MarkRow>('priceMarks', { start: markKey(block.chain, token, block.number), end: marksPrefix(block.chain, token), reverse: true, limit: 1 });
-        if (last !== undefined && last.value !== null) w.put('priceMarks', markKey(block.chain, token, block.number), null satisfies MarkRow);
+        if (mark === null && (latest === undefined || latest[1] === null)) continue;
+        w.put('priceMarks', markKey(block.chain, token, block.number), mark satisfies MarkRow);
+        w.put('priceMarks', latestMarkKey(block.chain, token), [block.number, mark] satisfies LatestMarkRow);
       }
     },
   };

@@ -99,14 +99,26 @@ export interface Priced {
  * `priceMarks` row, `chain/token/block` (written by engine/data-api/price-marks.ts at each block where one of the
  * token's pools moved): the token's price at the end of that block as its pricing pool gave it, in the pool's other
  * token (exact, whole units), with the pool's reserves then; or null: from that block no pool prices the token. The
- * other token's USD price is applied when read, so a token priced through ether moves with ether between its swaps.
+ * other token's USD price and the side rule are applied when read, so a token priced through ether moves with
+ * ether between its swaps, and a side that ether's fall takes under $50 no longer prices it.
  */
 export type MarkRow = [pool: string, other: string, num: string, den: string, reserve: string, otherReserve: string, decimals: number, otherDecimals: number] | null;
 export const marksPrefix = (chain: string, token: string): string => `${chain}/${token}/`;
 export const markKey = (chain: string, token: string, block: number): string => `${marksPrefix(chain, token)}${n12(block)}`;
+/**
+ * `priceMarks` row `chain/l/token`: the token's last mark and its block, so a price at the head is one read (a range
+ * read costs about ten gets in lmdb-js).
+ */
+export type LatestMarkRow = [block: number, mark: MarkRow];
+export const latestMarkKey = (chain: string, token: string): string => `${chain}/l/${token}`;
 
 /** A price found from the pools, with the mark that records it. */
 export type Candidate = PricePoint & { mark: NonNullable<MarkRow> };
+/** A pool's price of the token in its other token, whose USD price is not known at the block (no side rule applied). */
+interface Unvalued {
+  pool: string;
+  mark: NonNullable<MarkRow>;
+}
 
 /** Swaps counted per pool for its 24 h activity: past this many, pools count as equally active and the deeper wins. */
 const ACTIVITY_CAP = 1_000;
@@ -196,20 +208,27 @@ export class PriceReader {
     return p ?? null;
   }
 
-  /** The token's price by its last mark at or before `block`. */
-  private marked(token: string, block: number, depth: number): PricePoint | null {
+  /** The token's last mark at or before `block` (undefined: none). */
+  private markAt(token: string, block: number): MarkRow | undefined {
     const { kv } = this.deps;
-    const prefix = marksPrefix(this.chain, token);
-    const [last] = kv.range<MarkRow>('priceMarks', { start: markKey(this.chain, token, block), end: prefix, reverse: true, limit: 1 });
-    if (last === undefined || last.value === null || depth >= MAX_ROUTE) return null;
-    const [pool, other, num, den, reserve, otherReserve, decimals, otherDecimals] = last.value;
-    const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
+    const latest = kv.get<LatestMarkRow>('priceMarks', latestMarkKey(this.chain, token));
+    if (latest === undefined || latest[0] <= block) return latest?.[1];
+    const [last] = kv.range<MarkRow>('priceMarks', { start: markKey(this.chain, token, block), end: marksPrefix(this.chain, token), reverse: true, limit: 1 });
+    return last?.value;
+  }
+
+  /** The token's price by its last mark at or before `block`, if its pool's sides each hold $50 at `block`. */
+  private marked(token: string, block: number, depth: number): PricePoint | null {
+    const mark = depth >= MAX_ROUTE ? undefined : this.markAt(token, block);
+    if (mark === undefined || mark === null) return null;
+    const [pool, other, num, den, reserve, otherReserve, decimals, otherDecimals] = mark;
+    const row = this.deps.kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
     const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
     const otherUsd = this.usdAt(other, block, depth + 1);
     if (factory === undefined || otherUsd === null) return null;
     const usd = mul({ num: BigInt(num), den: BigInt(den) }, otherUsd);
-    const liquidityUsd = add(mul(whole(BigInt(reserve), decimals), usd), mul(whole(BigInt(otherReserve), otherDecimals), otherUsd));
-    return { usd, pool, factory: factory.address, exchangeName: factory.name, liquidityUsd };
+    const sides = sidesUsd(whole(BigInt(reserve), decimals), whole(BigInt(otherReserve), otherDecimals), usd, otherUsd, ANCHOR);
+    return sides === null ? null : { usd, pool, factory: factory.address, exchangeName: factory.name, liquidityUsd: sides };
   }
 
   /** The token's decimals if the store holds its metadata (0 for a contract without decimals()). */
@@ -256,34 +275,59 @@ export class PriceReader {
    * decimals the store does not hold are skipped (the DEX index's batch reads them before it writes).
    */
   candidate(token: string, block: number, opts: PriceOptions = ANCHOR): Candidate | null {
-    const role = this.role(token);
+    return this.busiest(token, block, this.weigh(token, block, opts).passing);
+  }
+
+  /**
+   * The mark of the token at `block`: its pricing pool's price (candidate with the defaults); when no pool passes
+   * and some pools' other token has no USD price yet, the busiest of those (its side rule is applied when it is
+   * read, once that token has a price); null when no pool can price it.
+   */
+  markOf(token: string, block: number): MarkRow {
+    const { passing, unvalued } = this.weigh(token, block, ANCHOR);
+    return (this.busiest(token, block, passing) ?? this.busiest(token, block, unvalued))?.mark ?? null;
+  }
+
+  /** The token's pools at `block` by `opts`: those that pass the side rule, and those whose other token has no USD price then. */
+  private weigh(token: string, block: number, opts: PriceOptions): { passing: Candidate[]; unvalued: Unvalued[] } {
     const { kv } = this.deps;
     const idleSince = opts.maxInactivityDays === undefined ? undefined : (this.blockBefore(block, opts.maxInactivityDays * DAY) ?? 0);
     const passing: Candidate[] = [];
-    for (const [pool, other] of this.pools(token, role)) {
+    const unvalued: Unvalued[] = [];
+    for (const [pool, other] of this.pools(token, this.role(token))) {
       const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
       const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
       if (row === undefined || factory === undefined || (opts.exchange !== undefined && !isExchange(factory, opts.exchange))) continue;
       if (idleSince !== undefined && kv.range('dexSwaps', { start: poolRowsPrefix(this.chain, pool) + pos(block, LAST_LOG), end: poolRowsPrefix(this.chain, pool) + pos(idleSince, 0), reverse: true, limit: 1 }).length === 0) continue;
-      const point = this.throughPool(token, other, pool, row, block, factory.name, opts);
-      if (point !== null) passing.push(point);
+      const found = this.throughPool(token, other, pool, row, block, factory.name, opts);
+      if (found === null) continue;
+      if ('usd' in found) passing.push(found);
+      else unvalued.push(found);
     }
-    if (passing.length < 2) return passing[0] ?? null;
-    // The wrapped native token: its deepest stable pool. Any other: the busiest, then the deepest (swaps counted only
-    // when there is a choice to make).
-    const deeper = (a: PricePoint, b: PricePoint): boolean => a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
-    const since = this.blockBefore(block, DAY) ?? 0;
-    const swaps = (p: PricePoint): number => (role === 'native' ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit: ACTIVITY_CAP }));
-    let best = { point: passing[0]!, swaps: swaps(passing[0]!) };
-    for (const point of passing.slice(1)) {
-      const n = swaps(point);
-      if (n > best.swaps || (n === best.swaps && deeper(point, best.point))) best = { point, swaps: n };
-    }
-    return best.point;
+    return { passing, unvalued };
   }
 
-  /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule. */
-  private throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Candidate | null {
+  /**
+   * Among pools, the one with the most swaps in the 24 h before `block` (counted only when there is a choice to
+   * make), then the deeper one; for the wrapped native token, the deepest.
+   */
+  private busiest<P extends { pool: string; liquidityUsd?: Ratio }>(token: string, block: number, pools: P[]): P | null {
+    if (pools.length < 2) return pools[0] ?? null;
+    const { kv } = this.deps;
+    const native = this.role(token) === 'native';
+    const deeper = (a: P, b: P): boolean => a.liquidityUsd !== undefined && b.liquidityUsd !== undefined && a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
+    const since = this.blockBefore(block, DAY) ?? 0;
+    const swaps = (p: P): number => (native ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit: ACTIVITY_CAP }));
+    let best = { pool: pools[0]!, swaps: swaps(pools[0]!) };
+    for (const pool of pools.slice(1)) {
+      const n = swaps(pool);
+      if (n > best.swaps || (n === best.swaps && deeper(pool, best.pool))) best = { pool, swaps: n };
+    }
+    return best.pool;
+  }
+
+  /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule; unvalued when the other token has no USD price. */
+  private throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Candidate | Unvalued | null {
     const [d0, d1] = [this.decimalsOf(row[1]), this.decimalsOf(row[2])];
     if (d0 === undefined || d1 === undefined) return null;
     const at = poolAt(this.deps.kv, this.chain, pool, row, block, this.head, d0, d1);
@@ -291,16 +335,14 @@ export class PriceReader {
     const { price0, reserves } = at;
     const isToken0 = row[1] === token;
     const inOther = sidePrice(price0, isToken0);
-    const otherUsd = this.usd(other, block);
-    if (otherUsd === null) return null;
-    const usd = mul(inOther, otherUsd);
     const [tokenReserve, otherReserve] = isToken0 ? reserves : [reserves[1], reserves[0]];
     const [tokenDecimals, otherDecimals] = isToken0 ? [d0, d1] : [d1, d0];
-    const tokenSide = mul(whole(tokenReserve, tokenDecimals), usd);
-    const otherSide = mul(whole(otherReserve, otherDecimals), otherUsd);
-    if (!atLeast(tokenSide, opts.minSideUsd) || !atLeast(otherSide, opts.minSideUsd)) return null;
     const mark: NonNullable<MarkRow> = [pool, other, hex(inOther.num), hex(inOther.den), hex(tokenReserve), hex(otherReserve), tokenDecimals, otherDecimals];
-    return { usd, pool, factory: row[3], exchangeName, liquidityUsd: add(tokenSide, otherSide), mark };
+    const otherUsd = this.usd(other, block);
+    if (otherUsd === null) return { pool, mark };
+    const usd = mul(inOther, otherUsd);
+    const liquidityUsd = sidesUsd(whole(tokenReserve, tokenDecimals), whole(otherReserve, otherDecimals), usd, otherUsd, opts);
+    return liquidityUsd === null ? null : { usd, pool, factory: row[3], exchangeName, liquidityUsd, mark };
   }
 
   /** The last indexed block at least `seconds` before `block`; undefined when the indexes hold none that old. Kept: a search of blockTimes each. */
@@ -335,6 +377,13 @@ export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: strin
   const balance = (token: string): bigint => BigInt(kv.get<string>('erc20Balances', balanceKey(chain, pool, token)) ?? '0x0');
   const reserves: [bigint, bigint] = block >= head ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
   return { reserves, price0: { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) } };
+}
+
+/** A pool's two sides in USD (whole amounts times prices), if each holds at least `opts.minSideUsd`; else null. */
+function sidesUsd(amount: Ratio, otherAmount: Ratio, usd: Ratio, otherUsd: Ratio, opts: PriceOptions): Ratio | null {
+  const side = mul(amount, usd);
+  const otherSide = mul(otherAmount, otherUsd);
+  return atLeast(side, opts.minSideUsd) && atLeast(otherSide, opts.minSideUsd) ? add(side, otherSide) : null;
 }
 
 /** A reader of the chain's prices; undefined when the chain has no pricing entry. */

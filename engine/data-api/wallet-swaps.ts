@@ -24,6 +24,11 @@ import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio 
  */
 
 const TYPES = ['buy', 'sell'] as const;
+/**
+ * Swaps a filtered page reads at most (tokenAddress and transactionTypes are read from each swap's rows): past them
+ * the page is short and its cursor goes on, so a bot's million swaps never hold one request.
+ */
+const MAX_SCAN = 5_000;
 type SwapType = (typeof TYPES)[number];
 
 export const walletSwapsQuery = z.object({
@@ -128,7 +133,7 @@ export async function walletSwaps(deps: DataDeps, chain: string, q: WalletSwapsQ
   };
   // The query names the list (dates, not the blocks they come to: a date past the head moves with each block).
   const list = `wallet-swaps ${q.order} ${[q.fromBlock, q.toBlock, q.fromDate, q.toDate, q.tokenAddress].join(',')} ${[...types].join(',')}`;
-  const page = rangePage<string>(deps.kv, 'dexWalletSwaps', walletSwapsPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, keep });
+  const page = rangePage<string>(deps.kv, 'dexWalletSwaps', walletSwapsPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, keep, maxScan: MAX_SCAN });
   const rows = page.rows.flatMap(({ key, value }) => entry(key, value) ?? []);
   // A page's swaps share a few tokens: each token's metadata is read once.
   const infos = new Map<string, Promise<TokenInfo>>();

@@ -43,7 +43,7 @@ const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523
 /** Each address's ERC-20 contracts that moved in or out of it in the blocks: a pool's two tokens. */
 const moved = new Map<string, Set<string>>();
 /** Decimals entered for the tokens (the registry's as they are; the others 18: a placeholder the checks use too). */
-const DECIMALS: Record<string, number> = { '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2': 18, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': 6, '0xdac17f958d2ee523a2206206994597c13d831ec7': 6, '0x6b175474e89094c44da98b954eedeac495271d0f': 18, '0x2260fac5e5542a773aa44fbc58e7c8deb3f3e399': 8 };
+const DECIMALS: Record<string, number> = { '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2': 18, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': 6, '0xdac17f958d2ee523a2206206994597c13d831ec7': 6, '0x6b175474e89094c44da98b954eedeac495271d0f': 18, '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599': 8 };
 const decimalsOf = (token: string): number => DECIMALS[token] ?? 18;
 /** The pool's tokens, sorted as factories sort them, when exactly two moved through it. */
 const tokensOf = (pool: string): [string, string] | undefined => {
@@ -184,10 +184,11 @@ describe('the DEX index over real mainnet blocks', () => {
 });
 
 describe('price marks over real mainnet blocks', () => {
+  /** Every mark by (token, block); the `chain/l/token` rows (each token's last) aside. */
   const marks = (): Array<{ token: string; block: number; mark: MarkRow }> =>
-    store.range<MarkRow>('priceMarks', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).map(({ key, value }) => {
+    store.range<MarkRow>('priceMarks', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).flatMap(({ key, value }) => {
       const [, token, block] = key.split('/') as [string, string, string];
-      return { token, block: parseInt(block, 16), mark: value };
+      return token === 'l' ? [] : [{ token, block: parseInt(block, 16), mark: value }];
     });
 
   it('marks each token at a block where its pools moved with the formula applied to its pricing pool\'s own Sync or Swap', () => {
@@ -227,7 +228,25 @@ describe('price marks over real mainnet blocks', () => {
   it('marks the wrapped native token from a pool against a stablecoin, at each fixture block where one moved', () => {
     const mainnet = PRICING.get(CHAIN)!;
     const weth = marks().filter((m) => m.token === mainnet.wrappedNative && m.mark !== null);
-    expect(weth.length).toBeGreaterThan(0);
     for (const m of weth) expect(mainnet.stablecoins).toContain(m.mark![1]);
+    // Each block where a WETH/stablecoin V2 pair's Sync left both reserves above zero (deep pairs, far above $50 a
+    // side) has a WETH mark; every WETH mark is at a block where a WETH/stablecoin pool, V2 or V3, moved.
+    const anchorPool = (pool: string): boolean => {
+      const tokens = tokensOf(pool);
+      return tokens !== undefined && tokens.includes(mainnet.wrappedNative) && tokens.some((t) => mainnet.stablecoins.includes(t));
+    };
+    const v2Moved = new Set([...syncs].filter(([pair]) => anchorPool(pair)).flatMap(([, list]) => list.filter((x) => x.words[0]! > 0n && x.words[1]! > 0n).map((x) => x.block)));
+    const anyMoved = new Set([...v2Moved, ...[...v3Swaps].filter(([pool]) => anchorPool(pool)).flatMap(([, list]) => list.map((x) => x.block))]);
+    const marked = new Set(weth.map((m) => m.block));
+    expect(v2Moved.size).toBeGreaterThan(0);
+    for (const n of v2Moved) expect(marked.has(n), `a WETH mark at ${n}`).toBe(true);
+    for (const n of marked) expect(anyMoved.has(n), `a WETH/stablecoin pool moved at ${n}`).toBe(true);
+  });
+
+  it('keeps each token\'s last mark under chain/l/token', () => {
+    const last = new Map<string, { block: number; mark: MarkRow }>();
+    for (const m of marks()) last.set(m.token, m);
+    expect(last.size).toBeGreaterThan(5);
+    for (const [token, m] of last) expect(store.get('priceMarks', `${CHAIN}/l/${token}`), token).toEqual([m.block, m.mark]);
   });
 });
