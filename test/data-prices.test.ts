@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { addV2Liquidity, addV3Liquidity, balanceOf, createV2Pair, createV3Pool, deployDex, formatted, initializeV3Pool, priceCalls, sqrtPriceX96Of, times, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { serverEnv } from './streams-harness.js';
@@ -15,10 +15,6 @@ import { serverEnv } from './streams-harness.js';
  */
 
 type Json = Record<string, any>;
-interface Ratio {
-  num: bigint;
-  den: bigint;
-}
 
 let anvil: Anvil;
 let s: Running;
@@ -33,31 +29,9 @@ let tkbWeth: Created;
 
 const lc = (a: string): string => a.toLowerCase();
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const head = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const addr = (d: { address: Hex }): string => lc(d.address);
 
-/** Waits until the server has ingested anvil's head. */
-async function indexed(): Promise<number> {
-  const target = await head();
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
-  expect(ok, `the server ingested block ${target}`).toBe(true);
-  return target;
-}
-
-const price = (token: string, query = ''): Promise<{ status: number; body: any }> => s.call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
-async function priced(token: string, query = ''): Promise<Json> {
-  const r = await price(token, query);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body;
-}
-
-/** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
-function formatted(r: Ratio): string {
-  const scaled = ((r.num * 10n ** 18n) / r.den).toString().padStart(19, '0');
-  const frac = scaled.slice(-18).replace(/0+$/, '');
-  return frac === '' ? scaled.slice(0, -18) : `${scaled.slice(0, -18)}.${frac}`;
-}
-const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
+const { indexed, price, priced } = priceCalls(() => s, () => anvil.url);
 
 const DECIMALS = new Map<string, number>();
 /** A V2 pair's price of `token` in its other token (whole units), from getReserves at `block`. */

@@ -222,6 +222,8 @@ function knownPool(w: IndexWriter, chain: string, address: string, found: Prepar
 }
 
 function writePool(w: IndexWriter, chain: string, pool: string, row: PoolRow): void {
+  // The first kept: a V4 PoolId (the PoolKey's hash, not the manager's) initialized again by another registry PoolManager.
+  if (w.has('dexPools', poolKey(chain, pool))) return;
   w.put('dexPools', poolKey(chain, pool), row);
   w.put('dexPools', `${tokenPoolsPrefix(chain, row[1], row[2])}${pool}`, 0);
   w.put('dexPools', `${tokenPoolsPrefix(chain, row[2], row[1])}${pool}`, 0);
