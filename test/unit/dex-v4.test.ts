@@ -72,6 +72,28 @@ describe('Uniswap V4 event decoders', () => {
   });
 });
 
+describe('a real mainnet V4 Swap', () => {
+  // Ethereum block 21925176, tx 0x81728f20…8e9f (../shared/fixtures/evm/helios/rpc/receipts.json, a16z/helios test
+  // data, MIT): the Uniswap v4 PoolManager's Swap in the ETH/USDC 0.05% pool (currency0 the native coin), then the
+  // router's USDC transfer into the PoolManager that settles it.
+  const SWAP = {
+    topics: ['0x40e9cecb9f5f1f1c5b9c97dec2917b7ee92e57ba5563708daca94dd84ad7112f', '0x21c67e77068de97969ba93d4aab21826d33ca12bb9f565d8496e8fda8a82ca27', '0x00000000000000000000000066a9893cc07d91d95644aedd05d03f95e1dba8af'],
+    data: '0x0000000000000000000000000000000000000000000000000eb489f5782b5e1affffffffffffffffffffffffffffffffffffffffffffffffffffffff68026c800000000000000000000000000000000000000000000336f9debe1d858ae6667d00000000000000000000000000000000000000000000000001e040ebef07baaafffffffffffffffffffffffffffffffffffffffffffffffffffffffffffcf8c100000000000000000000000000000000000000000000000000000000000001f4',
+  };
+  /** The USDC Transfer's value (log 0x67: router → PoolManager). */
+  const USDC_IN = 0x97fd9380n;
+
+  it('is read as the pool\'s side: the USDC sent into the PoolManager is a positive amount1, the ether paid out negative', () => {
+    const swap = v4Swap(SWAP)!;
+    expect(swap.amount1).toBe(USDC_IN);
+    expect(swap.amount0).toBe(-1_059_623_499_715_010_074n);
+    expect(swap).toMatchObject({ id: SWAP.topics[1], sender: '0x66a9893cc07d91d95644aedd05d03f95e1dba8af', sqrtPriceX96: 3_886_394_538_491_783_437_248_125n, liquidity: 135_179_370_892_868_266n, tick: -198_463, fee: 500 });
+    // Its price: ether at $2,406.21 (sqrtPriceX96² × 10^18 / (2^192 × 10^6) USDC per ether).
+    const usdCents = (swap.sqrtPriceX96 ** 2n * 10n ** 18n * 100n) / ((1n << 192n) * 10n ** 6n);
+    expect(usdCents).toBe(240_621n);
+  });
+});
+
 describe('V4 pools in the DEX index', () => {
   it('price the native coin as the wrapped native token, in the key\'s order', () => {
     expect(currencyToken(PRICING, ZERO)).toBe(WETH);
