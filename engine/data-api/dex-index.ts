@@ -7,7 +7,7 @@ import { balanceKey, hex } from './erc20-keys.js';
 import { inBatches } from './node-reads.js';
 import { pairCreated, poolCreated, v2Swap, v2Sync, v3Initialize, v3Swap, V2_SWAP, V2_SYNC, V3_INITIALIZE, V3_SWAP, type PoolCreated, type SwapDelta } from './dex-events.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
-import { v4Move, v4PoolCreated, type V4StateRow } from './dex-v4.js';
+import { v4Move, v4PoolCreated, V4_EVENTS, type V4StateRow } from './dex-v4.js';
 
 /**
  * The DEX index (issue 18): pools of the pricing registry's factories, each pool's state after every event that
@@ -180,7 +180,7 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
 function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { address: string; topics: string[]; data: string; logIndex: unknown }, found: Prepared): { pool: string; state?: StateRow; swap?: SwapDelta } | undefined {
   const log = { topics: l.topics.map((x) => x.toLowerCase()), data: l.data };
   const address = l.address.toLowerCase();
-  if (factoryOf(pricing, address)?.kind === 'v4') {
+  if (V4_EVENTS.has(log.topics[0] ?? '') && factoryOf(pricing, address)?.kind === 'v4') {
     const prefix = (pool: string): string => poolRowsPrefix(block.chain, pool);
     // The pool's last state before this log (earlier logs of the block are written already).
     const before = (pool: string): V4StateRow | undefined => w.range<V4StateRow>('dexStates', { start: prefix(pool) + pos(block.number, Number(l.logIndex)), end: prefix(pool), reverse: true, limit: 1 })[0]?.value;
