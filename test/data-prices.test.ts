@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import type { Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write } from './contracts.js';
-import { balanceOf, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import { balanceOf, priceCalls, v2RouterSwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 import { moralisFor } from './sdk.js';
@@ -33,18 +33,10 @@ const lc = (a: string): string => a.toLowerCase();
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const addr = (d: { address: Hex }): string => lc(d.address);
 
-/** Waits until the server has ingested anvil's head. */
-const indexed = (): Promise<number> => net.indexed();
 const v2Price = (pair: Created, token: Hex, block: number): Promise<Ratio> => net.v2Price(pair, token, block);
 const v3Price = (pool: Created, token: Hex, block: number): Promise<Ratio> => net.v3Price(pool, token, block);
 const units = (amount: string, token: { address: Hex }): bigint => net.units(amount, token);
-
-const price = (token: string, query = ''): Promise<{ status: number; body: any }> => s.call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
-async function priced(token: string, query = ''): Promise<Json> {
-  const r = await price(token, query);
-  expect(r.status, JSON.stringify(r.body)).toBe(200);
-  return r.body;
-}
+const { indexed, price, priced } = priceCalls(() => s, () => anvil.url);
 
 /** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
 const formatted = (r: Ratio): string => decimalText(r, 18);

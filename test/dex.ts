@@ -1,5 +1,7 @@
 import { getAddress, parseEventLogs, parseUnits, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { expect } from 'vitest';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
+import { until, type Running } from './helpers.js';
 
 /**
  * Uniswap V2/V3 stand-ins on an anvil devnet (test/contracts/TestDex.sol), for
@@ -299,4 +301,97 @@ export async function v2PriceAt(rpcUrl: string, pair: Created, token: Hex, block
   const [d0, d1] = [decimals(pair.token0.toLowerCase()), decimals(pair.token1.toLowerCase())];
   const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
   return token.toLowerCase() === pair.token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num };
+}
+
+/**
+ * The price calls of a server following an anvil devnet (chain 0x539; both given late, as a test's beforeAll
+ * starts them): wait until it ingested anvil's head, GET a token's price, and GET one that must be 200.
+ */
+export function priceCalls(server: () => Running, rpcUrl: () => string) {
+  /** Waits until the server has ingested anvil's head. */
+  async function indexed(): Promise<number> {
+    // Uncached: viem keeps a client's block number for its polling interval, and a swap just made must count.
+    const target = Number(await publicClient(rpcUrl()).getBlockNumber({ cacheTime: 0 }));
+    const ok = await until(async () => ((await server().call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+    expect(ok, `the server ingested block ${target}`).toBe(true);
+    return target;
+  }
+  const price = (token: string, query = ''): Promise<{ status: number; body: any }> => server().call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
+  async function priced(token: string, query = ''): Promise<Record<string, any>> {
+    const r = await price(token, query);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body;
+  }
+  return { indexed, price, priced };
+}
+
+/** A Uniswap v4 PoolKey (currencies sorted; address 0 the native coin). */
+export interface PoolKey {
+  currency0: Hex;
+  currency1: Hex;
+  fee: number;
+  tickSpacing: number;
+  hooks: Hex;
+}
+
+/** A V4 pool of the stand-in PoolManager (TestV4PoolManager): its key and PoolId. */
+export interface V4Pool {
+  manager: Deployed;
+  key: PoolKey;
+  id: Hex;
+}
+
+export const NATIVE: Hex = '0x0000000000000000000000000000000000000000';
+/** The widest ticks a position may take (TickMath's, at tick spacing 60). */
+export const FULL_RANGE = [-887_220, 887_220] as const;
+
+const manage = (rpcUrl: string, pool: V4Pool, functionName: string, args: readonly unknown[], value?: bigint, account?: LocalAccount): Promise<TransactionReceipt> =>
+  write(rpcUrl, { address: pool.manager.address, abi: pool.manager.abi, functionName, args: [pool.key, ...args], ...(value === undefined ? {} : { value }), account });
+
+/** Lets the manager take `amount` of an ERC-20 currency (the native coin goes as the call's value instead). */
+async function allow(rpcUrl: string, pool: V4Pool, currency: Hex, amount: bigint, account?: LocalAccount): Promise<bigint> {
+  if (currency === NATIVE) return amount;
+  if (amount > 0n) await write(rpcUrl, { address: currency, abi: abi().TestToken.abi, functionName: 'approve', args: [pool.manager.address, amount], account });
+  return 0n;
+}
+
+/** Initializes the V4 pool of two currencies at the price amountB/amountA (of B per A, raw units), fee 3000, spacing 60. */
+export async function initializeV4Pool(rpcUrl: string, manager: Deployed, a: Hex, amountA: bigint, b: Hex, amountB: bigint): Promise<V4Pool & { receipt: TransactionReceipt }> {
+  const aFirst = BigInt(a) < BigInt(b);
+  const [currency0, currency1] = aFirst ? [getAddress(a), getAddress(b)] : [getAddress(b), getAddress(a)];
+  const key: PoolKey = { currency0, currency1, fee: 3000, tickSpacing: 60, hooks: NATIVE };
+  const id = (await publicClient(rpcUrl).readContract({ address: manager.address, abi: manager.abi, functionName: 'toId', args: [key] })) as Hex;
+  const sqrt = aFirst ? sqrtPriceX96Of(amountA, amountB) : sqrtPriceX96Of(amountB, amountA);
+  const pool = { manager, key, id };
+  return { ...pool, receipt: await manage(rpcUrl, pool, 'initialize', [sqrt, tickOf(sqrt)]) };
+}
+
+/** A position's liquidity change, with the amounts moved into (adding) or out of (removing) the manager. */
+export async function modifyV4Liquidity(rpcUrl: string, pool: V4Pool, ticks: readonly [number, number], liquidityDelta: bigint, amount0 = 0n, amount1 = 0n, account?: LocalAccount): Promise<TransactionReceipt> {
+  const value = liquidityDelta > 0n ? (await allow(rpcUrl, pool, pool.key.currency0, amount0, account)) + (await allow(rpcUrl, pool, pool.key.currency1, amount1, account)) : 0n;
+  return manage(rpcUrl, pool, 'modifyLiquidity', [ticks[0], ticks[1], liquidityDelta, `0x${'00'.repeat(32)}`, amount0, amount1], value, account);
+}
+
+/** The pool's price and active liquidity as the manager holds them (at `block`, by default the latest). */
+export async function getV4Pool(rpcUrl: string, pool: V4Pool, block?: number): Promise<{ sqrtPriceX96: bigint; tick: number; liquidity: bigint }> {
+  const at = block === undefined ? {} : { blockNumber: BigInt(block) };
+  const read = (functionName: string) => publicClient(rpcUrl).readContract({ address: pool.manager.address, abi: pool.manager.abi, functionName, args: [pool.id], ...at });
+  const [sqrtPriceX96, tick] = (await read('getSlot0')) as [bigint, number];
+  return { sqrtPriceX96, tick, liquidity: (await read('getLiquidity')) as bigint };
+}
+
+/**
+ * A V4 swap of an exact input that keeps the price on the constant-product curve of the active liquidity's virtual
+ * reserves (no fee): out = in·y/(x+in), the post-swap price sqrt of their ratio after. Returns its receipt.
+ */
+export async function v4SwapAtLiquidity(rpcUrl: string, pool: V4Pool, tokenIn: Hex, amountIn: bigint, account?: LocalAccount): Promise<{ amountOut: bigint; sqrtPriceX96After: bigint; receipt: TransactionReceipt }> {
+  const zeroForOne = getAddress(tokenIn) === pool.key.currency0;
+  if (!zeroForOne && getAddress(tokenIn) !== pool.key.currency1) throw new Error(`${tokenIn} is no currency of pool ${pool.id}`);
+  const { sqrtPriceX96, liquidity } = await getV4Pool(rpcUrl, pool);
+  const [x, y] = [(liquidity << 96n) / sqrtPriceX96, (liquidity * sqrtPriceX96) >> 96n];
+  const amountOut = zeroForOne ? (amountIn * y) / (x + amountIn) : (amountIn * x) / (y + amountIn);
+  const sqrtPriceX96After = zeroForOne ? sqrtPriceX96Of(x + amountIn, y - amountOut) : sqrtPriceX96Of(x - amountOut, y + amountIn);
+  const value = await allow(rpcUrl, pool, getAddress(tokenIn), amountIn, account);
+  const receipt = await manage(rpcUrl, pool, 'swap', [zeroForOne, amountIn, amountOut, sqrtPriceX96After, tickOf(sqrtPriceX96After)], value, account);
+  return { amountOut, sqrtPriceX96After, receipt };
 }

@@ -1,9 +1,8 @@
-import { expect } from 'vitest';
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, publicClient } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, priceCalls, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
+import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
 /**
@@ -83,13 +82,7 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
     decimalsOf,
     units,
     v2Pool,
-    async indexed() {
-      // Uncached: viem keeps a client's block number for its polling interval, and a swap just made must count.
-      const target = Number(await client.getBlockNumber({ cacheTime: 0 }));
-      const ok = await until(async () => ((await s.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
-      expect(ok, `the server ingested block ${target}`).toBe(true);
-      return target;
-    },
+    indexed: priceCalls(() => s, () => anvil.url).indexed,
     v2Price: (pair, token, block) => v2PriceAt(anvil.url, pair, token, block, decimalsOf),
     async v3Price(pool, token, block) {
       const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];

@@ -6,12 +6,12 @@ import { blockAtOrAfter, blockAtOrBefore, blockTime } from './block-times.js';
 import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import { offsetCursor, readOffsetCursor, indexedHead } from './erc20-common.js';
-import { cursor, date, evmAddress, limit } from './params.js';
+import { cursor, date, limit, poolAddress } from './params.js';
 import { div, mul, poolAt, priceReader, sidePrice, toNumber, type PriceReader, type Ratio, type Role } from './prices.js';
 
 /**
  * GET /pairs/:address/ohlcv: candles of a pair's base token from its priced swaps (data-api-notes.md §3.5). Each
- * swap is priced by the pool's state right after it (V3: its own sqrtPriceX96; V2: the Sync just before its Swap),
+ * swap is priced by the pool's state right after it (V3, V4: its own sqrtPriceX96; V2: the Sync just before its Swap),
  * in the quote token, then in USD (or the native token) through the quote token's price at that block. open/close:
  * the first/last swap of the bucket, high/low: max/min, volume: Σ |base amount| × price, trades: the count. The base
  * token is the pair's token that is no stablecoin or wrapped native token (the wrapped native token against a
@@ -23,7 +23,7 @@ type Timeframe = (typeof TIMEFRAMES)[number];
 const SECONDS: Record<Exclude<Timeframe, '1w' | '1M'>, number> = { '1s': 1, '10s': 10, '30s': 30, '1min': 60, '5min': 300, '10min': 600, '30min': 1800, '1h': 3600, '4h': 14_400, '12h': 43_200, '1d': 86_400 };
 
 export const ohlcvQuery = z.object({
-  address: evmAddress,
+  address: poolAddress,
   timeframe: z.enum(TIMEFRAMES, `one of ${TIMEFRAMES.join(', ')}`).default('1h'),
   currency: z.enum(['usd', 'native'], 'usd or native').default('usd'),
   fromDate: date,

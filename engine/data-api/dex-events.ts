@@ -76,3 +76,71 @@ export function v3Initialize(l: Log): V3State | undefined {
   if (l.topics[0] !== V3_INITIALIZE || l.topics.length !== 1 || words(l.data) !== 2) return undefined;
   return { sqrtPriceX96: uint(l.data, 0), liquidity: null, tick: Number(int(l.data, 1)) };
 }
+
+/**
+ * Uniswap V4: one PoolManager logs every pool's events, each naming its pool by topic1, the PoolId (keccak of the
+ * PoolKey; v4-core IPoolManager). Topic0s: viem's keccak of the canonical signatures (PoolId = bytes32, Currency =
+ * address, IHooks = address).
+ */
+export const V4_INITIALIZE = '0xdd466e674ea557f56295e2d0218a125ea4b4f0f6f3307b95f85e6110838d6438';
+export const V4_SWAP = '0x40e9cecb9f5f1f1c5b9c97dec2917b7ee92e57ba5563708daca94dd84ad7112f';
+export const V4_MODIFY_LIQUIDITY = '0xf208f4912782fd25c7f114ca3723a2d5dd6f3bcc3ac8db5af63baa85f711d5ec';
+
+/** `Initialize(bytes32 indexed id, address indexed currency0, address indexed currency1, uint24 fee, int24 tickSpacing, address hooks, uint160 sqrtPriceX96, int24 tick)`: currency address(0) is the native coin. */
+export interface V4Initialize extends V3State {
+  id: string;
+  currency0: string;
+  currency1: string;
+  /** The key's fee: hundredths of a basis point, or 0x800000 for a dynamic fee. */
+  fee: number;
+  tickSpacing: number;
+  hooks: string;
+}
+
+export function v4Initialize(l: Log): V4Initialize | undefined {
+  if (l.topics[0] !== V4_INITIALIZE || l.topics.length !== 4 || words(l.data) !== 5) return undefined;
+  return {
+    id: l.topics[1]!,
+    currency0: topicAddress(l.topics[2]),
+    currency1: topicAddress(l.topics[3]),
+    fee: Number(uint(l.data, 0)),
+    tickSpacing: Number(int(l.data, 1)),
+    hooks: topicAddress(word(l.data, 2)),
+    sqrtPriceX96: uint(l.data, 3),
+    liquidity: null,
+    tick: Number(int(l.data, 4)),
+  };
+}
+
+/**
+ * `Swap(bytes32 indexed id, address indexed sender, int128 amount0, int128 amount1, uint160 sqrtPriceX96, uint128
+ * liquidity, int24 tick, uint24 fee)`. The event's amounts are the swapper's balance deltas (PoolManager._swap emits
+ * Pool.swap's delta, which it then accounts to the caller: negative = paid in), so the pool's side is their negation,
+ * read here as SwapDelta has it (positive: into the pool). There is no recipient: it is the sender.
+ */
+export interface V4Swap extends SwapDelta, V3State {
+  id: string;
+  liquidity: bigint;
+  fee: number;
+}
+
+export function v4Swap(l: Log): V4Swap | undefined {
+  if (l.topics[0] !== V4_SWAP || l.topics.length !== 3 || words(l.data) !== 6) return undefined;
+  const sender = topicAddress(l.topics[2]);
+  return { id: l.topics[1]!, sender, recipient: sender, amount0: -int(l.data, 0), amount1: -int(l.data, 1), sqrtPriceX96: uint(l.data, 2), liquidity: uint(l.data, 3), tick: Number(int(l.data, 4)), fee: Number(uint(l.data, 5)) };
+}
+
+/** `ModifyLiquidity(bytes32 indexed id, address indexed sender, int24 tickLower, int24 tickUpper, int256 liquidityDelta, bytes32 salt)`. */
+export interface V4ModifyLiquidity {
+  id: string;
+  sender: string;
+  tickLower: number;
+  tickUpper: number;
+  liquidityDelta: bigint;
+  salt: string;
+}
+
+export function v4ModifyLiquidity(l: Log): V4ModifyLiquidity | undefined {
+  if (l.topics[0] !== V4_MODIFY_LIQUIDITY || l.topics.length !== 3 || words(l.data) !== 4) return undefined;
+  return { id: l.topics[1]!, sender: topicAddress(l.topics[2]), tickLower: Number(int(l.data, 0)), tickUpper: Number(int(l.data, 1)), liquidityDelta: int(l.data, 2), salt: word(l.data, 3) };
+}

@@ -5,8 +5,9 @@ import type { ChainCall } from '../evm/token-metadata.js';
 import type { Kv } from '../ports.js';
 import { balanceKey, hex } from './erc20-keys.js';
 import { inBatches } from './node-reads.js';
-import { pairCreated, poolCreated, v2Swap, v2Sync, v3Initialize, v3Swap, V2_SWAP, V2_SYNC, V3_INITIALIZE, V3_SWAP, type PoolCreated } from './dex-events.js';
+import { pairCreated, poolCreated, v2Swap, v2Sync, v3Initialize, v3Swap, V2_SWAP, V2_SYNC, V3_INITIALIZE, V3_SWAP, type PoolCreated, type SwapDelta } from './dex-events.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
+import { v4Move, v4PoolCreated, V4_EVENTS, type V4StateRow } from './dex-v4.js';
 
 /**
  * The DEX index (issue 18): pools of the pricing registry's factories, each pool's state after every event that
@@ -20,16 +21,22 @@ import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
  * its first event here: its factory(), token0(), token1() (and V3 fee()) are read then (immutable, so at the node's
  * latest block), and the factory is asked whether it made that pool (getPair, getPool): a contract's own word that a
  * registry factory made it proves nothing (anyone can emit Sync and Swap).
+ * A Uniswap V4 pool (engine/data-api/dex-v4.ts) is its PoolId, made at its PoolManager's Initialize; only the
+ * registry PoolManager's own logs move it.
  */
 
-/** [kind, token0, token1, factory, fee (V3; V2 null)]: the exchange's name is the registry's entry for the factory. */
+/**
+ * [kind, token0, token1, factory, fee (V3, V4; V2 null)]: the exchange's name is the registry's entry for the factory
+ * (V4: the PoolManager). V4 tokens are the key's currencies, the native coin as the wrapped native token.
+ */
 export type PoolRow = [kind: FactoryKind, token0: string, token1: string, factory: string, fee: number | null];
 /**
  * V2: the reserves after a Sync (0x quantities). V3: sqrtPriceX96, liquidity (null at Initialize) and tick, and the
  * pool's token balances at the end of the block (its reserves: as the ERC-20 index holds them once it has applied
- * the block, which it does before this index).
+ * the block, which it does before this index). V4: sqrtPriceX96, active liquidity, tick and the virtual reserves of
+ * that liquidity (V4StateRow: the PoolManager holds every pool's tokens, so balances say nothing of one pool).
  */
-export type StateRow = [reserve0: string, reserve1: string] | [sqrtPriceX96: string, liquidity: string | null, tick: number, balance0: string, balance1: string];
+export type StateRow = [reserve0: string, reserve1: string] | [sqrtPriceX96: string, liquidity: string | null, tick: number, balance0: string, balance1: string] | V4StateRow;
 /**
  * An address that logged a pool's events and is no pool of a registry factory: 0 for good (its factory said so, or
  * it names no registry factory), or the block from which to ask again (its factory() could not be read: a node error
@@ -109,11 +116,13 @@ function created(pricing: Pricing, blocks: readonly IndexedBlock[]): Map<string,
   return out;
 }
 
-function poolCreation(pricing: Pricing, l: { address: string; topics: string[]; data: string }): [string, PoolRow] | undefined {
+/** A registry factory's log that makes a pool: [pool, row]. */
+export function poolCreation(pricing: Pricing, l: { address: string; topics: string[]; data: string }): [string, PoolRow] | undefined {
   const f = factoryOf(pricing, l.address.toLowerCase());
   if (f === undefined) return undefined;
   const log = { topics: l.topics.map((t) => t.toLowerCase()), data: l.data };
-  const c: PoolCreated | undefined = f.kind === 'v2' ? pairCreated(log) : f.kind === 'v3' ? poolCreated(log) : undefined;
+  if (f.kind === 'v4') return v4PoolCreated(pricing, f, log);
+  const c: PoolCreated | undefined = f.kind === 'v2' ? pairCreated(log) : poolCreated(log);
   return c === undefined ? undefined : [c.pool, [f.kind, c.token0, c.token1, f.address, c.fee]];
 }
 
@@ -155,27 +164,47 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
         for (const l of t.logs) {
           const made = poolCreation(pricing, l);
           if (made !== undefined) writePool(w, block.chain, made[0], made[1]);
-          const log = { topics: l.topics.map((x) => x.toLowerCase()), data: l.data };
-          const kind = KIND_OF[log.topics[0] ?? ''];
-          if (kind === undefined) continue;
-          const address = l.address.toLowerCase();
-          const pool = knownPool(w, block.chain, address, found);
-          if (pool === undefined || pool[0] !== kind) continue;
+          const moved = poolMove(w, block, pricing, l, found);
+          if (moved === undefined) continue;
+          const { pool, state, swap } = moved;
           const place = pos(block.number, Number(l.logIndex));
-          const at = `${poolRowsPrefix(block.chain, address)}${place}`;
-          const sync = v2Sync(log);
-          if (sync !== undefined) w.put('dexStates', at, [hex(sync.reserve0), hex(sync.reserve1)] satisfies StateRow);
-          const v3swap = v3Swap(log);
-          const v3 = v3swap ?? v3Initialize(log);
-          if (v3 !== undefined) w.put('dexStates', at, [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)] satisfies StateRow);
-          const swap = v3swap ?? v2Swap(log);
+          const at = `${poolRowsPrefix(block.chain, pool)}${place}`;
+          if (state !== undefined) w.put('dexStates', at, state);
           if (swap === undefined) continue;
           w.put('dexSwaps', at, [txHash, ti, trader, swap.amount0.toString(), swap.amount1.toString()] satisfies SwapRow);
-          w.put('dexWalletSwaps', `${walletSwapsPrefix(block.chain, trader)}${place}`, address);
+          w.put('dexWalletSwaps', `${walletSwapsPrefix(block.chain, trader)}${place}`, pool);
         }
       });
     },
   };
+}
+
+/**
+ * What a log does to a pool of the index: the pool (its address; V4 its PoolId), its state after the log if it
+ * moved, its swap; undefined for a log of no pool here (a V4 event counts only from the pool's own PoolManager).
+ */
+function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { address: string; topics: string[]; data: string; logIndex: unknown }, found: Prepared): { pool: string; state?: StateRow; swap?: SwapDelta } | undefined {
+  const log = { topics: l.topics.map((x) => x.toLowerCase()), data: l.data };
+  const address = l.address.toLowerCase();
+  if (V4_EVENTS.has(log.topics[0] ?? '') && factoryOf(pricing, address)?.kind === 'v4') {
+    const prefix = (pool: string): string => poolRowsPrefix(block.chain, pool);
+    // The pool's last state before this log (earlier logs of the block are written already).
+    const before = (pool: string): V4StateRow | undefined => w.range<V4StateRow>('dexStates', { start: prefix(pool) + pos(block.number, Number(l.logIndex)), end: prefix(pool), reverse: true, limit: 1 })[0]?.value;
+    const moved = v4Move(log, before);
+    const row = moved === undefined ? undefined : w.get<PoolRow>('dexPools', poolKey(block.chain, moved.pool));
+    return row?.[0] === 'v4' && row[3] === address ? moved : undefined;
+  }
+  const kind = KIND_OF[log.topics[0] ?? ''];
+  if (kind === undefined) return undefined;
+  const pool = knownPool(w, block.chain, address, found);
+  if (pool === undefined || pool[0] !== kind) return undefined;
+  const sync = v2Sync(log);
+  const v3swap = v3Swap(log);
+  const v3 = v3swap ?? v3Initialize(log);
+  const state: StateRow | undefined =
+    sync !== undefined ? [hex(sync.reserve0), hex(sync.reserve1)] : v3 !== undefined ? [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)] : undefined;
+  const swap = v3swap ?? v2Swap(log);
+  return { pool: address, ...(state === undefined ? {} : { state }), ...(swap === undefined ? {} : { swap }) };
 }
 
 /** A V3 pool's token balances as the ERC-20 index holds them (0x quantities). */
@@ -199,6 +228,8 @@ function knownPool(w: IndexWriter, chain: string, address: string, found: Prepar
 }
 
 function writePool(w: IndexWriter, chain: string, pool: string, row: PoolRow): void {
+  // The first kept: a V4 PoolId (the PoolKey's hash, not the manager's) initialized again by another registry PoolManager.
+  if (w.has('dexPools', poolKey(chain, pool))) return;
   w.put('dexPools', poolKey(chain, pool), row);
   w.put('dexPools', `${tokenPoolsPrefix(chain, row[1], row[2])}${pool}`, 0);
   w.put('dexPools', `${tokenPoolsPrefix(chain, row[2], row[1])}${pool}`, 0);

@@ -8,17 +8,18 @@ import { indexedHead, offsetCursor, readOffsetCursor } from './erc20-common.js';
 import { DAY } from './erc20-keys.js';
 import { pos } from '../evm/store.js';
 import { tokenMetadata } from './erc20-tokens.js';
-import { blockNumber, cursor, date, evmAddress, limit } from './params.js';
+import { blockNumber, cursor, date, evmAddress, limit, poolAddress } from './params.js';
 import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toNumber, usdCents, type PriceReader, type Ratio } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
- * pairAddress and GET /:token0_address/:token1_address/price. A pair is a pool of a registry factory (V2 or V3);
+ * pairAddress and GET /:token0_address/:token1_address/price. A pair is a pool of a registry factory (V2, V3, or V4
+ * by its PoolId, whose reserves are the virtual reserves of its active liquidity);
  * `to_block` or `to_date` (the last indexed block at or before it) set the block, by default the indexed head.
  */
 
 const at = { to_block: blockNumber.optional(), to_date: date.optional() };
-export const reservesQuery = z.object({ pair_address: evmAddress, ...at });
+export const reservesQuery = z.object({ pair_address: poolAddress, ...at });
 export const pairAddressQuery = z.object({ token0_address: evmAddress, token1_address: evmAddress, exchange: z.string().min(1).max(100), ...at });
 export const pairPriceQuery = z.object({ token0_address: evmAddress, token1_address: evmAddress, exchange: z.string().min(1).max(100).optional(), ...at });
 

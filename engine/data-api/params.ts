@@ -13,6 +13,12 @@ export const evmAddress = z
   .regex(/^0x[0-9a-fA-F]{40}$/, 'not an address (0x and 40 hex digits)')
   .transform((a) => a.toLowerCase());
 
+/** A DEX pool: a pair's address, or a Uniswap V4 pool's PoolId (0x and 64 hex digits), answered lower case. */
+export const poolAddress = z
+  .string()
+  .regex(/^0x([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/, 'not a pair address (0x and 40 hex digits) or V4 PoolId (0x and 64)')
+  .transform((a) => a.toLowerCase());
+
 /** A 32-byte hash (transaction, block). */
 export const hash32 = z
   .string()

@@ -2,7 +2,8 @@ import type { Pricing } from '../chains/pricing.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
 import type { Kv } from '../ports.js';
 import { V2_SYNC, V3_INITIALIZE, V3_SWAP } from './dex-events.js';
-import { poolKey, type PoolRow } from './dex-index.js';
+import { poolCreation, poolKey, type PoolRow } from './dex-index.js';
+import { V4_EVENTS } from './dex-v4.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { inBatches } from './node-reads.js';
 import { latestMarkKey, markKey, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow } from './prices.js';
@@ -11,13 +12,25 @@ import { latestMarkKey, markKey, PriceReader, ROLE_ORDER, type LatestMarkRow, ty
  * Price marks (issue 18): at the end of each block where one of a token's pools moved, the token's price as its
  * pricing pool gives it then (engine/data-api/prices.ts, `markOf`), kept in `priceMarks` (`chain/token/block` →
  * MarkRow, and the last one under `chain/l/token`). Written through the IndexWriter after the DEX index, so a reorg
- * takes a mark back with the swap that made it. A pool moves with its state rows (V2 Sync, V3 Swap and Initialize)
+ * takes a mark back with the swap that made it. A pool moves with its state rows (V2 Sync, V3 Swap and Initialize,
+ * V4 Initialize, Swap and ModifyLiquidity: those name the pool by topic1, and count only from its PoolManager)
  * and, for a V3 pool whose reserves are its balances, with any ERC-20 transfer in or out (a mint, a burn); it marks
  * the tokens it may price (a token against ether, not ether: ether's price is read through its own marks).
  */
 
 /** The events after which a pool's price or reserves are new. */
-const MOVES = new Set([V2_SYNC, V3_SWAP, V3_INITIALIZE]);
+const MOVES = new Set([V2_SYNC, V3_SWAP, V3_INITIALIZE, ...V4_EVENTS]);
+
+/** The pool a log of one of those events moves, with its row, if the store holds it: [pool, row]. */
+function movedPool(kv: Pick<Kv, 'get'>, chain: string, l: { address: string; topics: readonly string[] }): [string, PoolRow] | undefined {
+  const topic0 = l.topics[0]?.toLowerCase() ?? '';
+  if (!MOVES.has(topic0)) return undefined;
+  const address = l.address.toLowerCase();
+  // A V4 PoolManager names the pool by its PoolId; a V4 pool's row names its PoolManager (a V2/V3 key is 20 bytes, no PoolId).
+  const pool = V4_EVENTS.has(topic0) ? (l.topics[1]?.toLowerCase() ?? '') : address;
+  const row = kv.get<PoolRow>('dexPools', poolKey(chain, pool));
+  return row === undefined || (row[0] === 'v4' && row[3] !== address) ? undefined : [pool, row];
+}
 
 export interface PriceMarksDeps {
   tokens: TokenMetadata;
@@ -34,19 +47,23 @@ function movedPools(w: Pick<IndexWriter, 'get'>, block: IndexedBlock): Map<strin
     const row = w.get<PoolRow>('dexPools', poolKey(block.chain, address));
     if (row !== undefined) out.set(address, row);
   };
-  for (const t of block.record.txs) for (const l of t.logs) if (MOVES.has(l.topics[0]?.toLowerCase() ?? '')) consider(l.address.toLowerCase());
+  for (const t of block.record.txs)
+    for (const l of t.logs) {
+      const moved = movedPool(w, block.chain, l);
+      if (moved !== undefined) out.set(...moved);
+    }
   for (const t of block.transfers) if (t.kind === 'erc20') [t.from, t.to].forEach(consider);
   return out;
 }
 
-/** The tokens of the pools the batch's state events name that the store knows, with the registry's (their decimals are read before the write). */
+/** The tokens of the pools the batch's state events name that the store knows or the batch makes, with the registry's (their decimals are read before the write). */
 function tokensToRead(kv: Pick<Kv, 'get'>, pricing: Pricing, blocks: readonly IndexedBlock[]): Set<string> {
   const tokens = new Set([pricing.wrappedNative, ...pricing.stablecoins, ...pricing.whitelist]);
   for (const b of blocks)
     for (const t of b.record.txs)
       for (const l of t.logs) {
-        if (!MOVES.has(l.topics[0]?.toLowerCase() ?? '')) continue;
-        const row = kv.get<PoolRow>('dexPools', poolKey(b.chain, l.address.toLowerCase()));
+        // A pool made in the batch too (a V4 pool's tokens need not move before its first swap).
+        const row = movedPool(kv, b.chain, l)?.[1] ?? poolCreation(pricing, l)?.[1];
         if (row !== undefined) [row[1], row[2]].forEach((token) => tokens.add(token));
       }
   return tokens;

@@ -10,7 +10,7 @@ import { metadata } from './nft-transfers.js';
 /**
  * USD prices from the pools the DEX index holds (data-api-notes.md §3.2–3.3), in exact integer math: a token's
  * price at a block is its pricing pool's marginal price after that pool's last event at or before the block (V2:
- * the reserves of its last Sync; V3: the sqrtPriceX96 of its last Swap or Initialize), times the other token's USD
+ * the reserves of its last Sync; V3, V4: the sqrtPriceX96 of its last Swap or Initialize), times the other token's USD
  * price. The other token must route to USD: a stablecoin ($1), the wrapped native token (priced from its deepest
  * pool against a stablecoin), or a whitelisted token (priced against a stablecoin or the wrapped native token).
  * The pricing pool: among the token's pools whose two sides each hold at least `minSideUsd`, the one with the most
@@ -358,8 +358,9 @@ export class PriceReader {
 
 /**
  * A pool at `block` (at most the indexed `head`), after its log `logIndex` there (by default its last): its reserves (V2: those of its last Sync; V3: its balances, the
- * ERC-20 index's at the head, before it those its last state row kept) and its price of token0 in token1 in whole
- * units (decimals d0, d1); null before its first state, or with an empty side.
+ * ERC-20 index's at the head, before it those its last state row kept; V4: the virtual reserves of its active
+ * liquidity its last state row kept) and its price of token0 in token1 in whole units (decimals d0, d1); null before
+ * its first state, or with an empty side (V2).
  */
 export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number, logIndex = LAST_LOG): { reserves: [bigint, bigint]; price0: Ratio } | null {
   const prefix = poolRowsPrefix(chain, pool);
@@ -375,7 +376,8 @@ export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: strin
   const sqrt = BigInt(state[0]);
   if (sqrt === 0n) return null;
   const balance = (token: string): bigint => BigInt(kv.get<string>('erc20Balances', balanceKey(chain, pool, token)) ?? '0x0');
-  const reserves: [bigint, bigint] = block >= head ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
+  // V4: the virtual reserves its row keeps (the PoolManager's balances are every pool's).
+  const reserves: [bigint, bigint] = block >= head && row[0] === 'v3' ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
   return { reserves, price0: { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) } };
 }
 

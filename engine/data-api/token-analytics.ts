@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { posAt, pos } from '../evm/store.js';
 import { blockTime } from './block-times.js';
 import type { DataDeps } from './deps.js';
-import { poolRowsPrefix, tokenPoolsPrefix, type SwapRow } from './dex-index.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import { indexedHead, tokenFacts } from './erc20-common.js';
 import { DAY } from './erc20-keys.js';
 import { evmAddress } from './params.js';
@@ -39,8 +39,9 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
   const times = new Map<number, number | undefined>();
   const timeOf = (block: number): number | undefined => (times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block));
   for (const { key } of now === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff` })) {
-    const [other, pool] = key.slice(prefix.length).split('/') as [string, string];
-    const isToken0 = token < other;
+    const pool = key.slice(prefix.length).split('/')[1]!;
+    // The row's order: a V4 pool of the native coin holds the wrapped native token where the coin sorted first.
+    const isToken0 = deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token;
     const rows = poolRowsPrefix(chain, pool);
     // Newest first: stop at the first swap older than a day.
     for (const { key: at, value } of deps.kv.range<SwapRow>('dexSwaps', { start: rows + pos(head, 0xffffff), end: rows, reverse: true, limit: DAY_SWAPS })) {
