@@ -1,0 +1,72 @@
+import type { Pricing } from '../chains/pricing.js';
+import { pos } from '../evm/store.js';
+import type { TokenMetadata } from '../evm/token-metadata.js';
+import { V2_SWAP, V3_SWAP } from './dex-events.js';
+import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
+import type { DataIndex } from './indexer.js';
+import { PriceReader } from './prices.js';
+import { baseIsToken0, bucketOf, candleKey, CURRENCIES, mergeCandles, priceSwap, quoteValue, STORED_BASES, tradeCandle, type CandleRow, type PricedPool } from './swap-candles.js';
+
+/**
+ * Candles at ingest (issue 18): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it
+ * (engine/data-api/swap-candles.ts), folded into the pool's 1 min and 1 d candles in USD and in the native token,
+ * `dexCandles` (`chain/pool/currency/base/bucket` → CandleRow). Applied after the price marks, so the quote
+ * token's price at the block is the one its marks of that block give; written through the IndexWriter, so a reorg
+ * takes a swap's share of its candles back with the swap. Longer timeframes are sums of these at read time.
+ */
+
+/** The logs that are swaps the DEX index keeps (`dexSwaps` under the log's address). */
+const SWAPS = new Set([V2_SWAP, V3_SWAP]);
+
+export interface CandleIndexDeps {
+  tokens: TokenMetadata;
+  pricing(chain: string): Pricing | undefined;
+}
+
+/** The pool as its swaps are priced, or null when a token's decimals are not stored (the ERC-20 index reads them for every token moved). */
+function pricedPool(tokens: TokenMetadata, reader: PriceReader, chain: string, pool: string, row: PoolRow): PricedPool | null {
+  const [i0, i1] = [tokens.stored(chain, row[1]), tokens.stored(chain, row[2])];
+  if (i0 === undefined || i1 === undefined) return null;
+  return { chain, pool, row, baseIs0: baseIsToken0(reader, row), decimals: [i0.decimals ?? 0, i1.decimals ?? 0] };
+}
+
+export function candleIndex(deps: CandleIndexDeps): DataIndex<void> {
+  return {
+    name: 'candles',
+    apply(w, block) {
+      const pricing = deps.pricing(block.chain);
+      if (pricing === undefined || pricing.factories.length === 0) return;
+      const { chain, number } = block;
+      let reader: PriceReader | undefined;
+      const pools = new Map<string, PricedPool | null>();
+      // The block's share of each candle, folded in log order and written once.
+      const shares = new Map<string, CandleRow>();
+      for (const t of block.record.txs)
+        for (const l of t.logs) {
+          if (!SWAPS.has(l.topics[0]?.toLowerCase() ?? '')) continue;
+          const address = l.address.toLowerCase();
+          const logIndex = Number(l.logIndex);
+          const swap = w.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, address) + pos(number, logIndex));
+          if (swap === undefined) continue;
+          reader ??= new PriceReader({ kv: w, tokens: deps.tokens }, chain, pricing, number);
+          let p = pools.get(address);
+          if (p === undefined) {
+            const row = w.get<PoolRow>('dexPools', poolKey(chain, address));
+            pools.set(address, (p = row === undefined ? null : pricedPool(deps.tokens, reader, chain, address, row)));
+          }
+          if (p === null) continue;
+          const quote = p.baseIs0 ? p.row[2] : p.row[1];
+          for (const currency of CURRENCIES) {
+            const value = quoteValue(reader, pricing.wrappedNative, quote, number, currency);
+            const trade = value === null ? null : priceSwap(w, p, number, number, logIndex, swap, value);
+            if (trade === null) continue;
+            for (const base of STORED_BASES) {
+              const key = candleKey(chain, address, currency, base, bucketOf(block.timestamp, base));
+              shares.set(key, mergeCandles(shares.get(key), tradeCandle(trade)));
+            }
+          }
+        }
+      for (const [key, share] of shares) w.put('dexCandles', key, mergeCandles(w.get<CandleRow>('dexCandles', key), share));
+    },
+  };
+}
