@@ -5,7 +5,7 @@ import { V2_SWAP, V3_SWAP } from './dex-events.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import type { DataIndex } from './indexer.js';
 import { PriceReader } from './prices.js';
-import { baseIsToken0, bucketOf, candleKey, CURRENCIES, mergeCandles, priceSwap, quoteValue, STORED_BASES, tradeCandle, type CandleRow, type PricedPool } from './swap-candles.js';
+import { baseIsToken0, bucketOf, candleKey, CURRENCIES, mergeRows, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';
 
 /**
  * Candles at ingest (issue 18): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it
@@ -40,7 +40,7 @@ export function candleIndex(deps: CandleIndexDeps): DataIndex<void> {
       let reader: PriceReader | undefined;
       const pools = new Map<string, PricedPool | null>();
       // The block's share of each candle, folded in log order and written once.
-      const shares = new Map<string, CandleRow>();
+      const shares = new Map<string, CandlesRow>();
       for (const t of block.record.txs)
         for (const l of t.logs) {
           if (!SWAPS.has(l.topics[0]?.toLowerCase() ?? '')) continue;
@@ -48,25 +48,27 @@ export function candleIndex(deps: CandleIndexDeps): DataIndex<void> {
           const logIndex = Number(l.logIndex);
           const swap = w.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, address) + pos(number, logIndex));
           if (swap === undefined) continue;
-          reader ??= new PriceReader({ kv: w, tokens: deps.tokens }, chain, pricing, number);
+          const prices = (reader ??= new PriceReader({ kv: w, tokens: deps.tokens }, chain, pricing, number));
           let p = pools.get(address);
           if (p === undefined) {
             const row = w.get<PoolRow>('dexPools', poolKey(chain, address));
-            pools.set(address, (p = row === undefined ? null : pricedPool(deps.tokens, reader, chain, address, row)));
+            pools.set(address, (p = row === undefined ? null : pricedPool(deps.tokens, prices, chain, address, row)));
           }
           if (p === null) continue;
+          const s = swapInQuote(w, p, number, number, logIndex, swap);
+          if (s === null) continue;
           const quote = p.baseIs0 ? p.row[2] : p.row[1];
-          for (const currency of CURRENCIES) {
-            const value = quoteValue(reader, pricing.wrappedNative, quote, number, currency);
-            const trade = value === null ? null : priceSwap(w, p, number, number, logIndex, swap, value);
-            if (trade === null) continue;
-            for (const base of STORED_BASES) {
-              const key = candleKey(chain, address, currency, base, bucketOf(block.timestamp, base));
-              shares.set(key, mergeCandles(shares.get(key), tradeCandle(trade)));
-            }
+          const share = CURRENCIES.map((currency) => {
+            const value = quoteValue(prices, pricing.wrappedNative, quote, number, currency);
+            return value === null ? null : tradeCandle(tradeOf(s, value));
+          });
+          if (share.every((c) => c === null)) continue;
+          for (const base of STORED_BASES) {
+            const key = candleKey(chain, address, base, bucketOf(block.timestamp, base));
+            shares.set(key, mergeRows(shares.get(key), share));
           }
         }
-      for (const [key, share] of shares) w.put('dexCandles', key, mergeCandles(w.get<CandleRow>('dexCandles', key), share));
+      for (const [key, share] of shares) w.put('dexCandles', key, mergeRows(w.get<CandlesRow>('dexCandles', key), share));
     },
   };
 }

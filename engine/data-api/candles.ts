@@ -8,7 +8,7 @@ import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index
 import { offsetCursor, readOffsetCursor, indexedHead } from './erc20-common.js';
 import { cursor, date, evmAddress, limit } from './params.js';
 import { priceReader, type PriceReader, type Ratio } from './prices.js';
-import { answered, baseIsToken0, bucketEnd, bucketOf, candleBucket, candleKey, CURRENCIES, mergeCandles, priceSwap, quoteValue, TIMEFRAMES, tradeCandle, type CandleRow, type PricedPool, type StoredBase, type Timeframe } from './swap-candles.js';
+import { answered, baseIsToken0, bucketEnd, bucketOf, candleBucket, candleKey, CURRENCIES, mergeCandles, quoteValue, swapInQuote, TIMEFRAMES, tradeCandle, tradeOf, type CandleRow, type CandlesRow, type PricedPool, type StoredBase, type Timeframe } from './swap-candles.js';
 
 /**
  * GET /pairs/:address/ohlcv: candles of a pair's base token from its priced swaps (data-api-notes.md §3.5). Each
@@ -74,10 +74,14 @@ async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Quer
     buckets.set(at, mergeCandles(buckets.get(at), c));
   };
   if (base !== undefined) {
-    const rows = deps.kv.range<CandleRow>('dexCandles', { start: candleKey(chain, q.address, q.currency, base, start), end: candleKey(chain, q.address, q.currency, base, end), limit: MAX_ROWS + 1 });
+    const rows = deps.kv.range<CandlesRow>('dexCandles', { start: candleKey(chain, q.address, base, start), end: candleKey(chain, q.address, base, end), limit: MAX_ROWS + 1 });
     if (rows.length > MAX_ROWS) throw badRequest('fromDate', `more than ${MAX_ROWS} stored ${base} candles between fromDate and toDate: ask for a narrower range or a longer timeframe`);
+    const currency = CURRENCIES.indexOf(q.currency);
     // Oldest first: each bucket's first row opens it, its last closes it.
-    for (const { key, value } of rows) add(candleBucket(key), value);
+    for (const { key, value } of rows) {
+      const c = value[currency];
+      if (c != null) add(candleBucket(key), c);
+    }
     return buckets;
   }
   const from = blockAtOrAfter(deps.kv, chain, start);
@@ -95,9 +99,9 @@ async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Quer
     const { blockNumber, logIndex } = posAt(key);
     if (!values.has(blockNumber)) values.set(blockNumber, quoteValue(reader, wrappedNative, quote, blockNumber, q.currency));
     const v = values.get(blockNumber)!;
-    const trade = v === null ? null : priceSwap(deps.kv, pool, head, blockNumber, logIndex, value, v);
+    const s = v === null ? null : swapInQuote(deps.kv, pool, head, blockNumber, logIndex, value);
     const time = blockTime(deps.kv, chain, blockNumber);
-    if (trade !== null && time !== undefined) add(time, tradeCandle(trade));
+    if (s !== null && time !== undefined) add(time, tradeCandle(tradeOf(s, v!)));
   }
   return buckets;
 }

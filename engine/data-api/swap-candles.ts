@@ -81,36 +81,51 @@ export interface Trade {
   volume: bigint;
 }
 
+/** A swap as the pool priced it: its base token in the quote token right after it, and the base amount moved (whole tokens, positive). */
+export interface SwapInQuote {
+  inQuote: Ratio;
+  amount: Ratio;
+}
+
 /**
- * The swap at (block, logIndex) priced by the pool's state right after it, in the currency `value` (the quote
- * token's, quoteValue) stands for; null before the pool's first state or with an empty side. `head`: the indexed
- * head (the price does not depend on it; poolAt's reserves do).
+ * The swap at (block, logIndex) by the pool's state right after it; null before the pool's first state or with an
+ * empty side. `head`: the indexed head (the price does not depend on it; poolAt's reserves do).
  */
-export function priceSwap(kv: Pick<Kv, 'range' | 'get'>, p: PricedPool, head: number, block: number, logIndex: number, swap: SwapRow, value: Ratio): Trade | null {
+export function swapInQuote(kv: Pick<Kv, 'range' | 'get'>, p: PricedPool, head: number, block: number, logIndex: number, swap: SwapRow): SwapInQuote | null {
   const [d0, d1] = p.decimals;
   const state = poolAt(kv, p.chain, p.pool, p.row, block, head, d0, d1, logIndex);
   if (state === null) return null;
-  const price = mul(sidePrice(state.price0, p.baseIs0), value);
   const amount = BigInt(p.baseIs0 ? swap[3] : swap[4]);
-  const volume = mul({ num: amount < 0n ? -amount : amount, den: 10n ** BigInt(p.baseIs0 ? d0 : d1) }, price);
+  return { inQuote: sidePrice(state.price0, p.baseIs0), amount: { num: amount < 0n ? -amount : amount, den: 10n ** BigInt(p.baseIs0 ? d0 : d1) } };
+}
+
+/** The swap in the currency `value` (the quote token's, quoteValue) stands for. */
+export function tradeOf(s: SwapInQuote, value: Ratio): Trade {
+  const price = mul(s.inQuote, value);
+  const volume = mul(s.amount, price);
   return { price: toNumber(price), volume: (volume.num * VOLUME_SCALE) / volume.den };
 }
 
-/** `dexCandles` value: [open, high, low, close, volume (0x, 10^-18 units of the currency), trades]. */
+/** One candle: [open, high, low, close, volume (0x, 10^-18 units of the currency), trades]. */
 export type CandleRow = [open: number, high: number, low: number, close: number, volume: string, trades: number];
+/** `dexCandles` value: the bucket's candle in each currency of CURRENCIES, in that order (null: no swap of it was priced in that currency). One row for both halves the writes of a swap. */
+export type CandlesRow = Array<CandleRow | null>;
 
-export const candlesPrefix = (chain: string, pool: string, currency: Currency, base: StoredBase): string => `${chain}/${pool}/${currency}/${base}/`;
+const candlesPrefix = (chain: string, pool: string, base: StoredBase): string => `${chain}/${pool}/${base}/`;
 /** A stored candle's key: its bucket's start as 10 hex digits (Unix seconds). */
-export const candleKey = (chain: string, pool: string, currency: Currency, base: StoredBase, bucket: number): string => `${candlesPrefix(chain, pool, currency, base)}${bucket.toString(16).padStart(10, '0')}`;
+export const candleKey = (chain: string, pool: string, base: StoredBase, bucket: number): string => `${candlesPrefix(chain, pool, base)}${bucket.toString(16).padStart(10, '0')}`;
 export const candleBucket = (key: string): number => parseInt(key.slice(key.lastIndexOf('/') + 1), 16);
 
 export const tradeCandle = (t: Trade): CandleRow => [t.price, t.price, t.price, t.price, hex(t.volume), 1];
 
 /** Two candles as one: `later`'s trades come after `earlier`'s. */
-export function mergeCandles(earlier: CandleRow | undefined, later: CandleRow): CandleRow {
-  if (earlier === undefined) return later;
+export function mergeCandles(earlier: CandleRow | null | undefined, later: CandleRow): CandleRow {
+  if (earlier === undefined || earlier === null) return later;
   return [earlier[0], Math.max(earlier[1], later[1]), Math.min(earlier[2], later[2]), later[3], hex(BigInt(earlier[4]) + BigInt(later[4])), earlier[5] + later[5]];
 }
+
+/** Two stored rows as one, currency by currency. */
+export const mergeRows = (earlier: CandlesRow | undefined, later: CandlesRow): CandlesRow => CURRENCIES.map((_, i) => (later[i] == null ? (earlier?.[i] ?? null) : mergeCandles(earlier?.[i], later[i]!)));
 
 /** Candles keyed by bucket start as the endpoint answers them, newest first. */
 export function answered(buckets: ReadonlyMap<number, CandleRow>, iso: (unix: number) => string) {

@@ -52,7 +52,7 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ['dexSwaps', `${chain}/0xpool/000000000001/000000`],
     ['dexWalletSwaps', `${chain}/0xtrader/000000000001/000000`],
     ['priceMarks', `${chain}/0xtoken/000000000001`],
-    ['dexCandles', `${chain}/0xpool/usd/1min/0000000060`],
+    ['dexCandles', `${chain}/0xpool/1min/0000000060`],
   ];
   // 0x5390 shares 0x539's first characters: the `/` after a chain id keeps it apart.
   const kept = [...rows('0x1'), ...rows('0x5390'), ['streams', 't_1/0x539'], ['settings', 't_1']] as Array<[Table, string]>;
