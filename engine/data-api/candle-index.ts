@@ -5,7 +5,7 @@ import { V2_SWAP, V3_SWAP } from './dex-events.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import type { DataIndex } from './indexer.js';
 import { PriceReader } from './prices.js';
-import { baseIsToken0, bucketOf, candleKey, CURRENCIES, mergeRows, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';
+import { bucketOf, candleKey, CURRENCIES, mergeRows, pricedPool, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';
 
 /**
  * Candles at ingest (issue 18): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it
@@ -24,10 +24,9 @@ export interface CandleIndexDeps {
 }
 
 /** The pool as its swaps are priced, or null when a token's decimals are not stored (the ERC-20 index reads them for every token moved). */
-function pricedPool(tokens: TokenMetadata, reader: PriceReader, chain: string, pool: string, row: PoolRow): PricedPool | null {
+function storedPool(tokens: TokenMetadata, reader: PriceReader, chain: string, pool: string, row: PoolRow): PricedPool | null {
   const [i0, i1] = [tokens.stored(chain, row[1]), tokens.stored(chain, row[2])];
-  if (i0 === undefined || i1 === undefined) return null;
-  return { chain, pool, row, baseIs0: baseIsToken0(reader, row), decimals: [i0.decimals ?? 0, i1.decimals ?? 0] };
+  return i0 === undefined || i1 === undefined ? null : pricedPool(reader, chain, pool, row, [i0.decimals ?? 0, i1.decimals ?? 0]);
 }
 
 export function candleIndex(deps: CandleIndexDeps): DataIndex<void> {
@@ -52,14 +51,13 @@ export function candleIndex(deps: CandleIndexDeps): DataIndex<void> {
           let p = pools.get(address);
           if (p === undefined) {
             const row = w.get<PoolRow>('dexPools', poolKey(chain, address));
-            pools.set(address, (p = row === undefined ? null : pricedPool(deps.tokens, prices, chain, address, row)));
+            pools.set(address, (p = row === undefined ? null : storedPool(deps.tokens, prices, chain, address, row)));
           }
           if (p === null) continue;
           const s = swapInQuote(w, p, number, number, logIndex, swap);
           if (s === null) continue;
-          const quote = p.baseIs0 ? p.row[2] : p.row[1];
           const share = CURRENCIES.map((currency) => {
-            const value = quoteValue(prices, pricing.wrappedNative, quote, number, currency);
+            const value = quoteValue(prices, pricing.wrappedNative, p.quote, number, currency);
             return value === null ? null : tradeCandle(tradeOf(s, value));
           });
           if (share.every((c) => c === null)) continue;

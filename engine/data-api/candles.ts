@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { unixIso } from '../datetime.js';
 import { ApiError, badRequest } from '../errors.js';
 import { pos, posAt } from '../evm/store.js';
 import { blockAtOrAfter, blockAtOrBefore, blockTime } from './block-times.js';
@@ -7,8 +6,8 @@ import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import { offsetCursor, readOffsetCursor, indexedHead } from './erc20-common.js';
 import { cursor, date, evmAddress, limit } from './params.js';
-import { priceReader, type PriceReader, type Ratio } from './prices.js';
-import { answered, baseIsToken0, bucketEnd, bucketOf, candleBucket, candleKey, CURRENCIES, mergeCandles, quoteValue, swapInQuote, TIMEFRAMES, tradeCandle, tradeOf, type CandleRow, type CandlesRow, type PricedPool, type StoredBase, type Timeframe } from './swap-candles.js';
+import { priceReader, type PriceReader } from './prices.js';
+import { answered, baseIsToken0, bucketEnd, bucketOf, candleBucket, candleKey, CURRENCIES, mergeCandles, pricedPool, quoteValue, swapInQuote, TIMEFRAMES, tradeCandle, tradeOf, type CandleRow, type CandlesRow, type StoredBase, type Timeframe } from './swap-candles.js';
 
 /**
  * GET /pairs/:address/ohlcv: candles of a pair's base token from its priced swaps (data-api-notes.md §3.5). Each
@@ -46,7 +45,7 @@ export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));
   const reader = priceReader(deps, chain, head);
   if (row === undefined || reader === undefined) throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
-  const candles = answered(await build(deps, chain, reader, q, row, head), unixIso);
+  const candles = answered(await build(deps, chain, reader, q, row, head));
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = candles.slice(start, start + q.limit);
   return {
@@ -67,41 +66,43 @@ export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
 async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Query, row: PoolRow, head: number): Promise<Map<number, CandleRow>> {
   const start = bucketOf(q.fromDate, q.timeframe);
   const end = bucketEnd(q.toDate, q.timeframe);
-  const base = BASE_OF[q.timeframe];
   const buckets = new Map<number, CandleRow>();
   const add = (t: number, c: CandleRow): void => {
     const at = bucketOf(t, q.timeframe);
     buckets.set(at, mergeCandles(buckets.get(at), c));
   };
-  if (base !== undefined) {
-    const rows = deps.kv.range<CandlesRow>('dexCandles', { start: candleKey(chain, q.address, base, start), end: candleKey(chain, q.address, base, end), limit: MAX_ROWS + 1 });
-    if (rows.length > MAX_ROWS) throw badRequest('fromDate', `more than ${MAX_ROWS} stored ${base} candles between fromDate and toDate: ask for a narrower range or a longer timeframe`);
-    const currency = CURRENCIES.indexOf(q.currency);
-    // Oldest first: each bucket's first row opens it, its last closes it.
-    for (const { key, value } of rows) {
-      const c = value[currency];
-      if (c != null) add(candleBucket(key), c);
-    }
-    return buckets;
+  const base = BASE_OF[q.timeframe];
+  if (base !== undefined) fromStored(deps, chain, q, base, start, end, add);
+  else await fromSwaps(deps, chain, reader, q, row, head, start, end, add);
+  return buckets;
+}
+
+/** The stored candles of `base` whose buckets start in [start, end), oldest first. */
+function fromStored(deps: DataDeps, chain: string, q: Query, base: StoredBase, start: number, end: number, add: (t: number, c: CandleRow) => void): void {
+  const rows = deps.kv.range<CandlesRow>('dexCandles', { start: candleKey(chain, q.address, base, start), end: candleKey(chain, q.address, base, end), limit: MAX_ROWS + 1 });
+  if (rows.length > MAX_ROWS) throw badRequest('fromDate', `more than ${MAX_ROWS} stored ${base} candles between fromDate and toDate: ask for a narrower range or a longer timeframe`);
+  const currency = CURRENCIES.indexOf(q.currency);
+  for (const { key, value } of rows) {
+    const c = value[currency];
+    if (c != null) add(candleBucket(key), c);
   }
+}
+
+/** The pool's swaps in the blocks of [start, end), each priced as the candle index prices it, oldest first. */
+async function fromSwaps(deps: DataDeps, chain: string, reader: PriceReader, q: Query, row: PoolRow, head: number, start: number, end: number, add: (t: number, c: CandleRow) => void): Promise<void> {
   const from = blockAtOrAfter(deps.kv, chain, start);
   const to = Math.min(blockAtOrBefore(deps.kv, chain, end - 1) ?? -1, head);
-  if (from === undefined || to < from) return buckets;
+  if (from === undefined || to < from) return;
   const prefix = poolRowsPrefix(chain, q.address);
   const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: prefix + pos(from, 0), end: prefix + pos(to + 1, 0), limit: MAX_SWAPS + 1 });
   if (swaps.length > MAX_SWAPS) throw badRequest('fromDate', `more than ${MAX_SWAPS} swaps between fromDate and toDate: ask for a narrower range or a timeframe of a minute or more`);
-  const baseIs0 = baseIsToken0(reader, row);
-  const pool: PricedPool = { chain, pool: q.address, row, baseIs0, decimals: await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]) };
-  const quote = baseIs0 ? row[2] : row[1];
+  const pool = pricedPool(reader, chain, q.address, row, await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]));
   const wrappedNative = deps.pricing!(chain)!.wrappedNative;
-  const values = new Map<number, Ratio | null>();
   for (const { key, value } of swaps) {
     const { blockNumber, logIndex } = posAt(key);
-    if (!values.has(blockNumber)) values.set(blockNumber, quoteValue(reader, wrappedNative, quote, blockNumber, q.currency));
-    const v = values.get(blockNumber)!;
+    const v = quoteValue(reader, wrappedNative, pool.quote, blockNumber, q.currency);
     const s = v === null ? null : swapInQuote(deps.kv, pool, head, blockNumber, logIndex, value);
     const time = blockTime(deps.kv, chain, blockNumber);
-    if (s !== null && time !== undefined) add(time, tradeCandle(tradeOf(s, v!)));
+    if (v !== null && s !== null && time !== undefined) add(time, tradeCandle(tradeOf(s, v)));
   }
-  return buckets;
 }

@@ -1,3 +1,4 @@
+import { unixIso } from '../datetime.js';
 import type { Kv } from '../ports.js';
 import type { PoolRow, SwapRow } from './dex-index.js';
 import { hex } from './erc20-keys.js';
@@ -62,13 +63,19 @@ export function quoteValue(reader: Pick<PriceReader, 'usd'>, wrappedNative: stri
   return native === null || native.num === 0n ? null : div(usd, native);
 }
 
-/** A pool as its swaps are priced: its row, which side is base, both tokens' decimals. */
+/** A pool as its swaps are priced: its row, which side is base, both tokens' decimals, the quote token. */
 export interface PricedPool {
   chain: string;
   pool: string;
   row: PoolRow;
   baseIs0: boolean;
   decimals: [number, number];
+  quote: string;
+}
+
+export function pricedPool(reader: Pick<PriceReader, 'role'>, chain: string, pool: string, row: PoolRow, decimals: [number, number]): PricedPool {
+  const baseIs0 = baseIsToken0(reader, row);
+  return { chain, pool, row, baseIs0, decimals, quote: baseIs0 ? row[2] : row[1] };
 }
 
 /** Digits after the point of a stored volume. */
@@ -128,9 +135,9 @@ export function mergeCandles(earlier: CandleRow | null | undefined, later: Candl
 export const mergeRows = (earlier: CandlesRow | undefined, later: CandlesRow): CandlesRow => CURRENCIES.map((_, i) => (later[i] == null ? (earlier?.[i] ?? null) : mergeCandles(earlier?.[i], later[i]!)));
 
 /** Candles keyed by bucket start as the endpoint answers them, newest first. */
-export function answered(buckets: ReadonlyMap<number, CandleRow>, iso: (unix: number) => string) {
+export function answered(buckets: ReadonlyMap<number, CandleRow>) {
   return [...buckets.entries()]
     .sort((a, b) => b[0] - a[0])
-    .map(([at, [open, high, low, close, volume, trades]]) => ({ timestamp: iso(at), open, high, low, close, volume: toNumber({ num: BigInt(volume), den: VOLUME_SCALE }), trades }));
+    .map(([at, [open, high, low, close, volume, trades]]) => ({ timestamp: unixIso(at), open, high, low, close, volume: toNumber({ num: BigInt(volume), den: VOLUME_SCALE }), trades }));
 }
 
