@@ -1,8 +1,8 @@
 /**
  * npm run bench:prices — issue 18's figures for prices derived from DEX swaps:
  * - a synthetic DEX chain (bench/dex-chain.ts) of BENCH_SWAPS swaps (default 1,000,000) over 10,000 Uniswap V2
- *   pairs, written through the real code: each block's follower rows (indexRows) and the DEX index with block
- *   times (DataIndexer.index, batches of blocks as a backfill writes them), into LMDB in a temp dir:
+ *   pairs, written through the real code: each block's follower rows (indexRows) and the DEX, price-mark and
+ *   candle indexes with block times (DataIndexer.index, batches of blocks as a backfill writes them), into LMDB in a temp dir:
  *   `swapsIndexedPerSec` (the indexing alone, one thread);
  * - autocannon (bounded, loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with 100
  *   random tokens, on the server binary following the chain's node (bench/data-node.ts, at its head), then on the
@@ -19,6 +19,7 @@ import { blockTimesIndex } from '../engine/data-api/block-times.js';
 import { dexIndex } from '../engine/data-api/dex-index.js';
 import { DataIndexer, type DataIndex } from '../engine/data-api/indexer.js';
 import { priceMarksIndex } from '../engine/data-api/price-marks.js';
+import { candleIndex } from '../engine/data-api/candle-index.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import type { Pricing } from '../engine/chains/pricing.js';
 import { indexRows } from '../engine/evm/store.js';
@@ -61,7 +62,8 @@ async function build(): Promise<number> {
       store.put('tokens', `${CHAIN}/${USDC}`, { name: 'USD Coin', symbol: 'USDC', decimals: 6, nftStandard: null, possibleSpam: false });
     });
     const pricing = (c: string): Pricing | undefined => (c === CHAIN ? PRICING : undefined);
-    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing }) as DataIndex, priceMarksIndex({ tokens: new TokenMetadata(store, async () => null), pricing }) as DataIndex];
+    const tokens = new TokenMetadata(store, async () => null);
+    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing }) as DataIndex, priceMarksIndex({ tokens, pricing }) as DataIndex, candleIndex({ tokens, pricing }) as DataIndex];
     const indexer = new DataIndexer(store, indexes, clock, log);
     let indexing = 0;
     for (let n = 0; n < SHAPE.blocks; n += BATCH) {

@@ -156,11 +156,25 @@ describe('GET /erc20/:address/price', () => {
       return (r.body.result as Json[]).reduce((n, c) => n + c.trades, 0);
     };
     const tradesBefore = await trades();
+    const t0 = Number((await publicClient(anvil.url).getBlock()).timestamp);
+    /** The pair's stored 1 min and 1 d candles of the days around t0 (the swap below's too). */
+    const stored = async (): Promise<Json[][]> =>
+      Promise.all(['1min', '1d'].map(async (tf) => (await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=${tf}&currency=usd&fromDate=${t0 - 86_400}&toDate=${t0 + 86_400}&limit=100`)).body.result as Json[]));
+    const storedBefore = await stored();
     const snapshot = await rpc<string>('evm_snapshot', []);
-    await v2RouterSwapExactIn(anvil.url, dex, [weth.address, usdc.address], parseUnits('50', 18));
+    const { receipt } = await v2RouterSwapExactIn(anvil.url, dex, [weth.address, usdc.address], parseUnits('50', 18));
     const swapped = await indexed();
+    const swapTime = Number((await publicClient(anvil.url).getBlock({ blockNumber: receipt.blockNumber })).timestamp);
     expect((await priced(addr(weth))).usdPrice).toBeLessThan(kept.usdPrice);
     expect(await trades()).toBe(tradesBefore + 1);
+    // The swap's minute and day: one more trade, more volume.
+    const withSwap = await stored();
+    for (const [i, size] of [60, 86_400].entries()) {
+      const at = new Date(Math.floor(swapTime / size) * size * 1000).toISOString();
+      const [was, now] = [storedBefore, withSwap].map((list) => list[i]!.find((c) => c.timestamp === at));
+      expect(now?.trades, at).toBe((was?.trades ?? 0) + 1);
+      expect(now!.volume).toBeGreaterThan(was?.volume ?? 0);
+    }
     await rpc('evm_revert', [snapshot]);
     // A longer chain without the swap.
     await rpc('anvil_mine', ['0x4']);
@@ -173,6 +187,8 @@ describe('GET /erc20/:address/price', () => {
     // At the height the swap had: the mark it made is gone with it.
     expect((await priced(addr(weth), `to_block=${swapped}`)).usdPriceFormatted).toBe(kept.usdPriceFormatted);
     expect(await trades()).toBe(tradesBefore);
+    // The stored candles lose the swap's trade and volume: as they were before it.
+    expect(await stored()).toEqual(storedBefore);
   });
 
   it('gives the price 24 h of block time before, and its changes', async () => {

@@ -12,6 +12,7 @@ import { nftChainPrefixes } from './nft-tables.js';
 import { nativeTxIndex } from './tx-index.js';
 import { nftIndex } from './nft-index.js';
 import { priceMarksIndex } from './price-marks.js';
+import { candleIndex } from './candle-index.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
 export interface IndexDeps {
@@ -31,6 +32,8 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     nftIndex(deps.reads),
     dexIndex({ call: deps.reads.call, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
     priceMarksIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
+    // After the marks: a swap is priced by its quote token's marks of the block.
+    candleIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
   ];
 }
 
@@ -41,7 +44,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
 export function dataChainRanges(chain: string): KeyRange[] {
   const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
   return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'priceMarks'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'priceMarks', 'dexCandles'] as const).map((t) => prefixRange(t, `${chain}/`)),
     ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
     ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
     ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),

@@ -5,7 +5,7 @@ import type { TokenInfo } from '../evm/token-metadata.js';
 import type { Kv } from '../ports.js';
 import { rangePage } from '../page.js';
 import { headBounds } from './block-times.js';
-import { baseIsToken0 } from './candles.js';
+import { baseIsToken0 } from './swap-candles.js';
 import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, walletSwapsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
 import { formatted, indexedHead, pageBlocks } from './erc20-common.js';
@@ -18,7 +18,7 @@ import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio 
  * `dexWalletSwaps` index, newest first unless asked, in the hosted service's `swapsByWalletAddressResult` shape
  * (data-api-notes.md §2, §3). Each swap is one pool's Swap log: a router's multi-hop swap is one item per hop.
  * Base and quote: the quote token is the pool's token that routes to USD (a stablecoin, the wrapped native token,
- * a whitelisted token; candles.ts's rule), the base the other; a buy takes the base token out of the pool. The USD
+ * a whitelisted token; swap-candles.ts's rule), the base the other; a buy takes the base token out of the pool. The USD
  * fields are the tokens' prices at the swap's block (null without one). Labels, entities, logos and `subCategory`
  * are off-chain or unpublished heuristics: null.
  */
