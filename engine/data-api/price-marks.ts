@@ -6,7 +6,7 @@ import { poolCreation, poolKey, type PoolRow } from './dex-index.js';
 import { V4_EVENTS } from './dex-v4.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from './indexer.js';
 import { inBatches } from './node-reads.js';
-import { latestMarkKey, markKey, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow } from './prices.js';
+import { boundedCache, latestMarkKey, markKey, poolsCache, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow, type PoolsCache } from './prices.js';
 
 /**
  * Price marks (issue 18): at the end of each block where one of a token's pools moved, the token's price as its
@@ -70,6 +70,8 @@ function tokensToRead(kv: Pick<Kv, 'get'>, pricing: Pricing, blocks: readonly In
 }
 
 export function priceMarksIndex(deps: PriceMarksDeps): DataIndex<void> {
+  // Per chain: each token's pools and decimals, read once across blocks (prices.ts, PoolsCache).
+  const caches = new Map<string, PoolsCache>();
   return {
     name: 'priceMarks',
     async prepare(blocks, kv) {
@@ -86,16 +88,18 @@ export function priceMarksIndex(deps: PriceMarksDeps): DataIndex<void> {
       if (pricing === undefined || pricing.factories.length === 0) return;
       const moved = movedPools(w, block);
       if (moved.size === 0) return;
-      const reader = new PriceReader({ kv: w, tokens: deps.tokens }, block.chain, pricing, block.number);
+      let cache = caches.get(block.chain);
+      if (cache === undefined) caches.set(block.chain, (cache = poolsCache()));
+      const reader = new PriceReader({ kv: w, tokens: deps.tokens }, block.chain, pricing, block.number, boundedCache(cache));
+      for (const [pool, [, t0, t1]] of moved) for (const token of [t0, t1]) reader.knowPool(token, pool);
       // A pool prices only a token whose route it is (a token against ether, not ether).
       const tokens = [...new Set([...moved.values()].flatMap(([, t0, t1]) => [...(reader.pricedBy(t0, t1) ? [t0] : []), ...(reader.pricedBy(t1, t0) ? [t1] : [])]))];
       // Each role routes only through roles before it: their marks of this block are written first.
       tokens.sort((a, b) => ROLE_ORDER[reader.role(a)] - ROLE_ORDER[reader.role(b)]);
       for (const token of tokens) {
         const mark = reader.markOf(token, block.number);
-        const latest = w.get<LatestMarkRow>('priceMarks', latestMarkKey(block.chain, token));
         // No price from here on: said only where a price stood before.
-        if (mark === null && (latest === undefined || latest[1] === null)) continue;
+        if (mark === null && (w.get<LatestMarkRow>('priceMarks', latestMarkKey(block.chain, token))?.[1] ?? null) === null) continue;
         w.put('priceMarks', markKey(block.chain, token, block.number), mark satisfies MarkRow);
         w.put('priceMarks', latestMarkKey(block.chain, token), [block.number, mark] satisfies LatestMarkRow);
       }

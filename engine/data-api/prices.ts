@@ -147,7 +147,8 @@ export function isExchange(factory: { address: string; name: string }, exchange:
  * native token above all) is found once.
  */
 export class PriceReader {
-  private readonly decimals = new Map<string, number>();
+  private readonly decimals: Map<string, number>;
+  private readonly poolLists: Map<string, Array<[pool: string, other: string]>>;
   private readonly usds = new Map<string, Ratio | null>();
   private readonly before = new Map<string, number | undefined>();
 
@@ -156,7 +157,12 @@ export class PriceReader {
     private readonly chain: string,
     private readonly pricing: Pricing,
     private readonly head: number,
-  ) {}
+    /** Kept from one reader to the next of the chain (the price marks' index): see PoolsCache. */
+    shared?: PoolsCache,
+  ) {
+    this.decimals = shared?.decimals ?? new Map();
+    this.poolLists = shared?.pools ?? new Map();
+  }
 
   /** A token's price at `block` (at most the head), 24 h before, and the native token's price at `block`; null when no pool prices it. */
   async price(token: string, block: number, opts: PriceOptions): Promise<Priced | null> {
@@ -257,6 +263,17 @@ export class PriceReader {
 
   /** The token's pools a price may use: [pool, the other token]. */
   private pools(token: string, role: Role): Array<[pool: string, other: string]> {
+    let list = this.poolLists.get(token);
+    if (list === undefined) this.poolLists.set(token, (list = this.readPools(token, role)));
+    return list;
+  }
+
+  /** Forgets the token's pools unless `pool` is among them (a pool it did not have moved: the list is read again). */
+  knowPool(token: string, pool: string): void {
+    if (this.poolLists.get(token)?.some(([p]) => p === pool) === false) this.poolLists.delete(token);
+  }
+
+  private readPools(token: string, role: Role): Array<[pool: string, other: string]> {
     const { kv } = this.deps;
     const counters = this.counters(token, role);
     const prefixes = counters === undefined ? [tokenPoolsPrefix(this.chain, token)] : counters.map((c) => tokenPoolsPrefix(this.chain, token, c));
@@ -317,10 +334,11 @@ export class PriceReader {
     const native = this.role(token) === 'native';
     const deeper = (a: P, b: P): boolean => a.liquidityUsd !== undefined && b.liquidityUsd !== undefined && a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
     const since = this.blockBefore(block, DAY) ?? 0;
-    const swaps = (p: P): number => (native ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit: ACTIVITY_CAP }));
-    let best = { pool: pools[0]!, swaps: swaps(pools[0]!) };
+    const swaps = (p: P, limit: number): number => (native ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit }));
+    let best = { pool: pools[0]!, swaps: swaps(pools[0]!, ACTIVITY_CAP) };
     for (const pool of pools.slice(1)) {
-      const n = swaps(pool);
+      // Counted only as far as it takes to tell busier from as busy.
+      const n = swaps(pool, Math.min(ACTIVITY_CAP, best.swaps + 1));
       if (n > best.swaps || (n === best.swaps && deeper(pool, best.pool))) best = { pool, swaps: n };
     }
     return best.pool;
@@ -379,6 +397,24 @@ export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: strin
   // V4: the virtual reserves its row keeps (the PoolManager's balances are every pool's).
   const reserves: [bigint, bigint] = block >= head && row[0] === 'v3' ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
   return { reserves, price0: { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) } };
+}
+
+/**
+ * What readers of one chain may keep from one to the next: tokens' decimals (immutable) and each token's pools. A
+ * pool list may hold pools a reorg took back (their rows are gone: skipped), and misses a pool made since until
+ * `knowPool` hears it moved (a pool that never moved has no state, so no price). Bounded: cleared past MAX_KEPT.
+ */
+export interface PoolsCache {
+  decimals: Map<string, number>;
+  pools: Map<string, Array<[pool: string, other: string]>>;
+}
+const MAX_KEPT = 100_000;
+export const poolsCache = (): PoolsCache => ({ decimals: new Map(), pools: new Map() });
+/** The cache, cleared when it grew past its bound. */
+export function boundedCache(c: PoolsCache): PoolsCache {
+  if (c.pools.size > MAX_KEPT) c.pools.clear();
+  if (c.decimals.size > MAX_KEPT) c.decimals.clear();
+  return c;
 }
 
 /** A pool's two sides in USD (whole amounts times prices), if each holds at least `opts.minSideUsd`; else null. */

@@ -27,6 +27,7 @@ const TKA = `0x${'a'.repeat(40)}`;
 const FACTORY = `0x${'f'.repeat(40)}`;
 const WETH_USDC = `0x${'1'.repeat(40)}`;
 const TKA_WETH = `0x${'2'.repeat(40)}`;
+const TKA_USDC = `0x${'3'.repeat(40)}`;
 const pricing: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'MiniSwap' }] };
 const DECIMALS: Record<string, number> = { [WETH]: 18, [USDC]: 6, [TKA]: 18 };
 const BY_MARKS: PriceOptions = { minSideUsd: 50 };
@@ -41,14 +42,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A pool's rows as the DEX index writes them. */
+function makePool(pool: string, a: string, b: string): void {
+  const [t0, t1] = a < b ? [a, b] : [b, a];
+  store.put('dexPools', poolKey(CHAIN, pool), ['v2', t0, t1, FACTORY, null] satisfies PoolRow);
+  store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t0, t1)}${pool}`, 0);
+  store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t1, t0)}${pool}`, 0);
+}
 store.transact(() => {
   for (const [t, d] of Object.entries(DECIMALS)) store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: d, nftStandard: '', possibleSpam: false });
-  for (const [pool, a, b] of [[WETH_USDC, WETH, USDC], [TKA_WETH, TKA, WETH]] as const) {
-    const [t0, t1] = a < b ? [a, b] : [b, a];
-    store.put('dexPools', poolKey(CHAIN, pool), ['v2', t0, t1, FACTORY, null] satisfies PoolRow);
-    store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t0, t1)}${pool}`, 0);
-    store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t1, t0)}${pool}`, 0);
-  }
+  makePool(WETH_USDC, WETH, USDC);
+  makePool(TKA_WETH, TKA, WETH);
 });
 
 /** Block `n` (12 s apart) where `pool`'s Sync leaves these whole reserves (by token), marked as the indexer would. */
@@ -101,8 +105,15 @@ describe('price marks', () => {
     expect((await tka(2)).byMarks).toBe('2');
   });
 
+  it('weigh a pool made after the index first read the token\'s pools, once it moves', async () => {
+    // Block 5: TKA/USDC made and funded deep, 100,000 TKA : 50,000 USDC ($0.5); no swaps anywhere, so the deeper wins.
+    store.transact(() => makePool(TKA_USDC, TKA, USDC));
+    sync(5, [[TKA_USDC, { [TKA]: 100_000n, [USDC]: 50_000n }]]);
+    expect(await tka(5)).toEqual({ byMarks: '0.5', fromPools: '0.5' });
+  });
+
   it('keep the last mark of each token under chain/l/token', () => {
-    expect(store.get('priceMarks', `${CHAIN}/l/${TKA}`)).toEqual([1, store.get('priceMarks', `${CHAIN}/${TKA}/${(1).toString(16).padStart(12, '0')}`)]);
+    expect(store.get('priceMarks', `${CHAIN}/l/${TKA}`)).toEqual([5, store.get('priceMarks', `${CHAIN}/${TKA}/${(5).toString(16).padStart(12, '0')}`)]);
     expect(store.get<[number, unknown]>('priceMarks', `${CHAIN}/l/${WETH}`)![0]).toBe(4);
   });
 });
