@@ -449,6 +449,24 @@ describe('the SDK\'s pair calls', () => {
     const reserves = (await moralis.EvmApi.defi.getPairReserves({ chain: '0x539', pairAddress: wethUsdc.address })).toJSON();
     expect(reserves).toEqual((await get(`/${lc(wethUsdc.address)}/reserves`)).body);
   });
+
+  it('answers EvmApi.defi.getPairAddress and getPairPrice, and EvmApi.wallets.getWalletNetWorth and getWalletTokenBalancesPrice, as the HTTP API does', async () => {
+    const moralis = await moralisFor(s.url, s.key);
+    const { weth, usdc, tka } = dex.tokens;
+    const pair = (await moralis.EvmApi.defi.getPairAddress({ chain: '0x539', token0Address: weth.address, token1Address: usdc.address, exchange: 'MiniSwap' as never })).toJSON() as Json;
+    const rawPair = (await get(`/${addr(weth)}/${addr(usdc)}/pairAddress`, 'exchange=MiniSwap')).body;
+    expect(lc(pair['pairAddress'])).toBe(lc(wethUsdc.address));
+    expect(lc(pair['pairAddress'])).toBe(rawPair.pairAddress);
+    const price = (await moralis.EvmApi.defi.getPairPrice({ chain: '0x539', token0Address: tka.address, token1Address: weth.address })).toJSON();
+    expect(price).toEqual((await get(`/${addr(tka)}/${addr(weth)}/price`)).body);
+    const wallet = lc(DEV_ACCOUNTS[0].address);
+    const worth = (await moralis.EvmApi.wallets.getWalletNetWorth({ chains: ['0x539'], address: wallet })).toJSON();
+    expect(worth).toEqual((await s.call(`/api/v2.2/wallets/${wallet}/net-worth?chains=0x539`)).body);
+    const tokens = (await moralis.EvmApi.wallets.getWalletTokenBalancesPrice({ chain: '0x539', address: wallet })).toJSON() as Json;
+    const rawTokens = (await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539`)).body;
+    expect(tokens['result']).toEqual(rawTokens.result);
+    expect((rawTokens.result as Json[]).some((t) => t['usd_price'] !== null)).toBe(true);
+  });
 });
 
 describe('GET /pairs/:address/ohlcv', () => {
