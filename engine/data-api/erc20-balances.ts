@@ -202,7 +202,7 @@ export async function walletApprovals(deps: DataDeps, chain: string, q: z.output
       const [, , token, spender] = key.split('/') as [string, string, string, string];
       const t = await tokenFacts(deps, chain, token);
       const balance = BigInt(deps.kv.get<string>('erc20Balances', balanceKey(chain, q.address, token)) ?? '0x0');
-      const [approved, usd] = [BigInt(a.value), (await reader?.usd(token, head)) ?? null];
+      const [approved, usd] = [BigInt(a.value), reader?.valueUsd(token, head) ?? null];
       return {
         block_number: String(a.blockNumber),
         block_timestamp: iso(a.timestamp),

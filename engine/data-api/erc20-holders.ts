@@ -43,7 +43,7 @@ export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typ
   const head = await indexedHead(deps, chain);
   const t = await tokenFacts(deps, chain, q.token_address);
   // Each balance in USD at the indexed head, to the cent.
-  const usd = (await priceReader(deps, chain, head)?.usd(q.token_address, head)) ?? null;
+  const usd = priceReader(deps, chain, head)?.valueUsd(q.token_address, head) ?? null;
   // Keys sort by balance descending: DESC reads forward.
   const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), { list: `erc20-owners ${q.order}`, limit: q.limit, reverse: q.order === 'ASC', cursor: q.cursor });
   const result = await Promise.all(page.rows.map(async ({ key }) => {

@@ -162,7 +162,7 @@ export async function lastSale(deps: NftTransfersDeps, chain: string, contract: 
 export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale, block: number, prices: SalePrices | undefined) {
   const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
   const paidIn = s.paymentToken ?? prices?.wrappedNative;
-  const [atSale, now] = prices === undefined || paidIn === undefined ? [null, null] : await Promise.all([prices.reader.usd(paidIn, Math.min(block, prices.head)), prices.reader.usd(paidIn, prices.head)]);
+  const [atSale, now] = prices === undefined || paidIn === undefined ? [null, null] : [prices.reader.valueUsd(paidIn, Math.min(block, prices.head)), prices.reader.valueUsd(paidIn, prices.head)];
   const [raw, decimals] = [BigInt(s.price), Number(payment.token_decimals)];
   return {
     transaction_hash: s.transactionHash,

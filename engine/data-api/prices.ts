@@ -150,6 +150,7 @@ export class PriceReader {
   private readonly decimals: Map<string, number>;
   private readonly poolLists: Map<string, Array<[pool: string, other: string]>>;
   private readonly usds = new Map<string, Ratio | null>();
+  private readonly values = new Map<string, Ratio | null>();
   private readonly before = new Map<string, number | undefined>();
 
   constructor(
@@ -201,9 +202,20 @@ export class PriceReader {
     return counters === undefined ? this.role(other) !== 'other' : counters.includes(other);
   }
 
-  /** USD per whole token at `block`, by its marks ($1 for a stablecoin); null when no pool prices it. */
+  /** USD per whole token at `block` as prices route through it, by its marks ($1 for a stablecoin); null when no pool prices it. */
   usd(token: string, block: number): Ratio | null {
     return this.usdAt(token, block, 0);
+  }
+
+  /**
+   * USD per whole token at `block` for valuing an amount of it: its price by the default options, so null when no
+   * pool prices it, a stablecoin too (then it counts $1); what the price endpoint would answer, or its 404.
+   */
+  valueUsd(token: string, block: number): Ratio | null {
+    const key = `${token}/${block}`;
+    let v = this.values.get(key);
+    if (v === undefined && !this.values.has(key)) this.values.set(key, (v = this.pointOf(token, block, ANCHOR)?.usd ?? null));
+    return v ?? null;
   }
 
   private usdAt(token: string, block: number, depth: number): Ratio | null {

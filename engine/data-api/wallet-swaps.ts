@@ -85,7 +85,7 @@ async function item(deps: DataDeps, chain: string, reader: PriceReader, wallet: 
   const side = (is0: boolean) => ({ token: is0 ? token0 : token1, raw: amounts[is0 ? 0 : 1] });
   const legOf = async (is0: boolean) => {
     const { token, raw } = side(is0);
-    const [info, usd] = await Promise.all([infoOf(token), reader.usd(token, s.blockNumber)]);
+    const [info, usd] = await Promise.all([infoOf(token), reader.valueUsd(token, s.blockNumber)]);
     return { token, info, ...leg(token, info, raw, usd) };
   };
   const [bought, sold] = await Promise.all([legOf(s.boughtIs0), legOf(!s.boughtIs0)]);

@@ -112,6 +112,18 @@ describe('price marks', () => {
     expect(await tka(5)).toEqual({ byMarks: '0.5', fromPools: '0.5' });
   });
 
+  it('value a stablecoin without a passing pool at nothing, while prices still route through it at $1', () => {
+    const DAI = `0x${'d'.repeat(40)}`;
+    const twoStables: Pricing = { ...pricing, stablecoins: [USDC, DAI] };
+    const reader = new PriceReader({ kv: store, tokens, pricing: () => twoStables }, CHAIN, twoStables, 5);
+    expect(reader.usd(DAI, 5)).toEqual({ num: 1n, den: 1n });
+    expect(reader.valueUsd(DAI, 5)).toBeNull();
+    // USDC has WETH/USDC, each side over $50 at block 5: $1.
+    expect(reader.valueUsd(USDC, 5)).toEqual({ num: 1n, den: 1n });
+    // Any other token: as its price.
+    expect(decimal(reader.valueUsd(TKA, 5)!, 9)).toBe('0.5');
+  });
+
   it('keep the last mark of each token under chain/l/token', () => {
     expect(store.get('priceMarks', `${CHAIN}/l/${TKA}`)).toEqual([5, store.get('priceMarks', `${CHAIN}/${TKA}/${(5).toString(16).padStart(12, '0')}`)]);
     expect(store.get<[number, unknown]>('priceMarks', `${CHAIN}/l/${WETH}`)![0]).toBe(4);
