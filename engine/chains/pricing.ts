@@ -27,7 +27,12 @@ export interface Pricing {
   readonly factories: readonly Factory[];
 }
 
-/** Ethereum mainnet: WETH9; USDC, USDT, DAI; WBTC routes too; Uniswap V2, V3 and V4 (its PoolManager) and SushiSwap. */
+/**
+ * Ethereum mainnet: WETH9; USDC, USDT, DAI; WBTC routes too; Uniswap V2 and V3 and SushiSwap. Uniswap V4's
+ * PoolManager (0x000000000004444c5dc75cb358380d2e3de08a90) is left out until a V4 pool's sides are its real amounts:
+ * its sides are weighed as the active liquidity's virtual reserves, which a position of a few ticks inflates by
+ * hundreds to thousands of times (a few cents could pass the $50 rule); CHAINPOST_PRICING adds it.
+ */
 const ETHEREUM: Pricing = {
   wrappedNative: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
   stablecoins: ['0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x6b175474e89094c44da98b954eedeac495271d0f'],
@@ -36,7 +41,6 @@ const ETHEREUM: Pricing = {
     { address: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', kind: 'v2', name: 'Uniswap v2' },
     { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3' },
     { address: '0xc0aee478e3658e2610c5f7a4a2e1777ce9e4f2ac', kind: 'v2', name: 'SushiSwap v2' },
-    { address: '0x000000000004444c5dc75cb358380d2e3de08a90', kind: 'v4', name: 'Uniswap v4' },
   ],
 };
 

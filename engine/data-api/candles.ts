@@ -64,7 +64,8 @@ export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
  * range cuts it): stored ones summed, or for timeframes under a minute the swaps priced one by one.
  */
 async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Query, row: PoolRow, head: number): Promise<Map<number, CandleRow>> {
-  const start = bucketOf(q.fromDate, q.timeframe);
+  // Nothing is older than 1970, and a negative bucket would not sort among the stored ones.
+  const start = bucketOf(Math.max(0, q.fromDate), q.timeframe);
   const end = bucketEnd(q.toDate, q.timeframe);
   const buckets = new Map<number, CandleRow>();
   const add = (t: number, c: CandleRow): void => {

@@ -91,7 +91,10 @@ export function priceMarksIndex(deps: PriceMarksDeps): DataIndex<void> {
       let cache = caches.get(block.chain);
       if (cache === undefined) caches.set(block.chain, (cache = poolsCache()));
       const reader = new PriceReader({ kv: w, tokens: deps.tokens }, block.chain, pricing, block.number, boundedCache(cache));
-      for (const [pool, [, t0, t1]] of moved) for (const token of [t0, t1]) reader.knowPool(token, pool);
+      for (const [pool, [, t0, t1]] of moved) {
+        reader.knowPool(t0, pool, t1);
+        reader.knowPool(t1, pool, t0);
+      }
       // A pool prices only a token whose route it is (a token against ether, not ether).
       const tokens = [...new Set([...moved.values()].flatMap(([, t0, t1]) => [...(reader.pricedBy(t0, t1) ? [t0] : []), ...(reader.pricedBy(t1, t0) ? [t1] : [])]))];
       // Each role routes only through roles before it: their marks of this block are written first.

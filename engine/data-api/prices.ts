@@ -281,8 +281,9 @@ export class PriceReader {
   }
 
   /** Forgets the token's pools unless `pool` is among them (a pool it did not have moved: the list is read again). */
-  knowPool(token: string, pool: string): void {
-    if (this.poolLists.get(token)?.some(([p]) => p === pool) === false) this.poolLists.delete(token);
+  knowPool(token: string, pool: string, other: string): void {
+    // A pool the token's list leaves out by role (ether's against an ordinary token) is no news.
+    if (this.pricedBy(token, other) && this.poolLists.get(token)?.some(([p]) => p === pool) === false) this.poolLists.delete(token);
   }
 
   private readPools(token: string, role: Role): Array<[pool: string, other: string]> {
@@ -349,9 +350,12 @@ export class PriceReader {
     const swaps = (p: P, limit: number): number => (native ? 0 : kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0), limit }));
     let best = { pool: pools[0]!, swaps: swaps(pools[0]!, ACTIVITY_CAP) };
     for (const pool of pools.slice(1)) {
-      // Counted only as far as it takes to tell busier from as busy.
-      const n = swaps(pool, Math.min(ACTIVITY_CAP, best.swaps + 1));
-      if (n > best.swaps || (n === best.swaps && deeper(pool, best.pool))) best = { pool, swaps: n };
+      // Counted only as far as it takes to tell busier from as busy; a pool that reached that is the new leader,
+      // counted in full (the pools after it are weighed against its whole count).
+      const limit = Math.min(ACTIVITY_CAP, best.swaps + 1);
+      const n = swaps(pool, limit);
+      if (n > best.swaps) best = { pool, swaps: n === limit ? swaps(pool, ACTIVITY_CAP) : n };
+      else if (n === best.swaps && deeper(pool, best.pool)) best = { pool, swaps: n };
     }
     return best.pool;
   }

@@ -29,7 +29,8 @@ const WETH_USDC = `0x${'1'.repeat(40)}`;
 const TKA_WETH = `0x${'2'.repeat(40)}`;
 const TKA_USDC = `0x${'3'.repeat(40)}`;
 const pricing: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'MiniSwap' }] };
-const DECIMALS: Record<string, number> = { [WETH]: 18, [USDC]: 6, [TKA]: 18 };
+const TKC = `0x${'b'.repeat(40)}`;
+const DECIMALS: Record<string, number> = { [WETH]: 18, [USDC]: 6, [TKA]: 18, [TKC]: 18 };
 const BY_MARKS: PriceOptions = { minSideUsd: 50 };
 const FROM_POOLS: PriceOptions = { minSideUsd: 50, exchange: 'MiniSwap' };
 
@@ -76,9 +77,9 @@ function sync(n: number, moves: Array<[pool: string, reserves: Record<string, bi
 }
 
 /** TKA's USD price at `block` to 9 decimals, by marks and from the pools; null when none. */
-async function tka(block: number): Promise<{ byMarks: string | null; fromPools: string | null }> {
+async function tka(block: number, token = TKA): Promise<{ byMarks: string | null; fromPools: string | null }> {
   const at = async (opts: PriceOptions) => {
-    const p = await new PriceReader({ kv: store, tokens, pricing: () => pricing }, CHAIN, pricing, block).price(TKA, block, opts);
+    const p = await new PriceReader({ kv: store, tokens, pricing: () => pricing }, CHAIN, pricing, block).price(token, block, opts);
     return p === null ? null : decimal(p.now.usd, 9);
   };
   return { byMarks: await at(BY_MARKS), fromPools: await at(FROM_POOLS) };
@@ -122,6 +123,19 @@ describe('price marks', () => {
     expect(reader.valueUsd(USDC, 5)).toEqual({ num: 1n, den: 1n });
     // Any other token: as its price.
     expect(decimal(reader.valueUsd(TKA, 5)!, 9)).toBe('0.5');
+  });
+
+  it('take the busiest of three pools, wherever it comes in their order', async () => {
+    // Three TKC/USDC pools in key order A, B, C with 5, 100 and 50 swaps in the day before: B prices TKC ($2).
+    const [a, b, c] = [`0x${'4'.repeat(40)}`, `0x${'5'.repeat(40)}`, `0x${'6'.repeat(40)}`];
+    store.transact(() => {
+      for (const [pool, n] of [[a, 5], [b, 100], [c, 50]] as const) {
+        makePool(pool, TKC, USDC);
+        for (let i = 0; i < n; i++) store.put('dexSwaps', poolRowsPrefix(CHAIN, pool) + pos(6, i), ['0x00', 0, '0x00', '1', '-1']);
+      }
+    });
+    sync(7, [[a, { [TKC]: 1_000n, [USDC]: 1_000n }], [b, { [TKC]: 1_000n, [USDC]: 2_000n }], [c, { [TKC]: 1_000n, [USDC]: 3_000n }]]);
+    expect(await tka(7, TKC)).toEqual({ byMarks: '2', fromPools: '2' });
   });
 
   it('keep the last mark of each token under chain/l/token', () => {
