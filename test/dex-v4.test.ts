@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEventLogs, parseUnits, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { deploy, publicClient, type Deployed } from './contracts.js';
-import { deployDex, formatted, FULL_RANGE, getV4Pool, initializeV4Pool, isqrt, modifyV4Liquidity, NATIVE, priceCalls, v4SwapAtLiquidity, type Dex, type Ratio, type V4Pool } from './dex.js';
+import { deployDex, formatted, FULL_RANGE, getV4Pool, initializeV4Pool, isqrt, modifyV4Liquidity, NATIVE, priceCalls, sqrtPriceOf, v4SwapAtLiquidity, type Dex, type Ratio, type V4Pool } from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -33,9 +33,7 @@ const units = (amount: string, token: { address: Hex }): bigint => parseUnits(am
 
 /** A V4 pool's price of `token` in its other currency (whole units), from a sqrtPriceX96. */
 function sidePrice(pool: V4Pool, token: Hex, sqrt: bigint): Ratio {
-  const [d0, d1] = [DECIMALS.get(lc(pool.key.currency0))!, DECIMALS.get(lc(pool.key.currency1))!];
-  const p0: Ratio = { num: sqrt * sqrt * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) };
-  return lc(token) === lc(pool.key.currency0) ? p0 : { num: p0.den, den: p0.num };
+  return sqrtPriceOf(sqrt, token, pool.key.currency0, DECIMALS.get(lc(pool.key.currency0))!, DECIMALS.get(lc(pool.key.currency1))!);
 }
 /** The same from the manager's getSlot0 at `block`. */
 const v4Price = async (pool: V4Pool, token: Hex, block: number): Promise<Ratio> => sidePrice(pool, token, (await getV4Pool(anvil.url, pool, block)).sqrtPriceX96);

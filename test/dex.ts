@@ -295,12 +295,19 @@ export function decimalText(r: Ratio, digits: number): string {
 /** The ratio as a USD price is written (usdPriceFormatted, usd_price): 18 decimals. */
 export const formatted = (r: Ratio): string => decimalText(r, 18);
 
+/** A pool's price of `token` in its other token, from its price of token0 in token1 (whole units). */
+const sideOf = (p0: Ratio, token: string, token0: string): Ratio => (token.toLowerCase() === token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num });
+
 /** A V2 pair's price of `token` in its other token (whole units; `decimals` of a token by lowercase address), from getReserves at `block`. */
 export async function v2PriceAt(rpcUrl: string, pair: Created, token: Hex, block: number, decimals: (token: string) => number): Promise<Ratio> {
   const [r0, r1] = (await publicClient(rpcUrl).readContract({ address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
   const [d0, d1] = [decimals(pair.token0.toLowerCase()), decimals(pair.token1.toLowerCase())];
-  const p0: Ratio = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
-  return token.toLowerCase() === pair.token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num };
+  return sideOf({ num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) }, token, pair.token0);
+}
+
+/** A V3 or V4 pool's price of `token` in its other token (whole units), from its sqrtPriceX96: sqrt² · 10^d0 / (2^192 · 10^d1). */
+export function sqrtPriceOf(sqrtPriceX96: bigint, token: string, token0: string, d0: number, d1: number): Ratio {
+  return sideOf({ num: sqrtPriceX96 * sqrtPriceX96 * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) }, token, token0);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, publicClient } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, priceCalls, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
+import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, priceCalls, sqrtPriceOf, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -70,8 +70,6 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
   await addV3Liquidity(anvil.url, tkbUsdc, b0, b1);
 
   const client = publicClient(anvil.url);
-  const price0 = (pool: Created, p0: Ratio, token: Hex): Ratio => (lc(token) === lc(pool.token0) ? p0 : { num: p0.den, den: p0.num });
-  const scales = (pool: Created): [bigint, bigint] => [10n ** BigInt(decimalsOf(pool.token0)), 10n ** BigInt(decimalsOf(pool.token1))];
   return {
     anvil,
     s,
@@ -86,8 +84,7 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
     v2Price: (pair, token, block) => v2PriceAt(anvil.url, pair, token, block, decimalsOf),
     async v3Price(pool, token, block) {
       const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
-      const [d0, d1] = scales(pool);
-      return price0(pool, { num: sqrt * sqrt * d0, den: (1n << 192n) * d1 }, token);
+      return sqrtPriceOf(sqrt, token, pool.token0, decimalsOf(pool.token0), decimalsOf(pool.token1));
     },
     async stop() {
       await stopAndClean(s);
