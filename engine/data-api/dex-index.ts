@@ -198,7 +198,7 @@ function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { ad
     const before = (pool: string): V4StateRow | undefined => w.range<V4StateRow>('dexStates', { start: prefix(pool) + pos(block.number, Number(l.logIndex)), end: prefix(pool), reverse: true, limit: 1 })[0]?.value;
     const moved = v4Move(log, before);
     const row = moved === undefined ? undefined : w.get<PoolRow>('dexPools', poolKey(block.chain, moved.pool));
-    return row?.[0] === 'v4' && row[3] === address ? { ...moved, row } : undefined;
+    return moved !== undefined && row?.[0] === 'v4' && row[3] === address ? { ...moved, row } : undefined;
   }
   const kind = KIND_OF[log.topics[0] ?? ''];
   if (kind === undefined) return undefined;
