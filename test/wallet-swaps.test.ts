@@ -6,7 +6,7 @@ import { until } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 
 /**
- * GET /api/v2.2/wallets/:address/swaps end to end on the priced devnet of test/priced-devnet.ts (Uniswap V2 and V3
+ * The swap lists (GET /api/v2.2/wallets/:address/swaps, /erc20/:address/swaps, /pairs/:address/swaps) end to end on the priced devnet of test/priced-devnet.ts (Uniswap V2 and V3
  * stand-ins on a real anvil, the real server following it with a pricing entry). One wallet swaps both ways on a
  * V2 pair, through the V2 router and on a V3 pool; another wallet swaps too. Each item's legs are checked against
  * the amounts the test sent, and its USD figures against prices computed here, in integers, from the pools'
@@ -55,9 +55,12 @@ interface Made {
   bought: [token: Hex, raw: bigint];
   sold: [token: Hex, raw: bigint];
 }
-/** Alice's swaps, oldest first; Bob's one swap. */
+/** Alice's swaps, oldest first; Bob's one swap; Bob's swap that took the place of one a reorg removed (the wallet list's reorg test). */
 const alice: Made[] = [];
 let bob: Made;
+let bobAfterReorg: Made | undefined;
+/** Every swap still on the chain, oldest first. */
+const everySwap = (): Made[] => [...alice, bob, ...(bobAfterReorg === undefined ? [] : [bobAfterReorg])];
 
 async function v2Swap(pool: Created, tokenIn: Hex, amountIn: bigint, account: LocalAccount, type: Made['type']): Promise<Made> {
   const r = await v2SwapExactIn(net.anvil.url, pool, tokenIn, amountIn, { account });
@@ -87,6 +90,50 @@ beforeAll(async () => {
   await net.indexed();
 }, 180_000);
 
+/** A swap's legs as the test sent them, valued at its block by prices computed here: whole amounts, USD, and the item fields they make. */
+async function legsOf(m: Made) {
+  const block = Number(m.receipt.blockNumber);
+  const leg = async ([token, raw]: [Hex, bigint]) => {
+    const usd = await usdAt(token, block);
+    const whole: Ratio = { num: raw, den: 10n ** BigInt(net.decimalsOf(token)) };
+    return { whole, usdAmount: toNumber(times(whole, usd)), item: { address: lc(token), amount: formatUnits(raw, net.decimalsOf(token)), usdPrice: toNumber(usd), usdAmount: toNumber(times(whole, usd)), logo: null } };
+  };
+  const [bought, sold] = [await leg(m.bought), await leg(m.sold)];
+  // Base: the token that does not route to USD (ether against USDC); a buy received it.
+  const [base, quote] = m.type === 'buy' ? [bought, sold] : [sold, bought];
+  const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: m.receipt.blockNumber });
+  return {
+    bought,
+    sold,
+    base,
+    quote,
+    common: {
+      transactionHash: m.receipt.transactionHash,
+      transactionIndex: m.receipt.transactionIndex,
+      transactionType: m.type,
+      blockNumber: block,
+      blockTimestamp: new Date(Number(timestamp) * 1000).toISOString(),
+      walletAddress: lc(m.receipt.from),
+      baseQuotePrice: decimalText({ num: quote.whole.num * base.whole.den, den: quote.whole.den * base.whole.num }, 18),
+      totalValueUsd: quote.usdAmount,
+      subCategory: null,
+    },
+  };
+}
+
+/** A wallet or token list's item for the swap (swapsByWalletAddressResult). */
+async function tradeItem(m: Made): Promise<Json> {
+  const { bought, sold, common } = await legsOf(m);
+  return {
+    ...common,
+    pairAddress: lc(m.pool.address),
+    exchangeName: m.exchange,
+    exchangeAddress: lc(m.exchange === 'MiniSwap' ? net.dex.v2Factory.address : net.dex.v3Factory.address),
+    bought: bought.item,
+    sold: sold.item,
+  };
+}
+
 afterAll(async () => {
   await net?.stop();
 });
@@ -98,34 +145,7 @@ describe('GET /wallets/:address/swaps', () => {
     const page = await listed(lc(ALICE.address));
     expect(hashes(page)).toEqual(newestFirst(alice));
     expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
-    for (const m of alice) {
-      const item = (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!;
-      const block = Number(m.receipt.blockNumber);
-      const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: m.receipt.blockNumber });
-      const leg = async ([token, raw]: [Hex, bigint]) => {
-        const usd = await usdAt(token, block);
-        const whole: Ratio = { num: raw, den: 10n ** BigInt(net.decimalsOf(token)) };
-        return { whole, usdAmount: toNumber(times(whole, usd)), item: { address: lc(token), amount: formatUnits(raw, net.decimalsOf(token)), usdPrice: toNumber(usd), usdAmount: toNumber(times(whole, usd)), logo: null } };
-      };
-      const [bought, sold] = [await leg(m.bought), await leg(m.sold)];
-      // Base: the token that does not route to USD (ether against USDC); a buy received it.
-      const [base, quote] = m.type === 'buy' ? [bought, sold] : [sold, bought];
-      expect(item, m.receipt.transactionHash).toMatchObject({
-        transactionIndex: m.receipt.transactionIndex,
-        transactionType: m.type,
-        blockNumber: block,
-        blockTimestamp: new Date(Number(timestamp) * 1000).toISOString(),
-        walletAddress: lc(ALICE.address),
-        pairAddress: lc(m.pool.address),
-        exchangeName: m.exchange,
-        exchangeAddress: lc(m.exchange === 'MiniSwap' ? net.dex.v2Factory.address : net.dex.v3Factory.address),
-        bought: bought.item,
-        sold: sold.item,
-        baseQuotePrice: decimalText({ num: quote.whole.num * base.whole.den, den: quote.whole.den * base.whole.num }, 18),
-        totalValueUsd: quote.usdAmount,
-        subCategory: null,
-      });
-    }
+    for (const m of alice) expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m));
     const [first, , routed, , tkbSell] = alice.map((m) => (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!);
     expect(first!['pairLabel']).toBe('WETH/USDC');
     expect(routed!['pairLabel']).toBe('TKA/WETH');
@@ -211,11 +231,161 @@ describe('GET /wallets/:address/swaps', () => {
     await rpc('evm_revert', [snapshot]);
     // A longer chain without it, where Bob's same swap takes its place (block, pool and log index): Alice's list does not show it.
     const instead = await v2Swap(wethUsdc, usdc.address, net.units('1000', usdc), BOB, 'buy');
+    bobAfterReorg = instead;
     expect([instead.receipt.blockNumber, instead.receipt.logs.at(-1)!.logIndex]).toEqual([gone.receipt.blockNumber, gone.receipt.logs.at(-1)!.logIndex]);
     await rpc('anvil_mine', ['0x4']);
     await net.indexed();
     expect(await until(async () => hashes(await listed(lc(BOB.address)))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
     expect(hashes(await listed(wallet))).toEqual(newestFirst(alice));
     expect(hashes(await listed(lc(BOB.address)))).toEqual([instead.receipt.transactionHash, bob.receipt.transactionHash]);
+  });
+});
+
+const tokenSwapsOf = (token: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/erc20/${token}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+const pairSwapsOf = (pair: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/pairs/${pair}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+async function ok(r: Promise<{ status: number; body: any }>): Promise<Json> {
+  const { status, body } = await r;
+  expect(status, JSON.stringify(body)).toBe(200);
+  return body;
+}
+/** The swaps in pools of `token`, newest first. */
+const ofToken = (token: Hex, keep: (m: Made) => boolean = () => true): string[] =>
+  newestFirst(everySwap().filter((m) => (lc(m.pool.token0) === lc(token) || lc(m.pool.token1) === lc(token)) && keep(m)));
+const ofPool = (pool: Created, keep: (m: Made) => boolean = () => true): string[] => newestFirst(everySwap().filter((m) => m.pool === pool && keep(m)));
+
+/** Every page of a list by cursor, `limit` a page: the hashes in order and how many pages. */
+async function allPages(call: (query: string) => Promise<{ status: number; body: any }>, query: string): Promise<{ seen: string[]; pages: number }> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page: Json = await ok(call(`${query}${cursor === null ? '' : `&cursor=${cursor}`}`));
+    expect(page.page).toBe(pages);
+    seen.push(...hashes(page));
+    cursor = page.cursor;
+    pages++;
+  } while (cursor !== null);
+  return { seen, pages };
+}
+
+describe('GET /erc20/:address/swaps', () => {
+  it('lists the token\'s swaps in every pool of it, newest first, each item as the wallet list has it', async () => {
+    const { usdc, weth, tka } = net.dex.tokens;
+    // Ether: WETH/USDC and TKA/WETH (the router's hop); USDC: WETH/USDC and TKB/USDC (V3).
+    for (const token of [weth, usdc]) {
+      const page = await ok(tokenSwapsOf(lc(token.address)));
+      expect(hashes(page), token.address).toEqual(ofToken(token.address));
+      expect(new Set((page.result as Json[]).map((i) => i['pairAddress'])).size).toBe(2);
+      expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
+      for (const m of everySwap().filter((x) => ofToken(token.address).includes(x.receipt.transactionHash)))
+        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m));
+    }
+    // Any case in the path; a token that never traded has none.
+    expect(hashes(await ok(tokenSwapsOf(tka.address)))).toEqual(ofToken(tka.address));
+    expect(await ok(tokenSwapsOf(lc(DEV_ACCOUNTS[0].address)))).toMatchObject({ result: [], cursor: null });
+  });
+
+  it('filters by transaction type (by the pool\'s base token) and blocks, and pages by cursor in either order', async () => {
+    const { usdc } = net.dex.tokens;
+    const token = lc(usdc.address);
+    expect(hashes(await ok(tokenSwapsOf(token, 'transactionTypes=buy')))).toEqual(ofToken(usdc.address, (m) => m.type === 'buy'));
+    expect(hashes(await ok(tokenSwapsOf(token, 'transactionTypes[]=sell')))).toEqual(ofToken(usdc.address, (m) => m.type === 'sell'));
+    expect(ofToken(usdc.address, (m) => m.type === 'sell').length).toBeGreaterThan(0);
+    const from = Number(alice[3]!.receipt.blockNumber);
+    expect(hashes(await ok(tokenSwapsOf(token, `fromBlock=${from}`)))).toEqual(ofToken(usdc.address, (m) => Number(m.receipt.blockNumber) >= from));
+    for (const [order, expected] of [['DESC', ofToken(usdc.address)], ['ASC', ofToken(usdc.address).reverse()]] as const) {
+      const { seen, pages } = await allPages((q) => tokenSwapsOf(token, q), `limit=2&order=${order}`);
+      expect(seen).toEqual(expected);
+      expect(pages).toBe(Math.ceil(expected.length / 2));
+    }
+    // Paged while filtered, one buy a page.
+    expect((await allPages((q) => tokenSwapsOf(token, q), 'limit=1&transactionTypes=buy')).seen).toEqual(ofToken(usdc.address, (m) => m.type === 'buy'));
+    // A cursor is for the list it came from: another token's is refused.
+    const { cursor } = await ok(tokenSwapsOf(token, 'limit=1'));
+    expect((await tokenSwapsOf(lc(net.dex.tokens.weth.address), `limit=1&cursor=${cursor}`)).status).toBe(400);
+  });
+
+  it('answers 400 naming a bad parameter', async () => {
+    const bad = await tokenSwapsOf('0x12');
+    expect(bad.status).toBe(400);
+    expect(bad.body.details.field).toBe('address');
+    for (const [query, field] of [['transactionTypes=addLiquidity', 'transactionTypes'], ['fromBlock=first', 'fromBlock'], ['toDate=someday', 'toDate'], ['limit=101', 'limit'], ['order=UP', 'order']] as const) {
+      const r = await tokenSwapsOf(lc(net.dex.tokens.usdc.address), query);
+      expect(r.status, query).toBe(400);
+      expect(String(r.body.details.field), query).toMatch(new RegExp(`^${field}(\.|$)`));
+    }
+  });
+});
+
+describe('GET /pairs/:address/swaps', () => {
+  it('lists the pair\'s swaps newest first under the pair\'s exchange, label and tokens, each priced at its block', async () => {
+    const { usdc, weth, tkb } = net.dex.tokens;
+    const head = await net.indexed();
+    for (const [pool, base, quote, exchange, factory] of [[wethUsdc, weth, usdc, 'MiniSwap', net.dex.v2Factory], [tkbUsdc, tkb, usdc, 'MiniSwap v3', net.dex.v3Factory]] as const) {
+      const page = await ok(pairSwapsOf(lc(pool.address)));
+      expect(hashes(page)).toEqual(ofPool(pool));
+      expect(page).toMatchObject({
+        page: 0,
+        pageSize: 100,
+        cursor: null,
+        pairAddress: lc(pool.address),
+        exchangeName: exchange,
+        exchangeAddress: lc(factory.address),
+        exchangeLogo: null,
+        baseToken: { address: lc(base.address), usdPrice: toNumber(await usdAt(base.address, head)) },
+        quoteToken: { address: lc(quote.address), symbol: 'USDC', usdPrice: 1 },
+      });
+      for (const m of everySwap().filter((x) => x.pool === pool)) {
+        const { base: b, quote: q, common } = await legsOf(m);
+        const want = { ...common, baseTokenAmount: b.item.amount, quoteTokenAmount: q.item.amount, baseTokenPriceUsd: b.item.usdPrice, quoteTokenPriceUsd: q.item.usdPrice };
+        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toEqual(want);
+      }
+    }
+    expect((await ok(pairSwapsOf(lc(wethUsdc.address))))['pairLabel']).toBe('WETH/USDC');
+  });
+
+  it('filters by transaction type and pages by cursor', async () => {
+    const pair = lc(wethUsdc.address);
+    expect(hashes(await ok(pairSwapsOf(pair, 'transactionTypes=sell')))).toEqual(ofPool(wethUsdc, (m) => m.type === 'sell'));
+    expect(hashes(await ok(pairSwapsOf(pair, 'transactionTypes=buy,sell')))).toEqual(ofPool(wethUsdc));
+    // Liquidity changes are the reference's types too, but not indexed: none.
+    expect(hashes(await ok(pairSwapsOf(pair, 'transactionTypes=addLiquidity')))).toEqual([]);
+    const { seen, pages } = await allPages((q) => pairSwapsOf(pair, q), 'limit=1&order=ASC');
+    expect(seen).toEqual(ofPool(wethUsdc).reverse());
+    expect(pages).toBe(ofPool(wethUsdc).length);
+  });
+
+  it('answers 404 for a pair the server does not index, 400 naming a bad parameter', async () => {
+    for (const unknown of [lc(net.dex.tokens.usdc.address), `0x${'ab'.repeat(32)}`]) {
+      const r = await pairSwapsOf(unknown);
+      expect(r.status, unknown).toBe(404);
+      expect(r.body.message).toContain('no DEX pool');
+    }
+    for (const [path, query, field] of [['0x12', '', 'address'], [lc(wethUsdc.address), 'transactionTypes=hold', 'transactionTypes'], [lc(wethUsdc.address), 'limit=-1', 'limit']] as const) {
+      const r = await pairSwapsOf(path, query);
+      expect(r.status, `${path} ${query}`).toBe(400);
+      expect(String(r.body.details.field), query).toMatch(new RegExp(`^${field}(\.|$)`));
+    }
+  });
+});
+
+describe('swaps by token across a reorg', () => {
+  it('takes back a swap a reorg removes from its tokens\' lists', async () => {
+    const { usdc, tkb } = net.dex.tokens;
+    await net.indexed();
+    const before = { tkb: ofToken(tkb.address), usdc: ofToken(usdc.address) };
+    const snapshot = await rpc<string>('evm_snapshot', []);
+    const gone = await v3Swap(usdc.address, net.units('100', usdc), ALICE, 'buy');
+    await net.indexed();
+    expect(hashes(await ok(tokenSwapsOf(lc(tkb.address))))).toEqual([gone.receipt.transactionHash, ...before.tkb]);
+    await rpc('evm_revert', [snapshot]);
+    // A longer chain without it, where a swap in another pool of USDC (WETH/USDC) is mined in its block.
+    const instead = await v2Swap(wethUsdc, usdc.address, net.units('100', usdc), BOB, 'buy');
+    expect(instead.receipt.blockNumber).toBe(gone.receipt.blockNumber);
+    await rpc('anvil_mine', ['0x4']);
+    await net.indexed();
+    expect(await until(async () => hashes(await ok(tokenSwapsOf(lc(usdc.address))))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
+    expect(hashes(await ok(tokenSwapsOf(lc(tkb.address))))).toEqual(before.tkb);
+    expect(hashes(await ok(tokenSwapsOf(lc(usdc.address))))).toEqual([instead.receipt.transactionHash, ...before.usdc]);
   });
 });
