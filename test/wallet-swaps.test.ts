@@ -181,6 +181,19 @@ describe('GET /wallets/:address/swaps', () => {
     expect((await swapsOf(lc(ALICE.address), `limit=2&transactionTypes=buy&cursor=${cursor}`)).status).toBe(400);
   });
 
+  it('pages on from a cursor made before the token and pair lists (the wallet list\'s cursor form is kept)', async () => {
+    const wallet = lc(ALICE.address);
+    const { weth } = net.dex.tokens;
+    // The cursor as the server made it then: the list named by order, blocks, dates, token and types, after the last key returned.
+    const oldCursor = (list: string, key: string): string => Buffer.from(JSON.stringify({ l: list, k: key, p: 1 }), 'utf8').toString('base64url');
+    const keyOf = (c: string): string => JSON.parse(Buffer.from(c, 'base64url').toString('utf8')).k;
+    const first = await listed(wallet, 'limit=2');
+    expect(hashes(await listed(wallet, `limit=2&cursor=${oldCursor('wallet-swaps DESC ,,,, ', keyOf(first.cursor))}`))).toEqual(newestFirst(alice).slice(2, 4));
+    const sells = await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell&limit=1`);
+    const rest = await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell&limit=1&cursor=${oldCursor(`wallet-swaps DESC ,,,,${lc(weth.address)} sell`, keyOf(sells.cursor))}`);
+    expect([...hashes(sells), ...hashes(rest)]).toEqual(newestFirst(alice.filter((m) => m.pool !== tkbUsdc && m.type === 'sell')));
+  });
+
   it('filters by transaction type, token and blocks', async () => {
     const wallet = lc(ALICE.address);
     const { weth, tkb } = net.dex.tokens;

@@ -158,7 +158,7 @@ const pairItem = (p: Priced) => ({
  * cursor names the list by `name` and the query (dates, not the blocks they come to: a date past the head moves
  * with each block). Empty when the chain has no pricing entry (the DEX index holds nothing of it).
  */
-async function swapPage(deps: DataDeps, chain: string, head: number, reader: PriceReader | undefined, name: string, q: ListQuery, source: Source, keepAlso?: (s: Seen) => boolean) {
+async function swapPage(deps: DataDeps, chain: string, head: number, reader: PriceReader | undefined, name: string, q: ListQuery, source: Source, keepAlso?: { by: string | undefined; keep: (s: Seen) => boolean }) {
   const bounds = headBounds(deps.kv, chain, head, { from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
   if (reader === undefined || bounds === null) return { page: 0, cursor: null, swaps: [] };
   // A request reads each pool row once, and each entry once (the filter reads it, then the page).
@@ -169,9 +169,10 @@ async function swapPage(deps: DataDeps, chain: string, head: number, reader: Pri
   const types = new Set(q.transactionTypes);
   const keep = (value: string | SwapRow, key: string): boolean => {
     const s = entry(key, value);
-    return s !== undefined && (keepAlso === undefined || keepAlso(s)) && (types.size === 0 || types.has(s.type));
+    return s !== undefined && (keepAlso === undefined || keepAlso.keep(s)) && (types.size === 0 || types.has(s.type));
   };
-  const list = `${name} ${q.order} ${[q.fromBlock, q.toBlock, q.fromDate, q.toDate].join(',')} ${[...types].join(',')}`;
+  // The wallet list's cursors keep the form they had before the other lists (its filter last among the query's), so cursors already handed out still page.
+  const list = `${name} ${q.order} ${[q.fromBlock, q.toBlock, q.fromDate, q.toDate, ...(keepAlso === undefined ? [] : [keepAlso.by])].join(',')} ${[...types].join(',')}`;
   const page = rangePage<string | SwapRow>(deps.kv, source.table, source.prefix, { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, keep, maxScan: MAX_SCAN });
   const rows = page.rows.flatMap(({ key, value }) => entry(key, value) ?? []);
   // A page's swaps share a few tokens: each token's metadata is read once.
@@ -189,8 +190,8 @@ async function readerAt(deps: DataDeps, chain: string) {
 export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typeof walletSwapsQuery>) {
   const { head, reader } = await readerAt(deps, chain);
   const token = q.tokenAddress;
-  const ofToken = token === undefined ? undefined : (s: Seen): boolean => s.row[1] === token || s.row[2] === token;
-  const p = await swapPage(deps, chain, head, reader, `wallet-swaps ${token ?? ''}`, q, { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, q.address) }, ofToken);
+  const ofToken = { by: token, keep: (s: Seen): boolean => token === undefined || s.row[1] === token || s.row[2] === token };
+  const p = await swapPage(deps, chain, head, reader, 'wallet-swaps', q, { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, q.address) }, ofToken);
   return { page: p.page, page_size: q.limit, cursor: p.cursor, result: p.swaps.map(tradeItem(deps, chain)) };
 }
 
