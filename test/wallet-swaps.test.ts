@@ -90,8 +90,11 @@ beforeAll(async () => {
   await net.indexed();
 }, 180_000);
 
-/** A swap's legs as the test sent them, valued at its block by prices computed here: whole amounts, USD, and the item fields they make. */
-async function legsOf(m: Made) {
+/**
+ * A swap's legs as the test sent them, valued at its block by prices computed here: whole amounts, USD, and the item
+ * fields they make. Seen from `token` (a token's list): that token is the base, bought in a buy.
+ */
+async function legsOf(m: Made, token?: Hex) {
   const block = Number(m.receipt.blockNumber);
   const leg = async ([token, raw]: [Hex, bigint]) => {
     const usd = await usdAt(token, block);
@@ -99,8 +102,10 @@ async function legsOf(m: Made) {
     return { whole, usdAmount: toNumber(times(whole, usd)), item: { address: lc(token), amount: formatUnits(raw, net.decimalsOf(token)), usdPrice: toNumber(usd), usdAmount: toNumber(times(whole, usd)), logo: null } };
   };
   const [bought, sold] = [await leg(m.bought), await leg(m.sold)];
-  // Base: the token that does not route to USD (ether against USDC); a buy received it.
-  const [base, quote] = m.type === 'buy' ? [bought, sold] : [sold, bought];
+  // The pool's base: the token that does not route to USD (ether against USDC); a buy received it. The trade's value is the other leg.
+  const [poolBase, usdLeg] = m.type === 'buy' ? [bought, sold] : [sold, bought];
+  const type = token === undefined ? m.type : lc(m.bought[0]) === lc(token) ? 'buy' : 'sell';
+  const [base, quote] = token === undefined ? [poolBase, usdLeg] : type === 'buy' ? [bought, sold] : [sold, bought];
   const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: m.receipt.blockNumber });
   return {
     bought,
@@ -110,20 +115,20 @@ async function legsOf(m: Made) {
     common: {
       transactionHash: m.receipt.transactionHash,
       transactionIndex: m.receipt.transactionIndex,
-      transactionType: m.type,
+      transactionType: type,
       blockNumber: block,
       blockTimestamp: new Date(Number(timestamp) * 1000).toISOString(),
       walletAddress: lc(m.receipt.from),
       baseQuotePrice: decimalText({ num: quote.whole.num * base.whole.den, den: quote.whole.den * base.whole.num }, 18),
-      totalValueUsd: quote.usdAmount,
+      totalValueUsd: usdLeg.usdAmount,
       subCategory: null,
     },
   };
 }
 
-/** A wallet or token list's item for the swap (swapsByWalletAddressResult). */
-async function tradeItem(m: Made): Promise<Json> {
-  const { bought, sold, common } = await legsOf(m);
+/** A wallet or token list's item for the swap (swapsByWalletAddressResult), in a token's list when `token` is given. */
+async function tradeItem(m: Made, token?: Hex): Promise<Json> {
+  const { bought, sold, common } = await legsOf(m, token);
   return {
     ...common,
     pairAddress: lc(m.pool.address),
@@ -291,19 +296,27 @@ describe('GET /erc20/:address/swaps', () => {
       expect(new Set((page.result as Json[]).map((i) => i['pairAddress'])).size).toBe(2);
       expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
       for (const m of everySwap().filter((x) => ofToken(token.address).includes(x.receipt.transactionHash)))
-        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m));
+        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m, token.address));
     }
     // Any case in the path; a token that never traded has none.
     expect(hashes(await ok(tokenSwapsOf(tka.address)))).toEqual(ofToken(tka.address));
     expect(await ok(tokenSwapsOf(lc(DEV_ACCOUNTS[0].address)))).toMatchObject({ result: [], cursor: null });
   });
 
-  it('filters by transaction type (by the pool\'s base token) and blocks, and pages by cursor in either order', async () => {
-    const { usdc } = net.dex.tokens;
+  it('filters by transaction type (the asked token bought or sold, as analytics counts it, even for a quote token) and blocks, and pages by cursor in either order', async () => {
+    const { usdc, weth } = net.dex.tokens;
     const token = lc(usdc.address);
-    expect(hashes(await ok(tokenSwapsOf(token, 'transactionTypes=buy')))).toEqual(ofToken(usdc.address, (m) => m.type === 'buy'));
-    expect(hashes(await ok(tokenSwapsOf(token, 'transactionTypes[]=sell')))).toEqual(ofToken(usdc.address, (m) => m.type === 'sell'));
-    expect(ofToken(usdc.address, (m) => m.type === 'sell').length).toBeGreaterThan(0);
+    // USDC and WETH are quote tokens of their pools (they route to USD): a buy of USDC is the pool's sell of WETH or TKB.
+    for (const t of [usdc, weth]) {
+      const boughtIt = (m: Made): boolean => lc(m.bought[0]) === lc(t.address);
+      const buys = await ok(tokenSwapsOf(lc(t.address), 'transactionTypes=buy'));
+      expect(hashes(buys), t.address).toEqual(ofToken(t.address, boughtIt));
+      expect(hashes(await ok(tokenSwapsOf(lc(t.address), 'transactionTypes[]=sell'))), t.address).toEqual(ofToken(t.address, (m) => !boughtIt(m)));
+      expect(ofToken(t.address, boughtIt).length, t.address).toBeGreaterThan(0);
+      expect(ofToken(t.address, (m) => !boughtIt(m)).length, t.address).toBeGreaterThan(0);
+      // The asked token is the base: bought in a buy, first in the label.
+      for (const item of buys.result as Json[]) expect([item['bought'].address, item['pairLabel'].split('/')[0]]).toEqual([lc(t.address), t === usdc ? 'USDC' : 'WETH']);
+    }
     const from = Number(alice[3]!.receipt.blockNumber);
     expect(hashes(await ok(tokenSwapsOf(token, `fromBlock=${from}`)))).toEqual(ofToken(usdc.address, (m) => Number(m.receipt.blockNumber) >= from));
     for (const [order, expected] of [['DESC', ofToken(usdc.address)], ['ASC', ofToken(usdc.address).reverse()]] as const) {
@@ -312,7 +325,7 @@ describe('GET /erc20/:address/swaps', () => {
       expect(pages).toBe(Math.ceil(expected.length / 2));
     }
     // Paged while filtered, one buy a page.
-    expect((await allPages((q) => tokenSwapsOf(token, q), 'limit=1&transactionTypes=buy')).seen).toEqual(ofToken(usdc.address, (m) => m.type === 'buy'));
+    expect((await allPages((q) => tokenSwapsOf(token, q), 'limit=1&transactionTypes=buy')).seen).toEqual(ofToken(usdc.address, (m) => lc(m.bought[0]) === token));
     // A cursor is for the list it came from: another token's is refused.
     const { cursor } = await ok(tokenSwapsOf(token, 'limit=1'));
     expect((await tokenSwapsOf(lc(net.dex.tokens.weth.address), `limit=1&cursor=${cursor}`)).status).toBe(400);

@@ -23,7 +23,10 @@ import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio 
  * items its `swapsByPairAddressResult` under the pair's own fields. Each swap is one pool's Swap log: a router's
  * multi-hop swap is one item per hop. Base and quote: the quote token is the pool's token that routes to USD (a
  * stablecoin, the wrapped native token, a whitelisted token; swap-candles.ts's rule), the base the other; a buy takes
- * the base token out of the pool. The USD fields are the tokens' prices at the swap's block (null without one).
+ * the base token out of the pool. A token's list is the asked token's trades, as its analytics counts them: the asked
+ * token is the base (a buy took it out of the pool, even when it is WETH or a stablecoin), the pool's other token the
+ * quote, and the pair label reads base/quote. The trade's value is the leg of the token that routes to USD whichever
+ * list it is in. The USD fields are the tokens' prices at the swap's block (null without one).
  * Labels, entities, logos and `subCategory` are off-chain or unpublished heuristics: null.
  */
 
@@ -47,7 +50,7 @@ export const pairSwapsQuery = z.object({ address: poolAddress, ...listParams, tr
 type ListQuery = Omit<z.output<typeof tokenSwapsQuery>, 'transactionTypes'> & { transactionTypes: readonly string[] };
 
 /** Where a list's swaps are: an index whose entries name the pool (a wallet's, a token's), or one pool's own rows. */
-type Source = { table: 'dexWalletSwaps' | 'dexTokenSwaps'; prefix: string } | { table: 'dexSwaps'; prefix: string; pool: string };
+type Source = { table: 'dexWalletSwaps'; prefix: string } | { table: 'dexTokenSwaps'; prefix: string; token: string } | { table: 'dexSwaps'; prefix: string; pool: string };
 
 /** One indexed swap. */
 interface Seen {
@@ -55,7 +58,10 @@ interface Seen {
   row: PoolRow;
   swap: SwapRow;
   blockNumber: number;
+  /** The list's base token: the asked token in a token's list, else the pool's base (swap-candles.ts's rule). */
   baseIs0: boolean;
+  /** The pool's quote token by that rule (the one that routes to USD): the trade's value is its leg. */
+  usdIs0: boolean;
   /** The token the pool paid out (its balance fell): the one the trader bought. */
   boughtIs0: boolean;
   type: SwapType;
@@ -68,9 +74,11 @@ function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, poolRow:
   const swap = source.table === 'dexSwaps' ? (value as SwapRow) : kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
   const row = poolRow(pool);
   if (row === undefined || swap === undefined) return undefined;
-  const baseIs0 = baseIsToken0(reader, row);
+  const usdIs0 = !baseIsToken0(reader, row);
+  // A token's list sees each swap as the asked token's trade, as analytics counts it: a buy took it out of the pool.
+  const baseIs0 = source.table === 'dexTokenSwaps' ? row[1] === source.token : !usdIs0;
   const boughtIs0 = BigInt(swap[3]) < 0n;
-  return { pool, row, swap, blockNumber, baseIs0, boughtIs0, type: boughtIs0 === baseIs0 ? 'buy' : 'sell' };
+  return { pool, row, swap, blockNumber, baseIs0, usdIs0, boughtIs0, type: boughtIs0 === baseIs0 ? 'buy' : 'sell' };
 }
 
 /** One leg (bought or sold) in the reference's TokenTransactionTokenMetadata: the amount as a positive decimal, USD at the swap's block. */
@@ -99,6 +107,7 @@ async function priced(reader: PriceReader, s: Seen, infoOf: (token: string) => P
   };
   const [bought, sold] = await Promise.all([legOf(s.boughtIs0), legOf(!s.boughtIs0)]);
   const [base, quote] = s.boughtIs0 === s.baseIs0 ? [bought, sold] : [sold, bought];
+  const [usd, other] = s.boughtIs0 === s.usdIs0 ? [bought, sold] : [sold, bought];
   return {
     s,
     iso,
@@ -108,8 +117,8 @@ async function priced(reader: PriceReader, s: Seen, infoOf: (token: string) => P
     quote,
     // The execution price: quote tokens paid or received per base token.
     baseQuotePrice: base.whole.num === 0n ? null : decimal(div(quote.whole, base.whole), 18),
-    // The trade's value: its quote leg (the token that routes to USD), else its base leg.
-    totalValueUsd: quote.value !== null ? toNumber(quote.value) : base.value !== null ? toNumber(base.value) : null,
+    // The trade's value: the leg of the pool's token that routes to USD, else the other leg.
+    totalValueUsd: usd.value !== null ? toNumber(usd.value) : other.value !== null ? toNumber(other.value) : null,
   };
 }
 type Priced = Awaited<ReturnType<typeof priced>>;
@@ -197,7 +206,7 @@ export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typ
 
 export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<typeof tokenSwapsQuery>) {
   const { head, reader } = await readerAt(deps, chain);
-  const p = await swapPage(deps, chain, head, reader, 'token-swaps', q, { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, q.address) });
+  const p = await swapPage(deps, chain, head, reader, 'token-swaps', q, { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, q.address), token: q.address });
   return { page: p.page, page_size: q.limit, cursor: p.cursor, result: p.swaps.map(tradeItem(deps, chain)) };
 }
 
