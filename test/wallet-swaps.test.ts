@@ -2,7 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatUnits, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { DEV_ACCOUNTS, publicClient } from './contracts.js';
 import { transferToken, v2RouterSwapExactIn, v2SwapExactIn, v3SwapAtReserves, type Created } from './dex.js';
-import { until } from './helpers.js';
+import type { Pricing } from '../engine/chains/pricing.js';
+import { ServiceClock } from '../engine/clock.js';
+import type { DataDeps } from '../engine/data-api/deps.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../engine/data-api/dex-index.js';
+import { DataIndexer, type IndexState } from '../engine/data-api/indexer.js';
+import { pairSwaps, pairSwapsQuery } from '../engine/data-api/swap-lists.js';
+import { analyticsQuery, SCAN, tokenAnalytics } from '../engine/data-api/token-analytics.js';
+import type { ChainReads } from '../engine/evm/chain-reads.js';
+import { pos } from '../engine/evm/store.js';
+import { TokenMetadata } from '../engine/evm/token-metadata.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
+import { jsonLogger } from '../engine/log.js';
+import type { Kv } from '../engine/ports.js';
+import { openStore, type Store } from '../storage/env.js';
+import { tempDir, until } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 
 /**
@@ -413,5 +427,82 @@ describe('swaps by token across a reorg', () => {
     expect(await until(async () => hashes(await ok(tokenSwapsOf(lc(usdc.address))))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
     expect(hashes(await ok(tokenSwapsOf(lc(tkb.address))))).toEqual(before.tkb);
     expect(hashes(await ok(tokenSwapsOf(lc(usdc.address))))).toEqual([instead.receipt.transactionHash, ...before.usdc]);
+  });
+});
+
+
+describe('a busy token (the DEX tables written directly to a real store)', () => {
+  const CHAIN = '0x539';
+  const [BASE, USDC, BUSY, FACTORY, TRADER] = ['01', '04', '06', '03', '0c'].map((b) => `0x${b.repeat(20)}`) as [string, string, string, string, string];
+  /** BASE/USDC: HOT_SWAPS swaps, ten a block, buys and sells of BASE in turn. */
+  const HOT = `0x${'bb'.repeat(20)}`;
+  const HOT_SWAPS = 12_000;
+  /** BUSY's index entries (past SCAN), 150 a block, in pools of its own without swap rows: only the scan's bound is looked at. */
+  const BUSY_ENTRIES = SCAN + 50_000;
+  const HEAD = 1_200;
+  const T0 = 1_800_000_000;
+  const row: PoolRow = ['v2', BASE, USDC, FACTORY, null];
+  const pricing: Pricing = { wrappedNative: `0x${'02'.repeat(20)}`, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }] };
+  const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+  let store: Store;
+  let deps: DataDeps;
+  /** Entries read from each table by the request under test (range rows and gets). */
+  const reads = new Map<string, number>();
+  const counted = (kv: Store): Kv =>
+    new Proxy(kv, {
+      get(target, prop, recv) {
+        const count = (what: string, n: number): void => void reads.set(what, (reads.get(what) ?? 0) + n);
+        if (prop === 'range') return (table: never, o: never) => target.range(table, o).map((r, _, all) => (r === all[0] && count(`range ${table}`, all.length), r));
+        if (prop === 'get') return (table: never, k: string) => (count(`get ${table}`, 1), target.get(table, k));
+        const v = Reflect.get(target, prop, recv);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    }) as Kv;
+
+  beforeAll(() => {
+    store = openStore(tempDir());
+    const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, (T0 + HEAD) * 1000);
+    const indexer = new DataIndexer(store, [], clock, jsonLogger(() => {}, () => clock.now(), 'error'));
+    deps = { kv: counted(store), tokens: new TokenMetadata(store, noNode.call), reads: noNode, indexer, follower: () => undefined, pricing: () => pricing };
+    store.transact(() => {
+      for (let b = 1; b <= HEAD; b++) store.put('blockTimes', blockKey(CHAIN, b), [T0 + b, `0x${b.toString(16).padStart(64, '0')}`]);
+      store.put('indexState', CHAIN, { number: HEAD, hash: `0x${HEAD.toString(16).padStart(64, '0')}`, start: 1 } satisfies IndexState);
+      store.put('chainState', CHAIN, { head: HEAD, confirmed: HEAD, tracer: null, pruned: -1 });
+      store.put('dexPools', poolKey(CHAIN, HOT), row);
+      for (const [a, b] of [[BASE, USDC], [USDC, BASE]]) store.put('dexPools', `${tokenPoolsPrefix(CHAIN, a!, b!)}${HOT}`, 0);
+      for (let i = 0; i < HOT_SWAPS; i++) {
+        const place = pos(1 + Math.floor(i / 10), i % 10);
+        const buy = i % 2 === 0;
+        store.put('dexSwaps', poolRowsPrefix(CHAIN, HOT) + place, [`0x${i.toString(16).padStart(64, '0')}`, 0, TRADER, buy ? '-1000000000000000000' : '1000000000000000000', buy ? '1000000' : '-1000000'] satisfies SwapRow);
+        for (const token of [BASE, USDC]) store.put('dexTokenSwaps', tokenSwapsPrefix(CHAIN, token) + place, HOT);
+      }
+      for (let i = 0; i < BUSY_ENTRIES; i++) store.put('dexTokenSwaps', tokenSwapsPrefix(CHAIN, BUSY) + pos(HEAD - Math.floor(i / 150), i % 150), `0x${(i % 16).toString(16).repeat(40)}`);
+    });
+  }, 120_000);
+  afterAll(() => {
+    void store?.close();
+  });
+
+  it('counts a token\'s day from at most SCAN index entries, and at most DAY_SWAPS swaps of a pool', async () => {
+    reads.clear();
+    await tokenAnalytics(deps, CHAIN, analyticsQuery.parse({ tokenAddress: BUSY }));
+    // Read a chunk at a time: at most one chunk past the bound.
+    expect(reads.get('range dexTokenSwaps')).toBeLessThanOrEqual(SCAN + 1_000);
+    reads.clear();
+    const a = await tokenAnalytics(deps, CHAIN, analyticsQuery.parse({ tokenAddress: BASE }));
+    // The pool's newest 10,000 swaps: half of them buys.
+    expect([a.totalBuys['24h'], a.totalSells['24h'], a.totalBuyers['24h']]).toEqual([5_000, 5_000, 1]);
+    expect(reads.get('get dexSwaps')).toBeLessThanOrEqual(10_000);
+  });
+
+  it('answers a pair list asked only for liquidity changes (never indexed) with an empty last page, reading no swap', async () => {
+    reads.clear();
+    for (const transactionTypes of [['addLiquidity'], ['addLiquidity', 'removeLiquidity']]) {
+      const p = await pairSwaps(deps, CHAIN, pairSwapsQuery.parse({ address: HOT, transactionTypes }));
+      expect([p.result, p.cursor], transactionTypes.join()).toEqual([[], null]);
+    }
+    expect(reads.get('range dexSwaps') ?? 0).toBe(0);
+    // With a swap type beside them: the swaps of that type.
+    expect((await pairSwaps(deps, CHAIN, pairSwapsQuery.parse({ address: HOT, transactionTypes: ['addLiquidity', 'sell'], limit: '3' }))).result.map((i) => i.transactionType)).toEqual(['sell', 'sell', 'sell']);
   });
 });

@@ -169,13 +169,15 @@ const pairItem = (p: Priced) => ({
  */
 async function swapPage(deps: DataDeps, chain: string, head: number, reader: PriceReader | undefined, name: string, q: ListQuery, source: Source, keepAlso?: { by: string | undefined; keep: (s: Seen) => boolean }) {
   const bounds = headBounds(deps.kv, chain, head, { from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
-  if (reader === undefined || bounds === null) return { page: 0, cursor: null, swaps: [] };
+  const types = new Set(q.transactionTypes);
+  // Only types never indexed (the pair list's liquidity changes): nothing to read.
+  const none = types.size > 0 && !TYPES.some((t) => types.has(t));
+  if (reader === undefined || bounds === null || none) return { page: 0, cursor: null, swaps: [] };
   // A request reads each pool row once, and each entry once (the filter reads it, then the page).
   const pools = new Map<string, PoolRow | undefined>();
   const poolRow = (pool: string): PoolRow | undefined => (pools.has(pool) ? pools.get(pool) : pools.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
   const entries = new Map<string, Seen | undefined>();
   const entry = (key: string, value: string | SwapRow): Seen | undefined => (entries.has(key) ? entries.get(key) : entries.set(key, seen(deps.kv, chain, reader, poolRow, source, key, value)).get(key));
-  const types = new Set(q.transactionTypes);
   const keep = (value: string | SwapRow, key: string): boolean => {
     const s = entry(key, value);
     return s !== undefined && (keepAlso === undefined || keepAlso.keep(s)) && (types.size === 0 || types.has(s.type));

@@ -11,9 +11,9 @@ import { weighPools } from './pairs.js';
 import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD } from './prices.js';
 
 /**
- * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over the last 5 minutes,
- * hour, 6 hours and day of block time before the indexed head. A buy takes the token out of a pool (the pool's
- * balance of it falls), a sell puts it in; buyers and sellers are distinct traders (the transactions' senders);
+ * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over
+ * the last 5 minutes, hour, 6 hours and day of block time before the indexed head (its newest SCAN swaps at most,
+ * DAY_SWAPS of a pool). A buy takes the token out of a pool (the pool's balance of it falls), a sell puts it in; buyers and sellers are distinct traders (the transactions' senders);
  * volumes are the token amounts valued at its current USD price. totalLiquidity: both sides of its pools in USD (the
  * first 1,000 pools);
  * totalFullyDilutedValuation: its supply at that price.
@@ -26,6 +26,12 @@ type Windowed = Record<(typeof WINDOWS)[number][0], number>;
 const zero = (): Windowed => ({ '5m': 0, '1h': 0, '6h': 0, '24h': 0 });
 /** Swaps counted per pool at most for a day's figures. */
 const DAY_SWAPS = 10_000;
+/**
+ * Entries of the token's day of swaps (in all its pools) read at most: one request's work stays bounded (each entry is
+ * an index read, a swap read and a block time) even for a token a bot trades all day in many pools. Past it the
+ * older swaps of the day are not counted.
+ */
+export const SCAN = 100_000;
 /** Entries of the token's swaps read at a time. */
 const CHUNK = 1_000;
 
@@ -50,42 +56,42 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
   const traders = { buyers: WINDOWS.map(() => new Set<string>()), sellers: WINDOWS.map(() => new Set<string>()) };
   const times = new Map<number, number | undefined>();
   const timeOf = (block: number): number | undefined => (times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block));
-  // Each pool's swaps of the day, newest first, at most DAY_SWAPS of them.
-  const byPool = new Map<string, Array<{ t: number; swap: SwapRow }>>();
+  // Each pool seen: whether the token is its token0 (a V4 pool of the native coin holds the wrapped native token where
+  // the coin sorted first), and how many of its swaps were counted (at most DAY_SWAPS).
+  const pools = new Map<string, { isToken0: boolean; counted: number }>();
+  const poolOf = (pool: string) => pools.get(pool) ?? pools.set(pool, { isToken0: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token, counted: 0 }).get(pool)!;
+  const count = (t: number, isToken0: boolean, value: SwapRow): void => {
+    const delta = BigInt(isToken0 ? value[3] : value[4]);
+    const bought = delta < 0n;
+    const usd = price === null ? 0 : toNumber(mul({ num: bought ? -delta : delta, den: 10n ** BigInt(decimals) }, price.now.usd));
+    WINDOWS.forEach(([name, seconds], i) => {
+      if (t < now! - seconds) return;
+      if (bought) {
+        counts.buys[name]++;
+        counts.buyVolume[name] += usd;
+        traders.buyers[i]!.add(value[2]);
+      } else {
+        counts.sells[name]++;
+        counts.sellVolume[name] += usd;
+        traders.sellers[i]!.add(value[2]);
+      }
+    });
+  };
   const prefix = tokenSwapsPrefix(chain, token);
-  // The token's swaps in all its pools, newest first: stop at the first swap older than a day.
+  // The token's swaps in all its pools, newest first, counted as they are read (volumes are summed in this order):
+  // stop at the first swap older than a day, or after SCAN entries.
+  let read = 0;
   for (const { key, value: pool } of now === undefined ? [] : newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, 0xffffff), prefix)) {
+    if (read++ === SCAN) break;
     const { blockNumber, logIndex } = posAt(key);
     const t = timeOf(blockNumber);
     if (t === undefined || t < now! - DAY) break;
-    const swaps = byPool.get(pool) ?? byPool.set(pool, []).get(pool)!;
-    const swap = swaps.length < DAY_SWAPS ? deps.kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex)) : undefined;
-    if (swap !== undefined) swaps.push({ t, swap });
-  }
-  // Summed pool by pool in the order of the token's pools (by the other token, then the pool): float sums keep one order.
-  const pools = [...byPool.keys()].map((pool) => ({ pool, row: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool)) }));
-  const other = (row: PoolRow | undefined): string => (row?.[1] === token ? row[2] : (row?.[1] ?? ''));
-  pools.sort((a, b) => (`${other(a.row)}/${a.pool}` < `${other(b.row)}/${b.pool}` ? -1 : 1));
-  for (const { pool, row } of pools) {
-    // The row's order: a V4 pool of the native coin holds the wrapped native token where the coin sorted first.
-    const isToken0 = row?.[1] === token;
-    for (const { t, swap: value } of byPool.get(pool)!) {
-      const delta = BigInt(isToken0 ? value[3] : value[4]);
-      const bought = delta < 0n;
-      const usd = price === null ? 0 : toNumber(mul({ num: bought ? -delta : delta, den: 10n ** BigInt(decimals) }, price.now.usd));
-      WINDOWS.forEach(([name, seconds], i) => {
-        if (t < now! - seconds) return;
-        if (bought) {
-          counts.buys[name]++;
-          counts.buyVolume[name] += usd;
-          traders.buyers[i]!.add(value[2]);
-        } else {
-          counts.sells[name]++;
-          counts.sellVolume[name] += usd;
-          traders.sellers[i]!.add(value[2]);
-        }
-      });
-    }
+    const p = poolOf(pool);
+    if (p.counted === DAY_SWAPS) continue;
+    const swap = deps.kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
+    if (swap === undefined) continue;
+    p.counted++;
+    count(t, p.isToken0, swap);
   }
   const distinct = (sets: Array<Set<string>>): Windowed => Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
   const pairs = await weighPools(deps, chain, reader, head, token);
