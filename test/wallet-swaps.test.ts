@@ -427,6 +427,19 @@ describe('swaps by token across a reorg', () => {
     expect(await until(async () => hashes(await ok(tokenSwapsOf(lc(usdc.address))))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
     expect(hashes(await ok(tokenSwapsOf(lc(tkb.address))))).toEqual(before.tkb);
     expect(hashes(await ok(tokenSwapsOf(lc(usdc.address))))).toEqual([instead.receipt.transactionHash, ...before.usdc]);
+    // The index itself, read from the server's own store (the lists skip an entry whose swap row is gone, so they alone
+    // would not see an entry left behind): the removed swap's entries are gone, the swap mined instead has its own.
+    const store = openStore(net.s.dir);
+    try {
+      const entries = (token: Hex) => store.range<string>('dexTokenSwaps', { start: tokenSwapsPrefix('0x539', lc(token)), end: `${tokenSwapsPrefix('0x539', lc(token))}\uffff` });
+      const atBlock = (token: Hex) => entries(token).filter((e) => e.key.split('/')[2] === pos(Number(gone.receipt.blockNumber), 0).split('/')[0]).map((e) => e.value);
+      expect(atBlock(tkb.address)).toEqual([]);
+      expect(atBlock(usdc.address)).toEqual([lc(wethUsdc.address)]);
+      expect(entries(tkb.address).length).toBe(before.tkb.length);
+      expect(entries(usdc.address).length).toBe(before.usdc.length + 1);
+    } finally {
+      void store.close();
+    }
   });
 });
 
