@@ -13,10 +13,10 @@ import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD } from './prices.js';
 /**
  * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over
  * the last 5 minutes, hour, 6 hours and day of block time before the indexed head (its newest SCAN swaps at most,
- * DAY_SWAPS of a pool). A buy takes the token out of a pool (the pool's balance of it falls), a sell puts it in; buyers and sellers are distinct traders (the transactions' senders);
- * volumes are the token amounts valued at its current USD price. totalLiquidity: both sides of its pools in USD (the
- * first 1,000 pools);
- * totalFullyDilutedValuation: its supply at that price.
+ * DAY_SWAPS of a pool). A buy takes the token out of a pool (the pool's balance of it falls), a sell puts it in;
+ * buyers and sellers are distinct traders (the transactions' senders); volumes are the token amounts valued at its
+ * current USD price, summed in the order read. totalLiquidity: both sides of its pools in USD (the first 1,000
+ * pools); totalFullyDilutedValuation: its supply at that price.
  */
 
 export const analyticsQuery = z.object({ tokenAddress: evmAddress });
