@@ -19,8 +19,8 @@ export const TABLES = [
   'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search',
   // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
-  // Data API part 2 (issue 18): DEX pools, their states and swaps, each trader's swaps, price marks and candles.
-  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'priceMarks', 'dexCandles',
+  // Data API part 2 (issue 18): DEX pools, their states and swaps, each trader's and each token's swaps, price marks and candles.
+  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

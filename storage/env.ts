@@ -43,7 +43,7 @@ export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set<Table>([
   'blockTimes', 'contractLogs', 'nativeTxs', 'addressTxs', 'activity', 'indexUndo',
   'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet',
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades',
-  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'priceMarks', 'dexCandles',
+  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles',
 ]);
 
 /**

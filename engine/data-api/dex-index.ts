@@ -17,6 +17,8 @@ import { v4Move, v4PoolCreated, V4_EVENTS, type V4StateRow } from './dex-v4.js';
  * - `dexStates`: `chain/pool/number/logIndex` → StateRow, after each V2 Sync and each V3 Initialize and Swap.
  * - `dexSwaps`: `chain/pool/number/logIndex` → SwapRow.
  * - `dexWalletSwaps`: `chain/trader/number/logIndex` → pool: a trader's swaps, one range (GET /wallets/:address/swaps).
+ * - `dexTokenSwaps`: `chain/token/number/logIndex` → pool: the swaps of each of the pool's two tokens, one range per token
+ *   (GET /erc20/:address/swaps, GET /tokens/:tokenAddress/analytics).
  * A pool is known from its factory's creation event, or, when it was created before the indexes' first block, from
  * its first event here: its factory(), token0(), token1() (and V3 fee()) are read then (immutable, so at the node's
  * latest block), and the factory is asked whether it made that pool (getPair, getPool): a contract's own word that a
@@ -55,6 +57,8 @@ export const tokenPoolsPrefix = (chain: string, token: string, other?: string): 
 export const poolRowsPrefix = (chain: string, pool: string): string => `${chain}/${pool}/`;
 /** A trader's swaps in `dexWalletSwaps`, each key ending with the swap's place (its `dexSwaps` key under the pool). */
 export const walletSwapsPrefix = (chain: string, trader: string): string => `${chain}/${trader}/`;
+/** A token's swaps in `dexTokenSwaps`, each key ending with the swap's place (its `dexSwaps` key under the pool). */
+export const tokenSwapsPrefix = (chain: string, token: string): string => `${chain}/${token}/`;
 
 const ABI = parseAbi([
   'function token0() view returns (address)',
@@ -166,13 +170,15 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
           if (made !== undefined) writePool(w, block.chain, made[0], made[1]);
           const moved = poolMove(w, block, pricing, l, found);
           if (moved === undefined) continue;
-          const { pool, state, swap } = moved;
+          const { pool, row, state, swap } = moved;
           const place = pos(block.number, Number(l.logIndex));
           const at = `${poolRowsPrefix(block.chain, pool)}${place}`;
           if (state !== undefined) w.put('dexStates', at, state);
           if (swap === undefined) continue;
           w.put('dexSwaps', at, [txHash, ti, trader, swap.amount0.toString(), swap.amount1.toString()] satisfies SwapRow);
           w.put('dexWalletSwaps', `${walletSwapsPrefix(block.chain, trader)}${place}`, pool);
+          w.put('dexTokenSwaps', `${tokenSwapsPrefix(block.chain, row[1])}${place}`, pool);
+          w.put('dexTokenSwaps', `${tokenSwapsPrefix(block.chain, row[2])}${place}`, pool);
         }
       });
     },
@@ -180,10 +186,10 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
 }
 
 /**
- * What a log does to a pool of the index: the pool (its address; V4 its PoolId), its state after the log if it
- * moved, its swap; undefined for a log of no pool here (a V4 event counts only from the pool's own PoolManager).
+ * What a log does to a pool of the index: the pool (its address; V4 its PoolId) and its row, its state after the
+ * log if it moved, its swap; undefined for a log of no pool here (a V4 event counts only from the pool's own PoolManager).
  */
-function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { address: string; topics: string[]; data: string; logIndex: unknown }, found: Prepared): { pool: string; state?: StateRow; swap?: SwapDelta } | undefined {
+function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { address: string; topics: string[]; data: string; logIndex: unknown }, found: Prepared): { pool: string; row: PoolRow; state?: StateRow; swap?: SwapDelta } | undefined {
   const log = { topics: l.topics.map((x) => x.toLowerCase()), data: l.data };
   const address = l.address.toLowerCase();
   if (V4_EVENTS.has(log.topics[0] ?? '') && factoryOf(pricing, address)?.kind === 'v4') {
@@ -192,7 +198,7 @@ function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { ad
     const before = (pool: string): V4StateRow | undefined => w.range<V4StateRow>('dexStates', { start: prefix(pool) + pos(block.number, Number(l.logIndex)), end: prefix(pool), reverse: true, limit: 1 })[0]?.value;
     const moved = v4Move(log, before);
     const row = moved === undefined ? undefined : w.get<PoolRow>('dexPools', poolKey(block.chain, moved.pool));
-    return row?.[0] === 'v4' && row[3] === address ? moved : undefined;
+    return moved !== undefined && row?.[0] === 'v4' && row[3] === address ? { ...moved, row } : undefined;
   }
   const kind = KIND_OF[log.topics[0] ?? ''];
   if (kind === undefined) return undefined;
@@ -204,7 +210,7 @@ function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { ad
   const state: StateRow | undefined =
     sync !== undefined ? [hex(sync.reserve0), hex(sync.reserve1)] : v3 !== undefined ? [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)] : undefined;
   const swap = v3swap ?? v2Swap(log);
-  return { pool: address, ...(state === undefined ? {} : { state }), ...(swap === undefined ? {} : { swap }) };
+  return { pool: address, row: pool, ...(state === undefined ? {} : { state }), ...(swap === undefined ? {} : { swap }) };
 }
 
 /** A V3 pool's token balances as the ERC-20 index holds them (0x quantities). */

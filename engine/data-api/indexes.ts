@@ -44,7 +44,7 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
 export function dataChainRanges(chain: string): KeyRange[] {
   const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
   return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'priceMarks', 'dexCandles'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles'] as const).map((t) => prefixRange(t, `${chain}/`)),
     ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
     ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
     ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),
