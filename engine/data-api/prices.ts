@@ -389,17 +389,26 @@ export class PriceReader {
 }
 
 /**
+ * A pool's last state at (block, logIndex) or before. A swap's own (V3, V4) or the V2 Sync just before it first, by
+ * key: a get costs a tenth of a range read in lmdb-js, and the candles price every swap so.
+ */
+function stateAt(kv: Pick<Kv, 'range' | 'get'>, prefix: string, block: number, logIndex: number): StateRow | undefined {
+  if (logIndex !== LAST_LOG) for (const at of logIndex > 0 ? [logIndex, logIndex - 1] : [logIndex]) {
+    const state = kv.get<StateRow>('dexStates', prefix + pos(block, at));
+    if (state !== undefined) return state;
+  }
+  return kv.range<StateRow>('dexStates', { start: prefix + pos(block, logIndex), end: prefix, reverse: true, limit: 1 })[0]?.value;
+}
+
+/**
  * A pool at `block` (at most the indexed `head`), after its log `logIndex` there (by default its last): its reserves (V2: those of its last Sync; V3: its balances, the
  * ERC-20 index's at the head, before it those its last state row kept; V4: the virtual reserves of its active
  * liquidity its last state row kept) and its price of token0 in token1 in whole units (decimals d0, d1); null before
  * its first state, or with an empty side (V2).
  */
 export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number, logIndex = LAST_LOG): { reserves: [bigint, bigint]; price0: Ratio } | null {
-  const prefix = poolRowsPrefix(chain, pool);
-  // At (block, logIndex) or before: a swap's own state, or a V2 swap's Sync just before it.
-  const [last] = kv.range<StateRow>('dexStates', { start: prefix + pos(block, logIndex), end: prefix, reverse: true, limit: 1 });
-  if (last === undefined) return null;
-  const state = last.value;
+  const state = stateAt(kv, poolRowsPrefix(chain, pool), block, logIndex);
+  if (state === undefined) return null;
   if (state.length === 2) {
     const reserves: [bigint, bigint] = [BigInt(state[0]), BigInt(state[1])];
     if (reserves[0] === 0n || reserves[1] === 0n) return null;
