@@ -3,7 +3,8 @@
  * - a synthetic DEX chain (bench/dex-chain.ts) of BENCH_SWAPS swaps (default 1,000,000) over 10,000 Uniswap V2
  *   pairs, written through the real code: each block's follower rows (indexRows) and the DEX, price-mark and
  *   candle indexes with block times (DataIndexer.index, batches of blocks as a backfill writes them), into LMDB in a temp dir:
- *   `swapsIndexedPerSec` (the indexing alone, one thread);
+ *   `swapsIndexedPerSec` (the indexing alone, one thread), beside its floor `swapWriteFloorPerSec` (bench/swap-floor.ts:
+ *   the same store writing only the DEX index's rows of each swap, nothing read or computed);
  * - autocannon (bounded, loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with 100
  *   random tokens, on the server binary following the chain's node (bench/data-node.ts, at its head), then on the
  *   same core and routes served by Fastify (bench/alt-server.ts): `priceP99Ms`, `batchPricesP99Ms` and their req/s.
@@ -29,6 +30,7 @@ import { dexBlock, FACTORY, tokenOf, USDC, WETH, type DexShape } from './dex-cha
 import { prng } from './data-chain.js';
 import { startProcess, type Started } from './proc.js';
 import { BIN, printRows, report, round } from './report.js';
+import { swapWriteFloor } from './swap-floor.js';
 
 const CHAIN = '0x1';
 const SWAPS = Number(process.env['BENCH_SWAPS'] ?? 1_000_000);
@@ -45,6 +47,11 @@ const WARM_UP_S = 2;
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
 const KEY = 'cpk_bench_prices_0123456789abcdef';
 const BATCH_TOKENS = 100;
+/**
+ * Blocks of the floor (bench/swap-floor.ts): 200,000 swaps, into a fresh store. A smaller store than the build's,
+ * so its writes are if anything faster: the floor it gives is an upper bound.
+ */
+const FLOOR_BLOCKS = Math.min(2_000, SHAPE.blocks - 1);
 
 const PRICING: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'BenchSwap' }] };
 
@@ -117,11 +124,26 @@ async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
 const serve = (args: string[], nodeUrl: string): Promise<Started> =>
   startProcess(args, { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRICING: JSON.stringify({ '0x1': PRICING }) }, 60_000);
 
+/** The floor's swaps per second, in a temp dir of its own. */
+async function floor(): Promise<number> {
+  const floorDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-swap-floor-'));
+  const store = openStore(floorDir);
+  try {
+    const { swaps, seconds } = await swapWriteFloor(store, CHAIN, SHAPE, FLOOR_BLOCKS, BATCH);
+    return swaps / seconds;
+  } finally {
+    await store.close();
+    rmSync(floorDir, { recursive: true, force: true });
+  }
+}
+
 let uws: { price: Run; batch: Run };
 let fastify: { price: Run; batch: Run };
 let indexSeconds: number;
+let floorPerSec: number;
 try {
   indexSeconds = await build();
+  floorPerSec = await floor();
   const node = await startProcess([fileURLToPath(new URL('./data-node.js', import.meta.url)), String(SHAPE.blocks - 1)], {}, 15_000);
   try {
     const server = await serve([BIN, 'serve'], `http://127.0.0.1:${node.port}`);
@@ -154,6 +176,7 @@ const figures: Record<string, number> = {
   fastifyBatchPricesReqPerSec: Math.round(fastify.batch.reqPerSec),
   fastifyBatchPricesP99Ms: fastify.batch.p99Ms,
   swapsIndexedPerSec: Math.round(swaps / indexSeconds),
+  swapWriteFloorPerSec: Math.round(floorPerSec),
   swaps,
   pools: SHAPE.pools,
 };
@@ -164,10 +187,12 @@ printRows([
   ['priceP99Ms', uws.price.p99Ms, '', fastify.price.p99Ms],
   ['batchPricesReqPerSec', figures['batchPricesReqPerSec']!, `(${BATCH_TOKENS} tokens each)`, fastify.batch.reqPerSec],
   ['batchPricesP99Ms', uws.batch.p99Ms, '', fastify.batch.p99Ms],
-  ['swapsIndexedPerSec', figures['swapsIndexedPerSec']!, `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps)`],
+  ['swapsIndexedPerSec', figures['swapsIndexedPerSec']!, `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps; baseline: the floor, a swap's five rows written alone)`, floorPerSec],
+  ['swapWriteFloorPerSec', figures['swapWriteFloorPerSec']!, `(${(FLOOR_BLOCKS * PER_BLOCK).toLocaleString('en-US')} swaps)`],
 ]);
 report('prices', SWAPS === 1_000_000 ? 'npm run bench:prices' : `BENCH_SWAPS=${SWAPS} npm run bench:prices`, figures, goal, met, [
   `Dataset: a synthetic chain (bench/dex-chain.ts, seed ${SHAPE.seed}; a block every 12 s, ${round(((SHAPE.blocks - 1) * 12) / 3600, 1)} h in all): block 0 creates ${SHAPE.pools.toLocaleString('en-US')} Uniswap V2 pairs with the bench's factory (PairCreated and a first Sync each; ${SHAPE.tokens.toLocaleString('en-US')} tokens, each against the wrapped native token or the stablecoin, and the wrapped native token's stable pairs), then ${(SHAPE.blocks - 1).toLocaleString('en-US')} blocks of ${PER_BLOCK} swaps (a Sync then a Swap each, in random pairs). Written into LMDB in a temp dir through indexRows and DataIndexer.index with the block-times, DEX and price-mark indexes, ${BATCH} blocks a batch, no undo rows (a backfill's): swapsIndexedPerSec is the swaps over the indexing's time of every batch (block 0's pool creations included), one thread, the follower's rows aside.`,
+  `Floor (bench/swap-floor.ts): the five rows the DEX index writes for each swap (its Sync's state, the swap, the trader's and both tokens' entries), the same keys and values, put through the same store in transactions of ${BATCH} blocks, committed as durably, over the first ${(FLOOR_BLOCKS * PER_BLOCK).toLocaleString('en-US')} swaps into a fresh store, with the logs read and every row made before the clock starts: swapWriteFloorPerSec, what no index writing those rows can exceed here; the baseline of swapsIndexedPerSec.`,
   `Requests: autocannon (${CONNECTIONS} connections; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded; loopback) on GET /erc20/:address/price for random tokens and POST /erc20/prices with ${BATCH_TOKENS} random tokens a request, on the server binary following the chain's node (bench/data-node.ts), then the same routes and core on Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Each price reads the token's last price mark (one read), its mark 24 h before (a range read), the wrapped native token's the same way and the pools' rows; nothing is cached between requests.`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/prices.json and bench/RESULTS.md`);
