@@ -113,7 +113,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
   {
     name: 'keys revoke',
     args: 'N',
-    summary: 'revoke the key named N (or with id N); it stops working at once',
+    summary: 'revoke the key named N (with any it replaced still in their grace period) or with id N; it stops working at once',
     data: 'store',
     run(ctx) {
       const k = keysOf(ctx).revoke(ctx.positionals[0]!);
