@@ -5,8 +5,10 @@
  */
 import { startService } from '../engine/main.js';
 import { devnetReset } from '../http/clients/devnet-reset.js';
+import { parseDuration } from '../engine/duration.js';
 import { ApiKeys } from '../engine/keys.js';
 import type { Config } from '../engine/config.js';
+import { backupStore } from '../storage/backup.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import type { Store } from '../storage/env.js';
 import { renderStatus, type Health } from './status.js';
@@ -51,6 +53,9 @@ const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it hol
 const out = (text: string): void => void process.stdout.write(text);
 const keysOf = (ctx: Context): ApiKeys => new ApiKeys(lmdbKeyStore(ctx.store()), () => Date.now());
 
+/** How long a rotated key keeps working when --grace is not given. */
+const DEFAULT_GRACE = '24h';
+
 export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
@@ -86,18 +91,47 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     run(ctx) {
       const rows = keysOf(ctx)
         .list()
-        .map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString()]);
-      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED'], ...rows]) out(`${r.map((c, i) => (i < 4 ? c.padEnd(i === 1 ? 14 : 20) : c)).join(' ')}\n`);
+        .map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString(), k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString()]);
+      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED', 'EXPIRES'], ...rows]) out(`${r.map((c, i) => (i < 5 ? c.padEnd(i === 1 ? 14 : i === 4 ? 24 : 20) : c)).join(' ').trimEnd()}\n`);
+    },
+  },
+  {
+    name: 'keys rotate',
+    args: 'N',
+    summary: 'replace the key named N (or with id N) by a new one; prints it alone on the last line; the old one works for a grace period',
+    options: { grace: { value: 'D', help: `how long the old key keeps working: a number and s, m, h or d, or 0 for not at all (default ${DEFAULT_GRACE})` } },
+    notes: 'The new key has the old one\'s name, tenant and e-mail. `keys list` shows the old key with its EXPIRES\ntime until then; `keys revoke N` ends both at once.',
+    data: 'store',
+    run(ctx) {
+      const text = (ctx.values['grace'] as string | undefined) ?? DEFAULT_GRACE;
+      const grace = parseDuration(text);
+      if (grace === undefined) throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
+      const { key, record, old } = keysOf(ctx).rotate(ctx.positionals[0]!, grace);
+      out(`rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`);
     },
   },
   {
     name: 'keys revoke',
     args: 'N',
-    summary: 'revoke the key named N (or with id N); it stops working at once',
+    summary: 'revoke the key named N (with any it replaced still in their grace period) or with id N; it stops working at once',
     data: 'store',
     run(ctx) {
       const k = keysOf(ctx).revoke(ctx.positionals[0]!);
       out(`revoked key "${k.name}" (id ${k.id})\n`);
+    },
+  },
+  {
+    name: 'backup',
+    args: 'DIR',
+    summary: 'copy the store in CHAINPOST_DATA into the empty directory DIR, consistently, while a server may run on it',
+    options: { compact: { help: 'leave out free pages (a smaller copy, made more slowly)' } },
+    notes: `DIR must exist and be empty. The copy is the whole store (streams, keys, settings, queued
+webhooks, history, indexes) as of one moment; start a server on it with CHAINPOST_DATA=DIR.
+The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it.`,
+    data: 'store',
+    async run(ctx) {
+      const { file, bytes, compact } = await backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });
+      out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
     },
   },
   {

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { ApiError } from './errors.js';
@@ -15,6 +16,10 @@ export interface ApiKey {
   email?: string;
   tenantId: string;
   createdAt: number;
+  /** Set when the key was rotated: it is refused from this moment on (ms since the epoch). */
+  expiresAt?: number;
+  /** The id of the key that replaced it (rotate). */
+  replacedBy?: string;
 }
 
 export interface Tenant {
@@ -44,6 +49,18 @@ const base64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('ba
 
 export const hashKey = (key: string): string => bytesToHex(sha256(utf8ToBytes(key)));
 
+/** A new key: `cpk_` and 24 random bytes. */
+const newKey = (): string => `cpk_${base64url(randomBytes(24))}`;
+
+/**
+ * Whether two SHA-256 hex digests are equal, in time that does not depend on where they differ: the last step of
+ * authenticate, so no comparison of a caller's key material (its digest against a stored one) leaks by its timing.
+ */
+const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+
+/** A key still in use at `now`: not rotated, or rotated and still in its grace period. */
+const inUse = (k: ApiKey, now: number): boolean => k.expiresAt === undefined || now < k.expiresAt;
+
 export class ApiKeys {
   // A key's hash never changes, so it is memoized. Decoded records are cached
   // until the store's version moves: one small read per request instead of a
@@ -58,10 +75,11 @@ export class ApiKeys {
   ) {}
 
   /** Creates a key; a new tenant named after the key unless `tenant` names an existing one. */
-  create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = `cpk_${base64url(randomBytes(24))}`): { key: string; record: ApiKey; tenant: Tenant } {
+  create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = newKey()): { key: string; record: ApiKey; tenant: Tenant } {
     if (!NAME.test(opts.name)) throw new ApiError(400, 'name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit');
     if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
     return this.store.transact(() => {
+      this.dropExpired();
       const hash = hashKey(key);
       if (this.store.keyByHash(hash)) throw new ApiError(409, 'this key exists already');
       if (this.store.keys().some((k) => k.name === opts.name)) throw new ApiError(409, `a key named "${opts.name}" exists already`);
@@ -114,25 +132,63 @@ export class ApiKeys {
       record = this.store.keyByHash(hash);
       if (record !== undefined) this.records.set(hash, record);
     }
-    return record;
+    if (record === undefined || !sameDigest(record.hash, hash)) return undefined;
+    return inUse(record, this.now()) ? record : undefined;
   }
 
-  /** Revokes by name or id; the tenant and its resources stay. */
+  /**
+   * Replaces the key named N (its current one) or with id N by a new key of the same name, tenant and e-mail;
+   * the old key keeps working for `graceMs` more (0: refused at once), so clients can move over. Returns the new
+   * key (shown once) and both records.
+   */
+  rotate(nameOrId: string, graceMs: number, key = newKey()): { key: string; record: ApiKey; old: ApiKey } {
+    if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new ApiError(400, `grace: not a duration: ${graceMs} ms`);
+    return this.store.transact(() => {
+      this.dropExpired();
+      const now = this.now();
+      const keys = this.store.keys();
+      const found = keys.find((k) => k.id === nameOrId) ?? keys.find((k) => k.name === nameOrId && k.expiresAt === undefined);
+      if (!found) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
+      if (found.expiresAt !== undefined) throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
+      const hash = hashKey(key);
+      if (this.store.keyByHash(hash)) throw new ApiError(409, 'this key exists already');
+      const record: ApiKey = { hash, id: hash.slice(0, 12), name: found.name, tenantId: found.tenantId, createdAt: now };
+      if (found.email !== undefined) record.email = found.email;
+      const old: ApiKey = { ...found, expiresAt: now + graceMs, replacedBy: record.id };
+      this.store.putKey(old);
+      this.store.putKey(record);
+      return { key, record, old };
+    });
+  }
+
+  /** Revokes by id, or by name (the key and any it replaced still in their grace period); the tenant and its resources stay. */
   revoke(nameOrId: string): ApiKey {
     return this.store.transact(() => {
-      const found = this.store.keys().find((k) => k.name === nameOrId || k.id === nameOrId);
-      if (!found) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
-      this.store.removeKey(found.hash);
-      return found;
+      const keys = this.store.keys();
+      const byId = keys.find((k) => k.id === nameOrId);
+      const gone = byId === undefined ? keys.filter((k) => k.name === nameOrId) : [byId];
+      if (gone.length === 0) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
+      for (const k of gone) this.store.removeKey(k.hash);
+      return gone.find((k) => k.expiresAt === undefined) ?? gone[0]!;
     });
   }
 
   list(): Array<ApiKey & { tenant: string }> {
     const tenants = new Map(this.store.tenants().map((t) => [t.id, t.name]));
-    return this.store.keys().map((k) => ({ ...k, tenant: tenants.get(k.tenantId) ?? k.tenantId }));
+    const now = this.now();
+    return this.store
+      .keys()
+      .filter((k) => inUse(k, now))
+      .map((k) => ({ ...k, tenant: tenants.get(k.tenantId) ?? k.tenantId }));
   }
 
   count(): number {
     return this.store.keys().length;
+  }
+
+  /** Removes the rotated keys whose grace period is over (in the caller's write transaction): they are refused already. */
+  private dropExpired(): void {
+    const now = this.now();
+    for (const k of this.store.keys()) if (!inUse(k, now)) this.store.removeKey(k.hash);
   }
 }

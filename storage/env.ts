@@ -74,6 +74,12 @@ export interface Store extends Kv {
   /** The table with its keys as the bytes stored (migrations). */
   rawKeys(name: DbName): Database<Buffer, Buffer>;
   values<T>(name: DbName): T[];
+  /**
+   * Writes a snapshot of the whole environment into the existing empty directory `dir` as its data.mdb
+   * (LMDB's mdb_env_copy2 in one read transaction: consistent while writers go on); `compact` leaves out
+   * free pages and renumbers the rest (smaller, slower). storage/backup.ts checks the target first.
+   */
+  copyTo(dir: string, compact: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -196,6 +202,7 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
         })
         .then(() => {});
     },
+    copyTo: (dir, compact) => root.backup(dir, compact),
     close: () => root.close(),
   };
   checkSchema(store, migrate);

@@ -1,0 +1,189 @@
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUnits } from 'viem';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { openStore } from '../storage/env.js';
+import { deploy, publicClient, write, type Deployed } from './contracts.js';
+import { devnetApi } from './data-api.js';
+import { cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
+import { A0, A1, A2, serverEnv } from './streams-harness.js';
+
+/**
+ * `chainpost backup DIR` end to end: the real server follows a real anvil with streams, two tenants' keys and
+ * indexed ERC-20 transfers in its store; the backup CLI runs as its own process while the server goes on
+ * answering reads and creating streams; a second server started on the copy answers what the first did.
+ */
+
+type Json = Record<string, any>;
+
+let anvil: Anvil;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+let s: Running;
+let token: Deployed;
+/** The key of a second tenant, made by `chainpost keys create` before the backup. */
+let other: string;
+const work = tempDir();
+
+/** What the copy must answer as the original did: a Data API read of each kind the test wrote, settings, the other tenant's streams. */
+const READS = [
+  devnetApi(`/${A1}/erc20/transfers`),
+  devnetApi(`/${A0}/erc20`),
+  devnetApi(`/erc20/${'TOKEN'}/transfers`),
+  '/settings',
+];
+const reads = (): string[] => READS.map((p) => p.replace('TOKEN', token.address.toLowerCase()));
+
+const streamBody = (i: number) => ({ webhookUrl: rx.url, chainIds: ['0x539'], tag: `backup-${i}`, description: `stream ${i}`, includeNativeTxs: true });
+
+async function indexed(server: Running): Promise<void> {
+  const target = Number(await publicClient(anvil.url).getBlockNumber());
+  const ok = await until(async () => ((await server.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  expect(ok, `the server ingested block ${target}`).toBe(true);
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil({ chainId: 1337 });
+  rx = await startReceiver();
+  s = await startChainpost(serverEnv(anvil));
+  token = await deploy(anvil.url, 'TestToken', ['Backup Token', 'BKP', 6, parseUnits('1000', 6)]);
+  for (const [to, amount] of [[A1, '10'], [A2, '2.5'], [A1, '7']] as const) {
+    await write(anvil.url, { address: token.address, abi: token.abi, functionName: 'transfer', args: [to, parseUnits(amount, 6)] });
+  }
+  await indexed(s);
+  for (let i = 0; i < 5; i++) expect((await s.call('/streams/evm', { method: 'PUT', json: streamBody(i) })).status).toBe(200);
+  const created = await cli(['keys', 'create', '--name', 'second-tenant'], s.dir);
+  expect(created.code, created.stderr).toBe(0);
+  other = created.stdout.trim().split('\n').at(-1)!;
+  expect((await s.call('/streams/evm', { method: 'PUT', json: streamBody(100), headers: { 'x-api-key': other } })).status).toBe(200);
+}, 90_000);
+
+afterAll(async () => {
+  await stopAndClean(s);
+  await rx?.close();
+  await anvil?.stop();
+  rmSync(work, { recursive: true, force: true });
+});
+
+/** A tenant's streams, every page; the total each page states is the count. */
+async function streamsOf(server: Running, key: string): Promise<Json[]> {
+  const out: Json[] = [];
+  let cursor: string | undefined;
+  let total: number | undefined;
+  do {
+    const r = await server.call(`/streams/evm?limit=100${cursor === undefined ? '' : `&cursor=${cursor}`}`, { headers: { 'x-api-key': key } });
+    expect(r.status).toBe(200);
+    total ??= r.body.total;
+    expect(r.body.total).toBe(total);
+    out.push(...r.body.result);
+    cursor = r.body.cursor ?? undefined;
+  } while (cursor !== undefined);
+  expect(out).toHaveLength(total!);
+  return out;
+}
+
+describe('chainpost backup', () => {
+  for (const compact of [false, true]) {
+    it(`copies the live store while the server serves and writes${compact ? ' (--compact)' : ''}; a server on the copy answers the same`, async () => {
+      const target = join(work, compact ? 'compact' : 'plain');
+      mkdirSync(target);
+      const before = await Promise.all(reads().map((p) => s.call(p)));
+      for (const r of before) expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(before[0]!.body.result).toHaveLength(2);
+      const streamsBefore = await streamsOf(s, s.key);
+
+      // Reads and stream creations go on while the backup runs in its own process.
+      let running = true;
+      let served = 0;
+      let made = 0;
+      const traffic = (async () => {
+        for (let i = 1000; running; i++) {
+          const [created, read] = await Promise.all([s.call('/streams/evm', { method: 'PUT', json: streamBody(i) }), s.call(reads()[0]!)]);
+          expect(created.status).toBe(200);
+          expect(read.body).toEqual(before[0]!.body);
+          made++;
+          served++;
+        }
+      })();
+      // Some writes land before the copy starts, so it is taken from a store being written.
+      await until(() => made >= 3, 10_000);
+      served = 0;
+      const backup = await cli(['backup', ...(compact ? ['--compact'] : []), target], s.dir);
+      running = false;
+      await traffic;
+      expect(backup.code, backup.stderr).toBe(0);
+      expect(backup.stdout).toMatch(new RegExp(`^copied the store to ${join(target, 'data.mdb')} \\(\\d+ bytes${compact ? ', compacted' : ''}\\)$`, 'm'));
+      expect(readdirSync(target)).toEqual(['data.mdb']);
+      // Requests begun while the backup ran were answered.
+      expect(served).toBeGreaterThan(0);
+
+      const streamsAfter = await streamsOf(s, s.key);
+      const copy = await startChainpost(serverEnv(anvil), target);
+      try {
+        const answers = await Promise.all(reads().map((p) => copy.call(p)));
+        expect(answers.map((a) => [a.status, a.body])).toEqual(before.map((b) => [b.status, b.body]));
+        expect(await streamsOf(copy, other)).toEqual(await streamsOf(s, other));
+        // The copy is one moment of the store: every stream made before the backup, some made during it, each whole.
+        const copied = await streamsOf(copy, copy.key);
+        const ids = new Set(copied.map((x) => x['id']));
+        for (const x of streamsBefore) expect(ids.has(x['id'])).toBe(true);
+        expect(copied.length).toBeGreaterThanOrEqual(streamsBefore.length);
+        expect(copied.length).toBeLessThanOrEqual(streamsAfter.length);
+        const byId = new Map(streamsAfter.map((x) => [x['id'], x]));
+        for (const x of copied) expect(x).toEqual(byId.get(x['id']));
+        // Both keys work on the copy; the copy follows the chain on from where the original was.
+        expect((await copy.call('/streams/evm', { headers: { 'x-api-key': other } })).status).toBe(200);
+        await indexed(copy);
+      } finally {
+        await copy.stop('SIGKILL');
+      }
+    }, 60_000);
+  }
+
+  it('refuses a missing or non-empty target, or the data directory itself, with a message and exit 1, and writes nothing', async () => {
+    const missing = join(work, 'missing');
+    const r1 = await cli(['backup', missing], s.dir);
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toMatch(new RegExp(`^chainpost: the backup target ${missing} does not exist: create an empty directory for it first$`, 'm'));
+
+    const full = join(work, 'full');
+    mkdirSync(full);
+    writeFileSync(join(full, 'notes.txt'), 'mine');
+    const r2 = await cli(['backup', full], s.dir);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/the backup target .*full is not empty \(it holds notes\.txt\): give an empty directory/);
+    expect(readdirSync(full)).toEqual(['notes.txt']);
+
+    const r3 = await cli(['backup', s.dir], s.dir);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toMatch(/the backup target .* is the data directory itself/);
+
+    const usage = await cli(['backup'], s.dir);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/^chainpost: backup needs DIR\nusage: chainpost backup \[--compact\] DIR/m);
+
+    const empty = tempDir();
+    mkdirSync(join(work, 'from-nothing'));
+    const r4 = await cli(['backup', join(work, 'from-nothing')], join(empty, 'nothing'));
+    expect(r4.code).toBe(1);
+    expect(r4.stderr).toMatch(/CHAINPOST_DATA: .* holds no chainpost store/);
+    rmSync(empty, { recursive: true, force: true });
+  });
+
+  it('copies a store the CLI opened alone (no server), readable as a store', async () => {
+    const dir = tempDir();
+    const target = join(work, 'offline');
+    mkdirSync(target);
+    try {
+      const made = await cli(['keys', 'create', '--name', 'offline', '--create'], dir);
+      expect(made.code).toBe(0);
+      expect((await cli(['backup', target], dir)).code).toBe(0);
+      const copy = openStore(target, { create: false });
+      expect(copy.values<{ name: string }>('keys').map((k) => k.name)).toEqual(['offline']);
+      await copy.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,223 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { open } from 'lmdb';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseUnits, type Hex } from 'viem';
+import { startAnvil } from '../http/clients/anvil.js';
+import { SCHEMA_VERSION, openStore } from '../storage/env.js';
+import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
+import { devnetApi } from './data-api.js';
+import { cli, startChainpost, tempDir, until, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
+import { A0, A1, A2, serverEnv } from './streams-harness.js';
+
+/**
+ * Upgrades, on a store the previous layout version (5) really wrote: test/fixtures/stores/v5 holds the store of
+ * chainpost at V5_COMMIT (built from this repository's history) after it followed anvil with streams, two
+ * tenants' keys and ERC-20 transfers, and what that chainpost answered then. This chainpost refuses it to every
+ * command that would not migrate it, naming the one that does; migrates it at start; and answers each recorded
+ * request exactly as the old one did. A store of a newer version is refused, never read.
+ *
+ * MAKE_V5_STORE=1 remakes the fixture (builds V5_COMMIT from `git archive`, about a minute).
+ */
+
+type Json = Record<string, any>;
+
+/** The last commit whose SCHEMA_VERSION is 5 (the parent of "Schema 6: …"). */
+const V5_COMMIT = '088e2f4^';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FIXTURE = join(ROOT, 'test/fixtures/stores/v5');
+/** A node that answers nothing: the server on the fixture serves from its store alone. */
+const NO_NODE = { CHAINPOST_CHAINS: '0x539=http://127.0.0.1:9' };
+/** topic0 of Transfer(address,address,uint256). */
+const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** A recorded request: its path, the key it used (the server's, or the second tenant's), and what chainpost at V5_COMMIT answered. */
+interface Recorded {
+  path: string;
+  as: 'main' | 'other';
+  status: number;
+  body: unknown;
+}
+
+interface Answers {
+  commit: string;
+  otherKey: string;
+  recorded: Recorded[];
+}
+
+/** Unzips the fixture's store into a fresh data directory. */
+function fixtureStore(): string {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'data.mdb'), gunzipSync(readFileSync(join(FIXTURE, 'data.mdb.gz'))));
+  return dir;
+}
+
+const answers = (): Answers => JSON.parse(readFileSync(join(FIXTURE, 'answers.json'), 'utf8')) as Answers;
+
+const ask = (s: Running, path: string, key: string) => s.call(path, { headers: { 'x-api-key': key } });
+
+describe('a store written by layout version 5', () => {
+  let dir: string | undefined;
+  let s: Running | undefined;
+  afterEach(async () => {
+    await s?.stop('SIGKILL');
+    s = undefined;
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
+    expect(SCHEMA_VERSION).toBe(6);
+    dir = fixtureStore();
+    for (const args of [['keys', 'list'], ['keys', 'create', '--name', 'late'], ['backup', join(dir, 'nowhere')]]) {
+      const r = await cli(args, dir);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 6 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`, 'm'));
+      expect(r.stdout).toBe('');
+    }
+    expect(() => openStore(dir!)).toThrow(/holds schema version 5/);
+    // Still version 5, unchanged: a refused open writes nothing.
+    const raw = open({ path: dir, noSubdir: false, readOnly: true });
+    expect(raw.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([5]));
+    await raw.close();
+  });
+
+  it('is migrated by the server at start, which then answers every recorded request as chainpost version 5 did', async () => {
+    dir = fixtureStore();
+    const { recorded, otherKey } = answers();
+    expect(recorded.length).toBeGreaterThanOrEqual(10);
+    s = await startChainpost(NO_NODE, dir);
+    const said = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Json);
+    expect(said).toEqual([
+      expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 6 }),
+      expect.objectContaining({ msg: 'migrated the store', from: 5, to: 6, rewrittenKeys: 0 }),
+    ]);
+    for (const r of recorded) {
+      const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
+      expect([got.status, got.body], `${r.path} as ${r.as}`).toEqual([r.status, r.body]);
+    }
+    await s.stop();
+    s = undefined;
+    const store = openStore(dir);
+    expect(store.get('meta', 'schemaVersion')).toBe(6);
+    expect(store.get('meta', 'migratingFrom')).toBeUndefined();
+    await store.close();
+    // The CLI's readers open it now.
+    const list = await cli(['keys', 'list'], dir);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^second-tenant\s/m);
+  }, 60_000);
+
+  it('marked as a newer version (7), is refused by the server and the CLI, naming both versions, and left as it is', async () => {
+    dir = fixtureStore();
+    const raw = open({ path: dir, noSubdir: false });
+    // msgpack 7: the byte itself.
+    await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([7]));
+    await raw.close();
+    for (const args of [['serve'], ['keys', 'list']]) {
+      const r = await cli(args, dir, { CHAINPOST_PORT: '0', ...NO_NODE });
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`${dir} holds schema version 7; this chainpost reads version 6\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`));
+    }
+    const again = open({ path: dir, noSubdir: false, readOnly: true });
+    expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([7]));
+    await again.close();
+  }, 60_000);
+
+  it.runIf(process.env['MAKE_V5_STORE'] === '1')('(MAKE_V5_STORE=1) remakes the fixture with chainpost at V5_COMMIT', { timeout: 300_000 }, async () => {
+    await makeFixture();
+  });
+});
+
+/** Builds chainpost at V5_COMMIT, lets it write a store with real data, and keeps the store (compacted) and its answers. */
+async function makeFixture(): Promise<void> {
+  const old = mkdtempSync(join(tmpdir(), 'chainpost-v5-'));
+  const data = tempDir();
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive ${V5_COMMIT} | tar -x -C "${old}"`]);
+  symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(old, 'node_modules'));
+  execFileSync(join(old, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], { cwd: old });
+  const bin = join(old, 'bin/chainpost.js');
+  expect(readFileSync(join(old, 'storage/env.ts'), 'utf8')).toMatch(/SCHEMA_VERSION = 5;/);
+  const anvil = await startAnvil({ chainId: 1337 });
+  const rx = await startReceiver();
+  let s: Running | undefined;
+  try {
+    s = await startChainpost(serverEnv(anvil), data, bin);
+    const main = s;
+    const other = execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'second-tenant'], { env: { ...process.env, CHAINPOST_DATA: data }, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+    // Streams first, so the blocks below are delivered and logged.
+    const streams: string[] = [];
+    for (const [key, tag] of [[main.key, 'senders'], [other, 'other-tenant']] as const) {
+      const r = await main.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x539'], tag, description: tag, includeNativeTxs: true }, headers: { 'x-api-key': key } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect((await main.call(`/streams/evm/${r.body.id}/address`, { method: 'POST', json: { address: A0 }, headers: { 'x-api-key': key } })).status).toBe(200);
+      streams.push(r.body.id);
+    }
+    const token = await deploy(anvil.url, 'TestToken', ['Version Five', 'VFV', 6, parseUnits('1000', 6)]);
+    for (const [to, amount] of [[A1, '10'], [A2, '2.5'], [A1, '7']] as const) {
+      await write(anvil.url, { address: token.address, abi: token.abi, functionName: 'transfer', args: [to, parseUnits(amount, 6)] });
+    }
+    const paid = await (await walletClient(anvil.url)).sendTransaction({ to: A2 as Hex, value: 10n ** 15n });
+    await mined(anvil.url, paid);
+    // Deep enough for the confirmed deliveries too.
+    await publicClient(anvil.url).request({ method: 'anvil_mine' as never, params: ['0x3'] as never });
+    const head = Number(await publicClient(anvil.url).getBlockNumber());
+    expect(await until(async () => ((await main.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= head, 20_000, 50)).toBe(true);
+    let last = -1;
+    expect(
+      await until(async () => {
+        const n = rx.webhooks().length;
+        const settled = n === last && n > 0;
+        last = n;
+        return settled;
+      }, 30_000, 1_000),
+    ).toBe(true);
+    const t = token.address.toLowerCase();
+    const blockTwo = await publicClient(anvil.url).getBlock({ blockNumber: 2n });
+    const paths: Array<[string, 'main' | 'other']> = [
+      ['/streams/evm?limit=100', 'main'],
+      ['/streams/evm?limit=100', 'other'],
+      [`/streams/evm/${streams[0]}`, 'main'],
+      [`/streams/evm/${streams[0]}/address`, 'main'],
+      ['/settings', 'main'],
+      ['/settings', 'other'],
+      ['/history/logs?limit=100', 'main'],
+      ['/stats', 'main'],
+      [`/stats/${streams[1]}`, 'other'],
+      [devnetApi(`/${A1}/erc20/transfers`), 'main'],
+      [devnetApi(`/${A1}/erc20/transfers`, 'order=ASC'), 'main'],
+      [devnetApi(`/${A0}/erc20`), 'main'],
+      [devnetApi(`/erc20/${t}/transfers`), 'main'],
+      [devnetApi(`/${t}/logs`), 'main'],
+      [devnetApi(`/${t}/logs`, `topic0=${TRANSFER}`), 'other'],
+      [devnetApi('/dateToBlock', `date=${new Date(Number(blockTwo.timestamp) * 1000).toISOString()}`), 'main'],
+    ];
+    const recorded: Recorded[] = [];
+    for (const [path, as] of paths) {
+      const r = await ask(main, path, as === 'main' ? main.key : other);
+      recorded.push({ path, as, status: r.status, body: r.body });
+    }
+    expect(await s.stop()).toBe(0);
+    s = undefined;
+    // Compacted (free pages left out) and gzipped: what the repository keeps.
+    const copy = mkdtempSync(join(tmpdir(), 'chainpost-v5-copy-'));
+    const env = open({ path: data, noSubdir: false });
+    await env.backup(copy, true);
+    await env.close();
+    mkdirSync(FIXTURE, { recursive: true });
+    writeFileSync(join(FIXTURE, 'data.mdb.gz'), gzipSync(readFileSync(join(copy, 'data.mdb')), { level: 9 }));
+    const commit = execFileSync('git', ['-C', ROOT, 'rev-parse', V5_COMMIT], { encoding: 'utf8' }).trim();
+    writeFileSync(join(FIXTURE, 'answers.json'), `${JSON.stringify({ commit, otherKey: other, recorded } satisfies Answers, null, 1)}\n`);
+    rmSync(copy, { recursive: true, force: true });
+  } finally {
+    await s?.stop('SIGKILL');
+    await rx.close();
+    await anvil.stop();
+    rmSync(data, { recursive: true, force: true });
+    if (existsSync(old)) rmSync(old, { recursive: true, force: true });
+  }
+}
