@@ -65,7 +65,18 @@ export interface Config {
   ipfsGateway: string | undefined;
   /** The pricing registry with CHAINPOST_PRICING's entries, keyed by hex chain id (engine/chains/pricing.ts). */
   pricing: ReadonlyMap<string, Pricing>;
+  /** Per tenant: at most this many streams of all families together, and this many addresses on any one stream. */
+  limits: StreamLimits;
 }
+
+export interface StreamLimits {
+  /** CHAINPOST_MAX_STREAMS: streams per tenant (EVM, Bitcoin and Solana together). */
+  streams: number;
+  /** CHAINPOST_MAX_ADDRESSES: addresses per stream. */
+  addresses: number;
+}
+
+export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000 };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -130,6 +141,10 @@ export function parseConfig(env: Env): Config {
     solana: solana(get),
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
     pricing: pricing(get('CHAINPOST_PRICING')),
+    limits: {
+      streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
+      addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
+    },
   };
 }
 

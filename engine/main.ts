@@ -257,7 +257,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     watchlist.load(store);
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist));
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
