@@ -1,6 +1,7 @@
 import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
+import { withoutPassword } from './redact.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -65,7 +66,18 @@ export interface Config {
   ipfsGateway: string | undefined;
   /** The pricing registry with CHAINPOST_PRICING's entries, keyed by hex chain id (engine/chains/pricing.ts). */
   pricing: ReadonlyMap<string, Pricing>;
+  /** Per tenant: at most this many streams of all families together, and this many addresses on any one stream. */
+  limits: StreamLimits;
 }
+
+export interface StreamLimits {
+  /** CHAINPOST_MAX_STREAMS: streams per tenant (EVM, Bitcoin and Solana together). */
+  streams: number;
+  /** CHAINPOST_MAX_ADDRESSES: addresses per stream. */
+  addresses: number;
+}
+
+export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000 };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -130,6 +142,10 @@ export function parseConfig(env: Env): Config {
     solana: solana(get),
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
     pricing: pricing(get('CHAINPOST_PRICING')),
+    limits: {
+      streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
+      addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
+    },
   };
 }
 
@@ -214,10 +230,11 @@ function url(name: string, v: string | undefined, protocols: readonly string[]):
   try {
     u = new URL(v);
   } catch {
-    throw new ConfigError(name, `not a URL: "${v}"`);
+    throw new ConfigError(name, `not a URL: "${withoutPassword(v)}"`);
   }
-  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${v}"`);
-  if (u.hostname === '') throw new ConfigError(name, `the URL names no host: "${v}"`);
+  // The start prints this message: a node's or SMTP server's password stays out of it.
+  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${withoutPassword(v)}"`);
+  if (u.hostname === '') throw new ConfigError(name, `the URL names no host: "${withoutPassword(v)}"`);
   return v;
 }
 
@@ -231,7 +248,8 @@ function chainMap<T>(name: string, v: string | undefined, parse: (name: string, 
   if (v === undefined) return out;
   for (const entry of v.split(',')) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.trim()}"`);
+    // An entry may hold a node URL with its password (CHAINPOST_CHAINS): shown without it.
+    if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.includes('@') ? withoutPassword(entry.trim()) : entry.trim()}"`);
     const id = entry.slice(0, eq).trim();
     const chain = find(id);
     if (chain === undefined) throw new ConfigError(name, find === findEvmChain ? `unknown EVM chain "${id}"` : `unknown chain "${id}"`);

@@ -23,6 +23,7 @@ import { erc20Endpoints } from '../http/server/data-erc20.js';
 import { priceEndpoints } from '../http/server/data-prices.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
+import { withoutPassword } from './redact.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
@@ -142,6 +143,8 @@ export interface Core {
   readonly config: Config;
   /** The chain followers, filled in when the server starts ingesting. */
   readonly followers: ChainFollower[];
+  /** Each followed chain's node URL as /health shows it (without its password), by chain key. */
+  readonly nodeUrls: Map<string, string>;
   /** Each followed chain's node, by chain key, filled in with the followers. */
   readonly upstreams: Map<string, Upstream & { close(): Promise<void> }>;
   /** Reads at a block from each chain's node: the follower's, else node access's (a chain that stopped producing blocks keeps its history). */
@@ -230,6 +233,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     }
     const metrics = new Metrics();
     const followers: ChainFollower[] = [];
+    const nodeUrls = new Map<string, string>();
     const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
     metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
     metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
@@ -257,7 +261,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     watchlist.load(store);
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist));
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
@@ -272,14 +276,14 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withIndexed(f, dataIndexer)) }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withNode(withIndexed(f, dataIndexer), nodeUrls)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock),
       ...rpcRoutes(clock, nodes),
     ];
-    return { config, clock, store, keys, log, pipeline, routes, followers, upstreams, reads, tokenMetadata, dataIndexer, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
+    return { config, clock, store, keys, log, pipeline, routes, followers, nodeUrls, upstreams, reads, tokenMetadata, dataIndexer, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };
   } catch (err) {
     await close();
     throw err;
@@ -400,6 +404,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
+    core.nodeUrls.set(chain.key, withoutPassword(url));
     const events = withIndexer(mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), core.dataIndexer);
     follower = new Follower(key, upstream, store, clock, events, log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
@@ -416,6 +421,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   if (config.bitcoin.url !== undefined) {
     const upstream = jsonRpcUpstream(config.bitcoin.url);
     upstreams.set(BITCOIN_CHAIN, upstream);
+    core.nodeUrls.set(BITCOIN_CHAIN, withoutPassword(config.bitcoin.url));
     const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist: core.watchlist, sets: new FilterSets(), windows: core.wallets.windows, grown: (id) => core.wallets.grown(id), dispatcher: core.dispatcher });
     const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
@@ -432,6 +438,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   if (config.solana.url !== undefined) {
     const upstream = jsonRpcUpstream(config.solana.url);
     upstreams.set(SOLANA_CHAIN, upstream);
+    core.nodeUrls.set(SOLANA_CHAIN, withoutPassword(config.solana.url));
     slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
     const follower = new SolanaFollower(SOLANA_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
@@ -468,6 +475,12 @@ function withIndexed(f: ChainFollower, indexer: DataIndexer): FollowerStatus & {
 
 /** A copy of bytes read from the store (valid only until the next read there). */
 const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
+
+/** A /health entry with the chain's node URL, its password left out. */
+function withNode<S extends FollowerStatus>(status: S, nodeUrls: ReadonlyMap<string, string>): S & { node?: string } {
+  const node = nodeUrls.get(status.chain);
+  return node === undefined ? status : { ...status, node };
+}
 
 /** Opens (or locks) the data directory; a failure (a StorageError: no directory, locked, another schema) names CHAINPOST_DATA. */
 export function dataDir<T>(open: () => T): T {

@@ -410,6 +410,34 @@ describe('Authentication API', () => {
     });
   });
 
+  it('caps a sign-in token at 24 h from its issue on the service clock, whatever the message lets it live', async () => {
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json', { headers: { 'x-no-key': '1' } })).body);
+    const k = edKey();
+    // A message valid for a year, SIWE and SIWS: the token still ends a day after the verify.
+    const far = '2027-11-22T12:00:00.000Z';
+    const flows = [
+      async () => {
+        const req = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm2.address, expirationTime: far });
+        return post('/challenge/verify/evm', { message: req.body.message, signature: await evm2.signMessage({ message: req.body.message }) });
+      },
+      async () => {
+        const req = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: k.solanaAddress, expirationTime: far });
+        return post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(k.sign(req.body.message)) });
+      },
+    ];
+    for (const flow of flows) {
+      // Moved on first, so the issue time is the service clock's, not the machine's.
+      const now = Date.parse(await advance(s, 3600));
+      const ok = await flow();
+      expect(ok.status).toBe(201);
+      expect(ok.body.expirationTime).toBe(far);
+      const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: new Date(now + 86_399_000) });
+      expect(payload.iat).toBe(Math.floor(now / 1000));
+      expect(payload.exp).toBe(Math.floor(now / 1000) + 86_400);
+      await expect(jwtVerify(ok.body.token, jwks, { currentDate: new Date(now + 86_400_000) })).rejects.toThrow('"exp" claim timestamp check failed');
+    }
+  });
+
   it('needs the API key on every endpoint but the key set', async () => {
     for (const path of ['/challenge/request/evm', '/challenge/verify/solana', '/bind/request', '/bind/remove', '/bind/remove/verify', '/bind/request/verify']) {
       expect((await s.call(path, { method: 'POST', json: {}, headers: { 'x-no-key': '1' } })).status, path).toBe(401);

@@ -63,11 +63,17 @@ export interface Mail {
   data: string;
 }
 
-/** A real SMTP server on 127.0.0.1 that keeps what it receives. */
-export async function startSmtp() {
+/** A real SMTP server on 127.0.0.1 that keeps what it receives; with `auth`, only a client logged in with it may send. */
+export async function startSmtp(auth?: { user: string; pass: string }) {
   const mails: Mail[] = [];
   const server = new SMTPServer({
-    authOptional: true,
+    authOptional: auth === undefined,
+    // No TLS on loopback: AUTH PLAIN in the clear, as the test's own server allows.
+    allowInsecureAuth: true,
+    onAuth(a, _session, callback) {
+      if (auth !== undefined && a.username === auth.user && a.password === auth.pass) callback(null, { user: a.username });
+      else callback(new Error('invalid credentials'));
+    },
     disabledCommands: ['STARTTLS'],
     onData(stream, session, callback) {
       let data = '';
@@ -80,5 +86,6 @@ export async function startSmtp() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const login = auth === undefined ? '' : `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@`;
+  return { url: `smtp://${login}127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }

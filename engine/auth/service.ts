@@ -57,6 +57,8 @@ interface Profile {
 }
 
 const TOKEN_DEFAULT_MS = 3_600_000;
+/** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says. */
+export const TOKEN_MAX_MS = 86_400_000;
 
 
 const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
@@ -134,7 +136,7 @@ export class AuthService {
     verified['address'] = fields.address;
     if (challenge.publicKey !== undefined) verified['publicKey'] = challenge.publicKey;
     for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const) if (fields[k] !== undefined) verified[k] = fields[k];
-    const exp = fields.expirationTime === undefined ? now + TOKEN_DEFAULT_MS : Date.parse(fields.expirationTime);
+    const exp = Math.min(fields.expirationTime === undefined ? now + TOKEN_DEFAULT_MS : Date.parse(fields.expirationTime), now + TOKEN_MAX_MS);
     const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
     verified['token'] = await this.tokens.sign(claims, now, exp);
     return verified;

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import type { StreamLimits } from '../config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { notFound } from '../errors.js';
@@ -27,8 +28,8 @@ const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.cre
  * addresses, so amountOfAddresses counts only those added through /address.
  */
 export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined) {
-    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits) {
+    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits);
   }
 
   /** Adds a (valid, by the schema) key; the same key again answers the record it already has. */

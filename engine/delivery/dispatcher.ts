@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import { timeKey } from '../expiry.js';
 import type { Logger } from '../log.js';
 import type { Entry, Kv, Mailer, Sender } from '../ports.js';
+import { withoutPassword } from '../redact.js';
 import type { StoredStream } from '../streams/model.js';
 import { settingsOf } from '../streams/settings.js';
 import { onNewWebhook, sends } from '../streams/transitions.js';
@@ -179,7 +180,8 @@ interface FailedAttempt {
 
 /** Built for failures only: a delivered webhook allocates nothing for the log. */
 function failedAttempt({ s, item, url, res }: Outcome, nextAt: number | undefined, historyId: string | undefined, note: string | undefined): FailedAttempt {
-  const f: FailedAttempt = { streamId: s.id, webhookUrl: url, error: res.error ?? 'no answer', attempt: item.failures + 1, nextRetryAt: nextAt === undefined ? null : new Date(nextAt).toISOString() };
+  // Logged: a receiver's basic-auth password stays out of the line.
+  const f: FailedAttempt = { streamId: s.id, webhookUrl: withoutPassword(url), error: res.error ?? 'no answer', attempt: item.failures + 1, nextRetryAt: nextAt === undefined ? null : new Date(nextAt).toISOString() };
   if (res.status !== undefined) f.status = res.status;
   if (historyId !== undefined) f.historyId = historyId;
   if (note !== undefined) f.note = note;

@@ -1,5 +1,6 @@
 import { BitcoinStreams } from '../bitcoin/stream-service.js';
 import type { Clock } from '../clock.js';
+import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
 import { countOf, historyRange, historyView, logRange, logView, markDelivered, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
@@ -12,7 +13,7 @@ import type { StreamDefinition } from './model.js';
 import { FamilyStreams, type StreamWatch } from './resources.js';
 import { settingsOf } from './settings.js';
 
-export { MAX_ADDRESSES_PER_STREAM, type StreamWatch } from './resources.js';
+export type { StreamWatch } from './resources.js';
 
 /**
  * Stream resources per tenant: EVM streams (this class's own create, update,
@@ -24,10 +25,10 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   /** Solana has nothing beyond the shared resources (no xpubs). */
   readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS) {
+    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits);
+    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {

@@ -3,6 +3,7 @@ import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
 import type { Metrics } from '../../engine/metrics.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
+import { nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
 import type { Reply, Request, Route } from './route.js';
 
 /**
@@ -48,7 +49,7 @@ export class Pipeline {
   /** The reply for an error: its own status for ApiError, 500 for anything else (logged). */
   fail(route: Route, req: Request, err: unknown): Reply {
     const e = err instanceof ApiError ? err : undefined;
-    if (e === undefined) this.log.error('request failed', { reqId: req.id, method: req.method, path: req.path, err });
+    if (e === undefined) this.log.error('request failed', { reqId: req.id, method: req.method, path: loggedPath(route, req), err });
     const status = e?.status ?? 500;
     const message = e?.message ?? `internal error (request ${req.id})`;
     const body =
@@ -65,7 +66,7 @@ export class Pipeline {
     const area = route?.area ?? 'none';
     this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
     if (this.accessLog && this.log.enabled('info')) {
-      this.log.info('request', { reqId: req.id, method: req.method, path: req.path, status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
+      this.log.info('request', { reqId: req.id, method: req.method, path: loggedPath(route, req), status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
     }
   }
 
@@ -78,6 +79,12 @@ export class Pipeline {
     const wait = this.limiter.take(caller.hash);
     if (wait > 0) throw new ApiError(429, 'too many requests for this API key', undefined, { 'retry-after': String(wait) });
   }
+}
+
+/** The path as logs show it: a node-access key masked, also in a path no route took (the fallback `/*`). */
+function loggedPath(route: Route | undefined, req: Request): string {
+  if (route?.auth === 'path') return nodeAccessPath(req.path, req.params['apiKey'] ?? '');
+  return route === undefined || route.pattern === '/*' ? unmatchedPath(req.path) : req.path;
 }
 
 const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);

@@ -1,0 +1,125 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
+
+/** Addresses each family takes (valid by its parser). */
+const EVM = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
+const BITCOIN = ['1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3'];
+const SOLANA = ['11111111111111111111111111111111', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'Vote111111111111111111111111111111111111111', 'So11111111111111111111111111111111111111112', 'EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v'];
+const ADDRESSES = { evm: [0, 1, 2, 3, 4].map(EVM), bitcoin: BITCOIN, solana: SOLANA };
+
+const MAX_STREAMS = 3;
+const MAX_ADDRESSES = 4;
+
+describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', () => {
+  let s: Running;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  type Family = 'evm' | 'bitcoin' | 'solana';
+  const create = (family: Family, headers?: Record<string, string>) =>
+    s.call(`/streams/${family}`, { method: 'PUT', json: { webhookUrl: rx.url, ...(family === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) }, ...(headers ? { headers } : {}) });
+  const total = async (headers?: Record<string, string>) => {
+    let n = 0;
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) n += (await s.call(`/streams/${f}?limit=100`, headers ? { headers } : {})).body.total as number;
+    return n;
+  };
+  const addresses = (family: Family, id: string, address: string[]) => s.call(`/streams/${family}/${id}/address`, { method: 'POST', json: { address } });
+  const expectStreamsLimit = (r: { status: number; body: any }) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(400);
+    expect(r.body.details).toEqual({ field: 'streams', limit: MAX_STREAMS, variable: 'CHAINPOST_MAX_STREAMS' });
+    expect(r.body.message).toBe(`streams: a tenant holds at most ${MAX_STREAMS} (CHAINPOST_MAX_STREAMS)`);
+  };
+
+  beforeAll(async () => {
+    rx = await startReceiver();
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES) });
+  });
+  afterAll(async () => {
+    await stopAndClean(s);
+    await rx.close();
+  });
+
+  it('counts the streams of every family together, per tenant, and names the limit when it is reached', async () => {
+    const ids: string[] = [];
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) {
+      const r = await create(f);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      ids.push(r.body.id as string);
+    }
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) expectStreamsLimit(await create(f));
+    expect(await total()).toBe(MAX_STREAMS);
+
+    // Another tenant has its own count.
+    const other = { 'x-api-key': (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)! };
+    expect((await create('solana', other)).status).toBe(200);
+    expect(await total(other)).toBe(1);
+
+    // A deleted stream frees its place.
+    expect((await s.call(`/streams/bitcoin/${ids[1]}`, { method: 'DELETE' })).status).toBe(200);
+    const again = await create('bitcoin');
+    expect(again.status).toBe(200);
+    expectStreamsLimit(await create('evm'));
+  });
+
+  it('lets one of several creates racing for the last place through, however long their test webhooks take', async () => {
+    const { result } = (await s.call('/streams/evm?limit=100')).body;
+    expect((await s.call(`/streams/evm/${result[0].id}`, { method: 'DELETE' })).status).toBe(200);
+    expect(await total()).toBe(MAX_STREAMS - 1);
+    // Every create waits on its test webhook at the same time: a count taken before that wait would let all through.
+    rx.state.delay = () => 300;
+    try {
+      const answers = await Promise.all((['evm', 'bitcoin', 'solana', 'evm', 'solana', 'bitcoin'] as const).map((f) => create(f)));
+      expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+      for (const a of answers.filter((x) => x.status !== 200)) expectStreamsLimit(a);
+    } finally {
+      rx.state.delay = () => 0;
+    }
+    expect(await total()).toBe(MAX_STREAMS);
+  });
+
+  it('caps the addresses of a stream of each family, a request past it changes nothing, and racing adds cannot pass it', async () => {
+    // Room for fresh streams: this tenant's are all deleted.
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) {
+      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result) expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
+    }
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) {
+      const id = (await create(f)).body.id as string;
+      const all = ADDRESSES[f];
+      expect((await addresses(f, id, all.slice(0, 3))).status).toBe(200);
+      // Two more is one too many: refused whole, naming the limit.
+      const over = await addresses(f, id, all.slice(3, 5));
+      expect(over.status, f).toBe(400);
+      expect(over.body.details).toEqual({ field: 'address', limit: MAX_ADDRESSES, variable: 'CHAINPOST_MAX_ADDRESSES' });
+      expect(over.body.message).toBe(`address: a stream holds at most ${MAX_ADDRESSES} (CHAINPOST_MAX_ADDRESSES)`);
+      expect((await s.call(`/streams/${f}/${id}`)).body.amountOfAddresses).toBe(3);
+      expect((await s.call(`/streams/${f}/${id}/address?limit=100`)).body.total).toBe(3);
+      // Ones already there do not count again; the last place is taken, then none is left.
+      expect((await addresses(f, id, [...all.slice(0, 3), all[3]!])).status).toBe(200);
+      expect((await addresses(f, id, [all[4]!])).status, f).toBe(400);
+      expect((await s.call(`/streams/${f}/${id}`)).body.amountOfAddresses).toBe(MAX_ADDRESSES);
+    }
+
+    const id = (await s.call('/streams/evm?limit=1')).body.result[0].id as string;
+    await s.call(`/streams/evm/${id}/address`, { method: 'DELETE', json: { address: ADDRESSES.evm.slice(0, 4) } });
+    expect((await s.call(`/streams/evm/${id}`)).body.amountOfAddresses).toBe(0);
+    const racing = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => addresses('evm', id, [EVM(10 + 2 * i), EVM(11 + 2 * i)])));
+    expect(racing.filter((r) => r.status === 200)).toHaveLength(MAX_ADDRESSES / 2);
+    expect((await s.call(`/streams/evm/${id}/address?limit=100`)).body.total).toBe(MAX_ADDRESSES);
+  });
+
+  it('refuses to start on a bad limit, naming the variable', async () => {
+    for (const [name, value] of [
+      ['CHAINPOST_MAX_STREAMS', 'many'],
+      ['CHAINPOST_MAX_STREAMS', '0'],
+      ['CHAINPOST_MAX_ADDRESSES', '-5'],
+      ['CHAINPOST_MAX_ADDRESSES', '1e6'],
+    ] as const) {
+      const dir = tempDir();
+      try {
+        await expect(startChainpost({ [name]: value }, dir)).rejects.toThrow(`${name}: expected`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+});
