@@ -1,6 +1,8 @@
 import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
+import { classifyIp } from './net/ip-class.js';
+import type { PrivateTargets } from './net/targets.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -65,6 +67,12 @@ export interface Config {
   ipfsGateway: string | undefined;
   /** The pricing registry with CHAINPOST_PRICING's entries, keyed by hex chain id (engine/chains/pricing.ts). */
   pricing: ReadonlyMap<string, Pricing>;
+  /**
+   * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
+   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default: allow for a server listening on loopback (a
+   * local setup, whose receivers are local too), deny for one others can reach.
+   */
+  privateTargets: PrivateTargets;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -91,8 +99,9 @@ export function parseConfig(env: Env): Config {
   const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
+  const listenHost = host(get('CHAINPOST_HOST'));
   return {
-    host: host(get('CHAINPOST_HOST')),
+    host: listenHost,
     port,
     rpcPort,
     dataDir: get('CHAINPOST_DATA') ?? './data',
@@ -130,8 +139,12 @@ export function parseConfig(env: Env): Config {
     solana: solana(get),
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
     pricing: pricing(get('CHAINPOST_PRICING')),
+    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }
+
+/** Whether a listen address is this machine's loopback (`localhost` or a loopback address). */
+export const isLoopbackHost = (host: string): boolean => host === 'localhost' || classifyIp(host) === 'loopback';
 
 function solana(get: (name: string) => string | undefined): Config['solana'] {
   const rpc = url('CHAINPOST_SOLANA_RPC', get('CHAINPOST_SOLANA_RPC'), ['http:', 'https:']);

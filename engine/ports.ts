@@ -78,6 +78,14 @@ export interface MetadataFetcher {
   get(url: string): Promise<{ body: string } | { error: string }>;
 }
 
+/**
+ * Host names to addresses (the system resolver in http/clients/dns.ts; tests inject one that answers
+ * what they choose). Every address the name has, in the resolver's order; rejects when it has none.
+ */
+export interface Resolver {
+  lookup(hostname: string): Promise<ReadonlyArray<{ address: string; family: 4 | 6 }>>;
+}
+
 /** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */
 export interface Mailer {
   send(mail: { to: string; subject: string; text: string }): Promise<void>;

@@ -5,6 +5,7 @@ import { countOf, historyRange, historyView, logRange, logView, markDelivered, t
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
+import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
 import { EVM_STREAMS } from './evm.js';
@@ -24,10 +25,10 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   /** Solana has nothing beyond the shared resources (no xpubs). */
   readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, targets?: TargetPolicy) {
+    super(kv, clock, dispatcher, watch, EVM_STREAMS, targets);
+    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, targets);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, targets);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {
