@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { freePort } from '../http/clients/anvil.js';
+import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
 import { parseConfig } from '../engine/config.js';
 import { startService, type Service } from '../engine/main.js';
@@ -10,6 +10,9 @@ import { TargetPolicy, type PrivateTargets } from '../engine/net/targets.js';
 import type { Resolver } from '../engine/ports.js';
 import { apiCaller, TEST_KEY, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
+import { deploy, publicClient, write, type Deployed } from './contracts.js';
+import { devnetApi } from './data-api.js';
+import { A1, serverEnv } from './streams-harness.js';
 
 /**
  * The SSRF guard end to end (issue 19): the real server on a loopback port with
@@ -21,7 +24,8 @@ import { startReceiver } from './receiver.js';
  * at create and update, a name that answers a public address when checked and a
  * private one when connected (DNS rebinding) is refused where the socket opens,
  * and a delivery to such a host fails into history; the receiver gets nothing.
- * With allow, the same name is delivered to. NFT metadata fetches the same way.
+ * With allow, the same name is delivered to. NFT metadata the same way: the
+ * fetcher alone, and a token URI on anvil read by the server following it.
  */
 
 const NAME = 'hooks.example.test';
@@ -51,9 +55,9 @@ interface Served {
 }
 
 /** The server in this process on a free loopback port, on the test clock, with `resolver` for every outbound name. */
-async function serve(dir: string, mode: PrivateTargets, resolver: Resolver): Promise<Served> {
+async function serve(dir: string, mode: PrivateTargets, resolver: Resolver, more: Record<string, string> = { CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z' }): Promise<Served> {
   const port = await freePort();
-  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: mode };
+  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: mode, ...more };
   const service = await startService(parseConfig(env), () => {}, undefined, { resolver });
   return { service, call: apiCaller(`http://127.0.0.1:${port}`, TEST_KEY) };
 }
@@ -209,4 +213,59 @@ describe('NFT metadata fetches with the same policy', () => {
     }
     expect(hits).toEqual(['/doc.json']);
   });
+});
+
+describe('NFT metadata through the real server following anvil', () => {
+  let anvil: Anvil;
+  let meta: Server;
+  let metaPort: number;
+  let nft: Deployed;
+  const hits: string[] = [];
+  const dns = scriptedResolver();
+  beforeAll(async () => {
+    meta = createServer((req, res) => {
+      hits.push(req.url!);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"One"}');
+    });
+    await new Promise<void>((resolve) => meta.listen(0, '127.0.0.1', resolve));
+    metaPort = (meta.address() as AddressInfo).port;
+    anvil = await startAnvil({ chainId: 1337 });
+    nft = await deploy(anvil.url, 'TestNFT', ['Test NFT', 'TNFT']);
+    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [A1, 1n] });
+    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://meta.example.test:${metaPort}/nft/1.json`] });
+  }, 60_000);
+  afterAll(async () => {
+    await anvil?.stop();
+    meta?.closeAllConnections();
+    await new Promise((r) => meta?.close(r));
+  });
+
+  /** A server following anvil with `mode`, once it has ingested anvil's head: the token's resync answer (sync, so the fetch has ended). */
+  const resyncWith = async (mode: PrivateTargets): Promise<string> => {
+    const dir = tempDir();
+    // From block 0: the token was minted before this server started.
+    const s = await serve(dir, mode, dns.resolver, serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0' }));
+    try {
+      const head = Number(await publicClient(anvil.url).getBlockNumber());
+      expect(await until(async () => (((await s.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20)).toBe(true);
+      const r = await s.call(devnetApi(`/nft/${nft.address}/1/metadata/resync`, 'flag=uri&mode=sync'));
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.status as string;
+    } finally {
+      await s.service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('with deny, the token URI whose host resolves to a private address is not fetched, and says why; with allow, it is', async () => {
+    dns.answer('meta.example.test', ['10.0.0.5']);
+    expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to 10.0.0.5, a private address; ${allowHint}`);
+    dns.answer('meta.example.test', ['::ffff:127.0.0.1']);
+    expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to ::ffff:127.0.0.1, a loopback address; ${allowHint}`);
+    expect(hits).toEqual([]);
+    dns.answer('meta.example.test', ['127.0.0.1']);
+    expect(await resyncWith('allow')).toBe('Metadata synced');
+    expect(hits.length).toBeGreaterThan(0);
+    expect(new Set(hits)).toEqual(new Set(['/nft/1.json']));
+  }, 60_000);
 });
