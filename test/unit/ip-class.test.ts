@@ -44,7 +44,7 @@ const TABLE: ReadonlyArray<readonly [string, AddressKind]> = [
   ['169.253.255.255', 'public'], ['169.255.0.0', 'public'], ['192.167.255.255', 'public'], ['192.169.0.0', 'public'], ['198.17.255.255', 'public'], ['198.20.0.0', 'public'], ['223.255.255.255', 'public'],
   ['2606:4700:4700::1111', 'public'], ['2a00:1450:4001:82a::200e', 'public'], ['2001:4860:4860::8888', 'public'], ['3fff:1000::1', 'public'],
   // not an address: refused with the rest
-  ['', 'not-an-address'], ['localhost', 'not-an-address'], ['256.0.0.1', 'not-an-address'], ['127.1', 'not-an-address'], ['0177.0.0.1', 'not-an-address'], ['2130706433', 'not-an-address'],
+  ['', 'not-an-address'], ['localhost', 'not-an-address'], ['256.0.0.1', 'not-an-address'], ['127.1', 'not-an-address'], ['0177.0.0.1', 'not-an-address'], ['010.0.0.1', 'not-an-address'], ['127.0.0.01', 'not-an-address'], ['2130706433', 'not-an-address'],
   ['1:2:3:4:5:6:7', 'not-an-address'], ['1::2::3', 'not-an-address'], ['::ffff:127.0.0.1:1', 'not-an-address'], ['1.2.3.4::', 'not-an-address'], ['12345::1', 'not-an-address'], ['[::1]', 'not-an-address'],
 ];
 
