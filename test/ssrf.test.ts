@@ -173,71 +173,71 @@ describe('a stream made while private targets were allowed, delivered once they 
   });
 });
 
-describe('NFT metadata fetches with the same policy', () => {
-  let server: Server;
-  let port: number;
+/** An HTTP server on 127.0.0.1 answering `doc` to every GET, keeping the paths asked for. */
+async function docServer(doc: string): Promise<{ port: number; hits: string[]; close(): Promise<void> }> {
   const hits: string[] = [];
-  beforeAll(async () => {
-    server = createServer((req, res) => {
-      hits.push(req.url!);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"ok"}');
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+  const server: Server = createServer((req, res) => {
+    hits.push(req.url!);
+    res.writeHead(200, { 'content-type': 'application/json' }).end(doc);
   });
-  afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
-  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
 
-  it('with deny, refuses a metadata URL whose host resolves to (or is) a non-public address, rebinding included; with allow, fetches it', async () => {
+describe('NFT metadata fetches with the same policy', () => {
+  let docs: Awaited<ReturnType<typeof docServer>>;
+  beforeAll(async () => {
+    docs = await docServer('{"name":"ok"}');
+  });
+  afterAll(() => docs?.close());
+
+  it('with deny, refuses a metadata URL whose host resolves to (or is) a non-public address; with allow, fetches it', async () => {
     const dns = scriptedResolver();
     const strict = undiciMetadataFetcher({ targets: new TargetPolicy('deny', dns.resolver) });
     try {
       for (const [address, kind] of [['127.0.0.1', 'a loopback address'], ['10.0.0.5', 'a private address'], ['169.254.169.254', 'a cloud metadata address'], ['::ffff:127.0.0.1', 'a loopback address']] as const) {
         dns.answer('meta.example.test', [address]);
-        expect(await strict.get(`http://meta.example.test:${port}/doc.json`), address).toEqual({ error: `metadata URL: host meta.example.test resolves to ${address}, ${kind}; ${allowHint}` });
+        expect(await strict.get(`http://meta.example.test:${docs.port}/doc.json`), address).toEqual({ error: `metadata URL: host meta.example.test resolves to ${address}, ${kind}; ${allowHint}` });
       }
-      expect(await strict.get(`http://[::ffff:7f00:1]:${port}/doc.json`)).toEqual({ error: `metadata URL: host ::ffff:7f00:1 is a loopback address; ${allowHint}` });
+      expect(await strict.get(`http://[::ffff:7f00:1]:${docs.port}/doc.json`)).toEqual({ error: `metadata URL: host ::ffff:7f00:1 is a loopback address; ${allowHint}` });
       expect(await strict.get(`http://169.254.169.254/latest/meta-data/`)).toEqual({ error: `metadata URL: host 169.254.169.254 is a cloud metadata address; ${allowHint}` });
     } finally {
       await strict.close();
     }
-    expect(hits).toEqual([]);
+    expect(docs.hits).toEqual([]);
     const local = undiciMetadataFetcher({ targets: new TargetPolicy('allow', dns.resolver) });
     try {
       dns.answer('meta.example.test', ['127.0.0.1']);
-      expect(await local.get(`http://meta.example.test:${port}/doc.json`)).toEqual({ body: '{"name":"ok"}' });
+      expect(await local.get(`http://meta.example.test:${docs.port}/doc.json`)).toEqual({ body: '{"name":"ok"}' });
     } finally {
       await local.close();
     }
-    expect(hits).toEqual(['/doc.json']);
+    expect(docs.hits).toEqual(['/doc.json']);
   });
 });
 
 describe('NFT metadata through the real server following anvil', () => {
   let anvil: Anvil;
-  let meta: Server;
-  let metaPort: number;
+  let meta: Awaited<ReturnType<typeof docServer>>;
   let nft: Deployed;
-  const hits: string[] = [];
   const dns = scriptedResolver();
   beforeAll(async () => {
-    meta = createServer((req, res) => {
-      hits.push(req.url!);
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"name":"One"}');
-    });
-    await new Promise<void>((resolve) => meta.listen(0, '127.0.0.1', resolve));
-    metaPort = (meta.address() as AddressInfo).port;
+    meta = await docServer('{"name":"One"}');
     anvil = await startAnvil({ chainId: 1337 });
     nft = await deploy(anvil.url, 'TestNFT', ['Test NFT', 'TNFT']);
     await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [A1, 1n] });
-    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://meta.example.test:${metaPort}/nft/1.json`] });
+    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://meta.example.test:${meta.port}/nft/1.json`] });
   }, 60_000);
   afterAll(async () => {
     await anvil?.stop();
-    meta?.closeAllConnections();
-    await new Promise((r) => meta?.close(r));
+    await meta?.close();
   });
 
   /** A server following anvil with `mode`, once it has ingested anvil's head: the token's resync answer (sync, so the fetch has ended). */
@@ -262,10 +262,10 @@ describe('NFT metadata through the real server following anvil', () => {
     expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to 10.0.0.5, a private address; ${allowHint}`);
     dns.answer('meta.example.test', ['::ffff:127.0.0.1']);
     expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to ::ffff:127.0.0.1, a loopback address; ${allowHint}`);
-    expect(hits).toEqual([]);
+    expect(meta.hits).toEqual([]);
     dns.answer('meta.example.test', ['127.0.0.1']);
     expect(await resyncWith('allow')).toBe('Metadata synced');
-    expect(hits.length).toBeGreaterThan(0);
-    expect(new Set(hits)).toEqual(new Set(['/nft/1.json']));
+    expect(meta.hits.length).toBeGreaterThan(0);
+    expect(new Set(meta.hits)).toEqual(new Set(['/nft/1.json']));
   }, 60_000);
 });
