@@ -18,7 +18,7 @@ type LookupCallback = (err: Error | null, address: string | LookupAddress[], fam
  * pass: DNS rebinding); an address in the URL, which Node connects to without a
  * lookup, is checked here. `field` names the URL in the refusal.
  */
-export function guardedConnector(policy: TargetPolicy, field: string, opts: { timeoutMs?: number } = {}): buildConnector.connector {
+export function guardedConnector(policy: TargetPolicy, field: string): buildConnector.connector {
   const lookup = (hostname: string, options: { all?: boolean; family?: number | string }, cb: LookupCallback): void => {
     policy.resolver.lookup(hostname).then(
       (answers) => {
@@ -35,7 +35,7 @@ export function guardedConnector(policy: TargetPolicy, field: string, opts: { ti
       (err: Error) => cb(err, ''),
     );
   };
-  const connect = buildConnector({ lookup, ...(opts.timeoutMs === undefined ? {} : { timeout: opts.timeoutMs }) } as buildConnector.BuildOptions);
+  const connect = buildConnector({ lookup } as buildConnector.BuildOptions);
   return (options, callback) => {
     if (isIpLiteral(options.hostname)) {
       const why = policy.refusal(field, options.hostname, options.hostname);
