@@ -25,7 +25,12 @@ import { undiciSender } from '../http/clients/webhook.js';
 import type { Table } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { startProcess } from './proc.js';
+import { TargetPolicy } from '../engine/net/targets.js';
+import { systemResolver } from '../http/clients/dns.js';
 import { percentile, printRows, report } from './report.js';
+
+/** The receivers here listen on 127.0.0.1. */
+const LOCAL_RECEIVERS = new TargetPolicy('allow', systemResolver);
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
 const WEBHOOKS = Number(process.env['BENCH_WEBHOOKS'] ?? 100_000);
@@ -148,7 +153,7 @@ async function wheelVersusHeap(): Promise<{ wheelOpsPerSec: number; heapOpsPerSe
 
 /** The HTTP path alone, no engine: as many loops as streams, POSTing through the same sender. The ceiling of this machine. */
 async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number; cpuUs: number }> {
-  const sender = undiciSender();
+  const sender = undiciSender({ targets: LOCAL_RECEIVERS });
   const cpu0 = process.cpuUsage();
   const body = new TextEncoder().encode(JSON.stringify({ confirmed: false, chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [], streamId: 'x'.repeat(36), tag: 's', retries: 0 }));
   const started = performance.now();
@@ -173,7 +178,7 @@ let naive: Awaited<ReturnType<typeof deliverAll>>;
 let raw: Awaited<ReturnType<typeof rawSend>>;
 try {
   raw = await rawSend(url, WEBHOOKS);
-  const sender = undiciSender();
+  const sender = undiciSender({ targets: LOCAL_RECEIVERS });
   pooled = await deliverAll('chainpost (undici pools, group commit)', sender, url, WEBHOOKS);
   await sender.close();
   // BENCH_ONLY=pooled skips the baseline (for profiling the engine alone); the figures then say so.

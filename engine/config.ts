@@ -2,6 +2,8 @@ import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
 import { withoutPassword } from './redact.js';
+import { classifyIp } from './net/ip-class.js';
+import type { PrivateTargets } from './net/targets.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -68,6 +70,12 @@ export interface Config {
   pricing: ReadonlyMap<string, Pricing>;
   /** Per tenant: at most this many streams of all families together, and this many addresses on any one stream. */
   limits: StreamLimits;
+  /**
+   * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
+   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default: allow for a server listening on loopback (a
+   * local setup, whose receivers are local too), deny for one others can reach.
+   */
+  privateTargets: PrivateTargets;
 }
 
 export interface StreamLimits {
@@ -103,8 +111,9 @@ export function parseConfig(env: Env): Config {
   const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
+  const listenHost = host(get('CHAINPOST_HOST'));
   return {
-    host: host(get('CHAINPOST_HOST')),
+    host: listenHost,
     port,
     rpcPort,
     dataDir: get('CHAINPOST_DATA') ?? './data',
@@ -146,8 +155,12 @@ export function parseConfig(env: Env): Config {
       streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
       addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
     },
+    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }
+
+/** Whether a listen address is this machine's loopback (`localhost` or a loopback address). */
+export const isLoopbackHost = (host: string): boolean => host === 'localhost' || classifyIp(host) === 'loopback';
 
 function solana(get: (name: string) => string | undefined): Config['solana'] {
   const rpc = url('CHAINPOST_SOLANA_RPC', get('CHAINPOST_SOLANA_RPC'), ['http:', 'https:']);

@@ -12,6 +12,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
 import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
+import { systemResolver } from '../http/clients/dns.js';
 import { nftEndpoints } from '../http/server/data-nft.js';
 import { authRoutes } from '../http/server/auth.js';
 import { streamsRoutes } from '../http/server/streams.js';
@@ -64,7 +65,8 @@ import { TokenMetadata } from './evm/token-metadata.js';
 import { webhookBuilder } from './evm/webhook-builder.js';
 import { FilterSets, inlineSmallRounds } from './match/match-blocks.js';
 import { inlineSmallBlocks } from './evm/prepared.js';
-import type { Upstream } from './ports.js';
+import type { Resolver, Upstream } from './ports.js';
+import { TargetPolicy } from './net/targets.js';
 import { workerPool } from '../workers/pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedSender, tracedUpstream, type Mark } from './block-trace.js';
 import { ApiKeys } from './keys.js';
@@ -201,7 +203,7 @@ function servingHeap(): void {
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
-export async function createCore(config: Config, out: (line: string) => void = stdoutLines, notice: (text: string) => void = (text) => process.stderr.write(text)): Promise<Core> {
+export async function createCore(config: Config, out: (line: string) => void = stdoutLines, notice: (text: string) => void = (text) => process.stderr.write(text), adapters: Adapters = {}): Promise<Core> {
   servingHeap();
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
@@ -247,7 +249,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
     const mark = config.traceBlocks ? traceLine(out) : undefined;
-    const sender = mark === undefined ? undiciSender() : tracedSender(undiciSender(), mark);
+    // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
+    const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
+    const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     dispatcher.exportMetrics(metrics);
@@ -261,7 +265,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     watchlist.load(store);
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits);
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
@@ -269,8 +273,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const tokenMetadata = new TokenMetadata(store, reads.call);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
-    // Private-network metadata hosts only for a server on loopback (a local setup), never for one others reach.
-    const fetcher = undiciMetadataFetcher({ allowPrivate: isLoopback(config.host) });
+    const fetcher = undiciMetadataFetcher({ targets });
     const nftMetadata = new NftMetadata(store, reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log });
     dispatcher.start();
     schedulePurge(new Expiries(store), dispatcher, clock);
@@ -290,17 +293,22 @@ export async function createCore(config: Config, out: (line: string) => void = s
   }
 }
 
+/** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */
+export interface Adapters {
+  resolver?: Resolver;
+}
+
 /** Test seam: awaited before each part of the server starts, so a test can hold the start at that point. */
 export type BeforePart = (part: Part) => Promise<void>;
 
 const noWait: BeforePart = () => Promise.resolve();
 
 /** Builds and starts the whole service from a parsed configuration. */
-export async function startService(config: Config, out?: (line: string) => void, before: BeforePart = noWait): Promise<Service> {
+export async function startService(config: Config, out?: (line: string) => void, before: BeforePart = noWait, adapters: Adapters = {}): Promise<Service> {
   if (!nativeUwsLoaded()) {
     throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
   }
-  const core = await createCore(config, out);
+  const core = await createCore(config, out, undefined, adapters);
   const { log } = core;
   /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
   const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
@@ -327,7 +335,7 @@ export async function startService(config: Config, out?: (line: string) => void,
     await core.close();
     throw err;
   }
-  log.info('listening', { host: config.host, port: server.port, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
+  log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
     const delivered = Promise.race([core.dispatcher.stop().then(() => true), new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false)))]);
@@ -492,7 +500,3 @@ export function dataDir<T>(open: () => T): T {
   }
 }
 
-/** Whether a listen address is this machine's loopback. */
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
-}

@@ -65,7 +65,7 @@ export interface Kv {
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */
 export interface Sender {
-  /** POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection, timeout). Never rejects. */
+  /** POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection, timeout, an address CHAINPOST_PRIVATE_TARGETS refuses). Never rejects. */
   post(url: string, body: Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string }>;
 }
 
@@ -76,6 +76,14 @@ export interface MetadataFetcher {
    * reach, a status other than 2xx). The adapter sets the limits. Never rejects.
    */
   get(url: string): Promise<{ body: string } | { error: string }>;
+}
+
+/**
+ * Host names to addresses (the system resolver in http/clients/dns.ts; tests inject one that answers
+ * what they choose). Every address the name has, in the resolver's order; rejects when it has none.
+ */
+export interface Resolver {
+  lookup(hostname: string): Promise<ReadonlyArray<{ address: string; family: 4 | 6 }>>;
 }
 
 /** Outgoing e-mail (nodemailer in http/clients/mailer.ts). */

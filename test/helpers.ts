@@ -31,21 +31,26 @@ export async function startChainpost(env: Record<string, string> = {}, dir = tem
     url,
     dir,
     key,
-    async call(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (!headers.has('x-api-key') && !headers.has('authorization') && !headers.has('x-no-key')) headers.set('x-api-key', key);
-      headers.delete('x-no-key');
-      const body = init.json === undefined ? init.body : JSON.stringify(init.json);
-      const res = await fetch(`${url}${path}`, { ...init, headers, body });
-      const text = await res.text();
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // not JSON (metrics): keep the text
-      }
-      return { status: res.status, body: parsed, headers: res.headers };
-    },
+    call: apiCaller(url, key),
+  };
+}
+
+/** fetch relative to `url`, with `key` in x-api-key unless `headers` says otherwise (x-no-key: none); the body parsed as JSON when it is. */
+export function apiCaller(url: string, key: string): Running['call'] {
+  return async (path, init = {}) => {
+    const headers = new Headers(init.headers);
+    if (!headers.has('x-api-key') && !headers.has('authorization') && !headers.has('x-no-key')) headers.set('x-api-key', key);
+    headers.delete('x-no-key');
+    const body = init.json === undefined ? init.body : JSON.stringify(init.json);
+    const res = await fetch(`${url}${path}`, { ...init, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON (metrics): keep the text
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
   };
 }
 

@@ -4,6 +4,7 @@ import type { Dispatcher } from '../delivery/dispatcher.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
+import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
@@ -28,8 +29,8 @@ const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.cre
  * addresses, so amountOfAddresses counts only those added through /address.
  */
 export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits) {
-    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy) {
+    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets);
   }
 
   /** Adds a (valid, by the schema) key; the same key again answers the record it already has. */

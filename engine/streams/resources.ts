@@ -4,6 +4,7 @@ import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
 import { ApiError, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
+import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Table } from '../ports.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
@@ -49,6 +50,8 @@ export class FamilyStreams<D extends StreamCommon> {
     protected readonly watch: StreamWatch | undefined,
     protected readonly fam: StreamFamily<D>,
     protected readonly limits: StreamLimits = DEFAULT_LIMITS,
+    /** Where webhookUrl may point (CHAINPOST_PRIVATE_TARGETS); none: anywhere. */
+    protected readonly targets?: TargetPolicy,
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -163,8 +166,14 @@ export class FamilyStreams<D extends StreamCommon> {
     return page<number, { address: string }>(this.kv, 'streamAddresses', `${id}/`, { limit, cursor, map: (_v, key) => ({ address: key.slice(id.length + 1) }) });
   }
 
-  /** The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. */
+  /**
+   * The test webhook: the change is refused with 400 unless the receiver answers 200 within 10 s. A webhookUrl
+   * whose host resolves to an address the target policy refuses is refused first, naming why (deliveries are
+   * checked again where each connection opens: the name may resolve elsewhere by then).
+   */
   private async testWebhook(tenant: string, id: string, def: StreamCommon): Promise<void> {
+    const refused = await this.targets?.check(def.webhookUrl, 'webhookUrl');
+    if (refused !== undefined) throw new ApiError(400, refused, { field: 'webhookUrl' });
     const test = this.fam.testWebhook(id, def.tag);
     const body = test === null ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(test));
     const res = await this.dispatcher.post(tenant, def.webhookUrl, body, 0);

@@ -6,6 +6,7 @@ import { countOf, historyRange, historyView, logRange, logView, markDelivered, t
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
+import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
 import { EVM_STREAMS } from './evm.js';
@@ -25,10 +26,10 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   /** Solana has nothing beyond the shared resources (no xpubs). */
   readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy) {
+    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets);
+    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {

@@ -1,16 +1,20 @@
 import { Agent, request } from 'undici';
+import type { TargetPolicy } from '../../engine/net/targets.js';
 import type { Sender } from '../../engine/ports.js';
+import { TargetRefused, guardedConnector } from './guarded-connect.js';
 
 /**
  * Webhook POSTs over undici keep-alive pools (one pool per origin, reused across
  * deliveries). Any answer is returned with its status; no answer within the
- * timeout, or a connection error, comes back as `error`. Never rejects.
+ * timeout, or a connection error, comes back as `error`. Never rejects. Every
+ * connection is opened through `targets` (a refused address is an `error`
+ * saying why, as any connection error).
  */
 /** Keep-alive connections per receiver origin (the dispatcher sends no more than this many at once to one). */
 export const CONNECTIONS_PER_ORIGIN = 64;
 
-export function undiciSender(opts: { connectionsPerOrigin?: number } = {}): Sender & { close(): Promise<void> } {
-  const agent = new Agent({ connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
+export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin?: number }): Sender & { close(): Promise<void> } {
+  const agent = new Agent({ connect: guardedConnector(opts.targets, 'webhookUrl'), connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
   return {
     async post(url, body, headers, timeoutMs) {
       try {
@@ -18,6 +22,7 @@ export function undiciSender(opts: { connectionsPerOrigin?: number } = {}): Send
         await res.body.dump(); // the answer's body is not read, but the connection must be freed
         return { status: res.statusCode };
       } catch (err) {
+        if (err instanceof TargetRefused) return { error: err.message };
         const e = err as { name?: string; code?: string; message?: string };
         const timedOut = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT';
         return { error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };

@@ -13,6 +13,8 @@ import { openStore } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
+import { TargetPolicy } from '../../engine/net/targets.js';
+import { systemResolver } from '../../http/clients/dns.js';
 
 /**
  * History and delivery logs over a real LMDB store and a real receiver on
@@ -60,7 +62,7 @@ const payload = (n: number) => ({
 async function engine(rx: Receiver, rules: Retention = RULES) {
   const store = openStore(tempDir());
   const clock = new ServiceClock(systemTicker, T0);
-  const sender = undiciSender();
+  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
   const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, retention: rules, awaitDeliveriesOnWake: true });
   const streams = new StreamsService(store, clock, dispatcher);
   const make = async (tag: string, query = ''): Promise<string> => String((await streams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
