@@ -89,20 +89,12 @@ const BATCH_MAX = 1024;
 /** After a failed batch, the next try waits this long. */
 const RETRY_MS = 2_000;
 
-/** Tables whose rows an IndexWriter keeps for its block once read: values no caller changes in place (pool rows). */
-const MEMO_TABLES: ReadonlySet<Table> = new Set<Table>(['dexPools']);
-
 /**
  * The store as an index writes it: reads pass through, and the first write of each key in a block saves what it
  * held before. Tables an index may write are listed: a write elsewhere is a bug, refused.
  */
 export class IndexWriter {
   private readonly saved = new Set<string>();
-  /**
-   * MEMO_TABLES' rows read or written in this block: every write of the block goes through this writer, so what it
-   * keeps is what the store holds (the DEX, price-mark and candle indexes each read a pool's row for every log of it).
-   */
-  private readonly memo = new Map<string, unknown>();
   constructor(
     private readonly kv: Kv,
     /** null: nothing is saved (a block already deeper than UNDO_BLOCKS below the head, as during a backfill). */
@@ -110,15 +102,10 @@ export class IndexWriter {
   ) {}
 
   get<T>(table: Table, key: string): T | undefined {
-    if (!MEMO_TABLES.has(table)) return this.kv.get<T>(table, key);
-    const id = `${table}\u0000${key}`;
-    if (this.memo.has(id)) return this.memo.get(id) as T | undefined;
-    const value = this.kv.get<T>(table, key);
-    this.memo.set(id, value);
-    return value;
+    return this.kv.get<T>(table, key);
   }
   has(table: Table, key: string): boolean {
-    return MEMO_TABLES.has(table) ? this.get(table, key) !== undefined : this.kv.has(table, key);
+    return this.kv.has(table, key);
   }
   range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
     return this.kv.range<T>(table, opts);
@@ -129,13 +116,11 @@ export class IndexWriter {
   put(table: Table, key: string, value: unknown): void {
     this.save(table, key);
     this.kv.put(table, key, value);
-    if (MEMO_TABLES.has(table)) this.memo.set(`${table}\u0000${key}`, value);
   }
   remove(table: Table, key: string): void {
-    if (!this.has(table, key)) return;
+    if (!this.kv.has(table, key)) return;
     this.save(table, key);
     this.kv.remove(table, key);
-    if (MEMO_TABLES.has(table)) this.memo.set(`${table}\u0000${key}`, undefined);
   }
 
   private save(table: Table, key: string): void {

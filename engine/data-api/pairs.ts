@@ -9,7 +9,7 @@ import { DAY } from './erc20-keys.js';
 import { pos } from '../evm/store.js';
 import { tokenMetadata } from './erc20-tokens.js';
 import { blockNumber, cursor, date, evmAddress, limit, poolAddress } from './params.js';
-import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toNumber, usdCents, type PriceReader, type Ratio } from './prices.js';
+import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toNumber, usdCents, type PriceReader, type Ratio, LAST_LOG } from './prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -142,7 +142,7 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
     const usd24h = then === null || otherThen === null ? null : mul(sidePrice(then.price0, p.isToken0), otherThen);
     // The last day's swaps, newest first, down to the first block past the one a day before.
     const rowsPrefix = poolRowsPrefix(chain, p.address);
-    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: rowsPrefix + pos(head, 0xffffff), end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0), reverse: true, limit: VOLUME_SWAPS });
+    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: rowsPrefix + pos(head, LAST_LOG), end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0), reverse: true, limit: VOLUME_SWAPS });
     const [mineMoved, theirsMoved] = swaps.reduce(
       ([m, t], { value }) => {
         const a = BigInt(p.isToken0 ? value[3] : value[4]);

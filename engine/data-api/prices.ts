@@ -123,7 +123,7 @@ interface Unvalued {
 /** Swaps counted per pool for its 24 h activity: past this many, pools count as equally active and the deeper wins. */
 const ACTIVITY_CAP = 1_000;
 /** The last log index pos() can write: a range "up to the end of a block" starts there. */
-const LAST_LOG = 0xffffff;
+export const LAST_LOG = 0xffffff;
 /** Routes are at most stablecoin ← native ← whitelisted ← token deep; a deeper chain of marks is a registry changed under them. */
 const MAX_ROUTE = 3;
 

@@ -8,7 +8,7 @@ import { indexedHead, tokenFacts } from './erc20-common.js';
 import { DAY } from './erc20-keys.js';
 import { evmAddress } from './params.js';
 import { weighPools } from './pairs.js';
-import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD } from './prices.js';
+import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD, LAST_LOG } from './prices.js';
 
 /**
  * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over
@@ -81,7 +81,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
   // The token's swaps in all its pools, newest first, counted as they are read (volumes are summed in this order):
   // stop at the first swap older than a day, or after SCAN entries.
   let read = 0;
-  for (const { key, value: pool } of now === undefined ? [] : newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, 0xffffff), prefix)) {
+  for (const { key, value: pool } of now === undefined ? [] : newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, LAST_LOG), prefix)) {
     if (read++ === SCAN) break;
     const { blockNumber, logIndex } = posAt(key);
     const t = timeOf(blockNumber);
