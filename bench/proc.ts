@@ -1,5 +1,24 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Where every child's output is also written, when set (the test run sets it, then scans the
+ * files for the secrets the children were given: test/secret-scan.ts).
+ */
+export const CHILD_LOGS = 'CHAINPOST_CHILD_LOGS';
+
+/** Keeps a copy of what `child` prints, and of the CHAINPOST_ variables it was given, under CHAINPOST_CHILD_LOGS. */
+function keepChildLog(child: ChildProcess, env: Record<string, string | undefined>): void {
+  const dir = process.env[CHILD_LOGS];
+  if (dir === undefined || dir === '' || child.pid === undefined) return;
+  const base = join(dir, `${process.pid}-${child.pid}`);
+  const given = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('CHAINPOST_')));
+  writeFileSync(`${base}.env.json`, JSON.stringify(given));
+  const keep = (c: Buffer): void => appendFileSync(`${base}.log`, c);
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+}
 
 /** A child server process and the JSON `listening` log line it printed. */
 export interface Started {
@@ -23,6 +42,7 @@ const LISTENING = /"msg":"listening".*?"port":(\d+)/;
  */
 export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 15_000, ready: RegExp = LISTENING): Promise<Started> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  keepChildLog(child, env);
   let out = '';
   let stdout = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

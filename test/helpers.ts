@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startProcess, type Started } from '../bench/proc.js';
+import { registerSecret } from './secret-scan.js';
 
 export const BIN = fileURLToPath(new URL('../bin/chainpost.js', import.meta.url));
 
@@ -50,6 +51,9 @@ export function apiCaller(url: string, key: string): Running['call'] {
     } catch {
       // not JSON (metrics): keep the text
     }
+    // The webhook secret (GET /settings) joins the run's secret scan.
+    const secretKey = (parsed as { secretKey?: unknown } | null)?.secretKey;
+    if (typeof secretKey === 'string') registerSecret(secretKey);
     return { status: res.status, body: parsed, headers: res.headers };
   };
 }

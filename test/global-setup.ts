@@ -1,0 +1,22 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHILD_LOGS } from '../bench/proc.js';
+import { scanChildLogs } from './secret-scan.js';
+
+/** The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends. */
+export default function setup(): () => void {
+  const dir = mkdtempSync(join(tmpdir(), 'chainpost-logs-'));
+  process.env[CHILD_LOGS] = dir;
+  return () => {
+    const r = scanChildLogs(dir);
+    console.log(`secret scan: ${r.lines} log lines of ${r.processes} server processes searched for ${r.secrets} secrets: ${r.hits.length} found`);
+    if (r.hits.length > 0) {
+      const where = r.hits.slice(0, 20).map((h) => `  ${h.secret} in ${join(dir, h.file)}:${h.line}`).join('\n');
+      // Vitest reports an error thrown here but still exits 0: the exit code is set so the run fails.
+      process.exitCode = 1;
+      throw new Error(`secrets in log lines (the logs are kept in ${dir}):\n${where}`);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+}
