@@ -1,0 +1,61 @@
+import type { Chain } from '../chains/registry.js';
+import { ApiError } from '../errors.js';
+import { v1ChainId, type ResolvedChains } from './chains.js';
+
+/**
+ * One request over several chains, answered in part when some fail: each
+ * chain's part runs on its own, a chain whose node or index fails is named in
+ * `meta.failedChains` with its error, and the others still answer. Bad input
+ * is the request's fault, not a chain's: a 4xx from any part fails the whole
+ * request with it (the same parameters would fail on every chain).
+ */
+
+export interface FailedChain {
+  chainId: string;
+  /** The HTTP status the part would have answered alone, or the node's error code. */
+  code: number | string;
+  error: string;
+}
+
+/** The `meta` every /v1 answer carries. */
+export interface V1Meta {
+  /** Per chain, the last block indexed (its height; Solana: its slot), null before the first. */
+  syncedAt: Record<string, number | null>;
+  unsupportedChains?: string[];
+  failedChains?: FailedChain[];
+}
+
+export interface ChainPart<T> {
+  readonly chain: Chain;
+  readonly value: T;
+}
+
+/** A part's failure that belongs to its chain (a node down, an upstream error), not to the request. */
+export function chainFailure(chain: Chain, err: unknown): FailedChain | undefined {
+  if (err instanceof ApiError && err.status < 500) return undefined;
+  const code = err instanceof ApiError ? err.status : ((err as { code?: unknown } | null)?.code as string | number | undefined) ?? 'CHAIN_ERROR';
+  return { chainId: v1ChainId(chain), code: typeof code === 'number' || typeof code === 'string' ? code : 'CHAIN_ERROR', error: err instanceof Error ? err.message : String(err) };
+}
+
+/** Runs `part` on every chain at once; the chains that answered, in order, and the failures. A request error is thrown. */
+export async function acrossChains<T>(chains: readonly Chain[], part: (chain: Chain) => T | Promise<T>): Promise<{ parts: ChainPart<T>[]; failed: FailedChain[] }> {
+  const settled = await Promise.allSettled(chains.map(async (chain) => part(chain)));
+  const parts: ChainPart<T>[] = [];
+  const failed: FailedChain[] = [];
+  settled.forEach((s, i) => {
+    const chain = chains[i]!;
+    if (s.status === 'fulfilled') return void parts.push({ chain, value: s.value });
+    const f = chainFailure(chain, s.reason);
+    if (f === undefined) throw s.reason;
+    failed.push(f);
+  });
+  return { parts, failed };
+}
+
+/** The `meta` of an answer: every asked chain's sync point, and the unsupported and failed ones when there are any. */
+export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[], syncedAt: (chain: Chain) => number | undefined): V1Meta {
+  const meta: V1Meta = { syncedAt: Object.fromEntries(resolved.chains.map((c) => [v1ChainId(c), syncedAt(c) ?? null])) };
+  if (resolved.unsupported.length > 0) meta.unsupportedChains = [...resolved.unsupported];
+  if (failed.length > 0) meta.failedChains = [...failed];
+  return meta;
+}
