@@ -1,17 +1,18 @@
 import type { Clock } from '../../engine/clock.js';
-import { chainFor } from '../../engine/chains/lifecycle.js';
-import type { Chain } from '../../engine/chains/registry.js';
+import type { ChainFamily } from '../../engine/chains/registry.js';
+import { resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { queryList, queryParams } from './query.js';
 import { notBuilt, type Request, type Route } from './route.js';
 
-/** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. */
-export function crossChains(req: Request, now: number): Chain[] {
-  const q = queryParams(req.query);
-  const named = [...queryList(q, 'chains').map((v) => ['chains', v] as const), ...queryList(q, 'chain').map((v) => ['chain', v] as const)];
-  return named.map(([field, v]) => chainFor(v, 'crosschain', now, { field, families: ['evm', 'bitcoin', 'solana'] }));
+const ALL_FAMILIES: readonly ChainFamily[] = ['evm', 'bitcoin', 'solana'];
+
+/** The chains of a cross-chain request (`chains`, in any array form; none: all followed), resolved by engine/crosschain/chains.ts. */
+export function requestChains(req: Request, followed: readonly string[], now: number, families = ALL_FAMILIES): ResolvedChains {
+  return resolveChains(queryList(queryParams(req.query), 'chains'), { followed, families, now });
 }
 
-export function crossChainRoutes(clock: Clock): Route[] {
+/** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows. */
+export function crossChainRoutes(clock: Clock, followed: () => readonly string[]): Route[] {
   return [
     {
       method: 'GET',
@@ -19,7 +20,7 @@ export function crossChainRoutes(clock: Clock): Route[] {
       area: 'crosschain',
       auth: 'key',
       handle: (req) => {
-        crossChains(req, clock.now());
+        requestChains(req, followed(), clock.now());
         return notBuilt('GET', '/v1/defi/protocols');
       },
     },
