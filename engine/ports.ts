@@ -10,6 +10,8 @@ export const TABLES = [
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
+  // Bitcoin's address indexes (engine/bitcoin/address-index.ts): transactions and unspent outputs by address, blocks by txid.
+  'btcAddressTxs', 'btcUtxos', 'btcTxs',
   'indexState', 'indexUndo',
   // Data API calls answered from the chain and logs (issue 17): block times, logs by emitting contract.
   'blockTimes', 'contractLogs',

@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { addressTxs, balanceOf, transferCount, txHeight, utxosOf } from '../engine/bitcoin/address-index.js';
 import { BitcoinFollower } from '../engine/bitcoin/follower.js';
 import { readBtcProbe, scriptKey } from '../engine/bitcoin/probe.js';
 import { BtcRecordView } from '../engine/bitcoin/record.js';
@@ -113,6 +114,52 @@ describe('following Bitcoin Core (the stand-in, serving mainnet blocks 0-255 and
     mineBlock(core.chain, [spend(coinsOf(funded.transactions![0]!, [alice]), [payTo(bob.address, 4_000_000_000)])]);
     return { alice, bob, height: core.chain.height };
   };
+  it('indexes each address\'s transactions and unspent outputs, and a reorg puts back what the block it removes spent', async () => {
+    await start();
+    const [alice, bob, carol] = [owner('p2wpkh', 'index', 1), owner('p2tr', 'index', 2), owner('p2pkh', 'index', 3)];
+    const funded = mineBlock(core.chain, [], alice.output);
+    const h1 = core.chain.height;
+    const paid = funded.transactions![0]!;
+    // Alice pays Bob, who pays Carol in the same block: Bob's output is made and spent in one unit.
+    const toBob = spend(coinsOf(paid, [alice]), [payTo(bob.address, 4_000_000_000)]);
+    const toCarol = spend(coinsOf(toBob, [bob]), [payTo(carol.address, 3_000_000_000)]);
+    mineBlock(core.chain, [toBob, toCarol]);
+    const h2 = core.chain.height;
+    const f = follower();
+    await f.sync();
+    const utxos = (o: { address: string }) => utxosOf(store, CHAIN, o.address).map((u) => [u.txid, u.vout, u.sats, u.height]);
+    const txs = (o: { address: string }) => addressTxs(store, CHAIN, o.address, 10).map((t) => [t.txid, t.height, t.index]);
+    expect(utxos(alice)).toEqual([]);
+    expect(utxos(bob)).toEqual([]);
+    expect(utxos(carol)).toEqual([[toCarol.getId(), 0, 3_000_000_000, h2]]);
+    expect(balanceOf(store, CHAIN, carol.address)).toBe(3_000_000_000);
+    expect(txs(alice)).toEqual([[toBob.getId(), h2, 1], [paid.getId(), h1, 0]]);
+    expect(txs(bob)).toEqual([[toCarol.getId(), h2, 2], [toBob.getId(), h2, 1]]);
+    expect(txs(carol)).toEqual([[toCarol.getId(), h2, 2]]);
+    expect(transferCount(store, CHAIN, alice.address)).toBe(2);
+    expect(txHeight(store, CHAIN, toBob.getId())).toBe(h2);
+
+    // The block with both payments leaves the chain: Alice's coin is unspent again, at the height it was made.
+    core.chain.reorg(1, branch(core.chain, 1, 2, [], owner('p2wpkh', 'index-miner', 9).output).map((b) => b.toBuffer()));
+    await f.sync();
+    expect(f.status().head).toBe(h2 + 1);
+    expect(utxos(alice)).toEqual([[paid.getId(), 0, 5_000_000_000, h1]]);
+    expect(balanceOf(store, CHAIN, alice.address)).toBe(5_000_000_000);
+    expect(utxos(bob)).toEqual([]);
+    expect(utxos(carol)).toEqual([]);
+    expect(txs(alice)).toEqual([[paid.getId(), h1, 0]]);
+    expect(txs(bob)).toEqual([]);
+    expect(txs(carol)).toEqual([]);
+    expect(txHeight(store, CHAIN, toBob.getId())).toBeUndefined();
+
+    // Mined again higher up, the payment to Bob alone: indexed at its new height.
+    mineBlock(core.chain, [toBob]);
+    await f.sync();
+    expect(utxos(alice)).toEqual([]);
+    expect(utxos(bob)).toEqual([[toBob.getId(), 0, 4_000_000_000, h2 + 2]]);
+    expect(txs(alice)).toEqual([[toBob.getId(), h2 + 2, 1], [paid.getId(), h1, 0]]);
+  });
+
   /** The (kind, tx) refs of `address` in block n's probe column. */
   const refsOf = (n: number, address: string): Array<[kind: number, tx: number]> => {
     const probe = Buffer.from(store.getRaw('probes', blockKey(CHAIN, n))!);

@@ -3,7 +3,9 @@ import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.j
 import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
+import { removeAddressRows, writeAddressRows } from './address-index.js';
 import { prevoutOf, type CoreTransaction } from './core-json.js';
+import { BtcRecordView } from './record.js';
 import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
 
 /**
@@ -288,6 +290,7 @@ export class BitcoinFollower implements ChainFollower {
         this.kv.put('canon', key, b.hash);
         this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
         if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
+        writeAddressRows(this.kv, this.chain, b.number, b.addresses);
         this.events.seen(this.chain, b.number, b.hash);
         while (confirmed < b.number - this.opts.confirmations) {
           confirmed++;
@@ -321,6 +324,11 @@ export class BitcoinFollower implements ChainFollower {
     const to = this.state.head;
     const next = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) };
     await this.kv.transactAsync(() => {
+      // The address indexes first, highest block first: each block puts back what it spent (engine/bitcoin/address-index.ts).
+      for (let n = to; n >= from; n--) {
+        const record = this.kv.getRaw('blocks', blockKey(this.chain, n));
+        if (record !== undefined) removeAddressRows(this.kv, this.chain, BtcRecordView.of(record));
+      }
       for (let n = from; n <= to; n++) {
         // Its outputs first: they are read from the record.
         removeOutputs(this.kv, this.chain, n);

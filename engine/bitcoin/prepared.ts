@@ -1,3 +1,4 @@
+import { addressRows, type AddressRows } from './address-index.js';
 import type { IngestPool, Kv } from '../ports.js';
 import { fillPrevouts, unresolvedInputs, type Prevout } from './block.js';
 import { scanCoreBlock } from './core-scan.js';
@@ -21,6 +22,8 @@ export interface PreparedBitcoinBlock {
   unresolved: Array<{ txid: string; vout: number }>;
   /** Each transaction's outputs (satoshis and script), kept for later blocks' inputs while the node gives no spent outputs. */
   outputs: Array<{ txid: string; outputs: Array<[value: number, script: Uint8Array]> }>;
+  /** The block's rows of the address indexes (engine/bitcoin/address-index.ts). */
+  addresses: AddressRows;
 }
 
 export type { Prevout } from './block.js';
@@ -52,6 +55,7 @@ export function prepareBitcoinBlock(answers: BitcoinAnswers): PreparedBitcoinBlo
     inputCount: txs.reduce((n, t) => n + (t.isCoinbase ? 0 : t.vin.length), 0),
     unresolved: unresolvedInputs(txs).map(({ txid, vout }) => ({ txid, vout })),
     // Scripts copied out of the scan's arena: a view would send the whole arena to the main thread.
+    addresses: addressRows(header.height, txs),
     outputs: answers.keepOutputs === true ? txs.map((t) => ({ txid: t.txid, outputs: t.vout.map((o): [number, Uint8Array] => [o.value, Uint8Array.prototype.slice.call(o.script)]) })) : [],
   };
 }

@@ -54,6 +54,10 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ['dexTokenSwaps', `${chain}/0xtoken/000000000001/000000`],
     ['priceMarks', `${chain}/0xtoken/000000000001`],
     ['dexCandles', `${chain}/0xpool/1min/0000000060`],
+    ['btcOutputs', `${chain}/txid`],
+    ['btcAddressTxs', `${chain}/address/00000001/000000`],
+    ['btcUtxos', `${chain}/address/txid:0`],
+    ['btcTxs', `${chain}/txid`],
   ];
   // 0x5390 shares 0x539's first characters: the `/` after a chain id keeps it apart.
   const kept = [...rows('0x1'), ...rows('0x5390'), ['streams', 't_1/0x539'], ['settings', 't_1']] as Array<[Table, string]>;
@@ -61,7 +65,7 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
   });
   const removed = clearChain(store, '0x539', dataChainRanges('0x539'), 2);
-  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, activity: 1, indexUndo: 1, erc20Balances: 1, erc20Pairs: 1, erc20Holders: 1, erc20Tokens: 1, erc20HolderDays: 1, erc20HolderDeltas: 1, erc20Approvals: 1, erc20Wallet: 1, erc20Search: 1, nativeTxs: 2, addressTxs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1, indexState: 1, dexPools: 2, dexStates: 1, dexSwaps: 1, dexWalletSwaps: 1, dexTokenSwaps: 1, priceMarks: 1, dexCandles: 1 });
+  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, activity: 1, indexUndo: 1, erc20Balances: 1, erc20Pairs: 1, erc20Holders: 1, erc20Tokens: 1, erc20HolderDays: 1, erc20HolderDeltas: 1, erc20Approvals: 1, erc20Wallet: 1, erc20Search: 1, nativeTxs: 2, addressTxs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1, indexState: 1, dexPools: 2, dexStates: 1, dexSwaps: 1, dexWalletSwaps: 1, dexTokenSwaps: 1, priceMarks: 1, dexCandles: 1, btcOutputs: 1, btcAddressTxs: 1, btcUtxos: 1, btcTxs: 1 });
   expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
   expect(Object.values(clearChain(store, '0x539', dataChainRanges('0x539'))).every((n) => n === 0)).toBe(true);
 });
