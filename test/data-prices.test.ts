@@ -573,3 +573,85 @@ describe('the official SDK', () => {
   });
 });
 
+
+describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', () => {
+  const v1 = (path: string) => s.call(`/v1/chains/${path}`);
+
+  it('answers the Data API price of an EVM token in the Universal API shape, with the chain synced to the block priced', async () => {
+    const block = await indexed();
+    const { tka } = dex.tokens;
+    const v2 = await priced(addr(tka));
+    const r = await v1(`devnet/tokens/${tka.address}/price`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body).toEqual({
+      chain: '0x539',
+      tokenName: v2.tokenName,
+      tokenSymbol: v2.tokenSymbol,
+      tokenAddress: addr(tka),
+      tokenLogo: null,
+      tokenDecimals: 18,
+      usdPrice: v2.usdPrice,
+      '24hrChangeUsd': v2.usdPrice24hrUsdChange,
+      '24hrChangePercent': v2.usdPrice24hrPercentChange,
+      nativePrice: v2.nativePrice,
+      verifiedContract: false,
+      securityScore: null,
+      possibleSpam: false,
+      updatedAt: new Date(Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${block.toString(16)}`, false])).timestamp) * 1000).toISOString(),
+      dexInformation: { chainId: '0x539', exchangeName: v2.exchangeName, exchangeAddress: v2.exchangeAddress, pairAddress: v2.pairAddress, pairTotalLiquidityUsd: v2.pairTotalLiquidityUsd, tokenAddress: addr(tka), toBlock: String(block) },
+      meta: { syncedAt: { '0x539': block } },
+    });
+    // An older block, by the cross-chain name of to_block.
+    const older = await v1(`0x539/tokens/${tka.address}/price?toBlock=${block - 1}`);
+    expect(older.body.dexInformation.toBlock).toBe(String(block - 1));
+    expect(older.body.usdPrice).toBe((await priced(addr(tka), `to_block=${block - 1}`)).usdPrice);
+  });
+
+  it('prices `native` as the wrapped native token, and Bitcoin as the wrapped bitcoin of the followed EVM chains', async () => {
+    await indexed();
+    const { weth, tkb } = dex.tokens;
+    const native = await v1('devnet/tokens/native/price');
+    expect(native.status).toBe(200);
+    expect(native.body).toMatchObject({ tokenAddress: addr(weth), usdPrice: (await priced(addr(weth))).usdPrice });
+    const wbtc = await priced(addr(tkb));
+    for (const alias of ['bitcoin', 'btc', 'bitcoin-mainnet']) {
+      const btc = await v1(`${alias}/tokens/native/price`);
+      expect(btc.status, JSON.stringify(btc.body)).toBe(200);
+      expect(btc.body).toMatchObject({
+        chain: 'bitcoin',
+        tokenName: 'Bitcoin',
+        tokenSymbol: 'BTC',
+        tokenAddress: null,
+        tokenDecimals: 8,
+        nativePrice: null,
+        usdPrice: wbtc.usdPrice,
+        '24hrChangeUsd': wbtc.usdPrice24hrUsdChange,
+        dexInformation: { chainId: '0x539', tokenAddress: addr(tkb), pairAddress: wbtc.pairAddress },
+      });
+      // This server follows no Bitcoin node: its sync point is null; the EVM chain the price came from is named too.
+      expect(btc.body.meta.syncedAt).toEqual({ bitcoin: null, '0x539': Number(wbtc.toBlock) });
+    }
+  });
+
+  it('refuses what it cannot answer, naming the field', async () => {
+    const cases: Array<[string, number, string | undefined]> = [
+      [`nowhere/tokens/native/price`, 400, 'chainAlias'],
+      [`all/tokens/native/price`, 400, 'chainAlias'],
+      [`base/tokens/native/price`, 400, 'chainAlias'],
+      [`sol/tokens/native/price`, 400, 'chainAlias'],
+      [`devnet/tokens/0x1234/price`, 400, 'tokenAliasOrTokenAddress'],
+      [`bitcoin/tokens/${dex.tokens.tkb.address}/price`, 400, 'tokenAliasOrTokenAddress'],
+      [`bitcoin/tokens/native/price?toBlock=5`, 400, 'toBlock'],
+      [`devnet/tokens/native/price?liquidityThreshold=lots`, 400, 'liquidityThreshold'],
+      [`devnet/tokens/native/price?maxTokenInactivity=-1`, 400, 'maxTokenInactivity'],
+      [`devnet/tokens/native/price?toBlock=tomorrow`, 400, 'toBlock'],
+      // No pool prices it.
+      [`devnet/tokens/${dex.v2Factory.address}/price`, 404, undefined],
+    ];
+    for (const [path, status, field] of cases) {
+      const r = await v1(path);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(status);
+      if (field !== undefined) expect(r.body.details?.field, path).toBe(field);
+    }
+  });
+});

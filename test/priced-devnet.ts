@@ -49,6 +49,8 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
     '0x539': {
       wrappedNative: weth.address,
       stablecoins: [usdc.address],
+      // TKB (8 decimals) stands for wrapped bitcoin: Bitcoin's price in the cross-chain API is its price.
+      wrappedBtc: [tkb.address],
       factories: [
         { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
         { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },

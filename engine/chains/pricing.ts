@@ -25,6 +25,8 @@ export interface Pricing {
   readonly stablecoins: readonly string[];
   readonly whitelist: readonly string[];
   readonly factories: readonly Factory[];
+  /** Tokens that are wrapped bitcoin (WBTC, cbBTC): Bitcoin's USD price is theirs (the cross-chain API), Bitcoin having no DEX of its own. */
+  readonly wrappedBtc?: readonly string[];
 }
 
 /**
@@ -37,6 +39,8 @@ const ETHEREUM: Pricing = {
   wrappedNative: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
   stablecoins: ['0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x6b175474e89094c44da98b954eedeac495271d0f'],
   whitelist: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599'],
+  // WBTC and Coinbase's cbBTC.
+  wrappedBtc: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', '0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf'],
   factories: [
     { address: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', kind: 'v2', name: 'Uniswap v2' },
     { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3' },
@@ -58,6 +62,7 @@ const entry = z
     stablecoins: z.array(address).default([]),
     whitelist: z.array(address).default([]),
     factories: z.array(z.object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100) }).strict()).default([]),
+    wrappedBtc: z.array(address).default([]),
   })
   .strict();
 

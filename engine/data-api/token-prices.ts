@@ -32,6 +32,11 @@ export const priceParams = {
   max_token_inactivity: days.optional(),
   min_pair_side_liquidity_usd: usdAmount.optional(),
 };
+/** The same under the cross-chain API's names. */
+export const v1PriceParams = {
+  maxTokenInactivity: days.optional(),
+  liquidityThreshold: usdAmount.optional(),
+};
 const options = {
   ...priceParams,
   // Deprecated upstream: the percent changes are always answered.

@@ -1,8 +1,11 @@
 import type { Clock } from '../../engine/clock.js';
-import type { ChainFamily } from '../../engine/chains/registry.js';
-import { resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
+import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
+import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
+import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
+import type { DataDeps } from '../../engine/data-api/deps.js';
+import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
-import { notBuilt, type Request, type Route } from './route.js';
+import { json, notBuilt, type Request, type Route } from './route.js';
 
 const ALL_FAMILIES: readonly ChainFamily[] = ['evm', 'bitcoin', 'solana'];
 
@@ -12,7 +15,8 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 }
 
 /** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows. */
-export function crossChainRoutes(clock: Clock, followed: () => readonly string[]): Route[] {
+export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps): Route[] {
+  const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   return [
     {
       method: 'GET',
@@ -22,6 +26,17 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       handle: (req) => {
         requestChains(req, followed(), clock.now());
         return notBuilt('GET', '/v1/defi/protocols');
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
+        const chain = pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
+        return json(200, await v1TokenPrice(deps, chain, queryAndPath(req), evmChains()));
       },
     },
   ];

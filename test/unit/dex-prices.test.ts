@@ -89,13 +89,13 @@ describe('CHAINPOST_PRICING', () => {
 
   it('adds a chain\'s entry (by id or slug), addresses lower case, and keeps the registry\'s', () => {
     const p = parsePricing(JSON.stringify({ devnet }));
-    expect(p.get('0x539')).toEqual({ wrappedNative: A, stablecoins: [B], whitelist: [], factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }] });
+    expect(p.get('0x539')).toEqual({ wrappedNative: A, stablecoins: [B], whitelist: [], factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }], wrappedBtc: [] });
     expect(p.get('0x1')).toBe(PRICING.get('0x1'));
     expect(parseConfig({ CHAINPOST_PRICING: JSON.stringify({ '0x539': devnet }) }).pricing.get('0x539')?.factories[0]?.name).toBe('MiniSwap');
   });
 
   it('replaces a chain\'s entry whole', () => {
-    expect(parsePricing(JSON.stringify({ 1: { wrappedNative: A } })).get('0x1')).toEqual({ wrappedNative: A, stablecoins: [], whitelist: [], factories: [] });
+    expect(parsePricing(JSON.stringify({ 1: { wrappedNative: A } })).get('0x1')).toEqual({ wrappedNative: A, stablecoins: [], whitelist: [], factories: [], wrappedBtc: [] });
   });
 
   it('stops the start naming what is wrong', () => {

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { findChain, type Chain } from '../chains/registry.js';
+import { unixIso } from '../datetime.js';
+import { indexedBlockAt } from '../data-api/block-times.js';
+import type { DataDeps } from '../data-api/deps.js';
+import { blockNumber, evmAddress } from '../data-api/params.js';
+import { tokenPrice, v1PriceParams } from '../data-api/token-prices.js';
+import { ApiError, badRequest } from '../errors.js';
+import { validate } from '../schema.js';
+import { v1ChainId, type ResolvedChains } from './chains.js';
+import { v1Meta, type V1Meta } from './fan-out.js';
+
+/**
+ * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token
+ * (engine/data-api/token-prices.ts) in the Universal API's shape; `native` is the chain's wrapped native
+ * token. Bitcoin has no DEX: its `native` price is that of the wrapped bitcoin tokens (the pricing
+ * registry's wrappedBtc: WBTC, cbBTC) on the followed EVM chains, the deepest pool's; null when none prices.
+ */
+
+export const v1PriceQuery = z.object({
+  chainAlias: z.string(),
+  tokenAliasOrTokenAddress: z.string(),
+  toBlock: blockNumber.optional(),
+  ...v1PriceParams,
+});
+type Query = z.output<typeof v1PriceQuery>;
+
+const NATIVE = 'native';
+const TOKEN_FIELD = 'tokenAliasOrTokenAddress';
+
+/** The v2.2 answer this module reads: tokenPrice's. */
+type Erc20Price = Awaited<ReturnType<typeof tokenPrice>>;
+
+export interface V1Price {
+  chain: string;
+  tokenName: string | null;
+  tokenSymbol: string | null;
+  tokenAddress: string | null;
+  tokenLogo: null;
+  tokenDecimals: number;
+  usdPrice: number | null;
+  '24hrChangeUsd': number | null;
+  '24hrChangePercent': number | null;
+  nativePrice: Erc20Price['nativePrice'];
+  verifiedContract: boolean;
+  securityScore: null;
+  possibleSpam: boolean;
+  /** When the price was last set: the time of the block it is read at. */
+  updatedAt: string | null;
+  dexInformation: { chainId: string; exchangeName: string; exchangeAddress: string; pairAddress: string; pairTotalLiquidityUsd: string; tokenAddress: string; toBlock: string } | null;
+  meta: V1Meta;
+}
+
+/** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
+const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], (c) => deps.indexer.position(c.key) ?? deps.follower(c.key)?.head);
+
+function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omit<V1Price, 'meta'> {
+  const block = indexedBlockAt(deps.kv, source.key, Number(p.toBlock));
+  return {
+    chain: v1ChainId(chain),
+    tokenName: p.tokenName,
+    tokenSymbol: p.tokenSymbol,
+    tokenAddress: p.tokenAddress,
+    tokenLogo: null,
+    tokenDecimals: Number(p.tokenDecimals),
+    usdPrice: p.usdPrice,
+    '24hrChangeUsd': p.usdPrice24hrUsdChange,
+    '24hrChangePercent': p.usdPrice24hrPercentChange,
+    nativePrice: p.nativePrice,
+    verifiedContract: p.verifiedContract,
+    securityScore: null,
+    possibleSpam: p.possibleSpam,
+    updatedAt: block === undefined ? null : unixIso(block.timestamp),
+    dexInformation: { chainId: v1ChainId(source), exchangeName: p.exchangeName, exchangeAddress: p.exchangeAddress, pairAddress: p.pairAddress, pairTotalLiquidityUsd: p.pairTotalLiquidityUsd, tokenAddress: p.tokenAddress, toBlock: p.toBlock },
+  };
+}
+
+const priceOptions = (q: Query) => ({ max_token_inactivity: q.maxTokenInactivity, min_pair_side_liquidity_usd: q.liquidityThreshold });
+
+/** `chain`: the path's chain (EVM, or Bitcoin); `evmChains`: the followed EVM chains, where Bitcoin's price is looked for. */
+export async function v1TokenPrice(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[]): Promise<V1Price> {
+  const q = validate(v1PriceQuery, raw, 'query');
+  const token = q.tokenAliasOrTokenAddress.toLowerCase();
+  if (chain.family === 'bitcoin') return bitcoinPrice(deps, chain, token, q, evmChains);
+  const pricing = deps.pricing?.(chain.key);
+  let address: string;
+  if (token === NATIVE) {
+    if (pricing === undefined) throw new ApiError(404, `no pricing on chain ${chain.key}: its wrapped native token is not known (CHAINPOST_PRICING)`);
+    address = pricing.wrappedNative;
+  } else address = validate(z.object({ [TOKEN_FIELD]: evmAddress }), { [TOKEN_FIELD]: token }, 'path')[TOKEN_FIELD];
+  const p = await tokenPrice(deps, chain.key, { address, ...(q.toBlock === undefined ? {} : { to_block: q.toBlock }), ...priceOptions(q) });
+  return { ...shaped(deps, chain, p, chain), meta: metaOf(deps, [chain]) };
+}
+
+async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Query, evmChains: readonly Chain[]): Promise<V1Price> {
+  if (token !== NATIVE && token !== 'btc') throw badRequest(TOKEN_FIELD, `Bitcoin has one token: native (or btc), not "${token}"`);
+  if (q.toBlock !== undefined) throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
+  const sources = evmChains.flatMap((c) => (deps.pricing?.(c.key)?.wrappedBtc ?? []).map((address) => ({ chain: c, address })));
+  const found = await Promise.all(
+    sources.map(async (s) => {
+      try {
+        return { ...s, price: await tokenPrice(deps, s.chain.key, { address: s.address, ...priceOptions(q) }) };
+      } catch (err) {
+        // Not priced there (no pool deep enough): another wrapped bitcoin may be.
+        if (err instanceof ApiError && err.status === 404) return undefined;
+        throw err;
+      }
+    }),
+  );
+  // The deepest pool's price, as a token's own price takes its deepest pool.
+  const best = found.filter((f) => f !== undefined).sort((a, b) => Number(b.price.pairTotalLiquidityUsd) - Number(a.price.pairTotalLiquidityUsd))[0];
+  const meta = metaOf(deps, [chain, ...new Set(sources.map((s) => s.chain))]);
+  const bitcoin = { chain: v1ChainId(chain), tokenName: 'Bitcoin', tokenSymbol: 'BTC', tokenAddress: null, tokenLogo: null, tokenDecimals: 8, verifiedContract: false, securityScore: null, possibleSpam: false, nativePrice: null } as const;
+  if (best === undefined) return { ...bitcoin, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta };
+  const p = shaped(deps, chain, best.price, best.chain);
+  return { ...p, ...bitcoin, meta };
+}
+
+/** Bitcoin's price needs no Bitcoin node: the price path takes it whether or not this server follows it. */
+export const BITCOIN = findChain('bitcoin')!;
