@@ -283,7 +283,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
-      ...crossChainRoutes(clock, () => followers.map((f) => f.status().chain), dataDeps),
+      ...crossChainRoutes(clock, () => followers.map((f) => f.status().chain), dataDeps, { bitcoinGap: config.bitcoin.gap }),
       ...rpcRoutes(clock, nodes),
     ];
     return { config, clock, store, keys, log, pipeline, routes, followers, nodeUrls, upstreams, reads, tokenMetadata, dataIndexer, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, mark, readiness, lock, notice, close };

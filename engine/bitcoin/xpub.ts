@@ -17,6 +17,8 @@ export interface ExtendedKey {
   text: string;
   type: ScriptType;
   depth: number;
+  /** Its index under its parent (≥ 2^31: hardened), as the key says. */
+  childNumber: number;
   chainCode: Uint8Array;
   /** Compressed public key (33 bytes). */
   publicKey: Uint8Array;
@@ -58,7 +60,7 @@ export function parseExtendedKey(text: string): ExtendedKey {
   } catch {
     throw new ExtendedKeyError('not an extended public key: its key is not a point of secp256k1');
   }
-  return { text: text.trim(), type, depth: bytes[4]!, chainCode: bytes.slice(13, 45), publicKey };
+  return { text: text.trim(), type, depth: bytes[4]!, childNumber: new DataView(bytes.buffer, bytes.byteOffset).getUint32(9), chainCode: bytes.slice(13, 45), publicKey };
 }
 
 /**

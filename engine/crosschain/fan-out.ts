@@ -1,4 +1,5 @@
 import type { Chain } from '../chains/registry.js';
+import type { DataDeps } from '../data-api/deps.js';
 import { ApiError } from '../errors.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 
@@ -59,3 +60,6 @@ export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[],
   if (failed.length > 0) meta.failedChains = [...failed];
   return meta;
 }
+
+/** A chain's sync point: the last block every Data API index holds (EVM), else its follower's head (Bitcoin's indexes are written with its blocks). */
+export const syncedAt = (deps: Pick<DataDeps, 'indexer' | 'follower'>) => (chain: Chain): number | undefined => deps.indexer.position(chain.key) ?? deps.follower(chain.key)?.head;

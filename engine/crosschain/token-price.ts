@@ -8,7 +8,7 @@ import { tokenPrice, v1PriceParams } from '../data-api/token-prices.js';
 import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
-import { v1Meta, type V1Meta } from './fan-out.js';
+import { syncedAt, v1Meta, type V1Meta } from './fan-out.js';
 
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token
@@ -52,7 +52,7 @@ export interface V1Price {
 }
 
 /** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
-const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], (c) => deps.indexer.position(c.key) ?? deps.follower(c.key)?.head);
+const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], syncedAt(deps));
 
 function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omit<V1Price, 'meta'> {
   const block = indexedBlockAt(deps.kv, source.key, Number(p.toBlock));

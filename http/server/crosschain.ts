@@ -1,7 +1,11 @@
 import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
+import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
+import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
+import { ExtendedKeyError, parseExtendedKey } from '../../engine/bitcoin/xpub.js';
+import { badRequest } from '../../engine/errors.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
@@ -15,7 +19,7 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 }
 
 /** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows. */
-export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps): Route[] {
+export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   return [
     {
@@ -37,6 +41,24 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
         // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
         const chain = pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
         return json(200, await v1TokenPrice(deps, chain, queryAndPath(req), evmChains()));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/wallets/:publicKey/addresses',
+      area: 'crosschain',
+      auth: 'key',
+      handle: (req) => {
+        const chain = pathChain(req.params['chainAlias']!, { followed: followed(), families: ['bitcoin'], now: clock.now() });
+        let key;
+        try {
+          key = parseExtendedKey(decodeURIComponent(req.params['publicKey']!));
+        } catch (err) {
+          if (err instanceof ExtendedKeyError || err instanceof URIError) throw badRequest('publicKey', err.message);
+          throw err;
+        }
+        const addresses = walletAddresses(deps.kv, chain.key, key, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
+        return json(200, { addresses, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
       },
     },
   ];
