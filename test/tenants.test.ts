@@ -315,6 +315,7 @@ describe('tenants: every route, called by tenant B against tenant A\'s ids, answ
     try {
       const core = await createCore(parseConfig({ ...ENV, CHAINPOST_DATA: listDir, CHAINPOST_CHAINS: 'none' }), () => undefined, () => undefined);
       routes = [...core.routes, unknownRoute].map((r) => `${r.method} ${r.pattern}`);
+      await core.dispatcher.stop();
       await core.close();
     } finally {
       rmSync(listDir, { recursive: true, force: true });
