@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { isDateTime } from '../datetime.js';
 import { isAuthority, isStatement, isUri } from './message.js';
 import { aptosAddressOf, solanaPublicKey } from './signatures.js';
+import { BATCH } from '../size-limits.js';
 
 /** One schema per Auth API endpoint; the edge validates bodies with these (engine/schema.ts). */
 
@@ -24,7 +25,7 @@ const signInRequest = {
   statement: optional(z.string().max(1000).refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')).transform((v) => (v === '' ? undefined : v)),
   expirationTime: optional(dateTime),
   notBefore: optional(dateTime),
-  resources: optional(z.array(z.string().refine(isUri, 'each resource must be an RFC 3986 URI')).max(100)),
+  resources: optional(z.array(z.string().refine(isUri, 'each resource must be an RFC 3986 URI')).max(BATCH.challengeResources, `at most ${BATCH.challengeResources} resources`)),
   timeout: z
     .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'an integer number of seconds' })
     .pipe(z.number().int('an integer number of seconds').min(15, 'at least 15 seconds').max(12015, 'at most 12015 seconds'))
@@ -88,9 +89,9 @@ const account = z
   .transform((a) => (a.blockchainType === 'evm' ? { ...a, address: `0x${a.address.slice(2)}` } : a));
 export type Account = z.infer<typeof account>;
 
-export const bindRequest = z.object({ addresses: z.array(account, { error: 'an array of {blockchainType, address, publicKey?}' }).min(1, 'at least one address').max(20, 'at most 20 addresses') });
+export const bindRequest = z.object({ addresses: z.array(account, { error: 'an array of {blockchainType, address, publicKey?}' }).min(1, 'at least one address').max(BATCH.bindAddresses, `at most ${BATCH.bindAddresses} addresses`) });
 
-export const bindVerify = z.object({ verifications: z.array(signedMessage, { error: 'an array of {message, signature}' }).min(1, 'at least one verification').max(20) });
+export const bindVerify = z.object({ verifications: z.array(signedMessage, { error: 'an array of {message, signature}' }).min(1, 'at least one verification').max(BATCH.bindVerifications, `at most ${BATCH.bindVerifications} verifications`) });
 
 export const profileId = z.string({ error: 'is required' }).regex(/^0x[0-9a-f]{64}$/i, 'a profile id is 66 characters: 0x and 64 hex digits');
 

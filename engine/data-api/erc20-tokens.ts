@@ -8,6 +8,7 @@ import { tokenKey, type TokenState } from './erc20-keys.js';
 import { bool, evmAddress } from './params.js';
 import { MIN_SIDE_USD, priceReader, toNumber, usdCents, type PriceReader } from './prices.js';
 import { dayChange, fdvOf } from './token-prices.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * GET /erc20/metadata (name, symbol and decimals by eth_call once per
@@ -22,7 +23,7 @@ import { dayChange, fdvOf } from './token-prices.js';
 const priceAt = async (reader: PriceReader | undefined, token: string, head: number) => (await reader?.price(token, head, { minSideUsd: MIN_SIDE_USD })) ?? null;
 
 /** At most this many addresses per metadata request (the hosted service's limit). */
-export const MAX_ADDRESSES = 10;
+export const MAX_ADDRESSES = BATCH.erc20Addresses;
 /** Search reads at most this many matching tokens before ranking them. */
 const SEARCH_SCAN = 1_000;
 

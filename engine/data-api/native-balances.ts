@@ -8,6 +8,7 @@ import { blockTime } from './block-times.js';
 import { fromNode } from './node-reads.js';
 import { indexedTo, readBlock } from './read-at.js';
 import { blockNumber, evmAddress } from './params.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * Native balances: eth_getBalance on the chain's node at `to_block` (the
@@ -15,7 +16,7 @@ import { blockNumber, evmAddress } from './params.js';
  * to 25 (GET /wallets/balances, the interface's maxItems).
  */
 
-export const MAX_WALLETS = 25;
+export const MAX_WALLETS = BATCH.walletAddresses;
 
 export const nativeBalanceQuery = z.object({ address: evmAddress, to_block: blockNumber.optional() });
 export const nativeBalancesQuery = z.object({

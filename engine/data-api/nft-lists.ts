@@ -9,6 +9,7 @@ import { blockPart } from './nft-index.js';
 import { transferItems } from './nft-transfers.js';
 import { blockSpan, spanBounds } from './block-times.js';
 import { bool, blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from './params.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * NFT transfer lists in block order from the `nftRefs` index (each entry names
@@ -20,7 +21,7 @@ import { bool, blockNumber, blockRange, cursor, evmAddress, hash32, limit, order
 
 const common = { format, limit: limit(), order, cursor, include_prices: bool(false), ...blockRange };
 
-export const walletTransfersQuery = z.object({ address: evmAddress, contract_addresses: z.array(evmAddress).max(100, 'at most 100 addresses').default([]), ...common });
+export const walletTransfersQuery = z.object({ address: evmAddress, contract_addresses: z.array(evmAddress).max(BATCH.nftAddresses, `at most ${BATCH.nftAddresses} addresses`).default([]), ...common });
 export const contractTransfersQuery = z.object({ address: evmAddress, ...common });
 export const rangeTransfersQuery = z.object(common);
 export const blockTransfersQuery = z.object({

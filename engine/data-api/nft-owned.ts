@@ -8,6 +8,7 @@ import { statsKey, tokenKey, tokenOfKey, type Collection, type ContractStats, ty
 import { normalize, type NftMetadataRow } from './nft-metadata.js';
 import { lastSale, metadata as tokenInfo, salePrices, saleRecord, type SalePrices } from './nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from './params.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * The NFT endpoints answered from ownership (engine/data-api/nft-index.ts): a
@@ -24,7 +25,7 @@ export const walletNftsQuery = z.object({
   format,
   limit: limit(),
   exclude_spam: bool(false),
-  token_addresses: z.array(evmAddress).max(100, 'at most 100 addresses').default([]),
+  token_addresses: z.array(evmAddress).max(BATCH.nftAddresses, `at most ${BATCH.nftAddresses} addresses`).default([]),
   cursor,
   normalizeMetadata: bool(true),
   media_items: bool(false),
@@ -55,7 +56,7 @@ export const tokenOwnersQuery = z
   .object({ address: evmAddress, token_id: z.string(), format, limit: limit(), cursor, normalizeMetadata: bool(false), media_items: bool(false) })
   .transform(withTokenId);
 
-export const MAX_MULTIPLE = 25;
+export const MAX_MULTIPLE = BATCH.multipleNfts;
 export const multipleNftsBody = z.object({
   tokens: z
     .array(z.object({ token_address: evmAddress, token_id: z.string().regex(/^\d{1,78}$/, 'a token id in decimal').transform(BigInt).refine((id) => id < 2n ** 256n, 'at most 2^256 − 1') }).strict())

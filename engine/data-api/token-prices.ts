@@ -6,6 +6,7 @@ import { metadata } from './nft-transfers.js';
 import { blockNumber, evmAddress } from './params.js';
 import { decimal, MIN_SIDE_USD, mul, priceReader, toNumber, usdCents, type PriceOptions, type PriceReader, type Priced, type Ratio } from './prices.js';
 import { NATIVE } from './values.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * GET /erc20/:address/price and POST /erc20/prices: a token's USD price derived from the DEX pools this server
@@ -14,7 +15,7 @@ import { NATIVE } from './values.js';
  */
 
 /** POST /erc20/prices takes at most this many tokens. */
-export const MAX_PRICES = 100;
+export const MAX_PRICES = BATCH.tokenPrices;
 
 const usdAmount = z
   .string()

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import { validate } from '../schema.js';
 import type { RpcId } from './envelope.js';
+import { BATCH } from '../size-limits.js';
 
 /**
  * The edge of node access: a body is one JSON-RPC 2.0 call or a batch of
@@ -11,7 +12,7 @@ import type { RpcId } from './envelope.js';
  */
 
 /** The most calls one batch may carry: a batch is one HTTP request, and one token of the key's rate. */
-export const MAX_BATCH = 100;
+export const MAX_BATCH = BATCH.rpcCalls;
 
 const callSchema = z.object(
   {
@@ -42,7 +43,7 @@ export type Parsed = { batch: false; call: Call } | { batch: true; items: Array<
 export function parseRequest(body: unknown): Parsed {
   if (!Array.isArray(body)) return { batch: false, call: toCall(body) };
   if (body.length === 0) throw new ApiError(400, 'request: an empty batch', { field: 'request' });
-  if (body.length > MAX_BATCH) throw new ApiError(400, `request: a batch of ${body.length} calls is over the limit of ${MAX_BATCH} per batch`, { field: 'request' });
+  if (body.length > MAX_BATCH) throw new ApiError(400, `request: a batch of ${body.length} calls is over the limit of ${MAX_BATCH} per batch`, { field: 'request', limit: MAX_BATCH });
   return {
     batch: true,
     items: body.map((element): Call | Invalid => {

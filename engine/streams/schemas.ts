@@ -1,5 +1,6 @@
 import { parseAbiItem, toEventSelector, toEventSignature, toFunctionSignature, type AbiEvent, type AbiFunction } from 'viem';
 import { z } from 'zod';
+import { BATCH } from '../size-limits.js';
 
 /** One schema per Streams API body (chains are checked against the registry by the service). */
 
@@ -154,11 +155,11 @@ export const mainnetOnly = (chain: string) => {
 export const statusBody = z.object({ status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }) });
 
 /** How many addresses one address call may name. */
-export const ADDRESSES_PER_CALL = 10_000;
+export const ADDRESSES_PER_CALL = BATCH.streamAddresses;
 
 /** The `address` of an address body: one address or an array of up to 10,000 (the item schema is the family's). */
 export const addressList = <I extends z.ZodType>(item: I) =>
-  z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, 'at most 10,000 addresses per call')], { error: 'an address or an array of up to 10,000' });
+  z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, `at most ${ADDRESSES_PER_CALL.toLocaleString('en-US')} addresses per call`)], { error: `an address or an array of up to ${ADDRESSES_PER_CALL.toLocaleString('en-US')}` });
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x and 40 hex digits)');
 export const addressBody = z.object({ address: addressList(evmAddress) });

@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../../engine/errors.js';
+import { MAX_BODY_BYTES } from '../../engine/size-limits.js';
 import type { Pipeline } from './pipeline.js';
 import { paramNames, type Reply, type Request, type Route } from './route.js';
 
-/** JSON bodies up to 1 MiB; larger ones are answered 413. */
-export const MAX_BODY_BYTES = 1 << 20;
 /** A too-large body is read and dropped up to this much so its 413 reaches the client; beyond it the connection is closed. */
 const DISCARD_BYTES = 16 << 20;
 
@@ -244,7 +243,7 @@ const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number 
 /** Recorded in metrics for a request the client abandoned (nginx's convention). */
 const CLIENT_CLOSED = 499;
 
-const tooLarge = (): ApiError => new ApiError(413, `body larger than ${MAX_BODY_BYTES} bytes`);
+const tooLarge = (): ApiError => new ApiError(413, `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`, { field: 'body', limit: MAX_BODY_BYTES });
 
 /** The params of a route without any: one object for all its requests. */
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;

@@ -14,6 +14,7 @@ import { addressBody, createStream, settingsBody, statusBody, updateStream } fro
 import type { StreamsService } from '../../engine/streams/service.js';
 import { queryParams } from './query.js';
 import { json, type Method, type Request, type Route } from './route.js';
+import { BATCH } from '../../engine/size-limits.js';
 
 /** A family's request schemas: create, update (any subset) and the address body. */
 interface FamilySchemas<D> {
@@ -107,7 +108,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   ];
   if (opts.testHooks) {
     // Test clock only: hand webhooks to the delivery engine through the function the matcher calls.
-    const body = z.object({ webhooks: z.array(z.record(z.string(), z.unknown())).min(1).max(20_000) });
+    const body = z.object({ webhooks: z.array(z.record(z.string(), z.unknown())).min(1).max(BATCH.adminWebhooks, `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`) });
     routes.push(
       route('POST', '/admin/streams/:id/webhooks', (req) => {
         const streamId = id(req);
