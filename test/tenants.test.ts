@@ -253,6 +253,8 @@ const TABLE: Record<string, Row | NoTenantState> = {
   'GET /profile/:profileId/addresses': { calls: (a) => Object.values(a.profiles).map((p) => get(`/profile/${p}/addresses`)), expect: notFound },
   'GET /.well-known/jwks.json': { none: "the public keys of the server's sign-in tokens: one signing key for the server, no tenant's state", calls: () => [get('/.well-known/jwks.json')] },
   'GET /v1/defi/protocols': { none: 'cross-chain reads of chain data (not built: 501 after its own checks)', calls: () => [get('/v1/defi/protocols?chains=eth')] },
+  'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price': { none: 'cross-chain reads of chain data: a price from the DEX pools indexed', calls: () => [get('/v1/chains/eth/tokens/native/price'), get('/v1/chains/bitcoin/tokens/native/price')] },
+  'GET /v1/chains/:chainAlias/wallets/:publicKey/addresses': { none: "cross-chain reads of chain data: an xpub's addresses from the Bitcoin address index (an xpub a stream watches is not read)", calls: () => [get(`/v1/chains/bitcoin/wallets/${XPUB}/addresses`)] },
   'POST /rpc/:chain/:apiKey': { none: "node access: JSON-RPC calls passed to (or answered from) the chain's node; the key only authenticates", calls: (_a, b) => [post(`/rpc/0x1/${b.key}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })] },
   'ANY /*': { none: 'the answer to a path no route takes (404 naming it)', calls: (a) => [get(`/streams/evm/${a.streams.evm}/nothing-here`)] },
   ...Object.fromEntries(DATA_ROUTES.map((route) => [`${route.split(' ')[0]} ${DATA_PREFIX}${route.split(' ')[1]}`, { none: CHAIN_READS, calls: (a: TenantA) => [dataCall(route, a)] }])),
