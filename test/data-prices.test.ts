@@ -655,3 +655,96 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', ()
     }
   });
 });
+
+describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries and /sparkline', () => {
+  const HOUR = 3600;
+  const sync = parseAbiItem('event Sync(uint112 reserve0, uint112 reserve1)');
+  /** Every block's timestamp, 0 … head, as anvil has them. */
+  const times = async (head: number): Promise<number[]> =>
+    Promise.all(Array.from({ length: head + 1 }, async (_, n) => Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).timestamp)));
+  const hourOf = (t: number): number => Math.floor(t / HOUR) * HOUR;
+  const iso = (t: number): string => new Date(t * 1000).toISOString();
+  let head: number;
+  let at: number[];
+
+  beforeAll(async () => {
+    // Two more TKA swaps, one and three hours of block time later: TKA's price moves in three distinct hours.
+    const { tka, weth } = dex.tokens;
+    const t0 = Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', ['latest', false])).timestamp);
+    for (const later of [HOUR, 3 * HOUR]) {
+      await rpc('evm_setNextBlockTimestamp', [`0x${(t0 + later).toString(16)}`]);
+      await v2RouterSwapExactIn(anvil.url, dex, [weth.address, tka.address], parseUnits('0.01', 18));
+    }
+    head = await indexed();
+    at = await times(head);
+  }, 60_000);
+
+  /** The expected hourly series of TKA between two times: each hour's close (its last block), priced by the Data API at that block. */
+  async function expected(from: number, to: number, forwardFill: boolean): Promise<Array<{ timestamp: string; price: number }>> {
+    const moved = new Set((await publicClient(anvil.url).getLogs({ address: tkaWeth.address, event: sync, fromBlock: 0n, toBlock: BigInt(head) })).map((l) => Number(l.blockNumber)));
+    const out: Array<{ timestamp: string; price: number }> = [];
+    for (let h = hourOf(from); h <= to; h += HOUR) {
+      const blocks = at.flatMap((t, n) => (t >= h && t < h + HOUR && t <= to ? [n] : []));
+      const close = at.reduce((last, t, n) => (t < Math.min(h + HOUR, to + 1) ? n : last), -1);
+      if (close < 0 || (!forwardFill && !blocks.some((n) => moved.has(n)))) continue;
+      const r = await price(addr(dex.tokens.tka), `to_block=${close}`);
+      if (r.status === 200) out.push({ timestamp: iso(h), price: r.body.usdPrice });
+    }
+    return out;
+  }
+
+  it('lists each hour the token was marked in, at its close, and every hour from the first with forwardFill', async () => {
+    const from = at[0]!;
+    const to = at[head]!;
+    const base = `devnet/tokens/${dex.tokens.tka.address}/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}`;
+    const r = await s.call(`/v1/chains/${base}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const marked = await expected(from, to, false);
+    expect(marked.length).toBe(3);
+    expect(r.body).toEqual({ cursor: null, chain: '0x539', fromDate: iso(from), toDate: iso(to), interval: 'hourly', page: 0, result: marked, meta: { syncedAt: { '0x539': head } } });
+    const filled = await s.call(`/v1/chains/${base}&forwardFill=true`);
+    expect(filled.body.result).toEqual(await expected(from, to, true));
+    expect(filled.body.result.length).toBeGreaterThan(marked.length);
+    // Pages of two, each cursor going on where the last stopped.
+    const pages: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const p: { body: { result: unknown[]; cursor: string | null } } = await s.call(`/v1/chains/${base}&forwardFill=true&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      pages.push(...p.body.result);
+      cursor = p.body.cursor;
+    } while (cursor !== null && pages.length < 50);
+    expect(pages).toEqual(filled.body.result);
+    // Bitcoin's series is its wrapped bitcoin's (TKB here).
+    const btc = await s.call(`/v1/chains/bitcoin/tokens/native/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`);
+    const tkb = await s.call(`/v1/chains/devnet/tokens/${dex.tokens.tkb.address}/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`);
+    expect(btc.body.result.length).toBeGreaterThan(0);
+    expect(btc.body.result).toEqual(tkb.body.result);
+  });
+
+  it('draws a sparkline over the range ending at the last indexed block, a point per bucket from the first priced', async () => {
+    const r = await s.call(`/v1/chains/devnet/tokens/${dex.tokens.tka.address}/price/sparkline?range=7d`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const to = at[head]!;
+    expect(r.body).toMatchObject({ chain: '0x539', range: '7d', fromDate: iso(to - 7 * 86_400), toDate: iso(to), page: 0, cursor: null });
+    expect(r.body.result).toEqual(await expected(to - 7 * 86_400, to, true));
+  });
+
+  it('refuses a bad interval, range, date order or cursor, naming the field', async () => {
+    const tka = dex.tokens.tka.address;
+    const cases: Array<[string, string]> = [
+      [`devnet/tokens/${tka}/price/timeseries?interval=2m`, 'interval'],
+      [`devnet/tokens/${tka}/price/timeseries?fromDate=2030-01-01&toDate=2029-01-01`, 'fromDate'],
+      [`devnet/tokens/${tka}/price/timeseries?cursor=nonsense`, 'cursor'],
+      [`devnet/tokens/${tka}/price/timeseries?limit=101`, 'limit'],
+      [`devnet/tokens/${tka}/price/timeseries?forwardFill=yes`, 'forwardFill'],
+      [`devnet/tokens/${tka}/price/sparkline`, 'range'],
+      [`devnet/tokens/${tka}/price/sparkline?range=2d`, 'range'],
+      [`bitcoin/tokens/${tka}/price/sparkline?range=7d`, 'tokenAliasOrTokenAddress'],
+    ];
+    for (const [path, field] of cases) {
+      const r = await s.call(`/v1/chains/${path}`);
+      expect(r.status, `${path}: ${JSON.stringify(r.body)}`).toBe(400);
+      expect(r.body.details?.field, path).toBe(field);
+    }
+  });
+});

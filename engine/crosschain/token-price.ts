@@ -52,7 +52,7 @@ export interface V1Price {
 }
 
 /** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
-const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], syncedAt(deps));
+export const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], syncedAt(deps));
 
 function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omit<V1Price, 'meta'> {
   const block = indexedBlockAt(deps.kv, source.key, Number(p.toBlock));
@@ -77,29 +77,45 @@ function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omi
 
 const priceOptions = (q: Query) => ({ max_token_inactivity: q.maxTokenInactivity, min_pair_side_liquidity_usd: q.liquidityThreshold });
 
+/** The EVM token a path names: `native` is the chain's wrapped native token; else an address (400 naming the field). */
+export function evmToken(deps: DataDeps, chain: Chain, alias: string): string {
+  const token = alias.toLowerCase();
+  if (token !== NATIVE) return validate(z.object({ [TOKEN_FIELD]: evmAddress }), { [TOKEN_FIELD]: token }, 'path')[TOKEN_FIELD];
+  const pricing = deps.pricing?.(chain.key);
+  if (pricing === undefined) throw new ApiError(404, `no pricing on chain ${chain.key}: its wrapped native token is not known (CHAINPOST_PRICING)`);
+  return pricing.wrappedNative;
+}
+
 /** `chain`: the path's chain (EVM, or Bitcoin); `evmChains`: the followed EVM chains, where Bitcoin's price is looked for. */
 export async function v1TokenPrice(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[]): Promise<V1Price> {
   const q = validate(v1PriceQuery, raw, 'query');
   const token = q.tokenAliasOrTokenAddress.toLowerCase();
   if (chain.family === 'bitcoin') return bitcoinPrice(deps, chain, token, q, evmChains);
-  const pricing = deps.pricing?.(chain.key);
-  let address: string;
-  if (token === NATIVE) {
-    if (pricing === undefined) throw new ApiError(404, `no pricing on chain ${chain.key}: its wrapped native token is not known (CHAINPOST_PRICING)`);
-    address = pricing.wrappedNative;
-  } else address = validate(z.object({ [TOKEN_FIELD]: evmAddress }), { [TOKEN_FIELD]: token }, 'path')[TOKEN_FIELD];
+  const address = evmToken(deps, chain, token);
   const p = await tokenPrice(deps, chain.key, { address, ...(q.toBlock === undefined ? {} : { to_block: q.toBlock }), ...priceOptions(q) });
   return { ...shaped(deps, chain, p, chain), meta: metaOf(deps, [chain]) };
 }
 
-async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Query, evmChains: readonly Chain[]): Promise<V1Price> {
-  if (token !== NATIVE && token !== 'btc') throw badRequest(TOKEN_FIELD, `Bitcoin has one token: native (or btc), not "${token}"`);
-  if (q.toBlock !== undefined) throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
+/** A Bitcoin path's token: native (or btc), else 400 naming the field. */
+export function bitcoinToken(alias: string): void {
+  const token = alias.toLowerCase();
+  if (token !== NATIVE && token !== 'btc') throw badRequest(TOKEN_FIELD, `Bitcoin has one token: native (or btc), not "${alias}"`);
+}
+
+export interface WrappedBtc {
+  /** The followed EVM chains that list wrapped bitcoin tokens. */
+  chains: Chain[];
+  /** The one with the deepest pool, and its price at the head; undefined when none is priced. */
+  best: { chain: Chain; address: string; price: Erc20Price } | undefined;
+}
+
+/** Bitcoin's price source: of the followed EVM chains' wrapped bitcoin tokens, the one whose pricing pool is deepest. */
+export async function wrappedBtc(deps: DataDeps, evmChains: readonly Chain[], opts: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined } = {}): Promise<WrappedBtc> {
   const sources = evmChains.flatMap((c) => (deps.pricing?.(c.key)?.wrappedBtc ?? []).map((address) => ({ chain: c, address })));
   const found = await Promise.all(
     sources.map(async (s) => {
       try {
-        return { ...s, price: await tokenPrice(deps, s.chain.key, { address: s.address, ...priceOptions(q) }) };
+        return { ...s, price: await tokenPrice(deps, s.chain.key, { address: s.address, max_token_inactivity: opts.maxTokenInactivity, min_pair_side_liquidity_usd: opts.liquidityThreshold }) };
       } catch (err) {
         // Not priced there (no pool deep enough): another wrapped bitcoin may be.
         if (err instanceof ApiError && err.status === 404) return undefined;
@@ -109,7 +125,14 @@ async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Quer
   );
   // The deepest pool's price, as a token's own price takes its deepest pool.
   const best = found.filter((f) => f !== undefined).sort((a, b) => Number(b.price.pairTotalLiquidityUsd) - Number(a.price.pairTotalLiquidityUsd))[0];
-  const meta = metaOf(deps, [chain, ...new Set(sources.map((s) => s.chain))]);
+  return { chains: [...new Set(sources.map((s) => s.chain))], best };
+}
+
+async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Query, evmChains: readonly Chain[]): Promise<V1Price> {
+  bitcoinToken(token);
+  if (q.toBlock !== undefined) throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
+  const { chains, best } = await wrappedBtc(deps, evmChains, q);
+  const meta = metaOf(deps, [chain, ...chains]);
   const bitcoin = { chain: v1ChainId(chain), tokenName: 'Bitcoin', tokenSymbol: 'BTC', tokenAddress: null, tokenLogo: null, tokenDecimals: 8, verifiedContract: false, securityScore: null, possibleSpam: false, nativePrice: null } as const;
   if (best === undefined) return { ...bitcoin, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta };
   const p = shaped(deps, chain, best.price, best.chain);

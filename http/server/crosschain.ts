@@ -2,6 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
+import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
 import { ExtendedKeyError, parseExtendedKey } from '../../engine/bitcoin/xpub.js';
@@ -20,6 +21,8 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 
 /** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows. */
 export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
+  // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
+  const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   return [
     {
@@ -37,11 +40,21 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price',
       area: 'crosschain',
       auth: 'key',
-      handle: async (req) => {
-        // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
-        const chain = pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
-        return json(200, await v1TokenPrice(deps, chain, queryAndPath(req), evmChains()));
-      },
+      handle: async (req) => json(200, await v1TokenPrice(deps, priceChain(req), queryAndPath(req), evmChains())),
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => json(200, await timeseries(deps, priceChain(req), queryAndPath(req), evmChains(), Math.floor(clock.now() / 1000))),
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), Math.floor(clock.now() / 1000))),
     },
     {
       method: 'GET',

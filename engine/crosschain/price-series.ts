@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import type { Chain } from '../chains/registry.js';
+import { blockAtOrAfter, blockAtOrBefore, blockTime } from '../data-api/block-times.js';
+import type { DataDeps } from '../data-api/deps.js';
+import { indexedHead } from '../data-api/erc20-common.js';
+import { bool, cursor, date, limit } from '../data-api/params.js';
+import { markKey, priceReader, toNumber } from '../data-api/prices.js';
+import { badRequest } from '../errors.js';
+import { validate } from '../schema.js';
+import { v1ChainId } from './chains.js';
+import type { V1Meta } from './fan-out.js';
+import { bitcoinToken, evmToken, metaOf, wrappedBtc } from './token-price.js';
+
+/**
+ * A token's USD price over time, from the price marks the Data API keeps (engine/data-api/price-marks.ts):
+ * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries and /price/sparkline. A
+ * bucket's price is its close: the price at the last indexed block before the bucket ends. Without
+ * forwardFill a bucket is listed only when the token's price was marked in it (one of its pools moved);
+ * with it, every bucket from the first priced one. Bitcoin's series is its wrapped bitcoin's (token-price.ts).
+ */
+
+export type Interval = '5m' | 'hourly' | 'daily' | 'weekly' | 'monthly';
+const SECONDS: Readonly<Record<Exclude<Interval, 'monthly'>, number>> = { '5m': 300, hourly: 3_600, daily: 86_400, weekly: 604_800 };
+/** Buckets looked at per request at most (a sparse token over a long range): past it the page ends early, with a cursor. */
+export const MAX_BUCKETS = 10_000;
+
+/** The bucket holding `t` (Unix seconds): its start. Weeks start on Monday (UTC), months on their first day. */
+export function bucketStart(t: number, interval: Interval): number {
+  if (interval === 'monthly') {
+    const d = new Date(t * 1000);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  }
+  // 1970-01-01 was a Thursday: weeks are counted from Monday 1969-12-29.
+  const offset = interval === 'weekly' ? 3 * 86_400 : 0;
+  return Math.floor((t + offset) / SECONDS[interval]) * SECONDS[interval] - offset;
+}
+
+export function nextBucket(start: number, interval: Interval): number {
+  if (interval !== 'monthly') return start + SECONDS[interval];
+  const d = new Date(start * 1000);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+}
+
+export const timeseriesQuery = z.object({
+  chainAlias: z.string(),
+  tokenAliasOrTokenAddress: z.string(),
+  interval: z.enum(['5m', 'hourly', 'daily', 'weekly', 'monthly'], '5m, hourly, daily, weekly or monthly').default('5m'),
+  fromDate: date.optional(),
+  toDate: date.optional(),
+  limit: limit(100),
+  cursor,
+  forwardFill: bool(false),
+});
+
+export const sparklineQuery = z.object({
+  chainAlias: z.string(),
+  tokenAliasOrTokenAddress: z.string(),
+  range: z.enum(['24h', '7d', '30d', '90d', '1y'], '24h, 7d, 30d, 90d or 1y'),
+});
+
+/** A sparkline's span and the interval of its points. */
+const RANGES: Readonly<Record<z.output<typeof sparklineQuery>['range'], { seconds: number; interval: Interval }>> = {
+  '24h': { seconds: 86_400, interval: '5m' },
+  '7d': { seconds: 7 * 86_400, interval: 'hourly' },
+  '30d': { seconds: 30 * 86_400, interval: 'hourly' },
+  '90d': { seconds: 90 * 86_400, interval: 'daily' },
+  '1y': { seconds: 365 * 86_400, interval: 'daily' },
+};
+
+export interface PricePointV1 {
+  timestamp: string;
+  price: number;
+}
+
+const iso = (t: number): string => new Date(t * 1000).toISOString();
+
+/** Where a series is read: the EVM chain and token (Bitcoin: its wrapped bitcoin's), and the chains `meta` names. */
+async function source(deps: DataDeps, chain: Chain, alias: string, evmChains: readonly Chain[]): Promise<{ chain: Chain; token: string; metaChains: Chain[] } | undefined> {
+  if (chain.family !== 'bitcoin') return { chain, token: evmToken(deps, chain, alias), metaChains: [chain] };
+  bitcoinToken(alias);
+  const { chains, best } = await wrappedBtc(deps, evmChains);
+  return best === undefined ? undefined : { chain: best.chain, token: best.address, metaChains: [chain, ...chains] };
+}
+
+interface Window {
+  from: number;
+  to: number;
+  interval: Interval;
+  limit: number;
+  forwardFill: boolean;
+}
+
+/** The buckets of a window from `first`, oldest first: at most `limit` points; `next`: where another page starts (none: the window is done). */
+function series(deps: DataDeps, src: { chain: Chain; token: string }, head: number, w: Window, first: number): { points: PricePointV1[]; next: number | undefined } {
+  const { kv } = deps;
+  const chain = src.chain.key;
+  const reader = priceReader(deps, chain, head);
+  const points: PricePointV1[] = [];
+  let start = bucketStart(first, w.interval);
+  for (let looked = 0; start <= w.to && points.length < w.limit && looked < MAX_BUCKETS; looked++, start = nextBucket(start, w.interval)) {
+    const close = blockAtOrBefore(kv, chain, Math.min(nextBucket(start, w.interval) - 1, w.to));
+    if (close === undefined || reader === undefined) continue;
+    if (!w.forwardFill) {
+      const open = blockAtOrAfter(kv, chain, start);
+      if (open === undefined || open > close) continue;
+      const marked = kv.range('priceMarks', { start: markKey(chain, src.token, open), end: markKey(chain, src.token, close + 1), limit: 1 }).length > 0;
+      if (!marked) continue;
+    }
+    const usd = reader.usd(src.token, close);
+    if (usd !== null) points.push({ timestamp: iso(start), price: toNumber(usd) });
+  }
+  return { points, next: start <= w.to ? start : undefined };
+}
+
+interface SeriesCursor {
+  /** The query it was made for. */
+  l: string;
+  /** The next page's first bucket and number. */
+  t: number;
+  p: number;
+}
+
+/** `now`: the service clock (Unix seconds), the end of a window while nothing is indexed. */
+export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
+  const q = validate(timeseriesQuery, raw, 'query');
+  const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
+  const head = src === undefined ? undefined : await indexedHead(deps, src.chain.key);
+  const headTime = src === undefined || head === undefined ? undefined : blockTime(deps.kv, src.chain.key, head);
+  const to = Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
+  const from = q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
+  if (from > to) throw badRequest('fromDate', 'after toDate (or after the last indexed block)');
+  const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, from, to, q.forwardFill]);
+  const at = q.cursor === null ? { t: from, p: 0 } : readCursor(q.cursor, list);
+  const page = src === undefined || head === undefined ? { points: [], next: undefined } : series(deps, src, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
+  const meta: V1Meta = metaOf(deps, src?.metaChains ?? [chain]);
+  return {
+    cursor: page.next === undefined ? null : Buffer.from(JSON.stringify({ l: list, t: page.next, p: at.p + 1 } satisfies SeriesCursor)).toString('base64url'),
+    chain: v1ChainId(chain),
+    fromDate: iso(from),
+    toDate: iso(to),
+    interval: q.interval,
+    page: at.p,
+    result: page.points,
+    meta,
+  };
+}
+
+function readCursor(raw: string, list: string): { t: number; p: number } {
+  try {
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as SeriesCursor;
+    if (c.l === list && Number.isSafeInteger(c.t) && Number.isSafeInteger(c.p)) return c;
+  } catch {
+    // not JSON: refused below
+  }
+  throw badRequest('cursor', 'not a cursor of this series');
+}
+
+export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
+  const q = validate(sparklineQuery, raw, 'query');
+  const { seconds, interval } = RANGES[q.range];
+  const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
+  const head = src === undefined ? undefined : await indexedHead(deps, src.chain.key);
+  const to = (src === undefined || head === undefined ? undefined : blockTime(deps.kv, src.chain.key, head)) ?? now;
+  const from = to - seconds;
+  const points = src === undefined || head === undefined ? [] : series(deps, src, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points;
+  return { chain: v1ChainId(chain), range: q.range, fromDate: iso(from), toDate: iso(to), page: 0, cursor: null, result: points, meta: metaOf(deps, src?.metaChains ?? [chain]) };
+}
