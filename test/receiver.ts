@@ -21,6 +21,8 @@ export async function startReceiver() {
     answerTests: (_r: Received): number => 200,
     /** How long the answer is held back (ms). */
     delay: (_r: Received): number => 0,
+    /** Called once an answer was handed to the connection (the sender may not have read it yet). */
+    answered: (_r: Received): void => {},
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -37,7 +39,7 @@ export async function startReceiver() {
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides
-      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok', () => state.answered(r));
       const delay = state.delay(r);
       if (delay > 0) setTimeout(answer, delay);
       else answer();
