@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { prng } from '../bench/data-chain.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -39,18 +40,6 @@ const CONFIRMATIONS = 4;
 const MAX_REORG = CONFIRMATIONS - 1;
 const PHASES = ['catch-up', 'enqueue', 'delivery', 'group commit', 'reorg'] as const;
 type Phase = (typeof PHASES)[number];
-
-/** mulberry32: a seeded generator, so a run's plan can be replayed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Each phase in turn (a seeded order), a reorg among them however few the kills; the first run has no backlog to catch up. */
 function killPlan(rand: () => number, kills: number): Phase[] {
@@ -98,7 +87,7 @@ describe('crash ledger', () => {
 
   it(`loses no acknowledged webhook through ${KILLS} SIGKILLs with ${STREAMS} streams`, async () => {
     const t0 = performance.now();
-    const rand = seeded(SEED);
+    const rand = prng(SEED);
     const plan = killPlan(rand, KILLS);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     console.log(`crash ledger: seed ${SEED} (CRASH_SEED=${SEED} replays the plan), ${STREAMS} streams, ${KILLS} kills: ${plan.join(', ')}`);
@@ -165,7 +154,7 @@ describe('crash ledger', () => {
     };
 
     const env = { CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startChainpost(env, dir);
+    s = await startChainpost(env, dir, undefined, 60_000);
 
     // The streams, each watching two of the addresses.
     const watches = new Map<string, Set<string>>();
@@ -184,7 +173,7 @@ describe('crash ledger', () => {
     const firstBlock = (await anvilHead()) + 1;
 
     // Transactions flow all along, through kills and restarts: most to watched addresses, some elsewhere, some empty blocks.
-    const flow = seeded(SEED ^ 0x5eed);
+    const flow = prng(SEED ^ 0x5eed);
     let flowing = true;
     const driver = (async () => {
       while (flowing) {
@@ -285,6 +274,7 @@ describe('crash ledger', () => {
       }
       note = `at ${((performance.now() - t0) / 1000).toFixed(1)} s, ${note}`;
       kills.push({ phase, run, note, head: pm.head, anvilHead: atKill, events: pm.events, queued: pm.queued, answered });
+      console.log(`kill ${k + 1} (run ${run}) ${phase}: ${note}; durable: head ${pm.head} of anvil's ${atKill}, ${pm.events} block events to match, ${pm.queued} webhooks queued`);
 
       // Blocks pile up while the server is down: a long backlog when the next kill is aimed at the catch-up.
       const catchUpNext = plan[k + 1] === 'catch-up';
@@ -296,7 +286,8 @@ describe('crash ledger', () => {
       await sleep(50);
       open.clear();
       run++;
-      s = await startChainpost(env, dir);
+      // The worker pool runs at nice 10: on a busy machine its start can be slow.
+      s = await startChainpost(env, dir, undefined, 60_000);
     }
 
     // The end: no more transactions; one last watched one, then deep enough for every block to be confirmed.
