@@ -77,8 +77,11 @@ describe('crash ledger', () => {
   let anvil: Anvil | undefined;
   let rx: Awaited<ReturnType<typeof startReceiver>> | undefined;
   let s: Running | undefined;
+  /** Stops the transactions and closes the client to anvil (also when the test failed halfway). */
+  let stopFlow = async (): Promise<void> => {};
   const dir = tempDir();
   afterAll(async () => {
+    await stopFlow();
     await s?.stop('SIGKILL');
     await rx?.close();
     await anvil?.stop();
@@ -185,6 +188,12 @@ describe('crash ledger', () => {
         await sleep(TX_MS);
       }
     })();
+    stopFlow = async () => {
+      stopFlow = async () => {};
+      flowing = false;
+      await driver.catch(() => undefined);
+      await rpc.close();
+    };
 
     /** The server's durable state after a kill, read from its store; `numbers`: heights whose canonical hash is wanted. */
     const postMortem = async (numbers: number[] = []) => {
@@ -234,8 +243,10 @@ describe('crash ledger', () => {
       } else if (phase === 'enqueue') {
         await runFor();
         const hash = await send(pick(WATCHED));
-        const receipt = await rpc.call<{ blockNumber: string; blockHash: string }>('eth_getTransactionReceipt', [hash]);
-        enqueued = { number: Number(receipt.blockNumber), hash: receipt.blockHash };
+        let receipt: { blockNumber: string; blockHash: string } | null = null;
+        await until(async () => (receipt = await rpc.call('eth_getTransactionReceipt', [hash])) !== null, 10_000);
+        expect(receipt, `the receipt of ${hash}`).not.toBeNull();
+        enqueued = { number: Number(receipt!.blockNumber), hash: receipt!.blockHash };
         const wait = Math.floor(rand() * 40);
         await sleep(wait);
         killNow();
@@ -332,7 +343,7 @@ describe('crash ledger', () => {
     const matched = new Set(chain.filter((b) => b.txs.some((t) => WATCHED.includes(t.to ?? ''))).map((b) => b.number)).size;
     console.log(
       [
-        `crash ledger (seed ${SEED}): ${STREAMS} streams over ${W} watched addresses, blocks ${firstBlock}..${head} (${chain.length}, ${matched} with watched transactions), ${reorgs} reorgs, ${sent} transactions`,
+        `crash ledger (seed ${SEED}): ${STREAMS} streams over ${W} watched addresses, blocks ${firstBlock}..${head} (${chain.length}, ${matched} with watched transactions), ${reorgs} reorgs, ${sent} transactions sent (${chain.reduce((n, b) => n + b.txs.length, 0)} on the final chain, the others dropped by reorgs)`,
         `kills by phase: ${byPhase}`,
         ...lines,
         `webhooks required: ${report.required.unconfirmed} unconfirmed + ${report.required.confirmed} confirmed; arrived: ${report.arrivals} POSTs, ${report.distinct} distinct; ${report.orphanedUnconfirmed} unconfirmed of blocks that left the chain; ${report.duplicates.length} duplicates`,
@@ -340,7 +351,7 @@ describe('crash ledger', () => {
         `wall time ${((performance.now() - t0) / 1000).toFixed(1)} s (the drain at the end ${drainSeconds.toFixed(1)} s)`,
       ].join('\n'),
     );
-    await rpc.close();
+    await stopFlow();
 
     expect(report.missing.slice(0, 20)).toEqual([]);
     expect(report.confirmedOffChain.slice(0, 20)).toEqual([]);
