@@ -23,7 +23,7 @@ import { startReceiver, type Received } from './receiver.js';
  * CRASH_TX_MS (pause between transactions, 80), CRASH_RUN_MS (longest run of a
  * server before a kill, 1500), CRASH_SEED (printed; replays the plan: phases,
  * waits, transactions, not the machine's timing). `npm run test:crash` is the
- * full form: 200 streams, 20 kills.
+ * full form: 200 streams, 20 kills, a transaction every 200 ms.
  */
 const envNumber = (name: string, fallback: number): number => {
   const v = process.env[name];
@@ -209,7 +209,7 @@ describe('crash ledger', () => {
       }
     };
     /** The follower at anvil's head (a kill aimed at enqueue or a reorg should not land in a catch-up). */
-    const caughtUp = () => until(async () => ((await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN)?.head ?? -1) >= (await anvilHead()), 30_000, 20);
+    const caughtUp = () => until(async () => ((await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN)?.head ?? -1) >= (await anvilHead()), 15_000, 20);
     const runFor = async () => {
       await sleep(200 + rand() * (RUN_MS - 200));
       await caughtUp();
