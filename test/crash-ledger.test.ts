@@ -116,14 +116,16 @@ describe('crash ledger', () => {
     const send = (to: string): Promise<string> => serial(() => rpc.call<string>('eth_sendTransaction', [tx(to)]));
     const mine = (blocks: number): Promise<unknown> => (blocks > 0 ? serial(() => rpc.call('anvil_mine', [hex(blocks)])) : Promise.resolve());
     let reorgs = 0;
-    /** Replaces the last `depth` blocks with blocks holding transactions to watched addresses (a new branch). */
-    const reorg = (depth: number, r: () => number): Promise<number> =>
+    /** Replaces the last `depth` blocks (fewer on a chain still shorter) with blocks holding transactions to watched addresses (a new branch). */
+    const reorg = (depth: number, r: () => number): Promise<{ head: number; depth: number }> =>
       serial(async () => {
         const txs = Array.from({ length: depth }, (_, offset) => [tx(WATCHED[Math.floor(r() * W)]!, SENDERS[offset % SENDERS.length]), offset]);
         const head = await anvilHead();
-        await rpc.call('anvil_reorg', [depth, txs]);
+        const d = Math.min(depth, head - 1);
+        if (d < 1) return { head, depth: 0 };
+        await rpc.call('anvil_reorg', [d, txs.slice(0, d)]);
         reorgs++;
-        return head;
+        return { head, depth: d };
       });
 
     // The receiver's ledger: every webhook POST, with the server run it came in.
@@ -253,9 +255,8 @@ describe('crash ledger', () => {
         note = `${wait} ms after block ${enqueued.number} (a watched transaction) was mined`;
       } else if (phase === 'reorg') {
         await runFor();
-        const depth = 1 + Math.floor(rand() * MAX_REORG);
-        const head = await reorg(depth, rand);
-        reorgAt = { head, depth };
+        reorgAt = await reorg(1 + Math.floor(rand() * MAX_REORG), rand);
+        const { head, depth } = reorgAt;
         // Up to a few of the follower's polls: before it took the new branch in, while it does, or just after.
         const wait = Math.floor(rand() * 200);
         await sleep(wait);
