@@ -21,10 +21,10 @@ export interface Running extends Started {
 
 export const TEST_KEY = 'cpk_test_key_0123456789abcdefXYZ';
 
-/** Starts the real server binary (`bin`: another build's, such as an older chainpost's) on a free loopback port with a temp LMDB directory. */
-export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN): Promise<Running> {
+/** Starts the real server binary (`bin`: another build's, such as an older chainpost's) on a free loopback port with a temp LMDB directory; `timeoutMs` for its listening line (default 15 s). */
+export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
   // No chain to follow unless a test asks for one (an unset CHAINPOST_CHAINS would start the embedded anvil).
-  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none', ...env });
+  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none', ...env }, timeoutMs);
   const url = `http://127.0.0.1:${started.port}`;
   const key = env['CHAINPOST_API_KEY'] ?? TEST_KEY;
   return {

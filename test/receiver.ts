@@ -21,9 +21,13 @@ export async function startReceiver() {
     answerTests: (_r: Received): number => 200,
     /** How long the answer is held back (ms). */
     delay: (_r: Received): number => 0,
+    /** Called once an answer was handed to the connection (the sender may not have read it yet). */
+    answered: (_r: Received): void => {},
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    // A sender killed halfway through a POST (the crash tests) resets the connection: that POST never arrived.
+    req.on('error', () => {});
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
@@ -37,7 +41,7 @@ export async function startReceiver() {
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides
-      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok', () => state.answered(r));
       const delay = state.delay(r);
       if (delay > 0) setTimeout(answer, delay);
       else answer();
