@@ -34,19 +34,19 @@ export function scaleAddress(stream: number, k: number): string {
  * API, so in the stored form of today's code) copied with new ids, and every stream's addresses, a batch of
  * streams per write transaction. The template keeps its id and gets its addresses too.
  */
-export async function watchAtScale(dir: string, template: { tenantId: string; id: string }, scale: Scale): Promise<WatchedAtScale> {
+export async function watchAtScale(dir: string, templateId: string, scale: Scale): Promise<WatchedAtScale> {
   const started = performance.now();
   const store = openStore(dir);
   try {
-    const record = store.get<StoredStream>('streams', streamKey(template.tenantId, template.id));
-    if (record === undefined) throw new Error(`no stream ${template.id} in ${dir}`);
-    const ids = [template.id, ...Array.from({ length: scale.streams - 1 }, () => randomUUID())];
+    const record = store.range<StoredStream>('streams').find((e) => e.value.id === templateId)?.value;
+    if (record === undefined) throw new Error(`no stream ${templateId} in ${dir}`);
+    const ids = [templateId, ...Array.from({ length: scale.streams - 1 }, () => randomUUID())];
     const BATCH = 500;
     for (let from = 0; from < ids.length; from += BATCH) {
       store.transact(() => {
         for (let i = from; i < Math.min(ids.length, from + BATCH); i++) {
           const id = ids[i]!;
-          store.put('streams', streamKey(template.tenantId, id), { ...record, id, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
+          store.put('streams', streamKey(record.tenantId, id), { ...record, id, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
           for (let k = 0; k < scale.perStream; k++) store.put('streamAddresses', `${id}/${scaleAddress(i, k)}`, 1);
         }
       });
