@@ -42,7 +42,7 @@ export interface StartupRun {
   /** The server's log lines around the filter set compiled in the pool, from the spawn (NaN: none logged). */
   compileStartMs: number;
   compileEndMs: number;
-  /** The longest request of those sent one after another from the first answer until matching resumed. */
+  /** The longest request of those sent one after another (GET /streams/evm?limit=1, and GET /health until 200) from the first answer until matching resumed. */
   maxRequestMs: number;
   /** The same, of the requests in flight while the filter set was compiling, and how many there were. */
   maxRequestDuringCompileMs: number;
@@ -117,14 +117,18 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     const delivered = (ts: typeof targets): number =>
       ts.filter((t) => received.some((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block) && r.body.txs?.some((x) => x.toAddress === t.address))).length;
     const latencies: Array<{ at: number; ms: number }> = [];
+    const timed = async (path: string): Promise<{ status: number } | undefined> => {
+      const at = performance.now();
+      const r = await call(run.port, path).catch(() => undefined);
+      latencies.push({ at: at - t0, ms: performance.now() - at });
+      return r;
+    };
     let resumedAt = NaN;
     let healthyMs = NaN;
     while (performance.now() - t0 < opts.limitMs) {
-      const at = performance.now();
-      const r = await call(run.port, '/streams/evm?limit=1').catch(() => undefined);
-      latencies.push({ at: at - t0, ms: performance.now() - at });
+      const r = await timed('/streams/evm?limit=1');
       if (r?.status !== 200) throw new Error(`GET /streams/evm answered ${r?.status ?? 'nothing'} after the first answer`);
-      if (Number.isNaN(healthyMs) && (await call(run.port, '/health').catch(() => undefined))?.status === 200) healthyMs = performance.now() - t0;
+      if (Number.isNaN(healthyMs) && (await timed('/health'))?.status === 200) healthyMs = performance.now() - t0;
       if (delivered(targets) === targets.length) {
         resumedAt = Math.max(...targets.map((t) => received.find((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block))!.at)) - t0;
         break;
