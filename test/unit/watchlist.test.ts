@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
+import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
+import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -211,5 +213,27 @@ describe('the watchlist at start', () => {
     expect(s2.filter.version).toBeGreaterThan((await first).filter.version);
     expect(new EvmFilterSet(s2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
     expect(await w.compile('0x1')).toBe(s2);
+  });
+});
+
+describe('where filter sets compile', () => {
+  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: [], programIds: [], mintAddresses: [] });
+  const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
+
+  it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
+    const posted = packCompileTask(task);
+    expect(posted.entries.map((e) => e.addresses)).toEqual([`${A}\n${B}`, '', B]);
+    const pooled = compileInWorker(posted);
+    expect(pooled).toEqual(compileHere(task));
+    expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(new Map([[0, [0]], [2, [0]]]));
+  });
+
+  it('sends a task of more keys than the bound to the pool, and compiles a smaller one here', async () => {
+    const sent: number[] = [];
+    const log = { info: () => {}, enabled: () => false } as unknown as Parameters<typeof inlineSmallCompiles>[2];
+    const compiler = inlineSmallCompiles({ compile: async (t) => (sent.push(t.version), compileHere(t)) }, 3, log);
+    await compiler.compile(task); // 4 keys: A, B, a topic, B
+    await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] });
+    expect(sent).toEqual([7]);
   });
 });
