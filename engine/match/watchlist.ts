@@ -197,4 +197,4 @@ export class Watchlist {
 const NONE: ReadonlySet<string> = new Set();
 
 /** Addresses read per page of the load (and a hundredth as many streams): some tens of ms of the serving thread each. */
-const LOAD_PAGE = 20_000;
+const LOAD_PAGE = 10_000;

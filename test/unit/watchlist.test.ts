@@ -123,7 +123,7 @@ describe('the watchlist at start', () => {
     const store = openStore(tempDir());
     try {
       const common = { webhookUrl: 'http://x', description: '', tag: '', status: 'active', statusMessage: '', createdAt: 0, updatedAt: 0, chainIds: ['0x1'], topic0: null, allAddresses: false };
-      // 300 streams (two pages of streams) of 150 addresses each: 45,000 keys, three pages of addresses.
+      // 300 streams (three pages of streams) of 150 addresses each: 45,000 keys, five pages of addresses.
       const ids = Array.from({ length: 300 }, (_, i) => `s${String(i).padStart(3, '0')}`);
       store.transact(() => {
         ids.forEach((id, i) => {
@@ -141,11 +141,8 @@ describe('the watchlist at start', () => {
         turns.shift()!();
         await new Promise((r) => setImmediate(r));
       };
-      // Streams' pages, then the first page of addresses.
-      await turn();
-      await turn();
-      await turn();
-      await turn();
+      // The four pages of streams, then two of addresses (20,000 keys: streams s000 to s133).
+      for (let i = 0; i < 6; i++) await turn();
       expect(compiled).toBeUndefined();
       // Between pages, as the streams service does: the store written, then the watchlist told.
       const change = (id: string, added: string[], removed: string[]): void => {
