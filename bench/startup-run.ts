@@ -13,7 +13,8 @@ import { watchAtScale, type Scale } from './startup-store.js';
  * One start of the real server (bin/chainpost.js) on a store watching at scale, following a real anvil, with a
  * real webhook receiver (bench:startup, test/startup-scale.test.ts):
  *   1. a first server creates one stream through the API and follows anvil for a while, then stops;
- *   2. the store layer copies that stream to `scale.streams` streams of `scale.perStream` addresses each;
+ *   2. the store layer copies that stream to `scale.streams` streams of `scale.perStream` addresses each (tenants of
+ *      1,000 streams, the first the key's);
  *   3. while no server runs, `downBlocks` transfers are mined, each to a watched address of another stream;
  *   4. the server is spawned again: its first answers (GET /streams/evm?limit=1 with a key, GET /health 200) are
  *      timed from the spawn, `upBlocks` more transfers are mined as soon as it answers, and requests go on one

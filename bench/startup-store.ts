@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_LIMITS } from '../engine/config.js';
 import { streamKey } from '../engine/delivery/dispatcher.js';
 import type { StoredStream } from '../engine/streams/model.js';
 import { openStore } from '../storage/env.js';
 
 /**
  * A store watching at scale, for bench:startup and test/startup-scale.test.ts: `streams` copies of one stream
- * created through the API (its stored record, new ids), each with `perStream` addresses, written by the store
+ * created through the API (its stored record, new ids, in tenants of 1,000 streams: CHAINPOST_MAX_STREAMS'
+ * default), each with `perStream` addresses, written by the store
  * layer as StreamsService writes them (a `streams` record with amountOfAddresses, a `streamAddresses` key per
  * address): creating a million addresses through HTTP would take longer than what it measures.
  */
@@ -46,7 +48,9 @@ export async function watchAtScale(dir: string, templateId: string, scale: Scale
       store.transact(() => {
         for (let i = from; i < Math.min(ids.length, from + BATCH); i++) {
           const id = ids[i]!;
-          store.put('streams', streamKey(record.tenantId, id), { ...record, id, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
+          // Tenants of at most the default stream limit each, the first the template's (its key lists them).
+          const tenantId = i < DEFAULT_LIMITS.streams ? record.tenantId : `${record.tenantId}-${Math.floor(i / DEFAULT_LIMITS.streams)}`;
+          store.put('streams', streamKey(tenantId, id), { ...record, id, tenantId, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
           for (let k = 0; k < scale.perStream; k++) store.put('streamAddresses', `${id}/${scaleAddress(i, k)}`, 1);
         }
       });
