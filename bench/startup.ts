@@ -59,6 +59,6 @@ report(
   met,
   [
     `${availableParallelism()} cores. The store is written by the store layer (bench/startup-store.ts): one stream created through the API, copied with new ids into tenants of 1,000 streams (the default CHAINPOST_MAX_STREAMS), ${PER_STREAM} addresses each — not ${(STREAMS * PER_STREAM).toLocaleString('en-US')} HTTP calls.`,
-    'eventLoopMaxBlockMs is the longest of the GET /streams/evm?limit=1 requests sent one after another from the first answer until matching resumed (a bound on how long the serving thread was held, plus the request itself).',
+    'eventLoopMaxBlockMs is the longest of the requests (GET /streams/evm?limit=1, and GET /health until it answers 200) sent one after another from the first answer until matching resumed: a bound on how long the serving thread was held, the request itself included. compileMs is between the server\'s log lines around the compile in the pool (their times on its clock).',
   ],
 );
