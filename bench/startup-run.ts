@@ -48,6 +48,8 @@ export interface StartupRun {
   /** The same, of the requests in flight while the filter set was compiling, and how many there were. */
   maxRequestDuringCompileMs: number;
   answeredDuringCompile: number;
+  /** GET /health answers (503) naming the watchlist as still starting: requests answered while it was read. */
+  answeredWhileLoading: number;
   /** Transfers whose block reached the stream watching the address: while down, after start. */
   deliveredDown: number;
   deliveredUp: number;
@@ -118,7 +120,8 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     const delivered = (ts: typeof targets): number =>
       ts.filter((t) => received.some((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block) && r.body.txs?.some((x) => x.toAddress === t.address))).length;
     const latencies: Array<{ at: number; ms: number }> = [];
-    const timed = async (path: string): Promise<{ status: number } | undefined> => {
+    let answeredWhileLoading = 0;
+    const timed = async (path: string): Promise<{ status: number; body: unknown } | undefined> => {
       const at = performance.now();
       const r = await call(run.port, path).catch(() => undefined);
       latencies.push({ at: at - t0, ms: performance.now() - at });
@@ -129,7 +132,11 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     while (performance.now() - t0 < opts.limitMs) {
       const r = await timed('/streams/evm?limit=1');
       if (r?.status !== 200) throw new Error(`GET /streams/evm answered ${r?.status ?? 'nothing'} after the first answer`);
-      if (Number.isNaN(healthyMs) && (await timed('/health'))?.status === 200) healthyMs = performance.now() - t0;
+      if (Number.isNaN(healthyMs)) {
+        const h = await timed('/health');
+        if (h?.status === 200) healthyMs = performance.now() - t0;
+        else if ((h?.body as { starting?: string[] } | undefined)?.starting?.includes('watchlist') === true) answeredWhileLoading++;
+      }
       if (delivered(targets) === targets.length) {
         resumedAt = Math.max(...targets.map((t) => received.find((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block))!.at)) - t0;
         break;
@@ -150,6 +157,7 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
       maxRequestMs: Math.max(...latencies.map((l) => l.ms)),
       maxRequestDuringCompileMs: during.length === 0 ? NaN : Math.max(...during.map((l) => l.ms)),
       answeredDuringCompile: during.length,
+      answeredWhileLoading,
       deliveredDown: delivered(targets.slice(0, opts.downBlocks)),
       deliveredUp: delivered(targets.slice(opts.downBlocks)),
       writeMs: scaled.writeMs,

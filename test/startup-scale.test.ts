@@ -23,8 +23,10 @@ describe('start-up at scale', () => {
       if (r !== undefined) console.log(JSON.stringify({ ...r, output: undefined }));
     }
     // Within 5 s of the spawn; on a machine so busy that the same server on an empty store (same run) takes
-    // longer, within 1.5 s of that: what the scale adds is what is checked.
-    expect(r.firstAnswerMs).toBeLessThan(Math.max(5_000, r.baselineFirstAnswerMs + 1_500));
+    // longer, within twice that (one start on a shared machine varies by half again from the next).
+    expect(r.firstAnswerMs).toBeLessThan(Math.max(5_000, 2 * r.baselineFirstAnswerMs));
+    // It answered while the watchlist was still being read (the listener opens first).
+    expect(r.answeredWhileLoading).toBeGreaterThan(0);
     expect({ down: r.deliveredDown, up: r.deliveredUp }).toEqual({ down: 3, up: 3 });
     expect(r.matchingResumedMs).toBeGreaterThan(0);
     // The set was compiled in the pool, and requests were answered while it was.
