@@ -64,6 +64,7 @@ import { chainReads, type ChainReads } from './evm/chain-reads.js';
 import { TokenMetadata } from './evm/token-metadata.js';
 import { webhookBuilder } from './evm/webhook-builder.js';
 import { FilterSets, inlineSmallRounds } from './match/match-blocks.js';
+import { inlineSmallCompiles } from './match/compile.js';
 import { inlineSmallBlocks } from './evm/prepared.js';
 import type { Resolver, Upstream } from './ports.js';
 import { TargetPolicy } from './net/targets.js';
@@ -102,6 +103,9 @@ const NODE_ACCESS_CONNECTIONS = 32;
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
 const INLINE_MATCH_BLOCKS = 4;
 
+/** Filter sets of up to this many watched keys (a few ms of compiling) are compiled on the main thread, larger ones in the pool. */
+const INLINE_COMPILE_KEYS = 2_000;
+
 /** Blocks whose node answers total at most this many bytes (a devnet's) are prepared on the main thread, larger ones in the pool. */
 const INLINE_PREPARE_BYTES = 32 * 1024;
 
@@ -130,6 +134,9 @@ const traceLine =
   (out: (line: string) => void): Mark =>
   (stage, chain, block) =>
     out(`${JSON.stringify({ msg: 'trace', stage, chain, block, at: performance.timeOrigin + performance.now() })}\n`);
+
+/** Resolves at the next turn of the event loop, after the I/O waiting (requests) is served. */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Real time and real OS timers: the one place the wall clock enters. */
 export const systemTicker: Ticker = {
@@ -207,7 +214,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
   servingHeap();
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
-  const readiness = new Readiness(['store', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
+  const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
   // The lock first: a second server must not deliver, ingest or start a devnet on this directory.
   const lock = dataDir(() => lockDataDir(config.dataDir));
   let store: Store;
@@ -262,7 +269,12 @@ export async function createCore(config: Config, out: (line: string) => void = s
     // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
     const windows = new XpubWindows(config.bitcoin.gap);
     const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`), (id) => windows.keysOf(id));
-    watchlist.load(store);
+    // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
+    // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
+    watchlist.load(store, nextTurn).then(
+      () => readiness.up('watchlist'),
+      (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
+    );
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets);
@@ -385,6 +397,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
     throw err;
   }
   readiness.up('worker pool');
+  core.watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log));
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily({

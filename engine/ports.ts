@@ -2,6 +2,8 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
+import type { ChainFamily } from './chains/registry.js';
+import type { WatchedEntry } from './match/families.js';
 import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
@@ -48,6 +50,8 @@ export interface Kv {
   remove(table: Table, key: string): void;
   /** Entries with start ≤ key < end in key order; with `reverse`, start ≥ key > end, in reverse order. */
   range<T>(table: Table, opts?: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>>;
+  /** Keys of start ≤ key < end in key order, at most `limit` (values are not read): a large table read a page at a time. */
+  keys(table: Table, opts: { start?: string; end?: string; limit?: number }): string[];
   /** Removes up to `limit` keys of start ≤ key < end, first ones first (values are not read); returns how many. */
   removeRange(table: Table, opts: { start: string; end: string; limit: number }): number;
   /** How many keys lie in start ≤ key < end (values are not read), counting at most `limit` when given. */
@@ -129,6 +133,22 @@ export class NodeError extends Error {
 }
 
 /** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
+/**
+ * Compiles a chain's filter set from what its streams watch (the family's compile, engine/match/families.ts):
+ * in a worker thread for a large watchlist, so the serving thread goes on answering meanwhile.
+ */
+export interface FilterCompiler {
+  compile(task: CompileTask): Promise<FilterSetData>;
+}
+
+export interface CompileTask {
+  chain: string;
+  family: ChainFamily;
+  version: number;
+  entries: WatchedEntry[];
+  seed: number;
+}
+
 export interface MatchPool {
   /** Per block, in order: stream index → probe refs of its items that concern the stream. */
   match(chain: string, numbers: readonly number[], filter: FilterSetData): Promise<Array<Map<number, number[]>>>;

@@ -1,5 +1,5 @@
 /** The server's own parts, each up once started: until all are, /health answers 503 naming those still starting. */
-export type Part = 'store' | 'worker pool' | 'devnet' | 'listener';
+export type Part = 'store' | 'watchlist' | 'worker pool' | 'devnet' | 'listener';
 
 export class Readiness {
   private readonly pending: Set<Part>;

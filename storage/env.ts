@@ -165,6 +165,7 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
       for (const _ of db(name).getKeys(opts)) n++;
       return n;
     },
+    keys: (name, opts) => Array.from(db(name).getKeys(opts)),
     removeRange(name, opts) {
       // The keys first: removing while the cursor walks them would move it.
       const keys = [...db(name).getKeys(opts)];

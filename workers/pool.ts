@@ -5,19 +5,22 @@ import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepar
 import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import type { SolanaAnswers, SolanaIngestPool } from '../engine/solana/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { MatchPool } from '../engine/ports.js';
+import type { CompileTask, FilterCompiler, MatchPool } from '../engine/ports.js';
+import { packCompileTask } from './compile-worker.js';
 import { ownBuffers } from './transfer.js';
 
 /**
  * The server's worker threads: one piscina pool, one worker per core, that
  * matches blocks (each worker with its own read handle on the server's LMDB
- * environment) and prepares the blocks ingestion writes.
+ * environment), prepares the blocks ingestion writes, and compiles large filter sets.
  */
 export interface WorkerPool {
   match: MatchPool;
   ingest: EvmIngestPool;
   bitcoin: BitcoinIngestPool;
   solana: SolanaIngestPool;
+  /** Filter sets compiled off the serving thread. */
+  compile: FilterCompiler;
   /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -43,6 +46,9 @@ export function workerPool(path: string, threads = availableParallelism()): Work
     },
     solana: {
       prepare: (chain: string, answers: SolanaAnswers) => pool.run({ chain, answers }, { name: 'solana', transferList: ownBuffers([answers.block]) }),
+    },
+    compile: {
+      compile: (task: CompileTask) => pool.run(packCompileTask(task), { name: 'compile' }),
     },
     // One task per thread: a worker takes one at a time, so each of them answers.
     ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),

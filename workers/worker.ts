@@ -8,6 +8,7 @@ lowerThreadPriority();
 
 export { default } from './match-worker.js';
 export { bitcoin, ingest, solana } from './ingest-worker.js';
+export { compile } from './compile-worker.js';
 
 /** Answers once this worker has loaded (the pool's readiness check). */
 export const ping = (): true => true;

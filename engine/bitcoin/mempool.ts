@@ -3,7 +3,7 @@ import type { Dispatcher } from '../delivery/dispatcher.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import type { Logger } from '../log.js';
 import type { FilterSets } from '../match/match-blocks.js';
-import type { Watchlist } from '../match/watchlist.js';
+import type { CompiledChain, Watchlist } from '../match/watchlist.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { fillPrevouts, unresolvedInputs, type BtcTransaction } from './block.js';
@@ -54,7 +54,7 @@ export class BitcoinMempool {
   async poll(): Promise<void> {
     const { chain, upstream } = this.deps;
     await this.purge();
-    if (this.deps.watchlist.compile(chain).streams.length === 0) return;
+    if ((await this.deps.watchlist.compile(chain)).streams.length === 0) return;
     const txids = await upstream.call<string[]>('getrawmempool', [false]);
     const current = new Set(txids);
     for (const t of this.known) if (!current.has(t)) this.known.delete(t);
@@ -64,7 +64,8 @@ export class BitcoinMempool {
       if (read++ >= PER_POLL) break;
       const tx = await this.read(txid);
       this.known.add(txid);
-      if (tx !== undefined) this.deliver(tx);
+      // The set as it is now: a stream changed while the transactions were read sees the ones after.
+      if (tx !== undefined) this.deliver(tx, await this.deps.watchlist.compile(chain));
     }
   }
 
@@ -107,9 +108,8 @@ export class BitcoinMempool {
   }
 
   /** Matches one transaction and enqueues its body for each stream it concerns that has not had it. */
-  private deliver(tx: BtcTransaction): void {
+  private deliver(tx: BtcTransaction, compiled: CompiledChain): void {
     const { chain, kv, clock, sets, windows } = this.deps;
-    const compiled = this.deps.watchlist.compile(chain);
     const probe = buildBtcProbe([tx]);
     const matched = sets.of(chain, compiled.filter).match(probe);
     if (matched.size === 0) return;

@@ -132,7 +132,8 @@ export class StreamMatcher {
   }
 
   private async round(chain: string, events: readonly BlockEvent[]): Promise<Built[]> {
-    const compiled = this.watchlist.compile(chain);
+    // The set of this chain's streams as they are now; the events wait in the store while it compiles (at start, say).
+    const compiled = await this.watchlist.compile(chain);
     if (compiled.streams.length === 0) return [];
     const numbers = [...new Set(events.map((e) => e.number))];
     const matches = await this.pool.match(chain, numbers, compiled.filter);

@@ -1,15 +1,16 @@
-import type { Kv } from '../ports.js';
+import type { FilterCompiler, Kv } from '../ports.js';
 import { watchedOf } from '../streams/families.js';
 import type { Watched as StreamWatched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
 import { findChain } from '../chains/registry.js';
-import { familyOf, type WatchedEntry } from './families.js';
+import { inlineCompiler } from './compile.js';
+import type { WatchedEntry } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
  * What every stream watches, kept in memory beside the store and compiled per
- * chain into a filter set on demand. A change bumps the version of the chains
+ * chain into a filter set on demand (off the serving thread for a large one). A change bumps the version of the chains
  * its stream lists (before and after the change); the next block matched on
  * such a chain compiles (once) and publishes the new set, so a change takes
  * effect from the next block on, none missed, and other chains keep theirs.
@@ -42,6 +43,9 @@ export class Watchlist {
   private counter = 0;
   private readonly versions = new Map<string, number>();
   private readonly compiled = new Map<string, CompiledChain>();
+  private readonly compiling = new Map<string, { version: number; done: Promise<CompiledChain> }>();
+  private loaded: Promise<void> = Promise.resolve();
+  private compiler: FilterCompiler = inlineCompiler;
 
   constructor(
     private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9,
@@ -49,12 +53,44 @@ export class Watchlist {
     private readonly derivedOf: (id: string) => readonly Uint8Array[] = () => [],
   ) {}
 
-  /** Loads every stream and its addresses (at start). */
-  load(kv: Kv): void {
-    for (const { value } of kv.range<StoredStream>('streams')) this.stream(watchedOf(value));
-    for (const { key } of kv.range('streamAddresses')) {
-      const at = key.lastIndexOf('/');
-      this.addressesOf(key.slice(0, at)).add(key.slice(at + 1));
+  /**
+   * Loads every stream and its addresses (at start), a page at a time with `pause` (a turn of the event loop)
+   * between pages: a million addresses take seconds to read, and the server answers meanwhile. Changes made
+   * meanwhile are applied as they come: each page reads what the store holds then, so an address added or
+   * removed before its page is read is found there as it is now, and one after is told here like any change.
+   * Compiling waits for the load to end.
+   */
+  load(kv: Kv, pause: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+    this.loaded = this.loadPages(kv, pause);
+    return this.loaded;
+  }
+
+  private async loadPages(kv: Kv, pause: () => Promise<void>): Promise<void> {
+    for (let start: string | undefined; ; ) {
+      await pause();
+      const page = kv.range<StoredStream>('streams', { ...(start === undefined ? {} : { start }), limit: LOAD_PAGE / 100 + 1 });
+      for (const { key, value } of page) if (key !== start) this.stream(watchedOf(value));
+      if (page.length < LOAD_PAGE / 100 + 1) break;
+      start = page.at(-1)!.key;
+    }
+    for (let start: string | undefined; ; ) {
+      await pause();
+      const keys = kv.keys('streamAddresses', { ...(start === undefined ? {} : { start }), limit: LOAD_PAGE + 1 });
+      // Keys sort by stream: one lookup of the stream's set per run of its keys.
+      let id = '';
+      let set: Set<string> | undefined;
+      for (const key of keys) {
+        if (key === start) continue;
+        const at = key.lastIndexOf('/');
+        if (at !== id.length || !key.startsWith(id)) {
+          id = key.slice(0, at);
+          // A stream removed since its record was read has its rows removed in the same write: none to keep.
+          set = this.streams.has(id) ? this.addressesOf(id) : undefined;
+        }
+        set?.add(key.slice(at + 1));
+      }
+      if (keys.length < LOAD_PAGE + 1) break;
+      start = keys.at(-1)!;
     }
   }
 
@@ -88,16 +124,37 @@ export class Watchlist {
     this.changed(id);
   }
 
-  /** The chain's filter set at the current version, compiled when something changed since the last call. */
-  compile(chain: string): CompiledChain {
-    const cur = this.compiled.get(chain);
+  /**
+   * The chain's filter set at the current version, compiled when something changed since the last call (by the
+   * compiler given to compileWith, the calling thread's until then), once the load has ended. A set being
+   * compiled for the current version is waited for rather than compiled again.
+   */
+  async compile(chain: string): Promise<CompiledChain> {
+    await this.loaded;
     const version = this.versions.get(chain) ?? 0;
+    const cur = this.compiled.get(chain);
     if (cur !== undefined && cur.filter.version === version) return cur;
+    const running = this.compiling.get(chain);
+    if (running !== undefined && running.version === version) return running.done;
     const { streams, entries } = this.watchedOn(chain);
-    const family = familyOf(findChain(chain)?.family ?? 'evm');
-    const next = { filter: family.compile(version, entries, this.seedOf(chain, version)), streams };
-    this.compiled.set(chain, next);
-    return next;
+    const task = { chain, family: findChain(chain)?.family ?? 'evm', version, entries, seed: this.seedOf(chain, version) };
+    const done = this.compiler.compile(task).then((filter) => {
+      const next = { filter, streams };
+      // A newer version compiled meanwhile (a change, then a quicker compile) is kept.
+      if ((this.compiled.get(chain)?.filter.version ?? -1) < version) this.compiled.set(chain, next);
+      return next;
+    });
+    this.compiling.set(chain, { version, done });
+    const forget = (): void => {
+      if (this.compiling.get(chain)?.done === done) this.compiling.delete(chain);
+    };
+    done.then(forget, forget);
+    return done;
+  }
+
+  /** Where filter sets compile from now on (the worker pool, once it is up). */
+  compileWith(compiler: FilterCompiler): void {
+    this.compiler = compiler;
   }
 
   /** What `compile` hands the chain's family: every stream listing the chain, with what it watches. */
@@ -138,3 +195,6 @@ export class Watchlist {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** Addresses read per page of the load (and a hundredth as many streams): some tens of ms of the serving thread each. */
+const LOAD_PAGE = 10_000;

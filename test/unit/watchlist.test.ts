@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EvmFilterSet } from '../../engine/evm/filter.js';
+import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
+import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
+import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -20,39 +22,39 @@ const probeOf = (address: string): Uint8Array => {
 const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, topic0: null, programIds: [], mintAddresses: [] });
 
 describe('the watchlist', () => {
-  it('recompiles a chain only when a stream listing it (before or after the change) changed', () => {
+  it('recompiles a chain only when a stream listing it (before or after the change) changed', async () => {
     const w = new Watchlist();
     w.stream(stream('s1', ['0x1']));
     w.stream(stream('s2', ['0x89']));
     w.addressesChanged('s1', [A], []);
-    const eth = w.compile('0x1');
-    const polygon = w.compile('0x89');
+    const eth = (await w.compile('0x1'));
+    const polygon = (await w.compile('0x89'));
     expect(new EvmFilterSet(eth.filter).match(probeOf(A))).toEqual(new Map([[0, [0]]]));
 
     // Addresses of the polygon stream: ethereum's set stays as it was.
     w.addressesChanged('s2', [B], []);
-    expect(w.compile('0x1')).toBe(eth);
-    const polygon2 = w.compile('0x89');
+    expect((await w.compile('0x1'))).toBe(eth);
+    const polygon2 = (await w.compile('0x89'));
     expect(polygon2).not.toBe(polygon);
     expect(new EvmFilterSet(polygon2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
 
     // s1 moves from ethereum to polygon: both chains are compiled again, ethereum without it.
     w.stream(stream('s1', ['0x89']));
-    const eth3 = w.compile('0x1');
+    const eth3 = (await w.compile('0x1'));
     expect(eth3).not.toBe(eth);
     expect(eth3.streams).toEqual([]);
-    expect(w.compile('0x89').streams.map((s) => s.id).sort()).toEqual(['s1', 's2']);
-    expect(w.compile('0x89').filter.version).toBeGreaterThan(polygon2.filter.version);
+    expect((await w.compile('0x89')).streams.map((s) => s.id).sort()).toEqual(['s1', 's2']);
+    expect((await w.compile('0x89')).filter.version).toBeGreaterThan(polygon2.filter.version);
 
     // An update that changes nothing matching reads, or an address call that changes nothing, recompiles nothing.
-    const polygon3 = w.compile('0x89');
+    const polygon3 = (await w.compile('0x89'));
     w.stream(stream('s1', ['0x89']));
     w.addressesChanged('s1', [], []);
-    expect(w.compile('0x89')).toBe(polygon3);
+    expect((await w.compile('0x89'))).toBe(polygon3);
 
     w.removed('s2');
-    expect(w.compile('0x89').streams.map((s) => s.id)).toEqual(['s1']);
-    expect(w.compile('0x1')).toBe(eth3);
+    expect((await w.compile('0x89')).streams.map((s) => s.id)).toEqual(['s1']);
+    expect((await w.compile('0x1'))).toBe(eth3);
   });
 });
 
@@ -77,7 +79,7 @@ describe('the watchlist and Solana streams', () => {
         store.put('streamAddresses', `sol/${WALLET.toLowerCase()}`, 1);
       });
       const w = new Watchlist();
-      w.load(store);
+      await w.load(store);
       const solana = w.watchedOn('solana');
       expect(solana.streams).toEqual([{ id: 'sol', tenantId: 't' }, { id: 'sol-all', tenantId: 't' }]);
       expect(solana.entries[0]).toMatchObject({ index: 0, programIds: [TOKEN, VOTE], mintAddresses: [USDC], allAddresses: false, topic0: [] });
@@ -94,22 +96,141 @@ describe('the watchlist and Solana streams', () => {
     }
   });
 
-  it('recompiles the stream\'s chains when its programIds or mintAddresses change, and only then', () => {
+  it('recompiles the stream\'s chains when its programIds or mintAddresses change, and only then', async () => {
     // On an EVM chain, whose compile exists here: what is checked is the watchlist's versioning, the same for every family.
     const w = new Watchlist();
     const s = (programIds: string[], mintAddresses: string[]) => ({ id: 's', tenantId: 't', chainIds: ['0x1'], allAddresses: false, topic0: null, programIds, mintAddresses });
     w.stream(s([TOKEN], []));
-    const first = w.compile('0x1');
+    const first = (await w.compile('0x1'));
     w.stream(s([TOKEN], []));
-    expect(w.compile('0x1')).toBe(first);
+    expect((await w.compile('0x1'))).toBe(first);
     w.stream(s([TOKEN, VOTE], []));
-    const second = w.compile('0x1');
+    const second = (await w.compile('0x1'));
     expect(second.filter.version).toBeGreaterThan(first.filter.version);
     w.stream(s([TOKEN, VOTE], [USDT]));
-    const third = w.compile('0x1');
+    const third = (await w.compile('0x1'));
     expect(third.filter.version).toBeGreaterThan(second.filter.version);
     expect(w.watchedOn('0x1').entries[0]).toMatchObject({ programIds: [TOKEN, VOTE], mintAddresses: [USDT] });
     w.stream(s([TOKEN, VOTE], [USDT]));
-    expect(w.compile('0x1')).toBe(third);
+    expect((await w.compile('0x1'))).toBe(third);
+  });
+});
+
+describe('the watchlist at start', () => {
+  const hex = (i: number): string => `0x${i.toString(16).padStart(40, '0')}`;
+
+  it('loads page by page while changes come in, and ends with what the store holds; compiling waits for the load', async () => {
+    const store = openStore(tempDir());
+    try {
+      const common = { webhookUrl: 'http://x', description: '', tag: '', status: 'active', statusMessage: '', createdAt: 0, updatedAt: 0, chainIds: ['0x1'], topic0: null, allAddresses: false };
+      // 300 streams (three pages of streams) of 150 addresses each: 45,000 keys, five pages of addresses.
+      const ids = Array.from({ length: 300 }, (_, i) => `s${String(i).padStart(3, '0')}`);
+      store.transact(() => {
+        ids.forEach((id, i) => {
+          store.put('streams', `t/${id}`, { ...common, id, tenantId: 't', amountOfAddresses: 150 });
+          for (let k = 0; k < 150; k++) store.put('streamAddresses', `${id}/${hex(i * 1000 + k)}`, 1);
+        });
+      });
+      const w = new Watchlist();
+      const turns: Array<() => void> = [];
+      const loading = w.load(store, () => new Promise((resolve) => turns.push(resolve)));
+      let compiled: unknown;
+      void w.compile('0x1').then((c) => (compiled = c));
+      const turn = async (): Promise<void> => {
+        while (turns.length === 0) await new Promise((r) => setImmediate(r));
+        turns.shift()!();
+        await new Promise((r) => setImmediate(r));
+      };
+      // The four pages of streams, then two of addresses (20,000 keys: streams s000 to s133).
+      for (let i = 0; i < 6; i++) await turn();
+      expect(compiled).toBeUndefined();
+      // Between pages, as the streams service does: the store written, then the watchlist told.
+      const change = (id: string, added: string[], removed: string[]): void => {
+        store.transact(() => {
+          for (const a of added) store.put('streamAddresses', `${id}/${a}`, 1);
+          for (const a of removed) store.remove('streamAddresses', `${id}/${a}`);
+        });
+        w.addressesChanged(id, added, removed);
+      };
+      change('s000', [hex(999_001)], [hex(1)]); // a stream already read
+      change('s299', [hex(999_002)], [hex(299_000)]); // a stream not read yet
+      store.transact(() => {
+        store.remove('streams', 't/s298');
+        store.removeRange('streamAddresses', { start: 's298/', end: 's298/\uffff', limit: 1000 });
+      });
+      w.removed('s298');
+      w.stream({ id: 'late', tenantId: 't', chainIds: ['0x1'], allAddresses: false, topic0: null, programIds: [], mintAddresses: [] });
+      change('late', [hex(999_003)], []);
+      while (turns.length > 0 || compiled === undefined) await turn().catch(() => {});
+      await loading;
+
+      expect([...w.watched('s000')]).toContain(hex(999_001));
+      expect([...w.watched('s000')]).not.toContain(hex(1));
+      expect(w.watched('s000').size).toBe(150);
+      expect([...w.watched('s299')]).toContain(hex(999_002));
+      expect([...w.watched('s299')]).not.toContain(hex(299_000));
+      expect(w.watched('s298').size).toBe(0);
+      expect([...w.watched('late')]).toEqual([hex(999_003)]);
+      const on = w.watchedOn('0x1');
+      expect(on.streams).toHaveLength(300);
+      expect(on.entries.reduce((n, e) => n + e.addresses.length, 0)).toBe(299 * 150 + 1);
+      // The set compiled once the load ended holds every address the store does.
+      const set = new EvmFilterSet((compiled as Awaited<ReturnType<Watchlist['compile']>>).filter);
+      expect(set.addresses.size).toBe(299 * 150 + 1);
+    } finally {
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    }
+  });
+
+  it('compiles with the compiler given, once per version even when asked again meanwhile, and again after a change', async () => {
+    const w = new Watchlist();
+    const asked: number[] = [];
+    const release: Array<() => void> = [];
+    w.compileWith({
+      compile: (task) => {
+        asked.push(task.version);
+        return new Promise((resolve) => release.push(() => resolve(compileFilterSet(task.version, task.entries, task.seed))));
+      },
+    });
+    w.stream(stream('s1', ['0x1']));
+    w.addressesChanged('s1', [A], []);
+    const first = w.compile('0x1');
+    const again = w.compile('0x1');
+    await new Promise((r) => setImmediate(r));
+    expect(asked).toHaveLength(1);
+    // A change while the first is compiling: the next call compiles the new version.
+    w.addressesChanged('s1', [B], []);
+    const second = w.compile('0x1');
+    await new Promise((r) => setImmediate(r));
+    expect(asked).toHaveLength(2);
+    release.forEach((r) => r());
+    expect(await again).toBe(await first);
+    const s2 = await second;
+    expect(s2.filter.version).toBeGreaterThan((await first).filter.version);
+    expect(new EvmFilterSet(s2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
+    expect(await w.compile('0x1')).toBe(s2);
+  });
+});
+
+describe('where filter sets compile', () => {
+  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: [], programIds: [], mintAddresses: [] });
+  const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
+
+  it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
+    const posted = packCompileTask(task);
+    expect(posted.entries.map((e) => e.addresses)).toEqual([`${A}\n${B}`, '', B]);
+    const pooled = compileInWorker(posted);
+    expect(pooled).toEqual(compileHere(task));
+    expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(new Map([[0, [0]], [2, [0]]]));
+  });
+
+  it('sends a task of more keys than the bound to the pool, and compiles a smaller one here', async () => {
+    const sent: number[] = [];
+    const log = { info: () => {}, enabled: () => false } as unknown as Parameters<typeof inlineSmallCompiles>[2];
+    const compiler = inlineSmallCompiles({ compile: async (t) => (sent.push(t.version), compileHere(t)) }, 3, log);
+    await compiler.compile(task); // 4 keys: A, B, a topic, B
+    await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] });
+    expect(sent).toEqual([7]);
   });
 });

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { DEFAULT_LIMITS } from '../engine/config.js';
+import { streamKey } from '../engine/delivery/dispatcher.js';
+import type { StoredStream } from '../engine/streams/model.js';
+import { openStore } from '../storage/env.js';
+
+/**
+ * A store watching at scale, for bench:startup and test/startup-scale.test.ts: `streams` copies of one stream
+ * created through the API (its stored record, new ids, in tenants of 1,000 streams: CHAINPOST_MAX_STREAMS'
+ * default), each with `perStream` addresses, written by the store
+ * layer as StreamsService writes them (a `streams` record with amountOfAddresses, a `streamAddresses` key per
+ * address): creating a million addresses through HTTP would take longer than what it measures.
+ */
+export interface Scale {
+  streams: number;
+  perStream: number;
+}
+
+export interface WatchedAtScale {
+  /** Every stream id, in the order written (the template's own first). */
+  ids: string[];
+  /** The addresses of stream i are addressOf(i, 0 … perStream - 1). */
+  addressOf(stream: number, k: number): string;
+  /** Milliseconds the writes took. */
+  writeMs: number;
+}
+
+/** A distinct lowercase 20-byte address per (stream, k): stream and k in the last 8 bytes, the rest a fixed pattern hashed from them. */
+export function scaleAddress(stream: number, k: number): string {
+  const x = (Math.imul(stream + 1, 0x9e3779b1) ^ Math.imul(k + 1, 0x85ebca6b)) >>> 0;
+  return `0x${x.toString(16).padStart(8, '0')}c0ffee00c0ffee00${stream.toString(16).padStart(8, '0')}${k.toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * Writes the streams into the store at `dir` (no server may hold it): the template's record (created through the
+ * API, so in the stored form of today's code) copied with new ids, and every stream's addresses, a batch of
+ * streams per write transaction. The template keeps its id and gets its addresses too.
+ */
+export async function watchAtScale(dir: string, templateId: string, scale: Scale): Promise<WatchedAtScale> {
+  const started = performance.now();
+  const store = openStore(dir);
+  try {
+    const record = store.range<StoredStream>('streams').find((e) => e.value.id === templateId)?.value;
+    if (record === undefined) throw new Error(`no stream ${templateId} in ${dir}`);
+    const ids = [templateId, ...Array.from({ length: scale.streams - 1 }, () => randomUUID())];
+    const BATCH = 500;
+    for (let from = 0; from < ids.length; from += BATCH) {
+      store.transact(() => {
+        for (let i = from; i < Math.min(ids.length, from + BATCH); i++) {
+          const id = ids[i]!;
+          // Tenants of at most the default stream limit each, the first the template's (its key lists them).
+          const tenantId = i < DEFAULT_LIMITS.streams ? record.tenantId : `${record.tenantId}-${Math.floor(i / DEFAULT_LIMITS.streams)}`;
+          store.put('streams', streamKey(tenantId, id), { ...record, id, tenantId, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
+          for (let k = 0; k < scale.perStream; k++) store.put('streamAddresses', `${id}/${scaleAddress(i, k)}`, 1);
+        }
+      });
+    }
+    return { ids, addressOf: scaleAddress, writeMs: performance.now() - started };
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,38 @@
+import type { Logger } from '../log.js';
+import type { CompileTask, FilterCompiler } from '../ports.js';
+import { familyOf } from './families.js';
+import type { FilterSetData } from './filter-set.js';
+
+/**
+ * Where a chain's filter set is compiled: here, on the calling thread, or in the worker pool. A million
+ * watched addresses take seconds to compile (distinct keys merged, then hashed into the key sets), which on
+ * the serving thread would hold every request that long; a few thousand take a few milliseconds, less than
+ * a worker's round trip, and a set is wanted by the block waiting on it.
+ */
+
+/** The family's compile, run here. */
+export const compileHere = (task: CompileTask): FilterSetData => familyOf(task.family).compile(task.version, task.entries, task.seed);
+
+export const inlineCompiler: FilterCompiler = { compile: (task) => Promise.resolve(compileHere(task)) };
+
+/** Watched keys (addresses, xpub-derived keys, topics, programs, mints) of a task: what its compile's time grows with. */
+export function keysOf(task: Pick<CompileTask, 'entries'>): number {
+  let n = 0;
+  for (const e of task.entries) n += e.addresses.length + e.derived.length + e.topic0.length + e.programIds.length + e.mintAddresses.length;
+  return n;
+}
+
+/** `pool` for a task of more than `maxKeys` watched keys (logged: matching of the chain waits for it), the calling thread for smaller ones. */
+export function inlineSmallCompiles(pool: FilterCompiler, maxKeys: number, log: Logger): FilterCompiler {
+  return {
+    async compile(task) {
+      const keys = keysOf(task);
+      if (keys <= maxKeys) return compileHere(task);
+      const about = { chain: task.chain, version: task.version, streams: task.entries.length, keys };
+      log.info('compiling a filter set in the worker pool', about);
+      const filter = await pool.compile(task);
+      log.info('compiled a filter set', about);
+      return filter;
+    },
+  };
+}
