@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveAddresses, parseExtendedKey } from '../engine/bitcoin/xpub.js';
 import { mineBlock, payTo } from './bitcoin-core/build.js';
 import { mainnetChain } from './bitcoin-core/fixtures.js';
-import { BIP84_ZPUB, XPRV, XPUB } from './bitcoin-core/keys.js';
+import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-core/keys.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 
@@ -72,7 +72,7 @@ describe('GET /v1/chains/:chainAlias/wallets/:publicKey/addresses', () => {
   });
 
   it('refuses a private, testnet or broken key naming publicKey, and a chain other than Bitcoin naming chainAlias', async () => {
-    for (const key of [XPRV, `${BIP84_ZPUB.slice(0, -1)}x`, 'hello', '%E0%A4%A']) {
+    for (const key of [XPRV, withVersion(XPUB, 0x043587cf), `${BIP84_ZPUB.slice(0, -1)}x`, 'hello', '%E0%A4%A']) {
       const r = await s.call(`/v1/chains/bitcoin/wallets/${key.startsWith('%') ? key : encodeURIComponent(key)}/addresses`);
       expect(r.status, key).toBe(400);
       expect(r.body.details.field, key).toBe('publicKey');

@@ -74,18 +74,19 @@ export const blockRequestBody = z.object({
   addresses: bitcoinAddresses.transform((a) => (typeof a === 'string' ? [a] : a)).optional().transform((a) => a ?? []),
 });
 
-/** POST /streams/bitcoin/:id/xpub: a mainnet xpub, ypub or zpub (tpub, private keys and bad checksums are named). */
-export const xpubBody = z.object({
-  xpub: z.string({ error: 'an extended public key (xpub, ypub or zpub)' }).transform((text, ctx) => {
-    try {
-      return parseExtendedKey(text.trim()).text;
-    } catch (err) {
-      if (!(err instanceof ExtendedKeyError)) throw err;
-      ctx.addIssue({ code: 'custom', message: err.message });
-      return z.NEVER;
-    }
-  }),
+/** A mainnet xpub, ypub or zpub, parsed (tpub, private keys and bad checksums are named): a stream's xpub, a wallet's public key. */
+export const extendedKey = z.string({ error: 'an extended public key (xpub, ypub or zpub)' }).transform((text, ctx) => {
+  try {
+    return parseExtendedKey(text.trim());
+  } catch (err) {
+    if (!(err instanceof ExtendedKeyError)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message });
+    return z.NEVER;
+  }
 });
+
+/** POST /streams/bitcoin/:id/xpub. */
+export const xpubBody = z.object({ xpub: extendedKey.transform((key) => key.text) });
 
 export const BITCOIN_STREAMS: StreamFamily<BitcoinStreamDefinition> = {
   family: 'bitcoin',

@@ -1,4 +1,5 @@
 import { chainFor } from '../chains/lifecycle.js';
+import { chainRemoval } from '../chains/removals.js';
 import { findChain, type Chain, type ChainFamily } from '../chains/registry.js';
 import { badRequest } from '../errors.js';
 
@@ -22,14 +23,13 @@ const V1_ALIASES: Readonly<Record<string, string>> = {
   'ronin testnet': '0x7e5',
 };
 
-/** Chains the Universal API lists that the registry (the interface's chains) does not: never followed here, so always unsupported. */
-const V1_ONLY: Readonly<Record<string, string>> = {
-  sei: '0x531',
-  '0x531': '0x531',
-  'sei-testnet': '0x530',
-  '0x530': '0x530',
-  monad: '0x8f',
-  '0x8f': '0x8f',
+/** Chains the Universal API lists that the registry (the interface's chains) does not, by name and by id: never followed here, so always unsupported. */
+const V1_ONLY_IDS: Readonly<Record<string, string>> = { sei: '0x531', 'sei-testnet': '0x530', monad: '0x8f', metis: '0x440', sonic: '0x92' };
+const v1Only = (name: string): string | undefined => {
+  if (V1_ONLY_IDS[name] !== undefined) return V1_ONLY_IDS[name];
+  // An id in any form findChain takes (hex with leading zeros, decimal).
+  const hex = /^0x[0-9a-f]{1,16}$/.test(name) ? `0x${BigInt(name).toString(16)}` : /^\d{1,16}$/.test(name) ? `0x${BigInt(name).toString(16)}` : undefined;
+  return hex !== undefined && Object.values(V1_ONLY_IDS).includes(hex) ? hex : undefined;
 };
 
 export type ChainGroup = 'all' | 'mainnets' | 'testnets';
@@ -67,11 +67,12 @@ export function resolveChains(values: readonly string[], scope: ChainScope, fiel
     if (GROUPS.has(name)) {
       for (const key of scope.followed) {
         const c = findChain(key);
-        if (c !== undefined && scope.families.includes(c.family) && inGroup(c, name as ChainGroup)) take(c);
+        // A chain still followed for what remains of it (blocks, node access) is out of a group once removed from the cross-chain API.
+        if (c !== undefined && scope.families.includes(c.family) && inGroup(c, name as ChainGroup) && chainRemoval(c, 'crosschain', scope.now) === undefined) take(c);
       }
       continue;
     }
-    const only = V1_ONLY[name];
+    const only = v1Only(name);
     if (only !== undefined) {
       if (!unsupported.includes(only)) unsupported.push(only);
       continue;
@@ -89,7 +90,9 @@ const inGroup = (c: Chain, group: ChainGroup): boolean => group === 'all' || (gr
 
 /** The one chain of a `/v1/chains/:chainAlias/…` path: followed and of a family the endpoint serves, else 400 naming `chainAlias`. */
 export function pathChain(alias: string, scope: ChainScope): Chain {
-  if (GROUPS.has(alias.trim().toLowerCase())) throw badRequest('chainAlias', `one chain, not the group "${alias}"`);
+  const name = alias.trim().toLowerCase();
+  if (name === '' || name.includes(',')) throw badRequest('chainAlias', 'one chain, such as ethereum, 0x1 or bitcoin');
+  if (GROUPS.has(name)) throw badRequest('chainAlias', `one chain, not the group "${alias}"`);
   const { chains, unsupported } = resolveChains([alias], scope, 'chainAlias');
   const chain = chains[0];
   if (chain === undefined) throw badRequest('chainAlias', `${unsupported[0] ?? alias} is not followed by this server${scope.families.length < 3 ? ` or not served here (${scope.families.join(', ')})` : ''}`);

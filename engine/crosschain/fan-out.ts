@@ -1,6 +1,7 @@
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/deps.js';
 import { ApiError } from '../errors.js';
+import { NodeError } from '../ports.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 
 /**
@@ -31,11 +32,17 @@ export interface ChainPart<T> {
   readonly value: T;
 }
 
-/** A part's failure that belongs to its chain (a node down, an upstream error), not to the request. */
+/**
+ * A part's failure that belongs to its chain, not to the request: a 5xx the part would answer alone, the node's
+ * JSON-RPC error, or a connection's (an error with a string code: ECONNREFUSED, UND_ERR_…). Anything else (a 4xx,
+ * a bug's TypeError) is the request's and fails it: a bug is not hidden as a chain's outage.
+ */
 export function chainFailure(chain: Chain, err: unknown): FailedChain | undefined {
-  if (err instanceof ApiError && err.status < 500) return undefined;
-  const code = err instanceof ApiError ? err.status : ((err as { code?: unknown } | null)?.code as string | number | undefined) ?? 'CHAIN_ERROR';
-  return { chainId: v1ChainId(chain), code: typeof code === 'number' || typeof code === 'string' ? code : 'CHAIN_ERROR', error: err instanceof Error ? err.message : String(err) };
+  const fail = (code: number | string): FailedChain => ({ chainId: v1ChainId(chain), code, error: (err as Error).message });
+  if (err instanceof ApiError) return err.status >= 500 ? fail(err.status) : undefined;
+  if (err instanceof NodeError) return fail(err.code);
+  const code = (err as { code?: unknown } | null)?.code;
+  return err instanceof Error && typeof code === 'string' ? fail(code) : undefined;
 }
 
 /** Runs `part` on every chain at once; the chains that answered, in order, and the failures. A request error is thrown. */

@@ -46,7 +46,9 @@ function readCursor(raw: string, list: string): MergedCursor {
   } catch {
     throw badRequest('cursor', 'not a cursor of this list');
   }
-  if (c === null || typeof c !== 'object' || c.l !== list || !Number.isSafeInteger(c.p) || c.c === null || typeof c.c !== 'object') throw badRequest('cursor', 'not a cursor of this list');
+  const positions = c?.c;
+  const valid = c !== null && typeof c === 'object' && c.l === list && Number.isSafeInteger(c.p) && positions !== null && typeof positions === 'object' && Object.values(positions).every((at) => at === null || typeof at === 'string');
+  if (!valid) throw badRequest('cursor', 'not a cursor of this list');
   return c;
 }
 

@@ -8,7 +8,7 @@ import { markKey, priceReader, toNumber } from '../data-api/prices.js';
 import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
-import type { V1Meta } from './fan-out.js';
+import type { FailedChain, V1Meta } from './fan-out.js';
 import { bitcoinToken, evmToken, metaOf, wrappedBtc } from './token-price.js';
 
 /**
@@ -75,11 +75,16 @@ export interface PricePointV1 {
 const iso = (t: number): string => new Date(t * 1000).toISOString();
 
 /** Where a series is read: the EVM chain and token (Bitcoin: its wrapped bitcoin's), and the chains `meta` names. */
-async function source(deps: DataDeps, chain: Chain, alias: string, evmChains: readonly Chain[]): Promise<{ chain: Chain; token: string; metaChains: Chain[] } | undefined> {
-  if (chain.family !== 'bitcoin') return { chain, token: evmToken(deps, chain, alias), metaChains: [chain] };
+interface Source {
+  /** Where the series is read (none: no wrapped bitcoin is priced). */
+  read: { chain: Chain; token: string } | undefined;
+  meta: { chains: Chain[]; failed: FailedChain[] };
+}
+async function source(deps: DataDeps, chain: Chain, alias: string, evmChains: readonly Chain[]): Promise<Source> {
+  if (chain.family !== 'bitcoin') return { read: { chain, token: evmToken(deps, chain, alias) }, meta: { chains: [chain], failed: [] } };
   bitcoinToken(alias);
-  const { chains, best } = await wrappedBtc(deps, evmChains);
-  return best === undefined ? undefined : { chain: best.chain, token: best.address, metaChains: [chain, ...chains] };
+  const { chains, best, failed } = await wrappedBtc(deps, evmChains);
+  return { read: best === undefined ? undefined : { chain: best.chain, token: best.address }, meta: { chains: [chain, ...chains], failed } };
 }
 
 interface Window {
@@ -112,6 +117,13 @@ function series(deps: DataDeps, src: { chain: Chain; token: string }, head: numb
   return { points, next: start <= w.to ? start : undefined };
 }
 
+/** The source's last indexed block and its time (none: nothing to read). */
+async function headOf(deps: DataDeps, src: Source): Promise<{ read: Source['read']; head: number; headTime: number | undefined }> {
+  if (src.read === undefined) return { read: undefined, head: -1, headTime: undefined };
+  const head = await indexedHead(deps, src.read.chain.key);
+  return { read: src.read, head, headTime: blockTime(deps.kv, src.read.chain.key, head) };
+}
+
 interface SeriesCursor {
   /** The query it was made for. */
   l: string;
@@ -124,15 +136,14 @@ interface SeriesCursor {
 export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
   const q = validate(timeseriesQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
-  const head = src === undefined ? undefined : await indexedHead(deps, src.chain.key);
-  const headTime = src === undefined || head === undefined ? undefined : blockTime(deps.kv, src.chain.key, head);
+  const { read, head, headTime } = await headOf(deps, src);
   const to = Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
   const from = q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
   if (from > to) throw badRequest('fromDate', 'after toDate (or after the last indexed block)');
   const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, from, to, q.forwardFill]);
   const at = q.cursor === null ? { t: from, p: 0 } : readCursor(q.cursor, list);
-  const page = src === undefined || head === undefined ? { points: [], next: undefined } : series(deps, src, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
-  const meta: V1Meta = metaOf(deps, src?.metaChains ?? [chain]);
+  const page = read === undefined ? { points: [], next: undefined } : series(deps, read, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
+  const meta: V1Meta = metaOf(deps, src.meta.chains, src.meta.failed);
   return {
     cursor: page.next === undefined ? null : Buffer.from(JSON.stringify({ l: list, t: page.next, p: at.p + 1 } satisfies SeriesCursor)).toString('base64url'),
     chain: v1ChainId(chain),
@@ -159,9 +170,9 @@ export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string
   const q = validate(sparklineQuery, raw, 'query');
   const { seconds, interval } = RANGES[q.range];
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
-  const head = src === undefined ? undefined : await indexedHead(deps, src.chain.key);
-  const to = (src === undefined || head === undefined ? undefined : blockTime(deps.kv, src.chain.key, head)) ?? now;
+  const { read, head, headTime } = await headOf(deps, src);
+  const to = headTime ?? now;
   const from = to - seconds;
-  const points = src === undefined || head === undefined ? [] : series(deps, src, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points;
-  return { chain: v1ChainId(chain), range: q.range, fromDate: iso(from), toDate: iso(to), page: 0, cursor: null, result: points, meta: metaOf(deps, src?.metaChains ?? [chain]) };
+  const points = read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points;
+  return { chain: v1ChainId(chain), range: q.range, fromDate: iso(from), toDate: iso(to), page: 0, cursor: null, result: points, meta: metaOf(deps, src.meta.chains, src.meta.failed) };
 }

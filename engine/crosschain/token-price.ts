@@ -8,7 +8,7 @@ import { tokenPrice, v1PriceParams } from '../data-api/token-prices.js';
 import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
-import { syncedAt, v1Meta, type V1Meta } from './fan-out.js';
+import { acrossChains, syncedAt, v1Meta, type FailedChain, type V1Meta } from './fan-out.js';
 
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token
@@ -52,7 +52,7 @@ export interface V1Price {
 }
 
 /** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
-export const metaOf = (deps: DataDeps, chains: readonly Chain[]): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, [], syncedAt(deps));
+export const metaOf = (deps: DataDeps, chains: readonly Chain[], failed: readonly FailedChain[] = []): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, failed, syncedAt(deps));
 
 function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omit<V1Price, 'meta'> {
   const block = indexedBlockAt(deps.kv, source.key, Number(p.toBlock));
@@ -107,32 +107,39 @@ export interface WrappedBtc {
   chains: Chain[];
   /** The one with the deepest pool, and its price at the head; undefined when none is priced. */
   best: { chain: Chain; address: string; price: Erc20Price } | undefined;
+  /** Chains whose node failed while their wrapped bitcoin was priced: the others still answer. */
+  failed: FailedChain[];
 }
 
 /** Bitcoin's price source: of the followed EVM chains' wrapped bitcoin tokens, the one whose pricing pool is deepest. */
 export async function wrappedBtc(deps: DataDeps, evmChains: readonly Chain[], opts: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined } = {}): Promise<WrappedBtc> {
-  const sources = evmChains.flatMap((c) => (deps.pricing?.(c.key)?.wrappedBtc ?? []).map((address) => ({ chain: c, address })));
-  const found = await Promise.all(
-    sources.map(async (s) => {
-      try {
-        return { ...s, price: await tokenPrice(deps, s.chain.key, { address: s.address, max_token_inactivity: opts.maxTokenInactivity, min_pair_side_liquidity_usd: opts.liquidityThreshold }) };
-      } catch (err) {
-        // Not priced there (no pool deep enough): another wrapped bitcoin may be.
-        if (err instanceof ApiError && err.status === 404) return undefined;
-        throw err;
-      }
-    }),
+  const chains = evmChains.filter((c) => (deps.pricing?.(c.key)?.wrappedBtc ?? []).length > 0);
+  const { parts, failed } = await acrossChains(chains, (chain) =>
+    Promise.all(
+      deps.pricing!(chain.key)!.wrappedBtc!.map(async (address) => {
+        try {
+          return { chain, address, price: await tokenPrice(deps, chain.key, { address, max_token_inactivity: opts.maxTokenInactivity, min_pair_side_liquidity_usd: opts.liquidityThreshold }) };
+        } catch (err) {
+          // Not priced there (no pool deep enough): another wrapped bitcoin may be.
+          if (err instanceof ApiError && err.status === 404) return undefined;
+          throw err;
+        }
+      }),
+    ),
   );
   // The deepest pool's price, as a token's own price takes its deepest pool.
-  const best = found.filter((f) => f !== undefined).sort((a, b) => Number(b.price.pairTotalLiquidityUsd) - Number(a.price.pairTotalLiquidityUsd))[0];
-  return { chains: [...new Set(sources.map((s) => s.chain))], best };
+  const best = parts
+    .flatMap((p) => p.value)
+    .filter((f) => f !== undefined)
+    .sort((a, b) => Number(b.price.pairTotalLiquidityUsd) - Number(a.price.pairTotalLiquidityUsd))[0];
+  return { chains, best, failed };
 }
 
 async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Query, evmChains: readonly Chain[]): Promise<V1Price> {
   bitcoinToken(token);
   if (q.toBlock !== undefined) throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
-  const { chains, best } = await wrappedBtc(deps, evmChains, q);
-  const meta = metaOf(deps, [chain, ...chains]);
+  const { chains, best, failed } = await wrappedBtc(deps, evmChains, q);
+  const meta = metaOf(deps, [chain, ...chains], failed);
   const bitcoin = { chain: v1ChainId(chain), tokenName: 'Bitcoin', tokenSymbol: 'BTC', tokenAddress: null, tokenLogo: null, tokenDecimals: 8, verifiedContract: false, securityScore: null, possibleSpam: false, nativePrice: null } as const;
   if (best === undefined) return { ...bitcoin, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta };
   const p = shaped(deps, chain, best.price, best.chain);

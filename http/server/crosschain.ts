@@ -5,12 +5,16 @@ import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
-import { ExtendedKeyError, parseExtendedKey } from '../../engine/bitcoin/xpub.js';
-import { badRequest } from '../../engine/errors.js';
+import { extendedKey } from '../../engine/bitcoin/stream.js';
+import { validate } from '../../engine/schema.js';
+import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, notBuilt, type Request, type Route } from './route.js';
+
+/** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
+const walletAddressesPath = z.object({ publicKey: extendedKey });
 
 const ALL_FAMILIES: readonly ChainFamily[] = ['evm', 'bitcoin', 'solana'];
 
@@ -63,14 +67,8 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       auth: 'key',
       handle: (req) => {
         const chain = pathChain(req.params['chainAlias']!, { followed: followed(), families: ['bitcoin'], now: clock.now() });
-        let key;
-        try {
-          key = parseExtendedKey(decodeURIComponent(req.params['publicKey']!));
-        } catch (err) {
-          if (err instanceof ExtendedKeyError || err instanceof URIError) throw badRequest('publicKey', err.message);
-          throw err;
-        }
-        const addresses = walletAddresses(deps.kv, chain.key, key, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
+        const { publicKey } = validate(walletAddressesPath, req.params, 'path');
+        const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
         return json(200, { addresses, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
       },
     },

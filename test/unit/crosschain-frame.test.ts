@@ -54,10 +54,20 @@ describe('cross-chain chains parameter', () => {
     expect(resolveChains(['moon beam'], { ...scope(followed), now: Date.parse('2026-09-24T23:59:59Z') }).unsupported).toEqual(['0x504']);
   });
 
+  it('leaves a chain removed from the cross-chain API out of a group, even while it is still followed', () => {
+    // Lisk (0x46f) left data and cross-chain requests on 2026-09-25; a server may still follow it.
+    expect(keys(resolveChains(['all'], scope(['0x1', '0x46f'])).chains)).toEqual(['0x1']);
+    expect(keys(resolveChains(['mainnets'], { ...scope(['0x1', '0x46f']), now: Date.parse('2026-09-24T00:00:00Z') }).chains)).toEqual(['0x1', '0x46f']);
+  });
+
+  it('knows the Universal-only chains in any id form', () => {
+    expect(resolveChains(['metis', 'sonic', '0x0531', '1329', '0X8F'], scope(followed)).unsupported).toEqual(['0x440', '0x92', '0x531', '0x8f']);
+  });
+
   it('resolves a path alias to one followed chain of the families served', () => {
     expect(pathChain('ethereum', scope(followed)).key).toBe('0x1');
     expect(pathChain('bitcoin', scope(followed, ['bitcoin'])).key).toBe('bitcoin');
-    for (const [alias, s] of [['all', scope(followed)], ['base', scope(followed)], ['bitcoin', scope(followed, ['evm'])]] as const) {
+    for (const [alias, s] of [['all', scope(followed)], ['base', scope(followed)], ['bitcoin', scope(followed, ['evm'])], [',', scope(followed)], [' ', scope(followed)], ['eth,bitcoin', scope(followed)]] as const) {
       const r = refusal(() => pathChain(alias, s));
       expect(r.status, alias).toBe(400);
       expect(r.details, alias).toMatchObject({ field: 'chainAlias' });
@@ -81,6 +91,10 @@ describe('cross-chain fan-out', () => {
       { chainId: 'bitcoin', code: 'ECONNREFUSED', error: 'connect ECONNREFUSED 127.0.0.1:8332' },
       { chainId: '0x2105', code: 502, error: 'node answered 503' },
     ]);
+  });
+
+  it("fails the whole request on a bug's error: it is not hidden as a chain's outage", async () => {
+    await expect(acrossChains([eth, btc], (c) => { if (c === btc) throw new TypeError('x is undefined'); return 1; })).rejects.toThrow(TypeError);
   });
 
   it("fails the whole request on a part's 4xx: bad input is the request's, not a chain's", async () => {
@@ -162,7 +176,7 @@ describe('pages merged over chains', () => {
 
   it('refuses a cursor made for another list or other chains, or not a cursor at all', async () => {
     const first = await mergedPage([eth, btc], read, { list: 'history', limit: 2, cursor: null });
-    for (const [chains, list, cursor] of [[[eth, btc], 'tokens', first.cursor], [[eth], 'history', first.cursor], [[eth, btc], 'history', 'not-a-cursor'], [[eth, btc], 'history', Buffer.from('null').toString('base64url')]] as const) {
+    for (const [chains, list, cursor] of [[[eth, btc], 'tokens', first.cursor], [[eth], 'history', first.cursor], [[eth, btc], 'history', 'not-a-cursor'], [[eth, btc], 'history', Buffer.from('null').toString('base64url')], [[eth, btc], 'history', Buffer.from(JSON.stringify({ l: 'history|0x1,bitcoin', p: 1, c: { '0x1': {} } })).toString('base64url')]] as const) {
       await expect(mergedPage(chains, read, { list, limit: 2, cursor })).rejects.toMatchObject({ status: 400, details: { field: 'cursor' } });
     }
   });
