@@ -17,7 +17,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { RETRY_SCHEDULE_MS } from '../engine/delivery/retry-schedule.js';
+import { SPEC_RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS } from './soak-spec.js';
 
 export interface PathCounts {
   /** Attempts received (test webhooks not counted). */

@@ -27,9 +27,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { DELIVERY_TIMEOUT_MS, ERROR_TO_TERMINATED_MS, QUEUE_CAP } from '../engine/delivery/limits.js';
-import { GIVE_UP_AFTER_MS, RETRY_SCHEDULE_MS } from '../engine/delivery/retry-schedule.js';
-import { ERROR_BELOW, START_RATE } from '../engine/delivery/success-rate.js';
+import {
+  SPEC_DELIVERY_TIMEOUT_MS as DELIVERY_TIMEOUT_MS,
+  SPEC_ERROR_BELOW as ERROR_BELOW,
+  SPEC_ERROR_TO_TERMINATED_MS as ERROR_TO_TERMINATED_MS,
+  SPEC_GIVE_UP_AFTER_MS as GIVE_UP_AFTER_MS,
+  SPEC_QUEUE_CAP as QUEUE_CAP,
+  SPEC_RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS,
+  SPEC_START_RATE as START_RATE,
+} from './soak-spec.js';
 import { cpuMs, startProcess, type Started } from './proc.js';
 import { BIN, percentile, report, round } from './report.js';
 import type { Counts } from './soak-receiver.js';
@@ -99,6 +105,8 @@ const check = (ok: boolean, what: string): boolean => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
   return ok;
 };
+/** 31st, 30th, 10000th. */
+const ordinal = (n: number): string => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 async function until(probe: () => Promise<boolean>, ms: number, every = 50): Promise<boolean> {
   const deadline = performance.now() + ms;
@@ -314,6 +322,8 @@ try {
   // Three samples around the end of the warm-up, and the last three: one sample's noise (a GC about to run) is not growth.
   const rssWarm = median(warm.slice(0, 3).map((s) => s.rssMb));
   const rssEnd = median(warm.slice(-3).map((s) => s.rssMb));
+  const anonWarm = median(warm.slice(0, 3).map((s) => s.rssAnonMb));
+  const anonEnd = median(warm.slice(-3).map((s) => s.rssAnonMb));
   const fdsWarm = median(warm.slice(0, 3).map((s) => s.fds));
   const fdsEnd = median(warm.slice(-3).map((s) => s.fds));
   const loopP99s = warm.map((s) => s.loopP99Ms).filter((x) => Number.isFinite(x));
@@ -355,7 +365,7 @@ try {
   const capQueue = metric(await (await fetch(`${base}/metrics`)).text(), 'chainpost_stream_webhooks_queued').get(`{stream="${probe.cap}"}`);
   check(
     capResults.length === QUEUE_CAP - 1 && capResults.every((r) => r === 'queued') && capBefore === 'active' && capLast[0] === 'queued' && capAfter.status === 'error' && capAfter.statusMessage.includes(`reached ${QUEUE_CAP}`) && capOver[0] === 'history' && capQueue === QUEUE_CAP,
-    `queue cap: ${QUEUE_CAP - 1} queued → ${capBefore}; the ${QUEUE_CAP}th → ${capAfter.status}; the next → ${capOver[0]}; queue ${capQueue}`,
+    `queue cap: ${QUEUE_CAP - 1} queued → ${capBefore}; the ${ordinal(QUEUE_CAP)} → ${capAfter.status}; the next → ${capOver[0]}; queue ${capQueue}`,
   );
 
   // The 70 % rule: 30 failures leave the stream active, the 31st puts it in error.
@@ -365,7 +375,7 @@ try {
   await enqueue(probe.rate, capBatch(FAILURES_TO_ERROR - 1, 1));
   await until(async () => (await failedOf(probe.rate)) >= FAILURES_TO_ERROR, 30_000);
   const rateAfter = await stream(probe.rate);
-  check(rateBefore === 'active' && rateAfter.status === 'error' && rateAfter.statusMessage.includes(`fell to ${ERROR_BELOW - 1}%`), `70 % rule: after ${FAILURES_TO_ERROR - 1} failures ${rateBefore}, after the ${FAILURES_TO_ERROR}th ${rateAfter.status}`);
+  check(rateBefore === 'active' && rateAfter.status === 'error' && rateAfter.statusMessage.includes(`fell to ${ERROR_BELOW - 1}%`), `70 % rule: after ${FAILURES_TO_ERROR - 1} failures ${rateBefore}, after the ${ordinal(FAILURES_TO_ERROR)} ${rateAfter.status}`);
 
   // Error → terminated at 24 h, for every stream in error: read just before the rate probe's 24 h are up, and just after.
   const rateSince = (await allStreams()).get(probe.rate)!.since!;
@@ -460,7 +470,9 @@ try {
     rssEndMb: rssEnd,
     rssPeakMb: Math.max(...warm.map((s) => s.rssMb)),
     rssGrowthPct: round(((rssEnd - rssWarm) / rssWarm) * 100, 1),
-    rssAnonEndMb: warm.at(-1)!.rssAnonMb,
+    rssAnonWarmMb: anonWarm,
+    rssAnonEndMb: anonEnd,
+    rssAnonGrowthPct: round(((anonEnd - anonWarm) / anonWarm) * 100, 1),
     rssFileEndMb: warm.at(-1)!.rssFileMb,
     fdsWarm,
     fdsEnd,
@@ -480,14 +492,14 @@ try {
     rules: 'every check above holds',
   };
   check(figures.enqueuedPerSec >= RATE * 0.99, `load: ${figures.enqueuedPerSec} webhooks/s enqueued (goal ${RATE}), ${figures.deliveredPerSec}/s delivered after warm-up`);
-  check(figures.rssGrowthPct < 10, `RSS after warm-up ${rssWarm} MB → ${rssEnd} MB at the end: ${figures.rssGrowthPct} % (peak ${figures.rssPeakMb} MB)`);
+  check(figures.rssGrowthPct < 10, `RSS after warm-up ${rssWarm} MB → ${rssEnd} MB at the end: ${figures.rssGrowthPct} % (peak ${figures.rssPeakMb} MB; of it anonymous ${anonWarm} → ${anonEnd} MB, ${figures.rssAnonGrowthPct} %)`);
   check(fdsEnd - fdsWarm <= FD_TOLERANCE, `open fds after warm-up ${fdsWarm} → ${fdsEnd} at the end (range ${figures.fdsMin}–${figures.fdsMax}; tolerance +${FD_TOLERANCE})`);
   check(figures.loopP99MaxMs < 20, `event-loop delay: p99 of every 10-s window after warm-up < 20 ms (highest ${figures.loopP99MaxMs} ms, median ${figures.loopP99MedianMs} ms; highest single delay ${figures.loopMaxMs} ms)`);
   const met = failures.length === 0;
-  const command = MINUTES === 30 ? 'npm run soak' : `SOAK_MINUTES=${MINUTES} npm run soak`;
+  const command = `${MINUTES === 30 ? '' : `SOAK_MINUTES=${MINUTES} `}${RATE === 1_000 ? '' : `SOAK_RATE=${RATE} `}npm run soak`;
   report('soak', command, figures, goal, met, [
-    `${STREAMS} streams, ${FAILING} with a receiver answering 500 and ${HANGING} with one never answering (the 10-s delivery timeout), each set active again within a minute of entering error; webhooks enqueued through the test clock's admin route (POST /admin/webhooks: the enqueue the matcher calls, one transaction per call) ${PER_CALL} per call for ${PER_CALL} streams in turn, a call every ${TICK_MS} ms, so each stream gets ${RATE / STREAMS} a second. Receivers in their own process on three loopback ports. Samples every ${SAMPLE_MS / 1000} s; RSS, fds and event-loop delay judged after the first ${WARMUP * 100} % of the run (warm-up); rssWarm/rssEnd and fdsWarm/fdsEnd: medians of the first three samples after warm-up and of the last three. RSS includes LMDB's mapped pages (rssFile).`,
-    `Rules, all checked in this run: healthy streams received every webhook once and in order; every retry numbered one above the previous attempt and none before its wait; each entry into error after exactly ${FAILURES_TO_ERROR} failed attempts since set active; no queue above ${QUEUE_CAP}; then on the test clock: the ${QUEUE_CAP}th queued webhook puts a stream in error and the next goes to history; the ${FAILURES_TO_ERROR}th failure (rate ${ERROR_BELOW - 1} %) puts one in error, not the ${FAILURES_TO_ERROR - 1}th; every stream in error terminated exactly 24 h after it entered error; the retry schedule followed attempt by attempt (not a second early, its failure dated within ${CLOCK_SLOP_MS / 1000} s of its due instant), for a 500 and for no answer.`,
+    `${STREAMS} streams, ${FAILING} with a receiver answering 500 and ${HANGING} with one never answering (the 10-s delivery timeout), each set active again within a minute of entering error; webhooks enqueued through the test clock's admin route (POST /admin/webhooks: the enqueue the matcher calls, one transaction per call) ${PER_CALL} per call for ${PER_CALL} streams in turn, a call every ${TICK_MS} ms, so each stream gets ${RATE / STREAMS} a second. Receivers in their own process on three loopback ports. Samples every ${SAMPLE_MS / 1000} s; RSS, fds and event-loop delay judged after the first ${WARMUP * 100} % of the run (warm-up); rssWarm/rssEnd and fdsWarm/fdsEnd: medians of the first three samples after warm-up and of the last three. RSS (VmRSS, the goal) = rssAnon (heaps, stacks: where a leak shows) + rssFile (mostly LMDB's memory-mapped pages, which grow with the database and which the kernel may reclaim).`,
+    `Rules, all checked in this run: healthy streams received every webhook once and in order; every retry numbered one above the previous attempt and none before its wait; each entry into error after exactly ${FAILURES_TO_ERROR} failed attempts since set active; no queue above ${QUEUE_CAP}; then on the test clock: the ${ordinal(QUEUE_CAP)} queued webhook puts a stream in error and the next goes to history; the ${ordinal(FAILURES_TO_ERROR)} failure (rate ${ERROR_BELOW - 1} %) puts one in error, not the ${ordinal(FAILURES_TO_ERROR - 1)}; every stream in error terminated exactly 24 h after it entered error; the retry schedule followed attempt by attempt (not a second early, its failure dated within ${CLOCK_SLOP_MS / 1000} s of its due instant), for a 500 and for no answer.`,
     ...(failures.length > 0 ? [`Not met: ${failures.join('; ')}`] : []),
   ]);
   console.log(`\nsoak: ${met ? 'every goal met' : `${failures.length} goal(s) not met`}; wrote bench/results/soak.json and bench/RESULTS.md`);
