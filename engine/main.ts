@@ -3,7 +3,7 @@
  * storage, the uWS front end, the worker pool) and touches process state (the
  * wall clock, stdout). The `chainpost` binary and its commands are cli/.
  */
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import xxhash from 'xxhash-wasm';
 import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
@@ -252,6 +252,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       const s = f.status();
       return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
     }), 'counter');
+    watchEventLoop(metrics);
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
@@ -303,6 +304,31 @@ export async function createCore(config: Config, out: (line: string) => void = s
     await close();
     throw err;
   }
+}
+
+/** The event-loop delay sampler's timer interval, ms; each sample is this plus the delay. */
+const LOOP_RESOLUTION_MS = 10;
+/** The delay quantiles on /metrics are over windows this long. */
+const LOOP_WINDOW_MS = 10_000;
+
+/**
+ * Event-loop delay on /metrics: quantiles (0.5, 0.99, 1) of the last completed
+ * 10-s window, so a scrape shows how the server answers now, not since the start,
+ * and scraping changes nothing. The sampler's timer fires every 10 ms; what it
+ * records beyond that interval is the delay.
+ */
+function watchEventLoop(metrics: Metrics): void {
+  const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  h.enable();
+  const delay = (ns: number): number => (h.count === 0 ? 0 : Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000);
+  let last: Array<[quantile: string, seconds: number]> = [];
+  setInterval(() => {
+    last = [['0.5', delay(h.percentile(50))], ['0.99', delay(h.percentile(99))], ['1', delay(h.max)]];
+    h.reset();
+  }, LOOP_WINDOW_MS).unref();
+  metrics.gauge('chainpost_event_loop_delay_seconds', `Event-loop delay over the last completed ${LOOP_WINDOW_MS / 1000}-s window, by quantile (none before the first window ends).`, () =>
+    last.map(([quantile, value]) => ({ labels: { quantile }, value })),
+  );
 }
 
 /** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */

@@ -265,6 +265,26 @@ describe('Streams API and delivery engine', () => {
       expect(stats).toMatchObject({ streamId: id, totalWebhooksDelivered: 3, totalWebhooksFailed: 1, totalLogsProcessed: 3 });
     });
 
+    it('enqueues webhooks for many streams in one call (as a block\'s matches are), each stream in its own order', async () => {
+      const a = await make();
+      const b = await make();
+      const before = rx.webhooks().length;
+      const r = await post('/admin/webhooks', { webhooks: [{ streamId: a, payload: webhook(1) }, { streamId: b, payload: webhook(1) }, { streamId: a, payload: webhook(2) }] });
+      expect(r.status).toBe(200);
+      expect(r.body.results).toEqual(['queued', 'queued', 'queued']);
+      await advance(s, 0);
+      const got = (id: string) => rx.webhooks().slice(before).filter((x) => x.body.streamId === id).map((x) => x.body.block.number);
+      expect(got(a)).toEqual(['1', '2']);
+      expect(got(b)).toEqual(['1']);
+      // Bad input names its field; a stream of another tenant, or none, is not found, and nothing is enqueued.
+      const bad = await post('/admin/webhooks', { webhooks: [{ payload: webhook(3) }] });
+      expect(bad.status).toBe(400);
+      expect(bad.body.details.field).toBe('webhooks.0.streamId');
+      expect((await post('/admin/webhooks', { webhooks: [{ streamId: a, payload: webhook(3) }, { streamId: 'no-such-stream', payload: webhook(3) }] })).status).toBe(404);
+      await advance(s, 0);
+      expect(got(a)).toEqual(['1', '2']);
+    });
+
     it('retries at 1 min, 10 min, 1 h, 2 h, 6 h, 12 h after each failure and a last time at 24 h, then leaves the webhook to history', async () => {
       const id = await make({ webhookUrl: `${rx.url}?retries` });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);

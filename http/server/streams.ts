@@ -107,15 +107,22 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     route('POST', '/settings', (req) => json(200, streams.setRegion(tenant(req), validate(settingsBody, req.body).region)), true),
   ];
   if (opts.testHooks) {
-    // Test clock only: hand webhooks to the delivery engine through the function the matcher calls.
-    const body = z.object({ webhooks: z.array(z.record(z.string(), z.unknown())).min(1).max(BATCH.adminWebhooks, `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`) });
+    // Test clock only: hand webhooks to the delivery engine through the function the matcher calls, for one
+    // stream, or (as a block's matches are) for many streams in one transaction.
+    const payload = z.record(z.string(), z.unknown());
+    const most = `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`;
+    const body = z.object({ webhooks: z.array(payload).min(1).max(BATCH.adminWebhooks, most) });
+    const batchBody = z.object({ webhooks: z.array(z.object({ streamId: z.string(), payload })).min(1).max(BATCH.adminWebhooks, most) });
+    const enqueue = (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
+      for (const streamId of new Set(items.map((w) => w.streamId))) streams.owned(tenant(req), streamId);
+      return json(200, { results: dispatcher.enqueueBatch(items) });
+    };
     routes.push(
       route('POST', '/admin/streams/:id/webhooks', (req) => {
         const streamId = id(req);
-        streams.owned(tenant(req), streamId);
-        const results = dispatcher.enqueueBatch(validate(body, req.body).webhooks.map((payload) => ({ streamId, payload })));
-        return json(200, { results });
+        return enqueue(req, validate(body, req.body).webhooks.map((p) => ({ streamId, payload: p })));
       }, true),
+      route('POST', '/admin/webhooks', (req) => enqueue(req, validate(batchBody, req.body).webhooks), true),
     );
   }
   return routes;
