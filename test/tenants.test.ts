@@ -226,6 +226,7 @@ const TABLE: Record<string, Row | NoTenantState> = {
   },
   'POST /settings': { calls: () => [post('/settings', { region: 'ap-southeast-1' })], expect: (r) => expect(r).toMatchObject({ status: 200, body: { region: 'ap-southeast-1' } }) },
   'POST /admin/streams/:id/webhooks': { calls: (a) => FAMILIES.map((f) => post(`/admin/streams/${a.streams[f]}/webhooks`, { webhooks: [webhook(99)] })), expect: notFound },
+  'POST /admin/webhooks': { calls: (a) => FAMILIES.map((f) => post('/admin/webhooks', { webhooks: [{ streamId: a.streams[f], payload: webhook(99) }] })), expect: notFound },
   // B asks to sign in with A's addresses: its own challenge, under a profile id of its own.
   'POST /challenge/request/evm': {
     calls: (a) => [post('/challenge/request/evm', { ...SIGN_IN, chainId: 1, address: a.evmAddress })],
@@ -254,6 +255,8 @@ const TABLE: Record<string, Row | NoTenantState> = {
   'GET /.well-known/jwks.json': { none: "the public keys of the server's sign-in tokens: one signing key for the server, no tenant's state", calls: () => [get('/.well-known/jwks.json')] },
   'GET /v1/defi/protocols': { none: 'cross-chain reads of chain data (not built: 501 after its own checks)', calls: () => [get('/v1/defi/protocols?chains=eth')] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price': { none: 'cross-chain reads of chain data: a price from the DEX pools indexed', calls: () => [get('/v1/chains/eth/tokens/native/price'), get('/v1/chains/bitcoin/tokens/native/price')] },
+  'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/timeseries')] },
+  'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/sparkline?range=7d')] },
   'GET /v1/chains/:chainAlias/wallets/:publicKey/addresses': { none: "cross-chain reads of chain data: an xpub's addresses from the Bitcoin address index (an xpub a stream watches is not read)", calls: () => [get(`/v1/chains/bitcoin/wallets/${XPUB}/addresses`)] },
   'POST /rpc/:chain/:apiKey': { none: "node access: JSON-RPC calls passed to (or answered from) the chain's node; the key only authenticates", calls: (_a, b) => [post(`/rpc/0x1/${b.key}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })] },
   'ANY /*': { none: 'the answer to a path no route takes (404 naming it)', calls: (a) => [get(`/streams/evm/${a.streams.evm}/nothing-here`)] },
