@@ -51,8 +51,8 @@ export function segwitV0(hrp: string, program: Uint8Array): string {
   return out;
 }
 
-/** The most characters a base58check text read here takes: an extended key's 78 bytes and checksum, 82 bytes, are at most 112 digits. */
-const MAX_BASE58CHECK_CHARS = 112;
+/** Longer base58check texts are refused undecoded: an extended key's 78 bytes and checksum take at most 112 digits (131 leaves room for payloads up to 90 bytes). */
+const MAX_BASE58CHECK_CHARS = 131;
 
 /** A base58check payload (an address's 21 bytes, an extended key's 78), or undefined when the text is not base58 or its checksum is wrong. */
 export function base58checkDecode(text: string): Uint8Array | undefined {
