@@ -51,8 +51,13 @@ export function segwitV0(hrp: string, program: Uint8Array): string {
   return out;
 }
 
+/** Longer base58check texts are refused undecoded: an extended key's 78 bytes and checksum take at most 112 digits (131 leaves room for payloads up to 90 bytes). */
+const MAX_BASE58CHECK_CHARS = 131;
+
 /** A base58check payload (an address's 21 bytes, an extended key's 78), or undefined when the text is not base58 or its checksum is wrong. */
 export function base58checkDecode(text: string): Uint8Array | undefined {
+  // Decoding is quadratic in the length: a megabyte of digits would hold the event loop for minutes.
+  if (text.length > MAX_BASE58CHECK_CHARS) return undefined;
   const bytes = base58Decode(text);
   if (bytes === undefined || bytes.length < 4) return undefined;
   const payload = bytes.subarray(0, bytes.length - 4);

@@ -89,13 +89,38 @@ function loggedPath(route: Route | undefined, req: Request): string {
 
 const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
 
+/**
+ * JSON bodies nest at most this deep. JSON.parse takes any depth, but what handles the value afterwards
+ * (JSON.stringify of a node-access call's params, the store's encoder) recurses, and 10,000 levels overflow
+ * the stack: a RangeError, answered 500. No request the interface describes comes near this.
+ */
+export const MAX_JSON_DEPTH = 256;
+
 function parseBody(raw: Buffer | undefined): unknown {
   if (raw === undefined || raw.length === 0) return undefined;
+  const text = raw.toString('utf8');
+  // Nesting past the limit takes two characters a level: shorter bodies are not scanned.
+  if (text.length > 2 * MAX_JSON_DEPTH && nestedDeeper(text, MAX_JSON_DEPTH)) throw new ApiError(400, `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { field: 'body' });
   try {
-    return JSON.parse(raw.toString('utf8'));
+    return JSON.parse(text);
   } catch (err) {
     throw new ApiError(400, `malformed JSON body: ${(err as Error).message}`, { field: 'body' });
   }
+}
+
+/** Whether JSON text opens more than `max` arrays and objects inside one another (brackets within strings not counted). */
+function nestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Skip the string, its escaped characters included.
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** JSON-RPC 2.0 error codes for node-access replies (EIP-1474 for the limit). */
