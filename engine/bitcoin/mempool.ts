@@ -29,7 +29,7 @@ export interface MempoolDeps {
   kv: Kv;
   clock: Clock;
   log: Logger;
-  watchlist: Pick<Watchlist, 'compile'>;
+  watchlist: Pick<Watchlist, 'ready'>;
   sets: FilterSets;
   windows: XpubWindows;
   grown(streamId: string): void;
@@ -54,7 +54,9 @@ export class BitcoinMempool {
   async poll(): Promise<void> {
     const { chain, upstream } = this.deps;
     await this.purge();
-    if ((await this.deps.watchlist.compile(chain)).streams.length === 0) return;
+    // Not compiled yet (the load, a change): the mempool is read at the next poll; blocks do not wait for it.
+    const set = this.deps.watchlist.ready(chain);
+    if (set === undefined || set.streams.length === 0) return;
     const txids = await upstream.call<string[]>('getrawmempool', [false]);
     const current = new Set(txids);
     for (const t of this.known) if (!current.has(t)) this.known.delete(t);
@@ -63,9 +65,12 @@ export class BitcoinMempool {
       if (this.known.has(txid)) continue;
       if (read++ >= PER_POLL) break;
       const tx = await this.read(txid);
+      // The set as it is now: a stream changed while the transactions were read sees the ones after. While the
+      // new set compiles, this one and the rest are read again at the next poll (not marked known).
+      const now = this.deps.watchlist.ready(chain);
+      if (now === undefined) break;
       this.known.add(txid);
-      // The set as it is now: a stream changed while the transactions were read sees the ones after.
-      if (tx !== undefined) this.deliver(tx, await this.deps.watchlist.compile(chain));
+      if (tx !== undefined) this.deliver(tx, now);
     }
   }
 

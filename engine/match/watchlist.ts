@@ -45,6 +45,7 @@ export class Watchlist {
   private readonly compiled = new Map<string, CompiledChain>();
   private readonly compiling = new Map<string, { version: number; done: Promise<CompiledChain> }>();
   private loaded: Promise<void> = Promise.resolve();
+  private isLoaded = true;
   private compiler: FilterCompiler = inlineCompiler;
 
   constructor(
@@ -61,7 +62,8 @@ export class Watchlist {
    * Compiling waits for the load to end.
    */
   load(kv: Kv, pause: () => Promise<void> = () => Promise.resolve()): Promise<void> {
-    this.loaded = this.loadPages(kv, pause);
+    this.isLoaded = false;
+    this.loaded = this.loadPages(kv, pause).then(() => void (this.isLoaded = true));
     return this.loaded;
   }
 
@@ -150,6 +152,19 @@ export class Watchlist {
     };
     done.then(forget, forget);
     return done;
+  }
+
+  /**
+   * The chain's set if it is compiled at the current version; else undefined, with the compile started. For a
+   * reader that must not wait (the Bitcoin mempool, polled inside the follower's sync: waiting on a large
+   * compile would hold the chain's blocks back) and tries again at its next poll.
+   */
+  ready(chain: string): CompiledChain | undefined {
+    const cur = this.compiled.get(chain);
+    if (cur !== undefined && this.isLoaded && cur.filter.version === (this.versions.get(chain) ?? 0)) return cur;
+    // Its failure is the matcher's to report (it awaits the same compile).
+    this.compile(chain).catch(() => undefined);
+    return undefined;
   }
 
   /** Where filter sets compile from now on (the worker pool, once it is up). */
