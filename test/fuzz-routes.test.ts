@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../engine/config.js';
 import { createCore } from '../engine/main.js';
-import { MAX_BODY_BYTES } from '../http/server/app.js';
+import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';
 import { startProcess } from '../bench/proc.js';
 import { BIN, TEST_KEY, tempDir, type Running, apiCaller } from './helpers.js';
