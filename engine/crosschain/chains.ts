@@ -28,7 +28,7 @@ const V1_ONLY_IDS: Readonly<Record<string, string>> = { sei: '0x531', 'sei-testn
 const v1Only = (name: string): string | undefined => {
   if (V1_ONLY_IDS[name] !== undefined) return V1_ONLY_IDS[name];
   // An id in any form findChain takes (hex with leading zeros, decimal).
-  const hex = /^0x[0-9a-f]{1,16}$/.test(name) ? `0x${BigInt(name).toString(16)}` : /^\d{1,16}$/.test(name) ? `0x${BigInt(name).toString(16)}` : undefined;
+  const hex = /^(0x[0-9a-f]{1,16}|\d{1,16})$/.test(name) ? `0x${BigInt(name).toString(16)}` : undefined;
   return hex !== undefined && Object.values(V1_ONLY_IDS).includes(hex) ? hex : undefined;
 };
 

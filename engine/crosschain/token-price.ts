@@ -75,7 +75,8 @@ function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omi
   };
 }
 
-const priceOptions = (q: Query) => ({ max_token_inactivity: q.maxTokenInactivity, min_pair_side_liquidity_usd: q.liquidityThreshold });
+/** The cross-chain names of the price options as the Data API's price takes them. */
+const priceOptions = (q: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined }) => ({ max_token_inactivity: q.maxTokenInactivity, min_pair_side_liquidity_usd: q.liquidityThreshold });
 
 /** The EVM token a path names: `native` is the chain's wrapped native token; else an address (400 naming the field). */
 export function evmToken(deps: DataDeps, chain: Chain, alias: string): string {
@@ -118,7 +119,7 @@ export async function wrappedBtc(deps: DataDeps, evmChains: readonly Chain[], op
     Promise.all(
       deps.pricing!(chain.key)!.wrappedBtc!.map(async (address) => {
         try {
-          return { chain, address, price: await tokenPrice(deps, chain.key, { address, max_token_inactivity: opts.maxTokenInactivity, min_pair_side_liquidity_usd: opts.liquidityThreshold }) };
+          return { chain, address, price: await tokenPrice(deps, chain.key, { address, ...priceOptions(opts) }) };
         } catch (err) {
           // Not priced there (no pool deep enough): another wrapped bitcoin may be.
           if (err instanceof ApiError && err.status === 404) return undefined;
