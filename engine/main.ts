@@ -29,8 +29,9 @@ import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
 import { pack } from '../storage/codec.js';
-import { SCHEMA_VERSION, StorageError, openStore, upgradeSchema, type Store } from '../storage/env.js';
+import { SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';
+import { dataDir } from '../storage/data-dir.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
@@ -528,14 +529,3 @@ function withNode<S extends FollowerStatus>(status: S, nodeUrls: ReadonlyMap<str
   const node = nodeUrls.get(status.chain);
   return node === undefined ? status : { ...status, node };
 }
-
-/** Opens (or locks) the data directory; a failure (a StorageError: no directory, locked, another schema) names CHAINPOST_DATA. */
-export function dataDir<T>(open: () => T): T {
-  try {
-    return open();
-  } catch (err) {
-    if (err instanceof StorageError) throw new ConfigError('CHAINPOST_DATA', err.message);
-    throw err;
-  }
-}
-

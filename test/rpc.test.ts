@@ -143,7 +143,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
     await mine(3);
     await Promise.all([caughtUp(s), caughtUp(p)]);
     await prunedPast(p, mixedBlock);
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await stopAndClean(s);
