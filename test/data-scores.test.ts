@@ -28,7 +28,6 @@ let genesis: number;
 let blockTimes: number[];
 
 const lc = (a: string): string => a.toLowerCase();
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 /** How the answers turn an exact ratio into a number: its decimal text (36 digits, truncated), parsed. */
 const asNumber = (r: Ratio): number => Number(decimalText(r, 36));
 const add = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
@@ -37,14 +36,10 @@ const whole = (raw: bigint): Ratio => ({ num: raw, den: 10n ** 18n });
 const V2_SWAP = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
-async function at(t: number, action: () => Promise<unknown>): Promise<void> {
-  await rpc('evm_setNextBlockTimestamp', [t]);
-  await action();
-}
-
 beforeAll(async () => {
   net = await startPricedDevnet();
   ({ anvil, dex } = net);
+  const at = net.at;
   const { usdc, weth, tka } = dex.tokens;
   const client = publicClient(anvil.url);
   genesis = Number((await client.getBlock({ blockNumber: 0n })).timestamp);
