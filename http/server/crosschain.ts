@@ -12,6 +12,10 @@ import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, notBuilt, type Request, type Route } from './route.js';
+import { tokensQuery, v1WalletTokens } from '../../engine/crosschain/wallet-tokens.js';
+import { historyQuery, v1WalletHistory } from '../../engine/crosschain/wallet-history.js';
+import { insightQuery, v1WalletInsight } from '../../engine/crosschain/wallet-insight.js';
+import { walletFamilies, type Wallet } from '../../engine/crosschain/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -28,7 +32,43 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
+  /** A wallet endpoint's query, validated first (the wallet decides which chains can answer for it), and its chains. */
+  const walletRequest = <Q>(req: Request, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet): { q: Q; resolved: ResolvedChains } => {
+    const q = validate(schema, queryAndPath(req), 'query');
+    return { q, resolved: requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))) };
+  };
+  const seconds = (): number => Math.floor(clock.now() / 1000);
   return [
+    {
+      method: 'GET',
+      pattern: '/v1/wallets/:walletAddressOrPublicKey/tokens',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        const { q, resolved } = walletRequest(req, tokensQuery, (t) => t.walletAddressOrPublicKey);
+        return json(200, await v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/wallets/:walletAddressOrPublicKey/history',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        const { q, resolved } = walletRequest(req, historyQuery, (h) => h.walletAddressOrPublicKey);
+        return json(200, await v1WalletHistory(deps, q, resolved, opts.bitcoinGap));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/wallets/:walletAddress/insight',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        const { q, resolved } = walletRequest(req, insightQuery, (i) => i.walletAddress);
+        return json(200, await v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds()));
+      },
+    },
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
