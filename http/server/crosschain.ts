@@ -32,43 +32,27 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
-  /** A wallet endpoint's query, validated first (the wallet decides which chains can answer for it), and its chains. */
-  const walletRequest = <Q>(req: Request, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet): { q: Q; resolved: ResolvedChains } => {
-    const q = validate(schema, queryAndPath(req), 'query');
-    return { q, resolved: requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))) };
-  };
   const seconds = (): number => Math.floor(clock.now() / 1000);
+  /**
+   * A wallet endpoint: its query validated first (the wallet decides which chains can answer for it: its
+   * family's), then its chains, then the answer.
+   */
+  const walletRoute = <Q>(pattern: string, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet, answer: (q: Q, resolved: ResolvedChains, req: Request) => Promise<unknown>): Route => ({
+    method: 'GET',
+    pattern,
+    area: 'crosschain',
+    auth: 'key',
+    handle: async (req) => {
+      const q = validate(schema, queryAndPath(req), 'query');
+      return json(200, await answer(q, requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))), req));
+    },
+  });
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/wallets/:walletAddressOrPublicKey/tokens',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => {
-        const { q, resolved } = walletRequest(req, tokensQuery, (t) => t.walletAddressOrPublicKey);
-        return json(200, await v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/wallets/:walletAddressOrPublicKey/history',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => {
-        const { q, resolved } = walletRequest(req, historyQuery, (h) => h.walletAddressOrPublicKey);
-        return json(200, await v1WalletHistory(deps, q, resolved, opts.bitcoinGap));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/wallets/:walletAddress/insight',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => {
-        const { q, resolved } = walletRequest(req, insightQuery, (i) => i.walletAddress);
-        return json(200, await v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds()));
-      },
-    },
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
+      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
+    ),
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
+    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
