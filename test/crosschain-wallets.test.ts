@@ -168,6 +168,11 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     const btc = await ok('/v1/chains/bitcoin/tokens/native/price');
     expect(btc.usdPrice).toBeGreaterThan(0);
     for (const r of body.result) expect(r).toMatchObject({ chainId: 'bitcoin', symbol: 'BTC', decimals: 8, nativeToken: true, usdPrice: btc.usdPrice, usdValue: btc.usdPrice * Number(r.balance) });
+    // Each row's sparkline is Bitcoin's (its wrapped bitcoin's series).
+    const lines = await ok(`/v1/wallets/${BIP84_ZPUB}/tokens?includeSparklines=true`);
+    const series = (await ok('/v1/chains/bitcoin/tokens/native/price/sparkline?range=7d')).result;
+    expect(series.length).toBeGreaterThan(0);
+    expect(lines.result.map((r: Json) => r.sparkline)).toEqual(body.result.map(() => series));
     // A plain address: one row, its own unspent outputs; the filters are EVM's and are ignored.
     const one = await ok(`/v1/wallets/${payer.address}/tokens?chains=bitcoin,eth&excludeNative=true`);
     expect(one.addressType).toBe('bitcoin');
