@@ -83,10 +83,10 @@ export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typ
 }
 
 /** What a wallet's priced balances are asked with (GET /wallets/:address/tokens, GET /wallets/:address/net-worth). */
-type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
+export type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
 
 /** A wallet's balances on a chain with their USD fields: the native balance first (eth_getBalance at the block), then the tokens. */
-async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
+export async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
   const head = await indexedHead(deps, chain);
   const block = q.to_block !== undefined && q.to_block < head ? q.to_block : head;
   // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).

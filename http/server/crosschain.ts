@@ -12,6 +12,10 @@ import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, notBuilt, type Request, type Route } from './route.js';
+import { tokensQuery, v1WalletTokens } from '../../engine/crosschain/wallet-tokens.js';
+import { historyQuery, v1WalletHistory } from '../../engine/crosschain/wallet-history.js';
+import { insightQuery, v1WalletInsight } from '../../engine/crosschain/wallet-insight.js';
+import { walletFamilies, type Wallet } from '../../engine/crosschain/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -28,7 +32,27 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
+  const seconds = (): number => Math.floor(clock.now() / 1000);
+  /**
+   * A wallet endpoint: its query validated first (the wallet decides which chains can answer for it: its
+   * family's), then its chains, then the answer.
+   */
+  const walletRoute = <Q>(pattern: string, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet, answer: (q: Q, resolved: ResolvedChains, req: Request) => Promise<unknown>): Route => ({
+    method: 'GET',
+    pattern,
+    area: 'crosschain',
+    auth: 'key',
+    handle: async (req) => {
+      const q = validate(schema, queryAndPath(req), 'query');
+      return json(200, await answer(q, requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))), req));
+    },
+  });
   return [
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
+      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
+    ),
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
+    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
