@@ -168,7 +168,7 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
     const btc = await ok(`/v1/wallets/${a}/pnl?chains=bitcoin`);
     expect(btc.result).toEqual([]);
     expect(btc.meta.unsupportedChains).toEqual(['bitcoin']);
-    for (const [query, field] of [
+    const bad: Array<[string, string]> = [
       ['period=1y', 'period'],
       ['fromTimestamp=yesterday', 'fromTimestamp'],
       [`fromTimestamp=2000&toTimestamp=1000`, 'fromTimestamp'],
@@ -179,7 +179,8 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
       ['tokenAddresses=0x12', 'tokenAddresses.0'],
       ['chains=atlantis', 'chains'],
       ['limit=101', 'limit'],
-    ]) {
+    ];
+    for (const [query, field] of bad) {
       for (const path of query.startsWith('sortBy') || query.startsWith('token') || query.startsWith('limit') ? ['pnl'] : ['pnl', 'pnl/summary']) {
         const r = await call(`/v1/wallets/${a}/${path}?${query}`);
         expect([r.status, r.body.details?.field], `${path}?${query}: ${JSON.stringify(r.body)}`).toEqual([400, field]);
@@ -267,15 +268,16 @@ describe('the Data API names: GET /api/v2.2/wallets/:address/profitability, /pro
   });
 
   it('bad parameters are 400 naming the field', async () => {
-    for (const [path, field] of [
+    const bad: Array<[string, string]> = [
       [`/wallets/${a}/profitability?days=14`, 'days'],
       [`/wallets/${a}/profitability/summary?days=7d`, 'days'],
       [`/erc20/${tkp}/top-gainers?days=60`, 'days'],
       [`/wallets/${a}/profitability?token_addresses=0x1`, 'token_addresses.0'],
       ['/wallets/0x12/profitability?chain=0x539', 'address'],
       ['/erc20/0x12/top-gainers?chain=0x539', 'address'],
-    ]) {
-      const r = await call(`/api/v2.2${path}${path!.includes('chain=') ? '' : '&chain=0x539'}`);
+    ];
+    for (const [path, field] of bad) {
+      const r = await call(`/api/v2.2${path}${path.includes('chain=') ? '' : '&chain=0x539'}`);
       expect([r.status, r.body.details?.field], `${path}: ${JSON.stringify(r.body)}`).toEqual([400, field]);
     }
   });
