@@ -182,7 +182,11 @@ export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: strin
   const { trades, reader, head } = await tradesOf(deps, chain.key, { token }, rangeOf(window), field);
   if (reader === undefined) return [];
   const byWallet = new Map<string, Trade[]>();
-  for (const t of trades) byWallet.set(t.wallet, [...(byWallet.get(t.wallet) ?? []), t]);
+  for (const t of trades) {
+    const mine = byWallet.get(t.wallet);
+    if (mine === undefined) byWallet.set(t.wallet, [t]);
+    else mine.push(t);
+  }
   const priceUsd = reader.valueUsd(token, head);
   const info = await metadata(deps, chain.key, token);
   return [...byWallet].flatMap(([wallet, ts]) => {
