@@ -2,6 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
+import { v1Pnl, v1PnlSummary } from '../../engine/crosschain/pnl.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
@@ -31,6 +32,9 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
+  // PnL is of DEX swaps: EVM chains only (Bitcoin or Solana asked: unsupported); tokenAddresses is a list.
+  const pnlInput = (req: Request) => ({ ...queryAndPath(req), tokenAddresses: queryList(queryParams(req.query), 'tokenAddresses') });
+  const pnlChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   const seconds = (): number => Math.floor(clock.now() / 1000);
   /**
@@ -83,6 +87,20 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       area: 'crosschain',
       auth: 'key',
       handle: async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), Math.floor(clock.now() / 1000))),
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/wallets/:walletAddress/pnl',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => json(200, await v1Pnl(deps, pnlChains(req), pnlInput(req), Math.floor(clock.now() / 1000))),
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/wallets/:walletAddress/pnl/summary',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => json(200, await v1PnlSummary(deps, pnlChains(req), queryAndPath(req), Math.floor(clock.now() / 1000))),
     },
     {
       method: 'GET',
