@@ -191,6 +191,19 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
   });
 });
 
+describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true', () => {
+  it("gives each of A's token rows its PnL row, the native row null; without it the rows have none", async () => {
+    const rows = (await ok(`/v1/wallets/${a}/tokens?chains=0x539&includePnl=true`)).result;
+    const p = rows.find((r: any) => r.tokenAddress?.toLowerCase() === lc(tkp));
+    expect(p.balanceRaw).toBe(String(500n * 10n ** 18n));
+    expect(p.pnl).toMatchObject({ ...TKP_ROW, walletAddress: a, tokenAddress: lc(tkp) });
+    expect(rows.find((r: any) => r.nativeToken).pnl).toBeNull();
+    const plain = (await ok(`/v1/wallets/${a}/tokens?chains=0x539`)).result;
+    expect(plain.length).toBe(rows.length);
+    expect(plain.some((r: any) => 'pnl' in r)).toBe(false);
+  });
+});
+
 describe('GET /v1/wallets/:walletAddress/pnl/summary', () => {
   it("sums A's tokens", async () => {
     // TKP and TKQ: bought 2000 + 1 TKP and TKQ for 1500 + 2 = $1,502; sold $2,300; 3 + 1 trades; realized $1,175;

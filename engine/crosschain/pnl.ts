@@ -382,8 +382,10 @@ export async function v1PnlSummary(deps: DataDeps, resolved: ResolvedChains, raw
   };
 }
 
+export type V1PnlItem = ReturnType<typeof v1PnlItem>;
+
 /** For GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true: the wallet's PnL on one chain over all its swaps, token address → v1 item. */
-export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, ReturnType<typeof v1PnlItem>>> {
+export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, V1PnlItem>> {
   const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {});
   return new Map(rows.map((r) => [r.position.token, v1PnlItem(wallet.toLowerCase(), r)]));
 }

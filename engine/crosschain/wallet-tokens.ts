@@ -10,6 +10,7 @@ import { v1PriceParams } from '../data-api/token-prices.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
+import { walletTokenPnl, type V1PnlItem } from './pnl.js';
 import { sparkline, type PricePointV1 } from './price-series.js';
 import { wrappedBtc } from './token-price.js';
 import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } from './wallet.js';
@@ -28,7 +29,7 @@ export const tokensQuery = z.object({
   excludeUnverifiedContracts: bool(false),
   excludeNative: bool(false),
   includeSparklines: bool(false),
-  // Accepted and not yet answered: the rows carry no `pnl` until the PnL endpoints (weighted average cost, another part of issue 20) give one per token.
+  // Each EVM token row gets `pnl`: the token's figures of /v1/wallets/:walletAddress/pnl over all the wallet's swaps (null: none).
   includePnl: bool(false),
   limit: limit(100),
   cursor,
@@ -59,6 +60,8 @@ export interface V1TokenRow {
   derivedPath: string | null;
   /** includeSparklines=true: the token's price over the last 7 days, hourly (the sparkline endpoint's 7d); the Universal API leaves its shape open. */
   sparkline?: PricePointV1[];
+  /** includePnl=true, EVM tokens: the token's row of the wallet's PnL (weighted average cost), null when it never swapped it. */
+  pnl?: V1PnlItem | null;
 }
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
@@ -66,7 +69,9 @@ const num = (v: string | null): number | null => (v === null ? null : Number(v))
 /** An EVM chain's rows: the Data API's priced balances under the cross-chain names. */
 async function evmRows(deps: DataDeps, chain: Chain, address: string, q: TokensQuery, only: readonly string[]): Promise<V1TokenRow[]> {
   const { all } = await pricedBalances(deps, chain.key, { address, to_block: undefined, exclude_spam: q.excludeSpam, exclude_unverified_contracts: q.excludeUnverifiedContracts, exclude_native: q.excludeNative, min_pair_side_liquidity_usd: q.liquidityThreshold, max_token_inactivity: q.maxTokenInactivity }, only);
+  const pnl = q.includePnl ? await walletTokenPnl(deps, chain, address) : undefined;
   return all.map((i) => ({
+    ...(pnl === undefined ? {} : { pnl: i.native_token ? null : (pnl.get(i.token_address.toLowerCase()) ?? null) }),
     tokenAddress: i.token_address,
     balanceRaw: i.balance,
     chainId: v1ChainId(chain),
