@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
-import { json, notBuilt, type Request, type Route } from './route.js';
+import { json, type Request, type Route } from './route.js';
+import { v1DefiPositions, v1DefiPositionsQuery, v1DefiProtocolPositions, v1DefiProtocolQuery, v1DefiProtocols, v1DefiSummary, v1DefiSummaryQuery, v1ProtocolsQuery } from '../../engine/crosschain/defi/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -28,17 +29,14 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
+  // DeFi protocols are EVM contracts: a Bitcoin or Solana chain in `chains` is unsupported there.
+  const defiChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
+  const get = (pattern: string, handle: Route['handle']): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle });
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/defi/protocols',
-      area: 'crosschain',
-      auth: 'key',
-      handle: (req) => {
-        requestChains(req, followed(), clock.now());
-        return notBuilt('GET', '/v1/defi/protocols');
-      },
-    },
+    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, defiChains(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, defiChains(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, defiChains(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, defiChains(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
     {
       method: 'GET',
       pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price',
