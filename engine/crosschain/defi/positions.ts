@@ -44,6 +44,8 @@ export async function chainPositions(deps: DataDeps, chain: Chain, adapters: rea
   const asked = adapters.map((a) => ({ adapter: a, factories: protocolFactories(pricing, a) })).filter((a) => a.factories.length > 0);
   if (asked.length === 0) return [];
   const block = await indexedHead(deps, chain.key);
+  // Nothing indexed yet: no balance or NFT is known, and there is no block to read the contracts at.
+  if (block < 0) return [];
   const reader = priceReader(deps, chain.key, block);
   const found = await Promise.all(asked.map(async ({ adapter, factories }) => (await adapter.positions({ deps, chain: chain.key, block, factories }, wallet)).map((raw) => ({ adapter, raw }))));
   return Promise.all(
