@@ -97,7 +97,7 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
       positions.push(p);
     }
     await priceCalls(() => s, () => anvil.url).indexed();
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     await stopAndClean(s);
