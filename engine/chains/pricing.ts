@@ -103,6 +103,7 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
     const seen = new Set<string>();
     p.factories.forEach((f, i) => {
       if (seen.has(f.address)) throw new PricingError(`${id}.factories.${i}.address: ${f.address} is listed twice`);
+      if (f.positionManager !== undefined && f.kind !== 'v3') throw new PricingError(`${id}.factories.${i}.positionManager: only a v3 factory has a NonfungiblePositionManager`);
       seen.add(f.address);
     });
     out.set(chain.key, p);

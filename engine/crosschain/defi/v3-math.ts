@@ -47,8 +47,3 @@ export function amountsForLiquidity(sqrtPriceX96: bigint, tickLower: number, tic
   if (sqrtPriceX96 < b) return [amount0(sqrtPriceX96, b, liquidity), amount1(a, sqrtPriceX96, liquidity)];
   return [0n, amount1(a, b, liquidity)];
 }
-
-/** The price of token0 in token1 at a tick, in whole tokens (1.0001^tick scaled by the decimals): a number, for display. */
-export const tickPrice = (tick: number, decimals0: number, decimals1: number): number => 1.0001 ** tick * 10 ** (decimals0 - decimals1);
-
-export { Q96 };
