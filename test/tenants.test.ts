@@ -55,7 +55,8 @@ const DATA_ROUTES = [
   'GET /wallets/:address/chains', 'GET /wallets/:address/tokens', 'GET /wallets/:address/approvals',
   'GET /erc20/:address/transfers', 'GET /erc20/:token_address/owners', 'GET /erc20/:tokenAddress/holders',
   'GET /erc20/:tokenAddress/holders/historical', 'GET /erc20/:address/allowance', 'GET /erc20/:address/price',
-  'GET /wallets/:address/net-worth', 'GET /tokens/:tokenAddress/analytics', 'GET /wallets/:address/swaps',
+  'GET /wallets/:address/net-worth', 'GET /wallets/:address/defi/summary', 'GET /wallets/:address/defi/positions',
+  'GET /wallets/:address/defi/:protocol/positions', 'GET /tokens/:tokenAddress/analytics', 'GET /wallets/:address/swaps',
   'GET /erc20/:address/swaps', 'GET /pairs/:address/swaps', 'GET /erc20/:token_address/pairs',
   'GET /wallets/:address/profitability', 'GET /wallets/:address/profitability/summary', 'GET /erc20/:address/top-gainers',
   'GET /pairs/:address/ohlcv', 'GET /nft/:address/:token_id/transfers',
@@ -254,7 +255,10 @@ const TABLE: Record<string, Row | NoTenantState> = {
   'POST /bind/remove/verify': { calls: (a) => [post('/bind/remove/verify', a.pending.unbind)], expect: notFound },
   'GET /profile/:profileId/addresses': { calls: (a) => Object.values(a.profiles).map((p) => get(`/profile/${p}/addresses`)), expect: notFound },
   'GET /.well-known/jwks.json': { none: "the public keys of the server's sign-in tokens: one signing key for the server, no tenant's state", calls: () => [get('/.well-known/jwks.json')] },
-  'GET /v1/defi/protocols': { none: 'cross-chain reads of chain data (not built: 501 after its own checks)', calls: () => [get('/v1/defi/protocols?chains=eth')] },
+  'GET /v1/defi/protocols': { none: 'the DeFi adapters this server has and the chains their factories are registered on: no tenant\'s state', calls: () => [get('/v1/defi/protocols?chains=eth')] },
+  'GET /v1/wallets/:walletAddress/defi/positions': { none: "cross-chain reads of chain data: a wallet's LP tokens and position NFTs from the indexes, their pools by eth_call", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/positions`)] },
+  'GET /v1/wallets/:walletAddress/defi/:protocol/positions': { none: 'cross-chain reads of chain data: as the positions, of one protocol', calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/uniswap-v3/positions`)] },
+  'GET /v1/wallets/:walletAddress/defi/summary': { none: 'cross-chain reads of chain data: the positions summed', calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/summary`)] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price': { none: 'cross-chain reads of chain data: a price from the DEX pools indexed', calls: () => [get('/v1/chains/eth/tokens/native/price'), get('/v1/chains/bitcoin/tokens/native/price')] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/timeseries')] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/sparkline?range=7d')] },
@@ -272,7 +276,7 @@ const TABLE: Record<string, Row | NoTenantState> = {
 /** A Data API route called with A's EVM address wherever it takes an address. */
 function dataCall(route: string, a: TenantA): Call {
   const [method, pattern] = route.split(' ') as [string, string];
-  const values: Record<string, string> = { hash: `0x${'ab'.repeat(32)}`, block_number_or_hash: '1', domain: 'vitalik.eth', token_id: '1', network: 'eth', exchange: 'uniswapv2', exchangeName: 'uniswapv2', categoryId: 'defi' };
+  const values: Record<string, string> = { hash: `0x${'ab'.repeat(32)}`, block_number_or_hash: '1', domain: 'vitalik.eth', token_id: '1', network: 'eth', exchange: 'uniswapv2', exchangeName: 'uniswapv2', categoryId: 'defi', protocol: 'uniswap-v2' };
   const path = pattern.replace(/:(\w+)/g, (_, name: string) => values[name] ?? a.evmAddress).replace('/*', '/anything');
   return { method: method === 'ANY' ? 'GET' : method, path: `${DATA_PREFIX}${path}`, ...(method === 'POST' || method === 'PUT' ? { json: {} } : {}) };
 }

@@ -38,13 +38,13 @@ export const walletTokensQuery = z.object({
 export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cursor });
 export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
 
-interface Held {
+export interface Held {
   token: string;
   balance: bigint;
 }
 
 /** The wallet's tokens with a balance above 0: all of them, or the asked ones; at the head or at `toBlock`. */
-async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
+export async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
   const prefix = walletBalancesPrefix(chain, wallet);
   if (toBlock !== undefined && toBlock < head) {
     // The past: balanceOf at that block for every token the wallet ever held here.

@@ -12,11 +12,12 @@ import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import { queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
-import { json, notBuilt, type Request, type Route } from './route.js';
+import { json, type Request, type Route } from './route.js';
 import { tokensQuery, v1WalletTokens } from '../../engine/crosschain/wallet-tokens.js';
 import { historyQuery, v1WalletHistory } from '../../engine/crosschain/wallet-history.js';
 import { insightQuery, v1WalletInsight } from '../../engine/crosschain/wallet-insight.js';
 import { walletFamilies, type Wallet } from '../../engine/crosschain/wallet.js';
+import { v1DefiPositions, v1DefiPositionsQuery, v1DefiProtocolPositions, v1DefiProtocolQuery, v1DefiProtocols, v1DefiSummary, v1DefiSummaryQuery, v1ProtocolsQuery } from '../../engine/crosschain/defi/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -51,22 +52,19 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       return json(200, await answer(q, requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))), req));
     },
   });
+  // DeFi protocols are EVM contracts: a Bitcoin or Solana chain in `chains` is unsupported there.
+  const defiChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
+  const get = (pattern: string, handle: Route['handle']): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle });
   return [
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
       v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
     ),
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
     walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
-    {
-      method: 'GET',
-      pattern: '/v1/defi/protocols',
-      area: 'crosschain',
-      auth: 'key',
-      handle: (req) => {
-        requestChains(req, followed(), clock.now());
-        return notBuilt('GET', '/v1/defi/protocols');
-      },
-    },
+    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, defiChains(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, defiChains(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, defiChains(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, defiChains(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
     {
       method: 'GET',
       pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price',
