@@ -2,6 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
+import { v1Block, v1Transaction } from '../../engine/crosschain/chain-data.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
@@ -28,7 +29,30 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
+  // Chain data: one chain of any family the server follows; the DTO with the chain's meta.
+  const dataChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: followed(), families: ALL_FAMILIES, now: clock.now() });
+  const withMeta = <T extends object>(chain: Chain, dto: T) => ({ ...dto, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
   return [
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/blocks/:blockIdentifier',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        const chain = dataChain(req);
+        return json(200, withMeta(chain, await v1Block(deps, chain, queryAndPath(req))));
+      },
+    },
+    {
+      method: 'GET',
+      pattern: '/v1/chains/:chainAlias/transactions/:txHash',
+      area: 'crosschain',
+      auth: 'key',
+      handle: async (req) => {
+        const chain = dataChain(req);
+        return json(200, withMeta(chain, await v1Transaction(deps, chain, queryAndPath(req))));
+      },
+    },
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
@@ -69,7 +93,7 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
         const chain = pathChain(req.params['chainAlias']!, { followed: followed(), families: ['bitcoin'], now: clock.now() });
         const { publicKey } = validate(walletAddressesPath, req.params, 'path');
         const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
-        return json(200, { addresses, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
+        return json(200, withMeta(chain, { addresses }));
       },
     },
   ];
