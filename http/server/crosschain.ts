@@ -3,6 +3,7 @@ import { findChain, type Chain, type ChainFamily } from '../../engine/chains/reg
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
 import { v1Block, v1Transaction } from '../../engine/crosschain/chain-data.js';
+import { topTraders, v1PairOhlcv, v1PairSwaps, v1TokenSwaps } from '../../engine/crosschain/trades.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
 import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
@@ -10,7 +11,7 @@ import { extendedKey } from '../../engine/bitcoin/stream.js';
 import { validate } from '../../engine/schema.js';
 import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
-import { queryAndPath } from './data.js';
+import { arrayParams, queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, notBuilt, type Request, type Route } from './route.js';
 
@@ -31,6 +32,8 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   // Chain data: one chain of any family the server follows; the DTO with the chain's meta.
   const dataChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: followed(), families: ALL_FAMILIES, now: clock.now() });
+  // The DEX endpoints: one EVM chain.
+  const dexChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: followed(), families: ['evm'], now: clock.now() });
   const withMeta = <T extends object>(chain: Chain, dto: T) => ({ ...dto, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
   return [
     {
@@ -53,6 +56,14 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
         return json(200, withMeta(chain, await v1Transaction(deps, chain, queryAndPath(req))));
       },
     },
+    ...(
+      [
+        ['/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, { ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) })],
+        ['/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) => topTraders(deps, chain, queryAndPath(req), Math.floor(clock.now() / 1000))],
+        ['/v1/chains/:chainAlias/pairs/:pairAddress/swaps', (chain, req) => v1PairSwaps(deps, chain, { ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) })],
+        ['/v1/chains/:chainAlias/pairs/:pairAddress/ohlcv', (chain, req) => v1PairOhlcv(deps, chain, queryAndPath(req))],
+      ] satisfies Array<[string, (chain: Chain, req: Request) => Promise<unknown>]>
+    ).map(([pattern, run]): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle: async (req) => json(200, await run(dexChain(req), req)) })),
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
