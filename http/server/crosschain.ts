@@ -1,11 +1,10 @@
 import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
-import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
 import { v1Block, v1Transaction } from '../../engine/crosschain/chain-data.js';
 import { topTraders, v1PairOhlcv, v1PairSwaps, v1TokenSwaps } from '../../engine/crosschain/trades.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
-import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
+import { BITCOIN, metaOf, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
 import { extendedKey } from '../../engine/bitcoin/stream.js';
 import { validate } from '../../engine/schema.js';
@@ -30,40 +29,22 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
-  // Chain data: one chain of any family the server follows; the DTO with the chain's meta.
-  const dataChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: followed(), families: ALL_FAMILIES, now: clock.now() });
-  // The DEX endpoints: one EVM chain.
-  const dexChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: followed(), families: ['evm'], now: clock.now() });
-  const withMeta = <T extends object>(chain: Chain, dto: T) => ({ ...dto, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
+  // One chain's endpoints: chain data on any family the server follows, the DEX ones on an EVM chain.
+  const oneChain = (families: readonly ChainFamily[], pattern: string, run: (chain: Chain, req: Request) => Promise<unknown>): Route => ({
+    method: 'GET',
+    pattern,
+    area: 'crosschain',
+    auth: 'key',
+    handle: async (req) => json(200, await run(pathChain(req.params['chainAlias']!, { followed: followed(), families, now: clock.now() }), req)),
+  });
+  const withTypes = (req: Request) => ({ ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) });
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/blocks/:blockIdentifier',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => {
-        const chain = dataChain(req);
-        return json(200, withMeta(chain, await v1Block(deps, chain, queryAndPath(req))));
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/transactions/:txHash',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => {
-        const chain = dataChain(req);
-        return json(200, withMeta(chain, await v1Transaction(deps, chain, queryAndPath(req))));
-      },
-    },
-    ...(
-      [
-        ['/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, { ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) })],
-        ['/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) => topTraders(deps, chain, queryAndPath(req), Math.floor(clock.now() / 1000))],
-        ['/v1/chains/:chainAlias/pairs/:pairAddress/swaps', (chain, req) => v1PairSwaps(deps, chain, { ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) })],
-        ['/v1/chains/:chainAlias/pairs/:pairAddress/ohlcv', (chain, req) => v1PairOhlcv(deps, chain, queryAndPath(req))],
-      ] satisfies Array<[string, (chain: Chain, req: Request) => Promise<unknown>]>
-    ).map(([pattern, run]): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle: async (req) => json(200, await run(dexChain(req), req)) })),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/blocks/:blockIdentifier', async (chain, req) => ({ ...(await v1Block(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/transactions/:txHash', async (chain, req) => ({ ...(await v1Transaction(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
+    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, withTypes(req))),
+    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) => topTraders(deps, chain, queryAndPath(req), Math.floor(clock.now() / 1000))),
+    oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/swaps', (chain, req) => v1PairSwaps(deps, chain, withTypes(req))),
+    oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/ohlcv', (chain, req) => v1PairOhlcv(deps, chain, queryAndPath(req))),
     {
       method: 'GET',
       pattern: '/v1/defi/protocols',
@@ -104,7 +85,7 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
         const chain = pathChain(req.params['chainAlias']!, { followed: followed(), families: ['bitcoin'], now: clock.now() });
         const { publicKey } = validate(walletAddressesPath, req.params, 'path');
         const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
-        return json(200, withMeta(chain, { addresses }));
+        return json(200, { addresses, meta: metaOf(deps, [chain]) });
       },
     },
   ];
