@@ -77,7 +77,7 @@ beforeAll(async () => {
   solSlots = [FIXTURE_BLOCK_SLOT, ...FIXTURE_TRANSACTIONS.map((p) => solChain.produce([entryOf(fixtureTransaction(p))], { blockTime: fixtureTransaction(p).blockTime }).slot)];
 
   await Promise.all([at('0x539', Number(await publicClient(anvil.url).getBlockNumber())), at('bitcoin', core.chain.height), at('solana', solChain.tip)]);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await stopAndClean(s);

@@ -103,7 +103,8 @@ interface Trader {
   matchedProceeds: number;
 }
 
-type SwapItem = Awaited<ReturnType<typeof tokenSwaps>>['result'][number];
+/** What the ranking reads of an item of the token's swap list. */
+export type SwapItem = Pick<Awaited<ReturnType<typeof tokenSwaps>>['result'][number], 'walletAddress' | 'transactionType' | 'totalValueUsd'> & { bought: { amount: string | null }; sold: { amount: string | null } };
 
 /** Adds one of the token's swaps to its wallet's row: the token is the list's base, so a buy's bought leg and a sell's sold leg are the token. */
 function add(t: Trader, s: SwapItem): void {
@@ -164,6 +165,22 @@ const SORT_KEY: Record<(typeof SORTS)[number], (r: ReturnType<typeof row>) => nu
   tradeCount: (r) => r.totalTrades,
 };
 
+/** The ranking of the token's swaps (oldest first; the token is each item's base) at `price`, best first by `sortBy`, filtered. */
+export function traderRows(swaps: readonly SwapItem[], price: number | null, q: Pick<z.output<typeof topTradersQuery>, 'sortBy' | 'minTradeCount' | 'minVolumeUsd'>) {
+  const traders = new Map<string, Trader>();
+  for (const s of swaps) {
+    const w = s.walletAddress.toLowerCase();
+    const t = traders.get(w) ?? { walletAddress: w, bought: 0, sold: 0, boughtUsd: 0, soldUsd: 0, trades: 0, held: 0, heldCost: 0, matched: 0, matchedCost: 0, matchedProceeds: 0 };
+    add(t, s);
+    traders.set(w, t);
+  }
+  const sortKey = SORT_KEY[q.sortBy];
+  return [...traders.values()]
+    .map((t) => row(t, price))
+    .filter((r) => (q.minTradeCount === undefined || r.totalTrades >= q.minTradeCount) && (q.minVolumeUsd === undefined || SORT_KEY.volume(r) >= q.minVolumeUsd))
+    .sort((a, b) => sortKey(b) - sortKey(a) || a.walletAddress.localeCompare(b.walletAddress));
+}
+
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAddress/top-traders: the wallets that swapped the token (the senders of
  * its swaps, as the token's swap list has them), ranked by `sortBy` (default totalPnl), best first. Per wallet:
@@ -181,28 +198,17 @@ export async function topTraders(deps: DataDeps, chain: Chain, raw: Record<strin
   const fromDate = q.fromTimestamp !== undefined ? Math.floor(q.fromTimestamp / 1000) : since === null || since === undefined ? undefined : nowSeconds - since;
   const toDate = q.toTimestamp === undefined ? undefined : Math.floor(q.toTimestamp / 1000);
   if (fromDate !== undefined && toDate !== undefined && fromDate > toDate) throw badRequest('fromTimestamp', 'after toTimestamp');
-  const traders = new Map<string, Trader>();
+  const swaps: SwapItem[] = [];
   let next: string | null = null;
-  let read = 0;
   do {
     const page = await tokenSwaps(deps, chain.key, { address: q.tokenAddress, fromDate, toDate, fromBlock: undefined, toBlock: undefined, order: 'ASC', limit: 100, cursor: next, transactionTypes: [] });
-    for (const s of page.result) {
-      const w = s.walletAddress.toLowerCase();
-      const t = traders.get(w) ?? { walletAddress: w, bought: 0, sold: 0, boughtUsd: 0, soldUsd: 0, trades: 0, held: 0, heldCost: 0, matched: 0, matchedCost: 0, matchedProceeds: 0 };
-      add(t, s);
-      traders.set(w, t);
-    }
-    read += page.result.length;
+    swaps.push(...page.result);
     next = page.cursor;
-  } while (next !== null && read < MAX_TRADER_SWAPS);
+  } while (next !== null && swaps.length < MAX_TRADER_SWAPS);
   const head = await indexedHead(deps, chain.key);
   const usd = await priceReader(deps, chain.key, head)?.valueUsd(q.tokenAddress, head);
   const price = usd === null || usd === undefined ? null : toNumber(usd);
-  const sortKey = SORT_KEY[q.sortBy];
-  const rows = [...traders.values()]
-    .map((t) => row(t, price))
-    .filter((r) => (q.minTradeCount === undefined || r.totalTrades >= q.minTradeCount) && (q.minVolumeUsd === undefined || SORT_KEY.volume(r) >= q.minVolumeUsd))
-    .sort((a, b) => sortKey(b) - sortKey(a) || a.walletAddress.localeCompare(b.walletAddress));
+  const rows = traderRows(swaps, price, q);
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const info = await metadata(deps, chain.key, q.tokenAddress);
   return {
