@@ -141,3 +141,6 @@ export function addressTxs(kv: Kv, chain: string, address: string, limit: number
 
 /** The block height of a transaction this server indexed (undefined: not in a block it followed). */
 export const txHeight = (kv: Kv, chain: string, txid: string): number | undefined => kv.get<number>('btcTxs', inChain(chain, txid));
+
+/** Whether output `vout` of `txid`, paid to `address`, is still unspent (its btcUtxos row stands). */
+export const isUnspent = (kv: Kv, chain: string, address: string, txid: string, vout: number): boolean => kv.get<[number, number]>('btcUtxos', inChain(chain, utxoKey(address, txid, vout))) !== undefined;
