@@ -22,7 +22,6 @@ let dex: Dex;
 let day: number;
 
 const lc = (a: string): string => a.toLowerCase();
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const div = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den, den: a.den * b.num });
 const ONE: Ratio = { num: 1n, den: 1n };
 /** How the answers turn an exact ratio into a number: its decimal text (36 digits, truncated), parsed. */
@@ -32,15 +31,10 @@ const SCALE = 10n ** 18n;
 const V2_SWAP = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
 const V3_SWAP = parseAbiItem('event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)');
 
-/** Swaps at `at` (Unix seconds): anvil mines the next block then (the swap's own block a second or so later, after its approval's). */
-async function at(t: number, swap: () => Promise<unknown>): Promise<void> {
-  await rpc('evm_setNextBlockTimestamp', [t]);
-  await swap();
-}
-
 beforeAll(async () => {
   net = await startPricedDevnet();
   ({ anvil, dex } = net);
+  const at = net.at;
   const { usdc, weth, tka, tkb } = dex.tokens;
   const { tkbUsdc } = net;
   const now = Number((await publicClient(anvil.url).getBlock()).timestamp);

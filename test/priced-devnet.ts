@@ -33,6 +33,8 @@ export interface PricedDevnet {
   v2Price(pair: Created, token: Hex, block: number): Promise<Ratio>;
   /** A V3 pool's price of `token` in its other token, from slot0 at `block`. */
   v3Price(pool: Created, token: Hex, block: number): Promise<Ratio>;
+  /** Runs `action` with anvil's next block at `t` (Unix seconds): a router swap's own block comes a second or so later, after its approval's. */
+  at(t: number, action: () => Promise<unknown>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,6 +90,10 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
     async v3Price(pool, token, block) {
       const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
       return sqrtPriceOf(sqrt, token, pool.token0, decimalsOf(pool.token0), decimalsOf(pool.token1));
+    },
+    async at(t, action) {
+      await client.request({ method: 'evm_setNextBlockTimestamp' as never, params: [t] as never });
+      await action();
     },
     async stop() {
       await stopAndClean(s);

@@ -18,7 +18,7 @@ import { v4Move, v4PoolCreated, V4_EVENTS, type V4StateRow } from './dex-v4.js';
  * - `dexSwaps`: `chain/pool/number/logIndex` → SwapRow.
  * - `dexWalletSwaps`: `chain/trader/number/logIndex` → pool: a trader's swaps, one range (GET /wallets/:address/swaps).
  * - `dexTokenSwaps`: `chain/token/number/logIndex` → pool: the swaps of each of the pool's two tokens, one range per token
- *   (GET /erc20/:address/swaps, GET /tokens/:tokenAddress/analytics).
+ *   (GET /erc20/:address/swaps, GET /tokens/:tokenAddress/analytics and /score).
  * A pool is known from its factory's creation event, or, when it was created before the indexes' first block, from
  * its first event here: its factory(), token0(), token1() (and V3 fee()) are read then (immutable, so at the node's
  * latest block), and the factory is asked whether it made that pool (getPair, getPool): a contract's own word that a

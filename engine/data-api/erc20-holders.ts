@@ -1,6 +1,7 @@
 import { unixIso } from '../datetime.js';
 import { fromNode } from './node-reads.js';
 import { z } from 'zod';
+import type { Kv } from '../ports.js';
 import { badRequest } from '../errors.js';
 import { rangePage } from '../page.js';
 import type { DataDeps } from './deps.js';
@@ -64,6 +65,16 @@ export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typ
 }
 
 const TOPS = [10, 25, 50, 100, 250, 500] as const;
+
+/** The token's `n` largest balances, largest first (the `erc20Holders` index sorts by balance descending). */
+export const topBalances = (kv: Kv, chain: string, token: string, n: number): bigint[] =>
+  kv.range<unknown>('erc20Holders', { start: holderPrefix(chain, token), end: `${holderPrefix(chain, token)}\uffff`, limit: n }).map((e) => holderOf(e.key).balance);
+
+/** An amount's share of the supply in percent, to 6 decimals (truncated); 0 without a supply. */
+export function supplyPercent(amount: bigint, totalSupply: string | null): number {
+  const supply = totalSupply === null ? 0n : BigInt(totalSupply);
+  return supply === 0n ? 0 : Number((amount * 10n ** 8n) / supply) / 1e6;
+}
 const WINDOWS = { '5min': 300, '1h': 3600, '6h': 21_600, '24h': 86_400, '3d': 259_200, '7d': 604_800, '30d': 2_592_000 } as const;
 const TIERS = { whales: 0, sharks: 0, dolphins: 0, fish: 0, octopus: 0, crabs: 0, shrimps: 0 };
 
@@ -78,12 +89,11 @@ export async function tokenHolders(deps: DataDeps, chain: string, q: z.output<ty
   const head = await indexedHead(deps, chain);
   const t = await tokenFacts(deps, chain, q.tokenAddress);
   const total = t.state?.holders ?? 0;
-  const top = deps.kv.range<unknown>('erc20Holders', { start: holderPrefix(chain, q.tokenAddress), end: `${holderPrefix(chain, q.tokenAddress)}\uffff`, limit: 500 }).map((e) => holderOf(e.key).balance);
-  const supply = t.totalSupply === null ? 0n : BigInt(t.totalSupply);
+  const top = topBalances(deps.kv, chain, q.tokenAddress, Math.max(...TOPS));
   const holderSupply = Object.fromEntries(
     TOPS.map((n) => {
       const sum = top.slice(0, n).reduce((a, b) => a + b, 0n);
-      return [`top${n}`, { supply: formatted(sum, t.decimals), supplyPercent: supply === 0n ? 0 : Number((sum * 10n ** 8n) / supply) / 1e6 }];
+      return [`top${n}`, { supply: formatted(sum, t.decimals), supplyPercent: supplyPercent(sum, t.totalSupply) }];
     }),
   );
   const now = indexedTime(deps, chain, head);

@@ -192,8 +192,8 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
   return { pairs, cursor: start + q.limit < weighed.length ? offsetCursor(start + q.limit) : null, page_size: q.limit, page: Math.floor(start / q.limit) };
 }
 
-/** A token's pools (the first MAX_TOKEN_PAIRS) with its price through each and each side in USD now, deepest first. */
-export async function weighPools(deps: DataDeps, chain: string, reader: PriceReader | undefined, head: number, token: string) {
+/** A token's pools (the first MAX_TOKEN_PAIRS) with its price through each and each side in USD at `block` (default: now, the indexed head), deepest first. */
+export async function weighPools(deps: DataDeps, chain: string, reader: PriceReader | undefined, head: number, token: string, block = head) {
   const prefix = tokenPoolsPrefix(chain, token);
   const rows = reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: MAX_TOKEN_PAIRS });
   const weighed = [];
@@ -204,9 +204,9 @@ export async function weighPools(deps: DataDeps, chain: string, reader: PriceRea
     if (row === undefined || factory === undefined || reader === undefined) continue;
     const isToken0 = row[1] === token;
     const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
-    const now = poolAt(deps.kv, chain, address, row, head, head, d0, d1);
+    const now = poolAt(deps.kv, chain, address, row, block, head, d0, d1);
     if (now === null) continue;
-    const otherUsd = await reader.usd(other, head);
+    const otherUsd = await reader.usd(other, block);
     const usd = otherUsd === null ? null : mul(sidePrice(now.price0, isToken0), otherUsd);
     const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
     const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
@@ -217,3 +217,6 @@ export async function weighPools(deps: DataDeps, chain: string, reader: PriceRea
   }
   return weighed.sort((a, b) => (b.liquidity ?? -1) - (a.liquidity ?? -1));
 }
+
+/** The pools' sides in USD, summed (each pool to the cent; one without a price counts 0). */
+export const totalLiquidity = (pools: ReadonlyArray<{ liquidity: number | null }>): number => pools.reduce((sum, p) => sum + (p.liquidity ?? 0), 0);

@@ -7,13 +7,13 @@ import { poolKey, poolRowsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow }
 import { indexedHead, tokenFacts } from './erc20-common.js';
 import { DAY } from './erc20-keys.js';
 import { evmAddress } from './params.js';
-import { weighPools } from './pairs.js';
+import { totalLiquidity, weighPools } from './pairs.js';
 import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD, LAST_LOG } from './prices.js';
 
 /**
  * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over
  * the last 5 minutes, hour, 6 hours and day of block time before the indexed head (its newest SCAN swaps at most,
- * DAY_SWAPS of a pool). A buy takes the token out of a pool (the pool's balance of it falls), a sell puts it in;
+ * POOL_SWAPS of a pool). A buy takes the token out of a pool (the pool's balance of it falls), a sell puts it in;
  * buyers and sellers are distinct traders (the transactions' senders); volumes are the token amounts valued at its
  * current USD price, summed in the order read. totalLiquidity: both sides of its pools in USD (the first 1,000
  * pools); totalFullyDilutedValuation: its supply at that price.
@@ -24,12 +24,12 @@ export const analyticsQuery = z.object({ tokenAddress: evmAddress });
 const WINDOWS = [['5m', 300], ['1h', 3_600], ['6h', 21_600], ['24h', DAY]] as const;
 type Windowed = Record<(typeof WINDOWS)[number][0], number>;
 const zero = (): Windowed => ({ '5m': 0, '1h': 0, '6h': 0, '24h': 0 });
-/** Swaps counted per pool at most for a day's figures. */
-const DAY_SWAPS = 10_000;
+/** Swaps counted per pool at most in one scan (a day's figures, or a score's 30 days). */
+const POOL_SWAPS = 10_000;
 /**
- * Entries of the token's day of swaps (in all its pools) read at most: one request's work stays bounded (each entry is
- * an index read, a swap read and a block time) even for a token a bot trades all day in many pools. Past it the
- * older swaps of the day are not counted.
+ * Entries of the token's swaps (in all its pools) read at most in one scan: one request's work stays bounded (each
+ * entry is an index read, a swap read and a block time) even for a token a bot trades all day in many pools. Past
+ * it the older swaps are not counted.
  */
 export const SCAN = 100_000;
 /** Entries of the token's swaps read at a time. */
@@ -45,6 +45,40 @@ function* newestFirst<T>(kv: Kv, table: Table, start: string, end: string): Gene
   }
 }
 
+/** One swap of a token as a scan yields it: its block time, the pool's balance change of the token (signed, positive into the pool), its trader. */
+export interface TokenSwap {
+  time: number;
+  delta: bigint;
+  trader: string;
+}
+
+/**
+ * The token's swaps in all its pools at or before block `head`, newest first, back to block time `since` (the first
+ * older swap ends the scan), reading SCAN index entries and counting POOL_SWAPS swaps of a pool at most.
+ */
+export function* tokenSwapsSince(deps: Pick<DataDeps, 'kv'>, chain: string, token: string, head: number, since: number): Generator<TokenSwap> {
+  const times = new Map<number, number | undefined>();
+  const timeOf = (block: number): number | undefined => (times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block));
+  // Each pool seen: whether the token is its token0 (a V4 pool of the native coin holds the wrapped native token where
+  // the coin sorted first), and how many of its swaps were counted (at most POOL_SWAPS).
+  const pools = new Map<string, { isToken0: boolean; counted: number }>();
+  const poolOf = (pool: string) => pools.get(pool) ?? pools.set(pool, { isToken0: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token, counted: 0 }).get(pool)!;
+  const prefix = tokenSwapsPrefix(chain, token);
+  let read = 0;
+  for (const { key, value: pool } of newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, LAST_LOG), prefix)) {
+    if (read++ === SCAN) return;
+    const { blockNumber, logIndex } = posAt(key);
+    const time = timeOf(blockNumber);
+    if (time === undefined || time < since) return;
+    const p = poolOf(pool);
+    if (p.counted === POOL_SWAPS) continue;
+    const swap = deps.kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
+    if (swap === undefined) continue;
+    p.counted++;
+    yield { time, delta: BigInt(p.isToken0 ? swap[3] : swap[4]), trader: swap[2] };
+  }
+}
+
 export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<typeof analyticsQuery>) {
   const token = q.tokenAddress;
   const head = await indexedHead(deps, chain);
@@ -54,14 +88,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
   const decimals = reader === undefined ? 0 : await reader.tokenDecimals(token);
   const counts = { buys: zero(), sells: zero(), buyVolume: zero(), sellVolume: zero() };
   const traders = { buyers: WINDOWS.map(() => new Set<string>()), sellers: WINDOWS.map(() => new Set<string>()) };
-  const times = new Map<number, number | undefined>();
-  const timeOf = (block: number): number | undefined => (times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block));
-  // Each pool seen: whether the token is its token0 (a V4 pool of the native coin holds the wrapped native token where
-  // the coin sorted first), and how many of its swaps were counted (at most DAY_SWAPS).
-  const pools = new Map<string, { isToken0: boolean; counted: number }>();
-  const poolOf = (pool: string) => pools.get(pool) ?? pools.set(pool, { isToken0: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token, counted: 0 }).get(pool)!;
-  const count = (t: number, isToken0: boolean, value: SwapRow): void => {
-    const delta = BigInt(isToken0 ? value[3] : value[4]);
+  const count = ({ time: t, delta, trader }: TokenSwap): void => {
     const bought = delta < 0n;
     const usd = price === null ? 0 : toNumber(mul({ num: bought ? -delta : delta, den: 10n ** BigInt(decimals) }, price.now.usd));
     WINDOWS.forEach(([name, seconds], i) => {
@@ -69,30 +96,16 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
       if (bought) {
         counts.buys[name]++;
         counts.buyVolume[name] += usd;
-        traders.buyers[i]!.add(value[2]);
+        traders.buyers[i]!.add(trader);
       } else {
         counts.sells[name]++;
         counts.sellVolume[name] += usd;
-        traders.sellers[i]!.add(value[2]);
+        traders.sellers[i]!.add(trader);
       }
     });
   };
-  const prefix = tokenSwapsPrefix(chain, token);
-  // The token's swaps in all its pools, newest first, counted as they are read (volumes are summed in this order):
-  // stop at the first swap older than a day, or after SCAN entries.
-  let read = 0;
-  for (const { key, value: pool } of now === undefined ? [] : newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, LAST_LOG), prefix)) {
-    if (read++ === SCAN) break;
-    const { blockNumber, logIndex } = posAt(key);
-    const t = timeOf(blockNumber);
-    if (t === undefined || t < now! - DAY) break;
-    const p = poolOf(pool);
-    if (p.counted === DAY_SWAPS) continue;
-    const swap = deps.kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
-    if (swap === undefined) continue;
-    p.counted++;
-    count(t, p.isToken0, swap);
-  }
+  // The day's swaps, counted as they are read (volumes are summed in this order).
+  if (now !== undefined) for (const swap of tokenSwapsSince(deps, chain, token, head, now - DAY)) count(swap);
   const distinct = (sets: Array<Set<string>>): Windowed => Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
   const pairs = await weighPools(deps, chain, reader, head, token);
   const supply = (await tokenFacts(deps, chain, token)).totalSupply;
@@ -104,7 +117,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
     totalSellers: distinct(traders.sellers),
     totalBuys: counts.buys,
     totalSells: counts.sells,
-    totalLiquidity: String(pairs.reduce((sum, p) => sum + (p.liquidity ?? 0), 0)),
+    totalLiquidity: String(totalLiquidity(pairs)),
     totalFullyDilutedValuation: price === null || supply === null ? null : decimal(mul({ num: BigInt(supply), den: 10n ** BigInt(decimals) }, price.now.usd), 2),
   };
 }

@@ -4,6 +4,7 @@ import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves,
 import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
 import { netWorth, netWorthQuery } from '../../engine/data-api/erc20-balances.js';
 import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/token-analytics.js';
+import { historicalScoreQuery, historicalTokenScore, scoreQuery, tokenScore } from '../../engine/data-api/token-score.js';
 import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery, walletSwaps, walletSwapsQuery } from '../../engine/data-api/swap-lists.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { profitability, profitabilityQuery, profitabilitySummary, profitabilitySummaryQuery, topGainers, topGainersQuery } from '../../engine/crosschain/pnl.js';
@@ -14,7 +15,7 @@ import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryEndpoint, queryList, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
-/** The price, pair and swap endpoints of the Data API (issue 18; engine/data-api/token-prices.ts, pairs.ts and swap-lists.ts hold their logic). */
+/** The price, pair, swap and token-score endpoints of the Data API (issues 18, 20; engine/data-api/token-prices.ts, pairs.ts, swap-lists.ts and token-score.ts hold their logic). */
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
   return [
@@ -35,6 +36,8 @@ export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
       },
     },
     queryEndpoint('GET', '/tokens/:tokenAddress/analytics', analyticsQuery, (c, q) => tokenAnalytics(deps, c, q)),
+    queryEndpoint('GET', '/tokens/:tokenAddress/score', scoreQuery, (c, q) => tokenScore(deps, c, q)),
+    queryEndpoint('GET', '/tokens/:tokenAddress/score/historical', historicalScoreQuery, (c, q) => historicalTokenScore(deps, c, q)),
     queryEndpoint('GET', '/wallets/:address/swaps', walletSwapsQuery, (c, q) => walletSwaps(deps, c, q), { lists: ['transactionTypes'] }),
     queryEndpoint('GET', '/erc20/:address/swaps', tokenSwapsQuery, (c, q) => tokenSwaps(deps, c, q), { lists: ['transactionTypes'] }),
     queryEndpoint('GET', '/pairs/:address/swaps', pairSwapsQuery, (c, q) => pairSwaps(deps, c, q), { lists: ['transactionTypes'] }),
