@@ -21,7 +21,8 @@ import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
  * position (received by a transfer, or bought before the window) have no known cost: their sale counts in the
  * volumes and prices, and realizes nothing. A swap neither of whose legs has a price is left out (no USD value).
  * Served as GET /v1/wallets/:walletAddress/pnl and /pnl/summary, and under the Data API's names as
- * GET /api/v2.2/wallets/:address/profitability, /profitability/summary and /erc20/:address/top-gainers.
+ * GET /api/v2.2/wallets/:address/profitability, /profitability/summary and /erc20/:address/top-gainers; a token's
+ * traders (tokenTradersPnl) also rank GET /v1/chains/:chainAlias/tokens/:tokenAddress/top-traders (trades.ts).
  */
 
 // ---- exact signed arithmetic (prices.ts' Ratio is non-negative; a realized loss is not) ----
@@ -177,10 +178,16 @@ export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, wi
   return reader === undefined ? [] : rowsOf(deps, chain, positions(trades, (t) => reader.role(t)), reader, head);
 }
 
-/** Every wallet's PnL in one token on one chain, from the token's swaps in the window: wallet → its row. */
-export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, field = 'days'): Promise<Array<{ wallet: string; pnl: TokenPnl }>> {
-  const { trades, reader, head } = await tradesOf(deps, chain.key, { token }, rangeOf(window), field);
-  if (reader === undefined) return [];
+/** A wallet's row of a token's traders. */
+export interface TraderPnl {
+  wallet: string;
+  pnl: TokenPnl;
+}
+
+/** Every wallet's PnL in one token on one chain, from the token's swaps in the window; with the token's price at the head and its metadata. */
+export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, field = 'days'): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
+  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), field), metadata(deps, chain.key, token)]);
+  if (reader === undefined) return { priceUsd: null, info, traders: [] };
   const byWallet = new Map<string, Trade[]>();
   for (const t of trades) {
     const mine = byWallet.get(t.wallet);
@@ -188,21 +195,22 @@ export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: strin
     else mine.push(t);
   }
   const priceUsd = reader.valueUsd(token, head);
-  const info = await metadata(deps, chain.key, token);
-  return [...byWallet].flatMap(([wallet, ts]) => {
+  const traders = [...byWallet].flatMap(([wallet, ts]) => {
     const position = positions(ts, (t) => reader.role(t)).find((p) => p.token === token);
     return position === undefined ? [] : [{ wallet, pnl: { chain, position, priceUsd, info, figures: figures(position, priceUsd) } }];
   });
+  return { priceUsd, info, traders };
 }
 
 // ---- the parameters ----
 
-const ms = z.string().regex(/^\d{1,15}$/, 'a time in milliseconds since 1970 (a whole number)').transform(Number);
+export const ms = z.string().regex(/^\d{1,15}$/, 'a time in milliseconds since 1970 (a whole number)').transform(Number);
 const nonNegative = (what: string) => z.string().regex(/^\d+(\.\d+)?$/, what).transform(Number);
-const PERIOD_DAYS = { '7d': 7, '30d': 30, '60d': 60, '90d': 90, all: undefined } as const;
+/** The periods a window may be asked as (top-traders also takes 1d). */
+const PERIOD_DAYS = { '1d': 1, '7d': 7, '30d': 30, '60d': 60, '90d': 90, all: undefined } as const;
 
 /** The filters of §3.3: excludeLowLiquidity drops tokens without a current price (no pool passes the side rule). */
-const filterParams = {
+export const filterParams = {
   excludeLowLiquidity: bool(false),
   minVolumeUsd: nonNegative('a number of USD, at least 0').optional(),
   minTradeCount: nonNegative('a whole number of trades').pipe(z.number().int('a whole number of trades')).optional(),
@@ -215,16 +223,16 @@ export const v1PnlSummaryQuery = z.object({
   ...filterParams,
 });
 const SORTS = ['realizedPnl', 'unrealizedPnl', 'totalPnl', 'volume', 'tradeCount'] as const;
+export const sortBy = z.enum(SORTS, SORTS.join(', ')).default('totalPnl');
 export const v1PnlQuery = v1PnlSummaryQuery.extend({
   tokenAddresses: z.array(evmAddress).max(25).default([]),
   limit: limit(100),
   cursor,
-  sortBy: z.enum(SORTS, SORTS.join(', ')).default('totalPnl'),
+  sortBy,
 });
-type SummaryQuery = z.output<typeof v1PnlSummaryQuery>;
 
 /** The window a v1 query asks: fromTimestamp/toTimestamp (ms) when given, else `period` back from `now` (Unix seconds). */
-export function v1Window(q: Pick<SummaryQuery, 'period' | 'fromTimestamp' | 'toTimestamp'>, now: number): PnlWindow {
+export function v1Window(q: { period: keyof typeof PERIOD_DAYS; fromTimestamp?: number | undefined; toTimestamp?: number | undefined }, now: number): PnlWindow {
   if (q.fromTimestamp !== undefined || q.toTimestamp !== undefined) {
     if (q.fromTimestamp !== undefined && q.toTimestamp !== undefined && q.fromTimestamp > q.toTimestamp) throw badRequest('fromTimestamp', 'after toTimestamp');
     // A block at t seconds is in the window when t·1000 is within the bounds.
@@ -234,17 +242,20 @@ export function v1Window(q: Pick<SummaryQuery, 'period' | 'fromTimestamp' | 'toT
 }
 const daysWindow = (days: number | undefined, now: number): PnlWindow => (days === undefined ? {} : { from: now - days * 86_400 });
 
-const kept = (f: z.output<z.ZodObject<typeof filterParams>>) => (r: TokenPnl): boolean =>
+/** The rows the filters keep. */
+export const kept = (f: z.output<z.ZodObject<typeof filterParams>>) => (r: Pick<TokenPnl, 'priceUsd' | 'figures'>): boolean =>
   (!f.excludeLowLiquidity || r.priceUsd !== null) && (f.minVolumeUsd === undefined || num(r.figures.volumeUsd) >= f.minVolumeUsd) && (f.minTradeCount === undefined || r.figures.trades >= f.minTradeCount);
 
 // ---- the answers ----
 
-const amount = (r: Ratio, info: TokenInfo): string => signedDecimal(r, info.decimals ?? 0);
-const orNull = <T>(r: Ratio | null, f: (r: Ratio) => T): T | null => (r === null ? null : f(r));
+/** A token amount as a decimal string, to the token's decimals. */
+export const amount = (r: Ratio, info: TokenInfo): string => signedDecimal(r, info.decimals ?? 0);
+export const orNull = <T>(r: Ratio | null, f: (r: Ratio) => T): T | null => (r === null ? null : f(r));
 
 /** A token row of GET /v1/wallets/:walletAddress/pnl (U1 getWalletProfitability's item); also the `pnl` of a token balance row. */
 export function v1PnlItem(wallet: string, r: TokenPnl) {
   const { position: p, figures: f, info } = r;
+  const pc = percentages(r);
   return {
     chain: v1ChainId(r.chain),
     walletAddress: wallet,
@@ -262,11 +273,11 @@ export function v1PnlItem(wallet: string, r: TokenPnl) {
     remainingBalance: amount(p.held, info),
     currentPriceUsd: orNull(r.priceUsd, num),
     realizedProfitUsd: num(p.realized),
-    realizedProfitPercentage: percent(p.realized, p.costOfSold),
+    realizedProfitPercentage: pc.realized,
     unrealizedProfitUsd: orNull(f.unrealized, num),
-    unrealizedProfitPercentage: f.unrealized === null ? null : percent(f.unrealized, p.cost),
+    unrealizedProfitPercentage: pc.unrealized,
     totalPnlUsd: num(f.total),
-    totalPnlPercentage: percent(f.total, p.boughtUsd),
+    totalPnlPercentage: pc.total,
     // U1 leaves roi undefined: the same return on what was bought, as a fraction.
     roi: num(per(f.total, p.boughtUsd) ?? ZERO),
     name: info.name,
@@ -279,21 +290,31 @@ export function v1PnlItem(wallet: string, r: TokenPnl) {
   };
 }
 
+/** A row's profit in percent of cost: realized of the cost of what was sold, unrealized of the cost held (null unpriced), total of all bought. */
+export function percentages(r: Pick<TokenPnl, 'position' | 'figures'>) {
+  const { position: p, figures: f } = r;
+  return { realized: percent(p.realized, p.costOfSold), unrealized: f.unrealized === null ? null : percent(f.unrealized, p.cost), total: percent(f.total, p.boughtUsd) };
+}
+
+type Ranked = Pick<TokenPnl, 'position' | 'figures'>;
 /** The sort keys of `sortBy`, largest first; an unpriced unrealized profit sorts last. */
-const SORT_KEY: Record<(typeof SORTS)[number], (r: TokenPnl) => Ratio | null> = {
+const SORT_KEY: Record<(typeof SORTS)[number], (r: Ranked) => Ratio | null> = {
   realizedPnl: (r) => r.position.realized,
   unrealizedPnl: (r) => r.figures.unrealized,
   totalPnl: (r) => r.figures.total,
   volume: (r) => r.figures.volumeUsd,
   tradeCount: (r) => ({ num: BigInt(r.figures.trades), den: 1n }),
 };
-function byKey(key: (r: TokenPnl) => Ratio | null) {
-  return (a: TokenPnl, b: TokenPnl): number => {
+function byKey(key: (r: Ranked) => Ratio | null) {
+  return (a: Ranked, b: Ranked): number => {
     const [x, y] = [key(a), key(b)];
     if (x === null || y === null) return x === y ? 0 : x === null ? 1 : -1;
     return less(x, y) ? 1 : less(y, x) ? -1 : 0;
   };
 }
+
+/** The order of `sortBy`: largest first. */
+export const bySort = (s: (typeof SORTS)[number]) => byKey(SORT_KEY[s]);
 
 /** The wallet's rows over the chains asked, filtered; failures by chain. */
 async function overChains(deps: DataDeps, resolved: ResolvedChains, wallet: string, window: PnlWindow, keep: (r: TokenPnl) => boolean) {
@@ -313,7 +334,7 @@ export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Recor
   const tokens = new Set(q.tokenAddresses);
   const { rows, meta } = await overChains(deps, resolved, q.walletAddress, window, (r) => (tokens.size === 0 || tokens.has(r.position.token)) && kept(q)(r));
   // Ties: the chains' order, then the token address, so pages never overlap.
-  const order = byKey(SORT_KEY[q.sortBy]);
+  const order = bySort(q.sortBy);
   rows.sort((a, b) => order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1));
   const list = JSON.stringify([q.walletAddress, resolved.chains.map((c) => c.key), q.period, q.fromTimestamp, q.toTimestamp, q.excludeLowLiquidity, q.minVolumeUsd, q.minTradeCount, q.sortBy, [...tokens]]);
   const offset = q.cursor === null ? 0 : readCursor(q.cursor, list);
@@ -397,7 +418,8 @@ export const profitabilityQuery = z.object({ address: evmAddress, days: days(['a
 export const profitabilitySummaryQuery = z.object({ address: evmAddress, days: days(['all', '7', '30', '60', '90']) });
 export const topGainersQuery = z.object({ address: evmAddress, days: days(['all', '7', '30']) });
 const windowOfDays = (d: string, now: number): PnlWindow => daysWindow(d === 'all' ? undefined : Number(d), now);
-const usd = (r: Ratio): string => signedDecimal(r, USD_DIGITS);
+/** A USD amount as a decimal string (the Data API's and top-traders' answers). */
+export const usd = (r: Ratio): string => signedDecimal(r, USD_DIGITS);
 
 /** The fields a v2.2 profitability row and a top-gainers row share (WalletProfitabilityTokenData, TopProfitableWalletPerTokenResponse). */
 function v22Figures(r: TokenPnl) {
@@ -456,8 +478,8 @@ export const TOP_GAINERS = 100;
 
 /** GET /api/v2.2/erc20/:address/top-gainers: the wallets whose trades of the token realized a profit, most first. */
 export async function topGainers(deps: DataDeps, chain: Chain, q: z.output<typeof topGainersQuery>, now: number) {
-  const [rows, info] = await Promise.all([tokenTradersPnl(deps, chain, q.address, windowOfDays(q.days, now)), metadata(deps, chain.key, q.address)]);
-  const gainers = rows.filter((r) => ZERO.num < r.pnl.position.realized.num).sort((a, b) => byRealized(a.pnl, b.pnl) || (a.wallet < b.wallet ? -1 : 1));
+  const { traders, info } = await tokenTradersPnl(deps, chain, q.address, windowOfDays(q.days, now));
+  const gainers = traders.filter((r) => ZERO.num < r.pnl.position.realized.num).sort((a, b) => byRealized(a.pnl, b.pnl) || (a.wallet < b.wallet ? -1 : 1));
   return {
     name: info.name,
     symbol: info.symbol,

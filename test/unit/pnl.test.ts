@@ -88,6 +88,7 @@ describe('v1Window', () => {
     expect(v1Window({ period: 'all' }, now)).toEqual({});
     expect(v1Window({ period: '7d' }, now)).toEqual({ from: now - 7 * 86_400 });
     expect(v1Window({ period: '30d' }, now)).toEqual({ from: now - 30 * 86_400 });
+    expect(v1Window({ period: '1d' }, now)).toEqual({ from: now - 86_400 }); // top-traders' period
     expect(v1Window({ period: '7d', fromTimestamp: 1_000_500, toTimestamp: 2_000_999 }, now)).toEqual({ from: 1001, to: 2000 });
     expect(v1Window({ period: 'all', toTimestamp: 5_000 }, now)).toEqual({ to: 5 });
   });

@@ -1,21 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { connect, traderRows, type SwapItem } from '../../engine/crosschain/trades.js';
+import { figures, positions } from '../../engine/crosschain/pnl.js';
+import { connect, traderRows, type Trader } from '../../engine/crosschain/trades.js';
+import type { Ratio, Role } from '../../engine/data-api/prices.js';
 
-/** A swap of the token by `wallet`: `amount` tokens for `usd` dollars. */
-const swap = (wallet: string, type: 'buy' | 'sell', amount: number, usd: number | null): SwapItem => ({
-  walletAddress: wallet,
-  transactionType: type,
-  totalValueUsd: usd,
-  bought: { amount: type === 'buy' ? String(amount) : '1' },
-  sold: { amount: type === 'sell' ? String(amount) : '1' },
-});
+/** Top traders rank each wallet's position in the token as pnl.ts counts it (weighted average cost). */
 
-describe('top traders: weighted average cost over the swaps seen', () => {
-  it('realizes only the part of a sale its earlier buys account for, and holds the rest at the price given', () => {
-    // A: buys 2 for $20 (cost $10 each), sells 3 for $45 (2 of them matched: proceeds $30, cost $20), buys 1 for $20;
-    // at $25 the one held is $5 up. B: buys 4 for $8, sells 1 for $5 ($3 realized), holds 3 costing $6, now $75.
-    const swaps = [swap('0xA', 'buy', 2, 20), swap('0xb', 'buy', 4, 8), swap('0xa', 'sell', 3, 45), swap('0xB', 'sell', 1, 5), swap('0xa', 'buy', 1, 20)];
-    const [first, second] = traderRows(swaps, 25, { sortBy: 'totalPnl', minTradeCount: undefined, minVolumeUsd: undefined });
+const X = '0x00000000000000000000000000000000000000aa';
+const USDC = '0x00000000000000000000000000000000000000cc';
+const role = (t: string): Role => (t === USDC ? 'stable' : 'other');
+const r = (n: number): Ratio => ({ num: BigInt(n), den: 1n });
+const INFO = { name: 'X', symbol: 'X', decimals: 18, nftStandard: '' as const, possibleSpam: false };
+/** `amount` X bought or sold for `usd` USDC. */
+const buy = (amount: number, usd: number) => ({ bought: { token: X, amount: r(amount) }, sold: { token: USDC, amount: r(usd) }, valueUsd: r(usd) });
+const sell = (amount: number, usd: number) => ({ bought: { token: USDC, amount: r(usd) }, sold: { token: X, amount: r(amount) }, valueUsd: r(usd) });
+/** A wallet's row from its swaps of X (oldest first) at the current price. */
+const trader = (wallet: string, swaps: ReturnType<typeof buy>[], price: Ratio | null): Trader => {
+  const position = positions(swaps, role).find((p) => p.token === X)!;
+  return { wallet, pnl: { position, priceUsd: price, info: INFO, figures: figures(position, price) } };
+};
+const ANY = { sortBy: 'totalPnl', minTradeCount: undefined, minVolumeUsd: undefined } as const;
+
+describe('top traders: the ranking of the positions', () => {
+  it('answers each wallet as its position comes to, best first, filtered', () => {
+    // a: buys 2 for $20 (cost $10 each), sells 3 for $45 (2 of them covered: proceeds $30, cost $20), buys 1 for $20;
+    // at $25 the one held is $5 up. b: buys 4 for $8, sells 1 for $5 ($3 realized), holds 3 costing $6, now $75.
+    const swapsA = [buy(2, 20), sell(3, 45), buy(1, 20)];
+    const swapsB = [buy(4, 8), sell(1, 5)];
+    const traders = [trader('0xa', swapsA, r(25)), trader('0xb', swapsB, r(25))];
+    const [first, second] = traderRows(traders, ANY);
     expect(first).toEqual({
       walletAddress: '0xb',
       totalTokensBought: '4',
@@ -35,11 +47,13 @@ describe('top traders: weighted average cost over the swaps seen', () => {
     });
     expect(second).toMatchObject({ walletAddress: '0xa', totalTokensBought: '3', totalTokensSold: '3', totalTrades: 3, avgCostOfQuantitySold: '10', realizedProfitUsd: '10', realizedProfitPercentage: 50, unrealizedProfitUsd: '5', totalPnlUsd: '15', totalPnlPercentage: 37.5 });
     // Other orders and filters.
-    expect(traderRows(swaps, 25, { sortBy: 'realizedPnl', minTradeCount: undefined, minVolumeUsd: undefined }).map((r) => r.walletAddress)).toEqual(['0xa', '0xb']);
-    expect(traderRows(swaps, 25, { sortBy: 'volume', minTradeCount: 3, minVolumeUsd: undefined }).map((r) => r.walletAddress)).toEqual(['0xa']);
-    expect(traderRows(swaps, 25, { sortBy: 'volume', minTradeCount: undefined, minVolumeUsd: 14 }).map((r) => r.walletAddress)).toEqual(['0xa']);
-    // No price: nothing unrealized.
-    expect(traderRows(swaps, null, { sortBy: 'totalPnl', minTradeCount: undefined, minVolumeUsd: undefined }).find((r) => r.walletAddress === '0xa')?.unrealizedProfitUsd).toBe('0');
+    expect(traderRows(traders, { ...ANY, sortBy: 'realizedPnl' }).map((t) => t.walletAddress)).toEqual(['0xa', '0xb']);
+    expect(traderRows(traders, { ...ANY, sortBy: 'volume', minTradeCount: 3 }).map((t) => t.walletAddress)).toEqual(['0xa']);
+    expect(traderRows(traders, { ...ANY, sortBy: 'volume', minVolumeUsd: 14 }).map((t) => t.walletAddress)).toEqual(['0xa']);
+    // No price: unrealized is null (pnl.ts' rule), the total the realized part, and unrealizedPnl sorts it last.
+    const unpriced = [trader('0xa', swapsA, null), trader('0xb', swapsB, r(25))];
+    expect(traderRows(unpriced, ANY).find((t) => t.walletAddress === '0xa')).toMatchObject({ unrealizedProfitUsd: null, totalPnlUsd: '10' });
+    expect(traderRows(unpriced, { ...ANY, sortBy: 'unrealizedPnl' }).map((t) => t.walletAddress)).toEqual(['0xb', '0xa']);
   });
 
   it('connects candles: each opens at the close of the one before it (newest first), its high and low widened', () => {
