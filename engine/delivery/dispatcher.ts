@@ -67,6 +67,18 @@ export interface DispatcherOptions {
 
 export type EnqueueResult = 'queued' | 'history' | 'dropped';
 
+/** A webhook for a stream, as the matcher builds it. */
+export interface EnqueueItem {
+  streamId: string;
+  payload: Record<string, unknown>;
+}
+
+/** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave. */
+export interface Staged {
+  results: EnqueueResult[];
+  settle(): void;
+}
+
 /** A stream's queue counters, kept apart from its definition: they change with every webhook. */
 export interface QueueMeta {
   nextSeq: number;
@@ -225,8 +237,6 @@ export class Dispatcher {
   /** Set by stop(): no delivery starts any more. */
   private stopping = false;
   private idle: Array<() => void> = [];
-  /** Enqueues whose deliveries start in a microtask, after the caller's transaction committed. */
-  private kicksDue = 0;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
   /** Outcomes since the start, for /metrics. */
@@ -298,60 +308,67 @@ export class Dispatcher {
   }
 
   /**
-   * The engine function the matcher calls: webhooks for streams, committed in
-   * one transaction before this returns. An active stream queues its webhook, a
-   * stream in error keeps it in history, paused and terminated streams drop it.
+   * Webhooks for streams, committed in their own transaction; resolves once they are on disk. The commit
+   * and its fsync happen off the event loop: a block's thousand webhooks never hold requests (issue 19).
    */
-  enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): EnqueueResult[] {
+  async enqueueBatch(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
+    let staged: Staged | undefined;
+    await this.kv.transactAsync(() => {
+      staged = this.stage(items);
+    });
+    staged!.settle();
+    return staged!.results;
+  }
+
+  /**
+   * The engine function the matcher calls, inside the write transaction it commits with its own writes: an
+   * active stream queues its webhook, a stream in error keeps it in history, paused and terminated streams
+   * drop it. The caller calls `settle()` once that transaction committed: a webhook leaves only once on disk.
+   */
+  stage(items: ReadonlyArray<EnqueueItem>): Staged {
     const now = this.clock.now();
     const wentToError: StoredStream[] = [];
     const touched = new Set<string>();
     const changes = new Changes(this.kv, this.retention.successLogMax);
-    const results = this.kv.transact(() => {
-      const out = items.map(({ streamId, payload }): EnqueueResult => {
-        const tenant = this.tenants.get(streamId);
-        if (tenant === undefined) return 'dropped';
-        const s = changes.stream(tenant, streamId);
-        if (s === undefined) return 'dropped';
-        const fate = onNewWebhook(s.status);
-        if (fate === 'drop') return 'dropped';
-        const summary = summarize(payload);
-        changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
-        // Serialized here, once: the queue, the POSTs, history and replay keep these bytes.
-        const body = webhookBody({ ...payload, streamId, tag: s.tag });
-        if (fate === 'history') {
-          this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
-          return 'history';
-        }
-        const meta = changes.meta(streamId);
-        const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
-        this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
-        meta.nextSeq++;
-        meta.queued++;
-        if (meta.queued >= QUEUE_CAP) {
-          this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
-          this.kv.put('streams', streamKey(tenant, streamId), s);
-          this.changed(streamId);
-          wentToError.push(s);
-        }
-        touched.add(streamId);
-        return 'queued';
-      });
-      changes.write(now);
-      return out;
+    const results = items.map(({ streamId, payload }): EnqueueResult => {
+      const tenant = this.tenants.get(streamId);
+      if (tenant === undefined) return 'dropped';
+      const s = changes.stream(tenant, streamId);
+      if (s === undefined) return 'dropped';
+      const fate = onNewWebhook(s.status);
+      if (fate === 'drop') return 'dropped';
+      const summary = summarize(payload);
+      changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
+      // Serialized here, once: the queue, the POSTs, history and replay keep these bytes.
+      const body = webhookBody({ ...payload, streamId, tag: s.tag });
+      if (fate === 'history') {
+        this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+        return 'history';
+      }
+      const meta = changes.meta(streamId);
+      const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
+      this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
+      meta.nextSeq++;
+      meta.queued++;
+      if (meta.queued >= QUEUE_CAP) {
+        this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
+        this.kv.put('streams', streamKey(tenant, streamId), s);
+        this.changed(streamId);
+        wentToError.push(s);
+      }
+      touched.add(streamId);
+      return 'queued';
     });
-    this.committed(changes);
-    this.afterError(wentToError);
-    // After the caller's transaction too (the matcher enqueues inside its own): a webhook leaves only once on disk.
-    if (touched.size > 0) {
-      this.kicksDue++;
-      queueMicrotask(() => {
-        this.kicksDue--;
+    changes.write(now);
+    return {
+      results,
+      settle: () => {
+        this.committed(changes);
+        this.afterError(wentToError);
         for (const id of touched) this.kick(id);
         this.notifyIfIdle();
-      });
-    }
-    return results;
+      },
+    };
   }
 
   /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
@@ -390,9 +407,9 @@ export class Dispatcher {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  /** Nothing in flight, nothing waiting for a slot (unless stopping), no enqueue's kicks still to run. */
+  /** Nothing in flight, nothing waiting for a slot (unless stopping). */
   private idleNow(): boolean {
-    return this.inFlight.size === 0 && this.kicksDue === 0 && (this.slots.inLine === 0 || this.stopping);
+    return this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping);
   }
 
   private notifyIfIdle(): void {
