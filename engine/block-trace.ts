@@ -85,8 +85,9 @@ function unconfirmed(payload: Record<string, unknown>): { chain: string; block: 
 }
 
 /** The matcher stages its webhooks inside its transaction (the bodies built); they are enqueued once that committed. */
-export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'stage'>, mark: Mark): Pick<Dispatcher, 'stage'> {
+export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>, mark: Mark): Pick<Dispatcher, 'prepare' | 'stage'> {
   return {
+    prepare: (items) => dispatcher.prepare(items),
     stage(items) {
       const blocks = items.map(({ payload }) => unconfirmed(payload)).filter((u) => u !== undefined);
       for (const u of blocks) mark('built', u.chain, u.block);

@@ -67,7 +67,7 @@ export class StreamMatcher {
     private readonly clock: Clock,
     private readonly watchlist: Watchlist,
     private readonly pool: MatchPool,
-    private readonly dispatcher: Pick<Dispatcher, 'stage'>,
+    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
   ) {
@@ -110,13 +110,15 @@ export class StreamMatcher {
       const done = (): void => {
         for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
       };
+      // Bodies are serialized before the transaction, a chunk per turn, and staged in it with the events' removal.
       // The commit and its fsync happen on LMDB's write thread: a synchronous one would wait there for the
       // follower's commits and fsync on this thread, holding requests (issues 13 and 19).
+      const ready = await this.dispatcher.prepare(built);
       let staged: Staged | undefined;
       await this.kv.transactAsync(() => {
         // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
         // delivered, and an event its replacement wrote under the same key stays for the next round.
-        const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
+        const items = ready.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
         if (items.length > 0) staged = this.dispatcher.stage(newsFirst(items));
         done();
       });
