@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import solc from 'solc';
@@ -25,7 +27,7 @@ import { anvil } from 'viem/chains';
  * on an anvil devnet (see startAnvil), for end-to-end tests of EVM streams.
  */
 
-export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver', 'TestMarket', 'TestEmitter', 'TestENSRegistry', 'TestENSResolver', 'TestReverseRegistrar', 'TestV2Factory', 'TestV2Pair', 'TestV2Router', 'TestV3Factory', 'TestV3Pool', 'TestFakePair', 'TestV4PoolManager'] as const;
+export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver', 'TestMarket', 'TestEmitter', 'TestENSRegistry', 'TestENSResolver', 'TestReverseRegistrar', 'TestV2Factory', 'TestV2Pair', 'TestV2Router', 'TestV3Factory', 'TestV3Pool', 'TestFakePair', 'TestV4PoolManager', 'TestPositionManager'] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
 export interface Compiled {
@@ -59,7 +61,7 @@ export function compileContracts(): Record<ContractName, Compiled> {
       outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
     },
   };
-  const output = JSON.parse(solc.compile(JSON.stringify(input))) as SolcOutput;
+  const output = JSON.parse(solcOutput(JSON.stringify(input))) as SolcOutput;
   const errors = (output.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join('\n')}`);
   const found: Partial<Record<ContractName, Compiled>> = {};
@@ -73,6 +75,25 @@ export function compileContracts(): Record<ContractName, Compiled> {
   const missing = CONTRACT_NAMES.filter((n) => found[n] === undefined);
   if (missing.length > 0) throw new Error(`no contract ${missing.join(', ')} in ${dir}`);
   return (compiled = found as Record<ContractName, Compiled>);
+}
+
+/**
+ * solc's answer to `input`, kept on disk by the hash of the input and the compiler's version: some twenty test
+ * files compile the same sources, each in a process of its own, and solc-js takes seconds each time.
+ */
+function solcOutput(input: string): string {
+  const dir = join(tmpdir(), 'chainpost-solc');
+  const file = join(dir, `${createHash('sha256').update(solc.version()).update(input).digest('hex')}.json`);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {}
+  const output = solc.compile(input);
+  mkdirSync(dir, { recursive: true });
+  // Written aside, then renamed: a process reading it at the same time sees all of it or none.
+  const part = `${file}.${process.pid}`;
+  writeFileSync(part, output);
+  renameSync(part, file);
+  return output;
 }
 
 /** anvil's first three dev accounts (its well-known test mnemonic), all funded with 10,000 ETH. */

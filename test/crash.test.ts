@@ -24,14 +24,15 @@ describe('crash safety', () => {
     s = await startChainpost(env, dir);
     const created = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], tag: 'crash' } });
     const id: string = created.body.id;
-    const N = 9_999;
-    for (let from = 0; from < N; from += 3_333) {
-      const webhooks = Array.from({ length: Math.min(3_333, N - from) }, (_, i) => ({ chainId: '0x1', block: { number: String(from + i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
+    // Three enqueue transactions; one stream delivers one at a time, in order (~2 ms each on a quiet machine).
+    const N = 3_000;
+    for (let from = 0; from < N; from += 1_000) {
+      const webhooks = Array.from({ length: Math.min(1_000, N - from) }, (_, i) => ({ chainId: '0x1', block: { number: String(from + i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
       const r = await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks } });
       expect(r.status).toBe(200);
     }
     // Let deliveries run a little, then kill without warning.
-    while (rx.webhooks().length < 1_500) await new Promise((r) => setTimeout(r, 5));
+    while (rx.webhooks().length < 1_000) await new Promise((r) => setTimeout(r, 5));
     await s.stop('SIGKILL');
     const beforeRestart = rx.webhooks().length;
     expect(beforeRestart).toBeLessThan(N);

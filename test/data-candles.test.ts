@@ -195,3 +195,113 @@ describe('GET /pairs/:address/ohlcv over hours of block time', () => {
     expect(seconds.body.result).toHaveLength(8);
   });
 });
+
+/**
+ * The same pairs under /v1 (engine/crosschain/trades.ts): ohlcv (with connectedCandles computed here from the
+ * expected candles), the pair's and a token's swaps against the pools' Swap logs, and TKB's top traders against
+ * its V3 Swap logs valued in USDC ($1) and its pool's price at the head.
+ */
+describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
+  const v1 = (path: string) => net.s.call(`/v1/chains/0x539/${path}`);
+  const from = () => day - 3 * 3600;
+  const to = () => day + 4 * 3600;
+
+  it('answers ohlcv as v2.2 does, and connected: each candle opening at the close before it', async () => {
+    const { weth, usdc } = dex.tokens;
+    const expected = expectedCandles(await trades(net.wethUsdc, weth.address, usdc.address, 'v2', 'usd'), '1h');
+    expect(expected.length).toBeGreaterThanOrEqual(3);
+    const plain = await v1(`pairs/${lc(net.wethUsdc.address)}/ohlcv?timeframe=1h&currency=usd&fromDate=${from()}&toDate=${to()}`);
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect(plain.body).toMatchObject({ cursor: null, page: 0, pairAddress: lc(net.wethUsdc.address), tokenAddress: lc(weth.address), timeframe: '1h', currency: 'usd', meta: { syncedAt: { '0x539': expect.any(Number) } } });
+    expect(plain.body.result).toEqual(expected);
+    const connected = expected.map((c, i) => {
+      const before = expected[i + 1];
+      return before === undefined ? c : { ...c, open: before.close, high: Math.max(c.high, before.close), low: Math.min(c.low, before.close) };
+    });
+    // The hours' prices moved between candles: connecting changes something.
+    expect(connected).not.toEqual(expected);
+    const pages: Json[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await v1(`pairs/${lc(net.wethUsdc.address)}/ohlcv?timeframe=1h&fromDate=${from()}&toDate=${to()}&connectedCandles=true&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      pages.push(...r.body.result);
+      cursor = r.body.cursor;
+    } while (cursor !== null);
+    expect(pages).toEqual(connected);
+  });
+
+  it("answers the pair's and the token's swaps as the Swap logs have them, newest first", async () => {
+    const { tkb } = dex.tokens;
+    const client = publicClient(anvil.url);
+    for (const [path, pool, kind] of [[`pairs/${lc(net.wethUsdc.address)}/swaps`, net.wethUsdc, 'v2'], [`tokens/${lc(tkb.address)}/swaps`, net.tkbUsdc, 'v3']] as const) {
+      const logs = await client.getLogs({ address: pool.address, event: kind === 'v2' ? V2_SWAP : V3_SWAP, fromBlock: 0n });
+      const r = await v1(`${path}?limit=100`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.meta.syncedAt['0x539']).toEqual(expect.any(Number));
+      expect(r.body.result.map((s: Json) => [s.transactionHash, s.blockNumber])).toEqual(logs.map((l) => [l.transactionHash, Number(l.blockNumber)]).reverse());
+    }
+    const asc = await v1(`tokens/${lc(tkb.address)}/swaps?order=ASC&transactionTypes=sell`);
+    expect(asc.body.result.map((s: Json) => s.transactionType)).toEqual(['sell']);
+    for (const [path, field] of [['pairs/0x12/swaps', 'pairAddress'], ['tokens/0x12/swaps', 'tokenAddress'], [`pairs/${lc(net.wethUsdc.address)}/ohlcv?fromDate=1&toDate=2&connectedCandles=maybe`, 'connectedCandles'], [`tokens/${lc(tkb.address)}/top-traders?sortBy=luck`, 'sortBy']]) {
+      const bad = await v1(path!);
+      expect(bad.status, path).toBe(400);
+      expect(bad.body.details.field, path).toBe(field);
+    }
+    const notDex = await net.s.call(`/v1/chains/bitcoin/pairs/${lc(net.wethUsdc.address)}/swaps`);
+    expect(notDex.status).toBe(400);
+    expect(notDex.body.details.field).toBe('chainAlias');
+  });
+
+  it("ranks TKB's traders with volumes and weighted-average-cost profit from its Swap logs", async () => {
+    const { tkb, usdc } = dex.tokens;
+    const client = publicClient(anvil.url);
+    const tkbIs0 = lc(net.tkbUsdc.token0) === lc(tkb.address);
+    const logs = await client.getLogs({ address: net.tkbUsdc.address, event: V3_SWAP, fromBlock: 0n });
+    expect(logs.length).toBeGreaterThanOrEqual(2);
+    const w = { bought: 0, sold: 0, boughtUsd: 0, soldUsd: 0, held: 0, heldCost: 0, matchedCost: 0, proceeds: 0, trades: 0, wallet: '' };
+    for (const l of logs) {
+      const a = l.args as Record<string, bigint>;
+      // The pool's view: positive = paid into the pool (the trader sold it).
+      const tkbMoved = Number(tkbIs0 ? a['amount0']! : a['amount1']!) / 10 ** net.decimalsOf(tkb.address);
+      const usd = Math.abs(Number(tkbIs0 ? a['amount1']! : a['amount0']!)) / 10 ** net.decimalsOf(usdc.address);
+      w.wallet = lc((await client.getTransaction({ hash: l.transactionHash! })).from);
+      w.trades++;
+      if (tkbMoved < 0) {
+        w.bought += -tkbMoved;
+        w.boughtUsd += usd;
+        w.held += -tkbMoved;
+        w.heldCost += usd;
+      } else {
+        const matched = Math.min(tkbMoved, w.held);
+        const cost = (w.heldCost * matched) / w.held;
+        w.sold += tkbMoved;
+        w.soldUsd += usd;
+        w.matchedCost += cost;
+        w.proceeds += (usd * matched) / tkbMoved;
+        w.held -= matched;
+        w.heldCost -= cost;
+      }
+    }
+    expect(w.bought).toBeGreaterThan(0);
+    expect(w.sold).toBeGreaterThan(0);
+    const head = Number(await client.getBlockNumber());
+    const price = asNumber(await net.v3Price(net.tkbUsdc, tkb.address, head));
+    const r = await v1(`tokens/${lc(tkb.address)}/top-traders`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.token).toMatchObject({ chain: '0x539', tokenAddress: lc(tkb.address), decimals: net.decimalsOf(tkb.address) });
+    expect(r.body.token.currentPriceUsd).toBeCloseTo(price, 6);
+    expect(r.body.result).toHaveLength(1);
+    const t = r.body.result[0];
+    const realized = w.proceeds - w.matchedCost;
+    const unrealized = w.held * price - w.heldCost;
+    expect(t).toMatchObject({ walletAddress: w.wallet, totalTrades: w.trades });
+    for (const [field, value] of [['totalTokensBought', w.bought], ['totalTokensSold', w.sold], ['totalBoughtVolumeUsd', w.boughtUsd], ['totalSoldVolumeUsd', w.soldUsd], ['realizedProfitUsd', realized], ['unrealizedProfitUsd', unrealized], ['totalPnlUsd', realized + unrealized]] as const) {
+      expect(Number(t[field]), field).toBeCloseTo(value, 4);
+    }
+    expect(realized).not.toBeCloseTo(0, 4);
+    // A window before the swaps holds no trader; minTradeCount above the wallet's count drops it.
+    expect((await v1(`tokens/${lc(tkb.address)}/top-traders?fromTimestamp=0&toTimestamp=1000`)).body.result).toEqual([]);
+    expect((await v1(`tokens/${lc(tkb.address)}/top-traders?minTradeCount=${w.trades + 1}`)).body.result).toEqual([]);
+  });
+});

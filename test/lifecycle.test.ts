@@ -40,7 +40,8 @@ describe('start-up', () => {
     }
   });
 
-  it.each([
+  // Each case is a process of its own that stops at once: they run side by side.
+  it.concurrent.for([
     ['CHAINPOST_PORT', 'http'],
     ['CHAINPOST_RATE_LIMIT', 'fast'],
     ['CHAINPOST_CHAINS', '0x1=nowhere'],
@@ -51,7 +52,7 @@ describe('start-up', () => {
     ['CHAINPOST_CONFIRMATIONS', '0x539=deep'],
     ['CHAINPOST_ALERT_EMAIL', 'ops-at-example'],
     ['CHAINPOST_API_KEY', 'tiny'],
-  ])('stops on a bad %s with a message naming it', async (name, value) => {
+  ] as Array<[string, string]>)('stops on a bad %s with a message naming it', async ([name, value], { expect }) => {
     const dir = tempDir();
     const r = await cli(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
     expect(r.code).toBe(1);
@@ -131,8 +132,9 @@ describe('start-up', () => {
   });
 });
 
-describe('shutdown', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal) => {
+// Each case is a server of its own, mostly waiting on its shutdown: they run side by side.
+describe.concurrent('shutdown', () => {
+  it.for(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal, { expect }) => {
     const s = await startChainpost();
     try {
       const sock = connect(s.port, '127.0.0.1');
@@ -161,7 +163,7 @@ describe('shutdown', () => {
     }
   });
 
-  it('counts nothing in flight after clients abandoned their uploads, so it stops at once', async () => {
+  it('counts nothing in flight after clients abandoned their uploads, so it stops at once', async ({ expect }) => {
     const s = await startChainpost();
     try {
       for (let i = 0; i < 5; i++) {
@@ -182,7 +184,7 @@ describe('shutdown', () => {
     }
   });
 
-  it('exits 0 within 10 s even when a request in flight never completes', async () => {
+  it('exits 0 within 10 s even when a request in flight never completes', async ({ expect }) => {
     const s = await startChainpost();
     try {
       const sock = connect(s.port, '127.0.0.1');

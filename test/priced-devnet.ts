@@ -38,7 +38,8 @@ export interface PricedDevnet {
 
 const lc = (a: string): string => a.toLowerCase();
 
-export async function startPricedDevnet(): Promise<PricedDevnet> {
+/** `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node). */
+export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> = () => ({})): Promise<PricedDevnet> {
   const anvil = await startAnvil({ chainId: 1337 });
   const dex = await deployDex(anvil.url);
   const { usdc, weth, tka, tkb } = dex.tokens;
@@ -57,7 +58,7 @@ export async function startPricedDevnet(): Promise<PricedDevnet> {
       ],
     },
   };
-  const s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
+  const s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing), ...more(anvil) }));
   const v2Pool = async (a: { address: Hex }, b: { address: Hex }, amountA: string, amountB: string): Promise<Created> => {
     const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
     const [x, y] = lc(pair.token0) === lc(a.address) ? [units(amountA, a), units(amountB, b)] : [units(amountB, b), units(amountA, a)];

@@ -399,7 +399,7 @@ describe('Streams API and delivery engine', () => {
         expect(st.statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
       }
       // One e-mail per stream that entered error, to CHAINPOST_ALERT_EMAIL (the key has no e-mail).
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => smtp.mails.length - mailsBefore >= 31, 10_000);
       const mails = smtp.mails.slice(mailsBefore);
       expect(mails).toHaveLength(31);
       expect(mails[0]!.to).toEqual(['ops@example.org']);
@@ -429,7 +429,7 @@ describe('Streams API and delivery engine', () => {
       expect(ended.status).toBe('terminated');
       expect(ended.statusMessage).toMatch(/stayed in error for 24 hours/);
       expect((await stream(rateStreams[0]!)).status).toBe('active');
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data)).length >= 30, 10_000);
       // (Long subjects are folded on the wire; the body says it plainly.)
       expect(smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data))).toHaveLength(30);
       expect((await enqueue(rateStreams[1]!, [webhook(300)])).body.results).toEqual(['dropped']);

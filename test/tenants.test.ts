@@ -55,8 +55,10 @@ const DATA_ROUTES = [
   'GET /wallets/:address/chains', 'GET /wallets/:address/tokens', 'GET /wallets/:address/approvals',
   'GET /erc20/:address/transfers', 'GET /erc20/:token_address/owners', 'GET /erc20/:tokenAddress/holders',
   'GET /erc20/:tokenAddress/holders/historical', 'GET /erc20/:address/allowance', 'GET /erc20/:address/price',
-  'GET /wallets/:address/net-worth', 'GET /tokens/:tokenAddress/analytics', 'GET /wallets/:address/swaps',
+  'GET /wallets/:address/net-worth', 'GET /wallets/:address/defi/summary', 'GET /wallets/:address/defi/positions',
+  'GET /wallets/:address/defi/:protocol/positions', 'GET /tokens/:tokenAddress/analytics', 'GET /wallets/:address/swaps',
   'GET /erc20/:address/swaps', 'GET /pairs/:address/swaps', 'GET /erc20/:token_address/pairs',
+  'GET /wallets/:address/profitability', 'GET /wallets/:address/profitability/summary', 'GET /erc20/:address/top-gainers',
   'GET /pairs/:address/ohlcv', 'GET /nft/:address/:token_id/transfers',
   'GET /block/:block_number_or_hash/nft/transfers', 'GET /nft/:address', 'GET /nft/:address/owners',
   'GET /nft/:address/metadata', 'GET /nft/:address/transfers', 'GET /nft/:address/trades',
@@ -253,10 +255,24 @@ const TABLE: Record<string, Row | NoTenantState> = {
   'POST /bind/remove/verify': { calls: (a) => [post('/bind/remove/verify', a.pending.unbind)], expect: notFound },
   'GET /profile/:profileId/addresses': { calls: (a) => Object.values(a.profiles).map((p) => get(`/profile/${p}/addresses`)), expect: notFound },
   'GET /.well-known/jwks.json': { none: "the public keys of the server's sign-in tokens: one signing key for the server, no tenant's state", calls: () => [get('/.well-known/jwks.json')] },
-  'GET /v1/defi/protocols': { none: 'cross-chain reads of chain data (not built: 501 after its own checks)', calls: () => [get('/v1/defi/protocols?chains=eth')] },
+  'GET /v1/defi/protocols': { none: 'the DeFi adapters this server has and the chains their factories are registered on: no tenant\'s state', calls: () => [get('/v1/defi/protocols?chains=eth')] },
+  'GET /v1/wallets/:walletAddress/defi/positions': { none: "cross-chain reads of chain data: a wallet's LP tokens and position NFTs from the indexes, their pools by eth_call", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/positions`)] },
+  'GET /v1/wallets/:walletAddress/defi/:protocol/positions': { none: 'cross-chain reads of chain data: as the positions, of one protocol', calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/uniswap-v3/positions`)] },
+  'GET /v1/wallets/:walletAddress/defi/summary': { none: 'cross-chain reads of chain data: the positions summed', calls: (a) => [get(`/v1/wallets/${a.evmAddress}/defi/summary`)] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price': { none: 'cross-chain reads of chain data: a price from the DEX pools indexed', calls: () => [get('/v1/chains/eth/tokens/native/price'), get('/v1/chains/bitcoin/tokens/native/price')] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/timeseries')] },
   'GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline': { none: 'cross-chain reads of chain data: price marks', calls: () => [get('/v1/chains/eth/tokens/native/price/sparkline?range=7d')] },
+  'GET /v1/wallets/:walletAddressOrPublicKey/tokens': { none: "cross-chain reads of chain data: a wallet's balances from the indexes and nodes", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/tokens`), get(`/v1/wallets/${XPUB}/tokens`)] },
+  'GET /v1/wallets/:walletAddressOrPublicKey/history': { none: "cross-chain reads of chain data: a wallet's transactions from the indexes", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/history`), get(`/v1/wallets/${XPUB}/history`)] },
+  'GET /v1/wallets/:walletAddress/insight': { none: "cross-chain reads of chain data: a wallet's activity folded from the indexes", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/insight`)] },
+  'GET /v1/wallets/:walletAddress/pnl': { none: "cross-chain reads of chain data: a wallet's swaps from the DEX index (A's followed addresses are not read)", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/pnl`)] },
+  'GET /v1/wallets/:walletAddress/pnl/summary': { none: "cross-chain reads of chain data: a wallet's swaps from the DEX index (A's followed addresses are not read)", calls: (a) => [get(`/v1/wallets/${a.evmAddress}/pnl/summary?period=7d`)] },
+  'GET /v1/chains/:chainAlias/blocks/:blockIdentifier': { none: 'cross-chain reads of chain data: stored block records', calls: () => [get('/v1/chains/eth/blocks/1'), get(`/v1/chains/bitcoin/blocks/${'0'.repeat(64)}`)] },
+  'GET /v1/chains/:chainAlias/transactions/:txHash': { none: 'cross-chain reads of chain data: the transaction indexes and stored records', calls: () => [get(`/v1/chains/eth/transactions/0x${'0'.repeat(64)}`), get(`/v1/chains/bitcoin/transactions/${'0'.repeat(64)}`)] },
+  'GET /v1/chains/:chainAlias/tokens/:tokenAddress/swaps': { none: 'cross-chain reads of chain data: the DEX index', calls: () => [get(`/v1/chains/eth/tokens/0x${'1'.repeat(40)}/swaps`)] },
+  'GET /v1/chains/:chainAlias/tokens/:tokenAddress/top-traders': { none: 'cross-chain reads of chain data: the DEX index', calls: () => [get(`/v1/chains/eth/tokens/0x${'1'.repeat(40)}/top-traders`)] },
+  'GET /v1/chains/:chainAlias/pairs/:pairAddress/swaps': { none: 'cross-chain reads of chain data: the DEX index', calls: () => [get(`/v1/chains/eth/pairs/0x${'1'.repeat(40)}/swaps`)] },
+  'GET /v1/chains/:chainAlias/pairs/:pairAddress/ohlcv': { none: 'cross-chain reads of chain data: the DEX candles', calls: () => [get(`/v1/chains/eth/pairs/0x${'1'.repeat(40)}/ohlcv?fromDate=0&toDate=1`)] },
   'GET /v1/chains/:chainAlias/wallets/:publicKey/addresses': { none: "cross-chain reads of chain data: an xpub's addresses from the Bitcoin address index (an xpub a stream watches is not read)", calls: () => [get(`/v1/chains/bitcoin/wallets/${XPUB}/addresses`)] },
   'POST /rpc/:chain/:apiKey': { none: "node access: JSON-RPC calls passed to (or answered from) the chain's node; the key only authenticates", calls: (_a, b) => [post(`/rpc/0x1/${b.key}`, { jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] })] },
   'ANY /*': { none: 'the answer to a path no route takes (404 naming it)', calls: (a) => [get(`/streams/evm/${a.streams.evm}/nothing-here`)] },
@@ -266,7 +282,7 @@ const TABLE: Record<string, Row | NoTenantState> = {
 /** A Data API route called with A's EVM address wherever it takes an address. */
 function dataCall(route: string, a: TenantA): Call {
   const [method, pattern] = route.split(' ') as [string, string];
-  const values: Record<string, string> = { hash: `0x${'ab'.repeat(32)}`, block_number_or_hash: '1', domain: 'vitalik.eth', token_id: '1', network: 'eth', exchange: 'uniswapv2', exchangeName: 'uniswapv2', categoryId: 'defi' };
+  const values: Record<string, string> = { hash: `0x${'ab'.repeat(32)}`, block_number_or_hash: '1', domain: 'vitalik.eth', token_id: '1', network: 'eth', exchange: 'uniswapv2', exchangeName: 'uniswapv2', categoryId: 'defi', protocol: 'uniswap-v2' };
   const path = pattern.replace(/:(\w+)/g, (_, name: string) => values[name] ?? a.evmAddress).replace('/*', '/anything');
   return { method: method === 'ANY' ? 'GET' : method, path: `${DATA_PREFIX}${path}`, ...(method === 'POST' || method === 'PUT' ? { json: {} } : {}) };
 }

@@ -32,7 +32,7 @@ export interface AddressRows {
 }
 
 const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
-const addressTxKey = (address: string, height: number, txIndex: number): string => `${address}/${hex(height, 8)}/${hex(txIndex, 6)}`;
+const addressTxKey = (address: string, height: number, txIndex: number): string => `${address}/${txPlace(height, txIndex)}`;
 const utxoKey = (address: string, txid: string, vout: number): string => `${address}/${txid}:${vout}`;
 const inChain = (chain: string, key: string): string => `${chain}/${key}`;
 
@@ -120,10 +120,20 @@ export function transferCount(kv: Kv, chain: string, address: string): number {
   return kv.count('btcAddressTxs', { start: prefix, end: `${prefix}\uffff` });
 }
 
-/** An address's transactions, newest first: txid, block height and index in the block. */
-export function addressTxs(kv: Kv, chain: string, address: string, limit: number): Array<{ txid: string; height: number; index: number }> {
+/** A transaction's place in an address's list (height/index in the block): the same for every address it touched. */
+export const txPlace = (height: number, txIndex: number): string => `${hex(height, 8)}/${hex(txIndex, 6)}`;
+
+/**
+ * An address's transactions, newest first: txid, block height and index in the block; with `before` (a txPlace),
+ * only those strictly before that place, and with `low`/`high` (txPlaces), those from low up to, not with, high.
+ */
+export function addressTxs(kv: Kv, chain: string, address: string, limit: number, bounds: { before?: string | undefined; low?: string | undefined; high?: string | undefined } = {}): Array<{ txid: string; height: number; index: number }> {
   const prefix = inChain(chain, `${address}/`);
-  return kv.range<string>('btcAddressTxs', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit }).map(({ key, value }) => {
+  const high = [bounds.before, bounds.high].filter((b) => b !== undefined).sort()[0];
+  // The range's start is inclusive in reverse: an upper bound is read from just below it.
+  const start = high === undefined ? `${prefix}\uffff` : `${prefix}${high}`;
+  const rows = kv.range<string>('btcAddressTxs', { start, end: `${prefix}${bounds.low ?? ''}`, reverse: true, limit: limit + 1 });
+  return rows.filter((r) => r.key !== start && r.key >= `${prefix}${bounds.low ?? ''}`).slice(0, limit).map(({ key, value }) => {
     const [height, index] = key.slice(prefix.length).split('/') as [string, string];
     return { txid: value, height: parseInt(height, 16), index: parseInt(index, 16) };
   });
@@ -131,3 +141,6 @@ export function addressTxs(kv: Kv, chain: string, address: string, limit: number
 
 /** The block height of a transaction this server indexed (undefined: not in a block it followed). */
 export const txHeight = (kv: Kv, chain: string, txid: string): number | undefined => kv.get<number>('btcTxs', inChain(chain, txid));
+
+/** Whether output `vout` of `txid`, paid to `address`, is still unspent (its btcUtxos row stands). */
+export const isUnspent = (kv: Kv, chain: string, address: string, txid: string, vout: number): boolean => kv.get<[number, number]>('btcUtxos', inChain(chain, utxoKey(address, txid, vout))) !== undefined;

@@ -17,6 +17,8 @@ export interface Factory {
   readonly kind: FactoryKind;
   /** The `exchangeName` of prices and swaps. */
   readonly name: string;
+  /** V3: the NonfungiblePositionManager whose NFTs are the factory's liquidity positions (the DeFi positions read them). */
+  readonly positionManager?: string;
 }
 
 export interface Pricing {
@@ -43,7 +45,7 @@ const ETHEREUM: Pricing = {
   wrappedBtc: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', '0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf'],
   factories: [
     { address: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', kind: 'v2', name: 'Uniswap v2' },
-    { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3' },
+    { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3', positionManager: '0xc36442b4a4522e871399cd717abdd847ab11fe88' },
     { address: '0xc0aee478e3658e2610c5f7a4a2e1777ce9e4f2ac', kind: 'v2', name: 'SushiSwap v2' },
   ],
 };
@@ -61,7 +63,7 @@ const entry = z
     wrappedNative: address,
     stablecoins: z.array(address).default([]),
     whitelist: z.array(address).default([]),
-    factories: z.array(z.object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100) }).strict()).default([]),
+    factories: z.array(z.object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100), positionManager: address.optional() }).strict()).default([]),
     wrappedBtc: z.array(address).default([]),
   })
   .strict();
@@ -101,6 +103,7 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
     const seen = new Set<string>();
     p.factories.forEach((f, i) => {
       if (seen.has(f.address)) throw new PricingError(`${id}.factories.${i}.address: ${f.address} is listed twice`);
+      if (f.positionManager !== undefined && f.kind !== 'v3') throw new PricingError(`${id}.factories.${i}.positionManager: only a v3 factory has a NonfungiblePositionManager`);
       seen.add(f.address);
     });
     out.set(chain.key, p);

@@ -69,4 +69,8 @@ export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[],
 }
 
 /** A chain's sync point: the last block every Data API index holds (EVM), else its follower's head (Bitcoin's indexes are written with its blocks). */
-export const syncedAt = (deps: Pick<DataDeps, 'indexer' | 'follower'>) => (chain: Chain): number | undefined => deps.indexer.position(chain.key) ?? deps.follower(chain.key)?.head;
+export const syncedAt = (deps: Pick<DataDeps, 'indexer' | 'follower'>) => (chain: Chain): number | undefined => {
+  const at = deps.indexer.position(chain.key) ?? deps.follower(chain.key)?.head;
+  // −1 is "nothing yet" (a chain whose node has never answered): null in the answer, not a block.
+  return at === undefined || at < 0 ? undefined : at;
+};

@@ -38,13 +38,13 @@ export const walletTokensQuery = z.object({
 export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cursor });
 export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
 
-interface Held {
+export interface Held {
   token: string;
   balance: bigint;
 }
 
 /** The wallet's tokens with a balance above 0: all of them, or the asked ones; at the head or at `toBlock`. */
-async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
+export async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
   const prefix = walletBalancesPrefix(chain, wallet);
   if (toBlock !== undefined && toBlock < head) {
     // The past: balanceOf at that block for every token the wallet ever held here.
@@ -83,10 +83,10 @@ export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typ
 }
 
 /** What a wallet's priced balances are asked with (GET /wallets/:address/tokens, GET /wallets/:address/net-worth). */
-type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
+export type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
 
 /** A wallet's balances on a chain with their USD fields: the native balance first (eth_getBalance at the block), then the tokens. */
-async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
+export async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
   const head = await indexedHead(deps, chain);
   const block = q.to_block !== undefined && q.to_block < head ? q.to_block : head;
   // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).

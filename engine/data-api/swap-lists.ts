@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { factoryOf } from '../chains/pricing.js';
 import { pos, posAt } from '../evm/store.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
-import { ApiError } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import type { Kv } from '../ports.js';
 import { rangePage } from '../page.js';
-import { headBounds } from './block-times.js';
+import { headBounds, type BlockRangeQuery } from './block-times.js';
 import { baseIsToken0 } from './swap-candles.js';
 import type { DataDeps } from './deps.js';
 import { poolKey, poolRowsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type PoolRow, type SwapRow } from './dex-index.js';
@@ -81,33 +81,40 @@ function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, poolRow:
   return { pool, row, swap, blockNumber, baseIs0, usdIs0, boughtIs0, type: boughtIs0 === baseIs0 ? 'buy' : 'sell' };
 }
 
-/** One leg (bought or sold) in the reference's TokenTransactionTokenMetadata: the amount as a positive decimal, USD at the swap's block. */
-function leg(token: string, info: TokenInfo, raw: bigint, usd: Ratio | null) {
-  const whole: Ratio = { num: raw < 0n ? -raw : raw, den: 10n ** BigInt(info.decimals ?? 0) };
-  const value = usd === null ? null : mul(whole, usd);
-  return {
-    token,
-    info,
-    value,
-    item: { address: token, name: info.name, symbol: info.symbol, logo: null, amount: formatted(whole.num, info.decimals), usdPrice: usd === null ? null : toNumber(usd), usdAmount: value === null ? null : toNumber(value) },
-    whole,
-  };
+/** One leg (bought or sold) of a swap: its whole amount (positive) and its USD value at the swap's block (null without a price). */
+function legOf(reader: Pick<PriceReader, 'valueUsd'>, s: Seen, is0: boolean, decimals: number) {
+  const token = is0 ? s.row[1] : s.row[2];
+  const raw = BigInt(s.swap[is0 ? 3 : 4]);
+  const whole: Ratio = { num: raw < 0n ? -raw : raw, den: 10n ** BigInt(decimals) };
+  const usd = reader.valueUsd(token, s.blockNumber);
+  return { token, whole, usd, value: usd === null ? null : mul(whole, usd) };
 }
-type Leg = ReturnType<typeof leg>;
+type Leg = ReturnType<typeof legOf>;
+
+/**
+ * A swap's bought and sold legs, and the trade's value: the leg of the pool's token that routes to USD, else the
+ * other leg (null when neither is priced). What the lists answer and what profit and loss counts (crosschain/pnl.ts).
+ */
+function legs(reader: Pick<PriceReader, 'valueUsd'>, s: Seen, decimalsOf: (token: string) => number) {
+  const bought = legOf(reader, s, s.boughtIs0, decimalsOf(s.boughtIs0 ? s.row[1] : s.row[2]));
+  const sold = legOf(reader, s, !s.boughtIs0, decimalsOf(s.boughtIs0 ? s.row[2] : s.row[1]));
+  const [usd, other] = s.boughtIs0 === s.usdIs0 ? [bought, sold] : [sold, bought];
+  return { bought, sold, value: usd.value ?? other.value };
+}
+
+/** A leg in the reference's TokenTransactionTokenMetadata: the amount as a positive decimal, USD at the swap's block. */
+const legItem = (l: Leg, info: TokenInfo) => ({ address: l.token, name: info.name, symbol: info.symbol, logo: null, amount: formatted(l.whole.num, info.decimals), usdPrice: l.usd === null ? null : toNumber(l.usd), usdAmount: l.value === null ? null : toNumber(l.value) });
 
 const pairLabel = (base: { token: string; info: TokenInfo }, quote: { token: string; info: TokenInfo }): string => `${base.info.symbol || base.token}/${quote.info.symbol || quote.token}`;
 
 /** A swap with its legs valued: what each list's item is made of. */
 async function priced(reader: PriceReader, s: Seen, infoOf: (token: string) => Promise<TokenInfo>, iso: string) {
-  const amounts = [BigInt(s.swap[3]), BigInt(s.swap[4])] as const;
-  const legOf = async (is0: boolean): Promise<Leg> => {
-    const token = is0 ? s.row[1] : s.row[2];
-    const [info, usd] = await Promise.all([infoOf(token), reader.valueUsd(token, s.blockNumber)]);
-    return leg(token, info, amounts[is0 ? 0 : 1], usd);
-  };
-  const [bought, sold] = await Promise.all([legOf(s.boughtIs0), legOf(!s.boughtIs0)]);
+  const [info0, info1] = await Promise.all([infoOf(s.row[1]), infoOf(s.row[2])]);
+  const infos = new Map([[s.row[1], info0], [s.row[2], info1]]);
+  const { bought: b, sold: o, value } = legs(reader, s, (token) => infos.get(token)!.decimals ?? 0);
+  const withInfo = (l: Leg) => ({ ...l, info: infos.get(l.token)!, item: legItem(l, infos.get(l.token)!) });
+  const [bought, sold] = [withInfo(b), withInfo(o)];
   const [base, quote] = s.boughtIs0 === s.baseIs0 ? [bought, sold] : [sold, bought];
-  const [usd, other] = s.boughtIs0 === s.usdIs0 ? [bought, sold] : [sold, bought];
   return {
     s,
     iso,
@@ -117,8 +124,7 @@ async function priced(reader: PriceReader, s: Seen, infoOf: (token: string) => P
     quote,
     // The execution price: quote tokens paid or received per base token.
     baseQuotePrice: base.whole.num === 0n ? null : decimal(div(quote.whole, base.whole), 18),
-    // The trade's value: the leg of the pool's token that routes to USD, else the other leg.
-    totalValueUsd: usd.value !== null ? toNumber(usd.value) : other.value !== null ? toNumber(other.value) : null,
+    totalValueUsd: value === null ? null : toNumber(value),
   };
 }
 type Priced = Awaited<ReturnType<typeof priced>>;
@@ -238,4 +244,43 @@ export async function pairSwaps(deps: DataDeps, chain: string, q: z.output<typeo
     quoteToken: quote.item,
     result: p.swaps.map(pairItem),
   };
+}
+
+/**
+ * A swap as profit and loss counts it (engine/crosschain/pnl.ts): who sent it, the tokens bought and sold in whole
+ * units, and the trade's value in USD at its block, exact (the lists' totalValueUsd); null when neither leg is priced.
+ */
+export interface Trade {
+  wallet: string;
+  blockNumber: number;
+  bought: { token: string; amount: Ratio };
+  sold: { token: string; amount: Ratio };
+  valueUsd: Ratio | null;
+}
+
+/** Swaps one profit-and-loss read takes at most per chain: past them it is refused, naming `field` (narrow the window). */
+export const MAX_TRADES = 20_000;
+
+/**
+ * Every swap of a wallet (the transactions it sent) or of a token, oldest first, within `range` (blocks or dates, as
+ * the lists take them), valued at their blocks; with the price reader at the indexed head for current prices. No
+ * swaps when the chain has no pricing entry (the DEX index holds nothing of it).
+ */
+export async function tradesOf(deps: DataDeps, chain: string, of: { wallet: string } | { token: string }, range: BlockRangeQuery, field: string, max = MAX_TRADES): Promise<{ trades: Trade[]; reader: PriceReader | undefined; head: number }> {
+  const { head, reader } = await readerAt(deps, chain);
+  const bounds = headBounds(deps.kv, chain, head, range);
+  if (reader === undefined || bounds === null) return { trades: [], reader, head };
+  const source: Source = 'wallet' in of ? { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, of.wallet) } : { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, of.token), token: of.token };
+  const entries = deps.kv.range<string>(source.table, { start: source.prefix + (bounds.low ?? ''), end: source.prefix + bounds.high, limit: max + 1 });
+  if (entries.length > max) throw badRequest(field, `more than ${max} swaps in the window on chain ${chain}: narrow it`);
+  const rows = new Map<string, PoolRow | undefined>();
+  const poolRow = (pool: string): PoolRow | undefined => (rows.has(pool) ? rows.get(pool) : rows.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
+  const swaps = entries.flatMap(({ key, value }) => seen(deps.kv, chain, reader, poolRow, source, key, value) ?? []);
+  const decimals = new Map<string, number>();
+  await Promise.all([...new Set(swaps.flatMap((s) => [s.row[1], s.row[2]]))].map(async (t) => void decimals.set(t, await reader.tokenDecimals(t))));
+  const trades = swaps.map((s): Trade => {
+    const { bought, sold, value } = legs(reader, s, (t) => decimals.get(t)!);
+    return { wallet: s.swap[2], blockNumber: s.blockNumber, bought: { token: bought.token, amount: bought.whole }, sold: { token: sold.token, amount: sold.whole }, valueUsd: value };
+  });
+  return { trades, reader, head };
 }

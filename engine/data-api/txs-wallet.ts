@@ -75,7 +75,7 @@ function nativeTransfers(s: TxSummary, wallet: string, symbol: string) {
   }));
 }
 
-type Meta = (contract: string) => Promise<TokenInfo>;
+export type Meta = (contract: string) => Promise<TokenInfo>;
 
 async function erc20Item(m: TokenMove, s: TxSummary, wallet: string, meta: Meta) {
   const info = await meta(m.t.contract);
@@ -187,38 +187,45 @@ export function categorize(s: TxSummary, wallet: string, moves: TokenMove[], nat
 /** The native currency's symbol; the registry names none, so Ether's. */
 const NATIVE_SYMBOL = 'ETH';
 
-export async function walletHistory(deps: DataDeps, chain: string, q: z.output<typeof historyQuery>) {
-  const { page, cursor: next, items } = await addressPage(deps, chain, 'hist', q);
+/** Token metadata read once per contract for the items of one answer. */
+export function metaCache(deps: DataDeps, chain: string): Meta {
   const cache = new Map<string, Promise<TokenInfo>>();
-  const meta: Meta = (contract) => {
+  return (contract) => {
     const key = contract.toLowerCase();
     let p = cache.get(key);
     if (p === undefined) cache.set(key, (p = metadata(deps, chain, key)));
     return p;
   };
-  const wallet = q.address;
-  const result = await Promise.all(
-    items.map(async (s) => {
-      const moves = movesOf(deps, chain, s, wallet);
-      const natives = nativeTransfers(s, wallet, NATIVE_SYMBOL);
-      const erc20 = await Promise.all(moves.filter((m) => m.t.kind === 'erc20').map((m) => erc20Item(m, s, wallet, meta)));
-      const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));
-      const symbols = new Map(erc20.map((e) => [e.address, e.token_symbol]));
-      const { category, summary } = categorize(s, wallet, moves, natives, symbols, NATIVE_SYMBOL);
-      // Added to the transaction's item, not spread into a new object: V8 gives a spread copy of an object this
-      // large a hidden class of its own each time, and those classes are garbage the young collections copy around.
-      return Object.assign(txItem(s, { internal: q.include_internal_transactions }), {
-        category,
-        contract_interactions: await interactions(s.approvals, wallet, meta),
-        possible_spam: erc20.some((e) => e.possible_spam) || nft.some((n) => n.possible_spam),
-        method_label: null,
-        summary,
-        nft_transfers: nft,
-        erc20_transfers: erc20,
-        native_transfers: natives,
-      });
-    }),
-  );
+}
+
+/** A wallet history item of one transaction (`wallet` lower case): what GET /wallets/:address/history and the cross-chain history answer. */
+export async function historyItem(deps: DataDeps, chain: string, s: TxSummary, wallet: string, meta: Meta, internal: boolean) {
+  const moves = movesOf(deps, chain, s, wallet);
+  const natives = nativeTransfers(s, wallet, NATIVE_SYMBOL);
+  const erc20 = await Promise.all(moves.filter((m) => m.t.kind === 'erc20').map((m) => erc20Item(m, s, wallet, meta)));
+  const nft = await Promise.all(moves.filter((m) => m.t.kind !== 'erc20').map((m) => nftItem(m, s, wallet, meta)));
+  const symbols = new Map(erc20.map((e) => [e.address, e.token_symbol]));
+  const { category, summary } = categorize(s, wallet, moves, natives, symbols, NATIVE_SYMBOL);
+  // Added to the transaction's item, not spread into a new object: V8 gives a spread copy of an object this
+  // large a hidden class of its own each time, and those classes are garbage the young collections copy around.
+  return Object.assign(txItem(s, { internal }), {
+    category,
+    contract_interactions: await interactions(s.approvals, wallet, meta),
+    possible_spam: erc20.some((e) => e.possible_spam) || nft.some((n) => n.possible_spam),
+    method_label: null,
+    summary,
+    nft_transfers: nft,
+    erc20_transfers: erc20,
+    native_transfers: natives,
+  });
+}
+
+export type HistoryItem = Awaited<ReturnType<typeof historyItem>>;
+
+export async function walletHistory(deps: DataDeps, chain: string, q: z.output<typeof historyQuery>) {
+  const { page, cursor: next, items } = await addressPage(deps, chain, 'hist', q);
+  const meta = metaCache(deps, chain);
+  const result = await Promise.all(items.map((s) => historyItem(deps, chain, s, q.address, meta, q.include_internal_transactions)));
   return { page, page_size: q.limit, cursor: next, result };
 }
 

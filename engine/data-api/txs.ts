@@ -82,7 +82,7 @@ export async function internalTxs(deps: DataDeps, chain: string, q: z.output<typ
   return s.internal.map((c) => internalItem(s, c));
 }
 
-async function blockRecord(deps: DataDeps, chain: string, numberOrHash: string): Promise<BlockRecord> {
+export async function blockRecord(deps: DataDeps, chain: string, numberOrHash: string): Promise<BlockRecord> {
   const number = blockNumberOf(deps, chain, numberOrHash);
   const record = number === undefined ? undefined : await recordOf(deps, chain, number);
   if (record === undefined) throw new ApiError(404, `block ${numberOrHash} is not a canonical block stored for chain ${chain}`);
@@ -91,11 +91,9 @@ async function blockRecord(deps: DataDeps, chain: string, numberOrHash: string):
 
 const dec = (v: unknown): string | null => (typeof v === 'string' ? BigInt(v).toString() : null);
 
-export async function block(deps: DataDeps, chain: string, q: z.output<typeof blockQuery>) {
-  const r = await blockRecord(deps, chain, q.block_number_or_hash);
+/** A block's own fields as the Data API's block item shows them (the v2.2 item and the /v1 EVM block's evmSpecific). */
+export function blockFields(r: BlockRecord) {
   const h = r.header;
-  const internal = q.include === 'internal_transactions';
-  const transactions = summarize(r).map((s, i) => txItem(s, { internal, logs: r.txs[i]!.logs }));
   return {
     timestamp: iso(Number(h['timestamp'])),
     number: dec(h['number']),
@@ -116,8 +114,14 @@ export async function block(deps: DataDeps, chain: string, q: z.output<typeof bl
     gas_limit: dec(h['gasLimit']),
     gas_used: dec(h['gasUsed']),
     transaction_count: String(r.txs.length),
-    transactions,
   };
+}
+
+export async function block(deps: DataDeps, chain: string, q: z.output<typeof blockQuery>) {
+  const r = await blockRecord(deps, chain, q.block_number_or_hash);
+  const internal = q.include === 'internal_transactions';
+  const transactions = summarize(r).map((s, i) => txItem(s, { internal, logs: r.txs[i]!.logs }));
+  return { ...blockFields(r), transactions };
 }
 
 export async function blockStats(deps: DataDeps, chain: string, q: z.output<typeof blockStatsQuery>) {

@@ -82,7 +82,8 @@ function instructionOf(t: SolTransaction, ix: SolInstruction): SolBodyInstructio
   return { programId: key(ix.programIdIndex), accounts: ix.accounts.map(key), data: ix.data };
 }
 
-function txOf(t: SolTransaction, slot: string, blockTime: number | null): SolBodyTransaction {
+/** A transaction as bodies (and the /v1 Solana DTOs) show it: keys by address, err parsed. */
+export function solanaTx(t: SolTransaction, slot: string, blockTime: number | null): SolBodyTransaction {
   return {
     signature: t.signature,
     slot,
@@ -109,6 +110,6 @@ export function solanaBody(view: SolRecordView, o: SolBodyOptions): SolanaBody {
     tag: o.tag,
     retries: 0,
     block: { slot, blockHash: h.blockhash, blockHeight: h.blockHeight === null ? null : String(h.blockHeight), blockTime: h.blockTime, parentSlot: String(h.parentSlot), previousBlockHash: h.previousBlockhash },
-    transactions: o.txIndexes.map((i) => txOf(view.tx(i), slot, h.blockTime)),
+    transactions: o.txIndexes.map((i) => solanaTx(view.tx(i), slot, h.blockTime)),
   };
 }

@@ -1,17 +1,24 @@
 import type { Clock } from '../../engine/clock.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
-import { syncedAt, v1Meta } from '../../engine/crosschain/fan-out.js';
+import { v1Pnl, v1PnlSummary } from '../../engine/crosschain/pnl.js';
+import { v1Block, v1Transaction } from '../../engine/crosschain/chain-data.js';
+import { topTraders, v1PairOhlcv, v1PairSwaps, v1TokenSwaps } from '../../engine/crosschain/trades.js';
 import { sparkline, timeseries } from '../../engine/crosschain/price-series.js';
-import { BITCOIN, v1TokenPrice } from '../../engine/crosschain/token-price.js';
+import { BITCOIN, metaOf, v1TokenPrice } from '../../engine/crosschain/token-price.js';
 import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
 import { extendedKey } from '../../engine/bitcoin/stream.js';
 import { validate } from '../../engine/schema.js';
 import { z } from 'zod';
 import type { DataDeps } from '../../engine/data-api/deps.js';
-import { queryAndPath } from './data.js';
+import { arrayParams, queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
-import { json, notBuilt, type Request, type Route } from './route.js';
+import { json, type Request, type Route } from './route.js';
+import { tokensQuery, v1WalletTokens } from '../../engine/crosschain/wallet-tokens.js';
+import { historyQuery, v1WalletHistory } from '../../engine/crosschain/wallet-history.js';
+import { insightQuery, v1WalletInsight } from '../../engine/crosschain/wallet-insight.js';
+import { walletFamilies, type Wallet } from '../../engine/crosschain/wallet.js';
+import { v1DefiPositions, v1DefiPositionsQuery, v1DefiProtocolPositions, v1DefiProtocolQuery, v1DefiProtocols, v1DefiSummary, v1DefiSummaryQuery, v1ProtocolsQuery } from '../../engine/crosschain/defi/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -27,50 +34,52 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
+  // PnL is of DEX swaps: EVM chains only (Bitcoin or Solana asked: unsupported); tokenAddresses is a list.
+  const pnlInput = (req: Request) => ({ ...queryAndPath(req), tokenAddresses: queryList(queryParams(req.query), 'tokenAddresses') });
+  const pnlChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
+  const seconds = (): number => Math.floor(clock.now() / 1000);
+  const get = (pattern: string, handle: Route['handle']): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle });
+  /**
+   * A wallet endpoint: its query validated first (the wallet decides which chains can answer for it: its
+   * family's), then its chains, then the answer.
+   */
+  const walletRoute = <Q>(pattern: string, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet, answer: (q: Q, resolved: ResolvedChains, req: Request) => Promise<unknown>): Route =>
+    get(pattern, async (req) => {
+      const q = validate(schema, queryAndPath(req), 'query');
+      return json(200, await answer(q, requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))), req));
+    });
+  // One chain's endpoints: chain data on any family the server follows, the DEX ones on an EVM chain.
+  const oneChain = (families: readonly ChainFamily[], pattern: string, run: (chain: Chain, req: Request) => Promise<unknown>): Route =>
+    get(pattern, async (req) => json(200, await run(pathChain(req.params['chainAlias']!, { followed: followed(), families, now: clock.now() }), req)));
+  const withTypes = (req: Request) => ({ ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) });
+  // DeFi protocols are EVM contracts: a Bitcoin or Solana chain in `chains` is unsupported there.
+  const defiChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   return [
-    {
-      method: 'GET',
-      pattern: '/v1/defi/protocols',
-      area: 'crosschain',
-      auth: 'key',
-      handle: (req) => {
-        requestChains(req, followed(), clock.now());
-        return notBuilt('GET', '/v1/defi/protocols');
-      },
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => json(200, await v1TokenPrice(deps, priceChain(req), queryAndPath(req), evmChains())),
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => json(200, await timeseries(deps, priceChain(req), queryAndPath(req), evmChains(), Math.floor(clock.now() / 1000))),
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline',
-      area: 'crosschain',
-      auth: 'key',
-      handle: async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), Math.floor(clock.now() / 1000))),
-    },
-    {
-      method: 'GET',
-      pattern: '/v1/chains/:chainAlias/wallets/:publicKey/addresses',
-      area: 'crosschain',
-      auth: 'key',
-      handle: (req) => {
-        const chain = pathChain(req.params['chainAlias']!, { followed: followed(), families: ['bitcoin'], now: clock.now() });
-        const { publicKey } = validate(walletAddressesPath, req.params, 'path');
-        const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
-        return json(200, { addresses, meta: v1Meta({ chains: [chain], unsupported: [] }, [], syncedAt(deps)) });
-      },
-    },
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
+      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
+    ),
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
+    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
+    get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, pnlChains(req), pnlInput(req), seconds()))),
+    get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, pnlChains(req), queryAndPath(req), seconds()))),
+    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, defiChains(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, defiChains(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, defiChains(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, defiChains(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/blocks/:blockIdentifier', async (chain, req) => ({ ...(await v1Block(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/transactions/:txHash', async (chain, req) => ({ ...(await v1Transaction(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
+    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, withTypes(req))),
+    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) => topTraders(deps, chain, queryAndPath(req), seconds())),
+    oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/swaps', (chain, req) => v1PairSwaps(deps, chain, withTypes(req))),
+    oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/ohlcv', (chain, req) => v1PairOhlcv(deps, chain, queryAndPath(req))),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', async (req) => json(200, await v1TokenPrice(deps, priceChain(req), queryAndPath(req), evmChains()))),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries', async (req) => json(200, await timeseries(deps, priceChain(req), queryAndPath(req), evmChains(), seconds()))),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline', async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), seconds()))),
+    oneChain(['bitcoin'], '/v1/chains/:chainAlias/wallets/:publicKey/addresses', async (chain, req) => {
+      const { publicKey } = validate(walletAddressesPath, req.params, 'path');
+      const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
+      return { addresses, meta: metaOf(deps, [chain]) };
+    }),
   ];
 }

@@ -6,7 +6,9 @@ import { netWorth, netWorthQuery } from '../../engine/data-api/erc20-balances.js
 import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/token-analytics.js';
 import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery, walletSwaps, walletSwapsQuery } from '../../engine/data-api/swap-lists.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
+import { profitability, profitabilityQuery, profitabilitySummary, profitabilitySummaryQuery, topGainers, topGainersQuery } from '../../engine/crosschain/pnl.js';
 import type { Clock } from '../../engine/clock.js';
+import { findChain } from '../../engine/chains/registry.js';
 import { badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryEndpoint, queryList, type DataEndpoint } from './data.js';
@@ -14,6 +16,7 @@ import { json } from './route.js';
 
 /** The price, pair and swap endpoints of the Data API (issue 18; engine/data-api/token-prices.ts, pairs.ts and swap-lists.ts hold their logic). */
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
+  const nowSeconds = (): number => Math.floor(clock.now() / 1000);
   return [
     queryEndpoint('GET', '/erc20/:address/price', tokenPriceQuery, (c, q) => tokenPrice(deps, c, q)),
     {
@@ -35,6 +38,10 @@ export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
     queryEndpoint('GET', '/wallets/:address/swaps', walletSwapsQuery, (c, q) => walletSwaps(deps, c, q), { lists: ['transactionTypes'] }),
     queryEndpoint('GET', '/erc20/:address/swaps', tokenSwapsQuery, (c, q) => tokenSwaps(deps, c, q), { lists: ['transactionTypes'] }),
     queryEndpoint('GET', '/pairs/:address/swaps', pairSwapsQuery, (c, q) => pairSwaps(deps, c, q), { lists: ['transactionTypes'] }),
+    // Profit and loss (engine/crosschain/pnl.ts, the /v1 PnL's logic); `days` counts back from the service clock.
+    queryEndpoint('GET', '/wallets/:address/profitability', profitabilityQuery, (c, q) => profitability(deps, findChain(c)!, q, nowSeconds()), { lists: ['token_addresses'] }),
+    queryEndpoint('GET', '/wallets/:address/profitability/summary', profitabilitySummaryQuery, (c, q) => profitabilitySummary(deps, findChain(c)!, q, nowSeconds())),
+    queryEndpoint('GET', '/erc20/:address/top-gainers', topGainersQuery, (c, q) => topGainers(deps, findChain(c)!, q, nowSeconds())),
     queryEndpoint('GET', '/erc20/:token_address/pairs', tokenPairsQuery, (c, q) => tokenPairs(deps, c, q)),
     queryEndpoint('GET', '/pairs/:address/ohlcv', ohlcvQuery, (c, q) => pairCandles(deps, c, q)),
     queryEndpoint('GET', '/:pair_address/reserves', reservesQuery, (c, q) => pairReserves(deps, c, q)),

@@ -72,14 +72,14 @@ export function queryEndpoint<S extends z.ZodType>(method: Method, path: string,
     method,
     path,
     async handle(req: Request, chain: Chain) {
-      const q = validate(schema, { ...queryAndPath(req), ...lists(req, opts.lists ?? []) }, 'query');
+      const q = validate(schema, { ...queryAndPath(req), ...arrayParams(req, opts.lists ?? []) }, 'query');
       return json(opts.status?.(q) ?? 200, await run(chain.key, q));
     },
   };
 }
 
 /** Array parameters (`name[]=a&name[]=b`, `name=a&name=b`, `name=a,b`), present only when given. */
-function lists(req: Request, names: readonly string[]): Record<string, string[]> {
+export function arrayParams(req: Request, names: readonly string[]): Record<string, string[]> {
   const params = queryParams(req.query);
   const out: Record<string, string[]> = {};
   for (const name of names) {

@@ -118,6 +118,9 @@ describe('CHAINPOST_PRICING', () => {
     expect(bad({ devnet, 1337: devnet })).toBe('CHAINPOST_PRICING: chain 0x539 is given twice');
     expect(bad({ devnet: { ...devnet, stablecoins: [B, A] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins: the wrapped native token is priced, not counted at $1');
     expect(bad({ devnet: { ...devnet, factories: [devnet.factories[0], { ...devnet.factories[0], name: 'Again' }] } })).toBe(`CHAINPOST_PRICING: devnet.factories.1.address: ${POOL} is listed twice`);
+    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], positionManager: B }] } })).toBe('CHAINPOST_PRICING: devnet.factories.0.positionManager: only a v3 factory has a NonfungiblePositionManager');
+    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], kind: 'v3', positionManager: 'npm' }] } })).toBe('CHAINPOST_PRICING: devnet.factories.0.positionManager: expected a 0x address of 40 hex digits');
+    expect(parsePricing(JSON.stringify({ devnet: { ...devnet, factories: [{ address: POOL, kind: 'v3', name: 'Uniswap v3', positionManager: B.toUpperCase().replace('0X', '0x') }] } })).get('0x539')?.factories[0]?.positionManager).toBe(B);
   });
 });
 

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import type { Chain } from '../../engine/chains/registry.js';
+import type { DefiAdapter } from '../../engine/crosschain/defi/adapter.js';
+import { chainPositions, v22Positions, v22ProtocolPositions, v22Summary } from '../../engine/crosschain/defi/positions.js';
+import { ADAPTERS, adapterOf } from '../../engine/crosschain/defi/registry.js';
+import type { DataDeps } from '../../engine/data-api/deps.js';
+import { evmAddress } from '../../engine/data-api/params.js';
+import { validate } from '../../engine/schema.js';
+import { queryAndPath, type DataEndpoint } from './data.js';
+import { json, type Request } from './route.js';
+
+/** The Data API's DeFi endpoints (the same positions as /v1's, engine/crosschain/defi/, on the one chain of `chain`). */
+
+const walletQuery = z.object({ address: evmAddress });
+const protocolQuery = walletQuery.extend({ protocol: z.string().max(100) });
+
+export function defiEndpoints(deps: DataDeps): DataEndpoint[] {
+  const positions = (req: Request, chain: Chain, adapters: readonly DefiAdapter[]) => chainPositions(deps, chain, adapters, validate(walletQuery, queryAndPath(req), 'query').address);
+  return [
+    { method: 'GET', path: '/wallets/:address/defi/summary', handle: async (req, c) => json(200, v22Summary(await positions(req, c, ADAPTERS))) },
+    { method: 'GET', path: '/wallets/:address/defi/positions', handle: async (req, c) => json(200, v22Positions(await positions(req, c, ADAPTERS))) },
+    {
+      method: 'GET',
+      path: '/wallets/:address/defi/:protocol/positions',
+      handle: async (req, c) => {
+        const adapter = adapterOf(validate(protocolQuery, queryAndPath(req), 'query').protocol);
+        return json(200, v22ProtocolPositions(adapter, await positions(req, c, [adapter])));
+      },
+    },
+  ];
+}
