@@ -98,7 +98,7 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
         const n = sent + i;
         return { streamId: ids[n % ids.length]!, payload: { confirmed: false, chainId: '0x1', block: { number: String(n), hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [] } };
       });
-      dispatcher.enqueueBatch(batch);
+      await dispatcher.enqueueBatch(batch);
       await new Promise((r) => setImmediate(r));
     }
     for (;;) {

@@ -88,6 +88,9 @@ interface Sample {
   rssMb: number;
   rssAnonMb: number;
   rssFileMb: number;
+  /** V8's heap in use and the memory outside it (buffers), from the server's /metrics. */
+  heapMb: number;
+  externalMb: number;
   fds: number;
   loopP99Ms: number;
   loopMaxMs: number;
@@ -223,6 +226,8 @@ try {
   const sample = async (): Promise<void> => {
     const text = await (await fetch(`${base}/metrics`)).text();
     const loop = metric(text, 'chainpost_event_loop_delay_seconds');
+    const memory = metric(text, 'chainpost_process_memory_bytes');
+    const mb = (kind: string): number => round((memory.get(`{kind="${kind}"}`) ?? NaN) / 2 ** 20, 1);
     const perStream = [...metric(text, 'chainpost_stream_webhooks_queued').values()];
     let fds = NaN;
     try {
@@ -231,6 +236,8 @@ try {
     const s: Sample = {
       t: round((performance.now() - started) / 1000, 1),
       ...rss(pid),
+      heapMb: mb('heapUsed'),
+      externalMb: mb('external'),
       fds,
       loopP99Ms: round((loop.get('{quantile="0.99"}') ?? NaN) * 1000, 2),
       loopMaxMs: round((loop.get('{quantile="1"}') ?? NaN) * 1000, 2),
@@ -245,7 +252,7 @@ try {
       const prev = samples[Math.max(0, samples.length - 1 - PRINT_EVERY)]!;
       const perSec = s.t > prev.t ? Math.round((s.delivered - prev.delivered) / (s.t - prev.t)) : 0;
       const cores = s.t > prev.t ? ((s.cpuMs - prev.cpuMs) / 1000 / (s.t - prev.t)).toFixed(2) : '0';
-      console.log(`t=${String(s.t).padStart(6)} s  cpu ${cores} cores  rss ${s.rssMb} MB (anon ${s.rssAnonMb}, file ${s.rssFileMb})  fds ${s.fds}  loop p99 ${s.loopP99Ms} ms (max ${s.loopMaxMs})  delivered ${perSec}/s  queued ${s.queued} (max/stream ${s.maxStreamQueued})  enqueued ${Math.round(enqueued / Math.max(1, s.t))}/s`);
+      console.log(`t=${String(s.t).padStart(6)} s  cpu ${cores} cores  rss ${s.rssMb} MB (anon ${s.rssAnonMb}, file ${s.rssFileMb}; heap ${s.heapMb}, external ${s.externalMb})  fds ${s.fds}  loop p99 ${s.loopP99Ms} ms (max ${s.loopMaxMs})  delivered ${perSec}/s  queued ${s.queued} (max/stream ${s.maxStreamQueued})  enqueued ${Math.round(enqueued / Math.max(1, s.t))}/s`);
     }
   };
 
@@ -474,6 +481,10 @@ try {
     rssAnonEndMb: anonEnd,
     rssAnonGrowthPct: round(((anonEnd - anonWarm) / anonWarm) * 100, 1),
     rssFileEndMb: warm.at(-1)!.rssFileMb,
+    heapWarmMb: median(warm.slice(0, 3).map((s) => s.heapMb)),
+    heapEndMb: median(warm.slice(-3).map((s) => s.heapMb)),
+    externalWarmMb: median(warm.slice(0, 3).map((s) => s.externalMb)),
+    externalEndMb: median(warm.slice(-3).map((s) => s.externalMb)),
     fdsWarm,
     fdsEnd,
     fdsMin: Math.min(...warm.map((s) => s.fds)),

@@ -84,17 +84,22 @@ function unconfirmed(payload: Record<string, unknown>): { chain: string; block: 
   return p.confirmed === false && p.block?.number !== undefined ? { chain: p.chainId ?? '', block: Number(p.block.number) } : undefined;
 }
 
-/** enqueueBatch runs inside the matcher's transaction (the bodies built): the microtask after it runs once that committed. */
-export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'enqueueBatch'>, mark: Mark): Pick<Dispatcher, 'enqueueBatch'> {
+/** The matcher stages its webhooks inside its transaction (the bodies built); they are enqueued once that committed. */
+export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>, mark: Mark): Pick<Dispatcher, 'prepare' | 'stage'> {
   return {
-    enqueueBatch(items) {
+    prepare: (items) => dispatcher.prepare(items),
+    stage(items) {
       const blocks = items.map(({ payload }) => unconfirmed(payload)).filter((u) => u !== undefined);
       for (const u of blocks) mark('built', u.chain, u.block);
-      // Queued before the deliveries' own microtask: enqueued is marked before posted.
-      queueMicrotask(() => {
-        for (const u of blocks) mark('enqueued', u.chain, u.block);
-      });
-      return dispatcher.enqueueBatch(items);
+      const staged = dispatcher.stage(items);
+      return {
+        results: staged.results,
+        settle() {
+          // Marked before the deliveries start: enqueued comes before posted.
+          for (const u of blocks) mark('enqueued', u.chain, u.block);
+          staged.settle();
+        },
+      };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +200,18 @@ describe('front end', () => {
     // Every sample is at least the sampler's 10-ms interval; what is shown is the delay beyond it (a mostly idle server's median is far below 10 ms).
     expect(q('0.5')).toBeLessThan(0.01);
   }, 30_000);
+
+  it('shows its memory on /metrics: RSS split into anonymous and file pages as /proc says, V8\'s heap and what lies outside it', async () => {
+    const text: string = (await s.call('/metrics', { headers: { 'x-no-key': '1' } })).body;
+    const kind = (k: string) => Number(new RegExp(`^chainpost_process_memory_bytes\\{kind="${k}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');
+    const proc = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
+    // Read a moment apart: within 20 % of each other.
+    for (const [k, field] of [['rss', 'VmRSS'], ['rssAnon', 'RssAnon'], ['rssFile', 'RssFile']] as const) expect(Math.abs(kind(k) - proc(field)) / proc(field), k).toBeLessThan(0.2);
+    expect(kind('heapUsed')).toBeGreaterThan(1_000_000);
+    expect(kind('heapTotal')).toBeGreaterThanOrEqual(kind('heapUsed'));
+    expect(kind('external')).toBeGreaterThanOrEqual(kind('arrayBuffers'));
+  });
 
   it('has no test clock unless CHAINPOST_TEST_CLOCK=1', async () => {
     expect((await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 1 } })).status).toBe(404);

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import type { Logger } from '../log.js';
 import type { FilterSets } from '../match/match-blocks.js';
@@ -33,7 +33,7 @@ export interface MempoolDeps {
   sets: FilterSets;
   windows: XpubWindows;
   grown(streamId: string): void;
-  dispatcher: Pick<Dispatcher, 'enqueueBatch'>;
+  dispatcher: Pick<Dispatcher, 'stage'>;
 }
 
 /** New transactions read per poll at most: a node's mempool of 100,000 is taken in over several polls. */
@@ -70,7 +70,7 @@ export class BitcoinMempool {
       const now = this.deps.watchlist.ready(chain);
       if (now === undefined) break;
       this.known.add(txid);
-      if (tx !== undefined) this.deliver(tx, now);
+      if (tx !== undefined) await this.deliver(tx, now);
     }
   }
 
@@ -113,13 +113,14 @@ export class BitcoinMempool {
   }
 
   /** Matches one transaction and enqueues its body for each stream it concerns that has not had it. */
-  private deliver(tx: BtcTransaction, compiled: CompiledChain): void {
+  private async deliver(tx: BtcTransaction, compiled: CompiledChain): Promise<void> {
     const { chain, kv, clock, sets, windows } = this.deps;
     const probe = buildBtcProbe([tx]);
     const matched = sets.of(chain, compiled.filter).match(probe);
     if (matched.size === 0) return;
     const now = clock.now();
-    kv.transact(() => {
+    let staged: Staged | undefined;
+    await kv.transactAsync(() => {
       const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
       for (const index of matched.keys()) {
         const { id, tenantId } = compiled.streams[index]!;
@@ -132,8 +133,9 @@ export class BitcoinMempool {
         items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
         kv.put('btcMempool', sent, now);
       }
-      if (items.length > 0) this.deps.dispatcher.enqueueBatch(items);
+      if (items.length > 0) staged = this.deps.dispatcher.stage(items);
     });
+    staged?.settle();
   }
 
   /** Drops delivery records older than KEEP_MS, a batch per poll, going round the table. */

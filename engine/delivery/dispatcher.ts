@@ -67,6 +67,26 @@ export interface DispatcherOptions {
 
 export type EnqueueResult = 'queued' | 'history' | 'dropped';
 
+/** A webhook for a stream, as the matcher builds it. */
+export interface EnqueueItem {
+  streamId: string;
+  payload: Record<string, unknown>;
+}
+
+/** A webhook's body serialized ahead of its transaction (Dispatcher.prepare), with the tag it was serialized with. */
+export interface Prepared {
+  ready?: { tag: string; body: WebhookBody; summary: ReturnType<typeof summarize> };
+}
+
+/** Webhooks serialized per event-loop turn by prepare(): ~2 ms of work. */
+const PREPARE_CHUNK = 100;
+
+/** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave. */
+export interface Staged {
+  results: EnqueueResult[];
+  settle(): void;
+}
+
 /** A stream's queue counters, kept apart from its definition: they change with every webhook. */
 export interface QueueMeta {
   nextSeq: number;
@@ -91,14 +111,20 @@ class Changes {
   readonly heads = new Map<string, number>();
   private readonly streams = new Map<string, StoredStream | undefined>();
 
+  /** `read`: a stream's record as last committed (the dispatcher's copy in memory, not decoded again for each webhook). */
   constructor(
     private readonly kv: Kv,
     private readonly successLogMax: number,
+    private readonly read: (tenant: string, id: string) => StoredStream | undefined,
   ) {}
 
+  /** The stream as this transaction sees it: a copy of its own, which the transaction may change and write. */
   stream(tenant: string, id: string): StoredStream | undefined {
     const key = streamKey(tenant, id);
-    if (!this.streams.has(key)) this.streams.set(key, this.kv.get<StoredStream>('streams', key));
+    if (!this.streams.has(key)) {
+      const s = this.read(tenant, id);
+      this.streams.set(key, s === undefined ? undefined : { ...s });
+    }
     return this.streams.get(key);
   }
 
@@ -225,8 +251,6 @@ export class Dispatcher {
   /** Set by stop(): no delivery starts any more. */
   private stopping = false;
   private idle: Array<() => void> = [];
-  /** Enqueues whose deliveries start in a microtask, after the caller's transaction committed. */
-  private kicksDue = 0;
   private outcomes: Outcome[] = [];
   private flushing: Promise<void> | undefined;
   /** Outcomes since the start, for /metrics. */
@@ -298,60 +322,84 @@ export class Dispatcher {
   }
 
   /**
-   * The engine function the matcher calls: webhooks for streams, committed in
-   * one transaction before this returns. An active stream queues its webhook, a
-   * stream in error keeps it in history, paused and terminated streams drop it.
+   * Webhooks for streams, committed in their own transaction; resolves once they are on disk. The commit
+   * and its fsync happen off the event loop: a block's thousand webhooks never hold requests (issue 19).
    */
-  enqueueBatch(items: ReadonlyArray<{ streamId: string; payload: Record<string, unknown> }>): EnqueueResult[] {
+  async enqueueBatch(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
+    const ready = await this.prepare(items);
+    let staged: Staged | undefined;
+    await this.kv.transactAsync(() => {
+      staged = this.stage(ready);
+    });
+    staged!.settle();
+    return staged!.results;
+  }
+
+  /**
+   * The engine function the matcher calls, inside the write transaction it commits with its own writes: an
+   * active stream queues its webhook, a stream in error keeps it in history, paused and terminated streams
+   * drop it. The caller calls `settle()` once that transaction committed: a webhook leaves only once on disk.
+   */
+  /**
+   * Serializes the webhooks' bodies before the transaction that stages them, PREPARE_CHUNK to an event-loop turn:
+   * a block's thousand webhooks are never serialized in one stretch, nor inside the write transaction. A body
+   * carries the stream's tag as it is now; a stream whose tag changes before the transaction is serialized again there.
+   */
+  async prepare<I extends EnqueueItem>(items: readonly I[]): Promise<Array<I & Prepared>> {
+    const out: Array<I & Prepared> = [];
+    for (let i = 0; i < items.length; i++) {
+      if (i > 0 && i % PREPARE_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+      const item = items[i]!;
+      const s = this.liveStream(item.streamId);
+      out.push(s === undefined ? { ...item } : { ...item, ready: { tag: s.tag, body: webhookBody({ ...item.payload, streamId: item.streamId, tag: s.tag }), summary: summarize(item.payload) } });
+    }
+    return out;
+  }
+
+  stage(items: ReadonlyArray<EnqueueItem & Prepared>): Staged {
     const now = this.clock.now();
     const wentToError: StoredStream[] = [];
     const touched = new Set<string>();
-    const changes = new Changes(this.kv, this.retention.successLogMax);
-    const results = this.kv.transact(() => {
-      const out = items.map(({ streamId, payload }): EnqueueResult => {
-        const tenant = this.tenants.get(streamId);
-        if (tenant === undefined) return 'dropped';
-        const s = changes.stream(tenant, streamId);
-        if (s === undefined) return 'dropped';
-        const fate = onNewWebhook(s.status);
-        if (fate === 'drop') return 'dropped';
-        const summary = summarize(payload);
-        changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
-        // Serialized here, once: the queue, the POSTs, history and replay keep these bytes.
-        const body = webhookBody({ ...payload, streamId, tag: s.tag });
-        if (fate === 'history') {
-          this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
-          return 'history';
-        }
-        const meta = changes.meta(streamId);
-        const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
-        this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
-        meta.nextSeq++;
-        meta.queued++;
-        if (meta.queued >= QUEUE_CAP) {
-          this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
-          this.kv.put('streams', streamKey(tenant, streamId), s);
-          this.changed(streamId);
-          wentToError.push(s);
-        }
-        touched.add(streamId);
-        return 'queued';
-      });
-      changes.write(now);
-      return out;
+    const changes = this.changes();
+    const results = items.map(({ streamId, payload, ready }): EnqueueResult => {
+      const tenant = this.tenants.get(streamId);
+      if (tenant === undefined) return 'dropped';
+      const s = changes.stream(tenant, streamId);
+      if (s === undefined) return 'dropped';
+      const fate = onNewWebhook(s.status);
+      if (fate === 'drop') return 'dropped';
+      const summary = ready?.summary ?? summarize(payload);
+      changes.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
+      // Serialized once: the queue, the POSTs, history and replay keep these bytes.
+      const body = ready !== undefined && ready.tag === s.tag ? ready.body : webhookBody({ ...payload, streamId, tag: s.tag });
+      if (fate === 'history') {
+        this.saveHistory(changes, tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+        return 'history';
+      }
+      const meta = changes.meta(streamId);
+      const item: QueueItem = { seq: meta.nextSeq, ...body, summary, failures: 0, nextAt: now };
+      this.kv.put('queue', seqKey(streamId, meta.nextSeq), item);
+      meta.nextSeq++;
+      meta.queued++;
+      if (meta.queued >= QUEUE_CAP) {
+        this.toError(s, `the queue of undelivered webhooks reached ${QUEUE_CAP}`, now);
+        this.kv.put('streams', streamKey(tenant, streamId), s);
+        this.changed(streamId);
+        wentToError.push(s);
+      }
+      touched.add(streamId);
+      return 'queued';
     });
-    this.committed(changes);
-    this.afterError(wentToError);
-    // After the caller's transaction too (the matcher enqueues inside its own): a webhook leaves only once on disk.
-    if (touched.size > 0) {
-      this.kicksDue++;
-      queueMicrotask(() => {
-        this.kicksDue--;
+    changes.write(now);
+    return {
+      results,
+      settle: () => {
+        this.committed(changes);
+        this.afterError(wentToError);
         for (const id of touched) this.kick(id);
         this.notifyIfIdle();
-      });
-    }
-    return results;
+      },
+    };
   }
 
   /** Webhooks of the stream waiting undelivered (the x-queue-size header). */
@@ -390,9 +438,9 @@ export class Dispatcher {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
-  /** Nothing in flight, nothing waiting for a slot (unless stopping), no enqueue's kicks still to run. */
+  /** Nothing in flight, nothing waiting for a slot (unless stopping). */
   private idleNow(): boolean {
-    return this.inFlight.size === 0 && this.kicksDue === 0 && (this.slots.inLine === 0 || this.stopping);
+    return this.inFlight.size === 0 && (this.slots.inLine === 0 || this.stopping);
   }
 
   private notifyIfIdle(): void {
@@ -463,6 +511,13 @@ export class Dispatcher {
       });
   }
 
+  private changes(): Changes {
+    return new Changes(this.kv, this.retention.successLogMax, (tenant, id) => {
+      const s = this.liveStream(id);
+      return s?.tenantId === tenant ? s : undefined;
+    });
+  }
+
   private liveStream(id: string): StoredStream | undefined {
     let s = this.live.get(id);
     if (s !== undefined) return s;
@@ -525,7 +580,7 @@ export class Dispatcher {
           const batch = this.outcomes.splice(0);
           const errored: StoredStream[] = [];
           const failed: FailedAttempt[] = [];
-          const changes = new Changes(this.kv, this.retention.successLogMax);
+          const changes = this.changes();
           // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
           this.kv
             .transactAsync(() => {
@@ -676,7 +731,7 @@ export class Dispatcher {
     this.terminations.delete(id);
     const now = this.clock.now();
     const ended = this.kv.transact(() => {
-      const changes = new Changes(this.kv, this.retention.successLogMax);
+      const changes = this.changes();
       const s = changes.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
       for (const table of ['retries', 'queue'] as const) {

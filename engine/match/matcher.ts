@@ -2,7 +2,7 @@ import { ChainRuns } from '../ingest/chain-runs.js';
 import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
-import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
+import { streamKey, type Dispatcher, type Staged } from '../delivery/dispatcher.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
@@ -67,7 +67,7 @@ export class StreamMatcher {
     private readonly clock: Clock,
     private readonly watchlist: Watchlist,
     private readonly pool: MatchPool,
-    private readonly dispatcher: Pick<Dispatcher, 'enqueueBatch'>,
+    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
   ) {
@@ -110,17 +110,19 @@ export class StreamMatcher {
       const done = (): void => {
         for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
       };
-      // Nothing to enqueue: the events go on LMDB's write thread; a synchronous commit would wait there for
-      // the follower's commits and fsync on this thread, holding requests (issue 13).
-      if (built.length === 0) await this.kv.transactAsync(done);
-      else
-        this.kv.transact(() => {
-          // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
-          // delivered, and an event its replacement wrote under the same key stays for the next round.
-          const items = built.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-          if (items.length > 0) this.dispatcher.enqueueBatch(newsFirst(items));
-          done();
-        });
+      // Bodies are serialized before the transaction, a chunk per turn, and staged in it with the events' removal.
+      // The commit and its fsync happen on LMDB's write thread: a synchronous one would wait there for the
+      // follower's commits and fsync on this thread, holding requests (issues 13 and 19).
+      const ready = await this.dispatcher.prepare(built);
+      let staged: Staged | undefined;
+      await this.kv.transactAsync(() => {
+        // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
+        // delivered, and an event its replacement wrote under the same key stays for the next round.
+        const items = ready.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
+        if (items.length > 0) staged = this.dispatcher.stage(newsFirst(items));
+        done();
+      });
+      staged?.settle();
     }
   }
 

@@ -44,7 +44,7 @@ export class BlockReplay<S extends StoredStream> {
     const addresses = this.kv.range('streamAddresses', { start: `${stream.id}/`, end: `${stream.id}/\uffff` }).map((e) => e.key.slice(stream.id.length + 1));
     const payload = await this.bodyFor(number, stream, addresses);
     if (payload === null) throw new ApiError(404, `block ${number} has no transaction for stream ${stream.id}`);
-    const [result] = this.dispatcher.enqueueBatch([{ streamId: stream.id, payload }]);
+    const [result] = await this.dispatcher.enqueueBatch([{ streamId: stream.id, payload }]);
     return { streamId: stream.id, blockNumber: number, transactions: (payload['transactions'] as unknown[]).length, result: result! };
   }
 

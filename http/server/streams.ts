@@ -113,9 +113,9 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     const most = `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`;
     const body = z.object({ webhooks: z.array(payload).min(1).max(BATCH.adminWebhooks, most) });
     const batchBody = z.object({ webhooks: z.array(z.object({ streamId: z.string(), payload })).min(1).max(BATCH.adminWebhooks, most) });
-    const enqueue = (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
+    const enqueue = async (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
       for (const streamId of new Set(items.map((w) => w.streamId))) streams.owned(tenant(req), streamId);
-      return json(200, { results: dispatcher.enqueueBatch(items) });
+      return json(200, { results: await dispatcher.enqueueBatch(items) });
     };
     routes.push(
       route('POST', '/admin/streams/:id/webhooks', (req) => {

@@ -67,7 +67,7 @@ async function engine(rx: Receiver, rules: Retention = RULES) {
   const streams = new StreamsService(store, clock, dispatcher);
   const make = async (tag: string, query = ''): Promise<string> => String((await streams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
   const send = async (id: string, ns: number[]): Promise<void> => {
-    dispatcher.enqueueBatch(ns.map((n) => ({ streamId: id, payload: payload(n) })));
+    await dispatcher.enqueueBatch(ns.map((n) => ({ streamId: id, payload: payload(n) })));
     await dispatcher.settled();
   };
   /** Rows really in a range, against its counter. */
