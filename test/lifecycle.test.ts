@@ -132,8 +132,7 @@ describe('start-up', () => {
   });
 });
 
-// Each case is a server of its own, mostly waiting on its shutdown: they run side by side.
-describe.concurrent('shutdown', () => {
+describe('shutdown', () => {
   it.for(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal, { expect }) => {
     const s = await startChainpost();
     try {
