@@ -6,7 +6,7 @@ import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
 import { deploy, publicClient, write, type Deployed } from './contracts.js';
 import { devnetApi } from './data-api.js';
-import { cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { cli, startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -39,7 +39,7 @@ const streamBody = (i: number) => ({ webhookUrl: rx.url, chainIds: ['0x539'], ta
 
 async function indexed(server: Running): Promise<void> {
   const target = Number(await publicClient(anvil.url).getBlockNumber());
-  const ok = await until(async () => ((await server.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(server, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 

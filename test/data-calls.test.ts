@@ -11,7 +11,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -50,7 +50,7 @@ const api = devnetApi;
 
 async function indexed(): Promise<void> {
   const target = await head();
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatUnits, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, ERC20_ABI, publicClient, write, type Deployed } from './contracts.js';
-import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { advance, startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -57,7 +57,7 @@ async function ok(path: string, query = ''): Promise<any> {
 /** Waits until the server has ingested anvil's head. */
 async function indexed(): Promise<void> {
   const target = await head();
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 

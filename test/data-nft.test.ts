@@ -13,7 +13,7 @@ import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../engine/main.js';
 import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { byPosition, scan, type Json, type Scanned } from './nft-scan.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
@@ -51,7 +51,7 @@ const api = devnetApi;
 /** Waits until the server has ingested anvil's head (the NFT reads then wait for the index to reach it). */
 async function indexed(): Promise<void> {
   const target = Number(await publicClient(anvil.url).getBlockNumber());
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 
@@ -300,7 +300,7 @@ describe('NFT metadata', () => {
       await send(nft, 'mint', [A2, 50n]);
       await send(nft, 'setTokenURI', [50n, `ipfs://${cid}/50.json`]);
       const target = Number(await publicClient(anvil.url).getBlockNumber());
-      expect(await until(async () => ((await gated.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20)).toBe(true);
+      expect(await indexedTo(gated, target)).toBe(true);
       const path = api(`/nft/${nft.address}/50`);
       expect(await until(async () => (await gated.call(path)).body.metadata !== null, 5_000, 20)).toBe(true);
       expect(JSON.parse((await gated.call(path)).body.metadata)).toEqual({ name: 'Fifty' });

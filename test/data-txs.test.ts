@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatEther, parseEther, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, mined, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -43,7 +43,7 @@ const pay = async (to: Hex, value: bigint, account = K0): Promise<Hex> => {
 /** Waits until the server has ingested anvil's head and its indexes hold it. */
 async function indexed(): Promise<void> {
   const target = Number(await publicClient(anvil.url).getBlockNumber());
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 

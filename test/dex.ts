@@ -1,7 +1,7 @@
 import { getAddress, parseEventLogs, parseUnits, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
-import { until, type Running } from './helpers.js';
+import { indexedTo, until, type Running } from './helpers.js';
 
 /**
  * Uniswap V2/V3 stand-ins on an anvil devnet (test/contracts/TestDex.sol), for
@@ -319,7 +319,7 @@ export function priceCalls(server: () => Running, rpcUrl: () => string) {
   async function indexed(): Promise<number> {
     // Uncached: viem keeps a client's block number for its polling interval, and a swap just made must count.
     const target = Number(await publicClient(rpcUrl()).getBlockNumber({ cacheTime: 0 }));
-    const ok = await until(async () => ((await server().call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+    const ok = await indexedTo(server(), target);
     expect(ok, `the server ingested block ${target}`).toBe(true);
     return target;
   }

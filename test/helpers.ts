@@ -79,6 +79,18 @@ export async function cli(args: string[], dir: string | undefined, env: Record<s
   }
 }
 
+/**
+ * Waits until the server holds chain `chain` up to block `target`: its follower's head and the Data API's indexes,
+ * which read each block after the follower committed it (a test reading an index right after the head moved may not
+ * see the block yet). Resolves false after `ms`.
+ */
+export function indexedTo(server: { call(path: string): Promise<{ body: any }> }, target: number, chain = '0x539', ms = 10_000): Promise<boolean> {
+  return until(async () => {
+    const c = ((await server.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === chain);
+    return c?.['head'] >= target && (c?.['indexed'] === undefined || c['indexed'] >= target);
+  }, ms, 20);
+}
+
 /** Polls `probe` until it holds or `ms` run out; says whether it held. */
 export async function until(probe: () => boolean | Promise<boolean>, ms: number, every = 10): Promise<boolean> {
   const deadline = performance.now() + ms;

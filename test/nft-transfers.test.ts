@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseUnits } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { byPosition, paid, scan, type Json, type Scanned } from './nft-scan.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
@@ -32,7 +32,7 @@ const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(a
 /** Waits until the server has ingested anvil's head. */
 async function indexed(): Promise<void> {
   const target = Number(await publicClient(anvil.url).getBlockNumber());
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
 }
 

@@ -3,7 +3,7 @@ import { parseEther, parseUnits, type Hex, type TransactionReceipt } from 'viem'
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
 import { addV2Liquidity, createV2Pair, deployDex, formatted, times, transferToken, v2PriceAt, v2RouterSwapExactIn, type Created, type Dex, type Ratio } from './dex.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
@@ -44,7 +44,7 @@ function cents(r: Ratio): string {
 /** Waits until the server has ingested anvil's head; that head. */
 async function indexed(): Promise<number> {
   const target = await anvilHead();
-  const ok = await until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= target, 10_000, 20);
+  const ok = await indexedTo(s, target);
   expect(ok, `the server ingested block ${target}`).toBe(true);
   return target;
 }
