@@ -91,7 +91,7 @@ describe('EVM blocks and transactions', () => {
     const byNumber = await get(`0x539/blocks/${Number(block['number'])}`);
     expect(byNumber.status, JSON.stringify(byNumber.body)).toBe(200);
     const b = byNumber.body;
-    expect(b).toMatchObject({ chainFamily: 'evm', chainId: '0x539', hash: block['hash'], previousBlockHash: block['parentHash'], height: Number(block['number']), time: Number(block['timestamp']), size: Number(block['size']), txCount: block['transactions'].length, page: 1, totalPages: 1, itemsOnPage: 100 });
+    expect(b).toMatchObject({ chainFamily: 'EVM', chainId: '0x539', hash: block['hash'], previousBlockHash: block['parentHash'], height: Number(block['number']), time: Number(block['timestamp']), size: Number(block['size']), txCount: block['transactions'].length, page: 1, totalPages: 1, itemsOnPage: 100 });
     expect(b.evmSpecific).toMatchObject({ miner: block['miner'].toLowerCase(), gas_used: BigInt(block['gasUsed']).toString(), gas_limit: BigInt(block['gasLimit']).toString(), logs_bloom: block['logsBloom'] });
     expect(b.txs.map((t: Json) => t.txid)).toEqual(block['transactions'].map((t: Json) => t['hash']));
     expect(b.meta).toEqual({ syncedAt: { '0x539': expect.any(Number) } });
@@ -103,7 +103,7 @@ describe('EVM blocks and transactions', () => {
     expect(t.status).toBe(200);
     const log = (receipt['logs'] as Json[]).find((l) => l['topics'][0] === TRANSFER)!;
     expect(t.body).toMatchObject({
-      chainFamily: 'evm',
+      chainFamily: 'EVM',
       txid: tx['token'],
       blockHash: block['hash'],
       blockHeight: Number(block['number']),
@@ -146,7 +146,7 @@ describe('Bitcoin blocks and transactions', () => {
       const r = await get(`bitcoin/blocks/${id}`);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body).toMatchObject({
-        chainFamily: 'bitcoin',
+        chainFamily: 'Bitcoin',
         chainId: 'bitcoin',
         hash,
         previousBlockHash: core3.previousblockhash,
@@ -164,7 +164,7 @@ describe('Bitcoin blocks and transactions', () => {
     const t = await get(`bitcoin/transactions/${btcSpend.txid}`);
     expect(t.status).toBe(200);
     expect(t.body).toMatchObject({
-      chainFamily: 'bitcoin',
+      chainFamily: 'Bitcoin',
       txid: ours.txid,
       blockHash: hash,
       blockHeight: height,
@@ -208,13 +208,13 @@ describe('Solana slots and transactions', () => {
       for (const id of [String(slot), node.blockhash]) {
         const r = await get(`sol/blocks/${id}`);
         expect(r.status, JSON.stringify(r.body)).toBe(200);
-        expect(r.body).toMatchObject({ chainFamily: 'solana', chainId: 'solana', hash: node.blockhash, previousBlockHash: node.previousBlockhash, height: slot, time: node.blockTime, txCount: node.transactions.length, solanaSpecific: { slot, parentSlot: node.parentSlot, blockHeight: node.blockHeight } });
+        expect(r.body).toMatchObject({ chainFamily: 'Solana', chainId: 'solana', hash: node.blockhash, previousBlockHash: node.previousBlockhash, height: slot, time: node.blockTime, txCount: node.transactions.length, solanaSpecific: { slot, parentSlot: node.parentSlot, blockHeight: node.blockHeight } });
       }
       const r = await get(`solana/blocks/${slot}`);
       node.transactions.forEach((t: Json, i: number) => {
         const keys = [...t.transaction.message.accountKeys, ...(t.meta.loadedAddresses?.writable ?? []), ...(t.meta.loadedAddresses?.readonly ?? [])];
         const ours = r.body.txs[i];
-        expect(ours).toMatchObject({ chainFamily: 'solana', txid: t.transaction.signatures[0], blockHash: node.blockhash, blockHeight: slot, blockTime: node.blockTime, fees: String(t.meta.fee), value: null });
+        expect(ours).toMatchObject({ chainFamily: 'Solana', txid: t.transaction.signatures[0], blockHash: node.blockhash, blockHeight: slot, blockTime: node.blockTime, fees: String(t.meta.fee), value: null });
         expect(ours.solanaSpecific.accountKeys).toEqual(keys);
         expect(ours.solanaSpecific.err).toEqual(t.meta.err);
         expect(ours.solanaSpecific.instructions).toEqual(t.transaction.message.instructions.map((ix: Json) => ({ programId: keys[ix.programIdIndex], accounts: ix.accounts.map((a: number) => keys[a]), data: ix.data })));

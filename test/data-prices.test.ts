@@ -729,6 +729,23 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     expect(r.body.result).toEqual(await expected(to - 7 * 86_400, to, true));
   });
 
+  it('keeps a window ending at the last indexed block while another block arrives: its cursor goes on with the same window', async () => {
+    const base = `/v1/chains/devnet/tokens/${dex.tokens.tka.address}/price/timeseries?interval=hourly&fromDate=${at[0]!}&forwardFill=true&limit=2`;
+    const first = await s.call(base);
+    expect(first.body.toDate).toBe(iso(at[head]!));
+    expect(first.body.cursor).not.toBeNull();
+    // A block two hours later is indexed: a first page asked now would end there.
+    await rpc('evm_setNextBlockTimestamp', [`0x${(at[head]! + 2 * HOUR).toString(16)}`]);
+    await rpc('evm_mine', []);
+    const later = await indexed();
+    expect(later).toBe(head + 1);
+    expect((await s.call(base)).body.toDate).toBe(iso(at[head]! + 2 * HOUR));
+    const second = await s.call(`${base}&cursor=${first.body.cursor}`);
+    expect(second.status, JSON.stringify(second.body)).toBe(200);
+    expect([second.body.toDate, second.body.page]).toEqual([iso(at[head]!), 1]);
+    expect([...first.body.result, ...second.body.result]).toEqual((await expected(at[0]!, at[head]!, true)).slice(0, 4));
+  });
+
   it('refuses a bad interval, range, date order or cursor, naming the field', async () => {
     const tka = dex.tokens.tka.address;
     const cases: Array<[string, string]> = [

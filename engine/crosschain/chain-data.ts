@@ -25,7 +25,7 @@ import { v1ChainId } from './chains.js';
  * envelope for the three families, read from what this server stores, with the family's own fields under
  * `evmSpecific`, `bitcoinSpecific` or `solanaSpecific`. Decisions where the reference is vague:
  * - Amounts (value, fees, token amounts) are decimal strings in the chain's smallest unit (wei, satoshis,
- *   lamports); times are Unix seconds. `chainFamily` is lower case (evm, bitcoin, solana), as the issue names it.
+ *   lamports); times are Unix seconds. `chainFamily` is EVM, Bitcoin or Solana, the hosted service's values (data-api-notes §4.2).
  * - A transaction's id is `txid` in every family (the Bitcoin DTO's name): the EVM hash, the Solana signature.
  * - A block answers its transactions whole, `itemsOnPage` (100) a page, `page` from 1 (the Bitcoin DTO's paging).
  * - A Bitcoin block's `height`, a Solana slot's `height` is its slot (what the path names it by; the block
@@ -106,7 +106,7 @@ function evmTxDto(deps: DataDeps, chain: Chain, s: TxSummary, item: ReturnType<t
     return t === undefined ? [] : [{ tokenType: t.kind, tokenAddress: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase(), value: BigInt(t.value).toString(), tokenId: t.tokenId === undefined ? null : BigInt(t.tokenId).toString() }];
   });
   return {
-    chainFamily: 'evm' as const,
+    chainFamily: 'EVM' as const,
     chainId: v1ChainId(chain),
     txid: s.hash,
     blockHash: s.blockHash,
@@ -128,7 +128,7 @@ async function evmBlock(deps: DataDeps, chain: Chain, identifier: string, page: 
   const { fields, indexes } = paging(summaries.length, page);
   const { transaction_count: _count, ...evmSpecific } = blockFields(r);
   return {
-    chainFamily: 'evm' as const,
+    chainFamily: 'EVM' as const,
     chainId: v1ChainId(chain),
     hash: String(r.header['hash']).toLowerCase(),
     previousBlockHash: String(r.header['parentHash']).toLowerCase(),
@@ -169,7 +169,7 @@ function btcTxDto(deps: DataDeps, chain: Chain, view: BtcRecordView, t: BtcTrans
   const known = t.vin.every((i) => i.prevout !== undefined);
   const valueIn = t.isCoinbase ? 0 : known ? t.vin.reduce((s, i) => s + i.prevout!.value, 0) : null;
   return {
-    chainFamily: 'bitcoin' as const,
+    chainFamily: 'Bitcoin' as const,
     chainId: v1ChainId(chain),
     txid: t.txid,
     vin,
@@ -191,7 +191,7 @@ function bitcoinBlock(deps: DataDeps, chain: Chain, identifier: string, page: nu
   const coinbase = view.txCount > 0 ? view.tx(0) : undefined;
   const commitment = coinbase?.vout.map((o) => hex(o.script)).findLast((s) => s.startsWith(WITNESS_COMMITMENT));
   return {
-    chainFamily: 'bitcoin' as const,
+    chainFamily: 'Bitcoin' as const,
     chainId: v1ChainId(chain),
     hash: h.hash,
     previousBlockHash: h.previousblockhash,
@@ -248,7 +248,7 @@ function solTxDto(chain: Chain, view: SolRecordView, index: number) {
   const t = view.tx(index);
   const { signature: _sig, slot: _slot, blockTime: _time, fee: _fee, ...solanaSpecific } = solanaTx(t, String(h.slot), h.blockTime);
   return {
-    chainFamily: 'solana' as const,
+    chainFamily: 'Solana' as const,
     chainId: v1ChainId(chain),
     txid: t.signature,
     blockHash: h.blockhash,
@@ -266,7 +266,7 @@ function solanaBlock(deps: DataDeps, chain: Chain, identifier: string, page: num
   const h = view.header;
   const { fields, indexes } = paging(view.txCount, page);
   return {
-    chainFamily: 'solana' as const,
+    chainFamily: 'Solana' as const,
     chainId: v1ChainId(chain),
     hash: h.blockhash,
     previousBlockHash: h.previousBlockhash,

@@ -6,7 +6,7 @@ import { metadata } from '../data-api/nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/params.js';
 import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/prices.js';
 import { tradesOf, type Trade } from '../data-api/swap-lists.js';
-import { badRequest } from '../errors.js';
+import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
@@ -407,7 +407,11 @@ export type V1PnlItem = ReturnType<typeof v1PnlItem>;
 
 /** For GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true: the wallet's PnL on one chain over all its swaps, token address → v1 item. */
 export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, V1PnlItem>> {
-  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {});
+  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, 'includePnl').catch((err: unknown) => {
+    // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
+    if (err instanceof ApiError && err.status === 400) throw badRequest('includePnl', `${err.message.replace(/: narrow it$/, '')}; ask GET /v1/wallets/:walletAddress/pnl with a period instead`);
+    throw err;
+  });
   return new Map(rows.map((r) => [r.position.token, v1PnlItem(wallet.toLowerCase(), r)]));
 }
 

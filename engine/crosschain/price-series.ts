@@ -125,8 +125,11 @@ async function headOf(deps: DataDeps, src: Source): Promise<{ read: Source['read
 }
 
 interface SeriesCursor {
-  /** The query it was made for. */
+  /** The query it was made for, as asked. */
   l: string;
+  /** The window the first page settled (Unix seconds): later pages keep it while blocks arrive. */
+  f: number;
+  e: number;
   /** The next page's first bucket and number. */
   t: number;
   p: number;
@@ -137,15 +140,17 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
   const q = validate(timeseriesQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
   const { read, head, headTime } = await headOf(deps, src);
-  const to = Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
-  const from = q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
+  const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, q.fromDate ?? null, q.toDate ?? null, q.forwardFill, q.limit]);
+  const c = q.cursor === null ? undefined : readCursor(q.cursor, list);
+  // The window ends at the last indexed block when the first page is asked; its cursor keeps that window.
+  const to = c?.e ?? Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
+  const from = c?.f ?? q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
   if (from > to) throw badRequest('fromDate', 'after toDate (or after the last indexed block)');
-  const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, from, to, q.forwardFill]);
-  const at = q.cursor === null ? { t: from, p: 0 } : readCursor(q.cursor, list);
+  const at = c ?? { t: from, p: 0 };
   const page = read === undefined ? { points: [], next: undefined } : series(deps, read, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
   const meta: V1Meta = metaOf(deps, src.meta.chains, src.meta.failed);
   return {
-    cursor: page.next === undefined ? null : Buffer.from(JSON.stringify({ l: list, t: page.next, p: at.p + 1 } satisfies SeriesCursor)).toString('base64url'),
+    cursor: page.next === undefined ? null : Buffer.from(JSON.stringify({ l: list, f: from, e: to, t: page.next, p: at.p + 1 } satisfies SeriesCursor)).toString('base64url'),
     chain: v1ChainId(chain),
     fromDate: iso(from),
     toDate: iso(to),
@@ -156,10 +161,10 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
   };
 }
 
-function readCursor(raw: string, list: string): { t: number; p: number } {
+function readCursor(raw: string, list: string): SeriesCursor {
   try {
     const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as SeriesCursor;
-    if (c.l === list && Number.isSafeInteger(c.t) && Number.isSafeInteger(c.p)) return c;
+    if (c.l === list && [c.f, c.e, c.t, c.p].every(Number.isSafeInteger) && c.f <= c.t && c.f <= c.e) return c;
   } catch {
     // not JSON: refused below
   }

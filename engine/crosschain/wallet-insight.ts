@@ -61,17 +61,23 @@ class ChainFold {
   add(time: number, e: HistoryEntry): void {
     const t = e.item.transaction;
     const at = { ...activity(e), time };
-    this.last ??= at;
-    this.first = at;
+    // A Bitcoin transaction whose block record was pruned has no time (0): counted, but it dates nothing.
+    const dated = time > 0;
+    if (dated) {
+      this.last ??= at;
+      this.first = at;
+      this.days.add(new Date(time * 1000).toISOString().slice(0, 10));
+    }
     if (e.initiated) {
-      this.lastInitiated ??= activity(e);
-      this.firstInitiated = activity(e);
+      if (dated) {
+        this.lastInitiated ??= activity(e);
+        this.firstInitiated = activity(e);
+      }
       this.initiated++;
       this.gas += feeOf(e);
     }
     if (e.created) this.contractsCreated++;
     this.involved++;
-    this.days.add(new Date(time * 1000).toISOString().slice(0, 10));
     const party = (m: { direction: Direction; fromAddress: string | null; toAddress: string | null }, counts: Counts): void => {
       if (m.direction === 'outgoing') {
         counts.sent++;
