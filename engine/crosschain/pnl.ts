@@ -208,6 +208,9 @@ export const ms = z.string().regex(/^\d{1,15}$/, 'a time in milliseconds since 1
 const nonNegative = (what: string) => z.string().regex(/^\d+(\.\d+)?$/, what).transform(Number);
 /** The periods a window may be asked as (top-traders also takes 1d). */
 const PERIOD_DAYS = { '1d': 1, '7d': 7, '30d': 30, '60d': 60, '90d': 90, all: undefined } as const;
+type Period = keyof typeof PERIOD_DAYS;
+/** `period`: one of `periods`, `all` by default. */
+export const periodParam = <P extends Period>(periods: readonly [P, ...P[]]) => z.enum(periods, `one of ${periods.join(', ')}`).default('all' as P);
 
 /** The filters of §3.3: excludeLowLiquidity drops tokens without a current price (no pool passes the side rule). */
 export const filterParams = {
@@ -217,7 +220,7 @@ export const filterParams = {
 };
 export const v1PnlSummaryQuery = z.object({
   walletAddress: evmAddress,
-  period: z.enum(['7d', '30d', '60d', '90d', 'all'], '7d, 30d, 60d, 90d or all').default('all'),
+  period: periodParam(['7d', '30d', '60d', '90d', 'all']),
   fromTimestamp: ms.optional(),
   toTimestamp: ms.optional(),
   ...filterParams,

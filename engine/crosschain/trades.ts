@@ -8,7 +8,7 @@ import { toNumber } from '../data-api/prices.js';
 import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery } from '../data-api/swap-lists.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
-import { amount, bySort, filterParams, kept, ms, orNull, percentages, sortBy, tokenTradersPnl, usd, v1Window, type TokenPnl } from './pnl.js';
+import { amount, bySort, filterParams, kept, ms, orNull, percentages, periodParam, sortBy, tokenTradersPnl, usd, v1Window, type TokenPnl } from './pnl.js';
 import { metaOf } from './token-price.js';
 
 /**
@@ -68,17 +68,15 @@ export async function v1PairOhlcv(deps: DataDeps, chain: Chain, raw: Record<stri
 
 // ---- top traders ----
 
-/** The periods top-traders takes (pnl.ts' and 1d). */
-const PERIODS = ['1d', '7d', '30d', '60d', '90d', 'all'] as const;
 
 export const topTradersQuery = z.object({
   tokenAddress: evmAddress,
-  period: z.enum(PERIODS, `one of ${PERIODS.join(', ')}`).default('all'),
+  // pnl.ts' periods and 1d.
+  period: periodParam(['1d', '7d', '30d', '60d', '90d', 'all']),
   fromTimestamp: ms.optional(),
   toTimestamp: ms.optional(),
   sortBy,
-  minVolumeUsd: filterParams.minVolumeUsd,
-  minTradeCount: filterParams.minTradeCount,
+  ...filterParams,
   limit: limit(100),
   cursor,
 });
@@ -112,9 +110,9 @@ export interface Trader {
   pnl: Pick<TokenPnl, 'position' | 'figures' | 'priceUsd' | 'info'>;
 }
 
-/** The token's traders filtered by minVolumeUsd and minTradeCount, best first by `sortBy` (ties by wallet), as answer rows. */
-export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof topTradersQuery>, 'sortBy' | 'minTradeCount' | 'minVolumeUsd'>) {
-  const keep = kept({ excludeLowLiquidity: false, minVolumeUsd: q.minVolumeUsd, minTradeCount: q.minTradeCount });
+/** The token's traders filtered by excludeLowLiquidity, minVolumeUsd and minTradeCount, best first by `sortBy` (ties by wallet), as answer rows. */
+export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof topTradersQuery>, 'sortBy' | 'minTradeCount' | 'minVolumeUsd' | 'excludeLowLiquidity'>) {
+  const keep = kept(q);
   const order = bySort(q.sortBy);
   return traders
     .filter((t) => keep(t.pnl))
@@ -127,8 +125,8 @@ export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof t
  * its swaps), ranked by `sortBy` (default totalPnl), best first, each with its profit and loss in the token as
  * pnl.ts counts it (tokenTradersPnl: the same positions at weighted average cost, swaps, window and limit as the
  * wallet PnL and top-gainers). The window is `period` (1d … 90d, all) or fromTimestamp/toTimestamp (ms, included),
- * which override it. minVolumeUsd and minTradeCount drop smaller wallets; excludeLowLiquidity is accepted and not
- * applied (every row is the one token). Amounts are decimal strings of whole tokens.
+ * which override it. minVolumeUsd and minTradeCount drop smaller wallets; excludeLowLiquidity (pnl.ts' rule: a token
+ * with no price now) leaves no row for a token without a priced pool. Amounts are decimal strings of whole tokens.
  */
 export async function topTraders(deps: DataDeps, chain: Chain, raw: Record<string, unknown>, nowSeconds: number) {
   const q = validate(topTradersQuery, raw, 'query');

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/deps.js';
 import { bool } from '../data-api/params.js';
+import { badRequest } from '../errors.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
 import { feeOf, nativeUnits, walletList, type Direction, type HistoryEntry } from './wallet-history.js';
@@ -104,13 +105,17 @@ class ChainFold {
   }
 }
 
-/** Reads the chain's whole list, STEP entries at a time. */
+/** Transactions folded per chain at most: insight reads a wallet's whole history for each answer. */
+export const MAX_INSIGHT_TRANSACTIONS = 100_000;
+
+/** Reads the chain's whole list, STEP entries at a time (past MAX_INSIGHT_TRANSACTIONS, a 400). */
 async function fold(deps: DataDeps, q: InsightQuery, bitcoinGap: number, chain: Chain): Promise<ChainFold> {
   const read = walletList(deps, q.walletAddress, bitcoinGap, { verbose: false });
   const f = new ChainFold();
   for (let after: string | undefined; ; ) {
     const step = await read(chain, after, STEP);
     for (const { time, item } of step) f.add(time, item);
+    if (f.involved > MAX_INSIGHT_TRANSACTIONS) throw badRequest('walletAddress', `more than ${MAX_INSIGHT_TRANSACTIONS} transactions on chain ${chain.key}: more than this server folds for one answer`);
     if (step.length < STEP) return f;
     after = step.at(-1)!.at;
   }

@@ -18,7 +18,7 @@ const trader = (wallet: string, swaps: ReturnType<typeof buy>[], price: Ratio | 
   const position = positions(swaps, role).find((p) => p.token === X)!;
   return { wallet, pnl: { position, priceUsd: price, info: INFO, figures: figures(position, price) } };
 };
-const ANY = { sortBy: 'totalPnl', minTradeCount: undefined, minVolumeUsd: undefined } as const;
+const ANY = { sortBy: 'totalPnl', minTradeCount: undefined, minVolumeUsd: undefined, excludeLowLiquidity: false } as const;
 
 describe('top traders: the ranking of the positions', () => {
   it('answers each wallet as its position comes to, best first, filtered', () => {
@@ -54,6 +54,8 @@ describe('top traders: the ranking of the positions', () => {
     const unpriced = [trader('0xa', swapsA, null), trader('0xb', swapsB, r(25))];
     expect(traderRows(unpriced, ANY).find((t) => t.walletAddress === '0xa')).toMatchObject({ unrealizedProfitUsd: null, totalPnlUsd: '10' });
     expect(traderRows(unpriced, { ...ANY, sortBy: 'unrealizedPnl' }).map((t) => t.walletAddress)).toEqual(['0xb', '0xa']);
+    // excludeLowLiquidity leaves out a row with no price now.
+    expect(traderRows(unpriced, { ...ANY, excludeLowLiquidity: true }).map((t) => t.walletAddress)).toEqual(['0xb']);
   });
 
   it('connects candles: each opens at the close of the one before it (newest first), its high and low widened', () => {

@@ -2,6 +2,7 @@ import { parseAbi } from 'viem';
 import type { Factory } from '../../chains/pricing.js';
 import type { Holding } from '../../data-api/nft-index.js';
 import { inBatches } from '../../data-api/node-reads.js';
+import { badRequest } from '../../errors.js';
 import { readView, type AdapterContext, type DefiAdapter, type RawPosition } from './adapter.js';
 import { amountsForLiquidity, sqrtRatioAtTick } from './v3-math.js';
 
@@ -22,10 +23,15 @@ const ABI = parseAbi([
 type Positions = readonly [bigint, string, string, string, number, number, number, bigint, bigint, bigint, bigint, bigint];
 type Slot0 = readonly [bigint, number, number, number, number, number, boolean];
 
-/** The NFTs of `manager` the wallet holds at the indexed head: their token ids. */
+/** Positions read per wallet and manager at most: each costs three node calls. */
+export const MAX_V3_POSITIONS = 1_000;
+
+/** The NFTs of `manager` the wallet holds at the indexed head: their token ids (past MAX_V3_POSITIONS, a 400). */
 function heldIds(ctx: AdapterContext, wallet: string, manager: string): bigint[] {
   const prefix = `owner/${ctx.chain}/${wallet}/${manager}/`;
-  return ctx.deps.kv.range<Holding>('nftOwners', { start: prefix, end: `${prefix}\uffff` }).map((e) => BigInt(`0x${e.key.slice(prefix.length)}`));
+  const held = ctx.deps.kv.range<Holding>('nftOwners', { start: prefix, end: `${prefix}\uffff`, limit: MAX_V3_POSITIONS + 1 });
+  if (held.length > MAX_V3_POSITIONS) throw badRequest('walletAddress', `holds more than ${MAX_V3_POSITIONS} Uniswap v3 positions of ${manager} on chain ${ctx.chain}: more than this server reads for one answer`);
+  return held.map((e) => BigInt(`0x${e.key.slice(prefix.length)}`));
 }
 
 async function position(ctx: AdapterContext, factory: Factory, manager: string, tokenId: bigint): Promise<RawPosition | null> {
