@@ -710,8 +710,12 @@ export class Dispatcher {
     s.updatedAt = now;
   }
 
+  /** Streams whose entry into error has committed. */
   private afterError(streams: StoredStream[]): void {
     for (const s of streams) {
+      // Read again: a send or prepare between the transaction's callback and its commit (LMDB's write thread)
+      // may have cached the record as it still was, active, and would go on sending while it is in error.
+      this.changed(s.id);
       this.scheduleTermination(s);
       void this.alert(s, `chainpost: stream ${s.id} is in error`, s.statusMessage);
     }
