@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { keccak256, toBytes } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher } from '../../engine/delivery/dispatcher.js';
+import { Dispatcher, streamKey } from '../../engine/delivery/dispatcher.js';
 import { logRange, historyRange } from '../../engine/delivery/records.js';
 import { purgeExpired, type Retention } from '../../engine/delivery/retention.js';
 import { jsonLogger } from '../../engine/log.js';
@@ -211,6 +211,29 @@ describe('delivery records', () => {
       } while (cursor !== null);
       expect(ids, list).toHaveLength(total);
       expect([...ids].sort().reverse(), list).toEqual(ids);
+    }
+  });
+
+  it('stops sending at the 31st failure in a row, however often the stream is read meanwhile', async () => {
+    e = await engine(rx);
+    const id = await e.make('error-race');
+    rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+    try {
+      // Read the stream each event-loop turn, as a block's webhooks do: a read between an outcome's transaction
+      // and its commit must not leave the dispatcher sending as if it were still active.
+      let reading = true;
+      const read = (): void => {
+        if (!reading) return;
+        void e!.dispatcher.prepare([{ streamId: id, payload: payload(0) }]);
+        setImmediate(read);
+      };
+      read();
+      await e.send(id, Array.from({ length: 45 }, (_, i) => i));
+      reading = false;
+      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.chainId === '0x1')).toHaveLength(31);
+      expect(e.store.get<{ status: string }>('streams', streamKey(TENANT, id))?.status).toBe('error');
+    } finally {
+      rx.state.answer = () => 200;
     }
   });
 });
