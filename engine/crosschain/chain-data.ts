@@ -9,7 +9,7 @@ import type { DataDeps } from '../data-api/deps.js';
 import { hash32 } from '../data-api/params.js';
 import { blockNumberOf, recordOf, transferOfSummary, txOrNotFound } from '../data-api/tx-source.js';
 import { summarize, type TxSummary } from '../data-api/tx-summary.js';
-import { txItem } from '../data-api/tx-item.js';
+import { feeWei, txItem } from '../data-api/tx-item.js';
 import type { BlockRecord } from '../evm/record.js';
 import { badRequest, notFound } from '../errors.js';
 import { blockKey } from '../ingest/chain-store.js';
@@ -113,7 +113,7 @@ function evmTxDto(deps: DataDeps, chain: Chain, s: TxSummary, item: ReturnType<t
     blockHeight: s.blockNumber,
     blockTime: s.timestamp,
     value: BigInt(s.value).toString(),
-    fees: (BigInt(s.gasUsed) * BigInt(s.gasPrice)).toString(),
+    fees: feeWei(s).toString(),
     tokenTransfers,
     // The Data API's transaction item (with logs and internal transactions): what the v2.2 endpoint answers.
     evmSpecific: item,

@@ -8,7 +8,7 @@ import { headBounds, type BlockRangeQuery } from '../data-api/block-times.js';
 import type { DataDeps } from '../data-api/deps.js';
 import { blockNumber, bool, cursor, date, limit } from '../data-api/params.js';
 import { addressPrefix, positionOf } from '../data-api/tx-index.js';
-import { txItem } from '../data-api/tx-item.js';
+import { feeWei, txItem } from '../data-api/tx-item.js';
 import { blockHashes, caughtUp, logsOf, summaryAt } from '../data-api/tx-source.js';
 import { historyItem, metaCache } from '../data-api/txs-wallet.js';
 import { unixIso as iso } from '../datetime.js';
@@ -137,7 +137,7 @@ function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBloc
             initiatedBy: party(s.from),
             from: party(s.from),
             to: party(s.to),
-            fee: { amount: h.transaction_fee, amountRaw: (BigInt(s.gasUsed) * BigInt(s.gasPrice)).toString() },
+            fee: { amount: h.transaction_fee, amountRaw: feeWei(s).toString() },
             confirmations: Math.max(0, (deps.follower(chain.key)?.head ?? head) - s.blockNumber + 1),
             nativeTransfers: { items: h.native_transfers.map((n) => ({ fromAddress: n.from_address, toAddress: n.to_address, amount: n.value_formatted, amountRaw: n.value, direction: n.direction, isInternal: n.internal_transaction })), hasMore: false },
             tokenTransfers: {

@@ -57,8 +57,11 @@ function logItem(s: TxSummary, l: StoredLog, verbose: boolean) {
   return verbose ? { ...item, decoded_event: decodeLog(l) } : item;
 }
 
+/** What a transaction paid, in wei: gas used × the gas price it paid. */
+export const feeWei = (s: Pick<TxSummary, 'gasUsed' | 'gasPrice'>): bigint => BigInt(s.gasUsed) * BigInt(s.gasPrice);
+
 export function txItem(s: TxSummary, opts: ItemOptions) {
-  const fee = BigInt(s.gasUsed) * BigInt(s.gasPrice);
+  const fee = feeWei(s);
   return {
     hash: s.hash,
     nonce: dec(s.nonce),

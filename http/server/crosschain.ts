@@ -34,9 +34,10 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
-  // PnL is of DEX swaps: EVM chains only (Bitcoin or Solana asked: unsupported); tokenAddresses is a list.
+  // PnL (DEX swaps) and DeFi (protocol contracts) are EVM's: Bitcoin or Solana asked is unsupported there.
+  const evmOnly = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
+  // tokenAddresses is a list.
   const pnlInput = (req: Request) => ({ ...queryAndPath(req), tokenAddresses: queryList(queryParams(req.query), 'tokenAddresses') });
-  const pnlChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   const evmChains = (): Chain[] => followed().flatMap((k) => (findChain(k)?.family === 'evm' ? [findChain(k)!] : []));
   const seconds = (): number => Math.floor(clock.now() / 1000);
   const get = (pattern: string, handle: Route['handle']): Route => ({ method: 'GET', pattern, area: 'crosschain', auth: 'key', handle });
@@ -53,20 +54,18 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   const oneChain = (families: readonly ChainFamily[], pattern: string, run: (chain: Chain, req: Request) => Promise<unknown>): Route =>
     get(pattern, async (req) => json(200, await run(pathChain(req.params['chainAlias']!, { followed: followed(), families, now: clock.now() }), req)));
   const withTypes = (req: Request) => ({ ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) });
-  // DeFi protocols are EVM contracts: a Bitcoin or Solana chain in `chains` is unsupported there.
-  const defiChains = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   return [
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
       v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
     ),
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
     walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
-    get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, pnlChains(req), pnlInput(req), seconds()))),
-    get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, pnlChains(req), queryAndPath(req), seconds()))),
-    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, defiChains(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, defiChains(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, defiChains(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, defiChains(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, evmOnly(req), pnlInput(req), seconds()))),
+    get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, evmOnly(req), queryAndPath(req), seconds()))),
+    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, evmOnly(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, evmOnly(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, evmOnly(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
+    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, evmOnly(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
     oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/blocks/:blockIdentifier', async (chain, req) => ({ ...(await v1Block(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
     oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/transactions/:txHash', async (chain, req) => ({ ...(await v1Transaction(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
     oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, withTypes(req))),
