@@ -39,6 +39,7 @@ import {
 import { cpuMs, startProcess, type Started } from './proc.js';
 import { BIN, percentile, report, round } from './report.js';
 import type { Counts } from './soak-receiver.js';
+import { storeBreakdown, type TableSize } from './store-breakdown.js';
 
 const MINUTES = Number(process.env['SOAK_MINUTES'] ?? 30);
 const RATE = Number(process.env['SOAK_RATE'] ?? 1_000);
@@ -293,6 +294,8 @@ try {
   };
 
   let nextSample = started;
+  /** The store's extent and tables once the warm-up is over, read beside the running server (LMDB readers may share it). */
+  let storeWarm: ReturnType<typeof storeBreakdown> | undefined;
   let nextResume = started + RESUME_MS;
   let resuming: Promise<void> | undefined;
   let sampling: Promise<void> | undefined;
@@ -312,6 +315,7 @@ try {
       nextSample += SAMPLE_MS;
       sampling = sample().catch((err: unknown) => console.log(`sample failed: ${(err as Error).message}`)).finally(() => (sampling = undefined));
     }
+    if (storeWarm === undefined && now - started >= WARMUP * durationMs) storeWarm = storeBreakdown(dir);
     if (now >= nextResume && resuming === undefined) {
       nextResume += RESUME_MS;
       resuming = resume().catch((err: unknown) => console.log(`resume failed: ${(err as Error).message}`)).finally(() => (resuming = undefined));
@@ -322,6 +326,11 @@ try {
   const loadSeconds = (performance.now() - started) / 1000;
   await sample();
   console.log(`soak: load done, ${enqueued} webhooks in ${loadSeconds.toFixed(1)} s`);
+  const storeEnd = storeBreakdown(dir);
+  storeWarm ??= storeEnd;
+  const tablesWarm = new Map<string, TableSize>(storeWarm.tables.map((t) => [t.table, t]));
+  console.log(`store: used extent ${storeWarm.extentMb} → ${storeEnd.extentMb} MB, tables ${storeWarm.tablesMb} → ${storeEnd.tablesMb} MB (after warm-up → end of load)`);
+  for (const t of storeEnd.tables.slice(0, 6)) console.log(`  ${t.table.padEnd(14)} ${tablesWarm.get(t.table)?.mb ?? 0} → ${t.mb} MB, ${tablesWarm.get(t.table)?.entries ?? 0} → ${t.entries} entries`);
 
   // ---- RSS, fds, event loop --------------------------------------------------
   const warm = samples.filter((s) => s.t >= WARMUP * loadSeconds);
@@ -481,6 +490,10 @@ try {
     rssAnonEndMb: anonEnd,
     rssAnonGrowthPct: round(((anonEnd - anonWarm) / anonWarm) * 100, 1),
     rssFileEndMb: warm.at(-1)!.rssFileMb,
+    storeExtentWarmMb: storeWarm.extentMb,
+    storeExtentEndMb: storeEnd.extentMb,
+    storeTablesWarmMb: storeWarm.tablesMb,
+    storeTablesEndMb: storeEnd.tablesMb,
     heapWarmMb: median(warm.slice(0, 3).map((s) => s.heapMb)),
     heapEndMb: median(warm.slice(-3).map((s) => s.heapMb)),
     externalWarmMb: median(warm.slice(0, 3).map((s) => s.externalMb)),
