@@ -415,12 +415,16 @@ export class Dispatcher {
     for (const [id, m] of changes.metas) this.queued.set(id, m.queued);
   }
 
-  /** The owner set a stream active again: from error its URL's rate restarts at 100; delivery resumes either way. */
+  /** A stream set active from error: its URL's rate restarts at 100. Call inside the transaction that sets it active. */
+  restartRate(s: StoredStream): void {
+    this.kv.put('rates', `${s.tenantId}/${s.webhookUrl}`, START_RATE);
+  }
+
+  /** The owner set a stream active again (committed, with restartRate from error): delivery resumes. */
   resumed(s: StoredStream, from: StoredStream['status']): void {
     if (from === 'error') {
       this.terminations.get(s.id)?.cancel();
       this.terminations.delete(s.id);
-      this.kv.put('rates', `${s.tenantId}/${s.webhookUrl}`, START_RATE);
     }
     this.kick(s.id);
   }
@@ -731,10 +735,10 @@ export class Dispatcher {
   }
 
   /** 24 h in error: nothing more is sent; what was queued moves to history for manual replay. */
-  private terminate(tenant: string, id: string, since: number): void {
+  private async terminate(tenant: string, id: string, since: number): Promise<void> {
     this.terminations.delete(id);
     const now = this.clock.now();
-    const ended = this.kv.transact(() => {
+    const ended = await this.kv.transactAsync(() => {
       const changes = this.changes();
       const s = changes.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
@@ -806,17 +810,19 @@ export class Dispatcher {
   private async alert(s: StoredStream, subject: string, text: string): Promise<void> {
     const to = s.ownerEmail ?? this.opts.alertEmail;
     const now = this.clock.now();
-    const keep = (reason: string): void => {
-      this.kv.put('outbox', `${timeKey(now)}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() });
-      this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason });
-    };
+    // Committed off the event loop (a hundred streams entering error at once would be a hundred fsyncs on it); never rejects.
+    const keep = (reason: string): Promise<void> =>
+      this.kv.transactAsync(() => this.kv.put('outbox', `${timeKey(now)}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() })).then(
+        () => this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason }),
+        (err: unknown) => this.log.error('stream alert not e-mailed nor kept in the outbox', { streamId: s.id, subject, reason, err }),
+      );
     if (to === undefined) return keep('no recipient: the key has no e-mail and CHAINPOST_ALERT_EMAIL is unset');
     if (this.mailer === undefined) return keep('no SMTP server: CHAINPOST_SMTP_URL is unset');
     try {
       await this.mailer.send({ to, subject, text });
       this.log.info('stream alert e-mailed', { streamId: s.id, to, subject });
     } catch (err) {
-      keep(`sending failed: ${(err as Error).message}`);
+      await keep(`sending failed: ${(err as Error).message}`);
     }
   }
 }

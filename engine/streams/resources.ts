@@ -65,7 +65,7 @@ export class FamilyStreams<D extends StreamCommon> {
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // Counted and written in one write transaction (LMDB serializes them, across processes too): creates
     // racing each other past the test webhook's wait cannot pass the limit. Every family's streams count.
-    this.kv.transact(() => {
+    await this.kv.transactAsync(() => {
       const held = this.kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: this.limits.streams });
       if (held >= this.limits.streams) throw overLimit('streams', 'a tenant holds', this.limits.streams, 'CHAINPOST_MAX_STREAMS');
       this.kv.put('streams', streamKey(tenant, id), s);
@@ -81,7 +81,7 @@ export class FamilyStreams<D extends StreamCommon> {
     const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now());
     await this.testWebhook(tenant, id, merged);
     const changed = Object.keys(given) as Array<keyof D>;
-    const updated = this.kv.transact(() => {
+    const updated = await this.kv.transactAsync(() => {
       // Re-read after the test webhook's wait: only the fields this update names change.
       const cur = this.get(tenant, id);
       const next: D & StreamState = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
@@ -119,9 +119,9 @@ export class FamilyStreams<D extends StreamCommon> {
     return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.fam.response(s, this.clock.now()) });
   }
 
-  remove(tenant: string, id: string): Record<string, unknown> {
+  async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
-    this.kv.transact(() => {
+    await this.kv.transactAsync(() => {
       this.kv.remove('streams', streamKey(tenant, id));
       for (const table of OWNED_BY_STREAM) {
         for (const { key } of this.kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove(table, key);
@@ -137,10 +137,11 @@ export class FamilyStreams<D extends StreamCommon> {
     const s = this.get(tenant, id);
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
-    const updated = this.kv.transact(() => {
+    const updated = await this.kv.transactAsync(() => {
       const cur = this.get(tenant, id);
       ownerMaySet(cur.status, status);
       const was = cur.status;
+      if (status === 'active' && was === 'error') this.dispatcher.restartRate(cur);
       cur.status = status;
       cur.statusMessage = '';
       delete cur.errorSince;
@@ -153,11 +154,11 @@ export class FamilyStreams<D extends StreamCommon> {
     return this.fam.response(updated.cur, this.clock.now());
   }
 
-  addAddresses(tenant: string, id: string, addresses: string[]): AddressAnswer {
+  addAddresses(tenant: string, id: string, addresses: string[]): Promise<AddressAnswer> {
     return this.changeAddresses(tenant, id, addresses, true);
   }
 
-  removeAddresses(tenant: string, id: string, addresses: string[]): AddressAnswer {
+  removeAddresses(tenant: string, id: string, addresses: string[]): Promise<AddressAnswer> {
     return this.changeAddresses(tenant, id, addresses, false);
   }
 
@@ -184,10 +185,10 @@ export class FamilyStreams<D extends StreamCommon> {
     this.watch?.stream({ ...s, ...this.fam.watched(s) });
   }
 
-  private changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): AddressAnswer {
+  private async changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): Promise<AddressAnswer> {
     const stored = [...new Set(addresses.map(this.fam.address))];
     const changed: string[] = [];
-    this.kv.transact(() => {
+    await this.kv.transactAsync(() => {
       const s = this.get(tenant, id);
       let n = s.amountOfAddresses;
       for (const a of stored) {

@@ -58,10 +58,10 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       }),
       route('GET', `${base}/:id`, (req) => json(200, family.describe(tenant(req), id(req)))),
       route('POST', `${base}/:id`, async (req) => json(200, await family.update(tenant(req), id(req), validate(schemas.update, req.body))), true),
-      route('DELETE', `${base}/:id`, (req) => json(200, family.remove(tenant(req), id(req)))),
+      route('DELETE', `${base}/:id`, async (req) => json(200, await family.remove(tenant(req), id(req)))),
       route('POST', `${base}/:id/status`, async (req) => json(200, await family.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
-      route('POST', `${base}/:id/address`, (req) => json(200, family.addAddresses(tenant(req), id(req), addresses(req))), true),
-      route('DELETE', `${base}/:id/address`, (req) => json(200, family.removeAddresses(tenant(req), id(req), addresses(req))), true),
+      route('POST', `${base}/:id/address`, async (req) => json(200, await family.addAddresses(tenant(req), id(req), addresses(req))), true),
+      route('DELETE', `${base}/:id/address`, async (req) => json(200, await family.removeAddresses(tenant(req), id(req), addresses(req))), true),
       route('GET', `${base}/:id/address`, (req) => {
         const p = paging(req);
         return json(200, family.listAddresses(tenant(req), id(req), p.limit, p.cursor));
