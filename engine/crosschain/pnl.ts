@@ -9,6 +9,7 @@ import { tradesOf, type Trade } from '../data-api/swap-lists.js';
 import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
+import { offsetPage } from './cursor.js';
 import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
 
 /**
@@ -325,11 +326,6 @@ async function overChains(deps: DataDeps, resolved: ResolvedChains, wallet: stri
   return { rows: parts.flatMap((p) => p.value).filter(keep), meta: v1Meta(resolved, failed, syncedAt(deps)) };
 }
 
-interface PnlCursor {
-  l: string;
-  o: number;
-}
-
 /** GET /v1/wallets/:walletAddress/pnl: `raw` the query and path (tokenAddresses as a list); `now` Unix seconds. */
 export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Record<string, unknown>, now: number) {
   const q = validate(v1PnlQuery, raw, 'query');
@@ -340,20 +336,8 @@ export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Recor
   const order = bySort(q.sortBy);
   rows.sort((a, b) => order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1));
   const list = JSON.stringify([q.walletAddress, resolved.chains.map((c) => c.key), q.period, q.fromTimestamp, q.toTimestamp, q.excludeLowLiquidity, q.minVolumeUsd, q.minTradeCount, q.sortBy, [...tokens]]);
-  const offset = q.cursor === null ? 0 : readCursor(q.cursor, list);
-  const page = rows.slice(offset, offset + q.limit);
-  const next = offset + q.limit < rows.length ? Buffer.from(JSON.stringify({ l: list, o: offset + q.limit } satisfies PnlCursor)).toString('base64url') : null;
+  const { page, cursor: next } = offsetPage(rows, { list, limit: q.limit, cursor: q.cursor });
   return { meta, result: page.map((r) => v1PnlItem(q.walletAddress, r)), cursor: next, limit: q.limit };
-}
-
-function readCursor(raw: string, list: string): number {
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as PnlCursor;
-    if (c.l === list && Number.isSafeInteger(c.o) && c.o >= 0) return c.o;
-  } catch {
-    // not JSON: refused below
-  }
-  throw badRequest('cursor', 'not a cursor of this list');
 }
 
 /** Rows summed: the totals both summaries answer. */
