@@ -5,8 +5,8 @@ import type { DataDeps } from '../data-api/deps.js';
 import { metadata } from '../data-api/nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/params.js';
 import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/prices.js';
-import { tradesOf, type Trade } from '../data-api/swap-lists.js';
-import { ApiError, badRequest } from '../errors.js';
+import { tradesOf, type Blame, type Trade } from '../data-api/swap-lists.js';
+import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { offsetPage } from './cursor.js';
@@ -173,9 +173,9 @@ async function rowsOf(deps: DataDeps, chain: Chain, ps: readonly Position[], rea
   );
 }
 
-/** A wallet's PnL per token on one chain from its swaps in the window (`field`: the parameter a too-wide window is blamed on). */
-export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, window: PnlWindow, field = 'period'): Promise<TokenPnl[]> {
-  const { trades, reader, head } = await tradesOf(deps, chain.key, { wallet }, rangeOf(window), field);
+/** A wallet's PnL per token on one chain from its swaps in the window (`blame`: the parameter a too-wide window is blamed on). */
+export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, window: PnlWindow, blame: Blame = { field: 'period' }): Promise<TokenPnl[]> {
+  const { trades, reader, head } = await tradesOf(deps, chain.key, { wallet }, rangeOf(window), blame);
   return reader === undefined ? [] : rowsOf(deps, chain, positions(trades, (t) => reader.role(t)), reader, head);
 }
 
@@ -186,8 +186,8 @@ export interface TraderPnl {
 }
 
 /** Every wallet's PnL in one token on one chain, from the token's swaps in the window; with the token's price at the head and its metadata. */
-export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, field = 'days'): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
-  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), field), metadata(deps, chain.key, token)]);
+export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, blame: Blame = { field: 'days' }): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
+  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), blame), metadata(deps, chain.key, token)]);
   if (reader === undefined) return { priceUsd: null, info, traders: [] };
   const byWallet = new Map<string, Trade[]>();
   for (const t of trades) {
@@ -394,11 +394,8 @@ export type V1PnlItem = ReturnType<typeof v1PnlItem>;
 
 /** For GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true: the wallet's PnL on one chain over all its swaps, token address → v1 item. */
 export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, V1PnlItem>> {
-  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, 'includePnl').catch((err: unknown) => {
-    // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
-    if (err instanceof ApiError && err.status === 400) throw badRequest('includePnl', `${err.message.replace(/: narrow it$/, '')}; ask GET /v1/wallets/:walletAddress/pnl with a period instead`);
-    throw err;
-  });
+  // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
+  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, { field: 'includePnl', hint: 'ask GET /v1/wallets/:walletAddress/pnl with a period instead' });
   return new Map(rows.map((r) => [r.position.token, v1PnlItem(wallet.toLowerCase(), r)]));
 }
 
@@ -433,7 +430,7 @@ const byRealized = (a: TokenPnl, b: TokenPnl): number => byKey((r) => r.position
 /** GET /api/v2.2/wallets/:address/profitability: the wallet's tokens, most realized profit first. */
 export async function profitability(deps: DataDeps, chain: Chain, q: z.output<typeof profitabilityQuery>, now: number) {
   const tokens = new Set(q.token_addresses);
-  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), 'days')).filter((r) => tokens.size === 0 || tokens.has(r.position.token)).sort(byRealized);
+  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' })).filter((r) => tokens.size === 0 || tokens.has(r.position.token)).sort(byRealized);
   return {
     result: rows.map((r) => ({
       token_address: r.position.token,
@@ -451,7 +448,7 @@ export async function profitability(deps: DataDeps, chain: Chain, q: z.output<ty
 
 /** GET /api/v2.2/wallets/:address/profitability/summary. */
 export async function profitabilitySummary(deps: DataDeps, chain: Chain, q: z.output<typeof profitabilitySummaryQuery>, now: number) {
-  const t = totals(await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), 'days'));
+  const t = totals(await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' }));
   return {
     total_count_of_trades: t.buys + t.sells,
     total_trade_volume: usd(plus(t.boughtUsd, t.soldUsd)),

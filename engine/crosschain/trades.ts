@@ -131,7 +131,7 @@ export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof t
  */
 export async function topTraders(deps: DataDeps, chain: Chain, raw: Record<string, unknown>, nowSeconds: number) {
   const q = validate(topTradersQuery, raw, 'query');
-  const { priceUsd, info, traders } = await tokenTradersPnl(deps, chain, q.tokenAddress, v1Window(q, nowSeconds), 'period');
+  const { priceUsd, info, traders } = await tokenTradersPnl(deps, chain, q.tokenAddress, v1Window(q, nowSeconds), { field: 'period' });
   const rows = traderRows(traders, q);
   const { page, cursor: next } = offsetPage(rows, { list: listOf('top-traders', chain.key, q), limit: q.limit, cursor: q.cursor });
   return {
