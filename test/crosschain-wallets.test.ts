@@ -140,6 +140,12 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     const second = await ok(`/v1/wallets/${W}/tokens?chains=0x539&limit=1&cursor=${first.cursor}`);
     expect(second.result.map((r: Json) => r.symbol)).toEqual(['TKA']);
     expect(second.cursor).toBeNull();
+    // The page size may change between pages; the wallet, a filter or the chains may not.
+    expect((await ok(`/v1/wallets/${W}/tokens?chains=0x539&limit=5&cursor=${first.cursor}`)).result.map((r: Json) => r.symbol)).toEqual(['TKA']);
+    for (const other of [`/v1/wallets/${OTHER}/tokens?chains=0x539`, `/v1/wallets/${W}/tokens?chains=0x539&excludeSpam=true`, `/v1/wallets/${W}/tokens?chains=0x539&tokenAddresses=${net.dex.tokens.tka.address}`, `/v1/wallets/${W}/tokens`]) {
+      const r = await call(`${other}&limit=1&cursor=${first.cursor}`.replace('tokens&', 'tokens?'));
+      expect([r.status, r.body.details?.field, r.body.message], other).toEqual([400, 'cursor', expect.stringContaining('another list')]);
+    }
   });
 
   it("adds the 7-day sparkline of each priced token (the sparkline endpoint's), and takes includePnl", async () => {

@@ -185,6 +185,12 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
       const page: { status: number; body: any } = await s.call(`/v1/wallets/${WALLET}/defi/positions?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`);
       expect(page.status, JSON.stringify(page.body)).toBe(200);
       seen.push(...page.body.result.map((i: any) => i.position.details.liquidity.positionKey ?? i.position.address));
+      // The cursor is of this list: one protocol's positions, or another wallet's, are another.
+      if (page.body.cursor !== null) {
+        for (const other of [`/v1/wallets/${WALLET}/defi/uniswap-v3/positions`, `/v1/wallets/0x${'1'.repeat(40)}/defi/positions`]) {
+          expect((await s.call(`${other}?limit=1&cursor=${page.body.cursor}`)).body.details, other).toEqual({ field: 'cursor' });
+        }
+      }
       cursor = page.body.cursor;
     } while (cursor !== null);
     expect(seen).toEqual(items.map((i) => i.position.details.liquidity.positionKey ?? i.position.address));

@@ -1,5 +1,5 @@
 import type { Chain } from '../chains/registry.js';
-import { badRequest } from '../errors.js';
+import { readCursor, writeCursor } from './cursor.js';
 import { acrossChains, type FailedChain } from './fan-out.js';
 
 /**
@@ -7,9 +7,8 @@ import { acrossChains, type FailedChain } from './fan-out.js';
  * chain's list is read strictly after the position where its last page ended
  * (its own key order: newest first), so blocks that arrive meanwhile, on the
  * newest end, shift no page, and a chain that fails for one page keeps its
- * position and resumes on the next. The cursor is base64url JSON: the list it
- * was made for, the next page's number, and each chain's position (null: that
- * chain has nothing left).
+ * position and resumes on the next. The cursor (cursor.ts) holds the next
+ * page's number and each chain's position (null: that chain has nothing left).
  */
 
 /** An item of one chain's list, with where the list continues after it. */
@@ -31,31 +30,22 @@ export interface MergedPage<T> {
   failed: FailedChain[];
 }
 
-interface MergedCursor {
-  /** What the cursor was made for: the query and the chains. */
-  l: string;
+/** Where a merged list continues (cursor.ts keeps the list it was made for). */
+interface MergedPosition {
   p: number;
   /** Per chain key: where its list continues; null when it has nothing left. */
   c: Record<string, string | null>;
 }
 
-function readCursor(raw: string, list: string): MergedCursor {
-  let c: MergedCursor;
-  try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as MergedCursor;
-  } catch {
-    throw badRequest('cursor', 'not a cursor of this list');
-  }
-  const positions = c?.c;
-  const valid = c !== null && typeof c === 'object' && c.l === list && Number.isSafeInteger(c.p) && positions !== null && typeof positions === 'object' && Object.values(positions).every((at) => at === null || typeof at === 'string');
-  if (!valid) throw badRequest('cursor', 'not a cursor of this list');
-  return c;
-}
+const validPosition = (at: Record<string, unknown>): boolean => {
+  const positions = at.c;
+  return Number.isSafeInteger(at.p) && positions !== null && typeof positions === 'object' && !Array.isArray(positions) && Object.values(positions).every((c) => c === null || typeof c === 'string');
+};
 
 /** `list` names the query (path, its filters, the chains) so a cursor cannot be replayed on another. */
 export async function mergedPage<T>(chains: readonly Chain[], read: ChainList<T>, opts: { list: string; limit: number; cursor: string | null | undefined }): Promise<MergedPage<T>> {
   const list = `${opts.list}|${chains.map((c) => c.key).join(',')}`;
-  const from = opts.cursor === null || opts.cursor === undefined || opts.cursor === '' ? undefined : readCursor(opts.cursor, list);
+  const from = opts.cursor === null || opts.cursor === undefined || opts.cursor === '' ? undefined : readCursor<MergedPosition>(opts.cursor, list, validPosition);
   const positions: Record<string, string | null | undefined> = { ...(from?.c ?? {}) };
   // One more than the page per chain: whether it has more after what this page takes.
   const live = chains.filter((c) => positions[c.key] !== null);
@@ -74,12 +64,12 @@ export async function mergedPage<T>(chains: readonly Chain[], read: ChainList<T>
     if (mine.length === value.length && value.length <= opts.limit) positions[chain.key] = null;
   }
   // A chain not read yet (it failed on its first page) continues from the newest: "".
-  const next: MergedCursor = { l: list, p: (from?.p ?? 0) + 1, c: Object.fromEntries(chains.map((c) => [c.key, positions[c.key] === undefined ? '' : positions[c.key]!])) };
+  const next: MergedPosition = { p: (from?.p ?? 0) + 1, c: Object.fromEntries(chains.map((c) => [c.key, positions[c.key] === undefined ? '' : positions[c.key]!])) };
   const more = Object.values(next.c).some((at) => at !== null);
   return {
     items: taken.map(({ time, at, item, chain }) => ({ time, at, item, chain })),
     page: from?.p ?? 0,
-    cursor: more ? Buffer.from(JSON.stringify(next), 'utf8').toString('base64url') : null,
+    cursor: more ? writeCursor(list, next) : null,
     failed,
   };
 }

@@ -5,10 +5,11 @@ import type { DataDeps } from '../data-api/deps.js';
 import { metadata } from '../data-api/nft-transfers.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/params.js';
 import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/prices.js';
-import { tradesOf, type Trade } from '../data-api/swap-lists.js';
-import { ApiError, badRequest } from '../errors.js';
+import { tradesOf, type Blame, type Trade } from '../data-api/swap-lists.js';
+import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
+import { offsetPage } from './cursor.js';
 import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
 
 /**
@@ -172,9 +173,9 @@ async function rowsOf(deps: DataDeps, chain: Chain, ps: readonly Position[], rea
   );
 }
 
-/** A wallet's PnL per token on one chain from its swaps in the window (`field`: the parameter a too-wide window is blamed on). */
-export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, window: PnlWindow, field = 'period'): Promise<TokenPnl[]> {
-  const { trades, reader, head } = await tradesOf(deps, chain.key, { wallet }, rangeOf(window), field);
+/** A wallet's PnL per token on one chain from its swaps in the window (`blame`: the parameter a too-wide window is blamed on). */
+export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, window: PnlWindow, blame: Blame = { field: 'period' }): Promise<TokenPnl[]> {
+  const { trades, reader, head } = await tradesOf(deps, chain.key, { wallet }, rangeOf(window), blame);
   return reader === undefined ? [] : rowsOf(deps, chain, positions(trades, (t) => reader.role(t)), reader, head);
 }
 
@@ -185,8 +186,8 @@ export interface TraderPnl {
 }
 
 /** Every wallet's PnL in one token on one chain, from the token's swaps in the window; with the token's price at the head and its metadata. */
-export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, field = 'days'): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
-  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), field), metadata(deps, chain.key, token)]);
+export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, blame: Blame = { field: 'days' }): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
+  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), blame), metadata(deps, chain.key, token)]);
   if (reader === undefined) return { priceUsd: null, info, traders: [] };
   const byWallet = new Map<string, Trade[]>();
   for (const t of trades) {
@@ -325,11 +326,6 @@ async function overChains(deps: DataDeps, resolved: ResolvedChains, wallet: stri
   return { rows: parts.flatMap((p) => p.value).filter(keep), meta: v1Meta(resolved, failed, syncedAt(deps)) };
 }
 
-interface PnlCursor {
-  l: string;
-  o: number;
-}
-
 /** GET /v1/wallets/:walletAddress/pnl: `raw` the query and path (tokenAddresses as a list); `now` Unix seconds. */
 export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Record<string, unknown>, now: number) {
   const q = validate(v1PnlQuery, raw, 'query');
@@ -340,20 +336,8 @@ export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Recor
   const order = bySort(q.sortBy);
   rows.sort((a, b) => order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1));
   const list = JSON.stringify([q.walletAddress, resolved.chains.map((c) => c.key), q.period, q.fromTimestamp, q.toTimestamp, q.excludeLowLiquidity, q.minVolumeUsd, q.minTradeCount, q.sortBy, [...tokens]]);
-  const offset = q.cursor === null ? 0 : readCursor(q.cursor, list);
-  const page = rows.slice(offset, offset + q.limit);
-  const next = offset + q.limit < rows.length ? Buffer.from(JSON.stringify({ l: list, o: offset + q.limit } satisfies PnlCursor)).toString('base64url') : null;
+  const { page, cursor: next } = offsetPage(rows, { list, limit: q.limit, cursor: q.cursor });
   return { meta, result: page.map((r) => v1PnlItem(q.walletAddress, r)), cursor: next, limit: q.limit };
-}
-
-function readCursor(raw: string, list: string): number {
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as PnlCursor;
-    if (c.l === list && Number.isSafeInteger(c.o) && c.o >= 0) return c.o;
-  } catch {
-    // not JSON: refused below
-  }
-  throw badRequest('cursor', 'not a cursor of this list');
 }
 
 /** Rows summed: the totals both summaries answer. */
@@ -410,11 +394,8 @@ export type V1PnlItem = ReturnType<typeof v1PnlItem>;
 
 /** For GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true: the wallet's PnL on one chain over all its swaps, token address → v1 item. */
 export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, V1PnlItem>> {
-  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, 'includePnl').catch((err: unknown) => {
-    // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
-    if (err instanceof ApiError && err.status === 400) throw badRequest('includePnl', `${err.message.replace(/: narrow it$/, '')}; ask GET /v1/wallets/:walletAddress/pnl with a period instead`);
-    throw err;
-  });
+  // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
+  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, { field: 'includePnl', hint: 'ask GET /v1/wallets/:walletAddress/pnl with a period instead' });
   return new Map(rows.map((r) => [r.position.token, v1PnlItem(wallet.toLowerCase(), r)]));
 }
 
@@ -449,7 +430,7 @@ const byRealized = (a: TokenPnl, b: TokenPnl): number => byKey((r) => r.position
 /** GET /api/v2.2/wallets/:address/profitability: the wallet's tokens, most realized profit first. */
 export async function profitability(deps: DataDeps, chain: Chain, q: z.output<typeof profitabilityQuery>, now: number) {
   const tokens = new Set(q.token_addresses);
-  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), 'days')).filter((r) => tokens.size === 0 || tokens.has(r.position.token)).sort(byRealized);
+  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' })).filter((r) => tokens.size === 0 || tokens.has(r.position.token)).sort(byRealized);
   return {
     result: rows.map((r) => ({
       token_address: r.position.token,
@@ -467,7 +448,7 @@ export async function profitability(deps: DataDeps, chain: Chain, q: z.output<ty
 
 /** GET /api/v2.2/wallets/:address/profitability/summary. */
 export async function profitabilitySummary(deps: DataDeps, chain: Chain, q: z.output<typeof profitabilitySummaryQuery>, now: number) {
-  const t = totals(await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), 'days'));
+  const t = totals(await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' }));
   return {
     total_count_of_trades: t.buys + t.sells,
     total_trade_volume: usd(plus(t.boughtUsd, t.soldUsd)),

@@ -8,6 +8,7 @@ import { markKey, priceReader, toNumber } from '../data-api/prices.js';
 import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
+import { readCursor, writeCursor } from './cursor.js';
 import type { FailedChain, V1Meta } from './fan-out.js';
 import { bitcoinToken, evmToken, metaOf, wrappedBtc } from './token-price.js';
 
@@ -124,9 +125,8 @@ async function headOf(deps: DataDeps, src: Source): Promise<{ read: Source['read
   return { read: src.read, head, headTime: blockTime(deps.kv, src.read.chain.key, head) };
 }
 
-interface SeriesCursor {
-  /** The query it was made for, as asked. */
-  l: string;
+/** Where a series continues (cursor.ts keeps the query it was made for, as asked). */
+interface SeriesPosition {
   /** The window the first page settled (Unix seconds): later pages keep it while blocks arrive. */
   f: number;
   e: number;
@@ -135,13 +135,15 @@ interface SeriesCursor {
   p: number;
 }
 
+const validPosition = (c: Record<string, unknown>): boolean => [c.f, c.e, c.t, c.p].every(Number.isSafeInteger) && (c.f as number) <= (c.t as number) && (c.f as number) <= (c.e as number);
+
 /** `now`: the service clock (Unix seconds), the end of a window while nothing is indexed. */
 export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
   const q = validate(timeseriesQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
   const { read, head, headTime } = await headOf(deps, src);
   const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, q.fromDate ?? null, q.toDate ?? null, q.forwardFill, q.limit]);
-  const c = q.cursor === null ? undefined : readCursor(q.cursor, list);
+  const c = q.cursor === null ? undefined : readCursor<SeriesPosition>(q.cursor, list, validPosition);
   // The window ends at the last indexed block when the first page is asked; its cursor keeps that window.
   const to = c?.e ?? Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
   const from = c?.f ?? q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
@@ -150,7 +152,7 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
   const page = read === undefined ? { points: [], next: undefined } : series(deps, read, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
   const meta: V1Meta = metaOf(deps, src.meta.chains, src.meta.failed);
   return {
-    cursor: page.next === undefined ? null : Buffer.from(JSON.stringify({ l: list, f: from, e: to, t: page.next, p: at.p + 1 } satisfies SeriesCursor)).toString('base64url'),
+    cursor: page.next === undefined ? null : writeCursor(list, { f: from, e: to, t: page.next, p: at.p + 1 } satisfies SeriesPosition),
     chain: v1ChainId(chain),
     fromDate: iso(from),
     toDate: iso(to),
@@ -159,16 +161,6 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
     result: page.points,
     meta,
   };
-}
-
-function readCursor(raw: string, list: string): SeriesCursor {
-  try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as SeriesCursor;
-    if (c.l === list && [c.f, c.e, c.t, c.p].every(Number.isSafeInteger) && c.f <= c.t && c.f <= c.e) return c;
-  } catch {
-    // not JSON: refused below
-  }
-  throw badRequest('cursor', 'not a cursor of this series');
 }
 
 export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import { ohlcvQuery, pairCandles } from '../data-api/candles.js';
 import type { DataDeps } from '../data-api/deps.js';
-import { offsetCursor, readOffsetCursor } from '../data-api/erc20-common.js';
 import { bool, cursor, evmAddress, limit, poolAddress } from '../data-api/params.js';
 import { toNumber } from '../data-api/prices.js';
 import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery } from '../data-api/swap-lists.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
+import { listOf, offsetPage } from './cursor.js';
 import { amount, bySort, filterParams, kept, ms, orNull, percentages, periodParam, sortBy, tokenTradersPnl, usd, v1Window, type TokenPnl } from './pnl.js';
 import { metaOf } from './token-price.js';
 
@@ -49,19 +49,20 @@ export function connect<C extends { open: number; high: number; low: number; clo
 }
 
 export async function v1PairOhlcv(deps: DataDeps, chain: Chain, raw: Record<string, unknown>) {
-  const { pairAddress, connectedCandles, ...q } = validate(v1OhlcvQuery, raw, 'query');
+  const asked = validate(v1OhlcvQuery, raw, 'query');
+  const { pairAddress, connectedCandles, ...q } = asked;
   // Connected across pages too: the page is cut from the whole range connected (candles are answered newest first).
   const whole = await pairCandles(deps, chain.key, { ...q, address: pairAddress, limit: Number.MAX_SAFE_INTEGER, cursor: null });
   const all = connectedCandles ? connect(whole.result) : whole.result;
-  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  const { page, start, cursor: next } = offsetPage(all, { list: listOf('pair-ohlcv', chain.key, asked), limit: q.limit, cursor: q.cursor });
   return {
-    cursor: start + q.limit < all.length ? offsetCursor(start + q.limit) : null,
+    cursor: next,
     page: Math.floor(start / Math.max(1, q.limit)),
     pairAddress: whole.pairAddress,
     tokenAddress: whole.tokenAddress,
     timeframe: whole.timeframe,
     currency: whole.currency,
-    result: all.slice(start, start + q.limit),
+    result: page,
     meta: metaOf(deps, [chain]),
   };
 }
@@ -130,13 +131,13 @@ export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof t
  */
 export async function topTraders(deps: DataDeps, chain: Chain, raw: Record<string, unknown>, nowSeconds: number) {
   const q = validate(topTradersQuery, raw, 'query');
-  const { priceUsd, info, traders } = await tokenTradersPnl(deps, chain, q.tokenAddress, v1Window(q, nowSeconds), 'period');
+  const { priceUsd, info, traders } = await tokenTradersPnl(deps, chain, q.tokenAddress, v1Window(q, nowSeconds), { field: 'period' });
   const rows = traderRows(traders, q);
-  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  const { page, cursor: next } = offsetPage(rows, { list: listOf('top-traders', chain.key, q), limit: q.limit, cursor: q.cursor });
   return {
     token: { chain: v1ChainId(chain), tokenAddress: q.tokenAddress, name: info.name, symbol: info.symbol, decimals: info.decimals, logo: null, possibleSpam: false, verifiedContract: false, securityScore: null, currentPriceUsd: priceUsd === null ? null : toNumber(priceUsd) },
-    result: rows.slice(start, start + q.limit),
-    cursor: start + q.limit < rows.length ? offsetCursor(start + q.limit) : null,
+    result: page,
+    cursor: next,
     limit: q.limit,
     meta: metaOf(deps, [chain]),
   };

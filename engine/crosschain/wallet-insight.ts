@@ -108,6 +108,11 @@ class ChainFold {
 /** Transactions folded per chain at most: insight reads a wallet's whole history for each answer. */
 export const MAX_INSIGHT_TRANSACTIONS = 100_000;
 
+/** A 400 naming walletAddress once a chain's fold holds more than `max` transactions. */
+export function withinInsightBound(involved: number, chain: string, max = MAX_INSIGHT_TRANSACTIONS): void {
+  if (involved > max) throw badRequest('walletAddress', `more than ${max} transactions on chain ${chain}: more than this server folds for one answer`);
+}
+
 /** Reads the chain's whole list, STEP entries at a time (past MAX_INSIGHT_TRANSACTIONS, a 400). */
 async function fold(deps: DataDeps, q: InsightQuery, bitcoinGap: number, chain: Chain): Promise<ChainFold> {
   const read = walletList(deps, q.walletAddress, bitcoinGap, { verbose: false });
@@ -115,7 +120,7 @@ async function fold(deps: DataDeps, q: InsightQuery, bitcoinGap: number, chain: 
   for (let after: string | undefined; ; ) {
     const step = await read(chain, after, STEP);
     for (const { time, item } of step) f.add(time, item);
-    if (f.involved > MAX_INSIGHT_TRANSACTIONS) throw badRequest('walletAddress', `more than ${MAX_INSIGHT_TRANSACTIONS} transactions on chain ${chain.key}: more than this server folds for one answer`);
+    withinInsightBound(f.involved, chain.key);
     if (step.length < STEP) return f;
     after = step.at(-1)!.at;
   }

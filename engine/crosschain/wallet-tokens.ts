@@ -4,11 +4,11 @@ import { balanceOf } from '../bitcoin/address-index.js';
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/deps.js';
 import { pricedBalances } from '../data-api/erc20-balances.js';
-import { offsetCursor, readOffsetCursor } from '../data-api/erc20-common.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/params.js';
 import { v1PriceParams } from '../data-api/token-prices.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
+import { listOf, nextOffset, readOffset } from './cursor.js';
 import { acrossChains, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
 import { walletTokenPnl, type V1PnlItem } from './pnl.js';
 import { sparkline, type PricePointV1 } from './price-series.js';
@@ -148,7 +148,9 @@ export interface TokensContext {
 export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddresses: readonly string[], ctx: TokensContext) {
   const wallet = q.walletAddressOrPublicKey;
   const only = validate(tokenAddressesQuery, { tokenAddresses }, 'query').tokenAddresses;
-  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
+  // The cursor is of the wallet, the filters and the chains: replayed on another of them, it is refused.
+  const list = listOf('wallet-tokens', { ...q, walletAddressOrPublicKey: walletText(wallet) }, only, ctx.resolved.chains.map((c) => c.key));
+  const start = readOffset(q.cursor, list);
   const extra: FailedChain[] = [];
   const { parts, failed } = await acrossChains(ctx.resolved.chains, (chain) =>
     wallet.kind === 'evm' ? evmRows(deps, chain, wallet.address, q, only) : bitcoinRows(deps, chain, wallet, ctx.bitcoinGap, q, ctx.evmChains, extra),
@@ -171,7 +173,7 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
   return {
     address: walletText(wallet),
     addressType: addressType(wallet),
-    cursor: start + q.limit < rows.length ? offsetCursor(start + q.limit) : null,
+    cursor: nextOffset(list, start, q.limit, rows.length),
     result: page,
     meta: v1Meta(ctx.resolved, [...failed, ...extra.filter((f) => !failed.some((g) => g.chainId === f.chainId))], syncedAt(deps)),
   };

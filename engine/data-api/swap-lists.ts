@@ -258,21 +258,27 @@ export interface Trade {
   valueUsd: Ratio | null;
 }
 
-/** Swaps one profit-and-loss read takes at most per chain: past them it is refused, naming `field` (narrow the window). */
+/** Swaps one profit-and-loss read takes at most per chain: past them it is refused, naming the caller's field (narrow the window). */
 export const MAX_TRADES = 20_000;
+
+/** What a read past MAX_TRADES is refused with: the parameter to blame and what to do instead (default: narrow it). */
+export interface Blame {
+  field: string;
+  hint?: string;
+}
 
 /**
  * Every swap of a wallet (the transactions it sent) or of a token, oldest first, within `range` (blocks or dates, as
  * the lists take them), valued at their blocks; with the price reader at the indexed head for current prices. No
  * swaps when the chain has no pricing entry (the DEX index holds nothing of it).
  */
-export async function tradesOf(deps: DataDeps, chain: string, of: { wallet: string } | { token: string }, range: BlockRangeQuery, field: string, max = MAX_TRADES): Promise<{ trades: Trade[]; reader: PriceReader | undefined; head: number }> {
+export async function tradesOf(deps: DataDeps, chain: string, of: { wallet: string } | { token: string }, range: BlockRangeQuery, blame: Blame, max = MAX_TRADES): Promise<{ trades: Trade[]; reader: PriceReader | undefined; head: number }> {
   const { head, reader } = await readerAt(deps, chain);
   const bounds = headBounds(deps.kv, chain, head, range);
   if (reader === undefined || bounds === null) return { trades: [], reader, head };
   const source: Source = 'wallet' in of ? { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, of.wallet) } : { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, of.token), token: of.token };
   const entries = deps.kv.range<string>(source.table, { start: source.prefix + (bounds.low ?? ''), end: source.prefix + bounds.high, limit: max + 1 });
-  if (entries.length > max) throw badRequest(field, `more than ${max} swaps in the window on chain ${chain}: narrow it`);
+  if (entries.length > max) throw badRequest(blame.field, `more than ${max} swaps in the window on chain ${chain}: ${blame.hint ?? 'narrow it'}`);
   const rows = new Map<string, PoolRow | undefined>();
   const poolRow = (pool: string): PoolRow | undefined => (rows.has(pool) ? rows.get(pool) : rows.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
   const swaps = entries.flatMap(({ key, value }) => seen(deps.kv, chain, reader, poolRow, source, key, value) ?? []);

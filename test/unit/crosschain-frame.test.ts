@@ -4,20 +4,11 @@ import { pathChain, resolveChains, type ChainScope } from '../../engine/crosscha
 import { acrossChains, v1Meta } from '../../engine/crosschain/fan-out.js';
 import { mergedPage, type ChainItem, type MergedPage } from '../../engine/crosschain/merged-page.js';
 import { ApiError } from '../../engine/errors.js';
+import { refusal } from './refusal.js';
 
 const NOW = Date.parse('2026-11-25T00:00:00Z');
 const scope = (followed: string[], families: ChainScope['families'] = ['evm', 'bitcoin', 'solana']): ChainScope => ({ followed, families, now: NOW });
 const keys = (cs: readonly Chain[]) => cs.map((c) => c.key);
-const refusal = (f: () => unknown): { status: number; message: string; details: unknown } => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof ApiError) return { status: e.status, message: e.message, details: e.details };
-    throw e;
-  }
-  throw new Error('not refused');
-};
-
 describe('cross-chain chains parameter', () => {
   const followed = ['0x1', '0x89', '0x539', 'bitcoin', 'solana'];
 

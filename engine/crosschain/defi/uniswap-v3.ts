@@ -3,6 +3,7 @@ import type { Factory } from '../../chains/pricing.js';
 import type { Holding } from '../../data-api/nft-index.js';
 import { inBatches } from '../../data-api/node-reads.js';
 import { badRequest } from '../../errors.js';
+import type { Kv } from '../../ports.js';
 import { readView, type AdapterContext, type DefiAdapter, type RawPosition } from './adapter.js';
 import { amountsForLiquidity, sqrtRatioAtTick } from './v3-math.js';
 
@@ -26,11 +27,11 @@ type Slot0 = readonly [bigint, number, number, number, number, number, boolean];
 /** Positions read per wallet and manager at most: each costs three node calls. */
 export const MAX_V3_POSITIONS = 1_000;
 
-/** The NFTs of `manager` the wallet holds at the indexed head: their token ids (past MAX_V3_POSITIONS, a 400). */
-function heldIds(ctx: AdapterContext, wallet: string, manager: string): bigint[] {
-  const prefix = `owner/${ctx.chain}/${wallet}/${manager}/`;
-  const held = ctx.deps.kv.range<Holding>('nftOwners', { start: prefix, end: `${prefix}\uffff`, limit: MAX_V3_POSITIONS + 1 });
-  if (held.length > MAX_V3_POSITIONS) throw badRequest('walletAddress', `holds more than ${MAX_V3_POSITIONS} Uniswap v3 positions of ${manager} on chain ${ctx.chain}: more than this server reads for one answer`);
+/** The NFTs of `manager` the wallet holds at the indexed head: their token ids (past `max`, a 400). */
+export function heldIds(kv: Kv, chain: string, wallet: string, manager: string, max = MAX_V3_POSITIONS): bigint[] {
+  const prefix = `owner/${chain}/${wallet}/${manager}/`;
+  const held = kv.range<Holding>('nftOwners', { start: prefix, end: `${prefix}\uffff`, limit: max + 1 });
+  if (held.length > max) throw badRequest('walletAddress', `holds more than ${max} Uniswap v3 positions of ${manager} on chain ${chain}: more than this server reads for one answer`);
   return held.map((e) => BigInt(`0x${e.key.slice(prefix.length)}`));
 }
 
@@ -78,7 +79,7 @@ async function position(ctx: AdapterContext, factory: Factory, manager: string, 
 export const uniswapV3: DefiAdapter = {
   protocol: { id: 'uniswap-v3', name: 'Uniswap v3', url: 'https://app.uniswap.org/positions', kind: 'v3' },
   async positions(ctx, wallet) {
-    const jobs = ctx.factories.flatMap((f) => (f.positionManager === undefined ? [] : heldIds(ctx, wallet, f.positionManager).map((id) => () => position(ctx, f, f.positionManager!, id))));
+    const jobs = ctx.factories.flatMap((f) => (f.positionManager === undefined ? [] : heldIds(ctx.deps.kv, ctx.chain, wallet, f.positionManager).map((id) => () => position(ctx, f, f.positionManager!, id))));
     return (await inBatches(jobs)).filter((p): p is RawPosition => p !== null);
   },
 };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { DataDeps } from '../../data-api/deps.js';
-import { offsetCursor, readOffsetCursor } from '../../data-api/erc20-common.js';
 import { cursor, evmAddress, limit } from '../../data-api/params.js';
 import { v1ChainId, type ResolvedChains } from '../chains.js';
+import { listOf, offsetPage } from '../cursor.js';
 import { acrossChains, syncedAt, v1Meta } from '../fan-out.js';
 import type { DefiAdapter } from './adapter.js';
 import { chainPositions, v1PositionItem, v1ProtocolResult, v1Summary } from './positions.js';
@@ -23,16 +23,15 @@ async function walletPositions(deps: DataDeps, resolved: ResolvedChains, adapter
   return { positions: parts.flatMap((p) => p.value), meta: v1Meta(resolved, failed, syncedAt(deps)) };
 }
 
-/** Positions computed whole (a wallet holds few), answered `limit` at a time. */
-function paged<T>(all: readonly T[], q: { limit: number; cursor: string | null }) {
-  const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
-  return { page: all.slice(start, start + q.limit), cursor: start + q.limit < all.length ? offsetCursor(start + q.limit) : null };
+/** Positions computed whole (a wallet holds few), answered `limit` at a time; the cursor is of `name`, the query and the chains. */
+function paged<T>(all: readonly T[], name: string, resolved: ResolvedChains, q: { limit: number; cursor: string | null }) {
+  return offsetPage(all, { list: listOf(name, q, resolved.chains.map((c) => c.key)), limit: q.limit, cursor: q.cursor });
 }
 
 /** GET /v1/wallets/:walletAddress/defi/positions. */
 export async function v1DefiPositions(deps: DataDeps, resolved: ResolvedChains, q: z.output<typeof v1DefiPositionsQuery>) {
   const { positions, meta } = await walletPositions(deps, resolved, ADAPTERS, q.walletAddress);
-  const { page, cursor: next } = paged(positions, q);
+  const { page, cursor: next } = paged(positions, 'defi-positions', resolved, q);
   return { result: page.map(v1PositionItem), cursor: next, meta };
 }
 
@@ -40,7 +39,7 @@ export async function v1DefiPositions(deps: DataDeps, resolved: ResolvedChains, 
 export async function v1DefiProtocolPositions(deps: DataDeps, resolved: ResolvedChains, q: z.output<typeof v1DefiProtocolQuery>) {
   const adapter = adapterOf(q.protocol);
   const { positions, meta } = await walletPositions(deps, resolved, [adapter], q.walletAddress);
-  const { page, cursor: next } = paged(positions, q);
+  const { page, cursor: next } = paged(positions, 'defi-protocol-positions', resolved, q);
   return { result: v1ProtocolResult(adapter, resolved.chains, positions, page), cursor: next, meta };
 }
 
@@ -59,6 +58,6 @@ export function v1DefiProtocols(deps: DataDeps, resolved: ResolvedChains, q: z.o
     protocolLogo: null,
     chains: resolved.chains.filter((c) => protocolFactories(deps.pricing?.(c.key), a).length > 0).map(v1ChainId),
   }));
-  const { page, cursor: next } = paged(all, q);
+  const { page, cursor: next } = paged(all, 'defi-protocols', resolved, q);
   return { cursor: next, result: page, meta: v1Meta(resolved, [], syncedAt(deps)) };
 }
