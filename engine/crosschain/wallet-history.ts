@@ -2,7 +2,7 @@ import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import { addressTxs, txPlace } from '../bitcoin/address-index.js';
 import { BtcRecordView } from '../bitcoin/record.js';
-import { classifyScript } from '../bitcoin/script.js';
+import { txFlow } from '../bitcoin/tx-flow.js';
 import type { Chain } from '../chains/registry.js';
 import { headBounds, type BlockRangeQuery } from '../data-api/block-times.js';
 import type { DataDeps } from '../data-api/deps.js';
@@ -160,14 +160,13 @@ const short = (a: string | null | undefined): string => (a === null || a === und
 /** A Bitcoin transaction seen from the wallet (`mine`: its addresses); undefined `view`: its block record was pruned. */
 function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: string; height: number; index: number }, mine: ReadonlySet<string>, head: number, verbose: boolean): HistoryEntry {
   const t = view?.tx(at.index);
-  const ins = (t?.vin ?? []).map((i) => ({ address: i.prevout === undefined ? undefined : classifyScript(i.prevout.script).address, value: i.prevout?.value }));
-  const outs = (t?.vout ?? []).map((o, n) => ({ n, address: classifyScript(o.script).address, value: o.value }));
+  const flow = t === undefined ? undefined : txFlow(t);
+  const [ins, outs] = [flow?.ins ?? [], flow?.outs ?? []];
   const isMine = (a: string | undefined): boolean => a !== undefined && mine.has(a);
   const ourIns = ins.filter((i) => isMine(i.address));
   const spent = ourIns.length > 0;
   const direction: Direction = spent ? (outs.every((o) => isMine(o.address)) ? 'self' : 'outgoing') : 'incoming';
-  const known = ins.every((i) => i.value !== undefined);
-  const feeRaw = t === undefined ? null : t.isCoinbase ? 0n : known ? ins.reduce((s, i) => s + BigInt(i.value!), 0n) - outs.reduce((s, o) => s + BigInt(o.value), 0n) : null;
+  const feeRaw = flow?.fee ?? null;
   const sender = ourIns[0]?.address ?? ins[0]?.address ?? null;
   // What moved for the wallet: every output of a transaction it paid for (its change as `self`), else the outputs paid to it.
   const moves: NativeMove[] = outs
