@@ -97,9 +97,19 @@ export interface HistoryEntry {
 
 const rangeOf = (q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate'>): BlockRangeQuery => ({ from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
 
+/**
+ * A chain whose node is failing now is one of the answer's failedChains (502, the node's error), as a read of it
+ * would be: its indexes stop at the last block the node gave, so its list would be answered as if current.
+ */
+function nodeReachable(deps: DataDeps, chain: Chain): void {
+  const f = deps.follower(chain.key);
+  if (f?.upstream === 'failing') throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
+}
+
 /** An EVM chain's list: the Data API's wallet history index, strictly before `after` (its key), within the query's blocks up to the indexed head. */
 function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
   return async (chain, after, limit) => {
+    nodeReachable(deps, chain);
     await caughtUp(deps, chain.key);
     const head = deps.indexer.position(chain.key) ?? -1;
     const bounds = headBounds(deps.kv, chain.key, head, rangeOf(q));
