@@ -1,21 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { formatEther, formatUnits, parseEther, parseUnits, type Hex } from 'viem';
-import { coinsOf, mineBlock, owner, payTo, spend, type Coin } from './bitcoin-core/build.js';
+import { privateKeyToAccount } from 'viem/accounts';
+import { formatEther, formatUnits, parseEther, parseEventLogs, parseUnits, type Hex, type TransactionReceipt } from 'viem';
+import { buildBlock, coinsOf, mineBlock, owner, parentAt, payTo, spend, type Coin } from './bitcoin-core/build.js';
 import { mainnetChain } from './bitcoin-core/fixtures.js';
 import { BIP84_ZPUB } from './bitcoin-core/keys.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
-import { DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
-import { transferToken } from './dex.js';
+import { compileContracts, DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
+import { transferToken, v2SwapExactIn } from './dex.js';
 import { until, type Running } from './helpers.js';
-import { startPricedDevnet, type PricedDevnet } from './priced-devnet.js';
+import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 
 /**
  * The cross-chain wallet endpoints (GET /v1/wallets/:walletAddressOrPublicKey/tokens, /history, /insight) over
- * the priced devnet (anvil, chain 0x539, with pools that price WETH, TKA and TKB, TKB standing for wrapped
- * bitcoin) and the Bitcoin Core stand-in together, with a third chain (0x1) whose node never answers. Every
- * figure is computed here from what the test sent: balances from the node (eth_getBalance) and from the
- * Bitcoin outputs built here, fees from the receipts and the built transactions.
+ * the priced devnet (anvil, chain 0x539, with pools that price WETH, TKA and TKB; TKB and TKA are both listed as
+ * wrapped bitcoin, TKB's pool the deeper) and the Bitcoin Core stand-in together, with a third chain (0x1) whose
+ * node never answers. Every figure is computed here from what the test sent: balances from the node
+ * (eth_getBalance) and from the Bitcoin outputs built here, fees from the receipts and the built transactions,
+ * USD prices from the pools' reserves (getReserves, slot0) at the transactions' blocks and swaps' amounts from their Swap logs.
  */
 
 type Json = Record<string, any>;
@@ -32,6 +34,15 @@ const FUNDER = DEV_ACCOUNTS[0].address.toLowerCase();
 /** The wallet's three transactions, oldest first: ether in, TKA in, ether out. */
 const sent: Array<{ hash: string; block: number; fee: bigint }> = [];
 
+/** A second wallet, for the insight's USD figures: ether in, a TKA→WETH swap (its transfer and its swap), ether's price moved, ether in and out. */
+// anvil's fourth development account.
+const W2 = privateKeyToAccount('0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6');
+const w2 = W2.address.toLowerCase();
+const w2Txs: { ins: Array<{ block: number; wei: bigint }>; outs: Array<{ block: number; wei: bigint }>; initiated: Array<{ block: number; fee: bigint }>; swap?: { block: number; wethOut: bigint } } = { ins: [], outs: [], initiated: [] };
+/** A Bitcoin address whose transactions are dated after the devnet's blocks (priced), and what they moved. */
+const earner = owner('p2wpkh', 'v1-insight');
+let earned: { coinbase: bigint; paid: bigint; fee: bigint };
+
 /** The Bitcoin payer (a plain address) and what the test built: every output, and the ones spent. */
 const payer = owner('p2wpkh', 'v1-wallets');
 const outputs = new Map<string, { address: string; sats: bigint }>();
@@ -46,6 +57,21 @@ const ok = async (path: string): Promise<Json> => {
   return r.body;
 };
 const enc = encodeURIComponent;
+
+/** Ether's USD price at a block: the WETH/USDC pair's reserves then (USDC counts $1, the only pool pricing WETH). */
+const ethUsd = (block: number): Promise<Ratio> => net.v2Price(net.wethUsdc, net.dex.tokens.weth.address, block);
+/** An amount in smallest units at a USD price per whole coin. */
+const usdOf = (raw: bigint, decimals: number, price: Ratio): Ratio => times({ num: raw, den: 10n ** BigInt(decimals) }, price);
+const plus = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
+const num = (r: Ratio): number => Number(decimalText(r, 18));
+const USD_FIELDS = ['swapVolumeUsd', 'totalGasSpentUsd', 'avgGasPerTransactionUsd', 'nativeVolumeSentUsd', 'nativeVolumeReceivedUsd', 'nativeNetFlowUsd', 'largestNativeTransferInUsd', 'largestNativeTransferOutUsd'] as const;
+/** Each USD field of the answer (and of its chain breakdown's one chain) against the figures computed here. */
+function expectUsd(body: Json, expected: Record<(typeof USD_FIELDS)[number], number>): void {
+  for (const k of USD_FIELDS) {
+    expect(body[k], k).toBeCloseTo(expected[k], 6);
+    expect(body.chainBreakdown[0][k], `chainBreakdown: ${k}`).toBeCloseTo(expected[k], 6);
+  }
+}
 
 /** Records a built Bitcoin transaction's outputs and spends (what the test sums unspent outputs from). */
 function record(tx: { getId(): string; outs: Array<{ script: Uint8Array; value: bigint }>; ins: Array<{ hash: Uint8Array; index: number }> }, addressOf: (script: Uint8Array) => string | undefined): void {
@@ -66,7 +92,7 @@ const bitcoinCaughtUp = async (): Promise<void> => {
 beforeAll(async () => {
   core = await startBitcoinCore({ chain: mainnetChain(20) });
   // 0x1's node is a port nothing listens on: every read of it fails.
-  net = await startPricedDevnet((anvil) => ({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_BITCOIN_GAP: String(GAP) }));
+  net = await startPricedDevnet((anvil) => ({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_BITCOIN_GAP: String(GAP) }), { wrappedBtc: (t) => [t.tkb, t.tka] });
   s = net.s;
   const url = net.anvil.url;
   const fee = async (hash: Hex) => {
@@ -77,6 +103,28 @@ beforeAll(async () => {
   sent.push(await fee((await transferToken(url, net.dex.tokens.tka.address, W, parseUnits('500', 18))).transactionHash));
   sent.push(await fee(await (await walletClient(url, DEV_ACCOUNTS[2])).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: parseEther('0.25') })));
   expect(sent.map((x) => x.block)).toEqual([...new Set(sent.map((x) => x.block))]);
+
+  // W2: 2 ether in; 1,000 TKA in and swapped for WETH on the TKA/WETH pair; the funder buys WETH with 100,000 USDC
+  // (ether's price rises); 0.5 ether in, 0.3 and 0.1 ether out.
+  const { tka, usdc } = net.dex.tokens;
+  const receive = async (wei: bigint) => w2Txs.ins.push({ block: (await fee(await (await walletClient(url)).sendTransaction({ to: W2.address, value: wei }))).block, wei });
+  const pay = async (wei: bigint) => {
+    const t = await fee(await (await walletClient(url, W2)).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: wei }));
+    w2Txs.outs.push({ block: t.block, wei });
+    w2Txs.initiated.push(t);
+  };
+  await receive(parseEther('2'));
+  await transferToken(url, tka.address, W2.address, parseUnits('1000', 18));
+  const swap = await v2SwapExactIn(url, net.tkaWeth, tka.address, parseUnits('1000', 18), { account: W2 });
+  const [log] = parseEventLogs({ abi: compileContracts().TestV2Pair.abi as never, logs: swap.receipt.logs, eventName: 'Swap' as never }) as unknown as Array<{ args: Record<string, bigint> }>;
+  const wethIs0 = net.tkaWeth.token0.toLowerCase() === net.dex.tokens.weth.address.toLowerCase();
+  w2Txs.swap = { block: Number(swap.receipt.blockNumber), wethOut: log!.args[wethIs0 ? 'amount0Out' : 'amount1Out']! };
+  const receiptFee = (r: TransactionReceipt) => ({ block: Number(r.blockNumber), fee: r.gasUsed * r.effectiveGasPrice });
+  w2Txs.initiated.push(receiptFee(swap.transferReceipt), receiptFee(swap.receipt));
+  await v2SwapExactIn(url, net.wethUsdc, usdc.address, parseUnits('100000', 6));
+  await receive(parseEther('0.5'));
+  await pay(parseEther('0.3'));
+  await pay(parseEther('0.1'));
 
   // Bitcoin: a coinbase funds the payer; the payer pays the key's receive 0 and 1 (and its change) in one
   // transaction; a later coinbase pays the key's change 0.
@@ -91,6 +139,13 @@ beforeAll(async () => {
   mineBlock(core.chain, [tx]);
   payment = { txid: tx.getId(), fee: 200_000n - paid[0]! - paid[1]!, height: core.chain.height, paid: paid[0]! + paid[1]! };
   record(mineBlock(core.chain, [], payTo(bip84('1/0'), 0).script).transactions![0]!, addressOf);
+  // The earner: a coinbase dated after the devnet's last block so far, then a payment of all of it but a 10,000-sat fee.
+  const evmTime = Number((await publicClient(url).getBlock({ blockTag: 'latest' })).timestamp);
+  const dated = buildBlock({ ...parentAt(core.chain), time: evmTime + 10 - 600 }, [], 0n, earner.output);
+  core.chain.append(dated.toBuffer());
+  const earnedCoin = coinsOf(dated.transactions![0]!, [earner])[0]!;
+  mineBlock(core.chain, [spend([earnedCoin], [payTo(owner('p2wpkh', 'v1-insight-to').address, earnedCoin.value - 10_000n)])]);
+  earned = { coinbase: earnedCoin.value, paid: earnedCoin.value - 10_000n, fee: 10_000n };
   await bitcoinCaughtUp();
   await net.indexed();
 }, 120_000);
@@ -179,6 +234,17 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     const series = (await ok('/v1/chains/bitcoin/tokens/native/price/sparkline?range=7d')).result;
     expect(series.length).toBeGreaterThan(0);
     expect(lines.result.map((r: Json) => r.sparkline)).toEqual(body.result.map(() => series));
+    // maxTokenInactivity=1 leaves TKB's pool out (never swapped): TKA's (swapped today) prices the rows, and their
+    // sparkline is TKA's series, not the default source's: one lookup serves both.
+    const tka = net.dex.tokens.tka.address;
+    const idle = await ok(`/v1/wallets/${BIP84_ZPUB}/tokens?includeSparklines=true&maxTokenInactivity=1`);
+    const tkaPrice = (await ok(`/v1/chains/0x539/tokens/${tka}/price?maxTokenInactivity=1`)).usdPrice;
+    expect(tkaPrice).not.toBe(btc.usdPrice);
+    expect(idle.result.map((r: Json) => r.usdPrice)).toEqual(body.result.map(() => tkaPrice));
+    const tkaLine = (await ok(`/v1/chains/0x539/tokens/${tka}/price/sparkline?range=7d`)).result;
+    expect(tkaLine.length).toBeGreaterThan(0);
+    expect(tkaLine).not.toEqual(series);
+    expect(idle.result.map((r: Json) => r.sparkline)).toEqual(body.result.map(() => tkaLine));
     // A plain address: one row, its own unspent outputs; the filters are EVM's and are ignored.
     const one = await ok(`/v1/wallets/${payer.address}/tokens?chains=bitcoin,eth&excludeNative=true`);
     expect(one.addressType).toBe('bitcoin');
@@ -216,7 +282,7 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
 
 describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
   it("pages an EVM wallet's transactions newest first with direction, category, fee and transfers; verbose adds raw", async () => {
-    const body = await ok(`/v1/wallets/${W}/history?verbose=true`);
+    const body = await ok(`/v1/wallets/${W}/history?verbose=true&chains=0x539`);
     expect(body).toMatchObject({ address: W, addressType: 'evm', page: 0, pageSize: 100, cursor: null });
     const items = body.result as [Json, Json, Json];
     expect(items.map((i) => [i.chainId, i.transaction.hash, i.block.number, i.transaction.direction, i.transaction.category])).toEqual([
@@ -231,10 +297,13 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
     expect(items[2].transaction).toMatchObject({ initiatedBy: { address: FUNDER }, to: { address: W }, status: 'success' });
     expect(items[0].raw).toMatchObject({ hash: sent[2]!.hash, from_address: W, logs: [] });
     expect(items[0].transaction.confirmations).toBe(body.meta.syncedAt['0x539'] - sent[2]!.block + 1);
-    // Without verbose, no raw; the unreachable chain reads only this server's indexes here: nothing, no failure.
+    // Without verbose, no raw; 0x1's node is unreachable: named with its error, the devnet's items still answered,
+    // and the cursor goes on for 0x1 (its list is read on the next page).
     const plain = await ok(`/v1/wallets/${W}/history`);
-    expect(plain.result.map((i: Json) => i.raw)).toEqual([null, null, null]);
+    expect(plain.result.map((i: Json) => [i.transaction.hash, i.raw])).toEqual([...sent].reverse().map((x) => [x.hash, null]));
     expect(Object.keys(plain.meta.syncedAt)).toEqual(['0x539', '0x1']);
+    expect(plain.meta.failedChains).toEqual([{ chainId: '0x1', code: 502, error: expect.stringContaining('the node of chain 0x1 could not be reached') }]);
+    expect(plain.cursor).not.toBeNull();
     // A block range.
     const ranged = await ok(`/v1/wallets/${W}/history?fromBlock=${sent[1]!.block}&toBlock=${sent[1]!.block}`);
     expect(ranged.result.map((i: Json) => i.transaction.hash)).toEqual([sent[1]!.hash]);
@@ -262,19 +331,19 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
   });
 
   it('keeps a cursor valid while blocks arrive, and refuses it for another wallet', async () => {
-    const first = await ok(`/v1/wallets/${W}/history?limit=1`);
+    const first = await ok(`/v1/wallets/${W}/history?limit=1&chains=0x539`);
     expect(first.result[0].transaction.hash).toBe(sent[2]!.hash);
     // A new transaction lands on the newest end meanwhile.
     const late = await (await walletClient(net.anvil.url)).sendTransaction({ to: W, value: 1n });
     await mined(net.anvil.url, late);
     await net.indexed();
-    const second = await ok(`/v1/wallets/${W}/history?limit=1&cursor=${first.cursor}`);
+    const second = await ok(`/v1/wallets/${W}/history?limit=1&chains=0x539&cursor=${first.cursor}`);
     expect(second.result.map((i: Json) => i.transaction.hash)).toEqual([sent[1]!.hash]);
-    const third = await ok(`/v1/wallets/${W}/history?limit=1&cursor=${second.cursor}`);
+    const third = await ok(`/v1/wallets/${W}/history?limit=1&chains=0x539&cursor=${second.cursor}`);
     expect(third.result.map((i: Json) => i.transaction.hash)).toEqual([sent[0]!.hash]);
     expect(third.cursor).toBeNull();
-    expect((await ok(`/v1/wallets/${W}/history?limit=1`)).result[0].transaction.hash).toBe(late);
-    const other = await call(`/v1/wallets/${OTHER}/history?limit=1&cursor=${first.cursor}`);
+    expect((await ok(`/v1/wallets/${W}/history?limit=1&chains=0x539`)).result[0].transaction.hash).toBe(late);
+    const other = await call(`/v1/wallets/${OTHER}/history?limit=1&chains=0x539&cursor=${first.cursor}`);
     expect(other.status).toBe(400);
     expect(other.body.details.field).toBe('cursor');
   });
@@ -298,8 +367,11 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
       activeChains: ['0x539'],
       mostActiveChain: '0x539',
       walletAgeDays: 0,
-      totalGasSpentUsd: null,
     });
+    // Its one fee at ether's price in its block.
+    const gas = num(usdOf(sent[2]!.fee, 18, await ethUsd(sent[2]!.block)));
+    expect(body.totalGasSpentUsd).toBeCloseTo(gas, 6);
+    expect(body.avgGasPerTransactionUsd).toBeCloseTo(gas, 6);
     expect(body.nativeTransfers).toEqual({ sent: 1, received: total - 2, total: total - 1 });
     expect(body.firstActivityAt).toMatchObject({ chain: '0x539', transactionHash: sent[0]!.hash, blockNumber: sent[0]!.block, direction: 'incoming', type: 'receive' });
     expect(body.firstInitiatedAt).toMatchObject({ transactionHash: sent[2]!.hash, direction: 'outgoing' });
@@ -316,11 +388,49 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
     expect(all.transactionsInvolved).toBe(total);
   });
 
+  it("values a wallet's native moves, fees and swaps at the prices of their own blocks; the dead chain is named", async () => {
+    const valued = async (moves: Array<{ block: number; wei: bigint }>) => Promise.all(moves.map(async (m) => usdOf(m.wei, 18, await ethUsd(m.block))));
+    const [ins, outs] = [await valued(w2Txs.ins), await valued(w2Txs.outs)];
+    // Ether's price moved between the first receipt and the rest: one price for all would miss the figures.
+    expect(num(await ethUsd(w2Txs.ins[1]!.block)) - num(await ethUsd(w2Txs.ins[0]!.block))).toBeGreaterThan(100);
+    const received = ins.reduce(plus);
+    const sentUsd = outs.reduce(plus);
+    let gas: Ratio = { num: 0n, den: 1n };
+    for (const t of w2Txs.initiated) gas = plus(gas, usdOf(t.fee, 18, await ethUsd(t.block)));
+    // The swap's value: its WETH leg (the pool's token that routes to USD) from the Swap log, at ether's price in its block.
+    const swap = usdOf(w2Txs.swap!.wethOut, 18, await ethUsd(w2Txs.swap!.block));
+    const body = await ok(`/v1/wallets/${w2}/insight?includeChainBreakdown=true`);
+    expect(body).toMatchObject({ transactionsInitiated: 4, nativeTransfers: { sent: 2, received: 2, total: 4 } });
+    expectUsd(body, {
+      swapVolumeUsd: num(swap),
+      totalGasSpentUsd: num(gas),
+      avgGasPerTransactionUsd: num(gas) / 4,
+      nativeVolumeSentUsd: num(sentUsd),
+      nativeVolumeReceivedUsd: num(received),
+      nativeNetFlowUsd: num(received) - num(sentUsd),
+      largestNativeTransferInUsd: Math.max(...ins.map(num)),
+      largestNativeTransferOutUsd: Math.max(...outs.map(num)),
+    });
+    expect(body.chainBreakdown.map((c: Json) => c.chain)).toEqual(['0x539']);
+    expect(body.meta.failedChains).toEqual([expect.objectContaining({ chainId: '0x1', code: 502 })]);
+  });
+
   it("folds a Bitcoin address's activity, its fee counted as spent", async () => {
     const body = await ok(`/v1/wallets/${payer.address}/insight?includeChainBreakdown=true`);
     expect(body).toMatchObject({ addressType: 'bitcoin', transactionsInvolved: 2, transactionsInitiated: 1, nativeTransfers: { sent: 2, received: 1, total: 3 }, uniqueCounterparties: { sentTo: 2, receivedFrom: 0 }, activeChains: ['bitcoin'] });
     expect(body.firstActivityAt.transactionHash).toBe(funding.txid);
     expect(body.lastActivityAt.transactionHash).toBe(payment.txid);
     expect(body.chainBreakdown[0]).toMatchObject({ chain: 'bitcoin', totalGasSpentNative: formatUnits(payment.fee, 8), nativeVolumeSent: formatUnits(payment.paid, 8), nativeVolumeReceived: formatUnits(funding.value, 8) });
+    // Its blocks are dated 2009, before any devnet block: nothing priced, every USD field null.
+    for (const k of USD_FIELDS) expect([body[k], body.chainBreakdown[0][k]], k).toEqual([null, null]);
+  });
+
+  it("values a Bitcoin address's moves and fee at wrapped bitcoin's price in the devnet block of their time", async () => {
+    // TKB's V3 pool (the deepest wrapped bitcoin) never moves after it is made: one price, from its slot0.
+    const btcUsd = await net.v3Price(net.tkbUsdc, net.dex.tokens.tkb.address, await net.indexed());
+    const body = await ok(`/v1/wallets/${earner.address}/insight?includeChainBreakdown=true`);
+    expect(body).toMatchObject({ transactionsInvolved: 2, transactionsInitiated: 1 });
+    const [received, paid, fee] = [earned.coinbase, earned.paid, earned.fee].map((sats) => num(usdOf(sats, 8, btcUsd))) as [number, number, number];
+    expectUsd(body, { swapVolumeUsd: 0, totalGasSpentUsd: fee, avgGasPerTransactionUsd: fee, nativeVolumeSentUsd: paid, nativeVolumeReceivedUsd: received, nativeNetFlowUsd: received - paid, largestNativeTransferInUsd: received, largestNativeTransferOutUsd: paid });
   });
 });

@@ -40,8 +40,11 @@ export interface PricedDevnet {
 
 const lc = (a: string): string => a.toLowerCase();
 
-/** `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node). */
-export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> = () => ({})): Promise<PricedDevnet> {
+/**
+ * `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node); `wrappedBtc`: the
+ * tokens the pricing entry lists as wrapped bitcoin (default TKB).
+ */
+export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> = () => ({}), opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> } = {}): Promise<PricedDevnet> {
   const anvil = await startAnvil({ chainId: 1337 });
   const dex = await deployDex(anvil.url);
   const { usdc, weth, tka, tkb } = dex.tokens;
@@ -53,7 +56,7 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
       wrappedNative: weth.address,
       stablecoins: [usdc.address],
       // TKB (8 decimals) stands for wrapped bitcoin: Bitcoin's price in the cross-chain API is its price.
-      wrappedBtc: [tkb.address],
+      wrappedBtc: (opts.wrappedBtc?.(dex.tokens) ?? [tkb]).map((t) => t.address),
       factories: [
         { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
         { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },

@@ -3,7 +3,7 @@ import type { Chain, ChainFamily } from '../chains/registry.js';
 import { isUnspent } from '../bitcoin/address-index.js';
 import type { BtcTransaction } from '../bitcoin/block.js';
 import { BtcRecordView } from '../bitcoin/record.js';
-import { classifyScript } from '../bitcoin/script.js';
+import { txFlow } from '../bitcoin/tx-flow.js';
 import { transaction, blockFields } from '../data-api/txs.js';
 import type { DataDeps } from '../data-api/deps.js';
 import { hash32 } from '../data-api/params.js';
@@ -150,24 +150,15 @@ async function evmTransaction(deps: DataDeps, chain: Chain, txid: string) {
 // ---- Bitcoin ----
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-const addressOf = (script: Uint8Array): string | undefined => classifyScript(script).address;
 /** The witness commitment a coinbase output carries (BIP 141: OP_RETURN 0x24 aa21a9ed and 32 bytes), as hex. */
 const WITNESS_COMMITMENT = '6a24aa21a9ed';
 
 function btcTxDto(deps: DataDeps, chain: Chain, view: BtcRecordView, t: BtcTransaction) {
-  const vin = t.vin.map((i, n) => {
-    const address = t.isCoinbase || i.prevout === undefined ? undefined : addressOf(i.prevout.script);
-    return { txid: i.txid, vout: i.vout, sequence: i.sequence, n, addresses: address === undefined ? [] : [address], isAddress: address !== undefined, value: i.prevout === undefined ? null : String(i.prevout.value), hex: hex(i.scriptSig) };
-  });
-  const vout = t.vout.map((o, n) => {
-    const address = addressOf(o.script);
-    // Spent is known for outputs with an address (the btcUtxos index); other outputs: null.
-    return { n, value: String(o.value), addresses: address === undefined ? [] : [address], isAddress: address !== undefined, spent: address === undefined ? null : !isUnspent(deps.kv, chain.key, address, t.txid, n), hex: hex(o.script) };
-  });
-  const valueOut = t.vout.reduce((s, o) => s + o.value, 0);
-  // A coinbase spends nothing; an input whose spent output is unknown leaves valueIn and fees unknown.
-  const known = t.vin.every((i) => i.prevout !== undefined);
-  const valueIn = t.isCoinbase ? 0 : known ? t.vin.reduce((s, i) => s + i.prevout!.value, 0) : null;
+  const flow = txFlow(t);
+  const addresses = (address: string | undefined) => ({ addresses: address === undefined ? [] : [address], isAddress: address !== undefined });
+  const vin = t.vin.map((i, n) => ({ txid: i.txid, vout: i.vout, sequence: i.sequence, n, ...addresses(flow.ins[n]!.address), value: flow.ins[n]!.value === undefined ? null : String(flow.ins[n]!.value), hex: hex(i.scriptSig) }));
+  // Spent is known for outputs with an address (the btcUtxos index); other outputs: null.
+  const vout = flow.outs.map(({ n, address, value }) => ({ n, value: String(value), ...addresses(address), spent: address === undefined ? null : !isUnspent(deps.kv, chain.key, address, t.txid, n), hex: hex(t.vout[n]!.script) }));
   return {
     chainFamily: 'Bitcoin' as const,
     chainId: v1ChainId(chain),
@@ -177,10 +168,10 @@ function btcTxDto(deps: DataDeps, chain: Chain, view: BtcRecordView, t: BtcTrans
     blockHash: view.header.hash,
     blockHeight: view.header.height,
     blockTime: view.header.time,
-    value: String(valueOut),
-    fees: t.isCoinbase ? '0' : valueIn === null ? null : String(valueIn - valueOut),
+    value: String(flow.valueOut),
+    fees: flow.fee === null ? null : String(flow.fee),
     tokenTransfers: [],
-    bitcoinSpecific: { version: t.version, locktime: t.locktime, size: t.size, vsize: t.vsize, weight: t.weight, hash: t.hash, valueIn: valueIn === null ? null : String(valueIn), hex: null, miscJson: null },
+    bitcoinSpecific: { version: t.version, locktime: t.locktime, size: t.size, vsize: t.vsize, weight: t.weight, hash: t.hash, valueIn: flow.valueIn === null ? null : String(flow.valueIn), hex: null, miscJson: null },
   };
 }
 

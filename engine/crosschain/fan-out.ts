@@ -60,6 +60,9 @@ export async function acrossChains<T>(chains: readonly Chain[], part: (chain: Ch
   return { parts, failed };
 }
 
+/** Failures of a request's chains, then those of the chains it read prices on (Bitcoin's wrapped bitcoin), each chain once. */
+export const allFailed = (failed: readonly FailedChain[], more: readonly FailedChain[]): FailedChain[] => [...failed, ...more.filter((f) => !failed.some((g) => g.chainId === f.chainId))];
+
 /** The `meta` of an answer: every asked chain's sync point, and the unsupported and failed ones when there are any. */
 export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[], syncedAt: (chain: Chain) => number | undefined): V1Meta {
   const meta: V1Meta = { syncedAt: Object.fromEntries(resolved.chains.map((c) => [v1ChainId(c), syncedAt(c) ?? null])) };

@@ -59,8 +59,9 @@ export const sparklineQuery = z.object({
   range: z.enum(['24h', '7d', '30d', '90d', '1y'], '24h, 7d, 30d, 90d or 1y'),
 });
 
+export type SparklineRange = z.output<typeof sparklineQuery>['range'];
 /** A sparkline's span and the interval of its points. */
-const RANGES: Readonly<Record<z.output<typeof sparklineQuery>['range'], { seconds: number; interval: Interval }>> = {
+const RANGES: Readonly<Record<SparklineRange, { seconds: number; interval: Interval }>> = {
   '24h': { seconds: 86_400, interval: '5m' },
   '7d': { seconds: 7 * 86_400, interval: 'hourly' },
   '30d': { seconds: 30 * 86_400, interval: 'hourly' },
@@ -75,10 +76,12 @@ export interface PricePointV1 {
 
 const iso = (t: number): string => new Date(t * 1000).toISOString();
 
+/** The EVM chain and token a series is read on (none: no wrapped bitcoin is priced). */
+export type SeriesRead = { chain: Chain; token: string } | undefined;
+
 /** Where a series is read: the EVM chain and token (Bitcoin: its wrapped bitcoin's), and the chains `meta` names. */
 interface Source {
-  /** Where the series is read (none: no wrapped bitcoin is priced). */
-  read: { chain: Chain; token: string } | undefined;
+  read: SeriesRead;
   meta: { chains: Chain[]; failed: FailedChain[] };
 }
 async function source(deps: DataDeps, chain: Chain, alias: string, evmChains: readonly Chain[]): Promise<Source> {
@@ -119,10 +122,10 @@ function series(deps: DataDeps, src: { chain: Chain; token: string }, head: numb
 }
 
 /** The source's last indexed block and its time (none: nothing to read). */
-async function headOf(deps: DataDeps, src: Source): Promise<{ read: Source['read']; head: number; headTime: number | undefined }> {
-  if (src.read === undefined) return { read: undefined, head: -1, headTime: undefined };
-  const head = await indexedHead(deps, src.read.chain.key);
-  return { read: src.read, head, headTime: blockTime(deps.kv, src.read.chain.key, head) };
+async function headOf(deps: DataDeps, read: SeriesRead): Promise<{ read: SeriesRead; head: number; headTime: number | undefined }> {
+  if (read === undefined) return { read: undefined, head: -1, headTime: undefined };
+  const head = await indexedHead(deps, read.chain.key);
+  return { read, head, headTime: blockTime(deps.kv, read.chain.key, head) };
 }
 
 /** Where a series continues (cursor.ts keeps the query it was made for, as asked). */
@@ -141,7 +144,7 @@ const validPosition = (c: Record<string, unknown>): boolean => [c.f, c.e, c.t, c
 export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
   const q = validate(timeseriesQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
-  const { read, head, headTime } = await headOf(deps, src);
+  const { read, head, headTime } = await headOf(deps, src.read);
   const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, q.fromDate ?? null, q.toDate ?? null, q.forwardFill, q.limit]);
   const c = q.cursor === null ? undefined : readCursor<SeriesPosition>(q.cursor, list, validPosition);
   // The window ends at the last indexed block when the first page is asked; its cursor keeps that window.
@@ -163,13 +166,21 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
   };
 }
 
-export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
-  const q = validate(sparklineQuery, raw, 'query');
-  const { seconds, interval } = RANGES[q.range];
-  const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
+/**
+ * A sparkline's window (ending at the source's last indexed block) and points, read where a price was already looked
+ * up: the endpoint's source, or a wallet's token row's (wallet-tokens.ts), so a row's line is its price's.
+ */
+export async function sparklineOf(deps: DataDeps, src: SeriesRead, range: SparklineRange, now: number): Promise<{ from: number; to: number; points: PricePointV1[] }> {
+  const { seconds, interval } = RANGES[range];
   const { read, head, headTime } = await headOf(deps, src);
   const to = headTime ?? now;
   const from = to - seconds;
-  const points = read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points;
+  return { from, to, points: read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points };
+}
+
+export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
+  const q = validate(sparklineQuery, raw, 'query');
+  const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
+  const { from, to, points } = await sparklineOf(deps, src.read, q.range, now);
   return { chain: v1ChainId(chain), range: q.range, fromDate: iso(from), toDate: iso(to), page: 0, cursor: null, result: points, meta: metaOf(deps, src.meta.chains, src.meta.failed) };
 }

@@ -2,7 +2,7 @@ import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';
 import { addressTxs, txPlace } from '../bitcoin/address-index.js';
 import { BtcRecordView } from '../bitcoin/record.js';
-import { classifyScript } from '../bitcoin/script.js';
+import { txFlow } from '../bitcoin/tx-flow.js';
 import type { Chain } from '../chains/registry.js';
 import { headBounds, type BlockRangeQuery } from '../data-api/block-times.js';
 import type { DataDeps } from '../data-api/deps.js';
@@ -97,9 +97,19 @@ export interface HistoryEntry {
 
 const rangeOf = (q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate'>): BlockRangeQuery => ({ from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
 
+/**
+ * A chain whose node is failing now is one of the answer's failedChains (502, the node's error), as a read of it
+ * would be: its indexes stop at the last block the node gave, so its list would be answered as if current.
+ */
+function nodeReachable(deps: DataDeps, chain: Chain): void {
+  const f = deps.follower(chain.key);
+  if (f?.upstream === 'failing') throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
+}
+
 /** An EVM chain's list: the Data API's wallet history index, strictly before `after` (its key), within the query's blocks up to the indexed head. */
 function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
   return async (chain, after, limit) => {
+    nodeReachable(deps, chain);
     await caughtUp(deps, chain.key);
     const head = deps.indexer.position(chain.key) ?? -1;
     const bounds = headBounds(deps.kv, chain.key, head, rangeOf(q));
@@ -160,14 +170,13 @@ const short = (a: string | null | undefined): string => (a === null || a === und
 /** A Bitcoin transaction seen from the wallet (`mine`: its addresses); undefined `view`: its block record was pruned. */
 function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: string; height: number; index: number }, mine: ReadonlySet<string>, head: number, verbose: boolean): HistoryEntry {
   const t = view?.tx(at.index);
-  const ins = (t?.vin ?? []).map((i) => ({ address: i.prevout === undefined ? undefined : classifyScript(i.prevout.script).address, value: i.prevout?.value }));
-  const outs = (t?.vout ?? []).map((o, n) => ({ n, address: classifyScript(o.script).address, value: o.value }));
+  const flow = t === undefined ? undefined : txFlow(t);
+  const [ins, outs] = [flow?.ins ?? [], flow?.outs ?? []];
   const isMine = (a: string | undefined): boolean => a !== undefined && mine.has(a);
   const ourIns = ins.filter((i) => isMine(i.address));
   const spent = ourIns.length > 0;
   const direction: Direction = spent ? (outs.every((o) => isMine(o.address)) ? 'self' : 'outgoing') : 'incoming';
-  const known = ins.every((i) => i.value !== undefined);
-  const feeRaw = t === undefined ? null : t.isCoinbase ? 0n : known ? ins.reduce((s, i) => s + BigInt(i.value!), 0n) - outs.reduce((s, o) => s + BigInt(o.value), 0n) : null;
+  const feeRaw = flow?.fee ?? null;
   const sender = ourIns[0]?.address ?? ins[0]?.address ?? null;
   // What moved for the wallet: every output of a transaction it paid for (its change as `self`), else the outputs paid to it.
   const moves: NativeMove[] = outs

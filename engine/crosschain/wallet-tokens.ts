@@ -9,10 +9,10 @@ import { v1PriceParams } from '../data-api/token-prices.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { listOf, nextOffset, readOffset } from './cursor.js';
-import { acrossChains, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
+import { acrossChains, allFailed, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
 import { walletTokenPnl, type V1PnlItem } from './pnl.js';
-import { sparkline, type PricePointV1 } from './price-series.js';
-import { wrappedBtc } from './token-price.js';
+import { sparklineOf, type PricePointV1, type SeriesRead } from './price-series.js';
+import { evmToken, wrappedBtc } from './token-price.js';
 import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } from './wallet.js';
 
 /**
@@ -97,17 +97,19 @@ async function evmRows(deps: DataDeps, chain: Chain, address: string, q: TokensQ
 
 /**
  * Bitcoin's rows: the balance (sum of unspent outputs) of the address, or of each derived address holding any,
- * priced as wrapped bitcoin on the EVM chains followed (token-price.ts). The token filters are EVM's: Bitcoin
- * ignores them, as the Universal API documents (data-api-notes §4.1).
+ * priced as wrapped bitcoin on the EVM chains followed (token-price.ts), with the query's price options; the token
+ * priced is put in `sources` under the chain's id, where the rows' sparkline is read. The token filters are EVM's:
+ * Bitcoin ignores them, as the Universal API documents (data-api-notes §4.1).
  */
-async function bitcoinRows(deps: DataDeps, chain: Chain, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: TokensQuery, evmChains: readonly Chain[], failed: FailedChain[]): Promise<V1TokenRow[]> {
+async function bitcoinRows(deps: DataDeps, chain: Chain, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: TokensQuery, ctx: { evmChains: readonly Chain[]; failed: FailedChain[]; sources: Map<string, SeriesRead> }): Promise<V1TokenRow[]> {
   const held = bitcoinAddresses(deps.kv, chain.key, wallet, gap)
     .map((a) => ({ ...a, sats: balanceOf(deps.kv, chain.key, a.address) }))
     // One address answers its balance even when empty; a key answers the addresses that hold something.
     .filter((a) => wallet.kind === 'bitcoin' || a.sats > 0);
-  const btc = held.length === 0 ? undefined : await wrappedBtc(deps, evmChains, q);
-  failed.push(...(btc?.failed ?? []));
+  const btc = held.length === 0 ? undefined : await wrappedBtc(deps, ctx.evmChains, q);
+  ctx.failed.push(...(btc?.failed ?? []));
   const price = btc?.best?.price;
+  ctx.sources.set(v1ChainId(chain), btc?.best === undefined ? undefined : { chain: btc.best.chain, token: btc.best.address });
   return held.map((a) => {
     const balance = formatUnits(BigInt(a.sats), 8);
     const usdValue = price === undefined ? null : price.usdPrice * Number(balance);
@@ -152,8 +154,10 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
   const list = listOf('wallet-tokens', { ...q, walletAddressOrPublicKey: walletText(wallet) }, only, ctx.resolved.chains.map((c) => c.key));
   const start = readOffset(q.cursor, list);
   const extra: FailedChain[] = [];
+  // Bitcoin's price source per chain id: the rows' price and their sparkline are one lookup.
+  const sources = new Map<string, SeriesRead>();
   const { parts, failed } = await acrossChains(ctx.resolved.chains, (chain) =>
-    wallet.kind === 'evm' ? evmRows(deps, chain, wallet.address, q, only) : bitcoinRows(deps, chain, wallet, ctx.bitcoinGap, q, ctx.evmChains, extra),
+    wallet.kind === 'evm' ? evmRows(deps, chain, wallet.address, q, only) : bitcoinRows(deps, chain, wallet, ctx.bitcoinGap, q, { evmChains: ctx.evmChains, failed: extra, sources }),
   );
   const rows = parts.flatMap((p) => p.value);
   const total = rows.reduce((s, r) => s + (r.usdValue ?? 0), 0);
@@ -166,7 +170,8 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
       const chain = ctx.resolved.chains.find((c) => v1ChainId(c) === r.chainId)!;
       const token = r.nativeToken ? 'native' : r.tokenAddress!;
       const key = `${r.chainId}/${token}`;
-      if (!series.has(key)) series.set(key, r.usdPrice === null ? Promise.resolve([]) : sparkline(deps, chain, { chainAlias: r.chainId, tokenAliasOrTokenAddress: token, range: '7d' }, ctx.evmChains, ctx.now).then((s) => s.result));
+      const read = (): SeriesRead => (chain.family === 'bitcoin' ? sources.get(r.chainId) : { chain, token: evmToken(deps, chain, token) });
+      if (!series.has(key)) series.set(key, r.usdPrice === null ? Promise.resolve([]) : sparklineOf(deps, read(), '7d', ctx.now).then((s) => s.points));
       r.sparkline = await series.get(key)!;
     }
   }
@@ -175,6 +180,6 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
     addressType: addressType(wallet),
     cursor: nextOffset(list, start, q.limit, rows.length),
     result: page,
-    meta: v1Meta(ctx.resolved, [...failed, ...extra.filter((f) => !failed.some((g) => g.chainId === f.chainId))], syncedAt(deps)),
+    meta: v1Meta(ctx.resolved, allFailed(failed, extra), syncedAt(deps)),
   };
 }

@@ -59,7 +59,7 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
       v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
     ),
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
-    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, opts.bitcoinGap, seconds())),
+    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, { evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() })),
     get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, evmOnly(req), pnlInput(req), seconds()))),
     get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, evmOnly(req), queryAndPath(req), seconds()))),
     get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, evmOnly(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
