@@ -1,5 +1,6 @@
 import { open } from 'lmdb';
 import { TABLES } from '../engine/ports.js';
+import { MAP_SIZE } from '../storage/map-size.js';
 
 /** One table's share of a store: its entries and the bytes of its B-tree and overflow pages. */
 export interface TableSize {
@@ -16,7 +17,7 @@ const MB = 1024 * 1024;
  * a growing extent with tables that do not grow would be pages never reused.
  */
 export function storeBreakdown(path: string): { extentMb: number; tablesMb: number; tables: TableSize[] } {
-  const root = open({ path, readOnly: true, maxDbs: 96, encoding: 'binary', noSubdir: false });
+  const root = open({ path, readOnly: true, maxDbs: 96, encoding: 'binary', noSubdir: false, mapSize: MAP_SIZE });
   try {
     const tables: TableSize[] = [];
     let pageSize = 4096;

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { MAP_SIZE } from './map-size.js';
 import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
@@ -109,7 +110,7 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
     // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.
     // overlappingSync off: a commit returns (or resolves) only once it is flushed to disk, so
     // what was acknowledged survives a power loss, not just a killed process.
-    root = open({ path, maxDbs: 96, encoding: 'binary', compression: false, noSubdir: false, overlappingSync: false });
+    root = open({ path, maxDbs: 96, encoding: 'binary', compression: false, noSubdir: false, overlappingSync: false, mapSize: MAP_SIZE });
   } catch (err) {
     throw new StorageError(`cannot open the LMDB environment at ${path}: ${(err as Error).message}`);
   }

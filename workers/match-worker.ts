@@ -1,6 +1,7 @@
 import { workerData } from 'node:worker_threads';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { move } from 'piscina';
+import { MAP_SIZE } from '../storage/map-size.js';
 import { packMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import { FilterSets, matchBlocks } from '../engine/match/match-blocks.js';
 
@@ -23,7 +24,7 @@ const sets = new FilterSets();
 
 function probeDb(path: string): Database<Buffer, string> {
   if (probes === undefined) {
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, readOnly: true });
+    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, readOnly: true, mapSize: MAP_SIZE });
     probes = root.openDB<Buffer, string>({ name: 'probes', encoding: 'binary' });
   }
   return probes;

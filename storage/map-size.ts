@@ -1,0 +1,8 @@
+/**
+ * The address space every open of the store reserves for its map: 1 TiB, far beyond any store here. Without
+ * it lmdb-js starts at 128 KiB and doubles the map as the file grows, and on each resize it keeps the old map
+ * (for readers still holding it) until the environment closes: the same file pages stay mapped several times,
+ * and RSS counts each mapping's resident pages again. Without MDB_WRITEMAP the file is not grown to this size;
+ * the reservation is virtual only. Past it lmdb-js still resizes.
+ */
+export const MAP_SIZE = 2 ** 40;
