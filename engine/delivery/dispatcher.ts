@@ -97,6 +97,52 @@ export interface QueueMeta {
 export const DEFAULT_RETENTION: Retention = { historyMs: HISTORY_RETENTION_MS, successLogMs: 86_400_000, successLogMax: 1_000_000 };
 
 /**
+ * The `queueMeta` and `stats` rows as committed, kept so that a transaction reads them without a get and a decode
+ * (a block's 1,000 webhooks read 2,000). This dispatcher is their only writer. A row written by a transaction not
+ * yet known to have committed is `pending` and read from the store, which holds what the transactions before
+ * wrote; one whose transaction failed stays pending (read from the store) for good.
+ */
+export class RowCache {
+  readonly metas = new Map<string, QueueMeta>();
+  readonly stats = new Map<string, Stats>();
+  private readonly pending = new Map<string, number>();
+  /** Per row, the write order of the transaction whose value is kept: commits may be told out of order. */
+  private readonly versions = new Map<string, number>();
+  private writes = 0;
+
+  /** The order of a transaction's writes, taken in its callback (callbacks run in commit order). */
+  nextVersion(): number {
+    return ++this.writes;
+  }
+
+  /** The row as committed, unless a transaction not known to have committed wrote it. */
+  known<T>(rows: Map<string, T>, key: string): T | undefined {
+    return this.pending.has(this.tag(rows, key)) ? undefined : rows.get(key);
+  }
+
+  /** Written by a transaction whose commit is not known yet. */
+  wrote(rows: Map<string, unknown>, key: string): void {
+    const tag = this.tag(rows, key);
+    this.pending.set(tag, (this.pending.get(tag) ?? 0) + 1);
+  }
+
+  /** That transaction (its writes' `version`) committed: the row as it wrote it, unless a later one's is kept. */
+  committed<T>(rows: Map<string, T>, key: string, value: T, version: number): void {
+    const tag = this.tag(rows, key);
+    const n = (this.pending.get(tag) ?? 1) - 1;
+    if (n > 0) this.pending.set(tag, n);
+    else this.pending.delete(tag);
+    if (version <= (this.versions.get(tag) ?? 0)) return;
+    this.versions.set(tag, version);
+    rows.set(key, value);
+  }
+
+  private tag(rows: Map<string, unknown>, key: string): string {
+    return (rows === this.metas ? 'm/' : 's/') + key;
+  }
+}
+
+/**
  * What one transaction (an enqueue batch or a flush of outcomes) changes in
  * counters, rates, stats and record counts: read once, changed in memory,
  * written once at the end.
@@ -109,6 +155,10 @@ class Changes {
   readonly added = new Map<string, number>();
   /** Per stream, the seq its fresh queue starts at once this commits. */
   readonly heads = new Map<string, number>();
+  /** The `stats` rows as written (the cache takes them once this commits). */
+  readonly statsWritten = new Map<string, Stats>();
+  /** The order of this transaction's writes among all (RowCache). */
+  version = 0;
   private readonly streams = new Map<string, StoredStream | undefined>();
 
   /** `read`: a stream's record as last committed (the dispatcher's copy in memory, not decoded again for each webhook). */
@@ -116,6 +166,7 @@ class Changes {
     private readonly kv: Kv,
     private readonly successLogMax: number,
     private readonly read: (tenant: string, id: string) => StoredStream | undefined,
+    private readonly cache: RowCache,
   ) {}
 
   /** The stream as this transaction sees it: a copy of its own, which the transaction may change and write. */
@@ -135,7 +186,8 @@ class Changes {
   meta(streamId: string): QueueMeta {
     let m = this.metas.get(streamId);
     if (m === undefined) {
-      m = this.kv.get<QueueMeta>('queueMeta', streamId) ?? { nextSeq: 0, queued: 0 };
+      const known = this.cache.known(this.cache.metas, streamId);
+      m = known !== undefined ? { ...known } : (this.kv.get<QueueMeta>('queueMeta', streamId) ?? { nextSeq: 0, queued: 0 });
       this.metas.set(streamId, m);
     }
     return m;
@@ -159,15 +211,22 @@ class Changes {
   }
 
   write(now: number): void {
-    for (const [id, m] of this.metas) this.kv.put('queueMeta', id, m);
+    this.version = this.cache.nextVersion();
+    for (const [id, m] of this.metas) {
+      this.kv.put('queueMeta', id, m);
+      this.cache.wrote(this.cache.metas, id);
+    }
     for (const [key, r] of this.rates) this.kv.put('rates', key, r);
     const iso = new Date(now).toISOString();
     for (const [key, d] of this.stats) {
-      const st = this.kv.get<Stats>('stats', key) ?? emptyStats(iso);
+      const known = this.cache.known(this.cache.stats, key);
+      const st = known !== undefined ? { ...known } : (this.kv.get<Stats>('stats', key) ?? emptyStats(iso));
       const counters = st as unknown as Record<string, number>;
       for (const [k, v] of Object.entries(d)) counters[k] = (counters[k] ?? 0) + v;
       st.updatedAt = iso;
       this.kv.put('stats', key, st);
+      this.cache.wrote(this.cache.stats, key);
+      this.statsWritten.set(key, st);
     }
     for (const [key, n] of this.added) {
       const total = addCount(this.kv, key, n);
@@ -243,6 +302,8 @@ export class Dispatcher {
   private readonly queued = new Map<string, number>();
   /** Stream records as read for sending; every write of a record drops its entry (changed()), so the next send reads it again. */
   private readonly live = new Map<string, StoredStream>();
+  /** `queueMeta` and `stats` rows as committed (RowCache). */
+  private readonly rows = new RowCache();
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
@@ -293,6 +354,8 @@ export class Dispatcher {
   dropQueue(id: string): void {
     for (const table of ['queue', 'retries'] as const) for (const { key } of this.kv.range(table, within(id))) this.kv.remove(table, key);
     this.kv.remove('queueMeta', id);
+    // Never marked committed: the deleted stream's row is read from the store from now on.
+    this.rows.wrote(this.rows.metas, id);
   }
 
   /** Forgets a deleted stream's timers (its queue went in the delete's transaction; its history stays). */
@@ -412,7 +475,11 @@ export class Dispatcher {
   /** What a committed transaction changed that is kept in memory. */
   private committed(changes: Changes): void {
     for (const [id, seq] of changes.heads) this.heads.set(id, seq);
-    for (const [id, m] of changes.metas) this.queued.set(id, m.queued);
+    for (const [id, m] of changes.metas) {
+      this.queued.set(id, m.queued);
+      this.rows.committed(this.rows.metas, id, m, changes.version);
+    }
+    for (const [key, st] of changes.statsWritten) this.rows.committed(this.rows.stats, key, st, changes.version);
   }
 
   /** A stream set active from error: its URL's rate restarts at 100. Call inside the transaction that sets it active. */
@@ -516,10 +583,15 @@ export class Dispatcher {
   }
 
   private changes(): Changes {
-    return new Changes(this.kv, this.retention.successLogMax, (tenant, id) => {
-      const s = this.liveStream(id);
-      return s?.tenantId === tenant ? s : undefined;
-    });
+    return new Changes(
+      this.kv,
+      this.retention.successLogMax,
+      (tenant, id) => {
+        const s = this.liveStream(id);
+        return s?.tenantId === tenant ? s : undefined;
+      },
+      this.rows,
+    );
   }
 
   private liveStream(id: string): StoredStream | undefined {
@@ -738,8 +810,8 @@ export class Dispatcher {
   private async terminate(tenant: string, id: string, since: number): Promise<void> {
     this.terminations.delete(id);
     const now = this.clock.now();
+    const changes = this.changes();
     const ended = await this.kv.transactAsync(() => {
-      const changes = this.changes();
       const s = changes.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
       for (const table of ['retries', 'queue'] as const) {
@@ -748,14 +820,15 @@ export class Dispatcher {
           this.kv.remove(table, key);
         }
       }
+      changes.meta(id).queued = 0;
       changes.write(now);
-      this.kv.put('queueMeta', id, { ...(this.kv.get<QueueMeta>('queueMeta', id) ?? { nextSeq: 0 }), queued: 0 });
       s.status = 'terminated';
       s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
       s.updatedAt = now;
       this.kv.put('streams', streamKey(tenant, id), s);
       return s;
     });
+    if (ended !== undefined) this.committed(changes);
     this.changed(id);
     this.queued.delete(id);
     if (ended !== undefined) void this.alert(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
