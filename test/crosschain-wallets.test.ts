@@ -6,7 +6,7 @@ import { buildBlock, coinsOf, mineBlock, owner, parentAt, payTo, spend, type Coi
 import { mainnetChain } from './bitcoin-core/fixtures.js';
 import { BIP84_ZPUB } from './bitcoin-core/keys.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
-import { compileContracts, DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
+import { compileContracts, deploy, DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
 import { transferToken, v2SwapExactIn } from './dex.js';
 import { until, type Running } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
@@ -253,6 +253,21 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     expect(one.meta.unsupportedChains).toEqual(['0x1']);
     expect(one.result.map((r: Json) => [r.derivedAddress, r.derivedPath, r.balanceRaw])).toEqual([[null, null, unspent([payer.address]).toString()]]);
     expect(BigInt(one.result[0].balanceRaw)).toBe(funding.value - 200_000n);
+  });
+
+  it('leaves out a possible spam token with excludeSpam, and unprices a token whose pools are shallower than liquidityThreshold', async () => {
+    // A wallet of its own (W's rows are counted above): 10 TKA, and a token whose name advertises a claim.
+    const holder = '0x00000000000000000000000000000000000a11ce';
+    const spam = await deploy(net.anvil.url, 'TestToken', ['Claim your reward at www.example.xyz', 'RWD', 18, parseUnits('1000', 18)]);
+    await transferToken(net.anvil.url, spam.address, holder, parseUnits('100', 18));
+    await transferToken(net.anvil.url, net.dex.tokens.tka.address, holder, parseUnits('10', 18));
+    await net.indexed();
+    const rows = async (query: string) => ((await ok(`/v1/wallets/${holder}/tokens?chains=0x539&excludeNative=true${query}`)).result as Json[]).map((r) => [r.symbol, r.possibleSpam, r.usdPrice === null]);
+    expect(await rows('')).toEqual([['RWD', true, true], ['TKA', false, false]]);
+    expect(await rows('&excludeSpam=true')).toEqual([['TKA', false, false]]);
+    // No TKA pool holds $10M a side: the row stays, unpriced (the Data API's balances: usd_price null).
+    expect(await rows('&liquidityThreshold=10000000')).toEqual([['RWD', true, true], ['TKA', false, true]]);
+    expect(await rows('&liquidityThreshold=1')).toEqual([['RWD', true, true], ['TKA', false, false]]);
   });
 
   it('refuses bad parameters with 400 naming the field', async () => {
