@@ -84,3 +84,25 @@ describe('GET /v1/chains/:chainAlias/wallets/:publicKey/addresses', () => {
     }
   });
 });
+
+describe('GET /v1/chains/bitcoin/tokens/native/price, /timeseries and /sparkline with no wrapped bitcoin followed', () => {
+  it('answers a null price and empty series: Bitcoin is priced only as a followed EVM chain’s wrapped bitcoin', async () => {
+    // This server follows Bitcoin alone: no EVM chain, so no pricing lists a wrapped bitcoin.
+    const meta = { syncedAt: { bitcoin: core.chain.height } };
+    for (const token of ['native', 'btc']) {
+      const price = await s.call(`/v1/chains/bitcoin/tokens/${token}/price`);
+      expect(price.status, JSON.stringify(price.body)).toBe(200);
+      expect(price.body).toMatchObject({ chain: 'bitcoin', tokenSymbol: 'BTC', tokenDecimals: 8, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta });
+    }
+    for (const interval of ['5m', 'daily']) {
+      const series = await s.call(`/v1/chains/bitcoin/tokens/native/price/timeseries?interval=${interval}&forwardFill=true`);
+      expect(series.status, JSON.stringify(series.body)).toBe(200);
+      expect(series.body).toMatchObject({ chain: 'bitcoin', interval, result: [], cursor: null, meta });
+    }
+    for (const range of ['24h', '1y']) {
+      const line = await s.call(`/v1/chains/bitcoin/tokens/native/price/sparkline?range=${range}`);
+      expect(line.status, JSON.stringify(line.body)).toBe(200);
+      expect(line.body).toMatchObject({ chain: 'bitcoin', range, result: [], cursor: null, meta });
+    }
+  });
+});

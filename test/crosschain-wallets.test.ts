@@ -6,7 +6,7 @@ import { buildBlock, coinsOf, mineBlock, owner, parentAt, payTo, spend, type Coi
 import { mainnetChain } from './bitcoin-core/fixtures.js';
 import { BIP84_ZPUB } from './bitcoin-core/keys.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
-import { compileContracts, DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
+import { compileContracts, deploy, DEV_ACCOUNTS, mined, publicClient, walletClient } from './contracts.js';
 import { transferToken, v2SwapExactIn } from './dex.js';
 import { until, type Running } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
@@ -27,6 +27,8 @@ const bip84 = (path: string): string => vectors.bip84_mainnet.entries.find((e) =
 
 let net: PricedDevnet;
 let core: BitcoinCore;
+/** Until the last test stops it (its node failing). */
+let coreOpen = true;
 let s: Running;
 const W = DEV_ACCOUNTS[2].address.toLowerCase() as Hex;
 const OTHER = DEV_ACCOUNTS[1].address.toLowerCase();
@@ -152,7 +154,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await net?.stop();
-  await core?.close();
+  if (coreOpen) await core?.close();
 });
 
 describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
@@ -251,6 +253,21 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     expect(one.meta.unsupportedChains).toEqual(['0x1']);
     expect(one.result.map((r: Json) => [r.derivedAddress, r.derivedPath, r.balanceRaw])).toEqual([[null, null, unspent([payer.address]).toString()]]);
     expect(BigInt(one.result[0].balanceRaw)).toBe(funding.value - 200_000n);
+  });
+
+  it('leaves out a possible spam token with excludeSpam, and unprices a token whose pools are shallower than liquidityThreshold', async () => {
+    // A wallet of its own (W's rows are counted above): 10 TKA, and a token whose name advertises a claim.
+    const holder = '0x00000000000000000000000000000000000a11ce';
+    const spam = await deploy(net.anvil.url, 'TestToken', ['Claim your reward at www.example.xyz', 'RWD', 18, parseUnits('1000', 18)]);
+    await transferToken(net.anvil.url, spam.address, holder, parseUnits('100', 18));
+    await transferToken(net.anvil.url, net.dex.tokens.tka.address, holder, parseUnits('10', 18));
+    await net.indexed();
+    const rows = async (query: string) => ((await ok(`/v1/wallets/${holder}/tokens?chains=0x539&excludeNative=true${query}`)).result as Json[]).map((r) => [r.symbol, r.possibleSpam, r.usdPrice === null]);
+    expect(await rows('')).toEqual([['RWD', true, true], ['TKA', false, false]]);
+    expect(await rows('&excludeSpam=true')).toEqual([['TKA', false, false]]);
+    // No TKA pool holds $10M a side: the row stays, unpriced (the Data API's balances: usd_price null).
+    expect(await rows('&liquidityThreshold=10000000')).toEqual([['RWD', true, true], ['TKA', false, true]]);
+    expect(await rows('&liquidityThreshold=1')).toEqual([['RWD', true, true], ['TKA', false, false]]);
   });
 
   it('refuses bad parameters with 400 naming the field', async () => {
@@ -432,5 +449,36 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
     expect(body).toMatchObject({ transactionsInvolved: 2, transactionsInitiated: 1 });
     const [received, paid, fee] = [earned.coinbase, earned.paid, earned.fee].map((sats) => num(usdOf(sats, 8, btcUsd))) as [number, number, number];
     expectUsd(body, { swapVolumeUsd: 0, totalGasSpentUsd: fee, avgGasPerTransactionUsd: fee, nativeVolumeSentUsd: paid, nativeVolumeReceivedUsd: received, nativeNetFlowUsd: received - paid, largestNativeTransferInUsd: received, largestNativeTransferOutUsd: paid });
+  });
+});
+
+// Last in the file: it stops the Bitcoin Core stand-in.
+describe('a Bitcoin chain whose node fails', () => {
+  it('is in meta.failedChains of the wallet endpoints (502, its error) while the EVM chains still answer', async () => {
+    await core.close();
+    coreOpen = false;
+    const upstream = async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c.chain === 'bitcoin')?.upstream;
+    expect(await until(async () => (await upstream()) === 'failing', 20_000)).toBe(true);
+    const dead = [{ chainId: 'bitcoin', code: 502, error: expect.stringContaining('the node of chain bitcoin could not be reached') }];
+    // Its stored transactions and balances are not answered as if current: the chain is named instead.
+    for (const wallet of [payer.address, BIP84_ZPUB]) {
+      for (const endpoint of ['history', 'tokens']) {
+        const body = await ok(`/v1/wallets/${wallet}/${endpoint}`);
+        expect(body.result, `${endpoint} ${wallet}`).toEqual([]);
+        expect(body.meta.failedChains, `${endpoint} ${wallet}`).toEqual(dead);
+      }
+    }
+    const insight = await ok(`/v1/wallets/${payer.address}/insight`);
+    expect(insight).toMatchObject({ transactionsInvolved: 0, activeChains: [] });
+    // Its price is read on the EVM chains first: 0x1's failure too.
+    expect(insight.meta.failedChains).toEqual([...dead, expect.objectContaining({ chainId: '0x1', code: 502 })]);
+    // The EVM wallet's rows on the devnet are still there; only 0x1 (its node never answers) is named.
+    const tokens = await ok(`/v1/wallets/${W}/tokens`);
+    expect(tokens.result.map((r: Json) => [r.chainId, r.symbol])).toEqual([['0x539', 'ETH'], ['0x539', 'TKA']]);
+    expect(tokens.meta.failedChains.map((f: Json) => f.chainId)).toEqual(['0x1']);
+    const history = await ok(`/v1/wallets/${W}/history`);
+    expect(history.result.map((i: Json) => i.transaction.hash)).toEqual(expect.arrayContaining(sent.map((x) => x.hash)));
+    expect(new Set(history.result.map((i: Json) => i.chainId))).toEqual(new Set(['0x539']));
+    expect(history.meta.failedChains.map((f: Json) => f.chainId)).toEqual(['0x1']);
   });
 });

@@ -284,8 +284,10 @@ describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
     expect(w.sold).toBeGreaterThan(0);
     const head = Number(await client.getBlockNumber());
     const price = asNumber(await net.v3Price(net.tkbUsdc, tkb.address, head));
+    const indexed = await net.indexed();
     const r = await v1(`tokens/${lc(tkb.address)}/top-traders`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.meta).toEqual({ syncedAt: { '0x539': indexed } });
     expect(r.body.token).toMatchObject({ chain: '0x539', tokenAddress: lc(tkb.address), decimals: net.decimalsOf(tkb.address) });
     expect(r.body.token.currentPriceUsd).toBeCloseTo(price, 6);
     expect(r.body.result).toHaveLength(1);

@@ -679,13 +679,13 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     at = await times(head);
   }, 60_000);
 
-  /** The expected hourly series of TKA between two times: each hour's close (its last block), priced by the Data API at that block. */
-  async function expected(from: number, to: number, forwardFill: boolean): Promise<Array<{ timestamp: string; price: number }>> {
+  /** The expected series of TKA between two times in buckets of `step` seconds (hourly by default): each bucket's close (its last block), priced by the Data API at that block. */
+  async function expected(from: number, to: number, forwardFill: boolean, step = HOUR): Promise<Array<{ timestamp: string; price: number }>> {
     const moved = new Set((await publicClient(anvil.url).getLogs({ address: tkaWeth.address, event: sync, fromBlock: 0n, toBlock: BigInt(head) })).map((l) => Number(l.blockNumber)));
     const out: Array<{ timestamp: string; price: number }> = [];
-    for (let h = hourOf(from); h <= to; h += HOUR) {
-      const blocks = at.flatMap((t, n) => (t >= h && t < h + HOUR && t <= to ? [n] : []));
-      const close = at.reduce((last, t, n) => (t < Math.min(h + HOUR, to + 1) ? n : last), -1);
+    for (let h = Math.floor(from / step) * step; h <= to; h += step) {
+      const blocks = at.flatMap((t, n) => (t >= h && t < h + step && t <= to ? [n] : []));
+      const close = at.reduce((last, t, n) => (t < Math.min(h + step, to + 1) ? n : last), -1);
       if (close < 0 || (!forwardFill && !blocks.some((n) => moved.has(n)))) continue;
       const r = await price(addr(dex.tokens.tka), `to_block=${close}`);
       if (r.status === 200) out.push({ timestamp: iso(h), price: r.body.usdPrice });
@@ -727,6 +727,39 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     const to = at[head]!;
     expect(r.body).toMatchObject({ chain: '0x539', range: '7d', fromDate: iso(to - 7 * 86_400), toDate: iso(to), page: 0, cursor: null });
     expect(r.body.result).toEqual(await expected(to - 7 * 86_400, to, true));
+    expect(r.body.meta).toEqual({ syncedAt: { '0x539': head } });
+  });
+
+  it('answers every interval and range: fixed-size buckets, Monday weeks and calendar months; ranges back from the last block', async () => {
+    const [from, to] = [at[0]!, at[head]!];
+    const tka = dex.tokens.tka.address;
+    const series = async (query: string): Promise<Json> => {
+      const r = await s.call(`/v1/chains/devnet/tokens/${tka}/price/${query}`);
+      expect(r.status, `${query}: ${JSON.stringify(r.body)}`).toBe(200);
+      expect(r.body.meta, query).toEqual({ syncedAt: { '0x539': head } });
+      return r.body;
+    };
+    for (const [interval, step] of [['5m', 300], ['daily', 86_400]] as const) {
+      const body = await series(`timeseries?interval=${interval}&fromDate=${from}&toDate=${to}&forwardFill=true`);
+      // The first page: the default limit of 100 points.
+      const all = await expected(from, to, true, step);
+      expect(body.result, interval).toEqual(all.slice(0, 100));
+      expect(body.cursor === null, interval).toBe(all.length <= 100);
+    }
+    // The last block's price closes the last week and month; their buckets start on a Monday and a month's first day, at 00:00 UTC.
+    const last = (await price(addr(dex.tokens.tka), `to_block=${head}`)).body.usdPrice;
+    for (const [interval, first] of [['weekly', (d: Date) => d.getUTCDay() === 1], ['monthly', (d: Date) => d.getUTCDate() === 1]] as const) {
+      const points = (await series(`timeseries?interval=${interval}&fromDate=${from}&toDate=${to}&forwardFill=true`)).result as Array<{ timestamp: string; price: number }>;
+      expect(points.length, interval).toBeGreaterThan(0);
+      for (const p of points) expect([p.timestamp.endsWith('T00:00:00.000Z'), first(new Date(p.timestamp))], `${interval} ${p.timestamp}`).toEqual([true, true]);
+      expect(Date.parse(points[0]!.timestamp) / 1000, interval).toBeLessThanOrEqual(from);
+      expect(points.at(-1)!.price, interval).toBe(last);
+    }
+    for (const [range, seconds, step] of [['24h', 86_400, 300], ['30d', 30 * 86_400, HOUR], ['90d', 90 * 86_400, 86_400], ['1y', 365 * 86_400, 86_400]] as const) {
+      const body = await series(`sparkline?range=${range}`);
+      expect([body.fromDate, body.toDate], range).toEqual([iso(to - seconds), iso(to)]);
+      expect(body.result, range).toEqual(await expected(to - seconds, to, true, step));
+    }
   });
 
   it('keeps a window ending at the last indexed block while another block arrives: its cursor goes on with the same window', async () => {

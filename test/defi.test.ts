@@ -220,8 +220,10 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     const other = await s.call(`/v1/wallets/${OTHER}/defi/summary`);
     expect(other.body.result).toMatchObject({ activeProtocols: 1, totalPositions: 1 });
 
+    const head = await priceCalls(() => s, () => anvil.url).indexed();
     const protocols = await s.call('/v1/defi/protocols?chains=0x539');
     expect(protocols.status, JSON.stringify(protocols.body)).toBe(200);
+    expect(protocols.body.meta).toEqual({ syncedAt: { '0x539': head } });
     expect(protocols.body.result).toEqual([
       { protocolId: 'uniswap-v2', protocolName: 'Uniswap v2', protocolUrl: 'https://app.uniswap.org/pools/v2', protocolLogo: null, chains: ['0x539'] },
       { protocolId: 'uniswap-v3', protocolName: 'Uniswap v3', protocolUrl: 'https://app.uniswap.org/positions', protocolLogo: null, chains: ['0x539'] },

@@ -45,6 +45,16 @@ export function chainFailure(chain: Chain, err: unknown): FailedChain | undefine
   return err instanceof Error && typeof code === 'string' ? fail(code) : undefined;
 }
 
+/**
+ * A chain whose node is failing now is one of the answer's failedChains (502, the node's error), as a read of it
+ * would be: its indexes (EVM's Data API, Bitcoin's address index) stop at the last block the node gave, so its
+ * part would be answered as if current.
+ */
+export function nodeReachable(deps: Pick<DataDeps, 'follower'>, chain: Chain): void {
+  const f = deps.follower(chain.key);
+  if (f?.upstream === 'failing') throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
+}
+
 /** Runs `part` on every chain at once; the chains that answered, in order, and the failures. A request error is thrown. */
 export async function acrossChains<T>(chains: readonly Chain[], part: (chain: Chain) => T | Promise<T>): Promise<{ parts: ChainPart<T>[]; failed: FailedChain[] }> {
   const settled = await Promise.allSettled(chains.map(async (chain) => part(chain)));

@@ -69,6 +69,12 @@ const RANGES: Readonly<Record<SparklineRange, { seconds: number; interval: Inter
   '1y': { seconds: 365 * 86_400, interval: 'daily' },
 };
 
+/** A sparkline's window ending at `to` (Unix seconds), and the interval of its points. */
+export function sparklineWindow(range: SparklineRange, to: number): { from: number; to: number; interval: Interval } {
+  const { seconds, interval } = RANGES[range];
+  return { from: to - seconds, to, interval };
+}
+
 export interface PricePointV1 {
   timestamp: string;
   price: number;
@@ -171,10 +177,8 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
  * up: the endpoint's source, or a wallet's token row's (wallet-tokens.ts), so a row's line is its price's.
  */
 export async function sparklineOf(deps: DataDeps, src: SeriesRead, range: SparklineRange, now: number): Promise<{ from: number; to: number; points: PricePointV1[] }> {
-  const { seconds, interval } = RANGES[range];
   const { read, head, headTime } = await headOf(deps, src);
-  const to = headTime ?? now;
-  const from = to - seconds;
+  const { from, to, interval } = sparklineWindow(range, headTime ?? now);
   return { from, to, points: read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points };
 }
 

@@ -18,7 +18,7 @@ import { v1ChainId } from './chains.js';
 import type { ChainList } from './merged-page.js';
 import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } from './wallet.js';
 import { mergedPage } from './merged-page.js';
-import { syncedAt, v1Meta } from './fan-out.js';
+import { nodeReachable, syncedAt, v1Meta } from './fan-out.js';
 import type { ResolvedChains } from './chains.js';
 
 /**
@@ -96,15 +96,6 @@ export interface HistoryEntry {
 }
 
 const rangeOf = (q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate'>): BlockRangeQuery => ({ from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
-
-/**
- * A chain whose node is failing now is one of the answer's failedChains (502, the node's error), as a read of it
- * would be: its indexes stop at the last block the node gave, so its list would be answered as if current.
- */
-function nodeReachable(deps: DataDeps, chain: Chain): void {
-  const f = deps.follower(chain.key);
-  if (f?.upstream === 'failing') throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
-}
 
 /** An EVM chain's list: the Data API's wallet history index, strictly before `after` (its key), within the query's blocks up to the indexed head. */
 function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
@@ -221,6 +212,7 @@ function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: 
  */
 function bitcoinList(deps: DataDeps, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
   return (chain, after, limit) => {
+    nodeReachable(deps, chain);
     const addresses = bitcoinAddresses(deps.kv, chain.key, wallet, gap).map((a) => a.address);
     const mine = new Set(addresses);
     const head = deps.follower(chain.key)?.head ?? -1;

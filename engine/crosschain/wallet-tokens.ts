@@ -9,7 +9,7 @@ import { v1PriceParams } from '../data-api/token-prices.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { listOf, nextOffset, readOffset } from './cursor.js';
-import { acrossChains, allFailed, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
+import { acrossChains, allFailed, nodeReachable, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
 import { walletTokenPnl, type V1PnlItem } from './pnl.js';
 import { sparklineOf, type PricePointV1, type SeriesRead } from './price-series.js';
 import { evmToken, wrappedBtc } from './token-price.js';
@@ -102,6 +102,7 @@ async function evmRows(deps: DataDeps, chain: Chain, address: string, q: TokensQ
  * Bitcoin ignores them, as the Universal API documents (data-api-notes §4.1).
  */
 async function bitcoinRows(deps: DataDeps, chain: Chain, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: TokensQuery, ctx: { evmChains: readonly Chain[]; failed: FailedChain[]; sources: Map<string, SeriesRead> }): Promise<V1TokenRow[]> {
+  nodeReachable(deps, chain);
   const held = bitcoinAddresses(deps.kv, chain.key, wallet, gap)
     .map((a) => ({ ...a, sats: balanceOf(deps.kv, chain.key, a.address) }))
     // One address answers its balance even when empty; a key answers the addresses that hold something.
