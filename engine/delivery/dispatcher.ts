@@ -97,49 +97,43 @@ export interface QueueMeta {
 export const DEFAULT_RETENTION: Retention = { historyMs: HISTORY_RETENTION_MS, successLogMs: 86_400_000, successLogMax: 1_000_000 };
 
 /**
- * The `queueMeta` and `stats` rows as committed, kept so that a transaction reads them without a get and a decode
- * (a block's 1,000 webhooks read 2,000). This dispatcher is their only writer. A row written by a transaction not
- * yet known to have committed is `pending` and read from the store, which holds what the transactions before
+ * One table's rows (`queueMeta` or `stats`) as committed, kept so that a transaction reads them without a get and a
+ * decode (a block's 1,000 webhooks read 2,000). This dispatcher is their only writer. A row written by a transaction
+ * not yet known to have committed is pending and read from the store, which holds what the transactions before
  * wrote; one whose transaction failed stays pending (read from the store) for good.
  */
-export class RowCache {
-  readonly metas = new Map<string, QueueMeta>();
-  readonly stats = new Map<string, Stats>();
+export class RowCache<T> {
+  private readonly rows = new Map<string, T>();
   private readonly pending = new Map<string, number>();
   /** Per row, the write order of the transaction whose value is kept: commits may be told out of order. */
   private readonly versions = new Map<string, number>();
-  private writes = 0;
-
-  /** The order of a transaction's writes, taken in its callback (callbacks run in commit order). */
-  nextVersion(): number {
-    return ++this.writes;
-  }
 
   /** The row as committed, unless a transaction not known to have committed wrote it. */
-  known<T>(rows: Map<string, T>, key: string): T | undefined {
-    return this.pending.has(this.tag(rows, key)) ? undefined : rows.get(key);
+  known(key: string): T | undefined {
+    return this.pending.has(key) ? undefined : this.rows.get(key);
   }
 
   /** Written by a transaction whose commit is not known yet. */
-  wrote(rows: Map<string, unknown>, key: string): void {
-    const tag = this.tag(rows, key);
-    this.pending.set(tag, (this.pending.get(tag) ?? 0) + 1);
+  wrote(key: string): void {
+    this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
   }
 
-  /** That transaction (its writes' `version`) committed: the row as it wrote it, unless a later one's is kept. */
-  committed<T>(rows: Map<string, T>, key: string, value: T, version: number): void {
-    const tag = this.tag(rows, key);
-    const n = (this.pending.get(tag) ?? 1) - 1;
-    if (n > 0) this.pending.set(tag, n);
-    else this.pending.delete(tag);
-    if (version <= (this.versions.get(tag) ?? 0)) return;
-    this.versions.set(tag, version);
-    rows.set(key, value);
+  /** That transaction (its writes' `version`, their order among all) committed: the row as it wrote it, unless a later one's is kept. */
+  committed(key: string, value: T, version: number): void {
+    const n = (this.pending.get(key) ?? 1) - 1;
+    if (n > 0) this.pending.set(key, n);
+    else this.pending.delete(key);
+    if (version <= (this.versions.get(key) ?? 0)) return;
+    this.versions.set(key, version);
+    this.rows.set(key, value);
   }
+}
 
-  private tag(rows: Map<string, unknown>, key: string): string {
-    return (rows === this.metas ? 'm/' : 's/') + key;
-  }
+/** The rows a transaction reads from memory, and the order of transactions' writes (taken in their callbacks, which run in commit order). */
+interface Rows {
+  metas: RowCache<QueueMeta>;
+  stats: RowCache<Stats>;
+  nextVersion(): number;
 }
 
 /**
@@ -166,7 +160,7 @@ class Changes {
     private readonly kv: Kv,
     private readonly successLogMax: number,
     private readonly read: (tenant: string, id: string) => StoredStream | undefined,
-    private readonly cache: RowCache,
+    private readonly cache: Rows,
   ) {}
 
   /** The stream as this transaction sees it: a copy of its own, which the transaction may change and write. */
@@ -186,7 +180,7 @@ class Changes {
   meta(streamId: string): QueueMeta {
     let m = this.metas.get(streamId);
     if (m === undefined) {
-      const known = this.cache.known(this.cache.metas, streamId);
+      const known = this.cache.metas.known(streamId);
       m = known !== undefined ? { ...known } : (this.kv.get<QueueMeta>('queueMeta', streamId) ?? { nextSeq: 0, queued: 0 });
       this.metas.set(streamId, m);
     }
@@ -214,18 +208,18 @@ class Changes {
     this.version = this.cache.nextVersion();
     for (const [id, m] of this.metas) {
       this.kv.put('queueMeta', id, m);
-      this.cache.wrote(this.cache.metas, id);
+      this.cache.metas.wrote(id);
     }
     for (const [key, r] of this.rates) this.kv.put('rates', key, r);
     const iso = new Date(now).toISOString();
     for (const [key, d] of this.stats) {
-      const known = this.cache.known(this.cache.stats, key);
+      const known = this.cache.stats.known(key);
       const st = known !== undefined ? { ...known } : (this.kv.get<Stats>('stats', key) ?? emptyStats(iso));
       const counters = st as unknown as Record<string, number>;
       for (const [k, v] of Object.entries(d)) counters[k] = (counters[k] ?? 0) + v;
       st.updatedAt = iso;
       this.kv.put('stats', key, st);
-      this.cache.wrote(this.cache.stats, key);
+      this.cache.stats.wrote(key);
       this.statsWritten.set(key, st);
     }
     for (const [key, n] of this.added) {
@@ -303,7 +297,8 @@ export class Dispatcher {
   /** Stream records as read for sending; every write of a record drops its entry (changed()), so the next send reads it again. */
   private readonly live = new Map<string, StoredStream>();
   /** `queueMeta` and `stats` rows as committed (RowCache). */
-  private readonly rows = new RowCache();
+  private writes = 0;
+  private readonly rows: Rows = { metas: new RowCache(), stats: new RowCache(), nextVersion: () => ++this.writes };
   private readonly terminations = new Map<string, Timer>();
   private readonly retention: Retention;
   /** Webhook secrets by tenant: made once, never changed (POST /settings changes the region only). */
@@ -355,7 +350,7 @@ export class Dispatcher {
     for (const table of ['queue', 'retries'] as const) for (const { key } of this.kv.range(table, within(id))) this.kv.remove(table, key);
     this.kv.remove('queueMeta', id);
     // Never marked committed: the deleted stream's row is read from the store from now on.
-    this.rows.wrote(this.rows.metas, id);
+    this.rows.metas.wrote(id);
   }
 
   /** Forgets a deleted stream's timers (its queue went in the delete's transaction; its history stays). */
@@ -477,9 +472,9 @@ export class Dispatcher {
     for (const [id, seq] of changes.heads) this.heads.set(id, seq);
     for (const [id, m] of changes.metas) {
       this.queued.set(id, m.queued);
-      this.rows.committed(this.rows.metas, id, m, changes.version);
+      this.rows.metas.committed(id, m, changes.version);
     }
-    for (const [key, st] of changes.statsWritten) this.rows.committed(this.rows.stats, key, st, changes.version);
+    for (const [key, st] of changes.statsWritten) this.rows.stats.committed(key, st, changes.version);
   }
 
   /** A stream set active from error: its URL's rate restarts at 100. Call inside the transaction that sets it active. */
