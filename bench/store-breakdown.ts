@@ -1,6 +1,7 @@
 import { open } from 'lmdb';
 import { TABLES } from '../engine/ports.js';
 import { MAP_SIZE } from '../storage/map-size.js';
+import { footprint } from './lmdb-footprint.js';
 
 /** One table's share of a store: its entries and the bytes of its B-tree and overflow pages. */
 export interface TableSize {
@@ -20,13 +21,11 @@ export function storeBreakdown(path: string): { extentMb: number; tablesMb: numb
   const root = open({ path, readOnly: true, maxDbs: 96, encoding: 'binary', noSubdir: false, mapSize: MAP_SIZE });
   try {
     const tables: TableSize[] = [];
-    let pageSize = 4096;
     for (const name of TABLES) {
-      const s = root.openDB({ name, encoding: 'binary' }).getStats() as { entryCount: number; pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
-      pageSize = s.pageSize;
-      tables.push({ table: name, entries: s.entryCount, mb: Math.round(((s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize * 10) / MB) / 10 });
+      const { entries, bytes } = footprint([root.openDB({ name, encoding: 'binary' })], 1);
+      tables.push({ table: name, entries, mb: Math.round((bytes * 10) / MB) / 10 });
     }
-    const last = (root.getStats() as { lastPageNumber: number }).lastPageNumber;
+    const { lastPageNumber: last, pageSize } = root.getStats() as { lastPageNumber: number; pageSize: number };
     tables.sort((a, b) => b.mb - a.mb);
     return { extentMb: Math.round(((last + 1) * pageSize * 10) / MB) / 10, tablesMb: Math.round(tables.reduce((s, t) => s + t.mb, 0) * 10) / 10, tables };
   } finally {

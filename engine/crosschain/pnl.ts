@@ -9,7 +9,7 @@ import { tradesOf, type Blame, type Trade } from '../data-api/swap-lists.js';
 import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
-import { offsetPage } from './cursor.js';
+import { listOf, offsetPage } from './cursor.js';
 import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
 
 /**
@@ -335,7 +335,7 @@ export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Recor
   // Ties: the chains' order, then the token address, so pages never overlap.
   const order = bySort(q.sortBy);
   rows.sort((a, b) => order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1));
-  const list = JSON.stringify([q.walletAddress, resolved.chains.map((c) => c.key), q.period, q.fromTimestamp, q.toTimestamp, q.excludeLowLiquidity, q.minVolumeUsd, q.minTradeCount, q.sortBy, [...tokens]]);
+  const list = listOf('wallet-pnl', q, resolved.chains.map((c) => c.key));
   const { page, cursor: next } = offsetPage(rows, { list, limit: q.limit, cursor: q.cursor });
   return { meta, result: page.map((r) => v1PnlItem(q.walletAddress, r)), cursor: next, limit: q.limit };
 }

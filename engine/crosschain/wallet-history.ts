@@ -16,6 +16,7 @@ import { ApiError } from '../errors.js';
 import { blockKey } from '../ingest/chain-store.js';
 import { v1ChainId } from './chains.js';
 import type { ChainList } from './merged-page.js';
+import { listOf } from './cursor.js';
 import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } from './wallet.js';
 import { mergedPage } from './merged-page.js';
 import { nodeReachable, syncedAt, v1Meta } from './fan-out.js';
@@ -259,7 +260,7 @@ export const nativeUnits = (chain: Chain, raw: bigint): string => (chain.family 
 export async function v1WalletHistory(deps: DataDeps, q: HistoryQuery, resolved: ResolvedChains, bitcoinGap: number) {
   const wallet = q.walletAddressOrPublicKey;
   // The cursor is made for the wallet and the query's range: replayed on another, it is refused.
-  const list = JSON.stringify(['wallet-history', walletText(wallet), q.fromBlock, q.toBlock, q.fromDate, q.toDate, q.verbose]);
+  const list = listOf('wallet-history', { ...q, walletAddressOrPublicKey: walletText(wallet) });
   const page = await mergedPage(resolved.chains, walletList(deps, wallet, bitcoinGap, q), { list, limit: q.limit, cursor: q.cursor });
   return {
     address: walletText(wallet),
