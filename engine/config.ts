@@ -1,6 +1,7 @@
 import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
+import { STAGE_CHUNK } from './delivery/stage-chunks.js';
 import { withoutPassword } from './redact.js';
 import { classifyIp } from './net/ip-class.js';
 import type { PrivateTargets } from './net/targets.js';
@@ -45,6 +46,8 @@ export interface Config {
   deliveryLogDays: number;
   /** At most this many logs of successful deliveries per tenant (the oldest go first). */
   deliveryLogMax: number;
+  /** Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK): a block's webhooks commit in chunks of this many. */
+  stageChunk: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
   /**
@@ -138,6 +141,7 @@ export function parseConfig(env: Env): Config {
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
+    stageChunk: integer('CHAINPOST_STAGE_CHUNK', get('CHAINPOST_STAGE_CHUNK'), STAGE_CHUNK, 1, 100_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     // The embedded devnet (CHAINPOST_CHAINS unset) is 0x539.
     startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), chains === undefined ? new Set(['0x539']) : new Set(upstreams.keys())),

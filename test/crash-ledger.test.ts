@@ -21,8 +21,10 @@ import { startReceiver, type Received } from './receiver.js';
  *
  * Size from the environment: CRASH_STREAMS (default 20), CRASH_KILLS (3),
  * CRASH_TX_MS (pause between transactions, 80), CRASH_RUN_MS (longest run of a
- * server before a kill, 1500), CRASH_SEED (printed; replays the plan: phases,
- * waits, transactions, not the machine's timing). `npm run test:crash` is the
+ * server before a kill, 1500), CRASH_STAGE_CHUNK (the server's
+ * CHAINPOST_STAGE_CHUNK, 2: a block's webhooks are queued in several
+ * transactions, and kills fall between them), CRASH_SEED (printed; replays the
+ * plan: phases, waits, transactions, not the machine's timing). `npm run test:crash` is the
  * full form: 200 streams, 20 kills, a transaction every 200 ms.
  */
 const envNumber = (name: string, fallback: number): number => {
@@ -33,6 +35,7 @@ const STREAMS = envNumber('CRASH_STREAMS', 20);
 const KILLS = envNumber('CRASH_KILLS', 3);
 const TX_MS = envNumber('CRASH_TX_MS', 80);
 const RUN_MS = envNumber('CRASH_RUN_MS', 1_500);
+const STAGE_CHUNK = envNumber('CRASH_STAGE_CHUNK', 2);
 const SEED = envNumber('CRASH_SEED', Math.floor(Math.random() * 2 ** 31));
 const CHAIN = '0x539';
 const CONFIRMATIONS = 4;
@@ -158,7 +161,7 @@ describe('crash ledger', () => {
       armed = undefined;
     };
 
-    const env = { CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
+    const env = { CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_STAGE_CHUNK: String(STAGE_CHUNK) };
     s = await startChainpost(env, dir, undefined, 60_000);
 
     // The streams, each watching two of the addresses.

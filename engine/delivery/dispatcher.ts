@@ -16,6 +16,7 @@ import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
 import { Slots } from './slots.js';
+import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { TimerWheel } from './timer-wheel.js';
 import { summarize, webhookHeaders, type WebhookSummary } from './webhook.js';
 
@@ -53,6 +54,8 @@ export interface DispatcherOptions {
   alertEmail: string | undefined;
   /** How long history and delivery logs are kept (defaults: the interface's week, success logs a day, 1,000,000 of them per tenant). */
   retention?: Partial<Retention>;
+  /** Webhooks staged per write transaction by enqueueBatch (default STAGE_CHUNK, engine/delivery/stage-chunks.ts). */
+  stageChunk?: number;
   /** Deliveries in flight at once, across all streams (default 512). */
   maxInFlight?: number;
   /** Deliveries in flight at once to one receiver origin: the sender's connections to it (default 64). */
@@ -380,17 +383,12 @@ export class Dispatcher {
   }
 
   /**
-   * Webhooks for streams, committed in their own transaction; resolves once they are on disk. The commit
-   * and its fsync happen off the event loop: a block's thousand webhooks never hold requests (issue 19).
+   * Webhooks for streams, committed in transactions of their own (`stageChunk` webhooks each, in order); resolves
+   * once all are on disk. The commits and their fsync happen off the event loop: a block's thousand webhooks never
+   * hold requests (issue 19).
    */
   async enqueueBatch(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
-    const ready = await this.prepare(items);
-    let staged: Staged | undefined;
-    await this.kv.transactAsync(() => {
-      staged = this.stage(ready);
-    });
-    staged!.settle();
-    return staged!.results;
+    return stageInChunks(this.kv, this, await this.prepare(items), this.opts.stageChunk ?? STAGE_CHUNK);
   }
 
   /**

@@ -7,7 +7,9 @@ import type { Kv } from '../ports.js';
  * the follower's own transaction, removed in the transaction that enqueues the
  * block's webhooks, so a crash anywhere between repeats nothing and loses
  * nothing. Keyed by block number then kind, so a block seen again on another
- * branch replaces the one that left the canonical chain.
+ * branch replaces the one that left the canonical chain. A block's webhooks are
+ * staged in several transactions (engine/delivery/stage-chunks.ts): each marks
+ * in the event the streams it staged, and the last removes the event.
  */
 export const enum EventKind {
   Seen = 0,
@@ -20,6 +22,14 @@ export interface BlockEvent {
   number: number;
   kind: EventKind;
   hash: string;
+  /** Streams whose webhook for this event is already queued (or kept in history): a round after a crash skips them. */
+  staged: ReadonlySet<string>;
+}
+
+/** An event as stored: the block's hash, and the streams staged so far (absent until a chunk is). */
+interface StoredEvent {
+  hash: string;
+  staged?: string[];
 }
 
 const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
@@ -45,8 +55,30 @@ export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvent
 
 /** The oldest waiting events of a chain, in block order (seen before confirmed). */
 export function pendingEvents(kv: Kv, chain: string, limit: number): BlockEvent[] {
-  return kv.range<{ hash: string }>('blockEvents', { start: `${chain}/`, end: `${chain}/\uffff`, limit }).map(({ key, value }) => {
+  return kv.range<StoredEvent>('blockEvents', { start: `${chain}/`, end: `${chain}/\uffff`, limit }).map(({ key, value }) => {
     const [, num, kind] = key.split('/');
-    return { key, chain, number: parseInt(num!, 16), kind: Number(kind) as EventKind, hash: value.hash };
+    return { key, chain, number: parseInt(num!, 16), kind: Number(kind) as EventKind, hash: value.hash, staged: new Set(value.staged) };
   });
+}
+
+/**
+ * Inside the transaction that staged them: marks each webhook's stream as staged in its event, unless the event
+ * is gone or is now another block's (a reorg's; that block's webhooks were not staged, its own come in turn).
+ */
+export function markStaged(kv: Kv, staged: ReadonlyArray<{ streamId: string; event: BlockEvent }>): void {
+  const byEvent = new Map<string, { event: BlockEvent; streams: string[] }>();
+  for (const { streamId, event } of staged) {
+    const entry = byEvent.get(event.key);
+    if (entry === undefined) byEvent.set(event.key, { event, streams: [streamId] });
+    else entry.streams.push(streamId);
+  }
+  for (const { event, streams } of byEvent.values()) {
+    const stored = kv.get<StoredEvent>('blockEvents', event.key);
+    if (stored?.hash === event.hash) kv.put('blockEvents', event.key, { hash: stored.hash, staged: [...(stored.staged ?? []), ...streams] } satisfies StoredEvent);
+  }
+}
+
+/** Inside the transaction that staged an event's last webhooks: removes it, unless it is now another block's. */
+export function removeEvents(kv: Kv, events: readonly BlockEvent[]): void {
+  for (const e of events) if (kv.get<StoredEvent>('blockEvents', e.key)?.hash === e.hash) kv.remove('blockEvents', e.key);
 }

@@ -2,7 +2,8 @@ import { ChainRuns } from '../ingest/chain-runs.js';
 import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
-import { streamKey, type Dispatcher, type Staged } from '../delivery/dispatcher.js';
+import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
+import { STAGE_CHUNK, stageInChunks } from '../delivery/stage-chunks.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
@@ -10,14 +11,15 @@ import type { Kv, MatchPool } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { hasMatching } from './families.js';
-import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, markStaged, pendingEvents, removeEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 
 /**
  * Blocks become webhooks: the matcher drains each chain's block events in
  * order, has the pool test their probe columns against the chain's filter set,
  * builds one body per matched stream from the block record, and enqueues the
- * bodies in the transaction that removes the events.
+ * bodies in transactions that mark the events' streams done, the last removing
+ * the events.
  */
 export interface MatchedBlock {
   chain: string;
@@ -70,6 +72,7 @@ export class StreamMatcher {
     private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
+    private readonly stageChunk = STAGE_CHUNK,
   ) {
     this.runs = new ChainRuns((chain) => this.drain(chain), clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
   }
@@ -107,22 +110,19 @@ export class StreamMatcher {
       const events = pendingEvents(this.kv, chain, EVENTS_PER_ROUND);
       if (events.length === 0) return;
       const built = this.emits(chain) ? await this.round(chain, events) : [];
-      const done = (): void => {
-        for (const e of events) if (this.kv.get<{ hash: string }>('blockEvents', e.key)?.hash === e.hash) this.kv.remove('blockEvents', e.key);
-      };
-      // Bodies are serialized before the transaction, a chunk per turn, and staged in it with the events' removal.
-      // The commit and its fsync happen on LMDB's write thread: a synchronous one would wait there for the
-      // follower's commits and fsync on this thread, holding requests (issues 13 and 19).
-      const ready = await this.dispatcher.prepare(built);
-      let staged: Staged | undefined;
-      await this.kv.transactAsync(() => {
+      // Bodies are serialized before the transactions, a chunk per turn. They are staged `stageChunk` to a
+      // transaction, each marking its streams in their events (a crash between two repeats none), the last
+      // removing the events. Commits and their fsync happen on LMDB's write thread: a synchronous one would wait
+      // there for the follower's commits, holding requests (issues 13 and 19).
+      const ready = newsFirst(await this.dispatcher.prepare(built));
+      await stageInChunks(this.kv, this.dispatcher, ready, this.stageChunk, (chunk, last) => {
         // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
         // delivered, and an event its replacement wrote under the same key stays for the next round.
-        const items = ready.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-        if (items.length > 0) staged = this.dispatcher.stage(newsFirst(items));
-        done();
+        const items = chunk.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
+        if (last) removeEvents(this.kv, events);
+        else markStaged(this.kv, items);
+        return items;
       });
-      staged?.settle();
     }
   }
 
@@ -154,8 +154,8 @@ export class StreamMatcher {
       for (const [index, refs] of matched) {
         const { id, tenantId } = compiled.streams[index]!;
         const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
-        // Streams that drop new blocks (paused, terminated) need nothing built.
-        if (stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
+        // Streams that drop new blocks (paused, terminated) need nothing built; nor those a round cut short staged.
+        if (e.staged.has(id) || stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
         const payload = await this.buildFor(block, stream, refs, e.number);
         if (payload !== null) items.push({ streamId: id, payload, event: e });
       }

@@ -4,7 +4,7 @@ import { ConfigError, parseConfig } from '../../engine/config.js';
 describe('parseConfig', () => {
   it('has the documented defaults', () => {
     const c = parseConfig({});
-    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined, historyDays: 7, deliveryLogDays: 1, deliveryLogMax: 1_000_000 });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, dataDir: './data', rateLimit: 1000, testClock: false, now: undefined, apiKey: undefined, historyDays: 7, deliveryLogDays: 1, deliveryLogMax: 1_000_000, stageChunk: 200 });
     expect(c.chains.size).toBe(0);
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
@@ -42,6 +42,10 @@ describe('parseConfig', () => {
     expect(parseConfig({}).ipfsGateway).toBeUndefined();
     expect(parseConfig({ CHAINPOST_IPFS_GATEWAY: 'https://ipfs.example/ipfs/' }).ipfsGateway).toBe('https://ipfs.example/ipfs/');
     expect(() => parseConfig({ CHAINPOST_IPFS_GATEWAY: 'ipfs://x' })).toThrow('CHAINPOST_IPFS_GATEWAY: expected a http: or https: URL');
+  });
+
+  it('reads the webhooks staged per write transaction', () => {
+    expect(parseConfig({ CHAINPOST_STAGE_CHUNK: '1' }).stageChunk).toBe(1);
   });
 
   it('reads the delivery logs\' retention and cap', () => {
@@ -110,6 +114,8 @@ describe('parseConfig', () => {
     ['CHAINPOST_RPC_PORT', 'rpc'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '0'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
+    ['CHAINPOST_STAGE_CHUNK', '0'],
+    ['CHAINPOST_STAGE_CHUNK', '100001'],
     ['CHAINPOST_DELIVERY_LOG_MAX', '0'],
     ['CHAINPOST_DELIVERY_LOG_MAX', 'lots'],
     ['CHAINPOST_DEVNET_PORT', '65536'],

@@ -1,0 +1,104 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceClock } from '../../engine/clock.js';
+import { Dispatcher, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
+import { jsonLogger } from '../../engine/log.js';
+import { systemTicker } from '../../engine/main.js';
+import { TargetPolicy } from '../../engine/net/targets.js';
+import type { Kv } from '../../engine/ports.js';
+import { StreamsService } from '../../engine/streams/service.js';
+import { systemResolver } from '../../http/clients/dns.js';
+import { undiciSender } from '../../http/clients/webhook.js';
+import { openStore } from '../../storage/env.js';
+import { tempDir } from '../helpers.js';
+import { startReceiver } from '../receiver.js';
+
+/**
+ * A block's webhooks are staged a chunk to a write transaction (issue 19: one transaction's callback holds the
+ * event loop). Over a real store, a real dispatcher and a real receiver: each chunk is its own transaction, a
+ * chunk's webhooks leave once it committed, one stream's keep their order across chunks, and a chunk that fails
+ * leaves the ones before it queued and the ones after it unstaged.
+ */
+const T0 = Date.parse('2026-11-25T00:00:00Z');
+const definition = (webhookUrl: string, tag: string) => ({
+  webhookUrl, description: '', tag, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false,
+  includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null,
+});
+const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], retries: 0, block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
+
+describe('staging in chunks', () => {
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  const store = openStore(tempDir());
+  const clock = new ServiceClock(systemTicker, T0);
+  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
+  // Write transactions in which webhooks were staged, by the number staged in each.
+  let staged: number[] = [];
+  const kv: Kv = Object.create(store);
+  kv.transactAsync = (fn) =>
+    store.transactAsync(() => {
+      const before = stages.length;
+      const out = fn();
+      if (stages.length > before) staged.push(stages.splice(before).reduce((a, b) => a + b, 0));
+      return out;
+    });
+  const stages: number[] = [];
+  const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, stageChunk: 2, awaitDeliveriesOnWake: true });
+  const stage = dispatcher.stage.bind(dispatcher);
+  dispatcher.stage = (items) => (stages.push(items.length), stage(items));
+  const streams = new StreamsService(kv, clock, dispatcher);
+  const make = async (tag: string): Promise<string> => String((await streams.create('t_chunks', definition(`${rx.url}?${tag}`, tag), undefined)).id);
+  const arrived = (id: string): number[] => rx.received.filter((r) => !r.test && r.body.streamId === id).map((r) => Number(r.body.block.number));
+  const queued = (id: string): number => store.get<QueueMeta>('queueMeta', id)?.queued ?? 0;
+
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await dispatcher.stop();
+    await sender.close();
+    await rx.close();
+    await store.close();
+    rmSync(store.path, { recursive: true, force: true });
+  });
+
+  it('commits enqueueBatch in transactions of stageChunk webhooks, each stream in order', async () => {
+    const [a, b] = [await make('a'), await make('b')];
+    staged = [];
+    const items = [1, 2, 3, 4, 5].flatMap((n) => [{ streamId: a, payload: payload(n) }, { streamId: b, payload: payload(n) }]);
+    const results = await dispatcher.enqueueBatch(items);
+    expect(staged).toEqual([2, 2, 2, 2, 2]);
+    expect(results).toEqual(Array(10).fill('queued'));
+    await dispatcher.settled();
+    expect([arrived(a), arrived(b)]).toEqual([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]]);
+  });
+
+  it('runs one transaction with no webhooks, telling it that it is the last', async () => {
+    const calls: Array<[number, boolean]> = [];
+    expect(await stageInChunks(kv, dispatcher, [], 2, (chunk, last) => (calls.push([chunk.length, last]), chunk))).toEqual([]);
+    expect(calls).toEqual([[0, true]]);
+  });
+
+  it('keeps the chunks committed before one that failed, and stages nothing after it', async () => {
+    const c = await make('c');
+    staged = [];
+    const items = await dispatcher.prepare([10, 11, 12, 13, 14].map((n) => ({ streamId: c, payload: payload(n) })));
+    const seen: boolean[] = [];
+    const failing = stageInChunks(kv, dispatcher, items, 2, (chunk, last) => {
+      seen.push(last);
+      if (seen.length === 2) throw new Error('the disk is full');
+      return chunk;
+    });
+    await expect(failing).rejects.toThrow('the disk is full');
+    expect(seen).toEqual([false, false]);
+    await dispatcher.settled();
+    expect(arrived(c)).toEqual([10, 11]);
+    expect(queued(c)).toBe(0);
+    // What the caller wants of a chunk is what is staged: the rest, minus one it no longer wants.
+    const rest = await stageInChunks(kv, dispatcher, items.slice(2), 2, (chunk) => chunk.filter((i) => i.payload.block.number !== '13'));
+    expect(rest).toEqual(['queued', 'queued']);
+    await dispatcher.settled();
+    expect(arrived(c)).toEqual([10, 11, 12, 14]);
+    expect(staged).toEqual([2, 1, 1]);
+  });
+});
