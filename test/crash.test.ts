@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { advance, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -79,5 +79,28 @@ describe('crash safety', () => {
     expect(mine()).toHaveLength(1);
     expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(1);
     expect((await s.call('/history/logs')).body.result.filter((l: { streamId: string }) => l.streamId === id).map((l: { deliveryStatus: string }) => l.deliveryStatus)).toEqual(['success']);
+  }, 60_000);
+
+  it('after a restart, a URL whose success rate falls below 70 % puts every stream it had in error, one updated to it before the restart too', async () => {
+    await stopAndClean(s);
+    const dir = tempDir();
+    const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
+    s = await startChainpost(env, dir);
+    const url = `${rx.url}?restart-rate`;
+    const make = async (webhookUrl: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], tag: 'rate' } })).body.id;
+    const [sending, other] = [await make(url), await make(`${rx.url}?elsewhere`)];
+    expect((await s.call(`/streams/evm/${other}`, { method: 'POST', json: { webhookUrl: url } })).status).toBe(200);
+    expect(await s.stop('SIGTERM')).toBe(0);
+    // The new run knows the URL's streams from the store alone.
+    s = await startChainpost(env, dir);
+    rx.state.answer = (r) => (r.body.streamId === sending ? 500 : 200);
+    try {
+      const webhooks = Array.from({ length: 31 }, (_, i) => ({ chainId: '0x1', block: { number: String(i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
+      expect((await s.call(`/admin/streams/${sending}/webhooks`, { method: 'POST', json: { webhooks } })).status).toBe(200);
+      await advance(s, 0);
+      for (const id of [sending, other]) expect((await s.call(`/streams/evm/${id}`)).body.statusMessage).toMatch(/fell to 69%, below 70%/);
+    } finally {
+      rx.state.answer = () => 200;
+    }
   }, 60_000);
 });

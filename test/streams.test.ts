@@ -390,18 +390,25 @@ describe('Streams API and delivery engine', () => {
       for (let i = 0; i < 30; i++) await enqueue(rateStreams[i]!, [webhook(100 + i)]);
       await advance(s, 0);
       for (const id of rateStreams) expect((await stream(id)).status, 'after 30 failures').toBe('active');
+      // A stream updated to the URL is one of its streams; one updated away from it is not (neither has anything queued).
+      const movedIn = await make({ webhookUrl: `${rx.url}?elsewhere`, tag: 'moved-in' });
+      expect((await post(`/streams/evm/${movedIn}`, { webhookUrl: url })).status).toBe(200);
+      const movedOut = await make({ webhookUrl: url, tag: 'moved-out' });
+      expect((await post(`/streams/evm/${movedOut}`, { webhookUrl: `${rx.url}?away` })).status).toBe(200);
       const mailsBefore = smtp.mails.length;
       await enqueue(rateStreams[30]!, [webhook(130)]);
       await advance(s, 0);
-      for (const id of rateStreams) {
+      for (const id of [...rateStreams, movedIn]) {
         const st = await stream(id);
         expect(st.status).toBe('error');
         expect(st.statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
       }
+      expect((await stream(movedOut)).status).toBe('active');
+      rateStreams.push(movedIn);
       // One e-mail per stream that entered error, to CHAINPOST_ALERT_EMAIL (the key has no e-mail).
-      await until(() => smtp.mails.length - mailsBefore >= 31, 10_000);
+      await until(() => smtp.mails.length - mailsBefore >= 32, 10_000);
       const mails = smtp.mails.slice(mailsBefore);
-      expect(mails).toHaveLength(31);
+      expect(mails).toHaveLength(32);
       expect(mails[0]!.to).toEqual(['ops@example.org']);
       expect(mails.map((m) => /Subject: chainpost: stream (\S+) is in error/.exec(m.data)?.[1]).sort()).toEqual([...rateStreams].sort());
 
@@ -429,13 +436,13 @@ describe('Streams API and delivery engine', () => {
       expect(ended.status).toBe('terminated');
       expect(ended.statusMessage).toMatch(/stayed in error for 24 hours/);
       expect((await stream(rateStreams[0]!)).status).toBe('active');
-      await until(() => smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data)).length >= 30, 10_000);
+      await until(() => smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data)).length >= 31, 10_000);
       // (Long subjects are folded on the wire; the body says it plainly.)
-      expect(smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data))).toHaveLength(30);
+      expect(smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data))).toHaveLength(31);
       expect((await enqueue(rateStreams[1]!, [webhook(300)])).body.results).toEqual(['dropped']);
       expect((await post(`/streams/evm/${rateStreams[1]}/status`, { status: 'active' })).status).toBe(400);
       const moved = (await s.call('/history?limit=100&excludePayload=true')).body.result.filter((h: { errorMessage: string }) => h.errorMessage === 'not sent: the stream was terminated');
-      expect(moved).toHaveLength(30); // each terminated stream's one waiting webhook
+      expect(moved).toHaveLength(30); // each terminated stream's one waiting webhook (the one moved in had none)
       expect(moved[0].payload).toBeUndefined();
     });
 

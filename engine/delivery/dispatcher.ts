@@ -284,6 +284,14 @@ export class Dispatcher {
   private readonly numbers = new Map<string, number>();
   private readonly byNumber: string[] = [];
   private readonly tenants = new Map<string, string>();
+  /**
+   * Per `tenant/webhookUrl` (a success rate's key), the streams written with that URL since the start: those the
+   * rate may put in error, each checked against its record. Entries are added inside the transactions that write
+   * a URL, and leave only with the stream: a stream is never missing from its URL's, whatever commits when.
+   */
+  private readonly byUrl = new Map<string, Set<string>>();
+  /** Per stream, its keys in byUrl. */
+  private readonly urlsOf = new Map<string, Set<string>>();
   private readonly inFlight = new Set<string>();
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
   private readonly slots: Slots;
@@ -339,6 +347,7 @@ export class Dispatcher {
 
   /** Registers a stream (on create, and at start). */
   track(s: StoredStream): void {
+    this.usesUrl(s);
     this.tenants.set(s.id, s.tenantId);
     this.counters.track(s.id);
     this.mayRetry.add(s.id);
@@ -346,6 +355,17 @@ export class Dispatcher {
       this.numbers.set(s.id, this.byNumber.length);
       this.byNumber.push(s.id);
     }
+  }
+
+  /** A stream is written with its webhookUrl; call inside the transaction that writes it (create, update). */
+  usesUrl(s: StoredStream): void {
+    const key = `${s.tenantId}/${s.webhookUrl}`;
+    let ids = this.byUrl.get(key);
+    if (ids === undefined) this.byUrl.set(key, (ids = new Set()));
+    ids.add(s.id);
+    let keys = this.urlsOf.get(s.id);
+    if (keys === undefined) this.urlsOf.set(s.id, (keys = new Set()));
+    keys.add(key);
   }
 
   /** Removes a stream's queued webhooks and counters; call inside the transaction that deletes the stream. */
@@ -364,6 +384,12 @@ export class Dispatcher {
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
     this.tenants.delete(id);
+    for (const key of this.urlsOf.get(id) ?? []) {
+      const ids = this.byUrl.get(key)!;
+      ids.delete(id);
+      if (ids.size === 0) this.byUrl.delete(key);
+    }
+    this.urlsOf.delete(id);
     this.streamOrigins.delete(id);
     this.heads.delete(id);
     this.mayRetry.delete(id);
@@ -759,11 +785,16 @@ export class Dispatcher {
 
   // ---- state changes --------------------------------------------------------
 
-  /** Every active stream of the tenant that uses `url` goes to error. Call inside a transaction. */
+  /**
+   * Every active stream of the tenant that uses `url` goes to error. Call inside a transaction. Only the streams
+   * written with that URL are read: a tenant's every stream, read for each URL entering error, held the event
+   * loop for hundreds of ms when a batch of receivers failed together (issue 19's soak).
+   */
   private urlToError(tenant: string, url: string, why: string, now: number): StoredStream[] {
     const out: StoredStream[] = [];
-    for (const { value: s } of this.kv.range<StoredStream>('streams', { start: `${tenant}/`, end: `${tenant}/\uffff` })) {
-      if (s.webhookUrl !== url || s.status !== 'active') continue;
+    for (const id of [...(this.byUrl.get(`${tenant}/${url}`) ?? [])].sort()) {
+      const s = this.kv.get<StoredStream>('streams', streamKey(tenant, id));
+      if (s === undefined || s.webhookUrl !== url || s.status !== 'active') continue;
       this.toError(s, why, now);
       this.kv.put('streams', streamKey(tenant, s.id), s);
       this.changed(s.id);

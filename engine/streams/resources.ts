@@ -69,6 +69,7 @@ export class FamilyStreams<D extends StreamCommon> {
       const held = this.kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: this.limits.streams });
       if (held >= this.limits.streams) throw overLimit('streams', 'a tenant holds', this.limits.streams, 'CHAINPOST_MAX_STREAMS');
       this.kv.put('streams', streamKey(tenant, id), s);
+      this.dispatcher.usesUrl(s);
     });
     this.dispatcher.track(s);
     this.tellStream(s);
@@ -88,6 +89,7 @@ export class FamilyStreams<D extends StreamCommon> {
       // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
       if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
       this.kv.put('streams', streamKey(tenant, id), next);
+      this.dispatcher.usesUrl(next);
       return next;
     });
     this.dispatcher.changed(id);
