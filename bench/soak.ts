@@ -5,7 +5,7 @@
  * delivery timeout). Not in CI, not in vitest.
  *
  * Webhooks go in through the test clock's admin route (POST /admin/webhooks: the engine
- * function the matcher calls, one transaction per call as per block; the same enqueue,
+ * function the matcher calls, staged as a block's matches are, CHAINPOST_STAGE_CHUNK to a transaction; the same enqueue,
  * queue, dispatcher, sender and records as a matched block's), a webhook for each of
  * the 1,000 streams every second, not from a followed chain: a devnet cannot make 1,000 matched
  * webhooks a second on 2 cores beside the server and the receivers.
@@ -47,7 +47,7 @@ const STREAMS = 1_000;
 /** 5 % failing (500) and 5 % hanging receivers: the first streams. */
 const FAILING = STREAMS / 20;
 const HANGING = STREAMS / 20;
-/** One admin call (one transaction, as a block's matches are) every this long: a block a second matching every stream once; calls in flight at most. */
+/** One admin call (staged as a block's matches are) every this long: a block a second matching every stream once; calls in flight at most. */
 const TICK_MS = 1_000;
 const PER_CALL = (RATE * TICK_MS) / 1000;
 /** Calls in flight name disjoint streams: two calls with the same stream may be answered in either order. */
@@ -524,7 +524,7 @@ try {
   const met = failures.length === 0;
   const command = `${MINUTES === 30 ? '' : `SOAK_MINUTES=${MINUTES} `}${RATE === 1_000 ? '' : `SOAK_RATE=${RATE} `}npm run soak`;
   report('soak', command, figures, goal, met, [
-    `${STREAMS} streams, ${FAILING} with a receiver answering 500 and ${HANGING} with one never answering (the 10-s delivery timeout), each set active again within a minute of entering error; webhooks enqueued through the test clock's admin route (POST /admin/webhooks: the enqueue the matcher calls, one transaction per call) ${PER_CALL} per call for ${PER_CALL} streams in turn, a call every ${TICK_MS} ms, so each stream gets ${RATE / STREAMS} a second. Receivers in their own process on three loopback ports. Samples every ${SAMPLE_MS / 1000} s; RSS, fds and event-loop delay judged after the first ${WARMUP * 100} % of the run (warm-up); rssWarm/rssEnd and fdsWarm/fdsEnd: medians of the first three samples after warm-up and of the last three. RSS (VmRSS, the goal) = rssAnon (heaps, stacks: where a leak shows) + rssFile (mostly LMDB's memory-mapped pages, which grow with the database and which the kernel may reclaim).`,
+    `${STREAMS} streams, ${FAILING} with a receiver answering 500 and ${HANGING} with one never answering (the 10-s delivery timeout), each set active again within a minute of entering error; webhooks enqueued through the test clock's admin route (POST /admin/webhooks: the enqueue the matcher calls, staged as a block's matches are, 200 to a transaction) ${PER_CALL} per call for ${PER_CALL} streams in turn, a call every ${TICK_MS} ms, so each stream gets ${RATE / STREAMS} a second. Receivers in their own process on three loopback ports. Samples every ${SAMPLE_MS / 1000} s; RSS, fds and event-loop delay judged after the first ${WARMUP * 100} % of the run (warm-up); rssWarm/rssEnd and fdsWarm/fdsEnd: medians of the first three samples after warm-up and of the last three. RSS (VmRSS, the goal) = rssAnon (heaps, stacks: where a leak shows) + rssFile (mostly LMDB's memory-mapped pages, which grow with the database and which the kernel may reclaim).`,
     `Rules, all checked in this run: healthy streams received every webhook once and in order; every retry numbered one above the previous attempt and none before its wait; each entry into error after exactly ${FAILURES_TO_ERROR} failed attempts since set active; no queue above ${QUEUE_CAP}; then on the test clock: the ${ordinal(QUEUE_CAP)} queued webhook puts a stream in error and the next goes to history; the ${ordinal(FAILURES_TO_ERROR)} failure (rate ${ERROR_BELOW - 1} %) puts one in error, not the ${ordinal(FAILURES_TO_ERROR - 1)}; every stream in error terminated exactly 24 h after it entered error; the retry schedule followed attempt by attempt (not a second early, its failure dated within ${CLOCK_SLOP_MS / 1000} s of its due instant), for a 500 and for no answer.`,
     ...(failures.length > 0 ? [`Not met: ${failures.join('; ')}`] : []),
   ]);

@@ -11,15 +11,16 @@ import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
  * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites;
- * 5 kept logs under their contract and block times without hashes, which this version still reads (an older
- * chainpost would misread the forms written since: the mark keeps it out).
+ * 5 kept logs under their contract and block times without hashes, which this version still reads; 6 kept no
+ * staged streams in block events, which this version reads as none staged (an older chainpost would misread the
+ * forms written since: the mark keeps it out).
  */
-const MIGRATES = new Set([3, 4, 5]);
+const MIGRATES = new Set([3, 4, 5, 6]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 

@@ -71,12 +71,12 @@ describe('a store written by layout version 5', () => {
   });
 
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
-    expect(SCHEMA_VERSION).toBe(6);
+    expect(SCHEMA_VERSION).toBe(7);
     dir = fixtureStore();
     for (const args of [['keys', 'list'], ['keys', 'create', '--name', 'late'], ['backup', join(dir, 'nowhere')]]) {
       const r = await cli(args, dir);
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 6 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`, 'm'));
+      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 7 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`, 'm'));
       expect(r.stdout).toBe('');
     }
     expect(() => openStore(dir!)).toThrow(/holds schema version 5/);
@@ -93,8 +93,8 @@ describe('a store written by layout version 5', () => {
     s = await startChainpost(NO_NODE, dir);
     const said = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Json);
     expect(said).toEqual([
-      expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 6 }),
-      expect.objectContaining({ msg: 'migrated the store', from: 5, to: 6, rewrittenKeys: 0 }),
+      expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 7 }),
+      expect.objectContaining({ msg: 'migrated the store', from: 5, to: 7, rewrittenKeys: 0 }),
     ]);
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
@@ -103,7 +103,7 @@ describe('a store written by layout version 5', () => {
     await s.stop();
     s = undefined;
     const store = openStore(dir);
-    expect(store.get('meta', 'schemaVersion')).toBe(6);
+    expect(store.get('meta', 'schemaVersion')).toBe(7);
     expect(store.get('meta', 'migratingFrom')).toBeUndefined();
     await store.close();
     // The CLI's readers open it now.
@@ -112,19 +112,19 @@ describe('a store written by layout version 5', () => {
     expect(list.stdout).toMatch(/^second-tenant\s/m);
   }, 60_000);
 
-  it('marked as a newer version (7), is refused by the server and the CLI, naming both versions, and left as it is', async () => {
+  it('marked as a newer version (8), is refused by the server and the CLI, naming both versions, and left as it is', async () => {
     dir = fixtureStore();
     const raw = open({ path: dir, noSubdir: false });
-    // msgpack 7: the byte itself.
-    await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([7]));
+    // msgpack 8: the byte itself.
+    await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([8]));
     await raw.close();
     for (const args of [['serve'], ['keys', 'list']]) {
       const r = await cli(args, dir, { CHAINPOST_PORT: '0', ...NO_NODE });
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`${dir} holds schema version 7; this chainpost reads version 6\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`));
+      expect(r.stderr).toMatch(new RegExp(`${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`));
     }
     const again = open({ path: dir, noSubdir: false, readOnly: true });
-    expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([7]));
+    expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([8]));
     await again.close();
   }, 60_000);
 

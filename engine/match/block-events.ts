@@ -7,9 +7,9 @@ import type { Kv } from '../ports.js';
  * the follower's own transaction, removed in the transaction that enqueues the
  * block's webhooks, so a crash anywhere between repeats nothing and loses
  * nothing. Keyed by block number then kind, so a block seen again on another
- * branch replaces the one that left the canonical chain. A block's webhooks are
- * staged in several transactions (engine/delivery/stage-chunks.ts): each marks
- * in the event the streams it staged, and the last removes the event.
+ * branch replaces the one that left the canonical chain. A round's webhooks are
+ * staged in several transactions (engine/delivery/stage-chunks.ts), and each
+ * event is removed in the one that staged its last (RoundProgress).
  */
 export const enum EventKind {
   Seen = 0,
@@ -62,6 +62,44 @@ export function pendingEvents(kv: Kv, chain: string, limit: number): BlockEvent[
 }
 
 /**
+ * A round's events while its webhooks, in event order as the round built them, are staged chunk by chunk (issue 19).
+ * In each chunk's transaction, `staged` removes the events whose webhooks have all gone by: a stream's webhook for
+ * a later event is never on disk while an earlier event of the round, which a round after a crash would build again,
+ * is left. An event going on into the next chunk gets the chunk's streams marked instead. So does an event of which
+ * a webhook was dropped because its block had left the canonical chain: it stays, and if the block comes back with
+ * the same hash (a node flipping between branches), the next round sends the streams it lacks.
+ */
+export class RoundProgress {
+  /** Per event, the index of its last webhook in the round. */
+  private readonly last = new Map<string, number>();
+  /** Events not yet removed or left for the next round. */
+  private open: BlockEvent[];
+  private readonly dropped = new Set<string>();
+  private passed = 0;
+
+  constructor(
+    private readonly kv: Kv,
+    events: readonly BlockEvent[],
+    webhooks: ReadonlyArray<{ event: BlockEvent }>,
+  ) {
+    webhooks.forEach((w, i) => this.last.set(w.event.key, i));
+    this.open = [...events];
+  }
+
+  /** Inside a chunk's transaction: `chunk` the round's next webhooks, `picked` those staged (the others' blocks left the canonical chain). */
+  staged<T extends { streamId: string; event: BlockEvent }>(chunk: readonly T[], picked: readonly T[]): void {
+    const kept = new Set(picked);
+    for (const w of chunk) if (!kept.has(w)) this.dropped.add(w.event.key);
+    this.passed += chunk.length;
+    const finished = this.open.filter((e) => (this.last.get(e.key) ?? -1) < this.passed);
+    this.open = this.open.filter((e) => !finished.includes(e));
+    removeEvents(this.kv, finished.filter((e) => !this.dropped.has(e.key)));
+    const gone = new Set(finished.map((e) => e.key));
+    markStaged(this.kv, picked.filter((w) => !gone.has(w.event.key) || this.dropped.has(w.event.key)));
+  }
+}
+
+/**
  * Inside the transaction that staged them: marks each webhook's stream as staged in its event, unless the event
  * is gone or is now another block's (a reorg's; that block's webhooks were not staged, its own come in turn).
  */
@@ -78,7 +116,7 @@ export function markStaged(kv: Kv, staged: ReadonlyArray<{ streamId: string; eve
   }
 }
 
-/** Inside the transaction that staged an event's last webhooks: removes it, unless it is now another block's. */
+/** Inside the transaction that staged events' last webhooks: removes them, unless one is now another block's. */
 export function removeEvents(kv: Kv, events: readonly BlockEvent[]): void {
   for (const e of events) if (kv.get<StoredEvent>('blockEvents', e.key)?.hash === e.hash) kv.remove('blockEvents', e.key);
 }

@@ -11,15 +11,14 @@ import type { Kv, MatchPool } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { hasMatching } from './families.js';
-import { EventKind, blockEventLog, markStaged, pendingEvents, removeEvents, type BlockEvent } from './block-events.js';
+import { EventKind, RoundProgress, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import type { Watchlist } from './watchlist.js';
 
 /**
  * Blocks become webhooks: the matcher drains each chain's block events in
  * order, has the pool test their probe columns against the chain's filter set,
  * builds one body per matched stream from the block record, and enqueues the
- * bodies in transactions that mark the events' streams done, the last removing
- * the events.
+ * bodies in transactions that remove the events they finish (RoundProgress).
  */
 export interface MatchedBlock {
   chain: string;
@@ -111,17 +110,17 @@ export class StreamMatcher {
       if (events.length === 0) return;
       const built = this.emits(chain) ? await this.round(chain, events) : [];
       // Bodies are serialized before the transactions, a chunk per turn. They are staged `stageChunk` to a
-      // transaction, each marking its streams in their events (a crash between two repeats none), the last
-      // removing the events. Commits and their fsync happen on LMDB's write thread: a synchronous one would wait
-      // there for the follower's commits, holding requests (issues 13 and 19).
-      const ready = newsFirst(await this.dispatcher.prepare(built));
-      await stageInChunks(this.kv, this.dispatcher, ready, this.stageChunk, (chunk, last) => {
+      // transaction, in event order, each removing the events it finished and marking its streams in the others
+      // (a crash between two repeats none and reorders none). Commits and their fsync happen on LMDB's write
+      // thread: a synchronous one would wait there for the follower's commits, holding requests (issues 13 and 19).
+      const ready = await this.dispatcher.prepare(built);
+      const progress = new RoundProgress(this.kv, events, ready);
+      await stageInChunks(this.kv, this.dispatcher, ready, this.stageChunk, (chunk) => {
         // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
         // delivered, and an event its replacement wrote under the same key stays for the next round.
         const items = chunk.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-        if (last) removeEvents(this.kv, events);
-        else markStaged(this.kv, items);
-        return items;
+        progress.staged(chunk, items);
+        return newsFirst(items);
       });
     }
   }

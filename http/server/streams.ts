@@ -108,7 +108,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   ];
   if (opts.testHooks) {
     // Test clock only: hand webhooks to the delivery engine through the function the matcher calls, for one
-    // stream, or (as a block's matches are) for many streams in one transaction.
+    // stream, or (as a block's matches are) for many streams, CHAINPOST_STAGE_CHUNK to a transaction.
     const payload = z.record(z.string(), z.unknown());
     const most = `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`;
     const body = z.object({ webhooks: z.array(payload).min(1).max(BATCH.adminWebhooks, most) });

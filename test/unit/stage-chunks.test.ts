@@ -73,24 +73,24 @@ describe('staging in chunks', () => {
     expect([arrived(a), arrived(b)]).toEqual([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]]);
   });
 
-  it('runs one transaction with no webhooks, telling it that it is the last', async () => {
-    const calls: Array<[number, boolean]> = [];
-    expect(await stageInChunks(kv, dispatcher, [], 2, (chunk, last) => (calls.push([chunk.length, last]), chunk))).toEqual([]);
-    expect(calls).toEqual([[0, true]]);
+  it('runs one transaction with no webhooks', async () => {
+    const calls: number[] = [];
+    expect(await stageInChunks(kv, dispatcher, [], 2, (chunk) => (calls.push(chunk.length), chunk))).toEqual([]);
+    expect(calls).toEqual([0]);
   });
 
   it('keeps the chunks committed before one that failed, and stages nothing after it', async () => {
     const c = await make('c');
     staged = [];
     const items = await dispatcher.prepare([10, 11, 12, 13, 14].map((n) => ({ streamId: c, payload: payload(n) })));
-    const seen: boolean[] = [];
-    const failing = stageInChunks(kv, dispatcher, items, 2, (chunk, last) => {
-      seen.push(last);
+    const seen: number[] = [];
+    const failing = stageInChunks(kv, dispatcher, items, 2, (chunk) => {
+      seen.push(chunk.length);
       if (seen.length === 2) throw new Error('the disk is full');
       return chunk;
     });
     await expect(failing).rejects.toThrow('the disk is full');
-    expect(seen).toEqual([false, false]);
+    expect(seen).toEqual([2, 2]);
     await dispatcher.settled();
     expect(arrived(c)).toEqual([10, 11]);
     expect(queued(c)).toBe(0);
