@@ -106,7 +106,7 @@ describe('version 4 stores: text keys of the index tables', () => {
 
   it('migrates them at the upgrade: every key then reads, in order, once, and the store is marked this version', async () => {
     dir = tempDir();
-    expect(SCHEMA_VERSION).toBe(6);
+    expect(SCHEMA_VERSION).toBe(7);
     expect(HEX_KEYED_TABLES.has('addressTxs')).toBe(true);
     await version4();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
@@ -119,7 +119,7 @@ describe('version 4 stores: text keys of the index tables', () => {
     // Nothing left to do: nothing said, nothing done.
     expect(upgradeSchema(s, () => started.push(0))).toBeUndefined();
     expect(started).toEqual([4]);
-    expect(s.get('meta', 'schemaVersion')).toBe(6);
+    expect(s.get('meta', 'schemaVersion')).toBe(SCHEMA_VERSION);
     for (const k of textKeys) expect(s.get('addressTxs', k)).toBe(1);
     const prefix = `hist/0x1/${addr(3)}/`;
     expect(s.range('addressTxs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key)).toEqual(textKeys.filter((k) => k.startsWith(prefix)).sort());
@@ -132,11 +132,11 @@ describe('version 4 stores: text keys of the index tables', () => {
   it('marks the store this version before the first key moves, and finishes a migration cut short at the next upgrade', async () => {
     dir = tempDir();
     await version4();
-    // Cut short right after its first step: marked 6 (an older chainpost refuses it), the keys still text.
+    // Cut short right after its first step: marked this version (an older chainpost refuses it), the keys still text.
     const first = openStore(dir, { migrate: true });
     first.transact(() => {
       first.put('meta', 'migratingFrom', 4);
-      first.put('meta', 'schemaVersion', 6);
+      first.put('meta', 'schemaVersion', SCHEMA_VERSION);
     });
     await first.close();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);
@@ -156,7 +156,7 @@ describe('version 4 stores: text keys of the index tables', () => {
     // The text keys stand for what a walk would rewrite: marked 5, they stay as they are.
     s.transact(() => s.put('meta', 'schemaVersion', 5));
     expect(upgradeSchema(s)).toEqual({ from: 5, rewrittenKeys: 0 });
-    expect(s.get('meta', 'schemaVersion')).toBe(6);
+    expect(s.get('meta', 'schemaVersion')).toBe(SCHEMA_VERSION);
     expect(s.get('meta', 'migratingFrom')).toBeUndefined();
     expect([...s.rawKeys('addressTxs').getKeys()].map((k) => k.toString())).toEqual([...textKeys].sort());
     await s.close();
