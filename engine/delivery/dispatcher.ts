@@ -297,7 +297,14 @@ export class Dispatcher {
   /** Per stream, its keys in byUrl. */
   private readonly urlsOf = new Map<string, Set<string>>();
   private readonly inFlight = new Set<string>();
-  private readonly budget = new TurnBudget(STARTS_PER_TURN, (id) => this.kick(id), () => this.notifyIfIdle());
+  private readonly budget = new TurnBudget(
+    STARTS_PER_TURN,
+    (id) => this.kick(id),
+    () => {
+      this.pullLine();
+      this.notifyIfIdle();
+    },
+  );
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
   private readonly slots: Slots;
   /** Receiver origins by webhook URL (the slots are per origin). */
@@ -607,6 +614,18 @@ export class Dispatcher {
       });
   }
 
+  /**
+   * Streams in line take the free slots, while the turn has room (the next turn goes on); one with nothing to send
+   * leaves its line. Taken out of line only to start: a deferred start would leave the slot free for the next.
+   */
+  private pullLine(): void {
+    while (this.slots.inLine > 0 && this.budget.hasRoom()) {
+      const id = this.slots.next();
+      if (id === undefined) return;
+      this.kick(id);
+    }
+  }
+
   private changes(): Changes {
     return new Changes(
       this.kv,
@@ -660,8 +679,7 @@ export class Dispatcher {
       res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
     } finally {
       this.slots.release(origin);
-      // Streams in line take the free slots; one with nothing to send leaves its line.
-      for (let id = this.slots.next(); id !== undefined; id = this.slots.next()) this.kick(id);
+      this.pullLine();
     }
     this.counters.outcome(s.id, res.delivered, item.failures > 0);
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });

@@ -8,17 +8,22 @@ export class TurnBudget {
   private resetting = false;
   private readonly later = new Map<string, Array<() => void>>();
 
-  /** `start`: starts a stream's delivery (or defers it again); `drained`: called after each turn's deferred starts. */
+  /** `start`: starts a stream's delivery; `drained`: called at the start of each turn, after the deferred starts it made. */
   constructor(
     private readonly perTurn: number,
     private readonly start: (id: string) => Promise<void> | undefined,
     private readonly drained: () => void,
   ) {}
 
+  /** Whether a start may happen in this turn. */
+  hasRoom(): boolean {
+    this.nextTurn();
+    return this.used < this.perTurn;
+  }
+
   /** Counts a start in this turn; false once the turn's budget is spent. */
   take(): boolean {
-    this.nextTurn();
-    if (this.used >= this.perTurn) return false;
+    if (!this.hasRoom()) return false;
     this.used++;
     return true;
   }
@@ -44,14 +49,16 @@ export class TurnBudget {
     setImmediate(() => {
       this.resetting = false;
       this.used = 0;
-      const due = [...this.later];
-      this.later.clear();
-      for (const [id, waiters] of due) {
+      // In the order deferred, while the turn has room: the others wait on in place.
+      for (const [id, waiters] of this.later) {
+        if (this.used >= this.perTurn) break;
+        this.later.delete(id);
         const done = (): void => waiters.forEach((w) => w());
         const started = this.start(id);
         if (started === undefined) done();
         else void started.then(done, done);
       }
+      if (this.later.size > 0) this.nextTurn();
       this.drained();
     });
   }
