@@ -300,10 +300,8 @@ export class Dispatcher {
   private readonly budget = new TurnBudget(
     STARTS_PER_TURN,
     (id) => this.kick(id),
-    () => {
-      this.pullLine();
-      this.notifyIfIdle();
-    },
+    () => this.pullLine(),
+    () => this.notifyIfIdle(),
   );
   private readonly scheduled = new Map<string, { handle: number; at: number }>();
   private readonly slots: Slots;
@@ -591,7 +589,6 @@ export class Dispatcher {
   /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
   private kick(streamId: string): Promise<void> | undefined {
     if (this.inFlight.has(streamId) || this.stopping) return undefined;
-    if (!this.budget.take()) return this.budget.defer(streamId);
     const known = this.streamOrigins.get(streamId);
     if (known !== undefined && !this.slots.free(known)) {
       this.slots.wait(known, streamId);
@@ -599,6 +596,8 @@ export class Dispatcher {
     }
     const s = this.liveStream(streamId);
     if (s === undefined || !sends(s.status)) return undefined;
+    // Counted from here: what follows reads the queue's head, signs the body and opens the request.
+    if (!this.budget.take()) return this.budget.defer(streamId);
     const head = this.due(streamId, this.clock.now());
     if (head === undefined) return undefined;
     const origin = this.originOf(s.webhookUrl);

@@ -8,21 +8,26 @@ export class TurnBudget {
   private resetting = false;
   private readonly later = new Map<string, Array<() => void>>();
 
-  /** `start`: starts a stream's delivery; `drained`: called at the start of each turn, after the deferred starts it made. */
+  /**
+   * At the start of each turn after one that started or deferred anything: `opened` before the deferred starts
+   * (the dispatcher's streams waiting in line for a slot go first), `start` for each deferred stream while the turn
+   * has room, then `drained`.
+   */
   constructor(
     private readonly perTurn: number,
     private readonly start: (id: string) => Promise<void> | undefined,
+    private readonly opened: () => void,
     private readonly drained: () => void,
   ) {}
 
-  /** Whether a start may happen in this turn. */
+  /** Whether a start may happen in this turn. Schedules nothing: only a start or a deferral opens a next turn. */
   hasRoom(): boolean {
-    this.nextTurn();
     return this.used < this.perTurn;
   }
 
   /** Counts a start in this turn; false once the turn's budget is spent. */
   take(): boolean {
+    this.nextTurn();
     if (!this.hasRoom()) return false;
     this.used++;
     return true;
@@ -49,6 +54,7 @@ export class TurnBudget {
     setImmediate(() => {
       this.resetting = false;
       this.used = 0;
+      this.opened();
       // In the order deferred, while the turn has room: the others wait on in place.
       for (const [id, waiters] of this.later) {
         if (this.used >= this.perTurn) break;

@@ -102,3 +102,40 @@ describe('staging in chunks', () => {
     expect(staged).toEqual([2, 1, 1]);
   });
 });
+
+describe('deliveries past a turn\'s room and the receiver\'s slots', () => {
+  // 40 streams to one receiver with 2 connections and a slow answer: most wait in line for a slot, and each
+  // chunk's 20 committed streams are more than a turn's 32 starts once their second webhooks come.
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  const store = openStore(tempDir());
+  const clock = new ServiceClock(systemTicker, T0);
+  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
+  const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, stageChunk: 20, maxInFlightPerOrigin: 2, awaitDeliveriesOnWake: true });
+  const streams = new StreamsService(store, clock, dispatcher);
+
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await dispatcher.stop();
+    await sender.close();
+    await rx.close();
+    await store.close();
+    rmSync(store.path, { recursive: true, force: true });
+  });
+
+  it('delivers every webhook once, each stream in order, and settles only once all are answered', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push(String((await streams.create('t_turns', definition(rx.url, `s${i}`), undefined)).id));
+    rx.state.delay = (r) => (r.test ? 0 : 2);
+    try {
+      await dispatcher.enqueueBatch([1, 2, 3].flatMap((n) => ids.map((streamId) => ({ streamId, payload: payload(n) }))));
+      await dispatcher.settled();
+      const sent = rx.received.filter((r) => !r.test);
+      expect(sent).toHaveLength(120);
+      for (const id of ids) expect(sent.filter((r) => r.body.streamId === id).map((r) => Number(r.body.block.number))).toEqual([1, 2, 3]);
+    } finally {
+      rx.state.delay = () => 0;
+    }
+  }, 30_000);
+});

@@ -13,6 +13,7 @@ describe('the deliveries started per event-loop turn', () => {
     const budget: TurnBudget = new TurnBudget(
       2,
       (id) => (asked.push(id), budget.take() ? (started.push([turn, id]), Promise.resolve()) : budget.defer(id)),
+      () => {},
       () => drains++,
     );
     const kick = (id: string): Promise<void> | undefined => (budget.take() ? (started.push([turn, id]), undefined) : budget.defer(id));
@@ -35,11 +36,26 @@ describe('the deliveries started per event-loop turn', () => {
 
   it('asks for a stream deferred twice in a turn once', async () => {
     const starts: string[] = [];
-    const budget: TurnBudget = new TurnBudget(1, (id) => (starts.push(id), undefined), () => {});
+    const budget: TurnBudget = new TurnBudget(1, (id) => (starts.push(id), undefined), () => {}, () => {});
     expect(budget.take()).toBe(true);
     const [x, y] = [budget.defer('s'), budget.defer('s')];
     expect(budget.waiting).toBe(1);
     await Promise.all([x, y]);
     expect(starts).toEqual(['s']);
+  });
+
+  it('opens a next turn only after a start or a deferral, never for being asked whether there is room', async () => {
+    const turns: string[] = [];
+    const budget = new TurnBudget(1, () => undefined, () => turns.push('opened'), () => turns.push('drained'));
+    // A dispatcher asks while streams wait in line for a busy receiver: that alone must not keep the loop spinning.
+    for (let i = 0; i < 3; i++) {
+      expect(budget.hasRoom()).toBe(true);
+      await nextTurn();
+    }
+    expect(turns).toEqual([]);
+    expect(budget.take()).toBe(true);
+    await nextTurn();
+    await nextTurn();
+    expect(turns).toEqual(['opened', 'drained']);
   });
 });
