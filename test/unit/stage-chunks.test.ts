@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import { Dispatcher, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
 import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
 import { jsonLogger } from '../../engine/log.js';
 import { systemTicker } from '../../engine/main.js';
@@ -10,7 +10,7 @@ import type { Kv } from '../../engine/ports.js';
 import { StreamsService } from '../../engine/streams/service.js';
 import { systemResolver } from '../../http/clients/dns.js';
 import { undiciSender } from '../../http/clients/webhook.js';
-import { openStore } from '../../storage/env.js';
+import { openStore, type Store } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
 
@@ -27,40 +27,48 @@ const definition = (webhookUrl: string, tag: string) => ({
 });
 const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], retries: 0, block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
 
-describe('staging in chunks', () => {
-  let rx: Awaited<ReturnType<typeof startReceiver>>;
+/** A real store, dispatcher and receiver for the enclosing describe; `wrap` gives the store the dispatcher writes through. */
+function rig(opts: Partial<DispatcherOptions>, wrap: (store: Store) => Kv = (store) => store) {
   const store = openStore(tempDir());
   const clock = new ServiceClock(systemTicker, T0);
   const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
-  // Write transactions in which webhooks were staged, by the number staged in each.
-  let staged: number[] = [];
-  const kv: Kv = Object.create(store);
-  kv.transactAsync = (fn) =>
-    store.transactAsync(() => {
-      const before = stages.length;
-      const out = fn();
-      if (stages.length > before) staged.push(stages.splice(before).reduce((a, b) => a + b, 0));
-      return out;
-    });
-  const stages: number[] = [];
-  const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, stageChunk: 2, awaitDeliveriesOnWake: true });
-  const stage = dispatcher.stage.bind(dispatcher);
-  dispatcher.stage = (items) => (stages.push(items.length), stage(items));
-  const streams = new StreamsService(kv, clock, dispatcher);
-  const make = async (tag: string): Promise<string> => String((await streams.create('t_chunks', definition(`${rx.url}?${tag}`, tag), undefined)).id);
-  const arrived = (id: string): number[] => rx.received.filter((r) => !r.test && r.body.streamId === id).map((r) => Number(r.body.block.number));
-  const queued = (id: string): number => store.get<QueueMeta>('queueMeta', id)?.queued ?? 0;
-
+  const kv = wrap(store);
+  const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
+  const r = { store, kv, dispatcher, streams: new StreamsService(kv, clock, dispatcher), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
   beforeAll(async () => {
-    rx = await startReceiver();
+    r.rx = await startReceiver();
   });
   afterAll(async () => {
     await dispatcher.stop();
     await sender.close();
-    await rx.close();
+    await r.rx.close();
     await store.close();
     rmSync(store.path, { recursive: true, force: true });
   });
+  return r;
+}
+
+describe('staging in chunks', () => {
+  // Write transactions in which webhooks were staged, by the number staged in each.
+  let staged: number[] = [];
+  const stages: number[] = [];
+  const r = rig({ stageChunk: 2 }, (store) => {
+    const kv: Kv = Object.create(store);
+    kv.transactAsync = (fn) =>
+      store.transactAsync(() => {
+        const before = stages.length;
+        const out = fn();
+        if (stages.length > before) staged.push(stages.splice(before).reduce((a, b) => a + b, 0));
+        return out;
+      });
+    return kv;
+  });
+  const { store, kv, dispatcher, streams } = r;
+  const stage = dispatcher.stage.bind(dispatcher);
+  dispatcher.stage = (items) => (stages.push(items.length), stage(items));
+  const make = async (tag: string): Promise<string> => String((await streams.create('t_chunks', definition(`${r.rx.url}?${tag}`, tag), undefined)).id);
+  const arrived = (id: string): number[] => r.rx.received.filter((w) => !w.test && w.body.streamId === id).map((w) => Number(w.body.block.number));
+  const queued = (id: string): number => store.get<QueueMeta>('queueMeta', id)?.queued ?? 0;
 
   it('commits enqueueBatch in transactions of stageChunk webhooks, each stream in order', async () => {
     const [a, b] = [await make('a'), await make('b')];
@@ -106,36 +114,21 @@ describe('staging in chunks', () => {
 describe('deliveries past a turn\'s room and the receiver\'s slots', () => {
   // 40 streams to one receiver with 2 connections and a slow answer: most wait in line for a slot, and each
   // chunk's 20 committed streams are more than a turn's 32 starts once their second webhooks come.
-  let rx: Awaited<ReturnType<typeof startReceiver>>;
-  const store = openStore(tempDir());
-  const clock = new ServiceClock(systemTicker, T0);
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
-  const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, stageChunk: 20, maxInFlightPerOrigin: 2, awaitDeliveriesOnWake: true });
-  const streams = new StreamsService(store, clock, dispatcher);
-
-  beforeAll(async () => {
-    rx = await startReceiver();
-  });
-  afterAll(async () => {
-    await dispatcher.stop();
-    await sender.close();
-    await rx.close();
-    await store.close();
-    rmSync(store.path, { recursive: true, force: true });
-  });
+  const r = rig({ stageChunk: 20, maxInFlightPerOrigin: 2 });
+  const { dispatcher, streams } = r;
 
   it('delivers every webhook once, each stream in order, and settles only once all are answered', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 40; i++) ids.push(String((await streams.create('t_turns', definition(rx.url, `s${i}`), undefined)).id));
-    rx.state.delay = (r) => (r.test ? 0 : 2);
+    for (let i = 0; i < 40; i++) ids.push(String((await streams.create('t_turns', definition(r.rx.url, `s${i}`), undefined)).id));
+    r.rx.state.delay = (w) => (w.test ? 0 : 2);
     try {
       await dispatcher.enqueueBatch([1, 2, 3].flatMap((n) => ids.map((streamId) => ({ streamId, payload: payload(n) }))));
       await dispatcher.settled();
-      const sent = rx.received.filter((r) => !r.test);
+      const sent = r.rx.received.filter((w) => !w.test);
       expect(sent).toHaveLength(120);
-      for (const id of ids) expect(sent.filter((r) => r.body.streamId === id).map((r) => Number(r.body.block.number))).toEqual([1, 2, 3]);
+      for (const id of ids) expect(sent.filter((w) => w.body.streamId === id).map((w) => Number(w.body.block.number))).toEqual([1, 2, 3]);
     } finally {
-      rx.state.delay = () => 0;
+      r.rx.state.delay = () => 0;
     }
   }, 30_000);
 });
