@@ -294,8 +294,6 @@ export class Dispatcher {
    * a URL, and leave only with the stream: a stream is never missing from its URL's, whatever commits when.
    */
   private readonly byUrl = new Map<string, Set<string>>();
-  /** Per stream, its keys in byUrl. */
-  private readonly urlsOf = new Map<string, Set<string>>();
   private readonly inFlight = new Set<string>();
   private readonly budget = new TurnBudget(
     STARTS_PER_TURN,
@@ -373,9 +371,6 @@ export class Dispatcher {
     let ids = this.byUrl.get(key);
     if (ids === undefined) this.byUrl.set(key, (ids = new Set()));
     ids.add(s.id);
-    let keys = this.urlsOf.get(s.id);
-    if (keys === undefined) this.urlsOf.set(s.id, (keys = new Set()));
-    keys.add(key);
   }
 
   /** Removes a stream's queued webhooks and counters; call inside the transaction that deletes the stream. */
@@ -394,12 +389,8 @@ export class Dispatcher {
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
     this.tenants.delete(id);
-    for (const key of this.urlsOf.get(id) ?? []) {
-      const ids = this.byUrl.get(key)!;
-      ids.delete(id);
-      if (ids.size === 0) this.byUrl.delete(key);
-    }
-    this.urlsOf.delete(id);
+    // Deletes are rare: every URL's set is looked at rather than keeping each stream's URLs beside them.
+    for (const [key, ids] of this.byUrl) if (ids.delete(id) && ids.size === 0) this.byUrl.delete(key);
     this.streamOrigins.delete(id);
     this.heads.delete(id);
     this.mayRetry.delete(id);
