@@ -64,7 +64,7 @@ export class TurnBudget {
         if (started === undefined) done();
         else void started.then(done, done);
       }
-      if (this.later.size > 0) this.nextTurn();
+      // Streams left waiting need no reschedule here: the loop stops only after a take(), which opened the next turn.
       this.drained();
     });
   }
