@@ -17,8 +17,10 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
   const agent = new Agent({ connect: guardedConnector(opts.targets, 'webhookUrl'), connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
   return {
     async post(url, body, headers, timeoutMs) {
+      const timeout = deadline(timeoutMs);
       try {
-        const res = await request(url, { method: 'POST', body, headers, dispatcher: agent, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+        // undici's own timeouts are off: they tick every 499 ms and may fire up to a tick early.
+        const res = await request(url, { method: 'POST', body, headers, dispatcher: agent, headersTimeout: 0, bodyTimeout: 0, signal: timeout.signal });
         await res.body.dump(); // the answer's body is not read, but the connection must be freed
         return { status: res.statusCode };
       } catch (err) {
@@ -26,8 +28,27 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
         const e = err as { name?: string; code?: string; message?: string };
         const timedOut = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT';
         return { error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };
+      } finally {
+        timeout.clear();
       }
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * A signal that aborts (TimeoutError) once `ms` have passed since this call on the monotonic clock, never
+ * before: a Node timer counts from the event loop's time cached at the start of its turn, so one armed late in
+ * a long turn fires that much early; it is armed again for what is left.
+ */
+export function deadline(ms: number): { signal: AbortSignal; clear(): void } {
+  const ctl = new AbortController();
+  const due = performance.now() + ms;
+  const check = (): void => {
+    const left = due - performance.now();
+    if (left > 0) timer = setTimeout(check, Math.ceil(left)).unref();
+    else ctl.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
+  };
+  let timer = setTimeout(check, ms).unref();
+  return { signal: ctl.signal, clear: () => clearTimeout(timer) };
 }
