@@ -44,7 +44,7 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   }
 
   stats(tenant: string, streamId?: string): Stats & { streamId?: string } {
-    if (streamId !== undefined) this.owned(tenant, streamId);
+    if (streamId !== undefined) this.mustOwn(tenant, streamId);
     const key = streamId === undefined ? tenant : streamKey(tenant, streamId);
     const iso = new Date(this.clock.now()).toISOString();
     const st = this.kv.get<Stats>('stats', key) ?? emptyStats(iso);

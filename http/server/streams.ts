@@ -114,7 +114,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     const body = z.object({ webhooks: z.array(payload).min(1).max(BATCH.adminWebhooks, most) });
     const batchBody = z.object({ webhooks: z.array(z.object({ streamId: z.string(), payload })).min(1).max(BATCH.adminWebhooks, most) });
     const enqueue = async (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
-      for (const streamId of new Set(items.map((w) => w.streamId))) streams.owned(tenant(req), streamId);
+      for (const streamId of new Set(items.map((w) => w.streamId))) streams.mustOwn(tenant(req), streamId);
       return json(200, { results: await dispatcher.enqueueBatch(items) });
     };
     routes.push(
