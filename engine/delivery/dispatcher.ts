@@ -85,6 +85,9 @@ export interface Prepared {
 /** Deliveries started per event-loop turn (TurnBudget): each signs its body and opens its request, ~0.1 ms. */
 const STARTS_PER_TURN = 32;
 
+/** Delivery outcomes committed per transaction at most (queueFlush): a few ms of writes in its callback. */
+export const FLUSH_MAX = 100;
+
 /** Webhooks serialized per event-loop turn by prepare(): ~2 ms of work. */
 const PREPARE_CHUNK = 100;
 
@@ -326,8 +329,10 @@ export class Dispatcher {
   /** Set by stop(): no delivery starts any more. */
   private stopping = false;
   private idle: Array<() => void> = [];
-  private outcomes: Outcome[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Outcomes waiting for a flush, each with what settles its delivery once committed. */
+  private outcomes: Array<{ o: Outcome; committed: () => void }> = [];
+  /** A flush is queued whose transaction has not taken its outcomes yet. */
+  private flushQueued = false;
   /** Outcomes since the start, for /metrics. */
   private readonly counters = new DeliveryCounters();
 
@@ -675,40 +680,58 @@ export class Dispatcher {
     await this.record({ s, item, table, key, url, res, now: this.clock.now() });
   }
 
-  /**
-   * Outcomes are committed together, one transaction per event-loop turn (group
-   * commit): one fsync for many deliveries. A crash before the commit re-sends
-   * those webhooks (at least once).
-   */
+  /** Resolves once the outcome is committed. */
   private record(o: Outcome): Promise<void> {
-    this.outcomes.push(o);
-    if (this.flushing === undefined) {
-      this.flushing = new Promise((resolve) =>
-        setImmediate(() => {
-          this.flushing = undefined;
-          const batch = this.outcomes.splice(0);
-          const errored: StoredStream[] = [];
-          const failed: FailedAttempt[] = [];
-          const changes = this.changes();
-          // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
-          this.kv
-            .transactAsync(() => {
-              for (const one of batch) errored.push(...this.apply(one, changes, failed));
-              changes.write(this.clock.now());
-            })
-            .then(
-              () => {
-                this.committed(changes);
-                for (const f of failed) this.log.warn('webhook delivery failed', { ...f });
-                this.afterError(errored);
-              },
-              (err: unknown) => this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length }),
-            )
-            .finally(resolve);
-        }),
-      );
-    }
-    return this.flushing;
+    return new Promise((committed) => {
+      this.outcomes.push({ o, committed });
+      this.queueFlush();
+    });
+  }
+
+  /**
+   * Outcomes are committed together (group commit): one fsync for many deliveries. A crash before the commit
+   * re-sends those webhooks (at least once). One flush is queued at a time, and its transaction takes, when it
+   * runs, at most FLUSH_MAX of the outcomes waiting: lmdb-js runs the callbacks of every transaction queued meanwhile
+   * in one stretch of the event loop, so flushes queued turn after turn while a commit waits for its fsync would
+   * all run there together (issue 19's soak: up to about 20 ms).
+   */
+  private queueFlush(): void {
+    if (this.flushQueued || this.outcomes.length === 0) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      let batch: Array<{ o: Outcome; committed: () => void }> = [];
+      const errored: StoredStream[] = [];
+      const failed: FailedAttempt[] = [];
+      const changes = this.changes();
+      // The commit and its fsync happen off the event loop; the deliveries settle once it is on disk.
+      this.kv
+        .transactAsync(() => {
+          batch = this.outcomes.splice(0, FLUSH_MAX);
+          this.flushQueued = false;
+          // What is left, or comes from now on, goes in the next transaction (queued in a later turn).
+          this.queueFlush();
+          for (const { o } of batch) errored.push(...this.apply(o, changes, failed));
+          changes.write(this.clock.now());
+        })
+        .then(
+          () => {
+            this.committed(changes);
+            for (const f of failed) this.log.warn('webhook delivery failed', { ...f });
+            this.afterError(errored);
+          },
+          (err: unknown) => {
+            this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length });
+            // A transaction that failed before its callback took anything: the next flush takes them.
+            if (batch.length === 0) {
+              this.flushQueued = false;
+              this.queueFlush();
+            }
+          },
+        )
+        .finally(() => {
+          for (const { committed } of batch) committed();
+        });
+    });
   }
 
   /**

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import { Dispatcher, FLUSH_MAX, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
 import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
 import { jsonLogger } from '../../engine/log.js';
 import { systemTicker } from '../../engine/main.js';
@@ -18,7 +18,8 @@ import { startReceiver } from '../receiver.js';
  * A block's webhooks are staged a chunk to a write transaction (issue 19: one transaction's callback holds the
  * event loop). Over a real store, a real dispatcher and a real receiver: each chunk is its own transaction, a
  * chunk's webhooks leave once it committed, one stream's keep their order across chunks, and a chunk that fails
- * leaves the ones before it queued and the ones after it unstaged.
+ * leaves the ones before it queued and the ones after it unstaged. The outcomes coming back are committed at most
+ * FLUSH_MAX to a transaction, for the same reason.
  */
 const T0 = Date.parse('2026-11-25T00:00:00Z');
 const definition = (webhookUrl: string, tag: string) => ({
@@ -31,7 +32,8 @@ const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], ret
 function rig(opts: Partial<DispatcherOptions>, wrap: (store: Store) => Kv = (store) => store) {
   const store = openStore(tempDir());
   const clock = new ServiceClock(systemTicker, T0);
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
+  // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
+  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }) });
   const kv = wrap(store);
   const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
   const r = { store, kv, dispatcher, streams: new StreamsService(kv, clock, dispatcher), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
@@ -130,5 +132,47 @@ describe('deliveries past a turn\'s room and the receiver\'s slots', () => {
     } finally {
       r.rx.state.delay = () => 0;
     }
+  }, 30_000);
+});
+
+describe('delivery outcomes coming back together', () => {
+  // Per write transaction, the delivery-log rows it wrote: one per delivered webhook's outcome.
+  const logsPerTxn: number[] = [];
+  let inTxn: number | undefined;
+  const r = rig({ stageChunk: 300, maxInFlightPerOrigin: 300 }, (store) => {
+    const kv: Kv = Object.create(store);
+    kv.transactAsync = (fn) =>
+      store.transactAsync(() => {
+        inTxn = 0;
+        try {
+          return fn();
+        } finally {
+          if (inTxn > 0) logsPerTxn.push(inTxn);
+          inTxn = undefined;
+        }
+      });
+    kv.put = (table, key, value) => {
+      if (table === 'deliveryLogs' && inTxn !== undefined) inTxn++;
+      store.put(table, key, value);
+    };
+    return kv;
+  });
+  const { dispatcher, streams } = r;
+
+  it(`are committed at most ${FLUSH_MAX} to a transaction, all of them, still grouped`, async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 250; i++) ids.push(String((await streams.create('t_flush', definition(r.rx.url, `o${i}`), undefined)).id));
+    // All answered at one instant: the outcomes wait for their flush side by side.
+    const together = Date.now() + 2_000;
+    r.rx.state.delay = (w) => (w.test ? 0 : Math.max(1, together - Date.now()));
+    try {
+      await dispatcher.enqueueBatch(ids.map((streamId) => ({ streamId, payload: payload(1) })));
+      await dispatcher.settled();
+    } finally {
+      r.rx.state.delay = () => 0;
+    }
+    expect(r.rx.received.filter((w) => !w.test)).toHaveLength(250);
+    expect(logsPerTxn.reduce((a, b) => a + b, 0)).toBe(250);
+    expect(Math.max(...logsPerTxn)).toBe(FLUSH_MAX);
   }, 30_000);
 });
