@@ -42,9 +42,19 @@ export function page<T, R = T>(
   const reverse = opts.newestFirst === true;
   const range = (start: string, limit?: number) => kv.range<T>(table, { start, end: reverse ? prefix : end, reverse, ...(limit === undefined ? {} : { limit }) });
   const keep = opts.keep;
-  // One more than asked: its key is the next page's cursor.
-  const rows = keep === undefined ? range(from ?? (reverse ? end : prefix), opts.limit + 1) : range(from ?? (reverse ? end : prefix)).filter((e) => keep(e.value)).slice(0, opts.limit + 1);
-  const total = keep === undefined ? kv.count(table, { start: prefix, end }) : range(reverse ? end : prefix).filter((e) => keep(e.value)).length;
+  let rows: Array<Entry<T>>;
+  let total: number;
+  if (keep === undefined) {
+    // One more than asked: its key is the next page's cursor.
+    rows = range(from ?? (reverse ? end : prefix), opts.limit + 1);
+    total = kv.count(table, { start: prefix, end });
+  } else {
+    // The range read and decoded once, for the total and the page both (a tenant's 1,000 streams, every page).
+    const kept = range(reverse ? end : prefix).filter((e) => keep(e.value));
+    const at = from === undefined ? 0 : kept.findIndex((e) => (reverse ? e.key <= from : e.key >= from));
+    rows = at < 0 ? [] : kept.slice(at, at + opts.limit + 1);
+    total = kept.length;
+  }
   const map = opts.map ?? ((v: T) => v as unknown as R);
   const out: Page<R> = { result: rows.slice(0, opts.limit).map((e) => map(e.value, e.key)), total, page: 0, page_size: opts.limit };
   const next = rows[opts.limit];

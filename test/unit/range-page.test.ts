@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Kv } from '../../engine/ports.js';
-import { rangePage, type RangePage } from '../../engine/page.js';
+import { page, rangePage, type Page, type RangePage } from '../../engine/page.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -65,5 +65,38 @@ describe('rangePage with keep', () => {
     const down = walk(true, 12);
     expect(down.values).toEqual([90, 60, 30, 0]);
     expect(down.mostRead).toBeLessThanOrEqual(12 + 4);
+  });
+});
+
+describe('page with keep (a tenant\'s streams of one family)', () => {
+  // 100 entries under t/, every third kept.
+  const kept = (v: number): boolean => v % 3 === 0;
+  const all = Array.from({ length: 100 }, (_, i) => i).filter(kept);
+  const walk = (kv: Kv, newestFirst: boolean, limit: number): { seen: number[]; totals: number[]; reads: number[] } => {
+    const out = { seen: [] as number[], totals: [] as number[], reads: [] as number[] };
+    let cursor: string | null = null;
+    for (;;) {
+      const p: Page<number> = page<number>(kv, 'meta', 't/', { limit, cursor, newestFirst, keep: kept });
+      out.seen.push(...p.result);
+      out.totals.push(p.total);
+      if (p.cursor === undefined) return out;
+      cursor = p.cursor;
+    }
+  };
+
+  it('walks every kept entry once, in order both ways, each page with the whole total', () => {
+    for (const newestFirst of [false, true]) {
+      for (const limit of [1, 7, 34, 100]) {
+        const { seen, totals } = walk(store, newestFirst, limit);
+        expect(seen).toEqual(newestFirst ? [...all].reverse() : all);
+        expect(new Set(totals)).toEqual(new Set([all.length]));
+      }
+    }
+  });
+
+  it('reads the range once a page', () => {
+    const c = counted();
+    page<number>(c.kv, 'meta', 't/', { limit: 10, cursor: null, keep: kept });
+    expect(c.read()).toBe(100);
   });
 });
