@@ -139,7 +139,8 @@ describe('delivery outcomes coming back together', () => {
   // Per write transaction, the delivery-log rows it wrote: one per delivered webhook's outcome.
   const logsPerTxn: number[] = [];
   let inTxn: number | undefined;
-  const r = rig({ stageChunk: 300, maxInFlightPerOrigin: 300 }, (store) => {
+  const count = 2 * FLUSH_MAX + 50;
+  const r = rig({ stageChunk: count, maxInFlightPerOrigin: count, maxInFlight: count }, (store) => {
     const kv: Kv = Object.create(store);
     kv.transactAsync = (fn) =>
       store.transactAsync(() => {
@@ -161,7 +162,7 @@ describe('delivery outcomes coming back together', () => {
 
   it(`are committed at most ${FLUSH_MAX} to a transaction, all of them, still grouped`, async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 250; i++) ids.push(String((await streams.create('t_flush', definition(r.rx.url, `o${i}`), undefined)).id));
+    for (let i = 0; i < count; i++) ids.push(String((await streams.create('t_flush', definition(r.rx.url, `o${i}`), undefined)).id));
     // All answered at one instant: the outcomes wait for their flush side by side.
     const together = Date.now() + 2_000;
     r.rx.state.delay = (w) => (w.test ? 0 : Math.max(1, together - Date.now()));
@@ -171,8 +172,8 @@ describe('delivery outcomes coming back together', () => {
     } finally {
       r.rx.state.delay = () => 0;
     }
-    expect(r.rx.received.filter((w) => !w.test)).toHaveLength(250);
-    expect(logsPerTxn.reduce((a, b) => a + b, 0)).toBe(250);
+    expect(r.rx.received.filter((w) => !w.test)).toHaveLength(count);
+    expect(logsPerTxn.reduce((a, b) => a + b, 0)).toBe(count);
     expect(Math.max(...logsPerTxn)).toBe(FLUSH_MAX);
   }, 30_000);
 });
