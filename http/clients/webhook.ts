@@ -26,8 +26,7 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
       } catch (err) {
         if (err instanceof TargetRefused) return { error: err.message };
         const e = err as { name?: string; code?: string; message?: string };
-        const timedOut = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT';
-        return { error: timedOut ? `no answer within ${timeoutMs / 1000} s` : `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };
+        return { error: e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };
       } finally {
         timeout.clear();
       }
@@ -38,8 +37,7 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
 
 /**
  * A signal that aborts (TimeoutError) once `ms` have passed since this call on the monotonic clock, never
- * before: a Node timer counts from the event loop's time cached at the start of its turn, so one armed late in
- * a long turn fires that much early; it is armed again for what is left.
+ * before: when its timer fires early (Node's timers count whole milliseconds) it is armed again for what is left.
  */
 export function deadline(ms: number): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
