@@ -72,8 +72,8 @@ describe('page with keep (a tenant\'s streams of one family)', () => {
   // 100 entries under t/, every third kept.
   const kept = (v: number): boolean => v % 3 === 0;
   const all = Array.from({ length: 100 }, (_, i) => i).filter(kept);
-  const walk = (kv: Kv, newestFirst: boolean, limit: number): { seen: number[]; totals: number[]; reads: number[] } => {
-    const out = { seen: [] as number[], totals: [] as number[], reads: [] as number[] };
+  const walk = (kv: Kv, newestFirst: boolean, limit: number): { seen: number[]; totals: number[] } => {
+    const out = { seen: [] as number[], totals: [] as number[] };
     let cursor: string | null = null;
     for (;;) {
       const p: Page<number> = page<number>(kv, 'meta', 't/', { limit, cursor, newestFirst, keep: kept });
