@@ -7,8 +7,8 @@
  *
  *   SOAK_MINUTES=3 SOAK_SERVER_FLAGS="--import ./dist/bench/stall-log.js" node dist/bench/soak.js
  *
- * Run as a program on such a file it sums it up: stalls by size, GC pauses by kind, and the 10-s windows with the
- * most stalls over 20 ms.
+ * Run as a program on such a file it sums it up: stalls by size, GC pauses by kind, how many stalls over 20 ms
+ * were mostly GC, and the 10-s windows with the most stalls over 20 ms.
  *
  *   node dist/bench/stall-log.js /tmp/stalls-<pid>.log
  */
@@ -52,20 +52,31 @@ function record(): void {
   process.on('exit', flush);
 }
 
+/** Stalls over this are what a window's p99 over 20 ms is made of. */
+const LONG_MS = 20;
+
 function summarize(file: string): void {
   const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split(' '));
   const stalls = rows.filter((r) => r[1] === 'stall').map((r) => ({ t: Number(r[0]), ms: Number(r[2]) }));
-  const bySize = new Map<number, number>();
-  for (const s of stalls) bySize.set(Math.floor(s.ms / 10) * 10, (bySize.get(Math.floor(s.ms / 10) * 10) ?? 0) + 1);
-  console.log(`stalls over ${STALL_MS} ms: ${stalls.length}; by size (ms, count): ${[...bySize].sort((a, b) => a[0] - b[0]).map(([k, n]) => `${k}+ ${n}`).join(', ')}`);
-  for (const kind of new Set(rows.filter((r) => r[1] === 'gc').map((r) => r[2]!))) {
-    const ms = rows.filter((r) => r[1] === 'gc' && r[2] === kind).map((r) => Number(r[3]));
+  const gcs = rows.filter((r) => r[1] === 'gc').map((r) => ({ t: Number(r[0]), kind: r[2]!, ms: Number(r[3]) }));
+  const tally = <K>(keys: K[]): Array<[K, number]> => {
+    const n = new Map<K, number>();
+    for (const k of keys) n.set(k, (n.get(k) ?? 0) + 1);
+    return [...n];
+  };
+  const bySize = tally(stalls.map((s) => Math.floor(s.ms / 10) * 10)).sort((a, b) => a[0] - b[0]);
+  console.log(`stalls over ${STALL_MS} ms: ${stalls.length}; by size (ms, count): ${bySize.map(([k, n]) => `${k}+ ${n}`).join(', ')}`);
+  for (const kind of new Set(gcs.map((g) => g.kind))) {
+    const ms = gcs.filter((g) => g.kind === kind).map((g) => g.ms);
     console.log(`gc ${kind} over ${GC_MS} ms: ${ms.length}, mean ${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(1)} ms, longest ${Math.max(...ms).toFixed(1)} ms`);
   }
-  const windows = new Map<number, number>();
+  const long = stalls.filter((s) => s.ms > LONG_MS);
+  // A stall is logged when it ends: the GC pauses that began within it (and the timer's own tick before it).
+  const gcShare = (s: { t: number; ms: number }): number => gcs.filter((g) => g.t >= s.t - s.ms - 2 * TICK_MS && g.t <= s.t).reduce((a, g) => a + g.ms, 0) / s.ms;
+  console.log(`stalls over ${LONG_MS} ms: ${long.length}, of which ${long.filter((s) => gcShare(s) > 0.4).length} were more than 40 % GC pauses`);
   const first = stalls[0]?.t ?? 0;
-  for (const s of stalls) if (s.ms > 20) windows.set(Math.floor((s.t - first) / 10_000), (windows.get(Math.floor((s.t - first) / 10_000)) ?? 0) + 1);
-  console.log(`10-s windows with the most stalls over 20 ms (window from the first stall: count): ${[...windows].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([w, n]) => `${w}: ${n}`).join(', ')}`);
+  const windows = tally(long.map((s) => Math.floor((s.t - first) / 10_000))).sort((a, b) => b[1] - a[1]);
+  console.log(`10-s windows with the most stalls over ${LONG_MS} ms (window from the first stall: count): ${windows.slice(0, 8).map(([w, n]) => `${w}: ${n}`).join(', ')}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] !== undefined) summarize(process.argv[2]);
