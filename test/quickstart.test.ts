@@ -6,7 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { startProcess, type Started } from '../bench/proc.js';
 import { freePort } from '../http/clients/anvil.js';
-import { BIN, tempDir, until } from './helpers.js';
+import { mineBlock, owner } from './bitcoin-core/build.js';
+import { mainnetChain } from './bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { apiCaller, BIN, tempDir, until } from './helpers.js';
 
 /**
  * README.md's Quickstart, run as written. Each of its fenced blocks marked
@@ -20,7 +23,14 @@ import { BIN, tempDir, until } from './helpers.js';
  *                  else in the blocks is substituted
  *   file:NAME      saved as NAME in a working directory whose node_modules is chainpost's
  *   run            run with `bash -e` in that directory, in order; must exit 0
+ *   output         the receiver's lines, in order among all it printed (a block number and `0x…` stand for any)
  * The receiver keeps running in the background of its block; its output (one line per webhook) is read.
+ *
+ * Beyond the README's steps (they have no Bitcoin or Solana node): the server also follows the Bitcoin Core
+ * stand-in, and before the transfer a Bitcoin stream and a Solana stream (whose test webhook is an empty body)
+ * point at the same receiver; the Bitcoin one gets a webhook from a block mined then, paying its address (a
+ * new block is delivered whatever height the server started following Bitcoin from). The transfer's webhooks
+ * arriving afterwards show the receiver survived every family.
  */
 
 const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
@@ -34,16 +44,45 @@ interface Block {
 
 const blocks: Block[] = [...README.matchAll(/<!-- quickstart:(\S+) -->\n```(\w+)\n([\s\S]*?)\n```\n/g)].map((m) => ({ kind: m[1]!, lang: m[2]!, code: `${m[3]!}\n` }));
 
-it('README.md has the marked Quickstart blocks: start, placeholders, files and commands', () => {
-  expect(blocks.map((b) => b.kind)).toEqual(['start', 'placeholders', 'file:receiver.mjs', 'run', 'run', 'file:transfer.mjs', 'run']);
+interface Line {
+  valid: boolean;
+  confirmed?: boolean;
+  chainId: string;
+  block: string;
+  txs: string[];
+}
+
+/** A line of the README's example output as a pattern: its block number and each `0x…` stand for any. */
+const shown = (line: string): RegExp =>
+  new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/"block":"\d+"/, '"block":"\\d+"').replaceAll('0x…', '0x[0-9a-f]{64}')}$`);
+
+/** A Bitcoin stream and a Solana stream at the receiver, then a Bitcoin block paying the watched address; answers its coinbase's txid, its height and the address. */
+async function otherFamilies(call: ReturnType<typeof apiCaller>, webhookUrl: string, core: BitcoinCore): Promise<{ txid: string; height: number; payee: string }> {
+  // Mined on what the server already follows: the new block is above whatever height it started from.
+  const bitcoinHead = async (): Promise<number | undefined> => ((await call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
+  expect(await until(async () => (await bitcoinHead()) === core.chain.height, 20_000, 50)).toBe(true);
+  const bitcoin = await call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl, description: 'quickstart receiver, Bitcoin', tag: 'quickstart-btc' } });
+  expect(bitcoin.status, JSON.stringify(bitcoin.body)).toBe(200);
+  const payee = owner('p2wpkh', 'quickstart');
+  expect((await call(`/streams/bitcoin/${bitcoin.body.id}/address`, { method: 'POST', json: { address: payee.address } })).status).toBe(200);
+  const solana = await call('/streams/solana', { method: 'PUT', json: { webhookUrl, description: 'quickstart receiver, Solana', tag: 'quickstart-sol' } });
+  expect(solana.status, JSON.stringify(solana.body)).toBe(200);
+  // Its coinbase pays the watched address.
+  const block = mineBlock(core.chain, [], payee.output);
+  return { txid: block.transactions![0]!.getId(), height: core.chain.height, payee: payee.address };
+}
+
+it('README.md has the marked Quickstart blocks: start, placeholders, files, commands and the output', () => {
+  expect(blocks.map((b) => b.kind)).toEqual(['start', 'placeholders', 'file:receiver.mjs', 'run', 'run', 'file:transfer.mjs', 'run', 'output']);
   // Every marker is followed by its block: none was skipped by the pattern above.
   expect(README.match(/<!-- quickstart:/g)).toHaveLength(blocks.length);
   expect(blocks[0]!.code).toBe('npm start\n');
   expect([...blocks[1]!.code.matchAll(/^export (\w+)=/gm)].map((m) => m[1])).toEqual(['CHAINPOST', 'KEY', 'RECEIVER_PORT']);
 });
 
-it('runs the Quickstart: a stream on the devnet, a transfer through node access, its webhooks confirmed false then true, signatures valid', async () => {
+it('runs the Quickstart: a stream on the devnet, a transfer through node access, its webhooks confirmed false then true, signatures valid; the receiver prints Bitcoin and Solana webhooks too', async () => {
   const data = tempDir();
+  const core = await startBitcoinCore({ chain: mainnetChain(20) });
   const work = mkdtempSync(join(tmpdir(), 'chainpost-quickstart-'));
   symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
   let server: Started | undefined;
@@ -58,6 +97,9 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       CHAINPOST_API_KEY: undefined,
       CHAINPOST_CONFIRMATIONS: undefined,
       CHAINPOST_DEVNET_BLOCK_TIME: undefined,
+      CHAINPOST_BITCOIN_RPC: core.url,
+      CHAINPOST_BITCOIN_POLL_MS: '100',
+      CHAINPOST_SOLANA_RPC: undefined,
     });
     const key = /API key: (cpk_\S+)/.exec(server.output())?.[1];
     expect(key, server.output()).toBeDefined();
@@ -71,7 +113,16 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       sh.stderr!.on('data', (c: Buffer) => void (out += c.toString()));
       return new Promise((resolve) => sh.once('exit', resolve));
     };
+    const lines = () => out.split('\n').filter((l) => l.startsWith('{"valid"')).map((l) => JSON.parse(l) as Line);
     for (const b of blocks.slice(2)) {
+      if (b.kind === 'output') continue;
+      if (b.code.includes('node transfer.mjs')) {
+        const bitcoin = await otherFamilies(apiCaller(env.CHAINPOST, key!), `http://127.0.0.1:${env.RECEIVER_PORT}/webhook`, core);
+        // The block's webhook (in a block, not yet confirmed) was printed: the receiver read Bitcoin's transactions.
+        const printed = () => lines().find((l) => l.chainId === 'btc-mainnet');
+        expect(await until(() => printed() !== undefined, 20_000, 50), out).toBe(true);
+        expect(printed()).toEqual({ valid: true, confirmed: false, chainId: 'btc-mainnet', block: String(bitcoin.height), txs: [`${bitcoin.txid} ${bitcoin.payee} 50 BTC`] });
+      }
       if (b.kind.startsWith('file:')) {
         writeFileSync(join(work, b.kind.slice('file:'.length)), b.code);
         continue;
@@ -83,7 +134,6 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
 
     const hash = /^(0x[0-9a-f]{64})$/m.exec(out)?.[1];
     expect(hash, out).toBeDefined();
-    const lines = () => out.split('\n').filter((l) => l.startsWith('{"valid"')).map((l) => JSON.parse(l) as { valid: boolean; confirmed: boolean; chainId: string; block: string; txs: string[] });
     const carrying = (confirmed: boolean) => lines().find((l) => l.confirmed === confirmed && l.txs.some((t) => t.endsWith(hash!)));
     // 12 confirmations at a block a second: the confirmed webhook comes about 12 s after the first.
     expect(await until(() => carrying(true) !== undefined, 60_000, 100), out).toBe(true);
@@ -94,6 +144,19 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
     // The test webhook of the stream's creation came first, and every signature checked out.
     expect(lines()[0]).toMatchObject({ valid: true, chainId: '' });
     expect(lines().every((l) => l.valid)).toBe(true);
+    // The Solana stream's test webhook, an empty body, printed as a line with no chain and no transactions.
+    expect(lines()).toContainEqual({ valid: true, chainId: '', block: '', txs: [] });
+    // The transfer's webhooks came after Bitcoin's: the receiver went on.
+    const printedLines = out.split('\n').filter((l) => l.startsWith('{'));
+    expect(printedLines.findIndex((l) => l.includes('"btc-mainnet"'))).toBeLessThan(printedLines.findIndex((l) => l.includes(hash!)));
+    expect(out).not.toContain('{"error"');
+    // The README's example output, line by line, in order among what the receiver printed.
+    const expected = blocks.find((b) => b.kind === 'output')!.code.trimEnd().split('\n').map(shown);
+    expected.reduce((at, pattern) => {
+      const found = printedLines.findIndex((l, i) => i >= at && pattern.test(l));
+      expect(found, `${pattern}\n${out}`).toBeGreaterThanOrEqual(0);
+      return found + 1;
+    }, 0);
   } finally {
     for (const sh of shells) {
       try {
@@ -103,6 +166,7 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       }
     }
     await server?.stop('SIGTERM');
+    await core.close();
     rmSync(work, { recursive: true, force: true });
     rmSync(data, { recursive: true, force: true });
   }
