@@ -81,6 +81,49 @@ describe('crash safety', () => {
     expect((await s.call('/history/logs')).body.result.filter((l: { streamId: string }) => l.streamId === id).map((l: { deliveryStatus: string }) => l.deliveryStatus)).toEqual(['success']);
   }, 60_000);
 
+  it('after a kill -9, keeps what a committed replay did (no retry, nothing queued) and the retry of a replay cut short', async () => {
+    await stopAndClean(s);
+    const dir = tempDir();
+    const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0' };
+    s = await startChainpost(env, dir);
+    const make = async (query: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?${query}`, chainIds: ['0x1'], tag: 'replay' } })).body.id;
+    const [done, cut] = [await make('replayed'), await make('replay-cut')];
+    const mine = (id: string) => rx.webhooks().filter((w) => w.body.streamId === id);
+    const webhook = (n: number) => ({ chainId: '0x1', block: { number: String(n), hash: '0x', timestamp: '0' }, logs: [], txs: [] });
+    rx.state.answer = (r) => (r.body.streamId === done || r.body.streamId === cut ? 500 : 200);
+    try {
+      for (const id of [done, cut]) await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [webhook(1)] } });
+      await advance(s, 0);
+      const history = (await s.call('/history?limit=100')).body.result as Array<{ id: string; streamId: string }>;
+      const record = (id: string) => history.find((h) => h.streamId === id)!.id;
+      rx.state.answer = () => 200;
+      expect((await s.call(`/history/replay/${record(done)}`, { method: 'POST' })).body).toMatchObject({ delivered: true });
+      // The other replay is killed on the wire, before its outcome's transaction.
+      rx.state.delay = (r) => (r.body.streamId === cut ? 5_000 : 0);
+      const cutShort = s.call(`/history/replay/${record(cut)}`, { method: 'POST' }).catch(() => 'killed');
+      while (mine(cut).length < 2) await new Promise((r) => setTimeout(r, 5));
+      await s.stop('SIGKILL');
+      expect(await cutShort).toBe('killed');
+    } finally {
+      rx.state.answer = () => 200;
+      rx.state.delay = () => 0;
+    }
+    s = await startChainpost(env, dir);
+    await advance(s, 61);
+    await advance(s, 11 * 60);
+    // The failed try and the replay; the failed try, the replay cut short, and the retry it left.
+    expect(mine(done).map((w) => w.body.retries)).toEqual([0, 0]);
+    expect(mine(cut).map((w) => w.body.retries)).toEqual([0, 0, 1]);
+    const records = (await s.call('/history?limit=100')).body.result as Array<{ streamId: string; delivered: boolean }>;
+    for (const id of [done, cut]) {
+      expect(records.find((h) => h.streamId === id)).toMatchObject({ delivered: true });
+      await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [webhook(2)] } });
+    }
+    await advance(s, 0);
+    // Nothing waits besides the webhook the header is on.
+    for (const id of [done, cut]) expect(mine(id).filter((w) => w.body.block.number === '2').map((w) => w.headers['x-queue-size'])).toEqual(['1']);
+  }, 60_000);
+
   it('after a restart, a URL whose success rate falls below 70 % puts every stream it had in error, one updated to it before the restart too', async () => {
     await stopAndClean(s);
     const dir = tempDir();

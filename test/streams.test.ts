@@ -460,6 +460,31 @@ describe('Streams API and delivery engine', () => {
       expect((await stream(id)).status).toBe('error'); // the 31st failure: 69%
     });
 
+    it('sends no retry of a webhook that a replay delivered, and counts it out of the stream\'s queue', async () => {
+      const id = await make({ webhookUrl: `${rx.url}?replay-retry` });
+      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      await enqueue(id, [webhook(8)]);
+      await advance(s, 0);
+      const [failed] = await failedLinesNow(id);
+      expect(Date.parse(failed.nextRetryAt) - (await now())).toBeGreaterThan(0);
+      rx.state.answer = () => 200;
+      expect((await post(`/history/replay/${failed.historyId}`)).body).toMatchObject({ delivered: true, status: 200 });
+      expect(await metric('chainpost_stream_webhooks_queued', id)).toBe(0);
+      // Past the retry's time, and past the 10-minute one after it.
+      await advance(s, 61);
+      await advance(s, 11 * 60);
+      const mine = (n: string) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === n);
+      // The failed try and the replay.
+      expect(mine('8').map((w) => w.body.retries)).toEqual([0, 0]);
+      await enqueue(id, [webhook(9)]);
+      await advance(s, 0);
+      // Nothing waits besides the webhook the header is on.
+      expect(mine('9').map((w) => w.headers['x-queue-size'])).toEqual(['1']);
+      expect(await metric('chainpost_stream_webhooks_queued', id)).toBe(0);
+      expect((await stream(id)).status).toBe('active');
+      expect((await s.call(`/stats/${id}`)).body).toMatchObject({ totalWebhooksDelivered: 1, totalWebhooksFailed: 1 });
+    });
+
     it('goes to error when 10,000 webhooks wait undelivered', async () => {
       const id = await make({ webhookUrl: `${rx.url}?cap` });
       // Never answered (rather than failing), so the success-rate rule cannot put the stream in error first.
@@ -494,12 +519,11 @@ describe('Streams API and delivery engine', () => {
       expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, errorMessage: 'the receiver answered HTTP 500' });
       await advance(s, 1);
       expect((await post(`/history/replay/${h.id}`)).body).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt });
-      // Its retry a minute after the first try fails: the record, rewritten, still says it was delivered.
-      rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+      // The delivered replay ended its retry, due a minute after the first try.
       await advance(s, 60);
-      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, tinyPayload: { retries: 1 } });
-      // The first try, the refused replay, the two delivered ones, and the retry.
-      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(5);
+      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, tinyPayload: { retries: 0 } });
+      // The first try, the refused replay and the two delivered ones.
+      expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(4);
       expect((await stream(id)).status).toBe('active');
       expect((await post(`/history/replay/${id}/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)).status).toBe(404);
       const other = (await cli(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;

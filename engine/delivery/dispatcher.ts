@@ -128,14 +128,18 @@ export class RowCache<T> {
     this.pending.set(key, (this.pending.get(key) ?? 0) + 1);
   }
 
-  /** That transaction (its writes' `version`, their order among all) committed: the row as it wrote it, unless a later one's is kept. */
-  committed(key: string, value: T, version: number): void {
+  /**
+   * That transaction (its writes' `version`, their order among all) committed: the row as it wrote it, unless a later
+   * one's is kept. Answers whether its row is kept.
+   */
+  committed(key: string, value: T, version: number): boolean {
     const n = (this.pending.get(key) ?? 1) - 1;
     if (n > 0) this.pending.set(key, n);
     else this.pending.delete(key);
-    if (version <= (this.versions.get(key) ?? 0)) return;
+    if (version <= (this.versions.get(key) ?? 0)) return false;
     this.versions.set(key, version);
     this.rows.set(key, value);
+    return true;
   }
 }
 
@@ -277,9 +281,10 @@ function failedAttempt({ s, item, url, res }: Outcome, nextAt: number | undefine
   return f;
 }
 
-const seqKey = (streamId: string, seq: number): string => `${streamId}/${String(seq).padStart(12, '0')}`;
+const seqPart = (seq: number): string => String(seq).padStart(12, '0');
+const seqKey = (streamId: string, seq: number): string => `${streamId}/${seqPart(seq)}`;
 /** A failed webhook waits apart from the fresh queue, ordered by when it is due. */
-const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${timeKey(nextAt)}/${String(seq).padStart(12, '0')}`;
+const retryKey = (streamId: string, nextAt: number, seq: number): string => `${streamId}/${timeKey(nextAt)}/${seqPart(seq)}`;
 const within = (id: string) => ({ start: `${id}/`, end: `${id}/\uffff` });
 export const streamKey = (tenant: string, id: string): string => `${tenant}/${id}`;
 
@@ -297,7 +302,8 @@ export class Dispatcher {
    * a URL, and leave only with the stream: a stream is never missing from its URL's, whatever commits when.
    */
   private readonly byUrl = new Map<string, Set<string>>();
-  private readonly inFlight = new Set<string>();
+  /** Per stream, the key (in `queue` or `retries`) of its webhook in flight. */
+  private readonly inFlight = new Map<string, string>();
   private readonly budget = new TurnBudget(
     STARTS_PER_TURN,
     (id) => this.kick(id),
@@ -501,8 +507,8 @@ export class Dispatcher {
   private committed(changes: Changes): void {
     for (const [id, seq] of changes.heads) this.heads.set(id, seq);
     for (const [id, m] of changes.metas) {
-      this.queued.set(id, m.queued);
-      this.rows.metas.committed(id, m, changes.version);
+      // A later transaction's count may be known already: a replay's commits at once, before an earlier flush is told.
+      if (this.rows.metas.committed(id, m, changes.version)) this.queued.set(id, m.queued);
     }
     for (const [key, st] of changes.statsWritten) this.rows.stats.committed(key, st, changes.version);
   }
@@ -519,6 +525,37 @@ export class Dispatcher {
       this.terminations.delete(s.id);
     }
     this.kick(s.id);
+  }
+
+  /**
+   * A replay of history record `h` was answered 200: the record says so and the pending retry of its webhook, if
+   * any, leaves the stream's queue and its count, in one transaction (a crash before its commit leaves both, and the
+   * retry is sent at its time). Failed webhooks wait apart from the fresh queue (`retries`), so this never moves the
+   * queue's head. A retry in flight completes: its outcome finds the record delivered and schedules no other.
+   * Answers the record's deliveredAt, or undefined when the record is gone.
+   */
+  replayDelivered(tenant: string, h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'>): string | undefined {
+    const changes = this.changes();
+    const deliveredAt = this.kv.transact(() => {
+      const now = this.clock.now();
+      const at = markDelivered(this.kv, tenant, h.id, now);
+      const retry = h.seq === undefined ? undefined : this.pendingRetry(h.streamId, h.seq);
+      if (retry !== undefined) {
+        this.kv.remove('retries', retry);
+        changes.meta(h.streamId).queued--;
+      }
+      changes.write(now);
+      return at;
+    });
+    this.committed(changes);
+    return deliveredAt;
+  }
+
+  /** The key of webhook `seq`'s retry waiting in `retries`, unless none is or it is in flight. Its keys only are read. */
+  private pendingRetry(streamId: string, seq: number): string | undefined {
+    const end = `/${seqPart(seq)}`;
+    const sending = this.inFlight.get(streamId);
+    return this.kv.keys('retries', within(streamId)).find((key) => key.endsWith(end) && key !== sending);
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). */
@@ -599,7 +636,7 @@ export class Dispatcher {
     const origin = this.originOf(s.webhookUrl);
     this.streamOrigins.set(streamId, origin);
     if (!this.slots.take(origin, streamId)) return undefined;
-    this.inFlight.add(streamId);
+    this.inFlight.set(streamId, head.entry.key);
     return this.deliver(s, head.entry.value, head.table, head.entry.key, origin)
       .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
       .finally(() => {
@@ -764,13 +801,16 @@ export class Dispatcher {
     }
     const failures = item.failures + 1;
     const firstFailedAt = item.firstFailedAt ?? now;
-    const historyId = this.saveHistory(changes, tenant, sentTo, bodyAt(item, item.failures), item.summary, item.failures, res.error ?? 'no answer', now, item.historyId);
+    const record = this.saveHistory(changes, tenant, sentTo, bodyAt(item, item.failures), item.summary, item.failures, res.error ?? 'no answer', now, item.historyId, item.seq);
+    const historyId = record.id;
     changes.bump(tenant, s.id, { totalWebhooksFailed: 1 });
-    const delay = retryDelay(failures - 1);
+    // A replay delivered it while this attempt was in flight: it is not sent again.
+    const replayed = record.deliveredAt !== undefined;
+    const delay = replayed ? undefined : retryDelay(failures - 1);
     const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
     let nextAt: number | undefined;
     if (delay === undefined || now >= deadline) {
-      // Out of retries, or 24 h without delivery: the webhook stays in history for manual replay.
+      // Delivered by a replay, out of retries, or 24 h without delivery: the webhook stays in history for manual replay.
       meta.queued--;
     } else {
       // The last retry of the schedule (1 day) falls at the 24-hour mark, then the webhook is given up.
@@ -782,7 +822,8 @@ export class Dispatcher {
     changes.rates.set(rateKey, newRate);
     const entered = inError(newRate) ? this.urlToError(tenant, url, `the success rate of ${url} fell to ${newRate}%, below 70%`, now) : [];
     const note =
-      nextAt === undefined ? 'no retry left: the webhook stays in history for manual replay'
+      replayed ? 'not retried: a replay delivered it'
+      : nextAt === undefined ? 'no retry left: the webhook stays in history for manual replay'
       : entered.some((e) => e.id === s.id) || cur.status !== 'active' ? 'the stream is not active: the retry waits until it is set active again'
       : undefined;
     failed.push(failedAttempt(o, nextAt, historyId, note));
@@ -901,9 +942,10 @@ export class Dispatcher {
    * Writes a failed-delivery record with the bytes last sent. The retries of
    * its first day rewrite it in place (its id, and so its retention, count from
    * the first failure); a failure after that (the stream was paused or in error
-   * meanwhile) writes it anew, as a new record kept from now.
+   * meanwhile) writes it anew, as a new record kept from now. `seq`: the webhook's in its stream's queue, when a
+   * retry of it may wait there. Answers the record as written.
    */
-  private saveHistory(changes: Changes, tenant: string, s: StoredStream, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string): string {
+  private saveHistory(changes: Changes, tenant: string, s: StoredStream, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string, seq?: number): StoredHistory {
     const range = historyRange(tenant);
     const old = id === undefined ? undefined : range.prefix + id;
     // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
@@ -929,8 +971,9 @@ export class Dispatcher {
       webhookUrl: s.webhookUrl,
     };
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
+    if (seq !== undefined) record.seq = seq;
     this.kv.put('history', key, record);
-    return historyId;
+    return record;
   }
 
   private saveLog(changes: Changes, tenant: string, s: StoredStream, item: QueueItem, status: DeliveryStatus, errorMessage: string, now: number): void {

@@ -27,8 +27,12 @@ export interface HistoryRecord {
   deliveredAt: string | null;
 }
 
-/** As stored: the body's bytes as last sent instead of the payload object, and deliveredAt once a retry or replay delivered it. */
-export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string };
+/**
+ * As stored: the body's bytes as last sent instead of the payload object, deliveredAt once a retry or replay delivered
+ * it, and the webhook's `seq` in its stream's queue when it failed there (a replay that delivers finds its pending
+ * retry by it; records written before it was kept have none).
+ */
+export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string; seq?: number };
 
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
   // The fields in the order the API has always answered them; delivered and deliveredAt came later.

@@ -2,7 +2,7 @@ import { BitcoinStreams } from '../bitcoin/stream-service.js';
 import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
-import { countOf, historyRange, historyView, logRange, logView, markDelivered, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
+import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
@@ -67,7 +67,8 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
 
   /**
    * Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state
-   * does not change; a delivery marks the record delivered (deliveredAt: the first delivery).
+   * does not change; a delivery marks the record delivered (deliveredAt: the first delivery) and ends the
+   * webhook's pending retry (Dispatcher.replayDelivered).
    */
   async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
     const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
@@ -76,7 +77,7 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
     const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
-    const deliveredAt = res.delivered ? (this.kv.transact(() => markDelivered(this.kv, tenant, historyId, this.clock.now())) ?? h.deliveredAt) : h.deliveredAt;
+    const deliveredAt = res.delivered ? (this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq }) ?? h.deliveredAt) : h.deliveredAt;
     const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }

@@ -11,7 +11,7 @@ import { StreamsService } from '../../engine/streams/service.js';
 import { undiciSender } from '../../http/clients/webhook.js';
 import { openStore } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
-import { tempDir } from '../helpers.js';
+import { tempDir, until } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
 import { TargetPolicy } from '../../engine/net/targets.js';
 import { systemResolver } from '../../http/clients/dns.js';
@@ -129,6 +129,51 @@ describe('delivery records', () => {
     // One hash per POST: the test webhook, two tries and the replay.
     expect(sent).toHaveLength(4);
     expect(hashes.n).toBe(sent.length);
+  });
+
+  it('keeps the retry of a webhook whose replay failed, on its schedule', async () => {
+    e = await engine(rx);
+    const id = await e.make('replay-failed');
+    rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+    await e.send(id, [1]);
+    const h = e.streams.history(TENANT, 10, null, false).result[0]!;
+    expect((await e.streams.replay(TENANT, h.id!)).delivered).toBe(false);
+    expect(e.dispatcher.queueSize(id)).toBe(1);
+    rx.state.answer = () => 200;
+    await e.clock.advance(60_000);
+    await e.dispatcher.settled();
+    // The first try, the failed replay, and the retry a minute after the first try, delivered.
+    expect(rx.webhooks().filter((w) => w.body.streamId === id).map((w) => w.body.retries)).toEqual([0, 0, 1]);
+    expect(e.dispatcher.queueSize(id)).toBe(0);
+    expect(e.streams.history(TENANT, 10, null, false).result[0]).toMatchObject({ id: h.id, delivered: true });
+  });
+
+  it('lets a retry in flight when a replay delivers complete, and sends none after it', async () => {
+    e = await engine(rx);
+    const id = await e.make('replay-in-flight');
+    const mine = () => rx.webhooks().filter((w) => w.body.streamId === id);
+    // The retry (retries 1) is held on the wire and then refused; the first try fails, the replay is answered.
+    rx.state.answer = (r) => (r.body.streamId === id && (r.body.retries === 1 || mine().length === 1) ? 500 : 200);
+    rx.state.delay = (r) => (r.body.streamId === id && r.body.retries === 1 ? 300 : 0);
+    try {
+      await e.send(id, [1]);
+      const h = e.streams.history(TENANT, 10, null, false).result[0]!;
+      const retrying = e.clock.advance(60_000);
+      expect(await until(() => mine().length === 2, 5_000)).toBe(true);
+      expect((await e.streams.replay(TENANT, h.id!)).delivered).toBe(true);
+      await retrying;
+      await e.dispatcher.settled();
+      // Past every later retry time.
+      await e.clock.advance(DAY);
+      await e.dispatcher.settled();
+      expect(mine().map((w) => w.body.retries)).toEqual([0, 1, 0]);
+      expect(e.dispatcher.queueSize(id)).toBe(0);
+      // The retry's outcome rewrote the record, still delivered.
+      expect(e.streams.history(TENANT, 10, null, false).result[0]).toMatchObject({ id: h.id, delivered: true, tinyPayload: { retries: 1 } });
+      expect(e.streams.stats(TENANT, id)).toMatchObject({ totalWebhooksFailed: 2, totalWebhooksDelivered: 0 });
+    } finally {
+      rx.state.delay = () => 0;
+    }
   });
 
   it('removes expired logs and history by range on the service clock, with their counters', async () => {
