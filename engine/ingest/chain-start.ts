@@ -64,7 +64,8 @@ export class ChainStart {
 
   /**
    * The first sync of a fresh chain: where it starts (the start block, or the node's head) and its backfill up
-   * to the node's head now, saved before any block; `rest` is the family's own part of the state.
+   * to the node's head now, saved before any block; `rest` is the family's own part of the state. The
+   * follower takes the state answered, then calls watch().
    */
   async begin<S extends StartState>(nodeHead: number, rest: Omit<S, keyof StartState>): Promise<S> {
     const asked = this.startBlock ?? 0;
