@@ -51,9 +51,9 @@ export interface Config {
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
   /**
-   * The first block of each EVM chain followed for the first time (CHAINPOST_START_BLOCKS), keyed by chain
-   * key: the follower backfills from there to the node's head, then follows. A chain not listed starts at
-   * the node's head; a chain already in the store keeps its state.
+   * The first block of each EVM chain (and of Bitcoin, `bitcoin`) followed for the first time
+   * (CHAINPOST_START_BLOCKS), keyed by chain key: the follower backfills from there to the node's head, then
+   * follows. A chain not listed starts at the node's head; a chain already in the store keeps its state.
    */
   startBlocks: Map<string, number>;
   /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
@@ -115,6 +115,7 @@ export function parseConfig(env: Env): Config {
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
   const listenHost = host(get('CHAINPOST_HOST'));
+  const bitcoinRpc = url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']);
   return {
     host: listenHost,
     port,
@@ -144,11 +145,11 @@ export function parseConfig(env: Env): Config {
     stageChunk: integer('CHAINPOST_STAGE_CHUNK', get('CHAINPOST_STAGE_CHUNK'), STAGE_CHUNK, 1, 100_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     // The embedded devnet (CHAINPOST_CHAINS unset) is 0x539.
-    startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), chains === undefined ? new Set(['0x539']) : new Set(upstreams.keys())),
+    startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), chains === undefined ? new Set(['0x539']) : new Set(upstreams.keys()), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
     ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
-      url: url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']),
+      url: bitcoinRpc,
       pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
@@ -179,14 +180,27 @@ function solana(get: (name: string) => string | undefined): Config['solana'] {
 }
 
 /**
- * `0x1=19000000,base=0x1c9c380`: a block number (decimal or 0x hex) per EVM chain the server follows (one of
- * CHAINPOST_CHAINS, or the devnet 0x539 when that is unset): a start block for a chain never followed is a typo.
+ * `0x1=19000000,base=0x1c9c380,bitcoin=880000`: a block number (decimal or 0x hex) per EVM chain the server
+ * follows (one of CHAINPOST_CHAINS, or the devnet 0x539 when that is unset), and a height for Bitcoin when
+ * CHAINPOST_BITCOIN_RPC is set: a start block for a chain never followed is a typo.
  */
-function startBlocks(v: string | undefined, followed: ReadonlySet<string>): Map<string, number> {
+function startBlocks(v: string | undefined, followed: ReadonlySet<string>, bitcoin: boolean): Map<string, number> {
   const name = 'CHAINPOST_START_BLOCKS';
-  const out = chainMap(name, v, blockNumber);
-  for (const key of out.keys()) if (!followed.has(key)) throw new ConfigError(name, `chain ${key} is not followed (not in CHAINPOST_CHAINS, or the devnet 0x539 when that is unset)`);
+  const out = chainMap(name, v, blockNumber, evmOrBitcoin);
+  for (const key of out.keys()) {
+    if (key === BITCOIN) {
+      if (!bitcoin) throw new ConfigError(name, 'chain bitcoin is not followed (CHAINPOST_BITCOIN_RPC is unset)');
+    } else if (!followed.has(key)) throw new ConfigError(name, `chain ${key} is not followed (not in CHAINPOST_CHAINS, or the devnet 0x539 when that is unset)`);
+  }
   return out;
+}
+
+const BITCOIN = 'bitcoin';
+
+/** An EVM chain, or Bitcoin (Solana starts at the node's confirmed slot: it takes no start block). */
+function evmOrBitcoin(id: string): Chain | undefined {
+  const c = findChain(id);
+  return c?.family === 'evm' || c?.key === BITCOIN ? c : undefined;
 }
 
 function blockNumber(name: string, v: string): number {
@@ -269,7 +283,7 @@ function chainMap<T>(name: string, v: string | undefined, parse: (name: string, 
     if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.includes('@') ? withoutPassword(entry.trim()) : entry.trim()}"`);
     const id = entry.slice(0, eq).trim();
     const chain = find(id);
-    if (chain === undefined) throw new ConfigError(name, find === findEvmChain ? `unknown EVM chain "${id}"` : `unknown chain "${id}"`);
+    if (chain === undefined) throw new ConfigError(name, find === findEvmChain ? `unknown EVM chain "${id}"` : find === evmOrBitcoin ? `not an EVM chain or bitcoin: "${id}"` : `unknown chain "${id}"`);
     if (out.has(chain.key)) throw new ConfigError(name, `chain ${chain.key} is listed twice`);
     out.set(chain.key, parse(name, entry.slice(eq + 1).trim()));
   }

@@ -513,6 +513,8 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
       pool: pool.bitcoin,
       // The mempool after the blocks: a transaction just mined is no longer there to be announced.
       afterSync: () => mempool.poll(),
+      // New to the store: from its start block, backfilled to the node's best block, else from that block.
+      startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
     });
     core.followers.push(follower);
     follower.start();

@@ -3,7 +3,7 @@ import { Block, Transaction, address, payments, script } from 'bitcoinjs-lib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADDRESS_KINDS, branch, coinsOf, mineBlock, owner, payTo, spend, type Coin } from './bitcoin-core/build.js';
 import { BitcoinChain } from './bitcoin-core/chain.js';
-import { GENESIS_HASH, bigBlock, fixtureText, mainnetChain, rawBlockFromGetblock, relinkedChain } from './bitcoin-core/fixtures.js';
+import { GENESIS_HASH, PRUNED_HEIGHT, bigBlock, fixtureText, mainnetChain, prunedChain, rawBlockFromGetblock, relinkedChain } from './bitcoin-core/fixtures.js';
 import { btc, coreJson, double16 } from './bitcoin-core/json.js';
 import { descriptorChecksum, scriptPubKeyJson } from './bitcoin-core/script.js';
 import { startBitcoinCore, type BitcoinCore, type BitcoinCoreOptions } from './bitcoin-core/server.js';
@@ -320,6 +320,93 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
     expect([v2.fee, v2.vin[0].prevout.height]).toEqual([0, 9]);
     await expect(call(indexed, 'getrawtransaction', 'ab'.repeat(32))).rejects.toEqual(rpcError(-5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.'));
     await expect(call(indexed, 'getrawtransaction', 'ab')).rejects.toEqual(rpcError(-8, "parameter 1 must be of length 64 (not 2, for 'ab')"));
+  });
+});
+
+describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
+  const HEADER_KEYS = ['hash', 'confirmations', 'height', 'version', 'versionHex', 'merkleroot', 'time', 'mediantime', 'nonce', 'bits', 'difficulty', 'chainwork', 'nTx', 'previousblockhash', 'nextblockhash'];
+
+  it('answers getblockhash and getblockheader for every height, each header linked to its neighbours from genesis to the tip, keeping only the served blocks', async () => {
+    const chain = prunedChain();
+    const tip = PRUNED_HEIGHT + 19;
+    // Only the served blocks are kept: the 880,000 below are computed when asked.
+    expect([chain.start, chain.height]).toEqual([PRUNED_HEIGHT, tip]);
+    const core = await start({ chain });
+    expect(await call(core, 'getblockcount')).toBe(tip);
+    let work = 0n;
+    for (const h of [0, 1, 2, 210_000, 481_824, PRUNED_HEIGHT - 2, PRUNED_HEIGHT - 1, PRUNED_HEIGHT, PRUNED_HEIGHT + 1, tip]) {
+      const hash = await call(core, 'getblockhash', h);
+      if (h < PRUNED_HEIGHT) expect(hash).toMatch(/^0{8}[0-9a-f]{56}$/);
+      const header = await call(core, 'getblockheader', hash);
+      expect(header, String(h)).toMatchObject({ hash, height: h, confirmations: tip - h + 1 });
+      expect(Object.keys(header)).toEqual(HEADER_KEYS.filter((k) => (k !== 'previousblockhash' || h > 0) && (k !== 'nextblockhash' || h < tip)));
+      if (h > 0) expect(header.previousblockhash).toBe(await call(core, 'getblockhash', h - 1));
+      if (h < tip) expect(header.nextblockhash).toBe(await call(core, 'getblockhash', h + 1));
+      expect(header.mediantime).toBeLessThanOrEqual(header.time);
+      expect(BigInt(`0x${header.chainwork}`)).toBeGreaterThan(work);
+      work = BigInt(`0x${header.chainwork}`);
+    }
+    expect(await call(core, 'getblockhash', 0)).toBe(GENESIS_HASH);
+    const genesis = await call(core, 'getblockheader', GENESIS_HASH);
+    const real = ETL(GENESIS_HASH);
+    expect(genesis).toMatchObject({ merkleroot: real.merkleroot, time: real.time, nonce: real.nonce, bits: real.bits, difficulty: 1, chainwork: real.chainwork, nTx: 1 });
+    // The first served block follows the last header, a block's time later.
+    const [last, first] = [await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT - 1)), await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT))];
+    expect(first.time).toBe(last.time + 600);
+    // A header alone as its 80 bytes, linked to the one below.
+    const raw = Buffer.from(await call(core, 'getblockheader', last.hash, false), 'hex');
+    expect(raw).toHaveLength(80);
+    expect(raw.subarray(4, 36).reverse().toString('hex')).toBe(last.previousblockhash);
+    for (const h of [tip + 1, -1]) await expect(call(core, 'getblockhash', h)).rejects.toEqual(rpcError(-8, 'Block height out of range'));
+    await expect(call(core, 'getblockheader', `${last.hash.slice(0, 56)}${(tip + 5).toString(16).padStart(8, '0')}`)).rejects.toEqual(rpcError(-5, 'Block not found'));
+  });
+
+  it('refuses getblock below the prune height with Core 27\'s error, and serves the blocks above it with their prevouts (verbosity 3)', async () => {
+    const chain = prunedChain({ blocks: 170, prunedBelow: PRUNED_HEIGHT + 5 });
+    const core = await start({ chain });
+    const hashAt = (h: number): Promise<string> => call(core, 'getblockhash', h);
+    for (const h of [0, PRUNED_HEIGHT - 1, PRUNED_HEIGHT, PRUNED_HEIGHT + 4]) {
+      for (const verbosity of [0, 1, 2, 3]) await expect(call(core, 'getblock', await hashAt(h), verbosity), `${h}/${verbosity}`).rejects.toEqual(rpcError(-1, 'Block not available (pruned data)'));
+    }
+    expect((await call(core, 'getblock', await hashAt(PRUNED_HEIGHT + 5), 1)).height).toBe(PRUNED_HEIGHT + 5);
+    // Mainnet block 170 (the first payment, of block 9's coinbase) at PRUNED_HEIGHT + 169: its prevout from undo data.
+    const block = await call(core, 'getblock', await hashAt(PRUNED_HEIGHT + 169), 3);
+    expect(block.tx[1].txid).toBe('f4184fc596403b9d638783cf57adfe4c75c605f6356fbc91338530e9831e9e16');
+    expect(block.tx[1].vin[0].prevout).toMatchObject({ generated: true, height: PRUNED_HEIGHT + 8, value: 50 });
+    expect(block.tx[1].fee).toBe(0);
+    // A transaction in a block whose header alone is known: Core's answer for a block without data.
+    await expect(call(core, 'getrawtransaction', 'ab'.repeat(32), 1, await hashAt(PRUNED_HEIGHT - 1))).rejects.toEqual(rpcError(-1, 'Block not available'));
+    expect(await call(core, 'getblockchaininfo')).toMatchObject({ blocks: PRUNED_HEIGHT + 169, headers: PRUNED_HEIGHT + 169, pruned: true, pruneheight: PRUNED_HEIGHT + 5 });
+  });
+
+  it('answers getnetworkinfo as Core 27 does (a pruned node offers no NODE_NETWORK, v2 transport is on) and gettxout in Core 27\'s shape', async () => {
+    const chain = prunedChain();
+    const core = await start({ chain });
+    const info = await call(core, 'getnetworkinfo');
+    expect(Object.keys(info)).toEqual(['version', 'subversion', 'protocolversion', 'localservices', 'localservicesnames', 'localrelay', 'timeoffset', 'networkactive', 'connections', 'connections_in', 'connections_out', 'networks', 'relayfee', 'incrementalfee', 'localaddresses', 'warnings']);
+    expect(info).toMatchObject({ version: 270000, subversion: '/Satoshi:27.0.0/', protocolversion: 70016, localservices: '0000000000000c08', localservicesnames: ['WITNESS', 'NETWORK_LIMITED', 'P2P_V2'], relayfee: 0.00001, warnings: '' });
+    expect(info.networks.map((n: Json) => [n.name, n.reachable])).toEqual([['ipv4', true], ['ipv6', true], ['onion', false], ['i2p', false], ['cjdns', false]]);
+    const full = await start();
+    expect((await call(full, 'getnetworkinfo')).localservicesnames).toEqual(['NETWORK', 'WITNESS', 'NETWORK_LIMITED', 'P2P_V2']);
+
+    // A coinbase at this height pays 3.125 BTC (the fourth halving); spent in the mempool, it leaves gettxout's mempool view.
+    const miner = owner('p2wpkh', 'gettxout');
+    const mined = mineBlock(chain, [], miner.output).transactions![0]!;
+    mineBlock(chain);
+    const out = await call(core, 'gettxout', mined.getId(), 0);
+    expect(Object.keys(out)).toEqual(['bestblock', 'confirmations', 'value', 'scriptPubKey', 'coinbase']);
+    expect(out).toEqual({ bestblock: chain.tip!.hash, confirmations: 2, value: 3.125, scriptPubKey: scriptPubKeyJson(miner.output), coinbase: true });
+    const payee = owner('p2tr', 'gettxout');
+    const pay = spend(coinsOf(mined, [miner]), [payTo(payee.address, 300_000_000)]);
+    chain.addToMempool(pay.toHex());
+    expect(await call(core, 'gettxout', mined.getId(), 0)).toBeNull();
+    expect(await call(core, 'gettxout', mined.getId(), 0, false)).toEqual(out);
+    expect(await call(core, 'gettxout', pay.getId(), 0)).toMatchObject({ confirmations: 0, value: 3, coinbase: false, scriptPubKey: { address: payee.address, type: 'witness_v1_taproot' } });
+    expect(await call(core, 'gettxout', pay.getId(), 0, false)).toBeNull();
+    expect(await call(core, 'gettxout', mined.getId(), 1)).toBeNull();
+    await expect(call(core, 'gettxout', 'ab', 0)).rejects.toEqual(rpcError(-8, "txid must be of length 64 (not 2, for 'ab')"));
+    await expect(call(core, 'gettxout', mined.getId(), '0')).rejects.toEqual(rpcError(-3, 'JSON value of type string is not of expected type number'));
+    await expect(call(core, 'gettxout', mined.getId(), -1)).rejects.toEqual(rpcError(-1, 'JSON integer out of range'));
   });
 });
 

@@ -4,14 +4,15 @@ import { XPUB, withVersion } from './bitcoin-core/keys.js';
 import { Block, address as btcAddress, initEccLib } from 'bitcoinjs-lib';
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
-import { bigBlock, mainnetChain } from './bitcoin-core/fixtures.js';
+import { bigBlock, prunedChain } from './bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 
 /**
- * Bitcoin streams end to end: the server follows the Bitcoin Core stand-in,
- * and a real receiver gets the webhooks of every phase (mempool, in a block,
+ * Bitcoin streams end to end: the server follows the Bitcoin Core stand-in (a
+ * pruned node above block 880,000: the server starts at its best block), and a
+ * real receiver gets the webhooks of every phase (mempool, in a block,
  * confirmed 2 blocks deep) for every address format and for xpub, ypub and
  * zpub wallets, across reorgs and a restart.
  */
@@ -52,14 +53,14 @@ const phases = (streamId: string) => {
   };
 };
 
-/** A coin of `o`'s: a block whose coinbase pays it 50 BTC. */
+/** A coin of `o`'s: a block whose coinbase pays it (3.125 BTC at these heights). */
 function fund(o: Owner) {
   const block = mineBlock(core.chain, [], o.output);
   return coinsOf(block.transactions![0]!, [o]);
 }
 
 beforeAll(async () => {
-  core = await startBitcoinCore({ chain: mainnetChain(20) });
+  core = await startBitcoinCore({ chain: prunedChain() });
   rx = await startReceiver();
   s = await startChainpost(env());
   await caughtUp();
@@ -89,7 +90,7 @@ describe('Bitcoin streams, delivered', () => {
     expect(m).toMatchObject({ confirmed: false, chainId: 'btc-mainnet', network: 'mainnet', tag: 'btc', block: { hash: 'mempool', height: '0' } });
     expect(txidsOf(m)).toEqual([tx.getId()]);
     // Both sides populated in the mempool phase: the spender's address and value, every payee.
-    expect(m.transactions[0].vin[0]).toMatchObject({ addresses: [payer.address], value: '50.00000000' });
+    expect(m.transactions[0].vin[0]).toMatchObject({ addresses: [payer.address], value: '3.12500000' });
     expect(m.transactions[0].vout.map((o: { scriptPubKeyAddress: string }) => o.scriptPubKeyAddress)).toEqual(payees.map((p) => p.address));
     expect(m.transactions[0].vout.map((o: { value: number }) => o.value)).toEqual(payees.map(() => 0.001));
     expect(phases(spender).mempool[0]!.transactions[0].vout).toEqual([]);
@@ -121,10 +122,10 @@ describe('Bitcoin streams, delivered', () => {
     await caughtUp();
     // One transaction to index 0 of each key; then index 19 of the zpub (the window's last) and, in the same
     // block, index 35 (watched only once 19 is used: 19 + 20 ≥ 35); then index 80 (beyond 35 + 20: not watched).
-    const first = spend([coin!], [payTo(receive(XPUB, 0), 1000), payTo(receive(YPUB, 0), 1000), payTo(receive(ZPUB, 0), 1000), payTo(payer.address, 4_000_000_000)]);
-    const second = spend(coinsOf(first, [payer]), [payTo(receive(ZPUB, 19), 1000), payTo(payer.address, 3_900_000_000)]);
-    const third = spend(coinsOf(second, [payer]), [payTo(receive(ZPUB, 35), 1000), payTo(payer.address, 3_800_000_000)]);
-    const fourth = spend(coinsOf(third, [payer]), [payTo(receive(ZPUB, 80), 1000), payTo(payer.address, 3_700_000_000)]);
+    const first = spend([coin!], [payTo(receive(XPUB, 0), 1000), payTo(receive(YPUB, 0), 1000), payTo(receive(ZPUB, 0), 1000), payTo(payer.address, 300_000_000)]);
+    const second = spend(coinsOf(first, [payer]), [payTo(receive(ZPUB, 19), 1000), payTo(payer.address, 290_000_000)]);
+    const third = spend(coinsOf(second, [payer]), [payTo(receive(ZPUB, 35), 1000), payTo(payer.address, 280_000_000)]);
+    const fourth = spend(coinsOf(third, [payer]), [payTo(receive(ZPUB, 80), 1000), payTo(payer.address, 270_000_000)]);
     mineBlock(core.chain, [first, second, third, fourth]);
     expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
     const body = phases(id).inBlock[0]!;
@@ -139,7 +140,7 @@ describe('Bitcoin streams, delivered', () => {
     expect(receive(ZPUB, 0)).toMatch(/^bc1q/);
     expect(body.transactions[2].xpubs).toEqual([{ xpub: ZPUB, address: receive(ZPUB, 35) }]);
     // The window moved on for later blocks too: 55 (its last now) and, by it, 75 in the same transaction.
-    const fifth = spend(coinsOf(fourth, [payer]), [payTo(receive(ZPUB, 55), 1000), payTo(receive(ZPUB, 75), 1000), payTo(payer.address, 3_600_000_000)]);
+    const fifth = spend(coinsOf(fourth, [payer]), [payTo(receive(ZPUB, 55), 1000), payTo(receive(ZPUB, 75), 1000), payTo(payer.address, 260_000_000)]);
     mineBlock(core.chain, [fifth]);
     expect(await until(() => phases(id).inBlock.length === 2, 10_000)).toBe(true);
     expect(phases(id).inBlock[1]!.transactions[0].xpubs).toEqual([
@@ -147,7 +148,7 @@ describe('Bitcoin streams, delivered', () => {
       { xpub: ZPUB, address: receive(ZPUB, 75) },
     ]);
     // The mempool phase matches xpub addresses too.
-    const sixth = spend(coinsOf(fifth, [payer]), [payTo(receive(XPUB, 1), 1000), payTo(payer.address, 3_500_000_000)]);
+    const sixth = spend(coinsOf(fifth, [payer]), [payTo(receive(XPUB, 1), 1000), payTo(payer.address, 250_000_000)]);
     core.chain.addToMempool(sixth.toHex());
     expect(await until(() => phases(id).mempool.length === 1, 10_000)).toBe(true);
     expect(phases(id).mempool[0]!.transactions[0]).toMatchObject({ txid: sixth.getId(), xpubs: [{ xpub: XPUB, address: receive(XPUB, 1) }] });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
-import { mainnetChain } from './bitcoin-core/fixtures.js';
+import { PRUNED_HEIGHT, prunedChain } from './bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write } from './contracts.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
@@ -54,12 +54,13 @@ let btcSpend: { txid: string; funding: string };
 let solSlots: number[];
 
 beforeAll(async () => {
-  [anvil, core] = await Promise.all([startAnvil({ chainId: 1337 }), startBitcoinCore({ chain: mainnetChain(12) })]);
+  [anvil, core] = await Promise.all([startAnvil({ chainId: 1337 }), startBitcoinCore({ chain: prunedChain({ blocks: 12 }) })]);
   const real = fixtureBlock();
   // The parent of mainnet slot 100,000,000, so the real block links to it unchanged once put.
   solChain.put({ slot: real.parentSlot, blockHeight: real.blockHeight! - 1, blockTime: real.blockTime, blockhash: real.previousBlockhash, parentSlot: real.parentSlot - 1, previousBlockhash: addressOf('before-100m'), rewards: [], transactions: [] });
   sol = await startSolanaRpc({ chain: solChain });
-  s = await startChainpost(serverEnv(anvil, { CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_SOLANA_RPC: sol.url, CHAINPOST_SOLANA_POLL_MS: '50', CHAINPOST_RETENTION_BLOCKS: String(RETENTION) }));
+  // Bitcoin from the pruned node's first served block (backfilled), so the retention window has blocks to prune.
+  s = await startChainpost(serverEnv(anvil, { CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_START_BLOCKS: `bitcoin=${PRUNED_HEIGHT}`, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_SOLANA_RPC: sol.url, CHAINPOST_SOLANA_POLL_MS: '50', CHAINPOST_RETENTION_BLOCKS: String(RETENTION) }));
 
   const token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, parseUnits('1000', 6)]);
   tx['token'] = (await write(anvil.url, { address: token.address, abi: token.abi, functionName: 'transfer', args: [A1, parseUnits('10', 6)], account: DEV_ACCOUNTS[0] })).transactionHash;
@@ -184,7 +185,7 @@ describe('Bitcoin blocks and transactions', () => {
 
   it('says a pruned block is past the retention window; 404s the unknown, 400s a bad identifier', async () => {
     const oldest = (await health('bitcoin'))!['oldest'] as number;
-    expect(oldest).toBeGreaterThan(1);
+    expect(oldest).toBeGreaterThan(PRUNED_HEIGHT);
     const pruned = await get(`bitcoin/blocks/${oldest - 1}`);
     expect(pruned.status).toBe(404);
     expect(pruned.body.message).toContain('retention window');

@@ -1,4 +1,6 @@
 import type { Clock } from '../clock.js';
+import type { BackfillStatus } from '../ingest/backfill.js';
+import { ChainStart, floorOf, historyEnd, type StartBlock, type StartState } from '../ingest/chain-start.js';
 import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
 import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
@@ -18,15 +20,11 @@ import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestP
  * branch. A node without verbosity 3 (Core before v23) gives no spent outputs:
  * they are found among the outputs this server stored, then by
  * getrawtransaction (which needs -txindex); /health says when they cannot be.
+ * A chain new to the store starts at the node's best block, or at a start
+ * block backfilled up to it (engine/ingest/chain-start.ts): backfilled blocks
+ * are history, stored and indexed but announced to no listener.
  */
-export interface BitcoinChainState {
-  /** Last block written (−1 before the first). */
-  head: number;
-  /** Last block announced as confirmed (−1 before the first). */
-  confirmed: number;
-  /** Last block whose record and probe column were pruned (−1 before the first). */
-  pruned: number;
-}
+export type BitcoinChainState = StartState;
 
 /** Where the spent outputs of inputs come from: the node's getblock, this server's stored outputs and getrawtransaction, or nowhere (no -txindex). */
 export type InputSource = 'getblock' | 'resolved' | 'unresolved';
@@ -35,6 +33,8 @@ export interface BitcoinFollowerStatus extends FollowerStatus {
   inputs: InputSource | null;
   /** Inputs whose spent output could not be found since the start (their addresses and values are left out). */
   unresolvedInputs: number;
+  /** The backfill's progress; null when the chain has none (see StartState.backfill). */
+  backfill: BackfillStatus | null;
 }
 
 /** Blocks fetched and prepared ahead while catching up: the pool parses them while this thread commits. */
@@ -63,6 +63,8 @@ export class BitcoinFollower implements ChainFollower {
   private readonly unwritten = new Map<number, string>();
   /** Until when getrawtransaction is not asked (the node last answered that it has no -txindex). */
   private noTxindexUntil = 0;
+  /** Where the chain starts if it is new to the store, and its backfill's progress. */
+  private readonly chainStart: ChainStart;
 
   constructor(
     private readonly chain: string,
@@ -79,8 +81,14 @@ export class BitcoinFollower implements ChainFollower {
       pool: BitcoinIngestPool;
       /** Runs after each poll's blocks (the mempool watcher): same cadence, after the blocks it may confirm. */
       afterSync?: () => Promise<void>;
+      /**
+       * Where a chain not in the store yet starts: this block, backfilled up to the node's best block at the
+       * first sync ('head': that block alone). A chain in the store keeps its state whatever this says.
+       */
+      startBlock: StartBlock;
     },
   ) {
+    this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable());
     this.state = this.stored();
     this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), async () => {
       await this.prune();
@@ -94,21 +102,28 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   start(): void {
+    this.chainStart.watch();
     this.loop.start();
   }
 
   stop(): void {
     this.loop.stop();
+    this.chainStart.stop();
   }
 
   private get stopped(): boolean {
     return this.loop.stopped;
   }
 
-  status(): BitcoinFollowerStatus {
-    // What is durable: blocks handed to the store and not yet flushed are not shown (the block endpoints would not find them).
+  /** The state as far as it is durable: blocks handed to the store and not yet flushed are not counted (the block endpoints would not find them). */
+  private durable(): BitcoinChainState {
     const head = this.unwritten.size === 0 ? this.state.head : Math.min(...this.unwritten.keys()) - 1;
-    return { chain: this.chain, head, confirmed: Math.min(this.state.confirmed, head), nodeHead: this.nodeHead, oldest: this.state.pruned + 1, ...this.loop.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved };
+    return { ...this.state, head, confirmed: Math.min(this.state.confirmed, head) };
+  }
+
+  status(): BitcoinFollowerStatus {
+    const { head, confirmed, pruned } = this.durable();
+    return { chain: this.chain, head, confirmed, nodeHead: this.nodeHead, oldest: pruned + 1, ...this.loop.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved, backfill: this.chainStart.status() };
   }
 
   reorgs(): number {
@@ -127,9 +142,16 @@ export class BitcoinFollower implements ChainFollower {
     if (best !== this.hashOf(this.state.head)) {
       const header = await this.upstream.call<{ height: number }>('getblockheader', [best, true]);
       this.nodeHead = header.height;
+      if (this.chainStart.fresh) await this.begin(header.height);
       await this.rollBack();
       await this.catchUp(header.height);
     } else if (this.nodeHead < this.state.head) this.nodeHead = this.state.head;
+  }
+
+  /** A fresh chain's first round: its start, saved before any block. */
+  private async begin(nodeHead: number): Promise<void> {
+    this.state = await this.chainStart.begin<BitcoinChainState>(nodeHead, {});
+    this.chainStart.watch();
   }
 
   private async askVersion(): Promise<void> {
@@ -282,6 +304,8 @@ export class BitcoinFollower implements ChainFollower {
     const next: BitcoinChainState = { ...this.state, head, confirmed: Math.max(this.state.confirmed, head - this.opts.confirmations) };
     let confirmed = this.state.confirmed;
     for (const b of blocks) this.unwritten.set(b.number, b.hash);
+    // Backfilled blocks are history: stored, announced to no listener (no stream gets a webhook for them).
+    const history = historyEnd(this.state);
     const durable = this.kv.writeBehind(() => {
       for (const b of blocks) {
         const key = blockKey(this.chain, b.number);
@@ -291,10 +315,10 @@ export class BitcoinFollower implements ChainFollower {
         this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
         if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
         writeAddressRows(this.kv, this.chain, b.number, b.addresses);
-        this.events.seen(this.chain, b.number, b.hash);
+        if (b.number > history) this.events.seen(this.chain, b.number, b.hash);
         while (confirmed < b.number - this.opts.confirmations) {
           confirmed++;
-          this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
+          if (confirmed > history) this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
         }
       }
       this.kv.put('chainState', this.chain, next);
@@ -302,13 +326,16 @@ export class BitcoinFollower implements ChainFollower {
     this.state = next;
     await durable;
     for (const b of blocks) this.unwritten.delete(b.number);
+    this.chainStart.note(this.durable().head);
     this.events.committed?.(this.chain);
   }
 
   /** Walks back from our head to the last block the node still has on its best chain, and removes ours above it. True when something was rolled back. */
   private async rollBack(): Promise<boolean> {
     let k = this.state.head;
-    while (k >= 0) {
+    // Nothing below the start block is stored: the walk ends there (the start block itself may be replaced).
+    const floor = floorOf(this.state);
+    while (k >= floor) {
       let theirs: string | null;
       try {
         theirs = await this.upstream.call<string>('getblockhash', [k]);

@@ -5,7 +5,8 @@ import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } f
 import { removeBlock } from './store.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
 import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
-import { BackfillProgress, logBackfill, type BackfillRange, type BackfillStatus } from '../ingest/backfill.js';
+import type { BackfillStatus } from '../ingest/backfill.js';
+import { ChainStart, floorOf, historyEnd, type StartBlock, type StartState } from '../ingest/chain-start.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -21,21 +22,10 @@ import { BackfillProgress, logBackfill, type BackfillRange, type BackfillStatus 
  * announced to no listener, as history no stream asked for.
  */
 
-export interface ChainState {
-  /** Last block written (−1 before the first). */
-  head: number;
-  /** Last block announced as confirmed (−1 before the first). */
-  confirmed: number;
+/** The shared head, confirmed, pruned and backfill (engine/ingest/chain-start.ts), and the tracer. */
+export interface ChainState extends StartState {
   /** Whether the node answers debug_traceBlockByNumber with the callTracer. */
   tracer: boolean | null;
-  /** Last block whose record and probe column were pruned (−1 before the first). */
-  pruned: number;
-  /**
-   * The backfill set at the first start: blocks `from` (the start block) to `to` (the node's head then) are
-   * stored without block events. Absent: the chain was followed from block 0 with every block announced (no
-   * start block given, or a store from before backfills).
-   */
-  backfill?: BackfillRange;
 }
 
 /** An EVM chain's status: the shared fields, and whether internal transactions and the newHeads subscription work. */
@@ -89,10 +79,8 @@ export class Follower implements ChainFollower {
   private hinted = -1;
   /** The head when the listeners were last told what is durable. */
   private woken = -1;
-  /** A start block is given and the store holds no state of this chain yet: the first sync decides where it starts (begin()). */
-  private fresh: boolean;
-  private progress: BackfillProgress | undefined;
-  private progressLog: { stop(): void } | undefined;
+  /** Where the chain starts if it is new to the store, and its backfill's progress. */
+  private readonly chainStart: ChainStart;
 
   constructor(
     private readonly chain: string,
@@ -115,17 +103,12 @@ export class Follower implements ChainFollower {
        * first sync ('head': that head alone). A chain in the store keeps its state whatever this says.
        * Undefined: block 0, every block announced (no backfill).
        */
-      startBlock?: number | 'head';
+      startBlock?: StartBlock;
     },
   ) {
-    const stored = kv.get<ChainState>('chainState', chain);
-    this.fresh = stored === undefined && opts.startBlock !== undefined;
+    this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable);
     this.state = this.durable = this.stored();
     this.health = new UpstreamHealth(chain, log);
-    const asked = opts.startBlock;
-    if (stored !== undefined && typeof asked === 'number' && asked !== (stored.backfill?.from ?? 0)) {
-      log.warn('a start block is set for a chain already in the store: its stored state is kept', { chain, startBlock: asked, followedFrom: stored.backfill?.from ?? 0, head: stored.head });
-    }
   }
 
   /** The chain's state as the store holds it (a new chain's before its first block). */
@@ -134,65 +117,27 @@ export class Follower implements ChainFollower {
   }
 
   start(): void {
-    this.watchBackfill();
+    this.chainStart.watch();
     if (this.upstream.subscribeHeads !== undefined) this.subscribe();
     this.poll();
   }
 
   stop(): void {
     this.stopped = true;
-    this.progressLog?.stop();
+    this.chainStart.stop();
     this.timer?.cancel();
     this.resubscribe?.cancel();
     this.unsubscribe?.();
   }
 
   status(): EvmFollowerStatus {
-    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed, backfill: this.backfillStatus() };
+    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed, backfill: this.chainStart.status() };
   }
 
-  private backfillStatus(): BackfillStatus | null {
-    const range = this.durable.backfill;
-    if (range === undefined) return null;
-    if (this.progress === undefined) return { ...range, done: this.durable.head >= range.to, blocksPerSec: 0, etaSeconds: this.durable.head >= range.to ? 0 : null };
-    return this.progress.status(this.durable.head);
-  }
-
-  /** While the stored backfill is not done: its rate measured from here on, and a progress line in the log. */
-  private watchBackfill(): void {
-    const range = this.durable.backfill;
-    if (range === undefined || this.durable.head >= range.to || this.progress !== undefined) return;
-    this.progress = new BackfillProgress(range, () => this.clock.now());
-    this.progress.note(this.durable.head);
-    this.progressLog = logBackfill(this.clock, this.log, this.chain, () => ({ ...this.backfillStatus()!, head: this.durable.head }));
-  }
-
-  /** A durable head: the backfill's rate, and once it is done its last log line. */
-  private noteProgress(head: number): void {
-    if (this.progress === undefined) return;
-    this.progress.note(head);
-    const { from, to } = this.progress.range;
-    if (head < to || this.progressLog === undefined) return;
-    this.progressLog.stop();
-    this.progressLog = undefined;
-    this.log.info('backfill done', { chain: this.chain, from, to });
-  }
-
-  /**
-   * A chain's first sync: where it starts (the start block, or the node's head), and its backfill up to the
-   * node's head now, saved before any block so a restart goes on towards the same `to`.
-   */
+  /** A fresh chain's first sync: its start, saved before any block (engine/ingest/chain-start.ts). */
   private async begin(nodeHead: number): Promise<void> {
-    const asked = this.opts.startBlock!;
-    const from = asked === 'head' ? nodeHead : asked;
-    // A start block the node has not reached yet: nothing to backfill, following begins there.
-    const backfill = { from, to: Math.max(from - 1, nodeHead) };
-    const state: ChainState = { head: from - 1, confirmed: from - 1, tracer: this.state.tracer, pruned: from - 1, backfill };
-    await this.kv.transactAsync(() => this.kv.put('chainState', this.chain, state));
-    this.state = this.durable = state;
-    this.fresh = false;
-    this.log.info('following a new chain', { chain: this.chain, from, backfillTo: backfill.to, nodeHead });
-    this.watchBackfill();
+    this.state = this.durable = await this.chainStart.begin<ChainState>(nodeHead, { tracer: this.state.tracer });
+    this.chainStart.watch();
   }
 
   /**
@@ -232,11 +177,11 @@ export class Follower implements ChainFollower {
         const hinted = this.hinted;
         this.hinted = -1;
         let target = hinted;
-        if (hinted <= this.state.head || this.fresh) {
+        if (hinted <= this.state.head || this.chainStart.fresh) {
           target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
           this.announce(target);
           // A reorg may replace blocks without adding any: check our head is still the node's.
-          if (this.fresh) await this.begin(target);
+          if (this.chainStart.fresh) await this.begin(target);
           else await this.rollBack();
         }
         await this.catchUp(target);
@@ -362,7 +307,7 @@ export class Follower implements ChainFollower {
     // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
     // follow it as they would one block at a time: a restart neither repeats nor loses one.
     // Backfilled blocks are history: stored, announced to no listener (no stream gets a webhook for them).
-    const history = this.state.backfill?.to ?? -1;
+    const history = historyEnd(this.state);
     const written = this.kv.writeBehind(() => {
       writePrepared(this.kv, this.chain, blocks);
       for (const b of blocks) {
@@ -384,7 +329,7 @@ export class Follower implements ChainFollower {
           this.durableSeq = seq;
           for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
           this.durable = { ...next, tracer: this.state.tracer };
-          this.noteProgress(next.head);
+          this.chainStart.note(next.head);
         }
       },
     );
@@ -475,7 +420,7 @@ export class Follower implements ChainFollower {
   private async rollBack(): Promise<boolean> {
     let k = this.state.head;
     // Nothing below the start block is stored: the walk ends there (the start block itself may be replaced).
-    const floor = this.state.backfill?.from ?? 0;
+    const floor = floorOf(this.state);
     while (k >= floor) {
       const ours = this.kv.get<string>('canon', blockKey(this.chain, k));
       const theirs = await this.upstream.call<{ hash: string } | null>('eth_getBlockByNumber', [`0x${k.toString(16)}`, false]);

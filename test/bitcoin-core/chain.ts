@@ -1,9 +1,11 @@
 /**
  * The chain a stand-in Bitcoin Core serves: blocks by height (the active chain) and by hash (stale ones stay
  * readable, as in Core), a mempool, and the outputs of every active-chain transaction for prevouts.
- * Blocks are stored as given: no proof of work, no script or amount checks.
+ * Blocks are stored as given: no proof of work, no script or amount checks. A chain that starts above
+ * genesis may have the headers below its first block (a pruned node's block index, computed on demand).
  */
 import { Block, Transaction } from 'bitcoinjs-lib';
+import type { PrunedHeaders } from './headers.js';
 import { blockWork, displayHex, type BlockPlace, type Prevout } from './shapes.js';
 
 /** A stored block and what the chain knows of it. */
@@ -31,10 +33,14 @@ export interface PoolTx {
 
 const toBytes = (raw: string | Uint8Array): Buffer => (typeof raw === 'string' ? Buffer.from(raw.trim(), 'hex') : Buffer.from(raw));
 
-/** A copy of a serialized block whose header's prevhash is `prevHash` (display hex); its hash changes, its txids do not. */
-export function relinkBlock(raw: string | Uint8Array, prevHash: string): Buffer {
+/**
+ * A copy of a serialized block whose header's prevhash is `prevHash` (display hex), and its time `time` when
+ * given; its hash changes, its txids do not.
+ */
+export function relinkBlock(raw: string | Uint8Array, prevHash: string, time?: number): Buffer {
   const bytes = Buffer.from(toBytes(raw));
   Buffer.from(prevHash, 'hex').reverse().copy(bytes, 4);
+  if (time !== undefined) bytes.writeUInt32LE(time, 68);
   return bytes;
 }
 
@@ -56,8 +62,17 @@ export class BitcoinChain {
   /** Blocks below this height have no data (Core's -prune): headers stay, getblock fails. */
   prunedBelow = 0;
 
-  /** `start`: the height of the first block appended (a chain may begin above genesis). */
-  constructor(readonly start = 0) {}
+  /**
+   * `start`: the height of the first block appended (a chain may begin above genesis); `below`: the headers of
+   * the heights under it (no block data: a pruned node's), else those heights are not served at all.
+   */
+  constructor(
+    readonly start = 0,
+    readonly below?: PrunedHeaders,
+  ) {
+    if (below !== undefined && below.count !== start) throw new Error(`headers below a chain starting at ${start} are 0 … ${start - 1}, not 0 … ${below.count - 1}`);
+    if (below !== undefined) this.prunedBelow = start;
+  }
 
   /** The tip's height (`start - 1` while empty). */
   get height(): number {
@@ -80,14 +95,24 @@ export class BitcoinChain {
     return this.at(b.height) === b;
   }
 
+  /** The hash of the active chain's block at `height`: a stored block's, or a header's below them. */
+  hashAt(height: number): string | undefined {
+    if (height >= this.start) return this.at(height)?.hash;
+    return height >= 0 ? this.below?.hash(height) : undefined;
+  }
+
+  /** The height of a hash among the headers below the stored blocks (they have no data). */
+  headerOnly(hash: string): number | undefined {
+    return this.below?.heightOf(hash);
+  }
+
   /** Puts a block on top of the tip, linked or not; mined transactions leave the mempool. Answers its hash. */
   append(raw: string | Uint8Array): string {
     const bytes = toBytes(raw);
     const block = Block.fromBuffer(bytes);
     const height = this.height + 1;
-    const below = this.tip;
-    const times = [...this.active.slice(-10).map((b) => b.block.timestamp), block.timestamp];
-    const stored: StoredBlock = { hash: block.getId(), block, bytes, height, chainwork: (below?.chainwork ?? 0n) + blockWork(block.bits), mediantime: medianTime(times) };
+    const times = [...this.timesBefore(height, 10), block.timestamp];
+    const stored: StoredBlock = { hash: block.getId(), block, bytes, height, chainwork: this.chainworkAt(height - 1) + blockWork(block.bits), mediantime: medianTime(times) };
     this.active.push(stored);
     this.byHash.set(stored.hash, stored);
     (block.transactions ?? []).forEach((tx, index) => {
@@ -98,6 +123,18 @@ export class BitcoinChain {
     this.evictConflicts(block);
     this.revision++;
     return stored.hash;
+  }
+
+  /** The times of the `count` active blocks below `height` (headers below the stored blocks included). */
+  private timesBefore(height: number, count: number): number[] {
+    const from = Math.max(0, height - count);
+    return Array.from({ length: height - from }, (_, i) => from + i).map((h) => (h >= this.start ? this.at(h)!.block.timestamp : this.below?.time(h))).filter((t): t is number => t !== undefined);
+  }
+
+  /** The chain's work up to the active block at `height` (0 below genesis). */
+  private chainworkAt(height: number): bigint {
+    if (height >= this.start) return this.at(height)!.chainwork;
+    return height >= 0 ? (this.below?.chainwork(height) ?? 0n) : 0n;
   }
 
   /** Mempool transactions spending an output the block spends leave the mempool, as in Core. */

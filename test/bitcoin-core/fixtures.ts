@@ -4,7 +4,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { BitcoinChain } from './chain.js';
+import { BitcoinChain, relinkBlock } from './chain.js';
+import { GENESIS_HASH, PrunedHeaders } from './headers.js';
+
+export { GENESIS_HASH };
 
 const FOLDERS = ['../fixtures/bitcoin/', '../../../test/fixtures/bitcoin/'].map((p) => new URL(p, import.meta.url));
 
@@ -57,8 +60,6 @@ export function rawBlockFromGetblock(json: GetblockV2): Buffer {
   return Buffer.concat([...header, compactSize(json.tx.length), ...json.tx.map((t) => Buffer.from(t.hex, 'hex'))]);
 }
 
-export const GENESIS_HASH = '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f';
-
 /** The mainnet genesis block, rebuilt from Core's getblock answer for it. */
 export function genesisBlock(): Buffer {
   return rawBlockFromGetblock(JSON.parse(fixtureText(`rpc/bitcoin-etl/getblock_${GENESIS_HASH}_2.json`)) as GetblockV2);
@@ -94,6 +95,28 @@ export function mainnetChain(tip = 255): BitcoinChain {
   const chain = new BitcoinChain(0);
   chain.append(genesisBlock());
   for (const b of earlyMainnetBlocks().filter((b) => b.height <= tip)) chain.append(b.raw);
+  return chain;
+}
+
+/** Where a pruned node stands by default: above mainnet's block 880,000 (January 2025). */
+export const PRUNED_HEIGHT = 880_000;
+
+/**
+ * A pruned node at a mainnet height, as one serving mainnet has it: the headers of every height below
+ * `height` (computed when asked: getblockhash and getblockheader answer, getblock is refused as pruned),
+ * then mainnet blocks 1…`blocks` (at most 255; block 170 spends block 9's coinbase) relinked from `height`
+ * on, each onto the one below with the time a block later (their hashes change, their txids do not).
+ * Blocks below `prunedBelow` (default `height`: none of them) have their data pruned too.
+ */
+export function prunedChain(opts: { height?: number; blocks?: number; prunedBelow?: number } = {}): BitcoinChain {
+  const { height = PRUNED_HEIGHT, blocks = 20 } = opts;
+  const below = new PrunedHeaders(height);
+  const chain = new BitcoinChain(height, below);
+  for (const b of earlyMainnetBlocks().filter((b) => b.height <= blocks)) {
+    const parent = chain.tip?.hash ?? below.hash(height - 1);
+    chain.append(relinkBlock(b.raw, parent, (chain.tip?.block.timestamp ?? below.time(height - 1)) + 600));
+  }
+  chain.prune(opts.prunedBelow ?? height);
   return chain;
 }
 

@@ -2,13 +2,14 @@
  * Runs the stand-in Bitcoin Core on its own (after `npx tsc -p tsconfig.json`):
  *   node dist/test/bitcoin-core/main.js [--port 18443] [--user u] [--password p]
  *     [--blocks mainnet | 574200,277647,540107] [--repeat N] [--start H] [--txindex] [--old-node] [--jsonrpc2] [--prerender 2,3]
- * `--blocks mainnet` (default) serves genesis and blocks 1..255; a list of heights serves those real big
- * blocks relinked at consecutive heights, the list `--repeat` times over (a long chain of big blocks for
- * benchmarks), from height `--start` (default: the first one's own; 0 lets a new follower take them all). `--old-node` answers like Core before v23 (no getblock 3).
+ * `--blocks mainnet` (default) serves genesis and blocks 1..255, or with `--start H` a pruned node at height H
+ * (headers below H, mainnet blocks 1..255 relinked from H on: prunedChain); a list of heights serves those
+ * real big blocks relinked at consecutive heights, the list `--repeat` times over (a long chain of big blocks
+ * for benchmarks), from height `--start` (default: the first one's own). `--old-node` answers like Core before v23 (no getblock 3).
  * Prints one JSON line `{"url": …}` once listening; stops on SIGINT/SIGTERM.
  */
 import { parseArgs } from 'node:util';
-import { mainnetChain, relinkedChain } from './fixtures.js';
+import { mainnetChain, prunedChain, relinkedChain } from './fixtures.js';
 import { startBitcoinCore } from './server.js';
 
 const { values } = parseArgs({
@@ -27,7 +28,8 @@ const { values } = parseArgs({
 });
 
 const heights = values.blocks === 'mainnet' ? [] : Array.from({ length: Number(values.repeat) }, () => values.blocks.split(',').map(Number)).flat();
-const chain = values.blocks === 'mainnet' ? mainnetChain() : relinkedChain(heights, values.start === undefined ? undefined : Number(values.start));
+const start = values.start === undefined ? undefined : Number(values.start);
+const chain = values.blocks !== 'mainnet' ? relinkedChain(heights, start) : start === undefined ? mainnetChain() : prunedChain({ height: start, blocks: 255 });
 const core = await startBitcoinCore({ chain, port: Number(values.port), user: values.user, password: values.password, txindex: values.txindex, verbosity3: !values['old-node'], jsonrpc2: values.jsonrpc2, prerender: values.prerender.split(',').filter(Boolean).map(Number) });
 process.stdout.write(`${JSON.stringify({ url: core.url, height: chain.height, tip: chain.tip?.hash })}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void core.close().then(() => process.exit(0)));

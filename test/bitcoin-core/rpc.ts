@@ -75,9 +75,16 @@ function boolParam(v: unknown, fallback: boolean): boolean {
   return v;
 }
 
-function knownBlock(ctx: RpcContext, hash: string): StoredBlock {
-  const b = ctx.chain.byId(hash);
-  if (!b) throw new RpcError(-5, 'Block not found');
+/** A block the node knows: stored, or (a pruned node's) a header alone, by its height. */
+function knownBlock(ctx: RpcContext, hash: string): StoredBlock | number {
+  const b = ctx.chain.byId(hash) ?? ctx.chain.headerOnly(hash);
+  if (b === undefined) throw new RpcError(-5, 'Block not found');
+  return b;
+}
+
+/** Core's `GetBlockChecked`: a block whose data was pruned is refused. */
+function withData(ctx: RpcContext, b: StoredBlock | number): StoredBlock {
+  if (typeof b === 'number' || !ctx.chain.hasData(b)) throw new RpcError(-1, 'Block not available (pruned data)');
   return b;
 }
 
@@ -107,9 +114,9 @@ export function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number):
 }
 
 const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
-  const b = knownBlock(ctx, hashParam(hashArg, 'blockhash'));
+  const known = knownBlock(ctx, hashParam(hashArg, 'blockhash'));
   const verbosity = Math.min(verbosityParam(verbosityArg, 1), 3);
-  if (!ctx.chain.hasData(b)) throw new RpcError(-1, 'Block not available (pruned data)');
+  const b = withData(ctx, known);
   if (verbosity <= 0) return JSON.stringify(b.bytes.toString('hex'));
   const head = coreJson(blockJson(b.block, ctx.chain.place(b), []));
   // blockJson puts `tx` last: swap its empty array for the rendered one.
@@ -118,14 +125,20 @@ const getblock: Method = (ctx, [hashArg, verbosityArg]) => {
 
 const getblockheader: Method = (ctx, [hashArg, verboseArg]) => {
   const b = knownBlock(ctx, hashParam(hashArg, 'hash'));
-  if (!boolParam(verboseArg, true)) return JSON.stringify(b.block.toHex(true));
+  const verbose = boolParam(verboseArg, true);
+  if (typeof b === 'number') {
+    const below = ctx.chain.below!;
+    if (!verbose) return JSON.stringify(below.raw(b));
+    return coreJson(headerJson(below.entry(b), below.place(b, ctx.chain.height, ctx.chain.at(ctx.chain.start)?.hash)));
+  }
+  if (!verbose) return JSON.stringify(b.block.toHex(true));
   return coreJson(headerJson(b.block, ctx.chain.place(b)));
 };
 
 const getblockhash: Method = (ctx, [heightArg]) => {
-  const b = ctx.chain.at(intParam(heightArg));
-  if (!b) throw new RpcError(-8, 'Block height out of range');
-  return JSON.stringify(b.hash);
+  const hash = ctx.chain.hashAt(intParam(heightArg));
+  if (hash === undefined) throw new RpcError(-8, 'Block height out of range');
+  return JSON.stringify(hash);
 };
 
 const getblockchaininfo: Method = (ctx) => {
@@ -148,26 +161,40 @@ const getblockchaininfo: Method = (ctx) => {
   });
 };
 
+/** Service bits and their names as Core lists them (`serviceFlagsToStr`, lowest bit first). */
+const SERVICES: Array<[bit: number, name: string]> = [
+  [0x1, 'NETWORK'],
+  [0x8, 'WITNESS'],
+  [0x400, 'NETWORK_LIMITED'],
+  [0x800, 'P2P_V2'],
+];
+
+/**
+ * Core's `getnetworkinfo` with its defaults: a pruned node does not offer NODE_NETWORK (only the recent
+ * blocks), and v2 transport (BIP-324) is on by default from 27. `warnings` became an array in 28.
+ */
 const getnetworkinfo: Method = (ctx) => {
   // 27 and 28 show getblock 3 and getrawtransaction 2 (28 also JSON-RPC 2.0); 22 is a node from before both.
   const version = !ctx.options.verbosity3 ? 220000 : ctx.jsonrpc2 ? 280000 : 270000;
+  const services = (ctx.chain.prunedBelow > 0 ? 0 : 0x1) | 0x8 | 0x400 | (version >= 270000 ? 0x800 : 0);
+  const reachable = (name: string): boolean => name === 'ipv4' || name === 'ipv6';
   return coreJson({
     version,
     subversion: `/Satoshi:${version / 10000}.0.0/`,
     protocolversion: 70016,
-    localservices: '0000000000000409',
-    localservicesnames: ['NETWORK', 'WITNESS', 'NETWORK_LIMITED'],
+    localservices: services.toString(16).padStart(16, '0'),
+    localservicesnames: SERVICES.filter(([bit]) => (services & bit) !== 0).map(([, name]) => name),
     localrelay: true,
     timeoffset: 0,
     networkactive: true,
     connections: 0,
     connections_in: 0,
     connections_out: 0,
-    networks: [],
+    networks: ['ipv4', 'ipv6', 'onion', 'i2p', 'cjdns'].filter((n) => version >= 230000 || n !== 'cjdns').map((name) => ({ name, limited: !reachable(name), reachable: reachable(name), proxy: '', proxy_randomize_credentials: false })),
     relayfee: btc(1000),
     incrementalfee: btc(1000),
     localaddresses: [],
-    warnings: '',
+    warnings: version >= 280000 ? [] : '',
   });
 };
 
@@ -176,6 +203,7 @@ function findTx(ctx: RpcContext, txid: string, blockhash: string | undefined): {
   const wallet = 'Use gettransaction for wallet transactions.';
   if (blockhash !== undefined) {
     const b = ctx.chain.byId(blockhash);
+    if (!b && ctx.chain.headerOnly(blockhash) !== undefined) throw new RpcError(-1, 'Block not available');
     if (!b) throw new RpcError(-5, 'Block hash not found');
     if (!ctx.chain.hasData(b)) throw new RpcError(-1, 'Block not available');
     const tx = b.block.transactions?.find((t) => t.getId() === txid);
@@ -269,14 +297,16 @@ function isSpent(ctx: RpcContext, txid: string, n: number, mempool: boolean): bo
  * include_mempool (default true): its outputs count, what it spends does not. null when spent or unknown.
  */
 const gettxout: Method = (ctx, [txidArg, nArg, mempoolArg]) => {
-  const txid = hashParam(txidArg, 'parameter 1');
-  if (typeof nArg !== 'number' || !Number.isInteger(nArg) || nArg < 0) throw typeError(nArg, 'number');
+  const txid = hashParam(txidArg, 'txid');
+  // UniValue's getInt<uint32_t>: a number out of its range is a plain exception, which the RPC server answers as -1.
+  const n = intParam(nArg);
+  if (n < 0 || n > 0xffffffff) throw new RpcError(-1, 'JSON integer out of range');
   const mempool = boolParam(mempoolArg, true);
   const mined = ctx.chain.minedTx(txid);
   const pooled = mempool ? ctx.chain.mempool().get(txid) : undefined;
   const tx = mined?.tx ?? pooled?.tx;
-  const out = tx?.outs[nArg];
-  if (out === undefined || isSpent(ctx, txid, nArg, mempool)) return 'null';
+  const out = tx?.outs[n];
+  if (out === undefined || isSpent(ctx, txid, n, mempool)) return 'null';
   const tip = tipOf(ctx);
   return coreJson({ bestblock: tip.hash, confirmations: mined ? tip.height - mined.block.height + 1 : 0, value: btc(out.value), scriptPubKey: scriptPubKeyJson(out.script), coinbase: mined?.index === 0 });
 };

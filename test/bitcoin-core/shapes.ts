@@ -2,7 +2,7 @@
  * Bitcoin Core's JSON for transactions and blocks (`TxToUniv`, `blockheaderToJSON`, `blockToJSON`, Core 25+),
  * decoded with bitcoinjs-lib. Amounts and doubles go through json.ts so the text is Core's digit for digit.
  */
-import { crypto, type Block, type Transaction } from 'bitcoinjs-lib';
+import { Block, crypto, type Transaction } from 'bitcoinjs-lib';
 import { btc, double16 } from './json.js';
 import { coreAsm, scriptPubKeyJson } from './script.js';
 
@@ -93,22 +93,34 @@ export function blockWork(bits: number): bigint {
 
 const hex32 = (n: number): string => (n >>> 0).toString(16).padStart(8, '0');
 
+/** What Core's block index holds of a block: its header fields and transaction count. */
+export interface IndexEntry {
+  hash: string;
+  version: number;
+  merkleroot: string;
+  time: number;
+  nonce: number;
+  bits: number;
+  nTx: number;
+}
+
 /** Core's `blockheaderToJSON` (getblockheader true and the head of getblock 1/2/3). */
-export function headerJson(block: Block, place: BlockPlace): Record<string, unknown> {
+export function headerJson(block: Block | IndexEntry, place: BlockPlace): Record<string, unknown> {
+  const b = block instanceof Block ? { hash: block.getId(), version: block.version, merkleroot: displayHex(block.merkleRoot!), time: block.timestamp, nonce: block.nonce, bits: block.bits, nTx: block.transactions?.length ?? 0 } : block;
   return {
-    hash: block.getId(),
+    hash: b.hash,
     confirmations: place.confirmations,
     height: place.height,
-    version: block.version,
-    versionHex: hex32(block.version),
-    merkleroot: displayHex(block.merkleRoot!),
-    time: block.timestamp,
+    version: b.version,
+    versionHex: hex32(b.version),
+    merkleroot: b.merkleroot,
+    time: b.time,
     mediantime: place.mediantime,
-    nonce: block.nonce,
-    bits: hex32(block.bits),
-    difficulty: double16(difficulty(block.bits)),
+    nonce: b.nonce,
+    bits: hex32(b.bits),
+    difficulty: double16(difficulty(b.bits)),
     chainwork: place.chainwork.toString(16).padStart(64, '0'),
-    nTx: block.transactions?.length ?? 0,
+    nTx: b.nTx,
     ...(place.previousblockhash === undefined ? {} : { previousblockhash: place.previousblockhash }),
     ...(place.nextblockhash === undefined ? {} : { nextblockhash: place.nextblockhash }),
   };
