@@ -8,7 +8,7 @@ import { ApiKeys } from '../engine/keys.js';
 import type { Config } from '../engine/config.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import type { Store } from '../storage/env.js';
-import { renderStatus, type Health } from './status.js';
+import { failingChains, renderStatus, type Health } from './status.js';
 
 export interface OptionSpec {
   /** The value's placeholder in the usage (`--name N`); none: a flag. */
@@ -49,6 +49,9 @@ const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it hol
 
 const out = (text: string): void => void process.stdout.write(text);
 const keysOf = (ctx: Context): ApiKeys => new ApiKeys(lmdbKeyStore(ctx.store()), () => Date.now());
+
+/** `status`'s exit code when a chain's upstream node fails. */
+const FAILING_UPSTREAM = 2;
 
 /** How long a rotated key keeps working when --grace is not given. */
 const DEFAULT_GRACE = '24h';
@@ -135,7 +138,7 @@ The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it.`,
     name: 'status',
     summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
     options: { url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' } },
-    notes: 'Plain text, one line per chain; exits 1 when no server answers.',
+    notes: "Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.",
     data: 'none',
     run: (ctx) => status(ctx),
   },
@@ -166,7 +169,10 @@ async function status(ctx: Context): Promise<void> {
     const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
     throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);
   }
-  out(renderStatus(url, (await res.json()) as Health));
+  const health = (await res.json()) as Health;
+  out(renderStatus(url, health));
+  // A server that answers but cannot read a chain is told apart from one that does not answer (1).
+  if (failingChains(health).length > 0) process.exitCode = FAILING_UPSTREAM;
 }
 
 async function serve(config: Config): Promise<void> {
