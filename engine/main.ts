@@ -239,11 +239,6 @@ export async function createCore(config: Config, out: (line: string) => void = s
   try {
     const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
     if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
-    if (config.apiKey === undefined && keys.count() === 0) {
-      const { key, record } = keys.create({ name: 'default' });
-      // On stderr: stdout carries JSON log lines only.
-      notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
-    }
     const metrics = new Metrics();
     const followers: ChainFollower[] = [];
     const nodeUrls = new Map<string, string>();
@@ -411,6 +406,7 @@ export async function startService(config: Config, out?: (line: string) => void,
     await core.close();
     throw err;
   }
+  firstKey(core);
   log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
@@ -423,6 +419,18 @@ export async function startService(config: Config, out?: (line: string) => void,
     log.info('stopped');
   };
   return { ...core, server, stop };
+}
+
+/**
+ * A store's first API key when CHAINPOST_API_KEY is unset and it has none, printed once. Made when the start
+ * has succeeded: a start that fails (a port taken, say) would otherwise print a key "shown only this once"
+ * beside its error, and the next start, finding a key, would print none.
+ */
+function firstKey(core: Core): void {
+  if (core.config.apiKey !== undefined || core.keys.count() > 0) return;
+  const { key, record } = core.keys.create({ name: 'default' });
+  // On stderr: stdout carries JSON log lines only.
+  core.notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
 }
 
 /**
