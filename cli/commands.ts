@@ -127,7 +127,8 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     options: { compact: { help: 'leave out free pages (a smaller copy, made more slowly)' } },
     notes: `DIR must exist and be empty. The copy is the whole store (streams, keys, settings, queued
 webhooks, history, indexes) as of one moment; start a server on it with CHAINPOST_DATA=DIR.
-The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it.`,
+The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server on the copy
+begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'store',
     async run(ctx) {
       const { file, bytes, compact } = await (await import('../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });

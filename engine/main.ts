@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import xxhash from 'xxhash-wasm';
-import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, devnetFiles, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { clearForNewDevnet } from '../http/clients/devnet-reset.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
@@ -444,6 +445,8 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   let chains = config.chains;
   if (config.ingest === 'embedded') {
     await before('devnet');
+    const cleared = clearForNewDevnet(store, config.dataDir);
+    if (cleared > 0) log.info('no devnet state: a new devnet begins, and what was ingested from its chain is cleared', { chain: DEVNET_CHAIN, state: devnetFiles(config.dataDir).state, rows: cleared });
     devnet = await startDevnet(config.dataDir, config.devnet);
     chains = new Map([[DEVNET_CHAIN, devnet.url]]);
     const confirmations = config.confirmations.get(DEVNET_CHAIN) ?? findChain(DEVNET_CHAIN)!.confirmations;
