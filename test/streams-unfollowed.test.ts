@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { startChainpost, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -17,18 +17,6 @@ const EVM = /^Stream cannot fire on chain 0x1 \(eth\): this server does not foll
 const BITCOIN = /^Stream cannot fire on chain bitcoin: this server does not follow it\. Set CHAINPOST_BITCOIN_RPC \(a Bitcoin Core node's URL\) and restart the server\.$/;
 const SOLANA = /^Stream cannot fire on chain solana: this server does not follow it\. Set CHAINPOST_SOLANA_RPC \(a Solana node's URL\) and restart the server\.$/;
 
-let rx: Awaited<ReturnType<typeof startReceiver>>;
-const dir = tempDir();
-
-beforeAll(async () => {
-  rx = await startReceiver();
-});
-
-afterAll(async () => {
-  await rx?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 /** The warn lines the server logged so far, parsed. */
 const warnings = (s: Running): Array<Record<string, any>> =>
   s
@@ -39,6 +27,12 @@ const warnings = (s: Running): Array<Record<string, any>> =>
 
 describe('a stream on a chain this server does not follow', () => {
   it('is accepted, says so in its statusMessage (create, get, list, update) and in one warn line per create and update, until a restart follows the chain', async () => {
+    const rx = await startReceiver();
+    const dir = tempDir();
+    onTestFinished(async () => {
+      await rx.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
     // Follows the devnet alone: no Bitcoin or Solana node.
     const s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${CLOSED}`, CHAINPOST_RATE_LIMIT: '0' }, dir);
     const ids = { evm: '', bitcoin: '', solana: '' };
