@@ -8,7 +8,7 @@ import { ApiKeys } from '../engine/keys.js';
 import type { Config } from '../engine/config.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import type { Store } from '../storage/env.js';
-import { renderStatus, type Health } from './status.js';
+import { failingChains, renderStatus, type Health } from './status.js';
 
 export interface OptionSpec {
   /** The value's placeholder in the usage (`--name N`); none: a flag. */
@@ -49,6 +49,9 @@ const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it hol
 
 const out = (text: string): void => void process.stdout.write(text);
 const keysOf = (ctx: Context): ApiKeys => new ApiKeys(lmdbKeyStore(ctx.store()), () => Date.now());
+
+/** `status`'s exit code when a chain's upstream node fails. */
+const FAILING_UPSTREAM = 2;
 
 /** How long a rotated key keeps working when --grace is not given. */
 const DEFAULT_GRACE = '24h';
@@ -124,7 +127,8 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     options: { compact: { help: 'leave out free pages (a smaller copy, made more slowly)' } },
     notes: `DIR must exist and be empty. The copy is the whole store (streams, keys, settings, queued
 webhooks, history, indexes) as of one moment; start a server on it with CHAINPOST_DATA=DIR.
-The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it.`,
+The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server on the copy
+begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'store',
     async run(ctx) {
       const { file, bytes, compact } = await (await import('../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });
@@ -135,7 +139,7 @@ The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it.`,
     name: 'status',
     summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
     options: { url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' } },
-    notes: 'Plain text, one line per chain; exits 1 when no server answers.',
+    notes: "Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.",
     data: 'none',
     run: (ctx) => status(ctx),
   },
@@ -166,7 +170,10 @@ async function status(ctx: Context): Promise<void> {
     const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
     throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);
   }
-  out(renderStatus(url, (await res.json()) as Health));
+  const health = (await res.json()) as Health;
+  out(renderStatus(url, health));
+  // A server that answers but cannot read a chain is told apart from one that does not answer (1).
+  if (failingChains(health).length > 0) process.exitCode = FAILING_UPSTREAM;
 }
 
 async function serve(config: Config): Promise<void> {

@@ -50,8 +50,15 @@ export function chainLine(c: ChainHealth, width: number): string {
   return `${c.chain.padEnd(width)}  ${bar(pct)} ${pct.toFixed(1).padStart(5)}%  ${parts.join(', ')}`;
 }
 
+/** The chains whose upstream node fails: the server answers, but nothing comes from them. */
+export const failingChains = (h: Health): string[] => (h.chains ?? []).filter((c) => c.upstream === 'failing').map((c) => c.chain);
+
+/** The header says ok only when the server is up and every chain's upstream answers; a failing one names the chains. */
 export function renderStatus(url: string, h: Health): string {
-  const head = h.status === 'ok' ? `chainpost at ${url}: ok` : `chainpost at ${url}: ${h.status}${h.starting?.length ? ` (${h.starting.join(', ')})` : ''}`;
+  const failing = failingChains(h);
+  const state =
+    h.status !== 'ok' ? `${h.status}${h.starting?.length ? ` (${h.starting.join(', ')})` : ''}` : failing.length > 0 ? `failing (upstream of ${failing.join(', ')})` : 'ok';
+  const head = `chainpost at ${url}: ${state}`;
   const chains = h.chains ?? [];
   if (chains.length === 0) return `${head}\nno chain followed\n`;
   const width = Math.max(...chains.map((c) => c.chain.length));

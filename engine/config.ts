@@ -111,6 +111,7 @@ export function parseConfig(env: Env): Config {
   };
   const chains = get('CHAINPOST_CHAINS');
   const upstreams = chains === 'none' ? new Map<string, string>() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl);
+  const ingest = chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured';
   const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
@@ -123,7 +124,7 @@ export function parseConfig(env: Env): Config {
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
     chains: upstreams,
-    ingest: chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured',
+    ingest,
     devnet: {
       port: integer('CHAINPOST_DEVNET_PORT', get('CHAINPOST_DEVNET_PORT'), 8545, 0, 65535),
       blockTime: positive('CHAINPOST_DEVNET_BLOCK_TIME', get('CHAINPOST_DEVNET_BLOCK_TIME'), 1, 86_400),
@@ -144,8 +145,7 @@ export function parseConfig(env: Env): Config {
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     stageChunk: integer('CHAINPOST_STAGE_CHUNK', get('CHAINPOST_STAGE_CHUNK'), STAGE_CHUNK, 1, 100_000),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
-    // The embedded devnet (CHAINPOST_CHAINS unset) is 0x539.
-    startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), chains === undefined ? new Set(['0x539']) : new Set(upstreams.keys()), bitcoinRpc !== undefined),
+    startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), followedEvm(ingest, upstreams), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
     ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
@@ -163,6 +163,13 @@ export function parseConfig(env: Env): Config {
     privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }
+
+/** The EVM chains (store keys) a server follows: the embedded devnet 0x539 when CHAINPOST_CHAINS is unset, else those it lists. */
+const followedEvm = (ingest: Config['ingest'], chains: Config['chains']): Set<string> => new Set(ingest === 'embedded' ? ['0x539'] : chains.keys());
+
+/** Every chain (store key) a server on this configuration follows: the EVM chains above, `bitcoin` and `solana` when their node is set. */
+export const followedChains = (c: Pick<Config, 'ingest' | 'chains' | 'bitcoin' | 'solana'>): Set<string> =>
+  new Set([...followedEvm(c.ingest, c.chains), ...(c.bitcoin.url === undefined ? [] : ['bitcoin']), ...(c.solana.url === undefined ? [] : ['solana'])]);
 
 /** Whether a listen address is this machine's loopback (`localhost` or a loopback address). */
 export const isLoopbackHost = (host: string): boolean => host === 'localhost' || classifyIp(host) === 'loopback';

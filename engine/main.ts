@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import xxhash from 'xxhash-wasm';
-import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, devnetFiles, startDevnet, type Devnet } from '../http/clients/devnet.js';
+import { clearForNewDevnet } from '../http/clients/devnet-reset.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
@@ -38,7 +39,7 @@ import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, followedChains, type Config } from './config.js';
 import { Dispatcher } from './delivery/dispatcher.js';
 import { DELIVERY_TIMEOUT_MS } from './delivery/limits.js';
 import { findChain } from './chains/registry.js';
@@ -61,6 +62,7 @@ import { prepareTable } from './bitcoin/secp256k1-table.js';
 import { blockKey } from './ingest/chain-store.js';
 import type { ChainFollower, FollowerStatus } from './ingest/follow.js';
 import { StreamsService } from './streams/service.js';
+import { FollowedChains } from './streams/unfollowed.js';
 import { StreamMatcher, byFamily, type BuildWebhook } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
 import { chainReads, type ChainReads } from './evm/chain-reads.js';
@@ -238,11 +240,6 @@ export async function createCore(config: Config, out: (line: string) => void = s
   try {
     const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
     if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
-    if (config.apiKey === undefined && keys.count() === 0) {
-      const { key, record } = keys.create({ name: 'default' });
-      // On stderr: stdout carries JSON log lines only.
-      notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
-    }
     const metrics = new Metrics();
     const followers: ChainFollower[] = [];
     const nodeUrls = new Map<string, string>();
@@ -282,7 +279,8 @@ export async function createCore(config: Config, out: (line: string) => void = s
     );
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets);
+    const followed = followedChains(config);
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log));
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
@@ -409,6 +407,7 @@ export async function startService(config: Config, out?: (line: string) => void,
     await core.close();
     throw err;
   }
+  firstKey(core);
   log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
@@ -424,6 +423,18 @@ export async function startService(config: Config, out?: (line: string) => void,
 }
 
 /**
+ * A store's first API key when CHAINPOST_API_KEY is unset and it has none, printed once. Made when the start
+ * has succeeded: a start that fails (a port taken, say) would otherwise print a key "shown only this once"
+ * beside its error, and the next start, finding a key, would print none.
+ */
+function firstKey(core: Core): void {
+  if (core.config.apiKey !== undefined || core.keys.count() > 0) return;
+  const { key, record } = core.keys.create({ name: 'default' });
+  // On stderr: stdout carries JSON log lines only.
+  core.notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
+}
+
+/**
  * One follower per configured chain, or the embedded anvil devnet as 0x539 when
  * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
@@ -434,6 +445,8 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   let chains = config.chains;
   if (config.ingest === 'embedded') {
     await before('devnet');
+    const cleared = clearForNewDevnet(store, config.dataDir);
+    if (cleared > 0) log.info('no devnet state: a new devnet begins, and what was ingested from its chain is cleared', { chain: DEVNET_CHAIN, state: devnetFiles(config.dataDir).state, rows: cleared });
     devnet = await startDevnet(config.dataDir, config.devnet);
     chains = new Map([[DEVNET_CHAIN, devnet.url]]);
     const confirmations = config.confirmations.get(DEVNET_CHAIN) ?? findChain(DEVNET_CHAIN)!.confirmations;

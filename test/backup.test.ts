@@ -141,6 +141,47 @@ describe('chainpost backup', () => {
     }, 60_000);
   }
 
+  it('copies a store of the embedded devnet without its chain: a server on the copy begins a new devnet, no reorg, its streams kept', async () => {
+    const dir = tempDir();
+    const target = join(work, 'devnet');
+    mkdirSync(target);
+    // CHAINPOST_CHAINS empty: the embedded devnet, a block every 0.2 s.
+    const env = { CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.2', CHAINPOST_POLL_MS: '50' };
+    const head = async (server: Running): Promise<number> => (await server.call('/health')).body.chains?.[0]?.head ?? -1;
+    const genesis = async (server: Running): Promise<string> => {
+      const res = await fetch(`${server.url}/rpc/0x539/${server.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x0', false] }) });
+      return ((await res.json()) as { result: { hash: string } }).result.hash;
+    };
+    const original = await startChainpost(env, dir);
+    let copy: Running | undefined;
+    try {
+      expect((await original.call('/streams/evm', { method: 'PUT', json: streamBody(1) })).status).toBe(200);
+      expect(await until(async () => (await head(original)) >= 10, 20_000, 50)).toBe(true);
+      const backup = await cli(['backup', target], dir);
+      expect(backup.code, backup.stderr).toBe(0);
+      const was = await head(original);
+      const originalGenesis = await genesis(original);
+      const streams = await streamsOf(original, original.key);
+      await original.stop();
+
+      copy = await startChainpost(env, target);
+      // Past the copied head: a rollback of the copied chain would have happened by then.
+      expect(await until(async () => (await head(copy!)) > was + 2, 20_000, 50)).toBe(true);
+      expect(copy.stdout()).not.toContain('"msg":"reorg"');
+      const cleared = copy.stdout().split('\n').find((l) => l.includes('"msg":"no devnet state'));
+      expect(cleared, copy.output().slice(-3000)).toBeDefined();
+      expect(JSON.parse(cleared!)).toMatchObject({ level: 'info', chain: '0x539', state: join(target, 'devnet', 'state.json'), rows: expect.any(Number) });
+      expect(JSON.parse(cleared!).rows).toBeGreaterThan(was);
+      // A new devnet: another genesis; the streams and keys came with the copy.
+      expect(await genesis(copy)).not.toBe(originalGenesis);
+      expect(await streamsOf(copy, copy.key)).toEqual(streams);
+    } finally {
+      await original.stop('SIGKILL');
+      await copy?.stop('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('refuses a missing or non-empty target, or the data directory itself, with a message and exit 1, and writes nothing', async () => {
     const missing = join(work, 'missing');
     const r1 = await cli(['backup', missing], s.dir);

@@ -2,7 +2,8 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
-import { BIN, cli, startChainpost, stopAndClean, tempDir } from './helpers.js';
+import { startAnvil } from '../http/clients/anvil.js';
+import { BIN, cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 /** Runs `chainpost args…` in a fresh directory with CHAINPOST_DATA unset (a new user's clone), and says what it left there. */
 async function inFreshDir(args: string[]): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
@@ -173,4 +174,49 @@ describe('the first-start banner', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('status', () => {
+  /** Waits until the server's /health answers 200 and `chain` has the upstream state `upstream`. */
+  const upstreamIs = (s: Running, chain: string, upstream: 'ok' | 'failing') =>
+    until(async () => {
+      const r = await s.call('/health');
+      return r.status === 200 && (r.body.chains as Array<{ chain: string; upstream: string }>).some((c) => c.chain === chain && c.upstream === upstream);
+    }, 15_000, 50);
+
+  it('says ok and exits 0 when every chain\'s upstream answers, says failing and exits 2 when one fails, and exits 1 when no server answers', async () => {
+    const anvil = await startAnvil({ chainId: 1337 });
+    let ok: Running | undefined;
+    let failing: Running | undefined;
+    try {
+      ok = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '50' });
+      // 0x1's node is a closed loopback port: a real connection refused, retried with backoff.
+      failing = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_POLL_MS: '50' });
+      expect(await upstreamIs(ok, '0x539', 'ok')).toBe(true);
+      expect(await upstreamIs(failing, '0x1', 'failing')).toBe(true);
+
+      const good = await cli(['status', '--url', ok.url], undefined);
+      expect(good.code, good.stderr).toBe(0);
+      expect(good.stdout.split('\n')[0]).toBe(`chainpost at ${ok.url}: ok`);
+      expect(good.stdout).toMatch(/^0x539  \[/m);
+
+      const bad = await cli(['status', '--url', failing.url], undefined);
+      expect(bad.code, bad.stderr).toBe(2);
+      expect(bad.stdout.split('\n')[0]).toBe(`chainpost at ${failing.url}: failing (upstream of 0x1)`);
+      expect(bad.stdout).toMatch(/^0x1    \[.*upstream failing: /m);
+      expect(bad.stdout).toMatch(/^0x539  \[/m);
+      expect(bad.stderr).toBe('');
+
+      const url = ok.url;
+      await stopAndClean(ok);
+      ok = undefined;
+      const none = await cli(['status', '--url', url], undefined);
+      expect(none.code).toBe(1);
+      expect(none.stderr).toMatch(new RegExp(`^chainpost: no server answers at ${url} `));
+    } finally {
+      await stopAndClean(ok);
+      await stopAndClean(failing);
+      await anvil.stop();
+    }
+  }, 60_000);
 });

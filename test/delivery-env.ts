@@ -11,6 +11,13 @@ export interface DeliveryEnv {
   smtp: Smtp;
 }
 
+/** What a stream of each family on this server says, as its server follows no chain (the EVM one on 0x1). */
+export const NOT_FOLLOWED = {
+  evm: 'Stream cannot fire on chain 0x1 (eth): this server does not follow it. Add it to CHAINPOST_CHAINS and restart the server.',
+  bitcoin: "Stream cannot fire on chain bitcoin: this server does not follow it. Set CHAINPOST_BITCOIN_RPC (a Bitcoin Core node's URL) and restart the server.",
+  solana: "Stream cannot fire on chain solana: this server does not follow it. Set CHAINPOST_SOLANA_RPC (a Solana node's URL) and restart the server.",
+} as const;
+
 /**
  * For the enclosing describe: the real server on the test clock (no chain), a
  * webhook receiver and an SMTP server for its alerts (to ops@example.org), given

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
-import { BIN, cli, startChainpost, stopAndClean, tempDir } from './helpers.js';
+import { BIN, cli, startChainpost, stopAndClean, tempDir, until } from './helpers.js';
 
 const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
 
@@ -118,16 +118,29 @@ describe('start-up', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('refuses a port already taken, naming it', async () => {
+  it('refuses a port already taken, naming it, and creates and prints no key; the next start prints one that works', async () => {
     const s = await startChainpost();
+    const dir = tempDir();
     try {
-      const dir = tempDir();
-      const r = await cli(['serve'], dir, { CHAINPOST_PORT: String(s.port) });
+      // A new store with no CHAINPOST_API_KEY: a start that succeeded would make and print its first key.
+      const env = { CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' };
+      const r = await cli(['serve'], dir, { ...env, CHAINPOST_PORT: String(s.port) });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`, 'm'));
-      rmSync(dir, { recursive: true, force: true });
+      expect(r.stderr + r.stdout).not.toMatch(/API key|cpk_/);
+      expect((await cli(['keys', 'list'], dir)).stdout).not.toMatch(/^default\s/m);
+
+      const next = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', ...env });
+      try {
+        expect(await until(() => /^API key: /m.test(next.output()), 5_000)).toBe(true);
+        const key = /^API key: (\S+)$/m.exec(next.output())![1]!;
+        expect(await version(`http://127.0.0.1:${next.port}`, key)).toBe(200);
+      } finally {
+        await next.stop();
+      }
     } finally {
       await stopAndClean(s);
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -149,7 +149,9 @@ describe('removals on the service clock', () => {
     expect(made.status).toBe(200);
     const onLisk = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x46f'], includeNativeTxs: true } });
     const stream = (id: string) => s.call(`/streams/evm/${id}`);
-    expect((await stream(made.body.id)).body.statusMessage).toBe('');
+    // This server follows no chain: 0x1 is said; moonbeam, which no longer produces blocks, is left to its removal.
+    const on0x1 = 'Stream cannot fire on chain 0x1 (eth): this server does not follow it. Add it to CHAINPOST_CHAINS and restart the server.';
+    expect((await stream(made.body.id)).body.statusMessage).toBe(on0x1);
     for (const v of ['moonbeam', 'moonriver', 'lisk', '0x504']) expect(await accepted(v), v).toBe(true);
     await to('2026-09-24T23:59:59Z');
     await rpcResolves('moonbeam');
@@ -177,7 +179,7 @@ describe('removals on the service clock', () => {
     // Streams listing them are invalid until updated or deleted; an update keeping the chain is refused.
     const invalid = (await stream(made.body.id)).body;
     expect(invalid.status).toBe('active');
-    expect(invalid.statusMessage).toBe('Stream invalid: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats. It emits nothing for that chain; update its chainIds or delete it.');
+    expect(invalid.statusMessage).toBe('Stream invalid: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats. It emits nothing for that chain; update its chainIds or delete it. ' + on0x1);
     expect((await stream(onLisk.body.id)).body.statusMessage).toMatch(/^Stream invalid: chain 0x46f \(lisk\) was removed on 2026-09-25\. /);
     const listed = (await s.call('/streams/evm')).body.result as Array<{ id: string; statusMessage: string }>;
     expect(listed.find((x) => x.id === onLisk.body.id)!.statusMessage).toMatch(/^Stream invalid/);
@@ -186,7 +188,7 @@ describe('removals on the service clock', () => {
     expect(kept.body.details.field).toBe('chainIds.1');
     const fixed = await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', json: { chainIds: ['0x1', 'base'] } });
     expect(fixed.status).toBe(200);
-    expect(fixed.body).toMatchObject({ chainIds: ['0x1', '0x2105'], statusMessage: '' });
+    expect(fixed.body).toMatchObject({ chainIds: ['0x1', '0x2105'], statusMessage: 'Stream cannot fire on chains 0x1 (eth) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.' });
     expect((await s.call(`/streams/evm/${onLisk.body.id}`, { method: 'DELETE' })).status).toBe(200);
     await rx.close();
   });

@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-core/keys.js';
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { deliveryEnv, familyCalls, type Receiver, type Smtp } from './delivery-env.js';
+import { deliveryEnv, familyCalls, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
 
 /** Mainnet addresses of every kind a stream takes (BIP-173 and BIP-350 vectors, the genesis and BIP-13 ones). */
@@ -54,7 +54,8 @@ describe('Bitcoin Streams API', () => {
         allAddresses: false,
         demo: false,
         status: 'active',
-        statusMessage: '',
+        // This server follows no chain: accepted, and said.
+        statusMessage: NOT_FOLLOWED.bitcoin,
         isErrorSince: null,
         amountOfAddresses: 0,
         updatedAt: r.body.updatedAt,
@@ -407,7 +408,8 @@ describe('Bitcoin Streams API', () => {
       expect((await post(`/streams/bitcoin/${id}/status`, { status: 'paused' })).body.details.field).toBe('status');
       rx.state.answer = () => 200;
       const resumed = await post(`/streams/bitcoin/${id}/status`, { status: 'active' });
-      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: '', isErrorSince: null });
+      // The error's message goes; the chain this server does not follow is still said.
+      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: NOT_FOLLOWED.bitcoin, isErrorSince: null });
     });
   });
 

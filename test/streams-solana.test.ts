@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { deliveryEnv, familyCalls, type Receiver, type Smtp } from './delivery-env.js';
+import { deliveryEnv, familyCalls, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -68,7 +68,8 @@ describe('Solana Streams API', () => {
         allAddresses: false,
         demo: false,
         status: 'active',
-        statusMessage: '',
+        // This server follows no chain: accepted, and said.
+        statusMessage: NOT_FOLLOWED.solana,
         isErrorSince: null,
         amountOfAddresses: 0,
         updatedAt: r.body.updatedAt,
@@ -83,18 +84,19 @@ describe('Solana Streams API', () => {
       // Everything but webhookUrl may be left out; a lower-cased key is another key, kept as given.
       const other = await put({ webhookUrl: rx.url, programIds: [TOKEN_LOWER, SYSTEM], allAddresses: true, demo: true });
       expect(other.status, JSON.stringify(other.body)).toBe(200);
-      expect(other.body).toMatchObject({ network: ['mainnet'], programIds: [TOKEN_LOWER, SYSTEM], mintAddresses: [], allAddresses: true, demo: true, description: '', tag: '', statusMessage: '' });
+      expect(other.body).toMatchObject({ network: ['mainnet'], programIds: [TOKEN_LOWER, SYSTEM], mintAddresses: [], allAddresses: true, demo: true, description: '', tag: '', statusMessage: NOT_FOLLOWED.solana });
     });
 
     it('says when a stream can match nothing, until it has a selector', async () => {
       const id = await make();
       expect((await stream(id)).statusMessage).toMatch(NOTHING);
       await post(`/streams/solana/${id}/address`, { address: WALLET });
-      expect((await stream(id)).statusMessage).toBe('');
+      // Left: the chain this server does not follow.
+      expect((await stream(id)).statusMessage).toBe(NOT_FOLLOWED.solana);
       await del(`/streams/solana/${id}/address`, { address: WALLET });
       expect((await stream(id)).statusMessage).toMatch(NOTHING);
       for (const change of [{ programIds: [VOTE] }, { mintAddresses: [USDC] }, { allAddresses: true }]) {
-        expect((await post(`/streams/solana/${id}`, change)).body.statusMessage, JSON.stringify(change)).toBe('');
+        expect((await post(`/streams/solana/${id}`, change)).body.statusMessage, JSON.stringify(change)).toBe(NOT_FOLLOWED.solana);
         const back = Object.fromEntries(Object.keys(change).map((k) => [k, k === 'allAddresses' ? false : []]));
         expect((await post(`/streams/solana/${id}`, back)).body.statusMessage, JSON.stringify(change)).toMatch(NOTHING);
       }
@@ -407,7 +409,8 @@ describe('Solana Streams API', () => {
       expect((await post(`/streams/solana/${id}/status`, { status: 'paused' })).body.details.field).toBe('status');
       rx.state.answer = () => 200;
       const resumed = await post(`/streams/solana/${id}/status`, { status: 'active' });
-      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: '', isErrorSince: null });
+      // The error's message goes; the chain this server does not follow is still said.
+      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: NOT_FOLLOWED.solana, isErrorSince: null });
     });
   });
 

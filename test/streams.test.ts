@@ -2,7 +2,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
 import { advance, cli, until, type Running } from './helpers.js';
-import { deliveryEnv, type Receiver, type Smtp } from './delivery-env.js';
+import { deliveryEnv, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 
 const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
 const webhook = (n: number) => ({
@@ -92,7 +92,8 @@ describe('Streams API and delivery engine', () => {
         advancedOptions: null,
         getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
         status: 'active',
-        statusMessage: '',
+        // This server follows no chain: accepted, and said.
+        statusMessage: 'Stream cannot fire on chains 0x1 (eth), 0x38 (bsc) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.',
         amountOfAddresses: 0,
       });
       // Stamped by the service clock, just now.
@@ -124,8 +125,9 @@ describe('Streams API and delivery engine', () => {
       expect(noAbi.body.statusMessage).toMatch(/^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/);
       const abi = [{ type: 'event', name: 'Transfer', inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
       const fixed = await post(`/streams/evm/${id}`, { abi });
-      expect(fixed.body).toMatchObject({ status: 'active', statusMessage: '' });
-      expect((await stream(id)).statusMessage).toBe('');
+      // Left: the chain this server does not follow.
+      expect(fixed.body).toMatchObject({ status: 'active', statusMessage: NOT_FOLLOWED.evm });
+      expect((await stream(id)).statusMessage).toBe(NOT_FOLLOWED.evm);
       // Back to matching nothing.
       expect((await post(`/streams/evm/${id}`, { includeContractLogs: false })).body.statusMessage).toMatch(/^Stream matches nothing: topic0 is set but no log is included/);
       expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
@@ -423,7 +425,8 @@ describe('Streams API and delivery engine', () => {
       // The owner sets one active again: its URL starts over at 100% and the retry schedule resumes.
       rx.state.answer = () => 200;
       const resumed = await post(`/streams/evm/${rateStreams[0]}/status`, { status: 'active' });
-      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: '' });
+      // The error's message goes; the chain this server does not follow is still said.
+      expect(resumed.body).toMatchObject({ status: 'active', statusMessage: NOT_FOLLOWED.evm });
       await advance(s, 10 * 60);
       const delivered = rx.webhooks().filter((w) => w.body.streamId === rateStreams[0] && w.body.block.number === '100');
       expect(delivered.map((d) => d.body.retries)).toEqual([0, 1]); // the failed first try, then its retry once resumed

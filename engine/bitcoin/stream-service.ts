@@ -7,6 +7,7 @@ import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
+import type { FollowedChains } from '../streams/unfollowed.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
 
 /** An extended public key on a stream, as stored in `streamXpubs` under `streamId/xpubId` (times in ms). */
@@ -29,8 +30,8 @@ const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.cre
  * addresses, so amountOfAddresses counts only those added through /address.
  */
 export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy) {
-    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy, followed?: FollowedChains) {
+    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets, followed);
   }
 
   /** Adds a (valid, by the schema) key; the same key again answers the record it already has. */

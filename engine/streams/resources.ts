@@ -9,6 +9,7 @@ import type { Kv, Table } from '../ports.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
+import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
 
 /**
  * A request past a tenant's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES): 400 naming the field and
@@ -52,6 +53,8 @@ export class FamilyStreams<D extends StreamCommon> {
     protected readonly limits: StreamLimits = DEFAULT_LIMITS,
     /** Where webhookUrl may point (CHAINPOST_PRIVATE_TARGETS); none: anywhere. */
     protected readonly targets?: TargetPolicy,
+    /** The chains the server follows: a stream on others says so. */
+    protected readonly followed: FollowedChains = EVERY_CHAIN,
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -73,7 +76,8 @@ export class FamilyStreams<D extends StreamCommon> {
     });
     this.dispatcher.track(s);
     this.tellStream(s);
-    return this.fam.response(s, this.clock.now());
+    this.followed.saved(id, this.fam.watched(s).chainIds, now);
+    return this.answer(s);
   }
 
   async update(tenant: string, id: string, changes: Partial<D>): Promise<Record<string, unknown>> {
@@ -94,7 +98,8 @@ export class FamilyStreams<D extends StreamCommon> {
     });
     this.dispatcher.changed(id);
     this.tellStream(updated);
-    return this.fam.response(updated, this.clock.now());
+    this.followed.saved(id, this.fam.watched(updated).chainIds, this.clock.now());
+    return this.answer(updated);
   }
 
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
@@ -111,12 +116,12 @@ export class FamilyStreams<D extends StreamCommon> {
 
   /** The stream as the API answers it. */
   describe(tenant: string, id: string): Record<string, unknown> {
-    return this.fam.response(this.get(tenant, id), this.clock.now());
+    return this.answer(this.get(tenant, id));
   }
 
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
     const mine = (s: StoredStream): boolean => familyNameOf(s) === this.fam.family;
-    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.fam.response(s, this.clock.now()) });
+    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.answer(s) });
   }
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
@@ -130,7 +135,7 @@ export class FamilyStreams<D extends StreamCommon> {
     });
     this.dispatcher.forget(id);
     this.watch?.removed(id);
-    return this.fam.response(s, this.clock.now());
+    return this.answer(s);
   }
 
   async setStatus(tenant: string, id: string, status: 'active' | 'paused'): Promise<Record<string, unknown>> {
@@ -151,7 +156,7 @@ export class FamilyStreams<D extends StreamCommon> {
     });
     this.dispatcher.changed(id);
     if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
-    return this.fam.response(updated.cur, this.clock.now());
+    return this.answer(updated.cur);
   }
 
   addAddresses(tenant: string, id: string, addresses: string[]): Promise<AddressAnswer> {
@@ -179,6 +184,12 @@ export class FamilyStreams<D extends StreamCommon> {
     const body = test === null ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(test));
     const res = await this.dispatcher.post(tenant, def.webhookUrl, body, 0);
     if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
+  }
+
+  /** The stream as the API answers it now, saying whether it cannot fire on a chain the server does not follow. */
+  private answer(s: D & StreamState): Record<string, unknown> {
+    const now = this.clock.now();
+    return this.followed.answer(this.fam.response(s, now), s.status, this.fam.watched(s).chainIds, now);
   }
 
   private tellStream(s: D & StreamState): void {

@@ -13,6 +13,7 @@ import { EVM_STREAMS } from './evm.js';
 import type { StreamDefinition } from './model.js';
 import { FamilyStreams, type StreamWatch } from './resources.js';
 import { settingsOf } from './settings.js';
+import type { FollowedChains } from './unfollowed.js';
 
 export type { StreamWatch } from './resources.js';
 
@@ -26,10 +27,10 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   /** Solana has nothing beyond the shared resources (no xpubs). */
   readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy, followed?: FollowedChains) {
+    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets, followed);
+    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets, followed);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets, followed);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {
