@@ -285,7 +285,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
-    const nodes = new NodeAccess(store, metrics);
+    const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
