@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
-import { BIN, tempDir } from './helpers.js';
+import { BIN, tempDir, until } from './helpers.js';
 import { STOP_GRACE_MS } from '../http/clients/anvil.js';
 
 /** Whether pid is a live process: a zombie (dead, not yet reaped by init, which here reaps orphans only about once a second) counts as gone. */
@@ -62,9 +62,12 @@ describe('the embedded devnet', () => {
       );
       // anvil is inside the call once blocks stop coming (one a second otherwise).
       const blockNumber = async () => ((await (await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' })).json()) as { result: string }).result;
-      const before = await blockNumber();
-      await new Promise((r) => setTimeout(r, 2_500));
-      expect(await blockNumber()).toBe(before);
+      const stopped = await until(async () => {
+        const before = await blockNumber();
+        await new Promise((r) => setTimeout(r, 2_500));
+        return (await blockNumber()) === before;
+      }, 15_000);
+      expect(stopped).toBe(true);
       const started = performance.now();
       s.child.kill('SIGTERM');
       // Bounded: without the SIGKILL the server waits for anvil, which waits for the call.
