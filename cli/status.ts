@@ -1,4 +1,5 @@
 import { percent } from '../engine/ingest/backfill.js';
+import { STALL_BLOCK_TIMES } from '../engine/ingest/stall.js';
 
 /**
  * `chainpost status`: a running server's /health drawn as one plain-text
@@ -13,6 +14,7 @@ interface ChainHealth {
   nodeHead: number;
   upstream?: string;
   lastError?: string;
+  stalled?: boolean;
   backfill?: { from: number; to: number; done: boolean; blocksPerSec: number; etaSeconds: number | null } | null;
   indexed?: number | null;
 }
@@ -47,6 +49,7 @@ export function chainLine(c: ChainHealth, width: number): string {
   }
   if (c.indexed !== undefined) parts.push(`indexed ${c.indexed ?? 'none'}`);
   if (c.upstream === 'failing') parts.push(`upstream failing${c.lastError === undefined ? '' : `: ${c.lastError}`}`);
+  if (c.stalled === true) parts.push(`stalled: the head has not moved for ${STALL_BLOCK_TIMES} block times`);
   return `${c.chain.padEnd(width)}  ${bar(pct)} ${pct.toFixed(1).padStart(5)}%  ${parts.join(', ')}`;
 }
 

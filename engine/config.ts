@@ -16,6 +16,8 @@ export interface Config {
   port: number;
   /** A second port serving node access alone, without the /rpc prefix; undefined = none. */
   rpcPort: number | undefined;
+  /** CHAINPOST_RPC_GAS_CAP: node access gives a forwarded call at most this much gas when it is below the chain's block gas limit; undefined = that limit. */
+  rpcGasCap: number | undefined;
   dataDir: string;
   apiKey: string | undefined;
   /** Upstream JSON-RPC URL per EVM chain, keyed by hex id. */
@@ -121,6 +123,8 @@ export function parseConfig(env: Env): Config {
     host: listenHost,
     port,
     rpcPort,
+    // The intrinsic gas of a call (21,000) at least: below it no call could run.
+    rpcGasCap: get('CHAINPOST_RPC_GAS_CAP') === undefined ? undefined : integer('CHAINPOST_RPC_GAS_CAP', get('CHAINPOST_RPC_GAS_CAP'), 0, 21_000, Number.MAX_SAFE_INTEGER),
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
     chains: upstreams,

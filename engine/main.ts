@@ -85,6 +85,7 @@ import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
 import { NodeAccess } from './rpc/service.js';
 import { Readiness, type Part } from './readiness.js';
+import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from './ingest/stall.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -244,9 +245,13 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const followers: ChainFollower[] = [];
     const nodeUrls = new Map<string, string>();
     const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
+    // The embedded devnet mines at its own pace; every other chain at its registry's.
+    const heads = new HeadWatch(clock, (chain) => (config.ingest === 'embedded' && chain === DEVNET_CHAIN ? config.devnet.blockTime * 1000 : (findChain(chain)?.blockTimeMs ?? 0)));
+    heads.start(() => followers.map((f) => f.status()));
     metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
     metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
     metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
+    metrics.gauge('chainpost_chain_stalled', `1 while the chain's head has not moved for ${STALL_BLOCK_TIMES} of its block times (${STALL_MIN_MS / 1000} s at least), as /health's stalled.`, perChain((s) => (heads.stalled(s.chain, s.head) ? 1 : 0)));
     metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
     metrics.gauge('chainpost_chain_skipped_slots_total', 'Slots the node reported skipped (no block), per Solana chain, since the start.', () => followers.flatMap((f) => {
       const s = f.status();
@@ -283,7 +288,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log));
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
-    const nodes = new NodeAccess(store, metrics);
+    const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
@@ -294,7 +299,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withNode(withIndexed(f, dataIndexer), nodeUrls)) }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withStall(withNode(withIndexed(f, dataIndexer), nodeUrls), heads)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
@@ -570,6 +575,9 @@ function withIndexed(f: ChainFollower, indexer: DataIndexer): FollowerStatus & {
   const status = f.status();
   return f instanceof Follower ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
 }
+
+/** A /health entry with whether the chain's head has stood still too long (HeadWatch). */
+const withStall = <S extends FollowerStatus>(status: S, heads: HeadWatch): S & { stalled: boolean } => ({ ...status, stalled: heads.stalled(status.chain, status.head) });
 
 /** A copy of bytes read from the store (valid only until the next read there). */
 const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));

@@ -32,17 +32,53 @@ export function withoutPassword(url: string): string {
   return u.toString();
 }
 
-/** A node-access path (`/rpc/:chain/:apiKey`, or `/:chain/:apiKey` on CHAINPOST_RPC_PORT) as logged: its key masked. */
-export function nodeAccessPath(path: string, apiKey: string): string {
-  const at = path.lastIndexOf(`/${apiKey}`);
-  return apiKey === '' || at < 0 ? path : `${path.slice(0, at + 1)}${maskKey(apiKey)}${path.slice(at + 1 + apiKey.length)}`;
+/** The API key of a node-access path, percent-decoded, and where it sits in the path as sent: [start, end). */
+export interface PathKey {
+  key: string;
+  start: number;
+  end: number;
 }
 
-/** Where a key may sit in a path no route matched: after `/rpc/:chain/`, or after a first segment (`/:chain/`). */
-const KEY_SHAPED = /^(\/rpc\/[^/]+\/|\/[^/]+\/)([^/]+)(\/.*)?$/;
+/**
+ * The API key of a node-access path `{prefix}/:chain/:apiKey` (prefix `/rpc` or empty): the segment after the
+ * chain's, empty segments skipped (`//0x539/KEY`: a base URL with a trailing slash), percent-decoded. Node access
+ * authenticates this key and logs mask exactly its span, so what a path is let in with is what its log line hides,
+ * however the key is spelled (`%63pk_…`, `KEY%0a`). Undefined when the path has no segment there.
+ */
+export function nodeAccessKey(path: string, prefix: string): PathKey | undefined {
+  const wanted = prefix === '' ? 2 : 3;
+  let n = 0;
+  for (let i = 0; i < path.length; i++) {
+    if (path.charCodeAt(i) === 0x2f) continue;
+    let end = path.indexOf('/', i);
+    if (end < 0) end = path.length;
+    n++;
+    if (n === 1 && prefix !== '' && path.slice(i, end).toLowerCase() !== prefix.slice(1)) return undefined;
+    if (n === wanted) return { key: decoded(path.slice(i, end)), start: i, end };
+    i = end;
+  }
+  return undefined;
+}
+
+const decoded = (segment: string): string => {
+  if (!segment.includes('%')) return segment;
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    // Not valid percent-encoding: the key as sent (unknown, refused).
+    return segment;
+  }
+};
+
+/** A node-access path as logged: its key (nodeAccessKey) masked. */
+export function nodeAccessPath(path: string, prefix: string): string {
+  return masked(path, nodeAccessKey(path, prefix));
+}
 
 /**
- * A path no route matched, as logged: a node-access path with a wrong method or a trailing segment
- * still carries a key, so the segment where one would be is masked.
+ * A path no route matched, as logged: a node-access path with a wrong method, a doubled slash or a trailing
+ * segment still carries a key, so the segment where either port's node access would read one is masked.
  */
-export const unmatchedPath = (path: string): string => path.replace(KEY_SHAPED, (_m, head: string, key: string, rest: string | undefined) => `${head}${maskKey(key)}${rest ?? ''}`);
+export const unmatchedPath = (path: string): string => masked(path, nodeAccessKey(path, '/rpc') ?? nodeAccessKey(path, ''));
+
+const masked = (path: string, at: PathKey | undefined): string => (at === undefined ? path : `${path.slice(0, at.start)}${maskKey(at.key)}${path.slice(at.end)}`);

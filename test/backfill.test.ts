@@ -188,7 +188,8 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     }
 
     const final = await cli(['status', '--url', s.url], undefined);
-    expect(final.stdout).toMatch(new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+$`, 'm'));
+    // (This anvil mines only when asked: on a slow machine its head may have stood still long enough to be stalled.)
+    expect(final.stdout).toMatch(new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+(, stalled: .*)?$`, 'm'));
   });
 
   it('starts a chain new to the store at the node head by default, and keeps a stored chain whatever CHAINPOST_START_BLOCKS says', { timeout: 60_000 }, async () => {

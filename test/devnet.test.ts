@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
-import { BIN, tempDir } from './helpers.js';
+import { BIN, tempDir, until } from './helpers.js';
+import { STOP_GRACE_MS } from '../http/clients/anvil.js';
 
 /** Whether pid is a live process: a zombie (dead, not yet reaped by init, which here reaps orphans only about once a second) counts as gone. */
 const alive = (pid: number): boolean => {
@@ -44,6 +45,41 @@ describe('the embedded devnet', () => {
       expect(alive(devnet.pid)).toBe(false);
     } finally {
       await s.stop('SIGKILL');
+    }
+  });
+
+  it('stops on SIGTERM while anvil is busy with a long call: anvil is SIGKILLed after its grace', { timeout: 60_000 }, async () => {
+    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0' });
+    let pid: number | undefined;
+    try {
+      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      pid = devnet.pid as number;
+      // Straight to anvil, past node access's gas cap: a loop with a million blocks' gas keeps it busy for minutes.
+      const loop = '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000100aa","gas":"0xe8d4a51000"},"latest",{"0x00000000000000000000000000000000000100aa":{"code":"0x5b600056"}}]}';
+      const busy = fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loop }).then(
+        (r) => r.text(),
+        () => 'connection closed',
+      );
+      // anvil is inside the call once blocks stop coming (one a second otherwise).
+      const blockNumber = async () => ((await (await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' })).json()) as { result: string }).result;
+      const stopped = await until(async () => {
+        const before = await blockNumber();
+        await new Promise((r) => setTimeout(r, 2_500));
+        return (await blockNumber()) === before;
+      }, 15_000);
+      expect(stopped).toBe(true);
+      const started = performance.now();
+      s.child.kill('SIGTERM');
+      // Bounded: without the SIGKILL the server waits for anvil, which waits for the call.
+      const code = await Promise.race([s.exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
+      const seconds = (performance.now() - started) / 1000;
+      expect(code, s.output().slice(-2000)).toBe(0);
+      expect(seconds).toBeLessThan(STOP_GRACE_MS / 1000 + 5);
+      expect(alive(pid)).toBe(false);
+      expect(await busy).toBe('connection closed');
+    } finally {
+      await s.stop('SIGKILL');
+      if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 

@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../http/clients/anvil.js';
+import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { parseConfig } from '../engine/config.js';
 import { startService, type Service } from '../engine/main.js';
 import type { Part } from '../engine/readiness.js';
-import { TEST_KEY, tempDir, until } from './helpers.js';
+import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 const health = async (port: number): Promise<{ status: number; body: any }> => {
   const res = await fetch(`http://127.0.0.1:${port}/health`);
@@ -68,6 +68,50 @@ describe('GET /health while the server starts', () => {
     } finally {
       await service.stop();
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('GET /health: a chain whose head stands still', () => {
+  const chain = async (s: Running): Promise<Record<string, unknown>> => (await s.call('/health')).body.chains[0];
+  const stalledMetric = async (s: Running): Promise<string | undefined> => /^chainpost_chain_stalled\{chain="0x539"\} (\d)$/m.exec((await s.call('/metrics')).body)?.[1];
+
+  it('is stalled once its head has not moved for 10 block times (30 s at least) of service time, and not once a block comes', { timeout: 60_000 }, async () => {
+    // anvil mining only when asked: its head moves when the test says so. 0x539's registry block time is 1 s.
+    const anvil = await startAnvil();
+    let s: Running | undefined;
+    const mine = () => fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x1"]}' });
+    try {
+      s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_POLL_MS: '20' });
+      await mine();
+      expect(await until(async () => (await chain(s!)).head === 1, 10_000)).toBe(true);
+      expect(await chain(s)).toMatchObject({ chain: '0x539', head: 1, upstream: 'ok', stalled: false });
+      expect(await stalledMetric(s)).toBe('0');
+      await advance(s, 40);
+      // The node answers all along: only the head tells.
+      expect(await chain(s)).toMatchObject({ chain: '0x539', head: 1, upstream: 'ok', stalled: true });
+      expect(await stalledMetric(s)).toBe('1');
+      await mine();
+      expect(await until(async () => (await chain(s!)).head === 2, 10_000)).toBe(true);
+      expect(await chain(s)).toMatchObject({ head: 2, stalled: false });
+    } finally {
+      await stopAndClean(s);
+      await anvil.stop();
+    }
+  });
+
+  it('counts the embedded devnet\'s own block time (CHAINPOST_DEVNET_BLOCK_TIME)', { timeout: 60_000 }, async () => {
+    let s: Running | undefined;
+    try {
+      // A block an hour: stalled after 10 hours, not after the 30 s of the registry's 1-s block time.
+      s = await startChainpost({ CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '3600', CHAINPOST_TEST_CLOCK: '1' });
+      expect(await until(async () => (await chain(s!))?.head === 0, 10_000)).toBe(true);
+      await advance(s, 60);
+      expect(await chain(s)).toMatchObject({ chain: '0x539', head: 0, stalled: false });
+      await advance(s, 10 * 3600);
+      expect(await chain(s)).toMatchObject({ chain: '0x539', head: 0, stalled: true });
+    } finally {
+      await stopAndClean(s);
     }
   });
 });

@@ -18,6 +18,16 @@ const APPROVAL = '0x8c5be1e5ebec7d5bd14f71427d1e84f3dd0314c0f7b2291e5b200ac8c7c3
 const pad = (a: string): string => `0x${a.slice(2).toLowerCase().padStart(64, '0')}`;
 const hex = (n: number | bigint): string => `0x${n.toString(16)}`;
 
+/** A contract that loops until its gas runs out (JUMPDEST PUSH1 0 JUMP), put at LOOPER by a state override. */
+const LOOPER = '0x00000000000000000000000000000000000100aa';
+const LOOP_OVERRIDE = { [LOOPER]: { code: '0x5b600056' } };
+/** Where the embedded devnet has the same code for real (anvil_setCode). */
+const LOOPER_DEPLOYED = '0x00000000000000000000000000000000000100bb';
+/** anvil's block gas limit. */
+const BLOCK_GAS = 30_000_000n;
+/** A million times a block's gas: looping, minutes of a node's time. */
+const HUGE_GAS = '0xe8d4a51000';
+
 const ENV = { CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
 
 interface Reply {
@@ -60,7 +70,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
   let proxy: NodeProxy;
   /** Follows anvil through the proxy, keeps every block; also serves node access on a second port. */
   let s: Running;
-  /** Follows anvil directly and keeps one block: what it answers about older blocks comes from the node. */
+  /** Follows anvil directly and keeps one block: what it answers about older blocks comes from the node. Its calls get at most 1,000,000 gas. */
   let p: Running;
   let rpcPort: number;
   let token: Deployed;
@@ -107,7 +117,7 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
     rpcPort = await freePort();
     [s, p] = await Promise.all([
       startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_RPC_PORT: String(rpcPort) }),
-      startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_RETENTION_BLOCKS: '1' }),
+      startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_RETENTION_BLOCKS: '1', CHAINPOST_RPC_GAS_CAP: '1000000' }),
     ]);
     const send = async (c: Deployed, functionName: string, args: readonly unknown[], account = DEV_ACCOUNTS[0]) => {
       receipts.push(await write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account }));
@@ -350,6 +360,20 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       await sameAsAnvil('eth_getBlockByNumber', [hex(mixedBlock), true], 'node');
       await sameAsAnvil('eth_getTransactionReceipt', [r.transactionHash], 'node');
       await sameAsAnvil('eth_getTransactionByHash', [r.transactionHash], 'node');
+    });
+
+    it('gives a call at most the block gas limit, or CHAINPOST_RPC_GAS_CAP when lower; a gas within it goes as sent', async () => {
+      // anvil's own estimate tells the gas it was given: the most it tries.
+      const looping = (srv: Running) => post(rpcUrl(srv), call('eth_estimateGas', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]));
+      const limit = BigInt((await anvilAnswer(call('eth_getBlockByNumber', ['latest', false]))).body.result.gasLimit);
+      expect((await looping(s)).body.error.message).toBe(`Out of gas: gas required exceeds allowance: ${limit}`);
+      expect((await looping(p)).body.error.message).toBe('Out of gas: gas required exceeds allowance: 1000000');
+      // Without a gas the call gets the cap too, which is anvil's own default here.
+      await sameAsAnvil('eth_estimateGas', [{ to: LOOPER }, 'latest', LOOP_OVERRIDE], 'node');
+      expect((await post(rpcUrl(p), call('eth_estimateGas', [{ to: LOOPER }, 'latest', LOOP_OVERRIDE]))).body.error.message).toBe('Out of gas: gas required exceeds allowance: 1000000');
+      // A transfer's estimate, within either cap: anvil's answer for it.
+      const transfer = { from: A0, to: token.address, data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A1, 1n] }) };
+      for (const srv of [s, p]) await sameAsAnvil('eth_estimateGas', [{ ...transfer, gas: '0x186a0' }], 'node', srv);
     });
 
     it('a JSON-RPC error of the node is passed on as it sent it, with status 200', async () => {
@@ -599,3 +623,53 @@ async function rpcRequests(s: Running): Promise<number> {
   const text = (await s.call('/metrics')).body as string;
   return Number(/^chainpost_http_requests_total\{area="rpc",status="200"\} (\d+)$/m.exec(text)?.[1] ?? 0);
 }
+
+describe('node access on the embedded devnet: no call holds the chain', () => {
+  let d: Running;
+  /** The devnet's anvil, asked directly. */
+  let devnet: string;
+  const blockNumber = async (): Promise<number> => Number.parseInt((await post(devnet, call('eth_blockNumber'))).body.result, 16);
+
+  beforeAll(async () => {
+    // The devnet mines a block every second.
+    d = await startChainpost({ ...ENV, CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '1' });
+    devnet = JSON.parse(d.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!).rpc;
+    // A second looping contract deployed for real, for the methods without a state override.
+    expect((await post(devnet, call('anvil_setCode', [LOOPER_DEPLOYED, '0x5b600056']))).body.error).toBeUndefined();
+  }, 60_000);
+  afterAll(() => stopAndClean(d));
+
+  it('a looping call with a huge gas answers within 5 s, by each method that executes code, and the devnet keeps mining', { timeout: 120_000 }, async () => {
+    const calls: Array<[string, unknown[]]> = [
+      ['eth_call', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]],
+      ['eth_estimateGas', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]],
+      ['eth_createAccessList', [{ to: LOOPER_DEPLOYED, gas: HUGE_GAS }, 'latest']],
+      ['eth_simulateV1', [{ blockStateCalls: [{ stateOverrides: LOOP_OVERRIDE, calls: [{ to: LOOPER, gas: HUGE_GAS }] }] }, 'latest']],
+      // Many calls of one simulation, each with a block's gas or none (the node's default, a block's): together they get one block's.
+      ['eth_simulateV1', [{ blockStateCalls: [{ calls: Array.from({ length: 200 }, () => ({ to: LOOPER_DEPLOYED, gas: '0x1c9c380' })) }] }, 'latest']],
+      ['eth_simulateV1', [{ blockStateCalls: [{ calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) }, { calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) }] }, 'latest']],
+    ];
+    for (const [method, params] of calls) {
+      const before = await blockNumber();
+      const started = performance.now();
+      // Bounded here too: before the cap, the node would answer after minutes.
+      const answer = await fetch(`${d.url}/rpc/devnet/${d.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call(method, params)), signal: AbortSignal.timeout(20_000) }).then(
+        async (r) => (await r.json()) as { result?: unknown; error?: { message: string } },
+        (err: Error) => ({ aborted: err.name, result: undefined }),
+      );
+      const ms = performance.now() - started;
+      expect(ms, `${method}: ${JSON.stringify(answer).slice(0, 300)}`).toBeLessThan(5_000);
+      if (Array.isArray(answer.result)) {
+        // A simulation's calls each failed, having burned a block's gas together at most.
+        const calls = (answer.result as Array<{ calls: Array<{ status: string; gasUsed: string }> }>).flatMap((b) => b.calls);
+        expect(calls.every((c) => c.status === '0x0'), method).toBe(true);
+        expect(calls.reduce((sum, c) => sum + BigInt(c.gasUsed), 0n), method).toBeLessThanOrEqual(BLOCK_GAS);
+      } else {
+        // The loop ran out of the gas it was given (or, for calls a simulation's share left without gas, was refused).
+        expect(JSON.stringify(answer), method).toMatch(/OutOfGas|out of gas|gas required exceeds|intrinsic gas too high/i);
+      }
+      // The devnet mines on: two more blocks within a few seconds of the answer.
+      expect(await until(async () => (await blockNumber()) >= before + 2, 10_000, 100), method).toBe(true);
+    }
+  });
+});

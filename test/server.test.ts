@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
+import { freePort } from '../http/clients/anvil.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_KEY, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 
@@ -125,6 +126,45 @@ describe('front end', () => {
     expect(edge.body.details.field).toBe('chain');
   });
 
+  it('refuses a request carrying Content-Length twice with different values: 400 naming the header, connection closed', async () => {
+    /** Writes `raw` on a fresh loopback socket; what came back once the server closed it (or 5 s passed). */
+    const exchange = (raw: string) =>
+      new Promise<{ text: string; closed: boolean }>((resolve) => {
+        let text = '';
+        const sock = connect(s.port, '127.0.0.1', () => sock.write(raw));
+        const timer = setTimeout(() => {
+          sock.destroy();
+          resolve({ text, closed: false });
+        }, 5_000);
+        sock.on('data', (d: Buffer) => void (text += d.toString()));
+        sock.on('error', () => undefined);
+        sock.on('close', () => {
+          clearTimeout(timer);
+          resolve({ text, closed: true });
+        });
+      });
+    const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
+    const head = (path: string, lengths: readonly number[]) => `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\nContent-Type: application/json\r\n${lengths.map((n) => `Content-Length: ${n}\r\n`).join('')}\r\n`;
+    // A second request hidden in the body, for whoever frames it by the other Content-Length.
+    const hidden = `GET /health HTTP/1.1\r\nhost: x\r\n\r\n`;
+    for (const path of [`/rpc/eth/${TEST_KEY}`, '/api/v2.2/erc20/prices']) {
+      const refused = await exchange(`${head(path, [body.length, body.length + 1])}${body}`);
+      expect(refused.text, path).toMatch(/^HTTP\/1\.1 400 /);
+      expect(refused.text, path).toContain('content-length: sent more than once with different values');
+      expect(refused.closed, path).toBe(true);
+      // Whichever length comes first, the hidden request is never answered, and the connection ends.
+      for (const lengths of [[body.length, body.length + hidden.length], [body.length + hidden.length, body.length]]) {
+        const smuggled = await exchange(`${head(path, lengths)}${body}${hidden}`);
+        expect(smuggled.text, `${path} ${lengths}`).not.toMatch(/HTTP\/1\.1 200 /);
+        expect(smuggled.closed, `${path} ${lengths}`).toBe(true);
+      }
+    }
+    // The same value twice is one length (RFC 9112): answered as usual.
+    const same = await exchange(`POST /rpc/eth/${TEST_KEY} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    expect(same.text).toMatch(/^HTTP\/1\.1 404 /);
+    expect(same.text).toContain('chain 0x1 (eth) has no upstream node on this server');
+  });
+
   it('survives clients that go away mid-request', async () => {
     for (let i = 0; i < 20; i++) {
       await new Promise<void>((resolve) => {
@@ -242,5 +282,38 @@ describe('rate limit', () => {
     // The bucket refills on the service clock (the advance itself is refused, so move it by waiting 1 s of real time).
     await new Promise((r) => setTimeout(r, 1100));
     expect((await s.call('/api/v2.2/web3/version')).status).toBe(200);
+  });
+});
+
+describe('node-access keys in the access log', () => {
+  let s: Running;
+  let rpcPort: number;
+  beforeAll(async () => {
+    rpcPort = await freePort();
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_RPC_PORT: String(rpcPort) });
+  });
+  afterAll(() => stopAndClean(s));
+
+  it('never show the key, however the path spells it, on either port', async () => {
+    const encoded = [...TEST_KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    const post = async (url: string): Promise<number> => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })).status;
+    const main = (path: string) => post(`${s.url}${path}`);
+    const rpc = (path: string) => post(`http://127.0.0.1:${rpcPort}${path}`);
+    // A doubled slash is no route (404); a key with something after it is not the key (401); the percent-encoded key is the key.
+    expect(await main(`/rpc//0x539/${TEST_KEY}`)).toBe(404);
+    for (const tail of ['%20', '%23x', '%0a']) expect(await main(`/rpc/0x539/${TEST_KEY}${tail}`), tail).toBe(401);
+    expect(await main(`/rpc/0x539/${encoded}`)).toBe(404);
+    expect(await rpc(`//0x539/${TEST_KEY}`)).toBe(404);
+    expect(await rpc(`/0x539//${TEST_KEY}`)).toBe(404);
+    expect(await rpc(`/0x539/${encoded}`)).toBe(404);
+    let lines: string[] = [];
+    expect(await until(() => (lines = s.output().split('\n').filter((l) => l.includes('"msg":"request"'))).length >= 8, 5_000)).toBe(true);
+    expect(lines).toHaveLength(8);
+    for (const line of lines) {
+      // Neither the key, nor its percent-encoding, nor anything of it beyond the four characters a masked key shows.
+      expect(line).not.toContain(TEST_KEY.slice(4));
+      expect(line).not.toContain(encoded.slice(4 * 3));
+      expect(JSON.parse(line).path).toContain('cpk_…');
+    }
   });
 });

@@ -83,7 +83,7 @@ describe('webhook targets with CHAINPOST_PRIVATE_TARGETS=deny', () => {
   beforeEach(() => void dns.lookups.splice(0));
 
   it('refuses a stream whose webhookUrl resolves to a loopback, private, metadata or IPv4-mapped address: 400 naming webhookUrl, nothing sent', async () => {
-    for (const [address, kind] of [['127.0.0.1', 'a loopback address'], ['10.0.0.5', 'a private address'], ['169.254.169.254', 'a cloud metadata address'], ['::ffff:127.0.0.1', 'a loopback address'], ['fd00:ec2::254', 'a cloud metadata address']] as const) {
+    for (const [address, kind] of [['127.0.0.1', 'a loopback address'], ['10.0.0.5', 'a private address'], ['169.254.169.254', 'a cloud metadata address'], ['168.63.129.16', 'a cloud metadata address'], ['::ffff:127.0.0.1', 'a loopback address'], ['fd00:ec2::254', 'a cloud metadata address']] as const) {
       dns.answer(NAME, [address]);
       const r = await s.call('/streams/evm', { method: 'PUT', json: evmStream(hookUrl(rx)) });
       expect(r.status, address).toBe(400);

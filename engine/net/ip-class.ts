@@ -43,6 +43,7 @@ const V4_RANGES: readonly Range4[] = [
   ['169.254.169.254', 32, 'metadata'], // AWS, GCP, Azure, OpenStack, DigitalOcean instance metadata
   ['169.254.170.2', 32, 'metadata'], // AWS ECS task metadata
   ['100.100.100.200', 32, 'metadata'], // Alibaba Cloud
+  ['168.63.129.16', 32, 'metadata'], // Azure WireServer (VM agent, DNS, health probes): answers any VM, in public space
   ['192.0.0.192', 32, 'metadata'], // Oracle Cloud
   ['0.0.0.0', 8, 'unspecified'],
   ['10.0.0.0', 8, 'private'],

@@ -10,6 +10,7 @@ import { Held } from './held.js';
 import { MAX_RESULTS, blockLogs, logsFromStore, tooManyResults, type BlockLogs } from './logs.js';
 import { answerBlock, methodRoute, shareable } from './methods.js';
 import { nodeRules, type NodeRules } from './node-rules.js';
+import { capGas, executesCalls, gasOf } from './gas-cap.js';
 import { parseRequest, type Call, type Invalid } from './request.js';
 import { InFlight, Lru, type CachedAnswer } from './share.js';
 
@@ -46,7 +47,14 @@ interface Attached {
   node: ChainNode;
   rules: NodeRules | undefined;
   asking: boolean;
+  /** The node's block gas limit as last read, until when it is kept (service time). */
+  gasLimit: { value: bigint; until: number } | undefined;
+  /** The read of the block gas limit under way, shared by the calls waiting for it. */
+  readingGasLimit: Promise<bigint> | undefined;
 }
+
+/** How long the node's block gas limit is kept once read (service time): it moves by at most 1/1024 a block. */
+const GAS_LIMIT_KEPT_MS = 60_000;
 
 interface Out {
   text: string;
@@ -62,11 +70,17 @@ export class NodeAccess {
   private readonly blockReceipts: Lru<string>;
   private readonly counts = new Map<string, number>();
 
+  /** CHAINPOST_RPC_GAS_CAP: a cap on forwarded calls' gas below the chain's block gas limit. */
+  private readonly gasCap: bigint | undefined;
+
   constructor(
     private readonly kv: Kv,
     metrics: Metrics,
-    opts: { cacheEntries?: number; cacheChars?: number; renderedChars?: number } = {},
+    /** Service time, ms (how long the block gas limit is kept). */
+    private readonly now: () => number,
+    opts: { gasCap?: number; cacheEntries?: number; cacheChars?: number; renderedChars?: number } = {},
   ) {
+    this.gasCap = opts.gasCap === undefined ? undefined : BigInt(opts.gasCap);
     this.cache = new Lru<CachedAnswer>(opts.cacheEntries ?? 10_000, opts.cacheChars ?? 64 * 1024 * 1024, (a) => a.json.length);
     // What the store path made of hot blocks: their logs and receipts as the node's JSON.
     this.logs = blockLogs(opts.renderedChars ?? 32 * 1024 * 1024);
@@ -84,7 +98,7 @@ export class NodeAccess {
 
   /** Node access to `chain` goes through `node` from now on. */
   attach(chain: string, node: ChainNode): void {
-    const a: Attached = { chain, node, rules: undefined, asking: false };
+    const a: Attached = { chain, node, rules: undefined, asking: false, gasLimit: undefined, readingGasLimit: undefined };
     this.chains.set(chain, a);
     this.learnRules(a);
   }
@@ -193,7 +207,8 @@ export class NodeAccess {
   private async ask(a: Attached, call: Call, key: string): Promise<Settled> {
     let result: unknown;
     try {
-      result = await a.node.upstream.call<unknown>(call.method, call.params);
+      const params = executesCalls(call.method) ? capGas(call.method, call.params, await this.callGasCap(a)) : call.params;
+      result = await a.node.upstream.call<unknown>(call.method, params);
     } catch (err) {
       if (err instanceof NodeError) return { error: err.sent };
       return { failure: `the node of chain ${a.chain} failed: ${(err as Error).message}` };
@@ -203,6 +218,27 @@ export class NodeAccess {
     const json = JSON.stringify(result ?? null);
     this.keep(a, call, key, result, json);
     return { json };
+  }
+
+  /** The most gas a forwarded call may burn on the chain's node: its block gas limit, or CHAINPOST_RPC_GAS_CAP when lower. */
+  private async callGasCap(a: Attached): Promise<bigint> {
+    const limit = await this.blockGasLimit(a);
+    return this.gasCap !== undefined && this.gasCap < limit ? this.gasCap : limit;
+  }
+
+  /** The gas limit of the node's latest block, read at most once per GAS_LIMIT_KEPT_MS; rejects as the node's call does. */
+  private blockGasLimit(a: Attached): Promise<bigint> {
+    if (a.gasLimit !== undefined && this.now() < a.gasLimit.until) return Promise.resolve(a.gasLimit.value);
+    a.readingGasLimit ??= a.node.upstream
+      .call<{ gasLimit?: unknown } | null>('eth_getBlockByNumber', ['latest', false])
+      .then((block) => {
+        const value = gasOf(block?.gasLimit);
+        if (value === undefined) throw new Error(`its latest block names no gasLimit, which caps the gas of forwarded calls`);
+        a.gasLimit = { value, until: this.now() + GAS_LIMIT_KEPT_MS };
+        return value;
+      })
+      .finally(() => void (a.readingGasLimit = undefined));
+    return a.readingGasLimit;
   }
 
   /** Caches an answer about a block at or below the confirmed height (by the state now, once the answer is there). */

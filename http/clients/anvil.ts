@@ -47,6 +47,12 @@ const portIsFree = (port: number): Promise<boolean> =>
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 
+/**
+ * How long anvil gets to exit on SIGTERM (writing its state file, for the devnet) before it is SIGKILLed. An
+ * idle anvil exits in milliseconds; one running a call finishes the call first, which may take minutes.
+ */
+export const STOP_GRACE_MS = 5_000;
+
 /** How many ports from a requested one are tried before giving up. */
 const PORT_SEARCH = 100;
 
@@ -119,7 +125,12 @@ async function launch(port: number, opts: { chainId?: number; args?: string[] })
       new Promise((resolve) => {
         process.off('exit', killOnExit);
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
+        // A busy anvil (a long call) with a state file to write finishes the call before it exits: SIGKILL after the grace.
+        const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
         child.kill('SIGTERM');
       }),
   };

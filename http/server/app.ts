@@ -57,10 +57,15 @@ export function startServer(opts: { host: string; port: number; routes: readonly
         incomingId !== '' && SANE_ID.test(incomingId) ? incomingId : `${reqPrefix}-${(++seq).toString(36)}`,
       );
       const ex = new Exchange(server, res, route, req, started);
+      const length = values[CONTENT_LENGTH]!;
+      if (length !== '' && lengthsDiffer(ureq, length)) {
+        ex.refuseFraming(pipeline.fail(route, req, conflictingLengths()));
+        return;
+      }
       const refused = pipeline.admit(route, req);
       if (refused !== undefined) ex.finish(refused);
       else if (route.body !== true) ex.run();
-      else ex.readBody(Number(values[CONTENT_LENGTH] || '0'));
+      else ex.readBody(Number(length || '0'));
     };
     if (route.method === 'ANY') app.any(route.pattern, handler);
     else if (route.method === 'DELETE') app.del(route.pattern, handler);
@@ -148,6 +153,8 @@ class Exchange {
   private settled = false;
   private aborted = false;
   private watching = false;
+  /** The status of a refusal still to be sent: what the request counts as if the connection ends first. */
+  private refused: number | undefined = undefined;
   /** A body left unread on the wire (413, refused before reading) makes the connection unusable. */
   private bodyUnread: boolean;
 
@@ -199,6 +206,18 @@ class Exchange {
     });
   }
 
+  /**
+   * Answers a request whose body cannot be told apart from the next request's, and closes the connection. The answer
+   * leaves after uWS's callback: answered within it, uWS would go on to serve a request pipelined behind this one,
+   * while with this answer pending it closes the connection at such a request instead (nothing answered).
+   */
+  refuseFraming(reply: Reply): void {
+    this.bodyUnread = true;
+    this.refused = reply.status;
+    this.watchAbort();
+    setImmediate(() => this.finish(reply));
+  }
+
   finish(reply: Reply): void {
     if (!this.settle()) return;
     const { pipeline } = this.front;
@@ -223,7 +242,7 @@ class Exchange {
     this.watching = true;
     this.res.onAborted(() => {
       this.aborted = true;
-      if (this.settle()) this.front.pipeline.done(this.route, this.req, CLIENT_CLOSED, this.started, performance.now());
+      if (this.settle()) this.front.pipeline.done(this.route, this.req, this.refused ?? CLIENT_CLOSED, this.started, performance.now());
     });
   }
 
@@ -242,6 +261,21 @@ const EXCLUSIVE_PORT = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number 
 
 /** Recorded in metrics for a request the client abandoned (nginx's convention). */
 const CLIENT_CLOSED = 499;
+
+/**
+ * Whether the request carries Content-Length more than once with different values. uWS frames the body by the
+ * first; a proxy in front taking the last would read the rest as another request (request smuggling). Read only
+ * when there is a Content-Length at all, so a request without a body pays nothing.
+ */
+function lengthsDiffer(ureq: uWS.HttpRequest, first: string): boolean {
+  let differ = false;
+  ureq.forEach((name, value) => {
+    if (name === 'content-length' && value !== first) differ = true;
+  });
+  return differ;
+}
+
+const conflictingLengths = (): ApiError => new ApiError(400, 'content-length: sent more than once with different values', { field: 'content-length' });
 
 const tooLarge = (): ApiError => new ApiError(413, `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`, { field: 'body', limit: MAX_BODY_BYTES });
 

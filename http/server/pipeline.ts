@@ -3,7 +3,7 @@ import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
 import type { Metrics } from '../../engine/metrics.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
-import { nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
+import { nodeAccessKey, nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
 import type { Reply, Request, Route } from './route.js';
 
 /**
@@ -71,7 +71,7 @@ export class Pipeline {
   }
 
   private authorize(route: Route, req: Request): void {
-    const key = route.auth === 'path' ? req.params['apiKey'] : (req.header('x-api-key') ?? bearer(req.header('authorization')));
+    const key = route.auth === 'path' ? nodeAccessKey(req.path, pathPrefix(route))?.key : (req.header('x-api-key') ?? bearer(req.header('authorization')));
     if (key === undefined || key === '') throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
     const caller = this.keys.authenticate(key);
     if (caller === undefined) throw new ApiError(401, 'unknown API key');
@@ -83,9 +83,12 @@ export class Pipeline {
 
 /** The path as logs show it: a node-access key masked, also in a path no route took (the fallback `/*`). */
 function loggedPath(route: Route | undefined, req: Request): string {
-  if (route?.auth === 'path') return nodeAccessPath(req.path, req.params['apiKey'] ?? '');
+  if (route?.auth === 'path') return nodeAccessPath(req.path, pathPrefix(route));
   return route === undefined || route.pattern === '/*' ? unmatchedPath(req.path) : req.path;
 }
+
+/** A key-in-path route's pattern is `{prefix}/:chain/:apiKey`: its prefix, `/rpc` or empty. */
+const pathPrefix = (route: Route): string => route.pattern.slice(0, route.pattern.indexOf('/:'));
 
 const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
 

@@ -72,5 +72,6 @@ describe('BackfillProgress', () => {
       `0x539  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  backfill 100-299 at 199, 12.5 blocks/s, eta 8 s, indexed 190`,
     );
     expect(chainLine({ chain: 'bitcoin', head: 50, nodeHead: 100, upstream: 'failing', lastError: 'refused' }, 7)).toBe(`bitcoin  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  head 50 of 100, upstream failing: refused`);
+    expect(chainLine({ chain: '0x539', head: 50, nodeHead: 50, upstream: 'ok', stalled: true }, 5)).toBe(`0x539  [${'#'.repeat(30)}] 100.0%  head 50 of 50, stalled: the head has not moved for 10 block times`);
   });
 });

@@ -29,6 +29,13 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_PORT: '9000', CHAINPOST_RPC_PORT: '9000' })).toThrow('CHAINPOST_RPC_PORT: must differ from CHAINPOST_PORT (9000)');
   });
 
+  it('takes a gas cap for node access\'s forwarded calls (none by default: the chain\'s block gas limit), from the 21,000 of a bare call', () => {
+    expect(parseConfig({}).rpcGasCap).toBeUndefined();
+    expect(parseConfig({ CHAINPOST_RPC_GAS_CAP: '10000000' }).rpcGasCap).toBe(10_000_000);
+    expect(parseConfig({ CHAINPOST_RPC_GAS_CAP: '21000' }).rpcGasCap).toBe(21_000);
+    expect(() => parseConfig({ CHAINPOST_RPC_GAS_CAP: '20999' })).toThrow('CHAINPOST_RPC_GAS_CAP: expected 21000 to 9007199254740991, got 20999');
+  });
+
   it('reads Bitcoin Core\'s URL, poll interval and xpub gap, refusing what is not one', () => {
     expect(parseConfig({}).bitcoin).toEqual({ url: undefined, pollMs: 1000, gap: 20 });
     expect(parseConfig({ CHAINPOST_BITCOIN_RPC: 'http://user:pass@127.0.0.1:8332', CHAINPOST_BITCOIN_POLL_MS: '250', CHAINPOST_BITCOIN_GAP: '1000' }).bitcoin).toEqual({ url: 'http://user:pass@127.0.0.1:8332', pollMs: 250, gap: 1000 });
@@ -112,6 +119,9 @@ describe('parseConfig', () => {
     ['CHAINPOST_LOG_LEVEL', 'loud'],
     ['CHAINPOST_RPC_PORT', '65536'],
     ['CHAINPOST_RPC_PORT', 'rpc'],
+    ['CHAINPOST_RPC_GAS_CAP', '0'],
+    ['CHAINPOST_RPC_GAS_CAP', '0x1c9c380'],
+    ['CHAINPOST_RPC_GAS_CAP', '9007199254740992'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '0'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
     ['CHAINPOST_STAGE_CHUNK', '0'],

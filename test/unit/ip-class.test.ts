@@ -23,7 +23,7 @@ const TABLE: ReadonlyArray<readonly [string, AddressKind]> = [
   // CGNAT
   ['100.64.0.0', 'cgnat'], ['100.127.255.255', 'cgnat'],
   // cloud metadata
-  ['169.254.169.254', 'metadata'], ['169.254.170.2', 'metadata'], ['100.100.100.200', 'metadata'], ['192.0.0.192', 'metadata'], ['fd00:ec2::254', 'metadata'], ['FD00:EC2:0:0:0:0:0:254', 'metadata'],
+  ['169.254.169.254', 'metadata'], ['169.254.170.2', 'metadata'], ['100.100.100.200', 'metadata'], ['168.63.129.16', 'metadata'], ['::ffff:168.63.129.16', 'metadata'], ['192.0.0.192', 'metadata'], ['fd00:ec2::254', 'metadata'], ['FD00:EC2:0:0:0:0:0:254', 'metadata'],
   // unspecified / this network
   ['0.0.0.0', 'unspecified'], ['0.1.2.3', 'unspecified'], ['0.255.255.255', 'unspecified'], ['::', 'unspecified'],
   // IPv4-mapped, -compatible, -translated, NAT64 and 6to4 forms: the IPv4 address inside decides
@@ -40,7 +40,7 @@ const TABLE: ReadonlyArray<readonly [string, AddressKind]> = [
   ['2001:db8::1', 'reserved'], ['3fff::1', 'reserved'], ['2001::1', 'reserved'], ['2001:2::1', 'reserved'], ['2001:10::1', 'reserved'], ['100::1', 'reserved'], ['4000::1', 'reserved'], ['1::1', 'reserved'],
   // public, including the neighbours of the blocks above
   ['8.8.8.8', 'public'], ['1.1.1.1', 'public'], ['93.184.216.34', 'public'], ['9.255.255.255', 'public'], ['11.0.0.0', 'public'],
-  ['172.15.255.255', 'public'], ['172.32.0.0', 'public'], ['100.63.255.255', 'public'], ['100.128.0.0', 'public'], ['126.255.255.255', 'public'], ['128.0.0.0', 'public'],
+  ['172.15.255.255', 'public'], ['172.32.0.0', 'public'], ['100.63.255.255', 'public'], ['100.128.0.0', 'public'], ['126.255.255.255', 'public'], ['128.0.0.0', 'public'], ['168.63.129.15', 'public'], ['168.63.129.17', 'public'],
   ['169.253.255.255', 'public'], ['169.255.0.0', 'public'], ['192.167.255.255', 'public'], ['192.169.0.0', 'public'], ['198.17.255.255', 'public'], ['198.20.0.0', 'public'], ['223.255.255.255', 'public'],
   ['2606:4700:4700::1111', 'public'], ['2a00:1450:4001:82a::200e', 'public'], ['2001:4860:4860::8888', 'public'], ['3fff:1000::1', 'public'],
   // not an address: refused with the rest

@@ -67,3 +67,23 @@ describe('the JSON-RPC client', () => {
     }
   });
 });
+
+describe('the JSON-RPC client\'s timeout', () => {
+  it('closes its connection to a node that has not answered in time, so a node that stops a call whose client hangs up stops it', async () => {
+    let closed: (() => void) | undefined;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    // Reads the call and never answers (a node running a long call).
+    const silent = createServer((req) => void req.socket.once('close', () => closed?.()));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const node = jsonRpcUpstream(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`, { timeoutMs: 200 });
+    try {
+      const failed = await node.call('eth_call', []).catch((e: unknown) => e);
+      expect(String(failed)).toMatch(/Headers Timeout/);
+      // The node saw the connection end with the timeout, not at the client's close.
+      await gone;
+    } finally {
+      await node.close();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
