@@ -373,6 +373,7 @@ describe('Authentication API', () => {
         [{ addresses: [{ blockchainType: 'evm', address: evm.address }, { blockchainType: 'evm', address: evm.address.toLowerCase() }] }, 'addresses.1.address'],
         [{ addresses: [{ blockchainType: 'aptos', address: edKey().aptosAddress }] }, 'addresses.0.publicKey'],
         [{ addresses: [{ blockchainType: 'solana', address: '0xnotbase58' }] }, 'addresses.0.address'],
+        [{ addresses: [{ blockchainType: 'evm', address: evm.address, publicKey: `0x04${'ab'.repeat(127)}` }] }, 'addresses.0.publicKey'],
       ];
       for (const [body, field] of cases) {
         const r = await post('/bind/request', body);

@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
 import { randomAlphanumeric } from '../random.js';
+import { SIGNED_MESSAGE_CHARS } from '../size-limits.js';
 import type { Kv } from '../ports.js';
 import { MessageError, formatMessage, type Family, type MessageFields } from './message.js';
 import type { Account, ChallengeRequest } from './schemas.js';
@@ -99,6 +100,8 @@ export class AuthService {
       if (err instanceof MessageError) throw badRequest(err.field, err.message.slice(err.field.length + 2));
       throw err;
     }
+    // Only the resources can make it this long (every other field is far shorter): a message no verify would take.
+    if (message.length > SIGNED_MESSAGE_CHARS) throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
     const challenge: Challenge = { id: randomAlphanumeric(17), family, nonce: fields.nonce!, message, expiresAt: now + req.timeout * 1000 };
     if ('publicKey' in req) challenge.publicKey = req.publicKey;
     const key = `${tenant}/${challenge.nonce}`;
