@@ -38,6 +38,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Allowance for clock skew on a sign-in message's expirationTime and notBefore, seconds. */
   authSkewSeconds: number;
+  /** CHAINPOST_MAX_PENDING_CHALLENGES: messages a tenant may have waiting for a signature (sign-in challenges, bind and unbind messages). */
+  maxPendingChallenges: number;
   /** One JSON log line per request (at info). */
   accessLog: boolean;
   /** How long failed-delivery history (and the logs of failed deliveries) are kept, days. */
@@ -137,6 +139,7 @@ export function parseConfig(env: Env): Config {
     testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
+    maxPendingChallenges: integer('CHAINPOST_MAX_PENDING_CHALLENGES', get('CHAINPOST_MAX_PENDING_CHALLENGES'), 10_000, 1, 1_000_000_000),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),

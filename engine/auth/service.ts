@@ -2,7 +2,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getAddress } from 'viem';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
 import { randomAlphanumeric } from '../random.js';
 import { SIGNED_MESSAGE_CHARS } from '../size-limits.js';
@@ -22,6 +22,8 @@ export interface AuthOptions {
   skewMs: number;
   /** How long a bind or unbind message waits for its signature, ms. */
   bindTtlMs: number;
+  /** Messages a tenant may have waiting for a signature: sign-in challenges, bind and unbind messages together. */
+  maxPending: number;
 }
 
 interface Challenge {
@@ -102,6 +104,7 @@ export class AuthService {
     }
     // Only the resources can make it this long (every other field is far shorter): a message no verify would take.
     if (message.length > SIGNED_MESSAGE_CHARS) throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
+    this.admitPending(tenant, 1, now);
     const challenge: Challenge = { id: randomAlphanumeric(17), family, nonce: fields.nonce!, message, expiresAt: now + req.timeout * 1000 };
     if ('publicKey' in req) challenge.publicKey = req.publicKey;
     const key = `${tenant}/${challenge.nonce}`;
@@ -156,6 +159,7 @@ export class AuthService {
       seen.add(k);
     });
     const now = this.clock.now();
+    this.admitPending(tenant, list.length, now);
     const nonces = list.map(() => randomAlphanumeric(17));
     const all = list.map((a) => `- ${a.address}`).join('\n');
     const pending = list.map<PendingSignature>((account, i) => ({
@@ -194,6 +198,7 @@ export class AuthService {
     const profile = this.kv.get<Profile>('profiles', `${tenant}/${profileId}`);
     if (profile === undefined) throw notFound(`no profile ${profileId}`);
     if (this.kv.get<string>('accounts', accountKey(tenant, account)) !== profileId) throw notFound(`${account.address} is not bound to profile ${profileId}`);
+    this.admitPending(tenant, 1, this.clock.now());
     const nonce = randomAlphanumeric(17);
     const pending: PendingSignature = {
       kind: 'unbind',
@@ -275,6 +280,27 @@ export class AuthService {
   }
 
   // ---- pending bind and unbind messages -------------------------------------
+
+  /**
+   * Refuses `n` more messages waiting for a signature past the tenant's limit. The counts are kept with every
+   * write (engine/expiry.ts), so this is two reads; at the limit, what is already due is purged first, so an
+   * expired message never counts. The caller writes the messages before it next yields, so no request slips in between.
+   */
+  private admitPending(tenant: string, n: number, now: number): void {
+    const pending = (): number => this.expiries.count('challenges', tenant) + this.expiries.count('binds', tenant);
+    if (pending() + n <= this.opts.maxPending) return;
+    this.expiries.purge(now);
+    if (pending() + n <= this.opts.maxPending) return;
+    const limit = this.opts.maxPending;
+    // The next message of any tenant to expire: finding this tenant's own would be a scan.
+    const wait = Math.max(1, Math.ceil(((this.expiries.nextDue() ?? now) - now) / 1000));
+    throw new ApiError(
+      429,
+      `challenges: a tenant has at most ${limit} messages waiting for a signature (sign-in challenges, bind and unbind messages; CHAINPOST_MAX_PENDING_CHALLENGES): verify some or wait until they expire`,
+      { field: 'challenges', limit, variable: 'CHAINPOST_MAX_PENDING_CHALLENGES' },
+      { 'retry-after': String(wait) },
+    );
+  }
 
   private putPending(tenant: string, p: PendingSignature): void {
     const key = `${tenant}/${p.nonce}`;
