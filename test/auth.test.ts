@@ -103,7 +103,8 @@ describe('Authentication API', () => {
       expect(jwks.status).toBe(200);
       const { payload, protectedHeader } = await jwtVerify(ok.body.token, createLocalJWKSet(jwks.body), { currentDate: new Date('2026-11-22T12:30:00Z') });
       expect(protectedHeader.alg).toBe('EdDSA');
-      expect(payload).toMatchObject({ sub: req.body.profileId, address: evm.address, chain: '0x89', iss: 'chainpost', exp: Date.parse('2026-11-22T13:00:00Z') / 1000 });
+      expect(ok.body.tokenIssuer).toMatch(/^chainpost\/tenants\/t_[0-9a-f]{16}$/);
+      expect(payload).toMatchObject({ sub: req.body.profileId, address: evm.address, chain: '0x89', iss: ok.body.tokenIssuer, aud: 'defi.finance', exp: Date.parse('2026-11-22T13:00:00Z') / 1000 });
 
       // Single use.
       const again = await post('/challenge/verify/evm', { message: req.body.message, signature });
@@ -440,6 +441,29 @@ describe('Authentication API', () => {
       await jwtVerify(ok.body.token, jwks, { currentDate: new Date((payload.exp! - 1) * 1000) });
       await expect(jwtVerify(ok.body.token, jwks, { currentDate: new Date(payload.exp! * 1000) })).rejects.toThrow('"exp" claim timestamp check failed');
     }
+  });
+
+  it("binds a token to its tenant and domain: the verification a backend does (issuer and audience pinned) refuses one minted through another tenant for the same domain", async () => {
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json', { headers: { 'x-no-key': '1' } })).body);
+    const signIn = async (domain: string, key?: string) => {
+      const req = await post('/challenge/request/evm', { ...REQUEST, domain, chainId: 1, address: evm.address }, key);
+      const ok = await post('/challenge/verify/evm', { message: req.body.message, signature: await evm.signMessage({ message: req.body.message }) }, key);
+      expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+      return { token: ok.body.token as string, issuer: ok.body.tokenIssuer as string };
+    };
+    const b = (await cli(['keys', 'create', '--name', 'tenant-b-tokens'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const mine = await signIn('defi.finance');
+    const theirs = await signIn('defi.finance', b);
+    const elsewhere = await signIn('other.example');
+    expect(theirs.issuer).not.toBe(mine.issuer);
+    expect(elsewhere.issuer).toBe(mine.issuer);
+    const currentDate = new Date((await s.call('/admin/clock')).body.now);
+    // README, Authentication API: what A's backend runs, its issuer and its domain pinned.
+    const verifyAt = (token: string, issuer: string) => jwtVerify(token, jwks, { issuer, audience: 'defi.finance', algorithms: ['EdDSA'], currentDate });
+    expect((await verifyAt(mine.token, mine.issuer)).payload).toMatchObject({ address: evm.address, iss: mine.issuer, aud: 'defi.finance' });
+    await expect(verifyAt(theirs.token, mine.issuer)).rejects.toThrow('unexpected "iss" claim value');
+    expect((await verifyAt(theirs.token, theirs.issuer)).payload).toMatchObject({ iss: theirs.issuer, aud: 'defi.finance' });
+    await expect(verifyAt(elsewhere.token, mine.issuer)).rejects.toThrow('unexpected "aud" claim value');
   });
 
   it('needs the API key on every endpoint but the key set', async () => {

@@ -144,7 +144,9 @@ export class AuthService {
     for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const) if (fields[k] !== undefined) verified[k] = fields[k];
     const exp = Math.min(fields.expirationTime === undefined ? now + TOKEN_DEFAULT_MS : Date.parse(fields.expirationTime), now + TOKEN_MAX_MS);
     const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
-    verified['token'] = await this.tokens.sign(claims, now, exp);
+    verified['token'] = await this.tokens.sign(claims, { tenantId: tenant, domain: fields.domain }, now, exp);
+    // What a backend pins, with the domain as audience, when it checks the token (README, Authentication API).
+    verified['tokenIssuer'] = this.tokens.issuerOf(tenant);
     return verified;
   }
 
