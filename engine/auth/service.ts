@@ -59,9 +59,10 @@ interface Profile {
   addresses: StoredAccount[];
 }
 
-const TOKEN_DEFAULT_MS = 3_600_000;
-/** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says. */
-export const TOKEN_MAX_MS = 86_400_000;
+/** A sign-in token's life without an expirationTime in the message, s. */
+const TOKEN_DEFAULT_S = 3_600;
+/** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says, s. */
+const TOKEN_MAX_S = 86_400;
 
 
 const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
@@ -142,7 +143,7 @@ export class AuthService {
     verified['address'] = fields.address;
     if (challenge.publicKey !== undefined) verified['publicKey'] = challenge.publicKey;
     for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const) if (fields[k] !== undefined) verified[k] = fields[k];
-    const exp = Math.min(fields.expirationTime === undefined ? now + TOKEN_DEFAULT_MS : Date.parse(fields.expirationTime), now + TOKEN_MAX_MS);
+    const exp = tokenExpiry(now, fields.expirationTime === undefined ? undefined : Date.parse(fields.expirationTime), this.opts.skewMs);
     const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
     verified['token'] = await this.tokens.sign(claims, { tenantId: tenant, domain: fields.domain }, now, exp);
     // What a backend pins, with the domain as audience, when it checks the token (README, Authentication API).
@@ -332,6 +333,18 @@ export class AuthService {
     }
     return record;
   }
+}
+
+/**
+ * A token's `exp` (s) for a message verified at `now` (ms): the message's expirationTime, or for one verified
+ * within the skew allowance after it the end of that allowance (the last instant the message itself is
+ * accepted), rounded up to the second; always after `iat` (now, rounded down), so no token is expired at issue.
+ */
+export function tokenExpiry(now: number, expirationTime: number | undefined, skewMs: number): number {
+  const iat = Math.floor(now / 1000);
+  if (expirationTime === undefined) return iat + TOKEN_DEFAULT_S;
+  const until = expirationTime > now ? expirationTime : expirationTime + skewMs;
+  return Math.min(Math.ceil(until / 1000), iat + TOKEN_MAX_S);
 }
 
 function chainLine(req: ChallengeRequest): string {

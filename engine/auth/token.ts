@@ -62,8 +62,8 @@ export class TokenIssuer {
     return { keys: [{ ...this.stored.publicJwk, kid: this.stored.kid, alg: 'EdDSA', use: 'sig' }] };
   }
 
-  /** Signs `claims` for `scope`, issued at `nowMs` and expiring at `expMs` (service time). */
-  sign(claims: TokenClaims, scope: TokenScope, nowMs: number, expMs: number): Promise<string> {
+  /** Signs `claims` for `scope`, issued at `nowMs` (service time) and expiring at `exp` (s since the epoch). */
+  sign(claims: TokenClaims, scope: TokenScope, nowMs: number, exp: number): Promise<string> {
     const { sub, ...rest } = claims;
     return new SignJWT(rest)
       .setProtectedHeader({ alg: 'EdDSA', kid: this.stored.kid, typ: 'JWT' })
@@ -71,7 +71,7 @@ export class TokenIssuer {
       .setAudience(scope.domain)
       .setSubject(sub)
       .setIssuedAt(Math.floor(nowMs / 1000))
-      .setExpirationTime(Math.floor(expMs / 1000))
+      .setExpirationTime(exp)
       .sign(this.key);
   }
 }
