@@ -82,6 +82,7 @@ import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
 import { NodeAccess } from './rpc/service.js';
+import { OperatorAccess } from './operator.js';
 import { Readiness, type Part } from './readiness.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
@@ -257,7 +258,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     }), 'counter');
     watchEventLoop(metrics);
     watchMemory(metrics);
-    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS, maxPending: config.maxPendingChallenges });
     const mark = config.traceBlocks ? traceLine(out) : undefined;

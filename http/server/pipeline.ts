@@ -2,6 +2,7 @@ import { ApiError } from '../../engine/errors.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
 import type { Metrics } from '../../engine/metrics.js';
+import { ADMIN_HEADER, type OperatorAccess } from '../../engine/operator.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
 import { nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
 import type { Reply, Request, Route } from './route.js';
@@ -18,6 +19,7 @@ export class Pipeline {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly accessLog: boolean,
+    private readonly operator: OperatorAccess,
   ) {}
 
   /**
@@ -76,6 +78,7 @@ export class Pipeline {
     const caller = this.keys.authenticate(key);
     if (caller === undefined) throw new ApiError(401, 'unknown API key');
     req.caller = caller;
+    if (route.operator === true) this.operator.check(caller, req.header(ADMIN_HEADER));
     const wait = this.limiter.take(caller.hash);
     if (wait > 0) throw new ApiError(429, 'too many requests for this API key', undefined, { 'retry-after': String(wait) });
   }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ServiceClock } from '../../engine/clock.js';
 import type { Metrics } from '../../engine/metrics.js';
 import { validate } from '../../engine/schema.js';
-import { json, type Reply, type Route } from './route.js';
+import { json, operatorOnly, type Reply, type Route } from './route.js';
 
 const advanceBody = z.strictObject({
   seconds: z.number({ error: 'a number of seconds is required' }).finite().nonnegative().max(10 * 365 * 86_400),
@@ -36,8 +36,8 @@ export function systemRoutes(deps: {
   if (deps.testClock) {
     const now = () => json(200, { now: new Date(clock.now()).toISOString() });
     routes.push(
-      { method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now },
-      {
+      operatorOnly({ method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now }),
+      operatorOnly({
         method: 'POST',
         pattern: '/admin/clock/advance',
         area: 'admin',
@@ -51,7 +51,7 @@ export function systemRoutes(deps: {
           await deps.settle();
           return now();
         },
-      },
+      }),
     );
   }
   return routes;
