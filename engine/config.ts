@@ -37,6 +37,10 @@ export interface Config {
   testClock: boolean;
   /** CHAINPOST_ADMIN_KEY: the operator's credential for the admin routes (x-admin-key); unset: the first tenant's keys. */
   adminKey: string | undefined;
+  /** CHAINPOST_METRICS_KEY: a Bearer token /metrics and /health's detail need; unset: open to anyone. */
+  metricsKey: string | undefined;
+  /** CHAINPOST_METRICS_STREAMS: delivery series per stream on /metrics, labelled with stream ids (off: totals only). */
+  metricsStreams: boolean;
   logLevel: LogLevel;
   /** Allowance for clock skew on a sign-in message's expirationTime and notBefore, seconds. */
   authSkewSeconds: number;
@@ -140,6 +144,8 @@ export function parseConfig(env: Env): Config {
     now: instant('CHAINPOST_NOW', get('CHAINPOST_NOW')),
     testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
     adminKey: operatorKey('CHAINPOST_ADMIN_KEY', get('CHAINPOST_ADMIN_KEY')),
+    metricsKey: operatorKey('CHAINPOST_METRICS_KEY', get('CHAINPOST_METRICS_KEY')),
+    metricsStreams: flag('CHAINPOST_METRICS_STREAMS', get('CHAINPOST_METRICS_STREAMS')),
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
     maxPendingChallenges: integer('CHAINPOST_MAX_PENDING_CHALLENGES', get('CHAINPOST_MAX_PENDING_CHALLENGES'), 10_000, 1, 1_000_000_000),
@@ -247,7 +253,7 @@ function apiKey(v: string | undefined): string | undefined {
   return v;
 }
 
-/** An operator's secret (CHAINPOST_ADMIN_KEY): long enough not to be guessed, and sendable in a header. */
+/** An operator's secret (CHAINPOST_ADMIN_KEY, CHAINPOST_METRICS_KEY): long enough not to be guessed, and sendable in a header. */
 function operatorKey(name: string, v: string | undefined): string | undefined {
   if (v !== undefined && !/^[\x21-\x7e]{16,256}$/.test(v)) throw new ConfigError(name, 'expected 16 to 256 printable ASCII characters, no space');
   return v;

@@ -27,3 +27,16 @@ export class OperatorAccess {
     }
   }
 }
+
+/**
+ * CHAINPOST_METRICS_KEY: whether a request may read /metrics and /health's detail, from its Authorization header
+ * (`Bearer <key>`, as Prometheus sends a scrape's credentials). Without the variable, anyone may.
+ */
+export function metricsReader(metricsKey: string | undefined): (authorization: string | undefined) => boolean {
+  if (metricsKey === undefined) return () => true;
+  const digest = hashKey(metricsKey);
+  return (authorization) => matchesSecret(bearerToken(authorization), digest);
+}
+
+/** The token of an `Authorization: Bearer <token>` header (any case of the scheme). */
+export const bearerToken = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);

@@ -46,3 +46,16 @@ const KEY_SHAPED = /^(\/rpc\/[^/]+\/|\/[^/]+\/)([^/]+)(\/.*)?$/;
  * still carries a key, so the segment where one would be is masked.
  */
 export const unmatchedPath = (path: string): string => path.replace(KEY_SHAPED, (_m, head: string, key: string, rest: string | undefined) => `${head}${maskKey(key)}${rest ?? ''}`);
+
+/**
+ * A node's URL as /health shows it: its scheme and host (with the port) alone. A user name says which account,
+ * and a path or query often holds a provider's key (`/v3/KEY`): none of that is shown. Not a URL: nothing of it.
+ */
+export function nodeOrigin(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return '(not a URL)';
+  }
+}

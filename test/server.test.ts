@@ -316,3 +316,45 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
     });
   });
 });
+
+describe("/metrics and /health: the operator's (CHAINPOST_METRICS_KEY), and no stream id on /metrics unless asked (CHAINPOST_METRICS_STREAMS)", () => {
+  const METRICS_KEY = 'metrics_key_0123456789abcdef';
+  let s: Running;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    rx = await startReceiver();
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_KEY: METRICS_KEY });
+  });
+  afterAll(async () => {
+    await stopAndClean(s);
+    await rx.close();
+  });
+
+  it('refuses /metrics without the key, a tenant\'s API key too; answers /health its status alone; the key holder gets both', async () => {
+    for (const headers of [{ 'x-no-key': '1' }, {}, { authorization: `Bearer ${TEST_KEY}` }, { authorization: `Bearer ${METRICS_KEY}x` }, { authorization: METRICS_KEY }] as Array<Record<string, string>>) {
+      const r = await s.call('/metrics', { headers });
+      expect(r.status, JSON.stringify(headers)).toBe(401);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      expect(r.body).toEqual({ message: 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token', details: { field: 'authorization' } });
+      expect(await s.call('/health', { headers })).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(Object.keys((await s.call('/health', { headers })).body)).toEqual(['status']);
+    }
+    const holder = { authorization: `Bearer ${METRICS_KEY}`, 'x-no-key': '1' };
+    const metrics = await s.call('/metrics', { headers: holder });
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(/^chainpost_http_requests_total\{area="system",status="401"\} \d+$/m);
+    expect((await s.call('/health', { headers: holder })).body).toMatchObject({ status: 'ok', chains: [] });
+  });
+
+  it('counts a stream\'s deliveries in the totals without naming the stream', async () => {
+    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const id = made.body.id as string;
+    expect((await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] } })).status).toBe(200);
+    const delivered = async () => Number(/^chainpost_webhooks_delivered_total (\d+)$/m.exec((await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body)?.[1]);
+    expect(await until(async () => (await delivered()) >= 1, 5_000)).toBe(true);
+    const text = (await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body as string;
+    expect(text).not.toContain(id);
+    expect(text).not.toMatch(/^chainpost_stream_/m);
+  });
+});

@@ -2,7 +2,7 @@ import { ApiError } from '../../engine/errors.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
 import type { Metrics } from '../../engine/metrics.js';
-import { ADMIN_HEADER, type OperatorAccess } from '../../engine/operator.js';
+import { ADMIN_HEADER, bearerToken, type OperatorAccess } from '../../engine/operator.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
 import { nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
 import type { Reply, Request, Route } from './route.js';
@@ -73,7 +73,7 @@ export class Pipeline {
   }
 
   private authorize(route: Route, req: Request): void {
-    const key = route.auth === 'path' ? req.params['apiKey'] : (req.header('x-api-key') ?? bearer(req.header('authorization')));
+    const key = route.auth === 'path' ? req.params['apiKey'] : (req.header('x-api-key') ?? bearerToken(req.header('authorization')));
     if (key === undefined || key === '') throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
     const caller = this.keys.authenticate(key);
     if (caller === undefined) throw new ApiError(401, 'unknown API key');
@@ -90,7 +90,6 @@ function loggedPath(route: Route | undefined, req: Request): string {
   return route === undefined || route.pattern === '/*' ? unmatchedPath(req.path) : req.path;
 }
 
-const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
 
 /**
  * JSON bodies nest at most this deep. JSON.parse takes any depth, but what handles the value afterwards
