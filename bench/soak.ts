@@ -69,6 +69,8 @@ const END_PHASE_LIMIT_MS = 25 * 60_000;
 /** The healthy streams' backlog at the load's end must be delivered within this. */
 const DRAIN_LIMIT_MS = 10 * 60_000;
 const KEY = 'cpk_bench_soak_key_0123456789abcdef';
+/** The operator's credential: the admin routes (the test clock, the enqueue) take it besides the key. */
+const ADMIN_KEY = 'bench_soak_admin_key_0123456789';
 const HOUR = 3_600_000;
 
 type Kind = 'ok' | 'fail' | 'hang';
@@ -155,7 +157,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => ab
 
 // SOAK_SERVER_FLAGS: node flags for the server alone (say --cpu-prof --cpu-prof-dir=/tmp/prof; NODE_OPTIONS refuses --cpu-prof).
 const serverFlags = (process.env['SOAK_SERVER_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
-server = await startProcess([...serverFlags, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(STREAMS + 4) });
+server = await startProcess([...serverFlags, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_STREAMS: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(STREAMS + 4) });
 const pid = server.child.pid!;
 // What the server prints is not kept (its warn lines for every failed attempt would pile up here); an error line is.
 server.child.stdout!.removeAllListeners('data');
@@ -169,7 +171,7 @@ for (const stream of [server.child.stdout!, server.child.stderr!]) {
 const base = `http://127.0.0.1:${server.port}`;
 
 async function api(method: string, path: string, json?: unknown): Promise<any> {
-  const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+  const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': KEY, 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
   const body = await res.json();
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
   return body;

@@ -165,7 +165,9 @@ async function status(ctx: Context): Promise<void> {
   const url = (ctx.values['url'] as string | undefined)?.replace(/\/+$/, '') ?? serverUrl(ctx.config);
   let res: Response;
   try {
-    res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000) });
+    // With CHAINPOST_METRICS_KEY the chains are shown only to its holder.
+    const key = ctx.config.metricsKey;
+    res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000), ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }) });
   } catch (err) {
     const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
     throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);

@@ -37,9 +37,17 @@ export interface Config {
   /** Service time (ms) the clock starts at; undefined = real time. */
   now: number | undefined;
   testClock: boolean;
+  /** CHAINPOST_ADMIN_KEY: the operator's credential for the admin routes (x-admin-key); unset: the first tenant's keys. */
+  adminKey: string | undefined;
+  /** CHAINPOST_METRICS_KEY: a Bearer token /metrics and /health's detail need; unset: open to anyone. */
+  metricsKey: string | undefined;
+  /** CHAINPOST_METRICS_STREAMS: delivery series per stream on /metrics, labelled with stream ids (off: totals only). */
+  metricsStreams: boolean;
   logLevel: LogLevel;
   /** Allowance for clock skew on a sign-in message's expirationTime and notBefore, seconds. */
   authSkewSeconds: number;
+  /** CHAINPOST_MAX_PENDING_CHALLENGES: messages a tenant may have waiting for a signature (sign-in challenges, bind and unbind messages). */
+  maxPendingChallenges: number;
   /** One JSON log line per request (at info). */
   accessLog: boolean;
   /** How long failed-delivery history (and the logs of failed deliveries) are kept, days. */
@@ -141,8 +149,12 @@ export function parseConfig(env: Env): Config {
     alertEmail: email('CHAINPOST_ALERT_EMAIL', get('CHAINPOST_ALERT_EMAIL')),
     now: instant('CHAINPOST_NOW', get('CHAINPOST_NOW')),
     testClock: flag('CHAINPOST_TEST_CLOCK', get('CHAINPOST_TEST_CLOCK')),
+    adminKey: operatorKey('CHAINPOST_ADMIN_KEY', get('CHAINPOST_ADMIN_KEY')),
+    metricsKey: operatorKey('CHAINPOST_METRICS_KEY', get('CHAINPOST_METRICS_KEY')),
+    metricsStreams: flag('CHAINPOST_METRICS_STREAMS', get('CHAINPOST_METRICS_STREAMS')),
     logLevel: oneOf('CHAINPOST_LOG_LEVEL', get('CHAINPOST_LOG_LEVEL'), ['debug', 'info', 'warn', 'error'] as const, 'info'),
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
+    maxPendingChallenges: integer('CHAINPOST_MAX_PENDING_CHALLENGES', get('CHAINPOST_MAX_PENDING_CHALLENGES'), 10_000, 1, 1_000_000_000),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
@@ -263,6 +275,12 @@ function apiKey(v: string | undefined): string | undefined {
   if (!/^[A-Za-z0-9_.~-]{16,128}$/.test(v)) {
     throw new ConfigError('CHAINPOST_API_KEY', 'expected 16 to 128 characters of A-Z a-z 0-9 _ . ~ -');
   }
+  return v;
+}
+
+/** An operator's secret (CHAINPOST_ADMIN_KEY, CHAINPOST_METRICS_KEY): long enough not to be guessed, and sendable in a header. */
+function operatorKey(name: string, v: string | undefined): string | undefined {
+  if (v !== undefined && !/^[\x21-\x7e]{16,256}$/.test(v)) throw new ConfigError(name, 'expected 16 to 256 printable ASCII characters, no space');
   return v;
 }
 

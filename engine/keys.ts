@@ -26,6 +26,8 @@ export interface Tenant {
   id: string;
   name: string;
   createdAt: number;
+  /** The tenant made first (the first start's key, or CHAINPOST_API_KEY's): without CHAINPOST_ADMIN_KEY, the operator. */
+  first?: true;
 }
 
 /** Port: the key store (LMDB in storage/keys.ts), shared with other processes such as the CLI. */
@@ -57,6 +59,9 @@ const newKey = (): string => `cpk_${base64url(randomBytes(24))}`;
  * authenticate, so no comparison of a caller's key material (its digest against a stored one) leaks by its timing.
  */
 const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+
+/** Whether `presented` is the secret whose SHA-256 is `digest` (an operator's key from the environment), compared as keys are. */
+export const matchesSecret = (presented: string | undefined, digest: string): boolean => presented !== undefined && presented.length <= 256 && sameDigest(hashKey(presented), digest);
 
 /** A key still in use at `now`: not rotated, or rotated and still in its grace period. */
 const inUse = (k: ApiKey, now: number): boolean => k.expiresAt === undefined || now < k.expiresAt;
@@ -93,7 +98,7 @@ export class ApiKeys {
         if (tenants.some((t) => t.name === opts.name)) {
           throw new ApiError(409, `a tenant named "${opts.name}" exists already: pass --tenant ${opts.name} to join it, or choose another name`);
         }
-        tenant = { id: `t_${bytesToHex(randomBytes(8))}`, name: opts.name, createdAt: this.now() };
+        tenant = { id: `t_${bytesToHex(randomBytes(8))}`, name: opts.name, createdAt: this.now(), ...(tenants.length === 0 ? { first: true as const } : {}) };
         this.store.putTenant(tenant);
       }
       const record: ApiKey = { hash, id: hash.slice(0, 12), name: opts.name, tenantId: tenant.id, createdAt: this.now() };
@@ -184,6 +189,14 @@ export class ApiKeys {
 
   count(): number {
     return this.store.keys().length;
+  }
+
+  /** The tenant made first; in a store from before that was marked, the oldest (ties: the lowest id). */
+  firstTenant(): string | undefined {
+    const tenants = this.store.tenants();
+    const marked = tenants.find((t) => t.first === true);
+    if (marked !== undefined) return marked.id;
+    return tenants.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))[0]?.id;
   }
 
   /** Removes the rotated keys whose grace period is over (in the caller's write transaction): they are refused already. */

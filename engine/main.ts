@@ -27,7 +27,7 @@ import { defiEndpoints } from '../http/server/data-defi.js';
 import { priceEndpoints } from '../http/server/data-prices.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
-import { withoutPassword } from './redact.js';
+import { nodeOrigin } from './redact.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes, unknownRoute } from '../http/server/system.js';
@@ -84,6 +84,7 @@ import { jsonLogger, type Logger } from './log.js';
 import { Metrics } from './metrics.js';
 import { RateLimiter } from './ratelimit.js';
 import { NodeAccess } from './rpc/service.js';
+import { OperatorAccess } from './operator.js';
 import { Readiness, type Part } from './readiness.js';
 import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from './ingest/stall.js';
 
@@ -158,7 +159,7 @@ export interface Core {
   readonly config: Config;
   /** The chain followers, filled in when the server starts ingesting. */
   readonly followers: ChainFollower[];
-  /** Each followed chain's node URL as /health shows it (without its password), by chain key. */
+  /** Each followed chain's node as /health shows it (its scheme and host: no user, password or path, which may hold a key), by chain key. */
   readonly nodeUrls: Map<string, string>;
   /** Each followed chain's node, by chain key, filled in with the followers. */
   readonly upstreams: Map<string, Upstream & { close(): Promise<void> }>;
@@ -259,16 +260,16 @@ export async function createCore(config: Config, out: (line: string) => void = s
     }), 'counter');
     watchEventLoop(metrics);
     watchMemory(metrics);
-    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog);
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
     const tokens = await TokenIssuer.open(store);
-    const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS });
+    const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS, maxPending: config.maxPendingChallenges });
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
     const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
     const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
-    dispatcher.exportMetrics(metrics);
+    dispatcher.exportMetrics(metrics, config.metricsStreams);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
@@ -299,7 +300,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     schedulePurge(new Expiries(store), dispatcher, clock);
     const dataDeps: DataDeps = { kv: store, tokens: tokenMetadata, reads, indexer: dataIndexer, follower: (chain) => followers.find((f) => f.status().chain === chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
     const routes = [
-      ...systemRoutes({ metrics, clock, testClock: config.testClock, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withStall(withNode(withIndexed(f, dataIndexer), nodeUrls), heads)) }) }),
+      ...systemRoutes({ metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withStall(withNode(withIndexed(f, dataIndexer), nodeUrls), heads)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
       ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
@@ -505,7 +506,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
-    core.nodeUrls.set(chain.key, withoutPassword(url));
+    core.nodeUrls.set(chain.key, nodeOrigin(url));
     const events = withIndexer(mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), core.dataIndexer);
     follower = new Follower(key, upstream, store, clock, events, log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
@@ -522,7 +523,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   if (config.bitcoin.url !== undefined) {
     const upstream = jsonRpcUpstream(config.bitcoin.url);
     upstreams.set(BITCOIN_CHAIN, upstream);
-    core.nodeUrls.set(BITCOIN_CHAIN, withoutPassword(config.bitcoin.url));
+    core.nodeUrls.set(BITCOIN_CHAIN, nodeOrigin(config.bitcoin.url));
     const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist: core.watchlist, sets: new FilterSets(), windows: core.wallets.windows, grown: (id) => core.wallets.grown(id), dispatcher: core.dispatcher });
     const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
@@ -541,7 +542,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   if (config.solana.url !== undefined) {
     const upstream = jsonRpcUpstream(config.solana.url);
     upstreams.set(SOLANA_CHAIN, upstream);
-    core.nodeUrls.set(SOLANA_CHAIN, withoutPassword(config.solana.url));
+    core.nodeUrls.set(SOLANA_CHAIN, nodeOrigin(config.solana.url));
     slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
     const follower = new SolanaFollower(SOLANA_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
@@ -582,7 +583,7 @@ const withStall = <S extends FollowerStatus>(status: S, heads: HeadWatch): S & {
 /** A copy of bytes read from the store (valid only until the next read there). */
 const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
 
-/** A /health entry with the chain's node URL, its password left out. */
+/** A /health entry with the chain's node, its scheme and host alone. */
 function withNode<S extends FollowerStatus>(status: S, nodeUrls: ReadonlyMap<string, string>): S & { node?: string } {
   const node = nodeUrls.get(status.chain);
   return node === undefined ? status : { ...status, node };

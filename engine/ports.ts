@@ -8,7 +8,7 @@ import type { FilterSetData } from './match/filter-set.js';
 
 /** Named tables of the store. storage/README.md documents each key and value. */
 export const TABLES = [
-  'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'profiles', 'accounts',
+  'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'expiryCounts', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',

@@ -82,3 +82,16 @@ export function nodeAccessPath(path: string, prefix: string): string {
 export const unmatchedPath = (path: string): string => masked(path, nodeAccessKey(path, '/rpc') ?? nodeAccessKey(path, ''));
 
 const masked = (path: string, at: PathKey | undefined): string => (at === undefined ? path : `${path.slice(0, at.start)}${maskKey(at.key)}${path.slice(at.end)}`);
+
+/**
+ * A node's URL as /health shows it: its scheme and host (with the port) alone. A user name says which account,
+ * and a path or query often holds a provider's key (`/v3/KEY`): none of that is shown. Not a URL: nothing of it.
+ */
+export function nodeOrigin(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return '(not a URL)';
+  }
+}

@@ -18,6 +18,18 @@ export const MAX_HEAD_BYTES = 4096;
 export const MAX_HEADERS = 48;
 
 /**
+ * The most characters of each text field of POST /challenge/request/{evm,solana,aptos} (each of `resources`: one
+ * resource); one more is answered 400 naming the field and the limit. A domain is at most a DNS name's 253.
+ */
+export const CHALLENGE_TEXT = { domain: 253, uri: 2_048, resource: 2_048, statement: 1_000 } as const;
+
+/**
+ * `message` of POST /challenge/verify/{evm,solana,aptos}, /bind/request/verify and /bind/remove/verify, in
+ * characters. A challenge request whose message would be longer is refused, naming `resources`: it could never be verified.
+ */
+export const SIGNED_MESSAGE_CHARS = 16_384;
+
+/**
  * The most items of each array one request may carry; one more is answered 400 naming the field, with
  * `details.limit` (JSON-RPC batches: a -32600 error object whose message names the limit).
  */
@@ -29,7 +41,7 @@ export const BATCH = {
   /** `verifications` of POST /bind/request/verify. */
   bindVerifications: 20,
   /** `resources` of POST /challenge/request/{evm,solana,aptos}. */
-  challengeResources: 100,
+  challengeResources: 64,
   /** Calls in one JSON-RPC batch of node access: a batch is one HTTP request, and one token of the key's rate. */
   rpcCalls: 100,
   /** `tokens` of POST /api/v2.2/erc20/prices. */

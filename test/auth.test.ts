@@ -103,7 +103,8 @@ describe('Authentication API', () => {
       expect(jwks.status).toBe(200);
       const { payload, protectedHeader } = await jwtVerify(ok.body.token, createLocalJWKSet(jwks.body), { currentDate: new Date('2026-11-22T12:30:00Z') });
       expect(protectedHeader.alg).toBe('EdDSA');
-      expect(payload).toMatchObject({ sub: req.body.profileId, address: evm.address, chain: '0x89', iss: 'chainpost', exp: Date.parse('2026-11-22T13:00:00Z') / 1000 });
+      expect(ok.body.tokenIssuer).toMatch(/^chainpost\/tenants\/t_[0-9a-f]{16}$/);
+      expect(payload).toMatchObject({ sub: req.body.profileId, address: evm.address, chain: '0x89', iss: ok.body.tokenIssuer, aud: 'defi.finance', exp: Date.parse('2026-11-22T13:00:00Z') / 1000 });
 
       // Single use.
       const again = await post('/challenge/verify/evm', { message: req.body.message, signature });
@@ -373,6 +374,7 @@ describe('Authentication API', () => {
         [{ addresses: [{ blockchainType: 'evm', address: evm.address }, { blockchainType: 'evm', address: evm.address.toLowerCase() }] }, 'addresses.1.address'],
         [{ addresses: [{ blockchainType: 'aptos', address: edKey().aptosAddress }] }, 'addresses.0.publicKey'],
         [{ addresses: [{ blockchainType: 'solana', address: '0xnotbase58' }] }, 'addresses.0.address'],
+        [{ addresses: [{ blockchainType: 'evm', address: evm.address, publicKey: `0x04${'ab'.repeat(127)}` }] }, 'addresses.0.publicKey'],
       ];
       for (const [body, field] of cases) {
         const r = await post('/bind/request', body);
@@ -441,6 +443,29 @@ describe('Authentication API', () => {
     }
   });
 
+  it("binds a token to its tenant and domain: the verification a backend does (issuer and audience pinned) refuses one minted through another tenant for the same domain", async () => {
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json', { headers: { 'x-no-key': '1' } })).body);
+    const signIn = async (domain: string, key?: string) => {
+      const req = await post('/challenge/request/evm', { ...REQUEST, domain, chainId: 1, address: evm.address }, key);
+      const ok = await post('/challenge/verify/evm', { message: req.body.message, signature: await evm.signMessage({ message: req.body.message }) }, key);
+      expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+      return { token: ok.body.token as string, issuer: ok.body.tokenIssuer as string };
+    };
+    const b = (await cli(['keys', 'create', '--name', 'tenant-b-tokens'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const mine = await signIn('defi.finance');
+    const theirs = await signIn('defi.finance', b);
+    const elsewhere = await signIn('other.example');
+    expect(theirs.issuer).not.toBe(mine.issuer);
+    expect(elsewhere.issuer).toBe(mine.issuer);
+    const currentDate = new Date((await s.call('/admin/clock')).body.now);
+    // README, Authentication API: what A's backend runs, its issuer and its domain pinned.
+    const verifyAt = (token: string, issuer: string) => jwtVerify(token, jwks, { issuer, audience: 'defi.finance', algorithms: ['EdDSA'], currentDate });
+    expect((await verifyAt(mine.token, mine.issuer)).payload).toMatchObject({ address: evm.address, iss: mine.issuer, aud: 'defi.finance' });
+    await expect(verifyAt(theirs.token, mine.issuer)).rejects.toThrow('unexpected "iss" claim value');
+    expect((await verifyAt(theirs.token, theirs.issuer)).payload).toMatchObject({ iss: theirs.issuer, aud: 'defi.finance' });
+    await expect(verifyAt(elsewhere.token, mine.issuer)).rejects.toThrow('unexpected "aud" claim value');
+  });
+
   it('needs the API key on every endpoint but the key set', async () => {
     for (const path of ['/challenge/request/evm', '/challenge/verify/solana', '/bind/request', '/bind/remove', '/bind/remove/verify', '/bind/request/verify']) {
       expect((await s.call(path, { method: 'POST', json: {}, headers: { 'x-no-key': '1' } })).status, path).toBe(401);
@@ -498,10 +523,19 @@ describe('Authentication API: hostile and edge input', () => {
     const exp = new Date(now + 10_000).toISOString();
     const a = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
     const b = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
+    const signed = { message: a.body.message, signature: await evm.signMessage({ message: a.body.message }) };
     const nowAfter = Date.parse((await s.call('/admin/clock')).body.now);
-    await advance(s, (Date.parse(exp) + 30_000 - nowAfter - 50) / 1000); // 50 ms before the edge
-    expect((await post('/challenge/verify/evm', { message: a.body.message, signature: await evm.signMessage({ message: a.body.message }) })).status).toBe(201);
-    await advance(s, 0.1); // 50 ms past the edge
+    // The service clock runs on at real speed between these calls: a second of margin for a busy machine.
+    await advance(s, (Date.parse(exp) + 30_000 - nowAfter - 1_000) / 1000); // a second before the edge
+    const ok = await post('/challenge/verify/evm', signed);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    // Past its expirationTime, within the allowance: the token lives to the allowance's end, not expired at issue.
+    const issuedAt = new Date((await s.call('/admin/clock')).body.now);
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
+    const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: issuedAt });
+    expect(payload.exp).toBe(Math.ceil((Date.parse(exp) + 30_000) / 1000));
+    expect(payload.exp).toBeGreaterThan(payload.iat!);
+    await advance(s, 1.05); // 50 ms past the edge at least
     const late = await post('/challenge/verify/evm', { message: b.body.message, signature: await evm.signMessage({ message: b.body.message }) });
     expect(late.status).toBe(400);
     expect(late.body.message).toBe(`expirationTime: the message expired at ${exp}`);

@@ -28,7 +28,8 @@ export function deliveryEnv(use: (env: DeliveryEnv) => void): void {
   beforeAll(async () => {
     const rx = await startReceiver();
     const smtp = await startSmtp();
-    const s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org' });
+    // Per-stream delivery series on /metrics: the streams tests read a stream's own.
+    const s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org', CHAINPOST_METRICS_STREAMS: '1' });
     env = { s, rx, smtp };
     use(env);
   });

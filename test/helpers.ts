@@ -21,10 +21,13 @@ export interface Running extends Started {
 
 export const TEST_KEY = 'cpk_test_key_0123456789abcdefXYZ';
 
+/** The operator's credential of the servers tests start (CHAINPOST_ADMIN_KEY): apiCaller sends it to the admin routes. */
+export const TEST_ADMIN_KEY = 'test_admin_key_0123456789abcdef';
+
 /** Starts the real server binary (`bin`: another build's, such as an older chainpost's) on a free loopback port with a temp LMDB directory; `timeoutMs` for its listening line (default 15 s). */
 export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
   // No chain to follow unless a test asks for one (an unset CHAINPOST_CHAINS would start the embedded anvil).
-  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none', ...env }, timeoutMs);
+  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', ...env }, timeoutMs);
   const url = `http://127.0.0.1:${started.port}`;
   const key = env['CHAINPOST_API_KEY'] ?? TEST_KEY;
   return {
@@ -36,12 +39,16 @@ export async function startChainpost(env: Record<string, string> = {}, dir = tem
   };
 }
 
-/** fetch relative to `url`, with `key` in x-api-key unless `headers` says otherwise (x-no-key: none); the body parsed as JSON when it is. */
+/**
+ * fetch relative to `url`, with `key` in x-api-key unless `headers` says otherwise (x-no-key: none), and on an admin
+ * route (/admin/…) TEST_ADMIN_KEY in x-admin-key unless `headers` has its own; the body parsed as JSON when it is.
+ */
 export function apiCaller(url: string, key: string): Running['call'] {
   return async (path, init = {}) => {
     const headers = new Headers(init.headers);
     if (!headers.has('x-api-key') && !headers.has('authorization') && !headers.has('x-no-key')) headers.set('x-api-key', key);
     headers.delete('x-no-key');
+    if (path.startsWith('/admin/') && !headers.has('x-admin-key')) headers.set('x-admin-key', TEST_ADMIN_KEY);
     const body = init.json === undefined ? init.body : JSON.stringify(init.json);
     const res = await fetch(`${url}${path}`, { ...init, headers, body });
     const text = await res.text();

@@ -1,6 +1,11 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import bs58 from 'bs58';
+import { privateKeyToAccount } from 'viem/accounts';
+import { aptosAddressOf } from '../engine/auth/signatures.js';
+import { advance, cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /** Addresses each family takes (valid by its parser). */
@@ -113,6 +118,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', (
       ['CHAINPOST_MAX_STREAMS', '0'],
       ['CHAINPOST_MAX_ADDRESSES', '-5'],
       ['CHAINPOST_MAX_ADDRESSES', '1e6'],
+      ['CHAINPOST_MAX_PENDING_CHALLENGES', '0'],
     ] as const) {
       const dir = tempDir();
       try {
@@ -121,5 +127,59 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', (
         rmSync(dir, { recursive: true, force: true });
       }
     }
+  });
+});
+
+const MAX_PENDING = 3;
+
+describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHALLENGES)', () => {
+  let s: Running;
+  const evm = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+  const ed = ed25519.getPublicKey(ed25519.utils.randomSecretKey());
+  const SIGN_IN = { domain: 'example.org', uri: 'https://example.org/login', timeout: 15 };
+  const REQUESTS = {
+    evm: { ...SIGN_IN, chainId: 1, address: evm.address },
+    solana: { ...SIGN_IN, network: 'mainnet', address: bs58.encode(ed) },
+    aptos: { ...SIGN_IN, network: 'mainnet', address: aptosAddressOf(`0x${bytesToHex(ed)}`), publicKey: `0x${bytesToHex(ed)}` },
+  };
+  const post = (path: string, json: unknown, key?: string) => s.call(path, { method: 'POST', json, ...(key === undefined ? {} : { headers: { 'x-api-key': key } }) });
+  const challenge = (family: keyof typeof REQUESTS, key?: string) => post(`/challenge/request/${family}`, REQUESTS[family], key);
+  const bind = (n: number) => post('/bind/request', { addresses: Array.from({ length: n }, (_, i) => ({ blockchainType: 'evm', address: `0x${(i + 1).toString(16).padStart(40, '0')}` })) });
+  const expectLimit = (r: { status: number; body: any; headers: Headers }) => {
+    expect(r.status, JSON.stringify(r.body)).toBe(429);
+    expect(r.body.details).toEqual({ field: 'challenges', limit: MAX_PENDING, variable: 'CHAINPOST_MAX_PENDING_CHALLENGES' });
+    expect(r.body.message).toMatch(/^challenges: a tenant has at most 3 messages waiting for a signature/);
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  };
+
+  beforeAll(async () => {
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_MAX_PENDING_CHALLENGES: String(MAX_PENDING) });
+  });
+  afterAll(() => stopAndClean(s));
+
+  it('counts challenges of every family and bind messages together, per tenant; a verified or expired one frees its place', async () => {
+    const first = await challenge('evm');
+    expect(first.status).toBe(201);
+    expect((await challenge('solana')).status).toBe(201);
+    expect((await challenge('aptos')).status).toBe(201);
+    for (const family of ['evm', 'solana', 'aptos'] as const) expectLimit(await challenge(family));
+    expectLimit(await bind(1));
+
+    // Another tenant has its own count.
+    const other = (await cli(['keys', 'create', '--name', 'other-pending'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    expect((await challenge('evm', other)).status).toBe(201);
+
+    // A verified challenge frees its place, for a bind message too.
+    const message = first.body.message as string;
+    expect((await post('/challenge/verify/evm', { message, signature: await evm.signMessage({ message }) })).status).toBe(201);
+    expectLimit(await bind(2));
+    expect((await bind(1)).status).toBe(201);
+    expectLimit(await challenge('evm'));
+
+    // Past their timeout the two challenges count no more, before the minute's purge has run; the bind message (15 min) still does.
+    await advance(s, 16);
+    expect((await challenge('evm')).status).toBe(201);
+    expect((await challenge('solana')).status).toBe(201);
+    expectLimit(await challenge('aptos'));
   });
 });

@@ -6,8 +6,8 @@ import { startService, type Service } from '../engine/main.js';
 import type { Part } from '../engine/readiness.js';
 import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
-const health = async (port: number): Promise<{ status: number; body: any }> => {
-  const res = await fetch(`http://127.0.0.1:${port}/health`);
+const health = async (port: number, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
+  const res = await fetch(`http://127.0.0.1:${port}/health`, { headers });
   return { status: res.status, body: await res.json() };
 };
 
@@ -67,6 +67,33 @@ describe('GET /health while the server starts', () => {
       expect(h.body).toMatchObject({ status: 'ok', chains: [{ chain: '0x1', upstream: 'failing' }] });
     } finally {
       await service.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with CHAINPOST_METRICS_KEY: the status alone (its code too) without the key, the detail with it; a node as its scheme and host', async () => {
+    const dir = tempDir();
+    const [port, dead] = [await freePort(), await freePort()];
+    const gate = hold('worker pool');
+    const METRICS_KEY = 'metrics_key_0123456789abcdef';
+    const config = parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_METRICS_KEY: METRICS_KEY, CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key` });
+    const starting = startService(config, () => {}, gate.before);
+    let service: Service | undefined;
+    const holder = { authorization: `Bearer ${METRICS_KEY}` };
+    try {
+      await gate.reached;
+      for (const headers of [{}, { authorization: `Bearer ${TEST_KEY}` }, { 'x-api-key': TEST_KEY }] as Array<Record<string, string>>) expect(await health(port, headers)).toEqual({ status: 503, body: { status: 'starting' } });
+      expect(await health(port, holder)).toMatchObject({ status: 503, body: { status: 'starting', starting: ['worker pool'] } });
+      gate.release();
+      service = await starting;
+      expect(await health(port)).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(await until(async () => (await health(port, holder)).body.chains[0]?.upstream === 'failing', 10_000, 50)).toBe(true);
+      const detail = await health(port, holder);
+      expect(detail.body.chains[0].node).toBe(`http://127.0.0.1:${dead}`);
+      expect(JSON.stringify(detail.body)).not.toMatch(/nodeuser|nodepass|provider-key/);
+    } finally {
+      gate.release();
+      await (service ?? (await starting.catch(() => undefined)))?.stop();
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -24,11 +24,13 @@ const decoded = (s: string): string => {
   }
 };
 
-/** The secrets a server was given in its environment: its API key and every URL's password. */
+/** The secrets a server was given in its environment: its API key, the operator's keys and every URL's password. */
 export function secretsOfEnv(env: Record<string, string | undefined>): string[] {
   const found: string[] = [];
-  const key = env['CHAINPOST_API_KEY'];
-  if (key !== undefined) found.push(key);
+  for (const name of ['CHAINPOST_API_KEY', 'CHAINPOST_ADMIN_KEY', 'CHAINPOST_METRICS_KEY']) {
+    const key = env[name];
+    if (key !== undefined) found.push(key);
+  }
   for (const value of Object.values(env)) {
     if (value === undefined) continue;
     for (const m of value.matchAll(URL_PASSWORD)) found.push(m[1]!, decoded(m[1]!));

@@ -3,7 +3,8 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { freePort } from '../http/clients/anvil.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_KEY, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { TEST_ADMIN_KEY, TEST_KEY, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startReceiver } from './receiver.js';
 
 describe('front end', () => {
   let s: Running;
@@ -315,5 +316,118 @@ describe('node-access keys in the access log', () => {
       expect(line).not.toContain(encoded.slice(4 * 3));
       expect(JSON.parse(line).path).toContain('cpk_…');
     }
+  });
+});
+
+describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(() => rx.close());
+  const TENANT_ROUTES = (streamId: string) => [
+    { path: '/admin/clock' },
+    { path: '/admin/clock/advance', method: 'POST', json: { seconds: 3600 } },
+    { path: `/admin/streams/${streamId}/webhooks`, method: 'POST', json: { webhooks: [{ block: { number: '1' } }] } },
+    { path: '/admin/webhooks', method: 'POST', json: { webhooks: [{ streamId, payload: { block: { number: '1' } } }] } },
+  ];
+  /** A second tenant's key and a stream of its own (so the webhook routes would otherwise get as far as it). */
+  const otherTenant = async (s: Running) => {
+    const key = (await cli(['keys', 'create', '--name', 'not-the-operator'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true }, headers: { 'x-api-key': key } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    return { key, streamId: made.body.id as string };
+  };
+  const clock = async (s: Running) => (await s.call('/admin/clock')).body.now as string;
+
+  describe('with CHAINPOST_ADMIN_KEY', () => {
+    let s: Running;
+    beforeAll(async () => {
+      s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-01T00:00:00Z' });
+    });
+    afterAll(() => stopAndClean(s));
+
+    it('refuses any key without it in x-admin-key, the first tenant\'s too, with 403; takes any tenant\'s key with it', async () => {
+      const other = await otherTenant(s);
+      const before = await clock(s);
+      for (const { path, method, json } of TENANT_ROUTES(other.streamId)) {
+        for (const headers of [{ 'x-api-key': other.key, 'x-admin-key': 'not-the-admin-key-0123456789' }, { 'x-api-key': other.key, 'x-admin-key': '' }, { 'x-api-key': TEST_KEY, 'x-admin-key': `${TEST_ADMIN_KEY}x` }]) {
+          const r = await s.call(path, { method: method ?? 'GET', ...(json === undefined ? {} : { json }), headers });
+          expect(r.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
+          expect(r.body).toEqual({ message: "x-admin-key: an admin route needs the operator's CHAINPOST_ADMIN_KEY in the x-admin-key header", details: { field: 'x-admin-key' } });
+        }
+      }
+      // The clock did not move (the refused advances were of an hour each).
+      expect(Date.parse(await clock(s)) - Date.parse(before)).toBeLessThan(60_000);
+      // The key is still checked first.
+      expect((await s.call('/admin/clock', { headers: { 'x-no-key': '1' } })).status).toBe(401);
+      // With it, any tenant's key: the webhook routes act on that tenant's own streams.
+      expect((await s.call('/admin/clock', { headers: { 'x-api-key': other.key } })).status).toBe(200);
+      const own = await s.call(`/admin/streams/${other.streamId}/webhooks`, { method: 'POST', json: { webhooks: [{ block: { number: '1' } }] }, headers: { 'x-api-key': other.key } });
+      expect(own.status, JSON.stringify(own.body)).toBe(200);
+    });
+  });
+
+  describe('without CHAINPOST_ADMIN_KEY', () => {
+    let s: Running;
+    beforeAll(async () => {
+      s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-01T00:00:00Z', CHAINPOST_ADMIN_KEY: '' });
+    });
+    afterAll(() => stopAndClean(s));
+
+    it("takes the first tenant's keys only: another tenant's key gets 403, whatever x-admin-key it sends", async () => {
+      const other = await otherTenant(s);
+      const before = await clock(s);
+      for (const { path, method, json } of TENANT_ROUTES(other.streamId)) {
+        const r = await s.call(path, { method: method ?? 'GET', ...(json === undefined ? {} : { json }), headers: { 'x-api-key': other.key } });
+        expect(r.status, path).toBe(403);
+        expect(r.body).toEqual({ message: "an admin route is the operator's: without CHAINPOST_ADMIN_KEY set, only the first tenant's keys may call it" });
+      }
+      expect(Date.parse(await clock(s)) - Date.parse(before)).toBeLessThan(60_000);
+      // The first tenant: the one CHAINPOST_API_KEY made at the first start.
+      expect((await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 }, headers: { 'x-admin-key': '' } })).status).toBe(200);
+    });
+  });
+});
+
+describe("/metrics and /health: the operator's (CHAINPOST_METRICS_KEY), and no stream id on /metrics unless asked (CHAINPOST_METRICS_STREAMS)", () => {
+  const METRICS_KEY = 'metrics_key_0123456789abcdef';
+  let s: Running;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    rx = await startReceiver();
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_KEY: METRICS_KEY });
+  });
+  afterAll(async () => {
+    await stopAndClean(s);
+    await rx.close();
+  });
+
+  it('refuses /metrics without the key, a tenant\'s API key too; answers /health its status alone; the key holder gets both', async () => {
+    for (const headers of [{ 'x-no-key': '1' }, {}, { authorization: `Bearer ${TEST_KEY}` }, { authorization: `Bearer ${METRICS_KEY}x` }, { authorization: METRICS_KEY }] as Array<Record<string, string>>) {
+      const r = await s.call('/metrics', { headers });
+      expect(r.status, JSON.stringify(headers)).toBe(401);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+      expect(r.body).toEqual({ message: 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token', details: { field: 'authorization' } });
+      expect(await s.call('/health', { headers })).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect(Object.keys((await s.call('/health', { headers })).body)).toEqual(['status']);
+    }
+    const holder = { authorization: `Bearer ${METRICS_KEY}`, 'x-no-key': '1' };
+    const metrics = await s.call('/metrics', { headers: holder });
+    expect(metrics.status).toBe(200);
+    expect(metrics.body).toMatch(/^chainpost_http_requests_total\{area="system",status="401"\} \d+$/m);
+    expect((await s.call('/health', { headers: holder })).body).toMatchObject({ status: 'ok', chains: [] });
+  });
+
+  it('counts a stream\'s deliveries in the totals without naming the stream', async () => {
+    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true } });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const id = made.body.id as string;
+    expect((await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] } })).status).toBe(200);
+    const delivered = async () => Number(/^chainpost_webhooks_delivered_total (\d+)$/m.exec((await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body)?.[1]);
+    expect(await until(async () => (await delivered()) >= 1, 5_000)).toBe(true);
+    const text = (await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body as string;
+    expect(text).not.toContain(id);
+    expect(text).not.toMatch(/^chainpost_stream_/m);
   });
 });

@@ -1,8 +1,12 @@
 import { connect } from 'node:net';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import bs58 from 'bs58';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { BATCH, MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_HEADERS } from '../engine/size-limits.js';
+import { aptosAddressOf } from '../engine/auth/signatures.js';
+import { BATCH, CHALLENGE_TEXT, MAX_BODY_BYTES, MAX_HEAD_BYTES, MAX_HEADERS, SIGNED_MESSAGE_CHARS } from '../engine/size-limits.js';
 import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -154,6 +158,39 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       const request = (n: number) => ({ domain: 'example.org', uri: 'https://example.org/', chainId: 1, address: evmAddresses(1)[0], resources: Array.from({ length: n }, (_, i) => `https://example.org/${i}`) });
       ok(await post('/challenge/request/evm', request(BATCH.challengeResources)), 201);
       expectBatchRefused(await post('/challenge/request/evm', request(BATCH.challengeResources + 1)), 'resources', BATCH.challengeResources);
+    });
+
+    it('CHALLENGE_TEXT: each text of a sign-in challenge of every family at its length accepted, one character more 400 naming the field', async () => {
+      const ed = ed25519.getPublicKey(ed25519.utils.randomSecretKey());
+      const families = {
+        evm: { chainId: 1, address: evmAddresses(1)[0] },
+        solana: { network: 'mainnet', address: bs58.encode(ed) },
+        aptos: { network: 'mainnet', address: aptosAddressOf(`0x${bytesToHex(ed)}`), publicKey: `0x${bytesToHex(ed)}` },
+      };
+      const url = (n: number) => `https://example.org/${'a'.repeat(n - 'https://example.org/'.length)}`;
+      const fields = (n: Record<keyof typeof CHALLENGE_TEXT, number>) => ({ domain: 'd'.repeat(n.domain), uri: url(n.uri), statement: 's'.repeat(n.statement), resources: [url(n.resource)] });
+      for (const [family, who] of Object.entries(families)) {
+        ok(await post(`/challenge/request/${family}`, { ...who, ...fields(CHALLENGE_TEXT) }), 201);
+        for (const field of Object.keys(CHALLENGE_TEXT) as Array<keyof typeof CHALLENGE_TEXT>) {
+          const r = await post(`/challenge/request/${family}`, { ...who, ...fields({ ...CHALLENGE_TEXT, [field]: CHALLENGE_TEXT[field] + 1 }) });
+          const name = field === 'resource' ? 'resources.0' : field;
+          expect(r.status, `${family} ${field}`).toBe(400);
+          expect(r.body).toEqual({ message: `${name}: at most ${CHALLENGE_TEXT[field].toLocaleString('en-US')} characters`, details: { field: name } });
+        }
+      }
+    });
+
+    it('SIGNED_MESSAGE_CHARS: a challenge whose message a verify can take, and one character more refused naming resources', async () => {
+      const request = (pad: number) => ({ domain: 'example.org', uri: 'https://example.org/', chainId: 1, address: evmAddresses(1)[0], resources: [...Array(7).fill(`https://example.org/${'r'.repeat(2_000)}`), `https://example.org/${'r'.repeat(pad)}`] });
+      const short = await post('/challenge/request/evm', request(0));
+      ok(short, 201);
+      const pad = SIGNED_MESSAGE_CHARS - short.body.message.length;
+      const at = await post('/challenge/request/evm', request(pad));
+      ok(at, 201);
+      expect(at.body.message).toHaveLength(SIGNED_MESSAGE_CHARS);
+      const over = await post('/challenge/request/evm', request(pad + 1));
+      expect(over.status).toBe(400);
+      expect(over.body).toEqual({ message: `resources: make a message of ${SIGNED_MESSAGE_CHARS + 1} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`, details: { field: 'resources' } });
     });
 
     it('bindAddresses and bindVerifications: a bind of as many addresses as one request may name, each signed', async () => {

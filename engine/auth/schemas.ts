@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isDateTime } from '../datetime.js';
 import { isAuthority, isStatement, isUri } from './message.js';
 import { aptosAddressOf, solanaPublicKey } from './signatures.js';
-import { BATCH } from '../size-limits.js';
+import { BATCH, CHALLENGE_TEXT, SIGNED_MESSAGE_CHARS } from '../size-limits.js';
 
 /** One schema per Auth API endpoint; the edge validates bodies with these (engine/schema.ts). */
 
@@ -18,14 +18,17 @@ const dateTime = z
   .refine(isDateTime, 'not an ISO 8601 (RFC 3339) date-time such as 2026-01-01T00:00:00.000Z')
   .transform((v) => new Date(v).toISOString());
 
+/** Text of at most `max` characters: a longer one is refused before any pattern reads it. */
+const bounded = (max: number, error = 'is required') => z.string({ error }).max(max, { error: `at most ${max.toLocaleString('en-US')} characters`, abort: true });
+
 const signInRequest = {
-  domain: z.string({ error: 'is required' }).refine(isAuthority, 'not an RFC 4501 DNS authority such as example.com or example.com:8443'),
-  uri: z.string({ error: 'is required' }).refine(isUri, 'not an RFC 3986 URI such as https://example.com/login'),
+  domain: bounded(CHALLENGE_TEXT.domain).refine(isAuthority, 'not an RFC 4501 DNS authority such as example.com or example.com:8443'),
+  uri: bounded(CHALLENGE_TEXT.uri).refine(isUri, 'not an RFC 3986 URI such as https://example.com/login'),
   // An empty statement is no statement (as viem's createSiweMessage writes it).
-  statement: optional(z.string().max(1000).refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')).transform((v) => (v === '' ? undefined : v)),
+  statement: optional(bounded(CHALLENGE_TEXT.statement, 'a string').refine(isStatement, 'EIP-4361 characters only (letters, digits, spaces, -._~:/?#[]@!$&\'()*+,;=), no line break')).transform((v) => (v === '' ? undefined : v)),
   expirationTime: optional(dateTime),
   notBefore: optional(dateTime),
-  resources: optional(z.array(z.string().refine(isUri, 'each resource must be an RFC 3986 URI')).max(BATCH.challengeResources, `at most ${BATCH.challengeResources} resources`)),
+  resources: optional(z.array(bounded(CHALLENGE_TEXT.resource, 'each resource must be an RFC 3986 URI').refine(isUri, 'each resource must be an RFC 3986 URI')).max(BATCH.challengeResources, `at most ${BATCH.challengeResources} resources`)),
   timeout: z
     .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: 'an integer number of seconds' })
     .pipe(z.number().int('an integer number of seconds').min(15, 'at least 15 seconds').max(12015, 'at most 12015 seconds'))
@@ -67,15 +70,18 @@ export const challengeRequest = { evm: evmRequest, solana: solanaRequest, aptos:
 export type ChallengeRequest = z.infer<typeof evmRequest> | z.infer<typeof solanaRequest> | z.infer<typeof aptosRequest>;
 
 export const signedMessage = z.object({
-  message: z.string({ error: 'is required' }).min(1, 'is required').max(16_384),
+  message: z.string({ error: 'is required' }).min(1, 'is required').max(SIGNED_MESSAGE_CHARS, `at most ${SIGNED_MESSAGE_CHARS.toLocaleString('en-US')} characters`),
   signature: z.string({ error: 'is required' }).min(1, 'is required').max(1_024),
 });
 
 export const blockchainType = z.enum(['evm', 'solana', 'aptos'], { error: 'one of evm, solana, aptos' });
 
+/** The longest address or public key a bind names: an uncompressed secp256k1 key in hex is 132. */
+const ACCOUNT_TEXT = 256;
+
 /** An address of a given chain family, checked and put in the stored form. */
 const account = z
-  .object({ blockchainType, address: z.string({ error: 'is required' }), publicKey: optional(z.string()) })
+  .object({ blockchainType, address: bounded(ACCOUNT_TEXT), publicKey: optional(bounded(ACCOUNT_TEXT, 'a string')) })
   .superRefine((a, ctx) => {
     const bad = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
     if (a.blockchainType === 'evm' && !/^0[xX][0-9a-fA-F]{40}$/.test(a.address)) bad('address', 'not an EVM address (0x and 40 hex digits)');

@@ -2,9 +2,10 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getAddress } from 'viem';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../errors.js';
+import { ApiError, badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
 import { randomAlphanumeric } from '../random.js';
+import { SIGNED_MESSAGE_CHARS } from '../size-limits.js';
 import type { Kv } from '../ports.js';
 import { MessageError, formatMessage, type Family, type MessageFields } from './message.js';
 import type { Account, ChallengeRequest } from './schemas.js';
@@ -21,6 +22,8 @@ export interface AuthOptions {
   skewMs: number;
   /** How long a bind or unbind message waits for its signature, ms. */
   bindTtlMs: number;
+  /** Messages a tenant may have waiting for a signature: sign-in challenges, bind and unbind messages together. */
+  maxPending: number;
 }
 
 interface Challenge {
@@ -56,9 +59,10 @@ interface Profile {
   addresses: StoredAccount[];
 }
 
-const TOKEN_DEFAULT_MS = 3_600_000;
-/** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says. */
-export const TOKEN_MAX_MS = 86_400_000;
+/** A sign-in token's life without an expirationTime in the message, s. */
+const TOKEN_DEFAULT_S = 3_600;
+/** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says, s. */
+const TOKEN_MAX_S = 86_400;
 
 
 const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
@@ -99,6 +103,9 @@ export class AuthService {
       if (err instanceof MessageError) throw badRequest(err.field, err.message.slice(err.field.length + 2));
       throw err;
     }
+    // Only the resources can make it this long (every other field is far shorter): a message no verify would take.
+    if (message.length > SIGNED_MESSAGE_CHARS) throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
+    this.admitPending(tenant, 1, now);
     const challenge: Challenge = { id: randomAlphanumeric(17), family, nonce: fields.nonce!, message, expiresAt: now + req.timeout * 1000 };
     if ('publicKey' in req) challenge.publicKey = req.publicKey;
     const key = `${tenant}/${challenge.nonce}`;
@@ -136,9 +143,11 @@ export class AuthService {
     verified['address'] = fields.address;
     if (challenge.publicKey !== undefined) verified['publicKey'] = challenge.publicKey;
     for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const) if (fields[k] !== undefined) verified[k] = fields[k];
-    const exp = Math.min(fields.expirationTime === undefined ? now + TOKEN_DEFAULT_MS : Date.parse(fields.expirationTime), now + TOKEN_MAX_MS);
+    const exp = tokenExpiry(now, fields.expirationTime === undefined ? undefined : Date.parse(fields.expirationTime), this.opts.skewMs);
     const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
-    verified['token'] = await this.tokens.sign(claims, now, exp);
+    verified['token'] = await this.tokens.sign(claims, { tenantId: tenant, domain: fields.domain }, now, exp);
+    // What a backend pins, with the domain as audience, when it checks the token (README, Authentication API).
+    verified['tokenIssuer'] = this.tokens.issuerOf(tenant);
     return verified;
   }
 
@@ -153,6 +162,7 @@ export class AuthService {
       seen.add(k);
     });
     const now = this.clock.now();
+    this.admitPending(tenant, list.length, now);
     const nonces = list.map(() => randomAlphanumeric(17));
     const all = list.map((a) => `- ${a.address}`).join('\n');
     const pending = list.map<PendingSignature>((account, i) => ({
@@ -191,6 +201,7 @@ export class AuthService {
     const profile = this.kv.get<Profile>('profiles', `${tenant}/${profileId}`);
     if (profile === undefined) throw notFound(`no profile ${profileId}`);
     if (this.kv.get<string>('accounts', accountKey(tenant, account)) !== profileId) throw notFound(`${account.address} is not bound to profile ${profileId}`);
+    this.admitPending(tenant, 1, this.clock.now());
     const nonce = randomAlphanumeric(17);
     const pending: PendingSignature = {
       kind: 'unbind',
@@ -273,6 +284,27 @@ export class AuthService {
 
   // ---- pending bind and unbind messages -------------------------------------
 
+  /**
+   * Refuses `n` more messages waiting for a signature past the tenant's limit. The counts are kept with every
+   * write (engine/expiry.ts), so this is two reads; at the limit, what is already due is purged first, so an
+   * expired message never counts. The caller writes the messages before it next yields, so no request slips in between.
+   */
+  private admitPending(tenant: string, n: number, now: number): void {
+    const pending = (): number => this.expiries.count('challenges', tenant) + this.expiries.count('binds', tenant);
+    if (pending() + n <= this.opts.maxPending) return;
+    this.expiries.purge(now);
+    if (pending() + n <= this.opts.maxPending) return;
+    const limit = this.opts.maxPending;
+    // The next message of any tenant to expire: finding this tenant's own would be a scan.
+    const wait = Math.max(1, Math.ceil(((this.expiries.nextDue() ?? now) - now) / 1000));
+    throw new ApiError(
+      429,
+      `challenges: a tenant has at most ${limit} messages waiting for a signature (sign-in challenges, bind and unbind messages; CHAINPOST_MAX_PENDING_CHALLENGES): verify some or wait until they expire`,
+      { field: 'challenges', limit, variable: 'CHAINPOST_MAX_PENDING_CHALLENGES' },
+      { 'retry-after': String(wait) },
+    );
+  }
+
   private putPending(tenant: string, p: PendingSignature): void {
     const key = `${tenant}/${p.nonce}`;
     this.kv.put('binds', key, p);
@@ -301,6 +333,18 @@ export class AuthService {
     }
     return record;
   }
+}
+
+/**
+ * A token's `exp` (s) for a message verified at `now` (ms): the message's expirationTime, or for one verified
+ * within the skew allowance after it the end of that allowance (the last instant the message itself is
+ * accepted), rounded up to the second; always after `iat` (now, rounded down), so no token is expired at issue.
+ */
+export function tokenExpiry(now: number, expirationTime: number | undefined, skewMs: number): number {
+  const iat = Math.floor(now / 1000);
+  if (expirationTime === undefined) return iat + TOKEN_DEFAULT_S;
+  const until = expirationTime > now ? expirationTime : expirationTime + skewMs;
+  return Math.min(Math.ceil(until / 1000), iat + TOKEN_MAX_S);
 }
 
 function chainLine(req: ChallengeRequest): string {

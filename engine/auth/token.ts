@@ -6,7 +6,9 @@ import type { Kv } from '../ports.js';
 /**
  * The token a verified sign-in carries: an EdDSA (Ed25519) JWT signed by this
  * server, whose public key is served at /.well-known/jwks.json so a third-party
- * API can check it. The key is made once and kept in the store.
+ * API can check it. The key is made once and kept in the store, one for every
+ * tenant: what binds a token to its tenant and its site is its issuer (one per
+ * tenant) and its audience (the signed message's domain), which a backend pins.
  */
 interface StoredKey {
   kid: string;
@@ -21,11 +23,23 @@ export interface TokenClaims {
   network?: string;
 }
 
+/** What a token is for: the tenant whose key verified the sign-in, and the domain the user signed in to. */
+export interface TokenScope {
+  tenantId: string;
+  domain: string;
+}
+
 export class TokenIssuer {
   private constructor(
     private readonly stored: StoredKey,
     private readonly key: SigningKey,
+    private readonly issuer: string,
   ) {}
+
+  /** The `iss` of a tenant's tokens: the server's issuer and the tenant id (public: it grants nothing, unlike a key). */
+  issuerOf(tenantId: string): string {
+    return `${this.issuer}/tenants/${tenantId}`;
+  }
 
   static async open(kv: Kv, issuer = 'chainpost'): Promise<TokenIssuer> {
     let stored = kv.get<StoredKey>('meta', 'authSigningKey');
@@ -41,22 +55,23 @@ export class TokenIssuer {
         return fresh;
       });
     }
-    return new TokenIssuer(stored, await importJWK({ ...stored.privateJwk, alg: 'EdDSA' }, 'EdDSA'));
+    return new TokenIssuer(stored, await importJWK({ ...stored.privateJwk, alg: 'EdDSA' }, 'EdDSA'), issuer);
   }
 
   jwks(): { keys: JWK[] } {
     return { keys: [{ ...this.stored.publicJwk, kid: this.stored.kid, alg: 'EdDSA', use: 'sig' }] };
   }
 
-  /** Signs `claims`, issued at `nowMs` and expiring at `expMs` (service time). */
-  sign(claims: TokenClaims, nowMs: number, expMs: number): Promise<string> {
+  /** Signs `claims` for `scope`, issued at `nowMs` (service time) and expiring at `exp` (s since the epoch). */
+  sign(claims: TokenClaims, scope: TokenScope, nowMs: number, exp: number): Promise<string> {
     const { sub, ...rest } = claims;
     return new SignJWT(rest)
       .setProtectedHeader({ alg: 'EdDSA', kid: this.stored.kid, typ: 'JWT' })
-      .setIssuer('chainpost')
+      .setIssuer(this.issuerOf(scope.tenantId))
+      .setAudience(scope.domain)
       .setSubject(sub)
       .setIssuedAt(Math.floor(nowMs / 1000))
-      .setExpirationTime(Math.floor(expMs / 1000))
+      .setExpirationTime(exp)
       .sign(this.key);
   }
 }

@@ -70,8 +70,11 @@ export class DeliveryCounters {
     }
   }
 
-  /** Registers the series with /metrics; `queueSize` is read per stream when it is scraped. */
-  export(metrics: Metrics, queueSize: (streamId: string) => number): void {
+  /**
+   * Registers the series with /metrics; `queueSize` is read per stream when it is scraped. The per-stream series
+   * only with `perStream` (CHAINPOST_METRICS_STREAMS): their labels are stream ids of every tenant.
+   */
+  export(metrics: Metrics, queueSize: (streamId: string) => number, perStream: boolean): void {
     const kinds: Array<[keyof Counts, string]> = [
       ['delivered', 'Webhook attempts the receiver answered 200'],
       ['failed', 'Webhook attempts that failed (an answer other than 200, an error, or no answer within 10 s)'],
@@ -80,7 +83,7 @@ export class DeliveryCounters {
     const other = `stream="other": the streams beyond the first ${this.maxStreams}`;
     for (const [kind, help] of kinds) {
       metrics.gauge(`chainpost_webhooks_${kind}_total`, `${help}, since the start.`, () => [{ labels: {}, value: this.total[kind] }], 'counter');
-      metrics.gauge(`chainpost_stream_webhooks_${kind}_total`, `${help}, since the start, per stream (${other}).`, () => this.samples((_id, c) => c[kind], () => this.other[kind]), 'counter');
+      if (perStream) metrics.gauge(`chainpost_stream_webhooks_${kind}_total`, `${help}, since the start, per stream (${other}).`, () => this.samples((_id, c) => c[kind], () => this.other[kind]), 'counter');
     }
     const queued = (shared: boolean): number => {
       let n = 0;
@@ -88,7 +91,7 @@ export class DeliveryCounters {
       return n;
     };
     metrics.gauge('chainpost_webhooks_queued', 'Webhooks waiting undelivered (fresh, or waiting for a retry), all streams.', () => [{ labels: {}, value: queued(false) }]);
-    metrics.gauge('chainpost_stream_webhooks_queued', `Webhooks waiting undelivered per stream: its x-queue-size (${other}).`, () => this.samples((id) => queueSize(id), () => queued(true)));
+    if (perStream) metrics.gauge('chainpost_stream_webhooks_queued', `Webhooks waiting undelivered per stream: its x-queue-size (${other}).`, () => this.samples((id) => queueSize(id), () => queued(true)));
   }
 
   /** One sample per stream with its own series, and one for stream="other" once a stream has shared it. */

@@ -410,9 +410,9 @@ export class Dispatcher {
     this.counters.forget(id);
   }
 
-  /** Delivered, failed and retried counters and queue sizes, per stream and in all, on /metrics. */
-  exportMetrics(metrics: Metrics): void {
-    this.counters.export(metrics, (id) => this.queueSize(id));
+  /** Delivered, failed and retried counters and queue sizes in all, and with `perStream` per stream, on /metrics. */
+  exportMetrics(metrics: Metrics, perStream: boolean): void {
+    this.counters.export(metrics, (id) => this.queueSize(id), perStream);
   }
 
   /** A stream's record was written (call after the write): the next send reads it again. */

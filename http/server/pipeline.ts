@@ -2,6 +2,7 @@ import { ApiError } from '../../engine/errors.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
 import type { Metrics } from '../../engine/metrics.js';
+import { ADMIN_HEADER, bearerToken, type OperatorAccess } from '../../engine/operator.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
 import { nodeAccessKey, nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
 import type { Reply, Request, Route } from './route.js';
@@ -18,6 +19,7 @@ export class Pipeline {
     private readonly metrics: Metrics,
     private readonly log: Logger,
     private readonly accessLog: boolean,
+    private readonly operator: OperatorAccess,
   ) {}
 
   /**
@@ -71,11 +73,12 @@ export class Pipeline {
   }
 
   private authorize(route: Route, req: Request): void {
-    const key = route.auth === 'path' ? nodeAccessKey(req.path, pathPrefix(route))?.key : (req.header('x-api-key') ?? bearer(req.header('authorization')));
+    const key = route.auth === 'path' ? nodeAccessKey(req.path, pathPrefix(route))?.key : (req.header('x-api-key') ?? bearerToken(req.header('authorization')));
     if (key === undefined || key === '') throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
     const caller = this.keys.authenticate(key);
     if (caller === undefined) throw new ApiError(401, 'unknown API key');
     req.caller = caller;
+    if (route.operator === true) this.operator.check(caller, req.header(ADMIN_HEADER));
     const wait = this.limiter.take(caller.hash);
     if (wait > 0) throw new ApiError(429, 'too many requests for this API key', undefined, { 'retry-after': String(wait) });
   }
@@ -89,8 +92,6 @@ function loggedPath(route: Route | undefined, req: Request): string {
 
 /** A key-in-path route's pattern is `{prefix}/:chain/:apiKey`: its prefix, `/rpc` or empty. */
 const pathPrefix = (route: Route): string => route.pattern.slice(0, route.pattern.indexOf('/:'));
-
-const bearer = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
 
 /**
  * JSON bodies nest at most this deep. JSON.parse takes any depth, but what handles the value afterwards

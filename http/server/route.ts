@@ -1,5 +1,6 @@
 import type { ApiKey } from '../../engine/keys.js';
 import { ApiError } from '../../engine/errors.js';
+import { ADMIN_HEADER } from '../../engine/operator.js';
 
 /**
  * A route, independent of the HTTP library: the uWS front end serves these,
@@ -43,10 +44,15 @@ export interface Route {
   readonly headers?: readonly string[];
   /** Reads a JSON body (up to the size limit). */
   readonly body?: boolean;
+  /** Only the operator may call it, besides the key's check (engine/operator.ts); made with operatorOnly. */
+  readonly operator?: boolean;
   /** Error bodies as JSON-RPC error objects (node access) instead of `{message}`. */
   readonly errors?: 'json' | 'jsonrpc';
   handle(req: Request): Reply | Promise<Reply>;
 }
+
+/** `route` for the operator alone: its credential comes in x-admin-key, which the front end then reads. */
+export const operatorOnly = (route: Route): Route => ({ ...route, operator: true, headers: [...(route.headers ?? []), ADMIN_HEADER] });
 
 export const json = (status: number, body: unknown, headers?: Record<string, string>): Reply =>
   headers === undefined ? { status, body } : { status, body, headers };

@@ -13,7 +13,7 @@ import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
 import { queryParams } from './query.js';
-import { json, type Method, type Request, type Route } from './route.js';
+import { json, operatorOnly, type Method, type Request, type Route } from './route.js';
 import { BATCH } from '../../engine/size-limits.js';
 
 /** A family's request schemas: create, update (any subset) and the address body. */
@@ -118,11 +118,11 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       return json(200, { results: await dispatcher.enqueueBatch(items) });
     };
     routes.push(
-      route('POST', '/admin/streams/:id/webhooks', (req) => {
+      operatorOnly(route('POST', '/admin/streams/:id/webhooks', (req) => {
         const streamId = id(req);
         return enqueue(req, validate(body, req.body).webhooks.map((p) => ({ streamId, payload: p })));
-      }, true),
-      route('POST', '/admin/webhooks', (req) => enqueue(req, validate(batchBody, req.body).webhooks), true),
+      }, true)),
+      operatorOnly(route('POST', '/admin/webhooks', (req) => enqueue(req, validate(batchBody, req.body).webhooks), true)),
     );
   }
   return routes;

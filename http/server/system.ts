@@ -2,7 +2,9 @@ import { z } from 'zod';
 import type { ServiceClock } from '../../engine/clock.js';
 import type { Metrics } from '../../engine/metrics.js';
 import { validate } from '../../engine/schema.js';
-import { json, type Reply, type Route } from './route.js';
+import { ApiError } from '../../engine/errors.js';
+import { metricsReader } from '../../engine/operator.js';
+import { json, operatorOnly, type Reply, type Request, type Route } from './route.js';
 
 const advanceBody = z.strictObject({
   seconds: z.number({ error: 'a number of seconds is required' }).finite().nonnegative().max(10 * 365 * 86_400),
@@ -17,10 +19,15 @@ export function systemRoutes(deps: {
   /** The server's own parts not up yet: 503 until none is (an upstream node's state stays per chain, never a 503). */
   starting: () => readonly string[];
   settle: () => Promise<void>;
+  /** CHAINPOST_METRICS_KEY: without it, /metrics is refused and /health answers its status alone. */
+  metricsKey: string | undefined;
 }): Route[] {
   const { clock } = deps;
-  const health = (): Reply => {
+  const reader = metricsReader(deps.metricsKey);
+  const health = (req: Request): Reply => {
     const starting = deps.starting();
+    // A load balancer's liveness check needs no key: the status and its code, nothing of the chains or nodes.
+    if (!reader(req.header('authorization'))) return starting.length === 0 ? json(200, { status: 'ok' }) : json(503, { status: 'starting' });
     return starting.length === 0 ? json(200, { status: 'ok', ...deps.health() }) : json(503, { status: 'starting', starting, ...deps.health() });
   };
   const routes: Route[] = [
@@ -30,14 +37,17 @@ export function systemRoutes(deps: {
       pattern: '/metrics',
       area: 'system',
       auth: 'none',
-      handle: () => ({ status: 200, text: deps.metrics.render(), contentType: 'text/plain; version=0.0.4; charset=utf-8' }),
+      handle: (req) => {
+        if (!reader(req.header('authorization'))) throw new ApiError(401, 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token', { field: 'authorization' }, { 'www-authenticate': 'Bearer' });
+        return { status: 200, text: deps.metrics.render(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
+      },
     },
   ];
   if (deps.testClock) {
     const now = () => json(200, { now: new Date(clock.now()).toISOString() });
     routes.push(
-      { method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now },
-      {
+      operatorOnly({ method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now }),
+      operatorOnly({
         method: 'POST',
         pattern: '/admin/clock/advance',
         area: 'admin',
@@ -51,7 +61,7 @@ export function systemRoutes(deps: {
           await deps.settle();
           return now();
         },
-      },
+      }),
     );
   }
   return routes;

@@ -3,9 +3,9 @@ import { DeliveryCounters } from '../../engine/delivery/counters.js';
 import { Metrics } from '../../engine/metrics.js';
 
 /** The delivery series of /metrics: per stream up to a cap, the rest as stream="other", and totals. */
-function scrape(counters: DeliveryCounters, queue: Record<string, number> = {}): (line: string) => number | undefined {
+function scrape(counters: DeliveryCounters, queue: Record<string, number> = {}, perStream = true): (line: string) => number | undefined {
   const metrics = new Metrics();
-  counters.export(metrics, (id) => queue[id] ?? 0);
+  counters.export(metrics, (id) => queue[id] ?? 0, perStream);
   const samples = new Map(
     metrics
       .render()
@@ -34,6 +34,19 @@ describe('DeliveryCounters', () => {
     expect(m('chainpost_stream_webhooks_delivered_total{stream="other"}')).toBeUndefined();
   });
 
+  it('shows no stream id unless asked to (CHAINPOST_METRICS_STREAMS): the totals only', () => {
+    const c = new DeliveryCounters(10);
+    c.track('stream-of-a-tenant');
+    c.outcome('stream-of-a-tenant', false, false);
+    const metrics = new Metrics();
+    c.export(metrics, () => 3, false);
+    const text = metrics.render();
+    expect(text).not.toContain('stream-of-a-tenant');
+    expect(text).not.toMatch(/^chainpost_stream_/m);
+    const m = scrape(c, { 'stream-of-a-tenant': 3 }, false);
+    expect([m('chainpost_webhooks_failed_total'), m('chainpost_webhooks_queued')]).toEqual([1, 3]);
+  });
+
   it('keeps at most the cap of per-stream series: later streams share stream="other", a deleted one frees its place', () => {
     const c = new DeliveryCounters(2);
     for (const id of ['a', 'b', 'c', 'd']) c.track(id);
@@ -56,7 +69,7 @@ describe('DeliveryCounters', () => {
     expect(m('chainpost_stream_webhooks_delivered_total{stream="other"}')).toBe(2);
     expect(m('chainpost_webhooks_delivered_total')).toBe(4);
     const series = new Metrics();
-    c.export(series, () => 0);
+    c.export(series, () => 0, true);
     expect(series.render().match(/^chainpost_stream_webhooks_delivered_total\{/gm)).toHaveLength(3); // b, e, other
   });
 });

@@ -4,26 +4,64 @@ import { parseDuration } from '../../engine/duration.js';
 import { ApiKeys, hashKey, type ApiKey, type KeyStore } from '../../engine/keys.js';
 import { openStore, type Store } from '../../storage/env.js';
 import { lmdbKeyStore } from '../../storage/keys.js';
+import { OperatorAccess } from '../../engine/operator.js';
 import { tempDir } from '../helpers.js';
 
-/** API keys on a real LMDB store and an injected clock: rotation's grace period, revocation, and the final digest check. */
-describe('ApiKeys: rotate', () => {
-  let dir: string;
-  let store: Store;
-  let now: number;
-  let keys: ApiKeys;
-  const HOUR = 3_600_000;
+/**
+ * API keys on a real LMDB store and an injected clock: rotation's grace period, revocation, and the final digest
+ * check; and who may call the admin routes: the first tenant's keys, or whoever holds CHAINPOST_ADMIN_KEY.
+ */
+let dir: string;
+let store: Store;
+let now: number;
+let keys: ApiKeys;
 
-  beforeEach(() => {
-    dir = tempDir();
-    store = openStore(dir);
-    now = Date.UTC(2026, 0, 1);
-    keys = new ApiKeys(lmdbKeyStore(store), () => now);
+beforeEach(() => {
+  dir = tempDir();
+  store = openStore(dir);
+  now = Date.UTC(2026, 0, 1);
+  keys = new ApiKeys(lmdbKeyStore(store), () => now);
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('OperatorAccess', () => {
+  it("without an admin key: the first tenant's keys only, whichever of them, whenever the others were made", () => {
+    // Another process (the CLI) may stamp its tenants by an earlier clock: the mark decides, not createdAt.
+    const first = keys.create({ name: 'first' });
+    now -= 86_400_000;
+    const second = keys.create({ name: 'second' });
+    const firstAgain = keys.create({ name: 'first-2', tenant: 'first' });
+    const access = new OperatorAccess(undefined, () => keys.firstTenant());
+    expect(() => access.check(first.record, undefined)).not.toThrow();
+    expect(() => access.check(firstAgain.record, 'anything')).not.toThrow();
+    expect(() => access.check(second.record, undefined)).toThrow(expect.objectContaining({ status: 403 }));
   });
-  afterEach(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+
+  it('takes the oldest tenant as the first in a store written before tenants were marked', () => {
+    const a = keys.create({ name: 'a' });
+    now -= 1000;
+    const b = keys.create({ name: 'b' });
+    for (const t of store.values<{ id: string; first?: true }>('tenants')) store.transact(() => store.put('tenants', t.id, { ...t, first: undefined }));
+    expect(keys.firstTenant()).toBe(b.tenant.id);
+    expect(keys.firstTenant()).not.toBe(a.tenant.id);
   });
+
+  it('with an admin key: that key in x-admin-key, from any tenant; nothing else', () => {
+    const first = keys.create({ name: 'first' });
+    const other = keys.create({ name: 'other' });
+    const access = new OperatorAccess('the-admin-key-0123456789', () => keys.firstTenant());
+    expect(() => access.check(other.record, 'the-admin-key-0123456789')).not.toThrow();
+    for (const presented of [undefined, '', 'the-admin-key-012345678', 'the-admin-key-0123456789 ', 'x'.repeat(10_000)]) {
+      expect(() => access.check(first.record, presented), String(presented).slice(0, 30)).toThrow(expect.objectContaining({ status: 403 }));
+    }
+  });
+});
+
+describe('ApiKeys: rotate', () => {
+  const HOUR = 3_600_000;
 
   it('makes a new key of the same name, tenant and e-mail; the old one works until its grace period ends, then is refused and dropped', () => {
     const { key: first, record } = keys.create({ name: 'app', email: 'ops@example.com' });
