@@ -28,11 +28,14 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
     queryEndpoint('GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) => trades.contractTrades(deps, c, q)),
     queryEndpoint('GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) => trades.lowestPrice(deps, c, q, clock.now())),
     queryEndpoint('GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) => trades.contractStats(deps, c, q)),
+    // Before /nft/:address/:token_id, which `price` would otherwise fall into as a token id.
+    queryEndpoint('GET', '/nft/:address/price', trades.contractSoldPriceQuery, (c, q) => trades.contractSoldPrice(deps, c, q, clock.now())),
     queryEndpoint('PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), { status: () => 201 }),
     queryEndpoint('GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
     queryEndpoint('GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) => owned.tokenOwners(deps, c, q)),
     queryEndpoint('GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) => trades.tokenTrades(deps, c, q)),
     queryEndpoint('GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) => trades.tokenStats(deps, c, q)),
+    queryEndpoint('GET', '/nft/:address/:token_id/price', trades.tokenSoldPriceQuery, (c, q) => trades.tokenSoldPrice(deps, c, q, clock.now())),
     queryEndpoint('GET', '/nft/:address/:token_id/metadata/resync', owned.resyncQuery, (c, q) => owned.resync(deps, c, q), { status: (q) => (q.mode === 'async' ? 202 : 200) }),
     {
       method: 'POST',
