@@ -287,7 +287,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics);
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
-    const tokenMetadata = new TokenMetadata(store, reads.call);
+    const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
     const fetcher = undiciMetadataFetcher({ targets });
