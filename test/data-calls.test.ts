@@ -1,7 +1,6 @@
 import { allPages, devnetApi } from './data-api.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEventLog, formatEther, getAbiItem, labelhash, parseAbi, parseEther, toEventSelector, zeroHash, type Abi, type Hex } from 'viem';
-import { namehash } from 'viem/ens';
+import { decodeEventLog, formatEther, getAbiItem, parseAbi, parseEther, toEventSelector, zeroHash, type Abi } from 'viem';
 import { readFileSync, rmSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { parseConfig } from '../engine/config.js';
@@ -12,6 +11,7 @@ import { openStore } from '../storage/env.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
+import { deployEns } from './ens.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -46,8 +46,6 @@ let s: Running;
 let token: Deployed;
 let emitter: Deployed;
 let registry: Deployed;
-let resolver: Deployed;
-let reverse: Deployed;
 
 const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
@@ -101,26 +99,15 @@ async function chainLogs(address: string, filter: Json = {}): Promise<Json[]> {
 /** Every page of a list from `query` on, following cursors; checks each page's number. */
 const pages = (path: string, query: string, init: RequestInit & { json?: unknown } = {}, cursor: string | null = null, first = 0): Promise<Json[]> => allPages(s, path, query, init, cursor, first);
 
-/** `name.eth` → `address` on the test ENS, by its owner K0. */
-async function register(label: string, address: Hex): Promise<void> {
-  await send(registry, 'setSubnodeOwner', [namehash('eth'), labelhash(label), A0]);
-  await send(registry, 'setResolver', [namehash(`${label}.eth`), resolver.address]);
-  await send(resolver, 'setAddr', [namehash(`${label}.eth`), address]);
-}
-
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
   // A minimal ENS on the devnet: eth and addr.reverse under the root, alice.eth → A1 named back by A1, A2 claiming alice.eth too.
-  registry = await deploy(anvil.url, 'TestENSRegistry');
-  resolver = await deploy(anvil.url, 'TestENSResolver', [registry.address]);
-  reverse = await deploy(anvil.url, 'TestReverseRegistrar', [registry.address, resolver.address]);
-  await send(registry, 'setSubnodeOwner', [zeroHash, labelhash('eth'), A0]);
-  await send(registry, 'setSubnodeOwner', [zeroHash, labelhash('reverse'), A0]);
-  await send(registry, 'setSubnodeOwner', [namehash('reverse'), labelhash('addr'), reverse.address]);
-  await register('alice', A1);
-  await register('nobody', '0x0000000000000000000000000000000000000000');
-  await send(reverse, 'setName', ['alice.eth'], K1);
-  await send(reverse, 'setName', ['alice.eth'], K2);
+  const ens = await deployEns(anvil.url);
+  registry = ens.registry;
+  await ens.register('alice', A1);
+  await ens.register('nobody', '0x0000000000000000000000000000000000000000');
+  await ens.nameSelf(K1, 'alice.eth');
+  await ens.nameSelf(K2, 'alice.eth');
   s = await startChainpost(serverEnv(anvil, { CHAINPOST_ENS: `0x539=${registry.address}` }));
   token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 18, parseEther('1000')]);
   emitter = await deploy(anvil.url, 'TestEmitter');
