@@ -60,8 +60,9 @@ function pricingOf(dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>, opts: {
 /**
  * `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node), made before the
  * server starts; `wrappedBtc`: the tokens the pricing entry lists as wrapped bitcoin (default TKB);
- * `serverFirst`: the server starts before the DEX is deployed, its pricing entry naming the tokens and factories
- * at the addresses their deployment will take (the deployer's next nonces), as a devnet's registry does.
+ * `serverFirst`: the server starts, and indexes the chain so far, before the DEX is deployed, its pricing entry
+ * naming the tokens and factories at the addresses their deployment will take (the deployer's next nonces), as a
+ * devnet's registry does.
  */
 export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> | Promise<Record<string, string>> = () => ({}), opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>; serverFirst?: boolean } = {}): Promise<PricedDevnet> {
   const anvil = await startAnvil({ chainId: 1337 });
@@ -73,7 +74,10 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
     // deployDex's order: USDC, WETH, TKA, TKB, the V2 factory, its router, the V3 factory.
     const [usdc, weth, tka, tkb, v2Factory, , v3Factory] = Array.from({ length: 7 }, (_, i) => ({ address: getContractAddress({ from: DEV_ACCOUNTS[0].address, nonce: BigInt(nonce + i) }) }));
     const planned = { tokens: { usdc, weth, tka, tkb }, v2Factory, v3Factory } as unknown as Dex;
-    s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(planned, opts)), ...extra }));
+    const early = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(planned, opts)), ...extra }));
+    s = early;
+    // Indexed before the deployment: the price index has read the registry's tokens while they had no code.
+    await priceCalls(() => early, () => anvil.url).indexed();
     dex = await deployDex(anvil.url);
     const deployed = [dex.tokens.usdc, dex.tokens.weth, dex.tokens.tka, dex.tokens.tkb, dex.v2Factory, dex.v3Factory].map((c) => c.address);
     if (deployed.join() !== [usdc, weth, tka, tkb, v2Factory, v3Factory].map((c) => c!.address).join()) throw new Error('the DEX was not deployed at the addresses its pricing entry names');
