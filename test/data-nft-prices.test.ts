@@ -5,16 +5,16 @@ import { formatEther, parseEther, zeroAddress, type TransactionReceipt } from 'v
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { devnetApi as api } from './data-api.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
-import { advance, indexedTo, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { indexedTo, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
  * GET /nft/:address/price and /nft/:address/:token_id/price (the SDK's getNFTContractSalePrices and
  * getNFTSalePrices): the last, lowest, highest and average sale paid in ether over `days`, from sales made on a
- * real anvil through a marketplace contract, one of them ten days before the others (the server's test clock
- * and anvil's block time moved together), one paid in an ERC-20 (not counted). Called through the SDK, which
- * parses every figure.
+ * real anvil through a marketplace contract, one of them ten days before the others (the server's clock starts
+ * ten days ahead of anvil's, which catches up before the later sales), one paid in an ERC-20 (not counted).
+ * Called through the SDK, which parses every figure.
  */
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
@@ -74,15 +74,16 @@ const average = (...i: number[]) => {
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
-  s = await startChainpost(serverEnv(anvil, { CHAINPOST_TEST_CLOCK: '1' }));
+  // The server's clock runs ten days ahead of anvil's: the first sale is ten days old to it, the later ones are
+  // made at its time.
+  const ahead = Math.ceil(Date.now() / 1000) + 10 * 86_400;
+  s = await startChainpost(serverEnv(anvil, { CHAINPOST_NOW: new Date(ahead * 1000).toISOString() }));
   [nft, market] = [await deploy(anvil.url, 'TestNFT', ['Sold', 'SOLD']), await deploy(anvil.url, 'TestMarket')];
   const token = await deploy(anvil.url, 'TestToken', ['Pay', 'PAY', 18, parseEther('100')]);
   for (const id of [1n, 2n, 3n]) await send(nft, 'mint', [A0, id]);
   for (const k of [K0, K1]) await send(nft, 'setApprovalForAll', [market.address, true], k);
   await sell(1n, K0, K1, '1');
-  // Ten days on, for the server and for anvil's next block alike.
-  const now = Date.parse(await advance(s, 10 * 86_400));
-  await publicClient(anvil.url).request({ method: 'evm_setNextBlockTimestamp' as never, params: [Math.ceil(now / 1000)] as never });
+  await publicClient(anvil.url).request({ method: 'evm_setNextBlockTimestamp' as never, params: [ahead] as never });
   await sell(1n, K1, K2, '3');
   await sell(2n, K0, K1, '2');
   // Paid in an ERC-20: a trade, not a sale in ether.
