@@ -291,7 +291,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => upstreams.get(chain) ?? nodes.upstream(chain));
-    const tokenMetadata = new TokenMetadata(store, reads.call);
+    const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => followers.find((f) => f.status().chain === chain)?.status().oldest });
     const fetcher = undiciMetadataFetcher({ targets });
@@ -303,7 +303,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
       ...systemRoutes({ metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => readiness.starting(), health: () => ({ now: new Date(clock.now()).toISOString(), chains: followers.map((f) => withStall(withNode(withIndexed(f, dataIndexer), nodeUrls), heads)) }) }),
       ...streamsRoutes(streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(bitcoinWebhooks, windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
       ...authRoutes(auth, tokens),
-      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { clock, ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
+      ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
       ...crossChainRoutes(clock, () => followers.map((f) => f.status().chain), dataDeps, { bitcoinGap: config.bitcoin.gap }),
       ...rpcRoutes(clock, nodes),
     ];

@@ -1,9 +1,10 @@
 import { allPages } from './data-api.js';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeEventLog, formatUnits, parseUnits, type Hex } from 'viem';
+import { decodeEventLog, formatUnits, getContractAddress, parseUnits, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { DEV_ACCOUNTS, deploy, ERC20_ABI, publicClient, write, type Deployed } from './contracts.js';
+import { DEV_ACCOUNTS, deploy, ERC20_ABI, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
@@ -440,5 +441,22 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
     const r = await api(`/erc20/${NEW.address}/holders/historical`, 'fromDate=2026-01-01&toDate=2026-01-02&timeFrame=1d');
     expect(r.status).toBe(404);
     expect(r.body.message).toMatch(/removed on 2026-07-31/);
+  });
+});
+
+describe('a token asked about before its contract exists', () => {
+  it('answers its metadata once the contract is deployed at that address and moves tokens, the read made before it had code not kept', async () => {
+    // A fresh deployer: its first contract's address is known before it is deployed.
+    const deployer = privateKeyToAccount(generatePrivateKey());
+    await (await walletClient(anvil.url)).sendTransaction({ to: deployer.address, value: parseUnits('1', 18) });
+    const late = getContractAddress({ from: deployer.address, nonce: 0n });
+    await indexed();
+    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([{ address: late.toLowerCase(), name: '', symbol: '', decimals: '0' }]);
+    const token = await deploy(anvil.url, 'TestToken', ['Late Token', 'LATE', 6, parseUnits('1000', 6)], deployer);
+    expect(token.address).toBe(late);
+    await send(token, 'transfer', [X(0x5e), parseUnits('2.5', 6)], deployer);
+    await indexed();
+    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([{ address: late.toLowerCase(), name: 'Late Token', symbol: 'LATE', decimals: '6', total_supply_formatted: '1000' }]);
+    expect((await ok(`/${X(0x5e)}/erc20`)).find((b: Json) => b.token_address === late.toLowerCase())).toMatchObject({ name: 'Late Token', decimals: 6, balance: parseUnits('2.5', 6).toString() });
   });
 });

@@ -8,7 +8,7 @@ import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
- * Native transactions, blocks and wallet activity (GET /:address, /transaction/:hash, /block/:n,
+ * Native transactions, blocks and wallet activity (GET /:address, /transaction/:transaction_hash, /block/:n,
  * /wallets/:address/history|chains|stats) end to end: ether sent directly and through a forwarding contract
  * (internal transactions), token and NFT moves, on a real anvil followed by the real server with a short
  * retention (so old blocks are answered from the kept summaries and the node), every answer compared with
@@ -192,7 +192,7 @@ describe('native transactions on anvil', () => {
     expect(ofAddress(txs, A2).map((t) => t.item['hash'])).toContain(tx['split']);
   });
 
-  it('GET /transaction/:hash answers the item with its logs (and internal transactions when asked), from pruned blocks too', async () => {
+  it('GET /transaction/:transaction_hash answers the item with its logs (and internal transactions when asked), from pruned blocks too', async () => {
     const { txs } = await chainTxs();
     for (const t of txs) {
       const r = await s.call(api(`/transaction/${t.item['hash']}`));
@@ -205,7 +205,7 @@ describe('native transactions on anvil', () => {
     expect((await s.call(api(`/transaction/0x${'ab'.repeat(32)}`))).status).toBe(404);
   });
 
-  it('GET /transaction/:hash/verbose decodes the standard token events and calls', async () => {
+  it('GET /transaction/:transaction_hash/verbose decodes the standard token events and calls', async () => {
     const { txs } = await chainTxs();
     const t = txs.find((x) => x.item['hash'] === tx['token'])!;
     const r = await s.call(api(`/transaction/${tx['token']}/verbose`));

@@ -1,6 +1,6 @@
-import { parseUnits, type Hex } from 'viem';
+import { getContractAddress, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { compileContracts, publicClient } from './contracts.js';
+import { compileContracts, DEV_ACCOUNTS, publicClient } from './contracts.js';
 import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, priceCalls, sqrtPriceOf, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
 import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
@@ -40,18 +40,10 @@ export interface PricedDevnet {
 
 const lc = (a: string): string => a.toLowerCase();
 
-/**
- * `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node); `wrappedBtc`: the
- * tokens the pricing entry lists as wrapped bitcoin (default TKB).
- */
-export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> = () => ({}), opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> } = {}): Promise<PricedDevnet> {
-  const anvil = await startAnvil({ chainId: 1337 });
-  const dex = await deployDex(anvil.url);
-  const { usdc, weth, tka, tkb } = dex.tokens;
-  const decimals = new Map<string, number>([[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]].map(([t, d]) => [lc((t as { address: Hex }).address), d as number]));
-  const decimalsOf = (token: string): number => decimals.get(lc(token))!;
-  const units = (amount: string, token: { address: Hex }): bigint => parseUnits(amount, decimalsOf(token.address));
-  const pricing = {
+/** The devnet's pricing entry (CHAINPOST_PRICING) for the DEX's tokens and factories. */
+function pricingOf(dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>, opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> }) {
+  const { usdc, weth, tkb } = dex.tokens;
+  return {
     '0x539': {
       wrappedNative: weth.address,
       stablecoins: [usdc.address],
@@ -63,7 +55,41 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
       ],
     },
   };
-  const s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing), ...more(anvil) }));
+}
+
+/**
+ * `more`: server settings beyond the devnet's, given its anvil (another chain, a Bitcoin node), made before the
+ * server starts; `wrappedBtc`: the tokens the pricing entry lists as wrapped bitcoin (default TKB);
+ * `serverFirst`: the server starts, and indexes the chain so far, before the DEX is deployed, its pricing entry
+ * naming the tokens and factories at the addresses their deployment will take (the deployer's next nonces), as a
+ * devnet's registry does.
+ */
+export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> | Promise<Record<string, string>> = () => ({}), opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>; serverFirst?: boolean } = {}): Promise<PricedDevnet> {
+  const anvil = await startAnvil({ chainId: 1337 });
+  let s: Running | undefined;
+  let dex: Dex;
+  if (opts.serverFirst === true) {
+    const extra = await more(anvil);
+    const nonce = await publicClient(anvil.url).getTransactionCount({ address: DEV_ACCOUNTS[0].address });
+    // deployDex's order: USDC, WETH, TKA, TKB, the V2 factory, its router, the V3 factory.
+    const [usdc, weth, tka, tkb, v2Factory, , v3Factory] = Array.from({ length: 7 }, (_, i) => ({ address: getContractAddress({ from: DEV_ACCOUNTS[0].address, nonce: BigInt(nonce + i) }) }));
+    const planned = { tokens: { usdc, weth, tka, tkb }, v2Factory, v3Factory } as unknown as Dex;
+    const early = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(planned, opts)), ...extra }));
+    s = early;
+    // Indexed before the deployment: the price index has read the registry's tokens while they had no code.
+    await priceCalls(() => early, () => anvil.url).indexed();
+    dex = await deployDex(anvil.url);
+    const deployed = [dex.tokens.usdc, dex.tokens.weth, dex.tokens.tka, dex.tokens.tkb, dex.v2Factory, dex.v3Factory].map((c) => c.address);
+    if (deployed.join() !== [usdc, weth, tka, tkb, v2Factory, v3Factory].map((c) => c!.address).join()) throw new Error('the DEX was not deployed at the addresses its pricing entry names');
+  } else {
+    dex = await deployDex(anvil.url);
+  }
+  const { usdc, weth, tka, tkb } = dex.tokens;
+  const decimals = new Map<string, number>([[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]].map(([t, d]) => [lc((t as { address: Hex }).address), d as number]));
+  const decimalsOf = (token: string): number => decimals.get(lc(token))!;
+  const units = (amount: string, token: { address: Hex }): bigint => parseUnits(amount, decimalsOf(token.address));
+  s ??= await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(dex, opts)), ...(await more(anvil)) }));
+  const server = s;
   const v2Pool = async (a: { address: Hex }, b: { address: Hex }, amountA: string, amountB: string): Promise<Created> => {
     const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
     const [x, y] = lc(pair.token0) === lc(a.address) ? [units(amountA, a), units(amountB, b)] : [units(amountB, b), units(amountA, a)];
@@ -80,7 +106,7 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
   const client = publicClient(anvil.url);
   return {
     anvil,
-    s,
+    s: server,
     dex,
     wethUsdc,
     tkaWeth,
@@ -88,7 +114,7 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
     decimalsOf,
     units,
     v2Pool,
-    indexed: priceCalls(() => s, () => anvil.url).indexed,
+    indexed: priceCalls(() => server, () => anvil.url).indexed,
     v2Price: (pair, token, block) => v2PriceAt(anvil.url, pair, token, block, decimalsOf),
     async v3Price(pool, token, block) {
       const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
@@ -99,7 +125,7 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
       await action();
     },
     async stop() {
-      await stopAndClean(s);
+      await stopAndClean(server);
       await anvil.stop();
     },
   };

@@ -120,6 +120,11 @@ export function effectiveAt(date: string): number {
 
 export const inEffect = (entry: { date: string }, now: number): boolean => now >= effectiveAt(entry.date);
 
+/** The removal in effect at `now` of a Data API operation (`path` in route-pattern form, a removal's trailing `*` taking every path below), if any. */
+export function endpointRemoval(method: string, path: string, now: number): EndpointRemoval | undefined {
+  return ENDPOINT_REMOVALS.find((r) => inEffect(r, now) && (r.method === 'ANY' || r.method === method) && (r.path.endsWith('*') ? path.startsWith(r.path.slice(0, -1)) : r.path === path));
+}
+
 /** The first removal in effect at `now` that takes `chain` off `surface`, if any. */
 export function chainRemoval(chain: Chain, surface: Surface, now: number): ChainRemoval | undefined {
   return CHAIN_REMOVALS.find((r) => inEffect(r, now) && r.surfaces.includes(surface) && r.chains.includes(chain.key));

@@ -144,7 +144,7 @@ async function evmBlock(deps: DataDeps, chain: Chain, identifier: string, page: 
 
 async function evmTransaction(deps: DataDeps, chain: Chain, txid: string) {
   const s = await txOrNotFound(deps, chain.key, txid);
-  return evmTxDto(deps, chain, s, await transaction(deps, chain.key, { hash: txid, include: 'internal_transactions' }, false));
+  return evmTxDto(deps, chain, s, await transaction(deps, chain.key, { transaction_hash: txid, include: 'internal_transactions' }, false));
 }
 
 // ---- Bitcoin ----

@@ -4,7 +4,7 @@ import type { TokenMetadata } from '../evm/token-metadata.js';
 import { blockTimesIndex } from './block-times.js';
 import { contractLogsIndex } from './contract-logs.js';
 import { dexIndex } from './dex-index.js';
-import { erc20Index } from './erc20-index.js';
+import { createdContracts, erc20Index } from './erc20-index.js';
 import type { DataIndex } from './indexer.js';
 import { prefixRange, type KeyRange } from '../ingest/chain-store.js';
 import type { Table } from '../ports.js';
@@ -22,9 +22,30 @@ export interface IndexDeps {
   pricing?: (chain: string) => Pricing | undefined;
 }
 
+/**
+ * Not an index: tells token metadata which contracts a batch's blocks met (each log's emitter, each contract
+ * created), so a read made before one had code is made again when the indexes below ask for it. Its prepare
+ * does its work at once, with nothing awaited: the indexer starts each index's prepare in order, so it is done
+ * before theirs begin.
+ */
+function tokenSightings(tokens: TokenMetadata): DataIndex<void> {
+  return {
+    name: 'tokenSightings',
+    prepare(blocks) {
+      for (const b of blocks) {
+        for (const t of b.record.txs) for (const l of t.logs) tokens.appeared(b.chain, l.address);
+        for (const c of createdContracts(b.record)) tokens.appeared(b.chain, c);
+      }
+      return Promise.resolve();
+    },
+    apply() {},
+  };
+}
+
 /** Every index the Data API builds behind the follower, in the order each block is applied to them. */
 export function dataIndexes(deps: IndexDeps): DataIndex[] {
   return [
+    tokenSightings(deps.tokens) as DataIndex,
     blockTimesIndex,
     contractLogsIndex,
     nativeTxIndex as DataIndex, // native transactions and activity

@@ -5,7 +5,10 @@ import { rangePage } from '../page.js';
 import { format, indexedUpTo, withTokenId, type NftDeps } from './nft-common.js';
 import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './nft-index.js';
 import { rangeOf } from './nft-lists.js';
-import { dec } from './values.js';
+import { NATIVE_PAYMENT, salePrices, saleRecord, usdAt } from './nft-transfers.js';
+import { centsOf } from './token-prices.js';
+import { formatUnits } from 'viem';
+import { ZERO_ADDRESS, dec } from './values.js';
 import { unixIso as iso } from '../datetime.js';
 import { blockRange, bool, cursor, evmAddress, limit } from './params.js';
 
@@ -65,29 +68,83 @@ export function tokenTrades(deps: NftDeps, chain: string, q: z.output<typeof tok
   return tradesPage(deps, chain, `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, 'nft-token-trades', q.address, q);
 }
 
-/** The lowest price paid in the native currency for the contract's NFTs over the last `days` days; 404 when none. */
-export async function lowestPrice(deps: NftDeps, chain: string, q: z.output<typeof lowestPriceQuery>, nowMs: number) {
-  await indexedUpTo(deps, chain);
-  const since = Math.floor(nowMs / 1000) - q.days * 86_400;
-  const prefix = `contract/${chain}/${q.address}/`;
-  let best: Trade | undefined;
-  // Newest first, stopping at the first trade older than the window: the read is the window's trades.
+/** The contract's trades (`contract/…`) or one token's (`token/…`) from `since` (Unix seconds) on, newest first: the window's trades only. */
+function* tradesSince(kv: NftDeps['kv'], prefix: string, since: number): Generator<Trade> {
   let start = `${prefix}\uffff`;
   for (;;) {
     // The range includes its start: the last key of the previous batch is read again and skipped.
-    const batch = deps.kv.range<Trade>('nftTrades', { start, end: prefix, reverse: true, limit: 256 }).filter((e) => e.key !== start);
+    const batch = kv.range<Trade>('nftTrades', { start, end: prefix, reverse: true, limit: 256 }).filter((e) => e.key !== start);
     for (const { value: t } of batch) {
-      if (t.timestamp < since) return found(best, q);
-      if (t.paymentToken === null && (best === undefined || BigInt(t.price) < BigInt(best.price))) best = t;
+      if (t.timestamp < since) return;
+      yield t;
     }
-    if (batch.length < 255) return found(best, q);
+    if (batch.length < 255) return;
     start = batch.at(-1)!.key;
   }
 }
 
-function found(best: Trade | undefined, q: z.output<typeof lowestPriceQuery>) {
+/** The window's trades paid in the native currency (the hosted service's sale prices count only those), newest first. */
+function nativeSales(deps: NftDeps, prefix: string, days: number, nowMs: number): Trade[] {
+  const since = Math.floor(nowMs / 1000) - days * 86_400;
+  return [...tradesSince(deps.kv, prefix, since)].filter((t) => t.paymentToken === null);
+}
+
+const byPrice = (a: Trade, b: Trade): number => (BigInt(a.price) < BigInt(b.price) ? -1 : BigInt(a.price) > BigInt(b.price) ? 1 : 0);
+
+/** The lowest price paid in the native currency for the contract's NFTs over the last `days` days; 404 when none. */
+export async function lowestPrice(deps: NftDeps, chain: string, q: z.output<typeof lowestPriceQuery>, nowMs: number) {
+  await indexedUpTo(deps, chain);
+  const [best] = nativeSales(deps, `contract/${chain}/${q.address}/`, q.days, nowMs).sort(byPrice);
   if (best === undefined) throw new ApiError(404, `no trade of ${q.address} paid in the native currency in the last ${q.days} days`);
   return tradeItem(q.address, best);
+}
+
+/** `days` of the sale prices: 0 … 365 (the hosted service's bounds); 0 and absent mean its default, 7. */
+const saleDays = z
+  .string()
+  .regex(/^\d{1,3}$/, 'a whole number of days from 0 to 365')
+  .transform(Number)
+  .refine((d) => d <= 365, 'at most 365')
+  .optional()
+  .transform((d) => (d === undefined || d === 0 ? 7 : d));
+
+export const contractSoldPriceQuery = z.object({ address: evmAddress, days: saleDays });
+export const tokenSoldPriceQuery = z.object({ address: evmAddress, token_id: z.string(), format, days: saleDays }).transform(withTokenId);
+
+export function contractSoldPrice(deps: NftDeps, chain: string, q: z.output<typeof contractSoldPriceQuery>, nowMs: number) {
+  return soldPrice(deps, chain, q.address, `contract/${chain}/${q.address}/`, undefined, q.days, nowMs);
+}
+
+export function tokenSoldPrice(deps: NftDeps, chain: string, q: z.output<typeof tokenSoldPriceQuery>, nowMs: number) {
+  return soldPrice(deps, chain, q.address, `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, q.tokenId.toString(), q.days, nowMs);
+}
+
+/**
+ * The hosted service's `soldPrice`: the last, lowest and highest sale paid in the native currency over the last
+ * `days` days, their average and count. With no such sale each figure is empty (its strings '', buyer and seller
+ * the zero address, the payment token the native currency), not null: the official SDK reads each of the four as
+ * an object, and the last sale's buyer and seller as addresses.
+ */
+async function soldPrice(deps: NftDeps, chain: string, contract: string, prefix: string, tokenId: string | undefined, days: number, nowMs: number) {
+  await indexedUpTo(deps, chain);
+  const sales = nativeSales(deps, prefix, days, nowMs);
+  if (sales.length === 0) {
+    const none = { transaction_hash: '', block_timestamp: '', buyer_address: ZERO_ADDRESS, seller_address: ZERO_ADDRESS, price: '', price_formatted: '', usd_price_at_sale: null, current_usd_value: null, token_address: contract, token_id: tokenId ?? '', payment_token: NATIVE_PAYMENT };
+    const message = `no sale of ${contract}${tokenId === undefined ? '' : ` token ${tokenId}`} paid in the native currency in the last ${days} days`;
+    return { last_sale: none, lowest_sale: none, highest_sale: none, average_sale: { price: '', price_formatted: '', current_usd_value: null }, total_trades: 0, message };
+  }
+  const prices = salePrices(deps, chain);
+  const record = (t: Trade) => saleRecord(deps, chain, contract, tokenId ?? t.tokenIds[0]!, t, t.blockNumber, prices);
+  const ranked = [...sales].sort(byPrice);
+  const average = sales.reduce((sum, t) => sum + BigInt(t.price), 0n) / BigInt(sales.length);
+  const decimals = Number(NATIVE_PAYMENT.token_decimals);
+  return {
+    last_sale: await record(sales[0]!),
+    lowest_sale: await record(ranked[0]!),
+    highest_sale: await record(ranked.at(-1)!),
+    average_sale: { price: average.toString(), price_formatted: formatUnits(average, decimals), current_usd_value: centsOf(average, decimals, usdAt(prices, prices?.wrappedNative, Infinity)) },
+    total_trades: sales.length,
+  };
 }
 
 export async function contractStats(deps: NftDeps, chain: string, q: z.output<typeof contractStatsQuery>) {

@@ -162,7 +162,7 @@ export async function lastSale(deps: NftTransfersDeps, chain: string, contract: 
 export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale, block: number, prices: SalePrices | undefined) {
   const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
   const paidIn = s.paymentToken ?? prices?.wrappedNative;
-  const [atSale, now] = prices === undefined || paidIn === undefined ? [null, null] : [prices.reader.valueUsd(paidIn, Math.min(block, prices.head)), prices.reader.valueUsd(paidIn, prices.head)];
+  const [atSale, now] = [usdAt(prices, paidIn, block), usdAt(prices, paidIn, Infinity)];
   const [raw, decimals] = [BigInt(s.price), Number(payment.token_decimals)];
   return {
     transaction_hash: s.transactionHash,
@@ -177,6 +177,11 @@ export async function saleRecord(deps: NftTransfersDeps, chain: string, contract
     token_id: tokenId,
     payment_token: payment,
   };
+}
+
+/** One whole unit of `token` in USD at `block` (at most the indexed head); null without a price. */
+export function usdAt(prices: SalePrices | undefined, token: string | undefined, block: number) {
+  return prices === undefined || token === undefined ? null : prices.reader.valueUsd(token, Math.min(block, prices.head));
 }
 
 export async function erc20(deps: NftTransfersDeps, chain: string, token: string) {

@@ -13,7 +13,7 @@ import { blockHashes, blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOr
 import { summarize, type TxSummary } from './tx-summary.js';
 
 /**
- * Native transactions and blocks: GET /:address (and /verbose), /transaction/:hash (and /verbose,
+ * Native transactions and blocks: GET /:address (and /verbose), /transaction/:transaction_hash (and /verbose,
  * /internal-transactions), /block/:block_number_or_hash (and /stats). Lists page over the `addressTxs`
  * index (limit + 2 entries a page); items come from the kept summaries, logs from the block record or the node.
  */
@@ -21,8 +21,8 @@ import { summarize, type TxSummary } from './tx-summary.js';
 const include = z.enum(['internal_transactions'], 'internal_transactions').optional();
 
 export const walletTxsQuery = z.object({ address: evmAddress, ...blockRange, cursor, order, limit: limit(), include });
-export const txQuery = z.object({ hash: hash32, include });
-export const internalTxsQuery = z.object({ hash: hash32 });
+export const txQuery = z.object({ transaction_hash: hash32, include });
+export const internalTxsQuery = z.object({ transaction_hash: hash32 });
 export const blockQuery = z.object({
   block_number_or_hash: z.string().regex(/^(\d{1,15}|0x[0-9a-fA-F]{64})$/, 'a block number (decimal) or a block hash (0x and 64 hex digits)'),
   include,
@@ -71,14 +71,14 @@ export async function walletTxs(deps: DataDeps, chain: string, q: z.output<typeo
   return { page, page_size: q.limit, cursor: next, result };
 }
 
-/** GET /transaction/:hash and /verbose: the item with its logs, its internal transactions with include=internal_transactions. */
+/** GET /transaction/:transaction_hash and /verbose: the item with its logs, its internal transactions with include=internal_transactions. */
 export async function transaction(deps: DataDeps, chain: string, q: z.output<typeof txQuery>, verbose: boolean) {
-  const s = await txOrNotFound(deps, chain, q.hash);
+  const s = await txOrNotFound(deps, chain, q.transaction_hash);
   return txItem(s, { logs: await logsOf(deps, chain, s), verbose, internal: q.include === 'internal_transactions' });
 }
 
 export async function internalTxs(deps: DataDeps, chain: string, q: z.output<typeof internalTxsQuery>) {
-  const s = await txOrNotFound(deps, chain, q.hash);
+  const s = await txOrNotFound(deps, chain, q.transaction_hash);
   return s.internal.map((c) => internalItem(s, c));
 }
 

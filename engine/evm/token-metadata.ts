@@ -18,6 +18,11 @@ export interface TokenInfo {
 
 /** eth_call on a chain's node: the return data, or null when the call reverts or the node refuses it. */
 export type ChainCall = (chain: string, to: string, data: Hex, block: number | 'latest', from?: string) => Promise<Hex | null>;
+/** eth_getCode on a chain's node: '0x' for an account without code, null when the node cannot say. */
+export type ChainCode = (chain: string, address: string, block: 'latest') => Promise<Hex | null>;
+
+/** Reads made while the contract had no code are kept in memory up to this many; past it they are all forgotten (read again when asked). */
+const MAX_CODELESS = 10_000;
 
 const ABI = parseAbi([
   'function name() view returns (string)',
@@ -37,13 +42,30 @@ function looksLikeSpam(name: string, symbol: string): boolean {
   return /https?:\/\/|www\.|\.(com|io|org|net|xyz|app|site|top|gift|claims?)\b|\bclaim|\bvisit\b|\brewards?\b|\bairdrop/i.test(`${name} ${symbol}`);
 }
 
+/**
+ * A read where eth_getCode finds no code (an address asked about before its contract is deployed, a pricing
+ * registry's token named before it exists on a devnet) is not stored: kept in memory and answered as read
+ * until the contract appears in an indexed block (`appeared`), then read again; else its empty name and
+ * missing decimals would stay for good.
+ */
 export class TokenMetadata {
   private readonly cache = new Map<string, Promise<TokenInfo>>();
+  /** Keys of `cache` whose read found no code. */
+  private readonly codeless = new Set<string>();
 
+  /** `code`: without it (stand-ins with no node) every read is stored. */
   constructor(
     private readonly kv: Kv,
     private readonly call: ChainCall,
+    private readonly code?: ChainCode,
   ) {}
+
+  /** The contract took part in an indexed block (emitted a log, or was created): a read made while it had no code is made again. */
+  appeared(chain: string, contract: string): void {
+    if (this.codeless.size === 0) return;
+    const key = `${chain}/${contract.toLowerCase()}`;
+    if (this.codeless.delete(key)) this.cache.delete(key);
+  }
 
   /** What the store holds of a contract, without asking its node: undefined when it was never read. */
   stored(chain: string, contract: string): TokenInfo | undefined {
@@ -64,12 +86,13 @@ export class TokenMetadata {
   }
 
   private async read(chain: string, contract: string, key: string): Promise<TokenInfo> {
-    const [name, symbol, decimals, is1155, is721] = await Promise.all([
+    const [name, symbol, decimals, is1155, is721, code] = await Promise.all([
       this.text(chain, contract, 'name'),
       this.text(chain, contract, 'symbol'),
       this.view(chain, contract, 'decimals', []),
       this.view(chain, contract, 'supportsInterface', [ERC1155_ID]),
       this.view(chain, contract, 'supportsInterface', [ERC721_ID]),
+      this.code?.(chain, contract, 'latest'),
     ]);
     const info: TokenInfo = {
       name,
@@ -78,8 +101,17 @@ export class TokenMetadata {
       nftStandard: is1155 === true ? 'ERC1155' : is721 === true ? 'ERC721' : '',
       possibleSpam: looksLikeSpam(name, symbol),
     };
-    this.kv.put('tokens', key, info);
+    if (code === '0x') this.keepCodeless(key);
+    else this.kv.put('tokens', key, info);
     return info;
+  }
+
+  private keepCodeless(key: string): void {
+    if (this.codeless.size >= MAX_CODELESS) {
+      for (const k of this.codeless) this.cache.delete(k);
+      this.codeless.clear();
+    }
+    this.codeless.add(key);
   }
 
   private async view(chain: string, contract: string, functionName: 'decimals' | 'supportsInterface' | 'name' | 'symbol', args: readonly unknown[]): Promise<unknown> {

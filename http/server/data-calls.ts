@@ -1,8 +1,6 @@
-import type { Clock } from '../../engine/clock.js';
 import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/block-times.js';
 import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/contract-logs.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
-import { endpointWeights } from '../../engine/data-api/endpoint-weights.js';
 import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/ens.js';
 import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/native-balances.js';
 import { indexedTo } from '../../engine/data-api/read-at.js';
@@ -15,13 +13,14 @@ import { json } from './route.js';
 /**
  * The Data API calls answered from the chain's node and from logs: native
  * balances, date → block, a contract's logs and decoded events, read-only
- * contract functions, ENS names and the endpoint weights
- * (engine/data-api/: native-balances, block-times, contract-logs, run-function, ens, endpoint-weights).
+ * contract functions, ENS names
+ * (engine/data-api/: native-balances, block-times, contract-logs, run-function, ens).
  */
-export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsConfig }): DataEndpoint[] {
+export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEndpoint[] {
   return [
-    queryEndpoint('GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
+    queryEndpoint('getNativeBalance', 'GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
     {
+      operation: 'getNativeBalancesForAddresses',
       method: 'GET',
       path: '/wallets/balances',
       handle: async (req, chain) => {
@@ -30,6 +29,7 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
       },
     },
     {
+      operation: 'getDateToBlock',
       method: 'GET',
       path: '/dateToBlock',
       handle: async (req, chain) => {
@@ -38,8 +38,9 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
         return json(200, await dateToBlock(deps, chain.key, q));
       },
     },
-    queryEndpoint('GET', '/:address/logs', contractLogsQuery, (c, q) => contractLogs(deps, c, q)),
+    queryEndpoint('getContractLogs', 'GET', '/:address/logs', contractLogsQuery, (c, q) => contractLogs(deps, c, q)),
     {
+      operation: 'getContractEvents',
       method: 'POST',
       path: '/:address/events',
       handle: async (req, chain) => {
@@ -48,6 +49,7 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
       },
     },
     {
+      operation: 'runContractFunction',
       method: 'POST',
       path: '/:address/function',
       handle: async (req, chain) => {
@@ -55,10 +57,9 @@ export function callsEndpoints(deps: DataDeps, opts: { clock: Clock; ens: EnsCon
         return json(200, await runFunction(deps, chain.key, q, validate(runFunctionBody, req.body)));
       },
     },
-    { method: 'GET', path: '/resolve/ens/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))) },
-    { method: 'GET', path: '/resolve/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))) },
-    { method: 'GET', path: '/resolve/:address/reverse', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
-    { method: 'GET', path: '/resolve/:address/domain', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
-    { method: 'GET', path: '/info/endpointWeights', chain: 'none', handle: () => json(200, endpointWeights(opts.clock.now())) },
+    { operation: 'resolveENSDomain', method: 'GET', path: '/resolve/ens/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))) },
+    { operation: 'resolveDomain', method: 'GET', path: '/resolve/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))) },
+    { operation: 'resolveAddress', method: 'GET', path: '/resolve/:address/reverse', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
+    { operation: 'resolveAddressToDomain', method: 'GET', path: '/resolve/:address/domain', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
   ];
 }

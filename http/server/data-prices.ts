@@ -19,8 +19,9 @@ import { json } from './route.js';
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
   return [
-    queryEndpoint('GET', '/erc20/:address/price', tokenPriceQuery, (c, q) => tokenPrice(deps, c, q)),
+    queryEndpoint('getTokenPrice', 'GET', '/erc20/:address/price', tokenPriceQuery, (c, q) => tokenPrice(deps, c, q)),
     {
+      operation: 'getWalletNetWorth',
       method: 'GET',
       path: '/wallets/:address/net-worth',
       // `chains` names the chains (the request's chain when absent); one not followed here is answered as unsupported.
@@ -35,22 +36,23 @@ export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
         return json(200, await netWorth(deps, followed, chains.filter((k) => !followed.includes(k)), q));
       },
     },
-    queryEndpoint('GET', '/tokens/:tokenAddress/analytics', analyticsQuery, (c, q) => tokenAnalytics(deps, c, q)),
-    queryEndpoint('GET', '/tokens/:tokenAddress/score', scoreQuery, (c, q) => tokenScore(deps, c, q)),
-    queryEndpoint('GET', '/tokens/:tokenAddress/score/historical', historicalScoreQuery, (c, q) => historicalTokenScore(deps, c, q)),
-    queryEndpoint('GET', '/wallets/:address/swaps', walletSwapsQuery, (c, q) => walletSwaps(deps, c, q), { lists: ['transactionTypes'] }),
-    queryEndpoint('GET', '/erc20/:address/swaps', tokenSwapsQuery, (c, q) => tokenSwaps(deps, c, q), { lists: ['transactionTypes'] }),
-    queryEndpoint('GET', '/pairs/:address/swaps', pairSwapsQuery, (c, q) => pairSwaps(deps, c, q), { lists: ['transactionTypes'] }),
+    queryEndpoint('getTokenAnalytics', 'GET', '/tokens/:tokenAddress/analytics', analyticsQuery, (c, q) => tokenAnalytics(deps, c, q)),
+    queryEndpoint('getTokenScore', 'GET', '/tokens/:tokenAddress/score', scoreQuery, (c, q) => tokenScore(deps, c, q)),
+    queryEndpoint('getHistoricalTokenScore', 'GET', '/tokens/:tokenAddress/score/historical', historicalScoreQuery, (c, q) => historicalTokenScore(deps, c, q)),
+    queryEndpoint('getSwapsByWalletAddress', 'GET', '/wallets/:address/swaps', walletSwapsQuery, (c, q) => walletSwaps(deps, c, q), { lists: ['transactionTypes'] }),
+    queryEndpoint('getSwapsByTokenAddress', 'GET', '/erc20/:address/swaps', tokenSwapsQuery, (c, q) => tokenSwaps(deps, c, q), { lists: ['transactionTypes'] }),
+    queryEndpoint('getSwapsByPairAddress', 'GET', '/pairs/:address/swaps', pairSwapsQuery, (c, q) => pairSwaps(deps, c, q), { lists: ['transactionTypes'] }),
     // Profit and loss (engine/crosschain/pnl.ts, the /v1 PnL's logic); `days` counts back from the service clock.
-    queryEndpoint('GET', '/wallets/:address/profitability', profitabilityQuery, (c, q) => profitability(deps, findChain(c)!, q, nowSeconds()), { lists: ['token_addresses'] }),
-    queryEndpoint('GET', '/wallets/:address/profitability/summary', profitabilitySummaryQuery, (c, q) => profitabilitySummary(deps, findChain(c)!, q, nowSeconds())),
-    queryEndpoint('GET', '/erc20/:address/top-gainers', topGainersQuery, (c, q) => topGainers(deps, findChain(c)!, q, nowSeconds())),
-    queryEndpoint('GET', '/erc20/:token_address/pairs', tokenPairsQuery, (c, q) => tokenPairs(deps, c, q)),
-    queryEndpoint('GET', '/pairs/:address/ohlcv', ohlcvQuery, (c, q) => pairCandles(deps, c, q)),
-    queryEndpoint('GET', '/:pair_address/reserves', reservesQuery, (c, q) => pairReserves(deps, c, q)),
-    queryEndpoint('GET', '/:token0_address/:token1_address/pairAddress', pairAddressQuery, (c, q) => pairAddress(deps, c, q)),
-    queryEndpoint('GET', '/:token0_address/:token1_address/price', pairPriceQuery, (c, q) => pairPrice(deps, c, q)),
+    queryEndpoint('getWalletProfitability', 'GET', '/wallets/:address/profitability', profitabilityQuery, (c, q) => profitability(deps, findChain(c)!, q, nowSeconds()), { lists: ['token_addresses'] }),
+    queryEndpoint('getWalletProfitabilitySummary', 'GET', '/wallets/:address/profitability/summary', profitabilitySummaryQuery, (c, q) => profitabilitySummary(deps, findChain(c)!, q, nowSeconds())),
+    queryEndpoint('getTopProfitableWalletPerToken', 'GET', '/erc20/:address/top-gainers', topGainersQuery, (c, q) => topGainers(deps, findChain(c)!, q, nowSeconds())),
+    queryEndpoint('getTokenPairs', 'GET', '/erc20/:token_address/pairs', tokenPairsQuery, (c, q) => tokenPairs(deps, c, q)),
+    queryEndpoint('getPairCandlesticks', 'GET', '/pairs/:address/ohlcv', ohlcvQuery, (c, q) => pairCandles(deps, c, q)),
+    queryEndpoint('getPairReserves', 'GET', '/:pair_address/reserves', reservesQuery, (c, q) => pairReserves(deps, c, q)),
+    queryEndpoint('getPairAddress', 'GET', '/:token0_address/:token1_address/pairAddress', pairAddressQuery, (c, q) => pairAddress(deps, c, q)),
+    queryEndpoint('getPairPrice', 'GET', '/:token0_address/:token1_address/price', pairPriceQuery, (c, q) => pairPrice(deps, c, q)),
     {
+      operation: 'getMultipleTokenPrices',
       method: 'POST',
       path: '/erc20/prices',
       handle: async (req, c) => {

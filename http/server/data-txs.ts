@@ -31,15 +31,15 @@ function followedChains(deps: DataDeps): Chain[] {
 
 export function txsEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   return [
-    queryEndpoint('GET', '/:address', walletTxsQuery, (c, q) => walletTxs(deps, c, q, false)),
-    queryEndpoint('GET', '/:address/verbose', walletTxsQuery, (c, q) => walletTxs(deps, c, q, true)),
-    queryEndpoint('GET', '/transaction/:hash', txQuery, (c, q) => transaction(deps, c, q, false)),
-    queryEndpoint('GET', '/transaction/:hash/verbose', txQuery, (c, q) => transaction(deps, c, q, true)),
-    queryEndpoint('GET', '/transaction/:hash/internal-transactions', internalTxsQuery, (c, q) => internalTxs(deps, c, q)),
-    queryEndpoint('GET', '/block/:block_number_or_hash', blockQuery, (c, q) => block(deps, c, q)),
-    queryEndpoint('GET', '/block/:block_number_or_hash/stats', blockStatsQuery, (c, q) => blockStats(deps, c, q)),
-    queryEndpoint('GET', '/wallets/:address/history', historyQuery, (c, q) => walletHistory(deps, c, q)),
-    queryEndpoint('GET', '/wallets/:address/stats', walletQuery, (c, q) => walletStats(deps, c, q)),
-    { method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, validate(walletQuery, queryAndPath(req), 'query').address, chainsOf(req, deps, clock))) },
+    queryEndpoint('getWalletTransactions', 'GET', '/:address', walletTxsQuery, (c, q) => walletTxs(deps, c, q, false)),
+    queryEndpoint('getWalletTransactionsVerbose', 'GET', '/:address/verbose', walletTxsQuery, (c, q) => walletTxs(deps, c, q, true)),
+    queryEndpoint('getTransaction', 'GET', '/transaction/:transaction_hash', txQuery, (c, q) => transaction(deps, c, q, false)),
+    queryEndpoint('getTransactionVerbose', 'GET', '/transaction/:transaction_hash/verbose', txQuery, (c, q) => transaction(deps, c, q, true)),
+    queryEndpoint('getInternalTransactions', 'GET', '/transaction/:transaction_hash/internal-transactions', internalTxsQuery, (c, q) => internalTxs(deps, c, q)),
+    queryEndpoint('getBlock', 'GET', '/block/:block_number_or_hash', blockQuery, (c, q) => block(deps, c, q)),
+    queryEndpoint('getBlockStats', 'GET', '/block/:block_number_or_hash/stats', blockStatsQuery, (c, q) => blockStats(deps, c, q)),
+    queryEndpoint('getWalletHistory', 'GET', '/wallets/:address/history', historyQuery, (c, q) => walletHistory(deps, c, q)),
+    queryEndpoint('getWalletStats', 'GET', '/wallets/:address/stats', walletQuery, (c, q) => walletStats(deps, c, q)),
+    { operation: 'getWalletActiveChains', method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, validate(walletQuery, queryAndPath(req), 'query').address, chainsOf(req, deps, clock))) },
   ];
 }

@@ -1,7 +1,8 @@
 import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
-import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
+import { ENDPOINT_REMOVALS, endpointRemoval, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
+import { endpointWeights } from '../../engine/data-api/endpoint-weights.js';
 import type { DataDeps } from '../../engine/data-api/deps.js';
 import type { z } from 'zod';
 import { ApiError, badRequest } from '../../engine/errors.js';
@@ -30,18 +31,13 @@ export function queryAndPath(req: Request): Record<string, string> {
   return { ...out, ...req.params };
 }
 
-/** Endpoints the interface lists by name and a later issue builds. */
-const NAMED: ReadonlyArray<[Method, string]> = [
-  ['GET', '/wallets/:address/tokens'], ['GET', '/erc20/:token_address/owners'], ['GET', '/wallets/:address/history'],
-  ['GET', '/:address/nft'], ['GET', '/:address/erc20'], ['POST', '/erc20/prices'], ['GET', '/erc20/:tokenAddress/holders'],
-  ['GET', '/:address/erc20/transfers'], ['POST', '/nft/getMultipleNFTs'], ['GET', '/:address/nft/transfers'],
-  ['GET', '/:address/nft/collections'], ['GET', '/erc20/:address/price'], ['GET', '/transaction/:hash/verbose'],
-  ['GET', '/block/:block_number_or_hash'], ['GET', '/:address'], ['GET', '/wallets/:address/net-worth'],
-  ['GET', '/wallets/:address/approvals'], ['GET', '/wallets/:address/chains'], ['GET', '/erc20/metadata'],
-  ['GET', '/pairs/:address/ohlcv'], ['GET', '/erc20/:token_address/pairs'], ['GET', '/erc20/:address/transfers'],
-  ['GET', '/nft/:address/metadata'], ['GET', '/tokens/:tokenAddress/analytics'], ['GET', '/:address/balance'],
-  ['GET', '/nft/:address'], ['GET', '/wallets/:address/stats'],
-  ['GET', '/nft/:address/owners'], ['GET', '/tokens/search'],
+/**
+ * Operations of the hosted service that rest on services this server does not run: 501, saying what it does
+ * instead (the official SDK calls them like any other).
+ */
+const NOT_HERE: ReadonlyArray<[Method, string, string]> = [
+  ['POST', '/contracts-review', 'this server runs no off-chain contract review service and keeps no reports; the possible_spam of its token answers comes from each token\'s own name and symbol'],
+  ['POST', '/ipfs/uploadFolder', 'this server runs no IPFS node and stores no files; upload to an IPFS node or pinning service of your own (ipfs:// NFT metadata is read through CHAINPOST_IPFS_GATEWAY)'],
 ];
 
 /**
@@ -49,6 +45,8 @@ const NAMED: ReadonlyArray<[Method, string]> = [
  * /api/v2.2; `handle` gets the request and its chain, which this server follows.
  */
 export interface DataEndpoint {
+  /** The operation's name (the hosted OpenAPI document's operationId, else the official SDK's): GET /info/endpointWeights lists it. */
+  operation: string;
   method: Method;
   path: string;
   /**
@@ -67,8 +65,9 @@ export function queryList(req: Request, name: string): string[] {
 }
 
 /** An endpoint whose query (and path) is checked by `schema`, answered `status` with what `run` returns. */
-export function queryEndpoint<S extends z.ZodType>(method: Method, path: string, schema: S, run: (chain: string, q: z.output<S>) => unknown, opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {}): DataEndpoint {
+export function queryEndpoint<S extends z.ZodType>(operation: string, method: Method, path: string, schema: S, run: (chain: string, q: z.output<S>) => unknown, opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {}): DataEndpoint {
   return {
+    operation,
     method,
     path,
     async handle(req: Request, chain: Chain) {
@@ -95,17 +94,20 @@ export function notFollowed(chain: Chain): ApiError {
 }
 
 export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<readonly DataEndpoint[]> = []): Route[] {
-  const removed = new Set(ENDPOINT_REMOVALS.map((r) => `${r.method} ${r.path}`));
   const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
-  const endpoints = groups.flat();
+  // The weights are this table's operations: what is served here, each under its own path.
+  const endpoints: DataEndpoint[] = [
+    { operation: 'web3ApiVersion', method: 'GET', path: '/web3/version', chain: 'none', handle: () => VERSION },
+    { operation: 'endpointWeights', method: 'GET', path: '/info/endpointWeights', chain: 'none', handle: () => json(200, endpointWeights(clock.now(), endpoints)) },
+    ...groups.flat(),
+  ];
   const built = new Set(endpoints.map((e) => `${e.method} ${e.path}`));
   // Fixed paths before parameter paths (GET /dateToBlock before GET /:address), whatever the router prefers.
   const fixedFirst = [...endpoints].sort((a, b) => fixedness(b.path) - fixedness(a.path));
   return [
-    route('GET', '/web3/version', () => VERSION),
     ...fixedFirst.map((e) =>
       route(e.method, e.path, (req) => {
-        const gone = ENDPOINT_REMOVALS.find((r) => (r.method === 'ANY' || r.method === e.method) && r.path === e.path && inEffect(r, clock.now()));
+        const gone = endpointRemoval(e.method, e.path, clock.now());
         if (gone !== undefined) throw removedEndpoint(gone);
         if (e.chain === 'none') return e.handle(req, ETH);
         const chain = dataChain(req, clock.now());
@@ -113,10 +115,9 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
         return e.handle(req, chain);
       }),
     ),
-    ...NAMED.filter(([m, p]) => !removed.has(`${m} ${p}`) && !built.has(`${m} ${p}`)).map(([m, p]) =>
-      route(m, p, (req) => {
-        dataChain(req, clock.now());
-        return notBuilt(m, `${DATA_PREFIX}${p}`);
+    ...NOT_HERE.map(([m, p, instead]) =>
+      route(m, p, () => {
+        throw new ApiError(501, `${m} ${DATA_PREFIX}${p}: ${instead}`);
       }),
     ),
     // A removed endpoint a group builds answers through the group's route, which checks the date itself.
