@@ -4,8 +4,8 @@
  * sender's timeout to end it; and a control port: POST /answer makes them answer 200 from then on, POST /hang holds
  * requests open again, GET /held says how many they hold.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listen, port } from './receiver-listen.js';
 
 const PORTS = Number(process.env['HANG_PORTS'] ?? 9);
 let answering = false;
@@ -35,16 +35,6 @@ function control(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(404).end();
 }
 
-const listen = (handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> =>
-  new Promise((resolve) => {
-    const s = createServer(handle);
-    s.keepAliveTimeout = 30_000;
-    // Held requests are never timed out here: the sender's own timeout ends them.
-    s.requestTimeout = 0;
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-
-const port = (s: Server): number => (s.address() as AddressInfo).port;
 const ctl = await listen(control);
 const hang = await Promise.all(Array.from({ length: PORTS }, () => listen(receive)));
 process.stdout.write(`${JSON.stringify({ msg: 'listening', port: port(ctl), hang: hang.map(port) })}\n`);
