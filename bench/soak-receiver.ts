@@ -14,10 +14,10 @@
  * other than /probe… answer 500 at once from then on (the soak's end, before the
  * test clock is moved: a jump then waits for every delivery it starts).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { SPEC_RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS } from './soak-spec.js';
+import { listen, port } from './receiver-listen.js';
 
 export interface PathCounts {
   /** Attempts received (test webhooks not counted). */
@@ -115,16 +115,6 @@ function control(req: IncomingMessage, res: ServerResponse): void {
   res.writeHead(404).end();
 }
 
-const listen = (handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<Server> =>
-  new Promise((resolve) => {
-    const s = createServer(handle);
-    s.keepAliveTimeout = 30_000;
-    // A hanging answer is never timed out here: the sender's own timeout ends it.
-    s.requestTimeout = 0;
-    s.listen(0, '127.0.0.1', () => resolve(s));
-  });
-
-const port = (s: Server): number => (s.address() as AddressInfo).port;
 const ok = await listen((req, res) => (req.method === 'POST' && req.url !== '/release' ? receive('ok', req, res) : control(req, res)));
 const fail = await listen((req, res) => receive('fail', req, res));
 const hang = await listen((req, res) => receive('hang', req, res));

@@ -2,6 +2,7 @@ import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
 import { findChain, findEvmChain, type Chain } from './chains/registry.js';
 import { isDateTime } from './datetime.js';
 import { STAGE_CHUNK } from './delivery/stage-chunks.js';
+import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT } from './delivery/slots.js';
 import { withoutPassword } from './redact.js';
 import { classifyIp } from './net/ip-class.js';
 import type { PrivateTargets } from './net/targets.js';
@@ -58,6 +59,10 @@ export interface Config {
   deliveryLogMax: number;
   /** Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK): a block's webhooks commit in chunks of this many. */
   stageChunk: number;
+  /** Webhooks in flight at once for one tenant (CHAINPOST_DELIVERY_TENANT_SLOTS). */
+  tenantSlots: number;
+  /** Webhooks in flight at once for one tenant to receiver origins that have not answered it (CHAINPOST_DELIVERY_UNANSWERED_SLOTS). */
+  unansweredSlots: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
   /**
@@ -160,6 +165,8 @@ export function parseConfig(env: Env): Config {
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     stageChunk: integer('CHAINPOST_STAGE_CHUNK', get('CHAINPOST_STAGE_CHUNK'), STAGE_CHUNK, 1, 100_000),
+    tenantSlots: integer('CHAINPOST_DELIVERY_TENANT_SLOTS', get('CHAINPOST_DELIVERY_TENANT_SLOTS'), DEFAULT_TENANT_SLOTS, 1, MAX_IN_FLIGHT),
+    unansweredSlots: integer('CHAINPOST_DELIVERY_UNANSWERED_SLOTS', get('CHAINPOST_DELIVERY_UNANSWERED_SLOTS'), DEFAULT_UNANSWERED_SLOTS, 1, MAX_IN_FLIGHT),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), followedEvm(ingest, upstreams), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),

@@ -268,7 +268,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
     const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, maxInFlightPerTenant: config.tenantSlots, maxInFlightUnanswered: config.unansweredSlots, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     dispatcher.exportMetrics(metrics, config.metricsStreams);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();

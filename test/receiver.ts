@@ -24,7 +24,10 @@ export async function startReceiver() {
     /** Called once an answer was handed to the connection (the sender may not have read it yet). */
     answered: (_r: Received): void => {},
   };
+  let open = 0;
   const server = createServer((req, res) => {
+    open++;
+    res.on('close', () => open--);
     const chunks: Buffer[] = [];
     // A sender killed halfway through a POST (the crash tests) resets the connection: that POST never arrived.
     req.on('error', () => {});
@@ -53,6 +56,8 @@ export async function startReceiver() {
     url: `http://127.0.0.1:${port}/hook`,
     received,
     webhooks: () => received.filter((r) => !r.test),
+    /** Requests not answered yet on connections still open: a hanging one counts until the sender gives up on it. */
+    open: () => open,
     state,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();

@@ -15,7 +15,7 @@ import { addCount, countKey, historyRange, isSuccessLogs, logRange, markDelivere
 import { capRange, purgeExpired, type Retention } from './retention.js';
 import { GIVE_UP_AFTER_MS, retryDelay } from './retry-schedule.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
-import { Slots } from './slots.js';
+import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
 import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { TimerWheel } from './timer-wheel.js';
 import { TurnBudget } from './turn-budget.js';
@@ -57,10 +57,14 @@ export interface DispatcherOptions {
   retention?: Partial<Retention>;
   /** Webhooks staged per write transaction by enqueueBatch (default STAGE_CHUNK, engine/delivery/stage-chunks.ts). */
   stageChunk?: number;
-  /** Deliveries in flight at once, across all streams (default 512). */
+  /** Deliveries in flight at once, across all streams (default MAX_IN_FLIGHT). */
   maxInFlight?: number;
   /** Deliveries in flight at once to one receiver origin: the sender's connections to it (default 64). */
   maxInFlightPerOrigin?: number;
+  /** Deliveries in flight at once for one tenant (default DEFAULT_TENANT_SLOTS). */
+  maxInFlightPerTenant?: number;
+  /** Deliveries in flight at once for one tenant to the receiver origins that have not answered it (Slots; default DEFAULT_UNANSWERED_SLOTS). */
+  maxInFlightUnanswered?: number;
   /**
    * Under the test clock a wake-up waits for the deliveries it started, so a
    * jump sees each failure's next retry at its own instant. In real time it does
@@ -281,6 +285,12 @@ function failedAttempt({ s, item, url, res }: Outcome, nextAt: number | undefine
   return f;
 }
 
+/** What an attempt tells of its receiver's origin (Slots): any answer proves it, no answer within the timeout does not; an error says nothing. */
+const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | undefined =>
+  res?.status !== undefined ? 'answer'
+  : res?.timedOut === true ? 'silence'
+  : undefined;
+
 const seqPart = (seq: number): string => String(seq).padStart(12, '0');
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${seqPart(seq)}`;
 /** A failed webhook waits apart from the fresh queue, ordered by when it is due. */
@@ -352,7 +362,7 @@ export class Dispatcher {
   ) {
     this.wheel = new TimerWheel(clock.now());
     this.retention = { ...DEFAULT_RETENTION, ...opts.retention };
-    this.slots = new Slots(opts.maxInFlight ?? 512, opts.maxInFlightPerOrigin ?? 64);
+    this.slots = new Slots({ max: opts.maxInFlight ?? MAX_IN_FLIGHT, perOrigin: opts.maxInFlightPerOrigin ?? 64, perTenant: opts.maxInFlightPerTenant ?? DEFAULT_TENANT_SLOTS, unanswered: opts.maxInFlightUnanswered ?? DEFAULT_UNANSWERED_SLOTS });
   }
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
@@ -410,9 +420,11 @@ export class Dispatcher {
     this.counters.forget(id);
   }
 
-  /** Delivered, failed and retried counters and queue sizes in all, and with `perStream` per stream, on /metrics. */
+  /** Delivered, failed and retried counters and queue sizes in all (with `perStream` per stream too), and the slots in use and waited for, on /metrics. */
   exportMetrics(metrics: Metrics, perStream: boolean): void {
     this.counters.export(metrics, (id) => this.queueSize(id), perStream);
+    metrics.gauge('chainpost_webhooks_in_flight', 'Webhook POSTs under way (delivery slots held), all tenants.', () => [{ labels: {}, value: this.slots.inFlight }]);
+    metrics.gauge('chainpost_webhook_streams_waiting', 'Streams waiting for a delivery slot, or for their turn to start one, all tenants.', () => [{ labels: {}, value: this.slots.inLine + this.budget.waiting }]);
   }
 
   /** A stream's record was written (call after the write): the next send reads it again. */
@@ -558,10 +570,10 @@ export class Dispatcher {
     return this.kv.keys('retries', within(streamId)).find((key) => key.endsWith(end) && key !== sending);
   }
 
-  /** Posts one signed webhook body for a tenant now (test webhooks and replays). */
-  async post(tenant: string, url: string, body: Uint8Array, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string }> {
+  /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */
+  async post(tenant: string, url: string, body: Uint8Array, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
     const res = await this.sender.post(url, body, webhookHeaders(body, this.secret(tenant), queueSize), DELIVERY_TIMEOUT_MS);
-    if ('error' in res) return { delivered: false, error: res.error };
+    if ('error' in res) return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200 ? { delivered: true, status: 200 } : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
   }
 
@@ -622,9 +634,10 @@ export class Dispatcher {
   /** Sends the stream's head webhook if it is due; returns the delivery it started, if any. */
   private kick(streamId: string): Promise<void> | undefined {
     if (this.inFlight.has(streamId) || this.stopping) return undefined;
+    const tenant = this.tenants.get(streamId);
     const known = this.streamOrigins.get(streamId);
-    if (known !== undefined && !this.slots.free(known)) {
-      this.slots.wait(known, streamId);
+    if (tenant !== undefined && known !== undefined && !this.slots.free(tenant, known)) {
+      this.slots.wait(tenant, known, streamId);
       return undefined;
     }
     const s = this.liveStream(streamId);
@@ -635,7 +648,7 @@ export class Dispatcher {
     if (head === undefined) return undefined;
     const origin = this.originOf(s.webhookUrl);
     this.streamOrigins.set(streamId, origin);
-    if (!this.slots.take(origin, streamId)) return undefined;
+    if (!this.slots.take(s.tenantId, origin, streamId)) return undefined;
     this.inFlight.set(streamId, head.entry.key);
     return this.deliver(s, head.entry.value, head.table, head.entry.key, origin)
       .catch((err: unknown) => this.log.error('delivery failed', { streamId, err }))
@@ -706,11 +719,11 @@ export class Dispatcher {
    */
   private async deliver(s: StoredStream, item: QueueItem, table: 'queue' | 'retries', key: string, origin: string): Promise<void> {
     const url = s.webhookUrl;
-    let res: Awaited<ReturnType<Dispatcher['post']>>;
+    let res: Awaited<ReturnType<Dispatcher['post']>> | undefined;
     try {
       res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
     } finally {
-      this.slots.release(origin);
+      this.slots.release(s.tenantId, origin, heard(res));
       this.pullLine();
     }
     this.counters.outcome(s.id, res.delivered, item.failures > 0);

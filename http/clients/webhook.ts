@@ -26,7 +26,8 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
       } catch (err) {
         if (err instanceof TargetRefused) return { error: err.message };
         const e = err as { name?: string; code?: string; message?: string };
-        return { error: e.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };
+        if (e.name === 'TimeoutError') return { error: `no answer within ${timeoutMs / 1000} s`, timedOut: true };
+        return { error: `${e.code ?? e.name ?? 'error'}: ${e.message ?? String(err)}` };
       } finally {
         timeout.clear();
       }

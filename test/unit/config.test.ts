@@ -55,6 +55,11 @@ describe('parseConfig', () => {
     expect(parseConfig({ CHAINPOST_STAGE_CHUNK: '1' }).stageChunk).toBe(1);
   });
 
+  it('reads a tenant\'s delivery slots and those to receivers that have not answered it', () => {
+    expect(parseConfig({})).toMatchObject({ tenantSlots: 128, unansweredSlots: 16 });
+    expect(parseConfig({ CHAINPOST_DELIVERY_TENANT_SLOTS: '512', CHAINPOST_DELIVERY_UNANSWERED_SLOTS: '1' })).toMatchObject({ tenantSlots: 512, unansweredSlots: 1 });
+  });
+
   it('reads the delivery logs\' retention and cap', () => {
     expect(parseConfig({ CHAINPOST_DELIVERY_LOG_DAYS: '3', CHAINPOST_DELIVERY_LOG_MAX: '5000' })).toMatchObject({ deliveryLogDays: 3, deliveryLogMax: 5000 });
   });
@@ -126,6 +131,10 @@ describe('parseConfig', () => {
     ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
     ['CHAINPOST_STAGE_CHUNK', '0'],
     ['CHAINPOST_STAGE_CHUNK', '100001'],
+    ['CHAINPOST_DELIVERY_TENANT_SLOTS', '0'],
+    ['CHAINPOST_DELIVERY_TENANT_SLOTS', '513'],
+    ['CHAINPOST_DELIVERY_UNANSWERED_SLOTS', '0'],
+    ['CHAINPOST_DELIVERY_UNANSWERED_SLOTS', 'few'],
     ['CHAINPOST_DELIVERY_LOG_MAX', '0'],
     ['CHAINPOST_DELIVERY_LOG_MAX', 'lots'],
     ['CHAINPOST_DEVNET_PORT', '65536'],

@@ -140,7 +140,8 @@ describe('delivery outcomes coming back together', () => {
   const logsPerTxn: number[] = [];
   let inTxn: number | undefined;
   const count = 2 * FLUSH_MAX + 50;
-  const r = rig({ stageChunk: count, maxInFlightPerOrigin: count, maxInFlight: count }, (store) => {
+  // Every one in flight at once: one tenant's, to one receiver that has not answered before.
+  const r = rig({ stageChunk: count, maxInFlightPerOrigin: count, maxInFlight: count, maxInFlightPerTenant: count, maxInFlightUnanswered: count }, (store) => {
     const kv: Kv = Object.create(store);
     kv.transactAsync = (fn) =>
       store.transactAsync(() => {
