@@ -21,6 +21,7 @@ import { startProcess } from './proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const KEY = 'cpk_bench_fairness_key_0123456789ab';
+const ADMIN_KEY = 'bench_fairness_admin_key_0123456789';
 const HOSTILE = 540;
 const ORIGINS = 9;
 const QUEUED_EACH = 5;
@@ -67,13 +68,13 @@ interface Run {
 
 async function run(label: string, attack: Attack, env: Record<string, string> = {}): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-fairness-'));
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', ...env });
+  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', ...env });
   // Its warn line for every failed attempt is not kept here.
   server.child.stdout!.removeAllListeners('data');
   server.child.stdout!.resume();
   const base = `http://127.0.0.1:${server.port}`;
   const api = async (method: string, path: string, json?: unknown, key = KEY): Promise<any> => {
-    const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': key, 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body;
