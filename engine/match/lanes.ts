@@ -123,9 +123,9 @@ export class ChainLanes {
   private async buildIn(open: OpenEvent, stream: StoredStream, refs: readonly number[]): Promise<void> {
     const { event } = open;
     while (!this.stopped()) {
-      // A block that left the canonical chain while its event waited here is not built (nor staged).
-      if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash) return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
       try {
+        // A block that left the canonical chain while its event waited here is not built (nor staged).
+        if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash) return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
         const payload = await this.withBudget(open, (budget) => this.build(open.block!, stream, refs, budget));
         return this.outcome({ open, streamId: stream.id, payload });
       } catch (err) {
