@@ -86,8 +86,10 @@ export interface Config {
   ipfsGateway: string | undefined;
   /** The pricing registry with CHAINPOST_PRICING's entries, keyed by hex chain id (engine/chains/pricing.ts). */
   pricing: ReadonlyMap<string, Pricing>;
-  /** Per tenant: at most this many streams of all families together, and this many addresses on any one stream. */
+  /** Per tenant: at most this many streams of all families together, and this many addresses and triggers on any one stream. */
   limits: StreamLimits;
+  /** How long one stream's trigger calls for one block may take (service time, ms); the calls not answered by then are reported over budget. */
+  triggerBudgetMs: number;
   /**
    * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
    * CGNAT, cloud metadata: engine/net/ip-class.ts). Default: allow for a server listening on loopback (a
@@ -101,9 +103,14 @@ export interface StreamLimits {
   streams: number;
   /** CHAINPOST_MAX_ADDRESSES: addresses per stream. */
   addresses: number;
+  /** CHAINPOST_MAX_TRIGGERS: triggers per EVM stream (each is an eth_call per matched item of every block). */
+  triggers: number;
 }
 
-export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000 };
+export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000, triggers: 100 };
+
+/** CHAINPOST_TRIGGER_BUDGET_MS: how long one stream's trigger calls for one block may take, ms of service time. */
+export const TRIGGER_BUDGET_MS = 2_000;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -182,7 +189,9 @@ export function parseConfig(env: Env): Config {
     limits: {
       streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
       addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
+      triggers: integer('CHAINPOST_MAX_TRIGGERS', get('CHAINPOST_MAX_TRIGGERS'), DEFAULT_LIMITS.triggers, 0, 10_000),
     },
+    triggerBudgetMs: integer('CHAINPOST_TRIGGER_BUDGET_MS', get('CHAINPOST_TRIGGER_BUDGET_MS'), TRIGGER_BUDGET_MS, 1, 3_600_000),
     privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }

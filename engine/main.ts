@@ -65,7 +65,7 @@ import { StreamsService } from './streams/service.js';
 import { FollowedChains } from './streams/unfollowed.js';
 import { StreamMatcher, byFamily, type BuildWebhook } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
-import { chainReads, type ChainReads } from './evm/chain-reads.js';
+import { blockGasLimits, chainReads, type ChainReads } from './evm/chain-reads.js';
 import { TokenMetadata } from './evm/token-metadata.js';
 import { webhookBuilder } from './evm/webhook-builder.js';
 import { FilterSets, inlineSmallRounds } from './match/match-blocks.js';
@@ -482,14 +482,15 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily({
-    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
+    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: blockGasLimits(core.reads), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
     bitcoin: core.bitcoinWebhooks,
     solana: solanaWebhookBuilder(),
   });
+  const matching = { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs };
   const matcher =
     mark === undefined
-      ? new StreamMatcher(store, clock, core.watchlist, match, core.dispatcher, builder, log, config.stageChunk)
-      : new StreamMatcher(store, clock, core.watchlist, tracedPool(match, mark), tracedEnqueue(core.dispatcher, mark), builder, log, config.stageChunk);
+      ? new StreamMatcher(store, clock, core.watchlist, match, core.dispatcher, builder, log, matching)
+      : new StreamMatcher(store, clock, core.watchlist, tracedPool(match, mark), tracedEnqueue(core.dispatcher, mark), builder, log, matching);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });

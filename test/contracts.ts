@@ -27,7 +27,7 @@ import { anvil } from 'viem/chains';
  * on an anvil devnet (see startAnvil), for end-to-end tests of EVM streams.
  */
 
-export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver', 'TestMarket', 'TestEmitter', 'TestENSRegistry', 'TestENSResolver', 'TestReverseRegistrar', 'TestV2Factory', 'TestV2Pair', 'TestV2Router', 'TestV3Factory', 'TestV3Pool', 'TestFakePair', 'TestV4PoolManager', 'TestPositionManager'] as const;
+export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver', 'TestMarket', 'TestEmitter', 'TestENSRegistry', 'TestENSResolver', 'TestReverseRegistrar', 'TestV2Factory', 'TestV2Pair', 'TestV2Router', 'TestV3Factory', 'TestV3Pool', 'TestFakePair', 'TestV4PoolManager', 'TestPositionManager', 'TestSpin'] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
 export interface Compiled {

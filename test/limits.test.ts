@@ -16,8 +16,9 @@ const ADDRESSES = { evm: [0, 1, 2, 3, 4].map(EVM), bitcoin: BITCOIN, solana: SOL
 
 const MAX_STREAMS = 3;
 const MAX_ADDRESSES = 4;
+const MAX_TRIGGERS = 2;
 
-describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', () => {
+describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS)', () => {
   let s: Running;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   type Family = 'evm' | 'bitcoin' | 'solana';
@@ -37,7 +38,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', (
 
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES) });
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES), CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS) });
   });
   afterAll(async () => {
     await stopAndClean(s);
@@ -112,6 +113,24 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', (
     expect((await s.call(`/streams/evm/${id}/address?limit=100`)).body.total).toBe(MAX_ADDRESSES);
   });
 
+  it('caps the triggers of an EVM stream on create and on update, naming the limit; a stream at the limit is taken', async () => {
+    const headers = { 'x-api-key': (await cli(['keys', 'create', '--name', 'triggers'], s.dir)).stdout.trim().split('\n').at(-1)! };
+    const trigger = { type: 'tx', contractAddress: '$toAddress', functionAbi: { type: 'function', name: 'f', stateMutability: 'view', inputs: [], outputs: [{ name: 'v', type: 'uint256' }] } };
+    const triggers = (n: number) => Array.from({ length: n }, () => trigger);
+    const expectTriggersLimit = (r: { status: number; body: any }) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body.details).toEqual({ field: 'triggers', limit: MAX_TRIGGERS, variable: 'CHAINPOST_MAX_TRIGGERS' });
+      expect(r.body.message).toBe(`triggers: a stream runs at most ${MAX_TRIGGERS} (CHAINPOST_MAX_TRIGGERS)`);
+    };
+    const put = (n: number) => s.call('/streams/evm', { method: 'PUT', headers, json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true, triggers: triggers(n) } });
+    expectTriggersLimit(await put(MAX_TRIGGERS + 1));
+    expect(await total(headers)).toBe(0);
+    const made = await put(MAX_TRIGGERS);
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expectTriggersLimit(await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', headers, json: { triggers: triggers(MAX_TRIGGERS + 1) } }));
+    expect((await s.call(`/streams/evm/${made.body.id}`, { headers })).body.triggers).toHaveLength(MAX_TRIGGERS);
+  });
+
   it('refuses to start on a bad limit, naming the variable', async () => {
     for (const [name, value] of [
       ['CHAINPOST_MAX_STREAMS', 'many'],
@@ -119,6 +138,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES)', (
       ['CHAINPOST_MAX_ADDRESSES', '-5'],
       ['CHAINPOST_MAX_ADDRESSES', '1e6'],
       ['CHAINPOST_MAX_PENDING_CHALLENGES', '0'],
+      ['CHAINPOST_MAX_TRIGGERS', 'all'],
     ] as const) {
       const dir = tempDir();
       try {

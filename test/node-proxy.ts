@@ -11,6 +11,8 @@ export interface NodeProxy {
   url: string;
   /** How many calls of `method` reached the node so far (batch elements count one each). */
   calls(method: string): number;
+  /** The params of each call of `method` that reached the proxy so far, in arrival order. */
+  params(method: string): unknown[][];
   /** Holds requests carrying `method` (after letting `after` more through) until the returned function is called. */
   hold(method: string, after?: number): () => void;
   /** Answers every HTTP request with this status (a node behind a failing gateway); undefined: forward again. */
@@ -21,14 +23,15 @@ export interface NodeProxy {
 export async function nodeProxy(target: string): Promise<NodeProxy> {
   const node = new URL(target);
   const counts = new Map<string, number>();
+  const paramsOf = new Map<string, unknown[][]>();
   const held = new Map<string, { gate: Promise<void>; pass: number }>();
   let failing: number | undefined;
   const sockets = new Set<Socket>();
 
-  const methodsOf = (body: string): string[] => {
+  const callsOf = (body: string): Array<{ method: string; params: unknown[] }> => {
     try {
-      const parsed = JSON.parse(body) as { method?: unknown } | Array<{ method?: unknown }>;
-      return (Array.isArray(parsed) ? parsed : [parsed]).map((c) => String(c?.method));
+      const parsed = JSON.parse(body) as { method?: unknown; params?: unknown } | Array<{ method?: unknown; params?: unknown }>;
+      return (Array.isArray(parsed) ? parsed : [parsed]).map((c) => ({ method: String(c?.method), params: Array.isArray(c?.params) ? c.params : [] }));
     } catch {
       return [];
     }
@@ -48,8 +51,14 @@ export async function nodeProxy(target: string): Promise<NodeProxy> {
         res.writeHead(failing, { 'content-type': 'text/plain' }).end('bad gateway');
         return;
       }
-      const methods = methodsOf(body);
-      for (const m of methods) counts.set(m, (counts.get(m) ?? 0) + 1);
+      const calls = callsOf(body);
+      for (const { method, params } of calls) {
+        counts.set(method, (counts.get(method) ?? 0) + 1);
+        let seen = paramsOf.get(method);
+        if (seen === undefined) paramsOf.set(method, (seen = []));
+        seen.push(params);
+      }
+      const methods = calls.map((c) => c.method);
       await Promise.all(
         methods.map((m) => {
           const h = held.get(m);
@@ -88,6 +97,7 @@ export async function nodeProxy(target: string): Promise<NodeProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     calls: (method) => counts.get(method) ?? 0,
+    params: (method) => paramsOf.get(method) ?? [],
     hold(method, after = 0) {
       let release!: () => void;
       held.set(method, { gate: new Promise<void>((r) => (release = r)), pass: after });

@@ -11,7 +11,7 @@ export const STAGE_CHUNK = 200;
  * Stages prepared webhooks in write transactions of at most `size` each, and lets each chunk's webhooks leave once
  * its transaction committed. `inEach` runs inside each chunk's transaction and returns the chunk's webhooks to
  * stage (all of them, or those still wanted, in the order to stage them); the caller writes there what the chunk
- * completes, so that a crash between two chunks repeats none (the matcher's RoundProgress). With no webhooks,
+ * completes, so that a crash between two chunks repeats none. With no webhooks,
  * one transaction runs `inEach([])`. Results are in the order of the webhooks staged.
  */
 export async function stageInChunks<I extends EnqueueItem & Prepared>(

@@ -46,7 +46,7 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
     }
   };
   return {
-    call: (chain, to, data, block, from) => ask<`0x${string}`>(chain, 'eth_call', [{ to, data, ...(from === undefined ? {} : { from }) }, tag(block)]),
+    call: (chain, to, data, block, from, gas) => ask<`0x${string}`>(chain, 'eth_call', [{ to, data, ...(from === undefined ? {} : { from }), ...(gas === undefined ? {} : { gas: `0x${gas.toString(16)}` }) }, tag(block)]),
     async balance(chain, address, block) {
       const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
       return wei === null ? null : BigInt(wei);
@@ -57,5 +57,23 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
     },
     rpc: (chain, method, params) => ask(chain, method, params),
     code: (chain, address, block) => ask<`0x${string}`>(chain, 'eth_getCode', [address, tag(block)]),
+  };
+}
+
+/**
+ * Each chain's block gas limit (its latest block's gasLimit), read once per chain and kept: the gas a call made on
+ * a tenant's behalf is given, so that a looping function ends where a block would end it; null when the node
+ * cannot say (the call then goes without). A node out of reach is asked again next time.
+ */
+export function blockGasLimits(reads: Pick<ChainReads, 'rpc'>): (chain: string) => Promise<bigint | null> {
+  const limits = new Map<string, Promise<bigint | null>>();
+  return (chain) => {
+    let limit = limits.get(chain);
+    if (limit === undefined) {
+      const read = reads.rpc<{ gasLimit?: string } | null>(chain, 'eth_getBlockByNumber', ['latest', false]).then((b) => (typeof b?.gasLimit === 'string' ? BigInt(b.gasLimit) : null));
+      read.catch(() => limits.get(chain) === read && limits.delete(chain));
+      limits.set(chain, (limit = read));
+    }
+    return limit;
   };
 }

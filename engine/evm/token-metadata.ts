@@ -16,8 +16,8 @@ export interface TokenInfo {
   possibleSpam: boolean;
 }
 
-/** eth_call on a chain's node: the return data, or null when the call reverts or the node refuses it. */
-export type ChainCall = (chain: string, to: string, data: Hex, block: number | 'latest', from?: string) => Promise<Hex | null>;
+/** eth_call on a chain's node (with `gas` when given): the return data, or null when the call reverts or the node refuses it. */
+export type ChainCall = (chain: string, to: string, data: Hex, block: number | 'latest', from?: string, gas?: bigint) => Promise<Hex | null>;
 /** eth_getCode on a chain's node: '0x' for an account without code, null when the node cannot say. */
 export type ChainCode = (chain: string, address: string, block: 'latest') => Promise<Hex | null>;
 

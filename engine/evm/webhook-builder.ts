@@ -6,7 +6,7 @@ import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, 
 import type { StreamRecord, Trigger } from '../streams/model.js';
 import { abiEvents, topic0Hash } from '../streams/schemas.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
-import type { BuildWebhook, MatchedBlock } from '../match/matcher.js';
+import type { BuildWebhook, CallBudget, MatchedBlock } from '../match/matcher.js';
 import type { ChainCall, TokenMetadata } from './token-metadata.js';
 
 /**
@@ -25,11 +25,14 @@ import type { ChainCall, TokenMetadata } from './token-metadata.js';
  * - txsInternal (includeInternalTxs): calls moving value from or to a watched address.
  * - erc20Transfers, erc20Approvals, nftTransfers, nftTokenApprovals,
  *   nftApprovals: decoded from the logs kept.
- * - nativeBalances (getNativeBalances) and triggers: read from the node at the block.
+ * - nativeBalances (getNativeBalances) and triggers: read from the node at the block; each trigger call
+ *   with the chain's block gas limit as its gas, within the stream's budget for the block.
  */
 export interface BuilderDeps {
   tokens: TokenMetadata;
   call: ChainCall;
+  /** The gas each trigger call is given (the chain's block gas limit); null: the node's own default. */
+  gasCap(chain: string): Promise<bigint | null>;
   /** eth_getBalance at a block (wei); null when the node cannot say. */
   balance(chain: string, address: string, block: number): Promise<bigint | null>;
   /** The stream's watched addresses, lowercase. */
@@ -85,7 +88,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
     return value;
   };
 
-  return async (block: MatchedBlock, s: StreamRecord, refs: readonly number[]) => {
+  return async (block: MatchedBlock, s: StreamRecord, refs: readonly number[], budget?: CallBudget) => {
     const { chain } = block;
     const r = RecordView.shared(block.bytes);
     const p = prepare(s);
@@ -201,7 +204,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
       nfttransfer: body.nftTransfers.map((item) => ({ item, args: null })),
       internalTx: txsInternal.map((item) => ({ item, args: null })),
     };
-    if (s.triggers !== null && s.triggers.length > 0) await runTriggers(deps.call, chain, number, s.triggers, byType);
+    if (s.triggers !== null && s.triggers.length > 0) await runTriggers(deps, chain, number, s.triggers, byType, budget);
     if (s.getNativeBalances.length > 0) out['nativeBalances'] = await nativeBalances(deps, chain, number, s.getNativeBalances, byType);
     return out;
   };
@@ -323,26 +326,48 @@ function select(selector: string, item: Item, args: Record<string, unknown> | nu
   return item[name] ?? args?.[name];
 }
 
-/** Each trigger's eth_call at the block, on every item of its type; results on the item as triggers[] ({name, value}). */
-async function runTriggers(call: ChainCall, chain: string, block: number, triggers: readonly Trigger[], byType: Typed): Promise<void> {
+/** A trigger's result on its item (streams-typings TriggerOutput), with `error` when its call was not answered within the budget. */
+interface TriggerOutput {
+  name: string;
+  value: unknown;
+  error?: string;
+}
+
+/** What a trigger call given up on the budget resolves to. */
+const OVER_BUDGET = Symbol('over budget');
+
+/**
+ * Each trigger's eth_call at the block, on every item of its type, one after another; results on the item as
+ * triggers[] ({name, value}). Calls not answered within the budget (none is started after it, the one under way
+ * is given up) get value null and an `error` saying so: the webhook goes with what was read.
+ */
+async function runTriggers(deps: BuilderDeps, chain: string, block: number, triggers: readonly Trigger[], byType: Typed, budget: CallBudget | undefined): Promise<void> {
+  const gas = (await deps.gasCap(chain)) ?? undefined;
+  const overBudget = budget === undefined ? '' : `over budget: not answered within the ${budget.ms} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`;
   for (const trigger of triggers) {
     const fn = trigger.functionAbi as unknown as AbiFunction;
     const topic = trigger.topic0 === undefined ? undefined : topic0Hash(trigger.topic0);
     for (const { item, args, topic0 } of byType[trigger.type] ?? []) {
       if (topic !== undefined && topic0 !== topic) continue;
       const to = select(trigger.contractAddress, item, args);
-      let value: unknown = null;
+      const output: TriggerOutput = { name: fn.outputs?.[0]?.name || fn.name, value: null };
       const data = typeof to === 'string' && /^0x[0-9a-fA-F]{40}$/.test(to) ? encodeCall(fn, (trigger.inputs ?? []).map((i) => select(i, item, args))) : null;
       if (data !== null) {
         const from = trigger.callFrom === undefined ? undefined : select(trigger.callFrom, item, args);
         // A node that cannot be reached throws (the block is tried again); a reverted call yields null.
-        const out = await call(chain, to as string, data, block, typeof from === 'string' ? from : undefined);
-        if (out !== null && out !== '0x') value = decodeResult(fn, out);
+        const out = budget?.expired() ? OVER_BUDGET : await withinBudget(deps.call(chain, to as string, data, block, typeof from === 'string' ? from : undefined, gas), budget);
+        if (out === OVER_BUDGET) output.error = overBudget;
+        else if (out !== null && out !== '0x') output.value = decodeResult(fn, out);
       }
-      const triggersOf = (item['triggers'] ??= []) as Array<{ name: string; value: unknown }>;
-      triggersOf.push({ name: fn.outputs?.[0]?.name || fn.name, value });
+      const triggersOf = (item['triggers'] ??= []) as TriggerOutput[];
+      triggersOf.push(output);
     }
   }
+}
+
+/** The call's answer, or OVER_BUDGET once the budget ran out first (the call is left to end on its own, its answer unread). */
+function withinBudget<T>(call: Promise<T>, budget: CallBudget | undefined): Promise<T | typeof OVER_BUDGET> {
+  return budget === undefined ? call : Promise.race([call, budget.over.then((): typeof OVER_BUDGET => OVER_BUDGET)]);
 }
 
 /** The call's data, or null when the inputs do not fit the function (a selector naming nothing). */

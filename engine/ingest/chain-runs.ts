@@ -42,6 +42,11 @@ export class ChainRuns {
     this.running.set(chain, run);
   }
 
+  /** Whether a chain's run is under way. */
+  get busy(): boolean {
+    return this.running.size > 0;
+  }
+
   /** Resolves once no chain's run is under way (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.running.size > 0) await Promise.all(this.running.values());

@@ -7,9 +7,10 @@ import type { Kv } from '../ports.js';
  * the follower's own transaction, removed in the transaction that enqueues the
  * block's webhooks, so a crash anywhere between repeats nothing and loses
  * nothing. Keyed by block number then kind, so a block seen again on another
- * branch replaces the one that left the canonical chain. A round's webhooks are
- * staged in several transactions (engine/delivery/stage-chunks.ts), and each
- * event is removed in the one that staged its last (RoundProgress).
+ * branch replaces the one that left the canonical chain. An event's webhooks are
+ * built and staged stream by stream (engine/match/lanes.ts): each transaction
+ * marks the streams it staged in the event, and the one that stages its last
+ * removes it.
  */
 export const enum EventKind {
   Seen = 0,
@@ -59,44 +60,6 @@ export function pendingEvents(kv: Kv, chain: string, limit: number): BlockEvent[
     const [, num, kind] = key.split('/');
     return { key, chain, number: parseInt(num!, 16), kind: Number(kind) as EventKind, hash: value.hash, staged: new Set(value.staged) };
   });
-}
-
-/**
- * A round's events while its webhooks, in event order as the round built them, are staged chunk by chunk (issue 19).
- * In each chunk's transaction, `staged` removes the events whose webhooks have all gone by: a stream's webhook for
- * a later event is never on disk while an earlier event of the round, which a round after a crash would build again,
- * is left. An event going on into the next chunk gets the chunk's streams marked instead. So does an event of which
- * a webhook was dropped because its block had left the canonical chain: it stays, and if the block comes back with
- * the same hash (a node flipping between branches), the next round sends the streams it lacks.
- */
-export class RoundProgress {
-  /** Per event, the index of its last webhook in the round. */
-  private readonly last = new Map<string, number>();
-  /** Events not yet removed or left for the next round. */
-  private open: BlockEvent[];
-  private readonly dropped = new Set<string>();
-  private passed = 0;
-
-  constructor(
-    private readonly kv: Kv,
-    events: readonly BlockEvent[],
-    webhooks: ReadonlyArray<{ event: BlockEvent }>,
-  ) {
-    webhooks.forEach((w, i) => this.last.set(w.event.key, i));
-    this.open = [...events];
-  }
-
-  /** Inside a chunk's transaction: `chunk` the round's next webhooks, `picked` those staged (the others' blocks left the canonical chain). */
-  staged<T extends { streamId: string; event: BlockEvent }>(chunk: readonly T[], picked: readonly T[]): void {
-    const kept = new Set(picked);
-    for (const w of chunk) if (!kept.has(w)) this.dropped.add(w.event.key);
-    this.passed += chunk.length;
-    const finished = this.open.filter((e) => (this.last.get(e.key) ?? -1) < this.passed);
-    this.open = this.open.filter((e) => !finished.includes(e));
-    removeEvents(this.kv, finished.filter((e) => !this.dropped.has(e.key)));
-    const gone = new Set(finished.map((e) => e.key));
-    markStaged(this.kv, picked.filter((w) => !gone.has(w.event.key) || this.dropped.has(w.event.key)));
-  }
 }
 
 /**

@@ -2,8 +2,9 @@ import { ChainRuns } from '../ingest/chain-runs.js';
 import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
+import { TRIGGER_BUDGET_MS } from '../config.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
-import { STAGE_CHUNK, stageInChunks } from '../delivery/stage-chunks.js';
+import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
@@ -11,14 +12,17 @@ import type { Kv, MatchPool } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { hasMatching } from './families.js';
-import { EventKind, RoundProgress, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
+import { ChainLanes } from './lanes.js';
 import type { Watchlist } from './watchlist.js';
 
 /**
  * Blocks become webhooks: the matcher drains each chain's block events in
  * order, has the pool test their probe columns against the chain's filter set,
- * builds one body per matched stream from the block record, and enqueues the
- * bodies in transactions that remove the events they finish (RoundProgress).
+ * and hands each event to the lanes of the streams it matched (ChainLanes):
+ * each stream's body is built from the block record in its own lane and
+ * enqueued in a transaction that marks it in its event, or removes the events
+ * it finishes.
  */
 export interface MatchedBlock {
   chain: string;
@@ -28,8 +32,19 @@ export interface MatchedBlock {
   confirmed: boolean;
 }
 
-/** Builds a stream's webhook body (a stream of its family: S) for a block from the probe refs that matched it; null when nothing is left to send. */
-export type BuildWebhook<S extends StoredStream = StoredStream> = (block: MatchedBlock, stream: S, refs: readonly number[]) => Promise<Record<string, unknown> | null>;
+/**
+ * Builds a stream's webhook body (a stream of its family: S) for a block from the probe refs that matched it; null
+ * when nothing is left to send. `budget`: how long the node calls the stream asks for (EVM triggers) may take.
+ */
+export type BuildWebhook<S extends StoredStream = StoredStream> = (block: MatchedBlock, stream: S, refs: readonly number[], budget?: CallBudget) => Promise<Record<string, unknown> | null>;
+
+/** The service time a stream's trigger calls for one block have: none starts once `expired()`, and one under way is given up when `over` settles. */
+export interface CallBudget {
+  /** The budget's length (CHAINPOST_TRIGGER_BUDGET_MS), for the message of a call given up. */
+  readonly ms: number;
+  expired(): boolean;
+  readonly over: Promise<void>;
+}
 
 /** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */
 export class NodeUnavailable extends Error {
@@ -41,27 +56,34 @@ export class NodeUnavailable extends Error {
  * (a chain's filter set holds only streams of its family, so the stream is one).
  */
 export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook<never>>>): BuildWebhook {
-  return (block, stream, refs) => {
+  return (block, stream, refs, budget) => {
     const build = builders[findChain(block.chain)?.family ?? 'evm'] as BuildWebhook | undefined;
     if (build === undefined) throw new Error(`no webhook builder for chain ${block.chain}`);
-    return build(block, stream, refs);
+    return build(block, stream, refs, budget);
   };
 }
 
-/** A webhook built for a block, with the event it came from (checked again when it is enqueued). */
-interface Built {
-  streamId: string;
-  payload: Record<string, unknown>;
-  event: BlockEvent;
-}
-
-/** Events taken per round: a few blocks' worth, so one slow stream build does not hold a long backlog in memory. */
+/** Events taken per round: a few blocks' worth. */
 const EVENTS_PER_ROUND = 32;
-/** A round that failed (the node did not answer a metadata read, say) is tried again after this. */
+/**
+ * Events handed to the lanes and not finished, per chain, at most: each holds its block in memory until its
+ * slowest stream's webhook is staged. Past it the drain waits for lanes to finish some (a lane lags at most
+ * LAG_BUDGETS trigger budgets behind its chain, so this is reached only by builds slow for other reasons).
+ */
+const MAX_OPEN_EVENTS = 8 * EVENTS_PER_ROUND;
+/** A round or a build that failed (the node did not answer a metadata read, say) is tried again after this. */
 const RETRY_MS = 1_000;
+
+export interface MatcherOptions {
+  /** Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). */
+  stageChunk?: number;
+  /** How long a stream's trigger calls for one block may take, ms (CHAINPOST_TRIGGER_BUDGET_MS). */
+  triggerBudgetMs?: number;
+}
 
 export class StreamMatcher {
   private readonly runs: ChainRuns;
+  private readonly lanes = new Map<string, ChainLanes>();
 
   constructor(
     private readonly kv: Kv,
@@ -71,7 +93,7 @@ export class StreamMatcher {
     private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
-    private readonly stageChunk = STAGE_CHUNK,
+    private readonly opts: MatcherOptions = {},
   ) {
     this.runs = new ChainRuns((chain) => this.drain(chain), clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
   }
@@ -90,13 +112,18 @@ export class StreamMatcher {
     this.runs.wake(chain);
   }
 
-  /** Resolves once every chain's drain is idle (tests, shutdown). */
-  settled(): Promise<void> {
-    return this.runs.settled();
+  /** Resolves once every chain's drain and lanes are idle (tests, shutdown). */
+  async settled(): Promise<void> {
+    // A drain may start while the lanes settle (a block committed meanwhile): until neither runs.
+    do {
+      await this.runs.settled();
+      await Promise.all([...this.lanes.values()].map((l) => l.settled()));
+    } while (this.runs.busy);
   }
 
   async stop(): Promise<void> {
     this.runs.stop();
+    for (const l of this.lanes.values()) l.halt();
     await this.settled();
   }
 
@@ -105,24 +132,26 @@ export class StreamMatcher {
   }
 
   private async drain(chain: string): Promise<void> {
+    const lanes = this.lanesOf(chain);
     while (!this.stopped) {
-      const events = pendingEvents(this.kv, chain, EVENTS_PER_ROUND);
+      if (lanes.size >= MAX_OPEN_EVENTS) {
+        await lanes.progress();
+        continue;
+      }
+      // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
+      const events = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND).filter((e) => !lanes.has(e)).slice(0, EVENTS_PER_ROUND);
       if (events.length === 0) return;
-      const built = this.emits(chain) ? await this.round(chain, events) : [];
-      // Bodies are serialized before the transactions, a chunk per turn. They are staged `stageChunk` to a
-      // transaction, in event order, each removing the events it finished and marking its streams in the others
-      // (a crash between two repeats none and reorders none). Commits and their fsync happen on LMDB's write
-      // thread: a synchronous one would wait there for the follower's commits, holding requests (issues 13 and 19).
-      const ready = await this.dispatcher.prepare(built);
-      const progress = new RoundProgress(this.kv, events, ready);
-      await stageInChunks(this.kv, this.dispatcher, ready, this.stageChunk, (chunk) => {
-        // The awaits above let the follower go on: a block that left the canonical chain meanwhile is not
-        // delivered, and an event its replacement wrote under the same key stays for the next round.
-        const items = chunk.filter((b) => this.kv.get<string>('canon', blockKey(chain, b.event.number)) === b.event.hash);
-        progress.staged(chunk, items);
-        return newsFirst(items);
-      });
+      await this.round(chain, events, lanes);
     }
+  }
+
+  private lanesOf(chain: string): ChainLanes {
+    let l = this.lanes.get(chain);
+    if (l === undefined) {
+      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, retryMs: RETRY_MS };
+      this.lanes.set(chain, (l = new ChainLanes(chain, this.kv, this.clock, this.dispatcher, this.build, this.log, opts, () => this.stopped)));
+    }
+    return l;
   }
 
   /** Streams on a chain that stopped producing blocks, or that was removed from streams, or of a family without matching, emit nothing. */
@@ -132,63 +161,33 @@ export class StreamMatcher {
     return c !== undefined && hasMatching(c.family) && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
   }
 
-  private async round(chain: string, events: readonly BlockEvent[]): Promise<Built[]> {
+  /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */
+  private async round(chain: string, events: readonly BlockEvent[], lanes: ChainLanes): Promise<void> {
     // The set of this chain's streams as they are now; the events wait in the store while it compiles (at start, say).
-    const compiled = await this.watchlist.compile(chain);
-    if (compiled.streams.length === 0) return [];
+    const compiled = this.emits(chain) ? await this.watchlist.compile(chain) : undefined;
     const numbers = [...new Set(events.map((e) => e.number))];
-    const matches = await this.pool.match(chain, numbers, compiled.filter);
-    if (this.log.enabled('debug')) this.log.debug('matched', { chain, numbers, version: compiled.filter.version, streams: compiled.streams.length, matched: matches.map((m) => m.size) });
-    const items: Built[] = [];
+    const matches = compiled === undefined || compiled.streams.length === 0 ? [] : await this.pool.match(chain, numbers, compiled.filter);
+    if (compiled !== undefined && this.log.enabled('debug')) this.log.debug('matched', { chain, numbers, version: compiled.filter.version, streams: compiled.streams.length, matched: matches.map((m) => m.size) });
     for (const e of events) {
-      const matched = matches[numbers.indexOf(e.number)]!;
-      if (matched.size === 0) continue;
+      const matched = matches[numbers.indexOf(e.number)];
       const key = blockKey(chain, e.number);
       // A block that left the canonical chain since it was announced is not delivered.
-      if (this.kv.get<string>('canon', key) !== e.hash) continue;
-      const stored = this.kv.getRaw('blocks', key);
-      if (stored === undefined) continue;
-      // A copy: a read from the store is valid only until the next one, and the builds below await.
-      const block: MatchedBlock = { chain, number: e.number, bytes: Uint8Array.prototype.slice.call(stored), confirmed: e.kind === EventKind.Confirmed };
-      for (const [index, refs] of matched) {
-        const { id, tenantId } = compiled.streams[index]!;
-        const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
-        // Streams that drop new blocks (paused, terminated) need nothing built; nor those a round cut short staged.
-        if (e.staged.has(id) || stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
-        const payload = await this.buildFor(block, stream, refs, e.number);
-        if (payload !== null) items.push({ streamId: id, payload, event: e });
+      const stored = matched === undefined || matched.size === 0 || this.kv.get<string>('canon', key) !== e.hash ? undefined : this.kv.getRaw('blocks', key);
+      if (stored === undefined) {
+        lanes.hand(e, undefined, []);
+        continue;
       }
-    }
-    return items;
-  }
-
-  /**
-   * One stream's body. A node that cannot be reached fails the round (it is tried again); any other
-   * failure is this stream's alone: logged, and the block goes on for the others.
-   */
-  private async buildFor(block: MatchedBlock, stream: StoredStream, refs: readonly number[], number: number): Promise<Record<string, unknown> | null> {
-    try {
-      return await this.build(block, stream, refs);
-    } catch (err) {
-      if (err instanceof NodeUnavailable) throw err;
-      this.log.error('a webhook could not be built; the stream gets nothing for this block', { chain: block.chain, block: number, streamId: stream.id, err });
-      return null;
+      // A copy: a read from the store is valid only until the next one, and the builds await.
+      const block: MatchedBlock = { chain, number: e.number, bytes: Uint8Array.prototype.slice.call(stored), confirmed: e.kind === EventKind.Confirmed };
+      const streams: Array<{ stream: StoredStream; refs: readonly number[] }> = [];
+      for (const [index, refs] of matched!) {
+        const { id, tenantId } = compiled!.streams[index]!;
+        const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
+        // Streams that drop new blocks (paused, terminated) need nothing built; nor those staged before a crash.
+        if (e.staged.has(id) || stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
+        streams.push({ stream, refs });
+      }
+      lanes.hand(e, block, streams);
     }
   }
-}
-
-/**
- * The round's webhooks with the streams whose first one is a new block's (unconfirmed) ahead of those
- * confirming an older block: the dispatcher starts sending in this order, and a new block is the news
- * waited for. Each stream keeps its own webhooks in block order.
- */
-export function newsFirst<T extends { streamId: string; event: { kind: EventKind } }>(items: readonly T[]): T[] {
-  const byStream = new Map<string, T[]>();
-  for (const item of items) {
-    const list = byStream.get(item.streamId);
-    if (list === undefined) byStream.set(item.streamId, [item]);
-    else list.push(item);
-  }
-  const streams = [...byStream.values()];
-  return [...streams.filter((l) => l[0]!.event.kind === EventKind.Seen), ...streams.filter((l) => l[0]!.event.kind !== EventKind.Seen)].flat();
 }

@@ -1,6 +1,7 @@
 import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
-import { badRequest } from '../errors.js';
+import type { StreamLimits } from '../config.js';
+import { badRequest, overLimit } from '../errors.js';
 import { checkFilter } from '../evm/advanced-filter.js';
 import { NO_SOLANA_SELECTORS, type StreamFamily } from './family.js';
 import { streamResponse, type StreamDefinition } from './model.js';
@@ -16,8 +17,10 @@ export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
   testWebhook,
 };
 
-/** Checks what a schema cannot: chains against the registry at the service date, topic0 against the abi. */
-function checkEvm(def: StreamDefinition, now: number): StreamDefinition {
+/** Checks what a schema cannot: chains against the registry at the service date, topic0 against the abi, the triggers limit. */
+function checkEvm(def: StreamDefinition, now: number, limits: StreamLimits): StreamDefinition {
+  // Each trigger is an eth_call per matched item of every block: the operator bounds how many a stream runs.
+  if (def.triggers !== null && def.triggers.length > limits.triggers) throw overLimit('triggers', 'a stream runs', limits.triggers, 'CHAINPOST_MAX_TRIGGERS');
   const chainIds = def.chainIds.map((c, i) => chainFor(c, 'streams', now, { field: `chainIds.${i}` }).key);
   if (new Set(chainIds).size !== chainIds.length) throw badRequest('chainIds', 'a chain is listed twice');
   if (def.abi !== null && def.topic0 !== null) {

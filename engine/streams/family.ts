@@ -1,3 +1,4 @@
+import type { StreamLimits } from '../config.js';
 import type { FamilyName, StreamCommon, StreamState } from './model.js';
 
 /**
@@ -7,8 +8,8 @@ import type { FamilyName, StreamCommon, StreamState } from './model.js';
  */
 export interface StreamFamily<D extends StreamCommon> {
   family: FamilyName;
-  /** Checks what the schema cannot (registry chains, abi events) at service time `now`; throws a 400 naming the field. */
-  check(def: D, now: number): D;
+  /** Checks what the schema cannot (registry chains, abi events, the operator's limits) at service time `now`; throws a 400 naming the field. */
+  check(def: D, now: number, limits: StreamLimits): D;
   /** The stream as the API answers it. */
   response(s: D & StreamState, now: number): Record<string, unknown>;
   /** An address (already valid by the endpoint's schema) in the form it is stored and matched in. */

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError, notFound, overLimit } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Table } from '../ports.js';
@@ -10,16 +10,6 @@ import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
-
-/**
- * A request past a tenant's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES): 400 naming the field and
- * the limit. Why 400 and not 403: the spec's error table and CONVENTIONS list no 403 for the Streams API,
- * the hosted service documents its stream and address caps (per plan) but not their status, and the SDK
- * prints `message` whatever the status; 400 is what this API already answers a request it cannot take.
- */
-function overLimit(field: string, what: string, limit: number, variable: string): ApiError {
-  return new ApiError(400, `${field}: ${what} at most ${limit.toLocaleString('en-US')} (${variable})`, { field, limit, variable });
-}
 
 /** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
 const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs'];
@@ -58,7 +48,7 @@ export class FamilyStreams<D extends StreamCommon> {
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
-    const checked = this.fam.check(def, this.clock.now());
+    const checked = this.fam.check(def, this.clock.now(), this.limits);
     const now = this.clock.now();
     const id = uuidV4();
     await this.testWebhook(tenant, id, checked);
@@ -83,7 +73,7 @@ export class FamilyStreams<D extends StreamCommon> {
   async update(tenant: string, id: string, changes: Partial<D>): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
     const given = stripUndefined(changes);
-    const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now());
+    const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now(), this.limits);
     await this.testWebhook(tenant, id, merged);
     const changed = Object.keys(given) as Array<keyof D>;
     const updated = await this.kv.transactAsync(() => {

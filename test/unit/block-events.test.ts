@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RoundProgress, blockEventLog, markStaged, pendingEvents, removeEvents } from '../../engine/match/block-events.js';
+import { blockEventLog, markStaged, pendingEvents, removeEvents } from '../../engine/match/block-events.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -52,32 +52,5 @@ describe('the block-event log', () => {
     store.transact(() => log.seen('0x2', 2, '0x0c'));
     store.transact(() => removeEvents(store, [confirmed!, two!]));
     expect(pendingEvents(store, '0x2', 10).map((e) => e.hash)).toEqual(['0x0c']);
-  });
-
-  it('removes a round\'s events in the chunk that staged their last webhooks, marking the ones going on', () => {
-    const log = blockEventLog(store, () => {});
-    store.transact(() => [1, 2, 3].forEach((n) => log.seen('0x3', n, `0x0${n}`)));
-    const [e1, e2, e3] = pendingEvents(store, '0x3', 10);
-    // In event order, as a round builds them; block 3 matched nothing.
-    const webhooks = [...['a', 'b', 'c'].map((streamId) => ({ streamId, event: e1! })), ...['a', 'b'].map((streamId) => ({ streamId, event: e2! }))];
-    const progress = new RoundProgress(store, [e1!, e2!, e3!], webhooks);
-    const state = () => pendingEvents(store, '0x3', 10).map((e) => `${e.number}:${[...e.staged].join('')}`);
-    store.transact(() => progress.staged(webhooks.slice(0, 2), webhooks.slice(0, 2)));
-    expect(state()).toEqual(['1:ab', '2:']);
-    store.transact(() => progress.staged(webhooks.slice(2, 4), webhooks.slice(2, 4)));
-    expect(state()).toEqual(['2:a']);
-    store.transact(() => progress.staged(webhooks.slice(4), webhooks.slice(4)));
-    expect(state()).toEqual([]);
-  });
-
-  it('leaves an event of which a webhook was dropped (its block off the canonical chain), marked, for the next round', () => {
-    const log = blockEventLog(store, () => {});
-    store.transact(() => log.seen('0x4', 1, '0x01'));
-    const [e] = pendingEvents(store, '0x4', 10);
-    const webhooks = ['a', 'b', 'c'].map((streamId) => ({ streamId, event: e! }));
-    const progress = new RoundProgress(store, [e!], webhooks);
-    store.transact(() => progress.staged(webhooks.slice(0, 2), []));
-    store.transact(() => progress.staged(webhooks.slice(2), webhooks.slice(2)));
-    expect(pendingEvents(store, '0x4', 10).map((x) => [x.hash, [...x.staged]])).toEqual([['0x01', ['c']]]);
   });
 });

@@ -9,13 +9,20 @@ describe('parseConfig', () => {
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
     expect(c.devnet).toEqual({ port: 8545, blockTime: 1 });
-    expect(c.limits).toEqual({ streams: 1_000, addresses: 1_000_000 });
+    expect(c.limits).toEqual({ streams: 1_000, addresses: 1_000_000, triggers: 100 });
+    expect(c.triggerBudgetMs).toBe(2_000);
   });
 
   it('reads the per-tenant limits, refusing what is not a whole number from 1', () => {
-    expect(parseConfig({ CHAINPOST_MAX_STREAMS: '5', CHAINPOST_MAX_ADDRESSES: '20000000' }).limits).toEqual({ streams: 5, addresses: 20_000_000 });
+    expect(parseConfig({ CHAINPOST_MAX_STREAMS: '5', CHAINPOST_MAX_ADDRESSES: '20000000' }).limits).toEqual({ streams: 5, addresses: 20_000_000, triggers: 100 });
     expect(() => parseConfig({ CHAINPOST_MAX_STREAMS: '0' })).toThrow('CHAINPOST_MAX_STREAMS: expected 1 to 1000000000, got 0');
     expect(() => parseConfig({ CHAINPOST_MAX_ADDRESSES: '1e6' })).toThrow('CHAINPOST_MAX_ADDRESSES: expected a whole number, got "1e6"');
+  });
+
+  it('reads the triggers a stream may run (0: none) and their time per block, refusing what is not a whole number in range', () => {
+    expect(parseConfig({ CHAINPOST_MAX_TRIGGERS: '0', CHAINPOST_TRIGGER_BUDGET_MS: '250' })).toMatchObject({ limits: { triggers: 0 }, triggerBudgetMs: 250 });
+    expect(() => parseConfig({ CHAINPOST_MAX_TRIGGERS: '10001' })).toThrow('CHAINPOST_MAX_TRIGGERS: expected 0 to 10000, got 10001');
+    expect(() => parseConfig({ CHAINPOST_TRIGGER_BUDGET_MS: '0' })).toThrow('CHAINPOST_TRIGGER_BUDGET_MS: expected 1 to 3600000, got 0');
   });
 
   it('takes the devnet\'s port (0: any free one) and a block time in seconds, fractions included', () => {

@@ -151,7 +151,7 @@ describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
     const unreachable = (): never => {
       throw new Error('no node read expected');
     };
-    const build = webhookBuilder({ tokens: { get: unreachable } as unknown as TokenMetadata, call: unreachable, balance: unreachable, watched: () => new Set(watched) });
+    const build = webhookBuilder({ tokens: { get: unreachable } as unknown as TokenMetadata, call: unreachable, gasCap: unreachable, balance: unreachable, watched: () => new Set(watched) });
     const bytes = encodeRecord(r);
     const record = RecordView.shared(bytes);
     const body = (await build({ chain: '0x1', number: n, bytes, confirmed: true }, stream, refs))!;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newsFirst } from '../../engine/match/matcher.js';
+import { newsFirst } from '../../engine/match/lanes.js';
 
 /** Kinds as in engine/match/block-events.ts: 0 seen (a new block), 1 confirmed. */
 const SEEN = 0;

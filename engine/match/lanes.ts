@@ -1,0 +1,259 @@
+import type { Clock, Timer } from '../clock.js';
+import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
+import { blockKey } from '../ingest/chain-store.js';
+import type { Logger } from '../log.js';
+import type { Kv } from '../ports.js';
+import type { StoredStream } from '../streams/model.js';
+import { EventKind, markStaged, removeEvents, type BlockEvent } from './block-events.js';
+import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './matcher.js';
+
+/**
+ * A chain's block events on their way from the matcher to the delivery queue, built stream by stream.
+ *
+ * Each stream has a lane: its webhooks are built one block event after another, in the order the events were
+ * handed (block number, then seen before confirmed), and lanes run side by side, so a stream slow to build (its
+ * triggers' calls, say) holds no other stream's webhooks, of the same block or of the next. What the lanes build
+ * goes to the chain's one writer, which stages it as it comes, up to `stageChunk` webhooks to a write transaction,
+ * in the order it was handed over: each stream's webhooks stay in event order. An event stays in the store until
+ * every stream it was handed to has had its webhook staged or built none: the transaction that stages a stream's
+ * webhook marks the stream in the event (a round after a crash skips it), and the one that finishes the event
+ * removes it. So a crash anywhere repeats no webhook and reorders none of a stream's.
+ */
+export interface LaneOptions {
+  /** Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). */
+  stageChunk: number;
+  /** How long a stream's trigger calls for one block may take (CHAINPOST_TRIGGER_BUDGET_MS). */
+  triggerBudgetMs: number;
+  /** A build whose node could not be reached, or a transaction that failed, is tried again after this. */
+  retryMs: number;
+}
+
+/**
+ * A lane that starts a block later than this many budgets after it was handed gives its triggers no time: a stream
+ * whose calls take their whole budget on every block of a chain faster than that catches up instead of falling
+ * further behind (and keeping the chain's events, and their blocks, in memory).
+ */
+export const LAG_BUDGETS = 10;
+
+/** A block event handed to its streams' lanes, until the outcome of each is committed. */
+interface OpenEvent {
+  event: BlockEvent;
+  /** The block the lanes build from (undefined for an event handed to no stream). */
+  block: MatchedBlock | undefined;
+  /** Service time it was handed. */
+  handedAt: number;
+  /** Streams it was handed to whose outcome is not committed yet. */
+  waiting: number;
+  /** A webhook of it was not staged, its block having left the canonical chain: the event stays for the next round. */
+  dropped: boolean;
+}
+
+/** A lane's outcome for one event: the stream's webhook, or null for none; no stream for an event handed to none. */
+interface Outcome {
+  open: OpenEvent;
+  streamId?: string;
+  payload: Record<string, unknown> | null;
+  /** Not built: the block had left the canonical chain. */
+  dropped?: boolean;
+}
+
+/** An event as handed: its key with the block it names (a reorg writes another block's event under the same key). */
+const idOf = (e: BlockEvent): string => `${e.key}@${e.hash}`;
+
+export class ChainLanes {
+  private readonly open = new Map<string, OpenEvent>();
+  /** Each stream's last build handed, which the next one waits for. */
+  private readonly lanes = new Map<string, Promise<void>>();
+  private readonly outcomes: Outcome[] = [];
+  private writer: Promise<void> | undefined;
+  private progressed: Array<() => void> = [];
+  private readonly pauses = new Set<() => void>();
+
+  constructor(
+    private readonly chain: string,
+    private readonly kv: Kv,
+    private readonly clock: Clock,
+    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
+    private readonly build: BuildWebhook,
+    private readonly log: Logger,
+    private readonly opts: LaneOptions,
+    private readonly stopped: () => boolean,
+  ) {}
+
+  /** Events handed and not finished. */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** Whether this event (this block under its key) was handed and is not finished. */
+  has(e: BlockEvent): boolean {
+    return this.open.has(idOf(e));
+  }
+
+  /** Hands an event to the lanes of the streams to build it for; with none, it is finished in the writer's next transaction. */
+  hand(event: BlockEvent, block: MatchedBlock | undefined, streams: ReadonlyArray<{ stream: StoredStream; refs: readonly number[] }>): void {
+    const open: OpenEvent = { event, block, handedAt: this.clock.now(), waiting: streams.length, dropped: false };
+    this.open.set(idOf(event), open);
+    if (streams.length === 0) return this.outcome({ open, payload: null });
+    for (const { stream, refs } of streams) {
+      const next = (this.lanes.get(stream.id) ?? Promise.resolve()).then(() => this.buildIn(open, stream, refs));
+      this.lanes.set(stream.id, next);
+      void next.then(() => {
+        if (this.lanes.get(stream.id) === next) this.lanes.delete(stream.id);
+      });
+    }
+  }
+
+  /** Resolves once an event is finished (or the lanes halt). */
+  progress(): Promise<void> {
+    return new Promise((resolve) => this.progressed.push(resolve));
+  }
+
+  /** Resolves once every lane and the writer are idle. */
+  async settled(): Promise<void> {
+    while (this.lanes.size > 0 || this.writer !== undefined) await Promise.all([...this.lanes.values(), this.writer]);
+  }
+
+  /** The matcher stops: waits end, lanes build nothing more; what is not staged stays in the store's events. */
+  halt(): void {
+    for (const wake of [...this.pauses, ...this.progressed.splice(0)]) wake();
+  }
+
+  /** One stream's webhook for one event, once the stream's webhooks for the events before it are handed to the writer. Never throws. */
+  private async buildIn(open: OpenEvent, stream: StoredStream, refs: readonly number[]): Promise<void> {
+    const { event } = open;
+    while (!this.stopped()) {
+      try {
+        // A block that left the canonical chain while its event waited here is not built (nor staged).
+        if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash) return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
+        const payload = await this.withBudget(open, (budget) => this.build(open.block!, stream, refs, budget));
+        return this.outcome({ open, streamId: stream.id, payload });
+      } catch (err) {
+        // Any failure but a node out of reach is this stream's alone: logged, and the block goes on without it.
+        if (!(err instanceof NodeUnavailable)) {
+          this.log.error('a webhook could not be built; the stream gets nothing for this block', { chain: this.chain, block: event.number, streamId: stream.id, err });
+          return this.outcome({ open, streamId: stream.id, payload: null });
+        }
+        this.log.warn('a webhook could not be built: a node read failed; trying again', { chain: this.chain, block: event.number, streamId: stream.id, err });
+        await this.pause(this.opts.retryMs);
+      }
+    }
+  }
+
+  /** Runs a build with the stream's call budget for this block: from now, and never past LAG_BUDGETS budgets after the event was handed. */
+  private async withBudget<T>(open: OpenEvent, run: (budget: CallBudget) => Promise<T>): Promise<T> {
+    const ms = this.opts.triggerBudgetMs;
+    const deadline = Math.min(this.clock.now() + ms, open.handedAt + LAG_BUDGETS * ms);
+    let timer: Timer | undefined;
+    const over = new Promise<void>((resolve) => (timer = this.clock.at(deadline, resolve)));
+    try {
+      return await run({ ms, over, expired: () => this.clock.now() >= deadline });
+    } finally {
+      timer!.cancel();
+    }
+  }
+
+  private outcome(o: Outcome): void {
+    this.outcomes.push(o);
+    this.startWriter();
+  }
+
+  private startWriter(): void {
+    if (this.writer !== undefined) return;
+    this.writer = this.write().finally(() => {
+      this.writer = undefined;
+      if (this.outcomes.length > 0 && !this.stopped()) this.startWriter();
+    });
+  }
+
+  private async write(): Promise<void> {
+    while (this.outcomes.length > 0) {
+      // A turn first: the lanes whose builds read no node finish meanwhile and share the transaction.
+      await new Promise((resolve) => setImmediate(resolve));
+      const batch = this.take();
+      try {
+        await this.commit(batch);
+        this.outcomes.splice(0, batch.length);
+      } catch (err) {
+        // Nothing of the batch was written: it is tried again, and nothing handed after it goes first.
+        this.log.error('staging webhooks failed; trying again', { chain: this.chain, err });
+        if (this.stopped()) return;
+        await this.pause(this.opts.retryMs);
+        if (this.stopped()) return;
+      }
+    }
+  }
+
+  /** The outcomes at the head, up to `stageChunk` webhooks (outcomes without one ride along). */
+  private take(): Outcome[] {
+    let webhooks = 0;
+    let n = 0;
+    for (; n < this.outcomes.length; n++) {
+      if (this.outcomes[n]!.payload === null) continue;
+      if (webhooks === this.opts.stageChunk) break;
+      webhooks++;
+    }
+    return this.outcomes.slice(0, n);
+  }
+
+  /**
+   * One write transaction: stages the batch's webhooks whose block is still canonical, removes the events the batch
+   * finishes (all their streams' outcomes in) unless one of their webhooks was dropped, and marks the staged
+   * webhooks' streams in the events that stay. Bodies are serialized before it (Dispatcher.prepare); the commit and
+   * its fsync happen on LMDB's write thread.
+   */
+  private async commit(batch: readonly Outcome[]): Promise<void> {
+    const built = batch.flatMap((o) => (o.payload === null ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }]));
+    const ready = await this.dispatcher.prepare(built);
+    const dropped = new Set(batch.filter((o) => o.dropped === true).map((o) => o.open));
+    let finished: OpenEvent[] = [];
+    let staged: Staged | undefined;
+    await this.kv.transactAsync(() => {
+      // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered.
+      const kept = ready.filter((w) => this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash);
+      const keptSet = new Set(kept);
+      for (const w of ready) if (!keptSet.has(w)) dropped.add(w.open);
+      const left = new Map<OpenEvent, number>();
+      for (const o of batch) left.set(o.open, (left.get(o.open) ?? o.open.waiting) - (o.streamId === undefined ? 0 : 1));
+      finished = [...left].filter(([, n]) => n === 0).map(([open]) => open);
+      const removed = new Set(finished.filter((o) => !o.dropped && !dropped.has(o)));
+      removeEvents(this.kv, [...removed].map((o) => o.event));
+      markStaged(this.kv, kept.filter((w) => !removed.has(w.open)));
+      if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
+    });
+    staged?.settle();
+    for (const o of batch) if (o.streamId !== undefined) o.open.waiting--;
+    for (const o of dropped) o.dropped = true;
+    for (const o of finished) this.open.delete(idOf(o.event));
+    if (finished.length > 0) for (const wake of this.progressed.splice(0)) wake();
+  }
+
+  /** Waits `ms` of service time, or until the lanes halt. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        timer.cancel();
+        this.pauses.delete(wake);
+        resolve();
+      };
+      const timer = this.clock.at(this.clock.now() + ms, wake);
+      this.pauses.add(wake);
+    });
+  }
+}
+
+/**
+ * Webhooks staged together with the streams whose first one is a new block's (unconfirmed) ahead of those
+ * confirming an older block: the dispatcher starts sending in this order, and a new block is the news waited
+ * for. Each stream keeps its own webhooks in block order.
+ */
+export function newsFirst<T extends { streamId: string; event: { kind: EventKind } }>(items: readonly T[]): T[] {
+  const byStream = new Map<string, T[]>();
+  for (const item of items) {
+    const list = byStream.get(item.streamId);
+    if (list === undefined) byStream.set(item.streamId, [item]);
+    else list.push(item);
+  }
+  const streams = [...byStream.values()];
+  return [...streams.filter((l) => l[0]!.event.kind === EventKind.Seen), ...streams.filter((l) => l[0]!.event.kind !== EventKind.Seen)].flat();
+}

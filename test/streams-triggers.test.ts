@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEther, type Hex } from 'viem';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient } from './contracts.js';
+import { advance, apiCaller, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { nodeProxy, type NodeProxy } from './node-proxy.js';
+import { startReceiver } from './receiver.js';
+import { A1, serverEnv } from './streams-harness.js';
+
+/**
+ * A tenant's stream whose triggers call a view function that never returns, beside another tenant's plain
+ * stream on the same address: a real anvil behind a proxy that counts (and can hold) the calls reaching it, the
+ * real server on the test clock, a receiver per tenant. The other tenant's webhooks must not wait for the
+ * hostile stream's calls, and the hostile stream's webhook must come once its budget for the block ran out.
+ */
+const TRIGGERS = 20;
+/** Ten minutes of service time: real time never ends it during the test, the test clock does. */
+const BUDGET_MS = 600_000;
+const SPIN_ABI = { type: 'function', name: 'spin', stateMutability: 'view', inputs: [], outputs: [{ name: 'n', type: 'uint256' }] };
+
+describe('a stream whose triggers call a function that never returns', () => {
+  let anvil: Anvil;
+  let proxy: NodeProxy;
+  let s: Running;
+  let hostileRx: Awaited<ReturnType<typeof startReceiver>>;
+  let otherRx: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1337 });
+    proxy = await nodeProxy(anvil.url);
+    hostileRx = await startReceiver();
+    otherRx = await startReceiver();
+    s = await startChainpost(serverEnv(anvil, { CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_TRIGGER_BUDGET_MS: String(BUDGET_MS) }));
+  }, 60_000);
+  afterAll(async () => {
+    await stopAndClean(s);
+    await hostileRx?.close();
+    await otherRx?.close();
+    await proxy?.close();
+    await anvil?.stop();
+  });
+
+  const createStream = async (call: Running['call'], webhookUrl: string, def: Record<string, unknown>): Promise<string> => {
+    const res = await call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x539'], includeNativeTxs: true, ...def } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await call(`/streams/evm/${res.body.id}/address`, { method: 'POST', json: { address: A1 } })).status).toBe(200);
+    return res.body.id as string;
+  };
+  const send = async (): Promise<{ hash: Hex; block: string }> => {
+    const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[0])).sendTransaction({ to: A1, value: parseEther('0.01') });
+    return { hash, block: String((await mined(anvil.url, hash)).blockNumber) };
+  };
+  const of = (rx: typeof otherRx, id: string, block: string) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === block);
+
+  it("holds no other tenant's webhooks, of that block or the next; its own leaves once its budget ran out, with the calls not answered marked over budget", async () => {
+    const spin = await deploy(anvil.url, 'TestSpin');
+    const gasLimit = (await publicClient(anvil.url).getBlock()).gasLimit;
+    const triggers = Array.from({ length: TRIGGERS }, () => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }));
+    const hostile = await createStream(s.call, hostileRx.url, { triggers });
+    const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const plain = await createStream(apiCaller(s.url, otherKey), otherRx.url, {});
+    const spins = (): unknown[][] => proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === spin.address.toLowerCase());
+
+    // The first two calls reach anvil (each spins until its gas is gone); the third is held at the proxy: under way.
+    const release = proxy.hold('eth_call', 2);
+    try {
+      const first = await send();
+      expect(await until(() => spins().length === 3, 10_000), 'the hostile stream on its third call').toBe(true);
+      expect(await until(() => of(otherRx, plain, first.block).length >= 1, 10_000), "the other tenant's webhook of the block").toBe(true);
+      expect(spins().length).toBe(3);
+      expect(of(hostileRx, hostile, first.block)).toEqual([]);
+
+      // The next block goes by it too.
+      const second = await send();
+      expect(await until(() => of(otherRx, plain, second.block).length >= 1, 10_000), "the other tenant's webhook of the next block").toBe(true);
+      expect(spins().length).toBe(3);
+      expect(hostileRx.webhooks()).toEqual([]);
+
+      // The budget runs out on the service clock: the webhook leaves with what was answered.
+      await advance(s, BUDGET_MS / 1000);
+      expect(await until(() => of(hostileRx, hostile, first.block).length >= 1, 10_000), "the hostile stream's webhook of the block").toBe(true);
+      const [hook] = of(hostileRx, hostile, first.block);
+      expect(hook!.body.txs.map((t: { hash: string }) => t.hash)).toEqual([first.hash]);
+      const over = { name: 'n', value: null, error: `over budget: not answered within the ${BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
+      // The two answered ran out of gas (a revert: null), the one under way and the rest are over budget.
+      expect(hook!.body.txs[0].triggers).toEqual([{ name: 'n', value: null }, { name: 'n', value: null }, ...Array.from({ length: TRIGGERS - 2 }, () => over)]);
+      // Each call was given the chain's block gas limit, no more (the next block's first call may be held by now).
+      expect(new Set(spins().map(([call]) => (call as { gas?: string }).gas))).toEqual(new Set([`0x${gasLimit.toString(16)}`]));
+    } finally {
+      release();
+    }
+  });
+});
