@@ -65,7 +65,7 @@ import { StreamsService } from './streams/service.js';
 import { FollowedChains } from './streams/unfollowed.js';
 import { StreamMatcher, byFamily, type BuildWebhook } from './match/matcher.js';
 import { Watchlist } from './match/watchlist.js';
-import { blockGasLimits, chainReads, type ChainReads } from './evm/chain-reads.js';
+import { chainReads, type ChainReads } from './evm/chain-reads.js';
 import { TokenMetadata } from './evm/token-metadata.js';
 import { webhookBuilder } from './evm/webhook-builder.js';
 import { FilterSets, inlineSmallRounds } from './match/match-blocks.js';
@@ -482,7 +482,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily({
-    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: blockGasLimits(core.reads), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
+    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: (chain) => core.nodes.callGasLimit(chain), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
     bitcoin: core.bitcoinWebhooks,
     solana: solanaWebhookBuilder(),
   });

@@ -59,21 +59,3 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
     code: (chain, address, block) => ask<`0x${string}`>(chain, 'eth_getCode', [address, tag(block)]),
   };
 }
-
-/**
- * Each chain's block gas limit (its latest block's gasLimit), read once per chain and kept: the gas a call made on
- * a tenant's behalf is given, so that a looping function ends where a block would end it; null when the node
- * cannot say (the call then goes without). A node out of reach is asked again next time.
- */
-export function blockGasLimits(reads: Pick<ChainReads, 'rpc'>): (chain: string) => Promise<bigint | null> {
-  const limits = new Map<string, Promise<bigint | null>>();
-  return (chain) => {
-    let limit = limits.get(chain);
-    if (limit === undefined) {
-      const read = reads.rpc<{ gasLimit?: string } | null>(chain, 'eth_getBlockByNumber', ['latest', false]).then((b) => (typeof b?.gasLimit === 'string' ? BigInt(b.gasLimit) : null));
-      read.catch(() => limits.get(chain) === read && limits.delete(chain));
-      limits.set(chain, (limit = read));
-    }
-    return limit;
-  };
-}

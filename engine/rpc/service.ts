@@ -103,6 +103,15 @@ export class NodeAccess {
     this.learnRules(a);
   }
 
+  /**
+   * The most gas a call made on a tenant's behalf may burn on `chain`'s node (a stream's trigger calls, as a
+   * forwarded call): the cap below; null when no node is attached or it cannot say (the call then goes without).
+   */
+  async callGasLimit(chain: string): Promise<bigint | null> {
+    const a = this.chains.get(chain);
+    return a === undefined ? null : this.callGasCap(a).catch(() => null);
+  }
+
   /** The chain's node as attached for node access (also a chain no longer followed, until its node-access removal). */
   upstream(chain: string): Upstream | undefined {
     return this.chains.get(chain)?.node.upstream;
