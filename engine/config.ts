@@ -86,9 +86,11 @@ export interface StreamLimits {
   streams: number;
   /** CHAINPOST_MAX_ADDRESSES: addresses per stream. */
   addresses: number;
+  /** CHAINPOST_MAX_XPUBS: extended public keys per Bitcoin stream (each watches its gap window, 2 × CHAINPOST_BITCOIN_GAP addresses at least). */
+  xpubs: number;
 }
 
-export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000 };
+export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000, xpubs: 1_000 };
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -158,6 +160,7 @@ export function parseConfig(env: Env): Config {
     limits: {
       streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
       addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
+      xpubs: integer('CHAINPOST_MAX_XPUBS', get('CHAINPOST_MAX_XPUBS'), DEFAULT_LIMITS.xpubs, 1, 1_000_000),
     },
     privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };

@@ -11,17 +11,17 @@ import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } 
 import { ownerMaySet } from './transitions.js';
 
 /**
- * A request past a tenant's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES): 400 naming the field and
+ * A request past a tenant's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_XPUBS): 400 naming the field and
  * the limit. Why 400 and not 403: the spec's error table and CONVENTIONS list no 403 for the Streams API,
  * the hosted service documents its stream and address caps (per plan) but not their status, and the SDK
  * prints `message` whatever the status; 400 is what this API already answers a request it cannot take.
  */
-function overLimit(field: string, what: string, limit: number, variable: string): ApiError {
+export function overLimit(field: string, what: string, limit: number, variable: string): ApiError {
   return new ApiError(400, `${field}: ${what} at most ${limit.toLocaleString('en-US')} (${variable})`, { field, limit, variable });
 }
 
 /** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
-const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs'];
+const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
 
 /** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
 export interface StreamWatch {
@@ -30,8 +30,8 @@ export interface StreamWatch {
   removed(id: string): void;
   /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given). */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
-  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses. */
-  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): void;
+  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses, and resolves once they are watched. */
+  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): Promise<void> | void;
 }
 
 export type AddressAnswer = { streamId: string; address: string | string[] };
