@@ -212,7 +212,7 @@ async function main(): Promise<void> {
 
   // chainpost: STREAMS streams, each watching its own WALLETS_PER_STREAM wallets.
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-e2e-'));
-  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '1000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TRACE_BLOCKS: '1' });
+  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '1000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TRACE_BLOCKS: '1', CHAINPOST_PRIVATE_TARGETS: 'allow' });
   const api = async (method: string, path: string, json?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
     const body = await res.json();

@@ -75,8 +75,10 @@ export interface Config {
   limits: StreamLimits;
   /**
    * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
-   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default: allow for a server listening on loopback (a
-   * local setup, whose receivers are local too), deny for one others can reach.
+   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default (followsDevnetOnly): allow for the devnet setup on
+   * a loopback listener (a local setup, whose receivers are local too), deny for a server that follows real
+   * chains, whatever its listener (a server behind a reverse proxy listens on loopback too), or that others
+   * can reach.
    */
   privateTargets: PrivateTargets;
 }
@@ -117,6 +119,9 @@ export function parseConfig(env: Env): Config {
   const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
   const listenHost = host(get('CHAINPOST_HOST'));
+  const bitcoinUrl = url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']);
+  const solanaNode = solana(get);
+  const devnetOnly = followsDevnetOnly(chains, bitcoinUrl, solanaNode.url);
   return {
     host: listenHost,
     port,
@@ -150,11 +155,11 @@ export function parseConfig(env: Env): Config {
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
     ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
-      url: url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']),
+      url: bitcoinUrl,
       pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
-    solana: solana(get),
+    solana: solanaNode,
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
     pricing: pricing(get('CHAINPOST_PRICING')),
     limits: {
@@ -162,9 +167,17 @@ export function parseConfig(env: Env): Config {
       addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
       xpubs: integer('CHAINPOST_MAX_XPUBS', get('CHAINPOST_MAX_XPUBS'), DEFAULT_LIMITS.xpubs, 1, 1_000_000),
     },
-    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
+    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }
+
+/**
+ * Whether the server follows the embedded devnet and nothing else (CHAINPOST_CHAINS unset, no Bitcoin or Solana
+ * node): the one setup where private targets are allowed by default. Any chain named in CHAINPOST_CHAINS counts
+ * as real (a node on loopback may be mainnet's), and so does `none` (a server following nothing is not the devnet).
+ */
+const followsDevnetOnly = (chains: string | undefined, bitcoinUrl: string | undefined, solanaUrl: string | undefined): boolean =>
+  chains === undefined && bitcoinUrl === undefined && solanaUrl === undefined;
 
 /** Whether a listen address is this machine's loopback (`localhost` or a loopback address). */
 export const isLoopbackHost = (host: string): boolean => host === 'localhost' || classifyIp(host) === 'loopback';
