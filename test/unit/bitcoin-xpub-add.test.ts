@@ -1,24 +1,16 @@
-import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BitcoinStreams } from '../../engine/bitcoin/stream-service.js';
 import { BitcoinWallets } from '../../engine/bitcoin/wallets.js';
 import { deriveWindow, XpubWindows, type DerivedWindow, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
-import { ServiceClock } from '../../engine/clock.js';
 import { DEFAULT_LIMITS } from '../../engine/config.js';
-import { Dispatcher } from '../../engine/delivery/dispatcher.js';
-import { jsonLogger } from '../../engine/log.js';
-import { systemTicker } from '../../engine/main.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
-import { TargetPolicy } from '../../engine/net/targets.js';
 import type { WindowDeriver } from '../../engine/ports.js';
-import { systemResolver } from '../../http/clients/dns.js';
-import { undiciSender } from '../../http/clients/webhook.js';
-import { openStore } from '../../storage/env.js';
 import { workerPool } from '../../workers/pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
+import { deliveryRig } from './delivery-rig.js';
 
 /**
  * Adding xpubs to a Bitcoin stream over a real LMDB store (reads counted by test/counting-kv.ts) and a real
@@ -33,11 +25,13 @@ const KEYS = manyXpubs(DEFAULT_LIMITS.xpubs + 1);
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
+/** Engines opened by a test, closed after it. */
+const opened: Array<{ close(): Promise<void> }> = [];
+
 async function engine(rx: Receiver, deriver?: WindowDeriver) {
-  const store = openStore(tempDir());
-  const clock = new ServiceClock(systemTicker, Date.parse('2026-11-23T00:00:00Z'));
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
-  const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, awaitDeliveriesOnWake: true });
+  const rig = deliveryRig(Date.parse('2026-11-23T00:00:00Z'));
+  opened.push(rig);
+  const { store, clock, dispatcher } = rig;
   const windows = new XpubWindows(GAP);
   const watchlist = new Watchlist(undefined, (id) => windows.keysOf(id));
   const c = counting(store);
@@ -47,37 +41,19 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   // The same on the store itself, for creates and lists: they count ranges (which counting-kv refuses).
   const plain = new BitcoinStreams(store, clock, dispatcher, wallets.watch(watchlist));
   const make = async (): Promise<string> => String((await plain.create(TENANT, { webhookUrl: rx.url, description: '', tag: 'xpubs', network: ['mainnet'], includeInputs: true, includeOutputs: true, allAddresses: false, demo: false }, undefined)).id);
-  return {
-    store,
-    reads: c,
-    windows,
-    wallets,
-    streams,
-    plain,
-    make,
-    async close(): Promise<void> {
-      await dispatcher.stop();
-      await sender.close();
-      await store.close();
-      rmSync(store.path, { recursive: true, force: true });
-    },
-  };
+  return { store, reads: c, windows, wallets, streams, plain, make };
 }
 
 describe('adding xpubs to a Bitcoin stream', () => {
   let rx: Receiver;
-  let e: Awaited<ReturnType<typeof engine>> | undefined;
-  beforeAll(async () => {
-    rx = await startReceiver();
-  });
+  beforeAll(async () => void (rx = await startReceiver()));
   afterAll(() => rx.close());
   afterEach(async () => {
-    await e?.close();
-    e = undefined;
+    for (const e of opened.splice(0)) await e.close();
   });
 
   it('reads as much of the store to add the 1,000th xpub as the 10th, none of the stream\'s other keys, and refuses the 1,001st naming CHAINPOST_MAX_XPUBS', async () => {
-    e = await engine(rx);
+    const e = await engine(rx);
     const id = await e.make();
     const cost = new Map<number, { points: number; ranges: number }>();
     for (let i = 0; i < DEFAULT_LIMITS.xpubs; i++) {
@@ -113,7 +89,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
         return new Promise<DerivedWindow>((resolve) => held.push(() => resolve(deriveWindow(task))));
       },
     };
-    e = await engine(rx, deriver);
+    const e = await engine(rx, deriver);
     const id = await e.make();
     let answered = false;
     const add = e.streams.addXpub(TENANT, id, KEYS[0]!).then((x) => ((answered = true), x));
@@ -150,16 +126,16 @@ describe('adding xpubs to a Bitcoin stream', () => {
   });
 
   it('indexes at start the keys a store holds without their entries (written by an older chainpost): the same key again answers its record, and they count', async () => {
-    e = await engine(rx);
+    const e = await engine(rx);
     const id = await e.make();
     const [a, b] = [KEYS[0]!, KEYS[1]!];
     const now = Date.parse('2026-11-23T00:00:00Z');
     e.store.transact(() => {
       // Two keys as an older chainpost wrote them, and an entry for a key it removed since.
-      e!.store.put('streamXpubs', `${id}/x-a`, { id: 'x-a', streamId: id, xpub: a, createdAt: now, updatedAt: now });
-      e!.store.put('streamXpubs', `${id}/x-b`, { id: 'x-b', streamId: id, xpub: b, createdAt: now, updatedAt: now });
-      e!.store.put('xpubKeys', `${id}/${KEYS[2]}`, 'x-gone');
-      e!.store.put('xpubKeys', `${id}/`, 7);
+      e.store.put('streamXpubs', `${id}/x-a`, { id: 'x-a', streamId: id, xpub: a, createdAt: now, updatedAt: now });
+      e.store.put('streamXpubs', `${id}/x-b`, { id: 'x-b', streamId: id, xpub: b, createdAt: now, updatedAt: now });
+      e.store.put('xpubKeys', `${id}/${KEYS[2]}`, 'x-gone');
+      e.store.put('xpubKeys', `${id}/`, 7);
     });
     e.wallets.load();
     expect(e.store.range('xpubKeys').map((r) => [r.key, r.value])).toEqual([[`${id}/`, 2], [`${id}/${a}`, 'x-a'], [`${id}/${b}`, 'x-b']].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
