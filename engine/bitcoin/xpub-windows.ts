@@ -1,3 +1,4 @@
+import { DERIVED_KEY_BYTES as KEY_BYTES, NO_DERIVED } from '../match/families.js';
 import { addressKey } from './filter.js';
 import { deriveAddresses, parseExtendedKey, type Branch, type ExtendedKey } from './xpub.js';
 
@@ -37,10 +38,10 @@ export interface WindowTask {
   gap: number;
 }
 
-/** A window derived ahead (in the worker pool: workers/worker.ts): per branch, its addresses from index 0 and their keys (hex). */
+/** A window derived ahead (in the worker pool: workers/worker.ts): per branch, its addresses from index 0 and their keys, end to end. */
 export interface DerivedWindow {
   addresses: [receive: string[], change: string[]];
-  keys: [receive: string[], change: string[]];
+  keys: [receive: Uint8Array, change: Uint8Array];
 }
 
 /** The addresses a window watches, each branch up to `gap` past its last used index. */
@@ -50,10 +51,13 @@ export function deriveWindow(task: WindowTask): DerivedWindow {
   return { addresses: [receive!.addresses, change!.addresses], keys: [receive!.keys, change!.keys] };
 }
 
-function deriveRange(key: ExtendedKey, branch: Branch, from: number, count: number): { addresses: string[]; keys: string[] } {
+function deriveRange(key: ExtendedKey, branch: Branch, from: number, count: number): { addresses: string[]; keys: Uint8Array } {
   const addresses = deriveAddresses(key, branch, from, count);
-  return { addresses, keys: addresses.map((a) => Buffer.from(addressKey(a)).toString('hex')) };
+  const keys = new Uint8Array(addresses.length * KEY_BYTES);
+  addresses.forEach((a, i) => keys.set(addressKey(a), i * KEY_BYTES));
+  return { addresses, keys };
 }
+
 
 interface Window {
   ref: XpubRef;
@@ -64,6 +68,8 @@ interface Window {
   derived: [number, number];
   /** The probe-column keys (hex) of its derived addresses, to take them out when it goes. */
   keys: string[];
+  /** The same keys' bytes, a run per range derived: what keysOf puts together. */
+  bytes: Uint8Array[];
 }
 
 interface StreamWindows {
@@ -71,8 +77,8 @@ interface StreamWindows {
   windows: Map<string, Window>;
   /** Each derived address by its key (hex). */
   byKey: Map<string, DerivedAddress>;
-  /** byKey's keys as bytes, built when asked for after a change. */
-  keys: Uint8Array[] | undefined;
+  /** The windows' keys end to end, built when asked for after a change. */
+  keys: Uint8Array | undefined;
 }
 
 export class XpubWindows {
@@ -85,7 +91,7 @@ export class XpubWindows {
    * when given, ahead (deriveWindow).
    */
   add(streamId: string, ref: XpubRef, used: Used = [-1, -1], ahead?: DerivedWindow): void {
-    const w: Window = { ref, key: undefined, used: [...used], derived: [0, 0], keys: [] };
+    const w: Window = { ref, key: undefined, used: [...used], derived: [0, 0], keys: [], bytes: [] };
     let s = this.streams.get(streamId);
     if (s === undefined) this.streams.set(streamId, (s = { windows: new Map(), byKey: new Map(), keys: undefined }));
     const was = s.windows.get(ref.id);
@@ -110,11 +116,13 @@ export class XpubWindows {
     this.streams.delete(streamId);
   }
 
-  /** The probe-column keys of every address the stream's xpubs watch now. */
-  keysOf(streamId: string): readonly Uint8Array[] {
+  /** The probe-column keys of every address the stream's xpubs watch now, 32 bytes each, end to end. */
+  keysOf(streamId: string): Uint8Array {
     const s = this.streams.get(streamId);
-    if (s === undefined) return [];
-    return (s.keys ??= [...s.byKey.keys()].map((k) => Buffer.from(k, 'hex')));
+    if (s === undefined) return NO_DERIVED;
+    // The windows' runs, a few thousand copies for forty thousand keys (a thousand xpubs).
+    s.keys ??= Buffer.concat([...s.windows.values()].flatMap((w) => w.bytes));
+    return s.keys;
   }
 
   /** The derived address with this probe-column key (hex), if one of the stream's xpubs watches it. */
@@ -159,12 +167,15 @@ export class XpubWindows {
     return grew;
   }
 
-  /** Addresses `from` … of a branch of the window, derived (with their keys), now watched. */
-  private install(s: StreamWindows, w: Window, branch: Branch, from: number, addresses: readonly string[], keys: readonly string[]): void {
+  /** Addresses `from` … of a branch of the window, derived (with their keys, end to end), now watched. */
+  private install(s: StreamWindows, w: Window, branch: Branch, from: number, addresses: readonly string[], keys: Uint8Array): void {
+    const bytes = Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength);
     addresses.forEach((address, k) => {
-      s.byKey.set(keys[k]!, { xpubId: w.ref.id, xpub: w.ref.xpub, address, branch, index: from + k });
-      w.keys.push(keys[k]!);
+      const hex = bytes.toString('hex', k * KEY_BYTES, (k + 1) * KEY_BYTES);
+      s.byKey.set(hex, { xpubId: w.ref.id, xpub: w.ref.xpub, address, branch, index: from + k });
+      w.keys.push(hex);
     });
+    w.bytes.push(keys);
     w.derived[branch] = from + addresses.length;
   }
 }

@@ -5,7 +5,7 @@ import type { StoredStream } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
 import { findChain } from '../chains/registry.js';
 import { inlineCompiler } from './compile.js';
-import type { WatchedEntry } from './families.js';
+import { NO_DERIVED, type WatchedEntry } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
@@ -51,7 +51,7 @@ export class Watchlist {
   constructor(
     private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9,
     /** Bitcoin: the script hashes derived from a stream's xpubs (engine/bitcoin/xpub-windows.ts). */
-    private readonly derivedOf: (id: string) => readonly Uint8Array[] = () => [],
+    private readonly derivedOf: (id: string) => Uint8Array = () => NO_DERIVED,
   ) {}
 
   /**

@@ -22,6 +22,8 @@ const TENANT = 't_xpubs';
 /** A small gap: a thousand keys' windows derived in a test. */
 const GAP = 2;
 const KEYS = manyXpubs(DEFAULT_LIMITS.xpubs + 1);
+/** How many addresses a stream's xpubs watch (their keys: 32 bytes each, end to end). */
+const watched = (keys: Uint8Array): number => keys.length / 32;
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
@@ -64,7 +66,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
     expect(cost.get(1_000)).toEqual(cost.get(10));
     expect(cost.get(1_000)!.ranges).toBe(0);
     // Every key's window is watched.
-    expect(e.windows.keysOf(id)).toHaveLength(DEFAULT_LIMITS.xpubs * 2 * GAP);
+    expect(watched(e.windows.keysOf(id))).toBe(DEFAULT_LIMITS.xpubs * 2 * GAP);
 
     await expect(e.streams.addXpub(TENANT, id, KEYS[1_000]!)).rejects.toMatchObject({
       status: 400,
@@ -96,11 +98,11 @@ describe('adding xpubs to a Bitcoin stream', () => {
     while (held.length === 0) await new Promise((r) => setImmediate(r));
     expect(tasks).toEqual([{ xpub: KEYS[0], used: [-1, -1], gap: GAP }]);
     expect(answered).toBe(false);
-    expect(e.windows.keysOf(id)).toHaveLength(0);
+    expect(watched(e.windows.keysOf(id))).toBe(0);
     held.shift()!();
     const x = await add;
-    expect(e.windows.keysOf(id)).toHaveLength(2 * GAP);
-    expect(e.windows.lookup(id, Buffer.from(e.windows.keysOf(id)[0]!).toString('hex'))).toMatchObject({ xpubId: x.id, index: 0 });
+    expect(watched(e.windows.keysOf(id))).toBe(2 * GAP);
+    expect(e.windows.lookup(id, Buffer.from(e.windows.keysOf(id).subarray(0, 32)).toString('hex'))).toMatchObject({ xpubId: x.id, index: 0 });
 
     // Removed while its window is derived: the add answers, the window is not installed.
     const second = e.streams.addXpub(TENANT, id, KEYS[1]!);
@@ -109,7 +111,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
     await e.streams.removeXpub(TENANT, id, stored.id);
     held.shift()!();
     await second;
-    expect(e.windows.keysOf(id)).toHaveLength(2 * GAP);
+    expect(watched(e.windows.keysOf(id))).toBe(2 * GAP);
     expect(e.windows.used(id, stored.id)).toBeUndefined();
   });
 
@@ -140,7 +142,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
     e.wallets.load();
     expect(e.store.range('xpubKeys').map((r) => [r.key, r.value])).toEqual([[`${id}/`, 2], [`${id}/${a}`, 'x-a'], [`${id}/${b}`, 'x-b']].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
     expect((await e.streams.addXpub(TENANT, id, b)).id).toBe('x-b');
-    expect(e.windows.keysOf(id)).toHaveLength(2 * 2 * GAP);
+    expect(watched(e.windows.keysOf(id))).toBe(2 * 2 * GAP);
     await e.streams.removeXpub(TENANT, id, 'x-a');
     await e.streams.removeXpub(TENANT, id, 'x-b');
     expect(e.store.range('xpubKeys')).toEqual([]);

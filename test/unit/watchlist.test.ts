@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
 import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
 import type { CompileTask } from '../../engine/ports.js';
+import { NO_DERIVED } from '../../engine/match/families.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
 import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';
 import { openStore } from '../../storage/env.js';
@@ -251,7 +252,7 @@ describe('the watchlist at start', () => {
 });
 
 describe('where filter sets compile', () => {
-  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: [], programIds: [], mintAddresses: [] });
+  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: NO_DERIVED, programIds: [], mintAddresses: [] });
   const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
 
   it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
