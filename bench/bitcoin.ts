@@ -138,7 +138,7 @@ const makeSeconds = (performance.now() - made) / 1000;
 console.error(`made ${addresses.length} addresses in ${round(makeSeconds)} s`);
 const byStream: string[][] = Array.from({ length: STREAMS }, () => []);
 addresses.forEach((a, i) => byStream[i % STREAMS]!.push(a));
-const wallets: WatchedWallet[] = byStream.map((list, index) => ({ index, addresses: list, derived: [], allAddresses: false }));
+const wallets: WatchedWallet[] = byStream.map((list, index) => ({ index, addresses: list, derived: new Uint8Array(0), allAddresses: false }));
 let filter!: FilterSet;
 const compileSeconds = seconds(() => {
   filter = new FilterSet(compileBitcoinFilter(1, wallets), walkBitcoinProbe);

@@ -214,7 +214,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-e2e-'));
   // The limits this run needs under its one key: STREAMS streams and the big one, which holds the most addresses.
   const limits = { CHAINPOST_MAX_STREAMS: String(STREAMS + 1), CHAINPOST_MAX_ADDRESSES: String(Math.max(WALLETS_PER_STREAM, BIG_CALLS * BIG_PER_CALL)) };
-  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '1000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TRACE_BLOCKS: '1', ...limits });
+  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '1000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TRACE_BLOCKS: '1', CHAINPOST_PRIVATE_TARGETS: 'allow', ...limits });
   const api = async (method: string, path: string, json?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
     const body = await res.json();

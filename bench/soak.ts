@@ -157,7 +157,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => ab
 
 // SOAK_SERVER_FLAGS: node flags for the server alone (say --cpu-prof --cpu-prof-dir=/tmp/prof; NODE_OPTIONS refuses --cpu-prof).
 const serverFlags = (process.env['SOAK_SERVER_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
-server = await startProcess([...serverFlags, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_STREAMS: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(STREAMS + 4) });
+server = await startProcess([...serverFlags, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_STREAMS: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(STREAMS + 4), CHAINPOST_PRIVATE_TARGETS: 'allow' });
 const pid = server.child.pid!;
 // What the server prints is not kept (its warn lines for every failed attempt would pile up here); an error line is.
 server.child.stdout!.removeAllListeners('data');

@@ -84,7 +84,7 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     dirs.push(d);
     return d;
   };
-  const env = { CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_CONFIRMATIONS: `${CHAIN}=2`, CHAINPOST_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
+  const env = { CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_CONFIRMATIONS: `${CHAIN}=2`, CHAINPOST_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRIVATE_TARGETS: 'allow' };
   let server: Started | undefined;
   try {
     // The baseline: the same server on a store without streams.

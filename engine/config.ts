@@ -92,8 +92,10 @@ export interface Config {
   triggerBudgetMs: number;
   /**
    * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
-   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default: allow for a server listening on loopback (a
-   * local setup, whose receivers are local too), deny for one others can reach.
+   * CGNAT, cloud metadata: engine/net/ip-class.ts). Default (followsDevnetOnly): allow for the devnet setup on
+   * a loopback listener (a local setup, whose receivers are local too), deny for a server that follows real
+   * chains, whatever its listener (a server behind a reverse proxy listens on loopback too), or that others
+   * can reach.
    */
   privateTargets: PrivateTargets;
 }
@@ -105,9 +107,11 @@ export interface StreamLimits {
   addresses: number;
   /** CHAINPOST_MAX_TRIGGERS: triggers per EVM stream (each is an eth_call per matched item of every block). */
   triggers: number;
+  /** CHAINPOST_MAX_XPUBS: extended public keys per Bitcoin stream (each watches its gap window, 2 × CHAINPOST_BITCOIN_GAP addresses at least). */
+  xpubs: number;
 }
 
-export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000, triggers: 100 };
+export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000, triggers: 100, xpubs: 1_000 };
 
 /** CHAINPOST_TRIGGER_BUDGET_MS: how long one stream's trigger calls for one block may take, ms of service time. */
 export const TRIGGER_BUDGET_MS = 2_000;
@@ -139,6 +143,8 @@ export function parseConfig(env: Env): Config {
   if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
   const listenHost = host(get('CHAINPOST_HOST'));
   const bitcoinRpc = url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']);
+  const solanaNode = solana(get);
+  const devnetOnly = followsDevnetOnly(chains, bitcoinRpc, solanaNode.url);
   return {
     host: listenHost,
     port,
@@ -183,16 +189,17 @@ export function parseConfig(env: Env): Config {
       pollMs: integer('CHAINPOST_BITCOIN_POLL_MS', get('CHAINPOST_BITCOIN_POLL_MS'), 1000, 10, 600_000),
       gap: integer('CHAINPOST_BITCOIN_GAP', get('CHAINPOST_BITCOIN_GAP'), 20, 1, 1000),
     },
-    solana: solana(get),
+    solana: solanaNode,
     ipfsGateway: url('CHAINPOST_IPFS_GATEWAY', get('CHAINPOST_IPFS_GATEWAY'), ['http:', 'https:']),
     pricing: pricing(get('CHAINPOST_PRICING')),
     limits: {
       streams: integer('CHAINPOST_MAX_STREAMS', get('CHAINPOST_MAX_STREAMS'), DEFAULT_LIMITS.streams, 1, 1_000_000_000),
       addresses: integer('CHAINPOST_MAX_ADDRESSES', get('CHAINPOST_MAX_ADDRESSES'), DEFAULT_LIMITS.addresses, 1, 1_000_000_000),
       triggers: integer('CHAINPOST_MAX_TRIGGERS', get('CHAINPOST_MAX_TRIGGERS'), DEFAULT_LIMITS.triggers, 0, 10_000),
+      xpubs: integer('CHAINPOST_MAX_XPUBS', get('CHAINPOST_MAX_XPUBS'), DEFAULT_LIMITS.xpubs, 1, 1_000_000),
     },
     triggerBudgetMs: integer('CHAINPOST_TRIGGER_BUDGET_MS', get('CHAINPOST_TRIGGER_BUDGET_MS'), TRIGGER_BUDGET_MS, 1, 3_600_000),
-    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, isLoopbackHost(listenHost) ? 'allow' : 'deny'),
+    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }
 
@@ -202,6 +209,14 @@ const followedEvm = (ingest: Config['ingest'], chains: Config['chains']): Set<st
 /** Every chain (store key) a server on this configuration follows: the EVM chains above, `bitcoin` and `solana` when their node is set. */
 export const followedChains = (c: Pick<Config, 'ingest' | 'chains' | 'bitcoin' | 'solana'>): Set<string> =>
   new Set([...followedEvm(c.ingest, c.chains), ...(c.bitcoin.url === undefined ? [] : ['bitcoin']), ...(c.solana.url === undefined ? [] : ['solana'])]);
+
+/**
+ * Whether the server follows the embedded devnet and nothing else (CHAINPOST_CHAINS unset, no Bitcoin or Solana
+ * node): the one setup where private targets are allowed by default. Any chain named in CHAINPOST_CHAINS counts
+ * as real (a node on loopback may be mainnet's), and so does `none` (a server following nothing is not the devnet).
+ */
+const followsDevnetOnly = (chains: string | undefined, bitcoinRpc: string | undefined, solanaUrl: string | undefined): boolean =>
+  chains === undefined && bitcoinRpc === undefined && solanaUrl === undefined;
 
 /** Whether a listen address is this machine's loopback (`localhost` or a loopback address). */
 export const isLoopbackHost = (host: string): boolean => host === 'localhost' || classifyIp(host) === 'loopback';

@@ -18,7 +18,7 @@ export const badRequest = (field: string, message: string): ApiError =>
 export const notFound = (message: string): ApiError => new ApiError(404, message);
 
 /**
- * A request past an operator's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS): 400
+ * A request past an operator's limit (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS, CHAINPOST_MAX_XPUBS): 400
  * naming the field and the limit. Why 400 and not 403: the spec's error table and CONVENTIONS list no 403 for the Streams API,
  * the hosted service documents its stream and address caps (per plan) but not their status, and the SDK
  * prints `message` whatever the status; 400 is what this API already answers a request it cannot take.

@@ -479,6 +479,7 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   }
   readiness.up('worker pool');
   core.watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log));
+  core.wallets.deriveWith(pool.xpubs);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily({

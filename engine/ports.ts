@@ -2,6 +2,7 @@
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
+import type { DerivedWindow, WindowTask } from './bitcoin/xpub-windows.js';
 import type { ChainFamily } from './chains/registry.js';
 import type { WatchedEntry } from './match/families.js';
 import type { FilterSetData } from './match/filter-set.js';
@@ -10,7 +11,7 @@ import type { FilterSetData } from './match/filter-set.js';
 export const TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'expiryCounts', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
-  'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
+  'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'xpubKeys', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   // Bitcoin's address indexes (engine/bitcoin/address-index.ts): transactions and unspent outputs by address, blocks by txid.
   'btcAddressTxs', 'btcUtxos', 'btcTxs',
@@ -143,6 +144,11 @@ export class NodeError extends Error {
  */
 export interface FilterCompiler {
   compile(task: CompileTask): Promise<FilterSetData>;
+}
+
+/** Derives an added xpub's gap window (engine/bitcoin/xpub-windows.ts): in the worker pool, off the serving thread. */
+export interface WindowDeriver {
+  derive(task: WindowTask): Promise<DerivedWindow>;
 }
 
 export interface CompileTask {

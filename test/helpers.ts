@@ -27,7 +27,9 @@ export const TEST_ADMIN_KEY = 'test_admin_key_0123456789abcdef';
 /** Starts the real server binary (`bin`: another build's, such as an older chainpost's) on a free loopback port with a temp LMDB directory; `timeoutMs` for its listening line (default 15 s). */
 export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
   // No chain to follow unless a test asks for one (an unset CHAINPOST_CHAINS would start the embedded anvil).
-  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', ...env }, timeoutMs);
+  // Receivers and metadata servers listen on loopback, which a server following chains (CHAINPOST_CHAINS, even
+  // none) refuses by default: allowed here, for every test; a test of the default passes '' (unset).
+  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_PRIVATE_TARGETS: 'allow', ...env }, timeoutMs);
   const url = `http://127.0.0.1:${started.port}`;
   const key = env['CHAINPOST_API_KEY'] ?? TEST_KEY;
   return {

@@ -6,6 +6,7 @@ import bs58 from 'bs58';
 import { privateKeyToAccount } from 'viem/accounts';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { advance, cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { manyXpubs } from './bitcoin-core/keys.js';
 import { startReceiver } from './receiver.js';
 
 /** Addresses each family takes (valid by its parser). */
@@ -17,8 +18,9 @@ const ADDRESSES = { evm: [0, 1, 2, 3, 4].map(EVM), bitcoin: BITCOIN, solana: SOL
 const MAX_STREAMS = 3;
 const MAX_ADDRESSES = 4;
 const MAX_TRIGGERS = 2;
+const MAX_XPUBS = 2;
 
-describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS)', () => {
+describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS, CHAINPOST_MAX_XPUBS)', () => {
   let s: Running;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   type Family = 'evm' | 'bitcoin' | 'solana';
@@ -38,7 +40,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
 
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES), CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS) });
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES), CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS), CHAINPOST_MAX_XPUBS: String(MAX_XPUBS) });
   });
   afterAll(async () => {
     await stopAndClean(s);
@@ -131,6 +133,32 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
     expect((await s.call(`/streams/evm/${made.body.id}`, { headers })).body.triggers).toHaveLength(MAX_TRIGGERS);
   });
 
+  it('caps the xpubs of a Bitcoin stream: the same key again takes no place, racing adds cannot pass it, a removed key frees its place', async () => {
+    for (const f of ['evm', 'bitcoin', 'solana'] as const) {
+      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result) expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
+    }
+    const id = (await create('bitcoin')).body.id as string;
+    const keys = manyXpubs(7);
+    const add = (xpub: string) => s.call(`/streams/bitcoin/${id}/xpub`, { method: 'POST', json: { xpub } });
+    const expectXpubsLimit = (r: { status: number; body: any }) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(400);
+      expect(r.body).toEqual({ message: `xpub: a stream holds at most ${MAX_XPUBS} (CHAINPOST_MAX_XPUBS)`, details: { field: 'xpub', limit: MAX_XPUBS, variable: 'CHAINPOST_MAX_XPUBS' } });
+    };
+    const first = (await add(keys[0]!)).body;
+    expect((await add(keys[0]!)).body).toEqual(first);
+    const racing = await Promise.all(keys.slice(1, 6).map(add));
+    expect(racing.filter((r) => r.status === 200)).toHaveLength(MAX_XPUBS - 1);
+    for (const r of racing.filter((x) => x.status !== 200)) expectXpubsLimit(r);
+    expect((await s.call(`/streams/bitcoin/${id}/xpub?limit=100`)).body.total).toBe(MAX_XPUBS);
+    expect((await add(keys[0]!)).body).toEqual(first);
+    expect((await s.call(`/streams/bitcoin/${id}/xpub/${first.id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await add(keys[6]!)).status).toBe(200);
+    expectXpubsLimit(await add(keys[0]!));
+    // Another stream has its own count.
+    const other = (await create('bitcoin')).body.id as string;
+    expect((await s.call(`/streams/bitcoin/${other}/xpub`, { method: 'POST', json: { xpub: keys[0] } })).status).toBe(200);
+  });
+
   it('refuses to start on a bad limit, naming the variable', async () => {
     for (const [name, value] of [
       ['CHAINPOST_MAX_STREAMS', 'many'],
@@ -139,6 +167,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
       ['CHAINPOST_MAX_ADDRESSES', '1e6'],
       ['CHAINPOST_MAX_PENDING_CHALLENGES', '0'],
       ['CHAINPOST_MAX_TRIGGERS', 'all'],
+      ['CHAINPOST_MAX_XPUBS', '0'],
     ] as const) {
       const dir = tempDir();
       try {

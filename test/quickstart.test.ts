@@ -99,6 +99,8 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       CHAINPOST_DEVNET_BLOCK_TIME: undefined,
       CHAINPOST_BITCOIN_RPC: core.url,
       CHAINPOST_BITCOIN_POLL_MS: '100',
+      // The Quickstart's devnet alone allows the receiver on loopback by default; with a Bitcoin node it is allowed here.
+      CHAINPOST_PRIVATE_TARGETS: 'allow',
       CHAINPOST_SOLANA_RPC: undefined,
     });
     const key = /API key: (cpk_\S+)/.exec(server.output())?.[1];

@@ -8,7 +8,7 @@ import { parseConfig } from '../engine/config.js';
 import { startService, type Service } from '../engine/main.js';
 import { TargetPolicy, type PrivateTargets } from '../engine/net/targets.js';
 import type { Resolver } from '../engine/ports.js';
-import { apiCaller, TEST_KEY, tempDir, until, type Running } from './helpers.js';
+import { apiCaller, startChainpost, stopAndClean, TEST_KEY, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { deploy, publicClient, write, type Deployed } from './contracts.js';
 import { devnetApi } from './data-api.js';
@@ -268,4 +268,47 @@ describe('NFT metadata through the real server following anvil', () => {
     expect(meta.hits.length).toBeGreaterThan(0);
     expect(new Set(meta.hits)).toEqual(new Set(['/nft/1.json']));
   }, 60_000);
+});
+
+describe('the default on a loopback listener following a real chain', () => {
+  let anvil: Anvil;
+  let meta: Awaited<ReturnType<typeof docServer>>;
+  let rx: Rx;
+  let nft: Deployed;
+  let s: Running | undefined;
+  beforeAll(async () => {
+    meta = await docServer('{"name":"Internal"}');
+    rx = await startReceiver();
+    // Mainnet's chain id, on loopback as a node behind the operator's network would be: the node URL is the
+    // operator's (always reached); the URLs a tenant gives are not.
+    anvil = await startAnvil({ chainId: 1 });
+    nft = await deploy(anvil.url, 'TestNFT', ['Internal NFT', 'INT']);
+    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [A1, 1n] });
+    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://127.0.0.1:${meta.port}/internal/1.json`] });
+    // CHAINPOST_PRIVATE_TARGETS unset (startChainpost allows them for the other tests).
+    s = await startChainpost({ CHAINPOST_CHAINS: `0x1=${anvil.url}`, CHAINPOST_START_BLOCKS: '0x1=0', CHAINPOST_POLL_MS: '20', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: '' });
+  }, 60_000);
+  afterAll(async () => {
+    await stopAndClean(s);
+    await anvil?.stop();
+    await meta?.close();
+    await rx?.close();
+  });
+
+  it('denies private targets: a loopback webhookUrl and a loopback token URI are refused naming the rule, and neither is reached', async () => {
+    expect(s!.output()).toMatch(/"msg":"listening".*"privateTargets":"deny"/);
+    const made = await s!.call('/streams/evm', { method: 'PUT', json: { ...evmStream(rx.url), chainIds: ['0x1'] } });
+    expect(made.status).toBe(400);
+    expect(made.body).toEqual({ message: `webhookUrl: host 127.0.0.1 is a loopback address; ${allowHint}`, details: { field: 'webhookUrl' } });
+
+    const head = Number(await publicClient(anvil.url).getBlockNumber());
+    expect(await until(async () => (((await s!.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20)).toBe(true);
+    const r = await s!.call(`/api/v2.2/nft/${nft.address}/1/metadata/resync?chain=0x1&flag=uri&mode=sync`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.status).toBe(`failed: metadata URL: host 127.0.0.1 is a loopback address; ${allowHint}`);
+    const token = await s!.call(`/api/v2.2/nft/${nft.address}/1?chain=0x1`);
+    expect(JSON.stringify(token.body)).not.toContain('Internal"');
+    expect(meta.hits).toEqual([]);
+    expect(rx.received).toHaveLength(0);
+  });
 });

@@ -341,9 +341,10 @@ describe('Bitcoin Streams API', () => {
       const { openStore } = await import('../storage/env.js');
       const store = openStore(s.dir, { create: false });
       try {
-        const rows = (table: 'streamAddresses' | 'streamXpubs', of: string) => store.range(table, { start: `${of}/`, end: `${of}/\uffff` }).length;
-        expect([rows('streamAddresses', id), rows('streamXpubs', id)]).toEqual([0, 0]);
-        expect([rows('streamAddresses', keep), rows('streamXpubs', keep)]).toEqual([1, 1]);
+        const rows = (table: 'streamAddresses' | 'streamXpubs' | 'xpubKeys', of: string) => store.range(table, { start: `${of}/`, end: `${of}/\uffff` }).length;
+        expect([rows('streamAddresses', id), rows('streamXpubs', id), rows('xpubKeys', id)]).toEqual([0, 0, 0]);
+        // xpubKeys: the key's entry and the stream's count.
+        expect([rows('streamAddresses', keep), rows('streamXpubs', keep), rows('xpubKeys', keep)]).toEqual([1, 1, 2]);
       } finally {
         await store.close();
       }

@@ -5,14 +5,14 @@ import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepar
 import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import type { SolanaAnswers, SolanaIngestPool } from '../engine/solana/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { CompileTask, FilterCompiler, MatchPool } from '../engine/ports.js';
+import type { CompileTask, FilterCompiler, MatchPool, WindowDeriver } from '../engine/ports.js';
 import { packCompileTask } from './compile-worker.js';
 import { ownBuffers } from './transfer.js';
 
 /**
  * The server's worker threads: one piscina pool, one worker per core, that
  * matches blocks (each worker with its own read handle on the server's LMDB
- * environment), prepares the blocks ingestion writes, and compiles large filter sets.
+ * environment), prepares the blocks ingestion writes, compiles large filter sets and derives added xpubs' windows.
  */
 export interface WorkerPool {
   match: MatchPool;
@@ -21,6 +21,8 @@ export interface WorkerPool {
   solana: SolanaIngestPool;
   /** Filter sets compiled off the serving thread. */
   compile: FilterCompiler;
+  /** Added xpubs' gap windows derived off the serving thread. */
+  xpubs: WindowDeriver;
   /** Resolves once every worker has loaded its code (a task each), rejects when one cannot. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -49,6 +51,9 @@ export function workerPool(path: string, threads = availableParallelism()): Work
     },
     compile: {
       compile: (task: CompileTask) => pool.run(packCompileTask(task), { name: 'compile' }),
+    },
+    xpubs: {
+      derive: (task) => pool.run(task, { name: 'xpubWindow' }),
     },
     // One task per thread: a worker takes one at a time, so each of them answers.
     ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),

@@ -9,6 +9,7 @@ lowerThreadPriority();
 export { default } from './match-worker.js';
 export { bitcoin, ingest, solana } from './ingest-worker.js';
 export { compile } from './compile-worker.js';
+export { deriveWindow as xpubWindow } from '../engine/bitcoin/xpub-windows.js';
 
 /** Answers once this worker has loaded (the pool's readiness check). */
 export const ping = (): true => true;

@@ -13,8 +13,8 @@ export interface WatchedWallet {
   index: number;
   /** Watched addresses as stored (base58 as given, bech32 lower-case). */
   addresses: readonly string[];
-  /** Script hashes of the addresses derived from the stream's xpubs (inside their gap windows). */
-  derived: readonly Uint8Array[];
+  /** Script hashes of the addresses derived from the stream's xpubs (inside their gap windows), 32 bytes each, end to end. */
+  derived: Uint8Array;
   allAddresses: boolean;
 }
 
@@ -22,9 +22,12 @@ export interface WatchedWallet {
 export const addressKey = (address: string): Uint8Array => scriptKey(decodeAddress(address, { checkTaprootKey: false }).script);
 
 export function compileBitcoinFilter(version: number, wallets: readonly WatchedWallet[], seed?: number): FilterSetData {
-  const keys = mergeKeys(wallets.flatMap((w) => [...w.addresses.map((a) => [addressKey(a), w.index] as const), ...w.derived.map((k) => [k, w.index] as const)]));
+  const keys = mergeKeys(wallets.flatMap((w) => [...w.addresses.map((a) => [addressKey(a), w.index] as const), ...derivedKeys(w.derived).map((k) => [k, w.index] as const)]));
   return { version, family: 'bitcoin', sets: [buildKeySet(32, keys, seed)], every: wallets.filter((w) => w.allAddresses).map((w) => w.index) };
 }
+
+/** Each 32-byte key of a run of them, as a view. */
+const derivedKeys = (run: Uint8Array): Uint8Array[] => Array.from({ length: run.length / 32 }, (_, i) => run.subarray(i * 32, (i + 1) * 32));
 
 /** The probe column (engine/bitcoin/probe.ts) against key set 0. */
 export const walkBitcoinProbe = (set: FilterSet, probe: Uint8Array): Map<number, number[]> => bitcoinProbeMatch(set.sets[0]!, probe);

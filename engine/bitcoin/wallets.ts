@@ -1,8 +1,11 @@
 import type { Watchlist } from '../match/watchlist.js';
-import type { Kv } from '../ports.js';
+import type { Kv, WindowDeriver } from '../ports.js';
 import type { StreamWatch } from '../streams/resources.js';
-import type { StoredXpub } from './stream-service.js';
-import { XpubWindows, type Used } from './xpub-windows.js';
+import { xpubCountKey, xpubKey, type StoredXpub } from './stream-service.js';
+import { deriveWindow, XpubWindows, type Used } from './xpub-windows.js';
+
+/** Derives on the calling thread (until the server's worker pool is wired: deriveWith). */
+const HERE: WindowDeriver = { derive: async (task) => deriveWindow(task) };
 
 /**
  * The xpubs of every Bitcoin stream, wired to the watchlist: their windows are
@@ -11,16 +14,46 @@ import { XpubWindows, type Used } from './xpub-windows.js';
  * was watched before), and every change recompiles the chain's filter set.
  */
 export class BitcoinWallets {
+  private deriver = HERE;
+  /** Windows of added xpubs being derived, by `streamId/xpubId`: one removed meanwhile is not installed. */
+  private readonly deriving = new Map<string, object>();
+
   constructor(
     private readonly kv: Kv,
     readonly windows: XpubWindows,
     private readonly watchlist: Pick<Watchlist, 'derivedChanged'>,
   ) {}
 
+  /** Where an added xpub's window is derived from now on (the server's worker pool). */
+  deriveWith(deriver: WindowDeriver): void {
+    this.deriver = deriver;
+  }
+
   load(): void {
+    const counts = new Map<string, number>();
+    const keys = new Map<string, string>();
     for (const { key, value } of this.kv.range<StoredXpub>('streamXpubs')) {
       this.windows.add(value.streamId, { id: value.id, xpub: value.xpub }, this.kv.get<Used>('xpubUsed', key));
+      counts.set(value.streamId, (counts.get(value.streamId) ?? 0) + 1);
+      keys.set(xpubKey(value.streamId, value.xpub), value.id);
     }
+    this.index(counts, keys);
+  }
+
+  /**
+   * `xpubKeys` made to agree with `streamXpubs` (which an older chainpost, or a directory from before that
+   * table, wrote without it): each key's id and each stream's count, by which an add finds what it needs.
+   */
+  private index(counts: Map<string, number>, keys: Map<string, string>): void {
+    const want = new Map<string, string | number>(keys);
+    for (const [streamId, n] of counts) want.set(xpubCountKey(streamId), n);
+    this.kv.transact(() => {
+      for (const { key, value } of this.kv.range<string | number>('xpubKeys')) {
+        if (want.get(key) === value) want.delete(key);
+        else if (!want.has(key)) this.kv.remove('xpubKeys', key);
+      }
+      for (const [key, value] of want) this.kv.put('xpubKeys', key, value);
+    });
   }
 
   /** The streams service's port: the watchlist's, with xpubs going to their windows. */
@@ -30,16 +63,33 @@ export class BitcoinWallets {
       addressesChanged: (id, added, removed) => watchlist.addressesChanged(id, added, removed),
       removed: (id) => {
         watchlist.removed(id);
+        for (const key of this.deriving.keys()) if (key.startsWith(`${id}/`)) this.deriving.delete(key);
         this.windows.removeStream(id);
         this.kv.transact(() => this.kv.removeRange('xpubUsed', { start: `${id}/`, end: `${id}/\uffff`, limit: Number.MAX_SAFE_INTEGER }));
       },
-      xpubsChanged: (id, added, removed) => {
-        for (const x of added) this.windows.add(id, x);
-        for (const xpubId of removed) this.windows.remove(id, xpubId);
-        if (removed.length > 0) this.kv.transact(() => removed.forEach((xpubId) => this.kv.remove('xpubUsed', `${id}/${xpubId}`)));
+      xpubsChanged: async (id, added, removed) => {
+        for (const xpubId of removed) {
+          this.deriving.delete(`${id}/${xpubId}`);
+          this.windows.remove(id, xpubId);
+        }
+        if (removed.length > 0) await this.kv.transactAsync(() => removed.forEach((xpubId) => this.kv.remove('xpubUsed', `${id}/${xpubId}`)));
+        await Promise.all(added.map((x) => this.derive(id, x)));
         this.watchlist.derivedChanged(id);
       },
     };
+  }
+
+  /** An added xpub's window, derived off the serving thread (by the deriver) and then watched, unless it went meanwhile. */
+  private async derive(streamId: string, ref: { id: string; xpub: string }): Promise<void> {
+    const key = `${streamId}/${ref.id}`;
+    const mine = {};
+    this.deriving.set(key, mine);
+    try {
+      const window = await this.deriver.derive({ xpub: ref.xpub, used: [-1, -1], gap: this.windows.gap });
+      if (this.deriving.get(key) === mine) this.windows.add(streamId, ref, [-1, -1], window);
+    } finally {
+      if (this.deriving.get(key) === mine) this.deriving.delete(key);
+    }
   }
 
   /** A stream's windows moved on (a block or a mempool transaction used their addresses): kept, and compiled for what comes next. */

@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { CompileTask, FilterCompiler } from '../ports.js';
-import { familyOf } from './families.js';
+import { DERIVED_KEY_BYTES, familyOf } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
@@ -18,7 +18,7 @@ export const inlineCompiler: FilterCompiler = { compile: (task) => Promise.resol
 /** Watched keys (addresses, xpub-derived keys, topics, programs, mints) of a task: what its compile's time grows with. */
 export function keysOf(task: Pick<CompileTask, 'entries'>): number {
   let n = 0;
-  for (const e of task.entries) n += e.addresses.length + e.derived.length + e.topic0.length + e.programIds.length + e.mintAddresses.length;
+  for (const e of task.entries) n += e.addresses.length + e.derived.length / DERIVED_KEY_BYTES + e.topic0.length + e.programIds.length + e.mintAddresses.length;
   return n;
 }
 

@@ -16,13 +16,23 @@ export interface WatchedEntry {
   allAddresses: boolean;
   /** EVM: the topic0s of an allAddresses stream. */
   topic0: readonly string[];
-  /** Bitcoin: script hashes of the addresses derived from the stream's xpubs. */
-  derived: readonly Uint8Array[];
+  /**
+   * Bitcoin: script hashes of the addresses derived from the stream's xpubs, DERIVED_KEY_BYTES each, end to end:
+   * one array, which a compile posted to the pool clones at once (forty thousand arrays, a stream's thousand xpubs,
+   * cloned one by one held the serving thread for tens of ms).
+   */
+  derived: Uint8Array;
   /** Solana: the programs a stream's transactions may invoke (top-level or inner instructions), base58. */
   programIds: readonly string[];
   /** Solana: the token mints a stream's transactions may hold balances of (pre/post token balances), base58. */
   mintAddresses: readonly string[];
 }
+
+/** The bytes of a derived key (a script hash). */
+export const DERIVED_KEY_BYTES = 32;
+
+/** No derived keys: every family's entries but a Bitcoin stream with xpubs. */
+export const NO_DERIVED = new Uint8Array(0);
 
 interface Family {
   compile(version: number, entries: readonly WatchedEntry[], seed: number): FilterSetData;

@@ -5,7 +5,7 @@ import type { StoredStream } from '../streams/model.js';
 import { topic0Hash } from '../streams/schemas.js';
 import { findChain } from '../chains/registry.js';
 import { inlineCompiler } from './compile.js';
-import type { WatchedEntry } from './families.js';
+import { NO_DERIVED, type WatchedEntry } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
@@ -51,7 +51,7 @@ export class Watchlist {
   constructor(
     private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9,
     /** Bitcoin: the script hashes derived from a stream's xpubs (engine/bitcoin/xpub-windows.ts). */
-    private readonly derivedOf: (id: string) => readonly Uint8Array[] = () => [],
+    private readonly derivedOf: (id: string) => Uint8Array = () => NO_DERIVED,
   ) {}
 
   /**
@@ -129,15 +129,23 @@ export class Watchlist {
   /**
    * The chain's filter set at the current version, compiled when something changed since the last call (by the
    * compiler given to compileWith, the calling thread's until then), once the load has ended. A set being
-   * compiled for the current version is waited for rather than compiled again.
+   * compiled for the current version is waited for rather than compiled again; one being compiled for an older
+   * version is waited for too, and then the version current by then is compiled: one compile per chain at a time,
+   * so a burst of changes (xpubs added one after another) compiles the latest once rather than every version at
+   * once, each holding a worker the others' blocks and xpub windows wait for.
    */
   async compile(chain: string): Promise<CompiledChain> {
     await this.loaded;
-    const version = this.versions.get(chain) ?? 0;
-    const cur = this.compiled.get(chain);
-    if (cur !== undefined && cur.filter.version === version) return cur;
-    const running = this.compiling.get(chain);
-    if (running !== undefined && running.version === version) return running.done;
+    let version: number;
+    for (;;) {
+      version = this.versions.get(chain) ?? 0;
+      const cur = this.compiled.get(chain);
+      if (cur !== undefined && cur.filter.version === version) return cur;
+      const running = this.compiling.get(chain);
+      if (running === undefined) break;
+      if (running.version === version) return running.done;
+      await running.done.catch(() => undefined);
+    }
     const { streams, entries } = this.watchedOn(chain);
     const task = { chain, family: findChain(chain)?.family ?? 'evm', version, entries, seed: this.seedOf(chain, version) };
     const done = this.compiler.compile(task).then((filter) => {

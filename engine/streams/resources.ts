@@ -12,7 +12,7 @@ import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
 
 /** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
-const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs'];
+const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
 
 /** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
 export interface StreamWatch {
@@ -21,8 +21,8 @@ export interface StreamWatch {
   removed(id: string): void;
   /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given). */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
-  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses. */
-  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): void;
+  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses, and resolves once they are watched. */
+  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): Promise<void> | void;
 }
 
 export type AddressAnswer = { streamId: string; address: string | string[] };

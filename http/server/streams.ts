@@ -78,7 +78,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       const stream = streams.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
       return json(200, await opts.solanaBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
-    route('POST', '/streams/bitcoin/:id/xpub', (req) => json(200, streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
+    route('POST', '/streams/bitcoin/:id/xpub', async (req) => json(200, await streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
       return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
@@ -88,7 +88,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
       const stream = streams.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
       return json(200, await opts.bitcoinBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
-    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', (req) => json(200, streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
+    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', async (req) => json(200, await streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {
       const p = paging(req);
       const exclude = p.q.get('excludePayload');

@@ -9,12 +9,13 @@ describe('parseConfig', () => {
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
     expect(c.devnet).toEqual({ port: 8545, blockTime: 1 });
-    expect(c.limits).toEqual({ streams: 1_000, addresses: 1_000_000, triggers: 100 });
+    expect(c.limits).toEqual({ streams: 1_000, addresses: 1_000_000, triggers: 100, xpubs: 1_000 });
     expect(c.triggerBudgetMs).toBe(2_000);
   });
 
   it('reads the per-tenant limits, refusing what is not a whole number from 1', () => {
-    expect(parseConfig({ CHAINPOST_MAX_STREAMS: '5', CHAINPOST_MAX_ADDRESSES: '20000000' }).limits).toEqual({ streams: 5, addresses: 20_000_000, triggers: 100 });
+    expect(parseConfig({ CHAINPOST_MAX_STREAMS: '5', CHAINPOST_MAX_ADDRESSES: '20000000', CHAINPOST_MAX_XPUBS: '3' }).limits).toEqual({ streams: 5, addresses: 20_000_000, triggers: 100, xpubs: 3 });
+    expect(() => parseConfig({ CHAINPOST_MAX_XPUBS: '0' })).toThrow('CHAINPOST_MAX_XPUBS: expected 1 to 1000000, got 0');
     expect(() => parseConfig({ CHAINPOST_MAX_STREAMS: '0' })).toThrow('CHAINPOST_MAX_STREAMS: expected 1 to 1000000000, got 0');
     expect(() => parseConfig({ CHAINPOST_MAX_ADDRESSES: '1e6' })).toThrow('CHAINPOST_MAX_ADDRESSES: expected a whole number, got "1e6"');
   });

@@ -1,20 +1,13 @@
-import { rmSync } from 'node:fs';
 import { keccak256, toBytes } from 'viem';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher, streamKey } from '../../engine/delivery/dispatcher.js';
+import { streamKey } from '../../engine/delivery/dispatcher.js';
 import { logRange, historyRange } from '../../engine/delivery/records.js';
 import { purgeExpired, type Retention } from '../../engine/delivery/retention.js';
-import { jsonLogger } from '../../engine/log.js';
-import { systemTicker } from '../../engine/main.js';
 import { StreamsService } from '../../engine/streams/service.js';
-import { undiciSender } from '../../http/clients/webhook.js';
-import { openStore } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
-import { tempDir, until } from '../helpers.js';
+import { until } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
-import { TargetPolicy } from '../../engine/net/targets.js';
-import { systemResolver } from '../../http/clients/dns.js';
+import { deliveryRig } from './delivery-rig.js';
 
 /**
  * History and delivery logs over a real LMDB store and a real receiver on
@@ -60,10 +53,7 @@ const payload = (n: number) => ({
 });
 
 async function engine(rx: Receiver, rules: Retention = RULES) {
-  const store = openStore(tempDir());
-  const clock = new ServiceClock(systemTicker, T0);
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
-  const dispatcher = new Dispatcher(store, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, retention: rules, awaitDeliveriesOnWake: true });
+  const { store, clock, dispatcher, close } = deliveryRig(T0, { retention: rules });
   const streams = new StreamsService(store, clock, dispatcher);
   const make = async (tag: string, query = ''): Promise<string> => String((await streams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
   const send = async (id: string, ns: number[]): Promise<void> => {
@@ -72,21 +62,7 @@ async function engine(rx: Receiver, rules: Retention = RULES) {
   };
   /** Rows really in a range, against its counter. */
   const rows = (r: { table: 'history' | 'deliveryLogs'; prefix: string }) => store.count(r.table, { start: r.prefix, end: `${r.prefix}\uffff` });
-  return {
-    store,
-    clock,
-    dispatcher,
-    streams,
-    make,
-    send,
-    rows,
-    async close(): Promise<void> {
-      await dispatcher.stop();
-      await sender.close();
-      await store.close();
-      rmSync(store.path, { recursive: true, force: true });
-    },
-  };
+  return { store, clock, dispatcher, streams, make, send, rows, close };
 }
 
 describe('delivery records', () => {

@@ -97,10 +97,24 @@ describe('TargetPolicy', () => {
 });
 
 describe('CHAINPOST_PRIVATE_TARGETS', () => {
-  it('defaults to allow on a loopback listener, deny on any other', () => {
+  it('defaults to allow for the devnet setup on a loopback listener, deny on any other listener', () => {
     expect(parseConfig({}).privateTargets).toBe('allow');
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) expect(parseConfig({ CHAINPOST_HOST: host }).privateTargets, host).toBe('allow');
     for (const host of ['0.0.0.0', '::', '10.0.0.5', '203.0.113.9', 'api.example.org']) expect(parseConfig({ CHAINPOST_HOST: host }).privateTargets, host).toBe('deny');
+  });
+
+  it('defaults to deny for a server following real chains (CHAINPOST_CHAINS, even none; a Bitcoin or Solana node), whatever its listener', () => {
+    const following = [
+      { CHAINPOST_CHAINS: '0x1=http://127.0.0.1:8545' },
+      { CHAINPOST_CHAINS: 'eth=https://node.example' },
+      { CHAINPOST_CHAINS: 'none' },
+      { CHAINPOST_BITCOIN_RPC: 'http://u:p@127.0.0.1:8332' },
+      { CHAINPOST_SOLANA_RPC: 'http://127.0.0.1:8899' },
+    ];
+    for (const env of following) {
+      for (const host of ['127.0.0.1', '::1', 'localhost', '0.0.0.0']) expect(parseConfig({ ...env, CHAINPOST_HOST: host }).privateTargets, `${JSON.stringify(env)} ${host}`).toBe('deny');
+      expect(parseConfig({ ...env, CHAINPOST_PRIVATE_TARGETS: 'allow' }).privateTargets).toBe('allow');
+    }
   });
 
   it('takes allow or deny, and stops the start naming it for anything else', () => {

@@ -1,18 +1,11 @@
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher, FLUSH_MAX, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import { FLUSH_MAX, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
 import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
-import { jsonLogger } from '../../engine/log.js';
-import { systemTicker } from '../../engine/main.js';
-import { TargetPolicy } from '../../engine/net/targets.js';
 import type { Kv } from '../../engine/ports.js';
 import { StreamsService } from '../../engine/streams/service.js';
-import { systemResolver } from '../../http/clients/dns.js';
-import { undiciSender } from '../../http/clients/webhook.js';
-import { openStore, type Store } from '../../storage/env.js';
-import { tempDir } from '../helpers.js';
+import type { Store } from '../../storage/env.js';
 import { startReceiver } from '../receiver.js';
+import { deliveryRig } from './delivery-rig.js';
 
 /**
  * A block's webhooks are staged a chunk to a write transaction (issue 19: one transaction's callback holds the
@@ -29,23 +22,15 @@ const definition = (webhookUrl: string, tag: string) => ({
 const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], retries: 0, block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
 
 /** A real store, dispatcher and receiver for the enclosing describe; `wrap` gives the store the dispatcher writes through. */
-function rig(opts: Partial<DispatcherOptions>, wrap: (store: Store) => Kv = (store) => store) {
-  const store = openStore(tempDir());
-  const clock = new ServiceClock(systemTicker, T0);
-  // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }) });
-  const kv = wrap(store);
-  const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
-  const r = { store, kv, dispatcher, streams: new StreamsService(kv, clock, dispatcher), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
+function rig(opts: Partial<DispatcherOptions>, wrap?: (store: Store) => Kv) {
+  const base = deliveryRig(T0, opts, wrap);
+  const r = { ...base, streams: new StreamsService(base.kv, base.clock, base.dispatcher), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
   beforeAll(async () => {
     r.rx = await startReceiver();
   });
   afterAll(async () => {
-    await dispatcher.stop();
-    await sender.close();
+    await base.close();
     await r.rx.close();
-    await store.close();
-    rmSync(store.path, { recursive: true, force: true });
   });
   return r;
 }

@@ -2,6 +2,8 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
 import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
+import type { CompileTask } from '../../engine/ports.js';
+import { NO_DERIVED } from '../../engine/match/families.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
 import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';
 import { openStore } from '../../storage/env.js';
@@ -55,6 +57,39 @@ describe('the watchlist', () => {
     w.removed('s2');
     expect((await w.compile('0x89')).streams.map((s) => s.id)).toEqual(['s1']);
     expect((await w.compile('0x1'))).toBe(eth3);
+  });
+
+  it('compiles one version of a chain at a time: changes made while a compile runs are compiled once, after it, at the latest version', async () => {
+    const tasks: CompileTask[] = [];
+    const held: Array<() => void> = [];
+    const w = new Watchlist();
+    w.compileWith({
+      compile: (task) => {
+        tasks.push(task);
+        return new Promise((resolve) => held.push(() => resolve(compileHere(task))));
+      },
+    });
+    w.stream(stream('s1', ['0x1']));
+    const first = w.compile('0x1');
+    await new Promise((r) => setImmediate(r));
+    expect(tasks).toHaveLength(1);
+    // Three changes (xpubs added one after another, say), each followed by a reader asking for the set.
+    const asked: Array<Promise<unknown>> = [];
+    for (const a of [A, B, '0x3333333333333333333333333333333333333333']) {
+      w.addressesChanged('s1', [a], []);
+      asked.push(w.compile('0x1'));
+    }
+    await new Promise((r) => setImmediate(r));
+    expect(tasks).toHaveLength(1);
+    held.shift()!();
+    await first;
+    await new Promise((r) => setImmediate(r));
+    expect(tasks).toHaveLength(2);
+    expect(tasks[1]!.entries[0]!.addresses).toHaveLength(3);
+    held.shift()!();
+    const sets = (await Promise.all(asked)) as Array<{ filter: { version: number } }>;
+    expect(new Set(sets.map((x) => x.filter.version))).toEqual(new Set([tasks[1]!.version]));
+    expect(tasks).toHaveLength(2);
   });
 });
 
@@ -183,7 +218,7 @@ describe('the watchlist at start', () => {
     }
   });
 
-  it('compiles with the compiler given, once per version even when asked again meanwhile, and again after a change', async () => {
+  it('compiles with the compiler given, once per version even when asked again meanwhile, and again after a change once that compile has ended', async () => {
     const w = new Watchlist();
     const asked: number[] = [];
     const release: Array<() => void> = [];
@@ -199,13 +234,16 @@ describe('the watchlist at start', () => {
     const again = w.compile('0x1');
     await new Promise((r) => setImmediate(r));
     expect(asked).toHaveLength(1);
-    // A change while the first is compiling: the next call compiles the new version.
+    // A change while the first is compiling: the next call compiles the new version once the first has ended.
     w.addressesChanged('s1', [B], []);
     const second = w.compile('0x1');
     await new Promise((r) => setImmediate(r));
-    expect(asked).toHaveLength(2);
-    release.forEach((r) => r());
+    expect(asked).toHaveLength(1);
+    release.shift()!();
     expect(await again).toBe(await first);
+    await new Promise((r) => setImmediate(r));
+    expect(asked).toHaveLength(2);
+    release.shift()!();
     const s2 = await second;
     expect(s2.filter.version).toBeGreaterThan((await first).filter.version);
     expect(new EvmFilterSet(s2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
@@ -214,7 +252,7 @@ describe('the watchlist at start', () => {
 });
 
 describe('where filter sets compile', () => {
-  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: [], programIds: [], mintAddresses: [] });
+  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: NO_DERIVED, programIds: [], mintAddresses: [] });
   const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
 
   it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
