@@ -68,7 +68,7 @@ interface Run {
 
 async function run(label: string, attack: Attack, env: Record<string, string> = {}): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-fairness-'));
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', ...env });
+  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRIVATE_TARGETS: 'allow', ...env });
   // Its warn line for every failed attempt is not kept here.
   server.child.stdout!.removeAllListeners('data');
   server.child.stdout!.resume();

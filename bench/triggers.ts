@@ -63,7 +63,7 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-triggers-'));
   // No confirmed webhooks during the run: each block brings each stream one.
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x539=100000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' });
+  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x539=100000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRIVATE_TARGETS: 'allow' });
   const api = async (key: string, method: string, path: string, json?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
     const body = await res.json();
