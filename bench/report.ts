@@ -28,6 +28,9 @@ export function msPer(work: () => unknown, minMs = 400): number {
 /** x to `digits` decimals, for printed figures. */
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** A bench's figures: numbers, or (bench:attacks) a row of figures per name. */
+export type Figures = Record<string, number> | Record<string, object>;
+
 export interface BenchResult {
   name: string;
   date: string;
@@ -35,16 +38,17 @@ export interface BenchResult {
   cpus: string;
   /** Load average (1, 5, 15 min) at the start and at the end of the run. */
   loadavg: { start: number[]; end: number[] };
-  figures: Record<string, number>;
+  figures: Figures;
   goal: Record<string, string>;
   met: boolean;
 }
 
 /**
  * Writes bench/results/NAME.json and replaces NAME's section of bench/RESULTS.md
- * with the figures, the machine and the command that produced them.
+ * with the figures, the machine and the command that produced them; `table` (Markdown lines) in place of the
+ * figure | value table.
  */
-export function report(name: string, command: string, figures: Record<string, number>, goal: Record<string, string>, met: boolean, notes: string[] = []): BenchResult {
+export function report(name: string, command: string, figures: Figures, goal: Record<string, string>, met: boolean, notes: string[] = [], table?: string[]): BenchResult {
   const cpuList = cpus();
   const result: BenchResult = {
     name,
@@ -72,9 +76,7 @@ export function report(name: string, command: string, figures: Record<string, nu
     '',
     `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}; load average ${result.loadavg.start.join(' / ')} at the start, ${result.loadavg.end.join(' / ')} at the end (1 / 5 / 15 min).`,
     '',
-    '| figure | value |',
-    '|---|---|',
-    ...Object.entries(figures).map(([k, v]) => `| ${k} | ${v} |`),
+    ...(table ?? ['| figure | value |', '|---|---|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${String(v)} |`)]),
     '',
     `Goal: ${Object.entries(goal).map(([k, v]) => `${k} ${v}`).join(', ')}. Met: **${met ? 'yes' : 'no'}**.`,
     ...(notes.length > 0 ? ['', ...notes] : []),

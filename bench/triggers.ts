@@ -4,7 +4,8 @@
  * receives TXS value transfers, one at a time. Latency = this process's receiver getting the victim stream's
  * unconfirmed webhook − the transfer's receipt seen here. First the victim's stream alone (the baseline, in the same
  * run), then beside the hostile stream: CHAINPOST_MAX_TRIGGERS triggers of type tx, each an eth_call to an account
- * whose code loops forever (anvil_setCode), so each call burns the chain's block gas limit.
+ * whose code loops forever (anvil_setCode), so each call burns the chain's block gas limit. bench:attacks runs the same
+ * measurement on an earlier build too (victimBesideTriggers).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS } from '../engine/config.js';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -33,7 +35,21 @@ const SPIN_ABI = { type: 'function', name: 'spin', stateMutability: 'view', inpu
 /** A transfer whose victim webhook has not come within this long is lost. */
 const TX_TIMEOUT_MS = 15_000;
 
-async function main(): Promise<void> {
+/** One run of the measurement: the server `bin` (this build's or an earlier one), `transfers` timed alone and as many beside the hostile stream. */
+export interface TriggersRun {
+  bin: string;
+  transfers: number;
+  /** Triggers of the hostile stream. */
+  triggers: number;
+  /** What the server needs besides the run's own variables (an earlier build may want other ones). */
+  env: Record<string, string>;
+  /** How long to wait for the hostile stream's webhook of the last block, ms. */
+  hostileWaitMs: number;
+}
+
+/** The victim's latencies alone and beside the hostile stream, on a fresh anvil, server and data directory; the figures bench:triggers reports. */
+export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<string, number>> {
+  const { bin, transfers: TXS } = opts;
   const anvil = await startAnvil({ chainId: 1337 });
   const rpc = jsonRpcUpstream(anvil.url);
   await rpc.call('anvil_setCode', [SPIN, SPIN_CODE]);
@@ -63,7 +79,7 @@ async function main(): Promise<void> {
 
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-triggers-'));
   // No confirmed webhooks during the run: each block brings each stream one.
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x539=100000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRIVATE_TARGETS: 'allow' });
+  const server = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x539=100000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', ...opts.env });
   const api = async (key: string, method: string, path: string, json?: unknown): Promise<any> => {
     const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
     const body = await res.json();
@@ -122,9 +138,9 @@ async function main(): Promise<void> {
     const baseline = await run(TXS);
 
     // The hostile tenant: its own key, its own tenant.
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'keys', 'create', '--name', 'hostile'], { env: { ...process.env, CHAINPOST_DATA: dir } });
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, 'keys', 'create', '--name', 'hostile'], { env: { ...process.env, CHAINPOST_DATA: dir } });
     const hostileKey = stdout.trim().split('\n').at(-1)!;
-    const triggers = Array.from({ length: DEFAULT_LIMITS.triggers }, () => ({ type: 'tx', contractAddress: SPIN, functionAbi: SPIN_ABI }));
+    const triggers = Array.from({ length: opts.triggers }, () => ({ type: 'tx', contractAddress: SPIN, functionAbi: SPIN_ABI }));
     await stream(hostileKey, '/hostile', { triggers });
     const started = performance.now();
     const attack = await run(TXS);
@@ -133,7 +149,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => {
       if (arrivals.has(`/hostile/${last}`)) return resolve();
       waiting.set(`/hostile/${last}`, resolve);
-      setTimeout(resolve, 60_000);
+      setTimeout(resolve, opts.hostileWaitMs);
     });
     const hostileArrived = attack.blocks.filter((n) => arrivals.has(`/hostile/${n}`)).length;
     const hostileLatencies = attack.blocks.flatMap((n) => (arrivals.has(`/hostile/${n}`) ? [arrivals.get(`/hostile/${n}`)! - arrivals.get(`/victim/${n}`)!] : []));
@@ -150,7 +166,7 @@ async function main(): Promise<void> {
       ratioP99: round(percentile(attack.latencies, 0.99) / percentile(baseline.latencies, 0.99)),
       transfers: TXS,
       lost: baseline.lost + attack.lost,
-      hostileTriggers: DEFAULT_LIMITS.triggers,
+      hostileTriggers: opts.triggers,
       triggerBudgetMs: TRIGGER_BUDGET_MS,
       hostileWebhooks: hostileArrived,
       hostileAfterVictimP50Ms: round(percentile(hostileLatencies, 0.5)),
@@ -169,17 +185,23 @@ async function main(): Promise<void> {
     ]);
     console.log(`hostile: ${hostileArrived}/${attack.blocks.length} webhooks, ${overBudget} of ${hostileTriggers.length} trigger results over budget; lost ${figures['lost']}`);
   } finally {
-    await server.stop('SIGTERM');
+    // Bounded: an earlier build may still be making the hostile calls.
+    await Promise.race([server.stop('SIGTERM'), new Promise((r) => setTimeout(r, 10_000))]);
+    await server.stop('SIGKILL');
     receiver.close();
     await rpc.close();
     await anvil.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+  return figures;
+}
 
+async function main(): Promise<void> {
+  const figures = await victimBesideTriggers({ bin: BIN, transfers: TXS, triggers: DEFAULT_LIMITS.triggers, env: { CHAINPOST_PRIVATE_TARGETS: 'allow' }, hostileWaitMs: 60_000 });
   const met = figures['ratioP50']! <= 2 && figures['lost'] === 0;
   report('triggers', 'npm run bench:triggers', figures, { ratioP50: '<= 2 (the victim beside the hostile stream vs alone)', lost: '= 0' }, met, [
     `Latency is from this process seeing a transfer's receipt to its receiver getting the victim stream's unconfirmed webhook of that block; ${TXS} transfers to one watched account, one at a time ${GAP_MS} ms apart, first with the victim's stream alone (after 5 for warm-up), then beside another tenant's stream on the same account with ${DEFAULT_LIMITS.triggers} triggers (CHAINPOST_MAX_TRIGGERS' default), each an eth_call to code that loops until its gas (the block gas limit) is gone, within CHAINPOST_TRIGGER_BUDGET_MS (${TRIGGER_BUDGET_MS} ms) per block. The hostile stream's webhooks: hostileWebhooks of the blocks arrived, hostileAfterVictimP50Ms after the victim's of the same block; hostileOverBudget of its trigger results carry the over-budget error. The hostile stream's calls take its whole budget on every block, so it runs about ten budgets (LAG_BUDGETS) behind the chain, where its blocks get no time left and it catches up. Its calls run on the same anvil that mines the blocks and answers the server's block reads, one after another without pause; in a probe on this machine an eth_getBlockReceipts sent while such a call ran was answered only after it (an eth_getBlockByNumber was not held), so the follower's read of a new block may wait for up to one hostile call, spinCallMs (a call at the block gas limit, timed in this run): that, and the CPU the calls take, is what is left of the hostile stream in the victim's latency.`,
   ]);
 }
 
-await main();
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

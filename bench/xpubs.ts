@@ -4,7 +4,7 @@
  * by key, whatever the stream holds), and GET /health's latency while a burst of adds runs, beside its latency
  * with nothing else to do, measured in the same run (the add's derivation runs in the worker pool).
  * `--before <path/to/bin/chainpost.js>` measures another build (the code before a change) the same way first
- * and adds its figures as before….
+ * and adds its figures as before…. bench:attacks measures a smaller stream the same way (measureXpubs).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS } from '../engine/config.js';
 import { mainnetChain } from '../test/bitcoin-core/fixtures.js';
 import { manyXpubs } from '../test/bitcoin-core/keys.js';
@@ -35,16 +36,21 @@ const quantile = (xs: number[], q: number): number => {
 };
 
 /** What one build measures. */
-interface Run {
+export interface Run {
   addMsAround10th: number;
   addMsAround1000th: number;
   burstAddsPerSec: number;
   healthIdle: number[];
   healthDuringAdds: number[];
+  /** With `oneMore`: the status of an add past the `xpubs` the stream holds (the limit, where the server has one). */
+  oneMoreStatus?: number;
 }
 
-/** The measurements on the server `bin` (this build's, or another's given with --before). */
-async function measure(bin: string): Promise<Run> {
+/**
+ * The measurements on the server `bin` (this build's, or another's given with --before), its stream filled to
+ * `xpubs`; `env` on top of the run's own variables; `oneMore`: then one add more.
+ */
+export async function measureXpubs(bin: string, xpubs = XPUBS, env: Record<string, string> = {}, oneMore = false): Promise<Run> {
   const core = await startBitcoinCore({ chain: mainnetChain() });
   const receiver = createServer((req, res) => {
     req.resume();
@@ -63,6 +69,7 @@ async function measure(bin: string): Promise<Run> {
     CHAINPOST_ACCESS_LOG: '0',
     // The receiver is on loopback, and a server following a chain denies private targets by default.
     CHAINPOST_PRIVATE_TARGETS: 'allow',
+    ...env,
   });
   const base = `http://127.0.0.1:${server.port}`;
   const api = async (method: string, path: string, json?: unknown): Promise<any> => {
@@ -78,7 +85,7 @@ async function measure(bin: string): Promise<Run> {
     return performance.now() - t;
   };
   try {
-    const keys = manyXpubs(XPUBS);
+    const keys = manyXpubs(xpubs + 1);
     const { id } = await api('PUT', '/streams/bitcoin', { webhookUrl: hook, tag: 'bench' });
     const add = async (i: number): Promise<number> => {
       const t = performance.now();
@@ -101,7 +108,7 @@ async function measure(bin: string): Promise<Run> {
     // The burst: BURST_CONCURRENCY adds at a time, /health probed one after another meanwhile.
     const healthDuringAdds: number[] = [];
     let next = EDGE;
-    const last = XPUBS - EDGE;
+    const last = xpubs - EDGE;
     let adding = true;
     const t0 = performance.now();
     const prober = (async () => {
@@ -117,10 +124,11 @@ async function measure(bin: string): Promise<Run> {
     const burstMs = performance.now() - t0;
 
     const end: number[] = [];
-    for (let i = last; i < XPUBS; i++) end.push(await add(i));
+    for (let i = last; i < xpubs; i++) end.push(await add(i));
     const total = (await api('GET', `/streams/bitcoin/${id}/xpub?limit=1`)).total as number;
-    if (total !== XPUBS) throw new Error(`the stream holds ${total} xpubs, not ${XPUBS}`);
-    return { addMsAround10th: quantile(first.slice(WARM), 0.5), addMsAround1000th: quantile(end, 0.5), burstAddsPerSec: ((last - EDGE) / burstMs) * 1000, healthIdle, healthDuringAdds };
+    if (total !== xpubs) throw new Error(`the stream holds ${total} xpubs, not ${xpubs}`);
+    const oneMoreStatus = oneMore ? (await fetch(`${base}/streams/bitcoin/${id}/xpub`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ xpub: keys[xpubs] }) })).status : undefined;
+    return { oneMoreStatus, addMsAround10th: quantile(first.slice(WARM), 0.5), addMsAround1000th: quantile(end, 0.5), burstAddsPerSec: ((last - EDGE) / burstMs) * 1000, healthIdle, healthDuringAdds };
   } finally {
     await server.stop('SIGTERM');
     await core.close();
@@ -129,43 +137,47 @@ async function measure(bin: string): Promise<Run> {
   }
 }
 
-const { values } = parseArgs({ options: { before: { type: 'string' } } });
-const before = values.before === undefined ? undefined : await measure(values.before);
-const now = await measure(BIN);
-const p99 = (xs: number[]): number => quantile(xs, 0.99);
-const figures: Record<string, number> = {
-  addMsAround10th: round(now.addMsAround10th),
-  addMsAround1000th: round(now.addMsAround1000th),
-  ratioAdd1000thVs10th: round(now.addMsAround1000th / now.addMsAround10th),
-  burstAddsPerSec: round(now.burstAddsPerSec, 0),
-  healthP50IdleMs: round(quantile(now.healthIdle, 0.5)),
-  healthP99IdleMs: round(p99(now.healthIdle)),
-  healthP50DuringAddsMs: round(quantile(now.healthDuringAdds, 0.5)),
-  healthP99DuringAddsMs: round(p99(now.healthDuringAdds)),
-  ratioHealthP99DuringVsIdle: round(p99(now.healthDuringAdds) / p99(now.healthIdle)),
-  healthProbesDuringAdds: now.healthDuringAdds.length,
-  ...(before === undefined
-    ? {}
-    : {
-        beforeAddMsAround10th: round(before.addMsAround10th),
-        beforeAddMsAround1000th: round(before.addMsAround1000th),
-        beforeHealthP99IdleMs: round(p99(before.healthIdle)),
-        beforeHealthP99DuringAddsMs: round(p99(before.healthDuringAdds)),
-      }),
-};
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { before: { type: 'string' } } });
+  const before = values.before === undefined ? undefined : await measureXpubs(values.before);
+  const now = await measureXpubs(BIN);
+  const p99 = (xs: number[]): number => quantile(xs, 0.99);
+  const figures: Record<string, number> = {
+    addMsAround10th: round(now.addMsAround10th),
+    addMsAround1000th: round(now.addMsAround1000th),
+    ratioAdd1000thVs10th: round(now.addMsAround1000th / now.addMsAround10th),
+    burstAddsPerSec: round(now.burstAddsPerSec, 0),
+    healthP50IdleMs: round(quantile(now.healthIdle, 0.5)),
+    healthP99IdleMs: round(p99(now.healthIdle)),
+    healthP50DuringAddsMs: round(quantile(now.healthDuringAdds, 0.5)),
+    healthP99DuringAddsMs: round(p99(now.healthDuringAdds)),
+    ratioHealthP99DuringVsIdle: round(p99(now.healthDuringAdds) / p99(now.healthIdle)),
+    healthProbesDuringAdds: now.healthDuringAdds.length,
+    ...(before === undefined
+      ? {}
+      : {
+          beforeAddMsAround10th: round(before.addMsAround10th),
+          beforeAddMsAround1000th: round(before.addMsAround1000th),
+          beforeHealthP99IdleMs: round(p99(before.healthIdle)),
+          beforeHealthP99DuringAddsMs: round(p99(before.healthDuringAdds)),
+        }),
+  };
 
-printRows([
-  ['add, around the 10th', figures.addMsAround10th!, 'ms'],
-  ['add, around the 1,000th', figures.addMsAround1000th!, 'ms', figures.addMsAround10th],
-  ['/health p99, idle', figures.healthP99IdleMs!, 'ms'],
-  ['/health p99, during adds', figures.healthP99DuringAddsMs!, 'ms', figures.healthP99IdleMs],
-  ['adds/s in the burst', figures.burstAddsPerSec!, '/s'],
-  ...(before === undefined ? [] : [['/health p99 during adds, --before', figures.beforeHealthP99DuringAddsMs!, 'ms', figures.healthP99DuringAddsMs] as [string, number, string, number]]),
-]);
-const goal = { ratioAdd1000thVs10th: '<= 1.5', healthP99DuringAddsMs: '< 20' };
-const met = figures.ratioAdd1000thVs10th! <= 1.5 && figures.healthP99DuringAddsMs! < 20;
-report('xpubs', before === undefined ? 'npm run bench:xpubs' : 'npm run bench:xpubs -- --before <an earlier build>/bin/chainpost.js', figures, goal, met, [
-  `One Bitcoin stream, ${XPUBS} xpubs (CHAINPOST_MAX_XPUBS' default) added through POST /streams/bitcoin/:id/xpub on the real server following the stand-in Bitcoin Core (CHAINPOST_BITCOIN_GAP 20: 40 addresses derived per key, in the worker pool).`,
-  `addMsAround10th: the median of adds ${WARM + 1} to ${EDGE}, one at a time; addMsAround1000th: the median of the last ${EDGE}, one at a time. Between them a burst of ${BURST_CONCURRENCY} adds at a time while GET /health is probed one request after another (healthP99DuringAddsMs); the baseline is ${IDLE_PROBES} probes before any add, in the same run.`,
-  ...(before === undefined ? [] : [`before…: the same measurements on the build given with --before (the code before xpubs were counted and read by key), first, on its own stand-in, receiver and data directory.`]),
-]);
+  printRows([
+    ['add, around the 10th', figures.addMsAround10th!, 'ms'],
+    ['add, around the 1,000th', figures.addMsAround1000th!, 'ms', figures.addMsAround10th],
+    ['/health p99, idle', figures.healthP99IdleMs!, 'ms'],
+    ['/health p99, during adds', figures.healthP99DuringAddsMs!, 'ms', figures.healthP99IdleMs],
+    ['adds/s in the burst', figures.burstAddsPerSec!, '/s'],
+    ...(before === undefined ? [] : [['/health p99 during adds, --before', figures.beforeHealthP99DuringAddsMs!, 'ms', figures.healthP99DuringAddsMs] as [string, number, string, number]]),
+  ]);
+  const goal = { ratioAdd1000thVs10th: '<= 1.5', healthP99DuringAddsMs: '< 20' };
+  const met = figures.ratioAdd1000thVs10th! <= 1.5 && figures.healthP99DuringAddsMs! < 20;
+  report('xpubs', before === undefined ? 'npm run bench:xpubs' : 'npm run bench:xpubs -- --before <an earlier build>/bin/chainpost.js', figures, goal, met, [
+    `One Bitcoin stream, ${XPUBS} xpubs (CHAINPOST_MAX_XPUBS' default) added through POST /streams/bitcoin/:id/xpub on the real server following the stand-in Bitcoin Core (CHAINPOST_BITCOIN_GAP 20: 40 addresses derived per key, in the worker pool).`,
+    `addMsAround10th: the median of adds ${WARM + 1} to ${EDGE}, one at a time; addMsAround1000th: the median of the last ${EDGE}, one at a time. Between them a burst of ${BURST_CONCURRENCY} adds at a time while GET /health is probed one request after another (healthP99DuringAddsMs); the baseline is ${IDLE_PROBES} probes before any add, in the same run.`,
+    ...(before === undefined ? [] : [`before…: the same measurements on the build given with --before (the code before xpubs were counted and read by key), first, on its own stand-in, receiver and data directory.`]),
+  ]);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

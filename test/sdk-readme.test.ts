@@ -13,14 +13,14 @@ import { startReceiver } from './receiver.js';
  * README.md's "Using the Moralis SDK" file, run as written: the block marked `<!-- sdk:file:sdk.mjs -->` is
  * saved in a working directory whose node_modules is chainpost's and run with node, its placeholders CHAINPOST,
  * KEY and RECEIVER_PORT set to a real server on the embedded devnet and a real receiver, and
- * test/loopback-only.mjs preloaded: a connection to any host but 127.0.0.1 throws, so a Streams or Auth call
+ * bench/loopback-only.mjs preloaded: a connection to any host but 127.0.0.1 throws, so a Streams or Auth call
  * the SDK still sends to its fixed hosted base URLs fails the run. What the file printed is checked against
  * the server.
  */
 
 const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PRELOAD = fileURLToPath(new URL('./loopback-only.mjs', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('../bench/loopback-only.mjs', import.meta.url));
 const MARKER = '<!-- sdk:file:sdk.mjs -->';
 const SNIPPET = new RegExp(`${MARKER}\n\`\`\`js\n([\\s\\S]*?)\n\`\`\`\n`).exec(README)?.[1];
 /** The devnet's account (0), which the file signs in with. */
