@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { open, type Database } from 'lmdb';
-import { DataIndexer } from '../engine/data-api/indexer.js';
+import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import { ServiceClock } from '../engine/clock.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';

@@ -18,11 +18,11 @@ export const TABLES = [
   'indexState', 'indexUndo',
   // Data API calls answered from the chain and logs (issue 17): block times, logs by emitting contract.
   'blockTimes', 'contractLogs',
-  // Data API: native transactions and activity (engine/data-api/tx-index.ts).
+  // Data API: native transactions and activity (engine/data-api/transactions/index/writer.ts).
   'nativeTxs', 'addressTxs', 'activity',
-  // Data API, ERC-20 (engine/data-api/erc20-index.ts)
+  // Data API, ERC-20 (engine/data-api/erc20/index/writer.ts)
   'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search',
-  // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
+  // Data API NFT indexes (engine/data-api/nft/index/writer.ts) and the NFT metadata cache (engine/data-api/nft/metadata.ts).
   'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
   // Data API part 2 (issue 18): DEX pools, their states and swaps, each trader's and each token's swaps, price marks and candles.
   'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles',

@@ -1,18 +1,18 @@
 import type { Pricing } from '../chains/pricing.js';
 import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
-import { blockTimesIndex } from './block-times.js';
-import { contractLogsIndex } from './contract-logs.js';
-import { dexIndex } from './dex-index.js';
-import { createdContracts, erc20Index } from './erc20-index.js';
-import type { DataIndex } from './indexer.js';
+import { blockTimesIndex } from './common/block-times.js';
+import { contractLogsIndex } from './chain/logs.js';
+import { dexIndex } from './dex/index/writer.js';
+import { createdContracts, erc20Index } from './erc20/index/writer.js';
+import type { DataIndex } from './common/indexer.js';
 import { prefixRange, type KeyRange } from '../ingest/chain-store.js';
 import type { Table } from '../ports.js';
-import { nftChainPrefixes } from './nft-tables.js';
-import { nativeTxIndex } from './tx-index.js';
-import { nftIndex } from './nft-index.js';
-import { priceMarksIndex } from './price-marks.js';
-import { candleIndex } from './candle-index.js';
+import { nftChainPrefixes } from './nft/index/tables.js';
+import { nativeTxIndex } from './transactions/index/writer.js';
+import { nftIndex } from './nft/index/writer.js';
+import { priceMarksIndex } from './dex/index/marks-writer.js';
+import { candleIndex } from './dex/index/candle-writer.js';
 
 /** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
 export interface IndexDeps {

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
-import { blockTimesIndex, indexedBlockAt } from '../../engine/data-api/block-times.js';
-import { pageBlocks } from '../../engine/data-api/erc20-common.js';
-import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../engine/data-api/indexer.js';
+import { blockTimesIndex, indexedBlockAt } from '../../engine/data-api/common/block-times.js';
+import { pageBlocks } from '../../engine/data-api/erc20/reads.js';
+import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../engine/data-api/common/indexer.js';
 import { decodeRecord, type BlockRecord } from '../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../engine/evm/store.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';

@@ -1,8 +1,8 @@
 import type { Chain } from '../../chains/registry.js';
-import type { DataDeps } from '../../data-api/deps.js';
-import { formatted, indexedHead, tokenFacts } from '../../data-api/erc20-common.js';
-import { add, priceReader, toNumber, type Ratio } from '../../data-api/prices.js';
-import { usdOf } from '../../data-api/token-prices.js';
+import type { DataDeps } from '../../data-api/common/deps.js';
+import { formatted, indexedHead, tokenFacts } from '../../data-api/erc20/reads.js';
+import { add, priceReader, toNumber, type Ratio } from '../../data-api/dex/index/prices.js';
+import { usdOf } from '../../data-api/dex/token-prices.js';
 import { v1ChainId } from '../chains.js';
 import type { DefiAdapter, DefiProtocol, PositionToken, RawPosition } from './adapter.js';
 import { protocolFactories } from './registry.js';
