@@ -28,8 +28,7 @@ import { jsonLogger } from '../engine/log.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { openStore, type Store } from '../storage/env.js';
-import { TABLES } from '../engine/ports.js';
+import { TABLES, openStore, type Store } from '../storage/env.js';
 import { footprint } from './lmdb-footprint.js';
 import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
 import { startProcess, type Started } from './proc.js';
@@ -74,7 +73,8 @@ const LIMIT = 25;
 function codeHash(): string {
   const h = createHash('sha256');
   const dir = fileURLToPath(new URL('../engine/data-api/', import.meta.url));
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
+  // Every folder of it: the indexes live in the domains' folders.
+  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
   for (const f of ['../engine/evm/store.js', '../storage/codec.js', '../storage/hex-keys.js', '../storage/env.js']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
   h.update(readFileSync(fileURLToPath(new URL('./data-chain.js', import.meta.url))));
   return h.digest('hex').slice(0, 12);

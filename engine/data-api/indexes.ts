@@ -6,9 +6,6 @@ import { contractLogsIndex } from './chain/logs.js';
 import { dexIndex } from './dex/index/writer.js';
 import { createdContracts, erc20Index } from './erc20/index/writer.js';
 import type { DataIndex } from './common/indexer.js';
-import { prefixRange, type KeyRange } from '../ingest/chain-store.js';
-import type { Table } from '../ports.js';
-import { nftChainPrefixes } from './nft/index/tables.js';
 import { nativeTxIndex } from './transactions/index/writer.js';
 import { nftIndex } from './nft/index/writer.js';
 import { priceMarksIndex } from './dex/index/marks-writer.js';
@@ -55,20 +52,5 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     priceMarksIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
     // After the marks: a swap is priced by its quote token's marks of the block.
     candleIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
-  ];
-}
-
-/**
- * Every key range the Data API's indexes hold of one chain, for clearing it (`chainpost devnet reset`): a table
- * keyed `chain/…`, the `kind/chain/…` ranges of the others, and the rows keyed by the chain alone.
- */
-export function dataChainRanges(chain: string): KeyRange[] {
-  const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
-  return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles'] as const).map((t) => prefixRange(t, `${chain}/`)),
-    ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
-    ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
-    ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),
-    one('indexState'),
   ];
 }
