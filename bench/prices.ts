@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { cannon, type CannonRequest, type CannonRun } from './cannon.js';
 import { ServiceClock } from '../engine/clock.js';
-import { blockTimesIndex } from '../engine/data-api/common/block-times.js';
+import { blockTimesIndex } from '../engine/data-api/chain/index/writer.js';
 import { dexIndex } from '../engine/data-api/dex/index/writer.js';
 import { DataIndexer, type DataIndex } from '../engine/data-api/common/indexer.js';
 import { priceMarksIndex } from '../engine/data-api/dex/index/marks-writer.js';

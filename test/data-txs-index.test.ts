@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
 import { ServiceClock } from '../engine/clock.js';
 import { IndexWriter, DataIndexer, indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
-import { blockTimesIndex } from '../engine/data-api/common/block-times.js';
+import { blockTimesIndex } from '../engine/data-api/chain/index/writer.js';
 import { activityKey, addressPrefix, nativeTxIndex, positionOf, type Activity } from '../engine/data-api/transactions/index/writer.js';
 import { summaryOf } from '../engine/data-api/transactions/source.js';
 import { addressPage } from '../engine/data-api/transactions/txs.js';

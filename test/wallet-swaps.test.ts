@@ -5,7 +5,7 @@ import { transferToken, v2RouterSwapExactIn, v2SwapExactIn, v3SwapAtReserves, ty
 import type { Pricing } from '../engine/chains/pricing.js';
 import { ServiceClock } from '../engine/clock.js';
 import type { DataDeps } from '../engine/data-api/common/deps.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../engine/data-api/dex/index/writer.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../engine/data-api/dex/index/keys.js';
 import { DataIndexer, type IndexState } from '../engine/data-api/common/indexer.js';
 import { pairSwaps, pairSwapsQuery } from '../engine/data-api/dex/swaps.js';
 import { analyticsQuery, SCAN, tokenAnalytics } from '../engine/data-api/scores/analytics.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
 import type { DataDeps } from '../data-api/common/deps.js';
-import { metadata } from '../data-api/nft/transfers.js';
+import { metadata } from '../data-api/common/node-reads.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/common/params.js';
 import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/dex/index/prices.js';
 import { tradesOf, type Blame, type Trade } from '../data-api/dex/swaps.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import { blockAtOrAfter, blockAtOrBefore, blockTime } from '../data-api/common/block-times.js';
 import type { DataDeps } from '../data-api/common/deps.js';
-import { indexedHead } from '../data-api/erc20/reads.js';
+import { indexedHead } from '../data-api/common/pages.js';
 import { bool, cursor, date, limit } from '../data-api/common/params.js';
 import { markKey, priceReader, toNumber } from '../data-api/dex/index/prices.js';
 import { badRequest } from '../errors.js';

@@ -4,11 +4,12 @@ import { unixIso } from '../datetime.js';
 import { indexedBlockAt } from '../data-api/common/block-times.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { blockNumber, evmAddress } from '../data-api/common/params.js';
-import { tokenPrice, v1PriceParams } from '../data-api/dex/token-prices.js';
+import { tokenPrice } from '../data-api/dex/token-prices.js';
 import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta, type FailedChain, type V1Meta } from './fan-out.js';
+import { v1PriceParams } from '../data-api/dex/index/usd.js';
 
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token

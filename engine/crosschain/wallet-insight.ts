@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { blockAtOrBefore } from '../data-api/common/block-times.js';
-import { indexedHead } from '../data-api/erc20/reads.js';
+import { indexedHead } from '../data-api/common/pages.js';
 import { bool } from '../data-api/common/params.js';
 import { mul, priceReader, toNumber, type Ratio } from '../data-api/dex/index/prices.js';
 import { tradesOf } from '../data-api/dex/swaps.js';

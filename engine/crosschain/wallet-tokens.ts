@@ -5,7 +5,7 @@ import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { pricedBalances } from '../data-api/erc20/balances.js';
 import { bool, cursor, evmAddress, limit } from '../data-api/common/params.js';
-import { v1PriceParams } from '../data-api/dex/token-prices.js';
+import { v1PriceParams } from '../data-api/dex/index/usd.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { listOf, nextOffset, readOffset } from './cursor.js';

@@ -1,23 +1,13 @@
-import type { Pricing } from '../chains/pricing.js';
-import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
-import { blockTimesIndex } from './common/block-times.js';
-import { contractLogsIndex } from './chain/logs.js';
+import { blockTimesIndex, contractLogsIndex } from './chain/index/writer.js';
 import { dexIndex } from './dex/index/writer.js';
 import { createdContracts, erc20Index } from './erc20/index/writer.js';
 import type { DataIndex } from './common/indexer.js';
+import type { IndexDeps } from './common/deps.js';
 import { nativeTxIndex } from './transactions/index/writer.js';
 import { nftIndex } from './nft/index/writer.js';
 import { priceMarksIndex } from './dex/index/marks-writer.js';
 import { candleIndex } from './dex/index/candle-writer.js';
-
-/** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
-export interface IndexDeps {
-  reads: ChainReads;
-  tokens: TokenMetadata;
-  /** The chain's pricing entry (engine/chains/pricing.ts); none: no DEX index for that chain. */
-  pricing?: (chain: string) => Pricing | undefined;
-}
 
 /**
  * Not an index: tells token metadata which contracts a batch's blocks met (each log's emitter, each contract

@@ -1,4 +1,4 @@
-import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/common/block-times.js';
+import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/chain/date-to-block.js';
 import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/chain/logs.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
 import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/chain/ens.js';

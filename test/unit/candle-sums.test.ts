@@ -4,7 +4,7 @@ import type { Pricing } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { ohlcvQuery, pairCandles } from '../../engine/data-api/dex/candles.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
-import { poolKey, type PoolRow } from '../../engine/data-api/dex/index/writer.js';
+import { poolKey, type PoolRow } from '../../engine/data-api/dex/index/keys.js';
 import { DataIndexer, type IndexState } from '../../engine/data-api/common/indexer.js';
 import { candleKey, type CandleRow, type CandlesRow } from '../../engine/data-api/dex/index/swap-candles.js';
 import type { ChainReads } from '../../engine/evm/chain-reads.js';

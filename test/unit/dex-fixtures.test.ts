@@ -4,7 +4,7 @@ import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { PRICING } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { V2_SWAP, V2_SYNC, V3_SWAP } from '../../engine/data-api/dex/index/events.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow, type SwapRow } from '../../engine/data-api/dex/index/writer.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow, type SwapRow } from '../../engine/data-api/dex/index/keys.js';
 import { DataIndexer, IndexWriter, indexedBlock } from '../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../engine/data-api/indexes.js';
 import { poolAt, type MarkRow } from '../../engine/data-api/dex/index/prices.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Pricing } from '../../engine/chains/pricing.js';
 import { V2_SYNC } from '../../engine/data-api/dex/index/events.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow } from '../../engine/data-api/dex/index/writer.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow } from '../../engine/data-api/dex/index/keys.js';
 import { hex } from '../../engine/data-api/erc20/index/keys.js';
 import { IndexWriter, type IndexedBlock } from '../../engine/data-api/common/indexer.js';
 import { priceMarksIndex } from '../../engine/data-api/dex/index/marks-writer.js';

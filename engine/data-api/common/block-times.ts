@@ -1,14 +1,5 @@
-import { z } from 'zod';
-import { unixIso } from '../../datetime.js';
 import { blockKey } from '../../ingest/chain-store.js';
-import { ApiError, notFound } from '../../errors.js';
-import type { BlockHeader } from '../../evm/chain-reads.js';
 import type { Kv } from '../../ports.js';
-import type { DataIndex } from './indexer.js';
-import type { DataDeps } from './deps.js';
-import { fromNode } from './node-reads.js';
-import { date } from './params.js';
-import { storedHead } from './read-at.js';
 
 /**
  * Block times: `blockTimes` maps each indexed block's number to its timestamp
@@ -16,20 +7,13 @@ import { storedHead } from './read-at.js';
  * only within the retention window). A page's items read their block there
  * once: one row, the block as the indexes hold it. Timestamps grow with the number (a block's is
  * after its parent's, or equal on a devnet), so a date is found by binary
- * search over numbers: O(log n) point reads. Dates before the first indexed
- * block are searched on the node (eth_getBlockByNumber), as blocks below a
- * start block are not indexed.
+ * search over numbers: O(log n) point reads (GET /dateToBlock, chain/date-to-block.ts,
+ * searches the node for dates before the first indexed block). The rows are
+ * written by chain/index/writer.ts.
  */
 
 /** A `blockTimes` row: the block's timestamp (Unix seconds) and hash; a store written by schema version 5 or older holds the timestamp alone (still read). */
 export type BlockTimeRow = [timestamp: number, hash: string] | number;
-
-export const blockTimesIndex: DataIndex = {
-  name: 'blockTimes',
-  apply(w, block) {
-    w.put('blockTimes', blockKey(block.chain, block.number), [block.timestamp, block.hash] satisfies BlockTimeRow);
-  },
-};
 
 /** A block's timestamp (Unix seconds), if indexed. */
 export function blockTime(kv: Pick<Kv, 'get'>, chain: string, number: number): number | undefined {
@@ -47,7 +31,7 @@ export function indexedBlockAt(kv: Kv, chain: string, number: number): { timesta
 }
 
 /** The first and last indexed block numbers of the chain, if any. */
-function indexedSpan(kv: Pick<Kv, 'range'>, chain: string): [number, number] | undefined {
+export function indexedSpan(kv: Pick<Kv, 'range'>, chain: string): [number, number] | undefined {
   const ends = [false, true].map((reverse) => kv.range<BlockTimeRow>('blockTimes', reverse ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 } : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 })[0]);
   if (ends[0] === undefined || ends[1] === undefined) return undefined;
   const num = (key: string) => parseInt(key.slice(chain.length + 1), 16);
@@ -115,65 +99,4 @@ export function blockAtOrAfter(kv: Kv, chain: string, unix: number): number | un
   if (span === undefined) return undefined;
   const next = before === undefined ? span[0] : before + 1;
   return next <= span[1] ? next : undefined;
-}
-
-export const dateToBlockQuery = z.object({ date });
-
-const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
-
-/**
- * The block as the indexes have it (its hash and time from `blockTimes`, as the Data API's items answer them; its
- * parent's hash from the row below, or `canon` below the first indexed block; from the node when neither holds the
- * parent: the first block ingested).
- */
-async function indexedHeader(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, number: number): Promise<BlockHeader> {
-  const block = indexedBlockAt(deps.kv, chain, number);
-  const parentHash = number === 0 ? ZERO_HASH : (indexedBlockAt(deps.kv, chain, number - 1)?.hash ?? deps.kv.get<string>('canon', blockKey(chain, number - 1)));
-  if (block !== undefined && parentHash !== undefined) return { number, hash: block.hash, parentHash, timestamp: block.timestamp };
-  return nodeHeader(deps, chain, number);
-}
-
-async function nodeHeader(deps: Pick<DataDeps, 'reads'>, chain: string, number: number): Promise<BlockHeader> {
-  const h = await fromNode(() => deps.reads.header(chain, number));
-  if (h === null) throw new ApiError(502, `the node of chain ${chain} has no block ${number}`);
-  return h;
-}
-
-/**
- * The last block at or before `unix` among 0 … `hi`, by binary search on the node (blocks before the indexed
- * ones: a start block after genesis); block 0 when even it is later.
- */
-async function searchNode(deps: Pick<DataDeps, 'reads'>, chain: string, unix: number, hi: number): Promise<BlockHeader> {
-  let best = await nodeHeader(deps, chain, 0);
-  let lo = 0;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    const h = await nodeHeader(deps, chain, mid);
-    if (h.timestamp <= unix) [lo, best] = [mid, h];
-    else hi = mid - 1;
-  }
-  return best;
-}
-
-/** GET /dateToBlock: the block with the latest timestamp at or before the date, in the interface's blockDate shape. */
-export async function dateToBlock(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, q: z.output<typeof dateToBlockQuery>) {
-  const number = blockAtOrBefore(deps.kv, chain, q.date);
-  const first = indexedSpan(deps.kv, chain)?.[0];
-  let block: BlockHeader;
-  // Before genesis the answer is block 0, as the hosted service says.
-  if (number !== undefined || first === 0) block = await indexedHeader(deps, chain, number ?? 0);
-  else {
-    // Before every indexed block (or none indexed yet): the node knows the blocks below the first indexed one.
-    const below = (first ?? storedHead(deps.kv, chain) + 1) - 1;
-    if (below < 0) throw notFound(`no block of chain ${chain} is stored yet`);
-    block = await searchNode(deps, chain, q.date, below);
-  }
-  return {
-    block: block.number,
-    date: unixIso(q.date),
-    timestamp: block.timestamp,
-    block_timestamp: unixIso(block.timestamp),
-    hash: block.hash,
-    parent_hash: block.parentHash,
-  };
 }

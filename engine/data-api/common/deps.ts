@@ -17,3 +17,11 @@ export interface DataDeps {
   /** The chain's entry of the pricing registry (engine/chains/pricing.ts); none: no USD prices on that chain. */
   pricing?: (chain: string) => Pricing | undefined;
 }
+
+/** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
+export interface IndexDeps {
+  reads: ChainReads;
+  tokens: TokenMetadata;
+  /** The chain's pricing entry (engine/chains/pricing.ts); none: no DEX index for that chain. */
+  pricing?: (chain: string) => Pricing | undefined;
+}

@@ -1,4 +1,5 @@
 import { ApiError } from '../../errors.js';
+import type { TokenMetadata } from '../../evm/token-metadata.js';
 import { NodeUnavailable } from '../../match/matcher.js';
 
 /**
@@ -24,4 +25,9 @@ export async function inBatches<T>(jobs: ReadonlyArray<() => Promise<T>>): Promi
   const out: T[] = [];
   for (let i = 0; i < jobs.length; i += READS_AT_ONCE) out.push(...(await Promise.all(jobs.slice(i, i + READS_AT_ONCE).map((j) => j()))));
   return out;
+}
+
+/** Token metadata (stored after its first read by eth_call); a node that cannot be reached fails the request. */
+export async function metadata(deps: { tokens: TokenMetadata }, chain: string, contract: string) {
+  return fromNode(() => deps.tokens.get(chain, contract), `the metadata of ${contract} on chain ${chain}`);
 }

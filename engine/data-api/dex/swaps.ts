@@ -8,11 +8,12 @@ import { rangePage } from '../../page.js';
 import { headBounds, type BlockRangeQuery } from '../common/block-times.js';
 import { baseIsToken0 } from './index/swap-candles.js';
 import type { DataDeps } from '../common/deps.js';
-import { poolKey, poolRowsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type PoolRow, type SwapRow } from './index/writer.js';
-import { formatted, indexedHead, pageBlocks } from '../erc20/reads.js';
-import { metadata } from '../nft/transfers.js';
+import { poolKey, poolRowsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type PoolRow, type SwapRow } from './index/keys.js';
+import { formatted } from '../common/values.js';
+import { metadata } from '../common/node-reads.js';
 import { blockNumber, cursor, date, evmAddress, limit, order, poolAddress } from '../common/params.js';
 import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio } from './index/prices.js';
+import { indexedHead, pageBlocks } from '../common/pages.js';
 
 /**
  * The swap lists of the Data API, one piece of code for the three (data-api-notes.md §2, §3):

@@ -1,8 +1,8 @@
-import { NATIVE } from '../common/values.js';
+import { NATIVE, formatted } from '../common/values.js';
 import { add, decimal, priceReader, usdCents, type Ratio } from '../dex/index/prices.js';
 
 const NONE: Ratio = { num: 0n, den: 1n };
-import { balanceUsd, centsOf, optionsOf, priceParams, withPortfolio } from '../dex/token-prices.js';
+import { balanceUsd, centsOf, optionsOf, priceParams, withPortfolio } from '../dex/index/usd.js';
 import { fromNode, inBatches } from '../common/node-reads.js';
 import { findChain } from '../../chains/registry.js';
 import { formatEther } from 'viem';
@@ -10,11 +10,12 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { rangePage } from '../../page.js';
 import type { DataDeps } from '../common/deps.js';
-import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts, viewUint, type TokenFacts } from './reads.js';
+import { shareOf, tokenFacts, viewUint, type TokenFacts } from './reads.js';
 import { approvalsPrefix, balanceKey, walletBalancesPrefix, type ApprovalRow } from './index/keys.js';
 import { dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
 import { blockNumber, bool, cursor, evmAddress, limit } from '../common/params.js';
+import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js';
 
 /**
  * A wallet's ERC-20 balances (GET /:address/erc20, GET /wallets/:address/tokens

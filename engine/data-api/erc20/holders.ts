@@ -5,13 +5,15 @@ import type { Kv } from '../../ports.js';
 import { badRequest } from '../../errors.js';
 import { rangePage } from '../../page.js';
 import type { DataDeps } from '../common/deps.js';
-import { formatted, indexedHead, offsetCursor, readOffsetCursor, shareOf, tokenFacts } from './reads.js';
+import { shareOf, tokenFacts } from './reads.js';
 import { holdersAt } from './index/writer.js';
 import { holderOf, holderPrefix } from './index/keys.js';
 import { blockTime } from '../common/block-times.js';
 import { cursor, date, evmAddress, limit, order } from '../common/params.js';
 import { priceReader } from '../dex/index/prices.js';
-import { centsOf } from '../dex/token-prices.js';
+import { centsOf } from '../dex/index/usd.js';
+import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js';
+import { formatted } from '../common/values.js';
 
 /**
  * A token's holders: GET /erc20/:token_address/owners (the `erc20Holders`

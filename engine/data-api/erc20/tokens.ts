@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { findChain } from '../../chains/registry.js';
 import { badRequest } from '../../errors.js';
 import type { DataDeps } from '../common/deps.js';
-import { formatted, indexedHead, tokenFacts } from './reads.js';
+import { tokenFacts } from './reads.js';
 import { tokenKey, type TokenState } from './index/keys.js';
 import { bool, evmAddress } from '../common/params.js';
 import { MIN_SIDE_USD, priceReader, toNumber, usdCents, type PriceReader } from '../dex/index/prices.js';
-import { dayChange, fdvOf } from '../dex/token-prices.js';
+import { dayChange, fdvOf } from '../dex/index/usd.js';
 import { BATCH } from '../../size-limits.js';
+import { indexedHead } from '../common/pages.js';
+import { formatted } from '../common/values.js';
 
 /**
  * GET /erc20/metadata (name, symbol and decimals by eth_call once per

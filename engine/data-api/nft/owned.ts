@@ -6,9 +6,10 @@ import { nftTokenPrefix } from '../../evm/store.js';
 import { contractType, format, indexedUpTo, withTokenId, type NftDeps } from './common.js';
 import { statsKey, tokenKey, tokenOfKey, type Collection, type ContractStats, type Holding, type NftToken, type Trade } from './index/writer.js';
 import { normalize, type NftMetadataRow } from './metadata.js';
-import { lastSale, metadata as tokenInfo, salePrices, saleRecord, type SalePrices } from './transfers.js';
+import { lastSale, salePrices, saleRecord, type SalePrices } from './transfers.js';
 import { bool, cursor, evmAddress, limit } from '../common/params.js';
 import { BATCH } from '../../size-limits.js';
+import { metadata as tokenInfo } from '../common/node-reads.js';
 
 /**
  * The NFT endpoints answered from ownership (engine/data-api/nft/index/writer.ts): a

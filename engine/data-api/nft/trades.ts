@@ -6,7 +6,7 @@ import { format, indexedUpTo, withTokenId, type NftDeps } from './common.js';
 import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './index/writer.js';
 import { rangeOf } from './lists.js';
 import { NATIVE_PAYMENT, salePrices, saleRecord, usdAt } from './transfers.js';
-import { centsOf } from '../dex/token-prices.js';
+import { centsOf } from '../dex/index/usd.js';
 import { formatUnits } from 'viem';
 import { ZERO_ADDRESS, dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';

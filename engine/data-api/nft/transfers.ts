@@ -1,6 +1,6 @@
 import { NATIVE, dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
-import { fromNode } from '../common/node-reads.js';
+import { metadata } from '../common/node-reads.js';
 import { formatUnits } from 'viem';
 import { z } from 'zod';
 import type { ChainState } from '../../evm/follower.js';
@@ -12,7 +12,7 @@ import { MAX_LIMIT, rangePage } from '../../page.js';
 import type { Kv } from '../../ports.js';
 import type { DataDeps } from '../common/deps.js';
 import { priceReader, type PriceReader } from '../dex/index/prices.js';
-import { centsOf } from '../dex/token-prices.js';
+import { centsOf } from '../dex/index/usd.js';
 
 /**
  * GET /nft/:address/:token_id/transfers: one NFT's transfers, newest first
@@ -188,9 +188,4 @@ export async function erc20(deps: NftTransfersDeps, chain: string, token: string
   const info = await metadata(deps, chain, token);
   // decimals() is optional in ERC-20: a token without it counts in whole units.
   return { token_name: info.name, token_symbol: info.symbol, token_logo: null, token_decimals: String(info.decimals ?? 0), token_address: token };
-}
-
-/** Token metadata (stored after its first read by eth_call); a node that cannot be reached fails the request. */
-export async function metadata(deps: Pick<NftTransfersDeps, 'tokens'>, chain: string, contract: string) {
-  return fromNode(() => deps.tokens.get(chain, contract), `the metadata of ${contract} on chain ${chain}`);
 }

@@ -3,12 +3,13 @@ import { posAt, pos } from '../../evm/store.js';
 import type { Entry, Kv, Table } from '../../ports.js';
 import { blockTime } from '../common/block-times.js';
 import type { DataDeps } from '../common/deps.js';
-import { poolKey, poolRowsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../dex/index/writer.js';
-import { indexedHead, tokenFacts } from '../erc20/reads.js';
+import { poolKey, poolRowsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../dex/index/keys.js';
+import { tokenFacts } from '../erc20/reads.js';
 import { DAY } from '../erc20/index/keys.js';
 import { evmAddress } from '../common/params.js';
 import { totalLiquidity, weighPools } from '../dex/pairs.js';
 import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD, LAST_LOG } from '../dex/index/prices.js';
+import { indexedHead } from '../common/pages.js';
 
 /**
  * GET /tokens/:tokenAddress/analytics: the token's swaps in every pool the DEX index holds (`dexTokenSwaps`), over

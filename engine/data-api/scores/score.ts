@@ -3,15 +3,17 @@ import { unixIso } from '../../datetime.js';
 import { ApiError } from '../../errors.js';
 import { blockAtOrBefore, blockTime } from '../common/block-times.js';
 import type { DataDeps } from '../common/deps.js';
-import { tokenPoolsPrefix } from '../dex/index/writer.js';
-import { formatted, indexedHead, tokenFacts } from '../erc20/reads.js';
+import { tokenPoolsPrefix } from '../dex/index/keys.js';
+import { tokenFacts } from '../erc20/reads.js';
 import { supplyPercent, topBalances } from '../erc20/holders.js';
 import { DAY, tokenKey } from '../erc20/index/keys.js';
 import { evmAddress } from '../common/params.js';
 import { totalLiquidity, weighPools } from '../dex/pairs.js';
 import { priceReader, toNumber, MIN_SIDE_USD } from '../dex/index/prices.js';
 import { tokenSwapsSince } from './analytics.js';
-import { dayChange, usdOf } from '../dex/token-prices.js';
+import { dayChange, usdOf } from '../dex/index/usd.js';
+import { indexedHead } from '../common/pages.js';
+import { formatted } from '../common/values.js';
 
 /**
  * Token scores (issue 20): GET /tokens/:tokenAddress/score and /score/historical. The hosted service does not publish

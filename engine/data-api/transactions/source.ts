@@ -8,7 +8,7 @@ import { decodeSummary, type NamedSummaryRow, type SummaryRow, type TxSummary } 
 import { transferRefKey, type StoredTransfer, type TransferRef } from '../../evm/store.js';
 import type { Kv } from '../../ports.js';
 import { erc20TransferAt } from '../erc20/index/log.js';
-import { pageBlocks, type BlockDeps } from '../erc20/reads.js';
+import { pageBlocks, type BlockDeps } from '../common/pages.js';
 
 /**
  * Where the transaction endpoints read from: the indexes' summaries (kept

@@ -1,5 +1,5 @@
 import { ZERO_ADDRESS as ZERO, dec } from '../common/values.js';
-import { metadata } from '../nft/transfers.js';
+import { metadata } from '../common/node-reads.js';
 import { collectionKey, type Collection } from '../nft/index/writer.js';
 import { formatEther, formatUnits } from 'viem';
 import { z } from 'zod';

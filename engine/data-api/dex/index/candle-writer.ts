@@ -2,7 +2,7 @@ import type { Pricing } from '../../../chains/pricing.js';
 import { pos } from '../../../evm/store.js';
 import type { TokenMetadata } from '../../../evm/token-metadata.js';
 import { V2_SWAP, V3_SWAP, V4_SWAP } from './events.js';
-import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './writer.js';
+import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './keys.js';
 import type { DataIndex } from '../../common/indexer.js';
 import { PriceReader } from './prices.js';
 import { bucketOf, candleKey, CURRENCIES, mergeRows, pricedPool, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';

@@ -2,11 +2,12 @@ import type { Pricing } from '../../../chains/pricing.js';
 import type { TokenMetadata } from '../../../evm/token-metadata.js';
 import type { Kv } from '../../../ports.js';
 import { V2_SYNC, V3_INITIALIZE, V3_SWAP } from './events.js';
-import { poolCreation, poolKey, type PoolRow } from './writer.js';
+import { poolCreation } from './writer.js';
 import { V4_EVENTS } from './v4.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import { inBatches } from '../../common/node-reads.js';
 import { boundedCache, latestMarkKey, markKey, poolsCache, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow, type PoolsCache } from './prices.js';
+import { poolKey, type PoolRow } from './keys.js';
 
 /**
  * Price marks (issue 18): at the end of each block where one of a token's pools moved, the token's price as its

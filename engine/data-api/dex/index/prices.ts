@@ -3,9 +3,9 @@ import { pos } from '../../../evm/store.js';
 import { blockAtOrBefore, blockTime, n12 } from '../../common/block-times.js';
 import type { TokenMetadata } from '../../../evm/token-metadata.js';
 import type { Kv } from '../../../ports.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow } from './writer.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow } from './keys.js';
 import { balanceKey, DAY, hex } from '../../erc20/index/keys.js';
-import { metadata } from '../../nft/transfers.js';
+import { metadata } from '../../common/node-reads.js';
 
 /**
  * USD prices from the pools the DEX index holds (data-api-notes.md §3.2–3.3), in exact integer math: a token's

@@ -1,6 +1,6 @@
 import { unixIso } from '../../../datetime.js';
 import type { Kv } from '../../../ports.js';
-import type { PoolRow, SwapRow } from './writer.js';
+import type { PoolRow, SwapRow } from './keys.js';
 import { hex } from '../../erc20/index/keys.js';
 import { div, mul, poolAt, sidePrice, toNumber, type PriceReader, type Ratio, type Role } from './prices.js';
 

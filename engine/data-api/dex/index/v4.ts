@@ -1,6 +1,6 @@
 import type { Factory, Pricing } from '../../../chains/pricing.js';
 import { v4Initialize, v4ModifyLiquidity, v4Swap, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP, type SwapDelta } from './events.js';
-import type { PoolRow } from './writer.js';
+import type { PoolRow, V4StateRow } from './keys.js';
 import { hex } from '../../erc20/index/keys.js';
 import { ZERO_ADDRESS } from '../../common/values.js';
 
@@ -23,8 +23,6 @@ export const V4_EVENTS: ReadonlySet<string> = new Set([V4_INITIALIZE, V4_SWAP, V
  */
 export const currencyToken = (pricing: Pricing, currency: string): string => (currency === ZERO_ADDRESS ? pricing.wrappedNative : currency);
 
-/** [sqrtPriceX96, active liquidity, tick, virtual reserve0, virtual reserve1] (0x quantities). */
-export type V4StateRow = [sqrtPriceX96: string, liquidity: string, tick: number, reserve0: string, reserve1: string];
 
 /** The virtual reserves of liquidity L at sqrtPriceX96 (rounded down): L·2^96/√P of token0, L·√P/2^96 of token1. */
 export function virtualReserves(liquidity: bigint, sqrtPriceX96: bigint): [bigint, bigint] {

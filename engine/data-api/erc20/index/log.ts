@@ -1,6 +1,6 @@
 import type { Kv } from '../../../ports.js';
 import { erc20Transfer, TRANSFER } from '../../../evm/store.js';
-import { logAt, type LogRow } from '../../chain/logs.js';
+import { logAt, type LogRow } from '../../chain/index/logs.js';
 import type { WalletTransfer } from './keys.js';
 
 /**

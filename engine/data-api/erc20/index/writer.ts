@@ -3,7 +3,7 @@ import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'vi
 import { topicAddress, word, type Transfer } from '../../../evm/store.js';
 import type { BlockRecord } from '../../../evm/record.js';
 import type { Kv } from '../../../ports.js';
-import type { IndexDeps } from '../../indexes.js';
+import type { IndexDeps } from '../../common/deps.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import {
   approvalKey, balanceKey, DAY, dayKey, deltaKey, hex, holderKey, searchKey, searchTerms, tokenKey, walletTransferKey,
