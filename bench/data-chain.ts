@@ -1,4 +1,4 @@
-import { indexedBlock, type IndexedBlock } from '../engine/data-api/indexer.js';
+import { indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
 import type { BlockRecord, StoredTx } from '../engine/evm/record.js';
 import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
 

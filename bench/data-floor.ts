@@ -9,7 +9,7 @@
 import type { RootDatabase } from 'lmdb';
 import uWS from 'uWebSockets.js';
 import { TRANSFER } from '../engine/evm/store.js';
-import { IndexedBlocks } from '../engine/data-api/indexed-blocks.js';
+import { IndexedBlocks } from '../engine/data-api/common/indexed-blocks.js';
 import { hexKeyBytes } from '../storage/hex-keys.js';
 import { openStore } from '../storage/env.js';
 

@@ -1,5 +1,5 @@
-import { PAIR_CREATED, V2_SWAP, V2_SYNC } from '../engine/data-api/dex-events.js';
-import { indexedBlock, type IndexedBlock } from '../engine/data-api/indexer.js';
+import { PAIR_CREATED, V2_SWAP, V2_SYNC } from '../engine/data-api/dex/index/events.js';
+import { indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
 import type { BlockRecord, StoredTx } from '../engine/evm/record.js';
 import { addressOf, prng, syntheticHash, syntheticTime } from './data-chain.js';
 

@@ -1,5 +1,5 @@
 import { open } from 'lmdb';
-import { TABLES } from '../engine/ports.js';
+import { TABLES } from '../storage/env.js';
 import { MAP_SIZE } from '../storage/map-size.js';
 import { footprint } from './lmdb-footprint.js';
 

@@ -1,6 +1,6 @@
-import { v2Swap, v2Sync } from '../engine/data-api/dex-events.js';
-import { poolRowsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type StateRow, type SwapRow } from '../engine/data-api/dex-index.js';
-import { hex } from '../engine/data-api/erc20-keys.js';
+import { v2Swap, v2Sync } from '../engine/data-api/dex/index/events.js';
+import { poolRowsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type StateRow, type SwapRow } from '../engine/data-api/dex/index/keys.js';
+import { hex } from '../engine/data-api/erc20/index/keys.js';
 import { pos } from '../engine/evm/store.js';
 import type { Table } from '../engine/ports.js';
 import type { Store } from '../storage/env.js';

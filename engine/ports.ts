@@ -7,27 +7,24 @@ import type { ChainFamily } from './chains/registry.js';
 import type { WatchedEntry } from './match/families.js';
 import type { FilterSetData } from './match/filter-set.js';
 
-/** Named tables of the store. storage/README.md documents each key and value. */
-export const TABLES = [
+/**
+ * Named tables of the store besides the Data API's, whose indexes declare theirs beside their code
+ * (engine/data-api/tables.ts gathers them: DeclaredTables). storage/README.md documents each key and value.
+ */
+export const CORE_TABLES = [
   'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'expiryCounts', 'profiles', 'accounts',
   'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
   'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'xpubKeys', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
   'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
   // Bitcoin's address indexes (engine/bitcoin/address-index.ts): transactions and unspent outputs by address, blocks by txid.
   'btcAddressTxs', 'btcUtxos', 'btcTxs',
-  'indexState', 'indexUndo',
-  // Data API calls answered from the chain and logs (issue 17): block times, logs by emitting contract.
-  'blockTimes', 'contractLogs',
-  // Data API: native transactions and activity (engine/data-api/tx-index.ts).
-  'nativeTxs', 'addressTxs', 'activity',
-  // Data API, ERC-20 (engine/data-api/erc20-index.ts)
-  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search',
-  // Data API NFT indexes (engine/data-api/nft-index.ts) and the NFT metadata cache (engine/data-api/nft-metadata.ts).
-  'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'nftMetadata',
-  // Data API part 2 (issue 18): DEX pools, their states and swaps, each trader's and each token's swaps, price marks and candles.
-  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles',
 ] as const;
-export type Table = (typeof TABLES)[number];
+/**
+ * Tables declared beside the code that owns them, by name: engine/data-api/tables.ts adds the Data API's by
+ * augmenting this interface, so no list here grows with each index.
+ */
+export interface DeclaredTables {}
+export type Table = (typeof CORE_TABLES)[number] | (keyof DeclaredTables & string);
 
 export interface Entry<T> {
   key: string;

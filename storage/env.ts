@@ -2,7 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MAP_SIZE } from './map-size.js';
-import { TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
+import { CORE_TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
+import { DATA_API_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 
@@ -36,27 +37,25 @@ const IN_PLACE = {
   decode: (bytes: Uint8Array, size?: unknown): unknown => unpack(bytes.subarray(0, typeof size === 'number' ? size : bytes.length)),
 };
 
-/**
- * The Data API's index tables, whose keys are stored by storage/hex-keys.ts (hex segments as bytes). The
- * tables of everything else keep plain UTF-8 keys (their keys are short, or free text, or written as bytes by
- * the worker pool: `transfers`, `sales`).
- */
-export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set<Table>([
-  'blockTimes', 'contractLogs', 'nativeTxs', 'addressTxs', 'activity', 'indexUndo',
-  'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet',
-  'nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades',
-  'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles',
-]);
+/** Every table of the store: the engine's, and those the Data API's indexes declare (engine/data-api/tables.ts). */
+export const TABLES: readonly Table[] = [...CORE_TABLES, ...DATA_API_TABLES.map(([name]) => name)];
 
 /**
- * The tables whose range reads decode each value in place (IN_PLACE): the Data API's index tables whose values are
- * strings, numbers and lists of them. A byte array in a value would come back as a view of lmdb-js's shared buffer,
- * overwritten by the next read; so `indexUndo` (the bytes each write replaced) and every other table keep lmdb-js's
- * copy.
+ * The tables whose keys are stored by storage/hex-keys.ts (hex segments as bytes): the Data API's index tables
+ * declared `keys: 'hex'`. The tables of everything else keep plain UTF-8 keys (their keys are short, or free text,
+ * or written as bytes by the worker pool: `transfers`, `sales`).
  */
-export const IN_PLACE_TABLES: ReadonlySet<Table> = new Set([...HEX_KEYED_TABLES].filter((t) => t !== 'indexUndo'));
+export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filter(([, t]) => t.keys === 'hex').map(([name]) => name));
 
-/** One named database per table of engine/ports.ts. */
+/**
+ * The tables whose range reads decode each value in place (IN_PLACE): the Data API's index tables declared
+ * `inPlace`, whose values are strings, numbers and lists of them. A byte array in a value would come back as a view
+ * of lmdb-js's shared buffer, overwritten by the next read; so `indexUndo` (the bytes each write replaced) and every
+ * other table keep lmdb-js's copy.
+ */
+export const IN_PLACE_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filter(([, t]) => t.inPlace).map(([name]) => name));
+
+/** One named database per table of TABLES. */
 type DbName = Table;
 
 export class StorageError extends Error {

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IndexState } from '../engine/data-api/indexer.js';
+import type { IndexState } from '../engine/data-api/common/indexer.js';
 import { CATCH_UP_BATCH, type ChainState } from '../engine/evm/follower.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';

@@ -4,7 +4,7 @@ import { decodeEventLog, formatEther, getAbiItem, parseAbi, parseEther, toEventS
 import { readFileSync, rmSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { parseConfig } from '../engine/config.js';
-import { dateToBlock } from '../engine/data-api/block-times.js';
+import { dateToBlock } from '../engine/data-api/chain/date-to-block.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';

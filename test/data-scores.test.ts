@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import type { Anvil } from '../http/clients/anvil.js';
-import { tokenScoreOf, type ScoreInputs } from '../engine/data-api/token-score.js';
+import { tokenScoreOf, type ScoreInputs } from '../engine/data-api/scores/score.js';
 import { DEV_ACCOUNTS, publicClient } from './contracts.js';
 import { transferToken, v2RouterSwapExactIn, type Dex } from './dex.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';

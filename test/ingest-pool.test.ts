@@ -5,8 +5,7 @@ import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from
 import { pack } from '../storage/codec.js';
 import { normalizeBlock } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
-import { TABLES } from '../engine/ports.js';
-import { openStore, type Store } from '../storage/env.js';
+import { TABLES, openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../workers/pool.js';
 import { tempDir } from './helpers.js';
 

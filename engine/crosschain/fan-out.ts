@@ -1,5 +1,5 @@
 import type { Chain } from '../chains/registry.js';
-import type { DataDeps } from '../data-api/deps.js';
+import type { DataDeps } from '../data-api/common/deps.js';
 import { ApiError } from '../errors.js';
 import { NodeError } from '../ports.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import type { TokenInfo } from '../evm/token-metadata.js';
-import type { DataDeps } from '../data-api/deps.js';
-import { metadata } from '../data-api/nft-transfers.js';
-import { bool, cursor, evmAddress, limit } from '../data-api/params.js';
-import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/prices.js';
-import { tradesOf, type Blame, type Trade } from '../data-api/swap-lists.js';
+import type { DataDeps } from '../data-api/common/deps.js';
+import { metadata } from '../data-api/common/node-reads.js';
+import { bool, cursor, evmAddress, limit } from '../data-api/common/params.js';
+import { add, decimal, div, mul, type PriceReader, type Ratio, type Role } from '../data-api/dex/index/prices.js';
+import { tradesOf, type Blame, type Trade } from '../data-api/dex/swaps.js';
 import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
@@ -14,7 +14,7 @@ import { acrossChains, syncedAt, v1Meta } from './fan-out.js';
 
 /**
  * Profit and loss of DEX trades by weighted average cost (data-api-notes.md §3.5), from the swaps the DEX index
- * holds (engine/data-api/swap-lists.ts reads and values them): per token, a buy adds its amount to the position and
+ * holds (engine/data-api/dex/swaps.ts reads and values them): per token, a buy adds its amount to the position and
  * its USD value to the position's cost; a sale realizes (sale price − average cost) × amount and takes that amount
  * at average cost out of the position; what is held is worth (current price − average cost) × held, unrealized.
  * A swap's USD value is the trade's (its leg that routes to USD, at its block), the same for the token bought and the

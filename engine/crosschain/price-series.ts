@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import { blockAtOrAfter, blockAtOrBefore, blockTime } from '../data-api/block-times.js';
-import type { DataDeps } from '../data-api/deps.js';
-import { indexedHead } from '../data-api/erc20-common.js';
-import { bool, cursor, date, limit } from '../data-api/params.js';
-import { markKey, priceReader, toNumber } from '../data-api/prices.js';
+import { blockAtOrAfter, blockAtOrBefore, blockTime } from '../data-api/common/block-times.js';
+import type { DataDeps } from '../data-api/common/deps.js';
+import { indexedHead } from '../data-api/common/pages.js';
+import { bool, cursor, date, limit } from '../data-api/common/params.js';
+import { markKey, priceReader, toNumber } from '../data-api/dex/index/prices.js';
 import { badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
@@ -13,7 +13,7 @@ import type { FailedChain, V1Meta } from './fan-out.js';
 import { bitcoinToken, evmToken, metaOf, wrappedBtc } from './token-price.js';
 
 /**
- * A token's USD price over time, from the price marks the Data API keeps (engine/data-api/price-marks.ts):
+ * A token's USD price over time, from the price marks the Data API keeps (engine/data-api/dex/index/marks-writer.ts):
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries and /price/sparkline. A
  * bucket's price is its close: the price at the last indexed block before the bucket ends. Without
  * forwardFill a bucket is listed only when the token's price was marked in it (one of its pools moved);

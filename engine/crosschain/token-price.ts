@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import { findChain, type Chain } from '../chains/registry.js';
 import { unixIso } from '../datetime.js';
-import { indexedBlockAt } from '../data-api/block-times.js';
-import type { DataDeps } from '../data-api/deps.js';
-import { blockNumber, evmAddress } from '../data-api/params.js';
-import { tokenPrice, v1PriceParams } from '../data-api/token-prices.js';
+import { indexedBlockAt } from '../data-api/common/block-times.js';
+import type { DataDeps } from '../data-api/common/deps.js';
+import { blockNumber, evmAddress } from '../data-api/common/params.js';
+import { tokenPrice } from '../data-api/dex/token-prices.js';
 import { ApiError, badRequest } from '../errors.js';
 import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta, type FailedChain, type V1Meta } from './fan-out.js';
+import { v1PriceParams } from '../data-api/dex/index/usd.js';
 
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token
- * (engine/data-api/token-prices.ts) in the Universal API's shape; `native` is the chain's wrapped native
+ * (engine/data-api/dex/token-prices.ts) in the Universal API's shape; `native` is the chain's wrapped native
  * token. Bitcoin has no DEX: its `native` price is that of the wrapped bitcoin tokens (the pricing
  * registry's wrappedBtc: WBTC, cbBTC) on the followed EVM chains, the deepest pool's; null when none prices.
  */

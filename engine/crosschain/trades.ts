@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import { ohlcvQuery, pairCandles } from '../data-api/candles.js';
-import type { DataDeps } from '../data-api/deps.js';
-import { bool, cursor, evmAddress, limit, poolAddress } from '../data-api/params.js';
-import { toNumber } from '../data-api/prices.js';
-import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery } from '../data-api/swap-lists.js';
+import { ohlcvQuery, pairCandles } from '../data-api/dex/candles.js';
+import type { DataDeps } from '../data-api/common/deps.js';
+import { bool, cursor, evmAddress, limit, poolAddress } from '../data-api/common/params.js';
+import { toNumber } from '../data-api/dex/index/prices.js';
+import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery } from '../data-api/dex/swaps.js';
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
 import { listOf, offsetPage } from './cursor.js';
@@ -12,7 +12,7 @@ import { amount, bySort, filterParams, kept, ms, orNull, percentages, periodPara
 import { metaOf } from './token-price.js';
 
 /**
- * The DEX endpoints of /v1 on one EVM chain, answered by the Data API's own code (engine/data-api/swap-lists.ts,
+ * The DEX endpoints of /v1 on one EVM chain, answered by the Data API's own code (engine/data-api/dex/swaps.ts,
  * candles.ts) under the Universal API's names: GET /v1/chains/:chainAlias/tokens/:tokenAddress/swaps,
  * /pairs/:pairAddress/swaps, /pairs/:pairAddress/ohlcv (with connectedCandles), and the token's top traders
  * (its traders' profit and loss by pnl.ts).

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
-import type { DataDeps } from '../data-api/deps.js';
-import { blockAtOrBefore } from '../data-api/block-times.js';
-import { indexedHead } from '../data-api/erc20-common.js';
-import { bool } from '../data-api/params.js';
-import { mul, priceReader, toNumber, type Ratio } from '../data-api/prices.js';
-import { tradesOf } from '../data-api/swap-lists.js';
+import type { DataDeps } from '../data-api/common/deps.js';
+import { blockAtOrBefore } from '../data-api/common/block-times.js';
+import { indexedHead } from '../data-api/common/pages.js';
+import { bool } from '../data-api/common/params.js';
+import { mul, priceReader, toNumber, type Ratio } from '../data-api/dex/index/prices.js';
+import { tradesOf } from '../data-api/dex/swaps.js';
 import { badRequest } from '../errors.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, allFailed, syncedAt, v1Meta, type FailedChain } from './fan-out.js';

@@ -1,26 +1,13 @@
-import type { Pricing } from '../chains/pricing.js';
-import type { ChainReads } from '../evm/chain-reads.js';
 import type { TokenMetadata } from '../evm/token-metadata.js';
-import { blockTimesIndex } from './block-times.js';
-import { contractLogsIndex } from './contract-logs.js';
-import { dexIndex } from './dex-index.js';
-import { createdContracts, erc20Index } from './erc20-index.js';
-import type { DataIndex } from './indexer.js';
-import { prefixRange, type KeyRange } from '../ingest/chain-store.js';
-import type { Table } from '../ports.js';
-import { nftChainPrefixes } from './nft-tables.js';
-import { nativeTxIndex } from './tx-index.js';
-import { nftIndex } from './nft-index.js';
-import { priceMarksIndex } from './price-marks.js';
-import { candleIndex } from './candle-index.js';
-
-/** What indexes may read besides the store: the chain's node at a block, token metadata, the pricing registry. */
-export interface IndexDeps {
-  reads: ChainReads;
-  tokens: TokenMetadata;
-  /** The chain's pricing entry (engine/chains/pricing.ts); none: no DEX index for that chain. */
-  pricing?: (chain: string) => Pricing | undefined;
-}
+import { blockTimesIndex, contractLogsIndex } from './chain/index/writer.js';
+import { dexIndex } from './dex/index/writer.js';
+import { createdContracts, erc20Index } from './erc20/index/writer.js';
+import type { DataIndex } from './common/indexer.js';
+import type { IndexDeps } from './common/deps.js';
+import { nativeTxIndex } from './transactions/index/writer.js';
+import { nftIndex } from './nft/index/writer.js';
+import { priceMarksIndex } from './dex/index/marks-writer.js';
+import { candleIndex } from './dex/index/candle-writer.js';
 
 /**
  * Not an index: tells token metadata which contracts a batch's blocks met (each log's emitter, each contract
@@ -55,20 +42,5 @@ export function dataIndexes(deps: IndexDeps): DataIndex[] {
     priceMarksIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
     // After the marks: a swap is priced by its quote token's marks of the block.
     candleIndex({ tokens: deps.tokens, pricing: deps.pricing ?? (() => undefined) }) as DataIndex,
-  ];
-}
-
-/**
- * Every key range the Data API's indexes hold of one chain, for clearing it (`chainpost devnet reset`): a table
- * keyed `chain/…`, the `kind/chain/…` ranges of the others, and the rows keyed by the chain alone.
- */
-export function dataChainRanges(chain: string): KeyRange[] {
-  const one = (table: Table): KeyRange => ({ table, start: chain, end: `${chain}\u0000` });
-  return [
-    ...(['blockTimes', 'contractLogs', 'activity', 'indexUndo', 'erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'dexPools', 'dexStates', 'dexSwaps', 'dexWalletSwaps', 'dexTokenSwaps', 'priceMarks', 'dexCandles'] as const).map((t) => prefixRange(t, `${chain}/`)),
-    ...(['h', 's'] as const).map((k) => prefixRange('nativeTxs', `${k}/${chain}/`)),
-    ...(['tx', 'hist'] as const).map((k) => prefixRange('addressTxs', `${k}/${chain}/`)),
-    ...nftChainPrefixes(chain).map(([table, p]) => prefixRange(table, p)),
-    one('indexState'),
   ];
 }

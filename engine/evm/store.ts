@@ -13,7 +13,7 @@ import { salesOf } from './sales.js';
  * Transfer values carry what a Data API result needs (block hash and time, the
  * transaction's value): block records are pruned, transfer indexes stay. An
  * ERC-20 Transfer is stored once, as its log (the Data API's `contractLogs`
- * row, engine/data-api/erc20-log.ts); a store written before 2026-11-24 still
+ * row, engine/data-api/erc20/index/log.ts); a store written before 2026-11-24 still
  * holds `transfers` rows under `erc20/chain/contract/number/logIndex`, unread,
  * and transaction summaries naming transfers by such keys (transferKeyRef).
  */
@@ -136,7 +136,7 @@ export function transferKeys(chain: string, t: Transfer): { byContract: string; 
  * A transfer as its transaction's summary names it (the summary's key gives the block): ERC-20
  * [contract, logIndex]; NFT [contract, logIndex, tokenId, batchIndex] (batchIndex left out when 0, as in the
  * key). Contract lower case, tokenId a 0x quantity. Resolved to its row by transferOfSummary
- * (engine/data-api/tx-source.ts) alone.
+ * (engine/data-api/transactions/source.ts) alone.
  */
 export type TransferRef = readonly [contract: string, logIndex: number, tokenId?: string, batchIndex?: number];
 

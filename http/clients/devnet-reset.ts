@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { dataChainRanges } from '../../engine/data-api/indexes.js';
+import { dataChainRanges } from '../../engine/data-api/tables.js';
 import { clearChain } from '../../engine/ingest/chain-store.js';
 import type { Kv, Table } from '../../engine/ports.js';
 import { DEVNET_CHAIN, devnetFiles } from './devnet.js';

@@ -10,7 +10,7 @@ import { walletAddresses } from '../../engine/bitcoin/xpub-wallet.js';
 import { extendedKey } from '../../engine/bitcoin/stream.js';
 import { validate } from '../../engine/schema.js';
 import { z } from 'zod';
-import type { DataDeps } from '../../engine/data-api/deps.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
 import { arrayParams, queryAndPath } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json, type Request, type Route } from './route.js';

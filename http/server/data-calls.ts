@@ -1,10 +1,10 @@
-import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/block-times.js';
-import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/contract-logs.js';
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/ens.js';
-import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/native-balances.js';
-import { indexedTo } from '../../engine/data-api/read-at.js';
-import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/run-function.js';
+import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/chain/date-to-block.js';
+import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/chain/logs.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/chain/ens.js';
+import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/chain/native-balances.js';
+import { indexedTo } from '../../engine/data-api/common/read-at.js';
+import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/chain/run-function.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { allowance, allowanceQuery, approvalsQuery, walletApprovals, walletErc20, walletErc20Query, walletTokens, walletTokensQuery } from '../../engine/data-api/erc20-balances.js';
-import { historicalHolders, historicalQuery, holdersQuery, ownersQuery, tokenHolders, tokenOwners } from '../../engine/data-api/erc20-holders.js';
-import { addressList, searchChains, searchQuery, searchTokens, tokenMetadata } from '../../engine/data-api/erc20-tokens.js';
-import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20-transfers.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { allowance, allowanceQuery, approvalsQuery, walletApprovals, walletErc20, walletErc20Query, walletTokens, walletTokensQuery } from '../../engine/data-api/erc20/balances.js';
+import { historicalHolders, historicalQuery, holdersQuery, ownersQuery, tokenHolders, tokenOwners } from '../../engine/data-api/erc20/holders.js';
+import { addressList, searchChains, searchQuery, searchTokens, tokenMetadata } from '../../engine/data-api/erc20/tokens.js';
+import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20/transfers.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryList, type DataEndpoint } from './data.js';
 import { json, type Request } from './route.js';

@@ -1,9 +1,9 @@
 import type { Clock } from '../../engine/clock.js';
-import type { NftDeps } from '../../engine/data-api/nft-common.js';
-import { blockTransfers, blockTransfersQuery, contractTransfers, contractTransfersQuery, rangeTransfers, rangeTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/nft-lists.js';
-import * as owned from '../../engine/data-api/nft-owned.js';
-import * as trades from '../../engine/data-api/nft-trades.js';
-import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft-transfers.js';
+import type { NftDeps } from '../../engine/data-api/nft/common.js';
+import { blockTransfers, blockTransfersQuery, contractTransfers, contractTransfersQuery, rangeTransfers, rangeTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/nft/lists.js';
+import * as owned from '../../engine/data-api/nft/owned.js';
+import * as trades from '../../engine/data-api/nft/trades.js';
+import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft/transfers.js';
 import { validate } from '../../engine/schema.js';
 import { queryEndpoint, type DataEndpoint } from './data.js';
 import { json } from './route.js';

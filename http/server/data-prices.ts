@@ -1,11 +1,11 @@
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { ohlcvQuery, pairCandles } from '../../engine/data-api/candles.js';
-import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves, reservesQuery, tokenPairs, tokenPairsQuery } from '../../engine/data-api/pairs.js';
-import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/token-prices.js';
-import { netWorth, netWorthQuery } from '../../engine/data-api/erc20-balances.js';
-import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/token-analytics.js';
-import { historicalScoreQuery, historicalTokenScore, scoreQuery, tokenScore } from '../../engine/data-api/token-score.js';
-import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery, walletSwaps, walletSwapsQuery } from '../../engine/data-api/swap-lists.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { ohlcvQuery, pairCandles } from '../../engine/data-api/dex/candles.js';
+import { pairAddress, pairAddressQuery, pairPrice, pairPriceQuery, pairReserves, reservesQuery, tokenPairs, tokenPairsQuery } from '../../engine/data-api/dex/pairs.js';
+import { tokenPrice, tokenPriceQuery, tokenPrices, tokenPricesBody, tokenPricesQuery } from '../../engine/data-api/dex/token-prices.js';
+import { netWorth, netWorthQuery } from '../../engine/data-api/erc20/balances.js';
+import { analyticsQuery, tokenAnalytics } from '../../engine/data-api/scores/analytics.js';
+import { historicalScoreQuery, historicalTokenScore, scoreQuery, tokenScore } from '../../engine/data-api/scores/score.js';
+import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery, walletSwaps, walletSwapsQuery } from '../../engine/data-api/dex/swaps.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { profitability, profitabilityQuery, profitabilitySummary, profitabilitySummaryQuery, topGainers, topGainersQuery } from '../../engine/crosschain/pnl.js';
 import type { Clock } from '../../engine/clock.js';
@@ -15,7 +15,7 @@ import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryEndpoint, queryList, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
-/** The price, pair, swap and token-score endpoints of the Data API (issues 18, 20; engine/data-api/token-prices.ts, pairs.ts, swap-lists.ts and token-score.ts hold their logic). */
+/** The price, pair, swap and token-score endpoints of the Data API (issues 18, 20; engine/data-api/dex/token-prices.ts, pairs.ts, swaps.ts and engine/data-api/scores/score.ts hold their logic). */
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
   return [

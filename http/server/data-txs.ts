@@ -1,9 +1,9 @@
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import type { Clock } from '../../engine/clock.js';
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { block, blockQuery, blockStats, blockStatsQuery, internalTxs, internalTxsQuery, transaction, txQuery, walletTxs, walletTxsQuery } from '../../engine/data-api/txs.js';
-import { historyQuery, walletChains, walletHistory, walletQuery, walletStats } from '../../engine/data-api/txs-wallet.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { block, blockQuery, blockStats, blockStatsQuery, internalTxs, internalTxsQuery, transaction, txQuery, walletTxs, walletTxsQuery } from '../../engine/data-api/transactions/txs.js';
+import { historyQuery, walletChains, walletHistory, walletQuery, walletStats } from '../../engine/data-api/transactions/wallet.js';
 import { validate } from '../../engine/schema.js';
 import { notFollowed, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';

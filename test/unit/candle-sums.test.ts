@@ -2,11 +2,11 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pricing } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
-import { ohlcvQuery, pairCandles } from '../../engine/data-api/candles.js';
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { poolKey, type PoolRow } from '../../engine/data-api/dex-index.js';
-import { DataIndexer, type IndexState } from '../../engine/data-api/indexer.js';
-import { candleKey, type CandleRow, type CandlesRow } from '../../engine/data-api/swap-candles.js';
+import { ohlcvQuery, pairCandles } from '../../engine/data-api/dex/candles.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { poolKey, type PoolRow } from '../../engine/data-api/dex/index/keys.js';
+import { DataIndexer, type IndexState } from '../../engine/data-api/common/indexer.js';
+import { candleKey, type CandleRow, type CandlesRow } from '../../engine/data-api/dex/index/swap-candles.js';
 import type { ChainReads } from '../../engine/evm/chain-reads.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { ApiError } from '../../engine/errors.js';
@@ -15,7 +15,7 @@ import { openStore, type Store } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
 /**
- * GET /pairs/:address/ohlcv's sums of stored candles (engine/data-api/candles.ts) on a real LMDB store holding
+ * GET /pairs/:address/ohlcv's sums of stored candles (engine/data-api/dex/candles.ts) on a real LMDB store holding
  * `dexCandles` rows written here: 1min…12h from the 1 min rows, 1d/1w/1M from the 1 d rows; open the first,
  * close the last, high/low the extremes, volume summed exactly (10^-18 units), trades summed; a currency's null
  * half left out; and the cap on rows read for one answer (400 naming fromDate).

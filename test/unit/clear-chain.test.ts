@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { afterAll, expect, it } from 'vitest';
-import { TABLES, type Table } from '../../engine/ports.js';
+import type { Table } from '../../engine/ports.js';
 import { clearChain } from '../../engine/ingest/chain-store.js';
-import { dataChainRanges } from '../../engine/data-api/indexes.js';
-import { openStore } from '../../storage/env.js';
+import { dataChainRanges } from '../../engine/data-api/tables.js';
+import { TABLES, openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
 const store = openStore(tempDir());

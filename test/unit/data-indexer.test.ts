@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
-import { blockTimesIndex, indexedBlockAt } from '../../engine/data-api/block-times.js';
-import { pageBlocks } from '../../engine/data-api/erc20-common.js';
-import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../engine/data-api/indexer.js';
+import { indexedBlockAt } from '../../engine/data-api/common/block-times.js';
+import { pageBlocks } from '../../engine/data-api/common/pages.js';
+import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../engine/data-api/common/indexer.js';
 import { decodeRecord, type BlockRecord } from '../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../engine/evm/store.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';
@@ -12,6 +12,7 @@ import { jsonLogger } from '../../engine/log.js';
 import { openStore, type Store } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
+import { blockTimesIndex } from '../../engine/data-api/chain/index/writer.js';
 
 /**
  * The Data API's index builder on a real LMDB store: block records written as

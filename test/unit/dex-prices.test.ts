@@ -2,9 +2,9 @@ import { encodeAbiParameters, encodeEventTopics, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../engine/config.js';
 import { parsePricing, PRICING } from '../../engine/chains/pricing.js';
-import { PAIR_CREATED, pairCreated, POOL_CREATED, poolCreated, V2_SWAP, V2_SYNC, v2Swap, v2Sync, V3_INITIALIZE, V3_SWAP, v3Initialize, v3Swap } from '../../engine/data-api/dex-events.js';
-import { bucketOf } from '../../engine/data-api/swap-candles.js';
-import { decimal } from '../../engine/data-api/prices.js';
+import { PAIR_CREATED, pairCreated, POOL_CREATED, poolCreated, V2_SWAP, V2_SYNC, v2Swap, v2Sync, V3_INITIALIZE, V3_SWAP, v3Initialize, v3Swap } from '../../engine/data-api/dex/index/events.js';
+import { bucketOf } from '../../engine/data-api/dex/index/swap-candles.js';
+import { decimal } from '../../engine/data-api/dex/index/prices.js';
 
 /** The events as Uniswap declares them (data-api-notes.md §3.1), encoded by viem: the decoders must read what the contracts write. */
 /** viem's topics as a log holds them (every topic given here, so none is null). */

@@ -1,8 +1,9 @@
 import { encodeAbiParameters, encodeEventTopics, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
 import type { Pricing } from '../../engine/chains/pricing.js';
-import { V3_SWAP, v3Swap, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP, v4Initialize, v4ModifyLiquidity, v4Swap } from '../../engine/data-api/dex-events.js';
-import { currencyToken, v4Move, v4PoolCreated, v4StateRow, virtualReserves, type V4StateRow } from '../../engine/data-api/dex-v4.js';
+import { V3_SWAP, v3Swap, V4_INITIALIZE, V4_MODIFY_LIQUIDITY, V4_SWAP, v4Initialize, v4ModifyLiquidity, v4Swap } from '../../engine/data-api/dex/index/events.js';
+import { currencyToken, v4Move, v4PoolCreated, v4StateRow, virtualReserves } from '../../engine/data-api/dex/index/v4.js';
+import type { V4StateRow } from '../../engine/data-api/dex/index/keys.js';
 
 /** Uniswap v4-core IPoolManager's events as declared (PoolId = bytes32, Currency and IHooks = address), encoded by viem. */
 const V4 = parseAbi([

@@ -2,15 +2,15 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
 import { ServiceClock } from '../../engine/clock.js';
-import { blockTime, type BlockTimeRow } from '../../engine/data-api/block-times.js';
-import { contractEvents, contractEventsQuery, contractLogs, contractLogsQuery, type ContractLog, type OldContractLog, type TopicEntry } from '../../engine/data-api/contract-logs.js';
-import type { DataDeps } from '../../engine/data-api/deps.js';
-import { erc20TransferAt } from '../../engine/data-api/erc20-log.js';
-import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20-transfers.js';
-import { DataIndexer, IndexWriter, indexedBlock, type IndexState } from '../../engine/data-api/indexer.js';
+import { blockTime, type BlockTimeRow } from '../../engine/data-api/common/block-times.js';
+import { contractEvents, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/chain/logs.js';
+import type { DataDeps } from '../../engine/data-api/common/deps.js';
+import { erc20TransferAt } from '../../engine/data-api/erc20/index/log.js';
+import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/erc20/transfers.js';
+import { DataIndexer, IndexWriter, indexedBlock, type IndexState } from '../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../engine/data-api/indexes.js';
-import { summaryKey } from '../../engine/data-api/tx-index.js';
-import { historyQuery, walletHistory } from '../../engine/data-api/txs-wallet.js';
+import { summaryKey } from '../../engine/data-api/transactions/index/writer.js';
+import { historyQuery, walletHistory } from '../../engine/data-api/transactions/wallet.js';
 import type { ChainReads } from '../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../engine/evm/record.js';
 import { erc20TransferKey, writeBlock } from '../../engine/evm/store.js';
@@ -20,6 +20,7 @@ import { jsonLogger } from '../../engine/log.js';
 import { IN_PLACE_TABLES, openStore, type Store } from '../../storage/env.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
+import type { ContractLog, OldContractLog, TopicEntry } from '../../engine/data-api/chain/index/logs.js';
 
 /**
  * An ERC-20 transfer stored once, as its `contractLogs` row: the mainnet fixture blocks written as the follower

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { figures, positions, signedDecimal, tokenTrades, v1Window } from '../../engine/crosschain/pnl.js';
-import type { Ratio, Role } from '../../engine/data-api/prices.js';
+import type { Ratio, Role } from '../../engine/data-api/dex/index/prices.js';
 import { ApiError } from '../../engine/errors.js';
 
 /** Profit and loss by weighted average cost (engine/crosschain/pnl.ts), on sequences computed by hand. */

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Pricing } from '../../engine/chains/pricing.js';
-import { V2_SYNC } from '../../engine/data-api/dex-events.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow } from '../../engine/data-api/dex-index.js';
-import { hex } from '../../engine/data-api/erc20-keys.js';
-import { IndexWriter, type IndexedBlock } from '../../engine/data-api/indexer.js';
-import { priceMarksIndex } from '../../engine/data-api/price-marks.js';
-import { decimal, PriceReader, type PriceOptions } from '../../engine/data-api/prices.js';
+import { V2_SYNC } from '../../engine/data-api/dex/index/events.js';
+import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow } from '../../engine/data-api/dex/index/keys.js';
+import { hex } from '../../engine/data-api/erc20/index/keys.js';
+import { IndexWriter, type IndexedBlock } from '../../engine/data-api/common/indexer.js';
+import { priceMarksIndex } from '../../engine/data-api/dex/index/marks-writer.js';
+import { decimal, PriceReader, type PriceOptions } from '../../engine/data-api/dex/index/prices.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';
 import { pos } from '../../engine/evm/store.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { figures, positions } from '../../engine/crosschain/pnl.js';
 import { connect, traderRows, type Trader } from '../../engine/crosschain/trades.js';
-import type { Ratio, Role } from '../../engine/data-api/prices.js';
+import type { Ratio, Role } from '../../engine/data-api/dex/index/prices.js';
 
 /** Top traders rank each wallet's position in the token as pnl.ts counts it (weighted average cost). */
 

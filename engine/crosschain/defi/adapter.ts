@@ -1,7 +1,7 @@
 import { decodeFunctionResult, encodeFunctionData, type Abi, type Hex } from 'viem';
 import type { Factory, FactoryKind } from '../../chains/pricing.js';
-import type { DataDeps } from '../../data-api/deps.js';
-import { fromNode } from '../../data-api/node-reads.js';
+import type { DataDeps } from '../../data-api/common/deps.js';
+import { fromNode } from '../../data-api/common/node-reads.js';
 
 /**
  * What a DeFi adapter is (one module per protocol, listed in ./registry.ts): it finds a wallet's positions in its

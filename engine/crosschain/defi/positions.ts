@@ -1,11 +1,13 @@
 import type { Chain } from '../../chains/registry.js';
-import type { DataDeps } from '../../data-api/deps.js';
-import { formatted, indexedHead, tokenFacts } from '../../data-api/erc20-common.js';
-import { add, priceReader, toNumber, type Ratio } from '../../data-api/prices.js';
-import { usdOf } from '../../data-api/token-prices.js';
+import type { DataDeps } from '../../data-api/common/deps.js';
+import { tokenFacts } from '../../data-api/erc20/reads.js';
+import { add, priceReader, toNumber, type Ratio } from '../../data-api/dex/index/prices.js';
+import { usdOf } from '../../data-api/dex/index/usd.js';
 import { v1ChainId } from '../chains.js';
 import type { DefiAdapter, DefiProtocol, PositionToken, RawPosition } from './adapter.js';
 import { protocolFactories } from './registry.js';
+import { indexedHead } from '../../data-api/common/pages.js';
+import { formatted } from '../../data-api/common/values.js';
 
 /**
  * A wallet's DeFi positions on one chain, valued: every adapter asked reads its positions at the indexed head,

@@ -1,5 +1,5 @@
 import type { Factory, Pricing } from '../../chains/pricing.js';
-import { isExchange } from '../../data-api/prices.js';
+import { isExchange } from '../../data-api/dex/index/prices.js';
 import { badRequest } from '../../errors.js';
 import type { DefiAdapter } from './adapter.js';
 import { uniswapV2 } from './uniswap-v2.js';

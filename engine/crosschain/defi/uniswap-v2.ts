@@ -1,7 +1,7 @@
 import { parseAbi } from 'viem';
-import { held } from '../../data-api/erc20-balances.js';
-import { poolKey, type PoolRow } from '../../data-api/dex-index.js';
-import { inBatches } from '../../data-api/node-reads.js';
+import { held } from '../../data-api/erc20/balances.js';
+import { poolKey, type PoolRow } from '../../data-api/dex/index/keys.js';
+import { inBatches } from '../../data-api/common/node-reads.js';
 import { readView, type AdapterContext, type DefiAdapter, type RawPosition } from './adapter.js';
 
 /**

@@ -1,7 +1,7 @@
 import { parseAbi } from 'viem';
 import type { Factory } from '../../chains/pricing.js';
-import type { Holding } from '../../data-api/nft-index.js';
-import { inBatches } from '../../data-api/node-reads.js';
+import type { Holding } from '../../data-api/nft/index/writer.js';
+import { inBatches } from '../../data-api/common/node-reads.js';
 import { badRequest } from '../../errors.js';
 import type { Kv } from '../../ports.js';
 import { readView, type AdapterContext, type DefiAdapter, type RawPosition } from './adapter.js';

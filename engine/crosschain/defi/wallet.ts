@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { DataDeps } from '../../data-api/deps.js';
-import { cursor, evmAddress, limit } from '../../data-api/params.js';
+import type { DataDeps } from '../../data-api/common/deps.js';
+import { cursor, evmAddress, limit } from '../../data-api/common/params.js';
 import { v1ChainId, type ResolvedChains } from '../chains.js';
 import { listOf, offsetPage } from '../cursor.js';
 import { acrossChains, syncedAt, v1Meta } from '../fan-out.js';

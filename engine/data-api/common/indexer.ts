@@ -1,0 +1,396 @@
+import type { Clock } from '../../clock.js';
+import { ChainRuns } from '../../ingest/chain-runs.js';
+import { decodeRecord, type BlockRecord } from '../../evm/record.js';
+import type { ChainState } from '../../evm/follower.js';
+import { transfersOf, type Transfer } from '../../evm/store.js';
+import { blockKey } from '../../ingest/chain-store.js';
+import type { ChainEvents } from '../../ingest/follow.js';
+import type { Logger } from '../../log.js';
+import type { Entry, Kv, Table } from '../../ports.js';
+import { IndexedBlocks } from './indexed-blocks.js';
+
+/**
+ * The Data API's indexes of an EVM chain, built just behind the follower's head
+ * from the block records it stored (Ponder's ingest → store → build): a batch of
+ * blocks per transaction, each index writing its rows through an IndexWriter
+ * that keeps what every key held before (`indexUndo`), so a reorg takes back
+ * exactly what the blocks that left the chain wrote, in every index, stateful
+ * ones (balances, owners) included. `indexState` is how far the indexes reached;
+ * a read that needs a block waits for it (`reached`).
+ */
+
+/** A block as the indexes read it: decoded once per batch and shared by every index. */
+export interface IndexedBlock {
+  chain: string;
+  number: number;
+  hash: string;
+  /** Unix seconds. */
+  timestamp: number;
+  record: BlockRecord;
+  /** The block's ERC-20, ERC-721 and ERC-1155 transfers in log order, addresses lower case: decoded once for every index. */
+  transfers: readonly Transfer[];
+}
+
+/** A block record as the indexes read it. */
+export function indexedBlock(chain: string, number: number, hash: string, record: BlockRecord): IndexedBlock {
+  const transfers = transfersOf(record).map((t) => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() }));
+  return { chain, number, hash, timestamp: Number(record.header['timestamp']), record, transfers };
+}
+
+/** One index (or a group of indexes kept together): the rows a block adds, written through `w`. */
+export interface DataIndex<Prepared = unknown> {
+  readonly name: string;
+  /**
+   * Work before the batch's transaction (node reads, such as balanceOf of pairs seen for the first time), so
+   * the transaction itself never waits on the network. A rejection retries the batch later; nothing is written.
+   */
+  prepare?(blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared>;
+  /** Writes this block's rows. Runs in the batch's write transaction: reads through `w` see the batch's writes. */
+  apply(w: IndexWriter, block: IndexedBlock, prepared: Prepared): void;
+}
+
+/** `indexState` row: the last block every index holds, and its hash. */
+export interface IndexState {
+  number: number;
+  hash: string;
+  /** The first block the indexes hold (a chain's indexes may begin after block 0: a start block, pruned records). */
+  start: number;
+}
+
+/** The first block the chain's indexes hold; undefined before their first batch. */
+export const indexStart = (kv: Pick<Kv, 'get'>, chain: string): number | undefined => kv.get<IndexState>('indexState', chain)?.start;
+
+/** What a key held before a block wrote it: msgpack bytes, or null for no key. */
+type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
+/** `indexUndo` row: the block's hash as indexed, and what its writes replaced. */
+interface UndoRow {
+  hash: string;
+  /**
+   * The hash of the block below as indexed (this block's parent), null when this block was the first the
+   * indexes took: what the indexes' position goes back to when this block is taken back. (Absent in rows
+   * written before it was kept.)
+   */
+  parent?: string | null;
+  undo: Undo;
+}
+
+/** Keys written by a block are kept this many blocks behind the indexes' position (deeper reorgs are refused, logged). */
+export const UNDO_BLOCKS = 256;
+/** Blocks behind the follower past which the indexes count as catching up (a read then does not wait for them). */
+export const INDEX_BATCH = 32;
+/**
+ * A batch is as many blocks as their records fit in BATCH_BYTES (one at least, BATCH_MAX at most): its rows are
+ * written in one synchronous step on the event loop, so a busy mainnet block (~250 KB) is a batch alone and the
+ * requests waiting behind it wait for one block's rows (bench:ingest: HTTP p99 during a catch-up 68 ms, was
+ * 517 ms at 32 blocks a batch), while a catch-up over empty blocks (a devnet's) still costs a transaction per many.
+ */
+const BATCH_BYTES = 256 << 10;
+const BATCH_MAX = 1024;
+/** After a failed batch, the next try waits this long. */
+const RETRY_MS = 2_000;
+
+/**
+ * The store as an index writes it: reads pass through, and the first write of each key in a block saves what it
+ * held before. Tables an index may write are listed: a write elsewhere is a bug, refused.
+ */
+export class IndexWriter {
+  private readonly saved = new Set<string>();
+  constructor(
+    private readonly kv: Kv,
+    /** null: nothing is saved (a block already deeper than UNDO_BLOCKS below the head, as during a backfill). */
+    private readonly undo: Undo | null,
+  ) {}
+
+  get<T>(table: Table, key: string): T | undefined {
+    return this.kv.get<T>(table, key);
+  }
+  has(table: Table, key: string): boolean {
+    return this.kv.has(table, key);
+  }
+  range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
+    return this.kv.range<T>(table, opts);
+  }
+  count(table: Table, opts: { start: string; end: string; limit?: number }): number {
+    return this.kv.count(table, opts);
+  }
+  put(table: Table, key: string, value: unknown): void {
+    this.save(table, key);
+    this.kv.put(table, key, value);
+  }
+  remove(table: Table, key: string): void {
+    if (!this.kv.has(table, key)) return;
+    this.save(table, key);
+    this.kv.remove(table, key);
+  }
+
+  private save(table: Table, key: string): void {
+    if (this.undo === null) return;
+    const id = `${table}\u0000${key}`;
+    if (this.saved.has(id)) return;
+    this.saved.add(id);
+    const before = this.kv.getRaw(table, key);
+    // A copy: the store hands out a Buffer over its read buffer, and Buffer#slice would share that memory.
+    this.undo.push([table, key, before === undefined ? null : new Uint8Array(before)]);
+  }
+}
+
+/** Puts back what each key held before the block (its undo rows, last first). */
+function takeBack(kv: Kv, undo: Undo): void {
+  for (let i = undo.length - 1; i >= 0; i--) {
+    const [table, key, before] = undo[i]!;
+    if (before === null) kv.remove(table, key);
+    else kv.putRaw(table, key, before);
+  }
+}
+
+export interface DataIndexerOptions {
+  batch?: number;
+  /** The first block to index on a chain with no `indexState` yet (never below the lowest block stored); default: the lowest block stored. */
+  startBlock?(chain: string): number | undefined;
+}
+
+export class DataIndexer {
+  /** The indexed blocks pages read, kept across requests; unwind drops a chain's once it took blocks back. */
+  readonly blocks = new IndexedBlocks();
+  private readonly runs: ChainRuns;
+  private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
+  /** readUpTo's last walk per chain: the indexes' head and the stored chain's hash there it was made for. */
+  private readonly unread = new Map<string, { seen: string; n: number; hash: string | undefined }>();
+
+  constructor(
+    private readonly kv: Kv,
+    private readonly indexes: readonly DataIndex[],
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly opts: DataIndexerOptions = {},
+  ) {
+    this.runs = new ChainRuns((chain) => this.build(chain), clock, RETRY_MS, (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }));
+  }
+
+  /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
+  events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
+    return {
+      committed: (chain) => this.wake(chain),
+      oldestUnread: (chain) => this.readUpTo(chain) + 1,
+    };
+  }
+
+  /**
+   * The last block the indexes hold that is still canonical: below a reorg the follower made and the build has
+   * not taken back yet, the blocks that replaced the indexed ones are unread (pruning them would stop the
+   * indexes for good). −1 when none; a branch that parts below the undo rows counts as read up to where they end
+   * (the build refuses it, logged).
+   */
+  private readUpTo(chain: string): number {
+    const state = this.kv.get<IndexState>('indexState', chain);
+    if (state === undefined) return -1;
+    const canon = this.kv.get<string>('canon', blockKey(chain, state.number));
+    if (canon === state.hash) return state.number;
+    // The walk decodes undo rows (each a block's overwritten values): done once per reorg, not at every prune.
+    const seen = `${state.number}/${state.hash}/${canon}`;
+    const known = this.unread.get(chain);
+    // Still the same meeting point: the stored chain there unchanged (unknown below the undo rows: the build is stuck).
+    if (known?.seen === seen && (known.hash === undefined || this.kv.get<string>('canon', blockKey(chain, known.n)) === known.hash)) return known.n;
+    let n = state.number;
+    let hash: string | null | undefined = state.hash;
+    while (n >= 0 && typeof hash === 'string' && this.kv.get<string>('canon', blockKey(chain, n)) !== hash) {
+      const row = this.kv.get<UndoRow>('indexUndo', blockKey(chain, n));
+      hash = row === undefined ? undefined : this.indexedParent(chain, n, row);
+      n--;
+    }
+    this.unread.set(chain, { seen, n, hash: typeof hash === 'string' ? hash : undefined });
+    return n;
+  }
+
+  /** The last block every index holds; undefined before the first batch. */
+  position(chain: string): number | undefined {
+    return this.kv.get<IndexState>('indexState', chain)?.number;
+  }
+
+  /** Resolves true once the indexes hold `number` (a read about it then answers), false after `timeoutMs`. */
+  reached(chain: string, number: number, timeoutMs: number): Promise<boolean> {
+    if ((this.position(chain) ?? -1) >= number) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const list = this.waiters.get(chain) ?? [];
+      this.waiters.set(chain, list);
+      const timer = this.clock.at(this.clock.now() + timeoutMs, () => {
+        const i = list.indexOf(waiter);
+        if (i < 0) return;
+        list.splice(i, 1);
+        resolve(false);
+      });
+      const waiter = {
+        number,
+        done: () => {
+          timer.cancel();
+          resolve(true);
+        },
+      };
+      list.push(waiter);
+      this.wake(chain);
+    });
+  }
+
+  wake(chain: string): void {
+    this.runs.wake(chain);
+  }
+
+  /** Resolves once no chain is being indexed (tests, shutdown). */
+  settled(): Promise<void> {
+    return this.runs.settled();
+  }
+
+  stop(): void {
+    this.runs.stop();
+  }
+
+  private get stopped(): boolean {
+    return this.runs.stopped;
+  }
+
+  /** Takes back blocks that left the chain, then indexes up to the follower's head, a batch per transaction. */
+  private async build(chain: string): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      await this.unwind(chain);
+      const blocks = this.nextBatch(chain);
+      if (blocks.length === 0) return;
+      await this.index(chain, blocks);
+    }
+  }
+
+  /**
+   * Indexes `blocks` (consecutive, the first right after the indexes' position) in one transaction, after
+   * each index's `prepare`; false when they no longer stand where the follower put them (nothing is written).
+   * The build loop's step, and what bench:data loads its dataset with.
+   */
+  async index(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
+    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
+    const wrote = await this.kv.transactAsync(() => {
+      // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
+      if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
+      const state = this.kv.get<IndexState>('indexState', chain);
+      if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+      // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
+      const chainState = this.kv.get<ChainState>('chainState', chain);
+      const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
+      let parent = state === undefined ? null : state.hash;
+      for (const block of blocks) {
+        // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
+        const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
+        const w = new IndexWriter(this.kv, undo);
+        this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
+        if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
+        parent = block.hash;
+        if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
+      }
+      const last = blocks.at(-1)!;
+      this.kv.put('indexState', chain, { number: last.number, hash: last.hash, start: state?.start ?? blocks[0]!.number } satisfies IndexState);
+      return true;
+    });
+    if (wrote) this.release(chain);
+    return wrote;
+  }
+
+  /** Blocks after the indexes' position whose records are stored, up to a batch. */
+  private nextBatch(chain: string): IndexedBlock[] {
+    const at = this.position(chain);
+    const first = at === undefined ? this.firstBlock(chain) : at + 1;
+    if (first === undefined) return [];
+    const blocks: IndexedBlock[] = [];
+    // A batch size given (tests) is exact; by default as many blocks as fit BATCH_BYTES.
+    const exact = this.opts.batch;
+    const end = first + (exact ?? BATCH_MAX);
+    let bytesRead = 0;
+    for (const { key, value } of this.kv.range<unknown>('canon', { start: blockKey(chain, first), end: blockKey(chain, end) })) {
+      const number = parseInt(key.slice(chain.length + 1), 16);
+      if (number !== first + blocks.length) break;
+      const bytes = this.kv.getRaw('blocks', key);
+      if (bytes === undefined) {
+        if (blocks.length === 0) throw new Error(`block ${number} of ${chain} was pruned before the Data API indexed it`);
+        break;
+      }
+      bytesRead += bytes.byteLength;
+      if (exact === undefined && blocks.length > 0 && bytesRead > BATCH_BYTES) break;
+      const record = decodeRecord(bytes);
+      blocks.push(indexedBlock(chain, number, String(value), record));
+    }
+    return blocks;
+  }
+
+  /** Where a chain's indexes begin: the start block asked, or the lowest block stored if that is higher (a start block below it would wait for ever). */
+  private firstBlock(chain: string): number | undefined {
+    const lowest = this.lowestRecord(chain);
+    if (lowest === undefined) return undefined;
+    return Math.max(lowest, this.opts.startBlock?.(chain) ?? lowest);
+  }
+
+  private lowestRecord(chain: string): number | undefined {
+    const [first] = this.kv.range<unknown>('canon', { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 });
+    return first === undefined ? undefined : parseInt(first.key.slice(chain.length + 1), 16);
+  }
+
+  /** While the indexes' last block is no longer the canonical one at its height, takes it back. */
+  private async unwind(chain: string): Promise<void> {
+    for (;;) {
+      const state = this.kv.get<IndexState>('indexState', chain);
+      if (state === undefined || this.kv.get<string>('canon', blockKey(chain, state.number)) === state.hash) return;
+      await this.kv.transactAsync(() => {
+        const key = blockKey(chain, state.number);
+        const row = this.kv.get<UndoRow>('indexUndo', key);
+        if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
+        // The saved bytes view the store's read buffer (Kv.get): copied before the writes below read again.
+        takeBack(this.kv, row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]));
+        this.kv.remove('indexUndo', key);
+        // The block below as it was indexed (the parent this block was indexed on): if that left the chain too
+        // and its undo row is gone (deeper than UNDO_BLOCKS), the next turn refuses to go on.
+        const below = state.number - 1;
+        const hash = this.indexedParent(chain, state.number, row);
+        if (below < 0 || hash === null) this.kv.remove('indexState', chain);
+        else this.kv.put('indexState', chain, { number: below, hash, start: state.start } satisfies IndexState);
+      });
+      // Committed: the block's row is gone (or, once indexed again, another block's).
+      this.blocks.forget(chain);
+    }
+  }
+
+  /**
+   * The hash block `number - 1` had when block `number` (its undo row `row`) was indexed on it: null when block
+   * `number` was the first the indexes took. A row written before parents were kept: the block below's own undo
+   * row, or else the stored chain's block there.
+   */
+  private indexedParent(chain: string, number: number, row: UndoRow): string | null {
+    if (row.parent !== undefined) return row.parent;
+    const below = blockKey(chain, number - 1);
+    return this.kv.get<UndoRow>('indexUndo', below)?.hash ?? this.kv.get<string>('canon', below) ?? null;
+  }
+
+  private release(chain: string): void {
+    const list = this.waiters.get(chain);
+    if (list === undefined) return;
+    const at = this.position(chain) ?? -1;
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (list[i]!.number <= at) {
+        list[i]!.done();
+        list.splice(i, 1);
+      }
+    }
+  }
+}
+
+/** A follower's listeners with the indexer's: both woken by a commit, pruning held back to the lower of their needs. */
+export function withIndexer(events: ChainEvents, indexer: DataIndexer): ChainEvents {
+  const mine = indexer.events();
+  return {
+    ...events,
+    committed(chain) {
+      events.committed?.(chain);
+      mine.committed?.(chain);
+    },
+    oldestUnread(chain) {
+      const a = events.oldestUnread?.(chain);
+      const b = mine.oldestUnread?.(chain);
+      return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+    },
+  };
+}

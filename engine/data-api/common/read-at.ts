@@ -1,0 +1,40 @@
+import type { ChainState } from '../../evm/follower.js';
+import type { Kv } from '../../ports.js';
+import type { DataDeps } from './deps.js';
+import { INDEX_BATCH } from './indexer.js';
+
+/**
+ * The block a Data API read is about: the stored head unless the request names
+ * an earlier one (`to_block`), and, for reads of the indexes, a bounded wait
+ * for them to hold that block.
+ */
+
+/** The stored head (−1 before the first block). */
+export const storedHead = (kv: Kv, chain: string): number => kv.get<ChainState>('chainState', chain)?.head ?? -1;
+
+/** The block a node read is made at: `to_block`, no later than the stored head; the stored head when none is asked. */
+export function readBlock(kv: Kv, chain: string, toBlock: number | undefined): number | 'latest' {
+  const head = storedHead(kv, chain);
+  if (head < 0) return toBlock ?? 'latest';
+  return Math.min(toBlock ?? head, head);
+}
+
+/** How long a read waits for the indexes to reach the block it is about. */
+const WAIT_MS = 2_000;
+
+/**
+ * Every Data API read of the indexes starts here: a wait (at most WAIT_MS) until they hold `to`, or the
+ * stored head when no `to` or a later one is asked, so an answer includes what was just ingested. Far
+ * behind (a backfill, a catch-up: more than two index batches) it does not wait and answers from what they
+ * hold. Resolves whether they hold the block; with the last block they hold.
+ */
+export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<{ reached: boolean; position: number }> {
+  const head = storedHead(deps.kv, chain);
+  const target = Math.min(to ?? head, head);
+  const position = deps.indexer.position(chain) ?? -1;
+  const behind = target - position;
+  // Caught up (every read at the head, most of the time): nothing to wait for, the position just read holds.
+  if (behind <= 0) return { reached: true, position };
+  const reached = behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, target, WAIT_MS);
+  return { reached, position: deps.indexer.position(chain) ?? -1 };
+}

@@ -1,0 +1,116 @@
+import { pos, posAt, type Transfer } from '../../../evm/store.js';
+import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
+import { nativeParties, summarize, summaryRow } from './summary.js';
+
+/**
+ * Native transactions and activity (storage/README.md, "Native transactions and activity"):
+ *   nativeTxs   h/chain/hash                           [block number, index]: where a transaction is
+ *               s/chain/number(12 hex)/index(6 hex)    SummaryRow (a TxSummary as a tuple): what its item shows, kept past pruning
+ *               b/chain/number(12 hex)                 the block's timestamp (dates → blocks)
+ *   addressTxs  tx/chain/address/number/index          a transaction the address sent, received, created or took part in by an internal call
+ *               hist/chain/address/number/index        those, and the ones that moved its tokens or NFTs or approved for it (wallet history)
+ *   activity    address/chain                          Activity: first and last transaction, counters
+ * Every write goes through the IndexWriter, so a reorg takes it back.
+ */
+
+/**
+ * A transaction's place: block, index in it, block time (unix seconds). Its hash is its `nativeTxs` summary's
+ * (kept apart: an activity row is read and written for every party of every transaction, and stays small).
+ */
+export type Moment = [block: number, index: number, timestamp: number];
+/** A moment as a store written before 2026-11-24 holds it (still read; kept as the row's first). */
+export interface StoredMoment {
+  block: number;
+  timestamp: number;
+  hash: string;
+}
+
+/** Any transaction of the address's history: sent, received, an internal call's party, or moving its tokens. */
+export interface Activity {
+  first: Moment | StoredMoment;
+  last: Moment | StoredMoment;
+  /** Transactions in the address's `tx/` list. */
+  txs: number;
+  /** ERC-20 transfers from or to the address. */
+  erc20: number;
+  /** ERC-721 and ERC-1155 transfers (one per id of a batch) from or to the address. */
+  nft: number;
+}
+
+/** A transaction's place in key order: block number (12 hex) / index in the block (6 hex), written as pos() writes a log's. */
+export const txPosition = (block: number, index: number): string => pos(block, index);
+export const hashKey = (chain: string, hash: string): string => `h/${chain}/${hash.toLowerCase()}`;
+export const summaryKey = (chain: string, block: number, index: number): string => `s/${chain}/${txPosition(block, index)}`;
+/** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
+export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
+export const activityKey = (address: string, chain: string): string => `${chain}/${address.toLowerCase()}`;
+
+/** The block and index of an `addressTxs` key (its last two segments, txPosition's). */
+export function positionOf(key: string): { block: number; index: number } {
+  const { blockNumber, logIndex } = posAt(key);
+  return { block: blockNumber, index: logIndex };
+}
+
+type Counter = 'txs' | 'erc20' | 'nft';
+
+/**
+ * A block's activity, gathered per address before it is written: one read and one write per address and block
+ * (a busy contract is a party of many of a block's transactions).
+ */
+class BlockActivity {
+  private readonly rows = new Map<string, Activity>();
+
+  touch(address: string, at: Moment, counter: Counter): void {
+    const a = address.toLowerCase();
+    const row = this.rows.get(a) ?? { first: at, last: at, txs: 0, erc20: 0, nft: 0 };
+    row.last = at;
+    row[counter] += 1;
+    this.rows.set(a, row);
+  }
+
+  /** Adds the block's counts to each address's row; blocks are applied in order, so a row's first activity is the first written. */
+  write(w: IndexWriter, chain: string): void {
+    for (const [address, b] of this.rows) {
+      const key = activityKey(address, chain);
+      const was = w.get<Activity>('activity', key);
+      w.put('activity', key, was === undefined ? b : { first: was.first, last: b.last, txs: was.txs + b.txs, erc20: was.erc20 + b.erc20, nft: was.nft + b.nft });
+    }
+  }
+}
+
+function applyBlock(w: IndexWriter, block: IndexedBlock): void {
+  const { chain } = block;
+  const all = block.transfers;
+  const summaries = summarize(block.record, all);
+  const transfers: Transfer[][] = summaries.map(() => []);
+  for (const t of all) transfers[t.transactionIndex]?.push(t);
+  const activity = new BlockActivity();
+  // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
+  summaries.forEach((s, i) => {
+    w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
+    w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), summaryRow(s));
+    const at = txPosition(s.blockNumber, s.index);
+    const moment: Moment = [s.blockNumber, s.index, s.timestamp];
+    const native = nativeParties(s);
+    for (const a of native) {
+      w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);
+      activity.touch(a, moment, 'txs');
+    }
+    const tokenParties = new Set<string>();
+    for (const t of transfers[i]!) {
+      // A transfer to oneself counts once.
+      for (const a of new Set([t.from.toLowerCase(), t.to.toLowerCase()])) {
+        tokenParties.add(a);
+        activity.touch(a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
+      }
+    }
+    const history = new Set([...native, ...tokenParties, ...s.approvals.map((x) => x.owner)]);
+    for (const a of history) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
+  });
+  activity.write(w, chain);
+}
+
+export const nativeTxIndex: DataIndex<void> = {
+  name: 'native-transactions',
+  apply: (w, block) => applyBlock(w, block),
+};
