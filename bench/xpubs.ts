@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { DEFAULT_LIMITS } from '../engine/config.js';
+import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
 import { mainnetChain } from '../test/bitcoin-core/fixtures.js';
 import { manyXpubs } from '../test/bitcoin-core/keys.js';
 import { startBitcoinCore } from '../test/bitcoin-core/server.js';
