@@ -1,4 +1,5 @@
 import type { BlockRecord } from './record.js';
+import type { Transfer } from './transfer.js';
 
 /**
  * NFT sales, decided at ingest from one transaction alone (no price feed, no
@@ -27,32 +28,21 @@ export interface Sale {
   paymentToken: string | null;
 }
 
-/** What a sale is read from: of each transfer (transfersOf in store.ts), its kind, parties, amount and transaction. */
-export interface SaleTransfer {
-  kind: string;
-  contract: string;
-  from: string;
-  to: string;
-  value: string;
-  transactionHash: string;
-  transactionIndex: number;
-}
-
 const ZERO = '0x0000000000000000000000000000000000000000';
 const lower = (v: unknown): string => String(v ?? '').toLowerCase();
 
 /** The sales among a block's transfers (as transfersOf gives them), each with its NFT transfer. */
-export function salesOf<T extends SaleTransfer>(r: BlockRecord, transfers: readonly T[]): Array<{ transfer: T; sale: Sale }> {
+export function salesOf(r: BlockRecord, transfers: readonly Transfer[]): Array<{ transfer: Transfer; sale: Sale }> {
   const timestamp = Number(r.header['timestamp']);
   // Each transaction's ERC-20 transfers, so a block of many NFT transfers is read once.
-  const erc20 = new Map<number, T[]>();
+  const erc20 = new Map<number, Transfer[]>();
   for (const x of transfers) {
     if (x.kind !== 'erc20') continue;
     const list = erc20.get(x.transactionIndex);
     if (list === undefined) erc20.set(x.transactionIndex, [x]);
     else list.push(x);
   }
-  const out: Array<{ transfer: T; sale: Sale }> = [];
+  const out: Array<{ transfer: Transfer; sale: Sale }> = [];
   // One payment per (transaction, buyer): a TransferBatch of many ids to one buyer is priced once.
   const paidBy = new Map<string, Pick<Sale, 'price' | 'paymentToken'> | undefined>();
   for (const t of transfers) {
@@ -71,7 +61,7 @@ export function salesOf<T extends SaleTransfer>(r: BlockRecord, transfers: reado
 }
 
 /** What the buyer paid in the transaction (`erc20`: its ERC-20 transfers), by the rule above. */
-function payment(erc20: readonly SaleTransfer[], buyer: string, sender: string, value: bigint): Pick<Sale, 'price' | 'paymentToken'> | undefined {
+function payment(erc20: readonly Transfer[], buyer: string, sender: string, value: bigint): Pick<Sale, 'price' | 'paymentToken'> | undefined {
   if (sender === buyer && value > 0n) return { price: `0x${value.toString(16)}`, paymentToken: null };
   const paid = erc20.filter((x) => lower(x.from) === buyer && BigInt(x.value) > 0n);
   const tokens = new Set(paid.map((x) => lower(x.contract)));
