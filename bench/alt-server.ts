@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
 import { createCore, startIngest } from '../engine/main.js';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import type { Reply, Request, Route } from '../http/server/route.js';
 
 const kind = process.argv[2];

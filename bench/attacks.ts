@@ -21,7 +21,7 @@ import { parseArgs, promisify } from 'node:util';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { encodeAbiParameters, keccak256, toHex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { DEFAULT_LIMITS } from '../engine/config.js';
+import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
 import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { fairnessRig, fairnessRun, type Scale } from './fairness.js';

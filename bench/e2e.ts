@@ -46,7 +46,7 @@ interface Measured {
 
 type Marks = Map<number, Map<string, number>>;
 
-/** The server's trace lines (engine/block-trace.ts): per block, each stage's first time, and the last block read (fetched). */
+/** The server's trace lines (app/block-trace.ts): per block, each stage's first time, and the last block read (fetched). */
 function parseTraces(output: string): Marks {
   const marks: Marks = new Map();
   for (const line of output.split('\n')) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_LIMITS } from '../engine/config.js';
+import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
 import { streamKey } from '../engine/delivery/dispatcher.js';
 import type { StoredStream } from '../engine/streams/model.js';
 import { openStore } from '../storage/env.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS } from '../engine/config.js';
+import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS } from '../engine/streams/limits.js';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { startProcess } from './proc.js';

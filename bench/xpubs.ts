@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_LIMITS } from '../engine/config.js';
+import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
 import { mainnetChain } from '../test/bitcoin-core/fixtures.js';
 import { manyXpubs } from '../test/bitcoin-core/keys.js';
 import { startBitcoinCore } from '../test/bitcoin-core/server.js';

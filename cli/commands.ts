@@ -5,7 +5,7 @@
  */
 import { parseDuration } from '../engine/duration.js';
 import { ApiKeys } from '../engine/keys.js';
-import type { Config } from '../engine/config.js';
+import type { Config } from '../engine/config/config.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import type { Store } from '../storage/env.js';
 import { failingChains, renderStatus, type Health } from './status.js';

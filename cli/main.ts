@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseConfig } from '../engine/config.js';
+import { ConfigError, parseConfig } from '../engine/config/config.js';
 import { dataDir } from '../storage/data-dir.js';
 import { NoStore, SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../storage/env.js';
 import { lockDataDir, type DataDirLock } from '../storage/lock.js';

@@ -1,4 +1,4 @@
-import type { LogLevel } from './config.js';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 /** Structured JSON logs, one object a line; time from the service clock. */
 export interface Logger {

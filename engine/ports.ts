@@ -1,11 +1,10 @@
 /**
  * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
- * the key-value store is below (LMDB in storage/env.ts).
+ * the key-value store is below (LMDB in storage/env.ts). A port that speaks a
+ * subfolder's types lives beside them (the match workers in engine/match/ports.ts,
+ * the xpub window deriver in engine/bitcoin/xpub-windows.ts): this file imports
+ * no subfolder, as every subfolder imports it.
  */
-import type { DerivedWindow, WindowTask } from './bitcoin/xpub-windows.js';
-import type { ChainFamily } from './chains/registry.js';
-import type { WatchedEntry } from './match/families.js';
-import type { FilterSetData } from './match/filter-set.js';
 
 /**
  * Named tables of the store besides the Data API's, whose indexes declare theirs beside their code
@@ -132,34 +131,6 @@ export class NodeError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
-/**
- * Compiles a chain's filter set from what its streams watch (the family's compile, engine/match/families.ts):
- * in a worker thread for a large watchlist, so the serving thread goes on answering meanwhile.
- */
-export interface FilterCompiler {
-  compile(task: CompileTask): Promise<FilterSetData>;
-}
-
-/** Derives an added xpub's gap window (engine/bitcoin/xpub-windows.ts): in the worker pool, off the serving thread. */
-export interface WindowDeriver {
-  derive(task: WindowTask): Promise<DerivedWindow>;
-}
-
-export interface CompileTask {
-  chain: string;
-  family: ChainFamily;
-  version: number;
-  entries: WatchedEntry[];
-  seed: number;
-}
-
-export interface MatchPool {
-  /** Per block, in order: stream index → probe refs of its items that concern the stream. */
-  match(chain: string, numbers: readonly number[], filter: FilterSetData): Promise<Array<Map<number, number[]>>>;
-  close(): Promise<void>;
 }
 
 /**

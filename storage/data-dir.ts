@@ -1,4 +1,4 @@
-import { ConfigError } from '../engine/config.js';
+import { ConfigError } from '../engine/config/config.js';
 import { StorageError } from './env.js';
 
 /** Opens (or locks) the data directory; a failure (a StorageError: no directory, locked, another schema) names CHAINPOST_DATA. */

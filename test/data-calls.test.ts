@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatEther, getAbiItem, parseAbi, parseEther, toEventSelector, zeroHash, type Abi } from 'viem';
 import { readFileSync, rmSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import { dateToBlock } from '../engine/data-api/chain/date-to-block.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import { createCore } from '../engine/main.js';
 import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';

@@ -7,7 +7,7 @@ import { TRANSFER } from '../engine/evm/store.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/evm/filter.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
-import type { MatchPool } from '../engine/ports.js';
+import type { MatchPool } from '../engine/match/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { matchPool } from '../workers/pool.js';
 import { tempDir } from './helpers.js';

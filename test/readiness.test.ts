@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { freePort, startAnvil } from '../http/clients/anvil.js';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import { startService, type Service } from '../engine/main.js';
 import type { Part } from '../engine/readiness.js';
 import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../engine/clock.js';
-import { ConfigError, parseConfig } from '../engine/config.js';
+import { ConfigError, parseConfig } from '../engine/config/config.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { jsonLogger } from '../engine/log.js';

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import { startService, type Service } from '../engine/main.js';
 import { TargetPolicy, type PrivateTargets } from '../engine/net/targets.js';
 import type { Resolver } from '../engine/ports.js';

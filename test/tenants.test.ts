@@ -5,7 +5,7 @@ import bs58 from 'bs58';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
-import { parseConfig } from '../engine/config.js';
+import { parseConfig } from '../engine/config/config.js';
 import { ApiKeys } from '../engine/keys.js';
 import { createCore } from '../engine/main.js';
 import { openStore } from '../storage/env.js';

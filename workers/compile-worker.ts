@@ -1,6 +1,6 @@
 import { compileHere } from '../engine/match/compile.js';
 import type { FilterSetData } from '../engine/match/filter-set.js';
-import type { CompileTask } from '../engine/ports.js';
+import type { CompileTask } from '../engine/match/ports.js';
 
 /**
  * The compile task of the worker pool: a chain's filter set built from what its streams watch (the family's

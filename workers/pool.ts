@@ -5,7 +5,8 @@ import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepar
 import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import type { SolanaAnswers, SolanaIngestPool } from '../engine/solana/prepared.js';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
-import type { CompileTask, FilterCompiler, MatchPool, WindowDeriver } from '../engine/ports.js';
+import type { CompileTask, FilterCompiler, MatchPool } from '../engine/match/ports.js';
+import type { WindowDeriver } from '../engine/bitcoin/xpub-windows.js';
 import { packCompileTask } from './compile-worker.js';
 import { ownBuffers } from './transfer.js';
 

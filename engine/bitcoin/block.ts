@@ -1,5 +1,3 @@
-import type { RawBlock, RawInput, RawOutput, RawTransaction } from './raw.js';
-
 /**
  * A Bitcoin block as the Bitcoin family stores it: what the block record
  * encodes and its view gives back, whichever way the block came (Core's
@@ -34,16 +32,37 @@ export interface Prevout {
 }
 
 /** A serialized input's parts (a coinbase: txid all zeros, vout 0xffffffff, its coinbase bytes as scriptSig) and what it spends. */
-export interface BtcInput extends RawInput {
+export interface BtcInput {
+  /** The spent output's transaction (all zeros for a coinbase). */
+  txid: string;
+  vout: number;
+  scriptSig: Uint8Array;
+  sequence: number;
+  /** Witness stack items (empty without witness). */
+  witness: Uint8Array[];
   /** Undefined while unknown, and for a coinbase (it spends nothing). */
   prevout?: Prevout | undefined;
 }
 
-export type BtcOutput = RawOutput;
+export interface BtcOutput {
+  /** Satoshis (up to 21e14: a safe integer). */
+  value: number;
+  script: Uint8Array;
+}
 
-export interface BtcTransaction extends Omit<RawTransaction, 'vin' | 'vout'> {
+/** A transaction with the ids and sizes Bitcoin Core reports: txid (without witness), hash (wtxid), size, vsize, weight. */
+export interface BtcTransaction {
+  txid: string;
+  /** The wtxid; equal to txid without witness. */
+  hash: string;
+  version: number;
+  locktime: number;
+  size: number;
+  vsize: number;
+  weight: number;
   vin: BtcInput[];
   vout: BtcOutput[];
+  isCoinbase: boolean;
 }
 
 export interface BtcBlock {
@@ -71,27 +90,6 @@ export function difficultyOf(bits: number): number {
   }
   // UniValue writes doubles with setprecision(16): the JSON carries that rounding, so the record's readers do too.
   return Number(d.toPrecision(16));
-}
-
-/** A serialized transaction's parts; its inputs' prevouts from `lookup` where it knows them. */
-export function txFromRaw(t: RawTransaction, lookup?: PrevoutLookup): BtcTransaction {
-  const { vin, vout, ...fields } = t;
-  return { ...fields, vin: vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })), vout: vout.map((o) => ({ value: o.value, script: o.script })) };
-}
-
-/**
- * A serialized block (raw.ts parseBlock) at `height` (the block does not say it; the
- * follower knows it). Inputs spending an earlier output of the same block are resolved
- * from the block itself, the others through `lookup`.
- */
-export function blockFromRaw(raw: RawBlock, height: number, lookup?: PrevoutLookup): BtcBlock {
-  const h = raw.header;
-  const block: BtcBlock = {
-    header: { hash: h.hash, height, time: h.time, previousblockhash: h.previousblockhash, merkleroot: h.merkleroot, bits: h.bits, version: h.version, nonce: h.nonce, nTx: raw.tx.length, size: raw.size, strippedsize: raw.strippedsize, weight: raw.weight },
-    txs: raw.tx.map((t) => txFromRaw(t)),
-  };
-  fillPrevouts(block.txs, lookup ?? (() => undefined));
-  return block;
 }
 
 /** The non-coinbase inputs whose prevout is not known yet: what the follower must look up. */

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { StreamLimits } from '../config.js';
+import type { StreamLimits } from '../streams/limits.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { notFound, overLimit } from '../errors.js';

@@ -44,6 +44,11 @@ export interface DerivedWindow {
   keys: [receive: Uint8Array, change: Uint8Array];
 }
 
+/** Derives an added xpub's gap window (deriveWindow): in the worker pool (workers/pool.ts), off the serving thread. */
+export interface WindowDeriver {
+  derive(task: WindowTask): Promise<DerivedWindow>;
+}
+
 /** The addresses a window watches, each branch up to `gap` past its last used index. */
 export function deriveWindow(task: WindowTask): DerivedWindow {
   const key = parseExtendedKey(task.xpub);

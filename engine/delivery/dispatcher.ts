@@ -107,7 +107,7 @@ export interface QueueMeta {
   queued: number;
 }
 
-/** Defaults of the retention rules (engine/config.ts reads the variables). */
+/** Defaults of the retention rules (engine/config/config.ts reads the variables). */
 export const DEFAULT_RETENTION: Retention = { historyMs: HISTORY_RETENTION_MS, successLogMs: 86_400_000, successLogMax: 1_000_000 };
 
 /**

@@ -1,10 +1,9 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import type { Hex, StoredLog } from './record.js';
 
-/** The yellow-paper logs bloom: each address and topic sets 3 of 2048 bits chosen by its keccak256. */
-export function logsBloom(logs: readonly StoredLog[]): Hex {
+/** The yellow-paper logs bloom: each address and topic sets 3 of 2048 bits chosen by its keccak256 (0x hex in, 0x hex out). */
+export function logsBloom(logs: readonly { address: string; topics: readonly string[] }[]): string {
   const bloom = new Uint8Array(256);
-  const add = (hex: Hex): void => {
+  const add = (hex: string): void => {
     const h = keccak_256(Buffer.from(hex.slice(2), 'hex'));
     for (let i = 0; i < 6; i += 2) {
       const bit = ((h[i]! << 8) | h[i + 1]!) & 2047;

@@ -1,5 +1,5 @@
 import type { BlockRecord } from './record.js';
-import type { Transfer } from './store.js';
+import type { Transfer } from './transfer.js';
 
 /**
  * NFT sales, decided at ingest from one transaction alone (no price feed, no

@@ -3,6 +3,10 @@ import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.j
 import { buildProbe } from './probe.js';
 import { decodeRecord, encodeRecord, type BlockRecord } from './record.js';
 import { salesOf } from './sales.js';
+import type { Transfer } from './transfer.js';
+
+// Declared in transfer.ts, which sales.ts reads too (store.ts imports sales.ts); its readers import it from here.
+export type { Transfer };
 
 /**
  * Writing a block: its record, its probe column and the transfer indexes the
@@ -21,24 +25,6 @@ import { salesOf } from './sales.js';
 export const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 export const TRANSFER_SINGLE = '0xc3d58168c5ae7397731d063d5bbf3d657854427343f4c083240f7aacaa2d0f62';
 export const TRANSFER_BATCH = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
-
-
-export interface Transfer {
-  kind: 'erc20' | 'erc721' | 'erc1155';
-  contract: string;
-  from: string;
-  to: string;
-  tokenId?: string;
-  /** ERC-20 value or ERC-1155 amount (hex); 0x1 for ERC-721. */
-  value: string;
-  operator?: string;
-  blockNumber: number;
-  logIndex: number;
-  transactionHash: string;
-  transactionIndex: number;
-  /** Position of the id in its TransferBatch (absent for other logs): a batch may list one id twice. */
-  batchIndex?: number;
-}
 
 /** What the `transfers` table holds under an NFT key (its position, block number and log index, is in the key). */
 export interface StoredTransfer extends Omit<Transfer, 'blockNumber' | 'logIndex'> {

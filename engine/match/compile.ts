@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import type { CompileTask, FilterCompiler } from '../ports.js';
+import type { CompileTask, FilterCompiler } from './ports.js';
 import { DERIVED_KEY_BYTES, familyOf } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 

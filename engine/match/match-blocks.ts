@@ -1,5 +1,6 @@
 import { blockKey } from '../ingest/chain-store.js';
-import type { Kv, MatchPool } from '../ports.js';
+import type { Kv } from '../ports.js';
+import type { MatchPool } from './ports.js';
 import { familyOf } from './families.js';
 import { FilterSet, type FilterSetData } from './filter-set.js';
 

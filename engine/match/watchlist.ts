@@ -1,4 +1,5 @@
-import type { FilterCompiler, Kv } from '../ports.js';
+import type { Kv } from '../ports.js';
+import type { FilterCompiler } from './ports.js';
 import { watchedOf } from '../streams/families.js';
 import type { Watched as StreamWatched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';

@@ -1,4 +1,5 @@
-import { base58, base58Decode, base58Decode32Into } from '../encoding/base58.js';
+import bs58 from 'bs58';
+import { base58Decode32Into } from './key-base58.js';
 
 /**
  * Solana's 32-byte keys (accounts, programs, mints, block hashes) and their
@@ -16,7 +17,7 @@ export function decodeKey(text: string): Uint8Array {
   if (base58Decode32Into(text, out, 0)) return out;
   // The slow decoder only to say which of the two it is, and only on a short text (a signature's 64 bytes take 88): it is quadratic in the length.
   if (text.length > 128) throw new SolanaKeyError(`${JSON.stringify(text.slice(0, 64))}… is ${text.length} characters, a 32-byte key has 32 to 44`);
-  const bytes = base58Decode(text);
+  const bytes = bs58.decodeUnsafe(text);
   if (bytes === undefined) throw new SolanaKeyError(`${JSON.stringify(text)} is not base58`);
   throw new SolanaKeyError(`${JSON.stringify(text)} is ${bytes.length} bytes of base58, not a 32-byte key`);
 }
@@ -24,7 +25,7 @@ export function decodeKey(text: string): Uint8Array {
 /** The base58 text of a 32-byte key. */
 export function encodeKey(key: Uint8Array): string {
   if (key.length !== KEY_BYTES) throw new RangeError(`a key of ${key.length} bytes, not ${KEY_BYTES}`);
-  return base58(key);
+  return bs58.encode(key);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BITCOIN_ONLY_FIELDS } from '../bitcoin/stream.js';
-import { base58Decode } from '../encoding/base58.js';
+import bs58 from 'bs58';
 import { badRequest } from '../errors.js';
 import type { StreamFamily } from '../streams/family.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
@@ -37,7 +37,7 @@ export function solanaKeyError(text: string): string | undefined {
   if (bad >= 0) return `'${text[bad]}' at ${bad} is not a base58 character (base58 has no 0, O, I or l)`;
   // 32 bytes take 32 to 44 characters: checked before decoding, which is quadratic in the length.
   if (text.length < 32 || text.length > 44) return `${text.length} characters, a 32-byte key has 32 to 44`;
-  const n = base58Decode(text)?.length ?? 0;
+  const n = bs58.decodeUnsafe(text)?.length ?? 0;
   return n === 32 ? undefined : `decodes to ${n} bytes, a key has 32`;
 }
 

@@ -1,6 +1,6 @@
 import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
-import type { StreamLimits } from '../config.js';
+import type { StreamLimits } from './limits.js';
 import { badRequest, overLimit } from '../errors.js';
 import { checkFilter } from '../evm/advanced-filter.js';
 import { NO_SOLANA_SELECTORS, type StreamFamily } from './family.js';

@@ -1,4 +1,4 @@
-import type { StreamLimits } from '../config.js';
+import type { StreamLimits } from './limits.js';
 import type { FamilyName, StreamCommon, StreamState } from './model.js';
 
 /**

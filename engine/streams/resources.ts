@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
+import { DEFAULT_LIMITS, type StreamLimits } from './limits.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
 import { ApiError, notFound, overLimit } from '../errors.js';

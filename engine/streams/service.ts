@@ -1,6 +1,6 @@
 import { BitcoinStreams } from '../bitcoin/stream-service.js';
 import type { Clock } from '../clock.js';
-import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
+import { DEFAULT_LIMITS, type StreamLimits } from './limits.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
 import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';

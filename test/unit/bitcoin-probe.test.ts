@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
-import { blockFromRaw, type BtcTransaction } from '../../engine/bitcoin/block.js';
+import type { BtcTransaction } from '../../engine/bitcoin/block.js';
+import { blockFromRaw, parseBlock } from '../bitcoin-core/raw.js';
 import { BtcProbeKind, bitcoinProbeMatch, btcProbeRef, buildBtcProbe, readBtcProbe, scriptKey } from '../../engine/bitcoin/probe.js';
-import { parseBlock } from '../../engine/bitcoin/raw.js';
 import { hasAddress, scriptType } from '../../engine/bitcoin/script.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
 import { blockFromCore, coreBlock200000, coreBlock200000v3, inputTransactions200000 } from '../bitcoin-fixtures.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sha256d } from '../../engine/bitcoin/hash.js';
-import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction } from '../../engine/bitcoin/raw.js';
+import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction } from '../bitcoin-core/raw.js';
 import { RAW_BLOCKS, btcFixture } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../bitcoin-core/fixtures.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { blockFromRaw, type BtcBlock } from '../../engine/bitcoin/block.js';
-import { parseBlock } from '../../engine/bitcoin/raw.js';
+import type { BtcBlock } from '../../engine/bitcoin/block.js';
+import { blockFromRaw, parseBlock } from '../bitcoin-core/raw.js';
 import { BtcRecordView, RecordFormatError, encodeRecord } from '../../engine/bitcoin/record.js';
 import { blockFromCore, RAW_BLOCKS, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../bitcoin-core/fixtures.js';

@@ -1,10 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BitcoinStreams } from '../../engine/bitcoin/stream-service.js';
 import { BitcoinWallets } from '../../engine/bitcoin/wallets.js';
-import { deriveWindow, XpubWindows, type DerivedWindow, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
-import { DEFAULT_LIMITS } from '../../engine/config.js';
+import { deriveWindow, XpubWindows, type DerivedWindow, type WindowDeriver, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
+import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
-import type { WindowDeriver } from '../../engine/ports.js';
 import { workerPool } from '../../workers/pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../engine/config.js';
+import { ConfigError, parseConfig } from '../../engine/config/config.js';
 
 /** CHAINPOST_START_BLOCKS: a block number per followed EVM chain, chain as hex, decimal or slug, and a height for Bitcoin. */
 describe('CHAINPOST_START_BLOCKS', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../engine/config.js';
+import { ConfigError, parseConfig } from '../../engine/config/config.js';
 
 describe('parseConfig', () => {
   it('has the documented defaults', () => {

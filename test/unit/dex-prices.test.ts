@@ -1,6 +1,6 @@
 import { encodeAbiParameters, encodeEventTopics, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../engine/config.js';
+import { ConfigError, parseConfig } from '../../engine/config/config.js';
 import { parsePricing, PRICING } from '../../engine/chains/pricing.js';
 import { PAIR_CREATED, pairCreated, POOL_CREATED, poolCreated, V2_SWAP, V2_SYNC, v2Swap, v2Sync, V3_INITIALIZE, V3_SWAP, v3Initialize, v3Swap } from '../../engine/data-api/dex/index/events.js';
 import { bucketOf } from '../../engine/data-api/dex/index/swap-candles.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../engine/config.js';
+import { parseConfig } from '../../engine/config/config.js';
 import { classifyIp, isIpLiteral, type AddressKind } from '../../engine/net/ip-class.js';
 import { TargetPolicy } from '../../engine/net/targets.js';
 import type { Resolver } from '../../engine/ports.js';

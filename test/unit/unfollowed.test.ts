@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { followedChains, parseConfig } from '../../engine/config.js';
+import { followedChains, parseConfig } from '../../engine/config/config.js';
 import { FollowedChains, unfollowed } from '../../engine/streams/unfollowed.js';
 
 const follows = (...chains: string[]) => (chain: string): boolean => chains.includes(chain);

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
 import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
-import type { CompileTask } from '../../engine/ports.js';
+import type { CompileTask } from '../../engine/match/ports.js';
 import { NO_DERIVED } from '../../engine/match/families.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
 import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';

@@ -10,7 +10,7 @@ import { evmAddress } from '../common/params.js';
 /**
  * ENS names (GET /resolve/ens/:domain, /resolve/:domain, /resolve/:address/reverse,
  * /resolve/:address/domain), read from the ENS registry of one followed chain
- * (0x1 and its registry unless CHAINPOST_ENS names another: engine/config.ts) by eth_call at the
+ * (0x1 and its registry unless CHAINPOST_ENS names another: engine/config/config.ts) by eth_call at the
  * stored head: registry.resolver(namehash) then resolver.addr(node); an
  * address's name is the reverse node's (`<hex>.addr.reverse`) resolver.name,
  * answered only when that name resolves back to the address (ENSIP-3). This is

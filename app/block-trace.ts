@@ -1,6 +1,7 @@
-import type { Dispatcher } from './delivery/dispatcher.js';
-import type { ChainEvents } from './ingest/follow.js';
-import type { MatchPool, Sender, Upstream } from './ports.js';
+import type { Dispatcher } from '../engine/delivery/dispatcher.js';
+import type { ChainEvents } from '../engine/ingest/follow.js';
+import type { Sender, Upstream } from '../engine/ports.js';
+import type { MatchPool } from '../engine/match/ports.js';
 
 /**
  * Where a block's time goes between the node's announcement and its webhook

@@ -1,39 +1,20 @@
-import { sha256d } from './hash.js';
+import { fillPrevouts, type BtcBlock, type BtcInput, type BtcOutput, type BtcTransaction, type PrevoutLookup } from '../../engine/bitcoin/block.js';
+import { sha256d } from '../../engine/bitcoin/hash.js';
 
 /**
  * Serialized Bitcoin blocks and transactions (the wire format; BIP-144 for
  * segwit) read into their parts, with the ids and sizes Bitcoin Core reports:
  * txid (without witness), hash (wtxid), size, vsize, weight. Ids are shown as
- * Core shows them, byte-reversed hex. Values stay in satoshis.
+ * Core shows them, byte-reversed hex. Values stay in satoshis. The server never
+ * reads this format (Core's getblock JSON is what it follows): the tests and
+ * benches read the real mainnet blocks of the fixtures with it, and turn them
+ * into the Bitcoin family's blocks (blockFromRaw).
  */
-export interface RawInput {
-  /** The spent output's transaction (all zeros for a coinbase). */
-  txid: string;
-  vout: number;
-  scriptSig: Uint8Array;
-  sequence: number;
-  /** Witness stack items (empty without witness). */
-  witness: Uint8Array[];
-}
-
-export interface RawOutput {
-  /** Satoshis (up to 21e14: a safe integer). */
-  value: number;
-  script: Uint8Array;
-}
-
-export interface RawTransaction {
-  txid: string;
-  /** The wtxid; equal to txid without witness. */
-  hash: string;
-  version: number;
-  locktime: number;
-  size: number;
-  vsize: number;
-  weight: number;
+export type RawInput = Omit<BtcInput, 'prevout'>;
+export type RawOutput = BtcOutput;
+export interface RawTransaction extends Omit<BtcTransaction, 'vin' | 'vout'> {
   vin: RawInput[];
   vout: RawOutput[];
-  isCoinbase: boolean;
 }
 
 export interface RawHeader {
@@ -196,4 +177,25 @@ export function merkleRoot(txids: readonly string[]): string {
     level = next;
   }
   return displayHash(level[0]!);
+}
+
+/** A serialized transaction's parts; its inputs' prevouts from `lookup` where it knows them. */
+export function txFromRaw(t: RawTransaction, lookup?: PrevoutLookup): BtcTransaction {
+  const { vin, vout, ...fields } = t;
+  return { ...fields, vin: vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })), vout: vout.map((o) => ({ value: o.value, script: o.script })) };
+}
+
+/**
+ * A serialized block (parseBlock) at `height` (the block does not say it; the
+ * caller knows it). Inputs spending an earlier output of the same block are resolved
+ * from the block itself, the others through `lookup`.
+ */
+export function blockFromRaw(raw: RawBlock, height: number, lookup?: PrevoutLookup): BtcBlock {
+  const h = raw.header;
+  const block: BtcBlock = {
+    header: { hash: h.hash, height, time: h.time, previousblockhash: h.previousblockhash, merkleroot: h.merkleroot, bits: h.bits, version: h.version, nonce: h.nonce, nTx: raw.tx.length, size: raw.size, strippedsize: raw.strippedsize, weight: raw.weight },
+    txs: raw.tx.map((t) => txFromRaw(t)),
+  };
+  fillPrevouts(block.txs, lookup ?? (() => undefined));
+  return block;
 }

@@ -1,11 +1,13 @@
-import { parsePricing, PricingError, type Pricing } from './chains/pricing.js';
-import { findChain, findEvmChain, type Chain } from './chains/registry.js';
-import { isDateTime } from './datetime.js';
-import { STAGE_CHUNK } from './delivery/stage-chunks.js';
-import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT } from './delivery/slots.js';
-import { withoutPassword } from './redact.js';
-import { classifyIp } from './net/ip-class.js';
-import type { PrivateTargets } from './net/targets.js';
+import { parsePricing, PricingError, type Pricing } from '../chains/pricing.js';
+import { findChain, findEvmChain, type Chain } from '../chains/registry.js';
+import { isDateTime } from '../datetime.js';
+import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
+import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT } from '../delivery/slots.js';
+import type { LogLevel } from '../log.js';
+import { withoutPassword } from '../redact.js';
+import { classifyIp } from '../net/ip-class.js';
+import type { PrivateTargets } from '../net/targets.js';
+import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, type StreamLimits } from '../streams/limits.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -99,24 +101,6 @@ export interface Config {
    */
   privateTargets: PrivateTargets;
 }
-
-export interface StreamLimits {
-  /** CHAINPOST_MAX_STREAMS: streams per tenant (EVM, Bitcoin and Solana together). */
-  streams: number;
-  /** CHAINPOST_MAX_ADDRESSES: addresses per stream. */
-  addresses: number;
-  /** CHAINPOST_MAX_TRIGGERS: triggers per EVM stream (each is an eth_call per matched item of every block). */
-  triggers: number;
-  /** CHAINPOST_MAX_XPUBS: extended public keys per Bitcoin stream (each watches its gap window, 2 × CHAINPOST_BITCOIN_GAP addresses at least). */
-  xpubs: number;
-}
-
-export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_000, triggers: 100, xpubs: 1_000 };
-
-/** CHAINPOST_TRIGGER_BUDGET_MS: how long one stream's trigger calls for one block may take, ms of service time. */
-export const TRIGGER_BUDGET_MS = 2_000;
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export class ConfigError extends Error {
   constructor(

@@ -1,0 +1,91 @@
+// The boundary check of the import graph: `npm run check:boundaries` for people, test/boundaries.test.ts in
+// `npm test`. The rules keep engine/ the domain (no adapters, no sockets or files), keep the shared folders free
+// of any one chain family, and keep the graph free of cycles. Cycles between folders are checked by the test
+// over this cruise's output (see test/boundaries.ts), because dependency-cruiser's folder scope counts a folder
+// with all its subfolders and so never sees engine's root files and a subfolder importing each other.
+
+/** The folders every family shares: they learn about families only through what app/ passes in. */
+const SHARED = [
+  'engine/streams/',
+  'engine/match/',
+  'engine/delivery/',
+  'engine/ingest/',
+  'engine/chains/',
+  'engine/auth/',
+  'engine/net/',
+  'engine/families/',
+  'engine/[^/]+$', // engine's root files
+  'workers/',
+];
+const FAMILIES = ['engine/evm/', 'engine/bitcoin/', 'engine/solana/'];
+const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'cli/', 'app/'];
+const ADAPTER_PACKAGES = ['lmdb', 'undici', 'uWebSockets.js', 'piscina', 'ws', 'nodemailer'];
+const IO_MODULES = ['fs', 'net', 'http', 'worker_threads'];
+
+const anyOf = (paths) => `^(${paths.join('|')})`;
+const escape = (name) => name.replace(/[.]/g, '\\.');
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'engine-imports-adapter',
+      comment: 'engine/ is the domain: adapters (HTTP, store, workers, CLI, the composition root) plug into it, never the reverse.',
+      severity: 'error',
+      from: { path: '^engine/' },
+      to: { path: anyOf(ADAPTER_FOLDERS) },
+    },
+    {
+      name: 'engine-imports-io',
+      comment: 'engine/ has no files, sockets or threads: they arrive as ports.',
+      severity: 'error',
+      from: { path: '^engine/' },
+      to: { dependencyTypes: ['core'], path: `^(node:)?(${IO_MODULES.join('|')})(/|$)` },
+    },
+    {
+      name: 'engine-imports-adapter-package',
+      comment: 'engine/ has no adapter packages (store, HTTP client and server, worker pool, WebSocket, mail).',
+      severity: 'error',
+      from: { path: '^engine/' },
+      to: { path: `(^|/)node_modules/(${ADAPTER_PACKAGES.map(escape).join('|')})/` },
+    },
+    {
+      name: 'shared-imports-family',
+      comment: 'A shared folder never names a chain family: the registry of families is built in app/ and passed in.',
+      severity: 'error',
+      from: { path: anyOf(SHARED) },
+      to: { path: anyOf(FAMILIES) },
+    },
+    {
+      name: 'file-cycle',
+      comment: 'No cycle between files.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import the check cannot resolve is an import the check cannot judge.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    // Type-only imports count: a type import is a dependency of the design even if it vanishes from the build.
+    tsPreCompilationDeps: true,
+    // No tsConfig: TypeScript 7 has no JavaScript API for dependency-cruiser to read it with, and nothing here
+    // needs it (no path aliases; './x.js' resolves to './x.ts' without it).
+    // Dynamic import() counts like a static one (swc reports it as 'dynamic-import', judged by every rule).
+    moduleSystems: ['es6', 'cjs'],
+    doNotFollow: { path: 'node_modules' },
+    // node_modules is not followed but stays in the graph, so the adapter-package rule can see it.
+    exclude: { path: '^dist/' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
