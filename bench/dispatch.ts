@@ -13,7 +13,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { ServiceClock } from '../engine/clock.js';
-import { Dispatcher } from '../engine/delivery/dispatcher.js';
+import { createDelivery } from '../engine/delivery/dispatcher.js';
+import { deliveryStreams } from '../engine/streams/delivery-streams.js';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
 import { TimerWheel } from '../engine/delivery/timer-wheel.js';
 import { MinHeap } from '../engine/heap.js';
@@ -84,7 +85,7 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
   const store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
   const latencies: number[] = [];
-  const dispatcher = new Dispatcher(store, clock, timed(sender, latencies), undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined });
+  const dispatcher = createDelivery({ kv: store, clock, sender: timed(sender, latencies), log: jsonLogger(() => {}, () => clock.now(), 'error'), streams: deliveryStreams(store), alertEmail: undefined });
   const streams = new StreamsService(store, clock, dispatcher);
   try {
     const ids: string[] = [];

@@ -40,7 +40,8 @@ import { AuthService } from './auth/service.js';
 import { TokenIssuer } from './auth/token.js';
 import { ServiceClock, type Ticker } from './clock.js';
 import { ConfigError, followedChains, type Config } from './config/config.js';
-import { Dispatcher } from './delivery/dispatcher.js';
+import { createDelivery, type Dispatcher } from './delivery/dispatcher.js';
+import { deliveryStreams } from './streams/delivery-streams.js';
 import { DELIVERY_TIMEOUT_MS } from './delivery/limits.js';
 import { findChain } from './chains/registry.js';
 import { chainRemoval, effectiveAt } from './chains/removals.js';
@@ -268,7 +269,7 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
     const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
     const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-    const dispatcher = new Dispatcher(store, clock, sender, mailer, log, { alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, maxInFlightPerTenant: config.tenantSlots, maxInFlightUnanswered: config.unansweredSlots, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+    const dispatcher = createDelivery({ kv: store, clock, sender, mailer, log, streams: deliveryStreams(store), alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, maxInFlightPerTenant: config.tenantSlots, maxInFlightUnanswered: config.unansweredSlots, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
     dispatcher.exportMetrics(metrics, config.metricsStreams);
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();

@@ -12,3 +12,14 @@ export const GIVE_UP_AFTER_MS = 24 * HOUR;
 
 /** Wait before retry number `retry` (0-based), or undefined when there is none left. */
 export const retryDelay = (retry: number): number | undefined => RETRY_SCHEDULE_MS[retry];
+
+/**
+ * When a webhook that failed its attempt is sent again: `failed` attempts had failed before this one, the first at
+ * `firstFailedAt`. The last retry of the schedule (1 day) falls at the 24-hour mark; after that, or out of retries,
+ * undefined: the webhook stays in history for manual replay.
+ */
+export function nextRetryAt(failed: number, firstFailedAt: number, now: number): number | undefined {
+  const delay = retryDelay(failed);
+  const deadline = firstFailedAt + GIVE_UP_AFTER_MS;
+  return delay === undefined || now >= deadline ? undefined : Math.min(now + delay, deadline);
+}

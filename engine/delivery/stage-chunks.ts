@@ -1,5 +1,5 @@
 import type { Kv } from '../ports.js';
-import type { Dispatcher, EnqueueItem, EnqueueResult, Prepared, Staged } from './dispatcher.js';
+import type { EnqueueItem, EnqueueResult, Prepared, Staged, Stager } from './enqueue.js';
 
 /**
  * Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). A transaction's callback runs on the event loop
@@ -12,13 +12,13 @@ export const STAGE_CHUNK = 200;
  * its transaction committed: a failed chunk leaves those before it staged and stages none after it. Results are
  * in the order of the webhooks staged.
  */
-export async function stageInChunks<I extends EnqueueItem & Prepared>(kv: Kv, dispatcher: Pick<Dispatcher, 'stage'>, items: readonly I[], size: number): Promise<EnqueueResult[]> {
+export async function stageInChunks<I extends EnqueueItem & Prepared>(kv: Kv, stager: Stager, items: readonly I[], size: number): Promise<EnqueueResult[]> {
   const results: EnqueueResult[] = [];
   for (let from = 0; from < items.length; from += size) {
     const chunk = items.slice(from, from + size);
     let staged: Staged | undefined;
     await kv.transactAsync(() => {
-      staged = dispatcher.stage(chunk);
+      staged = stager.stage(chunk);
     });
     staged!.settle();
     results.push(...staged!.results);

@@ -58,13 +58,13 @@ export class FamilyStreams<D extends StreamCommon> {
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // Counted and written in one write transaction (LMDB serializes them, across processes too): creates
     // racing each other past the test webhook's wait cannot pass the limit. Every family's streams count.
-    await this.kv.transactAsync(() => {
+    const committed = await this.kv.transactAsync(() => {
       const held = this.kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: this.limits.streams });
       if (held >= this.limits.streams) throw overLimit('streams', 'a tenant holds', this.limits.streams, 'CHAINPOST_MAX_STREAMS');
       this.kv.put('streams', streamKey(tenant, id), s);
-      this.dispatcher.usesUrl(s);
+      return this.dispatcher.saved(s);
     });
-    this.dispatcher.track(s);
+    committed();
     this.tellStream(s);
     this.followed.saved(id, this.fam.watched(s).chainIds, now);
     return this.answer(s);
@@ -76,17 +76,16 @@ export class FamilyStreams<D extends StreamCommon> {
     const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now(), this.limits);
     await this.testWebhook(tenant, id, merged);
     const changed = Object.keys(given) as Array<keyof D>;
-    const updated = await this.kv.transactAsync(() => {
+    const [updated, committed] = await this.kv.transactAsync(() => {
       // Re-read after the test webhook's wait: only the fields this update names change.
       const cur = this.get(tenant, id);
       const next: D & StreamState = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
       // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
       if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
       this.kv.put('streams', streamKey(tenant, id), next);
-      this.dispatcher.usesUrl(next);
-      return next;
+      return [next, this.dispatcher.saved(next)] as const;
     });
-    this.dispatcher.changed(id);
+    committed();
     this.tellStream(updated);
     this.followed.saved(id, this.fam.watched(updated).chainIds, this.clock.now());
     return this.answer(updated);
@@ -116,14 +115,14 @@ export class FamilyStreams<D extends StreamCommon> {
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
-    await this.kv.transactAsync(() => {
+    const committed = await this.kv.transactAsync(() => {
       this.kv.remove('streams', streamKey(tenant, id));
       for (const table of OWNED_BY_STREAM) {
         for (const { key } of this.kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove(table, key);
       }
-      this.dispatcher.dropQueue(id);
+      return this.dispatcher.deleting(id);
     });
-    this.dispatcher.forget(id);
+    committed();
     this.watch?.removed(id);
     return this.answer(s);
   }
@@ -136,16 +135,15 @@ export class FamilyStreams<D extends StreamCommon> {
       const cur = this.get(tenant, id);
       ownerMaySet(cur.status, status);
       const was = cur.status;
-      if (status === 'active' && was === 'error') this.dispatcher.restartRate(cur);
+      const committed = this.dispatcher.statusSet(cur, status, was);
       cur.status = status;
       cur.statusMessage = '';
       delete cur.errorSince;
       cur.updatedAt = this.clock.now();
       this.kv.put('streams', streamKey(tenant, id), cur);
-      return { cur, was };
+      return { cur, committed };
     });
-    this.dispatcher.changed(id);
-    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
+    updated.committed();
     return this.answer(updated.cur);
   }
 
@@ -189,7 +187,7 @@ export class FamilyStreams<D extends StreamCommon> {
   private async changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): Promise<AddressAnswer> {
     const stored = [...new Set(addresses.map(this.fam.address))];
     const changed: string[] = [];
-    await this.kv.transactAsync(() => {
+    const committed = await this.kv.transactAsync(() => {
       const s = this.get(tenant, id);
       let n = s.amountOfAddresses;
       for (const a of stored) {
@@ -209,8 +207,9 @@ export class FamilyStreams<D extends StreamCommon> {
       s.amountOfAddresses = n;
       s.updatedAt = this.clock.now();
       this.kv.put('streams', streamKey(tenant, id), s);
+      return this.dispatcher.recordWritten(id);
     });
-    this.dispatcher.changed(id);
+    committed();
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };
   }

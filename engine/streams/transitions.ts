@@ -11,13 +11,5 @@ export function ownerMaySet(from: StreamStatus, to: 'active' | 'paused'): void {
   if (from === 'error' && to === 'paused') throw new ApiError(400, 'status: a stream in error can only be set active', { field: 'status' });
 }
 
-/** Whether a stream in this state sends webhooks. */
-export const sends = (s: StreamStatus): boolean => s === 'active';
-
-/** What happens to a new webhook of a stream in this state. */
-export function onNewWebhook(s: StreamStatus): 'queue' | 'history' | 'drop' {
-  if (s === 'active') return 'queue';
-  // In error the stream keeps saving webhooks in history; paused and terminated streams process no blocks.
-  if (s === 'error') return 'history';
-  return 'drop';
-}
+// What a stream in each state does with its webhooks is delivery's rule.
+export { onNewWebhook, sends } from '../delivery/stream-port.js';

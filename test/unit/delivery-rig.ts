@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import { ServiceClock } from '../../engine/clock.js';
-import { Dispatcher, type DispatcherOptions } from '../../engine/delivery/dispatcher.js';
+import { createDelivery, type DispatcherOptions } from '../../engine/delivery/dispatcher.js';
 import { jsonLogger } from '../../engine/log.js';
 import { systemTicker } from '../../engine/main.js';
 import { TargetPolicy } from '../../engine/net/targets.js';
+import { deliveryStreams } from '../../engine/streams/delivery-streams.js';
 import type { Kv } from '../../engine/ports.js';
 import { systemResolver } from '../../http/clients/dns.js';
 import { undiciSender } from '../../http/clients/webhook.js';
@@ -21,7 +22,7 @@ export function deliveryRig(start: number, opts: Partial<DispatcherOptions> = {}
   // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
   const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }) });
   const kv = wrap(store);
-  const dispatcher = new Dispatcher(kv, clock, sender, undefined, jsonLogger(() => {}, () => clock.now(), 'error'), { alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
+  const dispatcher = createDelivery({ kv, clock, sender, log: jsonLogger(() => {}, () => clock.now(), 'error'), streams: deliveryStreams(kv), alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
   return {
     store,
     kv,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RowCache, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import type { QueueMeta } from '../../engine/delivery/kv-queue.js';
+import { RowCache } from '../../engine/delivery/row-cache.js';
 
 const meta = (nextSeq: number, queued: number): QueueMeta => ({ nextSeq, queued });
 

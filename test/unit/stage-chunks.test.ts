@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLUSH_MAX, type Dispatcher, type DispatcherOptions, type QueueMeta } from '../../engine/delivery/dispatcher.js';
+import { FLUSH_MAX } from '../../engine/delivery/attempt-recorder.js';
+import type { Dispatcher, DispatcherOptions } from '../../engine/delivery/dispatcher.js';
+import type { QueueMeta } from '../../engine/delivery/kv-queue.js';
 import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
 import type { Kv } from '../../engine/ports.js';
 import { StreamsService } from '../../engine/streams/service.js';

@@ -1,0 +1,32 @@
+import type { WebhookBody } from './body.js';
+import type { summarize } from './webhook.js';
+
+/**
+ * What the matcher, the mempool watcher and the replay routes hand to delivery, and what delivery answers: the
+ * staging contract, apart from the dispatcher so that what stages (stage-chunks, the lanes) depends on it alone.
+ */
+
+/** Queued for the stream; kept in history only (the stream is in error); dropped (paused, terminated, gone). */
+export type EnqueueResult = 'queued' | 'history' | 'dropped';
+
+/** A webhook for a stream, as the matcher builds it. */
+export interface EnqueueItem {
+  streamId: string;
+  payload: Record<string, unknown>;
+}
+
+/** A webhook's body serialized ahead of its transaction (prepare), with the tag it was serialized with. */
+export interface Prepared {
+  ready?: { tag: string; body: WebhookBody; summary: ReturnType<typeof summarize> };
+}
+
+/** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave. */
+export interface Staged {
+  results: EnqueueResult[];
+  settle(): void;
+}
+
+/** Stages webhooks inside the caller's write transaction; the caller settles them once it committed. */
+export interface Stager {
+  stage(items: ReadonlyArray<EnqueueItem & Prepared>): Staged;
+}
