@@ -1,5 +1,5 @@
 /**
- * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
+ * Ports the engine is wired to in app/ (the composition root). The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
 import type { DerivedWindow, WindowTask } from './bitcoin/xpub-windows.js';

@@ -10,7 +10,7 @@ import { ServiceClock } from '../engine/clock.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../workers/pool.js';

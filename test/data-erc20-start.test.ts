@@ -14,7 +14,7 @@ import { chainReads } from '../engine/evm/chain-reads.js';
 import { Follower } from '../engine/evm/follower.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';

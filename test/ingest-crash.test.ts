@@ -18,7 +18,7 @@ const CHILD = `
 import { ServiceClock } from './dist/engine/clock.js';
 import { Follower } from './dist/engine/evm/follower.js';
 import { jsonLogger } from './dist/engine/log.js';
-import { systemTicker } from './dist/engine/main.js';
+import { systemTicker } from './dist/app/process.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';
 import { openStore } from './dist/storage/env.js';
 import { workerPool } from './dist/workers/pool.js';

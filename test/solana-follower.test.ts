@@ -5,7 +5,7 @@ import { ConfigError, parseConfig } from '../engine/config.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import { SolanaFollower } from '../engine/solana/follower.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { ServiceClock } from '../../engine/clock.js';
 import { Dispatcher, type DispatcherOptions } from '../../engine/delivery/dispatcher.js';
 import { jsonLogger } from '../../engine/log.js';
-import { systemTicker } from '../../engine/main.js';
+import { systemTicker } from '../../app/process.js';
 import { TargetPolicy } from '../../engine/net/targets.js';
 import type { Kv } from '../../engine/ports.js';
 import { systemResolver } from '../../http/clients/dns.js';
