@@ -145,10 +145,16 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     solana: solanaWebhookBuilder(),
   });
   const matching = { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs };
-  const matcher =
-    mark === undefined
-      ? new StreamMatcher(store, clock, watchlist, match, dispatcher, builder, log, matching)
-      : new StreamMatcher(store, clock, watchlist, tracedPool(match, mark), tracedEnqueue(dispatcher, mark), builder, log, matching);
+  const matcher = new StreamMatcher({
+    kv: store,
+    clock,
+    watchlist,
+    pool: mark === undefined ? match : tracedPool(match, mark),
+    dispatcher: mark === undefined ? dispatcher : tracedEnqueue(dispatcher, mark),
+    build: builder,
+    log,
+    opts: { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs },
+  });
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = jsonRpcUpstream(url, { connections: NODE_ACCESS_CONNECTIONS });
