@@ -4,7 +4,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from './worker-pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } from '../engine/block-trace.js';
 import { findChain } from '../engine/chains/registry.js';
 import { chainRemoval, effectiveAt } from '../engine/chains/removals.js';

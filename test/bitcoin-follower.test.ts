@@ -13,7 +13,7 @@ import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { branch, coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
 import { PRUNED_HEIGHT, prunedChain } from './bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';

@@ -18,7 +18,7 @@ import { systemTicker } from '../app/process.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { counting } from './counting-kv.js';
 import { tempDir } from './helpers.js';

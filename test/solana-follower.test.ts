@@ -10,7 +10,7 @@ import { SolanaFollower } from '../engine/solana/follower.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { Ledger, addressOf, keypair, solTransfer, type TxEntry } from './solana-rpc/build.js';
 import { SolanaChain } from './solana-rpc/chain.js';
 import { startSolanaRpc, type SolanaRpc } from './solana-rpc/server.js';

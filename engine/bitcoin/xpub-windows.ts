@@ -38,7 +38,7 @@ export interface WindowTask {
   gap: number;
 }
 
-/** A window derived ahead (in the worker pool: workers/worker.ts): per branch, its addresses from index 0 and their keys, end to end. */
+/** A window derived ahead (in the worker pool: app/worker.ts): per branch, its addresses from index 0 and their keys, end to end. */
 export interface DerivedWindow {
   addresses: [receive: string[], change: string[]];
   keys: [receive: Uint8Array, change: Uint8Array];

@@ -5,7 +5,7 @@ import { deriveWindow, XpubWindows, type DerivedWindow, type WindowTask } from '
 import { DEFAULT_LIMITS } from '../../engine/config.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
 import type { WindowDeriver } from '../../engine/ports.js';
-import { workerPool } from '../../workers/pool.js';
+import { workerPool } from '../../app/worker-pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';
