@@ -21,7 +21,7 @@ import type { Dispatcher } from '../engine/delivery/dispatcher.js';
 import type { DataIndexer } from '../engine/data-api/indexer.js';
 import type { DataDeps } from '../engine/data-api/deps.js';
 import { NftMetadata } from '../engine/data-api/nft-metadata.js';
-import type { ChainFollower, FollowerStatus } from '../engine/ingest/follow.js';
+import type { FollowerStatus } from '../engine/ingest/follow.js';
 import type { HeadWatch } from '../engine/ingest/stall.js';
 import type { Logger } from '../engine/log.js';
 import type { Metrics } from '../engine/metrics.js';
@@ -33,7 +33,6 @@ import type { StreamsService } from '../engine/streams/service.js';
 import { bitcoinReplay } from '../engine/bitcoin/replay.js';
 import type { BitcoinStreamRecord } from '../engine/bitcoin/stream.js';
 import type { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
-import { Follower } from '../engine/evm/follower.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import type { TokenMetadata } from '../engine/evm/token-metadata.js';
 import type { BuildWebhook } from '../engine/match/matcher.js';
@@ -67,7 +66,7 @@ export function buildRoutes(parts: {
   const fetcher = undiciMetadataFetcher({ targets: parts.targets });
   const nftMetadata = new NftMetadata(store, parts.reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log: parts.log });
   const dataDeps: DataDeps = { kv: store, tokens: parts.tokenMetadata, reads: parts.reads, indexer: dataIndexer, follower: (chain) => following.follower(chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
-  const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f, dataIndexer), following.nodeUrls), parts.heads)) });
+  const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads)) });
   return [
     ...systemRoutes({ metrics: parts.metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => parts.readiness.starting(), health }),
     ...streamsRoutes(parts.streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(parts.bitcoinWebhooks, parts.windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
@@ -78,10 +77,9 @@ export function buildRoutes(parts: {
   ];
 }
 
-/** A chain's /health entry: its follower's status, and for an EVM chain the Data API indexes' position (`indexed`, null before the first block). */
-function withIndexed(f: ChainFollower, indexer: DataIndexer): FollowerStatus & { indexed?: number | null } {
-  const status = f.status();
-  return f instanceof Follower ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
+/** A chain's /health entry: its follower's status, and for a chain with Data API indexes their position (`indexed`, null before the first block). */
+function withIndexed(status: FollowerStatus, indexed: ReadonlySet<string>, indexer: DataIndexer): FollowerStatus & { indexed?: number | null } {
+  return indexed.has(status.chain) ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
 }
 
 /** A /health entry with whether the chain's head has stood still too long (HeadWatch). */

@@ -64,6 +64,8 @@ export class Following {
   readonly nodeUrls = new Map<string, string>();
   /** Each followed chain's node, by chain key. */
   readonly upstreams = new Map<string, Upstream & { close(): Promise<void> }>();
+  /** The followed chains whose blocks feed the Data API's indexes (/health shows their position). */
+  readonly indexed = new Set<string>();
 
   /** The chain's follower, if it is followed. */
   follower(chain: string): ChainFollower | undefined {
@@ -183,6 +185,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
     followers.push(follower);
+    following.indexed.add(chain.key);
     follower.start();
   }
   if (config.bitcoin.url !== undefined) {
@@ -221,7 +224,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
   }
   // What a previous run announced but did not match yet.
   matcher.start([...upstreams.keys()]);
-  for (const f of followers) if (f instanceof Follower) dataIndexer.wake(f.status().chain);
+  for (const chain of following.indexed) dataIndexer.wake(chain);
   return {
     async stop() {
       for (const f of followers) f.stop();

@@ -2,7 +2,8 @@ import { fileURLToPath } from 'node:url';
 import type { BitcoinAnswers, BitcoinIngestPool } from '../engine/bitcoin/prepared.js';
 import type { EvmIngestPool, NodeAnswers } from '../engine/evm/prepared.js';
 import type { SolanaAnswers, SolanaIngestPool } from '../engine/solana/prepared.js';
-import type { FilterCompiler, MatchPool, WindowDeriver } from '../engine/ports.js';
+import type { WindowDeriver } from '../engine/bitcoin/xpub-windows.js';
+import type { FilterCompiler, MatchPool } from '../engine/ports.js';
 import { taskPool } from '../workers/pool.js';
 
 /**

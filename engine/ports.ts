@@ -2,7 +2,6 @@
  * Ports the engine is wired to in app/ (the composition root). The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts).
  */
-import type { DerivedWindow, WindowTask } from './bitcoin/xpub-windows.js';
 import type { ChainFamily } from './chains/registry.js';
 import type { WatchedEntry } from './match/families.js';
 import type { FilterSetData } from './match/filter-set.js';
@@ -137,18 +136,13 @@ export class NodeError extends Error {
   }
 }
 
-/** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
+/** The match workers (a piscina pool: workers/pool.ts): a chain's blocks tested against a compiled filter set. */
 /**
  * Compiles a chain's filter set from what its streams watch (the family's compile, engine/match/families.ts):
  * in a worker thread for a large watchlist, so the serving thread goes on answering meanwhile.
  */
 export interface FilterCompiler {
   compile(task: CompileTask): Promise<FilterSetData>;
-}
-
-/** Derives an added xpub's gap window (engine/bitcoin/xpub-windows.ts): in the worker pool, off the serving thread. */
-export interface WindowDeriver {
-  derive(task: WindowTask): Promise<DerivedWindow>;
 }
 
 export interface CompileTask {

@@ -179,3 +179,8 @@ export class XpubWindows {
     w.derived[branch] = from + addresses.length;
   }
 }
+
+/** Derives an added xpub's gap window: in the worker pool, off the serving thread. */
+export interface WindowDeriver {
+  derive(task: WindowTask): Promise<DerivedWindow>;
+}

@@ -25,7 +25,8 @@ export { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock 
  */
 export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook<never>>>): BuildWebhook {
   return (block, stream, refs, budget) => {
-    const build = builders[findChain(block.chain)?.family ?? 'evm'] as BuildWebhook | undefined;
+    const family = findChain(block.chain)?.family;
+    const build = (family === undefined ? undefined : builders[family]) as BuildWebhook | undefined;
     if (build === undefined) throw new Error(`no webhook builder for chain ${block.chain}`);
     return build(block, stream, refs, budget);
   };

@@ -4,7 +4,7 @@ import { BitcoinWallets } from '../../engine/bitcoin/wallets.js';
 import { deriveWindow, XpubWindows, type DerivedWindow, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
 import { DEFAULT_LIMITS } from '../../engine/config.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
-import type { WindowDeriver } from '../../engine/ports.js';
+import type { WindowDeriver } from '../../engine/bitcoin/xpub-windows.js';
 import { workerPool } from '../../app/worker-pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';
