@@ -7,7 +7,7 @@ import type { MatchPool } from '../engine/match/ports.js';
  * Where a block's time goes between the node's announcement and its webhook
  * leaving (CHAINPOST_TRACE_BLOCKS, read by bench:e2e): the ports a block passes
  * through, wrapped so that each stage marks the block. Nothing here knows the
- * time; `mark` (engine/main.ts) does. Only unconfirmed webhooks are marked, the
+ * time; `mark` (app/process.ts) does. Only unconfirmed webhooks are marked, the
  * ones the node's announcement of their block is measured against.
  */
 export type Stage = 'head' | 'fetched' | 'written' | 'committed' | 'matchSent' | 'matchDone' | 'built' | 'enqueued' | 'posted';

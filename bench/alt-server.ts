@@ -7,15 +7,15 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
-import { createCore, startIngest } from '../engine/main.js';
+import { createCore } from '../app/server.js';
 import { parseConfig } from '../engine/config/config.js';
 import type { Reply, Request, Route } from '../http/server/route.js';
 
 const kind = process.argv[2];
-const core = await createCore(parseConfig(process.env));
+const core = await createCore({ config: parseConfig(process.env) });
 const { pipeline } = core;
 // Chains named in CHAINPOST_CHAINS are followed as by the server (the Data API answers only for followed chains).
-if (core.config.ingest === 'configured') await startIngest(core);
+if (core.config.ingest === 'configured') await core.startIngest();
 let seq = 0;
 
 const toRequest = (method: string, url: string, params: Record<string, string>, headers: IncomingMessage['headers'], rawBody: Buffer | undefined): Request => {

@@ -19,7 +19,7 @@ import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
 import { TimerWheel } from '../engine/delivery/timer-wheel.js';
 import { MinHeap } from '../engine/heap.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import type { Sender } from '../engine/ports.js';
 import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';

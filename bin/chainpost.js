@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const main = new URL('../dist/cli/main.js', import.meta.url);
+const main = new URL('../dist/app/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(main))) {
   process.stderr.write('chainpost: dist/ is missing; run `npm run build` first\n');
   process.exit(1);

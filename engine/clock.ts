@@ -16,7 +16,7 @@ export interface Timer {
   cancel(): void;
 }
 
-/** Port to real time: a monotonic reading and one OS timer. Wired in engine/main.ts. */
+/** Port to real time: a monotonic reading and one OS timer. Wired in app/process.ts. */
 export interface Ticker {
   elapsedMs(): number;
   wake(delayMs: number, fn: () => void): () => void;

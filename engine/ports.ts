@@ -1,5 +1,5 @@
 /**
- * Ports the engine is wired to in engine/main.ts. The clock is engine/clock.ts;
+ * Ports the engine is wired to in app/ (the composition root). The clock is engine/clock.ts;
  * the key-value store is below (LMDB in storage/env.ts). A port that speaks a
  * subfolder's types lives beside them (the match workers in engine/match/ports.ts,
  * the xpub window deriver in engine/bitcoin/xpub-windows.ts): this file imports

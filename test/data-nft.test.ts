@@ -10,7 +10,7 @@ import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { nftIndex, type ContractStats, type Holding } from '../engine/data-api/nft/index/writer.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';

@@ -3,7 +3,7 @@ import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../engine/config/config.js';
-import { createCore } from '../engine/main.js';
+import { createCore } from '../app/server.js';
 import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';
 import { startProcess } from '../bench/proc.js';
@@ -33,7 +33,7 @@ const AREAS: Record<Area, true> = { system: true, admin: true, auth: true, strea
 /** The routes exactly as the server assembles them, read from a core built on a scratch directory with the server's flags. */
 async function serverRoutes(): Promise<Route[]> {
   const dir = tempDir();
-  const core = await createCore(parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }), () => {}, () => {});
+  const core = await createCore({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }), out: () => {}, notice: () => {} });
   try {
     return [...core.routes];
   } finally {

@@ -18,10 +18,10 @@ const CHILD = `
 import { ServiceClock } from './dist/engine/clock.js';
 import { Follower } from './dist/engine/evm/follower.js';
 import { jsonLogger } from './dist/engine/log.js';
-import { systemTicker } from './dist/engine/main.js';
+import { systemTicker } from './dist/app/process.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';
 import { openStore } from './dist/storage/env.js';
-import { workerPool } from './dist/workers/pool.js';
+import { workerPool } from './dist/app/worker-pool.js';
 const [dir, url] = process.argv.slice(1);
 const store = openStore(dir);
 const journal = (e) => store.put('meta', 'journal/' + e, (store.get('meta', 'journal/' + e) ?? 0) + 1);

@@ -6,7 +6,7 @@ import { pack } from '../storage/codec.js';
 import { normalizeBlock } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
 import { TABLES, openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { tempDir } from './helpers.js';
 
 /** A node's response body around a result. */

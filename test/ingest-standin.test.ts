@@ -7,11 +7,11 @@ import type { ChainEvents } from '../engine/ingest/follow.js';
 import { normalizeBlock, type Json } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
 import { jsonLogger } from '../engine/log.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import type { Table } from '../engine/ports.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 /**

@@ -8,11 +8,11 @@ import { decodeRecord, rpcBlock, type BlockRecord } from '../engine/evm/record.j
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { jsonLogger } from '../engine/log.js';
 import { NodeError } from '../engine/ports.js';
-import { systemTicker } from '../engine/main.js';
+import { systemTicker } from '../app/process.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { workerPool } from '../workers/pool.js';
+import { workerPool } from '../app/worker-pool.js';
 import { tempDir, until } from './helpers.js';
 
 const ACCOUNT0 = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';

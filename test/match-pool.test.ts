@@ -9,7 +9,7 @@ import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/ev
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/match/ports.js';
 import { openStore, type Store } from '../storage/env.js';
-import { matchPool } from '../workers/pool.js';
+import { matchPool } from '../app/worker-pool.js';
 import { tempDir } from './helpers.js';
 
 /**

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { parseConfig } from '../engine/config/config.js';
-import { startService, type Service } from '../engine/main.js';
+import { startService, type Service } from '../app/server.js';
 import type { Part } from '../engine/readiness.js';
 import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
@@ -34,7 +34,7 @@ describe('GET /health while the server starts', () => {
     const port = await freePort();
     const lines: string[] = [];
     const gate = hold('worker pool');
-    const starting = startService(parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none' }), (l) => lines.push(l), gate.before);
+    const starting = startService({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none' }), out: (l) => lines.push(l), before: gate.before });
     let service: Service | undefined;
     try {
       await gate.reached;
@@ -59,7 +59,7 @@ describe('GET /health while the server starts', () => {
   it('stays ok when an upstream node cannot be reached: that is the chain\'s state, not the server\'s', async () => {
     const dir = tempDir();
     const [port, dead] = [await freePort(), await freePort()];
-    const service = await startService(parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}` }), () => {});
+    const service = await startService({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}` }), out: () => {} });
     try {
       expect(await until(async () => (await health(port)).body.chains[0]?.upstream === 'failing', 10_000, 50)).toBe(true);
       const h = await health(port);
@@ -77,7 +77,7 @@ describe('GET /health while the server starts', () => {
     const gate = hold('worker pool');
     const METRICS_KEY = 'metrics_key_0123456789abcdef';
     const config = parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_METRICS_KEY: METRICS_KEY, CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key` });
-    const starting = startService(config, () => {}, gate.before);
+    const starting = startService({ config, out: () => {}, before: gate.before });
     let service: Service | undefined;
     const holder = { authorization: `Bearer ${METRICS_KEY}` };
     try {

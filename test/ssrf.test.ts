@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
 import { parseConfig } from '../engine/config/config.js';
-import { startService, type Service } from '../engine/main.js';
+import { startService, type Service } from '../app/server.js';
 import { TargetPolicy, type PrivateTargets } from '../engine/net/targets.js';
 import type { Resolver } from '../engine/ports.js';
 import { apiCaller, startChainpost, stopAndClean, TEST_KEY, tempDir, until, type Running } from './helpers.js';
@@ -58,7 +58,7 @@ interface Served {
 async function serve(dir: string, mode: PrivateTargets, resolver: Resolver, more: Record<string, string> = { CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z' }): Promise<Served> {
   const port = await freePort();
   const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: mode, ...more };
-  const service = await startService(parseConfig(env), () => {}, undefined, { resolver });
+  const service = await startService({ config: parseConfig(env), out: () => {}, adapters: { resolver } });
   return { service, call: apiCaller(`http://127.0.0.1:${port}`, TEST_KEY) };
 }
 

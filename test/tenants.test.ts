@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { parseConfig } from '../engine/config/config.js';
 import { ApiKeys } from '../engine/keys.js';
-import { createCore } from '../engine/main.js';
+import { createCore } from '../app/server.js';
 import { openStore } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { DATA_PREFIX } from '../http/server/data.js';
@@ -333,7 +333,7 @@ describe('tenants: every route, called by tenant B against tenant A\'s ids, answ
     // The route list as the server assembles it, from a core on its own directory with the server's settings.
     const listDir = tempDir();
     try {
-      const core = await createCore(parseConfig({ ...ENV, CHAINPOST_DATA: listDir, CHAINPOST_CHAINS: 'none' }), () => undefined, () => undefined);
+      const core = await createCore({ config: parseConfig({ ...ENV, CHAINPOST_DATA: listDir, CHAINPOST_CHAINS: 'none' }), out: () => undefined, notice: () => undefined });
       routes = [...core.routes, unknownRoute].map((r) => `${r.method} ${r.pattern}`);
       await core.dispatcher.stop();
       await core.close();

@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.js';
 import { findChain } from '../chains/registry.js';
 import { FilterSet } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/matcher.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { ReplayFamily } from '../streams/block-replay.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './stream.js';

@@ -1,5 +1,5 @@
 import { EVERY } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/matcher.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { BitcoinStreamRecord } from './stream.js';
 import { bitcoinBody, type XpubMatch } from './body.js';
 import { readBtcProbe } from './probe.js';

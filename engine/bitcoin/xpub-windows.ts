@@ -38,7 +38,7 @@ export interface WindowTask {
   gap: number;
 }
 
-/** A window derived ahead (in the worker pool: workers/worker.ts): per branch, its addresses from index 0 and their keys, end to end. */
+/** A window derived ahead (in the worker pool: app/worker.ts): per branch, its addresses from index 0 and their keys, end to end. */
 export interface DerivedWindow {
   addresses: [receive: string[], change: string[]];
   keys: [receive: Uint8Array, change: Uint8Array];
@@ -183,4 +183,9 @@ export class XpubWindows {
     w.bytes.push(keys);
     w.derived[branch] = from + addresses.length;
   }
+}
+
+/** Derives an added xpub's gap window: in the worker pool, off the serving thread. */
+export interface WindowDeriver {
+  derive(task: WindowTask): Promise<DerivedWindow>;
 }

@@ -1,5 +1,5 @@
 import { NodeError, type Upstream } from '../ports.js';
-import { NodeUnavailable } from '../match/matcher.js';
+import { NodeUnavailable } from '../match/build.js';
 import type { ChainCall } from './token-metadata.js';
 
 /**

@@ -6,7 +6,7 @@ import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, logTransfers, topicAddress, 
 import type { StreamRecord, Trigger } from '../streams/model.js';
 import { abiEvents, topic0Hash } from '../streams/schemas.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
-import type { BuildWebhook, CallBudget, MatchedBlock } from '../match/matcher.js';
+import type { BuildWebhook, CallBudget, MatchedBlock } from '../match/build.js';
 import type { ChainCall, TokenMetadata } from './token-metadata.js';
 
 /**

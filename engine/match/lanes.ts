@@ -5,7 +5,7 @@ import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { EventKind, markStaged, removeEvents, type BlockEvent } from './block-events.js';
-import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './matcher.js';
+import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './build.js';
 
 /**
  * A chain's block events on their way from the matcher to the delivery queue, built stream by stream.

@@ -15,42 +15,10 @@ import { onNewWebhook } from '../streams/transitions.js';
 import { hasMatching } from './families.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import { ChainLanes } from './lanes.js';
+import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
 
-/**
- * Blocks become webhooks: the matcher drains each chain's block events in
- * order, has the pool test their probe columns against the chain's filter set,
- * and hands each event to the lanes of the streams it matched (ChainLanes):
- * each stream's body is built from the block record in its own lane and
- * enqueued in a transaction that marks it in its event, or removes the events
- * it finishes.
- */
-export interface MatchedBlock {
-  chain: string;
-  number: number;
-  /** The stored block record, in its family's format, read in place: a stream's body decodes only the items it matched. */
-  bytes: Uint8Array;
-  confirmed: boolean;
-}
-
-/**
- * Builds a stream's webhook body (a stream of its family: S) for a block from the probe refs that matched it; null
- * when nothing is left to send. `budget`: how long the node calls the stream asks for (EVM triggers) may take.
- */
-export type BuildWebhook<S extends StoredStream = StoredStream> = (block: MatchedBlock, stream: S, refs: readonly number[], budget?: CallBudget) => Promise<Record<string, unknown> | null>;
-
-/** The service time a stream's trigger calls for one block have: none starts once `expired()`, and one under way is given up when `over` settles. */
-export interface CallBudget {
-  /** The budget's length (CHAINPOST_TRIGGER_BUDGET_MS), for the message of a call given up. */
-  readonly ms: number;
-  expired(): boolean;
-  readonly over: Promise<void>;
-}
-
-/** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */
-export class NodeUnavailable extends Error {
-  override name = 'NodeUnavailable';
-}
+export { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './build.js';
 
 /**
  * One builder over every family: each block goes to its chain family's, which takes that family's streams
@@ -58,7 +26,8 @@ export class NodeUnavailable extends Error {
  */
 export function byFamily(builders: Partial<Record<ChainFamily, BuildWebhook<never>>>): BuildWebhook {
   return (block, stream, refs, budget) => {
-    const build = builders[findChain(block.chain)?.family ?? 'evm'] as BuildWebhook | undefined;
+    const family = findChain(block.chain)?.family;
+    const build = (family === undefined ? undefined : builders[family]) as BuildWebhook | undefined;
     if (build === undefined) throw new Error(`no webhook builder for chain ${block.chain}`);
     return build(block, stream, refs, budget);
   };
@@ -82,21 +51,42 @@ export interface MatcherOptions {
   triggerBudgetMs?: number;
 }
 
+/**
+ * Blocks become webhooks: the matcher drains each chain's block events in
+ * order, has the pool test their probe columns against the chain's filter set,
+ * and hands each event to the lanes of the streams it matched (ChainLanes):
+ * each stream's body is built from the block record in its own lane and
+ * enqueued in a transaction that marks it in its event, or removes the events
+ * it finishes.
+ */
 export class StreamMatcher {
   private readonly runs: ChainRuns;
   private readonly lanes = new Map<string, ChainLanes>();
 
-  constructor(
-    private readonly kv: Kv,
-    private readonly clock: Clock,
-    private readonly watchlist: Watchlist,
-    private readonly pool: MatchPool,
-    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
-    private readonly build: BuildWebhook,
-    private readonly log: Logger,
-    private readonly opts: MatcherOptions = {},
-  ) {
-    this.runs = new ChainRuns((chain) => this.drain(chain), clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
+  private readonly kv: Kv;
+  private readonly clock: Clock;
+  private readonly watchlist: Watchlist;
+  private readonly pool: MatchPool;
+  private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>;
+  private readonly build: BuildWebhook;
+  private readonly log: Logger;
+  private readonly opts: MatcherOptions;
+
+  constructor(parts: {
+    kv: Kv;
+    clock: Clock;
+    watchlist: Watchlist;
+    /** Where probe columns are tested against filter sets (the worker pool, or this thread for small rounds). */
+    pool: MatchPool;
+    /** Where the built webhooks are staged. */
+    dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>;
+    build: BuildWebhook;
+    log: Logger;
+    opts?: MatcherOptions;
+  }) {
+    ({ kv: this.kv, clock: this.clock, watchlist: this.watchlist, pool: this.pool, dispatcher: this.dispatcher, build: this.build, log: this.log } = parts);
+    this.opts = parts.opts ?? {};
+    this.runs = new ChainRuns((chain) => this.drain(chain), this.clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
   }
 
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */

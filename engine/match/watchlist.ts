@@ -148,7 +148,9 @@ export class Watchlist {
       await running.done.catch(() => undefined);
     }
     const { streams, entries } = this.watchedOn(chain);
-    const task = { chain, family: findChain(chain)?.family ?? 'evm', version, entries, seed: this.seedOf(chain, version) };
+    const family = findChain(chain)?.family;
+    if (family === undefined) throw new Error(`no chain ${chain} in the registry`);
+    const task = { chain, family, version, entries, seed: this.seedOf(chain, version) };
     const done = this.compiler.compile(task).then((filter) => {
       const next = { filter, streams };
       // A newer version compiled meanwhile (a change, then a quicker compile) is kept.

@@ -1,7 +1,7 @@
 import { findChain } from '../chains/registry.js';
 import { badRequest } from '../errors.js';
 import { FilterSet } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/matcher.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { ReplayFamily } from '../streams/block-replay.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { SOLANA_CHAIN, type SolanaStreamRecord } from './stream.js';

@@ -1,5 +1,5 @@
 import { EVERY } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/matcher.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { StoredStream } from '../streams/model.js';
 import { solanaBody } from './body.js';
 import { SolRecordView } from './record.js';

@@ -2,7 +2,7 @@ import type { Dispatcher } from '../delivery/dispatcher.js';
 import { ApiError, notFound } from '../errors.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { FilterSet } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/matcher.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { Kv } from '../ports.js';
 import type { StoredStream } from './model.js';
 

@@ -1,6 +1,6 @@
 import { BITCOIN_STREAMS } from '../bitcoin/stream.js';
 import { SOLANA_STREAMS } from '../solana/stream.js';
-import { EVM_STREAMS } from './evm.js';
+import { EVM_STREAMS } from '../evm/stream.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type FamilyName, type StoredStream, type StreamCommon } from './model.js';
 

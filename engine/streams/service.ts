@@ -9,7 +9,7 @@ import { counted, rangePage, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
-import { EVM_STREAMS } from './evm.js';
+import { EVM_STREAMS } from '../evm/stream.js';
 import type { StreamDefinition } from './model.js';
 import { FamilyStreams, type StreamWatch } from './resources.js';
 import { settingsOf } from './settings.js';

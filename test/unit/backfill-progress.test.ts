@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
 import { BACKFILL_LOG_MS, BackfillProgress, RATE_WINDOW_MS, logBackfill, percent } from '../../engine/ingest/backfill.js';
 import { jsonLogger } from '../../engine/log.js';
-import { bar, chainLine } from '../../cli/status.js';
+import { bar, chainLine } from '../../app/cli/status.js';
 
 /** A backfill's rate over a sliding window of the injected clock, its log line, and the CLI's bar. */
 const START = Date.parse('2026-11-24T00:00:00Z');

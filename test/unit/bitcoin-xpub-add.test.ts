@@ -4,7 +4,7 @@ import { BitcoinWallets } from '../../engine/bitcoin/wallets.js';
 import { deriveWindow, XpubWindows, type DerivedWindow, type WindowDeriver, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
 import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
-import { workerPool } from '../../workers/pool.js';
+import { workerPool } from '../../app/worker-pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';
 import { tempDir } from '../helpers.js';

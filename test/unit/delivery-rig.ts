@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { ServiceClock } from '../../engine/clock.js';
 import { createDelivery, type DispatcherOptions } from '../../engine/delivery/dispatcher.js';
 import { jsonLogger } from '../../engine/log.js';
-import { systemTicker } from '../../engine/main.js';
+import { systemTicker } from '../../app/process.js';
 import { TargetPolicy } from '../../engine/net/targets.js';
 import { deliveryStreams } from '../../engine/streams/delivery-streams.js';
 import type { Kv } from '../../engine/ports.js';

@@ -6,7 +6,7 @@ import { blockKey } from '../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../engine/log.js';
 import { blockEventLog, pendingEvents, type BlockEvent } from '../../engine/match/block-events.js';
 import { ChainLanes, LAG_BUDGETS } from '../../engine/match/lanes.js';
-import type { CallBudget, MatchedBlock } from '../../engine/match/matcher.js';
+import type { CallBudget, MatchedBlock } from '../../engine/match/build.js';
 import type { StoredStream } from '../../engine/streams/model.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir, until } from '../helpers.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
 import { SolRecordView, encodeSolRecord } from '../../engine/solana/record.js';
 import { SolanaScanError, scanSolanaBlock, type SolBlock, type SolTransaction } from '../../engine/solana/scan.js';
-import { solana as solanaTask } from '../../workers/ingest-worker.js';
+import { solana as solanaTask } from '../../app/family-tasks.js';
 import { BLOCK_100M, BLOCK_100M_PARSED, answerOf, envelope, fixtureBlock, fixtureText, isVote, keysOf, type JsonTx } from './solana-reader.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */

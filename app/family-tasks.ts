@@ -2,10 +2,12 @@ import { prepareBitcoinBlock, type BitcoinAnswers, type PreparedBitcoinBlock } f
 import { prepareBlock, type NodeAnswers, type PreparedBlock } from '../engine/evm/prepared.js';
 import { prepareSolanaBlock, type PreparedSolanaOutcome, type SolanaAnswers } from '../engine/solana/prepared.js';
 import { pack } from '../storage/codec.js';
-import { movable } from './transfer.js';
+import { movable } from '../workers/transfer.js';
+
+export { deriveWindow as xpubWindow } from '../engine/bitcoin/xpub-windows.js';
 
 /**
- * The ingest tasks of the worker pool (EVM: `ingest`; Bitcoin: `bitcoin`; Solana: `solana`): a block's node answers, as bytes, into
+ * The chain families' tasks of the worker pool (EVM: `ingest`; Bitcoin: `bitcoin` and `xpubWindow`; Solana: `solana`): a block's node answers, as bytes, into
  * what the main thread writes (engine/evm/prepared.ts), index values
  * encoded as the store encodes them.
  */

@@ -5,10 +5,10 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseConfig } from '../engine/config/config.js';
-import { dataDir } from '../storage/data-dir.js';
-import { NoStore, SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../storage/env.js';
-import { lockDataDir, type DataDirLock } from '../storage/lock.js';
+import { ConfigError, parseConfig } from '../../engine/config/config.js';
+import { dataDir } from '../../storage/data-dir.js';
+import { NoStore, SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../../storage/env.js';
+import { lockDataDir, type DataDirLock } from '../../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
 /** Bad arguments: exit 2 with the usage of `usage` (a command, a group such as `keys`, or all). */

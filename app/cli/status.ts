@@ -1,5 +1,5 @@
-import { percent } from '../engine/ingest/backfill.js';
-import { STALL_BLOCK_TIMES } from '../engine/ingest/stall.js';
+import { percent } from '../../engine/ingest/backfill.js';
+import { STALL_BLOCK_TIMES } from '../../engine/ingest/stall.js';
 
 /**
  * `chainpost status`: a running server's /health drawn as one plain-text

@@ -1,11 +1,11 @@
 import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
-import type { StreamLimits } from './limits.js';
+import type { StreamLimits } from '../streams/limits.js';
 import { badRequest, overLimit } from '../errors.js';
-import { checkFilter } from '../evm/advanced-filter.js';
-import { NO_SOLANA_SELECTORS, type StreamFamily } from './family.js';
-import { streamResponse, type StreamDefinition } from './model.js';
-import { abiEvents } from './schemas.js';
+import { checkFilter } from './advanced-filter.js';
+import { NO_SOLANA_SELECTORS, type StreamFamily } from '../streams/family.js';
+import { streamResponse, type StreamDefinition } from '../streams/model.js';
+import { abiEvents } from '../streams/schemas.js';
 
 /** EVM streams: chains from the registry, 0x addresses stored lower-case, the topic0 and abi rules. */
 export const EVM_STREAMS: StreamFamily<StreamDefinition> = {

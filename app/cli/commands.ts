@@ -3,11 +3,11 @@
  * options and what it does. cli/main.ts parses the arguments against an
  * entry, answers --help from it and runs it; a new command is one more entry.
  */
-import { parseDuration } from '../engine/duration.js';
-import { ApiKeys } from '../engine/keys.js';
-import type { Config } from '../engine/config/config.js';
-import { lmdbKeyStore } from '../storage/keys.js';
-import type { Store } from '../storage/env.js';
+import { parseDuration } from '../../engine/duration.js';
+import { ApiKeys } from '../../engine/keys.js';
+import type { Config } from '../../engine/config/config.js';
+import { lmdbKeyStore } from '../../storage/keys.js';
+import type { Store } from '../../storage/env.js';
 import { failingChains, renderStatus, type Health } from './status.js';
 
 export interface OptionSpec {
@@ -131,7 +131,7 @@ The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server 
 begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'store',
     async run(ctx) {
-      const { file, bytes, compact } = await (await import('../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });
+      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });
       out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
     },
   },
@@ -149,7 +149,7 @@ begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'exclusive',
     async run(ctx) {
       // Loaded here: viem and the devnet's client cost the other commands ~0.6 s at start.
-      const { devnetReset } = await import('../http/clients/devnet-reset.js');
+      const { devnetReset } = await import('../../http/clients/devnet-reset.js');
       for (const line of devnetReset(ctx.store(), ctx.config.dataDir)) out(`${line}\n`);
     },
   },
@@ -180,8 +180,8 @@ async function status(ctx: Context): Promise<void> {
 
 async function serve(config: Config): Promise<void> {
   // Loaded only to serve: the whole server takes ~1.4 s to import, which every other command would pay.
-  const { startService } = await import('../engine/main.js');
-  const service = await startService(config);
+  const { startService } = await import('../server.js');
+  const service = await startService({ config });
   let stopping = false;
   const onSignal = (signal: string): void => {
     if (stopping) return;

@@ -1,15 +1,13 @@
 /**
- * The entry of the server's one worker pool (workers/pool.ts): each task kind
- * is a named export, chosen by the `name` piscina runs a task with.
+ * What every worker entry exports beside its families' tasks (app/worker.ts): the match task (the default),
+ * the compile task, and the readiness ping. Loading it lowers the thread's priority below the serving thread's.
  */
 import { lowerThreadPriority } from './priority.js';
 
 lowerThreadPriority();
 
 export { default } from './match-worker.js';
-export { bitcoin, ingest, solana } from './ingest-worker.js';
 export { compile } from './compile-worker.js';
-export { deriveWindow as xpubWindow } from '../engine/bitcoin/xpub-windows.js';
 
 /** Answers once this worker has loaded (the pool's readiness check). */
 export const ping = (): true => true;

@@ -1,0 +1,37 @@
+import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
+import { smtpMailer } from '../http/clients/mailer.js';
+import { tracedSender, type Mark } from './block-trace.js';
+import type { ServiceClock } from '../engine/clock.js';
+import type { Config } from '../engine/config/config.js';
+import { createDelivery, type Dispatcher } from '../engine/delivery/dispatcher.js';
+import { deliveryStreams } from '../engine/streams/delivery-streams.js';
+import { Expiries } from '../engine/expiry.js';
+import type { Logger } from '../engine/log.js';
+import type { Metrics } from '../engine/metrics.js';
+import type { TargetPolicy } from '../engine/net/targets.js';
+import type { Kv } from '../engine/ports.js';
+
+/** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
+const PURGE_EVERY_MS = 60_000;
+
+/** Webhook delivery: the dispatcher over the store, sending with undici to the targets the policy allows, alerts by SMTP. */
+export function buildDelivery({ config, store, clock, log, metrics, targets, mark }: { config: Config; store: Kv; clock: ServiceClock; log: Logger; metrics: Metrics; targets: TargetPolicy; mark: Mark | undefined }): Dispatcher {
+  const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
+  const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
+  const dispatcher = createDelivery({ kv: store, clock, sender, mailer, log, streams: deliveryStreams(store), alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, maxInFlightPerTenant: config.tenantSlots, maxInFlightUnanswered: config.unansweredSlots, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+  dispatcher.exportMetrics(metrics, config.metricsStreams);
+  return dispatcher;
+}
+
+/** Starts delivery and the purge of what expired. */
+export function startDelivery({ dispatcher, store, clock }: { dispatcher: Dispatcher; store: Kv; clock: ServiceClock }): void {
+  dispatcher.start();
+  const expiries = new Expiries(store);
+  // The clock waits for the purge (its batches commit off the event loop), so a clock jump sees what expired within it gone.
+  const tick = async (): Promise<void> => {
+    expiries.purge(clock.now());
+    await dispatcher.purge();
+    clock.at(clock.now() + PURGE_EVERY_MS, tick);
+  };
+  void tick();
+}

@@ -1,0 +1,92 @@
+import { nftEndpoints } from '../http/server/data-nft.js';
+import { authRoutes } from '../http/server/auth.js';
+import { streamsRoutes } from '../http/server/streams.js';
+import { crossChainRoutes } from '../http/server/crosschain.js';
+import { dataRoutes } from '../http/server/data.js';
+import { callsEndpoints } from '../http/server/data-calls.js';
+import { txsEndpoints } from '../http/server/data-txs.js';
+import { erc20Endpoints } from '../http/server/data-erc20.js';
+import { defiEndpoints } from '../http/server/data-defi.js';
+import { priceEndpoints } from '../http/server/data-prices.js';
+import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
+import { rpcRoutes } from '../http/server/rpc.js';
+import type { Route } from '../http/server/route.js';
+import { systemRoutes } from '../http/server/system.js';
+import type { Store } from '../storage/env.js';
+import type { AuthService } from '../engine/auth/service.js';
+import type { TokenIssuer } from '../engine/auth/token.js';
+import type { ServiceClock } from '../engine/clock.js';
+import type { Config } from '../engine/config/config.js';
+import type { Dispatcher } from '../engine/delivery/dispatcher.js';
+import type { DataIndexer } from '../engine/data-api/common/indexer.js';
+import type { DataDeps } from '../engine/data-api/common/deps.js';
+import { NftMetadata } from '../engine/data-api/nft/metadata.js';
+import type { FollowerStatus } from '../engine/ingest/follow.js';
+import type { HeadWatch } from '../engine/ingest/stall.js';
+import type { Logger } from '../engine/log.js';
+import type { Metrics } from '../engine/metrics.js';
+import type { TargetPolicy } from '../engine/net/targets.js';
+import type { Readiness } from '../engine/readiness.js';
+import type { NodeAccess } from '../engine/rpc/service.js';
+import { BlockReplay } from '../engine/streams/block-replay.js';
+import type { StreamsService } from '../engine/streams/service.js';
+import { bitcoinReplay } from '../engine/bitcoin/replay.js';
+import type { BitcoinStreamRecord } from '../engine/bitcoin/stream.js';
+import type { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
+import type { ChainReads } from '../engine/evm/chain-reads.js';
+import type { TokenMetadata } from '../engine/evm/token-metadata.js';
+import type { BuildWebhook } from '../engine/match/matcher.js';
+import { solanaReplay } from '../engine/solana/replay.js';
+import { solanaWebhookBuilder } from '../engine/solana/webhook.js';
+import type { Following } from './ingest.js';
+
+/** Every route of the API port: system, streams, auth, Data API, cross-chain, node access. */
+export function buildRoutes(parts: {
+  config: Config;
+  log: Logger;
+  store: Store;
+  clock: ServiceClock;
+  metrics: Metrics;
+  readiness: Readiness;
+  heads: HeadWatch;
+  following: Following;
+  dispatcher: Dispatcher;
+  streams: StreamsService;
+  auth: AuthService;
+  tokens: TokenIssuer;
+  nodes: NodeAccess;
+  reads: ChainReads;
+  tokenMetadata: TokenMetadata;
+  dataIndexer: DataIndexer;
+  targets: TargetPolicy;
+  windows: XpubWindows;
+  bitcoinWebhooks: BuildWebhook<BitcoinStreamRecord>;
+}): Route[] {
+  const { config, store, clock, dispatcher, following, dataIndexer } = parts;
+  const fetcher = undiciMetadataFetcher({ targets: parts.targets });
+  const nftMetadata = new NftMetadata(store, parts.reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log: parts.log });
+  const dataDeps: DataDeps = { kv: store, tokens: parts.tokenMetadata, reads: parts.reads, indexer: dataIndexer, follower: (chain) => following.follower(chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
+  const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads)) });
+  return [
+    ...systemRoutes({ metrics: parts.metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => parts.readiness.starting(), health }),
+    ...streamsRoutes(parts.streams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(parts.bitcoinWebhooks, parts.windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
+    ...authRoutes(parts.auth, parts.tokens),
+    ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
+    ...crossChainRoutes(clock, () => following.chains(), dataDeps, { bitcoinGap: config.bitcoin.gap }),
+    ...rpcRoutes(clock, parts.nodes),
+  ];
+}
+
+/** A chain's /health entry: its follower's status, and for a chain with Data API indexes their position (`indexed`, null before the first block). */
+function withIndexed(status: FollowerStatus, indexed: ReadonlySet<string>, indexer: DataIndexer): FollowerStatus & { indexed?: number | null } {
+  return indexed.has(status.chain) ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
+}
+
+/** A /health entry with whether the chain's head has stood still too long (HeadWatch). */
+const withStall = <S extends FollowerStatus>(status: S, heads: HeadWatch): S & { stalled: boolean } => ({ ...status, stalled: heads.stalled(status.chain, status.head) });
+
+/** A /health entry with the chain's node, its scheme and host alone. */
+function withNode<S extends FollowerStatus>(status: S, nodeUrls: ReadonlyMap<string, string>): S & { node?: string } {
+  const node = nodeUrls.get(status.chain);
+  return node === undefined ? status : { ...status, node };
+}

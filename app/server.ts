@@ -1,0 +1,241 @@
+/**
+ * The composition root: builds the server from its configuration (store, clock, delivery, the worker pool and
+ * the chain families, HTTP) and the only place that knows every adapter (LMDB storage, the uWS front end, the
+ * worker pool, the HTTP clients). The `chainpost` binary and its commands are app/cli/.
+ */
+import xxhash from 'xxhash-wasm';
+import { DEVNET_CHAIN } from '../http/clients/devnet.js';
+import { systemResolver } from '../http/clients/dns.js';
+import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
+import { Pipeline } from '../http/server/pipeline.js';
+import { rpcRoutes } from '../http/server/rpc.js';
+import type { Route } from '../http/server/route.js';
+import { unknownRoute } from '../http/server/system.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
+import { lmdbKeyStore } from '../storage/keys.js';
+import { AuthService } from '../engine/auth/service.js';
+import { TokenIssuer } from '../engine/auth/token.js';
+import { ServiceClock } from '../engine/clock.js';
+import { ConfigError, followedChains, type Config } from '../engine/config/config.js';
+import type { Dispatcher } from '../engine/delivery/dispatcher.js';
+import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
+import { findChain } from '../engine/chains/registry.js';
+import type { FollowerStatus } from '../engine/ingest/follow.js';
+import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from '../engine/ingest/stall.js';
+import { StreamsService } from '../engine/streams/service.js';
+import { FollowedChains } from '../engine/streams/unfollowed.js';
+import { Watchlist } from '../engine/match/watchlist.js';
+import type { Resolver } from '../engine/ports.js';
+import { TargetPolicy } from '../engine/net/targets.js';
+import { ApiKeys } from '../engine/keys.js';
+import { DataIndexer } from '../engine/data-api/common/indexer.js';
+import { dataIndexes } from '../engine/data-api/indexes.js';
+import { jsonLogger, type Logger } from '../engine/log.js';
+import { Metrics } from '../engine/metrics.js';
+import { RateLimiter } from '../engine/ratelimit.js';
+import { NodeAccess } from '../engine/rpc/service.js';
+import { OperatorAccess } from '../engine/operator.js';
+import { Readiness } from '../engine/readiness.js';
+import { chainReads } from '../engine/evm/chain-reads.js';
+import { TokenMetadata } from '../engine/evm/token-metadata.js';
+import { prepareTable } from '../engine/bitcoin/secp256k1-table.js';
+import { BitcoinWallets } from '../engine/bitcoin/wallets.js';
+import { bitcoinWebhookBuilder } from '../engine/bitcoin/webhook.js';
+import { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
+import { buildDelivery, startDelivery } from './delivery.js';
+import { buildRoutes } from './http.js';
+import { Following, noWait, startIngest, type BeforePart } from './ingest.js';
+import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
+import { openServerStore } from './store.js';
+
+export type { BeforePart } from './ingest.js';
+
+/** How long a bind or unbind message waits for its signatures. */
+const BIND_TTL_MS = 15 * 60_000;
+
+/** Graceful stop: in-flight requests get this long before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 8_000;
+
+/** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */
+export interface Adapters {
+  resolver?: Resolver;
+}
+
+/** The server before it listens: its routes and what starting, serving and stopping it takes. */
+export interface Core {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly clock: ServiceClock;
+  readonly keys: ApiKeys;
+  readonly pipeline: Pipeline;
+  readonly routes: readonly Route[];
+  /** Node access's routes, for its own port (CHAINPOST_RPC_PORT). */
+  rpcRoutes(prefix: string): Route[];
+  readonly dispatcher: Dispatcher;
+  /** The parts still starting (GET /health answers 503 until none is). */
+  readonly readiness: Readiness;
+  /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
+  readonly notice: (text: string) => void;
+  /** Starts following the chains (and the embedded devnet): the worker pool, the families' followers, matching. */
+  startIngest(before?: BeforePart): Promise<{ stop(): Promise<void> }>;
+  /** Closes the store and gives up the data directory. */
+  close(): Promise<void>;
+}
+
+export interface Service extends Core {
+  readonly server: Server;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything but the listening socket: clock, store, keys, pipeline and routes.
+ * The uWS server runs on it, and so do the Fastify and node:http servers of the
+ * HTTP benchmark, so all three serve the very same handlers.
+ */
+export async function createCore({ config, out = stdoutLines, notice = stderrNotice, adapters = {} }: { config: Config; out?: (line: string) => void; notice?: (text: string) => void; adapters?: Adapters }): Promise<Core> {
+  servingHeap();
+  const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
+  const log = jsonLogger(out, () => clock.now(), config.logLevel);
+  const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
+  const { store, close } = openServerStore({ dir: config.dataDir, log });
+  readiness.up('store');
+  try {
+    const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
+    if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
+    const metrics = new Metrics();
+    const following = new Following();
+    const heads = chainGauges({ config, clock, metrics, following });
+    watchEventLoop(metrics);
+    watchMemory(metrics);
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
+    const tokens = await TokenIssuer.open(store);
+    const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS, maxPending: config.maxPendingChallenges });
+    const mark = config.traceBlocks ? traceLine(out) : undefined;
+    // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
+    const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
+    const dispatcher = buildDelivery({ config, store, clock, log, metrics, targets, mark });
+    // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
+    const { h32 } = await xxhash();
+    // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
+    if (config.bitcoin.url !== undefined) prepareTable();
+    // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
+    const windows = new XpubWindows(config.bitcoin.gap);
+    const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`), (id) => windows.keysOf(id));
+    // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
+    // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
+    watchlist.load(store, nextTurn).then(
+      () => readiness.up('watchlist'),
+      (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
+    );
+    const wallets = new BitcoinWallets(store, windows, watchlist);
+    wallets.load();
+    const followed = followedChains(config);
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log));
+    const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
+    const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
+    const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
+    const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
+    // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
+    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => following.follower(chain)?.status().oldest });
+    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, windows, bitcoinWebhooks });
+    startDelivery({ dispatcher, store, clock });
+    return {
+      config,
+      log,
+      clock,
+      keys,
+      pipeline,
+      routes,
+      rpcRoutes: (prefix) => rpcRoutes(clock, nodes, prefix),
+      dispatcher,
+      readiness,
+      notice,
+      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, reads, tokenMetadata, dataIndexer, ...(before === undefined ? {} : { before }) }),
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The chains' gauges on /metrics, and the watch of their heads that tells a stalled one (for /health too). */
+function chainGauges({ config, clock, metrics, following }: { config: Config; clock: ServiceClock; metrics: Metrics; following: Following }): HeadWatch {
+  const { followers } = following;
+  const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
+  // The embedded devnet mines at its own pace; every other chain at its registry's.
+  const heads = new HeadWatch(clock, (chain) => (config.ingest === 'embedded' && chain === DEVNET_CHAIN ? config.devnet.blockTime * 1000 : (findChain(chain)?.blockTimeMs ?? 0)));
+  heads.start(() => followers.map((f) => f.status()));
+  metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
+  metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
+  metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
+  metrics.gauge('chainpost_chain_stalled', `1 while the chain's head has not moved for ${STALL_BLOCK_TIMES} of its block times (${STALL_MIN_MS / 1000} s at least), as /health's stalled.`, perChain((s) => (heads.stalled(s.chain, s.head) ? 1 : 0)));
+  metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
+  metrics.gauge('chainpost_chain_skipped_slots_total', 'Slots the node reported skipped (no block), per Solana chain, since the start.', () => followers.flatMap((f) => {
+    const s = f.status();
+    return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
+  }), 'counter');
+  return heads;
+}
+
+/** A copy of bytes read from the store (valid only until the next read there). */
+const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
+
+/** Builds and starts the whole service from a parsed configuration. */
+export async function startService({ config, out, before = noWait, adapters = {} }: { config: Config; out?: (line: string) => void; before?: BeforePart; adapters?: Adapters }): Promise<Service> {
+  if (!nativeUwsLoaded()) {
+    throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
+  }
+  const core = await createCore({ config, ...(out === undefined ? {} : { out }), adapters });
+  const { log } = core;
+  /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
+  const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
+    try {
+      return await startServer({ host: config.host, port, routes, pipeline: core.pipeline, fallback: unknownRoute });
+    } catch (err) {
+      for (const s of opened) await s.close(0);
+      await core.close();
+      throw new ConfigError(variable, `${(err as Error).message} (address in use, or not an address of this machine)`);
+    }
+  };
+  await before('listener');
+  const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
+  // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
+  const rpcServer = config.rpcPort === undefined ? undefined : await listen(config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT', [server]);
+  core.readiness.up('listener');
+  let ingest: { stop(): Promise<void> };
+  try {
+    ingest = await core.startIngest(before);
+  } catch (err) {
+    // No anvil build here, say: nothing stays open behind the error.
+    await server.close(0);
+    await rpcServer?.close(0);
+    await core.close();
+    throw err;
+  }
+  firstKey(core);
+  log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
+  const stop = async (): Promise<void> => {
+    // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
+    const delivered = Promise.race([core.dispatcher.stop().then(() => true), new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false)))]);
+    const [cut, rpcCut] = await Promise.all([server.close(SHUTDOWN_GRACE_MS), rpcServer?.close(SHUTDOWN_GRACE_MS) ?? 0]);
+    if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
+    await ingest.stop();
+    if (!(await delivered)) log.warn('stopped with webhooks still in flight; they are sent again at the next start');
+    await core.close();
+    log.info('stopped');
+  };
+  return { ...core, server, stop };
+}
+
+/**
+ * A store's first API key when CHAINPOST_API_KEY is unset and it has none, printed once. Made when the start
+ * has succeeded: a start that fails (a port taken, say) would otherwise print a key "shown only this once"
+ * beside its error, and the next start, finding a key, would print none.
+ */
+function firstKey({ config, keys, notice }: Pick<Core, 'config' | 'keys' | 'notice'>): void {
+  if (config.apiKey !== undefined || keys.count() > 0) return;
+  const { key, record } = keys.create({ name: 'default' });
+  // On stderr: stdout carries JSON log lines only.
+  notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
+}
