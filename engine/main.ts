@@ -52,6 +52,7 @@ import { bitcoinReplay } from './bitcoin/replay.js';
 import { solanaReplay } from './solana/replay.js';
 import { solanaWebhookBuilder } from './solana/webhook.js';
 import { BlockReplay } from './streams/block-replay.js';
+import { StoreControlPlane } from './streams/control-plane.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './bitcoin/stream.js';
 import { SolanaFollower } from './solana/follower.js';
 import { SOLANA_CHAIN } from './solana/stream.js';
@@ -286,7 +287,9 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const followed = followedChains(config);
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log));
+    // Stream, address, xpub and settings changes are applied to this process's store as they are written.
+    const control = new StoreControlPlane(store);
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log), control);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });

@@ -2,17 +2,15 @@ import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type StreamLimits } from '../config.js';
 import { uuidV4 } from '../delivery/ids.js';
 import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
-import { ApiError, notFound, overLimit } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
-import type { Kv, Table } from '../ports.js';
+import type { Kv } from '../ports.js';
+import { type ControlPlane, StoreControlPlane, streamOf } from './control-plane.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
-
-/** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
-const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
 
 /** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
 export interface StreamWatch {
@@ -31,7 +29,8 @@ export type AddressAnswer = { streamId: string; address: string | string[] };
  * One family's stream resources of a tenant: create, update, get, list,
  * remove, status and addresses, written once for every family (`fam` says
  * what differs). Streams of all families share the `streams` table; each
- * family sees only its own (another family's id is a 404).
+ * family sees only its own (another family's id is a 404). Every change
+ * is written through the control plane; reads go to the store.
  */
 export class FamilyStreams<D extends StreamCommon> {
   constructor(
@@ -45,6 +44,8 @@ export class FamilyStreams<D extends StreamCommon> {
     protected readonly targets?: TargetPolicy,
     /** The chains the server follows: a stream on others says so. */
     protected readonly followed: FollowedChains = EVERY_CHAIN,
+    /** Where changes are written (engine/streams/control-plane.ts). */
+    protected readonly plane: ControlPlane = new StoreControlPlane(kv),
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -56,14 +57,8 @@ export class FamilyStreams<D extends StreamCommon> {
     const family = this.fam.family === 'evm' ? {} : { family: this.fam.family };
     const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
-    // Counted and written in one write transaction (LMDB serializes them, across processes too): creates
-    // racing each other past the test webhook's wait cannot pass the limit. Every family's streams count.
-    await this.kv.transactAsync(() => {
-      const held = this.kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: this.limits.streams });
-      if (held >= this.limits.streams) throw overLimit('streams', 'a tenant holds', this.limits.streams, 'CHAINPOST_MAX_STREAMS');
-      this.kv.put('streams', streamKey(tenant, id), s);
-      this.dispatcher.usesUrl(s);
-    });
+    // The limit is checked where the change is applied: creates racing each other past the test webhook's wait cannot pass it.
+    await this.plane.write({ kind: 'stream.create', stream: s, maxStreams: this.limits.streams }, (written) => this.dispatcher.usesUrl(written));
     this.dispatcher.track(s);
     this.tellStream(s);
     this.followed.saved(id, this.fam.watched(s).chainIds, now);
@@ -76,16 +71,10 @@ export class FamilyStreams<D extends StreamCommon> {
     const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now(), this.limits);
     await this.testWebhook(tenant, id, merged);
     const changed = Object.keys(given) as Array<keyof D>;
-    const updated = await this.kv.transactAsync(() => {
-      // Re-read after the test webhook's wait: only the fields this update names change.
-      const cur = this.get(tenant, id);
-      const next: D & StreamState = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
-      // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
-      if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
-      this.kv.put('streams', streamKey(tenant, id), next);
-      this.dispatcher.usesUrl(next);
-      return next;
-    });
+    // Applied after the test webhook's wait, to the stream as it is then: only the fields this update names change.
+    const fields = Object.fromEntries(changed.map((k) => [k, merged[k]]));
+    const written = await this.plane.write({ kind: 'stream.update', tenant, id, family: this.fam.family, fields, at: this.clock.now() }, (next) => this.dispatcher.usesUrl(next));
+    const updated = written as D & StreamState;
     this.dispatcher.changed(id);
     this.tellStream(updated);
     this.followed.saved(id, this.fam.watched(updated).chainIds, this.clock.now());
@@ -94,9 +83,7 @@ export class FamilyStreams<D extends StreamCommon> {
 
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
-    const s = this.kv.get<StoredStream>('streams', streamKey(tenant, id));
-    if (s === undefined || familyNameOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
-    return s as D & StreamState;
+    return streamOf(this.kv, tenant, id, this.fam.family) as D & StreamState;
   }
 
   /** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
@@ -116,13 +103,7 @@ export class FamilyStreams<D extends StreamCommon> {
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
-    await this.kv.transactAsync(() => {
-      this.kv.remove('streams', streamKey(tenant, id));
-      for (const table of OWNED_BY_STREAM) {
-        for (const { key } of this.kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove(table, key);
-      }
-      this.dispatcher.dropQueue(id);
-    });
+    await this.plane.write({ kind: 'stream.remove', tenant, id }, () => this.dispatcher.dropQueue(id));
     this.dispatcher.forget(id);
     this.watch?.removed(id);
     return this.answer(s);
@@ -132,21 +113,12 @@ export class FamilyStreams<D extends StreamCommon> {
     const s = this.get(tenant, id);
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
-    const updated = await this.kv.transactAsync(() => {
-      const cur = this.get(tenant, id);
-      ownerMaySet(cur.status, status);
-      const was = cur.status;
-      if (status === 'active' && was === 'error') this.dispatcher.restartRate(cur);
-      cur.status = status;
-      cur.statusMessage = '';
-      delete cur.errorSince;
-      cur.updatedAt = this.clock.now();
-      this.kv.put('streams', streamKey(tenant, id), cur);
-      return { cur, was };
+    const { stream, was } = await this.plane.write({ kind: 'stream.status', tenant, id, family: this.fam.family, status, at: this.clock.now() }, (set) => {
+      if (status === 'active' && set.was === 'error') this.dispatcher.restartRate(set.stream);
     });
     this.dispatcher.changed(id);
-    if (status === 'active' && updated.was !== 'active') this.dispatcher.resumed(updated.cur, updated.was);
-    return this.answer(updated.cur);
+    if (status === 'active' && was !== 'active') this.dispatcher.resumed(stream, was);
+    return this.answer(stream as D & StreamState);
   }
 
   addAddresses(tenant: string, id: string, addresses: string[]): Promise<AddressAnswer> {
@@ -188,28 +160,8 @@ export class FamilyStreams<D extends StreamCommon> {
 
   private async changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): Promise<AddressAnswer> {
     const stored = [...new Set(addresses.map(this.fam.address))];
-    const changed: string[] = [];
-    await this.kv.transactAsync(() => {
-      const s = this.get(tenant, id);
-      let n = s.amountOfAddresses;
-      for (const a of stored) {
-        const key = `${id}/${a}`;
-        const has = this.kv.has('streamAddresses', key);
-        if (add && !has) {
-          if (n >= this.limits.addresses) throw overLimit('address', 'a stream holds', this.limits.addresses, 'CHAINPOST_MAX_ADDRESSES');
-          this.kv.put('streamAddresses', key, 1);
-          changed.push(a);
-          n++;
-        } else if (!add && has) {
-          this.kv.remove('streamAddresses', key);
-          changed.push(a);
-          n--;
-        }
-      }
-      s.amountOfAddresses = n;
-      s.updatedAt = this.clock.now();
-      this.kv.put('streams', streamKey(tenant, id), s);
-    });
+    const kind = add ? 'addresses.add' : 'addresses.remove';
+    const { changed } = await this.plane.write({ kind, tenant, id, family: this.fam.family, addresses: stored, at: this.clock.now(), maxAddresses: this.limits.addresses });
     this.dispatcher.changed(id);
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };
