@@ -241,8 +241,11 @@ export async function createCore(config: Config, out: (line: string) => void = s
   };
   readiness.up('store');
   try {
-    const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
-    if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
+    const keyStore = lmdbKeyStore(store);
+    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written.
+    const control = new StoreControlPlane(store, keyStore);
+    const keys = new ApiKeys(keyStore, () => clock.now(), control);
+    if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const metrics = new Metrics();
     const followers: ChainFollower[] = [];
     const nodeUrls = new Map<string, string>();
@@ -287,8 +290,6 @@ export async function createCore(config: Config, out: (line: string) => void = s
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const followed = followedChains(config);
-    // Stream, address, xpub and settings changes are applied to this process's store as they are written.
-    const control = new StoreControlPlane(store);
     const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log), control);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const upstreams: Core['upstreams'] = new Map();
@@ -416,7 +417,7 @@ export async function startService(config: Config, out?: (line: string) => void,
     await core.close();
     throw err;
   }
-  firstKey(core);
+  await firstKey(core);
   log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
@@ -436,9 +437,9 @@ export async function startService(config: Config, out?: (line: string) => void,
  * has succeeded: a start that fails (a port taken, say) would otherwise print a key "shown only this once"
  * beside its error, and the next start, finding a key, would print none.
  */
-function firstKey(core: Core): void {
+async function firstKey(core: Core): Promise<void> {
   if (core.config.apiKey !== undefined || core.keys.count() > 0) return;
-  const { key, record } = core.keys.create({ name: 'default' });
+  const { key, record } = await core.keys.create({ name: 'default' });
   // On stderr: stdout carries JSON log lines only.
   core.notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
 }

@@ -1,13 +1,14 @@
 import { xpubCountKey, xpubKey, type StoredXpub } from '../bitcoin/xpub-record.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import { notFound, overLimit } from '../errors.js';
+import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';
 import type { Kv, Table } from '../ports.js';
 import { familyNameOf, type FamilyName, type StoredStream, type StreamStatus } from './model.js';
 import { applySettings, type Settings } from './settings.js';
 import { ownerMaySet } from './transitions.js';
 
 /**
- * The control plane: what tenants configure (streams, their addresses and xpubs, settings) changes only by a
+ * The control plane: what tenants configure (streams, their addresses and xpubs, settings; API keys and tenants) changes only by a
  * change written here. A change is plain data (it goes through msgpack unchanged) that says all it needs:
  * ids, times and limits are chosen before it is written, so applying it is a function of the store and the
  * change alone, and checks that must be atomic with the write (a limit's count and the insert) are made
@@ -91,8 +92,8 @@ export interface SettingsSet {
   first?: true;
 }
 
-/** Each kind of change and what applying it gives. */
-interface Kinds {
+/** Each kind of change to the store's tables and what applying it gives. */
+interface StoreKinds {
   'stream.create': [StreamCreate, StoredStream];
   'stream.update': [StreamUpdate, StoredStream];
   'stream.status': [StreamStatusSet, { stream: StoredStream; was: StreamStatus }];
@@ -110,7 +111,11 @@ export interface AddressesApplied {
   changed: string[];
 }
 
+/** Each kind of change and what applying it gives: API keys and tenants are written through the key store (engine/keys.ts). */
+interface Kinds extends StoreKinds, KeyKinds {}
+
 export type Change = { [K in keyof Kinds]: Kinds[K][0] }[keyof Kinds];
+type StoreChange = { [K in keyof StoreKinds]: StoreKinds[K][0] }[keyof StoreKinds];
 export type Applied<C extends Change> = Kinds[C['kind']][1];
 
 /** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
@@ -123,7 +128,7 @@ export function streamOf(kv: Kv, tenant: string, id: string, family: FamilyName)
   return s;
 }
 
-const APPLY: { [K in keyof Kinds]: (kv: Kv, change: Kinds[K][0]) => Kinds[K][1] } = {
+const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => StoreKinds[K][1] } = {
   'stream.create': (kv, { stream, maxStreams }) => {
     // Counted and written together: creates racing each other cannot pass the limit. Every family's streams count.
     const tenant = stream.tenantId;
@@ -213,19 +218,31 @@ function changeAddresses(kv: Kv, { tenant, id, family, addresses, at, maxAddress
 }
 
 /** Applies a change to the store, with its checks; call inside a write transaction (a check that throws leaves it to be rolled back). */
-export function applyChange<C extends Change>(kv: Kv, change: C): Applied<C> {
+export function applyChange<C extends StoreChange>(kv: Kv, change: C): Applied<C> {
   return (APPLY[change.kind] as (kv: Kv, change: C) => Applied<C>)(kv, change);
 }
 
-/** The control plane of one process: each change applied in its own LMDB write transaction, which LMDB serializes (across processes too). */
-export class StoreControlPlane implements ControlPlane {
-  constructor(private readonly kv: Kv) {}
+const isKeyChange = (change: Change): change is KeyChange => change.kind.startsWith('key.');
 
-  write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
-    return this.kv.transactAsync(() => {
-      const applied = applyChange(this.kv, change);
+/**
+ * The control plane of one process: each change applied in its own LMDB write transaction, which LMDB serializes
+ * (across processes too); key changes in the key store's (synchronous, as the CLI's beside a server).
+ */
+export class StoreControlPlane implements ControlPlane {
+  constructor(
+    private readonly kv: Kv,
+    /** Where key changes are applied; none: this plane refuses them. */
+    private readonly keys?: KeyStore,
+  ) {}
+
+  async write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
+    const then = (applied: Applied<C>): Applied<C> => {
       inside?.(applied);
       return applied;
-    });
+    };
+    if (!isKeyChange(change)) return this.kv.transactAsync(() => then(applyChange(this.kv, change as C & StoreChange)));
+    const keys = this.keys;
+    if (keys === undefined) throw new Error(`this control plane has no key store for a ${change.kind}`);
+    return keys.transact(() => then(applyKeyChange(keys, change) as Applied<C>));
   }
 }

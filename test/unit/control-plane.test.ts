@@ -1,12 +1,14 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredXpub } from '../../engine/bitcoin/xpub-record.js';
+import { hashKey, type ApiKey, type KeyCreate } from '../../engine/keys.js';
 import type { Table } from '../../engine/ports.js';
 import { StoreControlPlane, type AddressesChange, type Change, type StreamCreate } from '../../engine/streams/control-plane.js';
 import type { StoredStream } from '../../engine/streams/model.js';
 import { settingsOf } from '../../engine/streams/settings.js';
 import { pack, unpack } from '../../storage/codec.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { lmdbKeyStore } from '../../storage/keys.js';
 import { tempDir } from '../helpers.js';
 
 /**
@@ -28,7 +30,7 @@ const open = (): Store => {
 
 beforeEach(() => {
   store = open();
-  plane = new StoreControlPlane(store);
+  plane = new StoreControlPlane(store, lmdbKeyStore(store));
 });
 afterEach(async () => {
   for (const s of stores.splice(0)) {
@@ -55,7 +57,8 @@ const create = (id: string, maxStreams = 10, over: Partial<StoredStream> = {}): 
 const addresses = (id: string, list: string[], maxAddresses = 10): AddressesChange => ({ kind: 'addresses.add', tenant: TENANT, id, family: 'evm', addresses: list, at: T0 + 1, maxAddresses });
 const xpub = (streamId: string, id: string, key: string): StoredXpub => ({ id, streamId, xpub: key, createdAt: T0, updatedAt: T0 });
 const rows = (s: Store, table: Table) => s.range(table).map(({ key, value }) => [key, value]);
-const CONTROL_TABLES: Table[] = ['streams', 'streamAddresses', 'streamXpubs', 'xpubKeys', 'settings'];
+const CONTROL_TABLES: Table[] = ['streams', 'streamAddresses', 'streamXpubs', 'xpubKeys', 'settings', 'keys', 'tenants', 'meta'];
+const newKey = (name: string, over: { tenant?: string; at?: number } = {}): KeyCreate => ({ kind: 'key.create', hash: hashKey(`cpk_${name}`), name, newTenant: { id: `t_${name}` }, at: over.at ?? T0, ...(over.tenant === undefined ? {} : { tenant: over.tenant }) });
 
 describe('the control plane', () => {
   it('creates a stream as given, and refuses one past the tenant\'s limit, naming CHAINPOST_MAX_STREAMS', async () => {
@@ -151,6 +154,36 @@ describe('the control plane', () => {
     expect(settingsOf(store, TENANT)).toEqual({ ...made, region: 'eu-central-1' });
   });
 
+  it('creates keys (the first tenant marked), rotates and revokes them, in the key store', async () => {
+    const a = await plane.write({ kind: 'key.create', hash: hashKey('cpk_a'), name: 'a', email: 'ops@example.com', newTenant: { id: 't_a' }, at: T0 });
+    expect(a).toEqual({ record: { hash: hashKey('cpk_a'), id: hashKey('cpk_a').slice(0, 12), name: 'a', email: 'ops@example.com', tenantId: 't_a', createdAt: T0 }, tenant: { id: 't_a', name: 'a', createdAt: T0, first: true } });
+    const joined = await plane.write(newKey('a2', { tenant: 'a' }));
+    expect(joined.tenant.id).toBe('t_a');
+    await expect(plane.write(newKey('a'))).rejects.toMatchObject({ status: 409, message: 'this key exists already' });
+    await expect(plane.write({ ...newKey('b'), name: 'a' })).rejects.toMatchObject({ status: 409, message: 'a key named "a" exists already' });
+    await expect(plane.write(newKey('b', { tenant: 'nobody' }))).rejects.toMatchObject({ status: 404, message: 'no tenant "nobody"' });
+    const rotated = await plane.write({ kind: 'key.rotate', nameOrId: 'a', hash: hashKey('cpk_a-next'), graceMs: 1000, at: T0 + 10 });
+    expect(rotated.old).toEqual({ ...a.record, expiresAt: T0 + 1010, replacedBy: rotated.record.id });
+    expect(rotated.record).toMatchObject({ name: 'a', email: 'ops@example.com', tenantId: 't_a', createdAt: T0 + 10 });
+    // A rotated key past its grace period goes at the next key change.
+    await plane.write(newKey('c', { at: T0 + 1010 }));
+    expect(store.has('keys', a.record.hash)).toBe(false);
+    expect((await plane.write({ kind: 'key.revoke', nameOrId: 'a' })).id).toBe(rotated.record.id);
+    expect(store.values<ApiKey>('keys').map((k) => k.name).sort()).toEqual(['a2', 'c']);
+  });
+
+  it('lets one of several keys created with the same name at once through', async () => {
+    const racing = await Promise.allSettled([1, 2, 3, 4].map((i) => plane.write({ kind: 'key.create', hash: hashKey(`cpk_${i}`), name: 'same', newTenant: { id: `t_${i}` }, at: T0 })));
+    expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(store.values('keys')).toHaveLength(1);
+    expect(store.values('tenants')).toHaveLength(1);
+  });
+
+  it('refuses a key change where it has no key store, writing nothing', async () => {
+    await expect(new StoreControlPlane(store).write(newKey('a'))).rejects.toThrow('this control plane has no key store for a key.create');
+    expect(store.values('keys')).toEqual([]);
+  });
+
   it('runs `inside` in the change\'s own transaction: what it writes commits with the change, and its throw undoes the change', async () => {
     const seen: StoredStream[] = [];
     await plane.write(create('a'), (s) => {
@@ -183,6 +216,11 @@ describe('the control plane', () => {
       { kind: 'settings.set', tenant: TENANT, settings: { secretKey: 's'.repeat(32), region: 'eu-central-1' } },
       { kind: 'xpub.remove', tenant: TENANT, streamId: 'b', xpubId: 'x1' },
       { kind: 'stream.remove', tenant: TENANT, id: 'b' },
+      newKey('k1'),
+      { ...newKey('k3'), name: 'k1' },
+      newKey('k2', { tenant: 'k1' }),
+      { kind: 'key.rotate', nameOrId: 'k1', hash: hashKey('cpk_k1-next'), graceMs: 0, at: T0 + 5 },
+      { kind: 'key.revoke', nameOrId: 'k2' },
     ];
     const applyAll = async (to: StoreControlPlane, list: Change[]) => {
       const outcomes: string[] = [];
@@ -193,9 +231,9 @@ describe('the control plane', () => {
     const decoded = changes.map((c) => unpack<Change>(pack(c)));
     expect(decoded).toEqual(changes);
     const other = open();
-    const there = await applyAll(new StoreControlPlane(other), decoded);
+    const there = await applyAll(new StoreControlPlane(other, lmdbKeyStore(other)), decoded);
     expect(there).toEqual(here);
-    expect(here.filter((o) => o !== 'applied')).toEqual(['streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)', 'address: a stream holds at most 2 (CHAINPOST_MAX_ADDRESSES)', 'xpub: a stream holds at most 1 (CHAINPOST_MAX_XPUBS)']);
+    expect(here.filter((o) => o !== 'applied')).toEqual(['streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)', 'address: a stream holds at most 2 (CHAINPOST_MAX_ADDRESSES)', 'xpub: a stream holds at most 1 (CHAINPOST_MAX_XPUBS)', 'a key named "k1" exists already']);
     for (const table of CONTROL_TABLES) expect(rows(other, table)).toEqual(rows(store, table));
     expect(rows(store, 'streams')).toHaveLength(1);
   });
