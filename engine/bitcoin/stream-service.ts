@@ -9,7 +9,7 @@ import type { ControlPlane } from '../streams/control-plane.js';
 import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
-import type { StoredXpub } from './xpub-record.js';
+import type { StoredXpub } from '../streams/xpub-record.js';
 
 /** BitcoinXpubType: the stored record with ISO date-times. */
 export type XpubView = Omit<StoredXpub, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };

@@ -1,4 +1,4 @@
-import { xpubCountKey, xpubKey, type StoredXpub } from '../bitcoin/xpub-record.js';
+import { xpubCountKey, xpubKey, type StoredXpub } from './xpub-record.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import { notFound, overLimit } from '../errors.js';
 import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';

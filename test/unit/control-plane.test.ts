@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { StoredXpub } from '../../engine/bitcoin/xpub-record.js';
+import type { StoredXpub } from '../../engine/streams/xpub-record.js';
 import { hashKey, type ApiKey, type KeyCreate } from '../../engine/keys.js';
 import type { Table } from '../../engine/ports.js';
 import { StoreControlPlane, type AddressesChange, type Change, type StreamCreate } from '../../engine/streams/control-plane.js';

@@ -1,3 +1,5 @@
+// Bitcoin streams' xpubs as the control plane writes them (engine/streams/control-plane.ts): the record and its keys.
+
 /** An extended public key on a stream, as stored in `streamXpubs` under `streamId/xpubId` (times in ms). */
 export interface StoredXpub {
   id: string;
