@@ -23,6 +23,7 @@ import { findChain } from '../engine/chains/registry.js';
 import type { FollowerStatus } from '../engine/ingest/follow.js';
 import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from '../engine/ingest/stall.js';
 import { StreamsService } from '../engine/streams/service.js';
+import { StoreControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
 import type { Resolver } from '../engine/ports.js';
@@ -100,8 +101,11 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
   const { store, close } = openServerStore({ dir: config.dataDir, log });
   readiness.up('store');
   try {
-    const keys = new ApiKeys(lmdbKeyStore(store), () => clock.now());
-    if (config.apiKey !== undefined && keys.ensure(config.apiKey)) log.info('created the API key given by CHAINPOST_API_KEY');
+    const keyStore = lmdbKeyStore(store);
+    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written.
+    const control = new StoreControlPlane(store, keyStore);
+    const keys = new ApiKeys(keyStore, () => clock.now(), control);
+    if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const metrics = new Metrics();
     const following = new Following();
     const heads = chainGauges({ config, clock, metrics, following });
@@ -130,7 +134,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const followed = followedChains(config);
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log));
+    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log), control);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
@@ -213,7 +217,7 @@ export async function startService({ config, out, before = noWait, adapters = {}
     await core.close();
     throw err;
   }
-  firstKey(core);
+  await firstKey(core);
   log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
@@ -233,9 +237,9 @@ export async function startService({ config, out, before = noWait, adapters = {}
  * has succeeded: a start that fails (a port taken, say) would otherwise print a key "shown only this once"
  * beside its error, and the next start, finding a key, would print none.
  */
-function firstKey({ config, keys, notice }: Pick<Core, 'config' | 'keys' | 'notice'>): void {
+async function firstKey({ config, keys, notice }: Pick<Core, 'config' | 'keys' | 'notice'>): Promise<void> {
   if (config.apiKey !== undefined || keys.count() > 0) return;
-  const { key, record } = keys.create({ name: 'default' });
+  const { key, record } = await keys.create({ name: 'default' });
   // On stderr: stdout carries JSON log lines only.
   notice(`chainpost: created the first API key (name "${record.name}"); it is shown only this once:\nAPI key: ${key}\n`);
 }

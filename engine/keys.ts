@@ -44,6 +44,54 @@ export interface KeyStore {
   transact<T>(fn: () => T): T;
 }
 
+/** A new key (its digest, never the key) named `name`, in the tenant named or with id `tenant`, or else in `newTenant`. */
+export interface KeyCreate {
+  kind: 'key.create';
+  hash: string;
+  name: string;
+  email?: string;
+  tenant?: string;
+  newTenant: { id: string };
+  at: number;
+}
+
+/** The key named or with id `nameOrId` replaced by the key with digest `hash`; the old one works `graceMs` more. */
+export interface KeyRotate {
+  kind: 'key.rotate';
+  nameOrId: string;
+  hash: string;
+  graceMs: number;
+  at: number;
+}
+
+/** The key with this id, or those with this name, revoked. */
+export interface KeyRevoke {
+  kind: 'key.revoke';
+  nameOrId: string;
+}
+
+export type KeyCreated = { record: ApiKey; tenant: Tenant };
+export type KeyRotated = { record: ApiKey; old: ApiKey };
+
+/** Each kind of key change and what applying it gives. */
+export interface KeyKinds {
+  'key.create': [KeyCreate, KeyCreated];
+  'key.rotate': [KeyRotate, KeyRotated];
+  'key.revoke': [KeyRevoke, ApiKey];
+}
+export type KeyChange = KeyKinds[keyof KeyKinds][0];
+export type KeyApplied<C extends KeyChange> = KeyKinds[C['kind']][1];
+
+/** Where ApiKeys writes its changes: the control plane's (engine/streams/control-plane.ts) for key changes. */
+export interface KeyChanges {
+  write<C extends KeyChange>(change: C): Promise<KeyApplied<C>>;
+}
+
+/** Key changes applied to the key store at once, in its own transaction: where no control plane is given. */
+export const keyChangesIn = (store: KeyStore): KeyChanges => ({
+  write: async <C extends KeyChange>(change: C) => store.transact(() => applyKeyChange(store, change)),
+});
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const HASH_CACHE_MAX = 10_000;
 
@@ -77,45 +125,28 @@ export class ApiKeys {
   constructor(
     private readonly store: KeyStore,
     private readonly now: () => number,
+    /** Where key changes are written; none: applied to `store` at once. */
+    private readonly changes: KeyChanges = keyChangesIn(store),
   ) {}
 
   /** Creates a key; a new tenant named after the key unless `tenant` names an existing one. */
-  create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = newKey()): { key: string; record: ApiKey; tenant: Tenant } {
+  async create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = newKey()): Promise<{ key: string; record: ApiKey; tenant: Tenant }> {
     if (!NAME.test(opts.name)) throw new ApiError(400, 'name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit');
     if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
-    return this.store.transact(() => {
-      this.dropExpired();
-      const hash = hashKey(key);
-      if (this.store.keyByHash(hash)) throw new ApiError(409, 'this key exists already');
-      if (this.store.keys().some((k) => k.name === opts.name)) throw new ApiError(409, `a key named "${opts.name}" exists already`);
-      const tenants = this.store.tenants();
-      let tenant: Tenant;
-      if (opts.tenant !== undefined) {
-        const found = tenants.find((t) => t.name === opts.tenant || t.id === opts.tenant);
-        if (!found) throw new ApiError(404, `no tenant "${opts.tenant}"`);
-        tenant = found;
-      } else {
-        if (tenants.some((t) => t.name === opts.name)) {
-          throw new ApiError(409, `a tenant named "${opts.name}" exists already: pass --tenant ${opts.name} to join it, or choose another name`);
-        }
-        tenant = { id: `t_${bytesToHex(randomBytes(8))}`, name: opts.name, createdAt: this.now(), ...(tenants.length === 0 ? { first: true as const } : {}) };
-        this.store.putTenant(tenant);
-      }
-      const record: ApiKey = { hash, id: hash.slice(0, 12), name: opts.name, tenantId: tenant.id, createdAt: this.now() };
-      if (opts.email !== undefined) record.email = opts.email;
-      this.store.putKey(record);
-      return { key, record, tenant };
-    });
+    const change: KeyCreate = { kind: 'key.create', hash: hashKey(key), name: opts.name, newTenant: { id: `t_${bytesToHex(randomBytes(8))}` }, at: this.now() };
+    if (opts.email !== undefined) change.email = opts.email;
+    if (opts.tenant !== undefined) change.tenant = opts.tenant;
+    return { key, ...(await this.changes.write(change)) };
   }
 
   /** Makes sure `key` exists (CHAINPOST_API_KEY); returns true when it had to be created. */
-  ensure(key: string, name = 'env'): boolean {
+  async ensure(key: string, name = 'env'): Promise<boolean> {
     if (this.store.keyByHash(hashKey(key))) return false;
     const taken = new Set(this.store.keys().map((k) => k.name));
     const tenantNames = new Set(this.store.tenants().map((t) => t.name));
     let n = name;
     for (let i = 2; taken.has(n) || tenantNames.has(n); i++) n = `${name}-${i}`;
-    this.create({ name: n }, key);
+    await this.create({ name: n }, key);
     return true;
   }
 
@@ -146,36 +177,14 @@ export class ApiKeys {
    * the old key keeps working for `graceMs` more (0: refused at once), so clients can move over. Returns the new
    * key (shown once) and both records.
    */
-  rotate(nameOrId: string, graceMs: number, key = newKey()): { key: string; record: ApiKey; old: ApiKey } {
+  async rotate(nameOrId: string, graceMs: number, key = newKey()): Promise<{ key: string; record: ApiKey; old: ApiKey }> {
     if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new ApiError(400, `grace: not a duration: ${graceMs} ms`);
-    return this.store.transact(() => {
-      this.dropExpired();
-      const now = this.now();
-      const keys = this.store.keys();
-      const found = keys.find((k) => k.id === nameOrId) ?? keys.find((k) => k.name === nameOrId && k.expiresAt === undefined);
-      if (!found) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
-      if (found.expiresAt !== undefined) throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
-      const hash = hashKey(key);
-      if (this.store.keyByHash(hash)) throw new ApiError(409, 'this key exists already');
-      const record: ApiKey = { hash, id: hash.slice(0, 12), name: found.name, tenantId: found.tenantId, createdAt: now };
-      if (found.email !== undefined) record.email = found.email;
-      const old: ApiKey = { ...found, expiresAt: now + graceMs, replacedBy: record.id };
-      this.store.putKey(old);
-      this.store.putKey(record);
-      return { key, record, old };
-    });
+    return { key, ...(await this.changes.write({ kind: 'key.rotate', nameOrId, hash: hashKey(key), graceMs, at: this.now() })) };
   }
 
   /** Revokes by id, or by name (the key and any it replaced still in their grace period); the tenant and its resources stay. */
-  revoke(nameOrId: string): ApiKey {
-    return this.store.transact(() => {
-      const keys = this.store.keys();
-      const byId = keys.find((k) => k.id === nameOrId);
-      const gone = byId === undefined ? keys.filter((k) => k.name === nameOrId) : [byId];
-      if (gone.length === 0) throw new ApiError(404, `no key named or with id "${nameOrId}"`);
-      for (const k of gone) this.store.removeKey(k.hash);
-      return gone.find((k) => k.expiresAt === undefined) ?? gone[0]!;
-    });
+  revoke(nameOrId: string): Promise<ApiKey> {
+    return this.changes.write({ kind: 'key.revoke', nameOrId });
   }
 
   list(): Array<ApiKey & { tenant: string }> {
@@ -199,9 +208,61 @@ export class ApiKeys {
     return tenants.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))[0]?.id;
   }
 
-  /** Removes the rotated keys whose grace period is over (in the caller's write transaction): they are refused already. */
-  private dropExpired(): void {
-    const now = this.now();
-    for (const k of this.store.keys()) if (!inUse(k, now)) this.store.removeKey(k.hash);
+}
+
+/** Applies a key change to the key store, with its checks; call inside its write transaction, so a name check and an insert are atomic across processes. */
+export function applyKeyChange<C extends KeyChange>(store: KeyStore, change: C): KeyApplied<C> {
+  return (change.kind === 'key.create' ? createKey(store, change) : change.kind === 'key.rotate' ? rotateKey(store, change) : revokeKey(store, change)) as KeyApplied<C>;
+}
+
+function createKey(store: KeyStore, c: KeyCreate): KeyCreated {
+  dropExpired(store, c.at);
+  if (store.keyByHash(c.hash)) throw new ApiError(409, 'this key exists already');
+  if (store.keys().some((k) => k.name === c.name)) throw new ApiError(409, `a key named "${c.name}" exists already`);
+  const tenants = store.tenants();
+  let tenant: Tenant;
+  if (c.tenant !== undefined) {
+    const found = tenants.find((t) => t.name === c.tenant || t.id === c.tenant);
+    if (!found) throw new ApiError(404, `no tenant "${c.tenant}"`);
+    tenant = found;
+  } else {
+    if (tenants.some((t) => t.name === c.name)) {
+      throw new ApiError(409, `a tenant named "${c.name}" exists already: pass --tenant ${c.name} to join it, or choose another name`);
+    }
+    tenant = { id: c.newTenant.id, name: c.name, createdAt: c.at, ...(tenants.length === 0 ? { first: true as const } : {}) };
+    store.putTenant(tenant);
   }
+  const record: ApiKey = { hash: c.hash, id: c.hash.slice(0, 12), name: c.name, tenantId: tenant.id, createdAt: c.at };
+  if (c.email !== undefined) record.email = c.email;
+  store.putKey(record);
+  return { record, tenant };
+}
+
+function rotateKey(store: KeyStore, c: KeyRotate): KeyRotated {
+  dropExpired(store, c.at);
+  const keys = store.keys();
+  const found = keys.find((k) => k.id === c.nameOrId) ?? keys.find((k) => k.name === c.nameOrId && k.expiresAt === undefined);
+  if (!found) throw new ApiError(404, `no key named or with id "${c.nameOrId}"`);
+  if (found.expiresAt !== undefined) throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
+  if (store.keyByHash(c.hash)) throw new ApiError(409, 'this key exists already');
+  const record: ApiKey = { hash: c.hash, id: c.hash.slice(0, 12), name: found.name, tenantId: found.tenantId, createdAt: c.at };
+  if (found.email !== undefined) record.email = found.email;
+  const old: ApiKey = { ...found, expiresAt: c.at + c.graceMs, replacedBy: record.id };
+  store.putKey(old);
+  store.putKey(record);
+  return { record, old };
+}
+
+function revokeKey(store: KeyStore, c: KeyRevoke): ApiKey {
+  const keys = store.keys();
+  const byId = keys.find((k) => k.id === c.nameOrId);
+  const gone = byId === undefined ? keys.filter((k) => k.name === c.nameOrId) : [byId];
+  if (gone.length === 0) throw new ApiError(404, `no key named or with id "${c.nameOrId}"`);
+  for (const k of gone) store.removeKey(k.hash);
+  return gone.find((k) => k.expiresAt === undefined) ?? gone[0]!;
+}
+
+/** Removes the rotated keys whose grace period is over: they are refused already. */
+function dropExpired(store: KeyStore, now: number): void {
+  for (const k of store.keys()) if (!inUse(k, now)) store.removeKey(k.hash);
 }

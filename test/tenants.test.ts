@@ -298,7 +298,9 @@ describe('tenants: every route, called by tenant B against tenant A\'s ids, answ
     const store = openStore(s.dir);
     try {
       const keys = new ApiKeys(lmdbKeyStore(store), () => Date.now());
-      return wanted.map((w) => keys.create(w).key);
+      const made: string[] = [];
+      for (const w of wanted) made.push((await keys.create(w)).key);
+      return made;
     } finally {
       await store.close();
     }

@@ -5,6 +5,7 @@
  */
 import { parseDuration } from '../../engine/duration.js';
 import { ApiKeys } from '../../engine/keys.js';
+import { StoreControlPlane } from '../../engine/streams/control-plane.js';
 import type { Config } from '../../engine/config/config.js';
 import { lmdbKeyStore } from '../../storage/keys.js';
 import type { Store } from '../../storage/env.js';
@@ -48,7 +49,11 @@ export interface Command {
 const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
 
 const out = (text: string): void => void process.stdout.write(text);
-const keysOf = (ctx: Context): ApiKeys => new ApiKeys(lmdbKeyStore(ctx.store()), () => Date.now());
+const keysOf = (ctx: Context): ApiKeys => {
+  const store = ctx.store();
+  const keys = lmdbKeyStore(store);
+  return new ApiKeys(keys, () => Date.now(), new StoreControlPlane(store, keys));
+};
 
 /** `status`'s exit code when a chain's upstream node fails. */
 const FAILING_UPSTREAM = 2;
@@ -78,9 +83,9 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
       create: CREATE,
     },
     data: 'store',
-    run(ctx) {
+    async run(ctx) {
       const { name, email, tenant } = ctx.values as Record<string, string | undefined>;
-      const { key, record, tenant: joined } = keysOf(ctx).create({ name: name!, email, tenant });
+      const { key, record, tenant: joined } = await keysOf(ctx).create({ name: name!, email, tenant });
       out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
     },
   },
@@ -102,11 +107,11 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     options: { grace: { value: 'D', help: `how long the old key keeps working: a number and s, m, h or d, or 0 for not at all (default ${DEFAULT_GRACE})` } },
     notes: 'The new key has the old one\'s name, tenant and e-mail. `keys list` shows the old key with its EXPIRES\ntime until then; `keys revoke N` ends both at once.',
     data: 'store',
-    run(ctx) {
+    async run(ctx) {
       const text = (ctx.values['grace'] as string | undefined) ?? DEFAULT_GRACE;
       const grace = parseDuration(text);
       if (grace === undefined) throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
-      const { key, record, old } = keysOf(ctx).rotate(ctx.positionals[0]!, grace);
+      const { key, record, old } = await keysOf(ctx).rotate(ctx.positionals[0]!, grace);
       out(`rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`);
     },
   },
@@ -115,8 +120,8 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     args: 'N',
     summary: 'revoke the key named N (with any it replaced still in their grace period) or with id N; it stops working at once',
     data: 'store',
-    run(ctx) {
-      const k = keysOf(ctx).revoke(ctx.positionals[0]!);
+    async run(ctx) {
+      const k = await keysOf(ctx).revoke(ctx.positionals[0]!);
       out(`revoked key "${k.name}" (id ${k.id})\n`);
     },
   },

@@ -2,22 +2,14 @@ import type { Clock } from '../clock.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { uuidV4 } from '../delivery/ids.js';
-import { notFound, overLimit } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
+import type { ControlPlane } from '../streams/control-plane.js';
 import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
-
-/** An extended public key on a stream, as stored in `streamXpubs` under `streamId/xpubId` (times in ms). */
-export interface StoredXpub {
-  id: string;
-  streamId: string;
-  xpub: string;
-  createdAt: number;
-  updatedAt: number;
-}
+import type { StoredXpub } from '../streams/xpub-record.js';
 
 /** BitcoinXpubType: the stored record with ISO date-times. */
 export type XpubView = Omit<StoredXpub, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
@@ -30,8 +22,8 @@ const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.cre
  * addresses, so amountOfAddresses counts only those added through /address.
  */
 export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy, followed?: FollowedChains) {
-    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets, followed);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy, followed?: FollowedChains, plane?: ControlPlane) {
+    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets, followed, plane);
   }
 
   /**
@@ -40,22 +32,10 @@ export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
    * stream holds. Answers once the key's gap window is watched.
    */
   async addXpub(tenant: string, streamId: string, xpub: string): Promise<XpubView> {
-    let added: StoredXpub | undefined;
-    const record = await this.kv.transactAsync(() => {
-      this.get(tenant, streamId);
-      const knownId = this.kv.get<string>('xpubKeys', xpubKey(streamId, xpub));
-      const same = knownId === undefined ? undefined : this.kv.get<StoredXpub>('streamXpubs', `${streamId}/${knownId}`);
-      if (same !== undefined) return same;
-      const held = this.kv.get<number>('xpubKeys', xpubCountKey(streamId)) ?? 0;
-      if (held >= this.limits.xpubs) throw overLimit('xpub', 'a stream holds', this.limits.xpubs, 'CHAINPOST_MAX_XPUBS');
-      const now = this.clock.now();
-      added = { id: uuidV4(), streamId, xpub, createdAt: now, updatedAt: now };
-      this.kv.put('streamXpubs', `${streamId}/${added.id}`, added);
-      this.kv.put('xpubKeys', xpubKey(streamId, xpub), added.id);
-      this.kv.put('xpubKeys', xpubCountKey(streamId), held + 1);
-      return added;
-    });
-    if (added !== undefined) await this.watch?.xpubsChanged?.(streamId, [{ id: added.id, xpub }], []);
+    const now = this.clock.now();
+    const candidate: StoredXpub = { id: uuidV4(), streamId, xpub, createdAt: now, updatedAt: now };
+    const { xpub: record, added } = await this.plane.write({ kind: 'xpub.add', tenant, xpub: candidate, maxXpubs: this.limits.xpubs });
+    if (added) await this.watch?.xpubsChanged?.(streamId, [{ id: record.id, xpub }], []);
     return xpubView(record);
   }
 
@@ -65,23 +45,8 @@ export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
   }
 
   async removeXpub(tenant: string, streamId: string, xpubId: string): Promise<true> {
-    const key = `${streamId}/${xpubId}`;
-    await this.kv.transactAsync(() => {
-      this.get(tenant, streamId);
-      const x = this.kv.get<StoredXpub>('streamXpubs', key);
-      if (x === undefined) throw notFound(`no xpub ${xpubId} on stream ${streamId}`);
-      this.kv.remove('streamXpubs', key);
-      this.kv.remove('xpubKeys', xpubKey(streamId, x.xpub));
-      const left = (this.kv.get<number>('xpubKeys', xpubCountKey(streamId)) ?? 1) - 1;
-      if (left > 0) this.kv.put('xpubKeys', xpubCountKey(streamId), left);
-      else this.kv.remove('xpubKeys', xpubCountKey(streamId));
-    });
+    await this.plane.write({ kind: 'xpub.remove', tenant, streamId, xpubId });
     await this.watch?.xpubsChanged?.(streamId, [], [xpubId]);
     return true;
   }
 }
-
-/** `xpubKeys`: a key's id on its stream, under `streamId/xpub`. */
-export const xpubKey = (streamId: string, xpub: string): string => `${streamId}/${xpub}`;
-/** `xpubKeys`: how many keys the stream holds, under `streamId/` (no key is empty). */
-export const xpubCountKey = (streamId: string): string => `${streamId}/`;

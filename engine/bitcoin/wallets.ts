@@ -1,7 +1,7 @@
 import type { Watchlist } from '../match/watchlist.js';
 import type { Kv } from '../ports.js';
 import type { StreamWatch } from '../streams/resources.js';
-import { xpubCountKey, xpubKey, type StoredXpub } from './stream-service.js';
+import { xpubCountKey, xpubKey, type StoredXpub } from '../streams/xpub-record.js';
 import { deriveWindow, XpubWindows, type Used, type WindowDeriver } from './xpub-windows.js';
 
 /** Derives on the calling thread (until the server's worker pool is wired: deriveWith). */

@@ -1,18 +1,19 @@
 import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './limits.js';
 import { uuidV4 } from '../delivery/ids.js';
-import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
-import { ApiError, notFound, overLimit } from '../errors.js';
+import { type AfterCommit, type Dispatcher, streamKey } from '../delivery/dispatcher.js';
+import { ApiError, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
-import type { Kv, Table } from '../ports.js';
+import type { Kv } from '../ports.js';
+import { type ControlPlane, StoreControlPlane, streamOf } from './control-plane.js';
 import type { StreamFamily, Watched } from './family.js';
 import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
 
-/** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
-const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
+/** What a change that leaves the dispatcher nothing to do after its commit hands on. */
+const NOTHING: AfterCommit = () => {};
 
 /** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
 export interface StreamWatch {
@@ -31,7 +32,8 @@ export type AddressAnswer = { streamId: string; address: string | string[] };
  * One family's stream resources of a tenant: create, update, get, list,
  * remove, status and addresses, written once for every family (`fam` says
  * what differs). Streams of all families share the `streams` table; each
- * family sees only its own (another family's id is a 404).
+ * family sees only its own (another family's id is a 404). Every change
+ * is written through the control plane; reads go to the store.
  */
 export class FamilyStreams<D extends StreamCommon> {
   constructor(
@@ -45,6 +47,8 @@ export class FamilyStreams<D extends StreamCommon> {
     protected readonly targets?: TargetPolicy,
     /** The chains the server follows: a stream on others says so. */
     protected readonly followed: FollowedChains = EVERY_CHAIN,
+    /** Where changes are written (engine/streams/control-plane.ts). */
+    protected readonly plane: ControlPlane = new StoreControlPlane(kv),
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -56,14 +60,9 @@ export class FamilyStreams<D extends StreamCommon> {
     const family = this.fam.family === 'evm' ? {} : { family: this.fam.family };
     const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
-    // Counted and written in one write transaction (LMDB serializes them, across processes too): creates
-    // racing each other past the test webhook's wait cannot pass the limit. Every family's streams count.
-    const committed = await this.kv.transactAsync(() => {
-      const held = this.kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: this.limits.streams });
-      if (held >= this.limits.streams) throw overLimit('streams', 'a tenant holds', this.limits.streams, 'CHAINPOST_MAX_STREAMS');
-      this.kv.put('streams', streamKey(tenant, id), s);
-      return this.dispatcher.saved(s);
-    });
+    // The limit is checked where the change is applied: creates racing each other past the test webhook's wait cannot pass it.
+    let committed: AfterCommit = NOTHING;
+    await this.plane.write({ kind: 'stream.create', stream: s, maxStreams: this.limits.streams }, (written) => (committed = this.dispatcher.saved(written)));
     committed();
     this.tellStream(s);
     this.followed.saved(id, this.fam.watched(s).chainIds, now);
@@ -76,16 +75,12 @@ export class FamilyStreams<D extends StreamCommon> {
     const merged = this.fam.check({ ...definitionOf(s), ...given }, this.clock.now(), this.limits);
     await this.testWebhook(tenant, id, merged);
     const changed = Object.keys(given) as Array<keyof D>;
-    const [updated, committed] = await this.kv.transactAsync(() => {
-      // Re-read after the test webhook's wait: only the fields this update names change.
-      const cur = this.get(tenant, id);
-      const next: D & StreamState = { ...cur, ...Object.fromEntries(changed.map((k) => [k, merged[k]])), updatedAt: this.clock.now() };
-      // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
-      if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
-      this.kv.put('streams', streamKey(tenant, id), next);
-      return [next, this.dispatcher.saved(next)] as const;
-    });
+    // Applied after the test webhook's wait, to the stream as it is then: only the fields this update names change.
+    const fields = Object.fromEntries(changed.map((k) => [k, merged[k]]));
+    let committed: AfterCommit = NOTHING;
+    const written = await this.plane.write({ kind: 'stream.update', tenant, id, family: this.fam.family, fields, at: this.clock.now() }, (next) => (committed = this.dispatcher.saved(next)));
     committed();
+    const updated = written as D & StreamState;
     this.tellStream(updated);
     this.followed.saved(id, this.fam.watched(updated).chainIds, this.clock.now());
     return this.answer(updated);
@@ -93,9 +88,7 @@ export class FamilyStreams<D extends StreamCommon> {
 
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
-    const s = this.kv.get<StoredStream>('streams', streamKey(tenant, id));
-    if (s === undefined || familyNameOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
-    return s as D & StreamState;
+    return streamOf(this.kv, tenant, id, this.fam.family) as D & StreamState;
   }
 
   /** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
@@ -115,13 +108,8 @@ export class FamilyStreams<D extends StreamCommon> {
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
-    const committed = await this.kv.transactAsync(() => {
-      this.kv.remove('streams', streamKey(tenant, id));
-      for (const table of OWNED_BY_STREAM) {
-        for (const { key } of this.kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) this.kv.remove(table, key);
-      }
-      return this.dispatcher.deleting(id);
-    });
+    let committed: AfterCommit = NOTHING;
+    await this.plane.write({ kind: 'stream.remove', tenant, id }, () => (committed = this.dispatcher.deleting(id)));
     committed();
     this.watch?.removed(id);
     return this.answer(s);
@@ -131,20 +119,10 @@ export class FamilyStreams<D extends StreamCommon> {
     const s = this.get(tenant, id);
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
-    const updated = await this.kv.transactAsync(() => {
-      const cur = this.get(tenant, id);
-      ownerMaySet(cur.status, status);
-      const was = cur.status;
-      const committed = this.dispatcher.statusSet(cur, status, was);
-      cur.status = status;
-      cur.statusMessage = '';
-      delete cur.errorSince;
-      cur.updatedAt = this.clock.now();
-      this.kv.put('streams', streamKey(tenant, id), cur);
-      return { cur, committed };
-    });
-    updated.committed();
-    return this.answer(updated.cur);
+    let committed: AfterCommit = NOTHING;
+    const { stream } = await this.plane.write({ kind: 'stream.status', tenant, id, family: this.fam.family, status, at: this.clock.now() }, (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)));
+    committed();
+    return this.answer(stream as D & StreamState);
   }
 
   addAddresses(tenant: string, id: string, addresses: string[]): Promise<AddressAnswer> {
@@ -186,29 +164,9 @@ export class FamilyStreams<D extends StreamCommon> {
 
   private async changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): Promise<AddressAnswer> {
     const stored = [...new Set(addresses.map(this.fam.address))];
-    const changed: string[] = [];
-    const committed = await this.kv.transactAsync(() => {
-      const s = this.get(tenant, id);
-      let n = s.amountOfAddresses;
-      for (const a of stored) {
-        const key = `${id}/${a}`;
-        const has = this.kv.has('streamAddresses', key);
-        if (add && !has) {
-          if (n >= this.limits.addresses) throw overLimit('address', 'a stream holds', this.limits.addresses, 'CHAINPOST_MAX_ADDRESSES');
-          this.kv.put('streamAddresses', key, 1);
-          changed.push(a);
-          n++;
-        } else if (!add && has) {
-          this.kv.remove('streamAddresses', key);
-          changed.push(a);
-          n--;
-        }
-      }
-      s.amountOfAddresses = n;
-      s.updatedAt = this.clock.now();
-      this.kv.put('streams', streamKey(tenant, id), s);
-      return this.dispatcher.recordWritten(id);
-    });
+    const kind = add ? 'addresses.add' : 'addresses.remove';
+    let committed: AfterCommit = NOTHING;
+    const { changed } = await this.plane.write({ kind, tenant, id, family: this.fam.family, addresses: stored, at: this.clock.now(), maxAddresses: this.limits.addresses }, () => (committed = this.dispatcher.recordWritten(id)));
     committed();
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };

@@ -11,6 +11,7 @@ import type { Kv } from '../ports.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
 import { EVM_STREAMS } from '../evm/stream.js';
 import type { StreamDefinition } from './model.js';
+import { type ControlPlane, StoreControlPlane } from './control-plane.js';
 import { FamilyStreams, type StreamWatch } from './resources.js';
 import { settingsOf } from './settings.js';
 import type { FollowedChains } from './unfollowed.js';
@@ -27,10 +28,10 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
   /** Solana has nothing beyond the shared resources (no xpubs). */
   readonly solana: FamilyStreams<SolanaStreamDefinition>;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy, followed?: FollowedChains) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets, followed);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets, followed);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets, followed);
+  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy, followed?: FollowedChains, plane: ControlPlane = new StoreControlPlane(kv)) {
+    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets, followed, plane);
+    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets, followed, plane);
+    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets, followed, plane);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {
@@ -38,9 +39,9 @@ export class StreamsService extends FamilyStreams<StreamDefinition> {
     return { region: s.region, secretKey: s.secretKey };
   }
 
-  setRegion(tenant: string, region: string): { region: string } {
+  async setRegion(tenant: string, region: string): Promise<{ region: string }> {
     const s = settingsOf(this.kv, tenant);
-    this.kv.put('settings', tenant, { ...s, region });
+    await this.plane.write({ kind: 'settings.set', tenant, settings: { ...s, region } });
     return { region };
   }
 

@@ -104,7 +104,7 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
     route('GET', '/stats', (req) => json(200, streams.stats(tenant(req)))),
     route('GET', '/stats/:streamId', (req) => json(200, streams.stats(tenant(req), id(req, 'streamId')))),
     route('GET', '/settings', (req) => json(200, streams.settings(tenant(req)))),
-    route('POST', '/settings', (req) => json(200, streams.setRegion(tenant(req), validate(settingsBody, req.body).region)), true),
+    route('POST', '/settings', async (req) => json(200, await streams.setRegion(tenant(req), validate(settingsBody, req.body).region)), true),
   ];
   if (opts.testHooks) {
     // Test clock only: hand webhooks to the delivery engine through the function the matcher calls, for one

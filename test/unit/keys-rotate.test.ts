@@ -28,30 +28,30 @@ afterEach(async () => {
 });
 
 describe('OperatorAccess', () => {
-  it("without an admin key: the first tenant's keys only, whichever of them, whenever the others were made", () => {
+  it("without an admin key: the first tenant's keys only, whichever of them, whenever the others were made", async () => {
     // Another process (the CLI) may stamp its tenants by an earlier clock: the mark decides, not createdAt.
-    const first = keys.create({ name: 'first' });
+    const first = await keys.create({ name: 'first' });
     now -= 86_400_000;
-    const second = keys.create({ name: 'second' });
-    const firstAgain = keys.create({ name: 'first-2', tenant: 'first' });
+    const second = await keys.create({ name: 'second' });
+    const firstAgain = await keys.create({ name: 'first-2', tenant: 'first' });
     const access = new OperatorAccess(undefined, () => keys.firstTenant());
     expect(() => access.check(first.record, undefined)).not.toThrow();
     expect(() => access.check(firstAgain.record, 'anything')).not.toThrow();
     expect(() => access.check(second.record, undefined)).toThrow(expect.objectContaining({ status: 403 }));
   });
 
-  it('takes the oldest tenant as the first in a store written before tenants were marked', () => {
-    const a = keys.create({ name: 'a' });
+  it('takes the oldest tenant as the first in a store written before tenants were marked', async () => {
+    const a = await keys.create({ name: 'a' });
     now -= 1000;
-    const b = keys.create({ name: 'b' });
+    const b = await keys.create({ name: 'b' });
     for (const t of store.values<{ id: string; first?: true }>('tenants')) store.transact(() => store.put('tenants', t.id, { ...t, first: undefined }));
     expect(keys.firstTenant()).toBe(b.tenant.id);
     expect(keys.firstTenant()).not.toBe(a.tenant.id);
   });
 
-  it('with an admin key: that key in x-admin-key, from any tenant; nothing else', () => {
-    const first = keys.create({ name: 'first' });
-    const other = keys.create({ name: 'other' });
+  it('with an admin key: that key in x-admin-key, from any tenant; nothing else', async () => {
+    const first = await keys.create({ name: 'first' });
+    const other = await keys.create({ name: 'other' });
     const access = new OperatorAccess('the-admin-key-0123456789', () => keys.firstTenant());
     expect(() => access.check(other.record, 'the-admin-key-0123456789')).not.toThrow();
     for (const presented of [undefined, '', 'the-admin-key-012345678', 'the-admin-key-0123456789 ', 'x'.repeat(10_000)]) {
@@ -63,10 +63,10 @@ describe('OperatorAccess', () => {
 describe('ApiKeys: rotate', () => {
   const HOUR = 3_600_000;
 
-  it('makes a new key of the same name, tenant and e-mail; the old one works until its grace period ends, then is refused and dropped', () => {
-    const { key: first, record } = keys.create({ name: 'app', email: 'ops@example.com' });
+  it('makes a new key of the same name, tenant and e-mail; the old one works until its grace period ends, then is refused and dropped', async () => {
+    const { key: first, record } = await keys.create({ name: 'app', email: 'ops@example.com' });
     now += 1000;
-    const { key: second, record: next, old } = keys.rotate('app', 24 * HOUR);
+    const { key: second, record: next, old } = await keys.rotate('app', 24 * HOUR);
     expect(second).not.toBe(first);
     expect(second).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
     expect(next).toMatchObject({ name: 'app', email: 'ops@example.com', tenantId: record.tenantId, createdAt: now });
@@ -84,45 +84,45 @@ describe('ApiKeys: rotate', () => {
     expect(keys.list().map((k) => k.id)).toEqual([next.id]);
     // Refused already; the next key write drops it from the store.
     expect(store.get('keys', record.hash)).toBeDefined();
-    keys.create({ name: 'another' });
+    await keys.create({ name: 'another' });
     expect(store.get('keys', record.hash)).toBeUndefined();
   });
 
-  it('with no grace refuses the old key at once; rotating by id, or again by name, replaces the current key', () => {
-    const { key: first, record } = keys.create({ name: 'app' });
-    const { key: second, record: r2 } = keys.rotate(record.id, 0);
+  it('with no grace refuses the old key at once; rotating by id, or again by name, replaces the current key', async () => {
+    const { key: first, record } = await keys.create({ name: 'app' });
+    const { key: second, record: r2 } = await keys.rotate(record.id, 0);
     expect(keys.authenticate(first)).toBeUndefined();
     expect(keys.authenticate(second)?.id).toBe(r2.id);
-    const { key: third, old } = keys.rotate('app', HOUR);
+    const { key: third, old } = await keys.rotate('app', HOUR);
     expect(old.id).toBe(r2.id);
     expect(keys.authenticate(second)?.id).toBe(r2.id);
     expect(keys.authenticate(third)?.name).toBe('app');
   });
 
-  it('refuses to rotate a key rotated already (by its id), an unknown key, or a bad grace', () => {
-    const { record } = keys.create({ name: 'app' });
-    const { record: next } = keys.rotate('app', HOUR);
-    expect(() => keys.rotate(record.id, HOUR)).toThrow(`key ${record.id} was rotated already (to ${next.id}): rotate "app"`);
-    expect(() => keys.rotate('nobody', HOUR)).toThrow('no key named or with id "nobody"');
-    expect(() => keys.rotate('app', -1)).toThrow(/grace: not a duration/);
+  it('refuses to rotate a key rotated already (by its id), an unknown key, or a bad grace', async () => {
+    const { record } = await keys.create({ name: 'app' });
+    const { record: next } = await keys.rotate('app', HOUR);
+    await expect(keys.rotate(record.id, HOUR)).rejects.toThrow(`key ${record.id} was rotated already (to ${next.id}): rotate "app"`);
+    await expect(keys.rotate('nobody', HOUR)).rejects.toThrow('no key named or with id "nobody"');
+    await expect(keys.rotate('app', -1)).rejects.toThrow(/grace: not a duration/);
   });
 
-  it('revoke by name ends the key and the one it replaced at once; by id, that key alone', () => {
-    const { key: first } = keys.create({ name: 'app' });
-    const { key: second, record: r2 } = keys.rotate('app', HOUR);
-    expect(keys.revoke('app').id).toBe(r2.id);
+  it('revoke by name ends the key and the one it replaced at once; by id, that key alone', async () => {
+    const { key: first } = await keys.create({ name: 'app' });
+    const { key: second, record: r2 } = await keys.rotate('app', HOUR);
+    expect((await keys.revoke('app')).id).toBe(r2.id);
     expect(keys.authenticate(first)).toBeUndefined();
     expect(keys.authenticate(second)).toBeUndefined();
 
-    const { key: third, record: r3 } = keys.create({ name: 'other' });
-    const { key: fourth } = keys.rotate('other', HOUR);
-    keys.revoke(r3.id);
+    const { key: third, record: r3 } = await keys.create({ name: 'other' });
+    const { key: fourth } = await keys.rotate('other', HOUR);
+    await keys.revoke(r3.id);
     expect(keys.authenticate(third)).toBeUndefined();
     expect(keys.authenticate(fourth)?.name).toBe('other');
   });
 
-  it('accepts a key only when the stored digest equals the digest of the key given, whatever the lookup returned', () => {
-    const { key, record } = keys.create({ name: 'app' });
+  it('accepts a key only when the stored digest equals the digest of the key given, whatever the lookup returned', async () => {
+    const { key, record } = await keys.create({ name: 'app' });
     // A store whose lookup answers a record under another digest (a corrupt or colliding index) is not believed.
     const real = lmdbKeyStore(store);
     const lying: KeyStore = { ...real, keyByHash: (): ApiKey => ({ ...record, hash: hashKey('something else') }) };

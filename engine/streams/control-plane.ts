@@ -1,0 +1,248 @@
+import { xpubCountKey, xpubKey, type StoredXpub } from './xpub-record.js';
+import { streamKey } from '../delivery/dispatcher.js';
+import { notFound, overLimit } from '../errors.js';
+import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';
+import type { Kv, Table } from '../ports.js';
+import { familyNameOf, type FamilyName, type StoredStream, type StreamStatus } from './model.js';
+import { applySettings, type Settings } from './settings.js';
+import { ownerMaySet } from './transitions.js';
+
+/**
+ * The control plane: what tenants configure (streams, their addresses and xpubs, settings; API keys and tenants) changes only by a
+ * change written here. A change is plain data (it goes through msgpack unchanged) that says all it needs:
+ * ids, times and limits are chosen before it is written, so applying it is a function of the store and the
+ * change alone, and checks that must be atomic with the write (a limit's count and the insert) are made
+ * where it is applied. Today it is applied in one LMDB write transaction (StoreControlPlane); a replicated
+ * log can stand behind the same port, every node applying the same changes in the same order.
+ */
+export interface ControlPlane {
+  /**
+   * Writes the change; resolves with what applying it gave, once that is durable. A change its checks refuse
+   * rejects (with their ApiError) and changes nothing. `inside` runs where the change is applied, in the same
+   * write transaction, after its writes: what must commit with it (the dispatcher's queue of a removed stream).
+   */
+  write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>>;
+}
+
+/** A new stream (id, times and state chosen by its creator), unless its tenant holds `maxStreams` already. */
+export interface StreamCreate {
+  kind: 'stream.create';
+  stream: StoredStream;
+  maxStreams: number;
+}
+
+/** The named fields of a stream's definition set to these (checked) values. */
+export interface StreamUpdate {
+  kind: 'stream.update';
+  tenant: string;
+  id: string;
+  family: FamilyName;
+  fields: Record<string, unknown>;
+  at: number;
+}
+
+/** The owner sets a stream active or paused (the interface's transitions decide whether it may). */
+export interface StreamStatusSet {
+  kind: 'stream.status';
+  tenant: string;
+  id: string;
+  family: FamilyName;
+  status: 'active' | 'paused';
+  at: number;
+}
+
+/** A stream goes, with the rows it owns. */
+export interface StreamRemove {
+  kind: 'stream.remove';
+  tenant: string;
+  id: string;
+}
+
+/** Addresses (in their stored form) added to or removed from a stream; an add stops at `maxAddresses`. */
+export interface AddressesChange {
+  kind: 'addresses.add' | 'addresses.remove';
+  tenant: string;
+  id: string;
+  family: FamilyName;
+  addresses: string[];
+  at: number;
+  maxAddresses: number;
+}
+
+/** An xpub added to a Bitcoin stream (its id chosen by the caller); the same key again keeps the one it has. */
+export interface XpubAdd {
+  kind: 'xpub.add';
+  tenant: string;
+  xpub: StoredXpub;
+  maxXpubs: number;
+}
+
+export interface XpubRemove {
+  kind: 'xpub.remove';
+  tenant: string;
+  streamId: string;
+  xpubId: string;
+}
+
+/** A tenant's settings replaced; `first`: written only when the tenant has none yet (their first use). */
+export interface SettingsSet {
+  kind: 'settings.set';
+  tenant: string;
+  settings: Settings;
+  first?: true;
+}
+
+/** Each kind of change to the store's tables and what applying it gives. */
+interface StoreKinds {
+  'stream.create': [StreamCreate, StoredStream];
+  'stream.update': [StreamUpdate, StoredStream];
+  'stream.status': [StreamStatusSet, { stream: StoredStream; was: StreamStatus }];
+  'stream.remove': [StreamRemove, void];
+  'addresses.add': [AddressesChange, AddressesApplied];
+  'addresses.remove': [AddressesChange, AddressesApplied];
+  'xpub.add': [XpubAdd, { xpub: StoredXpub; added: boolean }];
+  'xpub.remove': [XpubRemove, StoredXpub];
+  'settings.set': [SettingsSet, Settings];
+}
+
+/** The stream as written and the addresses that changed (those it had already, or did not have, are left out). */
+export interface AddressesApplied {
+  stream: StoredStream;
+  changed: string[];
+}
+
+/** Each kind of change and what applying it gives: API keys and tenants are written through the key store (engine/keys.ts). */
+interface Kinds extends StoreKinds, KeyKinds {}
+
+export type Change = { [K in keyof Kinds]: Kinds[K][0] }[keyof Kinds];
+type StoreChange = { [K in keyof StoreKinds]: StoreKinds[K][0] }[keyof StoreKinds];
+export type Applied<C extends Change> = Kinds[C['kind']][1];
+
+/** Tables keyed `streamId/…` whose rows go with their stream when it is deleted. */
+const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
+
+/** The tenant's stream of this family; 404 for another tenant's or another family's. */
+export function streamOf(kv: Kv, tenant: string, id: string, family: FamilyName): StoredStream {
+  const s = kv.get<StoredStream>('streams', streamKey(tenant, id));
+  if (s === undefined || familyNameOf(s) !== family) throw notFound(`no stream ${id}`);
+  return s;
+}
+
+const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => StoreKinds[K][1] } = {
+  'stream.create': (kv, { stream, maxStreams }) => {
+    // Counted and written together: creates racing each other cannot pass the limit. Every family's streams count.
+    const tenant = stream.tenantId;
+    const held = kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: maxStreams });
+    if (held >= maxStreams) throw overLimit('streams', 'a tenant holds', maxStreams, 'CHAINPOST_MAX_STREAMS');
+    kv.put('streams', streamKey(tenant, stream.id), stream);
+    return stream;
+  },
+  'stream.update': (kv, { tenant, id, family, fields, at }) => {
+    // Read where it is applied: only the fields this change names change.
+    const next: StoredStream = { ...streamOf(kv, tenant, id, family), ...fields, updatedAt: at };
+    // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
+    if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
+    kv.put('streams', streamKey(tenant, id), next);
+    return next;
+  },
+  'stream.status': (kv, { tenant, id, family, status, at }) => {
+    const stream = streamOf(kv, tenant, id, family);
+    ownerMaySet(stream.status, status);
+    const was = stream.status;
+    stream.status = status;
+    stream.statusMessage = '';
+    delete stream.errorSince;
+    stream.updatedAt = at;
+    kv.put('streams', streamKey(tenant, id), stream);
+    return { stream, was };
+  },
+  'stream.remove': (kv, { tenant, id }) => {
+    kv.remove('streams', streamKey(tenant, id));
+    for (const table of OWNED_BY_STREAM) {
+      for (const { key } of kv.range(table, { start: `${id}/`, end: `${id}/\uffff` })) kv.remove(table, key);
+    }
+  },
+  'addresses.add': (kv, change) => changeAddresses(kv, change, true),
+  'addresses.remove': (kv, change) => changeAddresses(kv, change, false),
+  'xpub.add': (kv, { tenant, xpub, maxXpubs }) => {
+    const { streamId } = xpub;
+    streamOf(kv, tenant, streamId, 'bitcoin');
+    // Keyed reads only (the key's entry and the stream's count): an add costs the same whatever the stream holds.
+    const knownId = kv.get<string>('xpubKeys', xpubKey(streamId, xpub.xpub));
+    const same = knownId === undefined ? undefined : kv.get<StoredXpub>('streamXpubs', `${streamId}/${knownId}`);
+    if (same !== undefined) return { xpub: same, added: false };
+    const held = kv.get<number>('xpubKeys', xpubCountKey(streamId)) ?? 0;
+    if (held >= maxXpubs) throw overLimit('xpub', 'a stream holds', maxXpubs, 'CHAINPOST_MAX_XPUBS');
+    kv.put('streamXpubs', `${streamId}/${xpub.id}`, xpub);
+    kv.put('xpubKeys', xpubKey(streamId, xpub.xpub), xpub.id);
+    kv.put('xpubKeys', xpubCountKey(streamId), held + 1);
+    return { xpub, added: true };
+  },
+  'xpub.remove': (kv, { tenant, streamId, xpubId }) => {
+    streamOf(kv, tenant, streamId, 'bitcoin');
+    const key = `${streamId}/${xpubId}`;
+    const x = kv.get<StoredXpub>('streamXpubs', key);
+    if (x === undefined) throw notFound(`no xpub ${xpubId} on stream ${streamId}`);
+    kv.remove('streamXpubs', key);
+    kv.remove('xpubKeys', xpubKey(streamId, x.xpub));
+    const left = (kv.get<number>('xpubKeys', xpubCountKey(streamId)) ?? 1) - 1;
+    if (left > 0) kv.put('xpubKeys', xpubCountKey(streamId), left);
+    else kv.remove('xpubKeys', xpubCountKey(streamId));
+    return x;
+  },
+  'settings.set': applySettings,
+};
+
+function changeAddresses(kv: Kv, { tenant, id, family, addresses, at, maxAddresses }: AddressesChange, add: boolean): AddressesApplied {
+  const stream = streamOf(kv, tenant, id, family);
+  const changed: string[] = [];
+  let n = stream.amountOfAddresses;
+  for (const a of addresses) {
+    const key = `${id}/${a}`;
+    const has = kv.has('streamAddresses', key);
+    if (add && !has) {
+      if (n >= maxAddresses) throw overLimit('address', 'a stream holds', maxAddresses, 'CHAINPOST_MAX_ADDRESSES');
+      kv.put('streamAddresses', key, 1);
+      changed.push(a);
+      n++;
+    } else if (!add && has) {
+      kv.remove('streamAddresses', key);
+      changed.push(a);
+      n--;
+    }
+  }
+  stream.amountOfAddresses = n;
+  stream.updatedAt = at;
+  kv.put('streams', streamKey(tenant, id), stream);
+  return { stream, changed };
+}
+
+/** Applies a change to the store, with its checks; call inside a write transaction (a check that throws leaves it to be rolled back). */
+export function applyChange<C extends StoreChange>(kv: Kv, change: C): Applied<C> {
+  return (APPLY[change.kind] as (kv: Kv, change: C) => Applied<C>)(kv, change);
+}
+
+const isKeyChange = (change: Change): change is KeyChange => change.kind.startsWith('key.');
+
+/**
+ * The control plane of one process: each change applied in its own LMDB write transaction, which LMDB serializes
+ * (across processes too); key changes in the key store's (synchronous, as the CLI's beside a server).
+ */
+export class StoreControlPlane implements ControlPlane {
+  constructor(
+    private readonly kv: Kv,
+    /** Where key changes are applied; none: this plane refuses them. */
+    private readonly keys?: KeyStore,
+  ) {}
+
+  async write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
+    const then = (applied: Applied<C>): Applied<C> => {
+      inside?.(applied);
+      return applied;
+    };
+    if (!isKeyChange(change)) return this.kv.transactAsync(() => then(applyChange(this.kv, change as C & StoreChange)));
+    const keys = this.keys;
+    if (keys === undefined) throw new Error(`this control plane has no key store for a ${change.kind}`);
+    return keys.transact(() => then(applyKeyChange(keys, change) as Applied<C>));
+  }
+}
