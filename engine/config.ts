@@ -90,6 +90,10 @@ export interface Config {
   limits: StreamLimits;
   /** How long one stream's trigger calls for one block may take (service time, ms); the calls not answered by then are reported over budget. */
   triggerBudgetMs: number;
+  /** Node-ms per second a tenant's trigger calls on one chain may take on average (service time); a burst may take one budget. */
+  triggerShareMs: number;
+  /** The gas a trigger call is given (at most the chain's gas cap for calls). */
+  triggerGas: number;
   /**
    * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
    * CGNAT, cloud metadata: engine/net/ip-class.ts). Default (followsDevnetOnly): allow for the devnet setup on
@@ -115,6 +119,12 @@ export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_0
 
 /** CHAINPOST_TRIGGER_BUDGET_MS: how long one stream's trigger calls for one block may take, ms of service time. */
 export const TRIGGER_BUDGET_MS = 2_000;
+
+/** CHAINPOST_TRIGGER_SHARE_MS: node-ms per second a tenant's trigger calls on one chain may take, on average. */
+export const TRIGGER_SHARE_MS = 100;
+
+/** CHAINPOST_TRIGGER_GAS: the gas of a trigger call (a view function such as balanceOf takes some 30,000). */
+export const TRIGGER_GAS = 5_000_000;
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
@@ -199,6 +209,8 @@ export function parseConfig(env: Env): Config {
       xpubs: integer('CHAINPOST_MAX_XPUBS', get('CHAINPOST_MAX_XPUBS'), DEFAULT_LIMITS.xpubs, 1, 1_000_000),
     },
     triggerBudgetMs: integer('CHAINPOST_TRIGGER_BUDGET_MS', get('CHAINPOST_TRIGGER_BUDGET_MS'), TRIGGER_BUDGET_MS, 1, 3_600_000),
+    triggerShareMs: integer('CHAINPOST_TRIGGER_SHARE_MS', get('CHAINPOST_TRIGGER_SHARE_MS'), TRIGGER_SHARE_MS, 1, 1_000),
+    triggerGas: integer('CHAINPOST_TRIGGER_GAS', get('CHAINPOST_TRIGGER_GAS'), TRIGGER_GAS, 21_000, Number.MAX_SAFE_INTEGER),
     privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }

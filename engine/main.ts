@@ -483,11 +483,11 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily({
-    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: (chain) => core.nodes.callGasLimit(chain), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
+    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: (chain) => core.nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
     bitcoin: core.bitcoinWebhooks,
     solana: solanaWebhookBuilder(),
   });
-  const matching = { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs };
+  const matching = { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs, triggerShareMs: config.triggerShareMs };
   const matcher =
     mark === undefined
       ? new StreamMatcher(store, clock, core.watchlist, match, core.dispatcher, builder, log, matching)

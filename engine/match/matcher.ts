@@ -2,7 +2,7 @@ import { ChainRuns } from '../ingest/chain-runs.js';
 import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
-import { TRIGGER_BUDGET_MS } from '../config.js';
+import { TRIGGER_BUDGET_MS, TRIGGER_SHARE_MS } from '../config.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
 import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import type { ChainEvents } from '../ingest/follow.js';
@@ -14,6 +14,7 @@ import { onNewWebhook } from '../streams/transitions.js';
 import { hasMatching } from './families.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import { ChainLanes } from './lanes.js';
+import type { OVER_BUDGET } from './node-share.js';
 import type { Watchlist } from './watchlist.js';
 
 /**
@@ -44,6 +45,8 @@ export interface CallBudget {
   readonly ms: number;
   expired(): boolean;
   readonly over: Promise<void>;
+  /** Makes one node call within the budget, once the stream's tenant has node time left (NodeShare): its answer, or OVER_BUDGET. */
+  call<T>(run: () => Promise<T>): Promise<T | typeof OVER_BUDGET>;
 }
 
 /** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */
@@ -79,6 +82,8 @@ export interface MatcherOptions {
   stageChunk?: number;
   /** How long a stream's trigger calls for one block may take, ms (CHAINPOST_TRIGGER_BUDGET_MS). */
   triggerBudgetMs?: number;
+  /** Node-ms per second a tenant's trigger calls on one chain may take on average (CHAINPOST_TRIGGER_SHARE_MS). */
+  triggerShareMs?: number;
 }
 
 export class StreamMatcher {
@@ -148,7 +153,7 @@ export class StreamMatcher {
   private lanesOf(chain: string): ChainLanes {
     let l = this.lanes.get(chain);
     if (l === undefined) {
-      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, retryMs: RETRY_MS };
+      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS, retryMs: RETRY_MS };
       this.lanes.set(chain, (l = new ChainLanes(chain, this.kv, this.clock, this.dispatcher, this.build, this.log, opts, () => this.stopped)));
     }
     return l;
