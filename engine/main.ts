@@ -106,6 +106,8 @@ const BIND_TTL_MS = 15 * 60_000;
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
+/** Connections from the streams' trigger calls to each chain's node (calls beyond this many wait for one). */
+const TRIGGER_CONNECTIONS = 8;
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
 const INLINE_MATCH_BLOCKS = 4;
@@ -482,8 +484,11 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
   core.wallets.deriveWith(pool.xpubs);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
+  // Trigger calls have their own connections to each node: however many hang, the follower's reads never queue behind them.
+  const triggerNodes = new Map<string, Upstream>();
+  const triggerCalls = chainReads((chain) => triggerNodes.get(chain)).call;
   const builder = byFamily({
-    evm: webhookBuilder({ tokens: core.tokenMetadata, call: core.reads.call, gasCap: (chain) => core.nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
+    evm: webhookBuilder({ tokens: core.tokenMetadata, call: triggerCalls, gasCap: (chain) => core.nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: core.reads.balance, watched: (id) => core.watchlist.watched(id) }),
     bitcoin: core.bitcoinWebhooks,
     solana: solanaWebhookBuilder(),
   });
@@ -508,6 +513,9 @@ export async function startIngest(core: Core, before: BeforePart = noWait): Prom
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
+    const calls = jsonRpcUpstream(url, { connections: TRIGGER_CONNECTIONS });
+    access.push(calls);
+    triggerNodes.set(chain.key, calls);
     core.nodeUrls.set(chain.key, nodeOrigin(url));
     const events = withIndexer(mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), core.dataIndexer);
     follower = new Follower(key, upstream, store, clock, events, log, {

@@ -164,3 +164,61 @@ describe("a tenant whose trigger calls took its share of the node's time", () =>
     expect(spins()).toBe(4);
   });
 });
+
+/**
+ * Many hostile streams at once, each with a call hanging at the node: a node connection stays taken while its call
+ * runs, and the follower must still read the next blocks.
+ */
+describe('streams whose trigger calls all hang at the node', () => {
+  const STREAMS = 8;
+  let anvil: Anvil;
+  let proxy: NodeProxy;
+  let s: Running;
+  let hostileRx: Awaited<ReturnType<typeof startReceiver>>;
+  let otherRx: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1337 });
+    proxy = await nodeProxy(anvil.url);
+    hostileRx = await startReceiver();
+    otherRx = await startReceiver();
+    s = await startChainpost(serverEnv(anvil, { CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_TRIGGER_BUDGET_MS: String(BUDGET_MS), CHAINPOST_CONFIRMATIONS: '0x539=1000' }));
+  }, 60_000);
+  afterAll(async () => {
+    await stopAndClean(s);
+    await hostileRx?.close();
+    await otherRx?.close();
+    await proxy?.close();
+    await anvil?.stop();
+  });
+
+  it("take none of the follower's connections: another tenant's webhooks of the next blocks come while every call hangs", async () => {
+    const spin = await deploy(anvil.url, 'TestSpin');
+    const stream = async (call: Running['call'], webhookUrl: string, def: Record<string, unknown>): Promise<string> => {
+      const res = await call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x539'], includeNativeTxs: true, ...def } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect((await call(`/streams/evm/${res.body.id}/address`, { method: 'POST', json: { address: A1 } })).status).toBe(200);
+      return res.body.id as string;
+    };
+    for (let i = 0; i < STREAMS; i++) await stream(s.call, hostileRx.url, { triggers: [{ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }] });
+    const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const plain = await stream(apiCaller(s.url, otherKey), otherRx.url, {});
+    const spins = (): number => proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === spin.address.toLowerCase()).length;
+    const send = async (): Promise<string> => {
+      const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[0])).sendTransaction({ to: A1, value: parseEther('0.01') });
+      return String((await mined(anvil.url, hash)).blockNumber);
+    };
+    const otherOf = (block: string) => otherRx.webhooks().filter((w) => w.body.streamId === plain && w.body.block.number === block);
+
+    const release = proxy.hold('eth_call');
+    try {
+      await send();
+      expect(await until(() => spins() === STREAMS, 10_000), 'a call of every hostile stream hanging at the node').toBe(true);
+      for (const block of [await send(), await send()]) expect(await until(() => otherOf(block).length >= 1, 10_000), `the other tenant's webhook of block ${block}`).toBe(true);
+      expect(spins()).toBe(STREAMS);
+      expect(hostileRx.webhooks()).toEqual([]);
+    } finally {
+      release();
+    }
+  });
+});
