@@ -27,7 +27,7 @@ import { BitcoinFollower } from '../engine/bitcoin/follower.js';
 import { BitcoinMempool } from '../engine/bitcoin/mempool.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from '../engine/bitcoin/stream.js';
 import type { BitcoinWallets } from '../engine/bitcoin/wallets.js';
-import type { ChainReads } from '../engine/evm/chain-reads.js';
+import { chainReads, type ChainReads } from '../engine/evm/chain-reads.js';
 import { Follower } from '../engine/evm/follower.js';
 import { inlineSmallBlocks } from '../engine/evm/prepared.js';
 import type { TokenMetadata } from '../engine/evm/token-metadata.js';
@@ -39,6 +39,8 @@ import type { Part } from '../engine/readiness.js';
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
+/** Connections from the streams' trigger calls to each chain's node (calls beyond this many wait for one). */
+const TRIGGER_CONNECTIONS = 8;
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
 const INLINE_MATCH_BLOCKS = 4;
@@ -141,12 +143,14 @@ export async function startIngest({ config, log, clock, store, readiness, notice
   wallets.deriveWith(pool.xpubs);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
+  // Trigger calls have their own connections to each node: however many hang, the follower's reads never queue behind them.
+  const triggerNodes = new Map<string, Upstream>();
+  const triggerCalls = chainReads((chain) => triggerNodes.get(chain)).call;
   const builder = byFamily({
-    evm: webhookBuilder({ tokens: tokenMetadata, call: reads.call, gasCap: (chain) => nodes.callGasLimit(chain), balance: reads.balance, watched: (id) => watchlist.watched(id) }),
+    evm: webhookBuilder({ tokens: tokenMetadata, call: triggerCalls, gasCap: (chain) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id) => watchlist.watched(id) }),
     bitcoin: bitcoinWebhooks,
     solana: solanaWebhookBuilder(),
   });
-  const matching = { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs };
   const matcher = new StreamMatcher({
     kv: store,
     clock,
@@ -155,7 +159,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     dispatcher: mark === undefined ? dispatcher : tracedEnqueue(dispatcher, mark),
     build: builder,
     log,
-    opts: { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs },
+    opts: { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs, triggerShareMs: config.triggerShareMs },
   });
   for (const [key, url] of chains) {
     const chain = findChain(key)!;
@@ -173,6 +177,9 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = mark === undefined ? jsonRpcUpstream(url) : tracedUpstream(chain.key, jsonRpcUpstream(url), mark);
     upstreams.set(chain.key, upstream);
+    const calls = jsonRpcUpstream(url, { connections: TRIGGER_CONNECTIONS });
+    access.push(calls);
+    triggerNodes.set(chain.key, calls);
     nodeUrls.set(chain.key, nodeOrigin(url));
     const events = withIndexer(mark === undefined ? matcher.events() : tracedEvents(matcher.events(), mark), dataIndexer);
     follower = new Follower(key, upstream, store, clock, events, log, {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, type Hex } from 'viem';
+import { TRIGGER_GAS } from '../engine/streams/limits.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient } from './contracts.js';
 import { advance, apiCaller, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
@@ -84,8 +85,138 @@ describe('a stream whose triggers call a function that never returns', () => {
       const over = { name: 'n', value: null, error: `over budget: not answered within the ${BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
       // The two answered ran out of gas (a revert: null), the one under way and the rest are over budget.
       expect(hook!.body.txs[0].triggers).toEqual([{ name: 'n', value: null }, { name: 'n', value: null }, ...Array.from({ length: TRIGGERS - 2 }, () => over)]);
-      // Each call was given the chain's block gas limit, no more (the next block's first call may be held by now).
-      expect(new Set(spins().map(([call]) => (call as { gas?: string }).gas))).toEqual(new Set([`0x${gasLimit.toString(16)}`]));
+      // Each call was given CHAINPOST_TRIGGER_GAS, under the chain's block gas limit (the next block's first call may be held by now).
+      expect(BigInt(TRIGGER_GAS)).toBeLessThan(gasLimit);
+      expect(new Set(spins().map(([call]) => (call as { gas?: string }).gas))).toEqual(new Set([`0x${TRIGGER_GAS.toString(16)}`]));
+    } finally {
+      release();
+    }
+  });
+});
+
+/**
+ * The same hostile stream with a small share of the node's time (CHAINPOST_TRIGGER_SHARE_MS): once its calls have
+ * taken what the share holds, none reaches the node until the share is refilled on the service clock, whatever
+ * the per-block budget would let a block have.
+ */
+describe("a tenant whose trigger calls took its share of the node's time", () => {
+  const SHARE_BUDGET_MS = 10_000;
+  /** A tenth of the node's time: a call that ran 100 s is paid back in 900 s. */
+  const SHARE_MS = 100;
+  let anvil: Anvil;
+  let proxy: NodeProxy;
+  let s: Running;
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1337 });
+    proxy = await nodeProxy(anvil.url);
+    rx = await startReceiver();
+    // No block is confirmed during the test: each block runs its calls once, for its unconfirmed webhook.
+    s = await startChainpost(serverEnv(anvil, { CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_TRIGGER_BUDGET_MS: String(SHARE_BUDGET_MS), CHAINPOST_TRIGGER_SHARE_MS: String(SHARE_MS), CHAINPOST_CONFIRMATIONS: '0x539=1000' }));
+  }, 60_000);
+  afterAll(async () => {
+    await stopAndClean(s);
+    await rx?.close();
+    await proxy?.close();
+    await anvil?.stop();
+  });
+
+  it('starts no call until the share is refilled: the next block gets its webhook with every call over budget, a block after the refill gets its calls answered', async () => {
+    const spin = await deploy(anvil.url, 'TestSpin');
+    const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x539'], includeNativeTxs: true, triggers: [0, 1, 2].map(() => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI })) } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect((await s.call(`/streams/evm/${res.body.id}/address`, { method: 'POST', json: { address: A1 } })).status).toBe(200);
+    const spins = (): number => proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === spin.address.toLowerCase()).length;
+    const send = async (): Promise<string> => {
+      const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[0])).sendTransaction({ to: A1, value: parseEther('0.01') });
+      return String((await mined(anvil.url, hash)).blockNumber);
+    };
+    const hookOf = (block: string) => rx.webhooks().find((w) => w.body.block.number === block && w.body.confirmed === false);
+    const triggersOf = async (block: string): Promise<unknown[]> => {
+      expect(await until(() => hookOf(block) !== undefined, 10_000), `the webhook of block ${block}`).toBe(true);
+      return hookOf(block)!.body.txs[0].triggers as unknown[];
+    };
+    const over = { name: 'n', value: null, error: `over budget: not answered within the ${SHARE_BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
+    const answered = { name: 'n', value: null };
+
+    // The first call is held at the node for 100 s of service time: the block's budget runs out meanwhile.
+    const release = proxy.hold('eth_call');
+    let first: string;
+    try {
+      first = await send();
+      expect(await until(() => spins() === 1, 10_000), 'the first call under way').toBe(true);
+      await advance(s, 100);
+      expect(await triggersOf(first)).toEqual([over, over, over]);
+    } finally {
+      release();
+    }
+    // That call ran some 100 s of a 10 s burst refilled at a tenth: nothing more starts for about 900 s.
+    const second = await send();
+    // Its calls wait for the share until the block's budget ran out: the clock moves a second at a time until the webhook came.
+    expect(await until(async () => (await advance(s, 1)) !== '' && hookOf(second) !== undefined, 30_000, 50), 'the webhook of the next block').toBe(true);
+    expect(await triggersOf(second)).toEqual([over, over, over]);
+    expect(spins()).toBe(1);
+
+    await advance(s, 900);
+    const third = await send();
+    expect(await triggersOf(third)).toEqual([answered, answered, answered]);
+    expect(spins()).toBe(4);
+  });
+});
+
+/**
+ * Many hostile streams at once, each with a call hanging at the node: a node connection stays taken while its call
+ * runs, and the follower must still read the next blocks.
+ */
+describe('streams whose trigger calls all hang at the node', () => {
+  const STREAMS = 8;
+  let anvil: Anvil;
+  let proxy: NodeProxy;
+  let s: Running;
+  let hostileRx: Awaited<ReturnType<typeof startReceiver>>;
+  let otherRx: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    anvil = await startAnvil({ chainId: 1337 });
+    proxy = await nodeProxy(anvil.url);
+    hostileRx = await startReceiver();
+    otherRx = await startReceiver();
+    s = await startChainpost(serverEnv(anvil, { CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_TRIGGER_BUDGET_MS: String(BUDGET_MS), CHAINPOST_CONFIRMATIONS: '0x539=1000' }));
+  }, 60_000);
+  afterAll(async () => {
+    await stopAndClean(s);
+    await hostileRx?.close();
+    await otherRx?.close();
+    await proxy?.close();
+    await anvil?.stop();
+  });
+
+  it("take none of the follower's connections: another tenant's webhooks of the next blocks come while every call hangs", async () => {
+    const spin = await deploy(anvil.url, 'TestSpin');
+    const stream = async (call: Running['call'], webhookUrl: string, def: Record<string, unknown>): Promise<string> => {
+      const res = await call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x539'], includeNativeTxs: true, ...def } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect((await call(`/streams/evm/${res.body.id}/address`, { method: 'POST', json: { address: A1 } })).status).toBe(200);
+      return res.body.id as string;
+    };
+    for (let i = 0; i < STREAMS; i++) await stream(s.call, hostileRx.url, { triggers: [{ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }] });
+    const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const plain = await stream(apiCaller(s.url, otherKey), otherRx.url, {});
+    const spins = (): number => proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === spin.address.toLowerCase()).length;
+    const send = async (): Promise<string> => {
+      const hash = await (await walletClient(anvil.url, DEV_ACCOUNTS[0])).sendTransaction({ to: A1, value: parseEther('0.01') });
+      return String((await mined(anvil.url, hash)).blockNumber);
+    };
+    const otherOf = (block: string) => otherRx.webhooks().filter((w) => w.body.streamId === plain && w.body.block.number === block);
+
+    const release = proxy.hold('eth_call');
+    try {
+      await send();
+      expect(await until(() => spins() === STREAMS, 10_000), 'a call of every hostile stream hanging at the node').toBe(true);
+      for (const block of [await send(), await send()]) expect(await until(() => otherOf(block).length >= 1, 10_000), `the other tenant's webhook of block ${block}`).toBe(true);
+      expect(spins()).toBe(STREAMS);
+      expect(hostileRx.webhooks()).toEqual([]);
     } finally {
       release();
     }

@@ -7,7 +7,7 @@ import type { LogLevel } from '../log.js';
 import { withoutPassword } from '../redact.js';
 import { classifyIp } from '../net/ip-class.js';
 import type { PrivateTargets } from '../net/targets.js';
-import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, type StreamLimits } from '../streams/limits.js';
+import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS, type StreamLimits } from '../streams/limits.js';
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -92,6 +92,10 @@ export interface Config {
   limits: StreamLimits;
   /** How long one stream's trigger calls for one block may take (service time, ms); the calls not answered by then are reported over budget. */
   triggerBudgetMs: number;
+  /** Node-ms per second a tenant's trigger calls on one chain may take on average (service time); a burst may take one budget. */
+  triggerShareMs: number;
+  /** The gas a trigger call is given (at most the chain's gas cap for calls). */
+  triggerGas: number;
   /**
    * Whether webhook and NFT metadata URLs may reach non-public addresses (loopback, private, link-local,
    * CGNAT, cloud metadata: engine/net/ip-class.ts). Default (followsDevnetOnly): allow for the devnet setup on
@@ -183,6 +187,8 @@ export function parseConfig(env: Env): Config {
       xpubs: integer('CHAINPOST_MAX_XPUBS', get('CHAINPOST_MAX_XPUBS'), DEFAULT_LIMITS.xpubs, 1, 1_000_000),
     },
     triggerBudgetMs: integer('CHAINPOST_TRIGGER_BUDGET_MS', get('CHAINPOST_TRIGGER_BUDGET_MS'), TRIGGER_BUDGET_MS, 1, 3_600_000),
+    triggerShareMs: integer('CHAINPOST_TRIGGER_SHARE_MS', get('CHAINPOST_TRIGGER_SHARE_MS'), TRIGGER_SHARE_MS, 1, 1_000),
+    triggerGas: integer('CHAINPOST_TRIGGER_GAS', get('CHAINPOST_TRIGGER_GAS'), TRIGGER_GAS, 21_000, Number.MAX_SAFE_INTEGER),
     privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny'),
   };
 }

@@ -7,6 +7,8 @@ import type { StreamRecord, Trigger } from '../streams/model.js';
 import { abiEvents, topic0Hash } from '../streams/schemas.js';
 import { compileFilter, type CompiledFilter, type FilterContext, type FilterExpr } from './advanced-filter.js';
 import type { BuildWebhook, CallBudget, MatchedBlock } from '../match/build.js';
+import { OVER_BUDGET } from '../match/node-share.js';
+import { TRIGGER_GAS } from '../streams/limits.js';
 import type { ChainCall, TokenMetadata } from './token-metadata.js';
 
 /**
@@ -26,13 +28,16 @@ import type { ChainCall, TokenMetadata } from './token-metadata.js';
  * - erc20Transfers, erc20Approvals, nftTransfers, nftTokenApprovals,
  *   nftApprovals: decoded from the logs kept.
  * - nativeBalances (getNativeBalances) and triggers: read from the node at the block; each trigger call
- *   with the chain's block gas limit as its gas, within the stream's budget for the block.
+ *   with CHAINPOST_TRIGGER_GAS (at most the node's gas cap), within the stream's budget for the block and its
+ *   tenant's share of the node's time.
  */
 export interface BuilderDeps {
   tokens: TokenMetadata;
   call: ChainCall;
-  /** The gas each trigger call is given (the chain's block gas limit); null: the node's own default. */
+  /** The most gas a call on a tenant's behalf may burn on the chain's node (its block gas limit, or CHAINPOST_RPC_GAS_CAP); null: unknown. */
   gasCap(chain: string): Promise<bigint | null>;
+  /** The gas a trigger call is given when under that cap (CHAINPOST_TRIGGER_GAS; default TRIGGER_GAS). */
+  triggerGas?: bigint;
   /** eth_getBalance at a block (wei); null when the node cannot say. */
   balance(chain: string, address: string, block: number): Promise<bigint | null>;
   /** The stream's watched addresses, lowercase. */
@@ -333,16 +338,16 @@ interface TriggerOutput {
   error?: string;
 }
 
-/** What a trigger call given up on the budget resolves to. */
-const OVER_BUDGET = Symbol('over budget');
-
 /**
  * Each trigger's eth_call at the block, on every item of its type, one after another; results on the item as
  * triggers[] ({name, value}). Calls not answered within the budget (none is started after it, the one under way
  * is given up) get value null and an `error` saying so: the webhook goes with what was read.
  */
 async function runTriggers(deps: BuilderDeps, chain: string, block: number, triggers: readonly Trigger[], byType: Typed, budget: CallBudget | undefined): Promise<void> {
-  const gas = (await deps.gasCap(chain)) ?? undefined;
+  // A view function needs far less than a block's gas: a call that loops until its gas is gone is over sooner.
+  const cap = await deps.gasCap(chain);
+  const own = deps.triggerGas ?? BigInt(TRIGGER_GAS);
+  const gas = cap !== null && cap < own ? cap : own;
   const overBudget = budget === undefined ? '' : `over budget: not answered within the ${budget.ms} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`;
   for (const trigger of triggers) {
     const fn = trigger.functionAbi as unknown as AbiFunction;
@@ -355,7 +360,8 @@ async function runTriggers(deps: BuilderDeps, chain: string, block: number, trig
       if (data !== null) {
         const from = trigger.callFrom === undefined ? undefined : select(trigger.callFrom, item, args);
         // A node that cannot be reached throws (the block is tried again); a reverted call yields null.
-        const out = budget?.expired() ? OVER_BUDGET : await withinBudget(deps.call(chain, to as string, data, block, typeof from === 'string' ? from : undefined, gas), budget);
+        const call = (): Promise<Hex | null> => deps.call(chain, to as string, data, block, typeof from === 'string' ? from : undefined, gas);
+        const out = budget === undefined ? await call() : await budget.call(call);
         if (out === OVER_BUDGET) output.error = overBudget;
         else if (out !== null && out !== '0x') output.value = decodeResult(fn, out);
       }
@@ -363,11 +369,6 @@ async function runTriggers(deps: BuilderDeps, chain: string, block: number, trig
       triggersOf.push(output);
     }
   }
-}
-
-/** The call's answer, or OVER_BUDGET once the budget ran out first (the call is left to end on its own, its answer unread). */
-function withinBudget<T>(call: Promise<T>, budget: CallBudget | undefined): Promise<T | typeof OVER_BUDGET> {
-  return budget === undefined ? call : Promise.race([call, budget.over.then((): typeof OVER_BUDGET => OVER_BUDGET)]);
 }
 
 /** The call's data, or null when the inputs do not fit the function (a selector naming nothing). */

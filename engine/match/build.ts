@@ -1,4 +1,5 @@
 import type { StoredStream } from '../streams/model.js';
+import type { OVER_BUDGET } from './node-share.js';
 
 /** A matched block as a stream's webhook body is built from it. */
 export interface MatchedBlock {
@@ -21,6 +22,8 @@ export interface CallBudget {
   readonly ms: number;
   expired(): boolean;
   readonly over: Promise<void>;
+  /** Makes one node call within the budget, once the stream's tenant has node time left (NodeShare): its answer, or OVER_BUDGET. */
+  call<T>(run: () => Promise<T>): Promise<T | typeof OVER_BUDGET>;
 }
 
 /** A builder that could not reach a node it needs (token metadata, say): the round fails and is tried again. */

@@ -6,6 +6,7 @@ import type { Kv } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { EventKind, markStaged, removeEvents, type BlockEvent } from './block-events.js';
 import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './build.js';
+import { NodeShare, OVER_BUDGET } from './node-share.js';
 
 /**
  * A chain's block events on their way from the matcher to the delivery queue, built stream by stream.
@@ -24,6 +25,8 @@ export interface LaneOptions {
   stageChunk: number;
   /** How long a stream's trigger calls for one block may take (CHAINPOST_TRIGGER_BUDGET_MS). */
   triggerBudgetMs: number;
+  /** Node-ms per second a tenant's trigger calls on the chain may take on average (CHAINPOST_TRIGGER_SHARE_MS). */
+  triggerShareMs: number;
   /** A build whose node could not be reached, or a transaction that failed, is tried again after this. */
   retryMs: number;
 }
@@ -68,6 +71,8 @@ export class ChainLanes {
   private writer: Promise<void> | undefined;
   private progressed: Array<() => void> = [];
   private readonly pauses = new Set<() => void>();
+  /** The tenants' shares of the chain's node time for trigger calls. */
+  private readonly share: NodeShare;
 
   constructor(
     private readonly chain: string,
@@ -78,7 +83,9 @@ export class ChainLanes {
     private readonly log: Logger,
     private readonly opts: LaneOptions,
     private readonly stopped: () => boolean,
-  ) {}
+  ) {
+    this.share = new NodeShare(clock, { msPerSecond: opts.triggerShareMs, burstMs: opts.triggerBudgetMs });
+  }
 
   /** Events handed and not finished. */
   get size(): number {
@@ -126,7 +133,7 @@ export class ChainLanes {
       try {
         // A block that left the canonical chain while its event waited here is not built (nor staged).
         if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash) return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
-        const payload = await this.withBudget(open, (budget) => this.build(open.block!, stream, refs, budget));
+        const payload = await this.withBudget(open, stream, (budget) => this.build(open.block!, stream, refs, budget));
         return this.outcome({ open, streamId: stream.id, payload });
       } catch (err) {
         // Any failure but a node out of reach is this stream's alone: logged, and the block goes on without it.
@@ -140,14 +147,18 @@ export class ChainLanes {
     }
   }
 
-  /** Runs a build with the stream's call budget for this block: from now, and never past LAG_BUDGETS budgets after the event was handed. */
-  private async withBudget<T>(open: OpenEvent, run: (budget: CallBudget) => Promise<T>): Promise<T> {
+  /**
+   * Runs a build with the stream's call budget for this block: from now, and never past LAG_BUDGETS budgets after
+   * the event was handed; each call within it waits for the tenant's share of the node's time.
+   */
+  private async withBudget<T>(open: OpenEvent, stream: StoredStream, run: (budget: CallBudget) => Promise<T>): Promise<T> {
     const ms = this.opts.triggerBudgetMs;
     const deadline = Math.min(this.clock.now() + ms, open.handedAt + LAG_BUDGETS * ms);
     let timer: Timer | undefined;
     const over = new Promise<void>((resolve) => (timer = this.clock.at(deadline, resolve)));
+    const expired = (): boolean => this.clock.now() >= deadline;
     try {
-      return await run({ ms, over, expired: () => this.clock.now() >= deadline });
+      return await run({ ms, over, expired, call: (c) => (expired() ? Promise.resolve(OVER_BUDGET) : this.share.run(stream.tenantId, c, over)) });
     } finally {
       timer!.cancel();
     }

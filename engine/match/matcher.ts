@@ -2,7 +2,7 @@ import { ChainRuns } from '../ingest/chain-runs.js';
 import type { Clock } from '../clock.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { chainRemoval } from '../chains/removals.js';
-import { TRIGGER_BUDGET_MS } from '../streams/limits.js';
+import { TRIGGER_BUDGET_MS, TRIGGER_SHARE_MS } from '../streams/limits.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
 import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import type { ChainEvents } from '../ingest/follow.js';
@@ -49,6 +49,8 @@ export interface MatcherOptions {
   stageChunk?: number;
   /** How long a stream's trigger calls for one block may take, ms (CHAINPOST_TRIGGER_BUDGET_MS). */
   triggerBudgetMs?: number;
+  /** Node-ms per second a tenant's trigger calls on one chain may take on average (CHAINPOST_TRIGGER_SHARE_MS). */
+  triggerShareMs?: number;
 }
 
 /**
@@ -139,7 +141,7 @@ export class StreamMatcher {
   private lanesOf(chain: string): ChainLanes {
     let l = this.lanes.get(chain);
     if (l === undefined) {
-      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, retryMs: RETRY_MS };
+      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS, retryMs: RETRY_MS };
       this.lanes.set(chain, (l = new ChainLanes(chain, this.kv, this.clock, this.dispatcher, this.build, this.log, opts, () => this.stopped)));
     }
     return l;

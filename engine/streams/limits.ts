@@ -14,3 +14,9 @@ export const DEFAULT_LIMITS: StreamLimits = { streams: 1_000, addresses: 1_000_0
 
 /** CHAINPOST_TRIGGER_BUDGET_MS: how long one stream's trigger calls for one block may take, ms of service time. */
 export const TRIGGER_BUDGET_MS = 2_000;
+
+/** CHAINPOST_TRIGGER_SHARE_MS: node-ms per second a tenant's trigger calls on one chain may take, on average. */
+export const TRIGGER_SHARE_MS = 100;
+
+/** CHAINPOST_TRIGGER_GAS: the gas of a trigger call (a view function such as balanceOf takes some 30,000). */
+export const TRIGGER_GAS = 5_000_000;

@@ -26,6 +26,13 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_TRIGGER_BUDGET_MS: '0' })).toThrow('CHAINPOST_TRIGGER_BUDGET_MS: expected 1 to 3600000, got 0');
   });
 
+  it("reads a tenant's share of a node's time for trigger calls and the gas of each call, with their defaults", () => {
+    expect(parseConfig({})).toMatchObject({ triggerShareMs: 100, triggerGas: 5_000_000 });
+    expect(parseConfig({ CHAINPOST_TRIGGER_SHARE_MS: '1000', CHAINPOST_TRIGGER_GAS: '21000' })).toMatchObject({ triggerShareMs: 1000, triggerGas: 21_000 });
+    expect(() => parseConfig({ CHAINPOST_TRIGGER_SHARE_MS: '1001' })).toThrow('CHAINPOST_TRIGGER_SHARE_MS: expected 1 to 1000, got 1001');
+    expect(() => parseConfig({ CHAINPOST_TRIGGER_GAS: '20999' })).toThrow('CHAINPOST_TRIGGER_GAS: expected 21000 to');
+  });
+
   it('takes the devnet\'s port (0: any free one) and a block time in seconds, fractions included', () => {
     expect(parseConfig({ CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.5' }).devnet).toEqual({ port: 0, blockTime: 0.5 });
     expect(parseConfig({ CHAINPOST_DEVNET_PORT: '9545', CHAINPOST_DEVNET_BLOCK_TIME: '12' }).devnet).toEqual({ port: 9545, blockTime: 12 });

@@ -48,7 +48,7 @@ describe('the lanes of a chain', () => {
       budgets.set(name, budget!);
       return new Promise<Record<string, unknown> | null>((resolve) => ends.set(name, resolve));
     };
-    const lanes = new ChainLanes(CHAIN, store, clock, dispatcher, build, jsonLogger(() => {}, () => clock.now(), 'error'), { stageChunk: 200, triggerBudgetMs: BUDGET_MS, retryMs: 1_000 }, () => false);
+    const lanes = new ChainLanes(CHAIN, store, clock, dispatcher, build, jsonLogger(() => {}, () => clock.now(), 'error'), { stageChunk: 200, triggerBudgetMs: BUDGET_MS, triggerShareMs: 1_000, retryMs: 1_000 }, () => false);
     /** Ends a build: with a body, or with none (null). */
     const end = async (name: string, body: Record<string, unknown> | null = { name }) => {
       expect(await until(() => ends.has(name), 2_000), `${name} started`).toBe(true);
