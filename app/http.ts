@@ -28,7 +28,7 @@ import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
-import { BlockReplay } from '../engine/streams/block-replay.js';
+import { BlockReplay } from '../engine/match/block-replay.js';
 import type { StreamsService } from '../engine/streams/service.js';
 import { bitcoinReplay } from '../engine/bitcoin/replay.js';
 import type { BitcoinStreamRecord } from '../engine/bitcoin/stream.js';

@@ -29,9 +29,6 @@ const bool = commonFields.demo;
 
 const evmOnly = refusedFields(EVM_ONLY_FIELDS, 'an EVM stream field: a Bitcoin stream does not take it');
 
-/** The fields only Bitcoin streams have (a Solana stream refuses them by name). */
-export const BITCOIN_ONLY_FIELDS = ['includeInputs', 'includeOutputs'] as const;
-
 const fields = { ...commonFields, network, includeInputs: bool, includeOutputs: bool };
 
 /** PUT /streams/bitcoin: webhookUrl required; network defaults to ["mainnet"], includeInputs and includeOutputs to true. */

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { BITCOIN_ONLY_FIELDS } from '../bitcoin/stream.js';
 import bs58 from 'bs58';
 import { badRequest } from '../errors.js';
 import type { StreamFamily } from '../streams/family.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
-import { ADDRESSES_PER_CALL, addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
+import { ADDRESSES_PER_CALL, addressList, BITCOIN_ONLY_FIELDS, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
 
 /**
  * The Solana stream resource (notes §2.2): the shared fields plus network

@@ -4,7 +4,7 @@ import { badRequest } from '../../engine/errors.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
 import { bitcoinDefinition } from '../../engine/bitcoin/replay.js';
-import type { BlockReplay } from '../../engine/streams/block-replay.js';
+import type { BlockReplay } from '../../engine/match/block-replay.js';
 import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
 import { solanaDefinition } from '../../engine/solana/replay.js';
 import { createSolanaStream, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamRecord } from '../../engine/solana/stream.js';
