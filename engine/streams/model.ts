@@ -40,8 +40,6 @@ export interface StreamState {
 /** A stream record of any family, as delivery, history and stats read it. */
 export type StoredStream = StreamCommon & StreamState;
 
-export const familyNameOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
-
 /** When a stream in error entered it (ISO 8601), null in any other state: the Bitcoin and Solana objects' isErrorSince. */
 export const isErrorSince = (s: Pick<StreamState, 'status' | 'errorSince'>): string | null =>
   s.status === 'error' && s.errorSince !== undefined ? new Date(s.errorSince).toISOString() : null;

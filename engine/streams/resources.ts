@@ -7,7 +7,7 @@ import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Table } from '../ports.js';
 import type { StreamFamily, Watched } from './family.js';
-import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
+import type { StoredStream, StreamCommon, StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
 
@@ -23,6 +23,11 @@ export interface StreamWatch {
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
   /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses, and resolves once they are watched. */
   xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): Promise<void> | void;
+}
+
+/** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
+export function mustOwn(kv: Pick<Kv, 'has'>, tenant: string, id: string): void {
+  if (!kv.has('streams', streamKey(tenant, id))) throw notFound(`no stream ${id}`);
 }
 
 export type AddressAnswer = { streamId: string; address: string | string[] };
@@ -52,8 +57,8 @@ export class FamilyStreams<D extends StreamCommon> {
     const now = this.clock.now();
     const id = uuidV4();
     await this.testWebhook(tenant, id, checked);
-    // EVM records carry no family (as before other families existed).
-    const family = this.fam.family === 'evm' ? {} : { family: this.fam.family };
+    // An unmarked family's records carry none (EVM's, as before other families existed).
+    const family = this.fam.unmarked === true ? {} : { family: this.fam.family };
     const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // Counted and written in one write transaction (LMDB serializes them, across processes too): creates
@@ -94,13 +99,13 @@ export class FamilyStreams<D extends StreamCommon> {
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
     const s = this.kv.get<StoredStream>('streams', streamKey(tenant, id));
-    if (s === undefined || familyNameOf(s) !== this.fam.family) throw notFound(`no stream ${id}`);
+    if (s === undefined || !this.mine(s)) throw notFound(`no stream ${id}`);
     return s as D & StreamState;
   }
 
-  /** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
-  mustOwn(tenant: string, id: string): void {
-    if (!this.kv.has('streams', streamKey(tenant, id))) throw notFound(`no stream ${id}`);
+  /** Whether a stored stream is of this family: marked with its name, or marked with none when the family is the unmarked one. */
+  private mine(s: StoredStream): boolean {
+    return s.family === undefined ? this.fam.unmarked === true : s.family === this.fam.family;
   }
 
   /** The stream as the API answers it. */
@@ -109,8 +114,7 @@ export class FamilyStreams<D extends StreamCommon> {
   }
 
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
-    const mine = (s: StoredStream): boolean => familyNameOf(s) === this.fam.family;
-    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.answer(s) });
+    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: (s) => this.mine(s), map: (s) => this.answer(s) });
   }
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
