@@ -4,6 +4,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
+import { FAMILIES } from './families.js';
 import { workerPool } from './worker-pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } from './block-trace.js';
 import { findChain } from '../engine/chains/registry.js';
@@ -139,9 +140,9 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     throw err;
   }
   readiness.up('worker pool');
-  watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log));
+  watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
   wallets.deriveWith(pool.xpubs);
-  const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS);
+  const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   // Trigger calls have their own connections to each node: however many hang, the follower's reads never queue behind them.
   const triggerNodes = new Map<string, Upstream>();
@@ -199,7 +200,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     const upstream = jsonRpcUpstream(config.bitcoin.url);
     upstreams.set(BITCOIN_CHAIN, upstream);
     nodeUrls.set(BITCOIN_CHAIN, nodeOrigin(config.bitcoin.url));
-    const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist, sets: new FilterSets(), windows: wallets.windows, grown: (id) => wallets.grown(id), dispatcher });
+    const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv: store, clock, log, watchlist, sets: new FilterSets(FAMILIES.matching), windows: wallets.windows, grown: (id) => wallets.grown(id), dispatcher });
     const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, store, clock, matcher.events(), log, {
       confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
       pollMs: config.bitcoin.pollMs,

@@ -44,6 +44,7 @@ import { BitcoinWallets } from '../engine/bitcoin/wallets.js';
 import { bitcoinWebhookBuilder } from '../engine/bitcoin/webhook.js';
 import { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
 import { buildDelivery, startDelivery } from './delivery.js';
+import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
 import { Following, noWait, startIngest, type BeforePart } from './ingest.js';
 import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
@@ -124,7 +125,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     if (config.bitcoin.url !== undefined) prepareTable();
     // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
     const windows = new XpubWindows(config.bitcoin.gap);
-    const watchlist = new Watchlist((chain, version) => h32(`${chain}/${version}`), (id) => windows.keysOf(id));
+    const watchlist = new Watchlist({ families: FAMILIES, seedOf: (chain, version) => h32(`${chain}/${version}`), derivedOf: (id) => windows.keysOf(id) });
     // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
     // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
     watchlist.load(store, nextTurn).then(
@@ -134,14 +135,16 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const wallets = new BitcoinWallets(store, windows, watchlist);
     wallets.load();
     const followed = followedChains(config);
-    const streams = new StreamsService(store, clock, dispatcher, wallets.watch(watchlist), config.limits, targets, new FollowedChains((chain) => followed.has(chain), log), control);
+    const streamParts = { kv: store, clock, dispatcher, watch: wallets.watch(watchlist), limits: config.limits, targets, followed: new FollowedChains((chain) => followed.has(chain), log), plane: control };
+    const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
+    const familyStreams = FAMILIES.resources(streamParts);
     const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => following.follower(chain)?.status().oldest });
-    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, windows, bitcoinWebhooks });
+    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, familyStreams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, windows, bitcoinWebhooks });
     startDelivery({ dispatcher, store, clock });
     return {
       config,

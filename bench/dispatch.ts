@@ -21,6 +21,7 @@ import { MinHeap } from '../engine/heap.js';
 import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import type { Sender } from '../engine/ports.js';
+import { evm } from '../engine/evm/index.js';
 import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';
 import type { Table } from '../engine/ports.js';
@@ -86,7 +87,8 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
   const clock = new ServiceClock(systemTicker, Date.now());
   const latencies: number[] = [];
   const dispatcher = createDelivery({ kv: store, clock, sender: timed(sender, latencies), log: jsonLogger(() => {}, () => clock.now(), 'error'), streams: deliveryStreams(store), alertEmail: undefined });
-  const streams = new StreamsService(store, clock, dispatcher);
+  const streams = evm.resources({ kv: store, clock, dispatcher });
+  const shared = new StreamsService({ kv: store, clock, dispatcher });
   try {
     const ids: string[] = [];
     for (let i = 0; i < STREAMS; i++) ids.push(String((await streams.create('bench', { webhookUrl: url, description: '', tag: `s${i}`, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false, includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null }, undefined)).id));
@@ -104,7 +106,7 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
     }
     for (;;) {
       await dispatcher.settled();
-      const delivered = streams.stats('bench').totalWebhooksDelivered;
+      const delivered = shared.stats('bench').totalWebhooksDelivered;
       if (delivered >= count) break;
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -6,6 +6,7 @@ import { normalizeBlock, type BlockRecord } from '../engine/evm/record.js';
 import { TRANSFER } from '../engine/evm/store.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/evm/filter.js';
+import { FAMILIES } from '../app/families.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/match/ports.js';
 import { openStore, type Store } from '../storage/env.js';
@@ -70,7 +71,7 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
     const here = new EvmFilterSet(v3);
     let pooled = 0;
     const counting: MatchPool = { match: (...args) => (pooled++, pool.match(...args)), close: async () => {} };
-    const inline = inlineSmallRounds(counting, store, 2);
+    const inline = inlineSmallRounds(counting, store, 2, FAMILIES.matching);
     const small = await inline.match(chain, [0, 1], v3);
     expect(pooled).toBe(0);
     expect(small).toEqual([here.match(probes[0]!), here.match(probes[1]!)]);

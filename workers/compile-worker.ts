@@ -1,6 +1,6 @@
 import { compileHere } from '../engine/match/compile.js';
 import type { FilterSetData } from '../engine/match/filter-set.js';
-import type { CompileTask } from '../engine/match/ports.js';
+import type { CompileTask, Matchings } from '../engine/match/ports.js';
 
 /**
  * The compile task of the worker pool: a chain's filter set built from what its streams watch (the family's
@@ -16,6 +16,8 @@ export interface PackedCompileTask extends Omit<CompileTask, 'entries'> {
 /** The task as posted (addresses joined: none of their forms holds a line break). */
 export const packCompileTask = (task: CompileTask): PackedCompileTask => ({ ...task, entries: task.entries.map((e) => ({ ...e, addresses: e.addresses.join('\n') })) });
 
-export function compile(task: PackedCompileTask): FilterSetData {
-  return compileHere({ ...task, entries: task.entries.map((e) => ({ ...e, addresses: e.addresses === '' ? [] : e.addresses.split('\n') })) });
-}
+/** The compile task over the families' compiles (the worker entry, app/worker.ts, gives the registry). */
+export const compileTask =
+  (matching: Matchings) =>
+  (task: PackedCompileTask): FilterSetData =>
+    compileHere(matching, { ...task, entries: task.entries.map((e) => ({ ...e, addresses: e.addresses === '' ? [] : e.addresses.split('\n') })) });

@@ -4,6 +4,7 @@ import { move } from 'piscina';
 import { MAP_SIZE } from '../storage/map-size.js';
 import { packMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import { FilterSets, matchBlocks } from '../engine/match/match-blocks.js';
+import type { Matchings } from '../engine/match/ports.js';
 
 /**
  * A match worker (piscina): opens the server's LMDB environment in this thread,
@@ -20,7 +21,6 @@ export interface MatchTask {
 
 let root: RootDatabase | undefined;
 let probes: Database<Buffer, string> | undefined;
-const sets = new FilterSets();
 
 function probeDb(path: string): Database<Buffer, string> {
   if (probes === undefined) {
@@ -30,16 +30,22 @@ function probeDb(path: string): Database<Buffer, string> {
   return probes;
 }
 
-/** Per block of the task, in order, packed (packMatches); a block without a probe column (pruned, rolled back) has no match. */
-export default function run(task: MatchTask): Uint32Array {
-  const db = probeDb((workerData as { path: string }).path);
-  // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
-  db.resetReadTxn();
-  const matches = matchBlocks(sets.of(task.chain, task.filter), task.chain, task.numbers, (key) => {
-    // getBinaryFast: a view into LMDB's shared read buffer, valid until the next read; matched before it.
-    const bytes = db.getBinaryFast(key);
-    return bytes === undefined ? undefined : bytes.subarray(0, bytes.length);
-  });
-  // Moved, not copied, back to the main thread.
-  return move(packMatches(matches)) as Uint32Array;
+/**
+ * The match task over the families' walks (the worker entry, app/worker.ts, gives the registry): per block of
+ * the task, in order, packed (packMatches); a block without a probe column (pruned, rolled back) has no match.
+ */
+export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array {
+  const sets = new FilterSets(matching);
+  return (task) => {
+    const db = probeDb((workerData as { path: string }).path);
+    // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
+    db.resetReadTxn();
+    const matches = matchBlocks(sets.of(task.chain, task.filter), task.chain, task.numbers, (key) => {
+      // getBinaryFast: a view into LMDB's shared read buffer, valid until the next read; matched before it.
+      const bytes = db.getBinaryFast(key);
+      return bytes === undefined ? undefined : bytes.subarray(0, bytes.length);
+    });
+    // Moved, not copied, back to the main thread.
+    return move(packMatches(matches)) as Uint32Array;
+  };
 }

@@ -2,7 +2,7 @@ import { badRequest } from '../errors.js';
 import { findChain } from '../chains/registry.js';
 import { FilterSet } from '../match/filter-set.js';
 import type { BuildWebhook } from '../match/build.js';
-import type { ReplayFamily } from '../streams/block-replay.js';
+import type { ReplayFamily } from '../match/block-replay.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BITCOIN_CHAIN, type BitcoinStreamRecord } from './stream.js';
 import type { XpubWindows } from './xpub-windows.js';
@@ -19,7 +19,7 @@ export interface BlockRequest {
 /** The request's definition as a stream of no id (no xpubs) and its addresses. */
 export const bitcoinDefinition = (req: BlockRequest): [BitcoinStreamRecord, string[]] => [{ id: '', tag: req.tag, includeInputs: req.includeInputs, includeOutputs: req.includeOutputs, allAddresses: req.allAddresses } as BitcoinStreamRecord, req.addresses];
 
-/** Bitcoin's block endpoints (engine/streams/block-replay.ts): a stream's addresses and the addresses its xpubs derive. */
+/** Bitcoin's block endpoints (engine/match/block-replay.ts): a stream's addresses and the addresses its xpubs derive. */
 export const bitcoinReplay = (build: BuildWebhook<BitcoinStreamRecord>, windows: XpubWindows): ReplayFamily<BitcoinStreamRecord> => ({
   chain: BITCOIN_CHAIN,
   checkChain,

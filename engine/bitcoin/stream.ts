@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NO_SOLANA_SELECTORS, type StreamFamily } from '../streams/family.js';
+import type { StreamFamily } from '../streams/family.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
 import { addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
 import { AddressError, decodeAddress } from './address.js';
@@ -28,9 +28,6 @@ const network = mainnetOnly('Bitcoin');
 const bool = commonFields.demo;
 
 const evmOnly = refusedFields(EVM_ONLY_FIELDS, 'an EVM stream field: a Bitcoin stream does not take it');
-
-/** The fields only Bitcoin streams have (a Solana stream refuses them by name). */
-export const BITCOIN_ONLY_FIELDS = ['includeInputs', 'includeOutputs'] as const;
 
 const fields = { ...commonFields, network, includeInputs: bool, includeOutputs: bool };
 
@@ -95,7 +92,8 @@ export const BITCOIN_STREAMS: StreamFamily<BitcoinStreamDefinition> = {
   response: bitcoinStreamResponse,
   // Schema-decoded already; decoding again keeps the service safe for any caller.
   address: (text) => decodeAddress(text).address,
-  watched: (d) => ({ chainIds: [BITCOIN_CHAIN], allAddresses: d.allAddresses, topic0: [], ...NO_SOLANA_SELECTORS }),
+  // Its xpubs' keys are derived apart (the Watchlist's derivedOf).
+  watched: (d) => ({ chainIds: [BITCOIN_CHAIN], allAddresses: d.allAddresses, keys: {} }),
   testWebhook: bitcoinTestWebhook,
 };
 

@@ -1,4 +1,4 @@
-import { DERIVED_KEY_BYTES as KEY_BYTES, NO_DERIVED } from '../match/families.js';
+import { DERIVED_KEY_BYTES as KEY_BYTES, NO_DERIVED } from '../match/ports.js';
 import { addressKey } from './filter.js';
 import { deriveAddresses, parseExtendedKey, type Branch, type ExtendedKey } from './xpub.js';
 

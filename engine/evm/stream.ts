@@ -3,17 +3,19 @@ import { testWebhook } from '../delivery/webhook.js';
 import type { StreamLimits } from '../streams/limits.js';
 import { badRequest, overLimit } from '../errors.js';
 import { checkFilter } from './advanced-filter.js';
-import { NO_SOLANA_SELECTORS, type StreamFamily } from '../streams/family.js';
+import type { StreamFamily } from '../streams/family.js';
 import { streamResponse, type StreamDefinition } from '../streams/model.js';
-import { abiEvents } from '../streams/schemas.js';
+import { abiEvents, topic0Hash } from '../streams/schemas.js';
 
 /** EVM streams: chains from the registry, 0x addresses stored lower-case, the topic0 and abi rules. */
 export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
   family: 'evm',
+  unmarked: true,
   check: checkEvm,
   response: streamResponse,
   address: (a) => a.toLowerCase(),
-  watched: (d) => ({ chainIds: d.chainIds, allAddresses: d.allAddresses, topic0: d.topic0, ...NO_SOLANA_SELECTORS }),
+  // topic0 as its hashes: the compile reads 32-byte keys.
+  watched: (d) => ({ chainIds: d.chainIds, allAddresses: d.allAddresses, keys: { topic0: (d.topic0 ?? []).map(topic0Hash) } }),
   testWebhook,
 };
 

@@ -1,6 +1,5 @@
 import type { Logger } from '../log.js';
-import type { CompileTask, FilterCompiler } from './ports.js';
-import { DERIVED_KEY_BYTES, familyOf } from './families.js';
+import { DERIVED_KEY_BYTES, type CompileTask, type FilterCompiler, type Matchings } from './ports.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
@@ -10,24 +9,31 @@ import type { FilterSetData } from './filter-set.js';
  * a worker's round trip, and a set is wanted by the block waiting on it.
  */
 
-/** The family's compile, run here. */
-export const compileHere = (task: CompileTask): FilterSetData => familyOf(task.family).compile(task.version, task.entries, task.seed);
+/** The family's compile (by the registry of families), run here; an error for a family without matching. */
+export function compileHere(matching: Matchings, task: CompileTask): FilterSetData {
+  const m = matching(task.family);
+  if (m === undefined) throw new Error(`no matching for ${task.family} chains`);
+  return m.compile(task.version, task.entries, task.seed);
+}
 
-export const inlineCompiler: FilterCompiler = { compile: (task) => Promise.resolve(compileHere(task)) };
+export const inlineCompiler = (matching: Matchings): FilterCompiler => ({ compile: (task) => Promise.resolve(compileHere(matching, task)) });
 
 /** Watched keys (addresses, xpub-derived keys, topics, programs, mints) of a task: what its compile's time grows with. */
 export function keysOf(task: Pick<CompileTask, 'entries'>): number {
   let n = 0;
-  for (const e of task.entries) n += e.addresses.length + e.derived.length / DERIVED_KEY_BYTES + e.topic0.length + e.programIds.length + e.mintAddresses.length;
+  for (const e of task.entries) {
+    n += e.addresses.length + e.derived.length / DERIVED_KEY_BYTES;
+    for (const keys of Object.values(e.keys)) n += keys.length;
+  }
   return n;
 }
 
 /** `pool` for a task of more than `maxKeys` watched keys (logged: matching of the chain waits for it), the calling thread for smaller ones. */
-export function inlineSmallCompiles(pool: FilterCompiler, maxKeys: number, log: Logger): FilterCompiler {
+export function inlineSmallCompiles(pool: FilterCompiler, maxKeys: number, log: Logger, matching: Matchings): FilterCompiler {
   return {
     async compile(task) {
       const keys = keysOf(task);
-      if (keys <= maxKeys) return compileHere(task);
+      if (keys <= maxKeys) return compileHere(matching, task);
       const about = { chain: task.chain, version: task.version, streams: task.entries.length, keys };
       log.info('compiling a filter set in the worker pool', about);
       const filter = await pool.compile(task);

@@ -6,7 +6,7 @@ import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
  * the streams that want it, in key sets of the chain family's widths (EVM:
  * addresses and topic0s; Bitcoin: script hashes), rebuilt when streams or their
  * addresses change and published by version. Matching a block walks its probe
- * column once, in the family's format (engine/match/families.ts names the
+ * column once, in the family's format (the family's FamilyMatching is the
  * walker), and says, per stream, which items (probe refs: kind << 24 | index)
  * concern it; only those are decoded later.
  */

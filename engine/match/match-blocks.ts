@@ -1,7 +1,6 @@
 import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
-import type { MatchPool } from './ports.js';
-import { familyOf } from './families.js';
+import type { Matchings, MatchPool } from './ports.js';
 import { FilterSet, type FilterSetData } from './filter-set.js';
 
 /**
@@ -14,10 +13,14 @@ import { FilterSet, type FilterSetData } from './filter-set.js';
 export class FilterSets {
   private readonly sets = new Map<string, FilterSet>();
 
+  constructor(private readonly matching: Matchings) {}
+
   of(chain: string, data: FilterSetData): FilterSet {
     const cur = this.sets.get(chain);
     if (cur !== undefined && cur.version === data.version) return cur;
-    const next = new FilterSet(data, familyOf(data.family).walk);
+    const walk = this.matching(data.family)?.walk;
+    if (walk === undefined) throw new Error(`no matching for ${data.family} chains`);
+    const next = new FilterSet(data, walk);
     this.sets.set(chain, next);
     return next;
   }
@@ -39,8 +42,8 @@ export function matchBlocks(set: FilterSet, chain: string, numbers: readonly num
  * confirmation) are matched here at once: a block's probe column takes tens of µs to walk, a round trip
  * to a worker and back far more, and the announced block is waiting on it.
  */
-export function inlineSmallRounds(pool: MatchPool, kv: Pick<Kv, 'getRaw'>, maxBlocks: number): MatchPool {
-  const sets = new FilterSets();
+export function inlineSmallRounds(pool: MatchPool, kv: Pick<Kv, 'getRaw'>, maxBlocks: number, matching: Matchings): MatchPool {
+  const sets = new FilterSets(matching);
   return {
     match(chain, numbers, filter) {
       if (numbers.length > maxBlocks) return pool.match(chain, numbers, filter);

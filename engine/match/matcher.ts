@@ -12,7 +12,6 @@ import type { Kv } from '../ports.js';
 import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { hasMatching } from './families.js';
 import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
 import { ChainLanes } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
@@ -151,7 +150,7 @@ export class StreamMatcher {
   private emits(chain: string): boolean {
     const c = findChain(chain);
     const now = this.clock.now();
-    return c !== undefined && hasMatching(c.family) && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
+    return c !== undefined && this.watchlist.hasMatching(c.family) && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
   }
 
   /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */

@@ -1,6 +1,7 @@
 import type { ChainFamily } from '../chains/registry.js';
-import type { WatchedEntry } from './families.js';
-import type { FilterSetData } from './filter-set.js';
+import type { Watched } from '../streams/family.js';
+import type { StoredStream } from '../streams/model.js';
+import type { FilterSetData, ProbeWalk } from './filter-set.js';
 
 /** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
 export interface MatchPool {
@@ -10,7 +11,7 @@ export interface MatchPool {
 }
 
 /**
- * Compiles a chain's filter set from what its streams watch (the family's compile, engine/match/families.ts):
+ * Compiles a chain's filter set from what its streams watch (the family's compile, FamilyMatching):
  * in a worker thread for a large watchlist, so the serving thread goes on answering meanwhile.
  */
 export interface FilterCompiler {
@@ -23,4 +24,45 @@ export interface CompileTask {
   version: number;
   entries: WatchedEntry[];
   seed: number;
+}
+
+/** A family's own watched keys beyond addresses, by name, as its compile reads them (EVM: topic0; Solana: programIds, mintAddresses). */
+export type WatchedKeys = Readonly<Record<string, readonly string[]>>;
+
+/** One stream of a chain as its family's compile takes it. */
+export interface WatchedEntry {
+  index: number;
+  /** Watched addresses as stored. */
+  addresses: readonly string[];
+  allAddresses: boolean;
+  /** The family's own keys (what its stream family's `watched` answers). */
+  keys: WatchedKeys;
+  /**
+   * Keys the family derives from the stream off the serving thread (the Watchlist's derivedOf), DERIVED_KEY_BYTES
+   * each, end to end: one array, which a compile posted to the pool clones at once (forty thousand arrays, a
+   * stream's thousand extended keys, cloned one by one held the serving thread for tens of ms).
+   */
+  derived: Uint8Array;
+}
+
+/** The bytes of a derived key (a script hash). */
+export const DERIVED_KEY_BYTES = 32;
+
+/** No derived keys: what every stream has but those whose family derives some. */
+export const NO_DERIVED = new Uint8Array(0);
+
+/** A chain family's match step: compile what its streams watch into a filter set, and walk a block's probe column against it. */
+export interface FamilyMatching {
+  compile(version: number, entries: readonly WatchedEntry[], seed: number): FilterSetData;
+  walk: ProbeWalk;
+}
+
+/** The family's match step by name; undefined for a family without matching (its blocks' events are drained unmatched). */
+export type Matchings = (family: ChainFamily) => FamilyMatching | undefined;
+
+/** What the watchlist asks of the registry of families (built in app/). */
+export interface WatchFamilies {
+  matching: Matchings;
+  /** What a stored stream of any family watches (by its family's rule, records of no family included). */
+  watched(s: StoredStream): Watched;
 }

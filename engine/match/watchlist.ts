@@ -1,12 +1,9 @@
 import type { Kv } from '../ports.js';
-import type { FilterCompiler } from './ports.js';
-import { watchedOf } from '../streams/families.js';
+import { NO_DERIVED, type FilterCompiler, type WatchedEntry, type WatchFamilies } from './ports.js';
 import type { Watched as StreamWatched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
-import { topic0Hash } from '../streams/schemas.js';
-import { findChain } from '../chains/registry.js';
+import { findChain, type ChainFamily } from '../chains/registry.js';
 import { inlineCompiler } from './compile.js';
-import { NO_DERIVED, type WatchedEntry } from './families.js';
 import type { FilterSetData } from './filter-set.js';
 
 /**
@@ -26,9 +23,7 @@ interface Watched {
   tenantId: string;
   chainIds: readonly string[];
   allAddresses: boolean;
-  topic0: readonly string[];
-  programIds: readonly string[];
-  mintAddresses: readonly string[];
+  keys: StreamWatched['keys'];
 }
 
 /** A chain's streams as the family's compile takes them: `streams[i]` is the stream of entry index i. */
@@ -47,13 +42,27 @@ export class Watchlist {
   private readonly compiling = new Map<string, { version: number; done: Promise<CompiledChain> }>();
   private loaded: Promise<void> = Promise.resolve();
   private isLoaded = true;
-  private compiler: FilterCompiler = inlineCompiler;
+  private compiler: FilterCompiler;
+  private readonly families: WatchFamilies;
+  private readonly seedOf: (chain: string, version: number) => number;
+  private readonly derivedOf: (id: string) => Uint8Array;
 
-  constructor(
-    private readonly seedOf: (chain: string, version: number) => number = () => 0x9e3779b9,
-    /** Bitcoin: the script hashes derived from a stream's xpubs (engine/bitcoin/xpub-windows.ts). */
-    private readonly derivedOf: (id: string) => Uint8Array = () => NO_DERIVED,
-  ) {}
+  constructor({
+    families,
+    seedOf = () => 0x9e3779b9,
+    derivedOf = () => NO_DERIVED,
+  }: {
+    /** The registry of families: each family's compile, and what a stored stream watches. */
+    families: WatchFamilies;
+    seedOf?: (chain: string, version: number) => number;
+    /** Keys a family derives from a stream (Bitcoin: the script hashes of its xpubs' windows, engine/bitcoin/xpub-windows.ts). */
+    derivedOf?: (id: string) => Uint8Array;
+  }) {
+    this.families = families;
+    this.seedOf = seedOf;
+    this.derivedOf = derivedOf;
+    this.compiler = inlineCompiler(families.matching);
+  }
 
   /**
    * Loads every stream and its addresses (at start), a page at a time with `pause` (a turn of the event loop)
@@ -72,7 +81,7 @@ export class Watchlist {
     for (let start: string | undefined; ; ) {
       await pause();
       const page = kv.range<StoredStream>('streams', { ...(start === undefined ? {} : { start }), limit: LOAD_PAGE / 100 + 1 });
-      for (const { key, value } of page) if (key !== start) this.stream(watchedOf(value));
+      for (const { key, value } of page) if (key !== start) this.stream({ ...value, ...this.families.watched(value) });
       if (page.length < LOAD_PAGE / 100 + 1) break;
       start = page.at(-1)!.key;
     }
@@ -99,7 +108,7 @@ export class Watchlist {
 
   /** A stream was created or its definition changed. */
   stream(s: Pick<StoredStream, 'id' | 'tenantId'> & StreamWatched): void {
-    const next: Watched = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash), programIds: s.programIds, mintAddresses: s.mintAddresses };
+    const next: Watched = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, keys: s.keys };
     // An update that leaves what matching reads alone (a description, a webhook URL) recompiles nothing.
     if (JSON.stringify(this.streams.get(s.id)) === JSON.stringify(next)) return;
     this.changed(s.id);
@@ -178,6 +187,11 @@ export class Watchlist {
     return undefined;
   }
 
+  /** Whether the family's blocks can be matched yet (a family without matching has its block events drained unmatched). */
+  hasMatching(family: ChainFamily): boolean {
+    return this.families.matching(family) !== undefined;
+  }
+
   /** Where filter sets compile from now on (the worker pool, once it is up). */
   compileWith(compiler: FilterCompiler): void {
     this.compiler = compiler;
@@ -192,10 +206,8 @@ export class Watchlist {
         index: out.streams.length,
         addresses: [...(this.addresses.get(id) ?? [])],
         allAddresses: s.allAddresses,
-        topic0: s.topic0,
+        keys: s.keys,
         derived: this.derivedOf(id),
-        programIds: s.programIds,
-        mintAddresses: s.mintAddresses,
       });
       out.streams.push({ id, tenantId: s.tenantId });
     }

@@ -2,7 +2,7 @@ import { findChain } from '../chains/registry.js';
 import { badRequest } from '../errors.js';
 import { FilterSet } from '../match/filter-set.js';
 import type { BuildWebhook } from '../match/build.js';
-import type { ReplayFamily } from '../streams/block-replay.js';
+import type { ReplayFamily } from '../match/block-replay.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { SOLANA_CHAIN, type SolanaStreamRecord } from './stream.js';
 
@@ -18,7 +18,7 @@ export interface SolanaBlockRequest {
 /** The request's definition as a stream of no id, and its addresses. */
 export const solanaDefinition = (req: SolanaBlockRequest): [SolanaStreamRecord, string[]] => [{ id: '', tag: req.tag, allAddresses: req.allAddresses, programIds: req.programIds, mintAddresses: req.mintAddresses } as SolanaStreamRecord, req.addresses];
 
-/** Solana's block endpoints (engine/streams/block-replay.ts): slot numbers, the stream's three selectors. */
+/** Solana's block endpoints (engine/match/block-replay.ts): slot numbers, the stream's three selectors. */
 export const solanaReplay = (build: BuildWebhook<SolanaStreamRecord>): ReplayFamily<SolanaStreamRecord> => ({
   chain: SOLANA_CHAIN,
   checkChain,

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { BITCOIN_ONLY_FIELDS } from '../bitcoin/stream.js';
 import bs58 from 'bs58';
 import { badRequest } from '../errors.js';
 import type { StreamFamily } from '../streams/family.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
-import { ADDRESSES_PER_CALL, addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
+import { ADDRESSES_PER_CALL, addressList, BITCOIN_ONLY_FIELDS, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
 
 /**
  * The Solana stream resource (notes §2.2): the shared fields plus network
@@ -112,7 +111,7 @@ export const SOLANA_STREAMS: StreamFamily<SolanaStreamDefinition> = {
     if (why !== undefined) throw badRequest('address', `${shown(text)} is not a Solana key (base58 of 32 bytes): ${why}`);
     return text;
   },
-  watched: (d) => ({ chainIds: [SOLANA_CHAIN], allAddresses: d.allAddresses, topic0: [], programIds: d.programIds, mintAddresses: d.mintAddresses }),
+  watched: (d) => ({ chainIds: [SOLANA_CHAIN], allAddresses: d.allAddresses, keys: { programIds: d.programIds, mintAddresses: d.mintAddresses } }),
   // The hosted Solana test webhook is an empty-body POST (notes §2.5). The sender posts bytes as they are, so
   // chainpost sends exactly that: no body, still signed (x-signature over the empty body and the secret).
   testWebhook: () => null,

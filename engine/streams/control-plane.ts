@@ -3,7 +3,7 @@ import { streamKey } from '../delivery/dispatcher.js';
 import { notFound, overLimit } from '../errors.js';
 import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';
 import type { Kv, Table } from '../ports.js';
-import { familyNameOf, type FamilyName, type StoredStream, type StreamStatus } from './model.js';
+import { ofFamily, type FamilyName, type StoredStream, type StreamStatus } from './model.js';
 import { applySettings, type Settings } from './settings.js';
 import { ownerMaySet } from './transitions.js';
 
@@ -37,6 +37,8 @@ export interface StreamUpdate {
   tenant: string;
   id: string;
   family: FamilyName;
+  /** The family's records carry no family name (EVM's). */
+  unmarked: boolean;
   fields: Record<string, unknown>;
   at: number;
 }
@@ -47,6 +49,8 @@ export interface StreamStatusSet {
   tenant: string;
   id: string;
   family: FamilyName;
+  /** The family's records carry no family name (EVM's). */
+  unmarked: boolean;
   status: 'active' | 'paused';
   at: number;
 }
@@ -64,6 +68,8 @@ export interface AddressesChange {
   tenant: string;
   id: string;
   family: FamilyName;
+  /** The family's records carry no family name (EVM's). */
+  unmarked: boolean;
   addresses: string[];
   at: number;
   maxAddresses: number;
@@ -122,9 +128,9 @@ export type Applied<C extends Change> = Kinds[C['kind']][1];
 const OWNED_BY_STREAM: readonly Table[] = ['streamAddresses', 'streamXpubs', 'xpubKeys'];
 
 /** The tenant's stream of this family; 404 for another tenant's or another family's. */
-export function streamOf(kv: Kv, tenant: string, id: string, family: FamilyName): StoredStream {
+export function streamOf(kv: Kv, tenant: string, id: string, family: FamilyName, unmarked = false): StoredStream {
   const s = kv.get<StoredStream>('streams', streamKey(tenant, id));
-  if (s === undefined || familyNameOf(s) !== family) throw notFound(`no stream ${id}`);
+  if (s === undefined || !ofFamily(s, family, unmarked)) throw notFound(`no stream ${id}`);
   return s;
 }
 
@@ -137,16 +143,16 @@ const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => St
     kv.put('streams', streamKey(tenant, stream.id), stream);
     return stream;
   },
-  'stream.update': (kv, { tenant, id, family, fields, at }) => {
+  'stream.update': (kv, { tenant, id, family, unmarked, fields, at }) => {
     // Read where it is applied: only the fields this change names change.
-    const next: StoredStream = { ...streamOf(kv, tenant, id, family), ...fields, updatedAt: at };
+    const next: StoredStream = { ...streamOf(kv, tenant, id, family, unmarked), ...fields, updatedAt: at };
     // A stream listing a removed chain is reported invalid until updated; an update that fixes it clears that.
     if (next.status !== 'error' && next.status !== 'terminated') next.statusMessage = '';
     kv.put('streams', streamKey(tenant, id), next);
     return next;
   },
-  'stream.status': (kv, { tenant, id, family, status, at }) => {
-    const stream = streamOf(kv, tenant, id, family);
+  'stream.status': (kv, { tenant, id, family, unmarked, status, at }) => {
+    const stream = streamOf(kv, tenant, id, family, unmarked);
     ownerMaySet(stream.status, status);
     const was = stream.status;
     stream.status = status;
@@ -193,8 +199,8 @@ const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => St
   'settings.set': applySettings,
 };
 
-function changeAddresses(kv: Kv, { tenant, id, family, addresses, at, maxAddresses }: AddressesChange, add: boolean): AddressesApplied {
-  const stream = streamOf(kv, tenant, id, family);
+function changeAddresses(kv: Kv, { tenant, id, family, unmarked, addresses, at, maxAddresses }: AddressesChange, add: boolean): AddressesApplied {
+  const stream = streamOf(kv, tenant, id, family, unmarked);
   const changed: string[] = [];
   let n = stream.amountOfAddresses;
   for (const a of addresses) {

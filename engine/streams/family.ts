@@ -14,8 +14,10 @@ export interface StreamFamily<D extends StreamCommon> {
   response(s: D & StreamState, now: number): Record<string, unknown>;
   /** An address (already valid by the endpoint's schema) in the form it is stored and matched in. */
   address(text: string): string;
-  /** What the watchlist matches on: the store's chain keys, allAddresses, topic0 (event signatures), Solana's programIds and mintAddresses. */
+  /** What the watchlist matches on: the store's chain keys, allAddresses, and the family's own keys. */
   watched(def: D): Watched;
+  /** Records of this family are stored without `family` (EVM's: stored before other families existed). */
+  unmarked?: true;
   /** The test webhook's body (sent before a create, an update or a reactivation); null: an empty body. */
   testWebhook(streamId: string, tag: string): Record<string, unknown> | null;
 }
@@ -23,12 +25,6 @@ export interface StreamFamily<D extends StreamCommon> {
 export interface Watched {
   chainIds: string[];
   allAddresses: boolean;
-  topic0: string[] | null;
-  /** Solana: programs whose invocation matches (empty for other families). */
-  programIds: readonly string[];
-  /** Solana: token mints whose pre/post balances match (empty for other families). */
-  mintAddresses: readonly string[];
+  /** The family's own keys beyond addresses, by name, in the form its compile reads (EVM: topic0 hashes). */
+  keys: Readonly<Record<string, readonly string[]>>;
 }
-
-/** What a family without programs or mints watches beyond its chains: nothing. */
-export const NO_SOLANA_SELECTORS = { programIds: [], mintAddresses: [] } as const satisfies Pick<Watched, 'programIds' | 'mintAddresses'>;

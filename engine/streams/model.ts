@@ -37,10 +37,14 @@ export interface StreamState {
   ownerEmail?: string;
 }
 
+/**
+ * Whether a stored stream is of `family`: marked with its name, or marked with none when `family` is the one family
+ * whose records are unmarked (`unmarked`: its stream family says so, engine/streams/family.ts).
+ */
+export const ofFamily = (s: { family?: FamilyName }, family: FamilyName, unmarked: boolean): boolean => (s.family === undefined ? unmarked : s.family === family);
+
 /** A stream record of any family, as delivery, history and stats read it. */
 export type StoredStream = StreamCommon & StreamState;
-
-export const familyNameOf = (s: Pick<StreamState, 'family'>): FamilyName => s.family ?? 'evm';
 
 /** When a stream in error entered it (ISO 8601), null in any other state: the Bitcoin and Solana objects' isErrorSince. */
 export const isErrorSince = (s: Pick<StreamState, 'status' | 'errorSince'>): string | null =>

@@ -8,7 +8,7 @@ import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import { type ControlPlane, StoreControlPlane, streamOf } from './control-plane.js';
 import type { StreamFamily, Watched } from './family.js';
-import { familyNameOf, type StoredStream, type StreamCommon, type StreamState } from './model.js';
+import { ofFamily, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
 
@@ -24,6 +24,11 @@ export interface StreamWatch {
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
   /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses, and resolves once they are watched. */
   xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): Promise<void> | void;
+}
+
+/** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
+export function mustOwn(kv: Pick<Kv, 'has'>, tenant: string, id: string): void {
+  if (!kv.has('streams', streamKey(tenant, id))) throw notFound(`no stream ${id}`);
 }
 
 export type AddressAnswer = { streamId: string; address: string | string[] };
@@ -56,8 +61,8 @@ export class FamilyStreams<D extends StreamCommon> {
     const now = this.clock.now();
     const id = uuidV4();
     await this.testWebhook(tenant, id, checked);
-    // EVM records carry no family (as before other families existed).
-    const family = this.fam.family === 'evm' ? {} : { family: this.fam.family };
+    // An unmarked family's records carry none (EVM's, as before other families existed).
+    const family = this.fam.unmarked === true ? {} : { family: this.fam.family };
     const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // The limit is checked where the change is applied: creates racing each other past the test webhook's wait cannot pass it.
@@ -78,7 +83,7 @@ export class FamilyStreams<D extends StreamCommon> {
     // Applied after the test webhook's wait, to the stream as it is then: only the fields this update names change.
     const fields = Object.fromEntries(changed.map((k) => [k, merged[k]]));
     let committed: AfterCommit = NOTHING;
-    const written = await this.plane.write({ kind: 'stream.update', tenant, id, family: this.fam.family, fields, at: this.clock.now() }, (next) => (committed = this.dispatcher.saved(next)));
+    const written = await this.plane.write({ kind: 'stream.update', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, fields, at: this.clock.now() }, (next) => (committed = this.dispatcher.saved(next)));
     committed();
     const updated = written as D & StreamState;
     this.tellStream(updated);
@@ -88,12 +93,12 @@ export class FamilyStreams<D extends StreamCommon> {
 
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
-    return streamOf(this.kv, tenant, id, this.fam.family) as D & StreamState;
+    return streamOf(this.kv, tenant, id, this.fam.family, this.fam.unmarked === true) as D & StreamState;
   }
 
-  /** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
-  mustOwn(tenant: string, id: string): void {
-    if (!this.kv.has('streams', streamKey(tenant, id))) throw notFound(`no stream ${id}`);
+  /** Whether a stored stream is of this family. */
+  private mine(s: StoredStream): boolean {
+    return ofFamily(s, this.fam.family, this.fam.unmarked === true);
   }
 
   /** The stream as the API answers it. */
@@ -102,8 +107,7 @@ export class FamilyStreams<D extends StreamCommon> {
   }
 
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
-    const mine = (s: StoredStream): boolean => familyNameOf(s) === this.fam.family;
-    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: mine, map: (s) => this.answer(s) });
+    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: (s) => this.mine(s), map: (s) => this.answer(s) });
   }
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
@@ -120,7 +124,7 @@ export class FamilyStreams<D extends StreamCommon> {
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
     let committed: AfterCommit = NOTHING;
-    const { stream } = await this.plane.write({ kind: 'stream.status', tenant, id, family: this.fam.family, status, at: this.clock.now() }, (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)));
+    const { stream } = await this.plane.write({ kind: 'stream.status', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, status, at: this.clock.now() }, (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)));
     committed();
     return this.answer(stream as D & StreamState);
   }
@@ -166,7 +170,7 @@ export class FamilyStreams<D extends StreamCommon> {
     const stored = [...new Set(addresses.map(this.fam.address))];
     const kind = add ? 'addresses.add' : 'addresses.remove';
     let committed: AfterCommit = NOTHING;
-    const { changed } = await this.plane.write({ kind, tenant, id, family: this.fam.family, addresses: stored, at: this.clock.now(), maxAddresses: this.limits.addresses }, () => (committed = this.dispatcher.recordWritten(id)));
+    const { changed } = await this.plane.write({ kind, tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, addresses: stored, at: this.clock.now(), maxAddresses: this.limits.addresses }, () => (committed = this.dispatcher.recordWritten(id)));
     committed();
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };

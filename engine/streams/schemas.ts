@@ -139,6 +139,9 @@ export const updateStream = updateOf(fields);
 /** The EVM fields no other family has: Bitcoin and Solana streams refuse them by name. */
 export const EVM_ONLY_FIELDS = Object.keys(fields).filter((k) => !(k in commonFields));
 
+/** The fields only Bitcoin streams have: a Solana stream refuses them by name (kept here, beside the EVM list, so no family reads another's folder). */
+export const BITCOIN_ONLY_FIELDS = ['includeInputs', 'includeOutputs'] as const;
+
 /** Another family's fields, refused by name rather than dropped: a client sending them meant that family's stream. */
 export const refusedFields = (keys: readonly string[], why: string): Record<string, z.ZodOptional<z.ZodUndefined>> =>
   Object.fromEntries(keys.map((k) => [k, z.undefined({ error: why }).optional()]));

@@ -1,37 +1,36 @@
-import { BitcoinStreams } from '../bitcoin/stream-service.js';
 import type { Clock } from '../clock.js';
-import { DEFAULT_LIMITS, type StreamLimits } from './limits.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
 import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
-import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
-import { SOLANA_STREAMS, type SolanaStreamDefinition } from '../solana/stream.js';
-import { EVM_STREAMS } from '../evm/stream.js';
-import type { StreamDefinition } from './model.js';
 import { type ControlPlane, StoreControlPlane } from './control-plane.js';
-import { FamilyStreams, type StreamWatch } from './resources.js';
+import { mustOwn } from './resources.js';
 import { settingsOf } from './settings.js';
-import type { FollowedChains } from './unfollowed.js';
 
 export type { StreamWatch } from './resources.js';
 
 /**
- * Stream resources per tenant: EVM streams (this class's own create, update,
- * list, status and addresses), Bitcoin streams (`bitcoin`), Solana streams (`solana`), and what all
- * families share: settings, stats, history, replay.
+ * What a tenant's streams of every family share: settings, stats, history, replay. Each family's own resources
+ * (create, update, list, status, addresses) are its FamilyStreams, built by its family (engine/families/family.ts).
  */
-export class StreamsService extends FamilyStreams<StreamDefinition> {
-  readonly bitcoin: BitcoinStreams;
-  /** Solana has nothing beyond the shared resources (no xpubs). */
-  readonly solana: FamilyStreams<SolanaStreamDefinition>;
+export class StreamsService {
+  private readonly kv: Kv;
+  private readonly clock: Clock;
+  private readonly dispatcher: Dispatcher;
+  private readonly plane: ControlPlane;
 
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch?: StreamWatch, limits: StreamLimits = DEFAULT_LIMITS, targets?: TargetPolicy, followed?: FollowedChains, plane: ControlPlane = new StoreControlPlane(kv)) {
-    super(kv, clock, dispatcher, watch, EVM_STREAMS, limits, targets, followed, plane);
-    this.bitcoin = new BitcoinStreams(kv, clock, dispatcher, watch, limits, targets, followed, plane);
-    this.solana = new FamilyStreams(kv, clock, dispatcher, watch, SOLANA_STREAMS, limits, targets, followed, plane);
+  constructor({ kv, clock, dispatcher, plane = new StoreControlPlane(kv) }: { kv: Kv; clock: Clock; dispatcher: Dispatcher; plane?: ControlPlane }) {
+    this.kv = kv;
+    this.plane = plane;
+    this.clock = clock;
+    this.dispatcher = dispatcher;
+  }
+
+  /** 404 unless the tenant has this stream, of any family (stats, the test hook). */
+  mustOwn(tenant: string, id: string): void {
+    mustOwn(this.kv, tenant, id);
   }
 
   settings(tenant: string): { region: string; secretKey: string } {

@@ -4,11 +4,12 @@ import { badRequest } from '../../engine/errors.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
 import { bitcoinDefinition } from '../../engine/bitcoin/replay.js';
-import type { BlockReplay } from '../../engine/streams/block-replay.js';
+import type { BlockReplay } from '../../engine/match/block-replay.js';
 import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
 import { solanaDefinition } from '../../engine/solana/replay.js';
-import { createSolanaStream, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamRecord } from '../../engine/solana/stream.js';
-import type { StreamCommon } from '../../engine/streams/model.js';
+import type { BitcoinStreams } from '../../engine/bitcoin/stream-service.js';
+import { createSolanaStream, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamDefinition, type SolanaStreamRecord } from '../../engine/solana/stream.js';
+import type { StreamCommon, StreamDefinition } from '../../engine/streams/model.js';
 import type { FamilyStreams } from '../../engine/streams/resources.js';
 import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
@@ -26,7 +27,7 @@ interface FamilySchemas<D> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord>; solanaBlocks: BlockReplay<SolanaStreamRecord> }): Route[] {
+export function streamsRoutes(streams: StreamsService, families: { evm: FamilyStreams<StreamDefinition>; bitcoin: BitcoinStreams; solana: FamilyStreams<SolanaStreamDefinition> }, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord>; solanaBlocks: BlockReplay<SolanaStreamRecord> }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
@@ -70,25 +71,25 @@ export function streamsRoutes(streams: StreamsService, dispatcher: Dispatcher, o
   };
 
   const routes: Route[] = [
-    ...familyRoutes('/streams/evm', streams, { create: createStream, update: updateStream, address: addressBody }),
-    ...familyRoutes('/streams/bitcoin', streams.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
-    ...familyRoutes('/streams/solana', streams.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
+    ...familyRoutes('/streams/evm', families.evm, { create: createStream, update: updateStream, address: addressBody }),
+    ...familyRoutes('/streams/bitcoin', families.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
+    ...familyRoutes('/streams/solana', families.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
     route('POST', '/streams/solana/:chainId/block/:blockNumber', async (req) => json(200, (await opts.solanaBlocks.body(req.params['chainId']!, blockNumber(req), ...solanaDefinition(validate(solanaBlockRequestBody, req.body ?? {})))) ?? {}), true),
     route('POST', '/streams/solana/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
-      const stream = streams.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
+      const stream = families.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
       return json(200, await opts.solanaBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
-    route('POST', '/streams/bitcoin/:id/xpub', async (req) => json(200, await streams.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
+    route('POST', '/streams/bitcoin/:id/xpub', async (req) => json(200, await families.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
-      return json(200, streams.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
+      return json(200, families.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
     }),
     route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.bitcoinBlocks.body(req.params['chainId']!, blockNumber(req), ...bitcoinDefinition(validate(blockRequestBody, req.body ?? {})))) ?? {}), true),
     route('POST', '/streams/bitcoin/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
-      const stream = streams.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
+      const stream = families.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
       return json(200, await opts.bitcoinBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
-    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', async (req) => json(200, await streams.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
+    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', async (req) => json(200, await families.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {
       const p = paging(req);
       const exclude = p.q.get('excludePayload');

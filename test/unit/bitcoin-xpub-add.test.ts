@@ -4,6 +4,7 @@ import { BitcoinWallets } from '../../engine/bitcoin/wallets.js';
 import { deriveWindow, XpubWindows, type DerivedWindow, type WindowDeriver, type WindowTask } from '../../engine/bitcoin/xpub-windows.js';
 import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
+import { FAMILIES } from '../../app/families.js';
 import { workerPool } from '../../app/worker-pool.js';
 import { manyXpubs } from '../bitcoin-core/keys.js';
 import { counting } from '../counting-kv.js';
@@ -34,7 +35,7 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   opened.push(rig);
   const { store, clock, dispatcher } = rig;
   const windows = new XpubWindows(GAP);
-  const watchlist = new Watchlist(undefined, (id) => windows.keysOf(id));
+  const watchlist = new Watchlist({ families: FAMILIES, derivedOf: (id) => windows.keysOf(id) });
   const c = counting(store);
   const wallets = new BitcoinWallets(c.kv, windows, watchlist);
   if (deriver !== undefined) wallets.deriveWith(deriver);

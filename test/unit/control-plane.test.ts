@@ -54,7 +54,7 @@ const stream = (id: string, over: Partial<StoredStream> = {}): StoredStream => (
   ...over,
 });
 const create = (id: string, maxStreams = 10, over: Partial<StoredStream> = {}): StreamCreate => ({ kind: 'stream.create', stream: stream(id, over), maxStreams });
-const addresses = (id: string, list: string[], maxAddresses = 10): AddressesChange => ({ kind: 'addresses.add', tenant: TENANT, id, family: 'evm', addresses: list, at: T0 + 1, maxAddresses });
+const addresses = (id: string, list: string[], maxAddresses = 10): AddressesChange => ({ kind: 'addresses.add', tenant: TENANT, id, family: 'evm', unmarked: true, addresses: list, at: T0 + 1, maxAddresses });
 const xpub = (streamId: string, id: string, key: string): StoredXpub => ({ id, streamId, xpub: key, createdAt: T0, updatedAt: T0 });
 const rows = (s: Store, table: Table) => s.range(table).map(({ key, value }) => [key, value]);
 const CONTROL_TABLES: Table[] = ['streams', 'streamAddresses', 'streamXpubs', 'xpubKeys', 'settings', 'keys', 'tenants', 'meta'];
@@ -79,19 +79,19 @@ describe('the control plane', () => {
   it('updates only the named fields of the stream as it is when applied, clearing an invalid-chain message', async () => {
     await plane.write(create('a', 10, { statusMessage: 'lists a removed chain' }));
     await plane.write(addresses('a', ['0x01']));
-    const next = await plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', fields: { tag: 'renamed' }, at: T0 + 5 });
+    const next = await plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, fields: { tag: 'renamed' }, at: T0 + 5 });
     expect(next).toEqual(stream('a', { tag: 'renamed', amountOfAddresses: 1, updatedAt: T0 + 5 }));
     expect(store.get('streams', `${TENANT}/a`)).toEqual(next);
     // Another family's stream, or none: 404, nothing written.
-    await expect(plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'solana', fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
-    await expect(plane.write({ kind: 'stream.update', tenant: 't_other', id: 'a', family: 'evm', fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
+    await expect(plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'solana', unmarked: false, fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
+    await expect(plane.write({ kind: 'stream.update', tenant: 't_other', id: 'a', family: 'evm', unmarked: true, fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
     expect(store.get<StoredStream>('streams', `${TENANT}/a`)?.tag).toBe('renamed');
   });
 
   it('sets the status by the interface\'s transitions, answering the one it had', async () => {
     await plane.write(create('a', 10, { status: 'error', statusMessage: 'failing', errorSince: T0 }));
-    await expect(plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', status: 'paused', at: T0 + 1 })).rejects.toMatchObject({ message: 'status: a stream in error can only be set active' });
-    const set = await plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', status: 'active', at: T0 + 2 });
+    await expect(plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'paused', at: T0 + 1 })).rejects.toMatchObject({ message: 'status: a stream in error can only be set active' });
+    const set = await plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'active', at: T0 + 2 });
     expect(set).toEqual({ stream: stream('a', { updatedAt: T0 + 2 }), was: 'error' });
     expect(store.get('streams', `${TENANT}/a`)).toEqual(set.stream);
   });
@@ -101,7 +101,7 @@ describe('the control plane', () => {
     expect((await plane.write(addresses('a', ['0x01', '0x02'], 3))).changed).toEqual(['0x01', '0x02']);
     await expect(plane.write(addresses('a', ['0x02', '0x03', '0x04'], 3))).rejects.toMatchObject({ message: 'address: a stream holds at most 3 (CHAINPOST_MAX_ADDRESSES)' });
     expect(rows(store, 'streamAddresses').map(([key]) => key)).toEqual(['a/0x01', 'a/0x02']);
-    const removed = await plane.write({ kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', addresses: ['0x01', '0x09'], at: T0 + 3, maxAddresses: 3 });
+    const removed = await plane.write({ kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, addresses: ['0x01', '0x09'], at: T0 + 3, maxAddresses: 3 });
     expect(removed).toEqual({ stream: stream('a', { amountOfAddresses: 1, updatedAt: T0 + 3 }), changed: ['0x01'] });
     expect(rows(store, 'streamAddresses').map(([key]) => key)).toEqual(['a/0x02']);
   });
@@ -207,9 +207,9 @@ describe('the control plane', () => {
       create('c', 2),
       addresses('a', ['0x01', '0x02', '0x03'], 2),
       addresses('a', ['0x01', '0x02'], 2),
-      { kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', addresses: ['0x02'], at: T0 + 2, maxAddresses: 2 },
-      { kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', fields: { description: 'new', webhookUrl: 'https://example.com/2' }, at: T0 + 3 },
-      { kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', status: 'paused', at: T0 + 4 },
+      { kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, addresses: ['0x02'], at: T0 + 2, maxAddresses: 2 },
+      { kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, fields: { description: 'new', webhookUrl: 'https://example.com/2' }, at: T0 + 3 },
+      { kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'paused', at: T0 + 4 },
       { kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x1', 'xpubA'), maxXpubs: 1 },
       { kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x2', 'xpubB'), maxXpubs: 1 },
       { kind: 'settings.set', tenant: TENANT, settings: { secretKey: 's'.repeat(32), region: 'us-east-1' }, first: true },

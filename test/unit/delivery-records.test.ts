@@ -4,6 +4,7 @@ import { streamKey } from '../../engine/delivery/dispatcher.js';
 import { logRange, historyRange } from '../../engine/delivery/records.js';
 import { purgeExpired, type Retention } from '../../engine/delivery/retention.js';
 import { StreamsService } from '../../engine/streams/service.js';
+import { evm } from '../../engine/evm/index.js';
 import { counting } from '../counting-kv.js';
 import { until } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
@@ -54,8 +55,9 @@ const payload = (n: number) => ({
 
 async function engine(rx: Receiver, rules: Retention = RULES) {
   const { store, clock, dispatcher, close } = deliveryRig(T0, { retention: rules });
-  const streams = new StreamsService(store, clock, dispatcher);
-  const make = async (tag: string, query = ''): Promise<string> => String((await streams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
+  const streams = new StreamsService({ kv: store, clock, dispatcher });
+  const evmStreams = evm.resources({ kv: store, clock, dispatcher });
+  const make = async (tag: string, query = ''): Promise<string> => String((await evmStreams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
   const send = async (id: string, ns: number[]): Promise<void> => {
     await dispatcher.enqueueBatch(ns.map((n) => ({ streamId: id, payload: payload(n) })));
     await dispatcher.settled();
@@ -216,7 +218,7 @@ describe('delivery records', () => {
     await e.send(ok, Array.from({ length: N }, (_, i) => i));
     await e.send(bad, Array.from({ length: N }, (_, i) => 100 + i));
     const c = counting(e.store);
-    const view = new StreamsService(c.kv, e.clock, e.dispatcher);
+    const view = new StreamsService({ kv: c.kv, clock: e.clock, dispatcher: e.dispatcher });
     const LIMIT = 10;
     for (const [list, total, ranges] of [['history', N, 1], ['logs', 2 * N, 2]] as const) {
       const ids: string[] = [];

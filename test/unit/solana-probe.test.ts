@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { familyOf } from '../../engine/match/families.js';
+import { solana } from '../../engine/solana/index.js';
 import { EVERY, FilterSet } from '../../engine/match/filter-set.js';
 import { compileSolanaFilter, walkSolanaProbe, type WatchedSolanaStream } from '../../engine/solana/filter.js';
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
@@ -69,7 +69,7 @@ describe('the Solana probe column', () => {
     ];
     const data = compileSolanaFilter(3, streams, 42);
     expect([data.family, data.version, data.sets.map((s) => s.width), data.every]).toEqual(['solana', 3, [32, 32, 32], [6]]);
-    const set = new FilterSet(data, familyOf('solana').walk);
+    const set = new FilterSet(data, solana.matching.walk);
     const matched = set.match(prepared.probe);
     const owning = (k: string) => (t: JsonTx) => !isVote(t) && (keysOf(t).includes(k) || ownersOf(t).includes(k));
     const expected = new Map<number, number[]>([

@@ -4,7 +4,7 @@ import type { Dispatcher, DispatcherOptions } from '../../engine/delivery/dispat
 import type { QueueMeta } from '../../engine/delivery/kv-queue.js';
 import { stageInChunks } from '../../engine/delivery/stage-chunks.js';
 import type { Kv } from '../../engine/ports.js';
-import { StreamsService } from '../../engine/streams/service.js';
+import { evm } from '../../engine/evm/index.js';
 import type { Store } from '../../storage/env.js';
 import { startReceiver } from '../receiver.js';
 import { deliveryRig } from './delivery-rig.js';
@@ -26,7 +26,7 @@ const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], ret
 /** A real store, dispatcher and receiver for the enclosing describe; `wrap` gives the store the dispatcher writes through. */
 function rig(opts: Partial<DispatcherOptions>, wrap?: (store: Store) => Kv) {
   const base = deliveryRig(T0, opts, wrap);
-  const r = { ...base, streams: new StreamsService(base.kv, base.clock, base.dispatcher), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
+  const r = { ...base, streams: evm.resources({ kv: base.kv, clock: base.clock, dispatcher: base.dispatcher }), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
   beforeAll(async () => {
     r.rx = await startReceiver();
   });

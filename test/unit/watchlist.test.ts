@@ -2,10 +2,10 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EvmFilterSet, compileFilterSet } from '../../engine/evm/filter.js';
 import { compileHere, inlineSmallCompiles } from '../../engine/match/compile.js';
-import type { CompileTask } from '../../engine/match/ports.js';
-import { NO_DERIVED } from '../../engine/match/families.js';
+import { NO_DERIVED, type CompileTask } from '../../engine/match/ports.js';
+import { FAMILIES } from '../../app/families.js';
 import { Watchlist } from '../../engine/match/watchlist.js';
-import { compile as compileInWorker, packCompileTask } from '../../workers/compile-worker.js';
+import { compileTask, packCompileTask } from '../../workers/compile-worker.js';
 import { openStore } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
 
@@ -21,11 +21,11 @@ const probeOf = (address: string): Uint8Array => {
   out.writeUInt32LE(0, 29);
   return out;
 };
-const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, topic0: null, programIds: [], mintAddresses: [] });
+const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, keys: { topic0: [] } });
 
 describe('the watchlist', () => {
   it('recompiles a chain only when a stream listing it (before or after the change) changed', async () => {
-    const w = new Watchlist();
+    const w = new Watchlist({ families: FAMILIES });
     w.stream(stream('s1', ['0x1']));
     w.stream(stream('s2', ['0x89']));
     w.addressesChanged('s1', [A], []);
@@ -62,11 +62,11 @@ describe('the watchlist', () => {
   it('compiles one version of a chain at a time: changes made while a compile runs are compiled once, after it, at the latest version', async () => {
     const tasks: CompileTask[] = [];
     const held: Array<() => void> = [];
-    const w = new Watchlist();
+    const w = new Watchlist({ families: FAMILIES });
     w.compileWith({
       compile: (task) => {
         tasks.push(task);
-        return new Promise((resolve) => held.push(() => resolve(compileHere(task))));
+        return new Promise((resolve) => held.push(() => resolve(compileHere(FAMILIES.matching, task))));
       },
     });
     w.stream(stream('s1', ['0x1']));
@@ -113,17 +113,17 @@ describe('the watchlist and Solana streams', () => {
         store.put('streamAddresses', `sol/${WALLET}`, 1);
         store.put('streamAddresses', `sol/${WALLET.toLowerCase()}`, 1);
       });
-      const w = new Watchlist();
+      const w = new Watchlist({ families: FAMILIES });
       await w.load(store);
       const solana = w.watchedOn('solana');
       expect(solana.streams).toEqual([{ id: 'sol', tenantId: 't' }, { id: 'sol-all', tenantId: 't' }]);
-      expect(solana.entries[0]).toMatchObject({ index: 0, programIds: [TOKEN, VOTE], mintAddresses: [USDC], allAddresses: false, topic0: [] });
+      expect(solana.entries[0]).toMatchObject({ index: 0, keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDC] }, allAddresses: false });
       expect([...solana.entries[0]!.addresses].sort()).toEqual([WALLET, WALLET.toLowerCase()].sort());
-      expect(solana.entries[1]).toMatchObject({ index: 1, programIds: [], mintAddresses: [], allAddresses: true, addresses: [] });
-      // Other families' entries carry none, and a Solana stream is on no other chain.
-      expect(w.watchedOn('0x1').entries).toMatchObject([{ programIds: [], mintAddresses: [] }]);
+      expect(solana.entries[1]).toMatchObject({ index: 1, keys: { programIds: [], mintAddresses: [] }, allAddresses: true, addresses: [] });
+      // Other families' entries carry their own keys alone, and a Solana stream is on no other chain.
+      expect(w.watchedOn('0x1').entries.map((e) => e.keys)).toEqual([{ topic0: [] }]);
       expect(w.watchedOn('0x1').streams).toEqual([{ id: 'evm', tenantId: 't' }]);
-      expect(w.watchedOn('bitcoin').entries).toMatchObject([{ programIds: [], mintAddresses: [] }]);
+      expect(w.watchedOn('bitcoin').entries.map((e) => e.keys)).toEqual([{}]);
       expect(w.watchedOn('bitcoin').streams).toEqual([{ id: 'btc', tenantId: 'u' }]);
     } finally {
       await store.close();
@@ -133,8 +133,8 @@ describe('the watchlist and Solana streams', () => {
 
   it('recompiles the stream\'s chains when its programIds or mintAddresses change, and only then', async () => {
     // On an EVM chain, whose compile exists here: what is checked is the watchlist's versioning, the same for every family.
-    const w = new Watchlist();
-    const s = (programIds: string[], mintAddresses: string[]) => ({ id: 's', tenantId: 't', chainIds: ['0x1'], allAddresses: false, topic0: null, programIds, mintAddresses });
+    const w = new Watchlist({ families: FAMILIES });
+    const s = (programIds: string[], mintAddresses: string[]) => ({ id: 's', tenantId: 't', chainIds: ['0x1'], allAddresses: false, keys: { programIds, mintAddresses } });
     w.stream(s([TOKEN], []));
     const first = (await w.compile('0x1'));
     w.stream(s([TOKEN], []));
@@ -145,7 +145,7 @@ describe('the watchlist and Solana streams', () => {
     w.stream(s([TOKEN, VOTE], [USDT]));
     const third = (await w.compile('0x1'));
     expect(third.filter.version).toBeGreaterThan(second.filter.version);
-    expect(w.watchedOn('0x1').entries[0]).toMatchObject({ programIds: [TOKEN, VOTE], mintAddresses: [USDT] });
+    expect(w.watchedOn('0x1').entries[0]).toMatchObject({ keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDT] } });
     w.stream(s([TOKEN, VOTE], [USDT]));
     expect((await w.compile('0x1'))).toBe(third);
   });
@@ -166,7 +166,7 @@ describe('the watchlist at start', () => {
           for (let k = 0; k < 150; k++) store.put('streamAddresses', `${id}/${hex(i * 1000 + k)}`, 1);
         });
       });
-      const w = new Watchlist();
+      const w = new Watchlist({ families: FAMILIES });
       const turns: Array<() => void> = [];
       const loading = w.load(store, () => new Promise((resolve) => turns.push(resolve)));
       let compiled: unknown;
@@ -194,7 +194,7 @@ describe('the watchlist at start', () => {
         store.removeRange('streamAddresses', { start: 's298/', end: 's298/\uffff', limit: 1000 });
       });
       w.removed('s298');
-      w.stream({ id: 'late', tenantId: 't', chainIds: ['0x1'], allAddresses: false, topic0: null, programIds: [], mintAddresses: [] });
+      w.stream({ id: 'late', tenantId: 't', chainIds: ['0x1'], allAddresses: false, keys: { topic0: [] } });
       change('late', [hex(999_003)], []);
       while (turns.length > 0 || compiled === undefined) await turn().catch(() => {});
       await loading;
@@ -219,13 +219,13 @@ describe('the watchlist at start', () => {
   });
 
   it('compiles with the compiler given, once per version even when asked again meanwhile, and again after a change once that compile has ended', async () => {
-    const w = new Watchlist();
+    const w = new Watchlist({ families: FAMILIES });
     const asked: number[] = [];
     const release: Array<() => void> = [];
     w.compileWith({
       compile: (task) => {
         asked.push(task.version);
-        return new Promise((resolve) => release.push(() => resolve(compileFilterSet(task.version, task.entries, task.seed))));
+        return new Promise((resolve) => release.push(() => resolve(compileHere(FAMILIES.matching, task))));
       },
     });
     w.stream(stream('s1', ['0x1']));
@@ -252,21 +252,21 @@ describe('the watchlist at start', () => {
 });
 
 describe('where filter sets compile', () => {
-  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [], derived: NO_DERIVED, programIds: [], mintAddresses: [] });
+  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, keys: { topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [] }, derived: NO_DERIVED });
   const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
 
   it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
     const posted = packCompileTask(task);
     expect(posted.entries.map((e) => e.addresses)).toEqual([`${A}\n${B}`, '', B]);
-    const pooled = compileInWorker(posted);
-    expect(pooled).toEqual(compileHere(task));
+    const pooled = compileTask(FAMILIES.matching)(posted);
+    expect(pooled).toEqual(compileHere(FAMILIES.matching, task));
     expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(new Map([[0, [0]], [2, [0]]]));
   });
 
   it('sends a task of more keys than the bound to the pool, and compiles a smaller one here', async () => {
     const sent: number[] = [];
     const log = { info: () => {}, enabled: () => false } as unknown as Parameters<typeof inlineSmallCompiles>[2];
-    const compiler = inlineSmallCompiles({ compile: async (t) => (sent.push(t.version), compileHere(t)) }, 3, log);
+    const compiler = inlineSmallCompiles({ compile: async (t) => (sent.push(t.version), compileHere(FAMILIES.matching, t)) }, 3, log, FAMILIES.matching);
     await compiler.compile(task); // 4 keys: A, B, a topic, B
     await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] });
     expect(sent).toEqual([7]);

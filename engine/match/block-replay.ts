@@ -1,10 +1,10 @@
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { ApiError, notFound } from '../errors.js';
 import { blockKey } from '../ingest/chain-store.js';
-import type { FilterSet } from '../match/filter-set.js';
-import type { BuildWebhook } from '../match/build.js';
+import type { FilterSet } from './filter-set.js';
+import type { BuildWebhook } from './build.js';
 import type { Kv } from '../ports.js';
-import type { StoredStream } from './model.js';
+import type { StoredStream } from '../streams/model.js';
 
 /**
  * A stored block's webhook on demand, for the families whose streams take the

@@ -1,0 +1,46 @@
+import type { ChainFamily } from '../chains/registry.js';
+import type { Clock } from '../clock.js';
+import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { FamilyMatching } from '../match/ports.js';
+import type { TargetPolicy } from '../net/targets.js';
+import type { Kv } from '../ports.js';
+import type { StreamFamily } from '../streams/family.js';
+import type { StreamLimits } from '../streams/limits.js';
+import type { StreamCommon } from '../streams/model.js';
+import type { ControlPlane } from '../streams/control-plane.js';
+import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
+import type { FollowedChains } from '../streams/unfollowed.js';
+
+/**
+ * The contract of a chain family (EVM, Bitcoin, Solana): what the shared parts (streams, matching, ingestion)
+ * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
+ * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
+ */
+export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>> {
+  name: ChainFamily;
+  /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
+  streams: StreamFamily<D>;
+  /** The stream resources of a tenant (create, update, list, addresses, and what the family has beyond them). */
+  resources(parts: StreamParts): R;
+  /** The match step: compile what the family's streams watch, walk a block's probe column. */
+  matching: FamilyMatching;
+}
+
+/** What a family's stream resources are built with (the server's store, clock, delivery and limits). */
+export interface StreamParts {
+  kv: Kv;
+  clock: Clock;
+  dispatcher: Dispatcher;
+  watch?: StreamWatch;
+  limits?: StreamLimits;
+  targets?: TargetPolicy;
+  followed?: FollowedChains;
+  /** Where stream, address and xpub changes are written (engine/streams/control-plane.ts). */
+  plane?: ControlPlane;
+}
+
+/** The resources of a family with nothing beyond the shared ones. */
+export const sharedResources =
+  <D extends StreamCommon>(streams: StreamFamily<D>) =>
+  (p: StreamParts): FamilyStreams<D> =>
+    new FamilyStreams(p.kv, p.clock, p.dispatcher, p.watch, streams, p.limits, p.targets, p.followed, p.plane);

@@ -1,0 +1,48 @@
+import type { ChainFamily } from '../chains/registry.js';
+import type { FamilyMatching, WatchFamilies } from '../match/ports.js';
+import type { Watched } from '../streams/family.js';
+import type { StoredStream } from '../streams/model.js';
+import type { Family, StreamParts } from './family.js';
+
+/**
+ * The server's chain families by name (built in app/families.ts): what the shared parts look a family up in.
+ * A stored stream names its family, but for the one family whose records are unmarked (its stream family
+ * says so: EVM's, stored before other families existed).
+ */
+export class Families<F extends Readonly<Record<string, Family<any, any>>>> implements WatchFamilies {
+  private readonly unmarked: Family<any, any> | undefined;
+
+  constructor(readonly byName: F) {
+    const unmarked = Object.values(byName).filter((f) => f.streams.unmarked === true);
+    if (unmarked.length > 1) throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
+    this.unmarked = unmarked[0];
+  }
+
+  get list(): Array<F[keyof F]> {
+    return Object.values(this.byName) as Array<F[keyof F]>;
+  }
+
+  /** The family's match step; undefined for a family the server has none of (Aptos: sign-in only). */
+  matching = (family: ChainFamily): FamilyMatching | undefined => this.named(family)?.matching;
+
+  /** The family of a stored stream. */
+  of(s: Pick<StoredStream, 'family' | 'id'>): F[keyof F] {
+    const f = s.family === undefined ? this.unmarked : this.named(s.family);
+    if (f === undefined) throw new Error(`stream ${s.id} is of no known family (${s.family ?? 'unmarked'})`);
+    return f as F[keyof F];
+  }
+
+  /** Each family's stream resources, by name, built from the same parts. */
+  resources(parts: StreamParts): { [K in keyof F]: ReturnType<F[K]['resources']> } {
+    return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts)])) as { [K in keyof F]: ReturnType<F[K]['resources']> };
+  }
+
+  /** What a stored stream of any family watches. */
+  watched(s: StoredStream): Watched {
+    return this.of(s).streams.watched(s);
+  }
+
+  private named(name: string): Family<any, any> | undefined {
+    return Object.hasOwn(this.byName, name) ? this.byName[name] : undefined;
+  }
+}

@@ -1,0 +1,14 @@
+import { sharedResources, type Family } from '../families/family.js';
+import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
+import { SOLANA_STREAMS, type SolanaStreamDefinition } from './stream.js';
+
+/** The Solana family (engine/families/family.ts). */
+export const solana = {
+  name: 'solana',
+  streams: SOLANA_STREAMS,
+  resources: sharedResources(SOLANA_STREAMS),
+  matching: {
+    compile: (version, entries, seed) => compileSolanaFilter(version, entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })), seed),
+    walk: walkSolanaProbe,
+  },
+} satisfies Family<SolanaStreamDefinition>;
