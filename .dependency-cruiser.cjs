@@ -14,11 +14,12 @@ const SHARED = [
   'engine/auth/',
   'engine/net/',
   'engine/families/',
+  'engine/config/',
   'engine/[^/]+$', // engine's root files
   'workers/',
 ];
 const FAMILIES = ['engine/evm/', 'engine/bitcoin/', 'engine/solana/'];
-const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'cli/', 'app/'];
+const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'app/'];
 const ADAPTER_PACKAGES = ['lmdb', 'undici', 'uWebSockets.js', 'piscina', 'ws', 'nodemailer'];
 const IO_MODULES = ['fs', 'net', 'http', 'worker_threads'];
 

@@ -9,7 +9,7 @@ import { cruise, type ICruiseResult, type IModule } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 
 /** What the check reads: the server's code, its benches and the stand-ins they use. */
-export const SOURCE_FOLDERS = ['app', 'cli', 'engine', 'http', 'storage', 'workers', 'tools', 'bench', 'test/bitcoin-core', 'test/solana-rpc'];
+export const SOURCE_FOLDERS = ['app', 'engine', 'http', 'storage', 'workers', 'tools', 'bench', 'test/bitcoin-core', 'test/solana-rpc'];
 export const ENGINE_MAX_LINES = 600;
 
 export interface RuleViolation { rule: string; from: string; to: string; cycle: string[] }

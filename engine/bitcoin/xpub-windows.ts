@@ -44,7 +44,7 @@ export interface DerivedWindow {
   keys: [receive: Uint8Array, change: Uint8Array];
 }
 
-/** Derives an added xpub's gap window (deriveWindow): in the worker pool (workers/pool.ts), off the serving thread. */
+/** Derives an added xpub's gap window (deriveWindow): in the worker pool (app/worker.ts), off the serving thread. */
 export interface WindowDeriver {
   derive(task: WindowTask): Promise<DerivedWindow>;
 }
@@ -183,9 +183,4 @@ export class XpubWindows {
     w.bytes.push(keys);
     w.derived[branch] = from + addresses.length;
   }
-}
-
-/** Derives an added xpub's gap window: in the worker pool, off the serving thread. */
-export interface WindowDeriver {
-  derive(task: WindowTask): Promise<DerivedWindow>;
 }

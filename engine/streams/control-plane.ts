@@ -1,5 +1,5 @@
 import { xpubCountKey, xpubKey, type StoredXpub } from './xpub-record.js';
-import { streamKey } from '../delivery/dispatcher.js';
+import { streamKey } from '../delivery/stream-port.js';
 import { notFound, overLimit } from '../errors.js';
 import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';
 import type { Kv, Table } from '../ports.js';
