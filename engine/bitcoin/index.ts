@@ -1,4 +1,5 @@
 import type { Family, StreamParts } from '../families/family.js';
+import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
@@ -10,4 +11,5 @@ export const bitcoin = {
   resources: (p: StreamParts) => new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.watch, p.limits, p.targets, p.followed, p.plane),
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
   matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
-} satisfies Family<BitcoinStreamDefinition, BitcoinStreams>;
+  follow: followBitcoin,
+} satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts>;

@@ -1,4 +1,6 @@
 import { sharedResources, type Family } from '../families/family.js';
+import type { FamilyStreams } from '../streams/resources.js';
+import { followEvm, type EvmFollowParts } from './follow.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
 import { EVM_STREAMS } from './stream.js';
@@ -12,4 +14,5 @@ export const evm = {
     compile: (version, entries, seed) => compileFilterSet(version, entries.map((e) => ({ ...e, topic0: e.keys['topic0'] ?? [] })), seed),
     walk: walkProbe,
   },
-} satisfies Family<StreamDefinition>;
+  follow: followEvm,
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts>;

@@ -1,9 +1,13 @@
 import type { ChainFamily } from '../chains/registry.js';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { ChainEvents } from '../ingest/follow.js';
+import type { Following } from '../ingest/following.js';
+import type { Logger } from '../log.js';
 import type { FamilyMatching } from '../match/ports.js';
 import type { TargetPolicy } from '../net/targets.js';
-import type { Kv } from '../ports.js';
+import type { Kv, Upstream } from '../ports.js';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { StreamCommon } from '../streams/model.js';
@@ -16,7 +20,7 @@ import type { FollowedChains } from '../streams/unfollowed.js';
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
  * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
  */
-export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>> {
+export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown> {
   name: ChainFamily;
   /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
   streams: StreamFamily<D>;
@@ -24,6 +28,33 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
   resources(parts: StreamParts): R;
   /** The match step: compile what the family's streams watch, walk a block's probe column. */
   matching: FamilyMatching;
+  /**
+   * Starts the family's followers for what the configuration asks (none when it asks for none), and what runs
+   * beside them, each adding its chains to `parts.following`. `P`: what the family needs beyond the shared parts
+   * (app/ingest.ts gives every family the same object). What it returns is closed when ingestion stops.
+   */
+  follow(parts: FollowParts & P): Started | void;
+}
+
+/** What every family's followers are started with (app/ingest.ts). */
+export interface FollowParts {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  kv: Kv;
+  /** The followed chains: each family adds its followers, their nodes and origins. */
+  following: Following;
+  /** Where a follower announces its blocks (the matcher). */
+  events(): ChainEvents;
+  /** A JSON-RPC connection to a node, closed when ingestion stops. */
+  rpc(url: string, opts?: { connections?: number }): Upstream & { close(): Promise<void> };
+  /** Block tracing (CHAINPOST_TRACE_BLOCKS) of a follower's node reads and announcements: the same ones when it is off. */
+  trace: { upstream<U extends Upstream>(chain: string, upstream: U): U; events(events: ChainEvents): ChainEvents };
+}
+
+/** What a family's follower factory started beside its followers, closed once they are stopped. */
+export interface Started {
+  close(): void;
 }
 
 /** What a family's stream resources are built with (the server's store, clock, delivery and limits). */

@@ -2,7 +2,11 @@ import type { ChainFamily } from '../chains/registry.js';
 import type { FamilyMatching, WatchFamilies } from '../match/ports.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
-import type { Family, StreamParts } from './family.js';
+import type { Family, FollowParts, Started, StreamParts } from './family.js';
+
+/** Every family's follow parts at once: what app/ingest.ts hands each of them. */
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+export type FollowAll<F extends Readonly<Record<string, Family<any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['follow']>[0] }[keyof F]>;
 
 /**
  * The server's chain families by name (built in app/families.ts): what the shared parts look a family up in.
@@ -35,6 +39,11 @@ export class Families<F extends Readonly<Record<string, Family<any, any>>>> impl
   /** Each family's stream resources, by name, built from the same parts. */
   resources(parts: StreamParts): { [K in keyof F]: ReturnType<F[K]['resources']> } {
     return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts)])) as { [K in keyof F]: ReturnType<F[K]['resources']> };
+  }
+
+  /** Starts every family's followers, in the registry's order; what they started beside them, to close at the stop. */
+  follow(parts: FollowParts & FollowAll<F>): Started[] {
+    return this.list.flatMap((f) => f.follow(parts) ?? []);
   }
 
   /** What a stored stream of any family watches. */

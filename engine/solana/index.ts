@@ -1,4 +1,6 @@
 import { sharedResources, type Family } from '../families/family.js';
+import type { FamilyStreams } from '../streams/resources.js';
+import { followSolana, type SolanaFollowParts } from './follow.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from './stream.js';
 
@@ -11,4 +13,5 @@ export const solana = {
     compile: (version, entries, seed) => compileSolanaFilter(version, entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })), seed),
     walk: walkSolanaProbe,
   },
-} satisfies Family<SolanaStreamDefinition>;
+  follow: followSolana,
+} satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts>;
