@@ -4,7 +4,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
-import { FAMILIES } from './families.js';
+import { FAMILIES, type FamilyWebhooks } from './families.js';
 import { workerPool } from './worker-pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } from './block-trace.js';
 import { findChain } from '../engine/chains/registry.js';
@@ -15,18 +15,13 @@ import { withIndexer, type DataIndexer } from '../engine/data-api/common/indexer
 import type { Logger } from '../engine/log.js';
 import { inlineSmallCompiles } from '../engine/match/compile.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
-import { StreamMatcher, byFamily, type BuildWebhook } from '../engine/match/matcher.js';
+import { StreamMatcher, byFamily } from '../engine/match/matcher.js';
 import type { Watchlist } from '../engine/match/watchlist.js';
 import type { Upstream } from '../engine/ports.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
-import type { BitcoinStreamRecord } from '../engine/bitcoin/stream.js';
 import type { BitcoinWallets } from '../engine/bitcoin/wallets.js';
-import { chainReads, type ChainReads } from '../engine/evm/chain-reads.js';
 import { inlineSmallBlocks } from '../engine/evm/prepared.js';
-import type { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { webhookBuilder } from '../engine/evm/webhook-builder.js';
-import { solanaWebhookBuilder } from '../engine/solana/webhook.js';
 import type { Part } from '../engine/readiness.js';
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
@@ -60,11 +55,12 @@ export interface IngestParts {
   following: Following;
   watchlist: Watchlist;
   wallets: BitcoinWallets;
-  bitcoinWebhooks: BuildWebhook<BitcoinStreamRecord>;
+  /** Each family's webhook builder. */
+  webhooks: FamilyWebhooks;
+  /** The trigger calls' connections to each EVM chain's node, opened by its follower. */
+  triggerNodes: Map<string, Upstream>;
   dispatcher: Dispatcher;
   nodes: NodeAccess;
-  reads: ChainReads;
-  tokenMetadata: TokenMetadata;
   dataIndexer: DataIndexer;
   before?: BeforePart;
 }
@@ -74,7 +70,7 @@ export interface IngestParts {
  * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, reads, tokenMetadata, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
+export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
   let devnet: Devnet | undefined;
   let chains = config.chains;
   if (config.ingest === 'embedded') {
@@ -108,14 +104,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
   wallets.deriveWith(pool.xpubs);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
-  // Trigger calls have their own connections to each node: however many hang, the follower's reads never queue behind them.
-  const triggerNodes = new Map<string, Upstream>();
-  const triggerCalls = chainReads((chain) => triggerNodes.get(chain)).call;
-  const builder = byFamily({
-    evm: webhookBuilder({ tokens: tokenMetadata, call: triggerCalls, gasCap: (chain) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id) => watchlist.watched(id) }),
-    bitcoin: bitcoinWebhooks,
-    solana: solanaWebhookBuilder(),
-  });
+  const builder = byFamily(webhooks);
   const matcher = new StreamMatcher({
     kv: store,
     clock,

@@ -4,6 +4,7 @@ import { followEvm, type EvmFollowParts } from './follow.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
 import { EVM_STREAMS } from './stream.js';
+import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 
 /** The EVM family (engine/families/family.ts). */
 export const evm = {
@@ -15,4 +16,5 @@ export const evm = {
     walk: walkProbe,
   },
   follow: followEvm,
-} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts>;
+  webhooks: (parts: BuilderDeps) => webhookBuilder(parts),
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;

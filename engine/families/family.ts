@@ -5,6 +5,8 @@ import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Following } from '../ingest/following.js';
 import type { Logger } from '../log.js';
+import type { ReplayFamily } from '../match/block-replay.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { FamilyMatching } from '../match/ports.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Upstream } from '../ports.js';
@@ -20,7 +22,7 @@ import type { FollowedChains } from '../streams/unfollowed.js';
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
  * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
  */
-export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown> {
+export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown, W extends object = object> {
   name: ChainFamily;
   /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
   streams: StreamFamily<D>;
@@ -34,6 +36,10 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
    * (app/ingest.ts gives every family the same object). What it returns is closed when ingestion stops.
    */
   follow(parts: FollowParts & P): Started | void;
+  /** Its webhook builder (the matcher's, and its block endpoints'). `W`: what building its bodies reads (app/server.ts gives every family the same object). */
+  webhooks(parts: W): BuildWebhook<any>;
+  /** Its block endpoints (POST /streams/<family>/:chainId/block/…), for a family that has them: matched with its filter set, built by its webhook builder. */
+  replay?(build: BuildWebhook<any>, parts: W): ReplayFamily<any>;
 }
 
 /** What every family's followers are started with (app/ingest.ts). */

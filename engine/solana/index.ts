@@ -2,6 +2,8 @@ import { sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
 import { followSolana, type SolanaFollowParts } from './follow.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
+import { solanaReplay } from './replay.js';
+import { solanaWebhookBuilder } from './webhook.js';
 import { SOLANA_STREAMS, type SolanaStreamDefinition } from './stream.js';
 
 /** The Solana family (engine/families/family.ts). */
@@ -14,4 +16,6 @@ export const solana = {
     walk: walkSolanaProbe,
   },
   follow: followSolana,
+  webhooks: (_parts: object) => solanaWebhookBuilder(),
+  replay: solanaReplay,
 } satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts>;
