@@ -21,7 +21,6 @@ import type { Upstream } from '../engine/ports.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { BitcoinWallets } from '../engine/bitcoin/wallets.js';
-import { inlineSmallBlocks } from '../engine/evm/prepared.js';
 import type { Part } from '../engine/readiness.js';
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
@@ -30,8 +29,6 @@ const INLINE_MATCH_BLOCKS = 4;
 /** Filter sets of up to this many watched keys (a few ms of compiling) are compiled on the main thread, larger ones in the pool. */
 const INLINE_COMPILE_KEYS = 2_000;
 
-/** Blocks whose node answers total at most this many bytes (a devnet's) are prepared on the main thread, larger ones in the pool. */
-const INLINE_PREPARE_BYTES = 32 * 1024;
 
 /** Test seam: awaited before each part of the server starts, so a test can hold the start at that point. */
 export type BeforePart = (part: Part) => Promise<void>;
@@ -101,9 +98,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
   }
   readiness.up('worker pool');
   watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
-  wallets.deriveWith(pool.xpubs);
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
-  const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   const builder = byFamily(webhooks);
   const matcher = new StreamMatcher({
     kv: store,
@@ -138,7 +133,8 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     wallets,
     dispatcher,
     slotSubscription,
-    pool: { ingest: prepare, bitcoin: pool.bitcoin, solana: pool.solana },
+    pool,
+    pack,
   });
   // What a previous run announced but did not match yet.
   matcher.start([...following.upstreams.keys()]);

@@ -10,6 +10,7 @@ import { BitcoinMempool } from './mempool.js';
 import type { BitcoinIngestPool } from './prepared.js';
 import { BITCOIN_CHAIN } from './stream.js';
 import type { BitcoinWallets } from './wallets.js';
+import type { WindowDeriver } from './xpub-windows.js';
 
 /** What the Bitcoin follower and its mempool watcher need beyond the shared parts. */
 export interface BitcoinFollowParts {
@@ -18,11 +19,15 @@ export interface BitcoinFollowParts {
   matching: Matchings;
   wallets: BitcoinWallets;
   dispatcher: Dispatcher;
-  pool: { bitcoin: BitcoinIngestPool };
+  pool: { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver };
 }
 
-/** The Bitcoin follower and its mempool watcher, when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_URL). */
+/**
+ * Added xpubs' windows derived in the worker pool from now on; the Bitcoin follower and its mempool watcher,
+ * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_URL).
+ */
 export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, wallets, dispatcher, pool }: FollowParts & BitcoinFollowParts): void {
+  wallets.deriveWith(pool.xpubs);
   if (config.bitcoin.url === undefined) return;
   const upstream = rpc(config.bitcoin.url);
   following.upstreams.set(BITCOIN_CHAIN, upstream);

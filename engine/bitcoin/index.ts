@@ -2,7 +2,9 @@ import type { Family, StreamParts } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
+import { prepareBitcoinBlock, type BitcoinAnswers, type BitcoinIngestPool } from './prepared.js';
 import { bitcoinReplay } from './replay.js';
+import { deriveWindow, type WindowDeriver, type WindowTask } from './xpub-windows.js';
 import type { BitcoinWallets } from './wallets.js';
 import { bitcoinWebhookBuilder } from './webhook.js';
 import { blockKey } from '../ingest/chain-store.js';
@@ -21,6 +23,19 @@ export const bitcoin = {
   webhooks: ({ kv, wallets }: BitcoinWebhookParts) => bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))), windows: wallets.windows, grown: (id) => wallets.grown(id) }),
   // The addresses its xpubs derive are matched too.
   replay: (build: BuildWebhook<BitcoinStreamRecord>, { wallets }: BitcoinWebhookParts) => bitcoinReplay(build, wallets.windows),
+  tasks: {
+    /** Bitcoin Core's getblock answer into the block record and probe column. */
+    bitcoin(task: { answers: BitcoinAnswers }) {
+      const block = prepareBitcoinBlock(task.answers);
+      return { value: block, moved: block === null ? [] : [block.record, block.probe] };
+    },
+    /** An added xpub's gap window. */
+    xpubWindow: (task: WindowTask) => ({ value: deriveWindow(task), moved: [] }),
+  },
+  pool: (run): { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver } => ({
+    bitcoin: { prepare: (chain, answers) => run('bitcoin', { chain, answers }, [answers.block]) },
+    xpubs: { derive: (task) => run('xpubWindow', task) },
+  }),
 } satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts, BitcoinWebhookParts>;
 
 /** What Bitcoin's webhooks read: the blocks' probe columns in the store, the xpubs' windows. */

@@ -5,12 +5,14 @@ import type { ChainEvents } from '../ingest/follow.js';
 import type { Upstream } from '../ports.js';
 import { nodeOrigin } from '../redact.js';
 import { Follower } from './follower.js';
-import type { EvmIngestPool } from './prepared.js';
+import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
 /** Connections from the streams' trigger calls to each chain's node (calls beyond this many wait for one). */
 const TRIGGER_CONNECTIONS = 8;
+/** Blocks whose node answers total at most this many bytes (a devnet's) are prepared on the main thread, larger ones in the pool. */
+const INLINE_PREPARE_BYTES = 32 * 1024;
 
 /** What the EVM followers need beyond the shared parts. */
 export interface EvmFollowParts {
@@ -23,6 +25,8 @@ export interface EvmFollowParts {
   /** The events with the Data API indexes listening too. */
   indexed(events: ChainEvents): ChainEvents;
   pool: { ingest: EvmIngestPool };
+  /** The store's encoding of index values (blocks prepared on the main thread). */
+  pack(value: unknown): Uint8Array;
 }
 
 /**
@@ -30,7 +34,8 @@ export interface EvmFollowParts {
  * callers never queue behind ingestion, nor it behind them. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-export function followEvm({ config, log, clock, kv, following, events, rpc, trace, evmChains, nodes, triggerNodes, indexed, pool }: FollowParts & EvmFollowParts): void {
+export function followEvm({ config, log, clock, kv, following, events, rpc, trace, evmChains, nodes, triggerNodes, indexed, pool, pack }: FollowParts & EvmFollowParts): void {
+  const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   for (const [key, url] of evmChains) {
     const chain = findChain(key)!;
     const node = rpc(url, { connections: NODE_ACCESS_CONNECTIONS });
@@ -52,7 +57,7 @@ export function followEvm({ config, log, clock, kv, following, events, rpc, trac
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,
-      pool: pool.ingest,
+      pool: prepare,
       // A chain not in the store yet: from its start block, backfilled to the node's head, else from that head.
       startBlock: config.startBlocks.get(key) ?? 'head',
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),

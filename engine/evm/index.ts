@@ -3,6 +3,7 @@ import type { FamilyStreams } from '../streams/resources.js';
 import { followEvm, type EvmFollowParts } from './follow.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
+import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 
@@ -17,4 +18,15 @@ export const evm = {
   },
   follow: followEvm,
   webhooks: (parts: BuilderDeps) => webhookBuilder(parts),
+  tasks: {
+    /** A block's node answers, as bytes, into what the main thread writes, index values encoded as the store encodes them. */
+    ingest(task: { chain: string; answers: NodeAnswers }, { pack }) {
+      const block = prepareBlock(task.chain, task.answers, pack);
+      return { value: block, moved: block === null ? [] : [block.record, block.probe, ...Object.values(block.rows).flatMap((r) => [r.keys, r.bytes])] };
+    },
+  },
+  pool: (run): { ingest: EvmIngestPool } => ({
+    // The answers' bytes are moved to the worker, not copied.
+    ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
+  }),
 } satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;

@@ -40,6 +40,24 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
   webhooks(parts: W): BuildWebhook<any>;
   /** Its block endpoints (POST /streams/<family>/:chainId/block/…), for a family that has them: matched with its filter set, built by its webhook builder. */
   replay?(build: BuildWebhook<any>, parts: W): ReplayFamily<any>;
+  /** Its tasks of the worker pool by name (unique among the families): preparing its blocks, and what else it does off the serving thread. */
+  tasks: Record<string, (input: any, parts: TaskParts) => TaskResult>;
+  /** Its ports onto the worker pool (what its follower and the rest use), over the runner of the tasks. */
+  pool(run: RunTask): object;
+}
+
+/** Runs a family's task of the worker pool by name; the byte arrays of `moved` go to the worker, not copied. */
+export type RunTask = <R>(name: string, input: unknown, moved?: ReadonlyArray<Uint8Array | null>) => Promise<R>;
+
+/** What a task runs with in a worker: the store's encoding of index values. */
+export interface TaskParts {
+  pack(value: unknown): Uint8Array;
+}
+
+/** A task's result, and the byte arrays in it moved back to the serving thread (some 300 KB a mainnet block), not copied. */
+export interface TaskResult<T = unknown> {
+  value: T;
+  moved: ReadonlyArray<Uint8Array | null>;
 }
 
 /** What every family's followers are started with (app/ingest.ts). */

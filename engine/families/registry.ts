@@ -5,7 +5,7 @@ import type { FamilyMatching, WatchFamilies } from '../match/ports.js';
 import type { Kv } from '../ports.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
-import type { Family, FollowParts, Started, StreamParts } from './family.js';
+import type { Family, FollowParts, RunTask, Started, StreamParts, TaskParts, TaskResult } from './family.js';
 
 /** Every family's follow parts at once: what app/ingest.ts hands each of them. */
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -14,6 +14,8 @@ export type FollowAll<F extends Readonly<Record<string, Family<any, any, any, an
 export type WebhookAll<F extends Readonly<Record<string, Family<any, any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['webhooks']>[0] }[keyof F]>;
 /** Each family's webhook builder, by name. */
 export type Webhooks<F extends Readonly<Record<string, Family<any, any, any, any>>>> = { [K in keyof F]: ReturnType<F[K]['webhooks']> };
+/** Every family's ports onto the worker pool at once. */
+export type FamilyPools<F extends Readonly<Record<string, Family<any, any, any, any>>>> = Intersection<{ [K in keyof F]: ReturnType<F[K]['pool']> }[keyof F]>;
 /** The block endpoints of each family that has them, by name. */
 export type Replays<F extends Readonly<Record<string, Family<any, any, any, any>>>> = {
   [K in keyof F as F[K] extends { replay(...args: any[]): unknown } ? K : never]: F[K] extends { replay(...args: any[]): ReplayFamily<infer S> } ? BlockReplay<S> : never;
@@ -26,11 +28,31 @@ export type Replays<F extends Readonly<Record<string, Family<any, any, any, any>
  */
 export class Families<F extends Readonly<Record<string, Family<any, any, any, any>>>> implements WatchFamilies {
   private readonly unmarked: Family<any, any, any, any> | undefined;
+  /** Every family's worker tasks, by name. */
+  private readonly tasks = new Map<string, (input: unknown, parts: TaskParts) => TaskResult>();
 
   constructor(readonly byName: F) {
     const unmarked = Object.values(byName).filter((f) => f.streams.unmarked === true);
     if (unmarked.length > 1) throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
     this.unmarked = unmarked[0];
+    for (const f of Object.values(byName)) {
+      for (const [name, task] of Object.entries(f.tasks)) {
+        if (this.tasks.has(name)) throw new Error(`two families have a worker task named ${name}`);
+        this.tasks.set(name, task);
+      }
+    }
+  }
+
+  /** A family's task of the worker pool, by its name. */
+  task(name: string): (input: unknown, parts: TaskParts) => TaskResult {
+    const task = this.tasks.get(name);
+    if (task === undefined) throw new Error(`no family has a worker task named ${name}`);
+    return task;
+  }
+
+  /** Every family's ports onto the worker pool, over the runner of their tasks. */
+  pools(run: RunTask): FamilyPools<F> {
+    return Object.assign({}, ...this.list.map((f) => f.pool(run))) as FamilyPools<F>;
   }
 
   get list(): Array<F[keyof F]> {
