@@ -28,17 +28,10 @@ import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
-import { BlockReplay } from '../engine/match/block-replay.js';
 import type { StreamsService } from '../engine/streams/service.js';
-import { bitcoinReplay } from '../engine/bitcoin/replay.js';
-import type { BitcoinStreamRecord } from '../engine/bitcoin/stream.js';
-import type { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import type { TokenMetadata } from '../engine/evm/token-metadata.js';
-import type { BuildWebhook } from '../engine/match/matcher.js';
-import { solanaReplay } from '../engine/solana/replay.js';
-import { solanaWebhookBuilder } from '../engine/solana/webhook.js';
-import type { FamilyResources } from './families.js';
+import type { FamilyReplays, FamilyResources } from './families.js';
 import type { Following } from './ingest.js';
 
 /** Every route of the API port: system, streams, auth, Data API, cross-chain, node access. */
@@ -61,8 +54,8 @@ export function buildRoutes(parts: {
   tokenMetadata: TokenMetadata;
   dataIndexer: DataIndexer;
   targets: TargetPolicy;
-  windows: XpubWindows;
-  bitcoinWebhooks: BuildWebhook<BitcoinStreamRecord>;
+  /** Each family's block endpoints. */
+  blocks: FamilyReplays;
 }): Route[] {
   const { config, store, clock, dispatcher, following, dataIndexer } = parts;
   const fetcher = undiciMetadataFetcher({ targets: parts.targets });
@@ -71,7 +64,7 @@ export function buildRoutes(parts: {
   const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads)) });
   return [
     ...systemRoutes({ metrics: parts.metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => parts.readiness.starting(), health }),
-    ...streamsRoutes(parts.streams, parts.familyStreams, dispatcher, { testHooks: config.testClock, bitcoinBlocks: new BlockReplay(store, bitcoinReplay(parts.bitcoinWebhooks, parts.windows), dispatcher), solanaBlocks: new BlockReplay(store, solanaReplay(solanaWebhookBuilder()), dispatcher) }),
+    ...streamsRoutes(parts.streams, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
     ...crossChainRoutes(clock, () => following.chains(), dataDeps, { bitcoinGap: config.bitcoin.gap }),

@@ -11,7 +11,6 @@ import { Pipeline } from '../http/server/pipeline.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { unknownRoute } from '../http/server/system.js';
-import { blockKey } from '../engine/ingest/chain-store.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from '../engine/auth/service.js';
 import { TokenIssuer } from '../engine/auth/token.js';
@@ -26,7 +25,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { StoreControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
-import type { Resolver } from '../engine/ports.js';
+import type { Resolver, Upstream } from '../engine/ports.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
@@ -41,7 +40,6 @@ import { chainReads } from '../engine/evm/chain-reads.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { prepareTable } from '../engine/bitcoin/secp256k1-table.js';
 import { BitcoinWallets } from '../engine/bitcoin/wallets.js';
-import { bitcoinWebhookBuilder } from '../engine/bitcoin/webhook.js';
 import { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
@@ -138,13 +136,17 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const streamParts = { kv: store, clock, dispatcher, watch: wallets.watch(watchlist), limits: config.limits, targets, followed: new FollowedChains((chain) => followed.has(chain), log), plane: control };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
     const familyStreams = FAMILIES.resources(streamParts);
-    const bitcoinWebhooks = bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(store.getRaw('probes', blockKey(chain, n))), windows, grown: (id) => wallets.grown(id) });
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
     const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
+    // Trigger calls have their own connections to each node (the followers open them): however many hang, the follower's reads never queue behind them.
+    const triggerNodes = new Map<string, Upstream>();
+    const webhookParts = { kv: store, wallets, tokens: tokenMetadata, call: chainReads((chain) => triggerNodes.get(chain)).call, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
+    const webhooks = FAMILIES.webhooks(webhookParts);
+    const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts });
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => following.follower(chain)?.status().oldest });
-    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, familyStreams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, windows, bitcoinWebhooks });
+    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, familyStreams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, blocks });
     startDelivery({ dispatcher, store, clock });
     return {
       config,
@@ -157,7 +159,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       dispatcher,
       readiness,
       notice,
-      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, bitcoinWebhooks, dispatcher, nodes, reads, tokenMetadata, dataIndexer, ...(before === undefined ? {} : { before }) }),
+      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
       close,
     };
   } catch (err) {
@@ -184,9 +186,6 @@ function chainGauges({ config, clock, metrics, following }: { config: Config; cl
   }), 'counter');
   return heads;
 }
-
-/** A copy of bytes read from the store (valid only until the next read there). */
-const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
 
 /** Builds and starts the whole service from a parsed configuration. */
 export async function startService({ config, out, before = noWait, adapters = {} }: { config: Config; out?: (line: string) => void; before?: BeforePart; adapters?: Adapters }): Promise<Service> {

@@ -1,13 +1,14 @@
 /**
  * The entry of the server's one worker pool (app/worker-pool.ts): each task kind is a named export, chosen by the
- * `name` piscina runs a task with. The shared tasks come from workers/ (made over the registry of families), the
- * chain families' own from app/family-tasks.ts; every import is static, so a worker loads exactly this.
+ * `name` piscina runs a task with. The shared tasks come from workers/, the chain families' own run by name
+ * (app/family-tasks.ts), all made over the registry of families; every import is static, so a worker loads exactly this.
  */
 import { compileTask, matchTask } from '../workers/entry.js';
 import { FAMILIES } from './families.js';
+import { familyTask } from './family-tasks.js';
 
 export { ping } from '../workers/entry.js';
-export { bitcoin, ingest, solana, xpubWindow } from './family-tasks.js';
 
 export default matchTask(FAMILIES.matching);
 export const compile = compileTask(FAMILIES.matching);
+export const family = familyTask(FAMILIES);

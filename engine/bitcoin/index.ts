@@ -1,7 +1,16 @@
 import type { Family, StreamParts } from '../families/family.js';
+import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
-import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
+import { prepareBitcoinBlock, type BitcoinAnswers, type BitcoinIngestPool } from './prepared.js';
+import { bitcoinReplay } from './replay.js';
+import { deriveWindow, type WindowDeriver, type WindowTask } from './xpub-windows.js';
+import type { BitcoinWallets } from './wallets.js';
+import { bitcoinWebhookBuilder } from './webhook.js';
+import { blockKey } from '../ingest/chain-store.js';
+import type { Kv } from '../ports.js';
+import { BITCOIN_STREAMS, type BitcoinStreamDefinition, type BitcoinStreamRecord } from './stream.js';
+import type { BuildWebhook } from '../match/build.js';
 
 /** The Bitcoin family (engine/families/family.ts): its streams have extended keys beyond the shared resources. */
 export const bitcoin = {
@@ -10,4 +19,30 @@ export const bitcoin = {
   resources: (p: StreamParts) => new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.watch, p.limits, p.targets, p.followed, p.plane),
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
   matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
-} satisfies Family<BitcoinStreamDefinition, BitcoinStreams>;
+  follow: followBitcoin,
+  webhooks: ({ kv, wallets }: BitcoinWebhookParts) => bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))), windows: wallets.windows, grown: (id) => wallets.grown(id) }),
+  // The addresses its xpubs derive are matched too.
+  replay: (build: BuildWebhook<BitcoinStreamRecord>, { wallets }: BitcoinWebhookParts) => bitcoinReplay(build, wallets.windows),
+  tasks: {
+    /** Bitcoin Core's getblock answer into the block record and probe column. */
+    bitcoin(task: { answers: BitcoinAnswers }) {
+      const block = prepareBitcoinBlock(task.answers);
+      return { value: block, moved: block === null ? [] : [block.record, block.probe] };
+    },
+    /** An added xpub's gap window. */
+    xpubWindow: (task: WindowTask) => ({ value: deriveWindow(task), moved: [] }),
+  },
+  pool: (run): { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver } => ({
+    bitcoin: { prepare: (chain, answers) => run('bitcoin', { chain, answers }, [answers.block]) },
+    xpubs: { derive: (task) => run('xpubWindow', task) },
+  }),
+} satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts, BitcoinWebhookParts>;
+
+/** What Bitcoin's webhooks read: the blocks' probe columns in the store, the xpubs' windows. */
+interface BitcoinWebhookParts {
+  kv: Kv;
+  wallets: BitcoinWallets;
+}
+
+/** A copy of bytes read from the store (valid only until the next read there). */
+const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));

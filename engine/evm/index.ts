@@ -1,7 +1,11 @@
 import { sharedResources, type Family } from '../families/family.js';
+import type { FamilyStreams } from '../streams/resources.js';
+import { followEvm, type EvmFollowParts } from './follow.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
+import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
+import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 
 /** The EVM family (engine/families/family.ts). */
 export const evm = {
@@ -12,4 +16,17 @@ export const evm = {
     compile: (version, entries, seed) => compileFilterSet(version, entries.map((e) => ({ ...e, topic0: e.keys['topic0'] ?? [] })), seed),
     walk: walkProbe,
   },
-} satisfies Family<StreamDefinition>;
+  follow: followEvm,
+  webhooks: (parts: BuilderDeps) => webhookBuilder(parts),
+  tasks: {
+    /** A block's node answers, as bytes, into what the main thread writes, index values encoded as the store encodes them. */
+    ingest(task: { chain: string; answers: NodeAnswers }, { pack }) {
+      const block = prepareBlock(task.chain, task.answers, pack);
+      return { value: block, moved: block === null ? [] : [block.record, block.probe, ...Object.values(block.rows).flatMap((r) => [r.keys, r.bytes])] };
+    },
+  },
+  pool: (run): { ingest: EvmIngestPool } => ({
+    // The answers' bytes are moved to the worker, not copied.
+    ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
+  }),
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;

@@ -1,9 +1,15 @@
 import type { ChainFamily } from '../chains/registry.js';
 import type { Clock } from '../clock.js';
+import type { Config } from '../config/config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { ChainEvents } from '../ingest/follow.js';
+import type { Following } from '../ingest/following.js';
+import type { Logger } from '../log.js';
+import type { ReplayFamily } from '../match/block-replay.js';
+import type { BuildWebhook } from '../match/build.js';
 import type { FamilyMatching } from '../match/ports.js';
 import type { TargetPolicy } from '../net/targets.js';
-import type { Kv } from '../ports.js';
+import type { Kv, Upstream } from '../ports.js';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { StreamCommon } from '../streams/model.js';
@@ -16,7 +22,7 @@ import type { FollowedChains } from '../streams/unfollowed.js';
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
  * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
  */
-export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>> {
+export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown, W extends object = object> {
   name: ChainFamily;
   /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
   streams: StreamFamily<D>;
@@ -24,6 +30,55 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
   resources(parts: StreamParts): R;
   /** The match step: compile what the family's streams watch, walk a block's probe column. */
   matching: FamilyMatching;
+  /**
+   * Starts the family's followers for what the configuration asks (none when it asks for none), and what runs
+   * beside them, each adding its chains to `parts.following`. `P`: what the family needs beyond the shared parts
+   * (app/ingest.ts gives every family the same object). What it returns is closed when ingestion stops.
+   */
+  follow(parts: FollowParts & P): Started | void;
+  /** Its webhook builder (the matcher's, and its block endpoints'). `W`: what building its bodies reads (app/server.ts gives every family the same object). */
+  webhooks(parts: W): BuildWebhook<any>;
+  /** Its block endpoints (POST /streams/<family>/:chainId/block/…), for a family that has them: matched with its filter set, built by its webhook builder. */
+  replay?(build: BuildWebhook<any>, parts: W): ReplayFamily<any>;
+  /** Its tasks of the worker pool by name (unique among the families): preparing its blocks, and what else it does off the serving thread. */
+  tasks: Record<string, (input: any, parts: TaskParts) => TaskResult>;
+  /** Its ports onto the worker pool (what its follower and the rest use), over the runner of the tasks. */
+  pool(run: RunTask): object;
+}
+
+/** Runs a family's task of the worker pool by name; the byte arrays of `moved` go to the worker, not copied. */
+export type RunTask = <R>(name: string, input: unknown, moved?: ReadonlyArray<Uint8Array | null>) => Promise<R>;
+
+/** What a task runs with in a worker: the store's encoding of index values. */
+export interface TaskParts {
+  pack(value: unknown): Uint8Array;
+}
+
+/** A task's result, and the byte arrays in it moved back to the serving thread (some 300 KB a mainnet block), not copied. */
+export interface TaskResult<T = unknown> {
+  value: T;
+  moved: ReadonlyArray<Uint8Array | null>;
+}
+
+/** What every family's followers are started with (app/ingest.ts). */
+export interface FollowParts {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  kv: Kv;
+  /** The followed chains: each family adds its followers, their nodes and origins. */
+  following: Following;
+  /** Where a follower announces its blocks (the matcher). */
+  events(): ChainEvents;
+  /** A JSON-RPC connection to a node, closed when ingestion stops. */
+  rpc(url: string, opts?: { connections?: number }): Upstream & { close(): Promise<void> };
+  /** Block tracing (CHAINPOST_TRACE_BLOCKS) of a follower's node reads and announcements: the same ones when it is off. */
+  trace: { upstream<U extends Upstream>(chain: string, upstream: U): U; events(events: ChainEvents): ChainEvents };
+}
+
+/** What a family's follower factory started beside its followers, closed once they are stopped. */
+export interface Started {
+  close(): void;
 }
 
 /** What a family's stream resources are built with (the server's store, clock, delivery and limits). */

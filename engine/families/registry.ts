@@ -1,21 +1,58 @@
 import type { ChainFamily } from '../chains/registry.js';
+import type { Dispatcher } from '../delivery/dispatcher.js';
+import { BlockReplay, type ReplayFamily } from '../match/block-replay.js';
 import type { FamilyMatching, WatchFamilies } from '../match/ports.js';
+import type { Kv } from '../ports.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
-import type { Family, StreamParts } from './family.js';
+import type { Family, FollowParts, RunTask, Started, StreamParts, TaskParts, TaskResult } from './family.js';
+
+/** Every family's follow parts at once: what app/ingest.ts hands each of them. */
+type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+export type FollowAll<F extends Readonly<Record<string, Family<any, any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['follow']>[0] }[keyof F]>;
+/** Every family's webhook parts at once: what app/server.ts hands each of them. */
+export type WebhookAll<F extends Readonly<Record<string, Family<any, any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['webhooks']>[0] }[keyof F]>;
+/** Each family's webhook builder, by name. */
+export type Webhooks<F extends Readonly<Record<string, Family<any, any, any, any>>>> = { [K in keyof F]: ReturnType<F[K]['webhooks']> };
+/** Every family's ports onto the worker pool at once. */
+export type FamilyPools<F extends Readonly<Record<string, Family<any, any, any, any>>>> = Intersection<{ [K in keyof F]: ReturnType<F[K]['pool']> }[keyof F]>;
+/** The block endpoints of each family that has them, by name. */
+export type Replays<F extends Readonly<Record<string, Family<any, any, any, any>>>> = {
+  [K in keyof F as F[K] extends { replay(...args: any[]): unknown } ? K : never]: F[K] extends { replay(...args: any[]): ReplayFamily<infer S> } ? BlockReplay<S> : never;
+};
 
 /**
  * The server's chain families by name (built in app/families.ts): what the shared parts look a family up in.
  * A stored stream names its family, but for the one family whose records are unmarked (its stream family
  * says so: EVM's, stored before other families existed).
  */
-export class Families<F extends Readonly<Record<string, Family<any, any>>>> implements WatchFamilies {
-  private readonly unmarked: Family<any, any> | undefined;
+export class Families<F extends Readonly<Record<string, Family<any, any, any, any>>>> implements WatchFamilies {
+  private readonly unmarked: Family<any, any, any, any> | undefined;
+  /** Every family's worker tasks, by name. */
+  private readonly tasks = new Map<string, (input: unknown, parts: TaskParts) => TaskResult>();
 
   constructor(readonly byName: F) {
     const unmarked = Object.values(byName).filter((f) => f.streams.unmarked === true);
     if (unmarked.length > 1) throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
     this.unmarked = unmarked[0];
+    for (const f of Object.values(byName)) {
+      for (const [name, task] of Object.entries(f.tasks)) {
+        if (this.tasks.has(name)) throw new Error(`two families have a worker task named ${name}`);
+        this.tasks.set(name, task);
+      }
+    }
+  }
+
+  /** A family's task of the worker pool, by its name. */
+  task(name: string): (input: unknown, parts: TaskParts) => TaskResult {
+    const task = this.tasks.get(name);
+    if (task === undefined) throw new Error(`no family has a worker task named ${name}`);
+    return task;
+  }
+
+  /** Every family's ports onto the worker pool, over the runner of their tasks. */
+  pools(run: RunTask): FamilyPools<F> {
+    return Object.assign({}, ...this.list.map((f) => f.pool(run))) as FamilyPools<F>;
   }
 
   get list(): Array<F[keyof F]> {
@@ -37,12 +74,27 @@ export class Families<F extends Readonly<Record<string, Family<any, any>>>> impl
     return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts)])) as { [K in keyof F]: ReturnType<F[K]['resources']> };
   }
 
+  /** Starts every family's followers, in the registry's order; what they started beside them, to close at the stop. */
+  follow(parts: FollowParts & FollowAll<F>): Started[] {
+    return this.list.flatMap((f) => f.follow(parts) ?? []);
+  }
+
+  /** Each family's webhook builder, by name, built from the same parts. */
+  webhooks(parts: WebhookAll<F>): Webhooks<F> {
+    return Object.fromEntries(this.list.map((f) => [f.name, f.webhooks(parts)])) as Webhooks<F>;
+  }
+
+  /** The block endpoints of each family that has them, by name: its replay over the store, with its webhook builder. */
+  replays({ kv, dispatcher, webhooks, parts }: { kv: Kv; dispatcher: Pick<Dispatcher, 'enqueueBatch'>; webhooks: Webhooks<F>; parts: WebhookAll<F> }): Replays<F> {
+    return Object.fromEntries(this.list.flatMap((f) => (f.replay === undefined ? [] : [[f.name, new BlockReplay(kv, f.replay(webhooks[f.name as keyof F], parts), dispatcher)]]))) as Replays<F>;
+  }
+
   /** What a stored stream of any family watches. */
   watched(s: StoredStream): Watched {
     return this.of(s).streams.watched(s);
   }
 
-  private named(name: string): Family<any, any> | undefined {
+  private named(name: string): Family<any, any, any, any> | undefined {
     return Object.hasOwn(this.byName, name) ? this.byName[name] : undefined;
   }
 }

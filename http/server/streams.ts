@@ -27,7 +27,7 @@ interface FamilySchemas<D> {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, families: { evm: FamilyStreams<StreamDefinition>; bitcoin: BitcoinStreams; solana: FamilyStreams<SolanaStreamDefinition> }, dispatcher: Dispatcher, opts: { testHooks: boolean; bitcoinBlocks: BlockReplay<BitcoinStreamRecord>; solanaBlocks: BlockReplay<SolanaStreamRecord> }): Route[] {
+export function streamsRoutes(streams: StreamsService, families: { evm: FamilyStreams<StreamDefinition>; bitcoin: BitcoinStreams; solana: FamilyStreams<SolanaStreamDefinition> }, dispatcher: Dispatcher, opts: { testHooks: boolean; blocks: { bitcoin: BlockReplay<BitcoinStreamRecord>; solana: BlockReplay<SolanaStreamRecord> } }): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
@@ -74,20 +74,20 @@ export function streamsRoutes(streams: StreamsService, families: { evm: FamilySt
     ...familyRoutes('/streams/evm', families.evm, { create: createStream, update: updateStream, address: addressBody }),
     ...familyRoutes('/streams/bitcoin', families.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
     ...familyRoutes('/streams/solana', families.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
-    route('POST', '/streams/solana/:chainId/block/:blockNumber', async (req) => json(200, (await opts.solanaBlocks.body(req.params['chainId']!, blockNumber(req), ...solanaDefinition(validate(solanaBlockRequestBody, req.body ?? {})))) ?? {}), true),
+    route('POST', '/streams/solana/:chainId/block/:blockNumber', async (req) => json(200, (await opts.blocks.solana.body(req.params['chainId']!, blockNumber(req), ...solanaDefinition(validate(solanaBlockRequestBody, req.body ?? {})))) ?? {}), true),
     route('POST', '/streams/solana/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
       const stream = families.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
-      return json(200, await opts.solanaBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
+      return json(200, await opts.blocks.solana.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
     route('POST', '/streams/bitcoin/:id/xpub', async (req) => json(200, await families.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
     route('GET', '/streams/bitcoin/:id/xpub', (req) => {
       const p = paging(req);
       return json(200, families.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
     }),
-    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.bitcoinBlocks.body(req.params['chainId']!, blockNumber(req), ...bitcoinDefinition(validate(blockRequestBody, req.body ?? {})))) ?? {}), true),
+    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.blocks.bitcoin.body(req.params['chainId']!, blockNumber(req), ...bitcoinDefinition(validate(blockRequestBody, req.body ?? {})))) ?? {}), true),
     route('POST', '/streams/bitcoin/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
       const stream = families.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
-      return json(200, await opts.bitcoinBlocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
+      return json(200, await opts.blocks.bitcoin.toWebhook(req.params['chainId']!, blockNumber(req), stream));
     }),
     route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', async (req) => json(200, await families.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
     route('GET', '/history', (req) => {

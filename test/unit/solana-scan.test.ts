@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
 import { SolRecordView, encodeSolRecord } from '../../engine/solana/record.js';
 import { SolanaScanError, scanSolanaBlock, type SolBlock, type SolTransaction } from '../../engine/solana/scan.js';
-import { solana as solanaTask } from '../../app/family-tasks.js';
+import { FAMILIES } from '../../app/families.js';
+import { familyTask } from '../../app/family-tasks.js';
 import { BLOCK_100M, BLOCK_100M_PARSED, answerOf, envelope, fixtureBlock, fixtureText, isVote, keysOf, type JsonTx } from './solana-reader.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -115,6 +116,7 @@ describe('the slot record', () => {
   });
 
   it('comes out of the worker task with its arrays moved', () => {
+    const solanaTask = (input: unknown) => familyTask(FAMILIES)({ name: 'solana', input }) as object;
     const out = solanaTask({ answers: { slot: SLOT, block: answerOf(fixtureBlock()) } });
     // movable() wraps the value for piscina: the prepared block is its value.
     const value = Object.getOwnPropertySymbols(out).map((s) => (out as any)[s]).find((v) => v?.record !== undefined) as PreparedSolanaBlock;

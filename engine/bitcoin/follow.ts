@@ -1,0 +1,48 @@
+import { findChain } from '../chains/registry.js';
+import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { FollowParts } from '../families/family.js';
+import { FilterSets } from '../match/match-blocks.js';
+import type { Matchings } from '../match/ports.js';
+import type { Watchlist } from '../match/watchlist.js';
+import { nodeOrigin } from '../redact.js';
+import { BitcoinFollower } from './follower.js';
+import { BitcoinMempool } from './mempool.js';
+import type { BitcoinIngestPool } from './prepared.js';
+import { BITCOIN_CHAIN } from './stream.js';
+import type { BitcoinWallets } from './wallets.js';
+import type { WindowDeriver } from './xpub-windows.js';
+
+/** What the Bitcoin follower and its mempool watcher need beyond the shared parts. */
+export interface BitcoinFollowParts {
+  watchlist: Watchlist;
+  /** Each family's match step (the mempool matches against the chain's filter set). */
+  matching: Matchings;
+  wallets: BitcoinWallets;
+  dispatcher: Dispatcher;
+  pool: { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver };
+}
+
+/**
+ * Added xpubs' windows derived in the worker pool from now on; the Bitcoin follower and its mempool watcher,
+ * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_URL).
+ */
+export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, wallets, dispatcher, pool }: FollowParts & BitcoinFollowParts): void {
+  wallets.deriveWith(pool.xpubs);
+  if (config.bitcoin.url === undefined) return;
+  const upstream = rpc(config.bitcoin.url);
+  following.upstreams.set(BITCOIN_CHAIN, upstream);
+  following.nodeUrls.set(BITCOIN_CHAIN, nodeOrigin(config.bitcoin.url));
+  const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv, clock, log, watchlist, sets: new FilterSets(matching), windows: wallets.windows, grown: (id) => wallets.grown(id), dispatcher });
+  const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
+    confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
+    pollMs: config.bitcoin.pollMs,
+    retention: config.retentionBlocks,
+    pool: pool.bitcoin,
+    // The mempool after the blocks: a transaction just mined is no longer there to be announced.
+    afterSync: () => mempool.poll(),
+    // New to the store: from its start block, backfilled to the node's best block, else from that block.
+    startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
+  });
+  following.followers.push(follower);
+  follower.start();
+}

@@ -1,0 +1,33 @@
+import { findChain } from '../chains/registry.js';
+import type { FollowParts, Started } from '../families/family.js';
+import type { SlotWake } from '../ports.js';
+import { nodeOrigin } from '../redact.js';
+import { SolanaFollower } from './follower.js';
+import type { SolanaIngestPool } from './prepared.js';
+import { SOLANA_CHAIN } from './stream.js';
+
+/** What the Solana follower needs beyond the shared parts. */
+export interface SolanaFollowParts {
+  /** slotSubscribe on a node's WebSocket. */
+  slotSubscription(wsUrl: string): SlotWake & Started;
+  pool: { solana: SolanaIngestPool };
+}
+
+/** The Solana follower, when a Solana node is configured (CHAINPOST_SOLANA_URL), woken by its slot subscription when it has a WebSocket. */
+export function followSolana({ config, log, clock, kv, following, events, rpc, slotSubscription, pool }: FollowParts & SolanaFollowParts): Started | void {
+  if (config.solana.url === undefined) return;
+  const upstream = rpc(config.solana.url);
+  following.upstreams.set(SOLANA_CHAIN, upstream);
+  following.nodeUrls.set(SOLANA_CHAIN, nodeOrigin(config.solana.url));
+  const slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
+  const follower = new SolanaFollower(SOLANA_CHAIN, upstream, kv, clock, events(), log, {
+    confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
+    pollMs: config.solana.pollMs,
+    retention: config.retentionBlocks,
+    pool: pool.solana,
+    ...(slots === undefined ? {} : { slots }),
+  });
+  following.followers.push(follower);
+  follower.start();
+  return slots;
+}
