@@ -1,6 +1,6 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CHILD_LOGS } from '../bench/proc.js';
+import { CHILD_LOGS, type Listening } from '../bench/proc.js';
 
 /**
  * The service as the binary runs it, from dist/ (built before the tests run), loaded by Node itself: through vitest's
@@ -11,18 +11,9 @@ const { startService } = (await dist('app/server.js')) as typeof import('../app/
 const { parseConfig } = (await dist('engine/config/config.js')) as typeof import('../engine/config/config.js');
 
 /** A server run inside the test process: what a test reads of a started server but its process. */
-export interface InProcess {
-  port: number;
+export interface InProcess extends Listening {
   /** The process serving (this one: its /proc/<pid> figures are the server's). */
   pid: number;
-  /** Everything printed so far: the log lines and the notices (stdout and stderr, as a child's). */
-  output: () => string;
-  /** The JSON log lines alone (a child's stdout). */
-  stdout: () => string;
-  /** Resolves with 0 once stop() has closed everything (1 when closing failed), as a child's exit code. */
-  exited: Promise<number | null>;
-  /** Closes the listeners, the ingest (worker pool, followers, embedded anvil), delivery and the store. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 let started = 0;
