@@ -108,7 +108,8 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const metrics = new Metrics();
     const following = new Following();
     const heads = chainGauges({ config, clock, metrics, following });
-    watchEventLoop(metrics);
+    // Stopped with the store: a test process runs one server after another (test/in-process.ts).
+    const unwatchLoop = watchEventLoop(metrics);
     watchMemory(metrics);
     const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
     const tokens = await TokenIssuer.open(store);
@@ -160,7 +161,10 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       readiness,
       notice,
       startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
-      close,
+      close: async () => {
+        unwatchLoop();
+        await close();
+      },
     };
   } catch (err) {
     await close();
@@ -188,11 +192,11 @@ function chainGauges({ config, clock, metrics, following }: { config: Config; cl
 }
 
 /** Builds and starts the whole service from a parsed configuration. */
-export async function startService({ config, out, before = noWait, adapters = {} }: { config: Config; out?: (line: string) => void; before?: BeforePart; adapters?: Adapters }): Promise<Service> {
+export async function startService({ config, out, notice, before = noWait, adapters = {} }: { config: Config; out?: (line: string) => void; notice?: (text: string) => void; before?: BeforePart; adapters?: Adapters }): Promise<Service> {
   if (!nativeUwsLoaded()) {
     throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
   }
-  const core = await createCore({ config, ...(out === undefined ? {} : { out }), adapters });
+  const core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
   const { log } = core;
   /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
   const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {

@@ -20,17 +20,21 @@ function keepChildLog(child: ChildProcess, env: Record<string, string | undefine
   child.stderr!.on('data', keep);
 }
 
-/** A child server process and the JSON `listening` log line it printed. */
-export interface Started {
-  child: ChildProcess;
+/** A server started and listening, in this process or a child one (test/in-process.ts). */
+export interface Listening {
   port: number;
   /** Everything printed so far, stdout and stderr. */
   output: () => string;
   /** What was printed on stdout alone. */
   stdout: () => string;
-  /** Resolves with the exit code once the process is gone. */
+  /** Resolves with the exit code once the process is gone (a server in the test process: 0 once stop() closed it). */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A child server process and the JSON `listening` log line it printed. */
+export interface Started extends Listening {
+  child: ChildProcess;
 }
 
 /** The server's `{"msg":"listening","port":N}` log line. */

@@ -6,7 +6,7 @@ import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
 import { publicClient } from './contracts.js';
-import { advance, cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { advance, cli, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1 } from './streams-harness.js';
@@ -83,7 +83,8 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
   it('backfills from the start block with progress in /health, the CLI and the log, resumes after a kill, indexes it all, and sends no webhook for history', { timeout: 90_000 }, async () => {
     // Receipts of the first 150 blocks pass, then the node holds them: the backfill stops part-way.
     let release = proxy.hold('eth_getBlockReceipts', 150);
-    s = await startChainpost(env(), dir);
+    // The built binary: what a kill -9 mid-backfill leaves is what the resume is checked on.
+    s = await startBinary(env(), dir);
 
     // Running: figures move, then stand where the node holds (a receipt is held, and the head stood still for 0.5 s).
     const seen: Json[] = [];
@@ -131,7 +132,7 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     const streamId = made.body.id as string;
     expect((await s.call(`/streams/evm/${streamId}/address`, { method: 'POST', json: { address: [A1] } })).status).toBe(200);
 
-    // Killed mid-backfill; the node moves on meanwhile; started again.
+    // Killed mid-backfill (the binary's process: see the start above); the node moves on meanwhile; started again.
     await s.stop('SIGKILL');
     await mine(5);
     release();

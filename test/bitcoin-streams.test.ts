@@ -6,7 +6,7 @@ import * as ecc from '@bitcoinerlab/secp256k1';
 import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
 import { bigBlock, prunedChain } from './bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
-import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { startBinary, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 
 /**
@@ -181,6 +181,10 @@ describe('Bitcoin streams, delivered', () => {
   });
 
   it('a restart between the in-block and the confirmed webhook: each arrives once', async () => {
+    // A kill -9 of the server's process is what is checked: the built binary's, on the same data.
+    await s.stop();
+    s = await startBinary(env(), s.dir);
+    await caughtUp();
     const watched = owner('p2tr', 'e2e-restart');
     const id = await createStream();
     await s.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: watched.address } });
@@ -191,7 +195,7 @@ describe('Bitcoin streams, delivered', () => {
     await s.stop('SIGKILL');
     mineBlock(core.chain);
     mineBlock(core.chain);
-    s = await startChainpost(env(), s.dir);
+    s = await startBinary(env(), s.dir);
     expect(await until(() => phases(id).confirmed.length === 1, 15_000)).toBe(true);
     await caughtUp();
     expect(phases(id).confirmed[0]!.block.hash).toBe(block.getId());

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
 import { startAnvil } from '../http/clients/anvil.js';
-import { BIN, cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+// The built binary: the CLI as a user runs it, beside a server process it kills or asks for its pid.
+import { BIN, cli, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 /** Runs `chainpost args…` in a fresh directory with CHAINPOST_DATA unset (a new user's clone), and says what it left there. */
 async function inFreshDir(args: string[]): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
@@ -110,7 +111,7 @@ describe('the data directory', () => {
 
   it('lets serve create its directory, and names it on stderr and in the listening line', async () => {
     const parent = tempDir();
-    const s = await startChainpost({}, join(parent, 'fresh'));
+    const s = await startBinary({}, join(parent, 'fresh'));
     try {
       expect(s.output()).toContain(`chainpost: data directory ${join(parent, 'fresh')}\n`);
       expect(s.stdout()).toContain(`"data":${JSON.stringify(join(parent, 'fresh'))}`);
@@ -123,7 +124,7 @@ describe('the data directory', () => {
 
 describe('one server per data directory', () => {
   it('refuses a second server on the same directory, naming the pid holding it; keys commands still work; a server killed with SIGKILL does not block the next', async () => {
-    const first = await startChainpost();
+    const first = await startBinary();
     try {
       const pid = first.child.pid!;
       // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
@@ -141,7 +142,7 @@ describe('one server per data directory', () => {
       await first.exited;
       // Its lock file stays behind (nothing runs on SIGKILL), and is found stale.
       expect(existsSync(join(first.dir, 'server.lock'))).toBe(true);
-      const next = await startChainpost({}, first.dir);
+      const next = await startBinary({}, first.dir);
       try {
         expect((await next.call('/health')).status).toBe(200);
         expect(await cli(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({ code: 1, stderr: expect.stringContaining(`(pid ${next.child.pid})`) });
@@ -189,9 +190,9 @@ describe('status', () => {
     let ok: Running | undefined;
     let failing: Running | undefined;
     try {
-      ok = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '50' });
+      ok = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '50' });
       // 0x1's node is a closed loopback port: a real connection refused, retried with backoff.
-      failing = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_POLL_MS: '50' });
+      failing = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_POLL_MS: '50' });
       expect(await upstreamIs(ok, '0x539', 'ok')).toBe(true);
       expect(await upstreamIs(failing, '0x1', 'failing')).toBe(true);
 

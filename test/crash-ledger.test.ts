@@ -6,7 +6,8 @@ import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS } from './contracts.js';
-import { startChainpost, tempDir, until, type Running } from './helpers.js';
+// The built binary: the ledger is about SIGKILL of the server's process at chosen moments.
+import { startBinary, tempDir, until, type RunningBinary } from './helpers.js';
 import { auditLedger, type Arrival, type ChainBlock, type LedgerReport } from './ledger.js';
 import { startReceiver, type Received } from './receiver.js';
 
@@ -79,7 +80,7 @@ interface Kill {
 describe('crash ledger', () => {
   let anvil: Anvil | undefined;
   let rx: Awaited<ReturnType<typeof startReceiver>> | undefined;
-  let s: Running | undefined;
+  let s: RunningBinary | undefined;
   /** Stops the transactions and closes the client to anvil (also when the test failed halfway). */
   let stopFlow = async (): Promise<void> => {};
   const dir = tempDir();
@@ -162,7 +163,7 @@ describe('crash ledger', () => {
     };
 
     const env = { CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_STAGE_CHUNK: String(STAGE_CHUNK) };
-    s = await startChainpost(env, dir, undefined, 60_000);
+    s = await startBinary(env, dir, undefined, 60_000);
 
     // The streams, each watching two of the addresses.
     const watches = new Map<string, Set<string>>();
@@ -302,7 +303,7 @@ describe('crash ledger', () => {
       open.clear();
       run++;
       // The worker pool runs at nice 10: on a busy machine its start can be slow.
-      s = await startChainpost(env, dir, undefined, 60_000);
+      s = await startBinary(env, dir, undefined, 60_000);
     }
 
     // The end: no more transactions; one last watched one, then deep enough for every block to be confirmed.

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { advance, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+// The built binary: kill -9 and SIGTERM of the server's process are what these tests check.
+import { advance, startBinary, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -21,7 +22,7 @@ describe('crash safety', () => {
   it('delivers every acknowledged webhook after a kill -9 in the middle of the queue', async () => {
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     const created = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], tag: 'crash' } });
     const id: string = created.body.id;
     // Three enqueue transactions; one stream delivers one at a time, in order (~2 ms each on a quiet machine).
@@ -37,7 +38,7 @@ describe('crash safety', () => {
     const beforeRestart = rx.webhooks().length;
     expect(beforeRestart).toBeLessThan(N);
 
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     const deadline = Date.now() + 60_000;
     const seen = () => new Set(rx.webhooks().map((w) => w.body.block.number));
     while (seen().size < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -56,7 +57,7 @@ describe('crash safety', () => {
     await stopAndClean(s);
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     const id: string = (await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?stop`, chainIds: ['0x1'], tag: 'stop' } })).body.id;
     const mine = () => rx.webhooks().filter((w) => w.body.streamId === id);
     // The receiver holds its answer 1.5 s: the stop comes while the POST is in flight.
@@ -73,7 +74,7 @@ describe('crash safety', () => {
       rx.state.delay = () => 0;
     }
     // Its success was committed: not sent again after a restart, and counted.
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 } });
     await new Promise((r) => setTimeout(r, 300));
     expect(mine()).toHaveLength(1);
@@ -85,7 +86,7 @@ describe('crash safety', () => {
     await stopAndClean(s);
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0' };
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     const make = async (query: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?${query}`, chainIds: ['0x1'], tag: 'replay' } })).body.id;
     const [done, cut] = [await make('replayed'), await make('replay-cut')];
     const mine = (id: string) => rx.webhooks().filter((w) => w.body.streamId === id);
@@ -108,7 +109,7 @@ describe('crash safety', () => {
       rx.state.answer = () => 200;
       rx.state.delay = () => 0;
     }
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     await advance(s, 61);
     await advance(s, 11 * 60);
     // The failed try and the replay; the failed try, the replay cut short, and the retry it left.
@@ -128,14 +129,14 @@ describe('crash safety', () => {
     await stopAndClean(s);
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     const url = `${rx.url}?restart-rate`;
     const make = async (webhookUrl: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], tag: 'rate' } })).body.id;
     const [sending, other] = [await make(url), await make(`${rx.url}?elsewhere`)];
     expect((await s.call(`/streams/evm/${other}`, { method: 'POST', json: { webhookUrl: url } })).status).toBe(200);
     expect(await s.stop('SIGTERM')).toBe(0);
     // The new run knows the URL's streams from the store alone.
-    s = await startChainpost(env, dir);
+    s = await startBinary(env, dir);
     rx.state.answer = (r) => (r.body.streamId === sending ? 500 : 200);
     try {
       const webhooks = Array.from({ length: 31 }, (_, i) => ({ chainId: '0x1', block: { number: String(i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));

@@ -5,13 +5,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startProcess, type Started } from '../bench/proc.js';
+import { startInProcess, type InProcess } from './in-process.js';
 import { registerSecret } from './secret-scan.js';
 
 export const BIN = fileURLToPath(new URL('../bin/chainpost.js', import.meta.url));
 
 export const tempDir = (): string => mkdtempSync(join(tmpdir(), 'chainpost-test-'));
 
-export interface Running extends Started {
+/** A started server, in this process or a child one. */
+export interface Running extends InProcess {
   url: string;
   dir: string;
   key: string;
@@ -24,21 +26,41 @@ export const TEST_KEY = 'cpk_test_key_0123456789abcdefXYZ';
 /** The operator's credential of the servers tests start (CHAINPOST_ADMIN_KEY): apiCaller sends it to the admin routes. */
 export const TEST_ADMIN_KEY = 'test_admin_key_0123456789abcdef';
 
-/** Starts the real server binary (`bin`: another build's, such as an older chainpost's) on a free loopback port with a temp LMDB directory; `timeoutMs` for its listening line (default 15 s). */
+/** A server started as the built binary: its process too. */
+export interface RunningBinary extends Running, Started {}
+
+/**
+ * The environment every test server starts with. No chain to follow unless a test asks for one (an unset
+ * CHAINPOST_CHAINS would start the embedded anvil). Receivers and metadata servers listen on loopback, which a
+ * server following chains (CHAINPOST_CHAINS, even none) refuses by default: allowed here, for every test; a test
+ * of the default passes '' (unset).
+ */
+const serverEnv = (env: Record<string, string>, dir: string): Record<string, string> => ({ CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_PRIVATE_TARGETS: 'allow', ...env });
+
+/**
+ * Starts the real server (app/'s service, the same code the binary runs) in the test process on a free loopback port
+ * with a temp LMDB directory: a second or more faster than a child process. `bin`, another build's binary (an older
+ * chainpost's), starts that binary instead.
+ */
 export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
-  // No chain to follow unless a test asks for one (an unset CHAINPOST_CHAINS would start the embedded anvil).
-  // Receivers and metadata servers listen on loopback, which a server following chains (CHAINPOST_CHAINS, even
-  // none) refuses by default: allowed here, for every test; a test of the default passes '' (unset).
-  const started = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_PRIVATE_TARGETS: 'allow', ...env }, timeoutMs);
+  if (bin !== BIN) return startBinary(env, dir, bin, timeoutMs);
+  return running(await startInProcess(serverEnv(env, dir)), env, dir);
+}
+
+/**
+ * Starts the real server binary (`bin`: another build's, such as an older chainpost's) as a child process, as a
+ * user does: for the tests that signal or kill the process, or read what it prints as a user would. `timeoutMs`
+ * for its listening line (default 25 s).
+ */
+export async function startBinary(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<RunningBinary> {
+  const started = await startProcess([bin, 'serve'], serverEnv(env, dir), timeoutMs);
+  return running(Object.assign(started, { pid: started.child.pid! }), env, dir);
+}
+
+function running<S extends InProcess>(started: S, env: Record<string, string>, dir: string): S & Running {
   const url = `http://127.0.0.1:${started.port}`;
   const key = env['CHAINPOST_API_KEY'] ?? TEST_KEY;
-  return {
-    ...started,
-    url,
-    dir,
-    key,
-    call: apiCaller(url, key),
-  };
+  return Object.assign(started, { url, dir, key, call: apiCaller(url, key) });
 }
 
 /**

@@ -9,7 +9,7 @@ import { blockKey } from '../engine/ingest/chain-store.js';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
-import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { startBinary, startChainpost, stopAndClean, tempDir, until, type Running, type RunningBinary } from './helpers.js';
 
 /**
  * Ingestion through the real server binary: several upstreams at once (one
@@ -189,7 +189,8 @@ describe('ingestion in the server binary', () => {
   it('after a kill -9 mid catch-up, a restart completes the chain with no gap and no stale block', { timeout: 30_000 }, async () => {
     let anvil: Anvil | undefined;
     let rpc: ReturnType<typeof jsonRpcUpstream> | undefined;
-    let s: Running | undefined;
+    // The built binary: the kill -9 of the server's process is what this test checks.
+    let s: RunningBinary | undefined;
     let store: Store | undefined;
     const dir = tempDir();
     // Every block kept (no retention pruning), so every one can be checked.
@@ -220,7 +221,7 @@ describe('ingestion in the server binary', () => {
           from = target;
           target = await mineWithTxs(200 * 2 ** round);
         }
-        s = await startChainpost(env, dir);
+        s = await startBinary(env, dir);
         const lower = from + 0.3 * (target - from);
         const settled = await until(async () => {
           const { head } = await chainOf(s!, '0x539');
@@ -245,7 +246,7 @@ describe('ingestion in the server binary', () => {
       await store.close();
       store = undefined;
 
-      s = await startChainpost(env, dir);
+      s = await startBinary(env, dir);
       const caughtUp = await until(async () => (await chainOf(s!, '0x539')).head === target, 10_000);
       const after = await chainOf(s, '0x539');
       expect(caughtUp, JSON.stringify(after)).toBe(true);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from '../bench/proc.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
-import { BIN, cli, startChainpost, stopAndClean, tempDir, until } from './helpers.js';
+// The built binary: signals, the exit code and what the process prints as a user sees it.
+import { BIN, cli, startBinary, stopAndClean, tempDir, until } from './helpers.js';
 
 const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
 
@@ -29,7 +30,7 @@ describe('start-up', () => {
   });
 
   it('creates the key given by CHAINPOST_API_KEY and prints no other', async () => {
-    const s = await startChainpost({ CHAINPOST_API_KEY: 'cpk_given_by_the_environment_1' });
+    const s = await startBinary({ CHAINPOST_API_KEY: 'cpk_given_by_the_environment_1' });
     try {
       expect(s.output()).not.toMatch(/API key:/);
       expect(await version(s.url, 'cpk_given_by_the_environment_1')).toBe(200);
@@ -67,7 +68,7 @@ describe('start-up', () => {
     const r = await cli(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/m);
-    const dotted = await startChainpost({}, join(dir, 'chain.data'));
+    const dotted = await startBinary({}, join(dir, 'chain.data'));
     try {
       expect((await dotted.call('/api/v2.2/web3/version')).status).toBe(200);
     } finally {
@@ -102,7 +103,7 @@ describe('start-up', () => {
     await store.close();
     const refused = await cli(['keys', 'list'], dir, {});
     expect(refused.stderr).toMatch(new RegExp(`holds schema version ${SCHEMA_VERSION - 1}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\``));
-    const s = await startChainpost({}, dir);
+    const s = await startBinary({}, dir);
     try {
       const lines = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(lines).toEqual([
@@ -119,7 +120,7 @@ describe('start-up', () => {
   });
 
   it('refuses a port already taken, naming it, and creates and prints no key; the next start prints one that works', async () => {
-    const s = await startChainpost();
+    const s = await startBinary();
     const dir = tempDir();
     try {
       // A new store with no CHAINPOST_API_KEY: a start that succeeded would make and print its first key.
@@ -147,7 +148,7 @@ describe('start-up', () => {
 
 describe('shutdown', () => {
   it.for(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal, { expect }) => {
-    const s = await startChainpost();
+    const s = await startBinary();
     try {
       const sock = connect(s.port, '127.0.0.1');
       await new Promise((r) => sock.once('connect', r));
@@ -176,7 +177,7 @@ describe('shutdown', () => {
   });
 
   it('counts nothing in flight after clients abandoned their uploads, so it stops at once', async ({ expect }) => {
-    const s = await startChainpost();
+    const s = await startBinary();
     try {
       for (let i = 0; i < 5; i++) {
         const sock = connect(s.port, '127.0.0.1');
@@ -197,7 +198,7 @@ describe('shutdown', () => {
   });
 
   it('exits 0 within 10 s even when a request in flight never completes', async ({ expect }) => {
-    const s = await startChainpost();
+    const s = await startBinary();
     try {
       const sock = connect(s.port, '127.0.0.1');
       await new Promise((r) => sock.once('connect', r));
@@ -217,7 +218,7 @@ describe('shutdown', () => {
 
 describe('keys CLI', () => {
   it('creates, lists and revokes keys while the server runs, taking effect at once', async () => {
-    const s = await startChainpost();
+    const s = await startBinary();
     try {
       const created = await cli(['keys', 'create', '--name', 'alice', '--email', 'alice@example.org'], s.dir);
       expect(created.code).toBe(0);

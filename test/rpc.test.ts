@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, encodeFunctionData, http, parseEther, parseGwei, type TransactionReceipt } from 'viem';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
-import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { advance, startBinary, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { A0, A1, A2, ERC20_ABI as ERC20 } from './streams-harness.js';
 import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
@@ -115,9 +115,11 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
     anvil = await startAnvil();
     proxy = await nodeProxy(anvil.url);
     rpcPort = await freePort();
+    // The built binaries, for now: in the test process, s answered calls from block 0 ("earliest", and "latest") by
+    // the node instead of its store in 2 runs of 4 (both servers in one process; cause not found yet).
     [s, p] = await Promise.all([
-      startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_RPC_PORT: String(rpcPort) }),
-      startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_RETENTION_BLOCKS: '1', CHAINPOST_RPC_GAS_CAP: '1000000' }),
+      startBinary({ ...ENV, CHAINPOST_CHAINS: `0x539=${proxy.url}`, CHAINPOST_RPC_PORT: String(rpcPort) }),
+      startBinary({ ...ENV, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_RETENTION_BLOCKS: '1', CHAINPOST_RPC_GAS_CAP: '1000000' }),
     ]);
     const send = async (c: Deployed, functionName: string, args: readonly unknown[], account = DEV_ACCOUNTS[0]) => {
       receipts.push(await write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account }));

@@ -36,7 +36,7 @@ beforeAll(async () => {
   const dir = tempDir();
   const started = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: undefined, CHAINPOST_DEVNET_PORT: '0' });
   const url = `http://127.0.0.1:${started.port}`;
-  s = { ...started, url, dir, key: TEST_KEY, call: apiCaller(url, TEST_KEY) };
+  s = { ...started, pid: started.child.pid!, url, dir, key: TEST_KEY, call: apiCaller(url, TEST_KEY) };
   // The file asks for the latest block: the devnet has mined a few and the Data API holds them.
   expect(await indexedTo(s, 2)).toBe(true);
   work = mkdtempSync(join(tmpdir(), 'chainpost-sdk-readme-'));

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { advance, cli, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+// The built binary: its stdout and stderr as a user (or a log collector) reads them, searched for secrets.
+import { advance, cli, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
@@ -33,7 +34,7 @@ describe('secrets never logged', () => {
     nodeUrl.username = 'nodeuser';
     nodeUrl.password = NODE_PASS;
     rpcPort = await freePort();
-    s = await startChainpost({
+    s = await startBinary({
       CHAINPOST_API_KEY: API_KEY,
       CHAINPOST_CHAINS: `0x539=${nodeUrl}`,
       CHAINPOST_RPC_PORT: String(rpcPort),
@@ -120,7 +121,7 @@ describe('secrets never logged', () => {
     for (const env of [{ CHAINPOST_SMTP_URL: `http://mailer:${SMTP_PASS}@127.0.0.1:25` }, { CHAINPOST_CHAINS: `0x539=ftp://nodeuser:${NODE_PASS}@127.0.0.1:1` }] as Array<Record<string, string>>) {
       const dir = tempDir();
       try {
-        const err = await startChainpost(env, dir).then(
+        const err = await startBinary(env, dir).then(
           () => undefined,
           (e: Error) => e.message,
         );

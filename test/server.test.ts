@@ -245,7 +245,7 @@ describe('front end', () => {
   it('shows its memory on /metrics: RSS split into anonymous and file pages as /proc says, V8\'s heap and what lies outside it', async () => {
     const text: string = (await s.call('/metrics', { headers: { 'x-no-key': '1' } })).body;
     const kind = (k: string) => Number(new RegExp(`^chainpost_process_memory_bytes\\{kind="${k}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
-    const status = readFileSync(`/proc/${s.child.pid}/status`, 'utf8');
+    const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
     const proc = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
     // Read a moment apart: within 20 % of each other.
     for (const [k, field] of [['rss', 'VmRSS'], ['rssAnon', 'RssAnon'], ['rssFile', 'RssFile']] as const) expect(Math.abs(kind(k) - proc(field)) / proc(field), k).toBeLessThan(0.2);

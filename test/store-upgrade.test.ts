@@ -11,7 +11,8 @@ import { startAnvil } from '../http/clients/anvil.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
 import { devnetApi } from './data-api.js';
-import { cli, startChainpost, tempDir, until, type Running } from './helpers.js';
+// The built binary: an older build's server and this one's, started on the same data as a user upgrades.
+import { cli, startBinary, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -102,7 +103,7 @@ describe('a store written by layout version 5', () => {
     const all = answers();
     const { recorded, otherKey } = all;
     expect(recorded.length).toBeGreaterThanOrEqual(10);
-    s = await startChainpost({ ...NO_NODE, CHAINPOST_NOW: recordedAt(all) }, dir);
+    s = await startBinary({ ...NO_NODE, CHAINPOST_NOW: recordedAt(all) }, dir);
     const said = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Json);
     expect(said).toEqual([
       expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 7 }),
@@ -158,7 +159,7 @@ async function makeFixture(): Promise<void> {
   const rx = await startReceiver();
   let s: Running | undefined;
   try {
-    s = await startChainpost(serverEnv(anvil), data, bin);
+    s = await startBinary(serverEnv(anvil), data, bin);
     const main = s;
     const other = execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'second-tenant'], { env: { ...process.env, CHAINPOST_DATA: data }, encoding: 'utf8' }).trim().split('\n').at(-1)!;
     // Streams first, so the blocks below are delivered and logged.

@@ -1,0 +1,72 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { CHILD_LOGS, type Listening } from '../bench/proc.js';
+
+/**
+ * The service as the binary runs it, from dist/ (built before the tests run), loaded by Node itself: through vitest's
+ * transform, the sources would cost every test file seconds more to load.
+ */
+const dist = (path: string): Promise<unknown> => import(new URL(`../dist/${path}`, import.meta.url).href);
+const { startService } = (await dist('app/server.js')) as typeof import('../app/server.js');
+const { parseConfig } = (await dist('engine/config/config.js')) as typeof import('../engine/config/config.js');
+
+/** A server run inside the test process: what a test reads of a started server but its process. */
+export interface InProcess extends Listening {
+  /** The process serving (this one: its /proc/<pid> figures are the server's). */
+  pid: number;
+}
+
+let started = 0;
+
+/**
+ * Starts app/'s service in this process on `env` over the test process's environment (parsed as the binary parses
+ * its own; process.env is left as it is): a temp LMDB, the real uWS listener on a loopback port, its own worker
+ * pool and metrics. Its log lines are kept under CHAINPOST_CHILD_LOGS beside the children's, for the run's secret
+ * scan. A configuration the binary refuses rejects with the text the binary would print before exiting.
+ */
+export async function startInProcess(env: Record<string, string>): Promise<InProcess> {
+  let out = '';
+  let stdout = '';
+  const keep = keptLog(env);
+  const print = (text: string, toStdout: boolean): void => {
+    out += text;
+    if (toStdout) stdout += text;
+    keep(text);
+  };
+  let service: Awaited<ReturnType<typeof startService>>;
+  try {
+    const parsed = parseConfig({ ...process.env, ...env });
+    const config = { ...parsed, dataDir: resolve(parsed.dataDir) };
+    print(`chainpost: data directory ${config.dataDir}\n`, false);
+    service = await startService({ config, out: (line) => print(line, true), notice: (text) => print(text, false) });
+  } catch (err) {
+    print(`chainpost: ${(err as Error).message}\n`, false);
+    throw new Error(`exited with 1 before listening:\n${out}`);
+  }
+  let stopping: Promise<number | null> | undefined;
+  let exit: (code: number | null) => void = () => {};
+  const exited = new Promise<number | null>((resolve) => (exit = resolve));
+  // Every signal stops it the one way there is in a process that goes on: gracefully (the kill tests run the binary).
+  const stop = (): Promise<number | null> => {
+    stopping ??= service.stop().then(
+      () => 0,
+      (err: unknown) => {
+        service.log.error('stop failed', { err });
+        return 1;
+      },
+    );
+    void stopping.then(exit);
+    return exited;
+  };
+  return { port: service.server.port, pid: process.pid, output: () => out, stdout: () => stdout, exited, stop };
+}
+
+/** Appends to this server's file under CHAINPOST_CHILD_LOGS, with the CHAINPOST_ variables it was given (test/secret-scan.ts). */
+function keptLog(env: Record<string, string>): (text: string) => void {
+  const dir = process.env[CHILD_LOGS];
+  if (dir === undefined || dir === '') return () => {};
+  const base = join(dir, `${process.pid}-in-process-${++started}`);
+  const given = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([k]) => k.startsWith('CHAINPOST_') && k !== CHILD_LOGS));
+  writeFileSync(`${base}.env.json`, JSON.stringify(given));
+  return (text) => appendFileSync(`${base}.log`, text);
+}
