@@ -10,6 +10,7 @@
  * takes the admin routes with any tenant key). The figures and the promise each "after" figure must keep are in
  * ATTACKS; bench/results/attacks.json has them all, `met` when every "after" figure keeps its promise.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -48,7 +49,6 @@ const CHALLENGES = 200;
 /** An attack still running after this long is given up, and the servers it started are killed. */
 const ATTACK_CAP_MS = 240_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 
 /** A figure: a number (ms, counts, MB), or a word (yes/no, a status, a kind of message). */

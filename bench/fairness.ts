@@ -9,6 +9,7 @@
  * to the tenants in turn). A fresh server and store for each. bench:attacks runs the attack scaled down, on an earlier
  * build too (fairnessRig, fairnessRun).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startProcess } from './proc.js';
+import { startProcess, until } from './proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const KEY = 'cpk_bench_fairness_key_0123456789ab';
@@ -32,15 +33,6 @@ const MAX_IN_FLIGHT = 512;
 /** How long tenant B's webhooks may take to arrive after the window before the run gives up on them. */
 const DRAIN_MS = 60_000;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-async function until(probe: () => Promise<boolean> | boolean, ms: number, every = 50): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await probe()) return true;
-    if (performance.now() > deadline) return false;
-    await sleep(every);
-  }
-}
 const payload = (n: number): Record<string, unknown> => ({ confirmed: false, chainId: '0x1', block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
 
 /** Tenant B's receiver, in this process (its arrival instants are read on the clock the sends are), and tenant A's hanging receivers, in another. */

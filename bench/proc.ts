@@ -1,12 +1,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Where every child's output is also written, when set (the test run sets it, then scans the
  * files for the secrets the children were given: test/secret-scan.ts).
  */
 export const CHILD_LOGS = 'CHAINPOST_CHILD_LOGS';
+
+/** Polls `probe` every `every` ms until it holds or `ms` run out; says whether it held. */
+export async function until(probe: () => boolean | Promise<boolean>, ms: number, every = 50): Promise<boolean> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    if (await probe()) return true;
+    if (performance.now() > deadline) return false;
+    await sleep(every);
+  }
+}
 
 /** Keeps a copy of what `child` prints, and of the CHAINPOST_ variables it was given, under CHAINPOST_CHILD_LOGS. */
 function keepChildLog(child: ChildProcess, env: Record<string, string | undefined>): void {

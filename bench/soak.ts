@@ -22,6 +22,7 @@
  * 31st failure, the queue cap's 10,000th webhook, and error → terminated at 24 h
  * for every stream in error. Exit code 0 only if every goal holds.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +37,7 @@ import {
   SPEC_RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS,
   SPEC_START_RATE as START_RATE,
 } from './soak-spec.js';
-import { cpuMs, startProcess, type Started } from './proc.js';
+import { cpuMs, startProcess, type Started, until } from './proc.js';
 import { BIN, percentile, report, round } from './report.js';
 import type { Counts } from './soak-receiver.js';
 import { storeBreakdown, type TableSize } from './store-breakdown.js';
@@ -113,15 +114,6 @@ const check = (ok: boolean, what: string): boolean => {
 };
 /** 31st, 30th, 10000th. */
 const ordinal = (n: number): string => `${n}${n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th')}`;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-async function until(probe: () => Promise<boolean>, ms: number, every = 50): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await probe()) return true;
-    if (performance.now() > deadline) return false;
-    await sleep(every);
-  }
-}
 
 /** VmRSS, RssAnon and RssFile of a live process, MB. */
 function rss(pid: number): { rssMb: number; rssAnonMb: number; rssFileMb: number } {

@@ -18,7 +18,7 @@ import { mainnetChain } from '../test/bitcoin-core/fixtures.js';
 import { manyXpubs } from '../test/bitcoin-core/keys.js';
 import { startBitcoinCore } from '../test/bitcoin-core/server.js';
 import { startProcess } from './proc.js';
-import { BIN, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round } from './report.js';
 
 const KEY = 'cpk_bench_xpubs_key_0123456789abcdef';
 const XPUBS = DEFAULT_LIMITS.xpubs;
@@ -30,10 +30,6 @@ const BURST_CONCURRENCY = 8;
 /** /health probes with nothing else to do (the baseline). */
 const IDLE_PROBES = 400;
 
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
 
 /** What one build measures. */
 export interface Run {
@@ -128,7 +124,7 @@ export async function measureXpubs(bin: string, xpubs = XPUBS, env: Record<strin
     const total = (await api('GET', `/streams/bitcoin/${id}/xpub?limit=1`)).total as number;
     if (total !== xpubs) throw new Error(`the stream holds ${total} xpubs, not ${xpubs}`);
     const oneMoreStatus = oneMore ? (await fetch(`${base}/streams/bitcoin/${id}/xpub`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ xpub: keys[xpubs] }) })).status : undefined;
-    return { oneMoreStatus, addMsAround10th: quantile(first.slice(WARM), 0.5), addMsAround1000th: quantile(end, 0.5), burstAddsPerSec: ((last - EDGE) / burstMs) * 1000, healthIdle, healthDuringAdds };
+    return { oneMoreStatus, addMsAround10th: percentile(first.slice(WARM), 0.5), addMsAround1000th: percentile(end, 0.5), burstAddsPerSec: ((last - EDGE) / burstMs) * 1000, healthIdle, healthDuringAdds };
   } finally {
     await server.stop('SIGTERM');
     await core.close();
@@ -141,15 +137,15 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { before: { type: 'string' } } });
   const before = values.before === undefined ? undefined : await measureXpubs(values.before);
   const now = await measureXpubs(BIN);
-  const p99 = (xs: number[]): number => quantile(xs, 0.99);
+  const p99 = (xs: number[]): number => percentile(xs, 0.99);
   const figures: Record<string, number> = {
     addMsAround10th: round(now.addMsAround10th),
     addMsAround1000th: round(now.addMsAround1000th),
     ratioAdd1000thVs10th: round(now.addMsAround1000th / now.addMsAround10th),
     burstAddsPerSec: round(now.burstAddsPerSec, 0),
-    healthP50IdleMs: round(quantile(now.healthIdle, 0.5)),
+    healthP50IdleMs: round(percentile(now.healthIdle, 0.5)),
     healthP99IdleMs: round(p99(now.healthIdle)),
-    healthP50DuringAddsMs: round(quantile(now.healthDuringAdds, 0.5)),
+    healthP50DuringAddsMs: round(percentile(now.healthDuringAdds, 0.5)),
     healthP99DuringAddsMs: round(p99(now.healthDuringAdds)),
     ratioHealthP99DuringVsIdle: round(p99(now.healthDuringAdds) / p99(now.healthIdle)),
     healthProbesDuringAdds: now.healthDuringAdds.length,

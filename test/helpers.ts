@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startProcess, type Started } from '../bench/proc.js';
+import { startProcess, until as untilHolds, type Started } from '../bench/proc.js';
 import { startInProcess, type InProcess } from './in-process.js';
 import { registerSecret } from './secret-scan.js';
 
@@ -122,15 +122,8 @@ export function indexedTo(server: { call(path: string): Promise<{ body: any }> }
   }, ms, 20);
 }
 
-/** Polls `probe` until it holds or `ms` run out; says whether it held. */
-export async function until(probe: () => boolean | Promise<boolean>, ms: number, every = 10): Promise<boolean> {
-  const deadline = performance.now() + ms;
-  for (;;) {
-    if (await probe()) return true;
-    if (performance.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, every));
-  }
-}
+/** Polls `probe` until it holds or `ms` run out (every 10 ms: tests wait on fast servers); says whether it held. */
+export const until = (probe: () => boolean | Promise<boolean>, ms: number, every = 10): Promise<boolean> => untilHolds(probe, ms, every);
 
 /** Moves the server's test clock forward. */
 export async function advance(r: Running, seconds: number): Promise<string> {
