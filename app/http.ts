@@ -32,7 +32,7 @@ import type { StreamsService } from '../engine/streams/service.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import type { TokenMetadata } from '../engine/evm/token-metadata.js';
 import type { FamilyReplays, FamilyResources } from './families.js';
-import type { Following } from './ingest.js';
+import type { Following } from '../engine/ingest/following.js';
 
 /** Every route of the API port: system, streams, auth, Data API, cross-chain, node access. */
 export function buildRoutes(parts: {

@@ -37,7 +37,6 @@ export const noWait: BeforePart = () => Promise.resolve();
 
 import type { Following } from '../engine/ingest/following.js';
 
-export { Following } from '../engine/ingest/following.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
 export interface IngestParts {

@@ -44,7 +44,8 @@ import { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
-import { Following, noWait, startIngest, type BeforePart } from './ingest.js';
+import { noWait, startIngest, type BeforePart } from './ingest.js';
+import { Following } from '../engine/ingest/following.js';
 import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
 import { openServerStore } from './store.js';
 
@@ -163,6 +164,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
       close: async () => {
         unwatchLoop();
+        heads.stop();
         await close();
       },
     };
@@ -175,7 +177,11 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
 /** The chains' gauges on /metrics, and the watch of their heads that tells a stalled one (for /health too). */
 function chainGauges({ config, clock, metrics, following }: { config: Config; clock: ServiceClock; metrics: Metrics; following: Following }): HeadWatch {
   const { followers } = following;
-  const perChain = (value: (s: FollowerStatus) => number) => () => followers.map((f) => ({ labels: { chain: f.status().chain }, value: value(f.status()) }));
+  const perChain = (value: (s: FollowerStatus) => number) => () =>
+    followers.map((f) => {
+      const s = f.status();
+      return { labels: { chain: s.chain }, value: value(s) };
+    });
   // The embedded devnet mines at its own pace; every other chain at its registry's.
   const heads = new HeadWatch(clock, (chain) => (config.ingest === 'embedded' && chain === DEVNET_CHAIN ? config.devnet.blockTime * 1000 : (findChain(chain)?.blockTimeMs ?? 0)));
   heads.start(() => followers.map((f) => f.status()));

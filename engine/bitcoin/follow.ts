@@ -4,7 +4,6 @@ import type { FollowParts } from '../families/family.js';
 import { FilterSets } from '../match/match-blocks.js';
 import type { Matchings } from '../match/ports.js';
 import type { Watchlist } from '../match/watchlist.js';
-import { nodeOrigin } from '../redact.js';
 import { BitcoinFollower } from './follower.js';
 import { BitcoinMempool } from './mempool.js';
 import type { BitcoinIngestPool } from './prepared.js';
@@ -24,14 +23,12 @@ export interface BitcoinFollowParts {
 
 /**
  * Added xpubs' windows derived in the worker pool from now on; the Bitcoin follower and its mempool watcher,
- * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_URL).
+ * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_RPC).
  */
 export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, wallets, dispatcher, pool }: FollowParts & BitcoinFollowParts): void {
   wallets.deriveWith(pool.xpubs);
   if (config.bitcoin.url === undefined) return;
   const upstream = rpc(config.bitcoin.url);
-  following.upstreams.set(BITCOIN_CHAIN, upstream);
-  following.nodeUrls.set(BITCOIN_CHAIN, nodeOrigin(config.bitcoin.url));
   const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv, clock, log, watchlist, sets: new FilterSets(matching), windows: wallets.windows, grown: (id) => wallets.grown(id), dispatcher });
   const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
     confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
@@ -43,6 +40,6 @@ export function followBitcoin({ config, log, clock, kv, following, events, rpc, 
     // New to the store: from its start block, backfilled to the node's best block, else from that block.
     startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
   });
-  following.followers.push(follower);
+  following.add(BITCOIN_CHAIN, config.bitcoin.url, upstream, follower);
   follower.start();
 }

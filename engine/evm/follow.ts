@@ -3,7 +3,6 @@ import { chainRemoval, effectiveAt } from '../chains/removals.js';
 import type { FollowParts } from '../families/family.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Upstream } from '../ports.js';
-import { nodeOrigin } from '../redact.js';
 import { Follower } from './follower.js';
 import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
 
@@ -50,9 +49,7 @@ export function followEvm({ config, log, clock, kv, following, events, rpc, trac
     // A removal still ahead ends the following when its date comes.
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = trace.upstream(chain.key, rpc(url));
-    following.upstreams.set(chain.key, upstream);
     triggerNodes.set(chain.key, rpc(url, { connections: TRIGGER_CONNECTIONS }));
-    following.nodeUrls.set(chain.key, nodeOrigin(url));
     follower = new Follower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
@@ -62,7 +59,7 @@ export function followEvm({ config, log, clock, kv, following, events, rpc, trac
       startBlock: config.startBlocks.get(key) ?? 'head',
       ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
     });
-    following.followers.push(follower);
+    following.add(chain.key, url, upstream, follower);
     following.indexed.add(chain.key);
     follower.start();
   }

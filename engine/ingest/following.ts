@@ -1,4 +1,5 @@
 import type { Upstream } from '../ports.js';
+import { nodeOrigin } from '../redact.js';
 import type { ChainFollower } from './follow.js';
 
 /**
@@ -8,6 +9,8 @@ import type { ChainFollower } from './follow.js';
  */
 export class Following {
   readonly followers: ChainFollower[] = [];
+  /** The followers by chain key: a Data API request looks its chain's up, a page of rows once per row. */
+  private readonly byChain = new Map<string, ChainFollower>();
   /** Each followed chain's node as /health shows it (its scheme and host: no user, password or path, which may hold a key), by chain key. */
   readonly nodeUrls = new Map<string, string>();
   /** Each followed chain's node, by chain key. */
@@ -15,12 +18,21 @@ export class Following {
   /** The followed chains whose blocks feed the Data API's indexes (/health shows their position). */
   readonly indexed = new Set<string>();
 
+  /** A chain followed from now on: its node (`url` as /health shows it: scheme and host) and its follower, not started yet. */
+  add(chain: string, url: string, upstream: Upstream & { close(): Promise<void> }, follower: ChainFollower): void {
+    this.upstreams.set(chain, upstream);
+    this.nodeUrls.set(chain, nodeOrigin(url));
+    this.followers.push(follower);
+    // By the chain the follower says it follows, as it was looked up before (its status's chain).
+    this.byChain.set(follower.status().chain, follower);
+  }
+
   /** The chain's follower, if it is followed. */
   follower(chain: string): ChainFollower | undefined {
-    return this.followers.find((f) => f.status().chain === chain);
+    return this.byChain.get(chain);
   }
 
   chains(): string[] {
-    return this.followers.map((f) => f.status().chain);
+    return [...this.byChain.keys()];
   }
 }

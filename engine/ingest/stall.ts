@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 
 /**
  * Whether each followed chain's head moves. A node can answer every poll and still make no blocks (anvil
@@ -19,6 +19,7 @@ export const stallAfterMs = (blockTimeMs: number): number => Math.max(STALL_MIN_
 export class HeadWatch {
   /** Each chain's head as last looked at, and when it was first seen there. */
   private readonly last = new Map<string, { head: number; since: number }>();
+  private next: Timer | undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -26,13 +27,18 @@ export class HeadWatch {
     private readonly blockTimeMs: (chain: string) => number,
   ) {}
 
-  /** Looks at the heads `heads` gives now and every LOOK_EVERY_MS of service time on. */
+  /** Looks at the heads `heads` gives now and every LOOK_EVERY_MS of service time on, until stop(). */
   start(heads: () => ReadonlyArray<{ chain: string; head: number }>): void {
     const look = (): void => {
       for (const h of heads()) this.since(h.chain, h.head);
-      this.clock.at(this.clock.now() + LOOK_EVERY_MS, look);
+      this.next = this.clock.at(this.clock.now() + LOOK_EVERY_MS, look);
     };
     look();
+  }
+
+  /** No more looks: a server closed in a process that goes on (a test's) leaves no timer behind. */
+  stop(): void {
+    this.next?.cancel();
   }
 
   /** Whether `chain`, its head at `head` now, has kept that head for its stall time. */

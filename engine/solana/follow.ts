@@ -1,7 +1,6 @@
 import { findChain } from '../chains/registry.js';
 import type { FollowParts, Started } from '../families/family.js';
 import type { SlotWake } from '../ports.js';
-import { nodeOrigin } from '../redact.js';
 import { SolanaFollower } from './follower.js';
 import type { SolanaIngestPool } from './prepared.js';
 import { SOLANA_CHAIN } from './stream.js';
@@ -13,12 +12,10 @@ export interface SolanaFollowParts {
   pool: { solana: SolanaIngestPool };
 }
 
-/** The Solana follower, when a Solana node is configured (CHAINPOST_SOLANA_URL), woken by its slot subscription when it has a WebSocket. */
+/** The Solana follower, when a Solana node is configured (CHAINPOST_SOLANA_RPC), woken by its slot subscription when it has a WebSocket. */
 export function followSolana({ config, log, clock, kv, following, events, rpc, slotSubscription, pool }: FollowParts & SolanaFollowParts): Started | void {
   if (config.solana.url === undefined) return;
   const upstream = rpc(config.solana.url);
-  following.upstreams.set(SOLANA_CHAIN, upstream);
-  following.nodeUrls.set(SOLANA_CHAIN, nodeOrigin(config.solana.url));
   const slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
   const follower = new SolanaFollower(SOLANA_CHAIN, upstream, kv, clock, events(), log, {
     confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
@@ -27,7 +24,7 @@ export function followSolana({ config, log, clock, kv, following, events, rpc, s
     pool: pool.solana,
     ...(slots === undefined ? {} : { slots }),
   });
-  following.followers.push(follower);
+  following.add(SOLANA_CHAIN, config.solana.url, upstream, follower);
   follower.start();
   return slots;
 }
