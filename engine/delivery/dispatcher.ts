@@ -15,7 +15,7 @@ import { kvRates, type RateStore } from './rate-store.js';
 import { markDelivered, type StoredHistory } from './records.js';
 import { purgeExpired, type Retention } from './retention.js';
 import { RetryScheduler } from './retry-scheduler.js';
-import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
+import { DEFAULT_ORIGIN_SLOTS, DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
 import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { StreamHealth } from './stream-health.js';
 import { StreamReads, onNewWebhook, sends, type DeliveryStream, type DeliveryStreams } from './stream-port.js';
@@ -136,7 +136,7 @@ export class Dispatcher {
     this.health = new StreamHealth(this.units, rates, clock, new Alerts(kv, clock, parts.mailer, log, parts.alertEmail), this.queue.cap);
     this.recorder = new AttemptRecorder(this.units, this.health, clock, log);
     this.retries = new RetryScheduler(clock, (id) => this.kick(id), parts.awaitDeliveriesOnWake === true);
-    this.slots = new Slots({ max: parts.maxInFlight ?? MAX_IN_FLIGHT, perOrigin: parts.maxInFlightPerOrigin ?? 64, perTenant: parts.maxInFlightPerTenant ?? DEFAULT_TENANT_SLOTS, unanswered: parts.maxInFlightUnanswered ?? DEFAULT_UNANSWERED_SLOTS });
+    this.slots = new Slots({ max: parts.maxInFlight ?? MAX_IN_FLIGHT, perOrigin: parts.maxInFlightPerOrigin ?? DEFAULT_ORIGIN_SLOTS, perTenant: parts.maxInFlightPerTenant ?? DEFAULT_TENANT_SLOTS, unanswered: parts.maxInFlightUnanswered ?? DEFAULT_UNANSWERED_SLOTS });
   }
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */

@@ -2,6 +2,8 @@
 export const MAX_IN_FLIGHT = 512;
 
 /** A tenant's share of the 512 slots: one tenant's receivers that hang leave three quarters to the others. */
+/** Webhooks in flight to one receiver origin at most: as many as the sender keeps connections to it. */
+export const DEFAULT_ORIGIN_SLOTS = 64;
 export const DEFAULT_TENANT_SLOTS = 128;
 
 /** A tenant's slots to receivers that have not answered it: those that hang hold no more, the rest of its share goes on. */

@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { DEFAULT_ORIGIN_SLOTS } from '../../engine/delivery/slots.js';
 import type { TargetPolicy } from '../../engine/net/targets.js';
 import type { Sender } from '../../engine/ports.js';
 import { TargetRefused, guardedConnector } from './guarded-connect.js';
@@ -11,7 +12,7 @@ import { TargetRefused, guardedConnector } from './guarded-connect.js';
  * saying why, as any connection error).
  */
 /** Keep-alive connections per receiver origin (the dispatcher sends no more than this many at once to one). */
-export const CONNECTIONS_PER_ORIGIN = 64;
+export const CONNECTIONS_PER_ORIGIN = DEFAULT_ORIGIN_SLOTS;
 
 export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin?: number }): Sender & { close(): Promise<void> } {
   const agent = new Agent({ connect: guardedConnector(opts.targets, 'webhookUrl'), connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
