@@ -1,7 +1,7 @@
 // The boundary check of the import graph: `npm run check:boundaries` for people, test/boundaries.test.ts in
 // `npm test`. The rules keep engine/ the domain (no adapters, no sockets or files), keep the shared folders free
 // of any one chain family, and keep the graph free of cycles. Cycles between folders are checked by the test
-// over this cruise's output (see test/boundaries.ts), because dependency-cruiser's folder scope counts a folder
+// over this cruise's output (see tools/boundaries.ts), because dependency-cruiser's folder scope counts a folder
 // with all its subfolders and so never sees engine's root files and a subfolder importing each other.
 
 /** The folders every family shares: they learn about families only through what app/ passes in. */
@@ -21,7 +21,8 @@ const SHARED = [
 const FAMILIES = ['engine/evm/', 'engine/bitcoin/', 'engine/solana/'];
 const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'app/'];
 const ADAPTER_PACKAGES = ['lmdb', 'undici', 'uWebSockets.js', 'piscina', 'ws', 'nodemailer'];
-const IO_MODULES = ['fs', 'net', 'http', 'worker_threads'];
+// The wall clock (perf_hooks, timers) and every socket, file, process and thread module: they arrive as ports.
+const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'tls', 'dns', 'dgram', 'child_process', 'cluster', 'worker_threads', 'perf_hooks', 'timers'];
 
 const anyOf = (paths) => `^(${paths.join('|')})`;
 const escape = (name) => name.replace(/[.]/g, '\\.');
@@ -38,7 +39,7 @@ module.exports = {
     },
     {
       name: 'engine-imports-io',
-      comment: 'engine/ has no files, sockets or threads: they arrive as ports.',
+      comment: 'engine/ has no files, sockets, processes, threads or wall clock: they arrive as ports.',
       severity: 'error',
       from: { path: '^engine/' },
       to: { dependencyTypes: ['core'], path: `^(node:)?(${IO_MODULES.join('|')})(/|$)` },
