@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, type Hex } from 'viem';
 import { TRIGGER_GAS } from '../engine/streams/limits.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient } from './contracts.js';
+import { DEV_ACCOUNTS, deploy, mined, walletClient } from './contracts.js';
 import { advance, apiCaller, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver } from './receiver.js';
@@ -68,7 +68,6 @@ describe('a stream whose triggers call a function that never returns', () => {
 
   it("holds no other tenant's webhooks, of that block or the next; its own leaves once its budget ran out, with the calls not answered marked over budget", async () => {
     const spin = await deploy(rig.anvil.url, 'TestSpin');
-    const gasLimit = (await publicClient(rig.anvil.url).getBlock()).gasLimit;
     const triggers = Array.from({ length: TRIGGERS }, () => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }));
     const hostile = await createStream(rig.s.call, rig.hostileRx.url, { triggers });
     const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
@@ -98,8 +97,7 @@ describe('a stream whose triggers call a function that never returns', () => {
       const over = { name: 'n', value: null, error: `over budget: not answered within the ${BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
       // The two answered ran out of gas (a revert: null), the one under way and the rest are over budget.
       expect(hook!.body.txs[0].triggers).toEqual([{ name: 'n', value: null }, { name: 'n', value: null }, ...Array.from({ length: TRIGGERS - 2 }, () => over)]);
-      // Each call was given CHAINPOST_TRIGGER_GAS, under the chain's block gas limit (the next block's first call may be held by now).
-      expect(BigInt(TRIGGER_GAS)).toBeLessThan(gasLimit);
+      // Each call was given CHAINPOST_TRIGGER_GAS, not the chain's block gas limit (the next block's first call may be held by now).
       expect(new Set(spins().map(([call]) => (call as { gas?: string }).gas))).toEqual(new Set([`0x${TRIGGER_GAS.toString(16)}`]));
     } finally {
       release();
