@@ -318,7 +318,7 @@ async function crossTenantToken(b: Build): Promise<{ passes: Value }> {
     const a = await signIn(KEY);
     const other = await signIn(await s.tenant('tenant-b'));
     const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
-    // A's backend pins what its own tokens carry: the issuer, and the audience where there is one (README, Authentication API).
+    // A's backend pins what its own tokens carry: the issuer, and the audience where there is one (docs/api.md, Authentication API).
     const mine = decodeJwt(a);
     const pinned = { algorithms: ['EdDSA'], ...(mine.iss === undefined ? {} : { issuer: mine.iss }), ...(typeof mine.aud === 'string' ? { audience: mine.aud } : {}) };
     await jwtVerify(a, jwks, pinned);

@@ -1,5 +1,5 @@
 /**
- * npm run bench:bitcoin — issue 15's figures for the Bitcoin family, each beside a naive baseline
+ * npm run bench:bitcoin — the Bitcoin family's figures, each beside a naive baseline
  * measured in the same run:
  * - matchTxPerSec: real mainnet blocks 574200, 540107 and 277647 matched on one thread against
  *   1,000,000 watched addresses compiled as the server compiles them (compileBitcoinFilter), by

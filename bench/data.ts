@@ -1,5 +1,5 @@
 /**
- * npm run bench:data — issue 17's figures for the Data API:
+ * npm run bench:data — the Data API's figures:
  * - a synthetic chain (bench/data-chain.ts) of BENCH_TRANSFERS transfers (default 10,000,000) over 1,000,000
  *   wallets and 10,000 tokens, written through the real code: the follower's rows of each block (indexRows:
  *   canon, transfers, sales) and every Data API index (DataIndexer.index, the batches the server's indexer

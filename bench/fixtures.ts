@@ -3,7 +3,7 @@ import { gunzipSync } from 'node:zlib';
 
 /**
  * The complete mainnet block bundles (block, receipts, callTracer traces) in test/fixtures/evm/chainstorage,
- * gzipped copies of ../shared/fixtures/evm/chainstorage (see test/fixtures/README.md).
+ * gzipped copies of the shared chainstorage fixtures (sources in test/fixtures/README.md).
  */
 export const FIXTURE_BLOCKS = [4370006, 4404763, 7280016, 11098450, 13998626, 15753009, 16899757, 17053184] as const;
 

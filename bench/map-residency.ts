@@ -1,6 +1,6 @@
 /**
  * How much of an LMDB store's file a process has resident (RssFile) after writing it, with and without reading
- * back some of the rows it just wrote, as the dispatcher reads each webhook it queued. The README's soak section
+ * back some of the rows it just wrote, as the dispatcher reads each webhook it queued. docs/reliability.md's soak section
  * cites it for why the server's RSS follows the store's size.
  *
  *   node dist/bench/map-residency.js

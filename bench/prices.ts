@@ -1,5 +1,5 @@
 /**
- * npm run bench:prices — issue 18's figures for prices derived from DEX swaps:
+ * npm run bench:prices — the figures for prices derived from DEX swaps:
  * - a synthetic DEX chain (bench/dex-chain.ts) of BENCH_SWAPS swaps (default 1,000,000) over 10,000 Uniswap V2
  *   pairs, written through the real code: each block's follower rows (indexRows) and the DEX, price-mark and
  *   candle indexes with block times (DataIndexer.index, batches of blocks as a backfill writes them), into LMDB in a temp dir:

@@ -1,5 +1,5 @@
 /**
- * npm run bench:solana — issue 16's figures for the Solana family, each beside a naive baseline measured
+ * npm run bench:solana — the Solana family's figures, each beside a naive baseline measured
  * in the same run:
  * - matchTxPerSec (one thread, what one match worker does): mainnet-size bench slots of the stand-in
  *   (test/solana-rpc/bench.ts: 3,000 transactions, two in three votes) matched against 1,000,000 watched

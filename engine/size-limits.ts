@@ -1,6 +1,6 @@
 /**
  * The documented sizes of a request, in one place: the code that applies them, test/size-limits.test.ts that
- * proves each at its limit and one past it, and README's Limits table all read these numbers.
+ * proves each at its limit and one past it, and docs/api.md's Limits table all read these numbers.
  */
 
 /** JSON bodies up to 1 MiB; larger ones are answered 413 naming `body` and this limit. */

@@ -458,7 +458,7 @@ describe('Authentication API', () => {
     expect(theirs.issuer).not.toBe(mine.issuer);
     expect(elsewhere.issuer).toBe(mine.issuer);
     const currentDate = new Date((await s.call('/admin/clock')).body.now);
-    // README, Authentication API: what A's backend runs, its issuer and its domain pinned.
+    // docs/api.md, Authentication API: what A's backend runs, its issuer and its domain pinned.
     const verifyAt = (token: string, issuer: string) => jwtVerify(token, jwks, { issuer, audience: 'defi.finance', algorithms: ['EdDSA'], currentDate });
     expect((await verifyAt(mine.token, mine.issuer)).payload).toMatchObject({ address: evm.address, iss: mine.issuer, aud: 'defi.finance' });
     await expect(verifyAt(theirs.token, mine.issuer)).rejects.toThrow('unexpected "iss" claim value');

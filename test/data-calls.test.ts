@@ -28,7 +28,7 @@ type Json = Record<string, any>;
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const TRANSFER = 'Transfer(address,address,uint256)';
 const TRANSFER_ITEM = { anonymous: false, type: 'event', name: 'Transfer', inputs: [{ indexed: true, name: 'from', type: 'address' }, { indexed: true, name: 'to', type: 'address' }, { indexed: false, name: 'value', type: 'uint256' }] };
-// A gzipped copy of ../shared/reference/data-api-openapi-2.2.json (see test/fixtures/README.md).
+// A gzipped copy of the hosted service's Data API OpenAPI document 2.2 (source in test/fixtures/README.md).
 type OpenApiSchema = { $ref?: string; properties?: Record<string, unknown> };
 interface OpenApiOperation {
   operationId: string;

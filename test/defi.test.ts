@@ -7,7 +7,7 @@ import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
 /**
- * DeFi positions (issue 20) on a real anvil with the Uniswap stand-ins: a V2 pair's LP tokens (test/dex.ts) and
+ * DeFi positions (docs/api.md) on a real anvil with the Uniswap stand-ins: a V2 pair's LP tokens (test/dex.ts) and
  * V3 positions of TestPositionManager (test/contracts/TestPositionManager.sol: the NonfungiblePositionManager's
  * positions(uint256) and ERC-721 ownership, minted with the fields given) in a TestV3Pool (slot0). The expected
  * amounts and USD values are computed here from the contracts' state read at the indexed head: V2 by the share

@@ -9,7 +9,7 @@ import { indexedTo, until, type Running } from './helpers.js';
  * and swaps. Every write waits for its receipt and throws if it reverted.
  */
 
-/** The token set of issue 18: a 6-decimal stablecoin, the wrapped native token and two others. */
+/** The token set of the DEX price tests: a 6-decimal stablecoin, the wrapped native token and two others. */
 export interface DexTokens {
   usdc: Deployed;
   weth: Deployed;

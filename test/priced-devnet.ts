@@ -6,7 +6,7 @@ import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
 /**
- * The priced devnet of the DEX price tests (issue 18): a real anvil with the Uniswap V2/V3 stand-ins
+ * The priced devnet of the DEX price tests (docs/api.md, Prices): a real anvil with the Uniswap V2/V3 stand-ins
  * (test/dex.ts), the real server following it from block 0 with a devnet pricing entry (CHAINPOST_PRICING: the
  * wrapped native token, USDC as the stablecoin, both factories), and three pools: WETH/USDC (V2, $2,000 an
  * ether), TKA/WETH (V2, 0.001 ether a TKA) and TKB/USDC (V3 fee 3000, $50 a TKB). Prices the tests compute

@@ -15,7 +15,7 @@ import { devnetApi } from './data-api.js';
 import { A1, serverEnv } from './streams-harness.js';
 
 /**
- * The SSRF guard end to end (issue 19): the real server on a loopback port with
+ * The SSRF guard end to end (docs/configuration.md, CHAINPOST_PRIVATE_TARGETS): the real server on a loopback port with
  * CHAINPOST_PRIVATE_TARGETS set, a real webhook receiver on 127.0.0.1, and a
  * resolver injected in place of the system's that answers what each test says
  * for hooks.example.test (a name no real resolver knows: whatever reaches the

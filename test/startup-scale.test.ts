@@ -3,7 +3,7 @@ import { startupRun, type StartupRun } from '../bench/startup-run.js';
 import { BIN } from './helpers.js';
 
 /**
- * Start-up at scale (issue 19): the real server spawned on a store of many streams and watched addresses
+ * Start-up at scale (docs/reliability.md): the real server spawned on a store of many streams and watched addresses
  * (STARTUP_STREAMS × STARTUP_PER_STREAM; the full 10,000 × 100 is bench:startup), following a real anvil, with
  * a real receiver. It answers within 5 s of the spawn; every block mined while it was down, and right after it
  * started, reaches the stream watching its transfer's address (no block missed: matching waits for the filter

@@ -7,7 +7,7 @@ import { startChainpost, stopAndClean, indexedTo, until, type Running } from './
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
- * The USD fields of part 1's answers that the DEX prices fill (issue 18): holders' usd_value, approvals' usd_price
+ * The USD fields of part 1's answers that the DEX prices fill (docs/api.md, Prices): holders' usd_value, approvals' usd_price
  * and usd_at_risk, and an NFT's last_sale in USD at the sale's block and now. On a real anvil with Uniswap V2
  * stand-ins (test/dex.ts) followed by the real server with a devnet pricing entry; every amount is checked against
  * one computed here, in integers, from the pairs' reserves read by eth_call at the block it is about.

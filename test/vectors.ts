@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { MessageFields } from '../engine/auth/message.js';
 
-// test/fixtures/vectors: copies of ../shared/vectors (see test/fixtures/README.md), from source (vitest) or dist/test.
+// test/fixtures/vectors: copies of the shared test vectors (sources in test/fixtures/README.md), from source (vitest) or dist/test.
 const VECTORS = new URL(import.meta.url.includes('/dist/test/') ? '../../test/fixtures/vectors/' : './fixtures/vectors/', import.meta.url);
 
 /** Reads a file of test/fixtures/vectors. */

@@ -65,7 +65,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
     summary: 'start the server (also what `chainpost` alone does)',
-    notes: `Configuration: environment variables (README.md, Configuration), among them
+    notes: `Configuration: environment variables (docs/configuration.md), among them
   CHAINPOST_DATA   data directory, created if missing (default ./data); one server per directory
   CHAINPOST_HOST, CHAINPOST_PORT   where to listen (default 127.0.0.1:8080)
   CHAINPOST_CHAINS   upstream nodes (unset: the embedded anvil devnet as 0x539)

@@ -146,7 +146,7 @@ export class AuthService {
     const exp = tokenExpiry(now, fields.expirationTime === undefined ? undefined : Date.parse(fields.expirationTime), this.opts.skewMs);
     const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
     verified['token'] = await this.tokens.sign(claims, { tenantId: tenant, domain: fields.domain }, now, exp);
-    // What a backend pins, with the domain as audience, when it checks the token (README, Authentication API).
+    // What a backend pins, with the domain as audience, when it checks the token (docs/api.md, Authentication API).
     verified['tokenIssuer'] = this.tokens.issuerOf(tenant);
     return verified;
   }

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { findEvmChain } from './registry.js';
 
 /**
- * The pricing registry: per EVM chain, what USD prices are derived from (../shared/reference/data-api-notes.md
- * §3.3): the wrapped native token (priced from its deepest stable pool), the stablecoins (counted at $1), the
+ * The pricing registry: per EVM chain, what USD prices are derived from (docs/api.md,
+ * Prices): the wrapped native token (priced from its deepest stable pool), the stablecoins (counted at $1), the
  * routing whitelist, and the DEX factories whose pools are indexed, each with the name prices and swaps give as
  * `exchangeName`. CHAINPOST_PRICING adds to or replaces an entry (a devnet is priced that way).
  */

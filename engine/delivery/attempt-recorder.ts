@@ -52,8 +52,8 @@ function failedAttempt({ s, taken, url, res }: Outcome, nextAt: number | undefin
  * together (group commit): one fsync for many deliveries. A crash before the commit re-sends those webhooks (at least
  * once). One flush is queued at a time, and its transaction takes, when it runs, at most FLUSH_MAX of the outcomes
  * waiting: lmdb-js runs the callbacks of every transaction queued meanwhile in one stretch of the event loop, so
- * flushes queued turn after turn while a commit waits for its fsync would all run there together (issue 19's soak:
- * up to about 20 ms).
+ * flushes queued turn after turn while a commit waits for its fsync would all run there together (the soak,
+ * docs/reliability.md: up to about 20 ms).
  */
 export class AttemptRecorder {
   /** Outcomes waiting for a flush, each with what settles its delivery once committed. */

@@ -199,7 +199,7 @@ export class Dispatcher {
   /**
    * Webhooks for streams, committed in transactions of their own (`stageChunk` webhooks each, in order); resolves
    * once all are on disk. The commits and their fsync happen off the event loop: a block's thousand webhooks never
-   * hold requests (issue 19).
+   * hold requests (docs/reliability.md, Soak).
    */
   async enqueueBatch(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
     return stageInChunks(this.kv, this, await this.prepare(items), this.parts.stageChunk ?? STAGE_CHUNK);

@@ -3,7 +3,7 @@ import type { EnqueueItem, EnqueueResult, Prepared, Staged, Stager } from './enq
 
 /**
  * Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). A transaction's callback runs on the event loop
- * in one stretch; 1,000 webhooks in one took ~23 ms there (issue 19's soak profile), 200 take about a fifth.
+ * in one stretch; 1,000 webhooks in one took ~23 ms there (the soak's profile, docs/reliability.md), 200 take about a fifth.
  */
 export const STAGE_CHUNK = 200;
 

@@ -104,7 +104,7 @@ export class StreamHealth {
   /**
    * Every active stream of the tenant that uses `url` goes to error. Only the streams written with that URL are read:
    * a tenant's every stream, read for each URL entering error, held the event loop for hundreds of ms when a batch of
-   * receivers failed together (issue 19's soak).
+   * receivers failed together (docs/reliability.md, Soak).
    */
   private urlToError(tenant: string, url: string, why: string, now: number): DeliveryStream[] {
     const out: DeliveryStream[] = [];

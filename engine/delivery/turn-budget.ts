@@ -1,7 +1,7 @@
 /**
  * At most `perTurn` deliveries start in one event-loop turn; streams past it start in the next turns, in the order
  * they came. A burst (a chunk of 200 webhooks committed, an outcome flush releasing each stream's next webhook)
- * would otherwise sign and send all of them in one stretch of the loop, holding requests (issue 19).
+ * would otherwise sign and send all of them in one stretch of the loop, holding requests (docs/reliability.md, Soak).
  */
 export class TurnBudget {
   private used = 0;

@@ -9,7 +9,7 @@ import { queryEndpoint, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
 /**
- * The NFT endpoints of the Data API (issue 17): ownership, metadata, transfer
+ * The NFT endpoints of the Data API (docs/api.md, NFTs): ownership, metadata, transfer
  * lists, trades and statistics; handlers in engine/data-api/nft-*.ts.
  */
 

@@ -74,7 +74,7 @@ describe('Uniswap V4 event decoders', () => {
 });
 
 describe('a real mainnet V4 Swap', () => {
-  // Ethereum block 21925176, tx 0x81728f20…8e9f (../shared/fixtures/evm/helios/rpc/receipts.json, a16z/helios test
+  // Ethereum block 21925176, tx 0x81728f20…8e9f (the shared fixtures' helios/rpc/receipts.json, a16z/helios test
   // data, MIT): the Uniswap v4 PoolManager's Swap in the ETH/USDC 0.05% pool (currency0 the native coin), then the
   // router's USDC transfer into the PoolManager that settles it.
   const SWAP = {

@@ -111,7 +111,7 @@ describe('sign-in message parsers (SIWE, SIWS, Aptos)', () => {
           const fields = only([MessageError], () => parseMessage(family, text)) as ReturnType<typeof parseMessage> | undefined;
           // Not always byte for byte: SIWS takes a trailing line break after the address, which is not written back.
           // SIWS is left out: fast-check found texts it reads (a domain with a leading space, a trailing line break) whose
-          // fields are written to a text that reads back otherwise; an open defect of the SIWS parser (issue 19's report).
+          // fields are written to a text that reads back otherwise; an open defect of the SIWS parser.
           if (fields !== undefined && family !== 'solana') expect(parseMessage(family, formatMessage(family, fields))).toEqual(fields);
         }),
         opts,

@@ -10,7 +10,7 @@ import { startReceiver } from '../receiver.js';
 import { deliveryRig } from './delivery-rig.js';
 
 /**
- * A block's webhooks are staged a chunk to a write transaction (issue 19: one transaction's callback holds the
+ * A block's webhooks are staged a chunk to a write transaction (CHAINPOST_STAGE_CHUNK: one transaction's callback holds the
  * event loop). Over a real store, a real dispatcher and a real receiver: each chunk is its own transaction, a
  * chunk's webhooks leave once it committed, one stream's keep their order across chunks, and a chunk that fails
  * leaves the ones before it queued and the ones after it unstaged. The outcomes coming back are committed at most

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { subScores, tokenScoreOf, WEIGHTS, type ScoreInputs } from '../../engine/data-api/scores/score.js';
 
 /**
- * The token score's rule (engine/data-api/scores/score.ts, README "Token scores"), one input at a time: from a base
+ * The token score's rule (engine/data-api/scores/score.ts, docs/api.md "Token scores"), one input at a time: from a base
  * whose sub-scores are round (liquidity $100,000 → 50, volume $10,000 → 50, 99 swaps → 66.67, a 10 % move → 80, top
  * 10 holding 40 % → 60; score 59), each input moved alone changes its own sub-score as documented and the score by its
  * weight times that change over 100, and nothing else.

@@ -105,7 +105,7 @@ export async function tokenHolders(deps: DataDeps, chain: string, q: z.output<ty
       return [name, { change: total - before, changePercent: percent(total - before, before) }];
     }),
   );
-  // Acquisition and USD tiers need swap and price indexes (issue 18): every holder counts as acquired by transfer.
+  // Acquisition and USD tiers need swap and price indexes (engine/data-api/dex/): every holder counts as acquired by transfer.
   return { totalHolders: total, holderSupply, holderChange, holdersByAcquisition: { swap: 0, transfer: total, airdrop: 0 }, holderDistribution: TIERS, partial: t.state?.created !== true };
 }
 

@@ -16,8 +16,8 @@ import { indexedHead } from '../common/pages.js';
 import { formatted } from '../common/values.js';
 
 /**
- * Token scores (issue 20): GET /tokens/:tokenAddress/score and /score/historical. The hosted service does not publish
- * its method, so this module is the single source of chainpost's own (README, "Token scores"): five inputs read from
+ * Token scores: GET /tokens/:tokenAddress/score and /score/historical. The hosted service does not publish
+ * its method, so this module is the single source of chainpost's own (docs/api.md, "Token scores"): five inputs read from
  * the indexes, each normalized to 0–100 by the rule of `subScores`, summed with WEIGHTS into a score of 0–100.
  */
 

@@ -8,7 +8,7 @@ import { PriceReader } from './prices.js';
 import { bucketOf, candleKey, CURRENCIES, mergeRows, pricedPool, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';
 
 /**
- * Candles at ingest (issue 18): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it
+ * Candles at ingest (docs/api.md, Prices): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it
  * (engine/data-api/dex/index/swap-candles.ts), folded into the pool's 1 min and 1 d candles in USD and in the native token,
  * `dexCandles` (`chain/pool/currency/base/bucket` → CandleRow). Applied after the price marks, so the quote
  * token's price at the block is the one its marks of that block give; written through the IndexWriter, so a reorg

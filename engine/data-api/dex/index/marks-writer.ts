@@ -10,7 +10,7 @@ import { boundedCache, latestMarkKey, markKey, poolsCache, PriceReader, ROLE_ORD
 import { poolKey, type PoolRow } from './keys.js';
 
 /**
- * Price marks (issue 18): at the end of each block where one of a token's pools moved, the token's price as its
+ * Price marks (docs/api.md, Prices): at the end of each block where one of a token's pools moved, the token's price as its
  * pricing pool gives it then (engine/data-api/dex/index/prices.ts, `markOf`), kept in `priceMarks` (`chain/token/block` →
  * MarkRow, and the last one under `chain/l/token`). Written through the IndexWriter after the DEX index, so a reorg
  * takes a mark back with the swap that made it. A pool moves with its state rows (V2 Sync, V3 Swap and Initialize,

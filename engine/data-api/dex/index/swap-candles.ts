@@ -5,7 +5,7 @@ import { hex } from '../../erc20/index/keys.js';
 import { div, mul, poolAt, sidePrice, toNumber, type PriceReader, type Ratio, type Role } from './prices.js';
 
 /**
- * Candles of a pool's priced swaps (issue 18), one piece of code for both ways they are built: stored at ingest
+ * Candles of a pool's priced swaps (docs/api.md, Prices), one piece of code for both ways they are built: stored at ingest
  * (engine/data-api/dex/index/candle-writer.ts, `dexCandles`) and read from the swaps (GET /pairs/:address/ohlcv's finest
  * timeframes, engine/data-api/dex/candles.ts). A swap is priced by the pool's state right after it (V3: its own
  * sqrtPriceX96; V2: the Sync just before its Swap) in the quote token, then in USD (or the native token) through the

@@ -11,7 +11,7 @@ import { v4Move, v4PoolCreated, V4_EVENTS } from './v4.js';
 import { notPoolKey, poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type NotPool, type PoolRow, type StateRow, type SwapRow, type V4StateRow } from './keys.js';
 
 /**
- * The DEX index (issue 18): pools of the pricing registry's factories, each pool's state after every event that
+ * The DEX index (docs/api.md, Prices): pools of the pricing registry's factories, each pool's state after every event that
  * moves its price, and its swaps. Tables (storage/README.md):
  * - `dexPools`: `chain/p/pool` → PoolRow; `chain/t/token/other/pool` → 0 (a token's pools, by the other token: the
  *   pools of the wrapped native token against one stablecoin are one range); `chain/x/address` → NotPool.
