@@ -112,7 +112,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics);
     watchMemory(metrics);
-    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
+    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, config.trustedProxies, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS, maxPending: config.maxPendingChallenges });
     const mark = config.traceBlocks ? traceLine(out) : undefined;

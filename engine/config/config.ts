@@ -5,7 +5,7 @@ import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT } from '../delivery/slots.js';
 import type { LogLevel } from '../log.js';
 import { withoutPassword } from '../redact.js';
-import { classifyIp } from '../net/ip-class.js';
+import { classifyIp, isIpLiteral } from '../net/ip-class.js';
 import type { PrivateTargets } from '../net/targets.js';
 import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS, type StreamLimits } from '../streams/limits.js';
 
@@ -53,6 +53,8 @@ export interface Config {
   maxPendingChallenges: number;
   /** One JSON log line per request (at info). */
   accessLog: boolean;
+  /** CHAINPOST_TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For the access log believes (addresses and CIDR ranges); empty: none. */
+  trustedProxies: readonly TrustedProxy[];
   /** How long failed-delivery history (and the logs of failed deliveries) are kept, days. */
   historyDays: number;
   /** How long the logs of successful deliveries are kept, days. */
@@ -104,6 +106,13 @@ export interface Config {
    * can reach.
    */
   privateTargets: PrivateTargets;
+}
+
+/** An address (`bits` 32 or 128) or a CIDR range of CHAINPOST_TRUSTED_PROXIES. */
+export interface TrustedProxy {
+  address: string;
+  bits: number;
+  family: 'ipv4' | 'ipv6';
 }
 
 export class ConfigError extends Error {
@@ -162,6 +171,7 @@ export function parseConfig(env: Env): Config {
     authSkewSeconds: integer('CHAINPOST_AUTH_SKEW', get('CHAINPOST_AUTH_SKEW'), 30, 0, 3600),
     maxPendingChallenges: integer('CHAINPOST_MAX_PENDING_CHALLENGES', get('CHAINPOST_MAX_PENDING_CHALLENGES'), 10_000, 1, 1_000_000_000),
     accessLog: get('CHAINPOST_ACCESS_LOG') === undefined ? true : flag('CHAINPOST_ACCESS_LOG', get('CHAINPOST_ACCESS_LOG')),
+    trustedProxies: trustedProxies(get('CHAINPOST_TRUSTED_PROXIES')),
     historyDays: integer('CHAINPOST_HISTORY_DAYS', get('CHAINPOST_HISTORY_DAYS'), 7, 1, 365),
     deliveryLogDays: integer('CHAINPOST_DELIVERY_LOG_DAYS', get('CHAINPOST_DELIVERY_LOG_DAYS'), 1, 1, 365),
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
@@ -370,6 +380,20 @@ function host(v: string | undefined): string {
   const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
   if (!ipv4.test(v) && !ipv6.test(v) && !(name.test(v) && !/^[\d.]+$/.test(v))) throw new ConfigError('CHAINPOST_HOST', `expected an IP address or a host name, got "${v}"`);
   return v;
+}
+
+/** `127.0.0.1,10.0.0.0/8,::1,fd00::/8`: IPv4 and IPv6 addresses and CIDR ranges (no zone id: they name no interface). */
+function trustedProxies(v: string | undefined): TrustedProxy[] {
+  if (v === undefined) return [];
+  return v.split(',').map((raw) => {
+    const entry = raw.trim();
+    const [address = '', bits, ...extra] = entry.split('/');
+    const family = address.includes(':') ? 'ipv6' : 'ipv4';
+    const max = family === 'ipv6' ? 128 : 32;
+    const ok = extra.length === 0 && isIpLiteral(address) && !address.includes('%') && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
+    if (!ok) throw new ConfigError('CHAINPOST_TRUSTED_PROXIES', `expected IP addresses and CIDR ranges (such as 10.0.0.0/8) separated by commas, got "${entry}"`);
+    return { address, bits: bits === undefined ? max : Number(bits), family };
+  });
 }
 
 function flag(name: string, v: string | undefined): boolean {

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import uWS from 'uWebSockets.js';
 import { ApiError } from '../../engine/errors.js';
 import { MAX_BODY_BYTES } from '../../engine/size-limits.js';
+import { canonicalAddress, type ClientAddresses } from './client-address.js';
 import type { Pipeline } from './pipeline.js';
 import { paramNames, type Reply, type Request, type Route } from './route.js';
 
@@ -31,6 +32,7 @@ const STATUS: Record<number, string> = {
 
 export function startServer(opts: { host: string; port: number; routes: readonly Route[]; pipeline: Pipeline; fallback: Route }): Promise<Server> {
   const { pipeline } = opts;
+  const { clients } = pipeline;
   const app = uWS.App();
 
   const server: Front = { pipeline, inflight: 0, closing: false, idle: undefined };
@@ -55,6 +57,7 @@ export function startServer(opts: { host: string; port: number; routes: readonly
         wanted,
         values,
         incomingId !== '' && SANE_ID.test(incomingId) ? incomingId : `${reqPrefix}-${(++seq).toString(36)}`,
+        clients === undefined ? undefined : clientOf(clients, res, ureq),
       );
       const ex = new Exchange(server, res, route, req, started);
       const length = values[CONTENT_LENGTH]!;
@@ -135,6 +138,7 @@ class UwsRequest implements Request {
     private readonly names: readonly string[],
     private readonly values: readonly string[],
     readonly id: string,
+    readonly client: string | undefined,
   ) {}
 
   header(name: string): string | undefined {
@@ -273,6 +277,20 @@ function lengthsDiffer(ureq: uWS.HttpRequest, first: string): boolean {
     if (name === 'content-length' && value !== first) differ = true;
   });
   return differ;
+}
+
+/**
+ * The client's address (ClientAddresses.client), read while uWS's request lives: its peer, and X-Forwarded-For only from a
+ * trusted proxy, every such header (a proxy may pass the client's own header on and add its own beside it).
+ */
+function clientOf(clients: ClientAddresses, res: uWS.HttpResponse, ureq: uWS.HttpRequest): string {
+  const peer = canonicalAddress(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
+  if (!clients.trustsAny || !clients.trusts(peer)) return peer;
+  let forwardedFor: string | undefined;
+  ureq.forEach((name, value) => {
+    if (name === 'x-forwarded-for') forwardedFor = forwardedFor === undefined ? value : `${forwardedFor},${value}`;
+  });
+  return clients.client(peer, forwardedFor);
 }
 
 const conflictingLengths = (): ApiError => new ApiError(400, 'content-length: sent more than once with different values', { field: 'content-length' });

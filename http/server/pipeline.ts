@@ -1,3 +1,4 @@
+import type { TrustedProxy } from '../../engine/config/config.js';
 import { ApiError } from '../../engine/errors.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Logger } from '../../engine/log.js';
@@ -5,6 +6,7 @@ import type { Metrics } from '../../engine/metrics.js';
 import { ADMIN_HEADER, bearerToken, type OperatorAccess } from '../../engine/operator.js';
 import type { RateLimiter } from '../../engine/ratelimit.js';
 import { nodeAccessKey, nodeAccessPath, unmatchedPath } from '../../engine/redact.js';
+import { ClientAddresses } from './client-address.js';
 import type { Reply, Request, Route } from './route.js';
 
 /**
@@ -13,14 +15,20 @@ import type { Reply, Request, Route } from './route.js';
  * the client as anything but a JSON reply; only unexpected ones become 500.
  */
 export class Pipeline {
+  /** How the access log tells a request's client; undefined when there is no access log, so the front end reads no address. */
+  readonly clients: ClientAddresses | undefined;
+
   constructor(
     private readonly keys: ApiKeys,
     private readonly limiter: RateLimiter,
     private readonly metrics: Metrics,
     private readonly log: Logger,
-    private readonly accessLog: boolean,
+    accessLog: boolean,
+    trustedProxies: readonly TrustedProxy[],
     private readonly operator: OperatorAccess,
-  ) {}
+  ) {
+    this.clients = accessLog && log.enabled('info') ? new ClientAddresses(trustedProxies) : undefined;
+  }
 
   /**
    * API key and rate limit, from the headers alone: checked before a body is
@@ -67,8 +75,8 @@ export class Pipeline {
   done(route: Route, req: Request, status: number, startedMs: number, endedMs: number): void {
     const area = route?.area ?? 'none';
     this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
-    if (this.accessLog && this.log.enabled('info')) {
-      this.log.info('request', { reqId: req.id, method: req.method, path: loggedPath(route, req), status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId });
+    if (this.clients !== undefined) {
+      this.log.info('request', { reqId: req.id, method: req.method, path: loggedPath(route, req), status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId, client: req.client });
     }
   }
 

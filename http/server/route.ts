@@ -22,6 +22,8 @@ export interface Request {
   body: unknown;
   /** The key that called, once authenticated. */
   caller: ApiKey | undefined;
+  /** The client's address, for the access log (Pipeline.clients); unset where the front end does not read it. */
+  readonly client?: string;
 }
 
 export interface Reply {

@@ -13,6 +13,18 @@ describe('parseConfig', () => {
     expect(c.triggerBudgetMs).toBe(2_000);
   });
 
+  it('reads the trusted proxies, addresses and CIDR ranges of either family (none by default), refusing anything else', () => {
+    expect(parseConfig({}).trustedProxies).toEqual([]);
+    expect(parseConfig({ CHAINPOST_TRUSTED_PROXIES: ' 127.0.0.1, 10.0.0.0/8 ,::1,fd00::/8' }).trustedProxies).toEqual([
+      { address: '127.0.0.1', bits: 32, family: 'ipv4' },
+      { address: '10.0.0.0', bits: 8, family: 'ipv4' },
+      { address: '::1', bits: 128, family: 'ipv6' },
+      { address: 'fd00::', bits: 8, family: 'ipv6' },
+    ]);
+    for (const bad of ['10.0.0.0/33', 'fd00::/129', 'proxy.local', '10.0.0.0/8/8', '10.0.0.0/', '10.0.0.0/-1', '010.0.0.1', 'fe80::1%eth0', '127.0.0.1,'])
+      expect(() => parseConfig({ CHAINPOST_TRUSTED_PROXIES: bad }), bad).toThrow(/^CHAINPOST_TRUSTED_PROXIES: expected IP addresses and CIDR ranges \(such as 10\.0\.0\.0\/8\) separated by commas, got "/);
+  });
+
   it('reads the per-tenant limits, refusing what is not a whole number from 1', () => {
     expect(parseConfig({ CHAINPOST_MAX_STREAMS: '5', CHAINPOST_MAX_ADDRESSES: '20000000', CHAINPOST_MAX_XPUBS: '3' }).limits).toEqual({ streams: 5, addresses: 20_000_000, triggers: 100, xpubs: 3 });
     expect(() => parseConfig({ CHAINPOST_MAX_XPUBS: '0' })).toThrow('CHAINPOST_MAX_XPUBS: expected 1 to 1000000, got 0');
