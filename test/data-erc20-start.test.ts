@@ -11,7 +11,7 @@ import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQu
 import { DataIndexer, withIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
-import { Follower } from '../engine/evm/follower.js';
+import { EvmFollower } from '../engine/evm/follower.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
@@ -47,7 +47,7 @@ let anvil: Anvil;
 let rpc: ReturnType<typeof jsonRpcUpstream>;
 let store: Store;
 let dir: string;
-let follower: Follower;
+let follower: EvmFollower;
 let indexer: DataIndexer;
 let deps: DataDeps;
 let OLD: Deployed;
@@ -91,7 +91,7 @@ beforeAll(async () => {
   startBlock = Number(await publicClient(anvil.url).getBlockNumber()) + 1;
   indexer = new DataIndexer(store, dataIndexes({ reads, tokens }), clock, log, { startBlock: () => startBlock });
   const quiet = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-  follower = new Follower(CHAIN, rpc, store, clock, withIndexer(quiet, indexer), log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+  follower = new EvmFollower(CHAIN, rpc, store, clock, withIndexer(quiet, indexer), log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
   deps = { kv: store, tokens, reads, indexer, follower: () => follower.status() };
   // After the start: moves among holders from before it, a new holder, a mint.
   await send(OLD, 'transfer', [X3, parseUnits('40', 18)], K1);

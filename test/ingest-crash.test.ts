@@ -16,7 +16,7 @@ import { tempDir, until } from './helpers.js';
  */
 const CHILD = `
 import { ServiceClock } from './dist/engine/clock.js';
-import { Follower } from './dist/engine/evm/follower.js';
+import { EvmFollower } from './dist/engine/evm/follower.js';
 import { jsonLogger } from './dist/engine/log.js';
 import { systemTicker } from './dist/app/process.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';
@@ -27,7 +27,7 @@ const store = openStore(dir);
 const journal = (e) => store.put('meta', 'journal/' + e, (store.get('meta', 'journal/' + e) ?? 0) + 1);
 const events = { seen: (_c, n) => journal('seen/' + n), confirmed: (_c, n) => journal('confirmed/' + n), reorged: (_c, a, b) => journal('reorg/' + a + '-' + b) };
 const clock = new ServiceClock(systemTicker, Date.now());
-const f = new Follower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 2).ingest });
+const f = new EvmFollower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 2).ingest });
 f.start();
 `;
 

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandIn } from '../bench/node-standin.js';
 import { ServiceClock } from '../engine/clock.js';
-import { CATCH_UP_BATCH, Follower } from '../engine/evm/follower.js';
+import { CATCH_UP_BATCH, EvmFollower } from '../engine/evm/follower.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { normalizeBlock, type Json } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
@@ -49,7 +49,7 @@ describe('a catch-up from the JSON-RPC stand-in', () => {
     const events: string[] = [];
     const recorder: ChainEvents = { seen: (_c, n, hash) => void events.push(`seen ${n} ${hash}`), confirmed: (_c, n, hash) => void events.push(`confirmed ${n} ${hash}`), reorged: () => void events.push('reorg') };
     const clock = new ServiceClock(systemTicker, Date.now());
-    const f = new Follower('0x1', rpc, pooled, clock, recorder, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x1', rpc, pooled, clock, recorder, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
     expect(f.status()).toMatchObject({ head: BLOCKS - 1, confirmed: BLOCKS - 3, internalTransactions: true, upstream: 'ok' });
     const blocks: Json[] = [];

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../engine/clock.js';
-import { Follower } from '../engine/evm/follower.js';
+import { EvmFollower } from '../engine/evm/follower.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { readProbe } from '../engine/evm/probe.js';
 import { decodeRecord, rpcBlock, type BlockRecord } from '../engine/evm/record.js';
@@ -35,7 +35,7 @@ describe('EVM ingestion from a real anvil node', () => {
   };
   const clock = new ServiceClock(systemTicker, Date.now());
   const log = jsonLogger(() => {}, () => clock.now(), 'error');
-  const follower = () => new Follower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+  const follower = () => new EvmFollower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
   const send = (value: string) => rpc.call<string>('eth_sendTransaction', [{ from: ACCOUNT0, to: ACCOUNT1, value }]);
   const mine = (n = 1) => rpc.call('anvil_mine', [`0x${n.toString(16)}`]);
   const record = (n: number): BlockRecord => decodeRecord(store.getRaw('blocks', blockKey('0x539', n))!);
@@ -109,7 +109,7 @@ describe('EVM ingestion from a real anvil node', () => {
   it('keeps the last blocks of the retention window in full and prunes older records and probe columns, hashes kept', async () => {
     await mine(6);
     const other = openStore(tempDir());
-    const f = new Follower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
+    const f = new EvmFollower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
     await f.sync();
     const { head, oldest } = f.status();
     expect(head).toBeGreaterThan(6);
@@ -122,7 +122,7 @@ describe('EVM ingestion from a real anvil node', () => {
     }
     // It survives a restart: the next follower goes on from where pruning stopped.
     await mine(2);
-    const again = new Follower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
+    const again = new EvmFollower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
     await again.sync();
     expect(again.status().oldest).toBe(again.status().head - 2);
     expect(other.has('blocks', blockKey('0x539', again.status().oldest - 1))).toBe(false);
@@ -134,7 +134,7 @@ describe('EVM ingestion from a real anvil node', () => {
     await mine(6);
     const other = openStore(tempDir());
     let unread: number | undefined = 2;
-    const f = new Follower('0x539', rpc, other, clock, { ...recorder, oldestUnread: () => unread }, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
+    const f = new EvmFollower('0x539', rpc, other, clock, { ...recorder, oldestUnread: () => unread }, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
     await f.sync();
     expect(f.status().oldest).toBe(2);
     expect([other.has('blocks', blockKey('0x539', 1)), other.has('blocks', blockKey('0x539', 2))]).toEqual([false, true]);
@@ -148,7 +148,7 @@ describe('EVM ingestion from a real anvil node', () => {
   });
 
   it('follows new heads through the WebSocket subscription, without waiting for a poll', async () => {
-    const f = new Follower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 600_000, pool: pool.ingest });
+    const f = new EvmFollower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 600_000, pool: pool.ingest });
     f.start();
     try {
       // Subscribed once the node accepted eth_subscribe.
@@ -180,7 +180,7 @@ describe('EVM ingestion from a real anvil node', () => {
         }
       },
     };
-    const f = new Follower('0x539', rpc, other, clock, flaky, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x539', rpc, other, clock, flaky, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
     expect(f.status()).toMatchObject({ head: -1, upstream: 'failing', lastError: 'the listener failed' });
     await f.sync();
@@ -201,7 +201,7 @@ describe('EVM ingestion from a real anvil node', () => {
         return rpc.call<T>(method, params);
       },
     };
-    const f = new Follower('0x539', behind, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x539', behind, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
     const head = parseInt(await rpc.call<string>('eth_blockNumber', []), 16);
     expect(f.status()).toMatchObject({ head, upstream: 'ok' });
@@ -223,7 +223,7 @@ describe('EVM ingestion from a real anvil node', () => {
         return rpc.call<T>(method, params);
       },
     };
-    const f = new Follower('0x539', flaky, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x539', flaky, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
     // Traces of the other blocks fetched beside it may already have found the tracer: either way it is not turned off.
     expect(f.status()).toMatchObject({ upstream: 'failing' });
@@ -238,7 +238,7 @@ describe('EVM ingestion from a real anvil node', () => {
   it('turns internal transactions off for a node without the call tracer, and says so', async () => {
     const noTracer = { call: <T,>(method: string, params: unknown[]) => (method === 'debug_traceBlockByNumber' ? Promise.reject(new NodeError(-32601, 'the method debug_traceBlockByNumber does not exist')) : rpc.call<T>(method, params)) };
     const other = openStore(tempDir());
-    const f = new Follower('0x539', noTracer, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x539', noTracer, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
     expect(f.status().internalTransactions).toBe(false);
     expect(decodeRecord(other.getRaw('blocks', blockKey('0x539', 1))!).internal).toBeNull();
@@ -264,7 +264,7 @@ describe('a failing upstream', () => {
     };
     const store = openStore(tempDir());
     const none: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-    const f = new Follower('0x1', upstream, store, clock, none, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower('0x1', upstream, store, clock, none, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     const settle = () => new Promise((r) => setImmediate(r));
     const run = async (ms: number) => {
       for (let t = 0; t < ms; t += 50) {
@@ -302,7 +302,7 @@ describe('a chain that stops producing blocks', () => {
     const upstream = { call: <T,>(method: string): Promise<T> => (calls.push(clock.now()), Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T)) };
     const store = openStore(tempDir());
     const none: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-    const f = new Follower('0x504', upstream, store, clock, none, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), { confirmations: 2, pollMs: 50, until: 1_000, pool: pool.ingest });
+    const f = new EvmFollower('0x504', upstream, store, clock, none, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), { confirmations: 2, pollMs: 50, until: 1_000, pool: pool.ingest });
     f.start();
     for (let t = 0; t < 3_000; t += 50) {
       await new Promise((r) => setImmediate(r));

@@ -3,7 +3,7 @@ import { chainRemoval, effectiveAt } from '../chains/removals.js';
 import type { FollowParts } from '../families/family.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Upstream } from '../ports.js';
-import { Follower } from './follower.js';
+import { EvmFollower } from './follower.js';
 import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
@@ -38,7 +38,7 @@ export function followEvm({ config, log, clock, kv, following, events, rpc, trac
   for (const [key, url] of evmChains) {
     const chain = findChain(key)!;
     const node = rpc(url, { connections: NODE_ACCESS_CONNECTIONS });
-    let follower: Follower | undefined;
+    let follower: EvmFollower | undefined;
     // Until its node-access removal (the chainFor check), a chain that stopped producing blocks keeps its archive reads.
     nodes.attach(chain.key, { upstream: node, nodeLatest: () => follower?.nodeLatest(), reorgs: () => follower?.reorgs() ?? 0 });
     const removal = chainRemoval(chain, 'blocks', clock.now());
@@ -50,7 +50,7 @@ export function followEvm({ config, log, clock, kv, following, events, rpc, trac
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = trace.upstream(chain.key, rpc(url));
     triggerNodes.set(chain.key, rpc(url, { connections: TRIGGER_CONNECTIONS }));
-    follower = new Follower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
+    follower = new EvmFollower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
       confirmations: config.confirmations.get(key) ?? chain.confirmations,
       pollMs: config.pollMs,
       retention: config.retentionBlocks,

@@ -4,7 +4,7 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } from './prepared.js';
 import { removeBlock } from './store.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
-import { UpstreamHealth, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
+import { SyncLoop, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { BackfillStatus } from '../ingest/backfill.js';
 import { ChainStart, floorOf, historyEnd, type StartBlock, type StartState } from '../ingest/chain-start.js';
 
@@ -51,7 +51,7 @@ export const COMMIT_BLOCKS = 4;
  */
 const COMMITS_IN_FLIGHT = 4;
 
-export class Follower implements ChainFollower {
+export class EvmFollower implements ChainFollower {
   /** As of the writes handed to the store (what the next block builds on); `durable` lags it while commits are in flight. */
   private state: ChainState;
   /** As of the last durable commit: what /health reports and listeners may read. */
@@ -63,11 +63,7 @@ export class Follower implements ChainFollower {
   /** Units of writes handed to the write thread so far, and the latest of them known durable. */
   private handedOver = 0;
   private durableSeq = 0;
-  private running = false;
-  private readonly health: UpstreamHealth;
-  private again = false;
-  private stopped = false;
-  private timer: Timer | undefined;
+  private readonly loop: SyncLoop;
   private resubscribe: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Whether the node accepted the newHeads subscription (and it is still open). */
@@ -108,7 +104,14 @@ export class Follower implements ChainFollower {
   ) {
     this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable);
     this.state = this.durable = this.stored();
-    this.health = new UpstreamHealth(chain, log);
+    const until = opts.until;
+    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), () => this.prune(), until === undefined ? undefined : {
+      at: until,
+      end: () => {
+        this.log.warn('the chain no longer produces blocks: stopped following it', { chain: this.chain, head: this.state.head, since: new Date(until).toISOString() });
+        this.stop();
+      },
+    });
   }
 
   /** The chain's state as the store holds it (a new chain's before its first block). */
@@ -119,19 +122,22 @@ export class Follower implements ChainFollower {
   start(): void {
     this.chainStart.watch();
     if (this.upstream.subscribeHeads !== undefined) this.subscribe();
-    this.poll();
+    this.loop.start();
   }
 
   stop(): void {
-    this.stopped = true;
+    this.loop.stop();
     this.chainStart.stop();
-    this.timer?.cancel();
     this.resubscribe?.cancel();
     this.unsubscribe?.();
   }
 
+  private get stopped(): boolean {
+    return this.loop.stopped;
+  }
+
   status(): EvmFollowerStatus {
-    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.health.status(), subscription: this.subscribed, backfill: this.chainStart.status() };
+    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.loop.health.status(), subscription: this.subscribed, backfill: this.chainStart.status() };
   }
 
   /** A fresh chain's first sync: its start, saved before any block (engine/ingest/chain-start.ts). */
@@ -158,42 +164,24 @@ export class Follower implements ChainFollower {
    * block newHeads just announced, read at once without asking the node for its head and re-checking
    * ours (two round trips on the way to its webhook): step() checks the new block links to our head.
    */
-  async sync(announced?: number): Promise<void> {
+  sync(announced?: number): Promise<void> {
     if (announced !== undefined && announced > this.hinted) this.hinted = announced;
-    if (this.stopped) return;
-    if (this.opts.until !== undefined && this.clock.now() >= this.opts.until) {
-      this.log.warn('the chain no longer produces blocks: stopped following it', { chain: this.chain, head: this.state.head, since: new Date(this.opts.until).toISOString() });
-      this.stop();
-      return;
+    return this.loop.sync();
+  }
+
+  /** One round: to the block newHeads announced, or else to the node's head (back to the fork point first on a reorg). */
+  private async round(): Promise<void> {
+    const hinted = this.hinted;
+    this.hinted = -1;
+    let target = hinted;
+    if (hinted <= this.state.head || this.chainStart.fresh) {
+      target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
+      this.announce(target);
+      // A reorg may replace blocks without adding any: check our head is still the node's.
+      if (this.chainStart.fresh) await this.begin(target);
+      else await this.rollBack();
     }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        const hinted = this.hinted;
-        this.hinted = -1;
-        let target = hinted;
-        if (hinted <= this.state.head || this.chainStart.fresh) {
-          target = parseInt(await this.upstream.call<string>('eth_blockNumber', []), 16);
-          this.announce(target);
-          // A reorg may replace blocks without adding any: check our head is still the node's.
-          if (this.chainStart.fresh) await this.begin(target);
-          else await this.rollBack();
-        }
-        await this.catchUp(target);
-      } while (this.again && !this.stopped);
-      await this.prune();
-      this.health.ok();
-    } catch (err) {
-      if (this.stopped) return; // the upstream was closed under it
-      this.health.failed(err);
-    } finally {
-      this.running = false;
-    }
+    await this.catchUp(target);
   }
 
   /** The highest announcement wins: an eth_blockNumber answer sent before a newHeads push must not move it back. */
@@ -215,14 +203,6 @@ export class Follower implements ChainFollower {
         // Polling goes on meanwhile; try the subscription again after a while.
         if (!this.stopped) this.resubscribe = this.clock.at(this.clock.now() + 5_000, () => this.subscribe());
       },
-    });
-  }
-
-  /** Polls as a safety net (and alone where there is no subscription), backing off while the node fails. */
-  private poll(): void {
-    if (this.stopped) return;
-    void this.sync().finally(() => {
-      this.timer = this.clock.at(this.clock.now() + this.health.delay(this.opts.pollMs), () => this.poll());
     });
   }
 

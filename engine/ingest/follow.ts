@@ -117,9 +117,20 @@ export async function pruneChain<S extends { head: number; confirmed: number; pr
 }
 
 /**
+ * Where a chain's following ends: at service time `at` (its removal from the registry), the first wake-up
+ * from then on stops the loop and calls `end` (the rest of the follower's stop, and its log line) instead of
+ * syncing.
+ */
+export interface FollowEnd {
+  at: number;
+  end(): void;
+}
+
+/**
  * The wake-up loop of a follower: one sync at a time, a call during it queuing one more round (a wake-up is
  * never lost: one that comes during `after` starts a sync at once), the poll timer as a safety net, backing
- * off while the node fails, and the node's health from how each sync ended.
+ * off while the node fails, and the node's health from how each sync ended. A follower with its own wake-ups
+ * (a head or slot subscription) calls sync() from them.
  */
 export class SyncLoop {
   readonly health: UpstreamHealth;
@@ -137,6 +148,7 @@ export class SyncLoop {
     private readonly round: () => Promise<void>,
     /** After the rounds (pruning, the mempool), before the sync counts as healthy. */
     private readonly after: () => Promise<void>,
+    private readonly ends?: FollowEnd,
   ) {
     this.health = new UpstreamHealth(chain, log);
   }
@@ -157,6 +169,11 @@ export class SyncLoop {
   /** Catches up now; resolves when done (tests, and each wake-up). Coalesced: one runs, one more waits. */
   async sync(): Promise<void> {
     if (this.stoppedAt) return;
+    if (this.ends !== undefined && this.clock.now() >= this.ends.at) {
+      this.stop();
+      this.ends.end();
+      return;
+    }
     if (this.running) {
       this.again = true;
       return;

@@ -21,9 +21,9 @@ export class Held {
     private readonly kv: Kv,
     readonly chain: string,
     state: ChainState | undefined,
-    /** The node's latest block, when known to be current (see Follower.nodeLatest). */
+    /** The node's latest block, when known to be current (see EvmFollower.nodeLatest). */
     readonly latest: number | undefined,
-    /** Reorgs the store took so far (Follower.reorgs). */
+    /** Reorgs the store took so far (EvmFollower.reorgs). */
     private readonly reorgs: number,
   ) {
     this.head = state?.head ?? -1;
