@@ -31,7 +31,7 @@ import type { NodeAccess } from '../engine/rpc/service.js';
 import type { StreamsService } from '../engine/streams/service.js';
 import type { ChainReads } from '../engine/evm/chain-reads.js';
 import type { TokenMetadata } from '../engine/evm/token-metadata.js';
-import type { FamilyReplays, FamilyResources } from './families.js';
+import { FAMILIES, type FamilyReplays, type FamilyResources } from './families.js';
 import type { Following } from '../engine/ingest/following.js';
 
 /** Every route of the API port: system, streams, auth, Data API, cross-chain, node access. */
@@ -64,7 +64,7 @@ export function buildRoutes(parts: {
   const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads)) });
   return [
     ...systemRoutes({ metrics: parts.metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => parts.readiness.starting(), health }),
-    ...streamsRoutes(parts.streams, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
+    ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
     ...crossChainRoutes(clock, () => following.chains(), dataDeps, { bitcoinGap: config.bitcoin.gap }),

@@ -1,16 +1,26 @@
-import type { Family, StreamParts } from '../families/family.js';
+import type { Family, StreamParts, SubResource } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
 import { prepareBitcoinBlock, type BitcoinAnswers, type BitcoinIngestPool } from './prepared.js';
-import { bitcoinReplay } from './replay.js';
+import { bitcoinDefinition, bitcoinReplay } from './replay.js';
 import { deriveWindow, type WindowDeriver, type WindowTask } from './xpub-windows.js';
 import type { BitcoinWallets } from './wallets.js';
 import { bitcoinWebhookBuilder } from './webhook.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
-import { BITCOIN_STREAMS, type BitcoinStreamDefinition, type BitcoinStreamRecord } from './stream.js';
+import { bitcoinAddressBody, BITCOIN_STREAMS, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamDefinition, type BitcoinStreamRecord } from './stream.js';
 import type { BuildWebhook } from '../match/build.js';
+
+/** A stream's extended keys (/streams/bitcoin/:id/xpub): the addresses each derives are watched with the stream's own. */
+const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
+  name: 'xpub',
+  body: xpubBody,
+  item: { param: 'xpubId', what: 'an xpub id' },
+  add: (streams, tenant, streamId, { xpub }) => streams.addXpub(tenant, streamId, xpub),
+  list: (streams, tenant, streamId, limit, cursor) => streams.listXpubs(tenant, streamId, limit, cursor),
+  remove: (streams, tenant, streamId, xpubId) => streams.removeXpub(tenant, streamId, xpubId),
+};
 
 /** The Bitcoin family (engine/families/family.ts): its streams have extended keys beyond the shared resources. */
 export const bitcoin = {
@@ -36,6 +46,7 @@ export const bitcoin = {
     bitcoin: { prepare: (chain, answers) => run('bitcoin', { chain, answers }, [answers.block]) },
     xpubs: { derive: (task) => run('xpubWindow', task) },
   }),
+  api: { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody, blockRequest: blockRequestBody.transform(bitcoinDefinition), subResources: [xpubs] },
 } satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts, BitcoinWebhookParts>;
 
 /** What Bitcoin's webhooks read: the blocks' probe columns in the store, the xpubs' windows. */

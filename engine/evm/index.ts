@@ -5,6 +5,7 @@ import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
+import { addressBody, createStream, updateStream } from '../streams/schemas.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 
 /** The EVM family (engine/families/family.ts). */
@@ -29,4 +30,5 @@ export const evm = {
     // The answers' bytes are moved to the worker, not copied.
     ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
   }),
+  api: { create: createStream, update: updateStream, address: addressBody },
 } satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;

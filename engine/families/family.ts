@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ChainFamily } from '../chains/registry.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
@@ -12,7 +13,7 @@ import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Upstream } from '../ports.js';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamLimits } from '../streams/limits.js';
-import type { StreamCommon } from '../streams/model.js';
+import type { StoredStream, StreamCommon } from '../streams/model.js';
 import type { ControlPlane } from '../streams/control-plane.js';
 import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
@@ -44,6 +45,8 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
   tasks: Record<string, (input: any, parts: TaskParts) => TaskResult>;
   /** Its ports onto the worker pool (what its follower and the rest use), over the runner of the tasks. */
   pool(run: RunTask): object;
+  /** Its Streams API under /streams/<name>: the request schemas of its routes, and its stream sub-resources. */
+  api: StreamApi<D, R>;
 }
 
 /** Runs a family's task of the worker pool by name; the byte arrays of `moved` go to the worker, not copied. */
@@ -99,3 +102,36 @@ export const sharedResources =
   <D extends StreamCommon>(streams: StreamFamily<D>) =>
   (p: StreamParts): FamilyStreams<D> =>
     new FamilyStreams(p.kv, p.clock, p.dispatcher, p.watch, streams, p.limits, p.targets, p.followed, p.plane);
+
+/**
+ * A family's Streams API (the routes under /streams/<name> are made from it): the request bodies of the shared
+ * resources (create, update, addresses), of its block endpoints when it has them, and its stream sub-resources.
+ */
+export interface StreamApi<D extends StreamCommon, R> {
+  /** PUT /streams/<name>. */
+  create: z.ZodType<D>;
+  /** POST /streams/<name>/:id: any subset of the definition. */
+  update: z.ZodType<Partial<D>>;
+  /** POST and DELETE /streams/<name>/:id/address: an address or a list. */
+  address: z.ZodType<{ address: string | string[] }>;
+  /** For a family with block endpoints (`replay`): POST …/:chainId/block/:blockNumber's body, into the definition and addresses the block is matched with. */
+  blockRequest?: z.ZodType<[StoredStream, string[]]>;
+  /** What a stream has beyond the shared resources (Bitcoin's xpubs), each under /streams/<name>/:id/<sub-resource>. */
+  subResources?: ReadonlyArray<SubResource<R, any>>;
+}
+
+/**
+ * A stream's sub-resource: POST …/:id/<name> adds one (body `B`), GET …/:id/<name> lists them a page at a time,
+ * DELETE …/:id/<name>/:<item.param> removes one, each through the family's stream resources `R`.
+ */
+export interface SubResource<R, B> {
+  /** Its path segment. */
+  name: string;
+  /** The body of an add. */
+  body: z.ZodType<B>;
+  /** The path parameter naming one of them (a UUID), and what a 400 calls it. */
+  item: { param: string; what: string };
+  add(resources: R, tenant: string, streamId: string, body: B): Promise<unknown>;
+  list(resources: R, tenant: string, streamId: string, limit: number, cursor: string | null): unknown;
+  remove(resources: R, tenant: string, streamId: string, itemId: string): Promise<unknown>;
+}

@@ -3,9 +3,9 @@ import type { FamilyStreams } from '../streams/resources.js';
 import { followSolana, type SolanaFollowParts } from './follow.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { prepareSolanaBlock, type SolanaAnswers, type SolanaIngestPool } from './prepared.js';
-import { solanaReplay } from './replay.js';
+import { solanaDefinition, solanaReplay } from './replay.js';
 import { solanaWebhookBuilder } from './webhook.js';
-import { SOLANA_STREAMS, type SolanaStreamDefinition } from './stream.js';
+import { createSolanaStream, SOLANA_STREAMS, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamDefinition } from './stream.js';
 
 /** The Solana family (engine/families/family.ts). */
 export const solana = {
@@ -29,4 +29,5 @@ export const solana = {
   pool: (run): { solana: SolanaIngestPool } => ({
     solana: { prepare: (chain, answers) => run('solana', { chain, answers }, [answers.block]) },
   }),
+  api: { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody, blockRequest: solanaBlockRequestBody.transform(solanaDefinition) },
 } satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts>;

@@ -1,33 +1,31 @@
 import { z } from 'zod';
 import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
 import { badRequest } from '../../engine/errors.js';
+import type { Family } from '../../engine/families/family.js';
 import { parseLimit } from '../../engine/page.js';
 import { validate } from '../../engine/schema.js';
-import { bitcoinDefinition } from '../../engine/bitcoin/replay.js';
 import type { BlockReplay } from '../../engine/match/block-replay.js';
-import { bitcoinAddressBody, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamRecord } from '../../engine/bitcoin/stream.js';
-import { solanaDefinition } from '../../engine/solana/replay.js';
-import type { BitcoinStreams } from '../../engine/bitcoin/stream-service.js';
-import { createSolanaStream, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamDefinition, type SolanaStreamRecord } from '../../engine/solana/stream.js';
-import type { StreamCommon, StreamDefinition } from '../../engine/streams/model.js';
+import type { StreamCommon, StoredStream } from '../../engine/streams/model.js';
 import type { FamilyStreams } from '../../engine/streams/resources.js';
-import { addressBody, createStream, settingsBody, statusBody, updateStream } from '../../engine/streams/schemas.js';
+import { statusBody, settingsBody } from '../../engine/streams/schemas.js';
 import type { StreamsService } from '../../engine/streams/service.js';
 import { queryParams } from './query.js';
 import { json, operatorOnly, type Method, type Request, type Route } from './route.js';
 import { BATCH } from '../../engine/size-limits.js';
 
-/** A family's request schemas: create, update (any subset) and the address body. */
-interface FamilySchemas<D> {
-  create: z.ZodType<D>;
-  update: z.ZodType<Partial<D>>;
-  address: z.ZodType<{ address: string | string[] }>;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The Streams API: EVM, Bitcoin and Solana streams, their addresses (and Bitcoin xpubs), history and replay, stats, settings. */
-export function streamsRoutes(streams: StreamsService, families: { evm: FamilyStreams<StreamDefinition>; bitcoin: BitcoinStreams; solana: FamilyStreams<SolanaStreamDefinition> }, dispatcher: Dispatcher, opts: { testHooks: boolean; blocks: { bitcoin: BlockReplay<BitcoinStreamRecord>; solana: BlockReplay<SolanaStreamRecord> } }): Route[] {
+/**
+ * The Streams API: each family's streams under /streams/<name> (made from its StreamApi: its addresses, its
+ * sub-resources, its block endpoints), history and replay, stats, settings.
+ */
+export function streamsRoutes(
+  streams: StreamsService,
+  families: { list: ReadonlyArray<Family<any, any, any, any>> },
+  resources: Readonly<Record<string, FamilyStreams<any>>>,
+  dispatcher: Dispatcher,
+  opts: { testHooks: boolean; blocks: Readonly<Record<string, BlockReplay<any>>> },
+): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
   const id = (req: Request, name = 'id', what = 'a stream id'): string => {
     const v = req.params[name]!;
@@ -45,51 +43,63 @@ export function streamsRoutes(streams: StreamsService, families: { evm: FamilySt
   };
   const route = (method: Method, pattern: string, handle: Route['handle'], body = false): Route => ({ method, pattern, area: 'streams', auth: 'key', body, handle });
 
-  /** One family's resources under `base`: the same routes for every family, each with its own schemas. */
-  const familyRoutes = <D extends StreamCommon>(base: string, family: FamilyStreams<D>, schemas: FamilySchemas<D>): Route[] => {
+  /** One family's shared resources under /streams/<name>: the same routes for every family, each with its own schemas. */
+  const familyRoutes = <D extends StreamCommon>(family: Family<D, any, any, any>): Route[] => {
+    const base = `/streams/${family.name}`;
+    const { api } = family;
+    const streams = resources[family.name] as FamilyStreams<D>;
     const addresses = (req: Request): string[] => {
-      const { address } = validate(schemas.address, req.body);
+      const { address } = validate(api.address, req.body);
       return Array.isArray(address) ? address : [address];
     };
     return [
-      route('PUT', base, async (req) => json(200, await family.create(tenant(req), validate(schemas.create, req.body), req.caller!.email)), true),
+      route('PUT', base, async (req) => json(200, await streams.create(tenant(req), validate(api.create, req.body), req.caller!.email)), true),
       route('GET', base, (req) => {
         const p = paging(req);
-        return json(200, family.list(tenant(req), p.limit, p.cursor));
+        return json(200, streams.list(tenant(req), p.limit, p.cursor));
       }),
-      route('GET', `${base}/:id`, (req) => json(200, family.describe(tenant(req), id(req)))),
-      route('POST', `${base}/:id`, async (req) => json(200, await family.update(tenant(req), id(req), validate(schemas.update, req.body))), true),
-      route('DELETE', `${base}/:id`, async (req) => json(200, await family.remove(tenant(req), id(req)))),
-      route('POST', `${base}/:id/status`, async (req) => json(200, await family.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
-      route('POST', `${base}/:id/address`, async (req) => json(200, await family.addAddresses(tenant(req), id(req), addresses(req))), true),
-      route('DELETE', `${base}/:id/address`, async (req) => json(200, await family.removeAddresses(tenant(req), id(req), addresses(req))), true),
+      route('GET', `${base}/:id`, (req) => json(200, streams.describe(tenant(req), id(req)))),
+      route('POST', `${base}/:id`, async (req) => json(200, await streams.update(tenant(req), id(req), validate(api.update, req.body))), true),
+      route('DELETE', `${base}/:id`, async (req) => json(200, await streams.remove(tenant(req), id(req)))),
+      route('POST', `${base}/:id/status`, async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
+      route('POST', `${base}/:id/address`, async (req) => json(200, await streams.addAddresses(tenant(req), id(req), addresses(req))), true),
+      route('DELETE', `${base}/:id/address`, async (req) => json(200, await streams.removeAddresses(tenant(req), id(req), addresses(req))), true),
       route('GET', `${base}/:id/address`, (req) => {
         const p = paging(req);
-        return json(200, family.listAddresses(tenant(req), id(req), p.limit, p.cursor));
+        return json(200, streams.listAddresses(tenant(req), id(req), p.limit, p.cursor));
+      }),
+    ];
+  };
+
+  /** What one family has beyond the shared resources: its stream sub-resources, and its block endpoints when it has replay. */
+  const familyExtras = (family: Family<any, any, any, any>): Route[] => {
+    const base = `/streams/${family.name}`;
+    const streams = resources[family.name]!;
+    const subResources = (family.api.subResources ?? []).flatMap((sub) => [
+      route('POST', `${base}/:id/${sub.name}`, async (req) => json(200, await sub.add(streams, tenant(req), id(req), validate(sub.body, req.body))), true),
+      route('GET', `${base}/:id/${sub.name}`, (req) => {
+        const p = paging(req);
+        return json(200, sub.list(streams, tenant(req), id(req), p.limit, p.cursor));
+      }),
+      route('DELETE', `${base}/:id/${sub.name}/:${sub.item.param}`, async (req) => json(200, await sub.remove(streams, tenant(req), id(req), id(req, sub.item.param, sub.item.what)))),
+    ]);
+    const blocks = opts.blocks[family.name];
+    const request = family.api.blockRequest;
+    if (blocks === undefined || request === undefined) return subResources;
+    return [
+      ...subResources,
+      route('POST', `${base}/:chainId/block/:blockNumber`, async (req) => json(200, (await blocks.body(req.params['chainId']!, blockNumber(req), ...validate(request, req.body ?? {}))) ?? {}), true),
+      route('POST', `${base}/:chainId/block-to-webhook/:blockNumber/:streamId`, async (req) => {
+        const stream = streams.get(tenant(req), id(req, 'streamId')) as StoredStream;
+        return json(200, await blocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
       }),
     ];
   };
 
   const routes: Route[] = [
-    ...familyRoutes('/streams/evm', families.evm, { create: createStream, update: updateStream, address: addressBody }),
-    ...familyRoutes('/streams/bitcoin', families.bitcoin, { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody }),
-    ...familyRoutes('/streams/solana', families.solana, { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody }),
-    route('POST', '/streams/solana/:chainId/block/:blockNumber', async (req) => json(200, (await opts.blocks.solana.body(req.params['chainId']!, blockNumber(req), ...solanaDefinition(validate(solanaBlockRequestBody, req.body ?? {})))) ?? {}), true),
-    route('POST', '/streams/solana/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
-      const stream = families.solana.get(tenant(req), id(req, 'streamId')) as SolanaStreamRecord;
-      return json(200, await opts.blocks.solana.toWebhook(req.params['chainId']!, blockNumber(req), stream));
-    }),
-    route('POST', '/streams/bitcoin/:id/xpub', async (req) => json(200, await families.bitcoin.addXpub(tenant(req), id(req), validate(xpubBody, req.body).xpub)), true),
-    route('GET', '/streams/bitcoin/:id/xpub', (req) => {
-      const p = paging(req);
-      return json(200, families.bitcoin.listXpubs(tenant(req), id(req), p.limit, p.cursor));
-    }),
-    route('POST', '/streams/bitcoin/:chainId/block/:blockNumber', async (req) => json(200, (await opts.blocks.bitcoin.body(req.params['chainId']!, blockNumber(req), ...bitcoinDefinition(validate(blockRequestBody, req.body ?? {})))) ?? {}), true),
-    route('POST', '/streams/bitcoin/:chainId/block-to-webhook/:blockNumber/:streamId', async (req) => {
-      const stream = families.bitcoin.get(tenant(req), id(req, 'streamId')) as BitcoinStreamRecord;
-      return json(200, await opts.blocks.bitcoin.toWebhook(req.params['chainId']!, blockNumber(req), stream));
-    }),
-    route('DELETE', '/streams/bitcoin/:id/xpub/:xpubId', async (req) => json(200, await families.bitcoin.removeXpub(tenant(req), id(req), id(req, 'xpubId', 'an xpub id')))),
+    // Every family's shared resources first, then what each has beyond them (no two of these patterns match one request).
+    ...families.list.flatMap((f) => familyRoutes(f)),
+    ...families.list.flatMap((f) => familyExtras(f)),
     route('GET', '/history', (req) => {
       const p = paging(req);
       const exclude = p.q.get('excludePayload');
