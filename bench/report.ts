@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-/** The repository's bench/ folder (this file runs from dist/bench/). */
+/** The repository's bench/ folder (this file runs from dist-bench/bench/). */
 export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
-/** The server binary the benches start (from dist/bench/). */
+/** The server binary the benches start (from dist-bench/bench/). */
 export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 
 /**
