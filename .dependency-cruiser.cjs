@@ -59,6 +59,34 @@ module.exports = {
       to: { path: anyOf(FAMILIES) },
     },
     {
+      name: 'server-imports-test-code',
+      comment: 'The server\'s build (dist/) holds no test code: the server never imports benches, tools or tests.',
+      severity: 'error',
+      from: { path: '^(app|engine|http|storage|workers)/' },
+      to: { path: '^(bench|tools|test)/' },
+    },
+    {
+      name: 'bench-imports-test',
+      comment: 'What benches share with tests lives in test/kit/; the rest of test/ is the tests\' own.',
+      severity: 'error',
+      from: { path: '^bench/' },
+      to: { path: '^test/(?!kit/)' },
+    },
+    {
+      name: 'kit-imports-bench-or-tests',
+      comment: 'test/kit/ serves benches and tests alike: it imports neither.',
+      severity: 'error',
+      from: { path: '^test/kit/' },
+      to: { path: '^(bench/|test/(?!kit/))' },
+    },
+    {
+      name: 'test-imports-bench',
+      comment: 'Tests import nothing from bench/: what they share with the benches is in test/kit/.',
+      severity: 'error',
+      from: { path: '^test/' },
+      to: { path: '^bench/' },
+    },
+    {
       name: 'file-cycle',
       comment: 'No cycle between files.',
       severity: 'error',
@@ -83,7 +111,7 @@ module.exports = {
     moduleSystems: ['es6', 'cjs'],
     doNotFollow: { path: 'node_modules' },
     // node_modules is not followed but stays in the graph, so the adapter-package rule can see it.
-    exclude: { path: '^dist/' },
+    exclude: { path: '^dist(-bench)?/' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],

@@ -1,7 +1,7 @@
 /**
  * The same chainpost core (keys, rate limit, pipeline, routes) served by
  * Fastify or by node:http instead of uWebSockets.js: the HTTP benchmark's
- * baselines. `node dist/bench/alt-server.js fastify|node-http`, configured by
+ * baselines. `node dist-bench/bench/alt-server.js fastify|node-http`, configured by
  * the same environment variables as the server.
  */
 import { createServer, type IncomingMessage } from 'node:http';

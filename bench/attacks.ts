@@ -26,7 +26,7 @@ import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
 import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { fairnessRig, fairnessRun, type Scale } from './fairness.js';
-import { startProcess, type Started } from './proc.js';
+import { startProcess, type Started } from '../test/kit/proc.js';
 import { listen, port } from './receiver-listen.js';
 import { BENCH_DIR, BIN, percentile, report, round } from './report.js';
 import { victimBesideTriggers } from './triggers.js';
@@ -456,12 +456,12 @@ async function operatorPages(b: Build): Promise<{ streamIds: Value; nodeUser: Va
 
 /**
  * A webhookUrl at 168.63.129.16 (a cloud platform's metadata address) with CHAINPOST_PRIVATE_TARGETS=deny: does the
- * server go on to reach it? The server runs with bench/loopback-only.mjs preloaded, which refuses (and logs) any
+ * server go on to reach it? The server runs with test/kit/loopback-only.mjs preloaded, which refuses (and logs) any
  * connection off loopback, so an attempt is seen and never leaves the machine.
  */
 async function metadataAddress(b: Build): Promise<{ reached: Value }> {
   const log = join(mkdtempSync(join(tmpdir(), 'chainpost-bench-attacks-guard-')), 'refused.log');
-  const s = await serve(b, { CHAINPOST_PRIVATE_TARGETS: 'deny', LOOPBACK_ONLY_LOG: log }, ['--import', `${BENCH_DIR}loopback-only.mjs`]);
+  const s = await serve(b, { CHAINPOST_PRIVATE_TARGETS: 'deny', LOOPBACK_ONLY_LOG: log }, ['--import', `${BENCH_DIR}../test/kit/loopback-only.mjs`]);
   try {
     const r = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: 'http://168.63.129.16/hook', chainIds: ['0x1'], includeNativeTxs: true, description: 'm', tag: 'm' } });
     let tried = '';

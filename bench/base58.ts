@@ -17,9 +17,9 @@ import { base58check } from '../engine/bitcoin/address-encoding.js';
 import { deriveAddresses, parseExtendedKey } from '../engine/bitcoin/xpub.js';
 import { base58Decode32Into } from '../engine/solana/key-base58.js';
 import { prepareSolanaBlock } from '../engine/solana/prepared.js';
-import { XPUB } from '../test/bitcoin-core/keys.js';
-import { benchChain } from '../test/solana-rpc/bench.js';
-import { blockBytes } from '../test/solana-rpc/render.js';
+import { XPUB } from '../test/kit/bitcoin-core/keys.js';
+import { benchChain } from '../test/kit/solana-rpc/bench.js';
+import { blockBytes } from '../test/kit/solana-rpc/render.js';
 import { Bench } from 'tinybench';
 import { printRows, report, round } from './report.js';
 
@@ -124,5 +124,5 @@ console.log(figures);
 const LIMIT = 0.1;
 // Met: the hand-written decode still earns its place (bs58 would add more than a tenth to a mainnet slot's prepare).
 report('base58', 'npm run bench:base58', figures, { solanaMainnetShareBs58: `> ${LIMIT}` }, figures.solanaMainnetShareBs58 > LIMIT, [
-    `One thread, tinybench. Per key: the distinct base58 texts of 32 to 44 characters of ${SLOTS} mainnet-size bench slots (test/solana-rpc/bench.ts), decoded into 32 bytes (the hand-written base58Decode32Into; bs58.decodeUnsafe and a copy) and encoded back (bs58). Per address: ${ADDRESSES.toLocaleString('en-US')} P2PKH payloads, base58check (address-encoding.ts: xpub-hash.ts's checksum, bs58's digits; @scure/base's base58check whole). solanaPrepareShareBs58: what bs58's decode would add to prepareSolanaBlock per slot, over its time (above ${LIMIT}, the hand-written decode stays); base58checkShareOfDerive: the base58check's part of deriveAddresses' time per address. solanaMainnetShareBs58 models a slot with mainnet's ${MAINNET_DISTINCT_KEYS.toLocaleString('en-US')} distinct keys (the bench slots repeat theirs: solanaKeysPerSlot).`,
+    `One thread, tinybench. Per key: the distinct base58 texts of 32 to 44 characters of ${SLOTS} mainnet-size bench slots (test/kit/solana-rpc/bench.ts), decoded into 32 bytes (the hand-written base58Decode32Into; bs58.decodeUnsafe and a copy) and encoded back (bs58). Per address: ${ADDRESSES.toLocaleString('en-US')} P2PKH payloads, base58check (address-encoding.ts: xpub-hash.ts's checksum, bs58's digits; @scure/base's base58check whole). solanaPrepareShareBs58: what bs58's decode would add to prepareSolanaBlock per slot, over its time (above ${LIMIT}, the hand-written decode stays); base58checkShareOfDerive: the base58check's part of deriveAddresses' time per address. solanaMainnetShareBs58 models a slot with mainnet's ${MAINNET_DISTINCT_KEYS.toLocaleString('en-US')} distinct keys (the bench slots repeat theirs: solanaKeysPerSlot).`,
   ]);

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { bitcoinBody } from '../engine/bitcoin/body.js';
-import { blockFromRaw, parseBlock } from '../test/bitcoin-core/raw.js';
+import { blockFromRaw, parseBlock } from '../test/kit/bitcoin-core/raw.js';
 import { normalizeZ } from '@noble/curves/abstract/curve.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { bytesToNumberBE } from '@noble/curves/utils.js';
@@ -31,14 +31,14 @@ import { BtcRecordView, encodeRecord } from '../engine/bitcoin/record.js';
 import { classifyScript } from '../engine/bitcoin/script.js';
 import { deriveAddresses, parseExtendedKey } from '../engine/bitcoin/xpub.js';
 import { nobleDeriveAddresses } from '../engine/bitcoin/xpub-noble.js';
-import { BIP84_ZPUB, withVersion } from '../test/bitcoin-core/keys.js';
+import { BIP84_ZPUB, withVersion } from '../test/kit/bitcoin-core/keys.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { FilterSet } from '../engine/match/filter-set.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
-import { bigBlock } from '../test/bitcoin-core/fixtures.js';
+import { bigBlock } from '../test/kit/bitcoin-core/fixtures.js';
 import { serverFollows, type FollowRate } from './follow.js';
-import { startProcess, type Started } from './proc.js';
+import { startProcess, type Started } from '../test/kit/proc.js';
 import { msPer, printRows, report, round } from './report.js';
 
 /** The real mainnet blocks of test/fixtures/bitcoin/raw-blocks: 3,315 transactions; 230 with 7,033 inputs; and 277647. */
@@ -68,7 +68,7 @@ function seconds(work: () => void): number {
 // process, it does so while this one makes and compiles the watched set; it is idle before anything is timed.
 const standInStarted = performance.now();
 const standInReady = startProcess(
-  [fileURLToPath(new URL('../test/bitcoin-core/main.js', import.meta.url)), '--blocks', HEIGHTS.join(','), '--repeat', String(REPEAT), '--start', '0', '--prerender', '3'],
+  [fileURLToPath(new URL('../test/kit/bitcoin-core/main.js', import.meta.url)), '--blocks', HEIGHTS.join(','), '--repeat', String(REPEAT), '--start', '0', '--prerender', '3'],
   {},
   240_000,
   /"url":"http:\/\/[^"]*?:(\d+)"/,
@@ -298,7 +298,7 @@ const goals = { matchTxPerSec: '>= 1000000', ingestBlocksPerSec: '>= 20', xpubAd
 const perBlock = (ms: number[]): string => blocks.map((b, i) => `${b.height}: ${round(ms[i]!, 3)} ms`).join(', ');
 report('bitcoin', 'npm run bench:bitcoin', figures, goals, met, [
   `Match (one thread): mainnet blocks ${blocks.map((b) => `${b.height} (${b.block.txs.length} txs, ${(b.probe.length - 5) / 36} probe entries)`).join(', ')}, ${totalTxs} transactions in all; matchTxPerSec = their transactions ÷ the time to match the three (FilterSet.match over each block's probe column, engine/bitcoin/probe.ts; ${perBlock(matchMs)}). Watched: ${WATCHED.toLocaleString('en-US')} mainnet addresses over ${STREAMS} streams, ${REAL_WATCHED} of them paid in the blocks (matched transactions: ${hits.join(', ')}), the rest random P2PKH, P2SH, P2WPKH, P2WSH and P2TR in turn (made in ${round(makeSeconds)} s), compiled as the server compiles them (compileBitcoinFilter: decode, script hash, KeySet) in compileWatchedSeconds. The raw blocks carry no spent outputs but those made in the same block, so outputs and those inputs are matched, by both matchers. Naive (naiveMatchTxPerSec): a JS Set of the address strings, each output's address (and each known spent output's) computed from its script (classifyScript) and looked up (${perBlock(naiveMatchMs)}); both find the same transactions.`,
-  `Ingest: the stand-in Bitcoin Core (test/bitcoin-core, its own process, every getblock 3 answer rendered before it listened: ${round(standInSeconds)} s) serving the three blocks ${REPEAT} times over, relinked into one chain of ${CHAIN_BLOCKS} blocks from height 0; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_BITCOIN_POLL_MS=50, CHAINPOST_START_BLOCKS=bitcoin=0: the whole chain backfilled, its worker pool, LMDB in a temp directory) follows it from fetch to commit. ingestBlocksPerSec is timed from the first block committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.head + 1} blocks. The stand-in knows none of the real blocks' spent outputs but those made inside the chain, so most inputs come without their spent output (the follower then asks getrawtransaction, which a node without -txindex refuses), where a real Core 23+ gives them all: real records carry more, and real blocks cost more to prepare. Naive (naiveIngestBlocksPerSec): getblockhash + getblock 3 (the same answer the server gets), JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per block, one block after another, timed the same way; fetchOnlyBlocksPerSec: the same two calls with each answer dropped, the most the stand-in and the loopback give one follower asking block after block. recordBytesPerBlock and probeBytesPerBlock: what the server stored per block (read back from its LMDB); getblockJsonBytesPerBlock: the node's answer. ingestServerCpuMsPerBlock and ingestNodeCpuMsPerBlock: CPU time (user + system, every thread, from /proc) the server and the stand-in used per block over the same span: with 2 cores, their sum bounds the rate.`,
+  `Ingest: the stand-in Bitcoin Core (test/kit/bitcoin-core, its own process, every getblock 3 answer rendered before it listened: ${round(standInSeconds)} s) serving the three blocks ${REPEAT} times over, relinked into one chain of ${CHAIN_BLOCKS} blocks from height 0; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_BITCOIN_POLL_MS=50, CHAINPOST_START_BLOCKS=bitcoin=0: the whole chain backfilled, its worker pool, LMDB in a temp directory) follows it from fetch to commit. ingestBlocksPerSec is timed from the first block committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.head + 1} blocks. The stand-in knows none of the real blocks' spent outputs but those made inside the chain, so most inputs come without their spent output (the follower then asks getrawtransaction, which a node without -txindex refuses), where a real Core 23+ gives them all: real records carry more, and real blocks cost more to prepare. Naive (naiveIngestBlocksPerSec): getblockhash + getblock 3 (the same answer the server gets), JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per block, one block after another, timed the same way; fetchOnlyBlocksPerSec: the same two calls with each answer dropped, the most the stand-in and the loopback give one follower asking block after block. recordBytesPerBlock and probeBytesPerBlock: what the server stored per block (read back from its LMDB); getblockJsonBytesPerBlock: the node's answer. ingestServerCpuMsPerBlock and ingestNodeCpuMsPerBlock: CPU time (user + system, every thread, from /proc) the server and the stand-in used per block over the same span: with 2 cores, their sum bounds the rate.`,
   `xpub (one core): parseExtendedKey + deriveAddresses(key, 0, 0, ${XPUB_ADDRESSES.toLocaleString('en-US')}) for an xpub, a ypub and a zpub (the BIP-84 vector's account key under the three versions: P2PKH, P2SH-P2WPKH, P2WPKH), one call each. Naive (naiveXpubAddressesPerSec): the first derivation (engine/bitcoin/xpub-noble.ts: per child HMAC-SHA512 and @noble/curves Point.BASE.multiply(tweak).add(parent), normalized together, then hash160 and encoding) (${NAIVE_XPUB_ADDRESSES.toLocaleString('en-US')} per key); both derive the same addresses.`,
   `Per block, one core, averaged over the three blocks: prepareMsPerBlock prepareBitcoinBlock (what the pool does for the follower: the stand-in's getblock 3 answer scanned into the record and probe column); rawToRecordMsPerBlock parseBlock + blockFromRaw + encodeRecord; buildProbeMsPerBlock buildBtcProbe; bodyMsPerBlock the webhook body (inputs and outputs) of the block's matched transactions from its record.`,
 ]);

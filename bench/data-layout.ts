@@ -1,7 +1,7 @@
 /**
  * npm run bench:data-layout — what the Data API's index layout costs per transfer, beside a compact layout it
  * could have (the Data API's goal: 10,000,000 transfers must load within a bench's minutes and fit this machine's disk):
- * - real: the blocks of bench/data-chain.ts (same shape as bench:data) written through the real code
+ * - real: the blocks of test/kit/data-chain.ts (same shape as bench:data) written through the real code
  *   (indexRows, then DataIndexer.index with every Data API index) into a fresh LMDB store;
  * - compact (the baseline, a prototype): the same ERC-20 transfers as binary keys and values: one row per
  *   transfer under its token, a posting (token address) under its from and its to, a wallet-history posting
@@ -22,7 +22,7 @@ import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { jsonLogger } from '../engine/log.js';
 import { TABLES, openStore } from '../storage/env.js';
-import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
+import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { footprint } from './lmdb-footprint.js';
 import { printRows, report } from './report.js';
 
@@ -139,7 +139,7 @@ printRows([
   ['bytesPerTransfer', r.bytesPerTransfer, '', c.bytesPerTransfer],
 ]);
 report('data-layout', 'npm run bench:data-layout', figures, goal, met, [
-  `${transfers.toLocaleString('en-US')} transfers (${BLOCKS} blocks of bench/data-chain.ts, as bench:data), written into a fresh LMDB store twice: through the real code (indexRows and every Data API index, ${BATCH} blocks per transaction, no undo rows), and as a compact prototype (the baseline: the ERC-20 transfers alone as binary keys and values, counted per ERC-20 transfer, 7 entries each: the transfer under its token, a token posting and a history posting under its from and its to, a balance per wallet and token read and written). Bytes: B-tree and overflow pages of every table, per transfer.`,
+  `${transfers.toLocaleString('en-US')} transfers (${BLOCKS} blocks of test/kit/data-chain.ts, as bench:data), written into a fresh LMDB store twice: through the real code (indexRows and every Data API index, ${BATCH} blocks per transaction, no undo rows), and as a compact prototype (the baseline: the ERC-20 transfers alone as binary keys and values, counted per ERC-20 transfer, 7 entries each: the transfer under its token, a token posting and a history posting under its from and its to, a balance per wallet and token read and written). Bytes: B-tree and overflow pages of every table, per transfer.`,
   'Goal: what loading the Data API goal\'s 10,000,000 transfers within 5 minutes into at most 20 GB would take.',
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/data-layout.json and bench/RESULTS.md`);

@@ -1,5 +1,5 @@
 /**
- * The node of bench:data's synthetic chain (bench/data-chain.ts), on 127.0.0.1: a chain that has reached its
+ * The node of bench:data's synthetic chain (test/kit/data-chain.ts), on 127.0.0.1: a chain that has reached its
  * head and stays there, so the server follows it (the Data API answers only for followed chains) without
  * ingesting anything while the endpoints are measured. It answers eth_chainId, eth_blockNumber,
  * eth_getBlockByNumber (the synthetic headers, no transactions), eth_getBlockReceipts and
@@ -7,11 +7,11 @@
  * would: an NFT's tokenURI/uri is a small data: JSON document (read once per token by the server, on its first
  * request; no fetch), any other call returns nothing (the token names are in the dataset); anything else is -32601.
  *
- *   node dist/bench/data-node.js HEAD   prints {"msg":"listening","port":N}
+ *   node dist-bench/bench/data-node.js HEAD   prints {"msg":"listening","port":N}
  */
 import { createServer } from 'node:http';
 import { encodeAbiParameters } from 'viem';
-import { syntheticHash, syntheticTime } from './data-chain.js';
+import { syntheticHash, syntheticTime } from '../test/kit/data-chain.js';
 
 const head = Number(process.argv[2]);
 if (!Number.isSafeInteger(head) || head < 0) throw new Error('usage: data-node.js HEAD');

@@ -1,6 +1,6 @@
 /**
  * npm run bench:data — the Data API's figures:
- * - a synthetic chain (bench/data-chain.ts) of BENCH_TRANSFERS transfers (default 10,000,000) over 1,000,000
+ * - a synthetic chain (test/kit/data-chain.ts) of BENCH_TRANSFERS transfers (default 10,000,000) over 1,000,000
  *   wallets and 10,000 tokens, written through the real code: the follower's rows of each block (indexRows:
  *   canon, transfers, sales) and every Data API index (DataIndexer.index, the batches the server's indexer
  *   writes), into LMDB under bench/.cache/ (kept between runs: the build resumes where the last run's time
@@ -30,9 +30,9 @@ import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { TABLES, openStore, type Store } from '../storage/env.js';
 import { footprint } from './lmdb-footprint.js';
-import { addressOf, syntheticBlock, type ChainShape } from './data-chain.js';
-import { startProcess, type Started } from './proc.js';
-import { counting } from '../test/counting-kv.js';
+import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
+import { startProcess, type Started } from '../test/kit/proc.js';
+import { counting } from '../test/kit/counting-kv.js';
 import { BENCH_DIR, BIN, printRows, report, round } from './report.js';
 
 const CHAIN = '0x1';
@@ -76,7 +76,7 @@ function codeHash(): string {
   // Every folder of it: the indexes live in the domains' folders.
   for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
   for (const f of ['../engine/evm/store.js', '../storage/codec.js', '../storage/hex-keys.js', '../storage/env.js']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
-  h.update(readFileSync(fileURLToPath(new URL('./data-chain.js', import.meta.url))));
+  h.update(readFileSync(fileURLToPath(new URL('../test/kit/data-chain.js', import.meta.url))));
   return h.digest('hex').slice(0, 12);
 }
 
@@ -343,7 +343,7 @@ printRows(ENDPOINTS.flatMap(([name]): Array<[string, number, string, number?]> =
   [`${name}MaxMs`, figures[`${name}MaxMs`]!, '(slowest request)', fastify[name]!.maxMs],
 ]).concat([['floorTokenTransfersReqPerSec', figures['floorTokenTransfersReqPerSec']!, `(bench/data-floor.ts, median of ${FLOOR_ROUNDS}: ${floor!.floor.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorTokenTransfersP99Ms', floorRun.p99Ms, ''], ['floorServerTokenTransfersReqPerSec', figures['floorServerTokenTransfersReqPerSec']!, `(the server, alternating with it: ${floor!.server.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorServerTokenTransfersP99Ms', serverRun.p99Ms, ''], ['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''], ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'], ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)']]));
 report('data', TRANSFERS === 10_000_000 ? 'npm run bench:data' : `BENCH_TRANSFERS=${TRANSFERS} npm run bench:data`, figures, goal, met, [
-  `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; bench/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec). What it takes: entriesPerTransfer (LMDB entries of every table) and bytesPerTransfer (their B-tree and overflow pages), per transfer built.`,
+  `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; test/kit/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec). What it takes: entriesPerTransfer (LMDB entries of every table) and bytesPerTransfer (their B-tree and overflow pages), per transfer built.`,
   `Requests: autocannon (${CONNECTIONS} connections, BENCH_CONNECTIONS; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded, loopback), each request for a random wallet (a random ERC-20 token for tokenTransfers): ${PATHS.toLocaleString('en-US')} random paths per endpoint drawn before its run (BENCH_PATHS), each connection going round its own share (a path built per request cost autocannon, which shares the cores with the server, much of its CPU; every path given to every connection delayed the first requests while autocannon made the other connections' requests, and the slowest request measured that), limit ${LIMIT} on the lists, on the server binary (uWebSockets.js) following the chain's node (bench/data-node.ts, at its head), then on the same core and routes served by Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Goal per endpoint: >= 10,000 req/s and p99 <= 5 ms, no non-2xx.`,
   `Floor: bench/data-floor.ts answers tokenTransfers with the same items, byte for byte (checked for 20 random tokens before it is measured), from the same store, at the least cost found here: bare uWebSockets.js, no key, validation, rate limit or metrics, one lmdb-js range per page read as bytes and each row's bytes written straight into the answer's text (no objects, no JSON.stringify), token and block fields read once and kept. Measured like the servers, ${FLOOR_ROUNDS} runs of it alternating with ${FLOOR_ROUNDS} of the server on the same paths (both up, one asked at a time), each figure the run of median req/s: floorTokenTransfers… the floor's, floorServerTokenTransfers… the server's. What the server could reach at most, on this machine with this layout, with autocannon on the same 2 cores.`,
   `Page reads: the four paged lists called in-process over a counting store for 50 random wallets (tokens) each, a first page and the next; maxIndexEntriesPerPage the most entries range reads returned for one page (goal <= limit + 2), maxPointReadsPerPage the most point reads (a row's block, token or summary).`,

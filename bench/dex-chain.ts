@@ -1,7 +1,7 @@
 import { PAIR_CREATED, V2_SWAP, V2_SYNC } from '../engine/data-api/dex/index/events.js';
 import { indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
 import type { BlockRecord, StoredTx } from '../engine/evm/record.js';
-import { addressOf, prng, syntheticHash, syntheticTime } from './data-chain.js';
+import { addressOf, prng, syntheticHash, syntheticTime } from '../test/kit/data-chain.js';
 
 /**
  * A synthetic DEX chain for bench:prices, in the records a node's answers become (engine/evm/record.ts): block 0

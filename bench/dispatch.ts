@@ -26,7 +26,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';
 import type { Table } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
-import { startProcess } from './proc.js';
+import { startProcess } from '../test/kit/proc.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { systemResolver } from '../http/clients/dns.js';
 import { percentile, printRows, report } from './report.js';

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { startProcess } from './proc.js';
+import { startProcess } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);

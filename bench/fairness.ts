@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { startProcess, until } from './proc.js';
+import { startProcess, until } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const KEY = 'cpk_bench_fairness_key_0123456789ab';

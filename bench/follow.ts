@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { Kv } from '../engine/ports.js';
 import { openStore } from '../storage/env.js';
-import { cpuMs, startProcess } from './proc.js';
+import { cpuMs, startProcess } from '../test/kit/proc.js';
 import { BIN } from './report.js';
 
 interface Health {

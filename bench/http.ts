@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { cpuMs, startProcess, type Started } from './proc.js';
+import { cpuMs, startProcess, type Started } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 /** Seconds of each round; every server gets ROUNDS of them, the servers taking turns. */

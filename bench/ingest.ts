@@ -1,6 +1,6 @@
 /**
  * npm run bench:ingest — the server's follower catching up a chain from a
- * local JSON-RPC stand-in (bench/node-standin.ts, the mainnet fixture bundles
+ * local JSON-RPC stand-in (test/kit/node-standin.ts, the mainnet fixture bundles
  * renumbered and relinked) from fetch to commit, while an authenticated GET is
  * sent every 10 ms, beside a naive follower of the same chain in the same run;
  * then the normalizer and the LMDB writer over the fixture blocks replayed in
@@ -22,8 +22,8 @@ import { blockKey } from '../engine/ingest/chain-store.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
-import { FIXTURE_BLOCKS, bundle } from './fixtures.js';
-import { startProcess } from './proc.js';
+import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
+import { startProcess } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
@@ -177,7 +177,7 @@ function msPerBlock(work: (i: number) => void, rounds = 25): number {
 }
 
 // Every answer is made before it listens: some seconds for 2,000 blocks.
-const standIn = await startProcess([fileURLToPath(new URL('./node-standin.js', import.meta.url)), String(CATCH_UP_BLOCKS)], {}, 120_000);
+const standIn = await startProcess([fileURLToPath(new URL('../test/kit/node-standin.js', import.meta.url)), String(CATCH_UP_BLOCKS)], {}, 120_000);
 const nodeUrl = `http://127.0.0.1:${standIn.port}`;
 let catchUp: Awaited<ReturnType<typeof serverCatchUp>>;
 let naiveCatchUpSeconds: number;
@@ -319,7 +319,7 @@ try {
     bytesPerBlockStored: '<= 40% of bytesPerBlockNodeJson',
   };
   report('ingest', 'npm run bench:ingest', figures, goals, met, [
-    `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (bench/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory) from fetch to commit, timed from its listening line until /health shows the last block (reached: ${catchUp.head + 1} blocks in ${round(catchUp.seconds)} s); meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms (${catchUp.getMs.length} answered, p50 ${round(percentile(catchUp.getMs, 0.5))} ms, max ${round(Math.max(...catchUp.getMs))} ms). Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks as the follower commits.`,
+    `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (test/kit/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory) from fetch to commit, timed from its listening line until /health shows the last block (reached: ${catchUp.head + 1} blocks in ${round(catchUp.seconds)} s); meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms (${catchUp.getMs.length} answered, p50 ${round(percentile(catchUp.getMs, 0.5))} ms, max ${round(Math.max(...catchUp.getMs))} ms). Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks as the follower commits.`,
     `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of test/fixtures/evm/chainstorage (mainnet bundles, sources in test/fixtures/README.md; ${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per synchronous LMDB transaction (the follower itself commits ${COMMIT_BLOCKS} per asynchronous one), each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
     `Ceiling (ceilingBlocksPerSec) = ${cpus().length} cores × 1000 ÷ (fetchCpuMsPerBlock + prepareMsPerBlock): what a follower of this node could reach here if fetching and preparing were all the machine did, spread perfectly over every core, with the node's serving, the commits and LMDB's write thread free. fetchOnlyBlocksPerSec: the same fetches (three answers a block, ${CATCH_UP_BATCH} blocks in flight) with the bodies dropped, and fetchCpuMsPerBlock this process's CPU for them; prepareMsPerBlock: prepareBlock (engine/evm/prepared.ts, what a pool worker does per block: parse, check, record, probe column, index rows) over the fixture answers, one core; jsonParseMsPerBlock: Buffer.toString + JSON.parse of the three answers, parseMsPerBlock: parseJsonBytes of them (engine/ingest/json-bytes.ts, which never makes a string over 64 KB: V8 puts larger ones in its large-object space, slow to fill on this machine).`,

@@ -3,7 +3,7 @@
  * back some of the rows it just wrote, as the dispatcher reads each webhook it queued. docs/reliability.md's soak section
  * cites it for why the server's RSS follows the store's size.
  *
- *   node dist/bench/map-residency.js
+ *   node dist-bench/bench/map-residency.js
  *
  * Each case runs in a process of its own, on a fresh store under the temp directory (removed after): 120
  * transactions of 1,000 rows of 3,500 bytes and 1,000 of 200 bytes (about 500 MB), opened as storage/env.ts opens

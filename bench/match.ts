@@ -26,7 +26,7 @@ import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../engine/ev
 import { type FilterSetData } from '../engine/match/filter-set.js';
 import { openStore } from '../storage/env.js';
 import { matchPool } from '../app/worker-pool.js';
-import { FIXTURE_BLOCKS, bundle } from './fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
 import { printRows, report } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 2_048);

@@ -27,8 +27,8 @@ import { indexRows } from '../engine/evm/store.js';
 import { jsonLogger } from '../engine/log.js';
 import { openStore } from '../storage/env.js';
 import { dexBlock, FACTORY, tokenOf, USDC, WETH, type DexShape } from './dex-chain.js';
-import { prng } from './data-chain.js';
-import { startProcess, type Started } from './proc.js';
+import { prng } from '../test/kit/data-chain.js';
+import { startProcess, type Started } from '../test/kit/proc.js';
 import { BIN, printRows, report, round } from './report.js';
 import { swapWriteFloor } from './swap-floor.js';
 

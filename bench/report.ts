@@ -2,9 +2,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-/** The repository's bench/ folder (this file runs from dist/bench/). */
+/** The repository's bench/ folder (this file runs from dist-bench/bench/). */
 export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
-/** The server binary the benches start (from dist/bench/). */
+/**
+ * Where report() writes results/NAME.json and RESULTS.md: bench/, or BENCH_RESULTS_DIR's folder (a smoke run of a
+ * bench at a tiny size, which must not overwrite the measured figures).
+ */
+const RESULTS_DIR = process.env['BENCH_RESULTS_DIR'] === undefined ? BENCH_DIR : `${process.env['BENCH_RESULTS_DIR']}/`;
+/** The server binary the benches start (from dist-bench/bench/). */
 export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 
 /**
@@ -44,7 +49,7 @@ export interface BenchResult {
 }
 
 /**
- * Writes bench/results/NAME.json and replaces NAME's section of bench/RESULTS.md
+ * Writes bench/results/NAME.json and replaces NAME's section of bench/RESULTS.md (under BENCH_RESULTS_DIR if set)
  * with the figures, the machine and the command that produced them; `table` (Markdown lines) in place of the
  * figure | value table.
  */
@@ -60,10 +65,10 @@ export function report(name: string, command: string, figures: Figures, goal: Re
     goal,
     met,
   };
-  mkdirSync(`${BENCH_DIR}results`, { recursive: true });
-  writeFileSync(`${BENCH_DIR}results/${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  mkdirSync(`${RESULTS_DIR}results`, { recursive: true });
+  writeFileSync(`${RESULTS_DIR}results/${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
 
-  const mdPath = `${BENCH_DIR}RESULTS.md`;
+  const mdPath = `${RESULTS_DIR}RESULTS.md`;
   let md: string;
   try {
     md = readFileSync(mdPath, 'utf8');

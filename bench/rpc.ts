@@ -14,7 +14,7 @@ import { Agent, request } from 'undici';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { TRANSFER } from '../engine/evm/store.js';
-import { startProcess } from './proc.js';
+import { startProcess } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 200);

@@ -37,7 +37,7 @@ import {
   SPEC_RETRY_SCHEDULE_MS as RETRY_SCHEDULE_MS,
   SPEC_START_RATE as START_RATE,
 } from './soak-spec.js';
-import { cpuMs, startProcess, type Started, until } from './proc.js';
+import { cpuMs, startProcess, type Started, until } from '../test/kit/proc.js';
 import { BIN, percentile, report, round } from './report.js';
 import type { Counts } from './soak-receiver.js';
 import { storeBreakdown, type TableSize } from './store-breakdown.js';

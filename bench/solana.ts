@@ -2,7 +2,7 @@
  * npm run bench:solana — the Solana family's figures, each beside a naive baseline measured
  * in the same run:
  * - matchTxPerSec (one thread, what one match worker does): mainnet-size bench slots of the stand-in
- *   (test/solana-rpc/bench.ts: 3,000 transactions, two in three votes) matched against 1,000,000 watched
+ *   (test/kit/solana-rpc/bench.ts: 3,000 transactions, two in three votes) matched against 1,000,000 watched
  *   accounts compiled as the server compiles them (compileSolanaFilter), by walking each slot's probe
  *   column; baseline: JSON.parse of the slot's getBlock answer and a JS Set of the watched strings, each
  *   transaction's keys, programs, mints and token owners looked up.
@@ -25,11 +25,11 @@ import { SolRecordView } from '../engine/solana/record.js';
 import { solanaTxIndexes } from '../engine/solana/webhook.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
-import { VOTE_PROGRAM } from '../test/solana-rpc/build.js';
-import { benchChain, poolTouches, unusedAddresses } from '../test/solana-rpc/bench.js';
-import { blockBytes } from '../test/solana-rpc/render.js';
+import { VOTE_PROGRAM } from '../test/kit/solana-rpc/build.js';
+import { benchChain, poolTouches, unusedAddresses } from '../test/kit/solana-rpc/bench.js';
+import { blockBytes } from '../test/kit/solana-rpc/render.js';
 import { serverFollows, type FollowRate } from './follow.js';
-import { startProcess, type Started } from './proc.js';
+import { startProcess, type Started } from '../test/kit/proc.js';
 import { msPer, printRows, report, round } from './report.js';
 
 const START = 320_000_000;
@@ -46,7 +46,7 @@ const GET_BLOCK = { encoding: 'json', transactionDetails: 'full', maxSupportedTr
 const sum = (xs: number[]): number => xs.reduce((a, x) => a + x, 0);
 
 // The stand-in renders its slots as it starts; in its own process, it does so while this one builds and compiles.
-const standInReady = startProcess([fileURLToPath(new URL('../test/solana-rpc/main.js', import.meta.url)), '--blocks', 'bench', '--slots', String(SLOTS), '--start', String(START), '--prerender'], {}, 240_000, /"url":"http:\/\/[^"]*?:(\d+)"/);
+const standInReady = startProcess([fileURLToPath(new URL('../test/kit/solana-rpc/main.js', import.meta.url)), '--blocks', 'bench', '--slots', String(SLOTS), '--start', String(START), '--prerender'], {}, 240_000, /"url":"http:\/\/[^"]*?:(\d+)"/);
 let standInProcess: Started | undefined;
 void standInReady.then((p) => (standInProcess = p));
 process.once('exit', () => standInProcess?.child.kill());
@@ -210,8 +210,8 @@ printRows(Object.entries(figures).map(([name, value]) => [name, value, '', basel
 const met = figures.matchTxPerSec >= 1_000_000 && figures.ingestSlotsPerSec >= 25;
 const goals = { matchTxPerSec: '>= 1000000', ingestSlotsPerSec: '>= 25' };
 report('solana', 'npm run bench:solana', figures, goals, met, [
-  `Match (one thread, as one match worker): ${MATCH_SLOTS} bench slots of the stand-in (test/solana-rpc/bench.ts: ${totalTxs} transactions, two in three votes, the rest SOL and SPL transfers, CPIs, v0 transactions loading accounts from lookup tables, failed transfers; ${Math.round(jsonBytes).toLocaleString('en-US')} bytes of getBlock JSON a slot), prepared as the server prepares them; matchTxPerSec = their transactions ÷ the time of FilterSet.match over each slot's probe column (engine/solana/probe.ts). Watched: ${WATCHED.toLocaleString('en-US')} accounts over ${STREAMS} streams, ${realAccounts.length} of them accounts or token owners the slots use, the rest unused keys, plus a program (${realPrograms.join()}) and a mint (${realMints.join()}), compiled as the server compiles them (compileSolanaFilter) in compileWatchedSeconds; matched transactions per slot: ${hits.join(', ')}. Naive (naiveMatchTxPerSec): JSON.parse of the slot's answer, then per transaction that is not a vote its static and loaded keys, token owners, mints and invoked programs looked up in JS Sets of the watched strings; both find the same transactions.`,
-  `Ingest: the stand-in Solana node (test/solana-rpc, its own process, every answer rendered before it listened) serving ${SLOTS} consecutive bench slots from ${START}; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_SOLANA_POLL_MS=50, slotSubscribe on the stand-in's WebSocket, its worker pool, LMDB in a temp directory whose chain state says slot ${START - 1} was the last, as after a restart) follows them from getBlock to commit. ingestSlotsPerSec is timed from the first slot committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.blocks} slots. Naive (naiveIngestSlotsPerSec): getBlock with the server's parameters, JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per slot, one slot after another, timed the same way over 150 slots; fetchOnlySlotsPerSec: getBlock alone, what one client asking slot after slot gets from the stand-in over the loopback. recordBytesPerSlot and probeBytesPerSlot: what the server stored (read back from its LMDB); getBlockJsonBytesPerSlot: the node's answer. ingestServerCpuMsPerSlot and ingestNodeCpuMsPerSlot: CPU time (user + system, every thread, from /proc) the server and the stand-in used per slot over the same span.`,
+  `Match (one thread, as one match worker): ${MATCH_SLOTS} bench slots of the stand-in (test/kit/solana-rpc/bench.ts: ${totalTxs} transactions, two in three votes, the rest SOL and SPL transfers, CPIs, v0 transactions loading accounts from lookup tables, failed transfers; ${Math.round(jsonBytes).toLocaleString('en-US')} bytes of getBlock JSON a slot), prepared as the server prepares them; matchTxPerSec = their transactions ÷ the time of FilterSet.match over each slot's probe column (engine/solana/probe.ts). Watched: ${WATCHED.toLocaleString('en-US')} accounts over ${STREAMS} streams, ${realAccounts.length} of them accounts or token owners the slots use, the rest unused keys, plus a program (${realPrograms.join()}) and a mint (${realMints.join()}), compiled as the server compiles them (compileSolanaFilter) in compileWatchedSeconds; matched transactions per slot: ${hits.join(', ')}. Naive (naiveMatchTxPerSec): JSON.parse of the slot's answer, then per transaction that is not a vote its static and loaded keys, token owners, mints and invoked programs looked up in JS Sets of the watched strings; both find the same transactions.`,
+  `Ingest: the stand-in Solana node (test/kit/solana-rpc, its own process, every answer rendered before it listened) serving ${SLOTS} consecutive bench slots from ${START}; the server binary (CHAINPOST_CHAINS=none, CHAINPOST_SOLANA_POLL_MS=50, slotSubscribe on the stand-in's WebSocket, its worker pool, LMDB in a temp directory whose chain state says slot ${START - 1} was the last, as after a restart) follows them from getBlock to commit. ingestSlotsPerSec is timed from the first slot committed to the last as /health shows them (polled every 20 ms), so the server's start is excluded; from its listening line it took ${round(ingest.fromListeningSeconds)} s for ${ingest.blocks} slots. Naive (naiveIngestSlotsPerSec): getBlock with the server's parameters, JSON.parse, the parent link checked and the JSON text put in LMDB, one transaction per slot, one slot after another, timed the same way over 150 slots; fetchOnlySlotsPerSec: getBlock alone, what one client asking slot after slot gets from the stand-in over the loopback. recordBytesPerSlot and probeBytesPerSlot: what the server stored (read back from its LMDB); getBlockJsonBytesPerSlot: the node's answer. ingestServerCpuMsPerSlot and ingestNodeCpuMsPerSlot: CPU time (user + system, every thread, from /proc) the server and the stand-in used per slot over the same span.`,
   `Per slot, one core: prepareMsPerSlot prepareSolanaBlock (scan, record, probe column) of a bench slot's answer; bodyMsPerSlot the webhook body of the slot's matched transactions from its record.`,
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/solana.json and bench/RESULTS.md`);

@@ -5,12 +5,12 @@
  * temp directory): `<epoch ms> stall <ms>` when a 5-ms timer came more than 15 ms late, `<epoch ms> gc <kind> <ms>`
  * for a GC pause over 3 ms. The timer adds a little work of its own (one callback each 5 ms).
  *
- *   SOAK_MINUTES=3 SOAK_SERVER_FLAGS="--import ./dist/bench/stall-log.js" node dist/bench/soak.js
+ *   SOAK_MINUTES=3 SOAK_SERVER_FLAGS="--import ./dist-bench/bench/stall-log.js" node dist-bench/bench/soak.js
  *
  * Run as a program on such a file it sums it up: stalls by size, GC pauses by kind, how many stalls over 20 ms
  * were mostly GC, and the 10-s windows with the most stalls over 20 ms.
  *
- *   node dist/bench/stall-log.js /tmp/stalls-<pid>.log
+ *   node dist-bench/bench/stall-log.js /tmp/stalls-<pid>.log
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

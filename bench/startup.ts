@@ -1,7 +1,7 @@
 /**
  * npm run bench:startup — the server started on a store with 10,000 streams and 1,000,000 watched addresses
- * (written by the store layer from a stream created through the API: bench/startup-store.ts), following a real
- * anvil with a real webhook receiver (bench/startup-run.ts):
+ * (written by the store layer from a stream created through the API: test/kit/startup-store.ts), following a real
+ * anvil with a real webhook receiver (test/kit/startup-run.ts):
  *   - spawn → first answer of GET /streams/evm?limit=1, and of GET /health 200 (the watchlist read, the pool up),
  *     beside the same server's first answer on a store without streams, in the same run;
  *   - spawn → matching resumed: every block mined while the server was down, and right after it started, each
@@ -11,7 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { BIN, printRows, report, round } from './report.js';
-import { startupRun } from './startup-run.js';
+import { startupRun } from '../test/kit/startup-run.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 10_000);
 const PER_STREAM = Number(process.env['BENCH_PER_STREAM'] ?? 100);
@@ -58,7 +58,7 @@ report(
   { firstAnswerMs: `≤ ${ANSWER_MS}`, delivered: `every block mined while down (${DOWN_BLOCKS}) and after start (${UP_BLOCKS})`, compile: 'in the worker pool' },
   met,
   [
-    `${availableParallelism()} cores. The store is written by the store layer (bench/startup-store.ts): one stream created through the API, copied with new ids into tenants of 1,000 streams (the default CHAINPOST_MAX_STREAMS), ${PER_STREAM} addresses each — not ${(STREAMS * PER_STREAM).toLocaleString('en-US')} HTTP calls.`,
+    `${availableParallelism()} cores. The store is written by the store layer (test/kit/startup-store.ts): one stream created through the API, copied with new ids into tenants of 1,000 streams (the default CHAINPOST_MAX_STREAMS), ${PER_STREAM} addresses each — not ${(STREAMS * PER_STREAM).toLocaleString('en-US')} HTTP calls.`,
     'eventLoopMaxBlockMs is the longest of the requests (GET /streams/evm?limit=1, and GET /health until it answers 200) sent one after another from the first answer until matching resumed: a bound on how long the serving thread was held, the request itself included. compileMs is between the server\'s log lines around the compile in the pool (their times on its clock).',
   ],
 );

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS } from '../engine/streams/limits.js';
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { startProcess } from './proc.js';
+import { startProcess } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const TXS = Number(process.env['BENCH_TXS'] ?? 40);

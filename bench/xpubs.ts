@@ -14,10 +14,10 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
-import { mainnetChain } from '../test/bitcoin-core/fixtures.js';
-import { manyXpubs } from '../test/bitcoin-core/keys.js';
-import { startBitcoinCore } from '../test/bitcoin-core/server.js';
-import { startProcess } from './proc.js';
+import { mainnetChain } from '../test/kit/bitcoin-core/fixtures.js';
+import { manyXpubs } from '../test/kit/bitcoin-core/keys.js';
+import { startBitcoinCore } from '../test/kit/bitcoin-core/server.js';
+import { startProcess } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const KEY = 'cpk_bench_xpubs_key_0123456789abcdef';

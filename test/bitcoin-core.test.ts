@@ -1,13 +1,13 @@
 import * as ecc from '@bitcoinerlab/secp256k1';
 import { Block, Transaction, address, payments, script } from 'bitcoinjs-lib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ADDRESS_KINDS, branch, coinsOf, mineBlock, owner, payTo, spend, type Coin } from './bitcoin-core/build.js';
-import { BitcoinChain } from './bitcoin-core/chain.js';
-import { GENESIS_HASH, PRUNED_HEIGHT, bigBlock, fixtureText, mainnetChain, prunedChain, rawBlockFromGetblock, relinkedChain } from './bitcoin-core/fixtures.js';
-import { btc, coreJson, double16 } from './bitcoin-core/json.js';
-import { descriptorChecksum, scriptPubKeyJson } from './bitcoin-core/script.js';
-import { startBitcoinCore, type BitcoinCore, type BitcoinCoreOptions } from './bitcoin-core/server.js';
-import { txJson } from './bitcoin-core/shapes.js';
+import { ADDRESS_KINDS, branch, coinsOf, mineBlock, owner, payTo, spend, type Coin } from './kit/bitcoin-core/build.js';
+import { BitcoinChain } from './kit/bitcoin-core/chain.js';
+import { GENESIS_HASH, PRUNED_HEIGHT, bigBlock, fixtureText, mainnetChain, prunedChain, rawBlockFromGetblock, relinkedChain } from './kit/bitcoin-core/fixtures.js';
+import { btc, coreJson, double16 } from './kit/bitcoin-core/json.js';
+import { descriptorChecksum, scriptPubKeyJson } from './kit/bitcoin-core/script.js';
+import { startBitcoinCore, type BitcoinCore, type BitcoinCoreOptions } from './kit/bitcoin-core/server.js';
+import { txJson } from './kit/bitcoin-core/shapes.js';
 
 type Json = Record<string, any>;
 

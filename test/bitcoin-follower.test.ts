@@ -14,9 +14,9 @@ import { systemTicker } from '../app/process.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
-import { branch, coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
-import { PRUNED_HEIGHT, prunedChain } from './bitcoin-core/fixtures.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { branch, coinsOf, mineBlock, owner, payTo, spend } from './kit/bitcoin-core/build.js';
+import { PRUNED_HEIGHT, prunedChain } from './kit/bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { tempDir } from './helpers.js';
 
 // The server's worker pool: getblock answers are parsed and encoded in its threads, as in the server.

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseExtendedKey, deriveAddresses } from '../engine/bitcoin/xpub.js';
-import { XPUB, withVersion } from './bitcoin-core/keys.js';
+import { XPUB, withVersion } from './kit/bitcoin-core/keys.js';
 import { Block, address as btcAddress, initEccLib } from 'bitcoinjs-lib';
 import * as ecc from '@bitcoinerlab/secp256k1';
-import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './bitcoin-core/build.js';
-import { bigBlock, prunedChain } from './bitcoin-core/fixtures.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { branch, coinsOf, mineBlock, owner, payTo, spend, ADDRESS_KINDS, type Owner } from './kit/bitcoin-core/build.js';
+import { bigBlock, prunedChain } from './kit/bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { startBinary, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 

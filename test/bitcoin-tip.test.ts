@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
-import { PRUNED_HEIGHT, prunedChain } from './bitcoin-core/fixtures.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { coinsOf, mineBlock, owner, payTo, spend } from './kit/bitcoin-core/build.js';
+import { PRUNED_HEIGHT, prunedChain } from './kit/bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startProcess } from '../bench/proc.js';
+import { startProcess } from './kit/proc.js';
 import { startAnvil } from '../http/clients/anvil.js';
 // The built binary: the CLI as a user runs it, beside a server process it kills or asks for its pid.
 import { BIN, cli, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prng } from '../bench/data-chain.js';
+import { prng } from './kit/data-chain.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deriveAddresses, parseExtendedKey } from '../engine/bitcoin/xpub.js';
-import { mineBlock, payTo } from './bitcoin-core/build.js';
-import { prunedChain } from './bitcoin-core/fixtures.js';
-import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-core/keys.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { mineBlock, payTo } from './kit/bitcoin-core/build.js';
+import { prunedChain } from './kit/bitcoin-core/fixtures.js';
+import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './kit/bitcoin-core/keys.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 
 /**

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { coinsOf, mineBlock, owner, payTo, spend } from './bitcoin-core/build.js';
-import { PRUNED_HEIGHT, prunedChain } from './bitcoin-core/fixtures.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { coinsOf, mineBlock, owner, payTo, spend } from './kit/bitcoin-core/build.js';
+import { PRUNED_HEIGHT, prunedChain } from './kit/bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write } from './contracts.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
-import { addressOf } from './solana-rpc/build.js';
-import { SolanaChain } from './solana-rpc/chain.js';
-import { entryOf, fixtureBlock, fixtureTransaction, FIXTURE_BLOCK_SLOT, FIXTURE_TRANSACTIONS } from './solana-rpc/fixtures.js';
-import { startSolanaRpc, type SolanaRpc } from './solana-rpc/server.js';
+import { addressOf } from './kit/solana-rpc/build.js';
+import { SolanaChain } from './kit/solana-rpc/chain.js';
+import { entryOf, fixtureBlock, fixtureTransaction, FIXTURE_BLOCK_SLOT, FIXTURE_TRANSACTIONS } from './kit/solana-rpc/fixtures.js';
+import { startSolanaRpc, type SolanaRpc } from './kit/solana-rpc/server.js';
 import { A1, A2, serverEnv } from './streams-harness.js';
 
 /**

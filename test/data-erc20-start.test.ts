@@ -20,7 +20,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
-import { counting } from './counting-kv.js';
+import { counting } from './kit/counting-kv.js';
 import { tempDir } from './helpers.js';
 
 /**

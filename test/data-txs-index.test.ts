@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { ServiceClock } from '../engine/clock.js';
 import { IndexWriter, DataIndexer, indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
 import { blockTimesIndex } from '../engine/data-api/chain/index/writer.js';
@@ -13,7 +13,7 @@ import { writeBlock } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { jsonLogger } from '../engine/log.js';
 import { openStore, type Store } from '../storage/env.js';
-import { counting } from './counting-kv.js';
+import { counting } from './kit/counting-kv.js';
 import { tempDir } from './helpers.js';
 
 /**

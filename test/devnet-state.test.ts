@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { parseEther } from 'viem';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startProcess, type Started } from '../bench/proc.js';
+import { startProcess, type Started } from './kit/proc.js';
 import { freePort } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, walletClient } from './contracts.js';
 import { BIN, cli, tempDir, until } from './helpers.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { startProcess } from '../bench/proc.js';
+import { startProcess } from './kit/proc.js';
 import { BIN, tempDir, until } from './helpers.js';
 import { STOP_GRACE_MS } from '../http/clients/anvil.js';
 

@@ -6,7 +6,7 @@ import { parseConfig } from '../engine/config/config.js';
 import { createCore } from '../app/server.js';
 import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';
-import { startProcess } from '../bench/proc.js';
+import { startProcess } from './kit/proc.js';
 import { BIN, TEST_KEY, tempDir, type Running, apiCaller } from './helpers.js';
 import { startReceiver } from './receiver.js';
 

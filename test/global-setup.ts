@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHILD_LOGS } from '../bench/proc.js';
+import { CHILD_LOGS } from './kit/proc.js';
 import { scanChildLogs } from './secret-scan.js';
 
 /** The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startProcess, until as untilHolds, type Started } from '../bench/proc.js';
+import { startProcess, until as untilHolds, type Started } from './kit/proc.js';
 import { startInProcess, type InProcess } from './in-process.js';
 import { registerSecret } from './secret-scan.js';
 

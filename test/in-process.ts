@@ -1,6 +1,6 @@
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CHILD_LOGS, type Listening } from '../bench/proc.js';
+import { CHILD_LOGS, type Listening } from './kit/proc.js';
 
 /**
  * The service as the binary runs it, from dist/ (built before the tests run), loaded by Node itself: through vitest's

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from '../engine/evm/prepared.js';
 import { pack } from '../storage/codec.js';
 import { normalizeBlock } from '../engine/evm/record.js';

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStandIn } from '../bench/node-standin.js';
+import { startStandIn } from './kit/node-standin.js';
 import { ServiceClock } from '../engine/clock.js';
 import { CATCH_UP_BATCH, EvmFollower } from '../engine/evm/follower.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';

@@ -2,7 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startProcess } from '../bench/proc.js';
+import { startProcess } from './kit/proc.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 // The built binary: signals, the exit code and what the process prints as a user sees it.
 import { BIN, cli, startBinary, stopAndClean, tempDir, until } from './helpers.js';

@@ -6,7 +6,7 @@ import bs58 from 'bs58';
 import { privateKeyToAccount } from 'viem/accounts';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { advance, cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
-import { manyXpubs } from './bitcoin-core/keys.js';
+import { manyXpubs } from './kit/bitcoin-core/keys.js';
 import { startReceiver } from './receiver.js';
 
 /** Addresses each family takes (valid by its parser). */

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { buildProbe } from '../engine/evm/probe.js';
 import { normalizeBlock, type BlockRecord } from '../engine/evm/record.js';
 import { TRANSFER } from '../engine/evm/store.js';

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
-import { startProcess, type Started } from '../bench/proc.js';
+import { startProcess, type Started } from './kit/proc.js';
 import { freePort } from '../http/clients/anvil.js';
-import { mineBlock, owner } from './bitcoin-core/build.js';
-import { mainnetChain } from './bitcoin-core/fixtures.js';
-import { startBitcoinCore, type BitcoinCore } from './bitcoin-core/server.js';
+import { mineBlock, owner } from './kit/bitcoin-core/build.js';
+import { mainnetChain } from './kit/bitcoin-core/fixtures.js';
+import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';
 import { apiCaller, BIN, tempDir, until } from './helpers.js';
 
 /**

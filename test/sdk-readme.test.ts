@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess } from '../bench/proc.js';
+import { startProcess } from './kit/proc.js';
 import { apiCaller, BIN, indexedTo, stopAndClean, tempDir, TEST_KEY, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
@@ -20,7 +20,7 @@ import { startReceiver } from './receiver.js';
 
 const README = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PRELOAD = fileURLToPath(new URL('../bench/loopback-only.mjs', import.meta.url));
+const PRELOAD = fileURLToPath(new URL('./kit/loopback-only.mjs', import.meta.url));
 const MARKER = '<!-- sdk:file:sdk.mjs -->';
 const SNIPPET = new RegExp(`${MARKER}\n\`\`\`js\n([\\s\\S]*?)\n\`\`\`\n`).exec(README)?.[1];
 /** The devnet's account (0), which the file signs in with. */

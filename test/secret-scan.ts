@@ -1,6 +1,6 @@
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CHILD_LOGS } from '../bench/proc.js';
+import { CHILD_LOGS } from './kit/proc.js';
 
 /**
  * The whole test run's secret scan: every server process the suite spawns has its output and its

@@ -11,9 +11,9 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
-import { Ledger, addressOf, keypair, solTransfer, type TxEntry } from './solana-rpc/build.js';
-import { SolanaChain } from './solana-rpc/chain.js';
-import { startSolanaRpc, type SolanaRpc } from './solana-rpc/server.js';
+import { Ledger, addressOf, keypair, solTransfer, type TxEntry } from './kit/solana-rpc/build.js';
+import { SolanaChain } from './kit/solana-rpc/chain.js';
+import { startSolanaRpc, type SolanaRpc } from './kit/solana-rpc/server.js';
 import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 // The server's worker pool: getBlock answers are prepared in its threads, as in the server.

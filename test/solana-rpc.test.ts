@@ -3,7 +3,7 @@ import bs58 from 'bs58';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { benchChain, benchPool, poolTouches, slotPick } from './solana-rpc/bench.js';
+import { benchChain, benchPool, poolTouches, slotPick } from './kit/solana-rpc/bench.js';
 import {
   addressOf,
   failedTransfer,
@@ -21,11 +21,11 @@ import {
   voteTx,
   type BuildContext,
   type BuiltTx,
-} from './solana-rpc/build.js';
-import { SolanaChain } from './solana-rpc/chain.js';
-import { mainnetChain } from './solana-rpc/fixtures.js';
-import { startSolanaRpc, type SolanaRpc, type SolanaRpcOptions } from './solana-rpc/server.js';
-import { serializeMessage, type UiMessage } from './solana-rpc/wire.js';
+} from './kit/solana-rpc/build.js';
+import { SolanaChain } from './kit/solana-rpc/chain.js';
+import { mainnetChain } from './kit/solana-rpc/fixtures.js';
+import { startSolanaRpc, type SolanaRpc, type SolanaRpcOptions } from './kit/solana-rpc/server.js';
+import { serializeMessage, type UiMessage } from './kit/solana-rpc/wire.js';
 
 type Json = Record<string, any>;
 

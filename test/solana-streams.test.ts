@@ -16,10 +16,10 @@ import {
   type BuiltTx,
   type Mint,
   type TxEntry,
-} from './solana-rpc/build.js';
-import { SolanaChain } from './solana-rpc/chain.js';
-import { FIXTURE_BLOCK_SLOT, FIXTURE_TRANSACTIONS, entryOf, fixtureBlock, fixtureTransaction } from './solana-rpc/fixtures.js';
-import { startSolanaRpc, type SolanaRpc } from './solana-rpc/server.js';
+} from './kit/solana-rpc/build.js';
+import { SolanaChain } from './kit/solana-rpc/chain.js';
+import { FIXTURE_BLOCK_SLOT, FIXTURE_TRANSACTIONS, entryOf, fixtureBlock, fixtureTransaction } from './kit/solana-rpc/fixtures.js';
+import { startSolanaRpc, type SolanaRpc } from './kit/solana-rpc/server.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, type Received } from './receiver.js';
 

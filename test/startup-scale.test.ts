@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startupRun, type StartupRun } from '../bench/startup-run.js';
+import { startupRun, type StartupRun } from './kit/startup-run.js';
 import { BIN } from './helpers.js';
 
 /**

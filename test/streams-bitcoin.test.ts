@@ -1,7 +1,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it } from 'vitest';
-import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './bitcoin-core/keys.js';
+import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './kit/bitcoin-core/keys.js';
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { deliveryEnv, familyCalls, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver } from './receiver.js';

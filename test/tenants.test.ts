@@ -12,7 +12,7 @@ import { openStore } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { DATA_PREFIX } from '../http/server/data.js';
 import { unknownRoute } from '../http/server/system.js';
-import { XPUB } from './bitcoin-core/keys.js';
+import { XPUB } from './kit/bitcoin-core/keys.js';
 import { advance, apiCaller, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 

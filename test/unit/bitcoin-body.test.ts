@@ -3,11 +3,11 @@ import { address as bjsAddress, Block, crypto, initEccLib, networks } from 'bitc
 import { describe, expect, it } from 'vitest';
 import { bitcoinBody, mempoolBody, satsToBtc, satsToBtcString, type BtcBody, type BtcBodyOptions } from '../../engine/bitcoin/body.js';
 import { difficultyOf } from '../../engine/bitcoin/block.js';
-import { blockFromRaw, parseBlock } from '../bitcoin-core/raw.js';
+import { blockFromRaw, parseBlock } from '../kit/bitcoin-core/raw.js';
 import { btcToSats, txFromCore } from '../../engine/bitcoin/core-json.js';
 import { BtcRecordView, encodeRecord } from '../../engine/bitcoin/record.js';
 import { blockFromCore, RAW_BLOCKS, coreBlock200000, coreBlock200000v3 } from '../bitcoin-fixtures.js';
-import { bigBlock } from '../bitcoin-core/fixtures.js';
+import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
 initEccLib(ecc);
 

@@ -4,8 +4,8 @@ import type { CoreBlock } from '../../engine/bitcoin/core-json.js';
 import { CoreScanError, scanCoreBlock } from '../../engine/bitcoin/core-scan.js';
 import { encodeRecord } from '../../engine/bitcoin/record.js';
 import { blockFromCore, coreBlock200000, coreBlock200000v3, etlJson } from '../bitcoin-fixtures.js';
-import { relinkedChain } from '../bitcoin-core/fixtures.js';
-import { runMethod, type RpcContext } from '../bitcoin-core/rpc.js';
+import { relinkedChain } from '../kit/bitcoin-core/fixtures.js';
+import { runMethod, type RpcContext } from '../kit/bitcoin-core/rpc.js';
 
 
 /** A getblock result as the body of Core's JSON-RPC answer. */

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
 import type { BtcTransaction } from '../../engine/bitcoin/block.js';
-import { blockFromRaw, parseBlock } from '../bitcoin-core/raw.js';
+import { blockFromRaw, parseBlock } from '../kit/bitcoin-core/raw.js';
 import { BtcProbeKind, bitcoinProbeMatch, btcProbeRef, buildBtcProbe, readBtcProbe, scriptKey } from '../../engine/bitcoin/probe.js';
 import { hasAddress, scriptType } from '../../engine/bitcoin/script.js';
 import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-set.js';
 import { blockFromCore, coreBlock200000, coreBlock200000v3, inputTransactions200000 } from '../bitcoin-fixtures.js';
-import { bigBlock } from '../bitcoin-core/fixtures.js';
+import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
 /** A key set of the watched addresses (address → streams) among `noise` random keys watched by stream 999. */
 function watching(addresses: Record<string, number[]>, noise = 10_000): KeySet {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { sha256d } from '../../engine/bitcoin/hash.js';
-import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction } from '../bitcoin-core/raw.js';
+import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction } from '../kit/bitcoin-core/raw.js';
 import { RAW_BLOCKS, btcFixture } from '../bitcoin-fixtures.js';
-import { bigBlock } from '../bitcoin-core/fixtures.js';
+import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
 
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { BtcBlock } from '../../engine/bitcoin/block.js';
-import { blockFromRaw, parseBlock } from '../bitcoin-core/raw.js';
+import { blockFromRaw, parseBlock } from '../kit/bitcoin-core/raw.js';
 import { BtcRecordView, RecordFormatError, encodeRecord } from '../../engine/bitcoin/record.js';
 import { blockFromCore, RAW_BLOCKS, coreBlock200000v3, prevouts200000 } from '../bitcoin-fixtures.js';
-import { bigBlock } from '../bitcoin-core/fixtures.js';
+import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
 /** Block 200000 serialized again from Core's JSON: its header fields, then each transaction's hex. */
 function rawBlock200000(): Buffer {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../engine/bitcoin/address.js';
 import { classifyScript, scriptType, type ScriptType } from '../../engine/bitcoin/script.js';
 import { RAW_BLOCKS } from '../bitcoin-fixtures.js';
-import { bigBlock } from '../bitcoin-core/fixtures.js';
+import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
 initEccLib(ecc);
 

@@ -10,7 +10,7 @@ import { blockKey } from '../../engine/ingest/chain-store.js';
 import { prunable } from '../../engine/ingest/follow.js';
 import { jsonLogger } from '../../engine/log.js';
 import { openStore, type Store } from '../../storage/env.js';
-import { counting } from '../counting-kv.js';
+import { counting } from '../kit/counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { blockTimesIndex } from '../../engine/data-api/chain/index/writer.js';
 

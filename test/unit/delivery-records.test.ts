@@ -5,7 +5,7 @@ import { logRange, historyRange } from '../../engine/delivery/records.js';
 import { purgeExpired, type Retention } from '../../engine/delivery/retention.js';
 import { StreamsService } from '../../engine/streams/service.js';
 import { evm } from '../../engine/evm/index.js';
-import { counting } from '../counting-kv.js';
+import { counting } from '../kit/counting-kv.js';
 import { until } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
 import { deliveryRig } from './delivery-rig.js';

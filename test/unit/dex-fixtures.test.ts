@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { PRICING } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { V2_SWAP, V2_SYNC, V3_SWAP } from '../../engine/data-api/dex/index/events.js';

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { blockTime, type BlockTimeRow } from '../../engine/data-api/common/block-times.js';
 import { contractEvents, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/chain/logs.js';
@@ -18,7 +18,7 @@ import { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../engine/log.js';
 import { IN_PLACE_TABLES, openStore, type Store } from '../../storage/env.js';
-import { counting } from '../counting-kv.js';
+import { counting } from '../kit/counting-kv.js';
 import { tempDir } from '../helpers.js';
 import type { ContractLog, OldContractLog, TopicEntry } from '../../engine/data-api/chain/index/logs.js';
 

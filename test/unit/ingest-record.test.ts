@@ -9,7 +9,7 @@ import { blockKey, pruneBlock } from '../../engine/ingest/chain-store.js';
 import { openStore } from '../../storage/env.js';
 import { decodeRpc, decodeRpcAt, encodeRpc, skipValue, wireFields, wireItems } from '../../engine/evm/codec.js';
 import { RecordView } from '../../engine/evm/record-view.js';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 
 // The fixture README's table: transactions, logs, and ERC-20 / ERC-721 / ERC-1155 Transfer logs per block.
 const EXPECTED: Record<number, [txs: number, logs: number, erc20: number, erc721: number, erc1155: number]> = {

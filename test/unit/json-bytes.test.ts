@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { PIECE_BYTES, parseJsonBytes } from '../../engine/ingest/json-bytes.js';
 
 const bytes = (text: string): Uint8Array => Buffer.from(text, 'utf8');

@@ -9,7 +9,7 @@ import { KeySet, buildKeySet, type KeySetInput } from '../../engine/match/key-se
 import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { createStream } from '../../engine/streams/schemas.js';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 
 const view = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
 const keySet = (width: 20 | 32, entries: KeySetInput[]): KeySet => new KeySet(buildKeySet(width, entries));

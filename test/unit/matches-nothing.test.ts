@@ -6,7 +6,7 @@ import type { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { webhookBuilder } from '../../engine/evm/webhook-builder.js';
 import { matchesNothing, streamResponse, type StreamRecord } from '../../engine/streams/model.js';
 import { createStream, topic0Hash } from '../../engine/streams/schemas.js';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 
 /**
  * The rule that a stream's definition can never produce a webhook, checked

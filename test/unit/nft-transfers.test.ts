@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft/transfers.js';
 import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/evm/record.js';
 import { removeBlock, transferKeys, transferRef, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/evm/store.js';
@@ -10,7 +10,7 @@ import { salesOf, type Sale } from '../../engine/evm/sales.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';
 import { validate } from '../../engine/schema.js';
 import { openStore, type Store } from '../../storage/env.js';
-import { counting } from '../counting-kv.js';
+import { counting } from '../kit/counting-kv.js';
 import { tempDir } from '../helpers.js';
 import { ERC20_ABI, NFT_ABI, ZERO, byPosition, paid, scan, type Json, type Scanned } from '../nft-scan.js';
 

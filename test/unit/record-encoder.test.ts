@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { checkedTxs, encodeRecord, flattenCalls, normalizeBlock, type Json } from '../../engine/evm/record.js';
 import { encodeNodeRecord } from '../../engine/evm/record-encoder.js';
 

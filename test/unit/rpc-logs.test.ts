@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { normalizeBlock, rpcReceipts, type BlockRecord, type Json } from '../../engine/evm/record.js';
 import { writeBlock } from '../../engine/evm/store.js';
 import { Held } from '../../engine/rpc/held.js';

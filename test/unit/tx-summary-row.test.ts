@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { encodeAbiParameters, parseAbiParameters } from 'viem';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FIXTURE_BLOCKS, bundle } from '../../bench/fixtures.js';
+import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { IndexWriter, indexedBlock } from '../../engine/data-api/common/indexer.js';
 import { contractLogsIndex, blockTimesIndex } from '../../engine/data-api/chain/index/writer.js';
 import { nativeTxIndex, summaryKey } from '../../engine/data-api/transactions/index/writer.js';

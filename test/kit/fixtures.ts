@@ -7,9 +7,9 @@ import { gunzipSync } from 'node:zlib';
  */
 export const FIXTURE_BLOCKS = [4370006, 4404763, 7280016, 11098450, 13998626, 15753009, 16899757, 17053184] as const;
 
-// The repository's test/fixtures, whether this runs from source (bench/, for tests) or from dist/bench (benches):
-// dist/ holds no fixtures.
-const FIXTURES = new URL(import.meta.url.includes('/dist/bench/') ? '../../test/fixtures/' : '../test/fixtures/', import.meta.url);
+// The repository's test/fixtures, whether this runs from source (test/kit/, for tests) or from dist-bench/test/kit
+// (benches): the build holds no fixtures.
+const FIXTURES = new URL(import.meta.url.includes('/dist-bench/') ? '../../../test/fixtures/' : '../fixtures/', import.meta.url);
 
 /** The node's JSON texts of bundle n, as they were on disk before compression: block, receipts, traces. */
 export const bundleJson = (n: number): [string, string, string] =>

@@ -1,6 +1,6 @@
-import { indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
-import type { BlockRecord, StoredTx } from '../engine/evm/record.js';
-import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
+import { indexedBlock, type IndexedBlock } from '../../engine/data-api/common/indexer.js';
+import type { BlockRecord, StoredTx } from '../../engine/evm/record.js';
+import { TRANSFER, TRANSFER_SINGLE } from '../../engine/evm/store.js';
 
 /**
  * A synthetic EVM chain for bench:data, made the way a node's answers become

@@ -1,6 +1,6 @@
 /**
- * Runs the stand-in Solana RPC node on its own (after `npx tsc -p tsconfig.json`):
- *   node dist/test/solana-rpc/main.js [--port 0] [--blocks fixtures|bench] [--slots N] [--start S] [--skip-every K] [--no-ws] [--prerender]
+ * Runs the stand-in Solana RPC node on its own (after `npm run build:bench`):
+ *   node dist-bench/test/kit/solana-rpc/main.js [--port 0] [--blocks fixtures|bench] [--slots N] [--start S] [--skip-every K] [--no-ws] [--prerender]
  * `--blocks fixtures` (default) serves the real block of slot 100,000,000 and the getTransaction fixtures at
  * their slots, then `--slots` built slots (default 0); `--blocks bench` serves `--slots` (default 100)
  * mainnet-size slots of 3,000 transactions from slot `--start` (default 320,000,000), every `--skip-every`-th

@@ -1,5 +1,5 @@
-import { base58check } from '../../engine/bitcoin/encoding.js';
-import { derivePublicKeys, parseExtendedKey } from '../../engine/bitcoin/xpub.js';
+import { base58check } from '../../../engine/bitcoin/encoding.js';
+import { derivePublicKeys, parseExtendedKey } from '../../../engine/bitcoin/xpub.js';
 
 /** Extended keys the Bitcoin tests share: BIP-32 vector 1's master key, and the BIP-84 vector's account zpub. */
 export const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';

@@ -1,3 +1,4 @@
+// Shared by the tests and the benches, hence test/kit/ (see its README): the benches import nothing else from test/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

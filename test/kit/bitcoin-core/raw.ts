@@ -1,5 +1,5 @@
-import { fillPrevouts, type BtcBlock, type BtcInput, type BtcOutput, type BtcTransaction, type PrevoutLookup } from '../../engine/bitcoin/block.js';
-import { sha256d } from '../../engine/bitcoin/hash.js';
+import { fillPrevouts, type BtcBlock, type BtcInput, type BtcOutput, type BtcTransaction, type PrevoutLookup } from '../../../engine/bitcoin/block.js';
+import { sha256d } from '../../../engine/bitcoin/hash.js';
 
 /**
  * Serialized Bitcoin blocks and transactions (the wire format; BIP-144 for

@@ -1,6 +1,6 @@
 /**
- * Runs the stand-in Bitcoin Core on its own (after `npx tsc -p tsconfig.json`):
- *   node dist/test/bitcoin-core/main.js [--port 18443] [--user u] [--password p]
+ * Runs the stand-in Bitcoin Core on its own (after `npm run build:bench`):
+ *   node dist-bench/test/kit/bitcoin-core/main.js [--port 18443] [--user u] [--password p]
  *     [--blocks mainnet | 574200,277647,540107] [--repeat N] [--start H] [--txindex] [--old-node] [--jsonrpc2] [--prerender 2,3]
  * `--blocks mainnet` (default) serves genesis and blocks 1..255, or with `--start H` a pruned node at height H
  * (headers below H, mainnet blocks 1..255 relinked from H on: prunedChain); a list of heights serves those

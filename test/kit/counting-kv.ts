@@ -1,4 +1,4 @@
-import type { Kv } from '../engine/ports.js';
+import type { Kv } from '../../engine/ports.js';
 
 /**
  * A Kv that counts what its reads return: the entries of range reads (the index entries a page touches) and

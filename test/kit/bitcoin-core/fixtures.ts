@@ -1,6 +1,6 @@
 /**
- * Real mainnet blocks from test/fixtures/bitcoin, and chains built from them. Works from test/ (vitest)
- * and from dist/test/ (benchmarks), which both reach the same fixture folder.
+ * Real mainnet blocks from test/fixtures/bitcoin, and chains built from them. Works from test/kit/ (vitest)
+ * and from dist-bench/test/kit/ (benchmarks), which both reach the same fixture folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -9,7 +9,7 @@ import { GENESIS_HASH, PrunedHeaders } from './headers.js';
 
 export { GENESIS_HASH };
 
-const FOLDERS = ['../fixtures/bitcoin/', '../../../test/fixtures/bitcoin/'].map((p) => new URL(p, import.meta.url));
+const FOLDERS = ['../../fixtures/bitcoin/', '../../../../test/fixtures/bitcoin/'].map((p) => new URL(p, import.meta.url));
 
 /** A fixture file's bytes (`.gz` files gunzipped, `.br` ones brotli-decompressed). */
 export function fixtureBytes(path: string): Buffer {

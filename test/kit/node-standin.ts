@@ -1,7 +1,7 @@
 /**
  * A local JSON-RPC stand-in for an EVM node (node:http on 127.0.0.1), for
  * bench:ingest: a chain of BLOCKS blocks made from the mainnet fixture bundles
- * (bench/fixtures.ts), bundle after bundle, each renumbered and relinked to its
+ * (test/kit/fixtures.ts), bundle after bundle, each renumbered and relinked to its
  * parent (number, hash, parentHash, and every blockHash and blockNumber of its
  * transactions, receipts and logs rewritten), so a follower takes them for one
  * chain. It answers eth_blockNumber, eth_getBlockByNumber (full and hash-only),
@@ -10,7 +10,7 @@
  * made before the first request (some 0.8 MB a block), so serving one costs a
  * write of ready bytes.
  *
- *   node dist/bench/node-standin.js BLOCKS   prints {"msg":"listening","port":N}
+ *   node dist-bench/test/kit/node-standin.js BLOCKS   prints {"msg":"listening","port":N}
  */
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,5 @@
 /**
- * A preload (`node --import ./bench/loopback-only.mjs`) for a child process that may reach 127.0.0.1 only:
+ * A preload (`node --import ./test/kit/loopback-only.mjs`) for a child process that may reach 127.0.0.1 only:
  * a connection, a TLS connection or a name lookup for any other host throws where it is attempted. The
  * refusal is also appended to the file LOOPBACK_ONLY_LOG names, so a caller that swallows the error (a retry
  * loop, a catch-all) still leaves a trace the test (or bench:attacks) reads. Plain JavaScript: node loads it before any

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_LIMITS } from '../engine/streams/limits.js';
-import { streamKey } from '../engine/delivery/dispatcher.js';
-import type { StoredStream } from '../engine/streams/model.js';
-import { openStore } from '../storage/env.js';
+import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
+import { streamKey } from '../../engine/delivery/dispatcher.js';
+import type { StoredStream } from '../../engine/streams/model.js';
+import { openStore } from '../../storage/env.js';
 
 /**
  * A store watching at scale, for bench:startup and test/startup-scale.test.ts: `streams` copies of one stream

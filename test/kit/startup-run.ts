@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { freePort, startAnvil, type Anvil } from '../../http/clients/anvil.js';
+import { jsonRpcUpstream } from '../../http/clients/rpc.js';
 import { startProcess, type Started } from './proc.js';
 import { watchAtScale, type Scale } from './startup-store.js';
 
@@ -22,7 +22,7 @@ import { watchAtScale, type Scale } from './startup-store.js';
  *   5. until every transfer's block has reached the stream watching its address (or `limitMs`).
  */
 export interface StartupOptions {
-  /** bin/chainpost.js (found from where the caller runs: dist/bench/ or test/). */
+  /** bin/chainpost.js (found from where the caller runs: dist-bench/bench/ or test/). */
   bin: string;
   scale: Scale;
   downBlocks: number;

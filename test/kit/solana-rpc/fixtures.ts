@@ -1,13 +1,13 @@
 /**
  * Real mainnet blocks and transactions from test/fixtures/solana, and a chain serving them at their own slots.
- * Works from test/ (vitest) and from dist/test/ (benchmarks), which both reach the same fixture folder.
+ * Works from test/kit/ (vitest) and from dist-bench/test/kit/ (benchmarks), which both reach the same fixture folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { type TxEntry, type TxMeta } from './build.js';
 import { SolanaChain, type Reward } from './chain.js';
 import { type UiMessage } from './wire.js';
 
-const FOLDERS = ['../fixtures/solana/', '../../../test/fixtures/solana/'].map((p) => new URL(p, import.meta.url));
+const FOLDERS = ['../../fixtures/solana/', '../../../../test/fixtures/solana/'].map((p) => new URL(p, import.meta.url));
 
 export function fixtureText(path: string): string {
   for (const folder of FOLDERS) {
