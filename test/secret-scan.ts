@@ -4,7 +4,7 @@ import { CHILD_LOGS } from './kit/proc.js';
 
 /**
  * The whole test run's secret scan: every server process the suite spawns has its output and its
- * CHAINPOST_ variables kept under CHAINPOST_CHILD_LOGS (bench/proc.ts); secrets seen by the tests
+ * CHAINPOST_ variables kept under CHAINPOST_CHILD_LOGS (test/kit/proc.ts); secrets seen by the tests
  * in answers (the streams secret of GET /settings) are added here. At the end of the run every
  * kept line is searched for every secret (test/global-setup.ts), so a log line anywhere in the
  * suite that carries one fails the run.

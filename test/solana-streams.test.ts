@@ -25,7 +25,7 @@ import { startReceiver, type Received } from './receiver.js';
 
 /**
  * Solana streams end to end: the server binary follows the stand-in Solana
- * node (test/solana-rpc/) over JSON-RPC and its slotSubscribe WebSocket, and a
+ * node (test/kit/solana-rpc/) over JSON-RPC and its slotSubscribe WebSocket, and a
  * real receiver gets each slot's webhook, unconfirmed then confirmed 4 slots
  * deep, for every selector, on built slots and on real mainnet transactions,
  * across skipped slots, a fork and a restart. Every body is checked against

@@ -13,7 +13,7 @@ import { startReceiver } from '../receiver.js';
 import { deliveryRig } from './delivery-rig.js';
 
 /**
- * Adding xpubs to a Bitcoin stream over a real LMDB store (reads counted by test/counting-kv.ts) and a real
+ * Adding xpubs to a Bitcoin stream over a real LMDB store (reads counted by test/kit/counting-kv.ts) and a real
  * receiver for the streams' test webhooks: an add reads the same whatever the stream holds, the limit, and
  * the gap window derived by the deriver the wallets are given (the worker pool in the server).
  */
