@@ -1,6 +1,7 @@
 import { sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
 import { followEvm, type EvmFollowParts } from './follow.js';
+import { beginDevnet, devnetReadiness, prepareEvm, type EvmAdapters, type EvmState } from './devnet.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
@@ -29,4 +30,7 @@ export const evm = {
     // The answers' bytes are moved to the worker, not copied.
     ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
   }),
-} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;
+  prepare: prepareEvm,
+  begin: beginDevnet,
+  readiness: devnetReadiness,
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps, EvmState, EvmAdapters>;
