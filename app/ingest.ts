@@ -13,7 +13,6 @@ import { inlineSmallCompiles } from '../engine/match/compile.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import { StreamMatcher, byFamily } from '../engine/match/matcher.js';
 import type { Watchlist } from '../engine/match/watchlist.js';
-import type { Upstream } from '../engine/ports.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { Part } from '../engine/readiness.js';
@@ -49,8 +48,6 @@ export interface IngestParts {
   states: FamilyStates;
   /** Each family's webhook builder. */
   webhooks: FamilyWebhooks;
-  /** The trigger calls' connections to each EVM chain's node, opened by its follower. */
-  triggerNodes: Map<string, Upstream>;
   dispatcher: Dispatcher;
   nodes: NodeAccess;
   dataIndexer: DataIndexer;
@@ -58,7 +55,7 @@ export interface IngestParts {
 }
 
 /** What each family starts before the worker pool (its `begin`), the worker pool, matching, and each family's followers. */
-export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
+export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
   const begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
   await before('worker pool');
@@ -99,7 +96,6 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     },
     trace: mark === undefined ? { upstream: (_chain, upstream) => upstream, events: (events) => events } : { upstream: (chain, upstream) => tracedUpstream(chain, upstream, mark), events: (events) => tracedEvents(events, mark) },
     nodes,
-    triggerNodes,
     indexed: (events) => withIndexer(events, dataIndexer),
     watchlist,
     matching: FAMILIES.matching,

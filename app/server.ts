@@ -24,7 +24,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { StoreControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
-import type { Resolver, Upstream } from '../engine/ports.js';
+import type { Resolver } from '../engine/ports.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
@@ -35,8 +35,7 @@ import { RateLimiter } from '../engine/ratelimit.js';
 import { NodeAccess } from '../engine/rpc/service.js';
 import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
-import { chainReads } from '../engine/evm/chain-reads.js';
-import { TokenMetadata } from '../engine/evm/token-metadata.js';
+import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -73,7 +72,7 @@ export interface Core {
   readonly readiness: Readiness;
   /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
   readonly notice: (text: string) => void;
-  /** Starts following the chains (and the embedded devnet): the worker pool, the families' followers, matching. */
+  /** Starts following the chains: what each family starts first, the worker pool, the families' followers, matching. */
   startIngest(before?: BeforePart): Promise<{ stop(): Promise<void> }>;
   /** Closes the store and gives up the data directory. */
   close(): Promise<void>;
@@ -132,11 +131,8 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
     const familyStreams = FAMILIES.resources(streamParts, states);
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
-    const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
-    const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
-    // Trigger calls have their own connections to each node (the followers open them): however many hang, the follower's reads never queue behind them.
-    const triggerNodes = new Map<string, Upstream>();
-    const webhookParts = { kv: store, tokens: tokenMetadata, call: chainReads((chain) => triggerNodes.get(chain)).call, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
+    const { reads, tokens: tokenMetadata } = dataReads(store, (chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
+    const webhookParts = { kv: store, tokens: tokenMetadata, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
     const webhooks = FAMILIES.webhooks(webhookParts, states);
     const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts, states });
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
@@ -154,7 +150,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       dispatcher,
       readiness,
       notice,
-      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
+      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
       close: async () => {
         unwatchLoop();
         heads.stop();

@@ -1,6 +1,7 @@
 import type { BeginParts, PrepareParts } from '../families/family.js';
 import type { Part } from '../readiness.js';
 import type { Config } from '../config/config.js';
+import type { Upstream } from '../ports.js';
 
 /** The embedded devnet's process (app/families.ts binds it): engine/ starts no process. */
 export interface EmbeddedDevnet {
@@ -16,13 +17,16 @@ export interface EvmAdapters {
   devnet: EmbeddedDevnet;
 }
 
-/** The EVM family's state: the chains it follows and their nodes, CHAINPOST_CHAINS or, once started, the embedded devnet. */
+/** The EVM family's state. */
 export interface EvmState {
+  /** The chains it follows and their nodes: CHAINPOST_CHAINS or, once started, the embedded devnet. */
   chains: ReadonlyMap<string, string>;
   devnet: EmbeddedDevnet;
+  /** The trigger calls' own connections to each chain's node, opened by its follower, read by its webhook builder. */
+  triggerNodes: Map<string, Upstream>;
 }
 
-export const prepareEvm = ({ config }: PrepareParts, { devnet }: EvmAdapters): EvmState => ({ chains: config.chains, devnet });
+export const prepareEvm = ({ config }: PrepareParts, { devnet }: EvmAdapters): EvmState => ({ chains: config.chains, devnet, triggerNodes: new Map() });
 
 /** The embedded devnet when CHAINPOST_CHAINS is unset, before the worker pool: the EVM chain followed, at its own pace. */
 export async function beginDevnet({ before, readiness, following, ...parts }: BeginParts, state: EvmState): Promise<{ stop(): Promise<void> } | void> {

@@ -18,8 +18,6 @@ const INLINE_PREPARE_BYTES = 32 * 1024;
 export interface EvmFollowParts {
   /** Node access (engine/rpc): each chain's node is attached to it, a chain no longer producing blocks included. */
   nodes: { attach(chain: string, node: { upstream: Upstream; nodeLatest(): number | undefined; reorgs(): number }): void };
-  /** The trigger calls' own connections, by chain (the webhook builder reads them). */
-  triggerNodes: Map<string, Upstream>;
   /** The events with the Data API indexes listening too. */
   indexed(events: ChainEvents): ChainEvents;
   pool: { ingest: EvmIngestPool };
@@ -32,7 +30,7 @@ export interface EvmFollowParts {
  * callers never queue behind ingestion, nor it behind them. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-export function followEvm({ config, log, clock, kv, following, events, rpc, trace, nodes, triggerNodes, indexed, pool, pack }: FollowParts & EvmFollowParts, { chains }: EvmState): void {
+export function followEvm({ config, log, clock, kv, following, events, rpc, trace, nodes, indexed, pool, pack }: FollowParts & EvmFollowParts, { chains, triggerNodes }: EvmState): void {
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;

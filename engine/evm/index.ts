@@ -7,6 +7,7 @@ import { compileFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
+import { chainReads } from './chain-reads.js';
 
 /** The EVM family (engine/families/family.ts). */
 export const evm = {
@@ -18,7 +19,8 @@ export const evm = {
     walk: walkProbe,
   },
   follow: followEvm,
-  webhooks: (parts: BuilderDeps) => webhookBuilder(parts),
+  // Trigger calls on their own connections to each node (the followers open them): never queued behind the follower's reads.
+  webhooks: (parts: EvmWebhookParts, { triggerNodes }: EvmState) => webhookBuilder({ ...parts, call: chainReads((chain) => triggerNodes.get(chain)).call }),
   tasks: {
     /** A block's node answers, as bytes, into what the main thread writes, index values encoded as the store encodes them. */
     ingest(task: { chain: string; answers: NodeAnswers }, { pack }) {
@@ -33,4 +35,7 @@ export const evm = {
   prepare: prepareEvm,
   begin: beginDevnet,
   readiness: devnetReadiness,
-} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps, EvmState, EvmAdapters>;
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, EvmWebhookParts, EvmState, EvmAdapters>;
+
+/** What EVM's webhooks read: the builder's parts but its calls, made on the trigger calls' connections of its state. */
+type EvmWebhookParts = Omit<BuilderDeps, 'call'>;
