@@ -29,8 +29,6 @@ import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { StreamsService } from '../engine/streams/service.js';
-import type { ChainReads } from '../engine/evm/chain-reads.js';
-import type { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { FAMILIES, type FamilyReplays, type FamilyResources } from './families.js';
 import type { Following } from '../engine/ingest/following.js';
 
@@ -50,8 +48,8 @@ export function buildRoutes(parts: {
   auth: AuthService;
   tokens: TokenIssuer;
   nodes: NodeAccess;
-  reads: ChainReads;
-  tokenMetadata: TokenMetadata;
+  reads: DataDeps['reads'];
+  tokenMetadata: DataDeps['tokens'];
   dataIndexer: DataIndexer;
   targets: TargetPolicy;
   /** Each family's block endpoints. */
@@ -67,7 +65,7 @@ export function buildRoutes(parts: {
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
-    ...crossChainRoutes(clock, () => following.chains(), dataDeps, { bitcoinGap: config.bitcoin.gap }),
+    ...crossChainRoutes(clock, () => following.chains(), dataDeps, config),
     ...rpcRoutes(clock, parts.nodes),
   ];
 }

@@ -1,13 +1,9 @@
-import { DEVNET_CHAIN, DEVNET_CHAIN_ID, accountsBanner, devnetFiles, startDevnet, type Devnet } from '../http/clients/devnet.js';
-import { clearForNewDevnet } from '../http/clients/devnet-reset.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import { slotSubscription } from '../http/clients/solana-slots.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
-import { FAMILIES, type FamilyWebhooks } from './families.js';
+import { FAMILIES, type FamilyStates, type FamilyWebhooks } from './families.js';
 import { workerPool } from './worker-pool.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } from './block-trace.js';
-import { findChain } from '../engine/chains/registry.js';
 import type { ServiceClock } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
 import type { Dispatcher } from '../engine/delivery/dispatcher.js';
@@ -17,10 +13,8 @@ import { inlineSmallCompiles } from '../engine/match/compile.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import { StreamMatcher, byFamily } from '../engine/match/matcher.js';
 import type { Watchlist } from '../engine/match/watchlist.js';
-import type { Upstream } from '../engine/ports.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
-import type { BitcoinWallets } from '../engine/bitcoin/wallets.js';
 import type { Part } from '../engine/readiness.js';
 
 /** Match rounds of up to this many blocks (a new head and a confirmation) run on the main thread, larger ones in the pool. */
@@ -45,46 +39,24 @@ export interface IngestParts {
   clock: ServiceClock;
   store: Store;
   readiness: Readiness;
-  /** Text for the person at the terminal (the devnet's banner). */
+  /** Text for the person at the terminal (a family's banner). */
   notice: (text: string) => void;
   mark: Mark | undefined;
   following: Following;
   watchlist: Watchlist;
-  wallets: BitcoinWallets;
+  /** Each family's state. */
+  states: FamilyStates;
   /** Each family's webhook builder. */
   webhooks: FamilyWebhooks;
-  /** The trigger calls' connections to each EVM chain's node, opened by its follower. */
-  triggerNodes: Map<string, Upstream>;
   dispatcher: Dispatcher;
   nodes: NodeAccess;
   dataIndexer: DataIndexer;
   before?: BeforePart;
 }
 
-/**
- * One follower per configured chain, or the embedded anvil devnet as 0x539 when
- * CHAINPOST_CHAINS is unset. Chains that stopped producing blocks or were
- * removed (by the service date) are not followed.
- */
-export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
-  let devnet: Devnet | undefined;
-  let chains = config.chains;
-  if (config.ingest === 'embedded') {
-    await before('devnet');
-    const cleared = clearForNewDevnet(store, config.dataDir);
-    if (cleared > 0) log.info('no devnet state: a new devnet begins, and what was ingested from its chain is cleared', { chain: DEVNET_CHAIN, state: devnetFiles(config.dataDir).state, rows: cleared });
-    devnet = await startDevnet(config.dataDir, config.devnet);
-    chains = new Map([[DEVNET_CHAIN, devnet.url]]);
-    const confirmations = config.confirmations.get(DEVNET_CHAIN) ?? findChain(DEVNET_CHAIN)!.confirmations;
-    const { blockTime } = config.devnet;
-    log.info('devnet', { chain: DEVNET_CHAIN, rpc: devnet.url, port: devnet.port, pid: devnet.child.pid, blockTime, confirmations, state: devnet.stateFile, accounts: devnet.accounts.map((a) => a.address) });
-    // To stderr, as the key banner: stdout stays JSON lines. The keys are anvil's public test keys.
-    notice(
-      `chainpost: devnet ${DEVNET_CHAIN} (chain id ${DEVNET_CHAIN_ID}) at ${devnet.url}: a block every ${blockTime} s and one per transaction, confirmed at ${confirmations} blocks, kept in ${devnet.stateFile}\n` +
-        `funded accounts (anvil's test mnemonic "test test test test test test test test test test test junk"; these keys are public: never use them on a real chain):\n${accountsBanner(devnet.accounts)}`,
-    );
-    readiness.up('devnet');
-  }
+/** What each family starts before the worker pool (its `begin`), the worker pool, matching, and each family's followers. */
+export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
+  const begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
   await before('worker pool');
   const pool = workerPool(store.path);
@@ -92,7 +64,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     await pool.ready();
   } catch (err) {
     await pool.close();
-    await devnet?.stop();
+    for (const b of begun) await b.stop();
     throw err;
   }
   readiness.up('worker pool');
@@ -123,18 +95,14 @@ export async function startIngest({ config, log, clock, store, readiness, notice
       return node;
     },
     trace: mark === undefined ? { upstream: (_chain, upstream) => upstream, events: (events) => events } : { upstream: (chain, upstream) => tracedUpstream(chain, upstream, mark), events: (events) => tracedEvents(events, mark) },
-    evmChains: chains,
     nodes,
-    triggerNodes,
     indexed: (events) => withIndexer(events, dataIndexer),
     watchlist,
     matching: FAMILIES.matching,
-    wallets,
     dispatcher,
-    slotSubscription,
     pool,
     pack,
-  });
+  }, states);
   // What a previous run announced but did not match yet.
   matcher.start([...following.upstreams.keys()]);
   for (const chain of following.indexed) dataIndexer.wake(chain);
@@ -147,7 +115,7 @@ export async function startIngest({ config, log, clock, store, readiness, notice
       await matcher.stop();
       await pool.close();
       await Promise.all(opened.map((u) => u.close()));
-      await devnet?.stop();
+      for (const b of begun) await b.stop();
     },
   };
 }

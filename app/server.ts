@@ -4,7 +4,6 @@
  * worker pool, the HTTP clients). The `chainpost` binary and its commands are app/cli/.
  */
 import xxhash from 'xxhash-wasm';
-import { DEVNET_CHAIN } from '../http/clients/devnet.js';
 import { systemResolver } from '../http/clients/dns.js';
 import { nativeUwsLoaded, startServer, type Server } from '../http/server/app.js';
 import { Pipeline } from '../http/server/pipeline.js';
@@ -25,7 +24,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { StoreControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
-import type { Resolver, Upstream } from '../engine/ports.js';
+import type { Resolver } from '../engine/ports.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
@@ -36,11 +35,7 @@ import { RateLimiter } from '../engine/ratelimit.js';
 import { NodeAccess } from '../engine/rpc/service.js';
 import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
-import { chainReads } from '../engine/evm/chain-reads.js';
-import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { prepareTable } from '../engine/bitcoin/secp256k1-table.js';
-import { BitcoinWallets } from '../engine/bitcoin/wallets.js';
-import { XpubWindows } from '../engine/bitcoin/xpub-windows.js';
+import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -77,7 +72,7 @@ export interface Core {
   readonly readiness: Readiness;
   /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
   readonly notice: (text: string) => void;
-  /** Starts following the chains (and the embedded devnet): the worker pool, the families' followers, matching. */
+  /** Starts following the chains: what each family starts first, the worker pool, the families' followers, matching. */
   startIngest(before?: BeforePart): Promise<{ stop(): Promise<void> }>;
   /** Closes the store and gives up the data directory. */
   close(): Promise<void>;
@@ -97,7 +92,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
   servingHeap();
   const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
-  const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...(config.ingest === 'embedded' ? (['devnet'] as const) : []), 'listener']);
+  const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...FAMILIES.readiness(config), 'listener']);
   const { store, close } = openServerStore({ dir: config.dataDir, log });
   readiness.up('store');
   try {
@@ -108,7 +103,9 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const metrics = new Metrics();
     const following = new Following();
-    const heads = chainGauges({ config, clock, metrics, following });
+    const heads = chainGauges({ clock, metrics, following });
+    // Each family's own state, which the watchlist (the keys a family derives) and the family's hooks read.
+    const states = FAMILIES.prepare({ config, kv: store, metrics, following });
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics);
     watchMemory(metrics);
@@ -121,31 +118,23 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     const dispatcher = buildDelivery({ config, store, clock, log, metrics, targets, mark });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
-    // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
-    if (config.bitcoin.url !== undefined) prepareTable();
-    // The addresses a Bitcoin stream's xpubs watch are compiled with its own.
-    const windows = new XpubWindows(config.bitcoin.gap);
-    const watchlist = new Watchlist({ families: FAMILIES, seedOf: (chain, version) => h32(`${chain}/${version}`), derivedOf: (id) => windows.keysOf(id) });
+    // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
+    const watchlist = new Watchlist({ families: FAMILIES, seedOf: (chain, version) => h32(`${chain}/${version}`), derivedOf: FAMILIES.derivedOf(states) });
     // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
     // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
     watchlist.load(store, nextTurn).then(
       () => readiness.up('watchlist'),
       (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
     );
-    const wallets = new BitcoinWallets(store, windows, watchlist);
-    wallets.load();
     const followed = followedChains(config);
-    const streamParts = { kv: store, clock, dispatcher, watch: wallets.watch(watchlist), limits: config.limits, targets, followed: new FollowedChains((chain) => followed.has(chain), log), plane: control };
+    const streamParts = { kv: store, clock, dispatcher, watch: watchlist, limits: config.limits, targets, followed: new FollowedChains((chain) => followed.has(chain), log), plane: control };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
-    const familyStreams = FAMILIES.resources(streamParts);
+    const familyStreams = FAMILIES.resources(streamParts, states);
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
-    const reads = chainReads((chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
-    const tokenMetadata = new TokenMetadata(store, reads.call, reads.code);
-    // Trigger calls have their own connections to each node (the followers open them): however many hang, the follower's reads never queue behind them.
-    const triggerNodes = new Map<string, Upstream>();
-    const webhookParts = { kv: store, wallets, tokens: tokenMetadata, call: chainReads((chain) => triggerNodes.get(chain)).call, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
-    const webhooks = FAMILIES.webhooks(webhookParts);
-    const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts });
+    const { reads, tokens: tokenMetadata } = dataReads(store, (chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
+    const webhookParts = { kv: store, tokens: tokenMetadata, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
+    const webhooks = FAMILIES.webhooks(webhookParts, states);
+    const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts, states });
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => following.follower(chain)?.status().oldest });
     const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, familyStreams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, blocks });
@@ -161,7 +150,7 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       dispatcher,
       readiness,
       notice,
-      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, wallets, webhooks, triggerNodes, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
+      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
       close: async () => {
         unwatchLoop();
         heads.stop();
@@ -175,25 +164,21 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
 }
 
 /** The chains' gauges on /metrics, and the watch of their heads that tells a stalled one (for /health too). */
-function chainGauges({ config, clock, metrics, following }: { config: Config; clock: ServiceClock; metrics: Metrics; following: Following }): HeadWatch {
+function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metrics: Metrics; following: Following }): HeadWatch {
   const { followers } = following;
   const perChain = (value: (s: FollowerStatus) => number) => () =>
     followers.map((f) => {
       const s = f.status();
       return { labels: { chain: s.chain }, value: value(s) };
     });
-  // The embedded devnet mines at its own pace; every other chain at its registry's.
-  const heads = new HeadWatch(clock, (chain) => (config.ingest === 'embedded' && chain === DEVNET_CHAIN ? config.devnet.blockTime * 1000 : (findChain(chain)?.blockTimeMs ?? 0)));
+  // A chain at its family's pace where the family says (the embedded devnet's), else at its registry's.
+  const heads = new HeadWatch(clock, (chain) => following.blockTimes.get(chain) ?? findChain(chain)?.blockTimeMs ?? 0);
   heads.start(() => followers.map((f) => f.status()));
   metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
   metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
   metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
   metrics.gauge('chainpost_chain_stalled', `1 while the chain's head has not moved for ${STALL_BLOCK_TIMES} of its block times (${STALL_MIN_MS / 1000} s at least), as /health's stalled.`, perChain((s) => (heads.stalled(s.chain, s.head) ? 1 : 0)));
   metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
-  metrics.gauge('chainpost_chain_skipped_slots_total', 'Slots the node reported skipped (no block), per Solana chain, since the start.', () => followers.flatMap((f) => {
-    const s = f.status();
-    return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
-  }), 'counter');
   return heads;
 }
 

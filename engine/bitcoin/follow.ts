@@ -8,7 +8,7 @@ import { BitcoinFollower } from './follower.js';
 import { BitcoinMempool } from './mempool.js';
 import type { BitcoinIngestPool } from './prepared.js';
 import { BITCOIN_CHAIN } from './stream.js';
-import type { BitcoinWallets } from './wallets.js';
+import type { BitcoinState } from './wallets.js';
 import type { WindowDeriver } from './xpub-windows.js';
 
 /** What the Bitcoin follower and its mempool watcher need beyond the shared parts. */
@@ -16,7 +16,6 @@ export interface BitcoinFollowParts {
   watchlist: Watchlist;
   /** Each family's match step (the mempool matches against the chain's filter set). */
   matching: Matchings;
-  wallets: BitcoinWallets;
   dispatcher: Dispatcher;
   pool: { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver };
 }
@@ -25,7 +24,7 @@ export interface BitcoinFollowParts {
  * Added xpubs' windows derived in the worker pool from now on; the Bitcoin follower and its mempool watcher,
  * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_RPC).
  */
-export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, wallets, dispatcher, pool }: FollowParts & BitcoinFollowParts): void {
+export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, dispatcher, pool }: FollowParts & BitcoinFollowParts, { wallets }: BitcoinState): void {
   wallets.deriveWith(pool.xpubs);
   if (config.bitcoin.url === undefined) return;
   const upstream = rpc(config.bitcoin.url);

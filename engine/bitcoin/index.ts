@@ -1,11 +1,12 @@
-import type { Family, StreamParts, SubResource } from '../families/family.js';
+import type { Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
 import { prepareBitcoinBlock, type BitcoinAnswers, type BitcoinIngestPool } from './prepared.js';
 import { bitcoinDefinition, bitcoinReplay } from './replay.js';
-import { deriveWindow, type WindowDeriver, type WindowTask } from './xpub-windows.js';
-import type { BitcoinWallets } from './wallets.js';
+import { deriveWindow, XpubWindows, type WindowDeriver, type WindowTask } from './xpub-windows.js';
+import { BitcoinWallets, type BitcoinState } from './wallets.js';
+import { prepareTable } from './secp256k1-table.js';
 import { bitcoinWebhookBuilder } from './webhook.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
@@ -26,13 +27,13 @@ const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
 export const bitcoin = {
   name: 'bitcoin',
   streams: BITCOIN_STREAMS,
-  resources: (p: StreamParts) => new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.watch, p.limits, p.targets, p.followed, p.plane),
+  resources: (p: StreamParts, { wallets }: BitcoinState) => new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.watch === undefined ? undefined : wallets.watch(p.watch), p.limits, p.targets, p.followed, p.plane),
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
   matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
   follow: followBitcoin,
-  webhooks: ({ kv, wallets }: BitcoinWebhookParts) => bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))), windows: wallets.windows, grown: (id) => wallets.grown(id) }),
+  webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) => bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))), windows: wallets.windows, grown: (id) => wallets.grown(id) }),
   // The addresses its xpubs derive are matched too.
-  replay: (build: BuildWebhook<BitcoinStreamRecord>, { wallets }: BitcoinWebhookParts) => bitcoinReplay(build, wallets.windows),
+  replay: (build: BuildWebhook<BitcoinStreamRecord>, _parts: BitcoinWebhookParts, { wallets }: BitcoinState) => bitcoinReplay(build, wallets.windows),
   tasks: {
     /** Bitcoin Core's getblock answer into the block record and probe column. */
     bitcoin(task: { answers: BitcoinAnswers }) {
@@ -47,13 +48,22 @@ export const bitcoin = {
     xpubs: { derive: (task) => run('xpubWindow', task) },
   }),
   api: { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody, blockRequest: blockRequestBody.transform(bitcoinDefinition), subResources: [xpubs] },
-} satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts, BitcoinWebhookParts>;
+  /** The xpubs of its streams (their windows rebuilt from the store), made before the watchlist, which compiles the addresses they derive. */
+  prepare({ config, kv }: PrepareParts): BitcoinState {
+    // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
+    if (config.bitcoin.url !== undefined) prepareTable();
+    const windows = new XpubWindows(config.bitcoin.gap);
+    const wallets = new BitcoinWallets(kv, windows);
+    wallets.load();
+    return { wallets, derived: (id) => windows.keysOf(id) };
+  },
+} satisfies Family<BitcoinStreamDefinition, BitcoinStreams, BitcoinFollowParts, BitcoinWebhookParts, BitcoinState>;
 
-/** What Bitcoin's webhooks read: the blocks' probe columns in the store, the xpubs' windows. */
+/** What Bitcoin's webhooks read: the blocks' probe columns in the store. */
 interface BitcoinWebhookParts {
   kv: Kv;
-  wallets: BitcoinWallets;
 }
+
 
 /** A copy of bytes read from the store (valid only until the next read there). */
 const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));

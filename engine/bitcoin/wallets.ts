@@ -15,13 +15,14 @@ const HERE: WindowDeriver = { derive: async (task) => deriveWindow(task) };
  */
 export class BitcoinWallets {
   private deriver = HERE;
+  /** Told when a stream's derived keys change: the watchlist given to `watch`. */
+  private watchlist: Pick<Watchlist, 'derivedChanged'> = { derivedChanged: () => {} };
   /** Windows of added xpubs being derived, by `streamId/xpubId`: one removed meanwhile is not installed. */
   private readonly deriving = new Map<string, object>();
 
   constructor(
     private readonly kv: Kv,
     readonly windows: XpubWindows,
-    private readonly watchlist: Pick<Watchlist, 'derivedChanged'>,
   ) {}
 
   /** Where an added xpub's window is derived from now on (the server's worker pool). */
@@ -56,8 +57,9 @@ export class BitcoinWallets {
     });
   }
 
-  /** The streams service's port: the watchlist's, with xpubs going to their windows. */
-  watch(watchlist: StreamWatch): StreamWatch {
+  /** The streams service's port: the watchlist's, with xpubs going to their windows; the watchlist is told from now on when they change. */
+  watch(watchlist: StreamWatch & Pick<Watchlist, 'derivedChanged'>): StreamWatch {
+    this.watchlist = watchlist;
     return {
       stream: (s) => watchlist.stream(s),
       addressesChanged: (id, added, removed) => watchlist.addressesChanged(id, added, removed),
@@ -102,4 +104,10 @@ export class BitcoinWallets {
     });
     this.watchlist.derivedChanged(streamId);
   }
+}
+
+/** The Bitcoin family's state: its streams' xpubs, and the addresses they derive (compiled with the streams' own). */
+export interface BitcoinState {
+  wallets: BitcoinWallets;
+  derived(id: string): Uint8Array;
 }

@@ -5,6 +5,7 @@ import type { ChainEvents } from '../ingest/follow.js';
 import type { Upstream } from '../ports.js';
 import { EvmFollower } from './follower.js';
 import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
+import type { EvmState } from './devnet.js';
 
 /** Connections from node access to each chain's node (callers beyond this many wait for one). */
 const NODE_ACCESS_CONNECTIONS = 32;
@@ -15,12 +16,8 @@ const INLINE_PREPARE_BYTES = 32 * 1024;
 
 /** What the EVM followers need beyond the shared parts. */
 export interface EvmFollowParts {
-  /** The EVM chains to follow and their nodes: CHAINPOST_CHAINS, or the embedded devnet. */
-  evmChains: ReadonlyMap<string, string>;
   /** Node access (engine/rpc): each chain's node is attached to it, a chain no longer producing blocks included. */
   nodes: { attach(chain: string, node: { upstream: Upstream; nodeLatest(): number | undefined; reorgs(): number }): void };
-  /** The trigger calls' own connections, by chain (the webhook builder reads them). */
-  triggerNodes: Map<string, Upstream>;
   /** The events with the Data API indexes listening too. */
   indexed(events: ChainEvents): ChainEvents;
   pool: { ingest: EvmIngestPool };
@@ -33,9 +30,9 @@ export interface EvmFollowParts {
  * callers never queue behind ingestion, nor it behind them. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-export function followEvm({ config, log, clock, kv, following, events, rpc, trace, evmChains, nodes, triggerNodes, indexed, pool, pack }: FollowParts & EvmFollowParts): void {
+export function followEvm({ config, log, clock, kv, following, events, rpc, trace, nodes, indexed, pool, pack }: FollowParts & EvmFollowParts, { chains, triggerNodes }: EvmState): void {
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
-  for (const [key, url] of evmChains) {
+  for (const [key, url] of chains) {
     const chain = findChain(key)!;
     const node = rpc(url, { connections: NODE_ACCESS_CONNECTIONS });
     let follower: EvmFollower | undefined;

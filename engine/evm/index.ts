@@ -1,12 +1,14 @@
 import { sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
 import { followEvm, type EvmFollowParts } from './follow.js';
+import { beginDevnet, devnetReadiness, prepareEvm, type EvmAdapters, type EvmState } from './devnet.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { compileFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type EvmIngestPool, type NodeAnswers } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
 import { addressBody, createStream, updateStream } from '../streams/schemas.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
+import { chainReads } from './chain-reads.js';
 
 /** The EVM family (engine/families/family.ts). */
 export const evm = {
@@ -18,7 +20,8 @@ export const evm = {
     walk: walkProbe,
   },
   follow: followEvm,
-  webhooks: (parts: BuilderDeps) => webhookBuilder(parts),
+  // Trigger calls on their own connections to each node (the followers open them): never queued behind the follower's reads.
+  webhooks: (parts: EvmWebhookParts, { triggerNodes }: EvmState) => webhookBuilder({ ...parts, call: chainReads((chain) => triggerNodes.get(chain)).call }),
   tasks: {
     /** A block's node answers, as bytes, into what the main thread writes, index values encoded as the store encodes them. */
     ingest(task: { chain: string; answers: NodeAnswers }, { pack }) {
@@ -31,4 +34,10 @@ export const evm = {
     ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
   }),
   api: { create: createStream, update: updateStream, address: addressBody },
-} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, BuilderDeps>;
+  prepare: prepareEvm,
+  begin: beginDevnet,
+  readiness: devnetReadiness,
+} satisfies Family<StreamDefinition, FamilyStreams<StreamDefinition>, EvmFollowParts, EvmWebhookParts, EvmState, EvmAdapters>;
+
+/** What EVM's webhooks read: the builder's parts but its calls, made on the trigger calls' connections of its state. */
+type EvmWebhookParts = Omit<BuilderDeps, 'call'>;

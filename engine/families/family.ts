@@ -6,11 +6,13 @@ import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Following } from '../ingest/following.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ReplayFamily } from '../match/block-replay.js';
 import type { BuildWebhook } from '../match/build.js';
 import type { FamilyMatching } from '../match/ports.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv, Upstream } from '../ports.js';
+import type { Part, Readiness } from '../readiness.js';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { StoredStream, StreamCommon } from '../streams/model.js';
@@ -23,12 +25,12 @@ import type { FollowedChains } from '../streams/unfollowed.js';
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
  * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
  */
-export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown, W extends object = object> {
+export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown, W extends object = object, S = unknown, A = unknown> {
   name: ChainFamily;
   /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
   streams: StreamFamily<D>;
   /** The stream resources of a tenant (create, update, list, addresses, and what the family has beyond them). */
-  resources(parts: StreamParts): R;
+  resources(parts: StreamParts, state: S): R;
   /** The match step: compile what the family's streams watch, walk a block's probe column. */
   matching: FamilyMatching;
   /**
@@ -36,17 +38,33 @@ export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyS
    * beside them, each adding its chains to `parts.following`. `P`: what the family needs beyond the shared parts
    * (app/ingest.ts gives every family the same object). What it returns is closed when ingestion stops.
    */
-  follow(parts: FollowParts & P): Started | void;
+  follow(parts: FollowParts & P, state: S): Started | void;
   /** Its webhook builder (the matcher's, and its block endpoints'). `W`: what building its bodies reads (app/server.ts gives every family the same object). */
-  webhooks(parts: W): BuildWebhook<any>;
+  webhooks(parts: W, state: S): BuildWebhook<any>;
   /** Its block endpoints (POST /streams/<family>/:chainId/block/…), for a family that has them: matched with its filter set, built by its webhook builder. */
-  replay?(build: BuildWebhook<any>, parts: W): ReplayFamily<any>;
+  replay?(build: BuildWebhook<any>, parts: W, state: S): ReplayFamily<any>;
   /** Its tasks of the worker pool by name (unique among the families): preparing its blocks, and what else it does off the serving thread. */
   tasks: Record<string, (input: any, parts: TaskParts) => TaskResult>;
   /** Its ports onto the worker pool (what its follower and the rest use), over the runner of the tasks. */
   pool(run: RunTask): object;
   /** Its Streams API under /streams/<name>: the request schemas of its routes, and its stream sub-resources. */
   api: StreamApi<D, R>;
+  /**
+   * The family's own state, made before its other hooks run (app/server.ts, before the watchlist, which reads
+   * the keys it derives): each of its later hooks, its stream resources included, receives it as `state`.
+   * `A`: the adapters app/families.ts binds to the family (`bind`), which engine/ does not make (a process, a
+   * node's socket).
+   */
+  prepare?(parts: PrepareParts, adapters: A): S;
+  /** The adapters bound to the family in app/families.ts. */
+  adapters?: A;
+  /**
+   * What the family starts before the worker pool and its followers (EVM: the embedded devnet), awaited in
+   * app/ingest.ts in the registry's order; what it returns is stopped last, once ingestion has stopped.
+   */
+  begin?(parts: BeginParts, state: S): Promise<{ stop(): Promise<void> } | void>;
+  /** Its parts of the server's readiness (GET /health answers 503 while one is starting), for the configuration. */
+  readiness?(config: Config): Part[];
 }
 
 /** Runs a family's task of the worker pool by name; the byte arrays of `moved` go to the worker, not copied. */
@@ -89,7 +107,8 @@ export interface StreamParts {
   kv: Kv;
   clock: Clock;
   dispatcher: Dispatcher;
-  watch?: StreamWatch;
+  /** The watchlist: what the streams watch, and (`derivedChanged`) when keys a family derives from one change. */
+  watch?: StreamWatch & { derivedChanged(id: string): void };
   limits?: StreamLimits;
   targets?: TargetPolicy;
   followed?: FollowedChains;
@@ -134,4 +153,29 @@ export interface SubResource<R, B> {
   add(resources: R, tenant: string, streamId: string, body: B): Promise<unknown>;
   list(resources: R, tenant: string, streamId: string, limit: number, cursor: string | null): unknown;
   remove(resources: R, tenant: string, streamId: string, itemId: string): Promise<unknown>;
+/** What a family's state is made with (app/server.ts): the store, the metrics it exposes, the followed chains it reads. */
+export interface PrepareParts {
+  config: Config;
+  kv: Kv;
+  metrics: Pick<Metrics, 'gauge'>;
+  following: Following;
+}
+
+/** What a family's state may offer the shared parts. */
+export interface PreparedState {
+  /** Keys the family derives from a stream off the serving thread (Bitcoin: its xpubs' windows), compiled with its own. */
+  derived?(id: string): Uint8Array;
+}
+
+/** What a family's `begin` runs with (app/ingest.ts). */
+export interface BeginParts {
+  config: Config;
+  log: Logger;
+  kv: Kv;
+  following: Following;
+  readiness: Readiness;
+  /** Text for the person at the terminal (stderr). */
+  notice(text: string): void;
+  /** Test seam: awaited before each part of the server starts. */
+  before(part: Part): Promise<void>;
 }

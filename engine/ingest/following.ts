@@ -15,6 +15,8 @@ export class Following {
   readonly nodeUrls = new Map<string, string>();
   /** Each followed chain's node, by chain key. */
   readonly upstreams = new Map<string, Upstream & { close(): Promise<void> }>();
+  /** A chain's block time, ms, where its family says other than the chain registry (the embedded devnet mines at its own pace). */
+  readonly blockTimes = new Map<string, number>();
   /** The followed chains whose blocks feed the Data API's indexes (/health shows their position). */
   readonly indexed = new Set<string>();
 

@@ -1,6 +1,6 @@
 import { sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
-import { followSolana, type SolanaFollowParts } from './follow.js';
+import { followSolana, prepareSolana, type SolanaAdapters, type SolanaFollowParts } from './follow.js';
 import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { prepareSolanaBlock, type SolanaAnswers, type SolanaIngestPool } from './prepared.js';
 import { solanaDefinition, solanaReplay } from './replay.js';
@@ -30,4 +30,5 @@ export const solana = {
     solana: { prepare: (chain, answers) => run('solana', { chain, answers }, [answers.block]) },
   }),
   api: { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody, blockRequest: solanaBlockRequestBody.transform(solanaDefinition) },
-} satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts>;
+  prepare: prepareSolana,
+} satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts, object, SolanaAdapters, SolanaAdapters>;

@@ -1,4 +1,5 @@
 import type { Clock } from '../../engine/clock.js';
+import type { Config } from '../../engine/config/config.js';
 import { findChain, type Chain, type ChainFamily } from '../../engine/chains/registry.js';
 import { pathChain, resolveChains, type ResolvedChains } from '../../engine/crosschain/chains.js';
 import { v1Pnl, v1PnlSummary } from '../../engine/crosschain/pnl.js';
@@ -30,8 +31,9 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
   return resolveChains(queryList(queryParams(req.query), 'chains'), { followed, families, now });
 }
 
-/** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows. */
-export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, opts: { bitcoinGap: number }): Route[] {
+/** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows; `config`: an xpub's gap (its addresses). */
+export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, config: Pick<Config, 'bitcoin'>): Route[] {
+  const bitcoinGap = config.bitcoin.gap;
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
   const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   // PnL (DEX swaps) and DeFi (protocol contracts) are EVM's: Bitcoin or Solana asked is unsupported there.
@@ -56,10 +58,10 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
   const withTypes = (req: Request) => ({ ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) });
   return [
     walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
-      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() }),
+      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap, now: seconds() }),
     ),
-    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, opts.bitcoinGap)),
-    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, { evmChains: evmChains(), bitcoinGap: opts.bitcoinGap, now: seconds() })),
+    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, bitcoinGap)),
+    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, { evmChains: evmChains(), bitcoinGap, now: seconds() })),
     get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, evmOnly(req), pnlInput(req), seconds()))),
     get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, evmOnly(req), queryAndPath(req), seconds()))),
     get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, evmOnly(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
@@ -77,7 +79,7 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
     get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline', async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), seconds()))),
     oneChain(['bitcoin'], '/v1/chains/:chainAlias/wallets/:publicKey/addresses', async (chain, req) => {
       const { publicKey } = validate(walletAddressesPath, req.params, 'path');
-      const addresses = walletAddresses(deps.kv, chain.key, publicKey, opts.bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
+      const addresses = walletAddresses(deps.kv, chain.key, publicKey, bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
       return { addresses, meta: metaOf(deps, [chain]) };
     }),
   ];

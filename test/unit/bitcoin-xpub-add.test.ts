@@ -37,7 +37,7 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   const windows = new XpubWindows(GAP);
   const watchlist = new Watchlist({ families: FAMILIES, derivedOf: (id) => windows.keysOf(id) });
   const c = counting(store);
-  const wallets = new BitcoinWallets(c.kv, windows, watchlist);
+  const wallets = new BitcoinWallets(c.kv, windows);
   if (deriver !== undefined) wallets.deriveWith(deriver);
   const streams = new BitcoinStreams(c.kv, clock, dispatcher, wallets.watch(watchlist));
   // The same on the store itself, for creates and lists: they count ranges (which counting-kv refuses).

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../app/families.js';
 import { bitcoin } from '../../engine/bitcoin/index.js';
 import { evm } from '../../engine/evm/index.js';
-import { Families } from '../../engine/families/registry.js';
+import type { BeginParts, PrepareParts } from '../../engine/families/family.js';
+import { Families, bind } from '../../engine/families/registry.js';
 import { solana } from '../../engine/solana/index.js';
 
 describe('the registry of families', () => {
@@ -15,5 +16,39 @@ describe('the registry of families', () => {
     expect(FAMILIES.task('solana')).toBe(solana.tasks.solana);
     expect(FAMILIES.task('xpubWindow')).toBe(bitcoin.tasks.xpubWindow);
     expect(() => FAMILIES.task('aptos')).toThrow('no family has a worker task named aptos');
+  });
+
+  it("hands each family's prepare the adapters bound to it, and each later hook that family's state", () => {
+    const made: unknown[] = [];
+    const one = { ...solana, name: 'one', tasks: {}, prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }), follow: (_p: unknown, state: unknown) => void made.push(state) } as never;
+    const two = { ...solana, name: 'two', tasks: {}, prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }), follow: (_p: unknown, state: unknown) => void made.push(state) } as never;
+    const families = new Families({ one: bind(one, { socket: 'a' } as never), two: bind(two, { socket: 'b' } as never) });
+    const states = families.prepare({} as PrepareParts);
+    families.follow({} as never, states);
+    expect(made).toEqual([{ socket: 'a' }, { socket: 'b' }]);
+  });
+
+  it('gives a stream the keys of the family that derives any for it, and none when no family does', () => {
+    const of = (id: string) => (id === 'btc' ? Uint8Array.of(1, 2) : new Uint8Array(0));
+    const derives = { ...solana, name: 'derives', tasks: {}, prepare: () => ({ derived: of }) } as never;
+    const plain = { ...solana, name: 'plain', tasks: {}, prepare: () => ({ derived: () => new Uint8Array(0) }) } as never;
+    const families = new Families({ plain, derives });
+    const derivedOf = families.derivedOf(families.prepare({} as PrepareParts));
+    expect([...derivedOf('btc')]).toEqual([1, 2]);
+    expect(derivedOf('sol')).toHaveLength(0);
+    expect(new Families({ evm: { ...evm, prepare: undefined } as never }).derivedOf({} as never)('btc')).toHaveLength(0);
+  });
+
+  it('stops what earlier families began, in their order, when a later one cannot begin', async () => {
+    const events: string[] = [];
+    const beginning = (name: string, fails = false) =>
+      ({ ...solana, name, tasks: {}, begin: async () => {
+        events.push(`begin ${name}`);
+        if (fails) throw new Error(`${name} could not start`);
+        return { stop: async () => void events.push(`stop ${name}`) };
+      } }) as never;
+    const families = new Families({ a: beginning('a'), b: beginning('b'), c: beginning('c', true) });
+    await expect(families.begin({} as BeginParts, {} as never)).rejects.toThrow('c could not start');
+    expect(events).toEqual(['begin a', 'begin b', 'begin c', 'stop a', 'stop b']);
   });
 });
