@@ -170,7 +170,14 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     expect(pruned, JSON.stringify(await chain(s))).toBe(true);
     expect(logged(s, 'indexing failed; trying again')).toEqual([]);
 
+    const final = await cli(['status', '--url', s.url], undefined);
+    // (This anvil mines only when asked: on a slow machine its head may have stood still long enough to be stalled.)
+    expect(final.stdout).toMatch(new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+(, stalled: .*)?$`, 'm'));
+
     // The store: every block from K on with anvil's hash, nothing below K, the backfill kept in the chain's state.
+    // Read once the server has stopped: it runs in this process, and opening a second LMDB handle here takes a
+    // synchronous write transaction on this thread while the server's own writes are under way.
+    expect(await s.stop()).toBe(0);
     const store = openStore(dir);
     try {
       const state = store.get<ChainState>('chainState', '0x539')!;
@@ -187,10 +194,6 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     } finally {
       await store.close();
     }
-
-    const final = await cli(['status', '--url', s.url], undefined);
-    // (This anvil mines only when asked: on a slow machine its head may have stood still long enough to be stalled.)
-    expect(final.stdout).toMatch(new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+(, stalled: .*)?$`, 'm'));
   });
 
   it('starts a chain new to the store at the node head by default, and keeps a stored chain whatever CHAINPOST_START_BLOCKS says', { timeout: 60_000 }, async () => {

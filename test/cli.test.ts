@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { startProcess } from './kit/proc.js';
 import { startAnvil } from '../http/clients/anvil.js';
 // The built binary: the CLI as a user runs it, beside a server process it kills or asks for its pid.
-import { BIN, cli, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { BIN, cli, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 /** Runs `chainpost args…` in a fresh directory with CHAINPOST_DATA unset (a new user's clone), and says what it left there. */
 async function inFreshDir(args: string[]): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
@@ -190,9 +190,10 @@ describe('status', () => {
     let ok: Running | undefined;
     let failing: Running | undefined;
     try {
-      ok = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '50' });
+      // The CLI is the point here, and it asks the servers over HTTP: they run in this process.
+      ok = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '50' });
       // 0x1's node is a closed loopback port: a real connection refused, retried with backoff.
-      failing = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_POLL_MS: '50' });
+      failing = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_POLL_MS: '50' });
       expect(await upstreamIs(ok, '0x539', 'ok')).toBe(true);
       expect(await upstreamIs(failing, '0x1', 'failing')).toBe(true);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The built binary: kill -9 and SIGTERM of the server's process are what these tests check.
-import { advance, startBinary, stopAndClean, tempDir, type Running } from './helpers.js';
+import { advance, startBinary, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -129,14 +129,15 @@ describe('crash safety', () => {
     await stopAndClean(s);
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startBinary(env, dir);
+    // A clean stop and a start on the same store, no signal: the server runs in this process.
+    s = await startChainpost(env, dir);
     const url = `${rx.url}?restart-rate`;
     const make = async (webhookUrl: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], tag: 'rate' } })).body.id;
     const [sending, other] = [await make(url), await make(`${rx.url}?elsewhere`)];
     expect((await s.call(`/streams/evm/${other}`, { method: 'POST', json: { webhookUrl: url } })).status).toBe(200);
     expect(await s.stop('SIGTERM')).toBe(0);
     // The new run knows the URL's streams from the store alone.
-    s = await startBinary(env, dir);
+    s = await startChainpost(env, dir);
     rx.state.answer = (r) => (r.body.streamId === sending ? 500 : 200);
     try {
       const webhooks = Array.from({ length: 31 }, (_, i) => ({ chainId: '0x1', block: { number: String(i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));

@@ -7,8 +7,16 @@ import { CHILD_LOGS, type Listening } from './kit/proc.js';
  * transform, the sources would cost every test file seconds more to load.
  */
 const dist = (path: string): Promise<unknown> => import(new URL(`../dist/${path}`, import.meta.url).href);
-const { startService } = (await dist('app/server.js')) as typeof import('../app/server.js');
-const { parseConfig } = (await dist('engine/config/config.js')) as typeof import('../engine/config/config.js');
+/**
+ * Loaded at the first start, not when this file is imported: test/helpers.ts imports it, and the files that use only
+ * its other helpers (most unit tests) would pay the server's load each.
+ */
+let loaded: Promise<{ startService: typeof import('../app/server.js').startService; parseConfig: typeof import('../engine/config/config.js').parseConfig }> | undefined;
+const loadService = (): NonNullable<typeof loaded> =>
+  (loaded ??= Promise.all([dist('app/server.js'), dist('engine/config/config.js')]).then(([server, config]) => ({
+    startService: (server as typeof import('../app/server.js')).startService,
+    parseConfig: (config as typeof import('../engine/config/config.js')).parseConfig,
+  })));
 
 /** A server run inside the test process: what a test reads of a started server but its process. */
 export interface InProcess extends Listening {
@@ -33,6 +41,7 @@ export async function startInProcess(env: Record<string, string>): Promise<InPro
     if (toStdout) stdout += text;
     keep(text);
   };
+  const { startService, parseConfig } = await loadService();
   let service: Awaited<ReturnType<typeof startService>>;
   try {
     const parsed = parseConfig({ ...process.env, ...env });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { startProcess } from './kit/proc.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 // The built binary: signals, the exit code and what the process prints as a user sees it.
-import { BIN, cli, startBinary, stopAndClean, tempDir, until } from './helpers.js';
+import { BIN, cli, startBinary, startChainpost, stopAndClean, tempDir, until } from './helpers.js';
 
 const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
 
@@ -120,7 +120,8 @@ describe('start-up', () => {
   });
 
   it('refuses a port already taken, naming it, and creates and prints no key; the next start prints one that works', async () => {
-    const s = await startBinary();
+    // Any listener takes the port: the server in this process.
+    const s = await startChainpost();
     const dir = tempDir();
     try {
       // A new store with no CHAINPOST_API_KEY: a start that succeeded would make and print its first key.
@@ -218,7 +219,8 @@ describe('shutdown', () => {
 
 describe('keys CLI', () => {
   it('creates, lists and revokes keys while the server runs, taking effect at once', async () => {
-    const s = await startBinary();
+    // The CLI's process beside a running server (in this process): the server reads the keys the CLI wrote.
+    const s = await startChainpost();
     try {
       const created = await cli(['keys', 'create', '--name', 'alice', '--email', 'alice@example.org'], s.dir);
       expect(created.code).toBe(0);

@@ -153,6 +153,8 @@ export interface SubResource<R, B> {
   add(resources: R, tenant: string, streamId: string, body: B): Promise<unknown>;
   list(resources: R, tenant: string, streamId: string, limit: number, cursor: string | null): unknown;
   remove(resources: R, tenant: string, streamId: string, itemId: string): Promise<unknown>;
+}
+
 /** What a family's state is made with (app/server.ts): the store, the metrics it exposes, the followed chains it reads. */
 export interface PrepareParts {
   config: Config;
