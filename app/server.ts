@@ -13,7 +13,7 @@ import { unknownRoute } from '../http/server/system.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { AuthService } from '../engine/auth/service.js';
 import { TokenIssuer } from '../engine/auth/token.js';
-import { ServiceClock } from '../engine/clock.js';
+import { ServiceClock, type Ticker } from '../engine/clock.js';
 import { ConfigError, followedChains, type Config } from '../engine/config/config.js';
 import type { Dispatcher } from '../engine/delivery/dispatcher.js';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
@@ -55,6 +55,8 @@ const SHUTDOWN_GRACE_MS = 8_000;
 /** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */
 export interface Adapters {
   resolver?: Resolver;
+  /** Real time, which the service clock runs on: a test in the same process may hold it still and move it. */
+  ticker?: Ticker;
 }
 
 /** The server before it listens: its routes and what starting, serving and stopping it takes. */
@@ -90,7 +92,7 @@ export interface Service extends Core {
  */
 export async function createCore({ config, out = stdoutLines, notice = stderrNotice, adapters = {} }: { config: Config; out?: (line: string) => void; notice?: (text: string) => void; adapters?: Adapters }): Promise<Core> {
   servingHeap();
-  const clock = new ServiceClock(systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
+  const clock = new ServiceClock(adapters.ticker ?? systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
   const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...FAMILIES.readiness(config), 'listener']);
   const { store, close } = openServerStore({ dir: config.dataDir, log });

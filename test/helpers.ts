@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { startProcess, until as untilHolds, type Started } from './kit/proc.js';
 import { startInProcess, type InProcess } from './in-process.js';
+import type { Adapters } from '../app/server.js';
 import { registerSecret } from './secret-scan.js';
 
 export const BIN = fileURLToPath(new URL('../bin/chainpost.js', import.meta.url));
@@ -45,6 +46,11 @@ const serverEnv = (env: Record<string, string>, dir: string): Record<string, str
 export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
   if (bin !== BIN) return startBinary(env, dir, bin, timeoutMs);
   return running(await startInProcess(serverEnv(env, dir)), env, dir);
+}
+
+/** The same in-process server with adapters of the test's own (a ticker the test moves: real time held still). */
+export async function startChainpostWith(adapters: Adapters, env: Record<string, string> = {}, dir = tempDir()): Promise<Running> {
+  return running(await startInProcess(serverEnv(env, dir), adapters), env, dir);
 }
 
 /**

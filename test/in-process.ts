@@ -32,7 +32,7 @@ let started = 0;
  * pool and metrics. Its log lines are kept under CHAINPOST_CHILD_LOGS beside the children's, for the run's secret
  * scan. A configuration the binary refuses rejects with the text the binary would print before exiting.
  */
-export async function startInProcess(env: Record<string, string>): Promise<InProcess> {
+export async function startInProcess(env: Record<string, string>, adapters: import('../app/server.js').Adapters = {}): Promise<InProcess> {
   let out = '';
   let stdout = '';
   const keep = keptLog(env);
@@ -47,7 +47,7 @@ export async function startInProcess(env: Record<string, string>): Promise<InPro
     const parsed = parseConfig({ ...process.env, ...env });
     const config = { ...parsed, dataDir: resolve(parsed.dataDir) };
     print(`chainpost: data directory ${config.dataDir}\n`, false);
-    service = await startService({ config, out: (line) => print(line, true), notice: (text) => print(text, false) });
+    service = await startService({ config, out: (line) => print(line, true), notice: (text) => print(text, false), adapters });
   } catch (err) {
     print(`chainpost: ${(err as Error).message}\n`, false);
     throw new Error(`exited with 1 before listening:\n${out}`);
