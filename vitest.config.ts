@@ -23,7 +23,10 @@ export default defineConfig({
       },
       // Servers, child processes, anvil: each file in a fresh module graph, and the run's secret scan over their logs.
       // test/system/ is `npm run test:system`'s (vitest.system.config.ts).
-      { extends: true, test: { name: 'integration', include: ['test/*.test.ts', ...UNIT_ISOLATED], globalSetup: ['test/global-setup.ts'] } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/*.test.ts', ...UNIT_ISOLATED], globalSetup: ['test/global-setup.ts'] },
+      },
     ],
   },
 });

@@ -15,10 +15,44 @@ import type { Kv } from '../engine/ports.js';
 const PURGE_EVERY_MS = 60_000;
 
 /** Webhook delivery: the dispatcher over the store, sending with undici to the targets the policy allows, alerts by SMTP. */
-export function buildDelivery({ config, store, clock, log, metrics, targets, mark }: { config: Config; store: Kv; clock: ServiceClock; log: Logger; metrics: Metrics; targets: TargetPolicy; mark: Mark | undefined }): Dispatcher {
+export function buildDelivery({
+  config,
+  store,
+  clock,
+  log,
+  metrics,
+  targets,
+  mark,
+}: {
+  config: Config;
+  store: Kv;
+  clock: ServiceClock;
+  log: Logger;
+  metrics: Metrics;
+  targets: TargetPolicy;
+  mark: Mark | undefined;
+}): Dispatcher {
   const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
   const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
-  const dispatcher = createDelivery({ kv: store, clock, sender, mailer, log, streams: deliveryStreams(store), alertEmail: config.alertEmail, stageChunk: config.stageChunk, maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN, maxInFlightPerTenant: config.tenantSlots, maxInFlightUnanswered: config.unansweredSlots, retention: { historyMs: config.historyDays * 86_400_000, successLogMs: config.deliveryLogDays * 86_400_000, successLogMax: config.deliveryLogMax }, awaitDeliveriesOnWake: config.testClock });
+  const dispatcher = createDelivery({
+    kv: store,
+    clock,
+    sender,
+    mailer,
+    log,
+    streams: deliveryStreams(store),
+    alertEmail: config.alertEmail,
+    stageChunk: config.stageChunk,
+    maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN,
+    maxInFlightPerTenant: config.tenantSlots,
+    maxInFlightUnanswered: config.unansweredSlots,
+    retention: {
+      historyMs: config.historyDays * 86_400_000,
+      successLogMs: config.deliveryLogDays * 86_400_000,
+      successLogMax: config.deliveryLogMax,
+    },
+    awaitDeliveriesOnWake: config.testClock,
+  });
   dispatcher.exportMetrics(metrics, config.metricsStreams);
   return dispatcher;
 }

@@ -58,25 +58,59 @@ export function buildRoutes(parts: {
   const { config, store, clock, dispatcher, following, dataIndexer } = parts;
   const fetcher = undiciMetadataFetcher({ targets: parts.targets });
   const nftMetadata = new NftMetadata(store, parts.reads, fetcher, clock, { ipfsGateway: config.ipfsGateway, log: parts.log });
-  const dataDeps: DataDeps = { kv: store, tokens: parts.tokenMetadata, reads: parts.reads, indexer: dataIndexer, follower: (chain) => following.follower(chain)?.status(), pricing: (chain) => config.pricing.get(chain) };
-  const health = () => ({ now: new Date(clock.now()).toISOString(), chains: following.followers.map((f) => withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads)) });
+  const dataDeps: DataDeps = {
+    kv: store,
+    tokens: parts.tokenMetadata,
+    reads: parts.reads,
+    indexer: dataIndexer,
+    follower: (chain) => following.follower(chain)?.status(),
+    pricing: (chain) => config.pricing.get(chain),
+  };
+  const health = () => ({
+    now: new Date(clock.now()).toISOString(),
+    chains: following.followers.map((f) =>
+      withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads),
+    ),
+  });
   return [
-    ...systemRoutes({ metrics: parts.metrics, clock, testClock: config.testClock, metricsKey: config.metricsKey, settle: () => dispatcher.settled(), starting: () => parts.readiness.starting(), health }),
+    ...systemRoutes({
+      metrics: parts.metrics,
+      clock,
+      testClock: config.testClock,
+      metricsKey: config.metricsKey,
+      settle: () => dispatcher.settled(),
+      starting: () => parts.readiness.starting(),
+      health,
+    }),
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
-    ...dataRoutes(clock, dataDeps, [callsEndpoints(dataDeps, { ens: config.ens }), txsEndpoints(dataDeps, clock), erc20Endpoints(dataDeps), defiEndpoints(dataDeps), priceEndpoints(dataDeps, clock), nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock)]),
+    ...dataRoutes(clock, dataDeps, [
+      callsEndpoints(dataDeps, { ens: config.ens }),
+      txsEndpoints(dataDeps, clock),
+      erc20Endpoints(dataDeps),
+      defiEndpoints(dataDeps),
+      priceEndpoints(dataDeps, clock),
+      nftEndpoints({ ...dataDeps, metadata: nftMetadata }, clock),
+    ]),
     ...crossChainRoutes(clock, () => following.chains(), dataDeps, config),
     ...rpcRoutes(clock, parts.nodes),
   ];
 }
 
 /** A chain's /health entry: its follower's status, and for a chain with Data API indexes their position (`indexed`, null before the first block). */
-function withIndexed(status: FollowerStatus, indexed: ReadonlySet<string>, indexer: DataIndexer): FollowerStatus & { indexed?: number | null } {
+function withIndexed(
+  status: FollowerStatus,
+  indexed: ReadonlySet<string>,
+  indexer: DataIndexer,
+): FollowerStatus & { indexed?: number | null } {
   return indexed.has(status.chain) ? { ...status, indexed: indexer.position(status.chain) ?? null } : status;
 }
 
 /** A /health entry with whether the chain's head has stood still too long (HeadWatch). */
-const withStall = <S extends FollowerStatus>(status: S, heads: HeadWatch): S & { stalled: boolean } => ({ ...status, stalled: heads.stalled(status.chain, status.head) });
+const withStall = <S extends FollowerStatus>(status: S, heads: HeadWatch): S & { stalled: boolean } => ({
+  ...status,
+  stalled: heads.stalled(status.chain, status.head),
+});
 
 /** A /health entry with the chain's node, its scheme and host alone. */
 function withNode<S extends FollowerStatus>(status: S, nodeUrls: ReadonlyMap<string, string>): S & { node?: string } {

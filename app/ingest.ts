@@ -23,14 +23,12 @@ const INLINE_MATCH_BLOCKS = 4;
 /** Filter sets of up to this many watched keys (a few ms of compiling) are compiled on the main thread, larger ones in the pool. */
 const INLINE_COMPILE_KEYS = 2_000;
 
-
 /** Test seam: awaited before each part of the server starts, so a test can hold the start at that point. */
 export type BeforePart = (part: Part) => Promise<void>;
 
 export const noWait: BeforePart = () => Promise.resolve();
 
 import type { Following } from '../engine/ingest/following.js';
-
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
 export interface IngestParts {
@@ -55,7 +53,23 @@ export interface IngestParts {
 }
 
 /** What each family starts before the worker pool (its `begin`), the worker pool, matching, and each family's followers. */
-export async function startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, before = noWait }: IngestParts): Promise<{ stop(): Promise<void> }> {
+export async function startIngest({
+  config,
+  log,
+  clock,
+  store,
+  readiness,
+  notice,
+  mark,
+  following,
+  watchlist,
+  states,
+  webhooks,
+  dispatcher,
+  nodes,
+  dataIndexer,
+  before = noWait,
+}: IngestParts): Promise<{ stop(): Promise<void> }> {
   const begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
   await before('worker pool');
@@ -82,27 +96,33 @@ export async function startIngest({ config, log, clock, store, readiness, notice
     opts: { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs, triggerShareMs: config.triggerShareMs },
   });
   const opened: Array<{ close(): Promise<void> }> = [];
-  const started = FAMILIES.follow({
-    config,
-    log,
-    clock,
-    kv: store,
-    following,
-    events: () => matcher.events(),
-    rpc: (url, opts) => {
-      const node = jsonRpcUpstream(url, opts);
-      opened.push(node);
-      return node;
+  const started = FAMILIES.follow(
+    {
+      config,
+      log,
+      clock,
+      kv: store,
+      following,
+      events: () => matcher.events(),
+      rpc: (url, opts) => {
+        const node = jsonRpcUpstream(url, opts);
+        opened.push(node);
+        return node;
+      },
+      trace:
+        mark === undefined
+          ? { upstream: (_chain, upstream) => upstream, events: (events) => events }
+          : { upstream: (chain, upstream) => tracedUpstream(chain, upstream, mark), events: (events) => tracedEvents(events, mark) },
+      nodes,
+      indexed: (events) => withIndexer(events, dataIndexer),
+      watchlist,
+      matching: FAMILIES.matching,
+      dispatcher,
+      pool,
+      pack,
     },
-    trace: mark === undefined ? { upstream: (_chain, upstream) => upstream, events: (events) => events } : { upstream: (chain, upstream) => tracedUpstream(chain, upstream, mark), events: (events) => tracedEvents(events, mark) },
-    nodes,
-    indexed: (events) => withIndexer(events, dataIndexer),
-    watchlist,
-    matching: FAMILIES.matching,
-    dispatcher,
-    pool,
-    pack,
-  }, states);
+    states,
+  );
   // What a previous run announced but did not match yet.
   matcher.start([...following.upstreams.keys()]);
   for (const chain of following.indexed) dataIndexer.wake(chain);

@@ -77,11 +77,17 @@ export function watchEventLoop(metrics: Metrics): () => void {
   const delay = (ns: number): number => (h.count === 0 ? 0 : Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000);
   let last: Array<[quantile: string, seconds: number]> = [];
   const window = setInterval(() => {
-    last = [['0.5', delay(h.percentile(50))], ['0.99', delay(h.percentile(99))], ['1', delay(h.max)]];
+    last = [
+      ['0.5', delay(h.percentile(50))],
+      ['0.99', delay(h.percentile(99))],
+      ['1', delay(h.max)],
+    ];
     h.reset();
   }, LOOP_WINDOW_MS).unref();
-  metrics.gauge('chainpost_event_loop_delay_seconds', `Event-loop delay over the last completed ${LOOP_WINDOW_MS / 1000}-s window, by quantile (none before the first window ends).`, () =>
-    last.map(([quantile, value]) => ({ labels: { quantile }, value })),
+  metrics.gauge(
+    'chainpost_event_loop_delay_seconds',
+    `Event-loop delay over the last completed ${LOOP_WINDOW_MS / 1000}-s window, by quantile (none before the first window ends).`,
+    () => last.map(([quantile, value]) => ({ labels: { quantile }, value })),
   );
   return () => {
     clearInterval(window);
@@ -95,11 +101,15 @@ export function watchEventLoop(metrics: Metrics): () => void {
  * heap and the memory outside it (buffers), so a growth can be told apart from a bigger store.
  */
 export function watchMemory(metrics: Metrics): void {
-  metrics.gauge('chainpost_process_memory_bytes', 'Process memory by kind: rss, rssAnon, rssFile (Linux), heapUsed, heapTotal, external, arrayBuffers.', () => {
-    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
-    const kinds: Record<string, number> = { rss, heapUsed, heapTotal, external, arrayBuffers, ...rssSplit() };
-    return Object.entries(kinds).map(([kind, value]) => ({ labels: { kind }, value }));
-  });
+  metrics.gauge(
+    'chainpost_process_memory_bytes',
+    'Process memory by kind: rss, rssAnon, rssFile (Linux), heapUsed, heapTotal, external, arrayBuffers.',
+    () => {
+      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+      const kinds: Record<string, number> = { rss, heapUsed, heapTotal, external, arrayBuffers, ...rssSplit() };
+      return Object.entries(kinds).map(([kind, value]) => ({ labels: { kind }, value }));
+    },
+  );
 }
 
 /** RssAnon and RssFile from /proc/self/status (Linux); none elsewhere. */
@@ -111,7 +121,10 @@ function rssSplit(): Record<string, number> {
       return m === null ? undefined : Number(m[1]) * 1024;
     };
     const out: Record<string, number> = {};
-    for (const [kind, field] of [['rssAnon', 'RssAnon'], ['rssFile', 'RssFile']] as const) {
+    for (const [kind, field] of [
+      ['rssAnon', 'RssAnon'],
+      ['rssFile', 'RssFile'],
+    ] as const) {
       const v = kb(field);
       if (v !== undefined) out[kind] = v;
     }

@@ -90,7 +90,17 @@ export interface Service extends Core {
  * The uWS server runs on it, and so do the Fastify and node:http servers of the
  * HTTP benchmark, so all three serve the very same handlers.
  */
-export async function createCore({ config, out = stdoutLines, notice = stderrNotice, adapters = {} }: { config: Config; out?: (line: string) => void; notice?: (text: string) => void; adapters?: Adapters }): Promise<Core> {
+export async function createCore({
+  config,
+  out = stdoutLines,
+  notice = stderrNotice,
+  adapters = {},
+}: {
+  config: Config;
+  out?: (line: string) => void;
+  notice?: (text: string) => void;
+  adapters?: Adapters;
+}): Promise<Core> {
   servingHeap();
   const clock = new ServiceClock(adapters.ticker ?? systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
@@ -111,9 +121,21 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics);
     watchMemory(metrics);
-    const pipeline = new Pipeline(keys, new RateLimiter(config.rateLimit, () => clock.now()), metrics, log, config.accessLog, config.trustedProxies, new OperatorAccess(config.adminKey, () => keys.firstTenant()));
+    const pipeline = new Pipeline(
+      keys,
+      new RateLimiter(config.rateLimit, () => clock.now()),
+      metrics,
+      log,
+      config.accessLog,
+      config.trustedProxies,
+      new OperatorAccess(config.adminKey, () => keys.firstTenant()),
+    );
     const tokens = await TokenIssuer.open(store);
-    const auth = new AuthService(store, clock, tokens, { skewMs: config.authSkewSeconds * 1000, bindTtlMs: BIND_TTL_MS, maxPending: config.maxPendingChallenges });
+    const auth = new AuthService(store, clock, tokens, {
+      skewMs: config.authSkewSeconds * 1000,
+      bindTtlMs: BIND_TTL_MS,
+      maxPending: config.maxPendingChallenges,
+    });
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
@@ -121,7 +143,11 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
-    const watchlist = new Watchlist({ families: FAMILIES, seedOf: (chain, version) => h32(`${chain}/${version}`), derivedOf: FAMILIES.derivedOf(states) });
+    const watchlist = new Watchlist({
+      families: FAMILIES,
+      seedOf: (chain, version) => h32(`${chain}/${version}`),
+      derivedOf: FAMILIES.derivedOf(states),
+    });
     // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
     // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
     watchlist.load(store, nextTurn).then(
@@ -129,17 +155,59 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
     );
     const followed = followedChains(config);
-    const streamParts = { kv: store, clock, dispatcher, watch: watchlist, limits: config.limits, targets, followed: new FollowedChains((chain) => followed.has(chain), log), plane: control };
+    const streamParts = {
+      kv: store,
+      clock,
+      dispatcher,
+      watch: watchlist,
+      limits: config.limits,
+      targets,
+      followed: new FollowedChains((chain) => followed.has(chain), log),
+      plane: control,
+    };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
     const familyStreams = FAMILIES.resources(streamParts, states);
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const { reads, tokens: tokenMetadata } = dataReads(store, (chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
-    const webhookParts = { kv: store, tokens: tokenMetadata, gasCap: (chain: string) => nodes.callGasLimit(chain), triggerGas: BigInt(config.triggerGas), balance: reads.balance, watched: (id: string) => watchlist.watched(id) };
+    const webhookParts = {
+      kv: store,
+      tokens: tokenMetadata,
+      gasCap: (chain: string) => nodes.callGasLimit(chain),
+      triggerGas: BigInt(config.triggerGas),
+      balance: reads.balance,
+      watched: (id: string) => watchlist.watched(id),
+    };
     const webhooks = FAMILIES.webhooks(webhookParts, states);
     const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts, states });
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
-    const dataIndexer = new DataIndexer(store, dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }), clock, log, { startBlock: (chain) => following.follower(chain)?.status().oldest });
-    const routes = buildRoutes({ config, log, store, clock, metrics, readiness, heads, following, dispatcher, streams, familyStreams, auth, tokens, nodes, reads, tokenMetadata, dataIndexer, targets, blocks });
+    const dataIndexer = new DataIndexer(
+      store,
+      dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }),
+      clock,
+      log,
+      { startBlock: (chain) => following.follower(chain)?.status().oldest },
+    );
+    const routes = buildRoutes({
+      config,
+      log,
+      store,
+      clock,
+      metrics,
+      readiness,
+      heads,
+      following,
+      dispatcher,
+      streams,
+      familyStreams,
+      auth,
+      tokens,
+      nodes,
+      reads,
+      tokenMetadata,
+      dataIndexer,
+      targets,
+      blocks,
+    });
     startDelivery({ dispatcher, store, clock });
     return {
       config,
@@ -152,7 +220,24 @@ export async function createCore({ config, out = stdoutLines, notice = stderrNot
       dispatcher,
       readiness,
       notice,
-      startIngest: (before) => startIngest({ config, log, clock, store, readiness, notice, mark, following, watchlist, states, webhooks, dispatcher, nodes, dataIndexer, ...(before === undefined ? {} : { before }) }),
+      startIngest: (before) =>
+        startIngest({
+          config,
+          log,
+          clock,
+          store,
+          readiness,
+          notice,
+          mark,
+          following,
+          watchlist,
+          states,
+          webhooks,
+          dispatcher,
+          nodes,
+          dataIndexer,
+          ...(before === undefined ? {} : { before }),
+        }),
       close: async () => {
         unwatchLoop();
         heads.stop();
@@ -176,18 +261,53 @@ function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metri
   // A chain at its family's pace where the family says (the embedded devnet's), else at its registry's.
   const heads = new HeadWatch(clock, (chain) => following.blockTimes.get(chain) ?? findChain(chain)?.blockTimeMs ?? 0);
   heads.start(() => followers.map((f) => f.status()));
-  metrics.gauge('chainpost_chain_head', 'Last block ingested, per chain.', perChain((s) => s.head));
-  metrics.gauge('chainpost_chain_confirmed', 'Last block announced as confirmed, per chain.', perChain((s) => s.confirmed));
-  metrics.gauge('chainpost_chain_upstream_failing', "1 while the chain's upstream node fails (retried with backoff).", perChain((s) => (s.upstream === 'failing' ? 1 : 0)));
-  metrics.gauge('chainpost_chain_stalled', `1 while the chain's head has not moved for ${STALL_BLOCK_TIMES} of its block times (${STALL_MIN_MS / 1000} s at least), as /health's stalled.`, perChain((s) => (heads.stalled(s.chain, s.head) ? 1 : 0)));
-  metrics.gauge('chainpost_chain_upstream_errors_total', 'Failed attempts to read the chain from its upstream node.', perChain((s) => s.upstreamErrors), 'counter');
+  metrics.gauge(
+    'chainpost_chain_head',
+    'Last block ingested, per chain.',
+    perChain((s) => s.head),
+  );
+  metrics.gauge(
+    'chainpost_chain_confirmed',
+    'Last block announced as confirmed, per chain.',
+    perChain((s) => s.confirmed),
+  );
+  metrics.gauge(
+    'chainpost_chain_upstream_failing',
+    "1 while the chain's upstream node fails (retried with backoff).",
+    perChain((s) => (s.upstream === 'failing' ? 1 : 0)),
+  );
+  metrics.gauge(
+    'chainpost_chain_stalled',
+    `1 while the chain's head has not moved for ${STALL_BLOCK_TIMES} of its block times (${STALL_MIN_MS / 1000} s at least), as /health's stalled.`,
+    perChain((s) => (heads.stalled(s.chain, s.head) ? 1 : 0)),
+  );
+  metrics.gauge(
+    'chainpost_chain_upstream_errors_total',
+    'Failed attempts to read the chain from its upstream node.',
+    perChain((s) => s.upstreamErrors),
+    'counter',
+  );
   return heads;
 }
 
 /** Builds and starts the whole service from a parsed configuration. */
-export async function startService({ config, out, notice, before = noWait, adapters = {} }: { config: Config; out?: (line: string) => void; notice?: (text: string) => void; before?: BeforePart; adapters?: Adapters }): Promise<Service> {
+export async function startService({
+  config,
+  out,
+  notice,
+  before = noWait,
+  adapters = {},
+}: {
+  config: Config;
+  out?: (line: string) => void;
+  notice?: (text: string) => void;
+  before?: BeforePart;
+  adapters?: Adapters;
+}): Promise<Service> {
   if (!nativeUwsLoaded()) {
-    throw new Error(`the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`);
+    throw new Error(
+      `the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`,
+    );
   }
   const core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
   const { log } = core;
@@ -204,7 +324,8 @@ export async function startService({ config, out, notice, before = noWait, adapt
   await before('listener');
   const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
   // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
-  const rpcServer = config.rpcPort === undefined ? undefined : await listen(config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT', [server]);
+  const rpcServer =
+    config.rpcPort === undefined ? undefined : await listen(config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT', [server]);
   core.readiness.up('listener');
   let ingest: { stop(): Promise<void> };
   try {
@@ -217,10 +338,21 @@ export async function startService({ config, out, notice, before = noWait, adapt
     throw err;
   }
   await firstKey(core);
-  log.info('listening', { host: config.host, port: server.port, privateTargets: config.privateTargets, ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }), data: config.dataDir, now: new Date(core.clock.now()).toISOString(), testClock: config.testClock });
+  log.info('listening', {
+    host: config.host,
+    port: server.port,
+    privateTargets: config.privateTargets,
+    ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }),
+    data: config.dataDir,
+    now: new Date(core.clock.now()).toISOString(),
+    testClock: config.testClock,
+  });
   const stop = async (): Promise<void> => {
     // No delivery starts from now on; those in flight get their answer (the 10 s rule) and a commit of their outcomes.
-    const delivered = Promise.race([core.dispatcher.stop().then(() => true), new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false)))]);
+    const delivered = Promise.race([
+      core.dispatcher.stop().then(() => true),
+      new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false))),
+    ]);
     const [cut, rpcCut] = await Promise.all([server.close(SHUTDOWN_GRACE_MS), rpcServer?.close(SHUTDOWN_GRACE_MS) ?? 0]);
     if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
     await ingest.stop();

@@ -19,7 +19,9 @@ export function openServerStore({ dir, log }: { dir: string; log: Logger }): Ser
   try {
     // The lock is held: an older layout is migrated here, before anything reads it.
     store = dataDir(() => openStore(dir, { migrate: true }));
-    const upgraded = upgradeSchema(store, (from) => log.info('migrating the store to this layout; the server answers once it is done', { dir, from, to: SCHEMA_VERSION }));
+    const upgraded = upgradeSchema(store, (from) =>
+      log.info('migrating the store to this layout; the server answers once it is done', { dir, from, to: SCHEMA_VERSION }),
+    );
     if (upgraded !== undefined) log.info('migrated the store', { dir, ...upgraded, to: SCHEMA_VERSION });
   } catch (err) {
     lock.release();

@@ -33,5 +33,7 @@ export const matchPool = (path: string, threads?: number): MatchPool => workerPo
 /** The compiled entry: beside this file in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function workerEntry(): string {
   const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts') ? fileURLToPath(new URL('../dist/app/worker.js', import.meta.url)) : fileURLToPath(new URL('./worker.js', import.meta.url));
+  return here.endsWith('.ts')
+    ? fileURLToPath(new URL('../dist/app/worker.js', import.meta.url))
+    : fileURLToPath(new URL('./worker.js', import.meta.url));
 }

@@ -18,7 +18,13 @@ const { pipeline } = core;
 if (core.config.ingest === 'configured') await core.startIngest();
 let seq = 0;
 
-const toRequest = (method: string, url: string, params: Record<string, string>, headers: IncomingMessage['headers'], rawBody: Buffer | undefined): Request => {
+const toRequest = (
+  method: string,
+  url: string,
+  params: Record<string, string>,
+  headers: IncomingMessage['headers'],
+  rawBody: Buffer | undefined,
+): Request => {
   const q = url.indexOf('?');
   const req: Request = {
     method,
@@ -56,8 +62,14 @@ if (kind === 'fastify') {
       method: route.method === 'ANY' ? ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] : route.method,
       url: route.pattern,
       handler: async (freq, fres) => {
-        const reply = await answer(route, toRequest(freq.method, freq.url, freq.params as Record<string, string>, freq.headers, freq.body as Buffer | undefined));
-        void fres.code(reply.status).header('content-type', reply.contentType ?? 'application/json').headers(reply.headers ?? {});
+        const reply = await answer(
+          route,
+          toRequest(freq.method, freq.url, freq.params as Record<string, string>, freq.headers, freq.body as Buffer | undefined),
+        );
+        void fres
+          .code(reply.status)
+          .header('content-type', reply.contentType ?? 'application/json')
+          .headers(reply.headers ?? {});
         return reply.text ?? JSON.stringify(reply.body);
       },
     });
@@ -66,7 +78,9 @@ if (kind === 'fastify') {
   listening(Number(new URL(address).port));
 } else if (kind === 'node-http') {
   // node:http has no router: exact paths only, which covers the benchmarked route.
-  const exact = new Map(core.routes.filter((r) => !r.pattern.includes(':') && !r.pattern.includes('*')).map((r) => [`${r.method} ${r.pattern}`, r]));
+  const exact = new Map(
+    core.routes.filter((r) => !r.pattern.includes(':') && !r.pattern.includes('*')).map((r) => [`${r.method} ${r.pattern}`, r]),
+  );
   const server = createServer((nreq, nres) => {
     const chunks: Buffer[] = [];
     nreq.on('data', (c: Buffer) => chunks.push(c));
@@ -78,8 +92,13 @@ if (kind === 'fastify') {
         nres.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no route"}');
         return;
       }
-      void answer(route, toRequest(nreq.method ?? 'GET', url, {}, nreq.headers, chunks.length > 0 ? Buffer.concat(chunks) : undefined)).then((reply) => {
-        nres.writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json', ...reply.headers }).end(reply.text ?? JSON.stringify(reply.body));
+      void answer(
+        route,
+        toRequest(nreq.method ?? 'GET', url, {}, nreq.headers, chunks.length > 0 ? Buffer.concat(chunks) : undefined),
+      ).then((reply) => {
+        nres
+          .writeHead(reply.status, { 'content-type': reply.contentType ?? 'application/json', ...reply.headers })
+          .end(reply.text ?? JSON.stringify(reply.body));
       });
     });
   });

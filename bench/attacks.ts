@@ -110,9 +110,24 @@ const live = new Set<Serving>();
 
 async function serve(b: Build, env: Record<string, string>, node: string[] = []): Promise<Serving> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-attacks-'));
-  const started = await startProcess([...node, b.bin, 'serve'], b.env({ CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_RATE_LIMIT: '0', ...env }), 60_000);
+  const started = await startProcess(
+    [...node, b.bin, 'serve'],
+    b.env({
+      CHAINPOST_DATA: dir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: KEY,
+      CHAINPOST_ADMIN_KEY: ADMIN_KEY,
+      CHAINPOST_CHAINS: 'none',
+      CHAINPOST_RATE_LIMIT: '0',
+      ...env,
+    }),
+    60_000,
+  );
   const url = `http://127.0.0.1:${started.port}`;
-  const devnetLine = started.output().split('\n').find((l) => l.includes('"msg":"devnet"'));
+  const devnetLine = started
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"msg":"devnet"'));
   const devnet = devnetLine === undefined ? undefined : (JSON.parse(devnetLine) as { rpc: string; pid: number });
   let stopped: Promise<number | undefined> | undefined;
   const serving: Serving = {
@@ -123,7 +138,12 @@ async function serve(b: Build, env: Record<string, string>, node: string[] = [])
     call: async (path, init = {}) => {
       const res = await fetch(`${url}${path}`, {
         method: init.method ?? (init.json === undefined ? 'GET' : 'POST'),
-        headers: { 'x-api-key': init.key ?? KEY, ...(path.startsWith('/admin/') ? { 'x-admin-key': ADMIN_KEY } : {}), 'content-type': 'application/json', ...init.headers },
+        headers: {
+          'x-api-key': init.key ?? KEY,
+          ...(path.startsWith('/admin/') ? { 'x-admin-key': ADMIN_KEY } : {}),
+          'content-type': 'application/json',
+          ...init.headers,
+        },
         body: init.json === undefined ? undefined : JSON.stringify(init.json),
       });
       const text = await res.text();
@@ -135,7 +155,15 @@ async function serve(b: Build, env: Record<string, string>, node: string[] = [])
       }
       return { status: res.status, body, text };
     },
-    tenant: async (name) => (await promisify(execFile)(process.execPath, [b.bin, 'keys', 'create', '--name', name], { env: { ...process.env, CHAINPOST_DATA: dir } })).stdout.trim().split('\n').at(-1)!,
+    tenant: async (name) =>
+      (
+        await promisify(execFile)(process.execPath, [b.bin, 'keys', 'create', '--name', name], {
+          env: { ...process.env, CHAINPOST_DATA: dir },
+        })
+      ).stdout
+        .trim()
+        .split('\n')
+        .at(-1)!,
     stop: (waitMs = 10_000) =>
       (stopped ??= (async () => {
         const t = performance.now();
@@ -160,7 +188,12 @@ async function serve(b: Build, env: Record<string, string>, node: string[] = [])
 
 /** A JSON-RPC request straight to a node, its result (or undefined when it answered an error). */
 async function rpcCall<T>(url: string, method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), ...(signal === undefined ? {} : { signal }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    ...(signal === undefined ? {} : { signal }),
+  });
   return ((await res.json()) as { result: T }).result;
 }
 const blockNumber = async (rpc: string): Promise<number> => Number(await rpcCall<string>(rpc, 'eth_blockNumber'));
@@ -183,13 +216,23 @@ async function loopbackService(body: string): Promise<{ server: Server; url: str
 }
 
 /** What a refusal's message says: the server's own rule, or the network error it met. */
-const messageKind = (r: Answer): string => (r.status === 200 || r.status === 201 ? 'accepted' : /CHAINPOST_PRIVATE_TARGETS|metadata address|loopback address|private address/.test(r.text) ? 'the rule' : `a network error (${/\b(E[A-Z]{3,}|HTTP \d{3})\b/.exec(r.text)?.[1] ?? String(r.body?.message ?? r.text).slice(0, 60)})`);
+const messageKind = (r: Answer): string =>
+  r.status === 200 || r.status === 201
+    ? 'accepted'
+    : /CHAINPOST_PRIVATE_TARGETS|metadata address|loopback address|private address/.test(r.text)
+      ? 'the rule'
+      : `a network error (${/\b(E[A-Z]{3,}|HTTP \d{3})\b/.exec(r.text)?.[1] ?? String(r.body?.message ?? r.text).slice(0, 60)})`;
 
 // ————— the attacks —————
 
 /** A looping call with a huge gas through node access to the embedded devnet: how long it takes to answer, and the blocks mined meanwhile. */
 async function loopingCall(b: Build, method: 'eth_call' | 'eth_estimateGas'): Promise<{ answerMs: Value; blocks: number }> {
-  const s = await serve(b, { CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '1', CHAINPOST_ACCESS_LOG: '0' });
+  const s = await serve(b, {
+    CHAINPOST_CHAINS: '',
+    CHAINPOST_DEVNET_PORT: '0',
+    CHAINPOST_DEVNET_BLOCK_TIME: '1',
+    CHAINPOST_ACCESS_LOG: '0',
+  });
   try {
     const rpc = s.devnet!.rpc;
     // A block first, so the devnet is mining before the call.
@@ -200,7 +243,12 @@ async function loopingCall(b: Build, method: 'eth_call' | 'eth_estimateGas'): Pr
     const answered = fetch(`${s.url}/rpc/0x539/${KEY}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [{ to: LOOPER, gas: HUGE_GAS }, 'latest', { [LOOPER]: { code: LOOP_CODE } }] }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method,
+        params: [{ to: LOOPER, gas: HUGE_GAS }, 'latest', { [LOOPER]: { code: LOOP_CODE } }],
+      }),
       signal: AbortSignal.timeout(CALL_WINDOW_MS),
     }).then(
       async (r) => (await r.text(), performance.now() - t),
@@ -208,7 +256,10 @@ async function loopingCall(b: Build, method: 'eth_call' | 'eth_estimateGas'): Pr
     );
     const ms = await answered;
     await sleep(Math.max(0, t + CALL_WINDOW_MS - performance.now()));
-    return { answerMs: ms === undefined ? `no answer in ${CALL_WINDOW_MS / 1000} s` : round(ms, 0), blocks: (await blockNumber(rpc)) - from };
+    return {
+      answerMs: ms === undefined ? `no answer in ${CALL_WINDOW_MS / 1000} s` : round(ms, 0),
+      blocks: (await blockNumber(rpc)) - from,
+    };
   } finally {
     await s.stop(2_000);
   }
@@ -216,11 +267,19 @@ async function loopingCall(b: Build, method: 'eth_call' | 'eth_estimateGas'): Pr
 
 /** anvil kept busy by a looping call sent to it directly: what /health says of the chain 40 s of service time later, and how long a SIGTERM takes. */
 async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
-  const s = await serve(b, { CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '1', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_ACCESS_LOG: '0' });
+  const s = await serve(b, {
+    CHAINPOST_CHAINS: '',
+    CHAINPOST_DEVNET_PORT: '0',
+    CHAINPOST_DEVNET_BLOCK_TIME: '1',
+    CHAINPOST_TEST_CLOCK: '1',
+    CHAINPOST_ACCESS_LOG: '0',
+  });
   try {
     const rpc = s.devnet!.rpc;
     const busy = new AbortController();
-    void rpcCall(rpc, 'eth_call', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', { [LOOPER]: { code: LOOP_CODE } }], busy.signal).catch(() => undefined);
+    void rpcCall(rpc, 'eth_call', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', { [LOOPER]: { code: LOOP_CODE } }], busy.signal).catch(
+      () => undefined,
+    );
     // anvil is inside the call once blocks stop coming (one a second otherwise).
     for (let i = 0; ; i++) {
       const n = await blockNumber(rpc);
@@ -229,7 +288,10 @@ async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
       if (i === 5) throw new Error('the devnet kept mining beside the looping call');
     }
     await advance(s, 40);
-    const health = (await s.call('/health')).body as { status: string; chains?: Array<{ chain: string; stalled?: boolean; upstream?: string }> };
+    const health = (await s.call('/health')).body as {
+      status: string;
+      chains?: Array<{ chain: string; stalled?: boolean; upstream?: string }>;
+    };
     const chain = health.chains?.find((c) => c.chain === '0x539');
     const shown = chain?.stalled === true ? 'stalled' : `${health.status}, not stalled`;
     const seconds = await s.stop(STOP_WAIT_MS);
@@ -242,7 +304,13 @@ async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
 
 /** Another tenant's webhook latency alone and beside a stream of 100 triggers that call a looping view (bench:triggers, scaled). */
 async function hostileTriggers(b: Build): Promise<{ aloneMs: number; besideMs: number; ratio: number }> {
-  const f = await victimBesideTriggers({ bin: b.bin, transfers: 8, triggers: DEFAULT_LIMITS.triggers, env: b.env({ CHAINPOST_PRIVATE_TARGETS: 'allow' }), hostileWaitMs: 2_000 });
+  const f = await victimBesideTriggers({
+    bin: b.bin,
+    transfers: 8,
+    triggers: DEFAULT_LIMITS.triggers,
+    env: b.env({ CHAINPOST_PRIVATE_TARGETS: 'allow' }),
+    hostileWaitMs: 2_000,
+  });
   return { aloneMs: f['baselineP50Ms']!, besideMs: f['withHostileP50Ms']!, ratio: f['ratioP50']! };
 }
 
@@ -271,11 +339,23 @@ async function privateTargets(b: Build): Promise<{ webhook: Value; closedPort: V
   try {
     // An ERC-721 in twenty-odd bytes of code: a call with no data emits Transfer(0, holder, 1); any other answers the tokenURI.
     const nft = '0x00000000000000000000000000000000000721aa';
-    await rpcCall(anvil.url, 'anvil_setCode', [nft, erc721Code(`${internal.url}/internal/1.json`, '0x70997970c51812dc3a04c01e3f3b1b4fe8b8f0a2')]);
+    await rpcCall(anvil.url, 'anvil_setCode', [
+      nft,
+      erc721Code(`${internal.url}/internal/1.json`, '0x70997970c51812dc3a04c01e3f3b1b4fe8b8f0a2'),
+    ]);
     await rpcCall(anvil.url, 'eth_sendTransaction', [{ from: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', to: nft }]);
     const head = await blockNumber(anvil.url);
-    s = await serve(b, { CHAINPOST_CHAINS: `0x1=${anvil.url}`, CHAINPOST_START_BLOCKS: '0x1=0', CHAINPOST_POLL_MS: '20', CHAINPOST_PRIVATE_TARGETS: '' });
-    const stream = (webhookUrl: string) => s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], includeNativeTxs: true, description: 'internal', tag: 'internal' } });
+    s = await serve(b, {
+      CHAINPOST_CHAINS: `0x1=${anvil.url}`,
+      CHAINPOST_START_BLOCKS: '0x1=0',
+      CHAINPOST_POLL_MS: '20',
+      CHAINPOST_PRIVATE_TARGETS: '',
+    });
+    const stream = (webhookUrl: string) =>
+      s!.call('/streams/evm', {
+        method: 'PUT',
+        json: { webhookUrl, chainIds: ['0x1'], includeNativeTxs: true, description: 'internal', tag: 'internal' },
+      });
     const webhook = await stream(`${receiver.url}/hook`);
     const closed = await stream(`http://127.0.0.1:${await freePort()}/hook`);
     for (let i = 0; i < 200 && ((await s.call('/health')).body.chains?.[0]?.head ?? -1) < head; i++) await sleep(50);
@@ -284,7 +364,12 @@ async function privateTargets(b: Build): Promise<{ webhook: Value; closedPort: V
     return {
       webhook: webhook.status === 200 ? `accepted (${receiver.hits()} POST)` : `refused: ${messageKind(webhook)}`,
       closedPort: messageKind(closed),
-      metadata: internal.hits() > 0 ? 'fetched' : /CHAINPOST_PRIVATE_TARGETS|loopback address/.test(status) ? 'refused: the rule' : `not fetched (${status.slice(0, 60)})`,
+      metadata:
+        internal.hits() > 0
+          ? 'fetched'
+          : /CHAINPOST_PRIVATE_TARGETS|loopback address/.test(status)
+            ? 'refused: the rule'
+            : `not fetched (${status.slice(0, 60)})`,
     };
   } finally {
     await s?.stop();
@@ -310,8 +395,14 @@ async function crossTenantToken(b: Build): Promise<{ passes: Value }> {
   try {
     const wallet = privateKeyToAccount(generatePrivateKey());
     const signIn = async (key: string): Promise<string> => {
-      const req = await s.call('/challenge/request/evm', { key, json: { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 120, chainId: 1, address: wallet.address } });
-      const ok = await s.call('/challenge/verify/evm', { key, json: { message: req.body.message, signature: await wallet.signMessage({ message: req.body.message }) } });
+      const req = await s.call('/challenge/request/evm', {
+        key,
+        json: { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 120, chainId: 1, address: wallet.address },
+      });
+      const ok = await s.call('/challenge/verify/evm', {
+        key,
+        json: { message: req.body.message, signature: await wallet.signMessage({ message: req.body.message }) },
+      });
       if (ok.status !== 201) throw new Error(`sign-in: ${ok.status} ${ok.text}`);
       return ok.body.token as string;
     };
@@ -320,9 +411,20 @@ async function crossTenantToken(b: Build): Promise<{ passes: Value }> {
     const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
     // A's backend pins what its own tokens carry: the issuer, and the audience where there is one (docs/api.md, Authentication API).
     const mine = decodeJwt(a);
-    const pinned = { algorithms: ['EdDSA'], ...(mine.iss === undefined ? {} : { issuer: mine.iss }), ...(typeof mine.aud === 'string' ? { audience: mine.aud } : {}) };
+    const pinned = {
+      algorithms: ['EdDSA'],
+      ...(mine.iss === undefined ? {} : { issuer: mine.iss }),
+      ...(typeof mine.aud === 'string' ? { audience: mine.aud } : {}),
+    };
     await jwtVerify(a, jwks, pinned);
-    return { passes: yesNo(await jwtVerify(other, jwks, pinned).then(() => true, () => false)) };
+    return {
+      passes: yesNo(
+        await jwtVerify(other, jwks, pinned).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    };
   } finally {
     await s.stop();
   }
@@ -331,7 +433,8 @@ async function crossTenantToken(b: Build): Promise<{ passes: Value }> {
 /** Bytes a directory takes on disk. */
 function diskBytes(dir: string): number {
   let n = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true }) as Dirent[]) n += e.isDirectory() ? diskBytes(join(dir, e.name)) : statSync(join(dir, e.name)).blocks * 512;
+  for (const e of readdirSync(dir, { withFileTypes: true }) as Dirent[])
+    n += e.isDirectory() ? diskBytes(join(dir, e.name)) : statSync(join(dir, e.name)).blocks * 512;
   return n;
 }
 
@@ -344,7 +447,9 @@ async function oversizedChallenges(b: Build): Promise<{ accepted: number; storeM
     const before = diskBytes(s.dir);
     let accepted = 0;
     for (let i = 0; i < CHALLENGES; i++) {
-      const r = await s.call('/challenge/request/evm', { json: { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 12_000, chainId: 1, address, resources } });
+      const r = await s.call('/challenge/request/evm', {
+        json: { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 12_000, chainId: 1, address, resources },
+      });
       if (r.status === 201) accepted++;
     }
     return { accepted, storeMb: round((diskBytes(s.dir) - before) / 2 ** 20, 1) };
@@ -356,7 +461,12 @@ async function oversizedChallenges(b: Build): Promise<{ accepted: number; storeM
 /** One Bitcoin stream filled to 200 xpubs (bench:xpubs, scaled): the add around the 10th and the last, /health p99 during the adds, and one add past the limit. */
 async function manyXpubs(b: Build): Promise<{ add10thMs: number; addLastMs: number; healthP99Ms: number; pastLimit: Value }> {
   const run = await measureXpubs(b.bin, XPUBS, b.env({ CHAINPOST_MAX_XPUBS: String(XPUBS) }), true);
-  return { add10thMs: round(run.addMsAround10th), addLastMs: round(run.addMsAround1000th), healthP99Ms: round(percentile(run.healthDuringAdds, 0.99)), pastLimit: run.oneMoreStatus === 200 ? 'accepted' : `refused (${run.oneMoreStatus})` };
+  return {
+    add10thMs: round(run.addMsAround10th),
+    addLastMs: round(run.addMsAround1000th),
+    healthP99Ms: round(percentile(run.healthDuringAdds, 0.99)),
+    pastLimit: run.oneMoreStatus === 200 ? 'accepted' : `refused (${run.oneMoreStatus})`,
+  };
 }
 
 /** Node-access URLs that spell the key in ways the access log's mask missed: how many logged request lines hold the key. */
@@ -374,8 +484,19 @@ async function keysInAccessLog(b: Build): Promise<{ lines: number; of: number }>
       `http://127.0.0.1:${rpcPort}//0x539/${KEY}`,
       `http://127.0.0.1:${rpcPort}/0x539//${KEY}`,
     ];
-    for (const url of paths) await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })).text();
-    const lines = () => s.started.output().split('\n').filter((l) => l.includes('"msg":"request"'));
+    for (const url of paths)
+      await (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+        })
+      ).text();
+    const lines = () =>
+      s.started
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"request"'));
     for (let i = 0; i < 50 && lines().length < paths.length; i++) await sleep(100);
     return { lines: lines().filter((l) => l.includes(KEY.slice(4)) || l.includes(encoded.slice(12))).length, of: paths.length };
   } finally {
@@ -388,7 +509,9 @@ async function tenantMovesClock(b: Build): Promise<{ status: number }> {
   const s = await serve(b, { CHAINPOST_TEST_CLOCK: '1' });
   try {
     const other = await s.tenant('not-the-operator');
-    return { status: (await s.call('/admin/clock/advance', { key: other, json: { seconds: 3600 }, headers: { 'x-admin-key': '' } })).status };
+    return {
+      status: (await s.call('/admin/clock/advance', { key: other, json: { seconds: 3600 }, headers: { 'x-admin-key': '' } })).status,
+    };
   } finally {
     await s.stop();
   }
@@ -400,9 +523,20 @@ async function expiredAtIssue(b: Build): Promise<{ expBeforeIat: Value }> {
   try {
     const wallet = privateKeyToAccount(generatePrivateKey());
     const now = Date.parse((await s.call('/admin/clock')).body.now);
-    const req = await s.call('/challenge/request/evm', { json: { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 600, chainId: 1, address: wallet.address, expirationTime: new Date(now + 10_000).toISOString() } });
+    const req = await s.call('/challenge/request/evm', {
+      json: {
+        domain: 'defi.finance',
+        uri: 'https://defi.finance/login',
+        timeout: 600,
+        chainId: 1,
+        address: wallet.address,
+        expirationTime: new Date(now + 10_000).toISOString(),
+      },
+    });
     await advance(s, 20);
-    const ok = await s.call('/challenge/verify/evm', { json: { message: req.body.message, signature: await wallet.signMessage({ message: req.body.message }) } });
+    const ok = await s.call('/challenge/verify/evm', {
+      json: { message: req.body.message, signature: await wallet.signMessage({ message: req.body.message }) },
+    });
     if (ok.status !== 201) return { expBeforeIat: `no token (${ok.status})` };
     const { exp, iat } = decodeJwt(ok.body.token as string);
     return { expBeforeIat: yesNo(exp! <= iat!) };
@@ -415,7 +549,12 @@ async function expiredAtIssue(b: Build): Promise<{ expBeforeIat: Value }> {
 async function duplicateContentLength(b: Build): Promise<{ status: Value }> {
   const s = await serve(b, {});
   try {
-    const body = JSON.stringify({ domain: 'defi.finance', uri: 'https://defi.finance/login', chainId: 1, address: privateKeyToAccount(generatePrivateKey()).address });
+    const body = JSON.stringify({
+      domain: 'defi.finance',
+      uri: 'https://defi.finance/login',
+      chainId: 1,
+      address: privateKeyToAccount(generatePrivateKey()).address,
+    });
     const raw = `POST /challenge/request/evm HTTP/1.1\r\nHost: x\r\nx-api-key: ${KEY}\r\ncontent-type: application/json\r\nContent-Length: ${body.length}\r\nContent-Length: ${body.length + 1}\r\nConnection: close\r\n\r\n${body}`;
     const text = await new Promise<string>((resolve) => {
       let got = '';
@@ -438,12 +577,22 @@ async function duplicateContentLength(b: Build): Promise<{ status: Value }> {
 async function operatorPages(b: Build): Promise<{ streamIds: Value; nodeUser: Value }> {
   const receiver = await loopbackService('ok');
   const dead = await freePort();
-  const s = await serve(b, { CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_PRIVATE_TARGETS: 'allow', CHAINPOST_ACCESS_LOG: '0' });
+  const s = await serve(b, {
+    CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key`,
+    CHAINPOST_TEST_CLOCK: '1',
+    CHAINPOST_PRIVATE_TARGETS: 'allow',
+    CHAINPOST_ACCESS_LOG: '0',
+  });
   try {
-    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${receiver.url}/hook`, chainIds: ['0x1'], includeNativeTxs: true, description: 'a', tag: 'a' } });
+    const made = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: `${receiver.url}/hook`, chainIds: ['0x1'], includeNativeTxs: true, description: 'a', tag: 'a' },
+    });
     if (made.status !== 200) throw new Error(`stream: ${made.status} ${made.text}`);
     const id = made.body.id as string;
-    await s.call(`/admin/streams/${id}/webhooks`, { json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] } });
+    await s.call(`/admin/streams/${id}/webhooks`, {
+      json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] },
+    });
     for (let i = 0; i < 50 && receiver.hits() < 2; i++) await sleep(100);
     const tenant = await s.tenant('tenant-b');
     const [metrics, health] = await Promise.all([s.call('/metrics', { key: tenant }), s.call('/health', { key: tenant })]);
@@ -461,16 +610,28 @@ async function operatorPages(b: Build): Promise<{ streamIds: Value; nodeUser: Va
  */
 async function metadataAddress(b: Build): Promise<{ reached: Value }> {
   const log = join(mkdtempSync(join(tmpdir(), 'chainpost-bench-attacks-guard-')), 'refused.log');
-  const s = await serve(b, { CHAINPOST_PRIVATE_TARGETS: 'deny', LOOPBACK_ONLY_LOG: log }, ['--import', `${BENCH_DIR}../test/kit/loopback-only.mjs`]);
+  const s = await serve(b, { CHAINPOST_PRIVATE_TARGETS: 'deny', LOOPBACK_ONLY_LOG: log }, [
+    '--import',
+    `${BENCH_DIR}../test/kit/loopback-only.mjs`,
+  ]);
   try {
-    const r = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: 'http://168.63.129.16/hook', chainIds: ['0x1'], includeNativeTxs: true, description: 'm', tag: 'm' } });
+    const r = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: 'http://168.63.129.16/hook', chainIds: ['0x1'], includeNativeTxs: true, description: 'm', tag: 'm' },
+    });
     let tried = '';
     try {
       tried = readFileSync(log, 'utf8');
     } catch {
       // No attempt: nothing written.
     }
-    return { reached: tried.includes('168.63.129.16') ? `yes (${r.status}, the connection stopped by the preload)` : r.status === 200 ? 'yes' : `no (${r.status}, ${messageKind(r)})` };
+    return {
+      reached: tried.includes('168.63.129.16')
+        ? `yes (${r.status}, the connection stopped by the preload)`
+        : r.status === 200
+          ? 'yes'
+          : `no (${r.status}, ${messageKind(r)})`,
+    };
   } finally {
     await s.stop();
     rmSync(dirname(log), { recursive: true, force: true });
@@ -510,9 +671,27 @@ const ATTACKS: Attack[] = [
       return { callMs: call.answerMs, callBlocks: call.blocks, estimateMs: estimate.answerMs, estimateBlocks: estimate.blocks };
     },
     figures: [
-      { key: 'callMs', ratio: true, label: 'eth_call looping, huge gas: answered in (ms, capped at 10 s)', goal: '< 5000', meets: (v) => num(v) < 5_000 },
-      { key: 'callBlocks', ratio: true, label: 'eth_call: blocks mined in the 10 s from the call (1 a second)', goal: '>= 5', meets: (v) => num(v) >= 5 },
-      { key: 'estimateMs', ratio: true, label: 'eth_estimateGas the same: answered in (ms, capped at 10 s)', goal: '< 5000', meets: (v) => num(v) < 5_000 },
+      {
+        key: 'callMs',
+        ratio: true,
+        label: 'eth_call looping, huge gas: answered in (ms, capped at 10 s)',
+        goal: '< 5000',
+        meets: (v) => num(v) < 5_000,
+      },
+      {
+        key: 'callBlocks',
+        ratio: true,
+        label: 'eth_call: blocks mined in the 10 s from the call (1 a second)',
+        goal: '>= 5',
+        meets: (v) => num(v) >= 5,
+      },
+      {
+        key: 'estimateMs',
+        ratio: true,
+        label: 'eth_estimateGas the same: answered in (ms, capped at 10 s)',
+        goal: '< 5000',
+        meets: (v) => num(v) < 5_000,
+      },
       { key: 'estimateBlocks', ratio: true, label: 'eth_estimateGas: blocks mined in the 10 s', goal: '>= 5', meets: (v) => num(v) >= 5 },
     ],
   },
@@ -521,8 +700,19 @@ const ATTACKS: Attack[] = [
     title: 'a frozen chain on /health; SIGTERM while anvil is busy',
     run: async (b) => busyNode(b),
     figures: [
-      { key: 'health', label: '/health of the devnet frozen by a call for 40 s (service time)', goal: 'stalled', meets: (v) => v === 'stalled' },
-      { key: 'stop', ratio: true, label: 'SIGTERM with anvil busy: stopped within (s, waited 15 s)', goal: '< 10', meets: (v) => num(v) < 10 },
+      {
+        key: 'health',
+        label: '/health of the devnet frozen by a call for 40 s (service time)',
+        goal: 'stalled',
+        meets: (v) => v === 'stalled',
+      },
+      {
+        key: 'stop',
+        ratio: true,
+        label: 'SIGTERM with anvil busy: stopped within (s, waited 15 s)',
+        goal: '< 10',
+        meets: (v) => num(v) < 10,
+      },
     ],
   },
   {
@@ -531,7 +721,13 @@ const ATTACKS: Attack[] = [
     run: async (b) => hostileTriggers(b),
     figures: [
       { key: 'aloneMs', ratio: true, label: 'victim webhook p50 alone (ms)', goal: '(baseline)', meets: () => true },
-      { key: 'besideMs', ratio: true, label: 'victim webhook p50 beside 100 looping triggers (ms)', goal: '(see ratio)', meets: () => true },
+      {
+        key: 'besideMs',
+        ratio: true,
+        label: 'victim webhook p50 beside 100 looping triggers (ms)',
+        goal: '(see ratio)',
+        meets: () => true,
+      },
       { key: 'ratio', label: 'victim p50 beside ÷ alone', goal: '<= 2', meets: (v) => num(v) <= 2 },
     ],
   },
@@ -541,7 +737,13 @@ const ATTACKS: Attack[] = [
     run: async (b) => hangingReceivers(b),
     figures: [
       { key: 'aloneMs', ratio: true, label: "tenant B's webhook p50 alone (ms)", goal: '(baseline)', meets: () => true },
-      { key: 'besideMs', ratio: true, label: "B's p50 beside A's 540 never-answering receivers (ms)", goal: '(see ratio)', meets: () => true },
+      {
+        key: 'besideMs',
+        ratio: true,
+        label: "B's p50 beside A's 540 never-answering receivers (ms)",
+        goal: '(see ratio)',
+        meets: () => true,
+      },
       { key: 'ratio', label: "B's p50 beside ÷ alone", goal: '<= 2', meets: (v) => num(v) <= 2 },
       { key: 'late', label: "B's webhooks not arrived 20 s after the window", goal: '= 0', meets: (v) => v === 0 },
     ],
@@ -551,7 +753,12 @@ const ATTACKS: Attack[] = [
     title: 'private targets allowed by default behind a reverse proxy',
     run: async (b) => privateTargets(b),
     figures: [
-      { key: 'webhook', label: 'loopback webhookUrl, server following chain 1', goal: 'refused: the rule', meets: (v) => v === 'refused: the rule' },
+      {
+        key: 'webhook',
+        label: 'loopback webhookUrl, server following chain 1',
+        goal: 'refused: the rule',
+        meets: (v) => v === 'refused: the rule',
+      },
       { key: 'closedPort', label: "a closed loopback port's webhookUrl: the 400 says", goal: 'the rule', meets: (v) => v === 'the rule' },
       { key: 'metadata', label: 'loopback tokenURI of an NFT', goal: 'refused: the rule', meets: (v) => v === 'refused: the rule' },
     ],
@@ -560,7 +767,14 @@ const ATTACKS: Attack[] = [
     name: 'token-tenant',
     title: 'sign-in tokens not bound to their tenant',
     run: async (b) => crossTenantToken(b),
-    figures: [{ key: 'passes', label: "tenant B's token passes tenant A's verification (issuer, audience pinned)", goal: 'no', meets: (v) => v === 'no' }],
+    figures: [
+      {
+        key: 'passes',
+        label: "tenant B's token passes tenant A's verification (issuer, audience pinned)",
+        goal: 'no',
+        meets: (v) => v === 'no',
+      },
+    ],
   },
   {
     name: 'challenges',
@@ -577,16 +791,29 @@ const ATTACKS: Attack[] = [
     run: async (b) => manyXpubs(b),
     figures: [
       { key: 'add10thMs', ratio: true, label: 'xpub add around the 10th (ms)', goal: '(baseline)', meets: () => true },
-      { key: 'addLastMs', ratio: true, label: `xpub add around the ${XPUBS}th (ms)`, goal: '<= 1.5 × the 10th', meets: (v, same) => num(v) <= 1.5 * num(same['add10thMs']!) },
+      {
+        key: 'addLastMs',
+        ratio: true,
+        label: `xpub add around the ${XPUBS}th (ms)`,
+        goal: '<= 1.5 × the 10th',
+        meets: (v, same) => num(v) <= 1.5 * num(same['add10thMs']!),
+      },
       { key: 'healthP99Ms', ratio: true, label: '/health p99 during a burst of adds (ms)', goal: '< 20', meets: (v) => num(v) < 20 },
-      { key: 'pastLimit', label: `an add past ${XPUBS} (CHAINPOST_MAX_XPUBS=${XPUBS} where read)`, goal: 'refused (400)', meets: (v) => v === 'refused (400)' },
+      {
+        key: 'pastLimit',
+        label: `an add past ${XPUBS} (CHAINPOST_MAX_XPUBS=${XPUBS} where read)`,
+        goal: 'refused (400)',
+        meets: (v) => v === 'refused (400)',
+      },
     ],
   },
   {
     name: 'access-log',
     title: 'API keys in the access log',
     run: async (b) => keysInAccessLog(b),
-    figures: [{ key: 'lines', ratio: true, label: 'access-log lines holding the key, of 7 URL shapes', goal: '= 0', meets: (v) => v === 0 }],
+    figures: [
+      { key: 'lines', ratio: true, label: 'access-log lines holding the key, of 7 URL shapes', goal: '= 0', meets: (v) => v === 0 },
+    ],
   },
   {
     name: 'test-clock',
@@ -598,7 +825,14 @@ const ATTACKS: Attack[] = [
     name: 'token-exp',
     title: 'a token with exp before iat',
     run: async (b) => expiredAtIssue(b),
-    figures: [{ key: 'expBeforeIat', label: 'token for a message verified 20 s past its expirationTime: exp <= iat', goal: 'no', meets: (v) => v === 'no' }],
+    figures: [
+      {
+        key: 'expBeforeIat',
+        label: 'token for a message verified 20 s past its expirationTime: exp <= iat',
+        goal: 'no',
+        meets: (v) => v === 'no',
+      },
+    ],
   },
   {
     name: 'content-length',
@@ -619,7 +853,14 @@ const ATTACKS: Attack[] = [
     name: 'metadata-address',
     title: '168.63.129.16 not on the deny list',
     run: async (b) => metadataAddress(b),
-    figures: [{ key: 'reached', label: 'webhookUrl http://168.63.129.16/ (deny mode): the server goes to reach it', goal: 'no', meets: (v) => String(v).startsWith('no') }],
+    figures: [
+      {
+        key: 'reached',
+        label: 'webhookUrl http://168.63.129.16/ (deny mode): the server goes to reach it',
+        goal: 'no',
+        meets: (v) => String(v).startsWith('no'),
+      },
+    ],
   },
 ];
 
@@ -638,7 +879,10 @@ for (const a of attacks) {
     try {
       const running = a.run(b);
       running.catch(() => undefined);
-      result = await Promise.race([running, sleep(ATTACK_CAP_MS).then(() => Promise.reject(new Error(`still running after ${ATTACK_CAP_MS / 1000} s`)))]);
+      result = await Promise.race([
+        running,
+        sleep(ATTACK_CAP_MS).then(() => Promise.reject(new Error(`still running after ${ATTACK_CAP_MS / 1000} s`))),
+      ]);
     } catch (err) {
       await Promise.all([...live].map((s) => s.stop(0)));
       // One attack failing to run leaves the others their figures.
@@ -667,13 +911,21 @@ for (const a of attacks) {
     const before = r.before?.[f.key];
     const ratio = f.ratio && typeof before === 'number' && typeof after === 'number' && before !== 0 ? round(after / before) : undefined;
     const met = f.meets(after, r.after!);
-    figures[`${a.name}.${f.key}`] = { ...(before === undefined ? {} : { before }), after, ...(ratio === undefined ? {} : { ratio }), goal: f.goal, met };
+    figures[`${a.name}.${f.key}`] = {
+      ...(before === undefined ? {} : { before }),
+      after,
+      ...(ratio === undefined ? {} : { ratio }),
+      goal: f.goal,
+      met,
+    };
     goal[`${a.name}.${f.key}`] = f.goal;
     table.push(`| ${a.name} | ${f.label} | ${before ?? ''} | ${after} | ${ratio ?? ''} | ${f.goal} | ${met ? 'yes' : '**no**'} |`);
   }
 }
 const met = Object.values(figures).every((f) => f.met);
-console.log(`\n${table.join('\n')}\n\n${round((performance.now() - started) / 1000, 1)} s in all; every promise kept: ${met ? 'yes' : 'no'}`);
+console.log(
+  `\n${table.join('\n')}\n\n${round((performance.now() - started) / 1000, 1)} s in all; every promise kept: ${met ? 'yes' : 'no'}`,
+);
 report(
   'attacks',
   values.before === undefined ? 'npm run bench:attacks' : 'npm run bench:attacks -- --before <the build before>/bin/chainpost.js',

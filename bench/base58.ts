@@ -33,20 +33,28 @@ const MAINNET_DISTINCT_KEYS = 10_000;
 const { chain } = benchChain({ slots: SLOTS, start: 320_000_000 });
 const answers = chain.slots().map((block) => ({
   slot: block.slot,
-  bytes: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","result":'), blockBytes(block, { rewards: false, showVersion: true }), Buffer.from(',"id":1}')]),
+  bytes: Buffer.concat([
+    Buffer.from('{"jsonrpc":"2.0","result":'),
+    blockBytes(block, { rewards: false, showVersion: true }),
+    Buffer.from(',"id":1}'),
+  ]),
 }));
 const keyTexts = answers.map((a) => [...new Set(a.bytes.toString('latin1').match(/(?<=")[1-9A-HJ-NP-Za-km-z]{32,44}(?=")/g) ?? [])]);
-const keyBytes = keyTexts.map((texts) => texts.map((text) => {
-  const out = new Uint8Array(32);
-  if (!base58Decode32Into(text, out, 0)) throw new Error(`${text} is not a 32-byte key`);
-  return out;
-}));
+const keyBytes = keyTexts.map((texts) =>
+  texts.map((text) => {
+    const out = new Uint8Array(32);
+    if (!base58Decode32Into(text, out, 0)) throw new Error(`${text} is not a 32-byte key`);
+    return out;
+  }),
+);
 const keysPerSlot = keyTexts.reduce((n, texts) => n + texts.length, 0) / SLOTS;
 const packed = new Uint8Array(32 * Math.max(...keyTexts.map((t) => t.length)));
 
 // --- Bitcoin: P2PKH payloads --------------------------------------------------------------------------
 
-const payloads = Array.from({ length: ADDRESSES }, (_, i) => Uint8Array.of(0x00, ...sha256(Uint8Array.of(i >> 8, i & 255)).subarray(0, 20)));
+const payloads = Array.from({ length: ADDRESSES }, (_, i) =>
+  Uint8Array.of(0x00, ...sha256(Uint8Array.of(i >> 8, i & 255)).subarray(0, 20)),
+);
 for (const p of payloads) if (base58check(p) !== scureBase58check.encode(p)) throw new Error('the codecs disagree');
 const xpub = parseExtendedKey(XPUB);
 
@@ -108,7 +116,10 @@ const figures = {
   /** What bs58's decode would add to a slot's prepare. */
   solanaPrepareShareBs58: round(((decodeBs58 - decodeHand) * keysPerSlot) / prepareUsPerSlot, 3),
   /** The same for a slot with a mainnet slot's distinct keys: the bench slot's prepare plus the decodes of the keys it lacks. */
-  solanaMainnetShareBs58: round(((decodeBs58 - decodeHand) * MAINNET_DISTINCT_KEYS) / (prepareUsPerSlot + (MAINNET_DISTINCT_KEYS - keysPerSlot) * decodeHand), 3),
+  solanaMainnetShareBs58: round(
+    ((decodeBs58 - decodeHand) * MAINNET_DISTINCT_KEYS) / (prepareUsPerSlot + (MAINNET_DISTINCT_KEYS - keysPerSlot) * decodeHand),
+    3,
+  ),
   deriveUsPerAddress: round(deriveUs, 2),
   p2pkhUsBs58: round(p2pkhBs58, 3),
   p2pkhUsScure: round(p2pkhScure, 3),
@@ -124,5 +135,5 @@ console.log(figures);
 const LIMIT = 0.1;
 // Met: the hand-written decode still earns its place (bs58 would add more than a tenth to a mainnet slot's prepare).
 report('base58', 'npm run bench:base58', figures, { solanaMainnetShareBs58: `> ${LIMIT}` }, figures.solanaMainnetShareBs58 > LIMIT, [
-    `One thread, tinybench. Per key: the distinct base58 texts of 32 to 44 characters of ${SLOTS} mainnet-size bench slots (test/kit/solana-rpc/bench.ts), decoded into 32 bytes (the hand-written base58Decode32Into; bs58.decodeUnsafe and a copy) and encoded back (bs58). Per address: ${ADDRESSES.toLocaleString('en-US')} P2PKH payloads, base58check (address-encoding.ts: xpub-hash.ts's checksum, bs58's digits; @scure/base's base58check whole). solanaPrepareShareBs58: what bs58's decode would add to prepareSolanaBlock per slot, over its time (above ${LIMIT}, the hand-written decode stays); base58checkShareOfDerive: the base58check's part of deriveAddresses' time per address. solanaMainnetShareBs58 models a slot with mainnet's ${MAINNET_DISTINCT_KEYS.toLocaleString('en-US')} distinct keys (the bench slots repeat theirs: solanaKeysPerSlot).`,
-  ]);
+  `One thread, tinybench. Per key: the distinct base58 texts of 32 to 44 characters of ${SLOTS} mainnet-size bench slots (test/kit/solana-rpc/bench.ts), decoded into 32 bytes (the hand-written base58Decode32Into; bs58.decodeUnsafe and a copy) and encoded back (bs58). Per address: ${ADDRESSES.toLocaleString('en-US')} P2PKH payloads, base58check (address-encoding.ts: xpub-hash.ts's checksum, bs58's digits; @scure/base's base58check whole). solanaPrepareShareBs58: what bs58's decode would add to prepareSolanaBlock per slot, over its time (above ${LIMIT}, the hand-written decode stays); base58checkShareOfDerive: the base58check's part of deriveAddresses' time per address. solanaMainnetShareBs58 models a slot with mainnet's ${MAINNET_DISTINCT_KEYS.toLocaleString('en-US')} distinct keys (the bench slots repeat theirs: solanaKeysPerSlot).`,
+]);

@@ -63,12 +63,21 @@ function seconds(work: () => void): number {
   return (performance.now() - started) / 1000;
 }
 
-
 // The stand-in renders every getblock answer before it listens (some 30 s): started first, in its own
 // process, it does so while this one makes and compiles the watched set; it is idle before anything is timed.
 const standInStarted = performance.now();
 const standInReady = startProcess(
-  [fileURLToPath(new URL('../test/kit/bitcoin-core/main.js', import.meta.url)), '--blocks', HEIGHTS.join(','), '--repeat', String(REPEAT), '--start', '0', '--prerender', '3'],
+  [
+    fileURLToPath(new URL('../test/kit/bitcoin-core/main.js', import.meta.url)),
+    '--blocks',
+    HEIGHTS.join(','),
+    '--repeat',
+    String(REPEAT),
+    '--start',
+    '0',
+    '--prerender',
+    '3',
+  ],
   {},
   240_000,
   /"url":"http:\/\/[^"]*?:(\d+)"/,
@@ -126,7 +135,13 @@ function randomAddresses(count: number): string[] {
 
 /** REAL_WATCHED distinct addresses paid in the blocks, taken evenly across their outputs. */
 function realAddresses(): string[] {
-  const all = [...new Set(blocks.flatMap((b) => b.block.txs.flatMap((t) => t.vout.map((o) => classifyScript(o.script).address)).filter((a): a is string => a !== undefined)))];
+  const all = [
+    ...new Set(
+      blocks.flatMap((b) =>
+        b.block.txs.flatMap((t) => t.vout.map((o) => classifyScript(o.script).address)).filter((a): a is string => a !== undefined),
+      ),
+    ),
+  ];
   const step = Math.floor(all.length / REAL_WATCHED);
   return Array.from({ length: REAL_WATCHED }, (_, i) => all[i * step]!);
 }
@@ -137,7 +152,12 @@ const makeSeconds = (performance.now() - made) / 1000;
 console.error(`made ${addresses.length} addresses in ${round(makeSeconds)} s`);
 const byStream: string[][] = Array.from({ length: STREAMS }, () => []);
 addresses.forEach((a, i) => byStream[i % STREAMS]!.push(a));
-const wallets: WatchedWallet[] = byStream.map((list, index) => ({ index, addresses: list, derived: new Uint8Array(0), allAddresses: false }));
+const wallets: WatchedWallet[] = byStream.map((list, index) => ({
+  index,
+  addresses: list,
+  derived: new Uint8Array(0),
+  allAddresses: false,
+}));
 let filter!: FilterSet;
 const compileSeconds = seconds(() => {
   filter = new FilterSet(compileBitcoinFilter(1, wallets), walkBitcoinProbe);
@@ -171,7 +191,8 @@ function naiveMatch(b: (typeof blocks)[number]): Set<number> {
 for (const b of blocks) {
   const fast = [...matchedTxs(filter.match(b.probe))].sort((x, y) => x - y).join();
   const naive = [...naiveMatch(b)].sort((x, y) => x - y).join();
-  if (fast !== naive) throw new Error(`block ${b.height}: the probe match and the naive matcher disagree: ${fast.slice(0, 200)} / ${naive.slice(0, 200)}`);
+  if (fast !== naive)
+    throw new Error(`block ${b.height}: the probe match and the naive matcher disagree: ${fast.slice(0, 200)} / ${naive.slice(0, 200)}`);
 }
 const matchMs = blocks.map((b) => msPer(() => filter.match(b.probe)));
 const naiveMatchMs = blocks.map((b) => msPer(() => naiveMatch(b)));
@@ -184,7 +205,14 @@ const rawToRecordMs = avgMs((b) => encodeRecord(blockFromRaw(parseBlock(b.bytes)
 const buildProbeMs = avgMs((b) => buildBtcProbe(b.block.txs));
 const bodyMs = avgMs((b) => {
   const txIndexes = [...matchedTxs(filter.match(b.probe))].sort((x, y) => x - y);
-  return bitcoinBody(BtcRecordView.of(b.record), { streamId: 's', tag: 't', confirmed: true, includeInputs: true, includeOutputs: true, txIndexes });
+  return bitcoinBody(BtcRecordView.of(b.record), {
+    streamId: 's',
+    tag: 't',
+    confirmed: true,
+    includeInputs: true,
+    includeOutputs: true,
+    txIndexes,
+  });
 });
 
 // --- ingest -----------------------------------------------------------------------------------------
@@ -230,7 +258,8 @@ async function prepareMsPerBlock(rpcUrl: string): Promise<number> {
   const node = jsonRpcUpstream(rpcUrl);
   try {
     const answers: Uint8Array[] = [];
-    for (let n = 0; n < HEIGHTS.length; n++) answers.push(await node.callRaw('getblock', [await node.call<string>('getblockhash', [n]), 3]));
+    for (let n = 0; n < HEIGHTS.length; n++)
+      answers.push(await node.callRaw('getblock', [await node.call<string>('getblockhash', [n]), 3]));
     return sum(answers.map((a) => msPer(() => prepareBitcoinBlock({ block: a }), 200))) / answers.length;
   } finally {
     await node.close();
@@ -245,7 +274,14 @@ try {
   const rpcUrl = (JSON.parse(standIn.stdout().split('\n')[0]!) as { url: string }).url;
   prepareMs = await prepareMsPerBlock(rpcUrl);
   // A new chain starts at the node's best block: the start block 0 has the server backfill the whole chain.
-  ingest = await serverFollows({ env: { CHAINPOST_BITCOIN_RPC: rpcUrl, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_START_BLOCKS: 'bitcoin=0' }, chain: 'bitcoin', from: 0, last: CHAIN_BLOCKS - 1, key: KEY, nodePid: standIn.child.pid });
+  ingest = await serverFollows({
+    env: { CHAINPOST_BITCOIN_RPC: rpcUrl, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_START_BLOCKS: 'bitcoin=0' },
+    chain: 'bitcoin',
+    from: 0,
+    last: CHAIN_BLOCKS - 1,
+    key: KEY,
+    nodePid: standIn.child.pid,
+  });
   naiveIngestRun = await naiveIngest(rpcUrl);
   fetchOnlyRun = await naiveIngest(rpcUrl, true);
 } finally {
@@ -260,7 +296,8 @@ const EXTENDED_KEYS = [withVersion(BIP84_ZPUB, 0x0488b21e), withVersion(BIP84_ZP
 // Warm-up, and both derivations must agree.
 for (const text of EXTENDED_KEYS) {
   const key = parseExtendedKey(text);
-  if (deriveAddresses(key, 0, 0, 50).join() !== nobleDeriveAddresses(key, 0, 0, 50).join()) throw new Error(`${text}: the derivations disagree`);
+  if (deriveAddresses(key, 0, 0, 50).join() !== nobleDeriveAddresses(key, 0, 0, 50).join())
+    throw new Error(`${text}: the derivations disagree`);
 }
 const xpubSeconds = seconds(() => {
   for (const text of EXTENDED_KEYS) deriveAddresses(parseExtendedKey(text), 0, 0, XPUB_ADDRESSES);
@@ -291,7 +328,12 @@ const figures = {
   bodyMsPerBlock: round(bodyMs, 3),
 };
 // Each figure under its JSON name (the unit is in the name), the headline ones with their ratio to the baseline.
-const baselineOf: Partial<Record<string, number>> = { matchTxPerSec: figures.naiveMatchTxPerSec, ingestBlocksPerSec: figures.naiveIngestBlocksPerSec, xpubAddressesPerSec: figures.naiveXpubAddressesPerSec, recordBytesPerBlock: figures.getblockJsonBytesPerBlock };
+const baselineOf: Partial<Record<string, number>> = {
+  matchTxPerSec: figures.naiveMatchTxPerSec,
+  ingestBlocksPerSec: figures.naiveIngestBlocksPerSec,
+  xpubAddressesPerSec: figures.naiveXpubAddressesPerSec,
+  recordBytesPerBlock: figures.getblockJsonBytesPerBlock,
+};
 printRows(Object.entries(figures).map(([name, value]) => [name, value, '', baselineOf[name]]));
 const met = figures.matchTxPerSec >= 1_000_000 && figures.ingestBlocksPerSec >= 20 && figures.xpubAddressesPerSec >= 20_000;
 const goals = { matchTxPerSec: '>= 1000000', ingestBlocksPerSec: '>= 20', xpubAddressesPerSec: '>= 20000' };

@@ -22,7 +22,11 @@ export interface CannonRequest {
  * first requests wait for that, so a connection is given only its share (with every request for every connection,
  * the slowest request measured the making of the connections, not the server).
  */
-export async function cannon(port: number, requests: readonly CannonRequest[], opts: { seconds: number; connections: number; key: string }): Promise<CannonRun> {
+export async function cannon(
+  port: number,
+  requests: readonly CannonRequest[],
+  opts: { seconds: number; connections: number; key: string },
+): Promise<CannonRun> {
   const share = Math.ceil(requests.length / opts.connections);
   const shares = Array.from({ length: opts.connections }, (_, i) => requests.slice(i * share, (i + 1) * share));
   let clients = 0;

@@ -50,15 +50,26 @@ function transferText(b: Uint8Array): string | undefined {
 const rows = (store.db('contractLogs') as unknown as RootDatabase).openDB<string | undefined, Buffer>({
   name: 'contractLogs',
   keyEncoding: 'binary',
-  encoder: { encode: () => { throw new Error('read only'); }, decode: (b: Uint8Array, size?: number) => transferText(b.subarray(0, size ?? b.length)) },
+  encoder: {
+    encode: () => {
+      throw new Error('read only');
+    },
+    decode: (b: Uint8Array, size?: number) => transferText(b.subarray(0, size ?? b.length)),
+  },
 } as never);
 
 const tokens = new Map<string, { head: string; spam: boolean }>();
 function token(address: string): { head: string; spam: boolean } {
   let t = tokens.get(address);
   if (t === undefined) {
-    const info = store.get<{ name: string | null; symbol: string | null; decimals: number | null; possibleSpam: boolean }>('tokens', `${CHAIN}/${address}`);
-    t = { head: `"token_name":${JSON.stringify(info?.name ?? null)},"token_symbol":${JSON.stringify(info?.symbol ?? null)},"token_logo":null,"token_decimals":"${info?.decimals ?? 0}"`, spam: info?.possibleSpam ?? false };
+    const info = store.get<{ name: string | null; symbol: string | null; decimals: number | null; possibleSpam: boolean }>(
+      'tokens',
+      `${CHAIN}/${address}`,
+    );
+    t = {
+      head: `"token_name":${JSON.stringify(info?.name ?? null)},"token_symbol":${JSON.stringify(info?.symbol ?? null)},"token_logo":null,"token_decimals":"${info?.decimals ?? 0}"`,
+      spam: info?.possibleSpam ?? false,
+    };
     tokens.set(address, t);
   }
   return t;
@@ -71,7 +82,12 @@ const app = uWS.App().get('/api/v2.2/erc20/:address/transfers', (res, req) => {
   let out = '';
   let n = 0;
   let last: Buffer | undefined;
-  for (const { key, value } of rows.getRange({ start: Buffer.concat([prefix, Buffer.from([0xff])]), end: prefix, reverse: true, limit: LIMIT + 1 })) {
+  for (const { key, value } of rows.getRange({
+    start: Buffer.concat([prefix, Buffer.from([0xff])]),
+    end: prefix,
+    reverse: true,
+    limit: LIMIT + 1,
+  })) {
     if (n === LIMIT) break;
     if (value === undefined) continue;
     // The key's tail, pos() as storage/hex-keys.ts writes it: the block number (marker, length, 6 bytes), `/`, then

@@ -37,7 +37,13 @@ interface Layout {
   bytesPerTransfer: number;
 }
 
-const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+const noNode: ChainReads = {
+  call: async () => null,
+  balance: async () => null,
+  header: async () => null,
+  rpc: async () => null,
+  code: async () => null,
+};
 
 /** Blocks of the synthetic chain, made before the clock starts. */
 const blocks = Array.from({ length: BLOCKS }, (_, n) => syntheticBlock(CHAIN, SHAPE, n));
@@ -46,10 +52,36 @@ const erc20Transfers = blocks.reduce((n, b) => n + b.transfers.filter((t) => t.k
 
 async function real(dir: string): Promise<Layout> {
   const store = openStore(dir);
-  const clock = new ServiceClock({ elapsedMs: () => performance.now(), wake: (ms, fn) => { const t = setTimeout(fn, ms); return () => clearTimeout(t); } }, Date.now(), (err) => console.error(err));
-  const indexer = new DataIndexer(store, dataIndexes({ reads: noNode, tokens: new TokenMetadata(store, noNode.call) }), clock, jsonLogger(() => undefined, () => clock.now(), 'error'));
+  const clock = new ServiceClock(
+    {
+      elapsedMs: () => performance.now(),
+      wake: (ms, fn) => {
+        const t = setTimeout(fn, ms);
+        return () => clearTimeout(t);
+      },
+    },
+    Date.now(),
+    (err) => console.error(err),
+  );
+  const indexer = new DataIndexer(
+    store,
+    dataIndexes({ reads: noNode, tokens: new TokenMetadata(store, noNode.call) }),
+    clock,
+    jsonLogger(
+      () => undefined,
+      () => clock.now(),
+      'error',
+    ),
+  );
   store.transact(() => {
-    for (let i = 0; i < SHAPE.tokens; i++) store.put('tokens', `${CHAIN}/${addressOf('token', i)}`, { name: `Token ${i}`, symbol: `T${i}`, decimals: 18, nftStandard: null, possibleSpam: false });
+    for (let i = 0; i < SHAPE.tokens; i++)
+      store.put('tokens', `${CHAIN}/${addressOf('token', i)}`, {
+        name: `Token ${i}`,
+        symbol: `T${i}`,
+        decimals: 18,
+        nftStandard: null,
+        possibleSpam: false,
+      });
   });
   const started = performance.now();
   for (let n = 0; n < BLOCKS; n += BATCH) {
@@ -63,7 +95,10 @@ async function real(dir: string): Promise<Layout> {
   }
   const seconds = (performance.now() - started) / 1000;
   // The token names written before the clock started are not the layout's.
-  const taken = footprint(TABLES.filter((name) => name !== 'tokens').map((name) => store.db(name)), transfers);
+  const taken = footprint(
+    TABLES.filter((name) => name !== 'tokens').map((name) => store.db(name)),
+    transfers,
+  );
   await store.close();
   return { transfersPerSec: Math.round(transfers / seconds), entriesPerTransfer: taken.entries, bytesPerTransfer: taken.bytes };
 }
@@ -91,7 +126,16 @@ async function compact(dir: string): Promise<Layout> {
           at.writeUIntBE(t.blockNumber, 0, 5);
           at.writeUIntBE(t.logIndex, 5, 3);
           // token 20, from 20, to 20, value 32, transaction hash 32, transaction index 2
-          rows.putSync(Buffer.concat([token, at]), Buffer.concat([from, to, Buffer.from(BigInt(t.value).toString(16).padStart(64, '0'), 'hex'), bytesOf(t.transactionHash), Buffer.from([t.transactionIndex >> 8, t.transactionIndex & 255])]));
+          rows.putSync(
+            Buffer.concat([token, at]),
+            Buffer.concat([
+              from,
+              to,
+              Buffer.from(BigInt(t.value).toString(16).padStart(64, '0'), 'hex'),
+              bytesOf(t.transactionHash),
+              Buffer.from([t.transactionIndex >> 8, t.transactionIndex & 255]),
+            ]),
+          );
           for (const w of [from, to]) {
             wallets.putSync(Buffer.concat([w, at]), token);
             history.putSync(Buffer.concat([w, at]), empty);
@@ -140,6 +184,6 @@ printRows([
 ]);
 report('data-layout', 'npm run bench:data-layout', figures, goal, met, [
   `${transfers.toLocaleString('en-US')} transfers (${BLOCKS} blocks of test/kit/data-chain.ts, as bench:data), written into a fresh LMDB store twice: through the real code (indexRows and every Data API index, ${BATCH} blocks per transaction, no undo rows), and as a compact prototype (the baseline: the ERC-20 transfers alone as binary keys and values, counted per ERC-20 transfer, 7 entries each: the transfer under its token, a token posting and a history posting under its from and its to, a balance per wallet and token read and written). Bytes: B-tree and overflow pages of every table, per transfer.`,
-  'Goal: what loading the Data API goal\'s 10,000,000 transfers within 5 minutes into at most 20 GB would take.',
+  "Goal: what loading the Data API goal's 10,000,000 transfers within 5 minutes into at most 20 GB would take.",
 ]);
 console.log(`${met ? 'goals met' : 'goals not met'}; wrote bench/results/data-layout.json and bench/RESULTS.md`);

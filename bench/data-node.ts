@@ -21,7 +21,9 @@ const quantity = (n: number): string => `0x${n.toString(16)}`;
 /** tokenURI(uint256) and uri(uint256): the token's metadata as a data: URI. */
 const URI_SELECTORS = new Set(['0xc87b56dd', '0x0e89341c']);
 function call(params: unknown[]): string {
-  const data = String((params[0] as { data?: string; input?: string } | undefined)?.data ?? (params[0] as { input?: string } | undefined)?.input ?? '');
+  const data = String(
+    (params[0] as { data?: string; input?: string } | undefined)?.data ?? (params[0] as { input?: string } | undefined)?.input ?? '',
+  );
   if (!URI_SELECTORS.has(data.slice(0, 10))) return '0x';
   const id = BigInt(`0x${data.slice(10, 74) || '0'}`);
   const doc = Buffer.from(JSON.stringify({ name: `Token #${id}`, image: `data:image/svg+xml,<svg/>` })).toString('base64');
@@ -37,7 +39,13 @@ function answer(method: string, params: unknown[]): unknown {
     const tag = params[0];
     const n = tag === 'latest' || tag === 'finalized' || tag === 'safe' ? head : Number(tag);
     if (!Number.isSafeInteger(n) || n < 0 || n > head) return null;
-    return { number: quantity(n), hash: syntheticHash(n), parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(n - 1), timestamp: quantity(syntheticTime(n)), transactions: [] };
+    return {
+      number: quantity(n),
+      hash: syntheticHash(n),
+      parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(n - 1),
+      timestamp: quantity(syntheticTime(n)),
+      transactions: [],
+    };
   }
   throw Object.assign(new Error(`the method ${method} does not exist/is not available`), { code: -32601 });
 }
@@ -50,7 +58,11 @@ const server = createServer((req, res) => {
       try {
         return { jsonrpc: '2.0', id: call.id ?? null, result: answer(String(call.method), call.params ?? []) };
       } catch (err) {
-        return { jsonrpc: '2.0', id: call.id ?? null, error: { code: (err as { code?: number }).code ?? -32603, message: (err as Error).message } };
+        return {
+          jsonrpc: '2.0',
+          id: call.id ?? null,
+          error: { code: (err as { code?: number }).code ?? -32603, message: (err as Error).message },
+        };
       }
     };
     let parsed: unknown;

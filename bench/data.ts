@@ -38,7 +38,14 @@ import { BENCH_DIR, BIN, printRows, report, round } from './report.js';
 const CHAIN = '0x1';
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 10_000_000);
 const PER_BLOCK = 1_000;
-const SHAPE: ChainShape = { blocks: Math.ceil(TRANSFERS / PER_BLOCK), transfersPerBlock: PER_BLOCK, wallets: 1_000_000, tokens: 10_000, nftContracts: 100, seed: 17 };
+const SHAPE: ChainShape = {
+  blocks: Math.ceil(TRANSFERS / PER_BLOCK),
+  transfersPerBlock: PER_BLOCK,
+  wallets: 1_000_000,
+  tokens: 10_000,
+  nftContracts: 100,
+  seed: 17,
+};
 /** Seconds this run may spend building the dataset; the rest of it waits for the next run. */
 const BUILD_BUDGET_S = Number(process.env['BENCH_BUILD_SECONDS'] ?? 180);
 /**
@@ -74,8 +81,12 @@ function codeHash(): string {
   const h = createHash('sha256');
   const dir = fileURLToPath(new URL('../engine/data-api/', import.meta.url));
   // Every folder of it: the indexes live in the domains' folders.
-  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).sort()) h.update(f).update(readFileSync(join(dir, f)));
-  for (const f of ['../engine/evm/store.js', '../storage/codec.js', '../storage/hex-keys.js', '../storage/env.js']) h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
+  for (const f of readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.js'))
+    .sort())
+    h.update(f).update(readFileSync(join(dir, f)));
+  for (const f of ['../engine/evm/store.js', '../storage/codec.js', '../storage/hex-keys.js', '../storage/env.js'])
+    h.update(readFileSync(fileURLToPath(new URL(f, import.meta.url))));
   h.update(readFileSync(fileURLToPath(new URL('../test/kit/data-chain.js', import.meta.url))));
   return h.digest('hex').slice(0, 12);
 }
@@ -83,7 +94,9 @@ function codeHash(): string {
 const dataDir = join(BENCH_DIR, '.cache', `data-${TRANSFERS}-${codeHash()}`);
 // Datasets of older code or other sizes take disk space for nothing.
 const cacheDir = join(BENCH_DIR, '.cache');
-if (existsSync(cacheDir)) for (const d of readdirSync(cacheDir)) if (d.startsWith('data-') && join(cacheDir, d) !== dataDir) rmSync(join(cacheDir, d), { recursive: true, force: true });
+if (existsSync(cacheDir))
+  for (const d of readdirSync(cacheDir))
+    if (d.startsWith('data-') && join(cacheDir, d) !== dataDir) rmSync(join(cacheDir, d), { recursive: true, force: true });
 mkdirSync(dataDir, { recursive: true });
 
 /** No node behind the indexes: the chain creates its tokens in block 0 and names them in the store, so nothing is asked. */
@@ -95,8 +108,22 @@ const noNode: ChainReads = {
   code: () => Promise.resolve(null),
 };
 
-const clock = new ServiceClock({ elapsedMs: () => performance.now(), wake: (ms, fn) => { const t = setTimeout(fn, ms); return () => clearTimeout(t); } }, Date.now(), (err) => console.error(err));
-const log = jsonLogger(() => undefined, () => clock.now(), 'error');
+const clock = new ServiceClock(
+  {
+    elapsedMs: () => performance.now(),
+    wake: (ms, fn) => {
+      const t = setTimeout(fn, ms);
+      return () => clearTimeout(t);
+    },
+  },
+  Date.now(),
+  (err) => console.error(err),
+);
+const log = jsonLogger(
+  () => undefined,
+  () => clock.now(),
+  'error',
+);
 
 interface Built {
   blocks: number;
@@ -107,7 +134,9 @@ interface Built {
 /** Builds (or goes on building) the dataset; the blocks built so far. */
 async function build(store: Store): Promise<Built> {
   const doneFile = join(dataDir, 'built.json');
-  const before = existsSync(doneFile) ? (JSON.parse(readFileSync(doneFile, 'utf8')) as Built) : { blocks: 0, transfers: 0, buildSeconds: 0 };
+  const before = existsSync(doneFile)
+    ? (JSON.parse(readFileSync(doneFile, 'utf8')) as Built)
+    : { blocks: 0, transfers: 0, buildSeconds: 0 };
   if (before.blocks >= SHAPE.blocks) return before;
   const tokens = new TokenMetadata(store, noNode.call);
   const indexer = new DataIndexer(store, dataIndexes({ reads: noNode, tokens }), clock, log);
@@ -116,7 +145,13 @@ async function build(store: Store): Promise<Built> {
     store.transact(() => {
       for (let i = 0; i < SHAPE.tokens; i++) {
         const nft = i >= SHAPE.tokens - SHAPE.nftContracts;
-        store.put('tokens', `${CHAIN}/${addressOf('token', i)}`, { name: `Token ${i}`, symbol: `T${i}`, decimals: nft ? null : 18, nftStandard: nft ? (i % 2 === 0 ? 'erc721' : 'erc1155') : null, possibleSpam: false });
+        store.put('tokens', `${CHAIN}/${addressOf('token', i)}`, {
+          name: `Token ${i}`,
+          symbol: `T${i}`,
+          decimals: nft ? null : 18,
+          nftStandard: nft ? (i % 2 === 0 ? 'erc721' : 'erc1155') : null,
+          possibleSpam: false,
+        });
       }
     });
   }
@@ -124,7 +159,9 @@ async function build(store: Store): Promise<Built> {
   let n = before.blocks;
   while (n < SHAPE.blocks && performance.now() - started < BUILD_BUDGET_S * 1000) {
     const blocks = Array.from({ length: Math.min(BUILD_BATCH, SHAPE.blocks - n) }, (_, i) => syntheticBlock(CHAIN, SHAPE, n + i));
-    const rows = blocks.flatMap((b) => indexRows(CHAIN, b.record)).sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const rows = blocks
+      .flatMap((b) => indexRows(CHAIN, b.record))
+      .sort((a, b) => (a.table < b.table ? -1 : a.table > b.table ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const head = blocks.at(-1)!.number;
     // What the follower commits for these blocks (their records aside: the endpoints measured never read them).
     await store.transactAsync(() => {
@@ -134,7 +171,8 @@ async function build(store: Store): Promise<Built> {
     });
     if (!(await indexer.index(CHAIN, blocks))) throw new Error(`the indexer refused blocks ${n}…${head}`);
     n = head + 1;
-    if (n % 1000 < BUILD_BATCH) console.error(`built ${n} of ${SHAPE.blocks} blocks (${round((performance.now() - started) / 1000)} s this run)`);
+    if (n % 1000 < BUILD_BATCH)
+      console.error(`built ${n} of ${SHAPE.blocks} blocks (${round((performance.now() - started) / 1000)} s this run)`);
   }
   const built = { blocks: n, transfers: n * PER_BLOCK, buildSeconds: before.buildSeconds + (performance.now() - started) / 1000 };
   writeFileSync(doneFile, JSON.stringify(built));
@@ -151,9 +189,14 @@ try {
 }
 const complete = built.blocks >= SHAPE.blocks;
 /** What the dataset takes: entries and B-tree pages (bytes) of every table, per transfer built. */
-const taken = footprint(TABLES.map((name) => store.db(name)), built.transfers);
+const taken = footprint(
+  TABLES.map((name) => store.db(name)),
+  built.transfers,
+);
 const size = { entriesPerTransfer: taken.entries, bytesPerTransfer: taken.bytes };
-console.error(`dataset: ${built.blocks} of ${SHAPE.blocks} blocks (${built.transfers.toLocaleString('en-US')} transfers, built in ${round(built.buildSeconds)} s over its runs; ${size.entriesPerTransfer} entries and ${size.bytesPerTransfer} bytes per transfer)`);
+console.error(
+  `dataset: ${built.blocks} of ${SHAPE.blocks} blocks (${built.transfers.toLocaleString('en-US')} transfers, built in ${round(built.buildSeconds)} s over its runs; ${size.entriesPerTransfer} entries and ${size.bytesPerTransfer} bytes per transfer)`,
+);
 
 const randomWallet = (): string => addressOf('wallet', Math.floor(Math.random() * SHAPE.wallets));
 const randomToken = (): string => addressOf('token', Math.floor(Math.random() * (SHAPE.tokens - SHAPE.nftContracts)));
@@ -173,16 +216,44 @@ async function pageReads(): Promise<{ maxRangeEntries: number; maxPointReads: nu
   const head = SHAPE.blocks - 1;
   const tokens = new TokenMetadata(c.kv, noNode.call);
   const indexer = new DataIndexer(c.kv, [], clock, log);
-  const follower = () => ({ chain: CHAIN, head, confirmed: head - 12, nodeHead: head, oldest: 0, upstream: 'ok' as const, upstreamErrors: 0 });
+  const follower = () => ({
+    chain: CHAIN,
+    head,
+    confirmed: head - 12,
+    nodeHead: head,
+    oldest: 0,
+    upstream: 'ok' as const,
+    upstreamErrors: 0,
+  });
   const deps: DataDeps = { kv: c.kv, tokens, reads: noNode, indexer, follower };
-  const nft = { ...deps, metadata: new NftMetadata(c.kv, noNode, { get: () => Promise.resolve({ error: 'no fetch in the bench' }) }, clock) };
+  const nft = {
+    ...deps,
+    metadata: new NftMetadata(c.kv, noNode, { get: () => Promise.resolve({ error: 'no fetch in the bench' }) }, clock),
+  };
   // Each list with the address it pages (a cursor belongs to one query).
-  const lists: Array<[address: () => string, page: (address: string, cursor: string | undefined) => Promise<{ cursor?: string | null }>]> = [
-    [randomWallet, (address, cursor) => walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) }), [])],
-    [randomToken, (address, cursor) => tokenTransfers(deps, CHAIN, tokenTransfersQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) }))],
-    [randomWallet, (address, cursor) => walletNfts(nft, CHAIN, walletNftsQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) }))],
-    [randomWallet, (address, cursor) => walletHistory(deps, CHAIN, historyQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) }))],
-  ];
+  const lists: Array<[address: () => string, page: (address: string, cursor: string | undefined) => Promise<{ cursor?: string | null }>]> =
+    [
+      [
+        randomWallet,
+        (address, cursor) =>
+          walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) }), []),
+      ],
+      [
+        randomToken,
+        (address, cursor) =>
+          tokenTransfers(deps, CHAIN, tokenTransfersQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) })),
+      ],
+      [
+        randomWallet,
+        (address, cursor) =>
+          walletNfts(nft, CHAIN, walletNftsQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) })),
+      ],
+      [
+        randomWallet,
+        (address, cursor) =>
+          walletHistory(deps, CHAIN, historyQuery.parse({ address, limit: String(LIMIT), ...(cursor ? { cursor } : {}) })),
+      ],
+    ];
   let maxRangeEntries = 0;
   let maxPointReads = 0;
   let pages = 0;
@@ -209,10 +280,25 @@ type Run = CannonRun;
 
 /** autocannon on one endpoint for `seconds` over PATHS random paths drawn beforehand (bench/cannon.ts). */
 const run = (port: number, path: () => string, seconds = DURATION_S): Promise<Run> =>
-  cannon(port, Array.from({ length: Math.ceil(PATHS / CONNECTIONS) * CONNECTIONS }, () => ({ method: 'GET' as const, path: path() })), { seconds, connections: CONNECTIONS, key: KEY });
+  cannon(
+    port,
+    Array.from({ length: Math.ceil(PATHS / CONNECTIONS) * CONNECTIONS }, () => ({ method: 'GET' as const, path: path() })),
+    { seconds, connections: CONNECTIONS, key: KEY },
+  );
 
 async function serve(args: string[], nodeUrl: string): Promise<Started> {
-  return startProcess(args, { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' }, 60_000);
+  return startProcess(
+    args,
+    {
+      CHAINPOST_DATA: dataDir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: KEY,
+      CHAINPOST_CHAINS: `0x1=${nodeUrl}`,
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_ACCESS_LOG: '0',
+    },
+    60_000,
+  );
 }
 
 /** Each endpoint's run on a server, after WARM_UP_S seconds of warm-up per endpoint. */
@@ -249,8 +335,14 @@ async function measureFloor(nodeUrl: string): Promise<FloorRuns> {
       const path = (): string => `/api/v2.2/erc20/${randomToken()}/transfers?chain=0x1&limit=${LIMIT}`;
       for (let i = 0; i < 20; i++) {
         const one = path();
-        const [real, bare] = await Promise.all([server, floorServer].map(async (s) => (await (await fetch(`http://127.0.0.1:${s.port}${one}`, { headers: { 'x-api-key': KEY } })).json()) as { result: unknown[] }));
-        if (JSON.stringify(real!.result) !== JSON.stringify(bare!.result)) throw new Error(`bench/data-floor.ts answers ${one} otherwise than the server`);
+        const [real, bare] = await Promise.all(
+          [server, floorServer].map(
+            async (s) =>
+              (await (await fetch(`http://127.0.0.1:${s.port}${one}`, { headers: { 'x-api-key': KEY } })).json()) as { result: unknown[] },
+          ),
+        );
+        if (JSON.stringify(real!.result) !== JSON.stringify(bare!.result))
+          throw new Error(`bench/data-floor.ts answers ${one} otherwise than the server`);
       }
       const runs: FloorRuns = { floor: [], server: [] };
       for (const s of [floorServer, server]) await run(s.port, path, WARM_UP_S);
@@ -276,7 +368,9 @@ const median = (runs: Run[]): Run => [...runs].sort((a, b) => a.reqPerSec - b.re
 
 if (!complete) {
   await store.close();
-  console.log(`the dataset is not complete yet (${built.blocks} of ${SHAPE.blocks} blocks): run npm run bench:data again to go on building it; nothing measured`);
+  console.log(
+    `the dataset is not complete yet (${built.blocks} of ${SHAPE.blocks} blocks): run npm run bench:data again to go on building it; nothing measured`,
+  );
   process.exit(0);
 }
 
@@ -337,11 +431,33 @@ figures['bytesPerTransfer'] = size.bytesPerTransfer;
 goal['maxIndexEntriesPerPage'] = `<= ${LIMIT + 2}`;
 met &&= reads.maxRangeEntries <= LIMIT + 2;
 
-printRows(ENDPOINTS.flatMap(([name]): Array<[string, number, string, number?]> => [
-  [`${name}ReqPerSec`, figures[`${name}ReqPerSec`]!, '', fastify[name]!.reqPerSec],
-  [`${name}P99Ms`, figures[`${name}P99Ms`]!, '', fastify[name]!.p99Ms],
-  [`${name}MaxMs`, figures[`${name}MaxMs`]!, '(slowest request)', fastify[name]!.maxMs],
-]).concat([['floorTokenTransfersReqPerSec', figures['floorTokenTransfersReqPerSec']!, `(bench/data-floor.ts, median of ${FLOOR_ROUNDS}: ${floor!.floor.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorTokenTransfersP99Ms', floorRun.p99Ms, ''], ['floorServerTokenTransfersReqPerSec', figures['floorServerTokenTransfersReqPerSec']!, `(the server, alternating with it: ${floor!.server.map((r) => Math.round(r.reqPerSec)).join(', ')})`], ['floorServerTokenTransfersP99Ms', serverRun.p99Ms, ''], ['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`], ['maxPointReadsPerPage', reads.maxPointReads, ''], ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''], ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'], ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)']]));
+printRows(
+  ENDPOINTS.flatMap(
+    ([name]): Array<[string, number, string, number?]> => [
+      [`${name}ReqPerSec`, figures[`${name}ReqPerSec`]!, '', fastify[name]!.reqPerSec],
+      [`${name}P99Ms`, figures[`${name}P99Ms`]!, '', fastify[name]!.p99Ms],
+      [`${name}MaxMs`, figures[`${name}MaxMs`]!, '(slowest request)', fastify[name]!.maxMs],
+    ],
+  ).concat([
+    [
+      'floorTokenTransfersReqPerSec',
+      figures['floorTokenTransfersReqPerSec']!,
+      `(bench/data-floor.ts, median of ${FLOOR_ROUNDS}: ${floor!.floor.map((r) => Math.round(r.reqPerSec)).join(', ')})`,
+    ],
+    ['floorTokenTransfersP99Ms', floorRun.p99Ms, ''],
+    [
+      'floorServerTokenTransfersReqPerSec',
+      figures['floorServerTokenTransfersReqPerSec']!,
+      `(the server, alternating with it: ${floor!.server.map((r) => Math.round(r.reqPerSec)).join(', ')})`,
+    ],
+    ['floorServerTokenTransfersP99Ms', serverRun.p99Ms, ''],
+    ['maxIndexEntriesPerPage', reads.maxRangeEntries, `(limit ${LIMIT}; ${reads.pages} pages)`],
+    ['maxPointReadsPerPage', reads.maxPointReads, ''],
+    ['buildTransfersPerSec', figures['buildTransfersPerSec']!, ''],
+    ['entriesPerTransfer', size.entriesPerTransfer, '(LMDB entries, every table)'],
+    ['bytesPerTransfer', size.bytesPerTransfer, '(B-tree pages, every table)'],
+  ]),
+);
 report('data', TRANSFERS === 10_000_000 ? 'npm run bench:data' : `BENCH_TRANSFERS=${TRANSFERS} npm run bench:data`, figures, goal, met, [
   `Dataset: a synthetic chain of ${SHAPE.blocks.toLocaleString('en-US')} blocks of ${PER_BLOCK} transfers (${built.transfers.toLocaleString('en-US')} in all; test/kit/data-chain.ts, seed ${SHAPE.seed}): ERC-20 transfers mostly (three in ten mints), one in ten an ERC-721 or ERC-1155 transfer, between ${SHAPE.wallets.toLocaleString('en-US')} wallets spread over the key space, over ${SHAPE.tokens.toLocaleString('en-US')} tokens (${SHAPE.nftContracts} NFT collections) of which a few carry most transfers; block 0 creates every token. Written through the real code: each block's follower rows (indexRows: canon, block hashes, transfers, sales) and every Data API index (DataIndexer.index, batches of ${BUILD_BATCH} blocks), into LMDB under bench/.cache/ (kept between runs; built in ${round(built.buildSeconds)} s over its runs, buildTransfersPerSec). What it takes: entriesPerTransfer (LMDB entries of every table) and bytesPerTransfer (their B-tree and overflow pages), per transfer built.`,
   `Requests: autocannon (${CONNECTIONS} connections, BENCH_CONNECTIONS; ${DURATION_S} s per endpoint after ${WARM_UP_S} s not recorded, loopback), each request for a random wallet (a random ERC-20 token for tokenTransfers): ${PATHS.toLocaleString('en-US')} random paths per endpoint drawn before its run (BENCH_PATHS), each connection going round its own share (a path built per request cost autocannon, which shares the cores with the server, much of its CPU; every path given to every connection delayed the first requests while autocannon made the other connections' requests, and the slowest request measured that), limit ${LIMIT} on the lists, on the server binary (uWebSockets.js) following the chain's node (bench/data-node.ts, at its head), then on the same core and routes served by Fastify (bench/alt-server.ts): the fastify… figures and the baseline column. Goal per endpoint: >= 10,000 req/s and p99 <= 5 ms, no non-2xx.`,

@@ -53,7 +53,14 @@ export function poolTokens(shape: DexShape, i: number): { token0: string; token1
 
 const tx = (hash: string, from: string, to: string, logs: StoredTx['logs'], i: number): StoredTx => ({
   tx: { hash, from, to, value: '0x0', nonce: '0x0', gas: '0x30d40', gasPrice: '0x3b9aca00', input: '0x022c0d9f', type: '0x2' },
-  receipt: { status: '0x1', gasUsed: '0x186a0', cumulativeGasUsed: quantity(100_000 * (i + 1)), effectiveGasPrice: '0x3b9aca00', contractAddress: null, type: '0x2' },
+  receipt: {
+    status: '0x1',
+    gasUsed: '0x186a0',
+    cumulativeGasUsed: quantity(100_000 * (i + 1)),
+    effectiveGasPrice: '0x3b9aca00',
+    contractAddress: null,
+    type: '0x2',
+  },
   logs,
 });
 
@@ -67,7 +74,18 @@ export function dexBlock(chain: string, shape: DexShape, n: number): IndexedBloc
     for (let i = 0; i < shape.pools; i++) {
       const p = poolTokens(shape, i);
       const pool = poolOf(i);
-      txs.push(tx(`0x${word(BigInt(i + 1))}`, tokenOf(0), FACTORY, [log(FACTORY, [PAIR_CREATED, topicOf(p.token0), topicOf(p.token1)], `0x${word(BigInt(pool))}${word(BigInt(i + 1))}`), log(pool, [V2_SYNC], `0x${word(p.reserve0)}${word(p.reserve1)}`)], i));
+      txs.push(
+        tx(
+          `0x${word(BigInt(i + 1))}`,
+          tokenOf(0),
+          FACTORY,
+          [
+            log(FACTORY, [PAIR_CREATED, topicOf(p.token0), topicOf(p.token1)], `0x${word(BigInt(pool))}${word(BigInt(i + 1))}`),
+            log(pool, [V2_SYNC], `0x${word(p.reserve0)}${word(p.reserve1)}`),
+          ],
+          i,
+        ),
+      );
     }
   } else {
     for (let i = 0; i < shape.swapsPerBlock; i++) {
@@ -77,16 +95,36 @@ export function dexBlock(chain: string, shape: DexShape, n: number): IndexedBloc
       // A small trade: the reserves move by up to 0.1% (the bench measures reads, not market moves).
       const inBps = BigInt(1 + Math.floor(rand() * 10));
       const in0 = rand() < 0.5;
-      const [r0, r1] = in0 ? [p.reserve0 + (p.reserve0 * inBps) / 10_000n, p.reserve1 - (p.reserve1 * inBps) / 10_010n] : [p.reserve0 - (p.reserve0 * inBps) / 10_010n, p.reserve1 + (p.reserve1 * inBps) / 10_000n];
+      const [r0, r1] = in0
+        ? [p.reserve0 + (p.reserve0 * inBps) / 10_000n, p.reserve1 - (p.reserve1 * inBps) / 10_010n]
+        : [p.reserve0 - (p.reserve0 * inBps) / 10_010n, p.reserve1 + (p.reserve1 * inBps) / 10_000n];
       const trader = addressOf('wallet', Math.floor(rand() * 100_000));
       const [a0In, a1In, a0Out, a1Out] = in0 ? [r0 - p.reserve0, 0n, 0n, p.reserve1 - r1] : [0n, r1 - p.reserve1, p.reserve0 - r0, 0n];
       txs.push(
-        tx(`0x${word(BigInt(n) * 1_000_000n + BigInt(i))}`, trader, pool, [log(pool, [V2_SYNC], `0x${word(r0)}${word(r1)}`), log(pool, [V2_SWAP, topicOf(trader), topicOf(trader)], `0x${word(a0In)}${word(a1In)}${word(a0Out)}${word(a1Out)}`)], i),
+        tx(
+          `0x${word(BigInt(n) * 1_000_000n + BigInt(i))}`,
+          trader,
+          pool,
+          [
+            log(pool, [V2_SYNC], `0x${word(r0)}${word(r1)}`),
+            log(pool, [V2_SWAP, topicOf(trader), topicOf(trader)], `0x${word(a0In)}${word(a1In)}${word(a0Out)}${word(a1Out)}`),
+          ],
+          i,
+        ),
       );
     }
   }
   const hash = syntheticHash(n);
-  const header = { number: quantity(n), hash, parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(n - 1), timestamp: quantity(syntheticTime(n)), miner: addressOf('wallet', 0), gasUsed: quantity(100_000 * txs.length), gasLimit: '0x1c9c380', baseFeePerGas: '0x3b9aca00' };
+  const header = {
+    number: quantity(n),
+    hash,
+    parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(n - 1),
+    timestamp: quantity(syntheticTime(n)),
+    miner: addressOf('wallet', 0),
+    gasUsed: quantity(100_000 * txs.length),
+    gasLimit: '0x1c9c380',
+    baseFeePerGas: '0x3b9aca00',
+  };
   const record: BlockRecord = { header, txs, internal: [] };
   return indexedBlock(chain, n, hash, record);
 }

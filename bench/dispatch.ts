@@ -42,10 +42,19 @@ const TIMERS = 1_000_000;
 const naiveSender: Sender = {
   post: (url, body, headers, timeoutMs) =>
     new Promise((resolve) => {
-      const req = httpRequest(url, { method: 'POST', headers: { ...headers, connection: 'close', 'content-length': Buffer.byteLength(body) }, agent: false, timeout: timeoutMs }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
-      });
+      const req = httpRequest(
+        url,
+        {
+          method: 'POST',
+          headers: { ...headers, connection: 'close', 'content-length': Buffer.byteLength(body) },
+          agent: false,
+          timeout: timeoutMs,
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', (err) => resolve({ error: err.message }));
       req.end(body);
@@ -70,7 +79,12 @@ const DELIVERY_TABLES: Table[] = ['queue', 'retries', 'queueMeta', 'history', 'd
 /** Bytes of the LMDB pages (branch, leaf, overflow) of the delivery tables. */
 function storedBytes(store: Store): number {
   return DELIVERY_TABLES.reduce((sum, t) => {
-    const st = store.db(t).getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const st = store.db(t).getStats() as {
+      pageSize: number;
+      treeBranchPageCount: number;
+      treeLeafPageCount: number;
+      overflowPages: number;
+    };
     return sum + st.pageSize * (st.treeBranchPageCount + st.treeLeafPageCount + st.overflowPages);
   }, 0);
 }
@@ -81,17 +95,61 @@ const cpuSince = (from: NodeJS.CpuUsage): number => {
   return u.user + u.system;
 };
 
-async function deliverAll(label: string, sender: Sender, url: string, count: number): Promise<{ perSec: number; p99Ms: number; storedBytesPerWebhook: number; cpuUs: number }> {
+async function deliverAll(
+  label: string,
+  sender: Sender,
+  url: string,
+  count: number,
+): Promise<{ perSec: number; p99Ms: number; storedBytesPerWebhook: number; cpuUs: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-dispatch-'));
   const store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
   const latencies: number[] = [];
-  const dispatcher = createDelivery({ kv: store, clock, sender: timed(sender, latencies), log: jsonLogger(() => {}, () => clock.now(), 'error'), streams: deliveryStreams(store), alertEmail: undefined });
+  const dispatcher = createDelivery({
+    kv: store,
+    clock,
+    sender: timed(sender, latencies),
+    log: jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+    streams: deliveryStreams(store),
+    alertEmail: undefined,
+  });
   const streams = evm.resources({ kv: store, clock, dispatcher });
   const shared = new StreamsService({ kv: store, clock, dispatcher });
   try {
     const ids: string[] = [];
-    for (let i = 0; i < STREAMS; i++) ids.push(String((await streams.create('bench', { webhookUrl: url, description: '', tag: `s${i}`, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false, includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null }, undefined)).id));
+    for (let i = 0; i < STREAMS; i++)
+      ids.push(
+        String(
+          (
+            await streams.create(
+              'bench',
+              {
+                webhookUrl: url,
+                description: '',
+                tag: `s${i}`,
+                chainIds: ['0x1'],
+                topic0: null,
+                allAddresses: false,
+                includeNativeTxs: false,
+                includeContractLogs: false,
+                includeInternalTxs: false,
+                includeAllTxLogs: false,
+                getNativeBalances: [],
+                abi: null,
+                advancedOptions: null,
+                filterPossibleSpamAddresses: false,
+                demo: false,
+                triggers: null,
+              },
+              undefined,
+            )
+          ).id,
+        ),
+      );
     latencies.length = 0; // test webhooks are not part of the figure
     const started = performance.now();
     const cpu0 = process.cpuUsage();
@@ -99,7 +157,17 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
     for (let sent = 0; sent < count; sent += perBatch) {
       const batch = Array.from({ length: Math.min(perBatch, count - sent) }, (_, i) => {
         const n = sent + i;
-        return { streamId: ids[n % ids.length]!, payload: { confirmed: false, chainId: '0x1', block: { number: String(n), hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [] } };
+        return {
+          streamId: ids[n % ids.length]!,
+          payload: {
+            confirmed: false,
+            chainId: '0x1',
+            block: { number: String(n), hash: '0x', timestamp: '1795000000' },
+            logs: [],
+            txs: [],
+            txsInternal: [],
+          },
+        };
       });
       await dispatcher.enqueueBatch(batch);
       await new Promise((r) => setImmediate(r));
@@ -115,7 +183,9 @@ async function deliverAll(label: string, sender: Sender, url: string, count: num
     const perSec = Math.round(count / seconds);
     const p99Ms = +percentile(latencies, 0.99).toFixed(2);
     const storedBytesPerWebhook = Math.round(storedBytes(store) / count);
-    console.log(`${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored and ${cpuUs} µs of CPU per webhook`);
+    console.log(
+      `${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored and ${cpuUs} µs of CPU per webhook`,
+    );
     return { perSec, p99Ms, storedBytesPerWebhook, cpuUs };
   } finally {
     await store.close();
@@ -158,11 +228,25 @@ async function wheelVersusHeap(): Promise<{ wheelOpsPerSec: number; heapOpsPerSe
 async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number; cpuUs: number }> {
   const sender = undiciSender({ targets: LOCAL_RECEIVERS });
   const cpu0 = process.cpuUsage();
-  const body = new TextEncoder().encode(JSON.stringify({ confirmed: false, chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '1795000000' }, logs: [], txs: [], txsInternal: [], streamId: 'x'.repeat(36), tag: 's', retries: 0 }));
+  const body = new TextEncoder().encode(
+    JSON.stringify({
+      confirmed: false,
+      chainId: '0x1',
+      block: { number: '1', hash: '0x', timestamp: '1795000000' },
+      logs: [],
+      txs: [],
+      txsInternal: [],
+      streamId: 'x'.repeat(36),
+      tag: 's',
+      retries: 0,
+    }),
+  );
   const started = performance.now();
-  await Promise.all(Array.from({ length: STREAMS }, async () => {
-    for (let i = 0; i < count / STREAMS; i++) await sender.post(url, body, { 'content-type': 'application/json' }, DELIVERY_TIMEOUT_MS);
-  }));
+  await Promise.all(
+    Array.from({ length: STREAMS }, async () => {
+      for (let i = 0; i < count / STREAMS; i++) await sender.post(url, body, { 'content-type': 'application/json' }, DELIVERY_TIMEOUT_MS);
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   const used = cpuSince(cpu0);
   await sender.close();
@@ -185,11 +269,15 @@ try {
   pooled = await deliverAll('chainpost (undici pools, group commit)', sender, url, WEBHOOKS);
   await sender.close();
   // BENCH_ONLY=pooled skips the baseline (for profiling the engine alone); the figures then say so.
-  naive = process.env['BENCH_ONLY'] === 'pooled' ? { perSec: NaN, p99Ms: NaN, storedBytesPerWebhook: NaN, cpuUs: NaN } : await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
+  naive =
+    process.env['BENCH_ONLY'] === 'pooled'
+      ? { perSec: NaN, p99Ms: NaN, storedBytesPerWebhook: NaN, cpuUs: NaN }
+      : await deliverAll('naive sender (a connection per webhook)', naiveSender, url, WEBHOOKS);
 } finally {
   await receiver.stop();
 }
-const timers = process.env['BENCH_ONLY'] === 'pooled' ? { wheelOpsPerSec: NaN, heapOpsPerSec: NaN, bytesPerTimer: NaN } : await wheelVersusHeap();
+const timers =
+  process.env['BENCH_ONLY'] === 'pooled' ? { wheelOpsPerSec: NaN, heapOpsPerSec: NaN, bytesPerTimer: NaN } : await wheelVersusHeap();
 
 const figures = {
   webhooksPerSec: pooled.perSec,
@@ -236,4 +324,6 @@ report('dispatch', 'npm run bench:dispatch', figures, { ratioVsRawPost: '>= 0.5'
   `rawSendPerSec: the same POSTs through the same undici pool with no engine at all (${STREAMS} loops), using ${raw.cpuCores} of the ${cpus().length} cores of this machine in the sending process alone (the receiver runs on the same machine).`,
   `Timers: ${TIMERS.toLocaleString('en-US')} scheduled within a day, 10% cancelled, the rest fired; ops = schedules + cancels + fires. bytesPerTimer: the wheel's typed arrays / pending timers.`,
 ]);
-console.log(`\ngoal ratioVsRawPost >= 0.5, p99Ms <= 50 and bytesPerTimer <= 100: ${met ? 'met' : 'not met'}; wrote bench/results/dispatch.json and bench/RESULTS.md`);
+console.log(
+  `\ngoal ratioVsRawPost >= 0.5, p99Ms <= 50 and bytesPerTimer <= 100: ${met ? 'met' : 'not met'}; wrote bench/results/dispatch.json and bench/RESULTS.md`,
+);

@@ -77,13 +77,19 @@ const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
 ];
 
 /** The median of each stage over the measured blocks (times in this process's performance.now()). */
-function breakdown(marks: Marks, blocks: readonly number[], head: (n: number) => number, received: (n: number) => number): Record<string, number> {
+function breakdown(
+  marks: Marks,
+  blocks: readonly number[],
+  head: (n: number) => number,
+  received: (n: number) => number,
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [i, [name, end]] of STAGES.entries()) {
     const spans: number[] = [];
     for (const n of blocks) {
       const m = marks.get(n);
-      const at = (stage: string): number | undefined => (stage === 'received' ? received(n) : m?.get(stage) === undefined ? undefined : m.get(stage)! - performance.timeOrigin);
+      const at = (stage: string): number | undefined =>
+        stage === 'received' ? received(n) : m?.get(stage) === undefined ? undefined : m.get(stage)! - performance.timeOrigin;
       const from = i === 0 ? head(n) : at(STAGES[i - 1]![1]);
       const to = at(end);
       if (from !== undefined && to !== undefined) spans.push(to - from);
@@ -98,7 +104,10 @@ function breakdown(marks: Marks, blocks: readonly number[], head: (n: number) =>
 function missedNotes(f: Record<string, number>): string[] {
   const notes: string[] = [];
   const miss = (name: string, ratio: number, goal: number, ours: number, naive: number): void => {
-    if (ratio > goal) notes.push(`${name} missed: ${ratio}× the naive relay against ${goal}× (${ours} ms against ${naive} ms: ${round(ours - goal * naive)} ms over).`);
+    if (ratio > goal)
+      notes.push(
+        `${name} missed: ${ratio}× the naive relay against ${goal}× (${ours} ms against ${naive} ms: ${round(ours - goal * naive)} ms over).`,
+      );
   };
   miss('ratioP50VsNaive', f['ratioP50VsNaive']!, 2, f['p50Ms']!, f['naiveP50Ms']!);
   miss('ratioP99VsNaive', f['ratioP99VsNaive']!, 3, f['p99Ms']!, f['naiveP99Ms']!);
@@ -213,10 +222,27 @@ async function main(): Promise<void> {
   // chainpost: STREAMS streams, each watching its own WALLETS_PER_STREAM wallets.
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-e2e-'));
   // The limits this run needs under its one key: STREAMS streams and the big one, which holds the most addresses.
-  const limits = { CHAINPOST_MAX_STREAMS: String(STREAMS + 1), CHAINPOST_MAX_ADDRESSES: String(Math.max(WALLETS_PER_STREAM, BIG_CALLS * BIG_PER_CALL)) };
-  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_POLL_MS: '1000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TRACE_BLOCKS: '1', CHAINPOST_PRIVATE_TARGETS: 'allow', ...limits });
+  const limits = {
+    CHAINPOST_MAX_STREAMS: String(STREAMS + 1),
+    CHAINPOST_MAX_ADDRESSES: String(Math.max(WALLETS_PER_STREAM, BIG_CALLS * BIG_PER_CALL)),
+  };
+  const server = await startProcess([...SERVER_NODE_ARGS, BIN, 'serve'], {
+    CHAINPOST_DATA: dir,
+    CHAINPOST_PORT: '0',
+    CHAINPOST_API_KEY: KEY,
+    CHAINPOST_CHAINS: `0x539=${anvil.url}`,
+    CHAINPOST_POLL_MS: '1000',
+    CHAINPOST_RATE_LIMIT: '0',
+    CHAINPOST_TRACE_BLOCKS: '1',
+    CHAINPOST_PRIVATE_TARGETS: 'allow',
+    ...limits,
+  });
   const api = async (method: string, path: string, json?: unknown): Promise<any> => {
-    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+      method,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body;
@@ -225,20 +251,38 @@ async function main(): Promise<void> {
   try {
     const t0 = performance.now();
     for (let s = 0; s < STREAMS; s++) {
-      const { id } = await api('PUT', '/streams/evm', { webhookUrl: `${hook}/chainpost`, description: 'bench', tag: `s${s}`, chainIds: ['0x539'], includeNativeTxs: true });
-      await api('POST', `/streams/evm/${id}/address`, { address: Array.from({ length: WALLETS_PER_STREAM }, (_, k) => wallet(s * WALLETS_PER_STREAM + k)) });
+      const { id } = await api('PUT', '/streams/evm', {
+        webhookUrl: `${hook}/chainpost`,
+        description: 'bench',
+        tag: `s${s}`,
+        chainIds: ['0x539'],
+        includeNativeTxs: true,
+      });
+      await api('POST', `/streams/evm/${id}/address`, {
+        address: Array.from({ length: WALLETS_PER_STREAM }, (_, k) => wallet(s * WALLETS_PER_STREAM + k)),
+      });
     }
-    console.log(`${STREAMS} streams with ${STREAMS * WALLETS_PER_STREAM} addresses made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `${STREAMS} streams with ${STREAMS * WALLETS_PER_STREAM} addresses made in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     // Warm up (worker start, first compile, connections), then measure.
     await run('/chainpost', WARMUP_TXS, (i) => wallet(i * WALLETS_PER_STREAM));
     const chainpost = await run('/chainpost', TXS, (i) => wallet((i % STREAMS) * WALLETS_PER_STREAM + (i % WALLETS_PER_STREAM)));
 
     // BIG_CALLS × BIG_PER_CALL addresses added to a new stream: from the last call's answer to the webhook for a tx to one of them.
-    const { id: big } = await api('PUT', '/streams/evm', { webhookUrl: `${hook}/big`, description: 'bench', tag: 'big', chainIds: ['0x539'], includeNativeTxs: true });
+    const { id: big } = await api('PUT', '/streams/evm', {
+      webhookUrl: `${hook}/big`,
+      description: 'bench',
+      tag: 'big',
+      chainIds: ['0x539'],
+      includeNativeTxs: true,
+    });
     const bigWallet = (i: number): string => `0x${(0xb1600000 + i).toString(16)}${'9'.repeat(32)}`;
     let added = 0;
     for (let part = 0; part < BIG_CALLS; part++) {
-      await api('POST', `/streams/evm/${big}/address`, { address: Array.from({ length: BIG_PER_CALL }, (_, k) => bigWallet(part * BIG_PER_CALL + k)) });
+      await api('POST', `/streams/evm/${big}/address`, {
+        address: Array.from({ length: BIG_PER_CALL }, (_, k) => bigWallet(part * BIG_PER_CALL + k)),
+      });
       added = performance.now();
     }
     const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to: bigWallet(BIG_CALLS * BIG_PER_CALL - 1), value: '0x1' }]);
@@ -259,11 +303,21 @@ async function main(): Promise<void> {
     onHead.push((num) => {
       void (async () => {
         try {
-          const block = await rpc.call<{ number: string; hash: string; transactions: Array<{ from: string; to: string | null; hash: string }> }>('eth_getBlockByNumber', [`0x${num.toString(16)}`, true]);
+          const block = await rpc.call<{
+            number: string;
+            hash: string;
+            transactions: Array<{ from: string; to: string | null; hash: string }>;
+          }>('eth_getBlockByNumber', [`0x${num.toString(16)}`, true]);
           naiveFetched.set(num, performance.now());
-          const txs = block.transactions.filter((t) => watched.has(t.from.toLowerCase()) || (t.to !== null && watched.has(t.to.toLowerCase())));
+          const txs = block.transactions.filter(
+            (t) => watched.has(t.from.toLowerCase()) || (t.to !== null && watched.has(t.to.toLowerCase())),
+          );
           if (txs.length === 0) return;
-          const res = await fetch(`${hook}/naive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ confirmed: false, block: { number: String(num), hash: block.hash }, txs }) });
+          const res = await fetch(`${hook}/naive`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ confirmed: false, block: { number: String(num), hash: block.hash }, txs }),
+          });
           await res.arrayBuffer();
           if (!res.ok) naiveErrors++;
         } catch {
@@ -292,9 +346,26 @@ async function main(): Promise<void> {
       addressesTakeEffectMs: round(effective),
       ratioP50VsNaive: round(percentile(chainpost.latencies, 0.5) / percentile(naive.latencies, 0.5)),
       ratioP99VsNaive: round(percentile(chainpost.latencies, 0.99) / percentile(naive.latencies, 0.99)),
-      ...breakdown(parseTraces(server.output()), chainpost.blocks, (n) => heads.get(n)!, (n) => arrivals.get(`/chainpost/${n}`)!),
-      naiveFetchP50Ms: round(percentile(naive.blocks.map((n) => naiveFetched.get(n)! - heads.get(n)!), 0.5), 3),
-      naivePostP50Ms: round(percentile(naive.blocks.map((n) => arrivals.get(`/naive/${n}`)! - naiveFetched.get(n)!), 0.5), 3),
+      ...breakdown(
+        parseTraces(server.output()),
+        chainpost.blocks,
+        (n) => heads.get(n)!,
+        (n) => arrivals.get(`/chainpost/${n}`)!,
+      ),
+      naiveFetchP50Ms: round(
+        percentile(
+          naive.blocks.map((n) => naiveFetched.get(n)! - heads.get(n)!),
+          0.5,
+        ),
+        3,
+      ),
+      naivePostP50Ms: round(
+        percentile(
+          naive.blocks.map((n) => arrivals.get(`/naive/${n}`)! - naiveFetched.get(n)!),
+          0.5,
+        ),
+        3,
+      ),
     };
   } finally {
     stopping = true;
@@ -320,21 +391,45 @@ async function main(): Promise<void> {
     [`${(BIG_CALLS * BIG_PER_CALL).toLocaleString('en-US')} addresses effective`, figures['addressesTakeEffectMs']!, 'ms (one sample)'],
   ]);
   console.log('\nwhere the time goes (per stage, ms):');
-  for (const [name, , label] of STAGES) console.log(`${label.padEnd(64)} p50 ${String(figures[`stage${name}P50Ms`]).padStart(7)} ms   p99 ${String(figures[`stage${name}P99Ms`]).padStart(7)} ms`);
+  for (const [name, , label] of STAGES)
+    console.log(
+      `${label.padEnd(64)} p50 ${String(figures[`stage${name}P50Ms`]).padStart(7)} ms   p99 ${String(figures[`stage${name}P99Ms`]).padStart(7)} ms`,
+    );
   printRows([
     ['naive: head → block fetched', figures['naiveFetchP50Ms']!, 'ms'],
     ['naive: fetched → received', figures['naivePostP50Ms']!, 'ms'],
   ]);
   const met =
-    figures['ratioP50VsNaive']! <= 2 && figures['ratioP99VsNaive']! <= 3 && figures['p50Ms']! <= 10 && figures['p99Ms']! <= 50 && figures['lost'] === 0 && figures['unmeasured'] === 0 && figures['addressesTakeEffectMs']! <= 1000;
-  report('e2e', 'npm run bench:e2e', figures, { ratioP50VsNaive: '≤ 2', ratioP99VsNaive: '≤ 3', p50Ms: '≤ 10', p99Ms: '≤ 50', lost: '= 0', unmeasured: '= 0', addressesTakeEffectMs: '≤ 1000' }, met, [
-    `Latency is from this process receiving the node's newHeads for the block (http/clients/rpc.ts, the server's own subscription client) to the receiver (same process) receiving the block's unconfirmed webhook; ${STREAMS} streams, each watching ${WALLETS_PER_STREAM} wallets; ${TXS} value transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (one webhook per block). The naive relay (newHeads → eth_getBlockByNumber → Set of hex strings → POST, no store, no queue) ran on the same node and receiver after chainpost stopped.`,
-    `measured + lost + unmeasured = transactions: lost = no webhook within ${TX_TIMEOUT_MS / 1000} s; unmeasured = the webhook came before this process heard the block's head, or the head never came; the percentiles are over the measured ones only, so either count above 0 fails the goal. The naive relay's counts are the same (naiveMeasured, naiveLost, naiveUnmeasured); naiveErrors = its block fetches or POSTs that failed.`,
-    `ratioP50VsNaive / ratioP99VsNaive: chainpost's p50 / p99 over the naive relay's, both measured in this run.`,
-    `Where the time goes (CHAINPOST_TRACE_BLOCKS=1: the server marks each block's stages with performance.timeOrigin + performance.now(), comparable with this process's to a few µs; median (and p99) over the measured blocks of each stage's duration, so the stages need not add up to p50Ms): ${STAGES.map(([name, , label]) => `${label} ${figures[`stage${name}P50Ms`]} (p99 ${figures[`stage${name}P99Ms`]})`).join('; ')}. The naive relay: head → block fetched ${figures['naiveFetchP50Ms']}, fetched → received ${figures['naivePostP50Ms']}.`,
-    ...missedNotes(figures),
-    `addressesTakeEffectMs, a single sample: from the answer to the last of ${BIG_CALLS} calls adding ${BIG_PER_CALL.toLocaleString('en-US')} addresses each to a new stream, to the webhook of a transfer to the last address (the transfer mined in between).`,
-  ]);
+    figures['ratioP50VsNaive']! <= 2 &&
+    figures['ratioP99VsNaive']! <= 3 &&
+    figures['p50Ms']! <= 10 &&
+    figures['p99Ms']! <= 50 &&
+    figures['lost'] === 0 &&
+    figures['unmeasured'] === 0 &&
+    figures['addressesTakeEffectMs']! <= 1000;
+  report(
+    'e2e',
+    'npm run bench:e2e',
+    figures,
+    {
+      ratioP50VsNaive: '≤ 2',
+      ratioP99VsNaive: '≤ 3',
+      p50Ms: '≤ 10',
+      p99Ms: '≤ 50',
+      lost: '= 0',
+      unmeasured: '= 0',
+      addressesTakeEffectMs: '≤ 1000',
+    },
+    met,
+    [
+      `Latency is from this process receiving the node's newHeads for the block (http/clients/rpc.ts, the server's own subscription client) to the receiver (same process) receiving the block's unconfirmed webhook; ${STREAMS} streams, each watching ${WALLETS_PER_STREAM} wallets; ${TXS} value transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (one webhook per block). The naive relay (newHeads → eth_getBlockByNumber → Set of hex strings → POST, no store, no queue) ran on the same node and receiver after chainpost stopped.`,
+      `measured + lost + unmeasured = transactions: lost = no webhook within ${TX_TIMEOUT_MS / 1000} s; unmeasured = the webhook came before this process heard the block's head, or the head never came; the percentiles are over the measured ones only, so either count above 0 fails the goal. The naive relay's counts are the same (naiveMeasured, naiveLost, naiveUnmeasured); naiveErrors = its block fetches or POSTs that failed.`,
+      `ratioP50VsNaive / ratioP99VsNaive: chainpost's p50 / p99 over the naive relay's, both measured in this run.`,
+      `Where the time goes (CHAINPOST_TRACE_BLOCKS=1: the server marks each block's stages with performance.timeOrigin + performance.now(), comparable with this process's to a few µs; median (and p99) over the measured blocks of each stage's duration, so the stages need not add up to p50Ms): ${STAGES.map(([name, , label]) => `${label} ${figures[`stage${name}P50Ms`]} (p99 ${figures[`stage${name}P99Ms`]})`).join('; ')}. The naive relay: head → block fetched ${figures['naiveFetchP50Ms']}, fetched → received ${figures['naivePostP50Ms']}.`,
+      ...missedNotes(figures),
+      `addressesTakeEffectMs, a single sample: from the answer to the last of ${BIG_CALLS} calls adding ${BIG_PER_CALL.toLocaleString('en-US')} addresses each to a new stream, to the webhook of a transfer to the last address (the transfer mined in between).`,
+    ],
+  );
 }
 
 await main();

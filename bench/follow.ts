@@ -36,7 +36,16 @@ export interface FollowRate {
  * server opens it (where to start from). Bounded: on a machine too busy to finish, the rate is taken over the
  * blocks reached.
  */
-export async function serverFollows(opts: { env: Record<string, string>; chain: string; from: number; last: number; key: string; seed?: (kv: Kv) => void; limitMs?: number; nodePid?: number }): Promise<FollowRate> {
+export async function serverFollows(opts: {
+  env: Record<string, string>;
+  chain: string;
+  from: number;
+  last: number;
+  key: string;
+  seed?: (kv: Kv) => void;
+  limitMs?: number;
+  nodePid?: number;
+}): Promise<FollowRate> {
   const dataDir = mkdtempSync(join(tmpdir(), `chainpost-bench-${opts.chain}-`));
   try {
     if (opts.seed !== undefined) {
@@ -44,7 +53,18 @@ export async function serverFollows(opts: { env: Record<string, string>; chain: 
       store.transact(() => opts.seed!(store));
       await store.close();
     }
-    const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: opts.key, CHAINPOST_CHAINS: 'none', CHAINPOST_ACCESS_LOG: '0', ...opts.env }, 30_000);
+    const server = await startProcess(
+      [BIN, 'serve'],
+      {
+        CHAINPOST_DATA: dataDir,
+        CHAINPOST_PORT: '0',
+        CHAINPOST_API_KEY: opts.key,
+        CHAINPOST_CHAINS: 'none',
+        CHAINPOST_ACCESS_LOG: '0',
+        ...opts.env,
+      },
+      30_000,
+    );
     const listening = performance.now();
     let first: { head: number; at: number; cpu: number; nodeCpu: number } | undefined;
     let cpu = { server: NaN, node: NaN };
@@ -66,7 +86,8 @@ export async function serverFollows(opts: { env: Record<string, string>; chain: 
     } finally {
       await server.stop();
     }
-    if (first === undefined || head <= first.head) throw new Error(`the server committed up to ${head} of ${opts.from}..${opts.last}:\n${server.output().slice(-2000)}`);
+    if (first === undefined || head <= first.head)
+      throw new Error(`the server committed up to ${head} of ${opts.from}..${opts.last}:\n${server.output().slice(-2000)}`);
     const store = openStore(dataDir);
     let recordBytes = 0;
     let probeBytes = 0;
@@ -79,7 +100,17 @@ export async function serverFollows(opts: { env: Record<string, string>; chain: 
       probeBytes += store.getRaw('probes', blockKey(opts.chain, n))?.length ?? 0;
     }
     await store.close();
-    return { perSec: (head - first.head) / ((end - first.at) / 1000), fromListeningSeconds: (performance.now() - listening) / 1000, firstHead: first.head, head, blocks, recordBytes: recordBytes / blocks, probeBytes: probeBytes / blocks, serverCpuMsPerBlock: (cpu.server - first.cpu) / (head - first.head), nodeCpuMsPerBlock: (cpu.node - first.nodeCpu) / (head - first.head) };
+    return {
+      perSec: (head - first.head) / ((end - first.at) / 1000),
+      fromListeningSeconds: (performance.now() - listening) / 1000,
+      firstHead: first.head,
+      head,
+      blocks,
+      recordBytes: recordBytes / blocks,
+      probeBytes: probeBytes / blocks,
+      serverCpuMsPerBlock: (cpu.server - first.cpu) / (head - first.head),
+      nodeCpuMsPerBlock: (cpu.node - first.nodeCpu) / (head - first.head),
+    };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

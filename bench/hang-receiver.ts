@@ -27,7 +27,8 @@ function receive(req: IncomingMessage, res: ServerResponse): void {
 }
 
 function control(req: IncomingMessage, res: ServerResponse): void {
-  if (req.method === 'GET' && req.url === '/held') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ held }));
+  if (req.method === 'GET' && req.url === '/held')
+    return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ held }));
   if (req.method === 'POST' && (req.url === '/answer' || req.url === '/hang')) {
     answering = req.url === '/answer';
     return void res.writeHead(200).end('ok');

@@ -52,7 +52,6 @@ interface Run {
 
 const median = (xs: readonly number[]): number => percentile(xs, 0.5);
 
-
 /** Starts every target in its own process, warms each up, then loads them in turn for ROUNDS rounds. */
 async function measure(targets: readonly Target[], pipelining: number): Promise<Run[]> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-'));
@@ -61,10 +60,22 @@ async function measure(targets: readonly Target[], pipelining: number): Promise<
     for (const [i, t] of targets.entries()) {
       // The rate limiter stays in the path, set high enough never to refuse.
       // Access logs off for all alike: the figure is the server, not stdout.
-      const env = { CHAINPOST_DATA: join(dir, String(i)), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_RATE_LIMIT: '1000000000', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_CHAINS: 'none' };
+      const env = {
+        CHAINPOST_DATA: join(dir, String(i)),
+        CHAINPOST_PORT: '0',
+        CHAINPOST_API_KEY: KEY,
+        CHAINPOST_RATE_LIMIT: '1000000000',
+        CHAINPOST_ACCESS_LOG: '0',
+        CHAINPOST_CHAINS: 'none',
+      };
       servers.push(await startProcess(t.args, env));
     }
-    const opts = (server: Started) => ({ url: `http://127.0.0.1:${server.port}${ROUTE}`, headers: { 'x-api-key': KEY }, connections: CONNECTIONS, pipelining });
+    const opts = (server: Started) => ({
+      url: `http://127.0.0.1:${server.port}${ROUTE}`,
+      headers: { 'x-api-key': KEY },
+      connections: CONNECTIONS,
+      pipelining,
+    });
     for (const server of servers) await autocannon({ ...opts(server), duration: 2 }); // warm-up: JIT and connection pools
     const results = targets.map(() => ({ rps: [] as number[], p99: [] as number[], non2xx: 0, requests: 0, cpuMs: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
@@ -83,8 +94,16 @@ async function measure(targets: readonly Target[], pipelining: number): Promise<
       }
     }
     return results.map((res, i) => {
-      const run: Run = { reqPerSec: median(res.rps), p99Ms: median(res.p99), non2xx: res.non2xx, cpuUsPerReq: round((res.cpuMs * 1000) / res.requests), rounds: res.rps };
-      console.log(`${targets[i]!.label}, pipelining ${pipelining}: ${run.reqPerSec} req/s (rounds ${run.rounds.join(', ')}), p99 ${run.p99Ms} ms, ${run.cpuUsPerReq} µs CPU/request, ${run.non2xx} non-2xx/errors`);
+      const run: Run = {
+        reqPerSec: median(res.rps),
+        p99Ms: median(res.p99),
+        non2xx: res.non2xx,
+        cpuUsPerReq: round((res.cpuMs * 1000) / res.requests),
+        rounds: res.rps,
+      };
+      console.log(
+        `${targets[i]!.label}, pipelining ${pipelining}: ${run.reqPerSec} req/s (rounds ${run.rounds.join(', ')}), p99 ${run.p99Ms} ms, ${run.cpuUsPerReq} µs CPU/request, ${run.non2xx} non-2xx/errors`,
+      );
       return run;
     });
   } finally {
@@ -151,4 +170,6 @@ report(
     `Without pipelining: chainpost ${uws1.reqPerSec} req/s, fastify ${fastify1.reqPerSec} req/s, bare uWS ${bareUws1.reqPerSec} req/s (ratios ${ratioVsFastifyPipelining1} and ${ratioVsBareUwsPipelining1}); the goals are judged on the pipelined run.`,
   ],
 );
-console.log(`\nratioVsFastify ${ratioVsFastify} (goal >= 2), ratioVsBareUws ${ratioVsBareUws} (goal >= 0.8): ${met ? 'met' : 'not met'}; wrote bench/results/http.json and bench/RESULTS.md`);
+console.log(
+  `\nratioVsFastify ${ratioVsFastify} (goal >= 2), ratioVsBareUws ${ratioVsBareUws} (goal >= 0.8): ${met ? 'met' : 'not met'}; wrote bench/results/http.json and bench/RESULTS.md`,
+);

@@ -35,7 +35,9 @@ const KEY = 'cpk_bench_ingest_0123456789abcdef';
 const loadBefore = loadavg()[0]!;
 const CHAIN = '0x1';
 const bundles = FIXTURE_BLOCKS.map(bundle);
-const txCounts = ((n: number[]) => ({ min: Math.min(...n), max: Math.max(...n) }))(bundles.map((b) => (b.block['transactions'] as unknown[]).length));
+const txCounts = ((n: number[]) => ({ min: Math.min(...n), max: Math.max(...n) }))(
+  bundles.map((b) => (b.block['transactions'] as unknown[]).length),
+);
 
 const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-ingest-'));
 const store = openStore(dir);
@@ -66,7 +68,19 @@ function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[nu
  */
 async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs: number[]; head: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
-  const server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dataDir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_START_BLOCKS: '0x1=0', CHAINPOST_POLL_MS: '20', CHAINPOST_ACCESS_LOG: '0' }, 30_000);
+  const server = await startProcess(
+    [BIN, 'serve'],
+    {
+      CHAINPOST_DATA: dataDir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: KEY,
+      CHAINPOST_CHAINS: `0x1=${nodeUrl}`,
+      CHAINPOST_START_BLOCKS: '0x1=0',
+      CHAINPOST_POLL_MS: '20',
+      CHAINPOST_ACCESS_LOG: '0',
+    },
+    30_000,
+  );
   const started = performance.now();
   const url = `http://127.0.0.1:${server.port}`;
   try {
@@ -74,7 +88,9 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
     const inFlight = new Set<Promise<void>>();
     const timer = setInterval(() => {
       const t0 = performance.now();
-      const p = fetch(`${url}/api/v2.2/nft/0x06012c8cf97bead5deae237070f9587f8e7a266d/1/transfers?chain=0x1&limit=10`, { headers: { 'x-api-key': KEY } })
+      const p = fetch(`${url}/api/v2.2/nft/0x06012c8cf97bead5deae237070f9587f8e7a266d/1/transfers?chain=0x1&limit=10`, {
+        headers: { 'x-api-key': KEY },
+      })
         .then(async (res) => {
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`GET answered ${res.status}`);
@@ -105,7 +121,11 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
 /** A block's three answers as the follower asks for them (block with transactions, receipts, callTracer traces), side by side. */
 function answersOf(node: ReturnType<typeof jsonRpcUpstream>, n: number): Promise<Uint8Array[]> {
   const tag = `0x${n.toString(16)}`;
-  return Promise.all([node.callRaw('eth_getBlockByNumber', [tag, true]), node.callRaw('eth_getBlockReceipts', [tag]), node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+  return Promise.all([
+    node.callRaw('eth_getBlockByNumber', [tag, true]),
+    node.callRaw('eth_getBlockReceipts', [tag]),
+    node.callRaw('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
+  ]);
 }
 
 /**
@@ -135,7 +155,8 @@ async function naiveCatchUp(nodeUrl: string): Promise<number> {
       }
       for (let i = 0; i < answers.length; i += COMMIT_BLOCKS) {
         await naive.transactAsync(() => {
-          for (const a of answers.slice(i, i + COMMIT_BLOCKS)) a.bodies.forEach((b, k) => naive.putRaw('blocks', `${blockKey(CHAIN, a.n)}/${k}`, b));
+          for (const a of answers.slice(i, i + COMMIT_BLOCKS))
+            a.bodies.forEach((b, k) => naive.putRaw('blocks', `${blockKey(CHAIN, a.n)}/${k}`, b));
         });
       }
     }
@@ -177,7 +198,11 @@ function msPerBlock(work: (i: number) => void, rounds = 25): number {
 }
 
 // Every answer is made before it listens: some seconds for 2,000 blocks.
-const standIn = await startProcess([fileURLToPath(new URL('../test/kit/node-standin.js', import.meta.url)), String(CATCH_UP_BLOCKS)], {}, 120_000);
+const standIn = await startProcess(
+  [fileURLToPath(new URL('../test/kit/node-standin.js', import.meta.url)), String(CATCH_UP_BLOCKS)],
+  {},
+  120_000,
+);
 const nodeUrl = `http://127.0.0.1:${standIn.port}`;
 let catchUp: Awaited<ReturnType<typeof serverCatchUp>>;
 let naiveCatchUpSeconds: number;
@@ -200,10 +225,20 @@ try {
   });
   // What the blocks take in LMDB: every page of the tables they were written to.
   const pages = (t: 'blocks' | 'probes' | 'canon' | 'blockHashes' | 'transfers' | 'sales'): number => {
-    const st = store.db(t).getStats() as { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number };
+    const st = store.db(t).getStats() as {
+      pageSize: number;
+      treeBranchPageCount: number;
+      treeLeafPageCount: number;
+      overflowPages: number;
+    };
     return st.pageSize * (st.treeBranchPageCount + st.treeLeafPageCount + st.overflowPages);
   };
-  const tableBytes = { blocks: pages('blocks'), probes: pages('probes'), canon: pages('canon') + pages('blockHashes'), transfers: pages('transfers') + pages('sales') };
+  const tableBytes = {
+    blocks: pages('blocks'),
+    probes: pages('probes'),
+    canon: pages('canon') + pages('blockHashes'),
+    transfers: pages('transfers') + pages('sales'),
+  };
   const stored = Object.values(tableBytes).reduce((a, n) => a + n, 0);
 
   // Scan: read each probe column from LMDB without a copy and walk every address and topic. The first pass
@@ -254,10 +289,14 @@ try {
   // The machine's ceiling for any follower of this node: a block's answers fetched (this process's CPU), then
   // parsed, checked and encoded into what is written (prepareBlock, as a pool worker runs it), with nothing
   // else on the machine: no node serving, no commit, no HTTP. Beside it, the parse alone two ways.
-  const answers = bundles.map((b) => [b.block, b.receipts, b.traces].map((result) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }))));
+  const answers = bundles.map((b) =>
+    [b.block, b.receipts, b.traces].map((result) => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }))),
+  );
   const jsonParseMs = msPerBlock((i) => answers[i]!.forEach((a) => JSON.parse(a.toString('latin1'))));
   const parseMs = msPerBlock((i) => answers[i]!.forEach((a) => parseJsonBytes(a)));
-  const prepareMs = msPerBlock((i) => prepareBlock(CHAIN, { block: answers[i]![0]!, receipts: answers[i]![1]!, traces: answers[i]![2]! }, pack));
+  const prepareMs = msPerBlock((i) =>
+    prepareBlock(CHAIN, { block: answers[i]![0]!, receipts: answers[i]![1]!, traces: answers[i]![2]! }, pack),
+  );
   const ceiling = (cpus().length * 1000) / (fetchOnly.cpuMsPerBlock + prepareMs);
 
   // Baseline: the naive writer, the node's JSON kept as it came (one value per block, no probe column

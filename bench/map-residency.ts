@@ -26,7 +26,15 @@ function run(readEvery: number, noReadAhead: boolean): void {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-residency-'));
   try {
     // noReadAhead (MDB_NORDAHEAD, madvise MADV_RANDOM) is an lmdb-js option its types leave out.
-    const options = { path: dir, maxDbs: 4, encoding: 'binary' as const, compression: false, overlappingSync: false, mapSize: MAP_SIZE, noReadAhead };
+    const options = {
+      path: dir,
+      maxDbs: 4,
+      encoding: 'binary' as const,
+      compression: false,
+      overlappingSync: false,
+      mapSize: MAP_SIZE,
+      noReadAhead,
+    };
     const root = open(options);
     const big = root.openDB<Buffer, number>({ name: 'big', encoding: 'binary', keyEncoding: 'uint32' });
     const small = root.openDB<Buffer, number>({ name: 'small', encoding: 'binary', keyEncoding: 'uint32' });
@@ -45,7 +53,9 @@ function run(readEvery: number, noReadAhead: boolean): void {
     }
     const after = rssFileMb();
     const fileMb = statSync(join(dir, 'data.mdb')).size / 1_048_576;
-    console.log(`${readEvery === 0 ? 'writes only' : `writes, then every ${readEvery}th row read back`}${noReadAhead ? ' (noReadAhead: MADV_RANDOM)' : ''}: RssFile ${before.toFixed(0)} → ${after.toFixed(0)} MB (+${(after - before).toFixed(0)}) for a ${fileMb.toFixed(0)}-MB file`);
+    console.log(
+      `${readEvery === 0 ? 'writes only' : `writes, then every ${readEvery}th row read back`}${noReadAhead ? ' (noReadAhead: MADV_RANDOM)' : ''}: RssFile ${before.toFixed(0)} → ${after.toFixed(0)} MB (+${(after - before).toFixed(0)}) for a ${fileMb.toFixed(0)}-MB file`,
+    );
     root.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -56,5 +66,10 @@ const [readEvery, noReadAhead] = process.argv.slice(2);
 if (readEvery !== undefined) run(Number(readEvery), noReadAhead === '1');
 else {
   const self = fileURLToPath(import.meta.url);
-  for (const args of [['0', '0'], ['10', '0'], ['10', '1']]) process.stdout.write(execFileSync(process.execPath, [self, ...args], { encoding: 'utf8' }));
+  for (const args of [
+    ['0', '0'],
+    ['10', '0'],
+    ['10', '1'],
+  ])
+    process.stdout.write(execFileSync(process.execPath, [self, ...args], { encoding: 'utf8' }));
 }

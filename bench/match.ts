@@ -160,7 +160,8 @@ try {
   for (const p of probes) {
     const v = readProbe(p);
     const hex = Buffer.from(p.buffer, p.byteOffset, p.byteLength).toString('hex');
-    for (let a = 0; a < v.addressCount; a++) fixtureAddresses.add(`0x${hex.slice((v.addressesAt + a * 20) * 2, (v.addressesAt + a * 20 + 20) * 2)}`);
+    for (let a = 0; a < v.addressCount; a++)
+      fixtureAddresses.add(`0x${hex.slice((v.addressesAt + a * 20) * 2, (v.addressesAt + a * 20 + 20) * 2)}`);
     for (let t = 0; t < v.topicCount; t++) fixtureTopics.add(`0x${hex.slice((v.topicsAt + t * 32) * 2, (v.topicsAt + t * 32 + 32) * 2)}`);
   }
   // A seeded uniform sample of the distinct ones (not weighted by how often they occur).
@@ -194,7 +195,9 @@ try {
     for (let i = REAL_ADDRESSES; i < WATCHED; i++) watch(randomHex(rand, 20), i % addressStreams);
   };
   const topicRand = splitmix32(0x70b1c);
-  const topicLists: string[][] = Array.from({ length: TOPIC_STREAMS }, () => Array.from({ length: TOPICS_PER_STREAM }, () => randomHex(topicRand, 32)));
+  const topicLists: string[][] = Array.from({ length: TOPIC_STREAMS }, () =>
+    Array.from({ length: TOPICS_PER_STREAM }, () => randomHex(topicRand, 32)),
+  );
   realTopics.forEach((t, i) => (topicLists[(i * 37) % TOPIC_STREAMS]![i % TOPICS_PER_STREAM] = t));
   const compile = (): { data: FilterSetData; compileMs: number } => {
     const lists: string[][] = Array.from({ length: addressStreams }, () => []);
@@ -254,11 +257,16 @@ try {
     FIXTURE_BLOCKS.forEach((n) => {
       const got = expected.get(n)!;
       const want = naiveMatch(decodeRecord(store.getRaw('blocks', blockKey(CHAIN, n))!), naive);
-      if (canonical(got) !== canonical(want)) throw new Error(`block ${n}: the filter set and the naive matcher disagree (${refCount([got])} vs ${refCount([want])} items)`);
+      if (canonical(got) !== canonical(want))
+        throw new Error(`block ${n}: the filter set and the naive matcher disagree (${refCount([got])} vs ${refCount([want])} items)`);
     });
     const fixtureMatches = refCount(expected.values());
-    const topicMatches = [...expected.values()].reduce((a, m) => a + [...m].filter(([s]) => s >= addressStreams).reduce((b, [, r]) => b + r.length, 0), 0);
-    if (fixtureMatches - topicMatches === 0 || topicMatches === 0) throw new Error('no genuine address or topic matches: the bench would measure misses only');
+    const topicMatches = [...expected.values()].reduce(
+      (a, m) => a + [...m].filter(([s]) => s >= addressStreams).reduce((b, [, r]) => b + r.length, 0),
+      0,
+    );
+    if (fixtureMatches - topicMatches === 0 || topicMatches === 0)
+      throw new Error('no genuine address or topic matches: the bench would measure misses only');
     console.log(`both matchers agree on the ${FIXTURE_BLOCKS.length} fixture blocks: ${fixtureMatches} items (${topicMatches} by topic0)`);
 
     // One thread: the naive matcher over the stored records (read, decoded, matched) of the same blocks,
@@ -269,7 +277,8 @@ try {
     const decoded = records.map((r) => decodeRecord(store.getRaw('blocks', blockKey(CHAIN, Number(r.header['number'])))!));
     const bench = new Bench({ time: 4_000, iterations: 5, warmupTime: 500, warmupIterations: 2 });
     bench.add('naive', () => {
-      for (let j = 0; j < NAIVE_BLOCKS; j++) seen += refCount([naiveMatch(decodeRecord(store.getRaw('blocks', blockKey(CHAIN, fixtureOf(j)))!), naive)]);
+      for (let j = 0; j < NAIVE_BLOCKS; j++)
+        seen += refCount([naiveMatch(decodeRecord(store.getRaw('blocks', blockKey(CHAIN, fixtureOf(j)))!), naive)]);
     });
     bench.add('naive, records decoded beforehand', () => {
       for (let j = 0; j < NAIVE_BLOCKS; j++) seen += refCount([naiveMatch(decoded[j % decoded.length]!, naive)]);
@@ -301,7 +310,8 @@ try {
     const fixtureFalsePositiveRate = fixturePassed / unwatched;
     return { naiveProbesPerSec, naiveMatchOnlyProbesPerSec, fixtureMatches, topicMatches, unwatched, fixtureFalsePositiveRate };
   };
-  const { naiveProbesPerSec, naiveMatchOnlyProbesPerSec, fixtureMatches, topicMatches, unwatched, fixtureFalsePositiveRate } = await naivePhase();
+  const { naiveProbesPerSec, naiveMatchOnlyProbesPerSec, fixtureMatches, topicMatches, unwatched, fixtureFalsePositiveRate } =
+    await naivePhase();
 
   // What the webhook builder reads of a matched block: each matched item, and the transaction it belongs
   // to (its hash goes in every item). Read in place, as the matcher does, or from the whole record decoded.
@@ -318,7 +328,9 @@ try {
     seen += Object.keys(v.header).length;
   };
   // Only blocks some stream matched go to the builder.
-  const stored = FIXTURE_BLOCKS.map((n, i) => ({ key: blockKey(CHAIN, n), matches: expected.get(n)!, record: records[i]! })).filter((b) => b.matches.size > 0);
+  const stored = FIXTURE_BLOCKS.map((n, i) => ({ key: blockKey(CHAIN, n), matches: expected.get(n)!, record: records[i]! })).filter(
+    (b) => b.matches.size > 0,
+  );
   /** The stream with the fewest matched items in each block: one webhook's worth. */
   const oneStream = stored.map(({ matches }) => [[...matches.values()].reduce((a, b) => (b.length < a.length ? b : a))]);
   let viewDecoded = 0;
@@ -379,7 +391,8 @@ try {
     await Promise.all(Array.from({ length: THREADS * 4 }, loop));
     const elapsed = (performance.now() - started) / 1000;
     // Whole passes only (every loop stops at a pass boundary's task count): the items found must add up.
-    if (found !== (blocks / BLOCKS) * matchesPerPass) throw new Error(`pool: ${found} items over ${blocks} blocks, expected ${(blocks / BLOCKS) * matchesPerPass}`);
+    if (found !== (blocks / BLOCKS) * matchesPerPass)
+      throw new Error(`pool: ${found} items over ${blocks} blocks, expected ${(blocks / BLOCKS) * matchesPerPass}`);
     return { blocks, seconds: elapsed };
   };
   await replay(POOL_WARMUP_SECONDS); // warm-up: the workers open LMDB and compile the hot loop
@@ -418,13 +431,27 @@ try {
     ['filter set probes/s', probesPerSecPerWorker, '/s (one thread)', naiveProbesPerSec],
     ['naive probes/s (decode)', naiveProbesPerSec, '/s'],
     ['naive probes/s (no decode)', naiveMatchOnlyProbesPerSec, '/s'],
-    ['ratio vs naive (decode)', figures.ratioVsNaive, '× (the goal\'s figure)'],
+    ['ratio vs naive (decode)', figures.ratioVsNaive, "× (the goal's figure)"],
     ['ratio vs naive (no decode)', figures.ratioVsNaiveMatchOnly, '×'],
-    ['pool blocks/s per worker', blocksPerSec, `/s (${THREADS} workers, ${blocksPerSecTotal.toLocaleString('en-US')}/s in all, ${poolCpuCores} cores used)`],
+    [
+      'pool blocks/s per worker',
+      blocksPerSec,
+      `/s (${THREADS} workers, ${blocksPerSecTotal.toLocaleString('en-US')}/s in all, ${poolCpuCores} cores used)`,
+    ],
     ['bloom FP, random addresses', falsePositiveRate * 100, '%'],
     ['bloom FP, fixture probes', fixtureFalsePositiveRate * 100, `% of ${unwatched} unwatched`],
-    ['view reads (all streams)', buildReads.viewUsPerBlock, `µs/block (${(buildReads.viewDecodedShare * 100).toFixed(1)}% of items decoded)`, buildReads.wholeRecordUsPerBlock],
-    ['view reads (one stream)', buildReads.viewOneStreamUsPerBlock, `µs/block (${(buildReads.viewOneStreamDecodedShare * 100).toFixed(2)}% of items decoded)`, buildReads.wholeRecordUsPerBlock],
+    [
+      'view reads (all streams)',
+      buildReads.viewUsPerBlock,
+      `µs/block (${(buildReads.viewDecodedShare * 100).toFixed(1)}% of items decoded)`,
+      buildReads.wholeRecordUsPerBlock,
+    ],
+    [
+      'view reads (one stream)',
+      buildReads.viewOneStreamUsPerBlock,
+      `µs/block (${(buildReads.viewOneStreamDecodedShare * 100).toFixed(2)}% of items decoded)`,
+      buildReads.wholeRecordUsPerBlock,
+    ],
     ['whole-record reads', buildReads.wholeRecordUsPerBlock, 'µs/block'],
   ]);
   const goal = { probesPerSecPerWorker: '>= 25000000', ratioVsNaive: '>= 10', blocksPerSec: '>= 10000 (per worker)' };

@@ -53,24 +53,61 @@ const BATCH_TOKENS = 100;
  */
 const FLOOR_BLOCKS = Math.min(2_000, SHAPE.blocks - 1);
 
-const PRICING: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'BenchSwap' }] };
+const PRICING: Pricing = {
+  wrappedNative: WETH,
+  stablecoins: [USDC],
+  whitelist: [],
+  factories: [{ address: FACTORY, kind: 'v2', name: 'BenchSwap' }],
+};
 
 const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-prices-'));
-const clock = new ServiceClock({ elapsedMs: () => performance.now(), wake: (ms, fn) => { const t = setTimeout(fn, ms); return () => clearTimeout(t); } }, Date.now(), (err) => console.error(err));
-const log = jsonLogger(() => undefined, () => clock.now(), 'error');
+const clock = new ServiceClock(
+  {
+    elapsedMs: () => performance.now(),
+    wake: (ms, fn) => {
+      const t = setTimeout(fn, ms);
+      return () => clearTimeout(t);
+    },
+  },
+  Date.now(),
+  (err) => console.error(err),
+);
+const log = jsonLogger(
+  () => undefined,
+  () => clock.now(),
+  'error',
+);
 
 /** Writes the chain through the real index code; the seconds the indexing took (the follower's rows aside). */
 async function build(): Promise<number> {
   const store = openStore(dir);
   try {
     store.transact(() => {
-      for (let i = 0; i < SHAPE.tokens; i++) store.put('tokens', `${CHAIN}/${tokenOf(i)}`, { name: `Token ${i}`, symbol: `T${i}`, decimals: 18, nftStandard: null, possibleSpam: false });
-      store.put('tokens', `${CHAIN}/${WETH}`, { name: 'Wrapped Ether', symbol: 'WETH', decimals: 18, nftStandard: null, possibleSpam: false });
+      for (let i = 0; i < SHAPE.tokens; i++)
+        store.put('tokens', `${CHAIN}/${tokenOf(i)}`, {
+          name: `Token ${i}`,
+          symbol: `T${i}`,
+          decimals: 18,
+          nftStandard: null,
+          possibleSpam: false,
+        });
+      store.put('tokens', `${CHAIN}/${WETH}`, {
+        name: 'Wrapped Ether',
+        symbol: 'WETH',
+        decimals: 18,
+        nftStandard: null,
+        possibleSpam: false,
+      });
       store.put('tokens', `${CHAIN}/${USDC}`, { name: 'USD Coin', symbol: 'USDC', decimals: 6, nftStandard: null, possibleSpam: false });
     });
     const pricing = (c: string): Pricing | undefined => (c === CHAIN ? PRICING : undefined);
     const tokens = new TokenMetadata(store, async () => null);
-    const indexes: DataIndex[] = [blockTimesIndex, dexIndex({ call: async () => null, pricing }) as DataIndex, priceMarksIndex({ tokens, pricing }) as DataIndex, candleIndex({ tokens, pricing }) as DataIndex];
+    const indexes: DataIndex[] = [
+      blockTimesIndex,
+      dexIndex({ call: async () => null, pricing }) as DataIndex,
+      priceMarksIndex({ tokens, pricing }) as DataIndex,
+      candleIndex({ tokens, pricing }) as DataIndex,
+    ];
     const indexer = new DataIndexer(store, indexes, clock, log);
     let indexing = 0;
     for (let n = 0; n < SHAPE.blocks; n += BATCH) {
@@ -78,7 +115,12 @@ async function build(): Promise<number> {
       await store.transactAsync(() => {
         for (const b of blocks) for (const r of indexRows(CHAIN, b.record)) store.put(r.table, r.key, r.value);
         // A backfill's head, far ahead of the indexes: no undo rows.
-        store.put('chainState', CHAIN, { head: SHAPE.blocks - 1, confirmed: SHAPE.blocks - 13, tracer: null, pruned: blocks.at(-1)!.number });
+        store.put('chainState', CHAIN, {
+          head: SHAPE.blocks - 1,
+          confirmed: SHAPE.blocks - 13,
+          tracer: null,
+          pruned: blocks.at(-1)!.number,
+        });
       });
       const t0 = performance.now();
       if (!(await indexer.index(CHAIN, blocks))) throw new Error(`the indexer refused blocks ${n}…`);
@@ -97,9 +139,11 @@ const rand = prng(7);
 /** A token that has a pool (every token does: pools cycle through them). */
 const randomToken = (): string => tokenOf(Math.floor(rand() * SHAPE.tokens));
 
-const shoot = (port: number, requests: CannonRequest[], seconds: number): Promise<Run> => cannon(port, requests, { seconds, connections: CONNECTIONS, key: KEY });
+const shoot = (port: number, requests: CannonRequest[], seconds: number): Promise<Run> =>
+  cannon(port, requests, { seconds, connections: CONNECTIONS, key: KEY });
 
-const single = (): Array<{ method: 'GET'; path: string }> => Array.from({ length: 2_000 }, () => ({ method: 'GET', path: `/api/v2.2/erc20/${randomToken()}/price?chain=0x1` }));
+const single = (): Array<{ method: 'GET'; path: string }> =>
+  Array.from({ length: 2_000 }, () => ({ method: 'GET', path: `/api/v2.2/erc20/${randomToken()}/price?chain=0x1` }));
 const batch = (): Array<{ method: 'POST'; path: string; body: string; headers: Record<string, string> }> =>
   Array.from({ length: 200 }, () => ({
     method: 'POST',
@@ -109,12 +153,18 @@ const batch = (): Array<{ method: 'POST'; path: string; body: string; headers: R
   }));
 
 async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
-  const probe = await fetch(`http://127.0.0.1:${server.port}/api/v2.2/erc20/${tokenOf(5)}/price?chain=0x1`, { headers: { 'x-api-key': KEY } });
+  const probe = await fetch(`http://127.0.0.1:${server.port}/api/v2.2/erc20/${tokenOf(5)}/price?chain=0x1`, {
+    headers: { 'x-api-key': KEY },
+  });
   if (probe.status !== 200) throw new Error(`price: ${probe.status} ${await probe.text()}`);
   // The dataset spans more than a day: a price reads 24 h before too, or the bench measures half a price.
-  if (SWAPS >= 1_000_000 && ((await probe.json()) as { usdPrice24h: number | null }).usdPrice24h === null) throw new Error('the probe price has no usdPrice24h: the dataset is shorter than a day');
+  if (SWAPS >= 1_000_000 && ((await probe.json()) as { usdPrice24h: number | null }).usdPrice24h === null)
+    throw new Error('the probe price has no usdPrice24h: the dataset is shorter than a day');
   const out: { price?: Run; batch?: Run } = {};
-  for (const [name, requests] of [['price', single], ['batch', batch]] as const) {
+  for (const [name, requests] of [
+    ['price', single],
+    ['batch', batch],
+  ] as const) {
     await shoot(server.port, requests(), WARM_UP_S);
     out[name] = await shoot(server.port, requests(), DURATION_S);
   }
@@ -122,7 +172,19 @@ async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
 }
 
 const serve = (args: string[], nodeUrl: string): Promise<Started> =>
-  startProcess(args, { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x1=${nodeUrl}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRICING: JSON.stringify({ '0x1': PRICING }) }, 60_000);
+  startProcess(
+    args,
+    {
+      CHAINPOST_DATA: dir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: KEY,
+      CHAINPOST_CHAINS: `0x1=${nodeUrl}`,
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_ACCESS_LOG: '0',
+      CHAINPOST_PRICING: JSON.stringify({ '0x1': PRICING }),
+    },
+    60_000,
+  );
 
 /** The floor's swaps per second, in a temp dir of its own. */
 async function floor(): Promise<number> {
@@ -181,13 +243,23 @@ const figures: Record<string, number> = {
   pools: SHAPE.pools,
 };
 const goal = { priceP99Ms: '<= 5', batchPricesP99Ms: '<= 20', swapsIndexedPerSec: '>= 100000' };
-const met = uws.price.p99Ms <= 5 && uws.batch.p99Ms <= 20 && figures['swapsIndexedPerSec']! >= 100_000 && uws.price.non2xx === 0 && uws.batch.non2xx === 0;
+const met =
+  uws.price.p99Ms <= 5 &&
+  uws.batch.p99Ms <= 20 &&
+  figures['swapsIndexedPerSec']! >= 100_000 &&
+  uws.price.non2xx === 0 &&
+  uws.batch.non2xx === 0;
 printRows([
   ['priceReqPerSec', figures['priceReqPerSec']!, '', fastify.price.reqPerSec],
   ['priceP99Ms', uws.price.p99Ms, '', fastify.price.p99Ms],
   ['batchPricesReqPerSec', figures['batchPricesReqPerSec']!, `(${BATCH_TOKENS} tokens each)`, fastify.batch.reqPerSec],
   ['batchPricesP99Ms', uws.batch.p99Ms, '', fastify.batch.p99Ms],
-  ['swapsIndexedPerSec', figures['swapsIndexedPerSec']!, `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps; baseline: the floor, a swap's five rows written alone)`, floorPerSec],
+  [
+    'swapsIndexedPerSec',
+    figures['swapsIndexedPerSec']!,
+    `(${round(indexSeconds, 1)} s for ${swaps.toLocaleString('en-US')} swaps; baseline: the floor, a swap's five rows written alone)`,
+    floorPerSec,
+  ],
   ['swapWriteFloorPerSec', figures['swapWriteFloorPerSec']!, `(${(FLOOR_BLOCKS * PER_BLOCK).toLocaleString('en-US')} swaps)`],
 ]);
 report('prices', SWAPS === 1_000_000 ? 'npm run bench:prices' : `BENCH_SWAPS=${SWAPS} npm run bench:prices`, figures, goal, met, [

@@ -53,7 +53,15 @@ export interface BenchResult {
  * with the figures, the machine and the command that produced them; `table` (Markdown lines) in place of the
  * figure | value table.
  */
-export function report(name: string, command: string, figures: Figures, goal: Record<string, string>, met: boolean, notes: string[] = [], table?: string[]): BenchResult {
+export function report(
+  name: string,
+  command: string,
+  figures: Figures,
+  goal: Record<string, string>,
+  met: boolean,
+  notes: string[] = [],
+  table?: string[],
+): BenchResult {
   const cpuList = cpus();
   const result: BenchResult = {
     name,
@@ -83,7 +91,9 @@ export function report(name: string, command: string, figures: Figures, goal: Re
     '',
     ...(table ?? ['| figure | value |', '|---|---|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${String(v)} |`)]),
     '',
-    `Goal: ${Object.entries(goal).map(([k, v]) => `${k} ${v}`).join(', ')}. Met: **${met ? 'yes' : 'no'}**.`,
+    `Goal: ${Object.entries(goal)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}. Met: **${met ? 'yes' : 'no'}**.`,
     ...(notes.length > 0 ? ['', ...notes] : []),
     `<!-- /${name} -->`,
   ].join('\n');

@@ -47,10 +47,22 @@ interface Run {
 }
 
 async function load(label: string, url: string, body: string): Promise<Run> {
-  const opts = { url, method: 'POST' as const, headers: { 'content-type': 'application/json' }, body, connections: CONNECTIONS, pipelining: 1 };
+  const opts = {
+    url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    pipelining: 1,
+  };
   await autocannon({ ...opts, duration: 2 }); // warm-up: JIT, connections, page cache
   const r = await autocannon({ ...opts, duration: DURATION_S });
-  const run = { reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts };
+  const run = {
+    reqPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    errors: r.non2xx + r.errors + r.timeouts,
+  };
   console.log(`${label}: ${run.reqPerSec} req/s, p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, ${run.errors} non-2xx/errors`);
   return run;
 }
@@ -66,7 +78,12 @@ async function sequential(urls: readonly string[], rounds: number, warmup: numbe
     for (let i = 0; i < warmup + rounds; i++) {
       for (const [k, url] of urls.entries()) {
         const started = performance.now();
-        const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(i), dispatcher: agents[k] });
+        const res = await request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: body(i),
+          dispatcher: agents[k],
+        });
         const text = await res.body.text();
         const ms = performance.now() - started;
         if (res.statusCode !== 200 || !text.includes('"result"')) throw new Error(`${url}: ${res.statusCode} ${text.slice(0, 200)}`);
@@ -93,7 +110,9 @@ async function main(): Promise<void> {
     // Two emitters, then blocks of 2 + 2 calls: the log query keeps one contract's logs out of each block's four.
     const created: string[] = [];
     for (const from of ACCOUNTS) created.push(await node.call<string>('eth_sendTransaction', [{ from, data: INIT }]));
-    const contracts = await Promise.all(created.map(async (h) => (await node.call<{ contractAddress: string }>('eth_getTransactionReceipt', [h])).contractAddress));
+    const contracts = await Promise.all(
+      created.map(async (h) => (await node.call<{ contractAddress: string }>('eth_getTransactionReceipt', [h])).contractAddress),
+    );
     await node.call('evm_setAutomine', [false]);
     for (let b = 0; b < BLOCKS; b++) {
       for (let i = 0; i < TXS_PER_CONTRACT; i++) {
@@ -133,7 +152,8 @@ async function main(): Promise<void> {
     // The server's answers are the node's before anything is measured.
     for (const body of [logs, receipts]) {
       const [ours, theirs] = await Promise.all([post(rpc, body), post(anvil.url, body)]);
-      if (JSON.stringify(sortKeys(ours)) !== JSON.stringify(sortKeys(theirs))) throw new Error(`the server's answer differs from anvil's for ${body}`);
+      if (JSON.stringify(sortKeys(ours)) !== JSON.stringify(sortKeys(theirs)))
+        throw new Error(`the server's answer differs from anvil's for ${body}`);
     }
     const logCount = ((await post(rpc, logs)) as { result: unknown[] }).result.length;
 
@@ -205,7 +225,9 @@ async function main(): Promise<void> {
         `forward*: eth_getBalance(latest) through the server (forwarded to anvil, not cacheable) vs straight to anvil, ${FORWARD_REQUESTS} requests each, one at a time on one keep-alive connection, alternating, after 200 of each to warm up; forwardAddedP50Ms = forwardP50Ms − directP50Ms.`,
       ],
     );
-    console.log(`\nratioLocalVsNode ${ratioLocalVsNode}, ratioReceiptsLocalVsNode ${ratioReceiptsLocalVsNode}, forwardAddedP50Ms ${forwardAddedP50Ms}: goal ${met ? 'met' : 'not met'}; wrote bench/results/rpc.json and bench/RESULTS.md`);
+    console.log(
+      `\nratioLocalVsNode ${ratioLocalVsNode}, ratioReceiptsLocalVsNode ${ratioReceiptsLocalVsNode}, forwardAddedP50Ms ${forwardAddedP50Ms}: goal ${met ? 'met' : 'not met'}; wrote bench/results/rpc.json and bench/RESULTS.md`,
+    );
   } finally {
     await server?.stop();
     await node.close();
@@ -226,7 +248,11 @@ async function servedFromStore(base: string): Promise<number> {
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+  );
 }
 
 // The run is bounded: whatever happens, the process ends within five minutes.

@@ -85,7 +85,12 @@ function receive(kind: keyof Counts, req: IncomingMessage, res: ServerResponse):
     if (retries !== (prev === undefined ? 0 : prev.retries + 1)) c.badRetries++;
     if (retries > 0) c.retries++;
     // A retry is due the schedule's wait after the previous attempt ended. Not checked on /probe… paths: the soak moves the test clock for them.
-    if (prev !== undefined && !path.startsWith('/probe') && performance.now() - prev.endedAt < RETRY_SCHEDULE_MS[prev.retries]! - EARLY_TOLERANCE_MS) c.early++;
+    if (
+      prev !== undefined &&
+      !path.startsWith('/probe') &&
+      performance.now() - prev.endedAt < RETRY_SCHEDULE_MS[prev.retries]! - EARLY_TOLERANCE_MS
+    )
+      c.early++;
     const attempt = { retries, endedAt: performance.now() };
     attemptsOf.set(key, attempt);
     if (kind === 'fail' || (released && !path.startsWith('/probe'))) {

@@ -83,7 +83,17 @@ const payload = (n: number): Record<string, unknown> => ({
   chainId: '0x1',
   block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) },
   logs: [],
-  txs: [{ hash: `0x${(n + 1).toString(16).padStart(64, 'a')}`, fromAddress: '0x'.padEnd(42, '1'), toAddress: '0x'.padEnd(42, '2'), value: '1000000000000000', gas: '21000', gasPrice: '1000000000', receiptStatus: '1' }],
+  txs: [
+    {
+      hash: `0x${(n + 1).toString(16).padStart(64, 'a')}`,
+      fromAddress: '0x'.padEnd(42, '1'),
+      toAddress: '0x'.padEnd(42, '2'),
+      value: '1000000000000000',
+      gas: '21000',
+      gasPrice: '1000000000',
+      receiptStatus: '1',
+    },
+  ],
   txsInternal: [],
 });
 
@@ -149,7 +159,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => ab
 
 // SOAK_SERVER_FLAGS: node flags for the server alone (say --cpu-prof --cpu-prof-dir=/tmp/prof; NODE_OPTIONS refuses --cpu-prof).
 const serverFlags = (process.env['SOAK_SERVER_FLAGS'] ?? '').split(' ').filter((f) => f !== '');
-server = await startProcess([...serverFlags, BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_ADMIN_KEY: ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_METRICS_STREAMS: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(STREAMS + 4), CHAINPOST_PRIVATE_TARGETS: 'allow' });
+server = await startProcess([...serverFlags, BIN, 'serve'], {
+  CHAINPOST_DATA: dir,
+  CHAINPOST_PORT: '0',
+  CHAINPOST_API_KEY: KEY,
+  CHAINPOST_ADMIN_KEY: ADMIN_KEY,
+  CHAINPOST_CHAINS: 'none',
+  CHAINPOST_TEST_CLOCK: '1',
+  CHAINPOST_METRICS_STREAMS: '1',
+  CHAINPOST_RATE_LIMIT: '0',
+  CHAINPOST_MAX_STREAMS: String(STREAMS + 4),
+  CHAINPOST_PRIVATE_TARGETS: 'allow',
+});
 const pid = server.child.pid!;
 // What the server prints is not kept (its warn lines for every failed attempt would pile up here); an error line is.
 server.child.stdout!.removeAllListeners('data');
@@ -163,16 +184,23 @@ for (const stream of [server.child.stdout!, server.child.stderr!]) {
 const base = `http://127.0.0.1:${server.port}`;
 
 async function api(method: string, path: string, json?: unknown): Promise<any> {
-  const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': KEY, 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': KEY, 'x-admin-key': ADMIN_KEY, 'content-type': 'application/json' },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
   const body = await res.json();
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
   return body;
 }
-const enqueue = async (id: string, webhooks: Array<Record<string, unknown>>): Promise<string[]> => (await api('POST', `/admin/streams/${id}/webhooks`, { webhooks })).results as string[];
+const enqueue = async (id: string, webhooks: Array<Record<string, unknown>>): Promise<string[]> =>
+  (await api('POST', `/admin/streams/${id}/webhooks`, { webhooks })).results as string[];
 const counts = async (): Promise<Counts> => (await fetch(rx('ok', '/counts'))).json() as Promise<Counts>;
-const createStream = async (kind: Kind, path: string, tag: string): Promise<string> => (await api('PUT', '/streams/evm', { webhookUrl: rx(kind, path), description: 'soak', tag, chainIds: ['0x1'] })).id as string;
+const createStream = async (kind: Kind, path: string, tag: string): Promise<string> =>
+  (await api('PUT', '/streams/evm', { webhookUrl: rx(kind, path), description: 'soak', tag, chainIds: ['0x1'] })).id as string;
 const clockNow = async (): Promise<number> => Date.parse((await api('GET', '/admin/clock')).now as string);
-const advance = async (ms: number): Promise<number> => Date.parse((await api('POST', '/admin/clock/advance', { seconds: Math.max(0, ms) / 1000 })).now as string);
+const advance = async (ms: number): Promise<number> =>
+  Date.parse((await api('POST', '/admin/clock/advance', { seconds: Math.max(0, ms) / 1000 })).now as string);
 const stream = async (id: string): Promise<{ status: string; statusMessage: string }> => api('GET', `/streams/evm/${id}`);
 const failedOf = async (id: string): Promise<number> => (await api('GET', `/stats/${id}`)).totalWebhooksFailed as number;
 
@@ -202,8 +230,16 @@ try {
   };
   const ids: string[] = new Array<string>(STREAMS);
   const made = performance.now();
-  for (let i = 0; i < STREAMS; i += 20) await Promise.all(Array.from({ length: Math.min(20, STREAMS - i) }, async (_, k) => (ids[i + k] = await createStream(kindOf(i + k), `/s${i + k}`, `s${i + k}`))));
-  console.log(`soak: ${STREAMS} streams (${FAILING} failing, ${HANGING} hanging) made in ${((performance.now() - made) / 1000).toFixed(1)} s; ${RATE} webhooks/s for ${MINUTES} min, server pid ${pid}`);
+  for (let i = 0; i < STREAMS; i += 20)
+    await Promise.all(
+      Array.from(
+        { length: Math.min(20, STREAMS - i) },
+        async (_, k) => (ids[i + k] = await createStream(kindOf(i + k), `/s${i + k}`, `s${i + k}`)),
+      ),
+    );
+  console.log(
+    `soak: ${STREAMS} streams (${FAILING} failing, ${HANGING} hanging) made in ${((performance.now() - made) / 1000).toFixed(1)} s; ${RATE} webhooks/s for ${MINUTES} min, server pid ${pid}`,
+  );
 
   // ---- the load ------------------------------------------------------------
   const next = new Array<number>(STREAMS).fill(0);
@@ -249,7 +285,9 @@ try {
       const prev = samples[Math.max(0, samples.length - 1 - PRINT_EVERY)]!;
       const perSec = s.t > prev.t ? Math.round((s.delivered - prev.delivered) / (s.t - prev.t)) : 0;
       const cores = s.t > prev.t ? ((s.cpuMs - prev.cpuMs) / 1000 / (s.t - prev.t)).toFixed(2) : '0';
-      console.log(`t=${String(s.t).padStart(6)} s  cpu ${cores} cores  rss ${s.rssMb} MB (anon ${s.rssAnonMb}, file ${s.rssFileMb}; heap ${s.heapMb}, external ${s.externalMb})  fds ${s.fds}  loop p99 ${s.loopP99Ms} ms (max ${s.loopMaxMs})  delivered ${perSec}/s  queued ${s.queued} (max/stream ${s.maxStreamQueued})  enqueued ${Math.round(enqueued / Math.max(1, s.t))}/s`);
+      console.log(
+        `t=${String(s.t).padStart(6)} s  cpu ${cores} cores  rss ${s.rssMb} MB (anon ${s.rssAnonMb}, file ${s.rssFileMb}; heap ${s.heapMb}, external ${s.externalMb})  fds ${s.fds}  loop p99 ${s.loopP99Ms} ms (max ${s.loopMaxMs})  delivered ${perSec}/s  queued ${s.queued} (max/stream ${s.maxStreamQueued})  enqueued ${Math.round(enqueued / Math.max(1, s.t))}/s`,
+      );
     }
   };
 
@@ -274,7 +312,9 @@ try {
   const call = async (streams: number[]): Promise<void> => {
     inFlight++;
     try {
-      const results = (await api('POST', '/admin/webhooks', { webhooks: streams.map((i) => ({ streamId: ids[i], payload: payload(next[i]!++) })) })).results as string[];
+      const results = (
+        await api('POST', '/admin/webhooks', { webhooks: streams.map((i) => ({ streamId: ids[i], payload: payload(next[i]!++) })) })
+      ).results as string[];
       results.forEach((r, k) => {
         if (r === 'queued') queued[streams[k]!]!++;
         else if (r === 'history') history++;
@@ -309,12 +349,16 @@ try {
     }
     if (now >= nextSample && sampling === undefined) {
       nextSample += SAMPLE_MS;
-      sampling = sample().catch((err: unknown) => console.log(`sample failed: ${(err as Error).message}`)).finally(() => (sampling = undefined));
+      sampling = sample()
+        .catch((err: unknown) => console.log(`sample failed: ${(err as Error).message}`))
+        .finally(() => (sampling = undefined));
     }
     if (storeWarm === undefined && now - started >= WARMUP * durationMs) storeWarm = storeBreakdown(dir);
     if (now >= nextResume && resuming === undefined) {
       nextResume += RESUME_MS;
-      resuming = resume().catch((err: unknown) => console.log(`resume failed: ${(err as Error).message}`)).finally(() => (resuming = undefined));
+      resuming = resume()
+        .catch((err: unknown) => console.log(`resume failed: ${(err as Error).message}`))
+        .finally(() => (resuming = undefined));
     }
     await sleep(5);
   }
@@ -325,8 +369,13 @@ try {
   const storeEnd = storeBreakdown(dir);
   storeWarm ??= storeEnd;
   const tablesWarm = new Map<string, TableSize>(storeWarm.tables.map((t) => [t.table, t]));
-  console.log(`store: used extent ${storeWarm.extentMb} → ${storeEnd.extentMb} MB, tables ${storeWarm.tablesMb} → ${storeEnd.tablesMb} MB (after warm-up → end of load)`);
-  for (const t of storeEnd.tables.slice(0, 6)) console.log(`  ${t.table.padEnd(14)} ${tablesWarm.get(t.table)?.mb ?? 0} → ${t.mb} MB, ${tablesWarm.get(t.table)?.entries ?? 0} → ${t.entries} entries`);
+  console.log(
+    `store: used extent ${storeWarm.extentMb} → ${storeEnd.extentMb} MB, tables ${storeWarm.tablesMb} → ${storeEnd.tablesMb} MB (after warm-up → end of load)`,
+  );
+  for (const t of storeEnd.tables.slice(0, 6))
+    console.log(
+      `  ${t.table.padEnd(14)} ${tablesWarm.get(t.table)?.mb ?? 0} → ${t.mb} MB, ${tablesWarm.get(t.table)?.entries ?? 0} → ${t.entries} entries`,
+    );
 
   // ---- RSS, fds, event loop --------------------------------------------------
   const warm = samples.filter((s) => s.t >= WARMUP * loadSeconds);
@@ -345,38 +394,71 @@ try {
   const soakCounts = await counts();
   await fetch(rx('ok', '/release'), { method: 'POST' });
   const okIdx = ids.map((_, i) => i).filter((i) => kindOf(i) === 'ok');
-  const allIn = await until(async () => {
-    const c = await counts();
-    return okIdx.every((i) => (c.ok[`/s${i}`]?.attempts ?? 0) >= queued[i]!);
-  }, DRAIN_LIMIT_MS, 500);
+  const allIn = await until(
+    async () => {
+      const c = await counts();
+      return okIdx.every((i) => (c.ok[`/s${i}`]?.attempts ?? 0) >= queued[i]!);
+    },
+    DRAIN_LIMIT_MS,
+    500,
+  );
   const drainSeconds = round((performance.now() - started) / 1000 - loadSeconds, 1);
   const drained = await counts();
   const okPaths = okIdx.map((i) => ({ i, c: drained.ok[`/s${i}`] }));
   const received = okPaths.reduce((n, { c }) => n + (c?.attempts ?? 0), 0);
   const expected = okIdx.reduce((n, i) => n + queued[i]!, 0);
   check(callErrors === 0 && dropped === 0, `every enqueue answered (${callErrors} calls failed, ${dropped} webhooks dropped)`);
-  check(allIn && received === expected, `healthy streams: ${received} webhooks received of ${expected} queued (the last ${drainSeconds} s after the load's end)`);
-  check(okPaths.every(({ i, c }) => c !== undefined && c.duplicates === 0 && c.outOfOrder === 0 && c.next === queued[i]), `healthy streams: each webhook once and in order (${okPaths.reduce((n, { c }) => n + (c?.duplicates ?? 0), 0)} duplicates, ${okPaths.reduce((n, { c }) => n + (c?.outOfOrder ?? 0), 0)} out of order)`);
+  check(
+    allIn && received === expected,
+    `healthy streams: ${received} webhooks received of ${expected} queued (the last ${drainSeconds} s after the load's end)`,
+  );
+  check(
+    okPaths.every(({ i, c }) => c !== undefined && c.duplicates === 0 && c.outOfOrder === 0 && c.next === queued[i]),
+    `healthy streams: each webhook once and in order (${okPaths.reduce((n, { c }) => n + (c?.duplicates ?? 0), 0)} duplicates, ${okPaths.reduce((n, { c }) => n + (c?.outOfOrder ?? 0), 0)} out of order)`,
+  );
   const failPaths = [...Object.entries(soakCounts.fail), ...Object.entries(soakCounts.hang)].filter(([p]) => !p.startsWith('/probe'));
   const soakRetries = failPaths.reduce((n, [, c]) => n + c.retries, 0);
-  check(failPaths.every(([, c]) => c.badRetries === 0), `failing and hanging streams: every attempt's retries one above the previous attempt's (${soakRetries} retries seen)`);
-  check(failPaths.every(([, c]) => c.early === 0), `failing and hanging streams: no retry before the schedule's wait (${failPaths.reduce((n, [, c]) => n + c.early, 0)} early)`);
-  check(errorCycles > 0 && wrongCycles.length === 0, `70 % rule under load: ${errorCycles} entries into error, each after exactly ${FAILURES_TO_ERROR} failed attempts since set active${wrongCycles.length > 0 ? ` (not: ${wrongCycles.slice(0, 5).join(', ')})` : ''}`);
+  check(
+    failPaths.every(([, c]) => c.badRetries === 0),
+    `failing and hanging streams: every attempt's retries one above the previous attempt's (${soakRetries} retries seen)`,
+  );
+  check(
+    failPaths.every(([, c]) => c.early === 0),
+    `failing and hanging streams: no retry before the schedule's wait (${failPaths.reduce((n, [, c]) => n + c.early, 0)} early)`,
+  );
+  check(
+    errorCycles > 0 && wrongCycles.length === 0,
+    `70 % rule under load: ${errorCycles} entries into error, each after exactly ${FAILURES_TO_ERROR} failed attempts since set active${wrongCycles.length > 0 ? ` (not: ${wrongCycles.slice(0, 5).join(', ')})` : ''}`,
+  );
   const maxQueued = Math.max(...samples.map((s) => s.maxStreamQueued));
   check(maxQueued <= QUEUE_CAP, `no stream's queue above ${QUEUE_CAP} in any sample (max ${maxQueued})`);
 
   // ---- probes on the test clock -------------------------------------------------
   // Queue cap: 9,999 queued leave the stream active; the 10,000th puts it in error; the next goes to history.
-  const capBatch = (from: number, n: number): Array<Record<string, unknown>> => Array.from({ length: n }, (_, k) => ({ chainId: '0x1', block: { number: String(from + k), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
+  const capBatch = (from: number, n: number): Array<Record<string, unknown>> =>
+    Array.from({ length: n }, (_, k) => ({
+      chainId: '0x1',
+      block: { number: String(from + k), hash: '0x', timestamp: '0' },
+      logs: [],
+      txs: [],
+    }));
   const capResults: string[] = [];
-  for (let n = 0; n < QUEUE_CAP - 1; n += 2_000) capResults.push(...(await enqueue(probe.cap, capBatch(n, Math.min(2_000, QUEUE_CAP - 1 - n)))));
+  for (let n = 0; n < QUEUE_CAP - 1; n += 2_000)
+    capResults.push(...(await enqueue(probe.cap, capBatch(n, Math.min(2_000, QUEUE_CAP - 1 - n)))));
   const capBefore = (await stream(probe.cap)).status;
   const capLast = await enqueue(probe.cap, capBatch(QUEUE_CAP - 1, 1));
   const capAfter = await stream(probe.cap);
   const capOver = await enqueue(probe.cap, capBatch(QUEUE_CAP, 1));
   const capQueue = metric(await (await fetch(`${base}/metrics`)).text(), 'chainpost_stream_webhooks_queued').get(`{stream="${probe.cap}"}`);
   check(
-    capResults.length === QUEUE_CAP - 1 && capResults.every((r) => r === 'queued') && capBefore === 'active' && capLast[0] === 'queued' && capAfter.status === 'error' && capAfter.statusMessage.includes(`reached ${QUEUE_CAP}`) && capOver[0] === 'history' && capQueue === QUEUE_CAP,
+    capResults.length === QUEUE_CAP - 1 &&
+      capResults.every((r) => r === 'queued') &&
+      capBefore === 'active' &&
+      capLast[0] === 'queued' &&
+      capAfter.status === 'error' &&
+      capAfter.statusMessage.includes(`reached ${QUEUE_CAP}`) &&
+      capOver[0] === 'history' &&
+      capQueue === QUEUE_CAP,
     `queue cap: ${QUEUE_CAP - 1} queued → ${capBefore}; the ${ordinal(QUEUE_CAP)} → ${capAfter.status}; the next → ${capOver[0]}; queue ${capQueue}`,
   );
 
@@ -387,7 +469,10 @@ try {
   await enqueue(probe.rate, capBatch(FAILURES_TO_ERROR - 1, 1));
   await until(async () => (await failedOf(probe.rate)) >= FAILURES_TO_ERROR, 30_000);
   const rateAfter = await stream(probe.rate);
-  check(rateBefore === 'active' && rateAfter.status === 'error' && rateAfter.statusMessage.includes(`fell to ${ERROR_BELOW - 1}%`), `70 % rule: after ${FAILURES_TO_ERROR - 1} failures ${rateBefore}, after the ${ordinal(FAILURES_TO_ERROR)} ${rateAfter.status}`);
+  check(
+    rateBefore === 'active' && rateAfter.status === 'error' && rateAfter.statusMessage.includes(`fell to ${ERROR_BELOW - 1}%`),
+    `70 % rule: after ${FAILURES_TO_ERROR - 1} failures ${rateBefore}, after the ${ordinal(FAILURES_TO_ERROR)} ${rateAfter.status}`,
+  );
 
   // Error → terminated at 24 h, for every stream in error: read just before the rate probe's 24 h are up, and just after.
   const rateSince = (await allStreams()).get(probe.rate)!.since!;
@@ -407,10 +492,21 @@ try {
   const before = await judge();
   await advance(rateSince + ERROR_TO_TERMINATED_MS + 1 - (await clockNow()));
   const after = await judge();
-  const tally = (l: Map<string, { status: string }>): string => ['active', 'error', 'terminated'].map((st) => `${[...l.values()].filter((s) => s.status === st).length} ${st}`).join(', ');
+  const tally = (l: Map<string, { status: string }>): string =>
+    ['active', 'error', 'terminated'].map((st) => `${[...l.values()].filter((s) => s.status === st).length} ${st}`).join(', ');
   check(
-    before.wrong.length === 0 && after.wrong.length === 0 && before.list.get(probe.rate)!.status === 'error' && after.list.get(probe.rate)!.status === 'terminated' && okIdx.every((i) => after.list.get(ids[i]!)!.status === 'active'),
-    `error → terminated at 24 h: 10 s before the probe's ${tally(before.list)}; 1 ms after ${tally(after.list)}${[...before.wrong, ...after.wrong].slice(0, 3).map((w) => `; ${w}`).join('')}`,
+    before.wrong.length === 0 &&
+      after.wrong.length === 0 &&
+      before.list.get(probe.rate)!.status === 'error' &&
+      after.list.get(probe.rate)!.status === 'terminated' &&
+      okIdx.every((i) => after.list.get(ids[i]!)!.status === 'active'),
+    `error → terminated at 24 h: 10 s before the probe's ${tally(before.list)}; 1 ms after ${tally(after.list)}${[
+      ...before.wrong,
+      ...after.wrong,
+    ]
+      .slice(0, 3)
+      .map((w) => `; ${w}`)
+      .join('')}`,
   );
 
   // The retry schedule: each retry not a second early, and sent at its instant (the server's history record says when each attempt failed).
@@ -419,7 +515,9 @@ try {
     let cursor = '';
     for (;;) {
       const page = await api('GET', `/history?limit=100&excludePayload=true${cursor === '' ? '' : `&cursor=${cursor}`}`);
-      const h = (page.result as Array<{ streamId: string; date: string; tinyPayload: { retries: number }; errorMessage: string }>).find((r) => r.streamId === id);
+      const h = (page.result as Array<{ streamId: string; date: string; tinyPayload: { retries: number }; errorMessage: string }>).find(
+        (r) => r.streamId === id,
+      );
       if (h !== undefined) return { date: Date.parse(h.date), retries: h.tinyPayload.retries, errorMessage: h.errorMessage };
       if (!page.cursor) throw new Error(`no history record of stream ${id}`);
       cursor = page.cursor as string;
@@ -443,7 +541,8 @@ try {
       last = await record(id);
       // Sent at its instant, failed at once (500) or after the timeout (no answer), as the history record dates it.
       const late = last.date - dueAt - (kind === 'hang' ? DELIVERY_TIMEOUT_MS : 0);
-      if (last.retries !== k + 1 || late < 0 || late > CLOCK_SLOP_MS) wrong.push(`retry ${k + 1}: retries ${last.retries}, failed ${late} ms after its due instant (+ timeout)`);
+      if (last.retries !== k + 1 || late < 0 || late > CLOCK_SLOP_MS)
+        wrong.push(`retry ${k + 1}: retries ${last.retries}, failed ${late} ms after its due instant (+ timeout)`);
     }
     return wrong;
   };
@@ -454,14 +553,32 @@ try {
   await sleep(200);
   const attemptsLater = await attemptsAt('fail', '/probe-retry');
   const lastRecord = await record(probe.retry);
-  check(retryWrong.length === 0 && attemptsDone === RETRY_SCHEDULE_MS.length + 1 && attemptsLater === attemptsDone && lastRecord.retries === RETRY_SCHEDULE_MS.length, `retry schedule (500): ${attemptsDone} attempts at 0, ${RETRY_SCHEDULE_MS.map((m) => `${m / 60_000} min`).join(', ')} (the last capped at 24 h after the first failure), none after${retryWrong.slice(0, 3).map((w) => `; ${w}`).join('')}`);
+  check(
+    retryWrong.length === 0 &&
+      attemptsDone === RETRY_SCHEDULE_MS.length + 1 &&
+      attemptsLater === attemptsDone &&
+      lastRecord.retries === RETRY_SCHEDULE_MS.length,
+    `retry schedule (500): ${attemptsDone} attempts at 0, ${RETRY_SCHEDULE_MS.map((m) => `${m / 60_000} min`).join(', ')} (the last capped at 24 h after the first failure), none after${retryWrong
+      .slice(0, 3)
+      .map((w) => `; ${w}`)
+      .join('')}`,
+  );
   const hangWrong = await followSchedule('hang', '/probe-hang', probe.hang, 2);
   const hangRecord = await record(probe.hang);
-  check(hangWrong.length === 0 && hangRecord.retries === 2, `retry schedule (no answer): each attempt failed ${DELIVERY_TIMEOUT_MS / 1000} s after it was sent, retried ${RETRY_SCHEDULE_MS[0]! / 60_000} and ${RETRY_SCHEDULE_MS[1]! / 60_000} min later ("${hangRecord.errorMessage}")${hangWrong.slice(0, 3).map((w) => `; ${w}`).join('')}`);
+  check(
+    hangWrong.length === 0 && hangRecord.retries === 2,
+    `retry schedule (no answer): each attempt failed ${DELIVERY_TIMEOUT_MS / 1000} s after it was sent, retried ${RETRY_SCHEDULE_MS[0]! / 60_000} and ${RETRY_SCHEDULE_MS[1]! / 60_000} min later ("${hangRecord.errorMessage}")${hangWrong
+      .slice(0, 3)
+      .map((w) => `; ${w}`)
+      .join('')}`,
+  );
 
   // After two days of test clock, still nothing delivered twice on the healthy streams.
   const final = await counts();
-  check(okIdx.every((i) => final.ok[`/s${i}`]!.attempts === queued[i]), 'healthy streams: nothing delivered again after the clock moved 3 days');
+  check(
+    okIdx.every((i) => final.ok[`/s${i}`]!.attempts === queued[i]),
+    'healthy streams: nothing delivered again after the clock moved 3 days',
+  );
   check(serverErrors.length === 0, `no error line from the server${serverErrors.length > 0 ? `: ${serverErrors[0]!.slice(0, 300)}` : ''}`);
 
   // ---- the figures ---------------------------------------------------------------
@@ -511,10 +628,22 @@ try {
     loopP99MaxMs: '< 20',
     rules: 'every check above holds',
   };
-  check(figures.enqueuedPerSec >= RATE * 0.99, `load: ${figures.enqueuedPerSec} webhooks/s enqueued (goal ${RATE}), ${figures.deliveredPerSec}/s delivered after warm-up`);
-  check(figures.rssGrowthPct < 10, `RSS after warm-up ${rssWarm} MB → ${rssEnd} MB at the end: ${figures.rssGrowthPct} % (peak ${figures.rssPeakMb} MB; of it anonymous ${anonWarm} → ${anonEnd} MB, ${figures.rssAnonGrowthPct} %)`);
-  check(fdsEnd - fdsWarm <= FD_TOLERANCE, `open fds after warm-up ${fdsWarm} → ${fdsEnd} at the end (range ${figures.fdsMin}–${figures.fdsMax}; tolerance +${FD_TOLERANCE})`);
-  check(figures.loopP99MaxMs < 20, `event-loop delay: p99 of every 10-s window after warm-up < 20 ms (highest ${figures.loopP99MaxMs} ms, median ${figures.loopP99MedianMs} ms; highest single delay ${figures.loopMaxMs} ms)`);
+  check(
+    figures.enqueuedPerSec >= RATE * 0.99,
+    `load: ${figures.enqueuedPerSec} webhooks/s enqueued (goal ${RATE}), ${figures.deliveredPerSec}/s delivered after warm-up`,
+  );
+  check(
+    figures.rssGrowthPct < 10,
+    `RSS after warm-up ${rssWarm} MB → ${rssEnd} MB at the end: ${figures.rssGrowthPct} % (peak ${figures.rssPeakMb} MB; of it anonymous ${anonWarm} → ${anonEnd} MB, ${figures.rssAnonGrowthPct} %)`,
+  );
+  check(
+    fdsEnd - fdsWarm <= FD_TOLERANCE,
+    `open fds after warm-up ${fdsWarm} → ${fdsEnd} at the end (range ${figures.fdsMin}–${figures.fdsMax}; tolerance +${FD_TOLERANCE})`,
+  );
+  check(
+    figures.loopP99MaxMs < 20,
+    `event-loop delay: p99 of every 10-s window after warm-up < 20 ms (highest ${figures.loopP99MaxMs} ms, median ${figures.loopP99MedianMs} ms; highest single delay ${figures.loopMaxMs} ms)`,
+  );
   const met = failures.length === 0;
   const command = `${MINUTES === 30 ? '' : `SOAK_MINUTES=${MINUTES} `}${RATE === 1_000 ? '' : `SOAK_RATE=${RATE} `}npm run soak`;
   report('soak', command, figures, goal, met, [
@@ -522,7 +651,9 @@ try {
     `Rules, all checked in this run: healthy streams received every webhook once and in order; every retry numbered one above the previous attempt and none before its wait; each entry into error after exactly ${FAILURES_TO_ERROR} failed attempts since set active; no queue above ${QUEUE_CAP}; then on the test clock: the ${ordinal(QUEUE_CAP)} queued webhook puts a stream in error and the next goes to history; the ${ordinal(FAILURES_TO_ERROR)} failure (rate ${ERROR_BELOW - 1} %) puts one in error, not the ${ordinal(FAILURES_TO_ERROR - 1)}; every stream in error terminated exactly 24 h after it entered error; the retry schedule followed attempt by attempt (not a second early, its failure dated within ${CLOCK_SLOP_MS / 1000} s of its due instant), for a 500 and for no answer.`,
     ...(failures.length > 0 ? [`Not met: ${failures.join('; ')}`] : []),
   ]);
-  console.log(`\nsoak: ${met ? 'every goal met' : `${failures.length} goal(s) not met`}; wrote bench/results/soak.json and bench/RESULTS.md`);
+  console.log(
+    `\nsoak: ${met ? 'every goal met' : `${failures.length} goal(s) not met`}; wrote bench/results/soak.json and bench/RESULTS.md`,
+  );
 } finally {
   await server.stop('SIGTERM');
   await receiver.stop();

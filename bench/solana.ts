@@ -41,12 +41,32 @@ const WATCHED = Number(process.env['BENCH_WATCHED'] ?? 1_000_000);
 /** Streams the watched accounts are spread over (each account watched by one). */
 const STREAMS = 1_000;
 const KEY = 'cpk_bench_solana_0123456789abcdef';
-const GET_BLOCK = { encoding: 'json', transactionDetails: 'full', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' } as const;
+const GET_BLOCK = {
+  encoding: 'json',
+  transactionDetails: 'full',
+  maxSupportedTransactionVersion: 0,
+  rewards: false,
+  commitment: 'confirmed',
+} as const;
 
 const sum = (xs: number[]): number => xs.reduce((a, x) => a + x, 0);
 
 // The stand-in renders its slots as it starts; in its own process, it does so while this one builds and compiles.
-const standInReady = startProcess([fileURLToPath(new URL('../test/kit/solana-rpc/main.js', import.meta.url)), '--blocks', 'bench', '--slots', String(SLOTS), '--start', String(START), '--prerender'], {}, 240_000, /"url":"http:\/\/[^"]*?:(\d+)"/);
+const standInReady = startProcess(
+  [
+    fileURLToPath(new URL('../test/kit/solana-rpc/main.js', import.meta.url)),
+    '--blocks',
+    'bench',
+    '--slots',
+    String(SLOTS),
+    '--start',
+    String(START),
+    '--prerender',
+  ],
+  {},
+  240_000,
+  /"url":"http:\/\/[^"]*?:(\d+)"/,
+);
 let standInProcess: Started | undefined;
 void standInReady.then((p) => (standInProcess = p));
 process.once('exit', () => standInProcess?.child.kill());
@@ -56,7 +76,11 @@ process.once('exit', () => standInProcess?.child.kill());
 const { chain, pool } = benchChain({ slots: MATCH_SLOTS, start: START });
 const answers = chain.slots().map((block) => {
   // The JSON-RPC response body, as the node sends it.
-  const bytes = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","result":'), blockBytes(block, { rewards: false, showVersion: true }), Buffer.from(',"id":1}')]);
+  const bytes = Buffer.concat([
+    Buffer.from('{"jsonrpc":"2.0","result":'),
+    blockBytes(block, { rewards: false, showVersion: true }),
+    Buffer.from(',"id":1}'),
+  ]);
   return { slot: block.slot, bytes };
 });
 const prepared = answers.map((a) => {
@@ -75,7 +99,13 @@ const realAccounts = [...new Set([...touched.accounts, ...touched.owners])].filt
 const accounts = [...realAccounts, ...unusedAddresses(WATCHED - realAccounts.length)];
 const realPrograms = [...touched.programs].filter((p) => p !== VOTE_PROGRAM).slice(0, 1);
 const realMints = [...touched.mints].slice(0, 1);
-const entries: WatchedSolanaStream[] = Array.from({ length: STREAMS }, (_, index) => ({ index, addresses: [], programIds: index === 0 ? realPrograms : [], mintAddresses: index === 1 ? realMints : [], allAddresses: false }));
+const entries: WatchedSolanaStream[] = Array.from({ length: STREAMS }, (_, index) => ({
+  index,
+  addresses: [],
+  programIds: index === 0 ? realPrograms : [],
+  mintAddresses: index === 1 ? realMints : [],
+  allAddresses: false,
+}));
 accounts.forEach((a, i) => (entries[i % STREAMS]!.addresses as string[]).push(a));
 let filter!: FilterSet;
 const compiled = performance.now();
@@ -87,7 +117,12 @@ console.error(`compiled ${accounts.length} accounts in ${round(compileSeconds)} 
 
 interface JsonTx {
   transaction: { message: { accountKeys: string[]; instructions: Array<{ programIdIndex: number }> } };
-  meta: { loadedAddresses?: { writable: string[]; readonly: string[] }; innerInstructions: Array<{ instructions: Array<{ programIdIndex: number }> }> | null; preTokenBalances: Array<{ mint: string; owner?: string }> | null; postTokenBalances: Array<{ mint: string; owner?: string }> | null };
+  meta: {
+    loadedAddresses?: { writable: string[]; readonly: string[] };
+    innerInstructions: Array<{ instructions: Array<{ programIdIndex: number }> }> | null;
+    preTokenBalances: Array<{ mint: string; owner?: string }> | null;
+    postTokenBalances: Array<{ mint: string; owner?: string }> | null;
+  };
 }
 const watchedAccounts = new Set(accounts);
 const watchedPrograms = new Set(realPrograms);
@@ -97,11 +132,22 @@ function naiveMatch(bytes: Buffer): Set<number> {
   const txs = (JSON.parse(bytes.toString()) as { result: { transactions: JsonTx[] } }).result.transactions;
   const hit = new Set<number>();
   txs.forEach((t, index) => {
-    const keys = [...t.transaction.message.accountKeys, ...(t.meta.loadedAddresses?.writable ?? []), ...(t.meta.loadedAddresses?.readonly ?? [])];
-    const programs = [...t.transaction.message.instructions, ...(t.meta.innerInstructions ?? []).flatMap((g) => g.instructions)].map((ix) => keys[ix.programIdIndex]!);
+    const keys = [
+      ...t.transaction.message.accountKeys,
+      ...(t.meta.loadedAddresses?.writable ?? []),
+      ...(t.meta.loadedAddresses?.readonly ?? []),
+    ];
+    const programs = [...t.transaction.message.instructions, ...(t.meta.innerInstructions ?? []).flatMap((g) => g.instructions)].map(
+      (ix) => keys[ix.programIdIndex]!,
+    );
     if (t.transaction.message.instructions.every((ix) => keys[ix.programIdIndex] === VOTE_PROGRAM)) return;
     const balances = [...(t.meta.preTokenBalances ?? []), ...(t.meta.postTokenBalances ?? [])];
-    if (keys.some((k) => watchedAccounts.has(k)) || balances.some((b) => (b.owner !== undefined && watchedAccounts.has(b.owner)) || watchedMints.has(b.mint)) || programs.some((p) => watchedPrograms.has(p))) hit.add(index);
+    if (
+      keys.some((k) => watchedAccounts.has(k)) ||
+      balances.some((b) => (b.owner !== undefined && watchedAccounts.has(b.owner)) || watchedMints.has(b.mint)) ||
+      programs.some((p) => watchedPrograms.has(p))
+    )
+      hit.add(index);
   });
   return hit;
 }
@@ -110,7 +156,8 @@ const matchedTxs = (m: Map<number, number[]>): Set<number> => new Set([...m.valu
 for (const [i, p] of prepared.entries()) {
   const fast = [...matchedTxs(filter.match(p.probe))].sort((x, y) => x - y).join();
   const naive = [...naiveMatch(answers[i]!.bytes)].sort((x, y) => x - y).join();
-  if (fast !== naive) throw new Error(`slot ${p.slot}: the probe match and the naive matcher disagree: ${fast.slice(0, 200)} / ${naive.slice(0, 200)}`);
+  if (fast !== naive)
+    throw new Error(`slot ${p.slot}: the probe match and the naive matcher disagree: ${fast.slice(0, 200)} / ${naive.slice(0, 200)}`);
 }
 const matchMs = msPer(() => {
   for (const p of prepared) filter.match(p.probe);
@@ -121,14 +168,20 @@ const naiveMatchMs = msPer(() => {
 const hits = prepared.map((p) => matchedTxs(filter.match(p.probe)).size);
 
 // What else a slot costs on one core: prepare (scan, record, probe column), and the body of its matched transactions.
-const prepareMs = msPer(() => {
-  for (const a of answers) prepareSolanaBlock({ slot: a.slot, block: Uint8Array.prototype.slice.call(a.bytes) });
-}) / answers.length;
+const prepareMs =
+  msPer(() => {
+    for (const a of answers) prepareSolanaBlock({ slot: a.slot, block: Uint8Array.prototype.slice.call(a.bytes) });
+  }) / answers.length;
 const bodyMs =
   msPer(() => {
     for (const p of prepared) {
       const view = SolRecordView.of(p.record);
-      solanaBody(view, { streamId: 's', tag: 't', confirmed: true, txIndexes: solanaTxIndexes(view, [...matchedTxs(filter.match(p.probe))]) });
+      solanaBody(view, {
+        streamId: 's',
+        tag: 't',
+        confirmed: true,
+        txIndexes: solanaTxIndexes(view, [...matchedTxs(filter.match(p.probe))]),
+      });
     }
   }) / prepared.length;
 
@@ -205,7 +258,11 @@ const figures = {
   prepareMsPerSlot: round(prepareMs, 3),
   bodyMsPerSlot: round(bodyMs, 3),
 };
-const baselineOf: Partial<Record<string, number>> = { matchTxPerSec: figures.naiveMatchTxPerSec, ingestSlotsPerSec: figures.naiveIngestSlotsPerSec, recordBytesPerSlot: figures.getBlockJsonBytesPerSlot };
+const baselineOf: Partial<Record<string, number>> = {
+  matchTxPerSec: figures.naiveMatchTxPerSec,
+  ingestSlotsPerSec: figures.naiveIngestSlotsPerSec,
+  recordBytesPerSlot: figures.getBlockJsonBytesPerSlot,
+};
 printRows(Object.entries(figures).map(([name, value]) => [name, value, '', baselineOf[name]]));
 const met = figures.matchTxPerSec >= 1_000_000 && figures.ingestSlotsPerSec >= 25;
 const goals = { matchTxPerSec: '>= 1000000', ingestSlotsPerSec: '>= 25' };

@@ -56,7 +56,10 @@ function record(): void {
 const LONG_MS = 20;
 
 function summarize(file: string): void {
-  const rows = readFileSync(file, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  const rows = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '));
   const stalls = rows.filter((r) => r[1] === 'stall').map((r) => ({ t: Number(r[0]), ms: Number(r[2]) }));
   const gcs = rows.filter((r) => r[1] === 'gc').map((r) => ({ t: Number(r[0]), kind: r[2]!, ms: Number(r[3]) }));
   const tally = <K>(keys: K[]): Array<[K, number]> => {
@@ -68,15 +71,25 @@ function summarize(file: string): void {
   console.log(`stalls over ${STALL_MS} ms: ${stalls.length}; by size (ms, count): ${bySize.map(([k, n]) => `${k}+ ${n}`).join(', ')}`);
   for (const kind of new Set(gcs.map((g) => g.kind))) {
     const ms = gcs.filter((g) => g.kind === kind).map((g) => g.ms);
-    console.log(`gc ${kind} over ${GC_MS} ms: ${ms.length}, mean ${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(1)} ms, longest ${Math.max(...ms).toFixed(1)} ms`);
+    console.log(
+      `gc ${kind} over ${GC_MS} ms: ${ms.length}, mean ${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(1)} ms, longest ${Math.max(...ms).toFixed(1)} ms`,
+    );
   }
   const long = stalls.filter((s) => s.ms > LONG_MS);
   // A stall is logged when it ends: the GC pauses that began within it (and the timer's own tick before it).
-  const gcShare = (s: { t: number; ms: number }): number => gcs.filter((g) => g.t >= s.t - s.ms - 2 * TICK_MS && g.t <= s.t).reduce((a, g) => a + g.ms, 0) / s.ms;
-  console.log(`stalls over ${LONG_MS} ms: ${long.length}, of which ${long.filter((s) => gcShare(s) > 0.4).length} were more than 40 % GC pauses`);
+  const gcShare = (s: { t: number; ms: number }): number =>
+    gcs.filter((g) => g.t >= s.t - s.ms - 2 * TICK_MS && g.t <= s.t).reduce((a, g) => a + g.ms, 0) / s.ms;
+  console.log(
+    `stalls over ${LONG_MS} ms: ${long.length}, of which ${long.filter((s) => gcShare(s) > 0.4).length} were more than 40 % GC pauses`,
+  );
   const first = stalls[0]?.t ?? 0;
   const windows = tally(long.map((s) => Math.floor((s.t - first) / 10_000))).sort((a, b) => b[1] - a[1]);
-  console.log(`10-s windows with the most stalls over ${LONG_MS} ms (window from the first stall: count): ${windows.slice(0, 8).map(([w, n]) => `${w}: ${n}`).join(', ')}`);
+  console.log(
+    `10-s windows with the most stalls over ${LONG_MS} ms (window from the first stall: count): ${windows
+      .slice(0, 8)
+      .map(([w, n]) => `${w}: ${n}`)
+      .join(', ')}`,
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] !== undefined) summarize(process.argv[2]);

@@ -27,7 +27,11 @@ export function storeBreakdown(path: string): { extentMb: number; tablesMb: numb
     }
     const { lastPageNumber: last, pageSize } = root.getStats() as { lastPageNumber: number; pageSize: number };
     tables.sort((a, b) => b.mb - a.mb);
-    return { extentMb: Math.round(((last + 1) * pageSize * 10) / MB) / 10, tablesMb: Math.round(tables.reduce((s, t) => s + t.mb, 0) * 10) / 10, tables };
+    return {
+      extentMb: Math.round(((last + 1) * pageSize * 10) / MB) / 10,
+      tablesMb: Math.round(tables.reduce((s, t) => s + t.mb, 0) * 10) / 10,
+      tables,
+    };
   } finally {
     root.close();
   }

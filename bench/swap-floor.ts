@@ -13,7 +13,13 @@ import { dexBlock, poolOf, poolTokens, type DexShape } from './dex-chain.js';
  * putSync) in transactions of the same size, committed as durably; everything else (reading the logs, knowing
  * the pool, the price marks, the candles) done before the clock starts. No index can write those rows faster.
  */
-export async function swapWriteFloor(store: Store, chain: string, shape: DexShape, blocks: number, batch: number): Promise<{ swaps: number; seconds: number }> {
+export async function swapWriteFloor(
+  store: Store,
+  chain: string,
+  shape: DexShape,
+  blocks: number,
+  batch: number,
+): Promise<{ swaps: number; seconds: number }> {
   const tokens = new Map<string, [string, string]>();
   for (let i = 0; i < shape.pools; i++) {
     const p = poolTokens(shape, i);
@@ -33,8 +39,16 @@ export async function swapWriteFloor(store: Store, chain: string, shape: DexShap
         const trader = String(t.tx['from']);
         const place = pos(b, Number(swap!.logIndex));
         const [token0, token1] = tokens.get(pool)!;
-        rows.push(['dexStates', poolRowsPrefix(chain, pool) + pos(b, Number(sync!.logIndex)), [hex(reserves.reserve0), hex(reserves.reserve1)] satisfies StateRow]);
-        rows.push(['dexSwaps', poolRowsPrefix(chain, pool) + place, [String(t.tx['hash']), 0, trader, delta.amount0.toString(), delta.amount1.toString()] satisfies SwapRow]);
+        rows.push([
+          'dexStates',
+          poolRowsPrefix(chain, pool) + pos(b, Number(sync!.logIndex)),
+          [hex(reserves.reserve0), hex(reserves.reserve1)] satisfies StateRow,
+        ]);
+        rows.push([
+          'dexSwaps',
+          poolRowsPrefix(chain, pool) + place,
+          [String(t.tx['hash']), 0, trader, delta.amount0.toString(), delta.amount1.toString()] satisfies SwapRow,
+        ]);
         rows.push(['dexWalletSwaps', walletSwapsPrefix(chain, trader) + place, pool]);
         rows.push(['dexTokenSwaps', tokenSwapsPrefix(chain, token0) + place, pool]);
         rows.push(['dexTokenSwaps', tokenSwapsPrefix(chain, token1) + place, pool]);

@@ -64,7 +64,14 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     req.on('end', () => {
       const at = performance.now();
       const raw = Buffer.concat(chunks).toString();
-      const body = raw === '' ? {} : (JSON.parse(raw) as { confirmed?: boolean; block?: { number?: string }; txs?: Array<{ triggers?: Array<{ error?: string }> }> });
+      const body =
+        raw === ''
+          ? {}
+          : (JSON.parse(raw) as {
+              confirmed?: boolean;
+              block?: { number?: string };
+              txs?: Array<{ triggers?: Array<{ error?: string }> }>;
+            });
       const key = `${req.url}/${body.block?.number ?? ''}`;
       if (body.confirmed === false && !arrivals.has(key)) {
         arrivals.set(key, at);
@@ -79,15 +86,33 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
 
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-triggers-'));
   // No confirmed webhooks during the run: each block brings each stream one.
-  const server = await startProcess([bin, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_CONFIRMATIONS: '0x539=100000', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', ...opts.env });
+  const server = await startProcess([bin, 'serve'], {
+    CHAINPOST_DATA: dir,
+    CHAINPOST_PORT: '0',
+    CHAINPOST_API_KEY: KEY,
+    CHAINPOST_CHAINS: `0x539=${anvil.url}`,
+    CHAINPOST_CONFIRMATIONS: '0x539=100000',
+    CHAINPOST_RATE_LIMIT: '0',
+    CHAINPOST_ACCESS_LOG: '0',
+    ...opts.env,
+  });
   const api = async (key: string, method: string, path: string, json?: unknown): Promise<any> => {
-    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, { method, headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
+      method,
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body;
   };
   const stream = async (key: string, path: string, extra: Record<string, unknown>): Promise<string> => {
-    const { id } = await api(key, 'PUT', '/streams/evm', { webhookUrl: `${hook}${path}`, chainIds: ['0x539'], includeNativeTxs: true, ...extra });
+    const { id } = await api(key, 'PUT', '/streams/evm', {
+      webhookUrl: `${hook}${path}`,
+      chainIds: ['0x539'],
+      includeNativeTxs: true,
+      ...extra,
+    });
     await api(key, 'POST', `/streams/evm/${id}/address`, { address: [WATCHED] });
     return id as string;
   };
@@ -100,17 +125,20 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     for (let i = 0; i < count; i++) {
       const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to: WATCHED, value: '0x1' }]);
       let receipt: { blockNumber: string } | null = null;
-      while ((receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash])) === null) await new Promise((r) => setTimeout(r, 1));
+      while ((receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash])) === null)
+        await new Promise((r) => setTimeout(r, 1));
       const mined = performance.now();
       const n = Number(receipt.blockNumber);
       const key = `/victim/${n}`;
-      const came = arrivals.has(key) || (await new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => resolve(false), TX_TIMEOUT_MS);
-        waiting.set(key, () => {
-          clearTimeout(t);
-          resolve(true);
-        });
-      }));
+      const came =
+        arrivals.has(key) ||
+        (await new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => resolve(false), TX_TIMEOUT_MS);
+          waiting.set(key, () => {
+            clearTimeout(t);
+            resolve(true);
+          });
+        }));
       waiting.delete(key);
       if (!came) lost++;
       else {
@@ -139,7 +167,9 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     const baseline = await run(TXS);
 
     // The hostile tenant: its own key, its own tenant.
-    const { stdout } = await promisify(execFile)(process.execPath, [bin, 'keys', 'create', '--name', 'hostile'], { env: { ...process.env, CHAINPOST_DATA: dir } });
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, 'keys', 'create', '--name', 'hostile'], {
+      env: { ...process.env, CHAINPOST_DATA: dir },
+    });
     const hostileKey = stdout.trim().split('\n').at(-1)!;
     const triggers = Array.from({ length: opts.triggers }, () => ({ type: 'tx', contractAddress: SPIN, functionAbi: SPIN_ABI }));
     await stream(hostileKey, '/hostile', { triggers });
@@ -153,7 +183,9 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
       setTimeout(resolve, opts.hostileWaitMs);
     });
     const hostileArrived = attack.blocks.filter((n) => arrivals.has(`/hostile/${n}`)).length;
-    const hostileLatencies = attack.blocks.flatMap((n) => (arrivals.has(`/hostile/${n}`) ? [arrivals.get(`/hostile/${n}`)! - arrivals.get(`/victim/${n}`)!] : []));
+    const hostileLatencies = attack.blocks.flatMap((n) =>
+      arrivals.has(`/hostile/${n}`) ? [arrivals.get(`/hostile/${n}`)! - arrivals.get(`/victim/${n}`)!] : [],
+    );
     const overBudget = hostileTriggers.filter((t) => t.error !== undefined).length;
 
     const b50 = percentile(baseline.latencies, 0.5);
@@ -186,7 +218,9 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
       ['hostile after victim, p50', figures['hostileAfterVictimP50Ms']!, 'ms'],
       ['one hostile call', figures['spinCallMs']!, 'ms'],
     ]);
-    console.log(`hostile: ${hostileArrived}/${attack.blocks.length} webhooks, ${overBudget} of ${hostileTriggers.length} trigger results over budget; lost ${figures['lost']}`);
+    console.log(
+      `hostile: ${hostileArrived}/${attack.blocks.length} webhooks, ${overBudget} of ${hostileTriggers.length} trigger results over budget; lost ${figures['lost']}`,
+    );
   } finally {
     // Bounded: an earlier build may still be making the hostile calls.
     await Promise.race([server.stop('SIGTERM'), new Promise((r) => setTimeout(r, 10_000))]);
@@ -200,11 +234,24 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
 }
 
 async function main(): Promise<void> {
-  const figures = await victimBesideTriggers({ bin: BIN, transfers: TXS, triggers: DEFAULT_LIMITS.triggers, env: { CHAINPOST_PRIVATE_TARGETS: 'allow' }, hostileWaitMs: 60_000 });
+  const figures = await victimBesideTriggers({
+    bin: BIN,
+    transfers: TXS,
+    triggers: DEFAULT_LIMITS.triggers,
+    env: { CHAINPOST_PRIVATE_TARGETS: 'allow' },
+    hostileWaitMs: 60_000,
+  });
   const met = figures['ratioP50']! <= 2 && figures['lost'] === 0;
-  report('triggers', 'npm run bench:triggers', figures, { ratioP50: '<= 2 (the victim beside the hostile stream vs alone)', lost: '= 0' }, met, [
-    `Latency is from this process seeing a transfer's receipt to its receiver getting the victim stream's unconfirmed webhook of that block; ${TXS} transfers to one watched account, one at a time ${GAP_MS} ms apart, first with the victim's stream alone (after 5 for warm-up), then beside another tenant's stream on the same account with ${DEFAULT_LIMITS.triggers} triggers (CHAINPOST_MAX_TRIGGERS' default), each an eth_call to code that loops until its gas (CHAINPOST_TRIGGER_GAS, ${TRIGGER_GAS}) is gone, within CHAINPOST_TRIGGER_BUDGET_MS (${TRIGGER_BUDGET_MS} ms) per block and the hostile tenant's share of the node's time, CHAINPOST_TRIGGER_SHARE_MS (${TRIGGER_SHARE_MS} ms a second, one budget at once). The hostile stream's webhooks: hostileWebhooks of the blocks arrived, hostileAfterVictimP50Ms after the victim's of the same block; hostileOverBudget of its trigger results carry the over-budget error. The hostile calls run on the same anvil that mines the blocks and answers the server's block reads: anvil mines a block, and answers the follower's debug_traceBlockByNumber of a new block, only once the call under way has ended (its eth_getBlockByNumber and eth_getBlockReceipts are not held), and each call takes a core while it runs (spinCallMs, a call with the gas of a trigger call, timed in this run). Without the share the hostile stream kept anvil busy without pause (about ten budgets behind the chain); with it, after its first budget it keeps anvil busy a tenth of the time, so most victim blocks meet no hostile call.`,
-  ]);
+  report(
+    'triggers',
+    'npm run bench:triggers',
+    figures,
+    { ratioP50: '<= 2 (the victim beside the hostile stream vs alone)', lost: '= 0' },
+    met,
+    [
+      `Latency is from this process seeing a transfer's receipt to its receiver getting the victim stream's unconfirmed webhook of that block; ${TXS} transfers to one watched account, one at a time ${GAP_MS} ms apart, first with the victim's stream alone (after 5 for warm-up), then beside another tenant's stream on the same account with ${DEFAULT_LIMITS.triggers} triggers (CHAINPOST_MAX_TRIGGERS' default), each an eth_call to code that loops until its gas (CHAINPOST_TRIGGER_GAS, ${TRIGGER_GAS}) is gone, within CHAINPOST_TRIGGER_BUDGET_MS (${TRIGGER_BUDGET_MS} ms) per block and the hostile tenant's share of the node's time, CHAINPOST_TRIGGER_SHARE_MS (${TRIGGER_SHARE_MS} ms a second, one budget at once). The hostile stream's webhooks: hostileWebhooks of the blocks arrived, hostileAfterVictimP50Ms after the victim's of the same block; hostileOverBudget of its trigger results carry the over-budget error. The hostile calls run on the same anvil that mines the blocks and answers the server's block reads: anvil mines a block, and answers the follower's debug_traceBlockByNumber of a new block, only once the call under way has ended (its eth_getBlockByNumber and eth_getBlockReceipts are not held), and each call takes a core while it runs (spinCallMs, a call with the gas of a trigger call, timed in this run). Without the share the hostile stream kept anvil busy without pause (about ten budgets behind the chain); with it, after its first budget it keeps anvil busy a tenth of the time, so most victim blocks meet no hostile call.`,
+    ],
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

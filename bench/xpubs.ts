@@ -30,7 +30,6 @@ const BURST_CONCURRENCY = 8;
 /** /health probes with nothing else to do (the baseline). */
 const IDLE_PROBES = 400;
 
-
 /** What one build measures. */
 export interface Run {
   addMsAround10th: number;
@@ -69,7 +68,11 @@ export async function measureXpubs(bin: string, xpubs = XPUBS, env: Record<strin
   });
   const base = `http://127.0.0.1:${server.port}`;
   const api = async (method: string, path: string, json?: unknown): Promise<any> => {
-    const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: json === undefined ? undefined : JSON.stringify(json) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
     const body = await res.json();
     if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body;
@@ -123,8 +126,23 @@ export async function measureXpubs(bin: string, xpubs = XPUBS, env: Record<strin
     for (let i = last; i < xpubs; i++) end.push(await add(i));
     const total = (await api('GET', `/streams/bitcoin/${id}/xpub?limit=1`)).total as number;
     if (total !== xpubs) throw new Error(`the stream holds ${total} xpubs, not ${xpubs}`);
-    const oneMoreStatus = oneMore ? (await fetch(`${base}/streams/bitcoin/${id}/xpub`, { method: 'POST', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify({ xpub: keys[xpubs] }) })).status : undefined;
-    return { oneMoreStatus, addMsAround10th: percentile(first.slice(WARM), 0.5), addMsAround1000th: percentile(end, 0.5), burstAddsPerSec: ((last - EDGE) / burstMs) * 1000, healthIdle, healthDuringAdds };
+    const oneMoreStatus = oneMore
+      ? (
+          await fetch(`${base}/streams/bitcoin/${id}/xpub`, {
+            method: 'POST',
+            headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+            body: JSON.stringify({ xpub: keys[xpubs] }),
+          })
+        ).status
+      : undefined;
+    return {
+      oneMoreStatus,
+      addMsAround10th: percentile(first.slice(WARM), 0.5),
+      addMsAround1000th: percentile(end, 0.5),
+      burstAddsPerSec: ((last - EDGE) / burstMs) * 1000,
+      healthIdle,
+      healthDuringAdds,
+    };
   } finally {
     await server.stop('SIGTERM');
     await core.close();
@@ -165,15 +183,35 @@ async function main(): Promise<void> {
     ['/health p99, idle', figures.healthP99IdleMs!, 'ms'],
     ['/health p99, during adds', figures.healthP99DuringAddsMs!, 'ms', figures.healthP99IdleMs],
     ['adds/s in the burst', figures.burstAddsPerSec!, '/s'],
-    ...(before === undefined ? [] : [['/health p99 during adds, --before', figures.beforeHealthP99DuringAddsMs!, 'ms', figures.healthP99DuringAddsMs] as [string, number, string, number]]),
+    ...(before === undefined
+      ? []
+      : [
+          ['/health p99 during adds, --before', figures.beforeHealthP99DuringAddsMs!, 'ms', figures.healthP99DuringAddsMs] as [
+            string,
+            number,
+            string,
+            number,
+          ],
+        ]),
   ]);
   const goal = { ratioAdd1000thVs10th: '<= 1.5', healthP99DuringAddsMs: '< 20' };
   const met = figures.ratioAdd1000thVs10th! <= 1.5 && figures.healthP99DuringAddsMs! < 20;
-  report('xpubs', before === undefined ? 'npm run bench:xpubs' : 'npm run bench:xpubs -- --before <an earlier build>/bin/chainpost.js', figures, goal, met, [
-    `One Bitcoin stream, ${XPUBS} xpubs (CHAINPOST_MAX_XPUBS' default) added through POST /streams/bitcoin/:id/xpub on the real server following the stand-in Bitcoin Core (CHAINPOST_BITCOIN_GAP 20: 40 addresses derived per key, in the worker pool).`,
-    `addMsAround10th: the median of adds ${WARM + 1} to ${EDGE}, one at a time; addMsAround1000th: the median of the last ${EDGE}, one at a time. Between them a burst of ${BURST_CONCURRENCY} adds at a time while GET /health is probed one request after another (healthP99DuringAddsMs); the baseline is ${IDLE_PROBES} probes before any add, in the same run.`,
-    ...(before === undefined ? [] : [`before…: the same measurements on the build given with --before (the code before xpubs were counted and read by key), first, on its own stand-in, receiver and data directory.`]),
-  ]);
+  report(
+    'xpubs',
+    before === undefined ? 'npm run bench:xpubs' : 'npm run bench:xpubs -- --before <an earlier build>/bin/chainpost.js',
+    figures,
+    goal,
+    met,
+    [
+      `One Bitcoin stream, ${XPUBS} xpubs (CHAINPOST_MAX_XPUBS' default) added through POST /streams/bitcoin/:id/xpub on the real server following the stand-in Bitcoin Core (CHAINPOST_BITCOIN_GAP 20: 40 addresses derived per key, in the worker pool).`,
+      `addMsAround10th: the median of adds ${WARM + 1} to ${EDGE}, one at a time; addMsAround1000th: the median of the last ${EDGE}, one at a time. Between them a burst of ${BURST_CONCURRENCY} adds at a time while GET /health is probed one request after another (healthP99DuringAddsMs); the baseline is ${IDLE_PROBES} probes before any add, in the same run.`,
+      ...(before === undefined
+        ? []
+        : [
+            `before…: the same measurements on the build given with --before (the code before xpubs were counted and read by key), first, on its own stand-in, receiver and data directory.`,
+          ]),
+    ],
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await main();

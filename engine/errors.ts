@@ -12,8 +12,7 @@ export class ApiError extends Error {
 }
 
 /** 400 naming the offending field, so a client can point at it. */
-export const badRequest = (field: string, message: string): ApiError =>
-  new ApiError(400, `${field}: ${message}`, { field });
+export const badRequest = (field: string, message: string): ApiError => new ApiError(400, `${field}: ${message}`, { field });
 
 export const notFound = (message: string): ApiError => new ApiError(404, message);
 

@@ -106,10 +106,12 @@ const newKey = (): string => `cpk_${base64url(randomBytes(24))}`;
  * Whether two SHA-256 hex digests are equal, in time that does not depend on where they differ: the last step of
  * authenticate, so no comparison of a caller's key material (its digest against a stored one) leaks by its timing.
  */
-const sameDigest = (a: string, b: string): boolean => a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+const sameDigest = (a: string, b: string): boolean =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 
 /** Whether `presented` is the secret whose SHA-256 is `digest` (an operator's key from the environment), compared as keys are. */
-export const matchesSecret = (presented: string | undefined, digest: string): boolean => presented !== undefined && presented.length <= 256 && sameDigest(hashKey(presented), digest);
+export const matchesSecret = (presented: string | undefined, digest: string): boolean =>
+  presented !== undefined && presented.length <= 256 && sameDigest(hashKey(presented), digest);
 
 /** A key still in use at `now`: not rotated, or rotated and still in its grace period. */
 const inUse = (k: ApiKey, now: number): boolean => k.expiresAt === undefined || now < k.expiresAt;
@@ -130,10 +132,20 @@ export class ApiKeys {
   ) {}
 
   /** Creates a key; a new tenant named after the key unless `tenant` names an existing one. */
-  async create(opts: { name: string; email?: string | undefined; tenant?: string | undefined }, key = newKey()): Promise<{ key: string; record: ApiKey; tenant: Tenant }> {
+  async create(
+    opts: { name: string; email?: string | undefined; tenant?: string | undefined },
+    key = newKey(),
+  ): Promise<{ key: string; record: ApiKey; tenant: Tenant }> {
     if (!NAME.test(opts.name)) throw new ApiError(400, 'name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit');
-    if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email)) throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
-    const change: KeyCreate = { kind: 'key.create', hash: hashKey(key), name: opts.name, newTenant: { id: `t_${bytesToHex(randomBytes(8))}` }, at: this.now() };
+    if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email))
+      throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
+    const change: KeyCreate = {
+      kind: 'key.create',
+      hash: hashKey(key),
+      name: opts.name,
+      newTenant: { id: `t_${bytesToHex(randomBytes(8))}` },
+      at: this.now(),
+    };
     if (opts.email !== undefined) change.email = opts.email;
     if (opts.tenant !== undefined) change.tenant = opts.tenant;
     return { key, ...(await this.changes.write(change)) };
@@ -207,12 +219,17 @@ export class ApiKeys {
     if (marked !== undefined) return marked.id;
     return tenants.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))[0]?.id;
   }
-
 }
 
 /** Applies a key change to the key store, with its checks; call inside its write transaction, so a name check and an insert are atomic across processes. */
 export function applyKeyChange<C extends KeyChange>(store: KeyStore, change: C): KeyApplied<C> {
-  return (change.kind === 'key.create' ? createKey(store, change) : change.kind === 'key.rotate' ? rotateKey(store, change) : revokeKey(store, change)) as KeyApplied<C>;
+  return (
+    change.kind === 'key.create'
+      ? createKey(store, change)
+      : change.kind === 'key.rotate'
+        ? rotateKey(store, change)
+        : revokeKey(store, change)
+  ) as KeyApplied<C>;
 }
 
 function createKey(store: KeyStore, c: KeyCreate): KeyCreated {
@@ -243,7 +260,8 @@ function rotateKey(store: KeyStore, c: KeyRotate): KeyRotated {
   const keys = store.keys();
   const found = keys.find((k) => k.id === c.nameOrId) ?? keys.find((k) => k.name === c.nameOrId && k.expiresAt === undefined);
   if (!found) throw new ApiError(404, `no key named or with id "${c.nameOrId}"`);
-  if (found.expiresAt !== undefined) throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
+  if (found.expiresAt !== undefined)
+    throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
   if (store.keyByHash(c.hash)) throw new ApiError(409, 'this key exists already');
   const record: ApiKey = { hash: c.hash, id: c.hash.slice(0, 12), name: found.name, tenantId: found.tenantId, createdAt: c.at };
   if (found.email !== undefined) record.email = found.email;

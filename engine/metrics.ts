@@ -40,12 +40,15 @@ export class Metrics {
       '# HELP chainpost_http_requests_total HTTP requests answered, by API area and status.',
       '# TYPE chainpost_http_requests_total counter',
     ];
-    for (const [area, s] of this.areas) for (const [status, n] of s.statuses) out.push(`chainpost_http_requests_total{area="${area}",status="${status}"} ${n}`);
+    for (const [area, s] of this.areas)
+      for (const [status, n] of s.statuses) out.push(`chainpost_http_requests_total{area="${area}",status="${status}"} ${n}`);
     out.push('# HELP chainpost_http_request_duration_seconds Time from request to response, by API area.');
     out.push('# TYPE chainpost_http_request_duration_seconds histogram');
     for (const [area, s] of this.areas) {
       let cumulative = 0;
-      BUCKETS.forEach((le, i) => out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="${le}"} ${(cumulative += s.counts[i]!)}`));
+      BUCKETS.forEach((le, i) =>
+        out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="${le}"} ${(cumulative += s.counts[i]!)}`),
+      );
       out.push(`chainpost_http_request_duration_seconds_bucket{area="${area}",le="+Inf"} ${s.total}`);
       out.push(`chainpost_http_request_duration_seconds_sum{area="${area}"} ${s.sum}`);
       out.push(`chainpost_http_request_duration_seconds_count{area="${area}"} ${s.total}`);
@@ -53,7 +56,9 @@ export class Metrics {
     for (const g of this.gauges) {
       out.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} ${g.type}`);
       for (const { labels, value } of g.read()) {
-        const l = Object.entries(labels).map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '\\$&')}"`).join(',');
+        const l = Object.entries(labels)
+          .map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '\\$&')}"`)
+          .join(',');
         out.push(`${g.name}${l ? `{${l}}` : ''} ${value}`);
       }
     }

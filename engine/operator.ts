@@ -21,9 +21,15 @@ export class OperatorAccess {
 
   check(caller: ApiKey, presented: string | undefined): void {
     if (this.digest !== undefined) {
-      if (!matchesSecret(presented, this.digest)) throw new ApiError(403, `${ADMIN_HEADER}: an admin route needs the operator's CHAINPOST_ADMIN_KEY in the ${ADMIN_HEADER} header`, { field: ADMIN_HEADER });
+      if (!matchesSecret(presented, this.digest))
+        throw new ApiError(403, `${ADMIN_HEADER}: an admin route needs the operator's CHAINPOST_ADMIN_KEY in the ${ADMIN_HEADER} header`, {
+          field: ADMIN_HEADER,
+        });
     } else if (caller.tenantId !== this.firstTenant()) {
-      throw new ApiError(403, "an admin route is the operator's: without CHAINPOST_ADMIN_KEY set, only the first tenant's keys may call it");
+      throw new ApiError(
+        403,
+        "an admin route is the operator's: without CHAINPOST_ADMIN_KEY set, only the first tenant's keys may call it",
+      );
     }
   }
 }
@@ -39,4 +45,5 @@ export function metricsReader(metricsKey: string | undefined): (authorization: s
 }
 
 /** The token of an `Authorization: Bearer <token>` header (any case of the scheme). */
-export const bearerToken = (v: string | undefined): string | undefined => (v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined);
+export const bearerToken = (v: string | undefined): string | undefined =>
+  v !== undefined && /^bearer /i.test(v) ? v.slice(7).trim() : undefined;

@@ -40,7 +40,8 @@ export function page<T, R = T>(
     if (!from.startsWith(prefix)) throw badRequest('cursor', 'not a cursor of this list');
   }
   const reverse = opts.newestFirst === true;
-  const range = (start: string, limit?: number) => kv.range<T>(table, { start, end: reverse ? prefix : end, reverse, ...(limit === undefined ? {} : { limit }) });
+  const range = (start: string, limit?: number) =>
+    kv.range<T>(table, { start, end: reverse ? prefix : end, reverse, ...(limit === undefined ? {} : { limit }) });
   const keep = opts.keep;
   let rows: Array<Entry<T>>;
   let total: number;
@@ -101,7 +102,16 @@ export function rangePage<T>(
   kv: Kv,
   table: Table,
   prefixes: string | readonly string[],
-  opts: { list: string; limit: number; reverse: boolean; cursor: string | null; low?: string; high?: string; keep?: (value: T, key: string) => boolean; maxScan?: number },
+  opts: {
+    list: string;
+    limit: number;
+    reverse: boolean;
+    cursor: string | null;
+    low?: string;
+    high?: string;
+    keep?: (value: T, key: string) => boolean;
+    maxScan?: number;
+  },
 ): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
   const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
@@ -124,7 +134,9 @@ export function rangePage<T>(
     let resumed: string | undefined;
     let kept = 0;
     for (;;) {
-      const rows = opts.reverse ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit }) : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
+      const rows = opts.reverse
+        ? kv.range<T>(table, { start: from ?? hi, end: lo, reverse: true, limit })
+        : kv.range<T>(table, { start: from ?? lo, end: hi, limit });
       for (const r of rows) {
         if (r.key === resumed || r.key < lo || r.key >= hi || (opts.keep !== undefined && !opts.keep(r.value, r.key))) continue;
         // The cursor's own entry, and entries of its rest in other ranges (a tie), lie before or after it by their whole key.
@@ -178,6 +190,7 @@ function readCursor(raw: string, list: string, prefixes: readonly string[]): Ran
   if (c === null || typeof c !== 'object' || typeof c.l !== 'string' || typeof c.k !== 'string' || !Number.isSafeInteger(c.p) || c.p! < 1) {
     throw badRequest('cursor', 'not a cursor of this API (pass the cursor of the previous answer as it is)');
   }
-  if (c.l !== list || !prefixes.some((p) => c.k!.startsWith(p))) throw badRequest('cursor', 'made for another query (its list, token or order differs)');
+  if (c.l !== list || !prefixes.some((p) => c.k!.startsWith(p)))
+    throw badRequest('cursor', 'made for another query (its list, token or order differs)');
   return c as RangeCursor;
 }

@@ -11,12 +11,45 @@
  * (engine/data-api/tables.ts gathers them: DeclaredTables). storage/README.md documents each key and value.
  */
 export const CORE_TABLES = [
-  'meta', 'keys', 'tenants', 'challenges', 'binds', 'expiries', 'expiryCounts', 'profiles', 'accounts',
-  'blocks', 'probes', 'transfers', 'sales', 'canon', 'chainState', 'blockEvents', 'tokens',
-  'streams', 'streamAddresses', 'streamXpubs', 'xpubUsed', 'xpubKeys', 'queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'rates', 'settings', 'stats', 'outbox',
-  'blockHashes', 'counts', 'btcOutputs', 'btcMempool',
+  'meta',
+  'keys',
+  'tenants',
+  'challenges',
+  'binds',
+  'expiries',
+  'expiryCounts',
+  'profiles',
+  'accounts',
+  'blocks',
+  'probes',
+  'transfers',
+  'sales',
+  'canon',
+  'chainState',
+  'blockEvents',
+  'tokens',
+  'streams',
+  'streamAddresses',
+  'streamXpubs',
+  'xpubUsed',
+  'xpubKeys',
+  'queue',
+  'retries',
+  'queueMeta',
+  'history',
+  'deliveryLogs',
+  'rates',
+  'settings',
+  'stats',
+  'outbox',
+  'blockHashes',
+  'counts',
+  'btcOutputs',
+  'btcMempool',
   // Bitcoin's address indexes (engine/bitcoin/address-index.ts): transactions and unspent outputs by address, blocks by txid.
-  'btcAddressTxs', 'btcUtxos', 'btcTxs',
+  'btcAddressTxs',
+  'btcUtxos',
+  'btcTxs',
 ] as const;
 /**
  * Tables declared beside the code that owns them, by name: engine/data-api/tables.ts adds the Data API's by
@@ -73,7 +106,12 @@ export interface Sender {
    * timeout, an address CHAINPOST_PRIVATE_TARGETS refuses), `timedOut` when the receiver did not answer within
    * `timeoutMs`. Never rejects.
    */
-  post(url: string, body: Uint8Array, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number } | { error: string; timedOut?: true }>;
+  post(
+    url: string,
+    body: Uint8Array,
+    headers: Record<string, string>,
+    timeoutMs: number,
+  ): Promise<{ status: number } | { error: string; timedOut?: true }>;
 }
 
 /** Off-chain NFT metadata documents over HTTP (undici in http/clients/metadata-fetch.ts). */

@@ -81,7 +81,8 @@ export function nodeAccessPath(path: string, prefix: string): string {
  */
 export const unmatchedPath = (path: string): string => masked(path, nodeAccessKey(path, '/rpc') ?? nodeAccessKey(path, ''));
 
-const masked = (path: string, at: PathKey | undefined): string => (at === undefined ? path : `${path.slice(0, at.start)}${maskKey(at.key)}${path.slice(at.end)}`);
+const masked = (path: string, at: PathKey | undefined): string =>
+  at === undefined ? path : `${path.slice(0, at.start)}${maskKey(at.key)}${path.slice(at.end)}`;
 
 /**
  * A node's URL as /health shows it: its scheme and host (with the port) alone. A user name says which account,

@@ -37,10 +37,14 @@ function checkTarget(dir: string, source: string): void {
     entries = readdirSync(dir);
   } catch (err) {
     if (err instanceof StorageError) throw err;
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StorageError(`the backup target ${dir} does not exist: create an empty directory for it first`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new StorageError(`the backup target ${dir} does not exist: create an empty directory for it first`);
     throw new StorageError(`cannot read the backup target ${dir}: ${(err as Error).message}`);
   }
   if (dir === resolve(source)) throw new StorageError(`the backup target ${dir} is the data directory itself`);
   const [first, ...more] = entries.sort();
-  if (first !== undefined) throw new StorageError(`the backup target ${dir} is not empty (it holds ${first}${more.length > 0 ? ` and ${more.length} more` : ''}): give an empty directory, so nothing is overwritten`);
+  if (first !== undefined)
+    throw new StorageError(
+      `the backup target ${dir} is not empty (it holds ${first}${more.length > 0 ? ` and ${more.length} more` : ''}): give an empty directory, so nothing is overwritten`,
+    );
 }

@@ -17,7 +17,9 @@ const HEX = /^0x[0-9a-f]*$/;
  */
 const hexSlice = (Buffer.prototype as unknown as { hexSlice?: (this: Uint8Array, start: number, end: number) => string }).hexSlice;
 const hexOf: (data: Uint8Array) => string =
-  hexSlice !== undefined ? (data) => hexSlice.call(data, 0, data.length) : (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex');
+  hexSlice !== undefined
+    ? (data) => hexSlice.call(data, 0, data.length)
+    : (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex');
 
 const extensions = new ExtensionCodec();
 // Encoded by the string hook below, never from an object.
@@ -53,5 +55,7 @@ export const unpack = <T>(bytes: Uint8Array): T => decoder.decode(bytes) as T;
 
 // The hook rides on the encoder's internals: a version of @msgpack/msgpack without them must stop the start,
 // not write text where this layout promises bytes.
-if (pack(`0x${'00'.repeat(20)}`).length !== 23) throw new Error('storage/codec.ts: the hex hook is not in effect with this @msgpack/msgpack');
-if (unpack(pack('0x0a1b2c3d4e5f')) !== '0x0a1b2c3d4e5f' || unpack(pack('0x0a1b2c3d4e5')) !== '0x0a1b2c3d4e5') throw new Error('storage/codec.ts: hex strings do not read back as written');
+if (pack(`0x${'00'.repeat(20)}`).length !== 23)
+  throw new Error('storage/codec.ts: the hex hook is not in effect with this @msgpack/msgpack');
+if (unpack(pack('0x0a1b2c3d4e5f')) !== '0x0a1b2c3d4e5f' || unpack(pack('0x0a1b2c3d4e5')) !== '0x0a1b2c3d4e5')
+  throw new Error('storage/codec.ts: hex strings do not read back as written');

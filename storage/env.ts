@@ -265,7 +265,10 @@ export function migrateHexKeys(store: Store, table: Table, batch = 10_000): numb
     let seen = 0;
     store.transact(() => {
       // The keys first: writing while the cursor walks them would move it.
-      const rows = [...raw.getRange({ ...(from === undefined ? {} : { start: from }), limit: batch })].map(({ key, value }) => ({ key, value: Buffer.from(value) }));
+      const rows = [...raw.getRange({ ...(from === undefined ? {} : { start: from }), limit: batch })].map(({ key, value }) => ({
+        key,
+        value: Buffer.from(value),
+      }));
       seen = rows.length;
       if (rows.length > 0) from = Buffer.concat([rows.at(-1)!.key, Buffer.from([0])]);
       for (const { key, value } of rows) {

@@ -61,7 +61,8 @@ export function writeHexKey(key: string | Uint8Array, target: Uint8Array, start:
       for (let i = from; i < to; i++) {
         const c = key.charCodeAt(i);
         // The tags: a text key never holds them (keys are printable), so a stored key reads back one way.
-        if (c === EVEN_0X || c === BARE) throw new RangeError(`a key of a hex-keyed table holds the control character ${c}: ${JSON.stringify(key)}`);
+        if (c === EVEN_0X || c === BARE)
+          throw new RangeError(`a key of a hex-keyed table holds the control character ${c}: ${JSON.stringify(key)}`);
         if (c < 0x80) target[at++] = c;
         else {
           at += Buffer.from(target.buffer, target.byteOffset, target.byteLength).write(key.slice(i, to), at, 'utf8');

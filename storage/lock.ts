@@ -50,7 +50,8 @@ export function lockDataDir(dir: string): DataDirLock {
         linkSync(draft, path);
         return ownLock(path, text);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StorageError(`cannot take the lock ${path}: ${(err as Error).message}`);
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new StorageError(`cannot take the lock ${path}: ${(err as Error).message}`);
       }
       const holder = readHolder(path);
       if (holder === undefined) continue; // released meanwhile

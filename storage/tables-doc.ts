@@ -15,7 +15,9 @@ type Group = keyof typeof DATA_API_TABLE_GROUPS;
 
 /** One group's tables as Markdown: a row per key form of each table. */
 export function tablesMarkdown(group: Group): string {
-  const rows = Object.entries<TableDeclaration>(DATA_API_TABLE_GROUPS[group]).flatMap(([name, t]) => t.rows.map((r) => `| \`${name}\` | ${r.key} | ${r.value} |`));
+  const rows = Object.entries<TableDeclaration>(DATA_API_TABLE_GROUPS[group]).flatMap(([name, t]) =>
+    t.rows.map((r) => `| \`${name}\` | ${r.key} | ${r.value} |`),
+  );
   return ['| database | key | value |', '|---|---|---|', ...rows].join('\n');
 }
 

@@ -27,7 +27,8 @@ const REQUEST = { domain: 'defi.finance', uri: 'https://defi.finance/login', sta
 
 describe('Authentication API', () => {
   let s: Running;
-  const post = (path: string, json: unknown, key?: string) => s.call(path, { method: 'POST', json, ...(key ? { headers: { 'x-api-key': key } } : {}) });
+  const post = (path: string, json: unknown, key?: string) =>
+    s.call(path, { method: 'POST', json, ...(key ? { headers: { 'x-api-key': key } } : {}) });
   /** Rows of a table, read from the server's own LMDB environment by this process. */
   const rows = (table: 'challenges' | 'binds' | 'expiries' | 'profiles' | 'accounts') => {
     const store = openStore(s.dir);
@@ -101,10 +102,19 @@ describe('Authentication API', () => {
       // The token is an EdDSA JWT that anyone can check against the served keys.
       const jwks = await s.call('/.well-known/jwks.json', { headers: { 'x-no-key': '1' } });
       expect(jwks.status).toBe(200);
-      const { payload, protectedHeader } = await jwtVerify(ok.body.token, createLocalJWKSet(jwks.body), { currentDate: new Date('2026-11-22T12:30:00Z') });
+      const { payload, protectedHeader } = await jwtVerify(ok.body.token, createLocalJWKSet(jwks.body), {
+        currentDate: new Date('2026-11-22T12:30:00Z'),
+      });
       expect(protectedHeader.alg).toBe('EdDSA');
       expect(ok.body.tokenIssuer).toMatch(/^chainpost\/tenants\/t_[0-9a-f]{16}$/);
-      expect(payload).toMatchObject({ sub: req.body.profileId, address: evm.address, chain: '0x89', iss: ok.body.tokenIssuer, aud: 'defi.finance', exp: Date.parse('2026-11-22T13:00:00Z') / 1000 });
+      expect(payload).toMatchObject({
+        sub: req.body.profileId,
+        address: evm.address,
+        chain: '0x89',
+        iss: ok.body.tokenIssuer,
+        aud: 'defi.finance',
+        exp: Date.parse('2026-11-22T13:00:00Z') / 1000,
+      });
 
       // Single use.
       const again = await post('/challenge/verify/evm', { message: req.body.message, signature });
@@ -123,7 +133,10 @@ describe('Authentication API', () => {
       const a = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm2.address });
       const b = await post('/challenge/request/evm', { ...REQUEST, chainId: 56, address: evm2.address.toLowerCase() });
       expect(a.body.profileId).toBe(b.body.profileId);
-      const verified = await post('/challenge/verify/evm', { message: b.body.message, signature: await evm2.signMessage({ message: b.body.message }) });
+      const verified = await post('/challenge/verify/evm', {
+        message: b.body.message,
+        signature: await evm2.signMessage({ message: b.body.message }),
+      });
       expect(verified.body.profileId).toBe(a.body.profileId);
     });
 
@@ -198,7 +211,14 @@ describe('Authentication API', () => {
       const req = await post('/challenge/request/evm', { ...REQUEST, timeout: 15, chainId: 1, address: evm.address });
       const signature = await evm.signMessage({ message: req.body.message });
       await advance(s, 14);
-      expect((await post('/challenge/verify/evm', { message: inTime.body.message, signature: await evm.signMessage({ message: inTime.body.message }) })).status).toBe(201);
+      expect(
+        (
+          await post('/challenge/verify/evm', {
+            message: inTime.body.message,
+            signature: await evm.signMessage({ message: inTime.body.message }),
+          })
+        ).status,
+      ).toBe(201);
       await advance(s, 1.5);
       const late = await post('/challenge/verify/evm', { message: req.body.message, signature });
       expect(late.status).toBe(400);
@@ -212,20 +232,40 @@ describe('Authentication API', () => {
     it('enforces expirationTime and notBefore with the 30 s skew allowance', async () => {
       const now = Date.parse((await s.call('/admin/clock')).body.now);
       const at = (ms: number) => new Date(now + ms).toISOString();
-      const exp = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: at(60_000) });
-      const nb = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, notBefore: at(100_000) });
+      const exp = await post('/challenge/request/evm', {
+        ...REQUEST,
+        timeout: 600,
+        chainId: 1,
+        address: evm.address,
+        expirationTime: at(60_000),
+      });
+      const nb = await post('/challenge/request/evm', {
+        ...REQUEST,
+        timeout: 600,
+        chainId: 1,
+        address: evm.address,
+        notBefore: at(100_000),
+      });
       const sign = (m: string) => evm.signMessage({ message: m });
       const early = await post('/challenge/verify/evm', { message: nb.body.message, signature: await sign(nb.body.message) });
       expect(early.status).toBe(400);
       expect(early.body.details.field).toBe('notBefore');
       await advance(s, 80); // 20 s before notBefore: inside the allowance; 20 s past expirationTime: inside too
       expect((await post('/challenge/verify/evm', { message: nb.body.message, signature: await sign(nb.body.message) })).status).toBe(201);
-      const exp2 = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: at(90_000) });
+      const exp2 = await post('/challenge/request/evm', {
+        ...REQUEST,
+        timeout: 600,
+        chainId: 1,
+        address: evm.address,
+        expirationTime: at(90_000),
+      });
       await advance(s, 45); // now +125 s: 65 s past the first expirationTime, 35 s past the second
       const gone = await post('/challenge/verify/evm', { message: exp.body.message, signature: await sign(exp.body.message) });
       expect(gone.status).toBe(400);
       expect(gone.body.details.field).toBe('expirationTime');
-      expect((await post('/challenge/verify/evm', { message: exp2.body.message, signature: await sign(exp2.body.message) })).body.details.field).toBe('expirationTime');
+      expect(
+        (await post('/challenge/verify/evm', { message: exp2.body.message, signature: await sign(exp2.body.message) })).body.details.field,
+      ).toBe('expirationTime');
     });
   });
 
@@ -234,7 +274,11 @@ describe('Authentication API', () => {
       const k = edKey();
       const req = await post('/challenge/request/solana', { ...REQUEST, network: 'devnet', address: k.solanaAddress });
       expect(req.status).toBe(201);
-      expect(req.body.message).toMatch(new RegExp(`^defi\\.finance wants you to sign in with your Solana account:\\n${k.solanaAddress}\\n\\nPlease confirm\\n\\nURI: https://defi\\.finance/login\\nVersion: 1\\nNetwork: devnet\\nNonce: [A-Za-z0-9]{17}\\nIssued At: \\S+$`));
+      expect(req.body.message).toMatch(
+        new RegExp(
+          `^defi\\.finance wants you to sign in with your Solana account:\\n${k.solanaAddress}\\n\\nPlease confirm\\n\\nURI: https://defi\\.finance/login\\nVersion: 1\\nNetwork: devnet\\nNonce: [A-Za-z0-9]{17}\\nIssued At: \\S+$`,
+        ),
+      );
       const ok = await post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(k.sign(req.body.message)) });
       expect(ok.status).toBe(201);
       expect(ok.body).toMatchObject({ network: 'devnet', address: k.solanaAddress, profileId: req.body.profileId, domain: 'defi.finance' });
@@ -244,13 +288,23 @@ describe('Authentication API', () => {
 
     it('refuses bad Solana input', async () => {
       const k = edKey();
-      expect((await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' })).body.details.field).toBe('address');
-      expect((await post('/challenge/request/solana', { ...REQUEST, network: 'moon', address: k.solanaAddress })).body.details.field).toBe('network');
+      expect(
+        (await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' }))
+          .body.details.field,
+      ).toBe('address');
+      expect((await post('/challenge/request/solana', { ...REQUEST, network: 'moon', address: k.solanaAddress })).body.details.field).toBe(
+        'network',
+      );
       const req = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: k.solanaAddress });
-      const bad = await post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(edKey().sign(req.body.message)) });
+      const bad = await post('/challenge/verify/solana', {
+        message: req.body.message,
+        signature: bs58.encode(edKey().sign(req.body.message)),
+      });
       expect(bad.status).toBe(400);
       expect(bad.body.details.field).toBe('signature');
-      expect((await post('/challenge/verify/solana', { message: req.body.message, signature: 'not-base58!' })).body.details.field).toBe('signature');
+      expect((await post('/challenge/verify/solana', { message: req.body.message, signature: 'not-base58!' })).body.details.field).toBe(
+        'signature',
+      );
       // An EVM verify of a Solana challenge is not a thing.
       expect((await post('/challenge/verify/evm', { message: req.body.message, signature: '0x' + '1'.repeat(130) })).status).toBe(400);
     });
@@ -266,24 +320,47 @@ describe('Authentication API', () => {
       ];
       for (const wrap of wraps) {
         const k = edKey();
-        const req = await post('/challenge/request/aptos', { ...REQUEST, network: 'testnet', address: k.aptosAddress, publicKey: k.publicKeyHex });
+        const req = await post('/challenge/request/aptos', {
+          ...REQUEST,
+          network: 'testnet',
+          address: k.aptosAddress,
+          publicKey: k.publicKeyHex,
+        });
         expect(req.status).toBe(201);
         expect(req.body.message).toContain(`with your Aptos account:\n${k.aptosAddress}\n`);
         expect(req.body.message).toContain('\nChain ID: 2\n');
         const nonce = /\nNonce: (\S+)/.exec(req.body.message)![1]!;
-        const ok = await post('/challenge/verify/aptos', { message: req.body.message, signature: `0x${bytesToHex(k.sign(wrap(req.body.message, nonce, k.aptosAddress)))}` });
+        const ok = await post('/challenge/verify/aptos', {
+          message: req.body.message,
+          signature: `0x${bytesToHex(k.sign(wrap(req.body.message, nonce, k.aptosAddress)))}`,
+        });
         expect(ok.status, ok.body.message).toBe(201);
-        expect(ok.body).toMatchObject({ network: 'testnet', address: k.aptosAddress, publicKey: k.publicKeyHex, profileId: req.body.profileId });
+        expect(ok.body).toMatchObject({
+          network: 'testnet',
+          address: k.aptosAddress,
+          publicKey: k.publicKeyHex,
+          profileId: req.body.profileId,
+        });
       }
     });
 
     it('requires the address to belong to the public key', async () => {
       const k = edKey();
-      const r = await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: edKey().aptosAddress, publicKey: k.publicKeyHex });
+      const r = await post('/challenge/request/aptos', {
+        ...REQUEST,
+        network: 'mainnet',
+        address: edKey().aptosAddress,
+        publicKey: k.publicKeyHex,
+      });
       expect(r.status).toBe(400);
       expect(r.body.details.field).toBe('address');
-      expect((await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: k.aptosAddress })).body.details.field).toBe('publicKey');
-      expect((await post('/challenge/request/aptos', { ...REQUEST, network: 'devnet', address: k.aptosAddress, publicKey: k.publicKeyHex })).body.details.field).toBe('network');
+      expect((await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: k.aptosAddress })).body.details.field).toBe(
+        'publicKey',
+      );
+      expect(
+        (await post('/challenge/request/aptos', { ...REQUEST, network: 'devnet', address: k.aptosAddress, publicKey: k.publicKeyHex })).body
+          .details.field,
+      ).toBe('network');
     });
   });
 
@@ -311,7 +388,9 @@ describe('Authentication API', () => {
       const partial = await post('/bind/request/verify', { verifications: verifications.slice(0, 2) });
       expect(partial.status).toBe(400);
       expect(partial.body.message).toMatch(/1 signature\(s\) missing/);
-      const wrong = await post('/bind/request/verify', { verifications: [verifications[0], { ...verifications[1], signature: bs58.encode(edKey().sign(mSol!)) }, verifications[2]] });
+      const wrong = await post('/bind/request/verify', {
+        verifications: [verifications[0], { ...verifications[1], signature: bs58.encode(edKey().sign(mSol!)) }, verifications[2]],
+      });
       expect(wrong.status).toBe(400);
       expect(wrong.body.details.field).toBe('verifications.1.signature');
 
@@ -328,7 +407,11 @@ describe('Authentication API', () => {
 
       const rm = await post('/bind/remove', { blockchainType: 'solana', address: sol.solanaAddress, profileId });
       expect(rm.status).toBe(201);
-      expect(rm.body.message).toMatch(new RegExp(`^Please sign this message to unbind:\\nAddress: ${sol.solanaAddress}\\nfrom\\nProfile Id:\\n- ${profileId}\\nNonce: [A-Za-z0-9]{17}$`));
+      expect(rm.body.message).toMatch(
+        new RegExp(
+          `^Please sign this message to unbind:\\nAddress: ${sol.solanaAddress}\\nfrom\\nProfile Id:\\n- ${profileId}\\nNonce: [A-Za-z0-9]{17}$`,
+        ),
+      );
       const bad = await post('/bind/remove/verify', { message: rm.body.message, signature: bs58.encode(edKey().sign(rm.body.message)) });
       expect(bad.status).toBe(400);
       const done = await post('/bind/remove/verify', { message: rm.body.message, signature: bs58.encode(sol.sign(rm.body.message)) });
@@ -337,7 +420,9 @@ describe('Authentication API', () => {
       expect((await s.call(`/profile/${profileId}/addresses`)).body).toEqual([evm2.address, apt.aptosAddress]);
       const own = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: sol.solanaAddress });
       expect(own.body.profileId).not.toBe(profileId);
-      expect((await post('/bind/remove/verify', { message: rm.body.message, signature: bs58.encode(sol.sign(rm.body.message)) })).status).toBe(404);
+      expect(
+        (await post('/bind/remove/verify', { message: rm.body.message, signature: bs58.encode(sol.sign(rm.body.message)) })).status,
+      ).toBe(404);
     });
 
     it('answers /bind/remove 400 for a missing field, 404 for an unknown profile or an address not in it', async () => {
@@ -371,7 +456,15 @@ describe('Authentication API', () => {
         [{ addresses: [] }, 'addresses'],
         [{ addresses: [{ blockchainType: 'evm' }] }, 'addresses.0.address'],
         [{ addresses: [{ blockchainType: 'tron', address: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb' }] }, 'addresses.0.blockchainType'],
-        [{ addresses: [{ blockchainType: 'evm', address: evm.address }, { blockchainType: 'evm', address: evm.address.toLowerCase() }] }, 'addresses.1.address'],
+        [
+          {
+            addresses: [
+              { blockchainType: 'evm', address: evm.address },
+              { blockchainType: 'evm', address: evm.address.toLowerCase() },
+            ],
+          },
+          'addresses.1.address',
+        ],
         [{ addresses: [{ blockchainType: 'aptos', address: edKey().aptosAddress }] }, 'addresses.0.publicKey'],
         [{ addresses: [{ blockchainType: 'solana', address: '0xnotbase58' }] }, 'addresses.0.address'],
         [{ addresses: [{ blockchainType: 'evm', address: evm.address, publicKey: `0x04${'ab'.repeat(127)}` }] }, 'addresses.0.publicKey'],
@@ -392,7 +485,10 @@ describe('Authentication API', () => {
         expect(r.status, JSON.stringify(body)).toBe(400);
         expect(r.body.details.field).toBe(field);
       }
-      expect((await post('/bind/request/verify', { verifications: [{ message: 'Please sign\nNonce: AAAAAAAAAAAAAAAAA', signature: '0x00' }] })).status).toBe(404);
+      expect(
+        (await post('/bind/request/verify', { verifications: [{ message: 'Please sign\nNonce: AAAAAAAAAAAAAAAAA', signature: '0x00' }] }))
+          .status,
+      ).toBe(404);
     });
 
     it('keeps profiles per tenant', async () => {
@@ -420,10 +516,18 @@ describe('Authentication API', () => {
     const flows = [
       async () => {
         const req = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm2.address, expirationTime: far });
-        return post('/challenge/verify/evm', { message: req.body.message, signature: await evm2.signMessage({ message: req.body.message }) });
+        return post('/challenge/verify/evm', {
+          message: req.body.message,
+          signature: await evm2.signMessage({ message: req.body.message }),
+        });
       },
       async () => {
-        const req = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: k.solanaAddress, expirationTime: far });
+        const req = await post('/challenge/request/solana', {
+          ...REQUEST,
+          network: 'mainnet',
+          address: k.solanaAddress,
+          expirationTime: far,
+        });
         return post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(k.sign(req.body.message)) });
       },
     ];
@@ -439,15 +543,21 @@ describe('Authentication API', () => {
       expect(payload.iat).toBeLessThan(Math.floor(now / 1000) + 60);
       expect(payload.exp).toBe(payload.iat! + 86_400);
       await jwtVerify(ok.body.token, jwks, { currentDate: new Date((payload.exp! - 1) * 1000) });
-      await expect(jwtVerify(ok.body.token, jwks, { currentDate: new Date(payload.exp! * 1000) })).rejects.toThrow('"exp" claim timestamp check failed');
+      await expect(jwtVerify(ok.body.token, jwks, { currentDate: new Date(payload.exp! * 1000) })).rejects.toThrow(
+        '"exp" claim timestamp check failed',
+      );
     }
   });
 
-  it("binds a token to its tenant and domain: the verification a backend does (issuer and audience pinned) refuses one minted through another tenant for the same domain", async () => {
+  it('binds a token to its tenant and domain: the verification a backend does (issuer and audience pinned) refuses one minted through another tenant for the same domain', async () => {
     const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json', { headers: { 'x-no-key': '1' } })).body);
     const signIn = async (domain: string, key?: string) => {
       const req = await post('/challenge/request/evm', { ...REQUEST, domain, chainId: 1, address: evm.address }, key);
-      const ok = await post('/challenge/verify/evm', { message: req.body.message, signature: await evm.signMessage({ message: req.body.message }) }, key);
+      const ok = await post(
+        '/challenge/verify/evm',
+        { message: req.body.message, signature: await evm.signMessage({ message: req.body.message }) },
+        key,
+      );
       expect(ok.status, JSON.stringify(ok.body)).toBe(201);
       return { token: ok.body.token as string, issuer: ok.body.tokenIssuer as string };
     };
@@ -459,15 +569,27 @@ describe('Authentication API', () => {
     expect(elsewhere.issuer).toBe(mine.issuer);
     const currentDate = new Date((await s.call('/admin/clock')).body.now);
     // docs/api.md, Authentication API: what A's backend runs, its issuer and its domain pinned.
-    const verifyAt = (token: string, issuer: string) => jwtVerify(token, jwks, { issuer, audience: 'defi.finance', algorithms: ['EdDSA'], currentDate });
-    expect((await verifyAt(mine.token, mine.issuer)).payload).toMatchObject({ address: evm.address, iss: mine.issuer, aud: 'defi.finance' });
+    const verifyAt = (token: string, issuer: string) =>
+      jwtVerify(token, jwks, { issuer, audience: 'defi.finance', algorithms: ['EdDSA'], currentDate });
+    expect((await verifyAt(mine.token, mine.issuer)).payload).toMatchObject({
+      address: evm.address,
+      iss: mine.issuer,
+      aud: 'defi.finance',
+    });
     await expect(verifyAt(theirs.token, mine.issuer)).rejects.toThrow('unexpected "iss" claim value');
     expect((await verifyAt(theirs.token, theirs.issuer)).payload).toMatchObject({ iss: theirs.issuer, aud: 'defi.finance' });
     await expect(verifyAt(elsewhere.token, mine.issuer)).rejects.toThrow('unexpected "aud" claim value');
   });
 
   it('needs the API key on every endpoint but the key set', async () => {
-    for (const path of ['/challenge/request/evm', '/challenge/verify/solana', '/bind/request', '/bind/remove', '/bind/remove/verify', '/bind/request/verify']) {
+    for (const path of [
+      '/challenge/request/evm',
+      '/challenge/verify/solana',
+      '/bind/request',
+      '/bind/remove',
+      '/bind/remove/verify',
+      '/bind/request/verify',
+    ]) {
       expect((await s.call(path, { method: 'POST', json: {}, headers: { 'x-no-key': '1' } })).status, path).toBe(401);
     }
     expect((await s.call(`/profile/0x${'1'.repeat(64)}/addresses`, { headers: { 'x-no-key': '1' } })).status).toBe(401);
@@ -497,23 +619,42 @@ describe('Authentication API: hostile and edge input', () => {
       const r = await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: k.aptosAddress, publicKey });
       expect(r.status, JSON.stringify(publicKey)).toBe(400);
     }
-    for (const body of [{ ...REQUEST, chainId: 1, address: evm.address, domain: 7 }, { ...REQUEST, chainId: {}, address: evm.address }, { ...REQUEST, chainId: 1, address: [evm.address] }, { ...REQUEST, chainId: 1, address: evm.address, resources: [1, 2] }]) {
+    for (const body of [
+      { ...REQUEST, chainId: 1, address: evm.address, domain: 7 },
+      { ...REQUEST, chainId: {}, address: evm.address },
+      { ...REQUEST, chainId: 1, address: [evm.address] },
+      { ...REQUEST, chainId: 1, address: evm.address, resources: [1, 2] },
+    ]) {
       expect((await post('/challenge/request/evm', body)).status, JSON.stringify(body)).toBe(400);
     }
   });
 
   it('refuses a leap-second time, which Date cannot read', async () => {
-    const r = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address, expirationTime: '2026-12-31T23:59:60Z' });
+    const r = await post('/challenge/request/evm', {
+      ...REQUEST,
+      chainId: 1,
+      address: evm.address,
+      expirationTime: '2026-12-31T23:59:60Z',
+    });
     expect(r.status).toBe(400);
     expect(r.body.details.field).toBe('expirationTime');
   });
 
   it('writes an empty statement as none, times as toISOString does, and accepts an 0X prefix', async () => {
-    const r = await post('/challenge/request/evm', { ...REQUEST, statement: '', chainId: 1, address: `0X${evm.address.slice(2)}`, expirationTime: '2026-11-22T14:00:00+01:00' });
+    const r = await post('/challenge/request/evm', {
+      ...REQUEST,
+      statement: '',
+      chainId: 1,
+      address: `0X${evm.address.slice(2)}`,
+      expirationTime: '2026-11-22T14:00:00+01:00',
+    });
     expect(r.status).toBe(201);
     expect(r.body.message).toContain(`${evm.address}\n\n\nURI: `);
     expect(r.body.message).toContain('\nExpiration Time: 2026-11-22T13:00:00.000Z');
-    const v = await post('/challenge/verify/evm', { message: r.body.message, signature: await evm.signMessage({ message: r.body.message }) });
+    const v = await post('/challenge/verify/evm', {
+      message: r.body.message,
+      signature: await evm.signMessage({ message: r.body.message }),
+    });
     expect(v.status).toBe(201);
     expect(v.body.statement).toBeUndefined();
   });
@@ -536,7 +677,10 @@ describe('Authentication API: hostile and edge input', () => {
     expect(payload.exp).toBe(Math.ceil((Date.parse(exp) + 30_000) / 1000));
     expect(payload.exp).toBeGreaterThan(payload.iat!);
     await advance(s, 1.05); // 50 ms past the edge at least
-    const late = await post('/challenge/verify/evm', { message: b.body.message, signature: await evm.signMessage({ message: b.body.message }) });
+    const late = await post('/challenge/verify/evm', {
+      message: b.body.message,
+      signature: await evm.signMessage({ message: b.body.message }),
+    });
     expect(late.status).toBe(400);
     expect(late.body.message).toBe(`expirationTime: the message expired at ${exp}`);
   });
@@ -544,7 +688,9 @@ describe('Authentication API: hostile and edge input', () => {
   it('lets only one of many concurrent verifies of a challenge through', async () => {
     const r = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address });
     const signature = await evm.signMessage({ message: r.body.message });
-    const answers = await Promise.all(Array.from({ length: 10 }, () => post('/challenge/verify/evm', { message: r.body.message, signature })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => post('/challenge/verify/evm', { message: r.body.message, signature })),
+    );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
     expect(answers.filter((a) => a.status === 404)).toHaveLength(9);
   });
@@ -560,9 +706,17 @@ describe('Authentication API: hostile and edge input', () => {
     expect(payload).toMatchObject({ sub: ok.body.profileId, address: k.solanaAddress, network: 'testnet' });
     expect(payload.exp! - payload.iat!).toBe(3600);
     const a = edKey();
-    const areq = await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: a.aptosAddress, publicKey: a.publicKeyHex });
+    const areq = await post('/challenge/request/aptos', {
+      ...REQUEST,
+      network: 'mainnet',
+      address: a.aptosAddress,
+      publicKey: a.publicKeyHex,
+    });
     expect(areq.body.message).toContain('\nChain ID: 1\n');
     const aok = await post('/challenge/verify/aptos', { message: areq.body.message, signature: bytesToHex(a.sign(areq.body.message)) });
-    expect((await jwtVerify(aok.body.token, jwks, { currentDate: new Date(now) })).payload).toMatchObject({ network: 'mainnet', address: a.aptosAddress });
+    expect((await jwtVerify(aok.body.token, jwks, { currentDate: new Date(now) })).payload).toMatchObject({
+      network: 'mainnet',
+      address: a.aptosAddress,
+    });
   });
 });

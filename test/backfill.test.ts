@@ -36,7 +36,8 @@ let rx: Awaited<ReturnType<typeof startReceiver>>;
 let s: Running | undefined;
 const dir = tempDir();
 
-const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const rpc = <T>(method: string, params: unknown[] = []): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const mine = (n: number) => rpc('anvil_mine', [`0x${n.toString(16)}`]);
 const nodeHead = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const chain = async (r: Running): Promise<Json> => ((await r.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')!;
@@ -80,7 +81,9 @@ afterAll(async () => {
 });
 
 describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
-  it('backfills from the start block with progress in /health, the CLI and the log, resumes after a kill, indexes it all, and sends no webhook for history', { timeout: 90_000 }, async () => {
+  it('backfills from the start block with progress in /health, the CLI and the log, resumes after a kill, indexes it all, and sends no webhook for history', {
+    timeout: 90_000,
+  }, async () => {
     // Receipts of the first 150 blocks pass, then the node holds them: the backfill stops part-way.
     let release = proxy.hold('eth_getBlockReceipts', 150);
     // The built binary: what a kill -9 mid-backfill leaves is what the resume is checked on.
@@ -88,12 +91,21 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
 
     // Running: figures move, then stand where the node holds (a receipt is held, and the head stood still for 0.5 s).
     const seen: Json[] = [];
-    const held = await until(async () => {
-      const c = await chain(s!);
-      seen.push(c);
-      const last = seen.slice(-6);
-      return proxy.calls('eth_getBlockReceipts') > 150 && last.length === 6 && last.every((x) => x['head'] === c['head']) && c['indexed'] >= c['head'] - CATCH_UP_BATCH;
-    }, 30_000, 100);
+    const held = await until(
+      async () => {
+        const c = await chain(s!);
+        seen.push(c);
+        const last = seen.slice(-6);
+        return (
+          proxy.calls('eth_getBlockReceipts') > 150 &&
+          last.length === 6 &&
+          last.every((x) => x['head'] === c['head']) &&
+          c['indexed'] >= c['head'] - CATCH_UP_BATCH
+        );
+      },
+      30_000,
+      100,
+    );
     const running = seen.at(-1)!;
     expect(held, JSON.stringify(running)).toBe(true);
     expect(running['head']).toBeLessThan(TOP);
@@ -110,7 +122,10 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     // The CLI's bar, as a plain line per chain.
     const status = await cli(['status', '--url', s.url], undefined);
     expect(status.code, status.stderr).toBe(0);
-    const bar = new RegExp(`^0x539  \\[#+-+\\] +\\d+\\.\\d%  backfill ${K}-${TOP} at (\\d+), [\\d.]+ blocks/s, (eta \\d+ (s|min|h)|eta unknown), indexed (\\d+)$`, 'm').exec(status.stdout);
+    const bar = new RegExp(
+      `^0x539  \\[#+-+\\] +\\d+\\.\\d%  backfill ${K}-${TOP} at (\\d+), [\\d.]+ blocks/s, (eta \\d+ (s|min|h)|eta unknown), indexed (\\d+)$`,
+      'm',
+    ).exec(status.stdout);
     expect(bar, status.stdout).not.toBeNull();
     // (On a loaded machine the head may have moved a little since: it only goes up, and stays short of `to`.)
     expect(Number(bar![1])).toBeGreaterThanOrEqual(running['head']);
@@ -127,7 +142,10 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     expect(line['head']).toBeLessThan(TOP);
 
     // A stream watching A1, created before the backfill reaches A1's old transfer.
-    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'backfill', tag: 'backfill', chainIds: ['0x539'], includeNativeTxs: true } });
+    const made = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, description: 'backfill', tag: 'backfill', chainIds: ['0x539'], includeNativeTxs: true },
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     const streamId = made.body.id as string;
     expect((await s.call(`/streams/evm/${streamId}/address`, { method: 'POST', json: { address: [A1] } })).status).toBe(200);
@@ -143,10 +161,14 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     expect(resumed['head']).toBeGreaterThanOrEqual(running['head']);
 
     const end = TOP + 5;
-    const done = await until(async () => {
-      const c = await chain(s!);
-      return c['backfill']?.['done'] === true && c['head'] === end && c['indexed'] === end;
-    }, 30_000, 50);
+    const done = await until(
+      async () => {
+        const c = await chain(s!);
+        return c['backfill']?.['done'] === true && c['head'] === end && c['indexed'] === end;
+      },
+      30_000,
+      50,
+    );
     const after = await chain(s);
     expect(done, JSON.stringify(after)).toBe(true);
     expect(after['backfill']).toMatchObject({ from: K, to: TOP, done: true, etaSeconds: 0 });
@@ -159,20 +181,37 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     // Its block (anvil may answer with the hash before the block is mined).
     const live = Number((await publicClient(anvil.url).waitForTransactionReceipt({ hash: sent })).blockNumber);
     await mine(3);
-    expect(await until(() => rx.webhooks().filter((w) => w.body.streamId === streamId && w.body.block.number === String(live)).length >= 2, 15_000), 'webhooks of the new block').toBe(true);
-    expect(rx.webhooks().map((w) => Number(w.body.block.number)).filter((n) => n <= TOP)).toEqual([]);
+    expect(
+      await until(
+        () => rx.webhooks().filter((w) => w.body.streamId === streamId && w.body.block.number === String(live)).length >= 2,
+        15_000,
+      ),
+      'webhooks of the new block',
+    ).toBe(true);
+    expect(
+      rx
+        .webhooks()
+        .map((w) => Number(w.body.block.number))
+        .filter((n) => n <= TOP),
+    ).toEqual([]);
 
     // Retention far below the backfill: records below the window are pruned, but only once indexed.
-    const pruned = await until(async () => {
-      const c = await chain(s!);
-      return c['oldest'] > K + 100 && c['indexed'] >= c['head'] - 1;
-    }, 15_000, 50);
+    const pruned = await until(
+      async () => {
+        const c = await chain(s!);
+        return c['oldest'] > K + 100 && c['indexed'] >= c['head'] - 1;
+      },
+      15_000,
+      50,
+    );
     expect(pruned, JSON.stringify(await chain(s))).toBe(true);
     expect(logged(s, 'indexing failed; trying again')).toEqual([]);
 
     const final = await cli(['status', '--url', s.url], undefined);
     // (This anvil mines only when asked: on a slow machine its head may have stood still long enough to be stalled.)
-    expect(final.stdout).toMatch(new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+(, stalled: .*)?$`, 'm'));
+    expect(final.stdout).toMatch(
+      new RegExp(`^0x539  \\[#{30}\\] 100\\.0%  backfill ${K}-${TOP} done, head \\d+, indexed \\d+(, stalled: .*)?$`, 'm'),
+    );
 
     // The store: every block from K on with anvil's hash, nothing below K, the backfill kept in the chain's state.
     // Read once the server has stopped: it runs in this process, and opening a second LMDB handle here takes a
@@ -196,7 +235,9 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     }
   });
 
-  it('starts a chain new to the store at the node head by default, and keeps a stored chain whatever CHAINPOST_START_BLOCKS says', { timeout: 60_000 }, async () => {
+  it('starts a chain new to the store at the node head by default, and keeps a stored chain whatever CHAINPOST_START_BLOCKS says', {
+    timeout: 60_000,
+  }, async () => {
     const other = await startAnvil({ chainId: 1337 });
     const otherDir = tempDir();
     let r: Running | undefined;
@@ -212,7 +253,9 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
 
       // Lower than what is stored: the stored chain stays, and the log says so.
       r = await startChainpost({ ...base, CHAINPOST_START_BLOCKS: '0x539=5' }, otherDir);
-      expect(logged(r, 'a start block is set for a chain already in the store: its stored state is kept')).toMatchObject([{ chain: '0x539', startBlock: 5, followedFrom: 30 }]);
+      expect(logged(r, 'a start block is set for a chain already in the store: its stored state is kept')).toMatchObject([
+        { chain: '0x539', startBlock: 5, followedFrom: 30 },
+      ]);
       await publicClient(other.url).request({ method: 'anvil_mine' as never, params: ['0x2'] as never });
       expect(await until(async () => (await chain(r!))['head'] >= 32, 10_000)).toBe(true);
       const again = await chain(r);

@@ -27,15 +27,16 @@ let other: string;
 const work = tempDir();
 
 /** What the copy must answer as the original did: a Data API read of each kind the test wrote, settings, the other tenant's streams. */
-const READS = [
-  devnetApi(`/${A1}/erc20/transfers`),
-  devnetApi(`/${A0}/erc20`),
-  devnetApi(`/erc20/${'TOKEN'}/transfers`),
-  '/settings',
-];
+const READS = [devnetApi(`/${A1}/erc20/transfers`), devnetApi(`/${A0}/erc20`), devnetApi(`/erc20/${'TOKEN'}/transfers`), '/settings'];
 const reads = (): string[] => READS.map((p) => p.replace('TOKEN', token.address.toLowerCase()));
 
-const streamBody = (i: number) => ({ webhookUrl: rx.url, chainIds: ['0x539'], tag: `backup-${i}`, description: `stream ${i}`, includeNativeTxs: true });
+const streamBody = (i: number) => ({
+  webhookUrl: rx.url,
+  chainIds: ['0x539'],
+  tag: `backup-${i}`,
+  description: `stream ${i}`,
+  includeNativeTxs: true,
+});
 
 async function indexed(server: Running): Promise<void> {
   const target = Number(await publicClient(anvil.url).getBlockNumber());
@@ -48,7 +49,11 @@ beforeAll(async () => {
   rx = await startReceiver();
   s = await startChainpost(serverEnv(anvil));
   token = await deploy(anvil.url, 'TestToken', ['Backup Token', 'BKP', 6, parseUnits('1000', 6)]);
-  for (const [to, amount] of [[A1, '10'], [A2, '2.5'], [A1, '7']] as const) {
+  for (const [to, amount] of [
+    [A1, '10'],
+    [A2, '2.5'],
+    [A1, '7'],
+  ] as const) {
     await write(anvil.url, { address: token.address, abi: token.abi, functionName: 'transfer', args: [to, parseUnits(amount, 6)] });
   }
   await indexed(s);
@@ -72,7 +77,9 @@ async function streamsOf(server: Running, key: string): Promise<Json[]> {
   let cursor: string | undefined;
   let total: number | undefined;
   do {
-    const r = await server.call(`/streams/evm?limit=100${cursor === undefined ? '' : `&cursor=${cursor}`}`, { headers: { 'x-api-key': key } });
+    const r = await server.call(`/streams/evm?limit=100${cursor === undefined ? '' : `&cursor=${cursor}`}`, {
+      headers: { 'x-api-key': key },
+    });
     expect(r.status).toBe(200);
     total ??= r.body.total;
     expect(r.body.total).toBe(total);
@@ -113,7 +120,9 @@ describe('chainpost backup', () => {
       running = false;
       await traffic;
       expect(backup.code, backup.stderr).toBe(0);
-      expect(backup.stdout).toMatch(new RegExp(`^copied the store to ${join(target, 'data.mdb')} \\(\\d+ bytes${compact ? ', compacted' : ''}\\)$`, 'm'));
+      expect(backup.stdout).toMatch(
+        new RegExp(`^copied the store to ${join(target, 'data.mdb')} \\(\\d+ bytes${compact ? ', compacted' : ''}\\)$`, 'm'),
+      );
       expect(readdirSync(target)).toEqual(['data.mdb']);
       // Requests begun while the backup ran were answered.
       expect(served).toBeGreaterThan(0);
@@ -149,7 +158,11 @@ describe('chainpost backup', () => {
     const env = { CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.2', CHAINPOST_POLL_MS: '50' };
     const head = async (server: Running): Promise<number> => (await server.call('/health')).body.chains?.[0]?.head ?? -1;
     const genesis = async (server: Running): Promise<string> => {
-      const res = await fetch(`${server.url}/rpc/0x539/${server.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x0', false] }) });
+      const res = await fetch(`${server.url}/rpc/0x539/${server.key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: ['0x0', false] }),
+      });
       return ((await res.json()) as { result: { hash: string } }).result.hash;
     };
     const original = await startChainpost(env, dir);
@@ -168,9 +181,17 @@ describe('chainpost backup', () => {
       // Past the copied head: a rollback of the copied chain would have happened by then.
       expect(await until(async () => (await head(copy!)) > was + 2, 20_000, 50)).toBe(true);
       expect(copy.stdout()).not.toContain('"msg":"reorg"');
-      const cleared = copy.stdout().split('\n').find((l) => l.includes('"msg":"no devnet state'));
+      const cleared = copy
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('"msg":"no devnet state'));
       expect(cleared, copy.output().slice(-3000)).toBeDefined();
-      expect(JSON.parse(cleared!)).toMatchObject({ level: 'info', chain: '0x539', state: join(target, 'devnet', 'state.json'), rows: expect.any(Number) });
+      expect(JSON.parse(cleared!)).toMatchObject({
+        level: 'info',
+        chain: '0x539',
+        state: join(target, 'devnet', 'state.json'),
+        rows: expect.any(Number),
+      });
       expect(JSON.parse(cleared!).rows).toBeGreaterThan(was);
       // A new devnet: another genesis; the streams and keys came with the copy.
       expect(await genesis(copy)).not.toBe(originalGenesis);
@@ -186,7 +207,9 @@ describe('chainpost backup', () => {
     const missing = join(work, 'missing');
     const r1 = await cli(['backup', missing], s.dir);
     expect(r1.code).toBe(1);
-    expect(r1.stderr).toMatch(new RegExp(`^chainpost: the backup target ${missing} does not exist: create an empty directory for it first$`, 'm'));
+    expect(r1.stderr).toMatch(
+      new RegExp(`^chainpost: the backup target ${missing} does not exist: create an empty directory for it first$`, 'm'),
+    );
 
     const full = join(work, 'full');
     mkdirSync(full);

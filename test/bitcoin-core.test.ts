@@ -3,7 +3,16 @@ import { Block, Transaction, address, payments, script } from 'bitcoinjs-lib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADDRESS_KINDS, branch, coinsOf, mineBlock, owner, payTo, spend, type Coin } from './kit/bitcoin-core/build.js';
 import { BitcoinChain } from './kit/bitcoin-core/chain.js';
-import { GENESIS_HASH, PRUNED_HEIGHT, bigBlock, fixtureText, mainnetChain, prunedChain, rawBlockFromGetblock, relinkedChain } from './kit/bitcoin-core/fixtures.js';
+import {
+  GENESIS_HASH,
+  PRUNED_HEIGHT,
+  bigBlock,
+  fixtureText,
+  mainnetChain,
+  prunedChain,
+  rawBlockFromGetblock,
+  relinkedChain,
+} from './kit/bitcoin-core/fixtures.js';
 import { btc, coreJson, double16 } from './kit/bitcoin-core/json.js';
 import { descriptorChecksum, scriptPubKeyJson } from './kit/bitcoin-core/script.js';
 import { startBitcoinCore, type BitcoinCore, type BitcoinCoreOptions } from './kit/bitcoin-core/server.js';
@@ -26,7 +35,11 @@ async function start(opts: BitcoinCoreOptions = {}): Promise<BitcoinCore> {
 async function post(core: BitcoinCore, body: unknown, auth?: string): Promise<{ status: number; text: string; headers: Headers }> {
   const url = new URL(core.url);
   const credentials = auth ?? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-  const res = await fetch(`http://${url.host}/`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`http://${url.host}/`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
 
@@ -85,11 +98,21 @@ describe('the stand-in Bitcoin Core: wire', () => {
   it('writes Core’s legacy envelopes: result with error null, errors with HTTP 500, 404 for an unknown method', async () => {
     const core = await start();
     const ok = await post(core, { id: 7, method: 'getblockhash', params: [0] });
-    expect([ok.status, ok.text, ok.headers.get('content-type')]).toEqual([200, `{"result":"${GENESIS_HASH}","error":null,"id":7}\n`, 'application/json']);
+    expect([ok.status, ok.text, ok.headers.get('content-type')]).toEqual([
+      200,
+      `{"result":"${GENESIS_HASH}","error":null,"id":7}\n`,
+      'application/json',
+    ]);
     const unknown = await post(core, { id: 'x', method: 'getblocktemplatez' });
-    expect([unknown.status, unknown.text]).toEqual([404, '{"result":null,"error":{"code":-32601,"message":"Method not found"},"id":"x"}\n']);
+    expect([unknown.status, unknown.text]).toEqual([
+      404,
+      '{"result":null,"error":{"code":-32601,"message":"Method not found"},"id":"x"}\n',
+    ]);
     const range = await post(core, { id: 1, method: 'getblockhash', params: [256] });
-    expect([range.status, JSON.parse(range.text)]).toEqual([500, { result: null, error: { code: -8, message: 'Block height out of range' }, id: 1 }]);
+    expect([range.status, JSON.parse(range.text)]).toEqual([
+      500,
+      { result: null, error: { code: -8, message: 'Block height out of range' }, id: 1 },
+    ]);
     const parse = await post(core, '{"id":1,');
     expect([parse.status, JSON.parse(parse.text).error]).toEqual([500, { code: -32700, message: 'Parse error' }]);
     const invalid = await post(core, { id: 2 });
@@ -120,33 +143,55 @@ describe('the stand-in Bitcoin Core: wire', () => {
     const ok = await post(core, { jsonrpc: '2.0', id: 1, method: 'getblockcount' });
     expect([ok.status, ok.text]).toEqual([200, '{"jsonrpc":"2.0","result":255,"id":1}\n']);
     const unknown = await post(core, { jsonrpc: '2.0', id: 2, method: 'nope' });
-    expect([unknown.status, unknown.text]).toEqual([200, '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}\n']);
+    expect([unknown.status, unknown.text]).toEqual([
+      200,
+      '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":2}\n',
+    ]);
     expect((await post(core, { id: 3, method: 'nope' })).status).toBe(404);
     const notification = await post(core, { jsonrpc: '2.0', method: 'getblockcount' });
     expect([notification.status, notification.text]).toEqual([204, '']);
     expect((await post(core, [{ jsonrpc: '2.0', method: 'getblockcount' }])).status).toBe(204);
-    const mixed = JSON.parse((await post(core, [{ jsonrpc: '2.0', method: 'getblockcount' }, { jsonrpc: '2.0', id: 5, method: 'getblockcount' }, { id: 6, method: 'getblockcount' }])).text);
-    expect(mixed).toEqual([{ jsonrpc: '2.0', result: 255, id: 5 }, { result: 255, error: null, id: 6 }]);
+    const mixed = JSON.parse(
+      (
+        await post(core, [
+          { jsonrpc: '2.0', method: 'getblockcount' },
+          { jsonrpc: '2.0', id: 5, method: 'getblockcount' },
+          { id: 6, method: 'getblockcount' },
+        ])
+      ).text,
+    );
+    expect(mixed).toEqual([
+      { jsonrpc: '2.0', result: 255, id: 5 },
+      { result: 255, error: null, id: 6 },
+    ]);
     const version = await post(core, { jsonrpc: '3.0', id: 7, method: 'getblockcount' });
     expect([version.status, JSON.parse(version.text).error]).toEqual([400, { code: -32600, message: 'JSON-RPC version not supported' }]);
     expect((await call(core, 'getnetworkinfo')).version).toBe(280000);
     const old = await start();
     const legacy = await post(old, { jsonrpc: '2.0', id: 8, method: 'nope' });
-    expect([legacy.status, JSON.parse(legacy.text)]).toEqual([404, { result: null, error: { code: -32601, message: 'Method not found' }, id: 8 }]);
+    expect([legacy.status, JSON.parse(legacy.text)]).toEqual([
+      404,
+      { result: null, error: { code: -32601, message: 'Method not found' }, id: 8 },
+    ]);
     expect((await call(old, 'getnetworkinfo')).version).toBe(270000);
   });
 
   it('raises Core’s errors for bad and unknown hashes and wrong parameter types', async () => {
     const core = await start();
     await expect(call(core, 'getblock', 'abc')).rejects.toEqual(rpcError(-8, "blockhash must be of length 64 (not 3, for 'abc')"));
-    await expect(call(core, 'getblock', 'z'.repeat(64))).rejects.toEqual(rpcError(-8, `blockhash must be hexadecimal string (not '${'z'.repeat(64)}')`));
+    await expect(call(core, 'getblock', 'z'.repeat(64))).rejects.toEqual(
+      rpcError(-8, `blockhash must be hexadecimal string (not '${'z'.repeat(64)}')`),
+    );
     await expect(call(core, 'getblock', 'ab'.repeat(32))).rejects.toEqual(rpcError(-5, 'Block not found'));
     await expect(call(core, 'getblockheader', 'ab')).rejects.toEqual(rpcError(-8, "hash must be of length 64 (not 2, for 'ab')"));
     await expect(call(core, 'getblockhash', '1')).rejects.toEqual(rpcError(-3, 'JSON value of type string is not of expected type number'));
     await expect(call(core, 'getblockhash', -1)).rejects.toEqual(rpcError(-8, 'Block height out of range'));
     const named = JSON.parse((await post(core, { id: 1, method: 'getblock', params: { blockhash: GENESIS_HASH, verbose: 0 } })).text);
     expect(Block.fromHex(named.result).getId()).toBe(GENESIS_HASH);
-    expect(JSON.parse((await post(core, { id: 1, method: 'getblockcount', params: { height: 1 } })).text).error).toEqual({ code: -8, message: 'Unknown named parameter height' });
+    expect(JSON.parse((await post(core, { id: 1, method: 'getblockcount', params: { height: 1 } })).text).error).toEqual({
+      code: -8,
+      message: 'Unknown named parameter height',
+    });
   });
 });
 
@@ -187,10 +232,18 @@ describe('the stand-in Bitcoin Core: block and transaction JSON against real Cor
 
   it('gives block 200000’s prevouts and fees from its spent outputs, the fees adding up to what the coinbase claims', async () => {
     const real = realBlock('rpc/getblock-v2-200000.json.gz');
-    const spent = JSON.parse(fixtureText('rpc/getblock-v2-200000.input-transactions.json.gz')) as Array<Array<{ txid: string; vout: Json[] }>>;
+    const spent = JSON.parse(fixtureText('rpc/getblock-v2-200000.input-transactions.json.gz')) as Array<
+      Array<{ txid: string; vout: Json[] }>
+    >;
     const chain = chainOf([real]);
     // The source kept only each spent output (value, script); where it was mined is not known here.
-    for (const prev of spent.flat()) chain.knowOutput(prev.txid, prev.vout[0]!.n, { generated: false, height: 0, value: BigInt(Math.round(prev.vout[0]!.value * 1e8)), script: Buffer.from(prev.vout[0]!.scriptPubKey.hex, 'hex') });
+    for (const prev of spent.flat())
+      chain.knowOutput(prev.txid, prev.vout[0]!.n, {
+        generated: false,
+        height: 0,
+        value: BigInt(Math.round(prev.vout[0]!.value * 1e8)),
+        script: Buffer.from(prev.vout[0]!.scriptPubKey.hex, 'hex'),
+      });
     const core = await start({ chain });
     const ours = await call(core, 'getblock', real.hash, 3);
     ours.tx.slice(1).forEach((t: Json, i: number) => {
@@ -202,11 +255,18 @@ describe('the stand-in Bitcoin Core: block and transaction JSON against real Cor
     const text = (await post(core, { id: 1, method: 'getblock', params: [real.hash, 2] })).text;
     // Block 200000 is before the first halving: 50 BTC subsidy.
     const fees = [...text.matchAll(/"fee":(\d+)\.(\d{8})/g)].reduce((sum, m) => sum + BigInt(m[1]! + m[2]!), 0n);
-    expect([ours.tx.length - 1, fees + 5_000_000_000n]).toEqual([text.match(/"fee":/g)!.length, BigInt(Math.round(real.tx[0].vout[0].value * 1e8))]);
+    expect([ours.tx.length - 1, fees + 5_000_000_000n]).toEqual([
+      text.match(/"fee":/g)!.length,
+      BigInt(Math.round(real.tx[0].vout[0].value * 1e8)),
+    ]);
   });
 
   it('decodes verbose getrawtransaction answers of real Core into the same fields', () => {
-    for (const txid of ['0d37522b89f991f8433b80f709ad31862a54435cd003f25732fe405e9db93216', '0dd0394c6240355f4e4b3c88028f678ed746cebee3b3e8509620733f018914c9', '76a8d70a757be5055f60be076b683897cadaad6b7bdf78c43e39b9d59cb4a6ea']) {
+    for (const txid of [
+      '0d37522b89f991f8433b80f709ad31862a54435cd003f25732fe405e9db93216',
+      '0dd0394c6240355f4e4b3c88028f678ed746cebee3b3e8509620733f018914c9',
+      '76a8d70a757be5055f60be076b683897cadaad6b7bdf78c43e39b9d59cb4a6ea',
+    ]) {
       const real = JSON.parse(fixtureText(`rpc/bitcoin-etl/getrawtransaction_${txid}.json`)) as Json;
       const ours = JSON.parse(coreJson(txJson(Transaction.fromHex(real.hex))));
       expect(differences(real, ours, txid.slice(0, 6), new Set(['blockhash', 'confirmations', 'time', 'blocktime']))).toEqual([]);
@@ -254,7 +314,12 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
       generated: true,
       height: 9,
       value: 50,
-      scriptPubKey: expect.objectContaining({ type: 'pubkey', desc: expect.stringMatching(/^pk\(0411db93e1dcdb8a016b49840f8c53bc1eb68a382e97b1482ecad7b148a6909a5cb2e0eaddfb84ccf9744464f82e160bfa9b8b64f9d4c03f999b8643f656b412a3\)#/) }),
+      scriptPubKey: expect.objectContaining({
+        type: 'pubkey',
+        desc: expect.stringMatching(
+          /^pk\(0411db93e1dcdb8a016b49840f8c53bc1eb68a382e97b1482ecad7b148a6909a5cb2e0eaddfb84ccf9744464f82e160bfa9b8b64f9d4c03f999b8643f656b412a3\)#/,
+        ),
+      }),
     });
     expect(Object.keys(v3.tx[1].vin[0])).toEqual(['txid', 'vout', 'scriptSig', 'prevout', 'sequence']);
     const text = (await post(core, { id: 1, method: 'getblock', params: [hash, 3] })).text;
@@ -300,13 +365,20 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
     const plain = await start();
     const hash170 = await call(plain, 'getblockhash', 170);
     await expect(call(plain, 'getrawtransaction', SPEND)).rejects.toEqual(
-      rpcError(-5, 'No such mempool transaction. Use -txindex or provide a block hash to enable blockchain transaction queries. Use gettransaction for wallet transactions.'),
+      rpcError(
+        -5,
+        'No such mempool transaction. Use -txindex or provide a block hash to enable blockchain transaction queries. Use gettransaction for wallet transactions.',
+      ),
     );
     const inBlock = await call(plain, 'getrawtransaction', SPEND, true, hash170);
     expect(Object.keys(inBlock)[0]).toBe('in_active_chain');
     expect([inBlock.in_active_chain, inBlock.blockhash, inBlock.confirmations]).toEqual([true, hash170, 86]);
-    await expect(call(plain, 'getrawtransaction', SPEND, 1, GENESIS_HASH)).rejects.toEqual(rpcError(-5, 'No such transaction found in the provided block. Use gettransaction for wallet transactions.'));
-    await expect(call(plain, 'getrawtransaction', '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b')).rejects.toEqual(expect.objectContaining({ code: -5 }));
+    await expect(call(plain, 'getrawtransaction', SPEND, 1, GENESIS_HASH)).rejects.toEqual(
+      rpcError(-5, 'No such transaction found in the provided block. Use gettransaction for wallet transactions.'),
+    );
+    await expect(call(plain, 'getrawtransaction', '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b')).rejects.toEqual(
+      expect.objectContaining({ code: -5 }),
+    );
 
     expect(await call(plain, 'getindexinfo')).toEqual({});
     const indexed = await start({ txindex: true });
@@ -318,13 +390,33 @@ describe('the stand-in Bitcoin Core: prevouts, fees and older nodes', () => {
     expect(v1.fee).toBeUndefined();
     const v2 = await call(indexed, 'getrawtransaction', SPEND, 2);
     expect([v2.fee, v2.vin[0].prevout.height]).toEqual([0, 9]);
-    await expect(call(indexed, 'getrawtransaction', 'ab'.repeat(32))).rejects.toEqual(rpcError(-5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.'));
-    await expect(call(indexed, 'getrawtransaction', 'ab')).rejects.toEqual(rpcError(-8, "parameter 1 must be of length 64 (not 2, for 'ab')"));
+    await expect(call(indexed, 'getrawtransaction', 'ab'.repeat(32))).rejects.toEqual(
+      rpcError(-5, 'No such mempool or blockchain transaction. Use gettransaction for wallet transactions.'),
+    );
+    await expect(call(indexed, 'getrawtransaction', 'ab')).rejects.toEqual(
+      rpcError(-8, "parameter 1 must be of length 64 (not 2, for 'ab')"),
+    );
   });
 });
 
 describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
-  const HEADER_KEYS = ['hash', 'confirmations', 'height', 'version', 'versionHex', 'merkleroot', 'time', 'mediantime', 'nonce', 'bits', 'difficulty', 'chainwork', 'nTx', 'previousblockhash', 'nextblockhash'];
+  const HEADER_KEYS = [
+    'hash',
+    'confirmations',
+    'height',
+    'version',
+    'versionHex',
+    'merkleroot',
+    'time',
+    'mediantime',
+    'nonce',
+    'bits',
+    'difficulty',
+    'chainwork',
+    'nTx',
+    'previousblockhash',
+    'nextblockhash',
+  ];
 
   it('answers getblockhash and getblockheader for every height, each header linked to its neighbours from genesis to the tip, keeping only the served blocks', async () => {
     const chain = prunedChain();
@@ -339,7 +431,9 @@ describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
       if (h < PRUNED_HEIGHT) expect(hash).toMatch(/^0{8}[0-9a-f]{56}$/);
       const header = await call(core, 'getblockheader', hash);
       expect(header, String(h)).toMatchObject({ hash, height: h, confirmations: tip - h + 1 });
-      expect(Object.keys(header)).toEqual(HEADER_KEYS.filter((k) => (k !== 'previousblockhash' || h > 0) && (k !== 'nextblockhash' || h < tip)));
+      expect(Object.keys(header)).toEqual(
+        HEADER_KEYS.filter((k) => (k !== 'previousblockhash' || h > 0) && (k !== 'nextblockhash' || h < tip)),
+      );
       if (h > 0) expect(header.previousblockhash).toBe(await call(core, 'getblockhash', h - 1));
       if (h < tip) expect(header.nextblockhash).toBe(await call(core, 'getblockhash', h + 1));
       expect(header.mediantime).toBeLessThanOrEqual(header.time);
@@ -349,24 +443,40 @@ describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
     expect(await call(core, 'getblockhash', 0)).toBe(GENESIS_HASH);
     const genesis = await call(core, 'getblockheader', GENESIS_HASH);
     const real = ETL(GENESIS_HASH);
-    expect(genesis).toMatchObject({ merkleroot: real.merkleroot, time: real.time, nonce: real.nonce, bits: real.bits, difficulty: 1, chainwork: real.chainwork, nTx: 1 });
+    expect(genesis).toMatchObject({
+      merkleroot: real.merkleroot,
+      time: real.time,
+      nonce: real.nonce,
+      bits: real.bits,
+      difficulty: 1,
+      chainwork: real.chainwork,
+      nTx: 1,
+    });
     // The first served block follows the last header, a block's time later.
-    const [last, first] = [await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT - 1)), await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT))];
+    const [last, first] = [
+      await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT - 1)),
+      await call(core, 'getblockheader', await call(core, 'getblockhash', PRUNED_HEIGHT)),
+    ];
     expect(first.time).toBe(last.time + 600);
     // A header alone as its 80 bytes, linked to the one below.
     const raw = Buffer.from(await call(core, 'getblockheader', last.hash, false), 'hex');
     expect(raw).toHaveLength(80);
     expect(raw.subarray(4, 36).reverse().toString('hex')).toBe(last.previousblockhash);
     for (const h of [tip + 1, -1]) await expect(call(core, 'getblockhash', h)).rejects.toEqual(rpcError(-8, 'Block height out of range'));
-    await expect(call(core, 'getblockheader', `${last.hash.slice(0, 56)}${(tip + 5).toString(16).padStart(8, '0')}`)).rejects.toEqual(rpcError(-5, 'Block not found'));
+    await expect(call(core, 'getblockheader', `${last.hash.slice(0, 56)}${(tip + 5).toString(16).padStart(8, '0')}`)).rejects.toEqual(
+      rpcError(-5, 'Block not found'),
+    );
   });
 
-  it('refuses getblock below the prune height with Core 27\'s error, and serves the blocks above it with their prevouts (verbosity 3)', async () => {
+  it("refuses getblock below the prune height with Core 27's error, and serves the blocks above it with their prevouts (verbosity 3)", async () => {
     const chain = prunedChain({ blocks: 170, prunedBelow: PRUNED_HEIGHT + 5 });
     const core = await start({ chain });
     const hashAt = (h: number): Promise<string> => call(core, 'getblockhash', h);
     for (const h of [0, PRUNED_HEIGHT - 1, PRUNED_HEIGHT, PRUNED_HEIGHT + 4]) {
-      for (const verbosity of [0, 1, 2, 3]) await expect(call(core, 'getblock', await hashAt(h), verbosity), `${h}/${verbosity}`).rejects.toEqual(rpcError(-1, 'Block not available (pruned data)'));
+      for (const verbosity of [0, 1, 2, 3])
+        await expect(call(core, 'getblock', await hashAt(h), verbosity), `${h}/${verbosity}`).rejects.toEqual(
+          rpcError(-1, 'Block not available (pruned data)'),
+        );
     }
     expect((await call(core, 'getblock', await hashAt(PRUNED_HEIGHT + 5), 1)).height).toBe(PRUNED_HEIGHT + 5);
     // Mainnet block 170 (the first payment, of block 9's coinbase) at PRUNED_HEIGHT + 169: its prevout from undo data.
@@ -375,17 +485,55 @@ describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
     expect(block.tx[1].vin[0].prevout).toMatchObject({ generated: true, height: PRUNED_HEIGHT + 8, value: 50 });
     expect(block.tx[1].fee).toBe(0);
     // A transaction in a block whose header alone is known: Core's answer for a block without data.
-    await expect(call(core, 'getrawtransaction', 'ab'.repeat(32), 1, await hashAt(PRUNED_HEIGHT - 1))).rejects.toEqual(rpcError(-1, 'Block not available'));
-    expect(await call(core, 'getblockchaininfo')).toMatchObject({ blocks: PRUNED_HEIGHT + 169, headers: PRUNED_HEIGHT + 169, pruned: true, pruneheight: PRUNED_HEIGHT + 5 });
+    await expect(call(core, 'getrawtransaction', 'ab'.repeat(32), 1, await hashAt(PRUNED_HEIGHT - 1))).rejects.toEqual(
+      rpcError(-1, 'Block not available'),
+    );
+    expect(await call(core, 'getblockchaininfo')).toMatchObject({
+      blocks: PRUNED_HEIGHT + 169,
+      headers: PRUNED_HEIGHT + 169,
+      pruned: true,
+      pruneheight: PRUNED_HEIGHT + 5,
+    });
   });
 
-  it('answers getnetworkinfo as Core 27 does (a pruned node offers no NODE_NETWORK, v2 transport is on) and gettxout in Core 27\'s shape', async () => {
+  it("answers getnetworkinfo as Core 27 does (a pruned node offers no NODE_NETWORK, v2 transport is on) and gettxout in Core 27's shape", async () => {
     const chain = prunedChain();
     const core = await start({ chain });
     const info = await call(core, 'getnetworkinfo');
-    expect(Object.keys(info)).toEqual(['version', 'subversion', 'protocolversion', 'localservices', 'localservicesnames', 'localrelay', 'timeoffset', 'networkactive', 'connections', 'connections_in', 'connections_out', 'networks', 'relayfee', 'incrementalfee', 'localaddresses', 'warnings']);
-    expect(info).toMatchObject({ version: 270000, subversion: '/Satoshi:27.0.0/', protocolversion: 70016, localservices: '0000000000000c08', localservicesnames: ['WITNESS', 'NETWORK_LIMITED', 'P2P_V2'], relayfee: 0.00001, warnings: '' });
-    expect(info.networks.map((n: Json) => [n.name, n.reachable])).toEqual([['ipv4', true], ['ipv6', true], ['onion', false], ['i2p', false], ['cjdns', false]]);
+    expect(Object.keys(info)).toEqual([
+      'version',
+      'subversion',
+      'protocolversion',
+      'localservices',
+      'localservicesnames',
+      'localrelay',
+      'timeoffset',
+      'networkactive',
+      'connections',
+      'connections_in',
+      'connections_out',
+      'networks',
+      'relayfee',
+      'incrementalfee',
+      'localaddresses',
+      'warnings',
+    ]);
+    expect(info).toMatchObject({
+      version: 270000,
+      subversion: '/Satoshi:27.0.0/',
+      protocolversion: 70016,
+      localservices: '0000000000000c08',
+      localservicesnames: ['WITNESS', 'NETWORK_LIMITED', 'P2P_V2'],
+      relayfee: 0.00001,
+      warnings: '',
+    });
+    expect(info.networks.map((n: Json) => [n.name, n.reachable])).toEqual([
+      ['ipv4', true],
+      ['ipv6', true],
+      ['onion', false],
+      ['i2p', false],
+      ['cjdns', false],
+    ]);
     const full = await start();
     expect((await call(full, 'getnetworkinfo')).localservicesnames).toEqual(['NETWORK', 'WITNESS', 'NETWORK_LIMITED', 'P2P_V2']);
 
@@ -395,17 +543,30 @@ describe('the stand-in Bitcoin Core: a pruned node above block 880,000', () => {
     mineBlock(chain);
     const out = await call(core, 'gettxout', mined.getId(), 0);
     expect(Object.keys(out)).toEqual(['bestblock', 'confirmations', 'value', 'scriptPubKey', 'coinbase']);
-    expect(out).toEqual({ bestblock: chain.tip!.hash, confirmations: 2, value: 3.125, scriptPubKey: scriptPubKeyJson(miner.output), coinbase: true });
+    expect(out).toEqual({
+      bestblock: chain.tip!.hash,
+      confirmations: 2,
+      value: 3.125,
+      scriptPubKey: scriptPubKeyJson(miner.output),
+      coinbase: true,
+    });
     const payee = owner('p2tr', 'gettxout');
     const pay = spend(coinsOf(mined, [miner]), [payTo(payee.address, 300_000_000)]);
     chain.addToMempool(pay.toHex());
     expect(await call(core, 'gettxout', mined.getId(), 0)).toBeNull();
     expect(await call(core, 'gettxout', mined.getId(), 0, false)).toEqual(out);
-    expect(await call(core, 'gettxout', pay.getId(), 0)).toMatchObject({ confirmations: 0, value: 3, coinbase: false, scriptPubKey: { address: payee.address, type: 'witness_v1_taproot' } });
+    expect(await call(core, 'gettxout', pay.getId(), 0)).toMatchObject({
+      confirmations: 0,
+      value: 3,
+      coinbase: false,
+      scriptPubKey: { address: payee.address, type: 'witness_v1_taproot' },
+    });
     expect(await call(core, 'gettxout', pay.getId(), 0, false)).toBeNull();
     expect(await call(core, 'gettxout', mined.getId(), 1)).toBeNull();
     await expect(call(core, 'gettxout', 'ab', 0)).rejects.toEqual(rpcError(-8, "txid must be of length 64 (not 2, for 'ab')"));
-    await expect(call(core, 'gettxout', mined.getId(), '0')).rejects.toEqual(rpcError(-3, 'JSON value of type string is not of expected type number'));
+    await expect(call(core, 'gettxout', mined.getId(), '0')).rejects.toEqual(
+      rpcError(-3, 'JSON value of type string is not of expected type number'),
+    );
     await expect(call(core, 'gettxout', mined.getId(), -1)).rejects.toEqual(rpcError(-1, 'JSON integer out of range'));
   });
 });
@@ -422,8 +583,17 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
   it('serves built blocks paying and spending every mainnet address type, decoding back with bitcoinjs-lib', async () => {
     const { chain, coin } = fundedChain();
     const owners = ADDRESS_KINDS.map((kind) => owner(kind, 'alice'));
-    expect(owners.map((o) => `${o.address.slice(0, 4)}…${o.address.length}`)).toEqual([expect.stringMatching(/^1/), expect.stringMatching(/^3/), 'bc1q…42', 'bc1q…62', 'bc1p…62']);
-    const fanOut = spend([coin], owners.map((o, i) => payTo(o.address, 1_000_000 * (i + 1))));
+    expect(owners.map((o) => `${o.address.slice(0, 4)}…${o.address.length}`)).toEqual([
+      expect.stringMatching(/^1/),
+      expect.stringMatching(/^3/),
+      'bc1q…42',
+      'bc1q…62',
+      'bc1p…62',
+    ]);
+    const fanOut = spend(
+      [coin],
+      owners.map((o, i) => payTo(o.address, 1_000_000 * (i + 1))),
+    );
     mineBlock(chain, [fanOut]);
     const sink = owner('p2pkh', 'bob');
     const sweep = spend(coinsOf(fanOut, owners), [payTo(sink.address, 14_990_000)]);
@@ -444,7 +614,9 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     ]);
     const paid = await call(core, 'getrawtransaction', fanOut.getId(), 1);
     expect(paid.vout.map((o: Json) => o.scriptPubKey.address)).toEqual(owners.map((o) => o.address));
-    expect(paid.vout.map((o: Json) => address.fromOutputScript(Buffer.from(o.scriptPubKey.hex, 'hex')))).toEqual(owners.map((o) => o.address));
+    expect(paid.vout.map((o: Json) => address.fromOutputScript(Buffer.from(o.scriptPubKey.hex, 'hex')))).toEqual(
+      owners.map((o) => o.address),
+    );
     expect(paid.vout.map((o: Json) => o.scriptPubKey.desc)).toEqual(owners.map((o) => descriptorChecksum(`addr(${o.address})`)));
     // The signatures are real: the P2WPKH one verifies against the spent output.
     const wpkhInput = 2;
@@ -453,7 +625,12 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     expect(ecc.verify(digest, pub!, script.signature.decode(der!).signature)).toBe(true);
     // …and the Taproot key-path one against the output's tweaked key.
     const spent = coinsOf(fanOut, owners);
-    const keyPath = sweep.hashForWitnessV1(4, spent.map((c) => c.owner.output), spent.map((c) => c.value), Transaction.SIGHASH_DEFAULT);
+    const keyPath = sweep.hashForWitnessV1(
+      4,
+      spent.map((c) => c.owner.output),
+      spent.map((c) => c.value),
+      Transaction.SIGHASH_DEFAULT,
+    );
     expect(ecc.verifySchnorr(keyPath, owners[4]!.output.subarray(2), sweep.ins[4]!.witness[0]!)).toBe(true);
   });
 
@@ -465,7 +642,11 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     expect(chain.addToMempool(tx.toHex())).toBe(tx.getId());
     expect(await call(core, 'getrawmempool')).toEqual([tx.getId()]);
     const entry = (await call(core, 'getrawmempool', true))[tx.getId()];
-    expect([entry.vsize, entry.fees.base, entry.wtxid]).toEqual([tx.virtualSize(), 10, (await call(core, 'getrawtransaction', tx.getId(), 1)).hash]);
+    expect([entry.vsize, entry.fees.base, entry.wtxid]).toEqual([
+      tx.virtualSize(),
+      10,
+      (await call(core, 'getrawtransaction', tx.getId(), 1)).hash,
+    ]);
     expect(await call(core, 'getmempoolentry', tx.getId())).toEqual(entry);
     const pooled = await call(core, 'getrawtransaction', tx.getId(), 2);
     expect([pooled.blockhash, pooled.fee, pooled.vin[0].prevout]).toEqual([undefined, undefined, undefined]);
@@ -491,10 +672,16 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     const core = await start({ chain });
     const before = await call(core, 'getblockhash', 12);
     const competing = branch(chain, 2, 3);
-    chain.reorg(2, competing.map((b) => b.toBuffer()));
+    chain.reorg(
+      2,
+      competing.map((b) => b.toBuffer()),
+    );
     expect(await call(core, 'getblockcount')).toBe(14);
     expect(await call(core, 'getbestblockhash')).toBe(competing[2]!.getId());
-    expect([await call(core, 'getblockhash', 12), await call(core, 'getblockhash', 14)]).toEqual([competing[0]!.getId(), competing[2]!.getId()]);
+    expect([await call(core, 'getblockhash', 12), await call(core, 'getblockhash', 14)]).toEqual([
+      competing[0]!.getId(),
+      competing[2]!.getId(),
+    ]);
     expect((await call(core, 'getblock', before, 1)).confirmations).toBe(-1);
     expect((await call(core, 'getblock', competing[0]!.getId(), 1)).previousblockhash).toBe(chain.at(11)!.hash);
     expect(await call(core, 'getrawmempool')).toEqual([tx.getId()]);
@@ -505,9 +692,17 @@ describe('the stand-in Bitcoin Core: built blocks, mempool and reorgs', () => {
     const core = await start({ chain });
     expect(await call(core, 'getblockcount')).toBe(574201);
     const top = await call(core, 'getblock', await call(core, 'getbestblockhash'), 1);
-    expect([top.height, top.previousblockhash, top.nTx]).toEqual([574201, '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2', 213]);
+    expect([top.height, top.previousblockhash, top.nTx]).toEqual([
+      574201,
+      '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2',
+      213,
+    ]);
     const original = Block.fromBuffer(bigBlock(277647));
-    expect([top.hash === original.getId(), top.merkleroot, top.tx]).toEqual([false, Buffer.from(original.merkleRoot!).reverse().toString('hex'), original.transactions!.map((t) => t.getId())]);
+    expect([top.hash === original.getId(), top.merkleroot, top.tx]).toEqual([
+      false,
+      Buffer.from(original.merkleRoot!).reverse().toString('hex'),
+      original.transactions!.map((t) => t.getId()),
+    ]);
     await expect(call(core, 'getblockhash', 574199)).rejects.toEqual(rpcError(-8, 'Block height out of range'));
   });
 });
@@ -535,17 +730,31 @@ describe('the stand-in Bitcoin Core: Core’s text formats', () => {
       type: 'witness_v1_taproot',
     });
     expect(spk('6a024869')).toEqual({ asm: 'OP_RETURN 26952', desc: 'raw(6a024869)#nz6xdglz', hex: '6a024869', type: 'nulldata' });
-    expect(spk('6a5d0414011400')).toEqual({ asm: 'OP_RETURN 13 1310996', desc: 'raw(6a5d0414011400)#cwmyltm8', hex: '6a5d0414011400', type: 'nulldata' });
+    expect(spk('6a5d0414011400')).toEqual({
+      asm: 'OP_RETURN 13 1310996',
+      desc: 'raw(6a5d0414011400)#cwmyltm8',
+      hex: '6a5d0414011400',
+      type: 'nulldata',
+    });
     expect(spk('51024e73')).toEqual(expect.objectContaining({ asm: '1 29518', address: 'bc1pfeessrawgf', type: 'anchor' }));
     expect(spk('5102aabb')).toEqual(expect.objectContaining({ address: 'bc1p42asn737nx', type: 'witness_unknown' }));
-    expect(spk('a914' + '00'.repeat(20) + '87')).toEqual(expect.objectContaining({ asm: `OP_HASH160 ${'00'.repeat(20)} OP_EQUAL`, address: '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST', type: 'scripthash' }));
+    expect(spk('a914' + '00'.repeat(20) + '87')).toEqual(
+      expect.objectContaining({
+        asm: `OP_HASH160 ${'00'.repeat(20)} OP_EQUAL`,
+        address: '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST',
+        type: 'scripthash',
+      }),
+    );
     expect(spk('00').type).toBe('nonstandard');
     expect(spk('4c').asm).toBe('[error]');
   });
 
   it('writes amounts as %d.%08d and doubles as %.16g', () => {
-    expect(coreJson({ a: btc(0), b: btc(10_000), c: btc(2_100_000_000_000_000n), d: btc(-1) })).toBe('{"a":0.00000000,"b":0.00010000,"c":21000000.00000000,"d":-0.00000001}');
-    expect(coreJson([double16(1), double16(6.085476906000794), double16(2864140.507810974), double16(1e-7), double16(123456789012345678)])).toBe('[1,6.085476906000794,2864140.507810974,1e-07,1.234567890123457e+17]');
+    expect(coreJson({ a: btc(0), b: btc(10_000), c: btc(2_100_000_000_000_000n), d: btc(-1) })).toBe(
+      '{"a":0.00000000,"b":0.00010000,"c":21000000.00000000,"d":-0.00000001}',
+    );
+    expect(
+      coreJson([double16(1), double16(6.085476906000794), double16(2864140.507810974), double16(1e-7), double16(123456789012345678)]),
+    ).toBe('[1,6.085476906000794,2864140.507810974,1e-07,1.234567890123457e+17]');
   });
 });
-

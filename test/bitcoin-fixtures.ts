@@ -8,10 +8,23 @@ export const btcFixture = (path: string): Buffer => gunzipSync(readFileSync(new 
 
 /** The raw mainnet blocks copied from the shared fixtures, and what the shared README gives for each. */
 export const RAW_BLOCKS = [
-  { height: 277647, hash: '0000000000000000054a714e580b16c583701712ab91060e92dbde6eb1e052a8', txs: 213, inputs: 733, outputs: 769, bytes: 149164 },
-  { height: 574200, hash: '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2', txs: 3315, inputs: 5055, outputs: 8150, bytes: 1245250 },
+  {
+    height: 277647,
+    hash: '0000000000000000054a714e580b16c583701712ab91060e92dbde6eb1e052a8',
+    txs: 213,
+    inputs: 733,
+    outputs: 769,
+    bytes: 149164,
+  },
+  {
+    height: 574200,
+    hash: '0000000000000000001602407ac49862a7bca9d00f7f402db20b7be2f5de59d2',
+    txs: 3315,
+    inputs: 5055,
+    outputs: 8150,
+    bytes: 1245250,
+  },
 ] as const;
-
 
 /** Core's getblock 2 of block 200000 (Core of 2022: `addresses[]`, no `prevout`). */
 export const coreBlock200000 = (): CoreBlock => JSON.parse(btcFixture('rpc/getblock-v2-200000.json').toString()) as CoreBlock;
@@ -20,7 +33,8 @@ export const coreBlock200000 = (): CoreBlock => JSON.parse(btcFixture('rpc/getbl
  * Per transaction of block 200000, per non-coinbase input, the spent transaction as
  * getrawtransaction gave it, trimmed by the source to its txid and the spent output.
  */
-export const inputTransactions200000 = (): Array<Array<{ txid: string; vout: CoreVout[] }>> => JSON.parse(btcFixture('rpc/getblock-v2-200000.input-transactions.json').toString());
+export const inputTransactions200000 = (): Array<Array<{ txid: string; vout: CoreVout[] }>> =>
+  JSON.parse(btcFixture('rpc/getblock-v2-200000.input-transactions.json').toString());
 
 /** The prevouts of block 200000 by outpoint, from the fixture's spent transactions. */
 export function prevouts200000(): Map<string, Prevout> {
@@ -47,7 +61,8 @@ export function coreBlock200000v3(): CoreBlock {
 }
 
 /** A bitcoin-etl RPC answer (getblock …_2 or getrawtransaction …), as the file names them (small: not gzipped). */
-export const etlJson = <T>(name: string): T => JSON.parse(readFileSync(new URL(`fixtures/bitcoin/rpc/bitcoin-etl/${name}.json`, import.meta.url), 'utf8')) as T;
+export const etlJson = <T>(name: string): T =>
+  JSON.parse(readFileSync(new URL(`fixtures/bitcoin/rpc/bitcoin-etl/${name}.json`, import.meta.url), 'utf8')) as T;
 
 /** The plain reader of getblock verbosity 2 or 3 (parsed by JSON.parse), field by field into a BtcBlock: what the server's scanner (engine/bitcoin/core-scan.ts) is checked against. */
 export function blockFromCore(b: CoreBlock): BtcBlock {

@@ -38,10 +38,20 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
   };
   const clock = new ServiceClock(systemTicker, Date.now());
-  const log = jsonLogger((line) => void logged.push(JSON.parse(line)), () => clock.now(), 'info');
+  const log = jsonLogger(
+    (line) => void logged.push(JSON.parse(line)),
+    () => clock.now(),
+    'info',
+  );
   /** A follower as the server makes one: a chain new to the store starts at the node's best block unless given a start block. */
   const follower = (startBlock: StartBlock = 'head', opts: { retention?: number } = {}): BitcoinFollower =>
-    new BitcoinFollower(CHAIN, rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 60_000, pool: pool.bitcoin, startBlock, ...opts });
+    new BitcoinFollower(CHAIN, rpc, store, clock, recorder, log, {
+      confirmations: 2,
+      pollMs: 60_000,
+      pool: pool.bitcoin,
+      startBlock,
+      ...opts,
+    });
   const canon = (n: number): string | undefined => store.get<string>('canon', blockKey(CHAIN, n));
   const view = (n: number): BtcRecordView => BtcRecordView.of(store.getRaw('blocks', blockKey(CHAIN, n))!);
   const hash = (n: number): string => core.chain.at(n)!.hash.slice(-6);
@@ -65,17 +75,30 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts a chain new to the store at the node\'s best block: that block is history (no event), each new one is stored with the node\'s hash and announced as seen, then confirmed 2 blocks deep, in order', async () => {
+  it("starts a chain new to the store at the node's best block: that block is history (no event), each new one is stored with the node's hash and announced as seen, then confirmed 2 blocks deep, in order", async () => {
     await start();
     const f = follower();
     await f.sync();
-    expect(f.status()).toMatchObject({ chain: CHAIN, head: TIP, confirmed: TIP - 1, nodeHead: TIP, oldest: TIP, upstream: 'ok', backfill: { from: TIP, to: TIP, done: true } });
+    expect(f.status()).toMatchObject({
+      chain: CHAIN,
+      head: TIP,
+      confirmed: TIP - 1,
+      nodeHead: TIP,
+      oldest: TIP,
+      upstream: 'ok',
+      backfill: { from: TIP, to: TIP, done: true },
+    });
     expect(canon(TIP)).toBe(core.chain.at(TIP)!.hash);
     expect(canon(TIP - 1)).toBeUndefined();
     expect(events).toEqual([]);
     // Only the best block was asked for: nothing below it (a pruned node has no data there).
     expect(core.calls['getblock']).toBe(1);
-    expect(logged.find((l) => l.msg === 'following a new chain')).toMatchObject({ chain: CHAIN, from: TIP, backfillTo: TIP, nodeHead: TIP });
+    expect(logged.find((l) => l.msg === 'following a new chain')).toMatchObject({
+      chain: CHAIN,
+      from: TIP,
+      backfillTo: TIP,
+      nodeHead: TIP,
+    });
 
     for (let i = 0; i < 3; i++) mineBlock(core.chain);
     await f.sync();
@@ -84,14 +107,19 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
       expect(canon(n)).toBe(core.chain.at(n)!.hash);
       expect(view(n).header).toMatchObject({ hash: core.chain.at(n)!.hash, height: n });
     }
-    expect(events).toEqual([`seen ${TIP + 1} ${hash(TIP + 1)}`, `seen ${TIP + 2} ${hash(TIP + 2)}`, `seen ${TIP + 3} ${hash(TIP + 3)}`, `confirmed ${TIP + 1} ${hash(TIP + 1)}`]);
+    expect(events).toEqual([
+      `seen ${TIP + 1} ${hash(TIP + 1)}`,
+      `seen ${TIP + 2} ${hash(TIP + 2)}`,
+      `seen ${TIP + 3} ${hash(TIP + 3)}`,
+      `confirmed ${TIP + 1} ${hash(TIP + 1)}`,
+    ]);
     // Nothing new: a poll reads the best block hash and stops.
     const calls = core.calls['getblock'];
     await f.sync();
     expect(core.calls['getblock']).toBe(calls);
   });
 
-  it('backfills from a start block to the node\'s best block as history: stored and indexed, announced to no listener; blocks after it are announced', async () => {
+  it("backfills from a start block to the node's best block as history: stored and indexed, announced to no listener; blocks after it are announced", async () => {
     await start();
     const alice = owner('p2wpkh', 'backfill', 1);
     const payer = owner('p2tr', 'backfill', 2);
@@ -120,7 +148,7 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     expect(events).toEqual([`seen ${tip + 1} ${hash(tip + 1)}`, `seen ${tip + 2} ${hash(tip + 2)}`]);
   });
 
-  it('takes a store whose chain never stored a block (its state at head −1, as a server before start blocks left it on a pruned node) as new: it starts at the node\'s best block', async () => {
+  it("takes a store whose chain never stored a block (its state at head −1, as a server before start blocks left it on a pruned node) as new: it starts at the node's best block", async () => {
     await start();
     store.transact(() => store.put('chainState', CHAIN, { head: -1, confirmed: -1, pruned: -1 }));
     const f = follower();
@@ -135,12 +163,20 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     mineBlock(core.chain);
     const again = follower(TIP - 10);
     await again.sync();
-    expect(logged.filter((l) => l.level === 'warn')).toEqual([expect.objectContaining({ msg: 'a start block is set for a chain already in the store: its stored state is kept', chain: CHAIN, startBlock: TIP - 10, followedFrom: TIP, head: TIP })]);
+    expect(logged.filter((l) => l.level === 'warn')).toEqual([
+      expect.objectContaining({
+        msg: 'a start block is set for a chain already in the store: its stored state is kept',
+        chain: CHAIN,
+        startBlock: TIP - 10,
+        followedFrom: TIP,
+        head: TIP,
+      }),
+    ]);
     expect(again.status()).toMatchObject({ head: TIP + 1, oldest: TIP, backfill: { from: TIP, to: TIP } });
     expect(canon(TIP - 10)).toBeUndefined();
   });
 
-  it('rolls back to the fork point on a reorg of depth 1 and of depth 2, and takes the node\'s branch', async () => {
+  it("rolls back to the fork point on a reorg of depth 1 and of depth 2, and takes the node's branch", async () => {
     await start();
     const f = follower();
     await f.sync();
@@ -151,7 +187,10 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
       events = [];
       const tip = core.chain.height;
       const replaced = core.chain.at(tip - depth + 1)!.hash;
-      core.chain.reorg(depth, branch(core.chain, depth, depth + 1, [], owner('p2wpkh', 'reorg', depth).output).map((b) => b.toBuffer()));
+      core.chain.reorg(
+        depth,
+        branch(core.chain, depth, depth + 1, [], owner('p2wpkh', 'reorg', depth).output).map((b) => b.toBuffer()),
+      );
       await f.sync();
       expect(f.status().head).toBe(tip + 1);
       for (let n = tip - depth; n <= tip + 1; n++) expect(canon(n)).toBe(core.chain.at(n)!.hash);
@@ -168,7 +207,10 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     await f.sync();
     const asked = core.calls['getblockhash'] ?? 0;
     // The node's new branch forks 3 blocks below its tip: below the start block.
-    core.chain.reorg(3, branch(core.chain, 3, 5, [], owner('p2wpkh', 'deep-reorg').output).map((b) => b.toBuffer()));
+    core.chain.reorg(
+      3,
+      branch(core.chain, 3, 5, [], owner('p2wpkh', 'deep-reorg').output).map((b) => b.toBuffer()),
+    );
     await f.sync();
     expect(f.status()).toMatchObject({ head: TIP + 2, oldest: TIP - 1, upstream: 'ok' });
     for (let n = TIP - 1; n <= TIP + 2; n++) expect(canon(n)).toBe(core.chain.at(n)!.hash);
@@ -214,7 +256,7 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     mineBlock(core.chain, [spend(coinsOf(funded.transactions![0]!, [alice]), [payTo(bob.address, 300_000_000)])]);
     return { alice, bob, height: core.chain.height };
   };
-  it('indexes each address\'s transactions and unspent outputs, and a reorg puts back what the block it removes spent', async () => {
+  it("indexes each address's transactions and unspent outputs, and a reorg puts back what the block it removes spent", async () => {
     await start();
     const [alice, bob, carol] = [owner('p2wpkh', 'index', 1), owner('p2tr', 'index', 2), owner('p2pkh', 'index', 3)];
     const funded = mineBlock(core.chain, [], alice.output);
@@ -234,14 +276,23 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     expect(utxos(bob)).toEqual([]);
     expect(utxos(carol)).toEqual([[toCarol.getId(), 0, 200_000_000, h2]]);
     expect(balanceOf(store, CHAIN, carol.address)).toBe(200_000_000);
-    expect(txs(alice)).toEqual([[toBob.getId(), h2, 1], [paid.getId(), h1, 0]]);
-    expect(txs(bob)).toEqual([[toCarol.getId(), h2, 2], [toBob.getId(), h2, 1]]);
+    expect(txs(alice)).toEqual([
+      [toBob.getId(), h2, 1],
+      [paid.getId(), h1, 0],
+    ]);
+    expect(txs(bob)).toEqual([
+      [toCarol.getId(), h2, 2],
+      [toBob.getId(), h2, 1],
+    ]);
     expect(txs(carol)).toEqual([[toCarol.getId(), h2, 2]]);
     expect(transferCount(store, CHAIN, alice.address)).toBe(2);
     expect(txHeight(store, CHAIN, toBob.getId())).toBe(h2);
 
     // The block with both payments leaves the chain: Alice's coin is unspent again, at the height it was made.
-    core.chain.reorg(1, branch(core.chain, 1, 2, [], owner('p2wpkh', 'index-miner', 9).output).map((b) => b.toBuffer()));
+    core.chain.reorg(
+      1,
+      branch(core.chain, 1, 2, [], owner('p2wpkh', 'index-miner', 9).output).map((b) => b.toBuffer()),
+    );
     await f.sync();
     expect(f.status().head).toBe(h2 + 1);
     expect(utxos(alice)).toEqual([[paid.getId(), 0, 312_500_000, h1]]);
@@ -258,7 +309,10 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     await f.sync();
     expect(utxos(alice)).toEqual([]);
     expect(utxos(bob)).toEqual([[toBob.getId(), 0, 300_000_000, h2 + 2]]);
-    expect(txs(alice)).toEqual([[toBob.getId(), h2 + 2, 1], [paid.getId(), h1, 0]]);
+    expect(txs(alice)).toEqual([
+      [toBob.getId(), h2 + 2, 1],
+      [paid.getId(), h1, 0],
+    ]);
   });
 
   /** The (kind, tx) refs of `address` in block n's probe column. */
@@ -267,11 +321,13 @@ describe('following Bitcoin Core (the stand-in: a pruned node above block 880,00
     const { count, keysAt, refsAt } = readBtcProbe(probe);
     const key = Buffer.from(scriptKey(decodeAddress(address).script));
     const out: Array<[number, number]> = [];
-    for (let k = 0; k < count; k++) if (key.equals(probe.subarray(keysAt + k * 32, keysAt + k * 32 + 32))) out.push([probe.readUInt32LE(refsAt + k * 4) >>> 24, probe.readUInt32LE(refsAt + k * 4) & 0xffffff]);
+    for (let k = 0; k < count; k++)
+      if (key.equals(probe.subarray(keysAt + k * 32, keysAt + k * 32 + 32)))
+        out.push([probe.readUInt32LE(refsAt + k * 4) >>> 24, probe.readUInt32LE(refsAt + k * 4) & 0xffffff]);
     return out;
   };
 
-  it('takes the spent outputs getblock 3 gives: a spender\'s address is in the probe column and its value in the record', async () => {
+  it("takes the spent outputs getblock 3 gives: a spender's address is in the probe column and its value in the record", async () => {
     await start();
     const { alice, bob, height } = aliceToBob();
     const f = follower(height - 1);

@@ -29,7 +29,8 @@ let rx: Receiver;
 let s: Running;
 const env = (): Record<string, string> => ({ CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0' });
 
-const head = async (): Promise<number> => ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head ?? -1;
+const head = async (): Promise<number> =>
+  ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head ?? -1;
 /** Waits until the server has ingested the stand-in's tip. */
 const caughtUp = async (): Promise<void> => {
   expect(await until(async () => (await head()) === core.chain.height, 20_000)).toBe(true);
@@ -41,7 +42,11 @@ async function createStream(body: Record<string, unknown> = {}): Promise<string>
   return res.body.id as string;
 }
 
-const webhooksOf = (streamId: string): Array<Received['body']> => rx.webhooks().filter((r) => r.body.streamId === streamId).map((r) => r.body);
+const webhooksOf = (streamId: string): Array<Received['body']> =>
+  rx
+    .webhooks()
+    .filter((r) => r.body.streamId === streamId)
+    .map((r) => r.body);
 const txidsOf = (body: Received['body']): string[] => (body.transactions as Array<{ txid: string }>).map((t) => t.txid);
 /** The deliveries of a stream, by phase. */
 const phases = (streamId: string) => {
@@ -77,17 +82,28 @@ describe('Bitcoin streams, delivered', () => {
     const payer = owner('p2wpkh', 'e2e-payer');
     const payees = ADDRESS_KINDS.map((k, i) => owner(k, 'e2e-payee', i));
     const watching = await createStream();
-    expect((await s.call(`/streams/bitcoin/${watching}/address`, { method: 'POST', json: { address: payees.map((p) => p.address) } })).status).toBe(200);
+    expect(
+      (await s.call(`/streams/bitcoin/${watching}/address`, { method: 'POST', json: { address: payees.map((p) => p.address) } })).status,
+    ).toBe(200);
     const spender = await createStream({ includeOutputs: false });
     await s.call(`/streams/bitcoin/${spender}/address`, { method: 'POST', json: { address: payer.address } });
     const coins = fund(payer);
-    const tx = spend(coins, payees.map((p) => payTo(p.address, 100_000)));
+    const tx = spend(
+      coins,
+      payees.map((p) => payTo(p.address, 100_000)),
+    );
     await caughtUp();
 
     core.chain.addToMempool(tx.toHex());
     expect(await until(() => phases(watching).mempool.length === 1 && phases(spender).mempool.length === 1, 10_000)).toBe(true);
     const m = phases(watching).mempool[0]!;
-    expect(m).toMatchObject({ confirmed: false, chainId: 'btc-mainnet', network: 'mainnet', tag: 'btc', block: { hash: 'mempool', height: '0' } });
+    expect(m).toMatchObject({
+      confirmed: false,
+      chainId: 'btc-mainnet',
+      network: 'mainnet',
+      tag: 'btc',
+      block: { hash: 'mempool', height: '0' },
+    });
     expect(txidsOf(m)).toEqual([tx.getId()]);
     // Both sides populated in the mempool phase: the spender's address and value, every payee.
     expect(m.transactions[0].vin[0]).toMatchObject({ addresses: [payer.address], value: '3.12500000' });
@@ -101,9 +117,20 @@ describe('Bitcoin streams, delivered', () => {
     expect(phases(spender).inBlock[0]!.transactions[0]).toMatchObject({ isCoinbase: true, txid: coins[0]!.txid });
     expect(txidsOf(phases(spender).inBlock[1]!)).toEqual([tx.getId()]);
     const b = phases(watching).inBlock[0]!;
-    expect(b.block).toMatchObject({ hash: block.getId(), height: String(core.chain.height), nTx: '2', previousblockhash: core.chain.at(core.chain.height - 1)!.hash });
+    expect(b.block).toMatchObject({
+      hash: block.getId(),
+      height: String(core.chain.height),
+      nTx: '2',
+      previousblockhash: core.chain.at(core.chain.height - 1)!.hash,
+    });
     expect(txidsOf(b)).toEqual([tx.getId()]);
-    expect(b.transactions[0]).toMatchObject({ blockHash: block.getId(), blockNumber: core.chain.height, isCoinbase: false, inputCount: 1, outputCount: 5 });
+    expect(b.transactions[0]).toMatchObject({
+      blockHash: block.getId(),
+      blockNumber: core.chain.height,
+      isCoinbase: false,
+      inputCount: 1,
+      outputCount: 5,
+    });
 
     mineBlock(core.chain);
     expect(await until(() => phases(watching).confirmed.length === 0, 1_000)).toBe(true);
@@ -114,15 +141,19 @@ describe('Bitcoin streams, delivered', () => {
     expect(phases(watching).mempool.length).toBe(1);
   });
 
-  it('xpub, ypub and zpub wallets: each key\'s addresses, named in xpubs[], and the gap window moving on within a block', async () => {
+  it("xpub, ypub and zpub wallets: each key's addresses, named in xpubs[], and the gap window moving on within a block", async () => {
     const id = await createStream();
-    for (const xpub of [XPUB, YPUB, ZPUB]) expect((await s.call(`/streams/bitcoin/${id}/xpub`, { method: 'POST', json: { xpub } })).status).toBe(200);
+    for (const xpub of [XPUB, YPUB, ZPUB])
+      expect((await s.call(`/streams/bitcoin/${id}/xpub`, { method: 'POST', json: { xpub } })).status).toBe(200);
     const payer = owner('p2wpkh', 'e2e-wallets');
     const [coin] = fund(payer);
     await caughtUp();
     // One transaction to index 0 of each key; then index 19 of the zpub (the window's last) and, in the same
     // block, index 35 (watched only once 19 is used: 19 + 20 ≥ 35); then index 80 (beyond 35 + 20: not watched).
-    const first = spend([coin!], [payTo(receive(XPUB, 0), 1000), payTo(receive(YPUB, 0), 1000), payTo(receive(ZPUB, 0), 1000), payTo(payer.address, 300_000_000)]);
+    const first = spend(
+      [coin!],
+      [payTo(receive(XPUB, 0), 1000), payTo(receive(YPUB, 0), 1000), payTo(receive(ZPUB, 0), 1000), payTo(payer.address, 300_000_000)],
+    );
     const second = spend(coinsOf(first, [payer]), [payTo(receive(ZPUB, 19), 1000), payTo(payer.address, 290_000_000)]);
     const third = spend(coinsOf(second, [payer]), [payTo(receive(ZPUB, 35), 1000), payTo(payer.address, 280_000_000)]);
     const fourth = spend(coinsOf(third, [payer]), [payTo(receive(ZPUB, 80), 1000), payTo(payer.address, 270_000_000)]);
@@ -140,7 +171,11 @@ describe('Bitcoin streams, delivered', () => {
     expect(receive(ZPUB, 0)).toMatch(/^bc1q/);
     expect(body.transactions[2].xpubs).toEqual([{ xpub: ZPUB, address: receive(ZPUB, 35) }]);
     // The window moved on for later blocks too: 55 (its last now) and, by it, 75 in the same transaction.
-    const fifth = spend(coinsOf(fourth, [payer]), [payTo(receive(ZPUB, 55), 1000), payTo(receive(ZPUB, 75), 1000), payTo(payer.address, 260_000_000)]);
+    const fifth = spend(coinsOf(fourth, [payer]), [
+      payTo(receive(ZPUB, 55), 1000),
+      payTo(receive(ZPUB, 75), 1000),
+      payTo(payer.address, 260_000_000),
+    ]);
     mineBlock(core.chain, [fifth]);
     expect(await until(() => phases(id).inBlock.length === 2, 10_000)).toBe(true);
     expect(phases(id).inBlock[1]!.transactions[0].xpubs).toEqual([
@@ -151,7 +186,10 @@ describe('Bitcoin streams, delivered', () => {
     const sixth = spend(coinsOf(fifth, [payer]), [payTo(receive(XPUB, 1), 1000), payTo(payer.address, 250_000_000)]);
     core.chain.addToMempool(sixth.toHex());
     expect(await until(() => phases(id).mempool.length === 1, 10_000)).toBe(true);
-    expect(phases(id).mempool[0]!.transactions[0]).toMatchObject({ txid: sixth.getId(), xpubs: [{ xpub: XPUB, address: receive(XPUB, 1) }] });
+    expect(phases(id).mempool[0]!.transactions[0]).toMatchObject({
+      txid: sixth.getId(),
+      xpubs: [{ xpub: XPUB, address: receive(XPUB, 1) }],
+    });
     mineBlock(core.chain, [sixth]);
   });
 
@@ -161,24 +199,30 @@ describe('Bitcoin streams, delivered', () => {
     return spend(fund(payer), [payTo(to.address, 1_000_000)]);
   };
 
-  it.each([1, 2])('a reorg of depth %i: the block that left gets no confirmed webhook, the block replacing it (with the same transaction) gets both', async (depth) => {
-    const watched = owner('p2pkh', 'e2e-reorg', depth);
-    const id = await createStream();
-    await s.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: watched.address } });
-    const tx = payment(watched, `e2e-reorg-payer-${depth}`);
-    const left = mineBlock(core.chain, [tx]);
-    for (let i = 1; i < depth; i++) mineBlock(core.chain);
-    expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
-    expect(phases(id).inBlock[0]!.block.hash).toBe(left.getId());
-    // The node moves to a longer branch holding the same transaction, in a block of another hash.
-    const replacing = branch(core.chain, depth, depth + 2, [tx], owner('p2wpkh', 'e2e-reorg-miner', depth).output);
-    core.chain.reorg(depth, replacing.map((b) => b.toBuffer()));
-    expect(await until(() => phases(id).confirmed.length === 1, 10_000)).toBe(true);
-    await caughtUp();
-    expect(phases(id).confirmed.map((b) => b.block.hash)).toEqual([replacing[0]!.getId()]);
-    expect(phases(id).inBlock.map((b) => b.block.hash)).toEqual([left.getId(), replacing[0]!.getId()]);
-    expect(txidsOf(phases(id).confirmed[0]!)).toEqual([tx.getId()]);
-  });
+  it.each([1, 2])(
+    'a reorg of depth %i: the block that left gets no confirmed webhook, the block replacing it (with the same transaction) gets both',
+    async (depth) => {
+      const watched = owner('p2pkh', 'e2e-reorg', depth);
+      const id = await createStream();
+      await s.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: watched.address } });
+      const tx = payment(watched, `e2e-reorg-payer-${depth}`);
+      const left = mineBlock(core.chain, [tx]);
+      for (let i = 1; i < depth; i++) mineBlock(core.chain);
+      expect(await until(() => phases(id).inBlock.length === 1, 10_000)).toBe(true);
+      expect(phases(id).inBlock[0]!.block.hash).toBe(left.getId());
+      // The node moves to a longer branch holding the same transaction, in a block of another hash.
+      const replacing = branch(core.chain, depth, depth + 2, [tx], owner('p2wpkh', 'e2e-reorg-miner', depth).output);
+      core.chain.reorg(
+        depth,
+        replacing.map((b) => b.toBuffer()),
+      );
+      expect(await until(() => phases(id).confirmed.length === 1, 10_000)).toBe(true);
+      await caughtUp();
+      expect(phases(id).confirmed.map((b) => b.block.hash)).toEqual([replacing[0]!.getId()]);
+      expect(phases(id).inBlock.map((b) => b.block.hash)).toEqual([left.getId(), replacing[0]!.getId()]);
+      expect(txidsOf(phases(id).confirmed[0]!)).toEqual([tx.getId()]);
+    },
+  );
 
   it('a restart between the in-block and the confirmed webhook: each arrives once', async () => {
     // A kill -9 of the server's process is what is checked: the built binary's, on the same data.
@@ -205,7 +249,7 @@ describe('Bitcoin streams, delivered', () => {
     expect((await s.call(`/stats/${id}`)).body).toMatchObject({ totalTxsProcessed: 2 });
   });
 
-  describe('mainnet block 574200 (3,315 transactions), relinked onto the stand-in\'s chain', () => {
+  describe("mainnet block 574200 (3,315 transactions), relinked onto the stand-in's chain", () => {
     initEccLib(ecc);
     const raw = bigBlock(574200);
     /** bitcoinjs-lib's own decoding: each transaction's id, and each output's value and address ('' without one). */
@@ -221,7 +265,9 @@ describe('Bitcoin streams, delivered', () => {
         return { value: Number(o.value), address: a };
       }),
     }));
-    const watched = [...new Set(reference.flatMap((t) => t.vout.map((o) => o.address)).filter((a) => a !== ''))].filter((_, i) => i % 97 === 0);
+    const watched = [...new Set(reference.flatMap((t) => t.vout.map((o) => o.address)).filter((a) => a !== ''))].filter(
+      (_, i) => i % 97 === 0,
+    );
     let all: string;
     let some: string;
     let height: number;
@@ -260,10 +306,21 @@ describe('Bitcoin streams, delivered', () => {
       const asked = await s.call(`/streams/bitcoin/mainnet/block/${height}`, { method: 'POST', json: { tag: 'btc', addresses: watched } });
       expect(asked.status).toBe(200);
       expect({ ...asked.body, streamId: some }).toEqual({ ...body, confirmed: asked.body.confirmed });
-      expect((await s.call(`/streams/bitcoin/testnet/block/${height}`, { method: 'POST', json: {} })).body).toMatchObject({ details: { field: 'chainId' } });
-      expect((await s.call('/streams/bitcoin/mainnet/block/12x', { method: 'POST', json: {} })).body).toMatchObject({ details: { field: 'blockNumber' } });
+      expect((await s.call(`/streams/bitcoin/testnet/block/${height}`, { method: 'POST', json: {} })).body).toMatchObject({
+        details: { field: 'chainId' },
+      });
+      expect((await s.call('/streams/bitcoin/mainnet/block/12x', { method: 'POST', json: {} })).body).toMatchObject({
+        details: { field: 'blockNumber' },
+      });
       expect((await s.call(`/streams/bitcoin/mainnet/block/${height + 1000}`, { method: 'POST', json: {} })).status).toBe(404);
-      expect((await s.call(`/streams/bitcoin/mainnet/block/${height}`, { method: 'POST', json: { addresses: ['tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx'] } })).body).toMatchObject({ details: { field: 'addresses.0' } });
+      expect(
+        (
+          await s.call(`/streams/bitcoin/mainnet/block/${height}`, {
+            method: 'POST',
+            json: { addresses: ['tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx'] },
+          })
+        ).body,
+      ).toMatchObject({ details: { field: 'addresses.0' } });
     });
 
     it('block-to-webhook sends a stream its body for a stored block again', async () => {

@@ -24,8 +24,14 @@ afterEach(async () => {
   [s, rx, core] = [undefined, undefined, undefined];
 });
 
-const env = (more: Record<string, string> = {}): Record<string, string> => ({ CHAINPOST_BITCOIN_RPC: core!.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0', ...more });
-const bitcoinHealth = async (): Promise<Record<string, any> | undefined> => ((await s!.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === 'bitcoin');
+const env = (more: Record<string, string> = {}): Record<string, string> => ({
+  CHAINPOST_BITCOIN_RPC: core!.url,
+  CHAINPOST_BITCOIN_POLL_MS: '50',
+  CHAINPOST_RATE_LIMIT: '0',
+  ...more,
+});
+const bitcoinHealth = async (): Promise<Record<string, any> | undefined> =>
+  ((await s!.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === 'bitcoin');
 const caughtUp = async (): Promise<void> => {
   expect(await until(async () => (await bitcoinHealth())?.['head'] === core!.chain.height, 20_000)).toBe(true);
 };
@@ -35,17 +41,27 @@ async function watching(address: string): Promise<string> {
   expect((await s!.call(`/streams/bitcoin/${res.body.id}/address`, { method: 'POST', json: { address } })).status).toBe(200);
   return res.body.id as string;
 }
-const bodiesOf = (id: string): Array<Received['body']> => rx!.webhooks().filter((r) => r.body.streamId === id).map((r) => r.body);
+const bodiesOf = (id: string): Array<Received['body']> =>
+  rx!
+    .webhooks()
+    .filter((r) => r.body.streamId === id)
+    .map((r) => r.body);
 
 describe('a Bitcoin chain new to the store, on a pruned node above block 880,000', () => {
-  it('starts at the node\'s best block and delivers the mempool, in-block and confirmed phases of the blocks after it; /v1 answers the new block', async () => {
+  it("starts at the node's best block and delivers the mempool, in-block and confirmed phases of the blocks after it; /v1 answers the new block", async () => {
     core = await startBitcoinCore({ chain: prunedChain() });
     const tip = core.chain.height;
     expect(tip).toBeGreaterThan(880_000);
     rx = await startReceiver();
     s = await startChainpost(env());
     await caughtUp();
-    expect(await bitcoinHealth()).toMatchObject({ head: tip, oldest: tip, nodeHead: tip, upstream: 'ok', backfill: { from: tip, to: tip, done: true } });
+    expect(await bitcoinHealth()).toMatchObject({
+      head: tip,
+      oldest: tip,
+      nodeHead: tip,
+      upstream: 'ok',
+      backfill: { from: tip, to: tip, done: true },
+    });
     // Only the best block was read: none below it (the node has no data below its prune height anyway).
     expect(core.calls['getblock']).toBe(1);
 
@@ -57,12 +73,20 @@ describe('a Bitcoin chain new to the store, on a pruned node above block 880,000
     const tx = spend([coin!], [payTo(payee.address, 100_000_000)]);
     core.chain.addToMempool(tx.toHex());
     expect(await until(() => bodiesOf(id).length === 1, 10_000)).toBe(true);
-    expect(bodiesOf(id)[0]).toMatchObject({ confirmed: false, block: { hash: 'mempool', height: '0' }, transactions: [{ txid: tx.getId() }] });
+    expect(bodiesOf(id)[0]).toMatchObject({
+      confirmed: false,
+      block: { hash: 'mempool', height: '0' },
+      transactions: [{ txid: tx.getId() }],
+    });
 
     const block = mineBlock(core.chain, [tx]);
     const height = core.chain.height;
     expect(await until(() => bodiesOf(id).length === 2, 10_000)).toBe(true);
-    expect(bodiesOf(id)[1]).toMatchObject({ confirmed: false, block: { hash: block.getId(), height: String(height) }, transactions: [{ txid: tx.getId(), blockNumber: height }] });
+    expect(bodiesOf(id)[1]).toMatchObject({
+      confirmed: false,
+      block: { hash: block.getId(), height: String(height) },
+      transactions: [{ txid: tx.getId(), blockNumber: height }],
+    });
     mineBlock(core.chain);
     mineBlock(core.chain);
     expect(await until(() => bodiesOf(id).length === 3, 10_000)).toBe(true);
@@ -70,7 +94,13 @@ describe('a Bitcoin chain new to the store, on a pruned node above block 880,000
 
     const v1 = await s.call(`/v1/chains/bitcoin/blocks/${height}`);
     expect(v1.status, JSON.stringify(v1.body)).toBe(200);
-    expect(v1.body).toMatchObject({ chainFamily: 'Bitcoin', hash: block.getId(), height, previousBlockHash: core.chain.at(height - 1)!.hash, txCount: 2 });
+    expect(v1.body).toMatchObject({
+      chainFamily: 'Bitcoin',
+      hash: block.getId(),
+      height,
+      previousBlockHash: core.chain.at(height - 1)!.hash,
+      txCount: 2,
+    });
     expect(v1.body.txs.map((t: { txid: string }) => t.txid)).toEqual([block.transactions![0]!.getId(), tx.getId()]);
     // Below where it started: not held, and said so.
     const before = await s.call(`/v1/chains/bitcoin/blocks/${tip - 1}`);

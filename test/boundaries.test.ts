@@ -15,7 +15,7 @@ describe('the import graph', () => {
     expect(formatReport({ ...report, folderCycles: [], longFiles: [] })).toBe('');
   });
 
-  it('has no cycle between folders (engine\'s root files count as the folder engine)', () => {
+  it("has no cycle between folders (engine's root files count as the folder engine)", () => {
     expect(formatReport({ ...report, violations: [], longFiles: [] })).toBe('');
   });
 
@@ -37,8 +37,14 @@ describe('the boundary check', () => {
     writeFileSync(join(root, 'package.json'), '{ "type": "module" }\n');
     symlinkSync(join(repositoryRoot(), 'node_modules'), join(root, 'node_modules'), 'dir');
     plant('http/server/route.ts', 'export interface Route { path: string }\n');
-    plant('engine/evm/route-use.ts', "import type { Route } from '../../http/server/route.js';\nexport const path = (r: Route) => r.path;\n");
-    plant('engine/files.ts', "import { readFileSync } from 'node:fs';\nimport { connect } from 'net';\nexport const read = readFileSync;\nexport const dial = connect;\n");
+    plant(
+      'engine/evm/route-use.ts',
+      "import type { Route } from '../../http/server/route.js';\nexport const path = (r: Route) => r.path;\n",
+    );
+    plant(
+      'engine/files.ts',
+      "import { readFileSync } from 'node:fs';\nimport { connect } from 'net';\nexport const read = readFileSync;\nexport const dial = connect;\n",
+    );
     plant('engine/store.ts', "import { open } from 'lmdb';\nexport const store = open;\n");
     plant('engine/solana/slots.ts', 'export const slots = 1;\n');
     plant('engine/match/walk.ts', "export const slots = async () => (await import('../solana/slots.js')).slots;\n");
@@ -64,13 +70,15 @@ describe('the boundary check', () => {
       'not-to-unresolvable: engine/missing.ts → ./gone.js',
       'shared-imports-family: engine/match/walk.ts → engine/solana/slots.ts',
     ]);
-    expect(found.folderCycles).toEqual([{
-      folders: ['engine', 'engine/net'],
-      links: [
-        { from: 'engine', to: 'engine/net', imports: [{ from: 'engine/limits.ts', to: 'engine/net/class.ts' }] },
-        { from: 'engine/net', to: 'engine', imports: [{ from: 'engine/net/targets.ts', to: 'engine/limits.ts' }] },
-      ],
-    }]);
+    expect(found.folderCycles).toEqual([
+      {
+        folders: ['engine', 'engine/net'],
+        links: [
+          { from: 'engine', to: 'engine/net', imports: [{ from: 'engine/limits.ts', to: 'engine/net/class.ts' }] },
+          { from: 'engine/net', to: 'engine', imports: [{ from: 'engine/net/targets.ts', to: 'engine/limits.ts' }] },
+        ],
+      },
+    ]);
     expect(found.longFiles).toEqual([{ file: 'engine/long.ts', lines: ENGINE_MAX_LINES + 1 }]);
   });
 });

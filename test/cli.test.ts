@@ -35,19 +35,24 @@ describe('help', () => {
     [['keys', 'create', '--bogus', '--help'], /^usage: chainpost keys create /],
     [['keys', 'revoke', '--help'], /^usage: chainpost keys revoke N\n/],
     [['help', 'keys', 'revoke'], /^usage: chainpost keys revoke N\n/],
-  ] as Array<[string[], RegExp]>)('chainpost %j prints its usage on stdout, exits 0, and starts and creates nothing', async ([args, usage], { expect }) => {
-    const r = await inFreshDir(args);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(usage);
-    expect(r.stderr).toBe('');
-    expect(r.left).toEqual([]);
-  });
+  ] as Array<[string[], RegExp]>)(
+    'chainpost %j prints its usage on stdout, exits 0, and starts and creates nothing',
+    async ([args, usage], { expect }) => {
+      const r = await inFreshDir(args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(usage);
+      expect(r.stderr).toBe('');
+      expect(r.left).toEqual([]);
+    },
+  );
 
   it('lists every command with its summary, and every option of a command', async () => {
     const top = await inFreshDir(['--help']);
-    for (const c of ['serve', 'keys create', 'keys list', 'keys revoke', 'help']) expect(top.stdout).toMatch(new RegExp(`^  ${c} .*\\S`, 'm'));
+    for (const c of ['serve', 'keys create', 'keys list', 'keys revoke', 'help'])
+      expect(top.stdout).toMatch(new RegExp(`^  ${c} .*\\S`, 'm'));
     const create = await inFreshDir(['keys', 'create', '--help']);
-    for (const o of ['--name N', '--email E', '--tenant T', '--create', '-h, --help']) expect(create.stdout).toMatch(new RegExp(`^  ${o} +\\S`, 'm'));
+    for (const o of ['--name N', '--email E', '--tenant T', '--create', '-h, --help'])
+      expect(create.stdout).toMatch(new RegExp(`^  ${o} +\\S`, 'm'));
   });
 
   it.concurrent.for([
@@ -63,27 +68,36 @@ describe('help', () => {
     [['frobnicate'], 'unknown command "frobnicate"', /^usage: chainpost \[<command>\]/m],
     [['--bogus'], 'unknown option "--bogus"', /^usage: chainpost \[<command>\]/m],
     [['help', 'nothing'], 'no command "nothing"', /^usage: chainpost \[<command>\]/m],
-  ] as Array<[string[], string, RegExp]>)('chainpost %j: one line naming the problem, then the usage, on stderr; exit 2', async ([args, problem, usage], { expect }) => {
-    const r = await inFreshDir(args);
-    expect(r.code).toBe(2);
-    const [first, ...rest] = r.stderr.split('\n');
-    expect(first).toBe(`chainpost: ${problem}`);
-    expect(rest.join('\n')).toMatch(usage);
-    // Never Node's own stack or error code.
-    expect(r.stderr).not.toMatch(/ERR_PARSE_ARGS|\n\s+at /);
-    expect(r.stdout).toBe('');
-    expect(r.left).toEqual([]);
-  });
+  ] as Array<[string[], string, RegExp]>)(
+    'chainpost %j: one line naming the problem, then the usage, on stderr; exit 2',
+    async ([args, problem, usage], { expect }) => {
+      const r = await inFreshDir(args);
+      expect(r.code).toBe(2);
+      const [first, ...rest] = r.stderr.split('\n');
+      expect(first).toBe(`chainpost: ${problem}`);
+      expect(rest.join('\n')).toMatch(usage);
+      // Never Node's own stack or error code.
+      expect(r.stderr).not.toMatch(/ERR_PARSE_ARGS|\n\s+at /);
+      expect(r.stdout).toBe('');
+      expect(r.left).toEqual([]);
+    },
+  );
 });
 
 describe('the data directory', () => {
   it('refuses a directory holding no store, naming its absolute path, CHAINPOST_DATA and --create, and creates nothing', async () => {
-    for (const args of [['keys', 'create', '--name', 'x'], ['keys', 'list'], ['keys', 'revoke', 'x']]) {
+    for (const args of [
+      ['keys', 'create', '--name', 'x'],
+      ['keys', 'list'],
+      ['keys', 'revoke', 'x'],
+    ]) {
       const r = await inFreshDir(args);
       expect(r.code, args.join(' ')).toBe(1);
       const data = join(r.cwd, 'data');
       expect(r.stderr.split('\n')[0]).toBe(`chainpost: data directory ${data}`);
-      expect(r.stderr).toContain(`chainpost: CHAINPOST_DATA: ${data} holds no chainpost store (no LMDB environment). Set CHAINPOST_DATA to the data directory of your server`);
+      expect(r.stderr).toContain(
+        `chainpost: CHAINPOST_DATA: ${data} holds no chainpost store (no LMDB environment). Set CHAINPOST_DATA to the data directory of your server`,
+      );
       expect(r.stderr).toMatch(args[1] === 'create' ? /pass --create to make a new store there/ : /`chainpost keys create --create`/);
       expect(r.left).toEqual([]);
     }
@@ -130,7 +144,9 @@ describe('one server per data directory', () => {
       // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
       const second = await cli(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '' });
       expect(second.code).toBe(1);
-      expect(second.stderr).toContain(`chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`);
+      expect(second.stderr).toContain(
+        `chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`,
+      );
       expect(second.stdout).not.toMatch(/"msg":"(devnet|listening)"/);
       expect((await first.call('/health')).status).toBe(200);
 
@@ -145,7 +161,10 @@ describe('one server per data directory', () => {
       const next = await startBinary({}, first.dir);
       try {
         expect((await next.call('/health')).status).toBe(200);
-        expect(await cli(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({ code: 1, stderr: expect.stringContaining(`(pid ${next.child.pid})`) });
+        expect(await cli(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({
+          code: 1,
+          stderr: expect.stringContaining(`(pid ${next.child.pid})`),
+        });
         // A clean stop gives the directory up.
         expect(await next.stop()).toBe(0);
         expect(existsSync(join(first.dir, 'server.lock'))).toBe(false);
@@ -180,12 +199,19 @@ describe('the first-start banner', () => {
 describe('status', () => {
   /** Waits until the server's /health answers 200 and `chain` has the upstream state `upstream`. */
   const upstreamIs = (s: Running, chain: string, upstream: 'ok' | 'failing') =>
-    until(async () => {
-      const r = await s.call('/health');
-      return r.status === 200 && (r.body.chains as Array<{ chain: string; upstream: string }>).some((c) => c.chain === chain && c.upstream === upstream);
-    }, 15_000, 50);
+    until(
+      async () => {
+        const r = await s.call('/health');
+        return (
+          r.status === 200 &&
+          (r.body.chains as Array<{ chain: string; upstream: string }>).some((c) => c.chain === chain && c.upstream === upstream)
+        );
+      },
+      15_000,
+      50,
+    );
 
-  it('says ok and exits 0 when every chain\'s upstream answers, says failing and exits 2 when one fails, and exits 1 when no server answers', async () => {
+  it("says ok and exits 0 when every chain's upstream answers, says failing and exits 2 when one fails, and exits 1 when no server answers", async () => {
     const anvil = await startAnvil({ chainId: 1337 });
     let ok: Running | undefined;
     let failing: Running | undefined;

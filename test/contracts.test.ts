@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseEventLogs, zeroAddress, type Abi, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { compileContracts, CONTRACT_NAMES, deploy, DEV_ACCOUNTS, mined, publicClient, walletClient, write, type Deployed, type Write } from './contracts.js';
+import {
+  compileContracts,
+  CONTRACT_NAMES,
+  deploy,
+  DEV_ACCOUNTS,
+  mined,
+  publicClient,
+  walletClient,
+  write,
+  type Deployed,
+  type Write,
+} from './contracts.js';
 
 /** The test contracts themselves, on a real anvil: each function, its events on the wire, and its effects. */
 const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address) as [Hex, Hex, Hex];
@@ -19,14 +30,18 @@ const send = (c: Deployed, functionName: string, args: readonly unknown[] = [], 
   write(anvil.url, { address: c.address, abi: c.abi, functionName, args, ...extra });
 const read = (c: Deployed, functionName: string, args: readonly unknown[] = []): Promise<unknown> =>
   publicClient(anvil.url).readContract({ address: c.address, abi: c.abi, functionName, args });
-const events = (receipt: TransactionReceipt, abi: Abi) => parseEventLogs({ abi, logs: receipt.logs }).map(({ eventName, args }) => ({ eventName, args }));
+const events = (receipt: TransactionReceipt, abi: Abi) =>
+  parseEventLogs({ abi, logs: receipt.logs }).map(({ eventName, args }) => ({ eventName, args }));
 const balance = (address: Hex): Promise<bigint> => publicClient(anvil.url).getBalance({ address });
 /**
  * How viem reports a write of `functionName` that reverted with no reason: the
  * token called a receiver hook the recipient (Forwarder) lacks, and with no
  * fallback that call reverted with empty data, which the token passed on.
  */
-const revertedWithoutReason = (functionName: string) => ({ shortMessage: `The contract function "${functionName}" reverted.`, details: 'execution reverted' });
+const revertedWithoutReason = (functionName: string) => ({
+  shortMessage: `The contract function "${functionName}" reverted.`,
+  details: 'execution reverted',
+});
 
 interface CallFrame {
   type: string;
@@ -160,7 +175,9 @@ describe('TestNFT (ERC-721)', () => {
     expect(await read(nft, 'ownerOf', [1n])).toBe(receiver.address);
 
     await send(nft, 'mint', [A0, 2n]);
-    await expect(send(nft, 'safeTransferFrom', [A0, forwarder.address, 2n])).rejects.toMatchObject(revertedWithoutReason('safeTransferFrom'));
+    await expect(send(nft, 'safeTransferFrom', [A0, forwarder.address, 2n])).rejects.toMatchObject(
+      revertedWithoutReason('safeTransferFrom'),
+    );
     await send(nft, 'transferFrom', [A0, forwarder.address, 2n]);
     expect(await read(nft, 'ownerOf', [2n])).toBe(forwarder.address);
   });
@@ -184,7 +201,9 @@ describe('TestMulti (ERC-1155)', () => {
 
   it('mint emits TransferSingle and mintBatch emits TransferBatch with the arrays', async () => {
     const single = await send(multi, 'mint', [A0, 1n, 100n]);
-    expect(events(single, multi.abi)).toEqual([{ eventName: 'TransferSingle', args: { operator: A0, from: zeroAddress, to: A0, id: 1n, value: 100n } }]);
+    expect(events(single, multi.abi)).toEqual([
+      { eventName: 'TransferSingle', args: { operator: A0, from: zeroAddress, to: A0, id: 1n, value: 100n } },
+    ]);
 
     const batch = await send(multi, 'mintBatch', [A0, [2n, 3n], [20n, 30n]]);
     expect(events(batch, multi.abi)).toEqual([
@@ -192,31 +211,57 @@ describe('TestMulti (ERC-1155)', () => {
     ]);
     expect(batch.logs[0]!.topics).toHaveLength(4);
     expect(await read(multi, 'balanceOf', [A0, 1n])).toBe(100n);
-    expect(await read(multi, 'balanceOfBatch', [[A0, A0, A0, A1], [1n, 2n, 3n, 1n]])).toEqual([100n, 20n, 30n, 0n]);
+    expect(
+      await read(multi, 'balanceOfBatch', [
+        [A0, A0, A0, A1],
+        [1n, 2n, 3n, 1n],
+      ]),
+    ).toEqual([100n, 20n, 30n, 0n]);
   });
 
   it('safeTransferFrom moves one id', async () => {
     const receipt = await send(multi, 'safeTransferFrom', [A0, A1, 1n, 40n, '0x']);
-    expect(events(receipt, multi.abi)).toEqual([{ eventName: 'TransferSingle', args: { operator: A0, from: A0, to: A1, id: 1n, value: 40n } }]);
-    expect(await read(multi, 'balanceOfBatch', [[A0, A1], [1n, 1n]])).toEqual([60n, 40n]);
+    expect(events(receipt, multi.abi)).toEqual([
+      { eventName: 'TransferSingle', args: { operator: A0, from: A0, to: A1, id: 1n, value: 40n } },
+    ]);
+    expect(
+      await read(multi, 'balanceOfBatch', [
+        [A0, A1],
+        [1n, 1n],
+      ]),
+    ).toEqual([60n, 40n]);
     await expect(send(multi, 'safeTransferFrom', [A0, A1, 1n, 61n, '0x'])).rejects.toThrow(/insufficient balance/);
   });
 
   it('an operator approved for all can safeBatchTransferFrom', async () => {
-    await expect(send(multi, 'safeBatchTransferFrom', [A0, A1, [2n, 3n], [5n, 6n], '0x'], { account: K2 })).rejects.toThrow(/not owner nor approved/);
+    await expect(send(multi, 'safeBatchTransferFrom', [A0, A1, [2n, 3n], [5n, 6n], '0x'], { account: K2 })).rejects.toThrow(
+      /not owner nor approved/,
+    );
     const approval = await send(multi, 'setApprovalForAll', [A2, true]);
     expect(events(approval, multi.abi)).toEqual([{ eventName: 'ApprovalForAll', args: { owner: A0, operator: A2, approved: true } }]);
     expect(await read(multi, 'isApprovedForAll', [A0, A2])).toBe(true);
 
     const receipt = await send(multi, 'safeBatchTransferFrom', [A0, A1, [2n, 3n], [5n, 6n], '0x'], { account: K2 });
-    expect(events(receipt, multi.abi)).toEqual([{ eventName: 'TransferBatch', args: { operator: A2, from: A0, to: A1, ids: [2n, 3n], values: [5n, 6n] } }]);
-    expect(await read(multi, 'balanceOfBatch', [[A0, A0, A1, A1], [2n, 3n, 2n, 3n]])).toEqual([15n, 24n, 5n, 6n]);
+    expect(events(receipt, multi.abi)).toEqual([
+      { eventName: 'TransferBatch', args: { operator: A2, from: A0, to: A1, ids: [2n, 3n], values: [5n, 6n] } },
+    ]);
+    expect(
+      await read(multi, 'balanceOfBatch', [
+        [A0, A0, A1, A1],
+        [2n, 3n, 2n, 3n],
+      ]),
+    ).toEqual([15n, 24n, 5n, 6n]);
   });
 
   it('calls the receiver hooks only on contracts', async () => {
     await send(multi, 'mint', [receiver.address, 9n, 1n]);
     await send(multi, 'mintBatch', [receiver.address, [9n, 10n], [1n, 2n]]);
-    expect(await read(multi, 'balanceOfBatch', [[receiver.address, receiver.address], [9n, 10n]])).toEqual([2n, 2n]);
+    expect(
+      await read(multi, 'balanceOfBatch', [
+        [receiver.address, receiver.address],
+        [9n, 10n],
+      ]),
+    ).toEqual([2n, 2n]);
     await expect(send(multi, 'mint', [forwarder.address, 9n, 1n])).rejects.toMatchObject(revertedWithoutReason('mint'));
     await expect(send(multi, 'mintBatch', [forwarder.address, [9n], [1n]])).rejects.toMatchObject(revertedWithoutReason('mintBatch'));
   });
@@ -238,7 +283,12 @@ describe('Forwarder', () => {
     const trace = await callTrace(receipt.transactionHash);
     expect(trace).toMatchObject({ type: 'CALL', from: A0.toLowerCase(), to: forwarder.address.toLowerCase(), value: '0xde0b6b3a7640000' });
     expect(trace.calls).toHaveLength(1);
-    expect(trace.calls![0]).toMatchObject({ type: 'CALL', from: forwarder.address.toLowerCase(), to: A1.toLowerCase(), value: '0xde0b6b3a7640000' });
+    expect(trace.calls![0]).toMatchObject({
+      type: 'CALL',
+      from: forwarder.address.toLowerCase(),
+      to: A1.toLowerCase(),
+      value: '0xde0b6b3a7640000',
+    });
   });
 
   it('split sends half to each in two internal calls', async () => {

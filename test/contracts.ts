@@ -27,7 +27,27 @@ import { anvil } from 'viem/chains';
  * on an anvil devnet (see startAnvil), for end-to-end tests of EVM streams.
  */
 
-export const CONTRACT_NAMES = ['TestToken', 'TestNFT', 'TestMulti', 'Forwarder', 'TestReceiver', 'TestMarket', 'TestEmitter', 'TestENSRegistry', 'TestENSResolver', 'TestReverseRegistrar', 'TestV2Factory', 'TestV2Pair', 'TestV2Router', 'TestV3Factory', 'TestV3Pool', 'TestFakePair', 'TestV4PoolManager', 'TestPositionManager', 'TestSpin'] as const;
+export const CONTRACT_NAMES = [
+  'TestToken',
+  'TestNFT',
+  'TestMulti',
+  'Forwarder',
+  'TestReceiver',
+  'TestMarket',
+  'TestEmitter',
+  'TestENSRegistry',
+  'TestENSResolver',
+  'TestReverseRegistrar',
+  'TestV2Factory',
+  'TestV2Pair',
+  'TestV2Router',
+  'TestV3Factory',
+  'TestV3Pool',
+  'TestFakePair',
+  'TestV4PoolManager',
+  'TestPositionManager',
+  'TestSpin',
+] as const;
 export type ContractName = (typeof CONTRACT_NAMES)[number];
 
 export interface Compiled {
@@ -50,7 +70,10 @@ export function compileContracts(): Record<ContractName, Compiled> {
   if (compiled !== undefined) return compiled;
   const dir = fileURLToPath(SOURCES);
   const sources: Record<string, { content: string }> = {};
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sol')).sort()) sources[file] = { content: readFileSync(join(dir, file), 'utf8') };
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.sol'))
+    .sort())
+    sources[file] = { content: readFileSync(join(dir, file), 'utf8') };
   const input = {
     language: 'Solidity',
     sources,
@@ -121,7 +144,10 @@ const chainOf = (rpcUrl: string): Promise<Chain> => {
 export const publicClient = (rpcUrl: string): PublicClient => createPublicClient({ transport: http(rpcUrl), pollingInterval: 50 });
 
 /** A wallet client on the node, signing locally as `account` (the first dev account unless told). */
-export const walletClient = async (rpcUrl: string, account: LocalAccount = DEV_ACCOUNTS[0]): Promise<WalletClient<Transport, Chain, LocalAccount>> =>
+export const walletClient = async (
+  rpcUrl: string,
+  account: LocalAccount = DEV_ACCOUNTS[0],
+): Promise<WalletClient<Transport, Chain, LocalAccount>> =>
   createWalletClient({ account, chain: await chainOf(rpcUrl), transport: http(rpcUrl) });
 
 export interface Deployed {
@@ -131,7 +157,12 @@ export interface Deployed {
 }
 
 /** Deploys a compiled contract (from the first dev account unless told) and waits for it to be mined. */
-export async function deploy(rpcUrl: string, name: ContractName, args: readonly unknown[] = [], account: LocalAccount = DEV_ACCOUNTS[0]): Promise<Deployed> {
+export async function deploy(
+  rpcUrl: string,
+  name: ContractName,
+  args: readonly unknown[] = [],
+  account: LocalAccount = DEV_ACCOUNTS[0],
+): Promise<Deployed> {
   const { abi, bytecode } = compileContracts()[name];
   const hash = await (await walletClient(rpcUrl, account)).deployContract({ abi, bytecode, args });
   const receipt = await mined(rpcUrl, hash);
@@ -152,7 +183,13 @@ export interface Write {
 /** Sends a contract write and waits for its receipt; throws if it reverted. */
 export async function write(rpcUrl: string, w: Write): Promise<TransactionReceipt> {
   const wallet = await walletClient(rpcUrl, w.account);
-  const hash = await wallet.writeContract({ address: w.address, abi: w.abi, functionName: w.functionName, args: w.args ?? [], value: w.value });
+  const hash = await wallet.writeContract({
+    address: w.address,
+    abi: w.abi,
+    functionName: w.functionName,
+    args: w.args ?? [],
+    value: w.value,
+  });
   return mined(rpcUrl, hash);
 }
 
@@ -164,4 +201,7 @@ export async function mined(rpcUrl: string, hash: Hex): Promise<TransactionRecei
 }
 
 /** The ERC-20 events, for decoding token logs in tests. */
-export const ERC20_ABI = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']);
+export const ERC20_ABI = parseAbi([
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'event Approval(address indexed owner, address indexed spender, uint256 value)',
+]);

@@ -92,282 +92,339 @@ describe('crash ledger', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it(`loses no acknowledged webhook through ${KILLS} SIGKILLs with ${STREAMS} streams`, async () => {
-    const t0 = performance.now();
-    const rand = prng(SEED);
-    const plan = killPlan(rand, KILLS);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-    console.log(`crash ledger: seed ${SEED} (CRASH_SEED=${SEED} replays the plan), ${STREAMS} streams, ${KILLS} kills: ${plan.join(', ')}`);
+  it(
+    `loses no acknowledged webhook through ${KILLS} SIGKILLs with ${STREAMS} streams`,
+    async () => {
+      const t0 = performance.now();
+      const rand = prng(SEED);
+      const plan = killPlan(rand, KILLS);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+      console.log(
+        `crash ledger: seed ${SEED} (CRASH_SEED=${SEED} replays the plan), ${STREAMS} streams, ${KILLS} kills: ${plan.join(', ')}`,
+      );
 
-    anvil = await startAnvil({ chainId: 1337 });
-    const rpc = jsonRpcUpstream(anvil.url);
-    /** anvil's chain changes one at a time (transactions, mining, reorgs): a reorg never races a send. */
-    let chainOps: Promise<unknown> = Promise.resolve();
-    const serial = <T>(f: () => Promise<T>): Promise<T> => {
-      const p = chainOps.then(f);
-      chainOps = p.catch(() => undefined);
-      return p;
-    };
-    const anvilHead = async (): Promise<number> => Number(await rpc.call<string>('eth_blockNumber', []));
+      anvil = await startAnvil({ chainId: 1337 });
+      const rpc = jsonRpcUpstream(anvil.url);
+      /** anvil's chain changes one at a time (transactions, mining, reorgs): a reorg never races a send. */
+      let chainOps: Promise<unknown> = Promise.resolve();
+      const serial = <T>(f: () => Promise<T>): Promise<T> => {
+        const p = chainOps.then(f);
+        chainOps = p.catch(() => undefined);
+        return p;
+      };
+      const anvilHead = async (): Promise<number> => Number(await rpc.call<string>('eth_blockNumber', []));
 
-    // Fresh addresses (nothing sent to them before the streams exist); each stream watches two of them.
-    const W = Math.max(4, Math.min(16, Math.ceil(STREAMS / 2)));
-    const WATCHED = Array.from({ length: W }, (_, i) => `0x${'c0de'.repeat(9)}${(i + 1).toString(16).padStart(4, '0')}`);
-    const UNWATCHED = `0x${'beef'.repeat(10)}`;
-    const SENDERS = DEV_ACCOUNTS.map((a) => a.address.toLowerCase());
-    let sent = 0;
-    const tx = (to: string, from = SENDERS[sent % SENDERS.length]!) => ({ from, to, value: hex(++sent) });
-    const send = (to: string): Promise<string> => serial(() => rpc.call<string>('eth_sendTransaction', [tx(to)]));
-    const mine = (blocks: number): Promise<unknown> => (blocks > 0 ? serial(() => rpc.call('anvil_mine', [hex(blocks)])) : Promise.resolve());
-    let reorgs = 0;
-    /** Replaces the last `depth` blocks (fewer on a chain still shorter) with blocks holding transactions to watched addresses (a new branch). */
-    const reorg = (depth: number, r: () => number): Promise<{ head: number; depth: number }> =>
-      serial(async () => {
-        const txs = Array.from({ length: depth }, (_, offset) => [tx(WATCHED[Math.floor(r() * W)]!, SENDERS[offset % SENDERS.length]), offset]);
-        const head = await anvilHead();
-        const d = Math.min(depth, head - 1);
-        if (d < 1) return { head, depth: 0 };
-        await rpc.call('anvil_reorg', [d, txs.slice(0, d)]);
-        reorgs++;
-        return { head, depth: d };
-      });
+      // Fresh addresses (nothing sent to them before the streams exist); each stream watches two of them.
+      const W = Math.max(4, Math.min(16, Math.ceil(STREAMS / 2)));
+      const WATCHED = Array.from({ length: W }, (_, i) => `0x${'c0de'.repeat(9)}${(i + 1).toString(16).padStart(4, '0')}`);
+      const UNWATCHED = `0x${'beef'.repeat(10)}`;
+      const SENDERS = DEV_ACCOUNTS.map((a) => a.address.toLowerCase());
+      let sent = 0;
+      const tx = (to: string, from = SENDERS[sent % SENDERS.length]!) => ({ from, to, value: hex(++sent) });
+      const send = (to: string): Promise<string> => serial(() => rpc.call<string>('eth_sendTransaction', [tx(to)]));
+      const mine = (blocks: number): Promise<unknown> =>
+        blocks > 0 ? serial(() => rpc.call('anvil_mine', [hex(blocks)])) : Promise.resolve();
+      let reorgs = 0;
+      /** Replaces the last `depth` blocks (fewer on a chain still shorter) with blocks holding transactions to watched addresses (a new branch). */
+      const reorg = (depth: number, r: () => number): Promise<{ head: number; depth: number }> =>
+        serial(async () => {
+          const txs = Array.from({ length: depth }, (_, offset) => [
+            tx(WATCHED[Math.floor(r() * W)]!, SENDERS[offset % SENDERS.length]),
+            offset,
+          ]);
+          const head = await anvilHead();
+          const d = Math.min(depth, head - 1);
+          if (d < 1) return { head, depth: 0 };
+          await rpc.call('anvil_reorg', [d, txs.slice(0, d)]);
+          reorgs++;
+          return { head, depth: d };
+        });
 
-    // The receiver's ledger: every webhook POST, with the server run it came in.
-    rx = await startReceiver();
-    const receiver = rx;
-    let run = 1;
-    const runOf = new Map<Received, number>();
-    const open = new Set<Received>();
-    /** Set for a kill aimed at a delivery (on arrival) or at a group commit (once answered). */
-    let armed: { phase: 'delivery' | 'group commit'; fire: (r: Received) => void } | undefined;
-    const killNow = (): void => void s!.child.kill('SIGKILL');
-    receiver.state.delay = (r) => (r.test || Math.random() < 0.7 ? 0 : Math.floor(Math.random() * 15));
-    receiver.state.answer = (r) => {
-      if (r.test) return 200;
-      runOf.set(r, run);
-      open.add(r);
-      if (armed?.phase === 'delivery') {
+      // The receiver's ledger: every webhook POST, with the server run it came in.
+      rx = await startReceiver();
+      const receiver = rx;
+      let run = 1;
+      const runOf = new Map<Received, number>();
+      const open = new Set<Received>();
+      /** Set for a kill aimed at a delivery (on arrival) or at a group commit (once answered). */
+      let armed: { phase: 'delivery' | 'group commit'; fire: (r: Received) => void } | undefined;
+      const killNow = (): void => void s!.child.kill('SIGKILL');
+      receiver.state.delay = (r) => (r.test || Math.random() < 0.7 ? 0 : Math.floor(Math.random() * 15));
+      receiver.state.answer = (r) => {
+        if (r.test) return 200;
+        runOf.set(r, run);
+        open.add(r);
+        if (armed?.phase === 'delivery') {
+          killNow();
+          armed.fire(r);
+          armed = undefined;
+          return 'hang';
+        }
+        return 200;
+      };
+      receiver.state.answered = (r) => {
+        open.delete(r);
+        if (r.test || armed?.phase !== 'group commit') return;
         killNow();
         armed.fire(r);
         armed = undefined;
-        return 'hang';
-      }
-      return 200;
-    };
-    receiver.state.answered = (r) => {
-      open.delete(r);
-      if (r.test || armed?.phase !== 'group commit') return;
-      killNow();
-      armed.fire(r);
-      armed = undefined;
-    };
+      };
 
-    const env = { CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_STAGE_CHUNK: String(STAGE_CHUNK) };
-    s = await startBinary(env, dir, undefined, 60_000);
-
-    // The streams, each watching two of the addresses.
-    const watches = new Map<string, Set<string>>();
-    for (let i = 0; i < STREAMS; i += 10) {
-      await Promise.all(
-        Array.from({ length: Math.min(10, STREAMS - i) }, async (_, j) => {
-          const n = i + j;
-          const created = await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl: receiver.url, description: 'crash ledger', tag: `ledger-${n}`, chainIds: [CHAIN], includeNativeTxs: true } });
-          expect(created.status, JSON.stringify(created.body)).toBe(200);
-          const addresses = [...new Set([WATCHED[n % W]!, WATCHED[(n * 7 + 3) % W]!])];
-          expect((await s!.call(`/streams/evm/${created.body.id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
-          watches.set(created.body.id as string, new Set(addresses));
-        }),
-      );
-    }
-    const firstBlock = (await anvilHead()) + 1;
-
-    // Transactions flow all along, through kills and restarts: most to watched addresses, some elsewhere, some empty blocks.
-    const flow = prng(SEED ^ 0x5eed);
-    let flowing = true;
-    const driver = (async () => {
-      while (flowing) {
-        const r = flow();
-        if (r < 0.8) await send(WATCHED[Math.floor(flow() * W)]!);
-        else if (r < 0.9) await send(UNWATCHED);
-        else if (r < 0.93) await reorg(1 + Math.floor(flow() * MAX_REORG), flow);
-        else await mine(1 + Math.floor(flow() * 3));
-        await sleep(TX_MS);
-      }
-    })();
-    stopFlow = async () => {
-      stopFlow = async () => {};
-      flowing = false;
-      await driver.catch(() => undefined);
-      await rpc.close();
-    };
-
-    /** The server's durable state after a kill, read from its store; `numbers`: heights whose canonical hash is wanted. */
-    const postMortem = async (numbers: number[] = []) => {
-      const store = openStore(dir, { create: false });
-      try {
-        const state = store.get<{ head: number; confirmed: number }>('chainState', CHAIN);
-        const events = store.range('blockEvents', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).length;
-        const queued = store.range<{ queued: number }>('queueMeta').reduce((n, e) => n + e.value.queued, 0);
-        const canon = numbers.map((n) => store.get<string>('canon', blockKey(CHAIN, n)));
-        return { head: state?.head ?? -1, confirmed: state?.confirmed ?? -1, events, queued, canon };
-      } finally {
-        await store.close();
-      }
-    };
-    /** The follower at anvil's head (a kill aimed at enqueue or a reorg should not land in a catch-up). */
-    const caughtUp = () => until(async () => ((await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN)?.head ?? -1) >= (await anvilHead()), 15_000, 20);
-    const runFor = async () => {
-      await sleep(200 + rand() * (RUN_MS - 200));
-      await caughtUp();
-    };
-    /** Kills on the receiver's next webhook arrival or answer; deliveries go on all the time as transactions flow. */
-    const armFor = (phase: 'delivery' | 'group commit') =>
-      new Promise<{ r: Received; open: number }>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no webhook to aim a ${phase} kill at within 20 s`)), 20_000);
-        armed = {
-          phase,
-          fire: (r) => {
-            clearTimeout(timer);
-            resolve({ r, open: open.size });
-          },
-        };
-      });
-
-    const kills: Kill[] = [];
-    for (let k = 0; k < plan.length; k++) {
-      const phase = plan[k]!;
-      let note = '';
-      let answered: Received | undefined;
-      let reorgAt: { head: number; depth: number } | undefined;
-      let enqueued: { number: number; hash: string } | undefined;
-      if (phase === 'catch-up') {
-        // The restart before this one came on a backlog (below): killed while the follower works through it.
-        const wait = Math.floor(rand() * 250);
-        await sleep(wait);
-        killNow();
-        note = `${wait} ms after the listening line`;
-      } else if (phase === 'enqueue') {
-        await runFor();
-        const hash = await send(pick(WATCHED));
-        let receipt: { blockNumber: string; blockHash: string } | null = null;
-        await until(async () => (receipt = await rpc.call('eth_getTransactionReceipt', [hash])) !== null, 10_000);
-        expect(receipt, `the receipt of ${hash}`).not.toBeNull();
-        enqueued = { number: Number(receipt!.blockNumber), hash: receipt!.blockHash };
-        const wait = Math.floor(rand() * 40);
-        await sleep(wait);
-        killNow();
-        note = `${wait} ms after block ${enqueued.number} (a watched transaction) was mined`;
-      } else if (phase === 'reorg') {
-        await runFor();
-        reorgAt = await reorg(1 + Math.floor(rand() * MAX_REORG), rand);
-        const { head, depth } = reorgAt;
-        // Up to a few of the follower's polls: before it took the new branch in, while it does, or just after.
-        const wait = Math.floor(rand() * 200);
-        await sleep(wait);
-        killNow();
-        note = `${wait} ms after anvil_reorg of depth ${depth} at block ${head}`;
-      } else {
-        await runFor();
-        const fired = await armFor(phase);
-        if (phase === 'delivery') note = `on a webhook's arrival, ${fired.open} POSTs unanswered at the receiver`;
-        else {
-          answered = fired.r;
-          note = `just after a 200 was handed to the connection (block ${fired.r.body.block.number}, ${fired.r.body.confirmed ? 'confirmed' : 'unconfirmed'})`;
-        }
-      }
-      await s.exited;
-      const atKill = await anvilHead();
-      const replaced = reorgAt === undefined ? [] : Array.from({ length: reorgAt.depth }, (_, i) => reorgAt!.head - reorgAt!.depth + 1 + i);
-      const pm = await postMortem([...replaced, ...(enqueued === undefined ? [] : [enqueued.number])]);
-      if (reorgAt !== undefined) {
-        const now = await Promise.all(replaced.map(async (n) => (await rpc.call<{ hash: string }>('eth_getBlockByNumber', [hex(n), false])).hash));
-        const taken = pm.canon.slice(0, replaced.length).filter((h, i) => h === now[i]).length;
-        note += `; the server's store held ${taken} of the ${replaced.length} new blocks`;
-      }
-      if (enqueued !== undefined) {
-        const got = receiver.webhooks().filter((w) => runOf.get(w) === run && w.body.block.hash === enqueued!.hash).length;
-        note += `; the server's store ${pm.canon.at(-1) === enqueued.hash ? 'held' : 'did not hold'} it, ${got} of its webhooks had arrived`;
-      }
-      note = `at ${((performance.now() - t0) / 1000).toFixed(1)} s, ${note}`;
-      kills.push({ phase, run, note, head: pm.head, anvilHead: atKill, events: pm.events, queued: pm.queued, answered });
-      console.log(`kill ${k + 1} (run ${run}) ${phase}: ${note}; durable: head ${pm.head} of anvil's ${atKill}, ${pm.events} block events to match, ${pm.queued} webhooks queued`);
-
-      // Blocks pile up while the server is down: a long backlog when the next kill is aimed at the catch-up.
-      const catchUpNext = plan[k + 1] === 'catch-up';
-      for (let i = 0, rounds = catchUpNext ? 5 : 1 + Math.floor(rand() * 2); i < rounds; i++) {
-        await send(pick(WATCHED));
-        await mine(catchUpNext ? 30 + Math.floor(rand() * 40) : Math.floor(rand() * 10));
-      }
-      // Requests of the dead server were read by now; what comes next is the new run's.
-      await sleep(50);
-      open.clear();
-      run++;
-      // The worker pool runs at nice 10: on a busy machine its start can be slow.
+      const env = {
+        CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`,
+        CHAINPOST_POLL_MS: '20',
+        CHAINPOST_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`,
+        CHAINPOST_RATE_LIMIT: '0',
+        CHAINPOST_ACCESS_LOG: '0',
+        CHAINPOST_STAGE_CHUNK: String(STAGE_CHUNK),
+      };
       s = await startBinary(env, dir, undefined, 60_000);
-    }
 
-    // The end: no more transactions; one last watched one, then deep enough for every block to be confirmed.
-    flowing = false;
-    await driver;
-    await send(pick(WATCHED));
-    await mine(CONFIRMATIONS + 2);
-    const head = await anvilHead();
-    const chain: ChainBlock[] = [];
-    for (let n = firstBlock; n <= head; n += 16) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(16, head - n + 1) }, (_, i) =>
-          rpc.call<{ number: string; hash: string; transactions: Array<{ hash: string; from: string; to: string | null }> }>('eth_getBlockByNumber', [hex(n + i), true]),
-        ),
+      // The streams, each watching two of the addresses.
+      const watches = new Map<string, Set<string>>();
+      for (let i = 0; i < STREAMS; i += 10) {
+        await Promise.all(
+          Array.from({ length: Math.min(10, STREAMS - i) }, async (_, j) => {
+            const n = i + j;
+            const created = await s!.call('/streams/evm', {
+              method: 'PUT',
+              json: {
+                webhookUrl: receiver.url,
+                description: 'crash ledger',
+                tag: `ledger-${n}`,
+                chainIds: [CHAIN],
+                includeNativeTxs: true,
+              },
+            });
+            expect(created.status, JSON.stringify(created.body)).toBe(200);
+            const addresses = [...new Set([WATCHED[n % W]!, WATCHED[(n * 7 + 3) % W]!])];
+            expect(
+              (await s!.call(`/streams/evm/${created.body.id}/address`, { method: 'POST', json: { address: addresses } })).status,
+            ).toBe(200);
+            watches.set(created.body.id as string, new Set(addresses));
+          }),
+        );
+      }
+      const firstBlock = (await anvilHead()) + 1;
+
+      // Transactions flow all along, through kills and restarts: most to watched addresses, some elsewhere, some empty blocks.
+      const flow = prng(SEED ^ 0x5eed);
+      let flowing = true;
+      const driver = (async () => {
+        while (flowing) {
+          const r = flow();
+          if (r < 0.8) await send(WATCHED[Math.floor(flow() * W)]!);
+          else if (r < 0.9) await send(UNWATCHED);
+          else if (r < 0.93) await reorg(1 + Math.floor(flow() * MAX_REORG), flow);
+          else await mine(1 + Math.floor(flow() * 3));
+          await sleep(TX_MS);
+        }
+      })();
+      stopFlow = async () => {
+        stopFlow = async () => {};
+        flowing = false;
+        await driver.catch(() => undefined);
+        await rpc.close();
+      };
+
+      /** The server's durable state after a kill, read from its store; `numbers`: heights whose canonical hash is wanted. */
+      const postMortem = async (numbers: number[] = []) => {
+        const store = openStore(dir, { create: false });
+        try {
+          const state = store.get<{ head: number; confirmed: number }>('chainState', CHAIN);
+          const events = store.range('blockEvents', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).length;
+          const queued = store.range<{ queued: number }>('queueMeta').reduce((n, e) => n + e.value.queued, 0);
+          const canon = numbers.map((n) => store.get<string>('canon', blockKey(CHAIN, n)));
+          return { head: state?.head ?? -1, confirmed: state?.confirmed ?? -1, events, queued, canon };
+        } finally {
+          await store.close();
+        }
+      };
+      /** The follower at anvil's head (a kill aimed at enqueue or a reorg should not land in a catch-up). */
+      const caughtUp = () =>
+        until(
+          async () =>
+            ((await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN)?.head ?? -1) >= (await anvilHead()),
+          15_000,
+          20,
+        );
+      const runFor = async () => {
+        await sleep(200 + rand() * (RUN_MS - 200));
+        await caughtUp();
+      };
+      /** Kills on the receiver's next webhook arrival or answer; deliveries go on all the time as transactions flow. */
+      const armFor = (phase: 'delivery' | 'group commit') =>
+        new Promise<{ r: Received; open: number }>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no webhook to aim a ${phase} kill at within 20 s`)), 20_000);
+          armed = {
+            phase,
+            fire: (r) => {
+              clearTimeout(timer);
+              resolve({ r, open: open.size });
+            },
+          };
+        });
+
+      const kills: Kill[] = [];
+      for (let k = 0; k < plan.length; k++) {
+        const phase = plan[k]!;
+        let note = '';
+        let answered: Received | undefined;
+        let reorgAt: { head: number; depth: number } | undefined;
+        let enqueued: { number: number; hash: string } | undefined;
+        if (phase === 'catch-up') {
+          // The restart before this one came on a backlog (below): killed while the follower works through it.
+          const wait = Math.floor(rand() * 250);
+          await sleep(wait);
+          killNow();
+          note = `${wait} ms after the listening line`;
+        } else if (phase === 'enqueue') {
+          await runFor();
+          const hash = await send(pick(WATCHED));
+          let receipt: { blockNumber: string; blockHash: string } | null = null;
+          await until(async () => (receipt = await rpc.call('eth_getTransactionReceipt', [hash])) !== null, 10_000);
+          expect(receipt, `the receipt of ${hash}`).not.toBeNull();
+          enqueued = { number: Number(receipt!.blockNumber), hash: receipt!.blockHash };
+          const wait = Math.floor(rand() * 40);
+          await sleep(wait);
+          killNow();
+          note = `${wait} ms after block ${enqueued.number} (a watched transaction) was mined`;
+        } else if (phase === 'reorg') {
+          await runFor();
+          reorgAt = await reorg(1 + Math.floor(rand() * MAX_REORG), rand);
+          const { head, depth } = reorgAt;
+          // Up to a few of the follower's polls: before it took the new branch in, while it does, or just after.
+          const wait = Math.floor(rand() * 200);
+          await sleep(wait);
+          killNow();
+          note = `${wait} ms after anvil_reorg of depth ${depth} at block ${head}`;
+        } else {
+          await runFor();
+          const fired = await armFor(phase);
+          if (phase === 'delivery') note = `on a webhook's arrival, ${fired.open} POSTs unanswered at the receiver`;
+          else {
+            answered = fired.r;
+            note = `just after a 200 was handed to the connection (block ${fired.r.body.block.number}, ${fired.r.body.confirmed ? 'confirmed' : 'unconfirmed'})`;
+          }
+        }
+        await s.exited;
+        const atKill = await anvilHead();
+        const replaced =
+          reorgAt === undefined ? [] : Array.from({ length: reorgAt.depth }, (_, i) => reorgAt!.head - reorgAt!.depth + 1 + i);
+        const pm = await postMortem([...replaced, ...(enqueued === undefined ? [] : [enqueued.number])]);
+        if (reorgAt !== undefined) {
+          const now = await Promise.all(
+            replaced.map(async (n) => (await rpc.call<{ hash: string }>('eth_getBlockByNumber', [hex(n), false])).hash),
+          );
+          const taken = pm.canon.slice(0, replaced.length).filter((h, i) => h === now[i]).length;
+          note += `; the server's store held ${taken} of the ${replaced.length} new blocks`;
+        }
+        if (enqueued !== undefined) {
+          const got = receiver.webhooks().filter((w) => runOf.get(w) === run && w.body.block.hash === enqueued!.hash).length;
+          note += `; the server's store ${pm.canon.at(-1) === enqueued.hash ? 'held' : 'did not hold'} it, ${got} of its webhooks had arrived`;
+        }
+        note = `at ${((performance.now() - t0) / 1000).toFixed(1)} s, ${note}`;
+        kills.push({ phase, run, note, head: pm.head, anvilHead: atKill, events: pm.events, queued: pm.queued, answered });
+        console.log(
+          `kill ${k + 1} (run ${run}) ${phase}: ${note}; durable: head ${pm.head} of anvil's ${atKill}, ${pm.events} block events to match, ${pm.queued} webhooks queued`,
+        );
+
+        // Blocks pile up while the server is down: a long backlog when the next kill is aimed at the catch-up.
+        const catchUpNext = plan[k + 1] === 'catch-up';
+        for (let i = 0, rounds = catchUpNext ? 5 : 1 + Math.floor(rand() * 2); i < rounds; i++) {
+          await send(pick(WATCHED));
+          await mine(catchUpNext ? 30 + Math.floor(rand() * 40) : Math.floor(rand() * 10));
+        }
+        // Requests of the dead server were read by now; what comes next is the new run's.
+        await sleep(50);
+        open.clear();
+        run++;
+        // The worker pool runs at nice 10: on a busy machine its start can be slow.
+        s = await startBinary(env, dir, undefined, 60_000);
+      }
+
+      // The end: no more transactions; one last watched one, then deep enough for every block to be confirmed.
+      flowing = false;
+      await driver;
+      await send(pick(WATCHED));
+      await mine(CONFIRMATIONS + 2);
+      const head = await anvilHead();
+      const chain: ChainBlock[] = [];
+      for (let n = firstBlock; n <= head; n += 16) {
+        const batch = await Promise.all(
+          Array.from({ length: Math.min(16, head - n + 1) }, (_, i) =>
+            rpc.call<{ number: string; hash: string; transactions: Array<{ hash: string; from: string; to: string | null }> }>(
+              'eth_getBlockByNumber',
+              [hex(n + i), true],
+            ),
+          ),
+        );
+        for (const b of batch)
+          chain.push({
+            number: Number(b.number),
+            hash: b.hash,
+            txs: b.transactions.map((t) => ({ hash: t.hash, from: t.from.toLowerCase(), to: t.to?.toLowerCase() ?? null })),
+          });
+      }
+      const arrivals = (): Arrival[] =>
+        receiver.webhooks().map((w) => ({
+          streamId: w.body.streamId,
+          number: Number(w.body.block.number),
+          hash: w.body.block.hash,
+          confirmed: w.body.confirmed,
+          txs: w.body.txs.map((t: { hash: string }) => t.hash),
+          run: runOf.get(w)!,
+        }));
+      const audit = (): LedgerReport => auditLedger(arrivals(), chain, watches, CONFIRMATIONS);
+      // Drained: the follower at anvil's head and confirmed behind it, nothing queued, every required webhook in.
+      const drained = async (): Promise<boolean> => {
+        const h = (await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN);
+        if (h?.head !== head || h.confirmed !== head - CONFIRMATIONS) return false;
+        if (!/^chainpost_webhooks_queued(?:\{\})? 0$/m.test((await s!.call('/metrics')).body as string)) return false;
+        return audit().missing.length === 0;
+      };
+      const drainFrom = performance.now();
+      const settled = await until(drained, 60_000, 250);
+      const drainSeconds = (performance.now() - drainFrom) / 1000;
+      await sleep(300);
+      expect(await s.stop('SIGTERM')).toBe(0);
+      const report = audit();
+
+      // The summary.
+      const byPhase = PHASES.map((p) => `${p} ${kills.filter((k) => k.phase === p).length}`).join(', ');
+      const dupsOf = (k: Kill) => report.duplicates.filter((d) => d.runs[0] === k.run).length;
+      const lines = kills.map((k, i) => {
+        const again =
+          k.answered === undefined
+            ? ''
+            : `; that webhook was ${receiver.webhooks().filter((w) => w.body.streamId === k.answered!.body.streamId && w.body.block.hash === k.answered!.body.block.hash && w.body.confirmed === k.answered!.body.confirmed).length > 1 ? 'sent again (its outcome was not on disk)' : 'not sent again (its outcome was on disk)'}`;
+        return `  kill ${i + 1} (run ${k.run}) ${k.phase}: ${k.note}${again}; durable at the kill: head ${k.head} of anvil's ${k.anvilHead}, ${k.events} block events to match, ${k.queued} webhooks queued; duplicates after it: ${dupsOf(k)}`;
+      });
+      const matched = new Set(chain.filter((b) => b.txs.some((t) => WATCHED.includes(t.to ?? ''))).map((b) => b.number)).size;
+      console.log(
+        [
+          `crash ledger (seed ${SEED}): ${STREAMS} streams over ${W} watched addresses, blocks ${firstBlock}..${head} (${chain.length}, ${matched} with watched transactions), ${reorgs} reorgs, ${sent} transactions sent (${chain.reduce((n, b) => n + b.txs.length, 0)} on the final chain, the others dropped by reorgs)`,
+          `kills by phase: ${byPhase}`,
+          ...lines,
+          `webhooks required: ${report.required.unconfirmed} unconfirmed + ${report.required.confirmed} confirmed; arrived: ${report.arrivals} POSTs, ${report.distinct} distinct; ${report.orphanedUnconfirmed} unconfirmed of blocks that left the chain; ${report.duplicates.length} duplicates`,
+          `missing ${report.missing.length}, confirmed off the chain ${report.confirmedOffChain.length}, wrong content ${report.wrongContent.length}, duplicates not at a kill's seam ${report.badDuplicates.length}, order broken ${report.orderBroken.length}`,
+          `wall time ${((performance.now() - t0) / 1000).toFixed(1)} s (the drain at the end ${drainSeconds.toFixed(1)} s)`,
+        ].join('\n'),
       );
-      for (const b of batch) chain.push({ number: Number(b.number), hash: b.hash, txs: b.transactions.map((t) => ({ hash: t.hash, from: t.from.toLowerCase(), to: t.to?.toLowerCase() ?? null })) });
-    }
-    const arrivals = (): Arrival[] =>
-      receiver.webhooks().map((w) => ({ streamId: w.body.streamId, number: Number(w.body.block.number), hash: w.body.block.hash, confirmed: w.body.confirmed, txs: w.body.txs.map((t: { hash: string }) => t.hash), run: runOf.get(w)! }));
-    const audit = (): LedgerReport => auditLedger(arrivals(), chain, watches, CONFIRMATIONS);
-    // Drained: the follower at anvil's head and confirmed behind it, nothing queued, every required webhook in.
-    const drained = async (): Promise<boolean> => {
-      const h = (await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN);
-      if (h?.head !== head || h.confirmed !== head - CONFIRMATIONS) return false;
-      if (!/^chainpost_webhooks_queued(?:\{\})? 0$/m.test((await s!.call('/metrics')).body as string)) return false;
-      return audit().missing.length === 0;
-    };
-    const drainFrom = performance.now();
-    const settled = await until(drained, 60_000, 250);
-    const drainSeconds = (performance.now() - drainFrom) / 1000;
-    await sleep(300);
-    expect(await s.stop('SIGTERM')).toBe(0);
-    const report = audit();
+      await stopFlow();
 
-    // The summary.
-    const byPhase = PHASES.map((p) => `${p} ${kills.filter((k) => k.phase === p).length}`).join(', ');
-    const dupsOf = (k: Kill) => report.duplicates.filter((d) => d.runs[0] === k.run).length;
-    const lines = kills.map((k, i) => {
-      const again = k.answered === undefined ? '' : `; that webhook was ${receiver.webhooks().filter((w) => w.body.streamId === k.answered!.body.streamId && w.body.block.hash === k.answered!.body.block.hash && w.body.confirmed === k.answered!.body.confirmed).length > 1 ? 'sent again (its outcome was not on disk)' : 'not sent again (its outcome was on disk)'}`;
-      return `  kill ${i + 1} (run ${k.run}) ${k.phase}: ${k.note}${again}; durable at the kill: head ${k.head} of anvil's ${k.anvilHead}, ${k.events} block events to match, ${k.queued} webhooks queued; duplicates after it: ${dupsOf(k)}`;
-    });
-    const matched = new Set(chain.filter((b) => b.txs.some((t) => WATCHED.includes(t.to ?? ''))).map((b) => b.number)).size;
-    console.log(
-      [
-        `crash ledger (seed ${SEED}): ${STREAMS} streams over ${W} watched addresses, blocks ${firstBlock}..${head} (${chain.length}, ${matched} with watched transactions), ${reorgs} reorgs, ${sent} transactions sent (${chain.reduce((n, b) => n + b.txs.length, 0)} on the final chain, the others dropped by reorgs)`,
-        `kills by phase: ${byPhase}`,
-        ...lines,
-        `webhooks required: ${report.required.unconfirmed} unconfirmed + ${report.required.confirmed} confirmed; arrived: ${report.arrivals} POSTs, ${report.distinct} distinct; ${report.orphanedUnconfirmed} unconfirmed of blocks that left the chain; ${report.duplicates.length} duplicates`,
-        `missing ${report.missing.length}, confirmed off the chain ${report.confirmedOffChain.length}, wrong content ${report.wrongContent.length}, duplicates not at a kill's seam ${report.badDuplicates.length}, order broken ${report.orderBroken.length}`,
-        `wall time ${((performance.now() - t0) / 1000).toFixed(1)} s (the drain at the end ${drainSeconds.toFixed(1)} s)`,
-      ].join('\n'),
-    );
-    await stopFlow();
-
-    expect(report.missing.slice(0, 20)).toEqual([]);
-    expect(report.confirmedOffChain.slice(0, 20)).toEqual([]);
-    expect(report.wrongContent.slice(0, 20)).toEqual([]);
-    expect(report.badDuplicates.slice(0, 20)).toEqual([]);
-    expect(report.orderBroken.slice(0, 20)).toEqual([]);
-    // The bound: a kill repeats at most the one webhook per stream in flight or not yet committed (badDuplicates checks which).
-    for (const k of kills) expect(dupsOf(k)).toBeLessThanOrEqual(STREAMS);
-    expect(settled, 'the server drained: at anvil\'s head, nothing queued, every required webhook in').toBe(true);
-    // The ledger is not empty: something was required and the kills each hit a run that delivered.
-    expect(report.required.confirmed).toBeGreaterThan(0);
-    // The short form (npm test) is bounded so that a hang costs CI 3 minutes, not 10; the full form gets 10.
-  }, KILLS > 3 ? 600_000 : 180_000);
+      expect(report.missing.slice(0, 20)).toEqual([]);
+      expect(report.confirmedOffChain.slice(0, 20)).toEqual([]);
+      expect(report.wrongContent.slice(0, 20)).toEqual([]);
+      expect(report.badDuplicates.slice(0, 20)).toEqual([]);
+      expect(report.orderBroken.slice(0, 20)).toEqual([]);
+      // The bound: a kill repeats at most the one webhook per stream in flight or not yet committed (badDuplicates checks which).
+      for (const k of kills) expect(dupsOf(k)).toBeLessThanOrEqual(STREAMS);
+      expect(settled, "the server drained: at anvil's head, nothing queued, every required webhook in").toBe(true);
+      // The ledger is not empty: something was required and the kills each hit a run that delivered.
+      expect(report.required.confirmed).toBeGreaterThan(0);
+      // The short form (npm test) is bounded so that a hang costs CI 3 minutes, not 10; the full form gets 10.
+    },
+    KILLS > 3 ? 600_000 : 180_000,
+  );
 });

@@ -28,7 +28,12 @@ describe('crash safety', () => {
     // Three enqueue transactions; one stream delivers one at a time, in order (~2 ms each on a quiet machine).
     const N = 3_000;
     for (let from = 0; from < N; from += 1_000) {
-      const webhooks = Array.from({ length: Math.min(1_000, N - from) }, (_, i) => ({ chainId: '0x1', block: { number: String(from + i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
+      const webhooks = Array.from({ length: Math.min(1_000, N - from) }, (_, i) => ({
+        chainId: '0x1',
+        block: { number: String(from + i), hash: '0x', timestamp: '0' },
+        logs: [],
+        txs: [],
+      }));
       const r = await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks } });
       expect(r.status).toBe(200);
     }
@@ -58,12 +63,17 @@ describe('crash safety', () => {
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
     s = await startBinary(env, dir);
-    const id: string = (await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?stop`, chainIds: ['0x1'], tag: 'stop' } })).body.id;
+    const id: string = (
+      await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?stop`, chainIds: ['0x1'], tag: 'stop' } })
+    ).body.id;
     const mine = () => rx.webhooks().filter((w) => w.body.streamId === id);
     // The receiver holds its answer 1.5 s: the stop comes while the POST is in flight.
     rx.state.delay = (r) => (r.test ? 0 : 1_500);
     try {
-      await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' }, logs: [], txs: [] }] } });
+      await s.call(`/admin/streams/${id}/webhooks`, {
+        method: 'POST',
+        json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' }, logs: [], txs: [] }] },
+      });
       while (mine().length === 0) await new Promise((r) => setTimeout(r, 5));
       const t = performance.now();
       expect(await s.stop('SIGTERM')).toBe(0);
@@ -79,7 +89,11 @@ describe('crash safety', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(mine()).toHaveLength(1);
     expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(1);
-    expect((await s.call('/history/logs')).body.result.filter((l: { streamId: string }) => l.streamId === id).map((l: { deliveryStatus: string }) => l.deliveryStatus)).toEqual(['success']);
+    expect(
+      (await s.call('/history/logs')).body.result
+        .filter((l: { streamId: string }) => l.streamId === id)
+        .map((l: { deliveryStatus: string }) => l.deliveryStatus),
+    ).toEqual(['success']);
   }, 60_000);
 
   it('after a kill -9, keeps what a committed replay did (no retry, nothing queued) and the retry of a replay cut short', async () => {
@@ -87,7 +101,9 @@ describe('crash safety', () => {
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0' };
     s = await startBinary(env, dir);
-    const make = async (query: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?${query}`, chainIds: ['0x1'], tag: 'replay' } })).body.id;
+    const make = async (query: string): Promise<string> =>
+      (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?${query}`, chainIds: ['0x1'], tag: 'replay' } })).body
+        .id;
     const [done, cut] = [await make('replayed'), await make('replay-cut')];
     const mine = (id: string) => rx.webhooks().filter((w) => w.body.streamId === id);
     const webhook = (n: number) => ({ chainId: '0x1', block: { number: String(n), hash: '0x', timestamp: '0' }, logs: [], txs: [] });
@@ -122,7 +138,12 @@ describe('crash safety', () => {
     }
     await advance(s, 0);
     // Nothing waits besides the webhook the header is on.
-    for (const id of [done, cut]) expect(mine(id).filter((w) => w.body.block.number === '2').map((w) => w.headers['x-queue-size'])).toEqual(['1']);
+    for (const id of [done, cut])
+      expect(
+        mine(id)
+          .filter((w) => w.body.block.number === '2')
+          .map((w) => w.headers['x-queue-size']),
+      ).toEqual(['1']);
   }, 60_000);
 
   it('after a restart, a URL whose success rate falls below 70 % puts every stream it had in error, one updated to it before the restart too', async () => {
@@ -132,7 +153,8 @@ describe('crash safety', () => {
     // A clean stop and a start on the same store, no signal: the server runs in this process.
     s = await startChainpost(env, dir);
     const url = `${rx.url}?restart-rate`;
-    const make = async (webhookUrl: string): Promise<string> => (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], tag: 'rate' } })).body.id;
+    const make = async (webhookUrl: string): Promise<string> =>
+      (await s!.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: ['0x1'], tag: 'rate' } })).body.id;
     const [sending, other] = [await make(url), await make(`${rx.url}?elsewhere`)];
     expect((await s.call(`/streams/evm/${other}`, { method: 'POST', json: { webhookUrl: url } })).status).toBe(200);
     expect(await s.stop('SIGTERM')).toBe(0);
@@ -140,7 +162,12 @@ describe('crash safety', () => {
     s = await startChainpost(env, dir);
     rx.state.answer = (r) => (r.body.streamId === sending ? 500 : 200);
     try {
-      const webhooks = Array.from({ length: 31 }, (_, i) => ({ chainId: '0x1', block: { number: String(i), hash: '0x', timestamp: '0' }, logs: [], txs: [] }));
+      const webhooks = Array.from({ length: 31 }, (_, i) => ({
+        chainId: '0x1',
+        block: { number: String(i), hash: '0x', timestamp: '0' },
+        logs: [],
+        txs: [],
+      }));
       expect((await s.call(`/admin/streams/${sending}/webhooks`, { method: 'POST', json: { webhooks } })).status).toBe(200);
       await advance(s, 0);
       for (const id of [sending, other]) expect((await s.call(`/streams/evm/${id}`)).body.statusMessage).toMatch(/fell to 69%, below 70%/);

@@ -13,14 +13,17 @@ import { startChainpost, stopAndClean, until, type Running } from './helpers.js'
  * used index of each branch. The BIP-84 account's first addresses are the BIP's own vectors (test/fixtures).
  */
 const GAP = 3;
-const vectors = JSON.parse(readFileSync(new URL('./fixtures/bitcoin/xpub-vectors/bip49-84-86-vectors.parsed.json', import.meta.url), 'utf8')) as { bip84_mainnet: { entries: Array<{ path: string; address?: string }> } };
+const vectors = JSON.parse(
+  readFileSync(new URL('./fixtures/bitcoin/xpub-vectors/bip49-84-86-vectors.parsed.json', import.meta.url), 'utf8'),
+) as { bip84_mainnet: { entries: Array<{ path: string; address?: string }> } };
 const bip84 = (path: string): string => vectors.bip84_mainnet.entries.find((e) => e.path === path)!.address!;
 
 let core: BitcoinCore;
 let s: Running;
 
 const caughtUp = async (): Promise<void> => {
-  const head = async () => ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
+  const head = async () =>
+    ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
   expect(await until(async () => (await head()) === core.chain.height, 20_000)).toBe(true);
 };
 /** Mines a block whose coinbase pays `address`. */
@@ -29,7 +32,12 @@ const pay = (address: string): void => void mineBlock(core.chain, [], payTo(addr
 beforeAll(async () => {
   // A pruned node above block 880,000: the server starts at its best block, and the windows still begin at index 0.
   core = await startBitcoinCore({ chain: prunedChain() });
-  s = await startChainpost({ CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_BITCOIN_GAP: String(GAP), CHAINPOST_RATE_LIMIT: '0' });
+  s = await startChainpost({
+    CHAINPOST_BITCOIN_RPC: core.url,
+    CHAINPOST_BITCOIN_POLL_MS: '50',
+    CHAINPOST_BITCOIN_GAP: String(GAP),
+    CHAINPOST_RATE_LIMIT: '0',
+  });
   await caughtUp();
 });
 
@@ -45,7 +53,9 @@ describe('GET /v1/chains/:chainAlias/wallets/:publicKey/addresses', () => {
     const none = await addresses(BIP84_ZPUB);
     expect(none.status, JSON.stringify(none.body)).toBe(200);
     // Nothing used yet: the first GAP addresses of each branch.
-    expect(none.body.addresses.map((a: { path: string }) => a.path)).toEqual(['0/0', '0/1', '0/2', '1/0', '1/1', '1/2'].map((p) => `m/84'/0'/0'/${p}`));
+    expect(none.body.addresses.map((a: { path: string }) => a.path)).toEqual(
+      ['0/0', '0/1', '0/2', '1/0', '1/1', '1/2'].map((p) => `m/84'/0'/0'/${p}`),
+    );
     expect(none.body.addresses[0]).toEqual({ address: bip84("m/84'/0'/0'/0/0"), path: "m/84'/0'/0'/0/0", transfers: 0 });
 
     // Receive 0 is paid twice and receive 2 once (moving the window to 2 + GAP); change 0 once.
@@ -93,7 +103,17 @@ describe('GET /v1/chains/bitcoin/tokens/native/price, /timeseries and /sparkline
     for (const token of ['native', 'btc']) {
       const price = await s.call(`/v1/chains/bitcoin/tokens/${token}/price`);
       expect(price.status, JSON.stringify(price.body)).toBe(200);
-      expect(price.body).toMatchObject({ chain: 'bitcoin', tokenSymbol: 'BTC', tokenDecimals: 8, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta });
+      expect(price.body).toMatchObject({
+        chain: 'bitcoin',
+        tokenSymbol: 'BTC',
+        tokenDecimals: 8,
+        usdPrice: null,
+        '24hrChangeUsd': null,
+        '24hrChangePercent': null,
+        updatedAt: null,
+        dexInformation: null,
+        meta,
+      });
     }
     for (const interval of ['5m', 'daily']) {
       const series = await s.call(`/v1/chains/bitcoin/tokens/native/price/timeseries?interval=${interval}&forwardFill=true`);

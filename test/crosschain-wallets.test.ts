@@ -22,7 +22,9 @@ import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } 
 
 type Json = Record<string, any>;
 const GAP = 3;
-const vectors = JSON.parse(readFileSync(new URL('./fixtures/bitcoin/xpub-vectors/bip49-84-86-vectors.parsed.json', import.meta.url), 'utf8')) as { bip84_mainnet: { entries: Array<{ path: string; address?: string }> } };
+const vectors = JSON.parse(
+  readFileSync(new URL('./fixtures/bitcoin/xpub-vectors/bip49-84-86-vectors.parsed.json', import.meta.url), 'utf8'),
+) as { bip84_mainnet: { entries: Array<{ path: string; address?: string }> } };
 const bip84 = (path: string): string => vectors.bip84_mainnet.entries.find((e) => e.path === `m/84'/0'/0'/${path}`)!.address!;
 
 let net: PricedDevnet;
@@ -40,7 +42,12 @@ const sent: Array<{ hash: string; block: number; fee: bigint }> = [];
 // anvil's fourth development account.
 const W2 = privateKeyToAccount('0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6');
 const w2 = W2.address.toLowerCase();
-const w2Txs: { ins: Array<{ block: number; wei: bigint }>; outs: Array<{ block: number; wei: bigint }>; initiated: Array<{ block: number; fee: bigint }>; swap?: { block: number; wethOut: bigint } } = { ins: [], outs: [], initiated: [] };
+const w2Txs: {
+  ins: Array<{ block: number; wei: bigint }>;
+  outs: Array<{ block: number; wei: bigint }>;
+  initiated: Array<{ block: number; fee: bigint }>;
+  swap?: { block: number; wethOut: bigint };
+} = { ins: [], outs: [], initiated: [] };
 /** A Bitcoin address whose transactions are dated after the devnet's blocks (priced), and what they moved. */
 const earner = owner('p2wpkh', 'v1-insight');
 let earned: { coinbase: bigint; paid: bigint; fee: bigint };
@@ -68,7 +75,16 @@ const ethUsd = (block: number): Promise<Ratio> => net.v2Price(net.wethUsdc, net.
 const usdOf = (raw: bigint, decimals: number, price: Ratio): Ratio => times({ num: raw, den: 10n ** BigInt(decimals) }, price);
 const plus = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
 const num = (r: Ratio): number => Number(decimalText(r, 18));
-const USD_FIELDS = ['swapVolumeUsd', 'totalGasSpentUsd', 'avgGasPerTransactionUsd', 'nativeVolumeSentUsd', 'nativeVolumeReceivedUsd', 'nativeNetFlowUsd', 'largestNativeTransferInUsd', 'largestNativeTransferOutUsd'] as const;
+const USD_FIELDS = [
+  'swapVolumeUsd',
+  'totalGasSpentUsd',
+  'avgGasPerTransactionUsd',
+  'nativeVolumeSentUsd',
+  'nativeVolumeReceivedUsd',
+  'nativeNetFlowUsd',
+  'largestNativeTransferInUsd',
+  'largestNativeTransferOutUsd',
+] as const;
 /** Each USD field of the answer (and of its chain breakdown's one chain) against the figures computed here. */
 function expectUsd(body: Json, expected: Record<(typeof USD_FIELDS)[number], number>): void {
   for (const k of USD_FIELDS) {
@@ -78,7 +94,10 @@ function expectUsd(body: Json, expected: Record<(typeof USD_FIELDS)[number], num
 }
 
 /** Records a built Bitcoin transaction's outputs and spends (what the test sums unspent outputs from). */
-function record(tx: { getId(): string; outs: Array<{ script: Uint8Array; value: bigint }>; ins: Array<{ hash: Uint8Array; index: number }> }, addressOf: (script: Uint8Array) => string | undefined): void {
+function record(
+  tx: { getId(): string; outs: Array<{ script: Uint8Array; value: bigint }>; ins: Array<{ hash: Uint8Array; index: number }> },
+  addressOf: (script: Uint8Array) => string | undefined,
+): void {
   for (const i of tx.ins) spent.add(`${Buffer.from(i.hash).reverse().toString('hex')}:${i.index}`);
   tx.outs.forEach((o, n) => {
     const address = addressOf(o.script);
@@ -86,10 +105,12 @@ function record(tx: { getId(): string; outs: Array<{ script: Uint8Array; value: 
   });
 }
 /** The test's own sum of an address set's unspent outputs. */
-const unspent = (addresses: readonly string[]): bigint => [...outputs].filter(([k, o]) => !spent.has(k) && addresses.includes(o.address)).reduce((sum, [, o]) => sum + o.sats, 0n);
+const unspent = (addresses: readonly string[]): bigint =>
+  [...outputs].filter(([k, o]) => !spent.has(k) && addresses.includes(o.address)).reduce((sum, [, o]) => sum + o.sats, 0n);
 
 const bitcoinCaughtUp = async (): Promise<void> => {
-  const head = async () => ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
+  const head = async () =>
+    ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
   expect(await until(async () => (await head()) === core.chain.height, 20_000)).toBe(true);
 };
 
@@ -97,7 +118,15 @@ beforeAll(async () => {
   // A pruned node above block 880,000, as mainnet has one: the server starts at its best block.
   core = await startBitcoinCore({ chain: prunedChain() });
   // 0x1's node is a port nothing listens on: every read of it fails.
-  net = await startPricedDevnet((anvil) => ({ CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`, CHAINPOST_BITCOIN_RPC: core.url, CHAINPOST_BITCOIN_POLL_MS: '50', CHAINPOST_BITCOIN_GAP: String(GAP) }), { wrappedBtc: (t) => [t.tkb, t.tka] });
+  net = await startPricedDevnet(
+    (anvil) => ({
+      CHAINPOST_CHAINS: `0x539=${anvil.url},0x1=http://127.0.0.1:9`,
+      CHAINPOST_BITCOIN_RPC: core.url,
+      CHAINPOST_BITCOIN_POLL_MS: '50',
+      CHAINPOST_BITCOIN_GAP: String(GAP),
+    }),
+    { wrappedBtc: (t) => [t.tkb, t.tka] },
+  );
   s = net.s;
   const url = net.anvil.url;
   const fee = async (hash: Hex) => {
@@ -106,13 +135,16 @@ beforeAll(async () => {
   };
   sent.push(await fee(await (await walletClient(url)).sendTransaction({ to: W, value: parseEther('1') })));
   sent.push(await fee((await transferToken(url, net.dex.tokens.tka.address, W, parseUnits('500', 18))).transactionHash));
-  sent.push(await fee(await (await walletClient(url, DEV_ACCOUNTS[2])).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: parseEther('0.25') })));
+  sent.push(
+    await fee(await (await walletClient(url, DEV_ACCOUNTS[2])).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: parseEther('0.25') })),
+  );
   expect(sent.map((x) => x.block)).toEqual([...new Set(sent.map((x) => x.block))]);
 
   // W2: 2 ether in; 1,000 TKA in and swapped for WETH on the TKA/WETH pair; the funder buys WETH with 100,000 USDC
   // (ether's price rises); 0.5 ether in, 0.3 and 0.1 ether out.
   const { tka, usdc } = net.dex.tokens;
-  const receive = async (wei: bigint) => w2Txs.ins.push({ block: (await fee(await (await walletClient(url)).sendTransaction({ to: W2.address, value: wei }))).block, wei });
+  const receive = async (wei: bigint) =>
+    w2Txs.ins.push({ block: (await fee(await (await walletClient(url)).sendTransaction({ to: W2.address, value: wei }))).block, wei });
   const pay = async (wei: bigint) => {
     const t = await fee(await (await walletClient(url, W2)).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: wei }));
     w2Txs.outs.push({ block: t.block, wei });
@@ -121,7 +153,11 @@ beforeAll(async () => {
   await receive(parseEther('2'));
   await transferToken(url, tka.address, W2.address, parseUnits('1000', 18));
   const swap = await v2SwapExactIn(url, net.tkaWeth, tka.address, parseUnits('1000', 18), { account: W2 });
-  const [log] = parseEventLogs({ abi: compileContracts().TestV2Pair.abi as never, logs: swap.receipt.logs, eventName: 'Swap' as never }) as unknown as Array<{ args: Record<string, bigint> }>;
+  const [log] = parseEventLogs({
+    abi: compileContracts().TestV2Pair.abi as never,
+    logs: swap.receipt.logs,
+    eventName: 'Swap' as never,
+  }) as unknown as Array<{ args: Record<string, bigint> }>;
   const wethIs0 = net.tkaWeth.token0.toLowerCase() === net.dex.tokens.weth.address.toLowerCase();
   w2Txs.swap = { block: Number(swap.receipt.blockNumber), wethOut: log!.args[wethIs0 ? 'amount0Out' : 'amount1Out']! };
   const receiptFee = (r: TransactionReceipt) => ({ block: Number(r.blockNumber), fee: r.gasUsed * r.effectiveGasPrice });
@@ -134,13 +170,18 @@ beforeAll(async () => {
   // Bitcoin: a coinbase funds the payer; the payer pays the key's receive 0 and 1 (and its change) in one
   // transaction; a later coinbase pays the key's change 0. Mined once the server follows the node's best block.
   await bitcoinCaughtUp();
-  const known = new Map([payer.address, bip84('0/0'), bip84('0/1'), bip84('1/0')].map((a) => [Buffer.from(payTo(a, 0).script).toString('hex'), a]));
+  const known = new Map(
+    [payer.address, bip84('0/0'), bip84('0/1'), bip84('1/0')].map((a) => [Buffer.from(payTo(a, 0).script).toString('hex'), a]),
+  );
   const addressOf = (script: Uint8Array) => known.get(Buffer.from(script).toString('hex'));
   const fund = mineBlock(core.chain, [], payer.output);
   record(fund.transactions![0]!, addressOf);
   funding = coinsOf(fund.transactions![0]!, [payer])[0]!;
   const paid = [120_000n, 30_000n];
-  const tx = spend([funding], [payTo(bip84('0/0'), paid[0]!), payTo(bip84('0/1'), paid[1]!), payTo(payer.address, funding.value - 200_000n)]);
+  const tx = spend(
+    [funding],
+    [payTo(bip84('0/0'), paid[0]!), payTo(bip84('0/1'), paid[1]!), payTo(payer.address, funding.value - 200_000n)],
+  );
   record(tx, addressOf);
   mineBlock(core.chain, [tx]);
   payment = { txid: tx.getId(), fee: 200_000n - paid[0]! - paid[1]!, height: core.chain.height, paid: paid[0]! + paid[1]! };
@@ -204,8 +245,15 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     expect(second.result.map((r: Json) => r.symbol)).toEqual(['TKA']);
     expect(second.cursor).toBeNull();
     // The page size may change between pages; the wallet, a filter or the chains may not.
-    expect((await ok(`/v1/wallets/${W}/tokens?chains=0x539&limit=5&cursor=${first.cursor}`)).result.map((r: Json) => r.symbol)).toEqual(['TKA']);
-    for (const other of [`/v1/wallets/${OTHER}/tokens?chains=0x539`, `/v1/wallets/${W}/tokens?chains=0x539&excludeSpam=true`, `/v1/wallets/${W}/tokens?chains=0x539&tokenAddresses=${net.dex.tokens.tka.address}`, `/v1/wallets/${W}/tokens`]) {
+    expect((await ok(`/v1/wallets/${W}/tokens?chains=0x539&limit=5&cursor=${first.cursor}`)).result.map((r: Json) => r.symbol)).toEqual([
+      'TKA',
+    ]);
+    for (const other of [
+      `/v1/wallets/${OTHER}/tokens?chains=0x539`,
+      `/v1/wallets/${W}/tokens?chains=0x539&excludeSpam=true`,
+      `/v1/wallets/${W}/tokens?chains=0x539&tokenAddresses=${net.dex.tokens.tka.address}`,
+      `/v1/wallets/${W}/tokens`,
+    ]) {
       const r = await call(`${other}&limit=1&cursor=${first.cursor}`.replace('tokens&', 'tokens?'));
       expect([r.status, r.body.details?.field, r.body.message], other).toEqual([400, 'cursor', expect.stringContaining('another list')]);
     }
@@ -237,7 +285,15 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     expect(changeMined).toBe(312_500_000n);
     const btc = await ok('/v1/chains/bitcoin/tokens/native/price');
     expect(btc.usdPrice).toBeGreaterThan(0);
-    for (const r of body.result) expect(r).toMatchObject({ chainId: 'bitcoin', symbol: 'BTC', decimals: 8, nativeToken: true, usdPrice: btc.usdPrice, usdValue: btc.usdPrice * Number(r.balance) });
+    for (const r of body.result)
+      expect(r).toMatchObject({
+        chainId: 'bitcoin',
+        symbol: 'BTC',
+        decimals: 8,
+        nativeToken: true,
+        usdPrice: btc.usdPrice,
+        usdValue: btc.usdPrice * Number(r.balance),
+      });
     // Each row's sparkline is Bitcoin's (its wrapped bitcoin's series).
     const lines = await ok(`/v1/wallets/${BIP84_ZPUB}/tokens?includeSparklines=true`);
     const series = (await ok('/v1/chains/bitcoin/tokens/native/price/sparkline?range=7d')).result;
@@ -258,7 +314,9 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     const one = await ok(`/v1/wallets/${payer.address}/tokens?chains=bitcoin,eth&excludeNative=true`);
     expect(one.addressType).toBe('bitcoin');
     expect(one.meta.unsupportedChains).toEqual(['0x1']);
-    expect(one.result.map((r: Json) => [r.derivedAddress, r.derivedPath, r.balanceRaw])).toEqual([[null, null, unspent([payer.address]).toString()]]);
+    expect(one.result.map((r: Json) => [r.derivedAddress, r.derivedPath, r.balanceRaw])).toEqual([
+      [null, null, unspent([payer.address]).toString()],
+    ]);
     expect(BigInt(one.result[0].balanceRaw)).toBe(funding.value - 200_000n);
   });
 
@@ -269,12 +327,26 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/tokens', () => {
     await transferToken(net.anvil.url, spam.address, holder, parseUnits('100', 18));
     await transferToken(net.anvil.url, net.dex.tokens.tka.address, holder, parseUnits('10', 18));
     await net.indexed();
-    const rows = async (query: string) => ((await ok(`/v1/wallets/${holder}/tokens?chains=0x539&excludeNative=true${query}`)).result as Json[]).map((r) => [r.symbol, r.possibleSpam, r.usdPrice === null]);
-    expect(await rows('')).toEqual([['RWD', true, true], ['TKA', false, false]]);
+    const rows = async (query: string) =>
+      ((await ok(`/v1/wallets/${holder}/tokens?chains=0x539&excludeNative=true${query}`)).result as Json[]).map((r) => [
+        r.symbol,
+        r.possibleSpam,
+        r.usdPrice === null,
+      ]);
+    expect(await rows('')).toEqual([
+      ['RWD', true, true],
+      ['TKA', false, false],
+    ]);
     expect(await rows('&excludeSpam=true')).toEqual([['TKA', false, false]]);
     // No TKA pool holds $10M a side: the row stays, unpriced (the Data API's balances: usd_price null).
-    expect(await rows('&liquidityThreshold=10000000')).toEqual([['RWD', true, true], ['TKA', false, true]]);
-    expect(await rows('&liquidityThreshold=1')).toEqual([['RWD', true, true], ['TKA', false, false]]);
+    expect(await rows('&liquidityThreshold=10000000')).toEqual([
+      ['RWD', true, true],
+      ['TKA', false, true],
+    ]);
+    expect(await rows('&liquidityThreshold=1')).toEqual([
+      ['RWD', true, true],
+      ['TKA', false, false],
+    ]);
   });
 
   it('refuses bad parameters with 400 naming the field', async () => {
@@ -316,8 +388,27 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
     ]);
     expect(items.map((i) => i.transaction.fee.amountRaw)).toEqual(sent.map((x) => x.fee.toString()).reverse());
     expect(items[0].transaction.fee.amount).toBe(formatEther(sent[2]!.fee));
-    expect(items[0].transaction.nativeTransfers.items).toEqual([{ fromAddress: W, toAddress: OTHER, amount: '0.25', amountRaw: parseEther('0.25').toString(), direction: 'outgoing', isInternal: false }]);
-    expect(items[1].transaction.tokenTransfers.items).toEqual([expect.objectContaining({ fromAddress: FUNDER, toAddress: W, value: parseUnits('500', 18).toString(), direction: 'incoming', tokenAddress: net.dex.tokens.tka.address.toLowerCase(), tokenSymbol: 'TKA', tokenDecimals: 18 })]);
+    expect(items[0].transaction.nativeTransfers.items).toEqual([
+      {
+        fromAddress: W,
+        toAddress: OTHER,
+        amount: '0.25',
+        amountRaw: parseEther('0.25').toString(),
+        direction: 'outgoing',
+        isInternal: false,
+      },
+    ]);
+    expect(items[1].transaction.tokenTransfers.items).toEqual([
+      expect.objectContaining({
+        fromAddress: FUNDER,
+        toAddress: W,
+        value: parseUnits('500', 18).toString(),
+        direction: 'incoming',
+        tokenAddress: net.dex.tokens.tka.address.toLowerCase(),
+        tokenSymbol: 'TKA',
+        tokenDecimals: 18,
+      }),
+    ]);
     expect(items[2].transaction).toMatchObject({ initiatedBy: { address: FUNDER }, to: { address: W }, status: 'success' });
     expect(items[0].raw).toMatchObject({ hash: sent[2]!.hash, from_address: W, logs: [] });
     expect(items[0].transaction.confirmations).toBe(body.meta.syncedAt['0x539'] - sent[2]!.block + 1);
@@ -326,7 +417,9 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
     const plain = await ok(`/v1/wallets/${W}/history`);
     expect(plain.result.map((i: Json) => [i.transaction.hash, i.raw])).toEqual([...sent].reverse().map((x) => [x.hash, null]));
     expect(Object.keys(plain.meta.syncedAt)).toEqual(['0x539', '0x1']);
-    expect(plain.meta.failedChains).toEqual([{ chainId: '0x1', code: 502, error: expect.stringContaining('the node of chain 0x1 could not be reached') }]);
+    expect(plain.meta.failedChains).toEqual([
+      { chainId: '0x1', code: 502, error: expect.stringContaining('the node of chain 0x1 could not be reached') },
+    ]);
     expect(plain.cursor).not.toBeNull();
     // A block range.
     const ranged = await ok(`/v1/wallets/${W}/history?fromBlock=${sent[1]!.block}&toBlock=${sent[1]!.block}`);
@@ -339,7 +432,13 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
     expect(key.result).toHaveLength(2);
     expect(coinbase.transaction).toMatchObject({ direction: 'incoming', category: 'receive', fee: { amountRaw: '0' } });
     expect(coinbase.block.number).toBe(payment.height + 1);
-    expect(paid.transaction).toMatchObject({ hash: payment.txid, direction: 'incoming', category: 'receive', fee: { amountRaw: payment.fee.toString() }, initiatedBy: { address: payer.address } });
+    expect(paid.transaction).toMatchObject({
+      hash: payment.txid,
+      direction: 'incoming',
+      category: 'receive',
+      fee: { amountRaw: payment.fee.toString() },
+      initiatedBy: { address: payer.address },
+    });
     expect(paid.transaction.nativeTransfers.items.map((m: Json) => [m.toAddress, m.amountRaw, m.direction])).toEqual([
       [bip84('0/0'), '120000', 'incoming'],
       [bip84('0/1'), '30000', 'incoming'],
@@ -348,7 +447,10 @@ describe('GET /v1/wallets/:walletAddressOrPublicKey/history', () => {
     const byAddress = await ok(`/v1/wallets/${payer.address}/history?verbose=true&limit=1`);
     expect(byAddress.result[0].transaction).toMatchObject({ hash: payment.txid, direction: 'outgoing', category: 'send' });
     expect(byAddress.result[0].transaction.nativeTransfers.items.map((m: Json) => m.direction)).toEqual(['outgoing', 'outgoing', 'self']);
-    expect(byAddress.result[0].raw).toMatchObject({ txid: payment.txid, vin: [{ txid: funding.txid, address: payer.address, value: Number(funding.value) }] });
+    expect(byAddress.result[0].raw).toMatchObject({
+      txid: payment.txid,
+      vin: [{ txid: funding.txid, address: payer.address, value: Number(funding.value) }],
+    });
     const next = await ok(`/v1/wallets/${payer.address}/history?verbose=true&limit=1&cursor=${byAddress.cursor}`);
     expect(next.result.map((i: Json) => [i.transaction.hash, i.transaction.direction])).toEqual([[funding.txid, 'incoming']]);
     expect(next.page).toBe(1);
@@ -397,12 +499,26 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
     expect(body.totalGasSpentUsd).toBeCloseTo(gas, 6);
     expect(body.avgGasPerTransactionUsd).toBeCloseTo(gas, 6);
     expect(body.nativeTransfers).toEqual({ sent: 1, received: total - 2, total: total - 1 });
-    expect(body.firstActivityAt).toMatchObject({ chain: '0x539', transactionHash: sent[0]!.hash, blockNumber: sent[0]!.block, direction: 'incoming', type: 'receive' });
+    expect(body.firstActivityAt).toMatchObject({
+      chain: '0x539',
+      transactionHash: sent[0]!.hash,
+      blockNumber: sent[0]!.block,
+      direction: 'incoming',
+      type: 'receive',
+    });
     expect(body.firstInitiatedAt).toMatchObject({ transactionHash: sent[2]!.hash, direction: 'outgoing' });
     expect(body.lastInitiatedAt).toEqual(body.firstInitiatedAt);
     const [chain] = body.chainBreakdown as [Json];
     expect(body.chainBreakdown).toHaveLength(1);
-    expect(chain).toMatchObject({ chain: '0x539', transactionsInvolved: total, totalGasSpentNative: formatEther(sent[2]!.fee), avgGasPerTransactionNative: formatEther(sent[2]!.fee), nativeVolumeSent: '0.25', largestNativeTransferOut: '0.25', largestNativeTransferIn: '1' });
+    expect(chain).toMatchObject({
+      chain: '0x539',
+      transactionsInvolved: total,
+      totalGasSpentNative: formatEther(sent[2]!.fee),
+      avgGasPerTransactionNative: formatEther(sent[2]!.fee),
+      nativeVolumeSent: '0.25',
+      largestNativeTransferOut: '0.25',
+      largestNativeTransferIn: '1',
+    });
     const received = parseEther('1') + BigInt(total - 3);
     expect(chain.nativeVolumeReceived).toBe(formatEther(received));
     expect(chain.nativeNetFlow).toBe(formatEther(received - parseEther('0.25')));
@@ -413,7 +529,8 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
   });
 
   it("values a wallet's native moves, fees and swaps at the prices of their own blocks; the dead chain is named", async () => {
-    const valued = async (moves: Array<{ block: number; wei: bigint }>) => Promise.all(moves.map(async (m) => usdOf(m.wei, 18, await ethUsd(m.block))));
+    const valued = async (moves: Array<{ block: number; wei: bigint }>) =>
+      Promise.all(moves.map(async (m) => usdOf(m.wei, 18, await ethUsd(m.block))));
     const [ins, outs] = [await valued(w2Txs.ins), await valued(w2Txs.outs)];
     // Ether's price moved between the first receipt and the rest: one price for all would miss the figures.
     expect(num(await ethUsd(w2Txs.ins[1]!.block)) - num(await ethUsd(w2Txs.ins[0]!.block))).toBeGreaterThan(100);
@@ -441,10 +558,22 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
 
   it("folds a Bitcoin address's activity, its fee counted as spent", async () => {
     const body = await ok(`/v1/wallets/${payer.address}/insight?includeChainBreakdown=true`);
-    expect(body).toMatchObject({ addressType: 'bitcoin', transactionsInvolved: 2, transactionsInitiated: 1, nativeTransfers: { sent: 2, received: 1, total: 3 }, uniqueCounterparties: { sentTo: 2, receivedFrom: 0 }, activeChains: ['bitcoin'] });
+    expect(body).toMatchObject({
+      addressType: 'bitcoin',
+      transactionsInvolved: 2,
+      transactionsInitiated: 1,
+      nativeTransfers: { sent: 2, received: 1, total: 3 },
+      uniqueCounterparties: { sentTo: 2, receivedFrom: 0 },
+      activeChains: ['bitcoin'],
+    });
     expect(body.firstActivityAt.transactionHash).toBe(funding.txid);
     expect(body.lastActivityAt.transactionHash).toBe(payment.txid);
-    expect(body.chainBreakdown[0]).toMatchObject({ chain: 'bitcoin', totalGasSpentNative: formatUnits(payment.fee, 8), nativeVolumeSent: formatUnits(payment.paid, 8), nativeVolumeReceived: formatUnits(funding.value, 8) });
+    expect(body.chainBreakdown[0]).toMatchObject({
+      chain: 'bitcoin',
+      totalGasSpentNative: formatUnits(payment.fee, 8),
+      nativeVolumeSent: formatUnits(payment.paid, 8),
+      nativeVolumeReceived: formatUnits(funding.value, 8),
+    });
     // Its blocks are dated 2009, before any devnet block: nothing priced, every USD field null.
     for (const k of USD_FIELDS) expect([body[k], body.chainBreakdown[0][k]], k).toEqual([null, null]);
   });
@@ -454,8 +583,21 @@ describe('GET /v1/wallets/:walletAddress/insight', () => {
     const btcUsd = await net.v3Price(net.tkbUsdc, net.dex.tokens.tkb.address, await net.indexed());
     const body = await ok(`/v1/wallets/${earner.address}/insight?includeChainBreakdown=true`);
     expect(body).toMatchObject({ transactionsInvolved: 2, transactionsInitiated: 1 });
-    const [received, paid, fee] = [earned.coinbase, earned.paid, earned.fee].map((sats) => num(usdOf(sats, 8, btcUsd))) as [number, number, number];
-    expectUsd(body, { swapVolumeUsd: 0, totalGasSpentUsd: fee, avgGasPerTransactionUsd: fee, nativeVolumeSentUsd: paid, nativeVolumeReceivedUsd: received, nativeNetFlowUsd: received - paid, largestNativeTransferInUsd: received, largestNativeTransferOutUsd: paid });
+    const [received, paid, fee] = [earned.coinbase, earned.paid, earned.fee].map((sats) => num(usdOf(sats, 8, btcUsd))) as [
+      number,
+      number,
+      number,
+    ];
+    expectUsd(body, {
+      swapVolumeUsd: 0,
+      totalGasSpentUsd: fee,
+      avgGasPerTransactionUsd: fee,
+      nativeVolumeSentUsd: paid,
+      nativeVolumeReceivedUsd: received,
+      nativeNetFlowUsd: received - paid,
+      largestNativeTransferInUsd: received,
+      largestNativeTransferOutUsd: paid,
+    });
   });
 });
 
@@ -481,7 +623,10 @@ describe('a Bitcoin chain whose node fails', () => {
     expect(insight.meta.failedChains).toEqual([...dead, expect.objectContaining({ chainId: '0x1', code: 502 })]);
     // The EVM wallet's rows on the devnet are still there; only 0x1 (its node never answers) is named.
     const tokens = await ok(`/v1/wallets/${W}/tokens`);
-    expect(tokens.result.map((r: Json) => [r.chainId, r.symbol])).toEqual([['0x539', 'ETH'], ['0x539', 'TKA']]);
+    expect(tokens.result.map((r: Json) => [r.chainId, r.symbol])).toEqual([
+      ['0x539', 'ETH'],
+      ['0x539', 'TKA'],
+    ]);
     expect(tokens.meta.failedChains.map((f: Json) => f.chainId)).toEqual(['0x1']);
     const history = await ok(`/v1/wallets/${W}/history`);
     expect(history.result.map((i: Json) => i.transaction.hash)).toEqual(expect.arrayContaining(sent.map((x) => x.hash)));

@@ -10,7 +10,14 @@ export const devnetApi = (path: string, query = ''): string => `/api/v2.2${path}
  * Every page of a list from `query` on, following the cursors to the end: each answer 200 and its `page` one
  * more than the last. `cursor` and `first` go on from a page already read.
  */
-export async function allPages(s: Running, path: string, query: string, init: RequestInit & { json?: unknown } = {}, cursor: string | null = null, first = 0): Promise<Json[]> {
+export async function allPages(
+  s: Running,
+  path: string,
+  query: string,
+  init: RequestInit & { json?: unknown } = {},
+  cursor: string | null = null,
+  first = 0,
+): Promise<Json[]> {
   const out: Json[] = [];
   let page = first;
   do {

@@ -27,7 +27,16 @@ import { A0, A1, A2, serverEnv } from './streams-harness.js';
 type Json = Record<string, any>;
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const TRANSFER = 'Transfer(address,address,uint256)';
-const TRANSFER_ITEM = { anonymous: false, type: 'event', name: 'Transfer', inputs: [{ indexed: true, name: 'from', type: 'address' }, { indexed: true, name: 'to', type: 'address' }, { indexed: false, name: 'value', type: 'uint256' }] };
+const TRANSFER_ITEM = {
+  anonymous: false,
+  type: 'event',
+  name: 'Transfer',
+  inputs: [
+    { indexed: true, name: 'from', type: 'address' },
+    { indexed: true, name: 'to', type: 'address' },
+    { indexed: false, name: 'value', type: 'uint256' },
+  ],
+};
 // A gzipped copy of the hosted service's Data API OpenAPI document 2.2 (source in test/fixtures/README.md).
 type OpenApiSchema = { $ref?: string; properties?: Record<string, unknown> };
 interface OpenApiOperation {
@@ -35,11 +44,18 @@ interface OpenApiOperation {
   parameters?: Array<{ name: string }>;
   requestBody?: { content: Record<string, { schema: OpenApiSchema }> };
 }
-const OPENAPI = JSON.parse(gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8')) as { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, OpenApiSchema> } };
-const resolved = (schema: OpenApiSchema): OpenApiSchema => (schema.$ref === undefined ? schema : OPENAPI.components.schemas[schema.$ref.split('/').at(-1)!]!);
+const OPENAPI = JSON.parse(
+  gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8'),
+) as { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, OpenApiSchema> } };
+const resolved = (schema: OpenApiSchema): OpenApiSchema =>
+  schema.$ref === undefined ? schema : OPENAPI.components.schemas[schema.$ref.split('/').at(-1)!]!;
 /** The fields a 400 about the operation may name: its parameters, its body's properties, the body as a whole. */
 const fieldsOf = (op: OpenApiOperation): Set<string> =>
-  new Set(['body', ...(op.parameters ?? []).map((p) => p.name), ...Object.values(op.requestBody?.content ?? {}).flatMap((c) => Object.keys(resolved(c.schema).properties ?? {}))]);
+  new Set([
+    'body',
+    ...(op.parameters ?? []).map((p) => p.name),
+    ...Object.values(op.requestBody?.content ?? {}).flatMap((c) => Object.keys(resolved(c.schema).properties ?? {})),
+  ]);
 
 let anvil: Anvil;
 let s: Running;
@@ -47,8 +63,10 @@ let token: Deployed;
 let emitter: Deployed;
 let registry: Deployed;
 
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
 /** Spreads block timestamps: the next block comes `seconds` later. */
 const later = (seconds: number) => rpc('evm_increaseTime', [seconds]);
 const head = async () => Number(await publicClient(anvil.url).getBlockNumber());
@@ -79,7 +97,9 @@ const lastAtOrBefore = <B extends { ts: number }>(all: B[], unix: number): B => 
 async function chainLogs(address: string, filter: Json = {}): Promise<Json[]> {
   const logs = await rpc<Json[]>('eth_getLogs', [{ address, fromBlock: '0x0', toBlock: 'latest', ...filter }]);
   const times = new Map<string, number>();
-  for (const l of logs) if (!times.has(l['blockHash'])) times.set(l['blockHash'], Number((await rpc<Json>('eth_getBlockByHash', [l['blockHash'], false]))['timestamp']));
+  for (const l of logs)
+    if (!times.has(l['blockHash']))
+      times.set(l['blockHash'], Number((await rpc<Json>('eth_getBlockByHash', [l['blockHash'], false]))['timestamp']));
   return logs.map((l) => ({
     transaction_hash: l['transactionHash'],
     address: String(l['address']).toLowerCase(),
@@ -97,7 +117,13 @@ async function chainLogs(address: string, filter: Json = {}): Promise<Json[]> {
 }
 
 /** Every page of a list from `query` on, following cursors; checks each page's number. */
-const pages = (path: string, query: string, init: RequestInit & { json?: unknown } = {}, cursor: string | null = null, first = 0): Promise<Json[]> => allPages(s, path, query, init, cursor, first);
+const pages = (
+  path: string,
+  query: string,
+  init: RequestInit & { json?: unknown } = {},
+  cursor: string | null = null,
+  first = 0,
+): Promise<Json[]> => allPages(s, path, query, init, cursor, first);
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
@@ -112,7 +138,14 @@ beforeAll(async () => {
   token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 18, parseEther('1000')]);
   emitter = await deploy(anvil.url, 'TestEmitter');
   const wallet = await walletClient(anvil.url);
-  for (const [i, [to, amount, k]] of ([[A1, '10', K0], [A2, '2.5', K0], [A2, '1', K1], [A0, '0.5', K2]] as const).entries()) {
+  for (const [i, [to, amount, k]] of (
+    [
+      [A1, '10', K0],
+      [A2, '2.5', K0],
+      [A2, '1', K1],
+      [A0, '0.5', K2],
+    ] as const
+  ).entries()) {
     await later(40 + i);
     await send(token, 'transfer', [to, parseEther(amount)], k);
     await wallet.sendTransaction({ to: A2, value: parseEther('0.1') });
@@ -137,7 +170,9 @@ describe('native balances', () => {
         expect(r.status, JSON.stringify(r.body)).toBe(200);
         expect(r.body).toEqual({ balance: BigInt(await rpc<string>('eth_getBalance', [address, hex(n)])).toString() });
       }
-      expect((await s.call(api(`/${address}/balance`))).body).toEqual({ balance: BigInt(await rpc<string>('eth_getBalance', [address, 'latest'])).toString() });
+      expect((await s.call(api(`/${address}/balance`))).body).toEqual({
+        balance: BigInt(await rpc<string>('eth_getBalance', [address, 'latest'])).toString(),
+      });
     }
     // Balances differ along the way, so the block matters.
     expect((await s.call(api(`/${A2}/balance`, 'to_block=1'))).body.balance).not.toBe((await s.call(api(`/${A2}/balance`))).body.balance);
@@ -148,7 +183,12 @@ describe('native balances', () => {
   it('GET /wallets/balances answers each wallet and the total at to_block', async () => {
     const top = await head();
     const n = top - 4;
-    const r = await s.call(api('/wallets/balances', `to_block=${n}&wallet_addresses[]=${A0}&wallet_addresses[]=${A1.toUpperCase().replace('0X', '0x')}&wallet_addresses[]=${A2}`));
+    const r = await s.call(
+      api(
+        '/wallets/balances',
+        `to_block=${n}&wallet_addresses[]=${A0}&wallet_addresses[]=${A1.toUpperCase().replace('0X', '0x')}&wallet_addresses[]=${A2}`,
+      ),
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const wei = await Promise.all([A0, A1, A2].map(async (a) => BigInt(await rpc<string>('eth_getBalance', [a, hex(n)]))));
     const total = wei.reduce((x, y) => x + y, 0n);
@@ -161,13 +201,19 @@ describe('native balances', () => {
         block_number: String(n),
         block_timestamp: iso(Number(block['timestamp'])),
         total_balance_formatted: formatEther(total),
-        wallet_balances: [A0, A1, A2].map((address, i) => ({ address, balance: wei[i]!.toString(), balance_formatted: formatEther(wei[i]!) })),
+        wallet_balances: [A0, A1, A2].map((address, i) => ({
+          address,
+          balance: wei[i]!.toString(),
+          balance_formatted: formatEther(wei[i]!),
+        })),
       },
     ]);
     // Also as repeated keys and a comma list; the head without to_block.
     const latest = await s.call(api('/wallets/balances', `wallet_addresses=${A2},${A1}`));
     expect(latest.body[0].block_number).toBe(String(top));
-    expect(latest.body[0].wallet_balances.map((w: Json) => w['balance'])).toEqual(await Promise.all([A2, A1].map(async (a) => BigInt(await rpc<string>('eth_getBalance', [a, 'latest'])).toString())));
+    expect(latest.body[0].wallet_balances.map((w: Json) => w['balance'])).toEqual(
+      await Promise.all([A2, A1].map(async (a) => BigInt(await rpc<string>('eth_getBalance', [a, 'latest'])).toString())),
+    );
   });
 });
 
@@ -183,7 +229,14 @@ describe('GET /dateToBlock', () => {
         const e = lastAtOrBefore(all, at);
         const r = await s.call(api('/dateToBlock', `date=${at}`));
         expect(r.status, JSON.stringify(r.body)).toBe(200);
-        const expected = { block: e.number, date: iso(at), timestamp: e.ts, block_timestamp: iso(e.ts), hash: e.hash, parent_hash: e.parent };
+        const expected = {
+          block: e.number,
+          date: iso(at),
+          timestamp: e.ts,
+          block_timestamp: iso(e.ts),
+          hash: e.hash,
+          parent_hash: e.parent,
+        };
         expect(r.body).toEqual(expected);
         expect((await s.call(api('/dateToBlock', `date=${encodeURIComponent(iso(at))}`))).body).toEqual(expected);
       }
@@ -211,7 +264,14 @@ describe('dateToBlock below the indexed blocks', () => {
       const deps = { kv: store, reads: chainReads(() => node) };
       for (const b of all) {
         const e = lastAtOrBefore(all, b.ts);
-        expect(await dateToBlock(deps, '0x539', { date: b.ts }), String(b.number)).toEqual({ block: e.number, date: iso(b.ts), timestamp: e.ts, block_timestamp: iso(e.ts), hash: e.hash, parent_hash: e.parent });
+        expect(await dateToBlock(deps, '0x539', { date: b.ts }), String(b.number)).toEqual({
+          block: e.number,
+          date: iso(b.ts),
+          timestamp: e.ts,
+          block_timestamp: iso(e.ts),
+          hash: e.hash,
+          parent_hash: e.parent,
+        });
       }
       expect((await dateToBlock(deps, '0x539', { date: all[0]!.ts - 10 })).block).toBe(0);
     } finally {
@@ -251,7 +311,9 @@ describe('GET /:address/logs', () => {
     expect(await q(`from_block=${hex(from)}&to_block=${hex(to)}`)).toEqual(inRange);
     // Dates: every block whose timestamp lies between them (anvil may give several blocks one second).
     const [fromDate, toDate] = [all[1]!['block_timestamp'], all.at(-2)!['block_timestamp']];
-    expect(await q(`from_date=${encodeURIComponent(fromDate)}&to_date=${encodeURIComponent(toDate)}`)).toEqual(all.filter((l) => l['block_timestamp'] >= fromDate && l['block_timestamp'] <= toDate));
+    expect(await q(`from_date=${encodeURIComponent(fromDate)}&to_date=${encodeURIComponent(toDate)}`)).toEqual(
+      all.filter((l) => l['block_timestamp'] >= fromDate && l['block_timestamp'] <= toDate),
+    );
     expect(await q(`block_number=${from}`)).toEqual(all.filter((l) => Number(l['block_number']) === from));
     expect(await q(`from_block=${to}&to_block=${from}`)).toEqual([]);
   });
@@ -270,16 +332,31 @@ describe('GET /:address/logs', () => {
     expect([...asc.body.result, ...(await pages(`/${emitter.address}/logs`, 'limit=2&order=ASC', {}, asc.body.cursor, 1))]).toEqual(now);
     // A topic filter pages too (the filter reads on past rows it drops).
     const pad = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-    expect(await pages(`/${emitter.address}/logs`, `limit=1&order=ASC&topic1=${pad(1)}`)).toEqual(await chainLogs(emitter.address, { topics: [null, pad(1)] }));
+    expect(await pages(`/${emitter.address}/logs`, `limit=1&order=ASC&topic1=${pad(1)}`)).toEqual(
+      await chainLogs(emitter.address, { topics: [null, pad(1)] }),
+    );
   });
 });
 
 describe('POST /:address/events', () => {
   it('decodes the contract’s logs of the event with its ABI, by signature or topic hash', async () => {
-    const logs = await rpc<Json[]>('eth_getLogs', [{ address: token.address, fromBlock: '0x0', toBlock: 'latest', topics: [toEventSelector(TRANSFER)] }]);
+    const logs = await rpc<Json[]>('eth_getLogs', [
+      { address: token.address, fromBlock: '0x0', toBlock: 'latest', topics: [toEventSelector(TRANSFER)] },
+    ]);
     const expected = (await chainLogs(token.address, { topics: [toEventSelector(TRANSFER)] })).map((l, i) => {
-      const args = decodeEventLog({ abi: [TRANSFER_ITEM] as Abi, topics: logs[i]!['topics'], data: logs[i]!['data'] }).args as unknown as { from: string; to: string; value: bigint };
-      return { transaction_hash: l['transaction_hash'], address: l['address'], block_timestamp: l['block_timestamp'], block_number: l['block_number'], block_hash: l['block_hash'], data: { from: args.from.toLowerCase(), to: args.to.toLowerCase(), value: args.value.toString() } };
+      const args = decodeEventLog({ abi: [TRANSFER_ITEM] as Abi, topics: logs[i]!['topics'], data: logs[i]!['data'] }).args as unknown as {
+        from: string;
+        to: string;
+        value: bigint;
+      };
+      return {
+        transaction_hash: l['transaction_hash'],
+        address: l['address'],
+        block_timestamp: l['block_timestamp'],
+        block_number: l['block_number'],
+        block_hash: l['block_hash'],
+        data: { from: args.from.toLowerCase(), to: args.to.toLowerCase(), value: args.value.toString() },
+      };
     });
     expect(expected.length).toBeGreaterThan(3);
     for (const topic of [encodeURIComponent(TRANSFER), toEventSelector(TRANSFER)]) {
@@ -288,38 +365,86 @@ describe('POST /:address/events', () => {
       expect(r.body).toEqual({ page: 0, page_size: 100, cursor: null, result: [...expected].reverse() });
     }
     // The whole ABI as the body; pages; a block range.
-    const abi = [TRANSFER_ITEM, { type: 'event', name: 'Approval', inputs: [{ indexed: true, name: 'owner', type: 'address' }, { indexed: true, name: 'spender', type: 'address' }, { indexed: false, name: 'value', type: 'uint256' }] }];
-    expect(await pages(`/${token.address}/events`, `topic=${toEventSelector(TRANSFER)}&order=ASC&limit=2`, { method: 'POST', json: abi })).toEqual(expected);
-    const approval = await s.call(api(`/${token.address}/events`, `topic=${encodeURIComponent('Approval(address,address,uint256)')}`), { method: 'POST', json: abi });
+    const abi = [
+      TRANSFER_ITEM,
+      {
+        type: 'event',
+        name: 'Approval',
+        inputs: [
+          { indexed: true, name: 'owner', type: 'address' },
+          { indexed: true, name: 'spender', type: 'address' },
+          { indexed: false, name: 'value', type: 'uint256' },
+        ],
+      },
+    ];
+    expect(
+      await pages(`/${token.address}/events`, `topic=${toEventSelector(TRANSFER)}&order=ASC&limit=2`, { method: 'POST', json: abi }),
+    ).toEqual(expected);
+    const approval = await s.call(api(`/${token.address}/events`, `topic=${encodeURIComponent('Approval(address,address,uint256)')}`), {
+      method: 'POST',
+      json: abi,
+    });
     expect(approval.body.result.map((e: Json) => e['data'])).toEqual([{ owner: A0, spender: A2, value: parseEther('3').toString() }]);
     const b = expected[2]!['block_number'];
-    expect((await s.call(api(`/${token.address}/events`, `topic=${toEventSelector(TRANSFER)}&from_block=${b}&to_block=${b}`), { method: 'POST', json: TRANSFER_ITEM })).body.result).toEqual([expected[2]]);
+    expect(
+      (
+        await s.call(api(`/${token.address}/events`, `topic=${toEventSelector(TRANSFER)}&from_block=${b}&to_block=${b}`), {
+          method: 'POST',
+          json: TRANSFER_ITEM,
+        })
+      ).body.result,
+    ).toEqual([expected[2]]);
   });
 });
 
 describe('POST /:address/function', () => {
   it('calls the function by eth_call at to_block or the head and answers the decoded result', async () => {
     const abi = token.abi as unknown as Json[];
-    const call = (fn: string, params: Json, query = '') => s.call(api(`/${token.address}/function`, `function_name=${fn}${query}`), { method: 'POST', json: { abi, params } });
+    const call = (fn: string, params: Json, query = '') =>
+      s.call(api(`/${token.address}/function`, `function_name=${fn}${query}`), { method: 'POST', json: { abi, params } });
     const client = publicClient(anvil.url);
     for (const a of [A0, A1, A2]) {
       // The ABI's input of the public mapping getter has no name: given by position (its index).
       const r = await call('balanceOf', { 0: a });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect(r.body).toBe(String(await client.readContract({ address: token.address, abi: token.abi, functionName: 'balanceOf', args: [a] })));
+      expect(r.body).toBe(
+        String(await client.readContract({ address: token.address, abi: token.abi, functionName: 'balanceOf', args: [a] })),
+      );
     }
     expect((await call('name', {})).body).toBe('Test Token');
     expect((await call('decimals', {})).body).toBe('18');
     expect((await call('allowance', { 0: A0 })).status).toBe(400);
     // An earlier block: the balance then.
     const first = Number((await chainLogs(token.address))[1]!['block_number']);
-    expect((await call('balanceOf', { 0: A2 }, `&to_block=${first}`)).body).toBe(String(await client.readContract({ address: token.address, abi: token.abi, functionName: 'balanceOf', args: [A2], blockNumber: BigInt(first) })));
+    expect((await call('balanceOf', { 0: A2 }, `&to_block=${first}`)).body).toBe(
+      String(
+        await client.readContract({
+          address: token.address,
+          abi: token.abi,
+          functionName: 'balanceOf',
+          args: [A2],
+          blockNumber: BigInt(first),
+        }),
+      ),
+    );
     // Named params, as the SDK sends them.
-    const named = parseAbi(['function balanceOf(address owner) view returns (uint256)', 'function allowance(address owner, address spender) view returns (uint256)']);
-    const r = await s.call(api(`/${token.address}/function`, 'function_name=allowance'), { method: 'POST', json: { abi: named, params: { owner: A0, spender: A2 } } });
+    const named = parseAbi([
+      'function balanceOf(address owner) view returns (uint256)',
+      'function allowance(address owner, address spender) view returns (uint256)',
+    ]);
+    const r = await s.call(api(`/${token.address}/function`, 'function_name=allowance'), {
+      method: 'POST',
+      json: { abi: named, params: { owner: A0, spender: A2 } },
+    });
     expect(r.body).toBe(parseEther('3').toString());
     // A call that reverts: 400.
-    const reverts = await s.call(api(`/${token.address}/function`, 'function_name=transferFrom'), { method: 'POST', json: { abi: parseAbi(['function transferFrom(address from, address to, uint256 value) returns (bool)']), params: { from: A1, to: A2, value: '1' } } });
+    const reverts = await s.call(api(`/${token.address}/function`, 'function_name=transferFrom'), {
+      method: 'POST',
+      json: {
+        abi: parseAbi(['function transferFrom(address from, address to, uint256 value) returns (bool)']),
+        params: { from: A1, to: A2, value: '1' },
+      },
+    });
     expect(reverts.status).toBe(400);
     expect(reverts.body.message).toMatch(/reverted/);
   });
@@ -333,7 +458,14 @@ describe('ENS', () => {
     expect((await s.call(`/api/v2.2/resolve/${A1}/reverse`)).body).toEqual({ name: 'alice.eth' });
     expect((await s.call(`/api/v2.2/resolve/${A1.toUpperCase().replace('0X', '0x')}/domain`)).body).toEqual({ name: 'alice.eth' });
     // A2 names alice.eth, which resolves to A1: not A2's name. A0 names nothing; bob.eth has no resolver; nobody.eth no address.
-    for (const p of [`/resolve/${A2}/reverse`, `/resolve/${A0}/reverse`, `/resolve/${A0}/domain`, '/resolve/ens/bob.eth', '/resolve/ens/nobody.eth', '/resolve/bob.eth']) {
+    for (const p of [
+      `/resolve/${A2}/reverse`,
+      `/resolve/${A0}/reverse`,
+      `/resolve/${A0}/domain`,
+      '/resolve/ens/bob.eth',
+      '/resolve/ens/nobody.eth',
+      '/resolve/bob.eth',
+    ]) {
       expect((await s.call(`/api/v2.2${p}`)).status, p).toBe(404);
     }
   });
@@ -355,7 +487,10 @@ describe('ENS', () => {
 describe('CHAINPOST_ENS', () => {
   it('names one chain and its registry; Ethereum’s registry by default', () => {
     expect(parseConfig({}).ens).toEqual({ chain: '0x1', registry: '0x00000000000c2e074ec69a0dfb2997ba6c7d2e1e' });
-    expect(parseConfig({ CHAINPOST_ENS: `devnet=${registry.address}` }).ens).toEqual({ chain: '0x539', registry: registry.address.toLowerCase() });
+    expect(parseConfig({ CHAINPOST_ENS: `devnet=${registry.address}` }).ens).toEqual({
+      chain: '0x539',
+      registry: registry.address.toLowerCase(),
+    });
     for (const bad of ['0x539', '0x539=0x12', `nochain=${registry.address}`, `0x539=${registry.address},0x1=${registry.address}`]) {
       expect(() => parseConfig({ CHAINPOST_ENS: bad }), bad).toThrow(/^CHAINPOST_ENS: /);
     }
@@ -364,7 +499,8 @@ describe('CHAINPOST_ENS', () => {
 
 describe('GET /info/endpointWeights', () => {
   /** A request on the devnet to an operation's `{name}` path, each parameter given a value (which the handler may refuse: the route still answers). */
-  const probe = (method: string, path: string) => s.call(`/api/v2.2${path.replace(/\{[^}]+\}/g, A1)}?chain=0x539`, { method, ...(method === 'GET' ? {} : { json: {} }) });
+  const probe = (method: string, path: string) =>
+    s.call(`/api/v2.2${path.replace(/\{[^}]+\}/g, A1)}?chain=0x539`, { method, ...(method === 'GET' ? {} : { json: {} }) });
   /**
    * Whether the answer came from a handler of the operation: not the fallback's "no route", not a removal, not a
    * 501, and not a 400 about a field the operation does not have (another route's handler took the path, as
@@ -383,7 +519,14 @@ describe('GET /info/endpointWeights', () => {
     const listed = new Map<string, string>(r.body.map((w: Json) => [w['endpoint'], w['path']]));
     expect(listed.size).toBe(r.body.length);
     // Served here, though the 2.2 document does not have them.
-    expect(Object.fromEntries(['getContractLogs', 'getTokenAllowance', 'getTokenScore', 'getInternalTransactions', 'getNFTContractSalePrices'].map((e) => [e, listed.get(e)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        ['getContractLogs', 'getTokenAllowance', 'getTokenScore', 'getInternalTransactions', 'getNFTContractSalePrices'].map((e) => [
+          e,
+          listed.get(e),
+        ]),
+      ),
+    ).toEqual({
       getContractLogs: '/{address}/logs',
       getTokenAllowance: '/erc20/{address}/allowance',
       getTokenScore: '/tokens/{tokenAddress}/score',
@@ -391,8 +534,12 @@ describe('GET /info/endpointWeights', () => {
       getNFTContractSalePrices: '/nft/{address}/price',
     });
     // The document's operations: listed when, and only when, a request reaches a handler of this server.
-    const ops = Object.entries(OPENAPI.paths).flatMap(([path, ms]) => Object.entries(ms).map(([method, op]) => ({ method: method.toUpperCase(), path, endpoint: op.operationId, fields: fieldsOf(op) })));
-    const answers = await Promise.all(ops.map(async ({ fields, ...op }) => ({ ...op, served: served(await probe(op.method, op.path), fields) })));
+    const ops = Object.entries(OPENAPI.paths).flatMap(([path, ms]) =>
+      Object.entries(ms).map(([method, op]) => ({ method: method.toUpperCase(), path, endpoint: op.operationId, fields: fieldsOf(op) })),
+    );
+    const answers = await Promise.all(
+      ops.map(async ({ fields, ...op }) => ({ ...op, served: served(await probe(op.method, op.path), fields) })),
+    );
     expect(answers.filter((a) => a.served !== listed.has(a.endpoint))).toEqual([]);
     expect(answers.filter((a) => !a.served).length).toBeGreaterThan(30);
     // And the ones beyond the document reach a handler by one method or another.
@@ -407,10 +554,19 @@ describe('GET /info/endpointWeights', () => {
 
 describe('operations resting on services this server does not run', () => {
   it('answers 501 to a contracts review and an IPFS folder upload, saying what the server does instead', async () => {
-    const review = await s.call('/api/v2.2/contracts-review?chain=0x539', { method: 'POST', json: { contracts: [{ contractAddress: A1, reason: 'spam', reportType: 'erc20' }] } });
-    expect([review.status, review.body.message]).toEqual([501, expect.stringMatching(/^POST \/api\/v2\.2\/contracts-review: this server runs no off-chain contract review service .*possible_spam/)]);
+    const review = await s.call('/api/v2.2/contracts-review?chain=0x539', {
+      method: 'POST',
+      json: { contracts: [{ contractAddress: A1, reason: 'spam', reportType: 'erc20' }] },
+    });
+    expect([review.status, review.body.message]).toEqual([
+      501,
+      expect.stringMatching(/^POST \/api\/v2\.2\/contracts-review: this server runs no off-chain contract review service .*possible_spam/),
+    ]);
     const upload = await s.call('/api/v2.2/ipfs/uploadFolder', { method: 'POST', json: [{ path: 'a.json', content: 'e30=' }] });
-    expect([upload.status, upload.body.message]).toEqual([501, expect.stringMatching(/^POST \/api\/v2\.2\/ipfs\/uploadFolder: this server runs no IPFS node .*CHAINPOST_IPFS_GATEWAY/)]);
+    expect([upload.status, upload.body.message]).toEqual([
+      501,
+      expect.stringMatching(/^POST \/api\/v2\.2\/ipfs\/uploadFolder: this server runs no IPFS node .*CHAINPOST_IPFS_GATEWAY/),
+    ]);
   });
 });
 
@@ -432,7 +588,12 @@ describe('a reorg', () => {
     await rpc('anvil_mine', ['0x3']);
     expect(await head()).toBe(top + 4);
     await indexed();
-    await until(async () => (await s.call(api(`/${token.address}/logs`, 'order=ASC'))).body.result.at(-1)?.transaction_hash !== gone['transaction_hash'], 10_000, 20);
+    await until(
+      async () =>
+        (await s.call(api(`/${token.address}/logs`, 'order=ASC'))).body.result.at(-1)?.transaction_hash !== gone['transaction_hash'],
+      10_000,
+      20,
+    );
     const after = await chainLogs(token.address);
     expect(after.map((l) => l['transaction_hash'])).not.toContain(gone['transaction_hash']);
     expect((await s.call(api(`/${token.address}/logs`, 'order=ASC'))).body.result).toEqual(after);
@@ -440,7 +601,11 @@ describe('a reorg', () => {
     const all = await blocks();
     for (const b of all.slice(top - 1)) {
       const e = lastAtOrBefore(all, b.ts);
-      expect((await s.call(api('/dateToBlock', `date=${b.ts}`))).body).toMatchObject({ block: e.number, hash: e.hash, parent_hash: e.parent });
+      expect((await s.call(api('/dateToBlock', `date=${b.ts}`))).body).toMatchObject({
+        block: e.number,
+        hash: e.hash,
+        parent_hash: e.parent,
+      });
     }
   });
 });
@@ -472,11 +637,27 @@ describe('bad parameters', () => {
       ['function_name', api(`/${token.address}/function`), post({ abi: token.abi, params: {} })],
       ['function_name', api(`/${token.address}/function`, 'function_name=nothing'), post({ abi: token.abi, params: {} })],
       ['abi', api(`/${token.address}/function`, 'function_name=name'), post({ params: {} })],
-      ['params.owner', api(`/${token.address}/function`, 'function_name=balanceOf'), post({ abi: parseAbi(['function balanceOf(address owner) view returns (uint256)']), params: {} })],
-      ['params.n', api(`/${token.address}/function`, 'function_name=f'), post({ abi: parseAbi(['function f(uint256 n) view returns (uint256)']), params: { n: 'many' } })],
+      [
+        'params.owner',
+        api(`/${token.address}/function`, 'function_name=balanceOf'),
+        post({ abi: parseAbi(['function balanceOf(address owner) view returns (uint256)']), params: {} }),
+      ],
+      [
+        'params.n',
+        api(`/${token.address}/function`, 'function_name=f'),
+        post({ abi: parseAbi(['function f(uint256 n) view returns (uint256)']), params: { n: 'many' } }),
+      ],
       // ABI items the schema must refuse rather than let a later step throw (a 500).
-      ['abi.0.inputs.0', api(`/${token.address}/function`, 'function_name=f'), post({ abi: [{ type: 'function', name: 'f', inputs: [null] }], params: {} })],
-      ['abi.0.inputs.0', api(`/${token.address}/function`, 'function_name=f'), post({ abi: [{ type: 'function', name: 'f', inputs: [{ type: 'tuple', name: 't' }] }], params: { t: {} } })],
+      [
+        'abi.0.inputs.0',
+        api(`/${token.address}/function`, 'function_name=f'),
+        post({ abi: [{ type: 'function', name: 'f', inputs: [null] }], params: {} }),
+      ],
+      [
+        'abi.0.inputs.0',
+        api(`/${token.address}/function`, 'function_name=f'),
+        post({ abi: [{ type: 'function', name: 'f', inputs: [{ type: 'tuple', name: 't' }] }], params: { t: {} } }),
+      ],
       ['domain', '/api/v2.2/resolve/ens/a..eth'],
       ['currency', '/api/v2.2/resolve/alice.eth?currency=btc'],
       ['address', '/api/v2.2/resolve/0x12/reverse'],
@@ -502,11 +683,18 @@ describe('the official SDK', () => {
     const native = await E.balance.getNativeBalance({ chain, address: A2 });
     expect(native.result.balance.wei).toBe(BigInt(await rpc<string>('eth_getBalance', [A2, 'latest'])).toString());
     const many = await E.balance.getNativeBalancesForAddresses({ chain, walletAddresses: [A1, A2] });
-    expect(many.result[0].walletBalances.map((w: Json) => w['balance'].wei)).toEqual(await Promise.all([A1, A2].map(async (a) => BigInt(await rpc<string>('eth_getBalance', [a, 'latest'])).toString())));
+    expect(many.result[0].walletBalances.map((w: Json) => w['balance'].wei)).toEqual(
+      await Promise.all([A1, A2].map(async (a) => BigInt(await rpc<string>('eth_getBalance', [a, 'latest'])).toString())),
+    );
     const all = await blocks();
     const b = lastAtOrBefore(all, all[all.length - 3]!.ts);
     const date = await E.block.getDateToBlock({ chain, date: new Date(b.ts * 1000).toISOString() });
-    expect([date.result.block, date.result.timestamp, date.result.hash, date.result.parentHash]).toEqual([b.number, b.ts, b.hash, b.parent]);
+    expect([date.result.block, date.result.timestamp, date.result.hash, date.result.parentHash]).toEqual([
+      b.number,
+      b.ts,
+      b.hash,
+      b.parent,
+    ]);
     const logs = await E.events.getContractLogs({ chain, address: token.address, limit: 2 });
     const expectedLogs = [...(await chainLogs(token.address))].reverse();
     const got: Json[] = [];
@@ -514,15 +702,31 @@ describe('the official SDK', () => {
       got.push(...page.result.map((l: { toJSON(): Json }) => l.toJSON()));
       if (!page.hasNext()) break;
     }
-    expect(got.map((l) => [l['transactionHash'], l['logIndex'], l['blockNumber'], l['topics'][0], l['data']])).toEqual(expectedLogs.map((l) => [l['transaction_hash'], Number(l['log_index']), Number(l['block_number']), l['topic0'], l['data']]));
-    const events = await E.events.getContractEvents({ chain, address: token.address, topic: toEventSelector(TRANSFER), abi: TRANSFER_ITEM, order: 'ASC' });
+    expect(got.map((l) => [l['transactionHash'], l['logIndex'], l['blockNumber'], l['topics'][0], l['data']])).toEqual(
+      expectedLogs.map((l) => [l['transaction_hash'], Number(l['log_index']), Number(l['block_number']), l['topic0'], l['data']]),
+    );
+    const events = await E.events.getContractEvents({
+      chain,
+      address: token.address,
+      topic: toEventSelector(TRANSFER),
+      abi: TRANSFER_ITEM,
+      order: 'ASC',
+    });
     const transfers = await chainLogs(token.address, { topics: [toEventSelector(TRANSFER)] });
     expect(events.result.map((e: Json) => [e['transactionHash'], e['data'].to.lowercase, e['data'].value.wei])).toEqual(
       transfers.map((l) => [l['transaction_hash'], `0x${String(l['topic2']).slice(26)}`, BigInt(l['data']).toString()]),
     );
     const fnAbi = [getAbiItem({ abi: parseAbi(['function balanceOf(address owner) view returns (uint256)']), name: 'balanceOf' })];
-    const fn = await E.utils.runContractFunction({ chain, address: token.address, functionName: 'balanceOf', abi: fnAbi, params: { owner: A1 } });
-    expect(fn.result).toBe(String(await publicClient(anvil.url).readContract({ address: token.address, abi: token.abi, functionName: 'balanceOf', args: [A1] })));
+    const fn = await E.utils.runContractFunction({
+      chain,
+      address: token.address,
+      functionName: 'balanceOf',
+      abi: fnAbi,
+      params: { owner: A1 },
+    });
+    expect(fn.result).toBe(
+      String(await publicClient(anvil.url).readContract({ address: token.address, abi: token.abi, functionName: 'balanceOf', args: [A1] })),
+    );
     expect((await E.resolve.resolveENSDomain({ domain: 'alice.eth' })).result.address.lowercase).toBe(A1);
     expect((await E.resolve.resolveDomain({ domain: 'alice.eth' })).result.address.lowercase).toBe(A1);
     expect((await E.resolve.resolveAddress({ address: A1 })).result.name).toBe('alice.eth');

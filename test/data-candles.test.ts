@@ -28,8 +28,12 @@ const ONE: Ratio = { num: 1n, den: 1n };
 const asNumber = (r: Ratio): number => Number(decimalText(r, 36));
 const SCALE = 10n ** 18n;
 
-const V2_SWAP = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
-const V3_SWAP = parseAbiItem('event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)');
+const V2_SWAP = parseAbiItem(
+  'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
+);
+const V3_SWAP = parseAbiItem(
+  'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)',
+);
 
 beforeAll(async () => {
   net = await startPricedDevnet();
@@ -86,7 +90,14 @@ async function trades(pool: Created, base: Hex, quote: Hex, kind: 'v2' | 'v3', c
     const value = currency === 'usd' ? quoteUsd : lc(quote) === lc(weth.address) ? ONE : div(quoteUsd, ethUsd);
     const price = times(inQuote, value);
     const a = l.args as Record<string, bigint>;
-    const moved = kind === 'v3' ? (baseIs0 ? a['amount0']! : a['amount1']!) : baseIs0 ? a['amount0In']! - a['amount0Out']! : a['amount1In']! - a['amount1Out']!;
+    const moved =
+      kind === 'v3'
+        ? baseIs0
+          ? a['amount0']!
+          : a['amount1']!
+        : baseIs0
+          ? a['amount0In']! - a['amount0Out']!
+          : a['amount1In']! - a['amount1Out']!;
     const volume = times({ num: moved < 0n ? -moved : moved, den: 10n ** BigInt(net.decimalsOf(base)) }, price);
     const time = Number((await client.getBlock({ blockNumber: BigInt(block) })).timestamp);
     out.push({ time, price, volume: (volume.num * SCALE) / volume.den });
@@ -122,7 +133,15 @@ function expectedCandles(list: readonly Trade[], tf: string): Json[] {
     .sort((a, b) => b[0] - a[0])
     .map(([b, c]) => {
       const prices = c.prices.map(asNumber);
-      return { timestamp: new Date(b * 1000).toISOString(), open: prices[0], high: Math.max(...prices), low: Math.min(...prices), close: prices.at(-1), volume: asNumber({ num: c.volume, den: SCALE }), trades: prices.length };
+      return {
+        timestamp: new Date(b * 1000).toISOString(),
+        open: prices[0],
+        high: Math.max(...prices),
+        low: Math.min(...prices),
+        close: prices.at(-1),
+        volume: asNumber({ num: c.volume, den: SCALE }),
+        trades: prices.length,
+      };
     });
 }
 
@@ -153,7 +172,8 @@ describe('GET /pairs/:address/ohlcv over hours of block time', () => {
       for (const currency of ['usd', 'native'] as const) {
         const list = await trades(pool, base, quote, kind, currency);
         expect(list.length, name).toBeGreaterThanOrEqual(2);
-        for (const tf of TIMEFRAMES) expect(await candles(pool, tf, currency, from, to), `${name} ${currency} ${tf}`).toEqual(expectedCandles(list, tf));
+        for (const tf of TIMEFRAMES)
+          expect(await candles(pool, tf, currency, from, to), `${name} ${currency} ${tf}`).toEqual(expectedCandles(list, tf));
       }
     // The day boundary is crossed, several swaps share a minute, and hours hold more than one minute.
     const eth = expectedCandles(await trades(net.wethUsdc, weth.address, usdc.address, 'v2', 'usd'), '1d');
@@ -175,7 +195,9 @@ describe('GET /pairs/:address/ohlcv over hours of block time', () => {
     // Swaps priced one by one: 10 s into the first 30 s, after its first swap.
     const seconds = await candles(net.wethUsdc, '30s', 'usd', day - 7200 + 10, day - 7200 + 10);
     const { weth, usdc } = dex.tokens;
-    const first = expectedCandles(await trades(net.wethUsdc, weth.address, usdc.address, 'v2', 'usd'), '30s').find((c) => c.timestamp === new Date((day - 7200) * 1000).toISOString());
+    const first = expectedCandles(await trades(net.wethUsdc, weth.address, usdc.address, 'v2', 'usd'), '30s').find(
+      (c) => c.timestamp === new Date((day - 7200) * 1000).toISOString(),
+    );
     expect(first?.trades).toBeGreaterThanOrEqual(1);
     expect(seconds).toEqual([first]);
   });
@@ -206,11 +228,21 @@ describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
     expect(expected.length).toBeGreaterThanOrEqual(3);
     const plain = await v1(`pairs/${lc(net.wethUsdc.address)}/ohlcv?timeframe=1h&currency=usd&fromDate=${from()}&toDate=${to()}`);
     expect(plain.status, JSON.stringify(plain.body)).toBe(200);
-    expect(plain.body).toMatchObject({ cursor: null, page: 0, pairAddress: lc(net.wethUsdc.address), tokenAddress: lc(weth.address), timeframe: '1h', currency: 'usd', meta: { syncedAt: { '0x539': expect.any(Number) } } });
+    expect(plain.body).toMatchObject({
+      cursor: null,
+      page: 0,
+      pairAddress: lc(net.wethUsdc.address),
+      tokenAddress: lc(weth.address),
+      timeframe: '1h',
+      currency: 'usd',
+      meta: { syncedAt: { '0x539': expect.any(Number) } },
+    });
     expect(plain.body.result).toEqual(expected);
     const connected = expected.map((c, i) => {
       const before = expected[i + 1];
-      return before === undefined ? c : { ...c, open: before.close, high: Math.max(c.high, before.close), low: Math.min(c.low, before.close) };
+      return before === undefined
+        ? c
+        : { ...c, open: before.close, high: Math.max(c.high, before.close), low: Math.min(c.low, before.close) };
     });
     // The hours' prices moved between candles: connecting changes something.
     expect(connected).not.toEqual(expected);
@@ -222,7 +254,14 @@ describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       pages.push(...r.body.result);
       // The cursor is of these candles only: unconnected ones are another list.
-      if (r.body.cursor !== null) expect((await v1(`pairs/${lc(net.wethUsdc.address)}/ohlcv?${query.replace('connectedCandles=true', 'connectedCandles=false')}&cursor=${r.body.cursor}`)).body.details).toEqual({ field: 'cursor' });
+      if (r.body.cursor !== null)
+        expect(
+          (
+            await v1(
+              `pairs/${lc(net.wethUsdc.address)}/ohlcv?${query.replace('connectedCandles=true', 'connectedCandles=false')}&cursor=${r.body.cursor}`,
+            )
+          ).body.details,
+        ).toEqual({ field: 'cursor' });
       cursor = r.body.cursor;
     } while (cursor !== null);
     expect(pages).toEqual(connected);
@@ -231,16 +270,26 @@ describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
   it("answers the pair's and the token's swaps as the Swap logs have them, newest first", async () => {
     const { tkb } = dex.tokens;
     const client = publicClient(anvil.url);
-    for (const [path, pool, kind] of [[`pairs/${lc(net.wethUsdc.address)}/swaps`, net.wethUsdc, 'v2'], [`tokens/${lc(tkb.address)}/swaps`, net.tkbUsdc, 'v3']] as const) {
+    for (const [path, pool, kind] of [
+      [`pairs/${lc(net.wethUsdc.address)}/swaps`, net.wethUsdc, 'v2'],
+      [`tokens/${lc(tkb.address)}/swaps`, net.tkbUsdc, 'v3'],
+    ] as const) {
       const logs = await client.getLogs({ address: pool.address, event: kind === 'v2' ? V2_SWAP : V3_SWAP, fromBlock: 0n });
       const r = await v1(`${path}?limit=100`);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.meta.syncedAt['0x539']).toEqual(expect.any(Number));
-      expect(r.body.result.map((s: Json) => [s.transactionHash, s.blockNumber])).toEqual(logs.map((l) => [l.transactionHash, Number(l.blockNumber)]).reverse());
+      expect(r.body.result.map((s: Json) => [s.transactionHash, s.blockNumber])).toEqual(
+        logs.map((l) => [l.transactionHash, Number(l.blockNumber)]).reverse(),
+      );
     }
     const asc = await v1(`tokens/${lc(tkb.address)}/swaps?order=ASC&transactionTypes=sell`);
     expect(asc.body.result.map((s: Json) => s.transactionType)).toEqual(['sell']);
-    for (const [path, field] of [['pairs/0x12/swaps', 'pairAddress'], ['tokens/0x12/swaps', 'tokenAddress'], [`pairs/${lc(net.wethUsdc.address)}/ohlcv?fromDate=1&toDate=2&connectedCandles=maybe`, 'connectedCandles'], [`tokens/${lc(tkb.address)}/top-traders?sortBy=luck`, 'sortBy']]) {
+    for (const [path, field] of [
+      ['pairs/0x12/swaps', 'pairAddress'],
+      ['tokens/0x12/swaps', 'tokenAddress'],
+      [`pairs/${lc(net.wethUsdc.address)}/ohlcv?fromDate=1&toDate=2&connectedCandles=maybe`, 'connectedCandles'],
+      [`tokens/${lc(tkb.address)}/top-traders?sortBy=luck`, 'sortBy'],
+    ]) {
       const bad = await v1(path!);
       expect(bad.status, path).toBe(400);
       expect(bad.body.details.field, path).toBe(field);
@@ -295,7 +344,15 @@ describe('GET /v1/chains/:chainAlias/pairs and tokens', () => {
     const realized = w.proceeds - w.matchedCost;
     const unrealized = w.held * price - w.heldCost;
     expect(t).toMatchObject({ walletAddress: w.wallet, totalTrades: w.trades });
-    for (const [field, value] of [['totalTokensBought', w.bought], ['totalTokensSold', w.sold], ['totalBoughtVolumeUsd', w.boughtUsd], ['totalSoldVolumeUsd', w.soldUsd], ['realizedProfitUsd', realized], ['unrealizedProfitUsd', unrealized], ['totalPnlUsd', realized + unrealized]] as const) {
+    for (const [field, value] of [
+      ['totalTokensBought', w.bought],
+      ['totalTokensSold', w.sold],
+      ['totalBoughtVolumeUsd', w.boughtUsd],
+      ['totalSoldVolumeUsd', w.soldUsd],
+      ['realizedProfitUsd', realized],
+      ['unrealizedProfitUsd', unrealized],
+      ['totalPnlUsd', realized + unrealized],
+    ] as const) {
       expect(Number(t[field]), field).toBeCloseTo(value, 4);
     }
     expect(realized).not.toBeCloseTo(0, 4);

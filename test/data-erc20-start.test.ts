@@ -55,8 +55,10 @@ let startBlock: number;
 /** The node reads the indexes made: [selector, block] of each eth_call. */
 const calls: Array<[string, number | 'latest']> = [];
 
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
-const read = (functionName: string, args: readonly unknown[] = []) => publicClient(anvil.url).readContract({ address: OLD.address, abi: OLD.abi, functionName, args }) as Promise<bigint>;
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
+const read = (functionName: string, args: readonly unknown[] = []) =>
+  publicClient(anvil.url).readContract({ address: OLD.address, abi: OLD.abi, functionName, args }) as Promise<bigint>;
 const lc = (): string => OLD.address.toLowerCase();
 
 /** Stores anvil's new blocks and indexes them. */
@@ -68,10 +70,14 @@ async function caughtUp(): Promise<void> {
 
 async function chainHolders(wallets: readonly string[]): Promise<Array<[string, string]>> {
   const rows = await Promise.all(wallets.map(async (w) => [w, await read('balanceOf', [w])] as const));
-  return rows.filter(([, b]) => b > 0n).sort((a, b) => (a[1] > b[1] ? -1 : 1)).map(([w, b]) => [w, b.toString()]);
+  return rows
+    .filter(([, b]) => b > 0n)
+    .sort((a, b) => (a[1] > b[1] ? -1 : 1))
+    .map(([w, b]) => [w, b.toString()]);
 }
 const owners = async () => tokenOwners(deps, CHAIN, ownersQuery.parse({ token_address: lc() }));
-const balances = async (wallet: string) => (await walletErc20(deps, CHAIN, walletErc20Query.parse({ address: wallet }), [])).map((b) => [b.token_address, b.balance]);
+const balances = async (wallet: string) =>
+  (await walletErc20(deps, CHAIN, walletErc20Query.parse({ address: wallet }), [])).map((b) => [b.token_address, b.balance]);
 
 beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
@@ -79,9 +85,18 @@ beforeAll(async () => {
   dir = tempDir();
   store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
-  const log = jsonLogger(() => {}, () => clock.now(), 'error');
+  const log = jsonLogger(
+    () => {},
+    () => clock.now(),
+    'error',
+  );
   const base = chainReads(() => rpc);
-  const reads = { ...base, call: (chain: string, to: string, data: Hex, block: number | 'latest', from?: string) => (calls.push([data.slice(0, 10), block]), base.call(chain, to, data, block, from)) };
+  const reads = {
+    ...base,
+    call: (chain: string, to: string, data: Hex, block: number | 'latest', from?: string) => (
+      calls.push([data.slice(0, 10), block]), base.call(chain, to, data, block, from)
+    ),
+  };
   const tokens = new TokenMetadata(store, reads.call);
   // OLD and its holders before the start block.
   OLD = await deploy(anvil.url, 'TestToken', ['Old Token', 'OLD', 18, parseUnits('1000', 18)]);
@@ -91,7 +106,11 @@ beforeAll(async () => {
   startBlock = Number(await publicClient(anvil.url).getBlockNumber()) + 1;
   indexer = new DataIndexer(store, dataIndexes({ reads, tokens }), clock, log, { startBlock: () => startBlock });
   const quiet = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-  follower = new EvmFollower(CHAIN, rpc, store, clock, withIndexer(quiet, indexer), log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
+  follower = new EvmFollower(CHAIN, rpc, store, clock, withIndexer(quiet, indexer), log, {
+    confirmations: 2,
+    pollMs: 50,
+    pool: pool.ingest,
+  });
   deps = { kv: store, tokens, reads, indexer, follower: () => follower.status() };
   // After the start: moves among holders from before it, a new holder, a mint.
   await send(OLD, 'transfer', [X3, parseUnits('40', 18)], K1);
@@ -125,7 +144,8 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
         [BALANCE_OF, startBlock + 1],
       ].sort(),
     );
-    for (const wallet of [A0, A1, A2, X3]) expect(await balances(wallet), wallet).toEqual([[lc(), (await read('balanceOf', [wallet])).toString()]]);
+    for (const wallet of [A0, A1, A2, X3])
+      expect(await balances(wallet), wallet).toEqual([[lc(), (await read('balanceOf', [wallet])).toString()]]);
     // X1 held OLD before the start and never moved it since: the index does not know it.
     expect(await balances(X1)).toEqual([]);
   });
@@ -140,7 +160,12 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
 
   it('keeps the supply as read plus mints and burns, and no creation block', async () => {
     const [meta] = await tokenMetadata(deps, CHAIN, [lc()]);
-    expect(meta).toMatchObject({ total_supply: (await read('totalSupply')).toString(), total_supply_formatted: '1003', block_number: null, created_at: null });
+    expect(meta).toMatchObject({
+      total_supply: (await read('totalSupply')).toString(),
+      total_supply_formatted: '1003',
+      block_number: null,
+      created_at: null,
+    });
   });
 
   it('moves known pairs without asking the node again', async () => {
@@ -173,8 +198,25 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
     const c = counting(store);
     const counted: DataDeps = { ...deps, kv: c.kv };
     for (const [name, run] of [
-      ['wallet', (cursor?: string) => walletTransfers(counted, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '5', ...(cursor === undefined ? {} : { cursor }) }), [])],
-      ['token', (cursor?: string) => tokenTransfers(counted, CHAIN, tokenTransfersQuery.parse({ address: lc(), limit: '5', order: 'ASC', ...(cursor === undefined ? {} : { cursor }) }))],
+      [
+        'wallet',
+        (cursor?: string) =>
+          walletTransfers(
+            counted,
+            CHAIN,
+            walletTransfersQuery.parse({ address: A0, limit: '5', ...(cursor === undefined ? {} : { cursor }) }),
+            [],
+          ),
+      ],
+      [
+        'token',
+        (cursor?: string) =>
+          tokenTransfers(
+            counted,
+            CHAIN,
+            tokenTransfersQuery.parse({ address: lc(), limit: '5', order: 'ASC', ...(cursor === undefined ? {} : { cursor }) }),
+          ),
+      ],
     ] as const) {
       let cursor: string | undefined;
       let rows = 0;
@@ -192,20 +234,25 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
     }
   });
 
-  it('lists the token\'s transfers from the start block on: each Transfer log anvil has from there, none before', async () => {
+  it("lists the token's transfers from the start block on: each Transfer log anvil has from there, none before", async () => {
     const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-    const logs = await rpc.call<Array<Record<string, string>>>('eth_getLogs', [{ address: OLD.address, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER] }]);
+    const logs = await rpc.call<Array<Record<string, string>>>('eth_getLogs', [
+      { address: OLD.address, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER] },
+    ]);
     const place = (n: string | number, li: string | number) => `${Number(n)}/${Number(li)}`;
     expect(logs.some((l) => Number(l['blockNumber']) < startBlock)).toBe(true);
     const listed = await tokenTransfers(deps, CHAIN, tokenTransfersQuery.parse({ address: lc(), limit: '100', order: 'ASC' }));
     expect(listed.cursor).toBeNull();
     expect(listed.result.map((t) => [place(t.block_number, t.log_index), t.transaction_hash])).toEqual(
-      logs.filter((l) => Number(l['blockNumber']) >= startBlock).map((l) => [place(l['blockNumber']!, l['logIndex']!), l['transactionHash']]),
+      logs
+        .filter((l) => Number(l['blockNumber']) >= startBlock)
+        .map((l) => [place(l['blockNumber']!, l['logIndex']!), l['transactionHash']]),
     );
   });
 
-  it('reads a wallet\'s transfers as a version-3 store holds them (each entry the whole transfer), with its token filter', async () => {
-    const query = (contracts: string[]) => walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '100' }), contracts);
+  it("reads a wallet's transfers as a version-3 store holds them (each entry the whole transfer), with its token filter", async () => {
+    const query = (contracts: string[]) =>
+      walletTransfers(deps, CHAIN, walletTransfersQuery.parse({ address: A0, limit: '100' }), contracts);
     const now = await query([]);
     const filtered = await query([lc()]);
     expect(now.result.length).toBeGreaterThan(3);

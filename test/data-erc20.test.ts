@@ -39,16 +39,25 @@ let started: number;
 /** NEW's creation time: one hour into a day, so its first day holds its first transfers. */
 let T0: number;
 
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account });
 const at = (timestamp: number) => rpc('evm_setNextBlockTimestamp', [timestamp]);
 const head = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const lc = (c: Deployed): string => c.address.toLowerCase();
 const read = (c: Deployed, functionName: string, args: readonly unknown[] = [], blockNumber?: number) =>
-  publicClient(anvil.url).readContract({ address: c.address, abi: c.abi, functionName, args, ...(blockNumber === undefined ? {} : { blockNumber: BigInt(blockNumber) }) }) as Promise<bigint>;
+  publicClient(anvil.url).readContract({
+    address: c.address,
+    abi: c.abi,
+    functionName,
+    args,
+    ...(blockNumber === undefined ? {} : { blockNumber: BigInt(blockNumber) }),
+  }) as Promise<bigint>;
 
 /** The endpoint on the devnet (0x539). */
-const api = (path: string, query = ''): Promise<{ status: number; body: any }> => s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
+const api = (path: string, query = ''): Promise<{ status: number; body: any }> =>
+  s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
 async function ok(path: string, query = ''): Promise<any> {
   const r = await api(path, query);
   expect(r.status, `${path}?${query}: ${JSON.stringify(r.body)}`).toBe(200);
@@ -65,10 +74,16 @@ async function indexed(): Promise<void> {
 /** Every ERC-20 transfer from the start block on, from the receipts, as the endpoints answer it; oldest first. */
 async function chainTransfers(): Promise<Json[]> {
   const out: Json[] = [];
-  const names = new Map([[lc(OLD), ['Old Token', 'OLD', 18]], [lc(NEW), ['New Token', 'NEW', 6]]] as const);
+  const names = new Map([
+    [lc(OLD), ['Old Token', 'OLD', 18]],
+    [lc(NEW), ['New Token', 'NEW', 6]],
+  ] as const);
   for (let n = startBlock; n <= (await head()); n++) {
     const tag = `0x${n.toString(16)}`;
-    const [block, receipts] = await Promise.all([rpc<Json>('eth_getBlockByNumber', [tag, false]), rpc<Json[]>('eth_getBlockReceipts', [tag])]);
+    const [block, receipts] = await Promise.all([
+      rpc<Json>('eth_getBlockByNumber', [tag, false]),
+      rpc<Json[]>('eth_getBlockReceipts', [tag]),
+    ]);
     for (const r of receipts) {
       for (const l of r['logs'] as Json[]) {
         if (l['topics'].length !== 3) continue;
@@ -77,13 +92,28 @@ async function chainTransfers(): Promise<Json[]> {
         const [name, symbol, decimals] = names.get(l['address'])!;
         const a = e.args as { from: string; to: string; value: bigint };
         out.push({
-          token_name: name, token_symbol: symbol, token_logo: null, token_decimals: String(decimals),
-          transaction_hash: r['transactionHash'], address: l['address'], block_timestamp: new Date(Number(block['timestamp']) * 1000).toISOString(),
-          block_number: String(n), block_hash: block['hash'],
-          to_address_entity: null, to_address_entity_logo: null, to_address: a.to.toLowerCase(), to_address_label: null,
-          from_address_entity: null, from_address_entity_logo: null, from_address: a.from.toLowerCase(), from_address_label: null,
-          value: a.value.toString(), transaction_index: Number(r['transactionIndex']), log_index: Number(l['logIndex']),
-          possible_spam: false, verified_contract: false,
+          token_name: name,
+          token_symbol: symbol,
+          token_logo: null,
+          token_decimals: String(decimals),
+          transaction_hash: r['transactionHash'],
+          address: l['address'],
+          block_timestamp: new Date(Number(block['timestamp']) * 1000).toISOString(),
+          block_number: String(n),
+          block_hash: block['hash'],
+          to_address_entity: null,
+          to_address_entity_logo: null,
+          to_address: a.to.toLowerCase(),
+          to_address_label: null,
+          from_address_entity: null,
+          from_address_entity_logo: null,
+          from_address: a.from.toLowerCase(),
+          from_address_label: null,
+          value: a.value.toString(),
+          transaction_index: Number(r['transactionIndex']),
+          log_index: Number(l['logIndex']),
+          possible_spam: false,
+          verified_contract: false,
         });
       }
     }
@@ -123,7 +153,9 @@ beforeAll(async () => {
   await send(OLD, 'transfer', [X1, parseUnits('5', 18)]);
   await send(OLD, 'approve', [S1, 7n]);
   // Before 2026-07-31, when /holders/historical goes (the test clock moves past it at the end).
-  s = await startChainpost(serverEnv(anvil, { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-07-30T00:00:00Z', CHAINPOST_START_BLOCKS: '0x539=0' }));
+  s = await startChainpost(
+    serverEnv(anvil, { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-07-30T00:00:00Z', CHAINPOST_START_BLOCKS: '0x539=0' }),
+  );
   await indexed();
   started = (await head()) + 1;
   // OLD moves among holders from before the server started, and a mint changes its supply.
@@ -163,12 +195,24 @@ describe('ERC-20 balances (GET /:address/erc20, /wallets/:address/tokens)', () =
   it('answers every wallet as balanceOf says, including holders from before the server started', async () => {
     for (const wallet of [A0, A1, A2, X1, X2, X3]) {
       const body = await ok(`/${wallet}/erc20`);
-      expect(body.map((b: Json) => [b.token_address, b.balance]), wallet).toEqual(await chainBalances(wallet));
+      expect(
+        body.map((b: Json) => [b.token_address, b.balance]),
+        wallet,
+      ).toEqual(await chainBalances(wallet));
     }
     const [old] = await ok(`/${A1}/erc20`, `token_addresses[]=${lc(OLD)}`);
     expect(old).toEqual({
-      token_address: lc(OLD), name: 'Old Token', symbol: 'OLD', logo: null, thumbnail: null, decimals: 18, balance: parseUnits('110', 18).toString(),
-      possible_spam: false, verified_contract: false, total_supply: parseUnits('1003', 18).toString(), total_supply_formatted: '1003',
+      token_address: lc(OLD),
+      name: 'Old Token',
+      symbol: 'OLD',
+      logo: null,
+      thumbnail: null,
+      decimals: 18,
+      balance: parseUnits('110', 18).toString(),
+      possible_spam: false,
+      verified_contract: false,
+      total_supply: parseUnits('1003', 18).toString(),
+      total_supply_formatted: '1003',
       percentage_relative_to_total_supply: expect.closeTo((110 / 1003) * 100, 6),
     });
   });
@@ -176,15 +220,24 @@ describe('ERC-20 balances (GET /:address/erc20, /wallets/:address/tokens)', () =
   it('answers an earlier to_block by balanceOf at that block', async () => {
     const before = started + 1;
     const body = await ok(`/${A1}/erc20`, `to_block=${before}`);
-    expect(body.map((b: Json) => [b.token_address, b.balance])).toEqual([[lc(OLD), (await read(OLD, 'balanceOf', [A1], before)).toString()]]);
+    expect(body.map((b: Json) => [b.token_address, b.balance])).toEqual([
+      [lc(OLD), (await read(OLD, 'balanceOf', [A1], before)).toString()],
+    ]);
   });
 
   it('puts the native balance first (eth_getBalance at the block) and pages the rest', async () => {
     const body = await ok(`/wallets/${A1}/tokens`);
     const wei = await publicClient(anvil.url).getBalance({ address: A1 });
-    expect(body.result[0]).toMatchObject({ token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee', native_token: true, balance: wei.toString(), decimals: 18 });
+    expect(body.result[0]).toMatchObject({
+      token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+      native_token: true,
+      balance: wei.toString(),
+      decimals: 18,
+    });
     expect(body.block_number).toBe(String(await head()));
-    expect(body.result.slice(1).map((b: Json) => [b.token_address, b.balance, b.native_token])).toEqual((await chainBalances(A1)).map(([t, b]) => [t, b, false]));
+    expect(body.result.slice(1).map((b: Json) => [b.token_address, b.balance, b.native_token])).toEqual(
+      (await chainBalances(A1)).map(([t, b]) => [t, b, false]),
+    );
     expect(body.result[1]).toMatchObject({ balance_formatted: expect.any(String), usd_price: null, usd_value: null });
     expect(await pages(`/wallets/${A1}/tokens`, 'limit=1')).toEqual(body.result);
     expect((await ok(`/wallets/${A1}/tokens`, 'exclude_native=true')).result).toEqual(body.result.slice(1));
@@ -197,7 +250,12 @@ describe('ERC-20 holders (GET /erc20/:token_address/owners, /holders, /holders/h
     expect(body.partial).toBe(false);
     expect(body.total_supply).toBe(parseUnits('1000', 6).toString());
     expect(body.result.map((o: Json) => [o.owner_address, o.balance])).toEqual(await chainHolders(NEW, EVERYONE));
-    expect(body.result[0]).toMatchObject({ owner_address: A0, balance_formatted: '940', percentage_relative_to_total_supply: 94, usd_value: null });
+    expect(body.result[0]).toMatchObject({
+      owner_address: A0,
+      balance_formatted: '940',
+      percentage_relative_to_total_supply: 94,
+      usd_value: null,
+    });
     expect(await pages(`/erc20/${NEW.address}/owners`, 'limit=1')).toEqual(body.result);
     expect(await pages(`/erc20/${NEW.address}/owners`, 'limit=2&order=ASC')).toEqual([...body.result].reverse());
   });
@@ -233,14 +291,20 @@ describe('ERC-20 holders (GET /erc20/:token_address/owners, /holders, /holders/h
   it('answers the daily and hourly holder series, then 404 once the removal date passed', async () => {
     const day0 = Math.floor(T0 / DAY) * DAY;
     const iso = (t: number) => new Date(t * 1000).toISOString();
-    const daily = await ok(`/erc20/${NEW.address}/holders/historical`, `fromDate=${iso(day0)}&toDate=${iso(day0 + 2 * DAY + 1)}&timeFrame=1d`);
+    const daily = await ok(
+      `/erc20/${NEW.address}/holders/historical`,
+      `fromDate=${iso(day0)}&toDate=${iso(day0 + 2 * DAY + 1)}&timeFrame=1d`,
+    );
     expect(daily.result.map((r: Json) => [r.timestamp, r.totalHolders, r.netHolderChange])).toEqual([
       [iso(day0 + 2 * DAY), 3, 0],
       [iso(day0 + DAY), 3, 0],
       [iso(day0), 3, 3],
     ]);
     expect(daily).toMatchObject({ page: 0, pageSize: 100, cursor: null, partial: false });
-    const hours = await pages(`/erc20/${NEW.address}/holders/historical`, `fromDate=${T0 + 2 * DAY - 3600}&toDate=${T0 + 2 * DAY + 3 * 3600}&timeFrame=1h&limit=2`);
+    const hours = await pages(
+      `/erc20/${NEW.address}/holders/historical`,
+      `fromDate=${T0 + 2 * DAY - 3600}&toDate=${T0 + 2 * DAY + 3 * 3600}&timeFrame=1h&limit=2`,
+    );
     expect(hours.map((r: Json) => [r.timestamp, r.totalHolders, r.netHolderChange])).toEqual([
       [iso(T0 + 2 * DAY + 3 * 3600), 3, -1],
       [iso(T0 + 2 * DAY + 2 * 3600), 4, 0],
@@ -263,8 +327,12 @@ describe('ERC-20 transfers (GET /:address/erc20/transfers, /erc20/:address/trans
       expect((await ok(`/erc20/${c.address}/transfers`)).result).toEqual([...of].reverse());
       expect(await pages(`/erc20/${c.address}/transfers`, 'order=ASC&limit=2')).toEqual(of);
     }
-    expect((await ok(`/${A1}/erc20/transfers`, `contract_addresses[]=${lc(NEW)}&limit=1`)).result).toEqual([mine.filter((t) => t.address === lc(NEW)).at(-1)]);
-    expect(await pages(`/${A1}/erc20/transfers`, `contract_addresses[0]=${lc(OLD)}&limit=1&order=ASC`)).toEqual(mine.filter((t) => t.address === lc(OLD)));
+    expect((await ok(`/${A1}/erc20/transfers`, `contract_addresses[]=${lc(NEW)}&limit=1`)).result).toEqual([
+      mine.filter((t) => t.address === lc(NEW)).at(-1),
+    ]);
+    expect(await pages(`/${A1}/erc20/transfers`, `contract_addresses[0]=${lc(OLD)}&limit=1&order=ASC`)).toEqual(
+      mine.filter((t) => t.address === lc(OLD)),
+    );
   });
 
   it('keeps to a block or date range', async () => {
@@ -278,7 +346,9 @@ describe('ERC-20 transfers (GET /:address/erc20/transfers, /erc20/:address/trans
     expect((await ok(`/erc20/${NEW.address}/transfers`, `from_date=${T0 + 2 * DAY}&order=ASC`)).result).toEqual(day2);
     const firstDay = all.filter((t) => t.address === lc(NEW) && Date.parse(t.block_timestamp) / 1000 <= T0 + DAY);
     expect(firstDay).toHaveLength(3);
-    expect((await ok(`/erc20/${NEW.address}/transfers`, `to_date=${new Date((T0 + DAY) * 1000).toISOString()}&order=ASC`)).result).toEqual(firstDay);
+    expect((await ok(`/erc20/${NEW.address}/transfers`, `to_date=${new Date((T0 + DAY) * 1000).toISOString()}&order=ASC`)).result).toEqual(
+      firstDay,
+    );
   });
 });
 
@@ -286,12 +356,21 @@ describe('ERC-20 approvals, allowance, metadata, search', () => {
   it("lists a wallet's live approvals as allowance() says, revoked ones gone", async () => {
     const a0 = await ok(`/wallets/${A0}/approvals`);
     const rows = a0.result.map((r: Json) => [r.token.address, r.spender.address, r.value]);
-    const expected = [[lc(OLD), S1, '9'], [lc(NEW), S2, '100']].sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+    const expected = [
+      [lc(OLD), S1, '9'],
+      [lc(NEW), S2, '100'],
+    ].sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
     expect(rows).toEqual(expected);
-    for (const [token, spender, value] of expected) expect((await read(token === lc(OLD) ? OLD : NEW, 'allowance', [A0, spender])).toString()).toBe(value);
-    expect(a0.result.find((r: Json) => r.token.address === lc(OLD))).toMatchObject({ token: { name: 'Old Token', symbol: 'OLD', current_balance: (await read(OLD, 'balanceOf', [A0])).toString(), usd_at_risk: null }, value_formatted: formatUnits(9n, 18) });
+    for (const [token, spender, value] of expected)
+      expect((await read(token === lc(OLD) ? OLD : NEW, 'allowance', [A0, spender])).toString()).toBe(value);
+    expect(a0.result.find((r: Json) => r.token.address === lc(OLD))).toMatchObject({
+      token: { name: 'Old Token', symbol: 'OLD', current_balance: (await read(OLD, 'balanceOf', [A0])).toString(), usd_at_risk: null },
+      value_formatted: formatUnits(9n, 18),
+    });
     // K1 approved NEW to S1 and took it back: only its OLD approval is left.
-    expect((await ok(`/wallets/${A1}/approvals`)).result.map((r: Json) => [r.token.address, r.spender.address, r.value])).toEqual([[lc(OLD), S2, (2n ** 256n - 1n).toString()]]);
+    expect((await ok(`/wallets/${A1}/approvals`)).result.map((r: Json) => [r.token.address, r.spender.address, r.value])).toEqual([
+      [lc(OLD), S2, (2n ** 256n - 1n).toString()],
+    ]);
     expect(await pages(`/wallets/${A0}/approvals`, 'limit=1')).toEqual(a0.result);
   });
 
@@ -303,17 +382,37 @@ describe('ERC-20 approvals, allowance, metadata, search', () => {
   it('answers metadata with the supply the chain has and the creation the index saw, as a top-level array', async () => {
     const body = await ok('/erc20/metadata', `addresses[]=${OLD.address}&addresses[]=${NEW.address}`);
     expect(body).toHaveLength(2);
-    expect(body[0]).toMatchObject({ address: lc(OLD), name: 'Old Token', symbol: 'OLD', decimals: '18', total_supply: (await read(OLD, 'totalSupply')).toString(), total_supply_formatted: '1003', block_number: String(OLD.receipt.blockNumber), possible_spam: false });
+    expect(body[0]).toMatchObject({
+      address: lc(OLD),
+      name: 'Old Token',
+      symbol: 'OLD',
+      decimals: '18',
+      total_supply: (await read(OLD, 'totalSupply')).toString(),
+      total_supply_formatted: '1003',
+      block_number: String(OLD.receipt.blockNumber),
+      possible_spam: false,
+    });
     const created = await publicClient(anvil.url).getBlock({ blockNumber: NEW.receipt.blockNumber });
-    expect(body[1]).toMatchObject({ address: lc(NEW), decimals: '6', total_supply: (await read(NEW, 'totalSupply')).toString(), block_number: String(NEW.receipt.blockNumber), created_at: new Date(Number(created.timestamp) * 1000).toISOString() });
+    expect(body[1]).toMatchObject({
+      address: lc(NEW),
+      decimals: '6',
+      total_supply: (await read(NEW, 'totalSupply')).toString(),
+      block_number: String(NEW.receipt.blockNumber),
+      created_at: new Date(Number(created.timestamp) * 1000).toISOString(),
+    });
   });
 
   it('searches names, symbols and addresses, ranked by holders', async () => {
     const both = await ok('/tokens/search', 'query=token&chains=0x539');
-    expect(both.result.map((r: Json) => [r.tokenAddress, r.totalHolders])).toEqual([[lc(OLD), 6], [lc(NEW), 3]]);
+    expect(both.result.map((r: Json) => [r.tokenAddress, r.totalHolders])).toEqual([
+      [lc(OLD), 6],
+      [lc(NEW), 3],
+    ]);
     expect(both.total).toBe(2);
     expect((await ok('/tokens/search', 'query=NE&chains=0x539')).result.map((r: Json) => r.symbol)).toEqual(['NEW']);
-    expect((await ok('/tokens/search', `query=${lc(NEW).slice(0, 12)}&chains=0x539`)).result.map((r: Json) => r.name)).toEqual(['New Token']);
+    expect((await ok('/tokens/search', `query=${lc(NEW).slice(0, 12)}&chains=0x539`)).result.map((r: Json) => r.name)).toEqual([
+      'New Token',
+    ]);
     expect((await ok('/tokens/search', 'query=nothing-like-it&chains=0x539')).result).toEqual([]);
   });
 });
@@ -364,22 +463,47 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
     });
     const balances = await Moralis.EvmApi.token.getWalletTokenBalances({ chain: '0x539', address: A1 });
     expect(balances.raw.map((b: Json) => [b.token_address, b.balance])).toEqual(await chainBalances(A1));
-    const only = await Moralis.EvmApi.token.getWalletTokenBalances({ chain: '0x539', address: A1, tokenAddresses: [NEW.address, OLD.address] });
+    const only = await Moralis.EvmApi.token.getWalletTokenBalances({
+      chain: '0x539',
+      address: A1,
+      tokenAddresses: [NEW.address, OLD.address],
+    });
     expect(only.raw).toEqual(balances.raw);
     const priced = await Moralis.EvmApi.wallets.getWalletTokenBalancesPrice({ chain: '0x539', address: A1 });
-    expect(priced.json.result.map((b: Json) => b.balance)).toEqual([(await publicClient(anvil.url).getBalance({ address: A1 })).toString(), ...(await chainBalances(A1)).map(([, b]) => b)]);
+    expect(priced.json.result.map((b: Json) => b.balance)).toEqual([
+      (await publicClient(anvil.url).getBalance({ address: A1 })).toString(),
+      ...(await chainBalances(A1)).map(([, b]) => b),
+    ]);
     const all = await chainTransfers();
     const mine = await Moralis.EvmApi.token.getWalletTokenTransfers({ chain: '0x539', address: A1 });
     expect(mine.raw.result).toEqual(all.filter((t) => t.from_address === A1 || t.to_address === A1).reverse());
     const ofNew = await Moralis.EvmApi.token.getTokenTransfers({ chain: '0x539', address: NEW.address, limit: 2 });
-    expect(ofNew.raw.result).toEqual(all.filter((t) => t.address === lc(NEW)).reverse().slice(0, 2));
+    expect(ofNew.raw.result).toEqual(
+      all
+        .filter((t) => t.address === lc(NEW))
+        .reverse()
+        .slice(0, 2),
+    );
     const next = await ofNew.next();
-    expect(next.raw.result).toEqual(all.filter((t) => t.address === lc(NEW)).reverse().slice(2, 4));
+    expect(next.raw.result).toEqual(
+      all
+        .filter((t) => t.address === lc(NEW))
+        .reverse()
+        .slice(2, 4),
+    );
     const owners = await Moralis.EvmApi.token.getTokenOwners({ chain: '0x539', tokenAddress: NEW.address });
     expect(owners.json.result.map((o: Json) => [o.owner_address, o.balance])).toEqual(await chainHolders(NEW, EVERYONE));
     const meta = await Moralis.EvmApi.token.getTokenMetadata({ chain: '0x539', addresses: [NEW.address, OLD.address] });
-    expect(meta.raw.map((m: Json) => [m.symbol, m.total_supply])).toEqual([['NEW', (await read(NEW, 'totalSupply')).toString()], ['OLD', (await read(OLD, 'totalSupply')).toString()]]);
-    const allowance = await Moralis.EvmApi.token.getTokenAllowance({ chain: '0x539', address: OLD.address, ownerAddress: A0, spenderAddress: S1 });
+    expect(meta.raw.map((m: Json) => [m.symbol, m.total_supply])).toEqual([
+      ['NEW', (await read(NEW, 'totalSupply')).toString()],
+      ['OLD', (await read(OLD, 'totalSupply')).toString()],
+    ]);
+    const allowance = await Moralis.EvmApi.token.getTokenAllowance({
+      chain: '0x539',
+      address: OLD.address,
+      ownerAddress: A0,
+      spenderAddress: S1,
+    });
     expect(allowance.raw).toEqual({ allowance: '9' });
   });
 
@@ -409,7 +533,12 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
   });
 
   it('takes back what blocks that left the chain wrote: balances, holders, counts, transfers, approvals', async () => {
-    const before = { owners: await ok(`/erc20/${NEW.address}/owners`), holders: await ok(`/erc20/${NEW.address}/holders`), a1: await ok(`/${A1}/erc20`), approvals: await ok(`/wallets/${A0}/approvals`) };
+    const before = {
+      owners: await ok(`/erc20/${NEW.address}/owners`),
+      holders: await ok(`/erc20/${NEW.address}/holders`),
+      a1: await ok(`/${A1}/erc20`),
+      approvals: await ok(`/wallets/${A0}/approvals`),
+    };
     const snapshot = await rpc<string>('evm_snapshot', []);
     await send(NEW, 'transfer', [X4, 7n]);
     await send(OLD, 'transfer', [X4, 5n], K1);
@@ -424,11 +553,14 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
     await indexed();
     expect(await until(async () => (await ok(`/${X4}/erc20`)).length === 0, 10_000, 50)).toBe(true);
     expect(await ok(`/${X5}/erc20`)).toEqual([expect.objectContaining({ token_address: lc(NEW), balance: '1' })]);
-    expect((await ok(`/erc20/${NEW.address}/owners`)).result.map((o: Json) => [o.owner_address, o.balance])).toEqual(await chainHolders(NEW, EVERYONE));
+    expect((await ok(`/erc20/${NEW.address}/owners`)).result.map((o: Json) => [o.owner_address, o.balance])).toEqual(
+      await chainHolders(NEW, EVERYONE),
+    );
     expect((await ok(`/erc20/${NEW.address}/holders`)).totalHolders).toBe(before.holders.totalHolders + 1);
     expect(await ok(`/${A1}/erc20`)).toEqual(before.a1);
     // The approval of 0 left with its block: NEW's approval to S2 is back.
-    const approvals = (body: Json) => body.result.map((r: Json) => [r.token.address, r.spender.address, r.value, r.block_number, r.transaction_hash]);
+    const approvals = (body: Json) =>
+      body.result.map((r: Json) => [r.token.address, r.spender.address, r.value, r.block_number, r.transaction_hash]);
     expect(approvals(await ok(`/wallets/${A0}/approvals`))).toEqual(approvals(before.approvals));
     expect(approvals(before.approvals)).toContainEqual([lc(NEW), S2, '100', expect.any(String), expect.any(String)]);
     const all = await chainTransfers();
@@ -451,12 +583,20 @@ describe('a token asked about before its contract exists', () => {
     await (await walletClient(anvil.url)).sendTransaction({ to: deployer.address, value: parseUnits('1', 18) });
     const late = getContractAddress({ from: deployer.address, nonce: 0n });
     await indexed();
-    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([{ address: late.toLowerCase(), name: '', symbol: '', decimals: '0' }]);
+    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([
+      { address: late.toLowerCase(), name: '', symbol: '', decimals: '0' },
+    ]);
     const token = await deploy(anvil.url, 'TestToken', ['Late Token', 'LATE', 6, parseUnits('1000', 6)], deployer);
     expect(token.address).toBe(late);
     await send(token, 'transfer', [X(0x5e), parseUnits('2.5', 6)], deployer);
     await indexed();
-    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([{ address: late.toLowerCase(), name: 'Late Token', symbol: 'LATE', decimals: '6', total_supply_formatted: '1000' }]);
-    expect((await ok(`/${X(0x5e)}/erc20`)).find((b: Json) => b.token_address === late.toLowerCase())).toMatchObject({ name: 'Late Token', decimals: 6, balance: parseUnits('2.5', 6).toString() });
+    expect(await ok('/erc20/metadata', `addresses=${late}`)).toMatchObject([
+      { address: late.toLowerCase(), name: 'Late Token', symbol: 'LATE', decimals: '6', total_supply_formatted: '1000' },
+    ]);
+    expect((await ok(`/${X(0x5e)}/erc20`)).find((b: Json) => b.token_address === late.toLowerCase())).toMatchObject({
+      name: 'Late Token',
+      decimals: 6,
+      balance: parseUnits('2.5', 6).toString(),
+    });
   });
 });

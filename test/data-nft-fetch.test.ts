@@ -27,7 +27,8 @@ beforeAll(async () => {
       res.end();
     } else if (req.url === '/redirect') res.writeHead(302, { location: '/doc.json' }).end();
     else if (req.url === '/loop') res.writeHead(302, { location: '/loop' }).end();
-    else if (req.url === '/hang') res.writeHead(200).write('{'); // never ends
+    else if (req.url === '/hang')
+      res.writeHead(200).write('{'); // never ends
     else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -46,9 +47,13 @@ describe('the NFT metadata fetcher', () => {
 
   it('refuses 127.0.0.1 by address and by name unless private addresses are allowed', async () => {
     const strict = undiciMetadataFetcher({ targets: new TargetPolicy('deny', systemResolver) });
-    expect(await strict.get(`${base}/doc.json`)).toEqual({ error: 'metadata URL: host 127.0.0.1 is a loopback address; CHAINPOST_PRIVATE_TARGETS=allow permits it' });
+    expect(await strict.get(`${base}/doc.json`)).toEqual({
+      error: 'metadata URL: host 127.0.0.1 is a loopback address; CHAINPOST_PRIVATE_TARGETS=allow permits it',
+    });
     const byName = await strict.get(`${base.replace('127.0.0.1', 'localhost')}/doc.json`);
-    expect('error' in byName && byName.error).toMatch(/^metadata URL: host localhost resolves to (127\.0\.0\.1|::1), a loopback address; CHAINPOST_PRIVATE_TARGETS=allow permits it$/);
+    expect('error' in byName && byName.error).toMatch(
+      /^metadata URL: host localhost resolves to (127\.0\.0\.1|::1), a loopback address; CHAINPOST_PRIVATE_TARGETS=allow permits it$/,
+    );
     expect(await strict.get('file:///etc/passwd')).toEqual({ error: 'not an http(s) URL: file:' });
     await strict.close();
     const local = undiciMetadataFetcher({ targets: new TargetPolicy('allow', systemResolver) });

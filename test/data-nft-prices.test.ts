@@ -18,7 +18,13 @@ import { A0, A1, A2, serverEnv } from './streams-harness.js';
  */
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
-const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' };
+const NATIVE = {
+  token_name: 'Ether',
+  token_symbol: 'ETH',
+  token_logo: null,
+  token_decimals: '18',
+  token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+};
 
 let anvil: Anvil;
 let s: Running;
@@ -28,12 +34,20 @@ let Moralis: any;
 /** The ether sales, oldest first. */
 const sales: Array<{ receipt: TransactionReceipt; tokenId: string; seller: string; buyer: string; price: bigint; timestamp: number }> = [];
 
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
 
 async function sell(tokenId: bigint, seller: typeof K0, buyer: typeof K0, ether: string): Promise<void> {
   const receipt = await send(market, 'buy', [nft.address, tokenId, seller.address], buyer, parseEther(ether));
   const block = await publicClient(anvil.url).getBlock({ blockNumber: receipt.blockNumber });
-  sales.push({ receipt, tokenId: String(tokenId), seller: seller.address.toLowerCase(), buyer: buyer.address.toLowerCase(), price: parseEther(ether), timestamp: Number(block.timestamp) });
+  sales.push({
+    receipt,
+    tokenId: String(tokenId),
+    seller: seller.address.toLowerCase(),
+    buyer: buyer.address.toLowerCase(),
+    price: parseEther(ether),
+    timestamp: Number(block.timestamp),
+  });
 }
 
 /** A sale as the answer's sale record writes it. */
@@ -56,14 +70,20 @@ const record = (i: number) => {
 
 type Schema = { required?: string[]; properties?: Record<string, Schema>; nullable?: boolean };
 /** The hosted service's response schema of both operations (its OpenAPI document's `soldPrice`). */
-const SOLD_PRICE = (JSON.parse(gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8')) as { components: { schemas: Record<string, Schema> } }).components.schemas['soldPrice']!;
+const SOLD_PRICE = (
+  JSON.parse(gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8')) as {
+    components: { schemas: Record<string, Schema> };
+  }
+).components.schemas['soldPrice']!;
 
 /** The fields `schema` requires that `value` lacks, with their paths. */
 function missing(schema: Schema, value: any, at = ''): string[] {
   if (value === null && schema.nullable === true) return [];
   return [
     ...(schema.required ?? []).filter((k) => value?.[k] === undefined).map((k) => `${at}${k}`),
-    ...Object.entries(schema.properties ?? {}).flatMap(([k, sub]) => (value?.[k] === undefined || value[k] === null ? [] : missing(sub, value[k], `${at}${k}.`))),
+    ...Object.entries(schema.properties ?? {}).flatMap(([k, sub]) =>
+      value?.[k] === undefined || value[k] === null ? [] : missing(sub, value[k], `${at}${k}.`),
+    ),
   ];
 }
 
@@ -104,23 +124,62 @@ describe('NFT sale prices', () => {
     const nftApi = Moralis.EvmApi.nft;
     const week = { last_sale: record(2), lowest_sale: record(2), highest_sale: record(1), average_sale: average(1, 2), total_trades: 2 };
     for (const days of [7, undefined]) {
-      const answer = await nftApi.getNFTContractSalePrices({ chain: '0x539', address: nft.address, ...(days === undefined ? {} : { days }) });
+      const answer = await nftApi.getNFTContractSalePrices({
+        chain: '0x539',
+        address: nft.address,
+        ...(days === undefined ? {} : { days }),
+      });
       expect(answer.raw).toEqual(week);
       expect(answer.result.highestSale.price).toBe(parseEther('3').toString());
     }
     const month = await nftApi.getNFTContractSalePrices({ chain: '0x539', address: nft.address, days: 30 });
-    expect(month.raw).toEqual({ last_sale: record(2), lowest_sale: record(0), highest_sale: record(1), average_sale: average(0, 1, 2), total_trades: 3 });
+    expect(month.raw).toEqual({
+      last_sale: record(2),
+      lowest_sale: record(0),
+      highest_sale: record(1),
+      average_sale: average(0, 1, 2),
+      total_trades: 3,
+    });
     expect(missing(SOLD_PRICE, month.raw)).toEqual([]);
   });
 
   it('answers one token’s sales, and empty figures for a token sold only for an ERC-20', async () => {
     const nftApi = Moralis.EvmApi.nft;
     const one = await nftApi.getNFTSalePrices({ chain: '0x539', address: nft.address, tokenId: '1', days: 30 });
-    expect(one.raw).toEqual({ last_sale: record(1), lowest_sale: record(0), highest_sale: record(1), average_sale: average(0, 1), total_trades: 2 });
-    expect((await nftApi.getNFTSalePrices({ chain: '0x539', address: nft.address, tokenId: '1' })).raw).toMatchObject({ last_sale: record(1), lowest_sale: record(1), total_trades: 1 });
+    expect(one.raw).toEqual({
+      last_sale: record(1),
+      lowest_sale: record(0),
+      highest_sale: record(1),
+      average_sale: average(0, 1),
+      total_trades: 2,
+    });
+    expect((await nftApi.getNFTSalePrices({ chain: '0x539', address: nft.address, tokenId: '1' })).raw).toMatchObject({
+      last_sale: record(1),
+      lowest_sale: record(1),
+      total_trades: 1,
+    });
     const none = await nftApi.getNFTSalePrices({ chain: '0x539', address: nft.address, tokenId: '3', days: 365 });
-    const empty = { transaction_hash: '', block_timestamp: '', buyer_address: zeroAddress, seller_address: zeroAddress, price: '', price_formatted: '', usd_price_at_sale: null, current_usd_value: null, token_address: nft.address.toLowerCase(), token_id: '3', payment_token: NATIVE };
-    expect(none.raw).toEqual({ last_sale: empty, lowest_sale: empty, highest_sale: empty, average_sale: { price: '', price_formatted: '', current_usd_value: null }, total_trades: 0, message: `no sale of ${nft.address.toLowerCase()} token 3 paid in the native currency in the last 365 days` });
+    const empty = {
+      transaction_hash: '',
+      block_timestamp: '',
+      buyer_address: zeroAddress,
+      seller_address: zeroAddress,
+      price: '',
+      price_formatted: '',
+      usd_price_at_sale: null,
+      current_usd_value: null,
+      token_address: nft.address.toLowerCase(),
+      token_id: '3',
+      payment_token: NATIVE,
+    };
+    expect(none.raw).toEqual({
+      last_sale: empty,
+      lowest_sale: empty,
+      highest_sale: empty,
+      average_sale: { price: '', price_formatted: '', current_usd_value: null },
+      total_trades: 0,
+      message: `no sale of ${nft.address.toLowerCase()} token 3 paid in the native currency in the last 365 days`,
+    });
     expect(none.result.lastSale.paymentToken.tokenSymbol).toBe('ETH');
     expect(missing(SOLD_PRICE, none.raw)).toEqual([]);
   });

@@ -42,9 +42,12 @@ const served = new Map<string, number>();
 /** What the metadata server answers, by path. */
 const docs = new Map<string, string>();
 
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const read = <T>(c: Deployed, functionName: string, args: readonly unknown[]): Promise<T> => publicClient(anvil.url).readContract({ address: c.address, abi: c.abi, functionName, args }) as Promise<T>;
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const read = <T>(c: Deployed, functionName: string, args: readonly unknown[]): Promise<T> =>
+  publicClient(anvil.url).readContract({ address: c.address, abi: c.abi, functionName, args }) as Promise<T>;
 const lower = (c: Deployed): string => c.address.toLowerCase();
 const api = devnetApi;
 
@@ -75,7 +78,9 @@ async function chainTransfers(): Promise<Scanned[]> {
 
 /** The token ids each contract ever moved, by the chain's own transfers. */
 async function tokenIds(c: Deployed): Promise<bigint[]> {
-  return [...new Set((await chainTransfers()).filter((t) => t.contract === lower(c)).map((t) => t.tokenId))].sort((a, b) => (a < b ? -1 : 1));
+  return [...new Set((await chainTransfers()).filter((t) => t.contract === lower(c)).map((t) => t.tokenId))].sort((a, b) =>
+    a < b ? -1 : 1,
+  );
 }
 
 /** What the chain says each wallet holds: ownerOf for the ERC-721, balanceOf for the ERC-1155; `contract/id/owner → amount`. */
@@ -99,7 +104,9 @@ const pages = (path: string, query: string): Promise<Json[]> => allPages(s, path
 /** The server's holdings, from every wallet's /:address/nft. */
 async function servedHoldings(): Promise<Map<string, bigint>> {
   const out = new Map<string, bigint>();
-  for (const w of WALLETS) for (const item of await pages(`/${w}/nft`, 'limit=2')) out.set(`${item.token_address}/${item.token_id}/${item.owner_of}`, BigInt(item.amount));
+  for (const w of WALLETS)
+    for (const item of await pages(`/${w}/nft`, 'limit=2'))
+      out.set(`${item.token_address}/${item.token_id}/${item.owner_of}`, BigInt(item.amount));
   return out;
 }
 
@@ -117,14 +124,35 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => meta.listen(0, '127.0.0.1', resolve));
   metaUrl = `http://127.0.0.1:${(meta.address() as AddressInfo).port}`;
-  docs.set('/nft/3.json', JSON.stringify({ name: 'Three', description: 'fetched', image: 'https://example.org/3.png', external_url: 'https://example.org/3', attributes: [{ trait_type: 'colour', value: 'red' }] }));
+  docs.set(
+    '/nft/3.json',
+    JSON.stringify({
+      name: 'Three',
+      description: 'fetched',
+      image: 'https://example.org/3.png',
+      external_url: 'https://example.org/3',
+      attributes: [{ trait_type: 'colour', value: 'red' }],
+    }),
+  );
   docs.set('/big.json', JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }));
-  docs.set(`/multi/${(7n).toString(16).padStart(64, '0')}.json`, JSON.stringify({ name: 'Seven' }));
+  docs.set(`/multi/${7n.toString(16).padStart(64, '0')}.json`, JSON.stringify({ name: 'Seven' }));
   anvil = await startAnvil({ chainId: 1337 });
   s = await startChainpost(serverEnv(anvil));
-  [nft, multi, market] = [await deploy(anvil.url, 'TestNFT', ['Test NFT', 'TNFT']), await deploy(anvil.url, 'TestMulti'), await deploy(anvil.url, 'TestMarket')];
+  [nft, multi, market] = [
+    await deploy(anvil.url, 'TestNFT', ['Test NFT', 'TNFT']),
+    await deploy(anvil.url, 'TestMulti'),
+    await deploy(anvil.url, 'TestMarket'),
+  ];
   // ERC-721: five tokens with each kind of URI; token 1 moved twice, token 2 sold for ether, token 6 burned.
-  for (const [to, id] of [[A0, 1n], [A0, 2n], [A1, 3n], [A1, 4n], [A2, 5n], [A0, 6n]] as const) await send(nft, 'mint', [to, id]);
+  for (const [to, id] of [
+    [A0, 1n],
+    [A0, 2n],
+    [A1, 3n],
+    [A1, 4n],
+    [A2, 5n],
+    [A0, 6n],
+  ] as const)
+    await send(nft, 'mint', [to, id]);
   await send(nft, 'setTokenURI', [1n, json64({ name: 'One', attributes: [{ trait_type: 'size', value: 1, display_type: 'number' }] })]);
   await send(nft, 'setTokenURI', [2n, `data:application/json,${encodeURIComponent(JSON.stringify({ name: 'Two', image: 'ipfs://two' }))}`]);
   await send(nft, 'setTokenURI', [3n, `${metaUrl}/nft/3.json`]);
@@ -167,23 +195,38 @@ describe('NFT ownership on anvil', () => {
       const owner = [...chain.keys()].find((k) => k.startsWith(`${lower(nft)}/${id}/`))?.split('/')[2];
       const one = await s.call(api(`/nft/${nft.address}/${id}`));
       expect(one.status).toBe(200);
-      expect(one.body).toMatchObject({ token_address: lower(nft), token_id: String(id), contract_type: 'ERC721', owner_of: owner ?? null, name: 'Test NFT', symbol: 'TNFT', possible_spam: false, verified_collection: false });
+      expect(one.body).toMatchObject({
+        token_address: lower(nft),
+        token_id: String(id),
+        contract_type: 'ERC721',
+        owner_of: owner ?? null,
+        name: 'Test NFT',
+        symbol: 'TNFT',
+        possible_spam: false,
+        verified_collection: false,
+      });
       const owners = await s.call(api(`/nft/${nft.address}/${id}/owners`));
       expect(owners.body.result.map((o: Json) => o.owner_of)).toEqual(owner === undefined ? [] : [owner]);
     }
     for (const id of [7n, 8n]) {
       const owners = (await s.call(api(`/nft/${multi.address}/${id}/owners`))).body.result as Json[];
-      const expected = WALLETS.flatMap((w) => (chain.has(`${lower(multi)}/${id}/${w}`) ? [[w, String(chain.get(`${lower(multi)}/${id}/${w}`))]] : []));
+      const expected = WALLETS.flatMap((w) =>
+        chain.has(`${lower(multi)}/${id}/${w}`) ? [[w, String(chain.get(`${lower(multi)}/${id}/${w}`))]] : [],
+      );
       expect(owners.map((o) => [o.owner_of, o.amount]).sort()).toEqual(expected.sort());
     }
     const all = await pages(`/nft/${multi.address}/owners`, 'limit=1');
-    expect(all.map((o) => `${o.token_address}/${o.token_id}/${o.owner_of}`).sort()).toEqual([...chain.keys()].filter((k) => k.startsWith(lower(multi))).sort());
+    expect(all.map((o) => `${o.token_address}/${o.token_id}/${o.owner_of}`).sort()).toEqual(
+      [...chain.keys()].filter((k) => k.startsWith(lower(multi))).sort(),
+    );
     // The contract's tokens: those still held (the burned one is gone), minted block and minter from the mint.
     const transfers = await chainTransfers();
     const tokens = await pages(`/nft/${nft.address}`, 'limit=2');
     expect(tokens.map((t) => t.token_id)).toEqual(['1', '2', '3', '4', '5']);
     for (const t of tokens) {
-      const mint = transfers.find((x) => x.contract === lower(nft) && String(x.tokenId) === t.token_id && x.record['from_address'] === zeroAddress)!;
+      const mint = transfers.find(
+        (x) => x.contract === lower(nft) && String(x.tokenId) === t.token_id && x.record['from_address'] === zeroAddress,
+      )!;
       expect(t).toMatchObject({ block_number_minted: mint.record['block_number'], minter_address: A0 });
     }
     // format=hex reads and answers the id in hex.
@@ -197,7 +240,10 @@ describe('NFT ownership on anvil', () => {
     await send(nft, 'mint', [A1, 8n]); // multi's id 8 is A1's too
     await indexed();
     const chain = [...(await chainHoldings()).keys()].filter((k) => k.endsWith(`/${A1}`));
-    for (const order of [`token_addresses[]=${nft.address}&token_addresses[]=${multi.address}`, `token_addresses=${multi.address},${nft.address}`]) {
+    for (const order of [
+      `token_addresses[]=${nft.address}&token_addresses[]=${multi.address}`,
+      `token_addresses=${multi.address},${nft.address}`,
+    ]) {
       const got = (await pages(`/${A1}/nft`, `${order}&limit=1`)).map((n) => `${n.token_address}/${n.token_id}/${n.owner_of}`);
       expect(got.filter((k) => k.includes('/8/'))).toHaveLength(2);
       expect([...got].sort()).toEqual([...chain].sort());
@@ -212,7 +258,11 @@ describe('NFT ownership on anvil', () => {
         const count = [...chain.keys()].filter((k) => k.startsWith(`${c}/`) && k.endsWith(`/${w}`)).length;
         return count === 0 ? [] : [{ token_address: c, count }];
       });
-      expect(r.body.result.map((c: Json) => ({ token_address: c.token_address, count: c.count })).sort((a: Json, b: Json) => (a.token_address < b.token_address ? -1 : 1))).toEqual(expected.sort((a, b) => (a.token_address < b.token_address ? -1 : 1)));
+      expect(
+        r.body.result
+          .map((c: Json) => ({ token_address: c.token_address, count: c.count }))
+          .sort((a: Json, b: Json) => (a.token_address < b.token_address ? -1 : 1)),
+      ).toEqual(expected.sort((a, b) => (a.token_address < b.token_address ? -1 : 1)));
     }
     const transfers = await chainTransfers();
     for (const c of [nft, multi]) {
@@ -225,9 +275,18 @@ describe('NFT ownership on anvil', () => {
       });
     }
     const one = await s.call(api(`/nft/${nft.address}/1/stats`));
-    expect(one.body).toEqual({ owners: { current: '1' }, transfers: { total: String(transfers.filter((t) => t.contract === lower(nft) && t.tokenId === 1n).length) } });
+    expect(one.body).toEqual({
+      owners: { current: '1' },
+      transfers: { total: String(transfers.filter((t) => t.contract === lower(nft) && t.tokenId === 1n).length) },
+    });
     const meta = await s.call(api(`/nft/${multi.address}/metadata`));
-    expect(meta.body).toMatchObject({ token_address: lower(multi), contract_type: 'ERC1155', possible_spam: false, verified_collection: false, collection_logo: null });
+    expect(meta.body).toMatchObject({
+      token_address: lower(multi),
+      contract_type: 'ERC1155',
+      possible_spam: false,
+      verified_collection: false,
+      collection_logo: null,
+    });
   });
 });
 
@@ -239,25 +298,36 @@ describe('NFT transfer lists', () => {
       const expected = records((t) => t.record['from_address'] === w || t.record['to_address'] === w);
       expect(await pages(`/${w}/nft/transfers`, 'limit=2&order=ASC')).toEqual(expected);
       expect(await pages(`/${w}/nft/transfers`, 'limit=3')).toEqual([...expected].reverse());
-      expect(await pages(`/${w}/nft/transfers`, `contract_addresses[]=${multi.address}&limit=2&order=ASC`)).toEqual(expected.filter((r) => r['token_address'] === lower(multi)));
+      expect(await pages(`/${w}/nft/transfers`, `contract_addresses[]=${multi.address}&limit=2&order=ASC`)).toEqual(
+        expected.filter((r) => r['token_address'] === lower(multi)),
+      );
     }
     expect(await pages(`/nft/${multi.address}/transfers`, 'limit=2&order=ASC')).toEqual(records((t) => t.contract === lower(multi)));
     const [from, to] = [Number(all[3]!.record['block_number']), Number(all[8]!.record['block_number'])];
-    expect(await pages('/nft/transfers', `from_block=${from}&to_block=${to}&limit=2&order=ASC`)).toEqual(records((t) => t.at[0] >= from && t.at[0] <= to));
+    expect(await pages('/nft/transfers', `from_block=${from}&to_block=${to}&limit=2&order=ASC`)).toEqual(
+      records((t) => t.at[0] >= from && t.at[0] <= to),
+    );
     // Dates: the blocks' own timestamps as bounds.
     const [fromDate, toDate] = [all[3]!.record['block_timestamp'], all[8]!.record['block_timestamp']];
     const byDate = records((t) => t.record['block_timestamp'] >= fromDate && t.record['block_timestamp'] <= toDate);
     expect(await pages('/nft/transfers', `from_date=${fromDate}&to_date=${toDate}&order=ASC`)).toEqual(byDate);
     const batch = all.find((t) => t.record['transaction_type'] === 'Batch')!;
     const inBlock = records((t) => t.at[0] === batch.at[0]);
-    expect((await s.call(api(`/block/${batch.at[0]}/nft/transfers`, 'order=ASC'))).body).toMatchObject({ result: inBlock, block_exists: true, index_complete: true });
+    expect((await s.call(api(`/block/${batch.at[0]}/nft/transfers`, 'order=ASC'))).body).toMatchObject({
+      result: inBlock,
+      block_exists: true,
+      index_complete: true,
+    });
     expect((await s.call(api(`/block/${batch.record['block_hash']}/nft/transfers`, 'order=ASC'))).body.result).toEqual(inBlock);
     expect((await s.call(api('/block/99999999/nft/transfers'))).body).toMatchObject({ result: [], block_exists: false });
   });
 
   it('keeps a wallet cursor valid while new blocks arrive', async () => {
     const first = await s.call(api(`/${A1}/nft/transfers`, 'limit=2'));
-    const before = (await chainTransfers()).filter((t) => t.record['from_address'] === A1 || t.record['to_address'] === A1).map((t) => t.record).reverse();
+    const before = (await chainTransfers())
+      .filter((t) => t.record['from_address'] === A1 || t.record['to_address'] === A1)
+      .map((t) => t.record)
+      .reverse();
     await send(nft, 'mint', [A1, 40n]);
     await indexed();
     const rest = await s.call(api(`/${A1}/nft/transfers`, `limit=100&cursor=${first.body.cursor}`));
@@ -270,7 +340,14 @@ describe('NFT metadata', () => {
     const one = await s.call(api(`/nft/${nft.address}/1`));
     expect(one.body.token_uri).toMatch(/^data:application\/json;base64,/);
     expect(JSON.parse(one.body.metadata)).toEqual({ name: 'One', attributes: [{ trait_type: 'size', value: 1, display_type: 'number' }] });
-    expect(one.body.normalized_metadata).toEqual({ name: 'One', description: null, image: null, external_link: null, animation_url: null, attributes: [{ trait_type: 'size', value: 1, display_type: 'number', max_value: null, trait_count: 0, order: null }] });
+    expect(one.body.normalized_metadata).toEqual({
+      name: 'One',
+      description: null,
+      image: null,
+      external_link: null,
+      animation_url: null,
+      attributes: [{ trait_type: 'size', value: 1, display_type: 'number', max_value: null, trait_count: 0, order: null }],
+    });
     expect(one.body.last_metadata_sync).toEqual(expect.any(String));
     const two = await s.call(api(`/nft/${nft.address}/2`));
     expect(JSON.parse(two.body.metadata)).toEqual({ name: 'Two', image: 'ipfs://two' });
@@ -283,7 +360,13 @@ describe('NFT metadata', () => {
     expect(await until(() => fetched(s, api(path)), 5_000, 20)).toBe(true);
     const three = await s.call(api(path));
     expect(JSON.parse(three.body.metadata)).toEqual(JSON.parse(docs.get('/nft/3.json')!));
-    expect(three.body.normalized_metadata).toMatchObject({ name: 'Three', description: 'fetched', image: 'https://example.org/3.png', external_link: 'https://example.org/3', attributes: [{ trait_type: 'colour', value: 'red' }] });
+    expect(three.body.normalized_metadata).toMatchObject({
+      name: 'Three',
+      description: 'fetched',
+      image: 'https://example.org/3.png',
+      external_link: 'https://example.org/3',
+      attributes: [{ trait_type: 'colour', value: 'red' }],
+    });
     for (let i = 0; i < 3; i++) await s.call(api(`/${A1}/nft`));
     expect(served.get('/nft/3.json')).toBe(1);
     // Too large: fetched once, no metadata. ipfs:// without CHAINPOST_IPFS_GATEWAY: never fetched.
@@ -291,10 +374,14 @@ describe('NFT metadata', () => {
     expect((await s.call(api(`/nft/${nft.address}/4`))).body.metadata).toBeNull();
     expect(served.get('/big.json')).toBe(1);
     const five = await s.call(api(`/nft/${nft.address}/5`));
-    expect(five.body).toMatchObject({ token_uri: 'ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/5.json', metadata: null, normalized_metadata: null });
+    expect(five.body).toMatchObject({
+      token_uri: 'ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/5.json',
+      metadata: null,
+      normalized_metadata: null,
+    });
     // ERC-1155: uri() with {id} replaced by 64 hex digits.
     const seven = `/nft/${multi.address}/7`;
-    expect((await s.call(api(seven))).body.token_uri).toBe(`${metaUrl}/multi/${(7n).toString(16).padStart(64, '0')}.json`);
+    expect((await s.call(api(seven))).body.token_uri).toBe(`${metaUrl}/multi/${7n.toString(16).padStart(64, '0')}.json`);
     expect(await until(() => fetched(s, api(seven)), 5_000, 20)).toBe(true);
   });
 
@@ -334,11 +421,22 @@ describe('NFT metadata', () => {
   });
 
   it('answers getMultipleNFTs in the order asked, null for a token never seen, 400 beyond 25', async () => {
-    const tokens = [{ token_address: nft.address, token_id: '3' }, { token_address: multi.address, token_id: '8' }, { token_address: nft.address, token_id: '999' }];
+    const tokens = [
+      { token_address: nft.address, token_id: '3' },
+      { token_address: multi.address, token_id: '8' },
+      { token_address: nft.address, token_id: '999' },
+    ];
     const r = await s.call(api('/nft/getMultipleNFTs'), { method: 'POST', json: { tokens } });
     expect(r.status).toBe(200);
-    expect(r.body.map((t: Json | null) => t && [t.token_address, t.token_id, t.contract_type])).toEqual([[lower(nft), '3', 'ERC721'], [lower(multi), '8', 'ERC1155'], null]);
-    const many = await s.call(api('/nft/getMultipleNFTs'), { method: 'POST', json: { tokens: Array.from({ length: 26 }, (_, i) => ({ token_address: nft.address, token_id: String(i) })) } });
+    expect(r.body.map((t: Json | null) => t && [t.token_address, t.token_id, t.contract_type])).toEqual([
+      [lower(nft), '3', 'ERC721'],
+      [lower(multi), '8', 'ERC1155'],
+      null,
+    ]);
+    const many = await s.call(api('/nft/getMultipleNFTs'), {
+      method: 'POST',
+      json: { tokens: Array.from({ length: 26 }, (_, i) => ({ token_address: nft.address, token_id: String(i) })) },
+    });
     expect(many.status).toBe(400);
     expect(many.body.details).toMatchObject({ field: 'tokens' });
   });
@@ -346,7 +444,14 @@ describe('NFT metadata', () => {
 
 describe('NFT trades', () => {
   it('lists the ether sale by contract and by token, and as the lowest price', async () => {
-    const sale = (await chainTransfers()).find((t) => t.contract === lower(nft) && t.tokenId === 2n && t.record['from_address'] === A0 && t.record['to_address'] !== zeroAddress && t.txValue > 0n)!;
+    const sale = (await chainTransfers()).find(
+      (t) =>
+        t.contract === lower(nft) &&
+        t.tokenId === 2n &&
+        t.record['from_address'] === A0 &&
+        t.record['to_address'] !== zeroAddress &&
+        t.txValue > 0n,
+    )!;
     const expected = {
       transaction_hash: sale.record['transaction_hash'],
       transaction_index: sale.record['transaction_index'],
@@ -367,7 +472,25 @@ describe('NFT trades', () => {
     expect((await s.call(api(`/nft/${nft.address}/lowestprice`, 'days=7'))).body).toEqual(expected);
     expect((await s.call(api(`/nft/${multi.address}/lowestprice`))).status).toBe(404);
     // include_prices: the sale as last_sale, on the token and on its collection.
-    const lastSale = { transaction_hash: expected.transaction_hash, block_timestamp: expected.block_timestamp, buyer_address: A1, seller_address: A0, price: expected.price, price_formatted: '0.5', usd_price_at_sale: null, current_usd_value: null, token_address: lower(nft), token_id: '2', payment_token: { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' } };
+    const lastSale = {
+      transaction_hash: expected.transaction_hash,
+      block_timestamp: expected.block_timestamp,
+      buyer_address: A1,
+      seller_address: A0,
+      price: expected.price,
+      price_formatted: '0.5',
+      usd_price_at_sale: null,
+      current_usd_value: null,
+      token_address: lower(nft),
+      token_id: '2',
+      payment_token: {
+        token_name: 'Ether',
+        token_symbol: 'ETH',
+        token_logo: null,
+        token_decimals: '18',
+        token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+      },
+    };
     const held = (await s.call(api(`/${A1}/nft`, `include_prices=true&token_addresses=${nft.address}`))).body.result as Json[];
     expect(held.find((n) => n.token_id === '2')!.last_sale).toEqual(lastSale);
     expect(held.find((n) => n.token_id === '3')!.last_sale).toBeNull();
@@ -396,7 +519,11 @@ describe('a reorg', () => {
     expect(await servedHoldings()).toEqual(await chainHoldings());
     expect(await servedHoldings()).toEqual(before);
     expect((await s.call(api(`/nft/${nft.address}/stats`))).body).toEqual(statsBefore);
-    expect((await pages(`/${A2}/nft/transfers`, 'order=ASC')).map((t) => t.transaction_hash)).toEqual((await chainTransfers()).filter((t) => t.record['from_address'] === A2 || t.record['to_address'] === A2).map((t) => t.record['transaction_hash']));
+    expect((await pages(`/${A2}/nft/transfers`, 'order=ASC')).map((t) => t.transaction_hash)).toEqual(
+      (await chainTransfers())
+        .filter((t) => t.record['from_address'] === A2 || t.record['to_address'] === A2)
+        .map((t) => t.record['transaction_hash']),
+    );
   });
 });
 
@@ -445,7 +572,12 @@ describe('bad parameters', () => {
     }
     const sync = await s.call(api('/nft/0x1234/sync'), { method: 'PUT' });
     expect([sync.status, sync.body.details]).toEqual([400, { field: 'address' }]);
-    for (const body of [{}, { tokens: [] }, { tokens: [{ token_address: '0x1', token_id: '1' }] }, { tokens: [{ token_address: nft.address, token_id: 'x' }] }]) {
+    for (const body of [
+      {},
+      { tokens: [] },
+      { tokens: [{ token_address: '0x1', token_id: '1' }] },
+      { tokens: [{ token_address: nft.address, token_id: 'x' }] },
+    ]) {
       const r = await s.call(api('/nft/getMultipleNFTs'), { method: 'POST', json: body });
       expect(r.status, JSON.stringify(body)).toBe(400);
       expect(r.body.details.field).toMatch(/^tokens/);
@@ -494,7 +626,10 @@ describe('possible spam', () => {
     await send(spam, 'mint', [A2, 1n]);
     await indexed();
     const all = (await s.call(api(`/${A2}/nft`))).body.result as Json[];
-    expect(all.find((n) => n.token_address === lower(spam))).toMatchObject({ possible_spam: true, name: 'Claim your reward at www.example.xyz' });
+    expect(all.find((n) => n.token_address === lower(spam))).toMatchObject({
+      possible_spam: true,
+      name: 'Claim your reward at www.example.xyz',
+    });
     expect(all.filter((n) => n.token_address !== lower(spam)).every((n) => n.possible_spam === false)).toBe(true);
     const clean = (await s.call(api(`/${A2}/nft`, 'exclude_spam=true'))).body.result as Json[];
     // The same holdings less the spam; compared by what is held, as a token's metadata may be read between the two calls.
@@ -521,25 +656,57 @@ describe('an index that starts after the tokens were created', () => {
     const store = openStore(s.dir);
     const node = jsonRpcUpstream(anvil.url);
     try {
-      for (const table of ['nftOwners', 'nftTokens', 'nftCollections', 'nftStats', 'nftRefs', 'nftTrades', 'indexState', 'indexUndo'] as const) {
+      for (const table of [
+        'nftOwners',
+        'nftTokens',
+        'nftCollections',
+        'nftStats',
+        'nftRefs',
+        'nftTrades',
+        'indexState',
+        'indexUndo',
+      ] as const) {
         await store.transactAsync(() => store.removeRange(table, { start: '', end: '\uffff', limit: 1_000_000 }));
       }
-      const log = jsonLogger(() => undefined, () => Date.now(), 'error');
-      const indexer = new DataIndexer(store, [nftIndex(chainReads(() => node))], new ServiceClock(systemTicker, Date.now()), log, { startBlock: () => start });
+      const log = jsonLogger(
+        () => undefined,
+        () => Date.now(),
+        'error',
+      );
+      const indexer = new DataIndexer(store, [nftIndex(chainReads(() => node))], new ServiceClock(systemTicker, Date.now()), log, {
+        startBlock: () => start,
+      });
       indexer.wake('0x539');
       await indexer.settled();
       expect(indexer.position('0x539')).toBe(Number(await publicClient(anvil.url).getBlockNumber()));
-      const holdings = new Map(store.range<Holding>('nftOwners', { start: `token/0x539/${lower(multi)}/`, end: `token/0x539/${lower(multi)}/\uffff` }).map((e) => [e.key.split('/').slice(3).join('/'), BigInt(e.value.amount)]));
+      const holdings = new Map(
+        store
+          .range<Holding>('nftOwners', { start: `token/0x539/${lower(multi)}/`, end: `token/0x539/${lower(multi)}/\uffff` })
+          .map((e) => [e.key.split('/').slice(3).join('/'), BigInt(e.value.amount)]),
+      );
       // Every wallet a transfer after the start named, as balanceOf says now.
-      for (const [id, w] of [[7n, A0], [7n, A1], [7n, A2], [8n, A1], [8n, A2]] as const) {
+      for (const [id, w] of [
+        [7n, A0],
+        [7n, A1],
+        [7n, A2],
+        [8n, A1],
+        [8n, A2],
+      ] as const) {
         const amount = await read<bigint>(multi, 'balanceOf', [w, id]);
         expect(holdings.get(`${id.toString(16).padStart(64, '0')}/${w}`) ?? 0n, `${id} ${w}`).toBe(amount);
       }
       // A0 held id 7 long before the start: its balance was read, not counted from 0.
-      expect(holdings.get(`${(7n).toString(16).padStart(64, '0')}/${A0}`)).toBeGreaterThan(1n);
-      expect(store.get<ContractStats>('nftStats', `0x539/${lower(multi)}`)).toMatchObject({ complete: false, owners: 3, tokens: 2, transfers: 3 });
+      expect(holdings.get(`${7n.toString(16).padStart(64, '0')}/${A0}`)).toBeGreaterThan(1n);
+      expect(store.get<ContractStats>('nftStats', `0x539/${lower(multi)}`)).toMatchObject({
+        complete: false,
+        owners: 3,
+        tokens: 2,
+        transfers: 3,
+      });
       // ERC-721: the token that moved has its owner; the contract is known to have had code before the start too.
-      expect(store.get<Holding>('nftOwners', `token/0x539/${lower(nft)}/${(3n).toString(16).padStart(64, '0')}/${A2}`)).toMatchObject({ amount: '0x1' });
+      expect(store.get<Holding>('nftOwners', `token/0x539/${lower(nft)}/${3n.toString(16).padStart(64, '0')}/${A2}`)).toMatchObject({
+        amount: '0x1',
+      });
       expect(store.get<ContractStats>('nftStats', `0x539/${lower(nft)}`)).toMatchObject({ complete: false });
       indexer.stop();
     } finally {

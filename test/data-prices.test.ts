@@ -30,13 +30,17 @@ let tkbUsdc: Created;
 let tkbWeth: Created;
 
 const lc = (a: string): string => a.toLowerCase();
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const addr = (d: { address: Hex }): string => lc(d.address);
 
 const v2Price = (pair: Created, token: Hex, block: number): Promise<Ratio> => net.v2Price(pair, token, block);
 const v3Price = (pool: Created, token: Hex, block: number): Promise<Ratio> => net.v3Price(pool, token, block);
 const units = (amount: string, token: { address: Hex }): bigint => net.units(amount, token);
-const { indexed, price, priced } = priceCalls(() => s, () => anvil.url);
+const { indexed, price, priced } = priceCalls(
+  () => s,
+  () => anvil.url,
+);
 
 /** The ratio truncated to 18 decimals, without trailing zeros: how usdPriceFormatted is written. */
 const formatted = (r: Ratio): string => decimalText(r, 18);
@@ -85,18 +89,29 @@ describe('GET /erc20/:address/price', () => {
     expect(p.pairTotalLiquidityUsd).toBe('4000000.00');
   });
 
-  it('routes a token through the wrapped native token, and through a V3 pool\'s slot0', async () => {
+  it("routes a token through the wrapped native token, and through a V3 pool's slot0", async () => {
     const block = await indexed();
     const { weth, tka, tkb } = dex.tokens;
     const ethUsd = await v2Price(wethUsdc, weth.address, block);
     const tkaUsd = times(await v2Price(tkaWeth, tka.address, block), ethUsd);
     const a = await priced(addr(tka));
-    expect(a).toMatchObject({ usdPriceFormatted: formatted(tkaUsd), pairAddress: lc(tkaWeth.address), exchangeName: 'MiniSwap', tokenDecimals: '18' });
+    expect(a).toMatchObject({
+      usdPriceFormatted: formatted(tkaUsd),
+      pairAddress: lc(tkaWeth.address),
+      exchangeName: 'MiniSwap',
+      tokenDecimals: '18',
+    });
     // Native price: whole ether per token in wei.
     expect(a.nativePrice.value).toBe(((tkaUsd.num * ethUsd.den * 10n ** 18n) / (tkaUsd.den * ethUsd.num)).toString());
     const tkbUsd = await v3Price(tkbUsdc, tkb.address, block);
     const b = await priced(addr(tkb));
-    expect(b).toMatchObject({ usdPriceFormatted: formatted(tkbUsd), pairAddress: lc(tkbUsdc.address), exchangeName: 'MiniSwap v3', exchangeAddress: addr(dex.v3Factory), tokenDecimals: '8' });
+    expect(b).toMatchObject({
+      usdPriceFormatted: formatted(tkbUsd),
+      pairAddress: lc(tkbUsdc.address),
+      exchangeName: 'MiniSwap v3',
+      exchangeAddress: addr(dex.v3Factory),
+      tokenDecimals: '8',
+    });
   });
 
   it('counts a pool only when each side holds $50 (min_pair_side_liquidity_usd), then picks the busiest of the last 24 h', async () => {
@@ -107,7 +122,9 @@ describe('GET /erc20/:address/price', () => {
     // $1 a side: both count, and the busier wins.
     const shallow = await priced(addr(tkb), 'min_pair_side_liquidity_usd=1');
     expect(shallow.pairAddress).toBe(lc(tkbWeth.address));
-    expect(shallow.usdPriceFormatted).toBe(formatted(times(await v2Price(tkbWeth, tkb.address, block), await v2Price(wethUsdc, weth.address, block))));
+    expect(shallow.usdPriceFormatted).toBe(
+      formatted(times(await v2Price(tkbWeth, tkb.address, block), await v2Price(wethUsdc, weth.address, block))),
+    );
     // More than either pool holds: no price.
     const none = await price(addr(tkb), 'min_pair_side_liquidity_usd=10000000');
     expect(none.status).toBe(404);
@@ -120,8 +137,12 @@ describe('GET /erc20/:address/price', () => {
     expect((await priced(addr(tkb), 'exchange=MiniSwap&min_pair_side_liquidity_usd=1')).pairAddress).toBe(lc(tkbWeth.address));
     expect((await price(addr(tkb), 'exchange=Nowhere')).status).toBe(404);
     // The factory's address, or the name without its version.
-    expect((await priced(addr(tkb), `exchange=${addr(dex.v3Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(lc(tkbUsdc.address));
-    expect((await priced(addr(tkb), `exchange=${addr(dex.v2Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(lc(tkbWeth.address));
+    expect((await priced(addr(tkb), `exchange=${addr(dex.v3Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(
+      lc(tkbUsdc.address),
+    );
+    expect((await priced(addr(tkb), `exchange=${addr(dex.v2Factory)}&min_pair_side_liquidity_usd=1`)).pairAddress).toBe(
+      lc(tkbWeth.address),
+    );
   });
 
   it('answers at to_block as the pool stood then, and moves with each swap', async () => {
@@ -135,13 +156,18 @@ describe('GET /erc20/:address/price', () => {
     expect(now.usdPrice).toBeGreaterThan(old.usdPrice);
     // TKA's own pool did not move, its dollar price did (through ether).
     const tkaNow = await priced(addr(tka));
-    expect(tkaNow.usdPriceFormatted).toBe(formatted(times(await v2Price(tkaWeth, tka.address, after), await v2Price(wethUsdc, weth.address, after))));
+    expect(tkaNow.usdPriceFormatted).toBe(
+      formatted(times(await v2Price(tkaWeth, tka.address, after), await v2Price(wethUsdc, weth.address, after))),
+    );
     const then = await priced(addr(weth), `to_block=${before}`);
     expect(then).toMatchObject({ usdPriceFormatted: old.usdPriceFormatted, toBlock: String(before) });
     // A V3 pool before the head: its price and balances as its last state row kept them.
     const { tkb } = dex.tokens;
     const tkbThen = await priced(addr(tkb), `to_block=${before}`);
-    expect(tkbThen).toMatchObject({ usdPriceFormatted: formatted(await v3Price(tkbUsdc, tkb.address, before)), pairAddress: lc(tkbUsdc.address) });
+    expect(tkbThen).toMatchObject({
+      usdPriceFormatted: formatted(await v3Price(tkbUsdc, tkb.address, before)),
+      pairAddress: lc(tkbUsdc.address),
+    });
   });
 
   it('takes back a swap a reorg removes: its price mark and its candle entry', async () => {
@@ -151,7 +177,9 @@ describe('GET /erc20/:address/price', () => {
     /** The pair's trades in candles of a day around now. */
     const trades = async (): Promise<number> => {
       const now = Number((await publicClient(anvil.url).getBlock()).timestamp);
-      const r = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400 * 3}&toDate=${now + 3_600}`);
+      const r = await s.call(
+        `/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400 * 3}&toDate=${now + 3_600}`,
+      );
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return (r.body.result as Json[]).reduce((n, c) => n + c.trades, 0);
     };
@@ -159,7 +187,16 @@ describe('GET /erc20/:address/price', () => {
     const t0 = Number((await publicClient(anvil.url).getBlock()).timestamp);
     /** The pair's stored 1 min and 1 d candles of the days around t0 (the swap below's too). */
     const stored = async (): Promise<Json[][]> =>
-      Promise.all(['1min', '1d'].map(async (tf) => (await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=${tf}&currency=usd&fromDate=${t0 - 86_400}&toDate=${t0 + 86_400}&limit=100`)).body.result as Json[]));
+      Promise.all(
+        ['1min', '1d'].map(
+          async (tf) =>
+            (
+              await s.call(
+                `/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=${tf}&currency=usd&fromDate=${t0 - 86_400}&toDate=${t0 + 86_400}&limit=100`,
+              )
+            ).body.result as Json[],
+        ),
+      );
     const storedBefore = await stored();
     const snapshot = await rpc<string>('evm_snapshot', []);
     const { receipt } = await v2RouterSwapExactIn(anvil.url, dex, [weth.address, usdc.address], parseUnits('50', 18));
@@ -217,10 +254,15 @@ describe('GET /erc20/:address/price', () => {
 
   it('prices a stablecoin at $1 from a pool against the wrapped native token', async () => {
     const { usdc } = dex.tokens;
-    expect(await priced(addr(usdc))).toMatchObject({ usdPrice: 1, usdPriceFormatted: '1', pairAddress: lc(wethUsdc.address), tokenDecimals: '6' });
+    expect(await priced(addr(usdc))).toMatchObject({
+      usdPrice: 1,
+      usdPriceFormatted: '1',
+      pairAddress: lc(wethUsdc.address),
+      tokenDecimals: '6',
+    });
   });
 
-  it('never reads a contract that only claims to be a registry factory\'s pool', async () => {
+  it("never reads a contract that only claims to be a registry factory's pool", async () => {
     const { weth, usdc } = dex.tokens;
     const kept = await priced(addr(weth));
     const [t0, t1] = lc(weth.address) < lc(usdc.address) ? [weth.address, usdc.address] : [usdc.address, weth.address];
@@ -253,7 +295,7 @@ describe('GET /erc20/:address/price', () => {
 });
 
 describe('GET /wallets/:address/tokens', () => {
-  it('fills each balance\'s USD fields from the same prices, the native balance as its wrapped token', async () => {
+  it("fills each balance's USD fields from the same prices, the native balance as its wrapped token", async () => {
     await indexed();
     const wallet = lc(DEV_ACCOUNTS[0].address);
     const r = await s.call(`/api/v2.2/wallets/${wallet}/tokens?chain=0x539`);
@@ -322,7 +364,7 @@ describe('GET /wallets/:address/net-worth', () => {
 });
 
 describe('GET /erc20/:token_address/pairs', () => {
-  it('lists the token\'s pools deepest first, each with its price, liquidity and 24 h volume through it', async () => {
+  it("lists the token's pools deepest first, each with its price, liquidity and 24 h volume through it", async () => {
     const block = await indexed();
     const { weth, tkb } = dex.tokens;
     const r = await s.call(`/api/v2.2/erc20/${addr(tkb)}/pairs?chain=0x539`);
@@ -330,16 +372,28 @@ describe('GET /erc20/:token_address/pairs', () => {
     const pairs = r.body.pairs as Json[];
     expect(pairs.map((p) => p['pair_address'])).toEqual([lc(tkbUsdc.address), lc(tkbWeth.address)]);
     const [deep, shallow] = pairs as [Json, Json];
-    expect(deep).toMatchObject({ exchange_name: 'MiniSwap v3', exchange_address: addr(dex.v3Factory), pair_label: 'TKB/USDC', base_token: addr(tkb), quote_token: addr(dex.tokens.usdc) });
+    expect(deep).toMatchObject({
+      exchange_name: 'MiniSwap v3',
+      exchange_address: addr(dex.v3Factory),
+      pair_label: 'TKB/USDC',
+      base_token: addr(tkb),
+      quote_token: addr(dex.tokens.usdc),
+    });
     expect(deep['usd_price']).toBeCloseTo(Number(formatted(await v3Price(tkbUsdc, tkb.address, block))), 9);
     const ethUsd = await v2Price(wethUsdc, weth.address, block);
     const viaWeth = times(await v2Price(tkbWeth, tkb.address, block), ethUsd);
     expect(shallow['usd_price']).toBeCloseTo(Number(formatted(viaWeth)), 9);
     // Liquidity: each side's balance at the token's price through the pool (TKB 8 decimals, USDC 6).
-    const [b0, b1] = [await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address), await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)];
+    const [b0, b1] = [
+      await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address),
+      await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address),
+    ];
     const [tkbHeld, usdcHeld] = lc(tkbUsdc.token0) === addr(tkb) ? [b0, b1] : [b1, b0];
     expect(deep['liquidity_usd']).toBeCloseTo((Number(tkbHeld) / 1e8) * deep['usd_price'] + Number(usdcHeld) / 1e6, 1);
-    expect((deep['pair'] as Json[]).map((t) => [t['token_address'], t['pair_token_type']])).toEqual([[lc(tkbUsdc.token0), 'token0'], [lc(tkbUsdc.token1), 'token1']]);
+    expect((deep['pair'] as Json[]).map((t) => [t['token_address'], t['pair_token_type']])).toEqual([
+      [lc(tkbUsdc.token0), 'token0'],
+      [lc(tkbUsdc.token1), 'token1'],
+    ]);
     const usdcSide = (deep['pair'] as Json[]).find((t) => t['token_address'] === addr(dex.tokens.usdc))!;
     expect(usdcSide['liquidity_usd']).toBe((Number(usdcHeld) / 1e6).toFixed(2));
     // The skew: the thinner side over the deeper; the shallow pool holds about $5 a side.
@@ -354,12 +408,21 @@ describe('GET /erc20/:token_address/pairs', () => {
     // The 24 h since the chain moved a day on saw no TKB swap: inactive, no volume.
     expect(deep).toMatchObject({ inactive_pair: true, volume_24h_usd: 0 });
     // Ether's stable pair swapped in the last day: active, its volume the ether moved at ether's price.
-    const eth = ((await s.call(`/api/v2.2/erc20/${addr(weth)}/pairs?chain=0x539`)).body.pairs as Json[]).find((p) => p['pair_address'] === lc(wethUsdc.address))!;
+    const eth = ((await s.call(`/api/v2.2/erc20/${addr(weth)}/pairs?chain=0x539`)).body.pairs as Json[]).find(
+      (p) => p['pair_address'] === lc(wethUsdc.address),
+    )!;
     expect(eth['inactive_pair']).toBe(false);
     // The ether the pair's swaps moved in the day before the head, from its Swap logs.
     const now = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(block) })).timestamp);
     let moved = 0n;
-    for (const l of await publicClient(anvil.url).getLogs({ address: wethUsdc.address, event: parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)'), fromBlock: 0n, toBlock: BigInt(block) })) {
+    for (const l of await publicClient(anvil.url).getLogs({
+      address: wethUsdc.address,
+      event: parseAbiItem(
+        'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
+      ),
+      fromBlock: 0n,
+      toBlock: BigInt(block),
+    })) {
       if (Number((await publicClient(anvil.url).getBlock({ blockNumber: l.blockNumber! })).timestamp) <= now - 86_400) continue;
       const a = l.args as { amount0In: bigint; amount1In: bigint; amount0Out: bigint; amount1Out: bigint };
       moved += lc(wethUsdc.token0) === addr(weth) ? a.amount0In + a.amount0Out : a.amount1In + a.amount1Out;
@@ -371,12 +434,17 @@ describe('GET /erc20/:token_address/pairs', () => {
 });
 
 describe('GET /tokens/:tokenAddress/analytics', () => {
-  it('counts the token\'s buys and sells in every pool over the last 5 m, 1 h, 6 h and 24 h, as the pools\' Swap logs say', async () => {
+  it("counts the token's buys and sells in every pool over the last 5 m, 1 h, 6 h and 24 h, as the pools' Swap logs say", async () => {
     const last = await indexed();
     const { weth } = dex.tokens;
     const now = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(last) })).timestamp);
-    const swap = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
-    const want = { buys: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 }, sells: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 } } as Record<'buys' | 'sells', Record<string, number>>;
+    const swap = parseAbiItem(
+      'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
+    );
+    const want = { buys: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 }, sells: { '5m': 0, '1h': 0, '6h': 0, '24h': 0 } } as Record<
+      'buys' | 'sells',
+      Record<string, number>
+    >;
     for (const pool of [wethUsdc, tkaWeth, tkbWeth]) {
       for (const l of await publicClient(anvil.url).getLogs({ address: pool.address, event: swap, fromBlock: 0n, toBlock: BigInt(last) })) {
         const t = Number((await publicClient(anvil.url).getBlock({ blockNumber: l.blockNumber! })).timestamp);
@@ -384,7 +452,13 @@ describe('GET /tokens/:tokenAddress/analytics', () => {
         const wethIs0 = lc(pool.token0) === addr(weth);
         // The pool's ether: out is a buy, in a sell.
         const side = (wethIs0 ? a.amount0Out : a.amount1Out) > 0n ? 'buys' : 'sells';
-        for (const [name, seconds] of [['5m', 300], ['1h', 3600], ['6h', 21600], ['24h', 86400]] as const) if (t >= now - seconds) want[side]![name]!++;
+        for (const [name, seconds] of [
+          ['5m', 300],
+          ['1h', 3600],
+          ['6h', 21600],
+          ['24h', 86400],
+        ] as const)
+          if (t >= now - seconds) want[side]![name]!++;
       }
     }
     const r = await s.call(`/api/v2.2/tokens/${addr(weth)}/analytics?chain=0x539`);
@@ -399,27 +473,46 @@ describe('GET /tokens/:tokenAddress/analytics', () => {
   });
 });
 
-describe('the SDK\'s pair calls', () => {
+describe("the SDK's pair calls", () => {
   const get = (path: string, query = '') => s.call(`/api/v2.2${path}?chain=0x539${query === '' ? '' : `&${query}`}`);
 
-  it('GET /:pair_address/reserves: a V2 pair\'s reserves as getReserves says, at a block too; a V3 pool\'s balances', async () => {
+  it("GET /:pair_address/reserves: a V2 pair's reserves as getReserves says, at a block too; a V3 pool's balances", async () => {
     const block = await indexed();
     const now = await get(`/${lc(wethUsdc.address)}/reserves`);
     expect(now.status, JSON.stringify(now.body)).toBe(200);
-    const [r0, r1] = (await publicClient(anvil.url).readContract({ address: wethUsdc.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint];
+    const [r0, r1] = (await publicClient(anvil.url).readContract({
+      address: wethUsdc.address,
+      abi: compileContracts().TestV2Pair.abi,
+      functionName: 'getReserves',
+      blockNumber: BigInt(block),
+    })) as [bigint, bigint];
     expect(now.body).toEqual({ reserve0: r0.toString(), reserve1: r1.toString() });
     const early = Number(wethUsdc.receipt.blockNumber) + 3;
-    const [e0, e1] = (await publicClient(anvil.url).readContract({ address: wethUsdc.address, abi: compileContracts().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(early) })) as [bigint, bigint];
-    expect((await get(`/${lc(wethUsdc.address)}/reserves`, `to_block=${early}`)).body).toEqual({ reserve0: e0.toString(), reserve1: e1.toString() });
+    const [e0, e1] = (await publicClient(anvil.url).readContract({
+      address: wethUsdc.address,
+      abi: compileContracts().TestV2Pair.abi,
+      functionName: 'getReserves',
+      blockNumber: BigInt(early),
+    })) as [bigint, bigint];
+    expect((await get(`/${lc(wethUsdc.address)}/reserves`, `to_block=${early}`)).body).toEqual({
+      reserve0: e0.toString(),
+      reserve1: e1.toString(),
+    });
     const v3 = await get(`/${lc(tkbUsdc.address)}/reserves`);
-    expect(v3.body).toEqual({ reserve0: (await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address)).toString(), reserve1: (await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)).toString() });
+    expect(v3.body).toEqual({
+      reserve0: (await balanceOf(anvil.url, tkbUsdc.token0, tkbUsdc.address)).toString(),
+      reserve1: (await balanceOf(anvil.url, tkbUsdc.token1, tkbUsdc.address)).toString(),
+    });
     expect((await get(`/${addr(dex.tokens.weth)}/reserves`)).status).toBe(404);
     expect((await get(`/${lc(wethUsdc.address)}/reserves`, 'to_date=yesterday')).body.details.field).toBe('to_date');
   });
 
-  it('GET /:token0_address/:token1_address/pairAddress: the exchange\'s pair of two tokens, in either order', async () => {
+  it("GET /:token0_address/:token1_address/pairAddress: the exchange's pair of two tokens, in either order", async () => {
     const { weth, usdc, tkb } = dex.tokens;
-    for (const [a, b] of [[weth, usdc], [usdc, weth]]) {
+    for (const [a, b] of [
+      [weth, usdc],
+      [usdc, weth],
+    ]) {
       const r = await get(`/${addr(a!)}/${addr(b!)}/pairAddress`, 'exchange=miniswap');
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.pairAddress).toBe(lc(wethUsdc.address));
@@ -432,12 +525,18 @@ describe('the SDK\'s pair calls', () => {
     expect((await get(`/${addr(tkb)}/${addr(usdc)}/pairAddress`)).body.details.field).toBe('exchange');
   });
 
-  it('GET /:token0_address/:token1_address/price: the first token\'s price in the second, and in USD', async () => {
+  it("GET /:token0_address/:token1_address/price: the first token's price in the second, and in USD", async () => {
     const block = await indexed();
     const { weth, tka } = dex.tokens;
     const r = await get(`/${addr(tka)}/${addr(weth)}/price`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ pair_address: lc(tkaWeth.address), pair_label: 'TKA/WETH', exchange: 'MiniSwap', quote_price: formatted(await v2Price(tkaWeth, tka.address, block)), price_usd: (await priced(addr(tka))).usdPriceFormatted });
+    expect(r.body).toMatchObject({
+      pair_address: lc(tkaWeth.address),
+      pair_label: 'TKA/WETH',
+      exchange: 'MiniSwap',
+      quote_price: formatted(await v2Price(tkaWeth, tka.address, block)),
+      price_usd: (await priced(addr(tka))).usdPriceFormatted,
+    });
     expect(r.body.base_token.address).toBe(addr(tka));
     expect(r.body.quote_token.address).toBe(addr(weth));
     const back = await get(`/${addr(weth)}/${addr(tka)}/price`);
@@ -453,11 +552,20 @@ describe('the SDK\'s pair calls', () => {
   it('answers EvmApi.defi.getPairAddress and getPairPrice, and EvmApi.wallets.getWalletNetWorth and getWalletTokenBalancesPrice, as the HTTP API does', async () => {
     const moralis = await moralisFor(s.url, s.key);
     const { weth, usdc, tka } = dex.tokens;
-    const pair = (await moralis.EvmApi.defi.getPairAddress({ chain: '0x539', token0Address: weth.address, token1Address: usdc.address, exchange: 'MiniSwap' as never })).toJSON() as Json;
+    const pair = (
+      await moralis.EvmApi.defi.getPairAddress({
+        chain: '0x539',
+        token0Address: weth.address,
+        token1Address: usdc.address,
+        exchange: 'MiniSwap' as never,
+      })
+    ).toJSON() as Json;
     const rawPair = (await get(`/${addr(weth)}/${addr(usdc)}/pairAddress`, 'exchange=MiniSwap')).body;
     expect(lc(pair['pairAddress'])).toBe(lc(wethUsdc.address));
     expect(lc(pair['pairAddress'])).toBe(rawPair.pairAddress);
-    const price = (await moralis.EvmApi.defi.getPairPrice({ chain: '0x539', token0Address: tka.address, token1Address: weth.address })).toJSON();
+    const price = (
+      await moralis.EvmApi.defi.getPairPrice({ chain: '0x539', token0Address: tka.address, token1Address: weth.address })
+    ).toJSON();
     expect(price).toEqual((await get(`/${addr(tka)}/${addr(weth)}/price`)).body);
     const wallet = lc(DEV_ACCOUNTS[0].address);
     const worth = (await moralis.EvmApi.wallets.getWalletNetWorth({ chains: ['0x539'], address: wallet })).toJSON();
@@ -470,11 +578,18 @@ describe('the SDK\'s pair calls', () => {
 });
 
 describe('GET /pairs/:address/ohlcv', () => {
-  it('buckets the pair\'s swaps, each priced by the reserves right after it, newest candle first', async () => {
+  it("buckets the pair's swaps, each priced by the reserves right after it, newest candle first", async () => {
     const { weth } = dex.tokens;
     const last = await indexed();
     // Every Swap of the pair, from the node: each in its own block (anvil mines one transaction a block).
-    const logs = await publicClient(anvil.url).getLogs({ address: wethUsdc.address, event: parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)'), fromBlock: 0n, toBlock: BigInt(last) });
+    const logs = await publicClient(anvil.url).getLogs({
+      address: wethUsdc.address,
+      event: parseAbiItem(
+        'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
+      ),
+      fromBlock: 0n,
+      toBlock: BigInt(last),
+    });
     expect(logs.length).toBeGreaterThanOrEqual(3);
     const wethIs0 = lc(wethUsdc.token0) === addr(weth);
     const expected = new Map<number, { open: number; high: number; low: number; close: number; volume: number; trades: number }>();
@@ -489,13 +604,29 @@ describe('GET /pairs/:address/ohlcv', () => {
       const hour = Math.floor(t / 3600) * 3600;
       const c = expected.get(hour);
       if (c === undefined) expected.set(hour, { open: usd, high: usd, low: usd, close: usd, volume, trades: 1 });
-      else Object.assign(c, { high: Math.max(c.high, usd), low: Math.min(c.low, usd), close: usd, volume: c.volume + volume, trades: c.trades + 1 });
+      else
+        Object.assign(c, {
+          high: Math.max(c.high, usd),
+          low: Math.min(c.low, usd),
+          close: usd,
+          volume: c.volume + volume,
+          trades: c.trades + 1,
+        });
     }
     const first = Number((await publicClient(anvil.url).getBlock({ blockNumber: 0n })).timestamp);
     const lastTime = Number((await publicClient(anvil.url).getBlock({ blockNumber: BigInt(last) })).timestamp);
-    const r = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1h&currency=usd&fromDate=${first}&toDate=${lastTime}`);
+    const r = await s.call(
+      `/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1h&currency=usd&fromDate=${first}&toDate=${lastTime}`,
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ page: 0, cursor: null, pairAddress: lc(wethUsdc.address), tokenAddress: addr(weth), timeframe: '1h', currency: 'usd' });
+    expect(r.body).toMatchObject({
+      page: 0,
+      cursor: null,
+      pairAddress: lc(wethUsdc.address),
+      tokenAddress: addr(weth),
+      timeframe: '1h',
+      currency: 'usd',
+    });
     const want = [...expected.entries()].sort((a, b) => b[0] - a[0]);
     expect(r.body.result.map((c: Json) => c.timestamp)).toEqual(want.map(([h]) => new Date(h * 1000).toISOString()));
     r.body.result.forEach((c: Json, i: number) => {
@@ -504,11 +635,18 @@ describe('GET /pairs/:address/ohlcv', () => {
       expect(c.trades).toBe(w.trades);
     });
     // In ether: the same candles divided by ether's price, which is this pair's own: 1 each.
-    const native = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=native&fromDate=${first}&toDate=${lastTime}`);
+    const native = await s.call(
+      `/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&timeframe=1d&currency=native&fromDate=${first}&toDate=${lastTime}`,
+    );
     expect(native.status, JSON.stringify(native.body)).toBe(200);
     expect(native.body.result.length).toBe(new Set([...expected.keys()].map((h) => Math.floor(h / 86_400))).size);
     for (const c of native.body.result as Json[]) expect(c.close).toBeCloseTo(1, 9);
-    for (const [query, field] of [['timeframe=2h', 'timeframe'], ['currency=eur', 'currency'], ['toDate=soon', 'toDate'], [`fromDate=${lastTime}&toDate=${first}`, 'fromDate']] as const) {
+    for (const [query, field] of [
+      ['timeframe=2h', 'timeframe'],
+      ['currency=eur', 'currency'],
+      ['toDate=soon', 'toDate'],
+      [`fromDate=${lastTime}&toDate=${first}`, 'fromDate'],
+    ] as const) {
       const bad = await s.call(`/api/v2.2/pairs/${lc(wethUsdc.address)}/ohlcv?chain=0x539&fromDate=${first}&toDate=${lastTime}&${query}`);
       expect(bad.status, query).toBe(400);
       expect(bad.body.details.field, query).toBe(field);
@@ -521,16 +659,37 @@ describe('a server started after the pools were created', () => {
   it('knows a pool by its first event, reading factory(), token0() and token1()', async () => {
     const { weth, usdc } = dex.tokens;
     const from = (await indexed()) + 1;
-    const late = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: `0x539=${from}`, CHAINPOST_PRICING: JSON.stringify({ '0x539': { wrappedNative: weth.address, stablecoins: [usdc.address], factories: [{ address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' }] } }) }));
+    const late = await startChainpost(
+      serverEnv(anvil, {
+        CHAINPOST_START_BLOCKS: `0x539=${from}`,
+        CHAINPOST_PRICING: JSON.stringify({
+          '0x539': {
+            wrappedNative: weth.address,
+            stablecoins: [usdc.address],
+            factories: [{ address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' }],
+          },
+        }),
+      }),
+    );
     try {
       const none = await late.call(`/api/v2.2/erc20/${addr(weth)}/price?chain=0x539`);
       expect(none.status, 'no pool event seen yet').toBe(404);
       await v2RouterSwapExactIn(anvil.url, dex, [usdc.address, weth.address], units('1000', usdc));
       const block = await indexed();
-      expect(await until(async () => ((await late.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= block, 10_000, 20)).toBe(true);
+      expect(
+        await until(
+          async () => ((await late.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= block,
+          10_000,
+          20,
+        ),
+      ).toBe(true);
       const r = await late.call(`/api/v2.2/erc20/${addr(weth)}/price?chain=0x539`);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect(r.body).toMatchObject({ usdPriceFormatted: formatted(await v2Price(wethUsdc, weth.address, block)), pairAddress: lc(wethUsdc.address), exchangeAddress: addr(dex.v2Factory) });
+      expect(r.body).toMatchObject({
+        usdPriceFormatted: formatted(await v2Price(wethUsdc, weth.address, block)),
+        pairAddress: lc(wethUsdc.address),
+        exchangeAddress: addr(dex.v2Factory),
+      });
       expect(r.body.usdPriceFormatted).toBe((await priced(addr(weth))).usdPriceFormatted);
     } finally {
       await stopAndClean(late);
@@ -543,15 +702,31 @@ describe('POST /erc20/prices', () => {
 
   it('answers the priced tokens in the order asked and leaves the others out', async () => {
     const { weth, tka, tkb } = dex.tokens;
-    const r = await post({ tokens: [{ token_address: addr(tka) }, { token_address: addr(dex.v2Factory) }, { token_address: addr(weth) }, { token_address: addr(tkb), exchange: 'MiniSwap v3' }] });
+    const r = await post({
+      tokens: [
+        { token_address: addr(tka) },
+        { token_address: addr(dex.v2Factory) },
+        { token_address: addr(weth) },
+        { token_address: addr(tkb), exchange: 'MiniSwap v3' },
+      ],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.map((p: Json) => p.tokenAddress)).toEqual([addr(tka), addr(weth), addr(tkb)]);
-    for (const p of r.body) expect(p.usdPriceFormatted).toBe((await priced(p.tokenAddress, p.tokenAddress === addr(tkb) ? 'exchange=MiniSwap%20v3' : '')).usdPriceFormatted);
+    for (const p of r.body)
+      expect(p.usdPriceFormatted).toBe(
+        (await priced(p.tokenAddress, p.tokenAddress === addr(tkb) ? 'exchange=MiniSwap%20v3' : '')).usdPriceFormatted,
+      );
   });
 
   it('refuses a body it cannot read, naming the field', async () => {
     const many = Array.from({ length: 101 }, () => ({ token_address: addr(dex.tokens.weth) }));
-    for (const [body, field] of [[{}, 'tokens'], [{ tokens: [] }, 'tokens'], [{ tokens: many }, 'tokens'], [{ tokens: [{ token_address: 'weth' }] }, 'tokens.0.token_address'], [{ tokens: [{ token_address: addr(dex.tokens.weth), x: 1 }] }, 'tokens.0']] as const) {
+    for (const [body, field] of [
+      [{}, 'tokens'],
+      [{ tokens: [] }, 'tokens'],
+      [{ tokens: many }, 'tokens'],
+      [{ tokens: [{ token_address: 'weth' }] }, 'tokens.0.token_address'],
+      [{ tokens: [{ token_address: addr(dex.tokens.weth), x: 1 }] }, 'tokens.0'],
+    ] as const) {
       const r = await post(body);
       expect(r.status, JSON.stringify(body).slice(0, 80)).toBe(400);
       expect(JSON.stringify(r.body)).toContain(field);
@@ -567,12 +742,16 @@ describe('the official SDK', () => {
     const ours = await priced(addr(weth));
     expect(one.usdPrice).toBe(ours.usdPrice);
     expect(lc(one.pairAddress)).toBe(lc(wethUsdc.address));
-    const many = (await moralis.EvmApi.token.getMultipleTokenPrices({ chain: '0x539' }, { tokens: [{ tokenAddress: tka.address }, { tokenAddress: weth.address }] })).toJSON();
+    const many = (
+      await moralis.EvmApi.token.getMultipleTokenPrices(
+        { chain: '0x539' },
+        { tokens: [{ tokenAddress: tka.address }, { tokenAddress: weth.address }] },
+      )
+    ).toJSON();
     expect(many.map((p: Json) => lc(p.tokenAddress))).toEqual([addr(tka), addr(weth)]);
     expect(many[1].usdPrice).toBe(ours.usdPrice);
   });
 });
-
 
 describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', () => {
   const v1 = (path: string) => s.call(`/v1/chains/${path}`);
@@ -597,8 +776,18 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', ()
       verifiedContract: false,
       securityScore: null,
       possibleSpam: false,
-      updatedAt: new Date(Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${block.toString(16)}`, false])).timestamp) * 1000).toISOString(),
-      dexInformation: { chainId: '0x539', exchangeName: v2.exchangeName, exchangeAddress: v2.exchangeAddress, pairAddress: v2.pairAddress, pairTotalLiquidityUsd: v2.pairTotalLiquidityUsd, tokenAddress: addr(tka), toBlock: String(block) },
+      updatedAt: new Date(
+        Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${block.toString(16)}`, false])).timestamp) * 1000,
+      ).toISOString(),
+      dexInformation: {
+        chainId: '0x539',
+        exchangeName: v2.exchangeName,
+        exchangeAddress: v2.exchangeAddress,
+        pairAddress: v2.pairAddress,
+        pairTotalLiquidityUsd: v2.pairTotalLiquidityUsd,
+        tokenAddress: addr(tka),
+        toBlock: String(block),
+      },
       meta: { syncedAt: { '0x539': block } },
     });
     // An older block, by the cross-chain name of to_block.
@@ -661,7 +850,11 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
   const sync = parseAbiItem('event Sync(uint112 reserve0, uint112 reserve1)');
   /** Every block's timestamp, 0 … head, as anvil has them. */
   const times = async (head: number): Promise<number[]> =>
-    Promise.all(Array.from({ length: head + 1 }, async (_, n) => Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).timestamp)));
+    Promise.all(
+      Array.from({ length: head + 1 }, async (_, n) =>
+        Number((await rpc<{ timestamp: Hex }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).timestamp),
+      ),
+    );
   const hourOf = (t: number): number => Math.floor(t / HOUR) * HOUR;
   const iso = (t: number): string => new Date(t * 1000).toISOString();
   let head: number;
@@ -680,8 +873,17 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
   }, 60_000);
 
   /** The expected series of TKA between two times in buckets of `step` seconds (hourly by default): each bucket's close (its last block), priced by the Data API at that block. */
-  async function expected(from: number, to: number, forwardFill: boolean, step = HOUR): Promise<Array<{ timestamp: string; price: number }>> {
-    const moved = new Set((await publicClient(anvil.url).getLogs({ address: tkaWeth.address, event: sync, fromBlock: 0n, toBlock: BigInt(head) })).map((l) => Number(l.blockNumber)));
+  async function expected(
+    from: number,
+    to: number,
+    forwardFill: boolean,
+    step = HOUR,
+  ): Promise<Array<{ timestamp: string; price: number }>> {
+    const moved = new Set(
+      (await publicClient(anvil.url).getLogs({ address: tkaWeth.address, event: sync, fromBlock: 0n, toBlock: BigInt(head) })).map((l) =>
+        Number(l.blockNumber),
+      ),
+    );
     const out: Array<{ timestamp: string; price: number }> = [];
     for (let h = Math.floor(from / step) * step; h <= to; h += step) {
       const blocks = at.flatMap((t, n) => (t >= h && t < h + step && t <= to ? [n] : []));
@@ -701,7 +903,16 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const marked = await expected(from, to, false);
     expect(marked.length).toBe(3);
-    expect(r.body).toEqual({ cursor: null, chain: '0x539', fromDate: iso(from), toDate: iso(to), interval: 'hourly', page: 0, result: marked, meta: { syncedAt: { '0x539': head } } });
+    expect(r.body).toEqual({
+      cursor: null,
+      chain: '0x539',
+      fromDate: iso(from),
+      toDate: iso(to),
+      interval: 'hourly',
+      page: 0,
+      result: marked,
+      meta: { syncedAt: { '0x539': head } },
+    });
     const filled = await s.call(`/v1/chains/${base}&forwardFill=true`);
     expect(filled.body.result).toEqual(await expected(from, to, true));
     expect(filled.body.result.length).toBeGreaterThan(marked.length);
@@ -709,14 +920,20 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     const pages: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const p: { body: { result: unknown[]; cursor: string | null } } = await s.call(`/v1/chains/${base}&forwardFill=true&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const p: { body: { result: unknown[]; cursor: string | null } } = await s.call(
+        `/v1/chains/${base}&forwardFill=true&limit=2${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       pages.push(...p.body.result);
       cursor = p.body.cursor;
     } while (cursor !== null && pages.length < 50);
     expect(pages).toEqual(filled.body.result);
     // Bitcoin's series is its wrapped bitcoin's (TKB here).
-    const btc = await s.call(`/v1/chains/bitcoin/tokens/native/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`);
-    const tkb = await s.call(`/v1/chains/devnet/tokens/${dex.tokens.tkb.address}/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`);
+    const btc = await s.call(
+      `/v1/chains/bitcoin/tokens/native/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`,
+    );
+    const tkb = await s.call(
+      `/v1/chains/devnet/tokens/${dex.tokens.tkb.address}/price/timeseries?interval=hourly&fromDate=${from}&toDate=${to}&forwardFill=true`,
+    );
     expect(btc.body.result.length).toBeGreaterThan(0);
     expect(btc.body.result).toEqual(tkb.body.result);
   });
@@ -739,7 +956,10 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
       expect(r.body.meta, query).toEqual({ syncedAt: { '0x539': head } });
       return r.body;
     };
-    for (const [interval, step] of [['5m', 300], ['daily', 86_400]] as const) {
+    for (const [interval, step] of [
+      ['5m', 300],
+      ['daily', 86_400],
+    ] as const) {
       const body = await series(`timeseries?interval=${interval}&fromDate=${from}&toDate=${to}&forwardFill=true`);
       // The first page: the default limit of 100 points.
       const all = await expected(from, to, true, step);
@@ -748,14 +968,26 @@ describe('GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/time
     }
     // The last block's price closes the last week and month; their buckets start on a Monday and a month's first day, at 00:00 UTC.
     const last = (await price(addr(dex.tokens.tka), `to_block=${head}`)).body.usdPrice;
-    for (const [interval, first] of [['weekly', (d: Date) => d.getUTCDay() === 1], ['monthly', (d: Date) => d.getUTCDate() === 1]] as const) {
-      const points = (await series(`timeseries?interval=${interval}&fromDate=${from}&toDate=${to}&forwardFill=true`)).result as Array<{ timestamp: string; price: number }>;
+    for (const [interval, first] of [
+      ['weekly', (d: Date) => d.getUTCDay() === 1],
+      ['monthly', (d: Date) => d.getUTCDate() === 1],
+    ] as const) {
+      const points = (await series(`timeseries?interval=${interval}&fromDate=${from}&toDate=${to}&forwardFill=true`)).result as Array<{
+        timestamp: string;
+        price: number;
+      }>;
       expect(points.length, interval).toBeGreaterThan(0);
-      for (const p of points) expect([p.timestamp.endsWith('T00:00:00.000Z'), first(new Date(p.timestamp))], `${interval} ${p.timestamp}`).toEqual([true, true]);
+      for (const p of points)
+        expect([p.timestamp.endsWith('T00:00:00.000Z'), first(new Date(p.timestamp))], `${interval} ${p.timestamp}`).toEqual([true, true]);
       expect(Date.parse(points[0]!.timestamp) / 1000, interval).toBeLessThanOrEqual(from);
       expect(points.at(-1)!.price, interval).toBe(last);
     }
-    for (const [range, seconds, step] of [['24h', 86_400, 300], ['30d', 30 * 86_400, HOUR], ['90d', 90 * 86_400, 86_400], ['1y', 365 * 86_400, 86_400]] as const) {
+    for (const [range, seconds, step] of [
+      ['24h', 86_400, 300],
+      ['30d', 30 * 86_400, HOUR],
+      ['90d', 90 * 86_400, 86_400],
+      ['1y', 365 * 86_400, 86_400],
+    ] as const) {
       const body = await series(`sparkline?range=${range}`);
       expect([body.fromDate, body.toDate], range).toEqual([iso(to - seconds), iso(to)]);
       expect(body.result, range).toEqual(await expected(to - seconds, to, true, step));

@@ -33,7 +33,9 @@ const asNumber = (r: Ratio): number => Number(decimalText(r, 36));
 const add = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.den + b.num * a.den, den: a.den * b.den });
 const whole = (raw: bigint): Ratio => ({ num: raw, den: 10n ** 18n });
 
-const V2_SWAP = parseAbiItem('event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)');
+const V2_SWAP = parseAbiItem(
+  'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
+);
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)');
 
 beforeAll(async () => {
@@ -45,8 +47,13 @@ beforeAll(async () => {
   genesis = Number((await client.getBlock({ blockNumber: 0n })).timestamp);
   const t0 = Number((await client.getBlock()).timestamp);
   // A quarter of TKA's supply stays with the deployer; 15 wallets get 5 % each (the top 10: the deployer and 9 of them).
-  const supply = (await client.readContract({ address: tka.address, abi: [parseAbiItem('function totalSupply() view returns (uint256)')], functionName: 'totalSupply' })) as bigint;
-  for (let i = 1; i <= 15; i++) await transferToken(anvil.url, tka.address, `0x${(0xa000 + i).toString(16).padStart(40, '0')}` as Hex, supply / 20n + BigInt(i));
+  const supply = (await client.readContract({
+    address: tka.address,
+    abi: [parseAbiItem('function totalSupply() view returns (uint256)')],
+    functionName: 'totalSupply',
+  })) as bigint;
+  for (let i = 1; i <= 15; i++)
+    await transferToken(anvil.url, tka.address, `0x${(0xa000 + i).toString(16).padStart(40, '0')}` as Hex, supply / 20n + BigInt(i));
   const sellTka = (amount: string) => () => v2RouterSwapExactIn(anvil.url, dex, [tka.address, weth.address], parseUnits(amount, 18));
   const buyTka = (eth: string) => () => v2RouterSwapExactIn(anvil.url, dex, [weth.address, tka.address], parseUnits(eth, 18));
   // Swaps 20 days, 3 days, 26 hours, 6 hours, 20 and 5 minutes before the head; at the head ether's USD price quadruples
@@ -87,7 +94,10 @@ async function top10Percent(): Promise<number> {
     else balances.set(lc(from), (balances.get(lc(from)) ?? 0n) - value);
     balances.set(lc(to), (balances.get(lc(to)) ?? 0n) + value);
   }
-  const top = [...balances.values()].sort((a, b) => (b > a ? 1 : b < a ? -1 : 0)).slice(0, 10).reduce((a, b) => a + b, 0n);
+  const top = [...balances.values()]
+    .sort((a, b) => (b > a ? 1 : b < a ? -1 : 0))
+    .slice(0, 10)
+    .reduce((a, b) => a + b, 0n);
   return Number((top * 10n ** 8n) / supply) / 1e6;
 }
 
@@ -100,13 +110,23 @@ async function expectedAt(t: number) {
   const dayAgo = asNumber(await tkaUsd(blockAt(blockTimes[block]! - DAY)));
   const usdPrice24hrPercentChange = (100 * (usdPrice - dayAgo)) / dayAgo;
   // TKA's one pool: both sides in USD, to the cent (TKA's side is its WETH's worth at the pool's own price).
-  const [r0, r1] = (await publicClient(anvil.url).readContract({ address: net.tkaWeth.address, abi: [parseAbiItem('function getReserves() view returns (uint112, uint112, uint32)')], functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
+  const [r0, r1] = (await publicClient(anvil.url).readContract({
+    address: net.tkaWeth.address,
+    abi: [parseAbiItem('function getReserves() view returns (uint112, uint112, uint32)')],
+    functionName: 'getReserves',
+    blockNumber: BigInt(block),
+  })) as [bigint, bigint, number];
   const [tkaReserve, wethReserve] = lc(net.tkaWeth.token0) === lc(tka.address) ? [r0, r1] : [r1, r0];
   const wethUsd = await net.v2Price(net.wethUsdc, weth.address, block);
   const liquidityUsd = Number(decimalText(add(times(whole(tkaReserve), usd), times(whole(wethReserve), wethUsd)), 2));
   const moved = Object.fromEntries(Object.keys(WINDOWS).map((w) => [w, 0n])) as Record<keyof typeof WINDOWS, bigint>;
   const transactions = Object.fromEntries(Object.keys(WINDOWS).map((w) => [w, 0])) as Record<keyof typeof WINDOWS, number>;
-  for (const l of await publicClient(anvil.url).getLogs({ address: net.tkaWeth.address, event: V2_SWAP, fromBlock: 0n, toBlock: BigInt(block) })) {
+  for (const l of await publicClient(anvil.url).getLogs({
+    address: net.tkaWeth.address,
+    event: V2_SWAP,
+    fromBlock: 0n,
+    toBlock: BigInt(block),
+  })) {
     const a = l.args as Record<string, bigint>;
     const amount = lc(net.tkaWeth.token0) === lc(tka.address) ? a['amount0In']! + a['amount0Out']! : a['amount1In']! + a['amount1Out']!;
     const time = blockTimes[Number(l.blockNumber)]!;
@@ -143,7 +163,13 @@ describe('GET /tokens/:tokenAddress/score', () => {
     expect(top10).toBeGreaterThan(60);
     expect(top10).toBeLessThan(80);
     expect(m['supply']).toEqual({ total: '1000000000000', top10Percent: top10 });
-    const inputs: ScoreInputs = { liquidityUsd: want.liquidityUsd, volumeUsd1d: want.volumeUsd['1d']!, transactions1d: want.transactions['1d'], usdPricePercentChange1d: want.usdPrice24hrPercentChange, top10Percent: top10 };
+    const inputs: ScoreInputs = {
+      liquidityUsd: want.liquidityUsd,
+      volumeUsd1d: want.volumeUsd['1d']!,
+      transactions1d: want.transactions['1d'],
+      usdPricePercentChange1d: want.usdPrice24hrPercentChange,
+      top10Percent: top10,
+    };
     const scored = tokenScoreOf(inputs);
     expect(r.body.score).toBe(scored.score);
     for (const [k, v] of Object.entries(scored.subScores)) expect(r.body.subScores[k], k).toBeCloseTo(v, 6);
@@ -157,9 +183,19 @@ describe('GET /tokens/:tokenAddress/score', () => {
     const top10 = await top10Percent();
     const scoreAt = async (t: number): Promise<number> => {
       const want = await expectedAt(t);
-      return tokenScoreOf({ liquidityUsd: want.liquidityUsd, volumeUsd1d: want.volumeUsd['1d']!, transactions1d: want.transactions['1d'], usdPricePercentChange1d: want.usdPrice24hrPercentChange, top10Percent: top10 }).score;
+      return tokenScoreOf({
+        liquidityUsd: want.liquidityUsd,
+        volumeUsd1d: want.volumeUsd['1d']!,
+        transactions1d: want.transactions['1d'],
+        usdPricePercentChange1d: want.usdPrice24hrPercentChange,
+        top10Percent: top10,
+      }).score;
     };
-    for (const [timeframe, points, step] of [['1d', 24, 3600], ['7d', 28, 6 * 3600], ['30d', 30, DAY]] as const) {
+    for (const [timeframe, points, step] of [
+      ['1d', 24, 3600],
+      ['7d', 28, 6 * 3600],
+      ['30d', 30, DAY],
+    ] as const) {
       const r = await get(`/tokens/${tka}/score/historical?timeframe=${timeframe}`);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body).toMatchObject({ chainId: '0x539', tokenAddress: tka });
@@ -171,7 +207,10 @@ describe('GET /tokens/:tokenAddress/score', () => {
       const checks = timeframe === '1d' ? [12, 20] : timeframe === '7d' ? [4, 13] : [15, 2];
       for (const back of checks) {
         const t = head - back * step;
-        expect(r.body.timeseries.find((p: Json) => p['timestamp'] === new Date(t * 1000).toISOString()).score, `${timeframe} at -${back}`).toBe(await scoreAt(t));
+        expect(
+          r.body.timeseries.find((p: Json) => p['timestamp'] === new Date(t * 1000).toISOString()).score,
+          `${timeframe} at -${back}`,
+        ).toBe(await scoreAt(t));
       }
     }
     const thirty = (await get(`/tokens/${tka}/score/historical?timeframe=30d`)).body.timeseries;

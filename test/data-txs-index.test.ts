@@ -59,7 +59,11 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
       (b.block['transactions'] as Json[]).forEach((tx, index) => {
         const receipt = b.receipts[index]!;
         const calls = framesOf(b.traces[index]!);
-        const parties = new Set([tx['from'], tx['to'], receipt['contractAddress'], ...calls.flatMap((c) => [c['from'], c['to']])].filter((a): a is string => typeof a === 'string').map((a) => a.toLowerCase()));
+        const parties = new Set(
+          [tx['from'], tx['to'], receipt['contractAddress'], ...calls.flatMap((c) => [c['from'], c['to']])]
+            .filter((a): a is string => typeof a === 'string')
+            .map((a) => a.toLowerCase()),
+        );
         scanned.push({ block: n, index, tx, receipt, calls, parties });
       });
     }
@@ -81,13 +85,17 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
     const all = byAddress();
     expect(all.size).toBeGreaterThan(900);
     for (const [a, list] of all) {
-      const keys = store.range('addressTxs', { start: addressPrefix('tx', CHAIN, a), end: `${addressPrefix('tx', CHAIN, a)}\uffff` }).map((e) => positionOf(e.key));
+      const keys = store
+        .range('addressTxs', { start: addressPrefix('tx', CHAIN, a), end: `${addressPrefix('tx', CHAIN, a)}\uffff` })
+        .map((e) => positionOf(e.key));
       expect(keys, a).toEqual(list.map((s) => ({ block: s.block, index: s.index })));
       const row = store.get<Activity>('activity', activityKey(a, CHAIN))!;
       expect(row.txs, a).toBe(list.length);
     }
     // No address beyond those: every `tx/` key is one of the scan's.
-    expect(store.count('addressTxs', { start: `tx/${CHAIN}/`, end: `tx/${CHAIN}/\uffff` })).toBe([...all.values()].reduce((n, l) => n + l.length, 0));
+    expect(store.count('addressTxs', { start: `tx/${CHAIN}/`, end: `tx/${CHAIN}/\uffff` })).toBe(
+      [...all.values()].reduce((n, l) => n + l.length, 0),
+    );
   });
 
   it('keeps a summary of every transaction, found by its hash, with its internal calls', () => {
@@ -105,7 +113,9 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
         status: Number(s.receipt['status']),
         contractAddress: s.receipt['contractAddress']?.toLowerCase() ?? null,
       });
-      expect(got.internal.map((c) => [c.type, c.from, c.to, c.value ?? '0x0'])).toEqual(s.calls.map((c) => [c['type'], c['from']?.toLowerCase() ?? null, c['to']?.toLowerCase() ?? null, c['value'] ?? '0x0']));
+      expect(got.internal.map((c) => [c.type, c.from, c.to, c.value ?? '0x0'])).toEqual(
+        s.calls.map((c) => [c['type'], c['from']?.toLowerCase() ?? null, c['to']?.toLowerCase() ?? null, c['value'] ?? '0x0']),
+      );
     }
   });
 
@@ -113,8 +123,18 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
     const [address, list] = [...byAddress()].sort((a, b) => b[1].length - a[1].length)[0]!;
     expect(list.length).toBeGreaterThan(50);
     const c = counting(store);
-    const log = jsonLogger(() => {}, () => 0, 'error');
-    const deps: DataDeps = { kv: c.kv, tokens: new TokenMetadata(store, async () => null), reads: undefined as never, indexer: new DataIndexer(store, [], new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0), log), follower: () => undefined };
+    const log = jsonLogger(
+      () => {},
+      () => 0,
+      'error',
+    );
+    const deps: DataDeps = {
+      kv: c.kv,
+      tokens: new TokenMetadata(store, async () => null),
+      reads: undefined as never,
+      indexer: new DataIndexer(store, [], new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0), log),
+      follower: () => undefined,
+    };
     const seen: string[] = [];
     let cursor: string | null = null;
     const limit = 7;

@@ -31,9 +31,11 @@ let multi: Deployed;
 /** Transaction hashes by what they did. */
 const tx: Record<string, Hex> = {};
 
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const send = async (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint): Promise<Hex> =>
-  (await write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) })).transactionHash;
+  (await write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) }))
+    .transactionHash;
 const pay = async (to: Hex, value: bigint, account = K0): Promise<Hex> => {
   const hash = await (await walletClient(anvil.url, account)).sendTransaction({ to, value });
   await mined(anvil.url, hash);
@@ -48,7 +50,8 @@ async function indexed(): Promise<void> {
 }
 
 /** Whether the server pruned the block records up to `n` (its oldest record is above it), waiting a while. */
-const prunedPast = (n: number): Promise<boolean> => until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['oldest'] > n, 10_000, 20);
+const prunedPast = (n: number): Promise<boolean> =>
+  until(async () => ((await s.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['oldest'] > n, 10_000, 20);
 
 const api = devnetApi;
 const dec = (hex: string): string => BigInt(hex).toString();
@@ -77,7 +80,11 @@ async function chainTxs(): Promise<{ txs: ChainTx[]; blocks: Json[] }> {
   const blocks: Json[] = [];
   for (let n = 0; n <= head; n++) {
     const tag = `0x${n.toString(16)}`;
-    const [b, receipts, traces] = await Promise.all([rpc<Json>('eth_getBlockByNumber', [tag, true]), rpc<Json[]>('eth_getBlockReceipts', [tag]), rpc<Json[]>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+    const [b, receipts, traces] = await Promise.all([
+      rpc<Json>('eth_getBlockByNumber', [tag, true]),
+      rpc<Json[]>('eth_getBlockReceipts', [tag]),
+      rpc<Json[]>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
+    ]);
     blocks.push(b);
     (b['transactions'] as Json[]).forEach((t, i) => {
       const r = receipts[i]!;
@@ -123,8 +130,24 @@ async function chainTxs(): Promise<{ txs: ChainTx[]; blocks: Json[] }> {
           topic3: l['topics'][3] ?? null,
           ...where,
         })),
-        internal: calls.map((c) => ({ transaction_hash: t['hash'], block_number: String(n), block_hash: b['hash'], type: c['type'], from: c['from'], to: c['to'], value: dec(c['value'] ?? '0x0'), gas: dec(c['gas']), gas_used: dec(c['gasUsed']), input: null, output: null })),
-        parties: new Set([t['from'], t['to'], r['contractAddress'], ...calls.flatMap((c) => [c['from'], c['to']])].filter((a): a is string => typeof a === 'string').map((a) => a.toLowerCase())),
+        internal: calls.map((c) => ({
+          transaction_hash: t['hash'],
+          block_number: String(n),
+          block_hash: b['hash'],
+          type: c['type'],
+          from: c['from'],
+          to: c['to'],
+          value: dec(c['value'] ?? '0x0'),
+          gas: dec(c['gas']),
+          gas_used: dec(c['gasUsed']),
+          input: null,
+          output: null,
+        })),
+        parties: new Set(
+          [t['from'], t['to'], r['contractAddress'], ...calls.flatMap((c) => [c['from'], c['to']])]
+            .filter((a): a is string => typeof a === 'string')
+            .map((a) => a.toLowerCase()),
+        ),
       });
     });
   }
@@ -135,7 +158,12 @@ async function chainTxs(): Promise<{ txs: ChainTx[]; blocks: Json[] }> {
 const ofAddress = (txs: ChainTx[], a: string): ChainTx[] => txs.filter((t) => t.parties.has(a.toLowerCase())).reverse();
 /** The wallet history's transactions as the chain says, newest first: the address's own, and those whose Transfer logs name it. */
 const historyOf = (txs: ChainTx[], a: string): ChainTx[] =>
-  txs.filter((t) => t.parties.has(a) || t.logs.some((l) => l['topic0'] === TRANSFER && [l['topic1'], l['topic2']].some((x) => x.endsWith(a.slice(2))))).reverse();
+  txs
+    .filter(
+      (t) =>
+        t.parties.has(a) || t.logs.some((l) => l['topic0'] === TRANSFER && [l['topic1'], l['topic2']].some((x) => x.endsWith(a.slice(2)))),
+    )
+    .reverse();
 const withInternal = (t: ChainTx): Json => ({ ...t.item, internal_transactions: t.internal });
 
 const pages = (path: string, query: string): Promise<Json[]> => allPages(s, path, query);
@@ -181,7 +209,9 @@ describe('native transactions on anvil', () => {
       const r = await s.call(api(`/${a}`));
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ page: 0, page_size: 100, cursor: null, result: expected.map((t) => t.item) });
-      expect((await s.call(api(`/${a}`, 'order=ASC&include=internal_transactions'))).body.result).toEqual([...expected].reverse().map(withInternal));
+      expect((await s.call(api(`/${a}`, 'order=ASC&include=internal_transactions'))).body.result).toEqual(
+        [...expected].reverse().map(withInternal),
+      );
     }
     // A2 took part in the split only by an internal call, which moved ether to it.
     const split = txs.find((t) => t.item['hash'] === tx['split'])!;
@@ -213,10 +243,34 @@ describe('native transactions on anvil', () => {
     const value = parseUnits('10', 6).toString();
     expect(r.body).toEqual({
       ...t.item,
-      logs: [{ ...t.logs[0], decoded_event: { signature: 'Transfer(address,address,uint256)', label: 'Transfer', type: 'event', params: [{ name: 'from', value: DEV_ACCOUNTS[0].address, type: 'address' }, { name: 'to', value: DEV_ACCOUNTS[1].address, type: 'address' }, { name: 'value', value, type: 'uint256' }] } }],
-      decoded_call: { signature: 'transfer(address,uint256)', label: 'transfer', type: 'function', params: [{ name: 'to', value: DEV_ACCOUNTS[1].address, type: 'address' }, { name: 'value', value, type: 'uint256' }] },
+      logs: [
+        {
+          ...t.logs[0],
+          decoded_event: {
+            signature: 'Transfer(address,address,uint256)',
+            label: 'Transfer',
+            type: 'event',
+            params: [
+              { name: 'from', value: DEV_ACCOUNTS[0].address, type: 'address' },
+              { name: 'to', value: DEV_ACCOUNTS[1].address, type: 'address' },
+              { name: 'value', value, type: 'uint256' },
+            ],
+          },
+        },
+      ],
+      decoded_call: {
+        signature: 'transfer(address,uint256)',
+        label: 'transfer',
+        type: 'function',
+        params: [
+          { name: 'to', value: DEV_ACCOUNTS[1].address, type: 'address' },
+          { name: 'value', value, type: 'uint256' },
+        ],
+      },
     });
-    const nftLog = (await s.call(api(`/transaction/${tx['nftSend']}/verbose`))).body.logs.find((l: Json) => l.decoded_event?.label === 'Transfer');
+    const nftLog = (await s.call(api(`/transaction/${tx['nftSend']}/verbose`))).body.logs.find(
+      (l: Json) => l.decoded_event?.label === 'Transfer',
+    );
     expect(nftLog.decoded_event.params.map((p: Json) => p.name)).toEqual(['from', 'to', 'tokenId']);
     const approve = (await s.call(api(`/transaction/${tx['approve']}/verbose`))).body;
     expect(approve.logs[0].decoded_event.label).toBe('Approval');
@@ -268,10 +322,17 @@ describe('native transactions on anvil', () => {
         transactions: own.map((t) => ({ ...t.item, logs: t.logs })),
       };
       expect((await s.call(api(`/block/${n}`))).body).toEqual(expected);
-      expect((await s.call(api(`/block/${b['hash']}`, 'include=internal_transactions'))).body).toEqual({ ...expected, transactions: own.map((t) => ({ ...withInternal(t), logs: t.logs })) });
+      expect((await s.call(api(`/block/${b['hash']}`, 'include=internal_transactions'))).body).toEqual({
+        ...expected,
+        transactions: own.map((t) => ({ ...withInternal(t), logs: t.logs })),
+      });
     }
     const nftBlock = txs.find((t) => t.item['hash'] === tx['nftSend'])!.block;
-    expect((await s.call(api(`/block/${nftBlock}/stats`))).body).toEqual({ transactions: { total: '1' }, nft_transfers: { total: '1' }, token_transfers: { total: '0' } });
+    expect((await s.call(api(`/block/${nftBlock}/stats`))).body).toEqual({
+      transactions: { total: '1' },
+      nft_transfers: { total: '1' },
+      token_transfers: { total: '0' },
+    });
     expect((await s.call(api(`/block/${blocks.length + 50}`))).status).toBe(404);
     expect((await s.call(api(`/block/0x${'cd'.repeat(32)}`))).status).toBe(404);
   });
@@ -281,7 +342,9 @@ describe('native transactions on anvil', () => {
     const all = ofAddress(txs, A1);
     const blocksOf = all.map((t) => t.block);
     const [lo, hi] = [Math.min(...blocksOf) + 1, Math.max(...blocksOf) - 1];
-    expect((await s.call(api(`/${A1}`, `from_block=${lo}&to_block=${hi}`))).body.result).toEqual(all.filter((t) => t.block >= lo && t.block <= hi).map((t) => t.item));
+    expect((await s.call(api(`/${A1}`, `from_block=${lo}&to_block=${hi}`))).body.result).toEqual(
+      all.filter((t) => t.block >= lo && t.block <= hi).map((t) => t.item),
+    );
     // Dates: the anvil clock jumped twice by 1000 s, so the dates split the list.
     const times = [...new Set(all.map((t) => t.timestamp))].sort();
     const from = times[1]!;
@@ -302,22 +365,84 @@ describe('native transactions on anvil', () => {
     const moved = historyOf(txs, A1);
     expect(moved.length).toBe(ofAddress(txs, A1).length + 2);
     expect([...byHash.keys()]).toEqual([...moved].reverse().map((t) => t.item['hash']));
-    expect(byHash.get(tx['send'])).toMatchObject({ category: 'receive', native_transfers: [{ from_address: A0, to_address: A1, value: parseEther('1').toString(), value_formatted: '1', direction: 'incoming', internal_transaction: false, token_symbol: 'ETH' }], erc20_transfers: [], nft_transfers: [] });
-    expect(byHash.get(tx['split'])).toMatchObject({ category: 'receive', native_transfers: [{ from_address: fwd.address.toLowerCase(), to_address: A1, value: (parseEther('1') / 2n).toString(), internal_transaction: true, direction: 'incoming' }] });
+    expect(byHash.get(tx['send'])).toMatchObject({
+      category: 'receive',
+      native_transfers: [
+        {
+          from_address: A0,
+          to_address: A1,
+          value: parseEther('1').toString(),
+          value_formatted: '1',
+          direction: 'incoming',
+          internal_transaction: false,
+          token_symbol: 'ETH',
+        },
+      ],
+      erc20_transfers: [],
+      nft_transfers: [],
+    });
+    expect(byHash.get(tx['split'])).toMatchObject({
+      category: 'receive',
+      native_transfers: [
+        {
+          from_address: fwd.address.toLowerCase(),
+          to_address: A1,
+          value: (parseEther('1') / 2n).toString(),
+          internal_transaction: true,
+          direction: 'incoming',
+        },
+      ],
+    });
     expect(byHash.get(tx['split'])!['internal_transactions']).toHaveLength(2);
     expect(byHash.get(tx['token'])).toMatchObject({
       category: 'token receive',
-      erc20_transfers: [{ token_name: 'Test Token', token_symbol: 'TT', token_decimals: '6', address: token.address.toLowerCase(), from_address: A0, to_address: A1, value: parseUnits('10', 6).toString(), value_formatted: '10', possible_spam: false, verified_contract: false }],
+      erc20_transfers: [
+        {
+          token_name: 'Test Token',
+          token_symbol: 'TT',
+          token_decimals: '6',
+          address: token.address.toLowerCase(),
+          from_address: A0,
+          to_address: A1,
+          value: parseUnits('10', 6).toString(),
+          value_formatted: '10',
+          possible_spam: false,
+          verified_contract: false,
+        },
+      ],
     });
-    expect(byHash.get(tx['approve'])).toMatchObject({ category: 'contract interaction', contract_interactions: { approvals: [{ value: parseUnits('5', 6).toString(), value_formatted: '5', token: { address: token.address.toLowerCase(), token_symbol: 'TT' }, spender: { address: A2 } }] } });
-    expect(byHash.get(tx['mint'])).toMatchObject({ category: 'mint', nft_transfers: [{ token_address: nft.address.toLowerCase(), token_id: '1', contract_type: 'ERC721', amount: '1', direction: 'incoming' }] });
-    expect(byHash.get(tx['nftSend'])).toMatchObject({ category: 'nft send', nft_transfers: [{ from_address: A1, to_address: A2, direction: 'outgoing' }] });
+    expect(byHash.get(tx['approve'])).toMatchObject({
+      category: 'contract interaction',
+      contract_interactions: {
+        approvals: [
+          {
+            value: parseUnits('5', 6).toString(),
+            value_formatted: '5',
+            token: { address: token.address.toLowerCase(), token_symbol: 'TT' },
+            spender: { address: A2 },
+          },
+        ],
+      },
+    });
+    expect(byHash.get(tx['mint'])).toMatchObject({
+      category: 'mint',
+      nft_transfers: [
+        { token_address: nft.address.toLowerCase(), token_id: '1', contract_type: 'ERC721', amount: '1', direction: 'incoming' },
+      ],
+    });
+    expect(byHash.get(tx['nftSend'])).toMatchObject({
+      category: 'nft send',
+      nft_transfers: [{ from_address: A1, to_address: A2, direction: 'outgoing' }],
+    });
     const a0 = new Map(((await s.call(api(`/wallets/${A0}/history`))).body.result as Json[]).map((x) => [x['hash'], x]));
     expect(a0.get(tx['send'])).toMatchObject({ category: 'send' });
     expect(a0.get(tx['token'])).toMatchObject({ category: 'token send' });
     expect(a0.get(tx['back'])).toMatchObject({ category: 'receive' });
     // Ether into a contract call: sent.
-    expect(a0.get(tx['split'])).toMatchObject({ category: 'send', native_transfers: [{ from_address: A0, to_address: fwd.address.toLowerCase(), internal_transaction: false, direction: 'outgoing' }] });
+    expect(a0.get(tx['split'])).toMatchObject({
+      category: 'send',
+      native_transfers: [{ from_address: A0, to_address: fwd.address.toLowerCase(), internal_transaction: false, direction: 'outgoing' }],
+    });
   });
 
   it('/wallets/:address/chains and /stats answer first and last activity and counters', async () => {
@@ -325,12 +450,28 @@ describe('native transactions on anvil', () => {
     const mine = historyOf(txs, A1);
     const r = await s.call(`/api/v2.2/wallets/${A1}/chains?chains=0x539`);
     expect(r.status).toBe(200);
-    const at = (t: ChainTx) => ({ block_number: String(t.block), block_timestamp: t.item['block_timestamp'], transaction_hash: t.item['hash'] });
-    expect(r.body).toEqual({ address: A1, active_chains: [{ chain: 'devnet', chain_id: '0x539', first_transaction: at(mine.at(-1)!), last_transaction: at(mine[0]!) }] });
+    const at = (t: ChainTx) => ({
+      block_number: String(t.block),
+      block_timestamp: t.item['block_timestamp'],
+      transaction_hash: t.item['hash'],
+    });
+    expect(r.body).toEqual({
+      address: A1,
+      active_chains: [{ chain: 'devnet', chain_id: '0x539', first_transaction: at(mine.at(-1)!), last_transaction: at(mine[0]!) }],
+    });
     // Default: every chain followed. A wallet with nothing: no active chain.
     expect((await s.call(`/api/v2.2/wallets/${A1}/chains`)).body).toEqual(r.body);
-    expect((await s.call(`/api/v2.2/wallets/0x${'12'.repeat(20)}/chains`)).body).toEqual({ address: `0x${'12'.repeat(20)}`, active_chains: [] });
-    expect((await s.call(api(`/wallets/${A1}/stats`))).body).toEqual({ nfts: '0', collections: '0', transactions: { total: String(ofAddress(txs, A1).length) }, nft_transfers: { total: '2' }, token_transfers: { total: '1' } });
+    expect((await s.call(`/api/v2.2/wallets/0x${'12'.repeat(20)}/chains`)).body).toEqual({
+      address: `0x${'12'.repeat(20)}`,
+      active_chains: [],
+    });
+    expect((await s.call(api(`/wallets/${A1}/stats`))).body).toEqual({
+      nfts: '0',
+      collections: '0',
+      transactions: { total: String(ofAddress(txs, A1).length) },
+      nft_transfers: { total: '2' },
+      token_transfers: { total: '1' },
+    });
     // A2 holds TestNFT 1 (sent on by A1) and TestMulti ids 7 and 8 of its batch: three NFTs in two collections.
     expect((await s.call(api(`/wallets/${A2}/stats`))).body).toMatchObject({ nfts: '3', collections: '2' });
   });
@@ -443,10 +584,18 @@ describe('native transactions on anvil', () => {
     const { txs } = await chainTxs();
     const t = txs.find((x) => x.item['hash'] === tx['split'])!;
     const list = await Moralis.EvmApi.transaction.getWalletTransactions({ address: A1, chain, limit: 2 });
-    expect(list.result.map((x: any) => x.hash)).toEqual(ofAddress(txs, A1).slice(0, 2).map((x) => x.item['hash']));
+    expect(list.result.map((x: any) => x.hash)).toEqual(
+      ofAddress(txs, A1)
+        .slice(0, 2)
+        .map((x) => x.item['hash']),
+    );
     expect(list.hasNext()).toBe(true);
     const next = await list.next();
-    expect(next.result.map((x: any) => x.hash)).toEqual(ofAddress(txs, A1).slice(2, 4).map((x) => x.item['hash']));
+    expect(next.result.map((x: any) => x.hash)).toEqual(
+      ofAddress(txs, A1)
+        .slice(2, 4)
+        .map((x) => x.item['hash']),
+    );
     const verbose = await Moralis.EvmApi.transaction.getWalletTransactionsVerbose({ address: A1, chain });
     expect(verbose.raw.result.length).toBe(ofAddress(txs, A1).length);
     const one = await Moralis.EvmApi.transaction.getTransaction({ transactionHash: tx['split'], chain });
@@ -464,7 +613,9 @@ describe('native transactions on anvil', () => {
     const stats = await Moralis.EvmApi.block.getBlockStats({ blockNumberOrHash: String(t.block), chain });
     expect(stats.raw.transactions.total).toBe('1');
     const history = await Moralis.EvmApi.wallets.getWalletHistory({ address: A1, chain });
-    expect(history.result.map((x: any) => x.hash)).toEqual(((await s.call(api(`/wallets/${A1}/history`))).body.result as Json[]).map((x) => x['hash']));
+    expect(history.result.map((x: any) => x.hash)).toEqual(
+      ((await s.call(api(`/wallets/${A1}/history`))).body.result as Json[]).map((x) => x['hash']),
+    );
     expect(history.result[0].category).toEqual(expect.any(String));
     const active = await Moralis.EvmApi.wallets.getWalletActiveChains({ address: A1, chains: [chain] });
     expect(active.raw.active_chains).toHaveLength(1);

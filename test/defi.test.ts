@@ -2,7 +2,21 @@ import { parseUnits, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, getSlot0, initializeV3Pool, priceCalls, sqrtPriceX96Of, v2SwapExactIn, v3SwapAtReserves, type Created, type Dex } from './dex.js';
+import {
+  addV2Liquidity,
+  addV3Liquidity,
+  createV2Pair,
+  createV3Pool,
+  deployDex,
+  getSlot0,
+  initializeV3Pool,
+  priceCalls,
+  sqrtPriceX96Of,
+  v2SwapExactIn,
+  v3SwapAtReserves,
+  type Created,
+  type Dex,
+} from './dex.js';
 import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -18,7 +32,8 @@ const lc = (a: string): string => a.toLowerCase();
 const WALLET = lc(DEV_ACCOUNTS[1].address);
 const OTHER = lc(DEV_ACCOUNTS[2].address);
 /** Equal to `rel` relative error (the V3 figures are computed here in floating point). */
-const near = (actual: number, expected: number, rel = 1e-9): void => expect(Math.abs(actual - expected), `${actual} vs ${expected}`).toBeLessThanOrEqual(Math.abs(expected) * rel);
+const near = (actual: number, expected: number, rel = 1e-9): void =>
+  expect(Math.abs(actual - expected), `${actual} vs ${expected}`).toBeLessThanOrEqual(Math.abs(expected) * rel);
 
 interface V3Fields {
   tickLower: number;
@@ -54,7 +69,12 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     dex = await deployDex(anvil.url);
     manager = await deploy(anvil.url, 'TestPositionManager', [dex.v3Factory.address]);
     const { usdc, weth, tkb } = dex.tokens;
-    for (const [t, d] of [[usdc, 6], [weth, 18], [tkb, 8]] as const) decimals.set(lc(t.address), d);
+    for (const [t, d] of [
+      [usdc, 6],
+      [weth, 18],
+      [tkb, 8],
+    ] as const)
+      decimals.set(lc(t.address), d);
     // The registry's names make these factories Uniswap's: the adapters read the pools of factories named so.
     const pricing = {
       '0x539': {
@@ -70,7 +90,8 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
 
     // V2: WETH/USDC at $2,000 an ether; the wallet adds 10 ether's worth, then a swap moves the reserves.
     pair = await createV2Pair(anvil.url, dex, weth.address, usdc.address);
-    const amounts = (w: string, u: string): [bigint, bigint] => (lc(pair.token0) === lc(weth.address) ? [parseUnits(w, 18), parseUnits(u, 6)] : [parseUnits(u, 6), parseUnits(w, 18)]);
+    const amounts = (w: string, u: string): [bigint, bigint] =>
+      lc(pair.token0) === lc(weth.address) ? [parseUnits(w, 18), parseUnits(u, 6)] : [parseUnits(u, 6), parseUnits(w, 18)];
     await addV2Liquidity(anvil.url, pair, ...amounts('1000', '2000000'));
     await addV2Liquidity(anvil.url, pair, ...amounts('10', '20000'), { to: WALLET as Hex });
     await v2SwapExactIn(anvil.url, pair, weth.address, parseUnits('5', 18));
@@ -92,11 +113,27 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
       { owner: OTHER, tickLower: base - 60, tickUpper: base + 60, liquidity: 10n ** 9n, tokensOwed0: 0n, tokensOwed1: 0n },
     ];
     for (const p of wanted) {
-      const position = { nonce: 0n, operator: '0x0000000000000000000000000000000000000000', token0: pool.token0, token1: pool.token1, fee: 3000, tickLower: p.tickLower, tickUpper: p.tickUpper, liquidity: p.liquidity, feeGrowthInside0LastX128: 0n, feeGrowthInside1LastX128: 0n, tokensOwed0: p.tokensOwed0, tokensOwed1: p.tokensOwed1 };
+      const position = {
+        nonce: 0n,
+        operator: '0x0000000000000000000000000000000000000000',
+        token0: pool.token0,
+        token1: pool.token1,
+        fee: 3000,
+        tickLower: p.tickLower,
+        tickUpper: p.tickUpper,
+        liquidity: p.liquidity,
+        feeGrowthInside0LastX128: 0n,
+        feeGrowthInside1LastX128: 0n,
+        tokensOwed0: p.tokensOwed0,
+        tokensOwed1: p.tokensOwed1,
+      };
       await write(anvil.url, { address: manager.address, abi: manager.abi, functionName: 'mint', args: [p.owner, position] });
       positions.push(p);
     }
-    await priceCalls(() => s, () => anvil.url).indexed();
+    await priceCalls(
+      () => s,
+      () => anvil.url,
+    ).indexed();
   }, 120_000);
 
   afterAll(async () => {
@@ -108,7 +145,8 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
   async function expected() {
     const client = publicClient(anvil.url);
     const pairAbi = compileContracts().TestV2Pair.abi;
-    const read = (functionName: string, args: unknown[] = []) => client.readContract({ address: pair.address, abi: pairAbi, functionName, args });
+    const read = (functionName: string, args: unknown[] = []) =>
+      client.readContract({ address: pair.address, abi: pairAbi, functionName, args });
     const [r0, r1] = (await read('getReserves')) as [bigint, bigint];
     const supply = (await read('totalSupply')) as bigint;
     const lp = (await read('balanceOf', [WALLET])) as bigint;
@@ -127,10 +165,18 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     const value = (raw: bigint | number, t: string): number => whole(raw, t) * usd.get(lc(t))!;
     const v2 = { amount0: (lp * r0) / supply, amount1: (lp * r1) / supply, lp, r0, r1, supply };
     const v2Usd = value(v2.amount0, pair.token0) + value(v2.amount1, pair.token1);
-    const v3 = positions.filter((p) => p.owner === WALLET).map((p) => {
-      const [a0, a1] = v3Amounts(sqrtPriceX96, p);
-      return { ...p, a0, a1, usd: value(a0, pool.token0) + value(a1, pool.token1), unclaimed: value(p.tokensOwed0, pool.token0) + value(p.tokensOwed1, pool.token1) };
-    });
+    const v3 = positions
+      .filter((p) => p.owner === WALLET)
+      .map((p) => {
+        const [a0, a1] = v3Amounts(sqrtPriceX96, p);
+        return {
+          ...p,
+          a0,
+          a1,
+          usd: value(a0, pool.token0) + value(a1, pool.token1),
+          unclaimed: value(p.tokensOwed0, pool.token0) + value(p.tokensOwed1, pool.token1),
+        };
+      });
     return { v2, v2Usd, v3, usd };
   }
 
@@ -151,9 +197,18 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
       [lc(pair.token0), e.v2.amount0.toString()],
       [lc(pair.token1), e.v2.amount1.toString()],
     ]);
-    expect(v2.position.tokens.find((t: any) => t.tokenType === 'lp')).toMatchObject({ address: lc(pair.address), balance: e.v2.lp.toString(), usdValue: null });
+    expect(v2.position.tokens.find((t: any) => t.tokenType === 'lp')).toMatchObject({
+      address: lc(pair.address),
+      balance: e.v2.lp.toString(),
+      usdValue: null,
+    });
     near(v2.position.balanceUsd, e.v2Usd);
-    expect(v2.position.details.liquidity).toMatchObject({ reserve0: e.v2.r0.toString(), reserve1: e.v2.r1.toString(), totalSupply: e.v2.supply.toString(), shares: e.v2.lp.toString() });
+    expect(v2.position.details.liquidity).toMatchObject({
+      reserve0: e.v2.r0.toString(),
+      reserve1: e.v2.r1.toString(),
+      totalSupply: e.v2.supply.toString(),
+      shares: e.v2.lp.toString(),
+    });
     for (const t of supplied) near(t.usdPrice, e.usd.get(t.address)!);
 
     const v3 = items.filter((i) => i.protocolId === 'uniswap-v3').map((i) => i.position);
@@ -161,7 +216,12 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     v3.forEach((p: any, n: number) => {
       const want = e.v3[n]!;
       expect(p.address).toBe(lc(pool.address));
-      expect(p.details.liquidity).toMatchObject({ tickLower: want.tickLower, tickUpper: want.tickUpper, liquidity: want.liquidity.toString(), feeTier: 0.003 });
+      expect(p.details.liquidity).toMatchObject({
+        tickLower: want.tickLower,
+        tickUpper: want.tickUpper,
+        liquidity: want.liquidity.toString(),
+        feeTier: 0.003,
+      });
       const [t0, t1] = p.tokens.filter((t: any) => t.tokenType === 'supplied');
       expect([t0.address, t1.address]).toEqual([lc(pool.token0), lc(pool.token1)]);
       near(Number(t0.balance), want.a0);
@@ -172,7 +232,11 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     // Above its range a position is all token0, below it all token1; fees owed are reward tokens.
     expect(v3[1].tokens.find((t: any) => t.address === lc(pool.token1)).balance).toBe('0');
     expect(v3[2].tokens.find((t: any) => t.address === lc(pool.token0)).balance).toBe('0');
-    expect([v3[0].details.liquidity.isInRange, v3[1].details.liquidity.isInRange, v3[2].details.liquidity.isInRange]).toEqual([true, false, false]);
+    expect([v3[0].details.liquidity.isInRange, v3[1].details.liquidity.isInRange, v3[2].details.liquidity.isInRange]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     expect(v3[0].tokens.filter((t: any) => t.tokenType === 'reward').map((t: any) => [t.address, t.balance])).toEqual([
       [lc(pool.token0), '12345'],
       [lc(pool.token1), '67890'],
@@ -182,7 +246,9 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: any } = await s.call(`/v1/wallets/${WALLET}/defi/positions?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const page: { status: number; body: any } = await s.call(
+        `/v1/wallets/${WALLET}/defi/positions?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       expect(page.status, JSON.stringify(page.body)).toBe(200);
       seen.push(...page.body.result.map((i: any) => i.position.details.liquidity.positionKey ?? i.position.address));
       // The cursor is of this list: one protocol's positions, or another wallet's, are another.
@@ -220,13 +286,28 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     const other = await s.call(`/v1/wallets/${OTHER}/defi/summary`);
     expect(other.body.result).toMatchObject({ activeProtocols: 1, totalPositions: 1 });
 
-    const head = await priceCalls(() => s, () => anvil.url).indexed();
+    const head = await priceCalls(
+      () => s,
+      () => anvil.url,
+    ).indexed();
     const protocols = await s.call('/v1/defi/protocols?chains=0x539');
     expect(protocols.status, JSON.stringify(protocols.body)).toBe(200);
     expect(protocols.body.meta).toEqual({ syncedAt: { '0x539': head } });
     expect(protocols.body.result).toEqual([
-      { protocolId: 'uniswap-v2', protocolName: 'Uniswap v2', protocolUrl: 'https://app.uniswap.org/pools/v2', protocolLogo: null, chains: ['0x539'] },
-      { protocolId: 'uniswap-v3', protocolName: 'Uniswap v3', protocolUrl: 'https://app.uniswap.org/positions', protocolLogo: null, chains: ['0x539'] },
+      {
+        protocolId: 'uniswap-v2',
+        protocolName: 'Uniswap v2',
+        protocolUrl: 'https://app.uniswap.org/pools/v2',
+        protocolLogo: null,
+        chains: ['0x539'],
+      },
+      {
+        protocolId: 'uniswap-v3',
+        protocolName: 'Uniswap v3',
+        protocolUrl: 'https://app.uniswap.org/positions',
+        protocolLogo: null,
+        chains: ['0x539'],
+      },
     ]);
   });
 
@@ -238,14 +319,22 @@ describe('DeFi positions: Uniswap V2 liquidity tokens and V3 positions, /v1 and 
     const v2 = all.body.find((p: any) => p.protocol_id === 'uniswap-v2');
     expect(v2.position.tokens.map((t: any) => t.token_type)).toEqual(['defi-token', 'supplied', 'supplied']);
     expect(v2.position.tokens[1]).toMatchObject({ contract_address: lc(pair.token0), balance: e.v2.amount0.toString() });
-    expect(v2.position.position_details).toMatchObject({ pair: lc(pair.address), reserve0: e.v2.r0.toString(), total_supply: e.v2.supply.toString(), no_price_available: false });
+    expect(v2.position.position_details).toMatchObject({
+      pair: lc(pair.address),
+      reserve0: e.v2.r0.toString(),
+      total_supply: e.v2.supply.toString(),
+      no_price_available: false,
+    });
     near(v2.position.balance_usd, e.v2Usd);
 
     const one = await s.call(`/api/v2.2/wallets/${WALLET}/defi/uniswap-v3/positions?chain=0x539`);
     expect(one.status, JSON.stringify(one.body)).toBe(200);
     expect(one.body).toMatchObject({ protocol_id: 'uniswap-v3', protocol_name: 'Uniswap v3' });
     expect(one.body.positions.map((p: any) => p.position_details.position_key)).toEqual(['1', '2', '3']);
-    near(one.body.total_usd_value, e.v3.reduce((sum, p) => sum + p.usd, 0));
+    near(
+      one.body.total_usd_value,
+      e.v3.reduce((sum, p) => sum + p.usd, 0),
+    );
 
     const summary = await s.call(`/api/v2.2/wallets/${WALLET}/defi/summary?chain=0x539`);
     expect(summary.status, JSON.stringify(summary.body)).toBe(200);

@@ -14,8 +14,10 @@ export interface DeliveryEnv {
 /** What a stream of each family on this server says, as its server follows no chain (the EVM one on 0x1). */
 export const NOT_FOLLOWED = {
   evm: 'Stream cannot fire on chain 0x1 (eth): this server does not follow it. Add it to CHAINPOST_CHAINS and restart the server.',
-  bitcoin: "Stream cannot fire on chain bitcoin: this server does not follow it. Set CHAINPOST_BITCOIN_RPC (a Bitcoin Core node's URL) and restart the server.",
-  solana: "Stream cannot fire on chain solana: this server does not follow it. Set CHAINPOST_SOLANA_RPC (a Solana node's URL) and restart the server.",
+  bitcoin:
+    "Stream cannot fire on chain bitcoin: this server does not follow it. Set CHAINPOST_BITCOIN_RPC (a Bitcoin Core node's URL) and restart the server.",
+  solana:
+    "Stream cannot fire on chain solana: this server does not follow it. Set CHAINPOST_SOLANA_RPC (a Solana node's URL) and restart the server.",
 } as const;
 
 /**
@@ -29,7 +31,14 @@ export function deliveryEnv(use: (env: DeliveryEnv) => void): void {
     const rx = await startReceiver();
     const smtp = await startSmtp();
     // Per-stream delivery series on /metrics: the streams tests read a stream's own.
-    const s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'ops@example.org', CHAINPOST_METRICS_STREAMS: '1' });
+    const s = await startChainpost({
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_NOW: '2026-11-22T12:00:00Z',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_SMTP_URL: smtp.url,
+      CHAINPOST_ALERT_EMAIL: 'ops@example.org',
+      CHAINPOST_METRICS_STREAMS: '1',
+    });
     env = { s, rx, smtp };
     use(env);
   });
@@ -62,7 +71,10 @@ export function familyCalls(env: () => DeliveryEnv, family: 'bitcoin' | 'solana'
     return r.body.id as string;
   };
   const makeIn = async (other: 'evm' | 'bitcoin' | 'solana') => {
-    const r = await put({ webhookUrl: env().rx.url, ...(other === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) }, `/streams/${other}`);
+    const r = await put(
+      { webhookUrl: env().rx.url, ...(other === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) },
+      `/streams/${other}`,
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body.id as string;
   };
@@ -83,7 +95,9 @@ export function familyCalls(env: () => DeliveryEnv, family: 'bitcoin' | 'solana'
     expect(items).toHaveLength(total);
     return { items, pages, total };
   };
-  const stranger = async (name: string) => ({ headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! } });
+  const stranger = async (name: string) => ({
+    headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! },
+  });
   /**
    * The shape rules of the address endpoints, shared by every family: not a string or array → 400 naming
    * `address`; none; up to 10,000 a call (`valid` that many times is stored once), one more refused.

@@ -25,11 +25,30 @@ interface Node extends Started {
 }
 
 async function serve(dir: string, env: Record<string, string> = {}): Promise<Node> {
-  const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0', ...env });
-  const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+  const s = await startProcess([BIN, 'serve'], {
+    CHAINPOST_DATA: dir,
+    CHAINPOST_PORT: '0',
+    CHAINPOST_API_KEY: KEY,
+    CHAINPOST_CHAINS: undefined,
+    CHAINPOST_POLL_MS: '50',
+    CHAINPOST_DEVNET_PORT: '0',
+    ...env,
+  });
+  const devnet = JSON.parse(
+    s
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"msg":"devnet"'))!,
+  );
   const rpcUrl = `http://127.0.0.1:${s.port}/rpc/0x539/${KEY}`;
   const rpc = async (method: string, params: unknown[] = []): Promise<any> => {
-    const res = (await (await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()) as { result?: unknown; error?: unknown };
+    const res = (await (
+      await fetch(rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      })
+    ).json()) as { result?: unknown; error?: unknown };
     if (res.error !== undefined) throw new Error(`${method}: ${JSON.stringify(res.error)}`);
     return res.result;
   };
@@ -40,7 +59,13 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Nod
   return { ...s, rpcUrl, devnet, rpc, head };
 }
 
-const hashes = async (n: Node, to: number): Promise<string[]> => Promise.all(Array.from({ length: to + 1 }, async (_, i) => ((await n.rpc('eth_getBlockByNumber', [`0x${i.toString(16)}`, false])) as { hash: string }).hash));
+const hashes = async (n: Node, to: number): Promise<string[]> =>
+  Promise.all(
+    Array.from(
+      { length: to + 1 },
+      async (_, i) => ((await n.rpc('eth_getBlockByNumber', [`0x${i.toString(16)}`, false])) as { hash: string }).hash,
+    ),
+  );
 
 describe('the embedded devnet', () => {
   it('mines a block every CHAINPOST_DEVNET_BLOCK_TIME with no transaction, and a transaction sent through node access at once', async () => {
@@ -75,7 +100,12 @@ describe('the embedded devnet', () => {
     let logBlock: string;
     try {
       // A stream made before the restart, watching account (1).
-      const call = (path: string, method: string, body: unknown) => fetch(`http://127.0.0.1:${first.port}${path}`, { method, headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      const call = (path: string, method: string, body: unknown) =>
+        fetch(`http://127.0.0.1:${first.port}${path}`, {
+          method,
+          headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
       const stream = await call('/streams/evm', 'PUT', { webhookUrl: receiver.url, chainIds: ['0x539'], includeNativeTxs: true });
       expect(stream.status).toBe(200);
       expect((await call(`/streams/evm/${stream.body.id}/address`, 'POST', { address: DEV_ACCOUNTS[1].address })).status).toBe(200);
@@ -107,7 +137,10 @@ describe('the embedded devnet', () => {
       expect(second.output()).not.toContain('"msg":"reorg"');
       // The stream goes on: a transfer to its address after the restart is delivered.
       const hash = await (await walletClient(second.rpcUrl)).sendTransaction({ to: DEV_ACCOUNTS[1].address, value: 1n });
-      expect(await until(() => receiver.webhooks().some((w) => w.body.txs.some((t: { hash: string }) => t.hash === hash)), 10_000, 50), second.output().slice(-2000)).toBe(true);
+      expect(
+        await until(() => receiver.webhooks().some((w) => w.body.txs.some((t: { hash: string }) => t.hash === hash)), 10_000, 50),
+        second.output().slice(-2000),
+      ).toBe(true);
     } finally {
       expect(await second.stop('SIGTERM')).toBe(0);
       await receiver.close();
@@ -116,7 +149,9 @@ describe('the embedded devnet', () => {
     const reset = await cli(['devnet', 'reset'], dir);
     expect(reset.code, reset.stderr).toBe(0);
     // The token's transfer is its log's row (contractLogs): the follower writes `transfers` rows for NFTs alone.
-    expect(reset.stdout).toMatch(/cleared chain 0x539 from .*: \d+ rows \(chainState 1, blocks \d+, probes \d+, canon \d+, blockHashes \d+, .*contractLogs \d+/);
+    expect(reset.stdout).toMatch(
+      /cleared chain 0x539 from .*: \d+ rows \(chainState 1, blocks \d+, probes \d+, canon \d+, blockHashes \d+, .*contractLogs \d+/,
+    );
     expect(reset.stdout).toContain(`deleted the devnet state ${second.devnet.state}`);
     expect(existsSync(second.devnet.state)).toBe(false);
 
@@ -182,7 +217,9 @@ describe('the embedded devnet', () => {
   it('listens on CHAINPOST_DEVNET_PORT, or on the next free port when it is taken, and lists its funded accounts', async () => {
     // Never the default 8545 here (other tests and engineers share this machine): a port this test holds itself.
     const held: Server = createServer();
-    const taken = await new Promise<number>((resolve) => held.listen(0, '127.0.0.1', () => resolve((held.address() as { port: number }).port)));
+    const taken = await new Promise<number>((resolve) =>
+      held.listen(0, '127.0.0.1', () => resolve((held.address() as { port: number }).port)),
+    );
     const dir = tempDir();
     dirs.push(dir);
     try {

@@ -23,13 +23,30 @@ const alive = (pid: number): boolean => {
 describe('the embedded devnet', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('runs anvil as chain 0x539, ingests it, and stops it with the server on %s', async (signal) => {
     // No interval blocks here: the head must be exactly what anvil_mine made.
-    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '3600' });
+    const s = await startProcess([BIN, 'serve'], {
+      CHAINPOST_DATA: tempDir(),
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789',
+      CHAINPOST_CHAINS: undefined,
+      CHAINPOST_POLL_MS: '50',
+      CHAINPOST_DEVNET_PORT: '0',
+      CHAINPOST_DEVNET_BLOCK_TIME: '3600',
+    });
     try {
-      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      const devnet = JSON.parse(
+        s
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"devnet"'))!,
+      );
       expect(devnet).toMatchObject({ chain: '0x539', rpc: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
       expect(alive(devnet.pid)).toBe(true);
       // A block mined on the devnet shows up in the chain section of /health.
-      await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x3"]}' });
+      await fetch(devnet.rpc, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x3"]}',
+      });
       let chains: Array<{ chain: string; head: number; internalTransactions: boolean }> = [];
       for (let i = 0; i < 100 && (chains[0]?.head ?? -1) < 3; i++) {
         chains = ((await (await fetch(`http://127.0.0.1:${s.port}/health`)).json()) as { chains: typeof chains }).chains;
@@ -49,19 +66,41 @@ describe('the embedded devnet', () => {
   });
 
   it('stops on SIGTERM while anvil is busy with a long call: anvil is SIGKILLed after its grace', { timeout: 60_000 }, async () => {
-    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0' });
+    const s = await startProcess([BIN, 'serve'], {
+      CHAINPOST_DATA: tempDir(),
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789',
+      CHAINPOST_CHAINS: undefined,
+      CHAINPOST_POLL_MS: '50',
+      CHAINPOST_DEVNET_PORT: '0',
+    });
     let pid: number | undefined;
     try {
-      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      const devnet = JSON.parse(
+        s
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"devnet"'))!,
+      );
       pid = devnet.pid as number;
       // Straight to anvil, past node access's gas cap: a loop with a million blocks' gas keeps it busy for minutes.
-      const loop = '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000100aa","gas":"0xe8d4a51000"},"latest",{"0x00000000000000000000000000000000000100aa":{"code":"0x5b600056"}}]}';
+      const loop =
+        '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000100aa","gas":"0xe8d4a51000"},"latest",{"0x00000000000000000000000000000000000100aa":{"code":"0x5b600056"}}]}';
       const busy = fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loop }).then(
         (r) => r.text(),
         () => 'connection closed',
       );
       // anvil is inside the call once blocks stop coming (one a second otherwise).
-      const blockNumber = async () => ((await (await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' })).json()) as { result: string }).result;
+      const blockNumber = async () =>
+        (
+          (await (
+            await fetch(devnet.rpc, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}',
+            })
+          ).json()) as { result: string }
+        ).result;
       const stopped = await until(async () => {
         const before = await blockNumber();
         await new Promise((r) => setTimeout(r, 2_500));
@@ -84,10 +123,22 @@ describe('the embedded devnet', () => {
   });
 
   it('does not orphan anvil when the server is killed with SIGKILL', async () => {
-    const s = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: tempDir(), CHAINPOST_PORT: '0', CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789', CHAINPOST_CHAINS: undefined, CHAINPOST_POLL_MS: '50', CHAINPOST_DEVNET_PORT: '0' });
+    const s = await startProcess([BIN, 'serve'], {
+      CHAINPOST_DATA: tempDir(),
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: 'cpk_devnet_test_key_0123456789',
+      CHAINPOST_CHAINS: undefined,
+      CHAINPOST_POLL_MS: '50',
+      CHAINPOST_DEVNET_PORT: '0',
+    });
     let pid: number | undefined;
     try {
-      const devnet = JSON.parse(s.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!);
+      const devnet = JSON.parse(
+        s
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"devnet"'))!,
+      );
       pid = devnet.pid as number;
       expect(alive(pid)).toBe(true);
       // No exit handler runs on SIGKILL: only the kernel can take anvil down with the server.
@@ -95,7 +146,12 @@ describe('the embedded devnet', () => {
       await s.exited;
       for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 20));
       expect(alive(pid)).toBe(false);
-      const answered = await fetch(devnet.rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', signal: AbortSignal.timeout(1_000) }).then(
+      const answered = await fetch(devnet.rpc, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+        signal: AbortSignal.timeout(1_000),
+      }).then(
         () => true,
         () => false,
       );

@@ -47,7 +47,11 @@ const [A0, A1] = DEV_ACCOUNTS.map((a) => a.address) as [Hex, Hex];
 const ZERO = '0x0000000000000000000000000000000000000000';
 const topicOf = (address: Hex): Hex => pad(address.toLowerCase() as Hex, { size: 32 });
 const topic0s = (r: TransactionReceipt): (Hex | undefined)[] => r.logs.map((l) => l.topics[0]);
-const uints = (log: Log, n: number): bigint[] => decodeAbiParameters(Array.from({ length: n }, () => ({ type: 'uint256' })), log.data) as bigint[];
+const uints = (log: Log, n: number): bigint[] =>
+  decodeAbiParameters(
+    Array.from({ length: n }, () => ({ type: 'uint256' })),
+    log.data,
+  ) as bigint[];
 const ints = (log: Log): readonly [bigint, bigint, bigint, bigint, number] =>
   decodeAbiParameters([{ type: 'int256' }, { type: 'int256' }, { type: 'uint160' }, { type: 'uint128' }, { type: 'int24' }], log.data);
 
@@ -78,14 +82,16 @@ describe('TestV2Factory', () => {
     expect([first.token0, first.token1]).toEqual([token0, token1]);
 
     // The opposite argument order finds the same pair; a second pair is number 2; a duplicate reverts.
-    const read = (functionName: string, args: readonly unknown[] = []) => publicClient(url).readContract({ address: dex.v2Factory.address, abi: dex.v2Factory.abi, functionName, args });
+    const read = (functionName: string, args: readonly unknown[] = []) =>
+      publicClient(url).readContract({ address: dex.v2Factory.address, abi: dex.v2Factory.abi, functionName, args });
     expect(await read('getPair', [usdc.address, weth.address])).toBe(first.address);
     expect(await read('getPair', [weth.address, usdc.address])).toBe(first.address);
     const second = await createV2Pair(url, dex, tka.address, weth.address);
     expect(decodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], second.receipt.logs[0]!.data)[1]).toBe(2n);
     expect(await read('allPairsLength')).toBe(2n);
     await expect(createV2Pair(url, dex, usdc.address, weth.address)).rejects.toThrow(/PAIR_EXISTS/);
-    const pairRead = (functionName: string) => publicClient(url).readContract({ address: first.address, abi: compileContracts().TestV2Pair.abi, functionName });
+    const pairRead = (functionName: string) =>
+      publicClient(url).readContract({ address: first.address, abi: compileContracts().TestV2Pair.abi, functionName });
     expect(await pairRead('token0')).toBe(token0);
     expect(await pairRead('token1')).toBe(token1);
     expect(await pairRead('factory')).toBe(dex.v2Factory.address);
@@ -97,7 +103,8 @@ describe('TestV2Pair', () => {
   // 2,000,000 USDC against 1,000 TKA (18 decimals): 2,000 USDC per TKA.
   const usdcAmount = parseUnits('2000000', 6);
   const tkaAmount = parseUnits('1000', 18);
-  const amounts = (): [bigint, bigint] => (pair.token0 === getAddress(dex.tokens.usdc.address) ? [usdcAmount, tkaAmount] : [tkaAmount, usdcAmount]);
+  const amounts = (): [bigint, bigint] =>
+    pair.token0 === getAddress(dex.tokens.usdc.address) ? [usdcAmount, tkaAmount] : [tkaAmount, usdcAmount];
 
   beforeAll(async () => {
     pair = await createV2Pair(url, dex, dex.tokens.usdc.address, dex.tokens.tka.address);
@@ -145,7 +152,9 @@ describe('TestV2Pair', () => {
       expect(sync.logIndex!).toBeLessThan(swapLog.logIndex!);
       expect(swapLog.topics).toEqual([TOPIC.V2Swap, topicOf(A0), topicOf(A1)]);
       const [amount0In, amount1In, amount0Out, amount1Out] = uints(swapLog, 4) as [bigint, bigint, bigint, bigint];
-      expect([amount0In, amount1In, amount0Out, amount1Out]).toEqual(zeroForOne ? [amountIn, 0n, 0n, swap.amountOut] : [0n, amountIn, swap.amountOut, 0n]);
+      expect([amount0In, amount1In, amount0Out, amount1Out]).toEqual(
+        zeroForOne ? [amountIn, 0n, 0n, swap.amountOut] : [0n, amountIn, swap.amountOut, 0n],
+      );
 
       const after = await getReserves(url, pair.address);
       expect(uints(sync, 2)).toEqual([after.reserve0, after.reserve1]);
@@ -164,7 +173,9 @@ describe('TestV2Pair', () => {
     const before = await getReserves(url, pair.address);
     const amountIn = parseUnits('1', 18);
     const tkaIsToken0 = pair.token0 === getAddress(dex.tokens.tka.address);
-    const fair = tkaIsToken0 ? getAmountOut(amountIn, before.reserve0, before.reserve1) : getAmountOut(amountIn, before.reserve1, before.reserve0);
+    const fair = tkaIsToken0
+      ? getAmountOut(amountIn, before.reserve0, before.reserve1)
+      : getAmountOut(amountIn, before.reserve1, before.reserve0);
     await expect(v2SwapExactIn(url, pair, dex.tokens.tka.address, amountIn, { amountOut: fair + 1n })).rejects.toThrow(/UniswapV2: K/);
     // The reverted swap left the sent input in the pair, unaccounted until sync().
     expect(await getReserves(url, pair.address)).toEqual(before);
@@ -189,13 +200,23 @@ describe('TestV2Pair', () => {
     // The TKA/WETH pair of the factory test, given liquidity: 1,000 TKA against 500 WETH.
     const [token0, token1] = sortTokens(tka.address, weth.address);
     const second: Created = {
-      address: (await publicClient(url).readContract({ address: dex.v2Factory.address, abi: dex.v2Factory.abi, functionName: 'getPair', args: [tka.address, weth.address] })) as Hex,
+      address: (await publicClient(url).readContract({
+        address: dex.v2Factory.address,
+        abi: dex.v2Factory.abi,
+        functionName: 'getPair',
+        args: [tka.address, weth.address],
+      })) as Hex,
       token0,
       token1,
       receipt: undefined as unknown as TransactionReceipt,
     };
     const [tkaIn, wethIn] = [parseUnits('1000', 18), parseUnits('500', 18)];
-    await addV2Liquidity(url, second, token0 === getAddress(tka.address) ? tkaIn : wethIn, token0 === getAddress(tka.address) ? wethIn : tkaIn);
+    await addV2Liquidity(
+      url,
+      second,
+      token0 === getAddress(tka.address) ? tkaIn : wethIn,
+      token0 === getAddress(tka.address) ? wethIn : tkaIn,
+    );
     const r1 = await getReserves(url, pair.address);
     const r2 = await getReserves(url, second.address);
     const amountIn = parseUnits('10000', 6);
@@ -212,7 +233,12 @@ describe('TestV2Pair', () => {
     expect(topic0s(receipt)).toEqual([TOPIC.Transfer, TOPIC.Transfer, TOPIC.Sync, TOPIC.V2Swap, TOPIC.Transfer, TOPIC.Sync, TOPIC.V2Swap]);
     const [paid, hop, sync1, swap1, delivered, sync2, swap2] = receipt.logs as [Log, Log, Log, Log, Log, Log, Log];
     const router = dex.v2Router.address;
-    expect([paid.address, paid.topics[1], paid.topics[2], uints(paid, 1)[0]]).toEqual([usdc.address.toLowerCase(), topicOf(A0), topicOf(pair.address), amountIn]);
+    expect([paid.address, paid.topics[1], paid.topics[2], uints(paid, 1)[0]]).toEqual([
+      usdc.address.toLowerCase(),
+      topicOf(A0),
+      topicOf(pair.address),
+      amountIn,
+    ]);
     expect([hop.address, hop.topics[2], uints(hop, 1)[0]]).toEqual([tka.address.toLowerCase(), topicOf(second.address), mid]);
     expect([sync1.address, swap1.address]).toEqual([pair.address.toLowerCase(), pair.address.toLowerCase()]);
     expect(swap1.topics).toEqual([TOPIC.V2Swap, topicOf(router), topicOf(second.address)]);
@@ -225,7 +251,9 @@ describe('TestV2Pair', () => {
     const after2 = await getReserves(url, second.address);
     expect(uints(sync1, 2)).toEqual([after1.reserve0, after1.reserve1]);
     expect(uints(sync2, 2)).toEqual([after2.reserve0, after2.reserve1]);
-    await expect(v2RouterSwapExactIn(url, dex, [usdc.address, tka.address], amountIn, { amountOutMin: 10n ** 30n })).rejects.toThrow(/INSUFFICIENT_OUTPUT_AMOUNT/);
+    await expect(v2RouterSwapExactIn(url, dex, [usdc.address, tka.address], amountIn, { amountOutMin: 10n ** 30n })).rejects.toThrow(
+      /INSUFFICIENT_OUTPUT_AMOUNT/,
+    );
   });
 
   it('burn returns the LP share: LP Transfer to 0, token Transfers, Sync, Burn', async () => {
@@ -269,8 +297,14 @@ describe('TestV3Factory and TestV3Pool', () => {
       const [tickSpacing, address] = decodeAbiParameters([{ type: 'int24' }, { type: 'address' }], log.data);
       expect(tickSpacing).toBe(spacing);
       expect(getAddress(address)).toBe(created.address);
-      const read = (functionName: string) => publicClient(url).readContract({ address: created.address, abi: compileContracts().TestV3Pool.abi, functionName });
-      expect([await read('token0'), await read('token1'), await read('fee'), await read('tickSpacing')]).toEqual([token0, token1, fee, spacing]);
+      const read = (functionName: string) =>
+        publicClient(url).readContract({ address: created.address, abi: compileContracts().TestV3Pool.abi, functionName });
+      expect([await read('token0'), await read('token1'), await read('fee'), await read('tickSpacing')]).toEqual([
+        token0,
+        token1,
+        fee,
+        spacing,
+      ]);
       if (fee === 3000) pool = created;
     }
     await expect(createV3Pool(url, dex, usdc.address, weth.address, 3000)).rejects.toThrow();
@@ -289,8 +323,18 @@ describe('TestV3Factory and TestV3Pool', () => {
     const [price, tick] = decodeAbiParameters([{ type: 'uint160' }, { type: 'int24' }], receipt.logs[0]!.data);
     expect(price).toBe(sqrtPriceX96);
     expect(tick).toBe(tickOf(sqrtPriceX96));
-    expect(await getSlot0(url, pool.address)).toEqual({ sqrtPriceX96, tick, observationIndex: 0, observationCardinality: 1, observationCardinalityNext: 1, feeProtocol: 0, unlocked: true });
-    expect(await publicClient(url).readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'liquidity' })).toBe(123_456_789n);
+    expect(await getSlot0(url, pool.address)).toEqual({
+      sqrtPriceX96,
+      tick,
+      observationIndex: 0,
+      observationCardinality: 1,
+      observationCardinalityNext: 1,
+      feeProtocol: 0,
+      unlocked: true,
+    });
+    expect(
+      await publicClient(url).readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'liquidity' }),
+    ).toBe(123_456_789n);
     await expect(initializeV3Pool(url, pool.address, sqrtPriceX96)).rejects.toThrow(/AI/);
   });
 
@@ -332,8 +376,12 @@ describe('TestV3Factory and TestV3Pool', () => {
     const amountIn = parseUnits('1', 6);
     const usdcIs0 = pool.token0 === getAddress(dex.tokens.usdc.address);
     // Selling token0 must lower sqrtPriceX96.
-    await expect(v3Swap(url, pool, { tokenIn: pool.token0, amountIn, amountOut: 0n, sqrtPriceX96After: sqrtPriceX96 + 1n })).rejects.toThrow(/SPL/);
-    await expect(v3Swap(url, pool, { tokenIn: pool.token1, amountIn, amountOut: 0n, sqrtPriceX96After: sqrtPriceX96 - 1n })).rejects.toThrow(/SPL/);
+    await expect(
+      v3Swap(url, pool, { tokenIn: pool.token0, amountIn, amountOut: 0n, sqrtPriceX96After: sqrtPriceX96 + 1n }),
+    ).rejects.toThrow(/SPL/);
+    await expect(
+      v3Swap(url, pool, { tokenIn: pool.token1, amountIn, amountOut: 0n, sqrtPriceX96After: sqrtPriceX96 - 1n }),
+    ).rejects.toThrow(/SPL/);
     // A sender with no balance of the input cannot pay for the output.
     const account = DEV_ACCOUNTS[2];
     const tokenIn = usdcIs0 ? pool.token0 : pool.token1;
@@ -345,6 +393,8 @@ describe('TestV3Factory and TestV3Pool', () => {
 
   it('an uninitialized pool refuses swaps', async () => {
     const created = await createV3Pool(url, dex, dex.tokens.tka.address, dex.tokens.tkb.address, 3000);
-    await expect(v3Swap(url, created, { tokenIn: created.token0, amountIn: 1n, amountOut: 1n, sqrtPriceX96After: 1n })).rejects.toThrow(/LOK/);
+    await expect(v3Swap(url, created, { tokenIn: created.token0, amountIn: 1n, amountOut: 1n, sqrtPriceX96After: 1n })).rejects.toThrow(
+      /LOK/,
+    );
   });
 });

@@ -2,7 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEventLogs, parseUnits, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { deploy, publicClient, type Deployed } from './contracts.js';
-import { deployDex, formatted, FULL_RANGE, getV4Pool, initializeV4Pool, isqrt, modifyV4Liquidity, NATIVE, priceCalls, sqrtPriceOf, v4SwapAtLiquidity, type Dex, type Ratio, type V4Pool } from './dex.js';
+import {
+  deployDex,
+  formatted,
+  FULL_RANGE,
+  getV4Pool,
+  initializeV4Pool,
+  isqrt,
+  modifyV4Liquidity,
+  NATIVE,
+  priceCalls,
+  sqrtPriceOf,
+  v4SwapAtLiquidity,
+  type Dex,
+  type Ratio,
+  type V4Pool,
+} from './dex.js';
 import { startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -26,8 +41,12 @@ let ethUsdc: V4Pool;
 
 const lc = (a: string): string => a.toLowerCase();
 const addr = (d: { address: Hex }): string => lc(d.address);
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
-const { indexed, price, priced } = priceCalls(() => s, () => anvil.url);
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const { indexed, price, priced } = priceCalls(
+  () => s,
+  () => anvil.url,
+);
 const DECIMALS = new Map<string, number>([[lc(NATIVE), 18]]);
 const units = (amount: string, token: { address: Hex }): bigint => parseUnits(amount, DECIMALS.get(addr(token))!);
 
@@ -36,7 +55,8 @@ function sidePrice(pool: V4Pool, token: Hex, sqrt: bigint): Ratio {
   return sqrtPriceOf(sqrt, token, pool.key.currency0, DECIMALS.get(lc(pool.key.currency0))!, DECIMALS.get(lc(pool.key.currency1))!);
 }
 /** The same from the manager's getSlot0 at `block`. */
-const v4Price = async (pool: V4Pool, token: Hex, block: number): Promise<Ratio> => sidePrice(pool, token, (await getV4Pool(anvil.url, pool, block)).sqrtPriceX96);
+const v4Price = async (pool: V4Pool, token: Hex, block: number): Promise<Ratio> =>
+  sidePrice(pool, token, (await getV4Pool(anvil.url, pool, block)).sqrtPriceX96);
 /** The sqrtPriceX96 a swap's receipt logged in the manager's Swap event. */
 function swapPrice(receipt: TransactionReceipt): bigint {
   const [log] = parseEventLogs({ abi: manager.abi, logs: receipt.logs, eventName: 'Swap' });
@@ -61,8 +81,23 @@ beforeAll(async () => {
   manager = await deploy(anvil.url, 'TestV4PoolManager', []);
   other = await deploy(anvil.url, 'TestV4PoolManager', []);
   const { usdc, weth, tka, tkb } = dex.tokens;
-  for (const [t, d] of [[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]] as const) DECIMALS.set(addr(t), d);
-  const pricing = { '0x539': { wrappedNative: weth.address, stablecoins: [usdc.address], factories: [{ address: manager.address, kind: 'v4', name: 'MiniSwap v4' }, { address: other.address, kind: 'v4', name: 'OtherSwap v4' }] } };
+  for (const [t, d] of [
+    [usdc, 6],
+    [weth, 18],
+    [tka, 18],
+    [tkb, 8],
+  ] as const)
+    DECIMALS.set(addr(t), d);
+  const pricing = {
+    '0x539': {
+      wrappedNative: weth.address,
+      stablecoins: [usdc.address],
+      factories: [
+        { address: manager.address, kind: 'v4', name: 'MiniSwap v4' },
+        { address: other.address, kind: 'v4', name: 'OtherSwap v4' },
+      ],
+    },
+  };
   s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
   tkaUsdc = await fullRange(tka, '50000', usdc, '100000');
   ethUsdc = await fullRange({ address: NATIVE }, '100', usdc, '200000');
@@ -75,23 +110,35 @@ afterAll(async () => {
 });
 
 describe('Uniswap V4 pools', () => {
-  it('price a token from its pool\'s sqrtPriceX96: the PoolManager is the exchange, the PoolId the pair', async () => {
+  it("price a token from its pool's sqrtPriceX96: the PoolManager is the exchange, the PoolId the pair", async () => {
     const block = await indexed();
     const { tka } = dex.tokens;
     const usd = await v4Price(tkaUsdc, tka.address, block);
     const p = await priced(addr(tka));
-    expect(p).toMatchObject({ usdPriceFormatted: formatted(usd), exchangeName: 'MiniSwap v4', exchangeAddress: addr(manager), pairAddress: lc(tkaUsdc.id), toBlock: String(block), tokenDecimals: '18' });
+    expect(p).toMatchObject({
+      usdPriceFormatted: formatted(usd),
+      exchangeName: 'MiniSwap v4',
+      exchangeAddress: addr(manager),
+      pairAddress: lc(tkaUsdc.id),
+      toBlock: String(block),
+      tokenDecimals: '18',
+    });
     expect(p.usdPrice).toBeCloseTo(2, 9);
     // Both sides as the virtual reserves of the active liquidity: 50,000 TKA at $2 and 100,000 USDC.
     expect(Number(p.pairTotalLiquidityUsd)).toBeCloseTo(200_000, 0);
   });
 
-  it('price the native coin\'s pool (currency address 0) as the wrapped native token', async () => {
+  it("price the native coin's pool (currency address 0) as the wrapped native token", async () => {
     const block = await indexed();
     const { weth, tka } = dex.tokens;
     const usd = await v4Price(ethUsdc, NATIVE, block);
     const p = await priced(addr(weth));
-    expect(p).toMatchObject({ usdPriceFormatted: formatted(usd), pairAddress: lc(ethUsdc.id), exchangeName: 'MiniSwap v4', nativePrice: { value: '1000000000000000000', address: addr(weth) } });
+    expect(p).toMatchObject({
+      usdPriceFormatted: formatted(usd),
+      pairAddress: lc(ethUsdc.id),
+      exchangeName: 'MiniSwap v4',
+      nativePrice: { value: '1000000000000000000', address: addr(weth) },
+    });
     expect(p.usdPrice).toBeCloseTo(2000, 6);
     // The pool's pairs list it as the wrapped token's; a token's native price goes through it.
     const pairs = await s.call(`/api/v2.2/erc20/${addr(weth)}/pairs?chain=0x539`);
@@ -110,7 +157,11 @@ describe('Uniswap V4 pools', () => {
   it('move with swaps both ways, each to the sqrtPriceX96 its Swap event logged; swaps count as buys and sells; candles and reserves by PoolId', async () => {
     const { tka, usdc } = dex.tokens;
     const start = await priced(addr(tka));
-    const swaps: Array<[Hex, string]> = [[usdc.address, '1000'], [usdc.address, '500'], [tka.address, '300']];
+    const swaps: Array<[Hex, string]> = [
+      [usdc.address, '1000'],
+      [usdc.address, '500'],
+      [tka.address, '300'],
+    ];
     let last = start;
     for (const [tokenIn, amount] of swaps) {
       const { receipt } = await v4SwapAtLiquidity(anvil.url, tkaUsdc, tokenIn, units(amount, { address: tokenIn }));
@@ -130,7 +181,9 @@ describe('Uniswap V4 pools', () => {
     expect(analytics.body.totalBuys['24h']).toBe(2);
     expect(analytics.body.totalSells['24h']).toBe(1);
     const now = Number((await publicClient(anvil.url).getBlock()).timestamp);
-    const candles = await s.call(`/api/v2.2/pairs/${lc(tkaUsdc.id)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400}&toDate=${now + 3_600}`);
+    const candles = await s.call(
+      `/api/v2.2/pairs/${lc(tkaUsdc.id)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400}&toDate=${now + 3_600}`,
+    );
     expect(candles.status, JSON.stringify(candles.body)).toBe(200);
     expect(candles.body).toMatchObject({ pairAddress: lc(tkaUsdc.id), tokenAddress: addr(tka) });
     expect((candles.body.result as Array<{ trades: number; close: number }>).reduce((n, c) => n + c.trades, 0)).toBe(3);
@@ -138,7 +191,10 @@ describe('Uniswap V4 pools', () => {
     // Reserves: the active liquidity's virtual reserves, L·2^96/√P and L·√P/2^96.
     const { sqrtPriceX96, liquidity } = await getV4Pool(anvil.url, tkaUsdc);
     const reserves = await s.call(`/api/v2.2/${lc(tkaUsdc.id)}/reserves?chain=0x539`);
-    expect(reserves.body).toEqual({ reserve0: ((liquidity << 96n) / sqrtPriceX96).toString(), reserve1: ((liquidity * sqrtPriceX96) >> 96n).toString() });
+    expect(reserves.body).toEqual({
+      reserve0: ((liquidity << 96n) / sqrtPriceX96).toString(),
+      reserve1: ((liquidity * sqrtPriceX96) >> 96n).toString(),
+    });
     expect((await s.call('/api/v2.2/0x1234/reserves?chain=0x539')).body.details.field).toBe('pair_address');
   });
 
@@ -169,7 +225,7 @@ describe('Uniswap V4 pools', () => {
     expect((await priced(addr(tkb))).pairAddress).toBe(lc(pool.id));
   });
 
-  it('move a pool only by its own PoolManager\'s events: the same PoolKey on another one is another pool', async () => {
+  it("move a pool only by its own PoolManager's events: the same PoolKey on another one is another pool", async () => {
     const { tka, usdc } = dex.tokens;
     const block = await indexed();
     const kept = await priced(addr(tka));
@@ -191,7 +247,9 @@ describe('Uniswap V4 pools', () => {
     const kept = await priced(addr(tka));
     const trades = async (): Promise<number> => {
       const now = Number((await publicClient(anvil.url).getBlock()).timestamp);
-      const r = await s.call(`/api/v2.2/pairs/${lc(tkaUsdc.id)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400 * 3}&toDate=${now + 3_600}`);
+      const r = await s.call(
+        `/api/v2.2/pairs/${lc(tkaUsdc.id)}/ohlcv?chain=0x539&timeframe=1d&currency=usd&fromDate=${now - 86_400 * 3}&toDate=${now + 3_600}`,
+      );
       return (r.body.result as Array<{ trades: number }>).reduce((n, c) => n + c.trades, 0);
     };
     const tradesBefore = await trades();

@@ -52,11 +52,17 @@ export interface Created {
 }
 
 /** Uniswap's token order: token0 is the lower address. */
-export const sortTokens = (a: Hex, b: Hex): [Hex, Hex] => (BigInt(a) < BigInt(b) ? [getAddress(a), getAddress(b)] : [getAddress(b), getAddress(a)]);
+export const sortTokens = (a: Hex, b: Hex): [Hex, Hex] =>
+  BigInt(a) < BigInt(b) ? [getAddress(a), getAddress(b)] : [getAddress(b), getAddress(a)];
 
 const abi = () => compileContracts();
-const read = (rpcUrl: string, address: Hex, name: 'TestV2Pair' | 'TestV3Pool' | 'TestToken', functionName: string, args: readonly unknown[] = []): Promise<unknown> =>
-  publicClient(rpcUrl).readContract({ address, abi: abi()[name].abi, functionName, args });
+const read = (
+  rpcUrl: string,
+  address: Hex,
+  name: 'TestV2Pair' | 'TestV3Pool' | 'TestToken',
+  functionName: string,
+  args: readonly unknown[] = [],
+): Promise<unknown> => publicClient(rpcUrl).readContract({ address, abi: abi()[name].abi, functionName, args });
 
 /** The created pair/pool in a factory receipt: the address argument at `index` of its one creation event. */
 function createdAddress(receipt: TransactionReceipt, factory: Deployed, eventName: 'PairCreated' | 'PoolCreated', index: number): Hex {
@@ -69,14 +75,33 @@ function createdAddress(receipt: TransactionReceipt, factory: Deployed, eventNam
 }
 
 export async function createV2Pair(rpcUrl: string, dex: Dex, tokenA: Hex, tokenB: Hex, account?: LocalAccount): Promise<Created> {
-  const receipt = await write(rpcUrl, { address: dex.v2Factory.address, abi: dex.v2Factory.abi, functionName: 'createPair', args: [tokenA, tokenB], account });
+  const receipt = await write(rpcUrl, {
+    address: dex.v2Factory.address,
+    abi: dex.v2Factory.abi,
+    functionName: 'createPair',
+    args: [tokenA, tokenB],
+    account,
+  });
   const [token0, token1] = sortTokens(tokenA, tokenB);
   return { address: createdAddress(receipt, dex.v2Factory, 'PairCreated', 2), token0, token1, receipt };
 }
 
 /** Creates a V3 pool; fee is one of the default tiers 500, 3000, 10000. */
-export async function createV3Pool(rpcUrl: string, dex: Dex, tokenA: Hex, tokenB: Hex, fee: 500 | 3000 | 10000, account?: LocalAccount): Promise<Created> {
-  const receipt = await write(rpcUrl, { address: dex.v3Factory.address, abi: dex.v3Factory.abi, functionName: 'createPool', args: [tokenA, tokenB, fee], account });
+export async function createV3Pool(
+  rpcUrl: string,
+  dex: Dex,
+  tokenA: Hex,
+  tokenB: Hex,
+  fee: 500 | 3000 | 10000,
+  account?: LocalAccount,
+): Promise<Created> {
+  const receipt = await write(rpcUrl, {
+    address: dex.v3Factory.address,
+    abi: dex.v3Factory.abi,
+    functionName: 'createPool',
+    args: [tokenA, tokenB, fee],
+    account,
+  });
   const [token0, token1] = sortTokens(tokenA, tokenB);
   return { address: createdAddress(receipt, dex.v3Factory, 'PoolCreated', 4), token0, token1, receipt };
 }
@@ -85,7 +110,8 @@ export async function createV3Pool(rpcUrl: string, dex: Dex, tokenA: Hex, tokenB
 export const transferToken = (rpcUrl: string, token: Hex, to: Hex, amount: bigint, account?: LocalAccount): Promise<TransactionReceipt> =>
   write(rpcUrl, { address: token, abi: abi().TestToken.abi, functionName: 'transfer', args: [to, amount], account });
 
-export const balanceOf = async (rpcUrl: string, token: Hex, owner: Hex): Promise<bigint> => (await read(rpcUrl, token, 'TestToken', 'balanceOf', [owner])) as bigint;
+export const balanceOf = async (rpcUrl: string, token: Hex, owner: Hex): Promise<bigint> =>
+  (await read(rpcUrl, token, 'TestToken', 'balanceOf', [owner])) as bigint;
 
 export interface Reserves {
   reserve0: bigint;
@@ -112,7 +138,13 @@ export async function addV2Liquidity(
   const account = opts.account ?? DEV_ACCOUNTS[0];
   await transferToken(rpcUrl, pair.token0, pair.address, amount0, account);
   await transferToken(rpcUrl, pair.token1, pair.address, amount1, account);
-  return write(rpcUrl, { address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'mint', args: [opts.to ?? account.address], account });
+  return write(rpcUrl, {
+    address: pair.address,
+    abi: abi().TestV2Pair.abi,
+    functionName: 'mint',
+    args: [opts.to ?? account.address],
+    account,
+  });
 }
 
 /** UniswapV2Library.getAmountOut: the output of an exact input after the 0.3% fee. */
@@ -148,7 +180,8 @@ export async function v2SwapExactIn(
   const zeroForOne = getAddress(tokenIn) === pair.token0;
   if (!zeroForOne && getAddress(tokenIn) !== pair.token1) throw new Error(`${tokenIn} is not a token of pair ${pair.address}`);
   const { reserve0, reserve1 } = await getReserves(rpcUrl, pair.address);
-  const amountOut = opts.amountOut ?? (zeroForOne ? getAmountOut(amountIn, reserve0, reserve1) : getAmountOut(amountIn, reserve1, reserve0));
+  const amountOut =
+    opts.amountOut ?? (zeroForOne ? getAmountOut(amountIn, reserve0, reserve1) : getAmountOut(amountIn, reserve1, reserve0));
   const transferReceipt = await transferToken(rpcUrl, tokenIn, pair.address, amountIn, account);
   const args = [zeroForOne ? 0n : amountOut, zeroForOne ? amountOut : 0n, opts.to ?? account.address, '0x'];
   const receipt = await write(rpcUrl, { address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'swap', args, account });
@@ -170,12 +203,23 @@ export async function v2RouterSwapExactIn(
 ): Promise<{ amounts: bigint[]; receipt: TransactionReceipt }> {
   const account = opts.account ?? DEV_ACCOUNTS[0];
   const router = dex.v2Router;
-  const amounts = (await publicClient(rpcUrl).readContract({ address: router.address, abi: router.abi, functionName: 'getAmountsOut', args: [amountIn, path] })) as bigint[];
+  const amounts = (await publicClient(rpcUrl).readContract({
+    address: router.address,
+    abi: router.abi,
+    functionName: 'getAmountsOut',
+    args: [amountIn, path],
+  })) as bigint[];
   await write(rpcUrl, { address: path[0]!, abi: abi().TestToken.abi, functionName: 'approve', args: [router.address, amountIn], account });
   // The deadline only has to be in the future; anvil's clock starts at the wall clock.
   const deadline = 2n ** 63n;
   const args = [amountIn, opts.amountOutMin ?? 0n, path, opts.to ?? account.address, deadline];
-  const receipt = await write(rpcUrl, { address: router.address, abi: router.abi, functionName: 'swapExactTokensForTokens', args, account });
+  const receipt = await write(rpcUrl, {
+    address: router.address,
+    abi: router.abi,
+    functionName: 'swapExactTokensForTokens',
+    args,
+    account,
+  });
   return { amounts, receipt };
 }
 
@@ -191,15 +235,12 @@ export interface Slot0 {
 }
 
 export async function getSlot0(rpcUrl: string, pool: Hex): Promise<Slot0> {
-  const [sqrtPriceX96, tick, observationIndex, observationCardinality, observationCardinalityNext, feeProtocol, unlocked] = (await read(rpcUrl, pool, 'TestV3Pool', 'slot0')) as [
-    bigint,
-    number,
-    number,
-    number,
-    number,
-    number,
-    boolean,
-  ];
+  const [sqrtPriceX96, tick, observationIndex, observationCardinality, observationCardinalityNext, feeProtocol, unlocked] = (await read(
+    rpcUrl,
+    pool,
+    'TestV3Pool',
+    'slot0',
+  )) as [bigint, number, number, number, number, number, boolean];
   return { sqrtPriceX96, tick, observationIndex, observationCardinality, observationCardinalityNext, feeProtocol, unlocked };
 }
 
@@ -223,7 +264,13 @@ export const sqrtPriceX96Of = (amount0: bigint, amount1: bigint): bigint => isqr
 export const tickOf = (sqrtPriceX96: bigint): number => Math.floor((2 * Math.log(Number(sqrtPriceX96) / 2 ** 96)) / Math.log(1.0001));
 
 /** Initializes a V3 pool at a price (the tick derived from it unless told). */
-export const initializeV3Pool = (rpcUrl: string, pool: Hex, sqrtPriceX96: bigint, tick = tickOf(sqrtPriceX96), account?: LocalAccount): Promise<TransactionReceipt> =>
+export const initializeV3Pool = (
+  rpcUrl: string,
+  pool: Hex,
+  sqrtPriceX96: bigint,
+  tick = tickOf(sqrtPriceX96),
+  account?: LocalAccount,
+): Promise<TransactionReceipt> =>
   write(rpcUrl, { address: pool, abi: abi().TestV3Pool.abi, functionName: 'initialize', args: [sqrtPriceX96, tick], account });
 
 /** Sets the in-range liquidity the pool reports in slot state and Swap events. */
@@ -231,7 +278,13 @@ export const setV3Liquidity = (rpcUrl: string, pool: Hex, liquidity: bigint, acc
   write(rpcUrl, { address: pool, abi: abi().TestV3Pool.abi, functionName: 'setLiquidity', args: [liquidity], account });
 
 /** Adds V3 "liquidity": plain transfers to the pool, whose balances are its reserves. */
-export async function addV3Liquidity(rpcUrl: string, pool: Created, amount0: bigint, amount1: bigint, account?: LocalAccount): Promise<void> {
+export async function addV3Liquidity(
+  rpcUrl: string,
+  pool: Created,
+  amount0: bigint,
+  amount1: bigint,
+  account?: LocalAccount,
+): Promise<void> {
   await transferToken(rpcUrl, pool.token0, pool.address, amount0, account);
   await transferToken(rpcUrl, pool.token1, pool.address, amount1, account);
 }
@@ -256,7 +309,14 @@ export async function v3Swap(rpcUrl: string, pool: Created, s: V3SwapArgs): Prom
   const zeroForOne = getAddress(s.tokenIn) === pool.token0;
   if (!zeroForOne && getAddress(s.tokenIn) !== pool.token1) throw new Error(`${s.tokenIn} is not a token of pool ${pool.address}`);
   await write(rpcUrl, { address: s.tokenIn, abi: abi().TestToken.abi, functionName: 'approve', args: [pool.address, s.amountIn], account });
-  const args = [zeroForOne, s.amountIn, s.amountOut, s.sqrtPriceX96After, s.tickAfter ?? tickOf(s.sqrtPriceX96After), s.recipient ?? account.address];
+  const args = [
+    zeroForOne,
+    s.amountIn,
+    s.amountOut,
+    s.sqrtPriceX96After,
+    s.tickAfter ?? tickOf(s.sqrtPriceX96After),
+    s.recipient ?? account.address,
+  ];
   return write(rpcUrl, { address: pool.address, abi: abi().TestV3Pool.abi, functionName: 'swapExact', args, account });
 }
 
@@ -266,13 +326,21 @@ export async function v3Swap(rpcUrl: string, pool: Created, s: V3SwapArgs): Prom
  * sqrt(balance1/balance0) after it. Handy when a test wants prices it can check
  * against balanceOf.
  */
-export async function v3SwapAtReserves(rpcUrl: string, pool: Created, tokenIn: Hex, amountIn: bigint, opts: { recipient?: Hex; account?: LocalAccount } = {}): Promise<{ amountOut: bigint; sqrtPriceX96After: bigint; receipt: TransactionReceipt }> {
+export async function v3SwapAtReserves(
+  rpcUrl: string,
+  pool: Created,
+  tokenIn: Hex,
+  amountIn: bigint,
+  opts: { recipient?: Hex; account?: LocalAccount } = {},
+): Promise<{ amountOut: bigint; sqrtPriceX96After: bigint; receipt: TransactionReceipt }> {
   const zeroForOne = getAddress(tokenIn) === pool.token0;
   const balance0 = await balanceOf(rpcUrl, pool.token0, pool.address);
   const balance1 = await balanceOf(rpcUrl, pool.token1, pool.address);
   const [reserveIn, reserveOut] = zeroForOne ? [balance0, balance1] : [balance1, balance0];
   const amountOut = (amountIn * reserveOut) / (reserveIn + amountIn);
-  const sqrtPriceX96After = zeroForOne ? sqrtPriceX96Of(balance0 + amountIn, balance1 - amountOut) : sqrtPriceX96Of(balance0 - amountOut, balance1 + amountIn);
+  const sqrtPriceX96After = zeroForOne
+    ? sqrtPriceX96Of(balance0 + amountIn, balance1 - amountOut)
+    : sqrtPriceX96Of(balance0 - amountOut, balance1 + amountIn);
   const receipt = await v3Swap(rpcUrl, pool, { tokenIn, amountIn, amountOut, sqrtPriceX96After, ...opts });
   return { amountOut, sqrtPriceX96After, receipt };
 }
@@ -296,11 +364,23 @@ export function decimalText(r: Ratio, digits: number): string {
 export const formatted = (r: Ratio): string => decimalText(r, 18);
 
 /** A pool's price of `token` in its other token, from its price of token0 in token1 (whole units). */
-const sideOf = (p0: Ratio, token: string, token0: string): Ratio => (token.toLowerCase() === token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num });
+const sideOf = (p0: Ratio, token: string, token0: string): Ratio =>
+  token.toLowerCase() === token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num };
 
 /** A V2 pair's price of `token` in its other token (whole units; `decimals` of a token by lowercase address), from getReserves at `block`. */
-export async function v2PriceAt(rpcUrl: string, pair: Created, token: Hex, block: number, decimals: (token: string) => number): Promise<Ratio> {
-  const [r0, r1] = (await publicClient(rpcUrl).readContract({ address: pair.address, abi: abi().TestV2Pair.abi, functionName: 'getReserves', blockNumber: BigInt(block) })) as [bigint, bigint, number];
+export async function v2PriceAt(
+  rpcUrl: string,
+  pair: Created,
+  token: Hex,
+  block: number,
+  decimals: (token: string) => number,
+): Promise<Ratio> {
+  const [r0, r1] = (await publicClient(rpcUrl).readContract({
+    address: pair.address,
+    abi: abi().TestV2Pair.abi,
+    functionName: 'getReserves',
+    blockNumber: BigInt(block),
+  })) as [bigint, bigint, number];
   const [d0, d1] = [decimals(pair.token0.toLowerCase()), decimals(pair.token1.toLowerCase())];
   return sideOf({ num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) }, token, pair.token0);
 }
@@ -323,7 +403,8 @@ export function priceCalls(server: () => Running, rpcUrl: () => string) {
     expect(ok, `the server ingested block ${target}`).toBe(true);
     return target;
   }
-  const price = (token: string, query = ''): Promise<{ status: number; body: any }> => server().call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
+  const price = (token: string, query = ''): Promise<{ status: number; body: any }> =>
+    server().call(`/api/v2.2/erc20/${token}/price?chain=0x539${query === '' ? '' : `&${query}`}`);
   async function priced(token: string, query = ''): Promise<Record<string, any>> {
     const r = await price(token, query);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -352,37 +433,94 @@ export const NATIVE: Hex = '0x0000000000000000000000000000000000000000';
 /** The widest ticks a position may take (TickMath's, at tick spacing 60). */
 export const FULL_RANGE = [-887_220, 887_220] as const;
 
-const manage = (rpcUrl: string, pool: V4Pool, functionName: string, args: readonly unknown[], value?: bigint, account?: LocalAccount): Promise<TransactionReceipt> =>
-  write(rpcUrl, { address: pool.manager.address, abi: pool.manager.abi, functionName, args: [pool.key, ...args], ...(value === undefined ? {} : { value }), account });
+const manage = (
+  rpcUrl: string,
+  pool: V4Pool,
+  functionName: string,
+  args: readonly unknown[],
+  value?: bigint,
+  account?: LocalAccount,
+): Promise<TransactionReceipt> =>
+  write(rpcUrl, {
+    address: pool.manager.address,
+    abi: pool.manager.abi,
+    functionName,
+    args: [pool.key, ...args],
+    ...(value === undefined ? {} : { value }),
+    account,
+  });
 
 /** Lets the manager take `amount` of an ERC-20 currency (the native coin goes as the call's value instead). */
 async function allow(rpcUrl: string, pool: V4Pool, currency: Hex, amount: bigint, account?: LocalAccount): Promise<bigint> {
   if (currency === NATIVE) return amount;
-  if (amount > 0n) await write(rpcUrl, { address: currency, abi: abi().TestToken.abi, functionName: 'approve', args: [pool.manager.address, amount], account });
+  if (amount > 0n)
+    await write(rpcUrl, {
+      address: currency,
+      abi: abi().TestToken.abi,
+      functionName: 'approve',
+      args: [pool.manager.address, amount],
+      account,
+    });
   return 0n;
 }
 
 /** Initializes the V4 pool of two currencies at the price amountB/amountA (of B per A, raw units), fee 3000, spacing 60. */
-export async function initializeV4Pool(rpcUrl: string, manager: Deployed, a: Hex, amountA: bigint, b: Hex, amountB: bigint): Promise<V4Pool & { receipt: TransactionReceipt }> {
+export async function initializeV4Pool(
+  rpcUrl: string,
+  manager: Deployed,
+  a: Hex,
+  amountA: bigint,
+  b: Hex,
+  amountB: bigint,
+): Promise<V4Pool & { receipt: TransactionReceipt }> {
   const aFirst = BigInt(a) < BigInt(b);
   const [currency0, currency1] = aFirst ? [getAddress(a), getAddress(b)] : [getAddress(b), getAddress(a)];
   const key: PoolKey = { currency0, currency1, fee: 3000, tickSpacing: 60, hooks: NATIVE };
-  const id = (await publicClient(rpcUrl).readContract({ address: manager.address, abi: manager.abi, functionName: 'toId', args: [key] })) as Hex;
+  const id = (await publicClient(rpcUrl).readContract({
+    address: manager.address,
+    abi: manager.abi,
+    functionName: 'toId',
+    args: [key],
+  })) as Hex;
   const sqrt = aFirst ? sqrtPriceX96Of(amountA, amountB) : sqrtPriceX96Of(amountB, amountA);
   const pool = { manager, key, id };
   return { ...pool, receipt: await manage(rpcUrl, pool, 'initialize', [sqrt, tickOf(sqrt)]) };
 }
 
 /** A position's liquidity change, with the amounts moved into (adding) or out of (removing) the manager. */
-export async function modifyV4Liquidity(rpcUrl: string, pool: V4Pool, ticks: readonly [number, number], liquidityDelta: bigint, amount0 = 0n, amount1 = 0n, account?: LocalAccount): Promise<TransactionReceipt> {
-  const value = liquidityDelta > 0n ? (await allow(rpcUrl, pool, pool.key.currency0, amount0, account)) + (await allow(rpcUrl, pool, pool.key.currency1, amount1, account)) : 0n;
-  return manage(rpcUrl, pool, 'modifyLiquidity', [ticks[0], ticks[1], liquidityDelta, `0x${'00'.repeat(32)}`, amount0, amount1], value, account);
+export async function modifyV4Liquidity(
+  rpcUrl: string,
+  pool: V4Pool,
+  ticks: readonly [number, number],
+  liquidityDelta: bigint,
+  amount0 = 0n,
+  amount1 = 0n,
+  account?: LocalAccount,
+): Promise<TransactionReceipt> {
+  const value =
+    liquidityDelta > 0n
+      ? (await allow(rpcUrl, pool, pool.key.currency0, amount0, account)) +
+        (await allow(rpcUrl, pool, pool.key.currency1, amount1, account))
+      : 0n;
+  return manage(
+    rpcUrl,
+    pool,
+    'modifyLiquidity',
+    [ticks[0], ticks[1], liquidityDelta, `0x${'00'.repeat(32)}`, amount0, amount1],
+    value,
+    account,
+  );
 }
 
 /** The pool's price and active liquidity as the manager holds them (at `block`, by default the latest). */
-export async function getV4Pool(rpcUrl: string, pool: V4Pool, block?: number): Promise<{ sqrtPriceX96: bigint; tick: number; liquidity: bigint }> {
+export async function getV4Pool(
+  rpcUrl: string,
+  pool: V4Pool,
+  block?: number,
+): Promise<{ sqrtPriceX96: bigint; tick: number; liquidity: bigint }> {
   const at = block === undefined ? {} : { blockNumber: BigInt(block) };
-  const read = (functionName: string) => publicClient(rpcUrl).readContract({ address: pool.manager.address, abi: pool.manager.abi, functionName, args: [pool.id], ...at });
+  const read = (functionName: string) =>
+    publicClient(rpcUrl).readContract({ address: pool.manager.address, abi: pool.manager.abi, functionName, args: [pool.id], ...at });
   const [sqrtPriceX96, tick] = (await read('getSlot0')) as [bigint, number];
   return { sqrtPriceX96, tick, liquidity: (await read('getLiquidity')) as bigint };
 }
@@ -391,7 +529,13 @@ export async function getV4Pool(rpcUrl: string, pool: V4Pool, block?: number): P
  * A V4 swap of an exact input that keeps the price on the constant-product curve of the active liquidity's virtual
  * reserves (no fee): out = in·y/(x+in), the post-swap price sqrt of their ratio after. Returns its receipt.
  */
-export async function v4SwapAtLiquidity(rpcUrl: string, pool: V4Pool, tokenIn: Hex, amountIn: bigint, account?: LocalAccount): Promise<{ amountOut: bigint; sqrtPriceX96After: bigint; receipt: TransactionReceipt }> {
+export async function v4SwapAtLiquidity(
+  rpcUrl: string,
+  pool: V4Pool,
+  tokenIn: Hex,
+  amountIn: bigint,
+  account?: LocalAccount,
+): Promise<{ amountOut: bigint; sqrtPriceX96After: bigint; receipt: TransactionReceipt }> {
   const zeroForOne = getAddress(tokenIn) === pool.key.currency0;
   if (!zeroForOne && getAddress(tokenIn) !== pool.key.currency1) throw new Error(`${tokenIn} is no currency of pool ${pool.id}`);
   const { sqrtPriceX96, liquidity } = await getV4Pool(rpcUrl, pool);
@@ -399,6 +543,13 @@ export async function v4SwapAtLiquidity(rpcUrl: string, pool: V4Pool, tokenIn: H
   const amountOut = zeroForOne ? (amountIn * y) / (x + amountIn) : (amountIn * x) / (y + amountIn);
   const sqrtPriceX96After = zeroForOne ? sqrtPriceX96Of(x + amountIn, y - amountOut) : sqrtPriceX96Of(x - amountOut, y + amountIn);
   const value = await allow(rpcUrl, pool, getAddress(tokenIn), amountIn, account);
-  const receipt = await manage(rpcUrl, pool, 'swap', [zeroForOne, amountIn, amountOut, sqrtPriceX96After, tickOf(sqrtPriceX96After)], value, account);
+  const receipt = await manage(
+    rpcUrl,
+    pool,
+    'swap',
+    [zeroForOne, amountIn, amountOut, sqrtPriceX96After, tickOf(sqrtPriceX96After)],
+    value,
+    account,
+  );
   return { amountOut, sqrtPriceX96After, receipt };
 }

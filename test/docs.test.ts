@@ -11,7 +11,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE_DIRS = ['engine', 'http', 'storage', 'workers', 'cli', 'app'];
 
 const walk = (dir: string, keep: (file: string) => boolean): string[] =>
-  existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)).filter(keep) : [];
+  existsSync(dir)
+    ? readdirSync(dir, { recursive: true, encoding: 'utf8' })
+        .map((f) => join(dir, f))
+        .filter(keep)
+    : [];
 
 const DOCS = [join(ROOT, 'README.md'), ...walk(join(ROOT, 'docs'), (f) => f.endsWith('.md'))];
 
@@ -23,7 +27,10 @@ const anchors = (md: string): Set<string> => {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const [, text] of prose(md.replace(/`([^`\n]*)`/g, '$1')).matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
-    const slug = text!.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+    const slug = text!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     out.add(n === 0 ? slug : `${slug}-${n}`);
@@ -39,7 +46,9 @@ const links = (md: string): string[] =>
 
 describe('README.md and docs/', () => {
   it('are there to check: the README and the docs pages', () => {
-    expect(DOCS.map((f) => relative(ROOT, f))).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'docs/configuration.md', 'docs/operations.md']));
+    expect(DOCS.map((f) => relative(ROOT, f))).toEqual(
+      expect.arrayContaining(['README.md', 'docs/api.md', 'docs/configuration.md', 'docs/operations.md']),
+    );
   });
 
   it('link only to files and headings that exist', () => {
@@ -51,7 +60,12 @@ describe('README.md and docs/', () => {
         const target = path === '' ? file : join(dirname(file), decodeURIComponent(path));
         const where = `${relative(ROOT, file)}: ${link}`;
         if (!existsSync(target)) broken.push(`${where} (no such file)`);
-        else if (anchor !== undefined && statSync(target).isFile() && target.endsWith('.md') && !anchors(readFileSync(target, 'utf8')).has(anchor)) {
+        else if (
+          anchor !== undefined &&
+          statSync(target).isFile() &&
+          target.endsWith('.md') &&
+          !anchors(readFileSync(target, 'utf8')).has(anchor)
+        ) {
           broken.push(`${where} (no such heading)`);
         }
       }
@@ -72,8 +86,9 @@ describe('README.md and docs/', () => {
 describe('docs/configuration.md', () => {
   // A variable the server reads appears in its code as a string literal: get('CHAINPOST_PORT').
   const read = new Set(
-    SOURCE_DIRS.flatMap((dir) => walk(join(ROOT, dir), (f) => f.endsWith('.ts')))
-      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(/['"`](CHAINPOST_[A-Z0-9_]+)['"`]/g)].map((m) => m[1]!)),
+    SOURCE_DIRS.flatMap((dir) => walk(join(ROOT, dir), (f) => f.endsWith('.ts'))).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/['"`](CHAINPOST_[A-Z0-9_]+)['"`]/g)].map((m) => m[1]!),
+    ),
   );
   const configuration = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
   const documented = new Set([...configuration.matchAll(/^\| \[?`(CHAINPOST_[A-Z0-9_]+)`/gm)].map((m) => m[1]!));

@@ -18,7 +18,8 @@ export interface Ens {
 export async function deployEns(rpcUrl: string): Promise<Ens> {
   const [K0] = DEV_ACCOUNTS;
   const owner = K0.address;
-  const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) => write(rpcUrl, { address: c.address, abi: c.abi, functionName, args, account });
+  const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0) =>
+    write(rpcUrl, { address: c.address, abi: c.abi, functionName, args, account });
   const registry = await deploy(rpcUrl, 'TestENSRegistry');
   const resolver = await deploy(rpcUrl, 'TestENSResolver', [registry.address]);
   const reverse = await deploy(rpcUrl, 'TestReverseRegistrar', [registry.address, resolver.address]);

@@ -33,7 +33,11 @@ const AREAS: Record<Area, true> = { system: true, admin: true, auth: true, strea
 /** The routes exactly as the server assembles them, read from a core built on a scratch directory with the server's flags. */
 async function serverRoutes(): Promise<Route[]> {
   const dir = tempDir();
-  const core = await createCore({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }), out: () => {}, notice: () => {} });
+  const core = await createCore({
+    config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }),
+    out: () => {},
+    notice: () => {},
+  });
   try {
     return [...core.routes];
   } finally {
@@ -46,21 +50,45 @@ async function serverRoutes(): Promise<Route[]> {
 const ROUTES = await serverRoutes();
 const keyOf = (r: Route): string => `${r.method} ${r.pattern}`;
 /** The test clock's jump moves what every other route sees (removal dates, expiries): fuzzed last. */
-const ORDERED = [...ROUTES.filter((r) => r.pattern !== '/admin/clock/advance'), ...ROUTES.filter((r) => r.pattern === '/admin/clock/advance')];
+const ORDERED = [
+  ...ROUTES.filter((r) => r.pattern !== '/admin/clock/advance'),
+  ...ROUTES.filter((r) => r.pattern === '/admin/clock/advance'),
+];
 
 // ---- values -------------------------------------------------------------------------------------
 
 const ANVIL0 = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 const ANVIL1 = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
 const SOL_KEY = 'FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z';
-const APTOS = { address: '0x63c5215e87770d17b9f4cd47c777e322f4eb152cfd2054c1080fd9d57c48913b', publicKey: '0xd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a' };
+const APTOS = {
+  address: '0x63c5215e87770d17b9f4cd47c777e322f4eb152cfd2054c1080fd9d57c48913b',
+  publicKey: '0xd75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a',
+};
 const BTC_ADDR = 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq';
 const XPUB = 'xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8';
 const HASH = `0x${'ab'.repeat(32)}`;
-const SIWE = JSON.parse(readFileSync(new URL('./fixtures/vectors/derived/evm_personal_sign.json', import.meta.url), 'utf8')).cases[0] as { message: string; signature: string };
+const SIWE = JSON.parse(readFileSync(new URL('./fixtures/vectors/derived/evm_personal_sign.json', import.meta.url), 'utf8')).cases[0] as {
+  message: string;
+  signature: string;
+};
 const TRANSFER = 'Transfer(address,address,uint256)';
-const TRANSFER_ABI = { type: 'event', name: 'Transfer', anonymous: false, inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] };
-const BALANCE_OF = { type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }], outputs: [{ name: '', type: 'uint256' }] };
+const TRANSFER_ABI = {
+  type: 'event',
+  name: 'Transfer',
+  anonymous: false,
+  inputs: [
+    { name: 'from', type: 'address', indexed: true },
+    { name: 'to', type: 'address', indexed: true },
+    { name: 'value', type: 'uint256', indexed: false },
+  ],
+};
+const BALANCE_OF = {
+  type: 'function',
+  name: 'balanceOf',
+  stateMutability: 'view',
+  inputs: [{ name: 'owner', type: 'address' }],
+  outputs: [{ name: '', type: 'uint256' }],
+};
 
 /** Stream ids made in beforeAll, one per family: path parameters that reach the handlers past the id check. */
 const streamIds: string[] = [];
@@ -70,32 +98,135 @@ let webhookUrl = '';
 function goodParams(name: string): string[] {
   const uuid = '00000000-0000-4000-8000-000000000000';
   const table: Record<string, string[]> = {
-    id: [...streamIds, uuid], streamId: [...streamIds, uuid], historyId: [uuid], xpubId: [uuid],
-    chain: ['0x539', 'eth', '1337'], apiKey: [TEST_KEY], chainId: ['bitcoin', 'solana', 'mainnet', '0x539'], blockNumber: ['0', '1', '840000'],
-    hash: [HASH], block_number_or_hash: ['0', '1', HASH], token_id: ['1', '0'], domain: ['vitalik.eth', 'brad.crypto'],
-    profileId: [HASH], network: ['eth', 'base', 'solana'], exchange: ['pumpfun'], exchangeName: ['pumpfun'], categoryId: ['defi'],
+    id: [...streamIds, uuid],
+    streamId: [...streamIds, uuid],
+    historyId: [uuid],
+    xpubId: [uuid],
+    chain: ['0x539', 'eth', '1337'],
+    apiKey: [TEST_KEY],
+    chainId: ['bitcoin', 'solana', 'mainnet', '0x539'],
+    blockNumber: ['0', '1', '840000'],
+    hash: [HASH],
+    block_number_or_hash: ['0', '1', HASH],
+    token_id: ['1', '0'],
+    domain: ['vitalik.eth', 'brad.crypto'],
+    profileId: [HASH],
+    network: ['eth', 'base', 'solana'],
+    exchange: ['pumpfun'],
+    exchangeName: ['pumpfun'],
+    categoryId: ['defi'],
   };
   return table[name] ?? [ANVIL0, ANVIL1];
 }
 
 /** Query parameter names the data and streams APIs take; a route also learns the fields its 400s name. */
 const QUERY_NAMES = [
-  'chain', 'chains', 'limit', 'cursor', 'order', 'from_block', 'to_block', 'from_date', 'to_date', 'date', 'block', 'format',
-  'exclude_spam', 'include', 'normalizeMetadata', 'media_items', 'token_addresses', 'contract_addresses', 'addresses', 'address',
-  'wallet_addresses', 'token_address', 'owner_address', 'spender_address', 'timeframe', 'currency', 'days', 'disable_total',
-  'include_prices', 'exclude_native', 'token_id', 'q', 'query', 'topic', 'topic0', 'topic1', 'topic2', 'topic3', 'function_name',
-  'excludePayload', 'transactionTypes', 'exchange', 'mode', 'max_token_addresses', 'min_pair_side_liquidity_usd', 'offset', 'type',
-  'include_internal_transactions', 'include_input_data', 'nft_metadata', 'excludeSpam', 'params', 'abi', 'resolve', 'currencies',
+  'chain',
+  'chains',
+  'limit',
+  'cursor',
+  'order',
+  'from_block',
+  'to_block',
+  'from_date',
+  'to_date',
+  'date',
+  'block',
+  'format',
+  'exclude_spam',
+  'include',
+  'normalizeMetadata',
+  'media_items',
+  'token_addresses',
+  'contract_addresses',
+  'addresses',
+  'address',
+  'wallet_addresses',
+  'token_address',
+  'owner_address',
+  'spender_address',
+  'timeframe',
+  'currency',
+  'days',
+  'disable_total',
+  'include_prices',
+  'exclude_native',
+  'token_id',
+  'q',
+  'query',
+  'topic',
+  'topic0',
+  'topic1',
+  'topic2',
+  'topic3',
+  'function_name',
+  'excludePayload',
+  'transactionTypes',
+  'exchange',
+  'mode',
+  'max_token_addresses',
+  'min_pair_side_liquidity_usd',
+  'offset',
+  'type',
+  'include_internal_transactions',
+  'include_input_data',
+  'nft_metadata',
+  'excludeSpam',
+  'params',
+  'abi',
+  'resolve',
+  'currencies',
 ];
 
 /** Numbers past 2^53 and other numeric edges, as text. */
 const numberText = fc.oneof(
   fc.bigInt({ min: 2n ** 53n, max: 2n ** 256n }).map(String),
   fc.bigInt({ min: -(2n ** 256n), max: -1n }).map(String),
-  fc.constantFrom('9007199254740993', '18446744073709551616', '1e400', '-1e400', '1e-400', '-0', '0.5', '1.5e3', 'NaN', 'Infinity', '-1', '00', '0x', `0x${'f'.repeat(64)}`, `0x${'f'.repeat(65)}`, '0xZZ', '4294967296', '4294967295'),
+  fc.constantFrom(
+    '9007199254740993',
+    '18446744073709551616',
+    '1e400',
+    '-1e400',
+    '1e-400',
+    '-0',
+    '0.5',
+    '1.5e3',
+    'NaN',
+    'Infinity',
+    '-1',
+    '00',
+    '0x',
+    `0x${'f'.repeat(64)}`,
+    `0x${'f'.repeat(65)}`,
+    '0xZZ',
+    '4294967296',
+    '4294967295',
+  ),
 );
 const hexLike = fc.oneof(fc.stringMatching(/^0x[0-9a-fA-F]{0,70}$/), fc.stringMatching(/^[0-9a-f]{40,66}$/));
-const specials = fc.constantFrom('', ' ', '../..', '%', '%zz', '%E0%A4%A', '%00', '__proto__', 'constructor', 'toString', '\u0000', 'null', 'undefined', 'true', '[]', '{}', '💥', '\u202e', '\ud800', 'a,b,,c', 'x'.repeat(1500));
+const specials = fc.constantFrom(
+  '',
+  ' ',
+  '../..',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%00',
+  '__proto__',
+  'constructor',
+  'toString',
+  '\u0000',
+  'null',
+  'undefined',
+  'true',
+  '[]',
+  '{}',
+  '💥',
+  '\u202e',
+  '\ud800',
+  'a,b,,c',
+  'x'.repeat(1500),
+);
 /** Arbitrary text for a parameter, a header or a field. */
 const text = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 40 }) },
@@ -111,9 +242,17 @@ const asBytes = (s: string): string => Buffer.from(s, 'utf8').toString('latin1')
 /** A header value node:http sends: UTF-8 bytes, with the control characters it refuses (all but tab) as spaces. */
 const headerValue = (s: string): string => asBytes(s).replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, ' ');
 /** Percent-encoding of the UTF-8 bytes (encodeURIComponent throws on a lone surrogate). */
-const percent = (s: string): string => [...Buffer.from(s, 'utf8')].map((b) => (/[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+const percent = (s: string): string =>
+  [...Buffer.from(s, 'utf8')]
+    .map((b) =>
+      /[A-Za-z0-9\-._~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 /** A component as sent: percent-encoded, or raw bytes (spaces and controls still encoded: node refuses them in a path). */
-const encoded = (s: string, raw: boolean): string => (raw ? asBytes(s).replace(/[\u0000-\u0020\u007f#?/]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`) : percent(s));
+const encoded = (s: string, raw: boolean): string =>
+  raw
+    ? asBytes(s).replace(/[\u0000-\u0020\u007f#?/]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`)
+    : percent(s);
 
 /** A JSON value written as raw text (numbers past 2^53, 1e400): JSON.stringify cannot. */
 class Raw {
@@ -122,10 +261,14 @@ class Raw {
 function toJson(v: unknown): string {
   if (v instanceof Raw) return v.text;
   if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${toJson(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
-const nested = (depth: number, kind: 'array' | 'object'): Raw => new Raw(kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+const nested = (depth: number, kind: 'array' | 'object'): Raw =>
+  new Raw(kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
 
 /** A value of the wrong type (or the right type, oddly filled) for any field. */
 const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -133,8 +276,16 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 2, arbitrary: numberText.filter((t) => /^-?\d+(\.\d+)?(e-?\d+)?$/.test(t)).map((t) => new Raw(t)) },
   { weight: 2, arbitrary: text },
   { weight: 1, arbitrary: fc.constantFrom(null, true, false, 0, -1, 1.5, [], {}, [null], { '': null }) },
-  { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 1, max: 10_000 }), fc.constantFrom('array' as const, 'object' as const)).map(([d, k]) => nested(d, k)) },
-  { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 30_000 }).map((n) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? ANVIL0 : i))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.integer({ min: 1, max: 10_000 }), fc.constantFrom('array' as const, 'object' as const))
+      .map(([d, k]) => nested(d, k)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1_000, max: 30_000 }).map((n) => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? ANVIL0 : i))),
+  },
   { weight: 1, arbitrary: fc.integer({ min: 10_000, max: 500_000 }).map((n) => '\u00e9'.repeat(n)) },
 );
 
@@ -142,10 +293,47 @@ const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** A well-formed body per body route (what the interface documents), mutated one field at a time. */
 function sampleBody(route: Route): unknown {
-  const evmStream = { webhookUrl, description: 'fuzz', tag: 'fuzz', chainIds: ['0x539'], topic0: [TRANSFER], includeContractLogs: true, includeNativeTxs: true, abi: [TRANSFER_ABI], advancedOptions: [{ topic0: TRANSFER, filter: { gt: ['value', '1000'] } }], getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }], allAddresses: false, demo: false, triggers: null };
-  const bitcoinStream = { webhookUrl, description: 'fuzz', tag: 'fuzz', network: ['mainnet'], includeInputs: true, includeOutputs: true, allAddresses: false };
-  const solanaStream = { webhookUrl, description: 'fuzz', tag: 'fuzz', network: ['mainnet'], programIds: [SOL_KEY], mintAddresses: [SOL_KEY], allAddresses: false };
-  const signIn = { domain: 'defi.finance', uri: 'https://defi.finance/', statement: 'Please confirm', timeout: 60, expirationTime: '2030-01-01T00:00:00.000Z', resources: ['https://docs.moralis.io/'] };
+  const evmStream = {
+    webhookUrl,
+    description: 'fuzz',
+    tag: 'fuzz',
+    chainIds: ['0x539'],
+    topic0: [TRANSFER],
+    includeContractLogs: true,
+    includeNativeTxs: true,
+    abi: [TRANSFER_ABI],
+    advancedOptions: [{ topic0: TRANSFER, filter: { gt: ['value', '1000'] } }],
+    getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
+    allAddresses: false,
+    demo: false,
+    triggers: null,
+  };
+  const bitcoinStream = {
+    webhookUrl,
+    description: 'fuzz',
+    tag: 'fuzz',
+    network: ['mainnet'],
+    includeInputs: true,
+    includeOutputs: true,
+    allAddresses: false,
+  };
+  const solanaStream = {
+    webhookUrl,
+    description: 'fuzz',
+    tag: 'fuzz',
+    network: ['mainnet'],
+    programIds: [SOL_KEY],
+    mintAddresses: [SOL_KEY],
+    allAddresses: false,
+  };
+  const signIn = {
+    domain: 'defi.finance',
+    uri: 'https://defi.finance/',
+    statement: 'Please confirm',
+    timeout: 60,
+    expirationTime: '2030-01-01T00:00:00.000Z',
+    resources: ['https://docs.moralis.io/'],
+  };
   const family = /^\/streams\/(evm|bitcoin|solana)/.exec(route.pattern)?.[1];
   const stream = family === 'bitcoin' ? bitcoinStream : family === 'solana' ? solanaStream : evmStream;
   const address = family === 'bitcoin' ? BTC_ADDR : family === 'solana' ? SOL_KEY : ANVIL0;
@@ -157,8 +345,20 @@ function sampleBody(route: Route): unknown {
     'POST /streams/:family/:id/address': { address: [address] },
     'DELETE /streams/:family/:id/address': { address },
     'POST /streams/bitcoin/:id/xpub': { xpub: XPUB },
-    'POST /streams/bitcoin/:chainId/block/:blockNumber': { tag: 'fuzz', allAddresses: false, includeInputs: true, includeOutputs: true, addresses: [BTC_ADDR] },
-    'POST /streams/solana/:chainId/block/:blockNumber': { tag: 'fuzz', allAddresses: false, addresses: [SOL_KEY], programIds: [SOL_KEY], mintAddresses: [] },
+    'POST /streams/bitcoin/:chainId/block/:blockNumber': {
+      tag: 'fuzz',
+      allAddresses: false,
+      includeInputs: true,
+      includeOutputs: true,
+      addresses: [BTC_ADDR],
+    },
+    'POST /streams/solana/:chainId/block/:blockNumber': {
+      tag: 'fuzz',
+      allAddresses: false,
+      addresses: [SOL_KEY],
+      programIds: [SOL_KEY],
+      mintAddresses: [],
+    },
     'POST /settings': { region: 'eu-central-1' },
     'POST /admin/streams/:id/webhooks': { webhooks: [{ chainId: '0x539', confirmed: true, block: { number: '1' } }] },
     'POST /challenge/request/evm': { ...signIn, chainId: 1, address: ANVIL0 },
@@ -167,12 +367,27 @@ function sampleBody(route: Route): unknown {
     'POST /challenge/verify/evm': SIWE,
     'POST /challenge/verify/solana': SIWE,
     'POST /challenge/verify/aptos': SIWE,
-    'POST /bind/request': { addresses: [{ blockchainType: 'evm', address: ANVIL0 }, { blockchainType: 'solana', address: SOL_KEY }, { blockchainType: 'aptos', ...APTOS }] },
+    'POST /bind/request': {
+      addresses: [
+        { blockchainType: 'evm', address: ANVIL0 },
+        { blockchainType: 'solana', address: SOL_KEY },
+        { blockchainType: 'aptos', ...APTOS },
+      ],
+    },
     'POST /bind/request/verify': { verifications: [SIWE] },
     'POST /bind/remove': { blockchainType: 'evm', address: ANVIL0, profileId: HASH },
     'POST /bind/remove/verify': SIWE,
-    'POST /api/v2.2/erc20/prices': { tokens: [{ token_address: ANVIL0, to_block: 1 }, { token_address: ANVIL1, exchange: 'uniswapv2' }] },
-    'POST /api/v2.2/nft/getMultipleNFTs': { tokens: [{ token_address: ANVIL0, token_id: '1' }], normalizeMetadata: true, media_items: false },
+    'POST /api/v2.2/erc20/prices': {
+      tokens: [
+        { token_address: ANVIL0, to_block: 1 },
+        { token_address: ANVIL1, exchange: 'uniswapv2' },
+      ],
+    },
+    'POST /api/v2.2/nft/getMultipleNFTs': {
+      tokens: [{ token_address: ANVIL0, token_id: '1' }],
+      normalizeMetadata: true,
+      media_items: false,
+    },
     'POST /api/v2.2/:address/events': TRANSFER_ABI,
     'POST /api/v2.2/:address/function': { abi: [BALANCE_OF], params: { owner: ANVIL0 } },
     'POST /rpc/:chain/:apiKey': { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [ANVIL0, 'latest'] },
@@ -183,7 +398,11 @@ function sampleBody(route: Route): unknown {
 
 /** Every place in a value a mutation can land: its own path and those of everything inside. */
 function paths(v: unknown, at: ReadonlyArray<string | number> = []): Array<ReadonlyArray<string | number>> {
-  const inner = Array.isArray(v) ? v.flatMap((x, i) => paths(x, [...at, i])) : v !== null && typeof v === 'object' ? Object.entries(v).flatMap(([k, x]) => paths(x, [...at, k])) : [];
+  const inner = Array.isArray(v)
+    ? v.flatMap((x, i) => paths(x, [...at, i]))
+    : v !== null && typeof v === 'object'
+      ? Object.entries(v).flatMap(([k, x]) => paths(x, [...at, k]))
+      : [];
   return [at, ...inner];
 }
 function replaced(v: unknown, at: ReadonlyArray<string | number>, value: unknown, drop: boolean): unknown {
@@ -203,7 +422,14 @@ interface BodyCase {
   what: string;
 }
 
-const contentType = fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, { weight: 2, arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*') }, { weight: 1, arbitrary: text.map(headerValue) });
+const contentType = fc.oneof(
+  { weight: 8, arbitrary: fc.constant('application/json') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*'),
+  },
+  { weight: 1, arbitrary: text.map(headerValue) },
+);
 
 function bodyArb(route: Route): fc.Arbitrary<BodyCase> {
   const mutated = fc.tuple(fc.nat(), wrongValue, fc.nat(5)).map(([i, value, how]) => {
@@ -211,16 +437,30 @@ function bodyArb(route: Route): fc.Arbitrary<BodyCase> {
     const all = paths(sample);
     const at = all[i % all.length]!;
     // how 0: the field dropped; 1: an unknown field added beside it; else: replaced.
-    const out = how === 1 ? replaced(sample, [...at.slice(0, -1), `x${i % 7}`], value, false) : replaced(sample, at, value, how === 0 && at.length > 0);
+    const out =
+      how === 1
+        ? replaced(sample, [...at.slice(0, -1), `x${i % 7}`], value, false)
+        : replaced(sample, at, value, how === 0 && at.length > 0);
     return { text: toJson(out), what: `${at.join('.') || '(body)'} ${how === 0 ? 'dropped' : how === 1 ? 'unknown beside' : 'replaced'}` };
   });
   const whole = fc.oneof(
     fc.jsonValue().map((v) => ({ text: JSON.stringify(v) ?? 'null', what: 'any JSON' })),
     fc.string({ maxLength: 60 }).map((s) => ({ text: s, what: 'not JSON' })),
-    fc.constantFrom('', 'null', '[]', '{}', '{"a":1', '\ufeff{}', '[1,]', '{"__proto__":{"x":1}}', 'NaN').map((s) => ({ text: s, what: 'odd body' })),
+    fc
+      .constantFrom('', 'null', '[]', '{}', '{"a":1', '\ufeff{}', '[1,]', '{"__proto__":{"x":1}}', 'NaN')
+      .map((s) => ({ text: s, what: 'odd body' })),
     numberText.map((s) => ({ text: s, what: 'a number' })),
   );
-  return fc.tuple(fc.oneof({ weight: 6, arbitrary: mutated }, { weight: 1, arbitrary: fc.constant({ text: toJson(sampleBody(route)), what: 'sample' }) }, { weight: 2, arbitrary: whole }), contentType).map(([b, ct]) => ({ ...b, contentType: ct }));
+  return fc
+    .tuple(
+      fc.oneof(
+        { weight: 6, arbitrary: mutated },
+        { weight: 1, arbitrary: fc.constant({ text: toJson(sampleBody(route)), what: 'sample' }) },
+        { weight: 2, arbitrary: whole },
+      ),
+      contentType,
+    )
+    .map(([b, ct]) => ({ ...b, contentType: ct }));
 }
 
 // ---- requests -----------------------------------------------------------------------------------
@@ -234,36 +474,63 @@ interface Case {
 
 /** A path parameter: a good value most often enough to reach the next check, else anything. */
 const paramArb = (name: string): fc.Arbitrary<string> =>
-  fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...goodParams(name)).map((v) => ({ v, raw: false })) }, { weight: 4, arbitrary: fc.tuple(text, fc.boolean()).map(([v, raw]) => ({ v, raw })) }).map(({ v, raw }) => encoded(v, raw));
+  fc
+    .oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...goodParams(name)).map((v) => ({ v, raw: false })) },
+      { weight: 4, arbitrary: fc.tuple(text, fc.boolean()).map(([v, raw]) => ({ v, raw })) },
+    )
+    .map(({ v, raw }) => encoded(v, raw));
 
 /** Query parameters: known names of the route (learned as it answers), others, repeated, list forms; chain 0x539 (followed) most often. */
 function queryArb(learned: Set<string>): fc.Arbitrary<string> {
   const name = fc.oneof(
-    { weight: 4, arbitrary: fc.nat().map((i) => { const all = [...learned, ...QUERY_NAMES]; return all[i % all.length]!; }) },
+    {
+      weight: 4,
+      arbitrary: fc.nat().map((i) => {
+        const all = [...learned, ...QUERY_NAMES];
+        return all[i % all.length]!;
+      }),
+    },
     { weight: 1, arbitrary: text },
   );
   const form = fc.constantFrom('', '', '', '[]', '[0]', '[x]');
   const pair = fc.tuple(name, form, text, fc.boolean()).map(([n, f, v, raw]) => `${encoded(n, raw)}${f}=${encoded(v, raw)}`);
   const chain = fc.oneof({ weight: 4, arbitrary: fc.constant(['chain=0x539']) }, { weight: 1, arbitrary: fc.constant([] as string[]) });
   const oddRaw = fc.constantFrom('&&&', '=', '==', 'a', '%', 'a=%zz', 'a=%E0%A4%A', '&=&', 'chain=0x539&chain=0x1');
-  return fc.tuple(chain, fc.array(pair, { maxLength: 6 }), fc.option(oddRaw, { freq: 8 })).map(([c, ps, odd]) => [...c, ...ps, ...(odd === null ? [] : [odd])].join('&'));
+  return fc
+    .tuple(chain, fc.array(pair, { maxLength: 6 }), fc.option(oddRaw, { freq: 8 }))
+    .map(([c, ps, odd]) => [...c, ...ps, ...(odd === null ? [] : [odd])].join('&'));
 }
 
 /** Headers: the key in x-api-key most often; else odd keys and Authorization forms; the route's own headers and unknown ones, oddly filled. */
 type Headers = Record<string, string>;
 
 function headersArb(route: Route): fc.Arbitrary<Headers> {
-  const auth: fc.Arbitrary<Headers> = route.auth === 'key'
-    ? fc.oneof(
-        { weight: 10, arbitrary: fc.constant<Headers>({ 'x-api-key': TEST_KEY }) },
-        { weight: 2, arbitrary: fc.constant<Headers>({ authorization: `Bearer ${TEST_KEY}` }) },
-        { weight: 1, arbitrary: fc.constantFrom<Headers>({ authorization: 'Bearer' }, { authorization: 'Bearer ' }, { authorization: `bearer   ${TEST_KEY}  ` }, { authorization: 'Basic Zm9vOmJhcg==' }, { 'x-api-key': '' }, { 'x-api-key': `${TEST_KEY} ` }, { 'x-api-key': 'k'.repeat(3000) }) },
-        { weight: 1, arbitrary: text.map((t): Headers => ({ 'x-api-key': headerValue(t) })) },
-        { weight: 1, arbitrary: text.map((t): Headers => ({ authorization: `Bearer ${headerValue(t)}` })) },
-      )
-    : fc.constant({} as Record<string, string>);
+  const auth: fc.Arbitrary<Headers> =
+    route.auth === 'key'
+      ? fc.oneof(
+          { weight: 10, arbitrary: fc.constant<Headers>({ 'x-api-key': TEST_KEY }) },
+          { weight: 2, arbitrary: fc.constant<Headers>({ authorization: `Bearer ${TEST_KEY}` }) },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom<Headers>(
+              { authorization: 'Bearer' },
+              { authorization: 'Bearer ' },
+              { authorization: `bearer   ${TEST_KEY}  ` },
+              { authorization: 'Basic Zm9vOmJhcg==' },
+              { 'x-api-key': '' },
+              { 'x-api-key': `${TEST_KEY} ` },
+              { 'x-api-key': 'k'.repeat(3000) },
+            ),
+          },
+          { weight: 1, arbitrary: text.map((t): Headers => ({ 'x-api-key': headerValue(t) })) },
+          { weight: 1, arbitrary: text.map((t): Headers => ({ authorization: `Bearer ${headerValue(t)}` })) },
+        )
+      : fc.constant({} as Record<string, string>);
   const names = [...(route.headers ?? []), 'x-request-id', 'accept', 'accept-encoding', 'x-forwarded-for', 'origin', 'x-unknown'];
-  const extra = fc.array(fc.tuple(fc.constantFrom(...names), text.map(headerValue)), { maxLength: 3 }).map((pairs) => Object.fromEntries(pairs));
+  const extra = fc
+    .array(fc.tuple(fc.constantFrom(...names), text.map(headerValue)), { maxLength: 3 })
+    .map((pairs) => Object.fromEntries(pairs));
   return fc.tuple(auth, extra).map(([a, e]) => ({ ...e, ...a }));
 }
 
@@ -272,7 +539,14 @@ function caseArb(route: Route, learned: Set<string>): fc.Arbitrary<Case> {
   const wild = route.pattern.endsWith('/*');
   const method = route.method === 'ANY' ? fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH') : fc.constant(route.method);
   return fc
-    .tuple(method, fc.tuple(...names.map(paramArb), fc.constant('')), wild ? fc.array(text, { maxLength: 3 }).map((ss) => ss.map((s) => encoded(s, false)).join('/')) : fc.constant(''), queryArb(learned), headersArb(route), route.body === true ? bodyArb(route) : fc.constant(undefined))
+    .tuple(
+      method,
+      fc.tuple(...names.map(paramArb), fc.constant('')),
+      wild ? fc.array(text, { maxLength: 3 }).map((ss) => ss.map((s) => encoded(s, false)).join('/')) : fc.constant(''),
+      queryArb(learned),
+      headersArb(route),
+      route.body === true ? bodyArb(route) : fc.constant(undefined),
+    )
     .map(([m, values, rest, query, headers, body]) => {
       let i = 0;
       const path = route.pattern
@@ -286,7 +560,11 @@ function caseArb(route: Route, learned: Set<string>): fc.Arbitrary<Case> {
 /** The fixed cases of a route: nesting 10,000 deep, bodies at and past the size limit, a wrong content type, oversized headers and paths. */
 function edgeCases(route: Route): Case[] {
   const headers: Headers = route.auth === 'key' ? { 'x-api-key': TEST_KEY } : {};
-  const path = route.pattern.split('/').map((seg) => (seg.startsWith(':') ? encoded(goodParams(seg.slice(1))[0]!, false) : seg === '*' ? 'x' : seg)).join('/').replace(':apiKey', TEST_KEY);
+  const path = route.pattern
+    .split('/')
+    .map((seg) => (seg.startsWith(':') ? encoded(goodParams(seg.slice(1))[0]!, false) : seg === '*' ? 'x' : seg))
+    .join('/')
+    .replace(':apiKey', TEST_KEY);
   const method = route.method === 'ANY' ? 'POST' : route.method;
   const out: Case[] = [
     { method, path: `${path}?${'a'.repeat(2000)}=${'1'.repeat(1000)}`, headers },
@@ -295,7 +573,12 @@ function edgeCases(route: Route): Case[] {
   ];
   if (route.body !== true) return out;
   const sample = sampleBody(route);
-  const json = (text: string, what: string, ct: string | undefined = 'application/json'): Case => ({ method, path: `${path}?chain=0x539`, headers, body: { text, contentType: ct, what } });
+  const json = (text: string, what: string, ct: string | undefined = 'application/json'): Case => ({
+    method,
+    path: `${path}?chain=0x539`,
+    headers,
+    body: { text, contentType: ct, what },
+  });
   const tops = sample !== null && typeof sample === 'object' && !Array.isArray(sample) ? Object.keys(sample) : [];
   const firstArray = paths(sample).find((p) => p.length > 0 && Array.isArray(p.reduce<any>((v, k) => v[k], sample)));
   const firstString = paths(sample).find((p) => typeof p.reduce<any>((v, k) => v?.[k], sample) === 'string');
@@ -309,8 +592,24 @@ function edgeCases(route: Route): Case[] {
     ...tops.map((k) => json(toJson(replaced(sample, [k], nested(10_000, 'array'), false)), `${k} nested 10,000 deep`)),
     ...tops.map((k) => json(toJson(replaced(sample, [k], nested(5_000, 'object'), false)), `${k} nested objects 5,000 deep`)),
   );
-  if (firstString !== undefined) out.push(json(toJson(replaced(sample, firstString, 'x'.repeat(room), false)), `${firstString.join('.')}: a string near the 1 MiB limit`));
-  if (firstArray !== undefined) out.push(json(toJson(replaced(sample, firstArray, Array.from({ length: Math.floor(room / 44) }, () => ANVIL0), false)), `${firstArray.join('.')}: an array near the 1 MiB limit`));
+  if (firstString !== undefined)
+    out.push(
+      json(toJson(replaced(sample, firstString, 'x'.repeat(room), false)), `${firstString.join('.')}: a string near the 1 MiB limit`),
+    );
+  if (firstArray !== undefined)
+    out.push(
+      json(
+        toJson(
+          replaced(
+            sample,
+            firstArray,
+            Array.from({ length: Math.floor(room / 44) }, () => ANVIL0),
+            false,
+          ),
+        ),
+        `${firstArray.join('.')}: an array near the 1 MiB limit`,
+      ),
+    );
   out.push(json(toJson(Array.from({ length: Math.floor(room / 2) }, () => 1)), 'an array of 500,000 numbers'));
   return out;
 }
@@ -361,7 +660,15 @@ function send(c: Case): Promise<Answer> {
  */
 function namesField(route: Route, a: Answer): string | undefined {
   const message = route.errors === 'jsonrpc' ? a.json?.error?.message : a.json?.message;
-  const field = route.errors === 'jsonrpc' ? (typeof message === 'string' ? /^(?:([^\s:]+): |malformed JSON (body): )/.exec(message)?.slice(1).find((f) => f !== undefined) : undefined) : a.json?.details?.field;
+  const field =
+    route.errors === 'jsonrpc'
+      ? typeof message === 'string'
+        ? /^(?:([^\s:]+): |malformed JSON (body): )/
+            .exec(message)
+            ?.slice(1)
+            .find((f) => f !== undefined)
+        : undefined
+      : a.json?.details?.field;
   if (typeof field !== 'string' || field === '' || typeof message !== 'string') return undefined;
   // The one fixed wording that predates the rule (test/server.test.ts pins it): a body that is not JSON.
   return message.startsWith(`${field}: `) || (field === 'body' && message.startsWith('malformed JSON body: ')) ? field : undefined;
@@ -369,7 +676,9 @@ function namesField(route: Route, a: Answer): string | undefined {
 
 const describeCase = (c: Case): string =>
   `${c.method} ${c.path.length > 300 ? `${c.path.slice(0, 300)}… (${c.path.length} chars)` : c.path}\nheaders: ${JSON.stringify(c.headers).slice(0, 300)}` +
-  (c.body === undefined ? '' : `\nbody (${c.body.what}, ${c.body.contentType ?? 'no content type'}, ${c.body.text.length} chars): ${c.body.text.slice(0, 400)}`);
+  (c.body === undefined
+    ? ''
+    : `\nbody (${c.body.what}, ${c.body.contentType ?? 'no content type'}, ${c.body.text.length} chars): ${c.body.text.slice(0, 400)}`);
 
 /** Per route: cases sent, and answers by status. */
 const tally = new Map<string, { cases: number; statuses: Map<number, number> }>();
@@ -386,7 +695,8 @@ async function check(route: Route, c: Case, learned: Set<string>): Promise<void>
   }
   t.statuses.set(a.status, (t.statuses.get(a.status) ?? 0) + 1);
   if (a.status === 500) throw new Error(`${keyOf(route)} answered 500\n${describeCase(c)}\nanswer: ${a.text.slice(0, 500)}`);
-  if (c.body !== undefined && c.body.text.length > MAX_BODY_BYTES && a.status !== 413 && route.auth !== 'path') throw new Error(`${keyOf(route)}: a body past the limit answered ${a.status}, not 413\n${describeCase(c)}`);
+  if (c.body !== undefined && c.body.text.length > MAX_BODY_BYTES && a.status !== 413 && route.auth !== 'path')
+    throw new Error(`${keyOf(route)}: a body past the limit answered ${a.status}, not 413\n${describeCase(c)}`);
   if (a.status === 400) {
     const field = namesField(route, a);
     if (field === undefined) throw new Error(`${keyOf(route)}: a 400 that names no field: ${a.text.slice(0, 500)}\n${describeCase(c)}`);
@@ -416,11 +726,28 @@ beforeAll(async () => {
   webhookUrl = receiver.url;
   dir = tempDir();
   // The embedded anvil devnet (CHAINPOST_CHAINS unset), so data and node-access routes reach a node.
-  server = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: undefined, CHAINPOST_DEVNET_PORT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: '200' }, 30_000);
+  server = await startProcess(
+    [BIN, 'serve'],
+    {
+      CHAINPOST_DATA: dir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: TEST_KEY,
+      CHAINPOST_CHAINS: undefined,
+      CHAINPOST_DEVNET_PORT: '0',
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_ACCESS_LOG: '0',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_MAX_STREAMS: '200',
+    },
+    30_000,
+  );
   port = server.port;
   const call: Running['call'] = apiCaller(`http://127.0.0.1:${port}`, TEST_KEY);
   for (const family of ['evm', 'bitcoin', 'solana']) {
-    const made = await call(`/streams/${family}`, { method: 'PUT', json: sampleBody(ROUTES.find((r) => keyOf(r) === `PUT /streams/${family}`)!) });
+    const made = await call(`/streams/${family}`, {
+      method: 'PUT',
+      json: sampleBody(ROUTES.find((r) => keyOf(r) === `PUT /streams/${family}`)!),
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     streamIds.push(made.body.id as string);
   }
@@ -434,9 +761,17 @@ afterAll(async () => {
   await server?.stop('SIGKILL');
   await receiver?.close();
   if (dir !== '') rmSync(dir, { recursive: true, force: true });
-  const lines = [...tally].map(([k, t]) => `${String(t.cases).padStart(6)}  ${k}  ${[...t.statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`);
+  const lines = [...tally].map(
+    ([k, t]) =>
+      `${String(t.cases).padStart(6)}  ${k}  ${[...t.statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+  );
   const total = [...tally.values()].reduce((n, t) => n + t.cases, 0);
-  console.log(`fuzz: cases per route (seed ${SEED}, FUZZ_RUNS ${RUNS}):\n${lines.join('\n')}\nfuzz: ${total} cases over ${tally.size} routes`);
+  console.log(
+    `fuzz: cases per route (seed ${SEED}, FUZZ_RUNS ${RUNS}):\n${lines.join('\n')}\nfuzz: ${total} cases over ${tally.size} routes`,
+  );
 });
 
 describe('fuzzing every route', () => {
@@ -458,16 +793,35 @@ describe('fuzzing every route', () => {
 
   // What the fuzzer found, kept as explicit cases (each failed before its fix).
   it.each([
-    ['node access: params nested 10,000 deep (was 500: JSON.stringify overflowed the stack)', 'POST', `/rpc/0x539/${TEST_KEY}`, `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${nested(10_000, 'array').text}}`, 400],
-    ['a megabyte of base58 digits as a Bitcoin address (held the event loop for minutes)', 'POST', '/streams/bitcoin/:id/address', `{"address":"${'x'.repeat(MAX_BODY_BYTES - 100)}"}`, 400],
+    [
+      'node access: params nested 10,000 deep (was 500: JSON.stringify overflowed the stack)',
+      'POST',
+      `/rpc/0x539/${TEST_KEY}`,
+      `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":${nested(10_000, 'array').text}}`,
+      400,
+    ],
+    [
+      'a megabyte of base58 digits as a Bitcoin address (held the event loop for minutes)',
+      'POST',
+      '/streams/bitcoin/:id/address',
+      `{"address":"${'x'.repeat(MAX_BODY_BYTES - 100)}"}`,
+      400,
+    ],
   ])('regression: %s', async (_what, method, path, text, status) => {
-    const a = await send({ method, path: path.replace(':id', streamIds[1]!), headers: { 'x-api-key': TEST_KEY }, body: { text, contentType: 'application/json', what: 'regression' } });
+    const a = await send({
+      method,
+      path: path.replace(':id', streamIds[1]!),
+      headers: { 'x-api-key': TEST_KEY },
+      body: { text, contentType: 'application/json', what: 'regression' },
+    });
     expect(a.status, a.text.slice(0, 300)).toBe(status);
   });
 
   it(`keeps the server's memory bounded (anonymous RSS growth below ${RSS_GROWTH_MB} MiB)`, () => {
     const after = rssMb();
-    console.log(`fuzz: server RSS ${rssBefore.all.toFixed(0)} MiB before, ${after.all.toFixed(0)} MiB after; anonymous (the bound's) ${rssBefore.anon.toFixed(0)} → ${after.anon.toFixed(0)} MiB`);
+    console.log(
+      `fuzz: server RSS ${rssBefore.all.toFixed(0)} MiB before, ${after.all.toFixed(0)} MiB after; anonymous (the bound's) ${rssBefore.anon.toFixed(0)} → ${after.anon.toFixed(0)} MiB`,
+    );
     expect(after.anon - rssBefore.anon).toBeLessThan(RSS_GROWTH_MB);
   });
 });

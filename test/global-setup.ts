@@ -10,9 +10,14 @@ export default function setup(): () => void {
   process.env[CHILD_LOGS] = dir;
   return () => {
     const r = scanChildLogs(dir);
-    console.log(`secret scan: ${r.lines} log lines of ${r.processes} server processes searched for ${r.secrets} secrets: ${r.hits.length} found`);
+    console.log(
+      `secret scan: ${r.lines} log lines of ${r.processes} server processes searched for ${r.secrets} secrets: ${r.hits.length} found`,
+    );
     if (r.hits.length > 0) {
-      const where = r.hits.slice(0, 20).map((h) => `  ${h.secret} in ${join(dir, h.file)}:${h.line}`).join('\n');
+      const where = r.hits
+        .slice(0, 20)
+        .map((h) => `  ${h.secret} in ${join(dir, h.file)}:${h.line}`)
+        .join('\n');
       // Vitest reports an error thrown here but still exits 0: the exit code is set so the run fails.
       process.exitCode = 1;
       throw new Error(`secrets in log lines (the logs are kept in ${dir}):\n${where}`);

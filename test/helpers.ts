@@ -36,7 +36,15 @@ export interface RunningBinary extends Running, Started {}
  * server following chains (CHAINPOST_CHAINS, even none) refuses by default: allowed here, for every test; a test
  * of the default passes '' (unset).
  */
-const serverEnv = (env: Record<string, string>, dir: string): Record<string, string> => ({ CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY, CHAINPOST_CHAINS: 'none', CHAINPOST_PRIVATE_TARGETS: 'allow', ...env });
+const serverEnv = (env: Record<string, string>, dir: string): Record<string, string> => ({
+  CHAINPOST_DATA: dir,
+  CHAINPOST_PORT: '0',
+  CHAINPOST_API_KEY: TEST_KEY,
+  CHAINPOST_ADMIN_KEY: TEST_ADMIN_KEY,
+  CHAINPOST_CHAINS: 'none',
+  CHAINPOST_PRIVATE_TARGETS: 'allow',
+  ...env,
+});
 
 /**
  * Starts the real server (app/'s service, the same code the binary runs) in the test process on a free loopback port
@@ -58,7 +66,12 @@ export async function startChainpostWith(adapters: Adapters, env: Record<string,
  * user does: for the tests that signal or kill the process, or read what it prints as a user would. `timeoutMs`
  * for its listening line (default 25 s).
  */
-export async function startBinary(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<RunningBinary> {
+export async function startBinary(
+  env: Record<string, string> = {},
+  dir = tempDir(),
+  bin = BIN,
+  timeoutMs?: number,
+): Promise<RunningBinary> {
   const started = await startProcess([bin, 'serve'], serverEnv(env, dir), timeoutMs);
   return running(Object.assign(started, { pid: started.child.pid! }), env, dir);
 }
@@ -104,11 +117,19 @@ export async function stopAndClean(r: Running | undefined): Promise<void> {
 const exec = promisify(execFile);
 
 /** Runs the CLI (`chainpost …`) against a data directory (undefined: CHAINPOST_DATA unset, so ./data of `cwd`). */
-export async function cli(args: string[], dir: string | undefined, env: Record<string, string> = {}, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function cli(
+  args: string[],
+  dir: string | undefined,
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const base = { ...process.env };
   delete base['CHAINPOST_DATA'];
   try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { cwd, env: { ...base, ...(dir === undefined ? {} : { CHAINPOST_DATA: dir }), ...env } });
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
+      cwd,
+      env: { ...base, ...(dir === undefined ? {} : { CHAINPOST_DATA: dir }), ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -121,11 +142,20 @@ export async function cli(args: string[], dir: string | undefined, env: Record<s
  * which read each block after the follower committed it (a test reading an index right after the head moved may not
  * see the block yet). Resolves false after `ms`.
  */
-export function indexedTo(server: { call(path: string): Promise<{ body: any }> }, target: number, chain = '0x539', ms = 10_000): Promise<boolean> {
-  return until(async () => {
-    const c = ((await server.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === chain);
-    return c?.['head'] >= target && (c?.['indexed'] === undefined || c['indexed'] >= target);
-  }, ms, 20);
+export function indexedTo(
+  server: { call(path: string): Promise<{ body: any }> },
+  target: number,
+  chain = '0x539',
+  ms = 10_000,
+): Promise<boolean> {
+  return until(
+    async () => {
+      const c = ((await server.call('/health')).body.chains as Array<Record<string, any>>).find((c) => c['chain'] === chain);
+      return c?.['head'] >= target && (c?.['indexed'] === undefined || c['indexed'] >= target);
+    },
+    ms,
+    20,
+  );
 }
 
 /** Polls `probe` until it holds or `ms` run out (every 10 ms: tests wait on fast servers); says whether it held. */

@@ -11,7 +11,12 @@ const dist = (path: string): Promise<unknown> => import(new URL(`../dist/${path}
  * Loaded at the first start, not when this file is imported: test/helpers.ts imports it, and the files that use only
  * its other helpers (most unit tests) would pay the server's load each.
  */
-let loaded: Promise<{ startService: typeof import('../app/server.js').startService; parseConfig: typeof import('../engine/config/config.js').parseConfig }> | undefined;
+let loaded:
+  | Promise<{
+      startService: typeof import('../app/server.js').startService;
+      parseConfig: typeof import('../engine/config/config.js').parseConfig;
+    }>
+  | undefined;
 const loadService = (): NonNullable<typeof loaded> =>
   (loaded ??= Promise.all([dist('app/server.js'), dist('engine/config/config.js')]).then(([server, config]) => ({
     startService: (server as typeof import('../app/server.js')).startService,
@@ -75,7 +80,9 @@ function keptLog(env: Record<string, string>): (text: string) => void {
   const dir = process.env[CHILD_LOGS];
   if (dir === undefined || dir === '') return () => {};
   const base = join(dir, `${process.pid}-in-process-${++started}`);
-  const given = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([k]) => k.startsWith('CHAINPOST_') && k !== CHILD_LOGS));
+  const given = Object.fromEntries(
+    Object.entries({ ...process.env, ...env }).filter(([k]) => k.startsWith('CHAINPOST_') && k !== CHILD_LOGS),
+  );
   writeFileSync(`${base}.env.json`, JSON.stringify(given));
   return (text) => appendFileSync(`${base}.log`, text);
 }

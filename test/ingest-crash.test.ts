@@ -36,7 +36,11 @@ describe('a follower killed with SIGKILL', () => {
   let store: Store;
   let child: ChildProcess | undefined;
   const dir = tempDir();
-  const run = (): ChildProcess => spawn(process.execPath, ['--input-type=module', '-e', CHILD, dir, anvil.url], { cwd: new URL('..', import.meta.url), stdio: ['ignore', 'ignore', 'inherit'] });
+  const run = (): ChildProcess =>
+    spawn(process.execPath, ['--input-type=module', '-e', CHILD, dir, anvil.url], {
+      cwd: new URL('..', import.meta.url),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const head = (): number => store.get<{ head: number }>('chainState', '0x539')?.head ?? -1;
   const kill = async (c: ChildProcess): Promise<void> => {
     if (c.exitCode !== null || c.signalCode !== null) return;
@@ -71,7 +75,9 @@ describe('a follower killed with SIGKILL', () => {
     child = run();
     await until(() => head() === TOP && store.get<{ confirmed: number }>('chainState', '0x539')?.confirmed === TOP - 2, 60_000);
     await kill(child);
-    const journal = new Map(store.range<number>('meta', { start: 'journal/', end: 'journal0' }).map((e) => [e.key.slice('journal/'.length), e.value]));
+    const journal = new Map(
+      store.range<number>('meta', { start: 'journal/', end: 'journal0' }).map((e) => [e.key.slice('journal/'.length), e.value]),
+    );
     const expected = new Map<string, number>();
     for (let n = 0; n <= TOP; n++) expected.set(`seen/${n}`, 1);
     for (let n = 0; n <= TOP - 2; n++) expected.set(`confirmed/${n}`, 1);

@@ -13,7 +13,10 @@ import { tempDir } from './helpers.js';
 const body = (result: unknown): Uint8Array => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }));
 
 /** Every key and value of every table, as stored. */
-const dump = (s: Store): Array<[string, string, string]> => TABLES.flatMap((t) => [...s.db(t).getRange({})].map(({ key, value }) => [t, String(key), Buffer.from(value).toString('hex')] as [string, string, string]));
+const dump = (s: Store): Array<[string, string, string]> =>
+  TABLES.flatMap((t) =>
+    [...s.db(t).getRange({})].map(({ key, value }) => [t, String(key), Buffer.from(value).toString('hex')] as [string, string, string]),
+  );
 
 /**
  * The worker path of ingestion: the node's answers, as bytes, parsed and
@@ -37,10 +40,20 @@ describe('blocks prepared in the worker pool', () => {
     direct.transact(() => {
       for (const b of bundles) writeBlock(direct, '0x1', normalizeBlock(b.block, b.receipts, b.traces));
     });
-    const prepared = await Promise.all(bundles.map((b) => pool.ingest.prepare('0x1', { block: body(b.block), receipts: body(b.receipts), traces: body(b.traces) })));
-    expect(prepared.map((p) => [p!.number, p!.hash, p!.parentHash])).toEqual(bundles.map((b) => [b.number, b.block['hash'], b.block['parentHash']]));
+    const prepared = await Promise.all(
+      bundles.map((b) => pool.ingest.prepare('0x1', { block: body(b.block), receipts: body(b.receipts), traces: body(b.traces) })),
+    );
+    expect(prepared.map((p) => [p!.number, p!.hash, p!.parentHash])).toEqual(
+      bundles.map((b) => [b.number, b.block['hash'], b.block['parentHash']]),
+    );
     // As the follower writes them: handed to the write thread as one unit.
-    await pooled.writeBehind(() => writePrepared(pooled, '0x1', prepared.map((p) => p!)));
+    await pooled.writeBehind(() =>
+      writePrepared(
+        pooled,
+        '0x1',
+        prepared.map((p) => p!),
+      ),
+    );
     const rows = dump(direct);
     expect(rows.filter(([t]) => t === 'sales').length).toBeGreaterThan(0);
     expect(dump(pooled)).toEqual(rows);

@@ -138,7 +138,8 @@ describe('ingestion in the server binary', () => {
       expect(metric(text, 'chainpost_chain_head', '0x1')).toBe(-1);
 
       // Log lines reach us through a pipe, maybe a little after the HTTP answers.
-      const failingLine = (l: Record<string, unknown>): boolean => l['msg'] === 'upstream failing' && l['chain'] === '0x1' && l['level'] === 'warn' && typeof l['err'] === 'string';
+      const failingLine = (l: Record<string, unknown>): boolean =>
+        l['msg'] === 'upstream failing' && l['chain'] === '0x1' && l['level'] === 'warn' && typeof l['err'] === 'string';
       await until(async () => logLines(s!).some(failingLine), 2_000);
       const warned = logLines(s).filter((l) => l['msg'] === 'upstream failing');
       expect(warned.some(failingLine)).toBe(true);
@@ -170,13 +171,17 @@ describe('ingestion in the server binary', () => {
       // So within `elapsed` ms at most floor(log2(elapsed/100 + 1)) + 1 attempts; one more for slack.
       const bound = Math.floor(Math.log2(elapsed / 100 + 1)) + 2;
       expect(status.upstream).toBe('failing');
-      expect(status.upstreamErrors, `after ${Math.round(elapsed)} ms; without backoff ~${Math.round(elapsed / POLL_MS)}`).toBeLessThanOrEqual(bound);
+      expect(
+        status.upstreamErrors,
+        `after ${Math.round(elapsed)} ms; without backoff ~${Math.round(elapsed / POLL_MS)}`,
+      ).toBeLessThanOrEqual(bound);
       expect(status.upstreamErrors).toBeGreaterThanOrEqual(3);
       const counted = metric(await metrics(s), 'chainpost_chain_upstream_errors_total', '0x1');
       expect(counted).toBeGreaterThanOrEqual(status.upstreamErrors);
       expect(counted).toBeLessThanOrEqual(bound);
       // One warn line per failed attempt (they reach us through a pipe, maybe a little after the HTTP answers).
-      const warnedFor = (): Array<Record<string, unknown>> => logLines(s!).filter((l) => l['msg'] === 'upstream failing' && l['chain'] === '0x1');
+      const warnedFor = (): Array<Record<string, unknown>> =>
+        logLines(s!).filter((l) => l['msg'] === 'upstream failing' && l['chain'] === '0x1');
       await until(async () => warnedFor().length >= status.upstreamErrors, 1_000);
       const warned = warnedFor();
       expect(warned.length).toBeGreaterThanOrEqual(status.upstreamErrors);
@@ -195,7 +200,13 @@ describe('ingestion in the server binary', () => {
     const dir = tempDir();
     // Every block kept (no retention pruning), so every one can be checked.
     // From block 0 (a first start would begin at the node's head): every block mined before the start is ingested.
-    const env = { CHAINPOST_CHAINS: '', CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_POLL_MS: String(POLL_MS), CHAINPOST_RETENTION_BLOCKS: '1000000' };
+    const env = {
+      CHAINPOST_CHAINS: '',
+      CHAINPOST_START_BLOCKS: '0x539=0',
+      CHAINPOST_CONFIRMATIONS: '0x539=2',
+      CHAINPOST_POLL_MS: String(POLL_MS),
+      CHAINPOST_RETENTION_BLOCKS: '1000000',
+    };
     try {
       anvil = await startAnvil({ args: ['--no-mining'] });
       rpc = jsonRpcUpstream(anvil.url);
@@ -223,16 +234,20 @@ describe('ingestion in the server binary', () => {
         }
         s = await startBinary(env, dir);
         const lower = from + 0.3 * (target - from);
-        const settled = await until(async () => {
-          const { head } = await chainOf(s!, '0x539');
-          if (head >= target) return true;
-          if (head > lower) {
-            await s!.stop('SIGKILL');
-            killedAt = head;
-            return true;
-          }
-          return false;
-        }, 5_000, 5);
+        const settled = await until(
+          async () => {
+            const { head } = await chainOf(s!, '0x539');
+            if (head >= target) return true;
+            if (head > lower) {
+              await s!.stop('SIGKILL');
+              killedAt = head;
+              return true;
+            }
+            return false;
+          },
+          5_000,
+          5,
+        );
         expect(settled, 'the server neither caught up nor got past 30% within 5 s').toBe(true);
       }
       expect(killedAt, 'the kill landed while the server was catching up').toBeDefined();
@@ -292,7 +307,10 @@ describe('ingestion in the server binary', () => {
       // 0x504 stopped producing blocks on 2026-08-01 (spec, Versioning); the service date is after it.
       s = await startChainpost({ CHAINPOST_CHAINS: '0x504=http://127.0.0.1:9', CHAINPOST_NOW: '2026-08-01T00:00:00Z' });
       expect(await chains(s)).toEqual([]);
-      expect(logLines(s).find((l) => l['msg'] === 'not following a chain that no longer produces blocks')).toMatchObject({ chain: '0x504', since: '2026-08-01' });
+      expect(logLines(s).find((l) => l['msg'] === 'not following a chain that no longer produces blocks')).toMatchObject({
+        chain: '0x504',
+        since: '2026-08-01',
+      });
     } finally {
       await stopAndClean(s);
     }

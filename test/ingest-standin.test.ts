@@ -22,7 +22,10 @@ import { startChainpost, stopAndClean, tempDir, until, type Running } from './he
  */
 const BLOCKS = 3 * CATCH_UP_BATCH + 5;
 const WRITTEN: Table[] = ['blocks', 'probes', 'canon', 'blockHashes', 'transfers', 'sales'];
-const dump = (s: Store): Array<[string, string, string]> => WRITTEN.flatMap((t) => [...s.db(t).getRange({})].map(({ key, value }) => [t, String(key), Buffer.from(value).toString('hex')] as [string, string, string]));
+const dump = (s: Store): Array<[string, string, string]> =>
+  WRITTEN.flatMap((t) =>
+    [...s.db(t).getRange({})].map(({ key, value }) => [t, String(key), Buffer.from(value).toString('hex')] as [string, string, string]),
+  );
 
 describe('a catch-up from the JSON-RPC stand-in', () => {
   let node: Awaited<ReturnType<typeof startStandIn>>;
@@ -47,22 +50,44 @@ describe('a catch-up from the JSON-RPC stand-in', () => {
     const [pooled, direct] = [openStore(tempDir()), openStore(tempDir())];
     stores.push(pooled, direct);
     const events: string[] = [];
-    const recorder: ChainEvents = { seen: (_c, n, hash) => void events.push(`seen ${n} ${hash}`), confirmed: (_c, n, hash) => void events.push(`confirmed ${n} ${hash}`), reorged: () => void events.push('reorg') };
+    const recorder: ChainEvents = {
+      seen: (_c, n, hash) => void events.push(`seen ${n} ${hash}`),
+      confirmed: (_c, n, hash) => void events.push(`confirmed ${n} ${hash}`),
+      reorged: () => void events.push('reorg'),
+    };
     const clock = new ServiceClock(systemTicker, Date.now());
-    const f = new EvmFollower('0x1', rpc, pooled, clock, recorder, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 50, pool: pool.ingest });
+    const f = new EvmFollower(
+      '0x1',
+      rpc,
+      pooled,
+      clock,
+      recorder,
+      jsonLogger(
+        () => {},
+        () => clock.now(),
+        'error',
+      ),
+      { confirmations: 2, pollMs: 50, pool: pool.ingest },
+    );
     await f.sync();
     expect(f.status()).toMatchObject({ head: BLOCKS - 1, confirmed: BLOCKS - 3, internalTransactions: true, upstream: 'ok' });
     const blocks: Json[] = [];
     for (let n = 0; n < BLOCKS; n++) {
       const tag = `0x${n.toString(16)}`;
-      const [block, receipts, traces] = await Promise.all([rpc.call<Json>('eth_getBlockByNumber', [tag, true]), rpc.call<Json[]>('eth_getBlockReceipts', [tag]), rpc.call<Json[]>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }])]);
+      const [block, receipts, traces] = await Promise.all([
+        rpc.call<Json>('eth_getBlockByNumber', [tag, true]),
+        rpc.call<Json[]>('eth_getBlockReceipts', [tag]),
+        rpc.call<Json[]>('debug_traceBlockByNumber', [tag, { tracer: 'callTracer' }]),
+      ]);
       direct.transact(() => writeBlock(direct, '0x1', normalizeBlock(block, receipts, traces)));
       blocks.push(block);
     }
     expect(dump(pooled)).toEqual(dump(direct));
     expect(events.filter((e) => e.startsWith('seen'))).toEqual(blocks.map((b, n) => `seen ${n} ${String(b['hash'])}`));
     // Each with its block's hash, also while the commit holding that block is still in flight (not readable yet).
-    expect(events.filter((e) => e.startsWith('confirmed'))).toEqual(Array.from({ length: BLOCKS - 2 }, (_, n) => `confirmed ${n} ${String(blocks[n]!['hash'])}`));
+    expect(events.filter((e) => e.startsWith('confirmed'))).toEqual(
+      Array.from({ length: BLOCKS - 2 }, (_, n) => `confirmed ${n} ${String(blocks[n]!['hash'])}`),
+    );
   });
 });
 
@@ -79,7 +104,11 @@ describe('the server catching up a long chain', () => {
   });
 
   it('answers authenticated requests meanwhile', async () => {
-    server = await startChainpost({ CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${node.port}`, CHAINPOST_POLL_MS: '20', CHAINPOST_ACCESS_LOG: '0' });
+    server = await startChainpost({
+      CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${node.port}`,
+      CHAINPOST_POLL_MS: '20',
+      CHAINPOST_ACCESS_LOG: '0',
+    });
     const head = async (): Promise<number> => ((await server!.call('/health')).body.chains as Array<{ head: number }>)[0]!.head;
     // Answered while blocks are coming in: after the first and before the last.
     const answered: number[] = [];

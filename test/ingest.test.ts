@@ -34,7 +34,11 @@ describe('EVM ingestion from a real anvil node', () => {
     reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
   };
   const clock = new ServiceClock(systemTicker, Date.now());
-  const log = jsonLogger(() => {}, () => clock.now(), 'error');
+  const log = jsonLogger(
+    () => {},
+    () => clock.now(),
+    'error',
+  );
   const follower = () => new EvmFollower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
   const send = (value: string) => rpc.call<string>('eth_sendTransaction', [{ from: ACCOUNT0, to: ACCOUNT1, value }]);
   const mine = (n = 1) => rpc.call('anvil_mine', [`0x${n.toString(16)}`]);
@@ -122,7 +126,12 @@ describe('EVM ingestion from a real anvil node', () => {
     }
     // It survives a restart: the next follower goes on from where pruning stopped.
     await mine(2);
-    const again = new EvmFollower('0x539', rpc, other, clock, recorder, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
+    const again = new EvmFollower('0x539', rpc, other, clock, recorder, log, {
+      confirmations: 2,
+      pollMs: 50,
+      retention: 3,
+      pool: pool.ingest,
+    });
     await again.sync();
     expect(again.status().oldest).toBe(again.status().head - 2);
     expect(other.has('blocks', blockKey('0x539', again.status().oldest - 1))).toBe(false);
@@ -134,7 +143,12 @@ describe('EVM ingestion from a real anvil node', () => {
     await mine(6);
     const other = openStore(tempDir());
     let unread: number | undefined = 2;
-    const f = new EvmFollower('0x539', rpc, other, clock, { ...recorder, oldestUnread: () => unread }, log, { confirmations: 2, pollMs: 50, retention: 3, pool: pool.ingest });
+    const f = new EvmFollower('0x539', rpc, other, clock, { ...recorder, oldestUnread: () => unread }, log, {
+      confirmations: 2,
+      pollMs: 50,
+      retention: 3,
+      pool: pool.ingest,
+    });
     await f.sync();
     expect(f.status().oldest).toBe(2);
     expect([other.has('blocks', blockKey('0x539', 1)), other.has('blocks', blockKey('0x539', 2))]).toEqual([false, true]);
@@ -195,9 +209,10 @@ describe('EVM ingestion from a real anvil node', () => {
     const other = openStore(tempDir());
     let calls = 0;
     const behind = {
-      call: <T,>(method: string, params: unknown[]): Promise<T> => {
+      call: <T>(method: string, params: unknown[]): Promise<T> => {
         calls++;
-        if (method === 'eth_blockNumber') return rpc.call<string>(method, params).then((h) => `0x${(parseInt(h, 16) + 5).toString(16)}` as T);
+        if (method === 'eth_blockNumber')
+          return rpc.call<string>(method, params).then((h) => `0x${(parseInt(h, 16) + 5).toString(16)}` as T);
         return rpc.call<T>(method, params);
       },
     };
@@ -215,7 +230,7 @@ describe('EVM ingestion from a real anvil node', () => {
     const other = openStore(tempDir());
     let dropOnce = true;
     const flaky = {
-      call: <T,>(method: string, params: unknown[]): Promise<T> => {
+      call: <T>(method: string, params: unknown[]): Promise<T> => {
         if (method === 'debug_traceBlockByNumber' && dropOnce) {
           dropOnce = false;
           return Promise.reject(new Error('socket hang up'));
@@ -236,7 +251,12 @@ describe('EVM ingestion from a real anvil node', () => {
   });
 
   it('turns internal transactions off for a node without the call tracer, and says so', async () => {
-    const noTracer = { call: <T,>(method: string, params: unknown[]) => (method === 'debug_traceBlockByNumber' ? Promise.reject(new NodeError(-32601, 'the method debug_traceBlockByNumber does not exist')) : rpc.call<T>(method, params)) };
+    const noTracer = {
+      call: <T>(method: string, params: unknown[]) =>
+        method === 'debug_traceBlockByNumber'
+          ? Promise.reject(new NodeError(-32601, 'the method debug_traceBlockByNumber does not exist'))
+          : rpc.call<T>(method, params),
+    };
     const other = openStore(tempDir());
     const f = new EvmFollower('0x539', noTracer, other, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
     await f.sync();
@@ -253,13 +273,19 @@ describe('a failing upstream', () => {
     const frozen = { elapsedMs: () => 0, wake: () => () => {} };
     const clock = new ServiceClock(frozen, 0);
     const lines: string[] = [];
-    const log = jsonLogger((l) => void lines.push(l), () => clock.now(), 'info');
+    const log = jsonLogger(
+      (l) => void lines.push(l),
+      () => clock.now(),
+      'info',
+    );
     const calls: number[] = [];
     let dead = true;
     const upstream = {
-      call: <T,>(method: string): Promise<T> => {
+      call: <T>(method: string): Promise<T> => {
         if (method === 'eth_blockNumber') calls.push(clock.now());
-        return dead ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1')) : Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T);
+        return dead
+          ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1'))
+          : Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T);
       },
     };
     const store = openStore(tempDir());
@@ -299,10 +325,26 @@ describe('a chain that stops producing blocks', () => {
     const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0);
     const lines: string[] = [];
     const calls: number[] = [];
-    const upstream = { call: <T,>(method: string): Promise<T> => (calls.push(clock.now()), Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T)) };
+    const upstream = {
+      call: <T>(method: string): Promise<T> => (
+        calls.push(clock.now()), Promise.resolve((method === 'eth_blockNumber' ? '-0x1' : null) as T)
+      ),
+    };
     const store = openStore(tempDir());
     const none: ChainEvents = { seen: () => {}, confirmed: () => {}, reorged: () => {} };
-    const f = new EvmFollower('0x504', upstream, store, clock, none, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), { confirmations: 2, pollMs: 50, until: 1_000, pool: pool.ingest });
+    const f = new EvmFollower(
+      '0x504',
+      upstream,
+      store,
+      clock,
+      none,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+      { confirmations: 2, pollMs: 50, until: 1_000, pool: pool.ingest },
+    );
     f.start();
     for (let t = 0; t < 3_000; t += 50) {
       await new Promise((r) => setImmediate(r));

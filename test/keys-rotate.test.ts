@@ -31,7 +31,9 @@ describe('chainpost keys rotate', () => {
       expect(Date.parse(until!) - serverNow).toBeLessThanOrEqual(3_600_000 + 60_000);
 
       const list = await cli(['keys', 'list'], s.dir);
-      expect(list.stdout).toMatch(new RegExp(`^app\\s+${oldId}\\s+app\\s+ops@example.com\\s+\\S+\\s+${until!.replace(/\./g, '\\.')}$`, 'm'));
+      expect(list.stdout).toMatch(
+        new RegExp(`^app\\s+${oldId}\\s+app\\s+ops@example.com\\s+\\S+\\s+${until!.replace(/\./g, '\\.')}$`, 'm'),
+      );
       expect(list.stdout.split('\n').filter((l) => l.startsWith('app '))).toHaveLength(2);
 
       // Both keys, one tenant: the settings written with the old key are the new key's.
@@ -60,7 +62,9 @@ describe('chainpost keys rotate', () => {
       const old = made.stdout.trim().split('\n').at(-1)!;
       const bad = await cli(['keys', 'rotate', 'app', '--grace', 'soon'], s.dir);
       expect(bad.code).toBe(1);
-      expect(bad.stderr).toMatch(/^chainpost: keys rotate: --grace: not a duration: "soon" \(a number and s, m, h or d, such as 24h; or 0\)$/m);
+      expect(bad.stderr).toMatch(
+        /^chainpost: keys rotate: --grace: not a duration: "soon" \(a number and s, m, h or d, such as 24h; or 0\)$/m,
+      );
       const unknown = await cli(['keys', 'rotate', 'nobody'], s.dir);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/^chainpost: no key named or with id "nobody"$/m);

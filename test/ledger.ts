@@ -64,14 +64,31 @@ export interface LedgerReport {
 }
 
 const keyOf = (streamId: string, hash: string, confirmed: boolean): string => `${streamId}|${hash}|${confirmed ? 'c' : 'u'}`;
-const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && [...a].sort().join() === [...b].sort().join();
+const sameSet = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && [...a].sort().join() === [...b].sort().join();
 
-export function auditLedger(arrivals: readonly Arrival[], chain: readonly ChainBlock[], watches: ReadonlyMap<string, ReadonlySet<string>>, confirmations: number): LedgerReport {
+export function auditLedger(
+  arrivals: readonly Arrival[],
+  chain: readonly ChainBlock[],
+  watches: ReadonlyMap<string, ReadonlySet<string>>,
+  confirmations: number,
+): LedgerReport {
   const head = chain.reduce((m, b) => Math.max(m, b.number), -1);
   const finalByHash = new Map(chain.map((b) => [b.hash, b]));
   /** Per stream, per final block hash: the transactions it must carry. */
   const expected = new Map<string, Map<string, string[]>>();
-  const report: LedgerReport = { required: { unconfirmed: 0, confirmed: 0 }, arrivals: arrivals.length, distinct: 0, orphanedUnconfirmed: 0, duplicates: [], missing: [], confirmedOffChain: [], wrongContent: [], badDuplicates: [], orderBroken: [] };
+  const report: LedgerReport = {
+    required: { unconfirmed: 0, confirmed: 0 },
+    arrivals: arrivals.length,
+    distinct: 0,
+    orphanedUnconfirmed: 0,
+    duplicates: [],
+    missing: [],
+    confirmedOffChain: [],
+    wrongContent: [],
+    badDuplicates: [],
+    orderBroken: [],
+  };
   for (const [streamId, watched] of watches) {
     const mine = new Map<string, string[]>();
     expected.set(streamId, mine);
@@ -101,8 +118,12 @@ export function auditLedger(arrivals: readonly Arrival[], chain: readonly ChainB
       if (prior !== undefined) {
         const before = list[i - 1]!;
         // Runs only grow along the list: an earlier run just before makes this the stream's first arrival of its run.
-        if (keyOf(streamId, before.hash, before.confirmed) === key && before.run < a.run) report.duplicates.push({ streamId, number: a.number, confirmed: a.confirmed, runs: [before.run, a.run] });
-        else report.badDuplicates.push(`${where}: again in run ${a.run} (first in run ${list[prior]!.run}, ${i - prior} of the stream's arrivals between)`);
+        if (keyOf(streamId, before.hash, before.confirmed) === key && before.run < a.run)
+          report.duplicates.push({ streamId, number: a.number, confirmed: a.confirmed, runs: [before.run, a.run] });
+        else
+          report.badDuplicates.push(
+            `${where}: again in run ${a.run} (first in run ${list[prior]!.run}, ${i - prior} of the stream's arrivals between)`,
+          );
         return;
       }
       first.set(key, i);
@@ -113,7 +134,8 @@ export function auditLedger(arrivals: readonly Arrival[], chain: readonly ChainB
         else report.orphanedUnconfirmed++;
       } else {
         const txs = want?.get(a.hash);
-        if (block.number !== a.number || txs === undefined || !sameSet(txs, a.txs)) report.wrongContent.push(`${where}: txs ${a.txs.join(',')}, expected ${txs?.join(',') ?? 'no webhook'} at block ${block.number}`);
+        if (block.number !== a.number || txs === undefined || !sameSet(txs, a.txs))
+          report.wrongContent.push(`${where}: txs ${a.txs.join(',')}, expected ${txs?.join(',') ?? 'no webhook'} at block ${block.number}`);
         if (!a.confirmed) {
           if (a.number <= lastFinalUnconfirmed) report.orderBroken.push(`${where}: after unconfirmed block ${lastFinalUnconfirmed}`);
           lastFinalUnconfirmed = Math.max(lastFinalUnconfirmed, a.number);
@@ -134,7 +156,8 @@ export function auditLedger(arrivals: readonly Arrival[], chain: readonly ChainB
         if (confirmed && b.number > head - confirmations) continue;
         if (confirmed) report.required.confirmed++;
         else report.required.unconfirmed++;
-        if (!seen.has(keyOf(streamId, hash, confirmed))) report.missing.push(`stream ${streamId} block ${b.number} ${hash.slice(0, 10)} ${confirmed ? 'confirmed' : 'unconfirmed'}`);
+        if (!seen.has(keyOf(streamId, hash, confirmed)))
+          report.missing.push(`stream ${streamId} block ${b.number} ${hash.slice(0, 10)} ${confirmed ? 'confirmed' : 'unconfirmed'}`);
       }
     }
   }

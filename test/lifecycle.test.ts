@@ -7,7 +7,8 @@ import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 // The built binary: signals, the exit code and what the process prints as a user sees it.
 import { BIN, cli, startBinary, startChainpost, stopAndClean, tempDir, until } from './helpers.js';
 
-const version = (url: string, key: string) => fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
+const version = (url: string, key: string) =>
+  fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
 
 describe('start-up', () => {
   it('creates the data directory and, on the very first start, one API key printed once', async () => {
@@ -19,7 +20,12 @@ describe('start-up', () => {
       expect(key).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
       expect(await version(`http://127.0.0.1:${first.port}`, key!)).toBe(200);
       expect(await first.stop()).toBe(0);
-      const second = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
+      const second = await startProcess([BIN], {
+        CHAINPOST_DATA: dir,
+        CHAINPOST_PORT: '0',
+        CHAINPOST_API_KEY: '',
+        CHAINPOST_CHAINS: 'none',
+      });
       expect(second.output()).not.toMatch(/API key:/);
       expect(await version(`http://127.0.0.1:${second.port}`, key!)).toBe(200);
       await second.stop();
@@ -96,18 +102,30 @@ describe('start-up', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('migrates a store of the previous layout at start, saying so in its log, and the CLI\'s readers open it after', async () => {
+  it("migrates a store of the previous layout at start, saying so in its log, and the CLI's readers open it after", async () => {
     const dir = tempDir();
     const store = openStore(dir);
     store.put('meta', 'schemaVersion', SCHEMA_VERSION - 1);
     await store.close();
     const refused = await cli(['keys', 'list'], dir, {});
-    expect(refused.stderr).toMatch(new RegExp(`holds schema version ${SCHEMA_VERSION - 1}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\``));
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `holds schema version ${SCHEMA_VERSION - 1}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\``,
+      ),
+    );
     const s = await startBinary({}, dir);
     try {
-      const lines = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = s
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('the store'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(lines).toEqual([
-        expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: SCHEMA_VERSION - 1, to: SCHEMA_VERSION }),
+        expect.objectContaining({
+          msg: 'migrating the store to this layout; the server answers once it is done',
+          from: SCHEMA_VERSION - 1,
+          to: SCHEMA_VERSION,
+        }),
         expect.objectContaining({ msg: 'migrated the store', from: SCHEMA_VERSION - 1, to: SCHEMA_VERSION, rewrittenKeys: 0 }),
       ]);
     } finally {
@@ -148,34 +166,42 @@ describe('start-up', () => {
 });
 
 describe('shutdown', () => {
-  it.for(['SIGTERM', 'SIGINT'] as const)('on %s stops accepting, finishes the request in flight, and exits 0', async (signal, { expect }) => {
-    const s = await startBinary();
-    try {
-      const sock = connect(s.port, '127.0.0.1');
-      await new Promise((r) => sock.once('connect', r));
-      let answer = '';
-      sock.on('data', (c) => (answer += c.toString()));
-      const body = '{"tokens":[]}';
-      sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
-      await new Promise((r) => setTimeout(r, 100));
-      const started = Date.now();
-      s.child.kill(signal);
-      await new Promise((r) => setTimeout(r, 300));
-      // No new connections once stopping.
-      const refused = await fetch(`${s.url}/health`).then(() => false, () => true);
-      expect(refused).toBe(true);
-      sock.write(body.slice(5));
-      const code = await s.exited;
-      expect(code).toBe(0);
-      expect(Date.now() - started).toBeLessThan(10_000);
-      // The request in flight is answered whole: this server follows no chain, so its answer is the 400 naming `chain`.
-      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-      expect(answer).toContain('"details":{"field":"chain"}');
-      expect(s.output()).toMatch(/"msg":"stopped"/);
-    } finally {
-      await stopAndClean(s);
-    }
-  });
+  it.for(['SIGTERM', 'SIGINT'] as const)(
+    'on %s stops accepting, finishes the request in flight, and exits 0',
+    async (signal, { expect }) => {
+      const s = await startBinary();
+      try {
+        const sock = connect(s.port, '127.0.0.1');
+        await new Promise((r) => sock.once('connect', r));
+        let answer = '';
+        sock.on('data', (c) => (answer += c.toString()));
+        const body = '{"tokens":[]}';
+        sock.write(
+          `POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+        );
+        await new Promise((r) => setTimeout(r, 100));
+        const started = Date.now();
+        s.child.kill(signal);
+        await new Promise((r) => setTimeout(r, 300));
+        // No new connections once stopping.
+        const refused = await fetch(`${s.url}/health`).then(
+          () => false,
+          () => true,
+        );
+        expect(refused).toBe(true);
+        sock.write(body.slice(5));
+        const code = await s.exited;
+        expect(code).toBe(0);
+        expect(Date.now() - started).toBeLessThan(10_000);
+        // The request in flight is answered whole: this server follows no chain, so its answer is the 400 naming `chain`.
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+        expect(answer).toContain('"details":{"field":"chain"}');
+        expect(s.output()).toMatch(/"msg":"stopped"/);
+      } finally {
+        await stopAndClean(s);
+      }
+    },
+  );
 
   it('counts nothing in flight after clients abandoned their uploads, so it stops at once', async ({ expect }) => {
     const s = await startBinary();
@@ -274,7 +300,12 @@ describe('keys CLI', () => {
     try {
       const { execFile } = await import('node:child_process');
       const stdout = await new Promise<string>((resolve, reject) =>
-        execFile('npm', ['run', 'cli', '--', 'keys', 'create', '--name', 'from-npm', '--create'], { env: { ...process.env, CHAINPOST_DATA: dir } }, (err, out) => (err ? reject(err) : resolve(out))),
+        execFile(
+          'npm',
+          ['run', 'cli', '--', 'keys', 'create', '--name', 'from-npm', '--create'],
+          { env: { ...process.env, CHAINPOST_DATA: dir } },
+          (err, out) => (err ? reject(err) : resolve(out)),
+        ),
       );
       expect(stdout.trim().split('\n').at(-1)).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
     } finally {

@@ -11,8 +11,20 @@ import { startReceiver } from './receiver.js';
 
 /** Addresses each family takes (valid by its parser). */
 const EVM = (i: number) => `0x${(i + 1).toString(16).padStart(40, '0')}`;
-const BITCOIN = ['1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4', 'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3'];
-const SOLANA = ['11111111111111111111111111111111', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'Vote111111111111111111111111111111111111111', 'So11111111111111111111111111111111111111112', 'EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v'];
+const BITCOIN = [
+  '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa',
+  '31h1vYVSYuKP6AhS86fbRdMw9XHieotbST',
+  '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy',
+  'bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4',
+  'bc1qrp33g0q5c5txsp9arysrx4k6zdkfs4nce4xj0gdcccefvpysxf3qccfmv3',
+];
+const SOLANA = [
+  '11111111111111111111111111111111',
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  'Vote111111111111111111111111111111111111111',
+  'So11111111111111111111111111111111111111112',
+  'EPjFWdd5AufqSSqeM2qN1xyybapC8G4wEGGkZwyTDt1v',
+];
 const ADDRESSES = { evm: [0, 1, 2, 3, 4].map(EVM), bitcoin: BITCOIN, solana: SOLANA };
 
 const MAX_STREAMS = 3;
@@ -25,13 +37,19 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   type Family = 'evm' | 'bitcoin' | 'solana';
   const create = (family: Family, headers?: Record<string, string>) =>
-    s.call(`/streams/${family}`, { method: 'PUT', json: { webhookUrl: rx.url, ...(family === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) }, ...(headers ? { headers } : {}) });
+    s.call(`/streams/${family}`, {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, ...(family === 'evm' ? { chainIds: ['0x1'], includeNativeTxs: true } : {}) },
+      ...(headers ? { headers } : {}),
+    });
   const total = async (headers?: Record<string, string>) => {
     let n = 0;
-    for (const f of ['evm', 'bitcoin', 'solana'] as const) n += (await s.call(`/streams/${f}?limit=100`, headers ? { headers } : {})).body.total as number;
+    for (const f of ['evm', 'bitcoin', 'solana'] as const)
+      n += (await s.call(`/streams/${f}?limit=100`, headers ? { headers } : {})).body.total as number;
     return n;
   };
-  const addresses = (family: Family, id: string, address: string[]) => s.call(`/streams/${family}/${id}/address`, { method: 'POST', json: { address } });
+  const addresses = (family: Family, id: string, address: string[]) =>
+    s.call(`/streams/${family}/${id}/address`, { method: 'POST', json: { address } });
   const expectStreamsLimit = (r: { status: number; body: any }) => {
     expect(r.status, JSON.stringify(r.body)).toBe(400);
     expect(r.body.details).toEqual({ field: 'streams', limit: MAX_STREAMS, variable: 'CHAINPOST_MAX_STREAMS' });
@@ -40,7 +58,13 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
 
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_MAX_STREAMS: String(MAX_STREAMS), CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES), CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS), CHAINPOST_MAX_XPUBS: String(MAX_XPUBS) });
+    s = await startChainpost({
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_MAX_STREAMS: String(MAX_STREAMS),
+      CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES),
+      CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS),
+      CHAINPOST_MAX_XPUBS: String(MAX_XPUBS),
+    });
   });
   afterAll(async () => {
     await stopAndClean(s);
@@ -88,7 +112,8 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
   it('caps the addresses of a stream of each family, a request past it changes nothing, and racing adds cannot pass it', async () => {
     // Room for fresh streams: this tenant's are all deleted.
     for (const f of ['evm', 'bitcoin', 'solana'] as const) {
-      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result) expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
+      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result)
+        expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
     }
     for (const f of ['evm', 'bitcoin', 'solana'] as const) {
       const id = (await create(f)).body.id as string;
@@ -117,32 +142,47 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
 
   it('caps the triggers of an EVM stream on create and on update, naming the limit; a stream at the limit is taken', async () => {
     const headers = { 'x-api-key': (await cli(['keys', 'create', '--name', 'triggers'], s.dir)).stdout.trim().split('\n').at(-1)! };
-    const trigger = { type: 'tx', contractAddress: '$toAddress', functionAbi: { type: 'function', name: 'f', stateMutability: 'view', inputs: [], outputs: [{ name: 'v', type: 'uint256' }] } };
+    const trigger = {
+      type: 'tx',
+      contractAddress: '$toAddress',
+      functionAbi: { type: 'function', name: 'f', stateMutability: 'view', inputs: [], outputs: [{ name: 'v', type: 'uint256' }] },
+    };
     const triggers = (n: number) => Array.from({ length: n }, () => trigger);
     const expectTriggersLimit = (r: { status: number; body: any }) => {
       expect(r.status, JSON.stringify(r.body)).toBe(400);
       expect(r.body.details).toEqual({ field: 'triggers', limit: MAX_TRIGGERS, variable: 'CHAINPOST_MAX_TRIGGERS' });
       expect(r.body.message).toBe(`triggers: a stream runs at most ${MAX_TRIGGERS} (CHAINPOST_MAX_TRIGGERS)`);
     };
-    const put = (n: number) => s.call('/streams/evm', { method: 'PUT', headers, json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true, triggers: triggers(n) } });
+    const put = (n: number) =>
+      s.call('/streams/evm', {
+        method: 'PUT',
+        headers,
+        json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true, triggers: triggers(n) },
+      });
     expectTriggersLimit(await put(MAX_TRIGGERS + 1));
     expect(await total(headers)).toBe(0);
     const made = await put(MAX_TRIGGERS);
     expect(made.status, JSON.stringify(made.body)).toBe(200);
-    expectTriggersLimit(await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', headers, json: { triggers: triggers(MAX_TRIGGERS + 1) } }));
+    expectTriggersLimit(
+      await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', headers, json: { triggers: triggers(MAX_TRIGGERS + 1) } }),
+    );
     expect((await s.call(`/streams/evm/${made.body.id}`, { headers })).body.triggers).toHaveLength(MAX_TRIGGERS);
   });
 
   it('caps the xpubs of a Bitcoin stream: the same key again takes no place, racing adds cannot pass it, a removed key frees its place', async () => {
     for (const f of ['evm', 'bitcoin', 'solana'] as const) {
-      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result) expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
+      for (const x of (await s.call(`/streams/${f}?limit=100`)).body.result)
+        expect((await s.call(`/streams/${f}/${x.id}`, { method: 'DELETE' })).status).toBe(200);
     }
     const id = (await create('bitcoin')).body.id as string;
     const keys = manyXpubs(7);
     const add = (xpub: string) => s.call(`/streams/bitcoin/${id}/xpub`, { method: 'POST', json: { xpub } });
     const expectXpubsLimit = (r: { status: number; body: any }) => {
       expect(r.status, JSON.stringify(r.body)).toBe(400);
-      expect(r.body).toEqual({ message: `xpub: a stream holds at most ${MAX_XPUBS} (CHAINPOST_MAX_XPUBS)`, details: { field: 'xpub', limit: MAX_XPUBS, variable: 'CHAINPOST_MAX_XPUBS' } });
+      expect(r.body).toEqual({
+        message: `xpub: a stream holds at most ${MAX_XPUBS} (CHAINPOST_MAX_XPUBS)`,
+        details: { field: 'xpub', limit: MAX_XPUBS, variable: 'CHAINPOST_MAX_XPUBS' },
+      });
     };
     const first = (await add(keys[0]!)).body;
     expect((await add(keys[0]!)).body).toEqual(first);
@@ -191,9 +231,13 @@ describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHA
     solana: { ...SIGN_IN, network: 'mainnet', address: bs58.encode(ed) },
     aptos: { ...SIGN_IN, network: 'mainnet', address: aptosAddressOf(`0x${bytesToHex(ed)}`), publicKey: `0x${bytesToHex(ed)}` },
   };
-  const post = (path: string, json: unknown, key?: string) => s.call(path, { method: 'POST', json, ...(key === undefined ? {} : { headers: { 'x-api-key': key } }) });
+  const post = (path: string, json: unknown, key?: string) =>
+    s.call(path, { method: 'POST', json, ...(key === undefined ? {} : { headers: { 'x-api-key': key } }) });
   const challenge = (family: keyof typeof REQUESTS, key?: string) => post(`/challenge/request/${family}`, REQUESTS[family], key);
-  const bind = (n: number) => post('/bind/request', { addresses: Array.from({ length: n }, (_, i) => ({ blockchainType: 'evm', address: `0x${(i + 1).toString(16).padStart(40, '0')}` })) });
+  const bind = (n: number) =>
+    post('/bind/request', {
+      addresses: Array.from({ length: n }, (_, i) => ({ blockchainType: 'evm', address: `0x${(i + 1).toString(16).padStart(40, '0')}` })),
+    });
   const expectLimit = (r: { status: number; body: any; headers: Headers }) => {
     expect(r.status, JSON.stringify(r.body)).toBe(429);
     expect(r.body.details).toEqual({ field: 'challenges', limit: MAX_PENDING, variable: 'CHAINPOST_MAX_PENDING_CHALLENGES' });
@@ -202,7 +246,12 @@ describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHA
   };
 
   beforeAll(async () => {
-    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_MAX_PENDING_CHALLENGES: String(MAX_PENDING) });
+    s = await startChainpost({
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_NOW: '2026-11-22T12:00:00Z',
+      CHAINPOST_MAX_PENDING_CHALLENGES: String(MAX_PENDING),
+    });
   });
   afterAll(() => stopAndClean(s));
 

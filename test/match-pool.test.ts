@@ -43,7 +43,8 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const watchedOf = (r: BlockRecord, every: number): string[] => [...new Set(r.txs.map((t) => t.tx['to']).filter((a): a is string => typeof a === 'string'))].filter((_, i) => i % every === 0);
+  const watchedOf = (r: BlockRecord, every: number): string[] =>
+    [...new Set(r.txs.map((t) => t.tx['to']).filter((a): a is string => typeof a === 'string'))].filter((_, i) => i % every === 0);
   const streamsFor = (every: number): WatchedStream[] => [
     { index: 0, addresses: records.flatMap((r) => watchedOf(r, every)), allAddresses: false, topic0: [] },
     { index: 1, addresses: [], allAddresses: true, topic0: [TRANSFER] },

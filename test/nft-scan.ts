@@ -40,7 +40,11 @@ export function scan(block: Json, receipts: Json[]): Scanned[] {
       }
       const a = decoded.args;
       const moves: Array<[bigint, bigint, boolean]> =
-        decoded.eventName === 'Transfer' ? [[a['tokenId'], 1n, false]] : decoded.eventName === 'TransferSingle' ? [[a['id'], a['value'], false]] : (a['ids'] as bigint[]).map((id, i) => [id, (a['values'] as bigint[])[i]!, true]);
+        decoded.eventName === 'Transfer'
+          ? [[a['tokenId'], 1n, false]]
+          : decoded.eventName === 'TransferSingle'
+            ? [[a['id'], a['value'], false]]
+            : (a['ids'] as bigint[]).map((id, i) => [id, (a['values'] as bigint[])[i]!, true]);
       moves.forEach(([tokenId, amount, batch], position) => {
         const contract = String(log['address']).toLowerCase();
         const logIndex = Number(log['logIndex']);
@@ -90,8 +94,16 @@ export function paid(s: Scanned, receipts: Json[]): { price: bigint; token: stri
   if (s.txFrom === buyer && s.txValue > 0n) return { price: s.txValue, token: null };
   const payments = (receipts[Number(s.record['transaction_index'])]!['logs'] as Json[]).flatMap((log) => {
     try {
-      const { args } = decodeEventLog({ abi: ERC20_ABI, eventName: 'Transfer', topics: log['topics'] as [Hex], data: log['data'] as Hex, strict: true }) as { args: { from: string; value: bigint } };
-      return args.from.toLowerCase() === buyer && args.value > 0n ? [{ token: String(log['address']).toLowerCase(), value: args.value }] : [];
+      const { args } = decodeEventLog({
+        abi: ERC20_ABI,
+        eventName: 'Transfer',
+        topics: log['topics'] as [Hex],
+        data: log['data'] as Hex,
+        strict: true,
+      }) as { args: { from: string; value: bigint } };
+      return args.from.toLowerCase() === buyer && args.value > 0n
+        ? [{ token: String(log['address']).toLowerCase(), value: args.value }]
+        : [];
     } catch {
       return [];
     }

@@ -16,7 +16,13 @@ import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const BIG_ID = 2n ** 255n + 7n;
-const NATIVE = { token_name: 'Ether', token_symbol: 'ETH', token_logo: null, token_decimals: '18', token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee' };
+const NATIVE = {
+  token_name: 'Ether',
+  token_symbol: 'ETH',
+  token_logo: null,
+  token_decimals: '18',
+  token_address: '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee',
+};
 
 let anvil: Anvil;
 let s: Running;
@@ -26,8 +32,10 @@ let multi: Deployed;
 let token: Deployed;
 let market: Deployed;
 
-const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) => write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint) =>
+  write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 
 /** Waits until the server has ingested anvil's head. */
 async function indexed(): Promise<void> {
@@ -53,7 +61,10 @@ async function chainTransfers(): Promise<{ all: Scanned[]; receipts: Map<number,
 /** What the chain says one token's transfers are, oldest first. */
 async function expectedOf(c: Deployed, tokenId: bigint): Promise<Json[]> {
   const { all } = await chainTransfers();
-  return all.filter((t) => t.contract === c.address.toLowerCase() && t.tokenId === tokenId).sort(byPosition).map((t) => t.record);
+  return all
+    .filter((t) => t.contract === c.address.toLowerCase() && t.tokenId === tokenId)
+    .sort(byPosition)
+    .map((t) => t.record);
 }
 
 /** The endpoint on the devnet (0x539) unless the query names a chain (the default is 0x1). */
@@ -124,7 +135,14 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
       expect(expected.length).toBeGreaterThan(0);
       const r = await s.call(path(nft, id));
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ page: 0, page_size: 100, cursor: null, result: [...expected].reverse(), block_exists: true, index_complete: true });
+      expect(r.body).toEqual({
+        page: 0,
+        page_size: 100,
+        cursor: null,
+        result: [...expected].reverse(),
+        block_exists: true,
+        index_complete: true,
+      });
       expect((await s.call(path(nft, id, 'order=ASC'))).body.result).toEqual(expected);
     }
     const one = await expectedOf(nft, 1n);
@@ -137,7 +155,15 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
       [A1, A2],
     ]);
     // The ether sale: value is the transaction's, amount the token's.
-    expect(one[4]).toMatchObject({ value: parseEther('1.5').toString(), amount: '1', contract_type: 'ERC721', transaction_type: 'Single', operator: null, possible_spam: 'false', verified_collection: 'false' });
+    expect(one[4]).toMatchObject({
+      value: parseEther('1.5').toString(),
+      amount: '1',
+      contract_type: 'ERC721',
+      transaction_type: 'Single',
+      operator: null,
+      possible_spam: 'false',
+      verified_collection: 'false',
+    });
     expect(one[4]!['block_timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
   });
 
@@ -176,7 +202,10 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
   });
 
   it('pages by cursor with limit 2 to the end, nothing lost or repeated, in both orders', async () => {
-    for (const [c, id] of [[nft, 1n], [multi, 7n]] as const) {
+    for (const [c, id] of [
+      [nft, 1n],
+      [multi, 7n],
+    ] as const) {
       const expected = await expectedOf(c, id);
       const asc = await pages(c, id, 'order=ASC&limit=2');
       expect(asc).toEqual(expected);
@@ -211,7 +240,11 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
 
   it('include_prices: last_sale is the token’s most recent sale, in ether or in an ERC-20, and null when it was never sold', async () => {
     const { all, receipts } = await chainTransfers();
-    const saleOf = (id: bigint) => all.filter((t) => t.contract === nft.address.toLowerCase() && t.tokenId === id && paid(t, receipts.get(t.at[0])!) !== undefined).sort(byPosition).at(-1);
+    const saleOf = (id: bigint) =>
+      all
+        .filter((t) => t.contract === nft.address.toLowerCase() && t.tokenId === id && paid(t, receipts.get(t.at[0])!) !== undefined)
+        .sort(byPosition)
+        .at(-1);
     const sold = saleOf(1n)!;
     const erc20 = await s.call(path(nft, 1n, 'include_prices=true'));
     expect(erc20.body.result).toHaveLength(6);
@@ -227,7 +260,13 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
         current_usd_value: null,
         token_address: nft.address.toLowerCase(),
         token_id: '1',
-        payment_token: { token_name: 'Test Token', token_symbol: 'TT', token_logo: null, token_decimals: '6', token_address: token.address.toLowerCase() },
+        payment_token: {
+          token_name: 'Test Token',
+          token_symbol: 'TT',
+          token_logo: null,
+          token_decimals: '6',
+          token_address: token.address.toLowerCase(),
+        },
       });
     }
     const native = saleOf(3n)!;
@@ -257,14 +296,25 @@ describe('GET /api/v2.2/nft/:address/:token_id/transfers on anvil', () => {
   it('answers a chain it does not follow 400 naming chain and how to add it, and a removed chain 400', async () => {
     expect((await s.call(path(nft, 1n))).body.index_complete).toBe(true);
     // No chain named: 0x1, which this server does not follow.
-    for (const p of [`/api/v2.2/nft/${nft.address}/1/transfers`, path(nft, 1n, 'chain=eth'), path(nft, 1n, 'chain=0x1'), path(nft, 1n, 'chain=base')]) {
+    for (const p of [
+      `/api/v2.2/nft/${nft.address}/1/transfers`,
+      path(nft, 1n, 'chain=eth'),
+      path(nft, 1n, 'chain=0x1'),
+      path(nft, 1n, 'chain=base'),
+    ]) {
       const r = await s.call(p);
       expect(r.status, p).toBe(400);
-      expect(r.body, p).toMatchObject({ message: expect.stringMatching(/^chain: 0x[0-9a-f]+ \(.+\) is not followed by this server; add it to CHAINPOST_CHAINS/), details: { field: 'chain' } });
+      expect(r.body, p).toMatchObject({
+        message: expect.stringMatching(/^chain: 0x[0-9a-f]+ \(.+\) is not followed by this server; add it to CHAINPOST_CHAINS/),
+        details: { field: 'chain' },
+      });
     }
     const moonbeam = await s.call(path(nft, 1n, 'chain=moonbeam'));
     expect(moonbeam.status).toBe(400);
-    expect(moonbeam.body).toMatchObject({ message: expect.stringMatching(/^chain: chain 0x504 \(moonbeam\) was removed on 2026-09-25/), details: { field: 'chain' } });
+    expect(moonbeam.body).toMatchObject({
+      message: expect.stringMatching(/^chain: chain 0x504 \(moonbeam\) was removed on 2026-09-25/),
+      details: { field: 'chain' },
+    });
   });
 
   it('answers every bad parameter 400 naming it', async () => {

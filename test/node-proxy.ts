@@ -31,7 +31,10 @@ export async function nodeProxy(target: string): Promise<NodeProxy> {
   const callsOf = (body: string): Array<{ method: string; params: unknown[] }> => {
     try {
       const parsed = JSON.parse(body) as { method?: unknown; params?: unknown } | Array<{ method?: unknown; params?: unknown }>;
-      return (Array.isArray(parsed) ? parsed : [parsed]).map((c) => ({ method: String(c?.method), params: Array.isArray(c?.params) ? c.params : [] }));
+      return (Array.isArray(parsed) ? parsed : [parsed]).map((c) => ({
+        method: String(c?.method),
+        params: Array.isArray(c?.params) ? c.params : [],
+      }));
     } catch {
       return [];
     }

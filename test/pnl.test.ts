@@ -45,7 +45,11 @@ beforeAll(async () => {
   // TKP/USDC: 20,000 TKP and 10,000 USDC ($0.5 a TKP). TKQ/USDC: 10 and 10, under $50 a side: no price.
   const pool = async (t: Hex, amount: string, usdcAmount: string): Promise<Created> => {
     const pair = await createV2Pair(url, net.dex, t, usdc);
-    await addV2Liquidity(url, pair, ...((lc(pair.token0) === lc(t) ? [e18(amount), usd(usdcAmount)] : [usd(usdcAmount), e18(amount)]) as [bigint, bigint]));
+    await addV2Liquidity(
+      url,
+      pair,
+      ...((lc(pair.token0) === lc(t) ? [e18(amount), usd(usdcAmount)] : [usd(usdcAmount), e18(amount)]) as [bigint, bigint]),
+    );
     return pair;
   };
   const tkpUsdc = await pool(tkp, '20000', '10000');
@@ -116,7 +120,18 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
     expect(p.realizedProfitPercentage).toBeCloseTo((1175 / 1125) * 100, 10);
     expect(p.totalPnlPercentage).toBeCloseTo((1700 / 1500) * 100, 10);
     expect(p.roi).toBeCloseTo(1700 / 1500, 12);
-    expect(q).toMatchObject({ tokenAddress: lc(tkq), totalTokensBought: '1', totalBoughtVolumeUsd: 2, totalTrades: 1, currentPriceUsd: null, unrealizedProfitUsd: null, realizedProfitUsd: 0, totalPnlUsd: 0, remainingBalance: '1', avgSellPriceUsd: null });
+    expect(q).toMatchObject({
+      tokenAddress: lc(tkq),
+      totalTokensBought: '1',
+      totalBoughtVolumeUsd: 2,
+      totalTrades: 1,
+      currentPriceUsd: null,
+      unrealizedProfitUsd: null,
+      realizedProfitUsd: 0,
+      totalPnlUsd: 0,
+      remainingBalance: '1',
+      avgSellPriceUsd: null,
+    });
     expect(all.meta.syncedAt['0x539']).toBeGreaterThan(0);
     expect(all.cursor).toBeNull();
     // One a page: TKP, then TKQ by the cursor.
@@ -149,11 +164,28 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
     // unrealized at today's $1.8: 1.8·2000 − 1500 = $2,100.
     const early = await ok(`/v1/wallets/${a}/pnl?period=7d&toTimestamp=${t2 * 1000 + 999}`);
     expect(early.result).toHaveLength(1);
-    expect(early.result[0]).toMatchObject({ tokenAddress: lc(tkp), totalTokensBought: '2000', totalBoughtVolumeUsd: 1500, totalSells: 0, realizedProfitUsd: 0, unrealizedProfitUsd: 2100, totalPnlUsd: 2100, remainingBalance: '2000' });
+    expect(early.result[0]).toMatchObject({
+      tokenAddress: lc(tkp),
+      totalTokensBought: '2000',
+      totalBoughtVolumeUsd: 1500,
+      totalSells: 0,
+      realizedProfitUsd: 0,
+      unrealizedProfitUsd: 2100,
+      totalPnlUsd: 2100,
+      remainingBalance: '2000',
+    });
     // From 1 ms after it: only the sale of 1,500 TKP for $2,300, bought outside the window: no known cost, nothing realized.
     const late = await ok(`/v1/wallets/${a}/pnl?fromTimestamp=${t2 * 1000 + 1}&tokenAddresses=${tkp}`);
     expect(late.result).toHaveLength(1);
-    expect(late.result[0]).toMatchObject({ totalBuys: 0, totalSells: 1, totalTokensSold: '1500', totalSoldVolumeUsd: 2300, realizedProfitUsd: 0, remainingBalance: '0', avgCostOfQuantitySold: null });
+    expect(late.result[0]).toMatchObject({
+      totalBuys: 0,
+      totalSells: 1,
+      totalTokensSold: '1500',
+      totalSoldVolumeUsd: 2300,
+      realizedProfitUsd: 0,
+      remainingBalance: '0',
+      avgCostOfQuantitySold: null,
+    });
     // The swaps are minutes old on the server's clock: 7d and 30d see them all.
     expect((await ok(`/v1/wallets/${a}/pnl?period=30d`)).result[0]).toMatchObject(TKP_ROW);
   });
@@ -161,7 +193,14 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
   it('C, who only bought: 8,000 TKP for $11,500, worth 1.8·8000 = $14,400 now: unrealized $2,900', async () => {
     const r = await ok(`/v1/wallets/${c}/pnl`);
     expect(r.result).toHaveLength(1);
-    expect(r.result[0]).toMatchObject({ tokenAddress: lc(tkp), totalTokensBought: '8000', totalBoughtVolumeUsd: 11500, realizedProfitUsd: 0, unrealizedProfitUsd: 2900, totalPnlUsd: 2900 });
+    expect(r.result[0]).toMatchObject({
+      tokenAddress: lc(tkp),
+      totalTokensBought: '8000',
+      totalBoughtVolumeUsd: 11500,
+      realizedProfitUsd: 0,
+      unrealizedProfitUsd: 2900,
+      totalPnlUsd: 2900,
+    });
   });
 
   it('a chain the server does not follow is named in meta; bad parameters are 400 naming the field', async () => {
@@ -181,7 +220,9 @@ describe('GET /v1/wallets/:walletAddress/pnl', () => {
       ['limit=101', 'limit'],
     ];
     for (const [query, field] of bad) {
-      for (const path of query.startsWith('sortBy') || query.startsWith('token') || query.startsWith('limit') ? ['pnl'] : ['pnl', 'pnl/summary']) {
+      for (const path of query.startsWith('sortBy') || query.startsWith('token') || query.startsWith('limit')
+        ? ['pnl']
+        : ['pnl', 'pnl/summary']) {
         const r = await call(`/v1/wallets/${a}/${path}?${query}`);
         expect([r.status, r.body.details?.field], `${path}?${query}: ${JSON.stringify(r.body)}`).toEqual([400, field]);
       }
@@ -209,16 +250,43 @@ describe('GET /v1/wallets/:walletAddress/pnl/summary', () => {
     // TKP and TKQ: bought 2000 + 1 TKP and TKQ for 1500 + 2 = $1,502; sold $2,300; 3 + 1 trades; realized $1,175;
     // unrealized of the priced TKP only: $525 on its $375 cost (140%); total 1,700 + 0 = $1,700, 1700/1502 of the cost.
     const s = await ok(`/v1/wallets/${a}/pnl/summary`);
-    expect(s).toMatchObject({ totalTokensBought: '2001', totalTokensSold: '1500', totalBoughtVolumeUsd: 1502, totalSoldVolumeUsd: 2300, totalTrades: 4, totalBuys: 3, totalSells: 1, realizedProfitUsd: 1175, unrealizedProfitUsd: 525, unrealizedProfitPercentage: 140, totalPnlUsd: 1700, winRate: 100, tokensTraded: 2 });
+    expect(s).toMatchObject({
+      totalTokensBought: '2001',
+      totalTokensSold: '1500',
+      totalBoughtVolumeUsd: 1502,
+      totalSoldVolumeUsd: 2300,
+      totalTrades: 4,
+      totalBuys: 3,
+      totalSells: 1,
+      realizedProfitUsd: 1175,
+      unrealizedProfitUsd: 525,
+      unrealizedProfitPercentage: 140,
+      totalPnlUsd: 1700,
+      winRate: 100,
+      tokensTraded: 2,
+    });
     expect(s.realizedProfitPercentage).toBeCloseTo((1175 / 1125) * 100, 10);
     expect(s.totalPnlPercentage).toBeCloseTo((1700 / 1502) * 100, 10);
     expect(s.roi).toBeCloseTo(1700 / 1502, 12);
     expect(s.meta.syncedAt['0x539']).toBeGreaterThan(0);
     // Without the unpriced TKQ: TKP alone.
     const liquid = await ok(`/v1/wallets/${a}/pnl/summary?excludeLowLiquidity=true`);
-    expect(liquid).toMatchObject({ totalTokensBought: '2000', totalBoughtVolumeUsd: 1500, totalTrades: 3, tokensTraded: 1, totalPnlUsd: 1700 });
+    expect(liquid).toMatchObject({
+      totalTokensBought: '2000',
+      totalBoughtVolumeUsd: 1500,
+      totalTrades: 3,
+      tokensTraded: 1,
+      totalPnlUsd: 1700,
+    });
     // Up to the second buy: nothing sold, no win rate.
-    expect(await ok(`/v1/wallets/${a}/pnl/summary?toTimestamp=${t2 * 1000 + 999}`)).toMatchObject({ totalTrades: 2, totalSells: 0, realizedProfitUsd: 0, unrealizedProfitUsd: 2100, winRate: 0, tokensTraded: 1 });
+    expect(await ok(`/v1/wallets/${a}/pnl/summary?toTimestamp=${t2 * 1000 + 999}`)).toMatchObject({
+      totalTrades: 2,
+      totalSells: 0,
+      realizedProfitUsd: 0,
+      unrealizedProfitUsd: 2100,
+      winRate: 0,
+      tokensTraded: 1,
+    });
   });
 });
 
@@ -250,7 +318,9 @@ describe('the Data API names: GET /api/v2.2/wallets/:address/profitability, /pro
       possible_spam: false,
     });
     expect(r.result[1]).toMatchObject({ token_address: lc(tkq), total_usd_invested: '2', realized_profit_usd: '0', count_of_trades: 1 });
-    expect((await v22(`/wallets/${a}/profitability`, `&token_addresses=${tkq}`)).result.map((x: any) => x.token_address)).toEqual([lc(tkq)]);
+    expect((await v22(`/wallets/${a}/profitability`, `&token_addresses=${tkq}`)).result.map((x: any) => x.token_address)).toEqual([
+      lc(tkq),
+    ]);
     // The swaps are minutes old on the server's clock: the last 7 days hold them all.
     expect((await v22(`/wallets/${a}/profitability`, '&days=7')).result[0].realized_profit_usd).toBe('1175');
   });
@@ -275,7 +345,16 @@ describe('the Data API names: GET /api/v2.2/wallets/:address/profitability, /pro
     const r = await v22(`/erc20/${tkp}/top-gainers`);
     expect(r).toMatchObject({ name: 'Token P', symbol: 'TKP', decimals: 18, logo: null, possible_spam: false });
     expect(r.result).toHaveLength(1);
-    expect(r.result[0]).toMatchObject({ address: a, realized_profit_usd: '1175', total_tokens_bought: '2000', total_tokens_sold: '1500', total_usd_invested: '1500', total_sold_usd: '2300', avg_cost_of_quantity_sold: '0.75', count_of_trades: 3 });
+    expect(r.result[0]).toMatchObject({
+      address: a,
+      realized_profit_usd: '1175',
+      total_tokens_bought: '2000',
+      total_tokens_sold: '1500',
+      total_usd_invested: '1500',
+      total_sold_usd: '2300',
+      avg_cost_of_quantity_sold: '0.75',
+      count_of_trades: 3,
+    });
     // TKQ: one buy, nothing realized.
     expect((await v22(`/erc20/${tkq}/top-gainers`)).result).toEqual([]);
   });

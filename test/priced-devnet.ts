@@ -1,7 +1,21 @@
 import { getContractAddress, parseUnits, type Hex } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { compileContracts, DEV_ACCOUNTS, publicClient } from './contracts.js';
-import { addV2Liquidity, addV3Liquidity, createV2Pair, createV3Pool, deployDex, initializeV3Pool, priceCalls, sqrtPriceOf, sqrtPriceX96Of, v2PriceAt, type Created, type Dex, type Ratio } from './dex.js';
+import {
+  addV2Liquidity,
+  addV3Liquidity,
+  createV2Pair,
+  createV3Pool,
+  deployDex,
+  initializeV3Pool,
+  priceCalls,
+  sqrtPriceOf,
+  sqrtPriceX96Of,
+  v2PriceAt,
+  type Created,
+  type Dex,
+  type Ratio,
+} from './dex.js';
 import { startChainpost, stopAndClean, type Running } from './helpers.js';
 import { serverEnv } from './streams-harness.js';
 
@@ -41,7 +55,10 @@ export interface PricedDevnet {
 const lc = (a: string): string => a.toLowerCase();
 
 /** The devnet's pricing entry (CHAINPOST_PRICING) for the DEX's tokens and factories. */
-function pricingOf(dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>, opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> }) {
+function pricingOf(
+  dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>,
+  opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> },
+) {
   const { usdc, weth, tkb } = dex.tokens;
   return {
     '0x539': {
@@ -64,7 +81,10 @@ function pricingOf(dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>, opts: {
  * naming the tokens and factories at the addresses their deployment will take (the deployer's next nonces), as a
  * devnet's registry does.
  */
-export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, string> | Promise<Record<string, string>> = () => ({}), opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>; serverFirst?: boolean } = {}): Promise<PricedDevnet> {
+export async function startPricedDevnet(
+  more: (anvil: Anvil) => Record<string, string> | Promise<Record<string, string>> = () => ({}),
+  opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>; serverFirst?: boolean } = {},
+): Promise<PricedDevnet> {
   const anvil = await startAnvil({ chainId: 1337 });
   let s: Running | undefined;
   let dex: Dex;
@@ -72,23 +92,44 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
     const extra = await more(anvil);
     const nonce = await publicClient(anvil.url).getTransactionCount({ address: DEV_ACCOUNTS[0].address });
     // deployDex's order: USDC, WETH, TKA, TKB, the V2 factory, its router, the V3 factory.
-    const [usdc, weth, tka, tkb, v2Factory, , v3Factory] = Array.from({ length: 7 }, (_, i) => ({ address: getContractAddress({ from: DEV_ACCOUNTS[0].address, nonce: BigInt(nonce + i) }) }));
+    const [usdc, weth, tka, tkb, v2Factory, , v3Factory] = Array.from({ length: 7 }, (_, i) => ({
+      address: getContractAddress({ from: DEV_ACCOUNTS[0].address, nonce: BigInt(nonce + i) }),
+    }));
     const planned = { tokens: { usdc, weth, tka, tkb }, v2Factory, v3Factory } as unknown as Dex;
-    const early = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(planned, opts)), ...extra }));
+    const early = await startChainpost(
+      serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(planned, opts)), ...extra }),
+    );
     s = early;
     // Indexed before the deployment: the price index has read the registry's tokens while they had no code.
-    await priceCalls(() => early, () => anvil.url).indexed();
+    await priceCalls(
+      () => early,
+      () => anvil.url,
+    ).indexed();
     dex = await deployDex(anvil.url);
     const deployed = [dex.tokens.usdc, dex.tokens.weth, dex.tokens.tka, dex.tokens.tkb, dex.v2Factory, dex.v3Factory].map((c) => c.address);
-    if (deployed.join() !== [usdc, weth, tka, tkb, v2Factory, v3Factory].map((c) => c!.address).join()) throw new Error('the DEX was not deployed at the addresses its pricing entry names');
+    if (deployed.join() !== [usdc, weth, tka, tkb, v2Factory, v3Factory].map((c) => c!.address).join())
+      throw new Error('the DEX was not deployed at the addresses its pricing entry names');
   } else {
     dex = await deployDex(anvil.url);
   }
   const { usdc, weth, tka, tkb } = dex.tokens;
-  const decimals = new Map<string, number>([[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]].map(([t, d]) => [lc((t as { address: Hex }).address), d as number]));
+  const decimals = new Map<string, number>(
+    [
+      [usdc, 6],
+      [weth, 18],
+      [tka, 18],
+      [tkb, 8],
+    ].map(([t, d]) => [lc((t as { address: Hex }).address), d as number]),
+  );
   const decimalsOf = (token: string): number => decimals.get(lc(token))!;
   const units = (amount: string, token: { address: Hex }): bigint => parseUnits(amount, decimalsOf(token.address));
-  s ??= await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricingOf(dex, opts)), ...(await more(anvil)) }));
+  s ??= await startChainpost(
+    serverEnv(anvil, {
+      CHAINPOST_START_BLOCKS: '0x539=0',
+      CHAINPOST_PRICING: JSON.stringify(pricingOf(dex, opts)),
+      ...(await more(anvil)),
+    }),
+  );
   const server = s;
   const v2Pool = async (a: { address: Hex }, b: { address: Hex }, amountA: string, amountB: string): Promise<Created> => {
     const pair = await createV2Pair(anvil.url, dex, a.address, b.address);
@@ -99,7 +140,8 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
   const wethUsdc = await v2Pool(weth, usdc, '1000', '2000000');
   const tkaWeth = await v2Pool(tka, weth, '10000', '10');
   const tkbUsdc = await createV3Pool(anvil.url, dex, tkb.address, usdc.address, 3000);
-  const [b0, b1] = lc(tkbUsdc.token0) === lc(tkb.address) ? [units('1000', tkb), units('50000', usdc)] : [units('50000', usdc), units('1000', tkb)];
+  const [b0, b1] =
+    lc(tkbUsdc.token0) === lc(tkb.address) ? [units('1000', tkb), units('50000', usdc)] : [units('50000', usdc), units('1000', tkb)];
   await initializeV3Pool(anvil.url, tkbUsdc.address, sqrtPriceX96Of(b0, b1));
   await addV3Liquidity(anvil.url, tkbUsdc, b0, b1);
 
@@ -114,10 +156,18 @@ export async function startPricedDevnet(more: (anvil: Anvil) => Record<string, s
     decimalsOf,
     units,
     v2Pool,
-    indexed: priceCalls(() => server, () => anvil.url).indexed,
+    indexed: priceCalls(
+      () => server,
+      () => anvil.url,
+    ).indexed,
     v2Price: (pair, token, block) => v2PriceAt(anvil.url, pair, token, block, decimalsOf),
     async v3Price(pool, token, block) {
-      const [sqrt] = (await client.readContract({ address: pool.address, abi: compileContracts().TestV3Pool.abi, functionName: 'slot0', blockNumber: BigInt(block) })) as [bigint];
+      const [sqrt] = (await client.readContract({
+        address: pool.address,
+        abi: compileContracts().TestV3Pool.abi,
+        functionName: 'slot0',
+        blockNumber: BigInt(block),
+      })) as [bigint];
       return sqrtPriceOf(sqrt, token, pool.token0, decimalsOf(pool.token0), decimalsOf(pool.token1));
     },
     async at(t, action) {

@@ -42,7 +42,11 @@ interface Block {
   code: string;
 }
 
-const blocks: Block[] = [...README.matchAll(/<!-- quickstart:(\S+) -->\n```(\w+)\n([\s\S]*?)\n```\n/g)].map((m) => ({ kind: m[1]!, lang: m[2]!, code: `${m[3]!}\n` }));
+const blocks: Block[] = [...README.matchAll(/<!-- quickstart:(\S+) -->\n```(\w+)\n([\s\S]*?)\n```\n/g)].map((m) => ({
+  kind: m[1]!,
+  lang: m[2]!,
+  code: `${m[3]!}\n`,
+}));
 
 interface Line {
   valid: boolean;
@@ -54,18 +58,36 @@ interface Line {
 
 /** A line of the README's example output as a pattern: its block number and each `0x…` stand for any. */
 const shown = (line: string): RegExp =>
-  new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/"block":"\d+"/, '"block":"\\d+"').replaceAll('0x…', '0x[0-9a-f]{64}')}$`);
+  new RegExp(
+    `^${line
+      .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+      .replace(/"block":"\d+"/, '"block":"\\d+"')
+      .replaceAll('0x…', '0x[0-9a-f]{64}')}$`,
+  );
 
 /** A Bitcoin stream and a Solana stream at the receiver, then a Bitcoin block paying the watched address; answers its coinbase's txid, its height and the address. */
-async function otherFamilies(call: ReturnType<typeof apiCaller>, webhookUrl: string, core: BitcoinCore): Promise<{ txid: string; height: number; payee: string }> {
+async function otherFamilies(
+  call: ReturnType<typeof apiCaller>,
+  webhookUrl: string,
+  core: BitcoinCore,
+): Promise<{ txid: string; height: number; payee: string }> {
   // Mined on what the server already follows: the new block is above whatever height it started from.
-  const bitcoinHead = async (): Promise<number | undefined> => ((await call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
+  const bitcoinHead = async (): Promise<number | undefined> =>
+    ((await call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head;
   expect(await until(async () => (await bitcoinHead()) === core.chain.height, 20_000, 50)).toBe(true);
-  const bitcoin = await call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl, description: 'quickstart receiver, Bitcoin', tag: 'quickstart-btc' } });
+  const bitcoin = await call('/streams/bitcoin', {
+    method: 'PUT',
+    json: { webhookUrl, description: 'quickstart receiver, Bitcoin', tag: 'quickstart-btc' },
+  });
   expect(bitcoin.status, JSON.stringify(bitcoin.body)).toBe(200);
   const payee = owner('p2wpkh', 'quickstart');
-  expect((await call(`/streams/bitcoin/${bitcoin.body.id}/address`, { method: 'POST', json: { address: payee.address } })).status).toBe(200);
-  const solana = await call('/streams/solana', { method: 'PUT', json: { webhookUrl, description: 'quickstart receiver, Solana', tag: 'quickstart-sol' } });
+  expect((await call(`/streams/bitcoin/${bitcoin.body.id}/address`, { method: 'POST', json: { address: payee.address } })).status).toBe(
+    200,
+  );
+  const solana = await call('/streams/solana', {
+    method: 'PUT',
+    json: { webhookUrl, description: 'quickstart receiver, Solana', tag: 'quickstart-sol' },
+  });
   expect(solana.status, JSON.stringify(solana.body)).toBe(200);
   // Its coinbase pays the watched address.
   const block = mineBlock(core.chain, [], payee.output);
@@ -73,7 +95,16 @@ async function otherFamilies(call: ReturnType<typeof apiCaller>, webhookUrl: str
 }
 
 it('README.md has the marked Quickstart blocks: start, placeholders, files, commands and the output', () => {
-  expect(blocks.map((b) => b.kind)).toEqual(['start', 'placeholders', 'file:receiver.mjs', 'run', 'run', 'file:transfer.mjs', 'run', 'output']);
+  expect(blocks.map((b) => b.kind)).toEqual([
+    'start',
+    'placeholders',
+    'file:receiver.mjs',
+    'run',
+    'run',
+    'file:transfer.mjs',
+    'run',
+    'output',
+  ]);
   // Every marker is followed by its block: none was skipped by the pattern above.
   expect(README.match(/<!-- quickstart:/g)).toHaveLength(blocks.length);
   expect(blocks[0]!.code).toBe('npm start\n');
@@ -115,7 +146,11 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       sh.stderr!.on('data', (c: Buffer) => void (out += c.toString()));
       return new Promise((resolve) => sh.once('exit', resolve));
     };
-    const lines = () => out.split('\n').filter((l) => l.startsWith('{"valid"')).map((l) => JSON.parse(l) as Line);
+    const lines = () =>
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('{"valid"'))
+        .map((l) => JSON.parse(l) as Line);
     for (const b of blocks.slice(2)) {
       if (b.kind === 'output') continue;
       if (b.code.includes('node transfer.mjs')) {
@@ -123,7 +158,13 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
         // The block's webhook (in a block, not yet confirmed) was printed: the receiver read Bitcoin's transactions.
         const printed = () => lines().find((l) => l.chainId === 'btc-mainnet');
         expect(await until(() => printed() !== undefined, 20_000, 50), out).toBe(true);
-        expect(printed()).toEqual({ valid: true, confirmed: false, chainId: 'btc-mainnet', block: String(bitcoin.height), txs: [`${bitcoin.txid} ${bitcoin.payee} 50 BTC`] });
+        expect(printed()).toEqual({
+          valid: true,
+          confirmed: false,
+          chainId: 'btc-mainnet',
+          block: String(bitcoin.height),
+          txs: [`${bitcoin.txid} ${bitcoin.payee} 50 BTC`],
+        });
       }
       if (b.kind.startsWith('file:')) {
         writeFileSync(join(work, b.kind.slice('file:'.length)), b.code);
@@ -131,7 +172,8 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
       }
       expect(await run(b.code), `${b.code}\n${out}`).toBe(0);
       // The receiver is in the background: wait until it listens before the stream's test webhook.
-      if (b.code.includes('node receiver.mjs')) expect(await until(() => out.includes('receiving webhooks on port'), 10_000), out).toBe(true);
+      if (b.code.includes('node receiver.mjs'))
+        expect(await until(() => out.includes('receiving webhooks on port'), 10_000), out).toBe(true);
     }
 
     const hash = /^(0x[0-9a-f]{64})$/m.exec(out)?.[1];
@@ -141,7 +183,9 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
     expect(await until(() => carrying(true) !== undefined, 60_000, 100), out).toBe(true);
     const seen = carrying(false)!;
     expect(seen).toMatchObject({ valid: true, chainId: '0x539' });
-    expect(seen.txs).toEqual([`0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266 -> 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 1000000000000000000 wei ${hash}`]);
+    expect(seen.txs).toEqual([
+      `0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266 -> 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 1000000000000000000 wei ${hash}`,
+    ]);
     expect(carrying(true)).toEqual({ ...seen, confirmed: true });
     // The test webhook of the stream's creation came first, and every signature checked out.
     expect(lines()[0]).toMatchObject({ valid: true, chainId: '' });
@@ -153,7 +197,11 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
     expect(printedLines.findIndex((l) => l.includes('"btc-mainnet"'))).toBeLessThan(printedLines.findIndex((l) => l.includes(hash!)));
     expect(out).not.toContain('{"error"');
     // The README's example output, line by line, in order among what the receiver printed.
-    const expected = blocks.find((b) => b.kind === 'output')!.code.trimEnd().split('\n').map(shown);
+    const expected = blocks
+      .find((b) => b.kind === 'output')!
+      .code.trimEnd()
+      .split('\n')
+      .map(shown);
     expected.reduce((at, pattern) => {
       const found = printedLines.findIndex((l, i) => i >= at && pattern.test(l));
       expect(found, `${pattern}\n${out}`).toBeGreaterThanOrEqual(0);

@@ -35,7 +35,11 @@ describe('GET /health while the server starts', () => {
     const port = await freePort();
     const lines: string[] = [];
     const gate = hold('worker pool');
-    const starting = startService({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none' }), out: (l) => lines.push(l), before: gate.before });
+    const starting = startService({
+      config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: 'none' }),
+      out: (l) => lines.push(l),
+      before: gate.before,
+    });
     let service: Service | undefined;
     try {
       await gate.reached;
@@ -57,10 +61,18 @@ describe('GET /health while the server starts', () => {
     }
   });
 
-  it('stays ok when an upstream node cannot be reached: that is the chain\'s state, not the server\'s', async () => {
+  it("stays ok when an upstream node cannot be reached: that is the chain's state, not the server's", async () => {
     const dir = tempDir();
     const [port, dead] = [await freePort(), await freePort()];
-    const service = await startService({ config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}` }), out: () => {} });
+    const service = await startService({
+      config: parseConfig({
+        CHAINPOST_DATA: dir,
+        CHAINPOST_PORT: String(port),
+        CHAINPOST_API_KEY: TEST_KEY,
+        CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}`,
+      }),
+      out: () => {},
+    });
     try {
       expect(await until(async () => (await health(port)).body.chains[0]?.upstream === 'failing', 10_000, 50)).toBe(true);
       const h = await health(port);
@@ -77,13 +89,20 @@ describe('GET /health while the server starts', () => {
     const [port, dead] = [await freePort(), await freePort()];
     const gate = hold('worker pool');
     const METRICS_KEY = 'metrics_key_0123456789abcdef';
-    const config = parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_METRICS_KEY: METRICS_KEY, CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key` });
+    const config = parseConfig({
+      CHAINPOST_DATA: dir,
+      CHAINPOST_PORT: String(port),
+      CHAINPOST_API_KEY: TEST_KEY,
+      CHAINPOST_METRICS_KEY: METRICS_KEY,
+      CHAINPOST_CHAINS: `0x1=http://nodeuser:nodepass@127.0.0.1:${dead}/v3/provider-key`,
+    });
     const starting = startService({ config, out: () => {}, before: gate.before });
     let service: Service | undefined;
     const holder = { authorization: `Bearer ${METRICS_KEY}` };
     try {
       await gate.reached;
-      for (const headers of [{}, { authorization: `Bearer ${TEST_KEY}` }, { 'x-api-key': TEST_KEY }] as Array<Record<string, string>>) expect(await health(port, headers)).toEqual({ status: 503, body: { status: 'starting' } });
+      for (const headers of [{}, { authorization: `Bearer ${TEST_KEY}` }, { 'x-api-key': TEST_KEY }] as Array<Record<string, string>>)
+        expect(await health(port, headers)).toEqual({ status: 503, body: { status: 'starting' } });
       expect(await health(port, holder)).toMatchObject({ status: 503, body: { status: 'starting', starting: ['worker pool'] } });
       gate.release();
       service = await starting;
@@ -102,13 +121,21 @@ describe('GET /health while the server starts', () => {
 
 describe('GET /health: a chain whose head stands still', () => {
   const chain = async (s: Running): Promise<Record<string, unknown>> => (await s.call('/health')).body.chains[0];
-  const stalledMetric = async (s: Running): Promise<string | undefined> => /^chainpost_chain_stalled\{chain="0x539"\} (\d)$/m.exec((await s.call('/metrics')).body)?.[1];
+  const stalledMetric = async (s: Running): Promise<string | undefined> =>
+    /^chainpost_chain_stalled\{chain="0x539"\} (\d)$/m.exec((await s.call('/metrics')).body)?.[1];
 
-  it('is stalled once its head has not moved for 10 block times (30 s at least) of service time, and not once a block comes', { timeout: 60_000 }, async () => {
+  it('is stalled once its head has not moved for 10 block times (30 s at least) of service time, and not once a block comes', {
+    timeout: 60_000,
+  }, async () => {
     // anvil mining only when asked: its head moves when the test says so. 0x539's registry block time is 1 s.
     const anvil = await startAnvil();
     let s: Running | undefined;
-    const mine = () => fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x1"]}' });
+    const mine = () =>
+      fetch(anvil.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x1"]}',
+      });
     try {
       s = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_POLL_MS: '20' });
       await mine();
@@ -128,11 +155,16 @@ describe('GET /health: a chain whose head stands still', () => {
     }
   });
 
-  it('counts the embedded devnet\'s own block time (CHAINPOST_DEVNET_BLOCK_TIME)', { timeout: 60_000 }, async () => {
+  it("counts the embedded devnet's own block time (CHAINPOST_DEVNET_BLOCK_TIME)", { timeout: 60_000 }, async () => {
     let s: Running | undefined;
     try {
       // A block an hour: stalled after 10 hours, not after the 30 s of the registry's 1-s block time.
-      s = await startBinary({ CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '3600', CHAINPOST_TEST_CLOCK: '1' });
+      s = await startBinary({
+        CHAINPOST_CHAINS: '',
+        CHAINPOST_DEVNET_PORT: '0',
+        CHAINPOST_DEVNET_BLOCK_TIME: '3600',
+        CHAINPOST_TEST_CLOCK: '1',
+      });
       expect(await until(async () => (await chain(s!))?.head === 0, 10_000)).toBe(true);
       await advance(s, 60);
       expect(await chain(s)).toMatchObject({ chain: '0x539', head: 0, stalled: false });

@@ -15,12 +15,14 @@ describe('removals on the service clock', () => {
 
   // A data endpoint that is built. This server follows no chain: a chain the lifecycle accepts gets the 400 of a
   // chain not followed, a removed one its own answer.
-  const data = (chain: string) => s.call(`/api/v2.2/nft/0x60e4d786628fea6478f785a6d7e704777c86a7c6/1/transfers?chain=${encodeURIComponent(chain)}`);
+  const data = (chain: string) =>
+    s.call(`/api/v2.2/nft/0x60e4d786628fea6478f785a6d7e704777c86a7c6/1/transfers?chain=${encodeURIComponent(chain)}`);
   const accepted = async (chain: string): Promise<boolean> => {
     const r = await data(chain);
     return r.status === 400 && /is not followed by this server/.test(String(r.body.message));
   };
-  const rpc = (chain: string) => s.call(`/rpc/${chain}/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] } });
+  const rpc = (chain: string) =>
+    s.call(`/rpc/${chain}/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] } });
   /** The node-access path resolves the chain (this server follows none, so it answers that it has no node for it). */
   const rpcResolves = async (chain: string): Promise<void> => {
     const r = await rpc(chain);
@@ -145,12 +147,19 @@ describe('removals on the service clock', () => {
   it('2026-08-01 keeps moonbeam and moonriver queryable; 2026-09-25 rejects them and lisk, pointing to base', async () => {
     await to('2026-08-01T00:00:00Z');
     const rx = await startReceiver();
-    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x1', 'moonbeam'], includeNativeTxs: true } });
+    const made = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x1', 'moonbeam'], includeNativeTxs: true },
+    });
     expect(made.status).toBe(200);
-    const onLisk = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x46f'], includeNativeTxs: true } });
+    const onLisk = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, description: 'd', tag: 't', chainIds: ['0x46f'], includeNativeTxs: true },
+    });
     const stream = (id: string) => s.call(`/streams/evm/${id}`);
     // This server follows no chain: 0x1 is said; moonbeam, which no longer produces blocks, is left to its removal.
-    const on0x1 = 'Stream cannot fire on chain 0x1 (eth): this server does not follow it. Add it to CHAINPOST_CHAINS and restart the server.';
+    const on0x1 =
+      'Stream cannot fire on chain 0x1 (eth): this server does not follow it. Add it to CHAINPOST_CHAINS and restart the server.';
     expect((await stream(made.body.id)).body.statusMessage).toBe(on0x1);
     for (const v of ['moonbeam', 'moonriver', 'lisk', '0x504']) expect(await accepted(v), v).toBe(true);
     await to('2026-09-24T23:59:59Z');
@@ -159,7 +168,9 @@ describe('removals on the service clock', () => {
     await to('2026-09-25T00:00:00Z');
     const mb = await data('moonbeam');
     expect(mb.status).toBe(400);
-    expect(mb.body.message).toBe('chain: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats');
+    expect(mb.body.message).toBe(
+      'chain: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats',
+    );
     expect(mb.body.details.migrateTo).toBe('0x2105');
     expect((await data('1285')).body.details.migrateTo).toBe('0x2105');
     const lisk = await data('lisk');
@@ -179,7 +190,10 @@ describe('removals on the service clock', () => {
     // Streams listing them are invalid until updated or deleted; an update keeping the chain is refused.
     const invalid = (await stream(made.body.id)).body;
     expect(invalid.status).toBe('active');
-    expect(invalid.statusMessage).toBe('Stream invalid: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats. It emits nothing for that chain; update its chainIds or delete it. ' + on0x1);
+    expect(invalid.statusMessage).toBe(
+      'Stream invalid: chain 0x504 (moonbeam) was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats. It emits nothing for that chain; update its chainIds or delete it. ' +
+        on0x1,
+    );
     expect((await stream(onLisk.body.id)).body.statusMessage).toMatch(/^Stream invalid: chain 0x46f \(lisk\) was removed on 2026-09-25\. /);
     const listed = (await s.call('/streams/evm')).body.result as Array<{ id: string; statusMessage: string }>;
     expect(listed.find((x) => x.id === onLisk.body.id)!.statusMessage).toMatch(/^Stream invalid/);
@@ -188,7 +202,11 @@ describe('removals on the service clock', () => {
     expect(kept.body.details.field).toBe('chainIds.1');
     const fixed = await s.call(`/streams/evm/${made.body.id}`, { method: 'POST', json: { chainIds: ['0x1', 'base'] } });
     expect(fixed.status).toBe(200);
-    expect(fixed.body).toMatchObject({ chainIds: ['0x1', '0x2105'], statusMessage: 'Stream cannot fire on chains 0x1 (eth) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.' });
+    expect(fixed.body).toMatchObject({
+      chainIds: ['0x1', '0x2105'],
+      statusMessage:
+        'Stream cannot fire on chains 0x1 (eth) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.',
+    });
     expect((await s.call(`/streams/evm/${onLisk.body.id}`, { method: 'DELETE' })).status).toBe(200);
     await rx.close();
   });

@@ -38,7 +38,11 @@ interface Reply {
 }
 
 async function post(url: string, body: unknown): Promise<Reply> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, body: text === '' ? undefined : JSON.parse(text), text, headers: res.headers };
 }
@@ -49,7 +53,8 @@ const rpcUrl = (s: Running, chain = 'devnet', key = s.key): string => `${s.url}/
 async function counted(s: Running): Promise<Map<string, number>> {
   const text = (await s.call('/metrics')).body as string;
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^chainpost_rpc_calls_total\{chain="0x539",method="([^"]+)",served="([^"]+)"\} (\d+)$/gm)) out.set(`${m[1]}/${m[2]}`, Number(m[3]));
+  for (const m of text.matchAll(/^chainpost_rpc_calls_total\{chain="0x539",method="([^"]+)",served="([^"]+)"\} (\d+)$/gm))
+    out.set(`${m[1]}/${m[2]}`, Number(m[3]));
   return out;
 }
 /** Answered here, from the store or from what it answered before (the cache): not by the node. */
@@ -97,7 +102,10 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
   const prunedPast = async (srv: Running, n: number): Promise<void> => {
     // Pruning waits for the matcher and the Data API's indexes to have read the block: slower on a busy machine.
     const ok = await until(async () => (await srv.call('/health')).body.chains[0].oldest > n, 30_000);
-    expect(ok, `block ${n} pruned: ${JSON.stringify((await srv.call('/health')).body.chains)}\n${srv.output().split('\n').slice(-40).join('\n')}`).toBe(true);
+    expect(
+      ok,
+      `block ${n} pruned: ${JSON.stringify((await srv.call('/health')).body.chains)}\n${srv.output().split('\n').slice(-40).join('\n')}`,
+    ).toBe(true);
   };
   /** Calls `method` on the server and on anvil: the same answer, served as `how` (one call). */
   const sameAsAnvil = async (method: string, params: unknown[], how: string, srv: Running = s): Promise<any> => {
@@ -142,10 +150,33 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
     await anvilAnswer(call('evm_setAutomine', [false]));
     const [w0, w1, w2] = await Promise.all(DEV_ACCOUNTS.map((a) => walletClient(anvil.url, a)));
     const pending = [
-      await w0!.writeContract({ address: token.address, abi: token.abi, functionName: 'transfer', args: [A2, 3n], maxPriorityFeePerGas: parseGwei('3'), maxFeePerGas: parseGwei('20'), gas: 100_000n }),
+      await w0!.writeContract({
+        address: token.address,
+        abi: token.abi,
+        functionName: 'transfer',
+        args: [A2, 3n],
+        maxPriorityFeePerGas: parseGwei('3'),
+        maxFeePerGas: parseGwei('20'),
+        gas: 100_000n,
+      }),
       await w1!.sendTransaction({ to: A2, value: 1n, maxPriorityFeePerGas: parseGwei('1'), maxFeePerGas: parseGwei('20'), gas: 21_000n }),
-      await w2!.writeContract({ address: multi.address, abi: multi.abi, functionName: 'mint', args: [A2, 9n, 1n], maxPriorityFeePerGas: parseGwei('2'), maxFeePerGas: parseGwei('20'), gas: 200_000n }),
-      await w0!.sendTransaction({ to: A1, value: 2n, gasPrice: parseGwei('5'), gas: 21_000n, type: 'legacy', nonce: (await publicClient(anvil.url).getTransactionCount({ address: A0, blockTag: 'pending' })) }),
+      await w2!.writeContract({
+        address: multi.address,
+        abi: multi.abi,
+        functionName: 'mint',
+        args: [A2, 9n, 1n],
+        maxPriorityFeePerGas: parseGwei('2'),
+        maxFeePerGas: parseGwei('20'),
+        gas: 200_000n,
+      }),
+      await w0!.sendTransaction({
+        to: A1,
+        value: 2n,
+        gasPrice: parseGwei('5'),
+        gas: 21_000n,
+        type: 'legacy',
+        nonce: await publicClient(anvil.url).getTransactionCount({ address: A0, blockTag: 'pending' }),
+      }),
     ];
     await mine(1);
     await anvilAnswer(call('evm_setAutomine', [true]));
@@ -176,7 +207,15 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       ['a wildcard topic0, then an address', { fromBlock: '0x0', topics: [null, pad(A0)] }],
       ['trailing wildcards beyond ERC-20 Transfer topics', { fromBlock: '0x0', topics: [TRANSFER, null, null, null] }],
       ['empty position lists and addresses', { fromBlock: '0x0', address: [], topics: [[], null] }],
-      ['address and topics', { fromBlock: '0x1', toBlock: 'latest', address: [token.address, multi.address], topics: [[TRANSFER, TRANSFER_SINGLE], null, [pad(A1), pad(A2)]] }],
+      [
+        'address and topics',
+        {
+          fromBlock: '0x1',
+          toBlock: 'latest',
+          address: [token.address, multi.address],
+          topics: [[TRANSFER, TRANSFER_SINGLE], null, [pad(A1), pad(A2)]],
+        },
+      ],
       ['no match', { fromBlock: '0x0', address: '0x000000000000000000000000000000000000dead' }],
       ['a range in hex', { fromBlock: hex(Number(receipts[0]!.blockNumber)), toBlock: hex(Number(receipts[3]!.blockNumber)) }],
       ['the default range (latest)', {}],
@@ -189,10 +228,25 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         if (logs.length > 0) nonEmpty.push(name);
       }
       // The filters are not vacuous: all but the last two find logs.
-      expect(nonEmpty).toEqual(filters().map(([n]) => n).filter((n) => n !== 'no match' && n !== 'the default range (latest)'));
+      expect(nonEmpty).toEqual(
+        filters()
+          .map(([n]) => n)
+          .filter((n) => n !== 'no match' && n !== 'the default range (latest)'),
+      );
       // A log as the node shows it, every field.
       const [first] = await sameAsAnvil('eth_getLogs', [{ blockHash: receipts[0]!.blockHash }], 'store');
-      expect(Object.keys(first).sort()).toEqual(['address', 'blockHash', 'blockNumber', 'blockTimestamp', 'data', 'logIndex', 'removed', 'topics', 'transactionHash', 'transactionIndex']);
+      expect(Object.keys(first).sort()).toEqual([
+        'address',
+        'blockHash',
+        'blockNumber',
+        'blockTimestamp',
+        'data',
+        'logIndex',
+        'removed',
+        'topics',
+        'transactionHash',
+        'transactionIndex',
+      ]);
     });
 
     it('answers by block hash from the store; an unknown hash goes to the node', async () => {
@@ -244,7 +298,10 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       const now = (await anvilAnswer(call('eth_getBlockByNumber', [hex(top - 1), false]))).body.result.hash;
       expect(now).not.toBe(replaced);
       // The follower rolls back and takes the new branch.
-      const taken = await until(async () => (await post(rpcUrl(s), call('eth_getBlockReceipts', [hex(top - 1)]))).body.result?.[0]?.blockHash === now, 10_000);
+      const taken = await until(
+        async () => (await post(rpcUrl(s), call('eth_getBlockReceipts', [hex(top - 1)]))).body.result?.[0]?.blockHash === now,
+        10_000,
+      );
       expect(taken).toBe(true);
       // The receipts above may come from the node while the new branch is being committed (asynchronously):
       // wait until the store holds it up to its head, where `latest` is the store's to answer.
@@ -280,7 +337,10 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       await caughtUp(p);
       await prunedPast(p, Number(many.blockNumber));
       const beforeP = await counted(p);
-      const forwarded = await post(rpcUrl(p), call('eth_getLogs', [{ fromBlock: hex(many.blockNumber), toBlock: hex(many.blockNumber) }], 5));
+      const forwarded = await post(
+        rpcUrl(p),
+        call('eth_getLogs', [{ fromBlock: hex(many.blockNumber), toBlock: hex(many.blockNumber) }], 5),
+      );
       expect(forwarded.body).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32005, message: 'query returned more than 10000 results' } });
       expect(servedBetween(beforeP, await counted(p), 'eth_getLogs')).toEqual({ node: 1 });
       // A filter that keeps it under the limit is answered.
@@ -318,9 +378,15 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       await sameAsAnvil('eth_feeHistory', ['0x3', hex(mixedBlock), [12.5, 33.3, 50.5, 99.9]], 'store');
       // A percentile between the lowest tip's share of the gas and the nearest half: anvil reads it rounded.
       const block = (await anvilAnswer(call('eth_getBlockByNumber', [hex(mixedBlock), true]))).body.result;
-      const used = (await anvilAnswer(call('eth_getBlockReceipts', [hex(mixedBlock)]))).body.result.map((r: { gasUsed: string }) => Number(r.gasUsed));
+      const used = (await anvilAnswer(call('eth_getBlockReceipts', [hex(mixedBlock)]))).body.result.map((r: { gasUsed: string }) =>
+        Number(r.gasUsed),
+      );
       const base = BigInt(block.baseFeePerGas);
-      const tips = block.transactions.map((t: Record<string, string>) => (t['type'] === '0x0' ? BigInt(t['gasPrice']!) - base : [BigInt(t['maxPriorityFeePerGas']!), BigInt(t['maxFeePerGas']!) - base].sort((x, y) => (x < y ? -1 : 1))[0]!));
+      const tips = block.transactions.map((t: Record<string, string>) =>
+        t['type'] === '0x0'
+          ? BigInt(t['gasPrice']!) - base
+          : [BigInt(t['maxPriorityFeePerGas']!), BigInt(t['maxFeePerGas']!) - base].sort((x, y) => (x < y ? -1 : 1))[0]!,
+      );
       const lowest = tips.indexOf(tips.reduce((x: bigint, y: bigint) => (y < x ? y : x)));
       const share = (100 * used[lowest]) / Number(block.gasUsed);
       const between = (share + Math.floor(share) + 0.5) / 2;
@@ -343,13 +409,13 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
   });
 
   describe('forwarded methods', () => {
-    it('eth_getProof goes to the node, with the node\'s answer', async () => {
+    it("eth_getProof goes to the node, with the node's answer", async () => {
       const proof = await sameAsAnvil('eth_getProof', [token.address, [pad('0x0'), pad('0x3')], 'latest'], 'node');
       expect(proof.accountProof.length).toBeGreaterThan(0);
       expect(proof.storageProof).toHaveLength(2);
     });
 
-    it('the other reads go to the node, with the node\'s answers', async () => {
+    it("the other reads go to the node, with the node's answers", async () => {
       const balanceOf = encodeFunctionData({ abi: token.abi, functionName: 'balanceOf', args: [A1] });
       const r = receipts[1]!;
       await sameAsAnvil('eth_chainId', [], 'node');
@@ -358,7 +424,11 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       await sameAsAnvil('eth_getBalance', [A1, 'latest'], 'node');
       await sameAsAnvil('eth_getCode', [token.address, 'latest'], 'node');
       await sameAsAnvil('eth_call', [{ to: token.address, data: balanceOf }, 'latest'], 'node');
-      await sameAsAnvil('eth_estimateGas', [{ from: A0, to: token.address, data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A1, 1n] }) }], 'node');
+      await sameAsAnvil(
+        'eth_estimateGas',
+        [{ from: A0, to: token.address, data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A1, 1n] }) }],
+        'node',
+      );
       await sameAsAnvil('eth_getBlockByNumber', [hex(mixedBlock), true], 'node');
       await sameAsAnvil('eth_getTransactionReceipt', [r.transactionHash], 'node');
       await sameAsAnvil('eth_getTransactionByHash', [r.transactionHash], 'node');
@@ -366,15 +436,22 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
 
     it('gives a call at most the block gas limit, or CHAINPOST_RPC_GAS_CAP when lower; a gas within it goes as sent', async () => {
       // anvil's own estimate tells the gas it was given: the most it tries.
-      const looping = (srv: Running) => post(rpcUrl(srv), call('eth_estimateGas', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]));
+      const looping = (srv: Running) =>
+        post(rpcUrl(srv), call('eth_estimateGas', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]));
       const limit = BigInt((await anvilAnswer(call('eth_getBlockByNumber', ['latest', false]))).body.result.gasLimit);
       expect((await looping(s)).body.error.message).toBe(`Out of gas: gas required exceeds allowance: ${limit}`);
       expect((await looping(p)).body.error.message).toBe('Out of gas: gas required exceeds allowance: 1000000');
       // Without a gas the call gets the cap too, which is anvil's own default here.
       await sameAsAnvil('eth_estimateGas', [{ to: LOOPER }, 'latest', LOOP_OVERRIDE], 'node');
-      expect((await post(rpcUrl(p), call('eth_estimateGas', [{ to: LOOPER }, 'latest', LOOP_OVERRIDE]))).body.error.message).toBe('Out of gas: gas required exceeds allowance: 1000000');
+      expect((await post(rpcUrl(p), call('eth_estimateGas', [{ to: LOOPER }, 'latest', LOOP_OVERRIDE]))).body.error.message).toBe(
+        'Out of gas: gas required exceeds allowance: 1000000',
+      );
       // A transfer's estimate, within either cap: anvil's answer for it.
-      const transfer = { from: A0, to: token.address, data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A1, 1n] }) };
+      const transfer = {
+        from: A0,
+        to: token.address,
+        data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [A1, 1n] }),
+      };
       for (const srv of [s, p]) await sameAsAnvil('eth_estimateGas', [{ ...transfer, gas: '0x186a0' }], 'node', srv);
     });
 
@@ -401,18 +478,37 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
 
     it('node administration and accounts kept by the node do not exist: -32601, and nothing reaches the node', async () => {
       const before = await head();
-      const refused = ['anvil_mine', 'hardhat_mine', 'evm_mine', 'debug_traceTransaction', 'admin_peers', 'personal_sign', 'miner_start', 'txpool_status', 'eth_sendTransaction', 'eth_sign', 'eth_signTypedData_v4', 'eth_accounts', 'eth_newFilter', 'no_suchMethod'];
+      const refused = [
+        'anvil_mine',
+        'hardhat_mine',
+        'evm_mine',
+        'debug_traceTransaction',
+        'admin_peers',
+        'personal_sign',
+        'miner_start',
+        'txpool_status',
+        'eth_sendTransaction',
+        'eth_sign',
+        'eth_signTypedData_v4',
+        'eth_accounts',
+        'eth_newFilter',
+        'no_suchMethod',
+      ];
       for (const method of refused) {
         const r = await post(rpcUrl(s), call(method, method === 'anvil_mine' ? ['0x5'] : [], 2));
         expect(r.status, method).toBe(200);
-        expect(r.body, method).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32601, message: `the method ${method} does not exist/is not available` } });
+        expect(r.body, method).toEqual({
+          jsonrpc: '2.0',
+          id: 2,
+          error: { code: -32601, message: `the method ${method} does not exist/is not available` },
+        });
         expect(proxy.calls(method), method).toBe(0);
       }
       expect(await head()).toBe(before);
     });
   });
 
-  describe('sharing the node\'s answers', () => {
+  describe("sharing the node's answers", () => {
     it('identical calls in flight reach the node once and share its answer', async () => {
       const params = [A1, 'latest'];
       const asked = proxy.calls('eth_getBalance');
@@ -443,14 +539,23 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         return { reached: proxy.calls(method) - asked, served: servedBetween(before, await counted(s), method) };
       };
       expect(await twice('eth_getBalance', [A0, hex(confirmed)])).toEqual({ reached: 1, served: { node: 1, cache: 1 } });
-      expect(await twice('eth_getTransactionReceipt', [receipts[2]!.transactionHash])).toEqual({ reached: 1, served: { node: 1, cache: 1 } });
+      expect(await twice('eth_getTransactionReceipt', [receipts[2]!.transactionHash])).toEqual({
+        reached: 1,
+        served: { node: 1, cache: 1 },
+      });
       expect(await twice('eth_getBalance', [A0, hex(latest)])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getBalance', [A0, 'latest'])).toEqual({ reached: 2, served: { node: 2 } });
       expect(await twice('eth_getCode', [token.address, hex(confirmed)])).toEqual({ reached: 1, served: { node: 1, cache: 1 } });
       // The store's log answers too: about confirmed blocks, kept; about the unconfirmed head, made again. (A block's receipts are kept per block.)
       expect(await twice('eth_getBlockReceipts', [hex(confirmed - 1)])).toEqual({ reached: 0, served: { store: 2 } });
-      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(confirmed), address: token.address }])).toEqual({ reached: 0, served: { store: 1, cache: 1 } });
-      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(latest), address: token.address }])).toEqual({ reached: 0, served: { store: 2 } });
+      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(confirmed), address: token.address }])).toEqual({
+        reached: 0,
+        served: { store: 1, cache: 1 },
+      });
+      expect(await twice('eth_getLogs', [{ fromBlock: hex(confirmed - 3), toBlock: hex(latest), address: token.address }])).toEqual({
+        reached: 0,
+        served: { store: 2 },
+      });
     });
   });
 
@@ -464,7 +569,13 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         call('eth_feeHistory', ['0x2', 'latest', [50]], 5),
       ];
       const before = await counted(s);
-      const r = await post(rpcUrl(s), [...good.slice(0, 2), { jsonrpc: '2.0', id: 6, method: 7 }, ...good.slice(2), call('anvil_mine', [], 8), { jsonrpc: '2.0', method: 'eth_chainId' }]);
+      const r = await post(rpcUrl(s), [
+        ...good.slice(0, 2),
+        { jsonrpc: '2.0', id: 6, method: 7 },
+        ...good.slice(2),
+        call('anvil_mine', [], 8),
+        { jsonrpc: '2.0', method: 'eth_chainId' },
+      ]);
       const after = await counted(s);
       expect(r.status).toBe(200);
       const theirs = (await anvilAnswer(good)).body;
@@ -481,16 +592,35 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
     });
 
     it('an empty batch, or one over 100 calls, is a 400', async () => {
-      expect(await post(rpcUrl(s), [])).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request: an empty batch' } } });
-      const big = await post(rpcUrl(s), Array.from({ length: 101 }, (_, i) => call('eth_chainId', [], i)));
-      expect(big).toMatchObject({ status: 400, body: { error: { code: -32600, message: 'request: a batch of 101 calls is over the limit of 100 per batch' } } });
-      expect((await post(rpcUrl(s), Array.from({ length: 100 }, (_, i) => call('eth_chainId', [], i)))).body).toHaveLength(100);
+      expect(await post(rpcUrl(s), [])).toMatchObject({
+        status: 400,
+        body: { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'request: an empty batch' } },
+      });
+      const big = await post(
+        rpcUrl(s),
+        Array.from({ length: 101 }, (_, i) => call('eth_chainId', [], i)),
+      );
+      expect(big).toMatchObject({
+        status: 400,
+        body: { error: { code: -32600, message: 'request: a batch of 101 calls is over the limit of 100 per batch' } },
+      });
+      expect(
+        (
+          await post(
+            rpcUrl(s),
+            Array.from({ length: 100 }, (_, i) => call('eth_chainId', [], i)),
+          )
+        ).body,
+      ).toHaveLength(100);
     });
   });
 
   describe('statuses', () => {
     it('400 for malformed JSON (-32700) and for an invalid request (-32600 naming the field)', async () => {
-      expect(await post(rpcUrl(s), '{"jsonrpc":')).toMatchObject({ status: 400, body: { jsonrpc: '2.0', id: null, error: { code: -32700 } } });
+      expect(await post(rpcUrl(s), '{"jsonrpc":')).toMatchObject({
+        status: 400,
+        body: { jsonrpc: '2.0', id: null, error: { code: -32700 } },
+      });
       const invalid: Array<[unknown, string]> = [
         [{ jsonrpc: '1.0', id: 1, method: 'eth_chainId' }, 'jsonrpc: must be "2.0"'],
         [{ jsonrpc: '2.0', id: 1 }, 'method: must be a string'],
@@ -509,9 +639,18 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
 
     it('401 for an unknown key; 404 for an unknown chain and for a chain without a node here', async () => {
       // Refused before the body is read: no id to answer with.
-      expect(await post(rpcUrl(s, 'devnet', 'cpk_not_a_key_0123456789'), call('eth_chainId'))).toMatchObject({ status: 401, body: { jsonrpc: '2.0', id: null, error: { message: 'unknown API key' } } });
-      expect(await post(rpcUrl(s, 'nochain'), call('eth_chainId'))).toMatchObject({ status: 404, body: { id: 1, error: { message: 'unknown chain "nochain"' } } });
-      expect(await post(rpcUrl(s, 'eth'), call('eth_chainId'))).toMatchObject({ status: 404, body: { id: 1, error: { message: 'chain 0x1 (eth) has no upstream node on this server' } } });
+      expect(await post(rpcUrl(s, 'devnet', 'cpk_not_a_key_0123456789'), call('eth_chainId'))).toMatchObject({
+        status: 401,
+        body: { jsonrpc: '2.0', id: null, error: { message: 'unknown API key' } },
+      });
+      expect(await post(rpcUrl(s, 'nochain'), call('eth_chainId'))).toMatchObject({
+        status: 404,
+        body: { id: 1, error: { message: 'unknown chain "nochain"' } },
+      });
+      expect(await post(rpcUrl(s, 'eth'), call('eth_chainId'))).toMatchObject({
+        status: 404,
+        body: { id: 1, error: { message: 'chain 0x1 (eth) has no upstream node on this server' } },
+      });
       // The chain as a hex id, a decimal id and an alias: the same chain.
       for (const chain of ['0x539', '1337', 'local']) expect((await post(rpcUrl(s, chain), call('eth_chainId'))).body.result).toBe('0x539');
     });
@@ -533,20 +672,36 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         // A minute before the date: the service clock runs from its start, and a start under load takes seconds.
         r = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-09-24T23:59:00Z', CHAINPOST_RATE_LIMIT: '0' });
         const before = await post(rpcUrl(r, 'moonbeam'), call('eth_chainId'));
-        expect(before).toMatchObject({ status: 404, body: { error: { message: 'chain 0x504 (moonbeam) has no upstream node on this server' } } });
+        expect(before).toMatchObject({
+          status: 404,
+          body: { error: { message: 'chain 0x504 (moonbeam) has no upstream node on this server' } },
+        });
         await advance(r, 60);
-        for (const [chain, key] of [['moonbeam', '0x504 (moonbeam)'], ['0x505', '0x505 (moonriver)'], ['1284', '0x504 (moonbeam)']] as const) {
+        for (const [chain, key] of [
+          ['moonbeam', '0x504 (moonbeam)'],
+          ['0x505', '0x505 (moonriver)'],
+          ['1284', '0x504 (moonbeam)'],
+        ] as const) {
           const after = await post(rpcUrl(r, chain), call('eth_chainId', [], 'x'));
           expect(after.status).toBe(404);
-          expect(after.body).toEqual({ jsonrpc: '2.0', id: 'x', error: { code: -32601, message: `chain ${key} was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats` } });
+          expect(after.body).toEqual({
+            jsonrpc: '2.0',
+            id: 'x',
+            error: {
+              code: -32601,
+              message: `chain ${key} was removed on 2026-09-25; migrate to base (0x2105) with the same API key, request shapes and response formats`,
+            },
+          });
         }
-        expect((await post(rpcUrl(r, 'lisk'), call('eth_chainId'))).body.error.message).toBe('chain 0x46f (lisk) was removed on 2026-09-25');
+        expect((await post(rpcUrl(r, 'lisk'), call('eth_chainId'))).body.error.message).toBe(
+          'chain 0x46f (lisk) was removed on 2026-09-25',
+        );
       } finally {
         await stopAndClean(r);
       }
     });
 
-    it('429 over the key\'s rate, with Retry-After and a JSON-RPC error', async () => {
+    it("429 over the key's rate, with Retry-After and a JSON-RPC error", async () => {
       let r: Running | undefined;
       try {
         r = await startChainpost({ CHAINPOST_RATE_LIMIT: '2' });
@@ -569,10 +724,18 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
         r = await startChainpost({ ...ENV, CHAINPOST_CHAINS: `0x539=http://127.0.0.1:${dead},0x1=${gateway.url}` });
         const down = await post(rpcUrl(r, 'devnet'), call('eth_chainId', [], 1));
         expect(down.status).toBe(500);
-        expect(down.body).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: expect.stringMatching(/^the node of chain 0x539 failed: .*ECONNREFUSED/) } });
+        expect(down.body).toMatchObject({
+          jsonrpc: '2.0',
+          id: 1,
+          error: { code: -32603, message: expect.stringMatching(/^the node of chain 0x539 failed: .*ECONNREFUSED/) },
+        });
         const gatewayError = await post(rpcUrl(r, 'eth'), call('eth_getBalance', [A0, 'latest'], 2));
         expect(gatewayError.status).toBe(500);
-        expect(gatewayError.body).toMatchObject({ jsonrpc: '2.0', id: 2, error: { code: -32603, message: expect.stringContaining('HTTP 502') } });
+        expect(gatewayError.body).toMatchObject({
+          jsonrpc: '2.0',
+          id: 2,
+          error: { code: -32603, message: expect.stringContaining('HTTP 502') },
+        });
         const batch = await post(rpcUrl(r, 'devnet'), [call('eth_chainId', [], 1), call('eth_blockNumber', [], 2)]);
         expect(batch.status).toBe(200);
         expect(batch.body.map((x: { error: { code: number } }) => x.error.code)).toEqual([-32603, -32603]);
@@ -594,10 +757,14 @@ describe('node access (POST /rpc/:chain/:apiKey)', () => {
       expect(servedBetween(before, await counted(s), 'eth_getLogs')).toEqual({ store: 1 });
       expect(logs.length).toBeGreaterThan(2);
       expect(logs).toEqual(await theirs.getLogs({ address: token.address, event: ERC20[0], args: { from: A0 }, fromBlock: 0n }));
-      expect(await ours.getBlock({ blockNumber: BigInt(mixedBlock), includeTransactions: true })).toEqual(await theirs.getBlock({ blockNumber: BigInt(mixedBlock), includeTransactions: true }));
+      expect(await ours.getBlock({ blockNumber: BigInt(mixedBlock), includeTransactions: true })).toEqual(
+        await theirs.getBlock({ blockNumber: BigInt(mixedBlock), includeTransactions: true }),
+      );
       const balanceOf = { address: token.address, abi: token.abi, functionName: 'balanceOf', args: [A1] } as const;
       expect(await ours.readContract(balanceOf)).toBe(await theirs.readContract(balanceOf));
-      expect(await ours.call({ to: token.address, data: encodeFunctionData(balanceOf) })).toEqual(await theirs.call({ to: token.address, data: encodeFunctionData(balanceOf) }));
+      expect(await ours.call({ to: token.address, data: encodeFunctionData(balanceOf) })).toEqual(
+        await theirs.call({ to: token.address, data: encodeFunctionData(balanceOf) }),
+      );
       const hash = receipts[4]!.transactionHash;
       expect(await ours.getTransactionReceipt({ hash })).toEqual(await theirs.getTransactionReceipt({ hash }));
 
@@ -635,27 +802,53 @@ describe('node access on the embedded devnet: no call holds the chain', () => {
   beforeAll(async () => {
     // The devnet mines a block every second.
     d = await startChainpost({ ...ENV, CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '1' });
-    devnet = JSON.parse(d.output().split('\n').find((l) => l.includes('"msg":"devnet"'))!).rpc;
+    devnet = JSON.parse(
+      d
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"msg":"devnet"'))!,
+    ).rpc;
     // A second looping contract deployed for real, for the methods without a state override.
     expect((await post(devnet, call('anvil_setCode', [LOOPER_DEPLOYED, '0x5b600056']))).body.error).toBeUndefined();
   }, 60_000);
   afterAll(() => stopAndClean(d));
 
-  it('a looping call with a huge gas answers within 5 s, by each method that executes code, and the devnet keeps mining', { timeout: 120_000 }, async () => {
+  it('a looping call with a huge gas answers within 5 s, by each method that executes code, and the devnet keeps mining', {
+    timeout: 120_000,
+  }, async () => {
     const calls: Array<[string, unknown[]]> = [
       ['eth_call', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]],
       ['eth_estimateGas', [{ to: LOOPER, gas: HUGE_GAS }, 'latest', LOOP_OVERRIDE]],
       ['eth_createAccessList', [{ to: LOOPER_DEPLOYED, gas: HUGE_GAS }, 'latest']],
       ['eth_simulateV1', [{ blockStateCalls: [{ stateOverrides: LOOP_OVERRIDE, calls: [{ to: LOOPER, gas: HUGE_GAS }] }] }, 'latest']],
       // Many calls of one simulation, each with a block's gas or none (the node's default, a block's): together they get one block's.
-      ['eth_simulateV1', [{ blockStateCalls: [{ calls: Array.from({ length: 200 }, () => ({ to: LOOPER_DEPLOYED, gas: '0x1c9c380' })) }] }, 'latest']],
-      ['eth_simulateV1', [{ blockStateCalls: [{ calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) }, { calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) }] }, 'latest']],
+      [
+        'eth_simulateV1',
+        [{ blockStateCalls: [{ calls: Array.from({ length: 200 }, () => ({ to: LOOPER_DEPLOYED, gas: '0x1c9c380' })) }] }, 'latest'],
+      ],
+      [
+        'eth_simulateV1',
+        [
+          {
+            blockStateCalls: [
+              { calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) },
+              { calls: Array.from({ length: 100 }, () => ({ to: LOOPER_DEPLOYED })) },
+            ],
+          },
+          'latest',
+        ],
+      ],
     ];
     for (const [method, params] of calls) {
       const before = await blockNumber();
       const started = performance.now();
       // Bounded here too: before the cap, the node would answer after minutes.
-      const answer = await fetch(`${d.url}/rpc/devnet/${d.key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(call(method, params)), signal: AbortSignal.timeout(20_000) }).then(
+      const answer = await fetch(`${d.url}/rpc/devnet/${d.key}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(call(method, params)),
+        signal: AbortSignal.timeout(20_000),
+      }).then(
         async (r) => (await r.json()) as { result?: unknown; error?: { message: string } },
         (err: Error) => ({ aborted: err.name, result: undefined }),
       );
@@ -664,8 +857,14 @@ describe('node access on the embedded devnet: no call holds the chain', () => {
       if (Array.isArray(answer.result)) {
         // A simulation's calls each failed, having burned a block's gas together at most.
         const calls = (answer.result as Array<{ calls: Array<{ status: string; gasUsed: string }> }>).flatMap((b) => b.calls);
-        expect(calls.every((c) => c.status === '0x0'), method).toBe(true);
-        expect(calls.reduce((sum, c) => sum + BigInt(c.gasUsed), 0n), method).toBeLessThanOrEqual(BLOCK_GAS);
+        expect(
+          calls.every((c) => c.status === '0x0'),
+          method,
+        ).toBe(true);
+        expect(
+          calls.reduce((sum, c) => sum + BigInt(c.gasUsed), 0n),
+          method,
+        ).toBeLessThanOrEqual(BLOCK_GAS);
       } else {
         // The loop ran out of the gas it was given (or, for calls a simulation's share left without gas, was refused).
         expect(JSON.stringify(answer), method).toMatch(/OutOfGas|out of gas|gas required exceeds|intrinsic gas too high/i);

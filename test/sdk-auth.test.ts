@@ -20,7 +20,13 @@ describe('the Moralis SDK (moralis@2.27.2) against the Auth API', () => {
 
   it('signs in with an EVM wallet', async () => {
     const account = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
-    const req = await Moralis.Auth.requestMessage({ ...common, networkType: 'evm', chain: '0x1', address: account.address, expirationTime: '2099-01-01T00:00:00.000Z' });
+    const req = await Moralis.Auth.requestMessage({
+      ...common,
+      networkType: 'evm',
+      chain: '0x1',
+      address: account.address,
+      expirationTime: '2099-01-01T00:00:00.000Z',
+    });
     const { id, profileId, message } = req.raw;
     expect(id).toMatch(/^[a-zA-Z0-9]{17}$/);
     expect(message).toContain(`with your Ethereum account:\n${account.address}\n`);
@@ -60,6 +66,14 @@ describe('the Moralis SDK (moralis@2.27.2) against the Auth API', () => {
   });
 
   it('surfaces a refusal as an SDK error carrying the server message', async () => {
-    await expect(Moralis.Auth.requestMessage({ ...common, networkType: 'evm', chain: '0x1', address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266', timeout: 5 })).rejects.toThrow(/timeout: at least 15 seconds/);
+    await expect(
+      Moralis.Auth.requestMessage({
+        ...common,
+        networkType: 'evm',
+        chain: '0x1',
+        address: '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+        timeout: 5,
+      }),
+    ).rejects.toThrow(/timeout: at least 15 seconds/);
   });
 });

@@ -34,7 +34,13 @@ beforeAll(async () => {
   rx = await startReceiver();
   // The embedded devnet (CHAINPOST_CHAINS unset), as the Quickstart's server has it.
   const dir = tempDir();
-  const started = await startProcess([BIN, 'serve'], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_CHAINS: undefined, CHAINPOST_DEVNET_PORT: '0' });
+  const started = await startProcess([BIN, 'serve'], {
+    CHAINPOST_DATA: dir,
+    CHAINPOST_PORT: '0',
+    CHAINPOST_API_KEY: TEST_KEY,
+    CHAINPOST_CHAINS: undefined,
+    CHAINPOST_DEVNET_PORT: '0',
+  });
   const url = `http://127.0.0.1:${started.port}`;
   s = { ...started, pid: started.child.pid!, url, dir, key: TEST_KEY, call: apiCaller(url, TEST_KEY) };
   // The file asks for the latest block: the devnet has mined a few and the Data API holds them.
@@ -67,7 +73,8 @@ async function runFile(code: string, name: string): Promise<{ code: number | nul
   return { code: exit, out, refused: existsSync(log) ? readFileSync(log, 'utf8') : '' };
 }
 
-const rpc = async (method: string, params: unknown[]): Promise<any> => (await s.call('/rpc/0x539/' + s.key, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method, params } })).body.result;
+const rpc = async (method: string, params: unknown[]): Promise<any> =>
+  (await s.call('/rpc/0x539/' + s.key, { method: 'POST', json: { jsonrpc: '2.0', id: 1, method, params } })).body.result;
 
 describe("README.md's Moralis SDK file (moralis@2.27.2)", () => {
   it('is one marked block that sets evmApiBaseUrl and intercepts the axios moralis loads', () => {
@@ -107,7 +114,10 @@ describe("README.md's Moralis SDK file (moralis@2.27.2)", () => {
   });
 
   it('without its interceptor line, the same file is stopped at its first Streams call to the hosted service', async () => {
-    const without = SNIPPET!.split('\n').filter((l) => !l.includes('axios.interceptors')).join('\n');
+    const without = SNIPPET!
+      .split('\n')
+      .filter((l) => !l.includes('axios.interceptors'))
+      .join('\n');
     const run = await runFile(`${without}\n`, 'sdk-without-interceptor.mjs');
     expect(run.code, run.out).not.toBe(0);
     expect(run.refused).toMatch(/^loopback-only: refused a TLS connection to api\.moralis-streams\.com$/m);

@@ -20,7 +20,13 @@ describe('the Moralis SDK (moralis@2.27.2) against the Streams API', () => {
   });
 
   it('manages a stream through its whole life', async () => {
-    const added = await Moralis.Streams.add({ webhookUrl: rx.url, description: 'sdk', tag: 'sdk-tag', chains: ['0x1', 137], includeNativeTxs: true });
+    const added = await Moralis.Streams.add({
+      webhookUrl: rx.url,
+      description: 'sdk',
+      tag: 'sdk-tag',
+      chains: ['0x1', 137],
+      includeNativeTxs: true,
+    });
     const stream = added.result;
     expect(stream.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(stream.chains.map((c: { hex: string }) => c.hex)).toEqual(['0x1', '0x89']);
@@ -43,7 +49,9 @@ describe('the Moralis SDK (moralis@2.27.2) against the Streams API', () => {
     const addedAddr = await Moralis.Streams.addAddress({ id: stream.id, address: addrs });
     expect(addedAddr.raw.streamId).toBe(stream.id);
     const listed = await Moralis.Streams.getAddresses({ id: stream.id, limit: 10 });
-    expect(listed.result.map((a: { address: { lowercase: string } }) => a.address.lowercase).sort()).toEqual(addrs.map((a) => a.toLowerCase()).sort());
+    expect(listed.result.map((a: { address: { lowercase: string } }) => a.address.lowercase).sort()).toEqual(
+      addrs.map((a) => a.toLowerCase()).sort(),
+    );
     await Moralis.Streams.deleteAddress({ id: stream.id, address: addrs[0] });
     expect((await Moralis.Streams.getAddresses({ id: stream.id, limit: 10 })).result).toHaveLength(1);
 
@@ -52,11 +60,18 @@ describe('the Moralis SDK (moralis@2.27.2) against the Streams API', () => {
 
     // A delivered webhook verifies with the SDK, and a failed one shows in its history and can be retried.
     rx.state.answer = () => 500;
-    await s.call(`/admin/streams/${stream.id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', confirmed: true, block: { number: '5', hash: '0x05', timestamp: '1795000000' }, logs: [], txs: [] }] } });
+    await s.call(`/admin/streams/${stream.id}/webhooks`, {
+      method: 'POST',
+      json: {
+        webhooks: [{ chainId: '0x1', confirmed: true, block: { number: '5', hash: '0x05', timestamp: '1795000000' }, logs: [], txs: [] }],
+      },
+    });
     await advance(s, 0);
     const sent = rx.webhooks().at(-1)!;
     expect(Moralis.Streams.verifySignature({ body: sent.body, signature: sent.headers['x-signature'] })).toBe(true);
-    expect(() => Moralis.Streams.verifySignature({ body: { ...sent.body, tag: 'forged' }, signature: sent.headers['x-signature'] })).toThrow(/Signature is not valid/);
+    expect(() =>
+      Moralis.Streams.verifySignature({ body: { ...sent.body, tag: 'forged' }, signature: sent.headers['x-signature'] }),
+    ).toThrow(/Signature is not valid/);
 
     const history = await Moralis.Streams.getHistory({ limit: 10 });
     const record = history.result.find((h: { streamId: string }) => h.streamId === stream.id);

@@ -28,7 +28,10 @@ const CHAIN = '0x539';
 const [K0, K1, K2] = DEV_ACCOUNTS;
 const lower = (a: string): string => a.toLowerCase();
 const DEAD = '0x000000000000000000000000000000000000dEaD';
-const TRANSFER = getAbiItem({ abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']), name: 'Transfer' });
+const TRANSFER = getAbiItem({
+  abi: parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']),
+  name: 'Transfer',
+});
 /** The operations answering 501 here (engine: http/server/data.ts NOT_HERE). */
 const NOT_HERE = new Set(['POST /contracts-review', 'POST /ipfs/uploadFolder']);
 
@@ -63,10 +66,22 @@ beforeAll(async () => {
   const market = await deploy(anvil.url, 'TestMarket');
   for (const id of [1n, 2n]) await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [K0.address, id] });
   await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setApprovalForAll', args: [market.address, true] });
-  const bought = await write(anvil.url, { address: market.address, abi: market.abi, functionName: 'buy', args: [nft.address, 1n, K0.address], account: K1, value: parseEther('0.5') });
+  const bought = await write(anvil.url, {
+    address: market.address,
+    abi: market.abi,
+    functionName: 'buy',
+    args: [nft.address, 1n, K0.address],
+    account: K1,
+    value: parseEther('0.5'),
+  });
   sale = { hash: bought.transactionHash, block: Number(bought.blockNumber) };
   const { weth } = net.dex.tokens;
-  await write(anvil.url, { address: weth.address, abi: weth.abi, functionName: 'approve', args: [net.dex.v2Router.address, parseEther('1000')] });
+  await write(anvil.url, {
+    address: weth.address,
+    abi: weth.abi,
+    functionName: 'approve',
+    args: [net.dex.v2Router.address, parseEther('1000')],
+  });
   await write(anvil.url, { address: weth.address, abi: weth.abi, functionName: 'transfer', args: [K2.address, parseEther('5')] });
   await net.indexed();
 
@@ -74,7 +89,10 @@ beforeAll(async () => {
   // Real webhooks fail until the failed one is recorded; test webhooks pass.
   rx.state.answer = () => 500;
   const create = async (body: Json): Promise<string> => {
-    const r = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'walk', tag: 'walk', chainIds: [CHAIN], ...body } });
+    const r = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, description: 'walk', tag: 'walk', chainIds: [CHAIN], ...body },
+    });
     if (r.status !== 200) throw new Error(`stream: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body.id;
   };
@@ -85,7 +103,14 @@ beforeAll(async () => {
   await s.call(`/streams/evm/${failing}/address`, { method: 'POST', json: { address: K2.address } });
   await (await walletClient(anvil.url)).sendTransaction({ to: K2.address, value: 1n });
   let history: Json[] = [];
-  if (!(await until(async () => (history = (await s.call('/history?limit=10')).body.result ?? []).some((h: Json) => h['streamId'] === failing), 15_000, 50))) throw new Error('no failed webhook recorded');
+  if (
+    !(await until(
+      async () => (history = (await s.call('/history?limit=10')).body.result ?? []).some((h: Json) => h['streamId'] === failing),
+      15_000,
+      50,
+    ))
+  )
+    throw new Error('no failed webhook recorded');
   const record = history.find((h: Json) => h['streamId'] === failing)!;
   rx.state.answer = () => 200;
   const last = rx.webhooks().at(-1)!;
@@ -172,7 +197,10 @@ function evmCalls(): Record<string, Call> {
     'utils.runContractFunction': one({ chain, address: weth.address, functionName: 'balanceOf', abi: [balanceOf], params: { owner: a0 } }),
     'utils.web3ApiVersion': async () => [],
     'utils.endpointWeights': async () => [],
-    'utils.reviewContracts': async () => [{ chain }, { contracts: [{ contractAddress: tka.address, reason: 'spam', reportType: 'erc20', contractType: 'ERC20' }] }],
+    'utils.reviewContracts': async () => [
+      { chain },
+      { contracts: [{ contractAddress: tka.address, reason: 'spam', reportType: 'erc20', contractType: 'ERC20' }] },
+    ],
     'ipfs.uploadFolder': one({ abi: [{ path: 'walk.json', content: { walk: true } }] }),
     'wallets.getWalletHistory': one({ chain, address: a1 }),
     'wallets.getWalletTokenBalancesPrice': one({ chain, address: a0 }),
@@ -197,7 +225,17 @@ function evmCalls(): Record<string, Call> {
 function streamsCalls(): Record<string, Call> {
   const evm = { networkType: 'evm' };
   const aptos = { networkType: 'aptos' };
-  const stream = { webhookUrl: rx.url, description: 'walk aptos', tag: 'walk', allAddresses: false, includeEvents: true, includePayload: true, events: [], functions: [], network: ['mainnet'] };
+  const stream = {
+    webhookUrl: rx.url,
+    description: 'walk aptos',
+    tag: 'walk',
+    allAddresses: false,
+    includeEvents: true,
+    includePayload: true,
+    events: [],
+    functions: [],
+    network: ['mainnet'],
+  };
   const { kept, deleted, failing, failedRecord, webhook, signature } = streams;
   return {
     add: async () => [{ ...evm, webhookUrl: rx.url, description: 'walk added', tag: 'walk', chains: [CHAIN], includeNativeTxs: true }],
@@ -245,7 +283,9 @@ function authCalls(): Record<string, Call> {
   const bound = async () => {
     const [x, y] = [K1, K2];
     const { messages } = await post('/bind/request', { addresses: [x, y].map((a) => ({ blockchainType: 'evm', address: a.address })) });
-    const verifications = await Promise.all([x, y].map(async (a, i) => ({ message: messages[i], signature: await a.signMessage({ message: messages[i] }) })));
+    const verifications = await Promise.all(
+      [x, y].map(async (a, i) => ({ message: messages[i], signature: await a.signMessage({ message: messages[i] }) })),
+    );
     const { profileId } = await post('/bind/request/verify', { verifications });
     return { profileId, y };
   };
@@ -282,7 +322,12 @@ const NOT_OPERATIONS = new Set(['constructor', 'setup', 'start', 'createFetcher'
 /** The operations of an SDK module object (its functions and its class's methods, `_`-prefixed helpers left out), and of its nested groups. */
 function operationsOf(module: Json, nested: readonly string[]): Array<[name: string, fn: (...args: unknown[]) => unknown]> {
   const fns = (o: Json, prefix: string) =>
-    [...new Set([...Object.keys(o), ...(Object.getPrototypeOf(o) === Object.prototype ? [] : Object.getOwnPropertyNames(Object.getPrototypeOf(o)))])]
+    [
+      ...new Set([
+        ...Object.keys(o),
+        ...(Object.getPrototypeOf(o) === Object.prototype ? [] : Object.getOwnPropertyNames(Object.getPrototypeOf(o))),
+      ]),
+    ]
       .filter((k) => typeof o[k] === 'function' && !k.startsWith('_') && !NOT_OPERATIONS.has(k))
       .map((k): [string, (...args: unknown[]) => unknown] => [`${prefix}${k}`, (...args) => o[k](...args)]);
   return [...fns(module, ''), ...nested.flatMap((g) => fns(module[g], `${g}.`))];
@@ -290,7 +335,13 @@ function operationsOf(module: Json, nested: readonly string[]): Array<[name: str
 
 /** The EvmApi operation's method and path as the SDK sends it, from its operation definition. */
 function evmRoute(name: string): { method: string; path: string } {
-  const op = Object.values(evmOperations as Record<string, Json>).find((o) => o !== null && typeof o === 'object' && (o['name'] === name || o['operationId'] === name) && (o['urlPathPattern'] ?? o['routePattern']) !== undefined);
+  const op = Object.values(evmOperations as Record<string, Json>).find(
+    (o) =>
+      o !== null &&
+      typeof o === 'object' &&
+      (o['name'] === name || o['operationId'] === name) &&
+      (o['urlPathPattern'] ?? o['routePattern']) !== undefined,
+  );
   if (op === undefined) throw new Error(`no operation definition for ${name}`);
   return { method: String(op['method'] ?? op['httpMethod']).toUpperCase(), path: String(op['urlPathPattern'] ?? op['routePattern']) };
 }
@@ -300,7 +351,12 @@ const shape = (path: string): string => path.replace(/\{[^}]+\}|:[^/]+/g, ':');
 
 /** What the walk expects of an EvmApi operation at `now`: a removal's status once in effect, 501, else 2xx. */
 function expectedOf(route: { method: string; path: string }, now: number): Expected {
-  const removal = ENDPOINT_REMOVALS.find((r) => inEffect(r, now) && (r.method === 'ANY' || r.method === route.method) && (r.path.endsWith('*') ? route.path.startsWith(r.path.slice(0, -1)) : shape(r.path) === shape(route.path)));
+  const removal = ENDPOINT_REMOVALS.find(
+    (r) =>
+      inEffect(r, now) &&
+      (r.method === 'ANY' || r.method === route.method) &&
+      (r.path.endsWith('*') ? route.path.startsWith(r.path.slice(0, -1)) : shape(r.path) === shape(route.path)),
+  );
   if (removal !== undefined) return { status: removal.status, why: `removed on ${removal.date}` };
   if (NOT_HERE.has(`${route.method} ${route.path}`)) return { status: 501, why: 'a service this server does not run' };
   return { status: '2xx' };
@@ -328,14 +384,19 @@ async function call(op: string, fn: (...args: unknown[]) => unknown, args: Call 
 /** Why an outcome fails its expectation; undefined when it meets it. */
 function failure(o: Outcome): string | undefined {
   const { expected, statuses, error } = o;
-  if (expected.status === 'no request') return statuses.length > 0 || error !== undefined ? `expected no request and no error, got ${statuses.join(',')} ${error ?? ''}` : undefined;
+  if (expected.status === 'no request')
+    return statuses.length > 0 || error !== undefined
+      ? `expected no request and no error, got ${statuses.join(',')} ${error ?? ''}`
+      : undefined;
   if (statuses.length === 0) return `sent no request: ${error ?? 'and returned'}`;
   if (expected.status === '2xx') {
     if (statuses.some((st) => st < 200 || st > 299)) return `answered ${statuses.join(',')}: ${error ?? ''}`;
     // Every answer 2xx and still an error: the SDK could not read the answer.
     return error === undefined ? undefined : `the SDK could not parse the answer: ${error}`;
   }
-  return statuses.every((st) => st === expected.status) && error !== undefined ? undefined : `expected ${expected.status} (${expected.why}), answered ${statuses.join(',')} ${error ?? ''}`;
+  return statuses.every((st) => st === expected.status) && error !== undefined
+    ? undefined
+    : `expected ${expected.status} (${expected.why}), answered ${statuses.join(',')} ${error ?? ''}`;
 }
 
 describe('every operation of the SDK against a devnet server', () => {
@@ -344,7 +405,10 @@ describe('every operation of the SDK against a devnet server', () => {
     const outcomes: Outcome[] = [];
     const evmArgs = evmCalls();
     // The EvmApi's operation groups: its objects of functions (core and the base URL provider aside).
-    const groups = Object.keys(Moralis.EvmApi).filter((g) => !['core', 'logger', 'baseUrlProvider'].includes(g) && Object.values(Moralis.EvmApi[g] ?? {}).some((v) => typeof v === 'function'));
+    const groups = Object.keys(Moralis.EvmApi).filter(
+      (g) =>
+        !['core', 'logger', 'baseUrlProvider'].includes(g) && Object.values(Moralis.EvmApi[g] ?? {}).some((v) => typeof v === 'function'),
+    );
     const evmOps = operationsOf(Moralis.EvmApi, groups);
     const routes = new Map<string, { method: string; path: string }>();
     for (const [name, fn] of evmOps) {
@@ -363,13 +427,24 @@ describe('every operation of the SDK against a devnet server', () => {
       } catch (err) {
         takesNetwork = (err as Error).message.includes('no-such-network');
       }
-      if (takesNetwork) outcomes.push(await call(`Streams.${name}@aptos`, fn, streamArgs[`${name}@aptos`], { status: 404, why: 'Aptos streams are outside the interface' }));
+      if (takesNetwork)
+        outcomes.push(
+          await call(`Streams.${name}@aptos`, fn, streamArgs[`${name}@aptos`], {
+            status: 404,
+            why: 'Aptos streams are outside the interface',
+          }),
+        );
     }
     const authArgs = authCalls();
-    for (const [name, fn] of operationsOf(Moralis.Auth, ['evm', 'solana'])) outcomes.push(await call(`Auth.${name}`, fn, authArgs[name], { status: '2xx' }));
+    for (const [name, fn] of operationsOf(Moralis.Auth, ['evm', 'solana']))
+      outcomes.push(await call(`Auth.${name}`, fn, authArgs[name], { status: '2xx' }));
 
     const walked = new Set(outcomes.map((o) => o.op));
-    const unused = [...Object.keys(evmArgs).map((k) => `EvmApi.${k}`), ...Object.keys(streamArgs).map((k) => `Streams.${k}`), ...Object.keys(authArgs).map((k) => `Auth.${k}`)].filter((k) => !walked.has(k));
+    const unused = [
+      ...Object.keys(evmArgs).map((k) => `EvmApi.${k}`),
+      ...Object.keys(streamArgs).map((k) => `Streams.${k}`),
+      ...Object.keys(authArgs).map((k) => `Auth.${k}`),
+    ].filter((k) => !walked.has(k));
     expect(outcomes.filter((o) => failure(o) !== undefined).map((o) => `${o.op}: ${failure(o)}`)).toEqual([]);
     expect(unused, 'arguments for operations the SDK does not have').toEqual([]);
     expect(outcomes.length).toBeGreaterThan(100);
@@ -378,12 +453,19 @@ describe('every operation of the SDK against a devnet server', () => {
     const weights = new Set(((await Moralis.EvmApi.utils.endpointWeights()).raw as Json[]).map((w) => shape(w['path'])));
     const served = outcomes.filter((o) => o.op.startsWith('EvmApi.') && o.expected.status === '2xx');
     expect(served.filter((o) => !weights.has(shape(routes.get(o.op.slice(7))!.path))).map((o) => o.op)).toEqual([]);
-    expect(outcomes.filter((o) => o.op.startsWith('EvmApi.') && o.expected.status !== '2xx' && weights.has(shape(routes.get(o.op.slice(7))!.path))).map((o) => o.op)).toEqual([]);
+    expect(
+      outcomes
+        .filter((o) => o.op.startsWith('EvmApi.') && o.expected.status !== '2xx' && weights.has(shape(routes.get(o.op.slice(7))!.path)))
+        .map((o) => o.op),
+    ).toEqual([]);
 
     // The registry's tokens, named before they were deployed, are read again once they exist: right decimals, right prices.
     const { weth, usdc } = net.dex.tokens;
     const metadata = (await Moralis.EvmApi.token.getTokenMetadata({ chain: CHAIN, addresses: [weth.address, usdc.address] })).raw as Json[];
-    expect(metadata.map((m) => [m['symbol'], m['decimals']])).toEqual([['WETH', '18'], ['USDC', '6']]);
+    expect(metadata.map((m) => [m['symbol'], m['decimals']])).toEqual([
+      ['WETH', '18'],
+      ['USDC', '6'],
+    ]);
     expect((await Moralis.EvmApi.token.getTokenPrice({ chain: CHAIN, address: weth.address })).raw.usdPrice).toBe(2000);
     expect(lower((await Moralis.EvmApi.resolve.resolveENSDomain({ domain: 'alice.eth' })).raw.address)).toBe(lower(K1.address));
   }, 120_000);

@@ -17,7 +17,8 @@ export async function moralisFor(serverUrl: string, apiKey: string, config: Reco
     for (const base of FIXED_BASES) if (config.url?.startsWith(base)) config.url = serverUrl + config.url.slice(base.length);
     config.proxy = false;
     // The SDK's v3 operations (utils.endpointWeights) send a path with the base URL apart.
-    const url = config.baseURL !== undefined && !/^[a-z]+:\/\//.test(config.url ?? '') ? `${config.baseURL}${config.url ?? ''}` : (config.url ?? '');
+    const url =
+      config.baseURL !== undefined && !/^[a-z]+:\/\//.test(config.url ?? '') ? `${config.baseURL}${config.url ?? ''}` : (config.url ?? '');
     const host = new URL(url).hostname;
     if (host !== '127.0.0.1') throw new Error(`test refused a request to ${host}: only loopback`);
     return config;

@@ -56,7 +56,11 @@ describe('secrets never logged', () => {
   });
 
   const rpc = async (url: string, method = 'eth_blockNumber', params: unknown[] = [], verb = 'POST') => {
-    const res = await fetch(url, { method: verb, headers: { 'content-type': 'application/json' }, ...(verb === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) } : {}) });
+    const res = await fetch(url, {
+      method: verb,
+      headers: { 'content-type': 'application/json' },
+      ...(verb === 'POST' ? { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) } : {}),
+    });
     return { status: res.status, body: await res.text() };
   };
   const health = async () => (await s.call('/health')).body.chains[0];
@@ -93,14 +97,41 @@ describe('secrets never logged', () => {
     // Alerts e-mailed through the SMTP server that wants the password: 31 streams of one URL fail once each.
     const ids: string[] = [];
     rx.state.answer = (r) => (ids.includes(r.body.streamId) ? 500 : 200);
-    for (let i = 0; i < 31; i++) ids.push((await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?alerts`, chainIds: ['0x1'], includeNativeTxs: true } })).body.id);
-    for (const id of ids) expect((await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] } })).status).toBe(200);
+    for (let i = 0; i < 31; i++)
+      ids.push(
+        (
+          await s.call('/streams/evm', {
+            method: 'PUT',
+            json: { webhookUrl: `${rx.url}?alerts`, chainIds: ['0x1'], includeNativeTxs: true },
+          })
+        ).body.id,
+      );
+    for (const id of ids)
+      expect(
+        (
+          await s.call(`/admin/streams/${id}/webhooks`, {
+            method: 'POST',
+            json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] },
+          })
+        ).status,
+      ).toBe(200);
     await advance(s, 0);
     expect(await until(() => smtp.mails.length >= 31, 15_000), `alerts e-mailed:\n${s.output().slice(-2000)}`).toBe(true);
 
     await s.stop('SIGTERM');
-    const lines = s.output().split('\n').filter((l) => l !== '');
-    const secrets = { API_KEY, other, secretKey, NODE_PASS, SMTP_PASS, nodeBasicAuth: Buffer.from(`nodeuser:${NODE_PASS}`).toString('base64'), smtpUrl: smtp.url };
+    const lines = s
+      .output()
+      .split('\n')
+      .filter((l) => l !== '');
+    const secrets = {
+      API_KEY,
+      other,
+      secretKey,
+      NODE_PASS,
+      SMTP_PASS,
+      nodeBasicAuth: Buffer.from(`nodeuser:${NODE_PASS}`).toString('base64'),
+      smtpUrl: smtp.url,
+    };
     for (const [name, secret] of Object.entries(secrets)) {
       const leaks = lines.filter((l) => l.includes(secret) || l.includes(encodeURIComponent(secret)));
       expect(leaks, `${name} in the log`).toEqual([]);
@@ -118,7 +149,10 @@ describe('secrets never logged', () => {
   }, 120_000);
 
   it('names a bad SMTP or node URL at the start without its password', async () => {
-    for (const env of [{ CHAINPOST_SMTP_URL: `http://mailer:${SMTP_PASS}@127.0.0.1:25` }, { CHAINPOST_CHAINS: `0x539=ftp://nodeuser:${NODE_PASS}@127.0.0.1:1` }] as Array<Record<string, string>>) {
+    for (const env of [
+      { CHAINPOST_SMTP_URL: `http://mailer:${SMTP_PASS}@127.0.0.1:25` },
+      { CHAINPOST_CHAINS: `0x539=ftp://nodeuser:${NODE_PASS}@127.0.0.1:1` },
+    ] as Array<Record<string, string>>) {
       const dir = tempDir();
       try {
         const err = await startBinary(env, dir).then(

@@ -39,7 +39,13 @@ describe('front end', () => {
         req.on('error', reject);
         req.end();
       });
-    for (const headers of [{ 'x-api-key': TEST_KEY }, { 'X-API-KEY': TEST_KEY }, { 'X-Api-Key': TEST_KEY }, { Authorization: `Bearer ${TEST_KEY}` }, { AUTHORIZATION: `bearer ${TEST_KEY}` }] as Array<Record<string, string>>) {
+    for (const headers of [
+      { 'x-api-key': TEST_KEY },
+      { 'X-API-KEY': TEST_KEY },
+      { 'X-Api-Key': TEST_KEY },
+      { Authorization: `Bearer ${TEST_KEY}` },
+      { AUTHORIZATION: `bearer ${TEST_KEY}` },
+    ] as Array<Record<string, string>>) {
       expect(await raw(headers), JSON.stringify(headers)).toBe(200);
     }
     expect(await raw({ Authorization: `Basic ${TEST_KEY}` })).toBe(401);
@@ -66,15 +72,28 @@ describe('front end', () => {
     // The cross-chain API: routed (no chain followed, so no protocol is on any chain asked).
     const protocols = await s.call('/v1/defi/protocols');
     expect(protocols.status).toBe(200);
-    expect(protocols.body.result.map((p: { protocolId: string; chains: string[] }) => [p.protocolId, p.chains])).toEqual([['uniswap-v2', []], ['uniswap-v3', []]]);
+    expect(protocols.body.result.map((p: { protocolId: string; chains: string[] }) => [p.protocolId, p.chains])).toEqual([
+      ['uniswap-v2', []],
+      ['uniswap-v3', []],
+    ]);
     // Node access is routed: this server follows no chain, so it has no node to answer for eth.
-    const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, { method: 'POST', json: { jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] } });
+    const rpc = await s.call(`/rpc/eth/${TEST_KEY}`, {
+      method: 'POST',
+      json: { jsonrpc: '2.0', id: 7, method: 'eth_chainId', params: [] },
+    });
     expect(rpc.status).toBe(404);
-    expect(rpc.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32601, message: 'chain 0x1 (eth) has no upstream node on this server' } });
+    expect(rpc.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32601, message: 'chain 0x1 (eth) has no upstream node on this server' },
+    });
   });
 
   it('authenticates node access by the key in the path', async () => {
-    const r = await s.call('/rpc/eth/cpk_wrong_wrong_wrong_wrong', { method: 'POST', json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' } });
+    const r = await s.call('/rpc/eth/cpk_wrong_wrong_wrong_wrong', {
+      method: 'POST',
+      json: { jsonrpc: '2.0', id: 1, method: 'eth_chainId' },
+    });
     expect(r.status).toBe(401);
     // Refused from the path alone, before the body is read: the id is not known, so null (JSON-RPC 2.0).
     expect(r.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'unknown API key' } });
@@ -113,14 +132,19 @@ describe('front end', () => {
           if (at >= 0 && length !== undefined && got.length >= at + 4 + Number(length)) sock.destroy();
         });
         sock.on('error', () => undefined);
-        sock.on('close', () => resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0), body: got.slice(got.indexOf('\r\n\r\n') + 4) }));
+        sock.on('close', () =>
+          resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0), body: got.slice(got.indexOf('\r\n\r\n') + 4) }),
+        );
       });
     const big = 'x'.repeat((1 << 20) + 1);
     const sized = await post(`content-length: ${big.length}\r\n`, [big]);
     expect(sized.status).toBe(413);
     expect(JSON.parse(sized.body).message).toMatch(/larger than 1048576 bytes/);
     const chunk = (text: string): string => `${text.length.toString(16)}\r\n${text}\r\n`;
-    expect((await post('transfer-encoding: chunked\r\n', [...Array.from({ length: 20 }, () => chunk('y'.repeat(64 * 1024))), '0\r\n\r\n'])).status).toBe(413);
+    expect(
+      (await post('transfer-encoding: chunked\r\n', [...Array.from({ length: 20 }, () => chunk('y'.repeat(64 * 1024))), '0\r\n\r\n']))
+        .status,
+    ).toBe(413);
     // Exactly 1 MiB is still accepted (and then answered for what it says, not for its size: this server follows no chain).
     const edge = await s.call('/api/v2.2/erc20/prices', { method: 'POST', body: ' '.repeat((1 << 20) - 2) + '{}' });
     expect(edge.status).toBe(400);
@@ -145,7 +169,8 @@ describe('front end', () => {
         });
       });
     const body = '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}';
-    const head = (path: string, lengths: readonly number[]) => `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\nContent-Type: application/json\r\n${lengths.map((n) => `Content-Length: ${n}\r\n`).join('')}\r\n`;
+    const head = (path: string, lengths: readonly number[]) =>
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${TEST_KEY}\r\nContent-Type: application/json\r\n${lengths.map((n) => `Content-Length: ${n}\r\n`).join('')}\r\n`;
     // A second request hidden in the body, for whoever frames it by the other Content-Length.
     const hidden = `GET /health HTTP/1.1\r\nhost: x\r\n\r\n`;
     for (const path of [`/rpc/eth/${TEST_KEY}`, '/api/v2.2/erc20/prices']) {
@@ -154,14 +179,19 @@ describe('front end', () => {
       expect(refused.text, path).toContain('content-length: sent more than once with different values');
       expect(refused.closed, path).toBe(true);
       // Whichever length comes first, the hidden request is never answered, and the connection ends.
-      for (const lengths of [[body.length, body.length + hidden.length], [body.length + hidden.length, body.length]]) {
+      for (const lengths of [
+        [body.length, body.length + hidden.length],
+        [body.length + hidden.length, body.length],
+      ]) {
         const smuggled = await exchange(`${head(path, lengths)}${body}${hidden}`);
         expect(smuggled.text, `${path} ${lengths}`).not.toMatch(/HTTP\/1\.1 200 /);
         expect(smuggled.closed, `${path} ${lengths}`).toBe(true);
       }
     }
     // The same value twice is one length (RFC 9112): answered as usual.
-    const same = await exchange(`POST /rpc/eth/${TEST_KEY} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const same = await exchange(
+      `POST /rpc/eth/${TEST_KEY} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\ncontent-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect(same.text).toMatch(/^HTTP\/1\.1 404 /);
     expect(same.text).toContain('chain 0x1 (eth) has no upstream node on this server');
   });
@@ -170,7 +200,9 @@ describe('front end', () => {
     for (let i = 0; i < 20; i++) {
       await new Promise<void>((resolve) => {
         const sock = connect(s.port, '127.0.0.1', () => {
-          sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-length: 1000\r\n\r\n{"partial":`);
+          sock.write(
+            `POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${TEST_KEY}\r\ncontent-length: 1000\r\n\r\n{"partial":`,
+          );
           setTimeout(() => {
             sock.destroy();
             resolve();
@@ -206,9 +238,19 @@ describe('front end', () => {
     const r = await s.call('/api/v2.2/web3/version', { headers: { 'x-api-key': TEST_KEY, 'x-request-id': 'log-check-42' } });
     expect(r.status).toBe(200);
     await new Promise((done) => setTimeout(done, 50));
-    const line = s.output().split('\n').find((l) => l.includes('"reqId":"log-check-42"'));
+    const line = s
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"reqId":"log-check-42"'));
     expect(line).toBeDefined();
-    expect(JSON.parse(line!)).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/api/v2.2/web3/version', status: 200, area: 'data' });
+    expect(JSON.parse(line!)).toMatchObject({
+      level: 'info',
+      msg: 'request',
+      method: 'GET',
+      path: '/api/v2.2/web3/version',
+      status: 200,
+      area: 'data',
+    });
   });
 
   it('tags every answer with a request id, keeping a sane one from the client', async () => {
@@ -230,11 +272,15 @@ describe('front end', () => {
     expect(r.body).toMatch(/^chainpost_http_request_duration_seconds_count\{area="system"\} \d+$/m);
   });
 
-  it('shows the event-loop delay of its last 10-s window on /metrics, in seconds, the sampler\'s own interval left out', async () => {
+  it("shows the event-loop delay of its last 10-s window on /metrics, in seconds, the sampler's own interval left out", async () => {
     let text = '';
-    const shown = async () => /^chainpost_event_loop_delay_seconds\{quantile="0\.99"\} /m.test((text = (await s.call('/metrics', { headers: { 'x-no-key': '1' } })).body));
+    const shown = async () =>
+      /^chainpost_event_loop_delay_seconds\{quantile="0\.99"\} /m.test(
+        (text = (await s.call('/metrics', { headers: { 'x-no-key': '1' } })).body),
+      );
     expect(await until(shown, 15_000, 250)).toBe(true);
-    const q = (quantile: string) => Number(new RegExp(`^chainpost_event_loop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    const q = (quantile: string) =>
+      Number(new RegExp(`^chainpost_event_loop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
     expect(q('0.5')).toBeGreaterThanOrEqual(0);
     expect(q('0.99')).toBeGreaterThanOrEqual(q('0.5'));
     expect(q('1')).toBeGreaterThanOrEqual(q('0.99'));
@@ -242,13 +288,18 @@ describe('front end', () => {
     expect(q('0.5')).toBeLessThan(0.01);
   }, 30_000);
 
-  it('shows its memory on /metrics: RSS split into anonymous and file pages as /proc says, V8\'s heap and what lies outside it', async () => {
+  it("shows its memory on /metrics: RSS split into anonymous and file pages as /proc says, V8's heap and what lies outside it", async () => {
     const text: string = (await s.call('/metrics', { headers: { 'x-no-key': '1' } })).body;
     const kind = (k: string) => Number(new RegExp(`^chainpost_process_memory_bytes\\{kind="${k}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     const status = readFileSync(`/proc/${s.pid}/status`, 'utf8');
     const proc = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)![1]) * 1024;
     // Read a moment apart: within 20 % of each other.
-    for (const [k, field] of [['rss', 'VmRSS'], ['rssAnon', 'RssAnon'], ['rssFile', 'RssFile']] as const) expect(Math.abs(kind(k) - proc(field)) / proc(field), k).toBeLessThan(0.2);
+    for (const [k, field] of [
+      ['rss', 'VmRSS'],
+      ['rssAnon', 'RssAnon'],
+      ['rssFile', 'RssFile'],
+    ] as const)
+      expect(Math.abs(kind(k) - proc(field)) / proc(field), k).toBeLessThan(0.2);
     expect(kind('heapUsed')).toBeGreaterThan(1_000_000);
     expect(kind('heapTotal')).toBeGreaterThanOrEqual(kind('heapUsed'));
     expect(kind('external')).toBeGreaterThanOrEqual(kind('arrayBuffers'));
@@ -302,7 +353,14 @@ describe('node-access keys in the access log', () => {
 
   it('never show the key, however the path spells it, on either port', async () => {
     const encoded = [...TEST_KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
-    const post = async (url: string): Promise<number> => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' })).status;
+    const post = async (url: string): Promise<number> =>
+      (
+        await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}',
+        })
+      ).status;
     const main = (path: string) => post(`${s.url}${path}`);
     const rpc = (path: string) => post(`http://127.0.0.1:${rpcPort}${path}`);
     // A doubled slash is no route (404); a key with something after it is not the key (401); the percent-encoded key is the key.
@@ -313,7 +371,16 @@ describe('node-access keys in the access log', () => {
     expect(await rpc(`/0x539//${TEST_KEY}`)).toBe(404);
     expect(await rpc(`/0x539/${encoded}`)).toBe(404);
     let lines: string[] = [];
-    expect(await until(() => (lines = s.output().split('\n').filter((l) => l.includes('"msg":"request"'))).length >= 8, 5_000)).toBe(true);
+    expect(
+      await until(
+        () =>
+          (lines = s
+            .output()
+            .split('\n')
+            .filter((l) => l.includes('"msg":"request"'))).length >= 8,
+        5_000,
+      ),
+    ).toBe(true);
     expect(lines).toHaveLength(8);
     for (const line of lines) {
       // Neither the key, nor its percent-encoding, nor anything of it beyond the four characters a masked key shows.
@@ -324,7 +391,7 @@ describe('node-access keys in the access log', () => {
   });
 });
 
-describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
+describe("admin routes (CHAINPOST_TEST_CLOCK=1): the operator's alone", () => {
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
     rx = await startReceiver();
@@ -339,7 +406,11 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
   /** A second tenant's key and a stream of its own (so the webhook routes would otherwise get as far as it). */
   const otherTenant = async (s: Running) => {
     const key = (await cli(['keys', 'create', '--name', 'not-the-operator'], s.dir)).stdout.trim().split('\n').at(-1)!;
-    const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true }, headers: { 'x-api-key': key } });
+    const made = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true },
+      headers: { 'x-api-key': key },
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     return { key, streamId: made.body.id as string };
   };
@@ -352,14 +423,21 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
     });
     afterAll(() => stopAndClean(s));
 
-    it('refuses any key without it in x-admin-key, the first tenant\'s too, with 403; takes any tenant\'s key with it', async () => {
+    it("refuses any key without it in x-admin-key, the first tenant's too, with 403; takes any tenant's key with it", async () => {
       const other = await otherTenant(s);
       const before = await clock(s);
       for (const { path, method, json } of TENANT_ROUTES(other.streamId)) {
-        for (const headers of [{ 'x-api-key': other.key, 'x-admin-key': 'not-the-admin-key-0123456789' }, { 'x-api-key': other.key, 'x-admin-key': '' }, { 'x-api-key': TEST_KEY, 'x-admin-key': `${TEST_ADMIN_KEY}x` }]) {
+        for (const headers of [
+          { 'x-api-key': other.key, 'x-admin-key': 'not-the-admin-key-0123456789' },
+          { 'x-api-key': other.key, 'x-admin-key': '' },
+          { 'x-api-key': TEST_KEY, 'x-admin-key': `${TEST_ADMIN_KEY}x` },
+        ]) {
           const r = await s.call(path, { method: method ?? 'GET', ...(json === undefined ? {} : { json }), headers });
           expect(r.status, `${path} ${JSON.stringify(headers)}`).toBe(403);
-          expect(r.body).toEqual({ message: "x-admin-key: an admin route needs the operator's CHAINPOST_ADMIN_KEY in the x-admin-key header", details: { field: 'x-admin-key' } });
+          expect(r.body).toEqual({
+            message: "x-admin-key: an admin route needs the operator's CHAINPOST_ADMIN_KEY in the x-admin-key header",
+            details: { field: 'x-admin-key' },
+          });
         }
       }
       // The clock did not move (the refused advances were of an hour each).
@@ -368,7 +446,11 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
       expect((await s.call('/admin/clock', { headers: { 'x-no-key': '1' } })).status).toBe(401);
       // With it, any tenant's key: the webhook routes act on that tenant's own streams.
       expect((await s.call('/admin/clock', { headers: { 'x-api-key': other.key } })).status).toBe(200);
-      const own = await s.call(`/admin/streams/${other.streamId}/webhooks`, { method: 'POST', json: { webhooks: [{ block: { number: '1' } }] }, headers: { 'x-api-key': other.key } });
+      const own = await s.call(`/admin/streams/${other.streamId}/webhooks`, {
+        method: 'POST',
+        json: { webhooks: [{ block: { number: '1' } }] },
+        headers: { 'x-api-key': other.key },
+      });
       expect(own.status, JSON.stringify(own.body)).toBe(200);
     });
   });
@@ -376,7 +458,12 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
   describe('without CHAINPOST_ADMIN_KEY', () => {
     let s: Running;
     beforeAll(async () => {
-      s = await startChainpost({ CHAINPOST_RATE_LIMIT: '0', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-01T00:00:00Z', CHAINPOST_ADMIN_KEY: '' });
+      s = await startChainpost({
+        CHAINPOST_RATE_LIMIT: '0',
+        CHAINPOST_TEST_CLOCK: '1',
+        CHAINPOST_NOW: '2026-11-01T00:00:00Z',
+        CHAINPOST_ADMIN_KEY: '',
+      });
     });
     afterAll(() => stopAndClean(s));
 
@@ -384,13 +471,21 @@ describe('admin routes (CHAINPOST_TEST_CLOCK=1): the operator\'s alone', () => {
       const other = await otherTenant(s);
       const before = await clock(s);
       for (const { path, method, json } of TENANT_ROUTES(other.streamId)) {
-        const r = await s.call(path, { method: method ?? 'GET', ...(json === undefined ? {} : { json }), headers: { 'x-api-key': other.key } });
+        const r = await s.call(path, {
+          method: method ?? 'GET',
+          ...(json === undefined ? {} : { json }),
+          headers: { 'x-api-key': other.key },
+        });
         expect(r.status, path).toBe(403);
-        expect(r.body).toEqual({ message: "an admin route is the operator's: without CHAINPOST_ADMIN_KEY set, only the first tenant's keys may call it" });
+        expect(r.body).toEqual({
+          message: "an admin route is the operator's: without CHAINPOST_ADMIN_KEY set, only the first tenant's keys may call it",
+        });
       }
       expect(Date.parse(await clock(s)) - Date.parse(before)).toBeLessThan(60_000);
       // The first tenant: the one CHAINPOST_API_KEY made at the first start.
-      expect((await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 }, headers: { 'x-admin-key': '' } })).status).toBe(200);
+      expect((await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 }, headers: { 'x-admin-key': '' } })).status).toBe(
+        200,
+      );
     });
   });
 });
@@ -408,12 +503,21 @@ describe("/metrics and /health: the operator's (CHAINPOST_METRICS_KEY), and no s
     await rx.close();
   });
 
-  it('refuses /metrics without the key, a tenant\'s API key too; answers /health its status alone; the key holder gets both', async () => {
-    for (const headers of [{ 'x-no-key': '1' }, {}, { authorization: `Bearer ${TEST_KEY}` }, { authorization: `Bearer ${METRICS_KEY}x` }, { authorization: METRICS_KEY }] as Array<Record<string, string>>) {
+  it("refuses /metrics without the key, a tenant's API key too; answers /health its status alone; the key holder gets both", async () => {
+    for (const headers of [
+      { 'x-no-key': '1' },
+      {},
+      { authorization: `Bearer ${TEST_KEY}` },
+      { authorization: `Bearer ${METRICS_KEY}x` },
+      { authorization: METRICS_KEY },
+    ] as Array<Record<string, string>>) {
       const r = await s.call('/metrics', { headers });
       expect(r.status, JSON.stringify(headers)).toBe(401);
       expect(r.headers.get('www-authenticate')).toBe('Bearer');
-      expect(r.body).toEqual({ message: 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token', details: { field: 'authorization' } });
+      expect(r.body).toEqual({
+        message: 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token',
+        details: { field: 'authorization' },
+      });
       expect(await s.call('/health', { headers })).toMatchObject({ status: 200, body: { status: 'ok' } });
       expect(Object.keys((await s.call('/health', { headers })).body)).toEqual(['status']);
     }
@@ -424,12 +528,24 @@ describe("/metrics and /health: the operator's (CHAINPOST_METRICS_KEY), and no s
     expect((await s.call('/health', { headers: holder })).body).toMatchObject({ status: 'ok', chains: [] });
   });
 
-  it('counts a stream\'s deliveries in the totals without naming the stream', async () => {
+  it("counts a stream's deliveries in the totals without naming the stream", async () => {
     const made = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true } });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     const id = made.body.id as string;
-    expect((await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] } })).status).toBe(200);
-    const delivered = async () => Number(/^chainpost_webhooks_delivered_total (\d+)$/m.exec((await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body)?.[1]);
+    expect(
+      (
+        await s.call(`/admin/streams/${id}/webhooks`, {
+          method: 'POST',
+          json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] },
+        })
+      ).status,
+    ).toBe(200);
+    const delivered = async () =>
+      Number(
+        /^chainpost_webhooks_delivered_total (\d+)$/m.exec(
+          (await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body,
+        )?.[1],
+      );
     expect(await until(async () => (await delivered()) >= 1, 5_000)).toBe(true);
     const text = (await s.call('/metrics', { headers: { authorization: `Bearer ${METRICS_KEY}` } })).body as string;
     expect(text).not.toContain(id);

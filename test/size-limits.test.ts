@@ -27,7 +27,12 @@ function complete(text: string): boolean {
  * answer once it is whole, or every byte answered until the server closed or `quietMs` of silence, and
  * whether the server closed.
  */
-function rawRequest(port: number, head: string, read?: () => Promise<unknown>, quietMs = 1000): Promise<{ answer: string; closed: boolean }> {
+function rawRequest(
+  port: number,
+  head: string,
+  read?: () => Promise<unknown>,
+  quietMs = 1000,
+): Promise<{ answer: string; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     socket.setNoDelay(true);
@@ -87,7 +92,12 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
     rx = await startReceiver();
     anvil = await startAnvil({ chainId: 1337 });
     // The devnet chain followed, so the Data API's endpoints get as far as their own checks.
-    s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0' });
+    s = await startChainpost({
+      CHAINPOST_CHAINS: `0x539=${anvil.url}`,
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_NOW: '2026-11-22T12:00:00Z',
+      CHAINPOST_RATE_LIMIT: '0',
+    });
     const sent = performance.now();
     overHeaders = rawRequest(s.port, withFields(MAX_HEADERS + 1), undefined, 20_000).then((r) => ({ ...r, ms: performance.now() - sent }));
   }, 60_000);
@@ -106,9 +116,16 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
     const at = await s.call('/settings', { method: 'POST', body: body(MAX_BODY_BYTES), headers: { 'content-type': 'application/json' } });
     ok(at);
     expect(at.body).toEqual({ region: 'eu-central-1' });
-    const over = await s.call('/settings', { method: 'POST', body: body(MAX_BODY_BYTES + 1), headers: { 'content-type': 'application/json' } });
+    const over = await s.call('/settings', {
+      method: 'POST',
+      body: body(MAX_BODY_BYTES + 1),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(over.status).toBe(413);
-    expect(over.body).toEqual({ message: `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`, details: { field: 'body', limit: MAX_BODY_BYTES } });
+    expect(over.body).toEqual({
+      message: `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`,
+      details: { field: 'body', limit: MAX_BODY_BYTES },
+    });
   });
 
   describe("a request's head, as uWebSockets.js takes it (closed without an answer past it)", () => {
@@ -119,7 +136,9 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
     /** A GET /settings head of exactly `total` bytes, padded in a header or in the query string. */
     const head = (total: number, where: 'header' | 'url'): string => {
       const make = (pad: string) =>
-        where === 'header' ? `GET /settings HTTP/1.1\r\nHost: x\r\nx-api-key: ${s.key}\r\nx-pad: ${pad}\r\n\r\n` : `GET /settings?pad=${pad} HTTP/1.1\r\nHost: x\r\nx-api-key: ${s.key}\r\n\r\n`;
+        where === 'header'
+          ? `GET /settings HTTP/1.1\r\nHost: x\r\nx-api-key: ${s.key}\r\nx-pad: ${pad}\r\n\r\n`
+          : `GET /settings?pad=${pad} HTTP/1.1\r\nHost: x\r\nx-api-key: ${s.key}\r\n\r\n`;
       const text = make('a'.repeat(total - make('').length));
       expect(text.length).toBe(total);
       return text;
@@ -138,7 +157,6 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       const r = await rawRequest(s.port, head(2 * MAX_HEAD_BYTES, 'header'));
       expect(r.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     });
-
   });
 
   describe('batches: at the limit accepted, one more 400 naming the field and the limit', () => {
@@ -149,15 +167,29 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       const list = evmAddresses(BATCH.streamAddresses);
       ok(await post(path, { address: list }));
       expectBatchRefused(await post(path, { address: evmAddresses(BATCH.streamAddresses + 1) }), 'address', BATCH.streamAddresses);
-      expectBatchRefused(await s.call(path, { method: 'DELETE', json: { address: evmAddresses(BATCH.streamAddresses + 1) } }), 'address', BATCH.streamAddresses);
+      expectBatchRefused(
+        await s.call(path, { method: 'DELETE', json: { address: evmAddresses(BATCH.streamAddresses + 1) } }),
+        'address',
+        BATCH.streamAddresses,
+      );
       ok(await s.call(path, { method: 'DELETE', json: { address: list } }));
       expect((await s.call(`/streams/evm/${made.body.id}`)).body.amountOfAddresses).toBe(0);
     });
 
     it('challengeResources: the resources of a sign-in challenge', async () => {
-      const request = (n: number) => ({ domain: 'example.org', uri: 'https://example.org/', chainId: 1, address: evmAddresses(1)[0], resources: Array.from({ length: n }, (_, i) => `https://example.org/${i}`) });
+      const request = (n: number) => ({
+        domain: 'example.org',
+        uri: 'https://example.org/',
+        chainId: 1,
+        address: evmAddresses(1)[0],
+        resources: Array.from({ length: n }, (_, i) => `https://example.org/${i}`),
+      });
       ok(await post('/challenge/request/evm', request(BATCH.challengeResources)), 201);
-      expectBatchRefused(await post('/challenge/request/evm', request(BATCH.challengeResources + 1)), 'resources', BATCH.challengeResources);
+      expectBatchRefused(
+        await post('/challenge/request/evm', request(BATCH.challengeResources + 1)),
+        'resources',
+        BATCH.challengeResources,
+      );
     });
 
     it('CHALLENGE_TEXT: each text of a sign-in challenge of every family at its length accepted, one character more 400 naming the field', async () => {
@@ -168,20 +200,37 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
         aptos: { network: 'mainnet', address: aptosAddressOf(`0x${bytesToHex(ed)}`), publicKey: `0x${bytesToHex(ed)}` },
       };
       const url = (n: number) => `https://example.org/${'a'.repeat(n - 'https://example.org/'.length)}`;
-      const fields = (n: Record<keyof typeof CHALLENGE_TEXT, number>) => ({ domain: 'd'.repeat(n.domain), uri: url(n.uri), statement: 's'.repeat(n.statement), resources: [url(n.resource)] });
+      const fields = (n: Record<keyof typeof CHALLENGE_TEXT, number>) => ({
+        domain: 'd'.repeat(n.domain),
+        uri: url(n.uri),
+        statement: 's'.repeat(n.statement),
+        resources: [url(n.resource)],
+      });
       for (const [family, who] of Object.entries(families)) {
         ok(await post(`/challenge/request/${family}`, { ...who, ...fields(CHALLENGE_TEXT) }), 201);
         for (const field of Object.keys(CHALLENGE_TEXT) as Array<keyof typeof CHALLENGE_TEXT>) {
-          const r = await post(`/challenge/request/${family}`, { ...who, ...fields({ ...CHALLENGE_TEXT, [field]: CHALLENGE_TEXT[field] + 1 }) });
+          const r = await post(`/challenge/request/${family}`, {
+            ...who,
+            ...fields({ ...CHALLENGE_TEXT, [field]: CHALLENGE_TEXT[field] + 1 }),
+          });
           const name = field === 'resource' ? 'resources.0' : field;
           expect(r.status, `${family} ${field}`).toBe(400);
-          expect(r.body).toEqual({ message: `${name}: at most ${CHALLENGE_TEXT[field].toLocaleString('en-US')} characters`, details: { field: name } });
+          expect(r.body).toEqual({
+            message: `${name}: at most ${CHALLENGE_TEXT[field].toLocaleString('en-US')} characters`,
+            details: { field: name },
+          });
         }
       }
     });
 
     it('SIGNED_MESSAGE_CHARS: a challenge whose message a verify can take, and one character more refused naming resources', async () => {
-      const request = (pad: number) => ({ domain: 'example.org', uri: 'https://example.org/', chainId: 1, address: evmAddresses(1)[0], resources: [...Array(7).fill(`https://example.org/${'r'.repeat(2_000)}`), `https://example.org/${'r'.repeat(pad)}`] });
+      const request = (pad: number) => ({
+        domain: 'example.org',
+        uri: 'https://example.org/',
+        chainId: 1,
+        address: evmAddresses(1)[0],
+        resources: [...Array(7).fill(`https://example.org/${'r'.repeat(2_000)}`), `https://example.org/${'r'.repeat(pad)}`],
+      });
       const short = await post('/challenge/request/evm', request(0));
       ok(short, 201);
       const pad = SIGNED_MESSAGE_CHARS - short.body.message.length;
@@ -190,7 +239,10 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       expect(at.body.message).toHaveLength(SIGNED_MESSAGE_CHARS);
       const over = await post('/challenge/request/evm', request(pad + 1));
       expect(over.status).toBe(400);
-      expect(over.body).toEqual({ message: `resources: make a message of ${SIGNED_MESSAGE_CHARS + 1} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`, details: { field: 'resources' } });
+      expect(over.body).toEqual({
+        message: `resources: make a message of ${SIGNED_MESSAGE_CHARS + 1} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`,
+        details: { field: 'resources' },
+      });
     });
 
     it('bindAddresses and bindVerifications: a bind of as many addresses as one request may name, each signed', async () => {
@@ -200,11 +252,20 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       const req = await post('/bind/request', { addresses: addresses.slice(0, BATCH.bindAddresses) });
       ok(req, 201);
       const messages = req.body.messages as string[];
-      const verifications = await Promise.all(messages.map(async (message, i) => ({ message, signature: await accounts[i]!.signMessage({ message }) })));
-      expectBatchRefused(await post('/bind/request/verify', { verifications: [...verifications, verifications[0]] }), 'verifications', BATCH.bindVerifications);
+      const verifications = await Promise.all(
+        messages.map(async (message, i) => ({ message, signature: await accounts[i]!.signMessage({ message }) })),
+      );
+      expectBatchRefused(
+        await post('/bind/request/verify', { verifications: [...verifications, verifications[0]] }),
+        'verifications',
+        BATCH.bindVerifications,
+      );
       const bound = await post('/bind/request/verify', { verifications });
       ok(bound, 201);
-      expect(await s.call(`/profile/${bound.body.profileId}/addresses`)).toMatchObject({ status: 200, body: accounts.slice(0, BATCH.bindAddresses).map((a) => a.address) });
+      expect(await s.call(`/profile/${bound.body.profileId}/addresses`)).toMatchObject({
+        status: 200,
+        body: accounts.slice(0, BATCH.bindAddresses).map((a) => a.address),
+      });
     });
 
     it('rpcCalls: a JSON-RPC batch of node access', async () => {
@@ -215,16 +276,31 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       expect(at.body.every((a: { result?: string }) => a.result === '0x539')).toBe(true);
       const over = await post(`/rpc/0x539/${s.key}`, batch(BATCH.rpcCalls + 1));
       expect(over.status).toBe(400);
-      expect(over.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `request: a batch of ${BATCH.rpcCalls + 1} calls is over the limit of ${BATCH.rpcCalls} per batch` } });
+      expect(over.body).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32600,
+          message: `request: a batch of ${BATCH.rpcCalls + 1} calls is over the limit of ${BATCH.rpcCalls} per batch`,
+        },
+      });
     });
 
     it('tokenPrices and multipleNfts: the token lists of the Data API bodies', async () => {
       const tokens = (n: number) => evmAddresses(n).map((token_address) => ({ token_address }));
       ok(await post('/api/v2.2/erc20/prices?chain=0x539', { tokens: tokens(BATCH.tokenPrices) }));
-      expectBatchRefused(await post('/api/v2.2/erc20/prices?chain=0x539', { tokens: tokens(BATCH.tokenPrices + 1) }), 'tokens', BATCH.tokenPrices);
+      expectBatchRefused(
+        await post('/api/v2.2/erc20/prices?chain=0x539', { tokens: tokens(BATCH.tokenPrices + 1) }),
+        'tokens',
+        BATCH.tokenPrices,
+      );
       const nfts = (n: number) => evmAddresses(n).map((token_address) => ({ token_address, token_id: '1' }));
       ok(await post('/api/v2.2/nft/getMultipleNFTs?chain=0x539', { tokens: nfts(BATCH.multipleNfts) }));
-      expectBatchRefused(await post('/api/v2.2/nft/getMultipleNFTs?chain=0x539', { tokens: nfts(BATCH.multipleNfts + 1) }), 'tokens', BATCH.multipleNfts);
+      expectBatchRefused(
+        await post('/api/v2.2/nft/getMultipleNFTs?chain=0x539', { tokens: nfts(BATCH.multipleNfts + 1) }),
+        'tokens',
+        BATCH.multipleNfts,
+      );
     });
 
     // Query lists: sent whole by fetch (one write), so a head past MAX_HEAD_BYTES still arrives in one read here.
@@ -255,7 +331,11 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       const at = await post(`/admin/streams/${made.body.id}/webhooks`, { webhooks: webhooks(BATCH.adminWebhooks) });
       ok(at);
       expect(at.body.results).toHaveLength(BATCH.adminWebhooks);
-      expectBatchRefused(await post(`/admin/streams/${made.body.id}/webhooks`, { webhooks: webhooks(BATCH.adminWebhooks + 1) }), 'webhooks', BATCH.adminWebhooks);
+      expectBatchRefused(
+        await post(`/admin/streams/${made.body.id}/webhooks`, { webhooks: webhooks(BATCH.adminWebhooks + 1) }),
+        'webhooks',
+        BATCH.adminWebhooks,
+      );
     });
   });
 
@@ -268,7 +348,19 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
 
   it('has a test above for every batch of BATCH', () => {
     // The names this file proves; a batch added to size-limits.ts without a test here fails.
-    const proved = ['streamAddresses', 'challengeResources', 'bindAddresses', 'bindVerifications', 'rpcCalls', 'tokenPrices', 'multipleNfts', 'erc20Addresses', 'nftAddresses', 'walletAddresses', 'adminWebhooks'];
+    const proved = [
+      'streamAddresses',
+      'challengeResources',
+      'bindAddresses',
+      'bindVerifications',
+      'rpcCalls',
+      'tokenPrices',
+      'multipleNfts',
+      'erc20Addresses',
+      'nftAddresses',
+      'walletAddresses',
+      'adminWebhooks',
+    ];
     expect(Object.keys(BATCH).sort()).toEqual(proved.sort());
   });
 });

@@ -36,15 +36,27 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     confirmed: (_c, n, h) => void events.push(`confirmed ${n} ${h}`),
     reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
   };
-  const log = jsonLogger(() => {}, () => Date.now(), 'error');
+  const log = jsonLogger(
+    () => {},
+    () => Date.now(),
+    'error',
+  );
   const ledger = new Ledger();
   let txs = 0;
   /** A slot of one SOL transfer (each a new signature). */
-  const tx = (): TxEntry[] => [solTransfer({ ledger }, { from: keypair('follower', txs++ % 4), to: addressOf(`to/${txs}`), lamports: 1_000 + txs }).entry];
+  const tx = (): TxEntry[] => [
+    solTransfer({ ledger }, { from: keypair('follower', txs++ % 4), to: addressOf(`to/${txs}`), lamports: 1_000 + txs }).entry,
+  ];
   const follower = (opts: { clock?: ServiceClock; pollMs?: number; ws?: boolean; retention?: number } = {}): SolanaFollower => {
     const clock = opts.clock ?? new ServiceClock(systemTicker, Date.now());
     if (opts.ws === true) slots = slotSubscription(node.wsUrl!);
-    const f = new SolanaFollower(CHAIN, rpc, store, clock, recorder, log, { confirmations: CONFIRMATIONS, pollMs: opts.pollMs ?? 60_000, pool: pool.solana, ...(opts.ws === true ? { slots } : {}), ...(opts.retention === undefined ? {} : { retention: opts.retention }) });
+    const f = new SolanaFollower(CHAIN, rpc, store, clock, recorder, log, {
+      confirmations: CONFIRMATIONS,
+      pollMs: opts.pollMs ?? 60_000,
+      pool: pool.solana,
+      ...(opts.ws === true ? { slots } : {}),
+      ...(opts.retention === undefined ? {} : { retention: opts.retention }),
+    });
     followers.push(f);
     return f;
   };
@@ -53,11 +65,19 @@ describe('following a Solana node (the stand-in, built slots)', () => {
   const seen = (): number[] => events.filter((e) => e.startsWith('seen')).map((e) => Number(e.split(' ')[1]));
   const confirmed = (): number[] => events.filter((e) => e.startsWith('confirmed')).map((e) => Number(e.split(' ')[1]));
   const start = async (opts: { ws?: boolean; port?: number; chain?: SolanaChain } = {}): Promise<void> => {
-    node = await startSolanaRpc({ chain: opts.chain ?? new SolanaChain(), ws: opts.ws ?? false, ...(opts.port === undefined ? {} : { port: opts.port }) });
+    node = await startSolanaRpc({
+      chain: opts.chain ?? new SolanaChain(),
+      ws: opts.ws ?? false,
+      ...(opts.port === undefined ? {} : { port: opts.port }),
+    });
     rpc = jsonRpcUpstream(node.url);
   };
   /** Every slot the stand-in holds a block at, from `from` on, read from its chain (not through the follower). */
-  const blockSlots = (from: number): number[] => node.chain.slots().filter((b) => b.slot >= from).map((b) => b.slot);
+  const blockSlots = (from: number): number[] =>
+    node.chain
+      .slots()
+      .filter((b) => b.slot >= from)
+      .map((b) => b.slot);
 
   beforeEach(() => {
     events = [];
@@ -75,7 +95,7 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('starts a new chain at the node\'s confirmed slot, then stores each slot in order with the node\'s hashes, announced seen then confirmed 2 slots deep', async () => {
+  it("starts a new chain at the node's confirmed slot, then stores each slot in order with the node's hashes, announced seen then confirmed 2 slots deep", async () => {
     await start();
     node.chain.produce(tx());
     node.chain.produce(tx());
@@ -222,7 +242,7 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     expect(f.status()).toMatchObject({ head: 3, skippedSlots: 1 });
   });
 
-  it('a fork rolls back our slots above the fork point and takes the node\'s branch, skipped slots included', async () => {
+  it("a fork rolls back our slots above the fork point and takes the node's branch, skipped slots included", async () => {
     await start();
     node.chain.produce(tx());
     const f = follower();
@@ -252,7 +272,8 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     expect(f.status()).toMatchObject({ head: 9 });
     expect(f.reorgs()).toBe(2);
     // Confirmations after the fork are for the slots on the node's branch.
-    for (const e of events.filter((x) => x.startsWith('confirmed'))) expect(e).toBe(`confirmed ${e.split(' ')[1]} ${hash(Number(e.split(' ')[1]))}`);
+    for (const e of events.filter((x) => x.startsWith('confirmed')))
+      expect(e).toBe(`confirmed ${e.split(' ')[1]} ${hash(Number(e.split(' ')[1]))}`);
   });
 
   it('picks up where it stopped after a restart, without fetching stored slots again', async () => {
@@ -316,10 +337,20 @@ describe('following a Solana node (the stand-in, built slots)', () => {
 });
 
 describe('Solana configuration', () => {
-  it('reads CHAINPOST_SOLANA_RPC, _POLL_MS and _WS (default: the RPC\'s host and port over ws), and solana= in CHAINPOST_CONFIRMATIONS', () => {
+  it("reads CHAINPOST_SOLANA_RPC, _POLL_MS and _WS (default: the RPC's host and port over ws), and solana= in CHAINPOST_CONFIRMATIONS", () => {
     expect(parseConfig({}).solana).toEqual({ url: undefined, pollMs: 400, wsUrl: undefined });
-    expect(parseConfig({ CHAINPOST_SOLANA_RPC: 'https://node.example:8899' }).solana).toEqual({ url: 'https://node.example:8899', pollMs: 400, wsUrl: 'wss://node.example:8899' });
-    expect(parseConfig({ CHAINPOST_SOLANA_RPC: 'http://127.0.0.1:8899', CHAINPOST_SOLANA_WS: 'ws://127.0.0.1:8900', CHAINPOST_SOLANA_POLL_MS: '250' }).solana).toEqual({ url: 'http://127.0.0.1:8899', pollMs: 250, wsUrl: 'ws://127.0.0.1:8900' });
+    expect(parseConfig({ CHAINPOST_SOLANA_RPC: 'https://node.example:8899' }).solana).toEqual({
+      url: 'https://node.example:8899',
+      pollMs: 400,
+      wsUrl: 'wss://node.example:8899',
+    });
+    expect(
+      parseConfig({
+        CHAINPOST_SOLANA_RPC: 'http://127.0.0.1:8899',
+        CHAINPOST_SOLANA_WS: 'ws://127.0.0.1:8900',
+        CHAINPOST_SOLANA_POLL_MS: '250',
+      }).solana,
+    ).toEqual({ url: 'http://127.0.0.1:8899', pollMs: 250, wsUrl: 'ws://127.0.0.1:8900' });
     const c = parseConfig({ CHAINPOST_CONFIRMATIONS: 'solana=32,bitcoin=3,eth=20' }).confirmations;
     expect([c.get('solana'), c.get('bitcoin'), c.get('0x1')]).toEqual([32, 3, 20]);
     for (const [name, value] of [
@@ -355,14 +386,23 @@ describe('the server with CHAINPOST_SOLANA_RPC', () => {
     node = await startSolanaRpc({ chain: new SolanaChain() });
     node.chain.produce([]);
     s = await startChainpost({ CHAINPOST_SOLANA_RPC: node.url, CHAINPOST_SOLANA_POLL_MS: '60000', CHAINPOST_CONFIRMATIONS: 'solana=1' });
-    const health = async (): Promise<Record<string, unknown> | undefined> => ((await s!.call('/health')).body as { chains?: Array<Record<string, unknown>> }).chains?.find((c) => c.chain === 'solana');
+    const health = async (): Promise<Record<string, unknown> | undefined> =>
+      ((await s!.call('/health')).body as { chains?: Array<Record<string, unknown>> }).chains?.find((c) => c.chain === 'solana');
     expect(await until(async () => (await health())?.head === 1, 5_000, 50)).toBe(true);
     // The WebSocket wakes it: the poll is a minute.
     node.chain.skip(1);
     node.chain.produce([]);
     node.chain.produce([]);
     expect(await until(async () => (await health())?.head === 4, 5_000, 50)).toBe(true);
-    expect(await health()).toMatchObject({ chain: 'solana', head: 4, confirmed: 3, nodeHead: 4, upstream: 'ok', skippedSlots: 1, wake: 'websocket' });
+    expect(await health()).toMatchObject({
+      chain: 'solana',
+      head: 4,
+      confirmed: 3,
+      nodeHead: 4,
+      upstream: 'ok',
+      skippedSlots: 1,
+      wake: 'websocket',
+    });
     const metrics = String((await s.call('/metrics')).body);
     expect(metrics).toContain('chainpost_chain_head{chain="solana"} 4');
     expect(metrics).toContain('chainpost_chain_skipped_slots_total{chain="solana"} 1');

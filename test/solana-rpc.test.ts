@@ -54,7 +54,11 @@ async function start(opts: Partial<SolanaRpcOptions> = {}): Promise<SolanaRpc> {
 }
 
 async function post(node: SolanaRpc, body: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(node.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -71,12 +75,15 @@ async function result(node: SolanaRpc, method: string, ...params: unknown[]): Pr
   return reply.result;
 }
 
-const errorOf = async (node: SolanaRpc, method: string, ...params: unknown[]): Promise<unknown> => (await rpc(node, method, ...params)).error;
+const errorOf = async (node: SolanaRpc, method: string, ...params: unknown[]): Promise<unknown> =>
+  (await rpc(node, method, ...params)).error;
 
 /** Whether every signature of a json-encoded transaction verifies against its signer key over the serialized message. */
 function signaturesVerify(tx: { transaction: { message: UiMessage; signatures: string[] }; version?: 'legacy' | 0 }): boolean[] {
   const bytes = serializeMessage(tx.transaction.message, tx.version ?? 'legacy');
-  return tx.transaction.signatures.map((s, i) => ed25519.verify(bs58.decode(s), bytes, bs58.decode(tx.transaction.message.accountKeys[i]!)));
+  return tx.transaction.signatures.map((s, i) =>
+    ed25519.verify(bs58.decode(s), bytes, bs58.decode(tx.transaction.message.accountKeys[i]!)),
+  );
 }
 
 describe('message serializer against real signatures', () => {
@@ -95,7 +102,9 @@ describe('message serializer against real signatures', () => {
     // The check can fail: the same message read as legacy, or one changed byte, does not verify.
     expect(signaturesVerify({ ...tx, version: 'legacy' } as never)[0]).toBe(false);
     const changed = structuredClone(tx);
-    changed.transaction.message.instructions[0].data = bs58.encode(Uint8Array.of(...bs58.decode(tx.transaction.message.instructions[0].data), 0));
+    changed.transaction.message.instructions[0].data = bs58.encode(
+      Uint8Array.of(...bs58.decode(tx.transaction.message.instructions[0].data), 0),
+    );
     expect(signaturesVerify(changed as never)[0]).toBe(false);
   });
 });
@@ -113,7 +122,20 @@ describe('built transactions', () => {
     expect(b.signature).toBe(e.transaction.signatures[0]);
     expect(e.meta.fee).toBe(5000 * e.transaction.signatures.length);
     expect(Object.keys(e)).toEqual(['meta', 'transaction', 'version']);
-    expect(Object.keys(e.meta)).toEqual(['computeUnitsConsumed', 'err', 'fee', 'innerInstructions', 'loadedAddresses', 'logMessages', 'postBalances', 'postTokenBalances', 'preBalances', 'preTokenBalances', 'rewards', 'status']);
+    expect(Object.keys(e.meta)).toEqual([
+      'computeUnitsConsumed',
+      'err',
+      'fee',
+      'innerInstructions',
+      'loadedAddresses',
+      'logMessages',
+      'postBalances',
+      'postTokenBalances',
+      'preBalances',
+      'preTokenBalances',
+      'rewards',
+      'status',
+    ]);
     const keys = e.transaction.message.accountKeys.length + e.meta.loadedAddresses.writable.length + e.meta.loadedAddresses.readonly.length;
     expect(e.meta.preBalances).toHaveLength(keys);
     expect(e.meta.postBalances).toHaveLength(keys);
@@ -130,7 +152,9 @@ describe('built transactions', () => {
     expect(m.accountKeys).toEqual([alice.address, bob, SYSTEM_PROGRAM]);
     expect(m.header).toEqual({ numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1, numRequiredSignatures: 1 });
     expect(m.instructions).toEqual([{ accounts: [0, 1], data: expect.any(String), programIdIndex: 2, stackHeight: null }]);
-    expect(Buffer.from(bs58.decode(m.instructions[0].data)).toString('hex')).toBe(`02000000${Buffer.from(new BigUint64Array([1_234_567n]).buffer).toString('hex')}`);
+    expect(Buffer.from(bs58.decode(m.instructions[0].data)).toString('hex')).toBe(
+      `02000000${Buffer.from(new BigUint64Array([1_234_567n]).buffer).toString('hex')}`,
+    );
     expect(e.meta.logMessages).toEqual([`Program ${SYSTEM_PROGRAM} invoke [1]`, `Program ${SYSTEM_PROGRAM} success`]);
     expect(e.meta.postBalances[1] - e.meta.preBalances[1]).toBe(1_234_567);
     expect(e.meta.status).toEqual({ Ok: null });
@@ -147,7 +171,12 @@ describe('built transactions', () => {
     const cpi = inner.instructions[0];
     expect(keys[cpi.programIdIndex]).toBe(TOKEN_PROGRAM);
     expect(cpi.stackHeight).toBe(2);
-    expect(cpi.accounts.map((i: number) => keys[i])).toEqual([tokenAccountOf(alice.address, usdc.address), usdc.address, tokenAccountOf(bob, usdc.address), alice.address]);
+    expect(cpi.accounts.map((i: number) => keys[i])).toEqual([
+      tokenAccountOf(alice.address, usdc.address),
+      usdc.address,
+      tokenAccountOf(bob, usdc.address),
+      alice.address,
+    ]);
     const data = bs58.decode(cpi.data);
     expect(data[0]).toBe(12);
     expect(Buffer.from(data).readBigUInt64LE(1)).toBe(2_500_000n);
@@ -163,7 +192,13 @@ describe('built transactions', () => {
     expect(keys).not.toContain(bob);
     expect(b.touches.owners).toContain(bob);
     expect(e.meta.logMessages).toEqual(
-      expect.arrayContaining([`Program ${via} invoke [1]`, `Program ${TOKEN_PROGRAM} invoke [2]`, 'Program log: Instruction: TransferChecked', `Program ${TOKEN_PROGRAM} success`, `Program ${via} success`]),
+      expect.arrayContaining([
+        `Program ${via} invoke [1]`,
+        `Program ${TOKEN_PROGRAM} invoke [2]`,
+        'Program log: Instruction: TransferChecked',
+        `Program ${TOKEN_PROGRAM} success`,
+        `Program ${via} success`,
+      ]),
     );
   });
 
@@ -188,7 +223,12 @@ describe('built transactions', () => {
     const ix = m.instructions[1];
     expect(all[ix.programIdIndex]).toBe(TOKEN_PROGRAM);
     expect(ix.accounts.some((i: number) => i >= m.accountKeys.length)).toBe(true);
-    expect(ix.accounts.map((i: number) => all[i])).toEqual([tokenAccountOf(alice.address, usdc.address), usdc.address, tokenAccountOf(to, usdc.address), alice.address]);
+    expect(ix.accounts.map((i: number) => all[i])).toEqual([
+      tokenAccountOf(alice.address, usdc.address),
+      usdc.address,
+      tokenAccountOf(to, usdc.address),
+      alice.address,
+    ]);
     const sol = check(solTransfer(ctx(), { from: alice, to, lamports: 5, table }));
     expect(sol.meta.loadedAddresses).toEqual({ readonly: [], writable: [to] });
     expect(sol.transaction.message.instructions[0].accounts).toEqual([0, sol.transaction.message.accountKeys.length]);
@@ -219,7 +259,12 @@ describe('stand-in Solana RPC node', () => {
   it('serves the real block of slot 100,000,000 unchanged (rewards shown, no maxSupportedTransactionVersion)', async () => {
     const node = await start();
     const real = fixture(BLOCK_100M);
-    const { text } = await post(node, { jsonrpc: '2.0', id: 7, method: 'getBlock', params: [100_000_000, { encoding: 'json', commitment: 'confirmed' }] });
+    const { text } = await post(node, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'getBlock',
+      params: [100_000_000, { encoding: 'json', commitment: 'confirmed' }],
+    });
     expect(text).toBe(`{"jsonrpc":"2.0","result":${JSON.stringify(real)},"id":7}\n`);
   });
 
@@ -230,7 +275,14 @@ describe('stand-in Solana RPC node', () => {
     const { rewards, ...withoutRewards } = real;
     expect(rewards).toHaveLength(1);
     expect(Object.keys(got)).toEqual(['blockHeight', 'blockTime', 'blockhash', 'parentSlot', 'previousBlockhash', 'transactions']);
-    expect(got).toEqual({ ...withoutRewards, transactions: real.transactions.map((t: Json) => ({ meta: { ...t.meta, rewards: null }, transaction: t.transaction, version: 'legacy' })) });
+    expect(got).toEqual({
+      ...withoutRewards,
+      transactions: real.transactions.map((t: Json) => ({
+        meta: { ...t.meta, rewards: null },
+        transaction: t.transaction,
+        version: 'legacy',
+      })),
+    });
   });
 
   it('serves the getTransaction fixtures in blocks at their slots, linked to the block before', async () => {
@@ -241,7 +293,12 @@ describe('stand-in Solana RPC node', () => {
       const tx = fixture(path);
       const block = await result(node, 'getBlock', tx.slot, { ...FOLLOW, rewards: true });
       expect(block.transactions).toEqual([{ meta: tx.meta, transaction: tx.transaction, version: 'legacy' }]);
-      expect(block).toMatchObject({ blockTime: tx.blockTime, parentSlot, previousBlockhash: parent.blockhash, blockHeight: parent.blockHeight + 1 });
+      expect(block).toMatchObject({
+        blockTime: tx.blockTime,
+        parentSlot,
+        previousBlockhash: parent.blockhash,
+        blockHeight: parent.blockHeight + 1,
+      });
       parent = block;
       parentSlot = tx.slot;
     }
@@ -257,10 +314,22 @@ describe('stand-in Solana RPC node', () => {
     const announced = chain.produce([], { available: false });
     expect(announced.slot).toBe(first + 3);
     expect(await result(node, 'getSlot', { commitment: 'confirmed' })).toBe(first + 3);
-    expect(await errorOf(node, 'getBlock', first + 1, FOLLOW)).toEqual({ code: -32007, message: `Slot ${first + 1} was skipped, or missing due to ledger jump to recent snapshot` });
-    expect(await errorOf(node, 'getBlock', 99_999_999, FOLLOW)).toEqual({ code: -32009, message: 'Slot 99999999 was skipped, or missing in long-term storage' });
-    expect(await errorOf(node, 'getBlock', first + 3, FOLLOW)).toEqual({ code: -32004, message: `Block not available for slot ${first + 3}` });
-    expect(await errorOf(node, 'getBlock', first + 4, FOLLOW)).toEqual({ code: -32004, message: `Block not available for slot ${first + 4}` });
+    expect(await errorOf(node, 'getBlock', first + 1, FOLLOW)).toEqual({
+      code: -32007,
+      message: `Slot ${first + 1} was skipped, or missing due to ledger jump to recent snapshot`,
+    });
+    expect(await errorOf(node, 'getBlock', 99_999_999, FOLLOW)).toEqual({
+      code: -32009,
+      message: 'Slot 99999999 was skipped, or missing in long-term storage',
+    });
+    expect(await errorOf(node, 'getBlock', first + 3, FOLLOW)).toEqual({
+      code: -32004,
+      message: `Block not available for slot ${first + 3}`,
+    });
+    expect(await errorOf(node, 'getBlock', first + 4, FOLLOW)).toEqual({
+      code: -32004,
+      message: `Block not available for slot ${first + 4}`,
+    });
     chain.release(first + 3);
     const block = await result(node, 'getBlock', first + 3, FOLLOW);
     expect(block).toMatchObject({ parentSlot: first, transactions: [] });
@@ -279,11 +348,18 @@ describe('stand-in Solana RPC node', () => {
     const node = await start({ chain });
     expect(await errorOf(node, 'getBlock', 500, { commitment: 'confirmed' })).toEqual({
       code: -32015,
-      message: 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+      message:
+        'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
     });
     expect((await result(node, 'getBlock', 500, FOLLOW)).transactions[0].version).toBe(0);
-    expect(await errorOf(node, 'getBlock', 500, { ...FOLLOW, encoding: 'base64' })).toMatchObject({ code: -32602, message: expect.stringContaining('json only') });
-    expect(await errorOf(node, 'getBlock', 500, { ...FOLLOW, commitment: 'processed' })).toEqual({ code: -32602, message: 'Method does not support commitment below `confirmed`' });
+    expect(await errorOf(node, 'getBlock', 500, { ...FOLLOW, encoding: 'base64' })).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('json only'),
+    });
+    expect(await errorOf(node, 'getBlock', 500, { ...FOLLOW, commitment: 'processed' })).toEqual({
+      code: -32602,
+      message: 'Method does not support commitment below `confirmed`',
+    });
     expect(await errorOf(node, 'getBlock', '500', FOLLOW)).toMatchObject({ code: -32602 });
     expect(await errorOf(node, 'getAccountInfo', 'x')).toEqual({ code: -32601, message: 'Method not found' });
     expect(node.calls.getAccountInfo).toBe(1);
@@ -313,7 +389,11 @@ describe('stand-in Solana RPC node', () => {
     expect(replies[1]).toEqual({ jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: 'b' });
     expect(replies[2]!.result.transactions[0].transaction.signatures).toEqual(fixture(HYPERLANE[2]!).transaction.signatures);
     expect(replies[3]!.error).toEqual({ code: -32600, message: 'Invalid request' });
-    expect(JSON.parse((await post(node, '{oops')).text)).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+    expect(JSON.parse((await post(node, '{oops')).text)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32700, message: 'Parse error' },
+      id: null,
+    });
     expect(node.calls.getSlot).toBe(2);
   });
 
@@ -335,8 +415,16 @@ describe('stand-in Solana RPC node', () => {
     chain.produce([], { available: false });
     await expect.poll(() => messages.length).toBe(2);
     expect(messages).toEqual([
-      { jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: 1000, root: 1000, slot: 1002 }, subscription: subscribed.result } },
-      { jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: 1002, root: 1000, slot: 1003 }, subscription: subscribed.result } },
+      {
+        jsonrpc: '2.0',
+        method: 'slotNotification',
+        params: { result: { parent: 1000, root: 1000, slot: 1002 }, subscription: subscribed.result },
+      },
+      {
+        jsonrpc: '2.0',
+        method: 'slotNotification',
+        params: { result: { parent: 1002, root: 1000, slot: 1003 }, subscription: subscribed.result },
+      },
     ]);
     reply = new Promise((resolve) => socket.once('message', (d) => resolve(JSON.parse(String(d)) as Json)));
     socket.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'slotUnsubscribe', params: [subscribed.result] }));
@@ -403,7 +491,13 @@ describe('bench slots', () => {
     expect(txs.filter((t) => t.meta.err !== null).length).toBeGreaterThan(0);
     // The served transactions are the pool's, apart from the varied first signature.
     const picked = slotPick(pool, 7003);
-    txs.forEach((t, i) => expect({ ...t, transaction: { ...t.transaction, signatures: [] } }).toEqual({ ...JSON.parse(JSON.stringify(picked[i]!.entry)), meta: { ...picked[i]!.entry.meta, rewards: null }, transaction: { ...picked[i]!.entry.transaction, signatures: [] } }));
+    txs.forEach((t, i) =>
+      expect({ ...t, transaction: { ...t.transaction, signatures: [] } }).toEqual({
+        ...JSON.parse(JSON.stringify(picked[i]!.entry)),
+        meta: { ...picked[i]!.entry.meta, rewards: null },
+        transaction: { ...picked[i]!.entry.transaction, signatures: [] },
+      }),
+    );
     const watched = poolTouches(pool);
     for (const t of txs.filter((x) => !x.transaction.message.accountKeys.includes(VOTE_PROGRAM))) {
       const touched = touchesOf(t as never);

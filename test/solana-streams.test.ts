@@ -86,7 +86,15 @@ async function getBlock(slot: number): Promise<JsonBlock> {
   const res = await fetch(node.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBlock', params: [slot, { encoding: 'json', transactionDetails: 'full', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' }] }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'getBlock',
+      params: [
+        slot,
+        { encoding: 'json', transactionDetails: 'full', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' },
+      ],
+    }),
   });
   const reply = (await res.json()) as { result?: JsonBlock; error?: unknown };
   if (reply.result === undefined) throw new Error(`getBlock ${slot}: ${JSON.stringify(reply.error)}`);
@@ -94,11 +102,17 @@ async function getBlock(slot: number): Promise<JsonBlock> {
 }
 
 /** Static keys, then those loaded from lookup tables: writable, then readonly (the order indexes count in). */
-const keysOf = (t: JsonTx): string[] => [...t.transaction.message.accountKeys, ...(t.meta.loadedAddresses?.writable ?? []), ...(t.meta.loadedAddresses?.readonly ?? [])];
+const keysOf = (t: JsonTx): string[] => [
+  ...t.transaction.message.accountKeys,
+  ...(t.meta.loadedAddresses?.writable ?? []),
+  ...(t.meta.loadedAddresses?.readonly ?? []),
+];
 const balancesOf = (t: JsonTx): JsonBalance[] => [...(t.meta.preTokenBalances ?? []), ...(t.meta.postTokenBalances ?? [])];
 const programsOf = (t: JsonTx): string[] => {
   const keys = keysOf(t);
-  return [...t.transaction.message.instructions, ...(t.meta.innerInstructions ?? []).flatMap((g) => g.instructions)].map((ix) => keys[ix.programIdIndex]!);
+  return [...t.transaction.message.instructions, ...(t.meta.innerInstructions ?? []).flatMap((g) => g.instructions)].map(
+    (ix) => keys[ix.programIdIndex]!,
+  );
 };
 /** The issue's vote rule: every top-level instruction calls the Vote program (ComputeBudget aside), one at least. */
 const isVote = (t: JsonTx): boolean => {
@@ -121,16 +135,28 @@ function matches(t: JsonTx, sel: Selector): boolean {
   return (
     sel.allAddresses === true ||
     has(keysOf(t), sel.addresses) ||
-    has(balancesOf(t).map((b) => b.owner ?? ''), sel.addresses) ||
+    has(
+      balancesOf(t).map((b) => b.owner ?? ''),
+      sel.addresses,
+    ) ||
     has(programsOf(t), sel.programIds) ||
-    has(balancesOf(t).map((b) => b.mint), sel.mintAddresses)
+    has(
+      balancesOf(t).map((b) => b.mint),
+      sel.mintAddresses,
+    )
   );
 }
 
-const signaturesOf = (block: JsonBlock, sel: Selector): string[] => block.transactions.filter((t) => matches(t, sel)).map((t) => t.transaction.signatures[0]!);
+const signaturesOf = (block: JsonBlock, sel: Selector): string[] =>
+  block.transactions.filter((t) => matches(t, sel)).map((t) => t.transaction.signatures[0]!);
 
 /** The webhook body for the slot's transactions `sel` matches, read from the JSON (the hosted service's SolanaWebhook shape). */
-function expectedBody(slot: number, block: JsonBlock, sel: Selector, envelope: { streamId: string; tag: string; confirmed: boolean }): Record<string, unknown> {
+function expectedBody(
+  slot: number,
+  block: JsonBlock,
+  sel: Selector,
+  envelope: { streamId: string; tag: string; confirmed: boolean },
+): Record<string, unknown> {
   const slotText = String(slot);
   return {
     confirmed: envelope.confirmed,
@@ -161,7 +187,13 @@ function expectedBody(slot: number, block: JsonBlock, sel: Selector, envelope: {
           accountKeys: keys,
           instructions: t.transaction.message.instructions.map(ix),
           // Resolved as top-level ones are (engine/solana/body.ts's documented choice), with the call depth.
-          innerInstructions: t.meta.innerInstructions == null ? null : t.meta.innerInstructions.map((g) => ({ index: g.index, instructions: g.instructions.map((i) => ({ ...ix(i), stackHeight: i.stackHeight ?? null })) })),
+          innerInstructions:
+            t.meta.innerInstructions == null
+              ? null
+              : t.meta.innerInstructions.map((g) => ({
+                  index: g.index,
+                  instructions: g.instructions.map((i) => ({ ...ix(i), stackHeight: i.stackHeight ?? null })),
+                })),
           preTokenBalances: t.meta.preTokenBalances ?? null,
           postTokenBalances: t.meta.postTokenBalances ?? null,
         };
@@ -171,7 +203,8 @@ function expectedBody(slot: number, block: JsonBlock, sel: Selector, envelope: {
 
 // ---- the server, its streams and what the receiver got ----
 
-const head = async (): Promise<number> => ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'solana')?.head ?? -1;
+const head = async (): Promise<number> =>
+  ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'solana')?.head ?? -1;
 /** Waits until the server has stored the stand-in's tip. */
 const caughtUp = async (): Promise<void> => {
   expect(await until(async () => (await head()) === chain.tip, 20_000)).toBe(true);
@@ -198,14 +231,25 @@ const remove = async (...streams: Stream[]): Promise<void> => {
   for (const st of streams) expect((await s.call(`/streams/solana/${st.id}`, { method: 'DELETE' })).status).toBe(200);
 };
 
-const webhooksOf = (st: Stream): Body[] => rx.webhooks().filter((r) => r.body.streamId === st.id).map((r) => r.body);
-const at = (st: Stream, slot: number, confirmed: boolean): Body[] => webhooksOf(st).filter((b) => b.block.slot === String(slot) && b.confirmed === confirmed);
-const slotsOf = (st: Stream, confirmed: boolean): number[] => webhooksOf(st).filter((b) => b.confirmed === confirmed).map((b) => Number(b.block.slot));
+const webhooksOf = (st: Stream): Body[] =>
+  rx
+    .webhooks()
+    .filter((r) => r.body.streamId === st.id)
+    .map((r) => r.body);
+const at = (st: Stream, slot: number, confirmed: boolean): Body[] =>
+  webhooksOf(st).filter((b) => b.block.slot === String(slot) && b.confirmed === confirmed);
+const slotsOf = (st: Stream, confirmed: boolean): number[] =>
+  webhooksOf(st)
+    .filter((b) => b.confirmed === confirmed)
+    .map((b) => Number(b.block.slot));
 const sigs = (b: Body): string[] => b.transactions.map((t: { signature: string }) => t.signature);
 
 /** Waits for the stream's delivery of `slot` (unconfirmed or confirmed); the first. */
 async function delivered(st: Stream, slot: number, confirmed: boolean): Promise<Body> {
-  expect(await until(() => at(st, slot, confirmed).length > 0, 15_000), `stream ${JSON.stringify(st.sel)}: slot ${slot}, confirmed ${confirmed}`).toBe(true);
+  expect(
+    await until(() => at(st, slot, confirmed).length > 0, 15_000),
+    `stream ${JSON.stringify(st.sel)}: slot ${slot}, confirmed ${confirmed}`,
+  ).toBe(true);
   return at(st, slot, confirmed)[0]!;
 }
 
@@ -221,7 +265,16 @@ const entries = (txs: BuiltTx[]): TxEntry[] => txs.map((t) => t.entry);
 beforeAll(async () => {
   // The parent of mainnet slot 100,000,000, so the real block links to it unchanged.
   const real = fixtureBlock();
-  chain.put({ slot: real.parentSlot, blockHeight: real.blockHeight! - 1, blockTime: real.blockTime, blockhash: real.previousBlockhash, parentSlot: real.parentSlot - 1, previousBlockhash: addressOf('before-100m'), rewards: [], transactions: [] });
+  chain.put({
+    slot: real.parentSlot,
+    blockHeight: real.blockHeight! - 1,
+    blockTime: real.blockTime,
+    blockhash: real.previousBlockhash,
+    parentSlot: real.parentSlot - 1,
+    previousBlockhash: addressOf('before-100m'),
+    rewards: [],
+    transactions: [],
+  });
   node = await startSolanaRpc({ chain });
   rx = await startReceiver();
   s = await startChainpost(env());
@@ -242,7 +295,9 @@ describe('Solana streams, delivered', () => {
     // instruction in the USDC dispatch (SPL Token), its USDC mint, and the Hyperlane mailbox, called at the top
     // level by the delivery and by CPI in both dispatches. (No fixture has a token-balance owner that is not
     // an account key of its transaction: the built slots below have that case.)
-    const nonVote = real.transactions.find((t) => t.transaction.message.instructions.every((ix) => t.transaction.message.accountKeys[ix.programIdIndex] !== VOTE_PROGRAM))!;
+    const nonVote = real.transactions.find((t) =>
+      t.transaction.message.instructions.every((ix) => t.transaction.message.accountKeys[ix.programIdIndex] !== VOTE_PROGRAM),
+    )!;
     const usdcTx = hyper[1]!;
     const usdcKeys = usdcTx.transaction.message.accountKeys;
     expect(usdcTx.transaction.message.instructions.map((ix) => usdcKeys[ix.programIdIndex])).not.toContain(TOKEN_PROGRAM);
@@ -255,7 +310,16 @@ describe('Solana streams, delivered', () => {
       mint: await createStream({ mintAddresses: [usdcTx.meta.postTokenBalances![0]!.mint] }, 'mint'),
       mailbox: await createStream({ programIds: [mailbox] }, 'mailbox'),
     };
-    chain.put({ slot: FIXTURE_BLOCK_SLOT, blockHeight: real.blockHeight, blockTime: real.blockTime, blockhash: real.blockhash, parentSlot: real.parentSlot, previousBlockhash: real.previousBlockhash, rewards: real.rewards ?? [], transactions: real.transactions.map(entryOf) });
+    chain.put({
+      slot: FIXTURE_BLOCK_SLOT,
+      blockHeight: real.blockHeight,
+      blockTime: real.blockTime,
+      blockhash: real.blockhash,
+      parentSlot: real.parentSlot,
+      previousBlockhash: real.previousBlockhash,
+      rewards: real.rewards ?? [],
+      transactions: real.transactions.map(entryOf),
+    });
     const slots = [FIXTURE_BLOCK_SLOT, ...hyper.map((t) => chain.produce([entryOf(t)], { blockTime: t.blockTime }).slot)];
     fillers();
     await caughtUp();
@@ -267,13 +331,20 @@ describe('Solana streams, delivered', () => {
       for (const [i, slot] of slots.entries()) {
         const want = signaturesOf(blocks[i]!, st.sel);
         if (want.length === 0) continue;
-        for (const confirmed of [false, true]) expect(await delivered(st, slot, confirmed)).toEqual(expectedBody(slot, blocks[i]!, st.sel, { streamId: st.id, tag: st.tag, confirmed }));
+        for (const confirmed of [false, true])
+          expect(await delivered(st, slot, confirmed)).toEqual(
+            expectedBody(slot, blocks[i]!, st.sel, { streamId: st.id, tag: st.tag, confirmed }),
+          );
       }
     }
     // What each stream got, slot by slot, from the fixtures' own listing (not the reading above).
     const sig = (t: { transaction: { signatures: string[] } }): string => t.transaction.signatures[0]!;
-    expect(sigs(at(streams.votes, FIXTURE_BLOCK_SLOT, true)[0]!)).toEqual(real.transactions.filter((t) => t.transaction.message.accountKeys.includes(VOTE_PROGRAM)).map(sig));
-    expect(sigs(at(streams.all, FIXTURE_BLOCK_SLOT, true)[0]!)).toEqual(real.transactions.filter((t) => !t.transaction.message.accountKeys.includes(VOTE_PROGRAM)).map(sig));
+    expect(sigs(at(streams.votes, FIXTURE_BLOCK_SLOT, true)[0]!)).toEqual(
+      real.transactions.filter((t) => t.transaction.message.accountKeys.includes(VOTE_PROGRAM)).map(sig),
+    );
+    expect(sigs(at(streams.all, FIXTURE_BLOCK_SLOT, true)[0]!)).toEqual(
+      real.transactions.filter((t) => !t.transaction.message.accountKeys.includes(VOTE_PROGRAM)).map(sig),
+    );
     expect(slotsOf(streams.all, true)).toEqual(slots);
     expect(slotsOf(streams.inner, true)).toEqual([FIXTURE_BLOCK_SLOT, slots[2], slots[3]]);
     expect(slotsOf(streams.mint, true)).toEqual([slots[2]]);
@@ -281,7 +352,11 @@ describe('Solana streams, delivered', () => {
     expect(slotsOf(streams.votes, true)).toEqual([FIXTURE_BLOCK_SLOT]);
     expect(slotsOf(streams.address, true)).toEqual([FIXTURE_BLOCK_SLOT]);
     // The real failed votes came to the vote stream with their err.
-    expect(at(streams.votes, FIXTURE_BLOCK_SLOT, true)[0]!.transactions.filter((t: { err: unknown }) => t.err !== null).map((t: { err: unknown }) => t.err)).toEqual([{ InstructionError: [0, { Custom: 0 }] }, { InstructionError: [0, { Custom: 0 }] }]);
+    expect(
+      at(streams.votes, FIXTURE_BLOCK_SLOT, true)[0]!
+        .transactions.filter((t: { err: unknown }) => t.err !== null)
+        .map((t: { err: unknown }) => t.err),
+    ).toEqual([{ InstructionError: [0, { Custom: 0 }] }, { InstructionError: [0, { Custom: 0 }] }]);
     // Every stream once per slot and phase.
     for (const st of Object.values(streams)) expect(webhooksOf(st).length).toBe(2 * new Set(slotsOf(st, true)).size);
     await remove(...Object.values(streams));
@@ -294,7 +369,23 @@ describe('Solana streams, delivered', () => {
   const payProgram = addressOf('program/e2e-pay');
 
   it('built slots: static, lookup-table and token-owner addresses, top-level and CPI programs, mints, allAddresses, votes, failed transactions, OR; one webhook per slot, none without a match', async () => {
-    const [alice, bob, carol, dave, erin, frank, gina, hank, ivan, judy, kim, lee, val, mona, nick] = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'gina', 'hank', 'ivan', 'judy', 'kim', 'lee', 'val', 'mona', 'nick'].map(w);
+    const [alice, bob, carol, dave, erin, frank, gina, hank, ivan, judy, kim, lee, val, mona, nick] = [
+      'alice',
+      'bob',
+      'carol',
+      'dave',
+      'erin',
+      'frank',
+      'gina',
+      'hank',
+      'ivan',
+      'judy',
+      'kim',
+      'lee',
+      'val',
+      'mona',
+      'nick',
+    ].map(w);
     const tableA = lookupTable('e2e-a', [addressOf('filler/1'), dave!.address]);
     const tableB = lookupTable('e2e-b', [usdc.address, tokenAccountOf(judy!.address, usdc.address)]);
     // The bonk mint (readonly) and nick's token account (writable) loaded, in a CPI: inner accounts index loaded keys.
@@ -312,11 +403,15 @@ describe('Solana streams, delivered', () => {
       votes: await createStream({ programIds: [VOTE_PROGRAM] }),
       voter: await createStream({ addresses: [val!.address] }),
       failed: await createStream({ addresses: [lee!.address] }),
-      or: await createStream({ addresses: [bob!.address, val!.address], mintAddresses: [bonk.address], programIds: [SYSTEM_PROGRAM] }, 'or'),
+      or: await createStream(
+        { addresses: [bob!.address, val!.address], mintAddresses: [bonk.address], programIds: [SYSTEM_PROGRAM] },
+        'or',
+      ),
       nothing: await createStream({ addresses: [addressOf('nobody')] }),
     };
     const voteAccount = addressOf('vote-account/val');
-    const vote = (n: number) => voteTx(ctx(), { identity: val!, voteAccount, slot: chain.tip - n, hash: chain.recentBlockhash, timestamp: 1_750_000_000 + n });
+    const vote = (n: number) =>
+      voteTx(ctx(), { identity: val!, voteAccount, slot: chain.tip - n, hash: chain.recentBlockhash, timestamp: 1_750_000_000 + n });
     const built = [
       vote(0),
       solTransfer(ctx(), { from: alice!, to: bob!.address, lamports: 1_000, computeBudget: true }),
@@ -333,12 +428,16 @@ describe('Solana streams, delivered', () => {
     expect(built[2]!.entry.transaction.message.accountKeys).not.toContain(dave!.address);
     expect(built[3]!.touches.accounts).not.toContain(frank!.address);
     expect(built[3]!.touches.owners).toContain(frank!.address);
-    const topPrograms = (b: BuiltTx): string[] => b.entry.transaction.message.instructions.map((ix) => b.entry.transaction.message.accountKeys[ix.programIdIndex]!);
+    const topPrograms = (b: BuiltTx): string[] =>
+      b.entry.transaction.message.instructions.map((ix) => b.entry.transaction.message.accountKeys[ix.programIdIndex]!);
     expect(topPrograms(built[4]!)).not.toContain(TOKEN_PROGRAM);
     expect(built[4]!.entry.meta.innerInstructions![0]!.instructions[0]!.stackHeight).toBe(2);
     expect(built[5]!.entry.meta.loadedAddresses!.writable).toEqual([tokenAccountOf(judy!.address, usdc.address)]);
     expect(built[6]!.entry.meta.err).toEqual({ InstructionError: [0, { Custom: 1 }] });
-    expect(built[8]!.entry.meta.loadedAddresses).toEqual({ writable: [tokenAccountOf(nick!.address, bonk.address)], readonly: [bonk.address] });
+    expect(built[8]!.entry.meta.loadedAddresses).toEqual({
+      writable: [tokenAccountOf(nick!.address, bonk.address)],
+      readonly: [bonk.address],
+    });
     expect(built[8]!.entry.transaction.message.accountKeys).not.toContain(bonk.address);
     const slot = chain.produce(entries(built)).slot;
     // A slot only allAddresses (and SYSTEM in `or`) wants: a transfer between strangers.
@@ -369,18 +468,41 @@ describe('Solana streams, delivered', () => {
       if (want[name].length === 0) continue;
       for (const confirmed of [false, true]) {
         const body = await delivered(st, slot, confirmed);
-        expect(body, `${name} confirmed ${confirmed}`).toEqual(expectedBody(slot, block, st.sel, { streamId: st.id, tag: st.tag, confirmed }));
+        expect(body, `${name} confirmed ${confirmed}`).toEqual(
+          expectedBody(slot, block, st.sel, { streamId: st.id, tag: st.tag, confirmed }),
+        );
       }
     }
-    expect(await delivered(streams.all, other, true)).toEqual(expectedBody(other, await getBlock(other), streams.all.sel, { streamId: streams.all.id, tag: 'sol', confirmed: true }));
+    expect(await delivered(streams.all, other, true)).toEqual(
+      expectedBody(other, await getBlock(other), streams.all.sel, { streamId: streams.all.id, tag: 'sol', confirmed: true }),
+    );
     await delivered(streams.or, other, true);
     // The failed transfer, its err as the node gave it.
-    expect(at(streams.failed, slot, false)[0]!.transactions[0]).toMatchObject({ signature: signature(6), err: { InstructionError: [0, { Custom: 1 }] }, fee: '5000' });
+    expect(at(streams.failed, slot, false)[0]!.transactions[0]).toMatchObject({
+      signature: signature(6),
+      err: { InstructionError: [0, { Custom: 1 }] },
+      fee: '5000',
+    });
     // The v0 transaction's keys: static, then the loaded one.
     expect(at(streams.loaded, slot, false)[0]!.transactions[0].accountKeys.at(-1)).toBe(dave!.address);
     // The CPI: the Token program's transferChecked as the pay program's inner instruction.
     expect(at(streams.top, slot, false)[0]!.transactions[0].innerInstructions).toEqual([
-      { index: 1, instructions: [{ programId: TOKEN_PROGRAM, accounts: [tokenAccountOf(gina!.address, bonk.address), bonk.address, tokenAccountOf(hank!.address, bonk.address), gina!.address], data: expect.any(String), stackHeight: 2 }] },
+      {
+        index: 1,
+        instructions: [
+          {
+            programId: TOKEN_PROGRAM,
+            accounts: [
+              tokenAccountOf(gina!.address, bonk.address),
+              bonk.address,
+              tokenAccountOf(hank!.address, bonk.address),
+              gina!.address,
+            ],
+            data: expect.any(String),
+            stackHeight: 2,
+          },
+        ],
+      },
     ]);
     await new Promise((r) => setTimeout(r, 300));
     // One webhook per slot and phase; none for a slot without a match (the other slot, the empty ones, and streams matching nothing).
@@ -393,7 +515,9 @@ describe('Solana streams, delivered', () => {
   });
 
   it('confirmed:true only once the tip is 4 slots past the slot (woken by slotSubscribe)', async () => {
-    expect(((await s.call('/health')).body.chains as Array<{ chain: string; wake: string }>).find((c) => c.chain === 'solana')!.wake).toBe('websocket');
+    expect(((await s.call('/health')).body.chains as Array<{ chain: string; wake: string }>).find((c) => c.chain === 'solana')!.wake).toBe(
+      'websocket',
+    );
     const to = w('depth');
     const st = await createStream({ addresses: [to.address] });
     const slot = chain.produce([solTransfer(ctx(), { from: w('payer-depth'), to: to.address, lamports: 1 }).entry]).slot;
@@ -423,13 +547,16 @@ describe('Solana streams, delivered', () => {
     await delivered(st, first, true);
     expect(slotsOf(st, false)).toEqual([first, second]);
     expect(slotsOf(st, true)).toEqual([first, second]);
-    for (let n = first + 1; n < second; n++) expect((await s.call(`/streams/solana/mainnet/block/${n}`, { method: 'POST', json: { allAddresses: true } })).status).toBe(404);
-    const skipped = ((await s.call('/health')).body.chains as Array<{ chain: string; skippedSlots: number }>).find((c) => c.chain === 'solana')!.skippedSlots;
+    for (let n = first + 1; n < second; n++)
+      expect((await s.call(`/streams/solana/mainnet/block/${n}`, { method: 'POST', json: { allAddresses: true } })).status).toBe(404);
+    const skipped = ((await s.call('/health')).body.chains as Array<{ chain: string; skippedSlots: number }>).find(
+      (c) => c.chain === 'solana',
+    )!.skippedSlots;
     expect(skipped).toBeGreaterThanOrEqual(3);
     await remove(st);
   });
 
-  it('a fork: the slots that left the chain never get confirmed:true; the replacing slots\' matches get both deliveries', async () => {
+  it("a fork: the slots that left the chain never get confirmed:true; the replacing slots' matches get both deliveries", async () => {
     const to = w('forked');
     const st = await createStream({ addresses: [to.address] });
     const pay = (n: number) => solTransfer(ctx(), { from: w('payer-fork'), to: to.address, lamports: n });
@@ -451,14 +578,22 @@ describe('Solana streams, delivered', () => {
     expect(sigs(body)).toEqual([again, replacing.signature]);
     expect(body.block.parentSlot).toBe(String(from - 1));
     await new Promise((r) => setTimeout(r, 300));
-    const confirmedHashes = webhooksOf(st).filter((b) => b.confirmed).map((b) => b.block.blockHash);
+    const confirmedHashes = webhooksOf(st)
+      .filter((b) => b.confirmed)
+      .map((b) => b.block.blockHash);
     expect(confirmedHashes).toEqual([chain.at(from + 1)!.blockhash]);
     for (const h of left) expect(confirmedHashes).not.toContain(h);
     // The block endpoints read the node's branch: the slot now skipped is not stored, the replacing one answers.
     expect((await s.call(`/streams/solana/mainnet/block/${from}`, { method: 'POST', json: { allAddresses: true } })).status).toBe(404);
-    expect(sigs((await s.call(`/streams/solana/mainnet/block/${from + 1}`, { method: 'POST', json: { addresses: [to.address] } })).body)).toEqual([again, replacing.signature]);
+    expect(
+      sigs((await s.call(`/streams/solana/mainnet/block/${from + 1}`, { method: 'POST', json: { addresses: [to.address] } })).body),
+    ).toEqual([again, replacing.signature]);
     // Unconfirmed: the two that left, then the replacing one.
-    expect(webhooksOf(st).filter((b) => !b.confirmed).map((b) => b.block.blockHash)).toEqual([...left, chain.at(from + 1)!.blockhash]);
+    expect(
+      webhooksOf(st)
+        .filter((b) => !b.confirmed)
+        .map((b) => b.block.blockHash),
+    ).toEqual([...left, chain.at(from + 1)!.blockhash]);
     await remove(st);
   });
 
@@ -564,7 +699,8 @@ describe('Solana streams, delivered', () => {
     const p2 = addressOf('program/e2e-p2');
     const x = w('changes-x');
     const st = await createStream({ programIds: [p1] });
-    const via = (program: string, n: number) => splTransfer(ctx(), { owner: w(`changes-${n}`), mint: usdc, to: addressOf(`changes-to-${n}`), amount: BigInt(n), via: program });
+    const via = (program: string, n: number) =>
+      splTransfer(ctx(), { owner: w(`changes-${n}`), mint: usdc, to: addressOf(`changes-to-${n}`), amount: BigInt(n), via: program });
     const toX = (n: number) => solTransfer(ctx(), { from: w('changes-payer'), to: x.address, lamports: n });
     const call = async (path: string, method: string, json: unknown) => expect((await s.call(path, { method, json })).status).toBe(200);
     const a = [via(p1, 1)];
@@ -599,7 +735,10 @@ describe('Solana streams, delivered', () => {
     const holder = w('replay-holder');
     const st = await createStream({ addresses: [to.address] }, 'replay');
     const token = splTransfer(ctx(), { owner: holder, mint: usdc, to: to.address, amount: 42n, via: payProgram });
-    const slot = chain.produce([solTransfer(ctx(), { from: w('replay-payer'), to: addressOf('someone'), lamports: 1 }).entry, token.entry]).slot;
+    const slot = chain.produce([
+      solTransfer(ctx(), { from: w('replay-payer'), to: addressOf('someone'), lamports: 1 }).entry,
+      token.entry,
+    ]).slot;
     await delivered(st, slot, false);
     const block = await getBlock(slot);
     const sel = { addresses: [to.address], programIds: [payProgram], mintAddresses: [bonk.address], allAddresses: false };
@@ -615,11 +754,15 @@ describe('Solana streams, delivered', () => {
       expect(res.status).toBe(200);
       expect({ ...res.body, streamId: 'x' }).toEqual(expectedBody(slot, block, asked, { streamId: 'x', tag: 't', confirmed: true }));
     }
-    expect(sigs((await s.call(`/streams/solana/mainnet/block/${slot}`, { method: 'POST', json: { allAddresses: true } })).body)).toEqual(block.transactions.map((t) => t.transaction.signatures[0]));
+    expect(sigs((await s.call(`/streams/solana/mainnet/block/${slot}`, { method: 'POST', json: { allAddresses: true } })).body)).toEqual(
+      block.transactions.map((t) => t.transaction.signatures[0]),
+    );
     const none = await s.call(`/streams/solana/mainnet/block/${slot}`, { method: 'POST', json: { addresses: [addressOf('nobody')] } });
     expect(none.status).toBe(200);
     expect(none.body).toEqual({});
-    expect((await s.call(`/streams/solana/ethereum/block/${slot}`, { method: 'POST', json: {} })).body).toMatchObject({ details: { field: 'chainId' } });
+    expect((await s.call(`/streams/solana/ethereum/block/${slot}`, { method: 'POST', json: {} })).body).toMatchObject({
+      details: { field: 'chainId' },
+    });
     expect((await s.call(`/streams/solana/ethereum/block/${slot}`, { method: 'POST', json: {} })).status).toBe(400);
     expect((await s.call(`/streams/solana/mainnet/block/${chain.tip + 1000}`, { method: 'POST', json: {} })).status).toBe(404);
     // block-to-webhook: the stream's body for the slot, sent again.
@@ -630,7 +773,9 @@ describe('Solana streams, delivered', () => {
     expect(await until(() => webhooksOf(st).length === before + 1, 10_000)).toBe(true);
     expect(webhooksOf(st).at(-1)).toEqual(expectedBody(slot, block, st.sel, { streamId: st.id, tag: 'replay', confirmed: true }));
     expect((await s.call(`/streams/solana/sol/block-to-webhook/${slot}/${st.id}`, { method: 'POST' })).status).toBe(200);
-    expect((await s.call(`/streams/solana/bitcoin/block-to-webhook/${slot}/${st.id}`, { method: 'POST' })).body).toMatchObject({ details: { field: 'chainId' } });
+    expect((await s.call(`/streams/solana/bitcoin/block-to-webhook/${slot}/${st.id}`, { method: 'POST' })).body).toMatchObject({
+      details: { field: 'chainId' },
+    });
     expect((await s.call(`/streams/solana/mainnet/block-to-webhook/${slot + 1}/${st.id}`, { method: 'POST' })).status).toBe(404);
     await remove(st);
   });

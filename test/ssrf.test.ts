@@ -55,16 +55,42 @@ interface Served {
 }
 
 /** The server in this process on a free loopback port, on the test clock, with `resolver` for every outbound name. */
-async function serve(dir: string, mode: PrivateTargets, resolver: Resolver, more: Record<string, string> = { CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z' }): Promise<Served> {
+async function serve(
+  dir: string,
+  mode: PrivateTargets,
+  resolver: Resolver,
+  more: Record<string, string> = { CHAINPOST_CHAINS: 'none', CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z' },
+): Promise<Served> {
   const port = await freePort();
-  const env = { CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port), CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: mode, ...more };
+  const env = {
+    CHAINPOST_DATA: dir,
+    CHAINPOST_PORT: String(port),
+    CHAINPOST_API_KEY: TEST_KEY,
+    CHAINPOST_RATE_LIMIT: '0',
+    CHAINPOST_PRIVATE_TARGETS: mode,
+    ...more,
+  };
   const service = await startService({ config: parseConfig(env), out: () => {}, adapters: { resolver } });
   return { service, call: apiCaller(`http://127.0.0.1:${port}`, TEST_KEY) };
 }
 
 const hookUrl = (rx: Rx, host = NAME): string => rx.url.replace('127.0.0.1', host);
 const evmStream = (webhookUrl: string) => ({ webhookUrl, chainIds: ['0x1'], includeNativeTxs: true, tag: 'ssrf' });
-const webhook = { confirmed: false, chainId: '0x1', abi: [], block: { number: '7', hash: `0x${'07'.repeat(32)}`, timestamp: '1763812800' }, logs: [], txs: [], txsInternal: [], erc20Transfers: [], erc20Approvals: [], nftTransfers: [], nftTokenApprovals: [], nftApprovals: { ERC721: [], ERC1155: [] }, nativeBalances: [] };
+const webhook = {
+  confirmed: false,
+  chainId: '0x1',
+  abi: [],
+  block: { number: '7', hash: `0x${'07'.repeat(32)}`, timestamp: '1763812800' },
+  logs: [],
+  txs: [],
+  txsInternal: [],
+  erc20Transfers: [],
+  erc20Approvals: [],
+  nftTransfers: [],
+  nftTokenApprovals: [],
+  nftApprovals: { ERC721: [], ERC1155: [] },
+  nativeBalances: [],
+};
 
 describe('webhook targets with CHAINPOST_PRIVATE_TARGETS=deny', () => {
   const dns = scriptedResolver();
@@ -83,17 +109,35 @@ describe('webhook targets with CHAINPOST_PRIVATE_TARGETS=deny', () => {
   beforeEach(() => void dns.lookups.splice(0));
 
   it('refuses a stream whose webhookUrl resolves to a loopback, private, metadata or IPv4-mapped address: 400 naming webhookUrl, nothing sent', async () => {
-    for (const [address, kind] of [['127.0.0.1', 'a loopback address'], ['10.0.0.5', 'a private address'], ['169.254.169.254', 'a cloud metadata address'], ['168.63.129.16', 'a cloud metadata address'], ['::ffff:127.0.0.1', 'a loopback address'], ['fd00:ec2::254', 'a cloud metadata address']] as const) {
+    for (const [address, kind] of [
+      ['127.0.0.1', 'a loopback address'],
+      ['10.0.0.5', 'a private address'],
+      ['169.254.169.254', 'a cloud metadata address'],
+      ['168.63.129.16', 'a cloud metadata address'],
+      ['::ffff:127.0.0.1', 'a loopback address'],
+      ['fd00:ec2::254', 'a cloud metadata address'],
+    ] as const) {
       dns.answer(NAME, [address]);
       const r = await s.call('/streams/evm', { method: 'PUT', json: evmStream(hookUrl(rx)) });
       expect(r.status, address).toBe(400);
-      expect(r.body).toEqual({ message: `webhookUrl: host ${NAME} resolves to ${address}, ${kind}; ${allowHint}`, details: { field: 'webhookUrl' } });
+      expect(r.body).toEqual({
+        message: `webhookUrl: host ${NAME} resolves to ${address}, ${kind}; ${allowHint}`,
+        details: { field: 'webhookUrl' },
+      });
     }
     // A name with a public and a private address is refused: the connection could go to either.
     dns.answer(NAME, [PUBLIC, '10.1.2.3']);
-    expect((await s.call('/streams/solana', { method: 'PUT', json: { webhookUrl: hookUrl(rx) } })).body.message).toBe(`webhookUrl: host ${NAME} resolves to 10.1.2.3, a private address; ${allowHint}`);
+    expect((await s.call('/streams/solana', { method: 'PUT', json: { webhookUrl: hookUrl(rx) } })).body.message).toBe(
+      `webhookUrl: host ${NAME} resolves to 10.1.2.3, a private address; ${allowHint}`,
+    );
     // Addresses in the URL (Node connects to those without a lookup), in any spelling the URL parser accepts.
-    for (const [host, shown] of [['127.0.0.1', '127.0.0.1'], ['[::ffff:7f00:1]', '::ffff:7f00:1'], ['[::ffff:127.0.0.1]', '::ffff:7f00:1'], ['2130706433', '127.0.0.1'], ['[::1]', '::1']] as const) {
+    for (const [host, shown] of [
+      ['127.0.0.1', '127.0.0.1'],
+      ['[::ffff:7f00:1]', '::ffff:7f00:1'],
+      ['[::ffff:127.0.0.1]', '::ffff:7f00:1'],
+      ['2130706433', '127.0.0.1'],
+      ['[::1]', '::1'],
+    ] as const) {
       const r = await s.call('/streams/evm', { method: 'PUT', json: evmStream(hookUrl(rx, host)) });
       expect(r.status, host).toBe(400);
       expect(r.body.details.field).toBe('webhookUrl');
@@ -108,7 +152,9 @@ describe('webhook targets with CHAINPOST_PRIVATE_TARGETS=deny', () => {
     const url = hookUrl(rx);
     const r = await s.call('/streams/evm', { method: 'PUT', json: evmStream(url) });
     expect(r.status).toBe(400);
-    expect(r.body.message).toBe(`webhookUrl: the test webhook to ${url} was not accepted (webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}); it must answer 200 within 10 s`);
+    expect(r.body.message).toBe(
+      `webhookUrl: the test webhook to ${url} was not accepted (webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}); it must answer 200 within 10 s`,
+    );
     // Checked once at create, once more by the connection: the second answer is the one refused.
     expect(dns.lookups).toEqual([NAME, NAME]);
     expect(rx.received).toHaveLength(0);
@@ -155,16 +201,41 @@ describe('a stream made while private targets were allowed, delivered once they 
 
       // The name answers 127.0.0.1 again, where the receiver listens: a delivery is refused at connect all the same.
       dns.answer(NAME, ['127.0.0.1']);
-      expect((await denied.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ ...webhook, block: { ...webhook.block, number: '8' } }] } })).status).toBe(200);
-      const failed = async () => (await denied.call('/history?limit=10')).body.result as Array<{ streamId: string; errorMessage: string; delivered: boolean; payload: { block: { number: string } } }>;
+      expect(
+        (
+          await denied.call(`/admin/streams/${id}/webhooks`, {
+            method: 'POST',
+            json: { webhooks: [{ ...webhook, block: { ...webhook.block, number: '8' } }] },
+          })
+        ).status,
+      ).toBe(200);
+      const failed = async () =>
+        (await denied.call('/history?limit=10')).body.result as Array<{
+          streamId: string;
+          errorMessage: string;
+          delivered: boolean;
+          payload: { block: { number: string } };
+        }>;
       expect(await until(async () => (await failed()).length === 1, 5_000, 20)).toBe(true);
-      expect(await failed()).toMatchObject([{ streamId: id, delivered: false, errorMessage: `webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}`, payload: { block: { number: '8' } } }]);
+      expect(await failed()).toMatchObject([
+        {
+          streamId: id,
+          delivered: false,
+          errorMessage: `webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}`,
+          payload: { block: { number: '8' } },
+        },
+      ]);
       const logs = (await denied.call('/history/logs?limit=10')).body.result as Array<{ deliveryStatus: string; errorMessage: string }>;
-      expect(logs.find((l) => l.deliveryStatus === 'failed')?.errorMessage).toBe(`webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}`);
+      expect(logs.find((l) => l.deliveryStatus === 'failed')?.errorMessage).toBe(
+        `webhookUrl: host ${NAME} resolves to 127.0.0.1, a loopback address; ${allowHint}`,
+      );
       // Resuming a paused stream sends the test webhook: refused the same way.
       dns.answer(NAME, ['::ffff:a00:5']);
       expect((await denied.call(`/streams/evm/${id}/status`, { method: 'POST', json: { status: 'paused' } })).status).toBe(200);
-      expect((await denied.call(`/streams/evm/${id}/status`, { method: 'POST', json: { status: 'active' } })).body).toEqual({ message: `webhookUrl: host ${NAME} resolves to ::ffff:a00:5, a private address; ${allowHint}`, details: { field: 'webhookUrl' } });
+      expect((await denied.call(`/streams/evm/${id}/status`, { method: 'POST', json: { status: 'active' } })).body).toEqual({
+        message: `webhookUrl: host ${NAME} resolves to ::ffff:a00:5, a private address; ${allowHint}`,
+        details: { field: 'webhookUrl' },
+      });
       expect((await denied.call('/health')).status).toBe(200);
     } finally {
       await denied.service.stop();
@@ -202,12 +273,23 @@ describe('NFT metadata fetches with the same policy', () => {
     const dns = scriptedResolver();
     const strict = undiciMetadataFetcher({ targets: new TargetPolicy('deny', dns.resolver) });
     try {
-      for (const [address, kind] of [['127.0.0.1', 'a loopback address'], ['10.0.0.5', 'a private address'], ['169.254.169.254', 'a cloud metadata address'], ['::ffff:127.0.0.1', 'a loopback address']] as const) {
+      for (const [address, kind] of [
+        ['127.0.0.1', 'a loopback address'],
+        ['10.0.0.5', 'a private address'],
+        ['169.254.169.254', 'a cloud metadata address'],
+        ['::ffff:127.0.0.1', 'a loopback address'],
+      ] as const) {
         dns.answer('meta.example.test', [address]);
-        expect(await strict.get(`http://meta.example.test:${docs.port}/doc.json`), address).toEqual({ error: `metadata URL: host meta.example.test resolves to ${address}, ${kind}; ${allowHint}` });
+        expect(await strict.get(`http://meta.example.test:${docs.port}/doc.json`), address).toEqual({
+          error: `metadata URL: host meta.example.test resolves to ${address}, ${kind}; ${allowHint}`,
+        });
       }
-      expect(await strict.get(`http://[::ffff:7f00:1]:${docs.port}/doc.json`)).toEqual({ error: `metadata URL: host ::ffff:7f00:1 is a loopback address; ${allowHint}` });
-      expect(await strict.get(`http://169.254.169.254/latest/meta-data/`)).toEqual({ error: `metadata URL: host 169.254.169.254 is a cloud metadata address; ${allowHint}` });
+      expect(await strict.get(`http://[::ffff:7f00:1]:${docs.port}/doc.json`)).toEqual({
+        error: `metadata URL: host ::ffff:7f00:1 is a loopback address; ${allowHint}`,
+      });
+      expect(await strict.get(`http://169.254.169.254/latest/meta-data/`)).toEqual({
+        error: `metadata URL: host 169.254.169.254 is a cloud metadata address; ${allowHint}`,
+      });
     } finally {
       await strict.close();
     }
@@ -233,7 +315,12 @@ describe('NFT metadata through the real server following anvil', () => {
     anvil = await startAnvil({ chainId: 1337 });
     nft = await deploy(anvil.url, 'TestNFT', ['Test NFT', 'TNFT']);
     await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [A1, 1n] });
-    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://meta.example.test:${meta.port}/nft/1.json`] });
+    await write(anvil.url, {
+      address: nft.address,
+      abi: nft.abi,
+      functionName: 'setTokenURI',
+      args: [1n, `http://meta.example.test:${meta.port}/nft/1.json`],
+    });
   }, 60_000);
   afterAll(async () => {
     await anvil?.stop();
@@ -247,7 +334,9 @@ describe('NFT metadata through the real server following anvil', () => {
     const s = await serve(dir, mode, dns.resolver, serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0' }));
     try {
       const head = Number(await publicClient(anvil.url).getBlockNumber());
-      expect(await until(async () => (((await s.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20)).toBe(true);
+      expect(
+        await until(async () => (((await s.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20),
+      ).toBe(true);
       const r = await s.call(devnetApi(`/nft/${nft.address}/1/metadata/resync`, 'flag=uri&mode=sync'));
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.status as string;
@@ -259,9 +348,13 @@ describe('NFT metadata through the real server following anvil', () => {
 
   it('with deny, the token URI whose host resolves to a private address is not fetched, and says why; with allow, it is', async () => {
     dns.answer('meta.example.test', ['10.0.0.5']);
-    expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to 10.0.0.5, a private address; ${allowHint}`);
+    expect(await resyncWith('deny')).toBe(
+      `failed: metadata URL: host meta.example.test resolves to 10.0.0.5, a private address; ${allowHint}`,
+    );
     dns.answer('meta.example.test', ['::ffff:127.0.0.1']);
-    expect(await resyncWith('deny')).toBe(`failed: metadata URL: host meta.example.test resolves to ::ffff:127.0.0.1, a loopback address; ${allowHint}`);
+    expect(await resyncWith('deny')).toBe(
+      `failed: metadata URL: host meta.example.test resolves to ::ffff:127.0.0.1, a loopback address; ${allowHint}`,
+    );
     expect(meta.hits).toEqual([]);
     dns.answer('meta.example.test', ['127.0.0.1']);
     expect(await resyncWith('allow')).toBe('Metadata synced');
@@ -284,9 +377,20 @@ describe('the default on a loopback listener following a real chain', () => {
     anvil = await startAnvil({ chainId: 1 });
     nft = await deploy(anvil.url, 'TestNFT', ['Internal NFT', 'INT']);
     await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'mint', args: [A1, 1n] });
-    await write(anvil.url, { address: nft.address, abi: nft.abi, functionName: 'setTokenURI', args: [1n, `http://127.0.0.1:${meta.port}/internal/1.json`] });
+    await write(anvil.url, {
+      address: nft.address,
+      abi: nft.abi,
+      functionName: 'setTokenURI',
+      args: [1n, `http://127.0.0.1:${meta.port}/internal/1.json`],
+    });
     // CHAINPOST_PRIVATE_TARGETS unset (startChainpost allows them for the other tests).
-    s = await startChainpost({ CHAINPOST_CHAINS: `0x1=${anvil.url}`, CHAINPOST_START_BLOCKS: '0x1=0', CHAINPOST_POLL_MS: '20', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_PRIVATE_TARGETS: '' });
+    s = await startChainpost({
+      CHAINPOST_CHAINS: `0x1=${anvil.url}`,
+      CHAINPOST_START_BLOCKS: '0x1=0',
+      CHAINPOST_POLL_MS: '20',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_PRIVATE_TARGETS: '',
+    });
   }, 60_000);
   afterAll(async () => {
     await stopAndClean(s);
@@ -299,10 +403,15 @@ describe('the default on a loopback listener following a real chain', () => {
     expect(s!.output()).toMatch(/"msg":"listening".*"privateTargets":"deny"/);
     const made = await s!.call('/streams/evm', { method: 'PUT', json: { ...evmStream(rx.url), chainIds: ['0x1'] } });
     expect(made.status).toBe(400);
-    expect(made.body).toEqual({ message: `webhookUrl: host 127.0.0.1 is a loopback address; ${allowHint}`, details: { field: 'webhookUrl' } });
+    expect(made.body).toEqual({
+      message: `webhookUrl: host 127.0.0.1 is a loopback address; ${allowHint}`,
+      details: { field: 'webhookUrl' },
+    });
 
     const head = Number(await publicClient(anvil.url).getBlockNumber());
-    expect(await until(async () => (((await s!.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20)).toBe(true);
+    expect(
+      await until(async () => (((await s!.call('/health')).body.chains as Array<{ head: number }>)[0]?.head ?? -1) >= head, 10_000, 20),
+    ).toBe(true);
     const r = await s!.call(`/api/v2.2/nft/${nft.address}/1/metadata/resync?chain=0x1&flag=uri&mode=sync`);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.status).toBe(`failed: metadata URL: host 127.0.0.1 is a loopback address; ${allowHint}`);

@@ -15,7 +15,9 @@ const PER_STREAM = Number(process.env['STARTUP_PER_STREAM'] ?? 100);
 const HELD_MS = 1_500;
 
 describe('start-up at scale', () => {
-  it(`answers within 5 s and matches every block, compiling off the serving thread (${STREAMS.toLocaleString('en-US')} streams, ${(STREAMS * PER_STREAM).toLocaleString('en-US')} addresses)`, { timeout: 120_000 }, async () => {
+  it(`answers within 5 s and matches every block, compiling off the serving thread (${STREAMS.toLocaleString('en-US')} streams, ${(STREAMS * PER_STREAM).toLocaleString('en-US')} addresses)`, {
+    timeout: 120_000,
+  }, async () => {
     let r: StartupRun | undefined;
     try {
       r = await startupRun({ bin: BIN, scale: { streams: STREAMS, perStream: PER_STREAM }, downBlocks: 3, upBlocks: 3, limitMs: 50_000 });

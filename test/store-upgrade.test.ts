@@ -85,10 +85,19 @@ describe('a store written by layout version 5', () => {
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
     expect(SCHEMA_VERSION).toBe(7);
     dir = fixtureStore();
-    for (const args of [['keys', 'list'], ['keys', 'create', '--name', 'late'], ['backup', join(dir, 'nowhere')]]) {
+    for (const args of [
+      ['keys', 'list'],
+      ['keys', 'create', '--name', 'late'],
+      ['backup', join(dir, 'nowhere')],
+    ]) {
       const r = await cli(args, dir);
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 7 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`, 'm'));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 7 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`,
+          'm',
+        ),
+      );
       expect(r.stdout).toBe('');
     }
     expect(() => openStore(dir!)).toThrow(/holds schema version 5/);
@@ -104,7 +113,11 @@ describe('a store written by layout version 5', () => {
     const { recorded, otherKey } = all;
     expect(recorded.length).toBeGreaterThanOrEqual(10);
     s = await startBinary({ ...NO_NODE, CHAINPOST_NOW: recordedAt(all) }, dir);
-    const said = s.stdout().split('\n').filter((l) => l.includes('the store')).map((l) => JSON.parse(l) as Json);
+    const said = s
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('the store'))
+      .map((l) => JSON.parse(l) as Json);
     expect(said).toEqual([
       expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 7 }),
       expect.objectContaining({ msg: 'migrated the store', from: 5, to: 7, rewrittenKeys: 0 }),
@@ -134,16 +147,24 @@ describe('a store written by layout version 5', () => {
     for (const args of [['serve'], ['keys', 'list']]) {
       const r = await cli(args, dir, { CHAINPOST_PORT: '0', ...NO_NODE });
       expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
+        ),
+      );
     }
     const again = open({ path: dir, noSubdir: false, readOnly: true });
     expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([8]));
     await again.close();
   }, 60_000);
 
-  it.runIf(process.env['MAKE_V5_STORE'] === '1')('(MAKE_V5_STORE=1) remakes the fixture with chainpost at V5_COMMIT', { timeout: 300_000 }, async () => {
-    await makeFixture();
-  });
+  it.runIf(process.env['MAKE_V5_STORE'] === '1')(
+    '(MAKE_V5_STORE=1) remakes the fixture with chainpost at V5_COMMIT',
+    { timeout: 300_000 },
+    async () => {
+      await makeFixture();
+    },
+  );
 });
 
 /** Builds chainpost at V5_COMMIT, lets it write a store with real data, and keeps the store (compacted) and its answers. */
@@ -161,17 +182,37 @@ async function makeFixture(): Promise<void> {
   try {
     s = await startBinary(serverEnv(anvil), data, bin);
     const main = s;
-    const other = execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'second-tenant'], { env: { ...process.env, CHAINPOST_DATA: data }, encoding: 'utf8' }).trim().split('\n').at(-1)!;
+    const other = execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'second-tenant'], {
+      env: { ...process.env, CHAINPOST_DATA: data },
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .at(-1)!;
     // Streams first, so the blocks below are delivered and logged.
     const streams: string[] = [];
-    for (const [key, tag] of [[main.key, 'senders'], [other, 'other-tenant']] as const) {
-      const r = await main.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x539'], tag, description: tag, includeNativeTxs: true }, headers: { 'x-api-key': key } });
+    for (const [key, tag] of [
+      [main.key, 'senders'],
+      [other, 'other-tenant'],
+    ] as const) {
+      const r = await main.call('/streams/evm', {
+        method: 'PUT',
+        json: { webhookUrl: rx.url, chainIds: ['0x539'], tag, description: tag, includeNativeTxs: true },
+        headers: { 'x-api-key': key },
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect((await main.call(`/streams/evm/${r.body.id}/address`, { method: 'POST', json: { address: A0 }, headers: { 'x-api-key': key } })).status).toBe(200);
+      expect(
+        (await main.call(`/streams/evm/${r.body.id}/address`, { method: 'POST', json: { address: A0 }, headers: { 'x-api-key': key } }))
+          .status,
+      ).toBe(200);
       streams.push(r.body.id);
     }
     const token = await deploy(anvil.url, 'TestToken', ['Version Five', 'VFV', 6, parseUnits('1000', 6)]);
-    for (const [to, amount] of [[A1, '10'], [A2, '2.5'], [A1, '7']] as const) {
+    for (const [to, amount] of [
+      [A1, '10'],
+      [A2, '2.5'],
+      [A1, '7'],
+    ] as const) {
       await write(anvil.url, { address: token.address, abi: token.abi, functionName: 'transfer', args: [to, parseUnits(amount, 6)] });
     }
     const paid = await (await walletClient(anvil.url)).sendTransaction({ to: A2 as Hex, value: 10n ** 15n });
@@ -179,15 +220,25 @@ async function makeFixture(): Promise<void> {
     // Deep enough for the confirmed deliveries too.
     await publicClient(anvil.url).request({ method: 'anvil_mine' as never, params: ['0x3'] as never });
     const head = Number(await publicClient(anvil.url).getBlockNumber());
-    expect(await until(async () => ((await main.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= head, 20_000, 50)).toBe(true);
+    expect(
+      await until(
+        async () => ((await main.call('/health')).body.chains as Json[]).find((c) => c['chain'] === '0x539')?.['head'] >= head,
+        20_000,
+        50,
+      ),
+    ).toBe(true);
     let last = -1;
     expect(
-      await until(async () => {
-        const n = rx.webhooks().length;
-        const settled = n === last && n > 0;
-        last = n;
-        return settled;
-      }, 30_000, 1_000),
+      await until(
+        async () => {
+          const n = rx.webhooks().length;
+          const settled = n === last && n > 0;
+          last = n;
+          return settled;
+        },
+        30_000,
+        1_000,
+      ),
     ).toBe(true);
     const t = token.address.toLowerCase();
     const blockTwo = await publicClient(anvil.url).getBlock({ blockNumber: 2n });

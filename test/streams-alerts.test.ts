@@ -16,19 +16,36 @@ describe('stream alerts and timeouts', () => {
     const ids: string[] = [];
     rx.state.answer = (r) => (ids.includes(r.body.streamId) ? 500 : 200);
     for (let i = 0; i < 31; i++) {
-      const r = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: url, chainIds: ['0x1'] }, headers: { 'x-api-key': key } });
+      const r = await s.call('/streams/evm', {
+        method: 'PUT',
+        json: { webhookUrl: url, chainIds: ['0x1'] },
+        headers: { 'x-api-key': key },
+      });
       ids.push(r.body.id);
     }
-    for (const id of ids) await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] }, headers: { 'x-api-key': key } });
+    for (const id of ids)
+      await s.call(`/admin/streams/${id}/webhooks`, {
+        method: 'POST',
+        json: { webhooks: [{ chainId: '0x1', block: { number: '1', hash: '0x', timestamp: '0' } }] },
+        headers: { 'x-api-key': key },
+      });
     await advance(s, 0);
     return ids;
   }
 
   it("e-mails the creating key's own address", async () => {
     const smtp = await startSmtp();
-    const s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_SMTP_URL: smtp.url, CHAINPOST_ALERT_EMAIL: 'fallback@example.org' });
+    const s = await startChainpost({
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_SMTP_URL: smtp.url,
+      CHAINPOST_ALERT_EMAIL: 'fallback@example.org',
+    });
     try {
-      const key = (await cli(['keys', 'create', '--name', 'owner', '--email', 'owner@example.org'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const key = (await cli(['keys', 'create', '--name', 'owner', '--email', 'owner@example.org'], s.dir)).stdout
+        .trim()
+        .split('\n')
+        .at(-1)!;
       const ids = await failUrl(s, key, `${rx.url}?owner`);
       expect((await s.call(`/streams/evm/${ids[0]}`, { headers: { 'x-api-key': key } })).body.status).toBe('error');
       // The alerts are sent off the request path: wait for them rather than for a fixed time.
@@ -63,7 +80,10 @@ describe('stream alerts and timeouts', () => {
       const id = (await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?hang`, chainIds: ['0x1'] } })).body.id;
       rx.state.answer = (r) => (r.body.streamId === id ? 'hang' : 200);
       const started = Date.now();
-      await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [{ chainId: '0x1', block: { number: '9', hash: '0x', timestamp: '0' } }] } });
+      await s.call(`/admin/streams/${id}/webhooks`, {
+        method: 'POST',
+        json: { webhooks: [{ chainId: '0x1', block: { number: '9', hash: '0x', timestamp: '0' } }] },
+      });
       await advance(s, 0);
       expect(Date.now() - started).toBeGreaterThanOrEqual(9_900);
       const h = (await s.call('/history?limit=10')).body.result.find((x: { streamId: string }) => x.streamId === id);

@@ -22,7 +22,9 @@ const webhook = (height: number) => ({
   chainId: 'btc-mainnet',
   network: 'mainnet',
   block: { hash: height.toString(16).padStart(64, '0'), height: String(height), timestamp: String(1_795_000_000 + height) },
-  transactions: [{ txid: 'ab'.repeat(32), vin: [], vout: [{ n: 0, value: 0.5, scriptPubKeyAddress: P2WPKH, scriptPubKeyType: 'witness_v0_keyhash' }] }],
+  transactions: [
+    { txid: 'ab'.repeat(32), vin: [], vout: [{ n: 0, value: 0.5, scriptPubKeyAddress: P2WPKH, scriptPubKeyType: 'witness_v0_keyhash' }] },
+  ],
 });
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -31,7 +33,11 @@ describe('Bitcoin Streams API', () => {
   let s: Running;
   let rx: Receiver;
   let smtp: Smtp;
-  const { put, post, del, stream, enqueue, make, makeIn, all, stranger, addressShapes } = familyCalls(() => ({ s, rx, smtp }), 'bitcoin', { description: 'btc', tag: 'btc-tag', network: ['mainnet'] });
+  const { put, post, del, stream, enqueue, make, makeIn, all, stranger, addressShapes } = familyCalls(() => ({ s, rx, smtp }), 'bitcoin', {
+    description: 'btc',
+    tag: 'btc-tag',
+    network: ['mainnet'],
+  });
 
   deliveryEnv((e) => ({ s, rx, smtp } = e));
 
@@ -62,14 +68,41 @@ describe('Bitcoin Streams API', () => {
       });
       const test = rx.received.slice(before).filter((x) => x.test);
       expect(test).toHaveLength(1);
-      const emptyBlock = { hash: '', height: '', timestamp: '', previousblockhash: '', merkleroot: '', difficulty: '', nTx: '', size: '', weight: '' };
-      expect(test[0]!.body).toEqual({ confirmed: true, chainId: '', network: 'mainnet', streamId: r.body.id, tag: 'tag-b', retries: 0, block: emptyBlock, transactions: [] });
+      const emptyBlock = {
+        hash: '',
+        height: '',
+        timestamp: '',
+        previousblockhash: '',
+        merkleroot: '',
+        difficulty: '',
+        nTx: '',
+        size: '',
+        weight: '',
+      };
+      expect(test[0]!.body).toEqual({
+        confirmed: true,
+        chainId: '',
+        network: 'mainnet',
+        streamId: r.body.id,
+        tag: 'tag-b',
+        retries: 0,
+        block: emptyBlock,
+        transactions: [],
+      });
       const { secretKey } = (await s.call('/settings')).body;
       expect(test[0]!.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(test[0]!.raw + secretKey)))}`);
       expect(await stream(r.body.id)).toEqual(r.body);
       // network may be left out (mainnet is the only one); the flags are kept as given.
       const other = await put({ webhookUrl: rx.url, includeInputs: false, includeOutputs: false, allAddresses: true, demo: true });
-      expect(other.body).toMatchObject({ network: ['mainnet'], includeInputs: false, includeOutputs: false, allAddresses: true, demo: true, description: '', tag: '' });
+      expect(other.body).toMatchObject({
+        network: ['mainnet'],
+        includeInputs: false,
+        includeOutputs: false,
+        allAddresses: true,
+        demo: true,
+        description: '',
+        tag: '',
+      });
     });
 
     it('refuses bad fields and every EVM-only field with 400 naming it, and stores nothing', async () => {
@@ -104,8 +137,12 @@ describe('Bitcoin Streams API', () => {
         expect(r.body.message, JSON.stringify(body)).toMatch(new RegExp(`^${field}: `));
       }
       expect((await put({ webhookUrl: rx.url, abi: [] })).body.message).toBe('abi: an EVM stream field: a Bitcoin stream does not take it');
-      expect((await put({ webhookUrl: rx.url, network: ['testnet'] })).body.message).toBe('network: must be ["mainnet"]: only Bitcoin mainnet is followed');
-      expect((await s.call('/streams/bitcoin', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+      expect((await put({ webhookUrl: rx.url, network: ['testnet'] })).body.message).toBe(
+        'network: must be ["mainnet"]: only Bitcoin mainnet is followed',
+      );
+      expect(
+        (await s.call('/streams/bitcoin', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status,
+      ).toBe(400);
       // The receiver refuses the test webhook: no stream.
       rx.state.answerTests = () => 500;
       const refused = await put({ webhookUrl: rx.url });
@@ -120,8 +157,20 @@ describe('Bitcoin Streams API', () => {
       const before = rx.received.length;
       const up = await post(`/streams/bitcoin/${id}`, { description: 'changed', includeInputs: false, webhookUrl: `${rx.url}?v2` });
       expect(up.status, JSON.stringify(up.body)).toBe(200);
-      expect(up.body).toMatchObject({ id, description: 'changed', includeInputs: false, includeOutputs: true, tag: 'btc-tag', webhookUrl: `${rx.url}?v2` });
-      expect(rx.received.slice(before).filter((x) => x.test).map((x) => x.body.streamId)).toEqual([id]);
+      expect(up.body).toMatchObject({
+        id,
+        description: 'changed',
+        includeInputs: false,
+        includeOutputs: true,
+        tag: 'btc-tag',
+        webhookUrl: `${rx.url}?v2`,
+      });
+      expect(
+        rx.received
+          .slice(before)
+          .filter((x) => x.test)
+          .map((x) => x.body.streamId),
+      ).toEqual([id]);
       expect((await post(`/streams/bitcoin/${id}`, { chainIds: ['0x1'] })).body.details.field).toBe('chainIds');
       expect((await post(`/streams/bitcoin/${id}`, { network: ['testnet'] })).body.details.field).toBe('network');
       expect((await post(`/streams/bitcoin/${id}`, { includeOutputs: 'no' })).body.details.field).toBe('includeOutputs');
@@ -132,7 +181,7 @@ describe('Bitcoin Streams API', () => {
       expect(await stream(id)).toEqual(up.body);
     });
 
-    it('lists by cursor only Bitcoin streams, and answers 404 for another family\'s id on every route', async () => {
+    it("lists by cursor only Bitcoin streams, and answers 404 for another family's id on every route", async () => {
       const btc = [await make(), await make(), await make()];
       const evm = [await makeIn('evm'), await makeIn('evm')];
       const listed = await all('/streams/bitcoin', 2);
@@ -287,7 +336,13 @@ describe('Bitcoin Streams API', () => {
       const id = await make();
       const added = await post(`/streams/bitcoin/${id}/xpub`, { xpub: XPUB });
       expect(added.status, JSON.stringify(added.body)).toBe(200);
-      expect(added.body).toEqual({ id: added.body.id, streamId: id, xpub: XPUB, createdAt: added.body.createdAt, updatedAt: added.body.createdAt });
+      expect(added.body).toEqual({
+        id: added.body.id,
+        streamId: id,
+        xpub: XPUB,
+        createdAt: added.body.createdAt,
+        updatedAt: added.body.createdAt,
+      });
       expect(added.body.id).toMatch(UUID_V4);
       expect(new Date(added.body.createdAt).toISOString()).toBe(added.body.createdAt);
       await advance(s, 5);
@@ -297,7 +352,9 @@ describe('Bitcoin Streams API', () => {
       expect(z.id).not.toBe(added.body.id);
       const listed = await all(`/streams/bitcoin/${id}/xpub`, 1);
       expect(listed.pages).toBe(2);
-      expect(listed.items.sort((a, b) => a.xpub.localeCompare(b.xpub))).toEqual([added.body, z].sort((a, b) => a.xpub.localeCompare(b.xpub)));
+      expect(listed.items.sort((a, b) => a.xpub.localeCompare(b.xpub))).toEqual(
+        [added.body, z].sort((a, b) => a.xpub.localeCompare(b.xpub)),
+      );
       // Xpubs are not the stream's addresses.
       expect((await stream(id)).amountOfAddresses).toBe(0);
 
@@ -330,7 +387,7 @@ describe('Bitcoin Streams API', () => {
       expect((await s.call(`/streams/bitcoin/${id}/xpub`)).body.total).toBe(0);
     });
 
-    it('deletes a stream\'s addresses and xpubs with it', async () => {
+    it("deletes a stream's addresses and xpubs with it", async () => {
       const id = await make();
       await post(`/streams/bitcoin/${id}/address`, { address: [P2PKH, P2TR] });
       await post(`/streams/bitcoin/${id}/xpub`, { xpub: XPUB });
@@ -341,7 +398,8 @@ describe('Bitcoin Streams API', () => {
       const { openStore } = await import('../storage/env.js');
       const store = openStore(s.dir, { create: false });
       try {
-        const rows = (table: 'streamAddresses' | 'streamXpubs' | 'xpubKeys', of: string) => store.range(table, { start: `${of}/`, end: `${of}/\uffff` }).length;
+        const rows = (table: 'streamAddresses' | 'streamXpubs' | 'xpubKeys', of: string) =>
+          store.range(table, { start: `${of}/`, end: `${of}/\uffff` }).length;
         expect([rows('streamAddresses', id), rows('streamXpubs', id), rows('xpubKeys', id)]).toEqual([0, 0, 0]);
         // xpubKeys: the key's entry and the stream's count.
         expect([rows('streamAddresses', keep), rows('streamXpubs', keep), rows('xpubKeys', keep)]).toEqual([1, 1, 2]);
@@ -361,22 +419,46 @@ describe('Bitcoin Streams API', () => {
       expect((await enqueue(id, [webhook(1), webhook(2)])).body.results).toEqual(['queued', 'queued']);
       await advance(s, 0);
       await advance(s, 60);
-      const got = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
-      expect(got.map((x) => [x.body.block.height, x.body.retries])).toEqual([['1', 0], ['2', 0], ['1', 1]]);
+      const got = rx
+        .webhooks()
+        .slice(before)
+        .filter((x) => x.body.streamId === id);
+      expect(got.map((x) => [x.body.block.height, x.body.retries])).toEqual([
+        ['1', 0],
+        ['2', 0],
+        ['1', 1],
+      ]);
       const { secretKey } = (await s.call('/settings')).body;
       for (const g of got) {
         expect(g.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(g.raw + secretKey)))}`);
         expect(g.raw).toBe(JSON.stringify(g.body));
-        expect(g.body).toMatchObject({ streamId: id, tag: 'btc-deliver', chainId: 'btc-mainnet', confirmed: false, transactions: webhook(1).transactions });
+        expect(g.body).toMatchObject({
+          streamId: id,
+          tag: 'btc-deliver',
+          chainId: 'btc-mainnet',
+          confirmed: false,
+          transactions: webhook(1).transactions,
+        });
       }
       // The failed first try is in history (delivered on its retry) and in the delivery log.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
       expect(h).toHaveLength(1);
-      expect(h[0]).toMatchObject({ streamId: id, tag: 'btc-deliver', webhookUrl: url, errorMessage: 'the receiver answered HTTP 500', delivered: true });
+      expect(h[0]).toMatchObject({
+        streamId: id,
+        tag: 'btc-deliver',
+        webhookUrl: url,
+        errorMessage: 'the receiver answered HTTP 500',
+        delivered: true,
+      });
       expect(h[0].payload).toMatchObject({ streamId: id, chainId: 'btc-mainnet', block: { height: '1' } });
       const logs = (await s.call('/history/logs?limit=100')).body.result.filter((l: { streamId: string }) => l.streamId === id);
       expect(logs.map((l: { deliveryStatus: string }) => l.deliveryStatus).sort()).toEqual(['failed', 'success', 'success']);
-      expect(logs.every((l: { chain: string; webhookUrl: string; tag: string }) => l.chain === 'btc-mainnet' && l.webhookUrl === url && l.tag === 'btc-deliver')).toBe(true);
+      expect(
+        logs.every(
+          (l: { chain: string; webhookUrl: string; tag: string }) =>
+            l.chain === 'btc-mainnet' && l.webhookUrl === url && l.tag === 'btc-deliver',
+        ),
+      ).toBe(true);
       const replayed = await post(`/history/replay/${id}/${h[0].id}`);
       expect(replayed.body).toMatchObject({ id: h[0].id, streamId: id, delivered: true, status: 200 });
       expect(rx.webhooks().filter((w) => w.body.streamId === id)).toHaveLength(4);
@@ -392,7 +474,10 @@ describe('Bitcoin Streams API', () => {
       const id = await make({ webhookUrl: url, tag: 'btc-rate' });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
       const mails = smtp.mails.length;
-      await enqueue(id, Array.from({ length: 30 }, (_, i) => webhook(100 + i)));
+      await enqueue(
+        id,
+        Array.from({ length: 30 }, (_, i) => webhook(100 + i)),
+      );
       await advance(s, 0);
       expect((await stream(id)).status).toBe('active'); // 70%
       await enqueue(id, [webhook(130)]);
@@ -423,7 +508,9 @@ describe('Bitcoin Streams API', () => {
         const btc = (await r.call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl: rx2.url, tag: 'kept' } })).body;
         await r.call(`/streams/bitcoin/${btc.id}/address`, { method: 'POST', json: { address: [P2PKH, P2TR] } });
         const xpub = (await r.call(`/streams/bitcoin/${btc.id}/xpub`, { method: 'POST', json: { xpub: ZPUB } })).body;
-        const evm = (await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })).body;
+        const evm = (
+          await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })
+        ).body;
         await r.stop('SIGTERM');
         const { openStore } = await import('../storage/env.js');
         const store = openStore(dir, { create: false });

@@ -15,7 +15,15 @@ const randomAddress = (i: number): string => `0x${(0xabc00000 + i).toString(16).
 
 describe('EVM streams on anvil', () => {
   let token: Deployed;
-  const { env, createStream, mine, of: webhooksOf, deliveries, nothingFor, checkParses } = streamsSuite(async ({ anvil }) => {
+  const {
+    env,
+    createStream,
+    mine,
+    of: webhooksOf,
+    deliveries,
+    nothingFor,
+    checkParses,
+  } = streamsSuite(async ({ anvil }) => {
     token = await deploy(anvil.url, 'TestToken', ['Test Token', 'TT', 6, 1_000_000_000n]);
   });
   const url = () => env().anvil.url;
@@ -30,7 +38,14 @@ describe('EVM streams on anvil', () => {
     for (const w of got) {
       checkParses(w);
       expect(w.body.txs).toHaveLength(1);
-      expect(w.body.txs[0]).toMatchObject({ hash, fromAddress: A0, toAddress: A1, value: parseEther('1.5').toString(), receiptStatus: '1', transactionIndex: '0' });
+      expect(w.body.txs[0]).toMatchObject({
+        hash,
+        fromAddress: A0,
+        toAddress: A1,
+        value: parseEther('1.5').toString(),
+        receiptStatus: '1',
+        transactionIndex: '0',
+      });
       expect(w.body.logs).toEqual([]);
       expect(w.body.block.hash).toBe(receipt.blockHash);
     }
@@ -42,15 +57,34 @@ describe('EVM streams on anvil', () => {
   });
 
   it('decodes ERC-20 transfers and approvals of a watched wallet, with token metadata', async () => {
-    const id = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: ['Transfer(address,address,uint256)', 'Approval(address,address,uint256)'] }, [A1]);
+    const id = await createStream(
+      { includeContractLogs: true, abi: ERC20_ABI, topic0: ['Transfer(address,address,uint256)', 'Approval(address,address,uint256)'] },
+      [A1],
+    );
     const r1 = await write(url(), { ...token, functionName: 'transfer', args: [A1, 2_500_000n] });
     const got = await deliveries(id, r1.blockNumber);
     for (const w of got) {
       checkParses(w);
       expect(w.body.logs).toHaveLength(1);
-      expect(w.body.logs[0]).toMatchObject({ address: token.address.toLowerCase(), topic0: toEventSelector('Transfer(address,address,uint256)'), topic3: null });
+      expect(w.body.logs[0]).toMatchObject({
+        address: token.address.toLowerCase(),
+        topic0: toEventSelector('Transfer(address,address,uint256)'),
+        topic3: null,
+      });
       expect(w.body.erc20Transfers).toEqual([
-        { transactionHash: r1.transactionHash, logIndex: '0', contract: token.address.toLowerCase(), from: A0, to: A1, value: '2500000', tokenName: 'Test Token', tokenSymbol: 'TT', tokenDecimals: '6', valueWithDecimals: '2.5', possibleSpam: false },
+        {
+          transactionHash: r1.transactionHash,
+          logIndex: '0',
+          contract: token.address.toLowerCase(),
+          from: A0,
+          to: A1,
+          value: '2500000',
+          tokenName: 'Test Token',
+          tokenSymbol: 'TT',
+          tokenDecimals: '6',
+          valueWithDecimals: '2.5',
+          possibleSpam: false,
+        },
       ]);
       const decoded = Moralis.Streams.parsedLogs(w.body);
       expect(decoded[0].from.toLowerCase()).toBe(A0);
@@ -99,7 +133,8 @@ describe('EVM streams on anvil', () => {
     const e = env();
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const wallet = await walletClient(url());
-    const send = async (value: bigint) => (await publicClient(url()).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
+    const send = async (value: bigint) =>
+      (await publicClient(url()).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
     const before = await send(21n);
     const of = (n: bigint) => webhooksOf(id, n).map((w) => w.body.confirmed);
     expect(await until(() => of(before).length === 1, 10_000)).toBe(true);
@@ -128,7 +163,8 @@ describe('EVM stream deliveries failing on real blocks', () => {
         const id = await createStream({ includeNativeTxs: true }, [A1]);
         const wallet = await walletClient(anvil.url);
         // 16 blocks with a watched transaction, each delivered unconfirmed and confirmed: 32 first attempts.
-        for (let i = 0; i < 16; i++) await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: BigInt(i + 1) }) });
+        for (let i = 0; i < 16; i++)
+          await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: BigInt(i + 1) }) });
         await mine(CONFIRMATIONS + 1);
         expect(await until(async () => (await s.call(`/streams/evm/${id}`)).body.status === 'error', 15_000)).toBe(true);
         const stream = (await s.call(`/streams/evm/${id}`)).body;
@@ -146,7 +182,11 @@ describe('EVM stream deliveries failing on real blocks', () => {
 describe('EVM streams and the removal dates', () => {
   const STOPPED = 'the chain no longer produces blocks: stopped following it';
   /** The server's JSON log lines. */
-  const logLines = (output: string): Array<Record<string, unknown>> => output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const logLines = (output: string): Array<Record<string, unknown>> =>
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
 
   it('a stream on moonbeam (0x504) is delivered until 2026-08-01 and emits nothing after', async () => {
     // 0x539 follows the same node: its stream's webhooks show the server took in the blocks 0x504 no longer follows.
@@ -159,7 +199,8 @@ describe('EVM streams and the removal dates', () => {
     await withStreamsEnv(more, async ({ anvil, s, rx }, { createStream, deliveries }) => {
       const moonbeam = await createStream({ chainIds: ['0x504'], includeNativeTxs: true }, [A1]);
       const wallet = await walletClient(anvil.url);
-      const send = async (value: bigint) => (await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
+      const send = async (value: bigint) =>
+        (await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
       const before = await send(1n);
       expect((await deliveries(moonbeam, before)).map((w) => [w.body.chainId, w.body.confirmed])).toEqual([
         ['0x504', false],
@@ -167,11 +208,19 @@ describe('EVM streams and the removal dates', () => {
       ]);
 
       await advance(s, 120);
-      expect(await until(() => logLines(s.output()).some((l) => l['msg'] === STOPPED && l['chain'] === '0x504'), 10_000), 'the follower of 0x504 says it stopped').toBe(true);
+      expect(
+        await until(() => logLines(s.output()).some((l) => l['msg'] === STOPPED && l['chain'] === '0x504'), 10_000),
+        'the follower of 0x504 says it stopped',
+      ).toBe(true);
       const anchor = await createStream({ includeNativeTxs: true }, [A1]);
       const after = await send(2n);
       await deliveries(anchor, after);
-      expect(rx.webhooks().filter((w) => w.body.streamId === moonbeam || w.body.chainId === '0x504').map((w) => [w.body.streamId, w.body.block.number])).toEqual([
+      expect(
+        rx
+          .webhooks()
+          .filter((w) => w.body.streamId === moonbeam || w.body.chainId === '0x504')
+          .map((w) => [w.body.streamId, w.body.block.number]),
+      ).toEqual([
         [moonbeam, String(before)],
         [moonbeam, String(before)],
       ]);

@@ -17,7 +17,13 @@ const TENANT_SLOTS = 100;
 const UNANSWERED_SLOTS = 8;
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-const payload = (n: number) => ({ confirmed: false, chainId: '0x1', block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
+const payload = (n: number) => ({
+  confirmed: false,
+  chainId: '0x1',
+  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
+  logs: [],
+  txs: [],
+});
 
 describe('delivery slots shared between tenants', () => {
   let s: Running;
@@ -28,22 +34,41 @@ describe('delivery slots shared between tenants', () => {
   let mine: string;
   let theirs: string;
   const open = (): number => hostile.reduce((n, rx) => n + rx.open(), 0);
-  const stats = async (headers?: Record<string, string>) => (await s.call('/stats', headers === undefined ? {} : { headers })).body as { totalWebhooksDelivered: number; totalWebhooksFailed: number };
-  const gauge = async (name: string): Promise<number> => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await s.call('/metrics')).body as string)?.[1] ?? NaN);
-  const arrived = (id: string, block: number) => healthy.webhooks().some((w) => w.body.streamId === id && w.body.block.number === String(block));
+  const stats = async (headers?: Record<string, string>) =>
+    (await s.call('/stats', headers === undefined ? {} : { headers })).body as {
+      totalWebhooksDelivered: number;
+      totalWebhooksFailed: number;
+    };
+  const gauge = async (name: string): Promise<number> =>
+    Number(new RegExp(`^${name} (\\d+)$`, 'm').exec((await s.call('/metrics')).body as string)?.[1] ?? NaN);
+  const arrived = (id: string, block: number) =>
+    healthy.webhooks().some((w) => w.body.streamId === id && w.body.block.number === String(block));
 
   beforeAll(async () => {
     hostile = await Promise.all(Array.from({ length: ORIGINS }, () => startReceiver()));
     healthy = await startReceiver();
-    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_DELIVERY_TENANT_SLOTS: String(TENANT_SLOTS), CHAINPOST_DELIVERY_UNANSWERED_SLOTS: String(UNANSWERED_SLOTS) });
+    s = await startChainpost({
+      CHAINPOST_TEST_CLOCK: '1',
+      CHAINPOST_RATE_LIMIT: '0',
+      CHAINPOST_ACCESS_LOG: '0',
+      CHAINPOST_DELIVERY_TENANT_SLOTS: String(TENANT_SLOTS),
+      CHAINPOST_DELIVERY_UNANSWERED_SLOTS: String(UNANSWERED_SLOTS),
+    });
     otherKey = (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const create = async (webhookUrl: string, tag: string, headers: Record<string, string> = {}): Promise<string> => {
-      const r = await s.call('/streams/evm', { method: 'PUT', headers, json: { webhookUrl, description: 'fairness', tag, chainIds: ['0x1'] } });
+      const r = await s.call('/streams/evm', {
+        method: 'PUT',
+        headers,
+        json: { webhookUrl, description: 'fairness', tag, chainIds: ['0x1'] },
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return r.body.id as string;
     };
     // A few creates at a time: each waits for its test webhook's answer.
-    for (let i = 0; i < HOSTILE; i += 10) hostileIds.push(...(await Promise.all(Array.from({ length: 10 }, (_, k) => create(`${hostile[(i + k) % ORIGINS]!.url}?s=${i + k}`, `h${i + k}`)))));
+    for (let i = 0; i < HOSTILE; i += 10)
+      hostileIds.push(
+        ...(await Promise.all(Array.from({ length: 10 }, (_, k) => create(`${hostile[(i + k) % ORIGINS]!.url}?s=${i + k}`, `h${i + k}`)))),
+      );
     mine = await create(`${healthy.url}?mine`, 'mine');
     theirs = await create(`${healthy.url}?theirs`, 'theirs', { 'x-api-key': otherKey });
   }, 120_000);
@@ -55,21 +80,37 @@ describe('delivery slots shared between tenants', () => {
     await healthy?.close();
   });
 
-  it('delivers another tenant\'s webhook while one tenant\'s receivers hold every request open, before any of them times out', async () => {
+  it("delivers another tenant's webhook while one tenant's receivers hold every request open, before any of them times out", async () => {
     // Every receiver answers A's first webhooks: its origins are proven, so its share is all that holds it back.
-    const first = await s.call('/admin/webhooks', { method: 'POST', json: { webhooks: [...hostileIds, mine].map((streamId) => ({ streamId, payload: payload(1) })) } });
+    const first = await s.call('/admin/webhooks', {
+      method: 'POST',
+      json: { webhooks: [...hostileIds, mine].map((streamId) => ({ streamId, payload: payload(1) })) },
+    });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(await until(async () => (await stats()).totalWebhooksDelivered === HOSTILE + 1, 30_000)).toBe(true);
 
     for (const rx of hostile) rx.state.answer = () => 'hang';
-    const more = await s.call('/admin/webhooks', { method: 'POST', json: { webhooks: [2, 3].flatMap((n) => hostileIds.map((streamId) => ({ streamId, payload: payload(n) }))) } });
+    const more = await s.call('/admin/webhooks', {
+      method: 'POST',
+      json: { webhooks: [2, 3].flatMap((n) => hostileIds.map((streamId) => ({ streamId, payload: payload(n) }))) },
+    });
     expect(more.status, JSON.stringify(more.body)).toBe(200);
     // A holds its share, every other stream of it waits in line: nothing more starts until a slot frees.
     expect(await until(() => open() >= TENANT_SLOTS, 10_000)).toBe(true);
-    await until(async () => open() > TENANT_SLOTS || ((await gauge('chainpost_webhooks_in_flight')) === TENANT_SLOTS && (await gauge('chainpost_webhook_streams_waiting')) === HOSTILE - TENANT_SLOTS), 5_000);
+    await until(
+      async () =>
+        open() > TENANT_SLOTS ||
+        ((await gauge('chainpost_webhooks_in_flight')) === TENANT_SLOTS &&
+          (await gauge('chainpost_webhook_streams_waiting')) === HOSTILE - TENANT_SLOTS),
+      5_000,
+    );
     expect(open()).toBe(TENANT_SLOTS);
 
-    const sent = await s.call(`/admin/streams/${theirs}/webhooks`, { method: 'POST', headers: { 'x-api-key': otherKey }, json: { webhooks: [payload(1)] } });
+    const sent = await s.call(`/admin/streams/${theirs}/webhooks`, {
+      method: 'POST',
+      headers: { 'x-api-key': otherKey },
+      json: { webhooks: [payload(1)] },
+    });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     // Well within the hanging POSTs' 10-s timeout; they are all still open when it arrives.
     expect(await until(() => arrived(theirs, 1), 8_000)).toBe(true);
@@ -79,7 +120,7 @@ describe('delivery slots shared between tenants', () => {
     expect(await until(async () => (await stats({ 'x-api-key': otherKey })).totalWebhooksDelivered === 1, 5_000)).toBe(true);
   }, 60_000);
 
-  it('holds few of a tenant\'s slots on receivers that stopped answering, and its answering receiver goes on', async () => {
+  it("holds few of a tenant's slots on receivers that stopped answering, and its answering receiver goes on", async () => {
     // The first POSTs time out (10 s after they were sent): their origins now count as unanswered.
     expect(await until(async () => (await stats()).totalWebhooksFailed === TENANT_SLOTS, 20_000)).toBe(true);
     await until(async () => (await gauge('chainpost_webhooks_in_flight')) === open(), 2_000);

@@ -57,8 +57,18 @@ async function startStreamsEnv(e: Partial<StreamsEnv>, more: MoreEnv): Promise<S
 
 async function stopStreamsEnv(e: Partial<StreamsEnv>): Promise<void> {
   if (process.env['E2E_LOG'] && e.s !== undefined) {
-    console.log(JSON.stringify((await e.s.call('/history/logs')).body).slice(0, 3000), JSON.stringify((await e.s.call('/history')).body).slice(0, 3000));
-    console.log(e.s.output().split('\n').filter((l) => !l.includes('"request"')).slice(-60).join('\n'));
+    console.log(
+      JSON.stringify((await e.s.call('/history/logs')).body).slice(0, 3000),
+      JSON.stringify((await e.s.call('/history')).body).slice(0, 3000),
+    );
+    console.log(
+      e.s
+        .output()
+        .split('\n')
+        .filter((l) => !l.includes('"request"'))
+        .slice(-60)
+        .join('\n'),
+    );
   }
   await stopAndClean(e.s);
   await e.rx?.close();
@@ -85,11 +95,17 @@ export function streamsSuite(setup?: (env: StreamsEnv) => Promise<void>) {
 }
 
 /** Runs `fn` over its own anvil, receiver and server (with `more` settings), stopped whatever happens. */
-export async function withStreamsEnv(more: MoreEnv, fn: (env: StreamsEnv, harness: ReturnType<typeof streamsHarness>) => Promise<void>): Promise<void> {
+export async function withStreamsEnv(
+  more: MoreEnv,
+  fn: (env: StreamsEnv, harness: ReturnType<typeof streamsHarness>) => Promise<void>,
+): Promise<void> {
   const e: Partial<StreamsEnv> = {};
   try {
     await startStreamsEnv(e, more);
-    await fn(e as StreamsEnv, streamsHarness(() => e as StreamsEnv));
+    await fn(
+      e as StreamsEnv,
+      streamsHarness(() => e as StreamsEnv),
+    );
   } finally {
     await stopStreamsEnv(e);
   }
@@ -101,15 +117,22 @@ export function streamsHarness(env: () => StreamsEnv) {
   /** A stream to the receiver on 0x539 (unless `def` says otherwise), watching `addresses`. */
   const createStream = async (def: Record<string, unknown>, addresses: string[] = []): Promise<string> => {
     const { s, rx, created } = env();
-    const res = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, description: 'e2e', tag: 'e2e', chainIds: ['0x539'], ...def } });
+    const res = await s.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: rx.url, description: 'e2e', tag: 'e2e', chainIds: ['0x539'], ...def },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const id = res.body.id as string;
     created.push(id);
-    if (addresses.length > 0) expect((await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
+    if (addresses.length > 0)
+      expect((await s.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: addresses } })).status).toBe(200);
     return id;
   };
   const mine = (blocks: number) => rpc().request({ method: 'anvil_mine' as never, params: [`0x${blocks.toString(16)}`] as never });
-  const of = (id: string, block: bigint): Received[] => env().rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === String(block));
+  const of = (id: string, block: bigint): Received[] =>
+    env()
+      .rx.webhooks()
+      .filter((w) => w.body.streamId === id && w.body.block.number === String(block));
   /**
    * Until the stream's unconfirmed webhook of `block` came: a test that changes state in the next block waits
    * for it, as anvil may read "state at block N" from its newer state while it mines block N + 1 (a race of

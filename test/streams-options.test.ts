@@ -31,10 +31,26 @@ const ERC1155_ABI = parseAbi([
 ]);
 const FORWARDED_ABI = parseAbi(['event Forwarded(address indexed from, address indexed to, uint256 value)']);
 const FORWARDED = 'Forwarded(address,address,uint256)';
-const balanceOfNamed = (output: string) => ({ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ name: 'owner', type: 'address' }], outputs: [{ name: output, type: 'uint256' }] });
+const balanceOfNamed = (output: string) => ({
+  type: 'function',
+  name: 'balanceOf',
+  stateMutability: 'view',
+  inputs: [{ name: 'owner', type: 'address' }],
+  outputs: [{ name: output, type: 'uint256' }],
+});
 
 /** What a body holds when nothing of a kind matched. */
-const EMPTY = { logs: [], txs: [], txsInternal: [], erc20Transfers: [], erc20Approvals: [], nftTransfers: [], nftTokenApprovals: [], nftApprovals: { ERC721: [], ERC1155: [] }, nativeBalances: [] };
+const EMPTY = {
+  logs: [],
+  txs: [],
+  txsInternal: [],
+  erc20Transfers: [],
+  erc20Approvals: [],
+  nftTransfers: [],
+  nftTokenApprovals: [],
+  nftApprovals: { ERC721: [], ERC1155: [] },
+  nativeBalances: [],
+};
 
 describe('EVM stream options on anvil', () => {
   let token: Deployed;
@@ -60,7 +76,14 @@ describe('EVM stream options on anvil', () => {
   // ---- activity and expected items ---------------------------------------------
 
   /** Sends a contract write without waiting for it to be mined. */
-  const submit = async (w: Write): Promise<Hex> => (await walletClient(url(), w.account)).writeContract({ address: w.address, abi: w.abi, functionName: w.functionName, args: w.args ?? [], value: w.value });
+  const submit = async (w: Write): Promise<Hex> =>
+    (await walletClient(url(), w.account)).writeContract({
+      address: w.address,
+      abi: w.abi,
+      functionName: w.functionName,
+      args: w.args ?? [],
+      value: w.value,
+    });
   /** Sends the transactions (from different accounts) into one block; their receipts in block order. */
   const oneBlock = async (sends: Array<() => Promise<Hex>>): Promise<TransactionReceipt[]> => {
     await rpc().request({ method: 'evm_setAutomine' as never, params: [false] as never });
@@ -80,7 +103,16 @@ describe('EVM stream options on anvil', () => {
   /** The webhook log item of a receipt's log (the node's values). */
   const logItem = (r: TransactionReceipt, i = 0) => {
     const l = r.logs[i]!;
-    return { logIndex: String(l.logIndex), transactionHash: r.transactionHash, address: l.address.toLowerCase(), data: l.data, topic0: l.topics[0] ?? null, topic1: l.topics[1] ?? null, topic2: l.topics[2] ?? null, topic3: l.topics[3] ?? null };
+    return {
+      logIndex: String(l.logIndex),
+      transactionHash: r.transactionHash,
+      address: l.address.toLowerCase(),
+      data: l.data,
+      topic0: l.topics[0] ?? null,
+      topic1: l.topics[1] ?? null,
+      topic2: l.topics[2] ?? null,
+      topic3: l.topics[3] ?? null,
+    };
   };
   /** The webhook tx item of a transaction, from the node's own JSON. */
   const txItem = async (hash: Hex) => {
@@ -119,19 +151,35 @@ describe('EVM stream options on anvil', () => {
     valueWithDecimals: formatUnits(value, 6),
     ...erc20,
   });
-  const balanceOf = async (t: Deployed, who: Hex, blockNumber: bigint): Promise<string> => String(await rpc().readContract({ address: t.address, abi: t.abi, functionName: 'balanceOf', args: [who], blockNumber }));
+  const balanceOf = async (t: Deployed, who: Hex, blockNumber: bigint): Promise<string> =>
+    String(await rpc().readContract({ address: t.address, abi: t.abi, functionName: 'balanceOf', args: [who], blockNumber }));
 
   /**
    * The stream's two webhooks of the block: unconfirmed then confirmed, signed,
    * parsed by the SDK, saying the same thing, each exactly `parts` over an
    * empty body. Answers the body and its logs as parsedLogs decodes them.
    */
-  const expectHooks = async (id: string, blockNumber: bigint, abi: readonly unknown[] | null, parts: Record<string, unknown>): Promise<{ body: any; decoded: any[] }> => {
+  const expectHooks = async (
+    id: string,
+    blockNumber: bigint,
+    abi: readonly unknown[] | null,
+    parts: Record<string, unknown>,
+  ): Promise<{ body: any; decoded: any[] }> => {
     const got = await deliveries(id, blockNumber);
     expect(got.map((w) => w.body.confirmed)).toEqual([false, true]);
     for (const w of got) checkParses(w);
     const block = await rpc().getBlock({ blockNumber });
-    const expected = { confirmed: false, chainId: '0x539', abi: abi ?? [], retries: 0, streamId: id, tag: 'e2e', block: { number: String(blockNumber), hash: block.hash, timestamp: String(block.timestamp) }, ...EMPTY, ...parts };
+    const expected = {
+      confirmed: false,
+      chainId: '0x539',
+      abi: abi ?? [],
+      retries: 0,
+      streamId: id,
+      tag: 'e2e',
+      block: { number: String(blockNumber), hash: block.hash, timestamp: String(block.timestamp) },
+      ...EMPTY,
+      ...parts,
+    };
     expect(got[0]!.body).toEqual(expected);
     expect(got[1]!.body).toEqual({ ...expected, confirmed: true });
     const body = got[0]!.body;
@@ -143,7 +191,8 @@ describe('EVM stream options on anvil', () => {
   const plain = (v: any): unknown => {
     if (Array.isArray(v)) return v.map(plain);
     if (typeof v === 'string') return v.toLowerCase();
-    if (v !== null && typeof v === 'object' && typeof v.toString === 'function' && ('_hex' in v || '_isBigNumber' in v)) return v.toString();
+    if (v !== null && typeof v === 'object' && typeof v.toString === 'function' && ('_hex' in v || '_isBigNumber' in v))
+      return v.toString();
     if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
     return v;
   };
@@ -158,7 +207,9 @@ describe('EVM stream options on anvil', () => {
     const minted = await write(url(), { ...nft, functionName: 'mint', args: [A1, 7n] });
     const m = await expectHooks(id, minted.blockNumber, ERC721_ABI, {
       logs: [logItem(minted)],
-      nftTransfers: [{ transactionHash: minted.transactionHash, logIndex: '0', ...meta, operator: null, from: ZERO, to: A1, tokenId: '7', amount: '1' }],
+      nftTransfers: [
+        { transactionHash: minted.transactionHash, logIndex: '0', ...meta, operator: null, from: ZERO, to: A1, tokenId: '7', amount: '1' },
+      ],
     });
     expect(m.body.logs[0].topic0).toBe(toEventSelector(TRANSFER));
     expect(plain(m.decoded)).toEqual([{ from: ZERO, to: A1, tokenId: '7' }]);
@@ -168,7 +219,18 @@ describe('EVM stream options on anvil', () => {
     const moved = await write(url(), { ...nft, functionName: 'transferFrom', args: [A0, A1, 1_000_000_000_000n] });
     const t = await expectHooks(id, moved.blockNumber, ERC721_ABI, {
       logs: [logItem(moved)],
-      nftTransfers: [{ transactionHash: moved.transactionHash, logIndex: '0', ...meta, operator: null, from: A0, to: A1, tokenId: '1000000000000', amount: '1' }],
+      nftTransfers: [
+        {
+          transactionHash: moved.transactionHash,
+          logIndex: '0',
+          ...meta,
+          operator: null,
+          from: A0,
+          to: A1,
+          tokenId: '1000000000000',
+          amount: '1',
+        },
+      ],
     });
     expect(plain(t.decoded)).toEqual([{ from: A0, to: A1, tokenId: '1000000000000' }]);
     await nothingFor(id, other.blockNumber, moved.blockNumber);
@@ -176,15 +238,22 @@ describe('EVM stream options on anvil', () => {
     const approved = await write(url(), { ...nft, functionName: 'approve', args: [A2, 7n], account: K1 });
     const a = await expectHooks(id, approved.blockNumber, ERC721_ABI, {
       logs: [logItem(approved)],
-      nftTokenApprovals: [{ transactionHash: approved.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: false, tokenId: '7' }],
-      nftApprovals: { ERC721: [{ transactionHash: approved.transactionHash, logIndex: '0', ...meta, owner: A1, approved: A2, tokenId: '7' }], ERC1155: [] },
+      nftTokenApprovals: [
+        { transactionHash: approved.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: false, tokenId: '7' },
+      ],
+      nftApprovals: {
+        ERC721: [{ transactionHash: approved.transactionHash, logIndex: '0', ...meta, owner: A1, approved: A2, tokenId: '7' }],
+        ERC1155: [],
+      },
     });
     expect(plain(a.decoded)).toEqual([{ owner: A1, approved: A2, tokenId: '7' }]);
 
     const all = await write(url(), { ...nft, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
     const f = await expectHooks(id, all.blockNumber, ERC721_ABI, {
       logs: [logItem(all)],
-      nftTokenApprovals: [{ transactionHash: all.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: true, tokenId: null }],
+      nftTokenApprovals: [
+        { transactionHash: all.transactionHash, logIndex: '0', ...meta, account: A1, operator: A2, approvedAll: true, tokenId: null },
+      ],
     });
     expect(plain(f.decoded)).toEqual([{ owner: A1, operator: A2, approved: true }]);
   });
@@ -192,20 +261,51 @@ describe('EVM stream options on anvil', () => {
   // ---- 2. ERC-1155 -----------------------------------------------------------------
 
   it('ERC-1155: TransferSingle, TransferBatch (one item per id, same logIndex) and ApprovalForAll', async () => {
-    const id = await createStream({ includeContractLogs: true, abi: ERC1155_ABI, topic0: ['TransferSingle(address,address,address,uint256,uint256)', 'TransferBatch(address,address,address,uint256[],uint256[])', APPROVAL_FOR_ALL] }, [A1]);
+    const id = await createStream(
+      {
+        includeContractLogs: true,
+        abi: ERC1155_ABI,
+        topic0: [
+          'TransferSingle(address,address,address,uint256,uint256)',
+          'TransferBatch(address,address,address,uint256[],uint256[])',
+          APPROVAL_FOR_ALL,
+        ],
+      },
+      [A1],
+    );
     // TestMulti has no name() or symbol().
-    const meta = { contract: multi.address.toLowerCase(), tokenContractType: 'ERC1155', tokenName: '', tokenSymbol: '', possibleSpam: false };
+    const meta = {
+      contract: multi.address.toLowerCase(),
+      tokenContractType: 'ERC1155',
+      tokenName: '',
+      tokenSymbol: '',
+      possibleSpam: false,
+    };
 
     const single = await write(url(), { ...multi, functionName: 'mint', args: [A1, 5n, 10n] });
     const one = await expectHooks(id, single.blockNumber, ERC1155_ABI, {
       logs: [logItem(single)],
-      nftTransfers: [{ transactionHash: single.transactionHash, logIndex: '0', ...meta, operator: A0, from: ZERO, to: A1, tokenId: '5', amount: '10' }],
+      nftTransfers: [
+        { transactionHash: single.transactionHash, logIndex: '0', ...meta, operator: A0, from: ZERO, to: A1, tokenId: '5', amount: '10' },
+      ],
     });
     expect(plain(one.decoded)).toEqual([{ operator: A0, from: ZERO, to: A1, id: '5', value: '10' }]);
 
     const batch = await write(url(), { ...multi, functionName: 'mintBatch', args: [A1, [1n, 2n, 3n], [4n, 5n, 6n]], account: K2 });
-    const item = (tokenId: string, amount: string) => ({ transactionHash: batch.transactionHash, logIndex: '0', ...meta, operator: A2, from: ZERO, to: A1, tokenId, amount });
-    const b = await expectHooks(id, batch.blockNumber, ERC1155_ABI, { logs: [logItem(batch)], nftTransfers: [item('1', '4'), item('2', '5'), item('3', '6')] });
+    const item = (tokenId: string, amount: string) => ({
+      transactionHash: batch.transactionHash,
+      logIndex: '0',
+      ...meta,
+      operator: A2,
+      from: ZERO,
+      to: A1,
+      tokenId,
+      amount,
+    });
+    const b = await expectHooks(id, batch.blockNumber, ERC1155_ABI, {
+      logs: [logItem(batch)],
+      nftTransfers: [item('1', '4'), item('2', '5'), item('3', '6')],
+    });
     expect(plain(b.decoded)).toEqual([{ operator: A2, from: ZERO, to: A1, ids: ['1', '2', '3'], values: ['4', '5', '6'] }]);
 
     const all = await write(url(), { ...multi, functionName: 'setApprovalForAll', args: [A2, true], account: K1 });
@@ -225,8 +325,17 @@ describe('EVM stream options on anvil', () => {
     const without = await createStream({ includeNativeTxs: true, includeInternalTxs: false }, [A1, A2]);
     /** Each value-moving call of the transaction's trace, as txsInternal says it. */
     const internal = async (r: TransactionReceipt) => {
-      const trace = (await rpc().request({ method: 'debug_traceTransaction' as never, params: [r.transactionHash, { tracer: 'callTracer' }] as never })) as { calls: Array<{ from: Hex; to: Hex; value: Hex; gas: Hex }> };
-      return trace.calls.map((c) => ({ from: c.from.toLowerCase(), to: c.to.toLowerCase(), value: BigInt(c.value).toString(), transactionHash: r.transactionHash, gas: BigInt(c.gas).toString() }));
+      const trace = (await rpc().request({
+        method: 'debug_traceTransaction' as never,
+        params: [r.transactionHash, { tracer: 'callTracer' }] as never,
+      })) as { calls: Array<{ from: Hex; to: Hex; value: Hex; gas: Hex }> };
+      return trace.calls.map((c) => ({
+        from: c.from.toLowerCase(),
+        to: c.to.toLowerCase(),
+        value: BigInt(c.value).toString(),
+        transactionHash: r.transactionHash,
+        gas: BigInt(c.gas).toString(),
+      }));
     };
     const fwd = forwarder.address.toLowerCase();
 
@@ -258,7 +367,13 @@ describe('EVM stream options on anvil', () => {
 
   it('allAddresses with an ERC-20 Transfer abi: every token transfer between unwatched accounts, not ERC-721 Transfers', async () => {
     const id = await createStream({ allAddresses: true, includeContractLogs: true, abi: ERC20_ABI.slice(0, 1), topic0: [TRANSFER] });
-    const withTxs = await createStream({ allAddresses: true, includeContractLogs: true, includeNativeTxs: true, abi: ERC20_ABI.slice(0, 1), topic0: [TRANSFER] });
+    const withTxs = await createStream({
+      allAddresses: true,
+      includeContractLogs: true,
+      includeNativeTxs: true,
+      abi: ERC20_ABI.slice(0, 1),
+      topic0: [TRANSFER],
+    });
     const [r1, r2, r3] = await oneBlock([
       () => submit({ ...token, functionName: 'transfer', args: [A1, 100n], account: K2 }),
       () => submit({ ...token2, functionName: 'transfer', args: [A0, 2n * 10n ** 17n], account: K1 }),
@@ -273,13 +388,30 @@ describe('EVM stream options on anvil', () => {
     const items = ordered.map((r) =>
       r === tokenTx
         ? tt(r, A2, A1, 100n)
-        : { transactionHash: r.transactionHash, logIndex: String(r.logs[0]!.logIndex), contract: token2.address.toLowerCase(), from: A1, to: A0, value: (2n * 10n ** 17n).toString(), tokenName: 'Other Token', tokenSymbol: 'OT', tokenDecimals: '18', valueWithDecimals: '0.2', possibleSpam: false },
+        : {
+            transactionHash: r.transactionHash,
+            logIndex: String(r.logs[0]!.logIndex),
+            contract: token2.address.toLowerCase(),
+            from: A1,
+            to: A0,
+            value: (2n * 10n ** 17n).toString(),
+            tokenName: 'Other Token',
+            tokenSymbol: 'OT',
+            tokenDecimals: '18',
+            valueWithDecimals: '0.2',
+            possibleSpam: false,
+          },
     );
     const parts = { logs: ordered.map((r) => logItem(r)), erc20Transfers: items };
     const got = await expectHooks(id, tokenTx.blockNumber, ERC20_ABI.slice(0, 1), parts);
-    expect(plain(got.decoded)).toEqual(ordered.map((r) => (r === tokenTx ? { from: A2, to: A1, value: '100' } : { from: A1, to: A0, value: '200000000000000000' })));
+    expect(plain(got.decoded)).toEqual(
+      ordered.map((r) => (r === tokenTx ? { from: A2, to: A1, value: '100' } : { from: A1, to: A0, value: '200000000000000000' })),
+    );
     // With includeNativeTxs, the transactions of the logs kept (not the NFT mint's).
-    await expectHooks(withTxs, tokenTx.blockNumber, ERC20_ABI.slice(0, 1), { ...parts, txs: await Promise.all(ordered.map((r) => txItem(r.transactionHash))) });
+    await expectHooks(withTxs, tokenTx.blockNumber, ERC20_ABI.slice(0, 1), {
+      ...parts,
+      txs: await Promise.all(ordered.map((r) => txItem(r.transactionHash))),
+    });
   });
 
   // ---- 5. includeAllTxLogs ---------------------------------------------------------
@@ -324,7 +456,14 @@ describe('EVM stream options on anvil', () => {
     const hash = await (await walletClient(url(), K0)).sendTransaction({ to: A1, value: parseEther('1.5') });
     const native = await mined(url(), hash);
     const tx = await txItem(hash);
-    expect(tx).toMatchObject({ fromAddress: A0, toAddress: A1, value: parseEther('1.5').toString(), input: '0x', type: '2', transactionIndex: '0' });
+    expect(tx).toMatchObject({
+      fromAddress: A0,
+      toAddress: A1,
+      value: parseEther('1.5').toString(),
+      input: '0x',
+      type: '2',
+      transactionIndex: '0',
+    });
     await expectHooks(withTxs, native.blockNumber, ERC20_ABI, { txs: [tx] });
 
     const sent = await write(url(), { ...token, functionName: 'transfer', args: [A2, 4321n], account: K1 });
@@ -341,11 +480,25 @@ describe('EVM stream options on anvil', () => {
 
   it('topic0: a stream of Approval gets the approval, not the Transfer naming the same wallet in the same block', async () => {
     const id = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [APPROVAL] }, [A1]);
-    const receipts = await oneBlock([() => submit({ ...token, functionName: 'transfer', args: [A1, 5n], account: K2 }), () => submit({ ...token, functionName: 'approve', args: [A1, 77n], account: K0 })]);
+    const receipts = await oneBlock([
+      () => submit({ ...token, functionName: 'transfer', args: [A1, 5n], account: K2 }),
+      () => submit({ ...token, functionName: 'approve', args: [A1, 77n], account: K0 }),
+    ]);
     const approval = receipts.find((r) => r.from.toLowerCase() === A0)!;
     const { decoded } = await expectHooks(id, approval.blockNumber, ERC20_ABI, {
       logs: [logItem(approval)],
-      erc20Approvals: [{ transactionHash: approval.transactionHash, logIndex: String(approval.logs[0]!.logIndex), contract: token.address.toLowerCase(), owner: A0, spender: A1, value: '77', valueWithDecimals: '0.000077', ...erc20 }],
+      erc20Approvals: [
+        {
+          transactionHash: approval.transactionHash,
+          logIndex: String(approval.logs[0]!.logIndex),
+          contract: token.address.toLowerCase(),
+          owner: A0,
+          spender: A1,
+          value: '77',
+          valueWithDecimals: '0.000077',
+          ...erc20,
+        },
+      ],
     });
     expect(plain(decoded)).toEqual([{ owner: A0, spender: A1, value: '77' }]);
 
@@ -359,9 +512,23 @@ describe('EVM stream options on anvil', () => {
 
   it('advancedOptions: a filter keeps only the big transfer; includeNativeTxs in the entry adds its transaction', async () => {
     const filter = { gt: ['value', '1000'] };
-    const withTx = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], advancedOptions: [{ topic0: TRANSFER, filter, includeNativeTxs: true }] }, [A1]);
-    const noTx = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], advancedOptions: [{ topic0: TRANSFER, filter }] }, [A1]);
-    const receipts = await oneBlock([() => submit({ ...token, functionName: 'transfer', args: [A1, 1000n], account: K0 }), () => submit({ ...token, functionName: 'transfer', args: [A1, 5000n], account: K2 })]);
+    const withTx = await createStream(
+      {
+        includeContractLogs: true,
+        abi: ERC20_ABI,
+        topic0: [TRANSFER],
+        advancedOptions: [{ topic0: TRANSFER, filter, includeNativeTxs: true }],
+      },
+      [A1],
+    );
+    const noTx = await createStream(
+      { includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], advancedOptions: [{ topic0: TRANSFER, filter }] },
+      [A1],
+    );
+    const receipts = await oneBlock([
+      () => submit({ ...token, functionName: 'transfer', args: [A1, 1000n], account: K0 }),
+      () => submit({ ...token, functionName: 'transfer', args: [A1, 5000n], account: K2 }),
+    ]);
     const big = receipts.find((r) => r.from.toLowerCase() === A2)!;
     const parts = { logs: [logItem(big)], erc20Transfers: [tt(big, A2, A1, 5000n)] };
     const w = await expectHooks(withTx, big.blockNumber, ERC20_ABI, { ...parts, txs: [await txItem(big.transactionHash)] });
@@ -392,8 +559,16 @@ describe('EVM stream options on anvil', () => {
       expect([res.status, res.body.details?.field], JSON.stringify(option)).toEqual([400, field]);
       expect(res.body.message).toMatch(new RegExp(`^${field.replace(/\./g, '\\.')}: `));
     }
-    const id = await createStream({ includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER], advancedOptions: [{ topic0: TRANSFER, filter: { gt: ['value', '1000'] } }] });
-    const res = await s.call(`/streams/evm/${id}`, { method: 'POST', json: { advancedOptions: [{ topic0: TRANSFER, filter: { gte: ['to', '1'] } }] } });
+    const id = await createStream({
+      includeContractLogs: true,
+      abi: ERC20_ABI,
+      topic0: [TRANSFER],
+      advancedOptions: [{ topic0: TRANSFER, filter: { gt: ['value', '1000'] } }],
+    });
+    const res = await s.call(`/streams/evm/${id}`, {
+      method: 'POST',
+      json: { advancedOptions: [{ topic0: TRANSFER, filter: { gte: ['to', '1'] } }] },
+    });
     expect([res.status, res.body.details?.field]).toEqual([400, 'advancedOptions.0.filter.gte.0']);
     expect((await s.call(`/streams/evm/${id}`)).body.advancedOptions).toEqual([{ topic0: TRANSFER, filter: { gt: ['value', '1000'] } }]);
   });
@@ -401,7 +576,10 @@ describe('EVM stream options on anvil', () => {
   // ---- 9. getNativeBalances --------------------------------------------------------
 
   it('getNativeBalances: the balances of the selected addresses at the block', async () => {
-    const id = await createStream({ includeNativeTxs: true, getNativeBalances: [{ selectors: ['$fromAddress', '$toAddress'], type: 'tx' }] }, [A1]);
+    const id = await createStream(
+      { includeNativeTxs: true, getNativeBalances: [{ selectors: ['$fromAddress', '$toAddress'], type: 'tx' }] },
+      [A1],
+    );
     const plainStream = await createStream({ includeNativeTxs: true }, [A1]);
     const hash = await (await walletClient(url(), K0)).sendTransaction({ to: A1, value: parseEther('0.25') });
     const r = await mined(url(), hash);
@@ -431,7 +609,15 @@ describe('EVM stream options on anvil', () => {
     expect(toBalance).not.toBe(await balanceOf(token, A1, r.blockNumber + 1n));
     const { decoded } = await expectHooks(id, r.blockNumber, ERC20_ABI, {
       logs: [logItem(r)],
-      erc20Transfers: [{ ...tt(r, A0, A1, 3000n), triggers: [{ name: 'toBalance', value: toBalance }, { name: 'fromBalance', value: fromBalance }] }],
+      erc20Transfers: [
+        {
+          ...tt(r, A0, A1, 3000n),
+          triggers: [
+            { name: 'toBalance', value: toBalance },
+            { name: 'fromBalance', value: fromBalance },
+          ],
+        },
+      ],
     });
     expect(plain(decoded)).toEqual([{ from: A0, to: A1, value: '3000' }]);
   });
@@ -442,16 +628,37 @@ describe('EVM stream options on anvil', () => {
     const def = { includeContractLogs: true, abi: ERC20_ABI, topic0: [TRANSFER] };
     const flagged = await createStream({ ...def, filterPossibleSpamAddresses: true }, [A1]);
     const plainStream = await createStream(def, [A1]);
-    const bySpamVariable = await createStream({ ...def, advancedOptions: [{ topic0: TRANSFER, filter: { eq: ['moralis_streams_possibleSpam', 'false'] } }] }, [A1]);
-    const receipts = await oneBlock([() => submit({ ...spamToken, functionName: 'transfer', args: [A1, 10n], account: K0 }), () => submit({ ...token, functionName: 'transfer', args: [A1, 11n], account: K2 })]);
+    const bySpamVariable = await createStream(
+      { ...def, advancedOptions: [{ topic0: TRANSFER, filter: { eq: ['moralis_streams_possibleSpam', 'false'] } }] },
+      [A1],
+    );
+    const receipts = await oneBlock([
+      () => submit({ ...spamToken, functionName: 'transfer', args: [A1, 10n], account: K0 }),
+      () => submit({ ...token, functionName: 'transfer', args: [A1, 11n], account: K2 }),
+    ]);
     const spam = receipts.find((r) => r.from.toLowerCase() === A0)!;
     const ok = receipts.find((r) => r.from.toLowerCase() === A2)!;
-    const spamItem = (r: TransactionReceipt, value: bigint) => ({ transactionHash: r.transactionHash, logIndex: String(r.logs[0]!.logIndex), contract: spamToken.address.toLowerCase(), from: A0, to: A1, value: value.toString(), tokenName: 'Visit claim-now.com', tokenSymbol: 'CLAIM', tokenDecimals: '18', valueWithDecimals: formatUnits(value, 18), possibleSpam: true });
+    const spamItem = (r: TransactionReceipt, value: bigint) => ({
+      transactionHash: r.transactionHash,
+      logIndex: String(r.logs[0]!.logIndex),
+      contract: spamToken.address.toLowerCase(),
+      from: A0,
+      to: A1,
+      value: value.toString(),
+      tokenName: 'Visit claim-now.com',
+      tokenSymbol: 'CLAIM',
+      tokenDecimals: '18',
+      valueWithDecimals: formatUnits(value, 18),
+      possibleSpam: true,
+    });
     const clean = { logs: [logItem(ok)], erc20Transfers: [tt(ok, A2, A1, 11n)] };
     await expectHooks(flagged, ok.blockNumber, ERC20_ABI, clean);
     await expectHooks(bySpamVariable, ok.blockNumber, ERC20_ABI, clean);
     const both = [spam, ok].sort((a, b) => a.transactionIndex - b.transactionIndex);
-    await expectHooks(plainStream, ok.blockNumber, ERC20_ABI, { logs: both.map((r) => logItem(r)), erc20Transfers: both.map((r) => (r === spam ? spamItem(r, 10n) : tt(r, A2, A1, 11n))) });
+    await expectHooks(plainStream, ok.blockNumber, ERC20_ABI, {
+      logs: both.map((r) => logItem(r)),
+      erc20Transfers: both.map((r) => (r === spam ? spamItem(r, 10n) : tt(r, A2, A1, 11n))),
+    });
 
     // A block with only the spam token's transfer: no webhook with the flag (checked once a clean transfer after it came).
     const only = await write(url(), { ...spamToken, functionName: 'transfer', args: [A1, 12n], account: K0 });

@@ -27,8 +27,28 @@ const webhook = (slot: number) => ({
   confirmed: false,
   chainId: 'solana_mainnet',
   network: 'mainnet',
-  block: { slot: String(slot), blockHash: wallet(slot), blockHeight: String(slot - 20), blockTime: 1_795_000_000 + slot, parentSlot: String(slot - 1), previousBlockHash: wallet(slot - 1) },
-  transactions: [{ signature: bs58.encode(new Uint8Array(64).fill(slot & 0xff)), slot: String(slot), blockTime: 1_795_000_000 + slot, fee: '5000', err: null, accountKeys: [WALLET, SYSTEM], instructions: [{ programId: SYSTEM, accounts: [WALLET], data: '3Bxs4h24hBtQy9rw' }], innerInstructions: [], preTokenBalances: [], postTokenBalances: [] }],
+  block: {
+    slot: String(slot),
+    blockHash: wallet(slot),
+    blockHeight: String(slot - 20),
+    blockTime: 1_795_000_000 + slot,
+    parentSlot: String(slot - 1),
+    previousBlockHash: wallet(slot - 1),
+  },
+  transactions: [
+    {
+      signature: bs58.encode(new Uint8Array(64).fill(slot & 0xff)),
+      slot: String(slot),
+      blockTime: 1_795_000_000 + slot,
+      fee: '5000',
+      err: null,
+      accountKeys: [WALLET, SYSTEM],
+      instructions: [{ programId: SYSTEM, accounts: [WALLET], data: '3Bxs4h24hBtQy9rw' }],
+      innerInstructions: [],
+      preTokenBalances: [],
+      postTokenBalances: [],
+    },
+  ],
 });
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -38,13 +58,18 @@ describe('Solana Streams API', () => {
   let s: Running;
   let rx: Receiver;
   let smtp: Smtp;
-  const { put, post, del, stream, enqueue, make, makeIn, all, stranger, addressShapes } = familyCalls(() => ({ s, rx, smtp }), 'solana', { description: 'sol', tag: 'sol-tag', network: ['mainnet'] });
+  const { put, post, del, stream, enqueue, make, makeIn, all, stranger, addressShapes } = familyCalls(() => ({ s, rx, smtp }), 'solana', {
+    description: 'sol',
+    tag: 'sol-tag',
+    network: ['mainnet'],
+  });
   const secret = async () => (await s.call('/settings')).body.secretKey as string;
 
   deliveryEnv((e) => ({ s, rx, smtp } = e));
 
   it('uses keys that are base58 of 32 bytes (and lower-cased TOKEN is another such key; WALLET lower-cased is not base58)', () => {
-    for (const k of [SYSTEM, TOKEN, VOTE, USDC, USDT, WALLET, TOKEN_LOWER, wallet(1), wallet(2)]) expect(bs58.decode(k), k).toHaveLength(32);
+    for (const k of [SYSTEM, TOKEN, VOTE, USDC, USDT, WALLET, TOKEN_LOWER, wallet(1), wallet(2)])
+      expect(bs58.decode(k), k).toHaveLength(32);
     expect(bytesToHex(bs58.decode(TOKEN_LOWER))).not.toBe(bytesToHex(bs58.decode(TOKEN)));
     expect(() => bs58.decode(WALLET.toLowerCase())).toThrow();
   });
@@ -52,7 +77,14 @@ describe('Solana Streams API', () => {
   describe('streams', () => {
     it('creates a stream after an empty-body test webhook, with the defaults, and answers the SolanaStream object', async () => {
       const before = rx.received.length;
-      const r = await put({ webhookUrl: rx.url, description: 'payments', tag: 'tag-s', network: ['mainnet'], programIds: [TOKEN], mintAddresses: [USDC, USDT] });
+      const r = await put({
+        webhookUrl: rx.url,
+        description: 'payments',
+        tag: 'tag-s',
+        network: ['mainnet'],
+        programIds: [TOKEN],
+        mintAddresses: [USDC, USDT],
+      });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body.id).toMatch(UUID_V4);
       const now = Date.parse((await s.call('/admin/clock')).body.now);
@@ -74,7 +106,22 @@ describe('Solana Streams API', () => {
         amountOfAddresses: 0,
         updatedAt: r.body.updatedAt,
       });
-      expect(Object.keys(r.body)).toEqual(['id', 'webhookUrl', 'description', 'tag', 'network', 'programIds', 'mintAddresses', 'allAddresses', 'demo', 'status', 'statusMessage', 'isErrorSince', 'amountOfAddresses', 'updatedAt']);
+      expect(Object.keys(r.body)).toEqual([
+        'id',
+        'webhookUrl',
+        'description',
+        'tag',
+        'network',
+        'programIds',
+        'mintAddresses',
+        'allAddresses',
+        'demo',
+        'status',
+        'statusMessage',
+        'isErrorSince',
+        'amountOfAddresses',
+        'updatedAt',
+      ]);
       // The test webhook: an empty POST, signed over the empty body and the secret.
       const test = rx.received.slice(before).filter((x) => x.test);
       expect(test).toHaveLength(1);
@@ -84,7 +131,16 @@ describe('Solana Streams API', () => {
       // Everything but webhookUrl may be left out; a lower-cased key is another key, kept as given.
       const other = await put({ webhookUrl: rx.url, programIds: [TOKEN_LOWER, SYSTEM], allAddresses: true, demo: true });
       expect(other.status, JSON.stringify(other.body)).toBe(200);
-      expect(other.body).toMatchObject({ network: ['mainnet'], programIds: [TOKEN_LOWER, SYSTEM], mintAddresses: [], allAddresses: true, demo: true, description: '', tag: '', statusMessage: NOT_FOLLOWED.solana });
+      expect(other.body).toMatchObject({
+        network: ['mainnet'],
+        programIds: [TOKEN_LOWER, SYSTEM],
+        mintAddresses: [],
+        allAddresses: true,
+        demo: true,
+        description: '',
+        tag: '',
+        statusMessage: NOT_FOLLOWED.solana,
+      });
     });
 
     it('says when a stream can match nothing, until it has a selector', async () => {
@@ -114,11 +170,23 @@ describe('Solana Streams API', () => {
         [{ webhookUrl: rx.url, network: ['mainnet', 'devnet'] }, 'network'],
         [{ webhookUrl: rx.url, network: 'mainnet' }, 'network'],
         [{ webhookUrl: rx.url, network: [] }, 'network'],
-        [{ webhookUrl: rx.url, programIds: [TOKEN, 'hello!'] }, 'programIds.1', /hello! is not a Solana key \(base58 of 32 bytes\): 'l' at 2 is not a base58 character/],
-        [{ webhookUrl: rx.url, programIds: [SYSTEM, VOTE, zeroAt10] }, 'programIds.2', new RegExp(`${zeroAt10} is not a Solana key .*'0' at 10 is not a base58 character`)],
+        [
+          { webhookUrl: rx.url, programIds: [TOKEN, 'hello!'] },
+          'programIds.1',
+          /hello! is not a Solana key \(base58 of 32 bytes\): 'l' at 2 is not a base58 character/,
+        ],
+        [
+          { webhookUrl: rx.url, programIds: [SYSTEM, VOTE, zeroAt10] },
+          'programIds.2',
+          new RegExp(`${zeroAt10} is not a Solana key .*'0' at 10 is not a base58 character`),
+        ],
         [{ webhookUrl: rx.url, programIds: [7] }, 'programIds.0'],
         [{ webhookUrl: rx.url, programIds: TOKEN }, 'programIds'],
-        [{ webhookUrl: rx.url, mintAddresses: [USDC, short31] }, 'mintAddresses.1', new RegExp(`${short31} is not a Solana key .*: decodes to 31 bytes, a key has 32`)],
+        [
+          { webhookUrl: rx.url, mintAddresses: [USDC, short31] },
+          'mintAddresses.1',
+          new RegExp(`${short31} is not a Solana key .*: decodes to 31 bytes, a key has 32`),
+        ],
         [{ webhookUrl: rx.url, mintAddresses: [long33] }, 'mintAddresses.0', /decodes to 33 bytes, a key has 32/],
         [{ webhookUrl: rx.url, mintAddresses: [USDC.slice(0, 20)] }, 'mintAddresses.0', /20 characters, a 32-byte key has 32 to 44/],
         [{ webhookUrl: rx.url, mintAddresses: [`${USDC}1`] }, 'mintAddresses.0', /45 characters/],
@@ -138,7 +206,11 @@ describe('Solana Streams API', () => {
         [{ webhookUrl: rx.url, advancedOptions: null }, 'advancedOptions'],
         [{ webhookUrl: rx.url, getNativeBalances: [] }, 'getNativeBalances'],
         [{ webhookUrl: rx.url, filterPossibleSpamAddresses: true }, 'filterPossibleSpamAddresses'],
-        [{ webhookUrl: rx.url, includeInputs: true }, 'includeInputs', /^includeInputs: a Bitcoin stream field: a Solana stream does not take it$/],
+        [
+          { webhookUrl: rx.url, includeInputs: true },
+          'includeInputs',
+          /^includeInputs: a Bitcoin stream field: a Solana stream does not take it$/,
+        ],
         [{ webhookUrl: rx.url, includeOutputs: false }, 'includeOutputs'],
       ];
       for (const [body, field, message] of cases) {
@@ -147,7 +219,9 @@ describe('Solana Streams API', () => {
         expect(r.body.details.field, JSON.stringify(body)).toBe(field);
         expect(r.body.message, JSON.stringify(body)).toMatch(message ?? new RegExp(`^${field.replace('.', '\\.')}: `));
       }
-      expect((await s.call('/streams/solana', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status).toBe(400);
+      expect(
+        (await s.call('/streams/solana', { method: 'PUT', body: 'not json', headers: { 'content-type': 'application/json' } })).status,
+      ).toBe(400);
       // The receiver refuses the test webhook: no stream.
       rx.state.answerTests = () => 500;
       const refused = await put({ webhookUrl: rx.url, programIds: [TOKEN] });
@@ -157,12 +231,20 @@ describe('Solana Streams API', () => {
       expect((await s.call('/streams/solana?limit=100')).body.total).toBe(count);
     });
 
-    it('updates any subset after a test webhook; refuses bad keys, other families\' fields and a refused test webhook, changing nothing', async () => {
+    it("updates any subset after a test webhook; refuses bad keys, other families' fields and a refused test webhook, changing nothing", async () => {
       const id = await make({ programIds: [TOKEN] });
       const before = rx.received.length;
       const up = await post(`/streams/solana/${id}`, { description: 'changed', mintAddresses: [USDT], webhookUrl: `${rx.url}?v2` });
       expect(up.status, JSON.stringify(up.body)).toBe(200);
-      expect(up.body).toMatchObject({ id, description: 'changed', programIds: [TOKEN], mintAddresses: [USDT], tag: 'sol-tag', webhookUrl: `${rx.url}?v2`, network: ['mainnet'] });
+      expect(up.body).toMatchObject({
+        id,
+        description: 'changed',
+        programIds: [TOKEN],
+        mintAddresses: [USDT],
+        tag: 'sol-tag',
+        webhookUrl: `${rx.url}?v2`,
+        network: ['mainnet'],
+      });
       const tests = rx.received.slice(before).filter((x) => x.test);
       expect(tests.map((x) => x.raw)).toEqual(['']);
       const bad: Array<[Record<string, unknown>, string]> = [
@@ -172,7 +254,8 @@ describe('Solana Streams API', () => {
         [{ programIds: [TOKEN, VOTE, USDC, 'bad'] }, 'programIds.3'],
         [{ mintAddresses: ['0x'.padEnd(42, 'a')] }, 'mintAddresses.0'],
       ];
-      for (const [body, field] of bad) expect((await post(`/streams/solana/${id}`, body)).body.details.field, JSON.stringify(body)).toBe(field);
+      for (const [body, field] of bad)
+        expect((await post(`/streams/solana/${id}`, body)).body.details.field, JSON.stringify(body)).toBe(field);
       rx.state.answerTests = () => 500;
       const refused = await post(`/streams/solana/${id}`, { description: 'never' });
       expect(refused.status).toBe(400);
@@ -180,7 +263,7 @@ describe('Solana Streams API', () => {
       expect(await stream(id)).toEqual(up.body);
     });
 
-    it('lists by cursor only Solana streams, and answers 404 for another family\'s id on every route', async () => {
+    it("lists by cursor only Solana streams, and answers 404 for another family's id on every route", async () => {
       const sol = [await make(), await make(), await make()];
       const evm = await makeIn('evm');
       const btc = await makeIn('bitcoin');
@@ -188,11 +271,17 @@ describe('Solana Streams API', () => {
       expect(listed.pages).toBeGreaterThan(1);
       for (const id of sol) expect(listed.items.map((x) => x.id)).toContain(id);
       for (const id of [evm, btc]) expect(listed.items.map((x) => x.id)).not.toContain(id);
-      expect(listed.items.every((x) => Array.isArray(x.programIds) && x.chainIds === undefined && x.includeInputs === undefined)).toBe(true);
+      expect(listed.items.every((x) => Array.isArray(x.programIds) && x.chainIds === undefined && x.includeInputs === undefined)).toBe(
+        true,
+      );
       for (const family of ['evm', 'bitcoin']) {
         const other = await all(`/streams/${family}`, 2);
         expect(other.items.map((x) => x.id)).toContain(family === 'evm' ? evm : btc);
-        for (const id of sol) expect(other.items.map((x) => x.id), family).not.toContain(id);
+        for (const id of sol)
+          expect(
+            other.items.map((x) => x.id),
+            family,
+          ).not.toContain(id);
       }
 
       const crossed: Array<[string, string, unknown?]> = [
@@ -251,7 +340,8 @@ describe('Solana Streams API', () => {
       }
       expect((await s.call('/streams/solana', as)).body.total).toBe(0);
       // The stranger's own stream is not the first key's either.
-      const theirs = (await s.call('/streams/solana', { ...as, method: 'PUT', json: { webhookUrl: rx.url, programIds: [VOTE] } })).body.id as string;
+      const theirs = (await s.call('/streams/solana', { ...as, method: 'PUT', json: { webhookUrl: rx.url, programIds: [VOTE] } })).body
+        .id as string;
       expect((await s.call(`/streams/solana/${theirs}`)).status).toBe(404);
       expect((await s.call('/streams/solana?limit=100')).body.result.map((x: { id: string }) => x.id)).not.toContain(theirs);
       expect(await stream(id)).toMatchObject({ status: 'active', amountOfAddresses: 1, description: 'sol' });
@@ -273,7 +363,12 @@ describe('Solana Streams API', () => {
       rx.state.answerTests = () => 200;
       const before = rx.received.length;
       expect((await post(`/streams/solana/${id}/status`, { status: 'active' })).body.status).toBe('active');
-      expect(rx.received.slice(before).filter((x) => x.test).map((x) => x.raw)).toEqual(['']);
+      expect(
+        rx.received
+          .slice(before)
+          .filter((x) => x.test)
+          .map((x) => x.raw),
+      ).toEqual(['']);
       expect((await post(`/streams/solana/${id}/status`, { status: 'active' })).body.status).toBe('active');
       expect(rx.received.slice(before).filter((x) => x.test)).toHaveLength(1);
 
@@ -338,7 +433,7 @@ describe('Solana Streams API', () => {
       await addressShapes(id, WALLET);
     });
 
-    it('deletes a stream\'s addresses with it', async () => {
+    it("deletes a stream's addresses with it", async () => {
       const id = await make();
       await post(`/streams/solana/${id}/address`, { address: [WALLET, TOKEN] });
       const keep = await make();
@@ -366,8 +461,15 @@ describe('Solana Streams API', () => {
       expect((await enqueue(id, [webhook(301), webhook(302)])).body.results).toEqual(['queued', 'queued']);
       await advance(s, 0);
       await advance(s, 60);
-      const got = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
-      expect(got.map((x) => [x.body.block.slot, x.body.retries])).toEqual([['301', 0], ['302', 0], ['301', 1]]);
+      const got = rx
+        .webhooks()
+        .slice(before)
+        .filter((x) => x.body.streamId === id);
+      expect(got.map((x) => [x.body.block.slot, x.body.retries])).toEqual([
+        ['301', 0],
+        ['302', 0],
+        ['301', 1],
+      ]);
       const key = await secret();
       for (const g of got) {
         expect(g.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(g.raw + key)))}`);
@@ -377,12 +479,28 @@ describe('Solana Streams API', () => {
       // History and logs name the slot, its hash and time as the block.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
       expect(h).toHaveLength(1);
-      expect(h[0]).toMatchObject({ streamId: id, tag: 'sol-deliver', webhookUrl: url, errorMessage: 'the receiver answered HTTP 500', delivered: true });
+      expect(h[0]).toMatchObject({
+        streamId: id,
+        tag: 'sol-deliver',
+        webhookUrl: url,
+        errorMessage: 'the receiver answered HTTP 500',
+        delivered: true,
+      });
       expect(h[0].payload).toMatchObject({ streamId: id, chainId: 'solana_mainnet', block: { slot: '301' } });
-      expect(h[0].tinyPayload).toMatchObject({ chainId: 'solana_mainnet', confirmed: false, block: { number: '301', hash: wallet(301), timestamp: String(1_795_000_301) }, records: 1 });
+      expect(h[0].tinyPayload).toMatchObject({
+        chainId: 'solana_mainnet',
+        confirmed: false,
+        block: { number: '301', hash: wallet(301), timestamp: String(1_795_000_301) },
+        records: 1,
+      });
       const logs = (await s.call('/history/logs?limit=100')).body.result.filter((l: { streamId: string }) => l.streamId === id);
       expect(logs.map((l: { deliveryStatus: string }) => l.deliveryStatus).sort()).toEqual(['failed', 'success', 'success']);
-      expect(logs.every((l: { chain: string; webhookUrl: string; tag: string }) => l.chain === 'solana_mainnet' && l.webhookUrl === url && l.tag === 'sol-deliver')).toBe(true);
+      expect(
+        logs.every(
+          (l: { chain: string; webhookUrl: string; tag: string }) =>
+            l.chain === 'solana_mainnet' && l.webhookUrl === url && l.tag === 'sol-deliver',
+        ),
+      ).toBe(true);
       const replayed = await post(`/history/replay/${id}/${h[0].id}`);
       expect(replayed.body).toMatchObject({ id: h[0].id, streamId: id, delivered: true, status: 200 });
       expect(rx.webhooks().filter((w) => w.body.streamId === id)).toHaveLength(4);
@@ -396,7 +514,10 @@ describe('Solana Streams API', () => {
       const id = await make({ webhookUrl: url, tag: 'sol-rate', allAddresses: true });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
       const mails = smtp.mails.length;
-      await enqueue(id, Array.from({ length: 30 }, (_, i) => webhook(400 + i)));
+      await enqueue(
+        id,
+        Array.from({ length: 30 }, (_, i) => webhook(400 + i)),
+      );
       await advance(s, 0);
       expect((await stream(id)).status).toBe('active');
       await enqueue(id, [webhook(430)]);
@@ -420,21 +541,38 @@ describe('Solana Streams API', () => {
       let r: Running | undefined = await startChainpost({ CHAINPOST_RATE_LIMIT: '0' });
       const dir = r.dir;
       try {
-        const sol = (await r.call('/streams/solana', { method: 'PUT', json: { webhookUrl: rx2.url, tag: 'kept', programIds: [TOKEN_LOWER], mintAddresses: [USDC] } })).body;
+        const sol = (
+          await r.call('/streams/solana', {
+            method: 'PUT',
+            json: { webhookUrl: rx2.url, tag: 'kept', programIds: [TOKEN_LOWER], mintAddresses: [USDC] },
+          })
+        ).body;
         await r.call(`/streams/solana/${sol.id}/address`, { method: 'POST', json: { address: [TOKEN, TOKEN_LOWER] } });
-        const evm = (await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })).body;
+        const evm = (
+          await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })
+        ).body;
         await r.stop('SIGTERM');
         const { openStore } = await import('../storage/env.js');
         const store = openStore(dir, { create: false });
         try {
-          const record = store.range<Record<string, unknown>>('streams').map((e) => e.value).find((x) => x['id'] === sol.id);
+          const record = store
+            .range<Record<string, unknown>>('streams')
+            .map((e) => e.value)
+            .find((x) => x['id'] === sol.id);
           expect(record).toMatchObject({ family: 'solana', network: ['mainnet'], programIds: [TOKEN_LOWER], mintAddresses: [USDC] });
         } finally {
           await store.close();
         }
         r = await startChainpost({ CHAINPOST_RATE_LIMIT: '0' }, dir);
-        expect((await r.call(`/streams/solana/${sol.id}`)).body).toMatchObject({ id: sol.id, tag: 'kept', amountOfAddresses: 2, programIds: [TOKEN_LOWER] });
-        expect((await r.call(`/streams/solana/${sol.id}/address`)).body.result.map((x: { address: string }) => x.address).sort()).toEqual([TOKEN, TOKEN_LOWER].sort());
+        expect((await r.call(`/streams/solana/${sol.id}`)).body).toMatchObject({
+          id: sol.id,
+          tag: 'kept',
+          amountOfAddresses: 2,
+          programIds: [TOKEN_LOWER],
+        });
+        expect((await r.call(`/streams/solana/${sol.id}/address`)).body.result.map((x: { address: string }) => x.address).sort()).toEqual(
+          [TOKEN, TOKEN_LOWER].sort(),
+        );
         expect((await r.call('/streams/solana')).body.result.map((x: { id: string }) => x.id)).toEqual([sol.id]);
         expect((await r.call('/streams/evm')).body.result.map((x: { id: string }) => x.id)).toEqual([evm.id]);
         expect((await r.call('/health')).status).toBe(200);

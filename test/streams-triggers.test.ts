@@ -58,13 +58,15 @@ async function transfer(anvil: Anvil): Promise<{ hash: Hex; block: string }> {
 }
 
 /** The eth_calls to `to` that reached the node (their params). */
-const callsTo = (proxy: NodeProxy, to: string): unknown[][] => proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === to.toLowerCase());
+const callsTo = (proxy: NodeProxy, to: string): unknown[][] =>
+  proxy.params('eth_call').filter(([call]) => (call as { to?: string }).to?.toLowerCase() === to.toLowerCase());
 
 describe('a stream whose triggers call a function that never returns', () => {
   const rig = triggersRig({ CHAINPOST_TRIGGER_BUDGET_MS: String(BUDGET_MS) });
 
   const send = (): Promise<{ hash: Hex; block: string }> => transfer(rig.anvil);
-  const of = (rx: Receiver, id: string, block: string) => rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === block);
+  const of = (rx: Receiver, id: string, block: string) =>
+    rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === block);
 
   it("holds no other tenant's webhooks, of that block or the next; its own leaves once its budget ran out, with the calls not answered marked over budget", async () => {
     const spin = await deploy(rig.anvil.url, 'TestSpin');
@@ -79,24 +81,40 @@ describe('a stream whose triggers call a function that never returns', () => {
     try {
       const first = await send();
       expect(await until(() => spins().length === 3, 10_000), 'the hostile stream on its third call').toBe(true);
-      expect(await until(() => of(rig.otherRx, plain, first.block).length >= 1, 10_000), "the other tenant's webhook of the block").toBe(true);
+      expect(await until(() => of(rig.otherRx, plain, first.block).length >= 1, 10_000), "the other tenant's webhook of the block").toBe(
+        true,
+      );
       expect(spins().length).toBe(3);
       expect(of(rig.hostileRx, hostile, first.block)).toEqual([]);
 
       // The next block goes by it too.
       const second = await send();
-      expect(await until(() => of(rig.otherRx, plain, second.block).length >= 1, 10_000), "the other tenant's webhook of the next block").toBe(true);
+      expect(
+        await until(() => of(rig.otherRx, plain, second.block).length >= 1, 10_000),
+        "the other tenant's webhook of the next block",
+      ).toBe(true);
       expect(spins().length).toBe(3);
       expect(rig.hostileRx.webhooks()).toEqual([]);
 
       // The budget runs out on the service clock: the webhook leaves with what was answered.
       await advance(rig.s, BUDGET_MS / 1000);
-      expect(await until(() => of(rig.hostileRx, hostile, first.block).length >= 1, 10_000), "the hostile stream's webhook of the block").toBe(true);
+      expect(
+        await until(() => of(rig.hostileRx, hostile, first.block).length >= 1, 10_000),
+        "the hostile stream's webhook of the block",
+      ).toBe(true);
       const [hook] = of(rig.hostileRx, hostile, first.block);
       expect(hook!.body.txs.map((t: { hash: string }) => t.hash)).toEqual([first.hash]);
-      const over = { name: 'n', value: null, error: `over budget: not answered within the ${BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
+      const over = {
+        name: 'n',
+        value: null,
+        error: `over budget: not answered within the ${BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`,
+      };
       // The two answered ran out of gas (a revert: null), the one under way and the rest are over budget.
-      expect(hook!.body.txs[0].triggers).toEqual([{ name: 'n', value: null }, { name: 'n', value: null }, ...Array.from({ length: TRIGGERS - 2 }, () => over)]);
+      expect(hook!.body.txs[0].triggers).toEqual([
+        { name: 'n', value: null },
+        { name: 'n', value: null },
+        ...Array.from({ length: TRIGGERS - 2 }, () => over),
+      ]);
       // Each call was given CHAINPOST_TRIGGER_GAS, not the chain's block gas limit (the next block's first call may be held by now).
       expect(new Set(spins().map(([call]) => (call as { gas?: string }).gas))).toEqual(new Set([`0x${TRIGGER_GAS.toString(16)}`]));
     } finally {
@@ -115,11 +133,17 @@ describe("a tenant whose trigger calls took its share of the node's time", () =>
   /** A tenth of the node's time: a call that ran 100 s is paid back in 900 s. */
   const SHARE_MS = 100;
   // No block is confirmed during the test: each block runs its calls once, for its unconfirmed webhook.
-  const rig = triggersRig({ CHAINPOST_TRIGGER_BUDGET_MS: String(SHARE_BUDGET_MS), CHAINPOST_TRIGGER_SHARE_MS: String(SHARE_MS), CHAINPOST_CONFIRMATIONS: '0x539=1000' });
+  const rig = triggersRig({
+    CHAINPOST_TRIGGER_BUDGET_MS: String(SHARE_BUDGET_MS),
+    CHAINPOST_TRIGGER_SHARE_MS: String(SHARE_MS),
+    CHAINPOST_CONFIRMATIONS: '0x539=1000',
+  });
 
   it('starts no call until the share is refilled: the next block gets its webhook with every call over budget, a block after the refill gets its calls answered', async () => {
     const spin = await deploy(rig.anvil.url, 'TestSpin');
-    await createStream(rig.s.call, rig.hostileRx.url, { triggers: [0, 1, 2].map(() => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI })) });
+    await createStream(rig.s.call, rig.hostileRx.url, {
+      triggers: [0, 1, 2].map(() => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI })),
+    });
     const spins = (): number => callsTo(rig.proxy, spin.address).length;
     const send = async (): Promise<string> => (await transfer(rig.anvil)).block;
     const hookOf = (block: string) => rig.hostileRx.webhooks().find((w) => w.body.block.number === block && w.body.confirmed === false);
@@ -127,7 +151,11 @@ describe("a tenant whose trigger calls took its share of the node's time", () =>
       expect(await until(() => hookOf(block) !== undefined, 10_000), `the webhook of block ${block}`).toBe(true);
       return hookOf(block)!.body.txs[0].triggers as unknown[];
     };
-    const over = { name: 'n', value: null, error: `over budget: not answered within the ${SHARE_BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)` };
+    const over = {
+      name: 'n',
+      value: null,
+      error: `over budget: not answered within the ${SHARE_BUDGET_MS} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`,
+    };
     const answered = { name: 'n', value: null };
 
     // The first call is held at the node for 100 s of service time: the block's budget runs out meanwhile.
@@ -144,7 +172,10 @@ describe("a tenant whose trigger calls took its share of the node's time", () =>
     // That call ran some 100 s of a 10 s burst refilled at a tenth: nothing more starts for about 900 s.
     const second = await send();
     // Its calls wait for the share until the block's budget ran out: the clock moves a second at a time until the webhook came.
-    expect(await until(async () => (await advance(rig.s, 1)) !== '' && hookOf(second) !== undefined, 30_000, 50), 'the webhook of the next block').toBe(true);
+    expect(
+      await until(async () => (await advance(rig.s, 1)) !== '' && hookOf(second) !== undefined, 30_000, 50),
+      'the webhook of the next block',
+    ).toBe(true);
     expect(await triggersOf(second)).toEqual([over, over, over]);
     expect(spins()).toBe(1);
 
@@ -165,7 +196,10 @@ describe('streams whose trigger calls all hang at the node', () => {
 
   it("take none of the follower's connections: another tenant's webhooks of the next blocks come while every call hangs", async () => {
     const spin = await deploy(rig.anvil.url, 'TestSpin');
-    for (let i = 0; i < STREAMS; i++) await createStream(rig.s.call, rig.hostileRx.url, { triggers: [{ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }] });
+    for (let i = 0; i < STREAMS; i++)
+      await createStream(rig.s.call, rig.hostileRx.url, {
+        triggers: [{ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }],
+      });
     const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
     const plain = await createStream(apiCaller(rig.s.url, otherKey), rig.otherRx.url, {});
     const spins = (): number => callsTo(rig.proxy, spin.address).length;
@@ -176,7 +210,8 @@ describe('streams whose trigger calls all hang at the node', () => {
     try {
       await send();
       expect(await until(() => spins() === STREAMS, 10_000), 'a call of every hostile stream hanging at the node').toBe(true);
-      for (const block of [await send(), await send()]) expect(await until(() => otherOf(block).length >= 1, 10_000), `the other tenant's webhook of block ${block}`).toBe(true);
+      for (const block of [await send(), await send()])
+        expect(await until(() => otherOf(block).length >= 1, 10_000), `the other tenant's webhook of block ${block}`).toBe(true);
       expect(spins()).toBe(STREAMS);
       expect(rig.hostileRx.webhooks()).toEqual([]);
     } finally {

@@ -13,9 +13,12 @@ import { startReceiver } from './receiver.js';
 const CLOSED = 'http://127.0.0.1:9';
 const WARN = 'stream on a chain this server does not follow';
 
-const EVM = /^Stream cannot fire on chain 0x1 \(eth\): this server does not follow it\. Add it to CHAINPOST_CHAINS and restart the server\.$/;
-const BITCOIN = /^Stream cannot fire on chain bitcoin: this server does not follow it\. Set CHAINPOST_BITCOIN_RPC \(a Bitcoin Core node's URL\) and restart the server\.$/;
-const SOLANA = /^Stream cannot fire on chain solana: this server does not follow it\. Set CHAINPOST_SOLANA_RPC \(a Solana node's URL\) and restart the server\.$/;
+const EVM =
+  /^Stream cannot fire on chain 0x1 \(eth\): this server does not follow it\. Add it to CHAINPOST_CHAINS and restart the server\.$/;
+const BITCOIN =
+  /^Stream cannot fire on chain bitcoin: this server does not follow it\. Set CHAINPOST_BITCOIN_RPC \(a Bitcoin Core node's URL\) and restart the server\.$/;
+const SOLANA =
+  /^Stream cannot fire on chain solana: this server does not follow it\. Set CHAINPOST_SOLANA_RPC \(a Solana node's URL\) and restart the server\.$/;
 
 /** The warn lines the server logged so far, parsed. */
 const warnings = (s: Running): Array<Record<string, any>> =>
@@ -37,7 +40,10 @@ describe('a stream on a chain this server does not follow', () => {
     const s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${CLOSED}`, CHAINPOST_RATE_LIMIT: '0' }, dir);
     const ids = { evm: '', bitcoin: '', solana: '' };
     try {
-      const evm = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1', '0x539'], includeNativeTxs: true } });
+      const evm = await s.call('/streams/evm', {
+        method: 'PUT',
+        json: { webhookUrl: rx.url, chainIds: ['0x1', '0x539'], includeNativeTxs: true },
+      });
       expect(evm.status, JSON.stringify(evm.body)).toBe(200);
       expect(evm.body).toMatchObject({ status: 'active', statusMessage: expect.stringMatching(EVM) });
       const bitcoin = await s.call('/streams/bitcoin', { method: 'PUT', json: { webhookUrl: rx.url } });
@@ -63,7 +69,9 @@ describe('a stream on a chain this server does not follow', () => {
 
       // It follows its definition: after the "matches nothing" message, gone with the unfollowed chain.
       const nothing = await s.call(`/streams/evm/${ids.evm}`, { method: 'POST', json: { includeNativeTxs: false } });
-      expect(nothing.body.statusMessage).toMatch(/^Stream matches nothing: no include option is set\. .* Stream cannot fire on chain 0x1 \(eth\): /);
+      expect(nothing.body.statusMessage).toMatch(
+        /^Stream matches nothing: no include option is set\. .* Stream cannot fire on chain 0x1 \(eth\): /,
+      );
       const devnetOnly = await s.call(`/streams/evm/${ids.evm}`, { method: 'POST', json: { includeNativeTxs: true, chainIds: ['0x539'] } });
       expect(devnetOnly.body.statusMessage).toBe('');
       const back = await s.call(`/streams/evm/${ids.evm}`, { method: 'POST', json: { chainIds: ['0x539', '0x1'] } });
@@ -76,13 +84,24 @@ describe('a stream on a chain this server does not follow', () => {
     }
 
     // Restarted following every chain: the message comes from the running configuration, not the record.
-    const followed = await startChainpost({ CHAINPOST_CHAINS: `0x539=${CLOSED},0x1=${CLOSED}`, CHAINPOST_BITCOIN_RPC: CLOSED, CHAINPOST_SOLANA_RPC: CLOSED, CHAINPOST_RATE_LIMIT: '0' }, dir);
+    const followed = await startChainpost(
+      {
+        CHAINPOST_CHAINS: `0x539=${CLOSED},0x1=${CLOSED}`,
+        CHAINPOST_BITCOIN_RPC: CLOSED,
+        CHAINPOST_SOLANA_RPC: CLOSED,
+        CHAINPOST_RATE_LIMIT: '0',
+      },
+      dir,
+    );
     try {
       for (const family of ['evm', 'bitcoin', 'solana'] as const) {
         const r = await followed.call(`/streams/${family}/${ids[family]}`);
         expect(r.body, family).toMatchObject({ status: 'active', statusMessage: '' });
       }
-      const made = await followed.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true } });
+      const made = await followed.call('/streams/evm', {
+        method: 'PUT',
+        json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true },
+      });
       expect(made.body).toMatchObject({ status: 'active', statusMessage: '' });
     } finally {
       expect(await followed.stop()).toBe(0);

@@ -10,7 +10,18 @@ const webhook = (n: number) => ({
   chainId: '0x1',
   abi: [],
   block: block(n),
-  logs: [{ logIndex: '0', transactionHash: `0x${'ab'.repeat(32)}`, address: '0x'.padEnd(42, '1'), data: '0x', topic0: null, topic1: null, topic2: null, topic3: null }],
+  logs: [
+    {
+      logIndex: '0',
+      transactionHash: `0x${'ab'.repeat(32)}`,
+      address: '0x'.padEnd(42, '1'),
+      data: '0x',
+      topic0: null,
+      topic1: null,
+      topic2: null,
+      topic3: null,
+    },
+  ],
   txs: [],
   txsInternal: [],
   erc20Transfers: [],
@@ -32,7 +43,13 @@ describe('Streams API and delivery engine', () => {
   const stream = async (id: string) => (await s.call(`/streams/evm/${id}`)).body;
   /** The server's `webhook delivery failed` lines about a stream, as logged since `from` (a length of its output). */
   const failedLines = (id: string, from = 0) =>
-    s.output().slice(from).split('\n').filter((l) => l.includes('"msg":"webhook delivery failed"')).map((l) => JSON.parse(l)).filter((l) => l.streamId === id);
+    s
+      .output()
+      .slice(from)
+      .split('\n')
+      .filter((l) => l.includes('"msg":"webhook delivery failed"'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.streamId === id);
   /**
    * Those lines, once the server's stdout has caught up (it arrives through a pipe, maybe after the
    * answers): up to the access-log line of a request made now.
@@ -70,7 +87,18 @@ describe('Streams API and delivery engine', () => {
         topic0: ['Transfer(address,address,uint256)'],
         allAddresses: false,
         includeNativeTxs: true,
-        abi: [{ type: 'event', name: 'Transfer', anonymous: false, inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }],
+        abi: [
+          {
+            type: 'event',
+            name: 'Transfer',
+            anonymous: false,
+            inputs: [
+              { name: 'from', type: 'address', indexed: true },
+              { name: 'to', type: 'address', indexed: true },
+              { name: 'value', type: 'uint256', indexed: false },
+            ],
+          },
+        ],
         getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
       });
       expect(r.status).toBe(200);
@@ -93,7 +121,8 @@ describe('Streams API and delivery engine', () => {
         getNativeBalances: [{ selectors: ['$fromAddress'], type: 'tx' }],
         status: 'active',
         // This server follows no chain: accepted, and said.
-        statusMessage: 'Stream cannot fire on chains 0x1 (eth), 0x38 (bsc) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.',
+        statusMessage:
+          'Stream cannot fire on chains 0x1 (eth), 0x38 (bsc) and 0x2105 (base): this server does not follow them. Add them to CHAINPOST_CHAINS and restart the server.',
         amountOfAddresses: 0,
       });
       // Stamped by the service clock, just now.
@@ -101,7 +130,14 @@ describe('Streams API and delivery engine', () => {
       expect(now - Date.parse(r.body.updatedAt)).toBeGreaterThanOrEqual(0);
       expect(now - Date.parse(r.body.updatedAt)).toBeLessThan(60_000);
       const testHook = rx.received.slice(before).find((x) => x.test)!;
-      expect(testHook.body).toMatchObject({ chainId: '', streamId: r.body.id, tag: 'tag-1', block: { number: '', hash: '', timestamp: '' }, logs: [], txs: [] });
+      expect(testHook.body).toMatchObject({
+        chainId: '',
+        streamId: r.body.id,
+        tag: 'tag-1',
+        block: { number: '', hash: '', timestamp: '' },
+        logs: [],
+        txs: [],
+      });
       const { secretKey } = (await s.call('/settings')).body;
       expect(testHook.headers['x-signature']).toBe(`0x${bytesToHex(keccak_256(utf8ToBytes(testHook.raw + secretKey)))}`);
       expect((await stream(r.body.id)).id).toBe(r.body.id);
@@ -111,7 +147,8 @@ describe('Streams API and delivery engine', () => {
       const r = await put({ webhookUrl: rx.url, chainIds: ['0x1'] });
       expect(r.status).toBe(200);
       const id = r.body.id as string;
-      const none = /^Stream matches nothing: no include option is set\. Set includeNativeTxs, includeInternalTxs or includeContractLogs \(for the stream's addresses\), or allAddresses with abi and topic0/;
+      const none =
+        /^Stream matches nothing: no include option is set\. Set includeNativeTxs, includeInternalTxs or includeContractLogs \(for the stream's addresses\), or allAddresses with abi and topic0/;
       expect(r.body).toMatchObject({ status: 'active', statusMessage: expect.stringMatching(none) });
       expect((await stream(id)).statusMessage).toMatch(none);
       const listed = (await s.call('/streams/evm?limit=100')).body.result.find((x: { id: string }) => x.id === id);
@@ -122,19 +159,43 @@ describe('Streams API and delivery engine', () => {
       // Logs of its addresses, but only Transfer events, and no abi to decode them with: still nothing.
       const noAbi = await post(`/streams/evm/${id}`, { includeContractLogs: true, topic0: ['Transfer(address,address,uint256)'] });
       expect(noAbi.status).toBe(200);
-      expect(noAbi.body.statusMessage).toMatch(/^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/);
-      const abi = [{ type: 'event', name: 'Transfer', inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
+      expect(noAbi.body.statusMessage).toMatch(
+        /^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/,
+      );
+      const abi = [
+        {
+          type: 'event',
+          name: 'Transfer',
+          inputs: [
+            { name: 'from', type: 'address', indexed: true },
+            { name: 'to', type: 'address', indexed: true },
+            { name: 'value', type: 'uint256', indexed: false },
+          ],
+        },
+      ];
       const fixed = await post(`/streams/evm/${id}`, { abi });
       // Left: the chain this server does not follow.
       expect(fixed.body).toMatchObject({ status: 'active', statusMessage: NOT_FOLLOWED.evm });
       expect((await stream(id)).statusMessage).toBe(NOT_FOLLOWED.evm);
       // Back to matching nothing.
-      expect((await post(`/streams/evm/${id}`, { includeContractLogs: false })).body.statusMessage).toMatch(/^Stream matches nothing: topic0 is set but no log is included/);
+      expect((await post(`/streams/evm/${id}`, { includeContractLogs: false })).body.statusMessage).toMatch(
+        /^Stream matches nothing: topic0 is set but no log is included/,
+      );
       expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
     });
 
     it('refuses bad fields with 400 naming them, and stores nothing', async () => {
-      const TRANSFER_EVENT = [{ type: 'event', name: 'Transfer', inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
+      const TRANSFER_EVENT = [
+        {
+          type: 'event',
+          name: 'Transfer',
+          inputs: [
+            { name: 'from', type: 'address', indexed: true },
+            { name: 'to', type: 'address', indexed: true },
+            { name: 'value', type: 'uint256', indexed: false },
+          ],
+        },
+      ];
       const count = (await s.call('/streams/evm?limit=100')).body.total;
       const cases: Array<[Record<string, unknown>, string]> = [
         [{ chainIds: ['0x1'] }, 'webhookUrl'],
@@ -146,15 +207,62 @@ describe('Streams API and delivery engine', () => {
         [{ webhookUrl: rx.url, chainIds: ['0x1'], topic0: ['Transfer(adress,uint256)'] }, 'topic0.0'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], topic0: ['not a signature'] }, 'topic0.0'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: [{ type: 'event', name: 'X', inputs: [{ type: 'uint7' }] }] }, 'abi.0'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: [{ type: 'event', name: 'Approval', inputs: [] }], topic0: ['Transfer(address,address,uint256)'] }, 'topic0.0'],
+        [
+          {
+            webhookUrl: rx.url,
+            chainIds: ['0x1'],
+            abi: [{ type: 'event', name: 'Approval', inputs: [] }],
+            topic0: ['Transfer(address,address,uint256)'],
+          },
+          'topic0.0',
+        ],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], allAddresses: true }, 'allAddresses'],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: 'yes' }, 'includeNativeTxs'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], triggers: [{ type: 'tx', contractAddress: 'nope', functionAbi: { type: 'function', name: 'f' } }] }, 'triggers.0.contractAddress'],
+        [
+          {
+            webhookUrl: rx.url,
+            chainIds: ['0x1'],
+            triggers: [{ type: 'tx', contractAddress: 'nope', functionAbi: { type: 'function', name: 'f' } }],
+          },
+          'triggers.0.contractAddress',
+        ],
         [{ webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: [] }] }, 'getNativeBalances.0.selectors'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: ['$from'], type: 'internaltx' }] }, 'getNativeBalances.0.type'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Approval(address,address,uint256)' }] }, 'advancedOptions.0.topic0'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { gt: ['value', 'lots'] } }] }, 'advancedOptions.0.filter.gt.1'],
-        [{ webhookUrl: rx.url, chainIds: ['0x1'], abi: TRANSFER_EVENT, advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { and: [{ eq: ['to', '0x0000000000000000000000000000000000000001'] }, { eq: ['amount', '1'] }] } }] }, 'advancedOptions.0.filter.and.1.eq.0'],
+        [
+          { webhookUrl: rx.url, chainIds: ['0x1'], getNativeBalances: [{ selectors: ['$from'], type: 'internaltx' }] },
+          'getNativeBalances.0.type',
+        ],
+        [
+          {
+            webhookUrl: rx.url,
+            chainIds: ['0x1'],
+            abi: TRANSFER_EVENT,
+            advancedOptions: [{ topic0: 'Approval(address,address,uint256)' }],
+          },
+          'advancedOptions.0.topic0',
+        ],
+        [
+          {
+            webhookUrl: rx.url,
+            chainIds: ['0x1'],
+            abi: TRANSFER_EVENT,
+            advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { gt: ['value', 'lots'] } }],
+          },
+          'advancedOptions.0.filter.gt.1',
+        ],
+        [
+          {
+            webhookUrl: rx.url,
+            chainIds: ['0x1'],
+            abi: TRANSFER_EVENT,
+            advancedOptions: [
+              {
+                topic0: 'Transfer(address,address,uint256)',
+                filter: { and: [{ eq: ['to', '0x0000000000000000000000000000000000000001'] }, { eq: ['amount', '1'] }] },
+              },
+            ],
+          },
+          'advancedOptions.0.filter.and.1.eq.0',
+        ],
       ];
       for (const [body, field] of cases) {
         const r = await put(body);
@@ -249,11 +357,26 @@ describe('Streams API and delivery engine', () => {
       const r = await enqueue(id, [webhook(1), webhook(2), webhook(3)]);
       expect(r.body.results).toEqual(['queued', 'queued', 'queued']);
       await advance(s, 0);
-      const early = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
-      expect(early.map((x) => [x.body.block.number, x.body.retries])).toEqual([['1', 0], ['2', 0], ['3', 0]]);
+      const early = rx
+        .webhooks()
+        .slice(before)
+        .filter((x) => x.body.streamId === id);
+      expect(early.map((x) => [x.body.block.number, x.body.retries])).toEqual([
+        ['1', 0],
+        ['2', 0],
+        ['3', 0],
+      ]);
       await advance(s, 60);
-      const all = rx.webhooks().slice(before).filter((x) => x.body.streamId === id);
-      expect(all.map((x) => [x.body.block.number, x.body.retries])).toEqual([['1', 0], ['2', 0], ['3', 0], ['1', 1]]);
+      const all = rx
+        .webhooks()
+        .slice(before)
+        .filter((x) => x.body.streamId === id);
+      expect(all.map((x) => [x.body.block.number, x.body.retries])).toEqual([
+        ['1', 0],
+        ['2', 0],
+        ['3', 0],
+        ['1', 1],
+      ]);
       // x-queue-size: undelivered at each send, the one waiting for its retry included.
       expect(all.map((g) => g.headers['x-queue-size'])).toEqual(['3', '3', '2', '1']);
       const { secretKey } = (await s.call('/settings')).body;
@@ -267,22 +390,42 @@ describe('Streams API and delivery engine', () => {
       expect(stats).toMatchObject({ streamId: id, totalWebhooksDelivered: 3, totalWebhooksFailed: 1, totalLogsProcessed: 3 });
     });
 
-    it('enqueues webhooks for many streams in one call (as a block\'s matches are), each stream in its own order', async () => {
+    it("enqueues webhooks for many streams in one call (as a block's matches are), each stream in its own order", async () => {
       const a = await make();
       const b = await make();
       const before = rx.webhooks().length;
-      const r = await post('/admin/webhooks', { webhooks: [{ streamId: a, payload: webhook(1) }, { streamId: b, payload: webhook(1) }, { streamId: a, payload: webhook(2) }] });
+      const r = await post('/admin/webhooks', {
+        webhooks: [
+          { streamId: a, payload: webhook(1) },
+          { streamId: b, payload: webhook(1) },
+          { streamId: a, payload: webhook(2) },
+        ],
+      });
       expect(r.status).toBe(200);
       expect(r.body.results).toEqual(['queued', 'queued', 'queued']);
       await advance(s, 0);
-      const got = (id: string) => rx.webhooks().slice(before).filter((x) => x.body.streamId === id).map((x) => x.body.block.number);
+      const got = (id: string) =>
+        rx
+          .webhooks()
+          .slice(before)
+          .filter((x) => x.body.streamId === id)
+          .map((x) => x.body.block.number);
       expect(got(a)).toEqual(['1', '2']);
       expect(got(b)).toEqual(['1']);
       // Bad input names its field; a stream of another tenant, or none, is not found, and nothing is enqueued.
       const bad = await post('/admin/webhooks', { webhooks: [{ payload: webhook(3) }] });
       expect(bad.status).toBe(400);
       expect(bad.body.details.field).toBe('webhooks.0.streamId');
-      expect((await post('/admin/webhooks', { webhooks: [{ streamId: a, payload: webhook(3) }, { streamId: 'no-such-stream', payload: webhook(3) }] })).status).toBe(404);
+      expect(
+        (
+          await post('/admin/webhooks', {
+            webhooks: [
+              { streamId: a, payload: webhook(3) },
+              { streamId: 'no-such-stream', payload: webhook(3) },
+            ],
+          })
+        ).status,
+      ).toBe(404);
       await advance(s, 0);
       expect(got(a)).toEqual(['1', '2']);
     });
@@ -314,11 +457,21 @@ describe('Streams API and delivery engine', () => {
         expect(ms, `retry after attempt ${i + 1}`).toBeGreaterThanOrEqual(0);
         expect(ms, `retry after attempt ${i + 1}`).toBeLessThan(1000);
       });
-      expect(lines.at(-1)).toMatchObject({ level: 'warn', nextRetryAt: null, note: 'no retry left: the webhook stays in history for manual replay' });
+      expect(lines.at(-1)).toMatchObject({
+        level: 'warn',
+        nextRetryAt: null,
+        note: 'no retry left: the webhook stays in history for manual replay',
+      });
       // After the attempt at 24 h the webhook is left in history only.
       const h = (await s.call('/history?limit=100')).body.result.filter((x: { streamId: string }) => x.streamId === id);
       expect(h).toHaveLength(1);
-      expect(h[0]).toMatchObject({ streamId: id, tag: 'mine', webhookUrl: `${rx.url}?retries`, errorMessage: 'the receiver answered HTTP 500', tinyPayload: { chainId: '0x1', retries: 7, records: 1, amount: 1, block: block(10) } });
+      expect(h[0]).toMatchObject({
+        streamId: id,
+        tag: 'mine',
+        webhookUrl: `${rx.url}?retries`,
+        errorMessage: 'the receiver answered HTTP 500',
+        tinyPayload: { chainId: '0x1', retries: 7, records: 1, amount: 1, block: block(10) },
+      });
       expect(h[0].payload.block.number).toBe('10');
       expect((await stream(id)).status).toBe('active'); // 8 failures: 92%
       expect((await s.call(`/stats/${id}`)).body.totalWebhooksFailed).toBe(8);
@@ -330,7 +483,11 @@ describe('Streams API and delivery engine', () => {
       let failures = 2;
       rx.state.answer = (r) => (r.body.streamId === id && failures > 0 ? (failures--, 503) : 200);
       const totals = async () => Promise.all(['delivered', 'failed', 'retried'].map((k) => metric(`chainpost_webhooks_${k}_total`)));
-      const perStream = async () => Promise.all([...['delivered', 'failed', 'retried'].map((k) => metric(`chainpost_stream_webhooks_${k}_total`, id)), metric('chainpost_stream_webhooks_queued', id)]);
+      const perStream = async () =>
+        Promise.all([
+          ...['delivered', 'failed', 'retried'].map((k) => metric(`chainpost_stream_webhooks_${k}_total`, id)),
+          metric('chainpost_stream_webhooks_queued', id),
+        ]);
       const before = await totals();
       // Known before any outcome: a new stream's series start at 0.
       expect(await perStream()).toEqual([0, 0, 0, 0]);
@@ -347,12 +504,24 @@ describe('Streams API and delivery engine', () => {
       // The first try failed: one warn line, its retry a minute later; it waits in the queue and in history, undelivered.
       let lines = await failedLinesNow(id, from);
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({ level: 'warn', streamId: id, webhookUrl: url, status: 503, error: 'the receiver answered HTTP 503', attempt: 1 });
+      expect(lines[0]).toMatchObject({
+        level: 'warn',
+        streamId: id,
+        webhookUrl: url,
+        status: 503,
+        error: 'the receiver answered HTTP 503',
+        attempt: 1,
+      });
       near(lines[0].nextRetryAt, minute);
       expect(await perStream()).toEqual([0, 1, 0, 1]);
       const entry = async () => (await s.call('/history?limit=100')).body.result.find((h: { streamId: string }) => h.streamId === id);
       const first = await entry();
-      expect(first).toMatchObject({ id: lines[0].historyId, errorMessage: 'the receiver answered HTTP 503', delivered: false, deliveredAt: null });
+      expect(first).toMatchObject({
+        id: lines[0].historyId,
+        errorMessage: 'the receiver answered HTTP 503',
+        delivered: false,
+        deliveredAt: null,
+      });
 
       // The retry fails too: a second line, the next retry 10 minutes later.
       await advance(s, 60);
@@ -370,13 +539,23 @@ describe('Streams API and delivery engine', () => {
       expect(after.map((n, i) => n - before[i]!)).toEqual([1, 2, 2]);
       // The queue total is the sum of the streams' queue sizes.
       const text = (await s.call('/metrics')).body as string;
-      const queued = text.split('\n').filter((l) => l.startsWith('chainpost_stream_webhooks_queued{')).map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
+      const queued = text
+        .split('\n')
+        .filter((l) => l.startsWith('chainpost_stream_webhooks_queued{'))
+        .map((l) => Number(l.slice(l.lastIndexOf(' ') + 1)));
       expect(queued.length).toBeGreaterThan(1);
       expect(await metric('chainpost_webhooks_queued')).toBe(queued.reduce((a, b) => a + b, 0));
       const delivered = await entry();
-      expect(delivered).toMatchObject({ id: first.id, errorMessage: 'the receiver answered HTTP 503', delivered: true, tinyPayload: { retries: 1 } });
+      expect(delivered).toMatchObject({
+        id: first.id,
+        errorMessage: 'the receiver answered HTTP 503',
+        delivered: true,
+        tinyPayload: { retries: 1 },
+      });
       near(delivered.deliveredAt, 11 * minute);
-      expect((await s.call(`/history?limit=100&excludePayload=true`)).body.result.find((h: { id: string }) => h.id === first.id)).toMatchObject({ delivered: true, deliveredAt: delivered.deliveredAt });
+      expect(
+        (await s.call(`/history?limit=100&excludePayload=true`)).body.result.find((h: { id: string }) => h.id === first.id),
+      ).toMatchObject({ delivered: true, deliveredAt: delivered.deliveredAt });
 
       // A deleted stream's series go; the totals keep what it counted.
       expect((await s.call(`/streams/evm/${id}`, { method: 'DELETE' })).status).toBe(200);
@@ -419,7 +598,9 @@ describe('Streams API and delivery engine', () => {
       expect((await enqueue(rateStreams[0]!, [webhook(200)])).body.results).toEqual(['history']);
       await advance(s, 3600);
       expect(rx.webhooks().length).toBe(sent);
-      const kept = (await s.call('/history?limit=100')).body.result.find((h: { payload: { block: { number: string } } }) => h.payload.block.number === '200');
+      const kept = (await s.call('/history?limit=100')).body.result.find(
+        (h: { payload: { block: { number: string } } }) => h.payload.block.number === '200',
+      );
       expect(kept.errorMessage).toMatch(/^not sent: the stream is in error/);
 
       // The owner sets one active again: its URL starts over at 100% and the retry schedule resumes.
@@ -444,16 +625,21 @@ describe('Streams API and delivery engine', () => {
       expect(smtp.mails.slice(before).filter((m) => /stayed in error for 24 hours/.test(m.data))).toHaveLength(31);
       expect((await enqueue(rateStreams[1]!, [webhook(300)])).body.results).toEqual(['dropped']);
       expect((await post(`/streams/evm/${rateStreams[1]}/status`, { status: 'active' })).status).toBe(400);
-      const moved = (await s.call('/history?limit=100&excludePayload=true')).body.result.filter((h: { errorMessage: string }) => h.errorMessage === 'not sent: the stream was terminated');
+      const moved = (await s.call('/history?limit=100&excludePayload=true')).body.result.filter(
+        (h: { errorMessage: string }) => h.errorMessage === 'not sent: the stream was terminated',
+      );
       expect(moved).toHaveLength(30); // each terminated stream's one waiting webhook (the one moved in had none)
       expect(moved[0].payload).toBeUndefined();
     });
 
-    it('keeps a failing URL\'s rate when a stream is only paused and resumed', async () => {
+    it("keeps a failing URL's rate when a stream is only paused and resumed", async () => {
       const url = `${rx.url}?pause`;
       const id = await make({ webhookUrl: url });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
-      await enqueue(id, Array.from({ length: 30 }, (_, i) => webhook(400 + i)));
+      await enqueue(
+        id,
+        Array.from({ length: 30 }, (_, i) => webhook(400 + i)),
+      );
       await advance(s, 0);
       expect((await stream(id)).status).toBe('active'); // 70%
       expect((await post(`/streams/evm/${id}/status`, { status: 'paused' })).body.status).toBe('paused');
@@ -463,7 +649,7 @@ describe('Streams API and delivery engine', () => {
       expect((await stream(id)).status).toBe('error'); // the 31st failure: 69%
     });
 
-    it('sends no retry of a webhook that a replay delivered, and counts it out of the stream\'s queue', async () => {
+    it("sends no retry of a webhook that a replay delivered, and counts it out of the stream's queue", async () => {
       const id = await make({ webhookUrl: `${rx.url}?replay-retry` });
       rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
       await enqueue(id, [webhook(8)]);
@@ -492,7 +678,8 @@ describe('Streams API and delivery engine', () => {
       const id = await make({ webhookUrl: `${rx.url}?cap` });
       // Never answered (rather than failing), so the success-rate rule cannot put the stream in error first.
       rx.state.answer = (r) => (r.body.streamId === id ? 'hang' : 200);
-      const batch = (from: number) => Array.from({ length: 5_000 }, (_, i) => ({ chainId: '0x1', block: block(from + i), logs: [], txs: [] }));
+      const batch = (from: number) =>
+        Array.from({ length: 5_000 }, (_, i) => ({ chainId: '0x1', block: block(from + i), logs: [], txs: [] }));
       expect((await enqueue(id, batch(0))).status).toBe(200);
       const r = await enqueue(id, batch(5_000));
       expect(r.body.results.at(-1)).toBe('queued');
@@ -518,8 +705,12 @@ describe('Streams API and delivery engine', () => {
       // The record says it was delivered, and when (the first time), and keeps its error.
       const record = async () => (await s.call('/history?limit=100')).body.result.find((x: { id: string }) => x.id === h.id);
       expect(h).toMatchObject({ delivered: false, deliveredAt: null });
-      expect(Date.parse(replayed.body.deliveredAt)).toBeGreaterThanOrEqual(await now() - 1000);
-      expect(await record()).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt, errorMessage: 'the receiver answered HTTP 500' });
+      expect(Date.parse(replayed.body.deliveredAt)).toBeGreaterThanOrEqual((await now()) - 1000);
+      expect(await record()).toMatchObject({
+        delivered: true,
+        deliveredAt: replayed.body.deliveredAt,
+        errorMessage: 'the receiver answered HTTP 500',
+      });
       await advance(s, 1);
       expect((await post(`/history/replay/${h.id}`)).body).toMatchObject({ delivered: true, deliveredAt: replayed.body.deliveredAt });
       // The delivered replay ended its retry, due a minute after the first try.

@@ -5,7 +5,16 @@ import { startChainpost, stopAndClean, until, type Running } from './helpers.js'
 /** The access log's line for the request sent with `x-request-id: id`, once written. */
 async function loggedLine(s: Running, id: string): Promise<Record<string, unknown>> {
   let line: string | undefined;
-  expect(await until(() => (line = s.output().split('\n').find((l) => l.includes(`"reqId":"${id}"`))) !== undefined, 5_000)).toBe(true);
+  expect(
+    await until(
+      () =>
+        (line = s
+          .output()
+          .split('\n')
+          .find((l) => l.includes(`"reqId":"${id}"`))) !== undefined,
+      5_000,
+    ),
+  ).toBe(true);
   return JSON.parse(line!) as Record<string, unknown>;
 }
 
@@ -43,9 +52,11 @@ describe('the access log behind a trusted proxy (CHAINPOST_TRUSTED_PROXIES=127.0
     expect(await loggedLine(s, 'trusted-2')).toMatchObject({ client: '203.0.113.7' });
   });
 
-  it('reads every X-Forwarded-For header, so a client\'s own header passed on beside the proxy\'s is not taken for the client', async () => {
+  it("reads every X-Forwarded-For header, so a client's own header passed on beside the proxy's is not taken for the client", async () => {
     const socket = connect(s.port, '127.0.0.1');
-    socket.end('GET /health HTTP/1.1\r\nhost: x\r\nx-request-id: trusted-3\r\nx-forwarded-for: 198.51.100.1\r\nx-forwarded-for: 203.0.113.7\r\nconnection: close\r\n\r\n');
+    socket.end(
+      'GET /health HTTP/1.1\r\nhost: x\r\nx-request-id: trusted-3\r\nx-forwarded-for: 198.51.100.1\r\nx-forwarded-for: 203.0.113.7\r\nconnection: close\r\n\r\n',
+    );
     const answer = await new Promise<string>((done) => {
       let text = '';
       socket.on('data', (d: Buffer) => (text += d.toString()));
@@ -58,6 +69,8 @@ describe('the access log behind a trusted proxy (CHAINPOST_TRUSTED_PROXIES=127.0
 
 describe('CHAINPOST_TRUSTED_PROXIES at the start', () => {
   it('refuses an entry that is no address or CIDR range, naming the variable', async () => {
-    await expect(startChainpost({ CHAINPOST_TRUSTED_PROXIES: '127.0.0.1,10.0.0.0/33' })).rejects.toThrow('CHAINPOST_TRUSTED_PROXIES: expected IP addresses and CIDR ranges (such as 10.0.0.0/8) separated by commas, got "10.0.0.0/33"');
+    await expect(startChainpost({ CHAINPOST_TRUSTED_PROXIES: '127.0.0.1,10.0.0.0/33' })).rejects.toThrow(
+      'CHAINPOST_TRUSTED_PROXIES: expected IP addresses and CIDR ranges (such as 10.0.0.0/8) separated by commas, got "10.0.0.0/33"',
+    );
   });
 });

@@ -2,7 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseUnits, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { deploy, DEV_ACCOUNTS, publicClient, write, type Deployed } from './contracts.js';
-import { addV2Liquidity, createV2Pair, deployDex, formatted, times, transferToken, v2PriceAt, v2RouterSwapExactIn, type Created, type Dex, type Ratio } from './dex.js';
+import {
+  addV2Liquidity,
+  createV2Pair,
+  deployDex,
+  formatted,
+  times,
+  transferToken,
+  v2PriceAt,
+  v2RouterSwapExactIn,
+  type Created,
+  type Dex,
+  type Ratio,
+} from './dex.js';
 import { startChainpost, stopAndClean, indexedTo, until, type Running } from './helpers.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -31,7 +43,8 @@ const saleBlock = new Map<bigint, number>();
 
 const lc = (a: string): string => a.toLowerCase();
 const addr = (d: { address: Hex }): string => lc(d.address);
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 const anvilHead = async (): Promise<number> => Number(await publicClient(anvil.url).getBlockNumber());
 const whole = (raw: bigint, decimals: number): Ratio => ({ num: raw, den: 10n ** BigInt(decimals) });
 
@@ -57,7 +70,8 @@ async function ok(path: string): Promise<any> {
 
 const DECIMALS: Record<string, number> = {};
 const ethUsd = (block: number): Promise<Ratio> => v2PriceAt(anvil.url, wethUsdc, dex.tokens.weth.address, block, (t) => DECIMALS[t]!);
-const tkaUsd = async (block: number): Promise<Ratio> => times(await v2PriceAt(anvil.url, tkaWeth, dex.tokens.tka.address, block, (t) => DECIMALS[t]!), await ethUsd(block));
+const tkaUsd = async (block: number): Promise<Ratio> =>
+  times(await v2PriceAt(anvil.url, tkaWeth, dex.tokens.tka.address, block, (t) => DECIMALS[t]!), await ethUsd(block));
 
 const send = (c: Deployed, functionName: string, args: readonly unknown[], account = K0, value?: bigint): Promise<TransactionReceipt> =>
   write(anvil.url, { address: c.address, abi: c.abi, functionName, args, account, ...(value === undefined ? {} : { value }) });
@@ -73,8 +87,20 @@ beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
   dex = await deployDex(anvil.url);
   const { usdc, weth, tka, tkb } = dex.tokens;
-  for (const [t, d] of [[usdc, 6], [weth, 18], [tka, 18], [tkb, 8]] as const) DECIMALS[addr(t)] = d;
-  const pricing = { '0x539': { wrappedNative: weth.address, stablecoins: [usdc.address], factories: [{ address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' }] } };
+  for (const [t, d] of [
+    [usdc, 6],
+    [weth, 18],
+    [tka, 18],
+    [tkb, 8],
+  ] as const)
+    DECIMALS[addr(t)] = d;
+  const pricing = {
+    '0x539': {
+      wrappedNative: weth.address,
+      stablecoins: [usdc.address],
+      factories: [{ address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' }],
+    },
+  };
   s = await startChainpost(serverEnv(anvil, { CHAINPOST_START_BLOCKS: '0x539=0', CHAINPOST_PRICING: JSON.stringify(pricing) }));
   wethUsdc = await v2Pool(weth, usdc, parseUnits('1000', 18), parseUnits('2000000', 6));
   tkaWeth = await v2Pool(tka, weth, parseUnits('10000', 18), parseUnits('10', 18));
@@ -84,7 +110,8 @@ beforeAll(async () => {
   await transferToken(anvil.url, tkb.address, A1, parseUnits('50', 8));
   await transferToken(anvil.url, tkb.address, A2, parseUnits('5', 8));
   // Approvals: more than A1 holds, unlimited, less than A0 holds; and of a token no pool prices.
-  const approve = (token: Deployed, spender: string, amount: bigint, account = K0) => write(anvil.url, { address: token.address, abi: token.abi, functionName: 'approve', args: [spender, amount], account });
+  const approve = (token: Deployed, spender: string, amount: bigint, account = K0) =>
+    write(anvil.url, { address: token.address, abi: token.abi, functionName: 'approve', args: [spender, amount], account });
   await approve(tka, DEAD, parseUnits('1000', 18), K1);
   await approve(tka, BEEF, 2n ** 256n - 1n, K1);
   await approve(tka, DEAD, parseUnits('30.5', 18));
@@ -133,9 +160,10 @@ describe('GET /erc20/:token_address/owners', () => {
 });
 
 describe('GET /wallets/:address/approvals', () => {
-  const find = (result: Json[], token: string, spender: string): Json => result.find((r) => r['token']['address'] === token && r['spender']['address'] === spender)!;
+  const find = (result: Json[], token: string, spender: string): Json =>
+    result.find((r) => r['token']['address'] === token && r['spender']['address'] === spender)!;
 
-  it('gives the token\'s USD price and, at risk, the allowance capped by the balance in USD', async () => {
+  it("gives the token's USD price and, at risk, the allowance capped by the balance in USD", async () => {
     const head = await indexed();
     const { tka } = dex.tokens;
     const usd = await tkaUsd(head);
@@ -143,7 +171,11 @@ describe('GET /wallets/:address/approvals', () => {
     // 1,000 approved and unlimited: what A1 holds (100 TKA) is at risk.
     for (const spender of [DEAD, BEEF]) {
       const r = find(a1, addr(tka), spender);
-      expect(r['token'], spender).toMatchObject({ current_balance: parseUnits('100', 18).toString(), usd_price: formatted(usd), usd_at_risk: cents(times(whole(parseUnits('100', 18), 18), usd)) });
+      expect(r['token'], spender).toMatchObject({
+        current_balance: parseUnits('100', 18).toString(),
+        usd_price: formatted(usd),
+        usd_at_risk: cents(times(whole(parseUnits('100', 18), 18), usd)),
+      });
     }
     // A0 holds far more than the 30.5 approved: the allowance is at risk.
     const a0 = find((await ok(`/wallets/${A0}/approvals`)).result, addr(tka), DEAD);
@@ -169,7 +201,7 @@ describe('last_sale in USD', () => {
     return { usd_price_at_sale: cents(times(whole(paid, decimals), then)), current_usd_value: cents(times(whole(paid, decimals), now)) };
   }
 
-  it('prices a sale in ether as the wrapped native token at the sale\'s block and at the head', async () => {
+  it("prices a sale in ether as the wrapped native token at the sale's block and at the head", async () => {
     const want = await expected(1n, parseEther('0.5'), 18, ethUsd);
     // Ether went up after the sale: the two differ (about $1,000 at the sale).
     expect(want['current_usd_value']).not.toBe(want['usd_price_at_sale']);
@@ -178,7 +210,7 @@ describe('last_sale in USD', () => {
     expect(t!['last_sale']).toMatchObject({ price: parseEther('0.5').toString(), payment_token: { token_symbol: 'ETH' }, ...want });
   });
 
-  it('prices a sale in an ERC-20 by that token\'s price, on the transfers, the wallet\'s NFTs and the collection', async () => {
+  it("prices a sale in an ERC-20 by that token's price, on the transfers, the wallet's NFTs and the collection", async () => {
     const want = await expected(2n, parseUnits('25', 18), 18, tkaUsd);
     expect(want['current_usd_value']).not.toBe(want['usd_price_at_sale']);
     const sale = { price: parseUnits('25', 18).toString(), payment_token: { token_address: addr(dex.tokens.tka) }, ...want };
@@ -198,14 +230,25 @@ describe('last_sale in USD', () => {
 
   it('answers null for a sale paid in a token no pool prices', async () => {
     const [t] = (await ok(`/nft/${addr(nft)}/3/transfers?include_prices=true&limit=1`)).result as Json[];
-    expect(t!['last_sale']).toMatchObject({ price: parseUnits('5', 8).toString(), payment_token: { token_address: addr(dex.tokens.tkb) }, usd_price_at_sale: null, current_usd_value: null });
+    expect(t!['last_sale']).toMatchObject({
+      price: parseUnits('5', 8).toString(),
+      payment_token: { token_address: addr(dex.tokens.tkb) },
+      usd_price_at_sale: null,
+      current_usd_value: null,
+    });
   });
 });
 
 describe('GET /erc20/metadata and GET /tokens/search', () => {
-  const totalSupply = async (token: Deployed, block: number): Promise<bigint> => (await publicClient(anvil.url).readContract({ address: token.address, abi: token.abi, functionName: 'totalSupply', blockNumber: BigInt(block) })) as bigint;
+  const totalSupply = async (token: Deployed, block: number): Promise<bigint> =>
+    (await publicClient(anvil.url).readContract({
+      address: token.address,
+      abi: token.abi,
+      functionName: 'totalSupply',
+      blockNumber: BigInt(block),
+    })) as bigint;
 
-  it('fully_diluted_valuation: the total supply at the token\'s price, to the cent; null without a pool', async () => {
+  it("fully_diluted_valuation: the total supply at the token's price, to the cent; null without a pool", async () => {
     const head = await indexed();
     const { tka, tkb } = dex.tokens;
     const [a, b] = (await ok(`/erc20/metadata?addresses[]=${addr(tka)}&addresses[]=${addr(tkb)}`)) as Json[];

@@ -5,7 +5,14 @@ import { transferToken, v2RouterSwapExactIn, v2SwapExactIn, v3SwapAtReserves, ty
 import type { Pricing } from '../engine/chains/pricing.js';
 import { ServiceClock } from '../engine/clock.js';
 import type { DataDeps } from '../engine/data-api/common/deps.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../engine/data-api/dex/index/keys.js';
+import {
+  poolKey,
+  poolRowsPrefix,
+  tokenPoolsPrefix,
+  tokenSwapsPrefix,
+  type PoolRow,
+  type SwapRow,
+} from '../engine/data-api/dex/index/keys.js';
 import { DataIndexer, type IndexState } from '../engine/data-api/common/indexer.js';
 import { pairSwaps, pairSwapsQuery } from '../engine/data-api/dex/swaps.js';
 import { analyticsQuery, SCAN, tokenAnalytics } from '../engine/data-api/scores/analytics.js';
@@ -37,9 +44,11 @@ let tkbUsdc: Created;
 
 const [, ALICE, BOB] = DEV_ACCOUNTS;
 const lc = (a: string): string => a.toLowerCase();
-const rpc = <T>(method: string, params: unknown[]): Promise<T> => publicClient(net.anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
+const rpc = <T>(method: string, params: unknown[]): Promise<T> =>
+  publicClient(net.anvil.url).request({ method: method as never, params: params as never }) as Promise<T>;
 
-const swapsOf = (wallet: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/wallets/${wallet}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+const swapsOf = (wallet: string, query = ''): Promise<{ status: number; body: any }> =>
+  net.s.call(`/api/v2.2/wallets/${wallet}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
 async function listed(wallet: string, query = ''): Promise<Json> {
   const r = await swapsOf(wallet, query);
   expect(r.status, JSON.stringify(r.body)).toBe(200);
@@ -92,12 +101,25 @@ beforeAll(async () => {
   ({ wethUsdc, tkaWeth, tkbUsdc } = net);
   const { usdc, weth, tka, tkb } = net.dex.tokens;
   for (const account of [ALICE, BOB])
-    for (const [t, amount] of [[usdc, '1000000'], [weth, '100'], [tka, '100000'], [tkb, '100']] as const) await transferToken(net.anvil.url, t.address, account.address, net.units(amount, t));
+    for (const [t, amount] of [
+      [usdc, '1000000'],
+      [weth, '100'],
+      [tka, '100000'],
+      [tkb, '100'],
+    ] as const)
+      await transferToken(net.anvil.url, t.address, account.address, net.units(amount, t));
   // Alice: ether bought and sold on the V2 pair, TKA sold for ether through the router, TKB bought and sold on the V3 pool.
   alice.push(await v2Swap(wethUsdc, usdc.address, net.units('10000', usdc), ALICE, 'buy'));
   alice.push(await v2Swap(wethUsdc, weth.address, net.units('2', weth), ALICE, 'sell'));
   const routed = await v2RouterSwapExactIn(net.anvil.url, net.dex, [tka.address, weth.address], net.units('1000', tka), { account: ALICE });
-  alice.push({ receipt: routed.receipt, pool: tkaWeth, exchange: 'MiniSwap', type: 'sell', bought: [weth.address, routed.amounts[1]!], sold: [tka.address, routed.amounts[0]!] });
+  alice.push({
+    receipt: routed.receipt,
+    pool: tkaWeth,
+    exchange: 'MiniSwap',
+    type: 'sell',
+    bought: [weth.address, routed.amounts[1]!],
+    sold: [tka.address, routed.amounts[0]!],
+  });
   alice.push(await v3Swap(usdc.address, net.units('500', usdc), ALICE, 'buy'));
   alice.push(await v3Swap(tkb.address, net.units('3', tkb), ALICE, 'sell'));
   bob = await v2Swap(wethUsdc, usdc.address, net.units('5000', usdc), BOB, 'buy');
@@ -113,7 +135,17 @@ async function legsOf(m: Made, token?: Hex) {
   const leg = async ([token, raw]: [Hex, bigint]) => {
     const usd = await usdAt(token, block);
     const whole: Ratio = { num: raw, den: 10n ** BigInt(net.decimalsOf(token)) };
-    return { whole, usdAmount: toNumber(times(whole, usd)), item: { address: lc(token), amount: formatUnits(raw, net.decimalsOf(token)), usdPrice: toNumber(usd), usdAmount: toNumber(times(whole, usd)), logo: null } };
+    return {
+      whole,
+      usdAmount: toNumber(times(whole, usd)),
+      item: {
+        address: lc(token),
+        amount: formatUnits(raw, net.decimalsOf(token)),
+        usdPrice: toNumber(usd),
+        usdAmount: toNumber(times(whole, usd)),
+        logo: null,
+      },
+    };
   };
   const [bought, sold] = [await leg(m.bought), await leg(m.sold)];
   // The pool's base: the token that does not route to USD (ether against USDC); a buy received it. The trade's value is the other leg.
@@ -160,19 +192,25 @@ afterAll(async () => {
 const newestFirst = (made: Made[]): string[] => made.map((m) => m.receipt.transactionHash).reverse();
 
 describe('GET /wallets/:address/swaps', () => {
-  it('lists the wallet\'s swaps newest first, each leg as the test sent it, priced at its block from the pools\' own state', async () => {
+  it("lists the wallet's swaps newest first, each leg as the test sent it, priced at its block from the pools' own state", async () => {
     const page = await listed(lc(ALICE.address));
     expect(hashes(page)).toEqual(newestFirst(alice));
     expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
-    for (const m of alice) expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m));
-    const [first, , routed, , tkbSell] = alice.map((m) => (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!);
+    for (const m of alice)
+      expect(
+        (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash),
+        m.receipt.transactionHash,
+      ).toMatchObject(await tradeItem(m));
+    const [first, , routed, , tkbSell] = alice.map(
+      (m) => (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash)!,
+    );
     expect(first!['pairLabel']).toBe('WETH/USDC');
     expect(routed!['pairLabel']).toBe('TKA/WETH');
     expect(tkbSell!['pairLabel']).toBe('TKB/USDC');
     expect(first!['bought']).toMatchObject({ symbol: 'WETH', name: 'Wrapped Ether' });
   });
 
-  it('lists another wallet\'s swaps apart, and none for a wallet that never swapped', async () => {
+  it("lists another wallet's swaps apart, and none for a wallet that never swapped", async () => {
     expect(hashes(await listed(lc(BOB.address)))).toEqual([bob.receipt.transactionHash]);
     expect(await listed(lc(DEV_ACCOUNTS[0].address))).toMatchObject({ result: [], cursor: null });
     // Any case in the path.
@@ -180,7 +218,10 @@ describe('GET /wallets/:address/swaps', () => {
   });
 
   it('pages by cursor, in either order', async () => {
-    for (const [order, expected] of [['DESC', newestFirst(alice)], ['ASC', newestFirst(alice).reverse()]] as const) {
+    for (const [order, expected] of [
+      ['DESC', newestFirst(alice)],
+      ['ASC', newestFirst(alice).reverse()],
+    ] as const) {
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -200,16 +241,22 @@ describe('GET /wallets/:address/swaps', () => {
     expect((await swapsOf(lc(ALICE.address), `limit=2&transactionTypes=buy&cursor=${cursor}`)).status).toBe(400);
   });
 
-  it('pages on from a cursor made before the token and pair lists (the wallet list\'s cursor form is kept)', async () => {
+  it("pages on from a cursor made before the token and pair lists (the wallet list's cursor form is kept)", async () => {
     const wallet = lc(ALICE.address);
     const { weth } = net.dex.tokens;
     // The cursor as the server made it then: the list named by order, blocks, dates, token and types, after the last key returned.
-    const oldCursor = (list: string, key: string): string => Buffer.from(JSON.stringify({ l: list, k: key, p: 1 }), 'utf8').toString('base64url');
+    const oldCursor = (list: string, key: string): string =>
+      Buffer.from(JSON.stringify({ l: list, k: key, p: 1 }), 'utf8').toString('base64url');
     const keyOf = (c: string): string => JSON.parse(Buffer.from(c, 'base64url').toString('utf8')).k;
     const first = await listed(wallet, 'limit=2');
-    expect(hashes(await listed(wallet, `limit=2&cursor=${oldCursor('wallet-swaps DESC ,,,, ', keyOf(first.cursor))}`))).toEqual(newestFirst(alice).slice(2, 4));
+    expect(hashes(await listed(wallet, `limit=2&cursor=${oldCursor('wallet-swaps DESC ,,,, ', keyOf(first.cursor))}`))).toEqual(
+      newestFirst(alice).slice(2, 4),
+    );
     const sells = await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell&limit=1`);
-    const rest = await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell&limit=1&cursor=${oldCursor(`wallet-swaps DESC ,,,,${lc(weth.address)} sell`, keyOf(sells.cursor))}`);
+    const rest = await listed(
+      wallet,
+      `tokenAddress=${lc(weth.address)}&transactionTypes=sell&limit=1&cursor=${oldCursor(`wallet-swaps DESC ,,,,${lc(weth.address)} sell`, keyOf(sells.cursor))}`,
+    );
     expect([...hashes(sells), ...hashes(rest)]).toEqual(newestFirst(alice.filter((m) => m.pool !== tkbUsdc && m.type === 'sell')));
   });
 
@@ -221,7 +268,9 @@ describe('GET /wallets/:address/swaps', () => {
     expect(hashes(await listed(wallet, 'transactionTypes[]=sell'))).toEqual(of((m) => m.type === 'sell'));
     expect(hashes(await listed(wallet, 'transactionTypes[]=sell&transactionTypes[]=buy'))).toEqual(newestFirst(alice));
     expect(hashes(await listed(wallet, `tokenAddress=${tkb.address}`))).toEqual(of((m) => m.pool === tkbUsdc));
-    expect(hashes(await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell`))).toEqual(of((m) => m.pool !== tkbUsdc && m.type === 'sell'));
+    expect(hashes(await listed(wallet, `tokenAddress=${lc(weth.address)}&transactionTypes=sell`))).toEqual(
+      of((m) => m.pool !== tkbUsdc && m.type === 'sell'),
+    );
     // Paged while filtered: one sell a page.
     const first = await listed(wallet, 'transactionTypes=sell&limit=1');
     const second = await listed(wallet, `transactionTypes=sell&limit=1&cursor=${first.cursor}`);
@@ -229,7 +278,9 @@ describe('GET /wallets/:address/swaps', () => {
     const block = (i: number): number => Number(alice[i]!.receipt.blockNumber);
     expect(hashes(await listed(wallet, `fromBlock=${block(2)}`))).toEqual(of((_, i) => i >= 2));
     expect(hashes(await listed(wallet, `toBlock=${block(1)}`))).toEqual(of((_, i) => i <= 1));
-    expect(hashes(await listed(wallet, `fromBlock=${block(1)}&toBlock=${block(3)}&order=ASC`))).toEqual(of((_, i) => i >= 1 && i <= 3).reverse());
+    expect(hashes(await listed(wallet, `fromBlock=${block(1)}&toBlock=${block(3)}&order=ASC`))).toEqual(
+      of((_, i) => i >= 1 && i <= 3).reverse(),
+    );
     const { timestamp } = await publicClient(net.anvil.url).getBlock({ blockNumber: BigInt(block(4)) });
     expect(hashes(await listed(wallet, `fromDate=${new Date((Number(timestamp) + 1) * 1000).toISOString()}`))).toEqual([]);
   });
@@ -264,7 +315,10 @@ describe('GET /wallets/:address/swaps', () => {
     // A longer chain without it, where Bob's same swap takes its place (block, pool and log index): Alice's list does not show it.
     const instead = await v2Swap(wethUsdc, usdc.address, net.units('1000', usdc), BOB, 'buy');
     bobAfterReorg = instead;
-    expect([instead.receipt.blockNumber, instead.receipt.logs.at(-1)!.logIndex]).toEqual([gone.receipt.blockNumber, gone.receipt.logs.at(-1)!.logIndex]);
+    expect([instead.receipt.blockNumber, instead.receipt.logs.at(-1)!.logIndex]).toEqual([
+      gone.receipt.blockNumber,
+      gone.receipt.logs.at(-1)!.logIndex,
+    ]);
     await rpc('anvil_mine', ['0x4']);
     await net.indexed();
     expect(await until(async () => hashes(await listed(lc(BOB.address)))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
@@ -273,8 +327,10 @@ describe('GET /wallets/:address/swaps', () => {
   });
 });
 
-const tokenSwapsOf = (token: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/erc20/${token}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
-const pairSwapsOf = (pair: string, query = ''): Promise<{ status: number; body: any }> => net.s.call(`/api/v2.2/pairs/${pair}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+const tokenSwapsOf = (token: string, query = ''): Promise<{ status: number; body: any }> =>
+  net.s.call(`/api/v2.2/erc20/${token}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
+const pairSwapsOf = (pair: string, query = ''): Promise<{ status: number; body: any }> =>
+  net.s.call(`/api/v2.2/pairs/${pair}/swaps?chain=0x539${query === '' ? '' : `&${query}`}`);
 async function ok(r: Promise<{ status: number; body: any }>): Promise<Json> {
   const { status, body } = await r;
   expect(status, JSON.stringify(body)).toBe(200);
@@ -283,10 +339,14 @@ async function ok(r: Promise<{ status: number; body: any }>): Promise<Json> {
 /** The swaps in pools of `token`, newest first. */
 const ofToken = (token: Hex, keep: (m: Made) => boolean = () => true): string[] =>
   newestFirst(everySwap().filter((m) => (lc(m.pool.token0) === lc(token) || lc(m.pool.token1) === lc(token)) && keep(m)));
-const ofPool = (pool: Created, keep: (m: Made) => boolean = () => true): string[] => newestFirst(everySwap().filter((m) => m.pool === pool && keep(m)));
+const ofPool = (pool: Created, keep: (m: Made) => boolean = () => true): string[] =>
+  newestFirst(everySwap().filter((m) => m.pool === pool && keep(m)));
 
 /** Every page of a list by cursor, `limit` a page: the hashes in order and how many pages. */
-async function allPages(call: (query: string) => Promise<{ status: number; body: any }>, query: string): Promise<{ seen: string[]; pages: number }> {
+async function allPages(
+  call: (query: string) => Promise<{ status: number; body: any }>,
+  query: string,
+): Promise<{ seen: string[]; pages: number }> {
   const seen: string[] = [];
   let cursor: string | null = null;
   let pages = 0;
@@ -301,7 +361,7 @@ async function allPages(call: (query: string) => Promise<{ status: number; body:
 }
 
 describe('GET /erc20/:address/swaps', () => {
-  it('lists the token\'s swaps in every pool of it, newest first, each item as the wallet list has it', async () => {
+  it("lists the token's swaps in every pool of it, newest first, each item as the wallet list has it", async () => {
     const { usdc, weth, tka } = net.dex.tokens;
     // Ether: WETH/USDC and TKA/WETH (the router's hop); USDC: WETH/USDC and TKB/USDC (V3).
     for (const token of [weth, usdc]) {
@@ -310,7 +370,10 @@ describe('GET /erc20/:address/swaps', () => {
       expect(new Set((page.result as Json[]).map((i) => i['pairAddress'])).size).toBe(2);
       expect(page).toMatchObject({ page: 0, page_size: 100, cursor: null });
       for (const m of everySwap().filter((x) => ofToken(token.address).includes(x.receipt.transactionHash)))
-        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toMatchObject(await tradeItem(m, token.address));
+        expect(
+          (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash),
+          m.receipt.transactionHash,
+        ).toMatchObject(await tradeItem(m, token.address));
     }
     // Any case in the path; a token that never traded has none.
     expect(hashes(await ok(tokenSwapsOf(tka.address)))).toEqual(ofToken(tka.address));
@@ -325,21 +388,31 @@ describe('GET /erc20/:address/swaps', () => {
       const boughtIt = (m: Made): boolean => lc(m.bought[0]) === lc(t.address);
       const buys = await ok(tokenSwapsOf(lc(t.address), 'transactionTypes=buy'));
       expect(hashes(buys), t.address).toEqual(ofToken(t.address, boughtIt));
-      expect(hashes(await ok(tokenSwapsOf(lc(t.address), 'transactionTypes[]=sell'))), t.address).toEqual(ofToken(t.address, (m) => !boughtIt(m)));
+      expect(hashes(await ok(tokenSwapsOf(lc(t.address), 'transactionTypes[]=sell'))), t.address).toEqual(
+        ofToken(t.address, (m) => !boughtIt(m)),
+      );
       expect(ofToken(t.address, boughtIt).length, t.address).toBeGreaterThan(0);
       expect(ofToken(t.address, (m) => !boughtIt(m)).length, t.address).toBeGreaterThan(0);
       // The asked token is the base: bought in a buy, first in the label.
-      for (const item of buys.result as Json[]) expect([item['bought'].address, item['pairLabel'].split('/')[0]]).toEqual([lc(t.address), t === usdc ? 'USDC' : 'WETH']);
+      for (const item of buys.result as Json[])
+        expect([item['bought'].address, item['pairLabel'].split('/')[0]]).toEqual([lc(t.address), t === usdc ? 'USDC' : 'WETH']);
     }
     const from = Number(alice[3]!.receipt.blockNumber);
-    expect(hashes(await ok(tokenSwapsOf(token, `fromBlock=${from}`)))).toEqual(ofToken(usdc.address, (m) => Number(m.receipt.blockNumber) >= from));
-    for (const [order, expected] of [['DESC', ofToken(usdc.address)], ['ASC', ofToken(usdc.address).reverse()]] as const) {
+    expect(hashes(await ok(tokenSwapsOf(token, `fromBlock=${from}`)))).toEqual(
+      ofToken(usdc.address, (m) => Number(m.receipt.blockNumber) >= from),
+    );
+    for (const [order, expected] of [
+      ['DESC', ofToken(usdc.address)],
+      ['ASC', ofToken(usdc.address).reverse()],
+    ] as const) {
       const { seen, pages } = await allPages((q) => tokenSwapsOf(token, q), `limit=2&order=${order}`);
       expect(seen).toEqual(expected);
       expect(pages).toBe(Math.ceil(expected.length / 2));
     }
     // Paged while filtered, one buy a page.
-    expect((await allPages((q) => tokenSwapsOf(token, q), 'limit=1&transactionTypes=buy')).seen).toEqual(ofToken(usdc.address, (m) => lc(m.bought[0]) === token));
+    expect((await allPages((q) => tokenSwapsOf(token, q), 'limit=1&transactionTypes=buy')).seen).toEqual(
+      ofToken(usdc.address, (m) => lc(m.bought[0]) === token),
+    );
     // A cursor is for the list it came from: another token's is refused.
     const { cursor } = await ok(tokenSwapsOf(token, 'limit=1'));
     expect((await tokenSwapsOf(lc(net.dex.tokens.weth.address), `limit=1&cursor=${cursor}`)).status).toBe(400);
@@ -349,7 +422,13 @@ describe('GET /erc20/:address/swaps', () => {
     const bad = await tokenSwapsOf('0x12');
     expect(bad.status).toBe(400);
     expect(bad.body.details.field).toBe('address');
-    for (const [query, field] of [['transactionTypes=addLiquidity', 'transactionTypes'], ['fromBlock=first', 'fromBlock'], ['toDate=someday', 'toDate'], ['limit=101', 'limit'], ['order=UP', 'order']] as const) {
+    for (const [query, field] of [
+      ['transactionTypes=addLiquidity', 'transactionTypes'],
+      ['fromBlock=first', 'fromBlock'],
+      ['toDate=someday', 'toDate'],
+      ['limit=101', 'limit'],
+      ['order=UP', 'order'],
+    ] as const) {
       const r = await tokenSwapsOf(lc(net.dex.tokens.usdc.address), query);
       expect(r.status, query).toBe(400);
       expect(String(r.body.details.field), query).toMatch(new RegExp(`^${field}(\.|$)`));
@@ -358,10 +437,13 @@ describe('GET /erc20/:address/swaps', () => {
 });
 
 describe('GET /pairs/:address/swaps', () => {
-  it('lists the pair\'s swaps newest first under the pair\'s exchange, label and tokens, each priced at its block', async () => {
+  it("lists the pair's swaps newest first under the pair's exchange, label and tokens, each priced at its block", async () => {
     const { usdc, weth, tkb } = net.dex.tokens;
     const head = await net.indexed();
-    for (const [pool, base, quote, exchange, factory] of [[wethUsdc, weth, usdc, 'MiniSwap', net.dex.v2Factory], [tkbUsdc, tkb, usdc, 'MiniSwap v3', net.dex.v3Factory]] as const) {
+    for (const [pool, base, quote, exchange, factory] of [
+      [wethUsdc, weth, usdc, 'MiniSwap', net.dex.v2Factory],
+      [tkbUsdc, tkb, usdc, 'MiniSwap v3', net.dex.v3Factory],
+    ] as const) {
       const page = await ok(pairSwapsOf(lc(pool.address)));
       expect(hashes(page)).toEqual(ofPool(pool));
       expect(page).toMatchObject({
@@ -377,8 +459,17 @@ describe('GET /pairs/:address/swaps', () => {
       });
       for (const m of everySwap().filter((x) => x.pool === pool)) {
         const { base: b, quote: q, common } = await legsOf(m);
-        const want = { ...common, baseTokenAmount: b.item.amount, quoteTokenAmount: q.item.amount, baseTokenPriceUsd: b.item.usdPrice, quoteTokenPriceUsd: q.item.usdPrice };
-        expect((page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash), m.receipt.transactionHash).toEqual(want);
+        const want = {
+          ...common,
+          baseTokenAmount: b.item.amount,
+          quoteTokenAmount: q.item.amount,
+          baseTokenPriceUsd: b.item.usdPrice,
+          quoteTokenPriceUsd: q.item.usdPrice,
+        };
+        expect(
+          (page.result as Json[]).find((i) => i['transactionHash'] === m.receipt.transactionHash),
+          m.receipt.transactionHash,
+        ).toEqual(want);
       }
     }
     expect((await ok(pairSwapsOf(lc(wethUsdc.address))))['pairLabel']).toBe('WETH/USDC');
@@ -401,7 +492,11 @@ describe('GET /pairs/:address/swaps', () => {
       expect(r.status, unknown).toBe(404);
       expect(r.body.message).toContain('no DEX pool');
     }
-    for (const [path, query, field] of [['0x12', '', 'address'], [lc(wethUsdc.address), 'transactionTypes=hold', 'transactionTypes'], [lc(wethUsdc.address), 'limit=-1', 'limit']] as const) {
+    for (const [path, query, field] of [
+      ['0x12', '', 'address'],
+      [lc(wethUsdc.address), 'transactionTypes=hold', 'transactionTypes'],
+      [lc(wethUsdc.address), 'limit=-1', 'limit'],
+    ] as const) {
       const r = await pairSwapsOf(path, query);
       expect(r.status, `${path} ${query}`).toBe(400);
       expect(String(r.body.details.field), query).toMatch(new RegExp(`^${field}(\.|$)`));
@@ -410,7 +505,7 @@ describe('GET /pairs/:address/swaps', () => {
 });
 
 describe('swaps by token across a reorg', () => {
-  it('takes back a swap a reorg removes from its tokens\' lists', async () => {
+  it("takes back a swap a reorg removes from its tokens' lists", async () => {
     const { usdc, tkb } = net.dex.tokens;
     await net.indexed();
     const before = { tkb: ofToken(tkb.address), usdc: ofToken(usdc.address) };
@@ -424,15 +519,24 @@ describe('swaps by token across a reorg', () => {
     expect(instead.receipt.blockNumber).toBe(gone.receipt.blockNumber);
     await rpc('anvil_mine', ['0x4']);
     await net.indexed();
-    expect(await until(async () => hashes(await ok(tokenSwapsOf(lc(usdc.address))))[0] === instead.receipt.transactionHash, 10_000, 20)).toBe(true);
+    expect(
+      await until(async () => hashes(await ok(tokenSwapsOf(lc(usdc.address))))[0] === instead.receipt.transactionHash, 10_000, 20),
+    ).toBe(true);
     expect(hashes(await ok(tokenSwapsOf(lc(tkb.address))))).toEqual(before.tkb);
     expect(hashes(await ok(tokenSwapsOf(lc(usdc.address))))).toEqual([instead.receipt.transactionHash, ...before.usdc]);
     // The index itself, read from the server's own store (the lists skip an entry whose swap row is gone, so they alone
     // would not see an entry left behind): the removed swap's entries are gone, the swap mined instead has its own.
     const store = openStore(net.s.dir);
     try {
-      const entries = (token: Hex) => store.range<string>('dexTokenSwaps', { start: tokenSwapsPrefix('0x539', lc(token)), end: `${tokenSwapsPrefix('0x539', lc(token))}\uffff` });
-      const atBlock = (token: Hex) => entries(token).filter((e) => e.key.split('/')[2] === pos(Number(gone.receipt.blockNumber), 0).split('/')[0]).map((e) => e.value);
+      const entries = (token: Hex) =>
+        store.range<string>('dexTokenSwaps', {
+          start: tokenSwapsPrefix('0x539', lc(token)),
+          end: `${tokenSwapsPrefix('0x539', lc(token))}\uffff`,
+        });
+      const atBlock = (token: Hex) =>
+        entries(token)
+          .filter((e) => e.key.split('/')[2] === pos(Number(gone.receipt.blockNumber), 0).split('/')[0])
+          .map((e) => e.value);
       expect(atBlock(tkb.address)).toEqual([]);
       expect(atBlock(usdc.address)).toEqual([lc(wethUsdc.address)]);
       expect(entries(tkb.address).length).toBe(before.tkb.length);
@@ -443,10 +547,15 @@ describe('swaps by token across a reorg', () => {
   });
 });
 
-
 describe('a busy token (the DEX tables written directly to a real store)', () => {
   const CHAIN = '0x539';
-  const [BASE, USDC, BUSY, FACTORY, TRADER] = ['01', '04', '06', '03', '0c'].map((b) => `0x${b.repeat(20)}`) as [string, string, string, string, string];
+  const [BASE, USDC, BUSY, FACTORY, TRADER] = ['01', '04', '06', '03', '0c'].map((b) => `0x${b.repeat(20)}`) as [
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   /** BASE/USDC: HOT_SWAPS swaps, ten a block, buys and sells of BASE in turn. */
   const HOT = `0x${'bb'.repeat(20)}`;
   const HOT_SWAPS = 12_000;
@@ -455,8 +564,19 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
   const HEAD = 1_200;
   const T0 = 1_800_000_000;
   const row: PoolRow = ['v2', BASE, USDC, FACTORY, null];
-  const pricing: Pricing = { wrappedNative: `0x${'02'.repeat(20)}`, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }] };
-  const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+  const pricing: Pricing = {
+    wrappedNative: `0x${'02'.repeat(20)}`,
+    stablecoins: [USDC],
+    whitelist: [],
+    factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }],
+  };
+  const noNode: ChainReads = {
+    call: async () => null,
+    balance: async () => null,
+    header: async () => null,
+    rpc: async () => null,
+    code: async () => null,
+  };
   let store: Store;
   let deps: DataDeps;
   /** Entries read from each table by the request under test (range rows and gets). */
@@ -465,7 +585,9 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
     new Proxy(kv, {
       get(target, prop, recv) {
         const count = (what: string, n: number): void => void reads.set(what, (reads.get(what) ?? 0) + n);
-        if (prop === 'range') return (table: never, o: never) => target.range(table, o).map((r, _, all) => (r === all[0] && count(`range ${table}`, all.length), r));
+        if (prop === 'range')
+          return (table: never, o: never) =>
+            target.range(table, o).map((r, _, all) => (r === all[0] && count(`range ${table}`, all.length), r));
         if (prop === 'get') return (table: never, k: string) => (count(`get ${table}`, 1), target.get(table, k));
         const v = Reflect.get(target, prop, recv);
         return typeof v === 'function' ? v.bind(target) : v;
@@ -475,28 +597,59 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
   beforeAll(() => {
     store = openStore(tempDir());
     const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, (T0 + HEAD) * 1000);
-    const indexer = new DataIndexer(store, [], clock, jsonLogger(() => {}, () => clock.now(), 'error'));
-    deps = { kv: counted(store), tokens: new TokenMetadata(store, noNode.call), reads: noNode, indexer, follower: () => undefined, pricing: () => pricing };
+    const indexer = new DataIndexer(
+      store,
+      [],
+      clock,
+      jsonLogger(
+        () => {},
+        () => clock.now(),
+        'error',
+      ),
+    );
+    deps = {
+      kv: counted(store),
+      tokens: new TokenMetadata(store, noNode.call),
+      reads: noNode,
+      indexer,
+      follower: () => undefined,
+      pricing: () => pricing,
+    };
     store.transact(() => {
       for (let b = 1; b <= HEAD; b++) store.put('blockTimes', blockKey(CHAIN, b), [T0 + b, `0x${b.toString(16).padStart(64, '0')}`]);
       store.put('indexState', CHAIN, { number: HEAD, hash: `0x${HEAD.toString(16).padStart(64, '0')}`, start: 1 } satisfies IndexState);
       store.put('chainState', CHAIN, { head: HEAD, confirmed: HEAD, tracer: null, pruned: -1 });
       store.put('dexPools', poolKey(CHAIN, HOT), row);
-      for (const [a, b] of [[BASE, USDC], [USDC, BASE]]) store.put('dexPools', `${tokenPoolsPrefix(CHAIN, a!, b!)}${HOT}`, 0);
+      for (const [a, b] of [
+        [BASE, USDC],
+        [USDC, BASE],
+      ])
+        store.put('dexPools', `${tokenPoolsPrefix(CHAIN, a!, b!)}${HOT}`, 0);
       for (let i = 0; i < HOT_SWAPS; i++) {
         const place = pos(1 + Math.floor(i / 10), i % 10);
         const buy = i % 2 === 0;
-        store.put('dexSwaps', poolRowsPrefix(CHAIN, HOT) + place, [`0x${i.toString(16).padStart(64, '0')}`, 0, TRADER, buy ? '-1000000000000000000' : '1000000000000000000', buy ? '1000000' : '-1000000'] satisfies SwapRow);
+        store.put('dexSwaps', poolRowsPrefix(CHAIN, HOT) + place, [
+          `0x${i.toString(16).padStart(64, '0')}`,
+          0,
+          TRADER,
+          buy ? '-1000000000000000000' : '1000000000000000000',
+          buy ? '1000000' : '-1000000',
+        ] satisfies SwapRow);
         for (const token of [BASE, USDC]) store.put('dexTokenSwaps', tokenSwapsPrefix(CHAIN, token) + place, HOT);
       }
-      for (let i = 0; i < BUSY_ENTRIES; i++) store.put('dexTokenSwaps', tokenSwapsPrefix(CHAIN, BUSY) + pos(HEAD - Math.floor(i / 150), i % 150), `0x${(i % 16).toString(16).repeat(40)}`);
+      for (let i = 0; i < BUSY_ENTRIES; i++)
+        store.put(
+          'dexTokenSwaps',
+          tokenSwapsPrefix(CHAIN, BUSY) + pos(HEAD - Math.floor(i / 150), i % 150),
+          `0x${(i % 16).toString(16).repeat(40)}`,
+        );
     });
   }, 120_000);
   afterAll(() => {
     void store?.close();
   });
 
-  it('counts a token\'s day from at most SCAN index entries, and at most DAY_SWAPS swaps of a pool', async () => {
+  it("counts a token's day from at most SCAN index entries, and at most DAY_SWAPS swaps of a pool", async () => {
     reads.clear();
     await tokenAnalytics(deps, CHAIN, analyticsQuery.parse({ tokenAddress: BUSY }));
     // Read a chunk at a time: at most one chunk past the bound.
@@ -516,6 +669,10 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
     }
     expect(reads.get('range dexSwaps') ?? 0).toBe(0);
     // With a swap type beside them: the swaps of that type.
-    expect((await pairSwaps(deps, CHAIN, pairSwapsQuery.parse({ address: HOT, transactionTypes: ['addLiquidity', 'sell'], limit: '3' }))).result.map((i) => i.transactionType)).toEqual(['sell', 'sell', 'sell']);
+    expect(
+      (
+        await pairSwaps(deps, CHAIN, pairSwapsQuery.parse({ address: HOT, transactionTypes: ['addLiquidity', 'sell'], limit: '3' }))
+      ).result.map((i) => i.transactionType),
+    ).toEqual(['sell', 'sell', 'sell']);
   });
 });

@@ -12,12 +12,30 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 export const SOURCE_FOLDERS = ['app', 'engine', 'http', 'storage', 'workers', 'tools', 'bench', 'test'];
 export const ENGINE_MAX_LINES = 600;
 
-export interface RuleViolation { rule: string; from: string; to: string; cycle: string[] }
-export interface FileImport { from: string; to: string }
+export interface RuleViolation {
+  rule: string;
+  from: string;
+  to: string;
+  cycle: string[];
+}
+export interface FileImport {
+  from: string;
+  to: string;
+}
 /** Folders (a file's folder is its directory; engine's root files make the folder `engine`) that import each other. */
-export interface FolderCycle { folders: string[]; links: { from: string; to: string; imports: FileImport[] }[] }
-export interface LongFile { file: string; lines: number }
-export interface BoundaryReport { violations: RuleViolation[]; folderCycles: FolderCycle[]; longFiles: LongFile[] }
+export interface FolderCycle {
+  folders: string[];
+  links: { from: string; to: string; imports: FileImport[] }[];
+}
+export interface LongFile {
+  file: string;
+  lines: number;
+}
+export interface BoundaryReport {
+  violations: RuleViolation[];
+  folderCycles: FolderCycle[];
+  longFiles: LongFile[];
+}
 
 /** The repository's root: the nearest folder above this module with a package.json (source or dist/). */
 export function repositoryRoot(from = dirname(fileURLToPath(import.meta.url))): string {
@@ -96,16 +114,19 @@ export function folderCycles(modules: IModule[]): FolderCycle[] {
     }
     if (group.length < 2) return;
     const members = new Set(group.sort());
-    const links = group.flatMap((from) => [...(edges.get(from) ?? [])]
-      .filter(([to]) => members.has(to))
-      .map(([to, imports]) => ({ from, to, imports: imports.sort(byFromThenTo) })));
+    const links = group.flatMap((from) =>
+      [...(edges.get(from) ?? [])]
+        .filter(([to]) => members.has(to))
+        .map(([to, imports]) => ({ from, to, imports: imports.sort(byFromThenTo) })),
+    );
     cycles.push({ folders: group, links: links.sort(byFromThenTo) });
   };
   for (const folder of [...edges.keys()].sort()) if (!index.has(folder)) visit(folder);
   return cycles.sort((a, b) => a.folders[0]!.localeCompare(b.folders[0]!));
 }
 
-const byFromThenTo = (a: { from: string; to: string }, b: { from: string; to: string }) => a.from.localeCompare(b.from) || a.to.localeCompare(b.to);
+const byFromThenTo = (a: { from: string; to: string }, b: { from: string; to: string }) =>
+  a.from.localeCompare(b.from) || a.to.localeCompare(b.to);
 
 export function longEngineFiles(root: string, limit = ENGINE_MAX_LINES): LongFile[] {
   const files = readdirSync(join(root, 'engine'), { recursive: true, encoding: 'utf8' })
@@ -123,23 +144,29 @@ const lineCount = (text: string) => text.split('\n').length - (text.endsWith('\n
 export function formatReport(report: BoundaryReport): string {
   const sections: string[] = [];
   const byRule = new Map<string, RuleViolation[]>();
-  for (const violation of report.violations) (byRule.get(violation.rule) ?? byRule.set(violation.rule, []).get(violation.rule)!).push(violation);
+  for (const violation of report.violations)
+    (byRule.get(violation.rule) ?? byRule.set(violation.rule, []).get(violation.rule)!).push(violation);
   for (const [rule, violations] of [...byRule].sort(([a], [b]) => a.localeCompare(b))) {
-    const lines = violations
-      .map((v) => (v.cycle.length > 0 ? `${v.from} → ${v.cycle.join(' → ')}` : `${v.from} → ${v.to}`))
-      .sort();
+    const lines = violations.map((v) => (v.cycle.length > 0 ? `${v.from} → ${v.cycle.join(' → ')}` : `${v.from} → ${v.to}`)).sort();
     sections.push(`${rule} (${violations.length}):\n${lines.map((line) => `  ${line}`).join('\n')}`);
   }
   if (report.folderCycles.length > 0) {
     // Each link with its imports, the thinnest links (the likeliest to cut) first.
-    const lines = report.folderCycles.map((cycle) => `  ${cycle.folders.join(' ⇄ ')}\n${[...cycle.links]
-      .sort((a, b) => a.imports.length - b.imports.length || byFromThenTo(a, b))
-      .map(({ from, to, imports }) => `    ${from} → ${to} (${imports.length}): ${shortList(imports.map((i) => `${i.from} → ${i.to}`))}`)
-      .join('\n')}`);
+    const lines = report.folderCycles.map(
+      (cycle) =>
+        `  ${cycle.folders.join(' ⇄ ')}\n${[...cycle.links]
+          .sort((a, b) => a.imports.length - b.imports.length || byFromThenTo(a, b))
+          .map(
+            ({ from, to, imports }) => `    ${from} → ${to} (${imports.length}): ${shortList(imports.map((i) => `${i.from} → ${i.to}`))}`,
+          )
+          .join('\n')}`,
+    );
     sections.push(`folder-cycle (${report.folderCycles.length}):\n${lines.join('\n')}`);
   }
   if (report.longFiles.length > 0) {
-    sections.push(`engine-file-over-${ENGINE_MAX_LINES}-lines (${report.longFiles.length}):\n${report.longFiles.map(({ file, lines }) => `  ${file}: ${lines} lines`).join('\n')}`);
+    sections.push(
+      `engine-file-over-${ENGINE_MAX_LINES}-lines (${report.longFiles.length}):\n${report.longFiles.map(({ file, lines }) => `  ${file}: ${lines} lines`).join('\n')}`,
+    );
   }
   return sections.join('\n\n');
 }

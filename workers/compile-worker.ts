@@ -14,10 +14,16 @@ export interface PackedCompileTask extends Omit<CompileTask, 'entries'> {
 }
 
 /** The task as posted (addresses joined: none of their forms holds a line break). */
-export const packCompileTask = (task: CompileTask): PackedCompileTask => ({ ...task, entries: task.entries.map((e) => ({ ...e, addresses: e.addresses.join('\n') })) });
+export const packCompileTask = (task: CompileTask): PackedCompileTask => ({
+  ...task,
+  entries: task.entries.map((e) => ({ ...e, addresses: e.addresses.join('\n') })),
+});
 
 /** The compile task over the families' compiles (the worker entry, app/worker.ts, gives the registry). */
 export const compileTask =
   (matching: Matchings) =>
   (task: PackedCompileTask): FilterSetData =>
-    compileHere(matching, { ...task, entries: task.entries.map((e) => ({ ...e, addresses: e.addresses === '' ? [] : e.addresses.split('\n') })) });
+    compileHere(matching, {
+      ...task,
+      entries: task.entries.map((e) => ({ ...e, addresses: e.addresses === '' ? [] : e.addresses.split('\n') })),
+    });

@@ -2,7 +2,8 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 
 /** Byte arrays that are the whole of their own ArrayBuffer: moving those moves nothing else (a Buffer from Node's shared pool is never one). */
 export function ownBuffers(arrays: ReadonlyArray<Uint8Array | null>): ArrayBuffer[] {
-  const own = (b: Uint8Array | null): b is Uint8Array => b !== null && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
+  const own = (b: Uint8Array | null): b is Uint8Array =>
+    b !== null && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer;
   return [...new Set(arrays.filter(own).map((b) => b.buffer as ArrayBuffer))];
 }
 

@@ -96,23 +96,45 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     run(ctx) {
       const rows = keysOf(ctx)
         .list()
-        .map((k) => [k.name, k.id, k.tenant, k.email ?? '', new Date(k.createdAt).toISOString(), k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString()]);
-      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED', 'EXPIRES'], ...rows]) out(`${r.map((c, i) => (i < 5 ? c.padEnd(i === 1 ? 14 : i === 4 ? 24 : 20) : c)).join(' ').trimEnd()}\n`);
+        .map((k) => [
+          k.name,
+          k.id,
+          k.tenant,
+          k.email ?? '',
+          new Date(k.createdAt).toISOString(),
+          k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString(),
+        ]);
+      for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED', 'EXPIRES'], ...rows])
+        out(
+          `${r
+            .map((c, i) => (i < 5 ? c.padEnd(i === 1 ? 14 : i === 4 ? 24 : 20) : c))
+            .join(' ')
+            .trimEnd()}\n`,
+        );
     },
   },
   {
     name: 'keys rotate',
     args: 'N',
     summary: 'replace the key named N (or with id N) by a new one; prints it alone on the last line; the old one works for a grace period',
-    options: { grace: { value: 'D', help: `how long the old key keeps working: a number and s, m, h or d, or 0 for not at all (default ${DEFAULT_GRACE})` } },
-    notes: 'The new key has the old one\'s name, tenant and e-mail. `keys list` shows the old key with its EXPIRES\ntime until then; `keys revoke N` ends both at once.',
+    options: {
+      grace: {
+        value: 'D',
+        help: `how long the old key keeps working: a number and s, m, h or d, or 0 for not at all (default ${DEFAULT_GRACE})`,
+      },
+    },
+    notes:
+      "The new key has the old one's name, tenant and e-mail. `keys list` shows the old key with its EXPIRES\ntime until then; `keys revoke N` ends both at once.",
     data: 'store',
     async run(ctx) {
       const text = (ctx.values['grace'] as string | undefined) ?? DEFAULT_GRACE;
       const grace = parseDuration(text);
-      if (grace === undefined) throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
+      if (grace === undefined)
+        throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
       const { key, record, old } = await keysOf(ctx).rotate(ctx.positionals[0]!, grace);
-      out(`rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`);
+      out(
+        `rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`,
+      );
     },
   },
   {
@@ -136,21 +158,26 @@ The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server 
 begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'store',
     async run(ctx) {
-      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, { compact: ctx.values['compact'] === true });
+      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, {
+        compact: ctx.values['compact'] === true,
+      });
       out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
     },
   },
   {
     name: 'status',
     summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
-    options: { url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' } },
+    options: {
+      url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' },
+    },
     notes: "Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.",
     data: 'none',
     run: (ctx) => status(ctx),
   },
   {
     name: 'devnet reset',
-    summary: 'start the embedded devnet afresh: delete its state and what was ingested from chain 0x539 (streams, keys and queued webhooks stay)',
+    summary:
+      'start the embedded devnet afresh: delete its state and what was ingested from chain 0x539 (streams, keys and queued webhooks stay)',
     data: 'exclusive',
     async run(ctx) {
       // Loaded here: viem and the devnet's client cost the other commands ~0.6 s at start.
@@ -162,7 +189,8 @@ begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
 
 /** The server's own address, as a client reaches it (a wildcard listen address means this machine). */
 function serverUrl(config: Config): string {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const host =
+    config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   return `http://${host}:${config.port}`;
 }
 
@@ -172,7 +200,10 @@ async function status(ctx: Context): Promise<void> {
   try {
     // With CHAINPOST_METRICS_KEY the chains are shown only to its holder.
     const key = ctx.config.metricsKey;
-    res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000), ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }) });
+    res = await fetch(`${url}/health`, {
+      signal: AbortSignal.timeout(5_000),
+      ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }),
+    });
   } catch (err) {
     const why = ((err as Error).cause as Error | undefined)?.message ?? (err as Error).message;
     throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);

@@ -33,7 +33,10 @@ function find(argv: readonly string[]): Found {
   const [first, second] = argv;
   if (first === undefined) return { command: COMMANDS.find((c) => c.name === 'serve')!, rest: [] };
   if (first === 'help') {
-    const words = argv.slice(1).filter((a) => !HELP.has(a)).join(' ');
+    const words = argv
+      .slice(1)
+      .filter((a) => !HELP.has(a))
+      .join(' ');
     const usage = usageOf(words);
     return usage === undefined ? { usage: topUsage(), error: `no command "${words}"` } : { usage };
   }
@@ -94,7 +97,9 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
       // The store first: a directory without one is refused before the lock would create it.
       const store = ctx.store();
       lock = dataDir(() => lockDataDir(config.dataDir));
-      const upgraded = upgradeSchema(store, (from) => process.stderr.write(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`));
+      const upgraded = upgradeSchema(store, (from) =>
+        process.stderr.write(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`),
+      );
       if (upgraded !== undefined) process.stderr.write(`chainpost: migrated the store (${upgraded.rewrittenKeys} keys rewritten)\n`);
     }
     await command.run(ctx);
@@ -110,16 +115,23 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
   const usage = commandUsage(command);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args, options: Object.fromEntries(specs.map(([name, o]) => [name, { type: o.value === undefined ? 'boolean' : 'string' }] as const)), allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args,
+      options: Object.fromEntries(specs.map(([name, o]) => [name, { type: o.value === undefined ? 'boolean' : 'string' }] as const)),
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     // Node's messages run on with advice for its own API: their first sentence is the problem.
     const problem = (err as Error).message.split('. ')[0]!.replace(/\.$/, '');
     throw new UsageError(`${command.name}: ${problem[0]!.toLowerCase()}${problem.slice(1)}`, usage);
   }
   const expected = command.args?.split(' ').length ?? 0;
-  if (parsed.positionals.length > expected) throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[expected]}"`, usage);
+  if (parsed.positionals.length > expected)
+    throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[expected]}"`, usage);
   if (parsed.positionals.length < expected) throw new UsageError(`${command.name} needs ${command.args}`, usage);
-  for (const [name, o] of specs) if (o.required && parsed.values[name] === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
+  for (const [name, o] of specs)
+    if (o.required && parsed.values[name] === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
   return { values: parsed.values as Context['values'], positionals: parsed.positionals };
 }
 
@@ -131,7 +143,10 @@ function openExisting(dir: string, command: Command, create: boolean): Store {
       return openStore(dir, { create, migrate: command.data === 'exclusive' });
     } catch (err) {
       if (!(err instanceof NoStore)) throw err;
-      const how = command.options?.['create'] !== undefined ? 'or pass --create to make a new store there' : 'or make one there with `chainpost serve` or `chainpost keys create --create`';
+      const how =
+        command.options?.['create'] !== undefined
+          ? 'or pass --create to make a new store there'
+          : 'or make one there with `chainpost serve` or `chainpost keys create --create`';
       throw new ConfigError('CHAINPOST_DATA', `${err.message}. Set CHAINPOST_DATA to the data directory of your server, ${how}`);
     }
   });
@@ -151,7 +166,10 @@ const table = (rows: Array<[string, string]>): string => {
 };
 
 function commandUsage(c: Command): string {
-  const options: Array<[string, string]> = Object.entries(c.options ?? {}).map(([name, o]) => [o.value === undefined ? `--${name}` : `--${name} ${o.value}`, o.help]);
+  const options: Array<[string, string]> = Object.entries(c.options ?? {}).map(([name, o]) => [
+    o.value === undefined ? `--${name}` : `--${name} ${o.value}`,
+    o.help,
+  ]);
   options.push(['-h, --help', 'show this usage']);
   return `usage: ${synopsis(c)}\n\n${c.summary}\n\noptions:\n${table(options)}${c.notes === undefined ? '' : `\n${c.notes}\n`}`;
 }

@@ -42,7 +42,11 @@ export function chainLine(c: ChainHealth, width: number): string {
   let pct: number;
   if (b !== null) {
     pct = b.done ? 100 : percent({ from: b.from, to: b.to, head: c.head });
-    parts.push(b.done ? `backfill ${b.from}-${b.to} done, head ${c.head}` : `backfill ${b.from}-${b.to} at ${Math.max(c.head, b.from - 1)}, ${b.blocksPerSec} blocks/s, ${b.etaSeconds === null ? 'eta unknown' : `eta ${duration(b.etaSeconds)}`}`);
+    parts.push(
+      b.done
+        ? `backfill ${b.from}-${b.to} done, head ${c.head}`
+        : `backfill ${b.from}-${b.to} at ${Math.max(c.head, b.from - 1)}, ${b.blocksPerSec} blocks/s, ${b.etaSeconds === null ? 'eta unknown' : `eta ${duration(b.etaSeconds)}`}`,
+    );
   } else {
     pct = c.nodeHead <= 0 ? (c.head >= 0 ? 100 : 0) : Math.min(100, Math.floor((Math.max(c.head, 0) / c.nodeHead) * 1000) / 10);
     parts.push(`head ${c.head} of ${c.nodeHead < 0 ? '?' : c.nodeHead}`);
@@ -60,7 +64,11 @@ export const failingChains = (h: Health): string[] => (h.chains ?? []).filter((c
 export function renderStatus(url: string, h: Health): string {
   const failing = failingChains(h);
   const state =
-    h.status !== 'ok' ? `${h.status}${h.starting?.length ? ` (${h.starting.join(', ')})` : ''}` : failing.length > 0 ? `failing (upstream of ${failing.join(', ')})` : 'ok';
+    h.status !== 'ok'
+      ? `${h.status}${h.starting?.length ? ` (${h.starting.join(', ')})` : ''}`
+      : failing.length > 0
+        ? `failing (upstream of ${failing.join(', ')})`
+        : 'ok';
   const head = `chainpost at ${url}: ${state}`;
   const chains = h.chains ?? [];
   if (chains.length === 0) return `${head}\nno chain followed\n`;

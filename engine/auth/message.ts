@@ -1,7 +1,6 @@
 import { getAddress, isAddress } from 'viem';
 import { isDateTime } from '../datetime.js';
 
-
 /**
  * Sign-in messages: EIP-4361 (SIWE) for EVM, the same layout with the Aptos
  * account word and `Chain ID` for Aptos, and the Sign In With Solana layout
@@ -58,7 +57,7 @@ export class MessageError extends Error {
 }
 
 // RFC 3986 pieces, enough to tell an authority and a URI from anything else.
-const UNRESERVED = "A-Za-z0-9\\-._~";
+const UNRESERVED = 'A-Za-z0-9\\-._~';
 const SUB_DELIMS = "!$&'()*+,;=";
 const PCT = '%[0-9A-Fa-f]{2}';
 const USERINFO = `(?:[${UNRESERVED}${SUB_DELIMS}:]|${PCT})*`;
@@ -66,7 +65,9 @@ const REG_NAME = `(?:[${UNRESERVED}${SUB_DELIMS}]|${PCT})*`;
 const IP_LITERAL = '\\[[0-9A-Fa-f:.]+\\]|\\[v[0-9A-Fa-f]+\\.[' + UNRESERVED + SUB_DELIMS + ':]+\\]';
 const AUTHORITY = `(?:${USERINFO}@)?(?:${IP_LITERAL}|${REG_NAME})(?::[0-9]*)?`;
 const PCHAR = `(?:[${UNRESERVED}${SUB_DELIMS}:@]|${PCT})`;
-const URI_RE = new RegExp(`^[A-Za-z][A-Za-z0-9+.\\-]*:(?://${AUTHORITY}(?:/${PCHAR}*)*|/?(?:${PCHAR}+(?:/${PCHAR}*)*)?)(?:\\?(?:${PCHAR}|[/?])*)?(?:#(?:${PCHAR}|[/?])*)?$`);
+const URI_RE = new RegExp(
+  `^[A-Za-z][A-Za-z0-9+.\\-]*:(?://${AUTHORITY}(?:/${PCHAR}*)*|/?(?:${PCHAR}+(?:/${PCHAR}*)*)?)(?:\\?(?:${PCHAR}|[/?])*)?(?:#(?:${PCHAR}|[/?])*)?$`,
+);
 const AUTHORITY_RE = new RegExp(`^${AUTHORITY}$`);
 
 /** RFC 4501 / RFC 3986 authority: `[userinfo@]host[:port]`, non-empty host. */
@@ -127,15 +128,31 @@ function messageRegex(layout: Layout): RegExp {
   return new RegExp(`${head}(?:\\n|$)(?:\\n(?<statement>${statement})(?:\\n|$))??${fields}$`);
 }
 
-const REGEX: Record<Family, RegExp> = { evm: messageRegex(LAYOUTS.evm), aptos: messageRegex(LAYOUTS.aptos), solana: messageRegex(LAYOUTS.solana) };
+const REGEX: Record<Family, RegExp> = {
+  evm: messageRegex(LAYOUTS.evm),
+  aptos: messageRegex(LAYOUTS.aptos),
+  solana: messageRegex(LAYOUTS.solana),
+};
 
 /** Parses a message of `family` strictly; throws MessageError naming what is wrong. */
 export function parseMessage(family: Family, text: string): MessageFields {
   const m = REGEX[family].exec(text);
-  if (m === null || m.groups === undefined) throw new MessageError('message', `not a ${LAYOUTS[family].account} sign-in message (lines missing, extra or out of order)`);
+  if (m === null || m.groups === undefined)
+    throw new MessageError('message', `not a ${LAYOUTS[family].account} sign-in message (lines missing, extra or out of order)`);
   const g = m.groups;
   const out: MessageFields = { domain: g['domain']!, address: g['address']! };
-  const keys: Array<keyof MessageFields> = ['scheme', 'statement', 'uri', 'version', 'chain', 'nonce', 'issuedAt', 'expirationTime', 'notBefore', 'requestId'];
+  const keys: Array<keyof MessageFields> = [
+    'scheme',
+    'statement',
+    'uri',
+    'version',
+    'chain',
+    'nonce',
+    'issuedAt',
+    'expirationTime',
+    'notBefore',
+    'requestId',
+  ];
   for (const k of keys) if (g[k] !== undefined) (out as unknown as Record<string, string>)[k] = g[k]!;
   if (g['resources'] !== undefined) out.resources = g['resources'].split('\n- ').slice(1);
   validate(family, out);
@@ -151,11 +168,13 @@ function validate(family: Family, f: MessageFields): void {
   if (family === 'solana') return;
   if (!isAuthority(f.domain)) throw new MessageError('domain', 'not an RFC 3986 authority');
   if (family === 'evm') {
-    if (!isAddress(f.address, { strict: false }) || getAddress(f.address) !== f.address) throw new MessageError('address', 'not an EIP-55 checksummed address');
+    if (!isAddress(f.address, { strict: false }) || getAddress(f.address) !== f.address)
+      throw new MessageError('address', 'not an EIP-55 checksummed address');
   } else if (!/^0x[0-9a-f]{64}$/.test(f.address)) {
     throw new MessageError('address', 'not an Aptos address (0x and 64 lower-case hex digits)');
   }
-  if (f.statement !== undefined && !isStatement(f.statement)) throw new MessageError('statement', 'only EIP-4361 characters, no line break');
+  if (f.statement !== undefined && !isStatement(f.statement))
+    throw new MessageError('statement', 'only EIP-4361 characters, no line break');
   if (!isUri(f.uri!)) throw new MessageError('uri', 'not an RFC 3986 URI');
   if (f.version !== '1') throw new MessageError('version', 'must be 1');
   if (!/^[0-9]+$/.test(f.chain!)) throw new MessageError('chainId', 'not a chain id');

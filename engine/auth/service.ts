@@ -64,9 +64,10 @@ const TOKEN_DEFAULT_S = 3_600;
 /** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says, s. */
 const TOKEN_MAX_S = 86_400;
 
-
-const displayAddress = (family: Family, address: string): string => (family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address);
-const accountKey = (tenant: string, a: StoredAccount): string => `${tenant}/${a.blockchainType}/${a.blockchainType === 'solana' ? a.address : a.address.toLowerCase()}`;
+const displayAddress = (family: Family, address: string): string =>
+  family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address;
+const accountKey = (tenant: string, a: StoredAccount): string =>
+  `${tenant}/${a.blockchainType}/${a.blockchainType === 'solana' ? a.address : a.address.toLowerCase()}`;
 const CHAIN_LINE_APTOS: Record<string, string> = { mainnet: '1', testnet: '2' };
 const APTOS_NETWORK: Record<string, string> = { '1': 'mainnet', '2': 'testnet' };
 
@@ -86,12 +87,21 @@ export class AuthService {
 
   requestChallenge(tenant: string, family: Family, req: ChallengeRequest): { id: string; profileId: string; message: string } {
     const now = this.clock.now();
-    if (req.expirationTime !== undefined && Date.parse(req.expirationTime) <= now) throw badRequest('expirationTime', 'is already in the past');
+    if (req.expirationTime !== undefined && Date.parse(req.expirationTime) <= now)
+      throw badRequest('expirationTime', 'is already in the past');
     if (req.expirationTime !== undefined && req.notBefore !== undefined && Date.parse(req.notBefore) >= Date.parse(req.expirationTime)) {
       throw badRequest('notBefore', 'must be before expirationTime');
     }
     const account: StoredAccount = { blockchainType: family, address: displayAddress(family, req.address) };
-    const fields: MessageFields = { domain: req.domain, address: account.address, uri: req.uri, version: '1', chain: chainLine(req), nonce: randomAlphanumeric(17), issuedAt: new Date(now).toISOString() };
+    const fields: MessageFields = {
+      domain: req.domain,
+      address: account.address,
+      uri: req.uri,
+      version: '1',
+      chain: chainLine(req),
+      nonce: randomAlphanumeric(17),
+      issuedAt: new Date(now).toISOString(),
+    };
     if (req.statement !== undefined) fields.statement = req.statement;
     if (req.expirationTime !== undefined) fields.expirationTime = req.expirationTime;
     if (req.notBefore !== undefined) fields.notBefore = req.notBefore;
@@ -104,7 +114,8 @@ export class AuthService {
       throw err;
     }
     // Only the resources can make it this long (every other field is far shorter): a message no verify would take.
-    if (message.length > SIGNED_MESSAGE_CHARS) throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
+    if (message.length > SIGNED_MESSAGE_CHARS)
+      throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
     this.admitPending(tenant, 1, now);
     const challenge: Challenge = { id: randomAlphanumeric(17), family, nonce: fields.nonce!, message, expiresAt: now + req.timeout * 1000 };
     if ('publicKey' in req) challenge.publicKey = req.publicKey;
@@ -120,31 +131,47 @@ export class AuthService {
     const fields = parseSignIn(family, body.message);
     const key = `${tenant}/${fields.nonce}`;
     const challenge = this.kv.get<Challenge>('challenges', key);
-    if (challenge === undefined || challenge.family !== family) throw notFound('no challenge with this nonce: unknown, already verified or expired');
+    if (challenge === undefined || challenge.family !== family)
+      throw notFound('no challenge with this nonce: unknown, already verified or expired');
     if (challenge.message !== body.message) throw badRequest('message', 'differs from the message of the challenge');
     const now = this.clock.now();
     if (now >= challenge.expiresAt) throw badRequest('message', `the challenge expired at ${new Date(challenge.expiresAt).toISOString()}`);
-    const ctx = challenge.publicKey === undefined ? { now, skewMs: this.opts.skewMs } : { now, skewMs: this.opts.skewMs, publicKey: challenge.publicKey };
+    const ctx =
+      challenge.publicKey === undefined
+        ? { now, skewMs: this.opts.skewMs }
+        : { now, skewMs: this.opts.skewMs, publicKey: challenge.publicKey };
     await verifySignIn(family, body.message, body.signature, ctx, fields);
 
     const account: StoredAccount = { blockchainType: family, address: fields.address };
     if (challenge.publicKey !== undefined) account.publicKey = challenge.publicKey;
     // Single use: only the verify that removes the challenge succeeds.
     const profileId = this.kv.transact(() => {
-      if (this.kv.get('challenges', key) === undefined) throw notFound('no challenge with this nonce: unknown, already verified or expired');
+      if (this.kv.get('challenges', key) === undefined)
+        throw notFound('no challenge with this nonce: unknown, already verified or expired');
       this.kv.remove('challenges', key);
       this.expiries.remove(challenge.expiresAt, 'challenges', key);
       return this.ensureProfile(tenant, account);
     });
 
-    const verified: Record<string, unknown> = { id: challenge.id, domain: fields.domain, uri: fields.uri, version: fields.version, nonce: fields.nonce, profileId };
+    const verified: Record<string, unknown> = {
+      id: challenge.id,
+      domain: fields.domain,
+      uri: fields.uri,
+      version: fields.version,
+      nonce: fields.nonce,
+      profileId,
+    };
     if (family === 'evm') verified['chainId'] = Number(fields.chain);
     else verified['network'] = family === 'aptos' ? APTOS_NETWORK[fields.chain!] : fields.chain;
     verified['address'] = fields.address;
     if (challenge.publicKey !== undefined) verified['publicKey'] = challenge.publicKey;
-    for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const) if (fields[k] !== undefined) verified[k] = fields[k];
+    for (const k of ['statement', 'expirationTime', 'notBefore', 'resources'] as const)
+      if (fields[k] !== undefined) verified[k] = fields[k];
     const exp = tokenExpiry(now, fields.expirationTime === undefined ? undefined : Date.parse(fields.expirationTime), this.opts.skewMs);
-    const claims = family === 'evm' ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` } : { sub: profileId, address: fields.address, network: String(verified['network']) };
+    const claims =
+      family === 'evm'
+        ? { sub: profileId, address: fields.address, chain: `0x${Number(fields.chain).toString(16)}` }
+        : { sub: profileId, address: fields.address, network: String(verified['network']) };
     verified['token'] = await this.tokens.sign(claims, { tenantId: tenant, domain: fields.domain }, now, exp);
     // What a backend pins, with the domain as audience, when it checks the token (docs/api.md, Authentication API).
     verified['tokenIssuer'] = this.tokens.issuerOf(tenant);
@@ -183,9 +210,11 @@ export class AuthService {
     const signed = new Set(records.map((r) => r.nonce));
     if (records.some((r) => r.group![0] !== group[0])) throw badRequest('verifications', 'the messages come from different bind requests');
     const missing = records[0]!.group!.filter((n) => !signed.has(n));
-    if (missing.length > 0) throw badRequest('verifications', `every address of the bind request must sign; ${missing.length} signature(s) missing`);
+    if (missing.length > 0)
+      throw badRequest('verifications', `every address of the bind request must sign; ${missing.length} signature(s) missing`);
     const profileId = this.kv.transact(() => {
-      for (const r of records) if (this.kv.get('binds', `${tenant}/${r.nonce}`) === undefined) throw notFound('bind request already verified or expired');
+      for (const r of records)
+        if (this.kv.get('binds', `${tenant}/${r.nonce}`) === undefined) throw notFound('bind request already verified or expired');
       const ordered = group.map((n) => records.find((r) => r.nonce === n)!);
       const target = this.ensureProfile(tenant, ordered[0]!.account);
       for (const r of ordered.slice(1)) this.moveAccount(tenant, r.account, target);
@@ -200,7 +229,8 @@ export class AuthService {
     const profileId = req.profileId.toLowerCase();
     const profile = this.kv.get<Profile>('profiles', `${tenant}/${profileId}`);
     if (profile === undefined) throw notFound(`no profile ${profileId}`);
-    if (this.kv.get<string>('accounts', accountKey(tenant, account)) !== profileId) throw notFound(`${account.address} is not bound to profile ${profileId}`);
+    if (this.kv.get<string>('accounts', accountKey(tenant, account)) !== profileId)
+      throw notFound(`${account.address} is not bound to profile ${profileId}`);
     this.admitPending(tenant, 1, this.clock.now());
     const nonce = randomAlphanumeric(17);
     const pending: PendingSignature = {
@@ -220,7 +250,8 @@ export class AuthService {
     const profileId = record.profileId!;
     this.kv.transact(() => {
       if (this.kv.get('binds', `${tenant}/${record.nonce}`) === undefined) throw notFound('unbind request already verified or expired');
-      if (this.kv.get<string>('accounts', accountKey(tenant, record.account)) !== profileId) throw notFound(`${record.account.address} is no longer bound to profile ${profileId}`);
+      if (this.kv.get<string>('accounts', accountKey(tenant, record.account)) !== profileId)
+        throw notFound(`${record.account.address} is no longer bound to profile ${profileId}`);
       this.detach(tenant, record.account, profileId);
       this.kv.remove('accounts', accountKey(tenant, record.account));
       this.removePending(tenant, record);
@@ -318,15 +349,28 @@ export class AuthService {
   }
 
   /** Finds the pending message by its nonce line, and checks it is unchanged, unexpired and signed by its address. */
-  private async checkPending(tenant: string, kind: PendingSignature['kind'], v: { message: string; signature: string }, at: string): Promise<PendingSignature> {
+  private async checkPending(
+    tenant: string,
+    kind: PendingSignature['kind'],
+    v: { message: string; signature: string },
+    at: string,
+  ): Promise<PendingSignature> {
     const field = (f: string): string => (at === '' ? f : `${at}.${f}`);
     const nonce = /\nNonce: ([A-Za-z0-9]+)$/.exec(v.message)?.[1];
-    if (nonce === undefined) throw badRequest(field('message'), `not a message of /bind/${kind === 'bind' ? 'request' : 'remove'} (no Nonce line at the end)`);
+    if (nonce === undefined)
+      throw badRequest(field('message'), `not a message of /bind/${kind === 'bind' ? 'request' : 'remove'} (no Nonce line at the end)`);
     const record = this.kv.get<PendingSignature>('binds', `${tenant}/${nonce}`);
-    if (record === undefined || record.kind !== kind) throw notFound(`no ${kind} message with this nonce: unknown, already verified or expired`);
+    if (record === undefined || record.kind !== kind)
+      throw notFound(`no ${kind} message with this nonce: unknown, already verified or expired`);
     if (record.message !== v.message) throw badRequest(field('message'), `differs from the message that was issued`);
     if (this.clock.now() >= record.expiresAt) throw badRequest(field('message'), `expired at ${new Date(record.expiresAt).toISOString()}`);
-    const signer = { family: record.account.blockchainType, address: record.account.address, nonce, application: '', chainId: 1 } as Parameters<typeof signatureValid>[2];
+    const signer = {
+      family: record.account.blockchainType,
+      address: record.account.address,
+      nonce,
+      application: '',
+      chainId: 1,
+    } as Parameters<typeof signatureValid>[2];
     if (record.account.publicKey !== undefined) signer.publicKey = record.account.publicKey;
     if (!(await signatureValid(v.message, v.signature, signer, field('signature')))) {
       throw badRequest(field('signature'), `not a valid signature of this message by ${record.account.address}`);

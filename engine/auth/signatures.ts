@@ -12,7 +12,8 @@ export class SignatureFormatError extends Error {
 
 /** EIP-191 personal_sign by `address` (v as 27/28 or 0/1). */
 export async function verifyEvm(message: string, signature: string, address: string): Promise<boolean> {
-  if (!isHex(signature) || signature.length !== 132) throw new SignatureFormatError('an EIP-191 signature is 65 bytes of hex (0x and 130 digits)');
+  if (!isHex(signature) || signature.length !== 132)
+    throw new SignatureFormatError('an EIP-191 signature is 65 bytes of hex (0x and 130 digits)');
   const v = parseInt(signature.slice(130), 16);
   if (![0, 1, 27, 28].includes(v)) throw new SignatureFormatError('the recovery byte v must be 27, 28, 0 or 1');
   const normalized = `${signature.slice(0, 130)}${(v < 27 ? v + 27 : v).toString(16)}` as `0x${string}`;

@@ -26,10 +26,23 @@ export function parseSignIn(family: Family, text: string): MessageFields {
   }
 }
 
-export async function verifySignIn(family: Family, text: string, signature: string, ctx: VerifyContext, fields = parseSignIn(family, text)): Promise<MessageFields> {
-  const signer: Signer = { family, address: fields.address, nonce: fields.nonce ?? '', application: fields.uri === undefined ? '' : origin(fields.uri), chainId: Number(fields.chain) };
+export async function verifySignIn(
+  family: Family,
+  text: string,
+  signature: string,
+  ctx: VerifyContext,
+  fields = parseSignIn(family, text),
+): Promise<MessageFields> {
+  const signer: Signer = {
+    family,
+    address: fields.address,
+    nonce: fields.nonce ?? '',
+    application: fields.uri === undefined ? '' : origin(fields.uri),
+    chainId: Number(fields.chain),
+  };
   if (ctx.publicKey !== undefined) signer.publicKey = ctx.publicKey;
-  if (!(await signatureValid(text, signature, signer))) throw badRequest('signature', `not a valid signature of this message by ${fields.address}`);
+  if (!(await signatureValid(text, signature, signer)))
+    throw badRequest('signature', `not a valid signature of this message by ${fields.address}`);
   checkWindow(fields, ctx.now, ctx.skewMs);
   return fields;
 }
@@ -67,6 +80,8 @@ const origin = (uri: string): string => {
 /** expirationTime and notBefore of the message, each with the skew allowance. */
 function checkWindow(f: Pick<MessageFields, 'expirationTime' | 'notBefore'>, now: number, skewMs: number): void {
   // "Stops being valid exactly" at expirationTime (plus the allowance): that instant is already too late.
-  if (f.expirationTime !== undefined && now >= Date.parse(f.expirationTime) + skewMs) throw badRequest('expirationTime', `the message expired at ${f.expirationTime}`);
-  if (f.notBefore !== undefined && now < Date.parse(f.notBefore) - skewMs) throw badRequest('notBefore', `the message is not valid before ${f.notBefore}`);
+  if (f.expirationTime !== undefined && now >= Date.parse(f.expirationTime) + skewMs)
+    throw badRequest('expirationTime', `the message expired at ${f.expirationTime}`);
+  if (f.notBefore !== undefined && now < Date.parse(f.notBefore) - skewMs)
+    throw badRequest('notBefore', `the message is not valid before ${f.notBefore}`);
 }

@@ -32,7 +32,8 @@ function polymodStep(chk: number, value: number): number {
 /** A segwit v0 address (BIP-173 bech32) of a program on the human-readable part `hrp`. */
 export function segwitV0(hrp: string, program: Uint8Array): string {
   const words = [0];
-  let acc = 0, bits = 0;
+  let acc = 0,
+    bits = 0;
   for (const byte of program) {
     acc = (acc << 8) | byte;
     bits += 8;

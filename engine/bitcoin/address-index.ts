@@ -37,7 +37,8 @@ const utxoKey = (address: string, txid: string, vout: number): string => `${addr
 const inChain = (chain: string, key: string): string => `${chain}/${key}`;
 
 /** The address an input spends from, when its spent output is known and has one. */
-const spentFrom = (input: BtcTransaction['vin'][number]): string | undefined => (input.prevout === undefined ? undefined : classifyScript(input.prevout.script).address);
+const spentFrom = (input: BtcTransaction['vin'][number]): string | undefined =>
+  input.prevout === undefined ? undefined : classifyScript(input.prevout.script).address;
 
 /** The rows block `height` adds, from its transactions (spent outputs resolved); `first`: the index in the block of txs[0]. */
 export function addressRows(height: number, txs: readonly BtcTransaction[], first = 0): AddressRows {
@@ -89,7 +90,8 @@ export function removeAddressRows(kv: Kv, chain: string, view: BtcRecordView): v
     for (const input of t.vin) {
       const address = spentFrom(input);
       const madeAt = address === undefined ? undefined : kv.get<number>('btcTxs', inChain(chain, input.txid));
-      if (madeAt !== undefined) kv.put('btcUtxos', inChain(chain, utxoKey(address!, input.txid, input.vout)), [input.prevout!.value, madeAt]);
+      if (madeAt !== undefined)
+        kv.put('btcUtxos', inChain(chain, utxoKey(address!, input.txid, input.vout)), [input.prevout!.value, madeAt]);
     }
     kv.remove('btcTxs', inChain(chain, t.txid));
   }
@@ -127,20 +129,30 @@ export const txPlace = (height: number, txIndex: number): string => `${hex(heigh
  * An address's transactions, newest first: txid, block height and index in the block; with `before` (a txPlace),
  * only those strictly before that place, and with `low`/`high` (txPlaces), those from low up to, not with, high.
  */
-export function addressTxs(kv: Kv, chain: string, address: string, limit: number, bounds: { before?: string | undefined; low?: string | undefined; high?: string | undefined } = {}): Array<{ txid: string; height: number; index: number }> {
+export function addressTxs(
+  kv: Kv,
+  chain: string,
+  address: string,
+  limit: number,
+  bounds: { before?: string | undefined; low?: string | undefined; high?: string | undefined } = {},
+): Array<{ txid: string; height: number; index: number }> {
   const prefix = inChain(chain, `${address}/`);
   const high = [bounds.before, bounds.high].filter((b) => b !== undefined).sort()[0];
   // The range's start is inclusive in reverse: an upper bound is read from just below it.
   const start = high === undefined ? `${prefix}\uffff` : `${prefix}${high}`;
   const rows = kv.range<string>('btcAddressTxs', { start, end: `${prefix}${bounds.low ?? ''}`, reverse: true, limit: limit + 1 });
-  return rows.filter((r) => r.key !== start && r.key >= `${prefix}${bounds.low ?? ''}`).slice(0, limit).map(({ key, value }) => {
-    const [height, index] = key.slice(prefix.length).split('/') as [string, string];
-    return { txid: value, height: parseInt(height, 16), index: parseInt(index, 16) };
-  });
+  return rows
+    .filter((r) => r.key !== start && r.key >= `${prefix}${bounds.low ?? ''}`)
+    .slice(0, limit)
+    .map(({ key, value }) => {
+      const [height, index] = key.slice(prefix.length).split('/') as [string, string];
+      return { txid: value, height: parseInt(height, 16), index: parseInt(index, 16) };
+    });
 }
 
 /** The block height of a transaction this server indexed (undefined: not in a block it followed). */
 export const txHeight = (kv: Kv, chain: string, txid: string): number | undefined => kv.get<number>('btcTxs', inChain(chain, txid));
 
 /** Whether output `vout` of `txid`, paid to `address`, is still unspent (its btcUtxos row stands). */
-export const isUnspent = (kv: Kv, chain: string, address: string, txid: string, vout: number): boolean => kv.get<[number, number]>('btcUtxos', inChain(chain, utxoKey(address, txid, vout))) !== undefined;
+export const isUnspent = (kv: Kv, chain: string, address: string, txid: string, vout: number): boolean =>
+  kv.get<[number, number]>('btcUtxos', inChain(chain, utxoKey(address, txid, vout))) !== undefined;

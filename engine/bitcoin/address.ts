@@ -32,19 +32,22 @@ export class AddressError extends Error {
 export function decodeAddress(text: string, opts: { checkTaprootKey?: boolean } = {}): DecodedAddress {
   const address = text.trim();
   const lower = address.toLowerCase();
-  if (/^(tb1|bcrt1)/.test(lower) || /^[mn2]/.test(address)) throw new AddressError(`${address} is a testnet address: only Bitcoin mainnet is followed`);
+  if (/^(tb1|bcrt1)/.test(lower) || /^[mn2]/.test(address))
+    throw new AddressError(`${address} is a testnet address: only Bitcoin mainnet is followed`);
   if (lower.startsWith('bc1')) return decodeSegwit(address, opts.checkTaprootKey !== false);
   const bytes = base58checkDecode(address);
   if (bytes === undefined) throw new AddressError(`${address} is not a Bitcoin address: bad base58 or checksum`);
   if (bytes.length !== 21) throw new AddressError(`${address} is not a Bitcoin address: ${bytes.length - 1}-byte payload`);
   const hash = bytes.subarray(1);
-  if (bytes[0] === 0x00) return { address, type: 'p2pkh', script: Uint8Array.of(OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG) };
+  if (bytes[0] === 0x00)
+    return { address, type: 'p2pkh', script: Uint8Array.of(OP_DUP, OP_HASH160, 20, ...hash, OP_EQUALVERIFY, OP_CHECKSIG) };
   if (bytes[0] === 0x05) return { address, type: 'p2sh', script: Uint8Array.of(OP_HASH160, 20, ...hash, OP_EQUAL) };
   throw new AddressError(`${address} is not a Bitcoin mainnet address (version byte ${bytes[0]})`);
 }
 
 function decodeSegwit(address: string, checkKey: boolean): DecodedAddress {
-  if (address !== address.toLowerCase() && address !== address.toUpperCase()) throw new AddressError(`${address} mixes upper and lower case`);
+  if (address !== address.toLowerCase() && address !== address.toUpperCase())
+    throw new AddressError(`${address} mixes upper and lower case`);
   const lower = address.toLowerCase() as `${string}1${string}`;
   // Version 0 is bech32, versions 1–16 bech32m: each checksum is tried for what it may carry.
   const decoded = tryDecode(bech32, lower) ?? tryDecode(bech32m, lower);
@@ -60,7 +63,8 @@ function decodeSegwit(address: string, checkKey: boolean): DecodedAddress {
     throw new AddressError(`${address} is not a Bitcoin address: bad padding`);
   }
   if (program.length < 2 || program.length > 40) throw new AddressError(`${address} has a ${program.length}-byte witness program`);
-  if (version === 0 && program.length !== 20 && program.length !== 32) throw new AddressError(`${address} has a ${program.length}-byte version 0 program (20 or 32)`);
+  if (version === 0 && program.length !== 20 && program.length !== 32)
+    throw new AddressError(`${address} has a ${program.length}-byte version 0 program (20 or 32)`);
   const script = Uint8Array.of(version === 0 ? OP_0 : OP_1 + version - 1, program.length, ...program);
   if (version === 0) return { address: lower, type: program.length === 20 ? 'p2wpkh' : 'p2wsh', script };
   if (version === 1 && program.length === 32) {

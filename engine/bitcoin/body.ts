@@ -56,7 +56,8 @@ export interface XpubMatch {
 }
 
 /** A transaction's own fields as the record has them, then its counts, place and parts. */
-export interface BtcBodyTransaction extends Pick<BtcTransaction, 'txid' | 'hash' | 'version' | 'size' | 'vsize' | 'weight' | 'locktime' | 'isCoinbase'> {
+export interface BtcBodyTransaction
+  extends Pick<BtcTransaction, 'txid' | 'hash' | 'version' | 'size' | 'vsize' | 'weight' | 'locktime' | 'isCoinbase'> {
   inputCount: number;
   outputCount: number;
   blockHash: string;
@@ -101,7 +102,17 @@ export const satsToBtc = (sats: number): number => sats / 1e8;
 
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 
-const MEMPOOL_BLOCK: BtcBodyBlock = { hash: 'mempool', height: '0', timestamp: '', previousblockhash: '', merkleroot: '', difficulty: '', nTx: '', size: '', weight: '' };
+const MEMPOOL_BLOCK: BtcBodyBlock = {
+  hash: 'mempool',
+  height: '0',
+  timestamp: '',
+  previousblockhash: '',
+  merkleroot: '',
+  difficulty: '',
+  nTx: '',
+  size: '',
+  weight: '',
+};
 
 function blockOf(h: BtcHeader): BtcBodyBlock {
   return {
@@ -135,7 +146,14 @@ function inputOf(t: BtcTransaction, k: number): BtcBodyInput {
 function outputOf(t: BtcTransaction, n: number): BtcBodyOutput {
   const o = t.vout[n]!;
   const { type, address } = classifyScript(o.script);
-  return { n, value: satsToBtc(o.value), scriptPubKeyHex: hex(o.script), scriptPubKeyType: type, scriptPubKeyAddress: address ?? '', scriptPubKeyAddresses: address === undefined ? [] : [address] };
+  return {
+    n,
+    value: satsToBtc(o.value),
+    scriptPubKeyHex: hex(o.script),
+    scriptPubKeyType: type,
+    scriptPubKeyAddress: address ?? '',
+    scriptPubKeyAddresses: address === undefined ? [] : [address],
+  };
 }
 
 /** Where a transaction is: its block's hash, height and time (the mempool's sentinels before it is mined). */
@@ -170,16 +188,32 @@ function txOf(t: BtcTransaction, index: number, at: Placement, o: BtcBodyOptions
   return body;
 }
 
-const envelope = (o: BtcBodyOptions, confirmed: boolean, block: BtcBodyBlock, transactions: BtcBodyTransaction[]): BtcBody => ({ confirmed, chainId: 'btc-mainnet', network: 'mainnet', streamId: o.streamId, tag: o.tag, retries: 0, block, transactions });
+const envelope = (o: BtcBodyOptions, confirmed: boolean, block: BtcBodyBlock, transactions: BtcBodyTransaction[]): BtcBody => ({
+  confirmed,
+  chainId: 'btc-mainnet',
+  network: 'mainnet',
+  streamId: o.streamId,
+  tag: o.tag,
+  retries: 0,
+  block,
+  transactions,
+});
 
 /** The body of a block delivery: the transactions at `txIndexes` (the matched ones, in block order) decoded from the record alone. */
 export function bitcoinBody(view: BtcRecordView, o: BtcBodyOptions & { confirmed: boolean; txIndexes: readonly number[] }): BtcBody {
   const h = view.header;
   const at: Placement = { blockHash: h.hash, blockNumber: h.height, blockTimestamp: String(h.time), timestamp: h.time };
-  return envelope(o, o.confirmed, blockOf(h), o.txIndexes.map((i) => txOf(view.tx(i), i, at, o)));
+  return envelope(
+    o,
+    o.confirmed,
+    blockOf(h),
+    o.txIndexes.map((i) => txOf(view.tx(i), i, at, o)),
+  );
 }
 
 /** The body of a mempool delivery of `tx` (xpubsOf is asked for index 0); `now` (seconds), when it was first seen, is its timestamp and blockTimestamp is "". */
 export function mempoolBody(tx: BtcTransaction, o: BtcBodyOptions & { now: number }): BtcBody {
-  return envelope(o, false, MEMPOOL_BLOCK, [txOf(tx, 0, { blockHash: 'mempool', blockNumber: 0, blockTimestamp: '', timestamp: o.now }, o)]);
+  return envelope(o, false, MEMPOOL_BLOCK, [
+    txOf(tx, 0, { blockHash: 'mempool', blockNumber: 0, blockTimestamp: '', timestamp: o.now }, o),
+  ]);
 }

@@ -104,12 +104,23 @@ export const btcToSats = (btc: number): number => Math.round(btc * 1e8);
 const bytesOf = (hex: string | undefined): Uint8Array => Buffer.from(hex ?? '', 'hex');
 
 /** A `prevout` (verbosity 3) or a getrawtransaction output as a Prevout. */
-export const prevoutOf = (o: { value: number; scriptPubKey: CoreScriptPubKey }): Prevout => ({ value: btcToSats(o.value), script: bytesOf(o.scriptPubKey.hex) });
+export const prevoutOf = (o: { value: number; scriptPubKey: CoreScriptPubKey }): Prevout => ({
+  value: btcToSats(o.value),
+  script: bytesOf(o.scriptPubKey.hex),
+});
 
 function inputOf(i: CoreVin): BtcInput {
   const witness = (i.txinwitness ?? []).map(bytesOf);
-  if (i.coinbase !== undefined) return { txid: ZERO_HASH, vout: COINBASE_VOUT, scriptSig: bytesOf(i.coinbase), sequence: i.sequence, witness, prevout: undefined };
-  return { txid: i.txid!, vout: i.vout!, scriptSig: bytesOf(i.scriptSig?.hex), sequence: i.sequence, witness, prevout: i.prevout === undefined ? undefined : prevoutOf(i.prevout) };
+  if (i.coinbase !== undefined)
+    return { txid: ZERO_HASH, vout: COINBASE_VOUT, scriptSig: bytesOf(i.coinbase), sequence: i.sequence, witness, prevout: undefined };
+  return {
+    txid: i.txid!,
+    vout: i.vout!,
+    scriptSig: bytesOf(i.scriptSig?.hex),
+    sequence: i.sequence,
+    witness,
+    prevout: i.prevout === undefined ? undefined : prevoutOf(i.prevout),
+  };
 }
 
 /** One transaction of getblock 2/3 or getrawtransaction; inputs without `prevout` stay unresolved (block.ts fillPrevouts). */

@@ -61,7 +61,8 @@ class Scanner extends JsonScanner {
     let places = 0;
     if (this.at > start && b[this.at] === 0x2e) {
       this.at++;
-      for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39 && places < 9; c = b[++this.at], places++) fraction = fraction * 10 + c - 0x30;
+      for (let c = b[this.at]; c !== undefined && c >= 0x30 && c <= 0x39 && places < 9; c = b[++this.at], places++)
+        fraction = fraction * 10 + c - 0x30;
     }
     // Anything else (an exponent, a sign, more than 8 decimals: not Core's output) through the double (exact for every valid amount).
     if (this.at === start || places > 8 || isNumberByte(b[this.at])) {

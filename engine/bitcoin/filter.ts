@@ -22,12 +22,23 @@ export interface WatchedWallet {
 export const addressKey = (address: string): Uint8Array => scriptKey(decodeAddress(address, { checkTaprootKey: false }).script);
 
 export function compileBitcoinFilter(version: number, wallets: readonly WatchedWallet[], seed?: number): FilterSetData {
-  const keys = mergeKeys(wallets.flatMap((w) => [...w.addresses.map((a) => [addressKey(a), w.index] as const), ...derivedKeys(w.derived).map((k) => [k, w.index] as const)]));
-  return { version, family: 'bitcoin', sets: [buildKeySet(32, keys, seed)], every: wallets.filter((w) => w.allAddresses).map((w) => w.index) };
+  const keys = mergeKeys(
+    wallets.flatMap((w) => [
+      ...w.addresses.map((a) => [addressKey(a), w.index] as const),
+      ...derivedKeys(w.derived).map((k) => [k, w.index] as const),
+    ]),
+  );
+  return {
+    version,
+    family: 'bitcoin',
+    sets: [buildKeySet(32, keys, seed)],
+    every: wallets.filter((w) => w.allAddresses).map((w) => w.index),
+  };
 }
 
 /** Each 32-byte key of a run of them, as a view. */
-const derivedKeys = (run: Uint8Array): Uint8Array[] => Array.from({ length: run.length / 32 }, (_, i) => run.subarray(i * 32, (i + 1) * 32));
+const derivedKeys = (run: Uint8Array): Uint8Array[] =>
+  Array.from({ length: run.length / 32 }, (_, i) => run.subarray(i * 32, (i + 1) * 32));
 
 /** The probe column (engine/bitcoin/probe.ts) against key set 0. */
 export const walkBitcoinProbe = (set: FilterSet, probe: Uint8Array): Map<number, number[]> => bitcoinProbeMatch(set.sets[0]!, probe);

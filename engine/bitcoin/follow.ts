@@ -24,11 +24,25 @@ export interface BitcoinFollowParts {
  * Added xpubs' windows derived in the worker pool from now on; the Bitcoin follower and its mempool watcher,
  * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_RPC).
  */
-export function followBitcoin({ config, log, clock, kv, following, events, rpc, watchlist, matching, dispatcher, pool }: FollowParts & BitcoinFollowParts, { wallets }: BitcoinState): void {
+export function followBitcoin(
+  { config, log, clock, kv, following, events, rpc, watchlist, matching, dispatcher, pool }: FollowParts & BitcoinFollowParts,
+  { wallets }: BitcoinState,
+): void {
   wallets.deriveWith(pool.xpubs);
   if (config.bitcoin.url === undefined) return;
   const upstream = rpc(config.bitcoin.url);
-  const mempool = new BitcoinMempool({ chain: BITCOIN_CHAIN, upstream, kv, clock, log, watchlist, sets: new FilterSets(matching), windows: wallets.windows, grown: (id) => wallets.grown(id), dispatcher });
+  const mempool = new BitcoinMempool({
+    chain: BITCOIN_CHAIN,
+    upstream,
+    kv,
+    clock,
+    log,
+    watchlist,
+    sets: new FilterSets(matching),
+    windows: wallets.windows,
+    grown: (id) => wallets.grown(id),
+    dispatcher,
+  });
   const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
     confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
     pollMs: config.bitcoin.pollMs,

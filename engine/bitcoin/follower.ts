@@ -8,7 +8,15 @@ import { NodeError, type Kv, type Upstream } from '../ports.js';
 import { removeAddressRows, writeAddressRows } from './address-index.js';
 import { prevoutOf, type CoreTransaction } from './core-json.js';
 import { BtcRecordView } from './record.js';
-import { outputKey, prevoutsOf, removeOutputs, writeOutputs, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
+import {
+  outputKey,
+  prevoutsOf,
+  removeOutputs,
+  writeOutputs,
+  type BitcoinIngestPool,
+  type PreparedBitcoinBlock,
+  type Prevout,
+} from './prepared.js';
 
 /**
  * Follows Bitcoin Core block by block into the store (the same tables and
@@ -90,11 +98,18 @@ export class BitcoinFollower implements ChainFollower {
   ) {
     this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable());
     this.state = this.stored();
-    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), async () => {
-      await this.prune();
-      // The mempool after the blocks: same cadence, after the blocks it may confirm.
-      await this.opts.afterSync?.();
-    });
+    this.loop = new SyncLoop(
+      chain,
+      log,
+      clock,
+      opts.pollMs,
+      () => this.round(),
+      async () => {
+        await this.prune();
+        // The mempool after the blocks: same cadence, after the blocks it may confirm.
+        await this.opts.afterSync?.();
+      },
+    );
   }
 
   private stored(): BitcoinChainState {
@@ -123,7 +138,17 @@ export class BitcoinFollower implements ChainFollower {
 
   status(): BitcoinFollowerStatus {
     const { head, confirmed, pruned } = this.durable();
-    return { chain: this.chain, head, confirmed, nodeHead: this.nodeHead, oldest: pruned + 1, ...this.loop.health.status(), inputs: this.inputs, unresolvedInputs: this.unresolved, backfill: this.chainStart.status() };
+    return {
+      chain: this.chain,
+      head,
+      confirmed,
+      nodeHead: this.nodeHead,
+      oldest: pruned + 1,
+      ...this.loop.health.status(),
+      inputs: this.inputs,
+      unresolvedInputs: this.unresolved,
+      backfill: this.chainStart.status(),
+    };
   }
 
   reorgs(): number {
@@ -157,7 +182,11 @@ export class BitcoinFollower implements ChainFollower {
   private async askVersion(): Promise<void> {
     const { version } = await this.upstream.call<{ version: number }>('getnetworkinfo', []);
     this.prevouts = version >= 230_000;
-    if (!this.prevouts) this.log.warn('Bitcoin Core before v23 gives no spent outputs with getblock: they are looked up among stored outputs, then by getrawtransaction (which needs -txindex)', { chain: this.chain, version });
+    if (!this.prevouts)
+      this.log.warn(
+        'Bitcoin Core before v23 gives no spent outputs with getblock: they are looked up among stored outputs, then by getrawtransaction (which needs -txindex)',
+        { chain: this.chain, version },
+      );
   }
 
   /** Block n's hash on our chain: handed over to the store and not yet durable, or read from it. */
@@ -201,7 +230,8 @@ export class BitcoinFollower implements ChainFollower {
           await writing;
           writing = undefined;
           // The node's branch no longer extends ours: back to the fork point, then on from there.
-          if (!(await this.rollBack())) throw new Error(`block ${first} (${fetched[0]!.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
+          if (!(await this.rollBack()))
+            throw new Error(`block ${first} (${fetched[0]!.hash}) does not follow our block ${first - 1}, yet the node still has ours`);
           continue;
         }
         await writing;
@@ -243,7 +273,10 @@ export class BitcoinFollower implements ChainFollower {
     // Outputs are kept for later blocks' inputs where the node gives none; the answer too, copied (the pool takes it).
     const keepOutputs = this.prevouts === false;
     if (keepOutputs) this.answers.set(hash, Uint8Array.prototype.slice.call(body));
-    return this.opts.pool.prepare(this.chain, prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts });
+    return this.opts.pool.prepare(
+      this.chain,
+      prevouts === undefined ? { block: body, keepOutputs } : { block: body, keepOutputs, prevouts },
+    );
   }
 
   /**
@@ -259,8 +292,14 @@ export class BitcoinFollower implements ChainFollower {
       return block;
     }
     const found = await this.lookUp(block.unresolved);
-    const again = found.size === 0 ? block : kept !== undefined ? await this.opts.pool.prepare(this.chain, { block: kept, keepOutputs: true, prevouts: found }) : await this.fetch(n, found);
-    if (again === null || again.hash !== block.hash) throw new Error(`block ${n} changed while its inputs were looked up (a reorg under way); trying again`);
+    const again =
+      found.size === 0
+        ? block
+        : kept !== undefined
+          ? await this.opts.pool.prepare(this.chain, { block: kept, keepOutputs: true, prevouts: found })
+          : await this.fetch(n, found);
+    if (again === null || again.hash !== block.hash)
+      throw new Error(`block ${n} changed while its inputs were looked up (a reorg under way); trying again`);
     this.unresolved += again.unresolved.length;
     this.inputs = again.unresolved.length === 0 ? 'resolved' : 'unresolved';
     return again;
@@ -272,7 +311,9 @@ export class BitcoinFollower implements ChainFollower {
     const found = this.prevouts === false ? prevoutsOf(this.kv, this.chain, inputs) : new Map<string, Prevout>();
     // A node that said it has no -txindex is not asked again for a while: it would say the same for each block.
     if (this.clock.now() < this.noTxindexUntil) return found;
-    const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) => TXID.test(t));
+    const missing = [...new Set(inputs.filter((i) => !found.has(outputKey(i.txid, i.vout))).map((i) => i.txid))].filter((t) =>
+      TXID.test(t),
+    );
     for (const txid of missing) {
       let tx: CoreTransaction;
       try {
@@ -292,7 +333,11 @@ export class BitcoinFollower implements ChainFollower {
   }
 
   private lastInputError(message: string): void {
-    if (this.inputs !== 'unresolved') this.log.warn('spent outputs cannot be found: input addresses and values are left out (start Bitcoin Core with -txindex, or use v23 or later)', { chain: this.chain, err: message });
+    if (this.inputs !== 'unresolved')
+      this.log.warn(
+        'spent outputs cannot be found: input addresses and values are left out (start Bitcoin Core with -txindex, or use v23 or later)',
+        { chain: this.chain, err: message },
+      );
   }
 
   /**
@@ -372,7 +417,7 @@ export class BitcoinFollower implements ChainFollower {
 
   /** Drops the records and probe columns that fell out of the retention window, a batch at a time. */
   private async prune(): Promise<void> {
-    this.state = (await pruneChain(this.kv, this.chain, this.state, this.opts.retention, this.events.oldestUnread?.(this.chain))) ?? this.state;
+    this.state =
+      (await pruneChain(this.kv, this.chain, this.state, this.opts.retention, this.events.oldestUnread?.(this.chain))) ?? this.state;
   }
-
 }

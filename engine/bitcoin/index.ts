@@ -10,7 +10,16 @@ import { prepareTable } from './secp256k1-table.js';
 import { bitcoinWebhookBuilder } from './webhook.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
-import { bitcoinAddressBody, BITCOIN_STREAMS, blockRequestBody, createBitcoinStream, updateBitcoinStream, xpubBody, type BitcoinStreamDefinition, type BitcoinStreamRecord } from './stream.js';
+import {
+  bitcoinAddressBody,
+  BITCOIN_STREAMS,
+  blockRequestBody,
+  createBitcoinStream,
+  updateBitcoinStream,
+  xpubBody,
+  type BitcoinStreamDefinition,
+  type BitcoinStreamRecord,
+} from './stream.js';
 import type { BuildWebhook } from '../match/build.js';
 
 /** A stream's extended keys (/streams/bitcoin/:id/xpub): the addresses each derives are watched with the stream's own. */
@@ -27,13 +36,29 @@ const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
 export const bitcoin = {
   name: 'bitcoin',
   streams: BITCOIN_STREAMS,
-  resources: (p: StreamParts, { wallets }: BitcoinState) => new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.watch === undefined ? undefined : wallets.watch(p.watch), p.limits, p.targets, p.followed, p.plane),
+  resources: (p: StreamParts, { wallets }: BitcoinState) =>
+    new BitcoinStreams(
+      p.kv,
+      p.clock,
+      p.dispatcher,
+      p.watch === undefined ? undefined : wallets.watch(p.watch),
+      p.limits,
+      p.targets,
+      p.followed,
+      p.plane,
+    ),
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
   matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
   follow: followBitcoin,
-  webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) => bitcoinWebhookBuilder({ probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))), windows: wallets.windows, grown: (id) => wallets.grown(id) }),
+  webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) =>
+    bitcoinWebhookBuilder({
+      probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))),
+      windows: wallets.windows,
+      grown: (id) => wallets.grown(id),
+    }),
   // The addresses its xpubs derive are matched too.
-  replay: (build: BuildWebhook<BitcoinStreamRecord>, _parts: BitcoinWebhookParts, { wallets }: BitcoinState) => bitcoinReplay(build, wallets.windows),
+  replay: (build: BuildWebhook<BitcoinStreamRecord>, _parts: BitcoinWebhookParts, { wallets }: BitcoinState) =>
+    bitcoinReplay(build, wallets.windows),
   tasks: {
     /** Bitcoin Core's getblock answer into the block record and probe column. */
     bitcoin(task: { answers: BitcoinAnswers }) {
@@ -47,7 +72,13 @@ export const bitcoin = {
     bitcoin: { prepare: (chain, answers) => run('bitcoin', { chain, answers }, [answers.block]) },
     xpubs: { derive: (task) => run('xpubWindow', task) },
   }),
-  api: { create: createBitcoinStream, update: updateBitcoinStream, address: bitcoinAddressBody, blockRequest: blockRequestBody.transform(bitcoinDefinition), subResources: [xpubs] },
+  api: {
+    create: createBitcoinStream,
+    update: updateBitcoinStream,
+    address: bitcoinAddressBody,
+    blockRequest: blockRequestBody.transform(bitcoinDefinition),
+    subResources: [xpubs],
+  },
   /** The xpubs of its streams (their windows rebuilt from the store), made before the watchlist, which compiles the addresses they derive. */
   prepare({ config, kv }: PrepareParts): BitcoinState {
     // Deriving xpub addresses needs a table of multiples of G: built now, before requests are served, not at the first xpub added.
@@ -64,6 +95,6 @@ interface BitcoinWebhookParts {
   kv: Kv;
 }
 
-
 /** A copy of bytes read from the store (valid only until the next read there). */
-const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined => (bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes));
+const copyOf = (bytes: Uint8Array | undefined): Uint8Array | undefined =>
+  bytes === undefined ? undefined : Uint8Array.prototype.slice.call(bytes);

@@ -128,8 +128,16 @@ export class BitcoinMempool {
         const sent = `${id}/${tx.txid}`;
         if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sent)) continue;
         // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
-        const xpubs = windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
-        const body = mempoolBody(tx, { streamId: id, tag: stream.tag, includeInputs: stream.includeInputs, includeOutputs: stream.includeOutputs, now: Math.floor(now / 1000), xpubsOf: (i) => xpubs?.get(i) ?? [] });
+        const xpubs =
+          windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
+        const body = mempoolBody(tx, {
+          streamId: id,
+          tag: stream.tag,
+          includeInputs: stream.includeInputs,
+          includeOutputs: stream.includeOutputs,
+          now: Math.floor(now / 1000),
+          xpubsOf: (i) => xpubs?.get(i) ?? [],
+        });
         items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
         kv.put('btcMempool', sent, now);
       }

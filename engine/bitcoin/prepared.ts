@@ -56,7 +56,13 @@ export function prepareBitcoinBlock(answers: BitcoinAnswers): PreparedBitcoinBlo
     unresolved: unresolvedInputs(txs).map(({ txid, vout }) => ({ txid, vout })),
     // Scripts copied out of the scan's arena: a view would send the whole arena to the main thread.
     addresses: addressRows(header.height, txs),
-    outputs: answers.keepOutputs === true ? txs.map((t) => ({ txid: t.txid, outputs: t.vout.map((o): [number, Uint8Array] => [o.value, Uint8Array.prototype.slice.call(o.script)]) })) : [],
+    outputs:
+      answers.keepOutputs === true
+        ? txs.map((t) => ({
+            txid: t.txid,
+            outputs: t.vout.map((o): [number, Uint8Array] => [o.value, Uint8Array.prototype.slice.call(o.script)]),
+          }))
+        : [],
   };
 }
 
@@ -73,7 +79,11 @@ interface StoredOutputs {
 /** Stores a block's outputs for the inputs of later blocks (call inside a transaction). */
 export function writeOutputs(kv: Kv, chain: string, b: Pick<PreparedBitcoinBlock, 'number' | 'outputs'>): void {
   for (const t of b.outputs) kv.put('btcOutputs', txKey(chain, t.txid), { o: t.outputs } satisfies StoredOutputs);
-  kv.put('btcOutputs', blockTxsKey(chain, b.number), b.outputs.map((t) => t.txid));
+  kv.put(
+    'btcOutputs',
+    blockTxsKey(chain, b.number),
+    b.outputs.map((t) => t.txid),
+  );
 }
 
 /** Removes what writeOutputs stored for block n (a reorg; call inside a transaction). */

@@ -203,7 +203,8 @@ export class BtcRecordView {
     if (buf.length < HEADER_BYTES + 8) throw new RecordFormatError(`a Bitcoin block record of ${buf.length} bytes`);
     const view = new BtcRecordView(buf, HEADER_BYTES + 4);
     const end = view.tableAt + view.txCount * 4;
-    if (end + 4 > buf.length || buf.readUInt32LE(end) !== buf.length) throw new RecordFormatError('the offset table does not end at the end of the record');
+    if (end + 4 > buf.length || buf.readUInt32LE(end) !== buf.length)
+      throw new RecordFormatError('the offset table does not end at the end of the record');
     return view;
   }
 

@@ -17,13 +17,26 @@ export interface BlockRequest {
 }
 
 /** The request's definition as a stream of no id (no xpubs) and its addresses. */
-export const bitcoinDefinition = (req: BlockRequest): [BitcoinStreamRecord, string[]] => [{ id: '', tag: req.tag, includeInputs: req.includeInputs, includeOutputs: req.includeOutputs, allAddresses: req.allAddresses } as BitcoinStreamRecord, req.addresses];
+export const bitcoinDefinition = (req: BlockRequest): [BitcoinStreamRecord, string[]] => [
+  {
+    id: '',
+    tag: req.tag,
+    includeInputs: req.includeInputs,
+    includeOutputs: req.includeOutputs,
+    allAddresses: req.allAddresses,
+  } as BitcoinStreamRecord,
+  req.addresses,
+];
 
 /** Bitcoin's block endpoints (engine/match/block-replay.ts): a stream's addresses and the addresses its xpubs derive. */
 export const bitcoinReplay = (build: BuildWebhook<BitcoinStreamRecord>, windows: XpubWindows): ReplayFamily<BitcoinStreamRecord> => ({
   chain: BITCOIN_CHAIN,
   checkChain,
-  filter: (stream, addresses) => new FilterSet(compileBitcoinFilter(0, [{ index: 0, addresses, derived: windows.keysOf(stream.id), allAddresses: stream.allAddresses }]), walkBitcoinProbe),
+  filter: (stream, addresses) =>
+    new FilterSet(
+      compileBitcoinFilter(0, [{ index: 0, addresses, derived: windows.keysOf(stream.id), allAddresses: stream.allAddresses }]),
+      walkBitcoinProbe,
+    ),
   build,
 });
 
@@ -32,5 +45,9 @@ export const bitcoinReplay = (build: BuildWebhook<BitcoinStreamRecord>, windows:
  * examples write it (a name the registry gives Ethereum, so it is taken here, under /streams/bitcoin only).
  */
 function checkChain(chainId: string): void {
-  if (chainId.toLowerCase() !== 'mainnet' && findChain(chainId)?.key !== BITCOIN_CHAIN) throw badRequest('chainId', `${chainId} is not Bitcoin mainnet (mainnet, bitcoin, btc, btc-mainnet or bitcoin-mainnet): only Bitcoin mainnet is followed`);
+  if (chainId.toLowerCase() !== 'mainnet' && findChain(chainId)?.key !== BITCOIN_CHAIN)
+    throw badRequest(
+      'chainId',
+      `${chainId} is not Bitcoin mainnet (mainnet, bitcoin, btc, btc-mainnet or bitcoin-mainnet): only Bitcoin mainnet is followed`,
+    );
 }

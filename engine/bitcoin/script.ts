@@ -1,4 +1,18 @@
-import { OP_0, OP_1, OP_16, OP_CHECKMULTISIG, OP_CHECKSIG, OP_DUP, OP_EQUAL, OP_EQUALVERIFY, OP_HASH160, OP_PUSHDATA1, OP_PUSHDATA2, OP_PUSHDATA4, OP_RETURN } from './opcodes.js';
+import {
+  OP_0,
+  OP_1,
+  OP_16,
+  OP_CHECKMULTISIG,
+  OP_CHECKSIG,
+  OP_DUP,
+  OP_EQUAL,
+  OP_EQUALVERIFY,
+  OP_HASH160,
+  OP_PUSHDATA1,
+  OP_PUSHDATA2,
+  OP_PUSHDATA4,
+  OP_RETURN,
+} from './opcodes.js';
 import { base58check, segwitV0 } from './address-encoding.js';
 import { bech32m } from './encoding.js';
 
@@ -28,11 +42,11 @@ export interface ScriptInfo {
   address: string | undefined;
 }
 
-
 /** Core's type of `script`, from its bytes alone (no address is encoded: the probe column calls this per output). */
 export function scriptType(s: Uint8Array): ScriptType {
   const n = s.length;
-  if (n === 25 && s[0] === OP_DUP && s[1] === OP_HASH160 && s[2] === 20 && s[23] === OP_EQUALVERIFY && s[24] === OP_CHECKSIG) return 'pubkeyhash';
+  if (n === 25 && s[0] === OP_DUP && s[1] === OP_HASH160 && s[2] === 20 && s[23] === OP_EQUALVERIFY && s[24] === OP_CHECKSIG)
+    return 'pubkeyhash';
   if (n === 23 && s[0] === OP_HASH160 && s[1] === 20 && s[22] === OP_EQUAL) return 'scripthash';
   const version = witnessVersion(s);
   if (version === 0) return n === 22 ? 'witness_v0_keyhash' : n === 34 ? 'witness_v0_scripthash' : 'nonstandard';
@@ -46,7 +60,8 @@ export function scriptType(s: Uint8Array): ScriptType {
 }
 
 /** Whether outputs of this type have an address (what a stream can watch). */
-export const hasAddress = (type: ScriptType): boolean => type.startsWith('witness_') || type === 'pubkeyhash' || type === 'scripthash' || type === 'anchor';
+export const hasAddress = (type: ScriptType): boolean =>
+  type.startsWith('witness_') || type === 'pubkeyhash' || type === 'scripthash' || type === 'anchor';
 
 /** Type and mainnet address of `script`. */
 export function classifyScript(script: Uint8Array): ScriptInfo {

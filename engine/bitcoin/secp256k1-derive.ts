@@ -1,6 +1,18 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { fe, fromBigInt, isZero, sub, type Fe } from './secp256k1-field.js';
-import { batchInvert, affineAdd, compressed, dbl, DOUBLING, INFINITY, jacobian, madd, toAffine, type Affine, type Jacobian } from './secp256k1-point.js';
+import {
+  batchInvert,
+  affineAdd,
+  compressed,
+  dbl,
+  DOUBLING,
+  INFINITY,
+  jacobian,
+  madd,
+  toAffine,
+  type Affine,
+  type Jacobian,
+} from './secp256k1-point.js';
 import { baseMultiply, digit, DIGITS, loadEntry } from './secp256k1-table.js';
 
 /** The group order n, big-endian: a tweak is valid only below it. */

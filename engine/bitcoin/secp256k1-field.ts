@@ -108,16 +108,36 @@ export function mulSmall(out: Fe, a: Fe, m: number): void {
 /** C[0 … 20], the column sums of a product, reduced into `out` (generated, unrolled: locals stay in registers). */
 function reduceWide(out: Fe): void {
   // Columns 11 … 20 split at 2^24 (h·2^24 + l) so that folding them (× 2^40 + 250112) stays below 2^53.
-  const c11 = C[11]!, h0 = Math.floor(c11 * INV_RADIX), l0 = c11 - h0 * RADIX;
-  const c12 = C[12]!, h1 = Math.floor(c12 * INV_RADIX), l1 = c12 - h1 * RADIX;
-  const c13 = C[13]!, h2 = Math.floor(c13 * INV_RADIX), l2 = c13 - h2 * RADIX;
-  const c14 = C[14]!, h3 = Math.floor(c14 * INV_RADIX), l3 = c14 - h3 * RADIX;
-  const c15 = C[15]!, h4 = Math.floor(c15 * INV_RADIX), l4 = c15 - h4 * RADIX;
-  const c16 = C[16]!, h5 = Math.floor(c16 * INV_RADIX), l5 = c16 - h5 * RADIX;
-  const c17 = C[17]!, h6 = Math.floor(c17 * INV_RADIX), l6 = c17 - h6 * RADIX;
-  const c18 = C[18]!, h7 = Math.floor(c18 * INV_RADIX), l7 = c18 - h7 * RADIX;
-  const c19 = C[19]!, h8 = Math.floor(c19 * INV_RADIX), l8 = c19 - h8 * RADIX;
-  const c20 = C[20]!, h9 = Math.floor(c20 * INV_RADIX), l9 = c20 - h9 * RADIX;
+  const c11 = C[11]!,
+    h0 = Math.floor(c11 * INV_RADIX),
+    l0 = c11 - h0 * RADIX;
+  const c12 = C[12]!,
+    h1 = Math.floor(c12 * INV_RADIX),
+    l1 = c12 - h1 * RADIX;
+  const c13 = C[13]!,
+    h2 = Math.floor(c13 * INV_RADIX),
+    l2 = c13 - h2 * RADIX;
+  const c14 = C[14]!,
+    h3 = Math.floor(c14 * INV_RADIX),
+    l3 = c14 - h3 * RADIX;
+  const c15 = C[15]!,
+    h4 = Math.floor(c15 * INV_RADIX),
+    l4 = c15 - h4 * RADIX;
+  const c16 = C[16]!,
+    h5 = Math.floor(c16 * INV_RADIX),
+    l5 = c16 - h5 * RADIX;
+  const c17 = C[17]!,
+    h6 = Math.floor(c17 * INV_RADIX),
+    l6 = c17 - h6 * RADIX;
+  const c18 = C[18]!,
+    h7 = Math.floor(c18 * INV_RADIX),
+    l7 = c18 - h7 * RADIX;
+  const c19 = C[19]!,
+    h8 = Math.floor(c19 * INV_RADIX),
+    l8 = c19 - h8 * RADIX;
+  const c20 = C[20]!,
+    h9 = Math.floor(c20 * INV_RADIX),
+    l9 = c20 - h9 * RADIX;
   const d0 = C[0]! + l0 * FOLD_LO;
   const d1 = C[1]! + l1 * FOLD_LO + l0 * FOLD_HI + h0 * FOLD_LO;
   const d2 = C[2]! + l2 * FOLD_LO + l1 * FOLD_HI + h1 * FOLD_LO + h0 * FOLD_HI;
@@ -187,8 +207,28 @@ function reduceWide(out: Fe): void {
 
 // mul and sqr: the 21 column sums unrolled (generated), then one reduction.
 export function mul(out: Fe, a: Fe, b: Fe): void {
-  const a0 = a[0]!, a1 = a[1]!, a2 = a[2]!, a3 = a[3]!, a4 = a[4]!, a5 = a[5]!, a6 = a[6]!, a7 = a[7]!, a8 = a[8]!, a9 = a[9]!, a10 = a[10]!;
-  const b0 = b[0]!, b1 = b[1]!, b2 = b[2]!, b3 = b[3]!, b4 = b[4]!, b5 = b[5]!, b6 = b[6]!, b7 = b[7]!, b8 = b[8]!, b9 = b[9]!, b10 = b[10]!;
+  const a0 = a[0]!,
+    a1 = a[1]!,
+    a2 = a[2]!,
+    a3 = a[3]!,
+    a4 = a[4]!,
+    a5 = a[5]!,
+    a6 = a[6]!,
+    a7 = a[7]!,
+    a8 = a[8]!,
+    a9 = a[9]!,
+    a10 = a[10]!;
+  const b0 = b[0]!,
+    b1 = b[1]!,
+    b2 = b[2]!,
+    b3 = b[3]!,
+    b4 = b[4]!,
+    b5 = b[5]!,
+    b6 = b[6]!,
+    b7 = b[7]!,
+    b8 = b[8]!,
+    b9 = b[9]!,
+    b10 = b[10]!;
   C[0] = a0 * b0;
   C[1] = a0 * b1 + a1 * b0;
   C[2] = a0 * b2 + a1 * b1 + a2 * b0;
@@ -214,7 +254,17 @@ export function mul(out: Fe, a: Fe, b: Fe): void {
 }
 
 export function sqr(out: Fe, a: Fe): void {
-  const a0 = a[0]!, a1 = a[1]!, a2 = a[2]!, a3 = a[3]!, a4 = a[4]!, a5 = a[5]!, a6 = a[6]!, a7 = a[7]!, a8 = a[8]!, a9 = a[9]!, a10 = a[10]!;
+  const a0 = a[0]!,
+    a1 = a[1]!,
+    a2 = a[2]!,
+    a3 = a[3]!,
+    a4 = a[4]!,
+    a5 = a[5]!,
+    a6 = a[6]!,
+    a7 = a[7]!,
+    a8 = a[8]!,
+    a9 = a[9]!,
+    a10 = a[10]!;
   C[0] = a0 * a0;
   C[1] = 2 * (a0 * a1);
   C[2] = 2 * (a0 * a2) + a1 * a1;
@@ -246,7 +296,21 @@ function sqrN(out: Fe, a: Fe, n: number): void {
 }
 
 // inv's temporaries, allocated once: x_k = a^(2^k − 1), `a` a copy of the argument.
-const [a1, x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, tail] = Array.from({ length: 13 }, fe) as [Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe, Fe];
+const [a1, x2, x3, x6, x9, x11, x22, x44, x88, x176, x220, x223, tail] = Array.from({ length: 13 }, fe) as [
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+  Fe,
+];
 /** libsecp256k1's addition chain for p − 2 as steps `to := from^(2^squarings) · by` (255 squarings, 15 multiplications). */
 const CHAIN: ReadonlyArray<readonly [to: Fe, from: Fe, squarings: number, by: Fe]> = [
   [x2, a1, 1, a1],

@@ -33,7 +33,15 @@ export const DOUBLING = 1; // p = q: use dbl
 export const INFINITY = 2; // p = −q
 
 // Temporaries of madd and dbl (single-threaded, never re-entered).
-const zz = fe(), u2 = fe(), s2 = fe(), h = fe(), r = fe(), hh = fe(), hhh = fe(), v = fe(), t = fe();
+const zz = fe(),
+  u2 = fe(),
+  s2 = fe(),
+  h = fe(),
+  r = fe(),
+  hh = fe(),
+  hhh = fe(),
+  v = fe(),
+  t = fe();
 
 /**
  * out := p + q (madd-2004-hmv: 8M + 3S); out may be p. Assumes p ≠ ±q unless
@@ -64,7 +72,11 @@ export function madd(out: Jacobian, p: Jacobian, q: Affine, check = false): numb
 
 /** out := 2p (dbl-2009-l, a = 0); out may be p. */
 export function dbl(out: Jacobian, p: Jacobian): void {
-  const a = zz, b = u2, c = s2, d = h, e = r;
+  const a = zz,
+    b = u2,
+    c = s2,
+    d = h,
+    e = r;
   sqr(a, p.x);
   sqr(b, p.y);
   sqr(c, b);
@@ -87,7 +99,8 @@ export function dbl(out: Jacobian, p: Jacobian): void {
 
 /** Prefix products of batchInvert, kept between calls (allocating typed arrays dominated the profile). */
 const prefix: Fe[] = [];
-const rest = fe(), inverse = fe();
+const rest = fe(),
+  inverse = fe();
 
 /**
  * The inverses of values[0 … n − 1] (none ≡ 0) with one field inversion for
@@ -129,7 +142,9 @@ export function toAffine(points: readonly Jacobian[], n: number, each: (i: numbe
   });
 }
 
-const lambda = fe(), x3 = fe(), dy = fe();
+const lambda = fe(),
+  x3 = fe(),
+  dy = fe();
 
 /** p := p + q in affine coordinates given 1/(q.x − p.x) (p ≠ ±q): λ = (q.y − p.y)/(q.x − p.x), x = λ² − p.x − q.x, y = λ(p.x − x) − p.y. */
 export function affineAdd(p: Affine, q: Affine, inverseDx: Fe): void {

@@ -14,7 +14,11 @@ import type { StoredXpub } from '../streams/xpub-record.js';
 /** BitcoinXpubType: the stored record with ISO date-times. */
 export type XpubView = Omit<StoredXpub, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
 
-const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.createdAt).toISOString(), updatedAt: new Date(x.updatedAt).toISOString() });
+const xpubView = (x: StoredXpub): XpubView => ({
+  ...x,
+  createdAt: new Date(x.createdAt).toISOString(),
+  updatedAt: new Date(x.updatedAt).toISOString(),
+});
 
 /**
  * Bitcoin streams: the shared resources plus xpubs. The watchlist derives an
@@ -22,7 +26,16 @@ const xpubView = (x: StoredXpub): XpubView => ({ ...x, createdAt: new Date(x.cre
  * addresses, so amountOfAddresses counts only those added through /address.
  */
 export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
-  constructor(kv: Kv, clock: Clock, dispatcher: Dispatcher, watch: StreamWatch | undefined, limits?: StreamLimits, targets?: TargetPolicy, followed?: FollowedChains, plane?: ControlPlane) {
+  constructor(
+    kv: Kv,
+    clock: Clock,
+    dispatcher: Dispatcher,
+    watch: StreamWatch | undefined,
+    limits?: StreamLimits,
+    targets?: TargetPolicy,
+    followed?: FollowedChains,
+    plane?: ControlPlane,
+  ) {
     super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets, followed, plane);
   }
 

@@ -68,7 +68,10 @@ export const blockRequestBody = z.object({
   allAddresses: bool.default(false),
   includeInputs: bool.default(true),
   includeOutputs: bool.default(true),
-  addresses: bitcoinAddresses.transform((a) => (typeof a === 'string' ? [a] : a)).optional().transform((a) => a ?? []),
+  addresses: bitcoinAddresses
+    .transform((a) => (typeof a === 'string' ? [a] : a))
+    .optional()
+    .transform((a) => a ?? []),
 });
 
 /** A mainnet xpub, ypub or zpub, parsed (tpub, private keys and bad checksums are named): a stream's xpub, a wallet's public key. */
@@ -122,6 +125,8 @@ function bitcoinStreamResponse(s: BitcoinStreamDefinition & StreamState): Record
  * chainId "" as every test webhook has (receivers tell them apart by it).
  */
 function bitcoinTestWebhook(streamId: string, tag: string): Record<string, unknown> {
-  const block = Object.fromEntries(['hash', 'height', 'timestamp', 'previousblockhash', 'merkleroot', 'difficulty', 'nTx', 'size', 'weight'].map((k) => [k, '']));
+  const block = Object.fromEntries(
+    ['hash', 'height', 'timestamp', 'previousblockhash', 'merkleroot', 'difficulty', 'nTx', 'size', 'weight'].map((k) => [k, '']),
+  );
   return { confirmed: true, chainId: '', network: 'mainnet', streamId, tag, retries: 0, block, transactions: [] };
 }

@@ -19,8 +19,18 @@ export interface FlowOutput {
  * it spends, each output's from its script, and the fee. A coinbase spends nothing (valueIn and fee 0); an input
  * whose spent output is unknown leaves valueIn and the fee unknown (null).
  */
-export function txFlow(t: BtcTransaction): { ins: FlowInput[]; outs: FlowOutput[]; valueIn: number | null; valueOut: number; fee: number | null } {
-  const ins = t.vin.map((i) => (t.isCoinbase || i.prevout === undefined ? { address: undefined, value: undefined } : { address: classifyScript(i.prevout.script).address, value: i.prevout.value }));
+export function txFlow(t: BtcTransaction): {
+  ins: FlowInput[];
+  outs: FlowOutput[];
+  valueIn: number | null;
+  valueOut: number;
+  fee: number | null;
+} {
+  const ins = t.vin.map((i) =>
+    t.isCoinbase || i.prevout === undefined
+      ? { address: undefined, value: undefined }
+      : { address: classifyScript(i.prevout.script).address, value: i.prevout.value },
+  );
   const outs = t.vout.map((o, n) => ({ n, address: classifyScript(o.script).address, value: o.value }));
   const valueOut = outs.reduce((s, o) => s + o.value, 0);
   const valueIn = t.isCoinbase ? 0 : ins.every((i) => i.value !== undefined) ? ins.reduce((s, i) => s + i.value!, 0) : null;

@@ -74,7 +74,8 @@ export class BitcoinWallets {
           this.deriving.delete(`${id}/${xpubId}`);
           this.windows.remove(id, xpubId);
         }
-        if (removed.length > 0) await this.kv.transactAsync(() => removed.forEach((xpubId) => this.kv.remove('xpubUsed', `${id}/${xpubId}`)));
+        if (removed.length > 0)
+          await this.kv.transactAsync(() => removed.forEach((xpubId) => this.kv.remove('xpubUsed', `${id}/${xpubId}`)));
         await Promise.all(added.map((x) => this.derive(id, x)));
         this.watchlist.derivedChanged(id);
       },

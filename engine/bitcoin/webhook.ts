@@ -30,7 +30,10 @@ export function bitcoinWebhookBuilder(deps: BitcoinWebhookDeps): BuildWebhook<Bi
     const view = BtcRecordView.shared(block.bytes);
     const everything = refs.includes(EVERY);
     const txs = new Set(everything ? [] : refs.map(txOf));
-    const xpubs = deps.windows.keysOf(stream.id).length === 0 ? new Map<number, XpubMatch[]>() : xpubMatches(deps, stream.id, deps.probe(block.chain, block.number), txs);
+    const xpubs =
+      deps.windows.keysOf(stream.id).length === 0
+        ? new Map<number, XpubMatch[]>()
+        : xpubMatches(deps, stream.id, deps.probe(block.chain, block.number), txs);
     const txIndexes = everything ? Array.from({ length: view.txCount }, (_, i) => i) : [...txs].sort((a, b) => a - b);
     if (txIndexes.length === 0) return Promise.resolve(null);
     // A BtcBody is a plain JSON object (an interface has no index signature to say so).
@@ -53,7 +56,12 @@ export function bitcoinWebhookBuilder(deps: BitcoinWebhookDeps): BuildWebhook<Bi
  * it pays or spends from; each transaction found is added to `txs`. Walks the column until the windows stop
  * moving (an address derived because of it is looked for in it too), and says so through `grown`.
  */
-export function xpubMatches(deps: Pick<BitcoinWebhookDeps, 'windows' | 'grown'>, streamId: string, probe: Uint8Array | undefined, txs: Set<number>): Map<number, XpubMatch[]> {
+export function xpubMatches(
+  deps: Pick<BitcoinWebhookDeps, 'windows' | 'grown'>,
+  streamId: string,
+  probe: Uint8Array | undefined,
+  txs: Set<number>,
+): Map<number, XpubMatch[]> {
   const out = new Map<number, XpubMatch[]>();
   if (probe === undefined) return out;
   const { count, keysAt, refsAt } = readBtcProbe(probe);

@@ -6,10 +6,12 @@
  * leaves was a sixth of an address's time. Tested against @noble/hashes.
  */
 const SHA256_K = Uint32Array.from([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
+  0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
+  0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
+  0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
+  0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
+  0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 const SHA256_IV = Uint32Array.from([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 
@@ -24,8 +26,8 @@ function pad(msg: Uint8Array, bigEndian: boolean): void {
   block.set(msg);
   block[msg.length] = 0x80;
   const bits = msg.length * 8;
-  if (bigEndian) block[62] = bits >>> 8, block[63] = bits & 0xff;
-  else block[56] = bits & 0xff, block[57] = bits >>> 8;
+  if (bigEndian) (block[62] = bits >>> 8), (block[63] = bits & 0xff);
+  else (block[56] = bits & 0xff), (block[57] = bits >>> 8);
 }
 
 const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
@@ -36,7 +38,8 @@ export function sha256Short(msg: Uint8Array, out: Uint8Array, offset = 0): void 
   pad(msg, true);
   for (let i = 0; i < 16; i++) W[i] = (block[4 * i]! << 24) | (block[4 * i + 1]! << 16) | (block[4 * i + 2]! << 8) | block[4 * i + 3]!;
   for (let i = 16; i < 64; i++) {
-    const w15 = W[i - 15]!, w2 = W[i - 2]!;
+    const w15 = W[i - 15]!,
+      w2 = W[i - 2]!;
     W[i] = (rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >>> 10)) + W[i - 7]! + (rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >>> 3)) + W[i - 16]!;
   }
   let [a, b, c, d, e, f, g, h] = SHA256_IV as unknown as [number, number, number, number, number, number, number, number];
@@ -92,7 +95,16 @@ export function ripemd160Short(msg: Uint8Array, out: Uint8Array, offset = 0): vo
   pad(msg, false);
   for (let i = 0; i < 16; i++) X[i] = block[4 * i]! | (block[4 * i + 1]! << 8) | (block[4 * i + 2]! << 16) | (block[4 * i + 3]! << 24);
   const [h0, h1, h2, h3, h4] = RIPEMD_IV;
-  let al = h0, bl = h1, cl = h2, dl = h3, el = h4, ar = h0, br = h1, cr = h2, dr = h3, er = h4;
+  let al = h0,
+    bl = h1,
+    cl = h2,
+    dl = h3,
+    el = h4,
+    ar = h0,
+    br = h1,
+    cr = h2,
+    dr = h3,
+    er = h4;
   for (let i = 0; i < 80; i++) {
     const group = i >> 4;
     const tl = (rotl((al + f(group, bl, cl, dl) + X[IDX_L[i]!]! + K_L[group]!) | 0, SHIFT_L[i]!) + el) | 0;

@@ -13,7 +13,12 @@ import { addressOf, type Branch, type ExtendedKey } from './xpub.js';
  */
 const N = secp256k1.Point.Fn.ORDER;
 
-function nobleChildren(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): Array<{ chainCode: Uint8Array; publicKey: Uint8Array }> {
+function nobleChildren(
+  parentKey: Uint8Array,
+  chainCode: Uint8Array,
+  from: number,
+  count: number,
+): Array<{ chainCode: Uint8Array; publicKey: Uint8Array }> {
   const parent = secp256k1.Point.fromBytes(parentKey);
   // The HMAC keyed with the chain code once; each child hashes its own message from a copy of that state.
   const keyed = hmac.create(sha512, chainCode);
@@ -28,11 +33,19 @@ function nobleChildren(parentKey: Uint8Array, chainCode: Uint8Array, from: numbe
     if (tweak === 0n || tweak >= N) throw new Error(`child ${i} is invalid (BIP-32)`);
     out.push({ chainCode: I.slice(32), point: secp256k1.Point.BASE.multiply(tweak).add(parent) });
   }
-  const affine = normalizeZ(secp256k1.Point, out.map((c) => c.point));
+  const affine = normalizeZ(
+    secp256k1.Point,
+    out.map((c) => c.point),
+  );
   return out.map((c, k) => ({ chainCode: c.chainCode, publicKey: affine[k]!.toBytes(true) }));
 }
 
-export function nobleDerivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
+export function nobleDerivePublicKeys(
+  key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>,
+  branch: number,
+  from: number,
+  count: number,
+): Uint8Array[] {
   const [node] = nobleChildren(key.publicKey, key.chainCode, branch, 1);
   return nobleChildren(node!.publicKey, node!.chainCode, from, count).map((c) => c.publicKey);
 }

@@ -63,7 +63,6 @@ function deriveRange(key: ExtendedKey, branch: Branch, from: number, count: numb
   return { addresses, keys };
 }
 
-
 interface Window {
   ref: XpubRef;
   /** Parsed when the window first moves on (a window derived ahead has not needed it). */

@@ -53,14 +53,24 @@ export function parseExtendedKey(text: string): ExtendedKey {
   if (bytes.length !== 78) throw new ExtendedKeyError(`not an extended public key: ${bytes.length} bytes, not 78`);
   const version = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0);
   const type = PUBLIC.get(version);
-  if (type === undefined) throw new ExtendedKeyError(`${REFUSED.get(version) ?? `an unknown version 0x${version.toString(16).padStart(8, '0')}`}: give a mainnet xpub, ypub or zpub`);
+  if (type === undefined)
+    throw new ExtendedKeyError(
+      `${REFUSED.get(version) ?? `an unknown version 0x${version.toString(16).padStart(8, '0')}`}: give a mainnet xpub, ypub or zpub`,
+    );
   const publicKey = bytes.slice(45, 78);
   try {
     secp256k1.Point.fromBytes(publicKey).assertValidity();
   } catch {
     throw new ExtendedKeyError('not an extended public key: its key is not a point of secp256k1');
   }
-  return { text: text.trim(), type, depth: bytes[4]!, childNumber: new DataView(bytes.buffer, bytes.byteOffset).getUint32(9), chainCode: bytes.slice(13, 45), publicKey };
+  return {
+    text: text.trim(),
+    type,
+    depth: bytes[4]!,
+    childNumber: new DataView(bytes.buffer, bytes.byteOffset).getUint32(9),
+    chainCode: bytes.slice(13, 45),
+    publicKey,
+  };
 }
 
 /**
@@ -69,7 +79,12 @@ export function parseExtendedKey(text: string): ExtendedKey {
  * (secp256k1-derive.ts), chain code I_R. An invalid child (BIP-32: I_L ≥ n or
  * the point at infinity, probability < 2^-127) is `undefined`: skip that index.
  */
-function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, count: number): { I: Uint8Array[]; publicKeys: Array<Uint8Array | undefined> } {
+function children(
+  parentKey: Uint8Array,
+  chainCode: Uint8Array,
+  from: number,
+  count: number,
+): { I: Uint8Array[]; publicKeys: Array<Uint8Array | undefined> } {
   if (from < 0 || from + count > 0x80000000) throw new RangeError('non-hardened indexes are 0 … 2^31 − 1');
   const data = new Uint8Array(37);
   data.set(parentKey, 0);
@@ -79,7 +94,13 @@ function children(parentKey: Uint8Array, chainCode: Uint8Array, from: number, co
     view.setUint32(33, from + k);
     return createHmac('sha512', chainCode).update(data).digest();
   });
-  return { I, publicKeys: tweakedKeys(parentKey, I.map((i) => i.subarray(0, 32))) };
+  return {
+    I,
+    publicKeys: tweakedKeys(
+      parentKey,
+      I.map((i) => i.subarray(0, 32)),
+    ),
+  };
 }
 
 /** prefix ‖ bytes (without spreading: this runs for every address). */
@@ -122,7 +143,12 @@ function branchNode(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: n
  * An index BIP-32 calls invalid (probability < 2^-127) throws an ExtendedKeyError naming it; the batch
  * beneath (tweakedKeys) reports it as undefined, for a caller that would rather skip it.
  */
-export function derivePublicKeys(key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>, branch: number, from: number, count: number): Uint8Array[] {
+export function derivePublicKeys(
+  key: Pick<ExtendedKey, 'publicKey' | 'chainCode'>,
+  branch: number,
+  from: number,
+  count: number,
+): Uint8Array[] {
   const node = branchNode(key, branch);
   return children(node.publicKey, node.chainCode, from, count).publicKeys.map((publicKey, k) => {
     if (publicKey === undefined) throw new ExtendedKeyError(`child ${from + k} is invalid (BIP-32): skip it`);
@@ -141,7 +167,8 @@ export function deriveAddresses(key: ExtendedKey, branch: Branch, from: number, 
   const addresses: string[] = [];
   // A slice at a time, so that the keys and HMAC outputs die young (kept for 20,000 at once, the garbage collector copied them).
   for (let k = 0; k < count; k += SLICE) {
-    for (const publicKey of derivePublicKeys(key, branch, from + k, Math.min(SLICE, count - k))) addresses.push(addressOf(publicKey, key.type));
+    for (const publicKey of derivePublicKeys(key, branch, from + k, Math.min(SLICE, count - k)))
+      addresses.push(addressOf(publicKey, key.type));
   }
   return addresses;
 }

@@ -8,7 +8,12 @@ import { chainRemoval, migrationTarget, removalMessage, type Surface } from './r
  * the field for an unknown or removed chain; node access answers 404 (its path
  * no longer resolves).
  */
-export function chainFor(value: string, surface: Surface, now: number, opts: { field?: string; families?: readonly ChainFamily[] } = {}): Chain {
+export function chainFor(
+  value: string,
+  surface: Surface,
+  now: number,
+  opts: { field?: string; families?: readonly ChainFamily[] } = {},
+): Chain {
   const field = opts.field ?? 'chain';
   const reject = (message: string, details: Record<string, unknown> = {}): ApiError =>
     surface === 'rpc' ? new ApiError(404, message, details) : new ApiError(400, `${field}: ${message}`, { field, ...details });
@@ -18,7 +23,11 @@ export function chainFor(value: string, surface: Surface, now: number, opts: { f
   const removal = chainRemoval(chain, surface, now);
   if (removal !== undefined) {
     const target = migrationTarget(chain, removal);
-    throw reject(removalMessage(chain, removal), { chain: chain.key, removedOn: removal.date, ...(target === undefined ? {} : { migrateTo: target }) });
+    throw reject(removalMessage(chain, removal), {
+      chain: chain.key,
+      removedOn: removal.date,
+      ...(target === undefined ? {} : { migrateTo: target }),
+    });
   }
   return chain;
 }

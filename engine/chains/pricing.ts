@@ -39,13 +39,22 @@ export interface Pricing {
  */
 const ETHEREUM: Pricing = {
   wrappedNative: '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2',
-  stablecoins: ['0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x6b175474e89094c44da98b954eedeac495271d0f'],
+  stablecoins: [
+    '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+    '0xdac17f958d2ee523a2206206994597c13d831ec7',
+    '0x6b175474e89094c44da98b954eedeac495271d0f',
+  ],
   whitelist: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599'],
   // WBTC and Coinbase's cbBTC.
   wrappedBtc: ['0x2260fac5e5542a773aa44fbcfedf7c193bc2c599', '0xcbb7c0000ab88b473b1f5afd9ef808440eed33bf'],
   factories: [
     { address: '0x5c69bee701ef814a2b6a3edd4b1652cb9cc5aa6f', kind: 'v2', name: 'Uniswap v2' },
-    { address: '0x1f98431c8ad98523631ae4a59f267346ea31f984', kind: 'v3', name: 'Uniswap v3', positionManager: '0xc36442b4a4522e871399cd717abdd847ab11fe88' },
+    {
+      address: '0x1f98431c8ad98523631ae4a59f267346ea31f984',
+      kind: 'v3',
+      name: 'Uniswap v3',
+      positionManager: '0xc36442b4a4522e871399cd717abdd847ab11fe88',
+    },
     { address: '0xc0aee478e3658e2610c5f7a4a2e1777ce9e4f2ac', kind: 'v2', name: 'SushiSwap v2' },
   ],
 };
@@ -63,7 +72,13 @@ const entry = z
     wrappedNative: address,
     stablecoins: z.array(address).default([]),
     whitelist: z.array(address).default([]),
-    factories: z.array(z.object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100), positionManager: address.optional() }).strict()).default([]),
+    factories: z
+      .array(
+        z
+          .object({ address, kind: z.enum(['v2', 'v3', 'v4']), name: z.string().min(1).max(100), positionManager: address.optional() })
+          .strict(),
+      )
+      .default([]),
     wrappedBtc: z.array(address).default([]),
   })
   .strict();
@@ -86,7 +101,8 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
   } catch (err) {
     throw new PricingError(`not JSON (${(err as Error).message})`);
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new PricingError('expected a JSON object keyed by chain, e.g. {"0x539":{"wrappedNative":"0x…"}}');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new PricingError('expected a JSON object keyed by chain, e.g. {"0x539":{"wrappedNative":"0x…"}}');
   const given = new Set<string>();
   for (const [id, value] of Object.entries(raw)) {
     const chain = findEvmChain(id);
@@ -99,11 +115,13 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
       throw new PricingError(`${[id, ...issue.path].join('.')}: ${issue.message}`);
     }
     const p = parsed.data;
-    if (p.stablecoins.includes(p.wrappedNative)) throw new PricingError(`${id}.stablecoins: the wrapped native token is priced, not counted at $1`);
+    if (p.stablecoins.includes(p.wrappedNative))
+      throw new PricingError(`${id}.stablecoins: the wrapped native token is priced, not counted at $1`);
     const seen = new Set<string>();
     p.factories.forEach((f, i) => {
       if (seen.has(f.address)) throw new PricingError(`${id}.factories.${i}.address: ${f.address} is listed twice`);
-      if (f.positionManager !== undefined && f.kind !== 'v3') throw new PricingError(`${id}.factories.${i}.positionManager: only a v3 factory has a NonfungiblePositionManager`);
+      if (f.positionManager !== undefined && f.kind !== 'v3')
+        throw new PricingError(`${id}.factories.${i}.positionManager: only a v3 factory has a NonfungiblePositionManager`);
       seen.add(f.address);
     });
     out.set(chain.key, p);
@@ -112,4 +130,5 @@ export function parsePricing(json: string | undefined): ReadonlyMap<string, Pric
 }
 
 /** The factory `address` is in a chain's entry; undefined when prices do not count its pools. */
-export const factoryOf = (pricing: Pricing | undefined, address: string): Factory | undefined => pricing?.factories.find((f) => f.address === address);
+export const factoryOf = (pricing: Pricing | undefined, address: string): Factory | undefined =>
+  pricing?.factories.find((f) => f.address === address);

@@ -24,7 +24,15 @@ export interface Chain {
   readonly blockTimeMs: number;
 }
 
-type EvmRow = [decimalId: number, slug: string, name: string, confirmations: number, blockTimeMs: number, testnet: boolean, aliases?: string[]];
+type EvmRow = [
+  decimalId: number,
+  slug: string,
+  name: string,
+  confirmations: number,
+  blockTimeMs: number,
+  testnet: boolean,
+  aliases?: string[],
+];
 
 // Decimal id, slug, name, confirmations, block time (ms), testnet, aliases.
 const EVM: EvmRow[] = [
@@ -75,12 +83,78 @@ const evm = (row: EvmRow): Chain => {
 
 export const CHAINS: readonly Chain[] = [
   ...EVM.map(evm),
-  { key: 'bitcoin', hexId: null, decimalId: null, slug: 'bitcoin', aliases: ['btc', 'bitcoin-mainnet', 'btc-mainnet'], name: 'Bitcoin', family: 'bitcoin', testnet: false, confirmations: 2, blockTimeMs: 600_000 },
-  { key: 'solana', hexId: null, decimalId: null, slug: 'solana', aliases: ['sol', 'solana-mainnet'], name: 'Solana', family: 'solana', testnet: false, confirmations: 100, blockTimeMs: 400 },
-  { key: 'solana:devnet', hexId: null, decimalId: null, slug: 'solana-devnet', aliases: [], name: 'Solana devnet', family: 'solana', testnet: true, confirmations: 100, blockTimeMs: 400 },
-  { key: 'solana:testnet', hexId: null, decimalId: null, slug: 'solana-testnet', aliases: [], name: 'Solana testnet', family: 'solana', testnet: true, confirmations: 100, blockTimeMs: 400 },
-  { key: 'aptos', hexId: '0x1', decimalId: 1, slug: 'aptos', aliases: ['aptos-mainnet'], name: 'Aptos mainnet', family: 'aptos', testnet: false, confirmations: 0, blockTimeMs: 250 },
-  { key: 'aptos:testnet', hexId: '0x2', decimalId: 2, slug: 'aptos-testnet', aliases: [], name: 'Aptos testnet', family: 'aptos', testnet: true, confirmations: 0, blockTimeMs: 250 },
+  {
+    key: 'bitcoin',
+    hexId: null,
+    decimalId: null,
+    slug: 'bitcoin',
+    aliases: ['btc', 'bitcoin-mainnet', 'btc-mainnet'],
+    name: 'Bitcoin',
+    family: 'bitcoin',
+    testnet: false,
+    confirmations: 2,
+    blockTimeMs: 600_000,
+  },
+  {
+    key: 'solana',
+    hexId: null,
+    decimalId: null,
+    slug: 'solana',
+    aliases: ['sol', 'solana-mainnet'],
+    name: 'Solana',
+    family: 'solana',
+    testnet: false,
+    confirmations: 100,
+    blockTimeMs: 400,
+  },
+  {
+    key: 'solana:devnet',
+    hexId: null,
+    decimalId: null,
+    slug: 'solana-devnet',
+    aliases: [],
+    name: 'Solana devnet',
+    family: 'solana',
+    testnet: true,
+    confirmations: 100,
+    blockTimeMs: 400,
+  },
+  {
+    key: 'solana:testnet',
+    hexId: null,
+    decimalId: null,
+    slug: 'solana-testnet',
+    aliases: [],
+    name: 'Solana testnet',
+    family: 'solana',
+    testnet: true,
+    confirmations: 100,
+    blockTimeMs: 400,
+  },
+  {
+    key: 'aptos',
+    hexId: '0x1',
+    decimalId: 1,
+    slug: 'aptos',
+    aliases: ['aptos-mainnet'],
+    name: 'Aptos mainnet',
+    family: 'aptos',
+    testnet: false,
+    confirmations: 0,
+    blockTimeMs: 250,
+  },
+  {
+    key: 'aptos:testnet',
+    hexId: '0x2',
+    decimalId: 2,
+    slug: 'aptos-testnet',
+    aliases: [],
+    name: 'Aptos testnet',
+    family: 'aptos',
+    testnet: true,
+    confirmations: 0,
+    blockTimeMs: 250,
+  },
 ];
 
 const byName = new Map<string, Chain>();

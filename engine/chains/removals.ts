@@ -60,7 +60,8 @@ export const CHAIN_REMOVALS: readonly ChainRemoval[] = [
     date: '2026-09-25',
     chains: ['0x504', '0x505', '0x46f'],
     surfaces: ['data', 'crosschain', 'rpc', 'streams', 'bulk'],
-    change: 'Chains 0x504, 0x505 and 0x46f rejected in data and cross-chain requests; node access stops resolving; streams listing them are invalid',
+    change:
+      'Chains 0x504, 0x505 and 0x46f rejected in data and cross-chain requests; node access stops resolving; streams listing them are invalid',
     // The interface names base as the target of the first two only.
     migrateTo: { '0x504': BASE, '0x505': BASE },
   },
@@ -72,7 +73,17 @@ const gone = (method: EndpointRemoval['method'], path: string, replacement?: str
   replacement === undefined ? { date: JUNE_4, method, path, status: 410 } : { date: JUNE_4, method, path, status: 410, replacement };
 const notFound = (path: string): EndpointRemoval => ({ date: JULY_31, method: 'GET', path, status: 404 });
 
-const DISCOVERY_TOKENS = ['rising-liquidity', 'buying-pressure', 'solid-performers', 'experienced-buyers', 'risky-bets', 'blue-chip', 'top-gainers', 'top-losers', 'trending'];
+const DISCOVERY_TOKENS = [
+  'rising-liquidity',
+  'buying-pressure',
+  'solid-performers',
+  'experienced-buyers',
+  'risky-bets',
+  'blue-chip',
+  'top-gainers',
+  'top-losers',
+  'trending',
+];
 
 export const ENDPOINT_REMOVALS: readonly EndpointRemoval[] = [
   gone('POST', '/chat'),
@@ -122,7 +133,12 @@ export const inEffect = (entry: { date: string }, now: number): boolean => now >
 
 /** The removal in effect at `now` of a Data API operation (`path` in route-pattern form, a removal's trailing `*` taking every path below), if any. */
 export function endpointRemoval(method: string, path: string, now: number): EndpointRemoval | undefined {
-  return ENDPOINT_REMOVALS.find((r) => inEffect(r, now) && (r.method === 'ANY' || r.method === method) && (r.path.endsWith('*') ? path.startsWith(r.path.slice(0, -1)) : r.path === path));
+  return ENDPOINT_REMOVALS.find(
+    (r) =>
+      inEffect(r, now) &&
+      (r.method === 'ANY' || r.method === method) &&
+      (r.path.endsWith('*') ? path.startsWith(r.path.slice(0, -1)) : r.path === path),
+  );
 }
 
 /** The first removal in effect at `now` that takes `chain` off `surface`, if any. */

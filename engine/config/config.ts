@@ -136,8 +136,10 @@ export function parseConfig(env: Env): Config {
   const upstreams = chains === 'none' ? new Map<string, string>() : chainMap('CHAINPOST_CHAINS', chains, upstreamUrl);
   const ingest = chains === undefined ? 'embedded' : chains === 'none' ? 'none' : 'configured';
   const port = integer('CHAINPOST_PORT', get('CHAINPOST_PORT'), 8080, 0, 65535);
-  const rpcPort = get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
-  if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port) throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
+  const rpcPort =
+    get('CHAINPOST_RPC_PORT') === undefined ? undefined : integer('CHAINPOST_RPC_PORT', get('CHAINPOST_RPC_PORT'), 0, 0, 65535);
+  if (rpcPort !== undefined && rpcPort !== 0 && rpcPort === port)
+    throw new ConfigError('CHAINPOST_RPC_PORT', `must differ from CHAINPOST_PORT (${port})`);
   const listenHost = host(get('CHAINPOST_HOST'));
   const bitcoinRpc = url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']);
   const solanaNode = solana(get);
@@ -147,7 +149,10 @@ export function parseConfig(env: Env): Config {
     port,
     rpcPort,
     // The intrinsic gas of a call (21,000) at least: below it no call could run.
-    rpcGasCap: get('CHAINPOST_RPC_GAS_CAP') === undefined ? undefined : integer('CHAINPOST_RPC_GAS_CAP', get('CHAINPOST_RPC_GAS_CAP'), 0, 21_000, Number.MAX_SAFE_INTEGER),
+    rpcGasCap:
+      get('CHAINPOST_RPC_GAS_CAP') === undefined
+        ? undefined
+        : integer('CHAINPOST_RPC_GAS_CAP', get('CHAINPOST_RPC_GAS_CAP'), 0, 21_000, Number.MAX_SAFE_INTEGER),
     dataDir: get('CHAINPOST_DATA') ?? './data',
     apiKey: apiKey(get('CHAINPOST_API_KEY')),
     chains: upstreams,
@@ -158,7 +163,12 @@ export function parseConfig(env: Env): Config {
     },
     pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
     // Any followed chain: an EVM chain, bitcoin or solana (`solana=32`).
-    confirmations: chainMap('CHAINPOST_CONFIRMATIONS', get('CHAINPOST_CONFIRMATIONS'), (name, v) => integer(name, v, 0, 0, 100_000), followedChain),
+    confirmations: chainMap(
+      'CHAINPOST_CONFIRMATIONS',
+      get('CHAINPOST_CONFIRMATIONS'),
+      (name, v) => integer(name, v, 0, 0, 100_000),
+      followedChain,
+    ),
     rateLimit: integer('CHAINPOST_RATE_LIMIT', get('CHAINPOST_RATE_LIMIT'), 1000, 0, 1_000_000_000),
     smtpUrl: url('CHAINPOST_SMTP_URL', get('CHAINPOST_SMTP_URL'), ['smtp:', 'smtps:']),
     alertEmail: email('CHAINPOST_ALERT_EMAIL', get('CHAINPOST_ALERT_EMAIL')),
@@ -177,7 +187,13 @@ export function parseConfig(env: Env): Config {
     deliveryLogMax: integer('CHAINPOST_DELIVERY_LOG_MAX', get('CHAINPOST_DELIVERY_LOG_MAX'), 1_000_000, 1, 1_000_000_000),
     stageChunk: integer('CHAINPOST_STAGE_CHUNK', get('CHAINPOST_STAGE_CHUNK'), STAGE_CHUNK, 1, 100_000),
     tenantSlots: integer('CHAINPOST_DELIVERY_TENANT_SLOTS', get('CHAINPOST_DELIVERY_TENANT_SLOTS'), DEFAULT_TENANT_SLOTS, 1, MAX_IN_FLIGHT),
-    unansweredSlots: integer('CHAINPOST_DELIVERY_UNANSWERED_SLOTS', get('CHAINPOST_DELIVERY_UNANSWERED_SLOTS'), DEFAULT_UNANSWERED_SLOTS, 1, MAX_IN_FLIGHT),
+    unansweredSlots: integer(
+      'CHAINPOST_DELIVERY_UNANSWERED_SLOTS',
+      get('CHAINPOST_DELIVERY_UNANSWERED_SLOTS'),
+      DEFAULT_UNANSWERED_SLOTS,
+      1,
+      MAX_IN_FLIGHT,
+    ),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), followedEvm(ingest, upstreams), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
@@ -199,16 +215,26 @@ export function parseConfig(env: Env): Config {
     triggerBudgetMs: integer('CHAINPOST_TRIGGER_BUDGET_MS', get('CHAINPOST_TRIGGER_BUDGET_MS'), TRIGGER_BUDGET_MS, 1, 3_600_000),
     triggerShareMs: integer('CHAINPOST_TRIGGER_SHARE_MS', get('CHAINPOST_TRIGGER_SHARE_MS'), TRIGGER_SHARE_MS, 1, 1_000),
     triggerGas: integer('CHAINPOST_TRIGGER_GAS', get('CHAINPOST_TRIGGER_GAS'), TRIGGER_GAS, 21_000, Number.MAX_SAFE_INTEGER),
-    privateTargets: oneOf('CHAINPOST_PRIVATE_TARGETS', get('CHAINPOST_PRIVATE_TARGETS'), ['allow', 'deny'] as const, devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny'),
+    privateTargets: oneOf(
+      'CHAINPOST_PRIVATE_TARGETS',
+      get('CHAINPOST_PRIVATE_TARGETS'),
+      ['allow', 'deny'] as const,
+      devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny',
+    ),
   };
 }
 
 /** The EVM chains (store keys) a server follows: the embedded devnet 0x539 when CHAINPOST_CHAINS is unset, else those it lists. */
-const followedEvm = (ingest: Config['ingest'], chains: Config['chains']): Set<string> => new Set(ingest === 'embedded' ? ['0x539'] : chains.keys());
+const followedEvm = (ingest: Config['ingest'], chains: Config['chains']): Set<string> =>
+  new Set(ingest === 'embedded' ? ['0x539'] : chains.keys());
 
 /** Every chain (store key) a server on this configuration follows: the EVM chains above, `bitcoin` and `solana` when their node is set. */
 export const followedChains = (c: Pick<Config, 'ingest' | 'chains' | 'bitcoin' | 'solana'>): Set<string> =>
-  new Set([...followedEvm(c.ingest, c.chains), ...(c.bitcoin.url === undefined ? [] : ['bitcoin']), ...(c.solana.url === undefined ? [] : ['solana'])]);
+  new Set([
+    ...followedEvm(c.ingest, c.chains),
+    ...(c.bitcoin.url === undefined ? [] : ['bitcoin']),
+    ...(c.solana.url === undefined ? [] : ['solana']),
+  ]);
 
 /**
  * Whether the server follows the embedded devnet and nothing else (CHAINPOST_CHAINS unset, no Bitcoin or Solana
@@ -244,7 +270,8 @@ function startBlocks(v: string | undefined, followed: ReadonlySet<string>, bitco
   for (const key of out.keys()) {
     if (key === BITCOIN) {
       if (!bitcoin) throw new ConfigError(name, 'chain bitcoin is not followed (CHAINPOST_BITCOIN_RPC is unset)');
-    } else if (!followed.has(key)) throw new ConfigError(name, `chain ${key} is not followed (not in CHAINPOST_CHAINS, or the devnet 0x539 when that is unset)`);
+    } else if (!followed.has(key))
+      throw new ConfigError(name, `chain ${key} is not followed (not in CHAINPOST_CHAINS, or the devnet 0x539 when that is unset)`);
   }
   return out;
 }
@@ -311,7 +338,8 @@ function apiKey(v: string | undefined): string | undefined {
 
 /** An operator's secret (CHAINPOST_ADMIN_KEY, CHAINPOST_METRICS_KEY): long enough not to be guessed, and sendable in a header. */
 function operatorKey(name: string, v: string | undefined): string | undefined {
-  if (v !== undefined && !/^[\x21-\x7e]{16,256}$/.test(v)) throw new ConfigError(name, 'expected 16 to 256 printable ASCII characters, no space');
+  if (v !== undefined && !/^[\x21-\x7e]{16,256}$/.test(v))
+    throw new ConfigError(name, 'expected 16 to 256 printable ASCII characters, no space');
   return v;
 }
 
@@ -334,16 +362,30 @@ function upstreamUrl(name: string, v: string): string {
 }
 
 /** `0x1=value,0x539=value`: ids as hex, decimal or slug of a registry EVM chain (or what `find` takes); keyed by chain key. */
-function chainMap<T>(name: string, v: string | undefined, parse: (name: string, value: string) => T, find: (id: string) => Chain | undefined = findEvmChain): Map<string, T> {
+function chainMap<T>(
+  name: string,
+  v: string | undefined,
+  parse: (name: string, value: string) => T,
+  find: (id: string) => Chain | undefined = findEvmChain,
+): Map<string, T> {
   const out = new Map<string, T>();
   if (v === undefined) return out;
   for (const entry of v.split(',')) {
     const eq = entry.indexOf('=');
     // An entry may hold a node URL with its password (CHAINPOST_CHAINS): shown without it.
-    if (eq <= 0) throw new ConfigError(name, `expected chain=value, got "${entry.includes('@') ? withoutPassword(entry.trim()) : entry.trim()}"`);
+    if (eq <= 0)
+      throw new ConfigError(name, `expected chain=value, got "${entry.includes('@') ? withoutPassword(entry.trim()) : entry.trim()}"`);
     const id = entry.slice(0, eq).trim();
     const chain = find(id);
-    if (chain === undefined) throw new ConfigError(name, find === findEvmChain ? `unknown EVM chain "${id}"` : find === evmOrBitcoin ? `not an EVM chain or bitcoin: "${id}"` : `unknown chain "${id}"`);
+    if (chain === undefined)
+      throw new ConfigError(
+        name,
+        find === findEvmChain
+          ? `unknown EVM chain "${id}"`
+          : find === evmOrBitcoin
+            ? `not an EVM chain or bitcoin: "${id}"`
+            : `unknown chain "${id}"`,
+      );
     if (out.has(chain.key)) throw new ConfigError(name, `chain ${chain.key} is listed twice`);
     out.set(chain.key, parse(name, entry.slice(eq + 1).trim()));
   }
@@ -378,7 +420,8 @@ function host(v: string | undefined): string {
   const ipv4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
   const ipv6 = /^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*$/;
   const name = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-  if (!ipv4.test(v) && !ipv6.test(v) && !(name.test(v) && !/^[\d.]+$/.test(v))) throw new ConfigError('CHAINPOST_HOST', `expected an IP address or a host name, got "${v}"`);
+  if (!ipv4.test(v) && !ipv6.test(v) && !(name.test(v) && !/^[\d.]+$/.test(v)))
+    throw new ConfigError('CHAINPOST_HOST', `expected an IP address or a host name, got "${v}"`);
   return v;
 }
 
@@ -390,8 +433,16 @@ function trustedProxies(v: string | undefined): TrustedProxy[] {
     const [address = '', bits, ...extra] = entry.split('/');
     const family = address.includes(':') ? 'ipv6' : 'ipv4';
     const max = family === 'ipv6' ? 128 : 32;
-    const ok = extra.length === 0 && isIpLiteral(address) && !address.includes('%') && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
-    if (!ok) throw new ConfigError('CHAINPOST_TRUSTED_PROXIES', `expected IP addresses and CIDR ranges (such as 10.0.0.0/8) separated by commas, got "${entry}"`);
+    const ok =
+      extra.length === 0 &&
+      isIpLiteral(address) &&
+      !address.includes('%') &&
+      (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
+    if (!ok)
+      throw new ConfigError(
+        'CHAINPOST_TRUSTED_PROXIES',
+        `expected IP addresses and CIDR ranges (such as 10.0.0.0/8) separated by commas, got "${entry}"`,
+      );
     return { address, bits: bits === undefined ? max : Number(bits), family };
   });
 }

@@ -49,11 +49,18 @@ const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
 const NUMBER = '\\d{1,15}';
 /** The block identifiers and transaction ids of each family, as the path takes them. */
 const IDENTIFIERS: Record<Exclude<ChainFamily, 'aptos'>, { block: RegExp; blockText: string; tx: z.ZodType<string> }> = {
-  evm: { block: new RegExp(`^(${NUMBER}|0x[0-9a-fA-F]{64})$`), blockText: 'a block number (decimal) or a block hash (0x and 64 hex digits)', tx: hash32 },
+  evm: {
+    block: new RegExp(`^(${NUMBER}|0x[0-9a-fA-F]{64})$`),
+    blockText: 'a block number (decimal) or a block hash (0x and 64 hex digits)',
+    tx: hash32,
+  },
   bitcoin: {
     block: new RegExp(`^(${NUMBER}|[0-9a-fA-F]{64})$`),
     blockText: 'a block height (decimal) or a block hash (64 hex digits)',
-    tx: z.string().regex(/^[0-9a-fA-F]{64}$/, 'not a txid (64 hex digits)').transform((h) => h.toLowerCase()),
+    tx: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'not a txid (64 hex digits)')
+      .transform((h) => h.toLowerCase()),
   },
   solana: {
     block: new RegExp(`^(${NUMBER}|${BASE58}{32,44})$`),
@@ -62,7 +69,13 @@ const IDENTIFIERS: Record<Exclude<ChainFamily, 'aptos'>, { block: RegExp; blockT
   },
 };
 
-const pageQuery = z.object({ page: z.string().regex(/^[1-9]\d{0,8}$/, 'a page number from 1').transform(Number).default(1) });
+const pageQuery = z.object({
+  page: z
+    .string()
+    .regex(/^[1-9]\d{0,8}$/, 'a page number from 1')
+    .transform(Number)
+    .default(1),
+});
 
 type Family = keyof typeof IDENTIFIERS;
 const familyOf = (chain: Chain): Family => chain.family as Family;
@@ -79,8 +92,11 @@ function missingBlock(deps: DataDeps, chain: Chain, identifier: string, n: numbe
   const what = `block ${identifier} of chain ${chain.key}`;
   if (n === undefined) return notFound(`${what} is not a canonical block this server holds`);
   if (f !== undefined && n > f.head) return notFound(`${what} is past this server's head (${f.head})`);
-  if (deps.kv.get<string>('canon', blockKey(chain.key, n)) !== undefined) return notFound(`${what} is past the retention window: its record was pruned (oldest stored: ${f?.oldest ?? 'none'})`);
-  return notFound(`${what} is not a block this server holds${chain.family === 'solana' ? ' (a skipped slot, or' : ' (or'} before the first block it followed${f === undefined ? '' : `, ${f.oldest}`})`);
+  if (deps.kv.get<string>('canon', blockKey(chain.key, n)) !== undefined)
+    return notFound(`${what} is past the retention window: its record was pruned (oldest stored: ${f?.oldest ?? 'none'})`);
+  return notFound(
+    `${what} is not a block this server holds${chain.family === 'solana' ? ' (a skipped slot, or' : ' (or'} before the first block it followed${f === undefined ? '' : `, ${f.oldest}`})`,
+  );
 }
 
 /** The stored record bytes of block `n`, or the 404 saying why there are none. */
@@ -103,7 +119,18 @@ function paging(count: number, page: number) {
 function evmTxDto(deps: DataDeps, chain: Chain, s: TxSummary, item: ReturnType<typeof txItem>) {
   const tokenTransfers = s.transfers.flatMap((ref) => {
     const t = transferOfSummary(deps.kv, chain.key, s.blockNumber, ref);
-    return t === undefined ? [] : [{ tokenType: t.kind, tokenAddress: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase(), value: BigInt(t.value).toString(), tokenId: t.tokenId === undefined ? null : BigInt(t.tokenId).toString() }];
+    return t === undefined
+      ? []
+      : [
+          {
+            tokenType: t.kind,
+            tokenAddress: t.contract.toLowerCase(),
+            from: t.from.toLowerCase(),
+            to: t.to.toLowerCase(),
+            value: BigInt(t.value).toString(),
+            tokenId: t.tokenId === undefined ? null : BigInt(t.tokenId).toString(),
+          },
+        ];
   });
   return {
     chainFamily: 'EVM' as const,
@@ -155,10 +182,27 @@ const WITNESS_COMMITMENT = '6a24aa21a9ed';
 
 function btcTxDto(deps: DataDeps, chain: Chain, view: BtcRecordView, t: BtcTransaction) {
   const flow = txFlow(t);
-  const addresses = (address: string | undefined) => ({ addresses: address === undefined ? [] : [address], isAddress: address !== undefined });
-  const vin = t.vin.map((i, n) => ({ txid: i.txid, vout: i.vout, sequence: i.sequence, n, ...addresses(flow.ins[n]!.address), value: flow.ins[n]!.value === undefined ? null : String(flow.ins[n]!.value), hex: hex(i.scriptSig) }));
+  const addresses = (address: string | undefined) => ({
+    addresses: address === undefined ? [] : [address],
+    isAddress: address !== undefined,
+  });
+  const vin = t.vin.map((i, n) => ({
+    txid: i.txid,
+    vout: i.vout,
+    sequence: i.sequence,
+    n,
+    ...addresses(flow.ins[n]!.address),
+    value: flow.ins[n]!.value === undefined ? null : String(flow.ins[n]!.value),
+    hex: hex(i.scriptSig),
+  }));
   // Spent is known for outputs with an address (the btcUtxos index); other outputs: null.
-  const vout = flow.outs.map(({ n, address, value }) => ({ n, value: String(value), ...addresses(address), spent: address === undefined ? null : !isUnspent(deps.kv, chain.key, address, t.txid, n), hex: hex(t.vout[n]!.script) }));
+  const vout = flow.outs.map(({ n, address, value }) => ({
+    n,
+    value: String(value),
+    ...addresses(address),
+    spent: address === undefined ? null : !isUnspent(deps.kv, chain.key, address, t.txid, n),
+    hex: hex(t.vout[n]!.script),
+  }));
   return {
     chainFamily: 'Bitcoin' as const,
     chainId: v1ChainId(chain),
@@ -171,7 +215,17 @@ function btcTxDto(deps: DataDeps, chain: Chain, view: BtcRecordView, t: BtcTrans
     value: String(flow.valueOut),
     fees: flow.fee === null ? null : String(flow.fee),
     tokenTransfers: [],
-    bitcoinSpecific: { version: t.version, locktime: t.locktime, size: t.size, vsize: t.vsize, weight: t.weight, hash: t.hash, valueIn: flow.valueIn === null ? null : String(flow.valueIn), hex: null, miscJson: null },
+    bitcoinSpecific: {
+      version: t.version,
+      locktime: t.locktime,
+      size: t.size,
+      vsize: t.vsize,
+      weight: t.weight,
+      hash: t.hash,
+      valueIn: flow.valueIn === null ? null : String(flow.valueIn),
+      hex: null,
+      miscJson: null,
+    },
   };
 }
 
@@ -211,7 +265,8 @@ function bitcoinTransaction(deps: DataDeps, chain: Chain, txid: string) {
   const height = deps.kv.get<number>('btcTxs', `${chain.key}/${txid}`);
   if (height === undefined) throw notFound(`transaction ${txid} is not in a block this server holds for chain ${chain.key}`);
   const bytes = deps.kv.getRaw('blocks', blockKey(chain.key, height));
-  if (bytes === undefined) throw notFound(`transaction ${txid} is in block ${height} of chain ${chain.key}, past the retention window: its record was pruned`);
+  if (bytes === undefined)
+    throw notFound(`transaction ${txid} is in block ${height} of chain ${chain.key}, past the retention window: its record was pruned`);
   const view = BtcRecordView.of(bytes);
   for (let i = 0; i < view.txCount; i++) if (view.txid(i) === txid) return btcTxDto(deps, chain, view, view.tx(i));
   throw notFound(`transaction ${txid} is not in the stored block ${height} of chain ${chain.key}`);
@@ -224,14 +279,28 @@ function tokenChanges(t: SolTransaction) {
   const rows = new Map<number, { mint: string; owner: string | null; decimals: number; pre: bigint; post: bigint }>();
   const add = (side: 'pre' | 'post', list: SolTransaction['preTokenBalances']): void => {
     for (const b of list ?? []) {
-      const row = rows.get(b.accountIndex) ?? { mint: b.mint, owner: b.owner ?? null, decimals: b.uiTokenAmount.decimals, pre: 0n, post: 0n };
+      const row = rows.get(b.accountIndex) ?? {
+        mint: b.mint,
+        owner: b.owner ?? null,
+        decimals: b.uiTokenAmount.decimals,
+        pre: 0n,
+        post: 0n,
+      };
       row[side] = BigInt(b.uiTokenAmount.amount);
       rows.set(b.accountIndex, row);
     }
   };
   add('pre', t.preTokenBalances);
   add('post', t.postTokenBalances);
-  return [...rows].filter(([, r]) => r.post !== r.pre).map(([accountIndex, r]) => ({ tokenAddress: r.mint, account: t.accountKeys[accountIndex] ?? null, owner: r.owner, decimals: r.decimals, change: (r.post - r.pre).toString() }));
+  return [...rows]
+    .filter(([, r]) => r.post !== r.pre)
+    .map(([accountIndex, r]) => ({
+      tokenAddress: r.mint,
+      account: t.accountKeys[accountIndex] ?? null,
+      owner: r.owner,
+      decimals: r.decimals,
+      change: (r.post - r.pre).toString(),
+    }));
 }
 
 function solTxDto(chain: Chain, view: SolRecordView, index: number) {
@@ -274,13 +343,20 @@ function solanaBlock(deps: DataDeps, chain: Chain, identifier: string, page: num
 function solanaTransaction(deps: DataDeps, chain: Chain, signature: string) {
   const prefix = `${chain.key}/`;
   // The canonical slots newest first (`canon` outlives pruning): their records while stored.
-  for (const { key } of deps.kv.range<string>('canon', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: SOLANA_SCAN_SLOTS })) {
+  for (const { key } of deps.kv.range<string>('canon', {
+    start: `${prefix}\uffff`,
+    end: prefix,
+    reverse: true,
+    limit: SOLANA_SCAN_SLOTS,
+  })) {
     const bytes = deps.kv.getRaw('blocks', key);
     if (bytes === undefined) break;
     const view = SolRecordView.of(bytes);
     for (let i = 0; i < view.txCount; i++) if (view.signature(i) === signature) return solTxDto(chain, view, i);
   }
-  throw notFound(`transaction ${signature} is not in the slots this server stores for chain ${chain.key} (the newest ${SOLANA_SCAN_SLOTS} at most; older slots are past the retention window)`);
+  throw notFound(
+    `transaction ${signature} is not in the slots this server stores for chain ${chain.key} (the newest ${SOLANA_SCAN_SLOTS} at most; older slots are past the retention window)`,
+  );
 }
 
 // ---- the endpoints ----

@@ -24,7 +24,13 @@ const V1_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** Chains the Universal API lists that the registry (the interface's chains) does not, by name and by id: never followed here, so always unsupported. */
-const V1_ONLY_IDS: Readonly<Record<string, string>> = { sei: '0x531', 'sei-testnet': '0x530', monad: '0x8f', metis: '0x440', sonic: '0x92' };
+const V1_ONLY_IDS: Readonly<Record<string, string>> = {
+  sei: '0x531',
+  'sei-testnet': '0x530',
+  monad: '0x8f',
+  metis: '0x440',
+  sonic: '0x92',
+};
 const v1Only = (name: string): string | undefined => {
   if (V1_ONLY_IDS[name] !== undefined) return V1_ONLY_IDS[name];
   // An id in any form findChain takes (hex with leading zeros, decimal).
@@ -56,7 +62,10 @@ export interface ChainScope {
 
 /** Resolves the values of `chains` (each may itself be a comma list); none given means `all`. */
 export function resolveChains(values: readonly string[], scope: ChainScope, field = 'chains'): ResolvedChains {
-  const names = values.flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter((v) => v !== '');
+  const names = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim().toLowerCase())
+    .filter((v) => v !== '');
   const followed = new Set(scope.followed);
   const chains: Chain[] = [];
   const unsupported: string[] = [];
@@ -68,7 +77,13 @@ export function resolveChains(values: readonly string[], scope: ChainScope, fiel
       for (const key of scope.followed) {
         const c = findChain(key);
         // A chain still followed for what remains of it (blocks, node access) is out of a group once removed from the cross-chain API.
-        if (c !== undefined && scope.families.includes(c.family) && inGroup(c, name as ChainGroup) && chainRemoval(c, 'crosschain', scope.now) === undefined) take(c);
+        if (
+          c !== undefined &&
+          scope.families.includes(c.family) &&
+          inGroup(c, name as ChainGroup) &&
+          chainRemoval(c, 'crosschain', scope.now) === undefined
+        )
+          take(c);
       }
       continue;
     }
@@ -95,6 +110,10 @@ export function pathChain(alias: string, scope: ChainScope): Chain {
   if (GROUPS.has(name)) throw badRequest('chainAlias', `one chain, not the group "${alias}"`);
   const { chains, unsupported } = resolveChains([alias], scope, 'chainAlias');
   const chain = chains[0];
-  if (chain === undefined) throw badRequest('chainAlias', `${unsupported[0] ?? alias} is not followed by this server${scope.families.length < 3 ? ` or not served here (${scope.families.join(', ')})` : ''}`);
+  if (chain === undefined)
+    throw badRequest(
+      'chainAlias',
+      `${unsupported[0] ?? alias} is not followed by this server${scope.families.length < 3 ? ` or not served here (${scope.families.join(', ')})` : ''}`,
+    );
   return chain;
 }

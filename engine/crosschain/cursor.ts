@@ -12,7 +12,9 @@ import { badRequest } from '../errors.js';
  * (the page size may change from one page to the next).
  */
 export function listOf(...parts: unknown[]): string {
-  return JSON.stringify(parts.map((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? { ...p, cursor: undefined, limit: undefined } : p)));
+  return JSON.stringify(
+    parts.map((p) => (p !== null && typeof p === 'object' && !Array.isArray(p) ? { ...p, cursor: undefined, limit: undefined } : p)),
+  );
 }
 
 /** `at`: the position, any JSON object (its own `l`, if any, is the list's). */
@@ -50,7 +52,10 @@ export function nextOffset(list: string, start: number, limit: number, total: nu
 }
 
 /** `limit` items of `all` from the cursor's offset, and the next page's cursor. */
-export function offsetPage<T>(all: readonly T[], q: { list: string; limit: number; cursor: string | null }): { page: T[]; start: number; cursor: string | null } {
+export function offsetPage<T>(
+  all: readonly T[],
+  q: { list: string; limit: number; cursor: string | null },
+): { page: T[]; start: number; cursor: string | null } {
   const start = readOffset(q.cursor, q.list);
   return { page: all.slice(start, start + q.limit), start, cursor: nextOffset(q.list, start, q.limit, all.length) };
 }

@@ -52,11 +52,15 @@ export function chainFailure(chain: Chain, err: unknown): FailedChain | undefine
  */
 export function nodeReachable(deps: Pick<DataDeps, 'follower'>, chain: Chain): void {
   const f = deps.follower(chain.key);
-  if (f?.upstream === 'failing') throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
+  if (f?.upstream === 'failing')
+    throw new ApiError(502, `the node of chain ${chain.key} could not be reached: ${f.lastError ?? 'it fails'}`);
 }
 
 /** Runs `part` on every chain at once; the chains that answered, in order, and the failures. A request error is thrown. */
-export async function acrossChains<T>(chains: readonly Chain[], part: (chain: Chain) => T | Promise<T>): Promise<{ parts: ChainPart<T>[]; failed: FailedChain[] }> {
+export async function acrossChains<T>(
+  chains: readonly Chain[],
+  part: (chain: Chain) => T | Promise<T>,
+): Promise<{ parts: ChainPart<T>[]; failed: FailedChain[] }> {
   const settled = await Promise.allSettled(chains.map(async (chain) => part(chain)));
   const parts: ChainPart<T>[] = [];
   const failed: FailedChain[] = [];
@@ -71,7 +75,10 @@ export async function acrossChains<T>(chains: readonly Chain[], part: (chain: Ch
 }
 
 /** Failures of a request's chains, then those of the chains it read prices on (Bitcoin's wrapped bitcoin), each chain once. */
-export const allFailed = (failed: readonly FailedChain[], more: readonly FailedChain[]): FailedChain[] => [...failed, ...more.filter((f) => !failed.some((g) => g.chainId === f.chainId))];
+export const allFailed = (failed: readonly FailedChain[], more: readonly FailedChain[]): FailedChain[] => [
+  ...failed,
+  ...more.filter((f) => !failed.some((g) => g.chainId === f.chainId)),
+];
 
 /** The `meta` of an answer: every asked chain's sync point, and the unsupported and failed ones when there are any. */
 export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[], syncedAt: (chain: Chain) => number | undefined): V1Meta {
@@ -82,8 +89,10 @@ export function v1Meta(resolved: ResolvedChains, failed: readonly FailedChain[],
 }
 
 /** A chain's sync point: the last block every Data API index holds (EVM), else its follower's head (Bitcoin's indexes are written with its blocks). */
-export const syncedAt = (deps: Pick<DataDeps, 'indexer' | 'follower'>) => (chain: Chain): number | undefined => {
-  const at = deps.indexer.position(chain.key) ?? deps.follower(chain.key)?.head;
-  // −1 is "nothing yet" (a chain whose node has never answered): null in the answer, not a block.
-  return at === undefined || at < 0 ? undefined : at;
-};
+export const syncedAt =
+  (deps: Pick<DataDeps, 'indexer' | 'follower'>) =>
+  (chain: Chain): number | undefined => {
+    const at = deps.indexer.position(chain.key) ?? deps.follower(chain.key)?.head;
+    // −1 is "nothing yet" (a chain whose node has never answered): null in the answer, not a block.
+    return at === undefined || at < 0 ? undefined : at;
+  };

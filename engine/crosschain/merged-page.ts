@@ -39,13 +39,26 @@ interface MergedPosition {
 
 const validPosition = (at: Record<string, unknown>): boolean => {
   const positions = at.c;
-  return Number.isSafeInteger(at.p) && positions !== null && typeof positions === 'object' && !Array.isArray(positions) && Object.values(positions).every((c) => c === null || typeof c === 'string');
+  return (
+    Number.isSafeInteger(at.p) &&
+    positions !== null &&
+    typeof positions === 'object' &&
+    !Array.isArray(positions) &&
+    Object.values(positions).every((c) => c === null || typeof c === 'string')
+  );
 };
 
 /** `list` names the query (path, its filters, the chains) so a cursor cannot be replayed on another. */
-export async function mergedPage<T>(chains: readonly Chain[], read: ChainList<T>, opts: { list: string; limit: number; cursor: string | null | undefined }): Promise<MergedPage<T>> {
+export async function mergedPage<T>(
+  chains: readonly Chain[],
+  read: ChainList<T>,
+  opts: { list: string; limit: number; cursor: string | null | undefined },
+): Promise<MergedPage<T>> {
   const list = `${opts.list}|${chains.map((c) => c.key).join(',')}`;
-  const from = opts.cursor === null || opts.cursor === undefined || opts.cursor === '' ? undefined : readCursor<MergedPosition>(opts.cursor, list, validPosition);
+  const from =
+    opts.cursor === null || opts.cursor === undefined || opts.cursor === ''
+      ? undefined
+      : readCursor<MergedPosition>(opts.cursor, list, validPosition);
   const positions: Record<string, string | null | undefined> = { ...(from?.c ?? {}) };
   // One more than the page per chain: whether it has more after what this page takes.
   const live = chains.filter((c) => positions[c.key] !== null);
@@ -64,7 +77,10 @@ export async function mergedPage<T>(chains: readonly Chain[], read: ChainList<T>
     if (mine.length === value.length && value.length <= opts.limit) positions[chain.key] = null;
   }
   // A chain not read yet (it failed on its first page) continues from the newest: "".
-  const next: MergedPosition = { p: (from?.p ?? 0) + 1, c: Object.fromEntries(chains.map((c) => [c.key, positions[c.key] === undefined ? '' : positions[c.key]!])) };
+  const next: MergedPosition = {
+    p: (from?.p ?? 0) + 1,
+    c: Object.fromEntries(chains.map((c) => [c.key, positions[c.key] === undefined ? '' : positions[c.key]!])),
+  };
   const more = Object.values(next.c).some((at) => at !== null);
   return {
     items: taken.map(({ time, at, item, chain }) => ({ time, at, item, chain })),

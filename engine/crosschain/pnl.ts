@@ -75,7 +75,8 @@ export interface TokenTrade {
 export function tokenTrades(t: Pick<Trade, 'bought' | 'sold' | 'valueUsd'>, role: (token: string) => Role): TokenTrade[] {
   const usd = t.valueUsd;
   if (usd === null) return [];
-  const counts = (token: string, other: string): boolean => role(token) !== 'stable' && (role(token) !== 'native' || role(other) === 'stable');
+  const counts = (token: string, other: string): boolean =>
+    role(token) !== 'stable' && (role(token) !== 'native' || role(other) === 'stable');
   const out: TokenTrade[] = [];
   if (counts(t.bought.token, t.sold.token)) out.push({ token: t.bought.token, side: 'buy', amount: t.bought.amount, usd });
   if (counts(t.sold.token, t.bought.token)) out.push({ token: t.sold.token, side: 'sell', amount: t.sold.amount, usd });
@@ -100,24 +101,53 @@ export interface Position {
   costOfSold: Ratio;
 }
 
-const opened = (token: string): Position => ({ token, bought: ZERO, sold: ZERO, boughtUsd: ZERO, soldUsd: ZERO, buys: 0, sells: 0, held: ZERO, cost: ZERO, realized: ZERO, soldAtCost: ZERO, costOfSold: ZERO });
+const opened = (token: string): Position => ({
+  token,
+  bought: ZERO,
+  sold: ZERO,
+  boughtUsd: ZERO,
+  soldUsd: ZERO,
+  buys: 0,
+  sells: 0,
+  held: ZERO,
+  cost: ZERO,
+  realized: ZERO,
+  soldAtCost: ZERO,
+  costOfSold: ZERO,
+});
 
 /** The position after one more trade of its token. */
 export function applyTrade(p: Position, t: TokenTrade): Position {
-  if (t.side === 'buy') return { ...p, bought: plus(p.bought, t.amount), boughtUsd: plus(p.boughtUsd, t.usd), buys: p.buys + 1, held: plus(p.held, t.amount), cost: plus(p.cost, t.usd) };
+  if (t.side === 'buy')
+    return {
+      ...p,
+      bought: plus(p.bought, t.amount),
+      boughtUsd: plus(p.boughtUsd, t.usd),
+      buys: p.buys + 1,
+      held: plus(p.held, t.amount),
+      cost: plus(p.cost, t.usd),
+    };
   const sold = { ...p, sold: plus(p.sold, t.amount), soldUsd: plus(p.soldUsd, t.usd), sells: p.sells + 1 };
   const covered = less(t.amount, p.held) ? t.amount : p.held;
   if (covered.num === 0n) return sold;
   // The covered part's cost at the average cost, and its share of the sale's value.
   const cost = times(per(p.cost, p.held)!, covered);
   const proceeds = times(t.usd, per(covered, t.amount)!);
-  return { ...sold, held: minus(p.held, covered), cost: minus(p.cost, cost), realized: plus(p.realized, minus(proceeds, cost)), soldAtCost: plus(p.soldAtCost, covered), costOfSold: plus(p.costOfSold, cost) };
+  return {
+    ...sold,
+    held: minus(p.held, covered),
+    cost: minus(p.cost, cost),
+    realized: plus(p.realized, minus(proceeds, cost)),
+    soldAtCost: plus(p.soldAtCost, covered),
+    costOfSold: plus(p.costOfSold, cost),
+  };
 }
 
 /** Every token's position after `trades` (oldest first), in the order the tokens were first traded. */
 export function positions(trades: readonly Pick<Trade, 'bought' | 'sold' | 'valueUsd'>[], role: (token: string) => Role): Position[] {
   const out = new Map<string, Position>();
-  for (const trade of trades) for (const t of tokenTrades(trade, role)) out.set(t.token, applyTrade(out.get(t.token) ?? opened(t.token), t));
+  for (const trade of trades)
+    for (const t of tokenTrades(trade, role)) out.set(t.token, applyTrade(out.get(t.token) ?? opened(t.token), t));
   return [...out.values()];
 }
 
@@ -162,7 +192,10 @@ export interface TokenPnl {
   figures: Figures;
 }
 
-const rangeOf = (w: PnlWindow) => ({ ...(w.from === undefined ? {} : { from_date: w.from }), ...(w.to === undefined ? {} : { to_date: w.to }) });
+const rangeOf = (w: PnlWindow) => ({
+  ...(w.from === undefined ? {} : { from_date: w.from }),
+  ...(w.to === undefined ? {} : { to_date: w.to }),
+});
 
 async function rowsOf(deps: DataDeps, chain: Chain, ps: readonly Position[], reader: PriceReader, head: number): Promise<TokenPnl[]> {
   return Promise.all(
@@ -174,9 +207,23 @@ async function rowsOf(deps: DataDeps, chain: Chain, ps: readonly Position[], rea
 }
 
 /** A wallet's PnL per token on one chain from its swaps in the window (`blame`: the parameter a too-wide window is blamed on). */
-export async function walletPnl(deps: DataDeps, chain: Chain, wallet: string, window: PnlWindow, blame: Blame = { field: 'period' }): Promise<TokenPnl[]> {
+export async function walletPnl(
+  deps: DataDeps,
+  chain: Chain,
+  wallet: string,
+  window: PnlWindow,
+  blame: Blame = { field: 'period' },
+): Promise<TokenPnl[]> {
   const { trades, reader, head } = await tradesOf(deps, chain.key, { wallet }, rangeOf(window), blame);
-  return reader === undefined ? [] : rowsOf(deps, chain, positions(trades, (t) => reader.role(t)), reader, head);
+  return reader === undefined
+    ? []
+    : rowsOf(
+        deps,
+        chain,
+        positions(trades, (t) => reader.role(t)),
+        reader,
+        head,
+      );
 }
 
 /** A wallet's row of a token's traders. */
@@ -186,8 +233,17 @@ export interface TraderPnl {
 }
 
 /** Every wallet's PnL in one token on one chain, from the token's swaps in the window; with the token's price at the head and its metadata. */
-export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: string, window: PnlWindow, blame: Blame = { field: 'days' }): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
-  const [{ trades, reader, head }, info] = await Promise.all([tradesOf(deps, chain.key, { token }, rangeOf(window), blame), metadata(deps, chain.key, token)]);
+export async function tokenTradersPnl(
+  deps: DataDeps,
+  chain: Chain,
+  token: string,
+  window: PnlWindow,
+  blame: Blame = { field: 'days' },
+): Promise<{ priceUsd: Ratio | null; info: TokenInfo; traders: TraderPnl[] }> {
+  const [{ trades, reader, head }, info] = await Promise.all([
+    tradesOf(deps, chain.key, { token }, rangeOf(window), blame),
+    metadata(deps, chain.key, token),
+  ]);
   if (reader === undefined) return { priceUsd: null, info, traders: [] };
   const byWallet = new Map<string, Trade[]>();
   for (const t of trades) {
@@ -205,13 +261,21 @@ export async function tokenTradersPnl(deps: DataDeps, chain: Chain, token: strin
 
 // ---- the parameters ----
 
-export const ms = z.string().regex(/^\d{1,15}$/, 'a time in milliseconds since 1970 (a whole number)').transform(Number);
-const nonNegative = (what: string) => z.string().regex(/^\d+(\.\d+)?$/, what).transform(Number);
+export const ms = z
+  .string()
+  .regex(/^\d{1,15}$/, 'a time in milliseconds since 1970 (a whole number)')
+  .transform(Number);
+const nonNegative = (what: string) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, what)
+    .transform(Number);
 /** The periods a window may be asked as (top-traders also takes 1d). */
 const PERIOD_DAYS = { '1d': 1, '7d': 7, '30d': 30, '60d': 60, '90d': 90, all: undefined } as const;
 type Period = keyof typeof PERIOD_DAYS;
 /** `period`: one of `periods`, `all` by default. */
-export const periodParam = <P extends Period>(periods: readonly [P, ...P[]]) => z.enum(periods, `one of ${periods.join(', ')}`).default('all' as P);
+export const periodParam = <P extends Period>(periods: readonly [P, ...P[]]) =>
+  z.enum(periods, `one of ${periods.join(', ')}`).default('all' as P);
 
 /** The filters of §3.3: excludeLowLiquidity drops tokens without a current price (no pool passes the side rule). */
 export const filterParams = {
@@ -236,19 +300,30 @@ export const v1PnlQuery = v1PnlSummaryQuery.extend({
 });
 
 /** The window a v1 query asks: fromTimestamp/toTimestamp (ms) when given, else `period` back from `now` (Unix seconds). */
-export function v1Window(q: { period: keyof typeof PERIOD_DAYS; fromTimestamp?: number | undefined; toTimestamp?: number | undefined }, now: number): PnlWindow {
+export function v1Window(
+  q: { period: keyof typeof PERIOD_DAYS; fromTimestamp?: number | undefined; toTimestamp?: number | undefined },
+  now: number,
+): PnlWindow {
   if (q.fromTimestamp !== undefined || q.toTimestamp !== undefined) {
-    if (q.fromTimestamp !== undefined && q.toTimestamp !== undefined && q.fromTimestamp > q.toTimestamp) throw badRequest('fromTimestamp', 'after toTimestamp');
+    if (q.fromTimestamp !== undefined && q.toTimestamp !== undefined && q.fromTimestamp > q.toTimestamp)
+      throw badRequest('fromTimestamp', 'after toTimestamp');
     // A block at t seconds is in the window when t·1000 is within the bounds.
-    return { ...(q.fromTimestamp === undefined ? {} : { from: Math.ceil(q.fromTimestamp / 1000) }), ...(q.toTimestamp === undefined ? {} : { to: Math.floor(q.toTimestamp / 1000) }) };
+    return {
+      ...(q.fromTimestamp === undefined ? {} : { from: Math.ceil(q.fromTimestamp / 1000) }),
+      ...(q.toTimestamp === undefined ? {} : { to: Math.floor(q.toTimestamp / 1000) }),
+    };
   }
   return daysWindow(PERIOD_DAYS[q.period], now);
 }
 const daysWindow = (days: number | undefined, now: number): PnlWindow => (days === undefined ? {} : { from: now - days * 86_400 });
 
 /** The rows the filters keep. */
-export const kept = (f: z.output<z.ZodObject<typeof filterParams>>) => (r: Pick<TokenPnl, 'priceUsd' | 'figures'>): boolean =>
-  (!f.excludeLowLiquidity || r.priceUsd !== null) && (f.minVolumeUsd === undefined || num(r.figures.volumeUsd) >= f.minVolumeUsd) && (f.minTradeCount === undefined || r.figures.trades >= f.minTradeCount);
+export const kept =
+  (f: z.output<z.ZodObject<typeof filterParams>>) =>
+  (r: Pick<TokenPnl, 'priceUsd' | 'figures'>): boolean =>
+    (!f.excludeLowLiquidity || r.priceUsd !== null) &&
+    (f.minVolumeUsd === undefined || num(r.figures.volumeUsd) >= f.minVolumeUsd) &&
+    (f.minTradeCount === undefined || r.figures.trades >= f.minTradeCount);
 
 // ---- the answers ----
 
@@ -297,7 +372,11 @@ export function v1PnlItem(wallet: string, r: TokenPnl) {
 /** A row's profit in percent of cost: realized of the cost of what was sold, unrealized of the cost held (null unpriced), total of all bought. */
 export function percentages(r: Pick<TokenPnl, 'position' | 'figures'>) {
   const { position: p, figures: f } = r;
-  return { realized: percent(p.realized, p.costOfSold), unrealized: f.unrealized === null ? null : percent(f.unrealized, p.cost), total: percent(f.total, p.boughtUsd) };
+  return {
+    realized: percent(p.realized, p.costOfSold),
+    unrealized: f.unrealized === null ? null : percent(f.unrealized, p.cost),
+    total: percent(f.total, p.boughtUsd),
+  };
 }
 
 type Ranked = Pick<TokenPnl, 'position' | 'figures'>;
@@ -331,11 +410,24 @@ export async function v1Pnl(deps: DataDeps, resolved: ResolvedChains, raw: Recor
   const q = validate(v1PnlQuery, raw, 'query');
   const window = v1Window(q, now);
   const tokens = new Set(q.tokenAddresses);
-  const { rows, meta } = await overChains(deps, resolved, q.walletAddress, window, (r) => (tokens.size === 0 || tokens.has(r.position.token)) && kept(q)(r));
+  const { rows, meta } = await overChains(
+    deps,
+    resolved,
+    q.walletAddress,
+    window,
+    (r) => (tokens.size === 0 || tokens.has(r.position.token)) && kept(q)(r),
+  );
   // Ties: the chains' order, then the token address, so pages never overlap.
   const order = bySort(q.sortBy);
-  rows.sort((a, b) => order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1));
-  const list = listOf('wallet-pnl', q, resolved.chains.map((c) => c.key));
+  rows.sort(
+    (a, b) =>
+      order(a, b) || resolved.chains.indexOf(a.chain) - resolved.chains.indexOf(b.chain) || (a.position.token < b.position.token ? -1 : 1),
+  );
+  const list = listOf(
+    'wallet-pnl',
+    q,
+    resolved.chains.map((c) => c.key),
+  );
   const { page, cursor: next } = offsetPage(rows, { list, limit: q.limit, cursor: q.cursor });
   return { meta, result: page.map((r) => v1PnlItem(q.walletAddress, r)), cursor: next, limit: q.limit };
 }
@@ -395,14 +487,24 @@ export type V1PnlItem = ReturnType<typeof v1PnlItem>;
 /** For GET /v1/wallets/:walletAddressOrPublicKey/tokens?includePnl=true: the wallet's PnL on one chain over all its swaps, token address → v1 item. */
 export async function walletTokenPnl(deps: DataDeps, chain: Chain, wallet: string): Promise<Map<string, V1PnlItem>> {
   // All the wallet's swaps are read: past the bound, the token list has no window to narrow, the PnL endpoint has.
-  const rows = await walletPnl(deps, chain, wallet.toLowerCase(), {}, { field: 'includePnl', hint: 'ask GET /v1/wallets/:walletAddress/pnl with a period instead' });
+  const rows = await walletPnl(
+    deps,
+    chain,
+    wallet.toLowerCase(),
+    {},
+    { field: 'includePnl', hint: 'ask GET /v1/wallets/:walletAddress/pnl with a period instead' },
+  );
   return new Map(rows.map((r) => [r.position.token, v1PnlItem(wallet.toLowerCase(), r)]));
 }
 
 // ---- the Data API's names (v2.2) ----
 
 const days = (choices: readonly [string, ...string[]]) => z.enum(choices, choices.join(', ')).default('all');
-export const profitabilityQuery = z.object({ address: evmAddress, days: days(['all', '7', '30', '60', '90']), token_addresses: z.array(evmAddress).max(25).default([]) });
+export const profitabilityQuery = z.object({
+  address: evmAddress,
+  days: days(['all', '7', '30', '60', '90']),
+  token_addresses: z.array(evmAddress).max(25).default([]),
+});
 export const profitabilitySummaryQuery = z.object({ address: evmAddress, days: days(['all', '7', '30', '60', '90']) });
 export const topGainersQuery = z.object({ address: evmAddress, days: days(['all', '7', '30']) });
 const windowOfDays = (d: string, now: number): PnlWindow => daysWindow(d === 'all' ? undefined : Number(d), now);
@@ -430,7 +532,9 @@ const byRealized = (a: TokenPnl, b: TokenPnl): number => byKey((r) => r.position
 /** GET /api/v2.2/wallets/:address/profitability: the wallet's tokens, most realized profit first. */
 export async function profitability(deps: DataDeps, chain: Chain, q: z.output<typeof profitabilityQuery>, now: number) {
   const tokens = new Set(q.token_addresses);
-  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' })).filter((r) => tokens.size === 0 || tokens.has(r.position.token)).sort(byRealized);
+  const rows = (await walletPnl(deps, chain, q.address, windowOfDays(q.days, now), { field: 'days' }))
+    .filter((r) => tokens.size === 0 || tokens.has(r.position.token))
+    .sort(byRealized);
   return {
     result: rows.map((r) => ({
       token_address: r.position.token,
@@ -467,7 +571,9 @@ export const TOP_GAINERS = 100;
 /** GET /api/v2.2/erc20/:address/top-gainers: the wallets whose trades of the token realized a profit, most first. */
 export async function topGainers(deps: DataDeps, chain: Chain, q: z.output<typeof topGainersQuery>, now: number) {
   const { traders, info } = await tokenTradersPnl(deps, chain, q.address, windowOfDays(q.days, now));
-  const gainers = traders.filter((r) => ZERO.num < r.pnl.position.realized.num).sort((a, b) => byRealized(a.pnl, b.pnl) || (a.wallet < b.wallet ? -1 : 1));
+  const gainers = traders
+    .filter((r) => ZERO.num < r.pnl.position.realized.num)
+    .sort((a, b) => byRealized(a.pnl, b.pnl) || (a.wallet < b.wallet ? -1 : 1));
   return {
     name: info.name,
     symbol: info.symbol,

@@ -94,7 +94,10 @@ async function source(deps: DataDeps, chain: Chain, alias: string, evmChains: re
   if (chain.family !== 'bitcoin') return { read: { chain, token: evmToken(deps, chain, alias) }, meta: { chains: [chain], failed: [] } };
   bitcoinToken(alias);
   const { chains, best, failed } = await wrappedBtc(deps, evmChains);
-  return { read: best === undefined ? undefined : { chain: best.chain, token: best.address }, meta: { chains: [chain, ...chains], failed } };
+  return {
+    read: best === undefined ? undefined : { chain: best.chain, token: best.address },
+    meta: { chains: [chain, ...chains], failed },
+  };
 }
 
 interface Window {
@@ -106,7 +109,13 @@ interface Window {
 }
 
 /** The buckets of a window from `first`, oldest first: at most `limit` points; `next`: where another page starts (none: the window is done). */
-function series(deps: DataDeps, src: { chain: Chain; token: string }, head: number, w: Window, first: number): { points: PricePointV1[]; next: number | undefined } {
+function series(
+  deps: DataDeps,
+  src: { chain: Chain; token: string },
+  head: number,
+  w: Window,
+  first: number,
+): { points: PricePointV1[]; next: number | undefined } {
   const { kv } = deps;
   const chain = src.chain.key;
   const reader = priceReader(deps, chain, head);
@@ -118,7 +127,8 @@ function series(deps: DataDeps, src: { chain: Chain; token: string }, head: numb
     if (!w.forwardFill) {
       const open = blockAtOrAfter(kv, chain, start);
       if (open === undefined || open > close) continue;
-      const marked = kv.range('priceMarks', { start: markKey(chain, src.token, open), end: markKey(chain, src.token, close + 1), limit: 1 }).length > 0;
+      const marked =
+        kv.range('priceMarks', { start: markKey(chain, src.token, open), end: markKey(chain, src.token, close + 1), limit: 1 }).length > 0;
       if (!marked) continue;
     }
     const usd = reader.usd(src.token, close);
@@ -144,21 +154,34 @@ interface SeriesPosition {
   p: number;
 }
 
-const validPosition = (c: Record<string, unknown>): boolean => [c.f, c.e, c.t, c.p].every(Number.isSafeInteger) && (c.f as number) <= (c.t as number) && (c.f as number) <= (c.e as number);
+const validPosition = (c: Record<string, unknown>): boolean =>
+  [c.f, c.e, c.t, c.p].every(Number.isSafeInteger) && (c.f as number) <= (c.t as number) && (c.f as number) <= (c.e as number);
 
 /** `now`: the service clock (Unix seconds), the end of a window while nothing is indexed. */
 export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
   const q = validate(timeseriesQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
   const { read, head, headTime } = await headOf(deps, src.read);
-  const list = JSON.stringify([v1ChainId(chain), q.tokenAliasOrTokenAddress.toLowerCase(), q.interval, q.fromDate ?? null, q.toDate ?? null, q.forwardFill, q.limit]);
+  const list = JSON.stringify([
+    v1ChainId(chain),
+    q.tokenAliasOrTokenAddress.toLowerCase(),
+    q.interval,
+    q.fromDate ?? null,
+    q.toDate ?? null,
+    q.forwardFill,
+    q.limit,
+  ]);
   const c = q.cursor === null ? undefined : readCursor<SeriesPosition>(q.cursor, list, validPosition);
   // The window ends at the last indexed block when the first page is asked; its cursor keeps that window.
   const to = c?.e ?? Math.min(q.toDate ?? Number.MAX_SAFE_INTEGER, headTime ?? now);
-  const from = c?.f ?? q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
+  const from =
+    c?.f ?? q.fromDate ?? bucketStart(to, q.interval) - (q.limit - 1) * (q.interval === 'monthly' ? 31 * 86_400 : SECONDS[q.interval]);
   if (from > to) throw badRequest('fromDate', 'after toDate (or after the last indexed block)');
   const at = c ?? { t: from, p: 0 };
-  const page = read === undefined ? { points: [], next: undefined } : series(deps, read, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
+  const page =
+    read === undefined
+      ? { points: [], next: undefined }
+      : series(deps, read, head, { from, to, interval: q.interval, limit: q.limit, forwardFill: q.forwardFill }, at.t);
   const meta: V1Meta = metaOf(deps, src.meta.chains, src.meta.failed);
   return {
     cursor: page.next === undefined ? null : writeCursor(list, { f: from, e: to, t: page.next, p: at.p + 1 } satisfies SeriesPosition),
@@ -176,15 +199,33 @@ export async function timeseries(deps: DataDeps, chain: Chain, raw: Record<strin
  * A sparkline's window (ending at the source's last indexed block) and points, read where a price was already looked
  * up: the endpoint's source, or a wallet's token row's (wallet-tokens.ts), so a row's line is its price's.
  */
-export async function sparklineOf(deps: DataDeps, src: SeriesRead, range: SparklineRange, now: number): Promise<{ from: number; to: number; points: PricePointV1[] }> {
+export async function sparklineOf(
+  deps: DataDeps,
+  src: SeriesRead,
+  range: SparklineRange,
+  now: number,
+): Promise<{ from: number; to: number; points: PricePointV1[] }> {
   const { read, head, headTime } = await headOf(deps, src);
   const { from, to, interval } = sparklineWindow(range, headTime ?? now);
-  return { from, to, points: read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points };
+  return {
+    from,
+    to,
+    points: read === undefined ? [] : series(deps, read, head, { from, to, interval, limit: MAX_BUCKETS, forwardFill: true }, from).points,
+  };
 }
 
 export async function sparkline(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[], now: number) {
   const q = validate(sparklineQuery, raw, 'query');
   const src = await source(deps, chain, q.tokenAliasOrTokenAddress, evmChains);
   const { from, to, points } = await sparklineOf(deps, src.read, q.range, now);
-  return { chain: v1ChainId(chain), range: q.range, fromDate: iso(from), toDate: iso(to), page: 0, cursor: null, result: points, meta: metaOf(deps, src.meta.chains, src.meta.failed) };
+  return {
+    chain: v1ChainId(chain),
+    range: q.range,
+    fromDate: iso(from),
+    toDate: iso(to),
+    page: 0,
+    cursor: null,
+    result: points,
+    meta: metaOf(deps, src.meta.chains, src.meta.failed),
+  };
 }

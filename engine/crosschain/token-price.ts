@@ -48,12 +48,21 @@ export interface V1Price {
   possibleSpam: boolean;
   /** When the price was last set: the time of the block it is read at. */
   updatedAt: string | null;
-  dexInformation: { chainId: string; exchangeName: string; exchangeAddress: string; pairAddress: string; pairTotalLiquidityUsd: string; tokenAddress: string; toBlock: string } | null;
+  dexInformation: {
+    chainId: string;
+    exchangeName: string;
+    exchangeAddress: string;
+    pairAddress: string;
+    pairTotalLiquidityUsd: string;
+    tokenAddress: string;
+    toBlock: string;
+  } | null;
   meta: V1Meta;
 }
 
 /** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
-export const metaOf = (deps: DataDeps, chains: readonly Chain[], failed: readonly FailedChain[] = []): V1Meta => v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, failed, syncedAt(deps));
+export const metaOf = (deps: DataDeps, chains: readonly Chain[], failed: readonly FailedChain[] = []): V1Meta =>
+  v1Meta({ chains, unsupported: [] } satisfies ResolvedChains, failed, syncedAt(deps));
 
 function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omit<V1Price, 'meta'> {
   const block = indexedBlockAt(deps.kv, source.key, Number(p.toBlock));
@@ -72,24 +81,41 @@ function shaped(deps: DataDeps, chain: Chain, p: Erc20Price, source: Chain): Omi
     securityScore: null,
     possibleSpam: p.possibleSpam,
     updatedAt: block === undefined ? null : unixIso(block.timestamp),
-    dexInformation: { chainId: v1ChainId(source), exchangeName: p.exchangeName, exchangeAddress: p.exchangeAddress, pairAddress: p.pairAddress, pairTotalLiquidityUsd: p.pairTotalLiquidityUsd, tokenAddress: p.tokenAddress, toBlock: p.toBlock },
+    dexInformation: {
+      chainId: v1ChainId(source),
+      exchangeName: p.exchangeName,
+      exchangeAddress: p.exchangeAddress,
+      pairAddress: p.pairAddress,
+      pairTotalLiquidityUsd: p.pairTotalLiquidityUsd,
+      tokenAddress: p.tokenAddress,
+      toBlock: p.toBlock,
+    },
   };
 }
 
 /** The cross-chain names of the price options as the Data API's price takes them. */
-const priceOptions = (q: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined }) => ({ max_token_inactivity: q.maxTokenInactivity, min_pair_side_liquidity_usd: q.liquidityThreshold });
+const priceOptions = (q: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined }) => ({
+  max_token_inactivity: q.maxTokenInactivity,
+  min_pair_side_liquidity_usd: q.liquidityThreshold,
+});
 
 /** The EVM token a path names: `native` is the chain's wrapped native token; else an address (400 naming the field). */
 export function evmToken(deps: DataDeps, chain: Chain, alias: string): string {
   const token = alias.toLowerCase();
   if (token !== NATIVE) return validate(z.object({ [TOKEN_FIELD]: evmAddress }), { [TOKEN_FIELD]: token }, 'path')[TOKEN_FIELD];
   const pricing = deps.pricing?.(chain.key);
-  if (pricing === undefined) throw new ApiError(404, `no pricing on chain ${chain.key}: its wrapped native token is not known (CHAINPOST_PRICING)`);
+  if (pricing === undefined)
+    throw new ApiError(404, `no pricing on chain ${chain.key}: its wrapped native token is not known (CHAINPOST_PRICING)`);
   return pricing.wrappedNative;
 }
 
 /** `chain`: the path's chain (EVM, or Bitcoin); `evmChains`: the followed EVM chains, where Bitcoin's price is looked for. */
-export async function v1TokenPrice(deps: DataDeps, chain: Chain, raw: Record<string, string>, evmChains: readonly Chain[]): Promise<V1Price> {
+export async function v1TokenPrice(
+  deps: DataDeps,
+  chain: Chain,
+  raw: Record<string, string>,
+  evmChains: readonly Chain[],
+): Promise<V1Price> {
   const q = validate(v1PriceQuery, raw, 'query');
   const token = q.tokenAliasOrTokenAddress.toLowerCase();
   if (chain.family === 'bitcoin') return bitcoinPrice(deps, chain, token, q, evmChains);
@@ -114,7 +140,11 @@ export interface WrappedBtc {
 }
 
 /** Bitcoin's price source: of the followed EVM chains' wrapped bitcoin tokens, the one whose pricing pool is deepest. */
-export async function wrappedBtc(deps: DataDeps, evmChains: readonly Chain[], opts: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined } = {}): Promise<WrappedBtc> {
+export async function wrappedBtc(
+  deps: DataDeps,
+  evmChains: readonly Chain[],
+  opts: { maxTokenInactivity?: number | undefined; liquidityThreshold?: number | undefined } = {},
+): Promise<WrappedBtc> {
   const chains = evmChains.filter((c) => (deps.pricing?.(c.key)?.wrappedBtc ?? []).length > 0);
   const { parts, failed } = await acrossChains(chains, (chain) =>
     Promise.all(
@@ -139,11 +169,24 @@ export async function wrappedBtc(deps: DataDeps, evmChains: readonly Chain[], op
 
 async function bitcoinPrice(deps: DataDeps, chain: Chain, token: string, q: Query, evmChains: readonly Chain[]): Promise<V1Price> {
   bitcoinToken(token);
-  if (q.toBlock !== undefined) throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
+  if (q.toBlock !== undefined)
+    throw badRequest('toBlock', 'a Bitcoin price is read on EVM chains at their latest indexed block; toBlock is for EVM tokens');
   const { chains, best, failed } = await wrappedBtc(deps, evmChains, q);
   const meta = metaOf(deps, [chain, ...chains], failed);
-  const bitcoin = { chain: v1ChainId(chain), tokenName: 'Bitcoin', tokenSymbol: 'BTC', tokenAddress: null, tokenLogo: null, tokenDecimals: 8, verifiedContract: false, securityScore: null, possibleSpam: false, nativePrice: null } as const;
-  if (best === undefined) return { ...bitcoin, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta };
+  const bitcoin = {
+    chain: v1ChainId(chain),
+    tokenName: 'Bitcoin',
+    tokenSymbol: 'BTC',
+    tokenAddress: null,
+    tokenLogo: null,
+    tokenDecimals: 8,
+    verifiedContract: false,
+    securityScore: null,
+    possibleSpam: false,
+    nativePrice: null,
+  } as const;
+  if (best === undefined)
+    return { ...bitcoin, usdPrice: null, '24hrChangeUsd': null, '24hrChangePercent': null, updatedAt: null, dexInformation: null, meta };
   const p = shaped(deps, chain, best.price, best.chain);
   return { ...p, ...bitcoin, meta };
 }

@@ -8,7 +8,21 @@ import { pairSwaps, pairSwapsQuery, tokenSwaps, tokenSwapsQuery } from '../data-
 import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
 import { listOf, offsetPage } from './cursor.js';
-import { amount, bySort, filterParams, kept, ms, orNull, percentages, periodParam, sortBy, tokenTradersPnl, usd, v1Window, type TokenPnl } from './pnl.js';
+import {
+  amount,
+  bySort,
+  filterParams,
+  kept,
+  ms,
+  orNull,
+  percentages,
+  periodParam,
+  sortBy,
+  tokenTradersPnl,
+  usd,
+  v1Window,
+  type TokenPnl,
+} from './pnl.js';
 import { metaOf } from './token-price.js';
 
 /**
@@ -69,7 +83,6 @@ export async function v1PairOhlcv(deps: DataDeps, chain: Chain, raw: Record<stri
 
 // ---- top traders ----
 
-
 export const topTradersQuery = z.object({
   tokenAddress: evmAddress,
   // pnl.ts' periods and 1d.
@@ -112,7 +125,10 @@ export interface Trader {
 }
 
 /** The token's traders filtered by excludeLowLiquidity, minVolumeUsd and minTradeCount, best first by `sortBy` (ties by wallet), as answer rows. */
-export function traderRows(traders: readonly Trader[], q: Pick<z.output<typeof topTradersQuery>, 'sortBy' | 'minTradeCount' | 'minVolumeUsd' | 'excludeLowLiquidity'>) {
+export function traderRows(
+  traders: readonly Trader[],
+  q: Pick<z.output<typeof topTradersQuery>, 'sortBy' | 'minTradeCount' | 'minVolumeUsd' | 'excludeLowLiquidity'>,
+) {
   const keep = kept(q);
   const order = bySort(q.sortBy);
   return traders
@@ -135,7 +151,18 @@ export async function topTraders(deps: DataDeps, chain: Chain, raw: Record<strin
   const rows = traderRows(traders, q);
   const { page, cursor: next } = offsetPage(rows, { list: listOf('top-traders', chain.key, q), limit: q.limit, cursor: q.cursor });
   return {
-    token: { chain: v1ChainId(chain), tokenAddress: q.tokenAddress, name: info.name, symbol: info.symbol, decimals: info.decimals, logo: null, possibleSpam: false, verifiedContract: false, securityScore: null, currentPriceUsd: priceUsd === null ? null : toNumber(priceUsd) },
+    token: {
+      chain: v1ChainId(chain),
+      tokenAddress: q.tokenAddress,
+      name: info.name,
+      symbol: info.symbol,
+      decimals: info.decimals,
+      logo: null,
+      possibleSpam: false,
+      verifiedContract: false,
+      securityScore: null,
+      currentPriceUsd: priceUsd === null ? null : toNumber(priceUsd),
+    },
     result: page,
     cursor: next,
     limit: q.limit,

@@ -81,8 +81,33 @@ export interface V1HistoryItem {
     fee: { amount: string | null; amountRaw: string | null };
     confirmations: number;
     nativeTransfers: { items: NativeMove[]; hasMore: boolean };
-    tokenTransfers: { items: Array<{ fromAddress: string; toAddress: string; value: string; valueFormatted: string; direction: Direction; tokenAddress: string; tokenSymbol: string | null; tokenName: string | null; tokenDecimals: number; tokenLogo: null }>; hasMore: boolean };
-    nftTransfers: { items: Array<{ fromAddress: string; toAddress: string; tokenAddress: string; tokenId: string; amount: string; contractType: string; direction: Direction }>; hasMore: boolean };
+    tokenTransfers: {
+      items: Array<{
+        fromAddress: string;
+        toAddress: string;
+        value: string;
+        valueFormatted: string;
+        direction: Direction;
+        tokenAddress: string;
+        tokenSymbol: string | null;
+        tokenName: string | null;
+        tokenDecimals: number;
+        tokenLogo: null;
+      }>;
+      hasMore: boolean;
+    };
+    nftTransfers: {
+      items: Array<{
+        fromAddress: string;
+        toAddress: string;
+        tokenAddress: string;
+        tokenId: string;
+        amount: string;
+        contractType: string;
+        direction: Direction;
+      }>;
+      hasMore: boolean;
+    };
   };
   /** verbose=true: the transaction as its chain's node shows it (EVM: the Data API's verbose item, with logs); else null. */
   raw: unknown;
@@ -96,10 +121,19 @@ export interface HistoryEntry {
   created: boolean;
 }
 
-const rangeOf = (q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate'>): BlockRangeQuery => ({ from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
+const rangeOf = (q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate'>): BlockRangeQuery => ({
+  from_block: q.fromBlock,
+  to_block: q.toBlock,
+  from_date: q.fromDate,
+  to_date: q.toDate,
+});
 
 /** An EVM chain's list: the Data API's wallet history index, strictly before `after` (its key), within the query's blocks up to the indexed head. */
-function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
+function evmList(
+  deps: DataDeps,
+  wallet: string,
+  q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>,
+): ChainList<HistoryEntry> {
   return async (chain, after, limit) => {
     nodeReachable(deps, chain);
     await caughtUp(deps, chain.key);
@@ -122,7 +156,10 @@ function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBloc
         const s = summaryAt(deps, chain.key, block, index, hashOf);
         if (s === undefined) throw new ApiError(500, `the summary of transaction ${block}/${index} of chain ${chain.key} is missing`);
         const h = await historyItem(deps, chain.key, s, wallet, meta, true);
-        const outgoing = h.native_transfers.some((n) => n.direction === 'outgoing') || h.erc20_transfers.some((e) => e.direction === 'outgoing') || h.nft_transfers.some((n) => n.direction === 'outgoing');
+        const outgoing =
+          h.native_transfers.some((n) => n.direction === 'outgoing') ||
+          h.erc20_transfers.some((e) => e.direction === 'outgoing') ||
+          h.nft_transfers.some((n) => n.direction === 'outgoing');
         const direction: Direction = s.from === wallet ? (s.to === wallet ? 'self' : 'outgoing') : outgoing ? 'outgoing' : 'incoming';
         const item: V1HistoryItem = {
           chainId: v1ChainId(chain),
@@ -141,26 +178,70 @@ function evmList(deps: DataDeps, wallet: string, q: Pick<HistoryQuery, 'fromBloc
             to: party(s.to),
             fee: { amount: h.transaction_fee, amountRaw: feeWei(s).toString() },
             confirmations: Math.max(0, (deps.follower(chain.key)?.head ?? head) - s.blockNumber + 1),
-            nativeTransfers: { items: h.native_transfers.map((n) => ({ fromAddress: n.from_address, toAddress: n.to_address, amount: n.value_formatted, amountRaw: n.value, direction: n.direction, isInternal: n.internal_transaction })), hasMore: false },
-            tokenTransfers: {
-              items: h.erc20_transfers.map((e) => ({ fromAddress: e.from_address, toAddress: e.to_address, value: e.value, valueFormatted: e.value_formatted, direction: e.direction, tokenAddress: e.address, tokenSymbol: e.token_symbol, tokenName: e.token_name, tokenDecimals: Number(e.token_decimals), tokenLogo: null })),
+            nativeTransfers: {
+              items: h.native_transfers.map((n) => ({
+                fromAddress: n.from_address,
+                toAddress: n.to_address,
+                amount: n.value_formatted,
+                amountRaw: n.value,
+                direction: n.direction,
+                isInternal: n.internal_transaction,
+              })),
               hasMore: false,
             },
-            nftTransfers: { items: h.nft_transfers.map((n) => ({ fromAddress: n.from_address, toAddress: n.to_address, tokenAddress: n.token_address, tokenId: n.token_id, amount: n.amount, contractType: n.contract_type, direction: n.direction })), hasMore: false },
+            tokenTransfers: {
+              items: h.erc20_transfers.map((e) => ({
+                fromAddress: e.from_address,
+                toAddress: e.to_address,
+                value: e.value,
+                valueFormatted: e.value_formatted,
+                direction: e.direction,
+                tokenAddress: e.address,
+                tokenSymbol: e.token_symbol,
+                tokenName: e.token_name,
+                tokenDecimals: Number(e.token_decimals),
+                tokenLogo: null,
+              })),
+              hasMore: false,
+            },
+            nftTransfers: {
+              items: h.nft_transfers.map((n) => ({
+                fromAddress: n.from_address,
+                toAddress: n.to_address,
+                tokenAddress: n.token_address,
+                tokenId: n.token_id,
+                amount: n.amount,
+                contractType: n.contract_type,
+                direction: n.direction,
+              })),
+              hasMore: false,
+            },
           },
           raw: q.verbose ? txItem(s, { verbose: true, internal: true, logs: await logsOf(deps, chain.key, s) }) : null,
         };
-        return { time: s.timestamp, at: key, item: { item, initiated: s.from === wallet, created: s.from === wallet && s.contractAddress !== null } };
+        return {
+          time: s.timestamp,
+          at: key,
+          item: { item, initiated: s.from === wallet, created: s.from === wallet && s.contractAddress !== null },
+        };
       }),
     );
   };
 }
 
 const sats = (n: number | bigint): string => formatUnits(BigInt(n), 8);
-const short = (a: string | null | undefined): string => (a === null || a === undefined ? 'an unknown address' : `${a.slice(0, 6)}…${a.slice(-4)}`);
+const short = (a: string | null | undefined): string =>
+  a === null || a === undefined ? 'an unknown address' : `${a.slice(0, 6)}…${a.slice(-4)}`;
 
 /** A Bitcoin transaction seen from the wallet (`mine`: its addresses); undefined `view`: its block record was pruned. */
-function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: string; height: number; index: number }, mine: ReadonlySet<string>, head: number, verbose: boolean): HistoryEntry {
+function bitcoinItem(
+  chain: Chain,
+  view: BtcRecordView | undefined,
+  at: { txid: string; height: number; index: number },
+  mine: ReadonlySet<string>,
+  head: number,
+  verbose: boolean,
+): HistoryEntry {
   const t = view?.tx(at.index);
   const flow = t === undefined ? undefined : txFlow(t);
   const [ins, outs] = [flow?.ins ?? [], flow?.outs ?? []];
@@ -173,10 +254,25 @@ function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: 
   // What moved for the wallet: every output of a transaction it paid for (its change as `self`), else the outputs paid to it.
   const moves: NativeMove[] = outs
     .filter((o) => spent || isMine(o.address))
-    .map((o) => ({ fromAddress: sender, toAddress: o.address ?? null, amount: sats(o.value), amountRaw: String(o.value), direction: spent ? (isMine(o.address) ? 'self' : 'outgoing') : 'incoming', isInternal: false }));
+    .map((o) => ({
+      fromAddress: sender,
+      toAddress: o.address ?? null,
+      amount: sats(o.value),
+      amountRaw: String(o.value),
+      direction: spent ? (isMine(o.address) ? 'self' : 'outgoing') : 'incoming',
+      isInternal: false,
+    }));
   const sum = (d: Direction): bigint => moves.filter((m) => m.direction === d).reduce((s, m) => s + BigInt(m.amountRaw), 0n);
-  const counterparty = direction === 'incoming' ? outs.find((o) => isMine(o.address))?.address : outs.find((o) => !isMine(o.address))?.address;
-  const summary = t?.isCoinbase === true ? `Mined ${sats(sum('incoming'))} BTC` : direction === 'incoming' ? `Received ${sats(sum('incoming'))} BTC from ${short(sender)}` : direction === 'outgoing' ? `Sent ${sats(sum('outgoing'))} BTC to ${short(counterparty)}` : 'Moved BTC between its own addresses';
+  const counterparty =
+    direction === 'incoming' ? outs.find((o) => isMine(o.address))?.address : outs.find((o) => !isMine(o.address))?.address;
+  const summary =
+    t?.isCoinbase === true
+      ? `Mined ${sats(sum('incoming'))} BTC`
+      : direction === 'incoming'
+        ? `Received ${sats(sum('incoming'))} BTC from ${short(sender)}`
+        : direction === 'outgoing'
+          ? `Sent ${sats(sum('outgoing'))} BTC to ${short(counterparty)}`
+          : 'Moved BTC between its own addresses';
   const item: V1HistoryItem = {
     chainId: v1ChainId(chain),
     block: { number: at.height, timestamp: view === undefined ? '' : iso(view.header.time), hash: view?.header.hash ?? null },
@@ -200,7 +296,24 @@ function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: 
     },
     raw:
       verbose && t !== undefined
-        ? { txid: t.txid, hash: t.hash, version: t.version, locktime: t.locktime, size: t.size, vsize: t.vsize, weight: t.weight, isCoinbase: t.isCoinbase, vin: t.vin.map((i, k) => ({ txid: i.txid, vout: i.vout, sequence: i.sequence, address: ins[k]!.address ?? null, value: ins[k]!.value ?? null })), vout: outs.map((o) => ({ n: o.n, value: o.value, address: o.address ?? null })) }
+        ? {
+            txid: t.txid,
+            hash: t.hash,
+            version: t.version,
+            locktime: t.locktime,
+            size: t.size,
+            vsize: t.vsize,
+            weight: t.weight,
+            isCoinbase: t.isCoinbase,
+            vin: t.vin.map((i, k) => ({
+              txid: i.txid,
+              vout: i.vout,
+              sequence: i.sequence,
+              address: ins[k]!.address ?? null,
+              value: ins[k]!.value ?? null,
+            })),
+            vout: outs.map((o) => ({ n: o.n, value: o.value, address: o.address ?? null })),
+          }
         : null,
   };
   return { item, initiated: spent, created: false };
@@ -211,13 +324,21 @@ function bitcoinItem(chain: Chain, view: BtcRecordView | undefined, at: { txid: 
  * addresses is one entry), newest first, strictly before `after` (a txPlace: the same for every address). Blocks
  * bound the index's keys; dates are read from the blocks' headers, so a page with dates reads on until it is full.
  */
-function bitcoinList(deps: DataDeps, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
+function bitcoinList(
+  deps: DataDeps,
+  wallet: Exclude<Wallet, { kind: 'evm' }>,
+  gap: number,
+  q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>,
+): ChainList<HistoryEntry> {
   return (chain, after, limit) => {
     nodeReachable(deps, chain);
     const addresses = bitcoinAddresses(deps.kv, chain.key, wallet, gap).map((a) => a.address);
     const mine = new Set(addresses);
     const head = deps.follower(chain.key)?.head ?? -1;
-    const bounds = { low: q.fromBlock === undefined ? undefined : txPlace(q.fromBlock, 0), high: q.toBlock === undefined ? undefined : txPlace(q.toBlock + 1, 0) };
+    const bounds = {
+      low: q.fromBlock === undefined ? undefined : txPlace(q.fromBlock, 0),
+      high: q.toBlock === undefined ? undefined : txPlace(q.toBlock + 1, 0),
+    };
     const views = new Map<number, BtcRecordView | undefined>();
     const viewAt = (height: number): BtcRecordView | undefined => {
       if (!views.has(height)) {
@@ -231,7 +352,8 @@ function bitcoinList(deps: DataDeps, wallet: Exclude<Wallet, { kind: 'evm' }>, g
     while (out.length < limit) {
       // Each address's newest `limit` before the place: enough for the wallet's newest `limit` (distinct by place).
       const byPlace = new Map<string, { txid: string; height: number; index: number }>();
-      for (const a of addresses) for (const t of addressTxs(deps.kv, chain.key, a, limit, { ...bounds, before })) byPlace.set(txPlace(t.height, t.index), t);
+      for (const a of addresses)
+        for (const t of addressTxs(deps.kv, chain.key, a, limit, { ...bounds, before })) byPlace.set(txPlace(t.height, t.index), t);
       const places = [...byPlace.keys()].sort().reverse().slice(0, limit);
       for (const place of places) {
         const at = byPlace.get(place)!;
@@ -248,7 +370,12 @@ function bitcoinList(deps: DataDeps, wallet: Exclude<Wallet, { kind: 'evm' }>, g
 }
 
 /** The list of the wallet's transactions on `chain` (of the wallet's family: resolveChains took only those). */
-export function walletList(deps: DataDeps, wallet: Wallet, gap: number, q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>): ChainList<HistoryEntry> {
+export function walletList(
+  deps: DataDeps,
+  wallet: Wallet,
+  gap: number,
+  q: Pick<HistoryQuery, 'fromBlock' | 'toBlock' | 'fromDate' | 'toDate' | 'verbose'>,
+): ChainList<HistoryEntry> {
   return wallet.kind === 'evm' ? evmList(deps, wallet.address, q) : bitcoinList(deps, wallet, gap, q);
 }
 

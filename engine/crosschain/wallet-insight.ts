@@ -40,7 +40,14 @@ interface Activity {
   type: string;
   direction: Direction;
 }
-const activity = (e: HistoryEntry): Activity => ({ chain: e.item.chainId, blockNumber: e.item.block.number, blockTimestamp: e.item.block.timestamp, transactionHash: e.item.transaction.hash, type: e.item.transaction.category, direction: e.item.transaction.direction });
+const activity = (e: HistoryEntry): Activity => ({
+  chain: e.item.chainId,
+  blockNumber: e.item.block.number,
+  blockTimestamp: e.item.block.timestamp,
+  transactionHash: e.item.transaction.hash,
+  type: e.item.transaction.category,
+  direction: e.item.transaction.direction,
+});
 
 interface Counts {
   sent: number;
@@ -157,7 +164,8 @@ export const MAX_INSIGHT_TRANSACTIONS = 100_000;
 
 /** A 400 naming walletAddress once a chain's fold holds more than `max` transactions. */
 export function withinInsightBound(involved: number, chain: string, max = MAX_INSIGHT_TRANSACTIONS): void {
-  if (involved > max) throw badRequest('walletAddress', `more than ${max} transactions on chain ${chain}: more than this server folds for one answer`);
+  if (involved > max)
+    throw badRequest('walletAddress', `more than ${max} transactions on chain ${chain}: more than this server folds for one answer`);
 }
 
 /**
@@ -165,7 +173,13 @@ export function withinInsightBound(involved: number, chain: string, max = MAX_IN
  * without a pricing entry). Bitcoin's: its wrapped bitcoin's on the EVM chain token-price.ts picks, at that chain's last
  * indexed block at or before the Bitcoin block's time (a pruned block's time, 0, has none).
  */
-async function nativePrice(deps: DataDeps, chain: Chain, evmChains: readonly Chain[], reader: ReturnType<typeof priceReader>, failed: FailedChain[]): Promise<NativePrice> {
+async function nativePrice(
+  deps: DataDeps,
+  chain: Chain,
+  evmChains: readonly Chain[],
+  reader: ReturnType<typeof priceReader>,
+  failed: FailedChain[],
+): Promise<NativePrice> {
   if (chain.family !== 'bitcoin') {
     const wrapped = deps.pricing?.(chain.key)?.wrappedNative;
     return (block) => (wrapped === undefined ? null : (reader?.valueUsd(wrapped, block) ?? null));
@@ -185,7 +199,17 @@ async function nativePrice(deps: DataDeps, chain: Chain, evmChains: readonly Cha
 async function fold(deps: DataDeps, q: InsightQuery, ctx: InsightContext, chain: Chain, failed: FailedChain[]): Promise<ChainFold> {
   const wallet = q.walletAddress;
   // The swaps valued at their blocks, and the reader that valued them, for the native price.
-  const swaps = wallet.kind === 'evm' ? await tradesOf(deps, chain.key, { wallet: wallet.address }, {}, { field: 'walletAddress', hint: 'more than this server folds for one answer' }, MAX_INSIGHT_TRANSACTIONS) : undefined;
+  const swaps =
+    wallet.kind === 'evm'
+      ? await tradesOf(
+          deps,
+          chain.key,
+          { wallet: wallet.address },
+          {},
+          { field: 'walletAddress', hint: 'more than this server folds for one answer' },
+          MAX_INSIGHT_TRANSACTIONS,
+        )
+      : undefined;
   const price = await nativePrice(deps, chain, ctx.evmChains, swaps?.reader, failed);
   const read = walletList(deps, wallet, ctx.bitcoinGap, { verbose: false });
   const f = new ChainFold(chain.family === 'bitcoin' ? 8 : 18);
@@ -211,21 +235,38 @@ const DAY = 86_400;
 function common(folds: readonly ChainFold[], now: number) {
   const sum = (f: (c: ChainFold) => number): number => folds.reduce((s, c) => s + f(c), 0);
   const union = (f: (c: ChainFold) => Set<string>): number => new Set(folds.flatMap((c) => [...f(c)])).size;
-  const first = folds.map((c) => c.first).filter((a) => a !== undefined).sort((a, b) => a.time - b.time)[0];
-  const last = folds.map((c) => c.last).filter((a) => a !== undefined).sort((a, b) => b.time - a.time)[0];
+  const first = folds
+    .map((c) => c.first)
+    .filter((a) => a !== undefined)
+    .sort((a, b) => a.time - b.time)[0];
+  const last = folds
+    .map((c) => c.last)
+    .filter((a) => a !== undefined)
+    .sort((a, b) => b.time - a.time)[0];
   const byTime = (pick: (c: ChainFold) => Activity | undefined, newest: boolean): Activity | null =>
     folds
       .map(pick)
       .filter((a) => a !== undefined)
       .sort((a, b) => (newest ? -1 : 1) * a.blockTimestamp.localeCompare(b.blockTimestamp))[0] ?? null;
-  const strip = (a: (Activity & { time: number }) | undefined): Activity | null => (a === undefined ? null : { chain: a.chain, blockNumber: a.blockNumber, blockTimestamp: a.blockTimestamp, transactionHash: a.transactionHash, type: a.type, direction: a.direction });
+  const strip = (a: (Activity & { time: number }) | undefined): Activity | null =>
+    a === undefined
+      ? null
+      : {
+          chain: a.chain,
+          blockNumber: a.blockNumber,
+          blockTimestamp: a.blockTimestamp,
+          transactionHash: a.transactionHash,
+          type: a.type,
+          direction: a.direction,
+        };
   const native: Counts = { sent: sum((c) => c.native.sent), received: sum((c) => c.native.received) };
   const erc20: Counts = { sent: sum((c) => c.erc20.sent), received: sum((c) => c.erc20.received) };
   const nft: Counts = { sent: sum((c) => c.nft.sent), received: sum((c) => c.nft.received) };
   // USD: the chains where anything was priced; none, null.
   const priced = folds.filter((c) => c.usd.priced).map((c) => c.usd);
   const usd = (f: (u: UsdFold) => bigint): number | null => (priced.length === 0 ? null : usdNumber(priced.reduce((s, u) => s + f(u), 0n)));
-  const largest = (f: (u: UsdFold) => bigint): number | null => (priced.length === 0 ? null : usdNumber(priced.reduce((m, u) => (f(u) > m ? f(u) : m), 0n)));
+  const largest = (f: (u: UsdFold) => bigint): number | null =>
+    priced.length === 0 ? null : usdNumber(priced.reduce((m, u) => (f(u) > m ? f(u) : m), 0n));
   const gasPriced = priced.reduce((n, u) => n + u.gasPriced, 0);
   return {
     walletAgeDays: first === undefined ? 0 : Math.max(0, Math.floor((now - first.time) / DAY)),

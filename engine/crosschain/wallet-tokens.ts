@@ -68,7 +68,20 @@ const num = (v: string | null): number | null => (v === null ? null : Number(v))
 
 /** An EVM chain's rows: the Data API's priced balances under the cross-chain names. */
 async function evmRows(deps: DataDeps, chain: Chain, address: string, q: TokensQuery, only: readonly string[]): Promise<V1TokenRow[]> {
-  const { all } = await pricedBalances(deps, chain.key, { address, to_block: undefined, exclude_spam: q.excludeSpam, exclude_unverified_contracts: q.excludeUnverifiedContracts, exclude_native: q.excludeNative, min_pair_side_liquidity_usd: q.liquidityThreshold, max_token_inactivity: q.maxTokenInactivity }, only);
+  const { all } = await pricedBalances(
+    deps,
+    chain.key,
+    {
+      address,
+      to_block: undefined,
+      exclude_spam: q.excludeSpam,
+      exclude_unverified_contracts: q.excludeUnverifiedContracts,
+      exclude_native: q.excludeNative,
+      min_pair_side_liquidity_usd: q.liquidityThreshold,
+      max_token_inactivity: q.maxTokenInactivity,
+    },
+    only,
+  );
   const pnl = q.includePnl ? await walletTokenPnl(deps, chain, address) : undefined;
   return all.map((i) => ({
     ...(pnl === undefined ? {} : { pnl: i.native_token ? null : (pnl.get(i.token_address.toLowerCase()) ?? null) }),
@@ -101,7 +114,14 @@ async function evmRows(deps: DataDeps, chain: Chain, address: string, q: TokensQ
  * priced is put in `sources` under the chain's id, where the rows' sparkline is read. The token filters are EVM's:
  * Bitcoin ignores them, as the Universal API documents (data-api-notes §4.1).
  */
-async function bitcoinRows(deps: DataDeps, chain: Chain, wallet: Exclude<Wallet, { kind: 'evm' }>, gap: number, q: TokensQuery, ctx: { evmChains: readonly Chain[]; failed: FailedChain[]; sources: Map<string, SeriesRead> }): Promise<V1TokenRow[]> {
+async function bitcoinRows(
+  deps: DataDeps,
+  chain: Chain,
+  wallet: Exclude<Wallet, { kind: 'evm' }>,
+  gap: number,
+  q: TokensQuery,
+  ctx: { evmChains: readonly Chain[]; failed: FailedChain[]; sources: Map<string, SeriesRead> },
+): Promise<V1TokenRow[]> {
   nodeReachable(deps, chain);
   const held = bitcoinAddresses(deps.kv, chain.key, wallet, gap)
     .map((a) => ({ ...a, sats: balanceOf(deps.kv, chain.key, a.address) }))
@@ -131,7 +151,8 @@ async function bitcoinRows(deps: DataDeps, chain: Chain, wallet: Exclude<Wallet,
       usdPrice24hrUsdChange: price?.usdPrice24hrUsdChange ?? null,
       usdPrice24hrPercentChange: price?.usdPrice24hrPercentChange ?? null,
       usdValue,
-      usdValue24hrUsdChange: usdValue === null || price?.usdPrice24hrUsdChange == null ? null : price.usdPrice24hrUsdChange * Number(balance),
+      usdValue24hrUsdChange:
+        usdValue === null || price?.usdPrice24hrUsdChange == null ? null : price.usdPrice24hrUsdChange * Number(balance),
       nativeToken: true,
       derivedAddress: wallet.kind === 'xpub' ? a.address : null,
       derivedPath: a.path,
@@ -152,13 +173,20 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
   const wallet = q.walletAddressOrPublicKey;
   const only = validate(tokenAddressesQuery, { tokenAddresses }, 'query').tokenAddresses;
   // The cursor is of the wallet, the filters and the chains: replayed on another of them, it is refused.
-  const list = listOf('wallet-tokens', { ...q, walletAddressOrPublicKey: walletText(wallet) }, only, ctx.resolved.chains.map((c) => c.key));
+  const list = listOf(
+    'wallet-tokens',
+    { ...q, walletAddressOrPublicKey: walletText(wallet) },
+    only,
+    ctx.resolved.chains.map((c) => c.key),
+  );
   const start = readOffset(q.cursor, list);
   const extra: FailedChain[] = [];
   // Bitcoin's price source per chain id: the rows' price and their sparkline are one lookup.
   const sources = new Map<string, SeriesRead>();
   const { parts, failed } = await acrossChains(ctx.resolved.chains, (chain) =>
-    wallet.kind === 'evm' ? evmRows(deps, chain, wallet.address, q, only) : bitcoinRows(deps, chain, wallet, ctx.bitcoinGap, q, { evmChains: ctx.evmChains, failed: extra, sources }),
+    wallet.kind === 'evm'
+      ? evmRows(deps, chain, wallet.address, q, only)
+      : bitcoinRows(deps, chain, wallet, ctx.bitcoinGap, q, { evmChains: ctx.evmChains, failed: extra, sources }),
   );
   const rows = parts.flatMap((p) => p.value);
   const total = rows.reduce((s, r) => s + (r.usdValue ?? 0), 0);
@@ -172,7 +200,8 @@ export async function v1WalletTokens(deps: DataDeps, q: TokensQuery, tokenAddres
       const token = r.nativeToken ? 'native' : r.tokenAddress!;
       const key = `${r.chainId}/${token}`;
       const read = (): SeriesRead => (chain.family === 'bitcoin' ? sources.get(r.chainId) : { chain, token: evmToken(deps, chain, token) });
-      if (!series.has(key)) series.set(key, r.usdPrice === null ? Promise.resolve([]) : sparklineOf(deps, read(), '7d', ctx.now).then((s) => s.points));
+      if (!series.has(key))
+        series.set(key, r.usdPrice === null ? Promise.resolve([]) : sparklineOf(deps, read(), '7d', ctx.now).then((s) => s.points));
       r.sparkline = await series.get(key)!;
     }
   }

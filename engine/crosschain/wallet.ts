@@ -12,10 +12,7 @@ import type { Kv } from '../ports.js';
  * (`meta.unsupportedChains`), as a chain this server does not follow.
  */
 
-export type Wallet =
-  | { kind: 'evm'; address: string }
-  | { kind: 'bitcoin'; address: string }
-  | { kind: 'xpub'; key: ExtendedKey };
+export type Wallet = { kind: 'evm'; address: string } | { kind: 'bitcoin'; address: string } | { kind: 'xpub'; key: ExtendedKey };
 
 /**
  * `addressType` of the answers. The Universal API names the field but not its values (data-api-notes §4.2):
@@ -48,13 +45,21 @@ export const walletParam = (xpubs: boolean) =>
       return { kind: 'bitcoin', address: decodeAddress(text).address };
     } catch (err) {
       if (!(err instanceof AddressError)) throw err;
-      ctx.addIssue({ code: 'custom', message: `not an EVM address (0x and 40 hex digits), a Bitcoin mainnet address${xpubs ? ' or an xpub, ypub or zpub' : ''}: ${err.message}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `not an EVM address (0x and 40 hex digits), a Bitcoin mainnet address${xpubs ? ' or an xpub, ypub or zpub' : ''}: ${err.message}`,
+      });
       return z.NEVER;
     }
   });
 
 /** A Bitcoin wallet's addresses: the one address, or an extended key's derived ones (the gap rule of xpub-wallet.ts) with their paths. */
-export function bitcoinAddresses(kv: Kv, chain: string, w: Exclude<Wallet, { kind: 'evm' }>, gap: number): Array<{ address: string; path: string | null }> {
+export function bitcoinAddresses(
+  kv: Kv,
+  chain: string,
+  w: Exclude<Wallet, { kind: 'evm' }>,
+  gap: number,
+): Array<{ address: string; path: string | null }> {
   if (w.kind === 'bitcoin') return [{ address: w.address, path: null }];
   return walletAddresses(kv, chain, w.key, gap).map(({ address, path }) => ({ address, path }));
 }

@@ -30,7 +30,9 @@ declare module '../ports.js' {
 }
 
 /** Every Data API table with its declaration, in the order of the groups. */
-export const DATA_API_TABLES: ReadonlyArray<readonly [DataApiTable, TableDeclaration]> = Object.values(DATA_API_TABLE_GROUPS).flatMap((group) => Object.entries(group) as Array<[DataApiTable, TableDeclaration]>);
+export const DATA_API_TABLES: ReadonlyArray<readonly [DataApiTable, TableDeclaration]> = Object.values(DATA_API_TABLE_GROUPS).flatMap(
+  (group) => Object.entries(group) as Array<[DataApiTable, TableDeclaration]>,
+);
 
 /**
  * Every key range the Data API's indexes hold of one chain, for clearing it (`chainpost devnet reset`), from each

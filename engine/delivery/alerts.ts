@@ -20,10 +20,20 @@ export class Alerts {
     const now = this.clock.now();
     // Committed off the event loop (a hundred streams entering error at once would be a hundred fsyncs on it).
     const keep = (reason: string): Promise<void> =>
-      this.kv.transactAsync(() => this.kv.put('outbox', `${timeKey(now)}/${uuidV7(now)}`, { to: to ?? null, subject, text, reason, at: new Date(now).toISOString() })).then(
-        () => this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason }),
-        (err: unknown) => this.log.error('stream alert not e-mailed nor kept in the outbox', { streamId: s.id, subject, reason, err }),
-      );
+      this.kv
+        .transactAsync(() =>
+          this.kv.put('outbox', `${timeKey(now)}/${uuidV7(now)}`, {
+            to: to ?? null,
+            subject,
+            text,
+            reason,
+            at: new Date(now).toISOString(),
+          }),
+        )
+        .then(
+          () => this.log.warn('stream alert not e-mailed', { streamId: s.id, subject, reason }),
+          (err: unknown) => this.log.error('stream alert not e-mailed nor kept in the outbox', { streamId: s.id, subject, reason, err }),
+        );
     if (to === undefined) return keep('no recipient: the key has no e-mail and CHAINPOST_ALERT_EMAIL is unset');
     if (this.mailer === undefined) return keep('no SMTP server: CHAINPOST_SMTP_URL is unset');
     try {

@@ -37,9 +37,20 @@ interface FailedAttempt {
 }
 
 /** Built for failures only: a delivered webhook allocates nothing for the log. */
-function failedAttempt({ s, taken, url, res }: Outcome, nextAt: number | undefined, historyId: string | undefined, note: string | undefined): FailedAttempt {
+function failedAttempt(
+  { s, taken, url, res }: Outcome,
+  nextAt: number | undefined,
+  historyId: string | undefined,
+  note: string | undefined,
+): FailedAttempt {
   // Logged: a receiver's basic-auth password stays out of the line.
-  const f: FailedAttempt = { streamId: s.id, webhookUrl: withoutPassword(url), error: res.error ?? 'no answer', attempt: taken.item.failures + 1, nextRetryAt: nextAt === undefined ? null : new Date(nextAt).toISOString() };
+  const f: FailedAttempt = {
+    streamId: s.id,
+    webhookUrl: withoutPassword(url),
+    error: res.error ?? 'no answer',
+    attempt: taken.item.failures + 1,
+    nextRetryAt: nextAt === undefined ? null : new Date(nextAt).toISOString(),
+  };
   if (res.status !== undefined) f.status = res.status;
   if (historyId !== undefined) f.historyId = historyId;
   if (note !== undefined) f.note = note;
@@ -123,7 +134,8 @@ export class AttemptRecorder {
     const cur = unit.queue.holds(taken) ? unit.stream(tenant, s.id) : undefined;
     if (cur === undefined) {
       // The stream was deleted or ended meanwhile.
-      if (!res.delivered) failed.push(failedAttempt(o, undefined, undefined, 'not retried: the stream was deleted or terminated meanwhile'));
+      if (!res.delivered)
+        failed.push(failedAttempt(o, undefined, undefined, 'not retried: the stream was deleted or terminated meanwhile'));
       return [];
     }
     // Charged to the URL it was sent to, even if the stream has moved to another since.
@@ -137,20 +149,37 @@ export class AttemptRecorder {
       return [];
     }
     const firstFailedAt = item.firstFailedAt ?? now;
-    const record = unit.records.history(tenant, sentTo, bodyAt(item, item.failures), item.summary, item.failures, res.error ?? 'no answer', now, item.historyId, item.seq);
+    const record = unit.records.history(
+      tenant,
+      sentTo,
+      bodyAt(item, item.failures),
+      item.summary,
+      item.failures,
+      res.error ?? 'no answer',
+      now,
+      item.historyId,
+      item.seq,
+    );
     const historyId = record.id;
     unit.records.bump(tenant, s.id, { totalWebhooksFailed: 1 });
     // A replay delivered it while this attempt was in flight: it is not sent again.
     const replayed = record.deliveredAt !== undefined;
     const nextAt = replayed ? undefined : nextRetryAt(item.failures, firstFailedAt, now);
     // Out of retries, 24 h without delivery, or delivered by a replay: the webhook stays in history for manual replay.
-    unit.queue.settle(taken, nextAt === undefined ? { leaves: true } : { retryAt: nextAt, item: { ...item, failures: item.failures + 1, firstFailedAt, nextAt, historyId } satisfies QueueItem });
+    unit.queue.settle(
+      taken,
+      nextAt === undefined
+        ? { leaves: true }
+        : { retryAt: nextAt, item: { ...item, failures: item.failures + 1, firstFailedAt, nextAt, historyId } satisfies QueueItem },
+    );
     const entered = this.health.attempted(unit, tenant, url, false, now);
-    const note =
-      replayed ? 'not retried: a replay delivered it'
-      : nextAt === undefined ? 'no retry left: the webhook stays in history for manual replay'
-      : entered.some((e) => e.id === s.id) || cur.status !== 'active' ? 'the stream is not active: the retry waits until it is set active again'
-      : undefined;
+    const note = replayed
+      ? 'not retried: a replay delivered it'
+      : nextAt === undefined
+        ? 'no retry left: the webhook stays in history for manual replay'
+        : entered.some((e) => e.id === s.id) || cur.status !== 'active'
+          ? 'the stream is not active: the retry waits until it is set active again'
+          : undefined;
     failed.push(failedAttempt(o, nextAt, historyId, note));
     return entered;
   }

@@ -1,7 +1,17 @@
 import type { Kv } from '../ports.js';
 import { uuidV7, uuidV7Ms } from './ids.js';
 import { DELIVERY_TIMEOUT_MS } from './limits.js';
-import { addCount, countKey, historyRange, isSuccessLogs, logRange, rangeOf, type DeliveryStatus, type StoredHistory, type StoredLog } from './records.js';
+import {
+  addCount,
+  countKey,
+  historyRange,
+  isSuccessLogs,
+  logRange,
+  rangeOf,
+  type DeliveryStatus,
+  type StoredHistory,
+  type StoredLog,
+} from './records.js';
 import { capRange } from './retention.js';
 import { GIVE_UP_AFTER_MS } from './retry-schedule.js';
 import { RowCache } from './row-cache.js';
@@ -23,7 +33,15 @@ export interface Stats {
 }
 
 /** A stream's or tenant's statistics before anything happened. */
-export const emptyStats = (iso: string): Stats => ({ totalWebhooksDelivered: 0, totalWebhooksFailed: 0, totalLogsProcessed: 0, totalTxsProcessed: 0, totalTxsInternalProcessed: 0, createdAt: iso, updatedAt: iso });
+export const emptyStats = (iso: string): Stats => ({
+  totalWebhooksDelivered: 0,
+  totalWebhooksFailed: 0,
+  totalLogsProcessed: 0,
+  totalTxsProcessed: 0,
+  totalTxsInternalProcessed: 0,
+  createdAt: iso,
+  updatedAt: iso,
+});
 
 /** The `stats` rows as committed, and the order of the units' writes (taken at their close, which runs in commit order). */
 export class RecordRows {
@@ -74,7 +92,17 @@ export class RecordWrite {
    * meanwhile) writes it anew, as a new record kept from now. `seq`: the webhook's in its stream's queue, when a
    * retry of it may wait there. Answers the record as written.
    */
-  history(tenant: string, s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>, body: Uint8Array, summary: WebhookSummary, retries: number, errorMessage: string, now: number, id?: string, seq?: number): StoredHistory {
+  history(
+    tenant: string,
+    s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>,
+    body: Uint8Array,
+    summary: WebhookSummary,
+    retries: number,
+    errorMessage: string,
+    now: number,
+    id?: string,
+    seq?: number,
+  ): StoredHistory {
     const range = historyRange(tenant);
     const old = id === undefined ? undefined : range.prefix + id;
     // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
@@ -106,9 +134,24 @@ export class RecordWrite {
   }
 
   /** A delivery log of one attempt (`retries`: the failures before it). */
-  log(tenant: string, s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>, attempt: { summary: WebhookSummary; failures: number }, status: DeliveryStatus, errorMessage: string, now: number): void {
+  log(
+    tenant: string,
+    s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>,
+    attempt: { summary: WebhookSummary; failures: number },
+    status: DeliveryStatus,
+    errorMessage: string,
+    now: number,
+  ): void {
     const range = logRange(tenant, status);
-    const row: StoredLog = [s.id, attempt.summary.chainId, s.webhookUrl, s.tag, attempt.failures, attempt.summary.block.number, errorMessage];
+    const row: StoredLog = [
+      s.id,
+      attempt.summary.chainId,
+      s.webhookUrl,
+      s.tag,
+      attempt.failures,
+      attempt.summary.block.number,
+      errorMessage,
+    ];
     this.kv.put('deliveryLogs', range.prefix + uuidV7(now), row);
     this.count(countKey(range));
   }

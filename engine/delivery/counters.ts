@@ -82,20 +82,46 @@ export class DeliveryCounters {
     ];
     const other = `stream="other": the streams beyond the first ${this.maxStreams}`;
     for (const [kind, help] of kinds) {
-      metrics.gauge(`chainpost_webhooks_${kind}_total`, `${help}, since the start.`, () => [{ labels: {}, value: this.total[kind] }], 'counter');
-      if (perStream) metrics.gauge(`chainpost_stream_webhooks_${kind}_total`, `${help}, since the start, per stream (${other}).`, () => this.samples((_id, c) => c[kind], () => this.other[kind]), 'counter');
+      metrics.gauge(
+        `chainpost_webhooks_${kind}_total`,
+        `${help}, since the start.`,
+        () => [{ labels: {}, value: this.total[kind] }],
+        'counter',
+      );
+      if (perStream)
+        metrics.gauge(
+          `chainpost_stream_webhooks_${kind}_total`,
+          `${help}, since the start, per stream (${other}).`,
+          () =>
+            this.samples(
+              (_id, c) => c[kind],
+              () => this.other[kind],
+            ),
+          'counter',
+        );
     }
     const queued = (shared: boolean): number => {
       let n = 0;
       for (const [id, c] of this.streams) if (!shared || c === this.other) n += queueSize(id);
       return n;
     };
-    metrics.gauge('chainpost_webhooks_queued', 'Webhooks waiting undelivered (fresh, or waiting for a retry), all streams.', () => [{ labels: {}, value: queued(false) }]);
-    if (perStream) metrics.gauge('chainpost_stream_webhooks_queued', `Webhooks waiting undelivered per stream: its x-queue-size (${other}).`, () => this.samples((id) => queueSize(id), () => queued(true)));
+    metrics.gauge('chainpost_webhooks_queued', 'Webhooks waiting undelivered (fresh, or waiting for a retry), all streams.', () => [
+      { labels: {}, value: queued(false) },
+    ]);
+    if (perStream)
+      metrics.gauge('chainpost_stream_webhooks_queued', `Webhooks waiting undelivered per stream: its x-queue-size (${other}).`, () =>
+        this.samples(
+          (id) => queueSize(id),
+          () => queued(true),
+        ),
+      );
   }
 
   /** One sample per stream with its own series, and one for stream="other" once a stream has shared it. */
-  private samples(own: (streamId: string, c: Counts) => number, other: () => number): Array<{ labels: Record<string, string>; value: number }> {
+  private samples(
+    own: (streamId: string, c: Counts) => number,
+    other: () => number,
+  ): Array<{ labels: Record<string, string>; value: number }> {
     const out: Array<{ labels: Record<string, string>; value: number }> = [];
     for (const [id, c] of this.streams) if (c !== this.other) out.push({ labels: { stream: id }, value: own(id, c) });
     if (this.shared) out.push({ labels: { stream: 'other' }, value: other() });

@@ -84,9 +84,7 @@ export type AfterCommit = () => void;
 
 /** What an attempt tells of its receiver's origin (Slots): any answer proves it, no answer within the timeout does not; an error says nothing. */
 const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | undefined =>
-  res?.status !== undefined ? 'answer'
-  : res?.timedOut === true ? 'silence'
-  : undefined;
+  res?.status !== undefined ? 'answer' : res?.timedOut === true ? 'silence' : undefined;
 
 /**
  * Delivers what is enqueued, with the interface's rules: the queue of each stream (DeliveryQueue) in order within a
@@ -136,7 +134,12 @@ export class Dispatcher {
     this.health = new StreamHealth(this.units, rates, clock, new Alerts(kv, clock, parts.mailer, log, parts.alertEmail), this.queue.cap);
     this.recorder = new AttemptRecorder(this.units, this.health, clock, log);
     this.retries = new RetryScheduler(clock, (id) => this.kick(id), parts.awaitDeliveriesOnWake === true);
-    this.slots = new Slots({ max: parts.maxInFlight ?? MAX_IN_FLIGHT, perOrigin: parts.maxInFlightPerOrigin ?? DEFAULT_ORIGIN_SLOTS, perTenant: parts.maxInFlightPerTenant ?? DEFAULT_TENANT_SLOTS, unanswered: parts.maxInFlightUnanswered ?? DEFAULT_UNANSWERED_SLOTS });
+    this.slots = new Slots({
+      max: parts.maxInFlight ?? MAX_IN_FLIGHT,
+      perOrigin: parts.maxInFlightPerOrigin ?? DEFAULT_ORIGIN_SLOTS,
+      perTenant: parts.maxInFlightPerTenant ?? DEFAULT_TENANT_SLOTS,
+      unanswered: parts.maxInFlightUnanswered ?? DEFAULT_UNANSWERED_SLOTS,
+    });
   }
 
   /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
@@ -216,7 +219,18 @@ export class Dispatcher {
       if (i > 0 && i % PREPARE_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
       const item = items[i]!;
       const s = this.reads.read(item.streamId);
-      out.push(s === undefined ? { ...item } : { ...item, ready: { tag: s.tag, body: webhookBody({ ...item.payload, streamId: item.streamId, tag: s.tag }), summary: summarize(item.payload) } });
+      out.push(
+        s === undefined
+          ? { ...item }
+          : {
+              ...item,
+              ready: {
+                tag: s.tag,
+                body: webhookBody({ ...item.payload, streamId: item.streamId, tag: s.tag }),
+                summary: summarize(item.payload),
+              },
+            },
+      );
     }
     return out;
   }
@@ -239,7 +253,11 @@ export class Dispatcher {
       const fate = onNewWebhook(s.status);
       if (fate === 'drop') return 'dropped';
       const summary = ready?.summary ?? summarize(payload);
-      unit.records.bump(tenant, streamId, { totalLogsProcessed: summary.logs, totalTxsProcessed: summary.txs, totalTxsInternalProcessed: summary.txsInternal });
+      unit.records.bump(tenant, streamId, {
+        totalLogsProcessed: summary.logs,
+        totalTxsProcessed: summary.txs,
+        totalTxsInternalProcessed: summary.txsInternal,
+      });
       // Serialized once: the queue, the POSTs, history and replay keep these bytes.
       const body = ready !== undefined && ready.tag === s.tag ? ready.body : webhookBody({ ...payload, streamId, tag: s.tag });
       if (fate === 'history') {
@@ -291,10 +309,18 @@ export class Dispatcher {
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */
-  async post(tenant: string, url: string, body: Uint8Array, queueSize: number): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
+  async post(
+    tenant: string,
+    url: string,
+    body: Uint8Array,
+    queueSize: number,
+  ): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
     const res = await this.parts.sender.post(url, body, webhookHeaders(body, this.reads.secret(tenant), queueSize), DELIVERY_TIMEOUT_MS);
-    if ('error' in res) return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
-    return res.status === 200 ? { delivered: true, status: 200 } : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
+    if ('error' in res)
+      return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
+    return res.status === 200
+      ? { delivered: true, status: 200 }
+      : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
   }
 
   // ---- running -----------------------------------------------------------------
@@ -302,8 +328,14 @@ export class Dispatcher {
   /** Delivered, failed and retried counters and queue sizes in all (with `perStream` per stream too), and the slots in use and waited for, on /metrics. */
   exportMetrics(metrics: Metrics, perStream: boolean): void {
     this.counters.export(metrics, (id) => this.queueSize(id), perStream);
-    metrics.gauge('chainpost_webhooks_in_flight', 'Webhook POSTs under way (delivery slots held), all tenants.', () => [{ labels: {}, value: this.slots.inFlight }]);
-    metrics.gauge('chainpost_webhook_streams_waiting', 'Streams waiting for a delivery slot, or for their turn to start one, all tenants.', () => [{ labels: {}, value: this.slots.inLine + this.budget.waiting }]);
+    metrics.gauge('chainpost_webhooks_in_flight', 'Webhook POSTs under way (delivery slots held), all tenants.', () => [
+      { labels: {}, value: this.slots.inFlight },
+    ]);
+    metrics.gauge(
+      'chainpost_webhook_streams_waiting',
+      'Streams waiting for a delivery slot, or for their turn to start one, all tenants.',
+      () => [{ labels: {}, value: this.slots.inLine + this.budget.waiting }],
+    );
   }
 
   /** Resolves once nothing is in flight (tests and shutdown). */

@@ -22,7 +22,10 @@ const within = (id: string) => ({ start: `${id}/`, end: `${id}/\uffff` });
 
 /** A ticket names the table and the key: `q` + a `queue` key, `r` + a `retries` key. */
 const ticketOf = (table: 'queue' | 'retries', key: string): string => (table === 'queue' ? 'q' : 'r') + key;
-const whereOf = (ticket: string): { table: 'queue' | 'retries'; key: string } => ({ table: ticket[0] === 'q' ? 'queue' : 'retries', key: ticket.slice(1) });
+const whereOf = (ticket: string): { table: 'queue' | 'retries'; key: string } => ({
+  table: ticket[0] === 'q' ? 'queue' : 'retries',
+  key: ticket.slice(1),
+});
 
 export class KvDeliveryQueue implements DeliveryQueue {
   /** `queueMeta` rows as committed. */
@@ -61,7 +64,8 @@ export class KvDeliveryQueue implements DeliveryQueue {
     if (seq !== undefined) {
       const key = seqKey(streamId, seq);
       const value = this.kv.get<QueueItem>('queue', key);
-      if (value !== undefined) return { taken: { streamId, item: { ...value, bytes: ownBytes(value.bytes) }, ticket: ticketOf('queue', key) }, retryAt };
+      if (value !== undefined)
+        return { taken: { streamId, item: { ...value, bytes: ownBytes(value.bytes) }, ticket: ticketOf('queue', key) }, retryAt };
     }
     const fresh = this.kv.range<QueueItem>('queue', { ...within(streamId), limit: 1 })[0];
     if (fresh === undefined) return { retryAt };
@@ -90,7 +94,8 @@ export class KvDeliveryQueue implements DeliveryQueue {
   }
 
   drop(streamId: string): () => void {
-    for (const table of ['queue', 'retries'] as const) for (const { key } of this.kv.range(table, within(streamId))) this.kv.remove(table, key);
+    for (const table of ['queue', 'retries'] as const)
+      for (const { key } of this.kv.range(table, within(streamId))) this.kv.remove(table, key);
     this.kv.remove('queueMeta', streamId);
     // Never marked committed: the deleted stream's row is read from the store from now on.
     this.metas.wrote(streamId);

@@ -32,7 +32,11 @@ export interface HistoryRecord {
  * it, and the webhook's `seq` in its stream's queue when it failed there (a replay that delivers finds its pending
  * retry by it; records written before it was kept have none).
  */
-export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & { body: Uint8Array; deliveredAt?: string; seq?: number };
+export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliveredAt'> & {
+  body: Uint8Array;
+  deliveredAt?: string;
+  seq?: number;
+};
 
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
   // The fields in the order the API has always answered them; delivered and deliveredAt came later.
@@ -82,12 +86,32 @@ export interface DeliveryLog {
 }
 
 /** A delivery log as stored: what its key (tenant, status, time-ordered id) does not already say. */
-export type StoredLog = [streamId: string, chain: string, webhookUrl: string, tag: string, retries: number, blockNumber: string, errorMessage: string];
+export type StoredLog = [
+  streamId: string,
+  chain: string,
+  webhookUrl: string,
+  tag: string,
+  retries: number,
+  blockNumber: string,
+  errorMessage: string,
+];
 
 export function logView(key: string, [streamId, chain, webhookUrl, tag, retries, blockNumber, errorMessage]: StoredLog): DeliveryLog {
   const id = key.slice(key.lastIndexOf('/') + 1);
   const deliveryStatus: DeliveryStatus = key.endsWith(`/s/${id}`) ? 'success' : 'failed';
-  return { id, streamId, chain, webhookUrl, tag, retries, deliveryStatus, blockNumber, errorMessage, type: 'evm', createdAt: new Date(uuidV7Ms(id)).toISOString() };
+  return {
+    id,
+    streamId,
+    chain,
+    webhookUrl,
+    tag,
+    retries,
+    deliveryStatus,
+    blockNumber,
+    errorMessage,
+    type: 'evm',
+    createdAt: new Date(uuidV7Ms(id)).toISOString(),
+  };
 }
 
 /** A tenant's rows of one kind: a table and the key prefix they share. */
@@ -98,7 +122,10 @@ export interface Range {
 
 export const historyRange = (tenant: string): Range => ({ table: 'history', prefix: `${tenant}/` });
 /** Successes and failures apart: they are kept for different times. */
-export const logRange = (tenant: string, status: DeliveryStatus): Range => ({ table: 'deliveryLogs', prefix: `${tenant}/${status === 'success' ? 's' : 'f'}/` });
+export const logRange = (tenant: string, status: DeliveryStatus): Range => ({
+  table: 'deliveryLogs',
+  prefix: `${tenant}/${status === 'success' ? 's' : 'f'}/`,
+});
 
 export const isSuccessLogs = (r: Range): boolean => r.table === 'deliveryLogs' && r.prefix.endsWith('/s/');
 

@@ -12,7 +12,12 @@ export const STAGE_CHUNK = 200;
  * its transaction committed: a failed chunk leaves those before it staged and stages none after it. Results are
  * in the order of the webhooks staged.
  */
-export async function stageInChunks<I extends EnqueueItem & Prepared>(kv: Kv, stager: Stager, items: readonly I[], size: number): Promise<EnqueueResult[]> {
+export async function stageInChunks<I extends EnqueueItem & Prepared>(
+  kv: Kv,
+  stager: Stager,
+  items: readonly I[],
+  size: number,
+): Promise<EnqueueResult[]> {
   const results: EnqueueResult[] = [];
   for (let from = 0; from < items.length; from += size) {
     const chunk = items.slice(from, from + size);

@@ -153,7 +153,16 @@ export class StreamHealth {
       const s = batch.stream(tenant, id);
       if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
       for (const item of batch.queue.drain(id)) {
-        batch.records.history(tenant, s, bodyAt(item, item.failures), item.summary, item.failures, 'not sent: the stream was terminated', now, item.historyId);
+        batch.records.history(
+          tenant,
+          s,
+          bodyAt(item, item.failures),
+          item.summary,
+          item.failures,
+          'not sent: the stream was terminated',
+          now,
+          item.historyId,
+        );
       }
       batch.close(now);
       s.status = 'terminated';

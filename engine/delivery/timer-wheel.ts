@@ -38,7 +38,15 @@ export class TimerWheel {
 
   /** Bytes held by the wheel's own arrays. */
   get bytes(): number {
-    return this.at.byteLength + this.data.byteLength + this.next.byteLength + this.prev.byteLength + this.where.byteLength + this.heads.byteLength + this.bitmap.byteLength;
+    return (
+      this.at.byteLength +
+      this.data.byteLength +
+      this.next.byteLength +
+      this.prev.byteLength +
+      this.where.byteLength +
+      this.heads.byteLength +
+      this.bitmap.byteLength
+    );
   }
 
   /** Schedules `data` to fire at `at` (ms); returns a handle for cancel. */

@@ -8,7 +8,13 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
  */
 export function signature(body: Uint8Array | string, secret: string): string {
   // Hashed in two updates: the body's bytes are not copied to append the secret.
-  return `0x${bytesToHex(keccak_256.create().update(typeof body === 'string' ? utf8ToBytes(body) : body).update(utf8ToBytes(secret)).digest())}`;
+  return `0x${bytesToHex(
+    keccak_256
+      .create()
+      .update(typeof body === 'string' ? utf8ToBytes(body) : body)
+      .update(utf8ToBytes(secret))
+      .digest(),
+  )}`;
 }
 
 export function webhookHeaders(body: Uint8Array, secret: string, queueSize: number): Record<string, string> {
@@ -27,7 +33,17 @@ export interface WebhookSummary {
   records: number;
 }
 
-const LISTS = ['logs', 'txs', 'txsInternal', 'erc20Transfers', 'erc20Approvals', 'nftTransfers', 'nftTokenApprovals', 'nativeBalances', 'transactions'] as const;
+const LISTS = [
+  'logs',
+  'txs',
+  'txsInternal',
+  'erc20Transfers',
+  'erc20Approvals',
+  'nftTransfers',
+  'nftTokenApprovals',
+  'nativeBalances',
+  'transactions',
+] as const;
 
 export function summarize(payload: Record<string, unknown>): WebhookSummary & { logs: number; txs: number; txsInternal: number } {
   const len = (k: string): number => (Array.isArray(payload[k]) ? (payload[k] as unknown[]).length : 0);
@@ -35,7 +51,11 @@ export function summarize(payload: Record<string, unknown>): WebhookSummary & { 
   return {
     chainId: String(payload['chainId'] ?? ''),
     confirmed: payload['confirmed'] === true,
-    block: { number: String(block['number'] ?? block['height'] ?? block['slot'] ?? ''), hash: String(block['hash'] ?? block['blockHash'] ?? ''), timestamp: String(block['timestamp'] ?? block['blockTime'] ?? '') },
+    block: {
+      number: String(block['number'] ?? block['height'] ?? block['slot'] ?? ''),
+      hash: String(block['hash'] ?? block['blockHash'] ?? ''),
+      timestamp: String(block['timestamp'] ?? block['blockTime'] ?? ''),
+    },
     records: LISTS.reduce((n, k) => n + len(k), 0),
     logs: len('logs'),
     txs: len('txs') + len('transactions'),

@@ -69,7 +69,8 @@ const SPECIAL: Record<string, Field> = {
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const show = (v: unknown): string => (typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? `${v}` : JSON.stringify(v) ?? String(v));
+const show = (v: unknown): string =>
+  typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? `${v}` : (JSON.stringify(v) ?? String(v));
 
 /** The comparison kind of a scalar ABI type, or why it has none. */
 function kindOf(p: AbiParameter): Kind | string {
@@ -77,7 +78,9 @@ function kindOf(p: AbiParameter): Kind | string {
   const int = /^(u?)int(\d*)$/.exec(t);
   if (int) {
     const bits = BigInt(int[2] || '256');
-    return int[1] ? { kind: 'int', min: 0n, max: 2n ** bits - 1n, type: t } : { kind: 'int', min: -(2n ** (bits - 1n)), max: 2n ** (bits - 1n) - 1n, type: t };
+    return int[1]
+      ? { kind: 'int', min: 0n, max: 2n ** bits - 1n, type: t }
+      : { kind: 'int', min: -(2n ** (bits - 1n)), max: 2n ** (bits - 1n) - 1n, type: t };
   }
   if (t === 'address') return { kind: 'address', type: t };
   if (t === 'bool') return { kind: 'bool', type: t };
@@ -106,7 +109,8 @@ function resolve(name: string, inputs: readonly AbiParameter[]): Field | string 
       return `${show(name)} is an indexed ${param.type}: the log carries only its hash`;
     }
     if (i < parts.length - 1) {
-      if (param.type !== 'tuple' || !('components' in param)) return `${show(parts.slice(0, i + 1).join('.'))} is ${param.type}, not a tuple`;
+      if (param.type !== 'tuple' || !('components' in param))
+        return `${show(parts.slice(0, i + 1).join('.'))} is ${param.type}, not a tuple`;
       params = param.components;
     }
   }
@@ -127,7 +131,9 @@ function parseValue(v: unknown, k: Kind): { key: Key } | string {
       return { key: n };
     }
     case 'address':
-      return typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v) ? { key: v.toLowerCase() } : `${show(v)} is not an address (0x and 40 hex digits)`;
+      return typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v)
+        ? { key: v.toLowerCase() }
+        : `${show(v)} is not an address (0x and 40 hex digits)`;
     case 'bool':
       if (typeof v === 'boolean') return { key: v };
       if (v === 'true' || v === 'false') return { key: v === 'true' };
@@ -136,7 +142,9 @@ function parseValue(v: unknown, k: Kind): { key: Key } | string {
       return typeof v === 'string' ? { key: v } : `${show(v)} is not a string`;
     case 'bytes': {
       const ok = typeof v === 'string' && /^0x([0-9a-fA-F]{2})*$/.test(v) && (k.size === null || v.length === 2 + 2 * k.size);
-      return ok ? { key: v.toLowerCase() } : `${show(v)} is not ${k.type} (0x and ${k.size === null ? 'an even number of' : 2 * k.size} hex digits)`;
+      return ok
+        ? { key: v.toLowerCase() }
+        : `${show(v)} is not ${k.type} (0x and ${k.size === null ? 'an even number of' : 2 * k.size} hex digits)`;
     }
   }
 }
@@ -191,7 +199,8 @@ function checkNode(expr: unknown, inputs: readonly AbiParameter[], path: string)
   if (typeof name !== 'string') return `${at}.0: a parameter name`;
   const field = resolve(name, inputs);
   if (typeof field === 'string') return `${at}.0: ${field}`;
-  if ((ORDERED as readonly string[]).includes(op) && field.kind.kind !== 'int') return `${at}.0: ${op} compares numbers, ${show(name)} is ${field.kind.type}`;
+  if ((ORDERED as readonly string[]).includes(op) && field.kind.kind !== 'int')
+    return `${at}.0: ${op} compares numbers, ${show(name)} is ${field.kind.type}`;
   if (op === 'in' || op === 'nin') {
     if (!Array.isArray(value)) return `${at}.1: needs an array of values`;
     for (let i = 0; i < value.length; i++) {

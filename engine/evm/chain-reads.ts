@@ -46,13 +46,20 @@ export function chainReads(upstreamOf: (chain: string) => Upstream | undefined):
     }
   };
   return {
-    call: (chain, to, data, block, from, gas) => ask<`0x${string}`>(chain, 'eth_call', [{ to, data, ...(from === undefined ? {} : { from }), ...(gas === undefined ? {} : { gas: `0x${gas.toString(16)}` }) }, tag(block)]),
+    call: (chain, to, data, block, from, gas) =>
+      ask<`0x${string}`>(chain, 'eth_call', [
+        { to, data, ...(from === undefined ? {} : { from }), ...(gas === undefined ? {} : { gas: `0x${gas.toString(16)}` }) },
+        tag(block),
+      ]),
     async balance(chain, address, block) {
       const wei = await ask<string>(chain, 'eth_getBalance', [address, tag(block)]);
       return wei === null ? null : BigInt(wei);
     },
     async header(chain, block) {
-      const b = await ask<{ number: string; hash: string; parentHash: string; timestamp: string } | null>(chain, 'eth_getBlockByNumber', [tag(block), false]);
+      const b = await ask<{ number: string; hash: string; parentHash: string; timestamp: string } | null>(chain, 'eth_getBlockByNumber', [
+        tag(block),
+        false,
+      ]);
       return b === null ? null : { number: Number(b.number), hash: b.hash, parentHash: b.parentHash, timestamp: Number(b.timestamp) };
     },
     rpc: (chain, method, params) => ask(chain, method, params),

@@ -9,26 +9,98 @@ import { Decoder, ExtensionCodec } from '@msgpack/msgpack';
  * exact; anything else is kept as it is.
  */
 const KEYS = [
-  'hash', 'parentHash', 'number', 'timestamp', 'miner', 'gasUsed', 'gasLimit', 'baseFeePerGas', 'difficulty', 'totalDifficulty',
-  'extraData', 'logsBloom', 'mixHash', 'nonce', 'receiptsRoot', 'sha3Uncles', 'size', 'stateRoot', 'transactionsRoot', 'uncles',
-  'withdrawals', 'withdrawalsRoot', 'blobGasUsed', 'excessBlobGas', 'parentBeaconBlockRoot', 'requestsHash', 'from', 'to', 'gas',
-  'gasPrice', 'maxFeePerGas', 'maxPriorityFeePerGas', 'input', 'value', 'type', 'v', 'r', 's', 'yParity', 'chainId', 'accessList',
-  'address', 'storageKeys', 'contractAddress', 'cumulativeGasUsed', 'effectiveGasPrice', 'status', 'root', 'logs', 'topics', 'data',
-  'removed', 'calls', 'output', 'error', 'revertReason', 'index', 'validatorIndex', 'amount', 'blobVersionedHashes', 'maxFeePerBlobGas',
-  'blobGasPrice', 'authorizationList', 'receipt', 'traceAddress', 'txIndex', 'transactions', 'internal',
+  'hash',
+  'parentHash',
+  'number',
+  'timestamp',
+  'miner',
+  'gasUsed',
+  'gasLimit',
+  'baseFeePerGas',
+  'difficulty',
+  'totalDifficulty',
+  'extraData',
+  'logsBloom',
+  'mixHash',
+  'nonce',
+  'receiptsRoot',
+  'sha3Uncles',
+  'size',
+  'stateRoot',
+  'transactionsRoot',
+  'uncles',
+  'withdrawals',
+  'withdrawalsRoot',
+  'blobGasUsed',
+  'excessBlobGas',
+  'parentBeaconBlockRoot',
+  'requestsHash',
+  'from',
+  'to',
+  'gas',
+  'gasPrice',
+  'maxFeePerGas',
+  'maxPriorityFeePerGas',
+  'input',
+  'value',
+  'type',
+  'v',
+  'r',
+  's',
+  'yParity',
+  'chainId',
+  'accessList',
+  'address',
+  'storageKeys',
+  'contractAddress',
+  'cumulativeGasUsed',
+  'effectiveGasPrice',
+  'status',
+  'root',
+  'logs',
+  'topics',
+  'data',
+  'removed',
+  'calls',
+  'output',
+  'error',
+  'revertReason',
+  'index',
+  'validatorIndex',
+  'amount',
+  'blobVersionedHashes',
+  'maxFeePerBlobGas',
+  'blobGasPrice',
+  'authorizationList',
+  'receipt',
+  'traceAddress',
+  'txIndex',
+  'transactions',
+  'internal',
 ] as const;
 
 // A prototype-free object: a key lookup per field is the hot path.
-const KEY_INDEX: Record<string, number | undefined> = Object.assign(Object.create(null) as object, Object.fromEntries(KEYS.map((k, i) => [k, i])));
+const KEY_INDEX: Record<string, number | undefined> = Object.assign(
+  Object.create(null) as object,
+  Object.fromEntries(KEYS.map((k, i) => [k, i])),
+);
 const EXT_ODD_HEX = 1;
 const EXT_NUMBER = 2;
 
 const extensions = new ExtensionCodec();
 // An odd-length quantity too large for a double: its nibbles, with the leading zero nibble implied.
 // (The encoder below writes these itself; the codec only decodes.)
-extensions.register({ type: EXT_ODD_HEX, encode: () => null, decode: (data: Uint8Array) => new OddHex(`0x${Buffer.from(data).toString('hex').slice(1)}`) });
+extensions.register({
+  type: EXT_ODD_HEX,
+  encode: () => null,
+  decode: (data: Uint8Array) => new OddHex(`0x${Buffer.from(data).toString('hex').slice(1)}`),
+});
 // A JSON number that really is a number (a plain integer on the wire means a hex quantity).
-extensions.register({ type: EXT_NUMBER, encode: () => null, decode: (data: Uint8Array) => new JsonNumber(Buffer.from(data).readDoubleBE(0)) });
+extensions.register({
+  type: EXT_NUMBER,
+  encode: () => null,
+  decode: (data: Uint8Array) => new JsonNumber(Buffer.from(data).readDoubleBE(0)),
+});
 
 class OddHex {
   constructor(readonly text: string) {}
@@ -132,7 +204,8 @@ function writeShortAscii(s: string): boolean {
 }
 
 /** Hex digits of a non-negative safe integer. */
-const hexDigits = (n: number): number => (n < 0x100000000 ? (35 - Math.clz32(n)) >> 2 : 8 + ((35 - Math.clz32(Math.floor(n / 0x100000000))) >> 2));
+const hexDigits = (n: number): number =>
+  n < 0x100000000 ? (35 - Math.clz32(n)) >> 2 : 8 + ((35 - Math.clz32(Math.floor(n / 0x100000000))) >> 2);
 const FIXEXT: Record<number, number> = { 1: 0xd4, 2: 0xd5, 4: 0xd6, 8: 0xd7, 16: 0xd8 };
 
 /** Lower-case hex digit values by character code; 255 for any other character (upper case included). */
@@ -174,7 +247,11 @@ function writeHex(v: string): boolean {
     const len = (n - 2) >> 1;
     ensure(len + 5);
     const hs = headerSize(len);
-    if (len > 0 && (len <= SHORT_HEX ? !decodeShortHex(v, at + hs) : buf.write(v.slice(2), at + hs, len, 'hex') !== len || v.toLowerCase() !== v)) return false;
+    if (
+      len > 0 &&
+      (len <= SHORT_HEX ? !decodeShortHex(v, at + hs) : buf.write(v.slice(2), at + hs, len, 'hex') !== len || v.toLowerCase() !== v)
+    )
+      return false;
     at += sizedHeader(at, len, 0xc4, 0xc5, 0xc6) + len;
     return true;
   }
@@ -317,7 +394,6 @@ function fromWire(v: unknown): unknown {
   return v;
 }
 
-
 /**
  * Reading stored values in place: the record's structure is walked by its
  * msgpack headers alone, so a reader can decode just the items it wants.
@@ -334,7 +410,27 @@ const u32 = (b: Uint8Array, o: number): number => ((b[o]! << 24) | (b[o + 1]! <<
 const FIXED = new Uint8Array(256);
 for (let c = 0; c < 0x80; c++) FIXED[c] = 1;
 for (let c = 0xe0; c < 0x100; c++) FIXED[c] = 1;
-for (const [c, n] of [[0xc0, 1], [0xc2, 1], [0xc3, 1], [0xca, 5], [0xcb, 9], [0xcc, 2], [0xcd, 3], [0xce, 5], [0xcf, 9], [0xd0, 2], [0xd1, 3], [0xd2, 5], [0xd3, 9], [0xd4, 3], [0xd5, 4], [0xd6, 6], [0xd7, 10], [0xd8, 18]] as const) FIXED[c] = n;
+for (const [c, n] of [
+  [0xc0, 1],
+  [0xc2, 1],
+  [0xc3, 1],
+  [0xca, 5],
+  [0xcb, 9],
+  [0xcc, 2],
+  [0xcd, 3],
+  [0xce, 5],
+  [0xcf, 9],
+  [0xd0, 2],
+  [0xd1, 3],
+  [0xd2, 5],
+  [0xd3, 9],
+  [0xd4, 3],
+  [0xd5, 4],
+  [0xd6, 6],
+  [0xd7, 10],
+  [0xd8, 18],
+] as const)
+  FIXED[c] = n;
 
 /** Where the value at `o` ends, found from headers alone: nothing is decoded. */
 export function skipValue(b: Uint8Array, o: number): number {
@@ -354,17 +450,45 @@ export function skipValue(b: Uint8Array, o: number): number {
     } else if (c < 0xc0) o += 1 + (c & 0x1f);
     else {
       switch (c) {
-        case 0xc4: case 0xd9: o += 2 + b[o + 1]!; break;
-        case 0xc5: case 0xda: o += 3 + u16(b, o + 1); break;
-        case 0xc6: case 0xdb: o += 5 + u32(b, o + 1); break;
-        case 0xc7: o += 3 + b[o + 1]!; break;
-        case 0xc8: o += 4 + u16(b, o + 1); break;
-        case 0xc9: o += 6 + u32(b, o + 1); break;
-        case 0xdc: pending += u16(b, o + 1); o += 3; break;
-        case 0xdd: pending += u32(b, o + 1); o += 5; break;
-        case 0xde: pending += 2 * u16(b, o + 1); o += 3; break;
-        case 0xdf: pending += 2 * u32(b, o + 1); o += 5; break;
-        default: throw new RangeError(`byte ${o} (0x${c.toString(16)}) starts no msgpack value`);
+        case 0xc4:
+        case 0xd9:
+          o += 2 + b[o + 1]!;
+          break;
+        case 0xc5:
+        case 0xda:
+          o += 3 + u16(b, o + 1);
+          break;
+        case 0xc6:
+        case 0xdb:
+          o += 5 + u32(b, o + 1);
+          break;
+        case 0xc7:
+          o += 3 + b[o + 1]!;
+          break;
+        case 0xc8:
+          o += 4 + u16(b, o + 1);
+          break;
+        case 0xc9:
+          o += 6 + u32(b, o + 1);
+          break;
+        case 0xdc:
+          pending += u16(b, o + 1);
+          o += 3;
+          break;
+        case 0xdd:
+          pending += u32(b, o + 1);
+          o += 5;
+          break;
+        case 0xde:
+          pending += 2 * u16(b, o + 1);
+          o += 3;
+          break;
+        case 0xdf:
+          pending += 2 * u32(b, o + 1);
+          o += 5;
+          break;
+        default:
+          throw new RangeError(`byte ${o} (0x${c.toString(16)}) starts no msgpack value`);
       }
     }
   }

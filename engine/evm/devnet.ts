@@ -26,10 +26,17 @@ export interface EvmState {
   triggerNodes: Map<string, Upstream>;
 }
 
-export const prepareEvm = ({ config }: PrepareParts, { devnet }: EvmAdapters): EvmState => ({ chains: config.chains, devnet, triggerNodes: new Map() });
+export const prepareEvm = ({ config }: PrepareParts, { devnet }: EvmAdapters): EvmState => ({
+  chains: config.chains,
+  devnet,
+  triggerNodes: new Map(),
+});
 
 /** The embedded devnet when CHAINPOST_CHAINS is unset, before the worker pool: the EVM chain followed, at its own pace. */
-export async function beginDevnet({ before, readiness, following, ...parts }: BeginParts, state: EvmState): Promise<{ stop(): Promise<void> } | void> {
+export async function beginDevnet(
+  { before, readiness, following, ...parts }: BeginParts,
+  state: EvmState,
+): Promise<{ stop(): Promise<void> } | void> {
   if (parts.config.ingest !== 'embedded') return;
   await before('devnet');
   const devnet = await state.devnet.start(parts);

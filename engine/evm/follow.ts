@@ -30,7 +30,10 @@ export interface EvmFollowParts {
  * callers never queue behind ingestion, nor it behind them. Chains that stopped producing blocks or were
  * removed (by the service date) are not followed.
  */
-export function followEvm({ config, log, clock, kv, following, events, rpc, trace, nodes, indexed, pool, pack }: FollowParts & EvmFollowParts, { chains, triggerNodes }: EvmState): void {
+export function followEvm(
+  { config, log, clock, kv, following, events, rpc, trace, nodes, indexed, pool, pack }: FollowParts & EvmFollowParts,
+  { chains, triggerNodes }: EvmState,
+): void {
   const prepare = inlineSmallBlocks(pool.ingest, pack, INLINE_PREPARE_BYTES);
   for (const [key, url] of chains) {
     const chain = findChain(key)!;

@@ -105,13 +105,27 @@ export class EvmFollower implements ChainFollower {
     this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable);
     this.state = this.durable = this.stored();
     const until = opts.until;
-    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), () => this.prune(), until === undefined ? undefined : {
-      at: until,
-      end: () => {
-        this.log.warn('the chain no longer produces blocks: stopped following it', { chain: this.chain, head: this.state.head, since: new Date(until).toISOString() });
-        this.stop();
-      },
-    });
+    this.loop = new SyncLoop(
+      chain,
+      log,
+      clock,
+      opts.pollMs,
+      () => this.round(),
+      () => this.prune(),
+      until === undefined
+        ? undefined
+        : {
+            at: until,
+            end: () => {
+              this.log.warn('the chain no longer produces blocks: stopped following it', {
+                chain: this.chain,
+                head: this.state.head,
+                since: new Date(until).toISOString(),
+              });
+              this.stop();
+            },
+          },
+    );
   }
 
   /** The chain's state as the store holds it (a new chain's before its first block). */
@@ -137,7 +151,17 @@ export class EvmFollower implements ChainFollower {
   }
 
   status(): EvmFollowerStatus {
-    return { chain: this.chain, head: this.durable.head, confirmed: this.durable.confirmed, nodeHead: this.announced, oldest: this.durable.pruned + 1, internalTransactions: this.state.tracer, ...this.loop.health.status(), subscription: this.subscribed, backfill: this.chainStart.status() };
+    return {
+      chain: this.chain,
+      head: this.durable.head,
+      confirmed: this.durable.confirmed,
+      nodeHead: this.announced,
+      oldest: this.durable.pruned + 1,
+      internalTransactions: this.state.tracer,
+      ...this.loop.health.status(),
+      subscription: this.subscribed,
+      backfill: this.chainStart.status(),
+    };
   }
 
   /** A fresh chain's first sync: its start, saved before any block (engine/ingest/chain-start.ts). */
@@ -225,7 +249,8 @@ export class EvmFollower implements ChainFollower {
     while (!this.stopped && this.state.head < target) {
       const first = this.state.head + 1;
       // The blocks of this step and CATCH_UP_BATCH more: as many are in flight while it commits.
-      for (let n = first; n <= Math.min(target, first + COMMIT_BLOCKS + CATCH_UP_BATCH - 1); n++) if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
+      for (let n = first; n <= Math.min(target, first + COMMIT_BLOCKS + CATCH_UP_BATCH - 1); n++)
+        if (!ahead.has(n)) ahead.set(n, this.fetchAhead(n));
       const numbers = Array.from({ length: Math.min(COMMIT_BLOCKS, target - first + 1) }, (_, i) => first + i);
       const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
       for (const n of numbers) ahead.delete(n);
@@ -303,16 +328,14 @@ export class EvmFollower implements ChainFollower {
     // LMDB applies the units in the order handed over, so once one is durable all before it are. Their
     // promises settled in order where measured; the sequence number keeps a late settlement from moving durable back.
     const seq = ++this.handedOver;
-    const done: Promise<void> = written.then(
-      () => {
-        if (seq > this.durableSeq) {
-          this.durableSeq = seq;
-          for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
-          this.durable = { ...next, tracer: this.state.tracer };
-          this.chainStart.note(next.head);
-        }
-      },
-    );
+    const done: Promise<void> = written.then(() => {
+      if (seq > this.durableSeq) {
+        this.durableSeq = seq;
+        for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
+        this.durable = { ...next, tracer: this.state.tracer };
+        this.chainStart.note(next.head);
+      }
+    });
     const settle = (): void => void this.inFlight.splice(this.inFlight.indexOf(done), 1);
     done.then(settle, settle); // seen by drain() or by the step that waits for it
     this.inFlight.push(done);
@@ -374,7 +397,11 @@ export class EvmFollower implements ChainFollower {
     const b = settled(block);
     const r = settled(receipts);
     if (isNullResult(r)) return null;
-    return this.opts.pool.prepare(this.chain, { block: b, receipts: r, traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason) });
+    return this.opts.pool.prepare(this.chain, {
+      block: b,
+      receipts: r,
+      traces: traces.status === 'fulfilled' ? this.tracesFound(traces.value) : this.noTraces(traces.reason),
+    });
   }
 
   /** Traces came: the tracer works (said at once, so a later failure of another block's traces is taken as passing). */
@@ -411,12 +438,15 @@ export class EvmFollower implements ChainFollower {
     const from = k + 1;
     const to = this.state.head;
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
-    await this.commit({ ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) }, () => {
-      for (let n = from; n <= to; n++) {
-        removeBlock(this.kv, this.chain, n);
-      }
-      this.events.reorged(this.chain, from, to);
-    });
+    await this.commit(
+      { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) },
+      () => {
+        for (let n = from; n <= to; n++) {
+          removeBlock(this.kv, this.chain, n);
+        }
+        this.events.reorged(this.chain, from, to);
+      },
+    );
     this.rolledBack++;
     this.log.info('reorg', { chain: this.chain, from, to });
     return true;

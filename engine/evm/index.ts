@@ -16,17 +16,26 @@ export const evm = {
   streams: EVM_STREAMS,
   resources: sharedResources(EVM_STREAMS),
   matching: {
-    compile: (version, entries, seed) => compileFilterSet(version, entries.map((e) => ({ ...e, topic0: e.keys['topic0'] ?? [] })), seed),
+    compile: (version, entries, seed) =>
+      compileFilterSet(
+        version,
+        entries.map((e) => ({ ...e, topic0: e.keys['topic0'] ?? [] })),
+        seed,
+      ),
     walk: walkProbe,
   },
   follow: followEvm,
   // Trigger calls on their own connections to each node (the followers open them): never queued behind the follower's reads.
-  webhooks: (parts: EvmWebhookParts, { triggerNodes }: EvmState) => webhookBuilder({ ...parts, call: chainReads((chain) => triggerNodes.get(chain)).call }),
+  webhooks: (parts: EvmWebhookParts, { triggerNodes }: EvmState) =>
+    webhookBuilder({ ...parts, call: chainReads((chain) => triggerNodes.get(chain)).call }),
   tasks: {
     /** A block's node answers, as bytes, into what the main thread writes, index values encoded as the store encodes them. */
     ingest(task: { chain: string; answers: NodeAnswers }, { pack }) {
       const block = prepareBlock(task.chain, task.answers, pack);
-      return { value: block, moved: block === null ? [] : [block.record, block.probe, ...Object.values(block.rows).flatMap((r) => [r.keys, r.bytes])] };
+      return {
+        value: block,
+        moved: block === null ? [] : [block.record, block.probe, ...Object.values(block.rows).flatMap((r) => [r.keys, r.bytes])],
+      };
     },
   },
   pool: (run): { ingest: EvmIngestPool } => ({

@@ -47,7 +47,6 @@ export type EvmIngestPool = IngestPool<NodeAnswers, PreparedBlock>;
 
 const INDEX_TABLES: readonly IndexTable[] = ['canon', 'blockHashes', 'transfers', 'sales'];
 
-
 /** Whether a response body says null (the node has no such block yet); such a body is short, so only short ones are read. */
 export const isNullResult = (body: Uint8Array): boolean => body.length < 128 && resultOf(body) === null;
 
@@ -77,13 +76,21 @@ export function prepareBlock(chain: string, answers: NodeAnswers, encode: (value
   if (block === null || receipts === null) return null;
   const traces = answers.traces === null ? null : resultOf<Json[] | null>(answers.traces);
   // Asked separately, the answers may come from different branches around a reorg.
-  if (receipts.some((x) => x['blockHash'] !== block['hash'])) throw new NormalizeError(`block ${String(block['number'])}: the receipts are for another block than ${String(block['hash'])} (a reorg under way); trying again`);
+  if (receipts.some((x) => x['blockHash'] !== block['hash']))
+    throw new NormalizeError(
+      `block ${String(block['number'])}: the receipts are for another block than ${String(block['hash'])} (a reorg under way); trying again`,
+    );
   const view = nodeRecord(block, receipts, traces);
   return {
     number: Number(block['number']),
     hash: String(block['hash']),
     parentHash: String(block['parentHash']),
-    record: encodeNodeRecord(block, view.txs.map((t) => t.tx), receipts, view.internal),
+    record: encodeNodeRecord(
+      block,
+      view.txs.map((t) => t.tx),
+      receipts,
+      view.internal,
+    ),
     probe: buildProbe(view),
     rows: packRows(indexRows(chain, view), encode),
   };
@@ -141,7 +148,8 @@ export function writePrepared(kv: Kv, chain: string, blocks: readonly PreparedBl
   for (const table of INDEX_TABLES) {
     const runs = blocks.map((b) => b.rows[table]);
     const next = runs.map(() => 0);
-    const head = (i: number): Uint8Array | undefined => (next[i]! < runs[i]!.keyEnds.length ? slice(runs[i]!.keys, runs[i]!.keyEnds, next[i]!) : undefined);
+    const head = (i: number): Uint8Array | undefined =>
+      next[i]! < runs[i]!.keyEnds.length ? slice(runs[i]!.keys, runs[i]!.keyEnds, next[i]!) : undefined;
     const heads = runs.map((_, i) => head(i));
     // A k-way merge of the sorted runs (k is a batch's block count, a handful).
     for (;;) {

@@ -9,7 +9,12 @@ import { HEADER_DROP, LOG_DROP, RECEIPT_DROP, TX_DROP, receiptLogs, type BlockRe
  * The caller has checked the answers (checkedTxs): `txs` are the block's
  * transactions, `receipts` theirs in order.
  */
-export function encodeNodeRecord(block: Json, txs: readonly Json[], receipts: readonly Json[], internal: BlockRecord['internal']): Uint8Array {
+export function encodeNodeRecord(
+  block: Json,
+  txs: readonly Json[],
+  receipts: readonly Json[],
+  internal: BlockRecord['internal'],
+): Uint8Array {
   return encodeWire((w) => {
     w.objectHeader(3);
     w.key('header');

@@ -60,7 +60,16 @@ const omit = (o: Json, keys: ReadonlySet<string>): Json => {
 /** What the record leaves out of each part of the node's answers (it can be rebuilt). */
 export const HEADER_DROP: ReadonlySet<string> = new Set(['transactions']);
 export const TX_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionIndex']);
-export const RECEIPT_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex', 'from', 'to', 'logsBloom', 'logs']);
+export const RECEIPT_DROP: ReadonlySet<string> = new Set([
+  'blockHash',
+  'blockNumber',
+  'transactionHash',
+  'transactionIndex',
+  'from',
+  'to',
+  'logsBloom',
+  'logs',
+]);
 export const LOG_DROP: ReadonlySet<string> = new Set(['blockHash', 'blockNumber', 'transactionHash', 'transactionIndex']);
 
 export class NormalizeError extends Error {
@@ -71,11 +80,14 @@ export class NormalizeError extends Error {
 export function checkedTxs(block: Json, receipts: Json[], traces: Json[] | null): Json[] {
   const txs = (block['transactions'] ?? []) as Json[];
   if (txs.some((t) => typeof t !== 'object')) throw new NormalizeError('the block must carry full transaction objects');
-  if (receipts.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${receipts.length} receipts`);
-  if (traces !== null && traces.length !== txs.length) throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${traces.length} traces`);
+  if (receipts.length !== txs.length)
+    throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${receipts.length} receipts`);
+  if (traces !== null && traces.length !== txs.length)
+    throw new NormalizeError(`block ${String(block['number'])} has ${txs.length} transactions but ${traces.length} traces`);
   txs.forEach((tx, i) => {
     const receipt = receipts[i]!;
-    if (receipt['transactionHash'] !== tx['hash']) throw new NormalizeError(`receipt ${i} is for ${String(receipt['transactionHash'])}, not ${String(tx['hash'])}`);
+    if (receipt['transactionHash'] !== tx['hash'])
+      throw new NormalizeError(`receipt ${i} is for ${String(receipt['transactionHash'])}, not ${String(tx['hash'])}`);
   });
   return txs;
 }
@@ -90,7 +102,11 @@ export const receiptLogs = (receipt: Json): Json[] => (receipt['logs'] ?? []) as
 export function normalizeBlock(block: Json, receipts: Json[], traces: Json[] | null): BlockRecord {
   const stored = checkedTxs(block, receipts, traces).map((tx, i): StoredTx => {
     const receipt = receipts[i]!;
-    return { tx: omit(tx, TX_DROP), receipt: omit(receipt, RECEIPT_DROP), logs: receiptLogs(receipt).map((l) => omit(l, LOG_DROP) as StoredLog) };
+    return {
+      tx: omit(tx, TX_DROP),
+      receipt: omit(receipt, RECEIPT_DROP),
+      logs: receiptLogs(receipt).map((l) => omit(l, LOG_DROP) as StoredLog),
+    };
   });
   return { header: omit(block, HEADER_DROP), txs: stored, internal: traces === null ? null : flattenCalls(traces) };
 }
@@ -101,7 +117,9 @@ export function normalizeBlock(block: Json, receipts: Json[], traces: Json[] | n
  * values only (the probe column, the transfer and sales indexes).
  */
 export function nodeRecord(block: Json, receipts: Json[], traces: Json[] | null): BlockRecord {
-  const txs = checkedTxs(block, receipts, traces).map((tx, i): StoredTx => ({ tx, receipt: receipts[i]!, logs: receiptLogs(receipts[i]!) as StoredLog[] }));
+  const txs = checkedTxs(block, receipts, traces).map(
+    (tx, i): StoredTx => ({ tx, receipt: receipts[i]!, logs: receiptLogs(receipts[i]!) as StoredLog[] }),
+  );
   return { header: block, txs, internal: traces === null ? null : flattenCalls(traces) };
 }
 
@@ -163,6 +181,17 @@ export function rpcReceipts(r: BlockRecord): Json[] {
 }
 
 /** The node's log object (as eth_getLogs and receipts show it), rebuilt from a stored log and where it stands. */
-export const rpcLog = (l: StoredLog, blockHash: Hex, blockNumber: Hex, transactionHash: Hex, transactionIndex: Hex): Json => ({ ...l, blockHash, blockNumber, transactionHash, transactionIndex });
+export const rpcLog = (l: StoredLog, blockHash: Hex, blockNumber: Hex, transactionHash: Hex, transactionIndex: Hex): Json => ({
+  ...l,
+  blockHash,
+  blockNumber,
+  transactionHash,
+  transactionIndex,
+});
 
-const withChildFields = (o: Json, blockHash: Hex, blockNumber: Hex, index: number): Json => ({ ...o, blockHash, blockNumber, transactionIndex: `0x${index.toString(16)}` });
+const withChildFields = (o: Json, blockHash: Hex, blockNumber: Hex, index: number): Json => ({
+  ...o,
+  blockHash,
+  blockNumber,
+  transactionIndex: `0x${index.toString(16)}`,
+});

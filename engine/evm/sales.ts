@@ -61,7 +61,12 @@ export function salesOf(r: BlockRecord, transfers: readonly Transfer[]): Array<{
 }
 
 /** What the buyer paid in the transaction (`erc20`: its ERC-20 transfers), by the rule above. */
-function payment(erc20: readonly Transfer[], buyer: string, sender: string, value: bigint): Pick<Sale, 'price' | 'paymentToken'> | undefined {
+function payment(
+  erc20: readonly Transfer[],
+  buyer: string,
+  sender: string,
+  value: bigint,
+): Pick<Sale, 'price' | 'paymentToken'> | undefined {
   if (sender === buyer && value > 0n) return { price: `0x${value.toString(16)}`, paymentToken: null };
   const paid = erc20.filter((x) => lower(x.from) === buyer && BigInt(x.value) > 0n);
   const tokens = new Set(paid.map((x) => lower(x.contract)));

@@ -44,7 +44,9 @@ const quantity = (hexWord: string): string => `0x${BigInt(hexWord).toString(16)}
 /** An ERC-20 Transfer log's parties and amount (0x hex); undefined for any other log. */
 export function erc20Transfer(l: { topics: string[]; data: string }): { from: string; to: string; value: string } | undefined {
   const { topics, data } = l;
-  return topics.length === 3 && topics[0] === TRANSFER && data.length >= 66 ? { from: topicAddress(topics[1]), to: topicAddress(topics[2]), value: quantity(word(data, 0)) } : undefined;
+  return topics.length === 3 && topics[0] === TRANSFER && data.length >= 66
+    ? { from: topicAddress(topics[1]), to: topicAddress(topics[2]), value: quantity(word(data, 0)) }
+    : undefined;
 }
 
 /** What one log transfers (ERC-20, ERC-721, ERC-1155 single or batch: one per id); quantities as 0x hex. */
@@ -54,12 +56,30 @@ export function logTransfers(l: { topics: string[]; data: string }): LogTransfer
   const [t0, t1, t2, t3] = l.topics;
   const erc20 = erc20Transfer(l);
   if (erc20 !== undefined) return [{ kind: 'erc20', from: erc20.from, to: erc20.to, value: erc20.value }];
-  if (t0 === TRANSFER && l.topics.length === 4) return [{ kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' }];
+  if (t0 === TRANSFER && l.topics.length === 4)
+    return [{ kind: 'erc721', from: topicAddress(t1), to: topicAddress(t2), tokenId: quantity(t3!), value: '0x1' }];
   if (t0 === TRANSFER_SINGLE && l.topics.length === 4 && l.data.length >= 130) {
-    return [{ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId: quantity(word(l.data, 0)), value: quantity(word(l.data, 1)) }];
+    return [
+      {
+        kind: 'erc1155',
+        operator: topicAddress(t1),
+        from: topicAddress(t2),
+        to: topicAddress(t3),
+        tokenId: quantity(word(l.data, 0)),
+        value: quantity(word(l.data, 1)),
+      },
+    ];
   }
   if (t0 === TRANSFER_BATCH && l.topics.length === 4) {
-    return decodeBatch(l.data).map(([tokenId, value], batchIndex) => ({ kind: 'erc1155', operator: topicAddress(t1), from: topicAddress(t2), to: topicAddress(t3), tokenId, value, batchIndex }));
+    return decodeBatch(l.data).map(([tokenId, value], batchIndex) => ({
+      kind: 'erc1155',
+      operator: topicAddress(t1),
+      from: topicAddress(t2),
+      to: topicAddress(t3),
+      tokenId,
+      value,
+      batchIndex,
+    }));
   }
   return [];
 }
@@ -70,7 +90,13 @@ export function transfersOf(r: BlockRecord): Transfer[] {
   const out: Transfer[] = [];
   r.txs.forEach((t, txIndex) => {
     for (const l of t.logs) {
-      const base = { contract: l.address, blockNumber: number, logIndex: Number(l.logIndex), transactionHash: String(t.tx['hash']), transactionIndex: txIndex };
+      const base = {
+        contract: l.address,
+        blockNumber: number,
+        logIndex: Number(l.logIndex),
+        transactionHash: String(t.tx['hash']),
+        transactionIndex: txIndex,
+      };
       for (const x of logTransfers(l)) out.push({ ...base, ...x });
     }
   });
@@ -100,10 +126,12 @@ export function posAt(key: string, end = key.length): { blockNumber: number; log
 }
 
 /** The key prefix of one NFT's transfers and sales: `chain/contract/tokenId(64 hex)/`. */
-export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string => `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;
+export const nftTokenPrefix = (chain: string, contract: string, tokenId: bigint): string =>
+  `${chain}/${contract.toLowerCase()}/${tokenId.toString(16).padStart(64, '0')}/`;
 
 /** Where an NFT transfer lies in its token's history: block, log and (TransferBatch) position, in key order. */
-const nftPosition = (chain: string, t: Pick<Transfer, 'contract' | 'tokenId' | 'blockNumber' | 'logIndex' | 'batchIndex'>): string => `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
+const nftPosition = (chain: string, t: Pick<Transfer, 'contract' | 'tokenId' | 'blockNumber' | 'logIndex' | 'batchIndex'>): string =>
+  `${nftTokenPrefix(chain, t.contract, BigInt(t.tokenId!))}${pos(t.blockNumber, t.logIndex)}/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;
 
 /** An NFT key's block number and log index (its last three segments are number/logIndex/batch). */
 export const nftKeyPosition = (key: string): { blockNumber: number; logIndex: number } => posAt(key, key.lastIndexOf('/'));
@@ -153,8 +181,8 @@ export function transferKeyRef(key: string): TransferRef {
  * wrote). No row is written under it since 2026-11-24 (the transfer is its `contractLogs` row); transaction
  * summaries written before then name their ERC-20 transfers by it (transferKeyRef reads it back).
  */
-export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string => `erc20/${chain}/${contract.toLowerCase()}/${pos(number, logIndex)}`;
-
+export const erc20TransferKey = (chain: string, contract: string, number: number, logIndex: number): string =>
+  `erc20/${chain}/${contract.toLowerCase()}/${pos(number, logIndex)}`;
 
 /** The tables written with each block beside its record and probe column (`blocks`, `probes`). */
 export type IndexTable = 'canon' | 'blockHashes' | 'transfers' | 'sales';
@@ -179,9 +207,14 @@ export function indexRows(chain: string, r: BlockRecord): IndexRow[] {
     if (t.kind === 'erc20') continue;
     const { blockNumber: _inKey, logIndex: _alsoInKey, ...rest } = t;
     // What the NFT transfers endpoint answers outlives the block record.
-    rows.push({ table: 'transfers', key: transferKeys(chain, t).byContract, value: { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') } satisfies StoredTransfer });
+    rows.push({
+      table: 'transfers',
+      key: transferKeys(chain, t).byContract,
+      value: { ...rest, ...block, txValue: String(r.txs[t.transactionIndex]!.tx['value'] ?? '0x0') } satisfies StoredTransfer,
+    });
   }
-  for (const { transfer, sale } of salesOf(r, transfers)) rows.push({ table: 'sales', key: transferKeys(chain, transfer).sale!, value: sale });
+  for (const { transfer, sale } of salesOf(r, transfers))
+    rows.push({ table: 'sales', key: transferKeys(chain, transfer).sale!, value: sale });
   return rows;
 }
 
@@ -195,7 +228,6 @@ export function writeBlock(kv: Kv, chain: string, r: BlockRecord): { recordBytes
   for (const row of indexRows(chain, r)) kv.put(row.table, row.key, row.value);
   return { recordBytes: record.byteLength, probeBytes: probe.byteLength };
 }
-
 
 /** Removes a block and everything written with it (a reorg); call inside a transaction. */
 export function removeBlock(kv: Kv, chain: string, number: number): void {
@@ -211,4 +243,3 @@ export function removeBlock(kv: Kv, chain: string, number: number): void {
   }
   removeCanonical(kv, chain, number);
 }
-

@@ -22,7 +22,8 @@ export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
 /** Checks what a schema cannot: chains against the registry at the service date, topic0 against the abi, the triggers limit. */
 function checkEvm(def: StreamDefinition, now: number, limits: StreamLimits): StreamDefinition {
   // Each trigger is an eth_call per matched item of every block: the operator bounds how many a stream runs.
-  if (def.triggers !== null && def.triggers.length > limits.triggers) throw overLimit('triggers', 'a stream runs', limits.triggers, 'CHAINPOST_MAX_TRIGGERS');
+  if (def.triggers !== null && def.triggers.length > limits.triggers)
+    throw overLimit('triggers', 'a stream runs', limits.triggers, 'CHAINPOST_MAX_TRIGGERS');
   const chainIds = def.chainIds.map((c, i) => chainFor(c, 'streams', now, { field: `chainIds.${i}` }).key);
   if (new Set(chainIds).size !== chainIds.length) throw badRequest('chainIds', 'a chain is listed twice');
   if (def.abi !== null && def.topic0 !== null) {

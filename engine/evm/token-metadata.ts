@@ -17,7 +17,14 @@ export interface TokenInfo {
 }
 
 /** eth_call on a chain's node (with `gas` when given): the return data, or null when the call reverts or the node refuses it. */
-export type ChainCall = (chain: string, to: string, data: Hex, block: number | 'latest', from?: string, gas?: bigint) => Promise<Hex | null>;
+export type ChainCall = (
+  chain: string,
+  to: string,
+  data: Hex,
+  block: number | 'latest',
+  from?: string,
+  gas?: bigint,
+) => Promise<Hex | null>;
 /** eth_getCode on a chain's node: '0x' for an account without code, null when the node cannot say. */
 export type ChainCode = (chain: string, address: string, block: 'latest') => Promise<Hex | null>;
 
@@ -39,7 +46,9 @@ const ERC1155_ID = '0xd9b67a26';
  * labels it does not publish; this is the part that can be decided locally.
  */
 function looksLikeSpam(name: string, symbol: string): boolean {
-  return /https?:\/\/|www\.|\.(com|io|org|net|xyz|app|site|top|gift|claims?)\b|\bclaim|\bvisit\b|\brewards?\b|\bairdrop/i.test(`${name} ${symbol}`);
+  return /https?:\/\/|www\.|\.(com|io|org|net|xyz|app|site|top|gift|claims?)\b|\bclaim|\bvisit\b|\brewards?\b|\bairdrop/i.test(
+    `${name} ${symbol}`,
+  );
 }
 
 /**
@@ -114,7 +123,12 @@ export class TokenMetadata {
     this.codeless.add(key);
   }
 
-  private async view(chain: string, contract: string, functionName: 'decimals' | 'supportsInterface' | 'name' | 'symbol', args: readonly unknown[]): Promise<unknown> {
+  private async view(
+    chain: string,
+    contract: string,
+    functionName: 'decimals' | 'supportsInterface' | 'name' | 'symbol',
+    args: readonly unknown[],
+  ): Promise<unknown> {
     const out = await this.call(chain, contract, encodeFunctionData({ abi: ABI, functionName, args } as never), 'latest');
     if (out === null || out === '0x') return undefined;
     try {

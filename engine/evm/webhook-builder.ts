@@ -1,4 +1,14 @@
-import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector, type Abi, type AbiEvent, type AbiFunction, type Hex } from 'viem';
+import {
+  decodeEventLog,
+  decodeFunctionResult,
+  encodeFunctionData,
+  formatUnits,
+  toEventSelector,
+  type Abi,
+  type AbiEvent,
+  type AbiFunction,
+  type Hex,
+} from 'viem';
 import type { StoredLog } from './record.js';
 import { RecordView } from './record-view.js';
 import { ProbeKind } from './probe.js';
@@ -70,7 +80,8 @@ interface Advanced {
   readsSpam: boolean;
 }
 
-const dec = (v: unknown): string | null => (typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null);
+const dec = (v: unknown): string | null =>
+  typeof v === 'string' && v.startsWith('0x') ? BigInt(v).toString() : typeof v === 'string' ? v : null;
 const lower = (v: unknown): string | null => (typeof v === 'string' ? v.toLowerCase() : null);
 
 export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
@@ -86,9 +97,17 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
       const topic = topic0Hash(String(o['topic0']));
       const event = events.get(topic);
       const filter = o['filter'] !== undefined && event !== undefined ? compileFilter(o['filter'] as FilterExpr, event.inputs) : null;
-      advanced.set(topic, { filter, includeNativeTxs: o['includeNativeTxs'] === true, readsSpam: filter !== null && JSON.stringify(o['filter']).includes('"moralis_streams_possibleSpam"') });
+      advanced.set(topic, {
+        filter,
+        includeNativeTxs: o['includeNativeTxs'] === true,
+        readsSpam: filter !== null && JSON.stringify(o['filter']).includes('"moralis_streams_possibleSpam"'),
+      });
     }
-    const value: Prepared = { topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map(topic0Hash)), events, advanced };
+    const value: Prepared = {
+      topics: s.topic0 === null || s.topic0.length === 0 ? null : new Set(s.topic0.map(topic0Hash)),
+      events,
+      advanced,
+    };
     prepared.set(s.id, { version: s.updatedAt, value });
     return value;
   };
@@ -99,7 +118,8 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
     const p = prepare(s);
     const watched = deps.watched(s.id);
     const number = Number(r.headerField('number'));
-    const spam = async (contract: string | null): Promise<boolean> => s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
+    const spam = async (contract: string | null): Promise<boolean> =>
+      s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
 
     // The items the probe column found, by kind.
     const txHits = new Set<number>();
@@ -126,7 +146,9 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
       const txIndex = r.logTx(ordinal);
       const topic0 = log.topics[0]?.toLowerCase() ?? '';
       const event = p.events.get(topic0);
-      const byAddress = s.includeContractLogs && (kinds.has(ProbeKind.LogEmitter) || (kinds.has(ProbeKind.LogTopicAddress) && namesWatched(log, event, watched)));
+      const byAddress =
+        s.includeContractLogs &&
+        (kinds.has(ProbeKind.LogEmitter) || (kinds.has(ProbeKind.LogTopicAddress) && namesWatched(log, event, watched)));
       const byTopic = s.allAddresses && kinds.has(ProbeKind.Topic0);
       if (!byAddress && !byTopic) continue;
       if (p.topics !== null && !p.topics.has(topic0)) continue;
@@ -134,7 +156,11 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
       // A listed event must decode with the stream's ABI (its indexed layout included), or parsedLogs could not read it.
       if (p.topics !== null && args === null) continue;
       const advanced = p.advanced.get(topic0);
-      if (advanced?.filter != null && (args === null || !advanced.filter(args, await filterContext(deps.tokens, chain, log.address, advanced.readsSpam)))) continue;
+      if (
+        advanced?.filter != null &&
+        (args === null || !advanced.filter(args, await filterContext(deps.tokens, chain, log.address, advanced.readsSpam)))
+      )
+        continue;
       if (await spam(log.address)) continue;
       keptLogs.set(ordinal, { args });
       if (advanced?.includeNativeTxs === true || (s.allAddresses && s.includeNativeTxs)) txsOfLogs.add(txIndex);
@@ -158,11 +184,18 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
         const c = r.internal(i);
         if (BigInt(c.value) === 0n || c.error !== undefined) continue;
         if ((await spam(c.from)) || (await spam(c.to))) continue;
-        txsInternal.push({ from: lower(c.from), to: lower(c.to), value: dec(c.value), transactionHash: String(r.txField(c.txIndex, 'hash')), gas: dec(c.gas) });
+        txsInternal.push({
+          from: lower(c.from),
+          to: lower(c.to),
+          value: dec(c.value),
+          transactionHash: String(r.txField(c.txIndex, 'hash')),
+          gas: dec(c.gas),
+        });
       }
     }
     // After txs: a transaction delivered for itself brings its logs too.
-    if (s.includeAllTxLogs) await addRelatedLogs(keptLogs, r, new Set([...keptTxs, ...[...keptLogs.keys()].map((o) => r.logTx(o))]), p.events, spam);
+    if (s.includeAllTxLogs)
+      await addRelatedLogs(keptLogs, r, new Set([...keptTxs, ...[...keptLogs.keys()].map((o) => r.logTx(o))]), p.events, spam);
     const ordinals = [...keptLogs.keys()].sort((a, b) => a - b);
     if (ordinals.length === 0 && txs.length === 0 && txsInternal.length === 0) return null;
 
@@ -179,7 +212,16 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
     for (const o of ordinals) {
       const log = r.log(o);
       const transactionHash = String(r.txField(r.logTx(o), 'hash'));
-      const item: Item = { logIndex: dec(log.logIndex), transactionHash, address: log.address.toLowerCase(), data: log.data, topic0: log.topics[0] ?? null, topic1: log.topics[1] ?? null, topic2: log.topics[2] ?? null, topic3: log.topics[3] ?? null };
+      const item: Item = {
+        logIndex: dec(log.logIndex),
+        transactionHash,
+        address: log.address.toLowerCase(),
+        data: log.data,
+        topic0: log.topics[0] ?? null,
+        topic1: log.topics[1] ?? null,
+        topic2: log.topics[2] ?? null,
+        topic3: log.topics[3] ?? null,
+      };
       body.logs.push(item);
       logItems.push({ item, args: keptLogs.get(o)!.args, topic0: (log.topics[0] ?? '').toLowerCase() });
       await tokenItems(deps.tokens, chain, log, transactionHash, body);
@@ -230,7 +272,13 @@ function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: Read
 }
 
 /** includeAllTxLogs: the other logs of the related transactions, decoded where the stream's ABI knows them; spam emitters stay out as everywhere else. */
-async function addRelatedLogs(kept: Map<number, { args: Record<string, unknown> | null }>, r: RecordView, related: ReadonlySet<number>, events: ReadonlyMap<string, AbiEvent>, spam: (contract: string) => Promise<boolean>): Promise<void> {
+async function addRelatedLogs(
+  kept: Map<number, { args: Record<string, unknown> | null }>,
+  r: RecordView,
+  related: ReadonlySet<number>,
+  events: ReadonlyMap<string, AbiEvent>,
+  spam: (contract: string) => Promise<boolean>,
+): Promise<void> {
   for (const txIndex of related) {
     const [first, end] = r.logsOf(txIndex);
     for (let ordinal = first; ordinal < end; ordinal++) {
@@ -282,7 +330,13 @@ function txItem(tx: Record<string, unknown>, receipt: Record<string, unknown>, i
   };
 }
 
-type TokenBody = { erc20Transfers: Item[]; erc20Approvals: Item[]; nftTransfers: Item[]; nftTokenApprovals: Item[]; nftApprovals: { ERC721: Item[]; ERC1155: Item[] } };
+type TokenBody = {
+  erc20Transfers: Item[];
+  erc20Approvals: Item[];
+  nftTransfers: Item[];
+  nftTokenApprovals: Item[];
+  nftApprovals: { ERC721: Item[]; ERC1155: Item[] };
+};
 
 /** ERC-20 and NFT items of one log (transfers as the store's index decodes them), with the token's metadata. */
 async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, transactionHash: string, body: TokenBody): Promise<void> {
@@ -292,7 +346,12 @@ async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, 
   const contract = log.address.toLowerCase();
   const info = await tokens.get(chain, contract);
   const base = { transactionHash, logIndex: dec(log.logIndex)!, contract };
-  const nft = (type: 'ERC721' | 'ERC1155'): Item => ({ tokenContractType: type, tokenName: info.name, tokenSymbol: info.symbol, possibleSpam: info.possibleSpam });
+  const nft = (type: 'ERC721' | 'ERC1155'): Item => ({
+    tokenContractType: type,
+    tokenName: info.name,
+    tokenSymbol: info.symbol,
+    possibleSpam: info.possibleSpam,
+  });
   const erc20 = (value: bigint): Item => ({
     value: value.toString(),
     tokenName: info.name,
@@ -304,7 +363,16 @@ async function tokenItems(tokens: TokenMetadata, chain: string, log: StoredLog, 
   for (const t of logTransfers(log)) {
     const [from, to] = [t.from.toLowerCase(), t.to.toLowerCase()];
     if (t.kind === 'erc20') body.erc20Transfers.push({ ...base, from, to, ...erc20(BigInt(t.value)) });
-    else body.nftTransfers.push({ ...base, ...nft(t.kind === 'erc721' ? 'ERC721' : 'ERC1155'), operator: t.operator?.toLowerCase() ?? null, from, to, tokenId: BigInt(t.tokenId!).toString(), amount: BigInt(t.value).toString() });
+    else
+      body.nftTransfers.push({
+        ...base,
+        ...nft(t.kind === 'erc721' ? 'ERC721' : 'ERC1155'),
+        operator: t.operator?.toLowerCase() ?? null,
+        from,
+        to,
+        tokenId: BigInt(t.tokenId!).toString(),
+        amount: BigInt(t.value).toString(),
+      });
   }
   const party = (k: number): string => topicAddress(log.topics[k]).toLowerCase();
   if (topic0 === APPROVAL && n === 3 && log.data.length >= 66) {
@@ -343,12 +411,22 @@ interface TriggerOutput {
  * triggers[] ({name, value}). Calls not answered within the budget (none is started after it, the one under way
  * is given up) get value null and an `error` saying so: the webhook goes with what was read.
  */
-async function runTriggers(deps: BuilderDeps, chain: string, block: number, triggers: readonly Trigger[], byType: Typed, budget: CallBudget | undefined): Promise<void> {
+async function runTriggers(
+  deps: BuilderDeps,
+  chain: string,
+  block: number,
+  triggers: readonly Trigger[],
+  byType: Typed,
+  budget: CallBudget | undefined,
+): Promise<void> {
   // A view function needs far less than a block's gas: a call that loops until its gas is gone is over sooner.
   const cap = await deps.gasCap(chain);
   const own = deps.triggerGas ?? BigInt(TRIGGER_GAS);
   const gas = cap !== null && cap < own ? cap : own;
-  const overBudget = budget === undefined ? '' : `over budget: not answered within the ${budget.ms} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`;
+  const overBudget =
+    budget === undefined
+      ? ''
+      : `over budget: not answered within the ${budget.ms} ms this stream's trigger calls have per block (CHAINPOST_TRIGGER_BUDGET_MS)`;
   for (const trigger of triggers) {
     const fn = trigger.functionAbi as unknown as AbiFunction;
     const topic = trigger.topic0 === undefined ? undefined : topic0Hash(trigger.topic0);
@@ -356,11 +434,18 @@ async function runTriggers(deps: BuilderDeps, chain: string, block: number, trig
       if (topic !== undefined && topic0 !== topic) continue;
       const to = select(trigger.contractAddress, item, args);
       const output: TriggerOutput = { name: fn.outputs?.[0]?.name || fn.name, value: null };
-      const data = typeof to === 'string' && /^0x[0-9a-fA-F]{40}$/.test(to) ? encodeCall(fn, (trigger.inputs ?? []).map((i) => select(i, item, args))) : null;
+      const data =
+        typeof to === 'string' && /^0x[0-9a-fA-F]{40}$/.test(to)
+          ? encodeCall(
+              fn,
+              (trigger.inputs ?? []).map((i) => select(i, item, args)),
+            )
+          : null;
       if (data !== null) {
         const from = trigger.callFrom === undefined ? undefined : select(trigger.callFrom, item, args);
         // A node that cannot be reached throws (the block is tried again); a reverted call yields null.
-        const call = (): Promise<Hex | null> => deps.call(chain, to as string, data, block, typeof from === 'string' ? from : undefined, gas);
+        const call = (): Promise<Hex | null> =>
+          deps.call(chain, to as string, data, block, typeof from === 'string' ? from : undefined, gas);
         const out = budget === undefined ? await call() : await budget.call(call);
         if (out === OVER_BUDGET) output.error = overBudget;
         else if (out !== null && out !== '0x') output.value = decodeResult(fn, out);
@@ -397,7 +482,13 @@ function plain(v: unknown): unknown {
 }
 
 /** getNativeBalances: the addresses its selectors pick from items of its type, each once, with eth_getBalance at the block. */
-async function nativeBalances(deps: BuilderDeps, chain: string, block: number, specs: StreamRecord['getNativeBalances'], byType: Typed): Promise<Item[]> {
+async function nativeBalances(
+  deps: BuilderDeps,
+  chain: string,
+  block: number,
+  specs: StreamRecord['getNativeBalances'],
+  byType: Typed,
+): Promise<Item[]> {
   const addresses: string[] = [];
   for (const spec of specs) {
     for (const { item, args } of byType[spec.type] ?? []) {

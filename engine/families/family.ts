@@ -25,7 +25,14 @@ import type { FollowedChains } from '../streams/unfollowed.js';
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
  * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
  */
-export interface Family<D extends StreamCommon = StreamCommon, R extends FamilyStreams<D> = FamilyStreams<D>, P = unknown, W extends object = object, S = unknown, A = unknown> {
+export interface Family<
+  D extends StreamCommon = StreamCommon,
+  R extends FamilyStreams<D> = FamilyStreams<D>,
+  P = unknown,
+  W extends object = object,
+  S = unknown,
+  A = unknown,
+> {
   name: ChainFamily;
   /** The stream resource: its checks, its answer, its stored addresses, what it watches, its test webhook. */
   streams: StreamFamily<D>;

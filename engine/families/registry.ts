@@ -8,27 +8,55 @@ import type { StoredStream } from '../streams/model.js';
 import type { Config } from '../config/config.js';
 import { NO_DERIVED } from '../match/ports.js';
 import type { Part } from '../readiness.js';
-import type { BeginParts, Family, FollowParts, PrepareParts, PreparedState, RunTask, Started, StreamParts, TaskParts, TaskResult } from './family.js';
+import type {
+  BeginParts,
+  Family,
+  FollowParts,
+  PrepareParts,
+  PreparedState,
+  RunTask,
+  Started,
+  StreamParts,
+  TaskParts,
+  TaskResult,
+} from './family.js';
 
 /** Every family's follow parts at once: what app/ingest.ts hands each of them. */
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-export type FollowAll<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['follow']>[0] }[keyof F]>;
+export type FollowAll<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<
+  { [K in keyof F]: Parameters<F[K]['follow']>[0] }[keyof F]
+>;
 /** Every family's webhook parts at once: what app/server.ts hands each of them. */
-export type WebhookAll<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<{ [K in keyof F]: Parameters<F[K]['webhooks']>[0] }[keyof F]>;
+export type WebhookAll<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<
+  { [K in keyof F]: Parameters<F[K]['webhooks']>[0] }[keyof F]
+>;
 /** Each family's webhook builder, by name. */
-export type Webhooks<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = { [K in keyof F]: ReturnType<F[K]['webhooks']> };
+export type Webhooks<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = {
+  [K in keyof F]: ReturnType<F[K]['webhooks']>;
+};
 /** Every family's ports onto the worker pool at once. */
-export type FamilyPools<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<{ [K in keyof F]: ReturnType<F[K]['pool']> }[keyof F]>;
+export type FamilyPools<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = Intersection<
+  { [K in keyof F]: ReturnType<F[K]['pool']> }[keyof F]
+>;
 /** The block endpoints of each family that has them, by name. */
 export type Replays<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = {
-  [K in keyof F as F[K] extends { replay(...args: any[]): unknown } ? K : never]: F[K] extends { replay(...args: any[]): ReplayFamily<infer S> } ? BlockReplay<S> : never;
+  [K in keyof F as F[K] extends { replay(...args: any[]): unknown } ? K : never]: F[K] extends {
+    replay(...args: any[]): ReplayFamily<infer S>;
+  }
+    ? BlockReplay<S>
+    : never;
 };
 
 /** Each family's state (its `prepare`'s), by name. */
-export type States<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = { [K in keyof F]: F[K] extends { prepare(...args: any[]): infer S } ? S : undefined };
+export type States<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> = {
+  [K in keyof F]: F[K] extends { prepare(...args: any[]): infer S } ? S : undefined;
+};
 
 /** A family with the adapters its hooks take (app/families.ts): handed to its `prepare`. */
-export const bind = <Fa extends Family<any, any, any, any, any, any>>(family: Fa, adapters: NonNullable<Parameters<NonNullable<Fa['prepare']>>[1]>): Fa => ({ ...family, adapters });
+export const bind = <Fa extends Family<any, any, any, any, any, any>>(
+  family: Fa,
+  adapters: NonNullable<Parameters<NonNullable<Fa['prepare']>>[1]>,
+): Fa => ({ ...family, adapters });
 
 /**
  * The server's chain families by name (built in app/families.ts): what the shared parts look a family up in.
@@ -42,7 +70,8 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
 
   constructor(readonly byName: F) {
     const unmarked = Object.values(byName).filter((f) => f.streams.unmarked === true);
-    if (unmarked.length > 1) throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
+    if (unmarked.length > 1)
+      throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
     this.unmarked = unmarked[0];
     for (const f of Object.values(byName)) {
       for (const [name, task] of Object.entries(f.tasks)) {
@@ -80,7 +109,9 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
 
   /** Each family's stream resources, by name, built from the same parts. */
   resources(parts: StreamParts, states: States<F>): { [K in keyof F]: ReturnType<F[K]['resources']> } {
-    return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts, states[f.name as keyof F])])) as { [K in keyof F]: ReturnType<F[K]['resources']> };
+    return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts, states[f.name as keyof F])])) as {
+      [K in keyof F]: ReturnType<F[K]['resources']>;
+    };
   }
 
   /** Starts every family's followers, in the registry's order; what they started beside them, to close at the stop. */
@@ -94,8 +125,26 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
   }
 
   /** The block endpoints of each family that has them, by name: its replay over the store, with its webhook builder. */
-  replays({ kv, dispatcher, webhooks, parts, states }: { kv: Kv; dispatcher: Pick<Dispatcher, 'enqueueBatch'>; webhooks: Webhooks<F>; parts: WebhookAll<F>; states: States<F> }): Replays<F> {
-    return Object.fromEntries(this.list.flatMap((f) => (f.replay === undefined ? [] : [[f.name, new BlockReplay(kv, f.replay(webhooks[f.name as keyof F], parts, states[f.name as keyof F]), dispatcher)]]))) as Replays<F>;
+  replays({
+    kv,
+    dispatcher,
+    webhooks,
+    parts,
+    states,
+  }: {
+    kv: Kv;
+    dispatcher: Pick<Dispatcher, 'enqueueBatch'>;
+    webhooks: Webhooks<F>;
+    parts: WebhookAll<F>;
+    states: States<F>;
+  }): Replays<F> {
+    return Object.fromEntries(
+      this.list.flatMap((f) =>
+        f.replay === undefined
+          ? []
+          : [[f.name, new BlockReplay(kv, f.replay(webhooks[f.name as keyof F], parts, states[f.name as keyof F]), dispatcher)]],
+      ),
+    ) as Replays<F>;
   }
 
   /** What a stored stream of any family watches. */
@@ -113,7 +162,9 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
    * the first family deriving any for it has them all.
    */
   derivedOf(states: States<F>): (id: string) => Uint8Array {
-    const derived = Object.values<unknown>(states).flatMap((s) => ((s as PreparedState | undefined)?.derived === undefined ? [] : [(s as Required<PreparedState>).derived.bind(s)]));
+    const derived = Object.values<unknown>(states).flatMap((s) =>
+      (s as PreparedState | undefined)?.derived === undefined ? [] : [(s as Required<PreparedState>).derived.bind(s)],
+    );
     if (derived.length <= 1) return derived[0] ?? (() => NO_DERIVED);
     return (id) => derived.map((d) => d(id)).find((keys) => keys.length > 0) ?? NO_DERIVED;
   }

@@ -73,7 +73,16 @@ export function logBackfill(clock: Clock, log: Logger, chain: string, status: ()
   const tick = (): void => {
     const s = status();
     const moved = s.head !== last;
-    if (moved || !still) log.info('backfill', { chain, head: s.head, from: s.from, to: s.to, percent: percent(s), blocksPerSec: s.blocksPerSec, etaSeconds: s.etaSeconds });
+    if (moved || !still)
+      log.info('backfill', {
+        chain,
+        head: s.head,
+        from: s.from,
+        to: s.to,
+        percent: percent(s),
+        blocksPerSec: s.blocksPerSec,
+        etaSeconds: s.etaSeconds,
+      });
     still = !moved;
     last = s.head;
     timer = clock.at(clock.now() + BACKFILL_LOG_MS, tick);

@@ -33,7 +33,10 @@ export class ChainRuns {
       .catch((err: unknown) => {
         this.failed(chain, err);
         this.retries.get(chain)?.cancel();
-        this.retries.set(chain, this.clock.at(this.clock.now() + this.retryMs, () => this.wake(chain)));
+        this.retries.set(
+          chain,
+          this.clock.at(this.clock.now() + this.retryMs, () => this.wake(chain)),
+        );
       })
       .finally(() => {
         this.running.delete(chain);

@@ -58,7 +58,12 @@ export class ChainStart {
     // A state that never got a block (written before start blocks existed, stuck below its first) is not resumed.
     this.fresh = startBlock !== undefined && (stored === undefined || (stored.head < 0 && stored.backfill === undefined));
     if (!this.fresh && stored !== undefined && typeof startBlock === 'number' && startBlock !== floorOf(stored)) {
-      log.warn('a start block is set for a chain already in the store: its stored state is kept', { chain, startBlock, followedFrom: floorOf(stored), head: stored.head });
+      log.warn('a start block is set for a chain already in the store: its stored state is kept', {
+        chain,
+        startBlock,
+        followedFrom: floorOf(stored),
+        head: stored.head,
+      });
     }
   }
 
@@ -104,7 +109,8 @@ export class ChainStart {
     const durable = this.durable();
     const range = durable.backfill;
     if (range === undefined) return null;
-    if (this.progress === undefined) return { ...range, done: durable.head >= range.to, blocksPerSec: 0, etaSeconds: durable.head >= range.to ? 0 : null };
+    if (this.progress === undefined)
+      return { ...range, done: durable.head >= range.to, blocksPerSec: 0, etaSeconds: durable.head >= range.to ? 0 : null };
     return this.progress.status(durable.head);
   }
 

@@ -39,7 +39,21 @@ export const prefixRange = (table: Table, p: string): KeyRange => ({ table, star
 /** The key ranges a chain's ingestion writes (storage/README.md) besides its `chainState` row. */
 function chainRanges(chain: string): KeyRange[] {
   return [
-    ...(['blocks', 'probes', 'canon', 'blockHashes', 'blockEvents', 'tokens', 'sales', 'btcOutputs', 'btcAddressTxs', 'btcUtxos', 'btcTxs'] as const).map((t) => prefixRange(t, `${chain}/`)),
+    ...(
+      [
+        'blocks',
+        'probes',
+        'canon',
+        'blockHashes',
+        'blockEvents',
+        'tokens',
+        'sales',
+        'btcOutputs',
+        'btcAddressTxs',
+        'btcUtxos',
+        'btcTxs',
+      ] as const
+    ).map((t) => prefixRange(t, `${chain}/`)),
     // `wallet/` and `erc20/`: rows a store written before 2026-11-24 holds (by-wallet postings, ERC-20 transfers now kept as their logs: nothing reads them).
     ...['nft', 'erc20', 'wallet'].map((kind) => prefixRange('transfers', `${kind}/${chain}/`)),
   ];

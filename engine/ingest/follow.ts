@@ -86,7 +86,11 @@ export class UpstreamHealth {
   }
 
   status(): Pick<FollowerStatus, 'upstream' | 'upstreamErrors' | 'lastError'> {
-    return { upstream: this.failures === 0 ? 'ok' : 'failing', upstreamErrors: this.errors, ...(this.lastError === undefined ? {} : { lastError: this.lastError }) };
+    return {
+      upstream: this.failures === 0 ? 'ok' : 'failing',
+      upstreamErrors: this.errors,
+      ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
+    };
   }
 }
 
@@ -94,7 +98,11 @@ export class UpstreamHealth {
  * The blocks whose records and probe columns may be pruned now, a batch at most: below the retention
  * window, confirmed (a reorg may still need what is above), and read by every listener. Undefined: none.
  */
-export function prunable(state: { head: number; confirmed: number; pruned: number }, retention: number | undefined, oldestUnread: number | undefined): { from: number; to: number } | undefined {
+export function prunable(
+  state: { head: number; confirmed: number; pruned: number },
+  retention: number | undefined,
+  oldestUnread: number | undefined,
+): { from: number; to: number } | undefined {
   if (retention === undefined) return undefined;
   const from = state.pruned + 1;
   const to = Math.min(from + PRUNE_BATCH, state.head - retention + 1, state.confirmed + 1, oldestUnread ?? Infinity) - 1;
@@ -105,7 +113,13 @@ export function prunable(state: { head: number; confirmed: number; pruned: numbe
  * Drops the records and probe columns prunable() allows, with the chain's next state, in one transaction;
  * answers that state (undefined: nothing to prune).
  */
-export async function pruneChain<S extends { head: number; confirmed: number; pruned: number }>(kv: Kv, chain: string, state: S, retention: number | undefined, oldestUnread: number | undefined): Promise<S | undefined> {
+export async function pruneChain<S extends { head: number; confirmed: number; pruned: number }>(
+  kv: Kv,
+  chain: string,
+  state: S,
+  retention: number | undefined,
+  oldestUnread: number | undefined,
+): Promise<S | undefined> {
   const range = prunable(state, retention, oldestUnread);
   if (range === undefined) return undefined;
   const next = { ...state, pruned: range.to };

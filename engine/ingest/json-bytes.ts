@@ -124,6 +124,7 @@ function skipSpaceBack(b: Buffer, from: number, to: number): number {
 export function resultOf<T>(body: Uint8Array): T {
   const envelope = parseJsonBytes(body) as { result?: T; error?: { message?: string } | null };
   // Bitcoin Core writes `"error": null` beside a result.
-  if (envelope.error !== undefined && envelope.error !== null) throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
+  if (envelope.error !== undefined && envelope.error !== null)
+    throw new Error(`the node answered with an error: ${String(envelope.error.message)}`);
   return envelope.result as T;
 }

@@ -1,7 +1,8 @@
 import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COLON, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from './json-bytes.js';
 
 /** Buffer's own latin1 slice, without toString's argument handling (an answer has ~100,000 keys). */
-export const latin1 = (b: Buffer, start: number, end: number): string => (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
+export const latin1 = (b: Buffer, start: number, end: number): string =>
+  (b as unknown as { latin1Slice(s: number, e: number): string }).latin1Slice(start, end);
 
 /**
  * A JSON reader straight over a response body's bytes, for answers of several
@@ -151,8 +152,10 @@ export class JsonScanner {
       } while (depth > 0);
       return;
     }
-    if (c === 0x6e || c === 0x74) this.at += 4; // null, true
-    else if (c === 0x66) this.at += 5; // false
+    if (c === 0x6e || c === 0x74)
+      this.at += 4; // null, true
+    else if (c === 0x66)
+      this.at += 5; // false
     else this.numberText();
   }
 
@@ -234,7 +237,8 @@ export class JsonScanner {
 }
 
 /** A byte a JSON number may hold. */
-export const isNumberByte = (c: number | undefined): boolean => c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45);
+export const isNumberByte = (c: number | undefined): boolean =>
+  c !== undefined && ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45);
 
 /** Keys seen, by hash of their bytes (shared by every scan: answers of one kind name the same keys). */
 const KEYS = new Map<number, string>();

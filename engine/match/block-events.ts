@@ -75,7 +75,8 @@ export function markStaged(kv: Kv, staged: ReadonlyArray<{ streamId: string; eve
   }
   for (const { event, streams } of byEvent.values()) {
     const stored = kv.get<StoredEvent>('blockEvents', event.key);
-    if (stored?.hash === event.hash) kv.put('blockEvents', event.key, { hash: stored.hash, staged: [...(stored.staged ?? []), ...streams] } satisfies StoredEvent);
+    if (stored?.hash === event.hash)
+      kv.put('blockEvents', event.key, { hash: stored.hash, staged: [...(stored.staged ?? []), ...streams] } satisfies StoredEvent);
   }
 }
 

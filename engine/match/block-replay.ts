@@ -39,9 +39,15 @@ export class BlockReplay<S extends StoredStream> {
   }
 
   /** Enqueues the body the stream gets for block `number` (a webhook as any other: retries, history). */
-  async toWebhook(chainId: string, number: number, stream: S): Promise<{ streamId: string; blockNumber: number; transactions: number; result: string }> {
+  async toWebhook(
+    chainId: string,
+    number: number,
+    stream: S,
+  ): Promise<{ streamId: string; blockNumber: number; transactions: number; result: string }> {
     this.family.checkChain(chainId);
-    const addresses = this.kv.range('streamAddresses', { start: `${stream.id}/`, end: `${stream.id}/\uffff` }).map((e) => e.key.slice(stream.id.length + 1));
+    const addresses = this.kv
+      .range('streamAddresses', { start: `${stream.id}/`, end: `${stream.id}/\uffff` })
+      .map((e) => e.key.slice(stream.id.length + 1));
     const payload = await this.bodyFor(number, stream, addresses);
     if (payload === null) throw new ApiError(404, `block ${number} has no transaction for stream ${stream.id}`);
     const [result] = await this.dispatcher.enqueueBatch([{ streamId: stream.id, payload }]);

@@ -14,7 +14,12 @@ export interface MatchedBlock {
  * Builds a stream's webhook body (a stream of its family: S) for a block from the probe refs that matched it; null
  * when nothing is left to send. `budget`: how long the node calls the stream asks for (EVM triggers) may take.
  */
-export type BuildWebhook<S extends StoredStream = StoredStream> = (block: MatchedBlock, stream: S, refs: readonly number[], budget?: CallBudget) => Promise<Record<string, unknown> | null>;
+export type BuildWebhook<S extends StoredStream = StoredStream> = (
+  block: MatchedBlock,
+  stream: S,
+  refs: readonly number[],
+  budget?: CallBudget,
+) => Promise<Record<string, unknown> | null>;
 
 /** The service time a stream's trigger calls for one block have: none starts once `expired()`, and one under way is given up when `over` settles. */
 export interface CallBudget {

@@ -16,7 +16,9 @@ export function compileHere(matching: Matchings, task: CompileTask): FilterSetDa
   return m.compile(task.version, task.entries, task.seed);
 }
 
-export const inlineCompiler = (matching: Matchings): FilterCompiler => ({ compile: (task) => Promise.resolve(compileHere(matching, task)) });
+export const inlineCompiler = (matching: Matchings): FilterCompiler => ({
+  compile: (task) => Promise.resolve(compileHere(matching, task)),
+});
 
 /** Watched keys (addresses, xpub-derived keys, topics, programs, mints) of a task: what its compile's time grows with. */
 export function keysOf(task: Pick<CompileTask, 'entries'>): number {

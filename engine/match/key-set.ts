@@ -177,7 +177,15 @@ export class KeySet {
       const posting = postingAt[slot]!;
       if (posting === 0) return 0;
       const k = slot * words;
-      if (slots[k] === w0 && slots[k + 1] === w1 && slots[k + 2] === w2 && slots[k + 3] === w3 && slots[k + 4] === w4 && (words === 5 || this.sameKey(slot, dv, at))) return posting;
+      if (
+        slots[k] === w0 &&
+        slots[k + 1] === w1 &&
+        slots[k + 2] === w2 &&
+        slots[k + 3] === w3 &&
+        slots[k + 4] === w4 &&
+        (words === 5 || this.sameKey(slot, dv, at))
+      )
+        return posting;
     }
   }
 

@@ -98,7 +98,11 @@ export class ChainLanes {
   }
 
   /** Hands an event to the lanes of the streams to build it for; with none, it is finished in the writer's next transaction. */
-  hand(event: BlockEvent, block: MatchedBlock | undefined, streams: ReadonlyArray<{ stream: StoredStream; refs: readonly number[] }>): void {
+  hand(
+    event: BlockEvent,
+    block: MatchedBlock | undefined,
+    streams: ReadonlyArray<{ stream: StoredStream; refs: readonly number[] }>,
+  ): void {
     const open: OpenEvent = { event, block, handedAt: this.clock.now(), waiting: streams.length, dropped: false };
     this.open.set(idOf(event), open);
     if (streams.length === 0) return this.outcome({ open, payload: null });
@@ -132,16 +136,27 @@ export class ChainLanes {
     while (!this.stopped()) {
       try {
         // A block that left the canonical chain while its event waited here is not built (nor staged).
-        if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash) return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
+        if (this.kv.get<string>('canon', blockKey(this.chain, event.number)) !== event.hash)
+          return this.outcome({ open, streamId: stream.id, payload: null, dropped: true });
         const payload = await this.withBudget(open, stream, (budget) => this.build(open.block!, stream, refs, budget));
         return this.outcome({ open, streamId: stream.id, payload });
       } catch (err) {
         // Any failure but a node out of reach is this stream's alone: logged, and the block goes on without it.
         if (!(err instanceof NodeUnavailable)) {
-          this.log.error('a webhook could not be built; the stream gets nothing for this block', { chain: this.chain, block: event.number, streamId: stream.id, err });
+          this.log.error('a webhook could not be built; the stream gets nothing for this block', {
+            chain: this.chain,
+            block: event.number,
+            streamId: stream.id,
+            err,
+          });
           return this.outcome({ open, streamId: stream.id, payload: null });
         }
-        this.log.warn('a webhook could not be built: a node read failed; trying again', { chain: this.chain, block: event.number, streamId: stream.id, err });
+        this.log.warn('a webhook could not be built: a node read failed; trying again', {
+          chain: this.chain,
+          block: event.number,
+          streamId: stream.id,
+          err,
+        });
         await this.pause(this.opts.retryMs);
       }
     }
@@ -158,7 +173,12 @@ export class ChainLanes {
     const over = new Promise<void>((resolve) => (timer = this.clock.at(deadline, resolve)));
     const expired = (): boolean => this.clock.now() >= deadline;
     try {
-      return await run({ ms, over, expired, call: (c) => (expired() ? Promise.resolve(OVER_BUDGET) : this.share.run(stream.tenantId, c, over)) });
+      return await run({
+        ms,
+        over,
+        expired,
+        call: (c) => (expired() ? Promise.resolve(OVER_BUDGET) : this.share.run(stream.tenantId, c, over)),
+      });
     } finally {
       timer!.cancel();
     }
@@ -214,7 +234,9 @@ export class ChainLanes {
    * its fsync happen on LMDB's write thread.
    */
   private async commit(batch: readonly Outcome[]): Promise<void> {
-    const built = batch.flatMap((o) => (o.payload === null ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }]));
+    const built = batch.flatMap((o) =>
+      o.payload === null ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }],
+    );
     const ready = await this.dispatcher.prepare(built);
     const dropped = new Set(batch.filter((o) => o.dropped === true).map((o) => o.open));
     let finished: OpenEvent[] = [];
@@ -228,8 +250,14 @@ export class ChainLanes {
       for (const o of batch) left.set(o.open, (left.get(o.open) ?? o.open.waiting) - (o.streamId === undefined ? 0 : 1));
       finished = [...left].filter(([, n]) => n === 0).map(([open]) => open);
       const removed = new Set(finished.filter((o) => !o.dropped && !dropped.has(o)));
-      removeEvents(this.kv, [...removed].map((o) => o.event));
-      markStaged(this.kv, kept.filter((w) => !removed.has(w.open)));
+      removeEvents(
+        this.kv,
+        [...removed].map((o) => o.event),
+      );
+      markStaged(
+        this.kv,
+        kept.filter((w) => !removed.has(w.open)),
+      );
       if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
     });
     staged?.settle();
@@ -266,5 +294,8 @@ export function newsFirst<T extends { streamId: string; event: { kind: EventKind
     else list.push(item);
   }
   const streams = [...byStream.values()];
-  return [...streams.filter((l) => l[0]!.event.kind === EventKind.Seen), ...streams.filter((l) => l[0]!.event.kind !== EventKind.Seen)].flat();
+  return [
+    ...streams.filter((l) => l[0]!.event.kind === EventKind.Seen),
+    ...streams.filter((l) => l[0]!.event.kind !== EventKind.Seen),
+  ].flat();
 }

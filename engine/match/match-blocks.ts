@@ -30,7 +30,12 @@ export class FilterSets {
  * Per block, in order, the matches of its probe column; `probe` reads a column (valid until the next
  * read, so it is matched at once), undefined for a block without one (pruned, rolled back): no match.
  */
-export function matchBlocks(set: FilterSet, chain: string, numbers: readonly number[], probe: (key: string) => Uint8Array | undefined): Array<Map<number, number[]>> {
+export function matchBlocks(
+  set: FilterSet,
+  chain: string,
+  numbers: readonly number[],
+  probe: (key: string) => Uint8Array | undefined,
+): Array<Map<number, number[]>> {
   return numbers.map((n) => {
     const bytes = probe(blockKey(chain, n));
     return bytes === undefined ? new Map() : set.match(bytes);

@@ -85,9 +85,22 @@ export class StreamMatcher {
     log: Logger;
     opts?: MatcherOptions;
   }) {
-    ({ kv: this.kv, clock: this.clock, watchlist: this.watchlist, pool: this.pool, dispatcher: this.dispatcher, build: this.build, log: this.log } = parts);
+    ({
+      kv: this.kv,
+      clock: this.clock,
+      watchlist: this.watchlist,
+      pool: this.pool,
+      dispatcher: this.dispatcher,
+      build: this.build,
+      log: this.log,
+    } = parts);
     this.opts = parts.opts ?? {};
-    this.runs = new ChainRuns((chain) => this.drain(chain), this.clock, RETRY_MS, (chain, err) => this.log.warn('matching failed; trying again', { chain, err }));
+    this.runs = new ChainRuns(
+      (chain) => this.drain(chain),
+      this.clock,
+      RETRY_MS,
+      (chain, err) => this.log.warn('matching failed; trying again', { chain, err }),
+    );
   }
 
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
@@ -131,7 +144,9 @@ export class StreamMatcher {
         continue;
       }
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const events = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND).filter((e) => !lanes.has(e)).slice(0, EVENTS_PER_ROUND);
+      const events = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND)
+        .filter((e) => !lanes.has(e))
+        .slice(0, EVENTS_PER_ROUND);
       if (events.length === 0) return;
       await this.round(chain, events, lanes);
     }
@@ -140,8 +155,16 @@ export class StreamMatcher {
   private lanesOf(chain: string): ChainLanes {
     let l = this.lanes.get(chain);
     if (l === undefined) {
-      const opts = { stageChunk: this.opts.stageChunk ?? STAGE_CHUNK, triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS, triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS, retryMs: RETRY_MS };
-      this.lanes.set(chain, (l = new ChainLanes(chain, this.kv, this.clock, this.dispatcher, this.build, this.log, opts, () => this.stopped)));
+      const opts = {
+        stageChunk: this.opts.stageChunk ?? STAGE_CHUNK,
+        triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS,
+        triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS,
+        retryMs: RETRY_MS,
+      };
+      this.lanes.set(
+        chain,
+        (l = new ChainLanes(chain, this.kv, this.clock, this.dispatcher, this.build, this.log, opts, () => this.stopped)),
+      );
     }
     return l;
   }
@@ -150,7 +173,12 @@ export class StreamMatcher {
   private emits(chain: string): boolean {
     const c = findChain(chain);
     const now = this.clock.now();
-    return c !== undefined && this.watchlist.hasMatching(c.family) && chainRemoval(c, 'blocks', now) === undefined && chainRemoval(c, 'streams', now) === undefined;
+    return (
+      c !== undefined &&
+      this.watchlist.hasMatching(c.family) &&
+      chainRemoval(c, 'blocks', now) === undefined &&
+      chainRemoval(c, 'streams', now) === undefined
+    );
   }
 
   /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */
@@ -159,18 +187,33 @@ export class StreamMatcher {
     const compiled = this.emits(chain) ? await this.watchlist.compile(chain) : undefined;
     const numbers = [...new Set(events.map((e) => e.number))];
     const matches = compiled === undefined || compiled.streams.length === 0 ? [] : await this.pool.match(chain, numbers, compiled.filter);
-    if (compiled !== undefined && this.log.enabled('debug')) this.log.debug('matched', { chain, numbers, version: compiled.filter.version, streams: compiled.streams.length, matched: matches.map((m) => m.size) });
+    if (compiled !== undefined && this.log.enabled('debug'))
+      this.log.debug('matched', {
+        chain,
+        numbers,
+        version: compiled.filter.version,
+        streams: compiled.streams.length,
+        matched: matches.map((m) => m.size),
+      });
     for (const e of events) {
       const matched = matches[numbers.indexOf(e.number)];
       const key = blockKey(chain, e.number);
       // A block that left the canonical chain since it was announced is not delivered.
-      const stored = matched === undefined || matched.size === 0 || this.kv.get<string>('canon', key) !== e.hash ? undefined : this.kv.getRaw('blocks', key);
+      const stored =
+        matched === undefined || matched.size === 0 || this.kv.get<string>('canon', key) !== e.hash
+          ? undefined
+          : this.kv.getRaw('blocks', key);
       if (stored === undefined) {
         lanes.hand(e, undefined, []);
         continue;
       }
       // A copy: a read from the store is valid only until the next one, and the builds await.
-      const block: MatchedBlock = { chain, number: e.number, bytes: Uint8Array.prototype.slice.call(stored), confirmed: e.kind === EventKind.Confirmed };
+      const block: MatchedBlock = {
+        chain,
+        number: e.number,
+        bytes: Uint8Array.prototype.slice.call(stored),
+        confirmed: e.kind === EventKind.Confirmed,
+      };
       const streams: Array<{ stream: StoredStream; refs: readonly number[] }> = [];
       for (const [index, refs] of matched!) {
         const { id, tenantId } = compiled!.streams[index]!;

@@ -58,9 +58,7 @@ export class NodeShare {
     const running = { since: this.clock.now() };
     b.running.add(running);
     const answer = call();
-    void answer
-      .catch(() => undefined)
-      .finally(() => this.charge(b, running));
+    void answer.catch(() => undefined).finally(() => this.charge(b, running));
     return Promise.race([answer, given.then((): typeof OVER_BUDGET => OVER_BUDGET)]);
   }
 

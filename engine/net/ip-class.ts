@@ -10,7 +10,17 @@
  * judged by the IPv4 address inside. IPv6 outside global unicast (2000::/3) is
  * `reserved`. Text that is not an IP address is `not-an-address`.
  */
-export type AddressKind = 'public' | 'loopback' | 'private' | 'link-local' | 'cgnat' | 'metadata' | 'unspecified' | 'multicast' | 'reserved' | 'not-an-address';
+export type AddressKind =
+  | 'public'
+  | 'loopback'
+  | 'private'
+  | 'link-local'
+  | 'cgnat'
+  | 'metadata'
+  | 'unspecified'
+  | 'multicast'
+  | 'reserved'
+  | 'not-an-address';
 
 /** The kind as a phrase, for messages: "a private address". */
 export const KIND_PHRASE: Readonly<Record<AddressKind, string>> = {

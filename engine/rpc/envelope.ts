@@ -19,4 +19,5 @@ export const LIMIT_EXCEEDED = -32005;
 
 export const resultText = (id: RpcId, resultJson: string): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
 
-export const errorText = (id: RpcId, error: RpcError): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}`;
+export const errorText = (id: RpcId, error: RpcError): string =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":${JSON.stringify(error)}}`;

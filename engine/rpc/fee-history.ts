@@ -33,7 +33,14 @@ export function feeHistoryFromStore(held: Held, params: readonly unknown[]): Jso
   const oldest = Math.max(0, newest - (Math.min(count, MAX_BLOCKS) - 1));
   if (oldest < latest - WINDOW || !held.holds(oldest, newest) || !held.holds(latest, latest)) return undefined;
 
-  const out = { baseFeePerGas: [] as string[], gasUsedRatio: [] as number[], baseFeePerBlobGas: [] as string[], blobGasUsedRatio: [] as number[], oldestBlock: hex(BigInt(oldest)), reward: [] as string[][] };
+  const out = {
+    baseFeePerGas: [] as string[],
+    gasUsedRatio: [] as number[],
+    baseFeePerBlobGas: [] as string[],
+    blobGasUsedRatio: [] as number[],
+    oldestBlock: hex(BigInt(oldest)),
+    reward: [] as string[][],
+  };
   for (let n = oldest; n <= newest; n++) {
     const view = held.record(n);
     const fees = view === undefined ? undefined : blockFees(view);
@@ -69,8 +76,14 @@ function blockFees(view: RecordView): BlockFees | undefined {
   const h = view.header;
   const { baseFeePerGas, gasUsed, gasLimit, blobGasUsed, excessBlobGas } = h as Record<string, unknown>;
   if (typeof baseFeePerGas !== 'string' || typeof gasUsed !== 'string' || typeof gasLimit !== 'string') return undefined;
-  if ((blobGasUsed !== undefined && Number(blobGasUsed) !== 0) || (excessBlobGas !== undefined && Number(excessBlobGas) !== 0)) return undefined;
-  return { baseFee: BigInt(baseFeePerGas), gasUsed: Number(gasUsed), gasLimit: Number(gasLimit), blobFee: excessBlobGas === undefined ? '0x0' : '0x1' };
+  if ((blobGasUsed !== undefined && Number(blobGasUsed) !== 0) || (excessBlobGas !== undefined && Number(excessBlobGas) !== 0))
+    return undefined;
+  return {
+    baseFee: BigInt(baseFeePerGas),
+    gasUsed: Number(gasUsed),
+    gasLimit: Number(gasLimit),
+    blobFee: excessBlobGas === undefined ? '0x0' : '0x1',
+  };
 }
 
 function blockRewards(view: RecordView, baseFee: bigint, gasUsed: number, percentiles: readonly number[]): string[] | undefined {

@@ -52,7 +52,12 @@ export interface BlockLogs {
 export const blockLogs = (maxSize: number): Lru<BlockLogs> => new Lru<BlockLogs>(1_000_000, maxSize, (b) => b.size);
 
 /** The matching logs as JSON text, the limit error, or undefined when the store cannot answer exactly (the node does). */
-export function logsFromStore(held: Held, params: readonly unknown[], beyond: TopicsBeyondLog, seen: Lru<BlockLogs>): string[] | RpcError | undefined {
+export function logsFromStore(
+  held: Held,
+  params: readonly unknown[],
+  beyond: TopicsBeyondLog,
+  seen: Lru<BlockLogs>,
+): string[] | RpcError | undefined {
   const q = logQuery(held, params, beyond);
   if (q === undefined || 'code' in q) return q;
   const out: string[] = [];
@@ -79,7 +84,14 @@ export function logsFromStore(held: Held, params: readonly unknown[], beyond: To
 }
 
 /** The block's logs with these ordinals: those not read before are decoded from the record, and kept. */
-function readLogs(held: Held, n: number, id: string, known: BlockLogs, ordinals: readonly number[], seen: Lru<BlockLogs>): BlockLogs | undefined {
+function readLogs(
+  held: Held,
+  n: number,
+  id: string,
+  known: BlockLogs,
+  ordinals: readonly number[],
+  seen: Lru<BlockLogs>,
+): BlockLogs | undefined {
   const missing = ordinals.filter((o) => known.texts[o] === undefined);
   if (missing.length === 0) return known;
   const view = held.record(n);
@@ -110,7 +122,8 @@ function readLogs(held: Held, n: number, id: string, known: BlockLogs, ordinals:
 function rangeLimit(held: Held, params: readonly unknown[]): RpcError | undefined {
   const f = params[0] as { fromBlock?: unknown; toBlock?: unknown; blockHash?: unknown } | undefined;
   if (typeof f !== 'object' || f === null || f.blockHash !== undefined) return undefined;
-  const at = (p: unknown): number | undefined => (p === undefined || p === 'latest' || p === 'pending' ? Math.max(held.latest ?? -1, held.head) : held.number(p));
+  const at = (p: unknown): number | undefined =>
+    p === undefined || p === 'latest' || p === 'pending' ? Math.max(held.latest ?? -1, held.head) : held.number(p);
   const from = at(f.fromBlock);
   const to = at(f.toBlock);
   return from !== undefined && to !== undefined && to >= 0 && to - from + 1 > MAX_BLOCK_RANGE ? rangeTooLarge : undefined;
@@ -174,7 +187,13 @@ function topicSets(v: unknown): Array<Set<string> | null> | undefined {
   return out;
 }
 
-const keySet = (width: 20 | 32, keys: readonly string[]): KeySet => new KeySet(buildKeySet(width, keys.map((k) => ({ key: Buffer.from(k.slice(2), 'hex'), streams: [0] }))));
+const keySet = (width: 20 | 32, keys: readonly string[]): KeySet =>
+  new KeySet(
+    buildKeySet(
+      width,
+      keys.map((k) => ({ key: Buffer.from(k.slice(2), 'hex'), streams: [0] })),
+    ),
+  );
 
 /** The ordinals of the block's logs that pass the address and topic0 filters, ascending, read from the probe column alone. */
 function candidates(probe: Uint8Array, q: LogQuery): number[] {

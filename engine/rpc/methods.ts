@@ -12,14 +12,42 @@ export type MethodRoute = 'store' | 'node';
 const FROM_STORE = ['eth_getLogs', 'eth_getBlockReceipts', 'eth_feeHistory'];
 
 const TO_NODE = [
-  'web3_clientVersion', 'web3_sha3', 'net_version', 'net_listening', 'net_peerCount',
-  'eth_chainId', 'eth_blockNumber', 'eth_syncing', 'eth_protocolVersion', 'eth_gasPrice', 'eth_maxPriorityFeePerGas', 'eth_blobBaseFee',
-  'eth_getBalance', 'eth_getCode', 'eth_getStorageAt', 'eth_getTransactionCount', 'eth_getProof', 'eth_getAccount',
-  'eth_call', 'eth_estimateGas', 'eth_createAccessList', 'eth_simulateV1',
-  'eth_getBlockByNumber', 'eth_getBlockByHash', 'eth_getBlockTransactionCountByNumber', 'eth_getBlockTransactionCountByHash',
-  'eth_getUncleCountByBlockNumber', 'eth_getUncleCountByBlockHash', 'eth_getUncleByBlockNumberAndIndex', 'eth_getUncleByBlockHashAndIndex',
-  'eth_getTransactionByHash', 'eth_getTransactionByBlockNumberAndIndex', 'eth_getTransactionByBlockHashAndIndex', 'eth_getTransactionReceipt',
-  'eth_getRawTransactionByHash', 'eth_sendRawTransaction',
+  'web3_clientVersion',
+  'web3_sha3',
+  'net_version',
+  'net_listening',
+  'net_peerCount',
+  'eth_chainId',
+  'eth_blockNumber',
+  'eth_syncing',
+  'eth_protocolVersion',
+  'eth_gasPrice',
+  'eth_maxPriorityFeePerGas',
+  'eth_blobBaseFee',
+  'eth_getBalance',
+  'eth_getCode',
+  'eth_getStorageAt',
+  'eth_getTransactionCount',
+  'eth_getProof',
+  'eth_getAccount',
+  'eth_call',
+  'eth_estimateGas',
+  'eth_createAccessList',
+  'eth_simulateV1',
+  'eth_getBlockByNumber',
+  'eth_getBlockByHash',
+  'eth_getBlockTransactionCountByNumber',
+  'eth_getBlockTransactionCountByHash',
+  'eth_getUncleCountByBlockNumber',
+  'eth_getUncleCountByBlockHash',
+  'eth_getUncleByBlockNumberAndIndex',
+  'eth_getUncleByBlockHashAndIndex',
+  'eth_getTransactionByHash',
+  'eth_getTransactionByBlockNumberAndIndex',
+  'eth_getTransactionByBlockHashAndIndex',
+  'eth_getTransactionReceipt',
+  'eth_getRawTransactionByHash',
+  'eth_sendRawTransaction',
 ];
 
 const ROUTES = new Map<string, MethodRoute>([...FROM_STORE.map((m) => [m, 'store'] as const), ...TO_NODE.map((m) => [m, 'node'] as const)]);
@@ -32,10 +60,22 @@ export const shareable = (method: string): boolean => method !== 'eth_sendRawTra
 
 /** Where a method names the block its answer is about: the position of that parameter. */
 const BLOCK_PARAM: Readonly<Record<string, number>> = {
-  eth_getBalance: 1, eth_getCode: 1, eth_getTransactionCount: 1, eth_getStorageAt: 2, eth_getProof: 2, eth_getAccount: 1,
-  eth_call: 1, eth_estimateGas: 1, eth_createAccessList: 1,
-  eth_getBlockByNumber: 0, eth_getBlockByHash: 0, eth_getBlockReceipts: 0, eth_getBlockTransactionCountByNumber: 0, eth_getBlockTransactionCountByHash: 0,
-  eth_getTransactionByBlockNumberAndIndex: 0, eth_getTransactionByBlockHashAndIndex: 0,
+  eth_getBalance: 1,
+  eth_getCode: 1,
+  eth_getTransactionCount: 1,
+  eth_getStorageAt: 2,
+  eth_getProof: 2,
+  eth_getAccount: 1,
+  eth_call: 1,
+  eth_estimateGas: 1,
+  eth_createAccessList: 1,
+  eth_getBlockByNumber: 0,
+  eth_getBlockByHash: 0,
+  eth_getBlockReceipts: 0,
+  eth_getBlockTransactionCountByNumber: 0,
+  eth_getBlockTransactionCountByHash: 0,
+  eth_getTransactionByBlockNumberAndIndex: 0,
+  eth_getTransactionByBlockHashAndIndex: 0,
 };
 
 /** Methods whose answer carries the block it is about (a transaction found by hash). */
@@ -46,7 +86,12 @@ const RESULT_BLOCK = new Set(['eth_getTransactionByHash', 'eth_getTransactionRec
  * which: a number or a block hash, never a tag ("latest" moves). Undefined
  * when the answer depends on the head, or says nothing (null: not found yet).
  */
-export function answerBlock(method: string, params: readonly unknown[], result: unknown, numberOfHash: (hash: string) => number | undefined): number | undefined {
+export function answerBlock(
+  method: string,
+  params: readonly unknown[],
+  result: unknown,
+  numberOfHash: (hash: string) => number | undefined,
+): number | undefined {
   if (result === null || result === undefined) return undefined;
   if (RESULT_BLOCK.has(method)) return quantity((result as { blockNumber?: unknown }).blockNumber);
   if (method === 'eth_getLogs') {

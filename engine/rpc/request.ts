@@ -43,7 +43,11 @@ export type Parsed = { batch: false; call: Call } | { batch: true; items: Array<
 export function parseRequest(body: unknown): Parsed {
   if (!Array.isArray(body)) return { batch: false, call: toCall(body) };
   if (body.length === 0) throw new ApiError(400, 'request: an empty batch', { field: 'request' });
-  if (body.length > MAX_BATCH) throw new ApiError(400, `request: a batch of ${body.length} calls is over the limit of ${MAX_BATCH} per batch`, { field: 'request', limit: MAX_BATCH });
+  if (body.length > MAX_BATCH)
+    throw new ApiError(400, `request: a batch of ${body.length} calls is over the limit of ${MAX_BATCH} per batch`, {
+      field: 'request',
+      limit: MAX_BATCH,
+    });
   return {
     batch: true,
     items: body.map((element): Call | Invalid => {

@@ -88,10 +88,11 @@ export class NodeAccess {
     metrics.gauge(
       'chainpost_rpc_calls_total',
       'Node-access calls by chain, method and how they were served: store, cache, shared (an identical call in flight), node, refused, invalid, failed (node unreachable).',
-      () => [...this.counts].map(([k, value]) => {
-        const [chain, method, served] = k.split('\u0000') as [string, string, string];
-        return { labels: { chain, method, served }, value };
-      }),
+      () =>
+        [...this.counts].map(([k, value]) => {
+          const [chain, method, served] = k.split('\u0000') as [string, string, string];
+          return { labels: { chain, method, served }, value };
+        }),
       'counter',
     );
   }
@@ -120,7 +121,8 @@ export class NodeAccess {
   /** Answers a JSON body (one call or a batch) for `chain`; throws ApiError for a chain without a node or a malformed body. */
   async answer(chain: Chain, body: unknown): Promise<Answered> {
     const a = this.chains.get(chain.key);
-    if (a === undefined) throw new ApiError(404, `chain ${chain.key} (${chain.slug}) has no upstream node on this server`, { chain: chain.key });
+    if (a === undefined)
+      throw new ApiError(404, `chain ${chain.key} (${chain.slug}) has no upstream node on this server`, { chain: chain.key });
     const parsed = parseRequest(body);
     if (!parsed.batch) {
       const out = await this.one(a, parsed.call);
@@ -202,7 +204,9 @@ export class NodeAccess {
   }
 
   private async fromNode(a: Attached, call: Call, key: string): Promise<Out> {
-    const { promise, shared } = shareable(call.method) ? this.inFlight.run(key, () => this.ask(a, call, key)) : { promise: this.ask(a, call, key), shared: false };
+    const { promise, shared } = shareable(call.method)
+      ? this.inFlight.run(key, () => this.ask(a, call, key))
+      : { promise: this.ask(a, call, key), shared: false };
     // Counted as it joins, so a call waiting on another's answer shows at once.
     if (shared) this.count(a, call.method, 'shared');
     const settled = await promise;
@@ -267,11 +271,14 @@ export class NodeAccess {
   private learnRules(a: Attached): void {
     if (a.rules !== undefined || a.asking) return;
     a.asking = true;
-    a.node.upstream.call<unknown>('web3_clientVersion', []).then(
-      (v) => void (a.rules = nodeRules(String(v))),
-      // A node without the method answered all the same: its rules are not known. Unreachable: ask again later.
-      (err: unknown) => void (err instanceof NodeError ? (a.rules = nodeRules('')) : undefined),
-    ).finally(() => void (a.asking = false));
+    a.node.upstream
+      .call<unknown>('web3_clientVersion', [])
+      .then(
+        (v) => void (a.rules = nodeRules(String(v))),
+        // A node without the method answered all the same: its rules are not known. Unreachable: ask again later.
+        (err: unknown) => void (err instanceof NodeError ? (a.rules = nodeRules('')) : undefined),
+      )
+      .finally(() => void (a.asking = false));
   }
 
   private count(a: Attached, method: string, served: Served): void {

@@ -92,7 +92,11 @@ export function solanaTx(t: SolTransaction, slot: string, blockTime: number | nu
     err: t.err === null ? null : (JSON.parse(t.err) as unknown),
     accountKeys: t.accountKeys,
     instructions: t.instructions.map((ix) => instructionOf(t, ix)),
-    innerInstructions: t.innerInstructions?.map((g) => ({ index: g.index, instructions: g.instructions.map((ix) => ({ ...instructionOf(t, ix), stackHeight: ix.stackHeight })) })) ?? null,
+    innerInstructions:
+      t.innerInstructions?.map((g) => ({
+        index: g.index,
+        instructions: g.instructions.map((ix) => ({ ...instructionOf(t, ix), stackHeight: ix.stackHeight })),
+      })) ?? null,
     preTokenBalances: t.preTokenBalances,
     postTokenBalances: t.postTokenBalances,
   };
@@ -109,7 +113,14 @@ export function solanaBody(view: SolRecordView, o: SolBodyOptions): SolanaBody {
     streamId: o.streamId,
     tag: o.tag,
     retries: 0,
-    block: { slot, blockHash: h.blockhash, blockHeight: h.blockHeight === null ? null : String(h.blockHeight), blockTime: h.blockTime, parentSlot: String(h.parentSlot), previousBlockHash: h.previousBlockhash },
+    block: {
+      slot,
+      blockHash: h.blockhash,
+      blockHeight: h.blockHeight === null ? null : String(h.blockHeight),
+      blockTime: h.blockTime,
+      parentSlot: String(h.parentSlot),
+      previousBlockHash: h.previousBlockhash,
+    },
     transactions: o.txIndexes.map((i) => solanaTx(view.tx(i), slot, h.blockTime)),
   };
 }

@@ -18,15 +18,24 @@ export interface SolanaAdapters {
 
 /** The Solana chains' skipped slots on /metrics, registered before its followers start (its help and type shown without them). */
 export function prepareSolana({ metrics, following }: PrepareParts, adapters: SolanaAdapters): SolanaAdapters {
-  metrics.gauge('chainpost_chain_skipped_slots_total', 'Slots the node reported skipped (no block), per Solana chain, since the start.', () => following.followers.flatMap((f) => {
-    const s = f.status();
-    return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
-  }), 'counter');
+  metrics.gauge(
+    'chainpost_chain_skipped_slots_total',
+    'Slots the node reported skipped (no block), per Solana chain, since the start.',
+    () =>
+      following.followers.flatMap((f) => {
+        const s = f.status();
+        return 'skippedSlots' in s && typeof s.skippedSlots === 'number' ? [{ labels: { chain: s.chain }, value: s.skippedSlots }] : [];
+      }),
+    'counter',
+  );
   return adapters;
 }
 
 /** The Solana follower, when a Solana node is configured (CHAINPOST_SOLANA_RPC), woken by its slot subscription when it has a WebSocket. */
-export function followSolana({ config, log, clock, kv, following, events, rpc, pool }: FollowParts & SolanaFollowParts, { slotSubscription }: SolanaAdapters): Started | void {
+export function followSolana(
+  { config, log, clock, kv, following, events, rpc, pool }: FollowParts & SolanaFollowParts,
+  { slotSubscription }: SolanaAdapters,
+): Started | void {
   if (config.solana.url === undefined) return;
   const upstream = rpc(config.solana.url);
   const slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);

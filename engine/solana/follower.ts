@@ -51,7 +51,13 @@ const UNKNOWN_PARENT = '11111111111111111111111111111111';
 /** The WebSocket is tried again after 1 s, doubling up to this, while it fails; back to 1 s once one opens. */
 const MAX_RECONNECT_MS = 30_000;
 
-const GET_BLOCK_CONFIG = { encoding: 'json', transactionDetails: 'full', maxSupportedTransactionVersion: 0, rewards: false, commitment: 'confirmed' } as const;
+const GET_BLOCK_CONFIG = {
+  encoding: 'json',
+  transactionDetails: 'full',
+  maxSupportedTransactionVersion: 0,
+  rewards: false,
+  commitment: 'confirmed',
+} as const;
 
 /** A slot as the node answered it: its block, skipped, or not yet available. */
 type Fetched = PreparedSolanaBlock | 'skipped' | 'later';
@@ -85,7 +91,14 @@ export class SolanaFollower implements ChainFollower {
     },
   ) {
     this.state = kv.get<SolanaChainState>('chainState', chain);
-    this.loop = new SyncLoop(chain, log, clock, opts.pollMs, () => this.round(), () => this.prune());
+    this.loop = new SyncLoop(
+      chain,
+      log,
+      clock,
+      opts.pollMs,
+      () => this.round(),
+      () => this.prune(),
+    );
   }
 
   start(): void {
@@ -105,7 +118,16 @@ export class SolanaFollower implements ChainFollower {
 
   status(): SolanaFollowerStatus {
     const s = this.state ?? { head: -1, confirmed: -1, pruned: -1 };
-    return { chain: this.chain, head: this.lastStored(s.head) ?? -1, confirmed: s.confirmed, nodeHead: this.nodeHead, oldest: s.pruned + 1, ...this.loop.health.status(), skippedSlots: this.skipped, wake: this.subscribed ? 'websocket' : 'poll' };
+    return {
+      chain: this.chain,
+      head: this.lastStored(s.head) ?? -1,
+      confirmed: s.confirmed,
+      nodeHead: this.nodeHead,
+      oldest: s.pruned + 1,
+      ...this.loop.health.status(),
+      skippedSlots: this.skipped,
+      wake: this.subscribed ? 'websocket' : 'poll',
+    };
   }
 
   reorgs(): number {
@@ -152,7 +174,7 @@ export class SolanaFollower implements ChainFollower {
   private async begin(tip: number): Promise<SolanaChainState> {
     const state = { head: tip - 1, confirmed: tip - 1, pruned: tip - 1 };
     await this.kv.transactAsync(() => this.kv.put('chainState', this.chain, state));
-    this.log.info('following a new chain from the node\'s confirmed slot', { chain: this.chain, slot: tip });
+    this.log.info("following a new chain from the node's confirmed slot", { chain: this.chain, slot: tip });
     return state;
   }
 
@@ -203,7 +225,10 @@ export class SolanaFollower implements ChainFollower {
             continue;
           }
           // The parent's hash is checked where the node still has it; a node started from a snapshot above it says 111…1.
-          if (below !== undefined && (got.parentSlot !== below.slot || (got.parentHash !== below.hash && got.parentHash !== UNKNOWN_PARENT))) {
+          if (
+            below !== undefined &&
+            (got.parentSlot !== below.slot || (got.parentHash !== below.hash && got.parentHash !== UNKNOWN_PARENT))
+          ) {
             // A fork at the unit's first block; further on, the unit stops there and the next one starts with it.
             if (unit.length > 0) break;
             ahead.clear();
@@ -258,7 +283,10 @@ export class SolanaFollower implements ChainFollower {
   private async fetch(slot: number): Promise<Fetched> {
     let prepared: PreparedSolanaOutcome;
     try {
-      prepared = await this.opts.pool.prepare(this.chain, { slot, block: await rawCall(this.upstream, 'getBlock', [slot, GET_BLOCK_CONFIG]) });
+      prepared = await this.opts.pool.prepare(this.chain, {
+        slot,
+        block: await rawCall(this.upstream, 'getBlock', [slot, GET_BLOCK_CONFIG]),
+      });
     } catch (err) {
       // A short answer's error is found by the HTTP client; a long one's by the worker, below.
       if (err instanceof NodeError) return this.answered(slot, err.code, err.message);
@@ -287,9 +315,16 @@ export class SolanaFollower implements ChainFollower {
     const upTo = tip - this.opts.confirmations;
     // Slots still to announce as confirmed, in order: stored ones below the unit (read now: the unit's writes are
     // not visible to reads in it), then the unit's blocks.
-    const pending: Array<[slot: number, hash: string]> = [...this.storedBetween(this.state!.confirmed + 1, Math.min(upTo, (blocks[0]?.slot ?? lastSlot + 1) - 1)), ...blocks.map((b): [number, string] => [b.slot, b.hash])];
+    const pending: Array<[slot: number, hash: string]> = [
+      ...this.storedBetween(this.state!.confirmed + 1, Math.min(upTo, (blocks[0]?.slot ?? lastSlot + 1) - 1)),
+      ...blocks.map((b): [number, string] => [b.slot, b.hash]),
+    ];
     const lastBlock = blocks.at(-1)?.slot;
-    const next: SolanaChainState = { ...this.state!, head: lastSlot, confirmed: lastBlock === undefined ? this.state!.confirmed : Math.max(this.state!.confirmed, Math.min(upTo, lastBlock)) };
+    const next: SolanaChainState = {
+      ...this.state!,
+      head: lastSlot,
+      confirmed: lastBlock === undefined ? this.state!.confirmed : Math.max(this.state!.confirmed, Math.min(upTo, lastBlock)),
+    };
     const durable = this.kv.writeBehind(() => {
       let k = 0;
       const announce = (through: number): void => {
@@ -333,7 +368,9 @@ export class SolanaFollower implements ChainFollower {
   /** Our stored slots from `from` to `to` (inclusive) with their hashes, in order. */
   private storedBetween(from: number, to: number): Array<[slot: number, hash: string]> {
     if (to < from) return [];
-    return this.kv.range<string>('canon', { start: blockKey(this.chain, from), end: blockKey(this.chain, to + 1) }).map((e) => [this.slotOf(e.key), e.value]);
+    return this.kv
+      .range<string>('canon', { start: blockKey(this.chain, from), end: blockKey(this.chain, to + 1) })
+      .map((e) => [this.slotOf(e.key), e.value]);
   }
 
   private slotOf(key: string): number {
@@ -351,7 +388,8 @@ export class SolanaFollower implements ChainFollower {
     while (ours !== undefined && !(theirs.slot === ours && theirs.hash === this.hashOf(ours))) {
       if (theirs.slot > ours) {
         const parent = await this.fetch(theirs.slot);
-        if (parent === 'skipped' || parent === 'later') throw new Error(`slot ${theirs.slot}, the parent of a block the node sent, is not available from it; trying again`);
+        if (parent === 'skipped' || parent === 'later')
+          throw new Error(`slot ${theirs.slot}, the parent of a block the node sent, is not available from it; trying again`);
         theirs = { slot: parent.parentSlot, hash: parent.parentHash };
       } else ours = this.lastStored(ours - 1);
     }
@@ -359,9 +397,15 @@ export class SolanaFollower implements ChainFollower {
     // Slots above the fork point: ours are removed, the skipped ones fetched again on the node's branch.
     const from = keep + 1;
     const to = this.state!.head;
-    if (ours === undefined) this.log.warn('a fork below the stored slots: every stored slot is rolled back', { chain: this.chain, from, to });
+    if (ours === undefined)
+      this.log.warn('a fork below the stored slots: every stored slot is rolled back', { chain: this.chain, from, to });
     const removed = this.storedBetween(from, to).map(([slot]) => slot);
-    const next = { ...this.state!, head: keep, confirmed: Math.min(this.state!.confirmed, keep), pruned: Math.min(this.state!.pruned, keep) };
+    const next = {
+      ...this.state!,
+      head: keep,
+      confirmed: Math.min(this.state!.confirmed, keep),
+      pruned: Math.min(this.state!.pruned, keep),
+    };
     await this.kv.transactAsync(() => {
       for (const n of removed) removeCanonical(this.kv, this.chain, n);
       if (removed.length > 0) this.events.reorged(this.chain, removed[0]!, removed[removed.length - 1]!);
@@ -376,6 +420,7 @@ export class SolanaFollower implements ChainFollower {
 
   /** Drops the records and probe columns that fell out of the retention window (in slots), a batch at a time. */
   private async prune(): Promise<void> {
-    this.state = (await pruneChain(this.kv, this.chain, this.state!, this.opts.retention, this.events.oldestUnread?.(this.chain))) ?? this.state;
+    this.state =
+      (await pruneChain(this.kv, this.chain, this.state!, this.opts.retention, this.events.oldestUnread?.(this.chain))) ?? this.state;
   }
 }

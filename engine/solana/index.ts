@@ -5,7 +5,14 @@ import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { prepareSolanaBlock, type SolanaAnswers, type SolanaIngestPool } from './prepared.js';
 import { solanaDefinition, solanaReplay } from './replay.js';
 import { solanaWebhookBuilder } from './webhook.js';
-import { createSolanaStream, SOLANA_STREAMS, solanaAddressBody, solanaBlockRequestBody, updateSolanaStream, type SolanaStreamDefinition } from './stream.js';
+import {
+  createSolanaStream,
+  SOLANA_STREAMS,
+  solanaAddressBody,
+  solanaBlockRequestBody,
+  updateSolanaStream,
+  type SolanaStreamDefinition,
+} from './stream.js';
 
 /** The Solana family (engine/families/family.ts). */
 export const solana = {
@@ -13,7 +20,12 @@ export const solana = {
   streams: SOLANA_STREAMS,
   resources: sharedResources(SOLANA_STREAMS),
   matching: {
-    compile: (version, entries, seed) => compileSolanaFilter(version, entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })), seed),
+    compile: (version, entries, seed) =>
+      compileSolanaFilter(
+        version,
+        entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })),
+        seed,
+      ),
     walk: walkSolanaProbe,
   },
   follow: followSolana,
@@ -29,6 +41,18 @@ export const solana = {
   pool: (run): { solana: SolanaIngestPool } => ({
     solana: { prepare: (chain, answers) => run('solana', { chain, answers }, [answers.block]) },
   }),
-  api: { create: createSolanaStream, update: updateSolanaStream, address: solanaAddressBody, blockRequest: solanaBlockRequestBody.transform(solanaDefinition) },
+  api: {
+    create: createSolanaStream,
+    update: updateSolanaStream,
+    address: solanaAddressBody,
+    blockRequest: solanaBlockRequestBody.transform(solanaDefinition),
+  },
   prepare: prepareSolana,
-} satisfies Family<SolanaStreamDefinition, FamilyStreams<SolanaStreamDefinition>, SolanaFollowParts, object, SolanaAdapters, SolanaAdapters>;
+} satisfies Family<
+  SolanaStreamDefinition,
+  FamilyStreams<SolanaStreamDefinition>,
+  SolanaFollowParts,
+  object,
+  SolanaAdapters,
+  SolanaAdapters
+>;

@@ -16,7 +16,8 @@ export function decodeKey(text: string): Uint8Array {
   const out = new Uint8Array(KEY_BYTES);
   if (base58Decode32Into(text, out, 0)) return out;
   // The slow decoder only to say which of the two it is, and only on a short text (a signature's 64 bytes take 88): it is quadratic in the length.
-  if (text.length > 128) throw new SolanaKeyError(`${JSON.stringify(text.slice(0, 64))}… is ${text.length} characters, a 32-byte key has 32 to 44`);
+  if (text.length > 128)
+    throw new SolanaKeyError(`${JSON.stringify(text.slice(0, 64))}… is ${text.length} characters, a 32-byte key has 32 to 44`);
   const bytes = bs58.decodeUnsafe(text);
   if (bytes === undefined) throw new SolanaKeyError(`${JSON.stringify(text)} is not base58`);
   throw new SolanaKeyError(`${JSON.stringify(text)} is ${bytes.length} bytes of base58, not a 32-byte key`);

@@ -81,10 +81,13 @@ export class SolProbeWriter {
       if (index >= n) throw new RangeError(`transaction ${t.signature}: an instruction's program index ${index} is past its ${n} keys`);
       return keyIds[index]!;
     };
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) if (b.owner !== undefined) this.entry(SolProbeKind.Address, keys.id(b.owner), tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances])
+      for (const b of list ?? []) if (b.owner !== undefined) this.entry(SolProbeKind.Address, keys.id(b.owner), tx);
     for (const ix of t.instructions) this.entry(SolProbeKind.Program, program(ix.programIdIndex), tx);
-    for (const g of t.innerInstructions ?? []) for (const ix of g.instructions) this.entry(SolProbeKind.Program, program(ix.programIdIndex), tx);
-    for (const list of [t.preTokenBalances, t.postTokenBalances]) for (const b of list ?? []) this.entry(SolProbeKind.Mint, keys.id(b.mint), tx);
+    for (const g of t.innerInstructions ?? [])
+      for (const ix of g.instructions) this.entry(SolProbeKind.Program, program(ix.programIdIndex), tx);
+    for (const list of [t.preTokenBalances, t.postTokenBalances])
+      for (const b of list ?? []) this.entry(SolProbeKind.Mint, keys.id(b.mint), tx);
   }
 
   finish(): Uint8Array {
@@ -94,7 +97,8 @@ export class SolProbeWriter {
     out.writeUInt8(VERSION, 0);
     out.writeUInt32LE(ids.length, 1);
     // 32 bytes a key, copied by a loop: a view per key to set() from cost more than the copy.
-    for (let k = 0, to = PROBE_HEADER; k < ids.length; k++) for (let from = ids[k]! * KEY_BYTES, end = from + KEY_BYTES; from < end; ) out[to++] = table[from++]!;
+    for (let k = 0, to = PROBE_HEADER; k < ids.length; k++)
+      for (let from = ids[k]! * KEY_BYTES, end = from + KEY_BYTES; from < end; ) out[to++] = table[from++]!;
     const refsAt = PROBE_HEADER + ids.length * KEY_BYTES;
     for (let k = 0; k < refs.length; k++) out.writeUInt32LE(refs[k]!, refsAt + k * 4);
     return out;
@@ -138,7 +142,8 @@ export function readSolProbe(bytes: Uint8Array): { count: number; keysAt: number
 export function solanaProbeMatch(sets: readonly KeySet[], probe: Uint8Array): Map<number, number[]> {
   const out = new Map<number, number[]>();
   if (sets.every((s) => s.size === 0)) return out;
-  for (const s of sets) if (s.width !== KEY_BYTES) throw new RangeError(`a Solana probe needs key sets of ${KEY_BYTES}-byte keys, not ${s.width}`);
+  for (const s of sets)
+    if (s.width !== KEY_BYTES) throw new RangeError(`a Solana probe needs key sets of ${KEY_BYTES}-byte keys, not ${s.width}`);
   const { count, keysAt, refsAt } = readSolProbe(probe);
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
   // An empty set is not probed: most streams name addresses only.

@@ -83,7 +83,8 @@ class Writer {
     this.room(n);
     if (utf8) this.at += this.buf.write(s, this.at, n, 'utf8');
     // Base58 and digits: a short one by a loop here, which costs less than Buffer's write and its checks.
-    else if (n > 64) this.at += (this.buf as unknown as { latin1Write(s: string, at: number, n: number): number }).latin1Write(s, this.at, n);
+    else if (n > 64)
+      this.at += (this.buf as unknown as { latin1Write(s: string, at: number, n: number): number }).latin1Write(s, this.at, n);
     else for (let k = 0; k < n; k++) this.buf[this.at++] = s.charCodeAt(k);
   }
 }
@@ -235,7 +236,6 @@ export interface SolRecordHeader {
   previousBlockhash: string;
 }
 
-
 /** A slot record read in place: the header and tables at once, each transaction when asked for; each key's text made once. */
 export class SolRecordView {
   /** Transactions decoded so far. */
@@ -276,7 +276,8 @@ export class SolRecordView {
     if (HEADER_BYTES + 8 + keys * KEY_BYTES > buf.length) throw new SolRecordFormatError('the key table runs past the record');
     const view = new SolRecordView(buf);
     const end = view.tableAt + view.txCount * 4;
-    if (end + 4 > buf.length || buf.readUInt32LE(end) !== buf.length) throw new SolRecordFormatError('the offset table does not end at the end of the record');
+    if (end + 4 > buf.length || buf.readUInt32LE(end) !== buf.length)
+      throw new SolRecordFormatError('the offset table does not end at the end of the record');
     return view;
   }
 
@@ -328,7 +329,19 @@ export class SolRecordView {
     }
     const preTokenBalances = (flags & PRE) !== 0 ? this.balances(r) : null;
     const postTokenBalances = (flags & POST) !== 0 ? this.balances(r) : null;
-    return { signature, fee, err, version: (flags & V0) !== 0 ? 0 : 'legacy', accountKeys, staticKeys, loadedWritable, instructions, innerInstructions, preTokenBalances, postTokenBalances };
+    return {
+      signature,
+      fee,
+      err,
+      version: (flags & V0) !== 0 ? 0 : 'legacy',
+      accountKeys,
+      staticKeys,
+      loadedWritable,
+      instructions,
+      innerInstructions,
+      preTokenBalances,
+      postTokenBalances,
+    };
   }
 
   private balances(r: Reader): RpcTokenBalance[] {

@@ -102,7 +102,11 @@ class Scanner extends JsonScanner {
  * thousands of transactions are then never all alive at once (promoted out of the young generation, they made
  * garbage collection a third of the time).
  */
-export function scanSolanaBlock(slot: number, body: Uint8Array, onTransaction?: (t: SolTransaction, index: number) => void): SolScanOutcome {
+export function scanSolanaBlock(
+  slot: number,
+  body: Uint8Array,
+  onTransaction?: (t: SolTransaction, index: number) => void,
+): SolScanOutcome {
   const s = new Scanner(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   let outcome = undefined as SolScanOutcome | undefined;
   s.object((key) => {
@@ -161,7 +165,19 @@ function scanBlock(s: Scanner, slot: number, onTransaction?: (t: SolTransaction,
 }
 
 function scanTx(s: Scanner): SolTransaction {
-  const t: SolTransaction = { signature: '', fee: 0, err: null, version: 'legacy', accountKeys: [], staticKeys: 0, loadedWritable: 0, instructions: [], innerInstructions: null, preTokenBalances: null, postTokenBalances: null };
+  const t: SolTransaction = {
+    signature: '',
+    fee: 0,
+    err: null,
+    version: 'legacy',
+    accountKeys: [],
+    staticKeys: 0,
+    loadedWritable: 0,
+    instructions: [],
+    innerInstructions: null,
+    preTokenBalances: null,
+    postTokenBalances: null,
+  };
   let writable: string[] = [];
   let readonly: string[] = [];
   for (let key = s.firstKey(); key !== null; key = s.nextKey()) {
@@ -195,7 +211,8 @@ function scanTransaction(s: Scanner, t: SolTransaction): void {
     } else if (key === 'message') {
       for (let k = s.firstKey(); k !== null; k = s.nextKey()) {
         if (k === 'accountKeys') {
-          for (let more = s.firstItem(); more; more = s.nextItem()) t.accountKeys.push(s.peek() === 0x7b ? s.fail('accountKeys are objects (jsonParsed): ask for the json encoding') : s.keyText());
+          for (let more = s.firstItem(); more; more = s.nextItem())
+            t.accountKeys.push(s.peek() === 0x7b ? s.fail('accountKeys are objects (jsonParsed): ask for the json encoding') : s.keyText());
         } else if (k === 'instructions') t.instructions = scanInstructions(s);
         else s.skip();
       }
@@ -291,7 +308,8 @@ function scanTokenBalances(s: Scanner): RpcTokenBalance[] {
           s.skip();
       }
     }
-    if (b.accountIndex === undefined || b.mint === undefined || b.uiTokenAmount === undefined) s.fail('a token balance without accountIndex, mint or uiTokenAmount');
+    if (b.accountIndex === undefined || b.mint === undefined || b.uiTokenAmount === undefined)
+      s.fail('a token balance without accountIndex, mint or uiTokenAmount');
     out.push(b as RpcTokenBalance);
   }
   return out;

@@ -3,7 +3,17 @@ import bs58 from 'bs58';
 import { badRequest } from '../errors.js';
 import type { StreamFamily } from '../streams/family.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
-import { ADDRESSES_PER_CALL, addressList, BITCOIN_ONLY_FIELDS, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
+import {
+  ADDRESSES_PER_CALL,
+  addressList,
+  BITCOIN_ONLY_FIELDS,
+  commonDefaults,
+  commonFields,
+  EVM_ONLY_FIELDS,
+  mainnetOnly,
+  refusedFields,
+  updateOf,
+} from '../streams/schemas.js';
 
 /**
  * The Solana stream resource (notes §2.2): the shared fields plus network
@@ -49,7 +59,9 @@ const solanaKey = z.string({ error: 'a base58 key of 32 bytes' }).superRefine((t
 });
 
 /** programIds and mintAddresses live in the stream record: as many as one address call may name. */
-const keys = z.array(solanaKey, { error: 'an array of base58 keys' }).max(ADDRESSES_PER_CALL, `at most ${ADDRESSES_PER_CALL.toLocaleString('en-US')} keys`);
+const keys = z
+  .array(solanaKey, { error: 'an array of base58 keys' })
+  .max(ADDRESSES_PER_CALL, `at most ${ADDRESSES_PER_CALL.toLocaleString('en-US')} keys`);
 
 /** Devnet is in the hosted enum; chainpost follows mainnet only. */
 const network = mainnetOnly('Solana');
@@ -95,7 +107,10 @@ export const solanaAddressBody = z.object({ address: addressList(solanaKey) });
 export const solanaBlockRequestBody = z.object({
   tag: z.string().default(''),
   allAddresses: commonFields.allAddresses.default(false),
-  addresses: addressList(solanaKey).transform((a) => (typeof a === 'string' ? [a] : a)).optional().transform((a) => a ?? []),
+  addresses: addressList(solanaKey)
+    .transform((a) => (typeof a === 'string' ? [a] : a))
+    .optional()
+    .transform((a) => a ?? []),
   programIds: keys.default([]),
   mintAddresses: keys.default([]),
 });
@@ -111,7 +126,11 @@ export const SOLANA_STREAMS: StreamFamily<SolanaStreamDefinition> = {
     if (why !== undefined) throw badRequest('address', `${shown(text)} is not a Solana key (base58 of 32 bytes): ${why}`);
     return text;
   },
-  watched: (d) => ({ chainIds: [SOLANA_CHAIN], allAddresses: d.allAddresses, keys: { programIds: d.programIds, mintAddresses: d.mintAddresses } }),
+  watched: (d) => ({
+    chainIds: [SOLANA_CHAIN],
+    allAddresses: d.allAddresses,
+    keys: { programIds: d.programIds, mintAddresses: d.mintAddresses },
+  }),
   // The hosted Solana test webhook is an empty-body POST (notes §2.5). The sender posts bytes as they are, so
   // chainpost sends exactly that: no body, still signed (x-signature over the empty body and the secret).
   testWebhook: () => null,
@@ -121,7 +140,9 @@ export const SOLANA_STREAMS: StreamFamily<SolanaStreamDefinition> = {
  * Why a stream can deliver nothing: no selector at all. Addresses are added
  * after the create, so a new stream says so until it has one.
  */
-function solanaMatchesNothing(s: Pick<SolanaStreamDefinition, 'programIds' | 'mintAddresses' | 'allAddresses'> & Pick<StreamState, 'amountOfAddresses'>): string | undefined {
+function solanaMatchesNothing(
+  s: Pick<SolanaStreamDefinition, 'programIds' | 'mintAddresses' | 'allAddresses'> & Pick<StreamState, 'amountOfAddresses'>,
+): string | undefined {
   if (s.allAddresses || s.amountOfAddresses > 0 || s.programIds.length > 0 || s.mintAddresses.length > 0) return undefined;
   return 'Stream matches nothing: it has no addresses, programIds or mintAddresses, and allAddresses is false. Add addresses (POST /streams/solana/{id}/address), or set programIds, mintAddresses or allAddresses.';
 }

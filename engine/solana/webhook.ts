@@ -20,7 +20,12 @@ export function solanaWebhookBuilder(): BuildWebhook<StoredStream> {
     const txIndexes = solanaTxIndexes(view, refs);
     if (txIndexes.length === 0) return Promise.resolve(null);
     // A SolanaBody is a plain JSON object (an interface has no index signature to say so).
-    return Promise.resolve(solanaBody(view, { streamId: stream.id, tag: stream.tag, confirmed: block.confirmed, txIndexes }) as unknown as Record<string, unknown>);
+    return Promise.resolve(
+      solanaBody(view, { streamId: stream.id, tag: stream.tag, confirmed: block.confirmed, txIndexes }) as unknown as Record<
+        string,
+        unknown
+      >,
+    );
   };
 }
 

@@ -199,7 +199,11 @@ const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => St
   'settings.set': applySettings,
 };
 
-function changeAddresses(kv: Kv, { tenant, id, family, unmarked, addresses, at, maxAddresses }: AddressesChange, add: boolean): AddressesApplied {
+function changeAddresses(
+  kv: Kv,
+  { tenant, id, family, unmarked, addresses, at, maxAddresses }: AddressesChange,
+  add: boolean,
+): AddressesApplied {
   const stream = streamOf(kv, tenant, id, family, unmarked);
   const changed: string[] = [];
   let n = stream.amountOfAddresses;

@@ -41,7 +41,8 @@ export interface StreamState {
  * Whether a stored stream is of `family`: marked with its name, or marked with none when `family` is the one family
  * whose records are unmarked (`unmarked`: its stream family says so, engine/streams/family.ts).
  */
-export const ofFamily = (s: { family?: FamilyName }, family: FamilyName, unmarked: boolean): boolean => (s.family === undefined ? unmarked : s.family === family);
+export const ofFamily = (s: { family?: FamilyName }, family: FamilyName, unmarked: boolean): boolean =>
+  s.family === undefined ? unmarked : s.family === family;
 
 /** A stream record of any family, as delivery, history and stats read it. */
 export type StoredStream = StreamCommon & StreamState;
@@ -94,7 +95,9 @@ function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string |
     const removal = chain === undefined ? undefined : chainRemoval(chain, 'streams', now);
     return removal === undefined ? [] : [removalMessage(chain!, removal)];
   });
-  return gone.length === 0 ? undefined : `Stream invalid: ${gone.join('; ')}. It emits nothing for that chain; update its chainIds or delete it.`;
+  return gone.length === 0
+    ? undefined
+    : `Stream invalid: ${gone.join('; ')}. It emits nothing for that chain; update its chainIds or delete it.`;
 }
 
 /**
@@ -110,12 +113,14 @@ function invalidChains(s: Pick<StreamRecord, 'chainIds'>, now: number): string |
  * advancedOptions only add to or filter what those found. undefined when the
  * stream can match.
  */
-export function matchesNothing(d: Pick<StreamDefinition, 'includeNativeTxs' | 'includeInternalTxs' | 'includeContractLogs' | 'allAddresses' | 'topic0' | 'abi'>): string | undefined {
+export function matchesNothing(
+  d: Pick<StreamDefinition, 'includeNativeTxs' | 'includeInternalTxs' | 'includeContractLogs' | 'allAddresses' | 'topic0' | 'abi'>,
+): string | undefined {
   if (d.includeNativeTxs || d.includeInternalTxs || d.allAddresses) return undefined;
   const topics = d.topic0 !== null && d.topic0.length > 0;
   if (d.includeContractLogs) {
     if (!topics || d.abi !== null) return undefined;
-    return 'Stream matches nothing: topic0 keeps only the logs that decode with the stream\'s abi, and the stream has no abi. Set abi (with the events topic0 lists), or includeNativeTxs or includeInternalTxs.';
+    return "Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi. Set abi (with the events topic0 lists), or includeNativeTxs or includeInternalTxs.";
   }
   const why = topics ? 'topic0 is set but no log is included (includeContractLogs and allAddresses are false)' : 'no include option is set';
   return `Stream matches nothing: ${why}. Set includeNativeTxs, includeInternalTxs or includeContractLogs (for the stream's addresses), or allAddresses with abi and topic0 (every log of those events).`;
@@ -143,7 +148,10 @@ export function streamResponse(s: StreamRecord, now: number): Record<string, unk
     demo: s.demo,
     triggers: s.triggers,
     status: s.status,
-    statusMessage: s.status === 'error' || s.status === 'terminated' ? s.statusMessage : [invalidChains(s, now), matchesNothing(s)].filter((m) => m !== undefined).join(' ') || s.statusMessage,
+    statusMessage:
+      s.status === 'error' || s.status === 'terminated'
+        ? s.statusMessage
+        : [invalidChains(s, now), matchesNothing(s)].filter((m) => m !== undefined).join(' ') || s.statusMessage,
     updatedAt: new Date(s.updatedAt).toISOString(),
     amountOfAddresses: s.amountOfAddresses,
   };

@@ -63,11 +63,24 @@ export class FamilyStreams<D extends StreamCommon> {
     await this.testWebhook(tenant, id, checked);
     // An unmarked family's records carry none (EVM's, as before other families existed).
     const family = this.fam.unmarked === true ? {} : { family: this.fam.family };
-    const s: D & StreamState = { ...checked, id, tenantId: tenant, ...family, status: 'active', statusMessage: '', createdAt: now, updatedAt: now, amountOfAddresses: 0 };
+    const s: D & StreamState = {
+      ...checked,
+      id,
+      tenantId: tenant,
+      ...family,
+      status: 'active',
+      statusMessage: '',
+      createdAt: now,
+      updatedAt: now,
+      amountOfAddresses: 0,
+    };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // The limit is checked where the change is applied: creates racing each other past the test webhook's wait cannot pass it.
     let committed: AfterCommit = NOTHING;
-    await this.plane.write({ kind: 'stream.create', stream: s, maxStreams: this.limits.streams }, (written) => (committed = this.dispatcher.saved(written)));
+    await this.plane.write(
+      { kind: 'stream.create', stream: s, maxStreams: this.limits.streams },
+      (written) => (committed = this.dispatcher.saved(written)),
+    );
     committed();
     this.tellStream(s);
     this.followed.saved(id, this.fam.watched(s).chainIds, now);
@@ -83,7 +96,10 @@ export class FamilyStreams<D extends StreamCommon> {
     // Applied after the test webhook's wait, to the stream as it is then: only the fields this update names change.
     const fields = Object.fromEntries(changed.map((k) => [k, merged[k]]));
     let committed: AfterCommit = NOTHING;
-    const written = await this.plane.write({ kind: 'stream.update', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, fields, at: this.clock.now() }, (next) => (committed = this.dispatcher.saved(next)));
+    const written = await this.plane.write(
+      { kind: 'stream.update', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, fields, at: this.clock.now() },
+      (next) => (committed = this.dispatcher.saved(next)),
+    );
     committed();
     const updated = written as D & StreamState;
     this.tellStream(updated);
@@ -107,7 +123,12 @@ export class FamilyStreams<D extends StreamCommon> {
   }
 
   list(tenant: string, limit: number, cursor: string | null): Page<Record<string, unknown>> {
-    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, { limit, cursor, keep: (s) => this.mine(s), map: (s) => this.answer(s) });
+    return page<D & StreamState, Record<string, unknown>>(this.kv, 'streams', `${tenant}/`, {
+      limit,
+      cursor,
+      keep: (s) => this.mine(s),
+      map: (s) => this.answer(s),
+    });
   }
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
@@ -124,7 +145,10 @@ export class FamilyStreams<D extends StreamCommon> {
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
     let committed: AfterCommit = NOTHING;
-    const { stream } = await this.plane.write({ kind: 'stream.status', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, status, at: this.clock.now() }, (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)));
+    const { stream } = await this.plane.write(
+      { kind: 'stream.status', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, status, at: this.clock.now() },
+      (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)),
+    );
     committed();
     return this.answer(stream as D & StreamState);
   }
@@ -139,7 +163,11 @@ export class FamilyStreams<D extends StreamCommon> {
 
   listAddresses(tenant: string, id: string, limit: number, cursor: string | null): Page<{ address: string }> {
     this.get(tenant, id);
-    return page<number, { address: string }>(this.kv, 'streamAddresses', `${id}/`, { limit, cursor, map: (_v, key) => ({ address: key.slice(id.length + 1) }) });
+    return page<number, { address: string }>(this.kv, 'streamAddresses', `${id}/`, {
+      limit,
+      cursor,
+      map: (_v, key) => ({ address: key.slice(id.length + 1) }),
+    });
   }
 
   /**
@@ -153,7 +181,12 @@ export class FamilyStreams<D extends StreamCommon> {
     const test = this.fam.testWebhook(id, def.tag);
     const body = test === null ? new Uint8Array(0) : new TextEncoder().encode(JSON.stringify(test));
     const res = await this.dispatcher.post(tenant, def.webhookUrl, body, 0);
-    if (!res.delivered) throw new ApiError(400, `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`, { field: 'webhookUrl' });
+    if (!res.delivered)
+      throw new ApiError(
+        400,
+        `webhookUrl: the test webhook to ${def.webhookUrl} was not accepted (${res.error ?? 'no answer'}); it must answer 200 within 10 s`,
+        { field: 'webhookUrl' },
+      );
   }
 
   /** The stream as the API answers it now, saying whether it cannot fire on a chain the server does not follow. */
@@ -170,7 +203,19 @@ export class FamilyStreams<D extends StreamCommon> {
     const stored = [...new Set(addresses.map(this.fam.address))];
     const kind = add ? 'addresses.add' : 'addresses.remove';
     let committed: AfterCommit = NOTHING;
-    const { changed } = await this.plane.write({ kind, tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, addresses: stored, at: this.clock.now(), maxAddresses: this.limits.addresses }, () => (committed = this.dispatcher.recordWritten(id)));
+    const { changed } = await this.plane.write(
+      {
+        kind,
+        tenant,
+        id,
+        family: this.fam.family,
+        unmarked: this.fam.unmarked === true,
+        addresses: stored,
+        at: this.clock.now(),
+        maxAddresses: this.limits.addresses,
+      },
+      () => (committed = this.dispatcher.recordWritten(id)),
+    );
     committed();
     this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };
@@ -179,8 +224,21 @@ export class FamilyStreams<D extends StreamCommon> {
 
 /** The definition a record was made from: the record without its state. */
 function definitionOf<D extends StreamCommon>(s: D & StreamState): D {
-  const { id: _id, tenantId: _t, family: _f, status: _s, statusMessage: _m, createdAt: _c, updatedAt: _u, amountOfAddresses: _a, errorSince: _e, ownerEmail: _o, ...def } = s;
+  const {
+    id: _id,
+    tenantId: _t,
+    family: _f,
+    status: _s,
+    statusMessage: _m,
+    createdAt: _c,
+    updatedAt: _u,
+    amountOfAddresses: _a,
+    errorSince: _e,
+    ownerEmail: _o,
+    ...def
+  } = s;
   return def as unknown as D;
 }
 
-const stripUndefined = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+const stripUndefined = <T extends object>(o: T): Partial<T> =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

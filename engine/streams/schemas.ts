@@ -25,7 +25,11 @@ const abi = z
     items.forEach((item, i) => {
       const type = item['type'];
       if (!['event', 'function', 'constructor', 'fallback', 'receive', 'error'].includes(String(type))) {
-        ctx.addIssue({ code: 'custom', path: [i, 'type'], message: 'an ABI item type: event, function, constructor, fallback, receive or error' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'type'],
+          message: 'an ABI item type: event, function, constructor, fallback, receive or error',
+        });
         return;
       }
       if (type !== 'event' && type !== 'function') return;
@@ -40,17 +44,25 @@ const abi = z
 
 /** The events an ABI declares, by signature (`Transfer(address,address,uint256)`): topic0 and advancedOptions name them so. */
 export const abiEvents = (items: ReadonlyArray<Record<string, unknown>> | null): Map<string, AbiEvent> =>
-  new Map((items ?? []).filter((i) => i['type'] === 'event').map((i) => [toEventSignature(i as unknown as AbiEvent), i as unknown as AbiEvent]));
+  new Map(
+    (items ?? []).filter((i) => i['type'] === 'event').map((i) => [toEventSignature(i as unknown as AbiEvent), i as unknown as AbiEvent]),
+  );
 
 /** A topic0 as a stream names it (an event signature, or already its 32-byte hash) as the hash logs carry. */
 export const topic0Hash = (t: string): string => (/^0x[0-9a-fA-F]{64}$/.test(t) ? t.toLowerCase() : toEventSelector(t));
 
-const selectorOrAddress = z.string().refine((v) => /^\$[A-Za-z0-9_.]+$/.test(v) || /^0x[0-9a-fA-F]{40}$/.test(v), 'a $selector or an address');
+const selectorOrAddress = z
+  .string()
+  .refine((v) => /^\$[A-Za-z0-9_.]+$/.test(v) || /^0x[0-9a-fA-F]{40}$/.test(v), 'a $selector or an address');
 
 const trigger = z.object({
-  type: z.enum(['tx', 'log', 'erc20transfer', 'erc20approval', 'nfttransfer'], { error: 'one of tx, log, erc20transfer, erc20approval, nfttransfer' }),
+  type: z.enum(['tx', 'log', 'erc20transfer', 'erc20approval', 'nfttransfer'], {
+    error: 'one of tx, log, erc20transfer, erc20approval, nfttransfer',
+  }),
   contractAddress: selectorOrAddress,
-  functionAbi: z.record(z.string(), z.unknown()).refine((f) => f['type'] === 'function' && typeof f['name'] === 'string', 'a function ABI item'),
+  functionAbi: z
+    .record(z.string(), z.unknown())
+    .refine((f) => f['type'] === 'function' && typeof f['name'] === 'string', 'a function ABI item'),
   inputs: z.array(z.string()).optional(),
   topic0: z.string().optional(),
   callFrom: selectorOrAddress.optional(),
@@ -62,7 +74,11 @@ const nativeBalances = z.object({
   type: z.enum(NATIVE_BALANCE_TYPES, { error: `one of ${NATIVE_BALANCE_TYPES.join(', ')}` }).default('tx'),
 });
 
-const advancedOption = z.object({ topic0: z.string(), filter: z.record(z.string(), z.unknown()).optional(), includeNativeTxs: bool.optional() });
+const advancedOption = z.object({
+  topic0: z.string(),
+  filter: z.record(z.string(), z.unknown()).optional(),
+  includeNativeTxs: bool.optional(),
+});
 
 const webhookUrl = z.string({ error: 'is required' }).refine((v) => {
   try {
@@ -155,16 +171,31 @@ export const mainnetOnly = (chain: string) => {
     .transform((): ['mainnet'] => ['mainnet']);
 };
 
-export const statusBody = z.object({ status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }) });
+export const statusBody = z.object({
+  status: z.enum(['active', 'paused'], { error: 'active or paused (error and terminated are set by the service)' }),
+});
 
 /** How many addresses one address call may name. */
 export const ADDRESSES_PER_CALL = BATCH.streamAddresses;
 
 /** The `address` of an address body: one address or an array of up to 10,000 (the item schema is the family's). */
 export const addressList = <I extends z.ZodType>(item: I) =>
-  z.union([item, z.array(item).min(1, 'at least one address').max(ADDRESSES_PER_CALL, `at most ${ADDRESSES_PER_CALL.toLocaleString('en-US')} addresses per call`)], { error: `an address or an array of up to ${ADDRESSES_PER_CALL.toLocaleString('en-US')}` });
+  z.union(
+    [
+      item,
+      z
+        .array(item)
+        .min(1, 'at least one address')
+        .max(ADDRESSES_PER_CALL, `at most ${ADDRESSES_PER_CALL.toLocaleString('en-US')} addresses per call`),
+    ],
+    { error: `an address or an array of up to ${ADDRESSES_PER_CALL.toLocaleString('en-US')}` },
+  );
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'an EVM address (0x and 40 hex digits)');
 export const addressBody = z.object({ address: addressList(evmAddress) });
 
-export const settingsBody = z.object({ region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], { error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1' }) });
+export const settingsBody = z.object({
+  region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], {
+    error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1',
+  }),
+});

@@ -1,6 +1,16 @@
 import type { Clock } from '../clock.js';
 import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
-import { countOf, historyRange, historyView, logRange, logView, type DeliveryLog, type HistoryRecord, type StoredHistory, type StoredLog } from '../delivery/records.js';
+import {
+  countOf,
+  historyRange,
+  historyView,
+  logRange,
+  logView,
+  type DeliveryLog,
+  type HistoryRecord,
+  type StoredHistory,
+  type StoredLog,
+} from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
 import { counted, rangePage, type Page } from '../page.js';
@@ -21,7 +31,12 @@ export class StreamsService {
   private readonly dispatcher: Dispatcher;
   private readonly plane: ControlPlane;
 
-  constructor({ kv, clock, dispatcher, plane = new StoreControlPlane(kv) }: { kv: Kv; clock: Clock; dispatcher: Dispatcher; plane?: ControlPlane }) {
+  constructor({
+    kv,
+    clock,
+    dispatcher,
+    plane = new StoreControlPlane(kv),
+  }: { kv: Kv; clock: Clock; dispatcher: Dispatcher; plane?: ControlPlane }) {
     this.kv = kv;
     this.plane = plane;
     this.clock = clock;
@@ -62,7 +77,12 @@ export class StreamsService {
   /** Successes and failures (stored apart, kept for different times) newest first, as one list. */
   logs(tenant: string, limit: number, cursor: string | null): Page<DeliveryLog> {
     const ranges = [logRange(tenant, 'success'), logRange(tenant, 'failed')];
-    const p = rangePage<StoredLog>(this.kv, 'deliveryLogs', ranges.map((r) => r.prefix), { list: 'history/logs', limit, reverse: true, cursor });
+    const p = rangePage<StoredLog>(
+      this.kv,
+      'deliveryLogs',
+      ranges.map((r) => r.prefix),
+      { list: 'history/logs', limit, reverse: true, cursor },
+    );
     return counted(p, countOf(this.kv, ranges[0]!) + countOf(this.kv, ranges[1]!), limit, (row, key) => logView(key, row));
   }
 
@@ -71,14 +91,21 @@ export class StreamsService {
    * does not change; a delivery marks the record delivered (deliveredAt: the first delivery) and ends the
    * webhook's pending retry (Dispatcher.replayDelivered).
    */
-  async replay(tenant: string, historyId: string, streamId?: string): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
+  async replay(
+    tenant: string,
+    historyId: string,
+    streamId?: string,
+  ): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
     const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
-    if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId)) throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
+    if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId))
+      throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
     // The very bytes last sent.
     const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
-    const deliveredAt = res.delivered ? (this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq }) ?? h.deliveredAt) : h.deliveredAt;
+    const deliveredAt = res.delivered
+      ? (this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq }) ?? h.deliveredAt)
+      : h.deliveredAt;
     const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }

@@ -14,7 +14,9 @@ export interface Settings {
 export function settingsOf(kv: Kv, tenant: string): Settings {
   const found = kv.get<Settings>('settings', tenant);
   if (found !== undefined) return found;
-  return kv.transact(() => applySettings(kv, { tenant, settings: { secretKey: randomAlphanumeric(32), region: 'us-east-1' }, first: true }));
+  return kv.transact(() =>
+    applySettings(kv, { tenant, settings: { secretKey: randomAlphanumeric(32), region: 'us-east-1' }, first: true }),
+  );
 }
 
 /** The control plane's settings change (engine/streams/control-plane.ts): the settings written; with `first`, only if the tenant has none (what it has is answered). */

@@ -7,7 +7,8 @@ import type { StreamStatus } from './model.js';
  * service only; terminated is final.
  */
 export function ownerMaySet(from: StreamStatus, to: 'active' | 'paused'): void {
-  if (from === 'terminated') throw new ApiError(400, 'status: a terminated stream stays terminated; create a new stream', { field: 'status' });
+  if (from === 'terminated')
+    throw new ApiError(400, 'status: a terminated stream stays terminated; create a new stream', { field: 'status' });
   if (from === 'error' && to === 'paused') throw new ApiError(400, 'status: a stream in error can only be set active', { field: 'status' });
 }
 

@@ -21,7 +21,8 @@ const ADDED_BY: Record<FamilyName, (them: string) => string> = {
 const label = (c: Chain): string => (c.slug === c.key ? c.key : `${c.key} (${c.slug})`);
 
 /** `a`, `a and b`, `a, b and c`. */
-const listed = (items: readonly string[]): string => (items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+const listed = (items: readonly string[]): string =>
+  items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 
 /** What a stream on chains this server does not follow is told: those chains (store keys), and the message. */
 export interface Unfollowed {
@@ -74,7 +75,8 @@ export class FollowedChains {
   /** A stream created or updated: one warn line when it cannot fire on some of its chains. */
   saved(streamId: string, chains: readonly string[], now: number): void {
     const note = unfollowed(chains, this.follows, now);
-    if (note !== undefined) this.log?.warn('stream on a chain this server does not follow', { streamId, chains: note.chains, statusMessage: note.message });
+    if (note !== undefined)
+      this.log?.warn('stream on a chain this server does not follow', { streamId, chains: note.chains, statusMessage: note.message });
   }
 }
 

@@ -106,7 +106,11 @@ async function launch(port: number, opts: { chainId?: number; args?: string[] })
       throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
     }
     try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}' });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
       if (res.ok) break;
     } catch {
       // not listening yet

@@ -18,9 +18,20 @@ const total = (removed: Partial<Record<Table, number>>): number => Object.values
  */
 export function devnetReset(store: Kv, dataDir: string): string[] {
   const removed = clearDevnetChain(store);
-  const lines = [`cleared chain ${DEVNET_CHAIN} from ${dataDir}: ${total(removed)} rows (${Object.entries(removed).filter(([, n]) => n > 0).map(([t, n]) => `${t} ${n}`).join(', ') || 'none'})`];
+  const lines = [
+    `cleared chain ${DEVNET_CHAIN} from ${dataDir}: ${total(removed)} rows (${
+      Object.entries(removed)
+        .filter(([, n]) => n > 0)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ') || 'none'
+    })`,
+  ];
   const { state } = devnetFiles(dataDir);
-  lines.push(existsSync(state) ? `deleted the devnet state ${state}; the next start begins a new devnet` : `no devnet state at ${state}; the next start begins a new devnet`);
+  lines.push(
+    existsSync(state)
+      ? `deleted the devnet state ${state}; the next start begins a new devnet`
+      : `no devnet state at ${state}; the next start begins a new devnet`,
+  );
   rmSync(state, { force: true });
   return lines;
 }

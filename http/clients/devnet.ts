@@ -40,11 +40,23 @@ export async function startDevnet(dataDir: string, opts: { port: number; blockTi
   let anvil: Anvil;
   try {
     // --mixed-mining: --block-time alone would leave a transaction waiting for the next interval.
-    const args = ['--block-time', String(opts.blockTime), '--mixed-mining', '--state', files.state, '--state-interval', String(DEVNET_SAVE_EVERY_S), '--config-out', files.accounts];
+    const args = [
+      '--block-time',
+      String(opts.blockTime),
+      '--mixed-mining',
+      '--state',
+      files.state,
+      '--state-interval',
+      String(DEVNET_SAVE_EVERY_S),
+      '--config-out',
+      files.accounts,
+    ];
     anvil = await startAnvil({ chainId: DEVNET_CHAIN_ID, port: opts.port, args });
   } catch (err) {
     if (!existsSync(files.state)) throw err;
-    throw new Error(`${(err as Error).message}\nthe devnet could not start from its state file ${files.state}; \`chainpost devnet reset\` starts a new devnet`);
+    throw new Error(
+      `${(err as Error).message}\nthe devnet could not start from its state file ${files.state}; \`chainpost devnet reset\` starts a new devnet`,
+    );
   }
   const out = JSON.parse(readFileSync(files.accounts, 'utf8')) as { available_accounts: string[]; private_keys: string[] };
   const accounts = out.available_accounts.map((a, i) => ({ address: getAddress(a), privateKey: out.private_keys[i]! }));
@@ -60,4 +72,5 @@ export async function startDevnet(dataDir: string, opts: { port: number; blockTi
 }
 
 /** The start banner's account lines: each funded account with its private key. */
-export const accountsBanner = (accounts: readonly DevnetAccount[]): string => accounts.map((a, i) => `  (${i}) ${a.address}  ${a.privateKey}\n`).join('');
+export const accountsBanner = (accounts: readonly DevnetAccount[]): string =>
+  accounts.map((a, i) => `  (${i}) ${a.address}  ${a.privateKey}\n`).join('');

@@ -29,7 +29,11 @@ export function guardedConnector(policy: TargetPolicy, field: string): buildConn
         const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
         const usable = answers.filter((a) => family === 0 || a.family === family);
         if (usable.length === 0) return cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
-        if (options.all === true) return cb(null, usable.map((a) => ({ address: a.address, family: a.family })));
+        if (options.all === true)
+          return cb(
+            null,
+            usable.map((a) => ({ address: a.address, family: a.family })),
+          );
         cb(null, usable[0]!.address, usable[0]!.family);
       },
       (err: Error) => cb(err, ''),

@@ -14,7 +14,11 @@ export const MAX_BYTES = 1024 * 1024;
 export const TIMEOUT_MS = 5_000;
 const MAX_REDIRECTS = 3;
 
-export function undiciMetadataFetcher(opts: { targets: TargetPolicy; maxBytes?: number; timeoutMs?: number }): MetadataFetcher & { close(): Promise<void> } {
+export function undiciMetadataFetcher(opts: {
+  targets: TargetPolicy;
+  maxBytes?: number;
+  timeoutMs?: number;
+}): MetadataFetcher & { close(): Promise<void> } {
   const maxBytes = opts.maxBytes ?? MAX_BYTES;
   const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   const agent = new Agent({ connect: guardedConnector(opts.targets, 'metadata URL'), connections: 8 });
@@ -25,7 +29,14 @@ export function undiciMetadataFetcher(opts: { targets: TargetPolicy; maxBytes?: 
         let target = new URL(url);
         for (let hop = 0; ; hop++) {
           if (target.protocol !== 'http:' && target.protocol !== 'https:') return { error: `not an http(s) URL: ${target.protocol}` };
-          const res = await request(target, { method: 'GET', dispatcher: agent, signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, headers: { accept: 'application/json, */*' } });
+          const res = await request(target, {
+            method: 'GET',
+            dispatcher: agent,
+            signal,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
+            headers: { accept: 'application/json, */*' },
+          });
           if (res.statusCode >= 300 && res.statusCode < 400 && res.headers['location'] !== undefined) {
             await res.body.dump();
             if (hop >= MAX_REDIRECTS) return { error: `more than ${MAX_REDIRECTS} redirects` };
@@ -55,7 +66,13 @@ export function undiciMetadataFetcher(opts: { targets: TargetPolicy; maxBytes?: 
         }
       } catch (err) {
         const e = err as { name?: string; code?: string; message?: string; cause?: { message?: string } };
-        if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return { error: `no answer within ${timeoutMs / 1000} s` };
+        if (
+          e.name === 'TimeoutError' ||
+          e.name === 'AbortError' ||
+          e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+          e.code === 'UND_ERR_BODY_TIMEOUT'
+        )
+          return { error: `no answer within ${timeoutMs / 1000} s` };
         return { error: e.cause?.message ?? e.message ?? String(err) };
       }
     },

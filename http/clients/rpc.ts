@@ -11,7 +11,10 @@ import { NodeError, type Upstream } from '../../engine/ports.js';
 /** Raw answers shorter than this are parsed to find a JSON-RPC error in them. */
 const RAW_READ_BELOW = 16_384;
 
-export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connections?: number } = {}): Upstream & Required<Pick<Upstream, 'callRaw'>> & { close(): Promise<void> } {
+export function jsonRpcUpstream(
+  url: string,
+  opts: { timeoutMs?: number; connections?: number } = {},
+): Upstream & Required<Pick<Upstream, 'callRaw'>> & { close(): Promise<void> } {
   const agent = new Agent({ connections: opts.connections ?? 8, keepAliveTimeout: 30_000 });
   const timeoutMs = opts.timeoutMs ?? 30_000;
   let id = 0;
@@ -39,7 +42,8 @@ export function jsonRpcUpstream(url: string, opts: { timeoutMs?: number; connect
   const answer = <T>(method: string, body: Buffer): T => {
     const parsed = JSON.parse(body.toString()) as { result?: T; error?: { code: number; message: string; data?: unknown } | null };
     // Bitcoin Core writes `"error": null` beside a result.
-    if (parsed.error !== undefined && parsed.error !== null) throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
+    if (parsed.error !== undefined && parsed.error !== null)
+      throw new NodeError(parsed.error.code, `${method}: ${parsed.error.message}`, parsed.error);
     return parsed.result as T;
   };
   return {
@@ -94,7 +98,9 @@ function credentials(url: string): { target: string; authorization?: string } {
 function rpcError(body: Buffer): { code: number; message: string; data?: unknown } | undefined {
   try {
     const e = (JSON.parse(body.toString()) as { error?: { code?: unknown; message?: unknown; data?: unknown } }).error;
-    return typeof e?.code === 'number' ? { code: e.code, message: String(e.message), ...(e.data === undefined ? {} : { data: e.data }) } : undefined;
+    return typeof e?.code === 'number'
+      ? { code: e.code, message: String(e.message), ...(e.data === undefined ? {} : { data: e.data }) }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -15,13 +15,26 @@ import { TargetRefused, guardedConnector } from './guarded-connect.js';
 export const CONNECTIONS_PER_ORIGIN = DEFAULT_ORIGIN_SLOTS;
 
 export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin?: number }): Sender & { close(): Promise<void> } {
-  const agent = new Agent({ connect: guardedConnector(opts.targets, 'webhookUrl'), connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN, keepAliveTimeout: 30_000, pipelining: 1 });
+  const agent = new Agent({
+    connect: guardedConnector(opts.targets, 'webhookUrl'),
+    connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
+    keepAliveTimeout: 30_000,
+    pipelining: 1,
+  });
   return {
     async post(url, body, headers, timeoutMs) {
       const timeout = deadline(timeoutMs);
       try {
         // undici's own timeouts are off: they tick every 499 ms and may fire up to a tick early.
-        const res = await request(url, { method: 'POST', body, headers, dispatcher: agent, headersTimeout: 0, bodyTimeout: 0, signal: timeout.signal });
+        const res = await request(url, {
+          method: 'POST',
+          body,
+          headers,
+          dispatcher: agent,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+          signal: timeout.signal,
+        });
         await res.body.dump(); // the answer's body is not read, but the connection must be freed
         return { status: res.statusCode };
       } catch (err) {

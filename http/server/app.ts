@@ -24,13 +24,32 @@ export interface Server {
 }
 
 const STATUS: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 204: '204 No Content', 400: '400 Bad Request', 401: '401 Unauthorized',
-  403: '403 Forbidden', 404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 410: '410 Gone',
-  413: '413 Payload Too Large', 429: '429 Too Many Requests', 500: '500 Internal Server Error',
-  501: '501 Not Implemented', 502: '502 Bad Gateway', 503: '503 Service Unavailable', 504: '504 Gateway Timeout',
+  200: '200 OK',
+  201: '201 Created',
+  204: '204 No Content',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  409: '409 Conflict',
+  410: '410 Gone',
+  413: '413 Payload Too Large',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  501: '501 Not Implemented',
+  502: '502 Bad Gateway',
+  503: '503 Service Unavailable',
+  504: '504 Gateway Timeout',
 };
 
-export function startServer(opts: { host: string; port: number; routes: readonly Route[]; pipeline: Pipeline; fallback: Route }): Promise<Server> {
+export function startServer(opts: {
+  host: string;
+  port: number;
+  routes: readonly Route[];
+  pipeline: Pipeline;
+  fallback: Route;
+}): Promise<Server> {
   const { pipeline } = opts;
   const { clients } = pipeline;
   const app = uWS.App();
@@ -81,7 +100,12 @@ export function startServer(opts: { host: string; port: number; routes: readonly
   return new Promise((resolve, reject) => {
     // Exclusive: uWS would otherwise share the port (SO_REUSEPORT) with another
     // server already on it, and the kernel would split the traffic between them.
-    const listen = app.listen as unknown as (host: string, port: number, options: number, cb: (s: uWS.us_listen_socket | false) => void) => void;
+    const listen = app.listen as unknown as (
+      host: string,
+      port: number,
+      options: number,
+      cb: (s: uWS.us_listen_socket | false) => void,
+    ) => void;
     listen.call(app, opts.host, opts.port, EXCLUSIVE_PORT, (socket) => {
       if (socket === false) {
         reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
@@ -293,9 +317,14 @@ function clientOf(clients: ClientAddresses, res: uWS.HttpResponse, ureq: uWS.Htt
   return clients.client(peer, forwardedFor);
 }
 
-const conflictingLengths = (): ApiError => new ApiError(400, 'content-length: sent more than once with different values', { field: 'content-length' });
+const conflictingLengths = (): ApiError =>
+  new ApiError(400, 'content-length: sent more than once with different values', { field: 'content-length' });
 
-const tooLarge = (): ApiError => new ApiError(413, `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`, { field: 'body', limit: MAX_BODY_BYTES });
+const tooLarge = (): ApiError =>
+  new ApiError(413, `body: larger than ${MAX_BODY_BYTES} bytes, the most a request body may hold`, {
+    field: 'body',
+    limit: MAX_BODY_BYTES,
+  });
 
 /** The params of a route without any: one object for all its requests. */
 const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;

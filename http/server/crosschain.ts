@@ -19,7 +19,16 @@ import { tokensQuery, v1WalletTokens } from '../../engine/crosschain/wallet-toke
 import { historyQuery, v1WalletHistory } from '../../engine/crosschain/wallet-history.js';
 import { insightQuery, v1WalletInsight } from '../../engine/crosschain/wallet-insight.js';
 import { walletFamilies, type Wallet } from '../../engine/crosschain/wallet.js';
-import { v1DefiPositions, v1DefiPositionsQuery, v1DefiProtocolPositions, v1DefiProtocolQuery, v1DefiProtocols, v1DefiSummary, v1DefiSummaryQuery, v1ProtocolsQuery } from '../../engine/crosschain/defi/wallet.js';
+import {
+  v1DefiPositions,
+  v1DefiPositionsQuery,
+  v1DefiProtocolPositions,
+  v1DefiProtocolQuery,
+  v1DefiProtocols,
+  v1DefiSummary,
+  v1DefiSummaryQuery,
+  v1ProtocolsQuery,
+} from '../../engine/crosschain/defi/wallet.js';
 
 /** GET /v1/chains/:chainAlias/wallets/:publicKey/addresses: the key (the path's other part is the chain, resolved apart). */
 const walletAddressesPath = z.object({ publicKey: extendedKey });
@@ -32,10 +41,16 @@ export function requestChains(req: Request, followed: readonly string[], now: nu
 }
 
 /** The cross-chain API (/v1): one request covers several chains, EVM, Bitcoin and Solana. `followed`: the chains this server follows; `config`: an xpub's gap (its addresses). */
-export function crossChainRoutes(clock: Clock, followed: () => readonly string[], deps: DataDeps, config: Pick<Config, 'bitcoin'>): Route[] {
+export function crossChainRoutes(
+  clock: Clock,
+  followed: () => readonly string[],
+  deps: DataDeps,
+  config: Pick<Config, 'bitcoin'>,
+): Route[] {
   const bitcoinGap = config.bitcoin.gap;
   // Bitcoin's price is read on EVM chains: it needs no Bitcoin node.
-  const priceChain = (req: Request): Chain => pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
+  const priceChain = (req: Request): Chain =>
+    pathChain(req.params['chainAlias']!, { followed: [...followed(), BITCOIN.key], families: ['evm', 'bitcoin'], now: clock.now() });
   // PnL (DEX swaps) and DeFi (protocol contracts) are EVM's: Bitcoin or Solana asked is unsupported there.
   const evmOnly = (req: Request): ResolvedChains => requestChains(req, followed(), clock.now(), ['evm']);
   // tokenAddresses is a list.
@@ -47,39 +62,93 @@ export function crossChainRoutes(clock: Clock, followed: () => readonly string[]
    * A wallet endpoint: its query validated first (the wallet decides which chains can answer for it: its
    * family's), then its chains, then the answer.
    */
-  const walletRoute = <Q>(pattern: string, schema: z.ZodType<Q>, wallet: (q: Q) => Wallet, answer: (q: Q, resolved: ResolvedChains, req: Request) => Promise<unknown>): Route =>
+  const walletRoute = <Q>(
+    pattern: string,
+    schema: z.ZodType<Q>,
+    wallet: (q: Q) => Wallet,
+    answer: (q: Q, resolved: ResolvedChains, req: Request) => Promise<unknown>,
+  ): Route =>
     get(pattern, async (req) => {
       const q = validate(schema, queryAndPath(req), 'query');
       return json(200, await answer(q, requestChains(req, followed(), clock.now(), walletFamilies(wallet(q))), req));
     });
   // One chain's endpoints: chain data on any family the server follows, the DEX ones on an EVM chain.
   const oneChain = (families: readonly ChainFamily[], pattern: string, run: (chain: Chain, req: Request) => Promise<unknown>): Route =>
-    get(pattern, async (req) => json(200, await run(pathChain(req.params['chainAlias']!, { followed: followed(), families, now: clock.now() }), req)));
+    get(pattern, async (req) =>
+      json(200, await run(pathChain(req.params['chainAlias']!, { followed: followed(), families, now: clock.now() }), req)),
+    );
   const withTypes = (req: Request) => ({ ...queryAndPath(req), ...arrayParams(req, ['transactionTypes']) });
   return [
-    walletRoute('/v1/wallets/:walletAddressOrPublicKey/tokens', tokensQuery, (q) => q.walletAddressOrPublicKey, (q, resolved, req) =>
-      v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), { resolved, evmChains: evmChains(), bitcoinGap, now: seconds() }),
+    walletRoute(
+      '/v1/wallets/:walletAddressOrPublicKey/tokens',
+      tokensQuery,
+      (q) => q.walletAddressOrPublicKey,
+      (q, resolved, req) =>
+        v1WalletTokens(deps, q, queryList(queryParams(req.query), 'tokenAddresses'), {
+          resolved,
+          evmChains: evmChains(),
+          bitcoinGap,
+          now: seconds(),
+        }),
     ),
-    walletRoute('/v1/wallets/:walletAddressOrPublicKey/history', historyQuery, (q) => q.walletAddressOrPublicKey, (q, resolved) => v1WalletHistory(deps, q, resolved, bitcoinGap)),
-    walletRoute('/v1/wallets/:walletAddress/insight', insightQuery, (q) => q.walletAddress, (q, resolved) => v1WalletInsight(deps, q, resolved, { evmChains: evmChains(), bitcoinGap, now: seconds() })),
+    walletRoute(
+      '/v1/wallets/:walletAddressOrPublicKey/history',
+      historyQuery,
+      (q) => q.walletAddressOrPublicKey,
+      (q, resolved) => v1WalletHistory(deps, q, resolved, bitcoinGap),
+    ),
+    walletRoute(
+      '/v1/wallets/:walletAddress/insight',
+      insightQuery,
+      (q) => q.walletAddress,
+      (q, resolved) => v1WalletInsight(deps, q, resolved, { evmChains: evmChains(), bitcoinGap, now: seconds() }),
+    ),
     get('/v1/wallets/:walletAddress/pnl', async (req) => json(200, await v1Pnl(deps, evmOnly(req), pnlInput(req), seconds()))),
-    get('/v1/wallets/:walletAddress/pnl/summary', async (req) => json(200, await v1PnlSummary(deps, evmOnly(req), queryAndPath(req), seconds()))),
-    get('/v1/defi/protocols', (req) => json(200, v1DefiProtocols(deps, evmOnly(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/positions', async (req) => json(200, await v1DefiPositions(deps, evmOnly(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/summary', async (req) => json(200, await v1DefiSummary(deps, evmOnly(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query')))),
-    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) => json(200, await v1DefiProtocolPositions(deps, evmOnly(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query')))),
-    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/blocks/:blockIdentifier', async (chain, req) => ({ ...(await v1Block(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
-    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/transactions/:txHash', async (chain, req) => ({ ...(await v1Transaction(deps, chain, queryAndPath(req))), meta: metaOf(deps, [chain]) })),
+    get('/v1/wallets/:walletAddress/pnl/summary', async (req) =>
+      json(200, await v1PnlSummary(deps, evmOnly(req), queryAndPath(req), seconds())),
+    ),
+    get('/v1/defi/protocols', (req) =>
+      json(200, v1DefiProtocols(deps, evmOnly(req), validate(v1ProtocolsQuery, queryAndPath(req), 'query'))),
+    ),
+    get('/v1/wallets/:walletAddress/defi/positions', async (req) =>
+      json(200, await v1DefiPositions(deps, evmOnly(req), validate(v1DefiPositionsQuery, queryAndPath(req), 'query'))),
+    ),
+    get('/v1/wallets/:walletAddress/defi/summary', async (req) =>
+      json(200, await v1DefiSummary(deps, evmOnly(req), validate(v1DefiSummaryQuery, queryAndPath(req), 'query'))),
+    ),
+    get('/v1/wallets/:walletAddress/defi/:protocol/positions', async (req) =>
+      json(200, await v1DefiProtocolPositions(deps, evmOnly(req), validate(v1DefiProtocolQuery, queryAndPath(req), 'query'))),
+    ),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/blocks/:blockIdentifier', async (chain, req) => ({
+      ...(await v1Block(deps, chain, queryAndPath(req))),
+      meta: metaOf(deps, [chain]),
+    })),
+    oneChain(ALL_FAMILIES, '/v1/chains/:chainAlias/transactions/:txHash', async (chain, req) => ({
+      ...(await v1Transaction(deps, chain, queryAndPath(req))),
+      meta: metaOf(deps, [chain]),
+    })),
     oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/swaps', (chain, req) => v1TokenSwaps(deps, chain, withTypes(req))),
-    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) => topTraders(deps, chain, queryAndPath(req), seconds())),
+    oneChain(['evm'], '/v1/chains/:chainAlias/tokens/:tokenAddress/top-traders', (chain, req) =>
+      topTraders(deps, chain, queryAndPath(req), seconds()),
+    ),
     oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/swaps', (chain, req) => v1PairSwaps(deps, chain, withTypes(req))),
     oneChain(['evm'], '/v1/chains/:chainAlias/pairs/:pairAddress/ohlcv', (chain, req) => v1PairOhlcv(deps, chain, queryAndPath(req))),
-    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', async (req) => json(200, await v1TokenPrice(deps, priceChain(req), queryAndPath(req), evmChains()))),
-    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries', async (req) => json(200, await timeseries(deps, priceChain(req), queryAndPath(req), evmChains(), seconds()))),
-    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline', async (req) => json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), seconds()))),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price', async (req) =>
+      json(200, await v1TokenPrice(deps, priceChain(req), queryAndPath(req), evmChains())),
+    ),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/timeseries', async (req) =>
+      json(200, await timeseries(deps, priceChain(req), queryAndPath(req), evmChains(), seconds())),
+    ),
+    get('/v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price/sparkline', async (req) =>
+      json(200, await sparkline(deps, priceChain(req), queryAndPath(req), evmChains(), seconds())),
+    ),
     oneChain(['bitcoin'], '/v1/chains/:chainAlias/wallets/:publicKey/addresses', async (chain, req) => {
       const { publicKey } = validate(walletAddressesPath, req.params, 'path');
-      const addresses = walletAddresses(deps.kv, chain.key, publicKey, bitcoinGap).map(({ address, path, transfers }) => ({ address, path, transfers }));
+      const addresses = walletAddresses(deps.kv, chain.key, publicKey, bitcoinGap).map(({ address, path, transfers }) => ({
+        address,
+        path,
+        transfers,
+      }));
       return { addresses, meta: metaOf(deps, [chain]) };
     }),
   ];

@@ -1,7 +1,20 @@
 import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/chain/date-to-block.js';
-import { contractEvents, contractEventsBody, contractEventsQuery, contractLogs, contractLogsQuery } from '../../engine/data-api/chain/logs.js';
+import {
+  contractEvents,
+  contractEventsBody,
+  contractEventsQuery,
+  contractLogs,
+  contractLogsQuery,
+} from '../../engine/data-api/chain/logs.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
-import { resolveAddressQuery, resolveDomain, resolveDomainQuery, resolveUnstoppableQuery, reverseName, type EnsConfig } from '../../engine/data-api/chain/ens.js';
+import {
+  resolveAddressQuery,
+  resolveDomain,
+  resolveDomainQuery,
+  resolveUnstoppableQuery,
+  reverseName,
+  type EnsConfig,
+} from '../../engine/data-api/chain/ens.js';
 import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/chain/native-balances.js';
 import { indexedTo } from '../../engine/data-api/common/read-at.js';
 import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/chain/run-function.js';
@@ -57,9 +70,33 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
         return json(200, await runFunction(deps, chain.key, q, validate(runFunctionBody, req.body)));
       },
     },
-    { operation: 'resolveENSDomain', method: 'GET', path: '/resolve/ens/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))) },
-    { operation: 'resolveDomain', method: 'GET', path: '/resolve/:domain', chain: 'none', handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))) },
-    { operation: 'resolveAddress', method: 'GET', path: '/resolve/:address/reverse', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
-    { operation: 'resolveAddressToDomain', method: 'GET', path: '/resolve/:address/domain', chain: 'none', handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))) },
+    {
+      operation: 'resolveENSDomain',
+      method: 'GET',
+      path: '/resolve/ens/:domain',
+      chain: 'none',
+      handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))),
+    },
+    {
+      operation: 'resolveDomain',
+      method: 'GET',
+      path: '/resolve/:domain',
+      chain: 'none',
+      handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))),
+    },
+    {
+      operation: 'resolveAddress',
+      method: 'GET',
+      path: '/resolve/:address/reverse',
+      chain: 'none',
+      handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))),
+    },
+    {
+      operation: 'resolveAddressToDomain',
+      method: 'GET',
+      path: '/resolve/:address/domain',
+      chain: 'none',
+      handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))),
+    },
   ];
 }

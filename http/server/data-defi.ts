@@ -15,10 +15,21 @@ const walletQuery = z.object({ address: evmAddress });
 const protocolQuery = walletQuery.extend({ protocol: z.string().max(100) });
 
 export function defiEndpoints(deps: DataDeps): DataEndpoint[] {
-  const positions = (req: Request, chain: Chain, adapters: readonly DefiAdapter[]) => chainPositions(deps, chain, adapters, validate(walletQuery, queryAndPath(req), 'query').address);
+  const positions = (req: Request, chain: Chain, adapters: readonly DefiAdapter[]) =>
+    chainPositions(deps, chain, adapters, validate(walletQuery, queryAndPath(req), 'query').address);
   return [
-    { operation: 'getDefiSummary', method: 'GET', path: '/wallets/:address/defi/summary', handle: async (req, c) => json(200, v22Summary(await positions(req, c, ADAPTERS))) },
-    { operation: 'getDefiPositionsSummary', method: 'GET', path: '/wallets/:address/defi/positions', handle: async (req, c) => json(200, v22Positions(await positions(req, c, ADAPTERS))) },
+    {
+      operation: 'getDefiSummary',
+      method: 'GET',
+      path: '/wallets/:address/defi/summary',
+      handle: async (req, c) => json(200, v22Summary(await positions(req, c, ADAPTERS))),
+    },
+    {
+      operation: 'getDefiPositionsSummary',
+      method: 'GET',
+      path: '/wallets/:address/defi/positions',
+      handle: async (req, c) => json(200, v22Positions(await positions(req, c, ADAPTERS))),
+    },
     {
       operation: 'getDefiPositionsByProtocol',
       method: 'GET',

@@ -1,6 +1,15 @@
 import type { Clock } from '../../engine/clock.js';
 import type { NftDeps } from '../../engine/data-api/nft/common.js';
-import { blockTransfers, blockTransfersQuery, contractTransfers, contractTransfersQuery, rangeTransfers, rangeTransfersQuery, walletTransfers, walletTransfersQuery } from '../../engine/data-api/nft/lists.js';
+import {
+  blockTransfers,
+  blockTransfersQuery,
+  contractTransfers,
+  contractTransfersQuery,
+  rangeTransfers,
+  rangeTransfersQuery,
+  walletTransfers,
+  walletTransfersQuery,
+} from '../../engine/data-api/nft/lists.js';
 import * as owned from '../../engine/data-api/nft/owned.js';
 import * as trades from '../../engine/data-api/nft/trades.js';
 import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft/transfers.js';
@@ -15,28 +24,63 @@ import { json } from './route.js';
 
 export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
   return [
-    queryEndpoint('getWalletNFTs', 'GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), { lists: ['token_addresses'] }),
-    queryEndpoint('getWalletNFTCollections', 'GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) => owned.walletCollections(deps, c, q)),
-    queryEndpoint('getWalletNFTTransfers', 'GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), { lists: ['contract_addresses'] }),
+    queryEndpoint('getWalletNFTs', 'GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), {
+      lists: ['token_addresses'],
+    }),
+    queryEndpoint('getWalletNFTCollections', 'GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) =>
+      owned.walletCollections(deps, c, q),
+    ),
+    queryEndpoint('getWalletNFTTransfers', 'GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), {
+      lists: ['contract_addresses'],
+    }),
     queryEndpoint('getNFTTransfersFromToBlock', 'GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
     queryEndpoint('getNFTTransfers', 'GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) => nftTransfers(deps, c, q)),
-    queryEndpoint('getNFTTransfersByBlock', 'GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) => blockTransfers(deps, c, q)),
+    queryEndpoint('getNFTTransfersByBlock', 'GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) =>
+      blockTransfers(deps, c, q),
+    ),
     queryEndpoint('getContractNFTs', 'GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
     queryEndpoint('getNFTOwners', 'GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) => owned.contractOwners(deps, c, q)),
-    queryEndpoint('getNFTContractMetadata', 'GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) => owned.contractMetadata(deps, c, q)),
-    queryEndpoint('getNFTContractTransfers', 'GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) => contractTransfers(deps, c, q)),
+    queryEndpoint('getNFTContractMetadata', 'GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) =>
+      owned.contractMetadata(deps, c, q),
+    ),
+    queryEndpoint('getNFTContractTransfers', 'GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) =>
+      contractTransfers(deps, c, q),
+    ),
     queryEndpoint('getNFTTrades', 'GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) => trades.contractTrades(deps, c, q)),
-    queryEndpoint('getNFTLowestPrice', 'GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) => trades.lowestPrice(deps, c, q, clock.now())),
-    queryEndpoint('getNFTCollectionStats', 'GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) => trades.contractStats(deps, c, q)),
+    queryEndpoint('getNFTLowestPrice', 'GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) =>
+      trades.lowestPrice(deps, c, q, clock.now()),
+    ),
+    queryEndpoint('getNFTCollectionStats', 'GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) =>
+      trades.contractStats(deps, c, q),
+    ),
     // Before /nft/:address/:token_id, which `price` would otherwise fall into as a token id.
-    queryEndpoint('getNFTContractSalePrices', 'GET', '/nft/:address/price', trades.contractSoldPriceQuery, (c, q) => trades.contractSoldPrice(deps, c, q, clock.now())),
-    queryEndpoint('syncNFTContract', 'PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), { status: () => 201 }),
+    queryEndpoint('getNFTContractSalePrices', 'GET', '/nft/:address/price', trades.contractSoldPriceQuery, (c, q) =>
+      trades.contractSoldPrice(deps, c, q, clock.now()),
+    ),
+    queryEndpoint('syncNFTContract', 'PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), {
+      status: () => 201,
+    }),
     queryEndpoint('getNFTMetadata', 'GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
-    queryEndpoint('getNFTTokenIdOwners', 'GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) => owned.tokenOwners(deps, c, q)),
-    queryEndpoint('getNFTTradesByToken', 'GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) => trades.tokenTrades(deps, c, q)),
-    queryEndpoint('getNFTTokenStats', 'GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) => trades.tokenStats(deps, c, q)),
-    queryEndpoint('getNFTSalePrices', 'GET', '/nft/:address/:token_id/price', trades.tokenSoldPriceQuery, (c, q) => trades.tokenSoldPrice(deps, c, q, clock.now())),
-    queryEndpoint('reSyncMetadata', 'GET', '/nft/:address/:token_id/metadata/resync', owned.resyncQuery, (c, q) => owned.resync(deps, c, q), { status: (q) => (q.mode === 'async' ? 202 : 200) }),
+    queryEndpoint('getNFTTokenIdOwners', 'GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) =>
+      owned.tokenOwners(deps, c, q),
+    ),
+    queryEndpoint('getNFTTradesByToken', 'GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) =>
+      trades.tokenTrades(deps, c, q),
+    ),
+    queryEndpoint('getNFTTokenStats', 'GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) =>
+      trades.tokenStats(deps, c, q),
+    ),
+    queryEndpoint('getNFTSalePrices', 'GET', '/nft/:address/:token_id/price', trades.tokenSoldPriceQuery, (c, q) =>
+      trades.tokenSoldPrice(deps, c, q, clock.now()),
+    ),
+    queryEndpoint(
+      'reSyncMetadata',
+      'GET',
+      '/nft/:address/:token_id/metadata/resync',
+      owned.resyncQuery,
+      (c, q) => owned.resync(deps, c, q),
+      { status: (q) => (q.mode === 'async' ? 202 : 200) },
+    ),
     {
       operation: 'getMultipleNFTs',
       method: 'POST',

@@ -2,7 +2,18 @@ import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import type { Clock } from '../../engine/clock.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
-import { block, blockQuery, blockStats, blockStatsQuery, internalTxs, internalTxsQuery, transaction, txQuery, walletTxs, walletTxsQuery } from '../../engine/data-api/transactions/txs.js';
+import {
+  block,
+  blockQuery,
+  blockStats,
+  blockStatsQuery,
+  internalTxs,
+  internalTxsQuery,
+  transaction,
+  txQuery,
+  walletTxs,
+  walletTxsQuery,
+} from '../../engine/data-api/transactions/txs.js';
 import { historyQuery, walletChains, walletHistory, walletQuery, walletStats } from '../../engine/data-api/transactions/wallet.js';
 import { validate } from '../../engine/schema.js';
 import { notFollowed, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
@@ -10,7 +21,6 @@ import { queryList, queryParams } from './query.js';
 import { json, type Request } from './route.js';
 
 /** Native transactions, blocks and wallet activity (engine/data-api/txs*.ts). */
-
 
 /** `chains` as the SDK sends it (chains[0]=eth&chains[1]=…) or as a list (chains=a,b / chains[]=a); default: every chain followed. */
 function chainsOf(req: Request, deps: DataDeps, clock: Clock): Chain[] {
@@ -34,12 +44,23 @@ export function txsEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
     queryEndpoint('getWalletTransactions', 'GET', '/:address', walletTxsQuery, (c, q) => walletTxs(deps, c, q, false)),
     queryEndpoint('getWalletTransactionsVerbose', 'GET', '/:address/verbose', walletTxsQuery, (c, q) => walletTxs(deps, c, q, true)),
     queryEndpoint('getTransaction', 'GET', '/transaction/:transaction_hash', txQuery, (c, q) => transaction(deps, c, q, false)),
-    queryEndpoint('getTransactionVerbose', 'GET', '/transaction/:transaction_hash/verbose', txQuery, (c, q) => transaction(deps, c, q, true)),
-    queryEndpoint('getInternalTransactions', 'GET', '/transaction/:transaction_hash/internal-transactions', internalTxsQuery, (c, q) => internalTxs(deps, c, q)),
+    queryEndpoint('getTransactionVerbose', 'GET', '/transaction/:transaction_hash/verbose', txQuery, (c, q) =>
+      transaction(deps, c, q, true),
+    ),
+    queryEndpoint('getInternalTransactions', 'GET', '/transaction/:transaction_hash/internal-transactions', internalTxsQuery, (c, q) =>
+      internalTxs(deps, c, q),
+    ),
     queryEndpoint('getBlock', 'GET', '/block/:block_number_or_hash', blockQuery, (c, q) => block(deps, c, q)),
     queryEndpoint('getBlockStats', 'GET', '/block/:block_number_or_hash/stats', blockStatsQuery, (c, q) => blockStats(deps, c, q)),
     queryEndpoint('getWalletHistory', 'GET', '/wallets/:address/history', historyQuery, (c, q) => walletHistory(deps, c, q)),
     queryEndpoint('getWalletStats', 'GET', '/wallets/:address/stats', walletQuery, (c, q) => walletStats(deps, c, q)),
-    { operation: 'getWalletActiveChains', method: 'GET', path: '/wallets/:address/chains', chain: 'none', handle: async (req) => json(200, await walletChains(deps, validate(walletQuery, queryAndPath(req), 'query').address, chainsOf(req, deps, clock))) },
+    {
+      operation: 'getWalletActiveChains',
+      method: 'GET',
+      path: '/wallets/:address/chains',
+      chain: 'none',
+      handle: async (req) =>
+        json(200, await walletChains(deps, validate(walletQuery, queryAndPath(req), 'query').address, chainsOf(req, deps, clock))),
+    },
   ];
 }

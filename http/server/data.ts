@@ -36,8 +36,16 @@ export function queryAndPath(req: Request): Record<string, string> {
  * instead (the official SDK calls them like any other).
  */
 const NOT_HERE: ReadonlyArray<[Method, string, string]> = [
-  ['POST', '/contracts-review', 'this server runs no off-chain contract review service and keeps no reports; the possible_spam of its token answers comes from each token\'s own name and symbol'],
-  ['POST', '/ipfs/uploadFolder', 'this server runs no IPFS node and stores no files; upload to an IPFS node or pinning service of your own (ipfs:// NFT metadata is read through CHAINPOST_IPFS_GATEWAY)'],
+  [
+    'POST',
+    '/contracts-review',
+    "this server runs no off-chain contract review service and keeps no reports; the possible_spam of its token answers comes from each token's own name and symbol",
+  ],
+  [
+    'POST',
+    '/ipfs/uploadFolder',
+    'this server runs no IPFS node and stores no files; upload to an IPFS node or pinning service of your own (ipfs:// NFT metadata is read through CHAINPOST_IPFS_GATEWAY)',
+  ],
 ];
 
 /**
@@ -65,7 +73,14 @@ export function queryList(req: Request, name: string): string[] {
 }
 
 /** An endpoint whose query (and path) is checked by `schema`, answered `status` with what `run` returns. */
-export function queryEndpoint<S extends z.ZodType>(operation: string, method: Method, path: string, schema: S, run: (chain: string, q: z.output<S>) => unknown, opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {}): DataEndpoint {
+export function queryEndpoint<S extends z.ZodType>(
+  operation: string,
+  method: Method,
+  path: string,
+  schema: S,
+  run: (chain: string, q: z.output<S>) => unknown,
+  opts: { lists?: string[]; status?: (q: z.output<S>) => number } = {},
+): DataEndpoint {
   return {
     operation,
     method,
@@ -90,15 +105,31 @@ export function arrayParams(req: Request, names: readonly string[]): Record<stri
 
 /** A chain asked for that this server does not follow: 400 naming `chain`, and how to follow it. */
 export function notFollowed(chain: Chain): ApiError {
-  return badRequest('chain', `${chain.key} (${chain.name}) is not followed by this server; add it to CHAINPOST_CHAINS (\`${chain.key}=http://its-node:8545\`) and restart`);
+  return badRequest(
+    'chain',
+    `${chain.key} (${chain.name}) is not followed by this server; add it to CHAINPOST_CHAINS (\`${chain.key}=http://its-node:8545\`) and restart`,
+  );
 }
 
 export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<readonly DataEndpoint[]> = []): Route[] {
-  const route = (method: Method, path: string, handle: Route['handle']): Route => ({ method, pattern: `${DATA_PREFIX}${path}`, area: 'data', auth: 'key', body: method === 'POST', handle });
+  const route = (method: Method, path: string, handle: Route['handle']): Route => ({
+    method,
+    pattern: `${DATA_PREFIX}${path}`,
+    area: 'data',
+    auth: 'key',
+    body: method === 'POST',
+    handle,
+  });
   // The weights are this table's operations: what is served here, each under its own path.
   const endpoints: DataEndpoint[] = [
     { operation: 'web3ApiVersion', method: 'GET', path: '/web3/version', chain: 'none', handle: () => VERSION },
-    { operation: 'endpointWeights', method: 'GET', path: '/info/endpointWeights', chain: 'none', handle: () => json(200, endpointWeights(clock.now(), endpoints)) },
+    {
+      operation: 'endpointWeights',
+      method: 'GET',
+      path: '/info/endpointWeights',
+      chain: 'none',
+      handle: () => json(200, endpointWeights(clock.now(), endpoints)),
+    },
     ...groups.flat(),
   ];
   const built = new Set(endpoints.map((e) => `${e.method} ${e.path}`));

@@ -76,13 +76,26 @@ export class Pipeline {
     const area = route?.area ?? 'none';
     this.metrics.observe(area, status, (endedMs - startedMs) / 1000);
     if (this.clients !== undefined) {
-      this.log.info('request', { reqId: req.id, method: req.method, path: loggedPath(route, req), status, area, ms: +(endedMs - startedMs).toFixed(3), tenant: req.caller?.tenantId, client: req.client });
+      this.log.info('request', {
+        reqId: req.id,
+        method: req.method,
+        path: loggedPath(route, req),
+        status,
+        area,
+        ms: +(endedMs - startedMs).toFixed(3),
+        tenant: req.caller?.tenantId,
+        client: req.client,
+      });
     }
   }
 
   private authorize(route: Route, req: Request): void {
-    const key = route.auth === 'path' ? nodeAccessKey(req.path, pathPrefix(route))?.key : (req.header('x-api-key') ?? bearerToken(req.header('authorization')));
-    if (key === undefined || key === '') throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
+    const key =
+      route.auth === 'path'
+        ? nodeAccessKey(req.path, pathPrefix(route))?.key
+        : (req.header('x-api-key') ?? bearerToken(req.header('authorization')));
+    if (key === undefined || key === '')
+      throw new ApiError(401, route.auth === 'path' ? 'missing API key in the path' : 'missing API key: send the x-api-key header');
     const caller = this.keys.authenticate(key);
     if (caller === undefined) throw new ApiError(401, 'unknown API key');
     req.caller = caller;
@@ -112,7 +125,8 @@ function parseBody(raw: Buffer | undefined): unknown {
   if (raw === undefined || raw.length === 0) return undefined;
   const text = raw.toString('utf8');
   // Nesting past the limit takes two characters a level: shorter bodies are not scanned.
-  if (text.length > 2 * MAX_JSON_DEPTH && nestedDeeper(text, MAX_JSON_DEPTH)) throw new ApiError(400, `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { field: 'body' });
+  if (text.length > 2 * MAX_JSON_DEPTH && nestedDeeper(text, MAX_JSON_DEPTH))
+    throw new ApiError(400, `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { field: 'body' });
   try {
     return JSON.parse(text);
   } catch (err) {

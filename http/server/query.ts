@@ -13,8 +13,12 @@ export function queryParams(query: string): QueryParams {
 export function queryList(params: QueryParams, name: string): string[] {
   const given: string[] = [];
   for (const [k, v] of params) if (k === name || k === `${name}[]` || isIndexed(k, name)) given.push(v);
-  return given.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+  return given
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
 }
 
 /** `name[0]`, `name[1]`, …: an array given with indexes. */
-const isIndexed = (key: string, name: string): boolean => key.length > name.length + 2 && key.startsWith(name) && key[name.length] === '[' && /^\d+\]$/.test(key.slice(name.length + 1));
+const isIndexed = (key: string, name: string): boolean =>
+  key.length > name.length + 2 && key.startsWith(name) && key[name.length] === '[' && /^\d+\]$/.test(key.slice(name.length + 1));

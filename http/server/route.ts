@@ -64,7 +64,10 @@ export const constantJson = (status: number, body: unknown): Reply => Object.fre
 
 /** Names of the `:params` of a pattern, in order. */
 export const paramNames = (pattern: string): string[] =>
-  pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
+  pattern
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => s.slice(1));
 
 /** An endpoint the interface names that a later issue builds: 501 with its name, after its own checks. */
 export const notBuilt = (method: Method, pattern: string): never => {

@@ -41,7 +41,14 @@ export function streamsRoutes(
     const q = queryParams(req.query);
     return { limit: parseLimit(q.get('limit')), cursor: q.get('cursor'), q };
   };
-  const route = (method: Method, pattern: string, handle: Route['handle'], body = false): Route => ({ method, pattern, area: 'streams', auth: 'key', body, handle });
+  const route = (method: Method, pattern: string, handle: Route['handle'], body = false): Route => ({
+    method,
+    pattern,
+    area: 'streams',
+    auth: 'key',
+    body,
+    handle,
+  });
 
   /** One family's shared resources under /streams/<name>: the same routes for every family, each with its own schemas. */
   const familyRoutes = <D extends StreamCommon>(family: Family<D, any, any, any>): Route[] => {
@@ -53,17 +60,42 @@ export function streamsRoutes(
       return Array.isArray(address) ? address : [address];
     };
     return [
-      route('PUT', base, async (req) => json(200, await streams.create(tenant(req), validate(api.create, req.body), req.caller!.email)), true),
+      route(
+        'PUT',
+        base,
+        async (req) => json(200, await streams.create(tenant(req), validate(api.create, req.body), req.caller!.email)),
+        true,
+      ),
       route('GET', base, (req) => {
         const p = paging(req);
         return json(200, streams.list(tenant(req), p.limit, p.cursor));
       }),
       route('GET', `${base}/:id`, (req) => json(200, streams.describe(tenant(req), id(req)))),
-      route('POST', `${base}/:id`, async (req) => json(200, await streams.update(tenant(req), id(req), validate(api.update, req.body))), true),
+      route(
+        'POST',
+        `${base}/:id`,
+        async (req) => json(200, await streams.update(tenant(req), id(req), validate(api.update, req.body))),
+        true,
+      ),
       route('DELETE', `${base}/:id`, async (req) => json(200, await streams.remove(tenant(req), id(req)))),
-      route('POST', `${base}/:id/status`, async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)), true),
-      route('POST', `${base}/:id/address`, async (req) => json(200, await streams.addAddresses(tenant(req), id(req), addresses(req))), true),
-      route('DELETE', `${base}/:id/address`, async (req) => json(200, await streams.removeAddresses(tenant(req), id(req), addresses(req))), true),
+      route(
+        'POST',
+        `${base}/:id/status`,
+        async (req) => json(200, await streams.setStatus(tenant(req), id(req), validate(statusBody, req.body).status)),
+        true,
+      ),
+      route(
+        'POST',
+        `${base}/:id/address`,
+        async (req) => json(200, await streams.addAddresses(tenant(req), id(req), addresses(req))),
+        true,
+      ),
+      route(
+        'DELETE',
+        `${base}/:id/address`,
+        async (req) => json(200, await streams.removeAddresses(tenant(req), id(req), addresses(req))),
+        true,
+      ),
       route('GET', `${base}/:id/address`, (req) => {
         const p = paging(req);
         return json(200, streams.listAddresses(tenant(req), id(req), p.limit, p.cursor));
@@ -76,19 +108,31 @@ export function streamsRoutes(
     const base = `/streams/${family.name}`;
     const streams = resources[family.name]!;
     const subResources = (family.api.subResources ?? []).flatMap((sub) => [
-      route('POST', `${base}/:id/${sub.name}`, async (req) => json(200, await sub.add(streams, tenant(req), id(req), validate(sub.body, req.body))), true),
+      route(
+        'POST',
+        `${base}/:id/${sub.name}`,
+        async (req) => json(200, await sub.add(streams, tenant(req), id(req), validate(sub.body, req.body))),
+        true,
+      ),
       route('GET', `${base}/:id/${sub.name}`, (req) => {
         const p = paging(req);
         return json(200, sub.list(streams, tenant(req), id(req), p.limit, p.cursor));
       }),
-      route('DELETE', `${base}/:id/${sub.name}/:${sub.item.param}`, async (req) => json(200, await sub.remove(streams, tenant(req), id(req), id(req, sub.item.param, sub.item.what)))),
+      route('DELETE', `${base}/:id/${sub.name}/:${sub.item.param}`, async (req) =>
+        json(200, await sub.remove(streams, tenant(req), id(req), id(req, sub.item.param, sub.item.what))),
+      ),
     ]);
     const blocks = opts.blocks[family.name];
     const request = family.api.blockRequest;
     if (blocks === undefined || request === undefined) return subResources;
     return [
       ...subResources,
-      route('POST', `${base}/:chainId/block/:blockNumber`, async (req) => json(200, (await blocks.body(req.params['chainId']!, blockNumber(req), ...validate(request, req.body ?? {}))) ?? {}), true),
+      route(
+        'POST',
+        `${base}/:chainId/block/:blockNumber`,
+        async (req) => json(200, (await blocks.body(req.params['chainId']!, blockNumber(req), ...validate(request, req.body ?? {}))) ?? {}),
+        true,
+      ),
       route('POST', `${base}/:chainId/block-to-webhook/:blockNumber/:streamId`, async (req) => {
         const stream = streams.get(tenant(req), id(req, 'streamId')) as StoredStream;
         return json(200, await blocks.toWebhook(req.params['chainId']!, blockNumber(req), stream));
@@ -111,11 +155,18 @@ export function streamsRoutes(
       return json(200, streams.logs(tenant(req), p.limit, p.cursor));
     }),
     route('POST', '/history/replay/:historyId', async (req) => json(200, await streams.replay(tenant(req), id(req, 'historyId')))),
-    route('POST', '/history/replay/:streamId/:historyId', async (req) => json(200, await streams.replay(tenant(req), id(req, 'historyId'), id(req, 'streamId')))),
+    route('POST', '/history/replay/:streamId/:historyId', async (req) =>
+      json(200, await streams.replay(tenant(req), id(req, 'historyId'), id(req, 'streamId'))),
+    ),
     route('GET', '/stats', (req) => json(200, streams.stats(tenant(req)))),
     route('GET', '/stats/:streamId', (req) => json(200, streams.stats(tenant(req), id(req, 'streamId')))),
     route('GET', '/settings', (req) => json(200, streams.settings(tenant(req)))),
-    route('POST', '/settings', async (req) => json(200, await streams.setRegion(tenant(req), validate(settingsBody, req.body).region)), true),
+    route(
+      'POST',
+      '/settings',
+      async (req) => json(200, await streams.setRegion(tenant(req), validate(settingsBody, req.body).region)),
+      true,
+    ),
   ];
   if (opts.testHooks) {
     // Test clock only: hand webhooks to the delivery engine through the function the matcher calls, for one
@@ -123,16 +174,31 @@ export function streamsRoutes(
     const payload = z.record(z.string(), z.unknown());
     const most = `at most ${BATCH.adminWebhooks.toLocaleString('en-US')} webhooks`;
     const body = z.object({ webhooks: z.array(payload).min(1).max(BATCH.adminWebhooks, most) });
-    const batchBody = z.object({ webhooks: z.array(z.object({ streamId: z.string(), payload })).min(1).max(BATCH.adminWebhooks, most) });
+    const batchBody = z.object({
+      webhooks: z
+        .array(z.object({ streamId: z.string(), payload }))
+        .min(1)
+        .max(BATCH.adminWebhooks, most),
+    });
     const enqueue = async (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
       for (const streamId of new Set(items.map((w) => w.streamId))) streams.mustOwn(tenant(req), streamId);
       return json(200, { results: await dispatcher.enqueueBatch(items) });
     };
     routes.push(
-      operatorOnly(route('POST', '/admin/streams/:id/webhooks', (req) => {
-        const streamId = id(req);
-        return enqueue(req, validate(body, req.body).webhooks.map((p) => ({ streamId, payload: p })));
-      }, true)),
+      operatorOnly(
+        route(
+          'POST',
+          '/admin/streams/:id/webhooks',
+          (req) => {
+            const streamId = id(req);
+            return enqueue(
+              req,
+              validate(body, req.body).webhooks.map((p) => ({ streamId, payload: p })),
+            );
+          },
+          true,
+        ),
+      ),
       operatorOnly(route('POST', '/admin/webhooks', (req) => enqueue(req, validate(batchBody, req.body).webhooks), true)),
     );
   }

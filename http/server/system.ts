@@ -7,7 +7,11 @@ import { metricsReader } from '../../engine/operator.js';
 import { json, operatorOnly, type Reply, type Request, type Route } from './route.js';
 
 const advanceBody = z.strictObject({
-  seconds: z.number({ error: 'a number of seconds is required' }).finite().nonnegative().max(10 * 365 * 86_400),
+  seconds: z
+    .number({ error: 'a number of seconds is required' })
+    .finite()
+    .nonnegative()
+    .max(10 * 365 * 86_400),
 });
 
 /** Health, metrics, the unknown-route answer and, with CHAINPOST_TEST_CLOCK=1, the test clock. */
@@ -27,8 +31,11 @@ export function systemRoutes(deps: {
   const health = (req: Request): Reply => {
     const starting = deps.starting();
     // A load balancer's liveness check needs no key: the status and its code, nothing of the chains or nodes.
-    if (!reader(req.header('authorization'))) return starting.length === 0 ? json(200, { status: 'ok' }) : json(503, { status: 'starting' });
-    return starting.length === 0 ? json(200, { status: 'ok', ...deps.health() }) : json(503, { status: 'starting', starting, ...deps.health() });
+    if (!reader(req.header('authorization')))
+      return starting.length === 0 ? json(200, { status: 'ok' }) : json(503, { status: 'starting' });
+    return starting.length === 0
+      ? json(200, { status: 'ok', ...deps.health() })
+      : json(503, { status: 'starting', starting, ...deps.health() });
   };
   const routes: Route[] = [
     { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: health },
@@ -38,7 +45,13 @@ export function systemRoutes(deps: {
       area: 'system',
       auth: 'none',
       handle: (req) => {
-        if (!reader(req.header('authorization'))) throw new ApiError(401, 'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token', { field: 'authorization' }, { 'www-authenticate': 'Bearer' });
+        if (!reader(req.header('authorization')))
+          throw new ApiError(
+            401,
+            'authorization: /metrics needs the CHAINPOST_METRICS_KEY as a Bearer token',
+            { field: 'authorization' },
+            { 'www-authenticate': 'Bearer' },
+          );
         return { status: 200, text: deps.metrics.render(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
       },
     },

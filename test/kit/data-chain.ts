@@ -84,15 +84,51 @@ export function syntheticBlock(chain: string, shape: ChainShape, n: number): Ind
     const log = nft
       ? token % 2 === 0
         ? { address: contract, topics: [TRANSFER, topicOf(from), topicOf(to), `0x${word(tokenId)}`], data: '0x', logIndex: quantity(i) }
-        : { address: contract, topics: [TRANSFER_SINGLE, topicOf(from), topicOf(from), topicOf(to)], data: `0x${word(tokenId)}${word(1 + Math.floor(rand() * 5))}`, logIndex: quantity(i) }
-      : { address: contract, topics: [TRANSFER, topicOf(from), topicOf(to)], data: `0x${word(BigInt(Math.floor(rand() * 1e9)) * 10n ** 9n)}`, logIndex: quantity(i) };
+        : {
+            address: contract,
+            topics: [TRANSFER_SINGLE, topicOf(from), topicOf(from), topicOf(to)],
+            data: `0x${word(tokenId)}${word(1 + Math.floor(rand() * 5))}`,
+            logIndex: quantity(i),
+          }
+      : {
+          address: contract,
+          topics: [TRANSFER, topicOf(from), topicOf(to)],
+          data: `0x${word(BigInt(Math.floor(rand() * 1e9)) * 10n ** 9n)}`,
+          logIndex: quantity(i),
+        };
     txs.push({
-      tx: { hash: txHash, from, to: contract, value: '0x0', nonce: quantity(n), gas: '0x30d40', gasPrice: '0x3b9aca00', input: '0xa9059cbb', type: '0x2' },
-      receipt: { status: '0x1', gasUsed: '0xc350', cumulativeGasUsed: quantity(50_000 * (i + 1)), effectiveGasPrice: '0x3b9aca00', contractAddress: null, type: '0x2' },
+      tx: {
+        hash: txHash,
+        from,
+        to: contract,
+        value: '0x0',
+        nonce: quantity(n),
+        gas: '0x30d40',
+        gasPrice: '0x3b9aca00',
+        input: '0xa9059cbb',
+        type: '0x2',
+      },
+      receipt: {
+        status: '0x1',
+        gasUsed: '0xc350',
+        cumulativeGasUsed: quantity(50_000 * (i + 1)),
+        effectiveGasPrice: '0x3b9aca00',
+        contractAddress: null,
+        type: '0x2',
+      },
       logs: [log],
     });
   }
-  const header = { number: quantity(number), hash, parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(number - 1), timestamp: quantity(timestamp), miner: addressOf('wallet', 0), gasUsed: quantity(50_000 * txs.length), gasLimit: '0x1c9c380', baseFeePerGas: '0x3b9aca00' };
+  const header = {
+    number: quantity(number),
+    hash,
+    parentHash: n === 0 ? `0x${'0'.repeat(64)}` : syntheticHash(number - 1),
+    timestamp: quantity(timestamp),
+    miner: addressOf('wallet', 0),
+    gasUsed: quantity(50_000 * txs.length),
+    gasLimit: '0x1c9c380',
+    baseFeePerGas: '0x3b9aca00',
+  };
   const record: BlockRecord = { header, txs, internal: [] };
   return indexedBlock(chain, number, hash, record);
 }
@@ -102,8 +138,25 @@ const ZERO = `0x${'0'.repeat(40)}`;
 /** Block 0 creates every token (receipts with contractAddress): the indexes then know each token's whole history and ask no node. */
 function creations(shape: ChainShape): StoredTx[] {
   return Array.from({ length: shape.tokens }, (_, i) => ({
-    tx: { hash: `0x${word8(mix(i))}${'0'.repeat(48)}${word8(i)}`, from: addressOf('wallet', i), to: null, value: '0x0', nonce: '0x0', gas: '0x30d40', gasPrice: '0x3b9aca00', input: '0x60806040', type: '0x2' },
-    receipt: { status: '0x1', gasUsed: '0x30d40', cumulativeGasUsed: quantity(200_000 * (i + 1)), effectiveGasPrice: '0x3b9aca00', contractAddress: addressOf('token', i), type: '0x2' },
+    tx: {
+      hash: `0x${word8(mix(i))}${'0'.repeat(48)}${word8(i)}`,
+      from: addressOf('wallet', i),
+      to: null,
+      value: '0x0',
+      nonce: '0x0',
+      gas: '0x30d40',
+      gasPrice: '0x3b9aca00',
+      input: '0x60806040',
+      type: '0x2',
+    },
+    receipt: {
+      status: '0x1',
+      gasUsed: '0x30d40',
+      cumulativeGasUsed: quantity(200_000 * (i + 1)),
+      effectiveGasPrice: '0x3b9aca00',
+      contractAddress: addressOf('token', i),
+      type: '0x2',
+    },
     logs: [],
   }));
 }

@@ -28,5 +28,11 @@ export interface Bundle {
 
 export function bundle(n: number): Bundle {
   const files = bundleJson(n);
-  return { number: n, block: JSON.parse(files[0]), receipts: JSON.parse(files[1]), traces: JSON.parse(files[2]), jsonBytes: files.reduce((a, f) => a + Buffer.byteLength(f), 0) };
+  return {
+    number: n,
+    block: JSON.parse(files[0]),
+    receipts: JSON.parse(files[1]),
+    traces: JSON.parse(files[2]),
+    jsonBytes: files.reduce((a, f) => a + Buffer.byteLength(f), 0),
+  };
 }

@@ -29,7 +29,10 @@ function template(text: string, original: { hash: string; number: string }): Tem
   const parts: Buffer[] = [];
   const slots: Template['slots'] = [];
   // The block's own hash wherever it stands (header, transactions, receipts, logs); number and parentHash by field name.
-  const re = new RegExp(`("(?:number|blockNumber)"\\s*:\\s*)"${original.number}"|("parentHash"\\s*:\\s*)"0x[0-9a-f]{64}"|"${original.hash}"`, 'g');
+  const re = new RegExp(
+    `("(?:number|blockNumber)"\\s*:\\s*)"${original.number}"|("parentHash"\\s*:\\s*)"0x[0-9a-f]{64}"|"${original.hash}"`,
+    'g',
+  );
   let last = 0;
   for (const m of text.matchAll(re)) {
     const prefix = m[1] ?? m[2] ?? '';
@@ -42,7 +45,11 @@ function template(text: string, original: { hash: string; number: string }): Tem
 }
 
 function fill(t: Template, n: number): Buffer {
-  const values = { number: `"0x${n.toString(16)}"`, hash: `"${standInHash(n)}"`, parentHash: `"${n === 0 ? `0x${'00'.repeat(32)}` : standInHash(n - 1)}"` };
+  const values = {
+    number: `"0x${n.toString(16)}"`,
+    hash: `"${standInHash(n)}"`,
+    parentHash: `"${n === 0 ? `0x${'00'.repeat(32)}` : standInHash(n - 1)}"`,
+  };
   const bytes = { number: Buffer.from(values.number), hash: Buffer.from(values.hash), parentHash: Buffer.from(values.parentHash) };
   const out: Buffer[] = [t.parts[0]!];
   t.slots.forEach((s, i) => out.push(bytes[s], t.parts[i + 1]!));
@@ -63,7 +70,12 @@ function load(n: number): Copyable {
   const parsed = JSON.parse(block) as { hash: string; number: string; transactions: Array<{ hash: string }> };
   const original = { hash: parsed.hash, number: parsed.number };
   const hashes = JSON.stringify({ ...parsed, transactions: parsed.transactions.map((t) => t.hash) });
-  return { full: template(block, original), hashes: template(hashes, original), receipts: template(receipts, original), traces: Buffer.from(traces) };
+  return {
+    full: template(block, original),
+    hashes: template(hashes, original),
+    receipts: template(receipts, original),
+    traces: Buffer.from(traces),
+  };
 }
 
 export function startStandIn(blocks: number, port = 0): Promise<{ port: number; close(): Promise<void> }> {
@@ -92,7 +104,13 @@ export function startStandIn(blocks: number, port = 0): Promise<{ port: number; 
       try {
         result = answer(call.method, call.params ?? []);
       } catch {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32601, message: `the method ${call.method} does not exist/is not available` } }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: call.id,
+            error: { code: -32601, message: `the method ${call.method} does not exist/is not available` },
+          }),
+        );
         return;
       }
       const head = Buffer.from(`{"jsonrpc":"2.0","id":${call.id},"result":`);

@@ -56,7 +56,12 @@ const LISTENING = /"msg":"listening".*?"port":(\d+)/;
  * Spawns `node args…` and waits for the line `ready` matches, its first group the port (by default
  * the server's listening line; the stand-in Bitcoin Core prints `{"url":…}` instead), or its death.
  */
-export function startProcess(args: string[], env: Record<string, string | undefined>, timeoutMs = 25_000, ready: RegExp = LISTENING): Promise<Started> {
+export function startProcess(
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 25_000,
+  ready: RegExp = LISTENING,
+): Promise<Started> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   keepChildLog(child, env);
   let out = '';

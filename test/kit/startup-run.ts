@@ -66,7 +66,10 @@ const CHAIN = '0x539';
 
 export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
   const anvil = await startAnvil({ chainId: 1337 });
-  const received: Array<{ at: number; body: { streamId?: string; confirmed?: boolean; block?: { number: string }; txs?: Array<{ toAddress: string }> } }> = [];
+  const received: Array<{
+    at: number;
+    body: { streamId?: string; confirmed?: boolean; block?: { number: string }; txs?: Array<{ toAddress: string }> };
+  }> = [];
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -84,7 +87,15 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     dirs.push(d);
     return d;
   };
-  const env = { CHAINPOST_API_KEY: KEY, CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`, CHAINPOST_CONFIRMATIONS: `${CHAIN}=2`, CHAINPOST_POLL_MS: '50', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0', CHAINPOST_PRIVATE_TARGETS: 'allow' };
+  const env = {
+    CHAINPOST_API_KEY: KEY,
+    CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`,
+    CHAINPOST_CONFIRMATIONS: `${CHAIN}=2`,
+    CHAINPOST_POLL_MS: '50',
+    CHAINPOST_RATE_LIMIT: '0',
+    CHAINPOST_ACCESS_LOG: '0',
+    CHAINPOST_PRIVATE_TARGETS: 'allow',
+  };
   let server: Started | undefined;
   try {
     // The baseline: the same server on a store without streams.
@@ -95,7 +106,10 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     const dir = tempDir();
     const first = await startProcess([opts.bin, 'serve'], { ...env, CHAINPOST_DATA: dir, CHAINPOST_PORT: '0' });
     server = first;
-    const made = await call(first.port, '/streams/evm', { method: 'PUT', body: { webhookUrl: hook, description: 'startup', tag: 'startup', chainIds: [CHAIN], includeNativeTxs: true } });
+    const made = await call(first.port, '/streams/evm', {
+      method: 'PUT',
+      body: { webhookUrl: hook, description: 'startup', tag: 'startup', chainIds: [CHAIN], includeNativeTxs: true },
+    });
     const id = (made.body as { id: string }).id;
     await mine(anvil, 3);
     await first.stop();
@@ -114,11 +128,21 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
 
     // 4. The measured start.
     const run = await spawnTimed(opts.bin, dir, env);
-    run.started.then((s) => (server = s), () => {});
+    run.started.then(
+      (s) => (server = s),
+      () => {},
+    );
     const t0 = run.t0;
     for (const t of targets.slice(opts.downBlocks)) t.block = await transfer(anvil, t.address);
     const delivered = (ts: typeof targets): number =>
-      ts.filter((t) => received.some((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block) && r.body.txs?.some((x) => x.toAddress === t.address))).length;
+      ts.filter((t) =>
+        received.some(
+          (r) =>
+            r.body.streamId === t.streamId &&
+            r.body.block?.number === String(t.block) &&
+            r.body.txs?.some((x) => x.toAddress === t.address),
+        ),
+      ).length;
     const latencies: Array<{ at: number; ms: number }> = [];
     let answeredWhileLoading = 0;
     const timed = async (path: string): Promise<{ status: number; body: unknown } | undefined> => {
@@ -138,7 +162,10 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
         else if ((h?.body as { starting?: string[] } | undefined)?.starting?.includes('watchlist') === true) answeredWhileLoading++;
       }
       if (delivered(targets) === targets.length) {
-        resumedAt = Math.max(...targets.map((t) => received.find((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block))!.at)) - t0;
+        resumedAt =
+          Math.max(
+            ...targets.map((t) => received.find((r) => r.body.streamId === t.streamId && r.body.block?.number === String(t.block))!.at),
+          ) - t0;
         break;
       }
     }
@@ -195,7 +222,10 @@ async function spawnTimed(bin: string, dir: string, env: Record<string, string>)
   }
   if (failed !== undefined) throw failed;
   if (Number.isNaN(firstAnswerMs)) {
-    await started.then((s) => s.stop(), () => {});
+    await started.then(
+      (s) => s.stop(),
+      () => {},
+    );
     throw new Error('the server did not answer within 60 s');
   }
   return {
@@ -211,8 +241,16 @@ async function spawnTimed(bin: string, dir: string, env: Record<string, string>)
   };
 }
 
-async function call(port: number, path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: init.method ?? 'GET', headers: { 'x-api-key': KEY, 'content-type': 'application/json' }, ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }) });
+async function call(
+  port: number,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'x-api-key': KEY, 'content-type': 'application/json' },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
   const text = await res.text();
   return { status: res.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
 }

@@ -50,7 +50,13 @@ export async function watchAtScale(dir: string, templateId: string, scale: Scale
           const id = ids[i]!;
           // Tenants of at most the default stream limit each, the first the template's (its key lists them).
           const tenantId = i < DEFAULT_LIMITS.streams ? record.tenantId : `${record.tenantId}-${Math.floor(i / DEFAULT_LIMITS.streams)}`;
-          store.put('streams', streamKey(tenantId, id), { ...record, id, tenantId, tag: `${record.tag}-${i}`, amountOfAddresses: scale.perStream });
+          store.put('streams', streamKey(tenantId, id), {
+            ...record,
+            id,
+            tenantId,
+            tag: `${record.tag}-${i}`,
+            amountOfAddresses: scale.perStream,
+          });
           for (let k = 0; k < scale.perStream; k++) store.put('streamAddresses', `${id}/${scaleAddress(i, k)}`, 1);
         }
       });

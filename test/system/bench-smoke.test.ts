@@ -38,7 +38,10 @@ it('npm run bench:data-layout runs at a tiny size and writes its results JSON an
       maxBuffer: 16 * 1024 * 1024,
     });
     expect(run.stdout).toContain('transfersPerSec');
-    const result = JSON.parse(readFileSync(join(out, 'results/data-layout.json'), 'utf8')) as { name: string; figures: Record<string, number> };
+    const result = JSON.parse(readFileSync(join(out, 'results/data-layout.json'), 'utf8')) as {
+      name: string;
+      figures: Record<string, number>;
+    };
     expect(result.name).toBe('data-layout');
     expect(result.figures['transfers']).toBe(2_000); // 2 blocks of 1,000 transfers: the size asked for
     expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain('<!-- data-layout -->');

@@ -4,7 +4,9 @@ import { checkFilter, compileFilter, type FilterExpr } from '../../engine/evm/ad
 
 const ev = (sig: string): AbiEvent => parseAbiItem(`event ${sig}`) as AbiEvent;
 const TRANSFER = ev('Transfer(address indexed from, address indexed to, uint256 value)');
-const MIXED = ev('Mixed(int256 delta, bool flag, string label, uint8 small, bytes32 id, (uint256 x, address owner) pos, string indexed tag)');
+const MIXED = ev(
+  'Mixed(int256 delta, bool flag, string label, uint8 small, bytes32 id, (uint256 x, address owner) pos, string indexed tag)',
+);
 
 const A = '0x283af0b28c62c092c9727f1ee09c02ca627eb7f5';
 const A_CHECKSUM = '0x283Af0B28c62C092C9727F1Ee09c02CA627EB7F5';
@@ -162,7 +164,13 @@ describe('compileFilter: and / or', () => {
 
   it('reads the special stream variables from the context', () => {
     const g = compileFilter(
-      { and: [{ eq: ['moralis_streams_contract_address', A] }, { eq: ['moralis_streams_chain_id', '0x1'] }, { eq: ['moralis_streams_possibleSpam', 'false'] }] },
+      {
+        and: [
+          { eq: ['moralis_streams_contract_address', A] },
+          { eq: ['moralis_streams_chain_id', '0x1'] },
+          { eq: ['moralis_streams_possibleSpam', 'false'] },
+        ],
+      },
       TRANSFER.inputs,
     );
     expect(g({}, { contractAddress: A_CHECKSUM, chainId: '0x1', possibleSpam: false })).toBe(true);
@@ -213,13 +221,17 @@ describe('checkFilter', () => {
     expect(check({ eq: ['from', A], ne: ['to', A] })).toBe(`${P}: a filter has exactly one operator, found eq, ne`);
     expect(check({ and: [{ eq: ['from', A] }, {}] })).toBe(`${P}.and.1: a filter has exactly one operator, found none`);
     expect(check([{ eq: ['from', A] }])).toBe(`${P}: a filter is an object with one operator (and, or, eq, ne, lt, gt, lte, gte, in, nin)`);
-    expect(check({ and: [{ eq: ['from', A] }, 'x'] })).toBe(`${P}.and.1: a filter is an object with one operator (and, or, eq, ne, lt, gt, lte, gte, in, nin)`);
+    expect(check({ and: [{ eq: ['from', A] }, 'x'] })).toBe(
+      `${P}.and.1: a filter is an object with one operator (and, or, eq, ne, lt, gt, lte, gte, in, nin)`,
+    );
   });
 
   it('checks values against the other parameter types', () => {
     const M = MIXED.inputs;
     expect(check({ eq: ['small', '256'] }, M)).toBe(`${P}.eq.1: "256" is out of range for uint8`);
-    expect(check({ eq: ['delta', (-(2n ** 255n) - 1n).toString()] }, M)).toBe(`${P}.eq.1: "${-(2n ** 255n) - 1n}" is out of range for int256`);
+    expect(check({ eq: ['delta', (-(2n ** 255n) - 1n).toString()] }, M)).toBe(
+      `${P}.eq.1: "${-(2n ** 255n) - 1n}" is out of range for int256`,
+    );
     expect(check({ eq: ['delta', (-(2n ** 255n)).toString()] }, M)).toBeNull();
     expect(check({ eq: ['flag', 1] }, M)).toBe(`${P}.eq.1: 1 is not a bool (true or false)`);
     expect(check({ eq: ['label', 5] }, M)).toBe(`${P}.eq.1: 5 is not a string`);
@@ -247,7 +259,13 @@ describe('on a log decoded by viem', () => {
   });
   const decode = (l: ReturnType<typeof log>) => decodeEventLog({ abi: [TRANSFER], ...l }).args as Record<string, unknown>;
   const filter = compileFilter(
-    { and: [{ eq: ['from', A_CHECKSUM.toLowerCase()] }, { gt: ['value', '1000000000000000000'] }, { in: ['to', ['0x00000000000000000000000000000000000000BB', A]] }] },
+    {
+      and: [
+        { eq: ['from', A_CHECKSUM.toLowerCase()] },
+        { gt: ['value', '1000000000000000000'] },
+        { in: ['to', ['0x00000000000000000000000000000000000000BB', A]] },
+      ],
+    },
     TRANSFER.inputs,
   );
 

@@ -45,7 +45,13 @@ describe('AttemptRecorder', () => {
     parts.enqueue('a1', [1]);
     await parts.recorder.record(attempt('a1', { delivered: false, status: 500, error: 'the receiver answered HTTP 500' }));
     const [first] = history();
-    expect(first).toMatchObject({ streamId: 'a1', webhookUrl: U, errorMessage: 'the receiver answered HTTP 500', tinyPayload: { retries: 0 }, seq: 0 });
+    expect(first).toMatchObject({
+      streamId: 'a1',
+      webhookUrl: U,
+      errorMessage: 'the receiver answered HTTP 500',
+      tinyPayload: { retries: 0 },
+      seq: 0,
+    });
     expect(payloadOf(first!.body)).toMatchObject({ retries: 0, block: { number: '1' } });
     expect(parts.queue.size('a1')).toBe(1);
     expect(parts.queue.next('a1', T0 + MIN - 1)).toEqual({ retryAt: T0 + MIN });
@@ -70,7 +76,12 @@ describe('AttemptRecorder', () => {
     const o = attempt('a1', { delivered: false, error: 'no answer' });
     parts.kv.transact(() => parts.queue.drop('a1'))();
     await parts.recorder.record(o);
-    expect([history().length, countOf(parts.kv, logRange('A', 'failed')), countOf(parts.kv, historyRange('A')), parts.kv.range('retries').length]).toEqual([0, 0, 0, 0]);
+    expect([
+      history().length,
+      countOf(parts.kv, logRange('A', 'failed')),
+      countOf(parts.kv, historyRange('A')),
+      parts.kv.range('retries').length,
+    ]).toEqual([0, 0, 0, 0]);
   });
 
   it(`commits outcomes that come together in one transaction, ${FLUSH_MAX} at most`, async () => {
@@ -78,12 +89,13 @@ describe('AttemptRecorder', () => {
     parts = deliveryParts({
       wrap: (store) => {
         const kv: Kv = Object.create(store);
-        kv.transactAsync = (fn) => store.transactAsync(() => {
-          const before = countOf(store, logRange('A', 'success'));
-          const out = fn();
-          committed.push(countOf(store, logRange('A', 'success')) - before);
-          return out;
-        });
+        kv.transactAsync = (fn) =>
+          store.transactAsync(() => {
+            const before = countOf(store, logRange('A', 'success'));
+            const out = fn();
+            committed.push(countOf(store, logRange('A', 'success')) - before);
+            return out;
+          });
         return kv;
       },
     });

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { MessageError, formatMessage, parseMessage, type MessageFields } from '../../engine/auth/message.js';
 import { fromSiwe, vectors, type SiweFields } from '../vectors.js';
 
-
 const positive = vectors<Record<string, { message: string; fields: SiweFields }>>('siwe/parsing_positive.json');
 const negative = vectors<Record<string, string>>('siwe/parsing_negative.json');
 const negativeObjects = vectors<Record<string, Partial<SiweFields>>>('siwe/parsing_negative_objects.json');
@@ -50,7 +49,15 @@ describe('Sign In With Solana layout (anza-xyz/wallet-standard cases)', () => {
   it('reads a Moralis-style Solana challenge with its Network line', () => {
     const text = vectors<{ cases: Array<{ message: string }> }>('derived/solana_ed25519.json').cases[0]!.message;
     const f = parseMessage('solana', text);
-    expect(f).toMatchObject({ domain: 'defi.finance', statement: 'Please confirm', uri: 'https://defi.finance/', version: '1', chain: 'mainnet', nonce: 'PYxxb9msdjVXsMQ9x', resources: ['https://docs.moralis.io/'] });
+    expect(f).toMatchObject({
+      domain: 'defi.finance',
+      statement: 'Please confirm',
+      uri: 'https://defi.finance/',
+      version: '1',
+      chain: 'mainnet',
+      nonce: 'PYxxb9msdjVXsMQ9x',
+      resources: ['https://docs.moralis.io/'],
+    });
     expect(formatMessage('solana', f)).toBe(text);
   });
 });
@@ -59,7 +66,11 @@ describe('Aptos layout', () => {
   it('reads and rebuilds the Moralis-style Aptos challenge', () => {
     const text = vectors<{ cases: Array<{ message: string }> }>('derived/aptos_ed25519.json').cases[0]!.message;
     const f = parseMessage('aptos', text);
-    expect(f).toMatchObject({ address: '0x63c5215e87770d17b9f4cd47c777e322f4eb152cfd2054c1080fd9d57c48913b', chain: '1', nonce: 'DbU1DCTmdzR4lg3wi' });
+    expect(f).toMatchObject({
+      address: '0x63c5215e87770d17b9f4cd47c777e322f4eb152cfd2054c1080fd9d57c48913b',
+      chain: '1',
+      nonce: 'DbU1DCTmdzR4lg3wi',
+    });
     expect(formatMessage('aptos', f)).toBe(text);
   });
 });

@@ -26,9 +26,11 @@ describe('SIWE verification (spruceid/siwe vectors)', () => {
     await expect(siweVerify(v)).rejects.toThrow();
   });
 
-  it('cannot check the ERC-1271 contract-wallet cases offline, and says the signature is not the address\'s own', async () => {
+  it("cannot check the ERC-1271 contract-wallet cases offline, and says the signature is not the address's own", async () => {
     // eip1271.json needs isValidSignature against mainnet state; an EOA check must refuse them, not crash.
-    for (const { message, signature } of Object.values(vectors<Record<string, { message: string; signature: string }>>('siwe/eip1271.json'))) {
+    for (const { message, signature } of Object.values(
+      vectors<Record<string, { message: string; signature: string }>>('siwe/eip1271.json'),
+    )) {
       await expect(verifySignIn('evm', message, signature, { now: 0, skewMs: 0 }).catch((e: ApiError) => e.status)).resolves.toBe(400);
     }
   });
@@ -51,7 +53,8 @@ describe('EVM personal_sign (derived vectors)', () => {
 });
 
 describe('Solana ed25519 (derived vectors)', () => {
-  const d = vectors<Derived<{ name: string; message: string; signatureBase58: string; expectValid: boolean }>>('derived/solana_ed25519.json');
+  const d =
+    vectors<Derived<{ name: string; message: string; signatureBase58: string; expectValid: boolean }>>('derived/solana_ed25519.json');
   it('takes the address as the 32-byte public key', () => {
     expect(bytesToHex(solanaPublicKey(d.signer['address']!)!)).toBe(d.signer['publicKeyHex']);
     expect(solanaPublicKey('0OIl')).toBeUndefined();
@@ -63,7 +66,17 @@ describe('Solana ed25519 (derived vectors)', () => {
 });
 
 describe('Aptos ed25519 (derived vectors)', () => {
-  const d = vectors<Derived<{ name: string; message: string; fullMessage?: string; signingMessageHex?: string; signatureHex: string; expectValid: boolean }>>('derived/aptos_ed25519.json');
+  const d =
+    vectors<
+      Derived<{
+        name: string;
+        message: string;
+        fullMessage?: string;
+        signingMessageHex?: string;
+        signatureHex: string;
+        expectValid: boolean;
+      }>
+    >('derived/aptos_ed25519.json');
   const ctx = { address: d.signer['address']!, nonce: 'DbU1DCTmdzR4lg3wi', application: 'https://defi.finance', chainId: 1 };
 
   it('derives the account address as sha3-256(publicKey ‖ 0x00)', () => {
@@ -87,7 +100,9 @@ describe('Aptos ed25519 (derived vectors)', () => {
     }
     const tampered = d.cases[1]!.message.replace('Please confirm', 'Please confirn');
     expect(verifyAptos(tampered, d.cases[1]!.signatureHex, d.signer['publicKeyHex']!, ctx)).toBe(false);
-    expect(verifyAptos(d.cases[1]!.message, d.cases[1]!.signatureHex, d.signer['publicKeyHex']!, { ...ctx, nonce: 'otherNonce123' })).toBe(false);
+    expect(verifyAptos(d.cases[1]!.message, d.cases[1]!.signatureHex, d.signer['publicKeyHex']!, { ...ctx, nonce: 'otherNonce123' })).toBe(
+      false,
+    );
   });
 
   it('rebuilds exactly the bytes the vectors say were signed', () => {

@@ -41,12 +41,34 @@ describe('BackfillProgress', () => {
     let head = 99;
     const p = new BackfillProgress({ from: 100, to: 299 }, () => clock.now());
     p.note(head);
-    const log = logBackfill(clock, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), '0x539', () => ({ ...p.status(head), head }));
+    const log = logBackfill(
+      clock,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+      '0x539',
+      () => ({ ...p.status(head), head }),
+    );
     await clock.advance(BACKFILL_LOG_MS - 1);
     expect(lines).toEqual([]);
     head = 149;
     await clock.advance(1);
-    expect(lines.map((l) => JSON.parse(l))).toEqual([{ time: new Date(START + BACKFILL_LOG_MS).toISOString(), level: 'info', msg: 'backfill', chain: '0x539', head: 149, from: 100, to: 299, percent: 25, blocksPerSec: 5, etaSeconds: 30 }]);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      {
+        time: new Date(START + BACKFILL_LOG_MS).toISOString(),
+        level: 'info',
+        msg: 'backfill',
+        chain: '0x539',
+        head: 149,
+        from: 100,
+        to: 299,
+        percent: 25,
+        blocksPerSec: 5,
+        etaSeconds: 30,
+      },
+    ]);
     // Standing still: one line says so, then none until it moves again.
     await clock.advance(BACKFILL_LOG_MS);
     expect(lines).toHaveLength(2);
@@ -68,10 +90,23 @@ describe('BackfillProgress', () => {
     expect(percent({ from: 100, to: 299, head: 400 })).toBe(100);
     expect(bar(0)).toBe(`[${'-'.repeat(30)}]`);
     expect(bar(50)).toBe(`[${'#'.repeat(15)}${'-'.repeat(15)}]`);
-    expect(chainLine({ chain: '0x539', head: 199, nodeHead: 400, backfill: { from: 100, to: 299, done: false, blocksPerSec: 12.5, etaSeconds: 8 }, indexed: 190 }, 5)).toBe(
-      `0x539  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  backfill 100-299 at 199, 12.5 blocks/s, eta 8 s, indexed 190`,
+    expect(
+      chainLine(
+        {
+          chain: '0x539',
+          head: 199,
+          nodeHead: 400,
+          backfill: { from: 100, to: 299, done: false, blocksPerSec: 12.5, etaSeconds: 8 },
+          indexed: 190,
+        },
+        5,
+      ),
+    ).toBe(`0x539  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  backfill 100-299 at 199, 12.5 blocks/s, eta 8 s, indexed 190`);
+    expect(chainLine({ chain: 'bitcoin', head: 50, nodeHead: 100, upstream: 'failing', lastError: 'refused' }, 7)).toBe(
+      `bitcoin  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  head 50 of 100, upstream failing: refused`,
     );
-    expect(chainLine({ chain: 'bitcoin', head: 50, nodeHead: 100, upstream: 'failing', lastError: 'refused' }, 7)).toBe(`bitcoin  [${'#'.repeat(15)}${'-'.repeat(15)}]  50.0%  head 50 of 100, upstream failing: refused`);
-    expect(chainLine({ chain: '0x539', head: 50, nodeHead: 50, upstream: 'ok', stalled: true }, 5)).toBe(`0x539  [${'#'.repeat(30)}] 100.0%  head 50 of 50, stalled: the head has not moved for 10 block times`);
+    expect(chainLine({ chain: '0x539', head: 50, nodeHead: 50, upstream: 'ok', stalled: true }, 5)).toBe(
+      `0x539  [${'#'.repeat(30)}] 100.0%  head 50 of 50, stalled: the head has not moved for 10 block times`,
+    );
   });
 });

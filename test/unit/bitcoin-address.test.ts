@@ -12,11 +12,22 @@ interface Standard {
 }
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/bitcoin/bitcoinjs-lib/address.json', import.meta.url), 'utf8')) as {
   standard: Standard[];
-  invalid: { bech32: Array<{ address: string }>; fromBase58Check: Array<{ address: string }>; toOutputScript: Array<{ address: string; network?: unknown }> };
+  invalid: {
+    bech32: Array<{ address: string }>;
+    fromBase58Check: Array<{ address: string }>;
+    toOutputScript: Array<{ address: string; network?: unknown }>;
+  };
 };
 
 /** A script in bitcoinjs-lib's ASM (opcodes by name, pushes as hex), enough for output scripts. */
-const NAMES: Record<number, string> = { 0x00: 'OP_0', 0x76: 'OP_DUP', 0xa9: 'OP_HASH160', 0x88: 'OP_EQUALVERIFY', 0xac: 'OP_CHECKSIG', 0x87: 'OP_EQUAL' };
+const NAMES: Record<number, string> = {
+  0x00: 'OP_0',
+  0x76: 'OP_DUP',
+  0xa9: 'OP_HASH160',
+  0x88: 'OP_EQUALVERIFY',
+  0xac: 'OP_CHECKSIG',
+  0x87: 'OP_EQUAL',
+};
 function asm(script: Uint8Array): string {
   const out: string[] = [];
   for (let i = 0; i < script.length; ) {
@@ -60,16 +71,21 @@ describe('Bitcoin mainnet addresses', () => {
       const text = (s.base58check ?? s.bech32)!;
       expect(() => decodeAddress(text)).toThrow(new RegExp(`${text}.*testnet`));
     }
-    for (const s of fixture.standard.filter((x) => x.network === 'litecoin')) expect(() => decodeAddress(s.base58check!)).toThrow(AddressError);
+    for (const s of fixture.standard.filter((x) => x.network === 'litecoin'))
+      expect(() => decodeAddress(s.base58check!)).toThrow(AddressError);
   });
 
   it('refuse every invalid address of the fixtures: checksums, padding, case, lengths, versions, off-curve Taproot keys', () => {
-    const invalid = [...fixture.invalid.bech32, ...fixture.invalid.fromBase58Check, ...fixture.invalid.toOutputScript.filter((x) => x.network === undefined)];
+    const invalid = [
+      ...fixture.invalid.bech32,
+      ...fixture.invalid.fromBase58Check,
+      ...fixture.invalid.toOutputScript.filter((x) => x.network === undefined),
+    ];
     expect(invalid.length).toBeGreaterThan(25);
     for (const { address } of invalid) expect(() => decodeAddress(address), address).toThrow(AddressError);
   });
 
-  it('skip the Taproot key\'s curve check only when asked (addresses checked when they were taken), nothing else', () => {
+  it("skip the Taproot key's curve check only when asked (addresses checked when they were taken), nothing else", () => {
     // A bech32m version 1 program of 32 bytes whose x (all 0xff bytes: above p) is no point of the curve.
     const offCurve = bech32m.encode('bc', [1, ...bech32m.toWords(new Uint8Array(32).fill(0xff))]);
     expect(() => decodeAddress(offCurve)).toThrow(/not a point of secp256k1/);

@@ -33,16 +33,25 @@ function spentOf(o: { script: Uint8Array; value: bigint } | undefined): { addres
 /** The body of every transaction of a raw fixture block, through record and view. */
 function bodyOf(height: number, o: Partial<BtcBodyOptions> = {}): { body: BtcBody; view: BtcRecordView } {
   const view = BtcRecordView.of(encodeRecord(blockFromRaw(parseBlock(bigBlock(height)), height)));
-  return { view, body: bitcoinBody(view, { ...OPTIONS, ...o, confirmed: true, txIndexes: Array.from({ length: view.txCount }, (_, i) => i) }) };
+  return {
+    view,
+    body: bitcoinBody(view, { ...OPTIONS, ...o, confirmed: true, txIndexes: Array.from({ length: view.txCount }, (_, i) => i) }),
+  };
 }
 
 describe('Bitcoin webhook bodies', () => {
   it('write values: outputs as BTC numbers, inputs as BTC strings of 8 decimals, both exact', () => {
-    expect([0, 1, 10_000, 2_100_000_000_000_000].map(satsToBtcString)).toEqual(['0.00000000', '0.00000001', '0.00010000', '21000000.00000000']);
+    expect([0, 1, 10_000, 2_100_000_000_000_000].map(satsToBtcString)).toEqual([
+      '0.00000000',
+      '0.00000001',
+      '0.00010000',
+      '21000000.00000000',
+    ]);
     expect([0, 1, 10_000, 2_100_000_000_000_000].map(satsToBtc)).toEqual([0, 0.00000001, 0.0001, 21_000_000]);
     expect(JSON.stringify([satsToBtc(5_063_517_500), satsToBtc(123_456_789)])).toBe('[50.635175,1.23456789]');
     // The docs' Math.round(btc * 1e8) gives the satoshis back, through JSON.
-    for (const k of [0, 1, 99, 1e8 - 1, 2_099_999_999_999_999, 2_100_000_000_000_000]) expect(btcToSats(JSON.parse(JSON.stringify(satsToBtc(k))) as number)).toBe(k);
+    for (const k of [0, 1, 99, 1e8 - 1, 2_099_999_999_999_999, 2_100_000_000_000_000])
+      expect(btcToSats(JSON.parse(JSON.stringify(satsToBtc(k))) as number)).toBe(k);
     expect(() => satsToBtcString(-1)).toThrow(RangeError);
     expect(() => satsToBtcString(0.5)).toThrow(RangeError);
   });
@@ -53,7 +62,14 @@ describe('Bitcoin webhook bodies', () => {
       const { body } = bodyOf(b.height);
       const block = Block.fromBuffer(bytes);
       const txs = block.transactions!;
-      expect(body).toMatchObject({ confirmed: true, chainId: 'btc-mainnet', network: 'mainnet', streamId: 'stream-1', tag: 'payments', retries: 0 });
+      expect(body).toMatchObject({
+        confirmed: true,
+        chainId: 'btc-mainnet',
+        network: 'mainnet',
+        streamId: 'stream-1',
+        tag: 'payments',
+        retries: 0,
+      });
       expect(body.block).toEqual({
         hash: block.getId(),
         height: String(b.height),
@@ -101,7 +117,14 @@ describe('Bitcoin webhook bodies', () => {
         expect(t.vout).toEqual(
           tx.outs.map((o, n) => {
             const address = bitcoinjsAddress(o.script);
-            return { n, value: Number(o.value) / 1e8, scriptPubKeyHex: hex(o.script), scriptPubKeyType: expect.any(String), scriptPubKeyAddress: address ?? '', scriptPubKeyAddresses: address === undefined ? [] : [address] };
+            return {
+              n,
+              value: Number(o.value) / 1e8,
+              scriptPubKeyHex: hex(o.script),
+              scriptPubKeyType: expect.any(String),
+              scriptPubKeyAddress: address ?? '',
+              scriptPubKeyAddresses: address === undefined ? [] : [address],
+            };
           }),
         );
         expect(t.xpubs).toBeUndefined();
@@ -116,9 +139,15 @@ describe('Bitcoin webhook bodies', () => {
     const body = bitcoinBody(view, { ...OPTIONS, confirmed: false, txIndexes: Array.from({ length: 388 }, (_, i) => i) });
     body.transactions.forEach((t, i) => {
       expect(t.vin.map((v) => ({ addresses: v.addresses, value: v.value }))).toEqual(
-        core.tx[i]!.vin.map((v) => (v.prevout === undefined ? { addresses: [], value: null } : { addresses: v.prevout.scriptPubKey.addresses ?? [], value: v.prevout.value.toFixed(8) })),
+        core.tx[i]!.vin.map((v) =>
+          v.prevout === undefined
+            ? { addresses: [], value: null }
+            : { addresses: v.prevout.scriptPubKey.addresses ?? [], value: v.prevout.value.toFixed(8) },
+        ),
       );
-      expect(t.vout.map((o) => ({ value: o.value, type: o.scriptPubKeyType, addresses: o.scriptPubKeyAddresses }))).toEqual(core.tx[i]!.vout.map((o) => ({ value: o.value, type: o.scriptPubKey.type, addresses: o.scriptPubKey.addresses ?? [] })));
+      expect(t.vout.map((o) => ({ value: o.value, type: o.scriptPubKeyType, addresses: o.scriptPubKeyAddresses }))).toEqual(
+        core.tx[i]!.vout.map((o) => ({ value: o.value, type: o.scriptPubKey.type, addresses: o.scriptPubKey.addresses ?? [] })),
+      );
     });
     expect(body.block.difficulty).toBe(String(core.difficulty));
     // A spend whose output is not known.
@@ -127,7 +156,11 @@ describe('Bitcoin webhook bodies', () => {
   });
 
   it('leave out inputs or outputs when the stream does, keeping their counts, and list the xpubs a transaction touched', () => {
-    const { body } = bodyOf(277647, { includeInputs: false, includeOutputs: false, xpubsOf: (i) => (i === 5 ? [{ xpub: 'xpub6…', address: '1abc' }] : []) });
+    const { body } = bodyOf(277647, {
+      includeInputs: false,
+      includeOutputs: false,
+      xpubsOf: (i) => (i === 5 ? [{ xpub: 'xpub6…', address: '1abc' }] : []),
+    });
     expect(body.transactions.every((t) => t.vin.length === 0 && t.vout.length === 0 && t.inputCount > 0 && t.outputCount > 0)).toBe(true);
     expect(body.transactions.filter((t) => t.xpubs !== undefined).map((t) => t.xpubs)).toEqual([[{ xpub: 'xpub6…', address: '1abc' }]]);
     expect('xpubs' in body.transactions[4]!).toBe(false);
@@ -145,8 +178,30 @@ describe('Bitcoin webhook bodies', () => {
     const core = coreBlock200000v3();
     const tx = txFromCore(core.tx[1]!);
     const body = mempoolBody(tx, { ...OPTIONS, now: 1_700_000_123 });
-    expect(body).toMatchObject({ confirmed: false, chainId: 'btc-mainnet', block: { hash: 'mempool', height: '0', timestamp: '', previousblockhash: '', merkleroot: '', difficulty: '', nTx: '', size: '', weight: '' } });
-    expect(body.transactions[0]).toMatchObject({ txid: tx.txid, blockHash: 'mempool', blockNumber: 0, blockTimestamp: '', timestamp: 1_700_000_123, inputCount: 1, outputCount: 2 });
+    expect(body).toMatchObject({
+      confirmed: false,
+      chainId: 'btc-mainnet',
+      block: {
+        hash: 'mempool',
+        height: '0',
+        timestamp: '',
+        previousblockhash: '',
+        merkleroot: '',
+        difficulty: '',
+        nTx: '',
+        size: '',
+        weight: '',
+      },
+    });
+    expect(body.transactions[0]).toMatchObject({
+      txid: tx.txid,
+      blockHash: 'mempool',
+      blockNumber: 0,
+      blockTimestamp: '',
+      timestamp: 1_700_000_123,
+      inputCount: 1,
+      outputCount: 2,
+    });
     expect(body.transactions[0]!.vin[0]).toMatchObject({ addresses: ['1CfD77hupeUvFwBPxZ2fA8iyWmVwQY22oh'], value: '102.12000000' });
   });
 });

@@ -33,9 +33,19 @@ describe('Core JSON', () => {
   it('reads block 200000 (verbosity 2) with every input unresolved, then filled from the block itself and the spent transactions', () => {
     const core = coreBlock200000();
     const block = blockFromCore(core);
-    expect(block.header).toMatchObject({ hash: core.hash, height: 200000, nTx: 388, bits: 0x1a05db8b, previousblockhash: core.previousblockhash });
+    expect(block.header).toMatchObject({
+      hash: core.hash,
+      height: 200000,
+      nTx: 388,
+      bits: 0x1a05db8b,
+      previousblockhash: core.previousblockhash,
+    });
     expect(block.txs[0]!.isCoinbase).toBe(true);
-    expect(block.txs[0]!.vin[0]).toMatchObject({ txid: '0'.repeat(64), vout: 0xffffffff, scriptSig: Buffer.from(core.tx[0]!.vin[0]!.coinbase!, 'hex') });
+    expect(block.txs[0]!.vin[0]).toMatchObject({
+      txid: '0'.repeat(64),
+      vout: 0xffffffff,
+      scriptSig: Buffer.from(core.tx[0]!.vin[0]!.coinbase!, 'hex'),
+    });
     expect(unresolvedInputs(block.txs)).toHaveLength(1231);
     expect(unresolvedInputs(block.txs)[0]).toEqual({ tx: 1, input: 0, txid: core.tx[1]!.vin[0]!.txid, vout: 1 });
     const known = prevouts200000();

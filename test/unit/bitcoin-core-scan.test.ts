@@ -7,7 +7,6 @@ import { blockFromCore, coreBlock200000, coreBlock200000v3, etlJson } from '../b
 import { relinkedChain } from '../kit/bitcoin-core/fixtures.js';
 import { runMethod, type RpcContext } from '../kit/bitcoin-core/rpc.js';
 
-
 /** A getblock result as the body of Core's JSON-RPC answer. */
 const body = (result: unknown, indent?: number): Buffer => Buffer.from(JSON.stringify({ result, error: null, id: 1 }, null, indent));
 /** The reference: JSON.parse, then the plain reader. */
@@ -28,7 +27,9 @@ describe('scanning getblock answers', () => {
 
   it('reads real Core answers of 2010 (genesis, 1, 50000-50002; `addresses` of old) as the plain reader does', () => {
     const dir = new URL('../fixtures/bitcoin/rpc/bitcoin-etl/', import.meta.url);
-    const names = readdirSync(dir).filter((n) => n.startsWith('getblock_')).map((n) => n.replace(/\.json$/, ''));
+    const names = readdirSync(dir)
+      .filter((n) => n.startsWith('getblock_'))
+      .map((n) => n.replace(/\.json$/, ''));
     expect(names.length).toBe(5);
     for (const name of names) {
       const block = etlJson<CoreBlock>(name);
@@ -36,7 +37,7 @@ describe('scanning getblock answers', () => {
     }
   });
 
-  it('reads the stand-in\'s verbosity 3 answer of mainnet block 574200 (3,315 transactions) as the plain reader does', () => {
+  it("reads the stand-in's verbosity 3 answer of mainnet block 574200 (3,315 transactions) as the plain reader does", () => {
     const chain = relinkedChain([574200]);
     const ctx: RpcContext = { chain, options: { verbosity3: true, txindex: false }, cache: new Map(), cacheSize: 2, jsonrpc2: false };
     const result = runMethod(ctx, 'getblock', [chain.at(574200)!.hash, 3]);
@@ -58,9 +59,11 @@ describe('scanning getblock answers', () => {
     expect(at('1e-8')).toBe(1);
   });
 
-  it('answers null for a null result, throws the node\'s error, and refuses what is not a verbosity 2 or 3 block, naming where', () => {
+  it("answers null for a null result, throws the node's error, and refuses what is not a verbosity 2 or 3 block, naming where", () => {
     expect(scanCoreBlock(Buffer.from('{"result":null,"error":null,"id":1}'))).toBeNull();
-    expect(() => scanCoreBlock(Buffer.from('{"result":null,"error":{"code":-5,"message":"Block not found"},"id":1}'))).toThrow(/Block not found/);
+    expect(() => scanCoreBlock(Buffer.from('{"result":null,"error":{"code":-5,"message":"Block not found"},"id":1}'))).toThrow(
+      /Block not found/,
+    );
     const ids = { ...coreBlock200000(), tx: coreBlock200000().tx.map((t) => t.txid) };
     expect(() => scanCoreBlock(body(ids))).toThrow(/verbosity 1/);
     const whole = body(coreBlock200000());
@@ -72,7 +75,9 @@ describe('scanning getblock answers', () => {
       expect(() => scanCoreBlock(Buffer.from(whole.toString().replace(`"hex":"${script}"`, `"hex":"${bad}"`)))).toThrow(/not hex/);
     }
     // Integers in another form (not Core's) are still read by their value.
-    expect(scanCoreBlock(Buffer.from(whole.toString().replace(/"time":(\d+)/, (_, t: string) => `"time":${Number(t) / 1e9}e9`)))!.header.time).toBe(coreBlock200000().time);
+    expect(
+      scanCoreBlock(Buffer.from(whole.toString().replace(/"time":(\d+)/, (_, t: string) => `"time":${Number(t) / 1e9}e9`)))!.header.time,
+    ).toBe(coreBlock200000().time);
     // A string holding escapes and brackets is stepped over whole.
     const escaped = whole.toString().replace('"chainwork"', '"comment":"a \\\\\\" quoted ] } [ {","chainwork"');
     expect(Buffer.from(scanned(Buffer.from(escaped)))).toEqual(Buffer.from(reference(coreBlock200000())));

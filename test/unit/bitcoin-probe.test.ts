@@ -28,7 +28,11 @@ describe('the Bitcoin probe column', () => {
     expect(probe.length).toBe(5 + count * 36);
     // The first entries: the coinbase pays a public key (no key), transaction 1 pays two addresses and spends one.
     const dv = Buffer.from(probe);
-    expect([0, 1, 2].map((k) => dv.readUInt32LE(refsAt + k * 4))).toEqual([btcProbeRef(BtcProbeKind.Receiver, 1), btcProbeRef(BtcProbeKind.Receiver, 1), btcProbeRef(BtcProbeKind.Spender, 1)]);
+    expect([0, 1, 2].map((k) => dv.readUInt32LE(refsAt + k * 4))).toEqual([
+      btcProbeRef(BtcProbeKind.Receiver, 1),
+      btcProbeRef(BtcProbeKind.Receiver, 1),
+      btcProbeRef(BtcProbeKind.Spender, 1),
+    ]);
     expect(dv.subarray(keysAt, keysAt + 32)).toEqual(Buffer.from(scriptKey(block.txs[1]!.vout[0]!.script)));
     // From a serialized block without a lookup: the outputs, and the inputs spending an earlier output of the block.
     const raw = blockFromRaw(parseBlock(bigBlock(574200)), 574200);
@@ -50,8 +54,12 @@ describe('the Bitcoin probe column', () => {
     const spent = inputTransactions200000();
     const expected = (addresses: string[]): number[] =>
       core.tx.flatMap((t, i) => [
-        ...(t.vout.some((o) => addresses.some((a) => o.scriptPubKey.addresses?.includes(a))) ? [btcProbeRef(BtcProbeKind.Receiver, i)] : []),
-        ...(spent[i]!.some((s) => s.vout.some((o) => addresses.some((a) => o.scriptPubKey.addresses?.includes(a)))) ? [btcProbeRef(BtcProbeKind.Spender, i)] : []),
+        ...(t.vout.some((o) => addresses.some((a) => o.scriptPubKey.addresses?.includes(a)))
+          ? [btcProbeRef(BtcProbeKind.Receiver, i)]
+          : []),
+        ...(spent[i]!.some((s) => s.vout.some((o) => addresses.some((a) => o.scriptPubKey.addresses?.includes(a))))
+          ? [btcProbeRef(BtcProbeKind.Spender, i)]
+          : []),
       ]);
     expect(matches.get(3)).toEqual(expected([dice]));
     expect(matches.get(3)).toHaveLength(70 + 71);
@@ -63,14 +71,34 @@ describe('the Bitcoin probe column', () => {
     const a = decodeAddress('bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4').script;
     const b = decodeAddress('3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy').script;
     const tx: BtcTransaction = {
-      txid: '11'.repeat(32), hash: '11'.repeat(32), version: 2, locktime: 0, size: 0, vsize: 0, weight: 0, isCoinbase: false,
+      txid: '11'.repeat(32),
+      hash: '11'.repeat(32),
+      version: 2,
+      locktime: 0,
+      size: 0,
+      vsize: 0,
+      weight: 0,
+      isCoinbase: false,
       vin: [{ txid: '22'.repeat(32), vout: 0, scriptSig: new Uint8Array(0), sequence: 0, witness: [], prevout: { value: 5, script: b } }],
-      vout: [{ value: 1, script: a }, { value: 2, script: a }, { value: 0, script: Uint8Array.of(0x6a) }, { value: 2, script: b }],
+      vout: [
+        { value: 1, script: a },
+        { value: 2, script: a },
+        { value: 0, script: Uint8Array.of(0x6a) },
+        { value: 2, script: b },
+      ],
     };
     const probe = buildBtcProbe([tx]);
     expect(readBtcProbe(probe).count).toBe(4);
-    const m = bitcoinProbeMatch(watching({ bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4: [0], '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy': [0, 1] }, 0), probe);
-    expect(m).toEqual(new Map([[0, [0, 1 << 24]], [1, [0, 1 << 24]]]));
+    const m = bitcoinProbeMatch(
+      watching({ bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4: [0], '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy': [0, 1] }, 0),
+      probe,
+    );
+    expect(m).toEqual(
+      new Map([
+        [0, [0, 1 << 24]],
+        [1, [0, 1 << 24]],
+      ]),
+    );
     expect(bitcoinProbeMatch(watching({}, 0), probe).size).toBe(0);
     expect(() => bitcoinProbeMatch(new KeySet(buildKeySet(20, [{ key: new Uint8Array(20), streams: [0] }])), probe)).toThrow(RangeError);
   });

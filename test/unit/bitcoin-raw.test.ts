@@ -4,15 +4,17 @@ import { RawFormatError, displayHash, merkleRoot, parseBlock, parseTransaction }
 import { RAW_BLOCKS, btcFixture } from '../bitcoin-fixtures.js';
 import { bigBlock } from '../kit/bitcoin-core/fixtures.js';
 
-
-
 describe('raw Bitcoin blocks', () => {
   it('read into header and transactions whose txids give the header’s merkle root and hash', () => {
     for (const b of RAW_BLOCKS) {
       const block = parseBlock(bigBlock(b.height));
       expect(block.header.hash).toBe(b.hash);
       expect(block.size).toBe(b.bytes);
-      expect([block.tx.length, block.tx.reduce((n, t) => n + t.vin.length, 0), block.tx.reduce((n, t) => n + t.vout.length, 0)]).toEqual([b.txs, b.inputs, b.outputs]);
+      expect([block.tx.length, block.tx.reduce((n, t) => n + t.vin.length, 0), block.tx.reduce((n, t) => n + t.vout.length, 0)]).toEqual([
+        b.txs,
+        b.inputs,
+        b.outputs,
+      ]);
       expect(merkleRoot(block.tx.map((t) => t.txid))).toBe(block.header.merkleroot);
       expect(block.tx.map((t) => t.isCoinbase)).toEqual(block.tx.map((_, i) => i === 0));
     }
@@ -27,7 +29,9 @@ describe('raw Bitcoin blocks', () => {
     const root = merkleRoot(['0'.repeat(64), ...block.tx.slice(1).map((t) => t.hash)]);
     const reserved = block.tx[0]!.vin[0]!.witness[0]!;
     const commitment = sha256d(Buffer.concat([Buffer.from(root, 'hex').reverse(), reserved]));
-    const out = block.tx[0]!.vout.map((o) => Buffer.from(o.script).toString('hex')).filter((s) => s.startsWith('6a24aa21a9ed')).at(-1)!;
+    const out = block.tx[0]!.vout.map((o) => Buffer.from(o.script).toString('hex'))
+      .filter((s) => s.startsWith('6a24aa21a9ed'))
+      .at(-1)!;
     expect(out.slice(12)).toBe(Buffer.from(commitment).toString('hex'));
     expect(block.weight).toBeLessThanOrEqual(4_000_000);
     expect(block.weight).toBe(block.strippedsize * 3 + block.size);
@@ -38,15 +42,46 @@ describe('raw Bitcoin blocks', () => {
       merkleroot: string;
       size: number;
       weight: number;
-      tx: Array<{ txid: string; hash: string; version: number; size: number; vsize: number; weight: number; locktime: number; hex: string; vin: Array<{ txid?: string; vout?: number; coinbase?: string; scriptSig?: { hex: string }; sequence: number }>; vout: Array<{ value: number; n: number; scriptPubKey: { hex: string } }> }>;
+      tx: Array<{
+        txid: string;
+        hash: string;
+        version: number;
+        size: number;
+        vsize: number;
+        weight: number;
+        locktime: number;
+        hex: string;
+        vin: Array<{ txid?: string; vout?: number; coinbase?: string; scriptSig?: { hex: string }; sequence: number }>;
+        vout: Array<{ value: number; n: number; scriptPubKey: { hex: string } }>;
+      }>;
     };
     for (const c of core.tx) {
       const t = parseTransaction(Buffer.from(c.hex, 'hex'));
-      expect({ txid: t.txid, hash: t.hash, version: t.version, size: t.size, vsize: t.vsize, weight: t.weight, locktime: t.locktime }).toEqual({ txid: c.txid, hash: c.hash, version: c.version, size: c.size, vsize: c.vsize, weight: c.weight, locktime: c.locktime });
-      expect(t.vin.map((i) => (t.isCoinbase ? { coinbase: Buffer.from(i.scriptSig).toString('hex'), sequence: i.sequence } : { txid: i.txid, vout: i.vout, scriptSig: { hex: Buffer.from(i.scriptSig).toString('hex') }, sequence: i.sequence }))).toEqual(
-        c.vin.map((i) => (i.coinbase !== undefined ? { coinbase: i.coinbase, sequence: i.sequence } : { txid: i.txid, vout: i.vout, scriptSig: { hex: i.scriptSig!.hex }, sequence: i.sequence })),
+      expect({
+        txid: t.txid,
+        hash: t.hash,
+        version: t.version,
+        size: t.size,
+        vsize: t.vsize,
+        weight: t.weight,
+        locktime: t.locktime,
+      }).toEqual({ txid: c.txid, hash: c.hash, version: c.version, size: c.size, vsize: c.vsize, weight: c.weight, locktime: c.locktime });
+      expect(
+        t.vin.map((i) =>
+          t.isCoinbase
+            ? { coinbase: Buffer.from(i.scriptSig).toString('hex'), sequence: i.sequence }
+            : { txid: i.txid, vout: i.vout, scriptSig: { hex: Buffer.from(i.scriptSig).toString('hex') }, sequence: i.sequence },
+        ),
+      ).toEqual(
+        c.vin.map((i) =>
+          i.coinbase !== undefined
+            ? { coinbase: i.coinbase, sequence: i.sequence }
+            : { txid: i.txid, vout: i.vout, scriptSig: { hex: i.scriptSig!.hex }, sequence: i.sequence },
+        ),
       );
-      expect(t.vout.map((o, n) => ({ value: o.value, n, hex: Buffer.from(o.script).toString('hex') }))).toEqual(c.vout.map((o) => ({ value: Math.round(o.value * 1e8), n: o.n, hex: o.scriptPubKey.hex })));
+      expect(t.vout.map((o, n) => ({ value: o.value, n, hex: Buffer.from(o.script).toString('hex') }))).toEqual(
+        c.vout.map((o) => ({ value: Math.round(o.value * 1e8), n: o.n, hex: o.scriptPubKey.hex })),
+      );
     }
     expect(merkleRoot(core.tx.map((t) => t.txid))).toBe(core.merkleroot);
   });

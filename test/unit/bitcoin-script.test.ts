@@ -33,8 +33,18 @@ describe('output scripts', () => {
       }
     }
     // The shared README: 4,035 P2PKH, 2,601 P2SH, 442 P2WPKH, 58 P2WSH, 976 OP_RETURN, 38 other.
-    expect(Object.fromEntries(types)).toMatchObject({ pubkeyhash: 4035, scripthash: 2601, witness_v0_keyhash: 442, witness_v0_scripthash: 58, nulldata: 976 });
-    expect([...types].filter(([t]) => !['pubkeyhash', 'scripthash', 'witness_v0_keyhash', 'witness_v0_scripthash', 'nulldata'].includes(t)).reduce((n, [, c]) => n + c, 0)).toBe(38);
+    expect(Object.fromEntries(types)).toMatchObject({
+      pubkeyhash: 4035,
+      scripthash: 2601,
+      witness_v0_keyhash: 442,
+      witness_v0_scripthash: 58,
+      nulldata: 976,
+    });
+    expect(
+      [...types]
+        .filter(([t]) => !['pubkeyhash', 'scripthash', 'witness_v0_keyhash', 'witness_v0_scripthash', 'nulldata'].includes(t))
+        .reduce((n, [, c]) => n + c, 0),
+    ).toBe(38);
   });
 
   it('name the types as Core does, with mainnet addresses for the witness versions', () => {
@@ -42,7 +52,10 @@ describe('output scripts', () => {
     expect(classifyScript(decodeAddress(taproot).script)).toEqual({ type: 'witness_v1_taproot', address: taproot });
     expect(bitcoinjsAddress(decodeAddress(taproot).script)).toBe(taproot);
     // A future witness version (BIP-350's test vector), and a version 1 program of another length: witness_unknown, bech32m.
-    expect(classifyScript(script('5210751e76e8199196d454941c45d1b3a323'))).toEqual({ type: 'witness_unknown', address: 'bc1zw508d6qejxtdg4y5r3zarvaryvaxxpcs' });
+    expect(classifyScript(script('5210751e76e8199196d454941c45d1b3a323'))).toEqual({
+      type: 'witness_unknown',
+      address: 'bc1zw508d6qejxtdg4y5r3zarvaryvaxxpcs',
+    });
     expect(classifyScript(script('5102abcd')).type).toBe('witness_unknown');
     expect(classifyScript(script('51024e73'))).toEqual({ type: 'anchor', address: 'bc1pfeessrawgf' });
     // Version 0 programs of other lengths are no witness output Core knows.
@@ -59,6 +72,10 @@ describe('output scripts', () => {
     expect(scriptType(script('6a76'))).toBe('nonstandard');
     expect(scriptType(script('6a05dead'))).toBe('nonstandard');
     expect(scriptType(new Uint8Array(0))).toBe('nonstandard');
-    for (const t of ['multisig', 'pubkey', 'nulldata', 'nonstandard'] as const) expect(classifyScript(script(t === 'pubkey' ? `21${key}ac` : t === 'multisig' ? `5121${key}51ae` : t === 'nulldata' ? '6a' : '00')).address).toBeUndefined();
+    for (const t of ['multisig', 'pubkey', 'nulldata', 'nonstandard'] as const)
+      expect(
+        classifyScript(script(t === 'pubkey' ? `21${key}ac` : t === 'multisig' ? `5121${key}51ae` : t === 'nulldata' ? '6a' : '00'))
+          .address,
+      ).toBeUndefined();
   });
 });

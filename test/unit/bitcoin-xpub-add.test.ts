@@ -42,7 +42,25 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   const streams = new BitcoinStreams(c.kv, clock, dispatcher, wallets.watch(watchlist));
   // The same on the store itself, for creates and lists: they count ranges (which counting-kv refuses).
   const plain = new BitcoinStreams(store, clock, dispatcher, wallets.watch(watchlist));
-  const make = async (): Promise<string> => String((await plain.create(TENANT, { webhookUrl: rx.url, description: '', tag: 'xpubs', network: ['mainnet'], includeInputs: true, includeOutputs: true, allAddresses: false, demo: false }, undefined)).id);
+  const make = async (): Promise<string> =>
+    String(
+      (
+        await plain.create(
+          TENANT,
+          {
+            webhookUrl: rx.url,
+            description: '',
+            tag: 'xpubs',
+            network: ['mainnet'],
+            includeInputs: true,
+            includeOutputs: true,
+            allAddresses: false,
+            demo: false,
+          },
+          undefined,
+        )
+      ).id,
+    );
   return { store, reads: c, windows, wallets, streams, plain, make };
 }
 
@@ -54,7 +72,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
     for (const e of opened.splice(0)) await e.close();
   });
 
-  it('reads as much of the store to add the 1,000th xpub as the 10th, none of the stream\'s other keys, and refuses the 1,001st naming CHAINPOST_MAX_XPUBS', async () => {
+  it("reads as much of the store to add the 1,000th xpub as the 10th, none of the stream's other keys, and refuses the 1,001st naming CHAINPOST_MAX_XPUBS", async () => {
     const e = await engine(rx);
     const id = await e.make();
     const cost = new Map<number, { points: number; ranges: number }>();
@@ -82,7 +100,7 @@ describe('adding xpubs to a Bitcoin stream', () => {
     expect(e.plain.listXpubs(TENANT, id, 1, null).total).toBe(DEFAULT_LIMITS.xpubs);
   });
 
-  it('has the deriver it is given derive an added key\'s window and answers once it is watched; a key removed meanwhile is never watched', async () => {
+  it("has the deriver it is given derive an added key's window and answers once it is watched; a key removed meanwhile is never watched", async () => {
     const tasks: WindowTask[] = [];
     const held: Array<() => void> = [];
     const deriver: WindowDeriver = {
@@ -102,7 +120,10 @@ describe('adding xpubs to a Bitcoin stream', () => {
     held.shift()!();
     const x = await add;
     expect(watched(e.windows.keysOf(id))).toBe(2 * GAP);
-    expect(e.windows.lookup(id, Buffer.from(e.windows.keysOf(id).subarray(0, 32)).toString('hex'))).toMatchObject({ xpubId: x.id, index: 0 });
+    expect(e.windows.lookup(id, Buffer.from(e.windows.keysOf(id).subarray(0, 32)).toString('hex'))).toMatchObject({
+      xpubId: x.id,
+      index: 0,
+    });
 
     // Removed while its window is derived: the add answers, the window is not installed.
     const second = e.streams.addXpub(TENANT, id, KEYS[1]!);
@@ -140,7 +161,13 @@ describe('adding xpubs to a Bitcoin stream', () => {
       e.store.put('xpubKeys', `${id}/`, 7);
     });
     e.wallets.load();
-    expect(e.store.range('xpubKeys').map((r) => [r.key, r.value])).toEqual([[`${id}/`, 2], [`${id}/${a}`, 'x-a'], [`${id}/${b}`, 'x-b']].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)));
+    expect(e.store.range('xpubKeys').map((r) => [r.key, r.value])).toEqual(
+      [
+        [`${id}/`, 2],
+        [`${id}/${a}`, 'x-a'],
+        [`${id}/${b}`, 'x-b'],
+      ].sort((x, y) => (String(x[0]) < String(y[0]) ? -1 : 1)),
+    );
     expect((await e.streams.addXpub(TENANT, id, b)).id).toBe('x-b');
     expect(watched(e.windows.keysOf(id))).toBe(2 * 2 * GAP);
     await e.streams.removeXpub(TENANT, id, 'x-a');

@@ -12,7 +12,8 @@ import { base58check as fastBase58check, segwitV0 } from '../../engine/bitcoin/a
 import { ripemd160Short, sha256Short } from '../../engine/bitcoin/xpub-hash.js';
 import { nobleDeriveAddresses, nobleDerivePublicKeys } from '../../engine/bitcoin/xpub-noble.js';
 
-const vectors = (name: string): any => JSON.parse(readFileSync(new URL(`../fixtures/bitcoin/xpub-vectors/${name}`, import.meta.url), 'utf8'));
+const vectors = (name: string): any =>
+  JSON.parse(readFileSync(new URL(`../fixtures/bitcoin/xpub-vectors/${name}`, import.meta.url), 'utf8'));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 /** The same key under another version (SLIP-132 versions differ only in their first 4 bytes). */
 const withVersion = (text: string, version: number): string => {
@@ -49,7 +50,10 @@ describe('extended public keys', () => {
 
   it('derive the BIP-32 vectors’ non-hardened children from an xpub, and their P2PKH addresses', () => {
     let checked = 0;
-    for (const v of vectors('bip32-vectors.bitcoinjs-bip32.json').valid as Array<{ network: string; children: Array<{ path: string; hardened?: boolean; base58: string; pubKey: string; identifier: string }> }>) {
+    for (const v of vectors('bip32-vectors.bitcoinjs-bip32.json').valid as Array<{
+      network: string;
+      children: Array<{ path: string; hardened?: boolean; base58: string; pubKey: string; identifier: string }>;
+    }>) {
       if (v.network !== 'bitcoin') continue;
       const kids = v.children;
       for (let i = 0; i + 2 < kids.length; i++) {
@@ -60,7 +64,9 @@ describe('extended public keys', () => {
         expect(key.type).toBe('p2pkh');
         expect(hex(derivePublicKeys(key, a, b, 1)[0]!)).toBe(kids[i + 2]!.pubKey);
         // P2PKH is base58check(0x00 ‖ HASH160(key)), the vector's identifier.
-        expect(deriveAddresses(key, a as 0 | 1, b, 1)[0]).toBe(base58check.encode(Uint8Array.of(0, ...Buffer.from(kids[i + 2]!.identifier, 'hex'))));
+        expect(deriveAddresses(key, a as 0 | 1, b, 1)[0]).toBe(
+          base58check.encode(Uint8Array.of(0, ...Buffer.from(kids[i + 2]!.identifier, 'hex'))),
+        );
         checked++;
       }
     }
@@ -94,7 +100,9 @@ const reference = (parent: Uint8Array, tweak: bigint): string | undefined => {
 describe('secp256k1 field without BigInt', () => {
   it('matches BigInt arithmetic mod p on random and edge values, limbs loose up to 2^24 + 2^22', () => {
     const edges = [0n, 1n, P - 1n, P, P + 1n, 2n ** 256n - 1n, 2n ** 256n, 2n * P, 2n ** 264n - 1n];
-    const a = F.fe(), b = F.fe(), out = F.fe();
+    const a = F.fe(),
+      b = F.fe(),
+      out = F.fe();
     const loose = (fe: Float64Array): void => fe.forEach((_, k) => (fe[k] = Math.floor(Math.random() * (2 ** 24 + 2 ** 22))));
     for (let t = 0; t < 3000; t++) {
       if (t < edges.length ** 2) {
@@ -107,7 +115,8 @@ describe('secp256k1 field without BigInt', () => {
         F.fromBigInt(a, big(randomBytes(33)));
         F.fromBigInt(b, big(randomBytes(33)));
       }
-      const x = F.toBigInt(a), y = F.toBigInt(b);
+      const x = F.toBigInt(a),
+        y = F.toBigInt(b);
       const check = (got: Float64Array, want: bigint): void => {
         expect(mod(F.toBigInt(got))).toBe(mod(want));
         for (const limb of got) expect(limb >= 0 && limb < 2 ** 24 + 2 ** 22).toBe(true);
@@ -164,11 +173,20 @@ describe('public derivation without BigInt', () => {
   it('derives what the noble path derives, key for key, across batch boundaries and up to index 2^31 − 1', () => {
     for (let round = 0; round < 4; round++) {
       const key = { publicKey: secp256k1.Point.BASE.multiply(big(randomBytes(32)) % N).toBytes(true), chainCode: randomBytes(32) };
-      const [from, count] = ([[0, 300], [1_000_000, 5], [0x7fffffff - 2, 3], [Math.floor(Math.random() * 1e9), 40]] as Array<[number, number]>)[round]!;
+      const [from, count] = (
+        [
+          [0, 300],
+          [1_000_000, 5],
+          [0x7fffffff - 2, 3],
+          [Math.floor(Math.random() * 1e9), 40],
+        ] as Array<[number, number]>
+      )[round]!;
       const fast = derivePublicKeys(key, round % 2, from, count);
       expect(fast.map(hex)).toEqual(nobleDerivePublicKeys(key, round % 2, from, count).map(hex));
     }
-    expect(() => derivePublicKeys(parseExtendedKey(vectors('bip49-84-86-vectors.parsed.json').bip84_mainnet.entries[0].xpub), 0, 0x7fffffff, 2)).toThrow(RangeError);
+    expect(() =>
+      derivePublicKeys(parseExtendedKey(vectors('bip49-84-86-vectors.parsed.json').bip84_mainnet.entries[0].xpub), 0, 0x7fffffff, 2),
+    ).toThrow(RangeError);
   });
 
   it('encodes the addresses of each script type as @scure/base does', () => {

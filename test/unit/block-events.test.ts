@@ -34,7 +34,13 @@ describe('the block-event log', () => {
     });
     const [seen, confirmed] = pendingEvents(store, '0x2', 10);
     expect([seen!.staged, confirmed!.staged]).toEqual([new Set(), new Set()]);
-    store.transact(() => markStaged(store, [{ streamId: 'a', event: seen! }, { streamId: 'b', event: seen! }, { streamId: 'a', event: confirmed! }]));
+    store.transact(() =>
+      markStaged(store, [
+        { streamId: 'a', event: seen! },
+        { streamId: 'b', event: seen! },
+        { streamId: 'a', event: confirmed! },
+      ]),
+    );
     store.transact(() => markStaged(store, [{ streamId: 'c', event: seen! }]));
     expect(pendingEvents(store, '0x2', 10).map((e) => [...e.staged])).toEqual([['a', 'b', 'c'], ['a']]);
     // Block 1 is seen again on another branch: the new block's event has nothing staged, and a mark for the old one is not kept.

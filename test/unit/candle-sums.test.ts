@@ -26,8 +26,19 @@ const POOL = `0x${'aa'.repeat(20)}`;
 const BASE = `0x${'01'.repeat(20)}`;
 const WETH = `0x${'02'.repeat(20)}`;
 const FACTORY = `0x${'03'.repeat(20)}`;
-const PRICING: Pricing = { wrappedNative: WETH, stablecoins: [], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }] };
-const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+const PRICING: Pricing = {
+  wrappedNative: WETH,
+  stablecoins: [],
+  whitelist: [],
+  factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }],
+};
+const noNode: ChainReads = {
+  call: async () => null,
+  balance: async () => null,
+  header: async () => null,
+  rpc: async () => null,
+  code: async () => null,
+};
 /** 2026-11-02 00:00 UTC, a Monday. */
 const MONDAY = Date.UTC(2026, 10, 2) / 1000;
 const E18 = 10n ** 18n;
@@ -41,7 +52,16 @@ beforeAll(() => {
   store = openStore(dir);
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z'));
   const tokens = new TokenMetadata(store, noNode.call);
-  const indexer = new DataIndexer(store, [], clock, jsonLogger(() => {}, () => clock.now(), 'error'));
+  const indexer = new DataIndexer(
+    store,
+    [],
+    clock,
+    jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+  );
   deps = { kv: store, tokens, reads: noNode, indexer, follower: () => undefined, pricing: () => PRICING };
   store.transact(() => {
     store.put('dexPools', poolKey(CHAIN, POOL), ['v2', BASE, WETH, FACTORY, null] satisfies PoolRow);
@@ -55,11 +75,22 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const candle = (open: number, high: number, low: number, close: number, volume: bigint, trades: number): CandleRow => [open, high, low, close, `0x${volume.toString(16)}`, trades];
+const candle = (open: number, high: number, low: number, close: number, volume: bigint, trades: number): CandleRow => [
+  open,
+  high,
+  low,
+  close,
+  `0x${volume.toString(16)}`,
+  trades,
+];
 const iso = (t: number): string => new Date(t * 1000).toISOString();
 
 function answer(timeframe: string, currency: string, from: number, to: number) {
-  return pairCandles(deps, CHAIN, ohlcvQuery.parse({ address: POOL, timeframe, currency, fromDate: String(from), toDate: String(to), limit: '100' }));
+  return pairCandles(
+    deps,
+    CHAIN,
+    ohlcvQuery.parse({ address: POOL, timeframe, currency, fromDate: String(from), toDate: String(to), limit: '100' }),
+  );
 }
 
 describe('stored candles summed into longer timeframes', () => {
@@ -83,17 +114,28 @@ describe('stored candles summed into longer timeframes', () => {
       { timestamp: iso(hour + 3600), open: 20, high: 20, low: 20, close: 20, volume: 1, trades: 1 },
       { timestamp: iso(hour), open: 10, high: 15, low: 8, close: 9, volume: 0.3, trades: 6 },
     ]);
-    expect((await answer('1h', 'native', hour, hour)).result).toEqual([{ timestamp: iso(hour), open: 1, high: 1, low: 1, close: 1, volume: 1, trades: 3 }]);
+    expect((await answer('1h', 'native', hour, hour)).result).toEqual([
+      { timestamp: iso(hour), open: 1, high: 1, low: 1, close: 1, volume: 1, trades: 3 },
+    ]);
     // Minutes as stored, newest first.
     expect((await answer('1min', 'usd', hour, hour + 3599)).result.map((c) => c.trades)).toEqual([1, 3, 2]);
-    expect((await answer('4h', 'usd', hour, hour)).result).toEqual([{ timestamp: iso(MONDAY + 4 * 3600), open: 10, high: 20, low: 8, close: 20, volume: 1.3, trades: 7 }]);
+    expect((await answer('4h', 'usd', hour, hour)).result).toEqual([
+      { timestamp: iso(MONDAY + 4 * 3600), open: 10, high: 20, low: 8, close: 20, volume: 1.3, trades: 7 },
+    ]);
   });
 
   it('sums 1 d rows into weeks from Monday and months from their first day', async () => {
     const day = (n: number): number => MONDAY + n * 86_400;
     store.transact(() => {
       // Sunday 1 Nov, Monday 2 Nov, Sunday 8 Nov, Monday 9 Nov, Tuesday 1 Dec.
-      for (const [n, p] of [[-1, 1], [0, 2], [6, 3], [7, 4], [29, 5]] as const) store.put('dexCandles', candleKey(CHAIN, POOL, '1d', day(n)), [candle(p, p, p, p, E18 * BigInt(p), p), null] satisfies CandlesRow);
+      for (const [n, p] of [
+        [-1, 1],
+        [0, 2],
+        [6, 3],
+        [7, 4],
+        [29, 5],
+      ] as const)
+        store.put('dexCandles', candleKey(CHAIN, POOL, '1d', day(n)), [candle(p, p, p, p, E18 * BigInt(p), p), null] satisfies CandlesRow);
     });
     const weeks = await answer('1w', 'usd', day(-1), day(29));
     expect(weeks.result.map((c) => [c.timestamp.slice(0, 10), c.open, c.close, c.trades])).toEqual([

@@ -6,8 +6,33 @@ import { AUTH_CHAIN_IDS } from '../../engine/auth/schemas.js';
 import { ApiError } from '../../engine/errors.js';
 
 // Every EVM id the interface names: the auth allow-list and the data/stream examples.
-const AUTH_ALLOW_LIST = [1, 5, 10, 25, 56, 97, 100, 137, 250, 338, 420, 1284, 1285, 1337, 8453, 43113, 43114, 80001, 80002, 84531, 88888, 11155111];
-const NAMED_HEX = ['0x1', '0x38', '0x89', '0x2105', '0xa', '0xa4b1', '0xa86a', '0x19', '0x64', '0xfa', '0x504', '0x505', '0x46f', '0xaa36a7', '0x13882', '0x14a34', '0x15b32', '0x27d8', '0xe705', '0x507', '0x106a', '0x539'];
+const AUTH_ALLOW_LIST = [
+  1, 5, 10, 25, 56, 97, 100, 137, 250, 338, 420, 1284, 1285, 1337, 8453, 43113, 43114, 80001, 80002, 84531, 88888, 11155111,
+];
+const NAMED_HEX = [
+  '0x1',
+  '0x38',
+  '0x89',
+  '0x2105',
+  '0xa',
+  '0xa4b1',
+  '0xa86a',
+  '0x19',
+  '0x64',
+  '0xfa',
+  '0x504',
+  '0x505',
+  '0x46f',
+  '0xaa36a7',
+  '0x13882',
+  '0x14a34',
+  '0x15b32',
+  '0x27d8',
+  '0xe705',
+  '0x507',
+  '0x106a',
+  '0x539',
+];
 
 const ms = (iso: string) => Date.parse(iso);
 
@@ -50,7 +75,16 @@ describe('chain registry', () => {
 
   it('uses the documented confirmation depths', () => {
     const depth = (s: string) => findChain(s)!.confirmations;
-    expect([depth('eth'), depth('bsc'), depth('arbitrum'), depth('polygon'), depth('base'), depth('optimism'), depth('avalanche'), depth('gnosis')]).toEqual([12, 18, 18, 100, 100, 500, 100, 12]);
+    expect([
+      depth('eth'),
+      depth('bsc'),
+      depth('arbitrum'),
+      depth('polygon'),
+      depth('base'),
+      depth('optimism'),
+      depth('avalanche'),
+      depth('gnosis'),
+    ]).toEqual([12, 18, 18, 100, 100, 500, 100, 12]);
     expect([depth('bitcoin'), depth('solana'), depth('0x539')]).toEqual([2, 100, 12]);
   });
 });

@@ -13,12 +13,15 @@ afterAll(async () => {
 });
 
 /** Every key of every table, as `table key`. */
-const everything = (): string[] => TABLES.flatMap((t: Table) => store.range(t).map((e) => `${t} ${e.key}`)).filter((k) => !k.startsWith('meta '));
+const everything = (): string[] =>
+  TABLES.flatMap((t: Table) => store.range(t).map((e) => `${t} ${e.key}`)).filter((k) => !k.startsWith('meta '));
 
 it('clearChain removes every row ingested from one chain (in batches) and nothing of another chain or of the tenants', () => {
   const rows = (chain: string): Array<[Table, string]> => [
     ['chainState', chain],
-    ...(['blocks', 'probes', 'canon'] as const).flatMap((t) => [0, 1, 2].map((n): [Table, string] => [t, `${chain}/${n.toString(16).padStart(12, '0')}`])),
+    ...(['blocks', 'probes', 'canon'] as const).flatMap((t) =>
+      [0, 1, 2].map((n): [Table, string] => [t, `${chain}/${n.toString(16).padStart(12, '0')}`]),
+    ),
     ['blockHashes', `${chain}/0xabc`],
     ['blockEvents', `${chain}/000000000002/0`],
     ['tokens', `${chain}/0xcontract`],
@@ -44,7 +47,20 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ['addressTxs', `tx/${chain}/0xwallet/000000000001/000000`],
     ['addressTxs', `hist/${chain}/0xwallet/000000000001/000000`],
     ['activity', `${chain}/0xwallet`],
-    ...(['erc20Balances', 'erc20Pairs', 'erc20Holders', 'erc20Tokens', 'erc20HolderDays', 'erc20HolderDeltas', 'erc20Approvals', 'erc20Wallet', 'erc20Search', 'indexUndo'] as const).map((t): [Table, string] => [t, `${chain}/0xsomething`]),
+    ...(
+      [
+        'erc20Balances',
+        'erc20Pairs',
+        'erc20Holders',
+        'erc20Tokens',
+        'erc20HolderDays',
+        'erc20HolderDeltas',
+        'erc20Approvals',
+        'erc20Wallet',
+        'erc20Search',
+        'indexUndo',
+      ] as const
+    ).map((t): [Table, string] => [t, `${chain}/0xsomething`]),
     ['indexState', chain],
     ['dexPools', `${chain}/p/0xpool`],
     ['dexPools', `${chain}/t/0xtoken/0xother/0xpool`],
@@ -65,7 +81,51 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
   });
   const removed = clearChain(store, '0x539', dataChainRanges('0x539'), 2);
-  expect(removed).toEqual({ chainState: 1, blocks: 3, probes: 3, canon: 3, blockHashes: 1, blockEvents: 1, tokens: 1, sales: 1, transfers: 3, blockTimes: 1, contractLogs: 2, activity: 1, indexUndo: 1, erc20Balances: 1, erc20Pairs: 1, erc20Holders: 1, erc20Tokens: 1, erc20HolderDays: 1, erc20HolderDeltas: 1, erc20Approvals: 1, erc20Wallet: 1, erc20Search: 1, nativeTxs: 2, addressTxs: 2, nftOwners: 2, nftTokens: 1, nftCollections: 1, nftStats: 2, nftRefs: 4, nftTrades: 2, nftMetadata: 1, indexState: 1, dexPools: 2, dexStates: 1, dexSwaps: 1, dexWalletSwaps: 1, dexTokenSwaps: 1, priceMarks: 1, dexCandles: 1, btcOutputs: 1, btcAddressTxs: 1, btcUtxos: 1, btcTxs: 1 });
+  expect(removed).toEqual({
+    chainState: 1,
+    blocks: 3,
+    probes: 3,
+    canon: 3,
+    blockHashes: 1,
+    blockEvents: 1,
+    tokens: 1,
+    sales: 1,
+    transfers: 3,
+    blockTimes: 1,
+    contractLogs: 2,
+    activity: 1,
+    indexUndo: 1,
+    erc20Balances: 1,
+    erc20Pairs: 1,
+    erc20Holders: 1,
+    erc20Tokens: 1,
+    erc20HolderDays: 1,
+    erc20HolderDeltas: 1,
+    erc20Approvals: 1,
+    erc20Wallet: 1,
+    erc20Search: 1,
+    nativeTxs: 2,
+    addressTxs: 2,
+    nftOwners: 2,
+    nftTokens: 1,
+    nftCollections: 1,
+    nftStats: 2,
+    nftRefs: 4,
+    nftTrades: 2,
+    nftMetadata: 1,
+    indexState: 1,
+    dexPools: 2,
+    dexStates: 1,
+    dexSwaps: 1,
+    dexWalletSwaps: 1,
+    dexTokenSwaps: 1,
+    priceMarks: 1,
+    dexCandles: 1,
+    btcOutputs: 1,
+    btcAddressTxs: 1,
+    btcUtxos: 1,
+    btcTxs: 1,
+  });
   expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
   expect(Object.values(clearChain(store, '0x539', dataChainRanges('0x539'))).every((n) => n === 0)).toBe(true);
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../engine/config/config.js';
 import { canonicalAddress, ClientAddresses } from '../../http/server/client-address.js';
 
-const clients = (proxies: string): ClientAddresses => new ClientAddresses(parseConfig({ CHAINPOST_TRUSTED_PROXIES: proxies }).trustedProxies);
+const clients = (proxies: string): ClientAddresses =>
+  new ClientAddresses(parseConfig({ CHAINPOST_TRUSTED_PROXIES: proxies }).trustedProxies);
 
 describe('ClientAddresses', () => {
   it('believes no X-Forwarded-For without trusted proxies', () => {

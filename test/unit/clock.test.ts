@@ -132,7 +132,7 @@ describe('ServiceClock', () => {
     expect(fired).toEqual([START + 1500]);
   });
 
-    it('refuses a negative or infinite jump', () => {
+  it('refuses a negative or infinite jump', () => {
     const clock = new ServiceClock(manualTicker().ticker, START);
     expect(() => clock.advance(-1)).toThrow(RangeError);
     expect(() => clock.advance(Infinity)).toThrow(RangeError);

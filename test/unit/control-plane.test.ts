@@ -53,18 +53,41 @@ const stream = (id: string, over: Partial<StoredStream> = {}): StoredStream => (
   amountOfAddresses: 0,
   ...over,
 });
-const create = (id: string, maxStreams = 10, over: Partial<StoredStream> = {}): StreamCreate => ({ kind: 'stream.create', stream: stream(id, over), maxStreams });
-const addresses = (id: string, list: string[], maxAddresses = 10): AddressesChange => ({ kind: 'addresses.add', tenant: TENANT, id, family: 'evm', unmarked: true, addresses: list, at: T0 + 1, maxAddresses });
+const create = (id: string, maxStreams = 10, over: Partial<StoredStream> = {}): StreamCreate => ({
+  kind: 'stream.create',
+  stream: stream(id, over),
+  maxStreams,
+});
+const addresses = (id: string, list: string[], maxAddresses = 10): AddressesChange => ({
+  kind: 'addresses.add',
+  tenant: TENANT,
+  id,
+  family: 'evm',
+  unmarked: true,
+  addresses: list,
+  at: T0 + 1,
+  maxAddresses,
+});
 const xpub = (streamId: string, id: string, key: string): StoredXpub => ({ id, streamId, xpub: key, createdAt: T0, updatedAt: T0 });
 const rows = (s: Store, table: Table) => s.range(table).map(({ key, value }) => [key, value]);
 const CONTROL_TABLES: Table[] = ['streams', 'streamAddresses', 'streamXpubs', 'xpubKeys', 'settings', 'keys', 'tenants', 'meta'];
-const newKey = (name: string, over: { tenant?: string; at?: number } = {}): KeyCreate => ({ kind: 'key.create', hash: hashKey(`cpk_${name}`), name, newTenant: { id: `t_${name}` }, at: over.at ?? T0, ...(over.tenant === undefined ? {} : { tenant: over.tenant }) });
+const newKey = (name: string, over: { tenant?: string; at?: number } = {}): KeyCreate => ({
+  kind: 'key.create',
+  hash: hashKey(`cpk_${name}`),
+  name,
+  newTenant: { id: `t_${name}` },
+  at: over.at ?? T0,
+  ...(over.tenant === undefined ? {} : { tenant: over.tenant }),
+});
 
 describe('the control plane', () => {
-  it('creates a stream as given, and refuses one past the tenant\'s limit, naming CHAINPOST_MAX_STREAMS', async () => {
+  it("creates a stream as given, and refuses one past the tenant's limit, naming CHAINPOST_MAX_STREAMS", async () => {
     expect(await plane.write(create('a', 2))).toEqual(stream('a'));
     await plane.write(create('b', 2, { family: 'bitcoin' }));
-    await expect(plane.write(create('c', 2))).rejects.toMatchObject({ status: 400, message: 'streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)' });
+    await expect(plane.write(create('c', 2))).rejects.toMatchObject({
+      status: 400,
+      message: 'streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)',
+    });
     expect(rows(store, 'streams').map(([key]) => key)).toEqual([`${TENANT}/a`, `${TENANT}/b`]);
   });
 
@@ -72,26 +95,49 @@ describe('the control plane', () => {
     await plane.write(create('first', 4));
     const racing = await Promise.allSettled(['r1', 'r2', 'r3', 'r4', 'r5', 'r6', 'r7'].map((id) => plane.write(create(id, 4))));
     expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
-    for (const r of racing.filter((x) => x.status === 'rejected')) expect((r as PromiseRejectedResult).reason).toMatchObject({ message: 'streams: a tenant holds at most 4 (CHAINPOST_MAX_STREAMS)' });
+    for (const r of racing.filter((x) => x.status === 'rejected'))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ message: 'streams: a tenant holds at most 4 (CHAINPOST_MAX_STREAMS)' });
     expect(store.count('streams', { start: `${TENANT}/`, end: `${TENANT}/\uffff` })).toBe(4);
   });
 
   it('updates only the named fields of the stream as it is when applied, clearing an invalid-chain message', async () => {
     await plane.write(create('a', 10, { statusMessage: 'lists a removed chain' }));
     await plane.write(addresses('a', ['0x01']));
-    const next = await plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, fields: { tag: 'renamed' }, at: T0 + 5 });
+    const next = await plane.write({
+      kind: 'stream.update',
+      tenant: TENANT,
+      id: 'a',
+      family: 'evm',
+      unmarked: true,
+      fields: { tag: 'renamed' },
+      at: T0 + 5,
+    });
     expect(next).toEqual(stream('a', { tag: 'renamed', amountOfAddresses: 1, updatedAt: T0 + 5 }));
     expect(store.get('streams', `${TENANT}/a`)).toEqual(next);
     // Another family's stream, or none: 404, nothing written.
-    await expect(plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'solana', unmarked: false, fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
-    await expect(plane.write({ kind: 'stream.update', tenant: 't_other', id: 'a', family: 'evm', unmarked: true, fields: { tag: 'x' }, at: T0 })).rejects.toMatchObject({ status: 404 });
+    await expect(
+      plane.write({ kind: 'stream.update', tenant: TENANT, id: 'a', family: 'solana', unmarked: false, fields: { tag: 'x' }, at: T0 }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      plane.write({ kind: 'stream.update', tenant: 't_other', id: 'a', family: 'evm', unmarked: true, fields: { tag: 'x' }, at: T0 }),
+    ).rejects.toMatchObject({ status: 404 });
     expect(store.get<StoredStream>('streams', `${TENANT}/a`)?.tag).toBe('renamed');
   });
 
-  it('sets the status by the interface\'s transitions, answering the one it had', async () => {
+  it("sets the status by the interface's transitions, answering the one it had", async () => {
     await plane.write(create('a', 10, { status: 'error', statusMessage: 'failing', errorSince: T0 }));
-    await expect(plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'paused', at: T0 + 1 })).rejects.toMatchObject({ message: 'status: a stream in error can only be set active' });
-    const set = await plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'active', at: T0 + 2 });
+    await expect(
+      plane.write({ kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'paused', at: T0 + 1 }),
+    ).rejects.toMatchObject({ message: 'status: a stream in error can only be set active' });
+    const set = await plane.write({
+      kind: 'stream.status',
+      tenant: TENANT,
+      id: 'a',
+      family: 'evm',
+      unmarked: true,
+      status: 'active',
+      at: T0 + 2,
+    });
     expect(set).toEqual({ stream: stream('a', { updatedAt: T0 + 2 }), was: 'error' });
     expect(store.get('streams', `${TENANT}/a`)).toEqual(set.stream);
   });
@@ -99,9 +145,20 @@ describe('the control plane', () => {
   it('adds and removes addresses, counting only those that change, and stops an add at the limit writing none of it', async () => {
     await plane.write(create('a'));
     expect((await plane.write(addresses('a', ['0x01', '0x02'], 3))).changed).toEqual(['0x01', '0x02']);
-    await expect(plane.write(addresses('a', ['0x02', '0x03', '0x04'], 3))).rejects.toMatchObject({ message: 'address: a stream holds at most 3 (CHAINPOST_MAX_ADDRESSES)' });
+    await expect(plane.write(addresses('a', ['0x02', '0x03', '0x04'], 3))).rejects.toMatchObject({
+      message: 'address: a stream holds at most 3 (CHAINPOST_MAX_ADDRESSES)',
+    });
     expect(rows(store, 'streamAddresses').map(([key]) => key)).toEqual(['a/0x01', 'a/0x02']);
-    const removed = await plane.write({ kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, addresses: ['0x01', '0x09'], at: T0 + 3, maxAddresses: 3 });
+    const removed = await plane.write({
+      kind: 'addresses.remove',
+      tenant: TENANT,
+      id: 'a',
+      family: 'evm',
+      unmarked: true,
+      addresses: ['0x01', '0x09'],
+      at: T0 + 3,
+      maxAddresses: 3,
+    });
     expect(removed).toEqual({ stream: stream('a', { amountOfAddresses: 1, updatedAt: T0 + 3 }), changed: ['0x01'] });
     expect(rows(store, 'streamAddresses').map(([key]) => key)).toEqual(['a/0x02']);
   });
@@ -118,20 +175,31 @@ describe('the control plane', () => {
     await plane.write(create('b', 10, { family: 'bitcoin' }));
     const first = await plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x1', 'xpubA'), maxXpubs: 2 });
     expect(first).toEqual({ xpub: xpub('b', 'x1', 'xpubA'), added: true });
-    expect(await plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x9', 'xpubA'), maxXpubs: 2 })).toEqual({ xpub: xpub('b', 'x1', 'xpubA'), added: false });
-    const racing = await Promise.allSettled(['B', 'C', 'D'].map((k) => plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', `x${k}`, `xpub${k}`), maxXpubs: 2 })));
+    expect(await plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x9', 'xpubA'), maxXpubs: 2 })).toEqual({
+      xpub: xpub('b', 'x1', 'xpubA'),
+      added: false,
+    });
+    const racing = await Promise.allSettled(
+      ['B', 'C', 'D'].map((k) => plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', `x${k}`, `xpub${k}`), maxXpubs: 2 })),
+    );
     expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    for (const r of racing.filter((x) => x.status === 'rejected')) expect((r as PromiseRejectedResult).reason).toMatchObject({ message: 'xpub: a stream holds at most 2 (CHAINPOST_MAX_XPUBS)' });
+    for (const r of racing.filter((x) => x.status === 'rejected'))
+      expect((r as PromiseRejectedResult).reason).toMatchObject({ message: 'xpub: a stream holds at most 2 (CHAINPOST_MAX_XPUBS)' });
     expect(store.get('xpubKeys', 'b/')).toBe(2);
     expect(await plane.write({ kind: 'xpub.remove', tenant: TENANT, streamId: 'b', xpubId: 'x1' })).toEqual(xpub('b', 'x1', 'xpubA'));
     expect([store.get('xpubKeys', 'b/'), store.has('xpubKeys', 'b/xpubA'), store.has('streamXpubs', 'b/x1')]).toEqual([1, false, false]);
-    await expect(plane.write({ kind: 'xpub.remove', tenant: TENANT, streamId: 'b', xpubId: 'x1' })).rejects.toMatchObject({ status: 404, message: 'no xpub x1 on stream b' });
+    await expect(plane.write({ kind: 'xpub.remove', tenant: TENANT, streamId: 'b', xpubId: 'x1' })).rejects.toMatchObject({
+      status: 404,
+      message: 'no xpub x1 on stream b',
+    });
     // Only a Bitcoin stream has xpubs.
     await plane.write(create('e'));
-    await expect(plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('e', 'x1', 'xpubA'), maxXpubs: 2 })).rejects.toMatchObject({ status: 404 });
+    await expect(plane.write({ kind: 'xpub.add', tenant: TENANT, xpub: xpub('e', 'x1', 'xpubA'), maxXpubs: 2 })).rejects.toMatchObject({
+      status: 404,
+    });
   });
 
-  it('removes a stream with the rows it owns, leaving other streams\' rows', async () => {
+  it("removes a stream with the rows it owns, leaving other streams' rows", async () => {
     await plane.write(create('a', 10, { family: 'bitcoin' }));
     await plane.write(create('b', 10, { family: 'bitcoin' }));
     for (const id of ['a', 'b']) {
@@ -146,21 +214,46 @@ describe('the control plane', () => {
     }
   });
 
-  it('sets a tenant\'s settings; made at first use, they are kept by a later first use', async () => {
+  it("sets a tenant's settings; made at first use, they are kept by a later first use", async () => {
     const made = settingsOf(store, TENANT);
     expect(made.secretKey).toMatch(/^[A-Za-z0-9]{32}$/);
-    expect(await plane.write({ kind: 'settings.set', tenant: TENANT, settings: { secretKey: 'other', region: 'eu-central-1' }, first: true })).toEqual(made);
-    expect(await plane.write({ kind: 'settings.set', tenant: TENANT, settings: { ...made, region: 'eu-central-1' } })).toEqual({ ...made, region: 'eu-central-1' });
+    expect(
+      await plane.write({ kind: 'settings.set', tenant: TENANT, settings: { secretKey: 'other', region: 'eu-central-1' }, first: true }),
+    ).toEqual(made);
+    expect(await plane.write({ kind: 'settings.set', tenant: TENANT, settings: { ...made, region: 'eu-central-1' } })).toEqual({
+      ...made,
+      region: 'eu-central-1',
+    });
     expect(settingsOf(store, TENANT)).toEqual({ ...made, region: 'eu-central-1' });
   });
 
   it('creates keys (the first tenant marked), rotates and revokes them, in the key store', async () => {
-    const a = await plane.write({ kind: 'key.create', hash: hashKey('cpk_a'), name: 'a', email: 'ops@example.com', newTenant: { id: 't_a' }, at: T0 });
-    expect(a).toEqual({ record: { hash: hashKey('cpk_a'), id: hashKey('cpk_a').slice(0, 12), name: 'a', email: 'ops@example.com', tenantId: 't_a', createdAt: T0 }, tenant: { id: 't_a', name: 'a', createdAt: T0, first: true } });
+    const a = await plane.write({
+      kind: 'key.create',
+      hash: hashKey('cpk_a'),
+      name: 'a',
+      email: 'ops@example.com',
+      newTenant: { id: 't_a' },
+      at: T0,
+    });
+    expect(a).toEqual({
+      record: {
+        hash: hashKey('cpk_a'),
+        id: hashKey('cpk_a').slice(0, 12),
+        name: 'a',
+        email: 'ops@example.com',
+        tenantId: 't_a',
+        createdAt: T0,
+      },
+      tenant: { id: 't_a', name: 'a', createdAt: T0, first: true },
+    });
     const joined = await plane.write(newKey('a2', { tenant: 'a' }));
     expect(joined.tenant.id).toBe('t_a');
     await expect(plane.write(newKey('a'))).rejects.toMatchObject({ status: 409, message: 'this key exists already' });
-    await expect(plane.write({ ...newKey('b'), name: 'a' })).rejects.toMatchObject({ status: 409, message: 'a key named "a" exists already' });
+    await expect(plane.write({ ...newKey('b'), name: 'a' })).rejects.toMatchObject({
+      status: 409,
+      message: 'a key named "a" exists already',
+    });
     await expect(plane.write(newKey('b', { tenant: 'nobody' }))).rejects.toMatchObject({ status: 404, message: 'no tenant "nobody"' });
     const rotated = await plane.write({ kind: 'key.rotate', nameOrId: 'a', hash: hashKey('cpk_a-next'), graceMs: 1000, at: T0 + 10 });
     expect(rotated.old).toEqual({ ...a.record, expiresAt: T0 + 1010, replacedBy: rotated.record.id });
@@ -169,11 +262,20 @@ describe('the control plane', () => {
     await plane.write(newKey('c', { at: T0 + 1010 }));
     expect(store.has('keys', a.record.hash)).toBe(false);
     expect((await plane.write({ kind: 'key.revoke', nameOrId: 'a' })).id).toBe(rotated.record.id);
-    expect(store.values<ApiKey>('keys').map((k) => k.name).sort()).toEqual(['a2', 'c']);
+    expect(
+      store
+        .values<ApiKey>('keys')
+        .map((k) => k.name)
+        .sort(),
+    ).toEqual(['a2', 'c']);
   });
 
   it('lets one of several keys created with the same name at once through', async () => {
-    const racing = await Promise.allSettled([1, 2, 3, 4].map((i) => plane.write({ kind: 'key.create', hash: hashKey(`cpk_${i}`), name: 'same', newTenant: { id: `t_${i}` }, at: T0 })));
+    const racing = await Promise.allSettled(
+      [1, 2, 3, 4].map((i) =>
+        plane.write({ kind: 'key.create', hash: hashKey(`cpk_${i}`), name: 'same', newTenant: { id: `t_${i}` }, at: T0 }),
+      ),
+    );
     expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(store.values('keys')).toHaveLength(1);
     expect(store.values('tenants')).toHaveLength(1);
@@ -184,7 +286,7 @@ describe('the control plane', () => {
     expect(store.values('keys')).toEqual([]);
   });
 
-  it('runs `inside` in the change\'s own transaction: what it writes commits with the change, and its throw undoes the change', async () => {
+  it("runs `inside` in the change's own transaction: what it writes commits with the change, and its throw undoes the change", async () => {
     const seen: StoredStream[] = [];
     await plane.write(create('a'), (s) => {
       seen.push(s);
@@ -207,8 +309,25 @@ describe('the control plane', () => {
       create('c', 2),
       addresses('a', ['0x01', '0x02', '0x03'], 2),
       addresses('a', ['0x01', '0x02'], 2),
-      { kind: 'addresses.remove', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, addresses: ['0x02'], at: T0 + 2, maxAddresses: 2 },
-      { kind: 'stream.update', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, fields: { description: 'new', webhookUrl: 'https://example.com/2' }, at: T0 + 3 },
+      {
+        kind: 'addresses.remove',
+        tenant: TENANT,
+        id: 'a',
+        family: 'evm',
+        unmarked: true,
+        addresses: ['0x02'],
+        at: T0 + 2,
+        maxAddresses: 2,
+      },
+      {
+        kind: 'stream.update',
+        tenant: TENANT,
+        id: 'a',
+        family: 'evm',
+        unmarked: true,
+        fields: { description: 'new', webhookUrl: 'https://example.com/2' },
+        at: T0 + 3,
+      },
       { kind: 'stream.status', tenant: TENANT, id: 'a', family: 'evm', unmarked: true, status: 'paused', at: T0 + 4 },
       { kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x1', 'xpubA'), maxXpubs: 1 },
       { kind: 'xpub.add', tenant: TENANT, xpub: xpub('b', 'x2', 'xpubB'), maxXpubs: 1 },
@@ -224,7 +343,13 @@ describe('the control plane', () => {
     ];
     const applyAll = async (to: StoreControlPlane, list: Change[]) => {
       const outcomes: string[] = [];
-      for (const c of list) outcomes.push(await to.write(c).then(() => 'applied', (err: Error) => err.message));
+      for (const c of list)
+        outcomes.push(
+          await to.write(c).then(
+            () => 'applied',
+            (err: Error) => err.message,
+          ),
+        );
       return outcomes;
     };
     const here = await applyAll(plane, changes);
@@ -233,7 +358,12 @@ describe('the control plane', () => {
     const other = open();
     const there = await applyAll(new StoreControlPlane(other, lmdbKeyStore(other)), decoded);
     expect(there).toEqual(here);
-    expect(here.filter((o) => o !== 'applied')).toEqual(['streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)', 'address: a stream holds at most 2 (CHAINPOST_MAX_ADDRESSES)', 'xpub: a stream holds at most 1 (CHAINPOST_MAX_XPUBS)', 'a key named "k1" exists already']);
+    expect(here.filter((o) => o !== 'applied')).toEqual([
+      'streams: a tenant holds at most 2 (CHAINPOST_MAX_STREAMS)',
+      'address: a stream holds at most 2 (CHAINPOST_MAX_ADDRESSES)',
+      'xpub: a stream holds at most 1 (CHAINPOST_MAX_XPUBS)',
+      'a key named "k1" exists already',
+    ]);
     for (const table of CONTROL_TABLES) expect(rows(other, table)).toEqual(rows(store, table));
     expect(rows(store, 'streams')).toHaveLength(1);
   });

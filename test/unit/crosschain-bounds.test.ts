@@ -8,11 +8,14 @@ import { refusal } from './refusal.js';
 
 /** The two /v1 bounds past which an answer is a 400: insight's transactions per chain, Uniswap v3 positions per manager. */
 
-
 describe('wallet insight: transactions folded per chain', () => {
   it('takes up to the bound and refuses one more, naming walletAddress and saying the bound', () => {
     expect(() => withinInsightBound(3, '0x1', 3)).not.toThrow();
-    expect(refusal(() => withinInsightBound(4, '0x1', 3))).toEqual({ status: 400, details: { field: 'walletAddress' }, message: expect.stringContaining('more than 3 transactions on chain 0x1') });
+    expect(refusal(() => withinInsightBound(4, '0x1', 3))).toEqual({
+      status: 400,
+      details: { field: 'walletAddress' },
+      message: expect.stringContaining('more than 3 transactions on chain 0x1'),
+    });
     expect(MAX_INSIGHT_TRANSACTIONS).toBe(100_000);
     expect(() => withinInsightBound(MAX_INSIGHT_TRANSACTIONS, '0x1')).not.toThrow();
     expect(refusal(() => withinInsightBound(MAX_INSIGHT_TRANSACTIONS + 1, '0x1')).message).toContain('more than 100000 transactions');
@@ -38,7 +41,11 @@ describe('Uniswap v3: positions read per wallet and manager', () => {
 
   it('reads the token ids up to the bound and refuses one more, naming walletAddress and saying the bound', () => {
     expect(heldIds(store, '0x1', wallet, manager, 3)).toEqual([1n, 2n, 3n]);
-    expect(refusal(() => heldIds(store, '0x1', wallet, manager, 2))).toEqual({ status: 400, details: { field: 'walletAddress' }, message: expect.stringContaining(`holds more than 2 Uniswap v3 positions of ${manager} on chain 0x1`) });
+    expect(refusal(() => heldIds(store, '0x1', wallet, manager, 2))).toEqual({
+      status: 400,
+      details: { field: 'walletAddress' },
+      message: expect.stringContaining(`holds more than 2 Uniswap v3 positions of ${manager} on chain 0x1`),
+    });
     expect(MAX_V3_POSITIONS).toBe(1_000);
     expect(heldIds(store, '0x1', wallet, manager)).toEqual([1n, 2n, 3n]);
   });

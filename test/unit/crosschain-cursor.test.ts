@@ -21,10 +21,15 @@ describe('cursor', () => {
     const other = refusal(() => readCursor(c, listOf('x', { wallet: 'b' }), anyPosition));
     expect(other).toEqual({ status: 400, details: { field: 'cursor' }, message: expect.stringContaining('another list') });
     for (const raw of ['nope', '', b64('[1]'), b64('null'), b64('{"o":2}'), b64('{"l":1,"o":2}'), b64('{"l":"x"')]) {
-      expect(refusal(() => readCursor(raw, 'x', anyPosition)), raw).toEqual({ status: 400, details: { field: 'cursor' }, message: expect.stringContaining('not a cursor') });
+      expect(
+        refusal(() => readCursor(raw, 'x', anyPosition)),
+        raw,
+      ).toEqual({ status: 400, details: { field: 'cursor' }, message: expect.stringContaining('not a cursor') });
     }
     // The list is right but the position is not one the caller wrote.
-    expect(refusal(() => readCursor(writeCursor('x', { o: 'two' }), 'x', (at) => typeof at.o === 'number')).details).toEqual({ field: 'cursor' });
+    expect(refusal(() => readCursor(writeCursor('x', { o: 'two' }), 'x', (at) => typeof at.o === 'number')).details).toEqual({
+      field: 'cursor',
+    });
   });
 
   it("keys a list by its parts; a query's cursor and limit are not part of it", () => {
@@ -52,6 +57,7 @@ describe('cursor', () => {
     const second = offsetPage(all, { list: 'l', limit: 3, cursor: null }).cursor!;
     expect(readOffset(second, 'l')).toBe(3);
     expect(refusal(() => readOffset(second, 'm')).details).toEqual({ field: 'cursor' });
-    for (const o of [-1, 1.5, '3', null]) expect(refusal(() => readOffset(writeCursor('l', { o }), 'l')).details).toEqual({ field: 'cursor' });
+    for (const o of [-1, 1.5, '3', null])
+      expect(refusal(() => readOffset(writeCursor('l', { o }), 'l')).details).toEqual({ field: 'cursor' });
   });
 });

@@ -7,7 +7,11 @@ import { ApiError } from '../../engine/errors.js';
 import { refusal } from './refusal.js';
 
 const NOW = Date.parse('2026-11-25T00:00:00Z');
-const scope = (followed: string[], families: ChainScope['families'] = ['evm', 'bitcoin', 'solana']): ChainScope => ({ followed, families, now: NOW });
+const scope = (followed: string[], families: ChainScope['families'] = ['evm', 'bitcoin', 'solana']): ChainScope => ({
+  followed,
+  families,
+  now: NOW,
+});
 const keys = (cs: readonly Chain[]) => cs.map((c) => c.key);
 describe('cross-chain chains parameter', () => {
   const followed = ['0x1', '0x89', '0x539', 'bitcoin', 'solana'];
@@ -48,17 +52,32 @@ describe('cross-chain chains parameter', () => {
   it('leaves a chain removed from the cross-chain API out of a group, even while it is still followed', () => {
     // Lisk (0x46f) left data and cross-chain requests on 2026-09-25; a server may still follow it.
     expect(keys(resolveChains(['all'], scope(['0x1', '0x46f'])).chains)).toEqual(['0x1']);
-    expect(keys(resolveChains(['mainnets'], { ...scope(['0x1', '0x46f']), now: Date.parse('2026-09-24T00:00:00Z') }).chains)).toEqual(['0x1', '0x46f']);
+    expect(keys(resolveChains(['mainnets'], { ...scope(['0x1', '0x46f']), now: Date.parse('2026-09-24T00:00:00Z') }).chains)).toEqual([
+      '0x1',
+      '0x46f',
+    ]);
   });
 
   it('knows the Universal-only chains in any id form', () => {
-    expect(resolveChains(['metis', 'sonic', '0x0531', '1329', '0X8F'], scope(followed)).unsupported).toEqual(['0x440', '0x92', '0x531', '0x8f']);
+    expect(resolveChains(['metis', 'sonic', '0x0531', '1329', '0X8F'], scope(followed)).unsupported).toEqual([
+      '0x440',
+      '0x92',
+      '0x531',
+      '0x8f',
+    ]);
   });
 
   it('resolves a path alias to one followed chain of the families served', () => {
     expect(pathChain('ethereum', scope(followed)).key).toBe('0x1');
     expect(pathChain('bitcoin', scope(followed, ['bitcoin'])).key).toBe('bitcoin');
-    for (const [alias, s] of [['all', scope(followed)], ['base', scope(followed)], ['bitcoin', scope(followed, ['evm'])], [',', scope(followed)], [' ', scope(followed)], ['eth,bitcoin', scope(followed)]] as const) {
+    for (const [alias, s] of [
+      ['all', scope(followed)],
+      ['base', scope(followed)],
+      ['bitcoin', scope(followed, ['evm'])],
+      [',', scope(followed)],
+      [' ', scope(followed)],
+      ['eth,bitcoin', scope(followed)],
+    ] as const) {
       const r = refusal(() => pathChain(alias, s));
       expect(r.status, alias).toBe(400);
       expect(r.details, alias).toMatchObject({ field: 'chainAlias' });
@@ -85,11 +104,21 @@ describe('cross-chain fan-out', () => {
   });
 
   it("fails the whole request on a bug's error: it is not hidden as a chain's outage", async () => {
-    await expect(acrossChains([eth, btc], (c) => { if (c === btc) throw new TypeError('x is undefined'); return 1; })).rejects.toThrow(TypeError);
+    await expect(
+      acrossChains([eth, btc], (c) => {
+        if (c === btc) throw new TypeError('x is undefined');
+        return 1;
+      }),
+    ).rejects.toThrow(TypeError);
   });
 
   it("fails the whole request on a part's 4xx: bad input is the request's, not a chain's", async () => {
-    await expect(acrossChains([eth, btc], (c) => { if (c === btc) throw new ApiError(400, 'address: not a Bitcoin address', { field: 'address' }); return 1; })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      acrossChains([eth, btc], (c) => {
+        if (c === btc) throw new ApiError(400, 'address: not a Bitcoin address', { field: 'address' });
+        return 1;
+      }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 
   it("writes meta with every asked chain's sync point, and the unsupported and failed only when there are some", () => {
@@ -113,7 +142,11 @@ describe('pages merged over chains', () => {
   ]);
   const key = (t: number) => String(t).padStart(6, '0');
   const read = (c: Chain, after: string | undefined, limit: number): ChainItem<string>[] =>
-    lists.get(c.key)!.filter((t) => after === undefined || key(t) < after).slice(0, limit).map((t) => ({ time: t, at: key(t), item: `${c.key}@${t}` }));
+    lists
+      .get(c.key)!
+      .filter((t) => after === undefined || key(t) < after)
+      .slice(0, limit)
+      .map((t) => ({ time: t, at: key(t), item: `${c.key}@${t}` }));
   const all = async (limit: number, reader = read) => {
     const pages: string[][] = [];
     let cursor: string | null = null;
@@ -167,8 +200,17 @@ describe('pages merged over chains', () => {
 
   it('refuses a cursor made for another list or other chains, or not a cursor at all', async () => {
     const first = await mergedPage([eth, btc], read, { list: 'history', limit: 2, cursor: null });
-    for (const [chains, list, cursor] of [[[eth, btc], 'tokens', first.cursor], [[eth], 'history', first.cursor], [[eth, btc], 'history', 'not-a-cursor'], [[eth, btc], 'history', Buffer.from('null').toString('base64url')], [[eth, btc], 'history', Buffer.from(JSON.stringify({ l: 'history|0x1,bitcoin', p: 1, c: { '0x1': {} } })).toString('base64url')]] as const) {
-      await expect(mergedPage(chains, read, { list, limit: 2, cursor })).rejects.toMatchObject({ status: 400, details: { field: 'cursor' } });
+    for (const [chains, list, cursor] of [
+      [[eth, btc], 'tokens', first.cursor],
+      [[eth], 'history', first.cursor],
+      [[eth, btc], 'history', 'not-a-cursor'],
+      [[eth, btc], 'history', Buffer.from('null').toString('base64url')],
+      [[eth, btc], 'history', Buffer.from(JSON.stringify({ l: 'history|0x1,bitcoin', p: 1, c: { '0x1': {} } })).toString('base64url')],
+    ] as const) {
+      await expect(mergedPage(chains, read, { list, limit: 2, cursor })).rejects.toMatchObject({
+        status: 400,
+        details: { field: 'cursor' },
+      });
     }
   });
 });

@@ -36,11 +36,15 @@ function block(n: number, branch: number): BlockRecord {
     logs: [],
   }));
   const parentHash = n === 0 ? `0x${'0'.repeat(64)}` : hash(branch, n - 1);
-  return { header: { number: `0x${n.toString(16)}`, hash: hash(branch, n), parentHash, timestamp: `0x${(1_700_000_000 + n * 12).toString(16)}` }, txs, internal: null };
+  return {
+    header: { number: `0x${n.toString(16)}`, hash: hash(branch, n), parentHash, timestamp: `0x${(1_700_000_000 + n * 12).toString(16)}` },
+    txs,
+    internal: null,
+  };
 }
 
 /** The counter's rule, shared by the index and the recomputation: +1 per transaction sent, no key at a multiple of 4. */
-const bump = (count: number | undefined): number | undefined => ((count ?? 0) + 1) % 4 === 0 ? undefined : ((count ?? 0) + 1) % 4;
+const bump = (count: number | undefined): number | undefined => (((count ?? 0) + 1) % 4 === 0 ? undefined : ((count ?? 0) + 1) % 4);
 const COUNT = 'count/';
 
 const senders: DataIndex = {
@@ -66,7 +70,17 @@ let branches: Map<number, number>;
 const frozen = { elapsedMs: () => 0, wake: () => () => {} };
 
 function newIndexer(startBlock?: number): DataIndexer {
-  return new DataIndexer(kv, [senders], clock, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'), startBlock === undefined ? {} : { startBlock: () => startBlock });
+  return new DataIndexer(
+    kv,
+    [senders],
+    clock,
+    jsonLogger(
+      (l) => void lines.push(l),
+      () => clock.now(),
+      'info',
+    ),
+    startBlock === undefined ? {} : { startBlock: () => startBlock },
+  );
 }
 
 /** Stores heights from..to of `branch` as the follower does (a reorg: what was there is removed first). */
@@ -108,7 +122,8 @@ function recomputed(from: number, to: number): Record<string, number> {
   return tally(records);
 }
 
-const indexed = (): Record<string, number> => Object.fromEntries(kv.range<number>('meta', { start: COUNT, end: `${COUNT}\uffff` }).map((e) => [e.key, e.value]));
+const indexed = (): Record<string, number> =>
+  Object.fromEntries(kv.range<number>('meta', { start: COUNT, end: `${COUNT}\uffff` }).map((e) => [e.key, e.value]));
 const state = (): IndexState | undefined => kv.get<IndexState>('indexState', CHAIN);
 
 beforeEach(() => {
@@ -167,11 +182,24 @@ describe('DataIndexer', () => {
 
   it('keeps the blocks pages read across requests, and drops them once a reorg took blocks back: a kept block is what a read finds', async () => {
     store(0, 40, 0);
-    indexer = new DataIndexer(kv, [senders, blockTimesIndex], clock, jsonLogger((l) => void lines.push(l), () => clock.now(), 'info'));
+    indexer = new DataIndexer(
+      kv,
+      [senders, blockTimesIndex],
+      clock,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+    );
     await build();
     const deps = { kv, indexer };
     const read = (n: number) => indexedBlockAt(kv, CHAIN, n);
-    expect(pageBlocks(deps, CHAIN)(39)).toEqual({ hash: hash(0, 39), timestamp: 1_700_000_000 + 39 * 12, iso: new Date((1_700_000_000 + 39 * 12) * 1000).toISOString() });
+    expect(pageBlocks(deps, CHAIN)(39)).toEqual({
+      hash: hash(0, 39),
+      timestamp: 1_700_000_000 + 39 * 12,
+      iso: new Date((1_700_000_000 + 39 * 12) * 1000).toISOString(),
+    });
     // Kept: the next page does not read it again.
     const c = counting(kv);
     expect(pageBlocks({ kv: c.kv, indexer }, CHAIN)(39).hash).toBe(hash(0, 39));
@@ -202,7 +230,9 @@ describe('DataIndexer', () => {
     await build();
     const failed = lines.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l['msg'] === 'indexing failed; trying again');
     expect(failed.length).toBeGreaterThan(0);
-    expect(failed[0]!['err']['message']).toBe(`block ${fork} of ${CHAIN} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
+    expect(failed[0]!['err']['message']).toBe(
+      `block ${fork} of ${CHAIN} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`,
+    );
     // Taken back as far as the undo rows go, and stopped below the block it cannot take back: no new block is indexed on top of it.
     expect(state()).toEqual({ number: fork, hash: hash(0, fork), start: 0 });
     expect(indexed()).toEqual(tally(Array.from({ length: fork + 1 }, (_, n) => block(n, 0))));

@@ -10,7 +10,8 @@ import { amountsForLiquidity, MAX_TICK, MIN_TICK, sqrtRatioAtTick } from '../../
 const Q96 = 2n ** 96n;
 const MIN_SQRT_RATIO = 4295128739n;
 const MAX_SQRT_RATIO = 1461446703485210103287273052203988822378723970342n;
-const near = (actual: number, expected: number, rel: number): void => expect(Math.abs(actual - expected), `${actual} vs ${expected}`).toBeLessThanOrEqual(Math.abs(expected) * rel);
+const near = (actual: number, expected: number, rel: number): void =>
+  expect(Math.abs(actual - expected), `${actual} vs ${expected}`).toBeLessThanOrEqual(Math.abs(expected) * rel);
 
 describe('V3 math: sqrtRatioAtTick', () => {
   it('gives TickMath’s bounds and 2^96 at tick 0', () => {

@@ -37,11 +37,27 @@ export function memoryStreams(): DeliveryStreams & { put(s: DeliveryStream): voi
   };
 }
 
-export const stream = (tenantId: string, id: string, webhookUrl: string, more: Partial<DeliveryStream> = {}): DeliveryStream => ({ id, tenantId, webhookUrl, tag: `tag-${id}`, status: 'active', statusMessage: '', updatedAt: T0, ...more });
+export const stream = (tenantId: string, id: string, webhookUrl: string, more: Partial<DeliveryStream> = {}): DeliveryStream => ({
+  id,
+  tenantId,
+  webhookUrl,
+  tag: `tag-${id}`,
+  status: 'active',
+  statusMessage: '',
+  updatedAt: T0,
+  ...more,
+});
 
 /** A fresh webhook for the queue, as the dispatcher stages it (block `n`). */
 export function webhook(streamId: string, n: number, now = T0): Omit<QueueItem, 'seq'> {
-  const payload = { chainId: '0x1', confirmed: false, retries: 0, block: { number: String(n), hash: '0x', timestamp: '0' }, logs: [], txs: [] };
+  const payload = {
+    chainId: '0x1',
+    confirmed: false,
+    retries: 0,
+    block: { number: String(n), hash: '0x', timestamp: '0' },
+    logs: [],
+    txs: [],
+  };
   return { ...webhookBody({ ...payload, streamId, tag: 't' }), summary: summarize(payload), failures: 0, nextAt: now };
 }
 
@@ -60,7 +76,11 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
   const reads = new StreamReads(streams);
   const units = new Units(kv, queue, new RecordRows(kv, 1_000), rates, reads);
   const mails: Array<{ to: string; subject: string; text: string }> = [];
-  const log = jsonLogger(() => {}, () => clock.now(), 'error');
+  const log = jsonLogger(
+    () => {},
+    () => clock.now(),
+    'error',
+  );
   const alerts = new Alerts(kv, clock, { send: async (m) => void mails.push(m) }, log, opts.alertEmail);
   const health = new StreamHealth(units, rates, clock, alerts, queue.cap);
   const recorder = new AttemptRecorder(units, health, clock, log);
@@ -81,7 +101,21 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
     w.committed();
   };
   return {
-    store, kv, clock, streams, rateRows, rates, queue, reads, units, mails, alerts, health, recorder, add, enqueue,
+    store,
+    kv,
+    clock,
+    streams,
+    rateRows,
+    rates,
+    queue,
+    reads,
+    units,
+    mails,
+    alerts,
+    health,
+    recorder,
+    add,
+    enqueue,
     async close(): Promise<void> {
       health.stop();
       await store.close();

@@ -101,7 +101,7 @@ describe('DeliveryQueue (store implementation)', () => {
     expect([replay(), queue.size('s1'), queue.next('s1', T0 + MIN).taken]).toEqual([true, 0, undefined]);
   });
 
-  it('drops a deleted stream in the delete\'s unit of work, and drains a terminated one, retries first', () => {
+  it("drops a deleted stream in the delete's unit of work, and drains a terminated one, retries first", () => {
     parts = deliveryParts();
     const { queue, kv } = parts;
     parts.enqueue('s1', [1, 2, 3]);
@@ -114,7 +114,11 @@ describe('DeliveryQueue (store implementation)', () => {
       return items;
     });
     w.committed();
-    expect(drained.map((i) => [Number(i.summary.block.number), i.failures])).toEqual([[1, 1], [2, 0], [3, 0]]);
+    expect(drained.map((i) => [Number(i.summary.block.number), i.failures])).toEqual([
+      [1, 1],
+      [2, 0],
+      [3, 0],
+    ]);
     expect([queue.size('s1'), queue.next('s1', T0 + MIN).taken]).toEqual([0, undefined]);
 
     parts.enqueue('s2', [1, 2]);

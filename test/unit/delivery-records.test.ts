@@ -38,8 +38,22 @@ const RULES: Retention = { historyMs: 7 * DAY, successLogMs: DAY, successLogMax:
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
 const definition = (webhookUrl: string, tag: string) => ({
-  webhookUrl, description: '', tag, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false,
-  includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null,
+  webhookUrl,
+  description: '',
+  tag,
+  chainIds: ['0x1'],
+  topic0: null,
+  allAddresses: false,
+  includeNativeTxs: false,
+  includeContractLogs: false,
+  includeInternalTxs: false,
+  includeAllTxLogs: false,
+  getNativeBalances: [],
+  abi: null,
+  advancedOptions: null,
+  filterPossibleSpamAddresses: false,
+  demo: false,
+  triggers: null,
 });
 
 /** A webhook as the matcher builds it: `retries` in the middle, strings that JSON escapes, multi-byte characters. */
@@ -57,13 +71,15 @@ async function engine(rx: Receiver, rules: Retention = RULES) {
   const { store, clock, dispatcher, close } = deliveryRig(T0, { retention: rules });
   const streams = new StreamsService({ kv: store, clock, dispatcher });
   const evmStreams = evm.resources({ kv: store, clock, dispatcher });
-  const make = async (tag: string, query = ''): Promise<string> => String((await evmStreams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
+  const make = async (tag: string, query = ''): Promise<string> =>
+    String((await evmStreams.create(TENANT, definition(`${rx.url}?${query || tag}`, tag), undefined)).id);
   const send = async (id: string, ns: number[]): Promise<void> => {
     await dispatcher.enqueueBatch(ns.map((n) => ({ streamId: id, payload: payload(n) })));
     await dispatcher.settled();
   };
   /** Rows really in a range, against its counter. */
-  const rows = (r: { table: 'history' | 'deliveryLogs'; prefix: string }) => store.count(r.table, { start: r.prefix, end: `${r.prefix}\uffff` });
+  const rows = (r: { table: 'history' | 'deliveryLogs'; prefix: string }) =>
+    store.count(r.table, { start: r.prefix, end: `${r.prefix}\uffff` });
   return { store, clock, dispatcher, streams, make, send, rows, close };
 }
 
@@ -121,7 +137,12 @@ describe('delivery records', () => {
     await e.clock.advance(60_000);
     await e.dispatcher.settled();
     // The first try, the failed replay, and the retry a minute after the first try, delivered.
-    expect(rx.webhooks().filter((w) => w.body.streamId === id).map((w) => w.body.retries)).toEqual([0, 0, 1]);
+    expect(
+      rx
+        .webhooks()
+        .filter((w) => w.body.streamId === id)
+        .map((w) => w.body.retries),
+    ).toEqual([0, 0, 1]);
     expect(e.dispatcher.queueSize(id)).toBe(0);
     expect(e.streams.history(TENANT, 10, null, false).result[0]).toMatchObject({ id: h.id, delivered: true });
   });
@@ -147,7 +168,11 @@ describe('delivery records', () => {
       expect(mine().map((w) => w.body.retries)).toEqual([0, 1, 0]);
       expect(e.dispatcher.queueSize(id)).toBe(0);
       // The retry's outcome rewrote the record, still delivered.
-      expect(e.streams.history(TENANT, 10, null, false).result[0]).toMatchObject({ id: h.id, delivered: true, tinyPayload: { retries: 1 } });
+      expect(e.streams.history(TENANT, 10, null, false).result[0]).toMatchObject({
+        id: h.id,
+        delivered: true,
+        tinyPayload: { retries: 1 },
+      });
       expect(e.streams.stats(TENANT, id)).toMatchObject({ totalWebhooksFailed: 2, totalWebhooksDelivered: 0 });
     } finally {
       rx.state.delay = () => 0;
@@ -215,17 +240,27 @@ describe('delivery records', () => {
     const bad = await e.make('page-bad');
     rx.state.answer = (r) => (r.body.streamId === bad ? 500 : 200);
     const N = 25; // 25 failures leave the URL at 75%: still active
-    await e.send(ok, Array.from({ length: N }, (_, i) => i));
-    await e.send(bad, Array.from({ length: N }, (_, i) => 100 + i));
+    await e.send(
+      ok,
+      Array.from({ length: N }, (_, i) => i),
+    );
+    await e.send(
+      bad,
+      Array.from({ length: N }, (_, i) => 100 + i),
+    );
     const c = counting(e.store);
     const view = new StreamsService({ kv: c.kv, clock: e.clock, dispatcher: e.dispatcher });
     const LIMIT = 10;
-    for (const [list, total, ranges] of [['history', N, 1], ['logs', 2 * N, 2]] as const) {
+    for (const [list, total, ranges] of [
+      ['history', N, 1],
+      ['logs', 2 * N, 2],
+    ] as const) {
       const ids: string[] = [];
       let cursor: string | null = null;
       do {
         c.reset();
-        const p: { result: Array<{ id?: string }>; total: number; cursor?: string } = list === 'history' ? view.history(TENANT, LIMIT, cursor, true) : view.logs(TENANT, LIMIT, cursor);
+        const p: { result: Array<{ id?: string }>; total: number; cursor?: string } =
+          list === 'history' ? view.history(TENANT, LIMIT, cursor, true) : view.logs(TENANT, LIMIT, cursor);
         // limit + 2 rows of each range at most, and one counter per range.
         expect(c.reads(), list).toBeLessThanOrEqual(ranges * (LIMIT + 2) + ranges);
         expect(p.total).toBe(total);
@@ -251,7 +286,10 @@ describe('delivery records', () => {
         setImmediate(read);
       };
       read();
-      await e.send(id, Array.from({ length: 45 }, (_, i) => i));
+      await e.send(
+        id,
+        Array.from({ length: 45 }, (_, i) => i),
+      );
       reading = false;
       expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.chainId === '0x1')).toHaveLength(31);
       expect(e.store.get<{ status: string }>('streams', streamKey(TENANT, id))?.status).toBe('error');

@@ -20,9 +20,25 @@ export function deliveryRig(start: number, opts: Partial<DispatcherOptions> = {}
   const store = openStore(tempDir());
   const clock = new ServiceClock(systemTicker, start);
   // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
-  const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }) });
+  const sender = undiciSender({
+    targets: new TargetPolicy('allow', systemResolver),
+    ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }),
+  });
   const kv = wrap(store);
-  const dispatcher = createDelivery({ kv, clock, sender, log: jsonLogger(() => {}, () => clock.now(), 'error'), streams: deliveryStreams(kv), alertEmail: undefined, awaitDeliveriesOnWake: true, ...opts });
+  const dispatcher = createDelivery({
+    kv,
+    clock,
+    sender,
+    log: jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+    streams: deliveryStreams(kv),
+    alertEmail: undefined,
+    awaitDeliveriesOnWake: true,
+    ...opts,
+  });
   return {
     store,
     kv,

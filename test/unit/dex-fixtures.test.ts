@@ -4,7 +4,14 @@ import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { PRICING } from '../../engine/chains/pricing.js';
 import { ServiceClock } from '../../engine/clock.js';
 import { V2_SWAP, V2_SYNC, V3_SWAP } from '../../engine/data-api/dex/index/events.js';
-import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type StateRow, type SwapRow } from '../../engine/data-api/dex/index/keys.js';
+import {
+  poolKey,
+  poolRowsPrefix,
+  tokenPoolsPrefix,
+  type PoolRow,
+  type StateRow,
+  type SwapRow,
+} from '../../engine/data-api/dex/index/keys.js';
 import { DataIndexer, IndexWriter, indexedBlock } from '../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../engine/data-api/indexes.js';
 import { poolAt, type MarkRow } from '../../engine/data-api/dex/index/prices.js';
@@ -27,7 +34,13 @@ import { tempDir } from '../helpers.js';
 
 const CHAIN = '0x1';
 type Json = Record<string, any>;
-const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+const noNode: ChainReads = {
+  call: async () => null,
+  balance: async () => null,
+  header: async () => null,
+  rpc: async () => null,
+  code: async () => null,
+};
 
 interface Seen {
   block: number;
@@ -43,14 +56,21 @@ const TRANSFER = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523
 /** Each address's ERC-20 contracts that moved in or out of it in the blocks: a pool's two tokens. */
 const moved = new Map<string, Set<string>>();
 /** Decimals entered for the tokens (the registry's as they are; the others 18: a placeholder the checks use too). */
-const DECIMALS: Record<string, number> = { '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2': 18, '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': 6, '0xdac17f958d2ee523a2206206994597c13d831ec7': 6, '0x6b175474e89094c44da98b954eedeac495271d0f': 18, '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599': 8 };
+const DECIMALS: Record<string, number> = {
+  '0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2': 18,
+  '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48': 6,
+  '0xdac17f958d2ee523a2206206994597c13d831ec7': 6,
+  '0x6b175474e89094c44da98b954eedeac495271d0f': 18,
+  '0x2260fac5e5542a773aa44fbcfedf7c193bc2c599': 8,
+};
 const decimalsOf = (token: string): number => DECIMALS[token] ?? 18;
 /** The pool's tokens, sorted as factories sort them, when exactly two moved through it. */
 const tokensOf = (pool: string): [string, string] | undefined => {
   const t = [...(moved.get(pool) ?? [])].sort();
   return t.length === 2 ? (t as [string, string]) : undefined;
 };
-const wordsOf = (data: string): bigint[] => Array.from({ length: (data.length - 2) / 64 }, (_, i) => BigInt(`0x${data.slice(2 + 64 * i, 66 + 64 * i)}`));
+const wordsOf = (data: string): bigint[] =>
+  Array.from({ length: (data.length - 2) / 64 }, (_, i) => BigInt(`0x${data.slice(2 + 64 * i, 66 + 64 * i)}`));
 
 let dir: string;
 let store: Store;
@@ -60,8 +80,21 @@ beforeAll(async () => {
   store = openStore(dir);
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z'));
   const mainnet = PRICING.get(CHAIN)!;
-  const indexes = dataIndexes({ reads: noNode, tokens: new TokenMetadata(store, noNode.call), pricing: (c) => (c === CHAIN ? mainnet : undefined) });
-  new DataIndexer(store, indexes, clock, jsonLogger(() => {}, () => clock.now(), 'error'));
+  const indexes = dataIndexes({
+    reads: noNode,
+    tokens: new TokenMetadata(store, noNode.call),
+    pricing: (c) => (c === CHAIN ? mainnet : undefined),
+  });
+  new DataIndexer(
+    store,
+    indexes,
+    clock,
+    jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+  );
   const [v2Factory, v3Factory] = [mainnet.factories.find((f) => f.kind === 'v2')!, mainnet.factories.find((f) => f.kind === 'v3')!];
   const bundles = FIXTURE_BLOCKS.map((n) => bundle(n));
   for (const b of bundles)
@@ -71,7 +104,8 @@ beforeAll(async () => {
         const seen: Seen = { block: b.number, logIndex: Number(l['logIndex']), words: wordsOf(String(l['data'])), topics };
         const address = String(l['address']).toLowerCase();
         if (topics[0] === TRANSFER && topics.length === 3)
-          for (const party of [topics[1]!, topics[2]!].map((t) => `0x${t.slice(26)}`)) moved.set(party, (moved.get(party) ?? new Set()).add(address));
+          for (const party of [topics[1]!, topics[2]!].map((t) => `0x${t.slice(26)}`))
+            moved.set(party, (moved.get(party) ?? new Set()).add(address));
         if (topics[0] === V2_SYNC && topics.length === 1 && seen.words.length === 2) push(syncs, address, seen);
         if (topics[0] === V2_SWAP && topics.length === 3 && seen.words.length === 4) push(v2Swaps, address, seen);
         if (topics[0] === V3_SWAP && topics.length === 3 && seen.words.length === 5) push(v3Swaps, address, seen);
@@ -81,10 +115,17 @@ beforeAll(async () => {
   store.transact(() => {
     const enter = (pool: string, kind: 'v2' | 'v3'): void => {
       const [t0, t1] = tokensOf(pool) ?? ['0x01', '0x02'];
-      store.put('dexPools', poolKey(CHAIN, pool), [kind, t0, t1, (kind === 'v2' ? v2Factory : v3Factory).address, kind === 'v2' ? null : 3000] satisfies PoolRow);
+      store.put('dexPools', poolKey(CHAIN, pool), [
+        kind,
+        t0,
+        t1,
+        (kind === 'v2' ? v2Factory : v3Factory).address,
+        kind === 'v2' ? null : 3000,
+      ] satisfies PoolRow);
       store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t0, t1)}${pool}`, 0);
       store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t1, t0)}${pool}`, 0);
-      for (const t of [t0, t1]) store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: decimalsOf(t), nftStandard: '', possibleSpam: false });
+      for (const t of [t0, t1])
+        store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: decimalsOf(t), nftStandard: '', possibleSpam: false });
     };
     for (const a of new Set([...syncs.keys(), ...v2Swaps.keys()])) enter(a, 'v2');
     for (const a of v3Swaps.keys()) enter(a, 'v3');
@@ -146,7 +187,7 @@ describe('the DEX index over real mainnet blocks', () => {
     expect(checked).toBeGreaterThan(5);
   });
 
-  it('reads a pool right after each of its swaps (the candles\' price): V2 the Sync before the Swap, V3 the Swap\'s own price', () => {
+  it("reads a pool right after each of its swaps (the candles' price): V2 the Sync before the Swap, V3 the Swap's own price", () => {
     let several = 0;
     for (const [pair, list] of v2Swaps) {
       const row = store.get<PoolRow>('dexPools', poolKey(CHAIN, pair))!;
@@ -174,12 +215,27 @@ describe('the DEX index over real mainnet blocks', () => {
     expect(several).toBeGreaterThan(0);
   });
 
-  it('keeps every swap with the pool\'s balance changes: V2 in − out, V3 the signed amounts', () => {
-    const stored = (pool: string): Array<[string, SwapRow]> => store.range<SwapRow>('dexSwaps', { start: poolRowsPrefix(CHAIN, pool), end: `${poolRowsPrefix(CHAIN, pool)}\uffff` }).map((e) => [e.key, e.value]);
+  it("keeps every swap with the pool's balance changes: V2 in − out, V3 the signed amounts", () => {
+    const stored = (pool: string): Array<[string, SwapRow]> =>
+      store
+        .range<SwapRow>('dexSwaps', { start: poolRowsPrefix(CHAIN, pool), end: `${poolRowsPrefix(CHAIN, pool)}\uffff` })
+        .map((e) => [e.key, e.value]);
     for (const [pair, list] of v2Swaps)
-      expect(stored(pair).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pair) + pos(s.block, s.logIndex), (s.words[0]! - s.words[2]!).toString(), (s.words[1]! - s.words[3]!).toString()]));
+      expect(stored(pair).map(([k, v]) => [k, v[3], v[4]])).toEqual(
+        list.map((s) => [
+          poolRowsPrefix(CHAIN, pair) + pos(s.block, s.logIndex),
+          (s.words[0]! - s.words[2]!).toString(),
+          (s.words[1]! - s.words[3]!).toString(),
+        ]),
+      );
     for (const [pool, list] of v3Swaps)
-      expect(stored(pool).map(([k, v]) => [k, v[3], v[4]])).toEqual(list.map((s) => [poolRowsPrefix(CHAIN, pool) + pos(s.block, s.logIndex), BigInt.asIntN(256, s.words[0]!).toString(), BigInt.asIntN(256, s.words[1]!).toString()]));
+      expect(stored(pool).map(([k, v]) => [k, v[3], v[4]])).toEqual(
+        list.map((s) => [
+          poolRowsPrefix(CHAIN, pool) + pos(s.block, s.logIndex),
+          BigInt.asIntN(256, s.words[0]!).toString(),
+          BigInt.asIntN(256, s.words[1]!).toString(),
+        ]),
+      );
   });
 });
 
@@ -191,7 +247,7 @@ describe('price marks over real mainnet blocks', () => {
       return token === 'l' ? [] : [{ token, block: parseInt(block, 16), mark: value }];
     });
 
-  it('marks each token at a block where its pools moved with the formula applied to its pricing pool\'s own Sync or Swap', () => {
+  it("marks each token at a block where its pools moved with the formula applied to its pricing pool's own Sync or Swap", () => {
     const mainnet = PRICING.get(CHAIN)!;
     let v2 = 0;
     let v3 = 0;
@@ -208,13 +264,19 @@ describe('price marks over real mainnet blocks', () => {
       // The price of token0 in token1, whole units, from the pool's last event at or before the block.
       let p0: { num: bigint; den: bigint };
       if (row[0] === 'v2') {
-        const sync = syncs.get(pool)!.filter((x) => x.block <= block).at(-1)!;
+        const sync = syncs
+          .get(pool)!
+          .filter((x) => x.block <= block)
+          .at(-1)!;
         const [r0, r1] = sync.words as [bigint, bigint];
         p0 = { num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) };
         expect([BigInt(reserve), BigInt(otherReserve)]).toEqual(isToken0 ? [r0, r1] : [r1, r0]);
         v2++;
       } else {
-        const sqrt = v3Swaps.get(pool)!.filter((x) => x.block <= block).at(-1)!.words[2]!;
+        const sqrt = v3Swaps
+          .get(pool)!
+          .filter((x) => x.block <= block)
+          .at(-1)!.words[2]!;
         p0 = { num: sqrt * sqrt * 10n ** BigInt(d0), den: (1n << 192n) * 10n ** BigInt(d1) };
         v3++;
       }
@@ -235,15 +297,22 @@ describe('price marks over real mainnet blocks', () => {
       const tokens = tokensOf(pool);
       return tokens !== undefined && tokens.includes(mainnet.wrappedNative) && tokens.some((t) => mainnet.stablecoins.includes(t));
     };
-    const v2Moved = new Set([...syncs].filter(([pair]) => anchorPool(pair)).flatMap(([, list]) => list.filter((x) => x.words[0]! > 0n && x.words[1]! > 0n).map((x) => x.block)));
-    const anyMoved = new Set([...v2Moved, ...[...v3Swaps].filter(([pool]) => anchorPool(pool)).flatMap(([, list]) => list.map((x) => x.block))]);
+    const v2Moved = new Set(
+      [...syncs]
+        .filter(([pair]) => anchorPool(pair))
+        .flatMap(([, list]) => list.filter((x) => x.words[0]! > 0n && x.words[1]! > 0n).map((x) => x.block)),
+    );
+    const anyMoved = new Set([
+      ...v2Moved,
+      ...[...v3Swaps].filter(([pool]) => anchorPool(pool)).flatMap(([, list]) => list.map((x) => x.block)),
+    ]);
     const marked = new Set(weth.map((m) => m.block));
     expect(v2Moved.size).toBeGreaterThan(0);
     for (const n of v2Moved) expect(marked.has(n), `a WETH mark at ${n}`).toBe(true);
     for (const n of marked) expect(anyMoved.has(n), `a WETH/stablecoin pool moved at ${n}`).toBe(true);
   });
 
-  it('keeps each token\'s last mark under chain/l/token', () => {
+  it("keeps each token's last mark under chain/l/token", () => {
     const last = new Map<string, { block: number; mark: MarkRow }>();
     for (const m of marks()) last.set(m.token, m);
     expect(last.size).toBeGreaterThan(5);

@@ -2,7 +2,20 @@ import { encodeAbiParameters, encodeEventTopics, parseAbi } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../engine/config/config.js';
 import { parsePricing, PRICING } from '../../engine/chains/pricing.js';
-import { PAIR_CREATED, pairCreated, POOL_CREATED, poolCreated, V2_SWAP, V2_SYNC, v2Swap, v2Sync, V3_INITIALIZE, V3_SWAP, v3Initialize, v3Swap } from '../../engine/data-api/dex/index/events.js';
+import {
+  PAIR_CREATED,
+  pairCreated,
+  POOL_CREATED,
+  poolCreated,
+  V2_SWAP,
+  V2_SYNC,
+  v2Swap,
+  v2Sync,
+  V3_INITIALIZE,
+  V3_SWAP,
+  v3Initialize,
+  v3Swap,
+} from '../../engine/data-api/dex/index/events.js';
 import { bucketOf } from '../../engine/data-api/dex/index/swap-candles.js';
 import { decimal } from '../../engine/data-api/dex/index/prices.js';
 
@@ -17,7 +30,9 @@ const EVENTS = parseAbi([
   'event Swap(address indexed sender, uint amount0In, uint amount1In, uint amount0Out, uint amount1Out, address indexed to)',
   'event Initialize(uint160 sqrtPriceX96, int24 tick)',
 ]);
-const V3 = parseAbi(['event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)']);
+const V3 = parseAbi([
+  'event Swap(address indexed sender, address indexed recipient, int256 amount0, int256 amount1, uint160 sqrtPriceX96, uint128 liquidity, int24 tick)',
+]);
 
 const A = '0x00000000000000000000000000000000000000aa';
 const B = '0x00000000000000000000000000000000000000bb';
@@ -34,17 +49,26 @@ describe('DEX event decoders', () => {
   });
 
   it('read pools as their factories announce them', () => {
-    const v2 = { topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'PairCreated', args: { token0: A, token1: B } })), data: encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [POOL, 7n]) };
+    const v2 = {
+      topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'PairCreated', args: { token0: A, token1: B } })),
+      data: encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [POOL, 7n]),
+    };
     expect(pairCreated(v2)).toEqual({ pool: POOL, token0: A, token1: B, fee: null });
-    const v3 = { topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'PoolCreated', args: { token0: A, token1: B, fee: 3000 } })), data: encodeAbiParameters([{ type: 'int24' }, { type: 'address' }], [60, POOL]) };
+    const v3 = {
+      topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'PoolCreated', args: { token0: A, token1: B, fee: 3000 } })),
+      data: encodeAbiParameters([{ type: 'int24' }, { type: 'address' }], [60, POOL]),
+    };
     expect(poolCreated(v3)).toEqual({ pool: POOL, token0: A, token1: B, fee: 3000 });
     // Each decoder refuses the other's log.
     expect(poolCreated(v2)).toBeUndefined();
     expect(pairCreated(v3)).toBeUndefined();
   });
 
-  it('read a V2 Sync and Swap as reserves and the pool\'s balance changes', () => {
-    const sync = { topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'Sync' })), data: encodeAbiParameters([{ type: 'uint112' }, { type: 'uint112' }], [2_000_000_000_000n, 10n ** 21n]) };
+  it("read a V2 Sync and Swap as reserves and the pool's balance changes", () => {
+    const sync = {
+      topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'Sync' })),
+      data: encodeAbiParameters([{ type: 'uint112' }, { type: 'uint112' }], [2_000_000_000_000n, 10n ** 21n]),
+    };
     expect(v2Sync(sync)).toEqual({ reserve0: 2_000_000_000_000n, reserve1: 10n ** 21n });
     const swap = {
       topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'Swap', args: { sender: A, to: B } })),
@@ -55,13 +79,27 @@ describe('DEX event decoders', () => {
     expect(v2Sync(swap)).toBeUndefined();
   });
 
-  it('read a V3 Swap\'s signed deltas and post-swap state, and Initialize', () => {
+  it("read a V3 Swap's signed deltas and post-swap state, and Initialize", () => {
     const swap = {
       topics: topics(encodeEventTopics({ abi: V3, eventName: 'Swap', args: { sender: A, recipient: B } })),
-      data: encodeAbiParameters([{ type: 'int256' }, { type: 'int256' }, { type: 'uint160' }, { type: 'uint128' }, { type: 'int24' }], [-5n, 7n, 1984403731948787316926650586759168n, 10n ** 18n, -201_000]),
+      data: encodeAbiParameters(
+        [{ type: 'int256' }, { type: 'int256' }, { type: 'uint160' }, { type: 'uint128' }, { type: 'int24' }],
+        [-5n, 7n, 1984403731948787316926650586759168n, 10n ** 18n, -201_000],
+      ),
     };
-    expect(v3Swap(swap)).toEqual({ sender: A, recipient: B, amount0: -5n, amount1: 7n, sqrtPriceX96: 1984403731948787316926650586759168n, liquidity: 10n ** 18n, tick: -201_000 });
-    const init = { topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'Initialize' })), data: encodeAbiParameters([{ type: 'uint160' }, { type: 'int24' }], [2n ** 96n, 0]) };
+    expect(v3Swap(swap)).toEqual({
+      sender: A,
+      recipient: B,
+      amount0: -5n,
+      amount1: 7n,
+      sqrtPriceX96: 1984403731948787316926650586759168n,
+      liquidity: 10n ** 18n,
+      tick: -201_000,
+    });
+    const init = {
+      topics: topics(encodeEventTopics({ abi: EVENTS, eventName: 'Initialize' })),
+      data: encodeAbiParameters([{ type: 'uint160' }, { type: 'int24' }], [2n ** 96n, 0]),
+    };
     expect(v3Initialize(init)).toEqual({ sqrtPriceX96: 2n ** 96n, liquidity: null, tick: 0 });
     expect(v2Swap(swap)).toBeUndefined();
   });
@@ -75,7 +113,7 @@ describe('decimal', () => {
     expect(decimal({ num: 1n, den: 10n ** 40n })).toBe('0');
   });
 
-  it('gives the notes\' worked V3 check: sqrtPriceX96 1984403731948787316926650586759168 on USDC(6)/WETH(18) is ETH ≈ 1594.04 USDC', () => {
+  it("gives the notes' worked V3 check: sqrtPriceX96 1984403731948787316926650586759168 on USDC(6)/WETH(18) is ETH ≈ 1594.04 USDC", () => {
     const sqrt = 1984403731948787316926650586759168n;
     // token0 (USDC) in token1 (WETH): sqrt² × 10^6 / (2^192 × 10^18); ETH in USDC is its inverse.
     expect(decimal({ num: sqrt * sqrt * 10n ** 6n, den: (1n << 192n) * 10n ** 18n }, 9)).toBe('0.000627337');
@@ -85,17 +123,36 @@ describe('decimal', () => {
 });
 
 describe('CHAINPOST_PRICING', () => {
-  const devnet = { wrappedNative: A.toUpperCase().replace('0X', '0x'), stablecoins: [B], whitelist: [], factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }] };
+  const devnet = {
+    wrappedNative: A.toUpperCase().replace('0X', '0x'),
+    stablecoins: [B],
+    whitelist: [],
+    factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }],
+  };
 
-  it('adds a chain\'s entry (by id or slug), addresses lower case, and keeps the registry\'s', () => {
+  it("adds a chain's entry (by id or slug), addresses lower case, and keeps the registry's", () => {
     const p = parsePricing(JSON.stringify({ devnet }));
-    expect(p.get('0x539')).toEqual({ wrappedNative: A, stablecoins: [B], whitelist: [], factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }], wrappedBtc: [] });
+    expect(p.get('0x539')).toEqual({
+      wrappedNative: A,
+      stablecoins: [B],
+      whitelist: [],
+      factories: [{ address: POOL, kind: 'v2', name: 'MiniSwap' }],
+      wrappedBtc: [],
+    });
     expect(p.get('0x1')).toBe(PRICING.get('0x1'));
-    expect(parseConfig({ CHAINPOST_PRICING: JSON.stringify({ '0x539': devnet }) }).pricing.get('0x539')?.factories[0]?.name).toBe('MiniSwap');
+    expect(parseConfig({ CHAINPOST_PRICING: JSON.stringify({ '0x539': devnet }) }).pricing.get('0x539')?.factories[0]?.name).toBe(
+      'MiniSwap',
+    );
   });
 
-  it('replaces a chain\'s entry whole', () => {
-    expect(parsePricing(JSON.stringify({ 1: { wrappedNative: A } })).get('0x1')).toEqual({ wrappedNative: A, stablecoins: [], whitelist: [], factories: [], wrappedBtc: [] });
+  it("replaces a chain's entry whole", () => {
+    expect(parsePricing(JSON.stringify({ 1: { wrappedNative: A } })).get('0x1')).toEqual({
+      wrappedNative: A,
+      stablecoins: [],
+      whitelist: [],
+      factories: [],
+      wrappedBtc: [],
+    });
   });
 
   it('stops the start naming what is wrong', () => {
@@ -111,16 +168,39 @@ describe('CHAINPOST_PRICING', () => {
     expect(bad('{')).toMatch(/^CHAINPOST_PRICING: not JSON/);
     expect(bad([])).toBe('CHAINPOST_PRICING: expected a JSON object keyed by chain, e.g. {"0x539":{"wrappedNative":"0x…"}}');
     expect(bad({ nochain: devnet })).toBe('CHAINPOST_PRICING: unknown EVM chain "nochain"');
-    expect(bad({ devnet: { ...devnet, wrappedNative: '0x12' } })).toBe('CHAINPOST_PRICING: devnet.wrappedNative: expected a 0x address of 40 hex digits');
-    expect(bad({ devnet: { ...devnet, factories: [{ address: POOL, kind: 'v5', name: 'X' }] } })).toMatch(/^CHAINPOST_PRICING: devnet\.factories\.0\.kind: /);
-    expect(bad({ devnet: { ...devnet, stablecoins: [A, 'usdc'] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins.1: expected a 0x address of 40 hex digits');
+    expect(bad({ devnet: { ...devnet, wrappedNative: '0x12' } })).toBe(
+      'CHAINPOST_PRICING: devnet.wrappedNative: expected a 0x address of 40 hex digits',
+    );
+    expect(bad({ devnet: { ...devnet, factories: [{ address: POOL, kind: 'v5', name: 'X' }] } })).toMatch(
+      /^CHAINPOST_PRICING: devnet\.factories\.0\.kind: /,
+    );
+    expect(bad({ devnet: { ...devnet, stablecoins: [A, 'usdc'] } })).toBe(
+      'CHAINPOST_PRICING: devnet.stablecoins.1: expected a 0x address of 40 hex digits',
+    );
     expect(bad({ devnet: { ...devnet, extra: 1 } })).toMatch(/^CHAINPOST_PRICING: devnet: .*extra/);
     expect(bad({ devnet, 1337: devnet })).toBe('CHAINPOST_PRICING: chain 0x539 is given twice');
-    expect(bad({ devnet: { ...devnet, stablecoins: [B, A] } })).toBe('CHAINPOST_PRICING: devnet.stablecoins: the wrapped native token is priced, not counted at $1');
-    expect(bad({ devnet: { ...devnet, factories: [devnet.factories[0], { ...devnet.factories[0], name: 'Again' }] } })).toBe(`CHAINPOST_PRICING: devnet.factories.1.address: ${POOL} is listed twice`);
-    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], positionManager: B }] } })).toBe('CHAINPOST_PRICING: devnet.factories.0.positionManager: only a v3 factory has a NonfungiblePositionManager');
-    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], kind: 'v3', positionManager: 'npm' }] } })).toBe('CHAINPOST_PRICING: devnet.factories.0.positionManager: expected a 0x address of 40 hex digits');
-    expect(parsePricing(JSON.stringify({ devnet: { ...devnet, factories: [{ address: POOL, kind: 'v3', name: 'Uniswap v3', positionManager: B.toUpperCase().replace('0X', '0x') }] } })).get('0x539')?.factories[0]?.positionManager).toBe(B);
+    expect(bad({ devnet: { ...devnet, stablecoins: [B, A] } })).toBe(
+      'CHAINPOST_PRICING: devnet.stablecoins: the wrapped native token is priced, not counted at $1',
+    );
+    expect(bad({ devnet: { ...devnet, factories: [devnet.factories[0], { ...devnet.factories[0], name: 'Again' }] } })).toBe(
+      `CHAINPOST_PRICING: devnet.factories.1.address: ${POOL} is listed twice`,
+    );
+    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], positionManager: B }] } })).toBe(
+      'CHAINPOST_PRICING: devnet.factories.0.positionManager: only a v3 factory has a NonfungiblePositionManager',
+    );
+    expect(bad({ devnet: { ...devnet, factories: [{ ...devnet.factories[0], kind: 'v3', positionManager: 'npm' }] } })).toBe(
+      'CHAINPOST_PRICING: devnet.factories.0.positionManager: expected a 0x address of 40 hex digits',
+    );
+    expect(
+      parsePricing(
+        JSON.stringify({
+          devnet: {
+            ...devnet,
+            factories: [{ address: POOL, kind: 'v3', name: 'Uniswap v3', positionManager: B.toUpperCase().replace('0X', '0x') }],
+          },
+        }),
+      ).get('0x539')?.factories[0]?.positionManager,
+    ).toBe(B);
   });
 });
 

@@ -47,7 +47,13 @@ interface Scanned {
 }
 
 /** What no mainnet node here can answer: every read null (token metadata, balances before a pair's first transfer). */
-const noNode: ChainReads = { call: async () => null, balance: async () => null, header: async () => null, rpc: async () => null, code: async () => null };
+const noNode: ChainReads = {
+  call: async () => null,
+  balance: async () => null,
+  header: async () => null,
+  rpc: async () => null,
+  code: async () => null,
+};
 
 let dir: string;
 let store: Store;
@@ -69,7 +75,16 @@ beforeAll(async () => {
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z'));
   const tokenMeta = new TokenMetadata(store, noNode.call);
   const indexes = dataIndexes({ reads: noNode, tokens: tokenMeta });
-  const indexer = new DataIndexer(store, indexes, clock, jsonLogger(() => {}, () => clock.now(), 'error'));
+  const indexer = new DataIndexer(
+    store,
+    indexes,
+    clock,
+    jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+  );
   deps = { kv: store, tokens: tokenMeta, reads: noNode, indexer, follower: () => undefined };
   for (const n of FIXTURE_BLOCKS) {
     const b = bundle(n);
@@ -87,17 +102,34 @@ beforeAll(async () => {
         const topics = (l['topics'] as string[]).map((t) => t.toLowerCase());
         const at = { contract: String(l['address']).toLowerCase(), block: n, logIndex: Number(l['logIndex']) };
         if (topics[0] === TRANSFER && topics.length === 3 && String(l['data']).length >= 66) {
-          const s: Scanned = { ...at, from: `0x${topics[1]!.slice(26)}`, to: `0x${topics[2]!.slice(26)}`, value: BigInt(String(l['data']).slice(0, 66)).toString(), hash: String(r['transactionHash']).toLowerCase(), ti: Number(r['transactionIndex']) };
+          const s: Scanned = {
+            ...at,
+            from: `0x${topics[1]!.slice(26)}`,
+            to: `0x${topics[2]!.slice(26)}`,
+            value: BigInt(String(l['data']).slice(0, 66)).toString(),
+            hash: String(r['transactionHash']).toLowerCase(),
+            ti: Number(r['transactionIndex']),
+          };
           scanned.push(s);
           push(tokens, s.contract, s);
           for (const w of new Set([s.from, s.to])) push(wallets, w, s);
-        } else others.push([at.contract, n, at.logIndex, topics[0] === TRANSFER ? 'an NFT Transfer' : topics[0] === APPROVAL ? 'an Approval' : 'another log']);
+        } else
+          others.push([
+            at.contract,
+            n,
+            at.logIndex,
+            topics[0] === TRANSFER ? 'an NFT Transfer' : topics[0] === APPROVAL ? 'an Approval' : 'another log',
+          ]);
       }
     }
   }
   const [first, last] = [FIXTURE_BLOCKS[0], FIXTURE_BLOCKS.at(-1)!];
   store.transact(() => {
-    store.put('indexState', CHAIN, { number: last, hash: store.get<string>('canon', blockKey(CHAIN, last))!, start: first } satisfies IndexState);
+    store.put('indexState', CHAIN, {
+      number: last,
+      hash: store.get<string>('canon', blockKey(CHAIN, last))!,
+      start: first,
+    } satisfies IndexState);
     store.put('chainState', CHAIN, { head: last, confirmed: last, tracer: null, pruned: -1 });
   });
 }, 60_000);
@@ -122,23 +154,54 @@ async function allPages<T>(run: (d: DataDeps, cursor?: string) => Promise<{ curs
   return out;
 }
 
-const asListed = (s: Scanned) => ({ address: s.contract, from_address: s.from, to_address: s.to, value: s.value, transaction_hash: s.hash, transaction_index: s.ti, block_number: String(s.block), log_index: s.logIndex });
-const listed = (r: Json) => ({ address: r['address'], from_address: r['from_address'], to_address: r['to_address'], value: r['value'], transaction_hash: r['transaction_hash'], transaction_index: r['transaction_index'], block_number: r['block_number'], log_index: r['log_index'] });
-const tokenList = (token: string) => allPages((d, cursor) => tokenTransfers(d, CHAIN, tokenTransfersQuery.parse({ address: token, limit: '5', ...(cursor === undefined ? {} : { cursor }) })));
-const walletList = (wallet: string) => allPages((d, cursor) => walletTransfers(d, CHAIN, walletTransfersQuery.parse({ address: wallet, limit: '5', ...(cursor === undefined ? {} : { cursor }) }), []));
+const asListed = (s: Scanned) => ({
+  address: s.contract,
+  from_address: s.from,
+  to_address: s.to,
+  value: s.value,
+  transaction_hash: s.hash,
+  transaction_index: s.ti,
+  block_number: String(s.block),
+  log_index: s.logIndex,
+});
+const listed = (r: Json) => ({
+  address: r['address'],
+  from_address: r['from_address'],
+  to_address: r['to_address'],
+  value: r['value'],
+  transaction_hash: r['transaction_hash'],
+  transaction_index: r['transaction_index'],
+  block_number: r['block_number'],
+  log_index: r['log_index'],
+});
+const tokenList = (token: string) =>
+  allPages((d, cursor) =>
+    tokenTransfers(d, CHAIN, tokenTransfersQuery.parse({ address: token, limit: '5', ...(cursor === undefined ? {} : { cursor }) })),
+  );
+const walletList = (wallet: string) =>
+  allPages((d, cursor) =>
+    walletTransfers(d, CHAIN, walletTransfersQuery.parse({ address: wallet, limit: '5', ...(cursor === undefined ? {} : { cursor }) }), []),
+  );
 async function history(wallet: string) {
   const out: unknown[][] = [];
   let cursor: string | null = null;
   do {
-    const page: Awaited<ReturnType<typeof walletHistory>> = await walletHistory(deps, CHAIN, historyQuery.parse({ address: wallet, limit: '100', ...(cursor === null ? {} : { cursor }) }));
-    out.push(...page.result.flatMap((i) => i.erc20_transfers.map((e) => [i.hash, e.address, e.from_address, e.to_address, e.value, e.log_index])));
+    const page: Awaited<ReturnType<typeof walletHistory>> = await walletHistory(
+      deps,
+      CHAIN,
+      historyQuery.parse({ address: wallet, limit: '100', ...(cursor === null ? {} : { cursor }) }),
+    );
+    out.push(
+      ...page.result.flatMap((i) => i.erc20_transfers.map((e) => [i.hash, e.address, e.from_address, e.to_address, e.value, e.log_index])),
+    );
     cursor = page.cursor;
   } while (cursor !== null);
   return out;
 }
 const historyOf = (wallet: string) => newestFirst(wallets.get(wallet)!).map((s) => [s.hash, s.contract, s.from, s.to, s.value, s.logIndex]);
 /** A token with Approval logs besides its transfers, and more transfers than a page. */
-const approvedToken = (): string => [...tokens].find(([t, list]) => list.length > 5 && others.some(([c, , , what]) => c === t && what === 'an Approval'))![0];
+const approvedToken = (): string =>
+  [...tokens].find(([t, list]) => list.length > 5 && others.some(([c, , , what]) => c === t && what === 'an Approval'))![0];
 
 /** The transfer's hash as erc20TransferAt reads it while its transaction's summary is removed. */
 function hashWithoutSummary(s: Scanned): string | undefined {
@@ -157,10 +220,30 @@ async function answers() {
   const [token] = busiest(tokens);
   const [wallet] = busiest(wallets);
   const logs = await contractLogs(deps, CHAIN, contractLogsQuery.parse({ address: token, limit: '100' }));
-  const events = await contractEvents(deps, CHAIN, contractEventsQuery.parse({ address: token, topic: 'Transfer(address,address,uint256)', limit: '100' }), [
-    { type: 'event', name: 'Transfer', inputs: [{ type: 'address', name: 'from', indexed: true }, { type: 'address', name: 'to', indexed: true }, { type: 'uint256', name: 'value', indexed: false }] },
-  ]);
-  return { token: await tokenList(token), approved: await tokenList(approvedToken()), wallet: await walletList(wallet), history: await history(wallet), logs, events };
+  const events = await contractEvents(
+    deps,
+    CHAIN,
+    contractEventsQuery.parse({ address: token, topic: 'Transfer(address,address,uint256)', limit: '100' }),
+    [
+      {
+        type: 'event',
+        name: 'Transfer',
+        inputs: [
+          { type: 'address', name: 'from', indexed: true },
+          { type: 'address', name: 'to', indexed: true },
+          { type: 'uint256', name: 'value', indexed: false },
+        ],
+      },
+    ],
+  );
+  return {
+    token: await tokenList(token),
+    approved: await tokenList(approvedToken()),
+    wallet: await walletList(wallet),
+    history: await history(wallet),
+    logs,
+    events,
+  };
 }
 
 describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', () => {
@@ -172,21 +255,34 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(store.count('transfers', { start: 'nft/', end: 'nft/\uffff' })).toBeGreaterThan(0);
     const s = scanned[0]!;
     const at = `${s.block.toString(16).padStart(12, '0')}/${s.logIndex.toString(16).padStart(6, '0')}`;
-    expect(store.get<ContractLog>('contractLogs', `${CHAIN}/t/${s.contract}/${TRANSFER}/${at}`)).toEqual([s.hash, s.ti, expect.any(Array), expect.any(String)]);
+    expect(store.get<ContractLog>('contractLogs', `${CHAIN}/t/${s.contract}/${TRANSFER}/${at}`)).toEqual([
+      s.hash,
+      s.ti,
+      expect.any(Array),
+      expect.any(String),
+    ]);
     // Under the contract alone: its topic0.
     expect(store.get('contractLogs', `${CHAIN}/a/${s.contract}/${at}`)).toBe(TRANSFER);
   });
 
   it('reads every scanned ERC-20 Transfer back with erc20TransferAt, and nothing at a place holding another log', () => {
     for (const s of scanned) {
-      expect(erc20TransferAt(store, CHAIN, s.contract, s.block, s.logIndex), `${s.block}/${s.logIndex}`).toEqual({ contract: s.contract, from: s.from, to: s.to, value: `0x${BigInt(s.value).toString(16)}`, transactionHash: s.hash, transactionIndex: s.ti });
+      expect(erc20TransferAt(store, CHAIN, s.contract, s.block, s.logIndex), `${s.block}/${s.logIndex}`).toEqual({
+        contract: s.contract,
+        from: s.from,
+        to: s.to,
+        value: `0x${BigInt(s.value).toString(16)}`,
+        transactionHash: s.hash,
+        transactionIndex: s.ti,
+      });
     }
     expect(new Set(others.map((o) => o[3]))).toEqual(new Set(['an NFT Transfer', 'an Approval', 'another log']));
-    for (const [contract, block, logIndex, what] of others) expect(erc20TransferAt(store, CHAIN, contract, block, logIndex), what).toBeUndefined();
+    for (const [contract, block, logIndex, what] of others)
+      expect(erc20TransferAt(store, CHAIN, contract, block, logIndex), what).toBeUndefined();
     expect(erc20TransferAt(store, CHAIN, scanned[0]!.contract, scanned[0]!.block + 1, 0)).toBeUndefined();
   });
 
-  it('lists a token\'s transfers over its Transfer keys (limit + 2 entries a page, its Approvals not read), a wallet\'s and its history as the scan does', async () => {
+  it("lists a token's transfers over its Transfer keys (limit + 2 entries a page, its Approvals not read), a wallet's and its history as the scan does", async () => {
     compact = await answers();
     const [token, list] = busiest(tokens);
     expect(compact.token.map(listed), token).toEqual(newestFirst(list).map(asListed));
@@ -197,16 +293,24 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(compact.logs.result.length).toBeGreaterThan(0);
     expect(compact.logs.result.map((l) => l.transaction_hash)).toEqual(expect.arrayContaining([list.at(-1)!.hash]));
     const decoded = (d: unknown) => Object.fromEntries(Object.entries(d as Record<string, string>).map(([k, v]) => [k, v.toLowerCase()]));
-    expect(compact.events.result.map((e) => [e.transaction_hash, decoded(e.data)])).toEqual(newestFirst(list).slice(0, 100).map((s) => [s.hash, { from: s.from, to: s.to, value: s.value }]));
+    expect(compact.events.result.map((e) => [e.transaction_hash, decoded(e.data)])).toEqual(
+      newestFirst(list)
+        .slice(0, 100)
+        .map((s) => [s.hash, { from: s.from, to: s.to, value: s.value }]),
+    );
   });
 
-  it('holds no byte array in any value of the tables whose ranges are decoded in place; a range\'s values stay as read', () => {
-    const bytesIn = (v: unknown): boolean => v instanceof Uint8Array || (typeof v === 'object' && v !== null && Object.values(v).some(bytesIn));
+  it("holds no byte array in any value of the tables whose ranges are decoded in place; a range's values stay as read", () => {
+    const bytesIn = (v: unknown): boolean =>
+      v instanceof Uint8Array || (typeof v === 'object' && v !== null && Object.values(v).some(bytesIn));
     let values = 0;
     for (const table of IN_PLACE_TABLES) {
       const rows = store.range(table);
       values += rows.length;
-      expect(rows.filter((r) => bytesIn(r.value)).map((r) => r.key), table).toEqual([]);
+      expect(
+        rows.filter((r) => bytesIn(r.value)).map((r) => r.key),
+        table,
+      ).toEqual([]);
       // Read again after other reads (lmdb-js reuses its buffer): each value as a fresh get decodes it.
       const again = JSON.stringify(rows);
       for (const r of rows.slice(0, 50)) store.get(table, r.key);
@@ -216,14 +320,16 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
     expect(values).toBeGreaterThan(1000);
   });
 
-  it('reads a transfer\'s hash from its row, not its transaction\'s summary', () => {
+  it("reads a transfer's hash from its row, not its transaction's summary", () => {
     expect(hashWithoutSummary(scanned[0]!)).toBe(scanned[0]!.hash);
   });
 
   it('reads the rows a version-5 store holds (each log under its contract, 0 under its topic0) the same, in a store holding both forms', async () => {
     // Every other block in the older form: a store upgraded while it was being indexed.
     const older = new Set(FIXTURE_BLOCKS.filter((_, i) => i % 2 === 0).map((n) => n.toString(16).padStart(12, '0')));
-    const rows = store.range<TopicEntry>('contractLogs', { start: `${CHAIN}/t/`, end: `${CHAIN}/t/\uffff` }).filter((r) => older.has(r.key.split('/').at(-2)!));
+    const rows = store
+      .range<TopicEntry>('contractLogs', { start: `${CHAIN}/t/`, end: `${CHAIN}/t/\uffff` })
+      .filter((r) => older.has(r.key.split('/').at(-2)!));
     expect(rows.length).toBeGreaterThan(10);
     expect(older.size).toBeLessThan(FIXTURE_BLOCKS.length);
     store.transact(() => {
@@ -238,9 +344,13 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
 
   it('reads the rows a store written before 2026-11-24 holds (each log an object, with its block time; block times without hashes) the same, without its old `transfers` rows', async () => {
     const prefix = `${CHAIN}/a/`;
-    const rows = store.range<ContractLog | string>('contractLogs', { start: prefix, end: `${prefix}\uffff` }).filter((r) => Array.isArray(r.value)) as Array<{ key: string; value: ContractLog }>;
+    const rows = store
+      .range<ContractLog | string>('contractLogs', { start: prefix, end: `${prefix}\uffff` })
+      .filter((r) => Array.isArray(r.value)) as Array<{ key: string; value: ContractLog }>;
     const times = store.range<BlockTimeRow>('blockTimes', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` });
-    expect(times.map((t) => t.value)).toEqual(FIXTURE_BLOCKS.map((n) => [expect.any(Number), store.get<string>('canon', blockKey(CHAIN, n))]));
+    expect(times.map((t) => t.value)).toEqual(
+      FIXTURE_BLOCKS.map((n) => [expect.any(Number), store.get<string>('canon', blockKey(CHAIN, n))]),
+    );
     store.transact(() => {
       for (const { key, value } of rows) {
         const n = parseInt(key.slice(prefix.length).split('/')[1]!, 16);
@@ -249,7 +359,16 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
       }
       for (const { key, value } of times) store.put('blockTimes', key, (value as [number, string])[0]);
       // The follower's rows of that store: never read.
-      for (const s of scanned) store.put('transfers', erc20TransferKey(CHAIN, s.contract, s.block, s.logIndex), { kind: 'erc20', contract: s.contract, from: '0x0', to: '0x0', value: '0x0', transactionHash: '0x0', transactionIndex: 0 });
+      for (const s of scanned)
+        store.put('transfers', erc20TransferKey(CHAIN, s.contract, s.block, s.logIndex), {
+          kind: 'erc20',
+          contract: s.contract,
+          from: '0x0',
+          to: '0x0',
+          value: '0x0',
+          transactionHash: '0x0',
+          transactionIndex: 0,
+        });
     });
     expect(Array.isArray(store.get('contractLogs', rows[0]!.key))).toBe(false);
     expect(await answers()).toEqual(compact);

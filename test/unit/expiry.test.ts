@@ -11,7 +11,11 @@ describe('Expiries', () => {
       const expiries = new Expiries(store);
       const NOW = 1_800_000_000_000;
       store.transact(() => {
-        for (const [at, key] of [[NOW - 1, 'a'], [NOW, 'b'], [NOW + 1, 'c']] as const) {
+        for (const [at, key] of [
+          [NOW - 1, 'a'],
+          [NOW, 'b'],
+          [NOW + 1, 'c'],
+        ] as const) {
           // Tables that sort before and after each other: the cut must not depend on the name.
           for (const table of ['challenges', 'settings'] as const) {
             store.put(table, key, 1);
@@ -20,7 +24,8 @@ describe('Expiries', () => {
         }
       });
       expect(expiries.purge(NOW)).toBe(4);
-      for (const table of ['challenges', 'settings'] as const) expect(['a', 'b', 'c'].map((k) => store.has(table, k))).toEqual([false, false, true]);
+      for (const table of ['challenges', 'settings'] as const)
+        expect(['a', 'b', 'c'].map((k) => store.has(table, k))).toEqual([false, false, true]);
       expect(expiries.purge(NOW + 1)).toBe(2);
     } finally {
       await store.close();

@@ -20,8 +20,20 @@ describe('the registry of families', () => {
 
   it("hands each family's prepare the adapters bound to it, and each later hook that family's state", () => {
     const made: unknown[] = [];
-    const one = { ...solana, name: 'one', tasks: {}, prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }), follow: (_p: unknown, state: unknown) => void made.push(state) } as never;
-    const two = { ...solana, name: 'two', tasks: {}, prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }), follow: (_p: unknown, state: unknown) => void made.push(state) } as never;
+    const one = {
+      ...solana,
+      name: 'one',
+      tasks: {},
+      prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }),
+      follow: (_p: unknown, state: unknown) => void made.push(state),
+    } as never;
+    const two = {
+      ...solana,
+      name: 'two',
+      tasks: {},
+      prepare: (_p: PrepareParts, adapters: { socket: string }) => ({ socket: adapters.socket }),
+      follow: (_p: unknown, state: unknown) => void made.push(state),
+    } as never;
     const families = new Families({ one: bind(one, { socket: 'a' } as never), two: bind(two, { socket: 'b' } as never) });
     const states = families.prepare({} as PrepareParts);
     families.follow({} as never, states);
@@ -42,11 +54,16 @@ describe('the registry of families', () => {
   it('stops what earlier families began, in their order, when a later one cannot begin', async () => {
     const events: string[] = [];
     const beginning = (name: string, fails = false) =>
-      ({ ...solana, name, tasks: {}, begin: async () => {
-        events.push(`begin ${name}`);
-        if (fails) throw new Error(`${name} could not start`);
-        return { stop: async () => void events.push(`stop ${name}`) };
-      } }) as never;
+      ({
+        ...solana,
+        name,
+        tasks: {},
+        begin: async () => {
+          events.push(`begin ${name}`);
+          if (fails) throw new Error(`${name} could not start`);
+          return { stop: async () => void events.push(`stop ${name}`) };
+        },
+      }) as never;
     const families = new Families({ a: beginning('a'), b: beginning('b'), c: beginning('c', true) });
     await expect(families.begin({} as BeginParts, {} as never)).rejects.toThrow('c could not start');
     expect(events).toEqual(['begin a', 'begin b', 'begin c', 'stop a', 'stop b']);

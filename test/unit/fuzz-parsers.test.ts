@@ -30,7 +30,8 @@ const PARSE_MS = 250;
 
 const siwePositive = Object.values(vectors<Record<string, { message: string }>>('siwe/parsing_positive.json')).map((v) => v.message);
 const siws = Object.values(vectors<Record<string, { text: string }>>('siws/sign_in_message_text.json')).map((v) => v.text);
-const derived = (name: string): string[] => vectors<{ cases: Array<{ message: string }> }>(`derived/${name}.json`).cases.map((c) => c.message);
+const derived = (name: string): string[] =>
+  vectors<{ cases: Array<{ message: string }> }>(`derived/${name}.json`).cases.map((c) => c.message);
 const MESSAGES: Record<Family, string[]> = {
   evm: [...siwePositive, ...derived('evm_personal_sign')].filter((m) => accepts(() => parseMessage('evm', m))),
   solana: [...siws, ...derived('solana_ed25519')].filter((m) => accepts(() => parseMessage('solana', m))),
@@ -40,12 +41,26 @@ const MESSAGES: Record<Family, string[]> = {
 /** Every quoted string of the Bitcoin fixtures' JSON files that a parser takes: mainnet addresses and extended public keys. */
 const fixtureStrings = (() => {
   const dir = new URL('../fixtures/bitcoin/xpub-vectors/', import.meta.url);
-  const text = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => readFileSync(new URL(f, dir), 'utf8')).join('\n');
+  const text = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => readFileSync(new URL(f, dir), 'utf8'))
+    .join('\n');
   return [...new Set([...text.matchAll(/"([1-9A-HJ-NP-Za-km-z]{25,120}|bc1[02-9ac-hj-np-z]{8,87})"/g)].map((m) => m[1]!))];
 })();
 const XPUBS = fixtureStrings.filter((s) => accepts(() => parseExtendedKey(s)));
-const ADDRESSES = [...fixtureStrings.filter((s) => accepts(() => decodeAddress(s))), 'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq', '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa', '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy', 'bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297'];
-const SOLANA_KEYS = ['FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z', '11111111111111111111111111111111', 'So11111111111111111111111111111111111111112', 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'];
+const ADDRESSES = [
+  ...fixtureStrings.filter((s) => accepts(() => decodeAddress(s))),
+  'bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq',
+  '1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa',
+  '3J98t1WpEZ73CNmQviecrnyiWrnqRhWNLy',
+  'bc1p5d7rjq7g6rdk2yhzks9smlaqtedr4dekq08ge8ztwac72sfr9rusxg3297',
+];
+const SOLANA_KEYS = [
+  'FVen3X669xLzsi6N2V91DoiyzHzg1uAgqiT8jZ9nS96Z',
+  '11111111111111111111111111111111',
+  'So11111111111111111111111111111111111111112',
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+];
 
 function accepts(f: () => unknown): boolean {
   try {
@@ -58,22 +73,36 @@ function accepts(f: () => unknown): boolean {
 
 /** Text near a valid one: a character replaced, inserted or removed, a line doubled or dropped, a part repeated many times, case flipped. */
 function mutated(valid: readonly string[]): fc.Arbitrary<string> {
-  const chars = fc.oneof(fc.string({ minLength: 1, maxLength: 3 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }), fc.constantFrom('\n', '\r\n', ' ', '\u0000', '1', 'x', ':', '-', '0x', '\u00e9', '\ud800'));
-  return fc.tuple(fc.constantFrom(...valid), fc.nat(), fc.nat(7), chars, fc.integer({ min: 2, max: 50_000 })).map(([v, at, how, c, times]) => {
-    const i = at % (v.length + 1);
-    const lines = v.split('\n');
-    const l = at % lines.length;
-    switch (how) {
-      case 0: return v.slice(0, i) + c + v.slice(i + 1);
-      case 1: return v.slice(0, i) + c + v.slice(i);
-      case 2: return v.slice(0, i) + v.slice(i + 1);
-      case 3: return [...lines.slice(0, l + 1), ...lines.slice(l)].join('\n');
-      case 4: return [...lines.slice(0, l), ...lines.slice(l + 1)].join('\n');
-      case 5: return v.slice(0, i) + c.repeat(times) + v.slice(i);
-      case 6: return v.toUpperCase();
-      default: return v + c;
-    }
-  });
+  const chars = fc.oneof(
+    fc.string({ minLength: 1, maxLength: 3 }),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 2 }),
+    fc.constantFrom('\n', '\r\n', ' ', '\u0000', '1', 'x', ':', '-', '0x', '\u00e9', '\ud800'),
+  );
+  return fc
+    .tuple(fc.constantFrom(...valid), fc.nat(), fc.nat(7), chars, fc.integer({ min: 2, max: 50_000 }))
+    .map(([v, at, how, c, times]) => {
+      const i = at % (v.length + 1);
+      const lines = v.split('\n');
+      const l = at % lines.length;
+      switch (how) {
+        case 0:
+          return v.slice(0, i) + c + v.slice(i + 1);
+        case 1:
+          return v.slice(0, i) + c + v.slice(i);
+        case 2:
+          return v.slice(0, i) + v.slice(i + 1);
+        case 3:
+          return [...lines.slice(0, l + 1), ...lines.slice(l)].join('\n');
+        case 4:
+          return [...lines.slice(0, l), ...lines.slice(l + 1)].join('\n');
+        case 5:
+          return v.slice(0, i) + c.repeat(times) + v.slice(i);
+        case 6:
+          return v.toUpperCase();
+        default:
+          return v + c;
+      }
+    });
 }
 
 /** Anything textual: arbitrary strings, unicode, huge, and mutations of the valid ones. */
@@ -82,7 +111,12 @@ const input = (valid: readonly string[]): fc.Arbitrary<string> =>
     { weight: 2, arbitrary: fc.string({ maxLength: 200 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 100 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) },
-    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('x', '1', 'z', 'q', 'a\n', '- '), fc.integer({ min: 1_000, max: 1 << 20 })).map(([c, n]) => c.repeat(n)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom('x', '1', 'z', 'q', 'a\n', '- '), fc.integer({ min: 1_000, max: 1 << 20 }))
+        .map(([c, n]) => c.repeat(n)),
+    },
     { weight: 6, arbitrary: mutated(valid) },
   );
 
@@ -138,13 +172,19 @@ describe('Bitcoin extended keys and addresses, Solana keys', () => {
   it('xpub, ypub, zpub: parse or an ExtendedKeyError; a valid key reads back as given', () => {
     expect(XPUBS.length).toBeGreaterThan(3);
     for (const x of XPUBS) expect(parseExtendedKey(x).text).toBe(x);
-    fc.assert(fc.property(input(XPUBS), (text) => void only([ExtendedKeyError], () => parseExtendedKey(text))), opts);
+    fc.assert(
+      fc.property(input(XPUBS), (text) => void only([ExtendedKeyError], () => parseExtendedKey(text))),
+      opts,
+    );
   });
 
   it('Bitcoin addresses: decode or an AddressError; a valid address reads back as given', () => {
     expect(ADDRESSES.length).toBeGreaterThan(4);
     for (const a of ADDRESSES) expect(decodeAddress(a).address).toBe(a);
-    fc.assert(fc.property(input(ADDRESSES), (text) => void only([AddressError], () => decodeAddress(text))), opts);
+    fc.assert(
+      fc.property(input(ADDRESSES), (text) => void only([AddressError], () => decodeAddress(text))),
+      opts,
+    );
   });
 
   it('Solana keys: decode or a SolanaKeyError, agreeing with the schema check and the sign-in check; encode(decode(k)) is k', () => {
@@ -177,7 +217,16 @@ describe('request schemas at the edge', () => {
   const EVM = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
   const SOL = SOLANA_KEYS[0]!;
   const schemas = {
-    createStream: [createStream, { webhookUrl: 'https://example.com/hook', chainIds: ['0x1'], topic0: ['Transfer(address,address,uint256)'], abi: [], advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { eq: ['from', EVM] } }] }],
+    createStream: [
+      createStream,
+      {
+        webhookUrl: 'https://example.com/hook',
+        chainIds: ['0x1'],
+        topic0: ['Transfer(address,address,uint256)'],
+        abi: [],
+        advancedOptions: [{ topic0: 'Transfer(address,address,uint256)', filter: { eq: ['from', EVM] } }],
+      },
+    ],
     updateStream: [updateStream, { description: 'x', chainIds: ['0x1'] }],
     addressBody: [addressBody, { address: [EVM] }],
     createBitcoinStream: [createBitcoinStream, { webhookUrl: 'https://example.com/hook', network: ['mainnet'] }],
@@ -195,17 +244,34 @@ describe('request schemas at the edge', () => {
 
   /** A value near the sample: one place in it (itself included) given anything. */
   const near = (sample: unknown): fc.Arbitrary<unknown> =>
-    fc.tuple(fc.nat(), fc.oneof(fc.anything({ maxDepth: 3 }), fc.jsonValue(), fc.string(), fc.bigInt().map(Number), fc.constantFrom(2 ** 53 + 2, -0, NaN, Infinity, 1e400, ''))).map(([i, v]) => {
-      const paths: Array<Array<string | number>> = [];
-      const walk = (x: unknown, at: Array<string | number>): void => {
-        paths.push(at);
-        if (x !== null && typeof x === 'object') for (const [k, y] of Object.entries(x)) walk(y, [...at, Array.isArray(x) ? Number(k) : k]);
-      };
-      walk(sample, []);
-      const at = paths[i % paths.length]!;
-      const put = (x: any, rest: Array<string | number>): unknown => (rest.length === 0 ? v : Array.isArray(x) ? x.map((y, j) => (j === rest[0] ? put(y, rest.slice(1)) : y)) : { ...x, [rest[0]!]: put(x[rest[0]!], rest.slice(1)) });
-      return put(sample, at);
-    });
+    fc
+      .tuple(
+        fc.nat(),
+        fc.oneof(
+          fc.anything({ maxDepth: 3 }),
+          fc.jsonValue(),
+          fc.string(),
+          fc.bigInt().map(Number),
+          fc.constantFrom(2 ** 53 + 2, -0, NaN, Infinity, 1e400, ''),
+        ),
+      )
+      .map(([i, v]) => {
+        const paths: Array<Array<string | number>> = [];
+        const walk = (x: unknown, at: Array<string | number>): void => {
+          paths.push(at);
+          if (x !== null && typeof x === 'object')
+            for (const [k, y] of Object.entries(x)) walk(y, [...at, Array.isArray(x) ? Number(k) : k]);
+        };
+        walk(sample, []);
+        const at = paths[i % paths.length]!;
+        const put = (x: any, rest: Array<string | number>): unknown =>
+          rest.length === 0
+            ? v
+            : Array.isArray(x)
+              ? x.map((y, j) => (j === rest[0] ? put(y, rest.slice(1)) : y))
+              : { ...x, [rest[0]!]: put(x[rest[0]!], rest.slice(1)) };
+        return put(sample, at);
+      });
 
   for (const [name, [schema, sample]] of Object.entries(schemas)) {
     it(`${name}: anything near a valid body validates or is a 400 naming a field`, () => {

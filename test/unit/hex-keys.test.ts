@@ -26,10 +26,30 @@ function prng(seed: number): () => number {
 describe('hex keys', () => {
   it('reads back every key as it was written', () => {
     const keys = [
-      '', '/', '//', '0x1', '0x1/', '0x1\u0000', '0x1/\uffff', 'a/b/c', 'tx/0x1/', 'héllo/wörld/0x00112233', '日本/0xab',
-      `0x1/a/0x${'ab'.repeat(20)}/00000000002a/000007`, `0x1/t/0x${'ab'.repeat(20)}/0x${'cd'.repeat(32)}/00000000002a/000007`,
-      `0x${'AB'.repeat(20)}`, `0x${'abc'.repeat(3)}`, '0xabcdef', 'abcd', 'abcdef', 'abcdefg', 'deadbeef', '0000', '000000',
-      `token/0x539/0x${'01'.repeat(20)}/${'f'.repeat(64)}/0x${'02'.repeat(20)}`, `s/0x1/${'0'.repeat(12)}/${'0'.repeat(6)}`,
+      '',
+      '/',
+      '//',
+      '0x1',
+      '0x1/',
+      '0x1\u0000',
+      '0x1/\uffff',
+      'a/b/c',
+      'tx/0x1/',
+      'héllo/wörld/0x00112233',
+      '日本/0xab',
+      `0x1/a/0x${'ab'.repeat(20)}/00000000002a/000007`,
+      `0x1/t/0x${'ab'.repeat(20)}/0x${'cd'.repeat(32)}/00000000002a/000007`,
+      `0x${'AB'.repeat(20)}`,
+      `0x${'abc'.repeat(3)}`,
+      '0xabcdef',
+      'abcd',
+      'abcdef',
+      'abcdefg',
+      'deadbeef',
+      '0000',
+      '000000',
+      `token/0x539/0x${'01'.repeat(20)}/${'f'.repeat(64)}/0x${'02'.repeat(20)}`,
+      `s/0x1/${'0'.repeat(12)}/${'0'.repeat(6)}`,
     ];
     for (const k of keys) expect(back(k)).toBe(k);
   });
@@ -51,18 +71,24 @@ describe('hex keys', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     const keys = new Set<string>();
     for (let i = 0; i < 2_000; i++) {
-      const block = Math.floor(rand() * 300).toString(16).padStart(12, '0');
-      const log = Math.floor(rand() * 70_000).toString(16).padStart(6, '0');
+      const block = Math.floor(rand() * 300)
+        .toString(16)
+        .padStart(12, '0');
+      const log = Math.floor(rand() * 70_000)
+        .toString(16)
+        .padStart(6, '0');
       const chain = pick(['0x1', '0x539', '0xaa36a7']);
-      keys.add(pick([
-        `${chain}/a/${pick(addresses)}/${block}/${log}`,
-        `${chain}/t/${pick(addresses)}/0x${hex(64)}/${block}/${log}`,
-        `hist/${chain}/${pick(addresses)}/${block}/${log}`,
-        `tx/${chain}/${pick(addresses)}/${block}/${log}`,
-        `walletContract/${chain}/${pick(addresses)}/${pick(addresses)}/${block}/${log}/${hex(4)}`,
-        `${chain}/${pick(addresses)}/${hex(64)}/${pick(addresses)}`,
-        `${chain}/${pick(addresses)}`,
-      ]));
+      keys.add(
+        pick([
+          `${chain}/a/${pick(addresses)}/${block}/${log}`,
+          `${chain}/t/${pick(addresses)}/0x${hex(64)}/${block}/${log}`,
+          `hist/${chain}/${pick(addresses)}/${block}/${log}`,
+          `tx/${chain}/${pick(addresses)}/${block}/${log}`,
+          `walletContract/${chain}/${pick(addresses)}/${pick(addresses)}/${block}/${log}/${hex(4)}`,
+          `${chain}/${pick(addresses)}/${hex(64)}/${pick(addresses)}`,
+          `${chain}/${pick(addresses)}`,
+        ]),
+      );
     }
     const all = [...keys];
     const byText = [...all].sort();
@@ -122,7 +148,9 @@ describe('version 4 stores: text keys of the index tables', () => {
     expect(s.get('meta', 'schemaVersion')).toBe(SCHEMA_VERSION);
     for (const k of textKeys) expect(s.get('addressTxs', k)).toBe(1);
     const prefix = `hist/0x1/${addr(3)}/`;
-    expect(s.range('addressTxs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key)).toEqual(textKeys.filter((k) => k.startsWith(prefix)).sort());
+    expect(s.range('addressTxs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key)).toEqual(
+      textKeys.filter((k) => k.startsWith(prefix)).sort(),
+    );
     expect(s.db('addressTxs').getKeysCount()).toBe(textKeys.length);
     // Stored as the new form alone: no text key left beside it.
     expect([...s.rawKeys('addressTxs').getKeys()]).toEqual(textKeys.map(hexKeyBytes).sort(Buffer.compare));

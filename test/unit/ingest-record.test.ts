@@ -48,7 +48,8 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
   });
 
   it('flattens every internal call of the call tracer with its trace address', () => {
-    const count = (f: Record<string, unknown>): number => ((f['calls'] ?? []) as Array<Record<string, unknown>>).reduce((a, c) => a + 1 + count(c), 0);
+    const count = (f: Record<string, unknown>): number =>
+      ((f['calls'] ?? []) as Array<Record<string, unknown>>).reduce((a, c) => a + 1 + count(c), 0);
     expect(record.internal).toHaveLength(b.traces.reduce((a, t) => a + count(t), 0));
     for (const c of record.internal!) expect(c.traceAddress.length).toBeGreaterThan(0);
   });
@@ -83,8 +84,15 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
   it('reads one field of the header or of a transaction alone, without decoding the rest', () => {
     const view = RecordView.of(encodeRecord(record));
     const last = record.txs.length - 1;
-    expect([view.headerField('hash'), view.headerField('number'), view.headerField('nope')]).toEqual([record.header['hash'], record.header['number'], undefined]);
-    expect([view.txField(last, 'hash'), view.txField(last, 'input')]).toEqual([record.txs[last]!.tx['hash'], record.txs[last]!.tx['input']]);
+    expect([view.headerField('hash'), view.headerField('number'), view.headerField('nope')]).toEqual([
+      record.header['hash'],
+      record.header['number'],
+      undefined,
+    ]);
+    expect([view.txField(last, 'hash'), view.txField(last, 'input')]).toEqual([
+      record.txs[last]!.tx['hash'],
+      record.txs[last]!.tx['input'],
+    ]);
     expect(view.txField(last, 'hash')).toBe(view.txField(last, 'hash'));
     // Four fields decoded, each once: not the header, not the transaction.
     expect(view.decoded).toBe(4);
@@ -107,7 +115,8 @@ describe.each(FIXTURE_BLOCKS)('mainnet block %i', (n) => {
     const logs = b.receipts.flatMap((r) => r['logs'] as Array<{ address: string; topics: string[] }>);
     for (const l of logs) expect(addresses.has(l.address)).toBe(true);
     expect(topics).toEqual(logs.filter((l) => l.topics.length > 0).map((l) => l.topics[0]));
-    for (const l of logs.filter((x) => x.topics[0] === TRANSFER)) for (const t of l.topics.slice(1, 3)) expect(addresses.has(`0x${t.slice(26)}`)).toBe(true);
+    for (const l of logs.filter((x) => x.topics[0] === TRANSFER))
+      for (const t of l.topics.slice(1, 3)) expect(addresses.has(`0x${t.slice(26)}`)).toBe(true);
   });
 });
 
@@ -115,12 +124,18 @@ describe('the record codec', () => {
   const roundTrip = (v: unknown): unknown => decodeRpc(encodeRpc(v));
   it.each([
     ['lower-case hex of every length', ['0x', '0x00', '0xff', `0x${'ab'.repeat(300)}`, `0x${'cd'.repeat(70_000)}`]],
-    ['quantities', ['0x0', '0x1', '0xf', '0x10', '0x1fffffffffffff', '0x20000000000000', '0xfffffffffffffffffffffffff', `0x1${'0'.repeat(40)}`]],
-    ['what only looks like hex', ['0xABCD', '0xAbc', '0x0abc', '0xzz', '0x1g', '0x1fffffffffffffg', `0x1${'0'.repeat(40)}g`, '0X12', '0x 1', '0x12 ', '']],
+    [
+      'quantities',
+      ['0x0', '0x1', '0xf', '0x10', '0x1fffffffffffff', '0x20000000000000', '0xfffffffffffffffffffffffff', `0x1${'0'.repeat(40)}`],
+    ],
+    [
+      'what only looks like hex',
+      ['0xABCD', '0xAbc', '0x0abc', '0xzz', '0x1g', '0x1fffffffffffffg', `0x1${'0'.repeat(40)}g`, '0X12', '0x 1', '0x12 ', ''],
+    ],
     ['other strings', ['CALL', 'execution reverted: ünïcödé ✓', 'x'.repeat(40), 'y'.repeat(300), 'z'.repeat(70_000)]],
     ['numbers, booleans and null', [0, 1, -1, 1.5, 2 ** 60, true, false, null]],
     ['arrays that start like the wire markers', [['\u0000o', 1], ['\u0000a'], [], [[]]]],
-    ['objects with known and unknown keys', [{ hash: '0x01', somethingNew: '0x02', nested: { logs: [], 'ü': 'v' } }, {}]],
+    ['objects with known and unknown keys', [{ hash: '0x01', somethingNew: '0x02', nested: { logs: [], ü: 'v' } }, {}]],
   ])('keeps %s exactly', (_, values) => {
     expect(roundTrip(values)).toEqual(values);
   });
@@ -133,7 +148,7 @@ describe('the record codec', () => {
     expect(fresh.decodeRpc(fresh.encodeRpc(v))).toEqual(v);
   });
   it('reads stored objects and arrays in place', () => {
-    const value = { hash: '0x01', somethingNew: ['\u0000o', 1, { logs: [] }], 'ü': null, big: `0x${'ab'.repeat(70_000)}` };
+    const value = { hash: '0x01', somethingNew: ['\u0000o', 1, { logs: [] }], ü: null, big: `0x${'ab'.repeat(70_000)}` };
     const bytes = encodeRpc(value);
     expect(skipValue(bytes, 0)).toBe(bytes.length);
     const { fields, end } = wireFields(bytes, 0);

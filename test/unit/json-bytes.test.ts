@@ -48,7 +48,16 @@ describe('parseJsonBytes', () => {
   });
 
   it('refuses what is not JSON, small or large', () => {
-    for (const text of ['{"a":', '[1,2', big('"a":[1,2'), big('"a":"open'), big('"a" 1'), big('1:2'), big('"a":[1,,2]'), `[${'1,'.repeat(PIECE_BYTES)}]`]) {
+    for (const text of [
+      '{"a":',
+      '[1,2',
+      big('"a":[1,2'),
+      big('"a":"open'),
+      big('"a" 1'),
+      big('1:2'),
+      big('"a":[1,,2]'),
+      `[${'1,'.repeat(PIECE_BYTES)}]`,
+    ]) {
       expect(() => parseJsonBytes(bytes(text)), text.slice(-20)).toThrow(SyntaxError);
     }
   });

@@ -44,7 +44,8 @@ describe('OperatorAccess', () => {
     const a = await keys.create({ name: 'a' });
     now -= 1000;
     const b = await keys.create({ name: 'b' });
-    for (const t of store.values<{ id: string; first?: true }>('tenants')) store.transact(() => store.put('tenants', t.id, { ...t, first: undefined }));
+    for (const t of store.values<{ id: string; first?: true }>('tenants'))
+      store.transact(() => store.put('tenants', t.id, { ...t, first: undefined }));
     expect(keys.firstTenant()).toBe(b.tenant.id);
     expect(keys.firstTenant()).not.toBe(a.tenant.id);
   });
@@ -74,7 +75,12 @@ describe('ApiKeys: rotate', () => {
     expect(old).toEqual({ ...record, expiresAt: now + 24 * HOUR, replacedBy: next.id });
     expect(keys.authenticate(first)?.id).toBe(record.id);
     expect(keys.authenticate(second)?.id).toBe(next.id);
-    expect(keys.list().map((k) => [k.id, k.expiresAt])).toEqual(expect.arrayContaining([[record.id, now + 24 * HOUR], [next.id, undefined]]));
+    expect(keys.list().map((k) => [k.id, k.expiresAt])).toEqual(
+      expect.arrayContaining([
+        [record.id, now + 24 * HOUR],
+        [next.id, undefined],
+      ]),
+    );
 
     now += 24 * HOUR - 1;
     expect(keys.authenticate(first)?.id).toBe(record.id);
@@ -140,5 +146,7 @@ describe('parseDuration', () => {
     ['7d', 604_800_000],
   ])('%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
 
-  it.each(['', '24', 'h', '1.5h', '-1h', '24 h', '24H', '1w', '1234567890s'])('"%s" is not a duration', (text) => expect(parseDuration(text)).toBeUndefined());
+  it.each(['', '24', 'h', '1.5h', '-1h', '24 h', '24H', '1w', '1234567890s'])('"%s" is not a duration', (text) =>
+    expect(parseDuration(text)).toBeUndefined(),
+  );
 });

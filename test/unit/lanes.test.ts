@@ -48,7 +48,20 @@ describe('the lanes of a chain', () => {
       budgets.set(name, budget!);
       return new Promise<Record<string, unknown> | null>((resolve) => ends.set(name, resolve));
     };
-    const lanes = new ChainLanes(CHAIN, store, clock, dispatcher, build, jsonLogger(() => {}, () => clock.now(), 'error'), { stageChunk: 200, triggerBudgetMs: BUDGET_MS, triggerShareMs: 1_000, retryMs: 1_000 }, () => false);
+    const lanes = new ChainLanes(
+      CHAIN,
+      store,
+      clock,
+      dispatcher,
+      build,
+      jsonLogger(
+        () => {},
+        () => clock.now(),
+        'error',
+      ),
+      { stageChunk: 200, triggerBudgetMs: BUDGET_MS, triggerShareMs: 1_000, retryMs: 1_000 },
+      () => false,
+    );
     /** Ends a build: with a body, or with none (null). */
     const end = async (name: string, body: Record<string, unknown> | null = { name }) => {
       expect(await until(() => ends.has(name), 2_000), `${name} started`).toBe(true);
@@ -75,7 +88,10 @@ describe('the lanes of a chain', () => {
   it("stages a fast stream's webhooks while a slow stream builds, marking the event the slow one still owes, and removes it once that came", async () => {
     const r = rig();
     const [e1, e2] = seen([1, 2]);
-    r.lanes.hand(e1!, block(1), [{ stream: stream('s'), refs: [] }, { stream: stream('f'), refs: [] }]);
+    r.lanes.hand(e1!, block(1), [
+      { stream: stream('s'), refs: [] },
+      { stream: stream('f'), refs: [] },
+    ]);
     r.lanes.hand(e2!, block(2), [{ stream: stream('f'), refs: [] }]);
     await r.end('f1');
     await r.end('f2');
@@ -94,7 +110,11 @@ describe('the lanes of a chain', () => {
   it("builds a stream's events one after another and stages them in event order, however the other streams' end", async () => {
     const r = rig();
     const [e3, e4, e5] = seen([3, 4, 5]);
-    for (const e of [e3!, e4!, e5!]) r.lanes.hand(e, block(e.number), [{ stream: stream('s'), refs: [] }, { stream: stream('f'), refs: [] }]);
+    for (const e of [e3!, e4!, e5!])
+      r.lanes.hand(e, block(e.number), [
+        { stream: stream('s'), refs: [] },
+        { stream: stream('f'), refs: [] },
+      ]);
     await r.end('f3');
     await r.end('f4');
     await r.end('f5');
@@ -114,7 +134,10 @@ describe('the lanes of a chain', () => {
     const r = rig();
     const [e6, e7] = seen([6, 7]);
     r.lanes.hand(e6!, undefined, []);
-    r.lanes.hand(e7!, block(7), [{ stream: stream('a'), refs: [] }, { stream: stream('b'), refs: [] }]);
+    r.lanes.hand(e7!, block(7), [
+      { stream: stream('a'), refs: [] },
+      { stream: stream('b'), refs: [] },
+    ]);
     await r.end('a7');
     expect(await until(() => r.staged.length === 1, 2_000)).toBe(true);
     expect(left()).toEqual(['7:a']);

@@ -6,12 +6,30 @@ describe('auditLedger', () => {
   const W = '0xwatched';
   const watches = new Map([['s', new Set([W])]]);
   // Blocks 1..6; 1, 2 and 3 hold a transaction to the watched address; 2 confirmations.
-  const chain: ChainBlock[] = [1, 2, 3, 4, 5, 6].map((n) => ({ number: n, hash: `0xh${n}`, txs: n <= 3 ? [{ hash: `0xt${n}`, from: '0xa', to: W }] : [] }));
-  const at = (n: number, confirmed: boolean, run = 1, hash = `0xh${n}`): Arrival => ({ streamId: 's', number: n, hash, confirmed, txs: [`0xt${n}`], run });
+  const chain: ChainBlock[] = [1, 2, 3, 4, 5, 6].map((n) => ({
+    number: n,
+    hash: `0xh${n}`,
+    txs: n <= 3 ? [{ hash: `0xt${n}`, from: '0xa', to: W }] : [],
+  }));
+  const at = (n: number, confirmed: boolean, run = 1, hash = `0xh${n}`): Arrival => ({
+    streamId: 's',
+    number: n,
+    hash,
+    confirmed,
+    txs: [`0xt${n}`],
+    run,
+  });
   const clean = [at(1, false), at(2, false), at(1, true), at(3, false), at(2, true), at(3, true)];
   const defects = (arrivals: Arrival[]) => {
     const r = auditLedger(arrivals, chain, watches, 2);
-    return { missing: r.missing.length, confirmedOffChain: r.confirmedOffChain.length, wrongContent: r.wrongContent.length, badDuplicates: r.badDuplicates.length, orderBroken: r.orderBroken.length, duplicates: r.duplicates.length };
+    return {
+      missing: r.missing.length,
+      confirmedOffChain: r.confirmedOffChain.length,
+      wrongContent: r.wrongContent.length,
+      badDuplicates: r.badDuplicates.length,
+      orderBroken: r.orderBroken.length,
+      duplicates: r.duplicates.length,
+    };
   };
   const none = { missing: 0, confirmedOffChain: 0, wrongContent: 0, badDuplicates: 0, orderBroken: 0, duplicates: 0 };
 
@@ -42,7 +60,9 @@ describe('auditLedger', () => {
     expect(defects(seam)).toEqual({ ...none, duplicates: 1 });
     // The same webhook twice within one run, or again after another of the stream's webhooks.
     expect(defects([...clean.slice(0, 2), at(2, false), ...clean.slice(2)]).badDuplicates).toBe(1);
-    expect(defects([at(1, false), at(2, false), at(1, true, 2), at(2, false, 2), at(3, false, 2), at(2, true, 2), at(3, true, 2)]).badDuplicates).toBe(1);
+    expect(
+      defects([at(1, false), at(2, false), at(1, true, 2), at(2, false, 2), at(3, false, 2), at(2, true, 2), at(3, true, 2)]).badDuplicates,
+    ).toBe(1);
   });
 
   it('reports broken order: confirmed or final unconfirmed webhooks going back, a confirmed one before its unconfirmed one', () => {
@@ -50,6 +70,8 @@ describe('auditLedger', () => {
     expect(defects([at(1, false), at(2, false), at(3, false), at(2, true), at(1, true), at(3, true)]).orderBroken).toBe(1);
     expect(defects([at(1, true), at(1, false), at(2, false), at(3, false), at(2, true), at(3, true)]).orderBroken).toBe(1);
     // A reorg's new branch announced again from its fork is no break.
-    expect(defects([at(1, false), at(2, false, 1, '0xold2'), at(2, false), at(1, true), at(3, false), at(2, true), at(3, true)])).toEqual(none);
+    expect(defects([at(1, false), at(2, false, 1, '0xold2'), at(2, false), at(1, true), at(3, false), at(2, true), at(3, true)])).toEqual(
+      none,
+    );
   });
 });

@@ -27,7 +27,9 @@ describe('the data directory lock', () => {
       }
     })();
     expect(refused).toBeInstanceOf(DataDirLocked);
-    expect((refused as DataDirLocked).message).toBe(`${d} is in use by another chainpost server (pid ${process.pid}); stop that one first, or set CHAINPOST_DATA to another directory`);
+    expect((refused as DataDirLocked).message).toBe(
+      `${d} is in use by another chainpost server (pid ${process.pid}); stop that one first, or set CHAINPOST_DATA to another directory`,
+    );
     lock.release();
     expect(lockHolder(d)).toBeUndefined();
     lockDataDir(d).release();

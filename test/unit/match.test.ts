@@ -19,7 +19,10 @@ const hex = (h: string): Uint8Array => Buffer.from(h.slice(2), 'hex');
 describe('KeySet', () => {
   it.each([20, 32] as const)('finds every %i-byte key with its streams, and nothing else', (width) => {
     const keys = randomBytes(5_000 * width);
-    const ks = keySet(width, Array.from({ length: 5_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i, i + 7] })));
+    const ks = keySet(
+      width,
+      Array.from({ length: 5_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i, i + 7] })),
+    );
     for (let i = 0; i < 5_000; i++) expect(Array.from(ks.lookup(view(keys), i * width))).toEqual([i, i + 7]);
     const others = randomBytes(20_000 * width);
     let found = 0;
@@ -34,9 +37,13 @@ describe('KeySet', () => {
   });
 
   it('keeps vanity addresses that share a long prefix apart', () => {
-    const vanity = (i: number): Buffer => Buffer.concat([Buffer.alloc(16), Buffer.from([i >>> 24, (i >> 16) & 255, (i >> 8) & 255, i & 255])]);
+    const vanity = (i: number): Buffer =>
+      Buffer.concat([Buffer.alloc(16), Buffer.from([i >>> 24, (i >> 16) & 255, (i >> 8) & 255, i & 255])]);
     const keys = Array.from({ length: 5_000 }, (_, i) => vanity(i));
-    const ks = keySet(20, keys.map((key, i) => ({ key, streams: [i] })));
+    const ks = keySet(
+      20,
+      keys.map((key, i) => ({ key, streams: [i] })),
+    );
     keys.forEach((k, i) => expect(Array.from(ks.lookup(view(k), 0))).toEqual([i]));
     // Strangers with the same prefix are stopped by the bloom filter as often as random ones.
     let passed = 0;
@@ -46,7 +53,12 @@ describe('KeySet', () => {
 
   it('refuses a key of the wrong width and a key listed twice', () => {
     expect(() => keySet(20, [{ key: new Uint8Array(19), streams: [0] }])).toThrow(RangeError);
-    expect(() => keySet(20, [{ key: new Uint8Array(20), streams: [0] }, { key: new Uint8Array(20), streams: [1] }])).toThrow(/twice/);
+    expect(() =>
+      keySet(20, [
+        { key: new Uint8Array(20), streams: [0] },
+        { key: new Uint8Array(20), streams: [1] },
+      ]),
+    ).toThrow(/twice/);
   });
 
   it('an empty set matches nothing', () => {
@@ -61,7 +73,10 @@ describe.each(FIXTURE_BLOCKS)('probing the column of mainnet block %i', (n) => {
     // Watch every third distinct sender, plus addresses nobody uses.
     const senders = [...new Set((b.block['transactions'] as Array<{ from: string }>).map((t) => t.from))].filter((_, i) => i % 3 === 0);
     const watched = [...senders, ...Array.from({ length: 100 }, () => `0x${randomBytes(20).toString('hex')}`)];
-    const ks = keySet(20, watched.map((a, i) => ({ key: hex(a), streams: [i] })));
+    const ks = keySet(
+      20,
+      watched.map((a, i) => ({ key: hex(a), streams: [i] })),
+    );
     const p = readProbe(buildProbe(r));
     const dv = view(p.bytes);
     const found: string[] = [];
@@ -124,7 +139,8 @@ describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
     });
     logs.forEach((l, i) => {
       if (w.has(l.address)) expected.push((3 << 24) | i);
-      for (const topic of l.topics.slice(1)) if (topic.startsWith('0x000000000000000000000000') && w.has(`0x${topic.slice(26)}`)) expected.push((4 << 24) | i);
+      for (const topic of l.topics.slice(1))
+        if (topic.startsWith('0x000000000000000000000000') && w.has(`0x${topic.slice(26)}`)) expected.push((4 << 24) | i);
     });
     r.internal!.forEach((c, i) => {
       if (c.from !== null && w.has(c.from)) expected.push((5 << 24) | i);
@@ -144,23 +160,58 @@ describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
     const r = normalizeBlock(b.block, b.receipts, b.traces);
     const txs = b.block['transactions'] as Array<{ hash: string; from: string; to: string | null }>;
     const watched = [...new Set(txs.map((t) => t.to).filter((a): a is string => a !== null))].filter((_, i) => i % 10 === 0);
-    const refs = filterSet([{ index: 0, addresses: watched, allAddresses: false, topic0: [] }]).match(buildProbe(r)).get(0) ?? [];
-    const def = createStream.parse({ webhookUrl: 'http://127.0.0.1/hook', chainIds: ['0x1'], includeNativeTxs: true, includeInternalTxs: true });
-    const stream = { ...def, id: 's', tenantId: 't', status: 'active' as const, statusMessage: '', createdAt: 0, updatedAt: 0, amountOfAddresses: watched.length };
+    const refs =
+      filterSet([{ index: 0, addresses: watched, allAddresses: false, topic0: [] }])
+        .match(buildProbe(r))
+        .get(0) ?? [];
+    const def = createStream.parse({
+      webhookUrl: 'http://127.0.0.1/hook',
+      chainIds: ['0x1'],
+      includeNativeTxs: true,
+      includeInternalTxs: true,
+    });
+    const stream = {
+      ...def,
+      id: 's',
+      tenantId: 't',
+      status: 'active' as const,
+      statusMessage: '',
+      createdAt: 0,
+      updatedAt: 0,
+      amountOfAddresses: watched.length,
+    };
     // Neither logs nor spam checks nor balances are asked for: a node read would be a mistake.
     const unreachable = (): never => {
       throw new Error('no node read expected');
     };
-    const build = webhookBuilder({ tokens: { get: unreachable } as unknown as TokenMetadata, call: unreachable, gasCap: unreachable, balance: unreachable, watched: () => new Set(watched) });
+    const build = webhookBuilder({
+      tokens: { get: unreachable } as unknown as TokenMetadata,
+      call: unreachable,
+      gasCap: unreachable,
+      balance: unreachable,
+      watched: () => new Set(watched),
+    });
     const bytes = encodeRecord(r);
     const record = RecordView.shared(bytes);
     const body = (await build({ chain: '0x1', number: n, bytes, confirmed: true }, stream, refs))!;
     // The plain scan of the node's JSON.
     const w = new Set(watched);
     const hashOf = new Map(txs.map((t, i) => [i, t.hash]));
-    expect((body['txs'] as Array<{ hash: string }>).map((t) => t.hash)).toEqual(txs.filter((t, i) => w.has(t.from) || (t.to !== null && w.has(t.to)) || w.has(String(b.receipts[i]!['contractAddress']))).map((t) => t.hash));
+    expect((body['txs'] as Array<{ hash: string }>).map((t) => t.hash)).toEqual(
+      txs
+        .filter((t, i) => w.has(t.from) || (t.to !== null && w.has(t.to)) || w.has(String(b.receipts[i]!['contractAddress'])))
+        .map((t) => t.hash),
+    );
     const calls = r.internal!.filter((c) => (w.has(c.from ?? '') || w.has(c.to ?? '')) && BigInt(c.value) > 0n && c.error === undefined);
-    expect(body['txsInternal']).toEqual(calls.map((c) => ({ from: c.from, to: c.to, value: BigInt(c.value).toString(), transactionHash: hashOf.get(c.txIndex), gas: BigInt(c.gas).toString() })));
+    expect(body['txsInternal']).toEqual(
+      calls.map((c) => ({
+        from: c.from,
+        to: c.to,
+        value: BigInt(c.value).toString(),
+        transactionHash: hashOf.get(c.txIndex),
+        gas: BigInt(c.gas).toString(),
+      })),
+    );
     // Three header fields, and per ref at most its item and its transaction's hash; the whole block is many more.
     const items = 1 + 2 * r.txs.length + record.logCount + r.internal!.length;
     expect(record.decoded).toBeLessThanOrEqual(3 + 2 * refs.length);

@@ -16,7 +16,18 @@ import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
  */
 
 const TRANSFER = 'Transfer(address,address,uint256)';
-const ABI = [{ type: 'event', name: 'Transfer', anonymous: false, inputs: [{ name: 'from', type: 'address', indexed: true }, { name: 'to', type: 'address', indexed: true }, { name: 'value', type: 'uint256', indexed: false }] }];
+const ABI = [
+  {
+    type: 'event',
+    name: 'Transfer',
+    anonymous: false,
+    inputs: [
+      { name: 'from', type: 'address', indexed: true },
+      { name: 'to', type: 'address', indexed: true },
+      { name: 'value', type: 'uint256', indexed: false },
+    ],
+  },
+];
 
 const stream = (fields: Record<string, unknown>): StreamRecord => ({
   ...createStream.parse({ webhookUrl: 'http://127.0.0.1/hook', chainIds: ['0x1'], ...fields }),
@@ -50,11 +61,26 @@ describe('matchesNothing', () => {
     expect(matchesNothing(stream({}))).toBe(
       "Stream matches nothing: no include option is set. Set includeNativeTxs, includeInternalTxs or includeContractLogs (for the stream's addresses), or allAddresses with abi and topic0 (every log of those events).",
     );
-    expect(matchesNothing(stream({ topic0: [TRANSFER], abi: ABI }))).toMatch(/^Stream matches nothing: topic0 is set but no log is included \(includeContractLogs and allAddresses are false\)\. Set /);
-    expect(matchesNothing(stream({ includeContractLogs: true, topic0: [TRANSFER] }))).toMatch(/^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/);
+    expect(matchesNothing(stream({ topic0: [TRANSFER], abi: ABI }))).toMatch(
+      /^Stream matches nothing: topic0 is set but no log is included \(includeContractLogs and allAddresses are false\)\. Set /,
+    );
+    expect(matchesNothing(stream({ includeContractLogs: true, topic0: [TRANSFER] }))).toMatch(
+      /^Stream matches nothing: topic0 keeps only the logs that decode with the stream's abi, and the stream has no abi\. Set abi/,
+    );
     // Options that only add to or filter what was found make nothing matchable alone.
-    expect(matchesNothing(stream({ includeAllTxLogs: true, getNativeBalances: [{ selectors: ['$fromAddress'] }], filterPossibleSpamAddresses: true }))).toMatch(/no include option is set/);
-    for (const can of [{ includeNativeTxs: true }, { includeInternalTxs: true }, { includeContractLogs: true }, { includeContractLogs: true, topic0: [] }, { includeContractLogs: true, topic0: [TRANSFER], abi: ABI }, { allAddresses: true, topic0: [TRANSFER], abi: ABI }]) {
+    expect(
+      matchesNothing(
+        stream({ includeAllTxLogs: true, getNativeBalances: [{ selectors: ['$fromAddress'] }], filterPossibleSpamAddresses: true }),
+      ),
+    ).toMatch(/no include option is set/);
+    for (const can of [
+      { includeNativeTxs: true },
+      { includeInternalTxs: true },
+      { includeContractLogs: true },
+      { includeContractLogs: true, topic0: [] },
+      { includeContractLogs: true, topic0: [TRANSFER], abi: ABI },
+      { allAddresses: true, topic0: [TRANSFER], abi: ABI },
+    ]) {
       expect(matchesNothing(stream(can)), JSON.stringify(can)).toBeUndefined();
     }
   });
@@ -69,7 +95,9 @@ describe('matchesNothing', () => {
     expect(streamResponse({ ...error, status: 'terminated' }, 0)['statusMessage']).toBe('Stream in error: the queue …');
     // A stream on a removed chain: both are said, the chain first.
     const onLisk = { ...none, chainIds: ['0x46f'] };
-    expect(streamResponse(onLisk, Date.parse('2026-11-23T00:00:00Z'))['statusMessage']).toMatch(/^Stream invalid: chain 0x46f \(lisk\) .* Stream matches nothing: /);
+    expect(streamResponse(onLisk, Date.parse('2026-11-23T00:00:00Z'))['statusMessage']).toMatch(
+      /^Stream invalid: chain 0x46f \(lisk\) .* Stream matches nothing: /,
+    );
   });
 
   describe.each(FIXTURE_BLOCKS.slice(-2))('against the webhook builder over mainnet block %i', (n) => {
@@ -81,8 +109,16 @@ describe('matchesNothing', () => {
       // Every address of the block is watched: what a definition cannot match here, it cannot match anywhere.
       const txs = b.block['transactions'] as Array<{ from: string; to: string | null }>;
       const logs = b.receipts.flatMap((x) => x['logs'] as Array<{ address: string }>);
-      const all = new Set([...txs.flatMap((t) => [t.from, t.to ?? t.from]), ...logs.map((l) => l.address), ...r.internal!.flatMap((c) => [c.from ?? '', c.to ?? '']).filter((a) => a !== '')].map((a) => a.toLowerCase()));
-      const tokens = { get: async () => ({ name: 'T', symbol: 'T', decimals: 18, nftStandard: '', possibleSpam: false }) } as unknown as TokenMetadata;
+      const all = new Set(
+        [
+          ...txs.flatMap((t) => [t.from, t.to ?? t.from]),
+          ...logs.map((l) => l.address),
+          ...r.internal!.flatMap((c) => [c.from ?? '', c.to ?? '']).filter((a) => a !== ''),
+        ].map((a) => a.toLowerCase()),
+      );
+      const tokens = {
+        get: async () => ({ name: 'T', symbol: 'T', decimals: 18, nftStandard: '', possibleSpam: false }),
+      } as unknown as TokenMetadata;
       const unreachable = (): never => {
         throw new Error('no node read expected');
       };
@@ -91,7 +127,14 @@ describe('matchesNothing', () => {
       for (const [i, d] of definitions().entries()) {
         // Its own id: the builder prepares a definition once per stream id and updatedAt.
         const s = { ...stream(d), id: `s${i}` };
-        const refs = new EvmFilterSet(compileFilterSet(1, [{ index: 0, addresses: [...all], allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) }])).match(probe).get(0) ?? [];
+        const refs =
+          new EvmFilterSet(
+            compileFilterSet(1, [
+              { index: 0, addresses: [...all], allAddresses: s.allAddresses, topic0: (s.topic0 ?? []).map(topic0Hash) },
+            ]),
+          )
+            .match(probe)
+            .get(0) ?? [];
         const body = await build({ chain: '0x1', number: n, bytes, confirmed: false }, s, refs);
         const says = matchesNothing(s);
         expect(body === null, `${JSON.stringify(d)}: ${says ?? 'can match'}`).toBe(says !== undefined);

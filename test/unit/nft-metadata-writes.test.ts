@@ -31,7 +31,13 @@ afterEach(async () => {
 function metadataOn(kv: Kv, uri: { now: string }, log?: Logger): NftMetadata {
   const reads = { call: async (): Promise<Hex> => encodeAbiParameters([{ type: 'string' }], [uri.now]) };
   const fetcher = { get: async () => ({ error: 'no fetch here' }) };
-  return new NftMetadata(kv, reads, fetcher, new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z')), { log });
+  return new NftMetadata(
+    kv,
+    reads,
+    fetcher,
+    new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, Date.parse('2026-11-24T00:00:00Z')),
+    { log },
+  );
 }
 
 describe('NFT metadata rows', () => {
@@ -51,7 +57,7 @@ describe('NFT metadata rows', () => {
     expect(store.get<NftMetadataRow>('nftMetadata', tokenKey(CHAIN, CONTRACT, 2n))).toEqual(second);
   });
 
-  it('answers a resync\'s new row at once, and stores it', async () => {
+  it("answers a resync's new row at once, and stores it", async () => {
     dir = tempDir();
     store = openStore(dir);
     const uri = { now: doc('one') };
@@ -70,7 +76,11 @@ describe('NFT metadata rows', () => {
     dir = tempDir();
     store = openStore(dir);
     const lines: Array<Record<string, unknown>> = [];
-    const log = jsonLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>), () => 0, 'info');
+    const log = jsonLogger(
+      (line) => lines.push(JSON.parse(line) as Record<string, unknown>),
+      () => 0,
+      'info',
+    );
     // The real store, with commits that fail as on a full disk.
     const full: Kv = Object.create(store) as Kv;
     full.transactAsync = () => Promise.reject(new Error('MDB_MAP_FULL: Environment mapsize limit reached'));
@@ -82,7 +92,13 @@ describe('NFT metadata rows', () => {
     await store.transactAsync(() => undefined);
     expect(meta.stored(CHAIN, CONTRACT, 3n)).toBeUndefined();
     expect(store.get('nftMetadata', tokenKey(CHAIN, CONTRACT, 3n))).toBeUndefined();
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'an NFT metadata row was not stored; the token is read again when next asked', key: tokenKey(CHAIN, CONTRACT, 3n) }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'an NFT metadata row was not stored; the token is read again when next asked',
+        key: tokenKey(CHAIN, CONTRACT, 3n),
+      }),
+    );
     expect(JSON.stringify(lines)).toContain('MDB_MAP_FULL');
     // Asked again: its URI is read again.
     uri.now = doc('two');

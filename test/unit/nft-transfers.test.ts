@@ -4,7 +4,15 @@ import { encodeAbiParameters, encodeEventTopics, type Hex } from 'viem';
 import { FIXTURE_BLOCKS, bundle } from '../kit/fixtures.js';
 import { nftTransfers, nftTransfersQuery, type NftTransfersDeps } from '../../engine/data-api/nft/transfers.js';
 import { normalizeBlock, type BlockRecord, type StoredLog } from '../../engine/evm/record.js';
-import { removeBlock, transferKeys, transferRef, transfersOf, writeBlock, type StoredTransfer, type Transfer } from '../../engine/evm/store.js';
+import {
+  removeBlock,
+  transferKeys,
+  transferRef,
+  transfersOf,
+  writeBlock,
+  type StoredTransfer,
+  type Transfer,
+} from '../../engine/evm/store.js';
 import { nftRefTransferKey } from '../../engine/data-api/nft/lists.js';
 import { salesOf, type Sale } from '../../engine/evm/sales.js';
 import { TokenMetadata } from '../../engine/evm/token-metadata.js';
@@ -24,10 +32,17 @@ import { ERC20_ABI, NFT_ABI, ZERO, byPosition, paid, scan, type Json, type Scann
 /** A token has no metadata here: no node answers (the TokenMetadata of the server, on a node that refuses every call). */
 const noNode = (store: Store): TokenMetadata => new TokenMetadata(store, async () => null);
 
-const query = (contract: string, tokenId: bigint, more: Record<string, string> = {}) => validate(nftTransfersQuery, { address: contract, token_id: tokenId.toString(), ...more }, 'query');
+const query = (contract: string, tokenId: bigint, more: Record<string, string> = {}) =>
+  validate(nftTransfersQuery, { address: contract, token_id: tokenId.toString(), ...more }, 'query');
 
 /** Every page of a token's transfers, following the cursors. */
-async function allPages(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint, more: Record<string, string>): Promise<Json[]> {
+async function allPages(
+  deps: NftTransfersDeps,
+  chain: string,
+  contract: string,
+  tokenId: bigint,
+  more: Record<string, string>,
+): Promise<Json[]> {
   const out: Json[] = [];
   let cursor: string | null = null;
   let page = 0;
@@ -94,7 +109,14 @@ describe('the NFT transfers index over the mainnet fixture blocks', () => {
     expect(stored.map((e) => fromKey(e.key)).sort()).toEqual(expected.map((e) => key(e.s)).sort());
     for (const { s, p } of expected) {
       const sale = stored.find((e) => fromKey(e.key) === key(s))!.value;
-      expect(sale).toEqual({ transactionHash: s.record['transaction_hash'], timestamp: Date.parse(s.record['block_timestamp']) / 1000, buyer: s.record['to_address'], seller: s.record['from_address'], price: `0x${p.price.toString(16)}`, paymentToken: p.token });
+      expect(sale).toEqual({
+        transactionHash: s.record['transaction_hash'],
+        timestamp: Date.parse(s.record['block_timestamp']) / 1000,
+        buyer: s.record['to_address'],
+        seller: s.record['from_address'],
+        price: `0x${p.price.toString(16)}`,
+        paymentToken: p.token,
+      });
     }
     const last = new Map<string, { s: Scanned; p: { price: bigint; token: string | null } }>();
     for (const e of [...expected].sort((a, b) => byPosition(a.s, b.s))) last.set(`${e.s.contract}/${e.s.tokenId}`, e);
@@ -141,18 +163,52 @@ describe('the NFT transfers index over the mainnet fixture blocks', () => {
 });
 
 describe('the sale rule', () => {
-  const [NFT, USDC, DAI, SELLER, BUYER, FRIEND] = ['a', 'b', 'c', '1', '2', '3'].map((c) => `0x${c.repeat(40)}` as Hex) as [Hex, Hex, Hex, Hex, Hex, Hex];
+  const [NFT, USDC, DAI, SELLER, BUYER, FRIEND] = ['a', 'b', 'c', '1', '2', '3'].map((c) => `0x${c.repeat(40)}` as Hex) as [
+    Hex,
+    Hex,
+    Hex,
+    Hex,
+    Hex,
+    Hex,
+  ];
   let logIndex = 0;
-  const log = (address: Hex, topics: Hex[], data: Hex = '0x'): StoredLog => ({ address, topics, data, logIndex: `0x${(logIndex++).toString(16)}` });
-  const nft = (from: Hex, to: Hex, id: bigint): StoredLog => log(NFT, encodeEventTopics({ abi: NFT_ABI, eventName: 'Transfer', args: { from, to, tokenId: id } }) as Hex[]);
+  const log = (address: Hex, topics: Hex[], data: Hex = '0x'): StoredLog => ({
+    address,
+    topics,
+    data,
+    logIndex: `0x${(logIndex++).toString(16)}`,
+  });
+  const nft = (from: Hex, to: Hex, id: bigint): StoredLog =>
+    log(NFT, encodeEventTopics({ abi: NFT_ABI, eventName: 'Transfer', args: { from, to, tokenId: id } }) as Hex[]);
   const erc20 = (token: Hex, from: Hex, to: Hex, value: bigint): StoredLog =>
-    log(token, encodeEventTopics({ abi: ERC20_ABI, eventName: 'Transfer', args: { from, to } }) as Hex[], encodeAbiParameters([{ type: 'uint256' }], [value]));
-  const tx = (from: Hex, value: bigint, logs: StoredLog[]) => ({ tx: { hash: `0x${(logIndex + 100).toString(16).padStart(64, '0')}`, from, value: `0x${value.toString(16)}` }, receipt: {}, logs });
+    log(
+      token,
+      encodeEventTopics({ abi: ERC20_ABI, eventName: 'Transfer', args: { from, to } }) as Hex[],
+      encodeAbiParameters([{ type: 'uint256' }], [value]),
+    );
+  const tx = (from: Hex, value: bigint, logs: StoredLog[]) => ({
+    tx: { hash: `0x${(logIndex + 100).toString(16).padStart(64, '0')}`, from, value: `0x${value.toString(16)}` },
+    receipt: {},
+    logs,
+  });
   const sales = (txs: BlockRecord['txs']) => {
     const r: BlockRecord = { header: { number: '0x10', hash: `0x${'f'.repeat(64)}`, timestamp: '0x64' }, txs, internal: null };
-    return salesOf(r, transfersOf(r)).map(({ transfer, sale }) => ({ tokenId: BigInt(transfer.tokenId!), ...sale, transactionHash: undefined, timestamp: undefined }));
+    return salesOf(r, transfersOf(r)).map(({ transfer, sale }) => ({
+      tokenId: BigInt(transfer.tokenId!),
+      ...sale,
+      transactionHash: undefined,
+      timestamp: undefined,
+    }));
   };
-  const sale = (tokenId: bigint, price: bigint, paymentToken: string | null, buyer: Hex = BUYER) => ({ tokenId, buyer, seller: SELLER, price: `0x${price.toString(16)}`, paymentToken, transactionHash: undefined, timestamp: undefined });
+  const sale = (tokenId: bigint, price: bigint, paymentToken: string | null, buyer: Hex = BUYER) => ({
+    tokenId,
+    buyer,
+    seller: SELLER,
+    price: `0x${price.toString(16)}`,
+    paymentToken,
+    transactionHash: undefined,
+    timestamp: undefined,
+  });
 
   it('native: the receiver sent the transaction, with value', () => {
     expect(sales([tx(BUYER, 5n, [nft(SELLER, BUYER, 1n)])])).toEqual([sale(1n, 5n, null)]);
@@ -161,14 +217,29 @@ describe('the sale rule', () => {
   });
 
   it('ERC-20: the transfers from the receiver in one token, summed (fees included), whoever sent the transaction', () => {
-    expect(sales([tx(SELLER, 0n, [erc20(USDC, BUYER, SELLER, 970n), erc20(USDC, BUYER, FRIEND, 30n), nft(SELLER, BUYER, 1n), erc20(USDC, SELLER, FRIEND, 7n)])])).toEqual([sale(1n, 1_000n, USDC.toLowerCase())]);
+    expect(
+      sales([
+        tx(SELLER, 0n, [
+          erc20(USDC, BUYER, SELLER, 970n),
+          erc20(USDC, BUYER, FRIEND, 30n),
+          nft(SELLER, BUYER, 1n),
+          erc20(USDC, SELLER, FRIEND, 7n),
+        ]),
+      ]),
+    ).toEqual([sale(1n, 1_000n, USDC.toLowerCase())]);
     // Paid in two tokens: no single price.
     expect(sales([tx(BUYER, 0n, [erc20(USDC, BUYER, SELLER, 1n), erc20(DAI, BUYER, SELLER, 1n), nft(SELLER, BUYER, 1n)])])).toEqual([]);
   });
 
   it('no sale for a mint, a burn or a move to oneself, paid or not', () => {
     const ZERO_ADDRESS = ZERO as Hex;
-    expect(sales([tx(BUYER, 5n, [nft(ZERO_ADDRESS, BUYER, 1n)]), tx(SELLER, 5n, [nft(SELLER, ZERO_ADDRESS, 2n)]), tx(SELLER, 5n, [nft(SELLER, SELLER, 3n)])])).toEqual([]);
+    expect(
+      sales([
+        tx(BUYER, 5n, [nft(ZERO_ADDRESS, BUYER, 1n)]),
+        tx(SELLER, 5n, [nft(SELLER, ZERO_ADDRESS, 2n)]),
+        tx(SELLER, 5n, [nft(SELLER, SELLER, 3n)]),
+      ]),
+    ).toEqual([]);
   });
 
   it('a bundle: each NFT the buyer receives in the transaction is given the whole payment', () => {
@@ -203,7 +274,12 @@ describe('a token with 20,000 transfers', () => {
     store.transact(() => {
       const put = (t: Transfer): void => {
         const { blockNumber: _b, logIndex: _l, ...rest } = t;
-        const stored: StoredTransfer = { ...rest, blockHash: `0x${'b'.repeat(64)}`, timestamp: 1_700_000_000 + t.blockNumber, txValue: '0x0' };
+        const stored: StoredTransfer = {
+          ...rest,
+          blockHash: `0x${'b'.repeat(64)}`,
+          timestamp: 1_700_000_000 + t.blockNumber,
+          txValue: '0x0',
+        };
         store.put('transfers', transferKeys('0x1', t).byContract, stored);
       };
       for (let i = 0; i < N; i++) put(transfer(i));
@@ -214,7 +290,14 @@ describe('a token with 20,000 transfers', () => {
       }
       // A sale every 1,000 transfers: the last one is what last_sale must find.
       for (let i = 0; i < N; i += 1_000) {
-        const sale: Sale = { transactionHash: transfer(i).transactionHash, timestamp: 1, buyer: transfer(i).to, seller: transfer(i).from, price: `0x${(i + 1).toString(16)}`, paymentToken: null };
+        const sale: Sale = {
+          transactionHash: transfer(i).transactionHash,
+          timestamp: 1,
+          buyer: transfer(i).to,
+          seller: transfer(i).from,
+          price: `0x${(i + 1).toString(16)}`,
+          paymentToken: null,
+        };
         store.put('sales', transferKeys('0x1', transfer(i)).sale!, sale);
       }
     });
@@ -233,7 +316,11 @@ describe('a token with 20,000 transfers', () => {
     let most = 0;
     do {
       c.reset();
-      const r: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN, { order, limit: '100', ...(cursor === null ? {} : { cursor }) }));
+      const r: Json = await nftTransfers(
+        deps,
+        '0x1',
+        query(CONTRACT, TOKEN, { order, limit: '100', ...(cursor === null ? {} : { cursor }) }),
+      );
       // The page itself (100 + 2 look-ahead entries) and the chain's state for index_complete: never the token's length.
       most = Math.max(most, c.reads());
       expect(c.reads()).toBeLessThanOrEqual(103);
@@ -253,7 +340,11 @@ describe('a token with 20,000 transfers', () => {
     const r: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN, { include_prices: 'true', limit: '1' }));
     // One transfer (and the look-ahead), one sale, the chain's state.
     expect(c.reads()).toBeLessThanOrEqual(4);
-    expect(r['result'][0]['last_sale']).toMatchObject({ transaction_hash: transfer(19_000).transactionHash, price: String(19_001), payment_token: { token_symbol: 'ETH', token_decimals: '18' } });
+    expect(r['result'][0]['last_sale']).toMatchObject({
+      transaction_hash: transfer(19_000).transactionHash,
+      price: String(19_001),
+      payment_token: { token_symbol: 'ETH', token_decimals: '18' },
+    });
     expect(r['result'][0]['last_sale']['price_formatted']).toBe('0.000000000000019001');
     // A neighbour with no sale.
     const neighbour: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN + 1n, { include_prices: 'true' }));
@@ -274,14 +365,19 @@ describe('a token with 20,000 transfers', () => {
     const hashes = (r: Json): number[] => r['result'].map((t: Json) => Number(BigInt(t['transaction_hash'])));
     const asc: Json = await nftTransfers(deps, '0x1', query(CONTRACT, id, { order: 'ASC', limit: '2' }));
     const desc: Json = await nftTransfers(deps, '0x1', query(CONTRACT, id, { limit: '2' }));
-    expect([hashes(asc), hashes(desc)]).toEqual([[0, 1], [5, 4]]);
+    expect([hashes(asc), hashes(desc)]).toEqual([
+      [0, 1],
+      [5, 4],
+    ]);
     // Block 1001 is replaced: its transfers come back at other logs, 2 before where the ASC page's next key was, 3 after the DESC one's.
     store.transact(() => {
       for (const i of [2, 3]) store.remove('transfers', keyOf(i));
       [logs[2], logs[3]] = [1, 6];
       for (const i of [2, 3]) put(i);
     });
-    expect(hashes(await nftTransfers(deps, '0x1', query(CONTRACT, id, { order: 'ASC', limit: '5', cursor: asc['cursor'] })))).toEqual([2, 3, 4, 5]);
+    expect(hashes(await nftTransfers(deps, '0x1', query(CONTRACT, id, { order: 'ASC', limit: '5', cursor: asc['cursor'] })))).toEqual([
+      2, 3, 4, 5,
+    ]);
     expect(hashes(await nftTransfers(deps, '0x1', query(CONTRACT, id, { limit: '5', cursor: desc['cursor'] })))).toEqual([3, 2, 1, 0]);
   });
 
@@ -303,20 +399,44 @@ describe('a token with 20,000 transfers', () => {
     expect(await refused({ cursor }, TOKEN + 1n)).toMatch(/another query/);
     expect(await refused({ cursor: 'not-a-cursor' })).toMatch(/not a cursor/);
     // A streams-list cursor: base64url of a bare key.
-    expect(await refused({ cursor: Buffer.from(transferKeys('0x1', transfer(5)).byContract).toString('base64url') })).toMatch(/not a cursor/);
+    expect(await refused({ cursor: Buffer.from(transferKeys('0x1', transfer(5)).byContract).toString('base64url') })).toMatch(
+      /not a cursor/,
+    );
     const forged = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Json;
     expect(await refused({ cursor: Buffer.from(JSON.stringify({ ...forged, p: -1 })).toString('base64url') })).toMatch(/not a cursor/);
     // Still good with another limit or include_prices: they do not change the list.
     const next: Json = await nftTransfers(deps, '0x1', query(CONTRACT, TOKEN, { cursor, limit: '3', include_prices: 'true' }));
     expect(next['page']).toBe(1);
-    expect(next['result'].map((t: Json) => t['transaction_hash'])).toEqual([19_997, 19_996, 19_995].map((i) => transfer(i).transactionHash));
+    expect(next['result'].map((t: Json) => t['transaction_hash'])).toEqual(
+      [19_997, 19_996, 19_995].map((i) => transfer(i).transactionHash),
+    );
   });
 });
 
 describe('nftRefs values', () => {
   it('name the transfers row: a reference with the key block, or (rows written before 2026-11-24) the transfers key itself', () => {
-    const batch: Transfer = { kind: 'erc1155', contract: `0x${'ab'.repeat(20)}`, from: ZERO, to: `0x${'cd'.repeat(20)}`, tokenId: '0x2a', value: '0x3', operator: ZERO, blockNumber: 1234, logIndex: 7, transactionHash: `0x${'11'.repeat(32)}`, transactionIndex: 0, batchIndex: 2 };
-    const single: Transfer = { ...batch, kind: 'erc721', tokenId: `0x${'f'.repeat(60)}`, value: '0x1', batchIndex: undefined, operator: undefined };
+    const batch: Transfer = {
+      kind: 'erc1155',
+      contract: `0x${'ab'.repeat(20)}`,
+      from: ZERO,
+      to: `0x${'cd'.repeat(20)}`,
+      tokenId: '0x2a',
+      value: '0x3',
+      operator: ZERO,
+      blockNumber: 1234,
+      logIndex: 7,
+      transactionHash: `0x${'11'.repeat(32)}`,
+      transactionIndex: 0,
+      batchIndex: 2,
+    };
+    const single: Transfer = {
+      ...batch,
+      kind: 'erc721',
+      tokenId: `0x${'f'.repeat(60)}`,
+      value: '0x1',
+      batchIndex: undefined,
+      operator: undefined,
+    };
     for (const t of [batch, single]) {
       const key = transferKeys('0x1', t).byContract;
       const refKey = `wallet/0x1/${t.to}/${(1234).toString(16).padStart(12, '0')}/000007/${(t.batchIndex ?? 0).toString(16).padStart(4, '0')}`;

@@ -17,8 +17,16 @@ const r = (n: number | string): Ratio => {
   return { num: BigInt(int! + frac), den: 10n ** BigInt(frac.length) };
 };
 /** Buys `amount` of `token` paying `usd` of USDC; sells likewise. */
-const buy = (amount: number, usd: number, token = X, paid = USDC) => ({ bought: { token, amount: r(amount) }, sold: { token: paid, amount: r(usd) }, valueUsd: r(usd) });
-const sell = (amount: number, usd: number, token = X, got = USDC) => ({ bought: { token: got, amount: r(usd) }, sold: { token, amount: r(amount) }, valueUsd: r(usd) });
+const buy = (amount: number, usd: number, token = X, paid = USDC) => ({
+  bought: { token, amount: r(amount) },
+  sold: { token: paid, amount: r(usd) },
+  valueUsd: r(usd),
+});
+const sell = (amount: number, usd: number, token = X, got = USDC) => ({
+  bought: { token: got, amount: r(usd) },
+  sold: { token, amount: r(amount) },
+  valueUsd: r(usd),
+});
 const text = (x: Ratio | null, digits = 6): string | null => (x === null ? null : signedDecimal(x, digits));
 
 describe('positions: weighted average cost, sale by sale', () => {
@@ -37,7 +45,13 @@ describe('positions: weighted average cost, sale by sale', () => {
   it('sums the trades', () => {
     expect(p!.token).toBe(X);
     expect([p!.buys, p!.sells, f.trades]).toEqual([3, 2, 5]);
-    expect([text(p!.bought), text(p!.sold), text(p!.boughtUsd), text(p!.soldUsd), text(f.volumeUsd)]).toEqual(['450', '350', '650', '730', '1380']);
+    expect([text(p!.bought), text(p!.sold), text(p!.boughtUsd), text(p!.soldUsd), text(f.volumeUsd)]).toEqual([
+      '450',
+      '350',
+      '650',
+      '730',
+      '1380',
+    ]);
     expect([text(f.avgBuyPrice), text(f.avgSellPrice), text(f.avgCostOfSold)]).toEqual(['1.444444', '2.085714', '1.4']);
   });
 
@@ -59,7 +73,13 @@ describe('positions: weighted average cost, sale by sale', () => {
   it('a sale beyond the position realizes only the part of known cost', () => {
     // buy 10 X for $10 (avg 1); sell 40 X for $80: 10 are covered, their share of the sale 80·10/40 = 20, realized 20 − 10 = 10.
     const [q] = positions([buy(10, 10), sell(40, 80)], role);
-    expect([text(q!.realized), text(q!.held), text(q!.sold), text(q!.soldAtCost), text(q!.costOfSold)]).toEqual(['10', '0', '40', '10', '10']);
+    expect([text(q!.realized), text(q!.held), text(q!.sold), text(q!.soldAtCost), text(q!.costOfSold)]).toEqual([
+      '10',
+      '0',
+      '40',
+      '10',
+      '10',
+    ]);
     // Nothing bought at all: the sale counts, realizes nothing.
     const [z] = positions([sell(5, 5, Y)], role);
     expect([z!.sells, text(z!.realized), text(figures(z!, r(1)).avgCostOfSold)]).toEqual([1, '0', null]);
@@ -73,7 +93,10 @@ describe('tokenTrades: which legs count', () => {
     // X bought with WETH: X's buy counts, WETH's sale does not.
     expect(tokenTrades(buy(1, 2, X, WETH), role).map((t) => [t.token, t.side])).toEqual([[X, 'buy']]);
     const xy = tokenTrades(buy(1, 2, X, Y), role);
-    expect(xy.map((t) => [t.token, t.side, text(t.usd)])).toEqual([[X, 'buy', '2'], [Y, 'sell', '2']]);
+    expect(xy.map((t) => [t.token, t.side, text(t.usd)])).toEqual([
+      [X, 'buy', '2'],
+      [Y, 'sell', '2'],
+    ]);
   });
 
   it('a swap without a USD value counts for nothing', () => {

@@ -28,7 +28,12 @@ const FACTORY = `0x${'f'.repeat(40)}`;
 const WETH_USDC = `0x${'1'.repeat(40)}`;
 const TKA_WETH = `0x${'2'.repeat(40)}`;
 const TKA_USDC = `0x${'3'.repeat(40)}`;
-const pricing: Pricing = { wrappedNative: WETH, stablecoins: [USDC], whitelist: [], factories: [{ address: FACTORY, kind: 'v2', name: 'MiniSwap' }] };
+const pricing: Pricing = {
+  wrappedNative: WETH,
+  stablecoins: [USDC],
+  whitelist: [],
+  factories: [{ address: FACTORY, kind: 'v2', name: 'MiniSwap' }],
+};
 const TKC = `0x${'b'.repeat(40)}`;
 const DECIMALS: Record<string, number> = { [WETH]: 18, [USDC]: 6, [TKA]: 18, [TKC]: 18 };
 const BY_MARKS: PriceOptions = { minSideUsd: 50 };
@@ -51,7 +56,8 @@ function makePool(pool: string, a: string, b: string): void {
   store.put('dexPools', `${tokenPoolsPrefix(CHAIN, t1, t0)}${pool}`, 0);
 }
 store.transact(() => {
-  for (const [t, d] of Object.entries(DECIMALS)) store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: d, nftStandard: '', possibleSpam: false });
+  for (const [t, d] of Object.entries(DECIMALS))
+    store.put('tokens', `${CHAIN}/${t}`, { name: t, symbol: t, decimals: d, nftStandard: '', possibleSpam: false });
   makePool(WETH_USDC, WETH, USDC);
   makePool(TKA_WETH, TKA, WETH);
 });
@@ -64,13 +70,24 @@ function sync(n: number, moves: Array<[pool: string, reserves: Record<string, bi
     hash: `0x${n.toString(16)}`,
     timestamp: 1_000 + 12 * n,
     transfers: [],
-    record: { header: { timestamp: 1_000 + 12 * n }, txs: [{ tx: { hash: '0x00', from: '0x00' }, logs: moves.map(([pool], i) => ({ address: pool, topics: [V2_SYNC], data: '0x', logIndex: i })) }] } as never,
+    record: {
+      header: { timestamp: 1_000 + 12 * n },
+      txs: [
+        {
+          tx: { hash: '0x00', from: '0x00' },
+          logs: moves.map(([pool], i) => ({ address: pool, topics: [V2_SYNC], data: '0x', logIndex: i })),
+        },
+      ],
+    } as never,
   };
   store.transact(() => {
     store.put('blockTimes', blockKey(CHAIN, n), [block.timestamp, block.hash]);
     for (const [pool, reserves] of moves) {
       const [, t0, t1] = store.get<PoolRow>('dexPools', poolKey(CHAIN, pool))!;
-      store.put('dexStates', poolRowsPrefix(CHAIN, pool) + pos(n, 0), [hex(reserves[t0]! * 10n ** BigInt(DECIMALS[t0]!)), hex(reserves[t1]! * 10n ** BigInt(DECIMALS[t1]!))]);
+      store.put('dexStates', poolRowsPrefix(CHAIN, pool) + pos(n, 0), [
+        hex(reserves[t0]! * 10n ** BigInt(DECIMALS[t0]!)),
+        hex(reserves[t1]! * 10n ** BigInt(DECIMALS[t1]!)),
+      ]);
     }
     marks.apply(new IndexWriter(store, null), block, undefined);
   });
@@ -106,7 +123,7 @@ describe('price marks', () => {
     expect((await tka(2)).byMarks).toBe('2');
   });
 
-  it('weigh a pool made after the index first read the token\'s pools, once it moves', async () => {
+  it("weigh a pool made after the index first read the token's pools, once it moves", async () => {
     // Block 5: TKA/USDC made and funded deep, 100,000 TKA : 50,000 USDC ($0.5); no swaps anywhere, so the deeper wins.
     store.transact(() => makePool(TKA_USDC, TKA, USDC));
     sync(5, [[TKA_USDC, { [TKA]: 100_000n, [USDC]: 50_000n }]]);
@@ -129,17 +146,28 @@ describe('price marks', () => {
     // Three TKC/USDC pools in key order A, B, C with 5, 100 and 50 swaps in the day before: B prices TKC ($2).
     const [a, b, c] = [`0x${'4'.repeat(40)}`, `0x${'5'.repeat(40)}`, `0x${'6'.repeat(40)}`];
     store.transact(() => {
-      for (const [pool, n] of [[a, 5], [b, 100], [c, 50]] as const) {
+      for (const [pool, n] of [
+        [a, 5],
+        [b, 100],
+        [c, 50],
+      ] as const) {
         makePool(pool, TKC, USDC);
         for (let i = 0; i < n; i++) store.put('dexSwaps', poolRowsPrefix(CHAIN, pool) + pos(6, i), ['0x00', 0, '0x00', '1', '-1']);
       }
     });
-    sync(7, [[a, { [TKC]: 1_000n, [USDC]: 1_000n }], [b, { [TKC]: 1_000n, [USDC]: 2_000n }], [c, { [TKC]: 1_000n, [USDC]: 3_000n }]]);
+    sync(7, [
+      [a, { [TKC]: 1_000n, [USDC]: 1_000n }],
+      [b, { [TKC]: 1_000n, [USDC]: 2_000n }],
+      [c, { [TKC]: 1_000n, [USDC]: 3_000n }],
+    ]);
     expect(await tka(7, TKC)).toEqual({ byMarks: '2', fromPools: '2' });
   });
 
   it('keep the last mark of each token under chain/l/token', () => {
-    expect(store.get('priceMarks', `${CHAIN}/l/${TKA}`)).toEqual([5, store.get('priceMarks', `${CHAIN}/${TKA}/${(5).toString(16).padStart(12, '0')}`)]);
+    expect(store.get('priceMarks', `${CHAIN}/l/${TKA}`)).toEqual([
+      5,
+      store.get('priceMarks', `${CHAIN}/${TKA}/${(5).toString(16).padStart(12, '0')}`),
+    ]);
     expect(store.get<[number, unknown]>('priceMarks', `${CHAIN}/l/${WETH}`)![0]).toBe(4);
   });
 });

@@ -41,7 +41,9 @@ describe('bucketStart and nextBucket (the /v1 price timeseries intervals)', () =
       while (out.length < n) out.push(nextBucket(out.at(-1)!, interval));
       return out.map(iso);
     };
-    expect(walk('monthly', '2023-11-15T06:00:00Z', 5)).toEqual(['2023-11-01', '2023-12-01', '2024-01-01', '2024-02-01', '2024-03-01'].map((d) => `${d}T00:00:00.000Z`));
+    expect(walk('monthly', '2023-11-15T06:00:00Z', 5)).toEqual(
+      ['2023-11-01', '2023-12-01', '2024-01-01', '2024-02-01', '2024-03-01'].map((d) => `${d}T00:00:00.000Z`),
+    );
     expect(walk('weekly', '2024-02-20T06:00:00Z', 3)).toEqual(['2024-02-19', '2024-02-26', '2024-03-04'].map((d) => `${d}T00:00:00.000Z`));
     expect(walk('daily', '2024-02-28T06:00:00Z', 3)).toEqual(['2024-02-28', '2024-02-29', '2024-03-01'].map((d) => `${d}T00:00:00.000Z`));
   });

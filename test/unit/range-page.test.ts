@@ -22,11 +22,12 @@ function counted(): { kv: Kv; read: () => number } {
   let n = 0;
   const kv = new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'range') return (table: never, opts: never) => {
-        const rows = target.range(table, opts);
-        n += rows.length;
-        return rows;
-      };
+      if (prop === 'range')
+        return (table: never, opts: never) => {
+          const rows = target.range(table, opts);
+          n += rows.length;
+          return rows;
+        };
       const v = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -41,7 +42,14 @@ function walk(reverse: boolean, maxScan: number | undefined): { values: number[]
   let mostRead = 0;
   do {
     const { kv, read } = counted();
-    const page: RangePage<number> = rangePage<number>(kv, 'meta', 't/', { list: 'test', limit: 2, reverse, cursor, keep: (v) => v % 30 === 0, ...(maxScan === undefined ? {} : { maxScan }) });
+    const page: RangePage<number> = rangePage<number>(kv, 'meta', 't/', {
+      list: 'test',
+      limit: 2,
+      reverse,
+      cursor,
+      keep: (v) => v % 30 === 0,
+      ...(maxScan === undefined ? {} : { maxScan }),
+    });
     values.push(...page.rows.map((r) => r.value));
     mostRead = Math.max(mostRead, read());
     cursor = page.cursor;
@@ -68,7 +76,7 @@ describe('rangePage with keep', () => {
   });
 });
 
-describe('page with keep (a tenant\'s streams of one family)', () => {
+describe("page with keep (a tenant's streams of one family)", () => {
   // 100 entries under t/, every third kept.
   const kept = (v: number): boolean => v % 3 === 0;
   const all = Array.from({ length: 100 }, (_, i) => i).filter(kept);

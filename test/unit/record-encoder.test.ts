@@ -4,7 +4,8 @@ import { checkedTxs, encodeRecord, flattenCalls, normalizeBlock, type Json } fro
 import { encodeNodeRecord } from '../../engine/evm/record-encoder.js';
 
 /** The schema encoder against the generic one: the same bytes, for every block. */
-const direct = (block: Json, receipts: Json[], traces: Json[] | null): Uint8Array => encodeNodeRecord(block, checkedTxs(block, receipts, traces), receipts, traces === null ? null : flattenCalls(traces));
+const direct = (block: Json, receipts: Json[], traces: Json[] | null): Uint8Array =>
+  encodeNodeRecord(block, checkedTxs(block, receipts, traces), receipts, traces === null ? null : flattenCalls(traces));
 const generic = (block: Json, receipts: Json[], traces: Json[] | null): Uint8Array => encodeRecord(normalizeBlock(block, receipts, traces));
 const same = (block: Json, receipts: Json[], traces: Json[] | null): void => {
   expect(Buffer.from(direct(block, receipts, traces)).equals(Buffer.from(generic(block, receipts, traces)))).toBe(true);
@@ -17,20 +18,63 @@ describe('the record encoder made for the block schema', () => {
     same(b.block, b.receipts, null);
   });
 
-  const tx = (hash: string, extra: Json = {}): Json => ({ blockHash: '0xaa', blockNumber: '0x1', hash, from: '0x01', to: null, transactionIndex: '0x0', value: '0x0', ...extra });
-  const receipt = (hash: string, extra: Json = {}): Json => ({ blockHash: '0xaa', transactionHash: hash, transactionIndex: '0x0', logsBloom: '0x00', from: '0x01', to: null, status: '0x1', ...extra });
+  const tx = (hash: string, extra: Json = {}): Json => ({
+    blockHash: '0xaa',
+    blockNumber: '0x1',
+    hash,
+    from: '0x01',
+    to: null,
+    transactionIndex: '0x0',
+    value: '0x0',
+    ...extra,
+  });
+  const receipt = (hash: string, extra: Json = {}): Json => ({
+    blockHash: '0xaa',
+    transactionHash: hash,
+    transactionIndex: '0x0',
+    logsBloom: '0x00',
+    from: '0x01',
+    to: null,
+    status: '0x1',
+    ...extra,
+  });
   it.each<[string, Json, Json[], Json[] | null]>([
     ['an empty block', { number: '0x1', hash: '0xaa', transactions: [] }, [], []],
     ['a block without transactions field', { number: '0x1', hash: '0xaa' }, [], null],
     [
       'odd, big odd, upper-case and leading-zero quantities',
-      { number: '0x1', hash: '0xAA', difficulty: '0xfffffffffffffffffffffffff', baseFeePerGas: '0x0abc', gasUsed: '0xABC', transactions: [tx('0x11', { value: `0x1${'0'.repeat(40)}`, gas: '0x5208', nonce: '0X1' })] },
-      [receipt('0x11', { cumulativeGasUsed: '0x1fffffffffffff', effectiveGasPrice: '0x20000000000000', logs: [{ address: '0x02', topics: ['0x03'], data: '0x', logIndex: '0x0', removed: false, blockHash: '0xaa' }] })],
-      [{ type: 'CALL', from: '0x01', to: '0x02', calls: [{ type: 'STATICCALL', from: '0x02', to: '0x03', gas: '0x1', gasUsed: '0x1', value: '0x0' }] }],
+      {
+        number: '0x1',
+        hash: '0xAA',
+        difficulty: '0xfffffffffffffffffffffffff',
+        baseFeePerGas: '0x0abc',
+        gasUsed: '0xABC',
+        transactions: [tx('0x11', { value: `0x1${'0'.repeat(40)}`, gas: '0x5208', nonce: '0X1' })],
+      },
+      [
+        receipt('0x11', {
+          cumulativeGasUsed: '0x1fffffffffffff',
+          effectiveGasPrice: '0x20000000000000',
+          logs: [{ address: '0x02', topics: ['0x03'], data: '0x', logIndex: '0x0', removed: false, blockHash: '0xaa' }],
+        }),
+      ],
+      [
+        {
+          type: 'CALL',
+          from: '0x01',
+          to: '0x02',
+          calls: [{ type: 'STATICCALL', from: '0x02', to: '0x03', gas: '0x1', gasUsed: '0x1', value: '0x0' }],
+        },
+      ],
     ],
     [
       'missing, null, unknown and numeric fields',
-      { number: 1, hash: '0xaa', somethingNew: { nested: ['\u0000o', 1.5] }, transactions: [tx('0x11', { to: null, input: undefined, newField: 'text ü' })] },
+      {
+        number: 1,
+        hash: '0xaa',
+        somethingNew: { nested: ['\u0000o', 1.5] },
+        transactions: [tx('0x11', { to: null, input: undefined, newField: 'text ü' })],
+      },
       [receipt('0x11', { logs: null, contractAddress: null, weird: [true, false, null] })],
       [{ result: { type: 'CREATE', from: '0x01', calls: [{ type: 'CREATE2', from: '0x02', error: 'out of gas' }] } }],
     ],

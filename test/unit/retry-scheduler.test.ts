@@ -21,7 +21,11 @@ describe('RetryScheduler', () => {
     retries.at('a', T0 + MIN);
     retries.at('c', T0 + MIN + 1);
     await clock.advance(7 * HOUR);
-    expect(woken).toEqual([['a', MIN], ['c', MIN + 1], ['b', 6 * HOUR]]);
+    expect(woken).toEqual([
+      ['a', MIN],
+      ['c', MIN + 1],
+      ['b', 6 * HOUR],
+    ]);
     expect(retries.size).toBe(0);
   });
 

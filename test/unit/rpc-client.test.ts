@@ -24,7 +24,8 @@ beforeAll(async () => {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="jsonrpc"' }).end();
       return;
     }
-    const reply = (status: number, payload: object): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ...payload, id }));
+    const reply = (status: number, payload: object): void =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ...payload, id }));
     if (method === 'getblockcount') reply(200, { result: 7, error: null });
     else if (method === 'getblockhash') reply(500, { result: null, error: { code: -8, message: 'Block height out of range' } });
     else if (method === 'busy') reply(429, { result: null, error: { code: -32005, message: 'slow down' } });
@@ -37,7 +38,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe('the JSON-RPC client', () => {
-  it('sends the URL\'s credentials as basic auth, decoded, and not in the URL', async () => {
+  it("sends the URL's credentials as basic auth, decoded, and not in the URL", async () => {
     const node = jsonRpcUpstream(`http://alice:s3cret%2F%3D@127.0.0.1:${port}`);
     try {
       expect(await node.call<number>('getblockcount', [])).toBe(7);
@@ -47,7 +48,7 @@ describe('the JSON-RPC client', () => {
     }
   });
 
-  it('takes an error in the body of a 500 or 404 as the node\'s answer, and a 401 or a 429 as not reached', async () => {
+  it("takes an error in the body of a 500 or 404 as the node's answer, and a 401 or a 429 as not reached", async () => {
     const node = jsonRpcUpstream(`http://alice:s3cret%2F%3D@127.0.0.1:${port}`);
     const wrong = jsonRpcUpstream(`http://alice:guess@127.0.0.1:${port}`);
     try {
@@ -68,7 +69,7 @@ describe('the JSON-RPC client', () => {
   });
 });
 
-describe('the JSON-RPC client\'s timeout', () => {
+describe("the JSON-RPC client's timeout", () => {
   it('closes its connection to a node that has not answered in time, so a node that stops a call whose client hangs up stops it', async () => {
     let closed: (() => void) | undefined;
     const gone = new Promise<void>((resolve) => (closed = resolve));

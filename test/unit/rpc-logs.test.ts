@@ -100,7 +100,7 @@ describe('logsFromStore over mainnet blocks', () => {
     expect(logsFromStore(held(), [{ blockHash: records.get(n)!.header['hash'] }], 'match')).toEqual(all);
   });
 
-  it('keeps each chain\'s blocks apart in memory, the same number on two chains being two blocks', () => {
+  it("keeps each chain's blocks apart in memory, the same number on two chains being two blocks", () => {
     const [a, b] = [FIXTURE_BLOCKS[0], FIXTURE_BLOCKS[1]];
     // Another chain whose block `a` is mainnet's block `b`.
     const other = bundle(b);
@@ -110,14 +110,18 @@ describe('logsFromStore over mainnet blocks', () => {
     const query = [{ fromBlock: hex(a), toBlock: hex(a) }];
     const mainnet = logsFromStore(held(), query, 'match') as Log[];
     const theirs = (fromStore(onOther, query, 'match', seen) as string[]).map((t) => JSON.parse(t) as Log);
-    expect(theirs.map((l) => l.transactionHash)).toEqual(rpcReceipts(record).flatMap((r) => (r['logs'] as Log[]).map((l) => l.transactionHash)));
+    expect(theirs.map((l) => l.transactionHash)).toEqual(
+      rpcReceipts(record).flatMap((r) => (r['logs'] as Log[]).map((l) => l.transactionHash)),
+    );
     expect(theirs[0]!.transactionHash).not.toBe(mainnet[0]!.transactionHash);
   });
 
   it('leaves to the node what it cannot answer exactly', () => {
     const n = FIXTURE_BLOCKS[0];
-    const f = (more: Record<string, unknown>, beyond: TopicsBeyondLog = 'match') => logsFromStore(held(), [{ fromBlock: hex(n), toBlock: hex(n), ...more }], beyond);
-    const unknownRule = (more: Record<string, unknown>) => logsFromStore(held(), [{ fromBlock: hex(n), toBlock: hex(n), ...more }], undefined);
+    const f = (more: Record<string, unknown>, beyond: TopicsBeyondLog = 'match') =>
+      logsFromStore(held(), [{ fromBlock: hex(n), toBlock: hex(n), ...more }], beyond);
+    const unknownRule = (more: Record<string, unknown>) =>
+      logsFromStore(held(), [{ fromBlock: hex(n), toBlock: hex(n), ...more }], undefined);
     const count = (v: unknown): number => (v as unknown[]).length;
     // Trailing wildcards when the node's rule is not known; without them the rules agree.
     expect(unknownRule({ topics: [null] })).toBeUndefined();
@@ -133,8 +137,20 @@ describe('logsFromStore over mainnet blocks', () => {
     expect(logsFromStore(held(), [{ fromBlock: hex(n), toBlock: hex(n + 1) }], 'match')).toBeUndefined();
     expect(logsFromStore(held(), [{ blockHash: `0x${'ab'.repeat(32)}` }], 'match')).toBeUndefined();
     // Above the head, and pruned.
-    expect(logsFromStore(new Held(store, CHAIN, { head: n - 1, confirmed: n - 1, tracer: true, pruned: -1 }, n - 1, 0), [{ fromBlock: hex(n), toBlock: hex(n) }], 'match')).toBeUndefined();
-    expect(logsFromStore(new Held(store, CHAIN, { head: top, confirmed: top, tracer: true, pruned: n }, top, 0), [{ fromBlock: hex(n), toBlock: hex(n) }], 'match')).toBeUndefined();
+    expect(
+      logsFromStore(
+        new Held(store, CHAIN, { head: n - 1, confirmed: n - 1, tracer: true, pruned: -1 }, n - 1, 0),
+        [{ fromBlock: hex(n), toBlock: hex(n) }],
+        'match',
+      ),
+    ).toBeUndefined();
+    expect(
+      logsFromStore(
+        new Held(store, CHAIN, { head: top, confirmed: top, tracer: true, pruned: n }, top, 0),
+        [{ fromBlock: hex(n), toBlock: hex(n) }],
+        'match',
+      ),
+    ).toBeUndefined();
   });
 
   it('refuses a range over 10,000 blocks before reading anything, "latest" being at least the head', () => {
@@ -142,7 +158,13 @@ describe('logsFromStore over mainnet blocks', () => {
     expect(logsFromStore(held(), [{ fromBlock: '0x0', toBlock: hex(10_000) }], 'match')).toEqual(over);
     expect(logsFromStore(held(), [{ fromBlock: hex(top - 10_000) }], 'match')).toEqual(over);
     // Without a known latest, the head stands for it.
-    expect(logsFromStore(new Held(store, CHAIN, { head: top, confirmed: top, tracer: true, pruned: -1 }, undefined, 0), [{ fromBlock: hex(top - 10_000), toBlock: 'latest' }], 'match')).toEqual(over);
+    expect(
+      logsFromStore(
+        new Held(store, CHAIN, { head: top, confirmed: top, tracer: true, pruned: -1 }, undefined, 0),
+        [{ fromBlock: hex(top - 10_000), toBlock: 'latest' }],
+        'match',
+      ),
+    ).toEqual(over);
     // 10,000 blocks are allowed (here not all held: the node answers).
     expect(logsFromStore(held(), [{ fromBlock: hex(top - 9_999) }], 'match')).toBeUndefined();
   });

@@ -8,14 +8,45 @@ const numberOfHash = (h: string): number | undefined => (h === HASH ? 42 : undef
 describe('methodRoute', () => {
   it('answers three methods from the store and forwards the reads and a signed send', () => {
     expect(['eth_getLogs', 'eth_getBlockReceipts', 'eth_feeHistory'].map(methodRoute)).toEqual(['store', 'store', 'store']);
-    for (const m of ['eth_getProof', 'eth_call', 'eth_getBalance', 'eth_blockNumber', 'eth_chainId', 'eth_getBlockByNumber', 'eth_getTransactionReceipt', 'eth_getCode', 'net_version', 'eth_estimateGas', 'eth_sendRawTransaction']) {
+    for (const m of [
+      'eth_getProof',
+      'eth_call',
+      'eth_getBalance',
+      'eth_blockNumber',
+      'eth_chainId',
+      'eth_getBlockByNumber',
+      'eth_getTransactionReceipt',
+      'eth_getCode',
+      'net_version',
+      'eth_estimateGas',
+      'eth_sendRawTransaction',
+    ]) {
       expect(methodRoute(m), m).toBe('node');
     }
   });
 
   it('knows no node administration, account or filter method', () => {
-    const refused = ['anvil_mine', 'anvil_setBalance', 'hardhat_impersonateAccount', 'evm_snapshot', 'debug_traceTransaction', 'admin_nodeInfo', 'personal_unlockAccount', 'miner_stop', 'txpool_content',
-      'eth_sendTransaction', 'eth_sign', 'eth_signTransaction', 'eth_signTypedData_v4', 'eth_accounts', 'eth_newFilter', 'eth_getFilterChanges', 'eth_subscribe', 'constructor', '__proto__'];
+    const refused = [
+      'anvil_mine',
+      'anvil_setBalance',
+      'hardhat_impersonateAccount',
+      'evm_snapshot',
+      'debug_traceTransaction',
+      'admin_nodeInfo',
+      'personal_unlockAccount',
+      'miner_stop',
+      'txpool_content',
+      'eth_sendTransaction',
+      'eth_sign',
+      'eth_signTransaction',
+      'eth_signTypedData_v4',
+      'eth_accounts',
+      'eth_newFilter',
+      'eth_getFilterChanges',
+      'eth_subscribe',
+      'constructor',
+      '__proto__',
+    ];
     for (const m of refused) expect(methodRoute(m), m).toBeUndefined();
   });
 
@@ -44,7 +75,7 @@ describe('answerBlock', () => {
     expect(answerBlock('eth_getTransactionReceipt', [HASH], null, numberOfHash)).toBeUndefined();
   });
 
-  it('takes a log query\'s last block only when both ends are numbers', () => {
+  it("takes a log query's last block only when both ends are numbers", () => {
     expect(answerBlock('eth_getLogs', [{ fromBlock: '0x1', toBlock: '0x3' }], [], numberOfHash)).toBe(3);
     expect(answerBlock('eth_getLogs', [{ fromBlock: '0x1', toBlock: 'latest' }], [], numberOfHash)).toBeUndefined();
     expect(answerBlock('eth_getLogs', [{ fromBlock: '0x1' }], [], numberOfHash)).toBeUndefined();
@@ -52,7 +83,8 @@ describe('answerBlock', () => {
   });
 
   it('has no block for answers about the head: chain id, fee history, block number', () => {
-    for (const m of ['eth_chainId', 'eth_feeHistory', 'eth_blockNumber', 'eth_gasPrice']) expect(answerBlock(m, ['0x1', '0x5', []], '0x1', numberOfHash), m).toBeUndefined();
+    for (const m of ['eth_chainId', 'eth_feeHistory', 'eth_blockNumber', 'eth_gasPrice'])
+      expect(answerBlock(m, ['0x1', '0x5', []], '0x1', numberOfHash), m).toBeUndefined();
   });
 });
 
@@ -66,7 +98,7 @@ describe('quantity', () => {
 });
 
 describe('nodeRules', () => {
-  it('knows anvil\'s rules and geth\'s log-filter rule; nothing for other clients', () => {
+  it("knows anvil's rules and geth's log-filter rule; nothing for other clients", () => {
     expect(nodeRules('anvil/v1.7.1')).toEqual({ topicsBeyondLog: 'match', feeHistory: true });
     expect(nodeRules('Geth/v1.14.8-stable-a9523b64/linux-amd64/go1.22.6')).toEqual({ topicsBeyondLog: 'mismatch', feeHistory: false });
     expect(nodeRules('reth/v1.0.0')).toEqual({ topicsBeyondLog: undefined, feeHistory: false });

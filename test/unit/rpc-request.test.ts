@@ -15,8 +15,13 @@ describe('parseRequest', () => {
   };
 
   it('takes a call with an id of any JSON-RPC kind, params defaulting to none', () => {
-    expect(parseRequest({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' })).toEqual({ batch: false, call: { id: 1, method: 'eth_chainId', params: [], notification: false } });
-    expect(parseRequest({ jsonrpc: '2.0', id: 'a', method: 'm', params: [1, null] })).toMatchObject({ call: { id: 'a', params: [1, null] } });
+    expect(parseRequest({ jsonrpc: '2.0', id: 1, method: 'eth_chainId' })).toEqual({
+      batch: false,
+      call: { id: 1, method: 'eth_chainId', params: [], notification: false },
+    });
+    expect(parseRequest({ jsonrpc: '2.0', id: 'a', method: 'm', params: [1, null] })).toMatchObject({
+      call: { id: 'a', params: [1, null] },
+    });
     expect(parseRequest({ jsonrpc: '2.0', id: null, method: 'm' })).toMatchObject({ call: { id: null, notification: false } });
     // No id: a notification, run and not answered.
     expect(parseRequest({ jsonrpc: '2.0', method: 'm' })).toMatchObject({ call: { id: null, notification: true } });
@@ -38,7 +43,12 @@ describe('parseRequest', () => {
   });
 
   it('answers a bad batch element on its own, keeping its id where it has one', () => {
-    const parsed = parseRequest([{ jsonrpc: '2.0', id: 1, method: 'a' }, { jsonrpc: '2.0', id: 2, method: 3 }, 7, { jsonrpc: '2.0', id: {}, method: 'b' }]);
+    const parsed = parseRequest([
+      { jsonrpc: '2.0', id: 1, method: 'a' },
+      { jsonrpc: '2.0', id: 2, method: 3 },
+      7,
+      { jsonrpc: '2.0', id: {}, method: 'b' },
+    ]);
     expect(parsed.batch).toBe(true);
     const items = (parsed as { items: unknown[] }).items as Array<Record<string, any>>;
     expect(items[0]).toEqual({ id: 1, method: 'a', params: [], notification: false });
@@ -50,7 +60,9 @@ describe('parseRequest', () => {
   it('refuses an empty batch and one over the limit as a whole', () => {
     expect(fails([]).message).toBe('request: an empty batch');
     const call = { jsonrpc: '2.0', id: 1, method: 'm' };
-    expect(fails(Array.from({ length: MAX_BATCH + 1 }, () => call)).message).toBe(`request: a batch of ${MAX_BATCH + 1} calls is over the limit of ${MAX_BATCH} per batch`);
+    expect(fails(Array.from({ length: MAX_BATCH + 1 }, () => call)).message).toBe(
+      `request: a batch of ${MAX_BATCH + 1} calls is over the limit of ${MAX_BATCH} per batch`,
+    );
     expect(parseRequest(Array.from({ length: MAX_BATCH }, () => call))).toMatchObject({ batch: true });
   });
 });

@@ -24,7 +24,10 @@ function bodyTx(t: JsonTx): Record<string, unknown> {
     err: t.meta.err,
     accountKeys: keys,
     instructions: t.transaction.message.instructions.map(ix),
-    innerInstructions: t.meta.innerInstructions.map((g: any) => ({ index: g.index, instructions: g.instructions.map((i: any) => ({ ...ix(i), stackHeight: i.stackHeight ?? null })) })),
+    innerInstructions: t.meta.innerInstructions.map((g: any) => ({
+      index: g.index,
+      instructions: g.instructions.map((i: any) => ({ ...ix(i), stackHeight: i.stackHeight ?? null })),
+    })),
     preTokenBalances: t.meta.preTokenBalances,
     postTokenBalances: t.meta.postTokenBalances,
   };
@@ -35,7 +38,11 @@ const stream = { id: 'sol-1', tag: 'wallets' } as StoredStream;
 describe('the Solana webhook body', () => {
   it('is the hosted SolanaWebhook, field by field, for every fixture transaction', () => {
     const all = json.transactions.map((_, i) => i);
-    const body = JSON.parse(JSON.stringify(solanaBody(SolRecordView.of(prepared.record), { streamId: 'sol-1', tag: 'wallets', confirmed: false, txIndexes: all })));
+    const body = JSON.parse(
+      JSON.stringify(
+        solanaBody(SolRecordView.of(prepared.record), { streamId: 'sol-1', tag: 'wallets', confirmed: false, txIndexes: all }),
+      ),
+    );
     expect(Object.keys(body)).toEqual(['confirmed', 'chainId', 'network', 'streamId', 'tag', 'retries', 'block', 'transactions']);
     expect({ ...body, transactions: undefined }).toEqual({
       confirmed: false,
@@ -44,14 +51,27 @@ describe('the Solana webhook body', () => {
       streamId: 'sol-1',
       tag: 'wallets',
       retries: 0,
-      block: { slot: '100000000', blockHash: json.blockhash, blockHeight: '89586871', blockTime: 1633504705, parentSlot: '99999999', previousBlockHash: json.previousBlockhash },
+      block: {
+        slot: '100000000',
+        blockHash: json.blockhash,
+        blockHeight: '89586871',
+        blockTime: 1633504705,
+        parentSlot: '99999999',
+        previousBlockHash: json.previousBlockhash,
+      },
       transactions: undefined,
     });
     body.transactions.forEach((t: Record<string, unknown>, i: number) => expect(t).toEqual(bodyTx(json.transactions[i]!)));
     // Failed votes carry their err; lookup-table keys follow the static ones; inner instructions name addresses.
     expect(body.transactions[8].err).toEqual({ InstructionError: [0, { Custom: 0 }] });
-    expect(body.transactions[13].accountKeys.slice(-18)).toEqual([...json.transactions[13]!.meta.loadedAddresses.writable, ...json.transactions[13]!.meta.loadedAddresses.readonly]);
-    expect(body.transactions[11].innerInstructions[0].instructions[0]).toMatchObject({ programId: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', stackHeight: 2 });
+    expect(body.transactions[13].accountKeys.slice(-18)).toEqual([
+      ...json.transactions[13]!.meta.loadedAddresses.writable,
+      ...json.transactions[13]!.meta.loadedAddresses.readonly,
+    ]);
+    expect(body.transactions[11].innerInstructions[0].instructions[0]).toMatchObject({
+      programId: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+      stackHeight: 2,
+    });
     expect(body.transactions[6].innerInstructions[0].instructions[0].stackHeight).toBeNull();
   });
 

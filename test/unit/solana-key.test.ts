@@ -26,7 +26,13 @@ describe('Solana keys and base58', () => {
 
   it('refuses text that is not base58 or not 32 bytes, saying which', () => {
     const good = bs58.encode(randomBytes(32));
-    for (const bad of [`${good.slice(0, 20)}0${good.slice(21)}`, good.replace(/.$/, 'l'), 'O'.repeat(44), `${good.slice(0, 43)} `, 'ü'.repeat(40)]) {
+    for (const bad of [
+      `${good.slice(0, 20)}0${good.slice(21)}`,
+      good.replace(/.$/, 'l'),
+      'O'.repeat(44),
+      `${good.slice(0, 43)} `,
+      'ü'.repeat(40),
+    ]) {
       expect(() => decodeKey(bad)).toThrow(SolanaKeyError);
       expect(() => decodeKey(bad)).toThrow(/is not base58/);
     }

@@ -7,7 +7,19 @@ import { compileSolanaFilter, walkSolanaProbe, type WatchedSolanaStream } from '
 import { prepareSolanaBlock, type PreparedSolanaBlock } from '../../engine/solana/prepared.js';
 import { buildSolProbe, readSolProbe, solanaProbeMatch } from '../../engine/solana/probe.js';
 import { scanSolanaBlock, type SolBlock } from '../../engine/solana/scan.js';
-import { VOTE, answerOf, expectedEntries, fixtureBlock, isVote, keysOf, mintsOf, ownersOf, probeEntries, programsOf, type JsonTx } from './solana-reader.js';
+import {
+  VOTE,
+  answerOf,
+  expectedEntries,
+  fixtureBlock,
+  isVote,
+  keysOf,
+  mintsOf,
+  ownersOf,
+  probeEntries,
+  programsOf,
+  type JsonTx,
+} from './solana-reader.js';
 
 // The fixtures, one token balance's owner changed to a wallet the transaction names nowhere else (in the
 // fixtures every owner is also an account key): a transfer into that wallet's token account, as a real one is.
@@ -19,7 +31,14 @@ const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 
 const noise = (n: number): string[] => Array.from({ length: n }, () => bs58.encode(randomBytes(32)));
-const stream = (index: number, s: Partial<WatchedSolanaStream>): WatchedSolanaStream => ({ index, addresses: [], programIds: [], mintAddresses: [], allAddresses: false, ...s });
+const stream = (index: number, s: Partial<WatchedSolanaStream>): WatchedSolanaStream => ({
+  index,
+  addresses: [],
+  programIds: [],
+  mintAddresses: [],
+  allAddresses: false,
+  ...s,
+});
 
 /** The transactions (indexes) the fixture block gives for `pick`, read from the JSON alone. */
 const txsWhere = (pick: (t: JsonTx) => boolean): number[] => json.transactions.flatMap((t, i) => (pick(t) ? [i] : []));
@@ -40,7 +59,9 @@ describe('the Solana probe column', () => {
     expect(txs).toEqual([...txs].sort((a, b) => a - b));
     // Lookup-table keys and token owners are addresses; inner instructions' programs are programs.
     const v0 = json.transactions[13]!;
-    expect(v0.meta.loadedAddresses.writable.concat(v0.meta.loadedAddresses.readonly).every((k: string) => entries.get(13)!.includes(`0:${k}`))).toBe(true);
+    expect(
+      v0.meta.loadedAddresses.writable.concat(v0.meta.loadedAddresses.readonly).every((k: string) => entries.get(13)!.includes(`0:${k}`)),
+    ).toBe(true);
     expect(ownersOf(json.transactions[11]!).every((k) => entries.get(11)!.includes(`0:${k}`))).toBe(true);
     expect(entries.get(12)).toContain(`0:${RECEIVER}`);
     expect(keysOf(json.transactions[12]!)).not.toContain(RECEIVER);
@@ -84,7 +105,13 @@ describe('the Solana probe column', () => {
     expect(matched).toEqual(expected);
     // Not vacuous: each selector matched something, the token program inside inner instructions only somewhere.
     for (const s of [0, 1, 2, 3, 4, 7]) expect(expected.get(s)!.length).toBeGreaterThan(0);
-    expect(txsWhere((t) => programsOf(t).includes(TOKEN) && !t.transaction.message.instructions.some((ix: { programIdIndex: number }) => keysOf(t)[ix.programIdIndex] === TOKEN)).length).toBeGreaterThan(0);
+    expect(
+      txsWhere(
+        (t) =>
+          programsOf(t).includes(TOKEN) &&
+          !t.transaction.message.instructions.some((ix: { programIdIndex: number }) => keysOf(t)[ix.programIdIndex] === TOKEN),
+      ).length,
+    ).toBeGreaterThan(0);
     // The walker alone gives the same refs without EVERY; solanaProbeMatch on the raw sets likewise.
     expect(walkSolanaProbe(set, prepared.probe).get(6)).toEqual(txsWhere(isVote));
     expect(solanaProbeMatch(set.sets, prepared.probe)).toEqual(walkSolanaProbe(set, prepared.probe));

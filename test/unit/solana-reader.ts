@@ -20,7 +20,14 @@ export const TX_FILES = [
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export type JsonTx = { transaction: any; meta: any; version?: 'legacy' | 0 };
-export type JsonBlock = { blockhash: string; previousBlockhash: string; parentSlot: number; blockHeight: number | null; blockTime: number | null; transactions: JsonTx[] };
+export type JsonBlock = {
+  blockhash: string;
+  previousBlockhash: string;
+  parentSlot: number;
+  blockHeight: number | null;
+  blockTime: number | null;
+  transactions: JsonTx[];
+};
 
 /** Slot 100,000,000's block (10 transactions) followed by the getTransaction fixtures, as one getBlock result. */
 export function fixtureBlock(): JsonBlock {
@@ -41,12 +48,21 @@ export const VOTE = 'Vote111111111111111111111111111111111111111';
 export const COMPUTE_BUDGET = 'ComputeBudget111111111111111111111111111111';
 
 /** Static keys, then loaded writable, then loaded readonly. */
-export const keysOf = (t: JsonTx): string[] => [...t.transaction.message.accountKeys, ...(t.meta?.loadedAddresses?.writable ?? []), ...(t.meta?.loadedAddresses?.readonly ?? [])];
-const allInstructions = (t: JsonTx): any[] => [...t.transaction.message.instructions, ...(t.meta?.innerInstructions ?? []).flatMap((g: any) => g.instructions)];
+export const keysOf = (t: JsonTx): string[] => [
+  ...t.transaction.message.accountKeys,
+  ...(t.meta?.loadedAddresses?.writable ?? []),
+  ...(t.meta?.loadedAddresses?.readonly ?? []),
+];
+const allInstructions = (t: JsonTx): any[] => [
+  ...t.transaction.message.instructions,
+  ...(t.meta?.innerInstructions ?? []).flatMap((g: any) => g.instructions),
+];
 export const programsOf = (t: JsonTx): string[] => [...new Set(allInstructions(t).map((ix) => keysOf(t)[ix.programIdIndex]!))];
 const balancesOf = (t: JsonTx): any[] => [...(t.meta?.preTokenBalances ?? []), ...(t.meta?.postTokenBalances ?? [])];
 export const mintsOf = (t: JsonTx): string[] => [...new Set(balancesOf(t).map((b) => b.mint as string))];
-export const ownersOf = (t: JsonTx): string[] => [...new Set(balancesOf(t).flatMap((b) => (b.owner === undefined ? [] : [b.owner as string])))];
+export const ownersOf = (t: JsonTx): string[] => [
+  ...new Set(balancesOf(t).flatMap((b) => (b.owner === undefined ? [] : [b.owner as string]))),
+];
 export const isVote = (t: JsonTx): boolean => {
   const top = t.transaction.message.instructions.map((ix: any) => keysOf(t)[ix.programIdIndex]);
   return top.includes(VOTE) && top.every((p: string) => p === VOTE || p === COMPUTE_BUDGET);
@@ -55,7 +71,14 @@ export const isVote = (t: JsonTx): boolean => {
 /** What a transaction's probe entries should be: "kind:key" strings (0 address, 1 program, 2 mint). */
 export function expectedEntries(t: JsonTx): Set<string> {
   if (isVote(t)) return new Set([`1:${VOTE}`]);
-  return new Set([...keysOf(t), ...ownersOf(t)].map((k) => `0:${k}`).concat(programsOf(t).map((k) => `1:${k}`), mintsOf(t).map((k) => `2:${k}`)));
+  return new Set(
+    [...keysOf(t), ...ownersOf(t)]
+      .map((k) => `0:${k}`)
+      .concat(
+        programsOf(t).map((k) => `1:${k}`),
+        mintsOf(t).map((k) => `2:${k}`),
+      ),
+  );
 }
 
 /** A probe column's entries per transaction index, read with bs58 (not the code under test's encoder). */

@@ -4,7 +4,17 @@ import { SolRecordView, encodeSolRecord } from '../../engine/solana/record.js';
 import { SolanaScanError, scanSolanaBlock, type SolBlock, type SolTransaction } from '../../engine/solana/scan.js';
 import { FAMILIES } from '../../app/families.js';
 import { familyTask } from '../../app/family-tasks.js';
-import { BLOCK_100M, BLOCK_100M_PARSED, answerOf, envelope, fixtureBlock, fixtureText, isVote, keysOf, type JsonTx } from './solana-reader.js';
+import {
+  BLOCK_100M,
+  BLOCK_100M_PARSED,
+  answerOf,
+  envelope,
+  fixtureBlock,
+  fixtureText,
+  isVote,
+  keysOf,
+  type JsonTx,
+} from './solana-reader.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const SLOT = 100_000_000;
@@ -22,7 +32,10 @@ function expected(t: JsonTx): SolTransaction {
     staticKeys: t.transaction.message.accountKeys.length,
     loadedWritable: loaded.writable.length,
     instructions: t.transaction.message.instructions.map(ix),
-    innerInstructions: t.meta.innerInstructions === null || t.meta.innerInstructions === undefined ? null : t.meta.innerInstructions.map((g: any) => ({ index: g.index, instructions: g.instructions.map(ix) })),
+    innerInstructions:
+      t.meta.innerInstructions === null || t.meta.innerInstructions === undefined
+        ? null
+        : t.meta.innerInstructions.map((g: any) => ({ index: g.index, instructions: g.instructions.map(ix) })),
     preTokenBalances: t.meta.preTokenBalances ?? null,
     postTokenBalances: t.meta.postTokenBalances ?? null,
   };
@@ -35,12 +48,23 @@ describe('the getBlock scanner', () => {
   it('reads a block and each transaction as JSON.parse reads them', () => {
     const json = fixtureBlock();
     const block = scanSolanaBlock(SLOT, answerOf(json)) as SolBlock;
-    expect({ ...block, transactions: [] }).toEqual({ slot: SLOT, blockhash: json.blockhash, previousBlockhash: json.previousBlockhash, parentSlot: 99_999_999, blockHeight: 89_586_871, blockTime: 1_633_504_705, transactions: [] });
+    expect({ ...block, transactions: [] }).toEqual({
+      slot: SLOT,
+      blockhash: json.blockhash,
+      previousBlockhash: json.previousBlockhash,
+      parentSlot: 99_999_999,
+      blockHeight: 89_586_871,
+      blockTime: 1_633_504_705,
+      transactions: [],
+    });
     expect(block.transactions.length).toBe(14);
     block.transactions.forEach((t, i) => expect(asValue(t)).toEqual(asValue(expected(json.transactions[i]!))));
     // The bare result as the node's bytes (not re-serialized): the same block.
     const bare = scanSolanaBlock(SLOT, envelope(`"result":${fixtureText(BLOCK_100M)}`)) as SolBlock;
-    expect({ ...bare, transactions: bare.transactions.map(asValue) }).toEqual({ ...block, transactions: block.transactions.slice(0, 10).map(asValue) });
+    expect({ ...bare, transactions: bare.transactions.map(asValue) }).toEqual({
+      ...block,
+      transactions: block.transactions.slice(0, 10).map(asValue),
+    });
     // The v0 transaction's lookup-table keys follow its static keys.
     const v0 = block.transactions[13]!;
     expect([v0.version, v0.accountKeys.length - v0.staticKeys, v0.loadedWritable]).toEqual([0, 18, 8]);
@@ -53,14 +77,23 @@ describe('the getBlock scanner', () => {
       [-32009, 'Slot 5 was skipped, or missing in long-term storage'],
       [-32004, 'Block not available for slot 5'],
     ] as const) {
-      expect(scanSolanaBlock(5, envelope(`"error":{"code":${code},"message":${JSON.stringify(message)}}`))).toEqual({ error: { code, message } });
-      expect(prepareSolanaBlock({ slot: 5, block: envelope(`"error":{"code":${code},"message":"x","data":{"a":[1]}}`) })).toEqual({ error: { code, message: 'x' } });
+      expect(scanSolanaBlock(5, envelope(`"error":{"code":${code},"message":${JSON.stringify(message)}}`))).toEqual({
+        error: { code, message },
+      });
+      expect(prepareSolanaBlock({ slot: 5, block: envelope(`"error":{"code":${code},"message":"x","data":{"a":[1]}}`) })).toEqual({
+        error: { code, message: 'x' },
+      });
     }
     expect(prepareSolanaBlock({ slot: 5, block: envelope('"result":null') })).toBeNull();
   });
 
   it('refuses what is not a json-encoded full getBlock answer', () => {
-    for (const body of ['{"jsonrpc":"2.0","id":1}', '{"result":{"blockhash":"x"', '[1]', '{"result":{"blockhash":"a","previousBlockhash":"b","parentSlot":1}}']) {
+    for (const body of [
+      '{"jsonrpc":"2.0","id":1}',
+      '{"result":{"blockhash":"x"',
+      '[1]',
+      '{"result":{"blockhash":"a","previousBlockhash":"b","parentSlot":1}}',
+    ]) {
       expect(() => scanSolanaBlock(1, Buffer.from(body))).toThrow(SolanaScanError);
     }
     expect(() => scanSolanaBlock(SLOT, envelope(`"result":${fixtureText(BLOCK_100M_PARSED)}`))).toThrow(/jsonParsed/);
@@ -74,7 +107,14 @@ describe('the slot record', () => {
     const json = fixtureBlock();
     const prepared = prepareSolanaBlock({ slot: SLOT, block: answerOf(json) }) as PreparedSolanaBlock;
     const view = SolRecordView.of(prepared.record);
-    expect(view.header).toEqual({ slot: SLOT, parentSlot: 99_999_999, blockHeight: 89_586_871, blockTime: 1_633_504_705, blockhash: json.blockhash, previousBlockhash: json.previousBlockhash });
+    expect(view.header).toEqual({
+      slot: SLOT,
+      parentSlot: 99_999_999,
+      blockHeight: 89_586_871,
+      blockTime: 1_633_504_705,
+      blockhash: json.blockhash,
+      previousBlockhash: json.previousBlockhash,
+    });
     expect(view.txCount).toBe(14);
     // Backwards, so each is decoded on its own.
     for (let i = view.txCount - 1; i >= 0; i--) {
@@ -89,11 +129,23 @@ describe('the slot record', () => {
     expect([whole.header, whole.txCount]).toEqual([view.header, view.txCount]);
     for (let i = 0; i < whole.txCount; i++) expect(whole.tx(i)).toEqual(view.tx(i));
     // Failed transactions keep their err: the two failed votes of slot 100,000,000.
-    expect([8, 9].map((i) => JSON.parse(view.tx(i).err!))).toEqual([{ InstructionError: [0, { Custom: 0 }] }, { InstructionError: [0, { Custom: 0 }] }]);
+    expect([8, 9].map((i) => JSON.parse(view.tx(i).err!))).toEqual([
+      { InstructionError: [0, { Custom: 0 }] },
+      { InstructionError: [0, { Custom: 0 }] },
+    ]);
     // The jsonParsed copy of the block names the same keys (cross-check of the fixture reading).
     const parsed = JSON.parse(fixtureText(BLOCK_100M_PARSED));
-    for (let i = 0; i < 10; i++) expect(view.tx(i).accountKeys).toEqual(parsed.transactions[i].transaction.message.accountKeys.map((k: any) => k.pubkey));
-    expect(prepared).toMatchObject({ slot: SLOT, hash: json.blockhash, parentSlot: 99_999_999, parentHash: json.previousBlockhash, blockHeight: 89_586_871, blockTime: 1_633_504_705, txCount: 14 });
+    for (let i = 0; i < 10; i++)
+      expect(view.tx(i).accountKeys).toEqual(parsed.transactions[i].transaction.message.accountKeys.map((k: any) => k.pubkey));
+    expect(prepared).toMatchObject({
+      slot: SLOT,
+      hash: json.blockhash,
+      parentSlot: 99_999_999,
+      parentHash: json.previousBlockhash,
+      blockHeight: 89_586_871,
+      blockTime: 1_633_504_705,
+      txCount: 14,
+    });
   });
 
   it('keeps what the node left null or unknown, and a slot without transactions', () => {
@@ -106,9 +158,20 @@ describe('the slot record', () => {
     t.meta.preTokenBalances = null;
     delete t.meta.postTokenBalances;
     t.meta.err = { InsufficientFundsForRent: { account_index: 2 } };
-    json.transactions[4]!.meta.postTokenBalances = [{ accountIndex: 1, mint: t.transaction.message.accountKeys[0], uiTokenAmount: { amount: '0', decimals: 0, uiAmount: null, uiAmountString: '0' } }];
+    json.transactions[4]!.meta.postTokenBalances = [
+      {
+        accountIndex: 1,
+        mint: t.transaction.message.accountKeys[0],
+        uiTokenAmount: { amount: '0', decimals: 0, uiAmount: null, uiAmountString: '0' },
+      },
+    ];
     const view = SolRecordView.of((prepareSolanaBlock({ slot: 7, block: answerOf(json) }) as PreparedSolanaBlock).record);
-    expect(view.header).toMatchObject({ slot: 7, blockHeight: null, blockTime: null, previousBlockhash: '11111111111111111111111111111111' });
+    expect(view.header).toMatchObject({
+      slot: 7,
+      blockHeight: null,
+      blockTime: null,
+      previousBlockhash: '11111111111111111111111111111111',
+    });
     for (const i of [3, 4]) expect(asValue(view.tx(i))).toEqual(asValue(expected(json.transactions[i]!)));
     const empty = prepareSolanaBlock({ slot: 8, block: answerOf({ ...json, transactions: [] }) }) as PreparedSolanaBlock;
     expect([empty.txCount, SolRecordView.of(empty.record).txCount]).toEqual([0, 0]);
@@ -119,11 +182,15 @@ describe('the slot record', () => {
     const solanaTask = (input: unknown) => familyTask(FAMILIES)({ name: 'solana', input }) as object;
     const out = solanaTask({ answers: { slot: SLOT, block: answerOf(fixtureBlock()) } });
     // movable() wraps the value for piscina: the prepared block is its value.
-    const value = Object.getOwnPropertySymbols(out).map((s) => (out as any)[s]).find((v) => v?.record !== undefined) as PreparedSolanaBlock;
+    const value = Object.getOwnPropertySymbols(out)
+      .map((s) => (out as any)[s])
+      .find((v) => v?.record !== undefined) as PreparedSolanaBlock;
     expect(value.txCount).toBe(14);
     expect(value.record.byteOffset).toBe(0);
     expect(value.record.byteLength).toBe(value.record.buffer.byteLength);
     expect(value.probe.byteLength).toBe(value.probe.buffer.byteLength);
-    expect(solanaTask({ answers: { slot: 1, block: envelope('"error":{"code":-32004,"message":"m"}') } })).toEqual({ error: { code: -32004, message: 'm' } });
+    expect(solanaTask({ answers: { slot: 1, block: envelope('"error":{"code":-32004,"message":"m"}') } })).toEqual({
+      error: { code: -32004, message: 'm' },
+    });
   });
 });

@@ -18,15 +18,41 @@ import { deliveryRig } from './delivery-rig.js';
  */
 const T0 = Date.parse('2026-11-25T00:00:00Z');
 const definition = (webhookUrl: string, tag: string) => ({
-  webhookUrl, description: '', tag, chainIds: ['0x1'], topic0: null, allAddresses: false, includeNativeTxs: false, includeContractLogs: false, includeInternalTxs: false,
-  includeAllTxLogs: false, getNativeBalances: [], abi: null, advancedOptions: null, filterPossibleSpamAddresses: false, demo: false, triggers: null,
+  webhookUrl,
+  description: '',
+  tag,
+  chainIds: ['0x1'],
+  topic0: null,
+  allAddresses: false,
+  includeNativeTxs: false,
+  includeContractLogs: false,
+  includeInternalTxs: false,
+  includeAllTxLogs: false,
+  getNativeBalances: [],
+  abi: null,
+  advancedOptions: null,
+  filterPossibleSpamAddresses: false,
+  demo: false,
+  triggers: null,
 });
-const payload = (n: number) => ({ confirmed: false, chainId: '0x1', abi: [], retries: 0, block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' }, logs: [], txs: [] });
+const payload = (n: number) => ({
+  confirmed: false,
+  chainId: '0x1',
+  abi: [],
+  retries: 0,
+  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
+  logs: [],
+  txs: [],
+});
 
 /** A real store, dispatcher and receiver for the enclosing describe; `wrap` gives the store the dispatcher writes through. */
 function rig(opts: Partial<DispatcherOptions>, wrap?: (store: Store) => Kv) {
   const base = deliveryRig(T0, opts, wrap);
-  const r = { ...base, streams: evm.resources({ kv: base.kv, clock: base.clock, dispatcher: base.dispatcher }), rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>> };
+  const r = {
+    ...base,
+    streams: evm.resources({ kv: base.kv, clock: base.clock, dispatcher: base.dispatcher }),
+    rx: undefined as unknown as Awaited<ReturnType<typeof startReceiver>>,
+  };
   beforeAll(async () => {
     r.rx = await startReceiver();
   });
@@ -55,19 +81,27 @@ describe('staging in chunks', () => {
   const { store, kv, dispatcher, streams } = r;
   const stage = dispatcher.stage.bind(dispatcher);
   dispatcher.stage = (items) => (stages.push(items.length), stage(items));
-  const make = async (tag: string): Promise<string> => String((await streams.create('t_chunks', definition(`${r.rx.url}?${tag}`, tag), undefined)).id);
-  const arrived = (id: string): number[] => r.rx.received.filter((w) => !w.test && w.body.streamId === id).map((w) => Number(w.body.block.number));
+  const make = async (tag: string): Promise<string> =>
+    String((await streams.create('t_chunks', definition(`${r.rx.url}?${tag}`, tag), undefined)).id);
+  const arrived = (id: string): number[] =>
+    r.rx.received.filter((w) => !w.test && w.body.streamId === id).map((w) => Number(w.body.block.number));
   const queued = (id: string): number => store.get<QueueMeta>('queueMeta', id)?.queued ?? 0;
 
   it('commits enqueueBatch in transactions of stageChunk webhooks, each stream in order', async () => {
     const [a, b] = [await make('a'), await make('b')];
     staged = [];
-    const items = [1, 2, 3, 4, 5].flatMap((n) => [{ streamId: a, payload: payload(n) }, { streamId: b, payload: payload(n) }]);
+    const items = [1, 2, 3, 4, 5].flatMap((n) => [
+      { streamId: a, payload: payload(n) },
+      { streamId: b, payload: payload(n) },
+    ]);
     const results = await dispatcher.enqueueBatch(items);
     expect(staged).toEqual([2, 2, 2, 2, 2]);
     expect(results).toEqual(Array(10).fill('queued'));
     await dispatcher.settled();
-    expect([arrived(a), arrived(b)]).toEqual([[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]]);
+    expect([arrived(a), arrived(b)]).toEqual([
+      [1, 2, 3, 4, 5],
+      [1, 2, 3, 4, 5],
+    ]);
   });
 
   it('stages nothing for no webhooks', async () => {
@@ -101,7 +135,7 @@ describe('staging in chunks', () => {
   });
 });
 
-describe('deliveries past a turn\'s room and the receiver\'s slots', () => {
+describe("deliveries past a turn's room and the receiver's slots", () => {
   // 40 streams to one receiver with 2 connections and a slow answer: most wait in line for a slot, and each
   // chunk's 20 committed streams are more than a turn's 32 starts once their second webhooks come.
   const r = rig({ stageChunk: 20, maxInFlightPerOrigin: 2 });
@@ -129,24 +163,27 @@ describe('delivery outcomes coming back together', () => {
   let inTxn: number | undefined;
   const count = 2 * FLUSH_MAX + 50;
   // Every one in flight at once: one tenant's, to one receiver that has not answered before.
-  const r = rig({ stageChunk: count, maxInFlightPerOrigin: count, maxInFlight: count, maxInFlightPerTenant: count, maxInFlightUnanswered: count }, (store) => {
-    const kv: Kv = Object.create(store);
-    kv.transactAsync = (fn) =>
-      store.transactAsync(() => {
-        inTxn = 0;
-        try {
-          return fn();
-        } finally {
-          if (inTxn > 0) logsPerTxn.push(inTxn);
-          inTxn = undefined;
-        }
-      });
-    kv.put = (table, key, value) => {
-      if (table === 'deliveryLogs' && inTxn !== undefined) inTxn++;
-      store.put(table, key, value);
-    };
-    return kv;
-  });
+  const r = rig(
+    { stageChunk: count, maxInFlightPerOrigin: count, maxInFlight: count, maxInFlightPerTenant: count, maxInFlightUnanswered: count },
+    (store) => {
+      const kv: Kv = Object.create(store);
+      kv.transactAsync = (fn) =>
+        store.transactAsync(() => {
+          inTxn = 0;
+          try {
+            return fn();
+          } finally {
+            if (inTxn > 0) logsPerTxn.push(inTxn);
+            inTxn = undefined;
+          }
+        });
+      kv.put = (table, key, value) => {
+        if (table === 'deliveryLogs' && inTxn !== undefined) inTxn++;
+        store.put(table, key, value);
+      };
+      return kv;
+    },
+  );
   const { dispatcher, streams } = r;
 
   it(`are committed at most ${FLUSH_MAX} to a transaction, all of them, still grouped`, async () => {

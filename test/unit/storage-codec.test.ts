@@ -44,16 +44,22 @@ describe('range reads', () => {
   let dir: string;
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('answer byte arrays in values (indexUndo\'s bytes before) each as written, not as the shared buffer\'s last bytes', async () => {
+  it("answer byte arrays in values (indexUndo's bytes before) each as written, not as the shared buffer's last bytes", async () => {
     dir = tempDir();
     const store = openStore(dir);
     expect(IN_PLACE_TABLES.has('indexUndo')).toBe(false);
     expect(IN_PLACE_TABLES.has('contractLogs')).toBe(true);
-    const rows = Array.from({ length: 5 }, (_, i) => ({ hash: `0x${String(i).repeat(64)}`, parent: null, undo: [['erc20Balances', `0x1/k${i}`, new Uint8Array(40).fill(i + 1)]] }));
+    const rows = Array.from({ length: 5 }, (_, i) => ({
+      hash: `0x${String(i).repeat(64)}`,
+      parent: null,
+      undo: [['erc20Balances', `0x1/k${i}`, new Uint8Array(40).fill(i + 1)]],
+    }));
     store.transact(() => rows.forEach((row, i) => store.put('indexUndo', `0x1/00000000000${i}`, row)));
     const read = store.range<(typeof rows)[number]>('indexUndo');
     expect(read.map((r) => [...(r.value.undo[0]![2] as Uint8Array)][0])).toEqual([1, 2, 3, 4, 5]);
-    expect(read.map((r) => [r.value.hash, [...(r.value.undo[0]![2] as Uint8Array)]])).toEqual(rows.map((r) => [r.hash, [...(r.undo[0]![2] as Uint8Array)]]));
+    expect(read.map((r) => [r.value.hash, [...(r.value.undo[0]![2] as Uint8Array)]])).toEqual(
+      rows.map((r) => [r.hash, [...(r.undo[0]![2] as Uint8Array)]]),
+    );
     await store.close();
   });
 });
@@ -80,7 +86,11 @@ describe('the schema version', () => {
     it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 7`, async () => {
       dir = tempDir();
       expect(SCHEMA_VERSION).toBe(7);
-      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}, which this chainpost migrates to version 7 when it starts on it: run \`chainpost serve\``));
+      expect(await reopen(version)).toMatch(
+        new RegExp(
+          `holds schema version ${version}, which this chainpost migrates to version 7 when it starts on it: run \`chainpost serve\``,
+        ),
+      );
       const s = openStore(dir, { migrate: true });
       expect(s.get('meta', 'schemaVersion')).toBe(version);
       upgradeSchema(s);

@@ -42,7 +42,10 @@ describe('StreamHealth', () => {
     expect(parts.rateRows.get(`A/${U}`)).toBe(69);
     expect(['a1', 'a2', 'a3'].map((id) => statusOf('A', id))).toEqual(['error', 'paused', 'active']);
     expect(statusOf('B', 'b1')).toBe('active');
-    expect(parts.streams.get('A', 'a1')).toMatchObject({ errorSince: T0, statusMessage: expect.stringContaining(`the success rate of ${U} fell to 69%, below 70%`) });
+    expect(parts.streams.get('A', 'a1')).toMatchObject({
+      errorSince: T0,
+      statusMessage: expect.stringContaining(`the success rate of ${U} fell to 69%, below 70%`),
+    });
   });
 
   it('adds a point per delivered webhook up to 100, and restarts a URL at 100 when its stream is set active from error', () => {
@@ -59,12 +62,15 @@ describe('StreamHealth', () => {
     expect(parts.rateRows.get(`A/${U}`)).toBe(100);
   });
 
-  it('puts a stream in error when its undelivered webhooks reach the queue\'s cap', () => {
+  it("puts a stream in error when its undelivered webhooks reach the queue's cap", () => {
     parts = deliveryParts({ cap: 3 });
     const s = parts.add(stream('A', 'a1', U));
     expect(parts.health.queued(s, 2, T0)).toBe(false);
     expect(parts.health.queued(s, 3, T0)).toBe(true);
-    expect(parts.streams.get('A', 'a1')).toMatchObject({ status: 'error', statusMessage: expect.stringContaining('the queue of undelivered webhooks reached 3') });
+    expect(parts.streams.get('A', 'a1')).toMatchObject({
+      status: 'error',
+      statusMessage: expect.stringContaining('the queue of undelivered webhooks reached 3'),
+    });
   });
 
   it('terminates a stream 24 hours in error, moving what waited to history, and alerts on both; one set active before is not', async () => {
@@ -83,7 +89,10 @@ describe('StreamHealth', () => {
     expect(statusOf('A', 'a1')).toBe('error');
     await clock.advance(1);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(parts.streams.get('A', 'a1')).toMatchObject({ status: 'terminated', statusMessage: expect.stringContaining('stayed in error for 24 hours') });
+    expect(parts.streams.get('A', 'a1')).toMatchObject({
+      status: 'terminated',
+      statusMessage: expect.stringContaining('stayed in error for 24 hours'),
+    });
     expect(statusOf('A', 'a2')).toBe('active');
     expect([queue.size('a1'), queue.size('a2')]).toEqual([0, 1]);
     expect(countOf(parts.kv, historyRange('A'))).toBe(1);
@@ -98,6 +107,8 @@ describe('StreamHealth', () => {
     parts = deliveryParts();
     await parts.alerts.send({ id: 'a1' }, 'chainpost: stream a1 is in error', 'why');
     expect(parts.mails).toEqual([]);
-    expect(parts.kv.range('outbox').map((e) => e.value)).toMatchObject([{ to: null, subject: 'chainpost: stream a1 is in error', reason: expect.stringContaining('no recipient') }]);
+    expect(parts.kv.range('outbox').map((e) => e.value)).toMatchObject([
+      { to: null, subject: 'chainpost: stream a1 is in error', reason: expect.stringContaining('no recipient') },
+    ]);
   });
 });

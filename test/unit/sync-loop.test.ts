@@ -5,14 +5,27 @@ import { jsonLogger } from '../../engine/log.js';
 
 /** A service clock that moves only by advance(): real time stands still. */
 const frozenClock = (): ServiceClock => new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0);
-const quiet = (clock: ServiceClock) => jsonLogger(() => {}, () => clock.now(), 'error');
+const quiet = (clock: ServiceClock) =>
+  jsonLogger(
+    () => {},
+    () => clock.now(),
+    'error',
+  );
 
 describe('SyncLoop and where following ends', () => {
   it('syncs on each poll until the end date, then stops: the first wake-up from then on calls end once and runs no round', async () => {
     const clock = frozenClock();
     const rounds: number[] = [];
     let ended = 0;
-    const loop = new SyncLoop('0x504', quiet(clock), clock, 50, async () => void rounds.push(clock.now()), async () => {}, { at: 1_000, end: () => void ended++ });
+    const loop = new SyncLoop(
+      '0x504',
+      quiet(clock),
+      clock,
+      50,
+      async () => void rounds.push(clock.now()),
+      async () => {},
+      { at: 1_000, end: () => void ended++ },
+    );
     loop.start();
     for (let t = 0; t < 3_000; t += 50) {
       await new Promise((r) => setImmediate(r));
@@ -31,7 +44,15 @@ describe('SyncLoop and where following ends', () => {
     let release: () => void = () => {};
     let rounds = 0;
     let ended = 0;
-    const loop = new SyncLoop('0x504', quiet(clock), clock, 600_000, () => (rounds++, new Promise<void>((r) => (release = r))), async () => {}, { at: 1_000, end: () => void ended++ });
+    const loop = new SyncLoop(
+      '0x504',
+      quiet(clock),
+      clock,
+      600_000,
+      () => (rounds++, new Promise<void>((r) => (release = r))),
+      async () => {},
+      { at: 1_000, end: () => void ended++ },
+    );
     const first = loop.sync();
     await clock.advance(1_000);
     // A head announced past the end date, during the round: following ends now, the round does not repeat.

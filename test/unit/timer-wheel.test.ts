@@ -14,7 +14,22 @@ describe('TimerWheel', () => {
 
   it('fires each timer at its exact due time, across every level and the overflow', () => {
     const w = new TimerWheel(T0);
-    const delays = [0, 1, 255, 256, 257, 60_000, 65_535, 65_536, 600_000, 3_600_000, 16_777_216, 86_400_000, 7 * 86_400_000, 60 * 86_400_000];
+    const delays = [
+      0,
+      1,
+      255,
+      256,
+      257,
+      60_000,
+      65_535,
+      65_536,
+      600_000,
+      3_600_000,
+      16_777_216,
+      86_400_000,
+      7 * 86_400_000,
+      60 * 86_400_000,
+    ];
     delays.forEach((d, i) => w.schedule(T0 + d, i));
     const fired: Array<[number, number]> = [];
     // Walk in uneven steps, as a clock that jumps does.

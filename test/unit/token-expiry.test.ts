@@ -12,7 +12,7 @@ describe('tokenExpiry: the exp of a sign-in token', () => {
     expect(tokenExpiry(NOW, NOW + 400 * 86_400_000, SKEW)).toBe(IAT + 86_400);
   });
 
-  it('is never at or before iat: an expirationTime later in the same second rounds up, one passed within the allowance gives the allowance\'s end', () => {
+  it("is never at or before iat: an expirationTime later in the same second rounds up, one passed within the allowance gives the allowance's end", () => {
     expect(tokenExpiry(NOW, NOW + 100, SKEW)).toBe(IAT + 1);
     expect(tokenExpiry(NOW, NOW - 10_000, SKEW)).toBe(Math.ceil((NOW - 10_000 + SKEW) / 1000));
     expect(tokenExpiry(NOW, NOW - SKEW + 1, SKEW)).toBe(IAT + 1);

@@ -31,32 +31,70 @@ describe('token score', () => {
   });
 
   it('liquidity: log scale, 0 at $1,000 or less, 25 points a decade, 100 from $10,000,000', () => {
-    for (const [usd, part] of [[0, 0], [999, 0], [1_000, 0], [10_000, 25], [1_000_000, 75], [10_000_000, 100], [1e12, 100]] as const) onlyChanged({ liquidityUsd: usd }, 'liquidity', part);
+    for (const [usd, part] of [
+      [0, 0],
+      [999, 0],
+      [1_000, 0],
+      [10_000, 25],
+      [1_000_000, 75],
+      [10_000_000, 100],
+      [1e12, 100],
+    ] as const)
+      onlyChanged({ liquidityUsd: usd }, 'liquidity', part);
     expect(moved({ liquidityUsd: 10_000_000 }).score).toBe(59 + 15);
     expect(moved({ liquidityUsd: 0 }).score).toBe(59 - 15);
   });
 
-  it('volume: the day\'s USD volume, log scale, 0 at $100 or less, 25 points a decade, 100 from $1,000,000', () => {
-    for (const [usd, part] of [[0, 0], [100, 0], [1_000, 25], [100_000, 75], [1_000_000, 100], [5e9, 100]] as const) onlyChanged({ volumeUsd1d: usd }, 'volume', part);
+  it("volume: the day's USD volume, log scale, 0 at $100 or less, 25 points a decade, 100 from $1,000,000", () => {
+    for (const [usd, part] of [
+      [0, 0],
+      [100, 0],
+      [1_000, 25],
+      [100_000, 75],
+      [1_000_000, 100],
+      [5e9, 100],
+    ] as const)
+      onlyChanged({ volumeUsd1d: usd }, 'volume', part);
     expect(moved({ volumeUsd1d: 1_000_000 }).score).toBe(59 + 10);
     expect(moved({ volumeUsd1d: 0 }).score).toBe(59 - 10);
   });
 
-  it('transactions: 100 × log10(1 + n) / 3 of the day\'s swaps, at most 100', () => {
-    for (const [n, part] of [[0, 0], [9, 100 / 3], [999, 100], [100_000, 100]] as const) onlyChanged({ transactions1d: n }, 'transactions', part);
+  it("transactions: 100 × log10(1 + n) / 3 of the day's swaps, at most 100", () => {
+    for (const [n, part] of [
+      [0, 0],
+      [9, 100 / 3],
+      [999, 100],
+      [100_000, 100],
+    ] as const)
+      onlyChanged({ transactions1d: n }, 'transactions', part);
     expect(moved({ transactions1d: 999 }).score).toBe(59 + 5);
     expect(moved({ transactions1d: 0 }).score).toBe(59 - 10);
   });
 
   it('price stability: 100 − 2 × |24 h percent change|, at least 0; no price or none a day before: 0', () => {
-    for (const [pct, part] of [[0, 100], [-10, 80], [25, 50], [-49, 2], [50, 0], [300, 0], [null, 0]] as const) onlyChanged({ usdPricePercentChange1d: pct }, 'priceStability', part);
+    for (const [pct, part] of [
+      [0, 100],
+      [-10, 80],
+      [25, 50],
+      [-49, 2],
+      [50, 0],
+      [300, 0],
+      [null, 0],
+    ] as const)
+      onlyChanged({ usdPricePercentChange1d: pct }, 'priceStability', part);
     expect(moved({ usdPricePercentChange1d: 0 }).score).toBe(59 + 3);
     expect(moved({ usdPricePercentChange1d: -10 }).score).toBe(59);
     expect(moved({ usdPricePercentChange1d: null }).score).toBe(59 - 12);
   });
 
-  it('distribution: 100 − the top 10 holders\' percent of supply; no supply: 0', () => {
-    for (const [pct, part] of [[0, 100], [12.5, 87.5], [100, 0], [null, 0]] as const) onlyChanged({ top10Percent: pct }, 'distribution', part);
+  it("distribution: 100 − the top 10 holders' percent of supply; no supply: 0", () => {
+    for (const [pct, part] of [
+      [0, 100],
+      [12.5, 87.5],
+      [100, 0],
+      [null, 0],
+    ] as const)
+      onlyChanged({ top10Percent: pct }, 'distribution', part);
     expect(moved({ top10Percent: 0 }).score).toBe(59 + 8);
     expect(moved({ top10Percent: null }).score).toBe(59 - 12);
   });

@@ -11,8 +11,16 @@ const role = (t: string): Role => (t === USDC ? 'stable' : 'other');
 const r = (n: number): Ratio => ({ num: BigInt(n), den: 1n });
 const INFO = { name: 'X', symbol: 'X', decimals: 18, nftStandard: '' as const, possibleSpam: false };
 /** `amount` X bought or sold for `usd` USDC. */
-const buy = (amount: number, usd: number) => ({ bought: { token: X, amount: r(amount) }, sold: { token: USDC, amount: r(usd) }, valueUsd: r(usd) });
-const sell = (amount: number, usd: number) => ({ bought: { token: USDC, amount: r(usd) }, sold: { token: X, amount: r(amount) }, valueUsd: r(usd) });
+const buy = (amount: number, usd: number) => ({
+  bought: { token: X, amount: r(amount) },
+  sold: { token: USDC, amount: r(usd) },
+  valueUsd: r(usd),
+});
+const sell = (amount: number, usd: number) => ({
+  bought: { token: USDC, amount: r(usd) },
+  sold: { token: X, amount: r(amount) },
+  valueUsd: r(usd),
+});
 /** A wallet's row from its swaps of X (oldest first) at the current price. */
 const trader = (wallet: string, swaps: ReturnType<typeof buy>[], price: Ratio | null): Trader => {
   const position = positions(swaps, role).find((p) => p.token === X)!;
@@ -45,14 +53,28 @@ describe('top traders: the ranking of the positions', () => {
       totalPnlPercentage: 900,
       roi: 900,
     });
-    expect(second).toMatchObject({ walletAddress: '0xa', totalTokensBought: '3', totalTokensSold: '3', totalTrades: 3, avgCostOfQuantitySold: '10', realizedProfitUsd: '10', realizedProfitPercentage: 50, unrealizedProfitUsd: '5', totalPnlUsd: '15', totalPnlPercentage: 37.5 });
+    expect(second).toMatchObject({
+      walletAddress: '0xa',
+      totalTokensBought: '3',
+      totalTokensSold: '3',
+      totalTrades: 3,
+      avgCostOfQuantitySold: '10',
+      realizedProfitUsd: '10',
+      realizedProfitPercentage: 50,
+      unrealizedProfitUsd: '5',
+      totalPnlUsd: '15',
+      totalPnlPercentage: 37.5,
+    });
     // Other orders and filters.
     expect(traderRows(traders, { ...ANY, sortBy: 'realizedPnl' }).map((t) => t.walletAddress)).toEqual(['0xa', '0xb']);
     expect(traderRows(traders, { ...ANY, sortBy: 'volume', minTradeCount: 3 }).map((t) => t.walletAddress)).toEqual(['0xa']);
     expect(traderRows(traders, { ...ANY, sortBy: 'volume', minVolumeUsd: 14 }).map((t) => t.walletAddress)).toEqual(['0xa']);
     // No price: unrealized is null (pnl.ts' rule), the total the realized part, and unrealizedPnl sorts it last.
     const unpriced = [trader('0xa', swapsA, null), trader('0xb', swapsB, r(25))];
-    expect(traderRows(unpriced, ANY).find((t) => t.walletAddress === '0xa')).toMatchObject({ unrealizedProfitUsd: null, totalPnlUsd: '10' });
+    expect(traderRows(unpriced, ANY).find((t) => t.walletAddress === '0xa')).toMatchObject({
+      unrealizedProfitUsd: null,
+      totalPnlUsd: '10',
+    });
     expect(traderRows(unpriced, { ...ANY, sortBy: 'unrealizedPnl' }).map((t) => t.walletAddress)).toEqual(['0xb', '0xa']);
     // excludeLowLiquidity leaves out a row with no price now.
     expect(traderRows(unpriced, { ...ANY, excludeLowLiquidity: true }).map((t) => t.walletAddress)).toEqual(['0xb']);

@@ -18,11 +18,17 @@ describe('the deliveries started per event-loop turn', () => {
     );
     const kick = (id: string): Promise<void> | undefined => (budget.take() ? (started.push([turn, id]), undefined) : budget.defer(id));
     const waits = ['a', 'b', 'c', 'd', 'e'].map(kick);
-    expect(started).toEqual([[0, 'a'], [0, 'b']]);
+    expect(started).toEqual([
+      [0, 'a'],
+      [0, 'b'],
+    ]);
     expect(budget.waiting).toBe(3);
     turn = 1;
     await nextTurn();
-    expect(started.slice(2)).toEqual([[1, 'c'], [1, 'd']]);
+    expect(started.slice(2)).toEqual([
+      [1, 'c'],
+      [1, 'd'],
+    ]);
     expect(budget.hasRoom()).toBe(false);
     turn = 2;
     await nextTurn();
@@ -36,7 +42,12 @@ describe('the deliveries started per event-loop turn', () => {
 
   it('asks for a stream deferred twice in a turn once', async () => {
     const starts: string[] = [];
-    const budget: TurnBudget = new TurnBudget(1, (id) => (starts.push(id), undefined), () => {}, () => {});
+    const budget: TurnBudget = new TurnBudget(
+      1,
+      (id) => (starts.push(id), undefined),
+      () => {},
+      () => {},
+    );
     expect(budget.take()).toBe(true);
     const [x, y] = [budget.defer('s'), budget.defer('s')];
     expect(budget.waiting).toBe(1);
@@ -46,7 +57,12 @@ describe('the deliveries started per event-loop turn', () => {
 
   it('opens a next turn only after a start or a deferral, never for being asked whether there is room', async () => {
     const turns: string[] = [];
-    const budget = new TurnBudget(1, () => undefined, () => turns.push('opened'), () => turns.push('drained'));
+    const budget = new TurnBudget(
+      1,
+      () => undefined,
+      () => turns.push('opened'),
+      () => turns.push('drained'),
+    );
     // A dispatcher asks while streams wait in line for a busy receiver: that alone must not keep the loop spinning.
     for (let i = 0; i < 3; i++) {
       expect(budget.hasRoom()).toBe(true);

@@ -8,7 +8,17 @@ import { nativeTxIndex, summaryKey } from '../../engine/data-api/transactions/in
 import { summaryAt, summaryOf, transferOfSummary } from '../../engine/data-api/transactions/source.js';
 import { APPROVAL, APPROVAL_FOR_ALL, summarize, summaryRow, type TxSummary } from '../../engine/data-api/transactions/index/summary.js';
 import { normalizeBlock, type BlockRecord, type StoredTx } from '../../engine/evm/record.js';
-import { TRANSFER, TRANSFER_BATCH, TRANSFER_SINGLE, transferKeyRef, transferKeys, transferRefKey, transfersOf, writeBlock, type StoredTransfer } from '../../engine/evm/store.js';
+import {
+  TRANSFER,
+  TRANSFER_BATCH,
+  TRANSFER_SINGLE,
+  transferKeyRef,
+  transferKeys,
+  transferRefKey,
+  transfersOf,
+  writeBlock,
+  type StoredTransfer,
+} from '../../engine/evm/store.js';
 import { pack } from '../../storage/codec.js';
 import { openStore, type Store } from '../../storage/env.js';
 import { tempDir } from '../helpers.js';
@@ -38,11 +48,28 @@ const BLOCK_HASH = `0x${'AB'.repeat(32)}`;
  * numbers in the row (above 2^52, a leading zero, upper case).
  */
 function syntheticRecord(): BlockRecord {
-  const log = (address: string, topics: string[], data: string, logIndex: number) => ({ address, topics, data, logIndex: `0x${logIndex.toString(16)}` });
-  const batch = encodeAbiParameters(parseAbiParameters('uint256[], uint256[]'), [[1n, 7n], [5n, 2n ** 70n]]);
+  const log = (address: string, topics: string[], data: string, logIndex: number) => ({
+    address,
+    topics,
+    data,
+    logIndex: `0x${logIndex.toString(16)}`,
+  });
+  const batch = encodeAbiParameters(parseAbiParameters('uint256[], uint256[]'), [
+    [1n, 7n],
+    [5n, 2n ** 70n],
+  ]);
   const txs: StoredTx[] = [
     {
-      tx: { hash: `0x${'a1'.repeat(32)}`, from: A.toUpperCase().replace('0X', '0x'), to: TOKEN, value: '0x0', nonce: '0x05', gas: '0x5208', gasPrice: '0x1234567890abcdef12', input: '0xa9059cbb' },
+      tx: {
+        hash: `0x${'a1'.repeat(32)}`,
+        from: A.toUpperCase().replace('0X', '0x'),
+        to: TOKEN,
+        value: '0x0',
+        nonce: '0x05',
+        gas: '0x5208',
+        gasPrice: '0x1234567890abcdef12',
+        input: '0xa9059cbb',
+      },
       receipt: { status: '0x1', gasUsed: '0x5208', cumulativeGasUsed: '0x5208', contractAddress: null },
       logs: [
         log(TOKEN, [TRANSFER, topic(A), topic(B)], `0x${word(10n ** 18n)}`, 0),
@@ -51,12 +78,30 @@ function syntheticRecord(): BlockRecord {
       ],
     },
     {
-      tx: { hash: `0x${'a2'.repeat(32)}`, from: B, to: null, value: '0xDE0B6B3A7640000', nonce: '0x0', gas: '0x30d40', gasPrice: '0x3b9aca00', input: '0x6080' },
+      tx: {
+        hash: `0x${'a2'.repeat(32)}`,
+        from: B,
+        to: null,
+        value: '0xDE0B6B3A7640000',
+        nonce: '0x0',
+        gas: '0x30d40',
+        gasPrice: '0x3b9aca00',
+        input: '0x6080',
+      },
       receipt: { root: `0x${'CD'.repeat(32)}`, gasUsed: '0x30d40', cumulativeGasUsed: '0x35f48', contractAddress: NFT },
       logs: [],
     },
     {
-      tx: { hash: `0x${'a3'.repeat(32)}`, from: A, to: NFT, value: '0x2386f26fc10000', nonce: '0x6', gas: '0x7a120', gasPrice: '0x3b9aca00', input: '0x' },
+      tx: {
+        hash: `0x${'a3'.repeat(32)}`,
+        from: A,
+        to: NFT,
+        value: '0x2386f26fc10000',
+        nonce: '0x6',
+        gas: '0x7a120',
+        gasPrice: '0x3b9aca00',
+        input: '0x',
+      },
       receipt: { status: '0x0', gasUsed: '0x1d4c0', cumulativeGasUsed: '0x53408', effectiveGasPrice: '0x77359400', contractAddress: null },
       logs: [
         log(NFT, [TRANSFER, topic(A), topic(B), `0x${word(2n ** 200n + 5n)}`], '0x', 3),
@@ -70,7 +115,16 @@ function syntheticRecord(): BlockRecord {
   ];
   const header = { number: '0x2a', hash: BLOCK_HASH, parentHash: `0x${'0'.repeat(64)}`, timestamp: '0x65000000' };
   const internal = [
-    { txIndex: 2, traceAddress: [0], type: 'CALL', from: NFT.toLowerCase(), to: B, value: '0x2386f26fc10000', gas: '0x6000', gasUsed: '0x0' },
+    {
+      txIndex: 2,
+      traceAddress: [0],
+      type: 'CALL',
+      from: NFT.toLowerCase(),
+      to: B,
+      value: '0x2386f26fc10000',
+      gas: '0x6000',
+      gasUsed: '0x0',
+    },
     { txIndex: 2, traceAddress: [1], type: 'CREATE2', from: null, to: null, value: '0x0', gas: '0x10000000000000', gasUsed: '0x01' },
   ];
   return { header, txs, internal };
@@ -129,7 +183,13 @@ describe('the nativeTxs summary row', () => {
           const t = transfersOf(r).filter((x) => x.transactionIndex === i)[j]!;
           const got = transferOfSummary(store, CHAIN, number, ref);
           const lower = (a: string | undefined): string | undefined => a?.toLowerCase();
-          expect(got && { ...got, contract: lower(got.contract), from: lower(got.from), to: lower(got.to) }).toMatchObject({ kind: t.kind, contract: lower(t.contract), from: lower(t.from), to: lower(t.to), value: t.value });
+          expect(got && { ...got, contract: lower(got.contract), from: lower(got.from), to: lower(got.to) }).toMatchObject({
+            kind: t.kind,
+            contract: lower(t.contract),
+            from: lower(t.from),
+            to: lower(t.to),
+            value: t.value,
+          });
           if (t.kind !== 'erc20') expect(got).toEqual(store.get<StoredTransfer>('transfers', transferKeys(CHAIN, t).byContract));
           expect(ref[1]).toBe(t.logIndex);
           transfers++;
@@ -144,7 +204,13 @@ describe('the nativeTxs summary row', () => {
       { token: NFT.toLowerCase(), owner: A, spender: B, approved: true },
     ]);
     expect(erc20!.nonce).toBe('0x05');
-    expect(creation).toMatchObject({ status: null, root: `0x${'cd'.repeat(32)}`, contractAddress: NFT.toLowerCase(), to: null, value: '0xDE0B6B3A7640000' });
+    expect(creation).toMatchObject({
+      status: null,
+      root: `0x${'cd'.repeat(32)}`,
+      contractAddress: NFT.toLowerCase(),
+      to: null,
+      value: '0xDE0B6B3A7640000',
+    });
     expect(nft!.transfers).toEqual([
       [NFT.toLowerCase(), 3, `0x${(2n ** 200n + 5n).toString(16)}`],
       [NFT.toLowerCase(), 4, '0x1'],
@@ -162,9 +228,22 @@ describe('the nativeTxs summary row', () => {
     expect(plain).toEqual([`0x${'a4'.repeat(32)}`, 0x65000000, 1, B, A, 1, 0, 0, '0x', 0, 0, null]);
     // Transfers, then the two approvals: no internal calls between them is an empty list; nothing after them.
     // A transfer of the token the transaction called names it as 0.
-    expect(erc20!.slice(12)).toEqual([[[0, 0]], [], [[TOKEN, A, B, `0x${(2n ** 256n - 1n).toString(16)}`], [NFT.toLowerCase(), A, B, true]]]);
+    expect(erc20!.slice(12)).toEqual([
+      [[0, 0]],
+      [],
+      [
+        [TOKEN, A, B, `0x${(2n ** 256n - 1n).toString(16)}`],
+        [NFT.toLowerCase(), A, B, true],
+      ],
+    ]);
     expect(erc20!.slice(2, 11)).toEqual(['0x05', A, TOKEN, 0, 0x5208, '0x1234567890abcdef12', '0xa9059cbb', 0x5208, 0x5208]);
-    expect(nft![12]).toEqual([[0, 3, `0x${(2n ** 200n + 5n).toString(16)}`], [0, 4, 1], [0, 4, 7, 1], [0, 5, 9], [TOKEN, 6]]);
+    expect(nft![12]).toEqual([
+      [0, 3, `0x${(2n ** 200n + 5n).toString(16)}`],
+      [0, 4, 1],
+      [0, 4, 7, 1],
+      [0, 5, 9],
+      [TOKEN, 6],
+    ]);
     expect(creation!.slice(11)).toEqual([null, [], [], [], NFT.toLowerCase(), `0x${'cd'.repeat(32)}`]);
   });
 
@@ -184,7 +263,7 @@ describe('the nativeTxs summary row', () => {
     }
   });
 
-  it('takes less than half the named form\'s bytes beside the input (calldata, kept whole in both)', () => {
+  it("takes less than half the named form's bytes beside the input (calldata, kept whole in both)", () => {
     let tuple = 0;
     let named = 0;
     let inputs = 0;

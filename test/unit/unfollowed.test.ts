@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { followedChains, parseConfig } from '../../engine/config/config.js';
 import { FollowedChains, unfollowed } from '../../engine/streams/unfollowed.js';
 
-const follows = (...chains: string[]) => (chain: string): boolean => chains.includes(chain);
+const follows =
+  (...chains: string[]) =>
+  (chain: string): boolean =>
+    chains.includes(chain);
 /** Before any chain removal of the interface's table. */
 const EARLY = Date.parse('2026-01-01T00:00:00Z');
 /** After all of them (0x46f removed from streams, 0x504 no longer producing blocks). */
@@ -36,12 +39,17 @@ describe('FollowedChains.answer', () => {
   const followed = new FollowedChains(follows('0x539'));
   const response = (status: string, statusMessage: string) => ({ id: 's', chainIds: ['0x1'], status, statusMessage, updatedAt: 'then' });
 
-  it('adds the message after the stream\'s own, keeping the fields in their order; error and terminated keep theirs alone', () => {
+  it("adds the message after the stream's own, keeping the fields in their order; error and terminated keep theirs alone", () => {
     const plain = followed.answer(response('active', ''), 'active', ['0x1'], EARLY);
     expect(Object.keys(plain)).toEqual(['id', 'chainIds', 'status', 'statusMessage', 'updatedAt']);
     expect(plain['statusMessage']).toMatch(/^Stream cannot fire on chain 0x1 \(eth\): /);
-    expect(followed.answer(response('paused', 'Stream matches nothing: no include option is set. Set …'), 'paused', ['0x1'], EARLY)['statusMessage']).toMatch(/^Stream matches nothing: no include option is set\. Set … Stream cannot fire on chain 0x1 \(eth\): /);
-    for (const status of ['error', 'terminated']) expect(followed.answer(response(status, 'Stream in error: …'), status, ['0x1'], EARLY)['statusMessage']).toBe('Stream in error: …');
+    expect(
+      followed.answer(response('paused', 'Stream matches nothing: no include option is set. Set …'), 'paused', ['0x1'], EARLY)[
+        'statusMessage'
+      ],
+    ).toMatch(/^Stream matches nothing: no include option is set\. Set … Stream cannot fire on chain 0x1 \(eth\): /);
+    for (const status of ['error', 'terminated'])
+      expect(followed.answer(response(status, 'Stream in error: …'), status, ['0x1'], EARLY)['statusMessage']).toBe('Stream in error: …');
     expect(followed.answer(response('active', ''), 'active', ['0x539'], EARLY)['statusMessage']).toBe('');
   });
 });
@@ -49,8 +57,15 @@ describe('FollowedChains.answer', () => {
 describe('followedChains', () => {
   it('is the devnet when CHAINPOST_CHAINS is unset, the chains it lists, none for `none`, with bitcoin and solana when their node is set', () => {
     expect([...followedChains(parseConfig({}))]).toEqual(['0x539']);
-    expect([...followedChains(parseConfig({ CHAINPOST_CHAINS: 'eth=http://127.0.0.1:1,base=http://127.0.0.1:2' }))]).toEqual(['0x1', '0x2105']);
-    expect([...followedChains(parseConfig({ CHAINPOST_CHAINS: 'none', CHAINPOST_BITCOIN_RPC: 'http://127.0.0.1:3', CHAINPOST_SOLANA_RPC: 'http://127.0.0.1:4' }))]).toEqual(['bitcoin', 'solana']);
+    expect([...followedChains(parseConfig({ CHAINPOST_CHAINS: 'eth=http://127.0.0.1:1,base=http://127.0.0.1:2' }))]).toEqual([
+      '0x1',
+      '0x2105',
+    ]);
+    expect([
+      ...followedChains(
+        parseConfig({ CHAINPOST_CHAINS: 'none', CHAINPOST_BITCOIN_RPC: 'http://127.0.0.1:3', CHAINPOST_SOLANA_RPC: 'http://127.0.0.1:4' }),
+      ),
+    ]).toEqual(['bitcoin', 'solana']);
     expect([...followedChains(parseConfig({ CHAINPOST_CHAINS: 'none' }))]).toEqual([]);
   });
 });

@@ -29,34 +29,34 @@ describe('the watchlist', () => {
     w.stream(stream('s1', ['0x1']));
     w.stream(stream('s2', ['0x89']));
     w.addressesChanged('s1', [A], []);
-    const eth = (await w.compile('0x1'));
-    const polygon = (await w.compile('0x89'));
+    const eth = await w.compile('0x1');
+    const polygon = await w.compile('0x89');
     expect(new EvmFilterSet(eth.filter).match(probeOf(A))).toEqual(new Map([[0, [0]]]));
 
     // Addresses of the polygon stream: ethereum's set stays as it was.
     w.addressesChanged('s2', [B], []);
-    expect((await w.compile('0x1'))).toBe(eth);
-    const polygon2 = (await w.compile('0x89'));
+    expect(await w.compile('0x1')).toBe(eth);
+    const polygon2 = await w.compile('0x89');
     expect(polygon2).not.toBe(polygon);
     expect(new EvmFilterSet(polygon2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
 
     // s1 moves from ethereum to polygon: both chains are compiled again, ethereum without it.
     w.stream(stream('s1', ['0x89']));
-    const eth3 = (await w.compile('0x1'));
+    const eth3 = await w.compile('0x1');
     expect(eth3).not.toBe(eth);
     expect(eth3.streams).toEqual([]);
     expect((await w.compile('0x89')).streams.map((s) => s.id).sort()).toEqual(['s1', 's2']);
     expect((await w.compile('0x89')).filter.version).toBeGreaterThan(polygon2.filter.version);
 
     // An update that changes nothing matching reads, or an address call that changes nothing, recompiles nothing.
-    const polygon3 = (await w.compile('0x89'));
+    const polygon3 = await w.compile('0x89');
     w.stream(stream('s1', ['0x89']));
     w.addressesChanged('s1', [], []);
-    expect((await w.compile('0x89'))).toBe(polygon3);
+    expect(await w.compile('0x89')).toBe(polygon3);
 
     w.removed('s2');
     expect((await w.compile('0x89')).streams.map((s) => s.id)).toEqual(['s1']);
-    expect((await w.compile('0x1'))).toBe(eth3);
+    expect(await w.compile('0x1')).toBe(eth3);
   });
 
   it('compiles one version of a chain at a time: changes made while a compile runs are compiled once, after it, at the latest version', async () => {
@@ -101,23 +101,77 @@ describe('the watchlist and Solana streams', () => {
   const USDT = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
   const WALLET = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 
-  it('loads Solana records from the store and hands their programIds, mintAddresses and addresses (as given) to the chain\'s compile', async () => {
+  it("loads Solana records from the store and hands their programIds, mintAddresses and addresses (as given) to the chain's compile", async () => {
     const store = openStore(tempDir());
     try {
-      const common = { webhookUrl: 'http://x', description: '', tag: '', demo: false, status: 'active', statusMessage: '', createdAt: 0, updatedAt: 0 };
+      const common = {
+        webhookUrl: 'http://x',
+        description: '',
+        tag: '',
+        demo: false,
+        status: 'active',
+        statusMessage: '',
+        createdAt: 0,
+        updatedAt: 0,
+      };
       store.transact(() => {
-        store.put('streams', 't/sol', { ...common, id: 'sol', tenantId: 't', family: 'solana', network: ['mainnet'], programIds: [TOKEN, VOTE], mintAddresses: [USDC], allAddresses: false, amountOfAddresses: 2 });
-        store.put('streams', 't/sol-all', { ...common, id: 'sol-all', tenantId: 't', family: 'solana', network: ['mainnet'], programIds: [], mintAddresses: [], allAddresses: true, amountOfAddresses: 0 });
-        store.put('streams', 't/evm', { ...common, id: 'evm', tenantId: 't', chainIds: ['0x1'], topic0: null, allAddresses: false, amountOfAddresses: 0 });
-        store.put('streams', 'u/btc', { ...common, id: 'btc', tenantId: 'u', family: 'bitcoin', network: ['mainnet'], includeInputs: true, includeOutputs: true, allAddresses: false, amountOfAddresses: 0 });
+        store.put('streams', 't/sol', {
+          ...common,
+          id: 'sol',
+          tenantId: 't',
+          family: 'solana',
+          network: ['mainnet'],
+          programIds: [TOKEN, VOTE],
+          mintAddresses: [USDC],
+          allAddresses: false,
+          amountOfAddresses: 2,
+        });
+        store.put('streams', 't/sol-all', {
+          ...common,
+          id: 'sol-all',
+          tenantId: 't',
+          family: 'solana',
+          network: ['mainnet'],
+          programIds: [],
+          mintAddresses: [],
+          allAddresses: true,
+          amountOfAddresses: 0,
+        });
+        store.put('streams', 't/evm', {
+          ...common,
+          id: 'evm',
+          tenantId: 't',
+          chainIds: ['0x1'],
+          topic0: null,
+          allAddresses: false,
+          amountOfAddresses: 0,
+        });
+        store.put('streams', 'u/btc', {
+          ...common,
+          id: 'btc',
+          tenantId: 'u',
+          family: 'bitcoin',
+          network: ['mainnet'],
+          includeInputs: true,
+          includeOutputs: true,
+          allAddresses: false,
+          amountOfAddresses: 0,
+        });
         store.put('streamAddresses', `sol/${WALLET}`, 1);
         store.put('streamAddresses', `sol/${WALLET.toLowerCase()}`, 1);
       });
       const w = new Watchlist({ families: FAMILIES });
       await w.load(store);
       const solana = w.watchedOn('solana');
-      expect(solana.streams).toEqual([{ id: 'sol', tenantId: 't' }, { id: 'sol-all', tenantId: 't' }]);
-      expect(solana.entries[0]).toMatchObject({ index: 0, keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDC] }, allAddresses: false });
+      expect(solana.streams).toEqual([
+        { id: 'sol', tenantId: 't' },
+        { id: 'sol-all', tenantId: 't' },
+      ]);
+      expect(solana.entries[0]).toMatchObject({
+        index: 0,
+        keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDC] },
+        allAddresses: false,
+      });
       expect([...solana.entries[0]!.addresses].sort()).toEqual([WALLET, WALLET.toLowerCase()].sort());
       expect(solana.entries[1]).toMatchObject({ index: 1, keys: { programIds: [], mintAddresses: [] }, allAddresses: true, addresses: [] });
       // Other families' entries carry their own keys alone, and a Solana stream is on no other chain.
@@ -131,23 +185,29 @@ describe('the watchlist and Solana streams', () => {
     }
   });
 
-  it('recompiles the stream\'s chains when its programIds or mintAddresses change, and only then', async () => {
+  it("recompiles the stream's chains when its programIds or mintAddresses change, and only then", async () => {
     // On an EVM chain, whose compile exists here: what is checked is the watchlist's versioning, the same for every family.
     const w = new Watchlist({ families: FAMILIES });
-    const s = (programIds: string[], mintAddresses: string[]) => ({ id: 's', tenantId: 't', chainIds: ['0x1'], allAddresses: false, keys: { programIds, mintAddresses } });
+    const s = (programIds: string[], mintAddresses: string[]) => ({
+      id: 's',
+      tenantId: 't',
+      chainIds: ['0x1'],
+      allAddresses: false,
+      keys: { programIds, mintAddresses },
+    });
     w.stream(s([TOKEN], []));
-    const first = (await w.compile('0x1'));
+    const first = await w.compile('0x1');
     w.stream(s([TOKEN], []));
-    expect((await w.compile('0x1'))).toBe(first);
+    expect(await w.compile('0x1')).toBe(first);
     w.stream(s([TOKEN, VOTE], []));
-    const second = (await w.compile('0x1'));
+    const second = await w.compile('0x1');
     expect(second.filter.version).toBeGreaterThan(first.filter.version);
     w.stream(s([TOKEN, VOTE], [USDT]));
-    const third = (await w.compile('0x1'));
+    const third = await w.compile('0x1');
     expect(third.filter.version).toBeGreaterThan(second.filter.version);
     expect(w.watchedOn('0x1').entries[0]).toMatchObject({ keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDT] } });
     w.stream(s([TOKEN, VOTE], [USDT]));
-    expect((await w.compile('0x1'))).toBe(third);
+    expect(await w.compile('0x1')).toBe(third);
   });
 });
 
@@ -157,7 +217,18 @@ describe('the watchlist at start', () => {
   it('loads page by page while changes come in, and ends with what the store holds; compiling waits for the load', async () => {
     const store = openStore(tempDir());
     try {
-      const common = { webhookUrl: 'http://x', description: '', tag: '', status: 'active', statusMessage: '', createdAt: 0, updatedAt: 0, chainIds: ['0x1'], topic0: null, allAddresses: false };
+      const common = {
+        webhookUrl: 'http://x',
+        description: '',
+        tag: '',
+        status: 'active',
+        statusMessage: '',
+        createdAt: 0,
+        updatedAt: 0,
+        chainIds: ['0x1'],
+        topic0: null,
+        allAddresses: false,
+      };
       // 300 streams (three pages of streams) of 150 addresses each: 45,000 keys, five pages of addresses.
       const ids = Array.from({ length: 300 }, (_, i) => `s${String(i).padStart(3, '0')}`);
       store.transact(() => {
@@ -252,7 +323,13 @@ describe('the watchlist at start', () => {
 });
 
 describe('where filter sets compile', () => {
-  const entry = (index: number, addresses: string[]) => ({ index, addresses, allAddresses: addresses.length === 0, keys: { topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [] }, derived: NO_DERIVED });
+  const entry = (index: number, addresses: string[]) => ({
+    index,
+    addresses,
+    allAddresses: addresses.length === 0,
+    keys: { topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [] },
+    derived: NO_DERIVED,
+  });
   const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
 
   it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
@@ -260,13 +337,23 @@ describe('where filter sets compile', () => {
     expect(posted.entries.map((e) => e.addresses)).toEqual([`${A}\n${B}`, '', B]);
     const pooled = compileTask(FAMILIES.matching)(posted);
     expect(pooled).toEqual(compileHere(FAMILIES.matching, task));
-    expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(new Map([[0, [0]], [2, [0]]]));
+    expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(
+      new Map([
+        [0, [0]],
+        [2, [0]],
+      ]),
+    );
   });
 
   it('sends a task of more keys than the bound to the pool, and compiles a smaller one here', async () => {
     const sent: number[] = [];
     const log = { info: () => {}, enabled: () => false } as unknown as Parameters<typeof inlineSmallCompiles>[2];
-    const compiler = inlineSmallCompiles({ compile: async (t) => (sent.push(t.version), compileHere(FAMILIES.matching, t)) }, 3, log, FAMILIES.matching);
+    const compiler = inlineSmallCompiles(
+      { compile: async (t) => (sent.push(t.version), compileHere(FAMILIES.matching, t)) },
+      3,
+      log,
+      FAMILIES.matching,
+    );
     await compiler.compile(task); // 4 keys: A, B, a topic, B
     await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] });
     expect(sent).toEqual([7]);

@@ -51,8 +51,17 @@ export interface DefiAdapter {
 }
 
 /** A contract's view by eth_call at the context's block, decoded; null when it reverts or answers nothing of that shape. */
-export async function readView<T>(ctx: Pick<AdapterContext, 'deps' | 'chain' | 'block'>, abi: Abi, address: string, functionName: string, args: readonly unknown[] = []): Promise<T | null> {
-  const out = await fromNode(() => ctx.deps.reads.call(ctx.chain, address, encodeFunctionData({ abi, functionName, args } as never) as Hex, ctx.block), `${functionName} of ${address} on chain ${ctx.chain}`);
+export async function readView<T>(
+  ctx: Pick<AdapterContext, 'deps' | 'chain' | 'block'>,
+  abi: Abi,
+  address: string,
+  functionName: string,
+  args: readonly unknown[] = [],
+): Promise<T | null> {
+  const out = await fromNode(
+    () => ctx.deps.reads.call(ctx.chain, address, encodeFunctionData({ abi, functionName, args } as never) as Hex, ctx.block),
+    `${functionName} of ${address} on chain ${ctx.chain}`,
+  );
   if (out === null || out === '0x') return null;
   try {
     return decodeFunctionResult({ abi, functionName, data: out } as never) as T;

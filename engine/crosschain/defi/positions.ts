@@ -41,7 +41,12 @@ export interface ValuedPosition {
 const ZERO: Ratio = { num: 0n, den: 1n };
 
 /** The wallet's positions on `chain` in the adapters' protocols (none: a chain without a pricing entry or factories of theirs). */
-export async function chainPositions(deps: DataDeps, chain: Chain, adapters: readonly DefiAdapter[], wallet: string): Promise<ValuedPosition[]> {
+export async function chainPositions(
+  deps: DataDeps,
+  chain: Chain,
+  adapters: readonly DefiAdapter[],
+  wallet: string,
+): Promise<ValuedPosition[]> {
   const pricing = deps.pricing?.(chain.key);
   const asked = adapters.map((a) => ({ adapter: a, factories: protocolFactories(pricing, a) })).filter((a) => a.factories.length > 0);
   if (asked.length === 0) return [];
@@ -49,7 +54,11 @@ export async function chainPositions(deps: DataDeps, chain: Chain, adapters: rea
   // Nothing indexed yet: no balance or NFT is known, and there is no block to read the contracts at.
   if (block < 0) return [];
   const reader = priceReader(deps, chain.key, block);
-  const found = await Promise.all(asked.map(async ({ adapter, factories }) => (await adapter.positions({ deps, chain: chain.key, block, factories }, wallet)).map((raw) => ({ adapter, raw }))));
+  const found = await Promise.all(
+    asked.map(async ({ adapter, factories }) =>
+      (await adapter.positions({ deps, chain: chain.key, block, factories }, wallet)).map((raw) => ({ adapter, raw })),
+    ),
+  );
   return Promise.all(
     found.flat().map(async ({ adapter, raw }) => {
       const tokens = await Promise.all(
@@ -58,10 +67,18 @@ export async function chainPositions(deps: DataDeps, chain: Chain, adapters: rea
           const decimals = facts.decimals ?? 0;
           // The LP token is the position itself: its worth is the supplied tokens'.
           const usdPrice = t.tokenType === 'lp' ? null : (reader?.valueUsd(t.address, block) ?? null);
-          return { ...t, name: facts.name, symbol: facts.symbol, decimals, usdPrice, usdValue: usdPrice === null ? null : usdOf(t.amount, decimals, usdPrice) };
+          return {
+            ...t,
+            name: facts.name,
+            symbol: facts.symbol,
+            decimals,
+            usdPrice,
+            usdValue: usdPrice === null ? null : usdOf(t.amount, decimals, usdPrice),
+          };
         }),
       );
-      const sum = (type: PositionToken['tokenType']): Ratio => tokens.reduce((s, t) => (t.tokenType === type && t.usdValue !== null ? add(s, t.usdValue) : s), ZERO);
+      const sum = (type: PositionToken['tokenType']): Ratio =>
+        tokens.reduce((s, t) => (t.tokenType === type && t.usdValue !== null ? add(s, t.usdValue) : s), ZERO);
       return {
         chain,
         protocol: adapter.protocol,
@@ -91,7 +108,12 @@ export function byProtocol(positions: readonly ValuedPosition[]): ProtocolTotal[
   for (const p of positions) {
     const key = `${p.chain.key}/${p.protocol.id}`;
     const t = out.get(key) ?? { protocol: p.protocol, chain: p.chain, positions: 0, totalUsd: ZERO, totalUnclaimedUsd: ZERO };
-    out.set(key, { ...t, positions: t.positions + 1, totalUsd: add(t.totalUsd, p.balanceUsd), totalUnclaimedUsd: add(t.totalUnclaimedUsd, p.unclaimedUsd) });
+    out.set(key, {
+      ...t,
+      positions: t.positions + 1,
+      totalUsd: add(t.totalUsd, p.balanceUsd),
+      totalUnclaimedUsd: add(t.totalUnclaimedUsd, p.unclaimedUsd),
+    });
   }
   return [...out.values()];
 }
@@ -136,7 +158,12 @@ export const v1PositionItem = (p: ValuedPosition) => ({ chainId: v1ChainId(p.cha
  * GET /v1/wallets/:walletAddress/defi/:protocol/positions: the protocol's totals over all its positions on the chains
  * asked (chainId: the one chain, or null over several), and the page's positions.
  */
-export function v1ProtocolResult(adapter: DefiAdapter, chains: readonly Chain[], all: readonly ValuedPosition[], page: readonly ValuedPosition[]) {
+export function v1ProtocolResult(
+  adapter: DefiAdapter,
+  chains: readonly Chain[],
+  all: readonly ValuedPosition[],
+  page: readonly ValuedPosition[],
+) {
   return {
     ...v1Protocol(adapter.protocol),
     chainId: chains.length === 1 ? v1ChainId(chains[0]!) : null,
@@ -152,14 +179,21 @@ export function v1Summary(positions: readonly ValuedPosition[]) {
     activeProtocols: new Set(rows.map((r) => r.protocol.id)).size,
     totalPositions: positions.length,
     ...total(rows),
-    protocols: rows.map((r) => ({ ...v1Protocol(r.protocol), chainId: v1ChainId(r.chain), totalUsd: toNumber(r.totalUsd), totalUnclaimedUsd: toNumber(r.totalUnclaimedUsd), positionCount: r.positions })),
+    protocols: rows.map((r) => ({
+      ...v1Protocol(r.protocol),
+      chainId: v1ChainId(r.chain),
+      totalUsd: toNumber(r.totalUsd),
+      totalUnclaimedUsd: toNumber(r.totalUnclaimedUsd),
+      positionCount: r.positions,
+    })),
   };
 }
 
 // ---- /api/v2.2 (the Data API's fields, data-api-openapi-2.2.json) ----
 
 const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-const snakeKeys = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).map(([k, v]) => [snake(k), v]));
+const snakeKeys = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [snake(k), v]));
 const v22Protocol = (p: DefiProtocol) => ({ protocol_name: p.name, protocol_id: p.id, protocol_url: p.url, protocol_logo: null });
 
 export function v22Position(p: ValuedPosition) {
@@ -187,12 +221,18 @@ export function v22Position(p: ValuedPosition) {
 }
 
 /** GET /api/v2.2/wallets/:address/defi/positions: a bare array, one item per position. */
-export const v22Positions = (positions: readonly ValuedPosition[]) => positions.map((p) => ({ ...v22Protocol(p.protocol), position: v22Position(p) }));
+export const v22Positions = (positions: readonly ValuedPosition[]) =>
+  positions.map((p) => ({ ...v22Protocol(p.protocol), position: v22Position(p) }));
 
 /** GET /api/v2.2/wallets/:address/defi/:protocol/positions. */
 export function v22ProtocolPositions(adapter: DefiAdapter, positions: readonly ValuedPosition[]) {
   const { totalUsd, totalUnclaimedUsd } = total(byProtocol(positions));
-  return { ...v22Protocol(adapter.protocol), total_usd_value: totalUsd, total_unclaimed_usd_value: totalUnclaimedUsd, positions: positions.map(v22Position) };
+  return {
+    ...v22Protocol(adapter.protocol),
+    total_usd_value: totalUsd,
+    total_unclaimed_usd_value: totalUnclaimedUsd,
+    positions: positions.map(v22Position),
+  };
 }
 
 /** GET /api/v2.2/wallets/:address/defi/summary. */
@@ -203,6 +243,11 @@ export function v22Summary(positions: readonly ValuedPosition[]) {
     total_positions: s.totalPositions,
     total_usd_value: s.totalUsd,
     total_unclaimed_usd_value: s.totalUnclaimedUsd,
-    protocols: byProtocol(positions).map((r) => ({ ...v22Protocol(r.protocol), total_usd_value: toNumber(r.totalUsd), total_unclaimed_usd_value: toNumber(r.totalUnclaimedUsd), positions: r.positions })),
+    protocols: byProtocol(positions).map((r) => ({
+      ...v22Protocol(r.protocol),
+      total_usd_value: toNumber(r.totalUsd),
+      total_unclaimed_usd_value: toNumber(r.totalUnclaimedUsd),
+      positions: r.positions,
+    })),
   };
 }

@@ -11,7 +11,11 @@ export const ADAPTERS: readonly DefiAdapter[] = [uniswapV2, uniswapV3];
 /** The adapter of a protocol id (case aside); else 400 naming `field` and the ids there are. */
 export function adapterOf(id: string, field = 'protocol'): DefiAdapter {
   const found = ADAPTERS.find((a) => a.protocol.id === id.trim().toLowerCase());
-  if (found === undefined) throw badRequest(field, `unknown protocol "${id}": this server has adapters for ${ADAPTERS.map((a) => a.protocol.id).join(', ')} (GET /v1/defi/protocols)`);
+  if (found === undefined)
+    throw badRequest(
+      field,
+      `unknown protocol "${id}": this server has adapters for ${ADAPTERS.map((a) => a.protocol.id).join(', ')} (GET /v1/defi/protocols)`,
+    );
   return found;
 }
 

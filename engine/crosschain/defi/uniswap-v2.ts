@@ -13,10 +13,14 @@ import { readView, type AdapterContext, type DefiAdapter, type RawPosition } fro
 const ABI = parseAbi(['function getReserves() view returns (uint112, uint112, uint32)', 'function totalSupply() view returns (uint256)']);
 
 /** The wallet's share of a pair's reserve, rounded down as burn() pays it. */
-export const shareOfReserve = (balance: bigint, reserve: bigint, supply: bigint): bigint => (supply === 0n ? 0n : (balance * reserve) / supply);
+export const shareOfReserve = (balance: bigint, reserve: bigint, supply: bigint): bigint =>
+  supply === 0n ? 0n : (balance * reserve) / supply;
 
 async function position(ctx: AdapterContext, pair: string, row: PoolRow, balance: bigint): Promise<RawPosition | null> {
-  const [reserves, supply] = await Promise.all([readView<readonly [bigint, bigint, number]>(ctx, ABI, pair, 'getReserves'), readView<bigint>(ctx, ABI, pair, 'totalSupply')]);
+  const [reserves, supply] = await Promise.all([
+    readView<readonly [bigint, bigint, number]>(ctx, ABI, pair, 'getReserves'),
+    readView<bigint>(ctx, ABI, pair, 'totalSupply'),
+  ]);
   if (reserves === null || supply === null || supply === 0n) return null;
   const [reserve0, reserve1] = reserves;
   return {

@@ -31,7 +31,11 @@ export const MAX_V3_POSITIONS = 1_000;
 export function heldIds(kv: Kv, chain: string, wallet: string, manager: string, max = MAX_V3_POSITIONS): bigint[] {
   const prefix = `owner/${chain}/${wallet}/${manager}/`;
   const held = kv.range<Holding>('nftOwners', { start: prefix, end: `${prefix}\uffff`, limit: max + 1 });
-  if (held.length > max) throw badRequest('walletAddress', `holds more than ${max} Uniswap v3 positions of ${manager} on chain ${chain}: more than this server reads for one answer`);
+  if (held.length > max)
+    throw badRequest(
+      'walletAddress',
+      `holds more than ${max} Uniswap v3 positions of ${manager} on chain ${chain}: more than this server reads for one answer`,
+    );
   return held.map((e) => BigInt(`0x${e.key.slice(prefix.length)}`));
 }
 
@@ -79,7 +83,11 @@ async function position(ctx: AdapterContext, factory: Factory, manager: string, 
 export const uniswapV3: DefiAdapter = {
   protocol: { id: 'uniswap-v3', name: 'Uniswap v3', url: 'https://app.uniswap.org/positions', kind: 'v3' },
   async positions(ctx, wallet) {
-    const jobs = ctx.factories.flatMap((f) => (f.positionManager === undefined ? [] : heldIds(ctx.deps.kv, ctx.chain, wallet, f.positionManager).map((id) => () => position(ctx, f, f.positionManager!, id))));
+    const jobs = ctx.factories.flatMap((f) =>
+      f.positionManager === undefined
+        ? []
+        : heldIds(ctx.deps.kv, ctx.chain, wallet, f.positionManager).map((id) => () => position(ctx, f, f.positionManager!, id)),
+    );
     return (await inBatches(jobs)).filter((p): p is RawPosition => p !== null);
   },
 };

@@ -25,7 +25,15 @@ async function walletPositions(deps: DataDeps, resolved: ResolvedChains, adapter
 
 /** Positions computed whole (a wallet holds few), answered `limit` at a time; the cursor is of `name`, the query and the chains. */
 function paged<T>(all: readonly T[], name: string, resolved: ResolvedChains, q: { limit: number; cursor: string | null }) {
-  return offsetPage(all, { list: listOf(name, q, resolved.chains.map((c) => c.key)), limit: q.limit, cursor: q.cursor });
+  return offsetPage(all, {
+    list: listOf(
+      name,
+      q,
+      resolved.chains.map((c) => c.key),
+    ),
+    limit: q.limit,
+    cursor: q.cursor,
+  });
 }
 
 /** GET /v1/wallets/:walletAddress/defi/positions. */

@@ -20,7 +20,10 @@ const ZERO_HASH = '0x00000000000000000000000000000000000000000000000000000000000
  */
 async function indexedHeader(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, number: number): Promise<BlockHeader> {
   const block = indexedBlockAt(deps.kv, chain, number);
-  const parentHash = number === 0 ? ZERO_HASH : (indexedBlockAt(deps.kv, chain, number - 1)?.hash ?? deps.kv.get<string>('canon', blockKey(chain, number - 1)));
+  const parentHash =
+    number === 0
+      ? ZERO_HASH
+      : (indexedBlockAt(deps.kv, chain, number - 1)?.hash ?? deps.kv.get<string>('canon', blockKey(chain, number - 1)));
   if (block !== undefined && parentHash !== undefined) return { number, hash: block.hash, parentHash, timestamp: block.timestamp };
   return nodeHeader(deps, chain, number);
 }

@@ -56,7 +56,11 @@ async function call<F extends 'resolver' | 'addr' | 'name'>(deps: Deps, ens: Ens
 }
 
 function followed(deps: Deps, ens: EnsConfig): void {
-  if (deps.follower(ens.chain) === undefined) throw new ApiError(404, `ENS is read from chain ${ens.chain}, which this server does not follow (CHAINPOST_CHAINS; CHAINPOST_ENS names another chain's registry)`);
+  if (deps.follower(ens.chain) === undefined)
+    throw new ApiError(
+      404,
+      `ENS is read from chain ${ens.chain}, which this server does not follow (CHAINPOST_CHAINS; CHAINPOST_ENS names another chain's registry)`,
+    );
 }
 
 /** The address a normalized name resolves to, or undefined. */
@@ -90,7 +94,7 @@ export async function reverseName(deps: Deps, ens: EnsConfig, q: z.output<typeof
   } catch {
     throw notFound(`${q.address} names ${JSON.stringify(name)}, which is not a valid ENS name`);
   }
-  if ((await addressOf(deps, ens, normalized)) !== q.address) throw notFound(`${q.address} names ${name}, which does not resolve back to it`);
+  if ((await addressOf(deps, ens, normalized)) !== q.address)
+    throw notFound(`${q.address} names ${name}, which does not resolve back to it`);
   return { name };
 }
-

@@ -22,14 +22,27 @@ const rangeQuery = {
 };
 
 export const contractLogsQuery = z
-  .object({ ...rangeQuery, block_number: blockNumber.optional(), topic0: hash32.optional(), topic1: hash32.optional(), topic2: hash32.optional(), topic3: hash32.optional() })
+  .object({
+    ...rangeQuery,
+    block_number: blockNumber.optional(),
+    topic0: hash32.optional(),
+    topic1: hash32.optional(),
+    topic2: hash32.optional(),
+    topic3: hash32.optional(),
+  })
   // block_number is one block: the range from it to it.
   .transform((q) => (q.block_number === undefined ? q : { ...q, from_block: q.block_number, to_block: q.block_number }));
 
 type Topics = Array<string | undefined>;
 
 /** One page of a contract's logs, optionally those of one topic0 and with topic1…3 filters; rows with their key's position. */
-async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractLogsQuery>, topics: Topics, list: string) {
+async function logPage(
+  deps: Pick<DataDeps, 'kv' | 'indexer'>,
+  chain: string,
+  q: z.output<typeof contractLogsQuery>,
+  topics: Topics,
+  list: string,
+) {
   await indexedTo(deps, chain, q.to_block);
   const bounds = blockSpan(deps.kv, chain, q);
   if (bounds === null) return { page: 0, cursor: null, rows: [] };
@@ -41,7 +54,10 @@ async function logPage(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q:
   const rowOf = (value: unknown, key: string): LogRow | undefined => {
     if (seen.has(key)) return seen.get(key);
     const at = key.slice(prefix.length);
-    const log = topic0 === undefined ? contractEntryLog(deps.kv, chain, q.address, at, value as ContractEntry) : topicEntryLog(deps.kv, chain, q.address, at, value as TopicEntry);
+    const log =
+      topic0 === undefined
+        ? contractEntryLog(deps.kv, chain, q.address, at, value as ContractEntry)
+        : topicEntryLog(deps.kv, chain, q.address, at, value as TopicEntry);
     seen.set(key, log);
     return log;
   };
@@ -98,7 +114,10 @@ const topic = z.string().transform((t, ctx) => {
   try {
     return toEventSelector(t.replace(/^event\s+/, '')).toLowerCase();
   } catch {
-    ctx.addIssue({ code: 'custom', message: 'not an event topic (a 32-byte hash or a signature such as Transfer(address,address,uint256))' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'not an event topic (a 32-byte hash or a signature such as Transfer(address,address,uint256))',
+    });
     return z.NEVER;
   }
 });
@@ -123,7 +142,12 @@ function eventOf(abi: z.output<typeof contractEventsBody>, topic: string): AbiEv
 }
 
 /** POST /:address/events: the contract's logs of one event, decoded (a log the ABI does not decode, an anonymous namesake, is left out). */
-export async function contractEvents(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, q: z.output<typeof contractEventsQuery>, abi: z.output<typeof contractEventsBody>) {
+export async function contractEvents(
+  deps: Pick<DataDeps, 'kv' | 'indexer'>,
+  chain: string,
+  q: z.output<typeof contractEventsQuery>,
+  abi: z.output<typeof contractEventsBody>,
+) {
   const event = eventOf(abi, q.topic);
   const decode = (log: LogRow) => {
     try {

@@ -36,9 +36,15 @@ export async function nativeBalance(deps: Pick<DataDeps, 'kv' | 'reads'>, chain:
 }
 
 /** GET /wallets/balances: one entry for the chain, its wallets in the order asked. */
-export async function nativeBalances(deps: Pick<DataDeps, 'kv' | 'reads' | 'indexer'>, chain: Chain, q: z.output<typeof nativeBalancesQuery>) {
+export async function nativeBalances(
+  deps: Pick<DataDeps, 'kv' | 'reads' | 'indexer'>,
+  chain: Chain,
+  q: z.output<typeof nativeBalancesQuery>,
+) {
   const block = readBlock(deps.kv, chain.key, q.to_block);
-  const wallets = await Promise.all(q.wallet_addresses.map(async (address) => ({ address, balance: await balanceAt(deps, chain.key, address, block) })));
+  const wallets = await Promise.all(
+    q.wallet_addresses.map(async (address) => ({ address, balance: await balanceAt(deps, chain.key, address, block) })),
+  );
   const total = wallets.reduce((sum, w) => sum + w.balance, 0n);
   // The block's time comes from the block-time index: wait (a bounded time) for it to hold the block.
   if (block !== 'latest') await indexedTo(deps, chain.key, block);
@@ -51,7 +57,11 @@ export async function nativeBalances(deps: Pick<DataDeps, 'kv' | 'reads' | 'inde
       block_number: block === 'latest' ? null : String(block),
       block_timestamp: ts === undefined ? null : unixIso(ts),
       total_balance_formatted: formatEther(total),
-      wallet_balances: wallets.map((w) => ({ address: w.address, balance: w.balance.toString(), balance_formatted: formatEther(w.balance) })),
+      wallet_balances: wallets.map((w) => ({
+        address: w.address,
+        balance: w.balance.toString(),
+        balance_formatted: formatEther(w.balance),
+      })),
     },
   ];
 }

@@ -14,7 +14,11 @@ import { blockNumber, evmAddress } from '../common/params.js';
  * several as an array; integers as decimal strings.
  */
 
-export const runFunctionQuery = z.object({ address: evmAddress, function_name: z.string().min(1, 'required'), to_block: blockNumber.optional() });
+export const runFunctionQuery = z.object({
+  address: evmAddress,
+  function_name: z.string().min(1, 'required'),
+  to_block: blockNumber.optional(),
+});
 
 /** An ABI parameter: a type and an optional name, a tuple with its components (checked here, so no item makes a 500). */
 const abiParam: z.ZodType<{ type: string; name?: string | undefined; components?: unknown[] | undefined }> = z.lazy(() =>
@@ -49,7 +53,8 @@ function coerce(p: AbiParameter, v: unknown, field: string): unknown {
     return Object.fromEntries(parts.map((c) => [c.name, coerce(c, (obj as Record<string, unknown>)[c.name ?? ''], `${field}.${c.name}`)]));
   }
   if (/^u?int\d*$/.test(p.type)) {
-    if ((typeof v !== 'string' && typeof v !== 'number') || !/^-?(\d+|0x[0-9a-fA-F]+)$/.test(String(v))) throw badRequest(field, `expected an integer for ${p.type}`);
+    if ((typeof v !== 'string' && typeof v !== 'number') || !/^-?(\d+|0x[0-9a-fA-F]+)$/.test(String(v)))
+      throw badRequest(field, `expected an integer for ${p.type}`);
     return String(v).startsWith('-') ? -BigInt(String(v).slice(1)) : BigInt(String(v));
   }
   if (p.type === 'bool') {
@@ -69,14 +74,21 @@ function parseJson(v: string, field: string): unknown {
   }
 }
 
-export async function runFunction(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: string, q: z.output<typeof runFunctionQuery>, body: z.output<typeof runFunctionBody>) {
+export async function runFunction(
+  deps: Pick<DataDeps, 'kv' | 'reads'>,
+  chain: string,
+  q: z.output<typeof runFunctionQuery>,
+  body: z.output<typeof runFunctionBody>,
+) {
   const params = body.params ?? {};
   const candidates = body.abi.filter((i) => i.type === 'function' && i.name === q.function_name) as unknown as AbiFunction[];
   if (candidates.length === 0) throw badRequest('function_name', `the ABI has no function ${q.function_name}`);
   // An input without a name (a public mapping's getter) is given by its position.
   const nameOf = (p: AbiParameter, i: number): string => (p.name === undefined || p.name === '' ? String(i) : p.name);
   // Overloads: the one whose inputs are the params given.
-  const fn = candidates.find((f) => f.inputs.length === Object.keys(params).length && f.inputs.every((p, i) => nameOf(p, i) in params)) ?? candidates[0]!;
+  const fn =
+    candidates.find((f) => f.inputs.length === Object.keys(params).length && f.inputs.every((p, i) => nameOf(p, i) in params)) ??
+    candidates[0]!;
   const args = fn.inputs.map((p, i) => {
     const name = nameOf(p, i);
     if (!(name in params)) throw badRequest(`params.${name}`, `required by ${q.function_name}`);
@@ -89,12 +101,17 @@ export async function runFunction(deps: Pick<DataDeps, 'kv' | 'reads'>, chain: s
     throw badRequest('params', (err as Error).message.split('\n')[0]!);
   }
   const out = await fromNode(() => deps.reads.call(chain, q.address, data, readBlock(deps.kv, chain, q.to_block)));
-  if (out === null) throw new ApiError(400, `function_name: the call of ${q.function_name} on ${q.address} reverted`, { field: 'function_name' });
+  if (out === null)
+    throw new ApiError(400, `function_name: the call of ${q.function_name} on ${q.address} reverted`, { field: 'function_name' });
   let decoded: unknown;
   try {
     decoded = decodeFunctionResult({ abi: [fn], functionName: fn.name, data: out });
   } catch (err) {
-    throw new ApiError(400, `abi: the answer of ${q.function_name} does not decode with its outputs (${(err as Error).message.split('\n')[0]})`, { field: 'abi' });
+    throw new ApiError(
+      400,
+      `abi: the answer of ${q.function_name} does not decode with its outputs (${(err as Error).message.split('\n')[0]})`,
+      { field: 'abi' },
+    );
   }
   return jsonValue(decoded);
 }

@@ -32,7 +32,15 @@ export function indexedBlockAt(kv: Kv, chain: string, number: number): { timesta
 
 /** The first and last indexed block numbers of the chain, if any. */
 export function indexedSpan(kv: Pick<Kv, 'range'>, chain: string): [number, number] | undefined {
-  const ends = [false, true].map((reverse) => kv.range<BlockTimeRow>('blockTimes', reverse ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 } : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 })[0]);
+  const ends = [false, true].map(
+    (reverse) =>
+      kv.range<BlockTimeRow>(
+        'blockTimes',
+        reverse
+          ? { start: `${chain}/\uffff`, end: `${chain}/`, reverse, limit: 1 }
+          : { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 },
+      )[0],
+  );
   if (ends[0] === undefined || ends[1] === undefined) return undefined;
   const num = (key: string) => parseInt(key.slice(chain.length + 1), 16);
   return [num(ends[0].key), num(ends[1].key)];
@@ -82,7 +90,10 @@ export const MAX_KEY_BLOCK = 0xffffffffffff;
  * block number in 12 hex digits and a `/`.
  */
 export function spanBounds(span: { from: number; to: number }): { low?: string; high?: string } {
-  return { ...(span.from > 0 ? { low: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}), ...(span.to < MAX_KEY_BLOCK ? { high: `${n12(span.to + 1)}/` } : {}) };
+  return {
+    ...(span.from > 0 ? { low: `${n12(Math.min(span.from, MAX_KEY_BLOCK))}/` } : {}),
+    ...(span.to < MAX_KEY_BLOCK ? { high: `${n12(span.to + 1)}/` } : {}),
+  };
 }
 
 /** A query's blocks as rangePage bounds (keys as spanBounds reads them), never past the indexed `head`; null when nothing can match. */

@@ -33,7 +33,12 @@ export interface IndexedBlock {
 
 /** A block record as the indexes read it. */
 export function indexedBlock(chain: string, number: number, hash: string, record: BlockRecord): IndexedBlock {
-  const transfers = transfersOf(record).map((t) => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() }));
+  const transfers = transfersOf(record).map((t) => ({
+    ...t,
+    contract: t.contract.toLowerCase(),
+    from: t.from.toLowerCase(),
+    to: t.to.toLowerCase(),
+  }));
   return { chain, number, hash, timestamp: Number(record.header['timestamp']), record, transfers };
 }
 
@@ -164,7 +169,12 @@ export class DataIndexer {
     private readonly log: Logger,
     private readonly opts: DataIndexerOptions = {},
   ) {
-    this.runs = new ChainRuns((chain) => this.build(chain), clock, RETRY_MS, (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }));
+    this.runs = new ChainRuns(
+      (chain) => this.build(chain),
+      clock,
+      RETRY_MS,
+      (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }),
+    );
   }
 
   /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
@@ -190,7 +200,8 @@ export class DataIndexer {
     const seen = `${state.number}/${state.hash}/${canon}`;
     const known = this.unread.get(chain);
     // Still the same meeting point: the stored chain there unchanged (unknown below the undo rows: the build is stuck).
-    if (known?.seen === seen && (known.hash === undefined || this.kv.get<string>('canon', blockKey(chain, known.n)) === known.hash)) return known.n;
+    if (known?.seen === seen && (known.hash === undefined || this.kv.get<string>('canon', blockKey(chain, known.n)) === known.hash))
+      return known.n;
     let n = state.number;
     let hash: string | null | undefined = state.hash;
     while (n >= 0 && typeof hash === 'string' && this.kv.get<string>('canon', blockKey(chain, n)) !== hash) {
@@ -285,7 +296,11 @@ export class DataIndexer {
         if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
       }
       const last = blocks.at(-1)!;
-      this.kv.put('indexState', chain, { number: last.number, hash: last.hash, start: state?.start ?? blocks[0]!.number } satisfies IndexState);
+      this.kv.put('indexState', chain, {
+        number: last.number,
+        hash: last.hash,
+        start: state?.start ?? blocks[0]!.number,
+      } satisfies IndexState);
       return true;
     });
     if (wrote) this.release(chain);
@@ -338,9 +353,15 @@ export class DataIndexer {
       await this.kv.transactAsync(() => {
         const key = blockKey(chain, state.number);
         const row = this.kv.get<UndoRow>('indexUndo', key);
-        if (row === undefined) throw new Error(`block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`);
+        if (row === undefined)
+          throw new Error(
+            `block ${state.number} of ${chain} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`,
+          );
         // The saved bytes view the store's read buffer (Kv.get): copied before the writes below read again.
-        takeBack(this.kv, row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]));
+        takeBack(
+          this.kv,
+          row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]),
+        );
         this.kv.remove('indexUndo', key);
         // The block below as it was indexed (the parent this block was indexed on): if that left the chain too
         // and its undo row is gone (deeper than UNDO_BLOCKS), the next turn refuses to go on.

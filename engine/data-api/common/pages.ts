@@ -11,7 +11,8 @@ export async function indexedHead(deps: DataDeps, chain: string): Promise<number
   return (await indexedTo(deps, chain)).position;
 }
 
-const notIndexed = (chain: string, number: number): ApiError => new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
+const notIndexed = (chain: string, number: number): ApiError =>
+  new ApiError(503, `block ${number} of chain ${chain} is not indexed yet; try again`);
 
 /** What reads a page's blocks: the store, and the indexer's IndexedBlocks when there is one (the server's). */
 export type BlockDeps = Pick<DataDeps, 'kv'> & { indexer?: Pick<DataIndexer, 'blocks'> };

@@ -28,7 +28,11 @@ const WAIT_MS = 2_000;
  * behind (a backfill, a catch-up: more than two index batches) it does not wait and answers from what they
  * hold. Resolves whether they hold the block; with the last block they hold.
  */
-export async function indexedTo(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, to?: number): Promise<{ reached: boolean; position: number }> {
+export async function indexedTo(
+  deps: Pick<DataDeps, 'kv' | 'indexer'>,
+  chain: string,
+  to?: number,
+): Promise<{ reached: boolean; position: number }> {
   const head = storedHead(deps.kv, chain);
   const target = Math.min(to ?? head, head);
   const position = deps.indexer.position(chain) ?? -1;

@@ -33,7 +33,11 @@ export const indexerTables = {
     inPlace: false,
     chainKeys: ['{chain}'],
     rows: [
-      { key: '`chain`', value: '`{number, hash, start}`: the last block every Data API index holds and the first (`start`: where the indexes began; ERC-20 token transfers answer from it, NFT contracts seen first after it are read from the node) (reads about a later block wait for it)' },
+      {
+        key: '`chain`',
+        value:
+          '`{number, hash, start}`: the last block every Data API index holds and the first (`start`: where the indexes began; ERC-20 token transfers answer from it, NFT contracts seen first after it are read from the node) (reads about a later block wait for it)',
+      },
     ],
   },
   indexUndo: {
@@ -41,7 +45,11 @@ export const indexerTables = {
     inPlace: false,
     chainKeys: ['{chain}/'],
     rows: [
-      { key: '`chain/number (12 hex digits)`', value: "`{hash, undo: [[table, key, bytes before or null], …]}`: what the block's index writes replaced, kept for the last 256 indexed blocks (a deeper reorg is refused and logged)" },
+      {
+        key: '`chain/number (12 hex digits)`',
+        value:
+          "`{hash, undo: [[table, key, bytes before or null], …]}`: what the block's index writes replaced, kept for the last 256 indexed blocks (a deeper reorg is refused and logged)",
+      },
     ],
   },
 } satisfies TableDeclarations;

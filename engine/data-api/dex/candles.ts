@@ -7,7 +7,26 @@ import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './index/key
 import { offsetCursor, readOffsetCursor, indexedHead } from '../common/pages.js';
 import { cursor, date, limit, poolAddress } from '../common/params.js';
 import { priceReader, type PriceReader } from './index/prices.js';
-import { answered, baseIsToken0, bucketEnd, bucketOf, candleBucket, candleKey, CURRENCIES, mergeCandles, pricedPool, quoteValue, swapInQuote, TIMEFRAMES, tradeCandle, tradeOf, type CandleRow, type CandlesRow, type StoredBase, type Timeframe } from './index/swap-candles.js';
+import {
+  answered,
+  baseIsToken0,
+  bucketEnd,
+  bucketOf,
+  candleBucket,
+  candleKey,
+  CURRENCIES,
+  mergeCandles,
+  pricedPool,
+  quoteValue,
+  swapInQuote,
+  TIMEFRAMES,
+  tradeCandle,
+  tradeOf,
+  type CandleRow,
+  type CandlesRow,
+  type StoredBase,
+  type Timeframe,
+} from './index/swap-candles.js';
 
 /**
  * GET /pairs/:address/ohlcv: candles of a pair's base token from its priced swaps (data-api-notes.md §3.5). Each
@@ -35,7 +54,18 @@ const MAX_SWAPS = 20_000;
 /** Stored candles read for one answer at most (100,000 minutes: 69 days of a pool that trades every minute). */
 const MAX_ROWS = 100_000;
 /** The stored timeframe each longer one sums; the others are built from the swaps. */
-const BASE_OF: Partial<Record<Timeframe, StoredBase>> = { '1min': '1min', '5min': '1min', '10min': '1min', '30min': '1min', '1h': '1min', '4h': '1min', '12h': '1min', '1d': '1d', '1w': '1d', '1M': '1d' };
+const BASE_OF: Partial<Record<Timeframe, StoredBase>> = {
+  '1min': '1min',
+  '5min': '1min',
+  '10min': '1min',
+  '30min': '1min',
+  '1h': '1min',
+  '4h': '1min',
+  '12h': '1min',
+  '1d': '1d',
+  '1w': '1d',
+  '1M': '1d',
+};
 
 type Query = z.output<typeof ohlcvQuery>;
 
@@ -44,7 +74,8 @@ export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
   const head = await indexedHead(deps, chain);
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));
   const reader = priceReader(deps, chain, head);
-  if (row === undefined || reader === undefined) throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
+  if (row === undefined || reader === undefined)
+    throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
   const candles = answered(await build(deps, chain, reader, q, row, head));
   const start = q.cursor === null ? 0 : readOffsetCursor(q.cursor);
   const page = candles.slice(start, start + q.limit);
@@ -63,7 +94,14 @@ export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
  * The candles of the buckets from fromDate's through toDate's, whole (a bucket's candle does not depend on where the
  * range cuts it): stored ones summed, or for timeframes under a minute the swaps priced one by one.
  */
-async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Query, row: PoolRow, head: number): Promise<Map<number, CandleRow>> {
+async function build(
+  deps: DataDeps,
+  chain: string,
+  reader: PriceReader,
+  q: Query,
+  row: PoolRow,
+  head: number,
+): Promise<Map<number, CandleRow>> {
   // Nothing is older than 1970, and a negative bucket would not sort among the stored ones.
   const start = bucketOf(Math.max(0, q.fromDate), q.timeframe);
   const end = bucketEnd(q.toDate, q.timeframe);
@@ -79,9 +117,25 @@ async function build(deps: DataDeps, chain: string, reader: PriceReader, q: Quer
 }
 
 /** The stored candles of `base` whose buckets start in [start, end), oldest first. */
-function fromStored(deps: DataDeps, chain: string, q: Query, base: StoredBase, start: number, end: number, add: (t: number, c: CandleRow) => void): void {
-  const rows = deps.kv.range<CandlesRow>('dexCandles', { start: candleKey(chain, q.address, base, start), end: candleKey(chain, q.address, base, end), limit: MAX_ROWS + 1 });
-  if (rows.length > MAX_ROWS) throw badRequest('fromDate', `more than ${MAX_ROWS} stored ${base} candles between fromDate and toDate: ask for a narrower range or a longer timeframe`);
+function fromStored(
+  deps: DataDeps,
+  chain: string,
+  q: Query,
+  base: StoredBase,
+  start: number,
+  end: number,
+  add: (t: number, c: CandleRow) => void,
+): void {
+  const rows = deps.kv.range<CandlesRow>('dexCandles', {
+    start: candleKey(chain, q.address, base, start),
+    end: candleKey(chain, q.address, base, end),
+    limit: MAX_ROWS + 1,
+  });
+  if (rows.length > MAX_ROWS)
+    throw badRequest(
+      'fromDate',
+      `more than ${MAX_ROWS} stored ${base} candles between fromDate and toDate: ask for a narrower range or a longer timeframe`,
+    );
   const currency = CURRENCIES.indexOf(q.currency);
   for (const { key, value } of rows) {
     const c = value[currency];
@@ -90,13 +144,27 @@ function fromStored(deps: DataDeps, chain: string, q: Query, base: StoredBase, s
 }
 
 /** The pool's swaps in the blocks of [start, end), each priced as the candle index prices it, oldest first. */
-async function fromSwaps(deps: DataDeps, chain: string, reader: PriceReader, q: Query, row: PoolRow, head: number, start: number, end: number, add: (t: number, c: CandleRow) => void): Promise<void> {
+async function fromSwaps(
+  deps: DataDeps,
+  chain: string,
+  reader: PriceReader,
+  q: Query,
+  row: PoolRow,
+  head: number,
+  start: number,
+  end: number,
+  add: (t: number, c: CandleRow) => void,
+): Promise<void> {
   const from = blockAtOrAfter(deps.kv, chain, start);
   const to = Math.min(blockAtOrBefore(deps.kv, chain, end - 1) ?? -1, head);
   if (from === undefined || to < from) return;
   const prefix = poolRowsPrefix(chain, q.address);
   const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: prefix + pos(from, 0), end: prefix + pos(to + 1, 0), limit: MAX_SWAPS + 1 });
-  if (swaps.length > MAX_SWAPS) throw badRequest('fromDate', `more than ${MAX_SWAPS} swaps between fromDate and toDate: ask for a narrower range or a timeframe of a minute or more`);
+  if (swaps.length > MAX_SWAPS)
+    throw badRequest(
+      'fromDate',
+      `more than ${MAX_SWAPS} swaps between fromDate and toDate: ask for a narrower range or a timeframe of a minute or more`,
+    );
   const pool = pricedPool(reader, chain, q.address, row, await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]));
   const wrappedNative = deps.pricing!(chain)!.wrappedNative;
   for (const { key, value } of swaps) {

@@ -9,7 +9,21 @@ import { DAY } from '../erc20/index/keys.js';
 import { pos } from '../../evm/store.js';
 import { tokenMetadata } from '../erc20/tokens.js';
 import { blockNumber, cursor, date, evmAddress, limit, poolAddress } from '../common/params.js';
-import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toNumber, usdCents, type PriceReader, type Ratio, LAST_LOG } from './index/prices.js';
+import {
+  add,
+  decimal,
+  div,
+  isExchange,
+  mul,
+  poolAt,
+  priceReader,
+  sidePrice,
+  toNumber,
+  usdCents,
+  type PriceReader,
+  type Ratio,
+  LAST_LOG,
+} from './index/prices.js';
 
 /**
  * The official SDK's pair calls, from the DEX index: GET /:pair_address/reserves, GET /:token0_address/:token1_address/
@@ -20,11 +34,25 @@ import { add, decimal, div, isExchange, mul, poolAt, priceReader, sidePrice, toN
 
 const at = { to_block: blockNumber.optional(), to_date: date.optional() };
 export const reservesQuery = z.object({ pair_address: poolAddress, ...at });
-export const pairAddressQuery = z.object({ token0_address: evmAddress, token1_address: evmAddress, exchange: z.string().min(1).max(100), ...at });
-export const pairPriceQuery = z.object({ token0_address: evmAddress, token1_address: evmAddress, exchange: z.string().min(1).max(100).optional(), ...at });
+export const pairAddressQuery = z.object({
+  token0_address: evmAddress,
+  token1_address: evmAddress,
+  exchange: z.string().min(1).max(100),
+  ...at,
+});
+export const pairPriceQuery = z.object({
+  token0_address: evmAddress,
+  token1_address: evmAddress,
+  exchange: z.string().min(1).max(100).optional(),
+  ...at,
+});
 
 /** The block a query asks about: to_block, else the last indexed block at or before to_date, else the head; never past the head. */
-async function blockOf(deps: DataDeps, chain: string, q: { to_block?: number | undefined; to_date?: number | undefined }): Promise<{ head: number; block: number }> {
+async function blockOf(
+  deps: DataDeps,
+  chain: string,
+  q: { to_block?: number | undefined; to_date?: number | undefined },
+): Promise<{ head: number; block: number }> {
   const head = await indexedHead(deps, chain);
   const asked = q.to_block ?? (q.to_date === undefined ? head : blockAtOrBefore(deps.kv, chain, q.to_date));
   if (asked === undefined) throw new ApiError(404, `chain ${chain} has no indexed block at or before ${q.to_date} (to_date)`);
@@ -33,7 +61,8 @@ async function blockOf(deps: DataDeps, chain: string, q: { to_block?: number | u
 
 function pool(deps: DataDeps, chain: string, address: string): PoolRow {
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, address));
-  if (row === undefined) throw new ApiError(404, `${address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
+  if (row === undefined)
+    throw new ApiError(404, `${address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
   return row;
 }
 
@@ -77,7 +106,8 @@ async function deepest(deps: DataDeps, chain: string, pools: Array<[string, Pool
 export async function pairAddress(deps: DataDeps, chain: string, q: z.output<typeof pairAddressQuery>) {
   const { head, block } = await blockOf(deps, chain, q);
   const found = await deepest(deps, chain, poolsOf(deps, chain, q.token0_address, q.token1_address, q.exchange), block, head);
-  if (found === null) throw new ApiError(404, `no ${q.exchange} pair of ${q.token0_address} and ${q.token1_address} on chain ${chain} at block ${block}`);
+  if (found === null)
+    throw new ApiError(404, `no ${q.exchange} pair of ${q.token0_address} and ${q.token1_address} on chain ${chain} at block ${block}`);
   const [token0, token1] = await tokenMetadata(deps, chain, [found.row[1], found.row[2]]);
   return { token0, token1, pairAddress: found.address };
 }
@@ -85,7 +115,11 @@ export async function pairAddress(deps: DataDeps, chain: string, q: z.output<typ
 export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeof pairPriceQuery>) {
   const { head, block } = await blockOf(deps, chain, q);
   const found = await deepest(deps, chain, poolsOf(deps, chain, q.token0_address, q.token1_address, q.exchange), block, head);
-  if (found === null) throw new ApiError(404, `no pair of ${q.token0_address} and ${q.token1_address} on chain ${chain} at block ${block}${q.exchange === undefined ? '' : ` (${q.exchange})`}`);
+  if (found === null)
+    throw new ApiError(
+      404,
+      `no pair of ${q.token0_address} and ${q.token1_address} on chain ${chain} at block ${block}${q.exchange === undefined ? '' : ` (${q.exchange})`}`,
+    );
   // The base token is the first address asked, the quote token the second: quote_price is the base's price in the quote.
   const baseIs0 = found.row[1] === q.token0_address;
   const p0 = found.state.price0;
@@ -142,7 +176,12 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
     const usd24h = then === null || otherThen === null ? null : mul(sidePrice(then.price0, p.isToken0), otherThen);
     // The last day's swaps, newest first, down to the first block past the one a day before.
     const rowsPrefix = poolRowsPrefix(chain, p.address);
-    const swaps = deps.kv.range<SwapRow>('dexSwaps', { start: rowsPrefix + pos(head, LAST_LOG), end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0), reverse: true, limit: VOLUME_SWAPS });
+    const swaps = deps.kv.range<SwapRow>('dexSwaps', {
+      start: rowsPrefix + pos(head, LAST_LOG),
+      end: rowsPrefix + pos((dayAgo ?? -1) + 1, 0),
+      reverse: true,
+      limit: VOLUME_SWAPS,
+    });
     const [mineMoved, theirsMoved] = swaps.reduce(
       ([m, t], { value }) => {
         const a = BigInt(p.isToken0 ? value[3] : value[4]);
@@ -153,7 +192,12 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
     );
     const volumeUsd = p.usd === null ? null : mul({ num: mineMoved, den: 10n ** BigInt(p.dMine) }, p.usd);
     // In the native token: a pool against the wrapped native token needs no USD route (the amounts of it moved).
-    const volumeNative = p.other === wrapped ? { num: theirsMoved, den: 10n ** BigInt(p.dTheirs) } : volumeUsd === null || native === null || native.num === 0n ? null : div(volumeUsd, native);
+    const volumeNative =
+      p.other === wrapped
+        ? { num: theirsMoved, den: 10n ** BigInt(p.dTheirs) }
+        : volumeUsd === null || native === null || native.num === 0n
+          ? null
+          : div(volumeUsd, native);
     const [otherInfo] = await tokenMetadata(deps, chain, [p.other]);
     const side = (t: typeof info, type: 'token0' | 'token1', liquidity: Ratio | null) => ({
       token_address: t!.address,
@@ -167,7 +211,8 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
     });
     const usdPrice = p.usd === null ? null : toNumber(p.usd);
     const usdPrice24h = usd24h === null ? null : toNumber(usd24h);
-    const [thin, deep] = p.mineUsd === null || p.theirsUsd === null ? [null, null] : [toNumber(p.mineUsd), toNumber(p.theirsUsd)].sort((a, b) => a - b);
+    const [thin, deep] =
+      p.mineUsd === null || p.theirsUsd === null ? [null, null] : [toNumber(p.mineUsd), toNumber(p.theirsUsd)].sort((a, b) => a - b);
     const skew = thin === null || deep === null || deep === 0 ? null : thin! / deep!;
     pairs.push({
       exchange_address: p.factory.address,
@@ -177,7 +222,8 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
       pair_address: p.address,
       usd_price: usdPrice,
       usd_price_24hr: usdPrice24h,
-      usd_price_24hr_percent_change: usdPrice === null || usdPrice24h === null || usdPrice24h === 0 ? null : (100 * (usdPrice - usdPrice24h)) / usdPrice24h,
+      usd_price_24hr_percent_change:
+        usdPrice === null || usdPrice24h === null || usdPrice24h === 0 ? null : (100 * (usdPrice - usdPrice24h)) / usdPrice24h,
       usd_price_24hr_usd_change: usdPrice === null || usdPrice24h === null ? null : usdPrice - usdPrice24h,
       liquidity_usd: p.liquidity,
       liquidity_skew: skew === null ? null : skew < MIN_SKEW ? 0 : skew,
@@ -186,16 +232,31 @@ export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<type
       quote_token: p.other,
       volume_24h_native: volumeNative === null ? null : toNumber(volumeNative),
       volume_24h_usd: volumeUsd === null ? null : toNumber(volumeUsd),
-      pair: p.isToken0 ? [side(info, 'token0', p.mineUsd), side(otherInfo, 'token1', p.theirsUsd)] : [side(otherInfo, 'token0', p.theirsUsd), side(info, 'token1', p.mineUsd)],
+      pair: p.isToken0
+        ? [side(info, 'token0', p.mineUsd), side(otherInfo, 'token1', p.theirsUsd)]
+        : [side(otherInfo, 'token0', p.theirsUsd), side(info, 'token1', p.mineUsd)],
     });
   }
-  return { pairs, cursor: start + q.limit < weighed.length ? offsetCursor(start + q.limit) : null, page_size: q.limit, page: Math.floor(start / q.limit) };
+  return {
+    pairs,
+    cursor: start + q.limit < weighed.length ? offsetCursor(start + q.limit) : null,
+    page_size: q.limit,
+    page: Math.floor(start / q.limit),
+  };
 }
 
 /** A token's pools (the first MAX_TOKEN_PAIRS) with its price through each and each side in USD at `block` (default: now, the indexed head), deepest first. */
-export async function weighPools(deps: DataDeps, chain: string, reader: PriceReader | undefined, head: number, token: string, block = head) {
+export async function weighPools(
+  deps: DataDeps,
+  chain: string,
+  reader: PriceReader | undefined,
+  head: number,
+  token: string,
+  block = head,
+) {
   const prefix = tokenPoolsPrefix(chain, token);
-  const rows = reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: MAX_TOKEN_PAIRS });
+  const rows =
+    reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: MAX_TOKEN_PAIRS });
   const weighed = [];
   for (const { key } of rows) {
     const [other, address] = key.slice(prefix.length).split('/') as [string, string];
@@ -213,10 +274,25 @@ export async function weighPools(deps: DataDeps, chain: string, reader: PriceRea
     const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
     const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
     const liquidity = mineUsd === null || theirsUsd === null ? null : add(mineUsd, theirsUsd);
-    weighed.push({ other, address, row, factory, isToken0, d0, d1, dMine, dTheirs, usd, mineUsd, theirsUsd, liquidity: liquidity === null ? null : cents(liquidity) });
+    weighed.push({
+      other,
+      address,
+      row,
+      factory,
+      isToken0,
+      d0,
+      d1,
+      dMine,
+      dTheirs,
+      usd,
+      mineUsd,
+      theirsUsd,
+      liquidity: liquidity === null ? null : cents(liquidity),
+    });
   }
   return weighed.sort((a, b) => (b.liquidity ?? -1) - (a.liquidity ?? -1));
 }
 
 /** The pools' sides in USD, summed (each pool to the cent; one without a price counts 0). */
-export const totalLiquidity = (pools: ReadonlyArray<{ liquidity: number | null }>): number => pools.reduce((sum, p) => sum + (p.liquidity ?? 0), 0);
+export const totalLiquidity = (pools: ReadonlyArray<{ liquidity: number | null }>): number =>
+  pools.reduce((sum, p) => sum + (p.liquidity ?? 0), 0);

@@ -42,16 +42,32 @@ const MAX_SCAN = 5_000;
 type SwapType = (typeof TYPES)[number];
 
 /** The parameters every swap list takes (the reference's camelCase names). */
-const listParams = { fromBlock: blockNumber.optional(), toBlock: blockNumber.optional(), fromDate: date.optional(), toDate: date.optional(), limit: limit(), order, cursor };
+const listParams = {
+  fromBlock: blockNumber.optional(),
+  toBlock: blockNumber.optional(),
+  fromDate: date.optional(),
+  toDate: date.optional(),
+  limit: limit(),
+  order,
+  cursor,
+};
 const typesOf = <T extends readonly [string, ...string[]]>(types: T) => z.array(z.enum(types, types.join(' or '))).default([]);
 
-export const walletSwapsQuery = z.object({ address: evmAddress, tokenAddress: evmAddress.optional(), ...listParams, transactionTypes: typesOf(TYPES) });
+export const walletSwapsQuery = z.object({
+  address: evmAddress,
+  tokenAddress: evmAddress.optional(),
+  ...listParams,
+  transactionTypes: typesOf(TYPES),
+});
 export const tokenSwapsQuery = z.object({ address: evmAddress, ...listParams, transactionTypes: typesOf(TYPES) });
 export const pairSwapsQuery = z.object({ address: poolAddress, ...listParams, transactionTypes: typesOf(PAIR_TYPES) });
 type ListQuery = Omit<z.output<typeof tokenSwapsQuery>, 'transactionTypes'> & { transactionTypes: readonly string[] };
 
 /** Where a list's swaps are: an index whose entries name the pool (a wallet's, a token's), or one pool's own rows. */
-type Source = { table: 'dexWalletSwaps'; prefix: string } | { table: 'dexTokenSwaps'; prefix: string; token: string } | { table: 'dexSwaps'; prefix: string; pool: string };
+type Source =
+  | { table: 'dexWalletSwaps'; prefix: string }
+  | { table: 'dexTokenSwaps'; prefix: string; token: string }
+  | { table: 'dexSwaps'; prefix: string; pool: string };
 
 /** One indexed swap. */
 interface Seen {
@@ -69,10 +85,21 @@ interface Seen {
 }
 
 /** An entry of a list's source read with its pool and swap rows; undefined when either is gone. */
-function seen(kv: Kv, chain: string, reader: Pick<PriceReader, 'role'>, poolRow: (pool: string) => PoolRow | undefined, source: Source, key: string, value: string | SwapRow): Seen | undefined {
+function seen(
+  kv: Kv,
+  chain: string,
+  reader: Pick<PriceReader, 'role'>,
+  poolRow: (pool: string) => PoolRow | undefined,
+  source: Source,
+  key: string,
+  value: string | SwapRow,
+): Seen | undefined {
   const { blockNumber, logIndex } = posAt(key);
   const pool = source.table === 'dexSwaps' ? source.pool : (value as string);
-  const swap = source.table === 'dexSwaps' ? (value as SwapRow) : kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
+  const swap =
+    source.table === 'dexSwaps'
+      ? (value as SwapRow)
+      : kv.get<SwapRow>('dexSwaps', poolRowsPrefix(chain, pool) + pos(blockNumber, logIndex));
   const row = poolRow(pool);
   if (row === undefined || swap === undefined) return undefined;
   const usdIs0 = !baseIsToken0(reader, row);
@@ -104,14 +131,26 @@ function legs(reader: Pick<PriceReader, 'valueUsd'>, s: Seen, decimalsOf: (token
 }
 
 /** A leg in the reference's TokenTransactionTokenMetadata: the amount as a positive decimal, USD at the swap's block. */
-const legItem = (l: Leg, info: TokenInfo) => ({ address: l.token, name: info.name, symbol: info.symbol, logo: null, amount: formatted(l.whole.num, info.decimals), usdPrice: l.usd === null ? null : toNumber(l.usd), usdAmount: l.value === null ? null : toNumber(l.value) });
+const legItem = (l: Leg, info: TokenInfo) => ({
+  address: l.token,
+  name: info.name,
+  symbol: info.symbol,
+  logo: null,
+  amount: formatted(l.whole.num, info.decimals),
+  usdPrice: l.usd === null ? null : toNumber(l.usd),
+  usdAmount: l.value === null ? null : toNumber(l.value),
+});
 
-const pairLabel = (base: { token: string; info: TokenInfo }, quote: { token: string; info: TokenInfo }): string => `${base.info.symbol || base.token}/${quote.info.symbol || quote.token}`;
+const pairLabel = (base: { token: string; info: TokenInfo }, quote: { token: string; info: TokenInfo }): string =>
+  `${base.info.symbol || base.token}/${quote.info.symbol || quote.token}`;
 
 /** A swap with its legs valued: what each list's item is made of. */
 async function priced(reader: PriceReader, s: Seen, infoOf: (token: string) => Promise<TokenInfo>, iso: string) {
   const [info0, info1] = await Promise.all([infoOf(s.row[1]), infoOf(s.row[2])]);
-  const infos = new Map([[s.row[1], info0], [s.row[2], info1]]);
+  const infos = new Map([
+    [s.row[1], info0],
+    [s.row[2], info1],
+  ]);
   const { bought: b, sold: o, value } = legs(reader, s, (token) => infos.get(token)!.decimals ?? 0);
   const withInfo = (l: Leg) => ({ ...l, info: infos.get(l.token)!, item: legItem(l, infos.get(l.token)!) });
   const [bought, sold] = [withInfo(b), withInfo(o)];
@@ -174,30 +213,58 @@ const pairItem = (p: Priced) => ({
  * cursor names the list by `name` and the query (dates, not the blocks they come to: a date past the head moves
  * with each block). Empty when the chain has no pricing entry (the DEX index holds nothing of it).
  */
-async function swapPage(deps: DataDeps, chain: string, head: number, reader: PriceReader | undefined, name: string, q: ListQuery, source: Source, keepAlso?: { by: string | undefined; keep: (s: Seen) => boolean }) {
-  const bounds = headBounds(deps.kv, chain, head, { from_block: q.fromBlock, to_block: q.toBlock, from_date: q.fromDate, to_date: q.toDate });
+async function swapPage(
+  deps: DataDeps,
+  chain: string,
+  head: number,
+  reader: PriceReader | undefined,
+  name: string,
+  q: ListQuery,
+  source: Source,
+  keepAlso?: { by: string | undefined; keep: (s: Seen) => boolean },
+) {
+  const bounds = headBounds(deps.kv, chain, head, {
+    from_block: q.fromBlock,
+    to_block: q.toBlock,
+    from_date: q.fromDate,
+    to_date: q.toDate,
+  });
   const types = new Set(q.transactionTypes);
   // Only types never indexed (the pair list's liquidity changes): nothing to read.
   const none = types.size > 0 && !TYPES.some((t) => types.has(t));
   if (reader === undefined || bounds === null || none) return { page: 0, cursor: null, swaps: [] };
   // A request reads each pool row once, and each entry once (the filter reads it, then the page).
   const pools = new Map<string, PoolRow | undefined>();
-  const poolRow = (pool: string): PoolRow | undefined => (pools.has(pool) ? pools.get(pool) : pools.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
+  const poolRow = (pool: string): PoolRow | undefined =>
+    pools.has(pool) ? pools.get(pool) : pools.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool);
   const entries = new Map<string, Seen | undefined>();
-  const entry = (key: string, value: string | SwapRow): Seen | undefined => (entries.has(key) ? entries.get(key) : entries.set(key, seen(deps.kv, chain, reader, poolRow, source, key, value)).get(key));
+  const entry = (key: string, value: string | SwapRow): Seen | undefined =>
+    entries.has(key) ? entries.get(key) : entries.set(key, seen(deps.kv, chain, reader, poolRow, source, key, value)).get(key);
   const keep = (value: string | SwapRow, key: string): boolean => {
     const s = entry(key, value);
     return s !== undefined && (keepAlso === undefined || keepAlso.keep(s)) && (types.size === 0 || types.has(s.type));
   };
   // The wallet list's cursors keep the form they had before the other lists (its filter last among the query's), so cursors already handed out still page.
   const list = `${name} ${q.order} ${[q.fromBlock, q.toBlock, q.fromDate, q.toDate, ...(keepAlso === undefined ? [] : [keepAlso.by])].join(',')} ${[...types].join(',')}`;
-  const page = rangePage<string | SwapRow>(deps.kv, source.table, source.prefix, { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, keep, maxScan: MAX_SCAN });
+  const page = rangePage<string | SwapRow>(deps.kv, source.table, source.prefix, {
+    list,
+    limit: q.limit,
+    reverse: q.order === 'DESC',
+    cursor: q.cursor,
+    ...bounds,
+    keep,
+    maxScan: MAX_SCAN,
+  });
   const rows = page.rows.flatMap(({ key, value }) => entry(key, value) ?? []);
   // A page's swaps share a few tokens: each token's metadata is read once.
   const infos = new Map<string, Promise<TokenInfo>>();
   const infoOf = (token: string): Promise<TokenInfo> => infos.get(token) ?? infos.set(token, metadata(deps, chain, token)).get(token)!;
   const block = pageBlocks(deps, chain);
-  return { page: page.page, cursor: page.cursor, swaps: await Promise.all(rows.map((s) => priced(reader, s, infoOf, block(s.blockNumber).iso))) };
+  return {
+    page: page.page,
+    cursor: page.cursor,
+    swaps: await Promise.all(rows.map((s) => priced(reader, s, infoOf, block(s.blockNumber).iso))),
+  };
 }
 
 async function readerAt(deps: DataDeps, chain: string) {
@@ -209,13 +276,26 @@ export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typ
   const { head, reader } = await readerAt(deps, chain);
   const token = q.tokenAddress;
   const ofToken = { by: token, keep: (s: Seen): boolean => token === undefined || s.row[1] === token || s.row[2] === token };
-  const p = await swapPage(deps, chain, head, reader, 'wallet-swaps', q, { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, q.address) }, ofToken);
+  const p = await swapPage(
+    deps,
+    chain,
+    head,
+    reader,
+    'wallet-swaps',
+    q,
+    { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, q.address) },
+    ofToken,
+  );
   return { page: p.page, page_size: q.limit, cursor: p.cursor, result: p.swaps.map(tradeItem(deps, chain)) };
 }
 
 export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<typeof tokenSwapsQuery>) {
   const { head, reader } = await readerAt(deps, chain);
-  const p = await swapPage(deps, chain, head, reader, 'token-swaps', q, { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, q.address), token: q.address });
+  const p = await swapPage(deps, chain, head, reader, 'token-swaps', q, {
+    table: 'dexTokenSwaps',
+    prefix: tokenSwapsPrefix(chain, q.address),
+    token: q.address,
+  });
   return { page: p.page, page_size: q.limit, cursor: p.cursor, result: p.swaps.map(tradeItem(deps, chain)) };
 }
 
@@ -223,13 +303,30 @@ export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<type
 export async function pairSwaps(deps: DataDeps, chain: string, q: z.output<typeof pairSwapsQuery>) {
   const { head, reader } = await readerAt(deps, chain);
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));
-  if (row === undefined || reader === undefined) throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
-  const p = await swapPage(deps, chain, head, reader, 'pair-swaps', q, { table: 'dexSwaps', prefix: poolRowsPrefix(chain, q.address), pool: q.address });
+  if (row === undefined || reader === undefined)
+    throw new ApiError(404, `${q.address} is no DEX pool this server indexes on chain ${chain} (a pool of a factory in CHAINPOST_PRICING)`);
+  const p = await swapPage(deps, chain, head, reader, 'pair-swaps', q, {
+    table: 'dexSwaps',
+    prefix: poolRowsPrefix(chain, q.address),
+    pool: q.address,
+  });
   const baseIs0 = baseIsToken0(reader, row);
   // The pair's tokens: amounts belong to swaps, so only the price (at the head) is the pair's.
   const side = async (token: string) => {
     const [info, usd] = await Promise.all([metadata(deps, chain, token), reader.valueUsd(token, head)]);
-    return { token, info, item: { address: token, name: info.name, symbol: info.symbol, logo: null, amount: null, usdPrice: usd === null ? null : toNumber(usd), usdAmount: null } };
+    return {
+      token,
+      info,
+      item: {
+        address: token,
+        name: info.name,
+        symbol: info.symbol,
+        logo: null,
+        amount: null,
+        usdPrice: usd === null ? null : toNumber(usd),
+        usdAmount: null,
+      },
+    };
   };
   const [base, quote] = await Promise.all([side(baseIs0 ? row[1] : row[2]), side(baseIs0 ? row[2] : row[1])]);
   return {
@@ -273,21 +370,45 @@ export interface Blame {
  * the lists take them), valued at their blocks; with the price reader at the indexed head for current prices. No
  * swaps when the chain has no pricing entry (the DEX index holds nothing of it).
  */
-export async function tradesOf(deps: DataDeps, chain: string, of: { wallet: string } | { token: string }, range: BlockRangeQuery, blame: Blame, max = MAX_TRADES): Promise<{ trades: Trade[]; reader: PriceReader | undefined; head: number }> {
+export async function tradesOf(
+  deps: DataDeps,
+  chain: string,
+  of: { wallet: string } | { token: string },
+  range: BlockRangeQuery,
+  blame: Blame,
+  max = MAX_TRADES,
+): Promise<{ trades: Trade[]; reader: PriceReader | undefined; head: number }> {
   const { head, reader } = await readerAt(deps, chain);
   const bounds = headBounds(deps.kv, chain, head, range);
   if (reader === undefined || bounds === null) return { trades: [], reader, head };
-  const source: Source = 'wallet' in of ? { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, of.wallet) } : { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, of.token), token: of.token };
-  const entries = deps.kv.range<string>(source.table, { start: source.prefix + (bounds.low ?? ''), end: source.prefix + bounds.high, limit: max + 1 });
-  if (entries.length > max) throw badRequest(blame.field, `more than ${max} swaps in the window on chain ${chain}: ${blame.hint ?? 'narrow it'}`);
+  const source: Source =
+    'wallet' in of
+      ? { table: 'dexWalletSwaps', prefix: walletSwapsPrefix(chain, of.wallet) }
+      : { table: 'dexTokenSwaps', prefix: tokenSwapsPrefix(chain, of.token), token: of.token };
+  const entries = deps.kv.range<string>(source.table, {
+    start: source.prefix + (bounds.low ?? ''),
+    end: source.prefix + bounds.high,
+    limit: max + 1,
+  });
+  if (entries.length > max)
+    throw badRequest(blame.field, `more than ${max} swaps in the window on chain ${chain}: ${blame.hint ?? 'narrow it'}`);
   const rows = new Map<string, PoolRow | undefined>();
-  const poolRow = (pool: string): PoolRow | undefined => (rows.has(pool) ? rows.get(pool) : rows.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool));
+  const poolRow = (pool: string): PoolRow | undefined =>
+    rows.has(pool) ? rows.get(pool) : rows.set(pool, deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))).get(pool);
   const swaps = entries.flatMap(({ key, value }) => seen(deps.kv, chain, reader, poolRow, source, key, value) ?? []);
   const decimals = new Map<string, number>();
-  await Promise.all([...new Set(swaps.flatMap((s) => [s.row[1], s.row[2]]))].map(async (t) => void decimals.set(t, await reader.tokenDecimals(t))));
+  await Promise.all(
+    [...new Set(swaps.flatMap((s) => [s.row[1], s.row[2]]))].map(async (t) => void decimals.set(t, await reader.tokenDecimals(t))),
+  );
   const trades = swaps.map((s): Trade => {
     const { bought, sold, value } = legs(reader, s, (t) => decimals.get(t)!);
-    return { wallet: s.swap[2], blockNumber: s.blockNumber, bought: { token: bought.token, amount: bought.whole }, sold: { token: sold.token, amount: sold.whole }, valueUsd: value };
+    return {
+      wallet: s.swap[2],
+      blockNumber: s.blockNumber,
+      bought: { token: bought.token, amount: bought.whole },
+      sold: { token: sold.token, amount: sold.whole },
+      valueUsd: value,
+    };
   });
   return { trades, reader, head };
 }

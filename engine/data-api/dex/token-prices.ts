@@ -26,21 +26,49 @@ const options = {
   include: z.enum(['percent_change'], 'percent_change').optional(),
 };
 
-export const tokenPriceQuery = z.object({ address: evmAddress, exchange: exchange.optional(), to_block: blockNumber.optional(), ...options });
+export const tokenPriceQuery = z.object({
+  address: evmAddress,
+  exchange: exchange.optional(),
+  to_block: blockNumber.optional(),
+  ...options,
+});
 export const tokenPricesQuery = z.object(options);
 export const tokenPricesBody = z.object({
   tokens: z
-    .array(z.object({ token_address: evmAddress, exchange: exchange.optional(), to_block: z.union([blockNumber, z.number().int().nonnegative().max(2 ** 48)]).optional() }).strict())
+    .array(
+      z
+        .object({
+          token_address: evmAddress,
+          exchange: exchange.optional(),
+          to_block: z
+            .union([
+              blockNumber,
+              z
+                .number()
+                .int()
+                .nonnegative()
+                .max(2 ** 48),
+            ])
+            .optional(),
+        })
+        .strict(),
+    )
     .min(1, 'at least one token')
     .max(MAX_PRICES, `at most ${MAX_PRICES} tokens`),
 });
 
 type Options = z.output<typeof tokenPricesQuery>;
 
-
-
 /** One token's erc20Price; null when no pool prices it. */
-async function price(deps: DataDeps, reader: PriceReader | undefined, chain: string, head: number, token: string, toBlock: number | undefined, opts: PriceOptions) {
+async function price(
+  deps: DataDeps,
+  reader: PriceReader | undefined,
+  chain: string,
+  head: number,
+  token: string,
+  toBlock: number | undefined,
+  opts: PriceOptions,
+) {
   const block = toBlock === undefined ? head : Math.min(toBlock, head);
   const [found, info] = await Promise.all([reader?.price(token, block, opts) ?? null, metadata(deps, chain, token)]);
   if (found === null) return null;
@@ -54,7 +82,13 @@ async function price(deps: DataDeps, reader: PriceReader | undefined, chain: str
     nativePrice:
       nativeUsd === null || nativeUsd.num === 0n
         ? null
-        : { value: ((now.usd.num * nativeUsd.den * 10n ** 18n) / (now.usd.den * nativeUsd.num)).toString(), decimals: NATIVE.decimals, name: NATIVE.name, symbol: NATIVE.symbol, address: deps.pricing!(chain)!.wrappedNative },
+        : {
+            value: ((now.usd.num * nativeUsd.den * 10n ** 18n) / (now.usd.den * nativeUsd.num)).toString(),
+            decimals: NATIVE.decimals,
+            name: NATIVE.name,
+            symbol: NATIVE.symbol,
+            address: deps.pricing!(chain)!.wrappedNative,
+          },
     usdPrice,
     usdPriceFormatted: decimal(now.usd, 18),
     '24hrPercentChange': percent === null ? null : String(percent),
@@ -76,7 +110,11 @@ async function price(deps: DataDeps, reader: PriceReader | undefined, chain: str
 export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<typeof tokenPriceQuery>) {
   const head = await indexedHead(deps, chain);
   const out = await price(deps, priceReader(deps, chain, head), chain, head, q.address, q.to_block, optionsOf(q, q.exchange));
-  if (out === null) throw new ApiError(404, `no pool this server indexed prices ${q.address} on chain ${chain}${q.to_block === undefined ? '' : ` at block ${q.to_block}`}: a pool against a stablecoin, the wrapped native token or a whitelisted token, each side holding at least $${q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD} (min_pair_side_liquidity_usd)`);
+  if (out === null)
+    throw new ApiError(
+      404,
+      `no pool this server indexed prices ${q.address} on chain ${chain}${q.to_block === undefined ? '' : ` at block ${q.to_block}`}: a pool against a stablecoin, the wrapped native token or a whitelisted token, each side holding at least $${q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD} (min_pair_side_liquidity_usd)`,
+    );
   return out;
 }
 
@@ -84,6 +122,8 @@ export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<type
 export async function tokenPrices(deps: DataDeps, chain: string, q: Options, body: z.output<typeof tokenPricesBody>) {
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);
-  const out = await Promise.all(body.tokens.map((t) => price(deps, reader, chain, head, t.token_address, t.to_block, optionsOf(q, t.exchange))));
+  const out = await Promise.all(
+    body.tokens.map((t) => price(deps, reader, chain, head, t.token_address, t.to_block, optionsOf(q, t.exchange))),
+  );
   return out.filter((p) => p !== null);
 }

@@ -45,16 +45,31 @@ export interface Held {
 }
 
 /** The wallet's tokens with a balance above 0: all of them, or the asked ones; at the head or at `toBlock`. */
-export async function held(deps: DataDeps, chain: string, wallet: string, head: number, toBlock: number | undefined, only: readonly string[]): Promise<Held[]> {
+export async function held(
+  deps: DataDeps,
+  chain: string,
+  wallet: string,
+  head: number,
+  toBlock: number | undefined,
+  only: readonly string[],
+): Promise<Held[]> {
   const prefix = walletBalancesPrefix(chain, wallet);
   if (toBlock !== undefined && toBlock < head) {
     // The past: balanceOf at that block for every token the wallet ever held here.
-    const known = only.length > 0 ? only.filter((t) => deps.kv.has('erc20Pairs', balanceKey(chain, wallet, t))) : deps.kv.range<unknown>('erc20Pairs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key.slice(prefix.length));
-    const read = await Promise.all(known.map(async (token) => ({ token, balance: (await viewUint(deps, chain, token, toBlock, 'balanceOf', [wallet])) ?? 0n })));
+    const known =
+      only.length > 0
+        ? only.filter((t) => deps.kv.has('erc20Pairs', balanceKey(chain, wallet, t)))
+        : deps.kv.range<unknown>('erc20Pairs', { start: prefix, end: `${prefix}\uffff` }).map((e) => e.key.slice(prefix.length));
+    const read = await Promise.all(
+      known.map(async (token) => ({ token, balance: (await viewUint(deps, chain, token, toBlock, 'balanceOf', [wallet])) ?? 0n })),
+    );
     return read.filter((h) => h.balance > 0n);
   }
   // Now: the index holds only balances above 0.
-  const rows = only.length > 0 ? only.flatMap((t) => ({ key: prefix + t, value: deps.kv.get<string>('erc20Balances', balanceKey(chain, wallet, t)) })) : deps.kv.range<string>('erc20Balances', { start: prefix, end: `${prefix}\uffff` });
+  const rows =
+    only.length > 0
+      ? only.flatMap((t) => ({ key: prefix + t, value: deps.kv.get<string>('erc20Balances', balanceKey(chain, wallet, t)) }))
+      : deps.kv.range<string>('erc20Balances', { start: prefix, end: `${prefix}\uffff` });
   return rows.flatMap((e) => (e.value === undefined ? [] : [{ token: e.key.slice(prefix.length), balance: BigInt(e.value) }]));
 }
 
@@ -84,7 +99,16 @@ export async function walletErc20(deps: DataDeps, chain: string, q: z.output<typ
 }
 
 /** What a wallet's priced balances are asked with (GET /wallets/:address/tokens, GET /wallets/:address/net-worth). */
-export type BalancesQuery = Pick<z.output<typeof walletTokensQuery>, 'address' | 'to_block' | 'exclude_spam' | 'exclude_unverified_contracts' | 'exclude_native' | 'min_pair_side_liquidity_usd' | 'max_token_inactivity'>;
+export type BalancesQuery = Pick<
+  z.output<typeof walletTokensQuery>,
+  | 'address'
+  | 'to_block'
+  | 'exclude_spam'
+  | 'exclude_unverified_contracts'
+  | 'exclude_native'
+  | 'min_pair_side_liquidity_usd'
+  | 'max_token_inactivity'
+>;
 
 /** A wallet's balances on a chain with their USD fields: the native balance first (eth_getBalance at the block), then the tokens. */
 export async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQuery, only: readonly string[]) {
@@ -93,21 +117,45 @@ export async function pricedBalances(deps: DataDeps, chain: string, q: BalancesQ
   // Tokens are few per wallet; the list is read whole (verified_contract is always false here: the filter leaves none).
   const tokens = q.exclude_unverified_contracts ? [] : await held(deps, chain, q.address, head, q.to_block, only);
   // Fields added to each balance item rather than spread into copies of it (as wallet history items: no hidden class per copy).
-  const items = await Promise.all(tokens.map(async (h) => Object.assign(balanceItem(h, await tokenFacts(deps, chain, h.token)), { native_token: false })));
+  const items = await Promise.all(
+    tokens.map(async (h) => Object.assign(balanceItem(h, await tokenFacts(deps, chain, h.token)), { native_token: false })),
+  );
   const reader = priceReader(deps, chain, head);
   const opts = optionsOf(q);
   // Each item's exact USD value, for sums (net worth); the answers carry the number.
   const values = new Map<object, Ratio>();
   const priced = async <T extends { balance: string; decimals: number }>(i: T, token: string | undefined) => {
-    const { fields, value } = await balanceUsd(token === undefined ? undefined : reader, token ?? '', block, BigInt(i.balance), i.decimals, opts);
+    const { fields, value } = await balanceUsd(
+      token === undefined ? undefined : reader,
+      token ?? '',
+      block,
+      BigInt(i.balance),
+      i.decimals,
+      opts,
+    );
     if (value !== null) values.set(i, value);
     return Object.assign(i, fields);
   };
   const listed = items.filter((i) => !(q.exclude_spam && i.possible_spam));
   // A token marked possible spam is not priced (an airdropped wallet holds thousands); the others a few at a time.
-  const kept = await inBatches(listed.map((i) => () => priced(Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }), i.possible_spam ? undefined : i.token_address)));
+  const kept = await inBatches(
+    listed.map(
+      (i) => () =>
+        priced(
+          Object.assign(i, { balance_formatted: formatted(BigInt(i.balance), i.decimals) }),
+          i.possible_spam ? undefined : i.token_address,
+        ),
+    ),
+  );
   // The native balance is priced as its wrapped token.
-  const native = q.exclude_native ? [] : [await priced(await nativeItem(deps, chain, q.address, block), reader === undefined ? undefined : deps.pricing!(chain)!.wrappedNative)];
+  const native = q.exclude_native
+    ? []
+    : [
+        await priced(
+          await nativeItem(deps, chain, q.address, block),
+          reader === undefined ? undefined : deps.pricing!(chain)!.wrappedNative,
+        ),
+      ];
   return { block, all: withPortfolio([...native, ...kept]), values };
 }
 
@@ -132,7 +180,12 @@ export const netWorthQuery = z.object({
  * is listed in unsupported_chain_ids, one whose indexes or node cannot answer now in unavailable_chains), the native
  * balance and the priced tokens in USD at the indexed head, summed exactly; a token no pool prices counts for nothing.
  */
-export async function netWorth(deps: DataDeps, chains: readonly string[], unsupported: readonly string[], q: z.output<typeof netWorthQuery>) {
+export async function netWorth(
+  deps: DataDeps,
+  chains: readonly string[],
+  unsupported: readonly string[],
+  q: z.output<typeof netWorthQuery>,
+) {
   const settled = await Promise.allSettled(
     chains.map(async (chain) => {
       const { all, values } = await pricedBalances(deps, chain, { ...q, exclude_native: false }, []);
@@ -166,7 +219,14 @@ export async function netWorth(deps: DataDeps, chains: readonly string[], unsupp
   };
 }
 
-const NO_PRICE = { usd_price: null as string | null, usd_price_24hr_percent_change: null as string | null, usd_price_24hr_usd_change: null as string | null, usd_value: null as number | null, usd_value_24hr_usd_change: null as string | null, portfolio_percentage: null as number | null };
+const NO_PRICE = {
+  usd_price: null as string | null,
+  usd_price_24hr_percent_change: null as string | null,
+  usd_price_24hr_usd_change: null as string | null,
+  usd_value: null as number | null,
+  usd_value_24hr_usd_change: null as string | null,
+  portfolio_percentage: null as number | null,
+};
 
 async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: number) {
   const wei = await fromNode(() => deps.reads.balance(chain, wallet, block), `the native balance of ${wallet} on chain ${chain}`);
@@ -197,7 +257,12 @@ async function nativeItem(deps: DataDeps, chain: string, wallet: string, block: 
 export async function walletApprovals(deps: DataDeps, chain: string, q: z.output<typeof approvalsQuery>) {
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);
-  const page = rangePage<ApprovalRow>(deps.kv, 'erc20Approvals', approvalsPrefix(chain, q.address), { list: 'erc20-approvals', limit: q.limit, reverse: false, cursor: q.cursor });
+  const page = rangePage<ApprovalRow>(deps.kv, 'erc20Approvals', approvalsPrefix(chain, q.address), {
+    list: 'erc20-approvals',
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
   const result = await Promise.all(
     page.rows.map(async ({ key, value: a }) => {
       const [, , token, spender] = key.split('/') as [string, string, string, string];
@@ -234,6 +299,7 @@ export async function walletApprovals(deps: DataDeps, chain: string, q: z.output
 export async function allowance(deps: DataDeps, chain: string, q: z.output<typeof allowanceQuery>) {
   const head = await indexedHead(deps, chain);
   const value = await viewUint(deps, chain, q.address, head < 0 ? 'latest' : head, 'allowance', [q.owner_address, q.spender_address]);
-  if (value === null) throw new ApiError(404, `${q.address} on chain ${chain} answers no allowance(owner, spender): not an ERC-20 contract`);
+  if (value === null)
+    throw new ApiError(404, `${q.address} on chain ${chain} answers no allowance(owner, spender): not an ERC-20 contract`);
   return { allowance: value.toString() };
 }

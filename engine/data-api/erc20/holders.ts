@@ -26,7 +26,18 @@ import { formatted } from '../common/values.js';
 
 export const ownersQuery = z.object({ token_address: evmAddress, limit: limit(), cursor, order });
 export const holdersQuery = z.object({ tokenAddress: evmAddress });
-const FRAMES = { '1min': 60, '5min': 300, '10min': 600, '30min': 1800, '1h': 3600, '4h': 14_400, '12h': 43_200, '1d': 86_400, '1w': 604_800, '1m': 2_592_000 } as const;
+const FRAMES = {
+  '1min': 60,
+  '5min': 300,
+  '10min': 600,
+  '30min': 1800,
+  '1h': 3600,
+  '4h': 14_400,
+  '12h': 43_200,
+  '1d': 86_400,
+  '1w': 604_800,
+  '1m': 2_592_000,
+} as const;
 export const historicalQuery = z.object({
   tokenAddress: evmAddress,
   fromDate: date,
@@ -38,7 +49,10 @@ export const historicalQuery = z.object({
 
 /** Whether the address holds code at the block (eth_getCode); the node's failure fails the request. */
 async function isContract(deps: DataDeps, chain: string, address: string, block: number): Promise<boolean> {
-  const code = await fromNode(() => deps.reads.code(chain, address, block < 0 ? 'latest' : block), `the code of ${address} on chain ${chain}`);
+  const code = await fromNode(
+    () => deps.reads.code(chain, address, block < 0 ? 'latest' : block),
+    `the code of ${address} on chain ${chain}`,
+  );
   return code !== null && code !== '0x';
 }
 
@@ -48,29 +62,45 @@ export async function tokenOwners(deps: DataDeps, chain: string, q: z.output<typ
   // Each balance in USD at the indexed head, to the cent.
   const usd = priceReader(deps, chain, head)?.valueUsd(q.token_address, head) ?? null;
   // Keys sort by balance descending: DESC reads forward.
-  const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), { list: `erc20-owners ${q.order}`, limit: q.limit, reverse: q.order === 'ASC', cursor: q.cursor });
-  const result = await Promise.all(page.rows.map(async ({ key }) => {
-    const { wallet, balance } = holderOf(key);
-    return {
-      owner_address: wallet,
-      owner_address_label: null,
-      balance: balance.toString(),
-      balance_formatted: formatted(balance, t.decimals),
-      usd_value: centsOf(balance, t.decimals ?? 0, usd),
-      is_contract: await isContract(deps, chain, wallet, head),
-      percentage_relative_to_total_supply: shareOf(balance, t.totalSupply),
-      entity: null,
-      entity_logo: null,
-    };
-  }));
-  return { page: page.page, page_size: q.limit, cursor: page.cursor, total_supply: t.totalSupply, partial: t.state?.created !== true, result };
+  const page = rangePage<unknown>(deps.kv, 'erc20Holders', holderPrefix(chain, q.token_address), {
+    list: `erc20-owners ${q.order}`,
+    limit: q.limit,
+    reverse: q.order === 'ASC',
+    cursor: q.cursor,
+  });
+  const result = await Promise.all(
+    page.rows.map(async ({ key }) => {
+      const { wallet, balance } = holderOf(key);
+      return {
+        owner_address: wallet,
+        owner_address_label: null,
+        balance: balance.toString(),
+        balance_formatted: formatted(balance, t.decimals),
+        usd_value: centsOf(balance, t.decimals ?? 0, usd),
+        is_contract: await isContract(deps, chain, wallet, head),
+        percentage_relative_to_total_supply: shareOf(balance, t.totalSupply),
+        entity: null,
+        entity_logo: null,
+      };
+    }),
+  );
+  return {
+    page: page.page,
+    page_size: q.limit,
+    cursor: page.cursor,
+    total_supply: t.totalSupply,
+    partial: t.state?.created !== true,
+    result,
+  };
 }
 
 const TOPS = [10, 25, 50, 100, 250, 500] as const;
 
 /** The token's `n` largest balances, largest first (the `erc20Holders` index sorts by balance descending). */
 export const topBalances = (kv: Kv, chain: string, token: string, n: number): bigint[] =>
-  kv.range<unknown>('erc20Holders', { start: holderPrefix(chain, token), end: `${holderPrefix(chain, token)}\uffff`, limit: n }).map((e) => holderOf(e.key).balance);
+  kv
+    .range<unknown>('erc20Holders', { start: holderPrefix(chain, token), end: `${holderPrefix(chain, token)}\uffff`, limit: n })
+    .map((e) => holderOf(e.key).balance);
 
 /** An amount's share of the supply in percent, to 6 decimals (truncated); 0 without a supply. */
 export function supplyPercent(amount: bigint, totalSupply: string | null): number {
@@ -106,7 +136,14 @@ export async function tokenHolders(deps: DataDeps, chain: string, q: z.output<ty
     }),
   );
   // Acquisition and USD tiers need swap and price indexes (engine/data-api/dex/): every holder counts as acquired by transfer.
-  return { totalHolders: total, holderSupply, holderChange, holdersByAcquisition: { swap: 0, transfer: total, airdrop: 0 }, holderDistribution: TIERS, partial: t.state?.created !== true };
+  return {
+    totalHolders: total,
+    holderSupply,
+    holderChange,
+    holdersByAcquisition: { swap: 0, transfer: total, airdrop: 0 },
+    holderDistribution: TIERS,
+    partial: t.state?.created !== true,
+  };
 }
 
 /** GET /erc20/:tokenAddress/holders/historical: one item per bucket from toDate back to fromDate, newest first. */

@@ -13,11 +13,25 @@ export interface TokenFacts extends TokenInfo {
   state: TokenState | undefined;
 }
 
-const ABI = parseAbi(['function totalSupply() view returns (uint256)', 'function balanceOf(address) view returns (uint256)', 'function allowance(address,address) view returns (uint256)']);
+const ABI = parseAbi([
+  'function totalSupply() view returns (uint256)',
+  'function balanceOf(address) view returns (uint256)',
+  'function allowance(address,address) view returns (uint256)',
+]);
 
 /** A uint256 view by eth_call at a block; null when the contract reverts or has no such function. */
-export async function viewUint(deps: Pick<DataDeps, 'reads'>, chain: string, token: string, block: number | 'latest', functionName: 'totalSupply' | 'balanceOf' | 'allowance', args: readonly string[] = []): Promise<bigint | null> {
-  const out: Hex | null = await fromNode(() => deps.reads.call(chain, token, encodeFunctionData({ abi: ABI, functionName, args } as never), block), `${functionName} of ${token} on chain ${chain}`);
+export async function viewUint(
+  deps: Pick<DataDeps, 'reads'>,
+  chain: string,
+  token: string,
+  block: number | 'latest',
+  functionName: 'totalSupply' | 'balanceOf' | 'allowance',
+  args: readonly string[] = [],
+): Promise<bigint | null> {
+  const out: Hex | null = await fromNode(
+    () => deps.reads.call(chain, token, encodeFunctionData({ abi: ABI, functionName, args } as never), block),
+    `${functionName} of ${token} on chain ${chain}`,
+  );
   if (out === null || out === '0x') return null;
   try {
     return decodeFunctionResult({ abi: ABI, functionName, data: out }) as bigint;
@@ -34,13 +48,8 @@ export async function tokenFacts(deps: DataDeps, chain: string, token: string): 
   return { ...info, address: token, totalSupply: supply === null ? null : supply.toString(), state };
 }
 
-
 /** A balance's share of the supply, in percent (a number, as the hosted service answers it); null without a supply. */
 export function shareOf(balance: bigint, supply: string | null): number | null {
   if (supply === null || BigInt(supply) === 0n) return null;
   return Number((balance * 10n ** 12n) / BigInt(supply)) / 1e10;
 }
-
-
-
-

@@ -22,7 +22,8 @@ import { formatted } from '../common/values.js';
  */
 
 /** The token's price at the head as the price endpoint answers it by default; null when no pool prices it. */
-const priceAt = async (reader: PriceReader | undefined, token: string, head: number) => (await reader?.price(token, head, { minSideUsd: MIN_SIDE_USD })) ?? null;
+const priceAt = async (reader: PriceReader | undefined, token: string, head: number) =>
+  (await reader?.price(token, head, { minSideUsd: MIN_SIDE_USD })) ?? null;
 
 /** At most this many addresses per metadata request (the hosted service's limit). */
 export const MAX_ADDRESSES = BATCH.erc20Addresses;
@@ -66,7 +67,13 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
 
 export const searchQuery = z.object({
   query: z.string().trim().min(1, 'what to search for').max(100, 'at most 100 characters'),
-  limit: z.string().regex(/^\d+$/, 'a whole number from 1 to 100').transform(Number).refine((n) => n >= 1 && n <= 100, 'from 1 to 100').optional().transform((n) => n ?? 100),
+  limit: z
+    .string()
+    .regex(/^\d+$/, 'a whole number from 1 to 100')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 100, 'from 1 to 100')
+    .optional()
+    .transform((n) => n ?? 100),
   isVerifiedContract: bool(false),
   chains: z.string().optional(),
 });
@@ -74,7 +81,8 @@ export const searchQuery = z.object({
 /** The chains to search: `chains` (comma-separated, hex, decimal or slug), each followed here; or the request's chain. */
 export function searchChains(deps: DataDeps, raw: string | undefined, fallback: string): string[] {
   if (raw === undefined) {
-    if (deps.follower(fallback) === undefined) throw badRequest('chains', `${fallback} is not followed by this server; name the chains to search`);
+    if (deps.follower(fallback) === undefined)
+      throw badRequest('chains', `${fallback} is not followed by this server; name the chains to search`);
     return [fallback];
   }
   return raw.split(',').map((c) => {

@@ -61,7 +61,12 @@ function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, 
   };
 }
 
-async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>) {
+async function answer(
+  deps: DataDeps,
+  chain: string,
+  q: TransfersQuery,
+  page: Pick<ReturnType<typeof rangePage<WalletTransfer>>, 'rows' | 'page' | 'cursor'>,
+) {
   const rows = page.rows.map(({ key, value }) => ({ t: value, at: posAt(key) }));
   // A page's transfers share a few tokens and blocks: each is read once (an item needs a token's name, not its supply).
   const contracts = [...new Set(rows.map((r) => r.t.contract))];
@@ -75,7 +80,12 @@ async function answer(deps: DataDeps, chain: string, q: TransfersQuery, page: Pi
 const EMPTY = { rows: [], page: 0, cursor: null };
 
 /** An `erc20Wallet` entry of a version-3 store (the whole transfer) may carry addresses as the node wrote them. */
-const norm = (t: WalletTransfer): WalletTransfer => ({ ...t, contract: t.contract.toLowerCase(), from: t.from.toLowerCase(), to: t.to.toLowerCase() });
+const norm = (t: WalletTransfer): WalletTransfer => ({
+  ...t,
+  contract: t.contract.toLowerCase(),
+  from: t.from.toLowerCase(),
+  to: t.to.toLowerCase(),
+});
 
 export async function walletTransfers(deps: DataDeps, chain: string, q: TransfersQuery, contracts: readonly string[]) {
   const head = await indexedHead(deps, chain);
@@ -86,7 +96,14 @@ export async function walletTransfers(deps: DataDeps, chain: string, q: Transfer
   const wanted = new Set(contracts);
   // Filtered by contract: rangePage reads on in chunks until the page is full.
   const keep = contracts.length === 0 ? {} : { keep: (entry: WalletEntry) => wanted.has(tokenOf(entry)) };
-  const page = rangePage<WalletEntry>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds, ...keep });
+  const page = rangePage<WalletEntry>(deps.kv, 'erc20Wallet', walletTransfersPrefix(chain, q.address), {
+    list,
+    limit: q.limit,
+    reverse: q.order === 'DESC',
+    cursor: q.cursor,
+    ...bounds,
+    ...keep,
+  });
   const rows = resolved(page.rows, (value, key) => (typeof value === 'string' ? transferOf(deps, chain, value, key) : norm(value)));
   return answer(deps, chain, q, { ...page, rows });
 }
@@ -102,7 +119,10 @@ function transferOf(deps: DataDeps, chain: string, token: string, key: string): 
 }
 
 /** A page's entries as their transfers; an entry with none (its log is no ERC-20 Transfer) is left out. */
-function resolved<T>(rows: ReadonlyArray<Entry<T>>, transfer: (value: T, key: string) => WalletTransfer | undefined): Array<Entry<WalletTransfer>> {
+function resolved<T>(
+  rows: ReadonlyArray<Entry<T>>,
+  transfer: (value: T, key: string) => WalletTransfer | undefined,
+): Array<Entry<WalletTransfer>> {
   return rows.flatMap(({ key, value }) => {
     const t = transfer(value, key);
     return t === undefined ? [] : [{ key, value: t }];
@@ -116,11 +136,20 @@ export async function tokenTransfers(deps: DataDeps, chain: string, q: Transfers
   const list = `erc20-token ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
   // The token's Transfer logs by their topic0 key (its Approvals and other logs are not read): from the indexes' first block
   // (indexState.start: the log rows begin there) up to their head. One an NFT logged (four topics, the same topic0) is left out of the page.
-  const page = rangePage<TopicEntry>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), { list, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  const page = rangePage<TopicEntry>(deps.kv, 'contractLogs', byTopic0(chain, q.address, TRANSFER), {
+    list,
+    limit: q.limit,
+    reverse: q.order === 'DESC',
+    cursor: q.cursor,
+    ...bounds,
+  });
   // Each entry holds its log: no read per transfer.
   const logOf = topicEntriesLog(deps.kv, chain, q.address);
-  return answer(deps, chain, q, { ...page, rows: resolved(page.rows, (value, key) => {
-    const log = logOf(value, key);
-    return log === undefined ? undefined : erc20TransferOf(q.address, log);
-  }) });
+  return answer(deps, chain, q, {
+    ...page,
+    rows: resolved(page.rows, (value, key) => {
+      const log = logOf(value, key);
+      return log === undefined ? undefined : erc20TransferOf(q.address, log);
+    }),
+  });
 }

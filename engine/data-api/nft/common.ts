@@ -22,10 +22,17 @@ export async function indexedUpTo(deps: NftDeps, chain: string): Promise<boolean
 export const format = z.enum(['decimal', 'hex'], 'decimal or hex').default('decimal');
 
 /** Reads `token_id` as `format` says (the NFT transfers endpoint's rule), or fails the schema naming token_id. */
-export function withTokenId<T extends { token_id: string; format: 'decimal' | 'hex' }>(q: T, ctx: z.RefinementCtx): Omit<T, 'token_id'> & { tokenId: bigint } {
+export function withTokenId<T extends { token_id: string; format: 'decimal' | 'hex' }>(
+  q: T,
+  ctx: z.RefinementCtx,
+): Omit<T, 'token_id'> & { tokenId: bigint } {
   const tokenId = tokenIdOf(q.token_id, q.format);
   if (tokenId === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['token_id'], message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['token_id'],
+      message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1`,
+    });
     return z.NEVER;
   }
   const { token_id: _raw, ...rest } = q;

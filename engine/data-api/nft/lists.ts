@@ -21,7 +21,11 @@ import { BATCH } from '../../size-limits.js';
 
 const common = { format, limit: limit(), order, cursor, include_prices: bool(false), ...blockRange };
 
-export const walletTransfersQuery = z.object({ address: evmAddress, contract_addresses: z.array(evmAddress).max(BATCH.nftAddresses, `at most ${BATCH.nftAddresses} addresses`).default([]), ...common });
+export const walletTransfersQuery = z.object({
+  address: evmAddress,
+  contract_addresses: z.array(evmAddress).max(BATCH.nftAddresses, `at most ${BATCH.nftAddresses} addresses`).default([]),
+  ...common,
+});
 export const contractTransfersQuery = z.object({ address: evmAddress, ...common });
 export const rangeTransfersQuery = z.object(common);
 export const blockTransfersQuery = z.object({
@@ -35,21 +39,43 @@ export const blockTransfersQuery = z.object({
 type Range = z.output<typeof rangeTransfersQuery>;
 
 /** The key bounds of a query's block range (blockSpan); null when nothing can match. */
-export function rangeOf(kv: Kv, chain: string, q: Pick<Range, 'from_block' | 'to_block' | 'from_date' | 'to_date'>): { low?: string; high?: string } | null {
+export function rangeOf(
+  kv: Kv,
+  chain: string,
+  q: Pick<Range, 'from_block' | 'to_block' | 'from_date' | 'to_date'>,
+): { low?: string; high?: string } | null {
   const span = blockSpan(kv, chain, q);
   return span === null ? null : spanBounds(span);
 }
 
 /** An `nftRefs` value: the transfer's reference (its block is the key's), or its `transfers` key itself in rows written before 2026-11-24. */
 export type NftRef = TransferRef | string;
-export const nftRefTransferKey = (chain: string, refKey: string, ref: NftRef): string => (typeof ref === 'string' ? ref : transferRefKey(chain, nftKeyPosition(refKey).blockNumber, ref));
+export const nftRefTransferKey = (chain: string, refKey: string, ref: NftRef): string =>
+  typeof ref === 'string' ? ref : transferRefKey(chain, nftKeyPosition(refKey).blockNumber, ref);
 
 /** A page of refs under `prefixes`, as NFT transfer records, in the list envelope with block_exists and index_complete. */
-async function refsPage(deps: NftDeps, chain: string, prefixes: string | string[], list: string, q: Pick<Range, 'limit' | 'order' | 'cursor' | 'include_prices' | 'from_block' | 'to_block' | 'from_date' | 'to_date'>, bounds: { low?: string; high?: string } | null = {}, blockExists = true) {
+async function refsPage(
+  deps: NftDeps,
+  chain: string,
+  prefixes: string | string[],
+  list: string,
+  q: Pick<Range, 'limit' | 'order' | 'cursor' | 'include_prices' | 'from_block' | 'to_block' | 'from_date' | 'to_date'>,
+  bounds: { low?: string; high?: string } | null = {},
+  blockExists = true,
+) {
   const complete = await indexedUpTo(deps, chain);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
   const named = `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
-  const page = bounds === null ? { rows: [], page: 0, cursor: null } : rangePage<NftRef>(deps.kv, 'nftRefs', prefixes, { list: named, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor, ...bounds });
+  const page =
+    bounds === null
+      ? { rows: [], page: 0, cursor: null }
+      : rangePage<NftRef>(deps.kv, 'nftRefs', prefixes, {
+          list: named,
+          limit: q.limit,
+          reverse: q.order === 'DESC',
+          cursor: q.cursor,
+          ...bounds,
+        });
   const rows = page.rows.flatMap((e) => {
     const key = nftRefTransferKey(chain, e.key, e.value);
     const t = deps.kv.get<StoredTransfer>('transfers', key);
@@ -61,7 +87,8 @@ async function refsPage(deps: NftDeps, chain: string, prefixes: string | string[
 
 export function walletTransfers(deps: NftDeps, chain: string, q: z.output<typeof walletTransfersQuery>) {
   const contracts = [...new Set(q.contract_addresses)];
-  const prefixes = contracts.length === 0 ? `wallet/${chain}/${q.address}/` : contracts.map((c) => `walletContract/${chain}/${q.address}/${c}/`);
+  const prefixes =
+    contracts.length === 0 ? `wallet/${chain}/${q.address}/` : contracts.map((c) => `walletContract/${chain}/${q.address}/${c}/`);
   return refsPage(deps, chain, prefixes, `wallet-nft-transfers ${contracts.join(',')}`, q, rangeOf(deps.kv, chain, q));
 }
 

@@ -34,7 +34,14 @@ export interface NormalizedMetadata {
   image: string | null;
   external_link: string | null;
   animation_url: string | null;
-  attributes: Array<{ trait_type: string | null; value: unknown; display_type: string | null; max_value: number | null; trait_count: number; order: number | null }>;
+  attributes: Array<{
+    trait_type: string | null;
+    value: unknown;
+    display_type: string | null;
+    max_value: number | null;
+    trait_count: number;
+    order: number | null;
+  }>;
 }
 
 const ABI = parseAbi(['function tokenURI(uint256) view returns (string)', 'function uri(uint256) view returns (string)']);
@@ -96,7 +103,9 @@ export class NftMetadata {
       settled();
       this.opts.log?.warn('an NFT metadata row was not stored; the token is read again when next asked', { key, err });
     };
-    this.kv.transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row))).then(settled, failed);
+    this.kv
+      .transactAsync(() => (row === null ? this.kv.remove('nftMetadata', key) : this.kv.put('nftMetadata', key, row)))
+      .then(settled, failed);
   }
 
   /**
@@ -124,7 +133,14 @@ export class NftMetadata {
    * Asks again: `uri` reads the URI and fetches its document anew; `metadata` fetches the document of the
    * stored URI again. Resolves once the URI is read (and, when `wait`, once the document is fetched).
    */
-  async resync(chain: string, contract: string, tokenId: bigint, kind: 'erc721' | 'erc1155', flag: 'uri' | 'metadata', wait: boolean): Promise<NftMetadataRow | undefined> {
+  async resync(
+    chain: string,
+    contract: string,
+    tokenId: bigint,
+    kind: 'erc721' | 'erc1155',
+    flag: 'uri' | 'metadata',
+    wait: boolean,
+  ): Promise<NftMetadataRow | undefined> {
     const key = tokenKey(chain, contract, tokenId);
     const row = this.row(key);
     if (flag === 'uri' || row === undefined) {
@@ -142,7 +158,13 @@ export class NftMetadata {
     await this.fetching.get(key)?.ended;
   }
 
-  private async read(chain: string, contract: string, tokenId: bigint, kind: 'erc721' | 'erc1155', key: string): Promise<NftMetadataRow | undefined> {
+  private async read(
+    chain: string,
+    contract: string,
+    tokenId: bigint,
+    kind: 'erc721' | 'erc1155',
+    key: string,
+  ): Promise<NftMetadataRow | undefined> {
     const functionName = kind === 'erc721' ? 'tokenURI' : 'uri';
     let out: Hex | null;
     try {
@@ -160,7 +182,10 @@ export class NftMetadata {
     }
     if (uri !== null && kind === 'erc1155') uri = uri.replaceAll('{id}', id64(tokenId));
     const now = this.clock.now();
-    const row: NftMetadataRow = uri === null || uri === '' ? { uri: null, uriSync: now, metadata: null, metadataSync: null, state: 'none' } : this.documentOf(uri, now, key);
+    const row: NftMetadataRow =
+      uri === null || uri === ''
+        ? { uri: null, uriSync: now, metadata: null, metadataSync: null, state: 'none' }
+        : this.documentOf(uri, now, key);
     this.write(key, row);
     return row;
   }
@@ -171,7 +196,9 @@ export class NftMetadata {
     if (uri.startsWith('data:')) {
       const text = decodeDataUri(uri);
       const doc = text === undefined ? undefined : jsonDocument(text);
-      return doc === undefined ? { ...base, metadata: null, metadataSync: this.clock.now(), state: 'failed', error: 'the data: URI holds no JSON document' } : { ...base, metadata: doc, metadataSync: this.clock.now(), state: 'inline' };
+      return doc === undefined
+        ? { ...base, metadata: null, metadataSync: this.clock.now(), state: 'failed', error: 'the data: URI holds no JSON document' }
+        : { ...base, metadata: doc, metadataSync: this.clock.now(), state: 'inline' };
     }
     const url = this.target(uri);
     if (url === undefined) return { ...base, metadata: null, metadataSync: null, state: 'unfetched' };
@@ -218,7 +245,15 @@ export class NftMetadata {
     const doc = 'body' in got ? jsonDocument(got.body) : undefined;
     const { error: _before, ...rest } = row;
     const done: NftMetadataRow =
-      doc !== undefined ? { ...rest, metadata: doc, metadataSync: this.clock.now(), state: 'fetched' } : { ...rest, metadata: null, metadataSync: this.clock.now(), state: 'failed', error: 'error' in got ? got.error : 'the document is not JSON' };
+      doc !== undefined
+        ? { ...rest, metadata: doc, metadataSync: this.clock.now(), state: 'fetched' }
+        : {
+            ...rest,
+            metadata: null,
+            metadataSync: this.clock.now(),
+            state: 'failed',
+            error: 'error' in got ? got.error : 'the document is not JSON',
+          };
     this.write(key, done);
   }
 }
@@ -261,6 +296,13 @@ export function normalize(metadata: string | null): NormalizedMetadata | null {
     animation_url: text(d['animation_url']),
     attributes: attrs
       .filter((a): a is Record<string, unknown> => a !== null && typeof a === 'object')
-      .map((a) => ({ trait_type: text(a['trait_type']), value: a['value'] ?? null, display_type: text(a['display_type']), max_value: typeof a['max_value'] === 'number' ? a['max_value'] : null, trait_count: 0, order: null })),
+      .map((a) => ({
+        trait_type: text(a['trait_type']),
+        value: a['value'] ?? null,
+        display_type: text(a['display_type']),
+        max_value: typeof a['max_value'] === 'number' ? a['max_value'] : null,
+        trait_count: 0,
+        order: null,
+      })),
   };
 }

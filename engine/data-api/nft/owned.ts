@@ -4,7 +4,16 @@ import { ApiError } from '../../errors.js';
 import { rangePage, type RangePage } from '../../page.js';
 import { nftTokenPrefix } from '../../evm/store.js';
 import { contractType, format, indexedUpTo, withTokenId, type NftDeps } from './common.js';
-import { statsKey, tokenKey, tokenOfKey, type Collection, type ContractStats, type Holding, type NftToken, type Trade } from './index/writer.js';
+import {
+  statsKey,
+  tokenKey,
+  tokenOfKey,
+  type Collection,
+  type ContractStats,
+  type Holding,
+  type NftToken,
+  type Trade,
+} from './index/writer.js';
 import { normalize, type NftMetadataRow } from './metadata.js';
 import { lastSale, salePrices, saleRecord, type SalePrices } from './transfers.js';
 import { bool, cursor, evmAddress, limit } from '../common/params.js';
@@ -19,7 +28,10 @@ import { metadata as tokenInfo } from '../common/node-reads.js';
  * index entries.
  */
 
-const intParam = z.string().regex(/^\d{1,9}$/, 'a whole number').transform(Number);
+const intParam = z
+  .string()
+  .regex(/^\d{1,9}$/, 'a whole number')
+  .transform(Number);
 
 export const walletNftsQuery = z.object({
   address: evmAddress,
@@ -33,7 +45,14 @@ export const walletNftsQuery = z.object({
   include_prices: bool(false),
 });
 
-export const walletCollectionsQuery = z.object({ address: evmAddress, include_prices: bool(false), limit: limit(), exclude_spam: bool(false), cursor, token_counts: bool(false) });
+export const walletCollectionsQuery = z.object({
+  address: evmAddress,
+  include_prices: bool(false),
+  limit: limit(),
+  exclude_spam: bool(false),
+  cursor,
+  token_counts: bool(false),
+});
 
 export const contractNftsQuery = z.object({
   address: evmAddress,
@@ -47,20 +66,53 @@ export const contractNftsQuery = z.object({
   include_prices: bool(false),
 });
 
-export const contractOwnersQuery = z.object({ address: evmAddress, format, limit: limit(), cursor, normalizeMetadata: bool(false), media_items: bool(false) });
+export const contractOwnersQuery = z.object({
+  address: evmAddress,
+  format,
+  limit: limit(),
+  cursor,
+  normalizeMetadata: bool(false),
+  media_items: bool(false),
+});
 
 export const tokenQuery = z
-  .object({ address: evmAddress, token_id: z.string(), format, normalizeMetadata: bool(true), media_items: bool(false), include_prices: bool(false) })
+  .object({
+    address: evmAddress,
+    token_id: z.string(),
+    format,
+    normalizeMetadata: bool(true),
+    media_items: bool(false),
+    include_prices: bool(false),
+  })
   .transform(withTokenId);
 
 export const tokenOwnersQuery = z
-  .object({ address: evmAddress, token_id: z.string(), format, limit: limit(), cursor, normalizeMetadata: bool(false), media_items: bool(false) })
+  .object({
+    address: evmAddress,
+    token_id: z.string(),
+    format,
+    limit: limit(),
+    cursor,
+    normalizeMetadata: bool(false),
+    media_items: bool(false),
+  })
   .transform(withTokenId);
 
 export const MAX_MULTIPLE = BATCH.multipleNfts;
 export const multipleNftsBody = z.object({
   tokens: z
-    .array(z.object({ token_address: evmAddress, token_id: z.string().regex(/^\d{1,78}$/, 'a token id in decimal').transform(BigInt).refine((id) => id < 2n ** 256n, 'at most 2^256 − 1') }).strict())
+    .array(
+      z
+        .object({
+          token_address: evmAddress,
+          token_id: z
+            .string()
+            .regex(/^\d{1,78}$/, 'a token id in decimal')
+            .transform(BigInt)
+            .refine((id) => id < 2n ** 256n, 'at most 2^256 − 1'),
+        })
+        .strict(),
+    )
     .min(1, 'at least one token')
     .max(MAX_MULTIPLE, `at most ${MAX_MULTIPLE} tokens`),
   normalizeMetadata: z.boolean().default(true),
@@ -85,10 +137,21 @@ const tokenHash = (chain: string, contract: string, id: bigint): string => kecca
 const idText = (id: bigint, f: 'decimal' | 'hex'): string => (f === 'hex' ? `0x${id.toString(16)}` : id.toString());
 
 /** One NFT record: `holding` of `owner` (null: the token as a whole), metadata read the first time it is asked for. */
-async function nftItem(deps: NftDeps, chain: string, contract: string, id: bigint, owner: { address: string; holding: Holding } | null, o: ItemOpts) {
+async function nftItem(
+  deps: NftDeps,
+  chain: string,
+  contract: string,
+  id: bigint,
+  owner: { address: string; holding: Holding } | null,
+  o: ItemOpts,
+) {
   const token = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, contract, id));
   const kind = owner?.holding.kind ?? token?.kind ?? 'erc721';
-  const [info, meta, sale] = await Promise.all([tokenInfo(deps, chain, contract), deps.metadata.ensure(chain, contract, id, kind), o.includePrices ? lastSale(deps, chain, contract, id, o.prices) : undefined]);
+  const [info, meta, sale] = await Promise.all([
+    tokenInfo(deps, chain, contract),
+    deps.metadata.ensure(chain, contract, id, kind),
+    o.includePrices ? lastSale(deps, chain, contract, id, o.prices) : undefined,
+  ]);
   const ownerOf = owner?.address ?? (kind === 'erc721' ? soleOwner(deps, chain, contract, id) : null);
   return {
     token_address: contract,
@@ -131,7 +194,13 @@ function soleOwner(deps: NftDeps, chain: string, contract: string, id: bigint): 
   return first === undefined ? null : first.key.slice(prefix.length);
 }
 
-const envelope = <T>(page: RangePage<unknown>, pageSize: number, result: T[]) => ({ status: 'SYNCED', page: page.page, page_size: pageSize, cursor: page.cursor, result });
+const envelope = <T>(page: RangePage<unknown>, pageSize: number, result: T[]) => ({
+  status: 'SYNCED',
+  page: page.page,
+  page_size: pageSize,
+  cursor: page.cursor,
+  result,
+});
 
 /** A page of `nftOwners` holdings (keys `token/…/owner` or `owner/…/contract/id`) as NFT records. */
 async function holdingItems(deps: NftDeps, chain: string, rows: RangePage<Holding>['rows'], o: ItemOpts) {
@@ -145,20 +214,36 @@ async function holdingItems(deps: NftDeps, chain: string, rows: RangePage<Holdin
 }
 
 /** Drops items of contracts flagged as possible spam (after the page is read: a page may then be short). */
-const unlessSpam = <T extends { possible_spam: boolean }>(items: T[], exclude: boolean): T[] => (exclude ? items.filter((i) => !i.possible_spam) : items);
+const unlessSpam = <T extends { possible_spam: boolean }>(items: T[], exclude: boolean): T[] =>
+  exclude ? items.filter((i) => !i.possible_spam) : items;
 
 export async function walletNfts(deps: NftDeps, chain: string, q: z.output<typeof walletNftsQuery>) {
   await indexedUpTo(deps, chain);
   const base = `owner/${chain}/${q.address}/`;
   const prefixes = q.token_addresses.length === 0 ? base : [...new Set(q.token_addresses)].map((c) => `${base}${c}/`);
-  const page = rangePage<Holding>(deps.kv, 'nftOwners', prefixes, { list: `wallet-nfts ${q.token_addresses.join(',')}`, limit: q.limit, reverse: false, cursor: q.cursor });
-  const items = await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format });
+  const page = rangePage<Holding>(deps.kv, 'nftOwners', prefixes, {
+    list: `wallet-nfts ${q.token_addresses.join(',')}`,
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
+  const items = await holdingItems(deps, chain, page.rows, {
+    normalize: q.normalizeMetadata,
+    includePrices: q.include_prices,
+    prices: salePrices(deps, chain),
+    format: q.format,
+  });
   return envelope(page, q.limit, unlessSpam(items, q.exclude_spam));
 }
 
 export async function walletCollections(deps: NftDeps, chain: string, q: z.output<typeof walletCollectionsQuery>) {
   await indexedUpTo(deps, chain);
-  const page = rangePage<Collection>(deps.kv, 'nftCollections', `${chain}/${q.address}/`, { list: 'wallet-collections', limit: q.limit, reverse: false, cursor: q.cursor });
+  const page = rangePage<Collection>(deps.kv, 'nftCollections', `${chain}/${q.address}/`, {
+    list: 'wallet-collections',
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
   const prices = salePrices(deps, chain);
   const items = await Promise.all(
     page.rows.map(async ({ key, value }) => {
@@ -173,7 +258,14 @@ export async function walletCollections(deps: NftDeps, chain: string, q: z.outpu
 }
 
 /** A contract as a collection: its name and symbol by eth_call, its standard, and (include_prices) its last trade. */
-async function collectionFields(deps: NftDeps, chain: string, contract: string, kind: string, includePrices: boolean, prices: SalePrices | undefined) {
+async function collectionFields(
+  deps: NftDeps,
+  chain: string,
+  contract: string,
+  kind: string,
+  includePrices: boolean,
+  prices: SalePrices | undefined,
+) {
   const info = await tokenInfo(deps, chain, contract);
   const fields = {
     token_address: contract,
@@ -191,27 +283,62 @@ async function collectionFields(deps: NftDeps, chain: string, contract: string, 
   if (!includePrices) return fields;
   const prefix = `contract/${chain}/${contract}/`;
   const [last] = deps.kv.range<Trade>('nftTrades', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  return { ...fields, last_sale: last === undefined ? null : await saleRecord(deps, chain, contract, last.value.tokenIds[0]!, last.value, last.value.blockNumber, prices) };
+  return {
+    ...fields,
+    last_sale:
+      last === undefined
+        ? null
+        : await saleRecord(deps, chain, contract, last.value.tokenIds[0]!, last.value, last.value.blockNumber, prices),
+  };
 }
 
 export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typeof contractNftsQuery>) {
   await indexedUpTo(deps, chain);
-  const page = rangePage<NftToken>(deps.kv, 'nftTokens', `${chain}/${q.address}/`, { list: 'contract-nfts', limit: q.limit, reverse: false, cursor: q.cursor });
-  const o = { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format, minter: true };
+  const page = rangePage<NftToken>(deps.kv, 'nftTokens', `${chain}/${q.address}/`, {
+    list: 'contract-nfts',
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
+  const o = {
+    normalize: q.normalizeMetadata,
+    includePrices: q.include_prices,
+    prices: salePrices(deps, chain),
+    format: q.format,
+    minter: true,
+  };
   const result = await Promise.all(page.rows.map(({ key }) => nftItem(deps, chain, q.address, tokenOfKey(key).tokenId, null, o)));
   return envelope(page, q.limit, result);
 }
 
 export async function contractOwners(deps: NftDeps, chain: string, q: z.output<typeof contractOwnersQuery>) {
   await indexedUpTo(deps, chain);
-  const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${chain}/${q.address}/`, { list: 'contract-owners', limit: q.limit, reverse: false, cursor: q.cursor });
-  return envelope(page, q.limit, await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: false, format: q.format }));
+  const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${chain}/${q.address}/`, {
+    list: 'contract-owners',
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
+  return envelope(
+    page,
+    q.limit,
+    await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: false, format: q.format }),
+  );
 }
 
 export async function tokenOwners(deps: NftDeps, chain: string, q: z.output<typeof tokenOwnersQuery>) {
   await indexedUpTo(deps, chain);
-  const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, { list: 'token-owners', limit: q.limit, reverse: false, cursor: q.cursor });
-  return envelope(page, q.limit, await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: false, format: q.format }));
+  const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, {
+    list: 'token-owners',
+    limit: q.limit,
+    reverse: false,
+    cursor: q.cursor,
+  });
+  return envelope(
+    page,
+    q.limit,
+    await holdingItems(deps, chain, page.rows, { normalize: q.normalizeMetadata, includePrices: false, format: q.format }),
+  );
 }
 
 /** Whether the index has seen the token (it has holders, or it moved and was burned). */
@@ -223,21 +350,40 @@ function known(deps: NftDeps, chain: string, contract: string, id: bigint): bool
 
 export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>) {
   await indexedUpTo(deps, chain);
-  if (!known(deps, chain, q.address, q.tokenId)) throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
-  return nftItem(deps, chain, q.address, q.tokenId, null, { normalize: q.normalizeMetadata, includePrices: q.include_prices, prices: salePrices(deps, chain), format: q.format, minter: true });
+  if (!known(deps, chain, q.address, q.tokenId))
+    throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
+  return nftItem(deps, chain, q.address, q.tokenId, null, {
+    normalize: q.normalizeMetadata,
+    includePrices: q.include_prices,
+    prices: salePrices(deps, chain),
+    format: q.format,
+    minter: true,
+  });
 }
 
 /** POST /nft/getMultipleNFTs: the tokens in the order asked, null for one never seen. */
 export async function multipleNfts(deps: NftDeps, chain: string, body: z.output<typeof multipleNftsBody>) {
   await indexedUpTo(deps, chain);
-  return Promise.all(body.tokens.map((t) => (known(deps, chain, t.token_address, t.token_id) ? nftItem(deps, chain, t.token_address, t.token_id, null, { normalize: body.normalizeMetadata, includePrices: false, format: 'decimal', minter: true }) : null)));
+  return Promise.all(
+    body.tokens.map((t) =>
+      known(deps, chain, t.token_address, t.token_id)
+        ? nftItem(deps, chain, t.token_address, t.token_id, null, {
+            normalize: body.normalizeMetadata,
+            includePrices: false,
+            format: 'decimal',
+            minter: true,
+          })
+        : null,
+    ),
+  );
 }
 
 export async function contractMetadata(deps: NftDeps, chain: string, q: z.output<typeof contractMetadataQuery>) {
   await indexedUpTo(deps, chain);
   const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
   const info = await tokenInfo(deps, chain, q.address);
-  if (stats === undefined && info.nftStandard === '') throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
+  if (stats === undefined && info.nftStandard === '')
+    throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
   const kind = stats?.kind ?? (info.nftStandard === 'ERC721' ? 'erc721' : 'erc1155');
   // The collection's fields, and the contract-level ones nothing on chain says.
   return {
@@ -254,17 +400,34 @@ export async function contractMetadata(deps: NftDeps, chain: string, q: z.output
 }
 
 export const resyncQuery = z
-  .object({ address: evmAddress, token_id: z.string(), format, flag: z.enum(['uri', 'metadata'], 'uri or metadata').default('uri'), mode: z.enum(['async', 'sync'], 'async or sync').default('async') })
+  .object({
+    address: evmAddress,
+    token_id: z.string(),
+    format,
+    flag: z.enum(['uri', 'metadata'], 'uri or metadata').default('uri'),
+    mode: z.enum(['async', 'sync'], 'async or sync').default('async'),
+  })
   .transform(withTokenId);
 
 /** GET /nft/:address/:token_id/metadata/resync: reads the URI (flag=uri) and fetches the document again; sync mode waits for it. */
 export async function resync(deps: NftDeps, chain: string, q: z.output<typeof resyncQuery>) {
   await indexedUpTo(deps, chain);
-  const kind = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, q.address, q.tokenId))?.kind ?? deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address))?.kind;
+  const kind =
+    deps.kv.get<NftToken>('nftTokens', tokenKey(chain, q.address, q.tokenId))?.kind ??
+    deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address))?.kind;
   if (kind === undefined) throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
   const row = await deps.metadata.resync(chain, q.address, q.tokenId, kind, q.flag, q.mode === 'sync');
   if (q.mode === 'async') return { status: 'Request submitted' };
-  return { status: row === undefined ? 'the node could not be reached' : row.state === 'failed' ? `failed: ${row.error ?? ''}` : row.state === 'unfetched' ? 'unfetched: no IPFS gateway configured' : 'Metadata synced' };
+  return {
+    status:
+      row === undefined
+        ? 'the node could not be reached'
+        : row.state === 'failed'
+          ? `failed: ${row.error ?? ''}`
+          : row.state === 'unfetched'
+            ? 'unfetched: no IPFS gateway configured'
+            : 'Metadata synced',
+  };
 }
 
 export const syncQuery = z.object({ address: evmAddress });
@@ -275,10 +438,11 @@ export async function syncContract(deps: NftDeps, chain: string, q: z.output<typ
   const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
   if (stats === undefined) throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
   const prefix = `${chain}/${q.address}/`;
-  const ids = deps.kv.range<NftToken>('nftTokens', { start: prefix, end: `${prefix}\uffff` }).map((e) => ({ id: tokenOfKey(e.key).tokenId, kind: e.value.kind }));
+  const ids = deps.kv
+    .range<NftToken>('nftTokens', { start: prefix, end: `${prefix}\uffff` })
+    .map((e) => ({ id: tokenOfKey(e.key).tokenId, kind: e.value.kind }));
   void (async () => {
     for (const { id, kind } of ids) await deps.metadata.resync(chain, q.address, id, kind, 'uri', false).catch(() => undefined);
   })();
   return { message: `the metadata of ${ids.length} tokens of ${q.address} is being read again` };
 }
-

@@ -20,14 +20,21 @@ import { blockRange, bool, cursor, evmAddress, limit } from '../common/params.js
  */
 
 /** The hosted service filters by marketplace; sales here are read from payments, whatever the marketplace, so the value is checked and not applied. */
-const marketplace = z.enum(['opensea', 'blur', 'looksrare', 'x2y2', '0xprotocol'], 'opensea, blur, looksrare, x2y2 or 0xprotocol').default('opensea');
+const marketplace = z
+  .enum(['opensea', 'blur', 'looksrare', 'x2y2', '0xprotocol'], 'opensea, blur, looksrare, x2y2 or 0xprotocol')
+  .default('opensea');
 const common = { ...blockRange, cursor, limit: limit(), nft_metadata: bool(true) };
 
 export const contractTradesQuery = z.object({ address: evmAddress, marketplace, ...common });
 export const tokenTradesQuery = z.object({ address: evmAddress, token_id: z.string(), format, ...common }).transform(withTokenId);
 export const lowestPriceQuery = z.object({
   address: evmAddress,
-  days: z.string().regex(/^\d{1,5}$/, 'a whole number of days').transform(Number).refine((d) => d >= 1, 'at least 1').default(7),
+  days: z
+    .string()
+    .regex(/^\d{1,5}$/, 'a whole number of days')
+    .transform(Number)
+    .refine((d) => d >= 1, 'at least 1')
+    .default(7),
   marketplace,
 });
 export const contractStatsQuery = z.object({ address: evmAddress });
@@ -51,12 +58,22 @@ function tradeItem(contract: string, t: Trade) {
   };
 }
 
-async function tradesPage(deps: NftDeps, chain: string, prefix: string, list: string, contract: string, q: z.output<typeof contractTradesQuery> | z.output<typeof tokenTradesQuery>) {
+async function tradesPage(
+  deps: NftDeps,
+  chain: string,
+  prefix: string,
+  list: string,
+  contract: string,
+  q: z.output<typeof contractTradesQuery> | z.output<typeof tokenTradesQuery>,
+) {
   await indexedUpTo(deps, chain);
   const bounds = rangeOf(deps.kv, chain, q);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
   const named = `${list} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;
-  const page = bounds === null ? { rows: [], page: 0, cursor: null } : rangePage<Trade>(deps.kv, 'nftTrades', prefix, { list: named, limit: q.limit, reverse: true, cursor: q.cursor, ...bounds });
+  const page =
+    bounds === null
+      ? { rows: [], page: 0, cursor: null }
+      : rangePage<Trade>(deps.kv, 'nftTrades', prefix, { list: named, limit: q.limit, reverse: true, cursor: q.cursor, ...bounds });
   return { page: page.page, page_size: q.limit, cursor: page.cursor, result: page.rows.map(({ value }) => tradeItem(contract, value)) };
 }
 
@@ -125,13 +142,40 @@ export function tokenSoldPrice(deps: NftDeps, chain: string, q: z.output<typeof 
  * the zero address, the payment token the native currency), not null: the official SDK reads each of the four as
  * an object, and the last sale's buyer and seller as addresses.
  */
-async function soldPrice(deps: NftDeps, chain: string, contract: string, prefix: string, tokenId: string | undefined, days: number, nowMs: number) {
+async function soldPrice(
+  deps: NftDeps,
+  chain: string,
+  contract: string,
+  prefix: string,
+  tokenId: string | undefined,
+  days: number,
+  nowMs: number,
+) {
   await indexedUpTo(deps, chain);
   const sales = nativeSales(deps, prefix, days, nowMs);
   if (sales.length === 0) {
-    const none = { transaction_hash: '', block_timestamp: '', buyer_address: ZERO_ADDRESS, seller_address: ZERO_ADDRESS, price: '', price_formatted: '', usd_price_at_sale: null, current_usd_value: null, token_address: contract, token_id: tokenId ?? '', payment_token: NATIVE_PAYMENT };
+    const none = {
+      transaction_hash: '',
+      block_timestamp: '',
+      buyer_address: ZERO_ADDRESS,
+      seller_address: ZERO_ADDRESS,
+      price: '',
+      price_formatted: '',
+      usd_price_at_sale: null,
+      current_usd_value: null,
+      token_address: contract,
+      token_id: tokenId ?? '',
+      payment_token: NATIVE_PAYMENT,
+    };
     const message = `no sale of ${contract}${tokenId === undefined ? '' : ` token ${tokenId}`} paid in the native currency in the last ${days} days`;
-    return { last_sale: none, lowest_sale: none, highest_sale: none, average_sale: { price: '', price_formatted: '', current_usd_value: null }, total_trades: 0, message };
+    return {
+      last_sale: none,
+      lowest_sale: none,
+      highest_sale: none,
+      average_sale: { price: '', price_formatted: '', current_usd_value: null },
+      total_trades: 0,
+      message,
+    };
   }
   const prices = salePrices(deps, chain);
   const record = (t: Trade) => saleRecord(deps, chain, contract, tokenId ?? t.tokenIds[0]!, t, t.blockNumber, prices);
@@ -142,7 +186,11 @@ async function soldPrice(deps: NftDeps, chain: string, contract: string, prefix:
     last_sale: await record(sales[0]!),
     lowest_sale: await record(ranked[0]!),
     highest_sale: await record(ranked.at(-1)!),
-    average_sale: { price: average.toString(), price_formatted: formatUnits(average, decimals), current_usd_value: centsOf(average, decimals, usdAt(prices, prices?.wrappedNative, Infinity)) },
+    average_sale: {
+      price: average.toString(),
+      price_formatted: formatUnits(average, decimals),
+      current_usd_value: centsOf(average, decimals, usdAt(prices, prices?.wrappedNative, Infinity)),
+    },
     total_trades: sales.length,
   };
 }
@@ -150,7 +198,11 @@ async function soldPrice(deps: NftDeps, chain: string, contract: string, prefix:
 export async function contractStats(deps: NftDeps, chain: string, q: z.output<typeof contractStatsQuery>) {
   await indexedUpTo(deps, chain);
   const s = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
-  return { total_tokens: String(s?.tokens ?? 0), owners: { current: String(s?.owners ?? 0) }, transfers: { total: String(s?.transfers ?? 0) } };
+  return {
+    total_tokens: String(s?.tokens ?? 0),
+    owners: { current: String(s?.owners ?? 0) },
+    transfers: { total: String(s?.transfers ?? 0) },
+  };
 }
 
 export async function tokenStats(deps: NftDeps, chain: string, q: z.output<typeof tokenStatsQuery>) {

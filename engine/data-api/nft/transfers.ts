@@ -39,17 +39,33 @@ export const nftTransfersQuery = z
     format: z.enum(['decimal', 'hex'], 'decimal or hex').default('decimal'),
     include_prices: z.enum(['true', 'false'], 'true or false').default('false'),
     // 0 is allowed by the interface (minimum 0) and means the default.
-    limit: z.string().regex(/^\d+$/, `a whole number from 0 to ${MAX_LIMIT}`).transform(Number).refine((n) => n <= MAX_LIMIT, `at most ${MAX_LIMIT}`).optional(),
+    limit: z
+      .string()
+      .regex(/^\d+$/, `a whole number from 0 to ${MAX_LIMIT}`)
+      .transform(Number)
+      .refine((n) => n <= MAX_LIMIT, `at most ${MAX_LIMIT}`)
+      .optional(),
     order: z.enum(['ASC', 'DESC'], 'ASC or DESC').default('DESC'),
     cursor: z.string().optional(),
   })
   .transform((q, ctx) => {
     const tokenId = tokenIdOf(q.token_id, q.format);
     if (tokenId === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['token_id'], message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_id'],
+        message: `not a token id written in ${q.format} (format=${q.format}), up to 2^256 − 1`,
+      });
       return z.NEVER;
     }
-    return { contract: q.address.toLowerCase(), tokenId, includePrices: q.include_prices === 'true', limit: q.limit === undefined || q.limit === 0 ? MAX_LIMIT : q.limit, order: q.order, cursor: q.cursor ?? null };
+    return {
+      contract: q.address.toLowerCase(),
+      tokenId,
+      includePrices: q.include_prices === 'true',
+      limit: q.limit === undefined || q.limit === 0 ? MAX_LIMIT : q.limit,
+      order: q.order,
+      cursor: q.cursor ?? null,
+    };
   });
 
 export type NftTransfersQuery = z.output<typeof nftTransfersQuery>;
@@ -78,8 +94,13 @@ export function salePrices(deps: NftTransfersDeps, chain: string): SalePrices | 
 }
 
 /** The chain's native currency as a payment token (the registry names none, so Ether's). */
-export const NATIVE_PAYMENT = { token_name: NATIVE.name, token_symbol: NATIVE.symbol, token_logo: null, token_decimals: String(NATIVE.decimals), token_address: NATIVE.address } as const;
-
+export const NATIVE_PAYMENT = {
+  token_name: NATIVE.name,
+  token_symbol: NATIVE.symbol,
+  token_logo: null,
+  token_decimals: String(NATIVE.decimals),
+  token_address: NATIVE.address,
+} as const;
 
 /**
  * Whether the answer is complete: this server follows the chain, its node
@@ -93,16 +114,33 @@ export function indexComplete(kv: Kv, chain: string, follower: FollowerStatus | 
 
 export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
   const prefix = `nft/${nftTokenPrefix(chain, q.contract, q.tokenId)}`;
-  const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, { list: `nft-transfers ${q.order}`, limit: q.limit, reverse: q.order === 'DESC', cursor: q.cursor });
+  const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, {
+    list: `nft-transfers ${q.order}`,
+    limit: q.limit,
+    reverse: q.order === 'DESC',
+    cursor: q.cursor,
+  });
   const result = await transferItems(deps, chain, page.rows, q.includePrices);
-  return { page: page.page, page_size: q.limit, cursor: page.cursor, result, block_exists: true, index_complete: indexComplete(deps.kv, chain, deps.follower(chain)) };
+  return {
+    page: page.page,
+    page_size: q.limit,
+    cursor: page.cursor,
+    result,
+    block_exists: true,
+    index_complete: indexComplete(deps.kv, chain, deps.follower(chain)),
+  };
 }
 
 /**
  * NFT transfer records, as every NFT transfer list answers them, from `transfers` entries (`nft/…` keys);
  * `includePrices` adds each token's last sale.
  */
-export async function transferItems(deps: NftTransfersDeps, chain: string, rows: ReadonlyArray<{ key: string; value: StoredTransfer }>, includePrices: boolean) {
+export async function transferItems(
+  deps: NftTransfersDeps,
+  chain: string,
+  rows: ReadonlyArray<{ key: string; value: StoredTransfer }>,
+  includePrices: boolean,
+) {
   const spam = new Map<string, boolean>();
   const sales = new Map<string, Awaited<ReturnType<typeof lastSale>>>();
   const prices = includePrices ? salePrices(deps, chain) : undefined;
@@ -152,14 +190,24 @@ export async function transferItems(deps: NftTransfersDeps, chain: string, rows:
 export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint, prices: SalePrices | undefined) {
   const prefix = nftTokenPrefix(chain, contract, tokenId);
   const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
-  return last === undefined ? null : saleRecord(deps, chain, contract, tokenId.toString(), last.value, nftKeyPosition(last.key).blockNumber, prices);
+  return last === undefined
+    ? null
+    : saleRecord(deps, chain, contract, tokenId.toString(), last.value, nftKeyPosition(last.key).blockNumber, prices);
 }
 
 /**
  * A sale at `block` as a `last_sale` record, its payment token named; its price in USD at the sale's block and at
  * the indexed head (a price in the native coin as the wrapped native token's), to the cent; null where no pool prices it.
  */
-export async function saleRecord(deps: NftTransfersDeps, chain: string, contract: string, tokenId: string, s: Sale, block: number, prices: SalePrices | undefined) {
+export async function saleRecord(
+  deps: NftTransfersDeps,
+  chain: string,
+  contract: string,
+  tokenId: string,
+  s: Sale,
+  block: number,
+  prices: SalePrices | undefined,
+) {
   const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
   const paidIn = s.paymentToken ?? prices?.wrappedNative;
   const [atSale, now] = [usdAt(prices, paidIn, block), usdAt(prices, paidIn, Infinity)];
@@ -187,5 +235,11 @@ export function usdAt(prices: SalePrices | undefined, token: string | undefined,
 export async function erc20(deps: NftTransfersDeps, chain: string, token: string) {
   const info = await metadata(deps, chain, token);
   // decimals() is optional in ERC-20: a token without it counts in whole units.
-  return { token_name: info.name, token_symbol: info.symbol, token_logo: null, token_decimals: String(info.decimals ?? 0), token_address: token };
+  return {
+    token_name: info.name,
+    token_symbol: info.symbol,
+    token_logo: null,
+    token_decimals: String(info.decimals ?? 0),
+    token_address: token,
+  };
 }

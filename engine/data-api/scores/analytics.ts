@@ -22,7 +22,12 @@ import { indexedHead } from '../common/pages.js';
 
 export const analyticsQuery = z.object({ tokenAddress: evmAddress });
 
-const WINDOWS = [['5m', 300], ['1h', 3_600], ['6h', 21_600], ['24h', DAY]] as const;
+const WINDOWS = [
+  ['5m', 300],
+  ['1h', 3_600],
+  ['6h', 21_600],
+  ['24h', DAY],
+] as const;
 type Windowed = Record<(typeof WINDOWS)[number][0], number>;
 const zero = (): Windowed => ({ '5m': 0, '1h': 0, '6h': 0, '24h': 0 });
 /** Swaps counted per pool at most in one scan (a day's figures, or a score's 30 days). */
@@ -57,13 +62,22 @@ export interface TokenSwap {
  * The token's swaps in all its pools at or before block `head`, newest first, back to block time `since` (the first
  * older swap ends the scan), reading SCAN index entries and counting POOL_SWAPS swaps of a pool at most.
  */
-export function* tokenSwapsSince(deps: Pick<DataDeps, 'kv'>, chain: string, token: string, head: number, since: number): Generator<TokenSwap> {
+export function* tokenSwapsSince(
+  deps: Pick<DataDeps, 'kv'>,
+  chain: string,
+  token: string,
+  head: number,
+  since: number,
+): Generator<TokenSwap> {
   const times = new Map<number, number | undefined>();
-  const timeOf = (block: number): number | undefined => (times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block));
+  const timeOf = (block: number): number | undefined =>
+    times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block);
   // Each pool seen: whether the token is its token0 (a V4 pool of the native coin holds the wrapped native token where
   // the coin sorted first), and how many of its swaps were counted (at most POOL_SWAPS).
   const pools = new Map<string, { isToken0: boolean; counted: number }>();
-  const poolOf = (pool: string) => pools.get(pool) ?? pools.set(pool, { isToken0: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token, counted: 0 }).get(pool)!;
+  const poolOf = (pool: string) =>
+    pools.get(pool) ??
+    pools.set(pool, { isToken0: deps.kv.get<PoolRow>('dexPools', poolKey(chain, pool))?.[1] === token, counted: 0 }).get(pool)!;
   const prefix = tokenSwapsPrefix(chain, token);
   let read = 0;
   for (const { key, value: pool } of newestFirst<string>(deps.kv, 'dexTokenSwaps', prefix + pos(head, LAST_LOG), prefix)) {
@@ -107,7 +121,8 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
   };
   // The day's swaps, counted as they are read (volumes are summed in this order).
   if (now !== undefined) for (const swap of tokenSwapsSince(deps, chain, token, head, now - DAY)) count(swap);
-  const distinct = (sets: Array<Set<string>>): Windowed => Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
+  const distinct = (sets: Array<Set<string>>): Windowed =>
+    Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
   const pairs = await weighPools(deps, chain, reader, head, token);
   const supply = (await tokenFacts(deps, chain, token)).totalSupply;
   return {
@@ -119,6 +134,7 @@ export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<
     totalBuys: counts.buys,
     totalSells: counts.sells,
     totalLiquidity: String(totalLiquidity(pairs)),
-    totalFullyDilutedValuation: price === null || supply === null ? null : decimal(mul({ num: BigInt(supply), den: 10n ** BigInt(decimals) }, price.now.usd), 2),
+    totalFullyDilutedValuation:
+      price === null || supply === null ? null : decimal(mul({ num: BigInt(supply), den: 10n ** BigInt(decimals) }, price.now.usd), 2),
   };
 }

@@ -41,7 +41,8 @@ export interface ScoreInputs {
 export type SubScores = Record<keyof typeof WEIGHTS, number>;
 
 /** 0 at or below `low`, 100 at or above `low` × 10^`decades`, linear in log10 between. */
-const logScale = (value: number, low: number, decades: number): number => (value <= low ? 0 : Math.min(100, (100 * Math.log10(value / low)) / decades));
+const logScale = (value: number, low: number, decades: number): number =>
+  value <= low ? 0 : Math.min(100, (100 * Math.log10(value / low)) / decades);
 
 /**
  * Each input on 0–100:
@@ -72,10 +73,22 @@ export const scoreQuery = z.object({ tokenAddress: evmAddress });
 /** Each timeframe's resolution: points `step` seconds apart, the newest at the indexed head's time. */
 const TIMEFRAMES = { '1d': { points: 24, step: 3_600 }, '7d': { points: 28, step: 21_600 }, '30d': { points: 30, step: DAY } } as const;
 const TIMEFRAME_NAMES = Object.keys(TIMEFRAMES) as Array<keyof typeof TIMEFRAMES>;
-export const historicalScoreQuery = z.object({ tokenAddress: evmAddress, timeframe: z.enum(TIMEFRAME_NAMES, `one of ${TIMEFRAME_NAMES.join(', ')}`) });
+export const historicalScoreQuery = z.object({
+  tokenAddress: evmAddress,
+  timeframe: z.enum(TIMEFRAME_NAMES, `one of ${TIMEFRAME_NAMES.join(', ')}`),
+});
 
 /** The windows `volumeUsd` and `transactions` report, back from the point's time. */
-const WINDOWS = [['10m', 600], ['30m', 1_800], ['1h', 3_600], ['4h', 14_400], ['12h', 43_200], ['1d', DAY], ['7d', 7 * DAY], ['30d', 30 * DAY]] as const;
+const WINDOWS = [
+  ['10m', 600],
+  ['30m', 1_800],
+  ['1h', 3_600],
+  ['4h', 14_400],
+  ['12h', 43_200],
+  ['1d', DAY],
+  ['7d', 7 * DAY],
+  ['30d', 30 * DAY],
+] as const;
 type Windowed = Record<(typeof WINDOWS)[number][0], number>;
 const LONGEST = Math.max(...WINDOWS.map(([, seconds]) => seconds));
 
@@ -89,7 +102,8 @@ interface Point {
 function knownToken(deps: DataDeps, chain: string, token: string): void {
   const prefix = tokenPoolsPrefix(chain, token);
   const pooled = deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: 1 }).length > 0;
-  if (!pooled && deps.kv.get('erc20Tokens', tokenKey(chain, token)) === undefined) throw new ApiError(404, `${token} is no token this server has indexed on chain ${chain} (no pool of it, no transfer of it)`);
+  if (!pooled && deps.kv.get('erc20Tokens', tokenKey(chain, token)) === undefined)
+    throw new ApiError(404, `${token} is no token this server has indexed on chain ${chain} (no pool of it, no transfer of it)`);
 }
 
 /**
@@ -103,7 +117,13 @@ async function metricsAt(deps: DataDeps, chain: string, token: string, head: num
   const reader = priceReader(deps, chain, head);
   const facts = await tokenFacts(deps, chain, token);
   const decimals = reader === undefined ? (facts.decimals ?? 0) : await reader.tokenDecimals(token);
-  const top10Percent = facts.totalSupply === null || BigInt(facts.totalSupply) === 0n ? null : supplyPercent(topBalances(deps.kv, chain, token, 10).reduce((a, b) => a + b, 0n), facts.totalSupply);
+  const top10Percent =
+    facts.totalSupply === null || BigInt(facts.totalSupply) === 0n
+      ? null
+      : supplyPercent(
+          topBalances(deps.kv, chain, token, 10).reduce((a, b) => a + b, 0n),
+          facts.totalSupply,
+        );
   const raw = points.map(() => WINDOWS.map(() => 0n));
   const counts = points.map(() => WINDOWS.map(() => 0));
   const oldest = Math.min(...points.map((p) => p.time));
@@ -132,7 +152,13 @@ async function metricsAt(deps: DataDeps, chain: string, token: string, head: num
         transactions,
         supply: { total: facts.totalSupply === null ? null : formatted(BigInt(facts.totalSupply), decimals), top10Percent },
       };
-      const inputs: ScoreInputs = { liquidityUsd, volumeUsd1d: volumeUsd['1d'], transactions1d: transactions['1d'], usdPricePercentChange1d: metrics.usdPrice24hrPercentChange, top10Percent };
+      const inputs: ScoreInputs = {
+        liquidityUsd,
+        volumeUsd1d: volumeUsd['1d'],
+        transactions1d: transactions['1d'],
+        usdPricePercentChange1d: metrics.usdPrice24hrPercentChange,
+        top10Percent,
+      };
       return { time: p.time, metrics, ...tokenScoreOf(inputs) };
     }),
   );
@@ -151,7 +177,14 @@ export async function tokenScore(deps: DataDeps, chain: string, q: z.output<type
   const now = await headPoint(deps, chain);
   knownToken(deps, chain, q.tokenAddress);
   const [at] = await metricsAt(deps, chain, q.tokenAddress, now.block, [now]);
-  return { tokenAddress: q.tokenAddress, chainId: chain, score: at!.score, updatedAt: unixIso(now.time), metrics: at!.metrics, subScores: at!.subScores };
+  return {
+    tokenAddress: q.tokenAddress,
+    chainId: chain,
+    score: at!.score,
+    updatedAt: unixIso(now.time),
+    metrics: at!.metrics,
+    subScores: at!.subScores,
+  };
 }
 
 /**

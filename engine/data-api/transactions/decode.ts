@@ -8,8 +8,14 @@ import { decodeEventLog, decodeFunctionData, parseAbi, type Abi, type AbiParamet
  */
 
 const EVENT_ABIS: readonly Abi[] = [
-  parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)', 'event Approval(address indexed owner, address indexed spender, uint256 value)']),
-  parseAbi(['event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)', 'event Approval(address indexed owner, address indexed approved, uint256 indexed tokenId)']),
+  parseAbi([
+    'event Transfer(address indexed from, address indexed to, uint256 value)',
+    'event Approval(address indexed owner, address indexed spender, uint256 value)',
+  ]),
+  parseAbi([
+    'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
+    'event Approval(address indexed owner, address indexed approved, uint256 indexed tokenId)',
+  ]),
   parseAbi([
     'event ApprovalForAll(address indexed owner, address indexed operator, bool approved)',
     'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',

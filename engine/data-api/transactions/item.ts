@@ -21,7 +21,6 @@ export interface ItemOptions {
   verbose?: boolean;
 }
 
-
 /** An internal call of the transaction. The stored call tree keeps no input or output: null. */
 export function internalItem(s: TxSummary, c: SummaryCall) {
   return {

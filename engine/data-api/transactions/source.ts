@@ -28,7 +28,13 @@ export function blockHashes(deps: BlockDeps, chain: string): (block: number) => 
   return (block) => blockOf(block).hash.toLowerCase();
 }
 
-export function summaryAt(deps: BlockDeps, chain: string, block: number, index: number, hashOf = blockHashes(deps, chain)): TxSummary | undefined {
+export function summaryAt(
+  deps: BlockDeps,
+  chain: string,
+  block: number,
+  index: number,
+  hashOf = blockHashes(deps, chain),
+): TxSummary | undefined {
   const row = deps.kv.get<SummaryRow | NamedSummaryRow>('nativeTxs', summaryKey(chain, block, index));
   return row === undefined ? undefined : decodeSummary(row, block, index, () => hashOf(block));
 }
@@ -83,7 +89,10 @@ export async function recordOf(deps: DataDeps, chain: string, number: number): P
     if (String(block['hash']).toLowerCase() !== canon.toLowerCase()) return undefined;
     return normalizeBlock(block, receipts, traces);
   } catch (err) {
-    throw new ApiError(502, `block ${number} of chain ${chain} is past the retention window and its node did not answer: ${(err as Error).message}`);
+    throw new ApiError(
+      502,
+      `block ${number} of chain ${chain} is past the retention window and its node did not answer: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -95,12 +104,21 @@ export async function logsOf(deps: DataDeps, chain: string, s: TxSummary): Promi
   try {
     receipt = await deps.reads.rpc<Json>(chain, 'eth_getTransactionReceipt', [s.hash]);
   } catch (err) {
-    throw new ApiError(502, `the logs of ${s.hash} (block ${s.blockNumber}, past the retention window) could not be read from the node of chain ${chain}: ${(err as Error).message}`);
+    throw new ApiError(
+      502,
+      `the logs of ${s.hash} (block ${s.blockNumber}, past the retention window) could not be read from the node of chain ${chain}: ${(err as Error).message}`,
+    );
   }
   if (receipt === null || String(receipt['blockHash']).toLowerCase() !== s.blockHash) {
     throw new ApiError(502, `the node of chain ${chain} has no receipt of ${s.hash} in block ${s.blockHash}`);
   }
   // The fields a log item shows.
-  return receiptLogs(receipt).map((l): StoredLog => ({ address: String(l['address']), topics: l['topics'] as string[], data: String(l['data']), logIndex: String(l['logIndex']) }));
+  return receiptLogs(receipt).map(
+    (l): StoredLog => ({
+      address: String(l['address']),
+      topics: l['topics'] as string[],
+      data: String(l['data']),
+      logIndex: String(l['logIndex']),
+    }),
+  );
 }
-

@@ -24,11 +24,12 @@ export const walletTxsQuery = z.object({ address: evmAddress, ...blockRange, cur
 export const txQuery = z.object({ transaction_hash: hash32, include });
 export const internalTxsQuery = z.object({ transaction_hash: hash32 });
 export const blockQuery = z.object({
-  block_number_or_hash: z.string().regex(/^(\d{1,15}|0x[0-9a-fA-F]{64})$/, 'a block number (decimal) or a block hash (0x and 64 hex digits)'),
+  block_number_or_hash: z
+    .string()
+    .regex(/^(\d{1,15}|0x[0-9a-fA-F]{64})$/, 'a block number (decimal) or a block hash (0x and 64 hex digits)'),
   include,
 });
 export const blockStatsQuery = blockQuery.pick({ block_number_or_hash: true });
-
 
 export interface AddressPageQuery {
   address: string;
@@ -42,7 +43,12 @@ export interface AddressPageQuery {
 }
 
 /** A page of one of an address's lists (`tx`: native, `hist`: wallet history) as summaries. */
-export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'hist', q: AddressPageQuery): Promise<{ page: number; cursor: string | null; items: TxSummary[] }> {
+export async function addressPage(
+  deps: DataDeps,
+  chain: string,
+  list: 'tx' | 'hist',
+  q: AddressPageQuery,
+): Promise<{ page: number; cursor: string | null; items: TxSummary[] }> {
   await caughtUp(deps, chain);
   const span = blockSpan(deps.kv, chain, q);
   if (span === null) return { page: 0, cursor: null, items: [] };
@@ -67,7 +73,9 @@ export async function addressPage(deps: DataDeps, chain: string, list: 'tx' | 'h
 export async function walletTxs(deps: DataDeps, chain: string, q: z.output<typeof walletTxsQuery>, verbose: boolean) {
   const { page, cursor: next, items } = await addressPage(deps, chain, 'tx', q);
   const internal = q.include === 'internal_transactions';
-  const result = await Promise.all(items.map(async (s) => (verbose ? txItem(s, { internal, verbose, logs: await logsOf(deps, chain, s) }) : txItem(s, { internal }))));
+  const result = await Promise.all(
+    items.map(async (s) => (verbose ? txItem(s, { internal, verbose, logs: await logsOf(deps, chain, s) }) : txItem(s, { internal }))),
+  );
   return { page, page_size: q.limit, cursor: next, result };
 }
 
@@ -134,4 +142,3 @@ export async function blockStats(deps: DataDeps, chain: string, q: z.output<type
     token_transfers: { total: String(transfers.length - nft) },
   };
 }
-

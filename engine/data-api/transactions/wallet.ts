@@ -49,7 +49,8 @@ function movesOf(deps: DataDeps, chain: string, s: TxSummary, wallet: string): T
   return out;
 }
 
-const direction = (from: string | null, wallet: string): 'outgoing' | 'incoming' => (from?.toLowerCase() === wallet ? 'outgoing' : 'incoming');
+const direction = (from: string | null, wallet: string): 'outgoing' | 'incoming' =>
+  from?.toLowerCase() === wallet ? 'outgoing' : 'incoming';
 
 /** The ether the wallet sent or received in the transaction: its value, then internal calls that moved value. */
 function nativeTransfers(s: TxSummary, wallet: string, symbol: string) {
@@ -142,7 +143,15 @@ async function interactions(approvals: SummaryApproval[], wallet: string, meta: 
     const spender = { address: a.spender, address_label: null, name: null, symbol: null, logo: null, entity: null, entity_logo: null };
     const [list, row] =
       a.approved === undefined
-        ? [BigInt(a.value!) === 0n ? 'revokes' : 'approvals', { value: dec(a.value!), value_formatted: info.decimals === null ? null : formatUnits(BigInt(a.value!), info.decimals), token, spender }]
+        ? [
+            BigInt(a.value!) === 0n ? 'revokes' : 'approvals',
+            {
+              value: dec(a.value!),
+              value_formatted: info.decimals === null ? null : formatUnits(BigInt(a.value!), info.decimals),
+              token,
+              spender,
+            },
+          ]
         : [a.approved ? 'set_approvals_all' : 'set_revokes_all', { token, operator: spender }];
     (out[list] ??= []).push(row);
   }
@@ -154,7 +163,14 @@ async function interactions(approvals: SummaryApproval[], wallet: string, meta: 
  * NFTs first (mint, burn, purchase, sale, send, receive), then tokens (mint, burn, swap, send, receive), then
  * ether (send, receive), else a contract interaction (approvals included: the enumeration has no approve).
  */
-export function categorize(s: TxSummary, wallet: string, moves: TokenMove[], natives: Array<{ direction: string; value_formatted: string }>, symbols: Map<string, string>, native: string): { category: string; summary: string } {
+export function categorize(
+  s: TxSummary,
+  wallet: string,
+  moves: TokenMove[],
+  natives: Array<{ direction: string; value_formatted: string }>,
+  symbols: Map<string, string>,
+  native: string,
+): { category: string; summary: string } {
   const nfts = moves.filter((m) => m.t.kind !== 'erc20');
   const tokens = moves.filter((m) => m.t.kind === 'erc20');
   const gotNft = nfts.filter((m) => m.t.to.toLowerCase() === wallet);
@@ -162,12 +178,22 @@ export function categorize(s: TxSummary, wallet: string, moves: TokenMove[], nat
   const paid = natives.some((n) => n.direction === 'outgoing') || tokens.some((m) => m.t.from.toLowerCase() === wallet);
   const earned = natives.some((n) => n.direction === 'incoming') || tokens.some((m) => m.t.to.toLowerCase() === wallet);
   const sym = (m: TokenMove): string => symbols.get(m.t.contract.toLowerCase()) ?? 'tokens';
-  if (gotNft.length > 0 && gotNft.every((m) => m.t.from === ZERO)) return { category: 'mint', summary: `Minted ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''}` };
-  if (sentNft.length > 0 && sentNft.every((m) => m.t.to === ZERO)) return { category: 'burn', summary: `Burned ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''}` };
+  if (gotNft.length > 0 && gotNft.every((m) => m.t.from === ZERO))
+    return { category: 'mint', summary: `Minted ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''}` };
+  if (sentNft.length > 0 && sentNft.every((m) => m.t.to === ZERO))
+    return { category: 'burn', summary: `Burned ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''}` };
   if (gotNft.length > 0 && paid) return { category: 'nft purchase', summary: `Bought ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''}` };
   if (sentNft.length > 0 && earned) return { category: 'nft sale', summary: `Sold ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''}` };
-  if (gotNft.length > 0) return { category: 'nft receive', summary: `Received ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''} from ${short(gotNft[0]!.t.from.toLowerCase())}` };
-  if (sentNft.length > 0) return { category: 'nft send', summary: `Sent ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''} to ${short(sentNft[0]!.t.to.toLowerCase())}` };
+  if (gotNft.length > 0)
+    return {
+      category: 'nft receive',
+      summary: `Received ${gotNft.length} NFT${gotNft.length > 1 ? 's' : ''} from ${short(gotNft[0]!.t.from.toLowerCase())}`,
+    };
+  if (sentNft.length > 0)
+    return {
+      category: 'nft send',
+      summary: `Sent ${sentNft.length} NFT${sentNft.length > 1 ? 's' : ''} to ${short(sentNft[0]!.t.to.toLowerCase())}`,
+    };
   const got = tokens.filter((m) => m.t.to.toLowerCase() === wallet && m.t.from.toLowerCase() !== wallet);
   const sent = tokens.filter((m) => m.t.from.toLowerCase() === wallet && m.t.to.toLowerCase() !== wallet);
   if (got.length > 0 && sent.length > 0) return { category: 'token swap', summary: `Swapped ${sym(sent[0]!)} for ${sym(got[0]!)}` };
@@ -177,8 +203,10 @@ export function categorize(s: TxSummary, wallet: string, moves: TokenMove[], nat
   if (sent.length > 0) return { category: 'token send', summary: `Sent ${sym(sent[0]!)} to ${short(sent[0]!.t.to.toLowerCase())}` };
   const out = natives.find((n) => n.direction === 'outgoing');
   const inn = natives.find((n) => n.direction === 'incoming');
-  if (s.approvals.some((a) => a.owner === wallet)) return { category: 'contract interaction', summary: `Approved spending of ${s.approvals.length > 1 ? 'tokens' : 'a token'}` };
-  if (s.from === wallet && s.input !== '0x' && s.to !== null && out === undefined) return { category: 'contract interaction', summary: `Called ${short(s.to)}` };
+  if (s.approvals.some((a) => a.owner === wallet))
+    return { category: 'contract interaction', summary: `Approved spending of ${s.approvals.length > 1 ? 'tokens' : 'a token'}` };
+  if (s.from === wallet && s.input !== '0x' && s.to !== null && out === undefined)
+    return { category: 'contract interaction', summary: `Called ${short(s.to)}` };
   if (out !== undefined) return { category: 'send', summary: `Sent ${out.value_formatted} ${native} to ${short(s.to)}` };
   if (inn !== undefined) return { category: 'receive', summary: `Received ${inn.value_formatted} ${native} from ${short(s.from)}` };
   return { category: 'contract interaction', summary: s.to === null ? 'Created a contract' : `Interacted with ${short(s.to)}` };
@@ -233,7 +261,11 @@ export async function walletHistory(deps: DataDeps, chain: string, q: z.output<t
 function moment(kv: DataDeps['kv'], chain: string, m: Moment | StoredMoment) {
   if (!Array.isArray(m)) return { block_number: String(m.block), block_timestamp: iso(m.timestamp), transaction_hash: m.hash };
   const [block, index, timestamp] = m;
-  return { block_number: String(block), block_timestamp: iso(timestamp), transaction_hash: summaryAt({ kv }, chain, block, index)?.hash ?? null };
+  return {
+    block_number: String(block),
+    block_timestamp: iso(timestamp),
+    transaction_hash: summaryAt({ kv }, chain, block, index)?.hash ?? null,
+  };
 }
 
 /** GET /wallets/:address/chains: the first and last activity on each chain asked (default: every chain followed). */
@@ -242,7 +274,16 @@ export async function walletChains(deps: DataDeps, address: string, chains: read
   // Only the chains where the wallet did something are active.
   const active_chains = chains.flatMap((c) => {
     const row = deps.kv.get<Activity>('activity', activityKey(address, c.key));
-    return row === undefined ? [] : [{ chain: c.slug, chain_id: c.key, first_transaction: moment(deps.kv, c.key, row.first), last_transaction: moment(deps.kv, c.key, row.last) }];
+    return row === undefined
+      ? []
+      : [
+          {
+            chain: c.slug,
+            chain_id: c.key,
+            first_transaction: moment(deps.kv, c.key, row.first),
+            last_transaction: moment(deps.kv, c.key, row.last),
+          },
+        ];
   });
   return { address, active_chains };
 }

@@ -82,7 +82,12 @@ function signInput(tx: Transaction, i: number, coins: Coin[]): void {
     const ws = witnessScriptOf(o.publicKey);
     tx.setWitness(i, [der(tx.hashForWitnessV0(i, ws, value, Transaction.SIGHASH_ALL)), ws]);
   } else {
-    const hash = tx.hashForWitnessV1(i, coins.map((c) => c.owner.output), coins.map((c) => c.value), Transaction.SIGHASH_DEFAULT);
+    const hash = tx.hashForWitnessV1(
+      i,
+      coins.map((c) => c.owner.output),
+      coins.map((c) => c.value),
+      Transaction.SIGHASH_DEFAULT,
+    );
     tx.setWitness(i, [ecc.signSchnorr(hash, tweakedKey(o))]);
   }
 }
@@ -164,7 +169,10 @@ function feesOf(chain: BitcoinChain, txs: Transaction[]): bigint {
   const own = new Map<string, bigint>();
   return txs.reduce((sum, tx) => {
     const known = chain.prevouts(tx);
-    const inputs = tx.ins.reduce((s, input, i) => s + (known[i]?.value ?? own.get(`${Buffer.from(input.hash).reverse().toString('hex')}:${input.index}`) ?? 0n), 0n);
+    const inputs = tx.ins.reduce(
+      (s, input, i) => s + (known[i]?.value ?? own.get(`${Buffer.from(input.hash).reverse().toString('hex')}:${input.index}`) ?? 0n),
+      0n,
+    );
     tx.outs.forEach((o, n) => own.set(`${tx.getId()}:${n}`, o.value));
     return sum + inputs - tx.outs.reduce((s, o) => s + o.value, 0n);
   }, 0n);
@@ -192,4 +200,3 @@ export function branch(chain: BitcoinChain, depth: number, count: number, txs: T
   }
   return blocks;
 }
-

@@ -70,7 +70,8 @@ export class BitcoinChain {
     readonly start = 0,
     readonly below?: PrunedHeaders,
   ) {
-    if (below !== undefined && below.count !== start) throw new Error(`headers below a chain starting at ${start} are 0 … ${start - 1}, not 0 … ${below.count - 1}`);
+    if (below !== undefined && below.count !== start)
+      throw new Error(`headers below a chain starting at ${start} are 0 … ${start - 1}, not 0 … ${below.count - 1}`);
     if (below !== undefined) this.prunedBelow = start;
   }
 
@@ -112,7 +113,14 @@ export class BitcoinChain {
     const block = Block.fromBuffer(bytes);
     const height = this.height + 1;
     const times = [...this.timesBefore(height, 10), block.timestamp];
-    const stored: StoredBlock = { hash: block.getId(), block, bytes, height, chainwork: this.chainworkAt(height - 1) + blockWork(block.bits), mediantime: medianTime(times) };
+    const stored: StoredBlock = {
+      hash: block.getId(),
+      block,
+      bytes,
+      height,
+      chainwork: this.chainworkAt(height - 1) + blockWork(block.bits),
+      mediantime: medianTime(times),
+    };
     this.active.push(stored);
     this.byHash.set(stored.hash, stored);
     (block.transactions ?? []).forEach((tx, index) => {
@@ -128,7 +136,9 @@ export class BitcoinChain {
   /** The times of the `count` active blocks below `height` (headers below the stored blocks included). */
   private timesBefore(height: number, count: number): number[] {
     const from = Math.max(0, height - count);
-    return Array.from({ length: height - from }, (_, i) => from + i).map((h) => (h >= this.start ? this.at(h)!.block.timestamp : this.below?.time(h))).filter((t): t is number => t !== undefined);
+    return Array.from({ length: height - from }, (_, i) => from + i)
+      .map((h) => (h >= this.start ? this.at(h)!.block.timestamp : this.below?.time(h)))
+      .filter((t): t is number => t !== undefined);
   }
 
   /** The chain's work up to the active block at `height` (0 below genesis). */
@@ -162,7 +172,8 @@ export class BitcoinChain {
     const hashes = blocks.map((b) => this.append(b));
     const spent = new Set(hashes.flatMap((h) => (this.byHash.get(h)!.block.transactions ?? []).flatMap((tx) => tx.ins.map(outpointOf))));
     for (const tx of orphaned) {
-      if (!this.mined.has(tx.getId()) && !tx.ins.some((i) => spent.has(outpointOf(i)))) this.pool.set(tx.getId(), { tx, time: nowSeconds() });
+      if (!this.mined.has(tx.getId()) && !tx.ins.some((i) => spent.has(outpointOf(i))))
+        this.pool.set(tx.getId(), { tx, time: nowSeconds() });
     }
     return hashes;
   }

@@ -56,7 +56,14 @@ function compactSize(n: number): Buffer {
 
 /** The serialized block a getblock 2 answer describes (its header fields and each tx's hex). */
 export function rawBlockFromGetblock(json: GetblockV2): Buffer {
-  const header = [le32(json.version), reversed(json.previousblockhash ?? '0'.repeat(64)), reversed(json.merkleroot), le32(json.time), le32(parseInt(json.bits, 16)), le32(json.nonce)];
+  const header = [
+    le32(json.version),
+    reversed(json.previousblockhash ?? '0'.repeat(64)),
+    reversed(json.merkleroot),
+    le32(json.time),
+    le32(parseInt(json.bits, 16)),
+    le32(json.nonce),
+  ];
   return Buffer.concat([...header, compactSize(json.tx.length), ...json.tx.map((t) => Buffer.from(t.hex, 'hex'))]);
 }
 

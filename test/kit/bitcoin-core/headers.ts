@@ -12,7 +12,13 @@ import { blockWork, type BlockPlace, type IndexEntry } from './shapes.js';
 
 export const GENESIS_HASH = '000000000019d6689c085ae165831e934ff763ae46a2a6c172b3f1b60a8ce26f';
 
-const GENESIS = { version: 1, merkleroot: '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b', time: 1231006505, bits: 0x1d00ffff, nonce: 2083236893 };
+const GENESIS = {
+  version: 1,
+  merkleroot: '4a5e1e4baab89f3a32518a88c31bc87f618f76673e2cc77ab2127b7afdeda33b',
+  time: 1231006505,
+  bits: 0x1d00ffff,
+  nonce: 2083236893,
+};
 /** Mainnet's difficulty bits around block 880,000 (January 2025). */
 const BITS = 0x17028c61;
 const BLOCK_SECONDS = 600;
@@ -51,7 +57,16 @@ export class PrunedHeaders {
 
   /** What the index holds of the block at `height`. */
   entry(height: number): IndexEntry {
-    const own = height === 0 ? GENESIS : { version: 0x20000000, merkleroot: sha256(`chainpost stand-in merkle root ${height}`).toString('hex'), time: this.time(height), bits: BITS, nonce: sha256(`chainpost stand-in nonce ${height}`).readUInt32LE() };
+    const own =
+      height === 0
+        ? GENESIS
+        : {
+            version: 0x20000000,
+            merkleroot: sha256(`chainpost stand-in merkle root ${height}`).toString('hex'),
+            time: this.time(height),
+            bits: BITS,
+            nonce: sha256(`chainpost stand-in nonce ${height}`).readUInt32LE(),
+          };
     // A pruned block's transaction count stays in the index; any plausible count does here.
     return { ...own, hash: this.hash(height), nTx: height === 0 ? 1 : 1 + (height % 4000) };
   }

@@ -27,9 +27,24 @@ const { values } = parseArgs({
   },
 });
 
-const heights = values.blocks === 'mainnet' ? [] : Array.from({ length: Number(values.repeat) }, () => values.blocks.split(',').map(Number)).flat();
+const heights =
+  values.blocks === 'mainnet' ? [] : Array.from({ length: Number(values.repeat) }, () => values.blocks.split(',').map(Number)).flat();
 const start = values.start === undefined ? undefined : Number(values.start);
-const chain = values.blocks !== 'mainnet' ? relinkedChain(heights, start) : start === undefined ? mainnetChain() : prunedChain({ height: start, blocks: 255 });
-const core = await startBitcoinCore({ chain, port: Number(values.port), user: values.user, password: values.password, txindex: values.txindex, verbosity3: !values['old-node'], jsonrpc2: values.jsonrpc2, prerender: values.prerender.split(',').filter(Boolean).map(Number) });
+const chain =
+  values.blocks !== 'mainnet'
+    ? relinkedChain(heights, start)
+    : start === undefined
+      ? mainnetChain()
+      : prunedChain({ height: start, blocks: 255 });
+const core = await startBitcoinCore({
+  chain,
+  port: Number(values.port),
+  user: values.user,
+  password: values.password,
+  txindex: values.txindex,
+  verbosity3: !values['old-node'],
+  jsonrpc2: values.jsonrpc2,
+  prerender: values.prerender.split(',').filter(Boolean).map(Number),
+});
 process.stdout.write(`${JSON.stringify({ url: core.url, height: chain.height, tip: chain.tip?.hash })}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void core.close().then(() => process.exit(0)));

@@ -1,4 +1,11 @@
-import { fillPrevouts, type BtcBlock, type BtcInput, type BtcOutput, type BtcTransaction, type PrevoutLookup } from '../../../engine/bitcoin/block.js';
+import {
+  fillPrevouts,
+  type BtcBlock,
+  type BtcInput,
+  type BtcOutput,
+  type BtcTransaction,
+  type PrevoutLookup,
+} from '../../../engine/bitcoin/block.js';
 import { sha256d } from '../../../engine/bitcoin/hash.js';
 
 /**
@@ -130,11 +137,24 @@ function readTransaction(r: Reader): RawTransaction {
   const locktime = r.u32();
   const size = r.at - start;
   // The txid hashes the transaction without marker, flag and witness.
-  const stripped = segwit ? Buffer.concat([r.bytes.subarray(start, start + 4), r.bytes.subarray(inputsAt, outputsEnd), r.bytes.subarray(witnessEnd, r.at)]) : r.bytes.subarray(start, r.at);
+  const stripped = segwit
+    ? Buffer.concat([r.bytes.subarray(start, start + 4), r.bytes.subarray(inputsAt, outputsEnd), r.bytes.subarray(witnessEnd, r.at)])
+    : r.bytes.subarray(start, r.at);
   const weight = stripped.length * 3 + size;
   const txid = displayHash(sha256d(stripped));
   const isCoinbase = vin.length === 1 && vin[0]!.txid === ZERO_TXID && vin[0]!.vout === 0xffffffff;
-  return { txid, hash: segwit ? displayHash(sha256d(r.bytes.subarray(start, r.at))) : txid, version, locktime, size, vsize: Math.ceil(weight / 4), weight, vin, vout, isCoinbase };
+  return {
+    txid,
+    hash: segwit ? displayHash(sha256d(r.bytes.subarray(start, r.at))) : txid,
+    version,
+    locktime,
+    size,
+    vsize: Math.ceil(weight / 4),
+    weight,
+    vin,
+    vout,
+    isCoinbase,
+  };
 }
 
 /** One serialized transaction, all of `bytes`. */
@@ -182,7 +202,11 @@ export function merkleRoot(txids: readonly string[]): string {
 /** A serialized transaction's parts; its inputs' prevouts from `lookup` where it knows them. */
 export function txFromRaw(t: RawTransaction, lookup?: PrevoutLookup): BtcTransaction {
   const { vin, vout, ...fields } = t;
-  return { ...fields, vin: vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })), vout: vout.map((o) => ({ value: o.value, script: o.script })) };
+  return {
+    ...fields,
+    vin: vin.map((i) => ({ ...i, prevout: t.isCoinbase ? undefined : lookup?.(i.txid, i.vout) })),
+    vout: vout.map((o) => ({ value: o.value, script: o.script })),
+  };
 }
 
 /**
@@ -193,7 +217,20 @@ export function txFromRaw(t: RawTransaction, lookup?: PrevoutLookup): BtcTransac
 export function blockFromRaw(raw: RawBlock, height: number, lookup?: PrevoutLookup): BtcBlock {
   const h = raw.header;
   const block: BtcBlock = {
-    header: { hash: h.hash, height, time: h.time, previousblockhash: h.previousblockhash, merkleroot: h.merkleroot, bits: h.bits, version: h.version, nonce: h.nonce, nTx: raw.tx.length, size: raw.size, strippedsize: raw.strippedsize, weight: raw.weight },
+    header: {
+      hash: h.hash,
+      height,
+      time: h.time,
+      previousblockhash: h.previousblockhash,
+      merkleroot: h.merkleroot,
+      bits: h.bits,
+      version: h.version,
+      nonce: h.nonce,
+      nTx: raw.tx.length,
+      size: raw.size,
+      strippedsize: raw.strippedsize,
+      weight: raw.weight,
+    },
     txs: raw.tx.map((t) => txFromRaw(t)),
   };
   fillPrevouts(block.txs, lookup ?? (() => undefined));

@@ -48,7 +48,8 @@ function typeName(v: unknown): string {
 }
 
 /** UniValue's type error, as Core raises it for a parameter of the wrong JSON type. */
-const typeError = (v: unknown, want: string): RpcError => new RpcError(-3, `JSON value of type ${typeName(v)} is not of expected type ${want}`);
+const typeError = (v: unknown, want: string): RpcError =>
+  new RpcError(-3, `JSON value of type ${typeName(v)} is not of expected type ${want}`);
 
 function intParam(v: unknown): number {
   if (typeof v !== 'number' || !Number.isInteger(v)) throw typeError(v, 'number');
@@ -107,7 +108,9 @@ export function renderedTxs(ctx: RpcContext, b: StoredBlock, verbosity: number):
   if (hit && hit.revision === ctx.chain.revision) return hit.bytes;
   const txs = b.block.transactions ?? [];
   // Kept as bytes: a 7 MB answer is then copied, not encoded again, at each request.
-  const bytes = Buffer.from(coreJson(verbosity === 1 ? txs.map((tx) => tx.getId()) : txs.map((tx) => txJson(tx, detailFor(ctx, b, tx, verbosity >= 3)))));
+  const bytes = Buffer.from(
+    coreJson(verbosity === 1 ? txs.map((tx) => tx.getId()) : txs.map((tx) => txJson(tx, detailFor(ctx, b, tx, verbosity >= 3)))),
+  );
   ctx.cache.set(key, { revision: ctx.chain.revision, bytes });
   if (ctx.cache.size > ctx.cacheSize) ctx.cache.delete(ctx.cache.keys().next().value!);
   return bytes;
@@ -190,7 +193,9 @@ const getnetworkinfo: Method = (ctx) => {
     connections: 0,
     connections_in: 0,
     connections_out: 0,
-    networks: ['ipv4', 'ipv6', 'onion', 'i2p', 'cjdns'].filter((n) => version >= 230000 || n !== 'cjdns').map((name) => ({ name, limited: !reachable(name), reachable: reachable(name), proxy: '', proxy_randomize_credentials: false })),
+    networks: ['ipv4', 'ipv6', 'onion', 'i2p', 'cjdns']
+      .filter((n) => version >= 230000 || n !== 'cjdns')
+      .map((name) => ({ name, limited: !reachable(name), reachable: reachable(name), proxy: '', proxy_randomize_credentials: false })),
     relayfee: btc(1000),
     incrementalfee: btc(1000),
     localaddresses: [],
@@ -227,12 +232,19 @@ function placedTx(ctx: RpcContext, tx: Transaction, b: StoredBlock | undefined, 
   const json = txJson(tx, detail);
   if (!b) return json;
   if (!ctx.chain.isActive(b)) return { ...json, blockhash: b.hash, confirmations: 0 };
-  return { ...json, blockhash: b.hash, confirmations: ctx.chain.height - b.height + 1, time: b.block.timestamp, blocktime: b.block.timestamp };
+  return {
+    ...json,
+    blockhash: b.hash,
+    confirmations: ctx.chain.height - b.height + 1,
+    time: b.block.timestamp,
+    blocktime: b.block.timestamp,
+  };
 }
 
 const getrawtransaction: Method = (ctx, [txidArg, verbosityArg, blockArg]) => {
   const txid = hashParam(txidArg, 'parameter 1');
-  if (txid === GENESIS_COINBASE) throw new RpcError(-5, 'The genesis block coinbase is not considered an ordinary transaction and cannot be retrieved');
+  if (txid === GENESIS_COINBASE)
+    throw new RpcError(-5, 'The genesis block coinbase is not considered an ordinary transaction and cannot be retrieved');
   const verbosity = verbosityParam(verbosityArg, 0);
   const blockhash = blockArg === undefined || blockArg === null ? undefined : hashParam(blockArg, 'parameter 3');
   const { tx, block } = findTx(ctx, txid, blockhash);
@@ -308,7 +320,13 @@ const gettxout: Method = (ctx, [txidArg, nArg, mempoolArg]) => {
   const out = tx?.outs[n];
   if (out === undefined || isSpent(ctx, txid, n, mempool)) return 'null';
   const tip = tipOf(ctx);
-  return coreJson({ bestblock: tip.hash, confirmations: mined ? tip.height - mined.block.height + 1 : 0, value: btc(out.value), scriptPubKey: scriptPubKeyJson(out.script), coinbase: mined?.index === 0 });
+  return coreJson({
+    bestblock: tip.hash,
+    confirmations: mined ? tip.height - mined.block.height + 1 : 0,
+    value: btc(out.value),
+    scriptPubKey: scriptPubKeyJson(out.script),
+    coinbase: mined?.index === 0,
+  });
 };
 
 /** Core's `getindexinfo`: how a client learns whether -txindex is on (an empty object when it is not). */
@@ -344,5 +362,8 @@ export function runMethod(ctx: RpcContext, method: string, params: unknown): Jso
   const names = m.args.map((a) => a.split('|'));
   const unknown = Object.keys(named).find((k) => !names.some((n) => n.includes(k)));
   if (unknown !== undefined) throw new RpcError(-8, `Unknown named parameter ${unknown}`);
-  return m.run(ctx, names.map((n) => named[n.find((k) => k in named) ?? n[0]!]));
+  return m.run(
+    ctx,
+    names.map((n) => named[n.find((k) => k in named) ?? n[0]!]),
+  );
 }

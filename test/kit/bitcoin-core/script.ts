@@ -92,7 +92,14 @@ function scriptNum(data: Uint8Array): number {
   return data[data.length - 1]! & 0x80 ? -n : n;
 }
 
-const SIGHASH: Record<number, string> = { 1: 'ALL', 2: 'NONE', 3: 'SINGLE', 0x81: 'ALL|ANYONECANPAY', 0x82: 'NONE|ANYONECANPAY', 0x83: 'SINGLE|ANYONECANPAY' };
+const SIGHASH: Record<number, string> = {
+  1: 'ALL',
+  2: 'NONE',
+  3: 'SINGLE',
+  0x81: 'ALL|ANYONECANPAY',
+  0x82: 'NONE|ANYONECANPAY',
+  0x83: 'SINGLE|ANYONECANPAY',
+};
 const hex = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 
 /** Core's `ScriptToAsmStr`; `sighash` decodes a trailing hash type on DER signatures, as Core does for scriptSigs. */
@@ -132,7 +139,8 @@ function witnessProgram(s: Uint8Array): { version: number; program: Uint8Array }
 }
 
 /** OP_1..OP_16 as its number, else undefined (multisig counts; larger pushed counts are not modelled). */
-const smallInt = (op: Op | undefined): number | undefined => (op && op.data === undefined && op.code >= 0x51 && op.code <= 0x60 ? op.code - 0x50 : undefined);
+const smallInt = (op: Op | undefined): number | undefined =>
+  op && op.data === undefined && op.code >= 0x51 && op.code <= 0x60 ? op.code - 0x50 : undefined;
 
 function multisig(s: Uint8Array): Solved | undefined {
   const ops = parseOps(s);
@@ -160,7 +168,12 @@ export function solve(s: Uint8Array): Solved {
     return { type: 'nonstandard' };
   }
   if (s[0] === OP_RETURN && parseOps(s.subarray(1)).every((o) => o !== undefined && o.code <= 0x60)) return { type: 'nulldata' };
-  if ((s.length === 35 || s.length === 67) && s[0] === s.length - 2 && s[s.length - 1] === OP_CHECKSIG && validPubkeySize(s.subarray(1, -1))) {
+  if (
+    (s.length === 35 || s.length === 67) &&
+    s[0] === s.length - 2 &&
+    s[s.length - 1] === OP_CHECKSIG &&
+    validPubkeySize(s.subarray(1, -1))
+  ) {
     return { type: 'pubkey', keys: [s.subarray(1, -1)] };
   }
   if (s.length === 25 && s[0] === 0x76 && s[1] === 0xa9 && s[2] === 0x14 && s[23] === 0x88 && s[24] === 0xac) return { type: 'pubkeyhash' };
@@ -219,7 +232,8 @@ const nonHybrid = (k: Uint8Array): boolean => k[0] === 2 || k[0] === 3 || k[0] =
 export function coreDescriptor(s: Uint8Array, solved: Solved, address: string | undefined): string {
   const keys = solved.keys;
   if (solved.type === 'pubkey' && nonHybrid(keys![0]!)) return descriptorChecksum(`pk(${hex(keys![0]!)})`);
-  if (solved.type === 'multisig' && keys!.every(nonHybrid)) return descriptorChecksum(`multi(${solved.required},${keys!.map(hex).join(',')})`);
+  if (solved.type === 'multisig' && keys!.every(nonHybrid))
+    return descriptorChecksum(`multi(${solved.required},${keys!.map(hex).join(',')})`);
   return descriptorChecksum(address === undefined ? `raw(${hex(s)})` : `addr(${address})`);
 }
 

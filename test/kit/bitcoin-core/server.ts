@@ -54,24 +54,35 @@ function reply({ id, v2, result, error }: Outcome): JsonText {
   const idText = JSON.stringify(id ?? null);
   const errorText = error === undefined ? 'null' : JSON.stringify({ code: error.code, message: error.message });
   // A result in bytes (a large block) stays bytes: the envelope goes around it.
-  const around = (before: string, after: string): JsonText => (typeof result === 'string' || result === undefined ? `${before}${result ?? 'null'}${after}` : [Buffer.from(before), ...result, Buffer.from(after)]);
-  if (!v2) return error === undefined ? around('{"result":', `,"error":null,"id":${idText}}`) : `{"result":null,"error":${errorText},"id":${idText}}`;
-  return error === undefined ? around('{"jsonrpc":"2.0","result":', `,"id":${idText}}`) : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
+  const around = (before: string, after: string): JsonText =>
+    typeof result === 'string' || result === undefined
+      ? `${before}${result ?? 'null'}${after}`
+      : [Buffer.from(before), ...result, Buffer.from(after)];
+  if (!v2)
+    return error === undefined
+      ? around('{"result":', `,"error":null,"id":${idText}}`)
+      : `{"result":null,"error":${errorText},"id":${idText}}`;
+  return error === undefined
+    ? around('{"jsonrpc":"2.0","result":', `,"id":${idText}}`)
+    : `{"jsonrpc":"2.0","error":${errorText},"id":${idText}}`;
 }
 
 /** Core's `JSONRPCRequest::parse` then the call; anything thrown that is not an RpcError is Core's -1 (misc). */
 function execute(ctx: RpcContext, calls: Record<string, number>, request: unknown): Outcome {
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) return { id: null, hasId: true, v2: false, error: new RpcError(-32600, 'Invalid Request object') };
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    return { id: null, hasId: true, v2: false, error: new RpcError(-32600, 'Invalid Request object') };
   const { id = null, method, params, jsonrpc } = request as Record<string, unknown>;
   // Core before 28 ignores "jsonrpc"; 28+ answers "2.0" requests in 2.0's shape.
   const v2 = ctx.jsonrpc2 && jsonrpc === '2.0';
   const outcome = { id, hasId: Object.hasOwn(request, 'id'), v2 };
   try {
-    if (ctx.jsonrpc2 && jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== '1.0' && jsonrpc !== '2.0') throw new RpcError(-32600, 'JSON-RPC version not supported');
+    if (ctx.jsonrpc2 && jsonrpc !== undefined && jsonrpc !== null && jsonrpc !== '1.0' && jsonrpc !== '2.0')
+      throw new RpcError(-32600, 'JSON-RPC version not supported');
     if (method === undefined) throw new RpcError(-32600, 'Missing method');
     if (typeof method !== 'string') throw new RpcError(-32600, 'Method must be a string');
     calls[method] = (calls[method] ?? 0) + 1;
-    if (params !== undefined && params !== null && typeof params !== 'object') throw new RpcError(-32600, 'Params must be an array or object');
+    if (params !== undefined && params !== null && typeof params !== 'object')
+      throw new RpcError(-32600, 'Params must be an array or object');
     return { ...outcome, result: runMethod(ctx, method, params) };
   } catch (e) {
     return { ...outcome, error: e instanceof RpcError ? e : new RpcError(-1, String(e)) };
@@ -106,9 +117,12 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
   }
   if (Array.isArray(parsed)) {
     const replies = parsed.map((request) => execute(ctx, calls, request)).filter((o) => !silent(o));
-    return replies.length === 0 && parsed.length > 0 ? send(res, 204) : send(res, 200, `[${replies.map((o) => textOf(reply(o))).join(',')}]`);
+    return replies.length === 0 && parsed.length > 0
+      ? send(res, 204)
+      : send(res, 200, `[${replies.map((o) => textOf(reply(o))).join(',')}]`);
   }
-  if (typeof parsed !== 'object' || parsed === null) return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Top-level object parse error') }));
+  if (typeof parsed !== 'object' || parsed === null)
+    return send(res, 500, reply({ id: null, hasId: true, v2: false, error: new RpcError(-32700, 'Top-level object parse error') }));
   const outcome = execute(ctx, calls, parsed);
   if (silent(outcome)) return send(res, 204);
   send(res, outcome.error && !outcome.v2 ? statusOf(outcome.error.code) : 200, reply(outcome));

@@ -32,7 +32,14 @@ function vinJson(tx: Transaction, i: number, prevout: Prevout | undefined, showP
   const witness = input.witness.length > 0 ? { txinwitness: input.witness.map(hex) } : {};
   const prev =
     showPrevout && prevout
-      ? { prevout: { generated: prevout.generated, height: prevout.height, value: btc(prevout.value), scriptPubKey: scriptPubKeyJson(prevout.script) } }
+      ? {
+          prevout: {
+            generated: prevout.generated,
+            height: prevout.height,
+            value: btc(prevout.value),
+            scriptPubKey: scriptPubKeyJson(prevout.script),
+          },
+        }
       : {};
   return { ...head, ...witness, ...prev, sequence: input.sequence };
 }
@@ -42,7 +49,8 @@ const wtxid = (tx: Transaction): string => (tx.hasWitnesses() ? displayHex(crypt
 
 /** The fee, when every input's prevout is known (Core shows it only with undo data, never for a coinbase). */
 function feeOf(tx: Transaction, prevouts: Array<Prevout | undefined> | undefined): bigint | undefined {
-  if (tx.isCoinbase() || prevouts === undefined || prevouts.length !== tx.ins.length || prevouts.some((p) => p === undefined)) return undefined;
+  if (tx.isCoinbase() || prevouts === undefined || prevouts.length !== tx.ins.length || prevouts.some((p) => p === undefined))
+    return undefined;
   return prevouts.reduce((sum, p) => sum + p!.value, 0n) - tx.outs.reduce((sum, o) => sum + o.value, 0n);
 }
 
@@ -106,7 +114,18 @@ export interface IndexEntry {
 
 /** Core's `blockheaderToJSON` (getblockheader true and the head of getblock 1/2/3). */
 export function headerJson(block: Block | IndexEntry, place: BlockPlace): Record<string, unknown> {
-  const b = block instanceof Block ? { hash: block.getId(), version: block.version, merkleroot: displayHex(block.merkleRoot!), time: block.timestamp, nonce: block.nonce, bits: block.bits, nTx: block.transactions?.length ?? 0 } : block;
+  const b =
+    block instanceof Block
+      ? {
+          hash: block.getId(),
+          version: block.version,
+          merkleroot: displayHex(block.merkleRoot!),
+          time: block.timestamp,
+          nonce: block.nonce,
+          bits: block.bits,
+          nTx: block.transactions?.length ?? 0,
+        }
+      : block;
   return {
     hash: b.hash,
     confirmations: place.confirmations,

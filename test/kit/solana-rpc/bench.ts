@@ -49,10 +49,19 @@ export const CPI_PROGRAM = addressOf('bench/cpi-program');
 export function benchPool(opts: PoolOptions = {}): BenchPool {
   const seed = opts.seed ?? 'bench';
   const ctx: BuildContext = { ledger: new Ledger(), recentBlockhash: addressOf(`${seed}/recent`) };
-  const mints: Mint[] = [{ address: USDC_MINT, decimals: 6 }, ...Array.from({ length: 7 }, (_, i) => ({ address: addressOf(`${seed}/mint/${i}`), decimals: [9, 6, 8, 5, 9, 2, 0][i]! }))];
+  const mints: Mint[] = [
+    { address: USDC_MINT, decimals: 6 },
+    ...Array.from({ length: 7 }, (_, i) => ({ address: addressOf(`${seed}/mint/${i}`), decimals: [9, 6, 8, 5, 9, 2, 0][i]! })),
+  ];
   const voteCount = opts.votes ?? 260;
   const votes = Array.from({ length: voteCount }, (_, i) =>
-    voteTx(ctx, { identity: keypair(`${seed}/validator`, i), voteAccount: addressOf(`${seed}/vote-account/${i}`), slot: 300_000_000 + i, hash: addressOf(`${seed}/bank/${i}`), timestamp: 1_750_000_000 + i }),
+    voteTx(ctx, {
+      identity: keypair(`${seed}/validator`, i),
+      voteAccount: addressOf(`${seed}/vote-account/${i}`),
+      slot: 300_000_000 + i,
+      hash: addressOf(`${seed}/bank/${i}`),
+      timestamp: 1_750_000_000 + i,
+    }),
   );
   const otherCount = opts.others ?? 140;
   const user = (i: number): ReturnType<typeof keypair> => keypair(`${seed}/user`, i);
@@ -62,13 +71,26 @@ export function benchPool(opts: PoolOptions = {}): BenchPool {
   for (let i = 0; i < otherCount; i++) {
     const mint = mints[i % mints.length]!;
     const kind = i % 7;
-    if (kind === 0 || kind === 1) others.push(solTransfer(ctx, { from: user(i), to: receiver(i), lamports: 1_000_000 + i, computeBudget: kind === 1 }));
-    else if (kind === 2 || kind === 3) others.push(splTransfer(ctx, { owner: user(i), mint, to: receiver(i), amount: BigInt(1_000 + i), ...(kind === 3 ? { via: CPI_PROGRAM } : {}) }));
+    if (kind === 0 || kind === 1)
+      others.push(solTransfer(ctx, { from: user(i), to: receiver(i), lamports: 1_000_000 + i, computeBudget: kind === 1 }));
+    else if (kind === 2 || kind === 3)
+      others.push(
+        splTransfer(ctx, { owner: user(i), mint, to: receiver(i), amount: BigInt(1_000 + i), ...(kind === 3 ? { via: CPI_PROGRAM } : {}) }),
+      );
     else if (kind === 4 || kind === 5) {
       const to = receiver(i);
-      const table = lookupTable(`${seed}/${i}`, [addressOf(`${seed}/table-filler/${i}`), mint.address, tokenAccountOf(to, mint.address), to]);
+      const table = lookupTable(`${seed}/${i}`, [
+        addressOf(`${seed}/table-filler/${i}`),
+        mint.address,
+        tokenAccountOf(to, mint.address),
+        to,
+      ]);
       tables.push(table);
-      others.push(kind === 4 ? solTransfer(ctx, { from: user(i), to, lamports: 2_000_000 + i, table }) : splTransfer(ctx, { owner: user(i), mint, to, amount: BigInt(5_000 + i), table, via: CPI_PROGRAM }));
+      others.push(
+        kind === 4
+          ? solTransfer(ctx, { from: user(i), to, lamports: 2_000_000 + i, table })
+          : splTransfer(ctx, { owner: user(i), mint, to, amount: BigInt(5_000 + i), table, via: CPI_PROGRAM }),
+      );
     } else others.push(failedTransfer(ctx, { from: user(i), to: receiver(i), lamports: 1 }));
   }
   return { votes, others, tables, mints };

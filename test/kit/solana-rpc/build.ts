@@ -202,7 +202,8 @@ export function compile(payer: string, instructions: Instruction[], recentBlockh
     if (lookup.writableIndexes.length + lookup.readonlyIndexes.length > 0) lookups.push(lookup);
   }
   const all = [...metas];
-  const group = (signer: boolean, writable: boolean): string[] => all.filter(([, m]) => m.signer === signer && m.writable === writable).map(([k]) => k);
+  const group = (signer: boolean, writable: boolean): string[] =>
+    all.filter(([, m]) => m.signer === signer && m.writable === writable).map(([k]) => k);
   const staticKeys = [...group(true, true), ...group(true, false), ...group(false, true), ...group(false, false)];
   const keys = [...staticKeys, ...loaded.writable, ...loaded.readonly];
   const indexOf = (k: string): number => keys.indexOf(k);
@@ -214,7 +215,12 @@ export function compile(payer: string, instructions: Instruction[], recentBlockh
       numReadonlyUnsignedAccounts: group(false, false).length,
       numRequiredSignatures: group(true, true).length + group(true, false).length,
     },
-    instructions: instructions.map((ix) => ({ accounts: ix.accounts.map((a) => indexOf(a.pubkey)), data: bs58.encode(ix.data), programIdIndex: indexOf(ix.programId), stackHeight: null })),
+    instructions: instructions.map((ix) => ({
+      accounts: ix.accounts.map((a) => indexOf(a.pubkey)),
+      data: bs58.encode(ix.data),
+      programIdIndex: indexOf(ix.programId),
+      stackHeight: null,
+    })),
     recentBlockhash,
   };
   return { message, loaded, keys };
@@ -257,7 +263,11 @@ export const transferIx = (from: string, to: string, lamports: number): Instruct
 });
 
 /** ComputeBudget `SetComputeUnitLimit` (instruction 2, u32): most mainnet transactions start with it; a limit alone costs no fee. */
-export const computeUnitLimitIx = (units: number): Instruction => ({ programId: COMPUTE_BUDGET_PROGRAM, accounts: [], data: concat(Uint8Array.of(2), u32(units)) });
+export const computeUnitLimitIx = (units: number): Instruction => ({
+  programId: COMPUTE_BUDGET_PROGRAM,
+  accounts: [],
+  data: concat(Uint8Array.of(2), u32(units)),
+});
 
 /** SPL Token `TransferChecked` (instruction 12: u64 amount, u8 decimals) with accounts source, mint, destination, owner. */
 export const transferCheckedIx = (source: string, mint: Mint, destination: string, owner: string, amount: bigint): Instruction => ({
@@ -326,7 +336,12 @@ interface Assembly {
 /** Compiles, signs and fills the meta of a transaction described by its parts. */
 function assemble(ctx: BuildContext, a: Assembly): BuiltTx {
   const version = a.tables && a.tables.length > 0 ? 0 : 'legacy';
-  const { message, loaded, keys } = compile(a.payer.address, a.instructions, ctx.recentBlockhash ?? DEFAULT_RECENT_BLOCKHASH, a.tables ?? []);
+  const { message, loaded, keys } = compile(
+    a.payer.address,
+    a.instructions,
+    ctx.recentBlockhash ?? DEFAULT_RECENT_BLOCKHASH,
+    a.tables ?? [],
+  );
   const signatures = sign(message, version, [a.payer, ...a.signers]);
   const fee = LAMPORTS_PER_SIGNATURE * signatures.length;
   a.lamports.set(a.payer.address, (a.lamports.get(a.payer.address) ?? 0) - fee);
@@ -395,7 +410,11 @@ export function failedTransfer(ctx: BuildContext, t: SolTransfer): BuiltTx {
     signers: [],
     instructions: [transferIx(t.from.address, t.to, lamports)],
     lamports: new Map(),
-    logMessages: [`Program ${SYSTEM_PROGRAM} invoke [1]`, `Transfer: insufficient lamports ${have}, need ${lamports}`, `Program ${SYSTEM_PROGRAM} failed: custom program error: 0x1`],
+    logMessages: [
+      `Program ${SYSTEM_PROGRAM} invoke [1]`,
+      `Transfer: insufficient lamports ${have}, need ${lamports}`,
+      `Program ${SYSTEM_PROGRAM} failed: custom program error: 0x1`,
+    ],
     computeUnitsConsumed: BUILTIN_UNITS,
     err: { InstructionError: [0, { Custom: 1 }] },
   });
@@ -419,16 +438,35 @@ export function splTransfer(ctx: BuildContext, t: SplTransfer): BuiltTx {
   const source = tokenAccountOf(t.owner.address, t.mint.address);
   const destination = tokenAccountOf(t.to, t.mint.address);
   const tokenIx = transferCheckedIx(source, t.mint, destination, t.owner.address, t.amount);
-  const top: Instruction = t.via ? { programId: t.via, accounts: [...tokenIx.accounts, { pubkey: TOKEN_PROGRAM, isSigner: false, isWritable: false }], data: concat(Uint8Array.of(1), u64(t.amount)) } : tokenIx;
+  const top: Instruction = t.via
+    ? {
+        programId: t.via,
+        accounts: [...tokenIx.accounts, { pubkey: TOKEN_PROGRAM, isSigner: false, isWritable: false }],
+        data: concat(Uint8Array.of(1), u64(t.amount)),
+      }
+    : tokenIx;
   const instructions = [computeUnitLimitIx(200_000), top];
-  const tokenLogs = (depth: number, of: number): string[] => invokeLogs(TOKEN_PROGRAM, depth, ['Program log: Instruction: TransferChecked'], { units: TOKEN_TRANSFER_UNITS, of });
+  const tokenLogs = (depth: number, of: number): string[] =>
+    invokeLogs(TOKEN_PROGRAM, depth, ['Program log: Instruction: TransferChecked'], { units: TOKEN_TRANSFER_UNITS, of });
   const viaUnits = 8_000;
-  const topLogs = t.via ? invokeLogs(t.via, 1, ['Program log: Instruction: Pay', ...tokenLogs(2, 200_000 - BUILTIN_UNITS - viaUnits)], { units: viaUnits + TOKEN_TRANSFER_UNITS, of: 200_000 - BUILTIN_UNITS }) : tokenLogs(1, 200_000 - BUILTIN_UNITS);
+  const topLogs = t.via
+    ? invokeLogs(t.via, 1, ['Program log: Instruction: Pay', ...tokenLogs(2, 200_000 - BUILTIN_UNITS - viaUnits)], {
+        units: viaUnits + TOKEN_TRANSFER_UNITS,
+        of: 200_000 - BUILTIN_UNITS,
+      })
+    : tokenLogs(1, 200_000 - BUILTIN_UNITS);
   const before = { source: ctx.ledger.tokenAmount(source), destination: ctx.ledger.tokenAmount(destination) };
   ctx.ledger.setTokenAmount(source, before.source - t.amount);
   ctx.ledger.setTokenAmount(destination, before.destination + t.amount);
-  const balance = (keys: string[], account: string, owner: string, amount: bigint): TokenBalance => ({ accountIndex: keys.indexOf(account), mint: t.mint.address, owner, programId: TOKEN_PROGRAM, uiTokenAmount: uiTokenAmount(amount, t.mint.decimals) });
-  const sides = (keys: string[], s: bigint, d: bigint): TokenBalance[] => [balance(keys, source, t.owner.address, s), balance(keys, destination, t.to, d)].sort((x, y) => x.accountIndex - y.accountIndex);
+  const balance = (keys: string[], account: string, owner: string, amount: bigint): TokenBalance => ({
+    accountIndex: keys.indexOf(account),
+    mint: t.mint.address,
+    owner,
+    programId: TOKEN_PROGRAM,
+    uiTokenAmount: uiTokenAmount(amount, t.mint.decimals),
+  });
+  const sides = (keys: string[], s: bigint, d: bigint): TokenBalance[] =>
+    [balance(keys, source, t.owner.address, s), balance(keys, destination, t.to, d)].sort((x, y) => x.accountIndex - y.accountIndex);
   return assemble(ctx, {
     payer: t.owner,
     signers: [],
@@ -438,9 +476,24 @@ export function splTransfer(ctx: BuildContext, t: SplTransfer): BuiltTx {
     logMessages: [...invokeLogs(COMPUTE_BUDGET_PROGRAM, 1), ...topLogs],
     computeUnitsConsumed: BUILTIN_UNITS + TOKEN_TRANSFER_UNITS + (t.via ? viaUnits : 0),
     innerInstructions: t.via
-      ? (keys) => [{ index: 1, instructions: [{ accounts: tokenIx.accounts.map((a) => keys.indexOf(a.pubkey)), data: bs58.encode(tokenIx.data), programIdIndex: keys.indexOf(TOKEN_PROGRAM), stackHeight: 2 }] }]
+      ? (keys) => [
+          {
+            index: 1,
+            instructions: [
+              {
+                accounts: tokenIx.accounts.map((a) => keys.indexOf(a.pubkey)),
+                data: bs58.encode(tokenIx.data),
+                programIdIndex: keys.indexOf(TOKEN_PROGRAM),
+                stackHeight: 2,
+              },
+            ],
+          },
+        ]
       : undefined,
-    tokenBalances: (keys) => ({ pre: sides(keys, before.source, before.destination), post: sides(keys, before.source - t.amount, before.destination + t.amount) }),
+    tokenBalances: (keys) => ({
+      pre: sides(keys, before.source, before.destination),
+      post: sides(keys, before.source - t.amount, before.destination + t.amount),
+    }),
     extraPrograms: t.via ? [TOKEN_PROGRAM] : [],
     mints: [t.mint.address],
     owners: [t.owner.address, t.to],
@@ -464,7 +517,14 @@ export interface Vote {
  */
 export function voteTx(ctx: BuildContext, v: Vote): BuiltTx {
   const slots = [v.slot - 2, v.slot - 1, v.slot].filter((s) => s >= 0);
-  const data = concat(u32(2), u64(slots.length), ...slots.map(u64), bs58.decode(v.hash), Uint8Array.of(1), u64(BigInt.asUintN(64, BigInt(v.timestamp))));
+  const data = concat(
+    u32(2),
+    u64(slots.length),
+    ...slots.map(u64),
+    bs58.decode(v.hash),
+    Uint8Array.of(1),
+    u64(BigInt.asUintN(64, BigInt(v.timestamp))),
+  );
   const ix: Instruction = {
     programId: VOTE_PROGRAM,
     accounts: [

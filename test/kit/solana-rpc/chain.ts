@@ -181,7 +181,9 @@ export class SolanaChain {
       parentSlot: parent?.slot ?? slot - 1,
       previousBlockhash,
       // Half the fees go to the leader, half are burnt.
-      rewards: [{ commission: null, lamports: Math.floor(fees / 2), postBalance: 90_000_000_000 + slot, pubkey: leader, rewardType: 'Fee' }],
+      rewards: [
+        { commission: null, lamports: Math.floor(fees / 2), postBalance: 90_000_000_000 + slot, pubkey: leader, rewardType: 'Fee' },
+      ],
       transactions,
       available: opts.available ?? true,
       ...(opts.unavailableAs !== undefined ? { unavailableAs: opts.unavailableAs } : {}),

@@ -52,7 +52,11 @@ export const fixtureBlock = (): GetBlockJson => JSON.parse(fixtureText(FIXTURE_B
 export const fixtureTransaction = (path: string): GetTransactionJson => JSON.parse(fixtureText(path)) as GetTransactionJson;
 
 /** A block's or getTransaction's entry as the chain stores it (a missing version is legacy). */
-export const entryOf = (t: { meta: TxMeta; transaction: TxEntry['transaction']; version?: 'legacy' | 0 }): TxEntry => ({ meta: t.meta, transaction: t.transaction, version: t.version ?? 'legacy' });
+export const entryOf = (t: { meta: TxMeta; transaction: TxEntry['transaction']; version?: 'legacy' | 0 }): TxEntry => ({
+  meta: t.meta,
+  transaction: t.transaction,
+  version: t.version ?? 'legacy',
+});
 
 /**
  * The real block of slot 100,000,000 at its slot, unchanged, then each getTransaction fixture in a block of its
@@ -62,7 +66,16 @@ export const entryOf = (t: { meta: TxMeta; transaction: TxEntry['transaction']; 
 export function mainnetChain(): SolanaChain {
   const chain = new SolanaChain({ firstSlot: FIXTURE_BLOCK_SLOT });
   const real = fixtureBlock();
-  chain.put({ slot: FIXTURE_BLOCK_SLOT, blockHeight: real.blockHeight, blockTime: real.blockTime, blockhash: real.blockhash, parentSlot: real.parentSlot, previousBlockhash: real.previousBlockhash, rewards: real.rewards ?? [], transactions: real.transactions.map(entryOf) });
+  chain.put({
+    slot: FIXTURE_BLOCK_SLOT,
+    blockHeight: real.blockHeight,
+    blockTime: real.blockTime,
+    blockhash: real.blockhash,
+    parentSlot: real.parentSlot,
+    previousBlockhash: real.previousBlockhash,
+    rewards: real.rewards ?? [],
+    transactions: real.transactions.map(entryOf),
+  });
   for (const path of FIXTURE_TRANSACTIONS) {
     const t = fixtureTransaction(path);
     chain.skip(t.slot - chain.nextSlot);

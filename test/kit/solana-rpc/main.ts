@@ -27,7 +27,8 @@ if (values.blocks !== 'fixtures' && values.blocks !== 'bench') throw new Error(`
 const skipEvery = Number(values['skip-every']);
 const chain =
   values.blocks === 'bench'
-    ? benchChain({ slots: Number(values.slots ?? 100), skipEvery, ...(values.start === undefined ? {} : { start: Number(values.start) }) }).chain
+    ? benchChain({ slots: Number(values.slots ?? 100), skipEvery, ...(values.start === undefined ? {} : { start: Number(values.start) }) })
+        .chain
     : mainnetChain();
 if (values.blocks === 'fixtures') {
   for (let n = 0; n < Number(values.slots ?? 0); n++) {

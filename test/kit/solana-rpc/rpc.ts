@@ -30,11 +30,17 @@ export const MAINNET_GENESIS_HASH = '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9
 export const NODE_VERSION = { 'feature-set': 3294202862, 'solana-core': '2.2.16' };
 
 export const blockNotAvailable = (slot: number): RpcError => new RpcError(-32004, `Block not available for slot ${slot}`);
-export const blockStatusNotAvailableYet = (slot: number): RpcError => new RpcError(-32014, `Block status not yet available for slot ${slot}`);
-export const slotSkipped = (slot: number): RpcError => new RpcError(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
-export const longTermStorageSlotSkipped = (slot: number): RpcError => new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
+export const blockStatusNotAvailableYet = (slot: number): RpcError =>
+  new RpcError(-32014, `Block status not yet available for slot ${slot}`);
+export const slotSkipped = (slot: number): RpcError =>
+  new RpcError(-32007, `Slot ${slot} was skipped, or missing due to ledger jump to recent snapshot`);
+export const longTermStorageSlotSkipped = (slot: number): RpcError =>
+  new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
 export const unsupportedTransactionVersion = (version: number): RpcError =>
-  new RpcError(-32015, `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`);
+  new RpcError(
+    -32015,
+    `Transaction version (${version}) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": ${version}`,
+  );
 
 type Commitment = 'processed' | 'confirmed' | 'finalized';
 
@@ -47,7 +53,8 @@ function typeName(v: unknown): string {
 }
 
 /** serde's message for a parameter of the wrong type, as jsonrpc-core's `Params::parse` wraps it. */
-const invalidType = (v: unknown, want: string): RpcError => new RpcError(-32602, `Invalid params: invalid type: ${typeName(v)}, expected ${want}.`);
+const invalidType = (v: unknown, want: string): RpcError =>
+  new RpcError(-32602, `Invalid params: invalid type: ${typeName(v)}, expected ${want}.`);
 
 function paramsArray(params: unknown): unknown[] {
   if (params === undefined || params === null) return [];
@@ -75,7 +82,10 @@ function commitmentOf(config: Record<string, unknown>): Commitment {
   if (c === 'recent') return 'processed';
   if (c === 'single' || c === 'singleGossip') return 'confirmed';
   if (c === 'root' || c === 'max') return 'finalized';
-  throw new RpcError(-32602, `Invalid params: unknown variant \`${String(c)}\`, expected one of \`processed\`, \`confirmed\`, \`finalized\`.`);
+  throw new RpcError(
+    -32602,
+    `Invalid params: unknown variant \`${String(c)}\`, expected one of \`processed\`, \`confirmed\`, \`finalized\`.`,
+  );
 }
 
 /** The slot a commitment sees: the root for finalized, the confirmed tip otherwise. */
@@ -95,13 +105,19 @@ function getBlock(ctx: RpcContext, params: unknown[]): Result {
   // The second parameter may be an encoding name (the deprecated form) or a config.
   const config = typeof params[1] === 'string' ? { encoding: params[1] } : configParam(params[1]);
   const encoding = config.encoding ?? 'json';
-  if (encoding !== 'json') throw new RpcError(-32602, `Invalid params: the stand-in Solana RPC serves encoding json only, not ${JSON.stringify(encoding)}.`);
+  if (encoding !== 'json')
+    throw new RpcError(-32602, `Invalid params: the stand-in Solana RPC serves encoding json only, not ${JSON.stringify(encoding)}.`);
   const details = config.transactionDetails ?? 'full';
-  if (details !== 'full') throw new RpcError(-32602, `Invalid params: the stand-in Solana RPC serves transactionDetails full only, not ${JSON.stringify(details)}.`);
+  if (details !== 'full')
+    throw new RpcError(
+      -32602,
+      `Invalid params: the stand-in Solana RPC serves transactionDetails full only, not ${JSON.stringify(details)}.`,
+    );
   const commitment = commitmentOf(config);
   if (commitment === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`');
   const max = config.maxSupportedTransactionVersion;
-  if (max !== undefined && max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 0 || max > 255)) throw invalidType(max, 'u8');
+  if (max !== undefined && max !== null && (typeof max !== 'number' || !Number.isInteger(max) || max < 0 || max > 255))
+    throw invalidType(max, 'u8');
   const { chain } = ctx;
   if (slot < chain.firstAvailable) throw longTermStorageSlotSkipped(slot);
   if (slot > slotAt(chain, commitment)) throw blockNotAvailable(slot);
@@ -113,7 +129,8 @@ function getBlock(ctx: RpcContext, params: unknown[]): Result {
     throw blockNotAvailable(slot);
   }
   const versioned = versionedIn(block);
-  if (versioned !== undefined && (max === undefined || max === null || versioned > (max as number))) throw unsupportedTransactionVersion(versioned);
+  if (versioned !== undefined && (max === undefined || max === null || versioned > (max as number)))
+    throw unsupportedTransactionVersion(versioned);
   const opts: RenderOptions = { rewards: config.rewards !== false, showVersion: max !== undefined && max !== null };
   return ctx.answers.get(block, opts);
 }

@@ -47,12 +47,18 @@ interface Outcome {
 /** The reply as jsonrpc-core writes it: `{"jsonrpc":"2.0","result"|"error":…,"id":…}`; a block result stays bytes. */
 function reply({ id, result, error }: Outcome): Buffer[] {
   const idText = JSON.stringify(id ?? null);
-  if (error) return [Buffer.from(`{"jsonrpc":"2.0","error":${JSON.stringify({ code: error.code, message: error.message })},"id":${idText}}`)];
-  return [Buffer.from('{"jsonrpc":"2.0","result":'), typeof result === 'string' ? Buffer.from(result) : result!, Buffer.from(`,"id":${idText}}`)];
+  if (error)
+    return [Buffer.from(`{"jsonrpc":"2.0","error":${JSON.stringify({ code: error.code, message: error.message })},"id":${idText}}`)];
+  return [
+    Buffer.from('{"jsonrpc":"2.0","result":'),
+    typeof result === 'string' ? Buffer.from(result) : result!,
+    Buffer.from(`,"id":${idText}}`),
+  ];
 }
 
 function execute(ctx: RpcContext, calls: Record<string, number>, request: unknown): Outcome {
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) return { id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') };
+  if (typeof request !== 'object' || request === null || Array.isArray(request))
+    return { id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') };
   const { id = null, method, params, jsonrpc } = request as Record<string, unknown>;
   const outcome = { id, hasId: Object.hasOwn(request, 'id') };
   if (jsonrpc !== '2.0' || typeof method !== 'string') return { ...outcome, error: new RpcError(-32600, 'Invalid request') };
@@ -87,7 +93,8 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
     return send(res, ctx.answers, reply({ id: null, hasId: true, error: new RpcError(-32700, 'Parse error') }));
   }
   if (Array.isArray(parsed)) {
-    if (parsed.length === 0) return send(res, ctx.answers, reply({ id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') }));
+    if (parsed.length === 0)
+      return send(res, ctx.answers, reply({ id: null, hasId: true, error: new RpcError(-32600, 'Invalid request') }));
     const replies = parsed.map((r) => execute(ctx, calls, r)).filter((o) => o.hasId);
     if (replies.length === 0) return send(res, ctx.answers, undefined);
     const pieces: Buffer[] = [Buffer.from('[')];
@@ -99,7 +106,13 @@ function answer(ctx: RpcContext, calls: Record<string, number>, body: string, re
 }
 
 /** slotSubscribe / slotUnsubscribe over one socket, as agave's pubsub answers them. */
-function serveSocket(socket: WebSocket, chain: SolanaChain, calls: Record<string, number>, subs: Map<number, () => void>, nextId: () => number): void {
+function serveSocket(
+  socket: WebSocket,
+  chain: SolanaChain,
+  calls: Record<string, number>,
+  subs: Map<number, () => void>,
+  nextId: () => number,
+): void {
   const mine = new Set<number>();
   socket.on('message', (data) => {
     let req: Record<string, unknown>;
@@ -116,7 +129,14 @@ function serveSocket(socket: WebSocket, chain: SolanaChain, calls: Record<string
     if (method === 'slotSubscribe') {
       const sub = nextId();
       const off = chain.onSlot((n) => {
-        if (socket.readyState === socket.OPEN) socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent: n.parent, root: n.root, slot: n.slot }, subscription: sub } }));
+        if (socket.readyState === socket.OPEN)
+          socket.send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              method: 'slotNotification',
+              params: { result: { parent: n.parent, root: n.root, slot: n.slot }, subscription: sub },
+            }),
+          );
       });
       subs.set(sub, off);
       mine.add(sub);

@@ -72,6 +72,9 @@ export function logAt(kv: Kv, chain: string, address: string, number: number, lo
 }
 
 /** A page's `t/` entries (keys under `byTopic0(chain, address, …)`) as their logs. */
-export const topicEntriesLog = (kv: Kv, chain: string, address: string) => (value: TopicEntry, key: string): LogRow | undefined => topicEntryLog(kv, chain, address, key.slice(key.length - POS_LENGTH), value);
+export const topicEntriesLog =
+  (kv: Kv, chain: string, address: string) =>
+  (value: TopicEntry, key: string): LogRow | undefined =>
+    topicEntryLog(kv, chain, address, key.slice(key.length - POS_LENGTH), value);
 /** number/logIndex: the last characters of every `contractLogs` key. */
 const POS_LENGTH = pos(0, 0).length;

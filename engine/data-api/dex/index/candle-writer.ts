@@ -5,7 +5,20 @@ import { V2_SWAP, V3_SWAP, V4_SWAP } from './events.js';
 import { poolKey, poolRowsPrefix, type PoolRow, type SwapRow } from './keys.js';
 import type { DataIndex } from '../../common/indexer.js';
 import { PriceReader } from './prices.js';
-import { bucketOf, candleKey, CURRENCIES, mergeRows, pricedPool, quoteValue, STORED_BASES, swapInQuote, tradeCandle, tradeOf, type CandlesRow, type PricedPool } from './swap-candles.js';
+import {
+  bucketOf,
+  candleKey,
+  CURRENCIES,
+  mergeRows,
+  pricedPool,
+  quoteValue,
+  STORED_BASES,
+  swapInQuote,
+  tradeCandle,
+  tradeOf,
+  type CandlesRow,
+  type PricedPool,
+} from './swap-candles.js';
 
 /**
  * Candles at ingest (docs/api.md, Prices): each swap of a registry pool, priced as GET /pairs/:address/ohlcv prices it

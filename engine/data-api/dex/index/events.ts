@@ -38,7 +38,12 @@ export function pairCreated(l: Log): PoolCreated | undefined {
 
 export function poolCreated(l: Log): PoolCreated | undefined {
   if (l.topics[0] !== POOL_CREATED || l.topics.length !== 4 || words(l.data) < 2) return undefined;
-  return { pool: topicAddress(word(l.data, 1)), token0: topicAddress(l.topics[1]), token1: topicAddress(l.topics[2]), fee: Number(BigInt(l.topics[3]!)) };
+  return {
+    pool: topicAddress(word(l.data, 1)),
+    token0: topicAddress(l.topics[1]),
+    token1: topicAddress(l.topics[2]),
+    fee: Number(BigInt(l.topics[3]!)),
+  };
 }
 
 /** A V2 pair's reserves after a Sync (every swap, mint and burn emits one before its own event). */
@@ -57,7 +62,12 @@ export interface SwapDelta {
 
 export function v2Swap(l: Log): SwapDelta | undefined {
   if (l.topics[0] !== V2_SWAP || l.topics.length !== 3 || words(l.data) !== 4) return undefined;
-  return { sender: topicAddress(l.topics[1]), recipient: topicAddress(l.topics[2]), amount0: uint(l.data, 0) - uint(l.data, 2), amount1: uint(l.data, 1) - uint(l.data, 3) };
+  return {
+    sender: topicAddress(l.topics[1]),
+    recipient: topicAddress(l.topics[2]),
+    amount0: uint(l.data, 0) - uint(l.data, 2),
+    amount1: uint(l.data, 1) - uint(l.data, 3),
+  };
 }
 
 /** A V3 pool's state after a swap or its initialization: the price as sqrt(token1/token0) in Q64.96, and its liquidity. */
@@ -69,7 +79,15 @@ export interface V3State {
 
 export function v3Swap(l: Log): (SwapDelta & V3State) | undefined {
   if (l.topics[0] !== V3_SWAP || l.topics.length !== 3 || words(l.data) !== 5) return undefined;
-  return { sender: topicAddress(l.topics[1]), recipient: topicAddress(l.topics[2]), amount0: int(l.data, 0), amount1: int(l.data, 1), sqrtPriceX96: uint(l.data, 2), liquidity: uint(l.data, 3), tick: Number(int(l.data, 4)) };
+  return {
+    sender: topicAddress(l.topics[1]),
+    recipient: topicAddress(l.topics[2]),
+    amount0: int(l.data, 0),
+    amount1: int(l.data, 1),
+    sqrtPriceX96: uint(l.data, 2),
+    liquidity: uint(l.data, 3),
+    tick: Number(int(l.data, 4)),
+  };
 }
 
 export function v3Initialize(l: Log): V3State | undefined {
@@ -127,7 +145,17 @@ export interface V4Swap extends SwapDelta, V3State {
 export function v4Swap(l: Log): V4Swap | undefined {
   if (l.topics[0] !== V4_SWAP || l.topics.length !== 3 || words(l.data) !== 6) return undefined;
   const sender = topicAddress(l.topics[2]);
-  return { id: l.topics[1]!, sender, recipient: sender, amount0: -int(l.data, 0), amount1: -int(l.data, 1), sqrtPriceX96: uint(l.data, 2), liquidity: uint(l.data, 3), tick: Number(int(l.data, 4)), fee: Number(uint(l.data, 5)) };
+  return {
+    id: l.topics[1]!,
+    sender,
+    recipient: sender,
+    amount0: -int(l.data, 0),
+    amount1: -int(l.data, 1),
+    sqrtPriceX96: uint(l.data, 2),
+    liquidity: uint(l.data, 3),
+    tick: Number(int(l.data, 4)),
+    fee: Number(uint(l.data, 5)),
+  };
 }
 
 /** `ModifyLiquidity(bytes32 indexed id, address indexed sender, int24 tickLower, int24 tickUpper, int256 liquidityDelta, bytes32 salt)`. */
@@ -142,5 +170,12 @@ export interface V4ModifyLiquidity {
 
 export function v4ModifyLiquidity(l: Log): V4ModifyLiquidity | undefined {
   if (l.topics[0] !== V4_MODIFY_LIQUIDITY || l.topics.length !== 3 || words(l.data) !== 4) return undefined;
-  return { id: l.topics[1]!, sender: topicAddress(l.topics[2]), tickLower: Number(int(l.data, 0)), tickUpper: Number(int(l.data, 1)), liquidityDelta: int(l.data, 2), salt: word(l.data, 3) };
+  return {
+    id: l.topics[1]!,
+    sender: topicAddress(l.topics[2]),
+    tickLower: Number(int(l.data, 0)),
+    tickUpper: Number(int(l.data, 1)),
+    liquidityDelta: int(l.data, 2),
+    salt: word(l.data, 3),
+  };
 }

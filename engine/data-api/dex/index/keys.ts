@@ -13,7 +13,10 @@ export type PoolRow = [kind: FactoryKind, token0: string, token1: string, factor
  * the block, which it does before this index). V4: sqrtPriceX96, active liquidity, tick and the virtual reserves of
  * that liquidity (V4StateRow: the PoolManager holds every pool's tokens, so balances say nothing of one pool).
  */
-export type StateRow = [reserve0: string, reserve1: string] | [sqrtPriceX96: string, liquidity: string | null, tick: number, balance0: string, balance1: string] | V4StateRow;
+export type StateRow =
+  | [reserve0: string, reserve1: string]
+  | [sqrtPriceX96: string, liquidity: string | null, tick: number, balance0: string, balance1: string]
+  | V4StateRow;
 /**
  * An address that logged a pool's events and is no pool of a registry factory: 0 for good (its factory said so, or
  * it names no registry factory), or the block from which to ask again (its factory() could not be read: a node error
@@ -26,7 +29,8 @@ export type SwapRow = [tx: string, ti: number, trader: string, amount0: string, 
 export const poolKey = (chain: string, pool: string): string => `${chain}/p/${pool}`;
 export const notPoolKey = (chain: string, address: string): string => `${chain}/x/${address}`;
 /** A token's pools (`other` given: those against that token), each key ending with the other token and the pool. */
-export const tokenPoolsPrefix = (chain: string, token: string, other?: string): string => `${chain}/t/${token}/${other === undefined ? '' : `${other}/`}`;
+export const tokenPoolsPrefix = (chain: string, token: string, other?: string): string =>
+  `${chain}/t/${token}/${other === undefined ? '' : `${other}/`}`;
 export const poolRowsPrefix = (chain: string, pool: string): string => `${chain}/${pool}/`;
 /** A trader's swaps in `dexWalletSwaps`, each key ending with the swap's place (its `dexSwaps` key under the pool). */
 export const walletSwapsPrefix = (chain: string, trader: string): string => `${chain}/${trader}/`;

@@ -6,7 +6,17 @@ import { poolCreation } from './writer.js';
 import { V4_EVENTS } from './v4.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import { inBatches } from '../../common/node-reads.js';
-import { boundedCache, latestMarkKey, markKey, poolsCache, PriceReader, ROLE_ORDER, type LatestMarkRow, type MarkRow, type PoolsCache } from './prices.js';
+import {
+  boundedCache,
+  latestMarkKey,
+  markKey,
+  poolsCache,
+  PriceReader,
+  ROLE_ORDER,
+  type LatestMarkRow,
+  type MarkRow,
+  type PoolsCache,
+} from './prices.js';
 import { poolKey, type PoolRow } from './keys.js';
 
 /**
@@ -97,7 +107,11 @@ export function priceMarksIndex(deps: PriceMarksDeps): DataIndex<void> {
         reader.knowPool(t1, pool, t0);
       }
       // A pool prices only a token whose route it is (a token against ether, not ether).
-      const tokens = [...new Set([...moved.values()].flatMap(([, t0, t1]) => [...(reader.pricedBy(t0, t1) ? [t0] : []), ...(reader.pricedBy(t1, t0) ? [t1] : [])]))];
+      const tokens = [
+        ...new Set(
+          [...moved.values()].flatMap(([, t0, t1]) => [...(reader.pricedBy(t0, t1) ? [t0] : []), ...(reader.pricedBy(t1, t0) ? [t1] : [])]),
+        ),
+      ];
       // Each role routes only through roles before it: their marks of this block are written first.
       tokens.sort((a, b) => ROLE_ORDER[reader.role(a)] - ROLE_ORDER[reader.role(b)]);
       for (const token of tokens) {

@@ -75,7 +75,8 @@ export interface PriceOptions {
 export const MIN_SIDE_USD = 50;
 const ANCHOR: PriceOptions = { minSideUsd: MIN_SIDE_USD };
 /** Whether a price with these options is the one the marks hold (the defaults), rather than computed from the pools at the block. */
-const byMarks = (opts: PriceOptions): boolean => opts.minSideUsd === MIN_SIDE_USD && opts.exchange === undefined && opts.maxInactivityDays === undefined;
+const byMarks = (opts: PriceOptions): boolean =>
+  opts.minSideUsd === MIN_SIDE_USD && opts.exchange === undefined && opts.maxInactivityDays === undefined;
 
 /** A token's price at a block and where it comes from. */
 export interface PricePoint {
@@ -102,7 +103,9 @@ export interface Priced {
  * other token's USD price and the side rule are applied when read, so a token priced through ether moves with
  * ether between its swaps, and a side that ether's fall takes under $50 no longer prices it.
  */
-export type MarkRow = [pool: string, other: string, num: string, den: string, reserve: string, otherReserve: string, decimals: number, otherDecimals: number] | null;
+export type MarkRow =
+  | [pool: string, other: string, num: string, den: string, reserve: string, otherReserve: string, decimals: number, otherDecimals: number]
+  | null;
 export const marksPrefix = (chain: string, token: string): string => `${chain}/${token}/`;
 export const markKey = (chain: string, token: string, block: number): string => `${marksPrefix(chain, token)}${n12(block)}`;
 /**
@@ -231,7 +234,12 @@ export class PriceReader {
     const { kv } = this.deps;
     const latest = kv.get<LatestMarkRow>('priceMarks', latestMarkKey(this.chain, token));
     if (latest === undefined || latest[0] <= block) return latest?.[1];
-    const [last] = kv.range<MarkRow>('priceMarks', { start: markKey(this.chain, token, block), end: marksPrefix(this.chain, token), reverse: true, limit: 1 });
+    const [last] = kv.range<MarkRow>('priceMarks', {
+      start: markKey(this.chain, token, block),
+      end: marksPrefix(this.chain, token),
+      reverse: true,
+      limit: 1,
+    });
     return last?.value;
   }
 
@@ -289,7 +297,8 @@ export class PriceReader {
   private readPools(token: string, role: Role): Array<[pool: string, other: string]> {
     const { kv } = this.deps;
     const counters = this.counters(token, role);
-    const prefixes = counters === undefined ? [tokenPoolsPrefix(this.chain, token)] : counters.map((c) => tokenPoolsPrefix(this.chain, token, c));
+    const prefixes =
+      counters === undefined ? [tokenPoolsPrefix(this.chain, token)] : counters.map((c) => tokenPoolsPrefix(this.chain, token, c));
     const base = tokenPoolsPrefix(this.chain, token).length;
     return prefixes.flatMap((prefix) =>
       kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff` }).flatMap(({ key }): Array<[string, string]> => {
@@ -328,7 +337,16 @@ export class PriceReader {
       const row = kv.get<PoolRow>('dexPools', poolKey(this.chain, pool));
       const factory = row === undefined ? undefined : factoryOf(this.pricing, row[3]);
       if (row === undefined || factory === undefined || (opts.exchange !== undefined && !isExchange(factory, opts.exchange))) continue;
-      if (idleSince !== undefined && kv.range('dexSwaps', { start: poolRowsPrefix(this.chain, pool) + pos(block, LAST_LOG), end: poolRowsPrefix(this.chain, pool) + pos(idleSince, 0), reverse: true, limit: 1 }).length === 0) continue;
+      if (
+        idleSince !== undefined &&
+        kv.range('dexSwaps', {
+          start: poolRowsPrefix(this.chain, pool) + pos(block, LAST_LOG),
+          end: poolRowsPrefix(this.chain, pool) + pos(idleSince, 0),
+          reverse: true,
+          limit: 1,
+        }).length === 0
+      )
+        continue;
       const found = this.throughPool(token, other, pool, row, block, factory.name, opts);
       if (found === null) continue;
       if ('usd' in found) passing.push(found);
@@ -345,11 +363,23 @@ export class PriceReader {
     if (pools.length < 2) return pools[0] ?? null;
     const { kv } = this.deps;
     const native = this.role(token) === 'native';
-    const deeper = (a: P, b: P): boolean => a.liquidityUsd !== undefined && b.liquidityUsd !== undefined && a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
+    const deeper = (a: P, b: P): boolean =>
+      a.liquidityUsd !== undefined &&
+      b.liquidityUsd !== undefined &&
+      a.liquidityUsd.num * b.liquidityUsd.den > b.liquidityUsd.num * a.liquidityUsd.den;
     const since = this.blockBefore(block, DAY) ?? 0;
     // Counted by lmdb-js in native code (no key is decoded: a key-by-key count cost 138 s of bench:prices' 406 s
     // build), so a count walks the pool's whole day, which bounds it.
-    const swaps = (p: P): number => (native ? 0 : Math.min(ACTIVITY_CAP, kv.count('dexSwaps', { start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0), end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0) })));
+    const swaps = (p: P): number =>
+      native
+        ? 0
+        : Math.min(
+            ACTIVITY_CAP,
+            kv.count('dexSwaps', {
+              start: poolRowsPrefix(this.chain, p.pool) + pos(since, 0),
+              end: poolRowsPrefix(this.chain, p.pool) + pos(block + 1, 0),
+            }),
+          );
     let best = { pool: pools[0]!, swaps: swaps(pools[0]!) };
     for (const pool of pools.slice(1)) {
       const n = swaps(pool);
@@ -359,7 +389,15 @@ export class PriceReader {
   }
 
   /** The token's price through one pool at `block`, if the pool has a state there and passes the side rule; unvalued when the other token has no USD price. */
-  private throughPool(token: string, other: string, pool: string, row: PoolRow, block: number, exchangeName: string, opts: PriceOptions): Candidate | Unvalued | null {
+  private throughPool(
+    token: string,
+    other: string,
+    pool: string,
+    row: PoolRow,
+    block: number,
+    exchangeName: string,
+    opts: PriceOptions,
+  ): Candidate | Unvalued | null {
     const [d0, d1] = [this.decimalsOf(row[1]), this.decimalsOf(row[2])];
     if (d0 === undefined || d1 === undefined) return null;
     const at = poolAt(this.deps.kv, this.chain, pool, row, block, this.head, d0, d1);
@@ -369,7 +407,16 @@ export class PriceReader {
     const inOther = sidePrice(price0, isToken0);
     const [tokenReserve, otherReserve] = isToken0 ? reserves : [reserves[1], reserves[0]];
     const [tokenDecimals, otherDecimals] = isToken0 ? [d0, d1] : [d1, d0];
-    const mark: NonNullable<MarkRow> = [pool, other, hex(inOther.num), hex(inOther.den), hex(tokenReserve), hex(otherReserve), tokenDecimals, otherDecimals];
+    const mark: NonNullable<MarkRow> = [
+      pool,
+      other,
+      hex(inOther.num),
+      hex(inOther.den),
+      hex(tokenReserve),
+      hex(otherReserve),
+      tokenDecimals,
+      otherDecimals,
+    ];
     const otherUsd = this.usd(other, block);
     if (otherUsd === null) return { pool, mark };
     const usd = mul(inOther, otherUsd);
@@ -393,10 +440,11 @@ export class PriceReader {
  * key: a get costs a tenth of a range read in lmdb-js, and the candles price every swap so.
  */
 function stateAt(kv: Pick<Kv, 'range' | 'get'>, prefix: string, block: number, logIndex: number): StateRow | undefined {
-  if (logIndex !== LAST_LOG) for (const at of logIndex > 0 ? [logIndex, logIndex - 1] : [logIndex]) {
-    const state = kv.get<StateRow>('dexStates', prefix + pos(block, at));
-    if (state !== undefined) return state;
-  }
+  if (logIndex !== LAST_LOG)
+    for (const at of logIndex > 0 ? [logIndex, logIndex - 1] : [logIndex]) {
+      const state = kv.get<StateRow>('dexStates', prefix + pos(block, at));
+      if (state !== undefined) return state;
+    }
   return kv.range<StateRow>('dexStates', { start: prefix + pos(block, logIndex), end: prefix, reverse: true, limit: 1 })[0]?.value;
 }
 
@@ -406,7 +454,17 @@ function stateAt(kv: Pick<Kv, 'range' | 'get'>, prefix: string, block: number, l
  * liquidity its last state row kept) and its price of token0 in token1 in whole units (decimals d0, d1); null before
  * its first state, or with an empty side (V2).
  */
-export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: string, row: PoolRow, block: number, head: number, d0: number, d1: number, logIndex = LAST_LOG): { reserves: [bigint, bigint]; price0: Ratio } | null {
+export function poolAt(
+  kv: Pick<Kv, 'range' | 'get'>,
+  chain: string,
+  pool: string,
+  row: PoolRow,
+  block: number,
+  head: number,
+  d0: number,
+  d1: number,
+  logIndex = LAST_LOG,
+): { reserves: [bigint, bigint]; price0: Ratio } | null {
   const state = stateAt(kv, poolRowsPrefix(chain, pool), block, logIndex);
   if (state === undefined) return null;
   if (state.length === 2) {
@@ -418,7 +476,8 @@ export function poolAt(kv: Pick<Kv, 'range' | 'get'>, chain: string, pool: strin
   if (sqrt === 0n) return null;
   const balance = (token: string): bigint => BigInt(kv.get<string>('erc20Balances', balanceKey(chain, pool, token)) ?? '0x0');
   // V4: the virtual reserves its row keeps (the PoolManager's balances are every pool's).
-  const reserves: [bigint, bigint] = block >= head && row[0] === 'v3' ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
+  const reserves: [bigint, bigint] =
+    block >= head && row[0] === 'v3' ? [balance(row[1]), balance(row[2])] : [BigInt(state[3]), BigInt(state[4])];
   return { reserves, price0: { num: sqrt * sqrt * pow10(d0), den: Q192 * pow10(d1) } };
 }
 

@@ -15,7 +15,19 @@ import { div, mul, poolAt, sidePrice, toNumber, type PriceReader, type Ratio, ty
 
 export const TIMEFRAMES = ['1s', '10s', '30s', '1min', '5min', '10min', '30min', '1h', '4h', '12h', '1d', '1w', '1M'] as const;
 export type Timeframe = (typeof TIMEFRAMES)[number];
-const SECONDS: Record<Exclude<Timeframe, '1w' | '1M'>, number> = { '1s': 1, '10s': 10, '30s': 30, '1min': 60, '5min': 300, '10min': 600, '30min': 1800, '1h': 3600, '4h': 14_400, '12h': 43_200, '1d': 86_400 };
+const SECONDS: Record<Exclude<Timeframe, '1w' | '1M'>, number> = {
+  '1s': 1,
+  '10s': 10,
+  '30s': 30,
+  '1min': 60,
+  '5min': 300,
+  '10min': 600,
+  '30min': 1800,
+  '1h': 3600,
+  '4h': 14_400,
+  '12h': 43_200,
+  '1d': 86_400,
+};
 
 export const CURRENCIES = ['usd', 'native'] as const;
 export type Currency = (typeof CURRENCIES)[number];
@@ -51,10 +63,17 @@ export function bucketEnd(t: number, tf: Timeframe): number {
 /** Which token of a pair is its base (lower first): any token before the ones prices route through, a stablecoin last. */
 const BASE_RANK: Record<Role, number> = { other: 0, whitelist: 1, native: 2, stable: 3 };
 /** Whether a pool's base token is its token0: the quote token is the one that routes to USD (token0 is base when both or neither do). */
-export const baseIsToken0 = (reader: Pick<PriceReader, 'role'>, row: PoolRow): boolean => BASE_RANK[reader.role(row[1])] <= BASE_RANK[reader.role(row[2])];
+export const baseIsToken0 = (reader: Pick<PriceReader, 'role'>, row: PoolRow): boolean =>
+  BASE_RANK[reader.role(row[1])] <= BASE_RANK[reader.role(row[2])];
 
 /** The quote token's value at a block in `currency`: its USD by the marks, or that over the wrapped native token's (1 for the wrapped native token itself). */
-export function quoteValue(reader: Pick<PriceReader, 'usd'>, wrappedNative: string, quote: string, block: number, currency: Currency): Ratio | null {
+export function quoteValue(
+  reader: Pick<PriceReader, 'usd'>,
+  wrappedNative: string,
+  quote: string,
+  block: number,
+  currency: Currency,
+): Ratio | null {
   // In the native token, a pair quoted in the wrapped native token needs no USD route at all.
   if (currency === 'native' && quote === wrappedNative) return { num: 1n, den: 1n };
   const usd = reader.usd(quote, block);
@@ -73,7 +92,13 @@ export interface PricedPool {
   quote: string;
 }
 
-export function pricedPool(reader: Pick<PriceReader, 'role'>, chain: string, pool: string, row: PoolRow, decimals: [number, number]): PricedPool {
+export function pricedPool(
+  reader: Pick<PriceReader, 'role'>,
+  chain: string,
+  pool: string,
+  row: PoolRow,
+  decimals: [number, number],
+): PricedPool {
   const baseIs0 = baseIsToken0(reader, row);
   return { chain, pool, row, baseIs0, decimals, quote: baseIs0 ? row[2] : row[1] };
 }
@@ -98,12 +123,22 @@ export interface SwapInQuote {
  * The swap at (block, logIndex) by the pool's state right after it; null before the pool's first state or with an
  * empty side. `head`: the indexed head (the price does not depend on it; poolAt's reserves do).
  */
-export function swapInQuote(kv: Pick<Kv, 'range' | 'get'>, p: PricedPool, head: number, block: number, logIndex: number, swap: SwapRow): SwapInQuote | null {
+export function swapInQuote(
+  kv: Pick<Kv, 'range' | 'get'>,
+  p: PricedPool,
+  head: number,
+  block: number,
+  logIndex: number,
+  swap: SwapRow,
+): SwapInQuote | null {
   const [d0, d1] = p.decimals;
   const state = poolAt(kv, p.chain, p.pool, p.row, block, head, d0, d1, logIndex);
   if (state === null) return null;
   const amount = BigInt(p.baseIs0 ? swap[3] : swap[4]);
-  return { inQuote: sidePrice(state.price0, p.baseIs0), amount: { num: amount < 0n ? -amount : amount, den: 10n ** BigInt(p.baseIs0 ? d0 : d1) } };
+  return {
+    inQuote: sidePrice(state.price0, p.baseIs0),
+    amount: { num: amount < 0n ? -amount : amount, den: 10n ** BigInt(p.baseIs0 ? d0 : d1) },
+  };
 }
 
 /** The swap in the currency `value` (the quote token's, quoteValue) stands for. */
@@ -120,7 +155,8 @@ export type CandlesRow = Array<CandleRow | null>;
 
 const candlesPrefix = (chain: string, pool: string, base: StoredBase): string => `${chain}/${pool}/${base}/`;
 /** A stored candle's key: its bucket's start as 10 hex digits (Unix seconds). */
-export const candleKey = (chain: string, pool: string, base: StoredBase, bucket: number): string => `${candlesPrefix(chain, pool, base)}${bucket.toString(16).padStart(10, '0')}`;
+export const candleKey = (chain: string, pool: string, base: StoredBase, bucket: number): string =>
+  `${candlesPrefix(chain, pool, base)}${bucket.toString(16).padStart(10, '0')}`;
 export const candleBucket = (key: string): number => parseInt(key.slice(key.lastIndexOf('/') + 1), 16);
 
 export const tradeCandle = (t: Trade): CandleRow => [t.price, t.price, t.price, t.price, hex(t.volume), 1];
@@ -128,16 +164,31 @@ export const tradeCandle = (t: Trade): CandleRow => [t.price, t.price, t.price, 
 /** Two candles as one: `later`'s trades come after `earlier`'s. */
 export function mergeCandles(earlier: CandleRow | null | undefined, later: CandleRow): CandleRow {
   if (earlier === undefined || earlier === null) return later;
-  return [earlier[0], Math.max(earlier[1], later[1]), Math.min(earlier[2], later[2]), later[3], hex(BigInt(earlier[4]) + BigInt(later[4])), earlier[5] + later[5]];
+  return [
+    earlier[0],
+    Math.max(earlier[1], later[1]),
+    Math.min(earlier[2], later[2]),
+    later[3],
+    hex(BigInt(earlier[4]) + BigInt(later[4])),
+    earlier[5] + later[5],
+  ];
 }
 
 /** Two stored rows as one, currency by currency. */
-export const mergeRows = (earlier: CandlesRow | undefined, later: CandlesRow): CandlesRow => CURRENCIES.map((_, i) => (later[i] == null ? (earlier?.[i] ?? null) : mergeCandles(earlier?.[i], later[i]!)));
+export const mergeRows = (earlier: CandlesRow | undefined, later: CandlesRow): CandlesRow =>
+  CURRENCIES.map((_, i) => (later[i] == null ? (earlier?.[i] ?? null) : mergeCandles(earlier?.[i], later[i]!)));
 
 /** Candles keyed by bucket start as the endpoint answers them, newest first. */
 export function answered(buckets: ReadonlyMap<number, CandleRow>) {
   return [...buckets.entries()]
     .sort((a, b) => b[0] - a[0])
-    .map(([at, [open, high, low, close, volume, trades]]) => ({ timestamp: unixIso(at), open, high, low, close, volume: toNumber({ num: BigInt(volume), den: VOLUME_SCALE }), trades }));
+    .map(([at, [open, high, low, close, volume, trades]]) => ({
+      timestamp: unixIso(at),
+      open,
+      high,
+      low,
+      close,
+      volume: toNumber({ num: BigInt(volume), den: VOLUME_SCALE }),
+      trades,
+    }));
 }
-

@@ -27,7 +27,10 @@ export const v1PriceParams = {
   liquidityThreshold: usdAmount.optional(),
 };
 
-export const optionsOf = (q: { min_pair_side_liquidity_usd?: number | undefined; max_token_inactivity?: number | undefined }, exchangeName?: string): PriceOptions => ({
+export const optionsOf = (
+  q: { min_pair_side_liquidity_usd?: number | undefined; max_token_inactivity?: number | undefined },
+  exchangeName?: string,
+): PriceOptions => ({
   minSideUsd: q.min_pair_side_liquidity_usd ?? MIN_SIDE_USD,
   ...(exchangeName === undefined ? {} : { exchange: exchangeName }),
   ...(q.max_token_inactivity === undefined ? {} : { maxInactivityDays: q.max_token_inactivity }),
@@ -45,18 +48,37 @@ export function dayChange({ now, dayAgo }: Priced) {
 export const usdOf = (raw: bigint, decimals: number, usd: Ratio): Ratio => mul({ num: raw, den: 10n ** BigInt(decimals) }, usd);
 
 /** A token's fully diluted valuation: its total supply at `usd` per whole token; null without either. */
-export const fdvOf = (supply: string | null, decimals: number | null, usd: Ratio | null): Ratio | null => (supply === null || usd === null ? null : usdOf(BigInt(supply), decimals ?? 0, usd));
+export const fdvOf = (supply: string | null, decimals: number | null, usd: Ratio | null): Ratio | null =>
+  supply === null || usd === null ? null : usdOf(BigInt(supply), decimals ?? 0, usd);
 
 /** The same as the answers' USD amount strings write it (to the cent, as usdCents); null without a price (never 0). */
-export const centsOf = (raw: bigint, decimals: number, usd: Ratio | null): string | null => (usd === null ? null : usdCents(usdOf(raw, decimals, usd)));
+export const centsOf = (raw: bigint, decimals: number, usd: Ratio | null): string | null =>
+  usd === null ? null : usdCents(usdOf(raw, decimals, usd));
 
 /**
  * A balance's USD fields as the wallet endpoints answer them (the reference's types: the price and the changes as
  * decimal strings, the value a number), all null when no pool prices its token; and the exact value, for sums.
  */
-export async function balanceUsd(reader: PriceReader | undefined, token: string, block: number, balance: bigint, decimals: number, opts: PriceOptions) {
+export async function balanceUsd(
+  reader: PriceReader | undefined,
+  token: string,
+  block: number,
+  balance: bigint,
+  decimals: number,
+  opts: PriceOptions,
+) {
   const found = (await reader?.price(token, block, opts)) ?? null;
-  if (found === null) return { fields: { usd_price: null, usd_price_24hr_percent_change: null, usd_price_24hr_usd_change: null, usd_value: null, usd_value_24hr_usd_change: null }, value: null };
+  if (found === null)
+    return {
+      fields: {
+        usd_price: null,
+        usd_price_24hr_percent_change: null,
+        usd_price_24hr_usd_change: null,
+        usd_value: null,
+        usd_value_24hr_usd_change: null,
+      },
+      value: null,
+    };
   const value = usdOf(balance, decimals, found.now.usd);
   const usdValue = toNumber(value);
   const then = found.dayAgo?.usd ?? null;
@@ -75,5 +97,7 @@ export async function balanceUsd(reader: PriceReader | undefined, token: string,
 /** Each item's share of the items' summed usd_value, in percent; null for an item without one. */
 export function withPortfolio<T extends { usd_value: number | null }>(items: T[]): Array<T & { portfolio_percentage: number | null }> {
   const total = items.reduce((sum, i) => sum + (i.usd_value ?? 0), 0);
-  return items.map((i) => Object.assign(i, { portfolio_percentage: i.usd_value === null || total === 0 ? null : (100 * i.usd_value) / total }));
+  return items.map((i) =>
+    Object.assign(i, { portfolio_percentage: i.usd_value === null || total === 0 ? null : (100 * i.usd_value) / total }),
+  );
 }

@@ -23,7 +23,6 @@ export const V4_EVENTS: ReadonlySet<string> = new Set([V4_INITIALIZE, V4_SWAP, V
  */
 export const currencyToken = (pricing: Pricing, currency: string): string => (currency === ZERO_ADDRESS ? pricing.wrappedNative : currency);
 
-
 /** The virtual reserves of liquidity L at sqrtPriceX96 (rounded down): L·2^96/√P of token0, L·√P/2^96 of token1. */
 export function virtualReserves(liquidity: bigint, sqrtPriceX96: bigint): [bigint, bigint] {
   if (sqrtPriceX96 === 0n || liquidity <= 0n) return [0n, 0n];

@@ -5,10 +5,35 @@ import type { ChainCall } from '../../../evm/token-metadata.js';
 import type { Kv } from '../../../ports.js';
 import { balanceKey, hex } from '../../erc20/index/keys.js';
 import { inBatches } from '../../common/node-reads.js';
-import { pairCreated, poolCreated, v2Swap, v2Sync, v3Initialize, v3Swap, V2_SWAP, V2_SYNC, V3_INITIALIZE, V3_SWAP, type PoolCreated, type SwapDelta } from './events.js';
+import {
+  pairCreated,
+  poolCreated,
+  v2Swap,
+  v2Sync,
+  v3Initialize,
+  v3Swap,
+  V2_SWAP,
+  V2_SYNC,
+  V3_INITIALIZE,
+  V3_SWAP,
+  type PoolCreated,
+  type SwapDelta,
+} from './events.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import { v4Move, v4PoolCreated, V4_EVENTS } from './v4.js';
-import { notPoolKey, poolKey, poolRowsPrefix, tokenPoolsPrefix, tokenSwapsPrefix, walletSwapsPrefix, type NotPool, type PoolRow, type StateRow, type SwapRow, type V4StateRow } from './keys.js';
+import {
+  notPoolKey,
+  poolKey,
+  poolRowsPrefix,
+  tokenPoolsPrefix,
+  tokenSwapsPrefix,
+  walletSwapsPrefix,
+  type NotPool,
+  type PoolRow,
+  type StateRow,
+  type SwapRow,
+  type V4StateRow,
+} from './keys.js';
 
 /**
  * The DEX index (docs/api.md, Prices): pools of the pricing registry's factories, each pool's state after every event that
@@ -66,15 +91,30 @@ async function view(call: ChainCall, chain: string, address: string, fn: View, a
 const lowerAddress = (v: unknown): string | undefined => (typeof v === 'string' ? v.toLowerCase() : undefined);
 
 /** What a pool's own views say it is, if a registry factory of the events' kind says it made it; else NotPool. */
-async function discover(deps: DexIndexDeps, pricing: Pricing, chain: string, address: string, kind: FactoryKind, block: number): Promise<PoolRow | NotPool> {
+async function discover(
+  deps: DexIndexDeps,
+  pricing: Pricing,
+  chain: string,
+  address: string,
+  kind: FactoryKind,
+  block: number,
+): Promise<PoolRow | NotPool> {
   const factory = lowerAddress(await view(deps.call, chain, address, 'factory'));
   if (factory === undefined) return block + ASK_AGAIN_BLOCKS;
   const f = factoryOf(pricing, factory);
   if (f === undefined || f.kind !== kind) return 0;
-  const [token0, token1, fee] = await Promise.all([view(deps.call, chain, address, 'token0'), view(deps.call, chain, address, 'token1'), kind === 'v3' ? view(deps.call, chain, address, 'fee') : null]);
+  const [token0, token1, fee] = await Promise.all([
+    view(deps.call, chain, address, 'token0'),
+    view(deps.call, chain, address, 'token1'),
+    kind === 'v3' ? view(deps.call, chain, address, 'fee') : null,
+  ]);
   const [t0, t1] = [lowerAddress(token0), lowerAddress(token1)];
   if (t0 === undefined || t1 === undefined || (kind === 'v3' && typeof fee !== 'number')) return block + ASK_AGAIN_BLOCKS;
-  const made = lowerAddress(await (kind === 'v2' ? view(deps.call, chain, f.address, 'getPair', [t0, t1]) : view(deps.call, chain, f.address, 'getPool', [t0, t1, fee])));
+  const made = lowerAddress(
+    await (kind === 'v2'
+      ? view(deps.call, chain, f.address, 'getPair', [t0, t1])
+      : view(deps.call, chain, f.address, 'getPool', [t0, t1, fee])),
+  );
   if (made === undefined) return block + ASK_AGAIN_BLOCKS;
   return made === address ? [kind, t0, t1, f.address, kind === 'v3' ? (fee as number) : null] : 0;
 }
@@ -127,7 +167,13 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
             asks.set(address, [kind, b.number]);
           }
       // A backfill's batch may meet hundreds of pools: the node is asked a few at a time.
-      await inBatches([...asks].map(([address, [kind, block]]) => async () => void found.set(address, await discover(deps, pricing, chain, address, kind, block))));
+      await inBatches(
+        [...asks].map(
+          ([address, [kind, block]]) =>
+            async () =>
+              void found.set(address, await discover(deps, pricing, chain, address, kind, block)),
+        ),
+      );
       return found;
     },
     apply(w, block, found) {
@@ -160,13 +206,25 @@ export function dexIndex(deps: DexIndexDeps): DataIndex<Prepared> {
  * What a log does to a pool of the index: the pool (its address; V4 its PoolId) and its row, its state after the
  * log if it moved, its swap; undefined for a log of no pool here (a V4 event counts only from the pool's own PoolManager).
  */
-function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { address: string; topics: string[]; data: string; logIndex: unknown }, found: Prepared): { pool: string; row: PoolRow; state?: StateRow; swap?: SwapDelta } | undefined {
+function poolMove(
+  w: IndexWriter,
+  block: IndexedBlock,
+  pricing: Pricing,
+  l: { address: string; topics: string[]; data: string; logIndex: unknown },
+  found: Prepared,
+): { pool: string; row: PoolRow; state?: StateRow; swap?: SwapDelta } | undefined {
   const log = { topics: l.topics.map((x) => x.toLowerCase()), data: l.data };
   const address = l.address.toLowerCase();
   if (V4_EVENTS.has(log.topics[0] ?? '') && factoryOf(pricing, address)?.kind === 'v4') {
     const prefix = (pool: string): string => poolRowsPrefix(block.chain, pool);
     // The pool's last state before this log (earlier logs of the block are written already).
-    const before = (pool: string): V4StateRow | undefined => w.range<V4StateRow>('dexStates', { start: prefix(pool) + pos(block.number, Number(l.logIndex)), end: prefix(pool), reverse: true, limit: 1 })[0]?.value;
+    const before = (pool: string): V4StateRow | undefined =>
+      w.range<V4StateRow>('dexStates', {
+        start: prefix(pool) + pos(block.number, Number(l.logIndex)),
+        end: prefix(pool),
+        reverse: true,
+        limit: 1,
+      })[0]?.value;
     const moved = v4Move(log, before);
     const row = moved === undefined ? undefined : w.get<PoolRow>('dexPools', poolKey(block.chain, moved.pool));
     return moved !== undefined && row?.[0] === 'v4' && row[3] === address ? { ...moved, row } : undefined;
@@ -179,7 +237,11 @@ function poolMove(w: IndexWriter, block: IndexedBlock, pricing: Pricing, l: { ad
   const v3swap = v3Swap(log);
   const v3 = v3swap ?? v3Initialize(log);
   const state: StateRow | undefined =
-    sync !== undefined ? [hex(sync.reserve0), hex(sync.reserve1)] : v3 !== undefined ? [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)] : undefined;
+    sync !== undefined
+      ? [hex(sync.reserve0), hex(sync.reserve1)]
+      : v3 !== undefined
+        ? [hex(v3.sqrtPriceX96), v3.liquidity === null ? null : hex(v3.liquidity), v3.tick, ...balances(w, block.chain, address, pool)]
+        : undefined;
   const swap = v3swap ?? v2Swap(log);
   return { pool: address, row: pool, ...(state === undefined ? {} : { state }), ...(swap === undefined ? {} : { swap }) };
 }

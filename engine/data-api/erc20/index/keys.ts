@@ -15,7 +15,8 @@ export const balanceKey = (chain: string, wallet: string, token: string): string
 export const walletBalancesPrefix = (chain: string, wallet: string): string => `${chain}/${wallet}/`;
 
 /** erc20Holders `chain/token/(2^256−1−balance, 64 hex)/wallet` → 0: key order is balance descending. */
-export const holderKey = (chain: string, token: string, balance: bigint, wallet: string): string => `${holderPrefix(chain, token)}${(UINT256_MAX - balance).toString(16).padStart(64, '0')}/${wallet}`;
+export const holderKey = (chain: string, token: string, balance: bigint, wallet: string): string =>
+  `${holderPrefix(chain, token)}${(UINT256_MAX - balance).toString(16).padStart(64, '0')}/${wallet}`;
 export const holderPrefix = (chain: string, token: string): string => `${chain}/${token}/`;
 /** A holder key's wallet and balance. */
 export function holderOf(key: string): { wallet: string; balance: bigint } {
@@ -42,7 +43,8 @@ export const tokenKey = (chain: string, token: string): string => `${chain}/${to
 /** erc20HolderDays `chain/token/day(6 hex, days since the epoch)` → holders at the end of the day (days with a change). */
 export const dayKey = (chain: string, token: string, day: number): string => `${chain}/${token}/${day.toString(16).padStart(6, '0')}`;
 /** erc20HolderDeltas `chain/token/timestamp(10 hex)/number(12 hex)` → the block's change of the holder count. */
-export const deltaKey = (chain: string, token: string, timestamp: number, number: number): string => `${chain}/${token}/${timestamp.toString(16).padStart(10, '0')}/${number.toString(16).padStart(12, '0')}`;
+export const deltaKey = (chain: string, token: string, timestamp: number, number: number): string =>
+  `${chain}/${token}/${timestamp.toString(16).padStart(10, '0')}/${number.toString(16).padStart(12, '0')}`;
 export const DAY = 86_400;
 
 /** erc20Approvals `chain/owner/token/spender` → the latest Approval with a value above 0 (an approval of 0 removes it). */
@@ -54,7 +56,8 @@ export interface ApprovalRow {
   transactionHash: string;
   logIndex: number;
 }
-export const approvalKey = (chain: string, owner: string, token: string, spender: string): string => `${chain}/${owner}/${token}/${spender}`;
+export const approvalKey = (chain: string, owner: string, token: string, spender: string): string =>
+  `${chain}/${owner}/${token}/${spender}`;
 export const approvalsPrefix = (chain: string, owner: string): string => `${chain}/${owner}/`;
 
 /**
@@ -70,16 +73,21 @@ export interface WalletTransfer {
   transactionHash: string;
   transactionIndex: number;
 }
-export const walletTransferKey = (chain: string, wallet: string, number: number, logIndex: number): string => `${walletTransfersPrefix(chain, wallet)}${pos(number, logIndex)}`;
+export const walletTransferKey = (chain: string, wallet: string, number: number, logIndex: number): string =>
+  `${walletTransfersPrefix(chain, wallet)}${pos(number, logIndex)}`;
 export const walletTransfersPrefix = (chain: string, wallet: string): string => `${chain}/${wallet}/`;
-
 
 /** erc20Search `chain/term/token` → 0: the lower-case name, each word of it, the symbol and the address. */
 export const searchKey = (chain: string, term: string, token: string): string => `${chain}/${term}/${token}`;
 export function searchTerms(name: string, symbol: string, token: string): string[] {
-  const words = name.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+  const words = name
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0);
   // '/' separates key segments: a term never holds one.
-  const terms = [name.toLowerCase(), ...words, symbol.toLowerCase(), token].map((t) => t.replaceAll('/', ' ').trim()).filter((t) => t.length > 0);
+  const terms = [name.toLowerCase(), ...words, symbol.toLowerCase(), token]
+    .map((t) => t.replaceAll('/', ' ').trim())
+    .filter((t) => t.length > 0);
   return [...new Set(terms)];
 }
 

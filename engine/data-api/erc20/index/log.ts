@@ -15,7 +15,9 @@ import type { WalletTransfer } from './keys.js';
 /** The ERC-20 transfer a log of `contract` holds (lower case); undefined when it is no ERC-20 Transfer (an NFT's). */
 export function erc20TransferOf(contract: string, log: LogRow): WalletTransfer | undefined {
   const t = erc20Transfer(log);
-  return t === undefined ? undefined : { contract, from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
+  return t === undefined
+    ? undefined
+    : { contract, from: t.from, to: t.to, value: t.value, transactionHash: log.tx, transactionIndex: log.ti };
 }
 
 /**

@@ -6,8 +6,19 @@ import type { Kv } from '../../../ports.js';
 import type { IndexDeps } from '../../common/deps.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import {
-  approvalKey, balanceKey, DAY, dayKey, deltaKey, hex, holderKey, searchKey, searchTerms, tokenKey, walletTransferKey,
-  type ApprovalRow, type TokenState,
+  approvalKey,
+  balanceKey,
+  DAY,
+  dayKey,
+  deltaKey,
+  hex,
+  holderKey,
+  searchKey,
+  searchTerms,
+  tokenKey,
+  walletTransferKey,
+  type ApprovalRow,
+  type TokenState,
 } from './keys.js';
 import { ZERO_ADDRESS } from '../../common/values.js';
 
@@ -43,14 +54,22 @@ const erc20Of = (b: IndexedBlock): Transfer[] => b.transfers.filter((t) => t.kin
 /** Contracts a block creates: receipts' contractAddress, and CREATE/CREATE2 frames of the call tracer when there is one. */
 export function createdContracts(r: BlockRecord): string[] {
   const out: string[] = [];
-  for (const t of r.txs) if (typeof t.receipt['contractAddress'] === 'string' && t.receipt['status'] !== '0x0') out.push(lower(t.receipt['contractAddress']));
-  for (const c of r.internal ?? []) if ((c.type === 'CREATE' || c.type === 'CREATE2') && c.to !== null && c.error === undefined) out.push(lower(c.to));
+  for (const t of r.txs)
+    if (typeof t.receipt['contractAddress'] === 'string' && t.receipt['status'] !== '0x0') out.push(lower(t.receipt['contractAddress']));
+  for (const c of r.internal ?? [])
+    if ((c.type === 'CREATE' || c.type === 'CREATE2') && c.to !== null && c.error === undefined) out.push(lower(c.to));
   return out;
 }
 
-
 /** A uint256 view at a block; 0 when the contract reverts or the node keeps no state there (documented: such a pair starts at 0). */
-async function readUint(deps: IndexDeps, chain: string, token: string, data: Hex, block: number, fn: 'balanceOf' | 'totalSupply'): Promise<bigint> {
+async function readUint(
+  deps: IndexDeps,
+  chain: string,
+  token: string,
+  data: Hex,
+  block: number,
+  fn: 'balanceOf' | 'totalSupply',
+): Promise<bigint> {
   const out = await deps.reads.call(chain, token, data, Math.max(block, 0));
   if (out === null || out === '0x') return 0n;
   try {
@@ -91,7 +110,9 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
           if (state === undefined && !planned.has(t.contract)) {
             planned.add(t.contract);
             const data = encodeFunctionData({ abi: ABI, functionName: 'totalSupply' });
-            jobs.push(async () => void p.supplies.set(t.contract, await readUint(deps, chain, t.contract, data, b.number - 1, 'totalSupply')));
+            jobs.push(
+              async () => void p.supplies.set(t.contract, await readUint(deps, chain, t.contract, data, b.number - 1, 'totalSupply')),
+            );
           }
           for (const wallet of [t.from, t.to]) {
             const pair = `${t.contract}/${wallet}`;
@@ -109,7 +130,13 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
       const chain = block.chain;
       for (const c of createdContracts(block.record)) {
         if (w.get<TokenState>('erc20Tokens', tokenKey(chain, c)) === undefined) {
-          w.put('erc20Tokens', tokenKey(chain, c), { supply: '0x0', holders: 0, created: true, createdBlock: block.number, createdAt: block.timestamp } satisfies TokenState);
+          w.put('erc20Tokens', tokenKey(chain, c), {
+            supply: '0x0',
+            holders: 0,
+            created: true,
+            createdBlock: block.number,
+            createdAt: block.timestamp,
+          } satisfies TokenState);
         }
       }
       const transfers = erc20Of(block);
@@ -138,7 +165,11 @@ export function erc20Index(deps: IndexDeps): DataIndex<Prepared> {
 
 /** The token's state, made on its first transfer (supply as read) and its search terms written once its name is known. */
 function tokenState(w: IndexWriter, chain: string, token: string, p: Prepared): TokenState {
-  const state = w.get<TokenState>('erc20Tokens', tokenKey(chain, token)) ?? { supply: hex(p.supplies.get(token) ?? 0n), holders: 0, created: false };
+  const state = w.get<TokenState>('erc20Tokens', tokenKey(chain, token)) ?? {
+    supply: hex(p.supplies.get(token) ?? 0n),
+    holders: 0,
+    created: false,
+  };
   const named = p.names.get(token);
   if (state.named !== true && named !== undefined) {
     for (const term of searchTerms(named.name, named.symbol, token)) w.put('erc20Search', searchKey(chain, term, token), 0);
@@ -167,7 +198,8 @@ function move(w: IndexWriter, chain: string, token: string, wallet: string, delt
 
 /** The transfer under its from and its to: the token's address, which with the key's position finds its log row (`contractLogs`). */
 function walletTransfers(w: IndexWriter, block: IndexedBlock, t: Transfer): void {
-  for (const wallet of new Set([t.from, t.to])) w.put('erc20Wallet', walletTransferKey(block.chain, wallet, block.number, t.logIndex), t.contract);
+  for (const wallet of new Set([t.from, t.to]))
+    w.put('erc20Wallet', walletTransferKey(block.chain, wallet, block.number, t.logIndex), t.contract);
 }
 
 /** The day's holder count (the count after this block) and the block's delta, for the holder series and changes. */
@@ -189,7 +221,14 @@ function approvals(w: IndexWriter, block: IndexedBlock): void {
         w.remove('erc20Approvals', key);
         continue;
       }
-      const row: ApprovalRow = { value: hex(value), blockNumber: block.number, blockHash: block.hash, timestamp: block.timestamp, transactionHash: String(tx.tx['hash']), logIndex: Number(l.logIndex) };
+      const row: ApprovalRow = {
+        value: hex(value),
+        blockNumber: block.number,
+        blockHash: block.hash,
+        timestamp: block.timestamp,
+        transactionHash: String(tx.tx['hash']),
+        logIndex: Number(l.logIndex),
+      };
       w.put('erc20Approvals', key, row);
     }
   });
@@ -198,7 +237,9 @@ function approvals(w: IndexWriter, block: IndexedBlock): void {
 /** Holders of a token at `at` (unix seconds): the count at the end of the day before, plus that day's block deltas up to `at`. */
 export function holdersAt(kv: Kv, chain: string, token: string, at: number): number {
   const day = Math.floor(at / DAY);
-  const dayRow = (d: number): number => kv.range<number>('erc20HolderDays', { start: dayKey(chain, token, d), end: `${chain}/${token}/`, reverse: true, limit: 1 })[0]?.value ?? 0;
+  const dayRow = (d: number): number =>
+    kv.range<number>('erc20HolderDays', { start: dayKey(chain, token, d), end: `${chain}/${token}/`, reverse: true, limit: 1 })[0]?.value ??
+    0;
   // The end of a day is its row: no deltas to read.
   if ((at + 1) % DAY === 0) return dayRow(day);
   let count = dayRow(day - 1);

@@ -88,12 +88,13 @@ export const id64 = (id: bigint): string => id.toString(16).padStart(64, '0');
 /** A block number as the NFT keys write it. */
 export const blockPart = num;
 
-export const holdingByToken = (chain: string, contract: string, id: bigint, owner: string): string => `token/${nftTokenPrefix(chain, contract, id)}${owner}`;
-export const holdingByOwner = (chain: string, owner: string, contract: string, id: bigint): string => `owner/${chain}/${owner}/${contract}/${id64(id)}`;
+export const holdingByToken = (chain: string, contract: string, id: bigint, owner: string): string =>
+  `token/${nftTokenPrefix(chain, contract, id)}${owner}`;
+export const holdingByOwner = (chain: string, owner: string, contract: string, id: bigint): string =>
+  `owner/${chain}/${owner}/${contract}/${id64(id)}`;
 export const tokenKey = (chain: string, contract: string, id: bigint): string => `${chain}/${contract}/${id64(id)}`;
 export const collectionKey = (chain: string, owner: string, contract: string): string => `${chain}/${owner}/${contract}`;
 export const statsKey = (chain: string, contract: string): string => `${chain}/${contract}`;
-
 
 /** The contract and token id of an `nftOwners`/`nftTokens`/`transfers` key (the 40-hex segment, then the 64-hex one). */
 export function tokenOfKey(key: string): { contract: string; tokenId: bigint } {
@@ -177,7 +178,13 @@ function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer, prepare
   }
   const kind = t.kind as Holding['kind'];
   const sk = statsKey(chain, contract);
-  const stats = w.get<ContractStats>('nftStats', sk) ?? { kind, complete: prepared.complete.get(contract) ?? true, tokens: 0, owners: 0, transfers: 0 };
+  const stats = w.get<ContractStats>('nftStats', sk) ?? {
+    kind,
+    complete: prepared.complete.get(contract) ?? true,
+    tokens: 0,
+    owners: 0,
+    transfers: 0,
+  };
   w.put('nftStats', sk, { ...stats, transfers: stats.transfers + 1 });
   const amount = BigInt(t.value);
   const id = BigInt(t.tokenId!);
@@ -188,7 +195,8 @@ function applyTransfer(w: IndexWriter, block: IndexedBlock, t: Transfer, prepare
     const seed = prepared.seeds.get(key);
     if (seed === undefined) continue;
     prepared.seeds.delete(key);
-    if (seed > 0n && !w.has('nftOwners', holdingByToken(chain, contract, id, owner))) move(w, block, { contract, id, kind, owner, delta: seed, mint: false, minter: null });
+    if (seed > 0n && !w.has('nftOwners', holdingByToken(chain, contract, id, owner)))
+      move(w, block, { contract, id, kind, owner, delta: seed, mint: false, minter: null });
   }
   // The receiver first: a token moving between owners never looks, halfway, as if it had no holder (and lost its mint).
   if (to !== ZERO) move(w, block, { contract, id, kind, owner: to, delta: amount, mint: from === ZERO, minter });
@@ -225,9 +233,21 @@ function move(w: IndexWriter, block: IndexedBlock, m: Move): void {
   const sk = statsKey(chain, m.contract);
   const stats = w.get<ContractStats>('nftStats', sk)!;
   const tk = tokenKey(chain, m.contract, m.id);
-  const token = w.get<NftToken>('nftTokens', tk) ?? { kind: m.kind, minted: block.number, minter: m.mint ? m.minter : null, block: block.number, supply: '0x0', holders: 0 };
+  const token = w.get<NftToken>('nftTokens', tk) ?? {
+    kind: m.kind,
+    minted: block.number,
+    minter: m.mint ? m.minter : null,
+    block: block.number,
+    supply: '0x0',
+    holders: 0,
+  };
   const gained = before === 0n && after > 0n ? 1 : before > 0n && after === 0n ? -1 : 0;
-  const next: NftToken = { ...token, block: block.number, supply: `0x${(BigInt(token.supply) + after - before).toString(16)}`, holders: token.holders + gained };
+  const next: NftToken = {
+    ...token,
+    block: block.number,
+    supply: `0x${(BigInt(token.supply) + after - before).toString(16)}`,
+    holders: token.holders + gained,
+  };
   if (token.holders === 0 && m.mint) Object.assign(next, { minted: block.number, minter: m.minter });
   let { tokens, owners } = stats;
   if (next.holders === 0) w.remove('nftTokens', tk);
@@ -259,7 +279,14 @@ function applyTrades(w: IndexWriter, block: IndexedBlock, all: readonly Transfer
       continue;
     }
     const tx = block.record.txs[t.transactionIndex]!.tx;
-    const trade: Trade = { ...sale, blockNumber: block.number, blockHash: block.hash, transactionIndex: t.transactionIndex, marketplace: String(tx['to'] ?? ZERO).toLowerCase(), tokenIds: [id] };
+    const trade: Trade = {
+      ...sale,
+      blockNumber: block.number,
+      blockHash: block.hash,
+      transactionIndex: t.transactionIndex,
+      marketplace: String(tx['to'] ?? ZERO).toLowerCase(),
+      tokenIds: [id],
+    };
     trades.set(group, { at: `${num(t.blockNumber)}/${hex6(t.logIndex)}`, trade });
   }
   for (const [group, { at, trade }] of trades) {

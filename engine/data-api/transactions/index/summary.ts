@@ -58,8 +58,20 @@ function approvalsOf(t: StoredTx): SummaryApproval[] {
   for (const l of t.logs) {
     const [t0, t1, t2] = l.topics;
     // Three topics: ERC-20's Approval (ERC-721's has the token id as a fourth).
-    if (t0 === APPROVAL && l.topics.length === 3 && l.data.length >= 66) out.push({ token: l.address.toLowerCase(), owner: topicAddress(t1), spender: topicAddress(t2), value: `0x${BigInt(word(l.data, 0)).toString(16)}` });
-    if (t0 === APPROVAL_FOR_ALL && l.topics.length === 3 && l.data.length >= 66) out.push({ token: l.address.toLowerCase(), owner: topicAddress(t1), spender: topicAddress(t2), approved: BigInt(word(l.data, 0)) !== 0n });
+    if (t0 === APPROVAL && l.topics.length === 3 && l.data.length >= 66)
+      out.push({
+        token: l.address.toLowerCase(),
+        owner: topicAddress(t1),
+        spender: topicAddress(t2),
+        value: `0x${BigInt(word(l.data, 0)).toString(16)}`,
+      });
+    if (t0 === APPROVAL_FOR_ALL && l.topics.length === 3 && l.data.length >= 66)
+      out.push({
+        token: l.address.toLowerCase(),
+        owner: topicAddress(t1),
+        spender: topicAddress(t2),
+        approved: BigInt(word(l.data, 0)) !== 0n,
+      });
   }
   return out;
 }
@@ -70,7 +82,8 @@ export function summarize(r: BlockRecord, transfers: readonly Transfer[] = trans
   const blockHash = String(r.header['hash']).toLowerCase();
   const timestamp = Number(r.header['timestamp']);
   const calls: SummaryCall[][] = r.txs.map(() => []);
-  for (const c of r.internal ?? []) calls[c.txIndex]?.push({ type: c.type, from: lower(c.from), to: lower(c.to), value: c.value, gas: c.gas, gasUsed: c.gasUsed });
+  for (const c of r.internal ?? [])
+    calls[c.txIndex]?.push({ type: c.type, from: lower(c.from), to: lower(c.to), value: c.value, gas: c.gas, gasUsed: c.gasUsed });
   const refs: TransferRef[][] = r.txs.map(() => []);
   for (const t of transfers) refs[t.transactionIndex]?.push(transferRef(t));
   return r.txs.map((t, index): TxSummary => {
@@ -141,7 +154,11 @@ const packQuantity = (q: Hex): StoredQuantity => (SMALL_QUANTITY.test(q) ? parse
 const quantity = (v: StoredQuantity): Hex => (typeof v === 'number' ? `0x${v.toString(16)}` : v);
 
 /** A transfer reference with its contract and token id (an NFT's) stored or read by `c` and `f`; as long as it was (no trailing undefined). */
-function mapRef<C, D, A, B>(ref: readonly [C, number, A?, number?], c: (contract: C) => D, f: (id: A) => B): readonly [D, number, B?, number?] {
+function mapRef<C, D, A, B>(
+  ref: readonly [C, number, A?, number?],
+  c: (contract: C) => D,
+  f: (id: A) => B,
+): readonly [D, number, B?, number?] {
   const [contract, logIndex, tokenId, batchIndex] = ref;
   if (tokenId === undefined) return [c(contract), logIndex];
   return batchIndex === undefined ? [c(contract), logIndex, f(tokenId)] : [c(contract), logIndex, f(tokenId), batchIndex];
@@ -152,8 +169,18 @@ const TAIL = 12;
 
 export function summaryRow(s: TxSummary): SummaryRow {
   const row: SummaryRow = [
-    s.hash, s.timestamp, packQuantity(s.nonce), s.from, s.to, packQuantity(s.value), packQuantity(s.gas), packQuantity(s.gasPrice),
-    s.input, packQuantity(s.cumulativeGasUsed), packQuantity(s.gasUsed), s.status,
+    s.hash,
+    s.timestamp,
+    packQuantity(s.nonce),
+    s.from,
+    s.to,
+    packQuantity(s.value),
+    packQuantity(s.gas),
+    packQuantity(s.gasPrice),
+    s.input,
+    packQuantity(s.cumulativeGasUsed),
+    packQuantity(s.gasUsed),
+    s.status,
     s.transfers.map((r) => mapRef(r, (contract): Hex | 0 => (contract === s.to ? 0 : contract), packQuantity)),
     s.internal.map((c): StoredCall => [c.type, c.from, c.to, packQuantity(c.value), packQuantity(c.gas), packQuantity(c.gasUsed)]),
     s.approvals.map((a): StoredApproval => [a.token, a.owner, a.spender, a.approved ?? packQuantity(a.value!)]),
@@ -173,7 +200,25 @@ export function summaryRow(s: TxSummary): SummaryRow {
  */
 export function decodeSummary(row: SummaryRow | NamedSummaryRow, block: number, index: number, blockHash: () => Hex): TxSummary {
   if (!Array.isArray(row)) return { ...row, transfers: row.transfers.map(transferKeyRef) };
-  const [hash, timestamp, nonce, from, to, value, gas, gasPrice, input, cumulativeGasUsed, gasUsed, status, transfers = [], internal = [], approvals = [], contractAddress = null, root = null] = row;
+  const [
+    hash,
+    timestamp,
+    nonce,
+    from,
+    to,
+    value,
+    gas,
+    gasPrice,
+    input,
+    cumulativeGasUsed,
+    gasUsed,
+    status,
+    transfers = [],
+    internal = [],
+    approvals = [],
+    contractAddress = null,
+    root = null,
+  ] = row;
   return {
     hash,
     blockNumber: block,
@@ -192,8 +237,17 @@ export function decodeSummary(row: SummaryRow | NamedSummaryRow, block: number, 
     contractAddress,
     root,
     status,
-    internal: internal.map(([type, from, to, value, gas, gasUsed]) => ({ type, from, to, value: quantity(value), gas: quantity(gas), gasUsed: quantity(gasUsed) })),
-    approvals: approvals.map(([token, owner, spender, v]) => (typeof v === 'boolean' ? { token, owner, spender, approved: v } : { token, owner, spender, value: quantity(v) })),
+    internal: internal.map(([type, from, to, value, gas, gasUsed]) => ({
+      type,
+      from,
+      to,
+      value: quantity(value),
+      gas: quantity(gas),
+      gasUsed: quantity(gasUsed),
+    })),
+    approvals: approvals.map(([token, owner, spender, v]) =>
+      typeof v === 'boolean' ? { token, owner, spender, approved: v } : { token, owner, spender, value: quantity(v) },
+    ),
     transfers: transfers.map((r) => mapRef(r, (contract) => (contract === 0 ? to! : contract), quantity)),
   };
 }

@@ -8,7 +8,11 @@ export const transactionTables = {
     chainKeys: ['h/{chain}/', 's/{chain}/'],
     rows: [
       { key: '`h/chain/hash` (lower case)', value: '`[block number, index]`: where a transaction is' },
-      { key: '`s/chain/number (12 hex digits)/index (6 hex digits)`', value: "`SummaryRow` (engine/data-api/transactions/index/summary.ts), a tuple read back as a `TxSummary` by `decodeSummary`: `[hash, timestamp, nonce, from, to, value, gas, gasPrice, input, cumulativeGasUsed, gasUsed, status, transfers, internal, approvals, contractAddress, root]`. Block number and index are the key's, the block hash is `blockTimes`' (kept past pruning); the timestamp stays (5 bytes, where `blockTimes` would cost a read per item). A quantity that is a canonical hex below 2^52 is stored as its number, any other as its hex. `transfers`: a reference per ERC-20 and NFT transfer, in log order, `[contract, logIndex]` (ERC-20: the transfer is the token's `contractLogs` row) or `[contract, logIndex, tokenId, batchIndex]` (NFT: its `transfers` row; batchIndex left out when 0), contract `0` when it is the transaction's `to`, read only through `transferOfSummary` (engine/data-api/transactions/source.ts); `internal`: `[type, from, to, value, gas, gasUsed]` per call (the record keeps no call input or output); `approvals`: `[token, owner, spender, value or approved]` per ERC-20 Approval and ApprovalForAll log. Empty lists and nulls at the end are left out. Rows written before 2026-11-24 hold the `TxSummary` itself (named fields, its transfers as `transfers` keys by contract): still read" },
+      {
+        key: '`s/chain/number (12 hex digits)/index (6 hex digits)`',
+        value:
+          "`SummaryRow` (engine/data-api/transactions/index/summary.ts), a tuple read back as a `TxSummary` by `decodeSummary`: `[hash, timestamp, nonce, from, to, value, gas, gasPrice, input, cumulativeGasUsed, gasUsed, status, transfers, internal, approvals, contractAddress, root]`. Block number and index are the key's, the block hash is `blockTimes`' (kept past pruning); the timestamp stays (5 bytes, where `blockTimes` would cost a read per item). A quantity that is a canonical hex below 2^52 is stored as its number, any other as its hex. `transfers`: a reference per ERC-20 and NFT transfer, in log order, `[contract, logIndex]` (ERC-20: the transfer is the token's `contractLogs` row) or `[contract, logIndex, tokenId, batchIndex]` (NFT: its `transfers` row; batchIndex left out when 0), contract `0` when it is the transaction's `to`, read only through `transferOfSummary` (engine/data-api/transactions/source.ts); `internal`: `[type, from, to, value, gas, gasUsed]` per call (the record keeps no call input or output); `approvals`: `[token, owner, spender, value or approved]` per ERC-20 Approval and ApprovalForAll log. Empty lists and nulls at the end are left out. Rows written before 2026-11-24 hold the `TxSummary` itself (named fields, its transfers as `transfers` keys by contract): still read",
+      },
     ],
   },
   addressTxs: {
@@ -16,8 +20,14 @@ export const transactionTables = {
     inPlace: true,
     chainKeys: ['tx/{chain}/', 'hist/{chain}/'],
     rows: [
-      { key: '`tx/chain/address/number/index`', value: '`1`: a transaction the address sent, received, created, or took part in by an internal call (GET /:address)' },
-      { key: '`hist/chain/address/number/index`', value: '`1`: those, and the transactions that moved its tokens or NFTs or hold its approvals (GET /wallets/:address/history)' },
+      {
+        key: '`tx/chain/address/number/index`',
+        value: '`1`: a transaction the address sent, received, created, or took part in by an internal call (GET /:address)',
+      },
+      {
+        key: '`hist/chain/address/number/index`',
+        value: '`1`: those, and the transactions that moved its tokens or NFTs or hold its approvals (GET /wallets/:address/history)',
+      },
     ],
   },
   activity: {
@@ -25,7 +35,11 @@ export const transactionTables = {
     inPlace: true,
     chainKeys: ['{chain}/'],
     rows: [
-      { key: '`chain/address`', value: "`{first, last: [block, index, timestamp], txs, erc20, nft}`: the address's first and last activity on the chain (a transaction of its `hist/` list, whose hash is its `s/` summary's; rows written before 2026-11-24 hold `{block, timestamp, hash}`) and its counters: transactions of its `tx/` list, ERC-20 transfers, NFT transfers (one per id of a batch) from or to it" },
+      {
+        key: '`chain/address`',
+        value:
+          "`{first, last: [block, index, timestamp], txs, erc20, nft}`: the address's first and last activity on the chain (a transaction of its `hist/` list, whose hash is its `s/` summary's; rows written before 2026-11-24 hold `{block, timestamp, hash}`) and its counters: transactions of its `tx/` list, ERC-20 transfers, NFT transfers (one per id of a batch) from or to it",
+      },
     ],
   },
 } satisfies TableDeclarations;

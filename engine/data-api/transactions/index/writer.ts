@@ -73,7 +73,11 @@ class BlockActivity {
     for (const [address, b] of this.rows) {
       const key = activityKey(address, chain);
       const was = w.get<Activity>('activity', key);
-      w.put('activity', key, was === undefined ? b : { first: was.first, last: b.last, txs: was.txs + b.txs, erc20: was.erc20 + b.erc20, nft: was.nft + b.nft });
+      w.put(
+        'activity',
+        key,
+        was === undefined ? b : { first: was.first, last: b.last, txs: was.txs + b.txs, erc20: was.erc20 + b.erc20, nft: was.nft + b.nft },
+      );
     }
   }
 }
