@@ -1,15 +1,13 @@
-import { bitcoin } from '../engine/bitcoin/index.js';
-import { evm } from '../engine/evm/index.js';
 import { Families, bind, type Replays, type States, type Webhooks } from '../engine/families/registry.js';
-import { solana } from '../engine/solana/index.js';
 import { embeddedDevnet } from '../http/clients/embedded-devnet.js';
 import { slotSubscription } from '../http/clients/solana-slots.js';
+import { CHAIN_FAMILIES } from './family-list.js';
 
-/** The server's chain families, a line each with the adapters bound to it: the registry every shared part is given. */
+/** The server's chain families (app/family-list.ts) with the adapters bound to those that take any: the registry every shared part is given. */
 export const FAMILIES = new Families({
-  evm: bind(evm, { devnet: embeddedDevnet }),
-  bitcoin,
-  solana: bind(solana, { slotSubscription }),
+  ...CHAIN_FAMILIES,
+  evm: bind(CHAIN_FAMILIES.evm, { devnet: embeddedDevnet }),
+  solana: bind(CHAIN_FAMILIES.solana, { slotSubscription }),
 });
 
 export type ServerFamilies = typeof FAMILIES;

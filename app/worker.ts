@@ -3,9 +3,13 @@
  * `name` piscina runs a task with. The shared tasks come from workers/, the chain families' own run by name
  * (app/family-tasks.ts), all made over the registry of families; every import is static, so a worker loads exactly this.
  */
+import { Families } from '../engine/families/registry.js';
 import { compileTask, matchTask } from '../workers/entry.js';
-import { FAMILIES } from './families.js';
+import { CHAIN_FAMILIES } from './family-list.js';
 import { familyTask } from './family-tasks.js';
+
+// The families without their adapters (the server's process binds those): a worker runs tasks and match steps only.
+const FAMILIES = new Families(CHAIN_FAMILIES);
 
 export { ping } from '../workers/entry.js';
 

@@ -37,7 +37,7 @@ export async function beginDevnet(
   { before, readiness, following, ...parts }: BeginParts,
   state: EvmState,
 ): Promise<{ stop(): Promise<void> } | void> {
-  if (parts.config.ingest !== 'embedded') return;
+  if (devnetReadiness(parts.config).length === 0) return;
   await before('devnet');
   const devnet = await state.devnet.start(parts);
   state.chains = new Map([[devnet.chain, devnet.url]]);

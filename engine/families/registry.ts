@@ -154,7 +154,14 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
 
   /** Each family's state, made before its other hooks run, with the adapters bound to it. */
   prepare(parts: PrepareParts): States<F> {
-    return Object.fromEntries(this.list.map((f) => [f.name, f.prepare?.(parts, f.adapters)])) as States<F>;
+    return Object.fromEntries(
+      this.list.map((f) => {
+        // A prepare that takes adapters gets them bound (app/families.ts), or the start fails naming the family.
+        if (f.prepare !== undefined && f.prepare.length > 1 && f.adapters === undefined)
+          throw new Error(`the ${f.name} family's adapters are not bound (bind it in app/families.ts)`);
+        return [f.name, f.prepare?.(parts, f.adapters)];
+      }),
+    ) as States<F>;
   }
 
   /**

@@ -25,8 +25,7 @@ export class Following {
     this.upstreams.set(chain, upstream);
     this.nodeUrls.set(chain, nodeOrigin(url));
     this.followers.push(follower);
-    // By the chain the follower says it follows, as it was looked up before (its status's chain).
-    this.byChain.set(follower.status().chain, follower);
+    this.byChain.set(chain, follower);
   }
 
   /** The chain's follower, if it is followed. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../app/families.js';
+import { CHAIN_FAMILIES } from '../../app/family-list.js';
 import { bitcoin } from '../../engine/bitcoin/index.js';
 import { evm } from '../../engine/evm/index.js';
 import type { BeginParts, PrepareParts } from '../../engine/families/family.js';
@@ -38,6 +39,14 @@ describe('the registry of families', () => {
     const states = families.prepare({} as PrepareParts);
     families.follow({} as never, states);
     expect(made).toEqual([{ socket: 'a' }, { socket: 'b' }]);
+  });
+
+  it('refuses to prepare a family that takes adapters none were bound to, naming it, and a worker needs none bound', () => {
+    expect(() => new Families({ evm, bitcoin, solana }).prepare({ config: {} } as PrepareParts)).toThrow(
+      "the evm family's adapters are not bound (bind it in app/families.ts)",
+    );
+    expect('adapters' in CHAIN_FAMILIES.evm).toBe(false);
+    expect(new Families(CHAIN_FAMILIES).task('ingest')).toBe(evm.tasks.ingest);
   });
 
   it('gives a stream the keys of the family that derives any for it, and none when no family does', () => {
