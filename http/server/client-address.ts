@@ -7,6 +7,11 @@ import type { TrustedProxy } from '../../engine/config/config.js';
  */
 export class ClientAddresses {
   private readonly trusted = new BlockList();
+  // BlockList.check builds a SocketAddress per call (about 1.5 µs); a request's peer and its hops repeat.
+  private readonly trustsOf = new Remembered<boolean>((address) => {
+    const family = isIP(address);
+    return family !== 0 && this.trusted.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  });
   /** Whether any proxy is trusted: else X-Forwarded-For is not even read. */
   readonly trustsAny: boolean;
 
@@ -17,8 +22,7 @@ export class ClientAddresses {
 
   /** Whether `address` is a trusted proxy (BlockList matches an IPv4 rule in its IPv4-mapped IPv6 form too). */
   trusts(address: string): boolean {
-    const family = isIP(address);
-    return family !== 0 && this.trusted.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    return this.trustsOf.get(address);
   }
 
   /**
@@ -49,10 +53,32 @@ export class ClientAddresses {
  * IPv4 address (an IPv4 client of a dual-stack listener).
  */
 export function canonicalAddress(address: string): string {
-  if (isIP(address) !== 6) return address;
+  return isIP(address) === 6 ? canonicalV6.get(address) : address;
+}
+
+/** The last answers of `compute` by address, at most MAX_REMEMBERED (then forgotten all at once): bounded, whatever clients send. */
+class Remembered<T> {
+  private readonly known = new Map<string, T>();
+  constructor(private readonly compute: (address: string) => T) {}
+
+  get(address: string): T {
+    let v = this.known.get(address);
+    if (v === undefined) {
+      if (this.known.size >= MAX_REMEMBERED) this.known.clear();
+      v = this.compute(address);
+      this.known.set(address, v);
+    }
+    return v;
+  }
+}
+
+const MAX_REMEMBERED = 1024;
+
+// Parsed by URL once per distinct peer: an IPv6 listener's every request has one (about 1 µs to parse).
+const canonicalV6 = new Remembered((address) => {
   const host = new URL(`http://[${address}]/`).hostname.slice(1, -1);
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
   if (mapped === null) return host;
   const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-}
+});
