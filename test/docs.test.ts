@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
  * and docs/configuration.md documents exactly the CHAINPOST_* variables the server reads.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCE_DIRS = ['engine', 'http', 'storage', 'workers', 'cli', 'app'];
+const SOURCE_DIRS = ['engine', 'http', 'storage', 'workers', 'app'];
 
 const walk = (dir: string, keep: (file: string) => boolean): string[] =>
   existsSync(dir)
