@@ -56,19 +56,36 @@ describe('the boundary check', () => {
     plant('engine/missing.ts', "import { gone } from './gone.js';\nexport const here = gone;\n");
     plant('engine/long.ts', 'export const line = 0;\n'.repeat(ENGINE_MAX_LINES + 1));
     plant('engine/just-short.ts', 'export const line = 0;\n'.repeat(ENGINE_MAX_LINES));
+    plant(
+      'engine/clock.ts',
+      "import { setTimeout } from 'node:timers/promises';\nimport { performance } from 'perf_hooks';\nexport const later = [setTimeout, performance];\n",
+    );
+    plant('bench/solo/r.ts', 'export const r = 1;\n');
+    plant('test/helpers.ts', 'export const h = 1;\n');
+    plant('test/kit/k.ts', "import { r } from '../../bench/solo/r.js';\nexport const k = r;\n");
+    plant('test/t.ts', "import { r } from '../bench/solo/r.js';\nexport const t = r;\n");
+    plant('bench/b.ts', "import { h } from '../test/helpers.js';\nimport { k } from '../test/kit/k.js';\nexport const b = [h, k];\n");
+    plant('app/uses-kit.ts', "import { k } from '../test/kit/k.js';\nexport const u = k;\n");
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('finds each kind of break: an adapter import (type-only), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder, a file cycle, a folder cycle, an unresolvable import, a long engine file', async () => {
+  it('finds each kind of break: an adapter import (type-only), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder, a file cycle, a folder cycle, an unresolvable import, a long engine file, the wall clock in engine/, test code in the server, test/ and bench/ importing each other (but for test/kit/)', async () => {
     const found = await checkBoundaries(root);
     expect(found.violations.map(({ rule, from, to }) => `${rule}: ${from} → ${to}`).sort()).toEqual([
+      'bench-imports-test: bench/b.ts → test/helpers.ts',
       'engine-imports-adapter-package: engine/store.ts → node_modules/lmdb',
       'engine-imports-adapter: engine/evm/route-use.ts → http/server/route.ts',
+      'engine-imports-io: engine/clock.ts → perf_hooks',
+      'engine-imports-io: engine/clock.ts → timers/promises',
       'engine-imports-io: engine/files.ts → fs',
       'engine-imports-io: engine/files.ts → net',
       'file-cycle: engine/a.ts → engine/b.ts',
+      'kit-imports-bench-or-tests: test/kit/k.ts → bench/solo/r.ts',
       'not-to-unresolvable: engine/missing.ts → ./gone.js',
+      'server-imports-test-code: app/uses-kit.ts → test/kit/k.ts',
       'shared-imports-family: engine/match/walk.ts → engine/solana/slots.ts',
+      'test-imports-bench: test/kit/k.ts → bench/solo/r.ts',
+      'test-imports-bench: test/t.ts → bench/solo/r.ts',
     ]);
     expect(found.folderCycles).toEqual([
       {
