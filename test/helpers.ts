@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { startProcess, until as untilHolds, type Started } from './kit/proc.js';
 import { startInProcess, type InProcess } from './in-process.js';
 import type { Adapters } from '../app/server.js';
+import type { Ticker } from '../engine/clock.js';
 import { registerSecret } from './secret-scan.js';
 
 export const BIN = fileURLToPath(new URL('../bin/chainpost.js', import.meta.url));
@@ -48,17 +49,39 @@ const serverEnv = (env: Record<string, string>, dir: string): Record<string, str
 
 /**
  * Starts the real server (app/'s service, the same code the binary runs) in the test process on a free loopback port
- * with a temp LMDB directory: a second or more faster than a child process. `bin`, another build's binary (an older
- * chainpost's), starts that binary instead.
+ * with a temp LMDB directory: a second or more faster than a child process. `adapters`: the test's own (a ticker it
+ * moves, see manualTicker); a test of another build's binary uses startBinary.
  */
-export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), bin = BIN, timeoutMs?: number): Promise<Running> {
-  if (bin !== BIN) return startBinary(env, dir, bin, timeoutMs);
-  return running(await startInProcess(serverEnv(env, dir)), env, dir);
+export async function startChainpost(env: Record<string, string> = {}, dir = tempDir(), adapters: Adapters = {}): Promise<Running> {
+  return running(await startInProcess(serverEnv(env, dir), adapters), env, dir);
 }
 
-/** The same in-process server with adapters of the test's own (a ticker the test moves: real time held still). */
-export async function startChainpostWith(adapters: Adapters, env: Record<string, string> = {}, dir = tempDir()): Promise<Running> {
-  return running(await startInProcess(serverEnv(env, dir), adapters), env, dir);
+/** Real time for a service clock (app/'s `ticker` adapter) that moves only when the test says, its OS wake-up fired when due. */
+export function manualTicker() {
+  let t = 0;
+  let wake: { at: number; fn: () => void } | undefined;
+  const ticker: Ticker = {
+    elapsedMs: () => t,
+    wake: (delay, fn) => {
+      const w = { at: t + delay, fn };
+      wake = w;
+      return () => void (wake === w && (wake = undefined));
+    },
+  };
+  return {
+    ticker,
+    /** Real time passes: fires the OS wake-up if it falls due. */
+    async pass(ms: number) {
+      t += ms;
+      const w = wake;
+      if (w && w.at <= t) {
+        wake = undefined;
+        w.fn();
+      }
+      await new Promise((r) => setImmediate(r));
+    },
+    armed: () => wake?.at,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { freePort } from '../http/clients/anvil.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY, TEST_KEY, cli, startChainpost, startChainpostWith, stopAndClean, until, type Running } from './helpers.js';
+import { TEST_ADMIN_KEY, TEST_KEY, cli, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 describe('front end', () => {
@@ -313,11 +313,10 @@ describe('front end', () => {
 
 describe('rate limit', () => {
   let s: Running;
-  // Real time held still, so the bucket refills only when the test moves it (a slow machine must not refill it).
-  let elapsedMs = 0;
-  const ticker = { elapsedMs: () => elapsedMs, wake: () => () => {} };
+  // Real time moves only when the test says, so the bucket refills only then (a slow machine must not refill it).
+  const time = manualTicker();
   beforeAll(async () => {
-    s = await startChainpostWith({ ticker }, { CHAINPOST_RATE_LIMIT: '5' });
+    s = await startChainpost({ CHAINPOST_RATE_LIMIT: '5' }, undefined, { ticker: time.ticker });
   });
   afterAll(() => stopAndClean(s));
 
@@ -336,7 +335,7 @@ describe('rate limit', () => {
     expect((await s.call('/health')).status).toBe(200);
     // Still refused while no time passes; the bucket refills on the service clock: one request a fifth of a second later.
     expect((await s.call('/api/v2.2/web3/version')).status).toBe(429);
-    elapsedMs += 200;
+    await time.pass(200);
     expect((await s.call('/api/v2.2/web3/version')).status).toBe(200);
     expect((await s.call('/api/v2.2/web3/version')).status).toBe(429);
   });

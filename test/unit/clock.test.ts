@@ -1,34 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ServiceClock, type Ticker } from '../../engine/clock.js';
+import { ServiceClock } from '../../engine/clock.js';
 import { MinHeap } from '../../engine/heap.js';
-
-/** A ticker whose time moves only when told, with its pending OS wake-up visible. */
-function manualTicker() {
-  let t = 0;
-  let wake: { at: number; fn: () => void } | undefined;
-  const ticker: Ticker = {
-    elapsedMs: () => t,
-    wake: (delay, fn) => {
-      const w = { at: t + delay, fn };
-      wake = w;
-      return () => void (wake === w && (wake = undefined));
-    },
-  };
-  return {
-    ticker,
-    /** Real time passes: fires the OS wake-up if it falls due. */
-    async pass(ms: number) {
-      t += ms;
-      const w = wake;
-      if (w && w.at <= t) {
-        wake = undefined;
-        w.fn();
-      }
-      await new Promise((r) => setImmediate(r));
-    },
-    armed: () => wake?.at,
-  };
-}
+import { manualTicker } from '../helpers.js';
 
 const START = Date.parse('2026-05-28T00:00:00Z');
 

@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../engine/clock.js';
 import { SyncLoop } from '../../engine/ingest/follow.js';
 import { jsonLogger } from '../../engine/log.js';
+import { stillClock } from './delivery-parts.js';
 
-/** A service clock that moves only by advance(): real time stands still. */
-const frozenClock = (): ServiceClock => new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, 0);
 const quiet = (clock: ServiceClock) =>
   jsonLogger(
     () => {},
@@ -14,7 +13,7 @@ const quiet = (clock: ServiceClock) =>
 
 describe('SyncLoop and where following ends', () => {
   it('syncs on each poll until the end date, then stops: the first wake-up from then on calls end once and runs no round', async () => {
-    const clock = frozenClock();
+    const clock = stillClock(0);
     const rounds: number[] = [];
     let ended = 0;
     const loop = new SyncLoop(
@@ -40,7 +39,7 @@ describe('SyncLoop and where following ends', () => {
   });
 
   it('ends on a wake-up that comes while a round is running: that round finishes, no further one starts', async () => {
-    const clock = frozenClock();
+    const clock = stillClock(0);
     let release: () => void = () => {};
     let rounds = 0;
     let ended = 0;
