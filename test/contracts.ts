@@ -55,8 +55,7 @@ export interface Compiled {
   bytecode: Hex;
 }
 
-// The sources stay in test/contracts, whether this runs from source (vitest) or from dist/test.
-const SOURCES = new URL(import.meta.url.includes('/dist/test/') ? '../../test/contracts/' : './contracts/', import.meta.url);
+const SOURCES = new URL('./contracts/', import.meta.url);
 
 interface SolcOutput {
   errors?: { severity: 'error' | 'warning' | 'info'; formattedMessage: string }[];

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { MessageFields } from '../engine/auth/message.js';
 
-// test/fixtures/vectors: copies of the shared test vectors (sources in test/fixtures/README.md), from source (vitest) or dist/test.
-const VECTORS = new URL(import.meta.url.includes('/dist/test/') ? '../../test/fixtures/vectors/' : './fixtures/vectors/', import.meta.url);
+// test/fixtures/vectors: copies of the shared test vectors (sources in test/fixtures/README.md).
+const VECTORS = new URL('./fixtures/vectors/', import.meta.url);
 
 /** Reads a file of test/fixtures/vectors. */
 export const vectors = <T>(path: string): T => JSON.parse(readFileSync(new URL(path, VECTORS), 'utf8')) as T;

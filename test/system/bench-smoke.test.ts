@@ -44,6 +44,16 @@ it('npm run bench:data-layout runs at a tiny size and writes its results JSON an
     };
     expect(result.name).toBe('data-layout');
     expect(result.figures['transfers']).toBe(2_000); // 2 blocks of 1,000 transfers: the size asked for
+    // Each figure measured, not NaN or 0: the load ran through the real indexes and the prototype, and pages were counted.
+    for (const name of [
+      'realTransfersPerSec',
+      'realEntriesPerTransfer',
+      'realBytesPerTransfer',
+      'compactTransfersPerSec',
+      'compactEntriesPerTransfer',
+      'compactBytesPerTransfer',
+    ])
+      expect(result.figures[name], name).toBeGreaterThan(0);
     expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain('<!-- data-layout -->');
     expect(existsSync(measured) ? readFileSync(measured, 'utf8') : undefined).toBe(before);
   } finally {
