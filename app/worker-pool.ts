@@ -21,7 +21,10 @@ export function workerPool(path: string, threads?: number): WorkerPool {
   return {
     match: pool.match,
     compile: pool.compile,
-    ...FAMILIES.pools((name, input, moved) => pool.run('family', { name, input } satisfies FamilyTask, moved)),
+    ...FAMILIES.pools(
+      (name, input, moved) => pool.run('family', { name, input } satisfies FamilyTask, moved),
+      ['match', 'compile', 'ready', 'close'],
+    ),
     ready: () => pool.ready(),
     close: () => pool.close(),
   };

@@ -74,6 +74,11 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
       throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
     this.unmarked = unmarked[0];
     for (const f of Object.values(byName)) {
+      // Block endpoints need both: the replay, and the request body it is matched with (else no route, silently).
+      if ((f.replay === undefined) !== (f.api.blockRequest === undefined))
+        throw new Error(
+          `the ${f.name} family has ${f.replay === undefined ? 'a block request but no replay' : 'a replay but no block request'}`,
+        );
       for (const [name, task] of Object.entries(f.tasks)) {
         if (this.tasks.has(name)) throw new Error(`two families have a worker task named ${name}`);
         this.tasks.set(name, task);
@@ -88,9 +93,15 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
     return task;
   }
 
-  /** Every family's ports onto the worker pool, over the runner of their tasks. */
-  pools(run: RunTask): FamilyPools<F> {
-    return Object.assign({}, ...this.list.map((f) => f.pool(run))) as FamilyPools<F>;
+  /** Every family's ports onto the worker pool, over the runner of their tasks; no two by one name, nor by a name `taken` by the pool. */
+  pools(run: RunTask, taken: readonly string[] = []): FamilyPools<F> {
+    const ports: Record<string, unknown> = {};
+    for (const f of this.list)
+      for (const [name, port] of Object.entries(f.pool(run))) {
+        if (name in ports || taken.includes(name)) throw new Error(`two ports onto the worker pool are named ${name}`);
+        ports[name] = port;
+      }
+    return ports as FamilyPools<F>;
   }
 
   get list(): Array<F[keyof F]> {

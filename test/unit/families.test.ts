@@ -13,6 +13,18 @@ describe('the registry of families', () => {
     expect(() => new Families({ evm, bitcoin, twin })).toThrow('two families have a worker task named ingest');
   });
 
+  it('refuses a family with a replay but no block request, or the reverse, and two ports onto the pool by one name', () => {
+    expect(() => new Families({ half: { ...solana, name: 'half', tasks: {}, replay: undefined } as never })).toThrow(
+      'the half family has a block request but no replay',
+    );
+    expect(
+      () => new Families({ half: { ...solana, name: 'half', tasks: {}, api: { ...solana.api, blockRequest: undefined } } as never }),
+    ).toThrow('the half family has a replay but no block request');
+    const run = () => Promise.resolve(undefined as never);
+    expect(() => FAMILIES.pools(run, ['match'])).not.toThrow();
+    expect(() => FAMILIES.pools(run, ['bitcoin'])).toThrow('two ports onto the worker pool are named bitcoin');
+  });
+
   it("finds each family's worker task by name, and names the one no family has", () => {
     expect(FAMILIES.task('solana')).toBe(solana.tasks.solana);
     expect(FAMILIES.task('xpubWindow')).toBe(bitcoin.tasks.xpubWindow);
