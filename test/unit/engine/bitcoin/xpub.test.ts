@@ -125,7 +125,7 @@ describe('secp256k1 field without BigInt', () => {
         y = F.toBigInt(b);
       const check = (got: Float64Array, want: bigint): void => {
         expect(mod(F.toBigInt(got))).toBe(mod(want));
-        for (const limb of got) expect(limb >= 0 && limb < 2 ** 24 + 2 ** 22).toBe(true);
+        expect(got.every((limb) => limb >= 0 && limb < 2 ** 24 + 2 ** 22)).toBe(true);
       };
       F.mul(out, a, b), check(out, x * y);
       F.sqr(out, a), check(out, x * x);
@@ -149,7 +149,7 @@ describe('public derivation without BigInt', () => {
     const special = [1n, 2n, 3n, 4095n, 4096n, 2n ** 255n + 3n, N - 1n, N - 2n, (N - 1n) / 2n, 2n ** 252n - 1n, 2n ** 200n - 1n];
     const tweaks = [...special.map(toHex32), ...Array.from({ length: 2000 }, () => randomBytes(32))];
     const got = tweakedKeys(parent, tweaks);
-    tweaks.forEach((t, i) => expect(got[i] && hex(got[i]!)).toBe(reference(parent, big(t))));
+    expect(got.map((k) => k && hex(k))).toEqual(tweaks.map((t) => reference(parent, big(t))));
   });
 
   it('skips what BIP-32 calls invalid (I_L ≥ n, the point at infinity) and still meets K = I_L·G (a doubling) and I_L = 0', () => {
@@ -170,7 +170,7 @@ describe('public derivation without BigInt', () => {
         const tweaks: Uint8Array[] = Array.from({ length: others }, () => randomBytes(32));
         tweaks.splice(1, 0, toHex32(tweak));
         const got = tweakedKeys(K, tweaks);
-        tweaks.forEach((tw, i) => expect(got[i] && hex(got[i]!)).toBe(reference(K, big(tw))));
+        expect(got.map((k) => k && hex(k))).toEqual(tweaks.map((tw) => reference(K, big(tw))));
       }
     }
     expect(tweakedKeys(tG.negate().toBytes(true), [toHex32(t)])).toEqual([undefined]);

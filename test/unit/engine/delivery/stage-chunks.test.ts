@@ -187,11 +187,19 @@ describe('delivery outcomes coming back together', () => {
   const { dispatcher, streams } = r;
 
   it(`are committed at most ${FLUSH_MAX} to a transaction, all of them, still grouped`, async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) ids.push(String((await streams.create('t_flush', definition(r.rx.url, `o${i}`), undefined)).id));
-    // All answered at one instant: the outcomes wait for their flush side by side.
-    const together = Date.now() + 2_000;
-    r.rx.state.delay = (w) => (w.test ? 0 : Math.max(1, together - Date.now()));
+    // Created side by side: each create waits for its test webhook, one after another that took seconds.
+    const made = await Promise.all(
+      Array.from({ length: count }, (_, i) => streams.create('t_flush', definition(r.rx.url, `o${i}`), undefined)),
+    );
+    const ids = made.map((s) => String(s.id));
+    // All answered at one instant, once every one of them arrived: the outcomes wait for their flush side by side.
+    let release = (): void => {};
+    const together = new Promise<void>((resolve) => (release = resolve));
+    r.rx.state.delay = (w) => {
+      if (w.test) return 0;
+      if (r.rx.webhooks().length === count) release();
+      return together;
+    };
     try {
       await dispatcher.enqueueBatch(ids.map((streamId) => ({ streamId, payload: payload(1) })));
       await dispatcher.settled();
