@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 /** Unit tests that replace a module (vi.mock): each runs with the integration files, in a module graph of its own. */
-export const UNIT_ISOLATED = ['test/unit/delivery-records.test.ts'];
+export const UNIT_ISOLATED = ['test/unit/engine/delivery/records.test.ts'];
 
 export default defineConfig({
   test: {

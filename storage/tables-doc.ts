@@ -6,7 +6,7 @@ import { DATA_API_TABLE_GROUPS } from '../engine/data-api/tables.js';
 /**
  * storage/README.md's tables of the Data API's indexes are written from the declarations beside each index
  * (engine/data-api/tables.ts gathers them): each between `<!-- data-api tables: group -->` and
- * `<!-- end data-api tables -->`. `npm run docs:tables` rewrites them; test/unit/store-tables.test.ts checks they agree.
+ * `<!-- end data-api tables -->`. `npm run docs:tables` rewrites them; test/unit/storage/tables-doc.test.ts checks they agree.
  */
 
 const README = fileURLToPath(new URL('../../storage/README.md', import.meta.url));

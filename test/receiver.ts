@@ -19,8 +19,8 @@ export async function startReceiver() {
   const state = {
     answer: (_r: Received): number | 'hang' => 200,
     answerTests: (_r: Received): number => 200,
-    /** How long the answer is held back (ms). */
-    delay: (_r: Received): number => 0,
+    /** How long the answer is held back (ms), or until the promise settles. */
+    delay: (_r: Received): number | Promise<unknown> => 0,
     /** Called once an answer was handed to the connection (the sender may not have read it yet). */
     answered: (_r: Received): void => {},
   };
@@ -46,7 +46,8 @@ export async function startReceiver() {
       if (status === 'hang') return; // never answers: the sender's timeout decides
       const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok', () => state.answered(r));
       const delay = state.delay(r);
-      if (delay > 0) setTimeout(answer, delay);
+      if (typeof delay !== 'number') void delay.then(answer);
+      else if (delay > 0) setTimeout(answer, delay);
       else answer();
     });
   });

@@ -97,7 +97,7 @@ export interface CoreBlock {
  * BTC as Core writes it (a JSON number of at most 8 decimals) to satoshis, exactly.
  * For k satoshis (0 ≤ k ≤ 21e14 < 2^53) the parsed double x is within k·1e-8·2^-53 of
  * k·1e-8, and the product x·1e8 rounds once more: |x·1e8 − k| ≤ k·2^-52 < 0.47, so the
- * nearest integer is k (test/unit/bitcoin-core-json.test.ts checks the range's ends and samples).
+ * nearest integer is k (test/unit/engine/bitcoin/core-json.test.ts checks the range's ends and samples).
  */
 export const btcToSats = (btc: number): number => Math.round(btc * 1e8);
 

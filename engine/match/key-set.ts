@@ -115,7 +115,7 @@ export class KeySet {
    * hash(), the bloom test and the table walk written out in one body over locals (the key's words
    * read once, the salts as constants): on a miss, which most probes are, this runs about half again
    * as fast as the same steps through the fields h1/h2 and the loops. It must hash exactly as hash()
-   * does (insert() builds with hash()); test/unit/match.test.ts finds every inserted key through it.
+   * does (insert() builds with hash()); test/unit/engine/match/key-set.test.ts finds every inserted key through it.
    */
   find(dv: DataView, at: number): number {
     const w0 = dv.getUint32(at, true);

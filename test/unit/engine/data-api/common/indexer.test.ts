@@ -1,0 +1,322 @@
+import { rmSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ServiceClock } from '../../../../../engine/clock.js';
+import { indexedBlockAt } from '../../../../../engine/data-api/common/block-times.js';
+import { pageBlocks } from '../../../../../engine/data-api/common/pages.js';
+import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../../../../engine/data-api/common/indexer.js';
+import { decodeRecord, type BlockRecord } from '../../../../../engine/evm/record.js';
+import { removeBlock, writeBlock } from '../../../../../engine/evm/store.js';
+import { blockKey } from '../../../../../engine/ingest/chain-store.js';
+import { prunable } from '../../../../../engine/ingest/follow.js';
+import { jsonLogger } from '../../../../../engine/log.js';
+import { openStore, type Store } from '../../../../../storage/env.js';
+import { counting } from '../../../../kit/counting-kv.js';
+import { tempDir } from '../../../../helpers.js';
+import { blockTimesIndex } from '../../../../../engine/data-api/chain/index/writer.js';
+
+/**
+ * The Data API's index builder on a real LMDB store: block records written as
+ * the follower writes them (writeBlock, removeBlock on a reorg), a stateful
+ * test index (a counter per sending address, its key removed at every fourth
+ * transaction so undo covers removals too), checked against a recomputation
+ * from scratch over the canonical blocks; reorgs within and beyond the undo
+ * window; `reached` on an injected clock.
+ */
+
+const CHAIN = '0x539';
+const START = Date.parse('2026-11-24T00:00:00Z');
+const addr = (i: number): string => `0x${i.toString(16).padStart(40, '0')}`;
+const hash = (branch: number, n: number): string => `0x${branch.toString(16)}${n.toString(16).padStart(63, '0')}`;
+
+/** A block of `branch` at height n: up to three transactions from one of five senders (the branch shifts which). */
+function block(n: number, branch: number): BlockRecord {
+  const txs = Array.from({ length: (n + branch) % 4 }, (_, i) => ({
+    tx: { hash: hash(branch + 8, n * 4 + i), from: addr(1 + ((n * 7 + i + branch * 3) % 5)), to: addr(99), value: '0x1' },
+    receipt: { status: '0x1', gasUsed: '0x5208' },
+    logs: [],
+  }));
+  const parentHash = n === 0 ? `0x${'0'.repeat(64)}` : hash(branch, n - 1);
+  return {
+    header: { number: `0x${n.toString(16)}`, hash: hash(branch, n), parentHash, timestamp: `0x${(1_700_000_000 + n * 12).toString(16)}` },
+    txs,
+    internal: null,
+  };
+}
+
+/** The counter's rule, shared by the index and the recomputation: +1 per transaction sent, no key at a multiple of 4. */
+const bump = (count: number | undefined): number | undefined => (((count ?? 0) + 1) % 4 === 0 ? undefined : ((count ?? 0) + 1) % 4);
+const COUNT = 'count/';
+
+const senders: DataIndex = {
+  name: 'senders',
+  apply(w, b) {
+    for (const t of b.record.txs) {
+      const key = `${COUNT}${String(t.tx['from'])}`;
+      const next = bump(w.get<number>('meta', key));
+      if (next === undefined) w.remove('meta', key);
+      else w.put('meta', key, next);
+    }
+  },
+};
+
+let dir: string;
+let kv: Store;
+let clock: ServiceClock;
+let lines: string[];
+let indexer: DataIndexer;
+/** Which branch each stored height holds. */
+let branches: Map<number, number>;
+
+const frozen = { elapsedMs: () => 0, wake: () => () => {} };
+
+function newIndexer(startBlock?: number): DataIndexer {
+  return new DataIndexer(
+    kv,
+    [senders],
+    clock,
+    jsonLogger(
+      (l) => void lines.push(l),
+      () => clock.now(),
+      'info',
+    ),
+    startBlock === undefined ? {} : { startBlock: () => startBlock },
+  );
+}
+
+/** Stores heights from..to of `branch` as the follower does (a reorg: what was there is removed first). */
+function store(from: number, to: number, branch: number): void {
+  kv.transact(() => {
+    for (let n = to; n >= from; n--) if (branches.has(n)) removeBlock(kv, CHAIN, n);
+    for (let n = from; n <= to; n++) {
+      writeBlock(kv, CHAIN, block(n, branch));
+      branches.set(n, branch);
+    }
+  });
+}
+
+async function build(): Promise<void> {
+  indexer.wake(CHAIN);
+  await indexer.settled();
+}
+
+/** The counters a build from scratch over `records` gives. */
+function tally(records: readonly BlockRecord[]): Record<string, number> {
+  const counts = new Map<string, number | undefined>();
+  for (const r of records) {
+    for (const t of r.txs) {
+      const key = `${COUNT}${String(t.tx['from'])}`;
+      counts.set(key, bump(counts.get(key)));
+    }
+  }
+  return Object.fromEntries([...counts].filter((e): e is [string, number] => e[1] !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** The counters recomputed from scratch over the canonical stored blocks from..to. */
+function recomputed(from: number, to: number): Record<string, number> {
+  const records: BlockRecord[] = [];
+  for (let n = from; n <= to; n++) {
+    const bytes = kv.getRaw('blocks', blockKey(CHAIN, n));
+    expect(bytes, `block ${n} stored`).toBeDefined();
+    records.push(decodeRecord(bytes!));
+  }
+  return tally(records);
+}
+
+const indexed = (): Record<string, number> =>
+  Object.fromEntries(kv.range<number>('meta', { start: COUNT, end: `${COUNT}\uffff` }).map((e) => [e.key, e.value]));
+const state = (): IndexState | undefined => kv.get<IndexState>('indexState', CHAIN);
+
+beforeEach(() => {
+  dir = tempDir();
+  kv = openStore(dir);
+  clock = new ServiceClock(frozen, START);
+  lines = [];
+  branches = new Map();
+});
+
+afterEach(async () => {
+  indexer.stop();
+  await indexer.settled();
+  await kv.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('DataIndexer', () => {
+  it('starts at the start block, and never below the lowest block stored (it would wait there for ever)', async () => {
+    store(10, 80, 0);
+    indexer = newIndexer(25);
+    await build();
+    expect(state()).toEqual({ number: 80, hash: hash(0, 80), start: 25 });
+    expect(indexed()).toEqual(recomputed(25, 80));
+    expect(indexed()).not.toEqual(recomputed(10, 80));
+    kv.transact(() => kv.removeRange('meta', { start: COUNT, end: `${COUNT}\uffff`, limit: 1000 }));
+    kv.transact(() => {
+      kv.remove('indexState', CHAIN);
+      kv.removeRange('indexUndo', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff`, limit: 1000 });
+    });
+    indexer.stop();
+    indexer = newIndexer(3);
+    await build();
+    expect(state()?.number).toBe(80);
+    expect(indexed()).toEqual(recomputed(10, 80));
+  });
+
+  it('after a reorg replacing the top 2 blocks, holds what a build from scratch over the canonical blocks holds', async () => {
+    store(0, 40, 0);
+    indexer = newIndexer();
+    await build();
+    const before = indexed();
+    expect(before).toEqual(recomputed(0, 40));
+    store(39, 41, 1);
+    await build();
+    expect(state()).toEqual({ number: 41, hash: hash(1, 41), start: 0 });
+    expect(indexed()).toEqual(recomputed(0, 41));
+    expect(indexed()).not.toEqual(before);
+    // The same again with only the top replaced, no new height.
+    store(41, 41, 2);
+    await build();
+    expect(state()).toEqual({ number: 41, hash: hash(2, 41), start: 0 });
+    expect(indexed()).toEqual(recomputed(0, 41));
+    expect(lines.filter((l) => l.includes('"warn"') || l.includes('"error"'))).toEqual([]);
+  });
+
+  it('keeps the blocks pages read across requests, and drops them once a reorg took blocks back: a kept block is what a read finds', async () => {
+    store(0, 40, 0);
+    indexer = new DataIndexer(
+      kv,
+      [senders, blockTimesIndex],
+      clock,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+    );
+    await build();
+    const deps = { kv, indexer };
+    const read = (n: number) => indexedBlockAt(kv, CHAIN, n);
+    expect(pageBlocks(deps, CHAIN)(39)).toEqual({
+      hash: hash(0, 39),
+      timestamp: 1_700_000_000 + 39 * 12,
+      iso: new Date((1_700_000_000 + 39 * 12) * 1000).toISOString(),
+    });
+    // Kept: the next page does not read it again.
+    const c = counting(kv);
+    expect(pageBlocks({ kv: c.kv, indexer }, CHAIN)(39).hash).toBe(hash(0, 39));
+    expect(c.reads()).toBe(0);
+    // The follower replaced 39…41; until the indexes take them back, pages and reads both see the block they indexed.
+    store(39, 41, 1);
+    expect(pageBlocks(deps, CHAIN)(39).hash).toBe(read(39)!.hash);
+    await build();
+    expect(read(39)!.hash).toBe(hash(1, 39));
+    expect(pageBlocks(deps, CHAIN)(39).hash).toBe(hash(1, 39));
+    expect(pageBlocks(deps, CHAIN)(41).hash).toBe(hash(1, 41));
+    // A block the indexes do not hold: 503, and not kept.
+    expect(() => pageBlocks(deps, CHAIN)(42)).toThrow(/block 42 of chain 0x539 is not indexed yet/);
+    store(42, 42, 1);
+    await build();
+    expect(pageBlocks(deps, CHAIN)(42).hash).toBe(hash(1, 42));
+  });
+
+  it('refuses a reorg deeper than UNDO_BLOCKS, with the error in the log, instead of keeping writes of blocks that left the chain', async () => {
+    const top = UNDO_BLOCKS + 40;
+    store(0, top, 0);
+    indexer = newIndexer();
+    await build();
+    expect(indexed()).toEqual(recomputed(0, top));
+    // Every height from top − UNDO_BLOCKS up replaced: one more than the undo window holds.
+    const fork = top - UNDO_BLOCKS;
+    store(fork, top + 1, 1);
+    await build();
+    const failed = lines.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l['msg'] === 'indexing failed; trying again');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed[0]!['err']['message']).toBe(
+      `block ${fork} of ${CHAIN} left the chain deeper than the Data API can take back (${UNDO_BLOCKS} blocks); rebuild the indexes`,
+    );
+    // Taken back as far as the undo rows go, and stopped below the block it cannot take back: no new block is indexed on top of it.
+    expect(state()).toEqual({ number: fork, hash: hash(0, fork), start: 0 });
+    expect(indexed()).toEqual(tally(Array.from({ length: fork + 1 }, (_, n) => block(n, 0))));
+    // A retry (on the clock) refuses again rather than going on.
+    await clock.advance(5_000);
+    await indexer.settled();
+    expect(state()?.number).toBe(fork);
+  });
+
+  it('counts as read for pruning only what it holds that is still canonical: blocks a reorg put in place of indexed ones wait for the build', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    await build();
+    expect(unread()).toBe(21);
+    // The follower replaces the top 2 blocks (a reorg) before the build's next run: pruning must stop below them,
+    // or the replacements go before the build reads them and it stops for good.
+    store(19, 20, 1);
+    expect(unread()).toBe(19);
+    expect(prunable({ head: 20, confirmed: 20, pruned: -1 }, 1, unread())).toEqual({ from: 0, to: 18 });
+    await build();
+    expect(state()).toEqual({ number: 20, hash: hash(1, 20), start: 0 });
+    expect(unread()).toBe(21);
+  });
+
+  it('follows a chain that grew shorter, and a second reorg before the build ran', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    await build();
+    // The follower took 19 and 20 back and has not stored their replacements yet.
+    kv.transact(() => {
+      for (const n of [20, 19]) removeBlock(kv, CHAIN, n);
+    });
+    for (const n of [19, 20]) branches.delete(n);
+    expect(unread()).toBe(19);
+    // Then a deeper reorg: 17 up replaced.
+    store(17, 21, 1);
+    expect(unread()).toBe(17);
+    await build();
+    expect(state()).toEqual({ number: 21, hash: hash(1, 21), start: 0 });
+    expect(unread()).toBe(22);
+  });
+
+  it('counts nothing as read once the first block it indexed was replaced', async () => {
+    store(5, 8, 0);
+    indexer = newIndexer(5);
+    const unread = (): number | undefined => indexer.events().oldestUnread?.(CHAIN);
+    expect(unread()).toBe(0);
+    await build();
+    expect(unread()).toBe(9);
+    store(5, 8, 1);
+    expect(unread()).toBe(5);
+    await build();
+    expect(unread()).toBe(9);
+  });
+
+  it('answers `reached` true once a block is indexed, false when the injected clock passes the timeout', async () => {
+    store(0, 10, 0);
+    indexer = newIndexer();
+    await build();
+    expect(await indexer.reached(CHAIN, 10, 1_000)).toBe(true);
+    const waiting = indexer.reached(CHAIN, 12, 1_000);
+    const never = indexer.reached(CHAIN, 50, 1_000);
+    let settledNever: boolean | undefined;
+    void never.then((v) => (settledNever = v));
+    store(11, 12, 0);
+    await build();
+    expect(await waiting).toBe(true);
+    await clock.advance(999);
+    expect(settledNever).toBeUndefined();
+    await clock.advance(1);
+    expect(await never).toBe(false);
+  });
+
+  it('holds pruning back to the first block it has not read', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    const events = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer);
+    // Before the first batch nothing may go.
+    expect(prunable({ head: 20, confirmed: 20, pruned: -1 }, 2, events.oldestUnread!(CHAIN))).toBeUndefined();
+    await build();
+    kv.transact(() => kv.put('indexState', CHAIN, { number: 7, hash: hash(0, 7) }));
+    expect(events.oldestUnread!(CHAIN)).toBe(8);
+    expect(prunable({ head: 20, confirmed: 20, pruned: -1 }, 2, events.oldestUnread!(CHAIN))).toEqual({ from: 0, to: 7 });
+  });
+});

@@ -1,0 +1,54 @@
+import { rmSync } from 'node:fs';
+import { ServiceClock } from '../../../../engine/clock.js';
+import { createDelivery, type DispatcherOptions } from '../../../../engine/delivery/dispatcher.js';
+import { jsonLogger } from '../../../../engine/log.js';
+import { systemTicker } from '../../../../app/process.js';
+import { TargetPolicy } from '../../../../engine/net/targets.js';
+import { deliveryStreams } from '../../../../engine/streams/delivery-streams.js';
+import type { Kv } from '../../../../engine/ports.js';
+import { systemResolver } from '../../../../http/clients/dns.js';
+import { undiciSender } from '../../../../http/clients/webhook.js';
+import { openStore, type Store } from '../../../../storage/env.js';
+import { tempDir } from '../../../helpers.js';
+
+/**
+ * What engine tests build streams on: a real LMDB store on a temp directory, the service clock from `start`, a
+ * sender that may reach the receivers on loopback, and a dispatcher writing through `wrap(store)` (the store
+ * itself unless a test watches its writes). `close` stops them and removes the directory.
+ */
+export function deliveryRig(start: number, opts: Partial<DispatcherOptions> = {}, wrap: (store: Store) => Kv = (store) => store) {
+  const store = openStore(tempDir());
+  const clock = new ServiceClock(systemTicker, start);
+  // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
+  const sender = undiciSender({
+    targets: new TargetPolicy('allow', systemResolver),
+    ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }),
+  });
+  const kv = wrap(store);
+  const dispatcher = createDelivery({
+    kv,
+    clock,
+    sender,
+    log: jsonLogger(
+      () => {},
+      () => clock.now(),
+      'error',
+    ),
+    streams: deliveryStreams(kv),
+    alertEmail: undefined,
+    awaitDeliveriesOnWake: true,
+    ...opts,
+  });
+  return {
+    store,
+    kv,
+    clock,
+    dispatcher,
+    async close(): Promise<void> {
+      await dispatcher.stop();
+      await sender.close();
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    },
+  };
+}

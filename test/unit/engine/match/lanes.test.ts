@@ -1,0 +1,182 @@
+import { rmSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ServiceClock } from '../../../../engine/clock.js';
+import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
+import { blockKey } from '../../../../engine/ingest/chain-store.js';
+import { jsonLogger } from '../../../../engine/log.js';
+import { blockEventLog, pendingEvents, type BlockEvent } from '../../../../engine/match/block-events.js';
+import { ChainLanes, LAG_BUDGETS } from '../../../../engine/match/lanes.js';
+import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js';
+import type { StoredStream } from '../../../../engine/streams/model.js';
+import { openStore } from '../../../../storage/env.js';
+import { tempDir, until } from '../../../helpers.js';
+
+/**
+ * The matcher's lanes over a real store: each build waits until the test lets it end, so a slow stream and a fast
+ * one are whatever the test makes them; after each step the block-event log is read back (what stays, and which
+ * streams it has marked staged) with the order in which webhooks were staged.
+ */
+const CHAIN = '0x539';
+const T0 = Date.parse('2026-12-01T00:00:00Z');
+const BUDGET_MS = 1_000;
+
+describe('the lanes of a chain', () => {
+  const store = openStore(tempDir());
+  afterAll(async () => {
+    await store.close();
+    rmSync(store.path, { recursive: true, force: true });
+  });
+  // Service time moves only when the test advances it.
+  const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
+
+  function rig() {
+    const staged: string[] = [];
+    const started: string[] = [];
+    const budgets = new Map<string, CallBudget>();
+    const ends = new Map<string, (payload: Record<string, unknown> | null) => void>();
+    const dispatcher: Pick<Dispatcher, 'prepare' | 'stage'> = {
+      prepare: async (items) => items.map((i) => ({ ...i })),
+      // Staged inside the transaction, told once it committed: the order webhooks reach the queue in.
+      stage: (items) => ({
+        results: items.map(() => 'queued' as const),
+        settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
+      }),
+    };
+    const build = (block: MatchedBlock, stream: StoredStream, _refs: readonly number[], budget?: CallBudget) => {
+      const name = `${stream.id}${block.number}`;
+      started.push(name);
+      budgets.set(name, budget!);
+      return new Promise<Record<string, unknown> | null>((resolve) => ends.set(name, resolve));
+    };
+    const lanes = new ChainLanes(
+      CHAIN,
+      store,
+      clock,
+      dispatcher,
+      build,
+      jsonLogger(
+        () => {},
+        () => clock.now(),
+        'error',
+      ),
+      { stageChunk: 200, triggerBudgetMs: BUDGET_MS, triggerShareMs: 1_000, retryMs: 1_000 },
+      () => false,
+    );
+    /** Ends a build: with a body, or with none (null). */
+    const end = async (name: string, body: Record<string, unknown> | null = { name }) => {
+      expect(await until(() => ends.has(name), 2_000), `${name} started`).toBe(true);
+      ends.get(name)!(body);
+    };
+    return { lanes, staged, started, budgets, end };
+  }
+  const stream = (id: string) => ({ id }) as StoredStream;
+  const block = (number: number): MatchedBlock => ({ chain: CHAIN, number, bytes: new Uint8Array(), confirmed: false });
+  /** Blocks `numbers`, canonical, each announced seen; their events as the matcher reads them. */
+  const seen = (numbers: number[]): BlockEvent[] => {
+    const log = blockEventLog(store, () => {});
+    store.transact(() => {
+      for (const n of numbers) {
+        store.put('canon', blockKey(CHAIN, n), `0x${n}`);
+        log.seen(CHAIN, n, `0x${n}`);
+      }
+    });
+    return pendingEvents(store, CHAIN, 100).filter((e) => numbers.includes(e.number));
+  };
+  /** The events left in the store: block number and the streams marked staged in it. */
+  const left = (): string[] => pendingEvents(store, CHAIN, 100).map((e) => `${e.number}:${[...e.staged].sort().join('')}`);
+
+  it("stages a fast stream's webhooks while a slow stream builds, marking the event the slow one still owes, and removes it once that came", async () => {
+    const r = rig();
+    const [e1, e2] = seen([1, 2]);
+    r.lanes.hand(e1!, block(1), [
+      { stream: stream('s'), refs: [] },
+      { stream: stream('f'), refs: [] },
+    ]);
+    r.lanes.hand(e2!, block(2), [{ stream: stream('f'), refs: [] }]);
+    await r.end('f1');
+    await r.end('f2');
+    expect(await until(() => r.staged.length === 2, 2_000)).toBe(true);
+    expect(r.staged).toEqual(['f1', 'f2']);
+    expect(left()).toEqual(['1:f']);
+    expect([r.lanes.size, r.lanes.has(e1!), r.lanes.has(e2!)]).toEqual([1, true, false]);
+
+    await r.end('s1');
+    await r.lanes.settled();
+    expect(r.staged).toEqual(['f1', 'f2', 's1']);
+    expect(left()).toEqual([]);
+    expect(r.lanes.size).toBe(0);
+  });
+
+  it("builds a stream's events one after another and stages them in event order, however the other streams' end", async () => {
+    const r = rig();
+    const [e3, e4, e5] = seen([3, 4, 5]);
+    for (const e of [e3!, e4!, e5!])
+      r.lanes.hand(e, block(e.number), [
+        { stream: stream('s'), refs: [] },
+        { stream: stream('f'), refs: [] },
+      ]);
+    await r.end('f3');
+    await r.end('f4');
+    await r.end('f5');
+    expect(await until(() => r.staged.length === 3, 2_000)).toBe(true);
+    // The slow stream's second build waits for its first.
+    expect(r.started.filter((n) => n.startsWith('s'))).toEqual(['s3']);
+    await r.end('s3');
+    // None for block 4: nothing to send, and nothing on disk for it.
+    await r.end('s4', null);
+    await r.end('s5');
+    await r.lanes.settled();
+    expect(r.staged).toEqual(['f3', 'f4', 'f5', 's3', 's5']);
+    expect(left()).toEqual([]);
+  });
+
+  it('removes an event handed to no stream; keeps one whose block left the canonical chain, marked with the streams staged before', async () => {
+    const r = rig();
+    const [e6, e7] = seen([6, 7]);
+    r.lanes.hand(e6!, undefined, []);
+    r.lanes.hand(e7!, block(7), [
+      { stream: stream('a'), refs: [] },
+      { stream: stream('b'), refs: [] },
+    ]);
+    await r.end('a7');
+    expect(await until(() => r.staged.length === 1, 2_000)).toBe(true);
+    expect(left()).toEqual(['7:a']);
+    // A reorg takes block 7 away while b's build runs: b's webhook is not staged, and the event stays for the next round.
+    store.transact(() => store.put('canon', blockKey(CHAIN, 7), '0x70'));
+    await r.end('b7');
+    await r.lanes.settled();
+    expect(r.staged).toEqual(['a7']);
+    expect(left()).toEqual(['7:a']);
+    expect(r.lanes.size).toBe(0);
+    store.transact(() => store.remove('blockEvents', e7!.key));
+  });
+
+  it('gives each build its budget from when it starts, and none past LAG_BUDGETS budgets after its event was handed', async () => {
+    const r = rig();
+    const [e8, e9] = seen([8, 9]);
+    r.lanes.hand(e8!, block(8), [{ stream: stream('s'), refs: [] }]);
+    r.lanes.hand(e9!, block(9), [{ stream: stream('s'), refs: [] }]);
+    expect(await until(() => r.budgets.has('s8'), 2_000)).toBe(true);
+    const b8 = r.budgets.get('s8')!;
+    let over = false;
+    void b8.over.then(() => (over = true));
+    await clock.advance(BUDGET_MS - 1);
+    expect([b8.expired(), over]).toEqual([false, false]);
+    await clock.advance(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([b8.expired(), over, b8.ms]).toEqual([true, true, BUDGET_MS]);
+
+    // Block 9's build starts half a budget before LAG_BUDGETS budgets since its event was handed: it has that half.
+    await clock.advance((LAG_BUDGETS - 1.5) * BUDGET_MS);
+    await r.end('s8');
+    expect(await until(() => r.budgets.has('s9'), 2_000)).toBe(true);
+    const b9 = r.budgets.get('s9')!;
+    await clock.advance(BUDGET_MS / 2 - 1);
+    expect(b9.expired()).toBe(false);
+    await clock.advance(1);
+    expect(b9.expired()).toBe(true);
+    await r.end('s9');
+    await r.lanes.settled();
+    expect(left()).toEqual([]);
+  });
+});

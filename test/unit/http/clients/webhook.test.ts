@@ -1,0 +1,58 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TargetPolicy } from '../../../../engine/net/targets.js';
+import { systemResolver } from '../../../../http/clients/dns.js';
+import { deadline, undiciSender } from '../../../../http/clients/webhook.js';
+
+/**
+ * A receiver that never answers fails its delivery at the timeout, not before: the retry schedule and the
+ * soak's probe date each failure from the send. undici's own timeouts tick every 499 ms and fired up to a tick
+ * early (a soak saw a 10-s one fail 5 ms early); sends spread over a tick's phases show it.
+ */
+describe('the webhook timeout', () => {
+  let hang: Server;
+  let url: string;
+  beforeAll(async () => {
+    hang = createServer(() => {}); // reads the request, never answers
+    await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/hook`;
+  });
+  afterAll(async () => {
+    hang.closeAllConnections();
+    await new Promise((r) => hang.close(r));
+  });
+
+  it('fails a POST nobody answers no earlier than its timeout, whenever it was sent', async () => {
+    const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
+    // 3 ticks of undici's 499 ms: a send late in a tick would have failed up to a tick early.
+    const timeoutMs = 1_497;
+    try {
+      const sends = Array.from({ length: 10 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * 53));
+        const sent = performance.now();
+        const outcome = await sender.post(url, Buffer.from('{}'), { 'content-type': 'application/json' }, timeoutMs);
+        return { outcome, tookMs: performance.now() - sent };
+      });
+      for (const { outcome, tookMs } of await Promise.all(sends)) {
+        expect(outcome).toEqual({ error: 'no answer within 1.497 s', timedOut: true });
+        expect(tookMs).toBeGreaterThanOrEqual(timeoutMs);
+        expect(tookMs).toBeLessThan(timeoutMs + 500);
+      }
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('deadline: aborts with a TimeoutError once its time has passed on the monotonic clock; clear() stops it', async () => {
+    const started = performance.now();
+    const d = deadline(30);
+    const reason = await new Promise<unknown>((r) => d.signal.addEventListener('abort', () => r(d.signal.reason)));
+    expect(performance.now() - started).toBeGreaterThanOrEqual(30);
+    expect((reason as Error).name).toBe('TimeoutError');
+    const cleared = deadline(10);
+    cleared.clear();
+    await new Promise((r) => setTimeout(r, 40));
+    expect(cleared.signal.aborted).toBe(false);
+  });
+});
