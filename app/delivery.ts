@@ -1,7 +1,7 @@
 import { CONNECTIONS_PER_ORIGIN, undiciSender } from '../http/clients/webhook.js';
 import { smtpMailer } from '../http/clients/mailer.js';
 import { tracedSender, type Mark } from './block-trace.js';
-import type { ServiceClock } from '../engine/clock.js';
+import type { ServiceClock, Ticker } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
 import { createDelivery, type Dispatcher } from '../engine/delivery/dispatcher.js';
 import { deliveryStreams } from '../engine/streams/delivery-streams.js';
@@ -14,11 +14,15 @@ import type { Kv } from '../engine/ports.js';
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
 
-/** Webhook delivery: the dispatcher over the store, sending with undici to the targets the policy allows, alerts by SMTP. */
+/**
+ * Webhook delivery: the dispatcher over the store, sending with undici to the targets the policy allows (each POST's
+ * timeout on `ticker`, the real time the service clock runs on), alerts by SMTP.
+ */
 export function buildDelivery({
   config,
   store,
   clock,
+  ticker,
   log,
   metrics,
   targets,
@@ -27,12 +31,13 @@ export function buildDelivery({
   config: Config;
   store: Kv;
   clock: ServiceClock;
+  ticker: Ticker;
   log: Logger;
   metrics: Metrics;
   targets: TargetPolicy;
   mark: Mark | undefined;
 }): Dispatcher {
-  const sender = mark === undefined ? undiciSender({ targets }) : tracedSender(undiciSender({ targets }), mark);
+  const sender = mark === undefined ? undiciSender({ targets, ticker }) : tracedSender(undiciSender({ targets, ticker }), mark);
   const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
   const dispatcher = createDelivery({
     kv: store,

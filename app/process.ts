@@ -67,30 +67,35 @@ const LOOP_WINDOW_MS = 10_000;
 
 /**
  * Event-loop delay on /metrics: quantiles (0.5, 0.99, 1) of the last completed
- * 10-s window, so a scrape shows how the server answers now, not since the start,
- * and scraping changes nothing. The sampler's timer fires every 10 ms; what it
- * records beyond that interval is the delay. Returns what stops the sampler.
+ * 10-s window (on `ticker`), so a scrape shows how the server answers now, not since
+ * the start, and scraping changes nothing. The sampler's timer fires every 10 ms; what
+ * it records beyond that interval is the delay. Returns what stops the sampler.
  */
-export function watchEventLoop(metrics: Metrics): () => void {
+export function watchEventLoop(metrics: Metrics, ticker: Ticker): () => void {
   const h = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   h.enable();
   const delay = (ns: number): number => (h.count === 0 ? 0 : Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) / 1000);
   let last: Array<[quantile: string, seconds: number]> = [];
-  const window = setInterval(() => {
+  // Each window ends a whole window after the last one's end, however late its wake-up came (as setInterval's).
+  let ends = ticker.elapsedMs() + LOOP_WINDOW_MS;
+  const close = (): void => {
     last = [
       ['0.5', delay(h.percentile(50))],
       ['0.99', delay(h.percentile(99))],
       ['1', delay(h.max)],
     ];
     h.reset();
-  }, LOOP_WINDOW_MS).unref();
+    ends += LOOP_WINDOW_MS;
+    disarm = ticker.wake(Math.max(0, ends - ticker.elapsedMs()), close);
+  };
+  let disarm = ticker.wake(LOOP_WINDOW_MS, close);
   metrics.gauge(
     'chainpost_event_loop_delay_seconds',
     `Event-loop delay over the last completed ${LOOP_WINDOW_MS / 1000}-s window, by quantile (none before the first window ends).`,
     () => last.map(([quantile, value]) => ({ labels: { quantile }, value })),
   );
   return () => {
-    clearInterval(window);
+    disarm();
     h.disable();
   };
 }

@@ -55,7 +55,10 @@ const SHUTDOWN_GRACE_MS = 8_000;
 /** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */
 export interface Adapters {
   resolver?: Resolver;
-  /** Real time, which the service clock runs on: a test in the same process may hold it still and move it. */
+  /**
+   * Real time, which the service clock, the webhook timeout and the event-loop gauge's window run on: a test in the
+   * same process may hold it still and move it.
+   */
   ticker?: Ticker;
 }
 
@@ -102,7 +105,8 @@ export async function createCore({
   adapters?: Adapters;
 }): Promise<Core> {
   servingHeap();
-  const clock = new ServiceClock(adapters.ticker ?? systemTicker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
+  const ticker = adapters.ticker ?? systemTicker;
+  const clock = new ServiceClock(ticker, config.now ?? Date.now(), (err) => log.error('timer failed', { err }));
   const log = jsonLogger(out, () => clock.now(), config.logLevel);
   const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...FAMILIES.readiness(config), 'listener']);
   const { store, close } = openServerStore({ dir: config.dataDir, log });
@@ -119,7 +123,7 @@ export async function createCore({
     // Each family's own state, which the watchlist (the keys a family derives) and the family's hooks read.
     const states = FAMILIES.prepare({ config, kv: store, metrics, following });
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
-    const unwatchLoop = watchEventLoop(metrics);
+    const unwatchLoop = watchEventLoop(metrics, ticker);
     watchMemory(metrics);
     const pipeline = new Pipeline(
       keys,
@@ -139,7 +143,7 @@ export async function createCore({
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
-    const dispatcher = buildDelivery({ config, store, clock, log, metrics, targets, mark });
+    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.

@@ -226,7 +226,7 @@ async function wheelVersusHeap(): Promise<{ wheelOpsPerSec: number; heapOpsPerSe
 
 /** The HTTP path alone, no engine: as many loops as streams, POSTing through the same sender. The ceiling of this machine. */
 async function rawSend(url: string, count: number): Promise<{ perSec: number; cpuCores: number; cpuUs: number }> {
-  const sender = undiciSender({ targets: LOCAL_RECEIVERS });
+  const sender = undiciSender({ targets: LOCAL_RECEIVERS, ticker: systemTicker });
   const cpu0 = process.cpuUsage();
   const body = new TextEncoder().encode(
     JSON.stringify({
@@ -265,7 +265,7 @@ let naive: Awaited<ReturnType<typeof deliverAll>>;
 let raw: Awaited<ReturnType<typeof rawSend>>;
 try {
   raw = await rawSend(url, WEBHOOKS);
-  const sender = undiciSender({ targets: LOCAL_RECEIVERS });
+  const sender = undiciSender({ targets: LOCAL_RECEIVERS, ticker: systemTicker });
   pooled = await deliverAll('chainpost (undici pools, group commit)', sender, url, WEBHOOKS);
   await sender.close();
   // BENCH_ONLY=pooled skips the baseline (for profiling the engine alone); the figures then say so.

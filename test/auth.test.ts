@@ -25,8 +25,135 @@ function edKey() {
 
 const REQUEST = { domain: 'defi.finance', uri: 'https://defi.finance/login', statement: 'Please confirm', timeout: 120 };
 
+// One server for the file: each test's challenges, profiles and tenants are its own. Both describes sign messages
+// dated an hour after the clock's start, which only moves on: the one that moves it by seconds alone runs first.
+let s: Running;
+beforeAll(async () => {
+  s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0' });
+});
+afterAll(() => stopAndClean(s));
+
+describe('Authentication API: hostile and edge input', () => {
+  const post = (path: string, json: unknown) => s.call(path, { method: 'POST', json });
+
+  it('refuses a huge base58 string at once instead of decoding it', async () => {
+    const started = Date.now();
+    const r = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: '2'.repeat(500_000) });
+    expect(r.status).toBe(400);
+    expect(r.body.details.field).toBe('address');
+    expect((await post('/bind/request', { addresses: [{ blockchainType: 'solana', address: 'z'.repeat(500_000) }] })).status).toBe(400);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('answers 400, never 500, for malformed Aptos keys and odd types', async () => {
+    const k = edKey();
+    for (const publicKey of ['zz', ' ', '0x', `0x${'g'.repeat(64)}`, 42, null, ['0x']]) {
+      const r = await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: k.aptosAddress, publicKey });
+      expect(r.status, JSON.stringify(publicKey)).toBe(400);
+    }
+    for (const body of [
+      { ...REQUEST, chainId: 1, address: evm.address, domain: 7 },
+      { ...REQUEST, chainId: {}, address: evm.address },
+      { ...REQUEST, chainId: 1, address: [evm.address] },
+      { ...REQUEST, chainId: 1, address: evm.address, resources: [1, 2] },
+    ]) {
+      expect((await post('/challenge/request/evm', body)).status, JSON.stringify(body)).toBe(400);
+    }
+  });
+
+  it('refuses a leap-second time, which Date cannot read', async () => {
+    const r = await post('/challenge/request/evm', {
+      ...REQUEST,
+      chainId: 1,
+      address: evm.address,
+      expirationTime: '2026-12-31T23:59:60Z',
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.details.field).toBe('expirationTime');
+  });
+
+  it('writes an empty statement as none, times as toISOString does, and accepts an 0X prefix', async () => {
+    const r = await post('/challenge/request/evm', {
+      ...REQUEST,
+      statement: '',
+      chainId: 1,
+      address: `0X${evm.address.slice(2)}`,
+      expirationTime: '2026-11-22T14:00:00+01:00',
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.message).toContain(`${evm.address}\n\n\nURI: `);
+    expect(r.body.message).toContain('\nExpiration Time: 2026-11-22T13:00:00.000Z');
+    const v = await post('/challenge/verify/evm', {
+      message: r.body.message,
+      signature: await evm.signMessage({ message: r.body.message }),
+    });
+    expect(v.status).toBe(201);
+    expect(v.body.statement).toBeUndefined();
+  });
+
+  it('stops accepting a message exactly at expirationTime plus the allowance', async () => {
+    const now = Date.parse((await s.call('/admin/clock')).body.now);
+    const exp = new Date(now + 10_000).toISOString();
+    const a = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
+    const b = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
+    const signed = { message: a.body.message, signature: await evm.signMessage({ message: a.body.message }) };
+    const nowAfter = Date.parse((await s.call('/admin/clock')).body.now);
+    // The service clock runs on at real speed between these calls: a second of margin for a busy machine.
+    await advance(s, (Date.parse(exp) + 30_000 - nowAfter - 1_000) / 1000); // a second before the edge
+    const ok = await post('/challenge/verify/evm', signed);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+    // Past its expirationTime, within the allowance: the token lives to the allowance's end, not expired at issue.
+    const issuedAt = new Date((await s.call('/admin/clock')).body.now);
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
+    const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: issuedAt });
+    expect(payload.exp).toBe(Math.ceil((Date.parse(exp) + 30_000) / 1000));
+    expect(payload.exp).toBeGreaterThan(payload.iat!);
+    await advance(s, 1.05); // 50 ms past the edge at least
+    const late = await post('/challenge/verify/evm', {
+      message: b.body.message,
+      signature: await evm.signMessage({ message: b.body.message }),
+    });
+    expect(late.status).toBe(400);
+    expect(late.body.message).toBe(`expirationTime: the message expired at ${exp}`);
+  });
+
+  it('lets only one of many concurrent verifies of a challenge through', async () => {
+    const r = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address });
+    const signature = await evm.signMessage({ message: r.body.message });
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => post('/challenge/verify/evm', { message: r.body.message, signature })),
+    );
+    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
+    expect(answers.filter((a) => a.status === 404)).toHaveLength(9);
+  });
+
+  it('issues Solana and Aptos tokens that check against the served keys, expiring after 1 h by default', async () => {
+    const k = edKey();
+    const req = await post('/challenge/request/solana', { ...REQUEST, network: 'testnet', address: k.solanaAddress });
+    expect(req.body.message).toContain('\nNetwork: testnet\n');
+    const ok = await post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(k.sign(req.body.message)) });
+    const now = Date.parse((await s.call('/admin/clock')).body.now);
+    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
+    const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: new Date(now) });
+    expect(payload).toMatchObject({ sub: ok.body.profileId, address: k.solanaAddress, network: 'testnet' });
+    expect(payload.exp! - payload.iat!).toBe(3600);
+    const a = edKey();
+    const areq = await post('/challenge/request/aptos', {
+      ...REQUEST,
+      network: 'mainnet',
+      address: a.aptosAddress,
+      publicKey: a.publicKeyHex,
+    });
+    expect(areq.body.message).toContain('\nChain ID: 1\n');
+    const aok = await post('/challenge/verify/aptos', { message: areq.body.message, signature: bytesToHex(a.sign(areq.body.message)) });
+    expect((await jwtVerify(aok.body.token, jwks, { currentDate: new Date(now) })).payload).toMatchObject({
+      network: 'mainnet',
+      address: a.aptosAddress,
+    });
+  });
+});
+
 describe('Authentication API', () => {
-  let s: Running;
   const post = (path: string, json: unknown, key?: string) =>
     s.call(path, { method: 'POST', json, ...(key ? { headers: { 'x-api-key': key } } : {}) });
   /** Rows of a table, read from the server's own LMDB environment by this process. */
@@ -38,11 +165,6 @@ describe('Authentication API', () => {
       void store.close();
     }
   };
-
-  beforeAll(async () => {
-    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0' });
-  });
-  afterAll(() => stopAndClean(s));
 
   describe('EVM', () => {
     it('issues an EIP-4361 challenge, verifies it once, and answers the verified challenge with a token', async () => {
@@ -593,130 +715,5 @@ describe('Authentication API', () => {
       expect((await s.call(path, { method: 'POST', json: {}, headers: { 'x-no-key': '1' } })).status, path).toBe(401);
     }
     expect((await s.call(`/profile/0x${'1'.repeat(64)}/addresses`, { headers: { 'x-no-key': '1' } })).status).toBe(401);
-  });
-});
-
-describe('Authentication API: hostile and edge input', () => {
-  let s: Running;
-  const post = (path: string, json: unknown) => s.call(path, { method: 'POST', json });
-  beforeAll(async () => {
-    s = await startChainpost({ CHAINPOST_TEST_CLOCK: '1', CHAINPOST_NOW: '2026-11-22T12:00:00Z', CHAINPOST_RATE_LIMIT: '0' });
-  });
-  afterAll(() => stopAndClean(s));
-
-  it('refuses a huge base58 string at once instead of decoding it', async () => {
-    const started = Date.now();
-    const r = await post('/challenge/request/solana', { ...REQUEST, network: 'mainnet', address: '2'.repeat(500_000) });
-    expect(r.status).toBe(400);
-    expect(r.body.details.field).toBe('address');
-    expect((await post('/bind/request', { addresses: [{ blockchainType: 'solana', address: 'z'.repeat(500_000) }] })).status).toBe(400);
-    expect(Date.now() - started).toBeLessThan(2_000);
-  });
-
-  it('answers 400, never 500, for malformed Aptos keys and odd types', async () => {
-    const k = edKey();
-    for (const publicKey of ['zz', ' ', '0x', `0x${'g'.repeat(64)}`, 42, null, ['0x']]) {
-      const r = await post('/challenge/request/aptos', { ...REQUEST, network: 'mainnet', address: k.aptosAddress, publicKey });
-      expect(r.status, JSON.stringify(publicKey)).toBe(400);
-    }
-    for (const body of [
-      { ...REQUEST, chainId: 1, address: evm.address, domain: 7 },
-      { ...REQUEST, chainId: {}, address: evm.address },
-      { ...REQUEST, chainId: 1, address: [evm.address] },
-      { ...REQUEST, chainId: 1, address: evm.address, resources: [1, 2] },
-    ]) {
-      expect((await post('/challenge/request/evm', body)).status, JSON.stringify(body)).toBe(400);
-    }
-  });
-
-  it('refuses a leap-second time, which Date cannot read', async () => {
-    const r = await post('/challenge/request/evm', {
-      ...REQUEST,
-      chainId: 1,
-      address: evm.address,
-      expirationTime: '2026-12-31T23:59:60Z',
-    });
-    expect(r.status).toBe(400);
-    expect(r.body.details.field).toBe('expirationTime');
-  });
-
-  it('writes an empty statement as none, times as toISOString does, and accepts an 0X prefix', async () => {
-    const r = await post('/challenge/request/evm', {
-      ...REQUEST,
-      statement: '',
-      chainId: 1,
-      address: `0X${evm.address.slice(2)}`,
-      expirationTime: '2026-11-22T14:00:00+01:00',
-    });
-    expect(r.status).toBe(201);
-    expect(r.body.message).toContain(`${evm.address}\n\n\nURI: `);
-    expect(r.body.message).toContain('\nExpiration Time: 2026-11-22T13:00:00.000Z');
-    const v = await post('/challenge/verify/evm', {
-      message: r.body.message,
-      signature: await evm.signMessage({ message: r.body.message }),
-    });
-    expect(v.status).toBe(201);
-    expect(v.body.statement).toBeUndefined();
-  });
-
-  it('stops accepting a message exactly at expirationTime plus the allowance', async () => {
-    const now = Date.parse((await s.call('/admin/clock')).body.now);
-    const exp = new Date(now + 10_000).toISOString();
-    const a = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
-    const b = await post('/challenge/request/evm', { ...REQUEST, timeout: 600, chainId: 1, address: evm.address, expirationTime: exp });
-    const signed = { message: a.body.message, signature: await evm.signMessage({ message: a.body.message }) };
-    const nowAfter = Date.parse((await s.call('/admin/clock')).body.now);
-    // The service clock runs on at real speed between these calls: a second of margin for a busy machine.
-    await advance(s, (Date.parse(exp) + 30_000 - nowAfter - 1_000) / 1000); // a second before the edge
-    const ok = await post('/challenge/verify/evm', signed);
-    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
-    // Past its expirationTime, within the allowance: the token lives to the allowance's end, not expired at issue.
-    const issuedAt = new Date((await s.call('/admin/clock')).body.now);
-    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
-    const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: issuedAt });
-    expect(payload.exp).toBe(Math.ceil((Date.parse(exp) + 30_000) / 1000));
-    expect(payload.exp).toBeGreaterThan(payload.iat!);
-    await advance(s, 1.05); // 50 ms past the edge at least
-    const late = await post('/challenge/verify/evm', {
-      message: b.body.message,
-      signature: await evm.signMessage({ message: b.body.message }),
-    });
-    expect(late.status).toBe(400);
-    expect(late.body.message).toBe(`expirationTime: the message expired at ${exp}`);
-  });
-
-  it('lets only one of many concurrent verifies of a challenge through', async () => {
-    const r = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address });
-    const signature = await evm.signMessage({ message: r.body.message });
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, () => post('/challenge/verify/evm', { message: r.body.message, signature })),
-    );
-    expect(answers.filter((a) => a.status === 201)).toHaveLength(1);
-    expect(answers.filter((a) => a.status === 404)).toHaveLength(9);
-  });
-
-  it('issues Solana and Aptos tokens that check against the served keys, expiring after 1 h by default', async () => {
-    const k = edKey();
-    const req = await post('/challenge/request/solana', { ...REQUEST, network: 'testnet', address: k.solanaAddress });
-    expect(req.body.message).toContain('\nNetwork: testnet\n');
-    const ok = await post('/challenge/verify/solana', { message: req.body.message, signature: bs58.encode(k.sign(req.body.message)) });
-    const now = Date.parse((await s.call('/admin/clock')).body.now);
-    const jwks = createLocalJWKSet((await s.call('/.well-known/jwks.json')).body);
-    const { payload } = await jwtVerify(ok.body.token, jwks, { currentDate: new Date(now) });
-    expect(payload).toMatchObject({ sub: ok.body.profileId, address: k.solanaAddress, network: 'testnet' });
-    expect(payload.exp! - payload.iat!).toBe(3600);
-    const a = edKey();
-    const areq = await post('/challenge/request/aptos', {
-      ...REQUEST,
-      network: 'mainnet',
-      address: a.aptosAddress,
-      publicKey: a.publicKeyHex,
-    });
-    expect(areq.body.message).toContain('\nChain ID: 1\n');
-    const aok = await post('/challenge/verify/aptos', { message: areq.body.message, signature: bytesToHex(a.sign(areq.body.message)) });
-    expect((await jwtVerify(aok.body.token, jwks, { currentDate: new Date(now) })).payload).toMatchObject({
-      network: 'mainnet',
-      address: a.aptosAddress,
-    });
   });
 });

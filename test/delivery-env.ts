@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import type { Adapters } from '../app/server.js';
 import { cli, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
@@ -23,22 +24,27 @@ export const NOT_FOLLOWED = {
 /**
  * For the enclosing describe: the real server on the test clock (no chain), a
  * webhook receiver and an SMTP server for its alerts (to ops@example.org), given
- * to `use` once started; each test starts with the receiver answering 200.
+ * to `use` once started; each test starts with the receiver answering 200. `adapters`: the server's (a ticker the
+ * suite moves).
  */
-export function deliveryEnv(use: (env: DeliveryEnv) => void): void {
+export function deliveryEnv(use: (env: DeliveryEnv) => void, adapters: Adapters = {}): void {
   let env: DeliveryEnv | undefined;
   beforeAll(async () => {
     const rx = await startReceiver();
     const smtp = await startSmtp();
     // Per-stream delivery series on /metrics: the streams tests read a stream's own.
-    const s = await startChainpost({
-      CHAINPOST_TEST_CLOCK: '1',
-      CHAINPOST_NOW: '2026-11-22T12:00:00Z',
-      CHAINPOST_RATE_LIMIT: '0',
-      CHAINPOST_SMTP_URL: smtp.url,
-      CHAINPOST_ALERT_EMAIL: 'ops@example.org',
-      CHAINPOST_METRICS_STREAMS: '1',
-    });
+    const s = await startChainpost(
+      {
+        CHAINPOST_TEST_CLOCK: '1',
+        CHAINPOST_NOW: '2026-11-22T12:00:00Z',
+        CHAINPOST_RATE_LIMIT: '0',
+        CHAINPOST_SMTP_URL: smtp.url,
+        CHAINPOST_ALERT_EMAIL: 'ops@example.org',
+        CHAINPOST_METRICS_STREAMS: '1',
+      },
+      undefined,
+      adapters,
+    );
     env = { s, rx, smtp };
     use(env);
   });

@@ -56,31 +56,41 @@ export async function startChainpost(env: Record<string, string> = {}, dir = tem
   return running(await startInProcess(serverEnv(env, dir), adapters), env, dir);
 }
 
-/** Real time for a service clock (app/'s `ticker` adapter) that moves only when the test says, its OS wake-up fired when due. */
+/**
+ * Real time for a server (app/'s `ticker` adapter: its service clock, webhook timeouts, event-loop window) that moves
+ * only when the test says, each OS wake-up fired when due.
+ */
 export function manualTicker() {
   let t = 0;
-  let wake: { at: number; fn: () => void } | undefined;
+  let seq = 0;
+  const wakes = new Map<number, { at: number; fn: () => void }>();
+  const earliest = (): [number, { at: number; fn: () => void }] | undefined => {
+    let first: [number, { at: number; fn: () => void }] | undefined;
+    for (const e of wakes) if (first === undefined || e[1].at < first[1].at) first = e;
+    return first;
+  };
   const ticker: Ticker = {
     elapsedMs: () => t,
     wake: (delay, fn) => {
-      const w = { at: t + delay, fn };
-      wake = w;
-      return () => void (wake === w && (wake = undefined));
+      const id = seq++;
+      wakes.set(id, { at: t + delay, fn });
+      return () => void wakes.delete(id);
     },
   };
   return {
     ticker,
-    /** Real time passes: fires the OS wake-up if it falls due. */
+    /** Real time passes: fires the wake-ups that fall due, earliest first, each on a turn of the event loop of its own. */
     async pass(ms: number) {
       t += ms;
-      const w = wake;
-      if (w && w.at <= t) {
-        wake = undefined;
-        w.fn();
+      for (let next = earliest(); next !== undefined && next[1].at <= t; next = earliest()) {
+        wakes.delete(next[0]);
+        next[1].fn();
+        await new Promise((r) => setImmediate(r));
       }
       await new Promise((r) => setImmediate(r));
     },
-    armed: () => wake?.at,
+    /** When the earliest wake-up is due. */
+    armed: () => earliest()?.[1].at,
   };
 }
 

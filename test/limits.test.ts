@@ -31,9 +31,25 @@ const MAX_STREAMS = 3;
 const MAX_ADDRESSES = 4;
 const MAX_TRIGGERS = 2;
 const MAX_XPUBS = 2;
+const MAX_PENDING = 3;
+
+// One server for the file: the stream limits are counted on the tenants' streams, the pending-message one on their challenges.
+let s: Running;
+beforeAll(async () => {
+  s = await startChainpost({
+    CHAINPOST_RATE_LIMIT: '0',
+    CHAINPOST_TEST_CLOCK: '1',
+    CHAINPOST_NOW: '2026-11-22T12:00:00Z',
+    CHAINPOST_MAX_STREAMS: String(MAX_STREAMS),
+    CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES),
+    CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS),
+    CHAINPOST_MAX_XPUBS: String(MAX_XPUBS),
+    CHAINPOST_MAX_PENDING_CHALLENGES: String(MAX_PENDING),
+  });
+});
+afterAll(() => stopAndClean(s));
 
 describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHAINPOST_MAX_TRIGGERS, CHAINPOST_MAX_XPUBS)', () => {
-  let s: Running;
   let rx: Awaited<ReturnType<typeof startReceiver>>;
   type Family = 'evm' | 'bitcoin' | 'solana';
   const create = (family: Family, headers?: Record<string, string>) =>
@@ -58,18 +74,8 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
 
   beforeAll(async () => {
     rx = await startReceiver();
-    s = await startChainpost({
-      CHAINPOST_RATE_LIMIT: '0',
-      CHAINPOST_MAX_STREAMS: String(MAX_STREAMS),
-      CHAINPOST_MAX_ADDRESSES: String(MAX_ADDRESSES),
-      CHAINPOST_MAX_TRIGGERS: String(MAX_TRIGGERS),
-      CHAINPOST_MAX_XPUBS: String(MAX_XPUBS),
-    });
   });
-  afterAll(async () => {
-    await stopAndClean(s);
-    await rx.close();
-  });
+  afterAll(() => rx.close());
 
   it('counts the streams of every family together, per tenant, and names the limit when it is reached', async () => {
     const ids: string[] = [];
@@ -219,10 +225,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
   });
 });
 
-const MAX_PENDING = 3;
-
 describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHALLENGES)', () => {
-  let s: Running;
   const evm = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
   const ed = ed25519.getPublicKey(ed25519.utils.randomSecretKey());
   const SIGN_IN = { domain: 'example.org', uri: 'https://example.org/login', timeout: 15 };
@@ -244,16 +247,6 @@ describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHA
     expect(r.body.message).toMatch(/^challenges: a tenant has at most 3 messages waiting for a signature/);
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   };
-
-  beforeAll(async () => {
-    s = await startChainpost({
-      CHAINPOST_RATE_LIMIT: '0',
-      CHAINPOST_TEST_CLOCK: '1',
-      CHAINPOST_NOW: '2026-11-22T12:00:00Z',
-      CHAINPOST_MAX_PENDING_CHALLENGES: String(MAX_PENDING),
-    });
-  });
-  afterAll(() => stopAndClean(s));
 
   it('counts challenges of every family and bind messages together, per tenant; a verified or expired one frees its place', async () => {
     const first = await challenge('evm');

@@ -800,8 +800,8 @@ describe('node access on the embedded devnet: no call holds the chain', () => {
   const blockNumber = async (): Promise<number> => Number.parseInt((await post(devnet, call('eth_blockNumber'))).body.result, 16);
 
   beforeAll(async () => {
-    // The devnet mines a block every second.
-    d = await startChainpost({ ...ENV, CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '1' });
+    // The devnet mines a block every quarter of a second: each check that it mines on after a call waits two blocks.
+    d = await startChainpost({ ...ENV, CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.25' });
     devnet = JSON.parse(
       d
         .output()
@@ -869,7 +869,7 @@ describe('node access on the embedded devnet: no call holds the chain', () => {
         // The loop ran out of the gas it was given (or, for calls a simulation's share left without gas, was refused).
         expect(JSON.stringify(answer), method).toMatch(/OutOfGas|out of gas|gas required exceeds|intrinsic gas too high/i);
       }
-      // The devnet mines on: two more blocks within a few seconds of the answer.
+      // The devnet mines on: two more blocks soon after the answer.
       expect(await until(async () => (await blockNumber()) >= before + 2, 10_000, 100), method).toBe(true);
     }
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
+import { cli, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -7,7 +8,8 @@ import { startReceiver } from './receiver.js';
  * tenant A's 540 streams on nine receivers that answer their test webhooks, then a first webhook each, then hold
  * every request open (60 streams to each origin: under the 64 per origin, over the 512 in all). A's POSTs in flight
  * stop at its share (CHAINPOST_DELIVERY_TENANT_SLOTS) and tenant B's webhook arrives while every one of them is still
- * hanging, long before their 10-s timeout. Once they time out, their origins count as unanswered and hold no more
+ * hanging, before their 10-s timeout (real time, which the server takes from the test's ticker, stands still until
+ * the test moves it). Once they time out, their origins count as unanswered and hold no more
  * than CHAINPOST_DELIVERY_UNANSWERED_SLOTS (plus what was already on its way to each when its first timed out), so
  * A's own receiver that answers gets its webhook without waiting for the next timeouts.
  */
@@ -33,6 +35,7 @@ describe('delivery slots shared between tenants', () => {
   const hostileIds: string[] = [];
   let mine: string;
   let theirs: string;
+  const time = manualTicker();
   const open = (): number => hostile.reduce((n, rx) => n + rx.open(), 0);
   const stats = async (headers?: Record<string, string>) =>
     (await s.call('/stats', headers === undefined ? {} : { headers })).body as {
@@ -47,13 +50,17 @@ describe('delivery slots shared between tenants', () => {
   beforeAll(async () => {
     hostile = await Promise.all(Array.from({ length: ORIGINS }, () => startReceiver()));
     healthy = await startReceiver();
-    s = await startChainpost({
-      CHAINPOST_TEST_CLOCK: '1',
-      CHAINPOST_RATE_LIMIT: '0',
-      CHAINPOST_ACCESS_LOG: '0',
-      CHAINPOST_DELIVERY_TENANT_SLOTS: String(TENANT_SLOTS),
-      CHAINPOST_DELIVERY_UNANSWERED_SLOTS: String(UNANSWERED_SLOTS),
-    });
+    s = await startChainpost(
+      {
+        CHAINPOST_TEST_CLOCK: '1',
+        CHAINPOST_RATE_LIMIT: '0',
+        CHAINPOST_ACCESS_LOG: '0',
+        CHAINPOST_DELIVERY_TENANT_SLOTS: String(TENANT_SLOTS),
+        CHAINPOST_DELIVERY_UNANSWERED_SLOTS: String(UNANSWERED_SLOTS),
+      },
+      undefined,
+      { ticker: time.ticker },
+    );
     otherKey = (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const create = async (webhookUrl: string, tag: string, headers: Record<string, string> = {}): Promise<string> => {
       const r = await s.call('/streams/evm', {
@@ -112,7 +119,7 @@ describe('delivery slots shared between tenants', () => {
       json: { webhooks: [payload(1)] },
     });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
-    // Well within the hanging POSTs' 10-s timeout; they are all still open when it arrives.
+    // No real time has passed for the server: the hanging POSTs are all still open when it arrives.
     expect(await until(() => arrived(theirs, 1), 8_000)).toBe(true);
     expect(open()).toBe(TENANT_SLOTS);
     expect((await stats()).totalWebhooksFailed).toBe(0);
@@ -122,6 +129,7 @@ describe('delivery slots shared between tenants', () => {
 
   it("holds few of a tenant's slots on receivers that stopped answering, and its answering receiver goes on", async () => {
     // The first POSTs time out (10 s after they were sent): their origins now count as unanswered.
+    await time.pass(DELIVERY_TIMEOUT_MS);
     expect(await until(async () => (await stats()).totalWebhooksFailed === TENANT_SLOTS, 20_000)).toBe(true);
     await until(async () => (await gauge('chainpost_webhooks_in_flight')) === open(), 2_000);
     const hanging = open();
@@ -132,7 +140,7 @@ describe('delivery slots shared between tenants', () => {
     const sent = await s.call(`/admin/streams/${mine}/webhooks`, { method: 'POST', json: { webhooks: [payload(2)] } });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(await until(() => arrived(mine, 2), 8_000)).toBe(true);
-    // Without waiting for the hanging ones: none of them has timed out since.
+    // Without waiting for the hanging ones (no real time passed since): none of them has timed out.
     expect((await stats()).totalWebhooksFailed).toBe(TENANT_SLOTS);
     expect(open()).toBe(hanging);
   }, 60_000);

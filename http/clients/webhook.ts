@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import type { Ticker } from '../../engine/clock.js';
 import { DEFAULT_ORIGIN_SLOTS } from '../../engine/delivery/slots.js';
 import type { TargetPolicy } from '../../engine/net/targets.js';
 import type { Sender } from '../../engine/ports.js';
@@ -9,12 +10,16 @@ import { TargetRefused, guardedConnector } from './guarded-connect.js';
  * deliveries). Any answer is returned with its status; no answer within the
  * timeout, or a connection error, comes back as `error`. Never rejects. Every
  * connection is opened through `targets` (a refused address is an `error`
- * saying why, as any connection error).
+ * saying why, as any connection error). The timeout runs on `ticker` (real time; a test's moves when it says).
  */
 /** Keep-alive connections per receiver origin (the dispatcher sends no more than this many at once to one). */
 export const CONNECTIONS_PER_ORIGIN = DEFAULT_ORIGIN_SLOTS;
 
-export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin?: number }): Sender & { close(): Promise<void> } {
+export function undiciSender(opts: {
+  targets: TargetPolicy;
+  ticker: Ticker;
+  connectionsPerOrigin?: number;
+}): Sender & { close(): Promise<void> } {
   const agent = new Agent({
     connect: guardedConnector(opts.targets, 'webhookUrl'),
     connections: opts.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN,
@@ -23,7 +28,7 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
   });
   return {
     async post(url, body, headers, timeoutMs) {
-      const timeout = deadline(timeoutMs);
+      const timeout = deadline(timeoutMs, opts.ticker);
       try {
         // undici's own timeouts are off: they tick every 499 ms and may fire up to a tick early.
         const res = await request(url, {
@@ -51,17 +56,17 @@ export function undiciSender(opts: { targets: TargetPolicy; connectionsPerOrigin
 }
 
 /**
- * A signal that aborts (TimeoutError) once `ms` have passed since this call on the monotonic clock, never
- * before: when its timer fires early (Node's timers count whole milliseconds) it is armed again for what is left.
+ * A signal that aborts (TimeoutError) once `ms` have passed since this call on `ticker`'s monotonic reading, never
+ * before: when its wake-up comes early (Node's timers count whole milliseconds) it is armed again for what is left.
  */
-export function deadline(ms: number): { signal: AbortSignal; clear(): void } {
+export function deadline(ms: number, ticker: Ticker): { signal: AbortSignal; clear(): void } {
   const ctl = new AbortController();
-  const due = performance.now() + ms;
+  const due = ticker.elapsedMs() + ms;
   const check = (): void => {
-    const left = due - performance.now();
-    if (left > 0) timer = setTimeout(check, Math.ceil(left)).unref();
+    const left = due - ticker.elapsedMs();
+    if (left > 0) disarm = ticker.wake(Math.ceil(left), check);
     else ctl.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError'));
   };
-  let timer = setTimeout(check, ms).unref();
-  return { signal: ctl.signal, clear: () => clearTimeout(timer) };
+  let disarm = ticker.wake(ms, check);
+  return { signal: ctl.signal, clear: () => disarm() };
 }

@@ -22,6 +22,7 @@ export function deliveryRig(start: number, opts: Partial<DispatcherOptions> = {}
   // As the server wires them: the sender's pool holds as many connections as the dispatcher sends at once to one receiver.
   const sender = undiciSender({
     targets: new TargetPolicy('allow', systemResolver),
+    ticker: systemTicker,
     ...(opts.maxInFlightPerOrigin === undefined ? {} : { connectionsPerOrigin: opts.maxInFlightPerOrigin }),
   });
   const kv = wrap(store);

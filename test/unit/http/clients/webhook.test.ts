@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TargetPolicy } from '../../../../engine/net/targets.js';
 import { systemResolver } from '../../../../http/clients/dns.js';
 import { deadline, undiciSender } from '../../../../http/clients/webhook.js';
+import { systemTicker } from '../../../../app/process.js';
+import { manualTicker } from '../../../helpers.js';
 
 /**
  * A receiver that never answers fails its delivery at the timeout, not before: the retry schedule and the
@@ -24,7 +26,7 @@ describe('the webhook timeout', () => {
   });
 
   it('fails a POST nobody answers no earlier than its timeout, whenever it was sent', async () => {
-    const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver) });
+    const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ticker: systemTicker });
     // 3 ticks of undici's 499 ms: a send late in a tick would have failed up to a tick early.
     const timeoutMs = 1_497;
     try {
@@ -46,13 +48,28 @@ describe('the webhook timeout', () => {
 
   it('deadline: aborts with a TimeoutError once its time has passed on the monotonic clock; clear() stops it', async () => {
     const started = performance.now();
-    const d = deadline(30);
+    const d = deadline(30, systemTicker);
     const reason = await new Promise<unknown>((r) => d.signal.addEventListener('abort', () => r(d.signal.reason)));
     expect(performance.now() - started).toBeGreaterThanOrEqual(30);
     expect((reason as Error).name).toBe('TimeoutError');
-    const cleared = deadline(10);
+    const cleared = deadline(10, systemTicker);
     cleared.clear();
     await new Promise((r) => setTimeout(r, 40));
+    expect(cleared.signal.aborted).toBe(false);
+  });
+
+  it('deadline: runs on its ticker (real time a test moves): not aborted a millisecond before its time, aborted at it', async () => {
+    const time = manualTicker();
+    const d = deadline(10_000, time.ticker);
+    await time.pass(9_999);
+    expect(d.signal.aborted).toBe(false);
+    await time.pass(1);
+    expect(d.signal.aborted).toBe(true);
+    expect((d.signal.reason as Error).name).toBe('TimeoutError');
+    const cleared = deadline(10, time.ticker);
+    cleared.clear();
+    expect(time.armed()).toBeUndefined();
+    await time.pass(10);
     expect(cleared.signal.aborted).toBe(false);
   });
 });
