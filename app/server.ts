@@ -49,9 +49,6 @@ export type { BeforePart } from './ingest.js';
 /** How long a bind or unbind message waits for its signatures. */
 const BIND_TTL_MS = 15 * 60_000;
 
-/** Graceful stop: in-flight requests get this long before the process exits anyway. */
-const SHUTDOWN_GRACE_MS = 8_000;
-
 /** Adapters a caller may put in place of the real ones (tests: a resolver answering chosen addresses). */
 export interface Adapters {
   resolver?: Resolver;
@@ -357,7 +354,8 @@ export async function startService({
       core.dispatcher.stop().then(() => true),
       new Promise<false>((resolve) => systemTicker.wake(DELIVERY_TIMEOUT_MS, () => resolve(false))),
     ]);
-    const [cut, rpcCut] = await Promise.all([server.close(SHUTDOWN_GRACE_MS), rpcServer?.close(SHUTDOWN_GRACE_MS) ?? 0]);
+    const grace = config.shutdownGraceMs;
+    const [cut, rpcCut] = await Promise.all([server.close(grace), rpcServer?.close(grace) ?? 0]);
     if (cut + rpcCut > 0) log.warn('stopped with requests still in flight', { cut: cut + rpcCut });
     await ingest.stop();
     if (!(await delivered)) log.warn('stopped with webhooks still in flight; they are sent again at the next start');

@@ -83,8 +83,8 @@ describe('crash safety', () => {
     } finally {
       rx.state.delay = () => 0;
     }
-    // Its success was committed: not sent again after a restart, and counted.
-    s = await startBinary(env, dir);
+    // Its success was committed: not sent again after a restart (no signal left to send: in this process), and counted.
+    s = await startChainpost(env, dir);
     await s.call('/admin/clock/advance', { method: 'POST', json: { seconds: 60 } });
     await new Promise((r) => setTimeout(r, 300));
     expect(mine()).toHaveLength(1);
@@ -125,7 +125,8 @@ describe('crash safety', () => {
       rx.state.answer = () => 200;
       rx.state.delay = () => 0;
     }
-    s = await startBinary(env, dir);
+    // The restart reads what the killed process left (no signal left to send: in this process).
+    s = await startChainpost(env, dir);
     await advance(s, 61);
     await advance(s, 11 * 60);
     // The failed try and the replay; the failed try, the replay cut short, and the retry it left.

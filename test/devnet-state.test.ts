@@ -168,10 +168,11 @@ describe('the embedded devnet', () => {
     }
   }, 90_000);
 
-  it('saves its state every 5 s while running: after a SIGKILL the chain continues from the last save, and reset ignores the dead server', async () => {
+  it('saves its state every CHAINPOST_DEVNET_SAVE_INTERVAL s while running: after a SIGKILL the chain continues from the last save, and reset ignores the dead server', async () => {
     const dir = tempDir();
     dirs.push(dir);
-    const first = await serve(dir, { CHAINPOST_DEVNET_BLOCK_TIME: '0.5' });
+    // Saved every second: the default 5 s (parseConfig's test) would be waited out in real time.
+    const first = await serve(dir, { CHAINPOST_DEVNET_BLOCK_TIME: '0.5', CHAINPOST_DEVNET_SAVE_INTERVAL: '1' });
     /** The last block in anvil's state file (undefined while it is missing or being written). */
     const savedUpTo = (): number | undefined => {
       try {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from './kit/proc.js';
 import { BIN, tempDir, until } from './helpers.js';
-import { STOP_GRACE_MS } from '../http/clients/anvil.js';
+import { DEVNET_STOP_GRACE_MS } from '../engine/config/config.js';
 
 /** Whether pid is a live process: a zombie (dead, not yet reaped by init, which here reaps orphans only about once a second) counts as gone. */
 const alive = (pid: number): boolean => {
@@ -65,7 +65,12 @@ describe('the embedded devnet', () => {
     }
   });
 
-  it('stops on SIGTERM while anvil is busy with a long call: anvil is SIGKILLed after its grace', { timeout: 60_000 }, async () => {
+  it('stops on SIGTERM while anvil is busy with a long call: anvil is SIGKILLed after CHAINPOST_DEVNET_STOP_GRACE_MS', {
+    timeout: 60_000,
+  }, async () => {
+    // A short grace and block time: the default grace (5 s, parseConfig's test) would be waited out in real time.
+    const graceMs = 500;
+    const blockTime = 0.5;
     const s = await startProcess([BIN, 'serve'], {
       CHAINPOST_DATA: tempDir(),
       CHAINPOST_PORT: '0',
@@ -73,6 +78,8 @@ describe('the embedded devnet', () => {
       CHAINPOST_CHAINS: undefined,
       CHAINPOST_POLL_MS: '50',
       CHAINPOST_DEVNET_PORT: '0',
+      CHAINPOST_DEVNET_BLOCK_TIME: String(blockTime),
+      CHAINPOST_DEVNET_STOP_GRACE_MS: String(graceMs),
     });
     let pid: number | undefined;
     try {
@@ -90,7 +97,7 @@ describe('the embedded devnet', () => {
         (r) => r.text(),
         () => 'connection closed',
       );
-      // anvil is inside the call once blocks stop coming (one a second otherwise).
+      // anvil is inside the call once blocks stop coming (one every blockTime otherwise).
       const blockNumber = async () =>
         (
           (await (
@@ -103,7 +110,7 @@ describe('the embedded devnet', () => {
         ).result;
       const stopped = await until(async () => {
         const before = await blockNumber();
-        await new Promise((r) => setTimeout(r, 2_500));
+        await new Promise((r) => setTimeout(r, blockTime * 2_500));
         return (await blockNumber()) === before;
       }, 15_000);
       expect(stopped).toBe(true);
@@ -113,7 +120,9 @@ describe('the embedded devnet', () => {
       const code = await Promise.race([s.exited, new Promise<string>((r) => setTimeout(() => r('still running after 30 s'), 30_000))]);
       const seconds = (performance.now() - started) / 1000;
       expect(code, s.output().slice(-2000)).toBe(0);
-      expect(seconds).toBeLessThan(STOP_GRACE_MS / 1000 + 5);
+      // It waited for anvil the configured grace, not the default one.
+      expect(seconds).toBeGreaterThanOrEqual(graceMs / 1000);
+      expect(seconds).toBeLessThan(DEVNET_STOP_GRACE_MS / 1000);
       expect(alive(pid)).toBe(false);
       expect(await busy).toBe('connection closed');
     } finally {

@@ -196,6 +196,7 @@ describe('ingestion in the server binary', () => {
     let rpc: ReturnType<typeof jsonRpcUpstream> | undefined;
     // The built binary: the kill -9 of the server's process is what this test checks.
     let s: RunningBinary | undefined;
+    let restarted: Running | undefined;
     let store: Store | undefined;
     const dir = tempDir();
     // Every block kept (no retention pruning), so every one can be checked.
@@ -261,12 +262,13 @@ describe('ingestion in the server binary', () => {
       await store.close();
       store = undefined;
 
-      s = await startBinary(env, dir);
-      const caughtUp = await until(async () => (await chainOf(s!, '0x539')).head === target, 10_000);
-      const after = await chainOf(s, '0x539');
+      // The restart reads what the killed process left: no signal left to send, so in this process.
+      const r = (restarted = await startChainpost(env, dir));
+      const caughtUp = await until(async () => (await chainOf(r, '0x539')).head === target, 10_000);
+      const after = await chainOf(r, '0x539');
       expect(caughtUp, JSON.stringify(after)).toBe(true);
       expect(after).toMatchObject({ head: target, confirmed: target - 2, upstream: 'ok', upstreamErrors: 0 });
-      expect(await s.stop('SIGTERM')).toBe(0);
+      expect(await r.stop('SIGTERM')).toBe(0);
 
       store = openStore(dir);
       const state = store.get<ChainState>('chainState', '0x539')!;
@@ -295,6 +297,7 @@ describe('ingestion in the server binary', () => {
     } finally {
       await store?.close();
       await stopAndClean(s);
+      await stopAndClean(restarted);
       rmSync(dir, { recursive: true, force: true });
       await rpc?.close();
       await anvil?.stop();

@@ -4,8 +4,8 @@ import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { parseConfig } from '../engine/config/config.js';
 import { startService, type Service } from '../app/server.js';
 import type { Part } from '../engine/readiness.js';
-// The built binary: readiness as seen from outside, from the process's first moment.
-import { TEST_KEY, advance, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
+// Readiness as seen from outside: over HTTP, from the server's first moment (held at a part by startService's gate).
+import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
 const health = async (port: number, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
   const res = await fetch(`http://127.0.0.1:${port}/health`, { headers });
@@ -137,7 +137,7 @@ describe('GET /health: a chain whose head stands still', () => {
         body: '{"jsonrpc":"2.0","id":1,"method":"anvil_mine","params":["0x1"]}',
       });
     try {
-      s = await startBinary({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_POLL_MS: '20' });
+      s = await startChainpost({ CHAINPOST_CHAINS: `0x539=${anvil.url}`, CHAINPOST_TEST_CLOCK: '1', CHAINPOST_POLL_MS: '20' });
       await mine();
       expect(await until(async () => (await chain(s!)).head === 1, 10_000)).toBe(true);
       expect(await chain(s)).toMatchObject({ chain: '0x539', head: 1, upstream: 'ok', stalled: false });
@@ -159,7 +159,7 @@ describe('GET /health: a chain whose head stands still', () => {
     let s: Running | undefined;
     try {
       // A block an hour: stalled after 10 hours, not after the 30 s of the registry's 1-s block time.
-      s = await startBinary({
+      s = await startChainpost({
         CHAINPOST_CHAINS: '',
         CHAINPOST_DEVNET_PORT: '0',
         CHAINPOST_DEVNET_BLOCK_TIME: '3600',

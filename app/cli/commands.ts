@@ -4,12 +4,10 @@
  * entry, answers --help from it and runs it; a new command is one more entry.
  */
 import { parseDuration } from '../../engine/duration.js';
-import { ApiKeys } from '../../engine/keys.js';
-import { StoreControlPlane } from '../../engine/streams/control-plane.js';
+import type { ApiKeys } from '../../engine/keys.js';
 import type { Config } from '../../engine/config/config.js';
-import { lmdbKeyStore } from '../../storage/keys.js';
 import type { Store } from '../../storage/env.js';
-import { failingChains, renderStatus, type Health } from './status.js';
+import type { Health } from './status.js';
 
 export interface OptionSpec {
   /** The value's placeholder in the usage (`--name N`); none: a flag. */
@@ -49,7 +47,13 @@ export interface Command {
 const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
 
 const out = (text: string): void => void process.stdout.write(text);
-const keysOf = (ctx: Context): ApiKeys => {
+/** The keys in the command's store. What a command needs is imported when it runs: --help and the other commands never load it. */
+const keysOf = async (ctx: Context): Promise<ApiKeys> => {
+  const [{ ApiKeys }, { StoreControlPlane }, { lmdbKeyStore }] = await Promise.all([
+    import('../../engine/keys.js'),
+    import('../../engine/streams/control-plane.js'),
+    import('../../storage/keys.js'),
+  ]);
   const store = ctx.store();
   const keys = lmdbKeyStore(store);
   return new ApiKeys(keys, () => Date.now(), new StoreControlPlane(store, keys));
@@ -85,7 +89,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     data: 'store',
     async run(ctx) {
       const { name, email, tenant } = ctx.values as Record<string, string | undefined>;
-      const { key, record, tenant: joined } = await keysOf(ctx).create({ name: name!, email, tenant });
+      const { key, record, tenant: joined } = await (await keysOf(ctx)).create({ name: name!, email, tenant });
       out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
     },
   },
@@ -93,8 +97,8 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     name: 'keys list',
     summary: 'list the keys (never the keys themselves)',
     data: 'store',
-    run(ctx) {
-      const rows = keysOf(ctx)
+    async run(ctx) {
+      const rows = (await keysOf(ctx))
         .list()
         .map((k) => [
           k.name,
@@ -131,7 +135,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
       const grace = parseDuration(text);
       if (grace === undefined)
         throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
-      const { key, record, old } = await keysOf(ctx).rotate(ctx.positionals[0]!, grace);
+      const { key, record, old } = await (await keysOf(ctx)).rotate(ctx.positionals[0]!, grace);
       out(
         `rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`,
       );
@@ -143,7 +147,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     summary: 'revoke the key named N (with any it replaced still in their grace period) or with id N; it stops working at once',
     data: 'store',
     async run(ctx) {
-      const k = await keysOf(ctx).revoke(ctx.positionals[0]!);
+      const k = await (await keysOf(ctx)).revoke(ctx.positionals[0]!);
       out(`revoked key "${k.name}" (id ${k.id})\n`);
     },
   },
@@ -209,6 +213,7 @@ async function status(ctx: Context): Promise<void> {
     throw new Error(`no server answers at ${url} (${why}); start one, or give its address with --url or CHAINPOST_HOST/CHAINPOST_PORT`);
   }
   const health = (await res.json()) as Health;
+  const { failingChains, renderStatus } = await import('./status.js');
   out(renderStatus(url, health));
   // A server that answers but cannot read a chain is told apart from one that does not answer (1).
   if (failingChains(health).length > 0) process.exitCode = FAILING_UPSTREAM;

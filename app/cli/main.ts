@@ -5,10 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseConfig } from '../../engine/config/config.js';
-import { dataDir } from '../../storage/data-dir.js';
-import { NoStore, SCHEMA_VERSION, openStore, upgradeSchema, type Store } from '../../storage/env.js';
-import { lockDataDir, type DataDirLock } from '../../storage/lock.js';
+import type { Store } from '../../storage/env.js';
+import type { DataDirLock } from '../../storage/lock.js';
 import { COMMANDS, type Command, type Context } from './commands.js';
 
 /** Bad arguments: exit 2 with the usage of `usage` (a command, a group such as `keys`, or all). */
@@ -80,7 +78,11 @@ export async function run(argv: string[]): Promise<void> {
 
 async function runCommand(command: Command, args: string[]): Promise<void> {
   const { values, positionals } = parse(command, args);
+  // Loaded behind the command, and the store's code behind a valid configuration: --help and a usage error answer
+  // without either, a refused configuration without the store's.
+  const { parseConfig } = await import('../../engine/config/config.js');
   const parsed = parseConfig(process.env);
+  const data = command.data === 'store' || command.data === 'exclusive' ? await import('./data.js') : undefined;
   // Resolved once here, so every message and log line names the same absolute directory.
   const config = { ...parsed, dataDir: resolve(parsed.dataDir) };
   if (command.data !== 'none') process.stderr.write(`chainpost: data directory ${config.dataDir}\n`);
@@ -89,19 +91,15 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
     config,
     values,
     positionals,
-    store: () => (store ??= openExisting(config.dataDir, command, values['create'] === true)),
+    store: () => {
+      if (data === undefined) throw new Error(`${command.name} reads no store`);
+      return (store ??= data.openExisting(config.dataDir, command, values['create'] === true));
+    },
   };
   let lock: DataDirLock | undefined;
   try {
-    if (command.data === 'exclusive') {
-      // The store first: a directory without one is refused before the lock would create it.
-      const store = ctx.store();
-      lock = dataDir(() => lockDataDir(config.dataDir));
-      const upgraded = upgradeSchema(store, (from) =>
-        process.stderr.write(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`),
-      );
-      if (upgraded !== undefined) process.stderr.write(`chainpost: migrated the store (${upgraded.rewrittenKeys} keys rewritten)\n`);
-    }
+    // The store first: a directory without one is refused before the lock would create it.
+    if (command.data === 'exclusive') lock = data!.holdExclusive(ctx.store(), config.dataDir);
     await command.run(ctx);
   } finally {
     await store?.close();
@@ -133,23 +131,6 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
   for (const [name, o] of specs)
     if (o.required && parsed.values[name] === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
   return { values: parsed.values as Context['values'], positionals: parsed.positionals };
-}
-
-/** The store in `dir`; a directory without one is refused unless `create`, naming CHAINPOST_DATA and the way out. */
-function openExisting(dir: string, command: Command, create: boolean): Store {
-  return dataDir(() => {
-    try {
-      // An exclusive command takes the lock next and migrates an older layout before it runs.
-      return openStore(dir, { create, migrate: command.data === 'exclusive' });
-    } catch (err) {
-      if (!(err instanceof NoStore)) throw err;
-      const how =
-        command.options?.['create'] !== undefined
-          ? 'or pass --create to make a new store there'
-          : 'or make one there with `chainpost serve` or `chainpost keys create --create`';
-      throw new ConfigError('CHAINPOST_DATA', `${err.message}. Set CHAINPOST_DATA to the data directory of your server, ${how}`);
-    }
-  });
 }
 
 function synopsis(c: Command): string {

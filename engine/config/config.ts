@@ -9,6 +9,18 @@ import { classifyIp, isIpLiteral } from '../net/ip-class.js';
 import type { PrivateTargets } from '../net/targets.js';
 import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS, type StreamLimits } from '../streams/limits.js';
 
+/** How often the embedded devnet writes its state while running, s: a crash loses at most this much of it, fewer blocks than its confirmation depth. */
+export const DEVNET_SAVE_INTERVAL_S = 5;
+
+/**
+ * How long the embedded devnet's anvil gets to exit on a stop (writing its state file) before it is SIGKILLed, ms. An
+ * idle anvil exits in milliseconds; one running a call finishes the call first, which may take minutes.
+ */
+export const DEVNET_STOP_GRACE_MS = 5_000;
+
+/** Graceful stop: the requests in flight get this long (ms) before the process exits anyway (CHAINPOST_SHUTDOWN_GRACE_MS). */
+export const SHUTDOWN_GRACE_MS = 8_000;
+
 /**
  * The configuration contract: environment variables with these exact names.
  * Parsing is pure (an env record in, a Config out); a bad value throws a
@@ -27,8 +39,11 @@ export interface Config {
   chains: Map<string, string>;
   /** Unset CHAINPOST_CHAINS: the embedded anvil devnet; `none`: no ingestion; else the listed upstreams. */
   ingest: 'embedded' | 'configured' | 'none';
-  /** The embedded devnet (CHAINPOST_CHAINS unset): its port (0: any free one; else that one or the next free) and its block interval, seconds. */
-  devnet: { port: number; blockTime: number };
+  /**
+   * The embedded devnet (CHAINPOST_CHAINS unset): its port (0: any free one; else that one or the next free), its block
+   * interval and state-save interval, seconds, and how long anvil gets to exit at a stop, ms.
+   */
+  devnet: { port: number; blockTime: number; saveInterval: number; stopGraceMs: number };
   /** Polling interval where a node offers no newHeads subscription, ms. */
   pollMs: number;
   /** Confirmation depth overrides per chain, keyed by chain key (an EVM chain's hex id, `bitcoin`, `solana`). */
@@ -77,6 +92,8 @@ export interface Config {
   startBlocks: Map<string, number>;
   /** One `trace` line per block and stage on its way to a webhook, with a high-resolution time (bench:e2e). */
   traceBlocks: boolean;
+  /** CHAINPOST_SHUTDOWN_GRACE_MS: how long a stopping server waits for the requests in flight before it exits anyway, ms. */
+  shutdownGraceMs: number;
   /** Bitcoin Core JSON-RPC (`http://user:pass@host:port`, basic auth from the URL), its poll interval (ms) and the xpub gap; no url: no Bitcoin. */
   bitcoin: { url: string | undefined; pollMs: number; gap: number };
   /**
@@ -160,6 +177,8 @@ export function parseConfig(env: Env): Config {
     devnet: {
       port: integer('CHAINPOST_DEVNET_PORT', get('CHAINPOST_DEVNET_PORT'), 8545, 0, 65535),
       blockTime: positive('CHAINPOST_DEVNET_BLOCK_TIME', get('CHAINPOST_DEVNET_BLOCK_TIME'), 1, 86_400),
+      saveInterval: integer('CHAINPOST_DEVNET_SAVE_INTERVAL', get('CHAINPOST_DEVNET_SAVE_INTERVAL'), DEVNET_SAVE_INTERVAL_S, 1, 3600),
+      stopGraceMs: integer('CHAINPOST_DEVNET_STOP_GRACE_MS', get('CHAINPOST_DEVNET_STOP_GRACE_MS'), DEVNET_STOP_GRACE_MS, 0, 600_000),
     },
     pollMs: integer('CHAINPOST_POLL_MS', get('CHAINPOST_POLL_MS'), 250, 10, 600_000),
     // Any followed chain: an EVM chain, bitcoin or solana (`solana=32`).
@@ -197,6 +216,7 @@ export function parseConfig(env: Env): Config {
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
     startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), followedEvm(ingest, upstreams), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
+    shutdownGraceMs: integer('CHAINPOST_SHUTDOWN_GRACE_MS', get('CHAINPOST_SHUTDOWN_GRACE_MS'), SHUTDOWN_GRACE_MS, 0, 600_000),
     ens: ens(get('CHAINPOST_ENS')),
     bitcoin: {
       url: bitcoinRpc,

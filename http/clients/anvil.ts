@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { DEVNET_STOP_GRACE_MS } from '../../engine/config/config.js';
 
 /**
  * anvil from node_modules (the @foundry-rs/anvil-linux-amd64 build, the only
@@ -47,12 +48,6 @@ const portIsFree = (port: number): Promise<boolean> =>
     s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 
-/**
- * How long anvil gets to exit on SIGTERM (writing its state file, for the devnet) before it is SIGKILLed. An
- * idle anvil exits in milliseconds; one running a call finishes the call first, which may take minutes.
- */
-export const STOP_GRACE_MS = 5_000;
-
 /** How many ports from a requested one are tried before giving up. */
 const PORT_SEARCH = 100;
 
@@ -69,11 +64,19 @@ export const freePort = (): Promise<number> =>
     });
   });
 
+/** What anvil is started with: chain id (1337), extra arguments, port (see startAnvil), and how long it gets to exit on SIGTERM (the devnet's default). */
+interface AnvilOptions {
+  chainId?: number;
+  args?: string[];
+  port?: number;
+  stopGraceMs?: number;
+}
+
 /**
  * anvil on `opts.port` if it is free, else on the next free one (up to 100 further); on any free port
  * when `opts.port` is 0 or unset. A port taken between the check and anvil's bind is skipped too.
  */
-export async function startAnvil(opts: { chainId?: number; args?: string[]; port?: number } = {}): Promise<Anvil> {
+export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   const first = opts.port ?? 0;
   const last = Math.min(first + PORT_SEARCH - 1, 65535);
   for (let port = first, tries = 0; first === 0 ? tries < 5 : port <= last; port++, tries++) {
@@ -87,7 +90,7 @@ export async function startAnvil(opts: { chainId?: number; args?: string[]; port
   throw new Error(first === 0 ? 'anvil found no free port' : `ports ${first} to ${last} are all taken`);
 }
 
-async function launch(port: number, opts: { chainId?: number; args?: string[] }): Promise<Anvil> {
+async function launch(port: number, opts: AnvilOptions): Promise<Anvil> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])];
   hasSetpriv ??= existsSync(SETPRIV);
   const child = hasSetpriv
@@ -130,7 +133,7 @@ async function launch(port: number, opts: { chainId?: number; args?: string[] })
         process.off('exit', killOnExit);
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         // A busy anvil (a long call) with a state file to write finishes the call before it exits: SIGKILL after the grace.
-        const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+        const kill = setTimeout(() => child.kill('SIGKILL'), opts.stopGraceMs ?? DEVNET_STOP_GRACE_MS);
         child.once('exit', () => {
           clearTimeout(kill);
           resolve();

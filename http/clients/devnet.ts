@@ -2,20 +2,18 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getAddress } from 'viem';
 import { startAnvil, type Anvil } from './anvil.js';
+import type { Config } from '../../engine/config/config.js';
 
 /**
  * The embedded devnet of `chainpost serve` (CHAINPOST_CHAINS unset): anvil as
  * chain 0x539 (id 1337), mining a block every `blockTime` seconds and at once
  * for each transaction, its chain kept under the data directory so a restart
  * continues it. Files, in `<CHAINPOST_DATA>/devnet/`:
- *   state.json     anvil's state (--state): loaded at start, written at stop and every DEVNET_SAVE_EVERY_S
+ *   state.json     anvil's state (--state): loaded at start, written at stop and every CHAINPOST_DEVNET_SAVE_INTERVAL s
  *   accounts.json  anvil's --config-out: its funded accounts, rewritten at each start
  */
 export const DEVNET_CHAIN = '0x539';
 export const DEVNET_CHAIN_ID = 1337;
-
-/** How often anvil writes its state while running: a crash (no clean stop) loses at most this many seconds of the devnet, fewer blocks than its confirmation depth. */
-const DEVNET_SAVE_EVERY_S = 5;
 
 export interface DevnetAccount {
   address: string;
@@ -33,8 +31,8 @@ export const devnetFiles = (dataDir: string) => {
   return { dir, state: join(dir, 'state.json'), accounts: join(dir, 'accounts.json') };
 };
 
-/** Starts the devnet on `port` (or the next free one; 0: any free port). */
-export async function startDevnet(dataDir: string, opts: { port: number; blockTime: number }): Promise<Devnet> {
+/** Starts the devnet on `port` (or the next free one; 0: any free port), as config.devnet says. */
+export async function startDevnet(dataDir: string, opts: Config['devnet']): Promise<Devnet> {
   const files = devnetFiles(dataDir);
   mkdirSync(files.dir, { recursive: true });
   let anvil: Anvil;
@@ -47,11 +45,11 @@ export async function startDevnet(dataDir: string, opts: { port: number; blockTi
       '--state',
       files.state,
       '--state-interval',
-      String(DEVNET_SAVE_EVERY_S),
+      String(opts.saveInterval),
       '--config-out',
       files.accounts,
     ];
-    anvil = await startAnvil({ chainId: DEVNET_CHAIN_ID, port: opts.port, args });
+    anvil = await startAnvil({ chainId: DEVNET_CHAIN_ID, port: opts.port, args, stopGraceMs: opts.stopGraceMs });
   } catch (err) {
     if (!existsSync(files.state)) throw err;
     throw new Error(

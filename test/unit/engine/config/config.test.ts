@@ -20,7 +20,7 @@ describe('parseConfig', () => {
     expect(c.chains.size).toBe(0);
     expect(c.confirmations.size).toBe(0);
     expect(c.rpcPort).toBeUndefined();
-    expect(c.devnet).toEqual({ port: 8545, blockTime: 1 });
+    expect(c.devnet).toEqual({ port: 8545, blockTime: 1, saveInterval: 5, stopGraceMs: 5_000 });
     expect(c.limits).toEqual({ streams: 1_000, addresses: 1_000_000, triggers: 100, xpubs: 1_000 });
     expect(c.triggerBudgetMs).toBe(2_000);
   });
@@ -80,9 +80,19 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_TRIGGER_GAS: '20999' })).toThrow('CHAINPOST_TRIGGER_GAS: expected 21000 to');
   });
 
-  it("takes the devnet's port (0: any free one) and a block time in seconds, fractions included", () => {
-    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.5' }).devnet).toEqual({ port: 0, blockTime: 0.5 });
-    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '9545', CHAINPOST_DEVNET_BLOCK_TIME: '12' }).devnet).toEqual({ port: 9545, blockTime: 12 });
+  it("takes the devnet's port (0: any free one), a block time in seconds, fractions included, its save interval and stop grace", () => {
+    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '0', CHAINPOST_DEVNET_BLOCK_TIME: '0.5' }).devnet).toMatchObject({
+      port: 0,
+      blockTime: 0.5,
+    });
+    expect(parseConfig({ CHAINPOST_DEVNET_PORT: '9545', CHAINPOST_DEVNET_BLOCK_TIME: '12' }).devnet).toMatchObject({
+      port: 9545,
+      blockTime: 12,
+    });
+    expect(parseConfig({ CHAINPOST_DEVNET_SAVE_INTERVAL: '1', CHAINPOST_DEVNET_STOP_GRACE_MS: '0' }).devnet).toMatchObject({
+      saveInterval: 1,
+      stopGraceMs: 0,
+    });
   });
 
   it('takes a second port for node access, any free one with 0, never the main one', () => {
@@ -135,6 +145,12 @@ describe('parseConfig', () => {
       tenantSlots: 512,
       unansweredSlots: 1,
     });
+  });
+
+  it('gives the requests in flight 8 s at a stop by default (a stop within 10 s), or what CHAINPOST_SHUTDOWN_GRACE_MS says', () => {
+    expect(parseConfig({}).shutdownGraceMs).toBe(8_000);
+    expect(parseConfig({ CHAINPOST_SHUTDOWN_GRACE_MS: '0' }).shutdownGraceMs).toBe(0);
+    expect(parseConfig({ CHAINPOST_SHUTDOWN_GRACE_MS: '600000' }).shutdownGraceMs).toBe(600_000);
   });
 
   it("reads the delivery logs' retention and cap", () => {
@@ -228,6 +244,11 @@ describe('parseConfig', () => {
     ['CHAINPOST_DEVNET_BLOCK_TIME', '1e3'],
     ['CHAINPOST_IPFS_GATEWAY', 'ipfs://gateway'],
     ['CHAINPOST_IPFS_GATEWAY', 'not a url'],
+    ['CHAINPOST_SHUTDOWN_GRACE_MS', '600001'],
+    ['CHAINPOST_SHUTDOWN_GRACE_MS', '2s'],
+    ['CHAINPOST_DEVNET_SAVE_INTERVAL', '0'],
+    ['CHAINPOST_DEVNET_SAVE_INTERVAL', '0.5'],
+    ['CHAINPOST_DEVNET_STOP_GRACE_MS', '600001'],
   ];
   it.each(bad)('%s=%s stops the start with a message naming the variable', (name, value) => {
     let caught: unknown;
