@@ -1,7 +1,44 @@
 import { defineConfig } from 'vitest/config';
 
-/** Unit tests that replace a module (vi.mock): each runs with the integration files, in a module graph of its own. */
+/** Unit tests that replace a module (vi.mock): each runs with the isolated integration files, in a module graph of its own. */
 export const UNIT_ISOLATED = ['test/unit/engine/delivery/records.test.ts'];
+
+/**
+ * Integration files that run one after another in one process per worker (the `shared` project), which loads the
+ * server (dist/app/server.js, about 2 CPU-s) and the tests' helpers once for all of them: those checked to pass
+ * there. Every other integration file runs in a process of its own (the `integration` project); a file that
+ * replaces a module (vi.mock) never belongs here, nor yet one that uses the official SDK (test/sdk.ts): Moralis is
+ * one per process, started once on the first file's server, and a later file's calls went to that server.
+ */
+export const SHARED = [
+  'test/auth.test.ts',
+  'test/bitcoin-tip.test.ts',
+  'test/crosschain-bitcoin.test.ts',
+  'test/crosschain-wallets.test.ts',
+  'test/data-candles.test.ts',
+  'test/data-scores.test.ts',
+  'test/defi.test.ts',
+  'test/dex-v4.test.ts',
+  'test/docs.test.ts',
+  'test/ingest-pool.test.ts',
+  'test/keys-rotate.test.ts',
+  'test/limits.test.ts',
+  'test/pnl.test.ts',
+  'test/removals.test.ts',
+  'test/server.test.ts',
+  'test/size-limits.test.ts',
+  'test/solana-streams.test.ts',
+  'test/ssrf.test.ts',
+  'test/streams-evm.test.ts',
+  'test/streams-families.test.ts',
+  'test/streams-options.test.ts',
+  'test/streams-unfollowed.test.ts',
+  'test/tenants.test.ts',
+  'test/trusted-proxies.test.ts',
+  'test/usd-fields.test.ts',
+  'test/vitest-config.test.ts',
+  'test/wallet-swaps.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -21,11 +58,29 @@ export default defineConfig({
         // a file that mocks runs in the integration project.
         test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: UNIT_ISOLATED, isolate: false },
       },
-      // Servers, child processes, anvil: each file in a fresh module graph, and the run's secret scan over their logs.
-      // test/system/ is `npm run test:system`'s (vitest.system.config.ts).
+      // Servers, child processes, anvil, and the run's secret scan over their logs (both projects name the setup; it
+      // runs once). test/system/ is `npm run test:system`'s (vitest.system.config.ts).
       {
         extends: true,
-        test: { name: 'integration', include: ['test/*.test.ts', ...UNIT_ISOLATED], globalSetup: ['test/global-setup.ts'] },
+        // Each file in a fresh process and module graph.
+        test: {
+          name: 'integration',
+          include: ['test/*.test.ts', ...UNIT_ISOLATED],
+          exclude: SHARED,
+          globalSetup: ['test/global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        // One process per worker for many files: dist/app/server.js (about 2 s of CPU to load) and the helpers load
+        // once. test/shared-setup.ts fails a file that leaves a server, a child process or an environment change behind.
+        test: {
+          name: 'shared',
+          include: SHARED,
+          isolate: false,
+          setupFiles: ['test/shared-setup.ts'],
+          globalSetup: ['test/global-setup.ts'],
+        },
       },
     ],
   },

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
@@ -52,6 +53,12 @@ export interface IngestParts {
   before?: BeforePart;
 }
 
+/** Ingestion started: how many threads its worker pool runs, and its stop. */
+export interface Ingest {
+  workerThreads: number;
+  stop(): Promise<void>;
+}
+
 /** What each family starts before the worker pool (its `begin`), the worker pool, matching, and each family's followers. */
 export async function startIngest({
   config,
@@ -69,11 +76,13 @@ export async function startIngest({
   nodes,
   dataIndexer,
   before = noWait,
-}: IngestParts): Promise<{ stop(): Promise<void> }> {
+}: IngestParts): Promise<Ingest> {
   const begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
-  // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core.
+  // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core
+  // unless CHAINPOST_WORKER_THREADS says how many.
   await before('worker pool');
-  const pool = workerPool(store.path);
+  const workerThreads = config.workerThreads ?? availableParallelism();
+  const pool = workerPool(store.path, workerThreads);
   try {
     await pool.ready();
   } catch (err) {
@@ -127,6 +136,7 @@ export async function startIngest({
   matcher.start([...following.upstreams.keys()]);
   for (const chain of following.indexed) dataIndexer.wake(chain);
   return {
+    workerThreads,
     async stop() {
       for (const f of following.followers) f.stop();
       dataIndexer.stop();

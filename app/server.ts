@@ -39,7 +39,7 @@ import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
-import { noWait, startIngest, type BeforePart } from './ingest.js';
+import { noWait, startIngest, type BeforePart, type Ingest } from './ingest.js';
 import { Following } from '../engine/ingest/following.js';
 import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
 import { openServerStore } from './store.js';
@@ -75,7 +75,7 @@ export interface Core {
   /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
   readonly notice: (text: string) => void;
   /** Starts following the chains: what each family starts first, the worker pool, the families' followers, matching. */
-  startIngest(before?: BeforePart): Promise<{ stop(): Promise<void> }>;
+  startIngest(before?: BeforePart): Promise<Ingest>;
   /** Closes the store and gives up the data directory. */
   close(): Promise<void>;
 }
@@ -328,7 +328,7 @@ export async function startService({
   const rpcServer =
     config.rpcPort === undefined ? undefined : await listen(config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT', [server]);
   core.readiness.up('listener');
-  let ingest: { stop(): Promise<void> };
+  let ingest: Ingest;
   try {
     ingest = await core.startIngest(before);
   } catch (err) {
@@ -345,6 +345,7 @@ export async function startService({
     privateTargets: config.privateTargets,
     ...(rpcServer === undefined ? {} : { rpcPort: rpcServer.port }),
     data: config.dataDir,
+    workerThreads: ingest.workerThreads,
     now: new Date(core.clock.now()).toISOString(),
     testClock: config.testClock,
   });

@@ -125,19 +125,13 @@ export const DEV_ACCOUNTS = [
   privateKeyToAccount('0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'),
 ] as const;
 
-const chains = new Map<string, Promise<Chain>>();
-
-// startAnvil picks the chain id (1337 unless told), so ask the node rather than assume viem's anvil (31337).
-const chainOf = (rpcUrl: string): Promise<Chain> => {
-  let chain = chains.get(rpcUrl);
-  if (chain === undefined) {
-    chain = publicClient(rpcUrl)
-      .getChainId()
-      .then((id) => ({ ...anvil, id, rpcUrls: { default: { http: [rpcUrl] } } }));
-    chains.set(rpcUrl, chain);
-  }
-  return chain;
-};
+// startAnvil picks the chain id (1337 unless told), so ask the node rather than assume viem's anvil (31337). Asked
+// each time, not kept by URL: a later anvil in the same process (the shared project) may get the port of one gone.
+const chainOf = async (rpcUrl: string): Promise<Chain> => ({
+  ...anvil,
+  id: await publicClient(rpcUrl).getChainId(),
+  rpcUrls: { default: { http: [rpcUrl] } },
+});
 
 /** A public client on the node; polls fast, since anvil mines at once. */
 export const publicClient = (rpcUrl: string): PublicClient => createPublicClient({ transport: http(rpcUrl), pollingInterval: 50 });

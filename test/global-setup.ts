@@ -4,10 +4,18 @@ import { join } from 'node:path';
 import { CHILD_LOGS } from './kit/proc.js';
 import { scanChildLogs } from './secret-scan.js';
 
-/** The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends. */
+/**
+ * The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends.
+ * Both integration projects name this file; vitest sets up every project before the first test file and tears
+ * them down after the last, so the first call makes the directory and scans it, and the second finds it set.
+ */
 export default function setup(): () => void {
+  if (process.env[CHILD_LOGS] !== undefined) return () => {};
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-logs-'));
   process.env[CHILD_LOGS] = dir;
+  // One worker thread in every server the tests start, children started without test/helpers.ts's serverEnv
+  // included (the binary as a user starts it): each thread costs a start half a second of CPU loading its code.
+  process.env['CHAINPOST_WORKER_THREADS'] ??= '1';
   return () => {
     const r = scanChildLogs(dir);
     console.log(

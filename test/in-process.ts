@@ -31,6 +31,10 @@ export interface InProcess extends Listening {
 
 let started = 0;
 
+/** The servers started here and not stopped yet: a file sharing its process with the next must leave none (test/shared-setup.ts). */
+const live = new Set<InProcess>();
+export const stillRunning = (): InProcess[] => [...live];
+
 /**
  * Starts app/'s service in this process on `env` over the test process's environment (parsed as the binary parses
  * its own; process.env is left as it is): a temp LMDB, the real uWS listener on a loopback port, its own worker
@@ -72,7 +76,10 @@ export async function startInProcess(env: Record<string, string>, adapters: impo
     void stopping.then(exit);
     return exited;
   };
-  return { port: service.server.port, pid: process.pid, output: () => out, stdout: () => stdout, exited, stop };
+  const server: InProcess = { port: service.server.port, pid: process.pid, output: () => out, stdout: () => stdout, exited, stop };
+  live.add(server);
+  void exited.then(() => live.delete(server));
+  return server;
 }
 
 /** Appends to this server's file under CHAINPOST_CHILD_LOGS, with the CHAINPOST_ variables it was given (test/secret-scan.ts). */

@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { inlineSmallBlocks, prepareBlock, writePrepared, type NodeAnswers } from '../engine/evm/prepared.js';
@@ -7,7 +8,7 @@ import { normalizeBlock } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
 import { TABLES, openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
-import { tempDir } from './helpers.js';
+import { startChainpost, stopAndClean, tempDir } from './helpers.js';
 
 /** A node's response body around a result. */
 const body = (result: unknown): Uint8Array => Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, result }));
@@ -85,5 +86,25 @@ describe('blocks prepared in the worker pool', () => {
     // A refusal comes back as a rejection either way.
     const other = { ...answers(), receipts: body(b.receipts.map((r) => ({ ...r, blockHash: `0x${'ee'.repeat(32)}` }))) };
     await expect(inlineSmallBlocks(counting, pack, size * 2).prepare('0x1', other)).rejects.toThrow(/receipts are for another block/);
+  });
+});
+
+describe("the server's worker pool", () => {
+  it('runs CHAINPOST_WORKER_THREADS threads, one per core when unset, and its listening line says how many', async () => {
+    for (const [given, threads] of [
+      ['3', 3],
+      ['', availableParallelism()],
+    ] as const) {
+      const s = await startChainpost({ CHAINPOST_WORKER_THREADS: given });
+      try {
+        const listening = s
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"listening"'));
+        expect(JSON.parse(listening!)).toMatchObject({ workerThreads: threads });
+      } finally {
+        await stopAndClean(s);
+      }
+    }
   });
 });

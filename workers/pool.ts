@@ -6,10 +6,10 @@ import { packCompileTask } from './compile-worker.js';
 import { ownBuffers } from './transfer.js';
 
 /**
- * The server's worker threads: one piscina pool, one worker per core, that matches blocks (each worker with its
- * own read handle on the server's LMDB environment), compiles large filter sets, and runs the chain families'
- * own tasks (preparing the blocks ingestion writes, deriving xpub windows) by name. The entry the workers load
- * is given (app/worker.ts): this folder knows no family.
+ * The server's worker threads: one piscina pool, one worker per core unless told (CHAINPOST_WORKER_THREADS), that
+ * matches blocks (each worker with its own read handle on the server's LMDB environment), compiles large filter
+ * sets, and runs the chain families' own tasks (preparing the blocks ingestion writes, deriving xpub windows) by
+ * name. The entry the workers load is given (app/worker.ts): this folder knows no family.
  */
 export interface TaskPool {
   match: MatchPool;

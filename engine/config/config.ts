@@ -84,6 +84,8 @@ export interface Config {
   unansweredSlots: number;
   /** Full blocks kept per chain; older records and probe columns are pruned (indexes stay). */
   retentionBlocks: number;
+  /** CHAINPOST_WORKER_THREADS: the worker pool's threads (matching, compiling, preparing blocks); undefined = one per core. */
+  workerThreads: number | undefined;
   /**
    * The first block of each EVM chain (and of Bitcoin, `bitcoin`) followed for the first time
    * (CHAINPOST_START_BLOCKS), keyed by chain key: the follower backfills from there to the node's head, then
@@ -141,6 +143,9 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/** CHAINPOST_WORKER_THREADS's ceiling: each thread holds its own copy of the worker's code and an LMDB read handle. */
+const MAX_WORKER_THREADS = 256;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -214,6 +219,10 @@ export function parseConfig(env: Env): Config {
       MAX_IN_FLIGHT,
     ),
     retentionBlocks: integer('CHAINPOST_RETENTION_BLOCKS', get('CHAINPOST_RETENTION_BLOCKS'), 100_000, 1, 1_000_000_000),
+    workerThreads:
+      get('CHAINPOST_WORKER_THREADS') === undefined
+        ? undefined
+        : integer('CHAINPOST_WORKER_THREADS', get('CHAINPOST_WORKER_THREADS'), 0, 1, MAX_WORKER_THREADS),
     startBlocks: startBlocks(get('CHAINPOST_START_BLOCKS'), followedEvm(ingest, upstreams), bitcoinRpc !== undefined),
     traceBlocks: flag('CHAINPOST_TRACE_BLOCKS', get('CHAINPOST_TRACE_BLOCKS')),
     shutdownGraceMs: integer('CHAINPOST_SHUTDOWN_GRACE_MS', get('CHAINPOST_SHUTDOWN_GRACE_MS'), SHUTDOWN_GRACE_MS, 0, 600_000),

@@ -135,6 +135,12 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ CHAINPOST_IPFS_GATEWAY: 'ipfs://x' })).toThrow('CHAINPOST_IPFS_GATEWAY: expected a http: or https: URL');
   });
 
+  it("reads the worker pool's threads, one per core when unset (the server counts its cores)", () => {
+    expect(parseConfig({}).workerThreads).toBeUndefined();
+    expect(parseConfig({ CHAINPOST_WORKER_THREADS: '1' }).workerThreads).toBe(1);
+    expect(parseConfig({ CHAINPOST_WORKER_THREADS: '256' }).workerThreads).toBe(256);
+  });
+
   it('reads the webhooks staged per write transaction', () => {
     expect(parseConfig({ CHAINPOST_STAGE_CHUNK: '1' }).stageChunk).toBe(1);
   });
@@ -228,6 +234,9 @@ describe('parseConfig', () => {
     ['CHAINPOST_RPC_GAS_CAP', '9007199254740992'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '0'],
     ['CHAINPOST_DELIVERY_LOG_DAYS', '1.5'],
+    ['CHAINPOST_WORKER_THREADS', '0'],
+    ['CHAINPOST_WORKER_THREADS', '257'],
+    ['CHAINPOST_WORKER_THREADS', 'all'],
     ['CHAINPOST_STAGE_CHUNK', '0'],
     ['CHAINPOST_STAGE_CHUNK', '100001'],
     ['CHAINPOST_DELIVERY_TENANT_SLOTS', '0'],
