@@ -183,6 +183,9 @@ describe('the embedded devnet', () => {
     };
     let saved: string[];
     try {
+      // anvil is told the interval (its own --state-interval does the saving).
+      const argv = readFileSync(`/proc/${first.devnet.pid}/cmdline`, 'utf8').split('\0');
+      expect(argv[argv.indexOf('--state-interval') + 1]).toBe('1');
       // No clean stop writes the file here: only the periodic save (anvil dies with the server, by the kernel).
       expect(await until(() => (savedUpTo() ?? 0) >= 2, 15_000, 100)).toBe(true);
       saved = await hashes(first, savedUpTo()!);
