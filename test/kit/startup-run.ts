@@ -12,7 +12,8 @@ import { watchAtScale, type Scale } from './startup-store.js';
 /**
  * One start of the real server (bin/chainpost.js) on a store watching at scale, following a real anvil, with a
  * real webhook receiver (bench:startup, test/startup-scale.test.ts):
- *   1. a first server creates one stream through the API and follows anvil for a while, then stops;
+ *   1. a first server, on the empty store (its start timed: the baseline), creates one stream through the API and
+ *      follows anvil for a while, then stops;
  *   2. the store layer copies that stream to `scale.streams` streams of `scale.perStream` addresses each (tenants of
  *      1,000 streams, the first the key's);
  *   3. while no server runs, `downBlocks` transfers are mined, each to a watched address of another stream;
@@ -98,13 +99,11 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
   };
   let server: Started | undefined;
   try {
-    // The baseline: the same server on a store without streams.
-    const baseline = await spawnTimed(opts.bin, tempDir(), env);
-    await baseline.started.then((s) => s.stop());
-
-    // 1. A stream made through the API, in the stored form of this code; the server follows anvil a while.
+    // 1. A stream made through the API, in the stored form of this code; the server follows anvil a while. Its
+    // start is the baseline: the same server on a store without streams.
     const dir = tempDir();
-    const first = await startProcess([opts.bin, 'serve'], { ...env, CHAINPOST_DATA: dir, CHAINPOST_PORT: '0' });
+    const baseline = await spawnTimed(opts.bin, dir, env);
+    const first = await baseline.started;
     server = first;
     const made = await call(first.port, '/streams/evm', {
       method: 'PUT',
