@@ -1,9 +1,9 @@
-import { availableParallelism } from 'node:os';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import type { Store } from '../storage/env.js';
 import { FAMILIES, type FamilyStates, type FamilyWebhooks } from './families.js';
 import { workerPool } from './worker-pool.js';
+import { startWorkerThreads, type Threads } from './worker-threads.js';
 import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } from './block-trace.js';
 import type { ServiceClock } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
@@ -51,6 +51,8 @@ export interface IngestParts {
   nodes: NodeAccess;
   dataIndexer: DataIndexer;
   before?: BeforePart;
+  /** The worker pool's threads if already started (they load while the server starts); closed when the start fails. */
+  threads?: Threads;
 }
 
 /** Ingestion started: how many threads its worker pool runs, and its stop. */
@@ -76,13 +78,21 @@ export async function startIngest({
   nodes,
   dataIndexer,
   before = noWait,
+  threads,
 }: IngestParts): Promise<Ingest> {
-  const begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
+  let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
+  try {
+    begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
+    await before('worker pool');
+  } catch (err) {
+    await threads?.close();
+    throw err;
+  }
   // One pool of worker threads for the server: matching and ingestion tasks share its workers, one per core
   // unless CHAINPOST_WORKER_THREADS says how many.
-  await before('worker pool');
-  const workerThreads = config.workerThreads ?? availableParallelism();
-  const pool = workerPool(store.path, workerThreads);
+  const poolThreads = threads ?? startWorkerThreads(store.path, config.workerThreads);
+  const workerThreads = poolThreads.count;
+  const pool = workerPool(poolThreads);
   try {
     await pool.ready();
   } catch (err) {

@@ -43,6 +43,7 @@ import { noWait, startIngest, type BeforePart, type Ingest } from './ingest.js';
 import { Following } from '../engine/ingest/following.js';
 import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
 import { openServerStore } from './store.js';
+import { startWorkerThreads, type Threads } from './worker-threads.js';
 
 export type { BeforePart } from './ingest.js';
 
@@ -74,8 +75,11 @@ export interface Core {
   readonly readiness: Readiness;
   /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
   readonly notice: (text: string) => void;
-  /** Starts following the chains: what each family starts first, the worker pool, the families' followers, matching. */
-  startIngest(before?: BeforePart): Promise<Ingest>;
+  /**
+   * Starts following the chains: what each family starts first, the worker pool (on `threads` if they are started
+   * already), the families' followers, matching.
+   */
+  startIngest(before?: BeforePart, threads?: Threads): Promise<Ingest>;
   /** Closes the store and gives up the data directory. */
   close(): Promise<void>;
 }
@@ -221,7 +225,7 @@ export async function createCore({
       dispatcher,
       readiness,
       notice,
-      startIngest: (before) =>
+      startIngest: (before, threads) =>
         startIngest({
           config,
           log,
@@ -238,6 +242,7 @@ export async function createCore({
           nodes,
           dataIndexer,
           ...(before === undefined ? {} : { before }),
+          ...(threads === undefined ? {} : { threads }),
         }),
       close: async () => {
         unwatchLoop();
@@ -291,26 +296,40 @@ function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metri
   return heads;
 }
 
-/** Builds and starts the whole service from a parsed configuration. */
+/**
+ * Builds and starts the whole service from a parsed configuration. `threads`: the worker pool's threads, started
+ * by the caller before it loaded this module (`serve`); the service owns them from here and closes them if it fails.
+ */
 export async function startService({
   config,
   out,
   notice,
   before = noWait,
   adapters = {},
+  threads: given,
 }: {
   config: Config;
   out?: (line: string) => void;
   notice?: (text: string) => void;
   before?: BeforePart;
   adapters?: Adapters;
+  threads?: Threads;
 }): Promise<Service> {
   if (!nativeUwsLoaded()) {
+    await given?.close();
     throw new Error(
       `the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`,
     );
   }
-  const core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
+  // Started first: each thread loads its modules (~1.5 s) while the store opens and the listener starts.
+  const threads = given ?? startWorkerThreads(config.dataDir, config.workerThreads);
+  let core: Core;
+  try {
+    core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
+  } catch (err) {
+    await threads.close();
+    throw err;
+  }
   const { log } = core;
   /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
   const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
@@ -318,11 +337,18 @@ export async function startService({
       return await startServer({ host: config.host, port, routes, pipeline: core.pipeline, fallback: unknownRoute });
     } catch (err) {
       for (const s of opened) await s.close(0);
+      await threads.close();
       await core.close();
       throw new ConfigError(variable, `${(err as Error).message} (address in use, or not an address of this machine)`);
     }
   };
-  await before('listener');
+  try {
+    await before('listener');
+  } catch (err) {
+    await threads.close();
+    await core.close();
+    throw err;
+  }
   const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
   // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
   const rpcServer =
@@ -330,7 +356,7 @@ export async function startService({
   core.readiness.up('listener');
   let ingest: Ingest;
   try {
-    ingest = await core.startIngest(before);
+    ingest = await core.startIngest(before, threads);
   } catch (err) {
     // No anvil build here, say: nothing stays open behind the error.
     await server.close(0);

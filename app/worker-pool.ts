@@ -1,9 +1,9 @@
-import { fileURLToPath } from 'node:url';
 import type { FamilyPools } from '../engine/families/registry.js';
 import type { FilterCompiler, MatchPool } from '../engine/match/ports.js';
 import { taskPool } from '../workers/pool.js';
 import { FAMILIES, type ServerFamilies } from './families.js';
 import type { FamilyTask } from './family-tasks.js';
+import { startWorkerThreads, type Threads } from './worker-threads.js';
 
 /**
  * The server's worker pool (workers/pool.ts) on the entry of app/worker.ts: matching, compiling, and each
@@ -16,8 +16,9 @@ export type WorkerPool = FamilyPools<ServerFamilies['byName']> & {
   close(): Promise<void>;
 };
 
-export function workerPool(path: string, threads?: number): WorkerPool {
-  const pool = taskPool({ path, entry: workerEntry(), ...(threads === undefined ? {} : { threads }) });
+/** The pool on threads already started (startWorkerThreads), or on new ones over the store at `path`. */
+export function workerPool(on: Threads | string, threads?: number): WorkerPool {
+  const pool = taskPool(typeof on === 'string' ? startWorkerThreads(on, threads) : on);
   return {
     match: pool.match,
     compile: pool.compile,
@@ -32,11 +33,3 @@ export function workerPool(path: string, threads?: number): WorkerPool {
 
 /** The match workers alone (benches and tests of matching). */
 export const matchPool = (path: string, threads?: number): MatchPool => workerPool(path, threads).match;
-
-/** The compiled entry: beside this file in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
-function workerEntry(): string {
-  const here = fileURLToPath(import.meta.url);
-  return here.endsWith('.ts')
-    ? fileURLToPath(new URL('../dist/app/worker.js', import.meta.url))
-    : fileURLToPath(new URL('./worker.js', import.meta.url));
-}

@@ -1,12 +1,11 @@
-import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import type { CompileTask, FilterCompiler, MatchPool } from '../engine/match/ports.js';
 import { packCompileTask } from './compile-worker.js';
+import type { Threads } from './threads.js';
 import { ownBuffers } from './transfer.js';
 
 /**
- * The server's worker threads: one piscina pool, one worker per core unless told (CHAINPOST_WORKER_THREADS), that
+ * The server's worker threads (workers/threads.ts): one piscina pool, one worker per core unless told (CHAINPOST_WORKER_THREADS), that
  * matches blocks (each worker with its own read handle on the server's LMDB environment), compiles large filter
  * sets, and runs the chain families' own tasks (preparing the blocks ingestion writes, deriving xpub windows) by
  * name. The entry the workers load is given (app/worker.ts): this folder knows no family.
@@ -22,9 +21,9 @@ export interface TaskPool {
   close(): Promise<void>;
 }
 
-export function taskPool({ path, entry, threads = availableParallelism() }: { path: string; entry: string; threads?: number }): TaskPool {
-  const pool = new Piscina({ filename: entry, minThreads: threads, maxThreads: threads, workerData: { path }, idleTimeout: Infinity });
-  const close = (): Promise<void> => pool.close();
+export function taskPool(threads: Threads): TaskPool {
+  const pool = threads.piscina;
+  const close = (): Promise<void> => threads.close();
   return {
     match: {
       async match(chain: string, numbers: readonly number[], filter: FilterSetData) {
@@ -38,7 +37,7 @@ export function taskPool({ path, entry, threads = availableParallelism() }: { pa
     },
     run: (name, task, moved = []) => pool.run(task, { name, transferList: ownBuffers(moved) }),
     // One task per thread: a worker takes one at a time, so each of them answers.
-    ready: () => Promise.all(Array.from({ length: threads }, () => pool.run(null, { name: 'ping' }))).then(() => {}),
+    ready: () => Promise.all(Array.from({ length: threads.count }, () => pool.run(null, { name: 'ping' }))).then(() => {}),
     close,
   };
 }
