@@ -7,24 +7,34 @@ export const UNIT_ISOLATED = ['test/unit/engine/delivery/records.test.ts'];
  * Integration files that run one after another in one process per worker (the `shared` project), which loads the
  * server (dist/app/server.js, about 2 CPU-s) and the tests' helpers once for all of them: those checked to pass
  * there. Every other integration file runs in a process of its own (the `integration` project); a file that
- * replaces a module (vi.mock) never belongs here, nor yet one that uses the official SDK (test/sdk.ts): Moralis is
- * one per process, started once on the first file's server, and a later file's calls went to that server.
+ * replaces a module (vi.mock) never belongs here. The files using the official SDK do: test/sdk.ts points the one
+ * Moralis of the process at each file's server.
  */
 export const SHARED = [
   'test/auth.test.ts',
   'test/bitcoin-tip.test.ts',
   'test/crosschain-bitcoin.test.ts',
   'test/crosschain-wallets.test.ts',
+  'test/data-calls.test.ts',
   'test/data-candles.test.ts',
+  'test/data-erc20.test.ts',
+  'test/data-nft-prices.test.ts',
+  'test/data-nft.test.ts',
+  'test/data-prices.test.ts',
   'test/data-scores.test.ts',
+  'test/data-txs.test.ts',
   'test/defi.test.ts',
   'test/dex-v4.test.ts',
   'test/docs.test.ts',
   'test/ingest-pool.test.ts',
   'test/keys-rotate.test.ts',
   'test/limits.test.ts',
+  'test/nft-transfers.test.ts',
   'test/pnl.test.ts',
   'test/removals.test.ts',
+  'test/sdk-auth.test.ts',
+  'test/sdk-streams.test.ts',
+  'test/sdk-walk.test.ts',
   'test/server.test.ts',
   'test/size-limits.test.ts',
   'test/solana-streams.test.ts',
