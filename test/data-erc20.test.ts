@@ -1,6 +1,6 @@
 import { allPages } from './data-api.js';
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { decodeEventLog, formatUnits, getContractAddress, parseUnits, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
@@ -457,10 +457,13 @@ describe('ERC-20 requests: bad parameters, the SDK, new blocks, a reorg', () => 
   it("answers the official SDK's ERC-20 calls with what the chain holds", async () => {
     const Moralis = await moralisFor(s.url, s.key);
     // The SDK's wallets group asks with a path alone (its V3 resolver drops evmApiBaseUrl): this server's base goes in front.
-    require('axios').interceptors.request.use((c: { url?: string }) => {
+    // Taken out after the test: a later file in the same process (the shared project) has a server of its own.
+    const { interceptors } = require('axios');
+    const prefix = interceptors.request.use((c: { url?: string }) => {
       if (c.url?.startsWith('/')) c.url = `${s.url}/api/v2.2${c.url}`;
       return c;
     });
+    onTestFinished(() => interceptors.request.eject(prefix));
     const balances = await Moralis.EvmApi.token.getWalletTokenBalances({ chain: '0x539', address: A1 });
     expect(balances.raw.map((b: Json) => [b.token_address, b.balance])).toEqual(await chainBalances(A1));
     const only = await Moralis.EvmApi.token.getWalletTokenBalances({

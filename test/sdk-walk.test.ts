@@ -43,6 +43,8 @@ type Call = () => Promise<unknown[]>;
 let net: PricedDevnet;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 let Moralis: any;
+/** The response interceptor counting answers, taken out after the file. */
+let answersHook: number | undefined;
 let nft: Deployed;
 let sale: { hash: Hex; block: number };
 let streams: { kept: string; deleted: string; failing: string; failedRecord: string; webhook: Json; signature: string };
@@ -117,7 +119,7 @@ beforeAll(async () => {
   streams = { kept, deleted, failing, failedRecord: record['id'], webhook: last.body, signature: String(last.headers['x-signature']) };
 
   Moralis = await moralisFor(s.url, s.key, { streamsSecret: (await s.call('/settings')).body.secretKey });
-  axios.interceptors.response.use(
+  answersHook = axios.interceptors.response.use(
     (r: { status: number }) => (answers.push(r.status), r),
     (e: { response?: { status: number } }) => {
       answers.push(e.response?.status ?? 0);
@@ -127,6 +129,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // A later file in the same process (the shared project) uses the same axios.
+  if (answersHook !== undefined) axios.interceptors.response.eject(answersHook);
   await net?.stop();
   await rx?.close();
 });
