@@ -1,5 +1,4 @@
-import { labelhash, zeroHash, type Hex } from 'viem';
-import { namehash } from 'viem/ens';
+import { labelhash, namehash, zeroHash, type Hex } from 'viem';
 import { DEV_ACCOUNTS, deploy, write, type Deployed } from './contracts.js';
 
 /**

@@ -1,5 +1,6 @@
-import { decodeFunctionResult, encodeFunctionData, parseAbi, zeroAddress, type Hex } from 'viem';
-import { namehash, normalize } from 'viem/ens';
+// ENSIP-15 normalization from the package viem's `normalize` wraps (its ox/Ens loads all of ox at the server's start).
+import { ens_normalize as normalize } from '@adraffy/ens-normalize';
+import { decodeFunctionResult, encodeFunctionData, namehash, parseAbi, zeroAddress, type Hex } from 'viem';
 import { z } from 'zod';
 import { ApiError, notFound } from '../../errors.js';
 import type { DataDeps } from '../common/deps.js';
