@@ -1,4 +1,4 @@
-import { getAddress, isAddress } from 'viem';
+import { getAddress, isAddress } from 'viem/utils';
 import { isDateTime } from '../datetime.js';
 
 /**

@@ -1,6 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import type { Clock } from '../clock.js';
 import { ApiError, badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';

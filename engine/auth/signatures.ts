@@ -2,7 +2,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { sha3_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, concatBytes, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
-import { getAddress, isHex, recoverMessageAddress } from 'viem';
+import { getAddress, isHex, recoverMessageAddress } from 'viem/utils';
 
 /** Signature checks per chain family. Each returns false for a well-formed signature that does not verify. */
 

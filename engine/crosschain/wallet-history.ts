@@ -1,4 +1,4 @@
-import { formatEther, formatUnits } from 'viem';
+import { formatEther, formatUnits } from 'viem/utils';
 import { z } from 'zod';
 import { addressTxs, txPlace } from '../bitcoin/address-index.js';
 import { BtcRecordView } from '../bitcoin/record.js';

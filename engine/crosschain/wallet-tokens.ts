@@ -1,4 +1,4 @@
-import { formatUnits } from 'viem';
+import { formatUnits } from 'viem/utils';
 import { z } from 'zod';
 import { balanceOf } from '../bitcoin/address-index.js';
 import type { Chain } from '../chains/registry.js';

@@ -1,4 +1,5 @@
-import { decodeFunctionResult, encodeFunctionData, hexToString, parseAbi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, hexToString, parseAbi } from 'viem/utils';
+import type { Hex } from 'viem';
 import type { Kv } from '../ports.js';
 
 /**

@@ -1,14 +1,5 @@
-import {
-  decodeEventLog,
-  decodeFunctionResult,
-  encodeFunctionData,
-  formatUnits,
-  toEventSelector,
-  type Abi,
-  type AbiEvent,
-  type AbiFunction,
-  type Hex,
-} from 'viem';
+import { decodeEventLog, decodeFunctionResult, encodeFunctionData, formatUnits, toEventSelector } from 'viem/utils';
+import type { Abi, AbiEvent, AbiFunction, Hex } from 'viem';
 import type { StoredLog } from './record.js';
 import { RecordView } from './record-view.js';
 import { ProbeKind } from './probe.js';

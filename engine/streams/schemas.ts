@@ -1,4 +1,5 @@
-import { parseAbiItem, toEventSelector, toEventSignature, toFunctionSignature, type AbiEvent, type AbiFunction } from 'viem';
+import { parseAbiItem, toEventSelector, toEventSignature, toFunctionSignature } from 'viem/utils';
+import type { AbiEvent, AbiFunction } from 'viem';
 import { z } from 'zod';
 import { BATCH } from '../size-limits.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import { startAnvil, type Anvil } from './anvil.js';
 import type { Config } from '../../engine/config/config.js';
 

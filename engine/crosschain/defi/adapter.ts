@@ -1,4 +1,5 @@
-import { decodeFunctionResult, encodeFunctionData, type Abi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData } from 'viem/utils';
+import type { Abi, Hex } from 'viem';
 import type { Factory, FactoryKind } from '../../chains/pricing.js';
 import type { DataDeps } from '../../data-api/common/deps.js';
 import { fromNode } from '../../data-api/common/node-reads.js';

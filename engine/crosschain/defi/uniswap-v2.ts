@@ -1,4 +1,4 @@
-import { parseAbi } from 'viem';
+import { parseAbi } from 'viem/utils';
 import { held } from '../../data-api/erc20/balances.js';
 import { poolKey, type PoolRow } from '../../data-api/dex/index/keys.js';
 import { inBatches } from '../../data-api/common/node-reads.js';

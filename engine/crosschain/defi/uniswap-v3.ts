@@ -1,4 +1,4 @@
-import { parseAbi } from 'viem';
+import { parseAbi } from 'viem/utils';
 import type { Factory } from '../../chains/pricing.js';
 import type { Holding } from '../../data-api/nft/index/writer.js';
 import { inBatches } from '../../data-api/common/node-reads.js';

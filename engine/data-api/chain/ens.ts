@@ -1,6 +1,7 @@
 // ENSIP-15 normalization from the package viem's `normalize` wraps (its ox/Ens loads all of ox at the server's start).
 import { ens_normalize as normalize } from '@adraffy/ens-normalize';
-import { decodeFunctionResult, encodeFunctionData, namehash, parseAbi, zeroAddress, type Hex } from 'viem';
+import { concatHex, decodeFunctionResult, encodeFunctionData, keccak256, parseAbi, stringToHex } from 'viem/utils';
+import type { Hex } from 'viem';
 import { z } from 'zod';
 import { ApiError, notFound } from '../../errors.js';
 import type { DataDeps } from '../common/deps.js';
@@ -26,6 +27,19 @@ export interface EnsConfig {
   /** The chain whose registry is read (hex id). */
   chain: string;
   registry: string;
+}
+
+const zeroAddress = '0x0000000000000000000000000000000000000000';
+const ROOT_NODE: Hex = `0x${'00'.repeat(32)}`;
+
+/**
+ * EIP-137's namehash of a normalized name (the root's is zero). viem exports its namehash only with its main
+ * entry and viem/ens, which load viem's clients and all of ox at the server's start; a normalized name has no
+ * `[hash]` labels, the one case viem's adds.
+ */
+export function namehash(name: string): Hex {
+  if (name === '') return ROOT_NODE;
+  return name.split('.').reduceRight<Hex>((node, label) => keccak256(concatHex([node, keccak256(stringToHex(label))])), ROOT_NODE);
 }
 
 const REGISTRY = parseAbi(['function resolver(bytes32 node) view returns (address)']);

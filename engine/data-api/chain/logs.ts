@@ -1,4 +1,5 @@
-import { decodeEventLog, toEventSelector, type AbiEvent, type Hex } from 'viem';
+import { decodeEventLog, toEventSelector } from 'viem/utils';
+import type { AbiEvent, Hex } from 'viem';
 import { z } from 'zod';
 import { badRequest } from '../../errors.js';
 import { rangePage } from '../../page.js';

@@ -1,4 +1,4 @@
-import { formatEther } from 'viem';
+import { formatEther } from 'viem/utils';
 import { z } from 'zod';
 import { unixIso } from '../../datetime.js';
 import { ApiError } from '../../errors.js';

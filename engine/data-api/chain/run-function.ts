@@ -1,4 +1,5 @@
-import { decodeFunctionResult, encodeFunctionData, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData } from 'viem/utils';
+import type { AbiFunction, AbiParameter, Hex } from 'viem';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../errors.js';
 import { jsonValue } from '../common/abi-values.js';

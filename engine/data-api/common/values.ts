@@ -1,4 +1,4 @@
-import { formatUnits } from 'viem';
+import { formatUnits } from 'viem/utils';
 
 /**
  * How the Data API writes chain values (the hosted service's conventions),

@@ -5,7 +5,7 @@ const NONE: Ratio = { num: 0n, den: 1n };
 import { balanceUsd, centsOf, optionsOf, priceParams, withPortfolio } from '../dex/index/usd.js';
 import { fromNode, inBatches } from '../common/node-reads.js';
 import { findChain } from '../../chains/registry.js';
-import { formatEther } from 'viem';
+import { formatEther } from 'viem/utils';
 import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { rangePage } from '../../page.js';

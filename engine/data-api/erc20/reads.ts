@@ -1,5 +1,6 @@
 import { fromNode, metadata } from '../common/node-reads.js';
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem/utils';
+import type { Hex } from 'viem';
 import type { TokenInfo } from '../../evm/token-metadata.js';
 import type { DataDeps } from '../common/deps.js';
 import { tokenKey, type TokenState } from './index/keys.js';

@@ -1,4 +1,5 @@
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem/utils';
+import type { Hex } from 'viem';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { ChainReads } from '../../evm/chain-reads.js';

@@ -1,4 +1,4 @@
-import { keccak256, toHex } from 'viem';
+import { keccak256, toHex } from 'viem/utils';
 import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { rangePage, type RangePage } from '../../page.js';

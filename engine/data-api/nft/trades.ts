@@ -7,7 +7,7 @@ import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } fro
 import { rangeOf } from './lists.js';
 import { NATIVE_PAYMENT, salePrices, saleRecord, usdAt } from './transfers.js';
 import { centsOf } from '../dex/index/usd.js';
-import { formatUnits } from 'viem';
+import { formatUnits } from 'viem/utils';
 import { ZERO_ADDRESS, dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
 import { blockRange, bool, cursor, evmAddress, limit } from '../common/params.js';

@@ -1,7 +1,7 @@
 import { NATIVE, dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
 import { metadata } from '../common/node-reads.js';
-import { formatUnits } from 'viem';
+import { formatUnits } from 'viem/utils';
 import { z } from 'zod';
 import type { ChainState } from '../../evm/follower.js';
 import type { FollowerStatus } from '../../ingest/follow.js';

@@ -1,4 +1,5 @@
-import { decodeEventLog, decodeFunctionData, parseAbi, type Abi, type AbiParameter, type Hex } from 'viem';
+import { decodeEventLog, decodeFunctionData, parseAbi } from 'viem/utils';
+import type { Abi, AbiParameter, Hex } from 'viem';
 
 /**
  * The `decoded_event` and `decoded_call` of verbose items, for the standard

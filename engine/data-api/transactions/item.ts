@@ -1,6 +1,6 @@
 import { dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
-import { formatEther } from 'viem';
+import { formatEther } from 'viem/utils';
 import type { StoredLog } from '../../evm/record.js';
 import { decodeCall, decodeLog } from './decode.js';
 import type { SummaryCall, TxSummary } from './index/summary.js';

@@ -1,7 +1,7 @@
 import { ZERO_ADDRESS as ZERO, dec } from '../common/values.js';
 import { metadata } from '../common/node-reads.js';
 import { collectionKey, type Collection } from '../nft/index/writer.js';
-import { formatEther, formatUnits } from 'viem';
+import { formatEther, formatUnits } from 'viem/utils';
 import { z } from 'zod';
 import type { Chain } from '../../chains/registry.js';
 import type { TokenInfo } from '../../evm/token-metadata.js';

@@ -1,4 +1,5 @@
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem/utils';
+import type { Hex } from 'viem';
 import { factoryOf, type FactoryKind, type Pricing } from '../../../chains/pricing.js';
 import { pos } from '../../../evm/store.js';
 import type { ChainCall } from '../../../evm/token-metadata.js';

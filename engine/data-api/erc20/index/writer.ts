@@ -1,5 +1,6 @@
 import { inBatches } from '../../common/node-reads.js';
-import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
+import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem/utils';
+import type { Hex } from 'viem';
 import { topicAddress, word, type Transfer } from '../../../evm/store.js';
 import type { BlockRecord } from '../../../evm/record.js';
 import type { Kv } from '../../../ports.js';

@@ -1,5 +1,5 @@
 import { inBatches } from '../../common/node-reads.js';
-import { encodeFunctionData, parseAbi } from 'viem';
+import { encodeFunctionData, parseAbi } from 'viem/utils';
 import type { ChainReads } from '../../../evm/chain-reads.js';
 import { salesOf, type Sale } from '../../../evm/sales.js';
 import { nftTokenPrefix, transferRef, type Transfer } from '../../../evm/store.js';
