@@ -323,36 +323,37 @@ export async function startService({
   }
   // Started first: each thread loads its modules (~1.5 s) while the store opens and the listener starts.
   const threads = given ?? startWorkerThreads(config.dataDir, config.workerThreads);
-  let core: Core;
-  try {
-    core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
-  } catch (err) {
+  // Until ingestion owns the threads, a failed start closes what it opened: listeners, threads, store.
+  let core: Core | undefined;
+  const listeners: Server[] = [];
+  const abandon = async (err: unknown): Promise<never> => {
+    for (const s of listeners) await s.close(0);
     await threads.close();
+    await core?.close();
     throw err;
-  }
-  const { log } = core;
-  /** A listener on `port`, or a ConfigError naming `variable`; `opened` is closed first when it fails. */
-  const listen = async (port: number, routes: readonly Route[], variable: string, opened: Server[]): Promise<Server> => {
+  };
+  /** A listener on `port`, or a ConfigError naming `variable`. */
+  const listen = async (c: Core, port: number, routes: readonly Route[], variable: string): Promise<Server> => {
     try {
-      return await startServer({ host: config.host, port, routes, pipeline: core.pipeline, fallback: unknownRoute });
+      const server = await startServer({ host: config.host, port, routes, pipeline: c.pipeline, fallback: unknownRoute });
+      listeners.push(server);
+      return server;
     } catch (err) {
-      for (const s of opened) await s.close(0);
-      await threads.close();
-      await core.close();
       throw new ConfigError(variable, `${(err as Error).message} (address in use, or not an address of this machine)`);
     }
   };
+  let server: Server;
+  let rpcServer: Server | undefined;
   try {
+    core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
     await before('listener');
+    server = await listen(core, config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT');
+    // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
+    rpcServer = config.rpcPort === undefined ? undefined : await listen(core, config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT');
   } catch (err) {
-    await threads.close();
-    await core.close();
-    throw err;
+    return abandon(err);
   }
-  const server = await listen(config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT', []);
-  // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
-  const rpcServer =
-    config.rpcPort === undefined ? undefined : await listen(config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT', [server]);
+  const { log } = core;
   core.readiness.up('listener');
   let ingest: Ingest;
   try {
