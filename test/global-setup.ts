@@ -4,13 +4,18 @@ import { join } from 'node:path';
 import { CHILD_LOGS } from './kit/proc.js';
 import { scanChildLogs } from './secret-scan.js';
 
+const SCANNING = Symbol.for('chainpost.secretScan');
+
 /**
  * The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends.
  * Both integration projects name this file; vitest sets up every project before the first test file and tears
- * them down after the last, so the first call makes the directory and scans it, and the second finds it set.
+ * them down after the last, so the first call makes the directory and scans it, and the second finds the run marked.
  */
 export default function setup(): () => void {
-  if (process.env[CHILD_LOGS] !== undefined) return () => {};
+  // Marked on the process, not by CHAINPOST_CHILD_LOGS: a variable left in a developer's shell would skip the scan.
+  const run = globalThis as { [SCANNING]?: true };
+  if (run[SCANNING]) return () => {};
+  run[SCANNING] = true;
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-logs-'));
   process.env[CHILD_LOGS] = dir;
   // One worker thread in every server the tests start, children started without test/helpers.ts's serverEnv
