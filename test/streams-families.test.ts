@@ -6,7 +6,7 @@ import { BIP84_ZPUB, XPRV, XPUB, withVersion } from './kit/bitcoin-core/keys.js'
 import { advance, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { deliveryEnv, familyCalls, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 import { startReceiver, type Received } from './receiver.js';
-import type { Store } from '../storage/env.js';
+import { openStore, type Store } from '../storage/env.js';
 
 /**
  * The Streams API of each family beside EVM's (`/streams/bitcoin`, `/streams/solana`): one suite run for each
@@ -621,7 +621,6 @@ describe('the Streams API of each family beside EVM', () => {
         await post(`${route}/${keep}/address`, { address: f.address });
         await f.ownResources?.add(c, keep);
         expect((await del(`${route}/${id}`)).status).toBe(200);
-        const { openStore } = await import('../storage/env.js');
         const store = openStore(s.dir, { create: false });
         try {
           f.deleted.check(store, id, keep);
@@ -866,7 +865,6 @@ describe('the Streams API of each family beside EVM', () => {
           await r.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx2.url, chainIds: ['0x1'], includeNativeTxs: true } })
         ).body;
         await r.stop('SIGTERM');
-        const { openStore } = await import('../storage/env.js');
         const store = openStore(dir, { create: false });
         try {
           const records = store.range<Record<string, unknown>>('streams').map((e) => e.value);
