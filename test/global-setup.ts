@@ -19,7 +19,7 @@ export default function setup(): () => void {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-logs-'));
   process.env[CHILD_LOGS] = dir;
   // One worker thread in every server the tests start, children started without test/helpers.ts's serverEnv
-  // included (the binary as a user starts it): each thread costs a start half a second of CPU loading its code.
+  // included (the binary as a user starts it): each thread costs a start the CPU of loading its code.
   process.env['CHAINPOST_WORKER_THREADS'] ??= '1';
   return () => {
     const r = scanChildLogs(dir);

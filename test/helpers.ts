@@ -35,7 +35,7 @@ export interface RunningBinary extends Running, Started {}
  * The environment every test server starts with. No chain to follow unless a test asks for one (an unset
  * CHAINPOST_CHAINS would start the embedded anvil). Receivers and metadata servers listen on loopback, which a
  * server following chains (CHAINPOST_CHAINS, even none) refuses by default: allowed here, for every test; a test
- * of the default passes '' (unset). One worker thread: each costs its start half a second of CPU loading its code,
+ * of the default passes '' (unset). One worker thread: each costs its start the CPU of loading its code,
  * and tests run two files at a time on two cores; a test of the pool passes its own count ('' for one per core).
  */
 const serverEnv = (env: Record<string, string>, dir: string): Record<string, string> => ({
