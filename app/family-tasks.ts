@@ -1,4 +1,4 @@
-import type { Families } from '../engine/families/registry.js';
+import type { WorkerFamilies } from '../engine/families/worker-registry.js';
 import { pack } from '../storage/codec.js';
 import { movable } from '../workers/transfer.js';
 
@@ -13,7 +13,7 @@ export interface FamilyTask {
  * name, with the store's encoding; the byte arrays a task names are moved back to the serving thread, not copied.
  */
 export const familyTask =
-  (families: Families<any>) =>
+  (families: WorkerFamilies) =>
   ({ name, input }: FamilyTask): unknown => {
     const { value, moved } = families.task(name)(input, { pack });
     return moved.length === 0 ? value : movable(value, moved);

@@ -1,10 +1,9 @@
 import type { Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
-import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
 import { BitcoinStreams } from './stream-service.js';
-import { prepareBitcoinBlock, type BitcoinAnswers, type BitcoinIngestPool } from './prepared.js';
+import type { BitcoinIngestPool } from './prepared.js';
 import { bitcoinDefinition, bitcoinReplay } from './replay.js';
-import { deriveWindow, XpubWindows, type WindowDeriver, type WindowTask } from './xpub-windows.js';
+import { XpubWindows, type WindowDeriver } from './xpub-windows.js';
 import { BitcoinWallets, type BitcoinState } from './wallets.js';
 import { prepareTable } from './secp256k1-table.js';
 import { bitcoinWebhookBuilder } from './webhook.js';
@@ -21,6 +20,7 @@ import {
   type BitcoinStreamRecord,
 } from './stream.js';
 import type { BuildWebhook } from '../match/build.js';
+import { bitcoinWorker } from './worker.js';
 
 /** A stream's extended keys (/streams/bitcoin/:id/xpub): the addresses each derives are watched with the stream's own. */
 const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
@@ -34,7 +34,8 @@ const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
 
 /** The Bitcoin family (engine/families/family.ts): its streams have extended keys beyond the shared resources. */
 export const bitcoin = {
-  name: 'bitcoin',
+  // Its name, match step and tasks: a worker of the pool loads only these (worker.ts).
+  ...bitcoinWorker,
   streams: BITCOIN_STREAMS,
   resources: (p: StreamParts, { wallets }: BitcoinState) =>
     new BitcoinStreams(
@@ -47,8 +48,6 @@ export const bitcoin = {
       p.followed,
       p.plane,
     ),
-  // Its own keys are its xpubs' script hashes (the entries' derived keys).
-  matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
   follow: followBitcoin,
   webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) =>
     bitcoinWebhookBuilder({
@@ -59,15 +58,6 @@ export const bitcoin = {
   // The addresses its xpubs derive are matched too.
   replay: (build: BuildWebhook<BitcoinStreamRecord>, _parts: BitcoinWebhookParts, { wallets }: BitcoinState) =>
     bitcoinReplay(build, wallets.windows),
-  tasks: {
-    /** Bitcoin Core's getblock answer into the block record and probe column. */
-    bitcoin(task: { answers: BitcoinAnswers }) {
-      const block = prepareBitcoinBlock(task.answers);
-      return { value: block, moved: block === null ? [] : [block.record, block.probe] };
-    },
-    /** An added xpub's gap window. */
-    xpubWindow: (task: WindowTask) => ({ value: deriveWindow(task), moved: [] }),
-  },
   pool: (run): { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver } => ({
     bitcoin: { prepare: (chain, answers) => run('bitcoin', { chain, answers }, [answers.block]) },
     xpubs: { derive: (task) => run('xpubWindow', task) },

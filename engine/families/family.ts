@@ -23,7 +23,8 @@ import type { FollowedChains } from '../streams/unfollowed.js';
 /**
  * The contract of a chain family (EVM, Bitcoin, Solana): what the shared parts (streams, matching, ingestion)
  * ask of it. Each family exports one object satisfying it from engine/<family>/index.ts; app/families.ts lists
- * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts.
+ * them, a line each, and hands the registry (engine/families/registry.ts) to the shared parts. Its name, match
+ * step and tasks come from its worker part (`FamilyWorker`, engine/<family>/worker.ts), reused as they are.
  */
 export interface Family<
   D extends StreamCommon = StreamCommon,
@@ -73,6 +74,12 @@ export interface Family<
   /** Its parts of the server's readiness (GET /health answers 503 while one is starting), for the configuration. */
   readiness?(config: Config): Part[];
 }
+
+/**
+ * What a worker of the pool runs of a family (engine/<family>/worker.ts, listed in app/worker-families.ts): a
+ * worker loads these alone, not the rest of the family (its schemas, webhook builders: zod and viem).
+ */
+export type FamilyWorker = Pick<Family, 'name' | 'matching' | 'tasks'>;
 
 /** Runs a family's task of the worker pool by name; the byte arrays of `moved` go to the worker, not copied. */
 export type RunTask = <R>(name: string, input: unknown, moved?: ReadonlyArray<Uint8Array | null>) => Promise<R>;

@@ -1,25 +1,14 @@
-import type { ChainFamily } from '../chains/registry.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { BlockReplay, type ReplayFamily } from '../match/block-replay.js';
-import type { FamilyMatching, WatchFamilies } from '../match/ports.js';
+import type { WatchFamilies } from '../match/ports.js';
 import type { Kv } from '../ports.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
 import type { Config } from '../config/config.js';
 import { NO_DERIVED } from '../match/ports.js';
+import { WorkerFamilies } from './worker-registry.js';
 import type { Part } from '../readiness.js';
-import type {
-  BeginParts,
-  Family,
-  FollowParts,
-  PrepareParts,
-  PreparedState,
-  RunTask,
-  Started,
-  StreamParts,
-  TaskParts,
-  TaskResult,
-} from './family.js';
+import type { BeginParts, Family, FollowParts, PrepareParts, PreparedState, RunTask, Started, StreamParts } from './family.js';
 
 /** Every family's follow parts at once: what app/ingest.ts hands each of them. */
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -63,12 +52,15 @@ export const bind = <Fa extends Family<any, any, any, any, any, any>>(
  * A stored stream names its family, but for the one family whose records are unmarked (its stream family
  * says so: EVM's, stored before other families existed).
  */
-export class Families<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>> implements WatchFamilies {
+export class Families<F extends Readonly<Record<string, Family<any, any, any, any, any, any>>>>
+  extends WorkerFamilies
+  implements WatchFamilies
+{
   private readonly unmarked: Family<any, any, any, any, any, any> | undefined;
-  /** Every family's worker tasks, by name. */
-  private readonly tasks = new Map<string, (input: unknown, parts: TaskParts) => TaskResult>();
 
   constructor(readonly byName: F) {
+    // Each family's match step and its tasks by name, as a worker knows them.
+    super(Object.values(byName));
     const unmarked = Object.values(byName).filter((f) => f.streams.unmarked === true);
     if (unmarked.length > 1)
       throw new Error(`one family at most stores its streams unmarked, not ${unmarked.map((f) => f.name).join(' and ')}`);
@@ -79,18 +71,7 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
         throw new Error(
           `the ${f.name} family has ${f.replay === undefined ? 'a block request but no replay' : 'a replay but no block request'}`,
         );
-      for (const [name, task] of Object.entries(f.tasks)) {
-        if (this.tasks.has(name)) throw new Error(`two families have a worker task named ${name}`);
-        this.tasks.set(name, task);
-      }
     }
-  }
-
-  /** A family's task of the worker pool, by its name. */
-  task(name: string): (input: unknown, parts: TaskParts) => TaskResult {
-    const task = this.tasks.get(name);
-    if (task === undefined) throw new Error(`no family has a worker task named ${name}`);
-    return task;
   }
 
   /** Every family's ports onto the worker pool, over the runner of their tasks; no two by one name, nor by a name `taken` by the pool. */
@@ -107,9 +88,6 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
   get list(): Array<F[keyof F]> {
     return Object.values(this.byName) as Array<F[keyof F]>;
   }
-
-  /** The family's match step; undefined for a family the server has none of (Aptos: sign-in only). */
-  matching = (family: ChainFamily): FamilyMatching | undefined => this.named(family)?.matching;
 
   /** The family of a stored stream. */
   of(s: Pick<StoredStream, 'family' | 'id'>): F[keyof F] {

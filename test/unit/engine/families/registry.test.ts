@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../../../app/families.js';
 import { CHAIN_FAMILIES } from '../../../../app/family-list.js';
+import { WORKER_FAMILIES } from '../../../../app/worker-families.js';
 import { bitcoin } from '../../../../engine/bitcoin/index.js';
 import { evm } from '../../../../engine/evm/index.js';
 import type { BeginParts, PrepareParts } from '../../../../engine/families/family.js';
 import { Families, bind } from '../../../../engine/families/registry.js';
+import { WorkerFamilies } from '../../../../engine/families/worker-registry.js';
 import { solana } from '../../../../engine/solana/index.js';
 
 describe('the registry of families', () => {
@@ -59,6 +61,19 @@ describe('the registry of families', () => {
     );
     expect('adapters' in CHAIN_FAMILIES.evm).toBe(false);
     expect(new Families(CHAIN_FAMILIES).task('ingest')).toBe(evm.tasks.ingest);
+  });
+
+  it("gives a worker every family's own match step and tasks, the very ones of its full object, in the server's order", () => {
+    expect(WORKER_FAMILIES.map((f) => f.name)).toEqual(Object.keys(CHAIN_FAMILIES));
+    for (const worker of WORKER_FAMILIES) {
+      expect(CHAIN_FAMILIES[worker.name].matching, worker.name).toBe(worker.matching);
+      expect(CHAIN_FAMILIES[worker.name].tasks, worker.name).toBe(worker.tasks);
+    }
+    const families = new WorkerFamilies(WORKER_FAMILIES);
+    expect(families.task('xpubWindow')).toBe(bitcoin.tasks.xpubWindow);
+    expect(families.matching('solana')).toBe(solana.matching);
+    expect(families.matching('aptos')).toBeUndefined();
+    expect(() => families.task('aptos')).toThrow('no family has a worker task named aptos');
   });
 
   it('gives a stream the keys of the family that derives any for it, and none when no family does', () => {

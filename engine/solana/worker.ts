@@ -1,0 +1,24 @@
+import type { FamilyWorker } from '../families/family.js';
+import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
+import { prepareSolanaBlock, type SolanaAnswers } from './prepared.js';
+
+/** What a worker of the pool runs of the Solana family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
+export const solanaWorker = {
+  name: 'solana',
+  matching: {
+    compile: (version, entries, seed) =>
+      compileSolanaFilter(
+        version,
+        entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })),
+        seed,
+      ),
+    walk: walkSolanaProbe,
+  },
+  tasks: {
+    /** getBlock's answer into the slot record and probe column, or what the node said instead. */
+    solana(task: { answers: SolanaAnswers }) {
+      const block = prepareSolanaBlock(task.answers);
+      return { value: block, moved: block === null || 'error' in block ? [] : [block.record, block.probe] };
+    },
+  },
+} satisfies FamilyWorker;
