@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
@@ -81,5 +82,38 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
     const large = await inline.match(chain, numbers, v3);
     expect(pooled).toBe(1);
     numbers.forEach((n) => expect(large[n], `block ${n}`).toEqual(here.match(probes[n]!)));
+  });
+});
+
+/**
+ * The modules a pool thread's entry (dist/app/worker.js) loads, by URL, seen by a resolve hook in a process of its
+ * own; the hook answers the list itself when asked for `loaded:`, after the entry has loaded.
+ */
+function workerModules(): string[] {
+  const hook = `const seen = new Set();
+export async function resolve(specifier, context, next) {
+  if (specifier === 'loaded:') return { url: 'data:text/javascript,export default ' + JSON.stringify([...seen]), shortCircuit: true };
+  const resolved = await next(specifier, context);
+  seen.add(resolved.url);
+  return resolved;
+}`;
+  const script = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+await import(${JSON.stringify(new URL('../dist/app/worker.js', import.meta.url).href)});
+process.stdout.write(JSON.stringify((await import('loaded:')).default));`;
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
+}
+
+describe("a pool thread's modules", () => {
+  it("loads each family's match step and tasks, not its schemas or webhook builders: neither viem nor zod", () => {
+    const modules = workerModules();
+    const ours = (path: string) => modules.some((url) => url.endsWith(`/dist/${path}`));
+    // What it runs: the match and compile tasks, and each family's filter and prepared block.
+    for (const family of ['evm', 'bitcoin', 'solana']) {
+      expect(ours(`engine/${family}/worker.js`), family).toBe(true);
+      expect(ours(`engine/${family}/index.js`), family).toBe(false);
+    }
+    expect(ours('workers/match-worker.js')).toBe(true);
+    expect(modules.filter((url) => /\/node_modules\/(viem|zod)\//.test(url))).toEqual([]);
   });
 });
