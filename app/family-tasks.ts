@@ -1,3 +1,4 @@
+import type { FamilyWorker } from '../engine/families/family.js';
 import type { WorkerFamilies } from '../engine/families/worker-registry.js';
 import { pack } from '../storage/codec.js';
 import { movable } from '../workers/transfer.js';
@@ -18,3 +19,13 @@ export const familyTask =
     const { value, moved } = families.task(name)(input, { pack });
     return moved.length === 0 ? value : movable(value, moved);
   };
+
+/**
+ * A family's worker part, by its name: the default export of engine/<name>/worker.ts (its match step and tasks),
+ * loaded alone, without the rest of the family.
+ */
+export async function workerPart(name: string): Promise<FamilyWorker> {
+  const part = ((await import(/* @vite-ignore */ `../engine/${name}/worker.js`)) as { default: FamilyWorker }).default;
+  if (part?.name !== name) throw new Error(`engine/${name}/worker.js is not the worker part of the ${name} family`);
+  return part;
+}

@@ -296,33 +296,27 @@ function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metri
   return heads;
 }
 
-/**
- * Builds and starts the whole service from a parsed configuration. `threads`: the worker pool's threads, started
- * by the caller before it loaded this module (`serve`); the service owns them from here and closes them if it fails.
- */
+/** Builds and starts the whole service from a parsed configuration. */
 export async function startService({
   config,
   out,
   notice,
   before = noWait,
   adapters = {},
-  threads: given,
 }: {
   config: Config;
   out?: (line: string) => void;
   notice?: (text: string) => void;
   before?: BeforePart;
   adapters?: Adapters;
-  threads?: Threads;
 }): Promise<Service> {
   if (!nativeUwsLoaded()) {
-    await given?.close();
     throw new Error(
       `the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`,
     );
   }
-  // Started first: each thread loads its modules (~1.5 s) while the store opens and the listener starts.
-  const threads = given ?? startWorkerThreads(config.dataDir, config.workerThreads);
+  // Started first: each thread loads its modules while the store opens and the listener starts.
+  const threads = startWorkerThreads(config.dataDir, config.workerThreads);
   // Until ingestion owns the threads, a failed start closes what it opened: listeners, threads, store.
   let core: Core | undefined;
   const listeners: Server[] = [];

@@ -1,14 +1,22 @@
 import { fileURLToPath } from 'node:url';
 import { startThreads, type Threads } from '../workers/threads.js';
+import { FAMILIES } from './families.js';
 
 export type { Threads } from '../workers/threads.js';
 
-/**
- * The server's worker threads on the entry of app/worker.ts, started. Light to import (piscina alone): `serve` starts
- * them before it imports the server, so the threads load their modules while the serving thread loads its own.
- */
+/** What each thread of the pool is started with: the store's path, and the names of the families it loads the worker parts of. */
+export interface PoolData {
+  path: string;
+  families: readonly string[];
+}
+
+/** The server's worker threads on the entry of app/worker.ts, started: each loads its modules while the starting thread goes on. */
 export const startWorkerThreads = (path: string, threads?: number): Threads =>
-  startThreads({ path, entry: workerEntry(), ...(threads === undefined ? {} : { threads }) });
+  startThreads({
+    entry: workerEntry(),
+    data: { path, families: FAMILIES.list.map((f) => f.name) } satisfies PoolData,
+    ...(threads === undefined ? {} : { threads }),
+  });
 
 /** The compiled entry: beside this file in dist/, or in dist/ when this runs from the TypeScript sources (vitest). */
 function workerEntry(): string {

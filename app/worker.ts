@@ -1,15 +1,17 @@
 /**
  * The entry of the server's one worker pool (app/worker-pool.ts): each task kind is a named export, chosen by the
  * `name` piscina runs a task with. The shared tasks come from workers/, the chain families' own run by name
- * (app/family-tasks.ts), all made over the families' worker parts; every import is static, so a worker loads exactly this.
+ * (app/family-tasks.ts), all made over the families' worker parts.
  */
+import { workerData } from 'node:worker_threads';
 import { WorkerFamilies } from '../engine/families/worker-registry.js';
 import { compileTask, matchTask } from '../workers/entry.js';
-import { familyTask } from './family-tasks.js';
-import { WORKER_FAMILIES } from './worker-families.js';
+import { familyTask, workerPart } from './family-tasks.js';
+import type { PoolData } from './worker-threads.js';
 
-// Each family's match step and tasks alone: not its full object (app/family-list.ts), whose schemas and webhook builders a worker never runs.
-const FAMILIES = new WorkerFamilies(WORKER_FAMILIES);
+// The families the server lists (app/family-list.ts), each by its worker part alone: not its full object, whose
+// schemas and webhook builders a worker never runs.
+const FAMILIES = new WorkerFamilies(await Promise.all((workerData as PoolData).families.map(workerPart)));
 
 export { ping } from '../workers/entry.js';
 

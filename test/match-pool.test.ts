@@ -86,8 +86,9 @@ describe('the match pool over the mainnet fixture blocks in LMDB', () => {
 });
 
 /**
- * The modules a pool thread's entry (dist/app/worker.js) loads, by URL, seen by a resolve hook in a process of its
- * own; the hook answers the list itself when asked for `loaded:`, after the entry has loaded.
+ * The modules a pool thread's entry (dist/app/worker.js) loads, by URL, seen by a resolve hook in a thread started as
+ * the server starts one (the server's families named in its workerData), in a process of its own; the hook answers
+ * the list itself when asked for `loaded:`, after the entry has loaded.
  */
 function workerModules(): string[] {
   const hook = `const seen = new Set();
@@ -97,10 +98,17 @@ export async function resolve(specifier, context, next) {
   seen.add(resolved.url);
   return resolved;
 }`;
-  const script = `import { register } from 'node:module';
+  const thread = `import { register } from 'node:module';
+import { parentPort } from 'node:worker_threads';
 register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
 await import(${JSON.stringify(new URL('../dist/app/worker.js', import.meta.url).href)});
-process.stdout.write(JSON.stringify((await import('loaded:')).default));`;
+parentPort.postMessage((await import('loaded:')).default);`;
+  const script = `import { Worker } from 'node:worker_threads';
+const data = { path: '/nonexistent', families: ${JSON.stringify(FAMILIES.list.map((f) => f.name))} };
+new Worker(${JSON.stringify(thread)}, { eval: true, workerData: data }).once('message', (m) => {
+  process.stdout.write(JSON.stringify(m));
+  process.exit(0);
+});`;
   return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as string[];
 }
 
@@ -109,9 +117,9 @@ describe("a pool thread's modules", () => {
     const modules = workerModules();
     const ours = (path: string) => modules.some((url) => url.endsWith(`/dist/${path}`));
     // What it runs: the match and compile tasks, and each family's filter and prepared block.
-    for (const family of ['evm', 'bitcoin', 'solana']) {
-      expect(ours(`engine/${family}/worker.js`), family).toBe(true);
-      expect(ours(`engine/${family}/index.js`), family).toBe(false);
+    for (const { name } of FAMILIES.list) {
+      expect(ours(`engine/${name}/worker.js`), name).toBe(true);
+      expect(ours(`engine/${name}/index.js`), name).toBe(false);
     }
     expect(ours('workers/match-worker.js')).toBe(true);
     expect(modules.filter((url) => /\/node_modules\/(viem|zod)\//.test(url))).toEqual([]);

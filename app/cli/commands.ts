@@ -220,12 +220,9 @@ async function status(ctx: Context): Promise<void> {
 }
 
 async function serve(config: Config): Promise<void> {
-  // The worker pool's threads first: each loads its modules (~1.5 s) while this thread imports the server.
-  const { startWorkerThreads } = await import('../worker-threads.js');
-  const threads = startWorkerThreads(config.dataDir, config.workerThreads);
-  // Loaded only to serve: the whole server takes ~1.4 s to import, which every other command would pay.
+  // Loaded only to serve: every other command would pay the whole server's import.
   const { startService } = await import('../server.js');
-  const service = await startService({ config, threads });
+  const service = await startService({ config });
   let stopping = false;
   const onSignal = (signal: string): void => {
     if (stopping) return;

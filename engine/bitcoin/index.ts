@@ -20,7 +20,7 @@ import {
   type BitcoinStreamRecord,
 } from './stream.js';
 import type { BuildWebhook } from '../match/build.js';
-import { bitcoinWorker } from './worker.js';
+import bitcoinWorker from './worker.js';
 
 /** A stream's extended keys (/streams/bitcoin/:id/xpub): the addresses each derives are watched with the stream's own. */
 const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {

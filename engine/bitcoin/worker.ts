@@ -4,7 +4,7 @@ import { prepareBitcoinBlock, type BitcoinAnswers } from './prepared.js';
 import { deriveWindow, type WindowTask } from './xpub-windows.js';
 
 /** What a worker of the pool runs of the Bitcoin family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
-export const bitcoinWorker = {
+const bitcoinWorker = {
   name: 'bitcoin',
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
   matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
@@ -18,3 +18,5 @@ export const bitcoinWorker = {
     xpubWindow: (task: WindowTask) => ({ value: deriveWindow(task), moved: [] }),
   },
 } satisfies FamilyWorker;
+
+export default bitcoinWorker;

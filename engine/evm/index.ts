@@ -8,7 +8,7 @@ import { EVM_STREAMS } from './stream.js';
 import { addressBody, createStream, updateStream } from '../streams/schemas.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 import { chainReads } from './chain-reads.js';
-import { evmWorker } from './worker.js';
+import evmWorker from './worker.js';
 
 /** The EVM family (engine/families/family.ts). */
 export const evm = {

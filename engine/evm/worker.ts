@@ -3,7 +3,7 @@ import { compileFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type NodeAnswers } from './prepared.js';
 
 /** What a worker of the pool runs of the EVM family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
-export const evmWorker = {
+const evmWorker = {
   name: 'evm',
   matching: {
     compile: (version, entries, seed) =>
@@ -25,3 +25,5 @@ export const evmWorker = {
     },
   },
 } satisfies FamilyWorker;
+
+export default evmWorker;

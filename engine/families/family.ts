@@ -76,8 +76,8 @@ export interface Family<
 }
 
 /**
- * What a worker of the pool runs of a family (engine/<family>/worker.ts, listed in app/worker-families.ts): a
- * worker loads these alone, not the rest of the family (its schemas, webhook builders: zod and viem).
+ * What a worker of the pool runs of a family: the default export of engine/<name>/worker.ts, which a worker loads by
+ * the family's name (app/worker.ts) and alone, not the rest of the family (its schemas, webhook builders: zod and viem).
  */
 export type FamilyWorker = Pick<Family, 'name' | 'matching' | 'tasks'>;
 

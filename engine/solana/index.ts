@@ -4,7 +4,7 @@ import { followSolana, prepareSolana, type SolanaAdapters, type SolanaFollowPart
 import type { SolanaIngestPool } from './prepared.js';
 import { solanaDefinition, solanaReplay } from './replay.js';
 import { solanaWebhookBuilder } from './webhook.js';
-import { solanaWorker } from './worker.js';
+import solanaWorker from './worker.js';
 import {
   createSolanaStream,
   SOLANA_STREAMS,

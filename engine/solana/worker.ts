@@ -3,7 +3,7 @@ import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
 import { prepareSolanaBlock, type SolanaAnswers } from './prepared.js';
 
 /** What a worker of the pool runs of the Solana family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
-export const solanaWorker = {
+const solanaWorker = {
   name: 'solana',
   matching: {
     compile: (version, entries, seed) =>
@@ -22,3 +22,5 @@ export const solanaWorker = {
     },
   },
 } satisfies FamilyWorker;
+
+export default solanaWorker;

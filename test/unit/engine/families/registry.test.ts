@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { FAMILIES } from '../../../../app/families.js';
 import { CHAIN_FAMILIES } from '../../../../app/family-list.js';
-import { WORKER_FAMILIES } from '../../../../app/worker-families.js';
 import { bitcoin } from '../../../../engine/bitcoin/index.js';
 import { evm } from '../../../../engine/evm/index.js';
-import type { BeginParts, PrepareParts } from '../../../../engine/families/family.js';
+import type { BeginParts, FamilyWorker, PrepareParts } from '../../../../engine/families/family.js';
 import { Families, bind } from '../../../../engine/families/registry.js';
 import { WorkerFamilies } from '../../../../engine/families/worker-registry.js';
+import { workerPart } from '../../../../app/family-tasks.js';
 import { solana } from '../../../../engine/solana/index.js';
 
 describe('the registry of families', () => {
@@ -63,13 +63,16 @@ describe('the registry of families', () => {
     expect(new Families(CHAIN_FAMILIES).task('ingest')).toBe(evm.tasks.ingest);
   });
 
-  it("gives a worker every family's own match step and tasks, the very ones of its full object, in the server's order", () => {
-    expect(WORKER_FAMILIES.map((f) => f.name)).toEqual(Object.keys(CHAIN_FAMILIES));
-    for (const worker of WORKER_FAMILIES) {
-      expect(CHAIN_FAMILIES[worker.name].matching, worker.name).toBe(worker.matching);
-      expect(CHAIN_FAMILIES[worker.name].tasks, worker.name).toBe(worker.tasks);
+  it("gives a worker, by each listed family's name, that family's own match step and tasks: the very ones of its full object", async () => {
+    const parts: FamilyWorker[] = [];
+    for (const full of FAMILIES.list) {
+      const part = await workerPart(full.name);
+      expect(part.matching, full.name).toBe(full.matching);
+      expect(part.tasks, full.name).toBe(full.tasks);
+      parts.push(part);
     }
-    const families = new WorkerFamilies(WORKER_FAMILIES);
+    await expect(workerPart('aptos')).rejects.toThrow();
+    const families = new WorkerFamilies(parts);
     expect(families.task('xpubWindow')).toBe(bitcoin.tasks.xpubWindow);
     expect(families.matching('solana')).toBe(solana.matching);
     expect(families.matching('aptos')).toBeUndefined();
