@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `chainpost` binary: runs the compiled service (npm run build makes dist/).
+// The `chainpost` binary: runs the compiled service (npm run build makes dist/) on this process's streams.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -9,4 +9,6 @@ if (!existsSync(fileURLToPath(main))) {
   process.exit(1);
 }
 const { run } = await import(main.href);
-await run(process.argv.slice(2));
+// 0: the command is done (a server runs on), and the process ends when nothing is left to do.
+const code = await run(process.argv.slice(2));
+if (code !== 0) process.exit(code);

@@ -3,6 +3,7 @@
  * options and what it does. cli/main.ts parses the arguments against an
  * entry, answers --help from it and runs it; a new command is one more entry.
  */
+import { resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Config } from '../../engine/config/config.js';
@@ -16,10 +17,31 @@ export interface OptionSpec {
   help: string;
 }
 
+/** Where a run of the CLI reads and writes: the process's own (cli/main.ts PROCESS_IO), or a test's. */
+export interface Io {
+  /** stdout: what the command answers. */
+  out(text: string): void;
+  /** stderr: refusals, and the data directory a command uses. */
+  err(text: string): void;
+  /** The environment the configuration is read from. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** What a relative CHAINPOST_DATA or DIR is resolved against. */
+  cwd: string;
+}
+
+/** The process's own streams, environment and working directory: what bin/chainpost.js runs the CLI on. */
+export const PROCESS_IO: Io = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+};
+
 export interface Context {
   config: Config;
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  io: Io;
   /** The store in CHAINPOST_DATA, for commands with `data: 'store'` (closed after `run`). */
   store(): Store;
 }
@@ -40,13 +62,13 @@ export interface Command {
    * and the command holds the directory's lock while it runs (refused while a server runs there).
    */
   data: 'server' | 'store' | 'exclusive' | 'none';
-  run(ctx: Context): Promise<void> | void;
+  /** Resolves with the exit code when it is not 0 (status), or with nothing. */
+  run(ctx: Context): Promise<number | void> | void;
 }
 
 /** `--create`, for a command that may make the store it needs. */
 const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
 
-const out = (text: string): void => void process.stdout.write(text);
 /** The keys in the command's store. What a command needs is imported when it runs: --help and the other commands never load it. */
 const keysOf = async (ctx: Context): Promise<ApiKeys> => {
   const [{ ApiKeys }, { StoreControlPlane }, { lmdbKeyStore }] = await Promise.all([
@@ -75,7 +97,7 @@ export const COMMANDS: readonly Command[] = [
   CHAINPOST_CHAINS   upstream nodes (unset: the embedded anvil devnet as 0x539)
 Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     data: 'server',
-    run: ({ config }) => serve(config),
+    run: ({ config, io }) => serve(config, io),
   },
   {
     name: 'keys create',
@@ -90,7 +112,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     async run(ctx) {
       const { name, email, tenant } = ctx.values as Record<string, string | undefined>;
       const { key, record, tenant: joined } = await (await keysOf(ctx)).create({ name: name!, email, tenant });
-      out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
+      ctx.io.out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
     },
   },
   {
@@ -109,7 +131,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
           k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString(),
         ]);
       for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED', 'EXPIRES'], ...rows])
-        out(
+        ctx.io.out(
           `${r
             .map((c, i) => (i < 5 ? c.padEnd(i === 1 ? 14 : i === 4 ? 24 : 20) : c))
             .join(' ')
@@ -136,7 +158,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
       if (grace === undefined)
         throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
       const { key, record, old } = await (await keysOf(ctx)).rotate(ctx.positionals[0]!, grace);
-      out(
+      ctx.io.out(
         `rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`,
       );
     },
@@ -148,7 +170,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     data: 'store',
     async run(ctx) {
       const k = await (await keysOf(ctx)).revoke(ctx.positionals[0]!);
-      out(`revoked key "${k.name}" (id ${k.id})\n`);
+      ctx.io.out(`revoked key "${k.name}" (id ${k.id})\n`);
     },
   },
   {
@@ -162,10 +184,14 @@ The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server 
 begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     data: 'store',
     async run(ctx) {
-      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(ctx.store(), ctx.positionals[0]!, {
-        compact: ctx.values['compact'] === true,
-      });
-      out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
+      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(
+        ctx.store(),
+        resolve(ctx.io.cwd, ctx.positionals[0]!),
+        {
+          compact: ctx.values['compact'] === true,
+        },
+      );
+      ctx.io.out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
     },
   },
   {
@@ -186,7 +212,7 @@ begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     async run(ctx) {
       // Loaded here: viem and the devnet's client cost the other commands ~0.6 s at start.
       const { devnetReset } = await import('../../http/clients/devnet-reset.js');
-      for (const line of devnetReset(ctx.store(), ctx.config.dataDir)) out(`${line}\n`);
+      for (const line of devnetReset(ctx.store(), ctx.config.dataDir)) ctx.io.out(`${line}\n`);
     },
   },
 ];
@@ -198,7 +224,7 @@ function serverUrl(config: Config): string {
   return `http://${host}:${config.port}`;
 }
 
-async function status(ctx: Context): Promise<void> {
+async function status(ctx: Context): Promise<number> {
   const url = (ctx.values['url'] as string | undefined)?.replace(/\/+$/, '') ?? serverUrl(ctx.config);
   let res: Response;
   try {
@@ -214,15 +240,16 @@ async function status(ctx: Context): Promise<void> {
   }
   const health = (await res.json()) as Health;
   const { failingChains, renderStatus } = await import('./status.js');
-  out(renderStatus(url, health));
+  ctx.io.out(renderStatus(url, health));
   // A server that answers but cannot read a chain is told apart from one that does not answer (1).
-  if (failingChains(health).length > 0) process.exitCode = FAILING_UPSTREAM;
+  return failingChains(health).length > 0 ? FAILING_UPSTREAM : 0;
 }
 
-async function serve(config: Config): Promise<void> {
+async function serve(config: Config, io: Io): Promise<void> {
   // Loaded only to serve: every other command would pay the whole server's import.
   const { startService } = await import('../server.js');
-  const service = await startService({ config });
+  // On the process's own streams the server writes its log lines its way (batched per event-loop turn).
+  const service = await startService({ config, ...(io === PROCESS_IO ? {} : { out: io.out, notice: io.err }) });
   let stopping = false;
   const onSignal = (signal: string): void => {
     if (stopping) return;

@@ -26,12 +26,10 @@ export function openExisting(dir: string, command: Command, create: boolean): St
   });
 }
 
-/** An exclusive command's hold on `dir`: its lock, then the store migrated to this layout (said on stderr). */
-export function holdExclusive(store: Store, dir: string): DataDirLock {
+/** An exclusive command's hold on `dir`: its lock, then the store migrated to this layout (said on `err`, stderr). */
+export function holdExclusive(store: Store, dir: string, err: (text: string) => void): DataDirLock {
   const lock = dataDir(() => lockDataDir(dir));
-  const upgraded = upgradeSchema(store, (from) =>
-    process.stderr.write(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`),
-  );
-  if (upgraded !== undefined) process.stderr.write(`chainpost: migrated the store (${upgraded.rewrittenKeys} keys rewritten)\n`);
+  const upgraded = upgradeSchema(store, (from) => err(`chainpost: migrating the store from layout version ${from} to ${SCHEMA_VERSION}\n`));
+  if (upgraded !== undefined) err(`chainpost: migrated the store (${upgraded.rewrittenKeys} keys rewritten)\n`);
   return lock;
 }

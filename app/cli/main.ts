@@ -7,7 +7,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Store } from '../../storage/env.js';
 import type { DataDirLock } from '../../storage/lock.js';
-import { COMMANDS, type Command, type Context } from './commands.js';
+import { COMMANDS, PROCESS_IO, type Command, type Context, type Io } from './commands.js';
+
+export { PROCESS_IO, type Io } from './commands.js';
 
 /** Bad arguments: exit 2 with the usage of `usage` (a command, a group such as `keys`, or all). */
 class UsageError extends Error {
@@ -50,47 +52,54 @@ function find(argv: readonly string[]): Found {
   return { usage: groupUsage(first), error: `unknown ${first} command "${second}"` };
 }
 
-export async function run(argv: string[]): Promise<void> {
+/**
+ * Runs `chainpost argv…` on `io` and resolves with its exit code: 0; 1 for a refusal or a failure, said on `io.err`;
+ * 2 for bad arguments (with the usage), or what the command answers (`status`). `serve` resolves once the server
+ * listens, which then runs on until the process's SIGTERM or SIGINT. bin/chainpost.js runs it on PROCESS_IO and exits
+ * with a code other than 0; a test runs it on its own `io`, in its process.
+ */
+export async function run(argv: string[], io: Io = PROCESS_IO): Promise<number> {
   try {
     const found = find(argv);
     if ('usage' in found) {
       if (found.error !== undefined) throw new UsageError(found.error, found.usage);
-      process.stdout.write(found.usage);
-      return;
+      io.out(found.usage);
+      return 0;
     }
     const { command, rest } = found;
     // --help anywhere (before a `--`) wins over everything else, so nothing starts.
     const end = rest.indexOf('--');
     if ((end === -1 ? rest : rest.slice(0, end)).some((a) => HELP.has(a))) {
-      process.stdout.write(commandUsage(command));
-      return;
+      io.out(commandUsage(command));
+      return 0;
     }
-    await runCommand(command, rest);
+    return await runCommand(command, rest, io);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`chainpost: ${err.message}\n${err.usage}`);
-      process.exit(2);
+      io.err(`chainpost: ${err.message}\n${err.usage}`);
+      return 2;
     }
-    process.stderr.write(`chainpost: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    io.err(`chainpost: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
   }
 }
 
-async function runCommand(command: Command, args: string[]): Promise<void> {
+async function runCommand(command: Command, args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(command, args);
   // Loaded behind the command, and the store's code behind a valid configuration: --help and a usage error answer
   // without either, a refused configuration without the store's.
   const { parseConfig } = await import('../../engine/config/config.js');
-  const parsed = parseConfig(process.env);
+  const parsed = parseConfig(io.env);
   const data = command.data === 'store' || command.data === 'exclusive' ? await import('./data.js') : undefined;
   // Resolved once here, so every message and log line names the same absolute directory.
-  const config = { ...parsed, dataDir: resolve(parsed.dataDir) };
-  if (command.data !== 'none') process.stderr.write(`chainpost: data directory ${config.dataDir}\n`);
+  const config = { ...parsed, dataDir: resolve(io.cwd, parsed.dataDir) };
+  if (command.data !== 'none') io.err(`chainpost: data directory ${config.dataDir}\n`);
   let store: Store | undefined;
   const ctx: Context = {
     config,
     values,
     positionals,
+    io,
     store: () => {
       if (data === undefined) throw new Error(`${command.name} reads no store`);
       return (store ??= data.openExisting(config.dataDir, command, values['create'] === true));
@@ -99,8 +108,8 @@ async function runCommand(command: Command, args: string[]): Promise<void> {
   let lock: DataDirLock | undefined;
   try {
     // The store first: a directory without one is refused before the lock would create it.
-    if (command.data === 'exclusive') lock = data!.holdExclusive(ctx.store(), config.dataDir);
-    await command.run(ctx);
+    if (command.data === 'exclusive') lock = data!.holdExclusive(ctx.store(), config.dataDir, io.err);
+    return (await command.run(ctx)) ?? 0;
   } finally {
     await store?.close();
     lock?.release();
