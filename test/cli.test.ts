@@ -1,23 +1,43 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startProcess } from './kit/proc.js';
 import { startAnvil } from '../http/clients/anvil.js';
-// The built binary: the CLI as a user runs it, beside a server process it kills or asks for its pid.
-import { BIN, cli, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+// What the CLI prints, parses and refuses: run in this process (cliInProcess). The built binary (cli, startBinary)
+// for what is the process's: its exit code and streams as a user sees them, a server it kills or asks for its pid.
+import { BIN, cli, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 
-/** Runs `chainpost args…` in a fresh directory with CHAINPOST_DATA unset (a new user's clone), and says what it left there. */
-async function inFreshDir(args: string[]): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
+/**
+ * Runs `chainpost args…` (in this process, or as the binary with `run` = cli) in a fresh directory with
+ * CHAINPOST_DATA unset (a new user's clone), and says what it left there.
+ */
+async function inFreshDir(args: string[], run = cliInProcess): Promise<Awaited<ReturnType<typeof cli>> & { left: string[]; cwd: string }> {
   const cwd = tempDir();
   try {
-    const r = await cli(args, undefined, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: 'none' }, cwd);
+    const r = await run(args, undefined, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: 'none' }, cwd);
     return { ...r, left: readdirSync(cwd), cwd };
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
 }
 
-// Each case is a process of its own: they run side by side.
+describe('the binary', () => {
+  it('prints what the CLI run in this process prints, on the same streams, with the same exit code', async () => {
+    for (const [args, code] of [
+      [['--help'], 0],
+      [['keys', 'list', '--bogus'], 2],
+      [['keys', 'revoke', 'x'], 1],
+    ] as Array<[string[], number]>) {
+      const [binary, here] = await Promise.all([inFreshDir(args, cli), inFreshDir(args)]);
+      expect(binary.code, args.join(' ')).toBe(code);
+      // The directory each ran in differs: the refusal of a missing store names it.
+      expect(binary.stderr.replaceAll(binary.cwd, '<cwd>'), args.join(' ')).toBe(here.stderr.replaceAll(here.cwd, '<cwd>'));
+      expect({ ...binary, stderr: '', cwd: '' }, args.join(' ')).toEqual({ ...here, stderr: '', cwd: '' });
+    }
+  });
+});
+
 describe('help', () => {
   it.concurrent.for([
     [['--help'], /^usage: chainpost \[<command>\]/],
@@ -106,16 +126,17 @@ describe('the data directory', () => {
   it('makes a store with --create, then uses it; every command names the directory it used on stderr', async () => {
     const dir = join(tempDir(), 'relative-to-cwd');
     try {
+      // The binary: a key alone on stdout's last line, the directory alone on stderr.
       const created = await cli(['keys', 'create', '--name', 'first', '--create'], dir);
       expect(created.code).toBe(0);
       expect(created.stdout.trim().split('\n').at(-1)).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
       expect(created.stderr).toBe(`chainpost: data directory ${dir}\n`);
       expect(existsSync(join(dir, 'data.mdb'))).toBe(true);
-      const list = await cli(['keys', 'list'], dir);
+      const list = await cliInProcess(['keys', 'list'], dir);
       expect(list).toMatchObject({ code: 0, stderr: `chainpost: data directory ${dir}\n` });
       expect(list.stdout).toMatch(/^first\s/m);
       // A relative CHAINPOST_DATA is printed resolved against the working directory.
-      const relative = await cli(['keys', 'list'], 'relative-to-cwd', {}, join(dir, '..'));
+      const relative = await cliInProcess(['keys', 'list'], 'relative-to-cwd', {}, join(dir, '..'));
       expect(relative.stderr).toBe(`chainpost: data directory ${dir}\n`);
       expect(relative.stdout).toMatch(/^first\s/m);
     } finally {
@@ -123,65 +144,14 @@ describe('the data directory', () => {
     }
   });
 
-  it('lets serve create its directory, and names it on stderr and in the listening line', async () => {
+  it('lets serve create its directory, and names it on stderr and in the listening line; its first-start banner goes to stderr, so stdout carries JSON lines only', async () => {
+    // One start of the binary, as `chainpost` alone (serve): its two streams as a user sees them.
     const parent = tempDir();
-    const s = await startBinary({}, join(parent, 'fresh'));
-    try {
-      expect(s.output()).toContain(`chainpost: data directory ${join(parent, 'fresh')}\n`);
-      expect(s.stdout()).toContain(`"data":${JSON.stringify(join(parent, 'fresh'))}`);
-    } finally {
-      await stopAndClean(s);
-      rmSync(parent, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('one server per data directory', () => {
-  it('refuses a second server on the same directory, naming the pid holding it; keys commands still work; a server killed with SIGKILL does not block the next', async () => {
-    const first = await startBinary();
-    try {
-      const pid = first.child.pid!;
-      // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
-      const second = await cli(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '' });
-      expect(second.code).toBe(1);
-      expect(second.stderr).toContain(
-        `chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`,
-      );
-      expect(second.stdout).not.toMatch(/"msg":"(devnet|listening)"/);
-      expect((await first.call('/health')).status).toBe(200);
-
-      const created = await cli(['keys', 'create', '--name', 'beside-the-server'], first.dir);
-      expect(created.code).toBe(0);
-      expect((await cli(['keys', 'list'], first.dir)).stdout).toMatch(/^beside-the-server\s/m);
-
-      first.child.kill('SIGKILL');
-      await first.exited;
-      // Its lock file stays behind (nothing runs on SIGKILL), and is found stale.
-      expect(existsSync(join(first.dir, 'server.lock'))).toBe(true);
-      const next = await startBinary({}, first.dir);
-      try {
-        expect((await next.call('/health')).status).toBe(200);
-        expect(await cli(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({
-          code: 1,
-          stderr: expect.stringContaining(`(pid ${next.child.pid})`),
-        });
-        // A clean stop gives the directory up.
-        expect(await next.stop()).toBe(0);
-        expect(existsSync(join(first.dir, 'server.lock'))).toBe(false);
-      } finally {
-        await next.stop('SIGKILL');
-      }
-    } finally {
-      await stopAndClean(first);
-    }
-  });
-});
-
-describe('the first-start banner', () => {
-  it('goes to stderr, so stdout carries JSON lines only', async () => {
-    const dir = tempDir();
+    const dir = join(parent, 'fresh');
     const s = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
     try {
+      expect(s.output()).toContain(`chainpost: data directory ${dir}\n`);
+      expect(s.stdout()).toContain(`"data":${JSON.stringify(dir)}`);
       expect(s.output()).toMatch(/^API key: cpk_/m);
       expect(s.stdout()).not.toMatch(/API key/);
       await fetch(`http://127.0.0.1:${s.port}/health`);
@@ -191,7 +161,50 @@ describe('the first-start banner', () => {
       for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
     } finally {
       await s.stop('SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('one server per data directory', () => {
+  it('refuses a second server on the same directory, naming the pid holding it; keys commands still work; a server killed with SIGKILL does not block the next', async () => {
+    // The first is a process of its own, to be killed; the second and the CLI beside it run in this process.
+    const first = await startBinary();
+    try {
+      const pid = first.child.pid!;
+      // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
+      const second = await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '' });
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`,
+      );
+      expect(second.stdout).not.toMatch(/"msg":"(devnet|listening)"/);
+      expect((await first.call('/health')).status).toBe(200);
+
+      const created = await cliInProcess(['keys', 'create', '--name', 'beside-the-server'], first.dir);
+      expect(created.code).toBe(0);
+      expect((await cliInProcess(['keys', 'list'], first.dir)).stdout).toMatch(/^beside-the-server\s/m);
+
+      first.child.kill('SIGKILL');
+      await first.exited;
+      // Its lock file stays behind (nothing runs on SIGKILL), and is found stale.
+      expect(existsSync(join(first.dir, 'server.lock'))).toBe(true);
+      const next = await startChainpost({}, first.dir);
+      try {
+        expect((await next.call('/health')).status).toBe(200);
+        // Held by this process's server now: the refusal names this pid.
+        expect(await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({
+          code: 1,
+          stderr: expect.stringContaining(`(pid ${process.pid})`),
+        });
+        // A clean stop gives the directory up.
+        expect(await next.stop()).toBe(0);
+        expect(existsSync(join(first.dir, 'server.lock'))).toBe(false);
+      } finally {
+        await next.stop('SIGKILL');
+      }
+    } finally {
+      await stopAndClean(first);
     }
   });
 });
@@ -223,22 +236,24 @@ describe('status', () => {
       expect(await upstreamIs(ok, '0x539', 'ok')).toBe(true);
       expect(await upstreamIs(failing, '0x1', 'failing')).toBe(true);
 
-      const good = await cli(['status', '--url', ok.url], undefined);
+      const good = await cliInProcess(['status', '--url', ok.url], undefined);
       expect(good.code, good.stderr).toBe(0);
       expect(good.stdout.split('\n')[0]).toBe(`chainpost at ${ok.url}: ok`);
       expect(good.stdout).toMatch(/^0x539  \[/m);
 
-      const bad = await cli(['status', '--url', failing.url], undefined);
+      const bad = await cliInProcess(['status', '--url', failing.url], undefined);
       expect(bad.code, bad.stderr).toBe(2);
       expect(bad.stdout.split('\n')[0]).toBe(`chainpost at ${failing.url}: failing (upstream of 0x1)`);
       expect(bad.stdout).toMatch(/^0x1    \[.*upstream failing: /m);
       expect(bad.stdout).toMatch(/^0x539  \[/m);
       expect(bad.stderr).toBe('');
 
-      const url = ok.url;
-      await stopAndClean(ok);
-      ok = undefined;
-      const none = await cli(['status', '--url', url], undefined);
+      // A port nothing listens on (a stopped server's: this process's fetch would reach it again over a kept-alive connection).
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+      const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+      await new Promise((r) => closed.close(r));
+      const none = await cliInProcess(['status', '--url', url], undefined);
       expect(none.code).toBe(1);
       expect(none.stderr).toMatch(new RegExp(`^chainpost: no server answers at ${url} `));
     } finally {

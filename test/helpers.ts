@@ -151,25 +151,50 @@ export async function stopAndClean(r: Running | undefined): Promise<void> {
 
 const exec = promisify(execFile);
 
-/** Runs the CLI (`chainpost …`) against a data directory (undefined: CHAINPOST_DATA unset, so ./data of `cwd`). */
+/** The environment `chainpost …` runs on: the test process's, CHAINPOST_DATA set to `dir` (undefined: unset) and `env`. */
+function cliEnv(dir: string | undefined, env: Record<string, string>): Record<string, string | undefined> {
+  const base = { ...process.env };
+  delete base['CHAINPOST_DATA'];
+  return { ...base, ...(dir === undefined ? {} : { CHAINPOST_DATA: dir }), ...env };
+}
+
+/**
+ * Runs the CLI (`chainpost …`) as the built binary, a process of its own, against a data directory (undefined:
+ * CHAINPOST_DATA unset, so ./data of `cwd`): for what the process does as a user sees it (its exit code and streams).
+ * What the CLI prints, parses and refuses is checked faster with cliInProcess.
+ */
 export async function cli(
   args: string[],
   dir: string | undefined,
   env: Record<string, string> = {},
   cwd?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const base = { ...process.env };
-  delete base['CHAINPOST_DATA'];
   try {
-    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { ...base, ...(dir === undefined ? {} : { CHAINPOST_DATA: dir }), ...env },
-    });
+    const { stdout, stderr } = await exec(process.execPath, [BIN, ...args], { cwd, env: cliEnv(dir, env) });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/**
+ * Runs the CLI as `cli` does, in this process: app/cli/main.ts's `run` (from dist/, as test/in-process.ts loads the
+ * service) on streams it keeps, the same environment and `cwd`. Its exit code and output are the binary's (one
+ * test in test/cli.test.ts compares them), without a process's start. Never for `serve` but one it refuses: a
+ * server it starts would take this process's signals.
+ */
+export async function cliInProcess(
+  args: string[],
+  dir: string | undefined,
+  env: Record<string, string> = {},
+  cwd = process.cwd(),
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { run } = (await import(new URL('../dist/app/cli/main.js', import.meta.url).href)) as typeof import('../app/cli/main.js');
+  let stdout = '';
+  let stderr = '';
+  const code = await run(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text), env: cliEnv(dir, env), cwd });
+  return { code, stdout, stderr };
 }
 
 /**
