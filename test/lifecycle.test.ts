@@ -1,27 +1,61 @@
 import { existsSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startProcess } from './kit/proc.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { SHUTDOWN_GRACE_MS } from '../engine/config/config.js';
-// The built binary: signals, the exit code and what the process prints as a user sees it.
-import { BIN, cli, startBinary, startChainpost, stopAndClean, tempDir } from './helpers.js';
+// The built binary (cli, startBinary): signals, the exit code and what the process prints as a user sees it. The
+// server's and the CLI's own behaviour runs in this process (startChainpost, cliInProcess).
+import { cli, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until } from './helpers.js';
 
 const version = (url: string, key: string) =>
   fetch(`${url}/api/v2.2/web3/version`, { headers: { 'x-api-key': key } }).then((r) => r.status);
 
+/**
+ * Resolves once the server on `port` has read what was sent to it before: one request answered on a connection of
+ * its own, which takes it more turns of its event loop (accept, read) than the bytes already waiting on the others.
+ */
+async function servedSoFar(port: number): Promise<void> {
+  const sock = connect(port, '127.0.0.1');
+  let answer = '';
+  await new Promise<void>((resolve, reject) => {
+    sock.on('data', (c) => {
+      answer += c.toString();
+      if (answer.includes('\r\n\r\n')) resolve();
+    });
+    sock.once('error', reject);
+    sock.write('GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+  });
+  sock.destroy();
+}
+
+/** Whether a new connection to `port` is refused. */
+const refused = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(false);
+    });
+    sock.once('error', () => resolve(true));
+  });
+
+/** Writes `text` on `sock`, resolving once it is handed to the kernel. */
+const send = (sock: Socket, text: string): Promise<void> =>
+  new Promise((resolve, reject) => sock.write(text, (err) => (err ? reject(err) : resolve())));
+
 describe('start-up', () => {
   it('creates the data directory and, on the very first start, one API key printed once', async () => {
+    // In this process: the binary's own streams on a first start are test/cli.test.ts's.
     const dir = join(tempDir(), 'nested', 'data');
-    const first = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
+    const first = await startChainpost({ CHAINPOST_API_KEY: '' }, dir);
     try {
       expect(existsSync(dir)).toBe(true);
       const key = /^API key: (\S+)$/m.exec(first.output())?.[1];
       expect(key).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
-      expect(await version(`http://127.0.0.1:${first.port}`, key!)).toBe(200);
+      expect(await version(first.url, key!)).toBe(200);
       expect(await first.stop()).toBe(0);
-      // The next start (in this process: what it prints is the same service's) finds the key and prints none.
+      // The next start finds the key and prints none.
       const second = await startChainpost({ CHAINPOST_API_KEY: '' }, dir);
       try {
         expect(second.output()).not.toMatch(/API key:/);
@@ -40,15 +74,15 @@ describe('start-up', () => {
     try {
       expect(s.output()).not.toMatch(/API key:/);
       expect(await version(s.url, 'cpk_given_by_the_environment_1')).toBe(200);
-      const list = await cli(['keys', 'list'], s.dir);
+      const list = await cliInProcess(['keys', 'list'], s.dir);
       expect(list.stdout).toMatch(/^env\s/m);
     } finally {
       await stopAndClean(s);
     }
   });
 
-  // Each case is a process of its own that stops at once: they run side by side.
-  it.concurrent.for([
+  // The CLI's `serve` in this process: a refused configuration never starts the server.
+  it.for([
     ['CHAINPOST_PORT', 'http'],
     ['CHAINPOST_RATE_LIMIT', 'fast'],
     ['CHAINPOST_CHAINS', '0x1=nowhere'],
@@ -61,9 +95,18 @@ describe('start-up', () => {
     ['CHAINPOST_API_KEY', 'tiny'],
   ] as Array<[string, string]>)('stops on a bad %s with a message naming it', async ([name, value], { expect }) => {
     const dir = tempDir();
-    const r = await cli(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
+    const r = await cliInProcess(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^chainpost: ${name}: `));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the binary stops on a refused configuration with exit code 1, the message on stderr and nothing on stdout', async () => {
+    const dir = tempDir();
+    const r = await cli(['serve'], dir, { CHAINPOST_RATE_LIMIT: 'fast', CHAINPOST_PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^chainpost: CHAINPOST_RATE_LIMIT: /m);
+    expect(r.stdout).toBe('');
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -71,7 +114,7 @@ describe('start-up', () => {
     const { writeFileSync } = await import('node:fs');
     const dir = tempDir();
     writeFileSync(join(dir, 'a-file'), 'x');
-    const r = await cli(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
+    const r = await cliInProcess(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/m);
     const dotted = await startChainpost({}, join(dir, 'chain.data'));
@@ -96,7 +139,7 @@ describe('start-up', () => {
     const store = openStore(dir);
     store.put('meta', 'schemaVersion', 999);
     await store.close();
-    const r = await cli(['serve'], dir, { CHAINPOST_PORT: '0' });
+    const r = await cliInProcess(['serve'], dir, { CHAINPOST_PORT: '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`holds schema version 999; this chainpost reads version ${SCHEMA_VERSION}`));
     rmSync(dir, { recursive: true, force: true });
@@ -107,7 +150,7 @@ describe('start-up', () => {
     const store = openStore(dir);
     store.put('meta', 'schemaVersion', SCHEMA_VERSION - 1);
     await store.close();
-    const refused = await cli(['keys', 'list'], dir, {});
+    const refused = await cliInProcess(['keys', 'list'], dir, {});
     expect(refused.stderr).toMatch(
       new RegExp(
         `holds schema version ${SCHEMA_VERSION - 1}, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\``,
@@ -144,11 +187,11 @@ describe('start-up', () => {
     try {
       // A new store with no CHAINPOST_API_KEY: a start that succeeded would make and print its first key.
       const env = { CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' };
-      const r = await cli(['serve'], dir, { ...env, CHAINPOST_PORT: String(s.port) });
+      const r = await cliInProcess(['serve'], dir, { ...env, CHAINPOST_PORT: String(s.port) });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`, 'm'));
       expect(r.stderr + r.stdout).not.toMatch(/API key|cpk_/);
-      expect((await cli(['keys', 'list'], dir)).stdout).not.toMatch(/^default\s/m);
+      expect((await cliInProcess(['keys', 'list'], dir)).stdout).not.toMatch(/^default\s/m);
 
       // The next start (in this process) makes and prints the first key.
       const next = await startChainpost(env, dir);
@@ -166,7 +209,8 @@ describe('start-up', () => {
 });
 
 describe('shutdown', () => {
-  it.for(['SIGTERM', 'SIGINT'] as const)(
+  // Each a process of its own: they run side by side.
+  it.concurrent.for(['SIGTERM', 'SIGINT'] as const)(
     'on %s stops accepting, finishes the request in flight, and exits 0',
     async (signal, { expect }) => {
       const s = await startBinary();
@@ -176,19 +220,17 @@ describe('shutdown', () => {
         let answer = '';
         sock.on('data', (c) => (answer += c.toString()));
         const body = '{"tokens":[]}';
-        sock.write(
+        await send(
+          sock,
           `POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
         );
-        await new Promise((r) => setTimeout(r, 100));
+        // The request is in flight (its head read, its body not whole) when the signal comes.
+        await servedSoFar(s.port);
         const started = Date.now();
         s.child.kill(signal);
-        await new Promise((r) => setTimeout(r, 300));
-        // No new connections once stopping.
-        const refused = await fetch(`${s.url}/health`).then(
-          () => false,
-          () => true,
-        );
-        expect(refused).toBe(true);
+        // No new connections once stopping, while the request in flight holds the stop.
+        expect(await until(() => refused(s.port), 10_000)).toBe(true);
+        expect(answer).toBe('');
         sock.write(body.slice(5));
         const code = await s.exited;
         expect(code).toBe(0);
@@ -210,11 +252,13 @@ describe('shutdown', () => {
       for (let i = 0; i < 5; i++) {
         const sock = connect(s.port, '127.0.0.1');
         await new Promise((r) => sock.once('connect', r));
-        sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"half":`);
-        await new Promise((r) => setTimeout(r, 20));
+        await send(sock, `POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"half":`);
+        // Counted in flight before it is abandoned.
+        await servedSoFar(s.port);
         sock.destroy();
       }
-      await new Promise((r) => setTimeout(r, 100));
+      // The five closes are read.
+      await servedSoFar(s.port);
       const started = Date.now();
       // Anything counted in flight would hold the stop for the whole grace (8 s).
       expect(await s.stop()).toBe(0);
@@ -226,18 +270,18 @@ describe('shutdown', () => {
     }
   });
 
-  it('exits 0 after CHAINPOST_SHUTDOWN_GRACE_MS even when a request in flight never completes, saying it cut it', async ({ expect }) => {
+  it('stops after CHAINPOST_SHUTDOWN_GRACE_MS even when a request in flight never completes, saying it cut it', async ({ expect }) => {
+    // In this process: the stop is the service's, as a signal stops the binary (which then exits 0: the tests above).
     // A short grace: the default 8 s (a stop within 10 s, parseConfig's test) would be waited out in real time.
-    const graceMs = 300;
-    const s = await startBinary({ CHAINPOST_SHUTDOWN_GRACE_MS: String(graceMs) });
+    const graceMs = 100;
+    const s = await startChainpost({ CHAINPOST_SHUTDOWN_GRACE_MS: String(graceMs) });
     try {
       const sock = connect(s.port, '127.0.0.1');
       await new Promise((r) => sock.once('connect', r));
-      sock.write(`POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"never":`);
-      await new Promise((r) => setTimeout(r, 100));
+      await send(sock, `POST /api/v2.2/erc20/prices HTTP/1.1\r\nhost: x\r\nx-api-key: ${s.key}\r\ncontent-length: 100\r\n\r\n{"never":`);
+      await servedSoFar(s.port);
       const started = Date.now();
-      s.child.kill('SIGTERM');
-      expect(await s.exited).toBe(0);
+      expect(await s.stop()).toBe(0);
       // It waited the grace it was given, and no longer than the default one.
       expect(Date.now() - started).toBeGreaterThanOrEqual(graceMs);
       expect(Date.now() - started).toBeLessThan(SHUTDOWN_GRACE_MS);
@@ -251,7 +295,8 @@ describe('shutdown', () => {
 
 describe('keys CLI', () => {
   it('creates, lists and revokes keys while the server runs, taking effect at once', async () => {
-    // The CLI's process beside a running server (in this process): the server reads the keys the CLI wrote.
+    // The server (in this process) reads the keys the CLI wrote: a create and a revoke by the binary, another
+    // process, take effect at once; the other commands run in this process.
     const s = await startChainpost();
     try {
       const created = await cli(['keys', 'create', '--name', 'alice', '--email', 'alice@example.org'], s.dir);
@@ -261,13 +306,13 @@ describe('keys CLI', () => {
       expect(alice).toMatch(/^cpk_[A-Za-z0-9_-]{32}$/);
       expect(await version(s.url, alice)).toBe(200);
 
-      const joined = await cli(['keys', 'create', '--name', 'alice-ci', '--tenant', 'alice'], s.dir);
+      const joined = await cliInProcess(['keys', 'create', '--name', 'alice-ci', '--tenant', 'alice'], s.dir);
       expect(joined.code).toBe(0);
       expect(joined.stdout).toMatch(/in tenant "alice"/);
-      const bob = await cli(['keys', 'create', '--name', 'bob'], s.dir);
+      const bob = await cliInProcess(['keys', 'create', '--name', 'bob'], s.dir);
       expect(bob.stdout).toMatch(/in tenant "bob"/);
 
-      const list = await cli(['keys', 'list'], s.dir);
+      const list = await cliInProcess(['keys', 'list'], s.dir);
       expect(list.stdout).toMatch(/^alice\s+[0-9a-f]{12}\s+alice\s+alice@example\.org/m);
       expect(list.stdout).toMatch(/^alice-ci\s+[0-9a-f]{12}\s+alice\s/m);
       expect(list.stdout).toMatch(/^bob\s+[0-9a-f]{12}\s+bob\s/m);
@@ -285,17 +330,17 @@ describe('keys CLI', () => {
   it('refuses bad input with a clear message and a non-zero exit', async () => {
     const dir = tempDir();
     try {
-      expect(await cli(['keys', 'create', '--name', 'dup', '--create'], dir)).toMatchObject({ code: 0 });
-      const dup = await cli(['keys', 'create', '--name', 'dup'], dir);
+      expect(await cliInProcess(['keys', 'create', '--name', 'dup', '--create'], dir)).toMatchObject({ code: 0 });
+      const dup = await cliInProcess(['keys', 'create', '--name', 'dup'], dir);
       expect(dup.code).toBe(1);
       expect(dup.stderr).toMatch(/a key named "dup" exists already/);
-      const noTenant = await cli(['keys', 'create', '--name', 'x', '--tenant', 'nobody'], dir);
+      const noTenant = await cliInProcess(['keys', 'create', '--name', 'x', '--tenant', 'nobody'], dir);
       expect(noTenant.stderr).toMatch(/no tenant "nobody"/);
-      expect((await cli(['keys', 'create', '--name', 'bad name'], dir)).stderr).toMatch(/name: /);
-      expect((await cli(['keys', 'create', '--name', 'e', '--email', 'nope'], dir)).stderr).toMatch(/email: /);
-      expect((await cli(['keys', 'create'], dir)).code).toBe(2);
-      expect((await cli(['keys', 'revoke', 'ghost'], dir)).stderr).toMatch(/no key named or with id "ghost"/);
-      expect((await cli(['frobnicate'], dir)).code).toBe(2);
+      expect((await cliInProcess(['keys', 'create', '--name', 'bad name'], dir)).stderr).toMatch(/name: /);
+      expect((await cliInProcess(['keys', 'create', '--name', 'e', '--email', 'nope'], dir)).stderr).toMatch(/email: /);
+      expect((await cliInProcess(['keys', 'create'], dir)).code).toBe(2);
+      expect((await cliInProcess(['keys', 'revoke', 'ghost'], dir)).stderr).toMatch(/no key named or with id "ghost"/);
+      expect((await cliInProcess(['frobnicate'], dir)).code).toBe(2);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
