@@ -148,7 +148,13 @@ describe('the data directory', () => {
     // One start of the binary, as `chainpost` alone (serve): its two streams as a user sees them.
     const parent = tempDir();
     const dir = join(parent, 'fresh');
-    const s = await startProcess([BIN], { CHAINPOST_DATA: dir, CHAINPOST_PORT: '0', CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' });
+    const s = await startProcess([BIN], {
+      CHAINPOST_DATA: dir,
+      CHAINPOST_PORT: '0',
+      CHAINPOST_API_KEY: '',
+      CHAINPOST_CHAINS: 'none',
+      CHAINPOST_WORKER_THREADS: '1',
+    });
     try {
       expect(s.output()).toContain(`chainpost: data directory ${dir}\n`);
       expect(s.stdout()).toContain(`"data":${JSON.stringify(dir)}`);
@@ -172,8 +178,9 @@ describe('one server per data directory', () => {
     const first = await startBinary();
     try {
       const pid = first.child.pid!;
-      // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it.
-      const second = await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '' });
+      // The second would bring the embedded devnet (CHAINPOST_CHAINS unset): it must stop before starting it. One
+      // worker thread, as every test server (a refused start has started the threads: they load their code for naught).
+      const second = await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_CHAINS: '', CHAINPOST_WORKER_THREADS: '1' });
       expect(second.code).toBe(1);
       expect(second.stderr).toContain(
         `chainpost: CHAINPOST_DATA: ${first.dir} is in use by another chainpost server (pid ${pid}); stop that one first, or set CHAINPOST_DATA to another directory\n`,
@@ -193,7 +200,7 @@ describe('one server per data directory', () => {
       try {
         expect((await next.call('/health')).status).toBe(200);
         // Held by this process's server now: the refusal names this pid.
-        expect(await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0' })).toMatchObject({
+        expect(await cliInProcess(['serve'], first.dir, { CHAINPOST_PORT: '0', CHAINPOST_WORKER_THREADS: '1' })).toMatchObject({
           code: 1,
           stderr: expect.stringContaining(`(pid ${process.pid})`),
         });

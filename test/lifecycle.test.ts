@@ -114,7 +114,8 @@ describe('start-up', () => {
     const { writeFileSync } = await import('node:fs');
     const dir = tempDir();
     writeFileSync(join(dir, 'a-file'), 'x');
-    const r = await cliInProcess(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0' });
+    // One worker thread, as every test server: a start refused after the threads started has them load their code.
+    const r = await cliInProcess(['serve'], join(dir, 'a-file'), { CHAINPOST_PORT: '0', CHAINPOST_WORKER_THREADS: '1' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^chainpost: CHAINPOST_DATA: cannot create the data directory/m);
     const dotted = await startChainpost({}, join(dir, 'chain.data'));
@@ -139,7 +140,7 @@ describe('start-up', () => {
     const store = openStore(dir);
     store.put('meta', 'schemaVersion', 999);
     await store.close();
-    const r = await cliInProcess(['serve'], dir, { CHAINPOST_PORT: '0' });
+    const r = await cliInProcess(['serve'], dir, { CHAINPOST_PORT: '0', CHAINPOST_WORKER_THREADS: '1' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`holds schema version 999; this chainpost reads version ${SCHEMA_VERSION}`));
     rmSync(dir, { recursive: true, force: true });
@@ -187,7 +188,7 @@ describe('start-up', () => {
     try {
       // A new store with no CHAINPOST_API_KEY: a start that succeeded would make and print its first key.
       const env = { CHAINPOST_API_KEY: '', CHAINPOST_CHAINS: 'none' };
-      const r = await cliInProcess(['serve'], dir, { ...env, CHAINPOST_PORT: String(s.port) });
+      const r = await cliInProcess(['serve'], dir, { ...env, CHAINPOST_PORT: String(s.port), CHAINPOST_WORKER_THREADS: '1' });
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`^chainpost: CHAINPOST_HOST/CHAINPOST_PORT: cannot listen on 127\\.0\\.0\\.1:${s.port}`, 'm'));
       expect(r.stderr + r.stdout).not.toMatch(/API key|cpk_/);
