@@ -48,6 +48,8 @@ beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
   rx = await startReceiver();
   s = await startChainpost(serverEnv(anvil));
+  // Its own process, while the chain is written.
+  const creating = cli(['keys', 'create', '--name', 'second-tenant'], s.dir);
   token = await deploy(anvil.url, 'TestToken', ['Backup Token', 'BKP', 6, parseUnits('1000', 6)]);
   for (const [to, amount] of [
     [A1, '10'],
@@ -58,7 +60,7 @@ beforeAll(async () => {
   }
   await indexed(s);
   for (let i = 0; i < 5; i++) expect((await s.call('/streams/evm', { method: 'PUT', json: streamBody(i) })).status).toBe(200);
-  const created = await cli(['keys', 'create', '--name', 'second-tenant'], s.dir);
+  const created = await creating;
   expect(created.code, created.stderr).toBe(0);
   other = created.stdout.trim().split('\n').at(-1)!;
   expect((await s.call('/streams/evm', { method: 'PUT', json: streamBody(100), headers: { 'x-api-key': other } })).status).toBe(200);
