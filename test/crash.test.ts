@@ -72,8 +72,11 @@ describe('crash safety', () => {
     for (let i = 1; i < numbers.length; i++) expect(numbers[i]! >= numbers[i - 1]! - 1, `order at ${i}`).toBe(true);
     const st = (await s.call(`/streams/evm/${id}`)).body;
     expect(st.status).toBe('active');
-    // Each queued webhook leaves the queue exactly once, so the committed successes are exactly N.
-    expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(N);
+    // Each queued webhook leaves the queue exactly once, so the committed successes are exactly N (the last one's
+    // outcome is committed just after its answer).
+    const delivered = async (): Promise<number> => (await s!.call(`/stats/${id}`)).body.totalWebhooksDelivered;
+    await until(async () => (await delivered()) >= N, 10_000);
+    expect(await delivered()).toBe(N);
   }, 120_000);
 
   it('on SIGTERM waits for the webhook in flight and records its outcome before exiting 0', async () => {
