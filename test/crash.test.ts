@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The built binary: kill -9 and SIGTERM of the server's process are what these tests check.
-import { advance, startBinary, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { advance, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
- * Nothing acknowledged is lost on kill -9, nor delivered twice after a clean stop: a stream with a 9,999-webhook queue
- * (one short of the cap) is killed mid-delivery and restarted on the same data
+ * Nothing acknowledged is lost on kill -9, nor delivered twice after a clean stop: a stream with a queue of 300
+ * webhooks (three enqueue transactions) is killed with a webhook on the wire and restarted on the same data
  * directory; every webhook arrives at least once, in order within each run.
  */
 describe('crash safety', () => {
@@ -22,31 +22,49 @@ describe('crash safety', () => {
   it('delivers every acknowledged webhook after a kill -9 in the middle of the queue', async () => {
     const dir = tempDir();
     const env = { CHAINPOST_TEST_CLOCK: '1', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
-    s = await startBinary(env, dir);
+    const binary = await startBinary(env, dir);
+    s = binary;
     const created = await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: rx.url, chainIds: ['0x1'], tag: 'crash' } });
     const id: string = created.body.id;
-    // Three enqueue transactions; one stream delivers one at a time, in order (~2 ms each on a quiet machine).
-    const N = 3_000;
-    for (let from = 0; from < N; from += 1_000) {
-      const webhooks = Array.from({ length: Math.min(1_000, N - from) }, (_, i) => ({
-        chainId: '0x1',
-        block: { number: String(from + i), hash: '0x', timestamp: '0' },
-        logs: [],
-        txs: [],
-      }));
-      const r = await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks } });
-      expect(r.status).toBe(200);
+    // Three enqueue transactions; one stream delivers one at a time, in order. The kill comes on the arrival of the
+    // KILL_AT-th webhook, which is never answered (in flight), with the two later transactions' webhooks still queued.
+    const N = 300;
+    const KILL_AT = 80;
+    let enqueued = false;
+    let killed: (() => void) | undefined;
+    const atKill = new Promise<void>((resolve) => (killed = resolve));
+    rx.state.answer = () => {
+      if (!enqueued || killed === undefined || rx.webhooks().length < KILL_AT) return 200;
+      binary.child.kill('SIGKILL');
+      killed();
+      killed = undefined;
+      return 'hang';
+    };
+    try {
+      for (let from = 0; from < N; from += 100) {
+        const webhooks = Array.from({ length: 100 }, (_, i) => ({
+          chainId: '0x1',
+          block: { number: String(from + i), hash: '0x', timestamp: '0' },
+          logs: [],
+          txs: [],
+        }));
+        const r = await s.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks } });
+        expect(r.status).toBe(200);
+      }
+      enqueued = true;
+      await atKill;
+      expect(await s.exited).toBeNull();
+    } finally {
+      rx.state.answer = () => 200;
     }
-    // Let deliveries run a little, then kill without warning.
-    while (rx.webhooks().length < 1_000) await new Promise((r) => setTimeout(r, 5));
-    await s.stop('SIGKILL');
     const beforeRestart = rx.webhooks().length;
+    expect(beforeRestart).toBeGreaterThanOrEqual(KILL_AT);
     expect(beforeRestart).toBeLessThan(N);
 
-    s = await startBinary(env, dir);
-    const deadline = Date.now() + 60_000;
+    // The restart reads what the killed process left (no signal left to send: in this process).
+    s = await startChainpost(env, dir);
     const seen = () => new Set(rx.webhooks().map((w) => w.body.block.number));
-    while (seen().size < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => seen().size >= N, 60_000);
     expect(seen().size).toBe(N);
     // At least once: anything in flight at the crash may come twice, nothing else.
     expect(rx.webhooks().length - N).toBeLessThanOrEqual(1);
@@ -54,8 +72,11 @@ describe('crash safety', () => {
     for (let i = 1; i < numbers.length; i++) expect(numbers[i]! >= numbers[i - 1]! - 1, `order at ${i}`).toBe(true);
     const st = (await s.call(`/streams/evm/${id}`)).body;
     expect(st.status).toBe('active');
-    // Each queued webhook leaves the queue exactly once, so the committed successes are exactly N.
-    expect((await s.call(`/stats/${id}`)).body.totalWebhooksDelivered).toBe(N);
+    // Each queued webhook leaves the queue exactly once, so the committed successes are exactly N (the last one's
+    // outcome is committed just after its answer).
+    const delivered = async (): Promise<number> => (await s!.call(`/stats/${id}`)).body.totalWebhooksDelivered;
+    await until(async () => (await delivered()) >= N, 10_000);
+    expect(await delivered()).toBe(N);
   }, 120_000);
 
   it('on SIGTERM waits for the webhook in flight and records its outcome before exiting 0', async () => {
@@ -67,8 +88,14 @@ describe('crash safety', () => {
       await s.call('/streams/evm', { method: 'PUT', json: { webhookUrl: `${rx.url}?stop`, chainIds: ['0x1'], tag: 'stop' } })
     ).body.id;
     const mine = () => rx.webhooks().filter((w) => w.body.streamId === id);
-    // The receiver holds its answer 1.5 s: the stop comes while the POST is in flight.
-    rx.state.delay = (r) => (r.test ? 0 : 1_500);
+    // The receiver holds its answer until 400 ms after the SIGTERM: the stop comes while the POST is in flight.
+    let signalled: (() => void) | undefined;
+    const signal = new Promise<void>((resolve) => (signalled = resolve));
+    let answeredAt = Number.POSITIVE_INFINITY;
+    rx.state.delay = (r) => (r.test ? 0 : signal.then(() => new Promise((resolve) => setTimeout(resolve, 400))));
+    rx.state.answered = (r) => {
+      if (!r.test) answeredAt = performance.now();
+    };
     try {
       await s.call(`/admin/streams/${id}/webhooks`, {
         method: 'POST',
@@ -76,12 +103,17 @@ describe('crash safety', () => {
       });
       while (mine().length === 0) await new Promise((r) => setTimeout(r, 5));
       const t = performance.now();
-      expect(await s.stop('SIGTERM')).toBe(0);
-      expect(performance.now() - t).toBeGreaterThan(1_000);
+      const stopped = s.stop('SIGTERM');
+      signalled!();
+      expect(await stopped).toBe(0);
+      // It exited after the answer was handed to it, not before.
+      expect(performance.now()).toBeGreaterThan(answeredAt);
+      expect(performance.now() - t).toBeGreaterThan(350);
       expect(s.output()).toMatch(/"msg":"stopped"/);
       expect(s.output()).not.toMatch(/still in flight/);
     } finally {
       rx.state.delay = () => 0;
+      rx.state.answered = () => {};
     }
     // Its success was committed: not sent again after a restart (no signal left to send: in this process), and counted.
     s = await startChainpost(env, dir);

@@ -27,7 +27,7 @@ const store = openStore(dir);
 const journal = (e) => store.put('meta', 'journal/' + e, (store.get('meta', 'journal/' + e) ?? 0) + 1);
 const events = { seen: (_c, n) => journal('seen/' + n), confirmed: (_c, n) => journal('confirmed/' + n), reorged: (_c, a, b) => journal('reorg/' + a + '-' + b) };
 const clock = new ServiceClock(systemTicker, Date.now());
-const f = new EvmFollower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 2).ingest });
+const f = new EvmFollower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 1).ingest });
 f.start();
 `;
 
@@ -61,7 +61,7 @@ describe('a follower killed with SIGKILL', () => {
   });
 
   it('resumes with no gap and no repeated event', async () => {
-    const TOP = 400;
+    const TOP = 160;
     const rpc = jsonRpcUpstream(anvil.url);
     await rpc.call('anvil_mine', [`0x${TOP.toString(16)}`]);
     await rpc.close();

@@ -12,7 +12,7 @@ import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
 import { devnetApi } from './data-api.js';
 // The built binary: an older build's server and this one's, started on the same data as a user upgrades.
-import { cli, startBinary, tempDir, until, type Running } from './helpers.js';
+import { cli, startBinary, startChainpost, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -85,12 +85,15 @@ describe('a store written by layout version 5', () => {
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
     expect(SCHEMA_VERSION).toBe(7);
     dir = fixtureStore();
-    for (const args of [
+    const commands = [
       ['keys', 'list'],
       ['keys', 'create', '--name', 'late'],
       ['backup', join(dir, 'nowhere')],
-    ]) {
-      const r = await cli(args, dir);
+    ];
+    // Each its own process, at once.
+    const results = await Promise.all(commands.map((args) => cli(args, dir)));
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toMatch(
         new RegExp(
@@ -144,15 +147,17 @@ describe('a store written by layout version 5', () => {
     // msgpack 8: the byte itself.
     await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([8]));
     await raw.close();
-    for (const args of [['serve'], ['keys', 'list']]) {
-      const r = await cli(args, dir, { CHAINPOST_PORT: '0', ...NO_NODE });
-      expect(r.code, args.join(' ')).toBe(1);
-      expect(r.stderr).toMatch(
-        new RegExp(
-          `${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
-        ),
-      );
-    }
+    const refusal = new RegExp(
+      `${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
+    );
+    // The server's refusal in this process (the binary's start is the migration's, above): what it would print, then exit 1.
+    const [served, list] = await Promise.allSettled([startChainpost(NO_NODE, dir), cli(['keys', 'list'], dir)]);
+    expect(served.status).toBe('rejected');
+    expect(String((served as PromiseRejectedResult).reason)).toMatch(/exited with 1 before listening/);
+    expect(String((served as PromiseRejectedResult).reason)).toMatch(refusal);
+    const r = (list as PromiseFulfilledResult<Awaited<ReturnType<typeof cli>>>).value;
+    expect(r.code, 'keys list').toBe(1);
+    expect(r.stderr).toMatch(refusal);
     const again = open({ path: dir, noSubdir: false, readOnly: true });
     expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([8]));
     await again.close();
