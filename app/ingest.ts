@@ -11,6 +11,7 @@ import type { Dispatcher } from '../engine/delivery/dispatcher.js';
 import { withIndexer, type DataIndexer } from '../engine/data-api/common/indexer.js';
 import type { Logger } from '../engine/log.js';
 import { inlineSmallCompiles } from '../engine/match/compile.js';
+import type { FilterCompiler } from '../engine/match/ports.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import { StreamMatcher, byFamily } from '../engine/match/matcher.js';
 import type { Watchlist } from '../engine/match/watchlist.js';
@@ -28,6 +29,12 @@ const INLINE_COMPILE_KEYS = 2_000;
 export type BeforePart = (part: Part) => Promise<void>;
 
 export const noWait: BeforePart = () => Promise.resolve();
+
+/**
+ * Test seam: awaited before each page of the watchlist's read, and before a filter set compiled in the worker pool
+ * is handed to matching, so a test can hold the server in that state and see what it answers meanwhile.
+ */
+export type Hold = (step: 'watchlist page' | 'pool compile') => Promise<void>;
 
 import type { Following } from '../engine/ingest/following.js';
 
@@ -51,6 +58,7 @@ export interface IngestParts {
   nodes: NodeAccess;
   dataIndexer: DataIndexer;
   before?: BeforePart;
+  hold?: Hold;
   /** The worker pool's threads if already started (they load while the server starts); closed when the start fails. */
   threads?: Threads;
 }
@@ -78,6 +86,7 @@ export async function startIngest({
   nodes,
   dataIndexer,
   before = noWait,
+  hold,
   threads,
 }: IngestParts): Promise<Ingest> {
   let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
@@ -101,7 +110,17 @@ export async function startIngest({
     throw err;
   }
   readiness.up('worker pool');
-  watchlist.compileWith(inlineSmallCompiles(pool.compile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
+  const poolCompile: FilterCompiler =
+    hold === undefined
+      ? pool.compile
+      : {
+          async compile(task) {
+            const filter = await pool.compile.compile(task);
+            await hold('pool compile');
+            return filter;
+          },
+        };
+  watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
   const matcher = new StreamMatcher({

@@ -39,13 +39,13 @@ import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
-import { noWait, startIngest, type BeforePart, type Ingest } from './ingest.js';
+import { noWait, startIngest, type BeforePart, type Hold, type Ingest } from './ingest.js';
 import { Following } from '../engine/ingest/following.js';
 import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
 import { openServerStore } from './store.js';
 import { startWorkerThreads, type Threads } from './worker-threads.js';
 
-export type { BeforePart } from './ingest.js';
+export type { BeforePart, Hold } from './ingest.js';
 
 /** How long a bind or unbind message waits for its signatures. */
 const BIND_TTL_MS = 15 * 60_000;
@@ -58,6 +58,8 @@ export interface Adapters {
    * same process may hold it still and move it.
    */
   ticker?: Ticker;
+  /** Holds the watchlist's read and the pool's filter compiles (a test sees what is answered meanwhile). */
+  hold?: Hold;
 }
 
 /** The server before it listens: its routes and what starting, serving and stopping it takes. */
@@ -155,7 +157,8 @@ export async function createCore({
     });
     // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
     // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
-    watchlist.load(store, nextTurn).then(
+    const hold = adapters.hold;
+    watchlist.load(store, hold === undefined ? nextTurn : () => nextTurn().then(() => hold('watchlist page'))).then(
       () => readiness.up('watchlist'),
       (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
     );
@@ -242,6 +245,7 @@ export async function createCore({
           nodes,
           dataIndexer,
           ...(before === undefined ? {} : { before }),
+          ...(hold === undefined ? {} : { hold }),
           ...(threads === undefined ? {} : { threads }),
         }),
       close: async () => {

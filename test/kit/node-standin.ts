@@ -78,7 +78,15 @@ function load(n: number): Copyable {
   };
 }
 
-export function startStandIn(blocks: number, port = 0): Promise<{ port: number; close(): Promise<void> }> {
+/**
+ * `hold`, when given, is awaited before answering a call about a block (by its number): a test can keep the chain's
+ * catch-up from ending until it has seen what it waits for.
+ */
+export function startStandIn(
+  blocks: number,
+  port = 0,
+  hold?: (block: number) => Promise<void>,
+): Promise<{ port: number; close(): Promise<void> }> {
   const bundles = FIXTURE_BLOCKS.map(load);
   const chain = Array.from({ length: blocks }, (_, n) => {
     const b = bundles[n % bundles.length]!;
@@ -98,8 +106,10 @@ export function startStandIn(blocks: number, port = 0): Promise<{ port: number; 
     if (req.method !== 'POST') return void res.writeHead(405).end();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string; params?: unknown[] };
+      const about = call.method === 'eth_blockNumber' || call.method === 'eth_chainId' ? NaN : parseInt(String(call.params?.[0]), 16);
+      if (hold !== undefined && !Number.isNaN(about)) await hold(about);
       let result: Buffer;
       try {
         result = answer(call.method, call.params ?? []);

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { freePort, startAnvil, type Anvil } from '../../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../../http/clients/rpc.js';
-import { startProcess, type Started } from './proc.js';
+import type { Hold } from '../../app/server.js';
+import { startProcess, type Listening } from './proc.js';
 import { watchAtScale, type Scale } from './startup-store.js';
 
 /**
@@ -21,6 +22,10 @@ import { watchAtScale, type Scale } from './startup-store.js';
  *      timed from the spawn, `upBlocks` more transfers are mined as soon as it answers, and requests go on one
  *      after another the whole time, their latencies kept (the serving thread's longest hold shows there);
  *   5. until every transfer's block has reached the stream watching its address (or `limitMs`).
+ * With `start` and `hold` (a server in the test process), the measured start's watchlist read is held until a request
+ * was answered naming it as still starting, and each filter set compiled in the pool until two requests were answered
+ * after it: what is answered meanwhile is then certain at any scale, not a matter of how long the read and the
+ * compile take (the figures at scale are bench:startup's).
  */
 export interface StartupOptions {
   /** bin/chainpost.js (found from where the caller runs: dist-bench/bench/ or test/). */
@@ -32,6 +37,10 @@ export interface StartupOptions {
   limitMs: number;
   /** Extra environment for the measured start. */
   env?: Record<string, string>;
+  /** Starts a server on this environment (the default: spawns `bin serve`); `hold`, for the measured start only. */
+  start?: (env: Record<string, string>, hold?: Hold) => Promise<Listening>;
+  /** Hold the measured start's watchlist read and pool compiles (above; only with `start`). */
+  hold?: boolean;
 }
 
 export interface StartupRun {
@@ -97,12 +106,35 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     CHAINPOST_ACCESS_LOG: '0',
     CHAINPOST_PRIVATE_TARGETS: 'allow',
   };
-  let server: Started | undefined;
+  const start = opts.start ?? ((env: Record<string, string>) => startProcess([opts.bin, 'serve'], env, 120_000));
+  // The measured start's holds: each waits for the requests the loop below has answered (a check after each).
+  let answered = 0;
+  let answeredWhileLoading = 0;
+  let released = false;
+  const waiting = new Set<() => boolean>();
+  const recheck = (): void => {
+    for (const w of waiting) if (w()) waiting.delete(w);
+  };
+  const waitFor = (ready: () => boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const w = (): boolean => {
+        if (!ready() && !released) return false;
+        resolve();
+        return true;
+      };
+      if (!w()) waiting.add(w);
+    });
+  const hold: Hold = (step) => {
+    if (step === 'watchlist page') return waitFor(() => answeredWhileLoading > 0);
+    const from = answered;
+    return waitFor(() => answered >= from + 2);
+  };
+  let server: Listening | undefined;
   try {
     // 1. A stream made through the API, in the stored form of this code; the server follows anvil a while. Its
     // start is the baseline: the same server on a store without streams.
     const dir = tempDir();
-    const baseline = await spawnTimed(opts.bin, dir, env);
+    const baseline = await spawnTimed(start, dir, env);
     const first = await baseline.started;
     server = first;
     const made = await call(first.port, '/streams/evm', {
@@ -126,7 +158,7 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
     for (const t of targets.slice(0, opts.downBlocks)) t.block = await transfer(anvil, t.address);
 
     // 4. The measured start.
-    const run = await spawnTimed(opts.bin, dir, env);
+    const run = await spawnTimed(start, dir, { ...env, ...opts.env }, opts.hold === true ? hold : undefined);
     run.started.then(
       (s) => (server = s),
       () => {},
@@ -143,11 +175,11 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
         ),
       ).length;
     const latencies: Array<{ at: number; ms: number }> = [];
-    let answeredWhileLoading = 0;
     const timed = async (path: string): Promise<{ status: number; body: unknown } | undefined> => {
       const at = performance.now();
       const r = await call(run.port, path).catch(() => undefined);
       latencies.push({ at: at - t0, ms: performance.now() - at });
+      if (r !== undefined) answered++;
       return r;
     };
     let resumedAt = NaN;
@@ -160,6 +192,7 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
         if (h?.status === 200) healthyMs = performance.now() - t0;
         else if ((h?.body as { starting?: string[] } | undefined)?.starting?.includes('watchlist') === true) answeredWhileLoading++;
       }
+      recheck();
       if (delivered(targets) === targets.length) {
         resumedAt =
           Math.max(
@@ -191,6 +224,8 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
       output,
     };
   } finally {
+    released = true;
+    recheck();
     await server?.stop();
     await new Promise<void>((resolve) => {
       receiver.closeAllConnections();
@@ -201,13 +236,13 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
   }
 }
 
-/** A server spawned on `dir` at a port chosen here, and how long from the spawn until GET /streams/evm?limit=1 answered 200. */
-async function spawnTimed(bin: string, dir: string, env: Record<string, string>) {
+/** A server started on `dir` at a port chosen here, and how long from the start until GET /streams/evm?limit=1 answered 200. */
+async function spawnTimed(start: NonNullable<StartupOptions['start']>, dir: string, env: Record<string, string>, hold?: Hold) {
   const port = await freePort();
   const t0 = performance.now();
   // The log lines' times are the server's clock (the wall clock): from the spawn on this process's.
   const wallAtSpawn = Date.now();
-  const started = startProcess([bin, 'serve'], { ...env, CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port) }, 120_000);
+  const started = start({ ...env, CHAINPOST_DATA: dir, CHAINPOST_PORT: String(port) }, hold);
   let failed: unknown;
   started.catch((err: unknown) => (failed = err));
   let firstAnswerMs = NaN;
