@@ -13,6 +13,7 @@ import { validate } from '../../../engine/schema.js';
 import { SolanaKeyError, decodeKey, encodeKey } from '../../../engine/solana/key.js';
 import { createSolanaStream, solanaAddressBody, solanaKeyError } from '../../../engine/solana/stream.js';
 import { addressBody, createStream, updateStream } from '../../../engine/streams/schemas.js';
+import { codePoint } from '../../fuzz-strings.js';
 import { vectors } from '../../vectors.js';
 
 /**
@@ -110,7 +111,7 @@ const input = (valid: readonly string[]): fc.Arbitrary<string> =>
   fc.oneof(
     { weight: 2, arbitrary: fc.string({ maxLength: 200 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 100 }) },
-    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 100 }) },
+    { weight: 1, arbitrary: fc.string({ unit: codePoint, maxLength: 100 }) },
     {
       weight: 1,
       arbitrary: fc
