@@ -6,7 +6,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { openStore } from '../storage/env.js';
-import { advance, cli, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { advance, cliInProcess, startChainpost, stopAndClean, type Running } from './helpers.js';
 
 const evm = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
 const evm2 = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
@@ -320,7 +320,7 @@ describe('Authentication API', () => {
       await expect400({ message, signature: '0x1234' }, 'signature');
       await expect400({ message, signature: await evm2.signMessage({ message }) }, 'signature');
       // Another tenant cannot use this tenant's challenge.
-      const other = (await cli(['keys', 'create', '--name', 'other-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const other = (await cliInProcess(['keys', 'create', '--name', 'other-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
       expect((await post('/challenge/verify/evm', { message, signature }, other)).status).toBe(404);
       // The challenge survived all of that and still verifies once, v as 0/1 too.
       const v = parseInt(signature.slice(-2), 16);
@@ -614,7 +614,7 @@ describe('Authentication API', () => {
     });
 
     it('keeps profiles per tenant', async () => {
-      const other = (await cli(['keys', 'create', '--name', 'third-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const other = (await cliInProcess(['keys', 'create', '--name', 'third-tenant'], s.dir)).stdout.trim().split('\n').at(-1)!;
       const mine = await post('/challenge/request/evm', { ...REQUEST, chainId: 1, address: evm.address });
       expect((await s.call(`/profile/${mine.body.profileId}/addresses`)).status).toBe(200);
       expect((await s.call(`/profile/${mine.body.profileId}/addresses`, { headers: { 'x-api-key': other } })).status).toBe(404);
@@ -683,7 +683,7 @@ describe('Authentication API', () => {
       expect(ok.status, JSON.stringify(ok.body)).toBe(201);
       return { token: ok.body.token as string, issuer: ok.body.tokenIssuer as string };
     };
-    const b = (await cli(['keys', 'create', '--name', 'tenant-b-tokens'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const b = (await cliInProcess(['keys', 'create', '--name', 'tenant-b-tokens'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const mine = await signIn('defi.finance');
     const theirs = await signIn('defi.finance', b);
     const elsewhere = await signIn('other.example');

@@ -6,7 +6,7 @@ import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
 import { publicClient } from './contracts.js';
-import { advance, cli, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { advance, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1 } from './streams-harness.js';
@@ -119,9 +119,9 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     expect(running['indexed']).toBeGreaterThanOrEqual(running['head'] - CATCH_UP_BATCH);
     expect(running['indexed']).toBeLessThanOrEqual(running['head']);
 
-    // The CLI's bar, as a plain line per chain: its process runs while the log line and the stream below are
+    // The CLI's bar, as a plain line per chain: it runs while the log line and the stream below are
     // checked (the node holds the backfill meanwhile: the figures stand).
-    const statusRun = cli(['status', '--url', s.url], undefined);
+    const statusRun = cliInProcess(['status', '--url', s.url], undefined);
     // The log's progress line comes with 10 s of service time (real time moves it too: one may have come already).
     const lines = logged(s, 'backfill').length;
     await advance(s, 10);
@@ -177,8 +177,8 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     // Resumed where the store stopped: each block's receipts asked about once (and what was fetched ahead when killed).
     expect(proxy.calls('eth_getBlockReceipts') - receiptsBefore).toBeLessThan(end - running['head'] + 30);
     expect(logged(s, 'backfill done')).toMatchObject([{ chain: '0x539', from: K, to: TOP }]);
-    // The CLI's bar once done, its process running while the live blocks and the pruning are checked below.
-    const finalRun = cli(['status', '--url', s.url], undefined);
+    // The CLI's bar once done, running while the live blocks and the pruning are checked below.
+    const finalRun = cliInProcess(['status', '--url', s.url], undefined);
 
     // New activity after the backfill: the stream gets it, and nothing of the history before it.
     const sent = await rpc<`0x${string}`>('eth_sendTransaction', [{ from: A0, to: A1, value: '0x2' }]);

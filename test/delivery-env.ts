@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { Adapters } from '../app/server.js';
-import { cli, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { cliInProcess, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
@@ -102,7 +102,7 @@ export function familyCalls(env: () => DeliveryEnv, family: 'bitcoin' | 'solana'
     return { items, pages, total };
   };
   const stranger = async (name: string) => ({
-    headers: { 'x-api-key': (await cli(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! },
+    headers: { 'x-api-key': (await cliInProcess(['keys', 'create', '--name', name], env().s.dir)).stdout.trim().split('\n').at(-1)! },
   });
   /**
    * The shape rules of the address endpoints, shared by every family: not a string or array → 400 naming

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, walletClient } from './contracts.js';
 import { alive, answers, hashes, serveDevnet, type Devnet } from './devnet-harness.js';
-import { cli, tempDir, until } from './helpers.js';
+import { cliInProcess, tempDir, until } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -99,7 +99,7 @@ describe('the embedded devnet', () => {
       expect(logs).toHaveLength(1);
       before = await hashes(first, (await first.head()) - 1);
       // A server running the devnet: reset is refused, naming it.
-      const refused = await cli(['devnet', 'reset'], dir);
+      const refused = await cliInProcess(['devnet', 'reset'], dir);
       expect(refused.code).toBe(1);
       // The server's lock on the data directory names it (this process: the server runs here).
       expect(refused.stderr).toContain(`is in use by another chainpost server (pid ${first.pid})`);
@@ -129,7 +129,7 @@ describe('the embedded devnet', () => {
       await receiver.close();
     }
 
-    const reset = await cli(['devnet', 'reset'], dir);
+    const reset = await cliInProcess(['devnet', 'reset'], dir);
     expect(reset.code, reset.stderr).toBe(0);
     // The token's transfer is its log's row (contractLogs): the follower writes `transfers` rows for NFTs alone.
     expect(reset.stdout).toMatch(
@@ -196,7 +196,7 @@ describe('the embedded devnet', () => {
       await second.stop();
     }
     // The killed server's lock is stale (its process is gone), so reset goes ahead.
-    const reset = await cli(['devnet', 'reset'], copy);
+    const reset = await cliInProcess(['devnet', 'reset'], copy);
     expect(reset.code, reset.stderr).toBe(0);
     expect(reset.stdout).toContain(`deleted the devnet state ${join(copy, 'devnet', 'state.json')}`);
     expect(existsSync(join(copy, 'devnet', 'state.json'))).toBe(false);
@@ -204,7 +204,7 @@ describe('the embedded devnet', () => {
 
   it('`devnet reset` refuses a directory with no store and creates none; `devnet` without `reset` is a usage error', async () => {
     const dir = newDir();
-    const [reset, wrong] = await Promise.all([cli(['devnet', 'reset'], dir), cli(['devnet', 'restart'], dir)]);
+    const [reset, wrong] = await Promise.all([cliInProcess(['devnet', 'reset'], dir), cliInProcess(['devnet', 'restart'], dir)]);
     expect(reset.code).toBe(1);
     expect(reset.stderr).toContain('CHAINPOST_DATA');
     expect(existsSync(`${dir}/data.mdb`)).toBe(false);

@@ -5,7 +5,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { privateKeyToAccount } from 'viem/accounts';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
-import { advance, cli, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { advance, cliInProcess, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { manyXpubs } from './kit/bitcoin-core/keys.js';
 import { startReceiver } from './receiver.js';
 
@@ -88,7 +88,7 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
     expect(await total()).toBe(MAX_STREAMS);
 
     // Another tenant has its own count.
-    const other = { 'x-api-key': (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)! };
+    const other = { 'x-api-key': (await cliInProcess(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)! };
     expect((await create('solana', other)).status).toBe(200);
     expect(await total(other)).toBe(1);
 
@@ -147,7 +147,9 @@ describe('per-tenant limits (CHAINPOST_MAX_STREAMS, CHAINPOST_MAX_ADDRESSES, CHA
   });
 
   it('caps the triggers of an EVM stream on create and on update, naming the limit; a stream at the limit is taken', async () => {
-    const headers = { 'x-api-key': (await cli(['keys', 'create', '--name', 'triggers'], s.dir)).stdout.trim().split('\n').at(-1)! };
+    const headers = {
+      'x-api-key': (await cliInProcess(['keys', 'create', '--name', 'triggers'], s.dir)).stdout.trim().split('\n').at(-1)!,
+    };
     const trigger = {
       type: 'tx',
       contractAddress: '$toAddress',
@@ -257,7 +259,7 @@ describe('messages waiting for a signature per tenant (CHAINPOST_MAX_PENDING_CHA
     expectLimit(await bind(1));
 
     // Another tenant has its own count.
-    const other = (await cli(['keys', 'create', '--name', 'other-pending'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const other = (await cliInProcess(['keys', 'create', '--name', 'other-pending'], s.dir)).stdout.trim().split('\n').at(-1)!;
     expect((await challenge('evm', other)).status).toBe(201);
 
     // A verified challenge frees its place, for a bind message too.

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 // The built binary: its stdout and stderr as a user (or a log collector) reads them, searched for secrets.
-import { advance, cli, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { advance, cliInProcess, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
@@ -67,7 +67,7 @@ describe('secrets never logged', () => {
 
   it('logs no API key, streams secret, node or SMTP password, and /health shows the node without its user or password', async () => {
     expect(await until(async () => (await health())?.head >= 0 && (await health()).nodeHead >= 0, 15_000)).toBe(true);
-    const other = (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const other = (await cliInProcess(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const { secretKey } = (await s.call('/settings')).body;
     expect(secretKey).toMatch(/.{16,}/);
 

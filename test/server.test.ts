@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { freePort } from '../http/clients/anvil.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ADMIN_KEY, TEST_KEY, cli, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { TEST_ADMIN_KEY, TEST_KEY, cliInProcess, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 describe('front end', () => {
@@ -407,7 +407,7 @@ describe("admin routes (CHAINPOST_TEST_CLOCK=1): the operator's alone", () => {
   ];
   /** A second tenant's key and a stream of its own (so the webhook routes would otherwise get as far as it). */
   const otherTenant = async (s: Running) => {
-    const key = (await cli(['keys', 'create', '--name', 'not-the-operator'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    const key = (await cliInProcess(['keys', 'create', '--name', 'not-the-operator'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const made = await s.call('/streams/evm', {
       method: 'PUT',
       json: { webhookUrl: rx.url, chainIds: ['0x1'], includeNativeTxs: true },

@@ -12,7 +12,7 @@ import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
 import { devnetApi } from './data-api.js';
 // The built binary: an older build's server and this one's, started on the same data as a user upgrades.
-import { cli, startBinary, startChainpost, tempDir, until, type Running } from './helpers.js';
+import { cliInProcess, startBinary, startChainpost, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -90,8 +90,8 @@ describe('a store written by layout version 5', () => {
       ['keys', 'create', '--name', 'late'],
       ['backup', join(dir, 'nowhere')],
     ];
-    // Each its own process, at once.
-    const results = await Promise.all(commands.map((args) => cli(args, dir)));
+    // At once.
+    const results = await Promise.all(commands.map((args) => cliInProcess(args, dir)));
     for (const [i, args] of commands.entries()) {
       const r = results[i]!;
       expect(r.code, args.join(' ')).toBe(1);
@@ -136,7 +136,7 @@ describe('a store written by layout version 5', () => {
     expect(store.get('meta', 'migratingFrom')).toBeUndefined();
     await store.close();
     // The CLI's readers open it now.
-    const list = await cli(['keys', 'list'], dir);
+    const list = await cliInProcess(['keys', 'list'], dir);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^second-tenant\s/m);
   }, 60_000);
@@ -151,11 +151,11 @@ describe('a store written by layout version 5', () => {
       `${dir} holds schema version 8; this chainpost reads version 7\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
     );
     // The server's refusal in this process (the binary's start is the migration's, above): what it would print, then exit 1.
-    const [served, list] = await Promise.allSettled([startChainpost(NO_NODE, dir), cli(['keys', 'list'], dir)]);
+    const [served, list] = await Promise.allSettled([startChainpost(NO_NODE, dir), cliInProcess(['keys', 'list'], dir)]);
     expect(served.status).toBe('rejected');
     expect(String((served as PromiseRejectedResult).reason)).toMatch(/exited with 1 before listening/);
     expect(String((served as PromiseRejectedResult).reason)).toMatch(refusal);
-    const r = (list as PromiseFulfilledResult<Awaited<ReturnType<typeof cli>>>).value;
+    const r = (list as PromiseFulfilledResult<Awaited<ReturnType<typeof cliInProcess>>>).value;
     expect(r.code, 'keys list').toBe(1);
     expect(r.stderr).toMatch(refusal);
     const again = open({ path: dir, noSubdir: false, readOnly: true });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../storage/env.js';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
-import { advance, cli, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { advance, cliInProcess, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver, startSmtp } from './receiver.js';
 
 /** Alerts: to the key's own e-mail when it has one; kept in the outbox when there is no SMTP server. And the 10 s no-answer rule. */
@@ -43,7 +43,7 @@ describe('stream alerts and timeouts', () => {
       CHAINPOST_ALERT_EMAIL: 'fallback@example.org',
     });
     try {
-      const key = (await cli(['keys', 'create', '--name', 'owner', '--email', 'owner@example.org'], s.dir)).stdout
+      const key = (await cliInProcess(['keys', 'create', '--name', 'owner', '--email', 'owner@example.org'], s.dir)).stdout
         .trim()
         .split('\n')
         .at(-1)!;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
-import { cli, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { cliInProcess, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -61,7 +61,7 @@ describe('delivery slots shared between tenants', () => {
       undefined,
       { ticker: time.ticker },
     );
-    otherKey = (await cli(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
+    otherKey = (await cliInProcess(['keys', 'create', '--name', 'other'], s.dir)).stdout.trim().split('\n').at(-1)!;
     const create = async (webhookUrl: string, tag: string, headers: Record<string, string> = {}): Promise<string> => {
       const r = await s.call('/streams/evm', {
         method: 'PUT',

@@ -3,7 +3,7 @@ import { parseEther, type Hex } from 'viem';
 import { TRIGGER_GAS } from '../engine/streams/limits.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, walletClient } from './contracts.js';
-import { advance, apiCaller, cli, startChainpost, stopAndClean, until, type Running } from './helpers.js';
+import { advance, apiCaller, cliInProcess, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver } from './receiver.js';
 import { A1, serverEnv } from './streams-harness.js';
@@ -72,7 +72,7 @@ describe('a stream whose triggers call a function that never returns', () => {
     const spin = await deploy(rig.anvil.url, 'TestSpin');
     const triggers = Array.from({ length: TRIGGERS }, () => ({ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }));
     const hostile = await createStream(rig.s.call, rig.hostileRx.url, { triggers });
-    const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
+    const otherKey = (await cliInProcess(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
     const plain = await createStream(apiCaller(rig.s.url, otherKey), rig.otherRx.url, {});
     const spins = (): unknown[][] => callsTo(rig.proxy, spin.address);
 
@@ -200,7 +200,7 @@ describe('streams whose trigger calls all hang at the node', () => {
       await createStream(rig.s.call, rig.hostileRx.url, {
         triggers: [{ type: 'tx', contractAddress: spin.address, functionAbi: SPIN_ABI }],
       });
-    const otherKey = (await cli(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
+    const otherKey = (await cliInProcess(['keys', 'create', '--name', 'other-tenant'], rig.s.dir)).stdout.trim().split('\n').at(-1)!;
     const plain = await createStream(apiCaller(rig.s.url, otherKey), rig.otherRx.url, {});
     const spins = (): number => callsTo(rig.proxy, spin.address).length;
     const send = async (): Promise<string> => (await transfer(rig.anvil)).block;

@@ -2,7 +2,7 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
-import { advance, cli, manualTicker, until, type Running } from './helpers.js';
+import { advance, cliInProcess, manualTicker, until, type Running } from './helpers.js';
 import { deliveryEnv, NOT_FOLLOWED, type Receiver, type Smtp } from './delivery-env.js';
 
 const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
@@ -305,7 +305,7 @@ describe('Streams API and delivery engine', () => {
       expect((await post(`/streams/evm/${ids[0]}/status`, { status: 'error' })).body.details.field).toBe('status');
       expect((await post(`/streams/evm/${ids[0]}/status`, { status: 'active' })).body.status).toBe('active');
 
-      const other = (await cli(['keys', 'create', '--name', 'stream-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const other = (await cliInProcess(['keys', 'create', '--name', 'stream-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
       const asOther = { headers: { 'x-api-key': other } };
       expect((await s.call(`/streams/evm/${ids[1]}`, asOther)).status).toBe(404);
       expect((await s.call('/streams/evm', asOther)).body.total).toBe(0);
@@ -730,7 +730,7 @@ describe('Streams API and delivery engine', () => {
       expect(rx.webhooks().filter((w) => w.body.streamId === id && w.body.block.number === '7')).toHaveLength(4);
       expect((await stream(id)).status).toBe('active');
       expect((await post(`/history/replay/${id}/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)).status).toBe(404);
-      const other = (await cli(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
+      const other = (await cliInProcess(['keys', 'create', '--name', 'history-stranger'], s.dir)).stdout.trim().split('\n').at(-1)!;
       expect((await s.call(`/history/replay/${h.id}`, { method: 'POST', headers: { 'x-api-key': other } })).status).toBe(404);
       expect((await s.call('/history', { headers: { 'x-api-key': other } })).body.total).toBe(0);
 
