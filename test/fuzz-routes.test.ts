@@ -3,13 +3,13 @@ import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../engine/config/config.js';
-import { createCore } from '../app/server.js';
 import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';
 import { startProcess } from './kit/proc.js';
 import { BIN, TEST_KEY, tempDir, type Running, apiCaller } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { codePoint } from './fuzz-strings.js';
+import { serverModule } from './in-process.js';
 
 /**
  * Issue 19, "bad input gets a clear answer, never a crash": every route of the server, as the server
@@ -34,6 +34,7 @@ const AREAS: Record<Area, true> = { system: true, admin: true, auth: true, strea
 /** The routes exactly as the server assembles them, read from a core built on a scratch directory with the server's flags. */
 async function serverRoutes(): Promise<Route[]> {
   const dir = tempDir();
+  const { createCore } = await serverModule();
   const core = await createCore({
     config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }),
     out: () => {},

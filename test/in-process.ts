@@ -18,10 +18,17 @@ let loaded:
     }>
   | undefined;
 const loadService = (): NonNullable<typeof loaded> =>
-  (loaded ??= Promise.all([dist('app/server.js'), dist('engine/config/config.js')]).then(([server, config]) => ({
-    startService: (server as typeof import('../app/server.js')).startService,
+  (loaded ??= Promise.all([serverModule(), dist('engine/config/config.js')]).then(([server, config]) => ({
+    startService: server.startService,
     parseConfig: (config as typeof import('../engine/config/config.js')).parseConfig,
   })));
+
+/**
+ * app/server.js from dist/, as the binary and startInProcess load it: for the tests that build the service or its core
+ * themselves. From the sources, vitest would transform and load the server's whole graph a second time.
+ */
+export const serverModule = (): Promise<typeof import('../app/server.js')> =>
+  dist('app/server.js') as Promise<typeof import('../app/server.js')>;
 
 /** A server run inside the test process: what a test reads of a started server but its process. */
 export interface InProcess extends Listening {

@@ -2,10 +2,13 @@ import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { freePort, startAnvil } from '../http/clients/anvil.js';
 import { parseConfig } from '../engine/config/config.js';
-import { startService, type Service } from '../app/server.js';
+import type { Service } from '../app/server.js';
 import type { Part } from '../engine/readiness.js';
 // Readiness as seen from outside: over HTTP, from the server's first moment (held at a part by startService's gate).
 import { TEST_KEY, advance, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { serverModule } from './in-process.js';
+
+const { startService } = await serverModule();
 
 const health = async (port: number, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
   const res = await fetch(`http://127.0.0.1:${port}/health`, { headers });

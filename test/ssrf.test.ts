@@ -5,11 +5,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
 import { parseConfig } from '../engine/config/config.js';
-import { startService, type Service } from '../app/server.js';
+import type { Service } from '../app/server.js';
 import { TargetPolicy, type PrivateTargets } from '../engine/net/targets.js';
 import type { Resolver } from '../engine/ports.js';
 import { apiCaller, startChainpost, stopAndClean, TEST_KEY, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
+import { serverModule } from './in-process.js';
 import { deploy, publicClient, write, type Deployed } from './contracts.js';
 import { devnetApi } from './data-api.js';
 import { A1, serverEnv } from './streams-harness.js';
@@ -70,6 +71,7 @@ async function serve(
     CHAINPOST_PRIVATE_TARGETS: mode,
     ...more,
   };
+  const { startService } = await serverModule();
   const service = await startService({ config: parseConfig(env), out: () => {}, adapters: { resolver } });
   return { service, call: apiCaller(`http://127.0.0.1:${port}`, TEST_KEY) };
 }

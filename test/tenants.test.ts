@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { parseConfig } from '../engine/config/config.js';
 import { ApiKeys } from '../engine/keys.js';
-import { createCore } from '../app/server.js';
 import { openStore } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { DATA_PREFIX } from '../http/server/data.js';
@@ -15,6 +14,7 @@ import { unknownRoute } from '../http/server/system.js';
 import { XPUB } from './kit/bitcoin-core/keys.js';
 import { advance, apiCaller, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
+import { serverModule } from './in-process.js';
 
 /**
  * Two tenants on one real server: tenant A holds state of every kind (streams of each family with addresses
@@ -571,6 +571,7 @@ describe("tenants: every route, called by tenant B against tenant A's ids, answe
     // The route list as the server assembles it, from a core on its own directory with the server's settings.
     const listDir = tempDir();
     try {
+      const { createCore } = await serverModule();
       const core = await createCore({
         config: parseConfig({ ...ENV, CHAINPOST_DATA: listDir, CHAINPOST_CHAINS: 'none' }),
         out: () => undefined,
