@@ -6,15 +6,14 @@ import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
 import { deploy, publicClient, write, type Deployed } from './contracts.js';
 import { devnetApi } from './data-api.js';
-import { cli, cliInProcess, startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
+import { cli, startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
 /**
  * `chainpost backup DIR` end to end: the real server follows a real anvil with streams, two tenants' keys and
- * indexed ERC-20 transfers in its store; the backup CLI runs as its own process (the binary) while the server goes
- * on answering reads and creating streams; a second server started on the copy answers what the first did. The
- * other commands (the second tenant's keys create, the refusals, an offline copy) run in this process.
+ * indexed ERC-20 transfers in its store; the backup CLI runs as its own process while the server goes on
+ * answering reads and creating streams; a second server started on the copy answers what the first did.
  */
 
 type Json = Record<string, any>;
@@ -49,8 +48,8 @@ beforeAll(async () => {
   anvil = await startAnvil({ chainId: 1337 });
   rx = await startReceiver();
   s = await startChainpost(serverEnv(anvil));
-  // While the chain is written.
-  const creating = cliInProcess(['keys', 'create', '--name', 'second-tenant'], s.dir);
+  // Its own process, while the chain is written.
+  const creating = cli(['keys', 'create', '--name', 'second-tenant'], s.dir);
   token = await deploy(anvil.url, 'TestToken', ['Backup Token', 'BKP', 6, parseUnits('1000', 6)]);
   for (const [to, amount] of [
     [A1, '10'],
@@ -214,13 +213,13 @@ describe('chainpost backup', () => {
     writeFileSync(join(full, 'notes.txt'), 'mine');
     const empty = tempDir();
     mkdirSync(join(work, 'from-nothing'));
-    // At once.
+    // Each its own process, at once.
     const [r1, r2, r3, usage, r4] = await Promise.all([
-      cliInProcess(['backup', missing], s.dir),
-      cliInProcess(['backup', full], s.dir),
-      cliInProcess(['backup', s.dir], s.dir),
-      cliInProcess(['backup'], s.dir),
-      cliInProcess(['backup', join(work, 'from-nothing')], join(empty, 'nothing')),
+      cli(['backup', missing], s.dir),
+      cli(['backup', full], s.dir),
+      cli(['backup', s.dir], s.dir),
+      cli(['backup'], s.dir),
+      cli(['backup', join(work, 'from-nothing')], join(empty, 'nothing')),
     ]);
     expect(r1.code).toBe(1);
     expect(r1.stderr).toMatch(
@@ -247,9 +246,9 @@ describe('chainpost backup', () => {
     const target = join(work, 'offline');
     mkdirSync(target);
     try {
-      const made = await cliInProcess(['keys', 'create', '--name', 'offline', '--create'], dir);
+      const made = await cli(['keys', 'create', '--name', 'offline', '--create'], dir);
       expect(made.code).toBe(0);
-      expect((await cliInProcess(['backup', target], dir)).code).toBe(0);
+      expect((await cli(['backup', target], dir)).code).toBe(0);
       const copy = openStore(target, { create: false });
       expect(copy.values<{ name: string }>('keys').map((k) => k.name)).toEqual(['offline']);
       await copy.close();
