@@ -3,7 +3,7 @@ import fc from 'fast-check';
 /**
  * Any code point but a surrogate, as one-character strings: fast-check's `unit: 'binary'`, the same values for the same
  * seed, but its reverse mapping (what fc.string tokenizes its odd strings with) computed from the value, not a map of
- * all 1,112,064 built at load, which took 1 to 2 s of CPU. `fc.string({ unit: codePoint })` for binary strings.
+ * all 1,112,064 built when fast-check's binary unit is first used. `fc.string({ unit: codePoint })` for binary strings.
  */
 const SURROGATES = 0xe000 - 0xd800;
 export const codePoint = fc.nat({ max: 0x10ffff - SURROGATES }).map(

@@ -2,8 +2,8 @@ import type { Transporter } from 'nodemailer';
 import type { Mailer } from '../../engine/ports.js';
 
 /**
- * E-mail through the SMTP server of CHAINPOST_SMTP_URL (nodemailer). nodemailer (~40 modules) is loaded at the
- * first e-mail, not at the server's start: alerts are rare, and every start paid for it.
+ * E-mail through the SMTP server of CHAINPOST_SMTP_URL (nodemailer). nodemailer is loaded at the first e-mail,
+ * not at the server's start: alerts are rare, and every start paid for it.
  */
 export function smtpMailer(url: string, from = 'chainpost <chainpost@localhost>'): Mailer {
   let transport: Promise<Transporter> | undefined;
