@@ -121,13 +121,16 @@ export function openStore(path: string, { create = true, migrate = false }: { cr
    * first, only for unpack to read it once.
    */
   const decoding = new Map<DbName, Database<unknown, string>>();
-  for (const name of TABLES) {
-    const keys = HEX_KEYED_TABLES.has(name) ? { keyEncoder: hexKeys } : {};
-    dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary', ...keys }));
-    // lmdb-js takes `encoder` per database too; its types name it on the root's options only.
-    const options: { name: string; encoder: typeof IN_PLACE } = { name, encoder: IN_PLACE, ...keys };
-    if (IN_PLACE_TABLES.has(name)) decoding.set(name, root.openDB<unknown, string>(options));
-  }
+  // One write transaction for every table: lmdb-js commits each openDB on its own otherwise (a commit per table).
+  root.transactionSync(() => {
+    for (const name of TABLES) {
+      const keys = HEX_KEYED_TABLES.has(name) ? { keyEncoder: hexKeys } : {};
+      dbs.set(name, root.openDB<Buffer, string>({ name, encoding: 'binary', ...keys }));
+      // lmdb-js takes `encoder` per database too; its types name it on the root's options only.
+      const options: { name: string; encoder: typeof IN_PLACE } = { name, encoder: IN_PLACE, ...keys };
+      if (IN_PLACE_TABLES.has(name)) decoding.set(name, root.openDB<unknown, string>(options));
+    }
+  });
   const db = (name: DbName): Database<Buffer, string> => dbs.get(name)!;
   /** The writes of a writeBehind under way: table, key, and the bytes (null: a removal). */
   let behind: Array<[DbName, string | Uint8Array, Buffer | null]> | undefined;
