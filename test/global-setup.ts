@@ -8,7 +8,7 @@ const SCANNING = Symbol.for('chainpost.secretScan');
 
 /**
  * The run's secret scan (test/secret-scan.ts): a directory for every child's output, searched when the run ends.
- * Both integration projects name this file; vitest sets up every project before the first test file and tears
+ * Both projects name this file; vitest sets up every project before the first test file and tears
  * them down after the last, so the first call makes the directory and scans it, and the second finds the run marked.
  */
 export default function setup(): () => void {
