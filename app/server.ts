@@ -319,8 +319,9 @@ export async function startService({
       `the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`,
     );
   }
-  // Started first: each thread loads its modules while the store opens and the listener starts.
-  const threads = startWorkerThreads(config.dataDir, config.workerThreads);
+  // Started first: each thread loads its modules while the store opens and the listener starts. A server that follows
+  // no chain matches no block: its threads start at the first task (an xpub's window, say), if one ever comes.
+  const threads = startWorkerThreads(config.dataDir, config.workerThreads, followedChains(config).size === 0);
   // Until ingestion owns the threads, a failed start closes what it opened: listeners, threads, store.
   let core: Core | undefined;
   const listeners: Server[] = [];

@@ -10,11 +10,15 @@ export interface PoolData {
   families: readonly string[];
 }
 
-/** The server's worker threads on the entry of app/worker.ts, started: each loads its modules while the starting thread goes on. */
-export const startWorkerThreads = (path: string, threads?: number): Threads =>
+/**
+ * The server's worker threads on the entry of app/worker.ts, started: each loads its modules while the starting thread
+ * goes on; `lazy`, each starts at the first task that needs it.
+ */
+export const startWorkerThreads = (path: string, threads?: number, lazy = false): Threads =>
   startThreads({
     entry: workerEntry(),
     data: { path, families: FAMILIES.list.map((f) => f.name) } satisfies PoolData,
+    lazy,
     ...(threads === undefined ? {} : { threads }),
   });
 

@@ -12,6 +12,8 @@ import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import type { MatchPool } from '../engine/match/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { matchPool } from '../app/worker-pool.js';
+import { startWorkerThreads } from '../app/worker-threads.js';
+import { taskPool } from '../workers/pool.js';
 import { tempDir } from './helpers.js';
 
 /**
@@ -123,5 +125,22 @@ describe("a pool thread's modules", () => {
     }
     expect(ours('workers/match-worker.js')).toBe(true);
     expect(modules.filter((url) => /\/node_modules\/(viem|zod)\//.test(url))).toEqual([]);
+  });
+});
+
+describe('lazy pool threads (a server that follows no chain)', () => {
+  it('starts no thread until the first task, is ready meanwhile, and runs that task on a thread it starts then', async () => {
+    const dir = tempDir();
+    const threads = startWorkerThreads(dir, 1, true);
+    const pool = taskPool(threads);
+    try {
+      await pool.ready();
+      expect(threads.piscina.threads.length).toBe(0);
+      await pool.run('ping', null);
+      expect(threads.piscina.threads.length).toBe(1);
+    } finally {
+      await pool.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -36,8 +36,11 @@ export function taskPool(threads: Threads): TaskPool {
       compile: (task: CompileTask) => pool.run(packCompileTask(task), { name: 'compile' }),
     },
     run: (name, task, moved = []) => pool.run(task, { name, transferList: ownBuffers(moved) }),
-    // One task per thread: a worker takes one at a time, so each of them answers.
-    ready: () => Promise.all(Array.from({ length: threads.count }, () => pool.run(null, { name: 'ping' }))).then(() => {}),
+    // One task per thread: a worker takes one at a time, so each of them answers. Lazy threads load at the first task.
+    ready: () =>
+      threads.lazy
+        ? Promise.resolve()
+        : Promise.all(Array.from({ length: threads.count }, () => pool.run(null, { name: 'ping' }))).then(() => {}),
     close,
   };
 }

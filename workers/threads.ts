@@ -7,6 +7,8 @@ import { Piscina } from 'piscina';
  */
 export interface Threads {
   readonly count: number;
+  /** Started at the first task rather than at once (a server that follows no chain may never run one). */
+  readonly lazy: boolean;
   readonly piscina: Piscina;
   close(): Promise<void>;
 }
@@ -15,13 +17,21 @@ export function startThreads({
   entry,
   data,
   threads = availableParallelism(),
+  lazy = false,
 }: {
   entry: string;
   /** Each thread's workerData: at least the store's path (workers/match-worker.ts opens its probe column there). */
   data: { readonly path: string } & Record<string, unknown>;
   threads?: number;
+  lazy?: boolean;
 }): Threads {
-  // minThreads: the threads are made here, not at the first task.
-  const piscina = new Piscina({ filename: entry, minThreads: threads, maxThreads: threads, workerData: data, idleTimeout: Infinity });
-  return { count: threads, piscina, close: () => piscina.close() };
+  // minThreads: the threads are made here (or, lazy, as tasks come), and kept.
+  const piscina = new Piscina({
+    filename: entry,
+    minThreads: lazy ? 0 : threads,
+    maxThreads: threads,
+    workerData: data,
+    idleTimeout: Infinity,
+  });
+  return { count: threads, lazy, piscina, close: () => piscina.close() };
 }
