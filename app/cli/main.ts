@@ -91,8 +91,9 @@ async function runCommand(command: Command, args: string[], io: Io): Promise<num
   const { parseConfig } = await import('../../engine/config/config.js');
   const parsed = parseConfig(io.env);
   const data = command.data === 'store' || command.data === 'exclusive' ? await import('./data.js') : undefined;
-  // Resolved once here, so every message and log line names the same absolute directory.
-  const config = { ...parsed, dataDir: resolve(io.cwd, parsed.dataDir) };
+  // Resolved once here, so every message and log line names the same absolute directory (and creds file).
+  const nats = parsed.nats && { ...parsed.nats, creds: parsed.nats.creds && resolve(io.cwd, parsed.nats.creds) };
+  const config = { ...parsed, dataDir: resolve(io.cwd, parsed.dataDir), nats };
   if (command.data !== 'none') io.err(`chainpost: data directory ${config.dataDir}\n`);
   let store: Store | undefined;
   const ctx: Context = {
