@@ -138,8 +138,12 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
   if (parsed.positionals.length > expected)
     throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[expected]}"`, usage);
   if (parsed.positionals.length < expected) throw new UsageError(`${command.name} needs ${command.args}`, usage);
-  for (const [name, o] of specs)
-    if (o.required && parsed.values[name] === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
+  for (const [name, o] of specs) {
+    const value = parsed.values[name];
+    if (o.required && value === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
+    const problem = typeof value === 'string' ? o.check?.(value) : undefined;
+    if (problem !== undefined) throw new UsageError(`${command.name}: --${name}: ${problem}`, usage);
+  }
   return { values: parsed.values as Context['values'], positionals: parsed.positionals };
 }
 
