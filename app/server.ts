@@ -36,6 +36,7 @@ import { NodeAccess } from '../engine/rpc/service.js';
 import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
+import { checkClusterFiles } from './cluster.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -319,6 +320,7 @@ export async function startService({
       `the native uWebSockets.js build did not load on this Node.js (ABI ${process.versions.modules}); chainpost refuses to run on the slow fallback. Use Node 20 (.nvmrc).`,
     );
   }
+  checkClusterFiles(config);
   // Started first: each thread loads its modules while the store opens and the listener starts. A server that follows
   // no chain matches no block: its threads start at the first task (an xpub's window, say), if one ever comes.
   const threads = startWorkerThreads(config.dataDir, config.workerThreads, followedChains(config).size === 0);

@@ -14,7 +14,15 @@ export const maskKey = (key: string): string => `${key.slice(0, KEY_SHOWN)}…`;
  * use it). A value that does not parse as a URL keeps only its scheme, if any: it may be a URL that
  * failed to parse with the password in it.
  */
-export function withoutPassword(url: string): string {
+export const withoutPassword = (url: string): string => redacted(url, false);
+
+/**
+ * A URL with its user name and password each replaced by `***`: for a URL whose user name may be the secret
+ * itself (a NATS server's `nats://token@host`). What does not parse as a URL: as withoutPassword.
+ */
+export const withoutCredentials = (url: string): string => redacted(url, true);
+
+function redacted(url: string, user: boolean): string {
   // No `@`, no credentials: the common case is not parsed.
   if (!url.includes('@')) return url;
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0];
@@ -27,7 +35,8 @@ export function withoutPassword(url: string): string {
   }
   // `user:pass@host` parses as scheme `user:` with an opaque path: without `//` there is no authority to keep.
   if (!url.slice(scheme?.length ?? 0).startsWith('//')) return notUrl;
-  if (u.password === '') return url;
+  if (user && u.username !== '') u.username = '***';
+  if (u.password === '') return user ? u.toString() : url;
   u.password = '***';
   return u.toString();
 }

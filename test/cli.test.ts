@@ -43,9 +43,9 @@ describe('help', () => {
     [['--help'], /^usage: chainpost \[<command>\]/],
     [['-h'], /^usage: chainpost \[<command>\]/],
     [['help'], /^usage: chainpost \[<command>\]/],
-    [['serve', '--help'], /^usage: chainpost serve\n/],
-    [['serve', '-h'], /^usage: chainpost serve\n/],
-    [['help', 'serve'], /^usage: chainpost serve\n/],
+    [['serve', '--help'], /^usage: chainpost serve \[--roles R\]\n/],
+    [['serve', '-h'], /^usage: chainpost serve \[--roles R\]\n/],
+    [['help', 'serve'], /^usage: chainpost serve \[--roles R\]\n/],
     [['keys', '--help'], /^usage: chainpost keys <command>/],
     [['keys', '-h'], /^usage: chainpost keys <command>/],
     [['help', 'keys'], /^usage: chainpost keys <command>/],
@@ -73,6 +73,7 @@ describe('help', () => {
     const create = await inFreshDir(['keys', 'create', '--help']);
     for (const o of ['--name N', '--email E', '--tenant T', '--create', '-h, --help'])
       expect(create.stdout).toMatch(new RegExp(`^  ${o} +\\S`, 'm'));
+    expect((await inFreshDir(['serve', '--help'])).stdout).toMatch(/^ {2}--roles R +what this node does, of api,ingest,match,deliver /m);
   });
 
   it.concurrent.for([
@@ -81,8 +82,18 @@ describe('help', () => {
     [['keys', 'create'], 'keys create needs --name N', /^usage: chainpost keys create /m],
     [['keys', 'revoke'], 'keys revoke needs N', /^usage: chainpost keys revoke N/m],
     [['keys', 'revoke', 'a', 'b'], 'keys revoke: unexpected argument "b"', /^usage: chainpost keys revoke N/m],
-    [['serve', '--port', '1'], "serve: unknown option '--port'", /^usage: chainpost serve\n/m],
-    [['serve', 'now'], 'serve: unexpected argument "now"', /^usage: chainpost serve\n/m],
+    [['serve', '--port', '1'], "serve: unknown option '--port'", /^usage: chainpost serve \[--roles R\]\n/m],
+    [['serve', 'now'], 'serve: unexpected argument "now"', /^usage: chainpost serve \[--roles R\]\n/m],
+    [
+      ['serve', '--roles', 'api,fetch'],
+      'serve: --roles: unknown role "fetch" (the roles are api, ingest, match, deliver)',
+      /^usage: chainpost serve \[--roles R\]\n/m,
+    ],
+    [
+      ['serve', '--roles='],
+      'serve: --roles: expected roles separated by commas (the roles are api, ingest, match, deliver), got ""',
+      /^usage: chainpost serve \[--roles R\]\n/m,
+    ],
     [['keys'], 'keys needs a command', /^usage: chainpost keys <command>/m],
     [['keys', 'frobnicate'], 'unknown keys command "frobnicate"', /^usage: chainpost keys <command>/m],
     [['frobnicate'], 'unknown command "frobnicate"', /^usage: chainpost \[<command>\]/m],
@@ -102,6 +113,18 @@ describe('help', () => {
       expect(r.left).toEqual([]);
     },
   );
+});
+
+describe('roles', () => {
+  it('refuses a single process (no CHAINPOST_NATS) fewer roles than all four, with exit 1, and starts and creates nothing', async () => {
+    const r = await inFreshDir(['serve', '--roles', 'api,deliver']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^chainpost: serve --roles api,deliver: a single process \(CHAINPOST_NATS unset\) does everything, api, ingest, match, deliver; set CHAINPOST_NATS for a cluster node that does less$/m,
+    );
+    expect(r.stdout).toBe('');
+    expect(r.left).toEqual([]);
+  });
 });
 
 describe('the data directory', () => {

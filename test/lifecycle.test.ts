@@ -1,6 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { SHUTDOWN_GRACE_MS } from '../engine/config/config.js';
@@ -93,12 +93,52 @@ describe('start-up', () => {
     ['CHAINPOST_CONFIRMATIONS', '0x539=deep'],
     ['CHAINPOST_ALERT_EMAIL', 'ops-at-example'],
     ['CHAINPOST_API_KEY', 'tiny'],
+    ['CHAINPOST_NATS', 'http://127.0.0.1:4222'],
+    ['CHAINPOST_LEASE_TTL_MS', '500'],
   ] as Array<[string, string]>)('stops on a bad %s with a message naming it', async ([name, value], { expect }) => {
     const dir = tempDir();
     const r = await cliInProcess(['serve'], dir, { [name]: value, CHAINPOST_PORT: name === 'CHAINPOST_PORT' ? value : '0' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^chainpost: ${name}: `));
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stops a cluster node that would start the embedded devnet, saying why and what to set, and starts nothing', async () => {
+    const dir = join(tempDir(), 'data');
+    const r = await cliInProcess(['serve'], dir, { CHAINPOST_NATS: 'nats://127.0.0.1:4222', CHAINPOST_PORT: '0' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^chainpost: CHAINPOST_CHAINS: unset on a cluster node \(CHAINPOST_NATS is set\): each node would start its own embedded devnet/m,
+    );
+    expect(r.stderr).toMatch(/Set it to the EVM nodes the cluster follows/);
+    expect(existsSync(dir)).toBe(false);
+    rmSync(dirname(dir), { recursive: true, force: true });
+  });
+
+  it("stops a cluster node whose NATS creds file cannot be read, naming its absolute path, before anything starts; never shows the URL's credentials", async () => {
+    const cwd = tempDir();
+    const dir = join(cwd, 'data');
+    const env = { CHAINPOST_CHAINS: 'none', CHAINPOST_PORT: '0', CHAINPOST_WORKER_THREADS: '1' };
+    const missing = await cliInProcess(
+      ['serve'],
+      dir,
+      {
+        ...env,
+        CHAINPOST_NATS: 'nats://alice:s3cret-pass@127.0.0.1:4222,nats://t0ken-s3cret@127.0.0.1:4223',
+        CHAINPOST_NATS_CREDS: 'nats.creds',
+      },
+      cwd,
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`\nchainpost: CHAINPOST_NATS_CREDS: cannot read the creds file ${join(cwd, 'nats.creds')} (ENOENT)\n`);
+    // A directory is no file to read either.
+    const folder = await cliInProcess(['serve'], dir, { ...env, CHAINPOST_NATS: 'nats://127.0.0.1:4222', CHAINPOST_NATS_CREDS: cwd });
+    expect(folder.code).toBe(1);
+    expect(folder.stderr).toContain(`\nchainpost: CHAINPOST_NATS_CREDS: cannot read the creds file ${cwd} (EISDIR)\n`);
+    // Refused before the data directory is made, the worker threads or a listener started.
+    expect(existsSync(dir)).toBe(false);
+    expect(missing.stderr + missing.stdout + folder.stderr + folder.stdout).not.toMatch(/s3cret|alice/);
+    rmSync(cwd, { recursive: true, force: true });
   });
 
   it('the binary stops on a refused configuration with exit code 1, the message on stderr and nothing on stdout', async () => {

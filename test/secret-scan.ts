@@ -16,6 +16,9 @@ const MIN_SECRET = 8;
 /** A URL's password in any value (`scheme://user:pass@host`). */
 const URL_PASSWORD = /[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:([^\s/@]+)@/gi;
 
+/** A URL's user name (`scheme://user@host`, `scheme://user:pass@host`): a NATS server's may be a token. */
+const URL_USER = /[a-z][a-z0-9+.-]*:\/\/([^\s/:@]+)(?::[^\s/@]*)?@/gi;
+
 const decoded = (s: string): string => {
   try {
     return decodeURIComponent(s);
@@ -24,7 +27,10 @@ const decoded = (s: string): string => {
   }
 };
 
-/** The secrets a server was given in its environment: its API key, the operator's keys and every URL's password. */
+/**
+ * The secrets a server was given in its environment: its API key, the operator's keys, every URL's password, and the
+ * user names of CHAINPOST_NATS's URLs (`nats://token@host`).
+ */
 export function secretsOfEnv(env: Record<string, string | undefined>): string[] {
   const found: string[] = [];
   for (const name of ['CHAINPOST_API_KEY', 'CHAINPOST_ADMIN_KEY', 'CHAINPOST_METRICS_KEY']) {
@@ -35,6 +41,7 @@ export function secretsOfEnv(env: Record<string, string | undefined>): string[] 
     if (value === undefined) continue;
     for (const m of value.matchAll(URL_PASSWORD)) found.push(m[1]!, decoded(m[1]!));
   }
+  for (const m of (env['CHAINPOST_NATS'] ?? '').matchAll(URL_USER)) found.push(m[1]!, decoded(m[1]!));
   return found.filter((s) => s.length >= MIN_SECRET);
 }
 

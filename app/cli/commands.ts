@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import type { Config } from '../../engine/config/config.js';
+import { ROLES, parseRoles, rolesProblem } from '../../engine/config/roles.js';
 import type { Store } from '../../storage/env.js';
 import type { Health } from './status.js';
 
@@ -15,6 +16,8 @@ export interface OptionSpec {
   value?: string;
   required?: boolean;
   help: string;
+  /** What is wrong with a value given (a usage error, exit 2), or undefined for a good one. */
+  check?(value: string): string | undefined;
 }
 
 /** Where a run of the CLI reads and writes: the process's own (cli/main.ts PROCESS_IO), or a test's. */
@@ -91,13 +94,21 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'serve',
     summary: 'start the server (also what `chainpost` alone does)',
+    options: {
+      roles: {
+        value: 'R',
+        help: `what this node does, of ${ROLES.join(',')} (default: all; fewer only on a cluster node, CHAINPOST_NATS)`,
+        check: rolesProblem,
+      },
+    },
     notes: `Configuration: environment variables (docs/configuration.md), among them
   CHAINPOST_DATA   data directory, created if missing (default ./data); one server per directory
   CHAINPOST_HOST, CHAINPOST_PORT   where to listen (default 127.0.0.1:8080)
   CHAINPOST_CHAINS   upstream nodes (unset: the embedded anvil devnet as 0x539)
+  CHAINPOST_NATS   the NATS servers of a cluster (unset: this process alone)
 Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     data: 'server',
-    run: ({ config, io }) => serve(config, io),
+    run: ({ config, values, io }) => serve(withRoles(config, values['roles'] as string | undefined), io),
   },
   {
     name: 'keys create',
@@ -243,6 +254,17 @@ async function status(ctx: Context): Promise<number> {
   ctx.io.out(renderStatus(url, health));
   // A server that answers but cannot read a chain is told apart from one that does not answer (1).
   return failingChains(health).length > 0 ? FAILING_UPSTREAM : 0;
+}
+
+/** The configuration with the roles `--roles` names; fewer than every role only on a cluster node. */
+function withRoles(config: Config, text: string | undefined): Config {
+  if (text === undefined) return config;
+  const roles = parseRoles(text);
+  if (roles.size < ROLES.length && config.nats === undefined)
+    throw new Error(
+      `serve --roles ${text}: a single process (CHAINPOST_NATS unset) does everything, ${ROLES.join(', ')}; set CHAINPOST_NATS for a cluster node that does less`,
+    );
+  return { ...config, roles };
 }
 
 async function serve(config: Config, io: Io): Promise<void> {

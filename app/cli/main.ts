@@ -91,8 +91,9 @@ async function runCommand(command: Command, args: string[], io: Io): Promise<num
   const { parseConfig } = await import('../../engine/config/config.js');
   const parsed = parseConfig(io.env);
   const data = command.data === 'store' || command.data === 'exclusive' ? await import('./data.js') : undefined;
-  // Resolved once here, so every message and log line names the same absolute directory.
-  const config = { ...parsed, dataDir: resolve(io.cwd, parsed.dataDir) };
+  // Resolved once here, so every message and log line names the same absolute directory (and creds file).
+  const nats = parsed.nats && { ...parsed.nats, creds: parsed.nats.creds && resolve(io.cwd, parsed.nats.creds) };
+  const config = { ...parsed, dataDir: resolve(io.cwd, parsed.dataDir), nats };
   if (command.data !== 'none') io.err(`chainpost: data directory ${config.dataDir}\n`);
   let store: Store | undefined;
   const ctx: Context = {
@@ -137,8 +138,12 @@ function parse(command: Command, args: string[]): Pick<Context, 'values' | 'posi
   if (parsed.positionals.length > expected)
     throw new UsageError(`${command.name}: unexpected argument "${parsed.positionals[expected]}"`, usage);
   if (parsed.positionals.length < expected) throw new UsageError(`${command.name} needs ${command.args}`, usage);
-  for (const [name, o] of specs)
-    if (o.required && parsed.values[name] === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
+  for (const [name, o] of specs) {
+    const value = parsed.values[name];
+    if (o.required && value === undefined) throw new UsageError(`${command.name} needs --${name} ${o.value}`, usage);
+    const problem = typeof value === 'string' ? o.check?.(value) : undefined;
+    if (problem !== undefined) throw new UsageError(`${command.name}: --${name}: ${problem}`, usage);
+  }
   return { values: parsed.values as Context['values'], positionals: parsed.positionals };
 }
 

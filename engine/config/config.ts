@@ -4,10 +4,11 @@ import { isDateTime } from '../datetime.js';
 import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import { DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT } from '../delivery/slots.js';
 import type { LogLevel } from '../log.js';
-import { withoutPassword } from '../redact.js';
+import { withoutCredentials, withoutPassword } from '../redact.js';
 import { classifyIp, isIpLiteral } from '../net/ip-class.js';
 import type { PrivateTargets } from '../net/targets.js';
 import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS, type StreamLimits } from '../streams/limits.js';
+import { ALL_ROLES, type Role } from './roles.js';
 
 /** How often the embedded devnet writes its state while running, s: a crash loses at most this much of it, fewer blocks than its confirmation depth. */
 export const DEVNET_SAVE_INTERVAL_S = 5;
@@ -20,6 +21,13 @@ export const DEVNET_STOP_GRACE_MS = 5_000;
 
 /** Graceful stop: the requests in flight get this long (ms) before the process exits anyway (CHAINPOST_SHUTDOWN_GRACE_MS). */
 export const SHUTDOWN_GRACE_MS = 8_000;
+
+/**
+ * How long a chain's lease outlives its holder's last renewal, ms (CHAINPOST_LEASE_TTL_MS): the longest a chain goes
+ * unfollowed after its holder dies. From 1 s, so a renewal's round trip and a pause of the event loop (a GC, a large
+ * block) do not lose a live holder its lease; to 10 minutes, past which a dead holder's chains would wait too long.
+ */
+export const LEASE_TTL_MS = { default: 10_000, min: 1_000, max: 600_000 };
 
 /**
  * The configuration contract: environment variables with these exact names.
@@ -125,6 +133,16 @@ export interface Config {
    * can reach.
    */
   privateTargets: PrivateTargets;
+  /**
+   * A cluster's NATS servers (CHAINPOST_NATS, `nats://` or `tls://` URLs, their credentials in them or in the creds
+   * file of CHAINPOST_NATS_CREDS); undefined: a single process, which needs no NATS. Never logged as given: a URL's
+   * user name may be a token (engine/redact.ts withoutCredentials).
+   */
+  nats: { servers: readonly string[]; creds: string | undefined } | undefined;
+  /** CHAINPOST_LEASE_TTL_MS: how long a chain's lease outlives its holder's last renewal, ms (LEASE_TTL_MS). */
+  leaseTtlMs: number;
+  /** What this node does (`serve --roles`): every role by default, and always in a single process. */
+  roles: ReadonlySet<Role>;
 }
 
 /** An address (`bits` 32 or 128) or a CIDR range of CHAINPOST_TRUSTED_PROXIES. */
@@ -166,6 +184,13 @@ export function parseConfig(env: Env): Config {
   const bitcoinRpc = url('CHAINPOST_BITCOIN_RPC', get('CHAINPOST_BITCOIN_RPC'), ['http:', 'https:']);
   const solanaNode = solana(get);
   const devnetOnly = followsDevnetOnly(chains, bitcoinRpc, solanaNode.url);
+  const nats = cluster(get);
+  // Every node would start a devnet of its own: a chain 0x539 per node, which no two of them agree on.
+  if (nats !== undefined && ingest === 'embedded')
+    throw new ConfigError(
+      'CHAINPOST_CHAINS',
+      'unset on a cluster node (CHAINPOST_NATS is set): each node would start its own embedded devnet, a different chain 0x539 on each. Set it to the EVM nodes the cluster follows (0x1=http://host:8545), or to none where it follows CHAINPOST_BITCOIN_RPC or CHAINPOST_SOLANA_RPC alone',
+    );
   return {
     host: listenHost,
     port,
@@ -250,7 +275,33 @@ export function parseConfig(env: Env): Config {
       ['allow', 'deny'] as const,
       devnetOnly && isLoopbackHost(listenHost) ? 'allow' : 'deny',
     ),
+    nats,
+    leaseTtlMs: integer('CHAINPOST_LEASE_TTL_MS', get('CHAINPOST_LEASE_TTL_MS'), LEASE_TTL_MS.default, LEASE_TTL_MS.min, LEASE_TTL_MS.max),
+    roles: ALL_ROLES,
   };
+}
+
+/** CHAINPOST_NATS and its creds file: a cluster node's; neither set: a single process. */
+function cluster(get: (name: string) => string | undefined): Config['nats'] {
+  const servers = get('CHAINPOST_NATS');
+  const creds = get('CHAINPOST_NATS_CREDS');
+  if (servers === undefined) {
+    if (creds !== undefined) throw new ConfigError('CHAINPOST_NATS_CREDS', 'set without CHAINPOST_NATS (the NATS servers it signs in to)');
+    return undefined;
+  }
+  // Whether the file can be read is app/'s to check at start: engine/ reads no file.
+  return { servers: servers.split(',').map((entry) => natsServer(entry.trim())), creds };
+}
+
+/** One NATS server: `nats://` or `tls://`, credentials and a port (4222 when omitted) at most; shown without the credentials. */
+function natsServer(entry: string): string {
+  const name = 'CHAINPOST_NATS';
+  if (entry === '') throw new ConfigError(name, 'expected NATS URLs separated by commas (nats://host:4222), got an empty one');
+  url(name, entry, ['nats:', 'tls:'], withoutCredentials);
+  const u = new URL(entry);
+  if ((u.pathname !== '' && u.pathname !== '/') || u.search !== '' || u.hash !== '')
+    throw new ConfigError(name, `expected a server alone (nats://host:4222), got "${withoutCredentials(entry)}"`);
+  return entry;
 }
 
 /** The EVM chains (store keys) a server follows: the embedded devnet 0x539 when CHAINPOST_CHAINS is unset, else those it lists. */
@@ -372,17 +423,17 @@ function operatorKey(name: string, v: string | undefined): string | undefined {
   return v;
 }
 
-function url(name: string, v: string | undefined, protocols: readonly string[]): string | undefined {
+function url(name: string, v: string | undefined, protocols: readonly string[], shown = withoutPassword): string | undefined {
   if (v === undefined) return undefined;
   let u: URL;
   try {
     u = new URL(v);
   } catch {
-    throw new ConfigError(name, `not a URL: "${withoutPassword(v)}"`);
+    throw new ConfigError(name, `not a URL: "${shown(v)}"`);
   }
-  // The start prints this message: a node's or SMTP server's password stays out of it.
-  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${withoutPassword(v)}"`);
-  if (u.hostname === '') throw new ConfigError(name, `the URL names no host: "${withoutPassword(v)}"`);
+  // The start prints this message: a node's or SMTP server's password (a NATS server's user name too) stays out of it.
+  if (!protocols.includes(u.protocol)) throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got "${shown(v)}"`);
+  if (u.hostname === '') throw new ConfigError(name, `the URL names no host: "${shown(v)}"`);
   return v;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maskKey, nodeAccessKey, nodeAccessPath, unmatchedPath, withoutPassword } from '../../../engine/redact.js';
+import { maskKey, nodeAccessKey, nodeAccessPath, unmatchedPath, withoutCredentials, withoutPassword } from '../../../engine/redact.js';
 
 describe('redact', () => {
   it('masks a key to its first four characters', () => {
@@ -46,5 +46,13 @@ describe('redact', () => {
     expect(withoutPassword('https://user@hooks.example.org/')).toBe('https://user@hooks.example.org/');
     expect(withoutPassword('http://user:s3cret@[bad')).toBe('http:(not a URL)');
     expect(withoutPassword('user:s3cret@host')).toBe('user:(not a URL)');
+  });
+
+  it("hides a NATS URL's user name as well as its password: the user name may be a token", () => {
+    expect(withoutCredentials('nats://t0ken-s3cret@127.0.0.1:4222')).toBe('nats://***@127.0.0.1:4222');
+    expect(withoutCredentials('tls://alice:s3cret@nats.example.org:4222')).toBe('tls://***:***@nats.example.org:4222');
+    expect(withoutCredentials('nats://:s3cret@127.0.0.1:4222')).toBe('nats://:***@127.0.0.1:4222');
+    expect(withoutCredentials('nats://127.0.0.1:4222')).toBe('nats://127.0.0.1:4222');
+    expect(withoutCredentials('nats://t0ken-s3cret@[bad')).toBe('nats:(not a URL)');
   });
 });

@@ -1,0 +1,45 @@
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkClusterFiles } from '../../../app/cluster.js';
+import { ConfigError } from '../../../engine/config/config.js';
+import { tempDir } from '../../helpers.js';
+
+describe("a cluster node's files at start", () => {
+  const nats = (creds: string | undefined) => ({ nats: { servers: ['nats://127.0.0.1:4222'], creds } });
+
+  it('accepts a creds file it can read, and no creds file (the credentials in the URL, or none)', () => {
+    const dir = tempDir();
+    try {
+      const creds = join(dir, 'nats.creds');
+      writeFileSync(creds, '-----BEGIN NATS USER JWT-----\n');
+      expect(() => checkClusterFiles(nats(creds))).not.toThrow();
+      expect(() => checkClusterFiles(nats(undefined))).not.toThrow();
+      expect(() => checkClusterFiles({ nats: undefined })).not.toThrow();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a creds file that is missing or a directory, naming CHAINPOST_NATS_CREDS and the path', () => {
+    const dir = tempDir();
+    try {
+      for (const [path, code] of [
+        [join(dir, 'missing.creds'), 'ENOENT'],
+        [dir, 'EISDIR'],
+      ]) {
+        let caught: unknown;
+        try {
+          checkClusterFiles(nats(path));
+        } catch (err) {
+          caught = err;
+        }
+        expect(caught, path).toBeInstanceOf(ConfigError);
+        expect((caught as ConfigError).variable).toBe('CHAINPOST_NATS_CREDS');
+        expect((caught as Error).message).toBe(`CHAINPOST_NATS_CREDS: cannot read the creds file ${path} (${code})`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
