@@ -21,6 +21,7 @@ import { findChain } from '../engine/chains/registry.js';
 import type { FollowerStatus } from '../engine/ingest/follow.js';
 import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from '../engine/ingest/stall.js';
 import { StreamsService } from '../engine/streams/service.js';
+import { changeEffects } from '../engine/streams/change-effects.js';
 import { StoreControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
@@ -117,10 +118,6 @@ export async function createCore({
   readiness.up('store');
   try {
     const keyStore = lmdbKeyStore(store);
-    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written.
-    const control = new StoreControlPlane(store, keyStore);
-    const keys = new ApiKeys(keyStore, () => clock.now(), control);
-    if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const metrics = new Metrics();
     const following = new Following();
     const heads = chainGauges({ clock, metrics, following });
@@ -129,15 +126,6 @@ export async function createCore({
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics, ticker);
     watchMemory(metrics);
-    const pipeline = new Pipeline(
-      keys,
-      new RateLimiter(config.rateLimit, () => clock.now()),
-      metrics,
-      log,
-      config.accessLog,
-      config.trustedProxies,
-      new OperatorAccess(config.adminKey, () => keys.firstTenant()),
-    );
     const tokens = await TokenIssuer.open(store);
     const auth = new AuthService(store, clock, tokens, {
       skewMs: config.authSkewSeconds * 1000,
@@ -163,17 +151,27 @@ export async function createCore({
       () => readiness.up('watchlist'),
       (err: unknown) => log.error('the watchlist could not be read; nothing is matched', { err }),
     );
-    const followed = followedChains(config);
-    const streamParts = {
-      kv: store,
-      clock,
-      dispatcher,
-      watch: watchlist,
-      limits: config.limits,
-      targets,
-      followed: new FollowedChains((chain) => followed.has(chain), log),
-      plane: control,
-    };
+    const follows = followedChains(config);
+    const followed = new FollowedChains((chain) => follows.has(chain), log);
+    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written,
+    // and what this node does once one is applied (its dispatcher, watchlist, followed chains, xpub windows) with it.
+    const effects = changeEffects(
+      { dispatcher, watch: watchlist, followed, watched: (s) => FAMILIES.watched(s) },
+      FAMILIES.effects({ watch: watchlist }, states),
+    );
+    const control = new StoreControlPlane(store, keyStore, effects);
+    const keys = new ApiKeys(keyStore, () => clock.now(), control);
+    if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
+    const pipeline = new Pipeline(
+      keys,
+      new RateLimiter(config.rateLimit, () => clock.now()),
+      metrics,
+      log,
+      config.accessLog,
+      config.trustedProxies,
+      new OperatorAccess(config.adminKey, () => keys.firstTenant()),
+    );
+    const streamParts = { kv: store, clock, dispatcher, limits: config.limits, targets, followed, plane: control };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
     const familyStreams = FAMILIES.resources(streamParts, states);
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });

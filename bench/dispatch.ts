@@ -26,6 +26,7 @@ import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';
 import type { Table } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
+import { evmDefinition } from '../test/kit/evm-stream.js';
 import { startProcess } from '../test/kit/proc.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { systemResolver } from '../http/clients/dns.js';
@@ -121,35 +122,7 @@ async function deliverAll(
   const shared = new StreamsService({ kv: store, clock, dispatcher });
   try {
     const ids: string[] = [];
-    for (let i = 0; i < STREAMS; i++)
-      ids.push(
-        String(
-          (
-            await streams.create(
-              'bench',
-              {
-                webhookUrl: url,
-                description: '',
-                tag: `s${i}`,
-                chainIds: ['0x1'],
-                topic0: null,
-                allAddresses: false,
-                includeNativeTxs: false,
-                includeContractLogs: false,
-                includeInternalTxs: false,
-                includeAllTxLogs: false,
-                getNativeBalances: [],
-                abi: null,
-                advancedOptions: null,
-                filterPossibleSpamAddresses: false,
-                demo: false,
-                triggers: null,
-              },
-              undefined,
-            )
-          ).id,
-        ),
-      );
+    for (let i = 0; i < STREAMS; i++) ids.push(String((await streams.create('bench', evmDefinition(url, `s${i}`), undefined)).id));
     latencies.length = 0; // test webhooks are not part of the figure
     const started = performance.now();
     const cpu0 = process.cpuUsage();

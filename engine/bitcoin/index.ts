@@ -1,4 +1,4 @@
-import type { Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
+import type { FamilyEffectParts, Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { BitcoinStreams } from './stream-service.js';
 import type { BitcoinIngestPool } from './prepared.js';
@@ -38,16 +38,8 @@ export const bitcoin = {
   ...bitcoinWorker,
   streams: BITCOIN_STREAMS,
   resources: (p: StreamParts, { wallets }: BitcoinState) =>
-    new BitcoinStreams(
-      p.kv,
-      p.clock,
-      p.dispatcher,
-      p.watch === undefined ? undefined : wallets.watch(p.watch),
-      p.limits,
-      p.targets,
-      p.followed,
-      p.plane,
-    ),
+    new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.limits, p.targets, p.followed, p.plane),
+  effects: ({ watch }: FamilyEffectParts, { wallets }: BitcoinState) => wallets.effects(watch),
   follow: followBitcoin,
   webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) =>
     bitcoinWebhookBuilder({

@@ -6,7 +6,7 @@ import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
 import type { ControlPlane } from '../streams/control-plane.js';
-import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
+import { FamilyStreams } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
 import type { StoredXpub } from '../streams/xpub-record.js';
@@ -30,25 +30,23 @@ export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
     kv: Kv,
     clock: Clock,
     dispatcher: Dispatcher,
-    watch: StreamWatch | undefined,
     limits?: StreamLimits,
     targets?: TargetPolicy,
     followed?: FollowedChains,
     plane?: ControlPlane,
   ) {
-    super(kv, clock, dispatcher, watch, BITCOIN_STREAMS, limits, targets, followed, plane);
+    super(kv, clock, dispatcher, BITCOIN_STREAMS, limits, targets, followed, plane);
   }
 
   /**
    * Adds a (valid, by the schema) key; the same key again answers the record it already has. Keyed reads only
    * (the stream, the key's entry and the stream's count in `xpubKeys`): an add costs the same whatever the
-   * stream holds. Answers once the key's gap window is watched.
+   * stream holds. Answers once the key's gap window is watched (the family's reaction to the change, BitcoinWallets.effects).
    */
   async addXpub(tenant: string, streamId: string, xpub: string): Promise<XpubView> {
     const now = this.clock.now();
     const candidate: StoredXpub = { id: uuidV4(), streamId, xpub, createdAt: now, updatedAt: now };
-    const { xpub: record, added } = await this.plane.write({ kind: 'xpub.add', tenant, xpub: candidate, maxXpubs: this.limits.xpubs });
-    if (added) await this.watch?.xpubsChanged?.(streamId, [{ id: record.id, xpub }], []);
+    const { xpub: record } = await this.plane.write({ kind: 'xpub.add', tenant, xpub: candidate, maxXpubs: this.limits.xpubs });
     return xpubView(record);
   }
 
@@ -59,7 +57,6 @@ export class BitcoinStreams extends FamilyStreams<BitcoinStreamDefinition> {
 
   async removeXpub(tenant: string, streamId: string, xpubId: string): Promise<true> {
     await this.plane.write({ kind: 'xpub.remove', tenant, streamId, xpubId });
-    await this.watch?.xpubsChanged?.(streamId, [], [xpubId]);
     return true;
   }
 }

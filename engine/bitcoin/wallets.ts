@@ -1,6 +1,6 @@
 import type { Watchlist } from '../match/watchlist.js';
 import type { Kv } from '../ports.js';
-import type { StreamWatch } from '../streams/resources.js';
+import type { ChangeEffects } from '../streams/control-plane.js';
 import { xpubCountKey, xpubKey, type StoredXpub } from '../streams/xpub-record.js';
 import { deriveWindow, XpubWindows, type Used, type WindowDeriver } from './xpub-windows.js';
 
@@ -57,27 +57,32 @@ export class BitcoinWallets {
     });
   }
 
-  /** The streams service's port: the watchlist's, with xpubs going to their windows; the watchlist is told from now on when they change. */
-  watch(watchlist: StreamWatch & Pick<Watchlist, 'derivedChanged'>): StreamWatch {
+  /**
+   * The family's reactions to applied changes (engine/streams/change-effects.ts), on every node: a removed stream's
+   * or xpub's windows go, their used indexes with the change; an added xpub's window is derived, and the change's
+   * writer answers once it is watched. The watchlist is told from now on when a stream's derived keys change.
+   */
+  effects(watchlist: Pick<Watchlist, 'derivedChanged'>): ChangeEffects {
     this.watchlist = watchlist;
     return {
-      stream: (s) => watchlist.stream(s),
-      addressesChanged: (id, added, removed) => watchlist.addressesChanged(id, added, removed),
-      removed: (id) => {
-        watchlist.removed(id);
-        for (const key of this.deriving.keys()) if (key.startsWith(`${id}/`)) this.deriving.delete(key);
-        this.windows.removeStream(id);
-        this.kv.transact(() => this.kv.removeRange('xpubUsed', { start: `${id}/`, end: `${id}/\uffff`, limit: Number.MAX_SAFE_INTEGER }));
+      'stream.remove': ({ id }) => {
+        this.kv.removeRange('xpubUsed', { start: `${id}/`, end: `${id}/\uffff`, limit: Number.MAX_SAFE_INTEGER });
+        return () => {
+          for (const key of this.deriving.keys()) if (key.startsWith(`${id}/`)) this.deriving.delete(key);
+          this.windows.removeStream(id);
+        };
       },
-      xpubsChanged: async (id, added, removed) => {
-        for (const xpubId of removed) {
-          this.deriving.delete(`${id}/${xpubId}`);
-          this.windows.remove(id, xpubId);
-        }
-        if (removed.length > 0)
-          await this.kv.transactAsync(() => removed.forEach((xpubId) => this.kv.remove('xpubUsed', `${id}/${xpubId}`)));
-        await Promise.all(added.map((x) => this.derive(id, x)));
-        this.watchlist.derivedChanged(id);
+      'xpub.add': (_change, { xpub, added }) => {
+        const { streamId, id } = xpub;
+        if (added) return () => this.derive(streamId, { id, xpub: xpub.xpub }).then(() => this.watchlist.derivedChanged(streamId));
+      },
+      'xpub.remove': ({ streamId, xpubId }) => {
+        this.kv.remove('xpubUsed', `${streamId}/${xpubId}`);
+        return () => {
+          this.deriving.delete(`${streamId}/${xpubId}`);
+          this.windows.remove(streamId, xpubId);
+          this.watchlist.derivedChanged(streamId);
+        };
       },
     };
   }

@@ -91,8 +91,9 @@ const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | u
  * stream and concurrently across streams within the fair slots (Slots), retries woken on time (RetryScheduler),
  * outcomes recorded (AttemptRecorder) and streams' health kept (StreamHealth).
  *
- * The streams side tells it of its writes in two halves (`saved`, `recordWritten`, `statusSet`, `deleting`): the
- * first inside the write transaction, answering the second, called once it committed.
+ * The control plane tells it of each applied stream change in two halves (`saved`, `recordWritten`, `statusSet`,
+ * `deleting`; engine/streams/change-effects.ts): the first inside the change's write transaction, answering the
+ * second, called once it committed.
  */
 export class Dispatcher {
   private readonly kv: Kv;

@@ -16,8 +16,9 @@ import type { Part, Readiness } from '../readiness.js';
 import type { StreamFamily } from '../streams/family.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { StoredStream, StreamCommon } from '../streams/model.js';
-import type { ControlPlane } from '../streams/control-plane.js';
-import { FamilyStreams, type StreamWatch } from '../streams/resources.js';
+import type { ChangeEffects, ControlPlane } from '../streams/control-plane.js';
+import type { StreamWatch } from '../streams/change-effects.js';
+import { FamilyStreams } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
 
 /**
@@ -39,6 +40,11 @@ export interface Family<
   streams: StreamFamily<D>;
   /** The stream resources of a tenant (create, update, list, addresses, and what the family has beyond them). */
   resources(parts: StreamParts, state: S): R;
+  /**
+   * What a node does, beyond the streams' reactions, when a change is applied (Bitcoin: its xpubs' windows), the
+   * node's own changes and the others' alike: registered with them in engine/streams/change-effects.ts.
+   */
+  effects?(parts: FamilyEffectParts, state: S): ChangeEffects;
   /** The match step: compile what the family's streams watch, walk a block's probe column. */
   matching: FamilyMatching;
   /**
@@ -121,8 +127,6 @@ export interface StreamParts {
   kv: Kv;
   clock: Clock;
   dispatcher: Dispatcher;
-  /** The watchlist: what the streams watch, and (`derivedChanged`) when keys a family derives from one change. */
-  watch?: StreamWatch & { derivedChanged(id: string): void };
   limits?: StreamLimits;
   targets?: TargetPolicy;
   followed?: FollowedChains;
@@ -130,11 +134,17 @@ export interface StreamParts {
   plane?: ControlPlane;
 }
 
+/** What a family's reactions to applied changes act on (app/server.ts): the node's watchlist. */
+export interface FamilyEffectParts {
+  /** What the streams watch, and (`derivedChanged`) when keys a family derives from one change. */
+  watch: StreamWatch & { derivedChanged(id: string): void };
+}
+
 /** The resources of a family with nothing beyond the shared ones. */
 export const sharedResources =
   <D extends StreamCommon>(streams: StreamFamily<D>) =>
   (p: StreamParts): FamilyStreams<D> =>
-    new FamilyStreams(p.kv, p.clock, p.dispatcher, p.watch, streams, p.limits, p.targets, p.followed, p.plane);
+    new FamilyStreams(p.kv, p.clock, p.dispatcher, streams, p.limits, p.targets, p.followed, p.plane);
 
 /**
  * A family's Streams API (the routes under /streams/<name> are made from it): the request bodies of the shared

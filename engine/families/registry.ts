@@ -8,7 +8,18 @@ import type { Config } from '../config/config.js';
 import { NO_DERIVED } from '../match/ports.js';
 import { WorkerFamilies } from './worker-registry.js';
 import type { Part } from '../readiness.js';
-import type { BeginParts, Family, FollowParts, PrepareParts, PreparedState, RunTask, Started, StreamParts } from './family.js';
+import type { ChangeEffects } from '../streams/control-plane.js';
+import type {
+  BeginParts,
+  FamilyEffectParts,
+  Family,
+  FollowParts,
+  PrepareParts,
+  PreparedState,
+  RunTask,
+  Started,
+  StreamParts,
+} from './family.js';
 
 /** Every family's follow parts at once: what app/ingest.ts hands each of them. */
 type Intersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
@@ -101,6 +112,11 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
     return Object.fromEntries(this.list.map((f) => [f.name, f.resources(parts, states[f.name as keyof F])])) as {
       [K in keyof F]: ReturnType<F[K]['resources']>;
     };
+  }
+
+  /** The reactions to applied changes of each family that has them, in the registry's order (engine/streams/change-effects.ts). */
+  effects(parts: FamilyEffectParts, states: States<F>): ChangeEffects[] {
+    return this.list.flatMap((f) => f.effects?.(parts, states[f.name as keyof F]) ?? []);
   }
 
   /** Starts every family's followers, in the registry's order; what they started beside them, to close at the stop. */

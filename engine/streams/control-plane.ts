@@ -17,11 +17,10 @@ import { ownerMaySet } from './transitions.js';
  */
 export interface ControlPlane {
   /**
-   * Writes the change; resolves with what applying it gave, once that is durable. A change its checks refuse
-   * rejects (with their ApiError) and changes nothing. `inside` runs where the change is applied, in the same
-   * write transaction, after its writes: what must commit with it (the dispatcher's queue of a removed stream).
+   * Writes the change; resolves with what applying it gave, once that is durable and this node's reactions to it
+   * ran (ChangeEffects). A change its checks refuse rejects (with their ApiError) and changes nothing.
    */
-  write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>>;
+  write<C extends Change>(change: C): Promise<Applied<C>>;
 }
 
 /** A new stream (id, times and state chosen by its creator), unless its tenant holds `maxStreams` already. */
@@ -234,25 +233,63 @@ export function applyChange<C extends StoreChange>(kv: Kv, change: C): Applied<C
 
 const isKeyChange = (change: Change): change is KeyChange => change.kind.startsWith('key.');
 
+/** Runs once the transaction that applied a change committed; a promise: the writer's answer waits for it (an xpub's window watched). */
+export type Committed = () => void | Promise<void>;
+
 /**
- * The control plane of one process: each change applied in its own LMDB write transaction, which LMDB serializes
- * (across processes too); key changes in the key store's (synchronous, as the CLI's beside a server).
+ * What a node does when a change of one kind is applied, the node's own and the others' alike: called inside the
+ * change's write transaction after its writes (what must commit with it: the dispatcher's queue of a removed
+ * stream), from the change and what applying it gave alone (a node has no writer's state); what it returns runs
+ * once that transaction committed (the watchlist, the dispatcher's timers). engine/streams/change-effects.ts
+ * registers them.
+ */
+export type Effect<C extends Change> = (change: C, applied: Applied<C>) => Committed | void;
+export type ChangeEffects = { readonly [K in keyof Kinds]?: Effect<Kinds[K][0]> };
+
+const NOTHING: Committed = () => {};
+
+/** One node's application of changes: a change's writes and what must commit with them, inside a write transaction
+ *  the caller opened; `committed` runs once that transaction committed (on the same node). */
+export interface ChangeApplier {
+  applyInside<C extends Change>(change: C): { applied: Applied<C>; committed: Committed };
+}
+
+/** The applier of a node over its store and key store (none: key changes are refused), with its reactions. */
+export function changeApplier(kv: Kv, keys: KeyStore | undefined, effects: ChangeEffects = {}): ChangeApplier {
+  return {
+    applyInside<C extends Change>(change: C) {
+      let applied: Applied<C>;
+      if (!isKeyChange(change)) applied = applyChange(kv, change as C & StoreChange);
+      else if (keys === undefined) throw new Error(`this control plane has no key store for a ${change.kind}`);
+      else applied = applyKeyChange(keys, change) as Applied<C>;
+      const effect = effects[change.kind] as Effect<C> | undefined;
+      return { applied, committed: effect?.(change, applied) ?? NOTHING };
+    },
+  };
+}
+
+/**
+ * The control plane of one process: each change applied by its applier in its own LMDB write transaction, which
+ * LMDB serializes (across processes too); key changes in the key store's (synchronous, as the CLI's beside a server).
  */
 export class StoreControlPlane implements ControlPlane {
+  /** This node's applier: what a replicated log's consumer applies the others' changes with. */
+  readonly applier: ChangeApplier;
+
   constructor(
     private readonly kv: Kv,
     /** Where key changes are applied; none: this plane refuses them. */
     private readonly keys?: KeyStore,
-  ) {}
+    /** What this node does when a change is applied (engine/streams/change-effects.ts); none: nothing beyond the writes. */
+    effects?: ChangeEffects,
+  ) {
+    this.applier = changeApplier(kv, keys, effects);
+  }
 
-  async write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
-    const then = (applied: Applied<C>): Applied<C> => {
-      inside?.(applied);
-      return applied;
-    };
-    if (!isKeyChange(change)) return this.kv.transactAsync(() => then(applyChange(this.kv, change as C & StoreChange)));
-    const keys = this.keys;
-    if (keys === undefined) throw new Error(`this control plane has no key store for a ${change.kind}`);
-    return keys.transact(() => then(applyKeyChange(keys, change) as Applied<C>));
+  async write<C extends Change>(change: C): Promise<Applied<C>> {
+    const apply = () => this.applier.applyInside(change);
+    const { applied, committed } = isKeyChange(change) ? (this.keys ?? this.kv).transact(apply) : await this.kv.transactAsync(apply);
+    await committed();
+    return applied;
   }
 }

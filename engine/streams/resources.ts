@@ -1,30 +1,17 @@
 import type { Clock } from '../clock.js';
 import { DEFAULT_LIMITS, type StreamLimits } from './limits.js';
 import { uuidV4 } from '../delivery/ids.js';
-import { type AfterCommit, type Dispatcher, streamKey } from '../delivery/dispatcher.js';
+import { type Dispatcher, streamKey } from '../delivery/dispatcher.js';
 import { ApiError, notFound } from '../errors.js';
 import { page, type Page } from '../page.js';
 import type { TargetPolicy } from '../net/targets.js';
 import type { Kv } from '../ports.js';
+import { changeEffects } from './change-effects.js';
 import { type ControlPlane, StoreControlPlane, streamOf } from './control-plane.js';
-import type { StreamFamily, Watched } from './family.js';
-import { ofFamily, type StoredStream, type StreamCommon, type StreamState } from './model.js';
+import type { StreamFamily } from './family.js';
+import { ofFamily, type FamilyName, type StoredStream, type StreamCommon, type StreamState } from './model.js';
 import { ownerMaySet } from './transitions.js';
 import { EVERY_CHAIN, type FollowedChains } from './unfollowed.js';
-
-/** What a change that leaves the dispatcher nothing to do after its commit hands on. */
-const NOTHING: AfterCommit = () => {};
-
-/** Told of every change to what streams watch (the matcher's watchlist, engine/match/watchlist.ts). */
-export interface StreamWatch {
-  /** Created or changed: the record with what matching reads (chainIds: the store's chain keys). */
-  stream(s: StoredStream & Watched): void;
-  removed(id: string): void;
-  /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given). */
-  addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
-  /** Bitcoin: extended keys added (id and key) or removed (ids); the watchlist derives their addresses, and resolves once they are watched. */
-  xpubsChanged?(id: string, added: ReadonlyArray<{ id: string; xpub: string }>, removed: readonly string[]): Promise<void> | void;
-}
 
 /** 404 unless the tenant has this stream, of any family (stats, the test hook); reads no record: the hook checks a batch's thousand. */
 export function mustOwn(kv: Pick<Kv, 'has'>, tenant: string, id: string): void {
@@ -38,22 +25,26 @@ export type AddressAnswer = { streamId: string; address: string | string[] };
  * remove, status and addresses, written once for every family (`fam` says
  * what differs). Streams of all families share the `streams` table; each
  * family sees only its own (another family's id is a 404). Every change
- * is written through the control plane; reads go to the store.
+ * is written through the control plane, where what it sets off on this node runs (change-effects.ts); reads go
+ * to the store.
  */
 export class FamilyStreams<D extends StreamCommon> {
   constructor(
     protected readonly kv: Kv,
     protected readonly clock: Clock,
     protected readonly dispatcher: Dispatcher,
-    protected readonly watch: StreamWatch | undefined,
     protected readonly fam: StreamFamily<D>,
     protected readonly limits: StreamLimits = DEFAULT_LIMITS,
     /** Where webhookUrl may point (CHAINPOST_PRIVATE_TARGETS); none: anywhere. */
     protected readonly targets?: TargetPolicy,
     /** The chains the server follows: a stream on others says so. */
     protected readonly followed: FollowedChains = EVERY_CHAIN,
-    /** Where changes are written (engine/streams/control-plane.ts). */
-    protected readonly plane: ControlPlane = new StoreControlPlane(kv),
+    /** Where changes are written (engine/streams/control-plane.ts); none: this store, telling the dispatcher (unit tests, benches). */
+    protected readonly plane: ControlPlane = new StoreControlPlane(
+      kv,
+      undefined,
+      changeEffects({ dispatcher, followed, watched: (s) => fam.watched(s as D & StreamState) }),
+    ),
   ) {}
 
   async create(tenant: string, def: D, ownerEmail: string | undefined): Promise<Record<string, unknown>> {
@@ -76,15 +67,8 @@ export class FamilyStreams<D extends StreamCommon> {
     };
     if (ownerEmail !== undefined) s.ownerEmail = ownerEmail;
     // The limit is checked where the change is applied: creates racing each other past the test webhook's wait cannot pass it.
-    let committed: AfterCommit = NOTHING;
-    await this.plane.write(
-      { kind: 'stream.create', stream: s, maxStreams: this.limits.streams },
-      (written) => (committed = this.dispatcher.saved(written)),
-    );
-    committed();
-    this.tellStream(s);
-    this.followed.saved(id, this.fam.watched(s).chainIds, now);
-    return this.answer(s);
+    const written = await this.plane.write({ kind: 'stream.create', stream: s, maxStreams: this.limits.streams });
+    return this.answer(written as D & StreamState);
   }
 
   async update(tenant: string, id: string, changes: Partial<D>): Promise<Record<string, unknown>> {
@@ -95,21 +79,18 @@ export class FamilyStreams<D extends StreamCommon> {
     const changed = Object.keys(given) as Array<keyof D>;
     // Applied after the test webhook's wait, to the stream as it is then: only the fields this update names change.
     const fields = Object.fromEntries(changed.map((k) => [k, merged[k]]));
-    let committed: AfterCommit = NOTHING;
-    const written = await this.plane.write(
-      { kind: 'stream.update', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, fields, at: this.clock.now() },
-      (next) => (committed = this.dispatcher.saved(next)),
-    );
-    committed();
-    const updated = written as D & StreamState;
-    this.tellStream(updated);
-    this.followed.saved(id, this.fam.watched(updated).chainIds, this.clock.now());
-    return this.answer(updated);
+    const written = await this.plane.write({ kind: 'stream.update', ...this.target(tenant, id), fields, at: this.clock.now() });
+    return this.answer(written as D & StreamState);
   }
 
   /** The tenant's stream of this family; 404 for another tenant's or another family's. */
   get(tenant: string, id: string): D & StreamState {
     return streamOf(this.kv, tenant, id, this.fam.family, this.fam.unmarked === true) as D & StreamState;
+  }
+
+  /** The stream a change names: the tenant's of this family (applying it refuses another's with a 404). */
+  private target(tenant: string, id: string): { tenant: string; id: string; family: FamilyName; unmarked: boolean } {
+    return { tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true };
   }
 
   /** Whether a stored stream is of this family. */
@@ -133,10 +114,7 @@ export class FamilyStreams<D extends StreamCommon> {
 
   async remove(tenant: string, id: string): Promise<Record<string, unknown>> {
     const s = this.get(tenant, id);
-    let committed: AfterCommit = NOTHING;
-    await this.plane.write({ kind: 'stream.remove', tenant, id }, () => (committed = this.dispatcher.deleting(id)));
-    committed();
-    this.watch?.removed(id);
+    await this.plane.write({ kind: 'stream.remove', tenant, id });
     return this.answer(s);
   }
 
@@ -144,12 +122,7 @@ export class FamilyStreams<D extends StreamCommon> {
     const s = this.get(tenant, id);
     ownerMaySet(s.status, status);
     if (status === 'active' && s.status !== 'active') await this.testWebhook(tenant, id, s);
-    let committed: AfterCommit = NOTHING;
-    const { stream } = await this.plane.write(
-      { kind: 'stream.status', tenant, id, family: this.fam.family, unmarked: this.fam.unmarked === true, status, at: this.clock.now() },
-      (set) => (committed = this.dispatcher.statusSet(set.stream, status, set.was)),
-    );
-    committed();
+    const { stream } = await this.plane.write({ kind: 'stream.status', ...this.target(tenant, id), status, at: this.clock.now() });
     return this.answer(stream as D & StreamState);
   }
 
@@ -195,29 +168,16 @@ export class FamilyStreams<D extends StreamCommon> {
     return this.followed.answer(this.fam.response(s, now), s.status, this.fam.watched(s).chainIds, now);
   }
 
-  private tellStream(s: D & StreamState): void {
-    this.watch?.stream({ ...s, ...this.fam.watched(s) });
-  }
-
   private async changeAddresses(tenant: string, id: string, addresses: string[], add: boolean): Promise<AddressAnswer> {
     const stored = [...new Set(addresses.map(this.fam.address))];
     const kind = add ? 'addresses.add' : 'addresses.remove';
-    let committed: AfterCommit = NOTHING;
-    const { changed } = await this.plane.write(
-      {
-        kind,
-        tenant,
-        id,
-        family: this.fam.family,
-        unmarked: this.fam.unmarked === true,
-        addresses: stored,
-        at: this.clock.now(),
-        maxAddresses: this.limits.addresses,
-      },
-      () => (committed = this.dispatcher.recordWritten(id)),
-    );
-    committed();
-    this.watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
+    await this.plane.write({
+      kind,
+      ...this.target(tenant, id),
+      addresses: stored,
+      at: this.clock.now(),
+      maxAddresses: this.limits.addresses,
+    });
     return { streamId: id, address: addresses.length === 1 ? stored[0]! : stored };
   }
 }

@@ -19,8 +19,6 @@ import { type ControlPlane, StoreControlPlane } from './control-plane.js';
 import { mustOwn } from './resources.js';
 import { settingsOf } from './settings.js';
 
-export type { StreamWatch } from './resources.js';
-
 /**
  * What a tenant's streams of every family share: settings, stats, history, replay. Each family's own resources
  * (create, update, list, status, addresses) are its FamilyStreams, built by its family (engine/families/family.ts).

@@ -8,6 +8,9 @@ import {
   type WindowDeriver,
   type WindowTask,
 } from '../../../../engine/bitcoin/xpub-windows.js';
+import type { Kv } from '../../../../engine/ports.js';
+import { changeEffects } from '../../../../engine/streams/change-effects.js';
+import { StoreControlPlane } from '../../../../engine/streams/control-plane.js';
 import { DEFAULT_LIMITS } from '../../../../engine/streams/limits.js';
 import { Watchlist } from '../../../../engine/match/watchlist.js';
 import { FAMILIES } from '../../../../app/families.js';
@@ -45,9 +48,13 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   const c = counting(store);
   const wallets = new BitcoinWallets(c.kv, windows);
   if (deriver !== undefined) wallets.deriveWith(deriver);
-  const streams = new BitcoinStreams(c.kv, clock, dispatcher, wallets.watch(watchlist));
+  // What the server's node does once a change is applied: the streams' reactions and the wallets' (the xpubs' windows).
+  const effects = changeEffects({ dispatcher, watch: watchlist, watched: (s) => FAMILIES.watched(s) }, [wallets.effects(watchlist)]);
+  const on = (kv: Kv) =>
+    new BitcoinStreams(kv, clock, dispatcher, undefined, undefined, undefined, new StoreControlPlane(kv, undefined, effects));
+  const streams = on(c.kv);
   // The same on the store itself, for creates and lists: they count ranges (which counting-kv refuses).
-  const plain = new BitcoinStreams(store, clock, dispatcher, wallets.watch(watchlist));
+  const plain = on(store);
   const make = async (): Promise<string> =>
     String(
       (

@@ -8,6 +8,7 @@ import { evm } from '../../../../engine/evm/index.js';
 import { counting } from '../../../kit/counting-kv.js';
 import { until } from '../../../helpers.js';
 import { startReceiver } from '../../../receiver.js';
+import { evmDefinition as definition } from '../../../kit/evm-stream.js';
 import { deliveryRig } from './rig.js';
 
 /**
@@ -36,25 +37,6 @@ const TENANT = 't_records';
 const RULES: Retention = { historyMs: 7 * DAY, successLogMs: DAY, successLogMax: 1_000 };
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
-
-const definition = (webhookUrl: string, tag: string) => ({
-  webhookUrl,
-  description: '',
-  tag,
-  chainIds: ['0x1'],
-  topic0: null,
-  allAddresses: false,
-  includeNativeTxs: false,
-  includeContractLogs: false,
-  includeInternalTxs: false,
-  includeAllTxLogs: false,
-  getNativeBalances: [],
-  abi: null,
-  advancedOptions: null,
-  filterPossibleSpamAddresses: false,
-  demo: false,
-  triggers: null,
-});
 
 /** A webhook as the matcher builds it: `retries` in the middle, strings that JSON escapes, multi-byte characters. */
 const payload = (n: number) => ({

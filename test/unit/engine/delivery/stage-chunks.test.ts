@@ -7,6 +7,7 @@ import type { Kv } from '../../../../engine/ports.js';
 import { evm } from '../../../../engine/evm/index.js';
 import type { Store } from '../../../../storage/env.js';
 import { startReceiver } from '../../../receiver.js';
+import { evmDefinition as definition } from '../../../kit/evm-stream.js';
 import { deliveryRig } from './rig.js';
 
 /**
@@ -17,24 +18,6 @@ import { deliveryRig } from './rig.js';
  * FLUSH_MAX to a transaction, for the same reason.
  */
 const T0 = Date.parse('2026-11-25T00:00:00Z');
-const definition = (webhookUrl: string, tag: string) => ({
-  webhookUrl,
-  description: '',
-  tag,
-  chainIds: ['0x1'],
-  topic0: null,
-  allAddresses: false,
-  includeNativeTxs: false,
-  includeContractLogs: false,
-  includeInternalTxs: false,
-  includeAllTxLogs: false,
-  getNativeBalances: [],
-  abi: null,
-  advancedOptions: null,
-  filterPossibleSpamAddresses: false,
-  demo: false,
-  triggers: null,
-});
 const payload = (n: number) => ({
   confirmed: false,
   chainId: '0x1',

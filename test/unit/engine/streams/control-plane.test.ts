@@ -286,19 +286,21 @@ describe('the control plane', () => {
     expect(store.values('keys')).toEqual([]);
   });
 
-  it("runs `inside` in the change's own transaction: what it writes commits with the change, and its throw undoes the change", async () => {
-    const seen: StoredStream[] = [];
-    await plane.write(create('a'), (s) => {
-      seen.push(s);
-      store.put('queueMeta', s.id, 1);
+  it("runs a change's effect inside its transaction (what it writes commits with the change, its throw undoes the change) and what the effect returns once it committed, before the write answers", async () => {
+    const seen: string[] = [];
+    const effectful = new StoreControlPlane(store, undefined, {
+      'stream.create': ({ stream: asked }, written) => {
+        if (asked.id === 'b') throw new Error('refused inside');
+        seen.push(`inside ${written.id}`);
+        store.put('queueMeta', written.id, 1);
+        return () => void seen.push(`committed ${written.id}: ${store.has('streams', `${TENANT}/${written.id}`)}`);
+      },
     });
-    expect(seen).toEqual([stream('a')]);
+    await effectful.write(create('a'));
+    seen.push('answered');
+    expect(seen).toEqual(['inside a', 'committed a: true', 'answered']);
     expect(store.get('queueMeta', 'a')).toBe(1);
-    await expect(
-      plane.write(create('b'), () => {
-        throw new Error('refused inside');
-      }),
-    ).rejects.toThrow('refused inside');
+    await expect(effectful.write(create('b'))).rejects.toThrow('refused inside');
     expect(store.has('streams', `${TENANT}/b`)).toBe(false);
   });
 
