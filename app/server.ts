@@ -116,7 +116,7 @@ export async function createCore({
   readiness.up('store');
   try {
     const keyStore = lmdbKeyStore(store);
-    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written.
+    // Key, stream, address, xpub, settings and auth changes are applied to this process's store as they are written.
     const control = new StoreControlPlane(store, keyStore);
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
@@ -137,8 +137,8 @@ export async function createCore({
       config.trustedProxies,
       new OperatorAccess(config.adminKey, () => keys.firstTenant()),
     );
-    const tokens = await TokenIssuer.open(store);
-    const auth = new AuthService(store, clock, tokens, {
+    const tokens = await TokenIssuer.open(store, control);
+    const auth = new AuthService(store, control, clock, tokens, {
       skewMs: config.authSkewSeconds * 1000,
       bindTtlMs: BIND_TTL_MS,
       maxPending: config.maxPendingChallenges,
@@ -216,7 +216,7 @@ export async function createCore({
       targets,
       blocks,
     });
-    startDelivery({ dispatcher, store, clock });
+    startDelivery({ dispatcher, expire: () => auth.expire(), clock });
     return {
       config,
       log,
