@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { JWK } from 'jose';
 import { ApiError, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
-import type { Kv } from '../ports.js';
+import type { AppliedOf, ChangeOf, ChangeWriter, Kv } from '../ports.js';
 import type { Family } from './message.js';
 
 /**
@@ -130,13 +130,9 @@ export interface AuthKinds {
   /** The key kept. */
   'auth.signingKey': [SigningKeySet, StoredSigningKey];
 }
-export type AuthChange = AuthKinds[keyof AuthKinds][0];
-export type AuthApplied<C extends AuthChange> = AuthKinds[C['kind']][1];
-
-/** Where the Auth API writes its changes: the control plane's. */
-export interface AuthChanges {
-  write<C extends AuthChange>(change: C): Promise<AuthApplied<C>>;
-}
+export type AuthChange = ChangeOf<AuthKinds>;
+export type AuthApplied<C extends AuthChange> = AppliedOf<AuthKinds, C>;
+export type AuthChanges = ChangeWriter<AuthKinds>;
 
 const SIGNING_KEY = 'authSigningKey';
 
