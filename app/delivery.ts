@@ -5,7 +5,6 @@ import type { ServiceClock, Ticker } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
 import { createDelivery, type Dispatcher } from '../engine/delivery/dispatcher.js';
 import { deliveryStreams } from '../engine/streams/delivery-streams.js';
-import { Expiries } from '../engine/expiry.js';
 import type { Logger } from '../engine/log.js';
 import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
@@ -62,13 +61,20 @@ export function buildDelivery({
   return dispatcher;
 }
 
-/** Starts delivery and the purge of what expired. */
-export function startDelivery({ dispatcher, store, clock }: { dispatcher: Dispatcher; store: Kv; clock: ServiceClock }): void {
+/** Starts delivery and the purge of what expired (`expire`: the Auth API's challenges and bind messages, AuthService.expire). */
+export function startDelivery({
+  dispatcher,
+  expire,
+  clock,
+}: {
+  dispatcher: Dispatcher;
+  expire: () => Promise<void>;
+  clock: ServiceClock;
+}): void {
   dispatcher.start();
-  const expiries = new Expiries(store);
   // The clock waits for the purge (its batches commit off the event loop), so a clock jump sees what expired within it gone.
   const tick = async (): Promise<void> => {
-    expiries.purge(clock.now());
+    await expire();
     await dispatcher.purge();
     clock.at(clock.now() + PURGE_EVERY_MS, tick);
   };

@@ -126,12 +126,6 @@ export async function createCore({
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics, ticker);
     watchMemory(metrics);
-    const tokens = await TokenIssuer.open(store);
-    const auth = new AuthService(store, clock, tokens, {
-      skewMs: config.authSkewSeconds * 1000,
-      bindTtlMs: BIND_TTL_MS,
-      maxPending: config.maxPendingChallenges,
-    });
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
@@ -153,7 +147,7 @@ export async function createCore({
     );
     const follows = followedChains(config);
     const followed = new FollowedChains((chain) => follows.has(chain), log);
-    // Key, stream, address, xpub and settings changes are applied to this process's store as they are written,
+    // Key, stream, address, xpub, settings and auth changes are applied to this process's store as they are written,
     // and what this node does once one is applied (its dispatcher, watchlist, followed chains, xpub windows) with it.
     const effects = changeEffects(
       { dispatcher, watch: watchlist, followed, watched: (s) => FAMILIES.watched(s) },
@@ -171,6 +165,12 @@ export async function createCore({
       config.trustedProxies,
       new OperatorAccess(config.adminKey, () => keys.firstTenant()),
     );
+    const tokens = await TokenIssuer.open(store, control);
+    const auth = new AuthService(store, control, clock, tokens, {
+      skewMs: config.authSkewSeconds * 1000,
+      bindTtlMs: BIND_TTL_MS,
+      maxPending: config.maxPendingChallenges,
+    });
     const streamParts = { kv: store, clock, dispatcher, limits: config.limits, targets, followed, plane: control };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
     const familyStreams = FAMILIES.resources(streamParts, states);
@@ -215,7 +215,7 @@ export async function createCore({
       targets,
       blocks,
     });
-    startDelivery({ dispatcher, store, clock });
+    startDelivery({ dispatcher, expire: () => auth.expire(), clock });
     return {
       config,
       log,

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { ApiError } from './errors.js';
+import type { AppliedOf, ChangeOf, ChangeWriter } from './ports.js';
 
 /**
  * API keys and tenants. A key is shown once and stored only as its SHA-256;
@@ -79,13 +80,10 @@ export interface KeyKinds {
   'key.rotate': [KeyRotate, KeyRotated];
   'key.revoke': [KeyRevoke, ApiKey];
 }
-export type KeyChange = KeyKinds[keyof KeyKinds][0];
-export type KeyApplied<C extends KeyChange> = KeyKinds[C['kind']][1];
-
-/** Where ApiKeys writes its changes: the control plane's (engine/streams/control-plane.ts) for key changes. */
-export interface KeyChanges {
-  write<C extends KeyChange>(change: C): Promise<KeyApplied<C>>;
-}
+export type KeyChange = ChangeOf<KeyKinds>;
+export type KeyApplied<C extends KeyChange> = AppliedOf<KeyKinds, C>;
+/** Where ApiKeys writes its changes: the control plane's for key changes. */
+export type KeyChanges = ChangeWriter<KeyKinds>;
 
 /** Key changes applied to the key store at once, in its own transaction: where no control plane is given. */
 export const keyChangesIn = (store: KeyStore): KeyChanges => ({

@@ -63,6 +63,16 @@ export interface Entry<T> {
   value: T;
 }
 
+/** A group of changes (API keys', the Auth API's): each kind's change and what applying it gives. */
+export type ChangeKinds<K> = { [N in keyof K]: [{ kind: keyof K }, unknown] };
+export type ChangeOf<K extends ChangeKinds<K>> = K[keyof K][0];
+export type AppliedOf<K extends ChangeKinds<K>, C extends ChangeOf<K>> = K[C['kind'] & keyof K][1];
+
+/** Where a service writes its group's changes: the control plane (engine/streams/control-plane.ts), which writes every kind. */
+export interface ChangeWriter<K extends ChangeKinds<K>> {
+  write<C extends ChangeOf<K>>(change: C): Promise<AppliedOf<K, C>>;
+}
+
 /** Ordered, transactional key-value storage; keys sort as strings. Writes are durable when they return. */
 export interface Kv {
   /** A value's binary fields (Uint8Array) view the store's read buffer: copy them to keep them past the next read. */

@@ -1,12 +1,20 @@
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { getAddress } from 'viem/utils';
 import type { Clock } from '../clock.js';
-import { ApiError, badRequest, notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { Expiries } from '../expiry.js';
 import { randomAlphanumeric } from '../random.js';
 import { SIGNED_MESSAGE_CHARS } from '../size-limits.js';
 import type { Kv } from '../ports.js';
+import {
+  accountKey,
+  freshProfileId,
+  pendingOf,
+  type AuthChanges,
+  type Challenge,
+  type PendingSignature,
+  type Profile,
+  type StoredAccount,
+} from './changes.js';
 import { MessageError, formatMessage, type Family, type MessageFields } from './message.js';
 import type { Account, ChallengeRequest } from './schemas.js';
 import type { TokenIssuer } from './token.js';
@@ -15,7 +23,8 @@ import { parseSignIn, signatureValid, verifySignIn } from './verify.js';
 /**
  * The Authentication API: sign-in challenges (request, verify), profiles, and
  * binding addresses into one profile or out of it. All state is per tenant in
- * the store; expired challenges and bind messages are purged on the service clock.
+ * the store, read there and changed only by the changes of engine/auth/changes.ts written through the control
+ * plane; expired challenges and bind messages are purged on the service clock.
  */
 export interface AuthOptions {
   /** Allowance for clock skew on a message's expirationTime and notBefore, ms. */
@@ -26,39 +35,6 @@ export interface AuthOptions {
   maxPending: number;
 }
 
-interface Challenge {
-  id: string;
-  family: Family;
-  nonce: string;
-  message: string;
-  publicKey?: string;
-  expiresAt: number;
-}
-
-interface PendingSignature {
-  kind: 'bind' | 'unbind';
-  nonce: string;
-  message: string;
-  account: StoredAccount;
-  /** bind: the nonces of every address of the request, in request order. */
-  group?: string[];
-  /** unbind: the profile the address leaves. */
-  profileId?: string;
-  expiresAt: number;
-}
-
-interface StoredAccount {
-  blockchainType: Family;
-  /** As shown to users: EIP-55 for EVM, lower case for Aptos, base58 for Solana. */
-  address: string;
-  publicKey?: string;
-}
-
-interface Profile {
-  profileId: string;
-  addresses: StoredAccount[];
-}
-
 /** A sign-in token's life without an expirationTime in the message, s. */
 const TOKEN_DEFAULT_S = 3_600;
 /** A sign-in token lives at most a day from its issue, whatever the signed message's expirationTime says, s. */
@@ -66,8 +42,6 @@ const TOKEN_MAX_S = 86_400;
 
 const displayAddress = (family: Family, address: string): string =>
   family === 'evm' ? getAddress(address) : family === 'aptos' ? address.toLowerCase() : address;
-const accountKey = (tenant: string, a: StoredAccount): string =>
-  `${tenant}/${a.blockchainType}/${a.blockchainType === 'solana' ? a.address : a.address.toLowerCase()}`;
 const CHAIN_LINE_APTOS: Record<string, string> = { mainnet: '1', testnet: '2' };
 const APTOS_NETWORK: Record<string, string> = { '1': 'mainnet', '2': 'testnet' };
 
@@ -76,6 +50,8 @@ export class AuthService {
 
   constructor(
     private readonly kv: Kv,
+    /** Where every change is written: the control plane. */
+    private readonly changes: AuthChanges,
     private readonly clock: Clock,
     private readonly tokens: TokenIssuer,
     private readonly opts: AuthOptions,
@@ -85,7 +61,7 @@ export class AuthService {
 
   // ---- challenges -------------------------------------------------------
 
-  requestChallenge(tenant: string, family: Family, req: ChallengeRequest): { id: string; profileId: string; message: string } {
+  async requestChallenge(tenant: string, family: Family, req: ChallengeRequest): Promise<{ id: string; profileId: string; message: string }> {
     const now = this.clock.now();
     if (req.expirationTime !== undefined && Date.parse(req.expirationTime) <= now)
       throw badRequest('expirationTime', 'is already in the past');
@@ -116,14 +92,10 @@ export class AuthService {
     // Only the resources can make it this long (every other field is far shorter): a message no verify would take.
     if (message.length > SIGNED_MESSAGE_CHARS)
       throw badRequest('resources', `make a message of ${message.length} characters, more than the ${SIGNED_MESSAGE_CHARS} a verify takes`);
-    this.admitPending(tenant, 1, now);
+    await this.expireAtLimit(tenant, 1, now);
     const challenge: Challenge = { id: randomAlphanumeric(17), family, nonce: fields.nonce!, message, expiresAt: now + req.timeout * 1000 };
     if ('publicKey' in req) challenge.publicKey = req.publicKey;
-    const key = `${tenant}/${challenge.nonce}`;
-    this.kv.transact(() => {
-      this.kv.put('challenges', key, challenge);
-      this.expiries.add(challenge.expiresAt, 'challenges', key);
-    });
+    await this.changes.write({ kind: 'auth.challenge.request', tenant, challenge, maxPending: this.opts.maxPending, at: now });
     return { id: challenge.id, profileId: this.profileOf(tenant, account), message };
   }
 
@@ -144,13 +116,13 @@ export class AuthService {
 
     const account: StoredAccount = { blockchainType: family, address: fields.address };
     if (challenge.publicKey !== undefined) account.publicKey = challenge.publicKey;
-    // Single use: only the verify that removes the challenge succeeds.
-    const profileId = this.kv.transact(() => {
-      if (this.kv.get('challenges', key) === undefined)
-        throw notFound('no challenge with this nonce: unknown, already verified or expired');
-      this.kv.remove('challenges', key);
-      this.expiries.remove(challenge.expiresAt, 'challenges', key);
-      return this.ensureProfile(tenant, account);
+    // Single use: only the verify applied while the challenge is there succeeds (engine/auth/changes.ts).
+    const profileId = await this.changes.write({
+      kind: 'auth.challenge.verify',
+      tenant,
+      nonce: challenge.nonce,
+      account,
+      profileId: this.profileOf(tenant, account),
     });
 
     const verified: Record<string, unknown> = {
@@ -180,7 +152,7 @@ export class AuthService {
 
   // ---- bind and unbind ----------------------------------------------------
 
-  requestBind(tenant: string, accounts: Account[]): { messages: string[] } {
+  async requestBind(tenant: string, accounts: Account[]): Promise<{ messages: string[] }> {
     const list = accounts.map(stored);
     const seen = new Set<string>();
     list.forEach((a, i) => {
@@ -189,7 +161,7 @@ export class AuthService {
       seen.add(k);
     });
     const now = this.clock.now();
-    this.admitPending(tenant, list.length, now);
+    await this.expireAtLimit(tenant, list.length, now);
     const nonces = list.map(() => randomAlphanumeric(17));
     const all = list.map((a) => `- ${a.address}`).join('\n');
     const pending = list.map<PendingSignature>((account, i) => ({
@@ -200,7 +172,7 @@ export class AuthService {
       group: nonces,
       expiresAt: now + this.opts.bindTtlMs,
     }));
-    this.kv.transact(() => pending.forEach((p) => this.putPending(tenant, p)));
+    await this.changes.write({ kind: 'auth.bind.request', tenant, pending, maxPending: this.opts.maxPending, at: now });
     return { messages: pending.map((p) => p.message) };
   }
 
@@ -212,26 +184,25 @@ export class AuthService {
     const missing = records[0]!.group!.filter((n) => !signed.has(n));
     if (missing.length > 0)
       throw badRequest('verifications', `every address of the bind request must sign; ${missing.length} signature(s) missing`);
-    const profileId = this.kv.transact(() => {
-      for (const r of records)
-        if (this.kv.get('binds', `${tenant}/${r.nonce}`) === undefined) throw notFound('bind request already verified or expired');
-      const ordered = group.map((n) => records.find((r) => r.nonce === n)!);
-      const target = this.ensureProfile(tenant, ordered[0]!.account);
-      for (const r of ordered.slice(1)) this.moveAccount(tenant, r.account, target);
-      for (const r of records) this.removePending(tenant, r);
-      return target;
+    const first = records.find((r) => r.nonce === group[0])!;
+    const profileId = await this.changes.write({
+      kind: 'auth.bind.verify',
+      tenant,
+      nonces: group,
+      profileId: this.profileOf(tenant, first.account),
     });
     return { profileId };
   }
 
-  removeBind(tenant: string, req: Account & { profileId: string }): { message: string } {
+  async removeBind(tenant: string, req: Account & { profileId: string }): Promise<{ message: string }> {
     const account = stored(req);
     const profileId = req.profileId.toLowerCase();
     const profile = this.kv.get<Profile>('profiles', `${tenant}/${profileId}`);
     if (profile === undefined) throw notFound(`no profile ${profileId}`);
     if (this.kv.get<string>('accounts', accountKey(tenant, account)) !== profileId)
       throw notFound(`${account.address} is not bound to profile ${profileId}`);
-    this.admitPending(tenant, 1, this.clock.now());
+    const now = this.clock.now();
+    await this.expireAtLimit(tenant, 1, now);
     const nonce = randomAlphanumeric(17);
     const pending: PendingSignature = {
       kind: 'unbind',
@@ -239,24 +210,15 @@ export class AuthService {
       message: `Please sign this message to unbind:\nAddress: ${account.address}\nfrom\nProfile Id:\n- ${profileId}\nNonce: ${nonce}`,
       account,
       profileId,
-      expiresAt: this.clock.now() + this.opts.bindTtlMs,
+      expiresAt: now + this.opts.bindTtlMs,
     };
-    this.kv.transact(() => this.putPending(tenant, pending));
+    await this.changes.write({ kind: 'auth.unbind.request', tenant, pending: [pending], maxPending: this.opts.maxPending, at: now });
     return { message: pending.message };
   }
 
   async verifyRemoveBind(tenant: string, body: { message: string; signature: string }): Promise<{ profileId: string }> {
     const record = await this.checkPending(tenant, 'unbind', body, '');
-    const profileId = record.profileId!;
-    this.kv.transact(() => {
-      if (this.kv.get('binds', `${tenant}/${record.nonce}`) === undefined) throw notFound('unbind request already verified or expired');
-      if (this.kv.get<string>('accounts', accountKey(tenant, record.account)) !== profileId)
-        throw notFound(`${record.account.address} is no longer bound to profile ${profileId}`);
-      this.detach(tenant, record.account, profileId);
-      this.kv.remove('accounts', accountKey(tenant, record.account));
-      this.removePending(tenant, record);
-    });
-    return { profileId };
+    return { profileId: await this.changes.write({ kind: 'auth.unbind.verify', tenant, nonce: record.nonce }) };
   }
 
   addresses(tenant: string, profileId: string): string[] {
@@ -269,83 +231,24 @@ export class AuthService {
 
   /** The profile `account` has, or the one it will get at its first sign-in. */
   private profileOf(tenant: string, account: StoredAccount): string {
-    return this.kv.get<string>('accounts', accountKey(tenant, account)) ?? this.freshProfileId(tenant, account);
+    return this.kv.get<string>('accounts', accountKey(tenant, account)) ?? freshProfileId(this.kv, tenant, account);
+  }
+
+  // ---- what expired -----------------------------------------------------------
+
+  /** Writes the removal of what expired by now, when something has (the purge every minute of service time). */
+  async expire(now = this.clock.now()): Promise<void> {
+    const due = this.expiries.nextDue();
+    if (due !== undefined && due <= now) await this.changes.write({ kind: 'auth.expire', at: now });
   }
 
   /**
-   * Stable per (tenant, chain family, address) until the address is bound elsewhere:
-   * sha-256 of those, with a counter in case that id is taken (the address left it).
+   * At the tenant's limit of messages waiting for a signature, what is already due is removed first, so an
+   * expired message never counts (the counts are kept with every write, engine/expiry.ts: this is two reads).
+   * The limit itself is checked where the new messages are applied, so racing requests cannot pass it.
    */
-  private freshProfileId(tenant: string, account: StoredAccount): string {
-    const base = accountKey(tenant, account);
-    for (let n = 0; ; n++) {
-      const id = `0x${bytesToHex(sha256(utf8ToBytes(n === 0 ? base : `${base}#${n}`)))}`;
-      if (this.kv.get('profiles', `${tenant}/${id}`) === undefined) return id;
-    }
-  }
-
-  private ensureProfile(tenant: string, account: StoredAccount): string {
-    const existing = this.kv.get<string>('accounts', accountKey(tenant, account));
-    if (existing !== undefined) return existing;
-    const profileId = this.freshProfileId(tenant, account);
-    this.kv.put('profiles', `${tenant}/${profileId}`, { profileId, addresses: [account] } satisfies Profile);
-    this.kv.put('accounts', accountKey(tenant, account), profileId);
-    return profileId;
-  }
-
-  private moveAccount(tenant: string, account: StoredAccount, target: string): void {
-    const current = this.kv.get<string>('accounts', accountKey(tenant, account));
-    if (current === target) return;
-    if (current !== undefined) this.detach(tenant, account, current);
-    const profile = this.kv.get<Profile>('profiles', `${tenant}/${target}`)!;
-    profile.addresses.push(account);
-    this.kv.put('profiles', `${tenant}/${target}`, profile);
-    this.kv.put('accounts', accountKey(tenant, account), target);
-  }
-
-  /** Takes `account` out of a profile; a profile left empty is deleted. */
-  private detach(tenant: string, account: StoredAccount, profileId: string): void {
-    const profile = this.kv.get<Profile>('profiles', `${tenant}/${profileId}`);
-    if (profile === undefined) return;
-    const k = accountKey(tenant, account);
-    profile.addresses = profile.addresses.filter((a) => accountKey(tenant, a) !== k);
-    if (profile.addresses.length === 0) this.kv.remove('profiles', `${tenant}/${profileId}`);
-    else this.kv.put('profiles', `${tenant}/${profileId}`, profile);
-  }
-
-  // ---- pending bind and unbind messages -------------------------------------
-
-  /**
-   * Refuses `n` more messages waiting for a signature past the tenant's limit. The counts are kept with every
-   * write (engine/expiry.ts), so this is two reads; at the limit, what is already due is purged first, so an
-   * expired message never counts. The caller writes the messages before it next yields, so no request slips in between.
-   */
-  private admitPending(tenant: string, n: number, now: number): void {
-    const pending = (): number => this.expiries.count('challenges', tenant) + this.expiries.count('binds', tenant);
-    if (pending() + n <= this.opts.maxPending) return;
-    this.expiries.purge(now);
-    if (pending() + n <= this.opts.maxPending) return;
-    const limit = this.opts.maxPending;
-    // The next message of any tenant to expire: finding this tenant's own would be a scan.
-    const wait = Math.max(1, Math.ceil(((this.expiries.nextDue() ?? now) - now) / 1000));
-    throw new ApiError(
-      429,
-      `challenges: a tenant has at most ${limit} messages waiting for a signature (sign-in challenges, bind and unbind messages; CHAINPOST_MAX_PENDING_CHALLENGES): verify some or wait until they expire`,
-      { field: 'challenges', limit, variable: 'CHAINPOST_MAX_PENDING_CHALLENGES' },
-      { 'retry-after': String(wait) },
-    );
-  }
-
-  private putPending(tenant: string, p: PendingSignature): void {
-    const key = `${tenant}/${p.nonce}`;
-    this.kv.put('binds', key, p);
-    this.expiries.add(p.expiresAt, 'binds', key);
-  }
-
-  private removePending(tenant: string, p: PendingSignature): void {
-    const key = `${tenant}/${p.nonce}`;
-    this.kv.remove('binds', key);
-    this.expiries.remove(p.expiresAt, 'binds', key);
+  private async expireAtLimit(tenant: string, n: number, now: number): Promise<void> {
+    if (pendingOf(this.kv, tenant) + n > this.opts.maxPending) await this.expire(now);
   }
 
   /** Finds the pending message by its nonce line, and checks it is unchanged, unexpired and signed by its address. */

@@ -7,6 +7,7 @@ import { importJWK } from 'jose/key/import';
 
 type SigningKey = Awaited<ReturnType<typeof importJWK>>;
 import type { Kv } from '../ports.js';
+import { signingKeyOf, type AuthChanges, type StoredSigningKey } from './changes.js';
 
 /**
  * The token a verified sign-in carries: an EdDSA (Ed25519) JWT signed by this
@@ -15,11 +16,6 @@ import type { Kv } from '../ports.js';
  * tenant: what binds a token to its tenant and its site is its issuer (one per
  * tenant) and its audience (the signed message's domain), which a backend pins.
  */
-interface StoredKey {
-  kid: string;
-  privateJwk: JWK;
-  publicJwk: JWK;
-}
 
 export interface TokenClaims {
   sub: string;
@@ -36,7 +32,7 @@ export interface TokenScope {
 
 export class TokenIssuer {
   private constructor(
-    private readonly stored: StoredKey,
+    private readonly stored: StoredSigningKey,
     private readonly key: SigningKey,
     private readonly issuer: string,
   ) {}
@@ -46,19 +42,15 @@ export class TokenIssuer {
     return `${this.issuer}/tenants/${tenantId}`;
   }
 
-  static async open(kv: Kv, issuer = 'chainpost'): Promise<TokenIssuer> {
-    let stored = kv.get<StoredKey>('meta', 'authSigningKey');
+  /** Reads the key from `kv`; without one there, writes a fresh one through `changes`. */
+  static async open(kv: Kv, changes: AuthChanges, issuer = 'chainpost'): Promise<TokenIssuer> {
+    let stored = signingKeyOf(kv);
     if (stored === undefined) {
       const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
       const publicJwk = await exportJWK(publicKey);
-      const fresh: StoredKey = { kid: `${issuer}-${publicJwk.x!.slice(0, 16)}`, privateJwk: await exportJWK(privateKey), publicJwk };
-      // Another process may have raced us here: the first key written wins.
-      stored = kv.transact(() => {
-        const existing = kv.get<StoredKey>('meta', 'authSigningKey');
-        if (existing !== undefined) return existing;
-        kv.put('meta', 'authSigningKey', fresh);
-        return fresh;
-      });
+      const fresh: StoredSigningKey = { kid: `${issuer}-${publicJwk.x!.slice(0, 16)}`, privateJwk: await exportJWK(privateKey), publicJwk };
+      // Another process or node may have raced us here: the first key applied wins, and every one signs with it.
+      stored = await changes.write({ kind: 'auth.signingKey', key: fresh });
     }
     return new TokenIssuer(stored, await importJWK({ ...stored.privateJwk, alg: 'EdDSA' }, 'EdDSA'), issuer);
   }

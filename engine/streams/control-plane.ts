@@ -1,4 +1,5 @@
 import { xpubCountKey, xpubKey, type StoredXpub } from './xpub-record.js';
+import { AUTH_APPLY, type AuthKinds } from '../auth/changes.js';
 import { streamKey } from '../delivery/stream-port.js';
 import { notFound, overLimit } from '../errors.js';
 import { applyKeyChange, type KeyChange, type KeyKinds, type KeyStore } from '../keys.js';
@@ -97,8 +98,8 @@ export interface SettingsSet {
   first?: true;
 }
 
-/** Each kind of change to the store's tables and what applying it gives. */
-interface StoreKinds {
+/** Each kind of change to the store's tables and what applying it gives (the Auth API's: engine/auth/changes.ts). */
+interface StoreKinds extends AuthKinds {
   'stream.create': [StreamCreate, StoredStream];
   'stream.update': [StreamUpdate, StoredStream];
   'stream.status': [StreamStatusSet, { stream: StoredStream; was: StreamStatus }];
@@ -134,6 +135,7 @@ export function streamOf(kv: Kv, tenant: string, id: string, family: FamilyName,
 }
 
 const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => StoreKinds[K][1] } = {
+  ...AUTH_APPLY,
   'stream.create': (kv, { stream, maxStreams }) => {
     // Counted and written together: creates racing each other cannot pass the limit. Every family's streams count.
     const tenant = stream.tenantId;

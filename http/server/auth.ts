@@ -19,18 +19,18 @@ export function authRoutes(auth: AuthService, tokens: TokenIssuer): Route[] {
   const families: Family[] = ['evm', 'solana', 'aptos'];
   return [
     ...families.flatMap((family) => [
-      post(`/challenge/request/${family}`, (req) =>
-        json(201, auth.requestChallenge(tenant(req), family, validate(challengeRequest[family], req.body))),
+      post(`/challenge/request/${family}`, async (req) =>
+        json(201, await auth.requestChallenge(tenant(req), family, validate(challengeRequest[family], req.body))),
       ),
       post(`/challenge/verify/${family}`, async (req) =>
         json(201, await auth.verifyChallenge(tenant(req), family, validate(signedMessage, req.body))),
       ),
     ]),
-    post('/bind/request', (req) => json(201, auth.requestBind(tenant(req), validate(bindRequest, req.body).addresses))),
+    post('/bind/request', async (req) => json(201, await auth.requestBind(tenant(req), validate(bindRequest, req.body).addresses))),
     post('/bind/request/verify', async (req) =>
       json(201, await auth.verifyBind(tenant(req), validate(bindVerify, req.body).verifications)),
     ),
-    post('/bind/remove', (req) => json(201, auth.removeBind(tenant(req), validate(bindRemove, req.body)))),
+    post('/bind/remove', async (req) => json(201, await auth.removeBind(tenant(req), validate(bindRemove, req.body)))),
     post('/bind/remove/verify', async (req) => json(201, await auth.verifyRemoveBind(tenant(req), validate(signedMessage, req.body)))),
     {
       method: 'GET',
