@@ -19,8 +19,8 @@ const SHARED = [
   'workers/',
 ];
 const FAMILIES = ['engine/evm/', 'engine/bitcoin/', 'engine/solana/'];
-const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'app/'];
-const ADAPTER_PACKAGES = ['lmdb', 'undici', 'uWebSockets.js', 'piscina', 'ws', 'nodemailer'];
+const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'bus/', 'app/'];
+const ADAPTER_PACKAGES = ['lmdb', 'undici', 'uWebSockets.js', 'piscina', 'ws', 'nodemailer', '@nats-io'];
 // The wall clock (perf_hooks, timers) and every socket, file, process and thread module: they arrive as ports.
 const IO_MODULES = ['fs', 'net', 'http', 'https', 'http2', 'tls', 'dns', 'dgram', 'child_process', 'cluster', 'worker_threads', 'perf_hooks', 'timers'];
 
@@ -32,7 +32,7 @@ module.exports = {
   forbidden: [
     {
       name: 'engine-imports-adapter',
-      comment: 'engine/ is the domain: adapters (HTTP, store, workers, CLI, the composition root) plug into it, never the reverse.',
+      comment: 'engine/ is the domain: adapters (HTTP, store, workers, NATS, CLI, the composition root) plug into it, never the reverse.',
       severity: 'error',
       from: { path: '^engine/' },
       to: { path: anyOf(ADAPTER_FOLDERS) },
@@ -46,10 +46,17 @@ module.exports = {
     },
     {
       name: 'engine-imports-adapter-package',
-      comment: 'engine/ has no adapter packages (store, HTTP client and server, worker pool, WebSocket, mail).',
+      comment: 'engine/ has no adapter packages (store, HTTP client and server, worker pool, WebSocket, mail, NATS).',
       severity: 'error',
       from: { path: '^engine/' },
       to: { path: `(^|/)node_modules/(${ADAPTER_PACKAGES.map(escape).join('|')})/` },
+    },
+    {
+      name: 'bus-imports-adapter',
+      comment: 'bus/ (everything that speaks NATS) is an adapter beside the others: it imports engine/, never app/ or another adapter.',
+      severity: 'error',
+      from: { path: '^bus/' },
+      to: { path: anyOf(ADAPTER_FOLDERS.filter((folder) => folder !== 'bus/')) },
     },
     {
       name: 'shared-imports-family',
@@ -62,7 +69,7 @@ module.exports = {
       name: 'server-imports-test-code',
       comment: 'The server\'s build (dist/) holds no test code: the server never imports benches, tools or tests.',
       severity: 'error',
-      from: { path: '^(app|engine|http|storage|workers)/' },
+      from: { path: '^(app|bus|engine|http|storage|workers)/' },
       to: { path: '^(bench|tools|test)/' },
     },
     {

@@ -25,3 +25,10 @@ export const notFound = (message: string): ApiError => new ApiError(404, message
 export function overLimit(field: string, what: string, limit: number, variable: string): ApiError {
   return new ApiError(400, `${field}: ${what} at most ${limit.toLocaleString('en-US')} (${variable})`, { field, limit, variable });
 }
+
+/**
+ * 503 with Retry-After: the answer needs a part that cannot be reached now (a cluster node's message bus), and the
+ * same request sent again after `retryAfterSeconds` may succeed.
+ */
+export const unavailable = (message: string, retryAfterSeconds: number): ApiError =>
+  new ApiError(503, message, undefined, { 'retry-after': String(retryAfterSeconds) });

@@ -66,15 +66,20 @@ describe('the boundary check', () => {
     plant('test/t.ts', "import { r } from '../bench/solo/r.js';\nexport const t = r;\n");
     plant('bench/b.ts', "import { h } from '../test/helpers.js';\nimport { k } from '../test/kit/k.js';\nexport const b = [h, k];\n");
     plant('app/uses-kit.ts', "import { k } from '../test/kit/k.js';\nexport const u = k;\n");
+    plant('storage/env.ts', 'export const open = 1;\n');
+    plant('bus/applier.ts', "import { open } from '../storage/env.js';\nexport const applier = open;\n");
+    plant('engine/streams/bus-use.ts', "import { applier } from '../../bus/applier.js';\nexport const use = applier;\n");
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('finds each kind of break: an adapter import (type-only), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder, a file cycle, a folder cycle, an unresolvable import, a long engine file, the wall clock in engine/, test code in the server, test/ and bench/ importing each other (but for test/kit/)', async () => {
+  it('finds each kind of break: an adapter import (type-only; bus/ too), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder, a file cycle, a folder cycle, an unresolvable import, a long engine file, the wall clock in engine/, test code in the server, test/ and bench/ importing each other (but for test/kit/), bus/ importing another adapter', async () => {
     const found = await checkBoundaries(root);
     expect(found.violations.map(({ rule, from, to }) => `${rule}: ${from} → ${to}`).sort()).toEqual([
       'bench-imports-test: bench/b.ts → test/helpers.ts',
+      'bus-imports-adapter: bus/applier.ts → storage/env.ts',
       'engine-imports-adapter-package: engine/store.ts → node_modules/lmdb',
       'engine-imports-adapter: engine/evm/route-use.ts → http/server/route.ts',
+      'engine-imports-adapter: engine/streams/bus-use.ts → bus/applier.ts',
       'engine-imports-io: engine/clock.ts → perf_hooks',
       'engine-imports-io: engine/clock.ts → timers/promises',
       'engine-imports-io: engine/files.ts → fs',

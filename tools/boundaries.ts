@@ -9,7 +9,7 @@ import { cruise, type ICruiseResult, type IModule } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
 
 /** What the check reads: the server's code, its benches and tools, and the tests with their kit (stand-ins, fixture loaders). */
-export const SOURCE_FOLDERS = ['app', 'engine', 'http', 'storage', 'workers', 'tools', 'bench', 'test'];
+export const SOURCE_FOLDERS = ['app', 'bus', 'engine', 'http', 'storage', 'workers', 'tools', 'bench', 'test'];
 export const ENGINE_MAX_LINES = 600;
 
 export interface RuleViolation {

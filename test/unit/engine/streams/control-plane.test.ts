@@ -10,6 +10,7 @@ import { pack, unpack } from '../../../../storage/codec.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { lmdbKeyStore } from '../../../../storage/keys.js';
 import { tempDir } from '../../../helpers.js';
+import { storedStream } from '../../../stored-stream.js';
 
 /**
  * The control plane on a real LMDB store: each kind of change applied, its checks (a limit counted where the
@@ -39,20 +40,7 @@ afterEach(async () => {
   }
 });
 
-const stream = (id: string, over: Partial<StoredStream> = {}): StoredStream => ({
-  webhookUrl: 'https://example.com/hook',
-  description: 'd',
-  tag: id,
-  demo: false,
-  id,
-  tenantId: TENANT,
-  status: 'active',
-  statusMessage: '',
-  createdAt: T0,
-  updatedAt: T0,
-  amountOfAddresses: 0,
-  ...over,
-});
+const stream = (id: string, over: Partial<StoredStream> = {}): StoredStream => storedStream(TENANT, id, T0, over);
 const create = (id: string, maxStreams = 10, over: Partial<StoredStream> = {}): StreamCreate => ({
   kind: 'stream.create',
   stream: stream(id, over),

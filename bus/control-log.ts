@@ -1,0 +1,356 @@
+import { decode, encode } from '@msgpack/msgpack';
+import {
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+  type PubAck,
+} from '@nats-io/jetstream';
+import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import { unavailable } from '../engine/errors.js';
+import type { Logger } from '../engine/log.js';
+import type { Kv } from '../engine/ports.js';
+import { randomAlphanumeric } from '../engine/random.js';
+import type { Applied, Change, ControlPlane } from '../engine/streams/control-plane.js';
+import type { BusConnection } from './connect.js';
+import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
+
+/**
+ * The control plane of a cluster: every change is published to the JetStream stream CHAINPOST_CONTROL, and every
+ * node applies the log in its order to its own store (docs/architecture.md). The order decides between racing
+ * changes the same way on every node, so the checks made where a change is applied (a limit, a unique name) give one
+ * answer cluster-wide.
+ */
+
+/** The format of the messages this version writes and reads; a node meeting a newer major one stops applying. */
+export const CONTROL_FORMAT = 1;
+export const FORMAT_HEADER = 'Chainpost-Format';
+/** The header JetStream de-duplicates by (the publish's msgID). */
+const MSG_ID = 'Nats-Msg-Id';
+/** `meta` key: the last sequence of the log applied to this store, written in the transaction that applied it. */
+export const CONTROL_SEQ = 'controlSeq';
+
+/**
+ * One node's application of changes: a change's writes and what must commit with them, inside a write transaction
+ * the caller opened; `committed` runs once that transaction committed. (The single process's control plane is being
+ * reshaped into this; until it lands, any object of this shape.)
+ */
+export interface ChangeApplier {
+  applyInside<C extends Change>(change: C): { applied: Applied<C>; committed: () => void };
+}
+
+/** A message of the log: the change, with its format in the body and a header (read before the body is decoded). */
+export function controlMessage(change: Change): { data: Uint8Array; headers: MsgHdrs } {
+  const h = headers();
+  h.set(FORMAT_HEADER, String(CONTROL_FORMAT));
+  // Absent fields stay absent (msgpack would write undefined as nil, read back as null).
+  return { data: encode({ v: CONTROL_FORMAT, change }, { ignoreUndefined: true }), headers: h };
+}
+
+/** What applying a change gave on this node, for the write that published it. */
+type Outcome = { applied: unknown } | { refused: unknown };
+
+interface Pending {
+  /** The writer's hook, run in the transaction that applies its change on this node. */
+  inside: ((applied: unknown) => void) | undefined;
+  settle(outcome: Outcome): void;
+}
+
+export interface BusControlPlaneOptions {
+  /** Retry-After of a write refused while the bus is down, seconds. */
+  retryAfterSeconds?: number;
+  /** How long a publish waits for JetStream's acknowledgement before it is sent again (same message id), ms. */
+  publishTimeoutMs?: number;
+}
+
+export class BusControlPlane implements ControlPlane {
+  private readonly js: JetStreamClient;
+  private jsm: Promise<JetStreamManager> | undefined;
+  /** The last sequence applied to this store. */
+  private seq: number;
+  /** This node's writes waiting for their change to be applied here, by message id. */
+  private readonly pending = new Map<string, Pending>();
+  private readonly waiters = new Set<{ seq: number; done: (reached: boolean) => void }>();
+  private running: Promise<void> | undefined;
+  private messages: ConsumerMessages | undefined;
+  private wake: (() => void) | undefined;
+  private stopped = false;
+  /** Why this node stopped applying the log, when it did. */
+  private halted: string | undefined;
+  private readonly retryAfter: number;
+  private readonly publishTimeoutMs: number;
+
+  constructor(
+    private readonly bus: BusConnection,
+    private readonly kv: Kv,
+    private readonly applier: ChangeApplier,
+    private readonly log: Logger,
+    options: BusControlPlaneOptions = {},
+  ) {
+    this.js = jetstream(bus.nc);
+    this.seq = kv.get<number>('meta', CONTROL_SEQ) ?? 0;
+    this.retryAfter = options.retryAfterSeconds ?? 5;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+  }
+
+  /** The last sequence of the log this node has applied. */
+  applied(): number {
+    return this.seq;
+  }
+
+  /** Starts applying the log from the sequence after the last one applied here. */
+  start(): void {
+    this.running ??= this.follow();
+  }
+
+  /** Stops applying; writes still waiting are refused (503). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.messages?.stop();
+    this.wake?.();
+    await this.running;
+    this.refuseWaiting(unavailable('this node is stopping: the change may be applied by the cluster', this.retryAfter));
+  }
+
+  async write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
+    const why = this.unwritable();
+    if (why !== undefined) throw unavailable(why, this.retryAfter);
+    const id = randomAlphanumeric(22);
+    const outcome = new Promise<Outcome>((settle) =>
+      this.pending.set(id, { inside: inside as ((applied: unknown) => void) | undefined, settle }),
+    );
+    try {
+      await this.publish(change, id);
+    } catch (err) {
+      this.pending.delete(id);
+      this.log.warn('control log: a change could not be published', { error: err instanceof Error ? err.message : String(err) });
+      // Without an acknowledgement it is not known whether the log took the change.
+      throw unavailable('the cluster did not acknowledge the change: it may not have been written', this.retryAfter);
+    }
+    // Settled once this node has applied the sequence the acknowledgement gave (found by the message id, which the
+    // applier may meet before the acknowledgement arrives): the client then reads its write here.
+    const settled = await outcome;
+    if ('refused' in settled) throw settled.refused;
+    return settled.applied as Applied<C>;
+  }
+
+  /**
+   * Resolves true once this node has applied the log up to its last sequence as of the call, false if that takes
+   * more than `timeoutMs` (or the bus does not answer within it).
+   */
+  async caughtUp(timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    this.jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
+    let timer: NodeJS.Timeout | undefined;
+    const last = await Promise.race([
+      this.jsm.then((m) => m.streams.info(CONTROL_STREAM)).then((info) => info.state.last_seq),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), timeoutMs);
+      }),
+    ]).catch(() => undefined);
+    clearTimeout(timer);
+    if (last === undefined) return false;
+    return this.reached(last, deadline - performance.now());
+  }
+
+  /** Resolves true once `seq` is applied here, false after `ms`. */
+  private reached(seq: number, ms: number): Promise<boolean> {
+    if (this.seq >= seq) return Promise.resolve(true);
+    if (ms <= 0 || this.halted !== undefined) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter = {
+        seq,
+        done: (reached: boolean) => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      const timer = setTimeout(() => waiter.done(false), ms);
+      this.waiters.add(waiter);
+    });
+  }
+
+  private unwritable(): string | undefined {
+    if (this.running === undefined || this.stopped) return 'this node does not apply the control log (not started, or stopping)';
+    if (this.halted !== undefined) return `this node stopped applying the control log: ${this.halted}`;
+    if (!this.bus.up()) return "the cluster's message bus (NATS) is unreachable: configuration changes cannot be written now";
+    return undefined;
+  }
+
+  /** Publishes the change; a publish whose acknowledgement was lost is sent again with the same id, which JetStream appends once. */
+  private async publish(change: Change, id: string): Promise<PubAck> {
+    const { data, headers: h } = controlMessage(change);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.js.publish(CONTROL_SUBJECT, data, { msgID: id, headers: h, timeout: this.publishTimeoutMs });
+      } catch (err) {
+        if (attempt >= 3 || !this.bus.up()) throw err;
+      }
+    }
+  }
+
+  /** The applier: an ordered consumer from the sequence after the last applied, started again after a failure. */
+  private async follow(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped && this.halted === undefined) {
+      try {
+        const consumer = await this.js.consumers.get(CONTROL_STREAM, {
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: this.seq + 1,
+        });
+        const messages = await consumer.consume();
+        this.messages = messages;
+        if (this.stopped) messages.stop();
+        for await (const m of messages) {
+          failures = 0;
+          if (!(await this.apply(m))) {
+            messages.stop();
+            break;
+          }
+        }
+      } catch (err) {
+        if (this.stopped) break;
+        failures++;
+        this.log.warn('control log: following it failed; trying again', {
+          error: err instanceof Error ? err.message : String(err),
+          applied: this.seq,
+        });
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(5_000, 100 * 2 ** failures));
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /**
+   * Applies one message of the log: its change and the sequence in one transaction; a change its checks refuse,
+   * the sequence alone after the refused transaction rolled back. False: this node stops applying.
+   */
+  private async apply(m: JsMsg): Promise<boolean> {
+    const seq = m.seq;
+    // A consumer started again may deliver what was applied already.
+    if (seq <= this.seq) return true;
+    if (seq > this.seq + 1)
+      return this.halt(`the log no longer holds changes ${this.seq + 1} to ${seq - 1}, which this node has not applied`, {});
+    const read = readMessage(m);
+    if ('newer' in read) {
+      return this.halt(`change ${seq} is in format ${read.newer}, this node reads format ${CONTROL_FORMAT}: upgrade it`, {
+        seq,
+        format: read.newer,
+        reads: CONTROL_FORMAT,
+      });
+    }
+    // MsgHdrs answers '' for a header the message lacks.
+    const id = m.headers?.get(MSG_ID) ?? '';
+    const mine = this.pending.get(id);
+    let outcome: Outcome;
+    let committed: (() => void) | undefined;
+    try {
+      if ('malformed' in read) {
+        // Not a change of ours (nothing else publishes here): every node skips it alike.
+        this.log.error('control log: a message that is no change skipped', { seq, error: read.malformed });
+        outcome = { refused: new Error(`control log message ${seq} is no change: ${read.malformed}`) };
+        await this.kv.transactAsync(() => this.kv.put('meta', CONTROL_SEQ, seq));
+      } else {
+        ({ outcome, committed } = await this.applyChange(read.change, seq, mine));
+      }
+    } catch (err) {
+      return this.halt('its store could not be written', { seq, error: err instanceof Error ? err.message : String(err) });
+    }
+    this.seq = seq;
+    if (mine !== undefined) {
+      this.pending.delete(id);
+      mine.settle(outcome);
+    }
+    try {
+      committed?.();
+    } catch (err) {
+      this.log.error('control log: what follows an applied change failed', {
+        seq,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+    for (const w of this.waiters) if (w.seq <= seq) w.done(true);
+    return true;
+  }
+
+  /** The change and the sequence in one transaction; refused by its checks, the sequence alone. Rejects if the store fails. */
+  private async applyChange(change: Change, seq: number, mine: Pending | undefined): Promise<{ outcome: Outcome; committed?: () => void }> {
+    // Set inside the transaction's callback (typed by assertion so the checks below are not narrowed away).
+    let refused = undefined as { error: unknown } | undefined;
+    let committed = undefined as (() => void) | undefined;
+    try {
+      const applied = await this.kv.transactAsync(() => {
+        try {
+          const done = this.applier.applyInside(change);
+          mine?.inside?.(done.applied);
+          this.kv.put('meta', CONTROL_SEQ, seq);
+          committed = done.committed;
+          return done.applied;
+        } catch (error) {
+          refused = { error };
+          throw error;
+        }
+      });
+      return { outcome: { applied }, ...(committed === undefined ? {} : { committed }) };
+    } catch (err) {
+      if (refused === undefined) throw err;
+      // The refused transaction rolled back; the sequence is recorded on its own, so the change is not met again.
+      await this.kv.transactAsync(() => this.kv.put('meta', CONTROL_SEQ, seq));
+      return { outcome: { refused: refused.error } };
+    }
+  }
+
+  /** Stops applying, with one error line saying why; this node's writes are refused from now on. */
+  private halt(why: string, fields: Record<string, unknown>): false {
+    this.halted = why;
+    this.log.error(`control log: this node stops applying changes: ${why}`, { applied: this.seq, ...fields });
+    this.refuseWaiting(unavailable(`this node stopped applying the control log: ${why}`, this.retryAfter));
+    return false;
+  }
+
+  private refuseWaiting(error: Error): void {
+    for (const p of this.pending.values()) p.settle({ refused: error });
+    this.pending.clear();
+    for (const w of this.waiters) w.done(false);
+  }
+}
+
+/** A message's change, or its format when newer than this version's, or why it is no change. */
+function readMessage(m: JsMsg): { change: Change } | { newer: number } | { malformed: string } {
+  const header = m.headers?.get(FORMAT_HEADER);
+  // The header is read first: a newer format's body may not decode as this version's.
+  if (header !== undefined && header !== '') {
+    const major = majorOf(header);
+    if (major === undefined) return { malformed: `format header ${JSON.stringify(header)}` };
+    if (major > CONTROL_FORMAT) return { newer: major };
+  }
+  let body: unknown;
+  try {
+    body = decode(m.data);
+  } catch (err) {
+    return { malformed: `not msgpack (${err instanceof Error ? err.message : String(err)})` };
+  }
+  if (typeof body !== 'object' || body === null) return { malformed: 'not a map' };
+  const { v, change } = body as { v?: unknown; change?: unknown };
+  const major = majorOf(v);
+  if (major === undefined) return { malformed: 'no format' };
+  if (major > CONTROL_FORMAT) return { newer: major };
+  if (typeof change !== 'object' || change === null || typeof (change as { kind?: unknown }).kind !== 'string')
+    return { malformed: 'no change' };
+  return { change: change as Change };
+}
+
+/** The major version of a format (`1`, `1.2`): its whole part. */
+function majorOf(format: unknown): number | undefined {
+  const n = typeof format === 'number' ? format : typeof format === 'string' ? Number(format) : Number.NaN;
+  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : undefined;
+}
