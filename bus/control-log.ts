@@ -14,7 +14,7 @@ import { unavailable } from '../engine/errors.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
-import type { Applied, Change, ControlPlane } from '../engine/streams/control-plane.js';
+import type { Applied, Change, ChangeApplier, Committed, ControlPlane } from '../engine/streams/control-plane.js';
 import type { BusConnection } from './connect.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
 
@@ -33,15 +33,6 @@ const MSG_ID = 'Nats-Msg-Id';
 /** `meta` key: the last sequence of the log applied to this store, written in the transaction that applied it. */
 export const CONTROL_SEQ = 'controlSeq';
 
-/**
- * One node's application of changes: a change's writes and what must commit with them, inside a write transaction
- * the caller opened; `committed` runs once that transaction committed. (The single process's control plane is being
- * reshaped into this; until it lands, any object of this shape.)
- */
-export interface ChangeApplier {
-  applyInside<C extends Change>(change: C): { applied: Applied<C>; committed: () => void };
-}
-
 /** A message of the log: the change, with its format in the body and a header (read before the body is decoded). */
 export function controlMessage(change: Change): { data: Uint8Array; headers: MsgHdrs } {
   const h = headers();
@@ -54,8 +45,6 @@ export function controlMessage(change: Change): { data: Uint8Array; headers: Msg
 type Outcome = { applied: unknown } | { refused: unknown };
 
 interface Pending {
-  /** The writer's hook, run in the transaction that applies its change on this node. */
-  inside: ((applied: unknown) => void) | undefined;
   settle(outcome: Outcome): void;
 }
 
@@ -115,13 +104,11 @@ export class BusControlPlane implements ControlPlane {
     this.refuseWaiting(unavailable('this node is stopping: the change may be applied by the cluster', this.retryAfter));
   }
 
-  async write<C extends Change>(change: C, inside?: (applied: Applied<C>) => void): Promise<Applied<C>> {
+  async write<C extends Change>(change: C): Promise<Applied<C>> {
     const why = this.unwritable();
     if (why !== undefined) throw unavailable(why, this.retryAfter);
     const id = randomAlphanumeric(22);
-    const outcome = new Promise<Outcome>((settle) =>
-      this.pending.set(id, { inside: inside as ((applied: unknown) => void) | undefined, settle }),
-    );
+    const outcome = new Promise<Outcome>((settle) => this.pending.set(id, { settle }));
     try {
       await this.publish(change, id);
     } catch (err) {
@@ -252,7 +239,7 @@ export class BusControlPlane implements ControlPlane {
     const id = m.headers?.get(MSG_ID) ?? '';
     const mine = this.pending.get(id);
     let outcome: Outcome;
-    let committed: (() => void) | undefined;
+    let committed: Committed | undefined;
     try {
       if ('malformed' in read) {
         // Not a change of ours (nothing else publishes here): every node skips it alike.
@@ -260,38 +247,38 @@ export class BusControlPlane implements ControlPlane {
         outcome = { refused: new Error(`control log message ${seq} is no change: ${read.malformed}`) };
         await this.kv.transactAsync(() => this.kv.put('meta', CONTROL_SEQ, seq));
       } else {
-        ({ outcome, committed } = await this.applyChange(read.change, seq, mine));
+        ({ outcome, committed } = await this.applyChange(read.change, seq));
       }
     } catch (err) {
       return this.halt('its store could not be written', { seq, error: err instanceof Error ? err.message : String(err) });
     }
     this.seq = seq;
-    if (mine !== undefined) {
-      this.pending.delete(id);
-      mine.settle(outcome);
-    }
     try {
-      committed?.();
+      // What this node does once the change is applied (its watchlist, dispatcher...), before its writer's answer.
+      await committed?.();
     } catch (err) {
       this.log.error('control log: what follows an applied change failed', {
         seq,
         error: err instanceof Error ? err.message : String(err),
       });
     }
+    if (mine !== undefined) {
+      this.pending.delete(id);
+      mine.settle(outcome);
+    }
     for (const w of this.waiters) if (w.seq <= seq) w.done(true);
     return true;
   }
 
   /** The change and the sequence in one transaction; refused by its checks, the sequence alone. Rejects if the store fails. */
-  private async applyChange(change: Change, seq: number, mine: Pending | undefined): Promise<{ outcome: Outcome; committed?: () => void }> {
+  private async applyChange(change: Change, seq: number): Promise<{ outcome: Outcome; committed?: Committed }> {
     // Set inside the transaction's callback (typed by assertion so the checks below are not narrowed away).
     let refused = undefined as { error: unknown } | undefined;
-    let committed = undefined as (() => void) | undefined;
+    let committed = undefined as Committed | undefined;
     try {
       const applied = await this.kv.transactAsync(() => {
         try {
           const done = this.applier.applyInside(change);
-          mine?.inside?.(done.applied);
           this.kv.put('meta', CONTROL_SEQ, seq);
           committed = done.committed;
           return done.applied;

@@ -3,13 +3,13 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { encode } from '@msgpack/msgpack';
 import { headers } from '@nats-io/transport-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BusControlPlane, CONTROL_SEQ, controlMessage, FORMAT_HEADER, type ChangeApplier } from '../bus/control-log.js';
+import { BusControlPlane, CONTROL_SEQ, controlMessage, FORMAT_HEADER } from '../bus/control-log.js';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT, checkMaxPayload, ensureControlStream } from '../bus/streams.js';
-import { applyKeyChange, hashKey, type KeyChange, type KeyCreate } from '../engine/keys.js';
+import { hashKey, type KeyCreate } from '../engine/keys.js';
 import { jsonLogger } from '../engine/log.js';
 import type { Table } from '../engine/ports.js';
-import { applyChange, type Change, type StreamCreate } from '../engine/streams/control-plane.js';
+import { changeApplier, type Change, type ChangeApplier, type StreamCreate } from '../engine/streams/control-plane.js';
 import type { StoredStream } from '../engine/streams/model.js';
 import { openStore, type Store } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
@@ -42,14 +42,20 @@ interface Node {
 let nats: NatsServer;
 const nodes: Node[] = [];
 
-/** The single-process code applying a change inside the caller's transaction (the shape the bus calls), recording it. */
+/** The single-process applier (engine/streams/control-plane.ts) inside the bus's transaction, recording what it applies. */
 function applierOf(node: Node): ChangeApplier {
-  const keys = lmdbKeyStore(node.store);
+  const real = changeApplier(node.store, lmdbKeyStore(node.store));
   return {
     applyInside: (change) => {
       node.applied.push(`${node.plane.applied() + 1} ${named(change)}`);
-      const applied = change.kind.startsWith('key.') ? applyKeyChange(keys, change as KeyChange) : applyChange(node.store, change as never);
-      return { applied: applied as never, committed: () => void node.committed.push(node.store.get<number>('meta', CONTROL_SEQ)!) };
+      const done = real.applyInside(change);
+      return {
+        applied: done.applied,
+        committed: async () => {
+          await done.committed();
+          node.committed.push(node.store.get<number>('meta', CONTROL_SEQ)!);
+        },
+      };
     },
   };
 }
