@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEVNET_STOP_GRACE_MS } from '../engine/config/config.js';
 import { alive, serveDevnet } from './devnet-harness.js';
@@ -63,7 +64,8 @@ describe('the embedded devnet', () => {
         (r) => r.text(),
         () => 'connection closed',
       );
-      // anvil is inside the call once blocks stop coming (one every blockTime otherwise).
+      // anvil is inside the call once blocks stop coming (one every blockTime otherwise) while it burns a core: blocks
+      // can also pause on a loaded machine, when a SIGTERM would find anvil idle (which uses next to no CPU).
       const blockNumber = async () =>
         (
           (await (
@@ -74,10 +76,17 @@ describe('the embedded devnet', () => {
             })
           ).json()) as { result: string }
         ).result;
+      const cpuSeconds = (): number => {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+      };
+      const windowMs = blockTime * 2_500;
       const stopped = await until(async () => {
         const before = await blockNumber();
-        await new Promise((r) => setTimeout(r, blockTime * 2_500));
-        return (await blockNumber()) === before;
+        const cpu = cpuSeconds();
+        await new Promise((r) => setTimeout(r, windowMs));
+        return (await blockNumber()) === before && cpuSeconds() - cpu >= (windowMs / 1000) * 0.25;
       }, 15_000);
       expect(stopped).toBe(true);
       const started = performance.now();
