@@ -61,7 +61,11 @@ export class AuthService {
 
   // ---- challenges -------------------------------------------------------
 
-  async requestChallenge(tenant: string, family: Family, req: ChallengeRequest): Promise<{ id: string; profileId: string; message: string }> {
+  async requestChallenge(
+    tenant: string,
+    family: Family,
+    req: ChallengeRequest,
+  ): Promise<{ id: string; profileId: string; message: string }> {
     const now = this.clock.now();
     if (req.expirationTime !== undefined && Date.parse(req.expirationTime) <= now)
       throw badRequest('expirationTime', 'is already in the past');

@@ -169,7 +169,13 @@ describe('auth changes', () => {
       maxPending: 10,
     });
     const signIn = async (who: typeof evm, timeout = 60) => {
-      const request = validate(challengeRequest.evm, { domain: 'example.org', uri: 'https://example.org/login', chainId: 1, address: who.address, timeout });
+      const request = validate(challengeRequest.evm, {
+        domain: 'example.org',
+        uri: 'https://example.org/login',
+        chainId: 1,
+        address: who.address,
+        timeout,
+      });
       const { message } = await auth.requestChallenge(TENANT, 'evm', request);
       return { message, signature: await who.signMessage({ message }) };
     };
