@@ -1,4 +1,4 @@
-import { decode, encode } from '@msgpack/msgpack';
+import { encode } from '@msgpack/msgpack';
 import {
   DeliverPolicy,
   jetstream,
@@ -9,13 +9,14 @@ import {
   type JsMsg,
   type PubAck,
 } from '@nats-io/jetstream';
-import { headers, type MsgHdrs } from '@nats-io/transport-node';
+import type { MsgHdrs } from '@nats-io/transport-node';
 import { unavailable } from '../engine/errors.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
 import type { Applied, Change, ChangeApplier, Committed, ControlPlane } from '../engine/streams/control-plane.js';
 import type { BusConnection } from './connect.js';
+import { FORMAT_HEADER, formatHeaders, readFormatted } from './format.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
 
 /**
@@ -27,7 +28,7 @@ import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
 
 /** The format of the messages this version writes and reads; a node meeting a newer major one stops applying. */
 export const CONTROL_FORMAT = 1;
-export const FORMAT_HEADER = 'Chainpost-Format';
+export { FORMAT_HEADER };
 /** The header JetStream de-duplicates by (the publish's msgID). */
 const MSG_ID = 'Nats-Msg-Id';
 /** `meta` key: the last sequence of the log applied to this store, written in the transaction that applied it. */
@@ -35,10 +36,8 @@ export const CONTROL_SEQ = 'controlSeq';
 
 /** A message of the log: the change, with its format in the body and a header (read before the body is decoded). */
 export function controlMessage(change: Change): { data: Uint8Array; headers: MsgHdrs } {
-  const h = headers();
-  h.set(FORMAT_HEADER, String(CONTROL_FORMAT));
   // Absent fields stay absent (msgpack would write undefined as nil, read back as null).
-  return { data: encode({ v: CONTROL_FORMAT, change }, { ignoreUndefined: true }), headers: h };
+  return { data: encode({ v: CONTROL_FORMAT, change }, { ignoreUndefined: true }), headers: formatHeaders(CONTROL_FORMAT) };
 }
 
 /** What applying a change gave on this node, for the write that published it. */
@@ -313,31 +312,10 @@ export class BusControlPlane implements ControlPlane {
 
 /** A message's change, or its format when newer than this version's, or why it is no change. */
 function readMessage(m: JsMsg): { change: Change } | { newer: number } | { malformed: string } {
-  const header = m.headers?.get(FORMAT_HEADER);
-  // The header is read first: a newer format's body may not decode as this version's.
-  if (header !== undefined && header !== '') {
-    const major = majorOf(header);
-    if (major === undefined) return { malformed: `format header ${JSON.stringify(header)}` };
-    if (major > CONTROL_FORMAT) return { newer: major };
-  }
-  let body: unknown;
-  try {
-    body = decode(m.data);
-  } catch (err) {
-    return { malformed: `not msgpack (${err instanceof Error ? err.message : String(err)})` };
-  }
-  if (typeof body !== 'object' || body === null) return { malformed: 'not a map' };
-  const { v, change } = body as { v?: unknown; change?: unknown };
-  const major = majorOf(v);
-  if (major === undefined) return { malformed: 'no format' };
-  if (major > CONTROL_FORMAT) return { newer: major };
+  const read = readFormatted(m, CONTROL_FORMAT);
+  if (!('body' in read)) return read;
+  const change = read.body['change'];
   if (typeof change !== 'object' || change === null || typeof (change as { kind?: unknown }).kind !== 'string')
     return { malformed: 'no change' };
   return { change: change as Change };
-}
-
-/** The major version of a format (`1`, `1.2`): its whole part. */
-function majorOf(format: unknown): number | undefined {
-  const n = typeof format === 'number' ? format : typeof format === 'string' ? Number(format) : Number.NaN;
-  return Number.isFinite(n) && n >= 1 ? Math.floor(n) : undefined;
 }

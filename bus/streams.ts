@@ -18,40 +18,57 @@ export const CONTROL_SUBJECT = 'chainpost.control';
  */
 export const BLOCKS_MAX_PAYLOAD = 8 * 1024 * 1024;
 
-export interface ControlStreamOptions {
-  /** Copies of the log JetStream keeps on as many servers (1 on a single server). */
+/** The JetStream stream of the blocks the chains' followers stored, one subject per chain (bus/blocks.ts). */
+export const BLOCKS_STREAM = 'CHAINPOST_BLOCKS';
+export const BLOCKS_SUBJECTS = 'chainpost.blocks.>';
+
+export interface StreamOptions {
+  /** Copies of the stream JetStream keeps on as many servers (1 on a single server). */
   replicas?: number;
-  /** How long a change stays in the log, ms; none (the default): as long as the server keeps it. */
+  /** How long a message stays in the stream, ms; 0: as long as the server keeps it. */
   maxAgeMs?: number;
 }
 
 /**
- * Creates CHAINPOST_CONTROL if it is missing, or brings its replicas and age to these; the other nodes, started
- * at the same time, may do the same (the server answers the same config twice alike).
+ * Creates CHAINPOST_CONTROL if it is missing, or brings its replicas and age to these (default: no age limit); the
+ * other nodes, started at the same time, may do the same (the server answers the same config twice alike).
  */
-export async function ensureControlStream(jsm: JetStreamManager, options: ControlStreamOptions = {}): Promise<void> {
+export function ensureControlStream(jsm: JetStreamManager, options: StreamOptions = {}): Promise<void> {
+  return ensureStream(jsm, CONTROL_STREAM, [CONTROL_SUBJECT], options);
+}
+
+/** A block stays this long in CHAINPOST_BLOCKS by default: a node away longer finds the blocks it missed gone. */
+export const BLOCKS_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Creates CHAINPOST_BLOCKS if it is missing, or brings its replicas and age to these (default: a day). */
+export function ensureBlocksStream(jsm: JetStreamManager, options: StreamOptions = {}): Promise<void> {
+  return ensureStream(jsm, BLOCKS_STREAM, [BLOCKS_SUBJECTS], { maxAgeMs: BLOCKS_MAX_AGE_MS, ...options });
+}
+
+/** Creates a file-stored stream if it is missing, or brings its replicas and age to these. */
+async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[], options: StreamOptions): Promise<void> {
   const wanted = {
     num_replicas: options.replicas ?? 1,
     // Nanoseconds; 0: no limit.
     max_age: (options.maxAgeMs ?? 0) * 1_000_000,
   };
   const config: Partial<StreamConfig> & { name: string } = {
-    name: CONTROL_STREAM,
-    subjects: [CONTROL_SUBJECT],
+    name,
+    subjects,
     storage: StorageType.File,
     discard: DiscardPolicy.Old,
     ...wanted,
   };
   let found: StreamConfig;
   try {
-    found = (await jsm.streams.info(CONTROL_STREAM)).config;
+    found = (await jsm.streams.info(name)).config;
   } catch (err) {
     if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
     await jsm.streams.add(config);
     return;
   }
   if (found.num_replicas !== wanted.num_replicas || found.max_age !== wanted.max_age)
-    await jsm.streams.update(CONTROL_STREAM, { ...found, ...wanted });
+    await jsm.streams.update(name, { ...found, ...wanted });
 }
 
 /** Refuses a server whose max_payload is under what a block needs, naming the setting and the value to give it. */

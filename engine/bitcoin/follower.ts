@@ -1,22 +1,13 @@
 import type { Clock } from '../clock.js';
 import type { BackfillStatus } from '../ingest/backfill.js';
-import { ChainStart, floorOf, historyEnd, type StartBlock, type StartState } from '../ingest/chain-start.js';
-import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
+import { ChainStart, floorOf, type StartBlock, type StartState } from '../ingest/chain-start.js';
+import { blockKey } from '../ingest/chain-store.js';
+import { publishedBlocks, rollBackUnit, statesAfter, storeUnit, type StoredListener } from '../ingest/commit.js';
 import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
-import { removeAddressRows, writeAddressRows } from './address-index.js';
 import { prevoutOf, type CoreTransaction } from './core-json.js';
-import { BtcRecordView } from './record.js';
-import {
-  outputKey,
-  prevoutsOf,
-  removeOutputs,
-  writeOutputs,
-  type BitcoinIngestPool,
-  type PreparedBitcoinBlock,
-  type Prevout,
-} from './prepared.js';
+import { bitcoinBlockStore, outputKey, prevoutsOf, type BitcoinIngestPool, type PreparedBitcoinBlock, type Prevout } from './prepared.js';
 
 /**
  * Follows Bitcoin Core block by block into the store (the same tables and
@@ -94,6 +85,8 @@ export class BitcoinFollower implements ChainFollower {
        * first sync ('head': that block alone). A chain in the store keeps its state whatever this says.
        */
       startBlock: StartBlock;
+      /** Told what was stored once it is durable (a cluster's node publishes it). */
+      stored?: StoredListener;
     },
   ) {
     this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable());
@@ -345,31 +338,15 @@ export class BitcoinFollower implements ChainFollower {
    * unit on LMDB's write thread; the state in memory moves on at once, the promise resolves once it is durable.
    */
   private async commitBlocks(blocks: readonly PreparedBitcoinBlock[]): Promise<void> {
-    const head = blocks.at(-1)!.number;
-    const next: BitcoinChainState = { ...this.state, head, confirmed: Math.max(this.state.confirmed, head - this.opts.confirmations) };
-    let confirmed = this.state.confirmed;
+    const before = this.state;
+    const after = statesAfter(before, blocks, this.opts.confirmations);
     for (const b of blocks) this.unwritten.set(b.number, b.hash);
-    // Backfilled blocks are history: stored, announced to no listener (no stream gets a webhook for them).
-    const history = historyEnd(this.state);
-    const durable = this.kv.writeBehind(() => {
-      for (const b of blocks) {
-        const key = blockKey(this.chain, b.number);
-        this.kv.putRaw('blocks', key, b.record);
-        this.kv.putRaw('probes', key, b.probe);
-        this.kv.put('canon', key, b.hash);
-        this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.number);
-        if (b.outputs.length > 0) writeOutputs(this.kv, this.chain, b);
-        writeAddressRows(this.kv, this.chain, b.number, b.addresses);
-        if (b.number > history) this.events.seen(this.chain, b.number, b.hash);
-        while (confirmed < b.number - this.opts.confirmations) {
-          confirmed++;
-          if (confirmed > history) this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
-        }
-      }
-      this.kv.put('chainState', this.chain, next);
-    });
-    this.state = next;
+    const durable = this.kv.writeBehind(() =>
+      storeUnit(this.kv, this.chain, bitcoinBlockStore, blocks, before, after, this.events, (n) => this.hashOf(n)),
+    );
+    this.state = after.at(-1)!;
     await durable;
+    this.opts.stored?.blocks(publishedBlocks(this.chain, blocks, before, after));
     for (const b of blocks) this.unwritten.delete(b.number);
     this.chainStart.note(this.durable().head);
     this.events.committed?.(this.chain);
@@ -395,20 +372,7 @@ export class BitcoinFollower implements ChainFollower {
     const from = k + 1;
     const to = this.state.head;
     const next = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) };
-    await this.kv.transactAsync(() => {
-      // The address indexes first, highest block first: each block puts back what it spent (engine/bitcoin/address-index.ts).
-      for (let n = to; n >= from; n--) {
-        const record = this.kv.getRaw('blocks', blockKey(this.chain, n));
-        if (record !== undefined) removeAddressRows(this.kv, this.chain, BtcRecordView.of(record));
-      }
-      for (let n = from; n <= to; n++) {
-        // Its outputs first: they are read from the record.
-        removeOutputs(this.kv, this.chain, n);
-        removeCanonical(this.kv, this.chain, n);
-      }
-      this.events.reorged(this.chain, from, to);
-      this.kv.put('chainState', this.chain, next);
-    });
+    await rollBackUnit(this.kv, bitcoinBlockStore, { chain: this.chain, from, to, after: next }, this.events, this.opts.stored);
     this.state = next;
     this.rolledBack++;
     this.log.info('reorg', { chain: this.chain, from, to });

@@ -1,9 +1,11 @@
-import { addressRows, type AddressRows } from './address-index.js';
+import { addressRows, removeAddressRows, writeAddressRows, type AddressRows } from './address-index.js';
 import type { IngestPool, Kv } from '../ports.js';
+import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
+import type { BlockStore } from '../ingest/commit.js';
 import { fillPrevouts, unresolvedInputs, type Prevout } from './block.js';
 import { scanCoreBlock } from './core-scan.js';
 import { buildBtcProbe } from './probe.js';
-import { encodeRecord } from './record.js';
+import { BtcRecordView, encodeRecord } from './record.js';
 
 /**
  * A Bitcoin block made ready to write off the main thread (the worker pool's
@@ -103,3 +105,49 @@ export function prevoutsOf(kv: Kv, chain: string, inputs: ReadonlyArray<{ txid: 
   }
   return found;
 }
+
+/**
+ * The Bitcoin family's part of the commit path (engine/ingest/commit.ts): the follower's commits and a cluster
+ * node's apply of a published block write alike. Its outputs are written when the follower kept them (for a
+ * later block's inputs); its address rows add and spend as the block did.
+ */
+export const bitcoinBlockStore: BlockStore<PreparedBitcoinBlock> = {
+  write(kv, chain, blocks) {
+    for (const b of blocks) {
+      const key = blockKey(chain, b.number);
+      kv.putRaw('blocks', key, b.record);
+      kv.putRaw('probes', key, b.probe);
+      kv.put('canon', key, b.hash);
+      kv.put('blockHashes', blockHashKey(chain, b.hash), b.number);
+      if (b.outputs.length > 0) writeOutputs(kv, chain, b);
+      writeAddressRows(kv, chain, b.number, b.addresses);
+    }
+  },
+  remove(kv, chain, from, to) {
+    // The address indexes first, highest block first: each block puts back what it spent (engine/bitcoin/address-index.ts).
+    for (let n = to; n >= from; n--) {
+      const record = kv.getRaw('blocks', blockKey(chain, n));
+      if (record !== undefined) removeAddressRows(kv, chain, BtcRecordView.of(record));
+    }
+    for (let n = from; n <= to; n++) {
+      // Its outputs first: they are read from the record.
+      removeOutputs(kv, chain, n);
+      removeCanonical(kv, chain, n);
+    }
+  },
+  received(data) {
+    const b = data as Partial<PreparedBitcoinBlock>;
+    if (
+      typeof b.number !== 'number' ||
+      typeof b.hash !== 'string' ||
+      typeof b.parentHash !== 'string' ||
+      !(b.record instanceof Uint8Array) ||
+      !(b.probe instanceof Uint8Array) ||
+      !Array.isArray(b.outputs) ||
+      typeof b.addresses !== 'object' ||
+      b.addresses === null
+    )
+      throw new Error('a Bitcoin block without its number, hashes, record, probe column, outputs or address rows');
+    return b as PreparedBitcoinBlock;
+  },
+};

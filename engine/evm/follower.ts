@@ -1,12 +1,12 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
-import { isNullResult, writePrepared, type EvmIngestPool, type PreparedBlock } from './prepared.js';
-import { removeBlock } from './store.js';
+import { evmBlockStore, isNullResult, type EvmIngestPool, type PreparedBlock } from './prepared.js';
 import { blockKey, pruneBlock } from '../ingest/chain-store.js';
+import { publishedBlocks, rollBackUnit, statesAfter, storeUnit, type StoredListener } from '../ingest/commit.js';
 import { SyncLoop, prunable, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { BackfillStatus } from '../ingest/backfill.js';
-import { ChainStart, floorOf, historyEnd, type StartBlock, type StartState } from '../ingest/chain-start.js';
+import { ChainStart, floorOf, type StartBlock, type StartState } from '../ingest/chain-start.js';
 
 /**
  * Follows one EVM chain block by block into the store: each block with its
@@ -100,6 +100,8 @@ export class EvmFollower implements ChainFollower {
        * Undefined: block 0, every block announced (no backfill).
        */
       startBlock?: StartBlock;
+      /** Told what was stored once it is durable (a cluster's node publishes it). */
+      stored?: StoredListener;
     },
   ) {
     this.chainStart = new ChainStart(chain, kv, clock, log, opts.startBlock, () => this.durable);
@@ -305,30 +307,21 @@ export class EvmFollower implements ChainFollower {
    * follower goes on from there at once, and the commit joins `inFlight` until it is durable.
    */
   private commitBlocks(blocks: readonly PreparedBlock[]): void {
-    const head = blocks.at(-1)!.number;
-    let confirmed = this.state.confirmed;
     for (const b of blocks) this.unreadable.set(b.number, b.hash);
-    const next = { ...this.state, head, confirmed: Math.max(confirmed, head - this.opts.confirmations) };
+    const before = this.state;
+    const after = statesAfter(before, blocks, this.opts.confirmations);
+    const next = after.at(-1)!;
     // Listeners act in the same unit (a matcher's log of the blocks to read), and each block's confirmations
     // follow it as they would one block at a time: a restart neither repeats nor loses one.
-    // Backfilled blocks are history: stored, announced to no listener (no stream gets a webhook for them).
-    const history = historyEnd(this.state);
-    const written = this.kv.writeBehind(() => {
-      writePrepared(this.kv, this.chain, blocks);
-      for (const b of blocks) {
-        if (b.number > history) this.events.seen(this.chain, b.number, b.hash);
-        while (confirmed < b.number - this.opts.confirmations) {
-          confirmed++;
-          if (confirmed > history) this.events.confirmed(this.chain, confirmed, this.hashOf(confirmed) ?? '');
-        }
-      }
-      this.kv.put('chainState', this.chain, next);
-    });
+    const written = this.kv.writeBehind(() =>
+      storeUnit(this.kv, this.chain, evmBlockStore, blocks, before, after, this.events, (n) => this.hashOf(n)),
+    );
     this.state = next;
     // LMDB applies the units in the order handed over, so once one is durable all before it are. Their
     // promises settled in order where measured; the sequence number keeps a late settlement from moving durable back.
     const seq = ++this.handedOver;
     const done: Promise<void> = written.then(() => {
+      this.opts.stored?.blocks(publishedBlocks(this.chain, blocks, before, after));
       if (seq > this.durableSeq) {
         this.durableSeq = seq;
         for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
@@ -357,8 +350,8 @@ export class EvmFollower implements ChainFollower {
 
   /**
    * Runs `write` and saves `next` in one transaction, committed on LMDB's write thread; the follower moves
-   * to `next` only once that is durable. A throw in `write` takes back everything it wrote. (Rollbacks and
-   * pruning: they read what they remove.)
+   * to `next` only once that is durable. A throw in `write` takes back everything it wrote. (Pruning: it
+   * reads what it removes.)
    */
   private async commit(next: ChainState, write: () => void): Promise<void> {
     await this.kv.transactAsync(() => {
@@ -438,15 +431,9 @@ export class EvmFollower implements ChainFollower {
     const from = k + 1;
     const to = this.state.head;
     // A reorg under the pruned blocks: what comes back in is pruned again in its turn.
-    await this.commit(
-      { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) },
-      () => {
-        for (let n = from; n <= to; n++) {
-          removeBlock(this.kv, this.chain, n);
-        }
-        this.events.reorged(this.chain, from, to);
-      },
-    );
+    const next = { ...this.state, head: k, confirmed: Math.min(this.state.confirmed, k), pruned: Math.min(this.state.pruned, k) };
+    await rollBackUnit(this.kv, evmBlockStore, { chain: this.chain, from, to, after: next }, this.events, this.opts.stored);
+    this.state = this.durable = next;
     this.rolledBack++;
     this.log.info('reorg', { chain: this.chain, from, to });
     return true;

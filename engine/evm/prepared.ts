@@ -3,8 +3,9 @@ import { resultOf } from '../ingest/json-bytes.js';
 import { buildProbe } from './probe.js';
 import { encodeNodeRecord } from './record-encoder.js';
 import { NormalizeError, nodeRecord, type Json } from './record.js';
-import { indexRows, type IndexTable } from './store.js';
+import { indexRows, removeBlock, type IndexTable } from './store.js';
 import { blockKey } from '../ingest/chain-store.js';
+import type { BlockStore } from '../ingest/commit.js';
 
 /**
  * A block made ready to write off the main thread: the node's answers, as the
@@ -164,4 +165,44 @@ export function writePrepared(kv: Kv, chain: string, blocks: readonly PreparedBl
       heads[min] = head(min);
     }
   }
+}
+
+/**
+ * The EVM family's part of the commit path (engine/ingest/commit.ts): the follower's commits and a cluster node's
+ * apply of a published block write the prepared bytes alike.
+ */
+export const evmBlockStore: BlockStore<PreparedBlock> = {
+  write: writePrepared,
+  remove(kv, chain, from, to) {
+    for (let n = from; n <= to; n++) removeBlock(kv, chain, n);
+  },
+  received(data) {
+    const b = data as { [K in keyof PreparedBlock]?: unknown };
+    if (typeof b.number !== 'number' || typeof b.hash !== 'string' || typeof b.parentHash !== 'string')
+      throw new Error('an EVM block without its number, hash and parent hash');
+    const rows = {} as Record<IndexTable, PackedRows>;
+    for (const table of INDEX_TABLES) {
+      const r = (b.rows as Record<string, Record<string, unknown>> | undefined)?.[table];
+      rows[table] = {
+        keys: bytesOf(r?.['keys']),
+        keyEnds: endsOf(r?.['keyEnds']),
+        bytes: bytesOf(r?.['bytes']),
+        ends: endsOf(r?.['ends']),
+      };
+    }
+    return { number: b.number, hash: b.hash, parentHash: b.parentHash, record: bytesOf(b.record), probe: bytesOf(b.probe), rows };
+  },
+};
+
+function bytesOf(value: unknown): Uint8Array {
+  if (!(value instanceof Uint8Array)) throw new Error('an EVM block without the bytes of its record, probe column or index rows');
+  return value;
+}
+
+/** Offsets a message carried as their bytes (little-endian, as every platform Node runs on lays them out), copied to be aligned. */
+function endsOf(value: unknown): Uint32Array {
+  const bytes = bytesOf(value);
+  if (bytes.byteLength % 4 !== 0) throw new Error('an EVM block whose index rows are cut short');
+  // A copy of its own (new Uint8Array, not slice: a Buffer's slice is a view of its pool).
+  return new Uint32Array(new Uint8Array(bytes).buffer);
 }
