@@ -63,7 +63,9 @@ export async function openChainLeases(bus: BusConnection, options: BusLeasesOpti
   // it could count a lease held after the server removed it.
   const ttl = (await kv.status()).ttl;
   if (ttl <= 0)
-    throw new Error(`the NATS KV bucket ${LEASES_BUCKET} has no TTL, so a lease would outlive its node: delete the bucket (chainpost creates it again)`);
+    throw new Error(
+      `the NATS KV bucket ${LEASES_BUCKET} has no TTL, so a lease would outlive its node: delete the bucket (chainpost creates it again)`,
+    );
   if (ttl !== options.ttlMs)
     options.log?.warn('chain leases: the bucket keeps another TTL than this node is configured with; its TTL rules', {
       bucket: LEASES_BUCKET,

@@ -72,6 +72,16 @@ async function client(node: string, { ttlMs = TTL, servers = nats.url } = {}): P
   return c;
 }
 
+/** node-a holding CHAIN, then node-b contending for it; node-a's connection to `servers`. */
+async function heldAndContended({ ttlMs = TTL, servers = nats.url } = {}): Promise<[Client, Client]> {
+  const a = await client('node-a', { ttlMs, servers });
+  const b = await client('node-b', { ttlMs });
+  a.leases.take(CHAIN);
+  await waitFor(`node-a held ${CHAIN}`, 5 * ttlMs);
+  b.leases.take(CHAIN);
+  return [a, b];
+}
+
 /** What a kill leaves: no event, no release; its connection dropped first so nothing more reaches the server. */
 async function kill(c: Client): Promise<void> {
   c.mute();
@@ -178,10 +188,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
   });
 
   it('keeps a chain with the node that renews it past several TTLs, while another node contends', async () => {
-    const [a, b] = [await client('node-a'), await client('node-b')];
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * TTL);
-    b.leases.take(CHAIN);
+    const [a, b] = await heldAndContended();
     const revision = async () => (await a.leases.holders())[0]?.revision ?? 0;
     const taken = await revision();
     // Three renews a TTL: nine renews is three TTLs at least.
@@ -193,10 +200,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
   });
 
   it('hands a chain whose holder was killed (no renew, no release) to another node within 2 TTLs', async () => {
-    const [a, b] = [await client('node-a'), await client('node-b')];
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * TTL);
-    b.leases.take(CHAIN);
+    const [a, b] = await heldAndContended();
     await kill(a);
     const killed = performance.now();
     // Nothing released: the bucket still names the killed node.
@@ -210,10 +214,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
   it('hands a chain released on a clean stop to a contender within one poll, long before the lease could expire', async () => {
     // A longer TTL, so the time the lease could have taken to expire is well apart from one poll (750 ms).
     const ttlMs = 3_000;
-    const [a, b] = [await client('node-a', { ttlMs }), await client('node-b', { ttlMs })];
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * ttlMs);
-    b.leases.take(CHAIN);
+    const [a, b] = await heldAndContended({ ttlMs });
     await a.leases.stop();
     const released = performance.now();
     const held = await waitFor(`node-b held ${CHAIN}`, 5 * ttlMs);
@@ -225,11 +226,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
 
   it('says lost on a holder cut off from the server before another node takes its chain: never two holders at once', async () => {
     const cutOff = await relay();
-    const a = await client('node-a', { servers: cutOff.url });
-    const b = await client('node-b');
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * TTL);
-    b.leases.take(CHAIN);
+    await heldAndContended({ servers: cutOff.url });
     cutOff.cut();
     const held = await waitFor(`node-b held ${CHAIN}`, 5 * TTL);
     const lost = seen(`node-a lost ${CHAIN} unrenewed`);
@@ -240,10 +237,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
   });
 
   it('says lost at once when the bucket refuses a renew because the lease moved on, before its expiry lets anyone take it', async () => {
-    const [a, b] = [await client('node-a'), await client('node-b')];
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * TTL);
-    b.leases.take(CHAIN);
+    const [a] = await heldAndContended();
     // Another writer (an operator, a node that took the expired lease while this one stalled) moves the revision.
     await (await bucket()).put(leaseKey(CHAIN), 'operator');
     // Refused, not waited out: the reason says which.
@@ -257,10 +251,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
   });
 
   it('says lost on the holder that cannot renew for a TTL while nats-server is stopped, and leases again once it is back', async () => {
-    const [a, b] = [await client('node-a'), await client('node-b')];
-    a.leases.take(CHAIN);
-    await waitFor(`node-a held ${CHAIN}`, 5 * TTL);
-    b.leases.take(CHAIN);
+    const [a] = await heldAndContended();
     await nats.stop();
     const stopped = performance.now();
     const lost = await waitFor(`node-a lost ${CHAIN} unrenewed`, 5 * TTL);
@@ -275,7 +266,7 @@ describe('the chains’ leases over a JetStream KV bucket', () => {
 });
 
 describe('the leases bucket on nats-server', () => {
-  it('refuses a create over a value, takes one over a delete marker or an expired key, and refuses an update at an old revision', async () => {
+  it('refuses a create over a value, takes one over a delete marker or an expired key, refuses an update at an old revision, and expires delete markers by the TTL', async () => {
     const kv = await bucket();
     const key = leaseKey('aptos:testnet');
     const first = await kv.create(key, 'node-a');
@@ -288,7 +279,12 @@ describe('the leases bucket on nats-server', () => {
     // Past the TTL the key is no message at all.
     expect(await until(async () => (await kv.get(key)) === null, 5 * TTL, 100)).toBe(true);
     expect(await refusal(kv.update(key, 'node-b', second))).toBe(10071);
-    expect(await kv.create(key, 'node-a')).toBeGreaterThan(second);
+    const third = await kv.create(key, 'node-a');
+    expect(third).toBeGreaterThan(second);
+    // A delete marker expires by the TTL too.
+    await kv.delete(key, { previousSeq: third });
+    expect((await kv.get(key))?.operation).toBe('DEL');
+    expect(await until(async () => (await kv.get(key)) === null, 5 * TTL, 100)).toBe(true);
     expect((await kv.status()).ttl).toBe(TTL);
   });
 });
