@@ -13,9 +13,7 @@ export type LeaseLoss =
   /** This node gave it up (release, stop). */
   | 'released';
 
-export type LeaseEvent =
-  | { kind: 'held'; chain: string; revision: number }
-  | { kind: 'lost'; chain: string; reason: LeaseLoss };
+export type LeaseEvent = { kind: 'held'; chain: string; revision: number } | { kind: 'lost'; chain: string; reason: LeaseLoss };
 
 /** A chain's lease as the bucket has it: the node holding it and the revision of its last take or renew. */
 export interface LeaseHolder {
