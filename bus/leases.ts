@@ -1,0 +1,264 @@
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import {
+  leaseTimings,
+  type ChainLeases,
+  type LeaseEvent,
+  type LeaseHolder,
+  type LeaseLoss,
+  type LeaseTimings,
+} from '../engine/ingest/leases.js';
+import type { Logger } from '../engine/log.js';
+import type { BusConnection } from './connect.js';
+
+/**
+ * The chains' leases in the JetStream KV bucket `chainpost-leases`: a key per chain, its value the holding node's id,
+ * removed by the bucket's TTL (the stream's max_age) once its holder stops renewing it.
+ *
+ * What nats-server 2.9.10 does, checked against it (test/bus-leases.test.ts, "the bucket"):
+ * - `create` is a publish expecting the key's last sequence 0: refused (10071, wrong last sequence) while the key
+ *   holds a value. A delete leaves a delete marker, which is a message of the key: the publish is refused over it
+ *   too, and the client then reads the marker and publishes again expecting the marker's revision, so `create` over a
+ *   deleted key succeeds (two racing creates: one wins, the other gets 10071).
+ * - max_age removes a key's last message TTL after it was written, so a key renewed (`update`, a new message) lives
+ *   TTL from its last renew; a delete marker is removed the same way. An expired key is no message at all: `create`
+ *   succeeds at once, `update` at the old revision is refused (10071) like one after another node's write.
+ * - history 1 (max_msgs_per_subject): each renew or delete replaces the key's previous message.
+ */
+export const LEASES_BUCKET = 'chainpost-leases';
+
+export interface BusLeasesOptions {
+  /** This node's id: its leases' value (stable across restarts, unique in the cluster). */
+  node: string;
+  /** How long a lease lives unrenewed, ms (CHAINPOST_LEASE_TTL_MS): the bucket's TTL when this node creates it. */
+  ttlMs: number;
+  /** Copies of the bucket JetStream keeps (1 on a single server). */
+  replicas?: number;
+  log?: Logger;
+}
+
+/** One chain this node contends for or holds. */
+interface Lease {
+  readonly chain: string;
+  readonly key: string;
+  /** The revision of this node's last take or renew, while it holds the lease. */
+  revision: number | undefined;
+  /** The attempt in flight (take or renew), if any. */
+  attempt: Promise<void> | undefined;
+  /** The next attempt. */
+  next: NodeJS.Timeout | undefined;
+  /** When the lease counts as unrenewed, while held. */
+  deadline: NodeJS.Timeout | undefined;
+  /** Bumped when the lease is taken or lost: an answer to an attempt of an older epoch is stale. */
+  epoch: number;
+  released: boolean;
+}
+
+/** Opens (or creates) the bucket and returns this node's leases over it. */
+export async function openChainLeases(bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> {
+  // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
+  const js = jetstream(bus.nc, { timeout: Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs)) });
+  const kv = await new Kvm(js).create(LEASES_BUCKET, { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 });
+  // The server expires the keys by the bucket's TTL, which the first node set: this node's timings follow it, or
+  // it could count a lease held after the server removed it.
+  const ttl = (await kv.status()).ttl;
+  if (ttl <= 0)
+    throw new Error(
+      `the NATS KV bucket ${LEASES_BUCKET} has no TTL, so a lease would outlive its node: delete the bucket (chainpost creates it again)`,
+    );
+  if (ttl !== options.ttlMs)
+    options.log?.warn('chain leases: the bucket keeps another TTL than this node is configured with; its TTL rules', {
+      bucket: LEASES_BUCKET,
+      bucketTtlMs: ttl,
+      configuredTtlMs: options.ttlMs,
+    });
+  return new BusChainLeases(kv, options.node, ttl, options.log);
+}
+
+export class BusChainLeases implements ChainLeases {
+  private readonly leases = new Map<string, Lease>();
+  private readonly listeners = new Set<(event: LeaseEvent) => void>();
+  private readonly timings: LeaseTimings;
+  private stopped = false;
+
+  constructor(
+    private readonly kv: KV,
+    readonly node: string,
+    readonly ttlMs: number,
+    private readonly log?: Logger,
+  ) {
+    this.timings = leaseTimings(ttlMs);
+  }
+
+  take(chain: string): void {
+    if (this.stopped || this.leases.has(chain)) return;
+    const lease: Lease = {
+      chain,
+      key: leaseKey(chain),
+      revision: undefined,
+      attempt: undefined,
+      next: undefined,
+      deadline: undefined,
+      epoch: 0,
+      released: false,
+    };
+    this.leases.set(chain, lease);
+    this.attempt(lease);
+  }
+
+  async release(chain: string): Promise<void> {
+    const lease = this.leases.get(chain);
+    if (lease === undefined) return;
+    this.leases.delete(chain);
+    lease.released = true;
+    clearTimeout(lease.next);
+    await lease.attempt;
+    const revision = lease.revision;
+    if (revision === undefined) return;
+    this.lose(lease, 'released');
+    try {
+      // At the revision: a lease that moved on meanwhile is not this node's to delete.
+      await this.kv.delete(lease.key, { previousSeq: revision });
+    } catch (err) {
+      this.log?.warn('chain leases: a lease could not be released; it expires by its TTL', { chain, error: message(err) });
+    }
+  }
+
+  holds(chain: string): boolean {
+    return this.leases.get(chain)?.revision !== undefined;
+  }
+
+  async holders(): Promise<LeaseHolder[]> {
+    const keys: string[] = [];
+    for await (const key of await this.kv.keys()) keys.push(key);
+    const found: LeaseHolder[] = [];
+    for (const key of keys.sort()) {
+      const entry = await this.kv.get(key);
+      // A key may have expired or been deleted between the listing and the read.
+      if (entry === null || entry.operation !== 'PUT') continue;
+      found.push({ chain: chainOfKey(key), node: entry.string(), revision: entry.revision });
+    }
+    return found;
+  }
+
+  onEvent(listener: (event: LeaseEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.leases.keys()].map((chain) => this.release(chain)));
+  }
+
+  /** Takes the lease if this node does not hold it, renews it if it does; then schedules the next attempt. */
+  private attempt(lease: Lease): void {
+    if (lease.released || lease.attempt !== undefined) return;
+    const epoch = lease.epoch;
+    const sentAt = performance.now();
+    const held = lease.revision;
+    const request = held === undefined ? this.kv.create(lease.key, this.node) : this.kv.update(lease.key, this.node, held);
+    lease.attempt = request.then(
+      async (revision) => {
+        if (lease.epoch !== epoch) return;
+        if (held !== undefined) {
+          lease.revision = revision;
+          this.armDeadline(lease, sentAt);
+        } else if (!lease.released) this.hold(lease, revision, sentAt);
+        // Released while the take was under way: the lease goes back at once.
+        else await this.kv.delete(lease.key, { previousSeq: revision }).catch(() => {});
+      },
+      (err: unknown) => {
+        if (lease.epoch !== epoch || held === undefined) return;
+        // The revision moved or the key is gone: another node may hold it already, stop following at once.
+        if (refused(err)) this.lose(lease, 'refused');
+        // Otherwise (a timeout, the bus down) the lease may still be this node's: the deadline decides.
+        else this.log?.debug('chain leases: a renew failed', { chain: lease.chain, error: message(err) });
+      },
+    );
+    void lease.attempt.then(() => {
+      lease.attempt = undefined;
+      if (lease.released) return;
+      // Counted from when this attempt was sent, so a slow answer does not push the renews toward the deadline.
+      const every = lease.revision === undefined ? this.timings.pollEveryMs : this.timings.renewEveryMs;
+      lease.next = setTimeout(() => this.attempt(lease), Math.max(0, sentAt + every - performance.now()));
+    });
+  }
+
+  private hold(lease: Lease, revision: number, sentAt: number): void {
+    lease.revision = revision;
+    lease.epoch++;
+    this.armDeadline(lease, sentAt);
+    this.emit({ kind: 'held', chain: lease.chain, revision });
+  }
+
+  /**
+   * The lease was written at `sentAt` at the earliest, so the server keeps it until sentAt + TTL at the earliest:
+   * unrenewed by sentAt + lostAfter, it counts as lost, before another node can take it.
+   */
+  private armDeadline(lease: Lease, sentAt: number): void {
+    clearTimeout(lease.deadline);
+    const epoch = lease.epoch;
+    lease.deadline = setTimeout(
+      () => {
+        if (lease.epoch === epoch && lease.revision !== undefined) this.lose(lease, 'unrenewed');
+      },
+      Math.max(0, sentAt + this.timings.lostAfterMs - performance.now()),
+    );
+  }
+
+  private lose(lease: Lease, reason: LeaseLoss): void {
+    if (reason !== 'released') lease.revision = undefined;
+    lease.epoch++;
+    clearTimeout(lease.deadline);
+    lease.deadline = undefined;
+    if (reason !== 'released')
+      this.log?.warn('chain leases: lost the lease of a chain; this node stops following it', { chain: lease.chain, reason });
+    this.emit({ kind: 'lost', chain: lease.chain, reason });
+  }
+
+  private emit(event: LeaseEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.log?.error('chain leases: a listener failed', { chain: event.chain, error: message(err) });
+      }
+    }
+  }
+}
+
+/** Whether the bucket refused a write for its expected revision (another write came first, or the key is gone). */
+function refused(err: unknown): boolean {
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
+  );
+}
+
+const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * A chain's key in the bucket. KV keys are `[-/_=.A-Za-z0-9]`, a dot separating tokens; a chain key may hold others
+ * (`aptos:testnet`): every byte but `[-_A-Za-z0-9]` is written `=XX` (hex), which reads back unambiguously.
+ */
+export function leaseKey(chain: string): string {
+  let key = '';
+  for (const byte of new TextEncoder().encode(chain)) {
+    const c = String.fromCharCode(byte);
+    key += /[-_A-Za-z0-9]/.test(c) ? c : `=${byte.toString(16).padStart(2, '0')}`;
+  }
+  return key;
+}
+
+/** The chain of a key `leaseKey` wrote. */
+export function chainOfKey(key: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < key.length; i++) {
+    if (key[i] === '=') {
+      bytes.push(Number.parseInt(key.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else bytes.push(key.charCodeAt(i));
+  }
+  return new TextDecoder().decode(Uint8Array.from(bytes));
+}

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { chainOfKey, leaseKey } from '../../../bus/leases.js';
+import { leaseTimings } from '../../../engine/ingest/leases.js';
+
+describe('the leases of the chains', () => {
+  it('names each chain by a KV key of letters, digits, - and _ only, which reads back to the chain', () => {
+    const chains = ['0x1', 'bitcoin', 'aptos:testnet', 'bsc testnet', 'a.b/c=d', 'é'];
+    const keys = chains.map(leaseKey);
+    expect(keys.slice(0, 4)).toEqual(['0x1', 'bitcoin', 'aptos=3atestnet', 'bsc=20testnet']);
+    for (const key of keys) expect(key).toMatch(/^[-_=A-Za-z0-9]+$/);
+    expect(new Set(keys).size).toBe(chains.length);
+    expect(keys.map(chainOfKey)).toEqual(chains);
+  });
+
+  it('renews three times a TTL, polls four times, and counts a lease unrenewed before its TTL ends', () => {
+    expect(leaseTimings(12_000)).toEqual({ renewEveryMs: 4_000, pollEveryMs: 3_000, lostAfterMs: 10_000 });
+  });
+});
