@@ -69,6 +69,14 @@ describe('two servers on one nats-server (CHAINPOST_NATS)', () => {
     expect((await one.call(`/streams/evm/${id}`)).body.amountOfAddresses).toBe(1);
   });
 
+  it('serves on the first server the settings written through the second within 1 s, the webhook secret the same', async () => {
+    expect((await two.call('/settings', { method: 'POST', json: { region: 'eu-central-1' } })).body).toEqual({ region: 'eu-central-1' });
+    const asKeyTwo = apiCaller(one.url, KEY_TWO);
+    expect(await until(async () => (await asKeyTwo('/settings')).body.region === 'eu-central-1', OTHER_NODE_MS)).toBe(true);
+    // Made at the tenant's first use on the second server, and signing its webhooks on both.
+    expect((await asKeyTwo('/settings')).body.secretKey).toBe((await two.call('/settings')).body.secretKey);
+  });
+
   it('answers writes 503 with Retry-After while nats-server is stopped, and goes on answering reads', async () => {
     const before = await streamIds(one);
     await nats.stop();
