@@ -37,7 +37,7 @@ import { NodeAccess } from '../engine/rpc/service.js';
 import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
-import { checkClusterFiles } from './cluster.js';
+import { checkClusterFiles, startControlLog, type ClusterControl } from './cluster.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -116,6 +116,7 @@ export async function createCore({
   const readiness = new Readiness(['store', 'watchlist', 'worker pool', ...FAMILIES.readiness(config), 'listener']);
   const { store, close } = openServerStore({ dir: config.dataDir, log });
   readiness.up('store');
+  let cluster: ClusterControl | undefined;
   try {
     const keyStore = lmdbKeyStore(store);
     const metrics = new Metrics();
@@ -153,7 +154,10 @@ export async function createCore({
       { dispatcher, watch: watchlist, followed, watched: (s) => FAMILIES.watched(s) },
       FAMILIES.effects({ watch: watchlist }, states),
     );
-    const control = new StoreControlPlane(store, keyStore, effects);
+    const local = new StoreControlPlane(store, keyStore, effects);
+    // A cluster node writes every change to the cluster's log and applies everyone's with this node's applier.
+    cluster = config.nats === undefined ? undefined : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log });
+    const control = cluster?.plane ?? local;
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const pipeline = new Pipeline(
@@ -250,10 +254,12 @@ export async function createCore({
       close: async () => {
         unwatchLoop();
         heads.stop();
+        await cluster?.stop();
         await close();
       },
     };
   } catch (err) {
+    await cluster?.stop();
     await close();
     throw err;
   }
