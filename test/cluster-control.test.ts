@@ -19,7 +19,8 @@ let rx: Awaited<ReturnType<typeof startReceiver>>;
 let one: Running;
 let two: Running;
 
-const node = (key: string): Promise<Running> => startChainpost({ CHAINPOST_NATS: nats.url, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: key });
+const node = (key: string): Promise<Running> =>
+  startChainpost({ CHAINPOST_NATS: nats.url, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: key });
 
 const streamIds = async (s: Running): Promise<string[]> =>
   ((await s.call('/streams/evm')).body.result as Array<{ id: string }>).map((x) => x.id);
