@@ -1,4 +1,4 @@
-import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import {
   leaseTimings,
@@ -57,7 +57,8 @@ interface Lease {
 /** Opens (or creates) the bucket and returns this node's leases over it. */
 export async function openChainLeases(bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> {
   // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
-  const js = jetstream(bus.nc, { timeout: Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs)) });
+  const timeout = Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs));
+  const js = jetstream(bus.nc, { timeout });
   const kv = await new Kvm(js).create(LEASES_BUCKET, { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 });
   // The server expires the keys by the bucket's TTL, which the first node set: this node's timings follow it, or
   // it could count a lease held after the server removed it.
@@ -72,7 +73,7 @@ export async function openChainLeases(bus: BusConnection, options: BusLeasesOpti
       bucketTtlMs: ttl,
       configuredTtlMs: options.ttlMs,
     });
-  return new BusChainLeases(kv, options.node, ttl, options.log);
+  return new BusChainLeases(kv, await jetstreamManager(bus.nc, { timeout }), options.node, ttl, options.log);
 }
 
 export class BusChainLeases implements ChainLeases {
@@ -83,6 +84,8 @@ export class BusChainLeases implements ChainLeases {
 
   constructor(
     private readonly kv: KV,
+    /** Lists the bucket's keys in one request (kv.keys() is a consumer no request timeout bounds). */
+    private readonly jsm: JetStreamManager,
     readonly node: string,
     readonly ttlMs: number,
     private readonly log?: Logger,
@@ -129,8 +132,11 @@ export class BusChainLeases implements ChainLeases {
   }
 
   async holders(): Promise<LeaseHolder[]> {
-    const keys: string[] = [];
-    for await (const key of await this.kv.keys()) keys.push(key);
+    // The subjects of the bucket's stream that hold a message: one request, bounded like the others. kv.keys(), a
+    // consumer over the bucket, did not always finish while renews kept writing (a test waited 60 s on it).
+    const prefix = `$KV.${LEASES_BUCKET}.`;
+    const info = await this.jsm.streams.info(`KV_${LEASES_BUCKET}`, { subjects_filter: `${prefix}>` });
+    const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
     const found: LeaseHolder[] = [];
     for (const key of keys.sort()) {
       const entry = await this.kv.get(key);
