@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
-import type { Config } from '../../engine/config/config.js';
+import { ConfigError, type Config } from '../../engine/config/config.js';
 import { ROLES, parseRoles, rolesProblem } from '../../engine/config/roles.js';
 import type { Store } from '../../storage/env.js';
 import type { Health } from './status.js';
@@ -73,7 +73,13 @@ export interface Command {
 const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
 
 /** The keys in the command's store. What a command needs is imported when it runs: --help and the other commands never load it. */
-const keysOf = async (ctx: Context): Promise<ApiKeys> => {
+const keysOf = async (ctx: Context, { writes = true } = {}): Promise<ApiKeys> => {
+  // A cluster node's keys come from the control log: a key written to this store alone would exist on no other node.
+  if (writes && ctx.config.nats !== undefined)
+    throw new ConfigError(
+      'CHAINPOST_NATS',
+      'is set: the keys commands write to this node’s store alone, not to the cluster’s control log yet; give a key with CHAINPOST_API_KEY at a node’s start instead',
+    );
   const [{ ApiKeys }, { StoreControlPlane }, { lmdbKeyStore }] = await Promise.all([
     import('../../engine/keys.js'),
     import('../../engine/streams/control-plane.js'),
@@ -131,7 +137,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     summary: 'list the keys (never the keys themselves)',
     data: 'store',
     async run(ctx) {
-      const rows = (await keysOf(ctx))
+      const rows = (await keysOf(ctx, { writes: false }))
         .list()
         .map((k) => [
           k.name,
