@@ -11,6 +11,7 @@ import { ConfigError, type Config } from '../engine/config/config.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import type { ChangeApplier, ControlPlane } from '../engine/streams/control-plane.js';
+import type { Hold } from './ingest.js';
 
 /**
  * CHAINPOST_NATS_CREDS names a file this process can read. Refused here, the start stops with its path and why;
@@ -37,6 +38,8 @@ const CATCH_UP_MS = 30_000;
 /** A cluster node's control plane: the log it writes every change to and applies everyone's from. */
 export interface ClusterControl {
   readonly plane: ControlPlane;
+  /** Resolves true once this node has applied the log as far as it went at the call, false after `ms`. */
+  caughtUp(ms: number): Promise<boolean>;
   /** Stops applying the log and closes the connection to NATS. */
   stop(): Promise<void>;
 }
@@ -50,11 +53,14 @@ export async function startControlLog({
   kv,
   applier,
   log,
+  hold,
 }: {
   nats: NonNullable<Config['nats']>;
   kv: Kv;
   applier: ChangeApplier;
   log: Logger;
+  /** Awaited before each change is applied (a test holds this node behind the others). */
+  hold?: Hold;
 }): Promise<ClusterControl> {
   // connectBus logs the servers with their credentials masked.
   const bus = await connectBus({ servers: nats.servers.join(','), ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log });
@@ -65,13 +71,14 @@ export async function startControlLog({
     await bus.close();
     throw err;
   }
-  const plane = new BusControlPlane(bus, kv, applier, log);
+  const plane = new BusControlPlane(bus, kv, applier, log, hold === undefined ? {} : { beforeApply: () => hold('control change') });
   plane.start();
   // What the others wrote first (the same CHAINPOST_API_KEY, a signing key) is applied here before this node writes.
   if (!(await plane.caughtUp(CATCH_UP_MS)))
     log.warn('control log: not caught up at start; serving what this node has applied', { applied: plane.applied() });
   return {
     plane,
+    caughtUp: (ms) => plane.caughtUp(ms),
     stop: async () => {
       await plane.stop();
       await bus.close();

@@ -9,6 +9,7 @@ import type { Logger } from '../engine/log.js';
 import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Kv } from '../engine/ports.js';
+import type { ControlPlane } from '../engine/streams/control-plane.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -26,6 +27,7 @@ export function buildDelivery({
   metrics,
   targets,
   mark,
+  plane,
 }: {
   config: Config;
   store: Kv;
@@ -35,6 +37,8 @@ export function buildDelivery({
   metrics: Metrics;
   targets: TargetPolicy;
   mark: Mark | undefined;
+  /** Where a tenant's first settings (its signing secret) are written. */
+  plane: ControlPlane;
 }): Dispatcher {
   const sender = mark === undefined ? undiciSender({ targets, ticker }) : tracedSender(undiciSender({ targets, ticker }), mark);
   const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
@@ -44,7 +48,8 @@ export function buildDelivery({
     sender,
     mailer,
     log,
-    streams: deliveryStreams(store),
+    // On a cluster, the stream states its health rules write here are written to the log for the other nodes too.
+    streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: log }) }),
     alertEmail: config.alertEmail,
     stageChunk: config.stageChunk,
     maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN,

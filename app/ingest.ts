@@ -34,7 +34,7 @@ export const noWait: BeforePart = () => Promise.resolve();
  * Test seam: awaited before each page of the watchlist's read, and before a filter set compiled in the worker pool
  * is handed to matching, so a test can hold the server in that state and see what it answers meanwhile.
  */
-export type Hold = (step: 'watchlist page' | 'pool compile') => Promise<void>;
+export type Hold = (step: 'watchlist page' | 'pool compile' | 'control change') => Promise<void>;
 
 import type { Following } from '../engine/ingest/following.js';
 

@@ -22,7 +22,7 @@ import type { FollowerStatus } from '../engine/ingest/follow.js';
 import { HeadWatch, STALL_BLOCK_TIMES, STALL_MIN_MS } from '../engine/ingest/stall.js';
 import { StreamsService } from '../engine/streams/service.js';
 import { changeEffects } from '../engine/streams/change-effects.js';
-import { StoreControlPlane } from '../engine/streams/control-plane.js';
+import { StoreControlPlane, type ControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
 import type { Resolver } from '../engine/ports.js';
@@ -130,7 +130,10 @@ export async function createCore({
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
-    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark });
+    // The dispatcher comes before the control plane (whose reactions tell it of changes) and writes through it once
+    // delivery starts, after both are made: a tenant's first settings, which hold its signing secret.
+    const plane: ControlPlane = { write: (change) => control.write(change) };
+    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     const { h32 } = await xxhash();
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
@@ -156,7 +159,10 @@ export async function createCore({
     );
     const local = new StoreControlPlane(store, keyStore, effects);
     // A cluster node writes every change to the cluster's log and applies everyone's with this node's applier.
-    cluster = config.nats === undefined ? undefined : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log });
+    cluster =
+      config.nats === undefined
+        ? undefined
+        : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log, ...(hold === undefined ? {} : { hold }) });
     const control = cluster?.plane ?? local;
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
@@ -174,6 +180,8 @@ export async function createCore({
       skewMs: config.authSkewSeconds * 1000,
       bindTtlMs: BIND_TTL_MS,
       maxPending: config.maxPendingChallenges,
+      // A message issued through another node may reach its verify here before this node applied it.
+      ...(cluster === undefined ? {} : { caughtUp: cluster.caughtUp }),
     });
     const streamParts = { kv: store, clock, dispatcher, limits: config.limits, targets, followed, plane: control };
     const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });

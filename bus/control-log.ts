@@ -52,6 +52,8 @@ export interface BusControlPlaneOptions {
   retryAfterSeconds?: number;
   /** How long a publish waits for JetStream's acknowledgement before it is sent again (same message id), ms. */
   publishTimeoutMs?: number;
+  /** Awaited before each message is applied (a test holds a node behind the others). */
+  beforeApply?: () => Promise<void>;
 }
 
 export class BusControlPlane implements ControlPlane {
@@ -70,6 +72,7 @@ export class BusControlPlane implements ControlPlane {
   private halted: string | undefined;
   private readonly retryAfter: number;
   private readonly publishTimeoutMs: number;
+  private readonly beforeApply: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly bus: BusConnection,
@@ -82,6 +85,7 @@ export class BusControlPlane implements ControlPlane {
     this.seq = kv.get<number>('meta', CONTROL_SEQ) ?? 0;
     this.retryAfter = options.retryAfterSeconds ?? 5;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+    this.beforeApply = options.beforeApply;
   }
 
   /** The last sequence of the log this node has applied. */
@@ -193,6 +197,7 @@ export class BusControlPlane implements ControlPlane {
         if (this.stopped) messages.stop();
         for await (const m of messages) {
           failures = 0;
+          await this.beforeApply?.();
           if (!(await this.apply(m))) {
             messages.stop();
             break;

@@ -1,7 +1,10 @@
 import { rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Hold } from '../app/ingest.js';
 import { startNatsServer, type NatsServer } from './kit/nats-server.js';
-import { apiCaller, startChainpost, until, type Running } from './helpers.js';
+import { apiCaller, startChainpost, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -18,9 +21,14 @@ let nats: NatsServer;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 let one: Running;
 let two: Running;
+/** While set, the second server applies no change of the log before it resolves: it lags behind the first. */
+let lag: Promise<void> | undefined;
+const lagging: Hold = async (step) => {
+  if (step === 'control change') await lag;
+};
 
-const node = (key: string): Promise<Running> =>
-  startChainpost({ CHAINPOST_NATS: nats.url, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: key });
+const node = (env: Record<string, string>, hold?: Hold): Promise<Running> =>
+  startChainpost({ CHAINPOST_NATS: nats.url, CHAINPOST_CHAINS: 'none', ...env }, tempDir(), hold === undefined ? {} : { hold });
 
 const streamIds = async (s: Running): Promise<string[]> =>
   ((await s.call('/streams/evm')).body.result as Array<{ id: string }>).map((x) => x.id);
@@ -33,8 +41,9 @@ const addresses = async (s: Running, id: string): Promise<string[]> => {
 beforeAll(async () => {
   nats = await startNatsServer();
   rx = await startReceiver();
-  one = await node(KEY_ONE);
-  two = await node(KEY_TWO);
+  // The first takes webhooks from the test (CHAINPOST_TEST_CLOCK's hooks): it delivers them.
+  one = await node({ CHAINPOST_API_KEY: KEY_ONE, CHAINPOST_TEST_CLOCK: '1' });
+  two = await node({ CHAINPOST_API_KEY: KEY_TWO }, lagging);
 }, 60_000);
 
 afterAll(async () => {
@@ -76,6 +85,61 @@ describe('two servers on one nats-server (CHAINPOST_NATS)', () => {
     expect(await until(async () => (await asKeyTwo('/settings')).body.region === 'eu-central-1', OTHER_NODE_MS)).toBe(true);
     // Made at the tenant's first use on the second server, and signing its webhooks on both.
     expect((await asKeyTwo('/settings')).body.secretKey).toBe((await two.call('/settings')).body.secretKey);
+  });
+
+  it("makes one webhook secret for a tenant whose first reads on both servers race, the first in the log's order", async () => {
+    // The first key's tenant has no settings yet: each server makes them at this read, through the log.
+    const [onOne, onTwo] = await Promise.all([one.call('/settings'), apiCaller(two.url, KEY_ONE)('/settings')]);
+    expect(onOne.status).toBe(200);
+    expect(onTwo.status).toBe(200);
+    expect(onOne.body.secretKey).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(onTwo.body.secretKey).toBe(onOne.body.secretKey);
+    expect((await one.call('/settings')).body.secretKey).toBe(onOne.body.secretKey);
+  });
+
+  it('verifies on the second server, once, a sign-in challenge requested through the first that it has not applied yet', async () => {
+    const signer = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+    const post = (s: Running['call'], path: string, json: unknown) => s(path, { method: 'POST', json });
+    const onTwo = apiCaller(two.url, KEY_ONE);
+    let release = (): void => {};
+    lag = new Promise((resolve) => (release = resolve));
+    try {
+      const request = { domain: 'defi.finance', uri: 'https://defi.finance/login', timeout: 120, chainId: 1, address: signer.address };
+      const issued = await post(one.call, '/challenge/request/evm', request);
+      expect(issued.status).toBe(201);
+      const signed = { message: issued.body.message, signature: await signer.signMessage({ message: issued.body.message }) };
+      const verifying = post(onTwo, '/challenge/verify/evm', signed);
+      // The second server applies the request only now, while its verify waits (up to 1 s) for it.
+      await sleep(200);
+      release();
+      const verified = await verifying;
+      expect(verified.status, JSON.stringify(verified.body)).toBe(201);
+      expect(verified.body.address).toBe(signer.address);
+      // Single use on every server.
+      expect((await post(onTwo, '/challenge/verify/evm', signed)).status).toBe(404);
+      expect((await post(one.call, '/challenge/verify/evm', signed)).status).toBe(404);
+    } finally {
+      lag = undefined;
+      release();
+    }
+  });
+
+  it('shows on the second server within 1 s a stream the first put in error by its success rate, as the first shows it', async () => {
+    const made = await one.call('/streams/evm', {
+      method: 'PUT',
+      json: { webhookUrl: `${rx.url}?failing`, chainIds: ['0x1'], includeNativeTxs: true, tag: 'failing' },
+    });
+    const id = made.body.id as string;
+    rx.state.answer = (r) => (r.body.streamId === id ? 500 : 200);
+    const webhooks = Array.from({ length: 31 }, (_, i) => ({ block: { number: String(i) } }));
+    expect((await one.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks } })).status).toBe(200);
+    // 31 failures in a row: the rate falls to 69 %, below 70 % (the rule of engine/delivery/success-rate.ts).
+    const onOne = async () => (await one.call(`/streams/evm/${id}`)).body;
+    expect(await until(async () => (await onOne()).status === 'error', 20_000, 50)).toBe(true);
+    const onTwo = async () => (await apiCaller(two.url, KEY_ONE)(`/streams/evm/${id}`)).body;
+    expect(await until(async () => (await onTwo()).status === 'error', OTHER_NODE_MS)).toBe(true);
+    expect(await onTwo()).toEqual(await onOne());
+    expect((await onTwo()).statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
   });
 
   it('answers writes 503 with Retry-After while nats-server is stopped, and goes on answering reads', async () => {

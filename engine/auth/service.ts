@@ -33,7 +33,15 @@ export interface AuthOptions {
   bindTtlMs: number;
   /** Messages a tenant may have waiting for a signature: sign-in challenges, bind and unbind messages together. */
   maxPending: number;
+  /**
+   * On a cluster node: resolves once this node has applied the control log as far as it went at the call, or after
+   * `ms` (false). A message requested through another node may not be applied here yet when its verify arrives.
+   */
+  caughtUp?: (ms: number) => Promise<boolean>;
 }
+
+/** How long a verify meeting an unknown nonce waits for this node to apply what the other nodes wrote, ms. */
+const OTHER_NODE_MS = 1_000;
 
 /** A sign-in token's life without an expirationTime in the message, s. */
 const TOKEN_DEFAULT_S = 3_600;
@@ -106,7 +114,7 @@ export class AuthService {
   async verifyChallenge(tenant: string, family: Family, body: { message: string; signature: string }): Promise<Record<string, unknown>> {
     const fields = parseSignIn(family, body.message);
     const key = `${tenant}/${fields.nonce}`;
-    const challenge = this.kv.get<Challenge>('challenges', key);
+    const challenge = await this.issued(() => this.kv.get<Challenge>('challenges', key));
     if (challenge === undefined || challenge.family !== family)
       throw notFound('no challenge with this nonce: unknown, already verified or expired');
     if (challenge.message !== body.message) throw badRequest('message', 'differs from the message of the challenge');
@@ -255,6 +263,17 @@ export class AuthService {
     if (pendingOf(this.kv, tenant) + n > this.opts.maxPending) await this.expire(now);
   }
 
+  /**
+   * What `read` finds of a message issued for signing; none found on a cluster node, read again once this node has
+   * applied the control log (up to OTHER_NODE_MS): another node may have issued it a moment ago.
+   */
+  private async issued<T>(read: () => T | undefined): Promise<T | undefined> {
+    const found = read();
+    if (found !== undefined || this.opts.caughtUp === undefined) return found;
+    await this.opts.caughtUp(OTHER_NODE_MS);
+    return read();
+  }
+
   /** Finds the pending message by its nonce line, and checks it is unchanged, unexpired and signed by its address. */
   private async checkPending(
     tenant: string,
@@ -266,7 +285,7 @@ export class AuthService {
     const nonce = /\nNonce: ([A-Za-z0-9]+)$/.exec(v.message)?.[1];
     if (nonce === undefined)
       throw badRequest(field('message'), `not a message of /bind/${kind === 'bind' ? 'request' : 'remove'} (no Nonce line at the end)`);
-    const record = this.kv.get<PendingSignature>('binds', `${tenant}/${nonce}`);
+    const record = await this.issued(() => this.kv.get<PendingSignature>('binds', `${tenant}/${nonce}`));
     if (record === undefined || record.kind !== kind)
       throw notFound(`no ${kind} message with this nonce: unknown, already verified or expired`);
     if (record.message !== v.message) throw badRequest(field('message'), `differs from the message that was issued`);

@@ -180,6 +180,14 @@ export class Dispatcher {
     };
   }
 
+  /** The health rules set a stream in error or terminated, on this node or another (`s` as applied): inside that change's transaction. */
+  healthSet(s: DeliveryStream): AfterCommit {
+    return () => {
+      this.reads.changed(s.id);
+      this.health.stateApplied(s);
+    };
+  }
+
   /** A stream deleted: its queue goes in the delete's transaction; once that committed its timers go (its history stays). */
   deleting(id: string): AfterCommit {
     const dropped = this.queue.drop(id);
@@ -316,7 +324,14 @@ export class Dispatcher {
     body: Uint8Array,
     queueSize: number,
   ): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
-    const res = await this.parts.sender.post(url, body, webhookHeaders(body, this.reads.secret(tenant), queueSize), DELIVERY_TIMEOUT_MS);
+    let secret: string;
+    try {
+      secret = await this.reads.secret(tenant);
+    } catch (err) {
+      // Its first use writes it (a cluster's log may be unreachable): a failed attempt, retried on the schedule.
+      return { delivered: false, error: `the webhook could not be signed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const res = await this.parts.sender.post(url, body, webhookHeaders(body, secret, queueSize), DELIVERY_TIMEOUT_MS);
     if ('error' in res)
       return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200

@@ -93,8 +93,15 @@ export class StreamHealth {
       // may have cached the record as it still was, active, and would go on sending while it is in error.
       this.units.reads.changed(s.id);
       this.scheduleTermination(s);
+      this.units.reads.port.stateCommitted?.(s);
       void this.alerts.send(s, `chainpost: stream ${s.id} is in error`, s.statusMessage);
     }
+  }
+
+  /** The log applied a state these rules set on some node (this one's too): its termination follows it. */
+  stateApplied(s: DeliveryStream): void {
+    if (s.status === 'error') this.scheduleTermination(s);
+    else this.cancelTermination(s.id);
   }
 
   stop(): void {
@@ -173,6 +180,7 @@ export class StreamHealth {
     });
     if (ended !== undefined) batch.committed();
     this.units.reads.changed(id);
+    if (ended !== undefined) this.units.reads.port.stateCommitted?.(ended);
     if (ended !== undefined) void this.alerts.send(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
   }
 }

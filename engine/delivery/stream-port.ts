@@ -26,8 +26,13 @@ export interface DeliveryStreams {
   get(tenant: string, id: string): DeliveryStream | undefined;
   /** Writes a record this port answered, with the state delivery changed on it; inside a write transaction. */
   putState(s: DeliveryStream): void;
-  /** The secret that signs the tenant's webhooks. */
-  secret(tenant: string): string;
+  /**
+   * A state written by putState (error, terminated) committed: a cluster node writes it through the control log as
+   * well, so every node shows it; none in one process.
+   */
+  stateCommitted?(s: DeliveryStream): void;
+  /** The secret that signs the tenant's webhooks (made at the tenant's first use: a write). */
+  secret(tenant: string): Promise<string>;
 }
 
 /** The key of a stream's record, and of its stats row. */
@@ -84,9 +89,9 @@ export class StreamReads {
     this.live.delete(id);
   }
 
-  secret(tenant: string): string {
+  async secret(tenant: string): Promise<string> {
     let s = this.secrets.get(tenant);
-    if (s === undefined) this.secrets.set(tenant, (s = this.port.secret(tenant)));
+    if (s === undefined) this.secrets.set(tenant, (s = await this.port.secret(tenant)));
     return s;
   }
 }

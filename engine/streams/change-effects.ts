@@ -24,7 +24,7 @@ export interface StreamWatch {
 /** What one node's reactions act on (app/server.ts gives the server's). */
 export interface EffectParts {
   /** Its dispatcher: told inside the change's transaction, then once it committed. */
-  dispatcher: Pick<Dispatcher, 'saved' | 'recordWritten' | 'statusSet' | 'deleting'>;
+  dispatcher: Pick<Dispatcher, 'saved' | 'recordWritten' | 'statusSet' | 'healthSet' | 'deleting'>;
   /** Its watchlist; none: nothing is matched here (unit tests, benches). */
   watch?: StreamWatch;
   /** The chains it follows: a stream on others is logged once saved. */
@@ -63,6 +63,7 @@ export function changeEffects(
     'stream.create': (_change, stream) => saved(stream),
     'stream.update': (_change, stream) => saved(stream),
     'stream.status': ({ status }, { stream, was }) => dispatcher.statusSet(stream, status, was),
+    'stream.health': (_change, stream) => (stream === undefined ? undefined : dispatcher.healthSet(stream)),
     'stream.remove': ({ id }) => {
       const delivery = dispatcher.deleting(id);
       return () => {

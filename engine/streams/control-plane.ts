@@ -55,6 +55,21 @@ export interface StreamStatusSet {
   at: number;
 }
 
+/**
+ * Delivery's health rules moved a stream to error or ended it (engine/delivery/stream-health.ts), on the node that
+ * delivers it, which wrote it with what the rule changed: written through the log too, so every node shows it.
+ */
+export interface StreamHealthSet {
+  kind: 'stream.health';
+  tenant: string;
+  id: string;
+  status: 'error' | 'terminated';
+  statusMessage: string;
+  /** When it entered error; for `terminated`, the error period it ended. */
+  errorSince: number;
+  at: number;
+}
+
 /** A stream goes, with the rows it owns. */
 export interface StreamRemove {
   kind: 'stream.remove';
@@ -103,6 +118,8 @@ interface StoreKinds extends AuthKinds {
   'stream.create': [StreamCreate, StoredStream];
   'stream.update': [StreamUpdate, StoredStream];
   'stream.status': [StreamStatusSet, { stream: StoredStream; was: StreamStatus }];
+  /** Undefined: the stream is gone, or its state moved on (the owner set it otherwise). */
+  'stream.health': [StreamHealthSet, StoredStream | undefined];
   'stream.remove': [StreamRemove, void];
   'addresses.add': [AddressesChange, AddressesApplied];
   'addresses.remove': [AddressesChange, AddressesApplied];
@@ -162,6 +179,16 @@ const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => St
     stream.updatedAt = at;
     kv.put('streams', streamKey(tenant, id), stream);
     return { stream, was };
+  },
+  'stream.health': (kv, { tenant, id, status, statusMessage, errorSince, at }) => {
+    const stream = kv.get<StoredStream>('streams', streamKey(tenant, id));
+    // The rules' own conditions: only an active stream enters error, only the same error period ends. The node that
+    // decided holds it in that state already: applied there, it writes the same fields again.
+    const same = stream?.errorSince === errorSince && (stream.status === status || stream.status === 'error');
+    if (stream === undefined || !(same || (status === 'error' && stream.status === 'active'))) return undefined;
+    Object.assign(stream, { status, statusMessage, errorSince, updatedAt: at });
+    kv.put('streams', streamKey(tenant, id), stream);
+    return stream;
   },
   'stream.remove': (kv, { tenant, id }) => {
     kv.remove('streams', streamKey(tenant, id));

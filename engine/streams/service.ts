@@ -46,13 +46,13 @@ export class StreamsService {
     mustOwn(this.kv, tenant, id);
   }
 
-  settings(tenant: string): { region: string; secretKey: string } {
-    const s = settingsOf(this.kv, tenant);
+  async settings(tenant: string): Promise<{ region: string; secretKey: string }> {
+    const s = await settingsOf(this.kv, this.plane, tenant);
     return { region: s.region, secretKey: s.secretKey };
   }
 
   async setRegion(tenant: string, region: string): Promise<{ region: string }> {
-    const s = settingsOf(this.kv, tenant);
+    const s = await settingsOf(this.kv, this.plane, tenant);
     await this.plane.write({ kind: 'settings.set', tenant, settings: { ...s, region } });
     return { region };
   }

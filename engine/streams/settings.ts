@@ -7,15 +7,20 @@ export interface Settings {
   region: string;
 }
 
+/** Where a tenant's first settings are written: the control plane (engine/streams/control-plane.ts, which imports this file). */
+export interface SettingsWriter {
+  write(change: { kind: 'settings.set'; tenant: string; settings: Settings; first: true }): Promise<Settings>;
+}
+
 /**
- * The tenant's settings, made at their first use. That write is the control plane's settings change applied
- * here at once (applySettings, in its own transaction): the dispatcher reads the secret synchronously to sign.
+ * The tenant's settings, made at their first use by a settings change through the control plane: the writer picks
+ * the secret and applying it keeps what the tenant has already, so two nodes making them at once both answer the
+ * first in the log's order, and every node signs with the same secret.
  */
-export function settingsOf(kv: Kv, tenant: string): Settings {
-  const found = kv.get<Settings>('settings', tenant);
-  if (found !== undefined) return found;
-  return kv.transact(() =>
-    applySettings(kv, { tenant, settings: { secretKey: randomAlphanumeric(32), region: 'us-east-1' }, first: true }),
+export async function settingsOf(kv: Kv, plane: SettingsWriter, tenant: string): Promise<Settings> {
+  return (
+    kv.get<Settings>('settings', tenant) ??
+    plane.write({ kind: 'settings.set', tenant, settings: { secretKey: randomAlphanumeric(32), region: 'us-east-1' }, first: true })
   );
 }
 

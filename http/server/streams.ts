@@ -160,7 +160,7 @@ export function streamsRoutes(
     ),
     route('GET', '/stats', (req) => json(200, streams.stats(tenant(req)))),
     route('GET', '/stats/:streamId', (req) => json(200, streams.stats(tenant(req), id(req, 'streamId')))),
-    route('GET', '/settings', (req) => json(200, streams.settings(tenant(req)))),
+    route('GET', '/settings', async (req) => json(200, await streams.settings(tenant(req)))),
     route(
       'POST',
       '/settings',

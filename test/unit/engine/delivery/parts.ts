@@ -33,7 +33,7 @@ export function memoryStreams(): DeliveryStreams & { put(s: DeliveryStream): voi
       return s === undefined ? undefined : { ...s };
     },
     putState: (s) => void records.set(`${s.tenantId}/${s.id}`, { ...s }),
-    secret: (tenant) => `secret-of-${tenant}`,
+    secret: async (tenant) => `secret-of-${tenant}`,
   };
 }
 

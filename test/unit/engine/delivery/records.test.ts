@@ -83,7 +83,7 @@ describe('delivery records', () => {
     const before = rx.received.length;
     hashes.n = 0;
     const id = await e.make('bytes');
-    const secret = e.streams.settings(TENANT).secretKey;
+    const secret = (await e.streams.settings(TENANT)).secretKey;
     // The first try and its retry fail; the replay is answered.
     rx.state.answer = (r) => (r.body.streamId === id && rx.webhooks().filter((w) => w.body.streamId === id).length <= 2 ? 500 : 200);
     await e.send(id, [1]);

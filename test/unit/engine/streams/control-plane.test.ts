@@ -202,8 +202,28 @@ describe('the control plane', () => {
     }
   });
 
+  it("sets a stream's health as delivery's rules allow: an active stream enters error, the same error period ends; a paused stream, a record in that state already and another period are kept", async () => {
+    const health = (id: string, status: 'error' | 'terminated', errorSince: number, at = errorSince) =>
+      plane.write({ kind: 'stream.health', tenant: TENANT, id, status, statusMessage: `${status} since ${errorSince}`, errorSince, at });
+    await plane.write(create('a'));
+    await plane.write(create('p', 10, { status: 'paused' }));
+    const inError = { ...stream('a'), status: 'error', statusMessage: `error since ${T0 + 5}`, errorSince: T0 + 5, updatedAt: T0 + 5 };
+    expect(await health('a', 'error', T0 + 5)).toEqual(inError);
+    // Applied again (the node that decided it wrote it first): the same record.
+    expect(await health('a', 'error', T0 + 5)).toEqual(inError);
+    expect(await health('a', 'error', T0 + 9)).toBeUndefined();
+    expect(await health('a', 'terminated', T0 + 9)).toBeUndefined();
+    expect(await health('p', 'error', T0 + 5)).toBeUndefined();
+    expect(await health('gone', 'error', T0 + 5)).toBeUndefined();
+    const ended = { ...inError, status: 'terminated', statusMessage: `terminated since ${T0 + 5}`, updatedAt: T0 + 99 };
+    expect(await health('a', 'terminated', T0 + 5, T0 + 99)).toEqual(ended);
+    expect(await health('a', 'error', T0 + 5)).toBeUndefined();
+    expect(store.get('streams', `${TENANT}/a`)).toEqual(ended);
+    expect(store.get('streams', `${TENANT}/p`)).toEqual(stream('p', { status: 'paused' }));
+  });
+
   it("sets a tenant's settings; made at first use, they are kept by a later first use", async () => {
-    const made = settingsOf(store, TENANT);
+    const made = await settingsOf(store, plane, TENANT);
     expect(made.secretKey).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(
       await plane.write({ kind: 'settings.set', tenant: TENANT, settings: { secretKey: 'other', region: 'eu-central-1' }, first: true }),
@@ -212,7 +232,7 @@ describe('the control plane', () => {
       ...made,
       region: 'eu-central-1',
     });
-    expect(settingsOf(store, TENANT)).toEqual({ ...made, region: 'eu-central-1' });
+    expect(await settingsOf(store, plane, TENANT)).toEqual({ ...made, region: 'eu-central-1' });
   });
 
   it('creates keys (the first tenant marked), rotates and revokes them, in the key store', async () => {
