@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connectBus } from '../bus/connect.js';
+import { connectBus, type BusConnection } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
 import { checkMaxPayload, ensureControlStream } from '../bus/streams.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
@@ -31,6 +31,11 @@ export function checkClusterFiles(config: Pick<Config, 'nats'>): void {
     );
   }
 }
+
+/** A connection to the cluster's NATS servers (CHAINPOST_NATS, CHAINPOST_NATS_CREDS). */
+export const connectNats = (nats: NonNullable<Config['nats']>, log: Logger): Promise<BusConnection> =>
+  // connectBus logs the servers with their credentials masked.
+  connectBus({ servers: nats.servers.join(','), ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log });
 
 /** How long a node starting waits to apply the changes the log holds before it writes its own (its API key, its token signing key). */
 const CATCH_UP_MS = 30_000;
@@ -62,8 +67,7 @@ export async function startControlLog({
   /** Awaited before each change is applied (a test holds this node behind the others). */
   hold?: Hold;
 }): Promise<ClusterControl> {
-  // connectBus logs the servers with their credentials masked.
-  const bus = await connectBus({ servers: nats.servers.join(','), ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log });
+  const bus = await connectNats(nats, log);
   try {
     checkMaxPayload(bus.nc);
     await ensureControlStream(await jetstreamManager(bus.nc));

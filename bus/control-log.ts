@@ -40,6 +40,40 @@ export function controlMessage(change: Change): { data: Uint8Array; headers: Msg
   return { data: encode({ v: CONTROL_FORMAT, change }, { ignoreUndefined: true }), headers: formatHeaders(CONTROL_FORMAT) };
 }
 
+/** Publishes the change; a publish whose acknowledgement was lost is sent again with the same id, which JetStream appends once. */
+async function publishChange(js: JetStreamClient, bus: BusConnection, change: Change, id: string, timeout: number): Promise<PubAck> {
+  const { data, headers: h } = controlMessage(change);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await js.publish(CONTROL_SUBJECT, data, { msgID: id, headers: h, timeout });
+    } catch (err) {
+      if (attempt >= 3 || !bus.up()) throw err;
+    }
+  }
+}
+
+/** How often a process beside the one applying the log to a store looks whether it got to a change, ms. */
+const APPLIED_POLL_MS = 20;
+
+/**
+ * Publishes a change for the process that applies the log to `kv` (the node's running server, beside which a CLI
+ * command runs) and resolves true once that store has applied it, false if it has not within `timeoutMs`.
+ */
+export async function publishForStore(
+  bus: BusConnection,
+  kv: Kv,
+  change: Change,
+  { timeoutMs = 10_000, publishTimeoutMs = 5_000 }: { timeoutMs?: number; publishTimeoutMs?: number } = {},
+): Promise<boolean> {
+  const { seq } = await publishChange(jetstream(bus.nc), bus, change, randomAlphanumeric(22), publishTimeoutMs);
+  const deadline = performance.now() + timeoutMs;
+  while ((kv.get<number>('meta', CONTROL_SEQ) ?? 0) < seq) {
+    if (performance.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, APPLIED_POLL_MS));
+  }
+  return true;
+}
+
 /** What applying a change gave on this node, for the write that published it. */
 type Outcome = { applied: unknown } | { refused: unknown };
 
@@ -171,16 +205,8 @@ export class BusControlPlane implements ControlPlane {
     return undefined;
   }
 
-  /** Publishes the change; a publish whose acknowledgement was lost is sent again with the same id, which JetStream appends once. */
-  private async publish(change: Change, id: string): Promise<PubAck> {
-    const { data, headers: h } = controlMessage(change);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.js.publish(CONTROL_SUBJECT, data, { msgID: id, headers: h, timeout: this.publishTimeoutMs });
-      } catch (err) {
-        if (attempt >= 3 || !this.bus.up()) throw err;
-      }
-    }
+  private publish(change: Change, id: string): Promise<PubAck> {
+    return publishChange(this.js, this.bus, change, id, this.publishTimeoutMs);
   }
 
   /** The applier: an ordered consumer from the sequence after the last applied, started again after a failure. */
@@ -249,7 +275,7 @@ export class BusControlPlane implements ControlPlane {
         // Not a change of ours (nothing else publishes here): every node skips it alike.
         this.log.error('control log: a message that is no change skipped', { seq, error: read.malformed });
         outcome = { refused: new Error(`control log message ${seq} is no change: ${read.malformed}`) };
-        await this.kv.transactAsync(() => this.kv.put('meta', CONTROL_SEQ, seq));
+        await this.kv.transactAsync(() => this.passed(seq));
       } else {
         ({ outcome, committed } = await this.applyChange(read.change, seq));
       }
@@ -274,16 +300,31 @@ export class BusControlPlane implements ControlPlane {
     return true;
   }
 
+  /**
+   * Records inside a write transaction that the log was applied to this store up to `seq`; false when the store is
+   * there already: another process applying the log to it (a CLI command beside a server starting) was first.
+   */
+  private passed(seq: number): boolean {
+    if ((this.kv.get<number>('meta', CONTROL_SEQ) ?? 0) >= seq) return false;
+    this.kv.put('meta', CONTROL_SEQ, seq);
+    return true;
+  }
+
   /** The change and the sequence in one transaction; refused by its checks, the sequence alone. Rejects if the store fails. */
   private async applyChange(change: Change, seq: number): Promise<{ outcome: Outcome; committed?: Committed }> {
     // Set inside the transaction's callback (typed by assertion so the checks below are not narrowed away).
     let refused = undefined as { error: unknown } | undefined;
     let committed = undefined as Committed | undefined;
+    let elsewhere = false as boolean;
     try {
       const applied = await this.kv.transactAsync(() => {
+        // Checked in the transaction that would apply it: two processes on one store never apply a change twice.
+        if (!this.passed(seq)) {
+          elsewhere = true;
+          return undefined;
+        }
         try {
           const done = this.applier.applyInside(change);
-          this.kv.put('meta', CONTROL_SEQ, seq);
           committed = done.committed;
           return done.applied;
         } catch (error) {
@@ -291,11 +332,16 @@ export class BusControlPlane implements ControlPlane {
           throw error;
         }
       });
+      if (elsewhere) {
+        // Its reactions ran in that process, not here.
+        this.log.warn('control log: a change was applied to this store by another process', { seq, kind: change.kind });
+        return { outcome: { refused: new Error(`change ${seq} was applied to this store by another process`) } };
+      }
       return { outcome: { applied }, ...(committed === undefined ? {} : { committed }) };
     } catch (err) {
       if (refused === undefined) throw err;
       // The refused transaction rolled back; the sequence is recorded on its own, so the change is not met again.
-      await this.kv.transactAsync(() => this.kv.put('meta', CONTROL_SEQ, seq));
+      await this.kv.transactAsync(() => this.passed(seq));
       return { outcome: { refused: refused.error } };
     }
   }

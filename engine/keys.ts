@@ -278,6 +278,33 @@ function revokeKey(store: KeyStore, c: KeyRevoke): ApiKey {
   return gone.find((k) => k.expiresAt === undefined) ?? gone[0]!;
 }
 
+/** Thrown inside a preview's transaction: it rolls back. */
+const PREVIEW = Symbol('preview');
+
+/**
+ * What applying `change` to the key store as it is now gives, with its checks (a refusal is thrown), writing
+ * nothing: for a process that leaves applying it to another (the CLI beside a cluster node's server).
+ */
+export function previewKeyChange<C extends KeyChange>(store: KeyStore, change: C): KeyApplied<C> {
+  let applied: KeyApplied<C> | undefined;
+  try {
+    store.transact(() => {
+      applied = applyKeyChange(store, change);
+      throw PREVIEW;
+    });
+  } catch (err) {
+    if (err !== PREVIEW) throw err;
+  }
+  return applied!;
+}
+
+/** Whether the key store shows `change` applied as its preview said: the new key there, the revoked one gone. */
+export function keyChangeShows<C extends KeyChange>(store: KeyStore, change: C, applied: KeyApplied<C>): boolean {
+  return change.kind === 'key.revoke'
+    ? store.keyByHash((applied as ApiKey).hash) === undefined
+    : store.keyByHash(change.hash) !== undefined;
+}
+
 /** Removes the rotated keys whose grace period is over: they are refused already. */
 function dropExpired(store: KeyStore, now: number): void {
   for (const k of store.keys()) if (!inUse(k, now)) store.removeKey(k.hash);

@@ -201,6 +201,38 @@ describe('the control plane over NATS JetStream', () => {
     expect(rows(again.store)).toEqual(rows(one.store));
   });
 
+  it('applies each change once to a store that two processes apply the log to (a CLI command beside a server): the later one finds its controlSeq there in the write transaction and skips it', async () => {
+    const [writer, server] = [await startNode(), await startNode()];
+    // A second applier of the log on the server's store, with its own connection, as the CLI has.
+    const bus = await connectBus({ servers: nats.url });
+    const beside = { ...server, applied: [] as string[], committed: [] as number[] } as Node;
+    beside.plane = new BusControlPlane(
+      bus,
+      server.store,
+      applierOf(beside),
+      jsonLogger(() => {}, Date.now, 'error'),
+    );
+    beside.plane.start();
+    try {
+      for (const id of ['a', 'b', 'c']) await writer.plane.write(create(id));
+      await writer.plane.write(newKey('ops'));
+      expect(await server.plane.caughtUp(OTHER_NODE_MS)).toBe(true);
+      expect(await beside.plane.caughtUp(OTHER_NODE_MS)).toBe(true);
+      // Each change applied by one of the two, never by both.
+      expect([...server.applied, ...beside.applied].sort()).toEqual([
+        '1 stream.create a',
+        '2 stream.create b',
+        '3 stream.create c',
+        '4 key.create ops',
+      ]);
+      expect(server.store.get('meta', CONTROL_SEQ)).toBe(4);
+      expect(rows(server.store)).toEqual(rows(writer.store));
+    } finally {
+      await beside.plane.stop();
+      await bus.close();
+    }
+  });
+
   it('appends a change published again with the same message id once, and applies it once', async () => {
     const [one, two] = [await startNode(), await startNode()];
     const js = jetstream(one.bus.nc);

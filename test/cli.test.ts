@@ -128,24 +128,13 @@ describe('roles', () => {
 });
 
 describe('keys on a cluster node', () => {
-  it('refuses keys create, rotate and revoke with CHAINPOST_NATS set (exit 1, naming it), writing nothing; keys list still reads the store', async () => {
+  it('lists the keys of the store with CHAINPOST_NATS set without the cluster (no NATS server runs here)', async () => {
     const dir = tempDir();
     try {
       expect((await cliInProcess(['keys', 'create', '--name', 'local', '--create'], dir)).code).toBe(0);
-      const cluster = { CHAINPOST_NATS: 'nats://127.0.0.1:4222', CHAINPOST_CHAINS: 'none' };
-      for (const args of [
-        ['keys', 'create', '--name', 'other'],
-        ['keys', 'rotate', 'local'],
-        ['keys', 'revoke', 'local'],
-      ]) {
-        const r = await cliInProcess(args, dir, cluster);
-        expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 1, stdout: '' });
-        expect(r.stderr).toContain('CHAINPOST_NATS: is set: the keys commands write to this node’s store alone');
-      }
-      const list = await cliInProcess(['keys', 'list'], dir, cluster);
+      const list = await cliInProcess(['keys', 'list'], dir, { CHAINPOST_NATS: 'nats://127.0.0.1:9', CHAINPOST_CHAINS: 'none' });
       expect(list.code).toBe(0);
       expect(list.stdout).toContain('local');
-      expect(list.stdout).not.toContain('other');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hold } from '../app/ingest.js';
 import { startNatsServer, type NatsServer } from './kit/nats-server.js';
-import { apiCaller, startChainpost, tempDir, until, type Running } from './helpers.js';
+import { apiCaller, cli, startChainpost, tempDir, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -140,6 +140,39 @@ describe('two servers on one nats-server (CHAINPOST_NATS)', () => {
     expect(await until(async () => (await onTwo()).status === 'error', OTHER_NODE_MS)).toBe(true);
     expect(await onTwo()).toEqual(await onOne());
     expect((await onTwo()).statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
+  });
+
+  it("publishes the CLI's keys create and revoke (the built binary) on the first server's data directory: the second server accepts the key, then refuses it within 1 s", async () => {
+    const cluster = { CHAINPOST_NATS: nats.url, CHAINPOST_CHAINS: 'none' };
+    const made = await cli(['keys', 'create', '--name', 'from-cli'], one.dir, cluster);
+    expect(made.code, made.stderr).toBe(0);
+    const key = made.stdout.trim().split('\n').at(-1)!;
+    // Answered once the first server applied it to its store.
+    expect((await apiCaller(one.url, key)('/streams/evm')).status).toBe(200);
+    expect(await until(async () => (await apiCaller(two.url, key)('/streams/evm')).status === 200, OTHER_NODE_MS)).toBe(true);
+    const revoked = await cli(['keys', 'revoke', 'from-cli'], one.dir, cluster);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await apiCaller(one.url, key)('/streams/evm')).status).toBe(401);
+    expect(await until(async () => (await apiCaller(two.url, key)('/streams/evm')).status === 401, OTHER_NODE_MS)).toBe(true);
+  });
+
+  it("applies the cluster's log to a data directory no server runs on for the CLI's keys create: the second server accepts the key", async () => {
+    const dir = tempDir();
+    try {
+      const made = await cli(['keys', 'create', '--name', 'offline', '--create'], dir, {
+        CHAINPOST_NATS: nats.url,
+        CHAINPOST_CHAINS: 'none',
+      });
+      expect(made.code, made.stderr).toBe(0);
+      const key = made.stdout.trim().split('\n').at(-1)!;
+      expect(await until(async () => (await apiCaller(two.url, key)('/streams/evm')).status === 200, OTHER_NODE_MS)).toBe(true);
+      // The directory's store holds what the log held before: the servers' keys too.
+      const list = await cli(['keys', 'list'], dir);
+      expect(list.stdout.split('\n').filter((line) => line.startsWith('env')).length).toBe(2);
+      expect(list.stdout).toContain('offline');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers writes 503 with Retry-After while nats-server is stopped, and goes on answering reads', async () => {

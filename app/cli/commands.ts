@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
-import { ConfigError, type Config } from '../../engine/config/config.js';
+import type { Config } from '../../engine/config/config.js';
 import { ROLES, parseRoles, rolesProblem } from '../../engine/config/roles.js';
 import type { Store } from '../../storage/env.js';
 import type { Health } from './status.js';
@@ -72,14 +72,12 @@ export interface Command {
 /** `--create`, for a command that may make the store it needs. */
 const CREATE: OptionSpec = { help: 'make a new store in CHAINPOST_DATA if it holds none (by default a directory without one is refused)' };
 
-/** The keys in the command's store. What a command needs is imported when it runs: --help and the other commands never load it. */
-const keysOf = async (ctx: Context, { writes = true } = {}): Promise<ApiKeys> => {
-  // A cluster node's keys come from the control log: a key written to this store alone would exist on no other node.
-  if (writes && ctx.config.nats !== undefined)
-    throw new ConfigError(
-      'CHAINPOST_NATS',
-      'is set: the keys commands write to this node’s store alone, not to the cluster’s control log yet; give a key with CHAINPOST_API_KEY at a node’s start instead',
-    );
+/**
+ * Runs `use` on the keys in the command's store: written through the cluster's control log on a cluster node
+ * (CHAINPOST_NATS; app/cli/cluster-keys.ts), else to the store at once. What a command needs is imported when it
+ * runs: --help and the other commands never load it.
+ */
+const withKeys = async <T>(ctx: Context, use: (keys: ApiKeys) => T | Promise<T>, { writes = true } = {}): Promise<T> => {
   const [{ ApiKeys }, { StoreControlPlane }, { lmdbKeyStore }] = await Promise.all([
     import('../../engine/keys.js'),
     import('../../engine/streams/control-plane.js'),
@@ -87,7 +85,16 @@ const keysOf = async (ctx: Context, { writes = true } = {}): Promise<ApiKeys> =>
   ]);
   const store = ctx.store();
   const keys = lmdbKeyStore(store);
-  return new ApiKeys(keys, () => Date.now(), new StoreControlPlane(store, keys));
+  const { nats, dataDir } = ctx.config;
+  const cluster =
+    writes && nats !== undefined
+      ? await (await import('./cluster-keys.js')).clusterKeyChanges({ nats, dataDir, store, keys, err: ctx.io.err })
+      : undefined;
+  try {
+    return await use(new ApiKeys(keys, () => Date.now(), cluster?.changes ?? new StoreControlPlane(store, keys)));
+  } finally {
+    await cluster?.close();
+  }
 };
 
 /** `status`'s exit code when a chain's upstream node fails. */
@@ -128,7 +135,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     data: 'store',
     async run(ctx) {
       const { name, email, tenant } = ctx.values as Record<string, string | undefined>;
-      const { key, record, tenant: joined } = await (await keysOf(ctx)).create({ name: name!, email, tenant });
+      const { key, record, tenant: joined } = await withKeys(ctx, (keys) => keys.create({ name: name!, email, tenant }));
       ctx.io.out(`created key "${record.name}" (id ${record.id}) in tenant "${joined.name}" (${joined.id})\n${key}\n`);
     },
   },
@@ -137,16 +144,14 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     summary: 'list the keys (never the keys themselves)',
     data: 'store',
     async run(ctx) {
-      const rows = (await keysOf(ctx, { writes: false }))
-        .list()
-        .map((k) => [
-          k.name,
-          k.id,
-          k.tenant,
-          k.email ?? '',
-          new Date(k.createdAt).toISOString(),
-          k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString(),
-        ]);
+      const rows = (await withKeys(ctx, (keys) => keys.list(), { writes: false })).map((k) => [
+        k.name,
+        k.id,
+        k.tenant,
+        k.email ?? '',
+        new Date(k.createdAt).toISOString(),
+        k.expiresAt === undefined ? '' : new Date(k.expiresAt).toISOString(),
+      ]);
       for (const r of [['NAME', 'ID', 'TENANT', 'EMAIL', 'CREATED', 'EXPIRES'], ...rows])
         ctx.io.out(
           `${r
@@ -174,7 +179,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
       const grace = parseDuration(text);
       if (grace === undefined)
         throw new Error(`keys rotate: --grace: not a duration: "${text}" (a number and s, m, h or d, such as 24h; or 0)`);
-      const { key, record, old } = await (await keysOf(ctx)).rotate(ctx.positionals[0]!, grace);
+      const { key, record, old } = await withKeys(ctx, (keys) => keys.rotate(ctx.positionals[0]!, grace));
       ctx.io.out(
         `rotated key "${record.name}": new id ${record.id}; the old key (id ${old.id}) works until ${new Date(old.expiresAt!).toISOString()}\n${key}\n`,
       );
@@ -186,7 +191,7 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     summary: 'revoke the key named N (with any it replaced still in their grace period) or with id N; it stops working at once',
     data: 'store',
     async run(ctx) {
-      const k = await (await keysOf(ctx)).revoke(ctx.positionals[0]!);
+      const k = await withKeys(ctx, (keys) => keys.revoke(ctx.positionals[0]!));
       ctx.io.out(`revoked key "${k.name}" (id ${k.id})\n`);
     },
   },
