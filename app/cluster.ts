@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connectBus, type BusConnection } from '../bus/connect.js';
+import { connectBus, redactedServers, type BusConnection } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
 import { checkMaxPayload, ensureControlStream } from '../bus/streams.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
@@ -33,9 +33,19 @@ export function checkClusterFiles(config: Pick<Config, 'nats'>): void {
 }
 
 /** A connection to the cluster's NATS servers (CHAINPOST_NATS, CHAINPOST_NATS_CREDS). */
-export const connectNats = (nats: NonNullable<Config['nats']>, log: Logger): Promise<BusConnection> =>
-  // connectBus logs the servers with their credentials masked.
-  connectBus({ servers: nats.servers.join(','), ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log });
+export async function connectNats(nats: NonNullable<Config['nats']>, log: Logger, waitForServer = true): Promise<BusConnection> {
+  const servers = nats.servers.join(',');
+  try {
+    // connectBus logs the servers with their credentials masked.
+    return await connectBus({ servers, ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log, waitForServer });
+  } catch (err) {
+    if (waitForServer) throw err;
+    throw new ConfigError(
+      'CHAINPOST_NATS',
+      `cannot connect to ${redactedServers(servers)}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+}
 
 /** How long a node starting waits to apply the changes the log holds before it writes its own (its API key, its token signing key). */
 const CATCH_UP_MS = 30_000;
@@ -59,6 +69,7 @@ export async function startControlLog({
   applier,
   log,
   hold,
+  waitForServer = true,
 }: {
   nats: NonNullable<Config['nats']>;
   kv: Kv;
@@ -66,8 +77,10 @@ export async function startControlLog({
   log: Logger;
   /** Awaited before each change is applied (a test holds this node behind the others). */
   hold?: Hold;
+  /** False: refused at once when no NATS server answers (a CLI command), instead of waiting for one. */
+  waitForServer?: boolean;
 }): Promise<ClusterControl> {
-  const bus = await connectNats(nats, log);
+  const bus = await connectNats(nats, log, waitForServer);
   try {
     checkMaxPayload(bus.nc);
     await ensureControlStream(await jetstreamManager(bus.nc));

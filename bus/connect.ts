@@ -26,6 +26,8 @@ export interface BusOptions {
   name?: string;
   /** The longest wait between two reconnect attempts, ms (default 5 s): the wait doubles from 250 ms up to it. */
   maxReconnectWaitMs?: number;
+  /** False: rejects at once when no server answers the first attempt (a CLI command), instead of waiting for one. */
+  waitForServer?: boolean;
   log?: Logger;
 }
 
@@ -99,7 +101,7 @@ export async function connectBus(options: BusOptions): Promise<BusConnection> {
     servers,
     name: options.name ?? 'chainpost',
     maxReconnectAttempts: -1,
-    waitOnFirstConnect: true,
+    waitOnFirstConnect: options.waitForServer ?? true,
     reconnectDelayHandler: () => Math.min(maxWait, FIRST_WAIT_MS * 2 ** Math.min(attempts, 16)) + Math.random() * 100,
     ...(tls ? { tls: {} } : {}),
     ...(credentials ?? {}),

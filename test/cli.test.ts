@@ -128,6 +128,28 @@ describe('roles', () => {
 });
 
 describe('keys on a cluster node', () => {
+  it("refuses keys create at once, exit 1, when the cluster's NATS does not answer, writing nothing", async () => {
+    const dir = tempDir();
+    try {
+      expect((await cliInProcess(['keys', 'create', '--name', 'local', '--create'], dir)).code).toBe(0);
+      const started = Date.now();
+      const r = await cliInProcess(['keys', 'create', '--name', 'other'], dir, {
+        CHAINPOST_NATS: 'nats://127.0.0.1:9',
+        CHAINPOST_CHAINS: 'none',
+      });
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+      expect(r.stderr).toContain('chainpost: CHAINPOST_NATS: cannot connect to nats://127.0.0.1:9: ');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const list = await cliInProcess(['keys', 'list'], dir);
+      expect(list.stdout).toContain('local');
+      expect(list.stdout).not.toContain('other');
+      // The directory's lock was given back: a server could start there.
+      expect(existsSync(join(dir, 'server.lock'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('lists the keys of the store with CHAINPOST_NATS set without the cluster (no NATS server runs here)', async () => {
     const dir = tempDir();
     try {

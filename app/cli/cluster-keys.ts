@@ -42,7 +42,8 @@ export async function clusterKeyChanges({
     // No server runs here, and none starts while this holds the lock: this process applies the log to the store.
     const held = lock;
     try {
-      const cluster = await startControlLog({ nats, kv: store, applier: new StoreControlPlane(store, keys).applier, log });
+      const applier = new StoreControlPlane(store, keys).applier;
+      const cluster = await startControlLog({ nats, kv: store, applier, log, waitForServer: false });
       return {
         changes: cluster.plane,
         close: async () => {
@@ -56,7 +57,8 @@ export async function clusterKeyChanges({
     }
   }
   // The server applies the log to this store (two processes never apply a change twice: bus/control-log.ts).
-  const bus = await connectNats(nats, log);
+  // A command answers at once when the cluster's NATS is unreachable, rather than waiting for it.
+  const bus = await connectNats(nats, log, false);
   const changes: KeyChanges = {
     write: async <C extends KeyChange>(change: C) => {
       const applied = previewKeyChange(keys, change);
