@@ -6,7 +6,7 @@ import { readCluster, startNodeRegistry, type NodeRegistry } from '../bus/nodes.
 import { CONTROL_SUBJECT, ensureControlStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag } from '../engine/cluster/node.js';
 import { ALL_ROLES } from '../engine/config/roles.js';
-import { startNatsServer, type NatsServer } from './kit/nats-server.js';
+import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
 import { until } from './helpers.js';
 
 /**
@@ -62,14 +62,7 @@ class Scene {
 }
 
 function scene(name: string, body: (s: Scene) => Promise<void>): void {
-  it.concurrent(name, async () => {
-    const s = new Scene(await startNatsServer());
-    try {
-      await body(s);
-    } finally {
-      await s.close();
-    }
-  }, 60_000);
+  it.concurrent(name, () => onOwnNatsServer((nats) => new Scene(nats), body), 60_000);
 }
 
 describe('the node registry (bucket chainpost-nodes)', () => {

@@ -42,11 +42,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const s of [one, two]) {
-    if (s === undefined) continue;
-    await s.stop();
-    rmSync(s.dir, { recursive: true, force: true });
-  }
+  for (const s of [one, two]) await stopAndClean(s);
   await nats?.close();
 });
 
