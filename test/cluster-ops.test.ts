@@ -25,15 +25,18 @@ const clusterEnv = (): Record<string, string> => ({
 /** A node's /health `cluster` object. */
 const clusterOf = async (s: Running): Promise<any> => (await s.call('/health')).body.cluster;
 
-/** `chainpost status --cluster --json`, the built binary, as an operator runs it with the nodes' variables. */
-async function statusJson(): Promise<any> {
-  const res = await cli(['status', '--cluster', '--json'], undefined, clusterEnv());
+/**
+ * `chainpost status --cluster --json` as an operator runs it with the nodes' variables: the built binary, or (`run`)
+ * the CLI in this process, for the waits that ask again and again.
+ */
+async function statusJson(run = cli): Promise<any> {
+  const res = await run(['status', '--cluster', '--json'], undefined, clusterEnv());
   expect(res.stderr).toBe('');
   expect(res.code).toBe(0);
   return JSON.parse(res.stdout);
 }
 
-const listed = async (): Promise<string[]> => (await statusJson()).nodes.map((n: { node: string }) => n.node);
+const listed = async (): Promise<string[]> => (await statusJson(cliInProcess)).nodes.map((n: { node: string }) => n.node);
 
 beforeAll(async () => {
   nats = await startNatsServer();
