@@ -3,14 +3,19 @@
  * parses the configuration and reads no file.
  */
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectBus, redactedServers, type BusConnection } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
+import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
 import { checkMaxPayload, ensureControlStream } from '../bus/streams.js';
+import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
+import type { ChainLeases } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
-import type { ChangeApplier, ControlPlane } from '../engine/streams/control-plane.js';
+import { randomAlphanumeric } from '../engine/random.js';
+import type { ChangeApplier } from '../engine/streams/control-plane.js';
 import type { Hold } from './ingest.js';
 
 /**
@@ -33,13 +38,24 @@ export function checkClusterFiles(config: Pick<Config, 'nats'>): void {
 }
 
 /** A connection to the cluster's NATS servers (CHAINPOST_NATS, CHAINPOST_NATS_CREDS). */
-export async function connectNats(nats: NonNullable<Config['nats']>, log: Logger, waitForServer = true): Promise<BusConnection> {
+export async function connectNats(
+  nats: NonNullable<Config['nats']>,
+  log: Logger | undefined,
+  onceWithinMs?: number,
+  name?: string,
+): Promise<BusConnection> {
   const servers = nats.servers.join(',');
   try {
     // connectBus logs the servers with their credentials masked.
-    return await connectBus({ servers, ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log, waitForServer });
+    return await connectBus({
+      servers,
+      ...(nats.creds === undefined ? {} : { credsFile: nats.creds }),
+      ...(onceWithinMs === undefined ? {} : { onceWithinMs }),
+      ...(log === undefined ? {} : { log }),
+      ...(name === undefined ? {} : { name }),
+    });
   } catch (err) {
-    if (waitForServer) throw err;
+    if (onceWithinMs === undefined) throw err;
     throw new ConfigError(
       'CHAINPOST_NATS',
       `cannot connect to ${redactedServers(servers)}: ${err instanceof Error ? err.message : String(err)}`,
@@ -47,12 +63,17 @@ export async function connectNats(nats: NonNullable<Config['nats']>, log: Logger
   }
 }
 
+/** How long a CLI command waits for NATS to answer, ms. */
+export const NATS_WAIT_MS = 5_000;
+
 /** How long a node starting waits to apply the changes the log holds before it writes its own (its API key, its token signing key). */
 const CATCH_UP_MS = 30_000;
 
 /** A cluster node's control plane: the log it writes every change to and applies everyone's from. */
 export interface ClusterControl {
-  readonly plane: ControlPlane;
+  readonly plane: BusControlPlane;
+  /** The node's one connection to NATS. */
+  readonly bus: BusConnection;
   /** Resolves true once this node has applied the log as far as it went at the call, false after `ms`. */
   caughtUp(ms: number): Promise<boolean>;
   /** Stops applying the log and closes the connection to NATS. */
@@ -69,7 +90,7 @@ export async function startControlLog({
   applier,
   log,
   hold,
-  waitForServer = true,
+  onceWithinMs,
 }: {
   nats: NonNullable<Config['nats']>;
   kv: Kv;
@@ -77,10 +98,10 @@ export async function startControlLog({
   log: Logger;
   /** Awaited before each change is applied (a test holds this node behind the others). */
   hold?: Hold;
-  /** False: refused at once when no NATS server answers (a CLI command), instead of waiting for one. */
-  waitForServer?: boolean;
+  /** A CLI command's short visit: one attempt at each server within this many ms, refused if none answers. */
+  onceWithinMs?: number;
 }): Promise<ClusterControl> {
-  const bus = await connectNats(nats, log, waitForServer);
+  const bus = await connectNats(nats, log, onceWithinMs);
   try {
     checkMaxPayload(bus.nc);
     await ensureControlStream(await jetstreamManager(bus.nc));
@@ -95,10 +116,93 @@ export async function startControlLog({
     log.warn('control log: not caught up at start; serving what this node has applied', { applied: plane.applied() });
   return {
     plane,
+    bus,
     caughtUp: (ms) => plane.caughtUp(ms),
     stop: async () => {
       await plane.stop();
       await bus.close();
     },
+  };
+}
+
+/** `meta` key: this node's id in the cluster, made at its first start. */
+const NODE_ID = 'nodeId';
+
+/**
+ * This node's id, stable across its restarts (kept in its store): the host's name, for the operator reading
+ * `status --cluster`, and a random part, so two nodes on one host differ.
+ */
+export function nodeId(kv: Kv): string {
+  const kept = kv.get<string>('meta', NODE_ID);
+  if (kept !== undefined) return kept;
+  const host = hostname()
+    .replace(/[^-A-Za-z0-9]/g, '-')
+    .slice(0, 40);
+  const id = `${host === '' ? 'node' : host}-${randomAlphanumeric(6).toLowerCase()}`;
+  kv.transact(() => kv.put('meta', NODE_ID, id));
+  return id;
+}
+
+/** chainpost's version (package.json, beside dist/ where the server runs from). */
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** What a cluster node shows of itself: its /health and /metrics figures and its entry in the node registry. */
+export interface ClusterNode {
+  readonly id: string;
+  /** Its entry now (/health's `cluster`, the cluster gauges). */
+  entry(): NodeEntry;
+  /** Its HTTP listener answers at `address` (host:port): written to the registry at once. */
+  listening(address: string): Promise<void>;
+  /** Leaves the registry (before the bus closes). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts writing this node's entry to the node registry. Where a figure comes from is given here: the control log's
+ * position and the bus from `control`; the leases this node holds from `leases` and its block consumers' lags from
+ * `consumers`, once the chains' leases and block consumers run on the node (none without them).
+ */
+export async function startClusterNode({
+  config,
+  kv,
+  control,
+  log,
+  leases,
+  consumers,
+}: {
+  config: Pick<Config, 'roles' | 'leaseTtlMs'>;
+  kv: Kv;
+  control: ClusterControl;
+  log: Logger;
+  leases?: Pick<ChainLeases, 'held'>;
+  consumers?: () => Promise<readonly ConsumerLag[]>;
+}): Promise<ClusterNode> {
+  let http: string | undefined;
+  const view: ClusterView = {
+    node: nodeId(kv),
+    roles: config.roles,
+    version: version(),
+    startedAt: Date.now(),
+    http: () => http,
+    bus: () => ({ up: control.bus.up(), servers: control.bus.servers }),
+    applied: () => control.plane.applied(),
+    ...(leases === undefined ? {} : { leases: () => leases.held() }),
+    ...(consumers === undefined ? {} : { consumers }),
+  };
+  const registry = await startNodeRegistry(control.bus, view, { ttlMs: registryTtl(config.leaseTtlMs), log });
+  return {
+    id: view.node,
+    entry: () => registry.entry(),
+    listening: (address) => {
+      http = address;
+      return registry.beat();
+    },
+    stop: () => registry.stop(),
   };
 }

@@ -66,17 +66,23 @@ export function buildDelivery({
   return dispatcher;
 }
 
-/** Starts delivery and the purge of what expired (`expire`: the Auth API's challenges and bind messages, AuthService.expire). */
+/**
+ * Starts delivery (on a node with the deliver role) and the purge of what expired (`expire`: the Auth API's
+ * challenges and bind messages, AuthService.expire).
+ */
 export function startDelivery({
   dispatcher,
+  deliver,
   expire,
   clock,
 }: {
   dispatcher: Dispatcher;
+  deliver: boolean;
   expire: () => Promise<void>;
   clock: ServiceClock;
 }): void {
-  dispatcher.start();
+  // A cluster node without deliver serves no API and follows no chain (engine/config/roles.ts): nothing is queued on it to send.
+  if (deliver) dispatcher.start();
   // The clock waits for the purge (its batches commit off the event loop), so a clock jump sees what expired within it gone.
   const tick = async (): Promise<void> => {
     await expire();

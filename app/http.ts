@@ -29,6 +29,7 @@ import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { StreamsService } from '../engine/streams/service.js';
+import type { ClusterNode } from './cluster.js';
 import { FAMILIES, type FamilyReplays, type FamilyResources } from './families.js';
 import type { Following } from '../engine/ingest/following.js';
 
@@ -54,6 +55,8 @@ export function buildRoutes(parts: {
   targets: TargetPolicy;
   /** Each family's block endpoints. */
   blocks: FamilyReplays;
+  /** A cluster node's own figures (/health's `cluster`). */
+  cluster: ClusterNode | undefined;
 }): Route[] {
   const { config, store, clock, dispatcher, following, dataIndexer } = parts;
   const fetcher = undiciMetadataFetcher({ targets: parts.targets });
@@ -66,22 +69,27 @@ export function buildRoutes(parts: {
     follower: (chain) => following.follower(chain)?.status(),
     pricing: (chain) => config.pricing.get(chain),
   };
+  const { cluster } = parts;
   const health = () => ({
     now: new Date(clock.now()).toISOString(),
     chains: following.followers.map((f) =>
       withStall(withNode(withIndexed(f.status(), following.indexed, dataIndexer), following.nodeUrls), parts.heads),
     ),
+    ...(cluster === undefined ? {} : { cluster: cluster.entry() }),
   });
+  const system = systemRoutes({
+    metrics: parts.metrics,
+    clock,
+    testClock: config.testClock,
+    metricsKey: config.metricsKey,
+    settle: () => dispatcher.settled(),
+    starting: () => parts.readiness.starting(),
+    health,
+  });
+  // A cluster node without the api role answers its operator alone: /health and /metrics.
+  if (!config.roles.has('api')) return system;
   return [
-    ...systemRoutes({
-      metrics: parts.metrics,
-      clock,
-      testClock: config.testClock,
-      metricsKey: config.metricsKey,
-      settle: () => dispatcher.settled(),
-      starting: () => parts.readiness.starting(),
-      health,
-    }),
+    ...system,
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [

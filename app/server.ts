@@ -36,8 +36,9 @@ import { RateLimiter } from '../engine/ratelimit.js';
 import { NodeAccess } from '../engine/rpc/service.js';
 import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
+import { clusterGauges } from '../engine/cluster/node.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
-import { checkClusterFiles, startControlLog, type ClusterControl } from './cluster.js';
+import { checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -79,6 +80,8 @@ export interface Core {
   readonly readiness: Readiness;
   /** Text for the person at the terminal (stderr): stdout carries JSON lines only. */
   readonly notice: (text: string) => void;
+  /** A cluster node's own figures and registry entry (CHAINPOST_NATS set). */
+  readonly cluster: ClusterNode | undefined;
   /**
    * Starts following the chains: what each family starts first, the worker pool (on `threads` if they are started
    * already), the families' followers, matching.
@@ -117,6 +120,7 @@ export async function createCore({
   const { store, close } = openServerStore({ dir: config.dataDir, log });
   readiness.up('store');
   let cluster: ClusterControl | undefined;
+  let node: ClusterNode | undefined;
   try {
     const keyStore = lmdbKeyStore(store);
     const metrics = new Metrics();
@@ -164,6 +168,8 @@ export async function createCore({
         ? undefined
         : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log, ...(hold === undefined ? {} : { hold }) });
     const control = cluster?.plane ?? local;
+    node = cluster === undefined ? undefined : await startClusterNode({ config, kv: store, control: cluster, log });
+    if (node !== undefined) clusterGauges(metrics, node.entry);
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const pipeline = new Pipeline(
@@ -226,8 +232,9 @@ export async function createCore({
       dataIndexer,
       targets,
       blocks,
+      cluster: node,
     });
-    startDelivery({ dispatcher, expire: () => auth.expire(), clock });
+    startDelivery({ dispatcher, deliver: config.roles.has('deliver'), expire: () => auth.expire(), clock });
     return {
       config,
       log,
@@ -239,6 +246,7 @@ export async function createCore({
       dispatcher,
       readiness,
       notice,
+      cluster: node,
       startIngest: (before, threads) =>
         startIngest({
           config,
@@ -262,11 +270,13 @@ export async function createCore({
       close: async () => {
         unwatchLoop();
         heads.stop();
+        await node?.stop();
         await cluster?.stop();
         await close();
       },
     };
   } catch (err) {
+    await node?.stop();
     await cluster?.stop();
     await close();
     throw err;
@@ -312,6 +322,9 @@ function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metri
   );
   return heads;
 }
+
+/** A listener's address as host:port (an IPv6 host in brackets). */
+const hostPort = (host: string, port: number): string => `${host.includes(':') ? `[${host}]` : host}:${port}`;
 
 /** Builds and starts the whole service from a parsed configuration. */
 export async function startService({
@@ -361,13 +374,18 @@ export async function startService({
     core = await createCore({ config, ...(out === undefined ? {} : { out }), ...(notice === undefined ? {} : { notice }), adapters });
     await before('listener');
     server = await listen(core, config.port, core.routes, 'CHAINPOST_HOST/CHAINPOST_PORT');
-    // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix.
-    rpcServer = config.rpcPort === undefined ? undefined : await listen(core, config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT');
+    // Node access alone on its own port, at {rpc_url}/:chain/:apiKey: the same route without the /rpc prefix. A
+    // cluster node without the api role serves no API, node access neither.
+    rpcServer =
+      config.rpcPort === undefined || !config.roles.has('api')
+        ? undefined
+        : await listen(core, config.rpcPort, core.rpcRoutes(''), 'CHAINPOST_RPC_PORT');
   } catch (err) {
     return abandon(err);
   }
   const { log } = core;
   core.readiness.up('listener');
+  await core.cluster?.listening(hostPort(config.host, server.port));
   let ingest: Ingest;
   try {
     ingest = await core.startIngest(before, threads);

@@ -26,8 +26,11 @@ export interface BusOptions {
   name?: string;
   /** The longest wait between two reconnect attempts, ms (default 5 s): the wait doubles from 250 ms up to it. */
   maxReconnectWaitMs?: number;
-  /** False: rejects at once when no server answers the first attempt (a CLI command), instead of waiting for one. */
-  waitForServer?: boolean;
+  /**
+   * One attempt at each server, given up after this many ms, and no reconnect (a command's short visit); by default a
+   * node waits for a server to answer, and reconnects forever.
+   */
+  onceWithinMs?: number;
   log?: Logger;
 }
 
@@ -100,8 +103,9 @@ export async function connectBus(options: BusOptions): Promise<BusConnection> {
   const opts: NodeConnectionOptions = {
     servers,
     name: options.name ?? 'chainpost',
-    maxReconnectAttempts: -1,
-    waitOnFirstConnect: options.waitForServer ?? true,
+    ...(options.onceWithinMs === undefined
+      ? { maxReconnectAttempts: -1, waitOnFirstConnect: true }
+      : { maxReconnectAttempts: 0, timeout: options.onceWithinMs }),
     reconnectDelayHandler: () => Math.min(maxWait, FIRST_WAIT_MS * 2 ** Math.min(attempts, 16)) + Math.random() * 100,
     ...(tls ? { tls: {} } : {}),
     ...(credentials ?? {}),

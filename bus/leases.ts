@@ -9,6 +9,7 @@ import {
   type LeaseTimings,
 } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
+import { bucketEntries } from './buckets.js';
 import type { BusConnection } from './connect.js';
 
 /**
@@ -131,20 +132,14 @@ export class BusChainLeases implements ChainLeases {
     return this.leases.get(chain)?.revision !== undefined;
   }
 
-  async holders(): Promise<LeaseHolder[]> {
-    // The subjects of the bucket's stream that hold a message: one request, bounded like the others. kv.keys(), a
-    // consumer over the bucket, did not always finish while renews kept writing (a test waited 60 s on it).
-    const prefix = `$KV.${LEASES_BUCKET}.`;
-    const info = await this.jsm.streams.info(`KV_${LEASES_BUCKET}`, { subjects_filter: `${prefix}>` });
-    const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
-    const found: LeaseHolder[] = [];
-    for (const key of keys.sort()) {
-      const entry = await this.kv.get(key);
-      // A key may have expired or been deleted between the listing and the read.
-      if (entry === null || entry.operation !== 'PUT') continue;
-      found.push({ chain: chainOfKey(key), node: entry.string(), revision: entry.revision });
-    }
-    return found;
+  holders(): Promise<LeaseHolder[]> {
+    return leaseHolders(this.kv, this.jsm);
+  }
+
+  held(): Array<Omit<LeaseHolder, 'node'>> {
+    const held: Array<Omit<LeaseHolder, 'node'>> = [];
+    for (const { chain, revision } of this.leases.values()) if (revision !== undefined) held.push({ chain, revision });
+    return held;
   }
 
   onEvent(listener: (event: LeaseEvent) => void): () => void {
@@ -240,6 +235,15 @@ function refused(err: unknown): boolean {
     err instanceof JetStreamApiError &&
     (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
   );
+}
+
+/** Who holds each chain's lease in the bucket, and at which revision (also read by `status --cluster`). */
+export async function leaseHolders(kv: KV, jsm: JetStreamManager): Promise<LeaseHolder[]> {
+  return (await bucketEntries(kv, jsm, LEASES_BUCKET)).map(({ key, entry }) => ({
+    chain: chainOfKey(key),
+    node: entry.string(),
+    revision: entry.revision,
+  }));
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));

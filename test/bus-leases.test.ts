@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { LEASES_BUCKET, leaseKey, openChainLeases, type BusChainLeases } from '../bus/leases.js';
 import type { LeaseEvent } from '../engine/ingest/leases.js';
-import { startNatsServer, type NatsServer } from './kit/nats-server.js';
+import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
 import { until } from './helpers.js';
 
 /**
@@ -168,14 +168,7 @@ const refusal = (request: Promise<unknown>): Promise<unknown> =>
 
 /** A case with a scene of its own, run beside the others (each waits on its own server's clock). */
 function scene(name: string, body: (s: Scene) => Promise<void>): void {
-  it.concurrent(name, async () => {
-    const s = new Scene(await startNatsServer());
-    try {
-      await body(s);
-    } finally {
-      await s.close();
-    }
-  });
+  it.concurrent(name, () => onOwnNatsServer((nats) => new Scene(nats), body));
 }
 
 describe('the chains’ leases over a JetStream KV bucket', () => {

@@ -99,15 +99,16 @@ export function manualTicker() {
 /**
  * Starts the real server binary (`bin`: another build's, such as an older chainpost's) as a child process, as a
  * user does: for the tests that signal or kill the process, or read what it prints as a user would. `timeoutMs`
- * for its listening line (default 25 s).
+ * for its listening line (default 25 s); `args` after `serve` (`--roles …`).
  */
 export async function startBinary(
   env: Record<string, string> = {},
   dir = tempDir(),
   bin = BIN,
   timeoutMs?: number,
+  args: string[] = [],
 ): Promise<RunningBinary> {
-  const started = await startProcess([bin, 'serve'], serverEnv(env, dir), timeoutMs);
+  const started = await startProcess([bin, 'serve', ...args], serverEnv(env, dir), timeoutMs);
   return running(Object.assign(started, { pid: started.child.pid! }), env, dir);
 }
 

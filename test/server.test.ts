@@ -528,6 +528,9 @@ describe("/metrics and /health: the operator's (CHAINPOST_METRICS_KEY), and no s
     expect(metrics.status).toBe(200);
     expect(metrics.body).toMatch(/^chainpost_http_requests_total\{area="system",status="401"\} \d+$/m);
     expect((await s.call('/health', { headers: holder })).body).toMatchObject({ status: 'ok', chains: [] });
+    // A single process: nothing of a cluster node's (its /health's cluster, its chainpost_cluster_* gauges).
+    expect(Object.keys((await s.call('/health', { headers: holder })).body)).toEqual(['status', 'now', 'chains']);
+    expect(metrics.body).not.toMatch(/chainpost_cluster_/);
   });
 
   it("counts a stream's deliveries in the totals without naming the stream", async () => {

@@ -12,7 +12,7 @@ import { jsonLogger } from '../../engine/log.js';
 import { StoreControlPlane } from '../../engine/streams/control-plane.js';
 import type { Store } from '../../storage/env.js';
 import { DataDirLocked, lockDataDir, type DataDirLock } from '../../storage/lock.js';
-import { connectNats, startControlLog } from '../cluster.js';
+import { connectNats, NATS_WAIT_MS, startControlLog } from '../cluster.js';
 
 /** How long the node's running server may take to apply a change published here, ms. */
 const SERVER_APPLIES_MS = 10_000;
@@ -43,7 +43,7 @@ export async function clusterKeyChanges({
     const held = lock;
     try {
       const applier = new StoreControlPlane(store, keys).applier;
-      const cluster = await startControlLog({ nats, kv: store, applier, log, waitForServer: false });
+      const cluster = await startControlLog({ nats, kv: store, applier, log, onceWithinMs: NATS_WAIT_MS });
       return {
         changes: cluster.plane,
         close: async () => {
@@ -58,7 +58,7 @@ export async function clusterKeyChanges({
   }
   // The server applies the log to this store (two processes never apply a change twice: bus/control-log.ts).
   // A command answers at once when the cluster's NATS is unreachable, rather than waiting for it.
-  const bus = await connectNats(nats, log, false);
+  const bus = await connectNats(nats, log, NATS_WAIT_MS);
   const changes: KeyChanges = {
     write: async <C extends KeyChange>(change: C) => {
       const applied = previewKeyChange(keys, change);

@@ -6,8 +6,8 @@
 import { resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
-import type { Config } from '../../engine/config/config.js';
-import { ROLES, parseRoles, rolesProblem } from '../../engine/config/roles.js';
+import { ConfigError, type Config } from '../../engine/config/config.js';
+import { ROLES, clusterRolesProblem, parseRoles, rolesProblem } from '../../engine/config/roles.js';
 import type { Store } from '../../storage/env.js';
 import type { Health } from './status.js';
 
@@ -221,10 +221,16 @@ begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
     summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
     options: {
       url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' },
+      cluster: { help: 'the whole cluster instead, from CHAINPOST_NATS: nodes, leases, streams' },
+      json: { help: 'with --cluster: one JSON object (nodes, leases, streams) instead of text' },
     },
-    notes: "Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.",
+    notes: `Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.
+With --cluster: each node of the registry (roles, version, HTTP address, bus, control log applied
+and lag, leases held, block consumers' lag, when it last wrote), the chains' leases with their
+holder and revision, the streams' messages and bytes; exits 1 when CHAINPOST_NATS is unset or
+no NATS server answers.`,
     data: 'none',
-    run: (ctx) => status(ctx),
+    run: (ctx) => (ctx.values['cluster'] === true ? clusterStatus(ctx) : status(ctx)),
   },
   {
     name: 'devnet reset',
@@ -267,6 +273,14 @@ async function status(ctx: Context): Promise<number> {
   return failingChains(health).length > 0 ? FAILING_UPSTREAM : 0;
 }
 
+async function clusterStatus(ctx: Context): Promise<void> {
+  const { nats } = ctx.config;
+  if (nats === undefined)
+    throw new ConfigError('CHAINPOST_NATS', 'is not set: status --cluster reads the cluster from its NATS servers (nats://host:4222)');
+  const { clusterStatus: read } = await import('./cluster-status.js');
+  ctx.io.out(await read(nats, ctx.values['json'] === true));
+}
+
 /** The configuration with the roles `--roles` names; fewer than every role only on a cluster node. */
 function withRoles(config: Config, text: string | undefined): Config {
   if (text === undefined) return config;
@@ -275,6 +289,8 @@ function withRoles(config: Config, text: string | undefined): Config {
     throw new Error(
       `serve --roles ${text}: a single process (CHAINPOST_NATS unset) does everything, ${ROLES.join(', ')}; set CHAINPOST_NATS for a cluster node that does less`,
     );
+  const problem = clusterRolesProblem(roles);
+  if (problem !== undefined) throw new Error(`serve --roles ${text}: ${problem}`);
   return { ...config, roles };
 }
 

@@ -23,3 +23,21 @@ export function rolesProblem(text: string): string | undefined {
 
 /** The roles a `--roles` list names (one rolesProblem accepted; a role named twice counts once). */
 export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(text).filter(isRole));
+
+/**
+ * What is wrong with a cluster node's set of roles in this version, or undefined. A chain's blocks are matched, and
+ * their webhooks delivered, by the node that follows it, and a block replay's or test webhook's by the node that
+ * answered the request: the webhooks wait in that node's store for its own delivery. So `ingest` goes with `match`
+ * and `deliver`, and `api` with `deliver`; a node that follows or serves without them would queue webhooks no node
+ * sends. (Matching and delivery on nodes of their own come with their partitions.)
+ */
+export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
+  const lacking = (role: Role, needs: readonly Role[]): string | undefined => {
+    const missing = needs.filter((r) => !roles.has(r));
+    return roles.has(role) && missing.length > 0
+      ? `${role} needs ${missing.join(' and ')} on the same node (its webhooks are queued and sent by the node itself)`
+      : undefined;
+  };
+  if (roles.size === 0) return 'a node needs one role at least';
+  return lacking('ingest', ['match', 'deliver']) ?? lacking('api', ['deliver']);
+}

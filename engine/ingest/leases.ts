@@ -39,6 +39,8 @@ export interface ChainLeases {
   holds(chain: string): boolean;
   /** Who holds each chain's lease, and at which revision, by chain. */
   holders(): Promise<LeaseHolder[]>;
+  /** The leases this node holds now, each at the revision of its last take or renew (/health, the node registry). */
+  held(): Array<Omit<LeaseHolder, 'node'>>;
   /** Calls `listener` with each event of this node's leases; returns how to stop. */
   onEvent(listener: (event: LeaseEvent) => void): () => void;
   /** Releases every chain and stops. */

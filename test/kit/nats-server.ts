@@ -123,3 +123,19 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     output: () => out,
   };
 }
+
+/**
+ * Runs `body` on a world of its own (`make`: its clients, on a nats-server of its own), then closes the world, which
+ * closes its server: a test's cases that wait on the server's wall time run side by side this way.
+ */
+export async function onOwnNatsServer<S extends { close(): Promise<void> }>(
+  make: (nats: NatsServer) => S,
+  body: (scene: S) => Promise<void>,
+): Promise<void> {
+  const scene = make(await startNatsServer());
+  try {
+    await body(scene);
+  } finally {
+    await scene.close();
+  }
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../../../engine/config/config.js';
-import { ALL_ROLES, parseRoles, rolesProblem } from '../../../../engine/config/roles.js';
+import { ALL_ROLES, clusterRolesProblem, parseRoles, rolesProblem } from '../../../../engine/config/roles.js';
 
 /** A cluster node's configuration: CHAINPOST_NATS, its creds file, the chains' lease and the node's roles. */
 describe('a cluster node', () => {
@@ -115,5 +115,15 @@ describe('a cluster node', () => {
     expect(rolesProblem('API')).toBe('unknown role "API" (the roles are api, ingest, match, deliver)');
     expect(rolesProblem('')).toBe('expected roles separated by commas (the roles are api, ingest, match, deliver), got ""');
     expect(rolesProblem('api,')).toBe('expected roles separated by commas (the roles are api, ingest, match, deliver), got "api,"');
+  });
+
+  it('takes the sets of roles whose webhooks their own node sends: ingest with match and deliver, api with deliver', () => {
+    for (const good of ['api,ingest,match,deliver', 'ingest,match,deliver', 'api,deliver', 'api,match,deliver', 'match', 'deliver'])
+      expect(clusterRolesProblem(parseRoles(good)), good).toBeUndefined();
+    const needs = '(its webhooks are queued and sent by the node itself)';
+    expect(clusterRolesProblem(parseRoles('ingest'))).toBe(`ingest needs match and deliver on the same node ${needs}`);
+    expect(clusterRolesProblem(parseRoles('api,ingest,deliver'))).toBe(`ingest needs match on the same node ${needs}`);
+    expect(clusterRolesProblem(parseRoles('api,ingest,match'))).toBe(`ingest needs deliver on the same node ${needs}`);
+    expect(clusterRolesProblem(parseRoles('api'))).toBe(`api needs deliver on the same node ${needs}`);
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * What a cluster node says of itself: its entry in the node registry (bus/nodes.ts writes it every few seconds to a
+ * KV bucket whose TTL removes a node that stopped), the `cluster` object of its /health and its cluster gauges on
+ * /metrics. One shape for the three, so `chainpost status --cluster` and /health agree.
+ */
+import type { Role } from '../config/roles.js';
+import type { Metrics } from '../metrics.js';
+
+/** The format of an entry; a reader shows an entry of a newer one as it can (every field is optional to it). */
+export const NODE_ENTRY_FORMAT = 1;
+
+/** A chain's lease this node holds, at the revision of its last take or renew. */
+export interface HeldLease {
+  chain: string;
+  revision: number;
+}
+
+/** A consumer of blocks (one per chain, or one for every chain) and how many messages it has still to apply. */
+export interface ConsumerLag {
+  name: string;
+  lag: number;
+}
+
+/**
+ * What app/ gives the registry of its node: read at each beat and by /health and /metrics. The lease and consumer
+ * figures are optional: a node without them (no lease taken, no block consumer wired) reports none.
+ */
+export interface ClusterView {
+  /** This node's id (stable across its restarts). */
+  readonly node: string;
+  readonly roles: ReadonlySet<Role>;
+  /** chainpost's version on this node. */
+  readonly version: string;
+  /** When this node started, ms since the epoch. */
+  readonly startedAt: number;
+  /** Where its HTTP listener answers (host:port), once it listens. */
+  http(): string | undefined;
+  /** Whether its NATS connection is up, and the servers as logs show them (credentials masked). */
+  bus(): { up: boolean; servers: string };
+  /** The control log's last sequence applied to this node's store. */
+  applied(): number;
+  /** The leases this node holds now, with their revisions (the chain leases, where a node takes any). */
+  leases?(): readonly HeldLease[];
+  /** Each block consumer's lag, in messages (where this node applies other nodes' blocks). */
+  consumers?(): Promise<readonly ConsumerLag[]>;
+}
+
+/** A node's entry: in the registry, in /health's `cluster`, in `status --cluster`. */
+export interface NodeEntry {
+  v: number;
+  node: string;
+  roles: Role[];
+  version: string;
+  startedAt: string;
+  /** When the node wrote this entry. */
+  seenAt: string;
+  http: string | null;
+  bus: { up: boolean; servers: string };
+  leases: HeldLease[];
+  /**
+   * The control log: the last sequence applied here, the stream's last sequence as the node last read it (null
+   * before it could), and the difference, the changes this node has still to apply.
+   */
+  control: { applied: number; last: number | null; lag: number | null };
+  consumers: ConsumerLag[];
+}
+
+/** What a beat read from the bus: the control log's last sequence and the consumers' lags (each undefined when it could not). */
+export interface BusFigures {
+  controlLast: number | undefined;
+  consumers: readonly ConsumerLag[] | undefined;
+}
+
+/** The entry of `view` as of `now`, with the figures the last beat read. */
+export function nodeEntry(view: ClusterView, figures: BusFigures, now: number): NodeEntry {
+  const applied = view.applied();
+  const last = figures.controlLast;
+  return {
+    v: NODE_ENTRY_FORMAT,
+    node: view.node,
+    roles: [...view.roles],
+    version: view.version,
+    startedAt: new Date(view.startedAt).toISOString(),
+    seenAt: new Date(now).toISOString(),
+    http: view.http() ?? null,
+    bus: view.bus(),
+    leases: [...(view.leases?.() ?? [])],
+    // The node may have applied beyond the last sequence read a beat ago.
+    control: { applied, last: last ?? null, lag: last === undefined ? null : Math.max(0, last - applied) },
+    consumers: [...(figures.consumers ?? [])],
+  };
+}
+
+/** A cluster node's gauges on /metrics, read from its entry when scraped (`entry`: live figures, the bus's as of the last beat). */
+export function clusterGauges(metrics: Metrics, entry: () => NodeEntry): void {
+  const one = (value: (e: NodeEntry) => number) => () => [{ labels: {}, value: value(entry()) }];
+  metrics.gauge('chainpost_cluster_role', 'The roles this cluster node takes (serve --roles), 1 each.', () =>
+    entry().roles.map((role) => ({ labels: { role }, value: 1 })),
+  );
+  metrics.gauge(
+    'chainpost_cluster_bus_up',
+    "1 while the node's NATS connection is up.",
+    one((e) => (e.bus.up ? 1 : 0)),
+  );
+  metrics.gauge('chainpost_cluster_lease_revision', "The revision of each chain's lease this node holds (it follows those chains).", () =>
+    entry().leases.map((l) => ({ labels: { chain: l.chain }, value: l.revision })),
+  );
+  metrics.gauge(
+    'chainpost_cluster_control_applied',
+    "The control log's last sequence applied to this node's store.",
+    one((e) => e.control.applied),
+  );
+  metrics.gauge(
+    'chainpost_cluster_control_lag',
+    'Changes of the control log this node has still to apply (-1 before it could read the log).',
+    one((e) => e.control.lag ?? -1),
+  );
+  metrics.gauge('chainpost_cluster_consumer_lag', 'Messages each block consumer of this node has still to apply.', () =>
+    entry().consumers.map((c) => ({ labels: { consumer: c.name }, value: c.lag })),
+  );
+}
