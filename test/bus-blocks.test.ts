@@ -24,6 +24,7 @@ import { blockEventLog } from '../engine/match/block-events.js';
 import type { Table } from '../engine/ports.js';
 import { pack } from '../storage/codec.js';
 import { openStore, type Store } from '../storage/env.js';
+import { BLOCK_STORES } from '../app/families.js';
 import { systemTicker } from '../app/process.js';
 import { workerPool } from '../app/worker-pool.js';
 import { ServiceClock } from '../engine/clock.js';
@@ -175,7 +176,7 @@ async function applyOn(node: Node, from: number, count: number): Promise<BlockAp
   });
   const out: BlockApplied[] = [];
   for await (const m of await consumer.fetch({ max_messages: count, expires: 10_000 }))
-    out.push(await applyBlockMessage(node.store, m, node.events));
+    out.push(await applyBlockMessage(node.store, m, node.events, BLOCK_STORES));
   return out;
 }
 

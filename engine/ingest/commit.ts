@@ -1,3 +1,4 @@
+import type { ChainFamily } from '../chains/registry.js';
 import type { Kv } from '../ports.js';
 import { historyEnd, type StartState } from './chain-start.js';
 import { blockKey } from './chain-store.js';
@@ -25,6 +26,9 @@ export interface BlockStore<B extends CommittedBlock> {
   /** The block as a published message carried it (msgpack gives a typed array back as bytes); throws if it is none. */
   received(data: unknown): B;
 }
+
+/** Each family's part of the commit path, by family name (app/ derives it from the families' `blocks`). */
+export type BlockStores = Partial<Record<ChainFamily, BlockStore<CommittedBlock>>>;
 
 /** The chain's state after each of `blocks`: its head, and the blocks `confirmations` below it confirmed. */
 export function statesAfter<S extends StartState>(before: S, blocks: readonly CommittedBlock[], confirmations: number): S[] {
