@@ -17,6 +17,7 @@ const SHARED = [
   'engine/config/',
   'engine/[^/]+$', // engine's root files
   'workers/',
+  'bus/',
 ];
 const FAMILIES = ['engine/evm/', 'engine/bitcoin/', 'engine/solana/'];
 const ADAPTER_FOLDERS = ['http/', 'storage/', 'workers/', 'bus/', 'app/'];

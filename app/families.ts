@@ -12,6 +12,9 @@ export const FAMILIES = new Families({
 
 export type ServerFamilies = typeof FAMILIES;
 
+/** Each family's part of the commit path, by name: what a cluster node applies the published blocks with (bus/blocks.ts). */
+export const BLOCK_STORES = FAMILIES.blockStores();
+
 /** Each family's stream resources, by name. */
 export type FamilyResources = ReturnType<ServerFamilies['resources']>;
 

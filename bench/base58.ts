@@ -19,7 +19,7 @@ import { base58Decode32Into } from '../engine/solana/key-base58.js';
 import { prepareSolanaBlock } from '../engine/solana/prepared.js';
 import { XPUB } from '../test/kit/bitcoin-core/keys.js';
 import { benchChain } from '../test/kit/solana-rpc/bench.js';
-import { blockBytes } from '../test/kit/solana-rpc/render.js';
+import { getBlockResponse } from '../test/kit/solana-rpc/render.js';
 import { Bench } from 'tinybench';
 import { printRows, report, round } from './report.js';
 
@@ -31,14 +31,7 @@ const MAINNET_DISTINCT_KEYS = 10_000;
 // --- Solana: the slots and their distinct keys --------------------------------------------------------
 
 const { chain } = benchChain({ slots: SLOTS, start: 320_000_000 });
-const answers = chain.slots().map((block) => ({
-  slot: block.slot,
-  bytes: Buffer.concat([
-    Buffer.from('{"jsonrpc":"2.0","result":'),
-    blockBytes(block, { rewards: false, showVersion: true }),
-    Buffer.from(',"id":1}'),
-  ]),
-}));
+const answers = chain.slots().map((block) => ({ slot: block.slot, bytes: getBlockResponse(block) }));
 const keyTexts = answers.map((a) => [...new Set(a.bytes.toString('latin1').match(/(?<=")[1-9A-HJ-NP-Za-km-z]{32,44}(?=")/g) ?? [])]);
 const keyBytes = keyTexts.map((texts) =>
   texts.map((text) => {

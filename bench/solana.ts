@@ -27,7 +27,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore } from '../storage/env.js';
 import { VOTE_PROGRAM } from '../test/kit/solana-rpc/build.js';
 import { benchChain, poolTouches, unusedAddresses } from '../test/kit/solana-rpc/bench.js';
-import { blockBytes } from '../test/kit/solana-rpc/render.js';
+import { getBlockResponse } from '../test/kit/solana-rpc/render.js';
 import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
 import { msPer, printRows, report, round } from './report.js';
@@ -76,12 +76,7 @@ process.once('exit', () => standInProcess?.child.kill());
 const { chain, pool } = benchChain({ slots: MATCH_SLOTS, start: START });
 const answers = chain.slots().map((block) => {
   // The JSON-RPC response body, as the node sends it.
-  const bytes = Buffer.concat([
-    Buffer.from('{"jsonrpc":"2.0","result":'),
-    blockBytes(block, { rewards: false, showVersion: true }),
-    Buffer.from(',"id":1}'),
-  ]);
-  return { slot: block.slot, bytes };
+  return { slot: block.slot, bytes: getBlockResponse(block) };
 });
 const prepared = answers.map((a) => {
   const p = prepareSolanaBlock({ slot: a.slot, block: Uint8Array.prototype.slice.call(a.bytes) });

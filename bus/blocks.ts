@@ -1,20 +1,17 @@
 import { encode } from '@msgpack/msgpack';
 import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { bitcoinBlockStore } from '../engine/bitcoin/prepared.js';
 import type { ChainFamily } from '../engine/chains/registry.js';
 import type { StartState } from '../engine/ingest/chain-start.js';
 import {
   applyBlock,
   applyReorg,
   type ApplyOutcome,
-  type BlockStore,
-  type CommittedBlock,
+  type BlockStores,
   type PublishedBlock,
   type PublishedReorg,
 } from '../engine/ingest/commit.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
-import { evmBlockStore } from '../engine/evm/prepared.js';
 import { randomAlphanumeric } from '../engine/random.js';
 import type { Kv } from '../engine/ports.js';
 import type { BusConnection } from './connect.js';
@@ -164,11 +161,6 @@ export function blocksMessage(message: BlockMessage | ReorgMessage): { data: Uin
   return { data: encode(message, { ignoreUndefined: true }), headers: formatHeaders(BLOCKS_FORMAT) };
 }
 
-/** Each family's part of the commit path, by the family a message names. */
-export type BlockStores = Partial<Record<ChainFamily, BlockStore<CommittedBlock>>>;
-
-export const BLOCK_STORES: BlockStores = { evm: evmBlockStore, bitcoin: bitcoinBlockStore };
-
 /** What reading and applying a message gave. */
 export type BlockApplied =
   | (ApplyOutcome & { kind: 'block' | 'reorg'; chain: string; height: number; hash: string; controlSeq: number })
@@ -179,13 +171,14 @@ export type BlockApplied =
  * Writes a published block or reorg into this node's store, in one transaction, as the publishing node's commit
  * wrote it; `events` are this node's listeners (told `committed` once it is durable). Idempotent by (chain,
  * height, hash): a message applied twice (a consumer started again, a publish retried past JetStream's de-dup
- * window) changes nothing the second time.
+ * window) changes nothing the second time. `stores`: each family's part of the commit path, by the family a
+ * message names (app/ derives them from the server's families).
  */
 export async function applyBlockMessage(
   kv: Kv,
   m: { data: Uint8Array; headers?: MsgHdrs | undefined },
   events: ChainEvents,
-  stores: BlockStores = BLOCK_STORES,
+  stores: BlockStores,
 ): Promise<BlockApplied> {
   const read = readFormatted(m, BLOCKS_FORMAT);
   if (!('body' in read)) return read;

@@ -69,10 +69,11 @@ describe('the boundary check', () => {
     plant('storage/env.ts', 'export const open = 1;\n');
     plant('bus/applier.ts', "import { open } from '../storage/env.js';\nexport const applier = open;\n");
     plant('engine/streams/bus-use.ts', "import { applier } from '../../bus/applier.js';\nexport const use = applier;\n");
+    plant('bus/slot-blocks.ts', "import { slots } from '../engine/solana/slots.js';\nexport const blocks = slots;\n");
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('finds each kind of break: an adapter import (type-only; bus/ too), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder, a file cycle, a folder cycle, an unresolvable import, a long engine file, the wall clock in engine/, test code in the server, test/ and bench/ importing each other (but for test/kit/), bus/ importing another adapter', async () => {
+  it('finds each kind of break: an adapter import (type-only; bus/ too), file and socket modules, an adapter package, a family imported (dynamically) by a shared folder (bus/ too), a file cycle, a folder cycle, an unresolvable import, a long engine file, the wall clock in engine/, test code in the server, test/ and bench/ importing each other (but for test/kit/), bus/ importing another adapter', async () => {
     const found = await checkBoundaries(root);
     expect(found.violations.map(({ rule, from, to }) => `${rule}: ${from} → ${to}`).sort()).toEqual([
       'bench-imports-test: bench/b.ts → test/helpers.ts',
@@ -88,6 +89,7 @@ describe('the boundary check', () => {
       'kit-imports-bench-or-tests: test/kit/k.ts → bench/solo/r.ts',
       'not-to-unresolvable: engine/missing.ts → ./gone.js',
       'server-imports-test-code: app/uses-kit.ts → test/kit/k.ts',
+      'shared-imports-family: bus/slot-blocks.ts → engine/solana/slots.ts',
       'shared-imports-family: engine/match/walk.ts → engine/solana/slots.ts',
       'test-imports-bench: test/kit/k.ts → bench/solo/r.ts',
       'test-imports-bench: test/t.ts → bench/solo/r.ts',

@@ -24,10 +24,13 @@ import { blockEventLog } from '../engine/match/block-events.js';
 import type { Table } from '../engine/ports.js';
 import { pack } from '../storage/codec.js';
 import { openStore, type Store } from '../storage/env.js';
+import { BLOCK_STORES } from '../app/families.js';
 import { systemTicker } from '../app/process.js';
 import { workerPool } from '../app/worker-pool.js';
 import { ServiceClock } from '../engine/clock.js';
 import { EvmFollower } from '../engine/evm/follower.js';
+import { SolanaFollower } from '../engine/solana/follower.js';
+import { prepareSolanaBlock, solanaBlockStore, storedSolanaBlock, type PreparedSolanaBlock } from '../engine/solana/prepared.js';
 import { jsonLogger } from '../engine/log.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { coreBlock200000v3 } from './bitcoin-fixtures.js';
@@ -35,6 +38,10 @@ import { tempDir } from './helpers.js';
 import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { startNatsServer, type NatsServer } from './kit/nats-server.js';
 import { startStandIn } from './kit/node-standin.js';
+import { benchChain } from './kit/solana-rpc/bench.js';
+import { entryOf, fixtureBlockChain, fixtureTransaction, FIXTURE_TRANSACTIONS } from './kit/solana-rpc/fixtures.js';
+import { getBlockResponse } from './kit/solana-rpc/render.js';
+import { startSolanaRpc } from './kit/solana-rpc/server.js';
 
 /**
  * The chains' blocks on a cluster against a real nats-server: node A stores blocks by the commit path its follower
@@ -43,6 +50,7 @@ import { startStandIn } from './kit/node-standin.js';
  */
 const CHAIN = '0x1';
 const BTC = 'bitcoin';
+const SOL = 'solana';
 const CONFIRMATIONS = 2;
 /** The control log's sequence node A had applied when it published (carried, not checked here). */
 const CONTROL_SEQ = 7;
@@ -175,9 +183,31 @@ async function applyOn(node: Node, from: number, count: number): Promise<BlockAp
   });
   const out: BlockApplied[] = [];
   for await (const m of await consumer.fetch({ max_messages: count, expires: 10_000 }))
-    out.push(await applyBlockMessage(node.store, m, node.events));
+    out.push(await applyBlockMessage(node.store, m, node.events, BLOCK_STORES));
   return out;
 }
+
+/** A follower's listener publishing what it is told, one message after the other, in the order told. */
+function publishing(publisher: BlockPublisher, family: ChainFamily) {
+  let published: Promise<unknown> = Promise.resolve();
+  /** The blocks of each call, in order. */
+  const units: number[] = [];
+  const stored: StoredListener = {
+    blocks(blocks) {
+      units.push(blocks.length);
+      for (const p of blocks) published = published.then(() => publisher.publishBlock(family, p, CONTROL_SEQ));
+    },
+    reorg: (r) => void (published = published.then(() => publisher.publishReorg(family, r, CONTROL_SEQ))),
+  };
+  return { stored, units, sent: () => published };
+}
+
+const clock = new ServiceClock(systemTicker, Date.now());
+const log = jsonLogger(
+  () => {},
+  () => clock.now(),
+  'error',
+);
 
 async function lastSeq(node: Node): Promise<number> {
   return (await (await jetstreamManager(node.bus.nc)).streams.info(BLOCKS_STREAM)).state.last_seq;
@@ -192,8 +222,9 @@ describe('blocks published over NATS JetStream', () => {
     const stored = snapshot(a.store);
     expect(count(stored, 'blocks')).toBe(FIXTURE_BLOCKS.length);
     expect(count(stored, 'transfers')).toBeGreaterThan(100);
-    // The first block is the chain's backfill: no seen event for it; each later one seen, and its confirmation below.
-    expect(count(stored, 'blockEvents')).toBe(2 * (FIXTURE_BLOCKS.length - 1));
+    // The first block is the chain's backfill: no seen event for it; each later one seen. The numbers each confirms
+    // (2 below it) hold no fixture block: nothing to announce for them.
+    expect(count(stored, 'blockEvents')).toBe(FIXTURE_BLOCKS.length - 1);
 
     const applied = await applyOn(b, 1, FIXTURE_BLOCKS.length);
     expect(applied).toEqual(
@@ -245,27 +276,12 @@ describe('blocks published over NATS JetStream', () => {
     const rpc = jsonRpcUpstream(`http://127.0.0.1:${standIn.port}`);
     const pool = workerPool(tempDir(), 1);
     const [a, b] = [await startNode(), await startNode()];
-    const publisher = new BlockPublisher(a.bus);
     // Published one after the other, in the order the follower told them.
-    let published: Promise<unknown> = Promise.resolve();
-    const units: number[] = [];
-    const stored: StoredListener = {
-      blocks(blocks) {
-        units.push(blocks.length);
-        for (const p of blocks) published = published.then(() => publisher.publishBlock('evm', p, CONTROL_SEQ));
-      },
-      reorg: (r) => void (published = published.then(() => publisher.publishReorg('evm', r, CONTROL_SEQ))),
-    };
-    const clock = new ServiceClock(systemTicker, Date.now());
-    const log = jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    );
+    const { stored, units, sent } = publishing(new BlockPublisher(a.bus), 'evm');
     const f = new EvmFollower(CHAIN, rpc, a.store, clock, a.events, log, { confirmations: 2, pollMs: 50, pool: pool.ingest, stored });
     try {
       await f.sync();
-      await published;
+      await sent();
       expect(f.status()).toMatchObject({ head: BLOCKS - 1, confirmed: BLOCKS - 3 });
       // Told per unit of writes (several blocks while catching up), published per block.
       expect(units.reduce((x, y) => x + y, 0)).toBe(BLOCKS);
@@ -332,6 +348,89 @@ describe('blocks published over NATS JetStream', () => {
     await publisher.publishReorg(family, await rollBackOn(a, BTC, bitcoinBlockStore, block.number), CONTROL_SEQ);
     expect(await applyOn(b, 2, 1)).toEqual([expect.objectContaining({ applied: true, kind: 'reorg' })]);
     expect(count(snapshot(a.store), 'blocks')).toBe(0);
+    expect(differences(snapshot(b.store), snapshot(a.store))).toEqual([]);
+  });
+  it("applies what a Solana follower stored (the real mainnet block, skipped slots, a parent the node no longer has, a confirmation between blocks, a fork) to another node's store byte for byte, and a second time changes nothing", async () => {
+    const chain = fixtureBlockChain();
+    const node = await startSolanaRpc({ chain, ws: false });
+    const rpc = jsonRpcUpstream(node.url);
+    const pool = workerPool(tempDir(), 1);
+    const [a, b] = [await startNode(), await startNode()];
+    const { stored, sent } = publishing(new BlockPublisher(a.bus), 'solana');
+    const f = new SolanaFollower(SOL, rpc, a.store, clock, a.events, log, {
+      confirmations: CONFIRMATIONS,
+      pollMs: 60_000,
+      pool: pool.solana,
+      stored,
+    });
+    // The mainnet getTransaction fixtures, each in a block of its own after the real block.
+    const txs = FIXTURE_TRANSACTIONS.map((path) => [entryOf(fixtureTransaction(path))]);
+    const first = chain.tip;
+    const state = (): StartState => a.store.get<StartState>('chainState', SOL)!;
+    try {
+      // A new chain starts at the node's confirmed slot: the real block.
+      await f.sync();
+      chain.produce(txs[0]!);
+      chain.skip();
+      const linked = chain.produce(txs[1]!);
+      // The node no longer has this block's parent (it started from a snapshot above it): it says 111…1.
+      chain.put({ ...linked, previousBlockhash: '11111111111111111111111111111111' });
+      chain.produce(txs[2]!);
+      await f.sync();
+      // The node's tip moves to a block not available yet: a stored slot is confirmed with no block stored.
+      const held = chain.produce(txs[0]!, { available: false });
+      await f.sync();
+      expect(state()).toMatchObject({ head: first + 4, confirmed: first + 3 });
+      chain.release(held.slot);
+      await f.sync();
+      // A fork from our slot first + 4: it and first + 5 are taken back, the node's branch (a skipped slot in it) taken.
+      chain.fork(first + 4, [txs[1]!, 'skip', txs[2]!, txs[0]!]);
+      await f.sync();
+      await sent();
+      expect(f.reorgs()).toBe(1);
+      expect(state()).toMatchObject({ head: first + 7, confirmed: first + 5 });
+      const holds = snapshot(a.store);
+      expect(count(holds, 'blocks')).toBe(6);
+      // Seen: 6 blocks; confirmed: first, first + 1, first + 3 and the new first + 4.
+      expect(count(holds, 'blockEvents')).toBe(10);
+
+      // The blocks first to first + 5, the fork, the branch's three blocks.
+      const applied = await applyOn(b, 1, 9);
+      expect(applied.map((r) => ('applied' in r ? `${r.kind} ${r.height - first} ${r.applied}` : r))).toEqual(
+        [0, 1, 3, 4, 5]
+          .map((n) => `block ${n} true`)
+          .concat(
+            ['reorg 4 true'],
+            [4, 6, 7].map((n) => `block ${n} true`),
+          ),
+      );
+      expect(differences(snapshot(b.store), holds)).toEqual([]);
+      expect(b.committed).toHaveLength(9);
+
+      const again = await applyOn(b, 1, 9);
+      expect(again.map((r) => ('applied' in r ? r.applied : r))).toEqual(Array.from({ length: 9 }, () => false));
+      expect(differences(snapshot(b.store), holds)).toEqual([]);
+      expect(b.committed).toHaveLength(9);
+    } finally {
+      f.stop();
+      await rpc.close();
+      await node.close();
+      await pool.close();
+    }
+  });
+
+  it('sends a mainnet-size Solana block (3,000 transactions) as one message under the documented 8 MB max_payload, applied byte for byte', async () => {
+    const { chain } = benchChain({ slots: 1 });
+    const prepared = prepareSolanaBlock({ slot: chain.tip, block: getBlockResponse(chain.at(chain.tip)!) }) as PreparedSolanaBlock;
+    expect(prepared.txCount).toBe(3_000);
+    const block = storedSolanaBlock(prepared, undefined);
+    const [a, b] = [await startNode(), await startNode()];
+    const published = await commitOn(a, SOL, solanaBlockStore, block, block.number - 1);
+    await new BlockPublisher(a.bus).publishBlock('solana', published, CONTROL_SEQ);
+    const info = await (await jetstreamManager(a.bus.nc)).streams.info(BLOCKS_STREAM);
+    expect(info.state.bytes).toBeGreaterThan(prepared.record.byteLength + prepared.probe.byteLength);
+    expect(info.state.bytes).toBeLessThan(8 * 1024 * 1024);
+    expect(await applyOn(b, 1, 1)).toEqual([expect.objectContaining({ applied: true, kind: 'block', chain: SOL, height: block.number })]);
     expect(differences(snapshot(b.store), snapshot(a.store))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { FamilyEffectParts, Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
 import { BitcoinStreams } from './stream-service.js';
-import type { BitcoinIngestPool } from './prepared.js';
+import { bitcoinBlockStore, type BitcoinIngestPool } from './prepared.js';
 import { bitcoinDefinition, bitcoinReplay } from './replay.js';
 import { XpubWindows, type WindowDeriver } from './xpub-windows.js';
 import { BitcoinWallets, type BitcoinState } from './wallets.js';
@@ -41,6 +41,7 @@ export const bitcoin = {
     new BitcoinStreams(p.kv, p.clock, p.dispatcher, p.limits, p.targets, p.followed, p.plane),
   effects: ({ watch }: FamilyEffectParts, { wallets }: BitcoinState) => wallets.effects(watch),
   follow: followBitcoin,
+  blocks: bitcoinBlockStore,
   webhooks: ({ kv }: BitcoinWebhookParts, { wallets }: BitcoinState) =>
     bitcoinWebhookBuilder({
       probe: (chain, n) => copyOf(kv.getRaw('probes', blockKey(chain, n))),

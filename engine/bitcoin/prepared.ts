@@ -1,6 +1,6 @@
 import { addressRows, removeAddressRows, writeAddressRows, type AddressRows } from './address-index.js';
 import type { IngestPool, Kv } from '../ports.js';
-import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
+import { blockKey, isCanonicalBlock, removeCanonical, writeCanonical } from '../ingest/chain-store.js';
 import type { BlockStore } from '../ingest/commit.js';
 import { fillPrevouts, unresolvedInputs, type Prevout } from './block.js';
 import { scanCoreBlock } from './core-scan.js';
@@ -114,11 +114,7 @@ export function prevoutsOf(kv: Kv, chain: string, inputs: ReadonlyArray<{ txid: 
 export const bitcoinBlockStore: BlockStore<PreparedBitcoinBlock> = {
   write(kv, chain, blocks) {
     for (const b of blocks) {
-      const key = blockKey(chain, b.number);
-      kv.putRaw('blocks', key, b.record);
-      kv.putRaw('probes', key, b.probe);
-      kv.put('canon', key, b.hash);
-      kv.put('blockHashes', blockHashKey(chain, b.hash), b.number);
+      writeCanonical(kv, chain, b);
       if (b.outputs.length > 0) writeOutputs(kv, chain, b);
       writeAddressRows(kv, chain, b.number, b.addresses);
     }
@@ -137,16 +133,7 @@ export const bitcoinBlockStore: BlockStore<PreparedBitcoinBlock> = {
   },
   received(data) {
     const b = data as Partial<PreparedBitcoinBlock>;
-    if (
-      typeof b.number !== 'number' ||
-      typeof b.hash !== 'string' ||
-      typeof b.parentHash !== 'string' ||
-      !(b.record instanceof Uint8Array) ||
-      !(b.probe instanceof Uint8Array) ||
-      !Array.isArray(b.outputs) ||
-      typeof b.addresses !== 'object' ||
-      b.addresses === null
-    )
+    if (!isCanonicalBlock(b) || !Array.isArray(b.outputs) || typeof b.addresses !== 'object' || b.addresses === null)
       throw new Error('a Bitcoin block without its number, hashes, record, probe column, outputs or address rows');
     return b as PreparedBitcoinBlock;
   },

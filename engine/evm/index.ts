@@ -3,7 +3,7 @@ import type { FamilyStreams } from '../streams/resources.js';
 import { followEvm, type EvmFollowParts } from './follow.js';
 import { beginDevnet, devnetReadiness, prepareEvm, type EvmAdapters, type EvmState } from './devnet.js';
 import type { StreamDefinition } from '../streams/model.js';
-import type { EvmIngestPool } from './prepared.js';
+import { evmBlockStore, type EvmIngestPool } from './prepared.js';
 import { EVM_STREAMS } from './stream.js';
 import { addressBody, createStream, updateStream } from '../streams/schemas.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
@@ -17,6 +17,7 @@ export const evm = {
   streams: EVM_STREAMS,
   resources: sharedResources(EVM_STREAMS),
   follow: followEvm,
+  blocks: evmBlockStore,
   // Trigger calls on their own connections to each node (the followers open them): never queued behind the follower's reads.
   webhooks: (parts: EvmWebhookParts, { triggerNodes }: EvmState) =>
     webhookBuilder({ ...parts, call: chainReads((chain) => triggerNodes.get(chain)).call }),

@@ -3,6 +3,7 @@ import type { ChainFamily } from '../chains/registry.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/config.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
+import type { BlockStore, CommittedBlock } from '../ingest/commit.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import type { Following } from '../ingest/following.js';
 import type { Logger } from '../log.js';
@@ -53,6 +54,11 @@ export interface Family<
    * (app/ingest.ts gives every family the same object). What it returns is closed when ingestion stops.
    */
   follow(parts: FollowParts & P, state: S): Started | void;
+  /**
+   * How its followers write their blocks and take them back (engine/ingest/commit.ts): on a cluster, what the other
+   * nodes apply the blocks a chain's follower published with. None: a family without followers.
+   */
+  blocks?: BlockStore<CommittedBlock>;
   /** Its webhook builder (the matcher's, and its block endpoints'). `W`: what building its bodies reads (app/server.ts gives every family the same object). */
   webhooks(parts: W, state: S): BuildWebhook<any>;
   /** Its block endpoints (POST /streams/<family>/:chainId/block/…), for a family that has them: matched with its filter set, built by its webhook builder. */

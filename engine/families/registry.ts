@@ -1,6 +1,7 @@
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import { BlockReplay, type ReplayFamily } from '../match/block-replay.js';
 import type { WatchFamilies } from '../match/ports.js';
+import type { BlockStores } from '../ingest/commit.js';
 import type { Kv } from '../ports.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
@@ -122,6 +123,11 @@ export class Families<F extends Readonly<Record<string, Family<any, any, any, an
   /** Starts every family's followers, in the registry's order; what they started beside them, to close at the stop. */
   follow(parts: FollowParts & FollowAll<F>, states: States<F>): Started[] {
     return this.list.flatMap((f) => f.follow(parts, states[f.name as keyof F]) ?? []);
+  }
+
+  /** Each family's part of the commit path, by name, for a family that has followers. */
+  blockStores(): BlockStores {
+    return Object.fromEntries(this.list.flatMap((f) => (f.blocks === undefined ? [] : [[f.name, f.blocks]])));
   }
 
   /** Each family's webhook builder, by name, built from the same parts. */

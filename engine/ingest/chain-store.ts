@@ -18,6 +18,31 @@ export function pruneBlock(kv: Kv, chain: string, number: number): void {
   kv.remove('probes', key);
 }
 
+/** What every family stores of a block in the shared tables. */
+export interface CanonicalBlock {
+  number: number;
+  hash: string;
+  record: Uint8Array;
+  probe: Uint8Array;
+}
+
+/** Whether a block a message carried (unchecked) has what writeCanonical writes, and its parent's hash. */
+export const isCanonicalBlock = (b: Partial<CanonicalBlock & { parentHash: string }>): boolean =>
+  typeof b.number === 'number' &&
+  typeof b.hash === 'string' &&
+  typeof b.parentHash === 'string' &&
+  b.record instanceof Uint8Array &&
+  b.probe instanceof Uint8Array;
+
+/** Writes a block's record, probe column and canonical hash both ways; call inside a transaction. */
+export function writeCanonical(kv: Kv, chain: string, b: CanonicalBlock): void {
+  const key = blockKey(chain, b.number);
+  kv.putRaw('blocks', key, b.record);
+  kv.putRaw('probes', key, b.probe);
+  kv.put('canon', key, b.hash);
+  kv.put('blockHashes', blockHashKey(chain, b.hash), b.number);
+}
+
 /** Removes a block's record, probe column and canonical hash both ways (a reorg); call inside a transaction. */
 export function removeCanonical(kv: Kv, chain: string, number: number): void {
   const key = blockKey(chain, number);

@@ -1,3 +1,4 @@
+import type { ChainFamily } from '../chains/registry.js';
 import type { Kv } from '../ports.js';
 import { historyEnd, type StartState } from './chain-start.js';
 import { blockKey } from './chain-store.js';
@@ -14,6 +15,8 @@ export interface CommittedBlock {
   number: number;
   hash: string;
   parentHash: string;
+  /** The number of the block it links to, where the chain skips numbers (a Solana slot's parent slot); else number − 1. */
+  parentNumber?: number;
 }
 
 /** How a family writes its prepared blocks and takes them back. */
@@ -25,6 +28,9 @@ export interface BlockStore<B extends CommittedBlock> {
   /** The block as a published message carried it (msgpack gives a typed array back as bytes); throws if it is none. */
   received(data: unknown): B;
 }
+
+/** Each family's part of the commit path, by family name (app/ derives it from the families' `blocks`). */
+export type BlockStores = Partial<Record<ChainFamily, BlockStore<CommittedBlock>>>;
 
 /** The chain's state after each of `blocks`: its head, and the blocks `confirmations` below it confirmed. */
 export function statesAfter<S extends StartState>(before: S, blocks: readonly CommittedBlock[], confirmations: number): S[] {
@@ -57,7 +63,9 @@ export function storeUnit<B extends CommittedBlock, S extends StartState>(
     if (b.number > history) events.seen(chain, b.number, b.hash);
     while (confirmed < next.confirmed) {
       confirmed++;
-      if (confirmed > history) events.confirmed(chain, confirmed, inUnit.get(confirmed) ?? hashOf(confirmed) ?? '');
+      // A number holding no block (a skipped Solana slot) has nothing to announce.
+      const hash = confirmed > history ? (inUnit.get(confirmed) ?? hashOf(confirmed)) : undefined;
+      if (hash !== undefined) events.confirmed(chain, confirmed, hash);
     }
   });
   kv.put('chainState', chain, after.at(-1)!);
@@ -143,9 +151,13 @@ export function applyBlock<B extends CommittedBlock>(
   const here = kv.get<string>('canon', blockKey(chain, block.number));
   if (here === block.hash) return { applied: false, why: 'stored already' };
   if (here !== undefined) return { applied: false, why: `this store holds block ${here} at height ${block.number}` };
-  const below = block.number === 0 ? undefined : kv.get<string>('canon', blockKey(chain, block.number - 1));
-  if (below !== undefined && below !== block.parentHash)
-    return { applied: false, why: `its parent ${block.parentHash} is not this store's block ${below} below it` };
+  // The block this store holds nearest below it must be its parent, if it holds any from there (the numbers
+  // between them hold no block on the block's chain).
+  const parent = block.parentNumber ?? block.number - 1;
+  const below =
+    parent < 0 ? undefined : kv.range<string>('canon', { start: blockKey(chain, parent), end: blockKey(chain, block.number) }).at(-1);
+  if (below !== undefined && (below.key !== blockKey(chain, parent) || below.value !== block.parentHash))
+    return { applied: false, why: `its parent ${block.parentHash} is not this store's block ${below.value} below it` };
   storeUnit(kv, chain, store, [block], published.before, [published.after], events, (n) => kv.get<string>('canon', blockKey(chain, n)));
   return { applied: true };
 }

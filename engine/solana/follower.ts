@@ -1,9 +1,17 @@
 import type { Clock, Timer } from '../clock.js';
-import { blockHashKey, blockKey, removeCanonical } from '../ingest/chain-store.js';
+import { blockKey } from '../ingest/chain-store.js';
+import { publishedBlocks, rollBackUnit, storeUnit, type StoredListener } from '../ingest/commit.js';
 import { SyncLoop, pruneChain, rawCall, type ChainEvents, type ChainFollower, type FollowerStatus } from '../ingest/follow.js';
 import type { Logger } from '../log.js';
 import { NodeError, type Kv, type SlotWake, type Upstream } from '../ports.js';
-import type { PreparedSolanaBlock, PreparedSolanaOutcome, SolanaIngestPool } from './prepared.js';
+import {
+  solanaBlockStore,
+  storedSolanaBlock,
+  type PreparedSolanaBlock,
+  type PreparedSolanaOutcome,
+  type SolanaIngestPool,
+  type StoredSolanaBlock,
+} from './prepared.js';
 
 /**
  * Follows a Solana node slot by slot into the store (the shared tables and
@@ -21,6 +29,11 @@ import type { PreparedSolanaBlock, PreparedSolanaOutcome, SolanaIngestPool } fro
  *
  * A chain followed for the first time starts at the node's confirmed slot of
  * that moment: what came before is history no stream can have asked for.
+ *
+ * Blocks and forks are written by the shared commit path (engine/ingest/commit.ts: storeUnit, rollBackUnit) and
+ * told to `stored` once durable, each block with the state the last one told left (not the state just before
+ * it): what the follower writes between blocks (skipped slots, confirmations as the node's tip moves on) is no
+ * block of its own, and reaches the other nodes of a cluster with the next block.
  */
 export interface SolanaChainState {
   /** Last slot fetched (stored, or skipped); −1 before the first. */
@@ -64,6 +77,8 @@ type Fetched = PreparedSolanaBlock | 'skipped' | 'later';
 
 export class SolanaFollower implements ChainFollower {
   private state: SolanaChainState | undefined;
+  /** The chain's state as the last block or fork told to `stored` left it: a cluster's other nodes hold that one. */
+  private told: SolanaChainState | undefined;
   private readonly loop: SyncLoop;
   private reconnect: Timer | undefined;
   private unsubscribe: (() => void) | undefined;
@@ -88,9 +103,11 @@ export class SolanaFollower implements ChainFollower {
       pool: SolanaIngestPool;
       /** slotSubscribe on the node's WebSocket; none: the poll alone. */
       slots?: SlotWake;
+      /** Told what was stored once it is durable (a cluster's node publishes it). */
+      stored?: StoredListener;
     },
   ) {
-    this.state = kv.get<SolanaChainState>('chainState', chain);
+    this.state = this.told = kv.get<SolanaChainState>('chainState', chain);
     this.loop = new SyncLoop(
       chain,
       log,
@@ -174,6 +191,7 @@ export class SolanaFollower implements ChainFollower {
   private async begin(tip: number): Promise<SolanaChainState> {
     const state = { head: tip - 1, confirmed: tip - 1, pruned: tip - 1 };
     await this.kv.transactAsync(() => this.kv.put('chainState', this.chain, state));
+    this.told = state;
     this.log.info("following a new chain from the node's confirmed slot", { chain: this.chain, slot: tip });
     return state;
   }
@@ -210,7 +228,7 @@ export class SolanaFollower implements ChainFollower {
         await writing;
         writing = undefined;
         if (this.stopped) break;
-        const unit: Array<PreparedSolanaBlock | number> = [];
+        const unit: Array<StoredSolanaBlock | number> = [];
         const stored = this.lastStored(first - 1);
         let below = stored === undefined ? undefined : { slot: stored, hash: this.hashOf(stored) };
         for (const [i, got] of fetched.entries()) {
@@ -238,7 +256,7 @@ export class SolanaFollower implements ChainFollower {
             break;
           }
           forks = 0;
-          unit.push(got);
+          unit.push(storedSolanaBlock(got, below));
           below = { slot: got.slot, hash: got.hash };
         }
         for (let n = first; n < first + unit.length; n++) ahead.delete(n);
@@ -306,45 +324,34 @@ export class SolanaFollower implements ChainFollower {
 
   /**
    * Writes a run of slots (their blocks, and nothing for the skipped ones) with each block's seen event and the
-   * confirmations it brings, and the chain's state, as one unit on LMDB's write thread; the state in memory
-   * moves on at once, the promise resolves once the unit is durable.
+   * confirmations it brings (the stored slots up to it and `confirmations` below the node's tip), and the chain's
+   * state, as one unit on LMDB's write thread; the state in memory moves on at once, the promise resolves once
+   * the unit is durable.
    */
-  private async commitUnit(unit: ReadonlyArray<PreparedSolanaBlock | number>, tip: number): Promise<void> {
-    const blocks = unit.filter((u): u is PreparedSolanaBlock => typeof u !== 'number');
-    const lastSlot = unit.map((u) => (typeof u === 'number' ? u : u.slot)).at(-1)!;
+  private async commitUnit(unit: ReadonlyArray<StoredSolanaBlock | number>, tip: number): Promise<void> {
+    const blocks = unit.filter((u): u is StoredSolanaBlock => typeof u !== 'number');
+    const lastSlot = unit.map((u) => (typeof u === 'number' ? u : u.number)).at(-1)!;
     const upTo = tip - this.opts.confirmations;
-    // Slots still to announce as confirmed, in order: stored ones below the unit (read now: the unit's writes are
-    // not visible to reads in it), then the unit's blocks.
-    const pending: Array<[slot: number, hash: string]> = [
-      ...this.storedBetween(this.state!.confirmed + 1, Math.min(upTo, (blocks[0]?.slot ?? lastSlot + 1) - 1)),
-      ...blocks.map((b): [number, string] => [b.slot, b.hash]),
-    ];
-    const lastBlock = blocks.at(-1)?.slot;
-    const next: SolanaChainState = {
-      ...this.state!,
-      head: lastSlot,
-      confirmed: lastBlock === undefined ? this.state!.confirmed : Math.max(this.state!.confirmed, Math.min(upTo, lastBlock)),
-    };
-    const durable = this.kv.writeBehind(() => {
-      let k = 0;
-      const announce = (through: number): void => {
-        for (; k < pending.length && pending[k]![0] <= through; k++) this.events.confirmed(this.chain, pending[k]![0], pending[k]![1]);
-      };
-      for (const b of blocks) {
-        const key = blockKey(this.chain, b.slot);
-        this.kv.putRaw('blocks', key, b.record);
-        this.kv.putRaw('probes', key, b.probe);
-        this.kv.put('canon', key, b.hash);
-        this.kv.put('blockHashes', blockHashKey(this.chain, b.hash), b.slot);
-        this.events.seen(this.chain, b.slot, b.hash);
-        announce(Math.min(upTo, b.slot));
-      }
-      this.kv.put('chainState', this.chain, next);
-    });
+    const before = this.state!;
+    // The state after each block; the last one's head is the unit's last slot, skipped or not.
+    const after = blocks.map((b, i) => ({
+      ...before,
+      head: i === blocks.length - 1 ? lastSlot : b.number,
+      confirmed: Math.max(before.confirmed, Math.min(upTo, b.number)),
+    }));
+    const next = after.at(-1) ?? { ...before, head: lastSlot };
+    const durable = this.kv.writeBehind(() =>
+      blocks.length === 0
+        ? this.kv.put('chainState', this.chain, next)
+        : storeUnit(this.kv, this.chain, solanaBlockStore, blocks, before, after, this.events, (n) => this.hashOf(n)),
+    );
     this.state = next;
     this.skipped += unit.length - blocks.length;
     await durable;
-    if (blocks.length > 0) this.events.committed?.(this.chain);
+    if (blocks.length === 0) return;
+    this.opts.stored?.blocks(publishedBlocks(this.chain, blocks, this.told!, after));
+    this.told = next;
+    this.events.committed?.(this.chain);
   }
 
   /**
@@ -406,16 +413,18 @@ export class SolanaFollower implements ChainFollower {
       confirmed: Math.min(this.state!.confirmed, keep),
       pruned: Math.min(this.state!.pruned, keep),
     };
-    await this.kv.transactAsync(() => {
-      for (const n of removed) removeCanonical(this.kv, this.chain, n);
-      if (removed.length > 0) this.events.reorged(this.chain, removed[0]!, removed[removed.length - 1]!);
-      this.kv.put('chainState', this.chain, next);
-    });
-    this.state = next;
-    if (removed.length > 0) {
-      this.rolledBack++;
-      this.log.info('reorg', { chain: this.chain, from: removed[0], to: removed[removed.length - 1] });
+    if (removed.length === 0) {
+      // Skipped slots alone above the fork point: nothing to take back, the state moves down.
+      await this.kv.transactAsync(() => this.kv.put('chainState', this.chain, next));
+      this.state = next;
+      return;
     }
+    // From our first stored slot above the fork point to our last: the reorg's first block is one we hold.
+    const rollback = { chain: this.chain, from: removed[0]!, to: removed.at(-1)!, after: next };
+    await rollBackUnit(this.kv, solanaBlockStore, rollback, this.events, this.opts.stored);
+    this.state = this.told = next;
+    this.rolledBack++;
+    this.log.info('reorg', { chain: this.chain, from: rollback.from, to: rollback.to });
   }
 
   /** Drops the records and probe columns that fell out of the retention window (in slots), a batch at a time. */

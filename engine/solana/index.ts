@@ -1,7 +1,7 @@
 import { sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
 import { followSolana, prepareSolana, type SolanaAdapters, type SolanaFollowParts } from './follow.js';
-import type { SolanaIngestPool } from './prepared.js';
+import { solanaBlockStore, type SolanaIngestPool } from './prepared.js';
 import { solanaDefinition, solanaReplay } from './replay.js';
 import { solanaWebhookBuilder } from './webhook.js';
 import solanaWorker from './worker.js';
@@ -21,6 +21,7 @@ export const solana = {
   streams: SOLANA_STREAMS,
   resources: sharedResources(SOLANA_STREAMS),
   follow: followSolana,
+  blocks: solanaBlockStore,
   webhooks: (_parts: object) => solanaWebhookBuilder(),
   replay: solanaReplay,
   pool: (run): { solana: SolanaIngestPool } => ({

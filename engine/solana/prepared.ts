@@ -1,3 +1,5 @@
+import { blockKey, isCanonicalBlock, removeCanonical, writeCanonical } from '../ingest/chain-store.js';
+import type { BlockStore, CommittedBlock } from '../ingest/commit.js';
 import type { IngestPool } from '../ports.js';
 import { KeyTable } from './key.js';
 import { SolProbeWriter } from './probe.js';
@@ -60,3 +62,48 @@ export function prepareSolanaBlock(answers: SolanaAnswers): PreparedSolanaOutcom
     probe: probe.finish(),
   };
 }
+
+/**
+ * A slot's block as the commit path stores it (engine/ingest/commit.ts): its slot as the block number, linked to
+ * the stored block it follows (`parentNumber`: its parent slot, the slots between skipped; `parentHash`: that
+ * block's hash, also where the node said 111…1 for a parent it no longer has).
+ */
+export interface StoredSolanaBlock extends CommittedBlock {
+  parentNumber: number;
+  record: Uint8Array;
+  probe: Uint8Array;
+}
+
+/** A prepared block as stored, linked to `below` (the stored block the follower checked it follows; none: the first). */
+export function storedSolanaBlock(b: PreparedSolanaBlock, below: { hash: string | undefined } | undefined): StoredSolanaBlock {
+  return {
+    number: b.slot,
+    hash: b.hash,
+    parentNumber: b.parentSlot,
+    parentHash: below?.hash ?? b.parentHash,
+    record: b.record,
+    probe: b.probe,
+  };
+}
+
+/**
+ * The Solana family's part of the commit path: the follower's commits and a cluster node's apply of a published
+ * block write alike (the shared tables alone: a skipped slot has no row).
+ */
+export const solanaBlockStore: BlockStore<StoredSolanaBlock> = {
+  write(kv, chain, blocks) {
+    for (const b of blocks) writeCanonical(kv, chain, b);
+  },
+  remove(kv, chain, from, to) {
+    // The stored slots alone, not every slot between (a span of skipped slots may be long).
+    const stored = kv.keys('canon', { start: blockKey(chain, from), end: blockKey(chain, to + 1) });
+    for (const key of stored) removeCanonical(kv, chain, parseInt(key.slice(chain.length + 1), 16));
+  },
+  received(data) {
+    const b = data as Partial<StoredSolanaBlock>;
+    if (!isCanonicalBlock(b) || typeof b.parentNumber !== 'number')
+      throw new Error('a Solana block without its slot, hashes, parent slot, record or probe column');
+    const { number, hash, parentNumber, parentHash, record, probe } = b as StoredSolanaBlock;
+    return { number, hash, parentNumber, parentHash, record, probe };
+  },
+};

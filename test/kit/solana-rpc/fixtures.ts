@@ -64,6 +64,17 @@ export const entryOf = (t: { meta: TxMeta; transaction: TxEntry['transaction']; 
  * between are skipped). Built blocks may follow (`produce`).
  */
 export function mainnetChain(): SolanaChain {
+  const chain = fixtureBlockChain();
+  for (const path of FIXTURE_TRANSACTIONS) {
+    const t = fixtureTransaction(path);
+    chain.skip(t.slot - chain.nextSlot);
+    chain.produce([entryOf(t)], { blockTime: t.blockTime });
+  }
+  return chain;
+}
+
+/** The real block of slot 100,000,000 at its slot, unchanged, alone: built blocks may follow it at the next slots. */
+export function fixtureBlockChain(): SolanaChain {
   const chain = new SolanaChain({ firstSlot: FIXTURE_BLOCK_SLOT });
   const real = fixtureBlock();
   chain.put({
@@ -76,10 +87,5 @@ export function mainnetChain(): SolanaChain {
     rewards: real.rewards ?? [],
     transactions: real.transactions.map(entryOf),
   });
-  for (const path of FIXTURE_TRANSACTIONS) {
-    const t = fixtureTransaction(path);
-    chain.skip(t.slot - chain.nextSlot);
-    chain.produce([entryOf(t)], { blockTime: t.blockTime });
-  }
   return chain;
 }

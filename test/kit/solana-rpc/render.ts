@@ -88,5 +88,14 @@ export function blockBytes(b: SlotBlock, opts: RenderOptions, into?: (size: numb
   return out;
 }
 
+/** getBlock's JSON-RPC response body for `b`, as the node sends it with chainpost's parameters (no rewards, versions shown). */
+export function getBlockResponse(b: SlotBlock): Buffer {
+  return Buffer.concat([
+    Buffer.from('{"jsonrpc":"2.0","result":'),
+    blockBytes(b, { rewards: false, showVersion: true }),
+    Buffer.from(',"id":1}'),
+  ]);
+}
+
 /** Whether the block holds a transaction a client without maxSupportedTransactionVersion cannot get (-32015). */
 export const versionedIn = (b: SlotBlock): 0 | undefined => (b.transactions.some((t) => t.version === 0) ? 0 : undefined);
