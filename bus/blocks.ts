@@ -179,13 +179,14 @@ export type BlockApplied =
  * Writes a published block or reorg into this node's store, in one transaction, as the publishing node's commit
  * wrote it; `events` are this node's listeners (told `committed` once it is durable). Idempotent by (chain,
  * height, hash): a message applied twice (a consumer started again, a publish retried past JetStream's de-dup
- * window) changes nothing the second time.
+ * window) changes nothing the second time. `inside` runs in the same transaction, applied or not (a consumer's position).
  */
 export async function applyBlockMessage(
   kv: Kv,
   m: { data: Uint8Array; headers?: MsgHdrs | undefined },
   events: ChainEvents,
   stores: BlockStores = BLOCK_STORES,
+  inside?: () => void,
 ): Promise<BlockApplied> {
   const read = readFormatted(m, BLOCKS_FORMAT);
   if (!('body' in read)) return read;
@@ -221,7 +222,11 @@ export async function applyBlockMessage(
   } catch (err) {
     return { malformed: err instanceof Error ? err.message : String(err) };
   }
-  const outcome = await kv.transactAsync(apply);
+  const outcome = await kv.transactAsync(() => {
+    const done = apply();
+    inside?.();
+    return done;
+  });
   if (outcome.applied) events.committed?.(chain);
   return { ...outcome, kind, chain, height, hash, controlSeq };
 }
