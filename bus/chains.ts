@@ -1,10 +1,8 @@
 import {
-  DeliverPolicy,
   JetStreamApiCodes,
   JetStreamApiError,
   jetstream,
   jetstreamManager,
-  type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
@@ -22,6 +20,7 @@ import type { Kv } from '../engine/ports.js';
 import { applyBlockMessage, BLOCKS_FORMAT, BlockPublisher, BlockTooLargeError, blocksSubject, type BlockStores } from './blocks.js';
 import type { BusConnection } from './connect.js';
 import { readFormatted } from './format.js';
+import { OrderedApply } from './ordered.js';
 import { BLOCKS_STREAM } from './streams.js';
 
 /**
@@ -59,14 +58,6 @@ export interface ClusterChainsParts {
 /** What is queued for publishing, in the order the follower stored it. */
 type Outgoing = { kind: 'block'; block: PublishedBlock; controlSeq: number } | { kind: 'reorg'; reorg: PublishedReorg; controlSeq: number };
 
-/** A consumer of the chain's subject that runs until stopped. */
-interface Run {
-  stopped: boolean;
-  messages: ConsumerMessages | undefined;
-  wake: (() => void) | undefined;
-  done: Promise<void>;
-}
-
 interface Chain {
   readonly chain: string;
   readonly family: ChainFamily | undefined;
@@ -77,7 +68,8 @@ interface Chain {
   epoch: number;
   /** The lease events' work, one after the other. */
   work: Promise<void>;
-  run: Run | undefined;
+  /** What consumes the chain's subject now: the others' blocks, or a takeover's catch-up. */
+  run: OrderedApply | undefined;
   queue: Outgoing[];
   pumping: Promise<void> | undefined;
   /** Why this node stopped applying the chain's blocks (a newer format). */
@@ -86,15 +78,7 @@ interface Chain {
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-const pause = (ms: number, run?: Run): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    if (run !== undefined)
-      run.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-  });
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class ClusterChains implements FollowGate {
   private readonly chains = new Map<string, Chain>();
@@ -150,7 +134,7 @@ export class ClusterChains implements FollowGate {
     for (const c of this.chains.values()) {
       c.epoch++;
       c.queue.length = 0;
-      this.stopRun(c);
+      c.run?.stop();
     }
     await Promise.all([...this.chains.values()].flatMap((c) => [c.work, c.run?.done, c.pumping]));
   }
@@ -160,7 +144,7 @@ export class ClusterChains implements FollowGate {
     if (c === undefined) return;
     const epoch = ++c.epoch;
     // What consumes the chain's subject now (the others' blocks, or a takeover's catch-up) stops.
-    this.stopRun(c);
+    c.run?.stop();
     if (event.kind === 'lost') {
       // At once: another node may take the lease from now on. What was stored and not published is taken back by
       // the next holder's blocks (the same ones, or another branch).
@@ -180,14 +164,6 @@ export class ClusterChains implements FollowGate {
       if (c.epoch !== epoch || this.stopped) return;
       c.run = this.consume(c, () => false);
     });
-  }
-
-  private stopRun(c: Chain): void {
-    const run = c.run;
-    if (run === undefined) return;
-    run.stopped = true;
-    run.messages?.stop();
-    run.wake?.();
   }
 
   /**
@@ -270,39 +246,15 @@ export class ClusterChains implements FollowGate {
   }
 
   /** An ordered consumer of the chain's subject from the position after this store's, applying each block until `done`. */
-  private consume(c: Chain, done: () => boolean): Run {
-    const run: Run = { stopped: false, messages: undefined, wake: undefined, done: Promise.resolve() };
-    run.done = (async () => {
-      for (let failures = 0; !run.stopped && !this.stopped && c.halted === undefined && !done(); ) {
-        try {
-          const consumer = await this.js.consumers.get(BLOCKS_STREAM, {
-            filter_subjects: blocksSubject(c.chain),
-            deliver_policy: DeliverPolicy.StartSequence,
-            opt_start_seq: c.position + 1,
-          });
-          const messages = await consumer.consume();
-          run.messages = messages;
-          if (run.stopped) messages.stop();
-          for await (const m of messages) {
-            failures = 0;
-            if (!(await this.apply(c, m)) || done()) {
-              messages.stop();
-              break;
-            }
-          }
-        } catch (err) {
-          if (run.stopped || this.stopped) break;
-          failures++;
-          this.parts.log.warn('cluster: applying blocks failed; trying again', {
-            chain: c.chain,
-            error: message(err),
-            position: c.position,
-          });
-          await pause(Math.min(5_000, 100 * 2 ** failures), run);
-        }
-      }
-    })();
-    return run;
+  private consume(c: Chain, done: () => boolean): OrderedApply {
+    return new OrderedApply(this.js, BLOCKS_STREAM, {
+      subject: blocksSubject(c.chain),
+      applied: () => c.position,
+      apply: (m) => this.apply(c, m),
+      until: done,
+      failed: (err) =>
+        this.parts.log.warn('cluster: applying blocks failed; trying again', { chain: c.chain, error: message(err), position: c.position }),
+    });
   }
 
   /** Applies one message to this store with the position in the same transaction; false: stop applying the chain. */

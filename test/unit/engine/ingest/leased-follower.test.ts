@@ -32,15 +32,19 @@ class Recorded implements ChainFollower {
 
 const CHAIN = '0x1';
 const LISTENER: StoredListener = { blocks: () => {}, reorg: () => {} };
-let dir: string;
+/** A store in a temp directory of this case's, removed after it. */
 let store: Store;
+const stores: Array<{ dir: string; store: Store }> = [];
 beforeEach(() => {
-  dir = tempDir();
+  const dir = tempDir();
   store = openStore(dir);
+  stores.push({ dir, store });
 });
 afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
+  for (const opened of stores.splice(0)) {
+    await opened.store.close();
+    rmSync(opened.dir, { recursive: true, force: true });
+  }
 });
 
 describe("a chain's follower on a cluster node (LeasedFollower)", () => {
