@@ -37,11 +37,14 @@ class Scene {
     return new Scene(nats, anvil);
   }
 
+  /** The nodes' lease TTL. */
+  ttlMs = TTL;
+
   env(): Record<string, string> {
     return {
       CHAINPOST_NATS: this.nats.url,
       CHAINPOST_CHAINS: `${CHAIN}=${this.anvil.url}`,
-      CHAINPOST_LEASE_TTL_MS: String(TTL),
+      CHAINPOST_LEASE_TTL_MS: String(this.ttlMs),
       CHAINPOST_POLL_MS: '50',
     };
   }
@@ -225,5 +228,28 @@ describe('a chain followed by one node of two, its blocks applied by the other (
     await other.stop();
     await expectChain(s, (await readStore(other.dir)).canon, tip);
     expect(again.output()).toMatch(/taking back blocks the stream does not hold/);
+  });
+
+  scene('publishes what the holder stored while nats-server was down once it is back, in order', async (s) => {
+    // A lease that outlives the outage: the holder keeps the chain and its publishes wait for the bus.
+    s.ttlMs = 20_000;
+    const holder = await s.node();
+    expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+    const other = await s.node();
+    const before = await s.mine(2);
+    expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
+    await s.nats.stop();
+    const stored = await s.mine(3);
+    expect(await until(async () => (await head(holder)) >= stored, 20_000, 20)).toBe(true);
+    expect(await head(other)).toBe(before);
+    // Down past a publish's wait for its acknowledgement (5 s): the holder's publish failed, and is tried again.
+    expect(await until(() => /publishing a block failed; trying again/.test(holder.output()), 20_000, 50)).toBe(true);
+    await s.nats.start();
+    expect(await indexedTo(other, stored, CHAIN, 20_000)).toBe(true);
+    expect(holder.output()).not.toMatch(/lost the lease/);
+    expect(takeovers(other)).toBe(0);
+    await other.stop();
+    await expectChain(s, (await readStore(other.dir)).canon, stored);
+    expect(other.output()).not.toMatch(/left out|taking back/);
   });
 });
