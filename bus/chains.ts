@@ -161,7 +161,8 @@ export class ClusterChains implements FollowGate {
   /** Applies the others' blocks from now on (after what runs for the chain). */
   private startApplying(c: Chain, epoch: number): void {
     c.work = c.work.then(() => {
-      if (c.epoch !== epoch || this.stopped) return;
+      // A chain halted at a newer format stays so until this node is upgraded.
+      if (c.epoch !== epoch || this.stopped || c.halted !== undefined) return;
       c.run = this.consume(c, () => false);
     });
   }
