@@ -7,15 +7,19 @@ import { hostname } from 'node:os';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectBus, redactedServers, type BusConnection } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
+import { ClusterChains, type DropPublish } from '../bus/chains.js';
+import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
-import { checkMaxPayload, ensureControlStream } from '../bus/streams.js';
+import { checkMaxPayload, ensureBlocksStream, ensureControlStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
+import type { ChainEvents } from '../engine/ingest/follow.js';
 import type { ChainLeases } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
 import type { ChangeApplier } from '../engine/streams/control-plane.js';
+import { BLOCK_STORES } from './families.js';
 import type { Hold } from './ingest.js';
 
 /**
@@ -76,6 +80,8 @@ export interface ClusterControl {
   readonly bus: BusConnection;
   /** Resolves true once this node has applied the log as far as it went at the call, false after `ms`. */
   caughtUp(ms: number): Promise<boolean>;
+  /** The chains' figures of this node, once its chains run (ingest fills it in): what its registry entry shows. */
+  readonly chains: { leases?: Pick<ChainLeases, 'held'>; lags?: () => readonly ConsumerLag[] };
   /** Stops applying the log and closes the connection to NATS. */
   stop(): Promise<void>;
 }
@@ -104,7 +110,9 @@ export async function startControlLog({
   const bus = await connectNats(nats, log, onceWithinMs);
   try {
     checkMaxPayload(bus.nc);
-    await ensureControlStream(await jetstreamManager(bus.nc));
+    const jsm = await jetstreamManager(bus.nc);
+    await ensureControlStream(jsm);
+    await ensureBlocksStream(jsm);
   } catch (err) {
     await bus.close();
     throw err;
@@ -118,6 +126,7 @@ export async function startControlLog({
     plane,
     bus,
     caughtUp: (ms) => plane.caughtUp(ms),
+    chains: {},
     stop: async () => {
       await plane.stop();
       await bus.close();
@@ -165,23 +174,19 @@ export interface ClusterNode {
 
 /**
  * Starts writing this node's entry to the node registry. Where a figure comes from is given here: the control log's
- * position and the bus from `control`; the leases this node holds from `leases` and its block consumers' lags from
- * `consumers`, once the chains' leases and block consumers run on the node (none without them).
+ * position and the bus from `control`; the leases this node holds and its block consumers' lags from
+ * `control.chains`, once the node's chains run (none before, none on a node without `ingest` for the leases).
  */
 export async function startClusterNode({
   config,
   kv,
   control,
   log,
-  leases,
-  consumers,
 }: {
   config: Pick<Config, 'roles' | 'leaseTtlMs'>;
   kv: Kv;
   control: ClusterControl;
   log: Logger;
-  leases?: Pick<ChainLeases, 'held'>;
-  consumers?: () => Promise<readonly ConsumerLag[]>;
 }): Promise<ClusterNode> {
   let http: string | undefined;
   const view: ClusterView = {
@@ -192,8 +197,8 @@ export async function startClusterNode({
     http: () => http,
     bus: () => ({ up: control.bus.up(), servers: control.bus.servers }),
     applied: () => control.plane.applied(),
-    ...(leases === undefined ? {} : { leases: () => leases.held() }),
-    ...(consumers === undefined ? {} : { consumers }),
+    leases: () => control.chains.leases?.held() ?? [],
+    consumers: async () => control.chains.lags?.() ?? [],
   };
   const registry = await startNodeRegistry(control.bus, view, { ttlMs: registryTtl(config.leaseTtlMs), log });
   return {
@@ -204,5 +209,66 @@ export async function startClusterNode({
       return registry.beat();
     },
     stop: () => registry.stop(),
+  };
+}
+
+/** This node's leases of the chains: none without the `ingest` role (it never follows a chain). */
+export async function openNodeLeases(
+  config: Pick<Config, 'roles' | 'leaseTtlMs'>,
+  cluster: ClusterControl,
+  kv: Kv,
+  log: Logger,
+): Promise<ChainLeases | undefined> {
+  if (!config.roles.has('ingest')) return undefined;
+  return openChainLeases(cluster.bus, { node: await nodeId(kv), ttlMs: config.leaseTtlMs, log });
+}
+
+/**
+ * A cluster node's chains: it follows those whose lease it holds, publishing what it stores, and applies the others'
+ * blocks (`applied`: what they tell, the Data API's indexer; `followed`: what the follower's blocks tell).
+ */
+export function clusterChains({
+  cluster,
+  kv,
+  leases,
+  applied,
+  followed,
+  log,
+  drop,
+}: {
+  cluster: ClusterControl;
+  kv: Kv;
+  leases: ChainLeases | undefined;
+  applied: ChainEvents;
+  followed: ChainEvents;
+  log: Logger;
+  drop?: DropPublish | undefined;
+}): ClusterChains {
+  return new ClusterChains({
+    bus: cluster.bus,
+    kv,
+    leases,
+    controlSeq: () => cluster.plane.applied(),
+    stores: BLOCK_STORES,
+    applied,
+    followed,
+    log,
+    ...(drop === undefined ? {} : { drop }),
+  });
+}
+
+/** How long the node holding a chain waits, before it matches blocks, to apply the control log as far as it reaches. */
+const MATCH_CAUGHT_UP_MS = 1_000;
+
+/**
+ * The matcher's wait before each round on a cluster node: the control log applied as far as it reaches now, so a
+ * change acknowledged on any node before a block was stored applies to it. Bounded: past it, matched as applied.
+ */
+export function matchAfterControl(cluster: ClusterControl, log: Logger): () => Promise<void> {
+  return async () => {
+    if (!(await cluster.plane.caughtUp(MATCH_CAUGHT_UP_MS)))
+      log.warn('control log: not caught up before matching; matching with what this node has applied', {
+        applied: cluster.plane.applied(),
+      });
   };
 }

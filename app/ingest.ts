@@ -37,6 +37,9 @@ export const noWait: BeforePart = () => Promise.resolve();
 export type Hold = (step: 'watchlist page' | 'pool compile' | 'control change') => Promise<void>;
 
 import type { Following } from '../engine/ingest/following.js';
+import type { ChainEvents } from '../engine/ingest/follow.js';
+import type { DropPublish } from '../bus/chains.js';
+import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl } from './cluster.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
 export interface IngestParts {
@@ -61,6 +64,10 @@ export interface IngestParts {
   hold?: Hold;
   /** The worker pool's threads if already started (they load while the server starts); closed when the start fails. */
   threads?: Threads;
+  /** A cluster node's control log (CHAINPOST_NATS): its chains are followed under leases and their blocks published. */
+  cluster?: ClusterControl;
+  /** Test seam: blocks it names are not published (a publish lost before a crash). */
+  dropPublish?: DropPublish;
 }
 
 /** Ingestion started: how many threads its worker pool runs, and its stop. */
@@ -88,12 +95,22 @@ export async function startIngest({
   before = noWait,
   hold,
   threads,
+  cluster,
+  dropPublish,
 }: IngestParts): Promise<Ingest> {
   let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
+  let leases: Awaited<ReturnType<typeof openNodeLeases>>;
+  try {
+    leases = cluster === undefined ? undefined : await openNodeLeases(config, cluster, store, log);
+  } catch (err) {
+    await threads?.close();
+    throw err;
+  }
   try {
     begun = await FAMILIES.begin({ config, log, kv: store, following, readiness, notice, before }, states);
     await before('worker pool');
   } catch (err) {
+    await leases?.stop();
     await threads?.close();
     throw err;
   }
@@ -107,6 +124,7 @@ export async function startIngest({
   } catch (err) {
     await pool.close();
     for (const b of begun) await b.stop();
+    await leases?.stop();
     throw err;
   }
   readiness.up('worker pool');
@@ -131,8 +149,31 @@ export async function startIngest({
     dispatcher: mark === undefined ? dispatcher : tracedEnqueue(dispatcher, mark),
     build: builder,
     log,
-    opts: { stageChunk: config.stageChunk, triggerBudgetMs: config.triggerBudgetMs, triggerShareMs: config.triggerShareMs },
+    opts: {
+      stageChunk: config.stageChunk,
+      triggerBudgetMs: config.triggerBudgetMs,
+      triggerShareMs: config.triggerShareMs,
+      ...(cluster === undefined ? {} : { caughtUp: matchAfterControl(cluster, log) }),
+    },
   });
+  // A cluster node follows a chain while it holds its lease; the others' blocks wake its Data API indexer, unmatched.
+  const applied: ChainEvents = {
+    seen: () => {},
+    confirmed: () => {},
+    reorged: () => {},
+    committed: (chain) => {
+      if (following.indexed.has(chain)) dataIndexer.wake(chain);
+    },
+  };
+  const chains =
+    cluster === undefined
+      ? undefined
+      : clusterChains({ cluster, kv: store, leases, applied, followed: matcher.events(), log, drop: dropPublish });
+  if (chains !== undefined) {
+    following.gate = chains;
+    cluster!.chains.leases = leases;
+    cluster!.chains.lags = () => chains.lags();
+  }
   const opened: Array<{ close(): Promise<void> }> = [];
   const started = FAMILIES.follow(
     {
@@ -168,6 +209,7 @@ export async function startIngest({
     workerThreads,
     async stop() {
       for (const f of following.followers) f.stop();
+      await chains?.stop();
       dataIndexer.stop();
       await dataIndexer.settled();
       for (const s of started) s.close();

@@ -39,6 +39,7 @@ import { Readiness } from '../engine/readiness.js';
 import { clusterGauges } from '../engine/cluster/node.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
+import type { DropPublish } from '../bus/chains.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
@@ -63,6 +64,8 @@ export interface Adapters {
   ticker?: Ticker;
   /** Holds the watchlist's read and the pool's filter compiles (a test sees what is answered meanwhile). */
   hold?: Hold;
+  /** On a cluster node, the blocks this names are stored and not published (as if the node crashed in between). */
+  dropPublish?: DropPublish;
 }
 
 /** The server before it listens: its routes and what starting, serving and stopping it takes. */
@@ -266,6 +269,8 @@ export async function createCore({
           ...(before === undefined ? {} : { before }),
           ...(hold === undefined ? {} : { hold }),
           ...(threads === undefined ? {} : { threads }),
+          ...(cluster === undefined ? {} : { cluster }),
+          ...(adapters.dropPublish === undefined ? {} : { dropPublish: adapters.dropPublish }),
         }),
       close: async () => {
         unwatchLoop();

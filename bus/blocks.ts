@@ -172,13 +172,15 @@ export type BlockApplied =
  * wrote it; `events` are this node's listeners (told `committed` once it is durable). Idempotent by (chain,
  * height, hash): a message applied twice (a consumer started again, a publish retried past JetStream's de-dup
  * window) changes nothing the second time. `stores`: each family's part of the commit path, by the family a
- * message names (app/ derives them from the server's families).
+ * message names (app/ derives them from the server's families). `inside` runs in the same transaction, applied or
+ * not (a consumer's position).
  */
 export async function applyBlockMessage(
   kv: Kv,
   m: { data: Uint8Array; headers?: MsgHdrs | undefined },
   events: ChainEvents,
   stores: BlockStores,
+  inside?: () => void,
 ): Promise<BlockApplied> {
   const read = readFormatted(m, BLOCKS_FORMAT);
   if (!('body' in read)) return read;
@@ -214,7 +216,11 @@ export async function applyBlockMessage(
   } catch (err) {
     return { malformed: err instanceof Error ? err.message : String(err) };
   }
-  const outcome = await kv.transactAsync(apply);
+  const outcome = await kv.transactAsync(() => {
+    const done = apply();
+    inside?.();
+    return done;
+  });
   if (outcome.applied) events.committed?.(chain);
   return { ...outcome, kind, chain, height, hash, controlSeq };
 }

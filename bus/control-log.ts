@@ -1,14 +1,5 @@
 import { encode } from '@msgpack/msgpack';
-import {
-  DeliverPolicy,
-  jetstream,
-  jetstreamManager,
-  type ConsumerMessages,
-  type JetStreamClient,
-  type JetStreamManager,
-  type JsMsg,
-  type PubAck,
-} from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg, type PubAck } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { unavailable } from '../engine/errors.js';
 import type { Logger } from '../engine/log.js';
@@ -17,6 +8,7 @@ import { randomAlphanumeric } from '../engine/random.js';
 import type { Applied, Change, ChangeApplier, Committed, ControlPlane } from '../engine/streams/control-plane.js';
 import type { BusConnection } from './connect.js';
 import { FORMAT_HEADER, formatHeaders, readFormatted } from './format.js';
+import { OrderedApply } from './ordered.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
 
 /**
@@ -98,9 +90,7 @@ export class BusControlPlane implements ControlPlane {
   /** This node's writes waiting for their change to be applied here, by message id. */
   private readonly pending = new Map<string, Pending>();
   private readonly waiters = new Set<{ seq: number; done: (reached: boolean) => void }>();
-  private running: Promise<void> | undefined;
-  private messages: ConsumerMessages | undefined;
-  private wake: (() => void) | undefined;
+  private running: OrderedApply | undefined;
   private stopped = false;
   /** Why this node stopped applying the log, when it did. */
   private halted: string | undefined;
@@ -129,15 +119,26 @@ export class BusControlPlane implements ControlPlane {
 
   /** Starts applying the log from the sequence after the last one applied here. */
   start(): void {
-    this.running ??= this.follow();
+    // An ordered consumer from the sequence after the last applied, started again after a failure.
+    this.running ??= new OrderedApply(this.js, CONTROL_STREAM, {
+      applied: () => this.seq,
+      apply: async (m) => {
+        await this.beforeApply?.();
+        return this.apply(m);
+      },
+      failed: (err) =>
+        this.log.warn('control log: following it failed; trying again', {
+          error: err instanceof Error ? err.message : String(err),
+          applied: this.seq,
+        }),
+    });
   }
 
   /** Stops applying; writes still waiting are refused (503). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.messages?.stop();
-    this.wake?.();
-    await this.running;
+    this.running?.stop();
+    await this.running?.done;
     this.refuseWaiting(unavailable('this node is stopping: the change may be applied by the cluster', this.retryAfter));
   }
 
@@ -207,44 +208,6 @@ export class BusControlPlane implements ControlPlane {
 
   private publish(change: Change, id: string): Promise<PubAck> {
     return publishChange(this.js, this.bus, change, id, this.publishTimeoutMs);
-  }
-
-  /** The applier: an ordered consumer from the sequence after the last applied, started again after a failure. */
-  private async follow(): Promise<void> {
-    let failures = 0;
-    while (!this.stopped && this.halted === undefined) {
-      try {
-        const consumer = await this.js.consumers.get(CONTROL_STREAM, {
-          deliver_policy: DeliverPolicy.StartSequence,
-          opt_start_seq: this.seq + 1,
-        });
-        const messages = await consumer.consume();
-        this.messages = messages;
-        if (this.stopped) messages.stop();
-        for await (const m of messages) {
-          failures = 0;
-          await this.beforeApply?.();
-          if (!(await this.apply(m))) {
-            messages.stop();
-            break;
-          }
-        }
-      } catch (err) {
-        if (this.stopped) break;
-        failures++;
-        this.log.warn('control log: following it failed; trying again', {
-          error: err instanceof Error ? err.message : String(err),
-          applied: this.seq,
-        });
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(5_000, 100 * 2 ** failures));
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
-    }
   }
 
   /**

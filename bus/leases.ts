@@ -59,8 +59,8 @@ interface Lease {
 export async function openChainLeases(bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> {
   // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
   const timeout = Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs));
-  const js = jetstream(bus.nc, { timeout });
-  const kv = await new Kvm(js).create(LEASES_BUCKET, { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 });
+  // Made (or found) with the client's usual timeout: a node starting on a loaded machine is not refused for a slow answer.
+  const kv = await new Kvm(jetstream(bus.nc)).create(LEASES_BUCKET, { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 });
   // The server expires the keys by the bucket's TTL, which the first node set: this node's timings follow it, or
   // it could count a lease held after the server removed it.
   const ttl = (await kv.status()).ttl;
@@ -74,7 +74,9 @@ export async function openChainLeases(bus: BusConnection, options: BusLeasesOpti
       bucketTtlMs: ttl,
       configuredTtlMs: options.ttlMs,
     });
-  return new BusChainLeases(kv, await jetstreamManager(bus.nc, { timeout }), options.node, ttl, options.log);
+  // Takes and renews then give up within a poll; bound to the bucket found above, without asking for it again.
+  const leases = await new Kvm(jetstream(bus.nc, { timeout })).open(LEASES_BUCKET, { bindOnly: true });
+  return new BusChainLeases(leases, await jetstreamManager(bus.nc, { timeout, checkAPI: false }), options.node, ttl, options.log);
 }
 
 export class BusChainLeases implements ChainLeases {

@@ -43,16 +43,21 @@ export function followBitcoin(
     grown: (id) => wallets.grown(id),
     dispatcher,
   });
-  const follower = new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
-    confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
-    pollMs: config.bitcoin.pollMs,
-    retention: config.retentionBlocks,
-    pool: pool.bitcoin,
-    // The mempool after the blocks: a transaction just mined is no longer there to be announced.
-    afterSync: () => mempool.poll(),
-    // New to the store: from its start block, backfilled to the node's best block, else from that block.
-    startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
-  });
-  following.add(BITCOIN_CHAIN, config.bitcoin.url, upstream, follower);
-  follower.start();
+  following.add(
+    BITCOIN_CHAIN,
+    config.bitcoin.url,
+    upstream,
+    (stored) =>
+      new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
+        confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
+        pollMs: config.bitcoin.pollMs,
+        retention: config.retentionBlocks,
+        pool: pool.bitcoin,
+        // The mempool after the blocks: a transaction just mined is no longer there to be announced.
+        afterSync: () => mempool.poll(),
+        // New to the store: from its start block, backfilled to the node's best block, else from that block.
+        startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
+        ...(stored === undefined ? {} : { stored }),
+      }),
+  );
 }

@@ -2,6 +2,7 @@ import { findChain } from '../chains/registry.js';
 import { chainRemoval, effectiveAt } from '../chains/removals.js';
 import type { FollowParts } from '../families/family.js';
 import type { ChainEvents } from '../ingest/follow.js';
+import type { MakeFollower } from '../ingest/following.js';
 import type { Upstream } from '../ports.js';
 import { EvmFollower } from './follower.js';
 import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
@@ -50,17 +51,19 @@ export function followEvm(
     const ahead = chainRemoval(chain, 'blocks', Infinity);
     const upstream = trace.upstream(chain.key, rpc(url));
     triggerNodes.set(chain.key, rpc(url, { connections: TRIGGER_CONNECTIONS }));
-    follower = new EvmFollower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
-      confirmations: config.confirmations.get(key) ?? chain.confirmations,
-      pollMs: config.pollMs,
-      retention: config.retentionBlocks,
-      pool: prepare,
-      // A chain not in the store yet: from its start block, backfilled to the node's head, else from that head.
-      startBlock: config.startBlocks.get(key) ?? 'head',
-      ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
-    });
-    following.add(chain.key, url, upstream, follower);
+    // Made again each time this node is to follow the chain (a cluster node, at each lease it takes): node access asks the last one made.
+    const make: MakeFollower = (stored) =>
+      (follower = new EvmFollower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
+        confirmations: config.confirmations.get(key) ?? chain.confirmations,
+        pollMs: config.pollMs,
+        retention: config.retentionBlocks,
+        pool: prepare,
+        // A chain not in the store yet: from its start block, backfilled to the node's head, else from that head.
+        startBlock: config.startBlocks.get(key) ?? 'head',
+        ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
+        ...(stored === undefined ? {} : { stored }),
+      }));
+    following.add(chain.key, url, upstream, make);
     following.indexed.add(chain.key);
-    follower.start();
   }
 }

@@ -50,6 +50,11 @@ export interface MatcherOptions {
   triggerBudgetMs?: number;
   /** Node-ms per second a tenant's trigger calls on one chain may take on average (CHAINPOST_TRIGGER_SHARE_MS). */
   triggerShareMs?: number;
+  /**
+   * Awaited before each round (a cluster node: until it has applied the control log as far as the log reaches, a
+   * bounded wait), so a change acknowledged on any node before a block was stored applies to that block. One process: none.
+   */
+  caughtUp?: () => Promise<unknown>;
 }
 
 /**
@@ -183,6 +188,7 @@ export class StreamMatcher {
 
   /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */
   private async round(chain: string, events: readonly BlockEvent[], lanes: ChainLanes): Promise<void> {
+    if (this.opts.caughtUp !== undefined) await this.opts.caughtUp();
     // The set of this chain's streams as they are now; the events wait in the store while it compiles (at start, say).
     const compiled = this.emits(chain) ? await this.watchlist.compile(chain) : undefined;
     const numbers = [...new Set(events.map((e) => e.number))];

@@ -39,14 +39,19 @@ export function followSolana(
   if (config.solana.url === undefined) return;
   const upstream = rpc(config.solana.url);
   const slots = config.solana.wsUrl === undefined ? undefined : slotSubscription(config.solana.wsUrl);
-  const follower = new SolanaFollower(SOLANA_CHAIN, upstream, kv, clock, events(), log, {
-    confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
-    pollMs: config.solana.pollMs,
-    retention: config.retentionBlocks,
-    pool: pool.solana,
-    ...(slots === undefined ? {} : { slots }),
-  });
-  following.add(SOLANA_CHAIN, config.solana.url, upstream, follower);
-  follower.start();
+  following.add(
+    SOLANA_CHAIN,
+    config.solana.url,
+    upstream,
+    (stored) =>
+      new SolanaFollower(SOLANA_CHAIN, upstream, kv, clock, events(), log, {
+        confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
+        pollMs: config.solana.pollMs,
+        retention: config.retentionBlocks,
+        pool: pool.solana,
+        ...(slots === undefined ? {} : { slots }),
+        ...(stored === undefined ? {} : { stored }),
+      }),
+  );
   return slots;
 }

@@ -1,7 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkClusterFiles } from '../../../app/cluster.js';
+import { checkClusterFiles, nodeId } from '../../../app/cluster.js';
+import { openStore } from '../../../storage/env.js';
 import { ConfigError } from '../../../engine/config/config.js';
 import { tempDir } from '../../helpers.js';
 
@@ -38,6 +39,30 @@ describe("a cluster node's files at start", () => {
         expect((caught as ConfigError).variable).toBe('CHAINPOST_NATS_CREDS');
         expect((caught as Error).message).toBe(`CHAINPOST_NATS_CREDS: cannot read the creds file ${path} (${code})`);
       }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a cluster node's id", () => {
+  it('is made at the first start and read back at the next, from the node’s data directory', async () => {
+    const dir = tempDir();
+    try {
+      let store = openStore(dir);
+      const made = await nodeId(store);
+      expect(made).toMatch(/^node-[A-Za-z0-9]{12}$/);
+      expect(await nodeId(store)).toBe(made);
+      await store.close();
+      store = openStore(dir);
+      expect(await nodeId(store)).toBe(made);
+      await store.close();
+      // Another directory, another node.
+      const other = tempDir();
+      const second = openStore(other);
+      expect(await nodeId(second)).not.toBe(made);
+      await second.close();
+      rmSync(other, { recursive: true, force: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

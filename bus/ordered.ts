@@ -1,0 +1,74 @@
+import { DeliverPolicy, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+
+/**
+ * Applies a stream's messages in order, from the one after the last applied: an ordered consumer, made again from
+ * the position reached after a failure (the bus down, the consumer lost), after a backoff of up to 5 s. The control
+ * log and each chain's blocks are applied with it.
+ */
+export class OrderedApply {
+  /** Settles once the consumer stopped for good (stop, `apply` false, `until`). */
+  readonly done: Promise<void>;
+  private stopped = false;
+  private stopMessages: (() => void) | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    js: JetStreamClient,
+    stream: string,
+    opts: {
+      /** Messages of this subject alone; every subject of the stream when undefined. */
+      subject?: string;
+      /** The last sequence applied: the consumer starts after it. */
+      applied(): number;
+      /** Applies a message; false: stop for good. */
+      apply(m: JsMsg): Promise<boolean>;
+      /** Stops once this holds (checked before the first message and after each). */
+      until?(): boolean;
+      /** Told of a failure before the consumer is made again. */
+      failed(err: unknown): void;
+    },
+  ) {
+    const until = opts.until ?? (() => false);
+    this.done = (async () => {
+      for (let failures = 0; !this.stopped && !until(); ) {
+        try {
+          const consumer = await js.consumers.get(stream, {
+            ...(opts.subject === undefined ? {} : { filter_subjects: opts.subject }),
+            deliver_policy: DeliverPolicy.StartSequence,
+            opt_start_seq: opts.applied() + 1,
+          });
+          const messages = await consumer.consume();
+          this.stopMessages = () => messages.stop();
+          if (this.stopped) messages.stop();
+          for await (const m of messages) {
+            failures = 0;
+            const go = await opts.apply(m);
+            if (!go) this.stopped = true;
+            if (!go || until()) {
+              messages.stop();
+              break;
+            }
+          }
+        } catch (err) {
+          if (this.stopped) break;
+          failures++;
+          opts.failed(err);
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, Math.min(5_000, 100 * 2 ** failures));
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+        }
+      }
+    })();
+  }
+
+  /** Stops applying (a message being applied is finished first: await `done`). */
+  stop(): void {
+    this.stopped = true;
+    this.stopMessages?.();
+    this.wake?.();
+  }
+}

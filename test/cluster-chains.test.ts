@@ -1,0 +1,255 @@
+import { rmSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import type { Table } from '../engine/ports.js';
+import { openStore } from '../storage/env.js';
+import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from './helpers.js';
+import { startNatsServer, type NatsServer } from './kit/nats-server.js';
+
+/**
+ * Two servers of one cluster (CHAINPOST_NATS on a real nats-server) configured with one anvil chain: one node holds
+ * the chain's lease and follows it, the other applies its blocks. Leases run on wall time: a short TTL, every wait on
+ * the servers' answers or logs with a generous deadline. Each case has its own nats-server and anvil and runs beside
+ * the others.
+ */
+const TTL = 1_000;
+const CHAIN = '0x539';
+const FOLLOWING = 'cluster: following a chain';
+
+/** The tables the commit path writes for a chain, but the block events (the holder's matcher's, which no other node keeps). */
+const CHAIN_TABLES: Table[] = ['blocks', 'probes', 'canon', 'blockHashes', 'transfers', 'sales', 'chainState'];
+
+class Scene {
+  private readonly cleanups: Array<() => Promise<unknown> | void> = [];
+  private constructor(
+    readonly nats: NatsServer,
+    readonly anvil: Anvil,
+  ) {
+    this.cleanups.push(
+      () => nats.close(),
+      () => anvil.stop(),
+    );
+  }
+
+  static async start(): Promise<Scene> {
+    const [nats, anvil] = await Promise.all([startNatsServer(), startAnvil({ chainId: 1337 })]);
+    return new Scene(nats, anvil);
+  }
+
+  /** The nodes' lease TTL. */
+  ttlMs = TTL;
+
+  env(): Record<string, string> {
+    return {
+      CHAINPOST_NATS: this.nats.url,
+      CHAINPOST_CHAINS: `${CHAIN}=${this.anvil.url}`,
+      CHAINPOST_LEASE_TTL_MS: String(this.ttlMs),
+      CHAINPOST_POLL_MS: '50',
+    };
+  }
+
+  /** A node in this process on `dir` (a new one unless given), kept until the case ends. */
+  async node(dir = tempDir(), adapters: Parameters<typeof startChainpost>[2] = {}): Promise<Running> {
+    const s = await startChainpost(this.env(), dir, adapters);
+    this.cleanups.push(
+      () => s.stop(),
+      () => rmSync(dir, { recursive: true, force: true }),
+    );
+    return s;
+  }
+
+  /** A node as the binary (a process a test can kill). */
+  async binary(): Promise<RunningBinary> {
+    const s = await startBinary(this.env());
+    this.cleanups.push(
+      () => s.stop('SIGKILL'),
+      () => rmSync(s.dir, { recursive: true, force: true }),
+    );
+    return s;
+  }
+
+  rpc = () => jsonRpcUpstream(this.anvil.url);
+
+  async mine(blocks: number): Promise<number> {
+    const rpc = this.rpc();
+    try {
+      await rpc.call('anvil_mine', [`0x${blocks.toString(16)}`]);
+      return Number(await rpc.call<string>('eth_blockNumber', []));
+    } finally {
+      await rpc.close();
+    }
+  }
+
+  /** Anvil's block hashes from `from` to `to`. */
+  async hashes(from: number, to: number): Promise<string[]> {
+    const rpc = this.rpc();
+    try {
+      const out: string[] = [];
+      for (let n = from; n <= to; n++)
+        out.push((await rpc.call<{ hash: string }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false])).hash);
+      return out;
+    } finally {
+      await rpc.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.cleanups.reverse()) await c();
+  }
+}
+
+function scene(name: string, body: (s: Scene) => Promise<void>): void {
+  it.concurrent(name, async () => {
+    const s = await Scene.start();
+    try {
+      await body(s);
+    } finally {
+      await s.close();
+    }
+  }, 90_000);
+}
+
+/** How many times a node's log says it took the chain over. */
+const takeovers = (s: Running): number =>
+  s
+    .output()
+    .split('\n')
+    .filter((l) => l.includes(FOLLOWING)).length;
+
+/** Every key and value of the chain's tables in a stopped node's store, and its canonical hashes by height. */
+async function readStore(dir: string): Promise<{ rows: Map<string, string>; canon: Map<number, string> }> {
+  const store = openStore(dir, { create: false });
+  try {
+    const rows = new Map<string, string>();
+    for (const t of CHAIN_TABLES)
+      for (const { key, value } of store.db(t).getRange({})) rows.set(`${t} ${String(key)}`, Buffer.from(value).toString('hex'));
+    const canon = new Map<number, string>();
+    for (const { key } of store.db('canon').getRange({})) {
+      const k = String(key);
+      if (k.startsWith(`${CHAIN}/`)) canon.set(Number.parseInt(k.slice(CHAIN.length + 1), 16), store.get<string>('canon', k)!);
+    }
+    return { rows, canon };
+  } finally {
+    await store.close();
+  }
+}
+
+/** The heights a store holds for the chain are one run from its first to `head`, each with anvil's hash. */
+async function expectChain(s: Scene, canon: Map<number, string>, head: number): Promise<void> {
+  const heights = [...canon.keys()].sort((a, b) => a - b);
+  const first = heights[0]!;
+  expect(heights).toEqual(Array.from({ length: head - first + 1 }, (_, i) => first + i));
+  expect(heights.map((n) => canon.get(n))).toEqual(await s.hashes(first, head));
+}
+
+const head = async (s: Running): Promise<number> =>
+  ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === CHAIN)?.head ?? -1;
+
+describe('a chain followed by one node of two, its blocks applied by the other (CHAINPOST_NATS)', () => {
+  scene('follows the chain on one node only and gives the other every block, with the rows the follower wrote', async (s) => {
+    const one = await s.node();
+    const two = await s.node();
+    expect(await until(() => takeovers(one) + takeovers(two) === 1, 10 * TTL, 50)).toBe(true);
+    const tip = await s.mine(6);
+    expect(await indexedTo(one, tip, CHAIN, 20_000)).toBe(true);
+    expect(await indexedTo(two, tip, CHAIN, 20_000)).toBe(true);
+    // Past two TTLs of renews and polls: still one follower.
+    await until(() => false, 2 * TTL, 100);
+    expect(takeovers(one) + takeovers(two)).toBe(1);
+    await one.stop();
+    await two.stop();
+    const [a, b] = [await readStore(one.dir), await readStore(two.dir)];
+    await expectChain(s, b.canon, tip);
+    expect([...b.rows.keys()].filter((k) => !a.rows.has(k))).toEqual([]);
+    expect([...a.rows.keys()].filter((k) => !b.rows.has(k))).toEqual([]);
+    expect([...a.rows].filter(([k, v]) => b.rows.get(k) !== v).map(([k]) => k)).toEqual([]);
+  });
+
+  scene(
+    'hands the chain of a killed holder (no release) to the other node within 2 TTLs, which follows on from its last block',
+    async (s) => {
+      const holder = await s.binary();
+      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+      const other = await s.node();
+      const before = await s.mine(4);
+      expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
+      holder.child.kill('SIGKILL');
+      const killed = performance.now();
+      expect(await until(() => takeovers(other) === 1, 10 * TTL, 10)).toBe(true);
+      expect(performance.now() - killed).toBeLessThan(2 * TTL);
+      const tip = await s.mine(5);
+      expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+      await other.stop();
+      // Every height once, anvil's: none skipped at the takeover, none the other node's follower stored over again.
+      await expectChain(s, (await readStore(other.dir)).canon, tip);
+      expect(other.output()).not.toMatch(/left out|taking back/);
+    },
+  );
+
+  scene('hands the chain of a holder stopped cleanly to the other node, which follows on from its last block', async (s) => {
+    const holder = await s.node();
+    expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+    const other = await s.node();
+    const before = await s.mine(3);
+    expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
+    await holder.stop();
+    const stopped = performance.now();
+    // Released during the stop: taken at the next poll.
+    expect(await until(() => takeovers(other) === 1, 10 * TTL, 10)).toBe(true);
+    expect(performance.now() - stopped).toBeLessThan(2 * TTL);
+    const tip = await s.mine(3);
+    expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+    await other.stop();
+    await expectChain(s, (await readStore(other.dir)).canon, tip);
+    expect(other.output()).not.toMatch(/left out|taking back/);
+  });
+
+  scene('publishes, when it holds the chain again, the blocks a node stored and never published', async (s) => {
+    let dropping = false;
+    const dir = tempDir();
+    const first = await s.node(dir, { dropPublish: () => dropping });
+    expect(await until(() => takeovers(first) === 1, 10 * TTL, 50)).toBe(true);
+    const published = await s.mine(2);
+    expect(await until(async () => (await head(first)) >= published, 20_000, 20)).toBe(true);
+    dropping = true;
+    const stored = await s.mine(3);
+    expect(await until(async () => (await head(first)) >= stored, 20_000, 20)).toBe(true);
+    await first.stop();
+
+    // The same node again, alone: it holds the chain and gives the stream what its store held beyond it.
+    const again = await s.node(dir);
+    expect(await until(() => takeovers(again) === 1, 10 * TTL, 50)).toBe(true);
+    const other = await s.node();
+    expect(await indexedTo(other, stored, CHAIN, 20_000)).toBe(true);
+    const tip = await s.mine(2);
+    expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+    expect(takeovers(other)).toBe(0);
+    await other.stop();
+    await expectChain(s, (await readStore(other.dir)).canon, tip);
+    expect(again.output()).toMatch(/taking back blocks the stream does not hold/);
+  });
+
+  scene('publishes what the holder stored while nats-server was down once it is back, in order', async (s) => {
+    // A lease that outlives the outage: the holder keeps the chain and its publishes wait for the bus.
+    s.ttlMs = 20_000;
+    const holder = await s.node();
+    expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+    const other = await s.node();
+    const before = await s.mine(2);
+    expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
+    await s.nats.stop();
+    const stored = await s.mine(3);
+    expect(await until(async () => (await head(holder)) >= stored, 20_000, 20)).toBe(true);
+    expect(await head(other)).toBe(before);
+    // Down past a publish's wait for its acknowledgement (5 s): the holder's publish failed, and is tried again.
+    expect(await until(() => /publishing a block failed; trying again/.test(holder.output()), 20_000, 50)).toBe(true);
+    await s.nats.start();
+    expect(await indexedTo(other, stored, CHAIN, 20_000)).toBe(true);
+    expect(holder.output()).not.toMatch(/lost the lease/);
+    expect(takeovers(other)).toBe(0);
+    await other.stop();
+    await expectChain(s, (await readStore(other.dir)).canon, stored);
+    expect(other.output()).not.toMatch(/left out|taking back/);
+  });
+});
