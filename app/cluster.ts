@@ -20,7 +20,6 @@ import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
 import type { ChangeApplier } from '../engine/streams/control-plane.js';
 import { BLOCK_STORES } from './families.js';
-import type { Hold } from './ingest.js';
 
 /**
  * CHAINPOST_NATS_CREDS names a file this process can read. Refused here, the start stops with its path and why;
@@ -103,7 +102,7 @@ export async function startControlLog({
   applier: ChangeApplier;
   log: Logger;
   /** Awaited before each change is applied (a test holds this node behind the others). */
-  hold?: Hold;
+  hold?: (step: 'control change') => Promise<void>;
   /** A CLI command's short visit: one attempt at each server within this many ms, refused if none answers. */
   onceWithinMs?: number;
 }): Promise<ClusterControl> {
