@@ -51,7 +51,8 @@ describe("a cluster node's id", () => {
     try {
       let store = openStore(dir);
       const made = await nodeId(store);
-      expect(made).toMatch(/^node-[A-Za-z0-9]{12}$/);
+      // The host's name (for the operator reading status --cluster) and a random part.
+      expect(made).toMatch(/^[-A-Za-z0-9]{1,40}-[a-z0-9]{6}$/);
       expect(await nodeId(store)).toBe(made);
       await store.close();
       store = openStore(dir);
