@@ -1,3 +1,4 @@
+import { followerOptions } from '../ingest/following.js';
 import { findChain } from '../chains/registry.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { FollowParts } from '../families/family.js';
@@ -49,15 +50,13 @@ export function followBitcoin(
     upstream,
     (stored) =>
       new BitcoinFollower(BITCOIN_CHAIN, upstream, kv, clock, events(), log, {
-        confirmations: config.confirmations.get(BITCOIN_CHAIN) ?? findChain(BITCOIN_CHAIN)!.confirmations,
+        ...followerOptions(config, findChain(BITCOIN_CHAIN)!, stored),
         pollMs: config.bitcoin.pollMs,
-        retention: config.retentionBlocks,
         pool: pool.bitcoin,
         // The mempool after the blocks: a transaction just mined is no longer there to be announced.
         afterSync: () => mempool.poll(),
         // New to the store: from its start block, backfilled to the node's best block, else from that block.
         startBlock: config.startBlocks.get(BITCOIN_CHAIN) ?? 'head',
-        ...(stored === undefined ? {} : { stored }),
       }),
   );
 }

@@ -2,7 +2,7 @@ import { findChain } from '../chains/registry.js';
 import { chainRemoval, effectiveAt } from '../chains/removals.js';
 import type { FollowParts } from '../families/family.js';
 import type { ChainEvents } from '../ingest/follow.js';
-import type { MakeFollower } from '../ingest/following.js';
+import { followerOptions, type MakeFollower } from '../ingest/following.js';
 import type { Upstream } from '../ports.js';
 import { EvmFollower } from './follower.js';
 import { inlineSmallBlocks, type EvmIngestPool } from './prepared.js';
@@ -54,14 +54,12 @@ export function followEvm(
     // Made again each time this node is to follow the chain (a cluster node, at each lease it takes): node access asks the last one made.
     const make: MakeFollower = (stored) =>
       (follower = new EvmFollower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
-        confirmations: config.confirmations.get(key) ?? chain.confirmations,
+        ...followerOptions(config, chain, stored),
         pollMs: config.pollMs,
-        retention: config.retentionBlocks,
         pool: prepare,
         // A chain not in the store yet: from its start block, backfilled to the node's head, else from that head.
         startBlock: config.startBlocks.get(key) ?? 'head',
         ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
-        ...(stored === undefined ? {} : { stored }),
       }));
     following.add(chain.key, url, upstream, make);
     following.indexed.add(chain.key);

@@ -10,6 +10,22 @@ import type { ChainFollower, FollowerStatus } from './follow.js';
  */
 export type MakeFollower = (stored: StoredListener | undefined) => ChainFollower;
 
+/**
+ * The options every family's follower takes alike: its confirmations (CHAINPOST_CONFIRMATIONS, else the chain's),
+ * the blocks it keeps, and the listener of what it stores.
+ */
+export function followerOptions(
+  config: { confirmations: ReadonlyMap<string, number>; retentionBlocks: number },
+  chain: { key: string; confirmations: number },
+  stored: StoredListener | undefined,
+): { confirmations: number; retention: number; stored?: StoredListener } {
+  return {
+    confirmations: config.confirmations.get(chain.key) ?? chain.confirmations,
+    retention: config.retentionBlocks,
+    ...(stored === undefined ? {} : { stored }),
+  };
+}
+
 /** Who runs a chain's follower: this process at once (one process), or a cluster node while it holds the chain's lease. */
 export interface FollowGate {
   /** The chain's follower as the rest of the server sees it (its status); `make` makes the one that follows. */

@@ -1,3 +1,4 @@
+import { followerOptions } from '../ingest/following.js';
 import { findChain } from '../chains/registry.js';
 import type { FollowParts, PrepareParts, Started } from '../families/family.js';
 import type { SlotWake } from '../ports.js';
@@ -45,12 +46,10 @@ export function followSolana(
     upstream,
     (stored) =>
       new SolanaFollower(SOLANA_CHAIN, upstream, kv, clock, events(), log, {
-        confirmations: config.confirmations.get(SOLANA_CHAIN) ?? findChain(SOLANA_CHAIN)!.confirmations,
+        ...followerOptions(config, findChain(SOLANA_CHAIN)!, stored),
         pollMs: config.solana.pollMs,
-        retention: config.retentionBlocks,
         pool: pool.solana,
         ...(slots === undefined ? {} : { slots }),
-        ...(stored === undefined ? {} : { stored }),
       }),
   );
   return slots;
