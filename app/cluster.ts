@@ -47,11 +47,14 @@ export interface ClusterControl {
  */
 export async function startControlLog({
   nats,
+  replicas,
   kv,
   applier,
   log,
 }: {
   nats: NonNullable<Config['nats']>;
+  /** CHAINPOST_NATS_REPLICAS: the control log's replicas. */
+  replicas: number;
   kv: Kv;
   applier: ChangeApplier;
   log: Logger;
@@ -60,7 +63,7 @@ export async function startControlLog({
   const bus = await connectBus({ servers: nats.servers.join(','), ...(nats.creds === undefined ? {} : { credsFile: nats.creds }), log });
   try {
     checkMaxPayload(bus.nc);
-    await ensureControlStream(await jetstreamManager(bus.nc));
+    await ensureControlStream(await jetstreamManager(bus.nc), { replicas });
   } catch (err) {
     await bus.close();
     throw err;

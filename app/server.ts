@@ -156,7 +156,10 @@ export async function createCore({
     );
     const local = new StoreControlPlane(store, keyStore, effects);
     // A cluster node writes every change to the cluster's log and applies everyone's with this node's applier.
-    cluster = config.nats === undefined ? undefined : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log });
+    cluster =
+      config.nats === undefined
+        ? undefined
+        : await startControlLog({ nats: config.nats, replicas: config.natsReplicas, kv: store, applier: local.applier, log });
     const control = cluster?.plane ?? local;
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
