@@ -3,7 +3,7 @@
  * parses the configuration and reads no file.
  */
 import { readFileSync } from 'node:fs';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { connectBus } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
 import { checkMaxPayload, ensureControlStream } from '../bus/streams.js';
@@ -66,6 +66,9 @@ export async function startControlLog({
     await ensureControlStream(await jetstreamManager(bus.nc), { replicas });
   } catch (err) {
     await bus.close();
+    // A single nats-server (or a cluster smaller than asked) refuses the replicas: named, with the server's words.
+    if (err instanceof JetStreamApiError && /replica/i.test(err.message))
+      throw new ConfigError('CHAINPOST_NATS_REPLICAS', `${replicas} refused by the NATS servers: ${err.message}`);
     throw err;
   }
   const plane = new BusControlPlane(bus, kv, applier, log);
