@@ -31,6 +31,8 @@ export const CONTROL_FORMAT = 1;
 export { FORMAT_HEADER };
 /** The header JetStream de-duplicates by (the publish's msgID). */
 const MSG_ID = 'Nats-Msg-Id';
+/** How often the applier checks that its consumer still delivers, ms (and how long the check's request may take). */
+const STALL_CHECK_MS = 2_000;
 /** `meta` key: the last sequence of the log applied to this store, written in the transaction that applied it. */
 export const CONTROL_SEQ = 'controlSeq';
 
@@ -129,6 +131,13 @@ export class BusControlPlane implements ControlPlane {
    */
   async caughtUp(timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
+    const last = await this.lastSeq(timeoutMs);
+    if (last === undefined) return false;
+    return this.reached(last, deadline - performance.now());
+  }
+
+  /** The log's last sequence now, or undefined when the bus does not say within `timeoutMs`. */
+  private async lastSeq(timeoutMs: number): Promise<number | undefined> {
     this.jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
     let timer: NodeJS.Timeout | undefined;
     const last = await Promise.race([
@@ -138,8 +147,33 @@ export class BusControlPlane implements ControlPlane {
       }),
     ]).catch(() => undefined);
     clearTimeout(timer);
-    if (last === undefined) return false;
-    return this.reached(last, deadline - performance.now());
+    return last;
+  }
+
+  /**
+   * Stops `messages` when it has delivered nothing for a check while the log holds changes this node has not applied,
+   * so the applier starts a consumer again. On a NATS cluster the client's ordered consumer lives on one server: killed,
+   * the client (connected to another) is not told, and its consumer waited over a minute (test/system/cluster-replicas).
+   */
+  private watchStalls(messages: ConsumerMessages): NodeJS.Timeout {
+    let seen = this.seq;
+    let checking = false;
+    return setInterval(() => {
+      if (this.seq !== seen || checking) {
+        seen = this.seq;
+        return;
+      }
+      checking = true;
+      void this.lastSeq(STALL_CHECK_MS).then((last) => {
+        checking = false;
+        if (last === undefined || last <= this.seq || this.seq !== seen) return;
+        this.log.warn('control log: its consumer delivers nothing while the log holds more; starting another', {
+          applied: this.seq,
+          last,
+        });
+        messages.stop();
+      });
+    }, STALL_CHECK_MS);
   }
 
   /** Resolves true once `seq` is applied here, false after `ms`. */
@@ -191,12 +225,17 @@ export class BusControlPlane implements ControlPlane {
         const messages = await consumer.consume();
         this.messages = messages;
         if (this.stopped) messages.stop();
-        for await (const m of messages) {
-          failures = 0;
-          if (!(await this.apply(m))) {
-            messages.stop();
-            break;
+        const watchdog = this.watchStalls(messages);
+        try {
+          for await (const m of messages) {
+            failures = 0;
+            if (!(await this.apply(m))) {
+              messages.stop();
+              break;
+            }
           }
+        } finally {
+          clearInterval(watchdog);
         }
       } catch (err) {
         if (this.stopped) break;
