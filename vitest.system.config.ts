@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:system`: the suites too slow for `npm test` (bench smoke runs; later the cluster's kill tests and
-// the browser tests), run after it by .ci/run. The script builds dist/ and dist-bench/ first.
+// `npm run test:system`: the suites too slow for `npm test` (bench smoke runs, the cluster of three nodes with its
+// kills; later the browser tests), run after it by .ci/run. The script builds dist/ and dist-bench/ first. One file
+// at a time: the cluster's file runs three servers, anvil and nats-server on wall-time leases, and would share the
+// machine's two cores with another file's servers otherwise.
 export default defineConfig({
   test: {
     include: ['test/system/**/*.test.ts'],
@@ -9,6 +11,6 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    maxWorkers: 2,
+    fileParallelism: false,
   },
 });

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { connectBus, redactedServers, type BusConnection } from '../bus/connect.js';
 import { BusControlPlane } from '../bus/control-log.js';
 import { ClusterChains, type DropPublish } from '../bus/chains.js';
@@ -91,6 +91,7 @@ export interface ClusterControl {
  */
 export async function startControlLog({
   nats,
+  replicas,
   kv,
   applier,
   log,
@@ -98,6 +99,8 @@ export async function startControlLog({
   onceWithinMs,
 }: {
   nats: NonNullable<Config['nats']>;
+  /** CHAINPOST_NATS_REPLICAS: the control log's replicas. */
+  replicas: number;
   kv: Kv;
   applier: ChangeApplier;
   log: Logger;
@@ -110,10 +113,13 @@ export async function startControlLog({
   try {
     checkMaxPayload(bus.nc);
     const jsm = await jetstreamManager(bus.nc);
-    await ensureControlStream(jsm);
-    await ensureBlocksStream(jsm);
+    await ensureControlStream(jsm, { replicas });
+    await ensureBlocksStream(jsm, { replicas });
   } catch (err) {
     await bus.close();
+    // A single nats-server (or a cluster smaller than asked) refuses the replicas: named, with the server's words.
+    if (err instanceof JetStreamApiError && /replica/i.test(err.message))
+      throw new ConfigError('CHAINPOST_NATS_REPLICAS', `${replicas} refused by the NATS servers: ${err.message}`);
     throw err;
   }
   const plane = new BusControlPlane(bus, kv, applier, log, hold === undefined ? {} : { beforeApply: () => hold('control change') });
@@ -182,7 +188,7 @@ export async function startClusterNode({
   control,
   log,
 }: {
-  config: Pick<Config, 'roles' | 'leaseTtlMs'>;
+  config: Pick<Config, 'roles' | 'leaseTtlMs' | 'natsReplicas'>;
   kv: Kv;
   control: ClusterControl;
   log: Logger;
@@ -199,7 +205,11 @@ export async function startClusterNode({
     leases: () => control.chains.leases?.held() ?? [],
     consumers: async () => control.chains.lags?.() ?? [],
   };
-  const registry = await startNodeRegistry(control.bus, view, { ttlMs: registryTtl(config.leaseTtlMs), log });
+  const registry = await startNodeRegistry(control.bus, view, {
+    ttlMs: registryTtl(config.leaseTtlMs),
+    replicas: config.natsReplicas,
+    log,
+  });
   return {
     id: view.node,
     entry: () => registry.entry(),
@@ -213,13 +223,13 @@ export async function startClusterNode({
 
 /** This node's leases of the chains: none without the `ingest` role (it never follows a chain). */
 export async function openNodeLeases(
-  config: Pick<Config, 'roles' | 'leaseTtlMs'>,
+  config: Pick<Config, 'roles' | 'leaseTtlMs' | 'natsReplicas'>,
   cluster: ClusterControl,
   kv: Kv,
   log: Logger,
 ): Promise<ChainLeases | undefined> {
   if (!config.roles.has('ingest')) return undefined;
-  return openChainLeases(cluster.bus, { node: await nodeId(kv), ttlMs: config.leaseTtlMs, log });
+  return openChainLeases(cluster.bus, { node: nodeId(kv), ttlMs: config.leaseTtlMs, replicas: config.natsReplicas, log });
 }
 
 /**

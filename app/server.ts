@@ -169,7 +169,14 @@ export async function createCore({
     cluster =
       config.nats === undefined
         ? undefined
-        : await startControlLog({ nats: config.nats, kv: store, applier: local.applier, log, ...(hold === undefined ? {} : { hold }) });
+        : await startControlLog({
+            nats: config.nats,
+            replicas: config.natsReplicas,
+            kv: store,
+            applier: local.applier,
+            log,
+            ...(hold === undefined ? {} : { hold }),
+          });
     const control = cluster?.plane ?? local;
     node = cluster === undefined ? undefined : await startClusterNode({ config, kv: store, control: cluster, log });
     if (node !== undefined) clusterGauges(metrics, node.entry);

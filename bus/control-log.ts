@@ -23,6 +23,8 @@ export const CONTROL_FORMAT = 1;
 export { FORMAT_HEADER };
 /** The header JetStream de-duplicates by (the publish's msgID). */
 const MSG_ID = 'Nats-Msg-Id';
+/** How often the applier checks that its consumer still delivers, ms (and how long the check's request may take). */
+const STALL_CHECK_MS = 2_000;
 /** `meta` key: the last sequence of the log applied to this store, written in the transaction that applied it. */
 export const CONTROL_SEQ = 'controlSeq';
 
@@ -126,6 +128,7 @@ export class BusControlPlane implements ControlPlane {
         await this.beforeApply?.();
         return this.apply(m);
       },
+      stalled: { everyMs: STALL_CHECK_MS, check: () => this.behind() },
       failed: (err) =>
         this.log.warn('control log: following it failed; trying again', {
           error: err instanceof Error ? err.message : String(err),
@@ -168,6 +171,13 @@ export class BusControlPlane implements ControlPlane {
    */
   async caughtUp(timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
+    const last = await this.lastSeq(timeoutMs);
+    if (last === undefined) return false;
+    return this.reached(last, deadline - performance.now());
+  }
+
+  /** The log's last sequence now, or undefined when the bus does not say within `timeoutMs`. */
+  private async lastSeq(timeoutMs: number): Promise<number | undefined> {
     this.jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
     let timer: NodeJS.Timeout | undefined;
     const last = await Promise.race([
@@ -177,8 +187,20 @@ export class BusControlPlane implements ControlPlane {
       }),
     ]).catch(() => undefined);
     clearTimeout(timer);
-    if (last === undefined) return false;
-    return this.reached(last, deadline - performance.now());
+    return last;
+  }
+
+  /**
+   * Whether the log holds changes this node has not applied (its consumer delivering nothing meanwhile: OrderedApply
+   * then starts another). On a NATS cluster the client's ordered consumer lives on one server: killed, the client
+   * (connected to another) is not told, and its consumer waited over a minute (test/system/cluster-replicas).
+   */
+  private async behind(): Promise<boolean> {
+    const seen = this.seq;
+    const last = await this.lastSeq(STALL_CHECK_MS);
+    if (last === undefined || last <= this.seq || this.seq !== seen) return false;
+    this.log.warn('control log: its consumer delivers nothing while the log holds more; starting another', { applied: this.seq, last });
+    return true;
   }
 
   /** Resolves true once `seq` is applied here, false after `ms`. */

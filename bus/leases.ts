@@ -33,7 +33,7 @@ export interface BusLeasesOptions {
   node: string;
   /** How long a lease lives unrenewed, ms (CHAINPOST_LEASE_TTL_MS): the bucket's TTL when this node creates it. */
   ttlMs: number;
-  /** Copies of the bucket JetStream keeps (1 on a single server). */
+  /** Copies of the bucket JetStream keeps (CHAINPOST_NATS_REPLICAS; 1 on a single server): an existing bucket is brought to it. */
   replicas?: number;
   log?: Logger;
 }
@@ -59,8 +59,16 @@ interface Lease {
 export async function openChainLeases(bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> {
   // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
   const timeout = Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs));
-  // Made (or found) with the client's usual timeout: a node starting on a loaded machine is not refused for a slow answer.
-  const kv = await new Kvm(jetstream(bus.nc)).create(LEASES_BUCKET, { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 });
+  const bucket = { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 };
+  // Making the bucket, or changing its copies, starts a group of replicas on a NATS cluster, which takes longer than
+  // a lease's request may (over 500 ms on three servers): done first with JetStream's default timeout.
+  const kv = await new Kvm(jetstream(bus.nc)).create(LEASES_BUCKET, bucket);
+  // An existing bucket keeps the config it was created with: brought to this node's replicas, as the streams are
+  // (bus/streams.ts), so raising CHAINPOST_NATS_REPLICAS on a grown NATS cluster copies the leases too.
+  const setup = await jetstreamManager(bus.nc);
+  const stream = `KV_${LEASES_BUCKET}`;
+  if ((await setup.streams.info(stream)).config.num_replicas !== bucket.replicas)
+    await setup.streams.update(stream, { num_replicas: bucket.replicas });
   // The server expires the keys by the bucket's TTL, which the first node set: this node's timings follow it, or
   // it could count a lease held after the server removed it.
   const ttl = (await kv.status()).ttl;

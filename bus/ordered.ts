@@ -26,6 +26,11 @@ export class OrderedApply {
       until?(): boolean;
       /** Told of a failure before the consumer is made again. */
       failed(err: unknown): void;
+      /**
+       * Checked every `everyMs` while nothing was applied since the last check: true makes the consumer again from
+       * the position reached (a consumer whose server died delivers nothing, and its client is not told).
+       */
+      stalled?: { everyMs: number; check(): Promise<boolean> };
     },
   ) {
     const until = opts.until ?? (() => false);
@@ -40,14 +45,19 @@ export class OrderedApply {
           const messages = await consumer.consume();
           this.stopMessages = () => messages.stop();
           if (this.stopped) messages.stop();
-          for await (const m of messages) {
-            failures = 0;
-            const go = await opts.apply(m);
-            if (!go) this.stopped = true;
-            if (!go || until()) {
-              messages.stop();
-              break;
+          const watchdog = opts.stalled === undefined ? undefined : watch(opts.stalled, opts.applied, () => messages.stop());
+          try {
+            for await (const m of messages) {
+              failures = 0;
+              const go = await opts.apply(m);
+              if (!go) this.stopped = true;
+              if (!go || until()) {
+                messages.stop();
+                break;
+              }
             }
+          } finally {
+            clearInterval(watchdog);
           }
         } catch (err) {
           if (this.stopped) break;
@@ -71,4 +81,21 @@ export class OrderedApply {
     this.stopMessages?.();
     this.wake?.();
   }
+}
+
+/** Calls `restart` when `stalled.check` says so at a check with nothing applied since the one before. */
+function watch(stalled: { everyMs: number; check(): Promise<boolean> }, applied: () => number, restart: () => void): NodeJS.Timeout {
+  let seen = applied();
+  let checking = false;
+  return setInterval(() => {
+    if (applied() !== seen || checking) {
+      seen = applied();
+      return;
+    }
+    checking = true;
+    void stalled.check().then((stuck) => {
+      checking = false;
+      if (stuck && applied() === seen) restart();
+    });
+  }, stalled.everyMs);
 }

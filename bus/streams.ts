@@ -23,7 +23,7 @@ export const BLOCKS_STREAM = 'CHAINPOST_BLOCKS';
 export const BLOCKS_SUBJECTS = 'chainpost.blocks.>';
 
 export interface StreamOptions {
-  /** Copies of the stream JetStream keeps on as many servers (1 on a single server). */
+  /** Copies of the stream JetStream keeps on as many servers (CHAINPOST_NATS_REPLICAS; 1 on a single server). */
   replicas?: number;
   /** How long a message stays in the stream, ms; 0: as long as the server keeps it. */
   maxAgeMs?: number;

@@ -1,11 +1,11 @@
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { LEASES_BUCKET, leaseKey, openChainLeases, type BusChainLeases } from '../bus/leases.js';
 import type { LeaseEvent } from '../engine/ingest/leases.js';
-import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
+import { inOwnWorld, onOwnNatsServer, startNatsCluster, type NatsCluster, type NatsServer } from './kit/nats-server.js';
 import { until } from './helpers.js';
 
 /**
@@ -31,10 +31,10 @@ interface Logged {
 }
 
 /**
- * One test's world: its own nats-server, clients and event log, so the cases (which mostly wait on the server's
- * wall-time expiries) run at the same time.
+ * One test's world: its own nats-server (or cluster of them), clients and event log, so the cases (which mostly wait
+ * on the server's wall-time expiries) run at the same time.
  */
-class Scene {
+class Scene<N extends NatsServer | NatsCluster = NatsServer> {
   clients: Client[] = [];
   log: Logged[] = [];
   /** Who holds each chain as the events say, and each time a second node said it held a chain someone held. */
@@ -44,7 +44,11 @@ class Scene {
   heldAt = new Map<string, number>();
   private cleanups: (() => Promise<void> | void)[] = [];
 
-  constructor(readonly nats: NatsServer) {}
+  constructor(
+    readonly nats: N,
+    /** The bucket's copies (CHAINPOST_NATS_REPLICAS): 3 on a three-server cluster. */
+    readonly replicas = 1,
+  ) {}
 
   record(node: string, event: LeaseEvent): void {
     this.log.push({
@@ -60,9 +64,9 @@ class Scene {
   }
 
   /** A node's lease client, on its own connection (to `servers`: the server, or a proxy before it). */
-  async client(node: string, { ttlMs = TTL, servers = this.nats.url } = {}): Promise<Client> {
+  async client(node: string, { ttlMs = TTL, servers = this.nats.url, replicas = this.replicas } = {}): Promise<Client> {
     const bus = await connectBus({ servers, maxReconnectWaitMs: 100 });
-    const leases = await openChainLeases(bus, { node, ttlMs });
+    const leases = await openChainLeases(bus, { node, ttlMs, replicas });
     const off = leases.onEvent((event) => this.record(node, event));
     const c: Client = {
       node,
@@ -97,13 +101,14 @@ class Scene {
   }
 
   lines = (): string[] => this.log.map((l) => l.line);
-  seen = (line: string): Logged | undefined => this.log.find((l) => l.line === line);
+  /** The first entry of `line` from the `from`th entry of the log on. */
+  seen = (line: string, from = 0): Logged | undefined => this.log.slice(from).find((l) => l.line === line);
 
-  /** Resolves the entry of `line` once it is logged; rejects after `ms`. */
-  async waitFor(line: string, ms: number): Promise<Logged> {
-    if (!(await until(() => this.seen(line) !== undefined, ms)))
+  /** Resolves the first entry of `line` (from the `from`th on) once it is logged; rejects after `ms`. */
+  async waitFor(line: string, ms: number, from = 0): Promise<Logged> {
+    if (!(await until(() => this.seen(line, from) !== undefined, ms)))
       throw new Error(`no "${line}" within ${ms} ms; logged: ${this.lines().join(' | ')}`);
-    return this.seen(line)!;
+    return this.seen(line, from)!;
   }
 
   /** The bucket as another client reads it (the test's own connection). */
@@ -114,7 +119,7 @@ class Scene {
   }
 
   /** A TCP relay before the server for one node: `cut` drops its connections and every new one (a partition). */
-  async relay(): Promise<{ url: string; cut(): void }> {
+  async relay(this: Scene<NatsServer>): Promise<{ url: string; cut(): void }> {
     const sockets = new Set<Socket>();
     let open = true;
     const server: Server = createServer((inbound) => {
@@ -169,6 +174,16 @@ const refusal = (request: Promise<unknown>): Promise<unknown> =>
 /** A case with a scene of its own, run beside the others (each waits on its own server's clock). */
 function scene(name: string, body: (s: Scene) => Promise<void>): void {
   it.concurrent(name, () => onOwnNatsServer((nats) => new Scene(nats), body));
+}
+
+/** A case on a three-server NATS cluster of its own, the bucket copied to each server (replicas 3). */
+function clusterScene(name: string, body: (s: Scene<NatsCluster>) => Promise<void>, replicas = 3): void {
+  it.concurrent(name, () => inOwnWorld(startNatsCluster, (cluster) => new Scene(cluster, replicas), body));
+}
+
+/** The bucket's stream as JetStream describes it: its replicas, and which server leads them. */
+async function bucketStream(c: Client) {
+  return jetstreamManager(c.bus.nc).then((jsm) => jsm.streams.info(`KV_${LEASES_BUCKET}`));
 }
 
 describe('the chains’ leases over a JetStream KV bucket', () => {
@@ -298,5 +313,65 @@ describe('the leases bucket on nats-server', () => {
       expect(await until(async () => (await kv.get(key)) === null, 5 * TTL, 100)).toBe(true);
       expect((await kv.status()).ttl).toBe(TTL);
     },
+  );
+});
+
+/**
+ * Kills the NATS server leading the bucket's copies (the harshest of the three to lose: the two left must elect
+ * another); says which it was and the lease's revision then.
+ */
+async function killBucketLeader(s: Scene<NatsCluster>, c: Client): Promise<{ leader: string; revision: number }> {
+  const stream = await bucketStream(c);
+  expect(stream.config.num_replicas).toBe(3);
+  const leader = stream.cluster?.leader;
+  expect(s.nats.names).toContain(leader);
+  const revision = (await c.leases.holders())[0]!.revision;
+  await s.nats.servers[s.nats.names.indexOf(leader!)]!.stop('kill');
+  return { leader: leader!, revision };
+}
+
+/** Whether the node the events name as the chain's holder holds it, and has written its lease `writes` times since `revision`. */
+async function renewedSince(s: Scene<NatsCluster>, revision: number, writes: number): Promise<boolean> {
+  const holder = s.holding.get(CHAIN);
+  const c = s.clients.find((x) => x.node === holder);
+  if (c === undefined || !c.leases.holds(CHAIN)) return false;
+  const named = (await c.leases.holders().catch(() => []))[0];
+  return named !== undefined && named.node === holder && named.revision >= revision + writes;
+}
+
+describe('the chains’ leases on a three-server NATS cluster (the bucket replicated to each, CHAINPOST_NATS_REPLICAS=3)', () => {
+  clusterScene(
+    'leases a chain again on the two servers left after the kill of the one leading the bucket, and hands it over within 2 TTLs when its holder dies then',
+    async (s) => {
+      const [a] = await s.heldAndContended();
+      const { leader, revision } = await killBucketLeader(s, a);
+      // JetStream takes a few seconds to elect another leader among the copies. The holder keeps the chain when one of
+      // its renews succeeds in time; with a 2 s TTL none does (it says lost) and one of the two nodes takes the chain
+      // again once the copies have a leader. Either way it is held again, and renewed, on the two servers left.
+      expect(await until(() => renewedSince(s, revision, 2), 15_000, 100), s.lines().join(' | ')).toBe(true);
+      expect((await bucketStream(a)).cluster?.leader).not.toBe(leader);
+
+      // Its holder dies (no renew, no release): the other node takes the chain within 2 TTLs, on two servers of three.
+      const holder = s.clients.find((c) => c.node === s.holding.get(CHAIN))!;
+      const other = s.clients.find((c) => c !== holder)!;
+      const before = s.log.length;
+      await s.kill(holder);
+      const died = performance.now();
+      const held = await s.waitFor(`${other.node} held ${CHAIN}`, 5 * TTL, before);
+      expect(held.at - died).toBeLessThan(2 * TTL);
+      expect(other.leases.holds(CHAIN)).toBe(true);
+      expect(s.overlaps).toEqual([]);
+    },
+  );
+
+  clusterScene(
+    'brings a bucket created with fewer copies to the node’s replicas',
+    async (s) => {
+      const [, b] = await s.heldAndContended();
+      expect((await bucketStream(b)).config.num_replicas).toBe(1);
+      const c = await s.client('node-c', { replicas: 3 });
+      expect((await bucketStream(c)).config.num_replicas).toBe(3);
+    },
+    1,
   );
 });

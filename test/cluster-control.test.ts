@@ -175,6 +175,20 @@ describe('two servers on one nats-server (CHAINPOST_NATS)', () => {
     }
   });
 
+  it('refuses to start with more replicas (CHAINPOST_NATS_REPLICAS) than a single nats-server keeps, naming the variable', async () => {
+    // A server of its own, whose control log the node would create.
+    const alone = await startNatsServer();
+    try {
+      await expect(
+        startChainpost({ CHAINPOST_NATS: alone.url, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: KEY_ONE, CHAINPOST_NATS_REPLICAS: '3' }),
+      ).rejects.toThrow(
+        /\nchainpost: CHAINPOST_NATS_REPLICAS: 3 refused by the NATS servers: replicas > 1 not supported in non-clustered mode\n/,
+      );
+    } finally {
+      await alone.close();
+    }
+  });
+
   it('answers writes 503 with Retry-After while nats-server is stopped, and goes on answering reads', async () => {
     const before = await streamIds(one);
     await nats.stop();

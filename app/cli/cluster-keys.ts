@@ -23,8 +23,11 @@ export async function clusterKeyChanges({
   store,
   keys,
   err,
+  replicas,
 }: {
   nats: NonNullable<Config['nats']>;
+  /** CHAINPOST_NATS_REPLICAS: the control log's replicas, should this command be the first to make it. */
+  replicas: number;
   dataDir: string;
   store: Store;
   keys: KeyStore;
@@ -43,7 +46,7 @@ export async function clusterKeyChanges({
     const held = lock;
     try {
       const applier = new StoreControlPlane(store, keys).applier;
-      const cluster = await startControlLog({ nats, kv: store, applier, log, onceWithinMs: NATS_WAIT_MS });
+      const cluster = await startControlLog({ nats, replicas, kv: store, applier, log, onceWithinMs: NATS_WAIT_MS });
       return {
         changes: cluster.plane,
         close: async () => {

@@ -85,10 +85,10 @@ const withKeys = async <T>(ctx: Context, use: (keys: ApiKeys) => T | Promise<T>,
   ]);
   const store = ctx.store();
   const keys = lmdbKeyStore(store);
-  const { nats, dataDir } = ctx.config;
+  const { nats, natsReplicas: replicas, dataDir } = ctx.config;
   const cluster =
     writes && nats !== undefined
-      ? await (await import('./cluster-keys.js')).clusterKeyChanges({ nats, dataDir, store, keys, err: ctx.io.err })
+      ? await (await import('./cluster-keys.js')).clusterKeyChanges({ nats, replicas, dataDir, store, keys, err: ctx.io.err })
       : undefined;
   try {
     return await use(new ApiKeys(keys, () => Date.now(), cluster?.changes ?? new StoreControlPlane(store, keys)));

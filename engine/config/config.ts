@@ -30,6 +30,12 @@ export const SHUTDOWN_GRACE_MS = 8_000;
 export const LEASE_TTL_MS = { default: 10_000, min: 1_000, max: 600_000 };
 
 /**
+ * Copies JetStream keeps of the cluster's streams and leases bucket (CHAINPOST_NATS_REPLICAS): 1 on a single
+ * nats-server; 3 on a three-server cluster, so one server lost loses none of them; at most 5, JetStream's ceiling.
+ */
+export const NATS_REPLICAS = { default: 1, min: 1, max: 5 };
+
+/**
  * The configuration contract: environment variables with these exact names.
  * Parsing is pure (an env record in, a Config out); a bad value throws a
  * ConfigError naming the variable, and the start stops there.
@@ -141,6 +147,8 @@ export interface Config {
   nats: { servers: readonly string[]; creds: string | undefined } | undefined;
   /** CHAINPOST_LEASE_TTL_MS: how long a chain's lease outlives its holder's last renewal, ms (LEASE_TTL_MS). */
   leaseTtlMs: number;
+  /** CHAINPOST_NATS_REPLICAS: the replicas a node gives the streams and the leases bucket it creates or finds (NATS_REPLICAS). */
+  natsReplicas: number;
   /** What this node does (`serve --roles`): every role by default, and always in a single process. */
   roles: ReadonlySet<Role>;
 }
@@ -277,6 +285,13 @@ export function parseConfig(env: Env): Config {
     ),
     nats,
     leaseTtlMs: integer('CHAINPOST_LEASE_TTL_MS', get('CHAINPOST_LEASE_TTL_MS'), LEASE_TTL_MS.default, LEASE_TTL_MS.min, LEASE_TTL_MS.max),
+    natsReplicas: integer(
+      'CHAINPOST_NATS_REPLICAS',
+      get('CHAINPOST_NATS_REPLICAS'),
+      NATS_REPLICAS.default,
+      NATS_REPLICAS.min,
+      NATS_REPLICAS.max,
+    ),
     roles: ALL_ROLES,
   };
 }

@@ -2,8 +2,10 @@
 // JetStream on a temporary directory. Shared by tests and benches, hence test/kit/ (see its README).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Where Debian's nats-server package puts the binary; NATS_SERVER names another. */
 const BINARY = process.env['NATS_SERVER'] ?? '/usr/sbin/nats-server';
@@ -46,38 +48,45 @@ const READY = /Server is ready/;
 /** Starts nats-server on 127.0.0.1 (a free port) with JetStream; resolves once it accepts connections. */
 export async function startNatsServer(options: NatsServerOptions = {}): Promise<NatsServer> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-nats-'));
-  const config = join(dir, 'nats.conf');
-  const write = (listen: string): void =>
-    writeFileSync(
-      config,
-      [
-        `listen: "${listen}"`,
-        `max_payload: ${options.maxPayload ?? MAX_PAYLOAD}`,
-        `jetstream { store_dir: "${join(dir, 'js')}" }`,
-        options.extraConfig ?? '',
-      ].join('\n'),
-    );
+  const server = natsProcess(dir, (listen) => [
+    `listen: "${listen}"`,
+    `max_payload: ${options.maxPayload ?? MAX_PAYLOAD}`,
+    `jetstream { store_dir: "${join(dir, 'js')}" }`,
+    options.extraConfig ?? '',
+  ]);
+  await server.start();
+  return server;
+}
+
+/**
+ * A nats-server process over `dir`, its config the lines `config` gives for its client listen address: the first
+ * start on a free port (`127.0.0.1:-1`), every restart on the port that start was given.
+ */
+function natsProcess(dir: string, config: (listen: string) => string[]): NatsServer {
+  const file = join(dir, 'nats.conf');
+  const write = (listen: string): void => writeFileSync(file, config(listen).join('\n'));
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
   let out = '';
+  let port = 0;
 
   const launch = (): Promise<number> => {
     out = '';
-    const c = spawn(BINARY, ['-c', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn(BINARY, ['-c', file], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     exited = new Promise((resolve) => c.once('exit', () => resolve()));
     return new Promise((resolve, reject) => {
-      let port = 0;
+      let listening = 0;
       const timer = setTimeout(() => {
         c.kill('SIGKILL');
         reject(new Error(`nats-server not ready within ${READY_MS} ms:\n${out}`));
       }, READY_MS);
       const onData = (chunk: Buffer): void => {
         out += chunk.toString();
-        port ||= Number(LISTENING.exec(out)?.[1] ?? 0);
-        if (port === 0 || !READY.test(out)) return;
+        listening ||= Number(LISTENING.exec(out)?.[1] ?? 0);
+        if (listening === 0 || !READY.test(out)) return;
         clearTimeout(timer);
-        resolve(port);
+        resolve(listening);
       };
       c.stdout!.on('data', onData);
       c.stderr!.on('data', onData);
@@ -92,11 +101,6 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     });
   };
 
-  write('127.0.0.1:-1');
-  const port = await launch();
-  // Restarts take the port the first start was given.
-  write(`127.0.0.1:${port}`);
-
   const running = (): boolean => child !== undefined && child.exitCode === null && child.signalCode === null;
   const stop = async (how: 'term' | 'kill' = 'term'): Promise<void> => {
     const c = child;
@@ -107,14 +111,19 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
     clearTimeout(timer);
   };
   return {
-    url: `nats://127.0.0.1:${port}`,
-    port,
+    get url() {
+      return `nats://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
     dir,
     running,
     stop,
     start: async () => {
       if (running()) throw new Error('nats-server runs already');
-      await launch();
+      write(port === 0 ? '127.0.0.1:-1' : `127.0.0.1:${port}`);
+      port = await launch();
     },
     close: async () => {
       await stop();
@@ -125,17 +134,107 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 }
 
 /**
- * Runs `body` on a world of its own (`make`: its clients, on a nats-server of its own), then closes the world, which
- * closes its server: a test's cases that wait on the server's wall time run side by side this way.
+ * Runs `body` on a world of its own (`make`: its clients, on a NATS server or cluster `start` starts for it), then
+ * closes the world, which closes its servers: a test's cases that wait on the server's wall time run side by side.
  */
-export async function onOwnNatsServer<S extends { close(): Promise<void> }>(
-  make: (nats: NatsServer) => S,
+export async function inOwnWorld<N, S extends { close(): Promise<void> }>(
+  start: () => Promise<N>,
+  make: (nats: N) => S,
   body: (scene: S) => Promise<void>,
 ): Promise<void> {
-  const scene = make(await startNatsServer());
+  const scene = make(await start());
   try {
     await body(scene);
   } finally {
     await scene.close();
   }
+}
+
+/** inOwnWorld on a nats-server of its own. */
+export const onOwnNatsServer = <S extends { close(): Promise<void> }>(
+  make: (nats: NatsServer) => S,
+  body: (scene: S) => Promise<void>,
+): Promise<void> => inOwnWorld(() => startNatsServer(), make, body);
+
+/** Three nats-servers routed into one JetStream cluster: a replicated stream survives one of them stopped. */
+export interface NatsCluster {
+  /** Every server's client URL, comma-separated (CHAINPOST_NATS's form): a client moves to another when its server dies. */
+  readonly url: string;
+  /** The servers, each stopped and started on its own (`stop('kill')`: a crash), named `n1`, `n2`, … in order. */
+  readonly servers: readonly NatsServer[];
+  /** The cluster's name, and each server's (server_name), as JetStream's stream info names a stream's leader. */
+  readonly name: string;
+  readonly names: readonly string[];
+  /** Stops every server and removes their directories. */
+  close(): Promise<void>;
+}
+
+/** The cluster's name in the servers' configs. */
+const CLUSTER_NAME = 'chainpost-test';
+
+/**
+ * Starts `size` (default 3) nats-servers on 127.0.0.1, each with JetStream on a directory of its own and a route to
+ * every other; resolves once every one accepts connections and the cluster has a JetStream meta leader (streams can
+ * be created). The route ports are taken free beforehand, each server's config lists them all, and a restart keeps
+ * its ports, as a deployment's fixed config would.
+ */
+export async function startNatsCluster(options: { size?: number; maxPayload?: string } = {}): Promise<NatsCluster> {
+  const size = options.size ?? 3;
+  const routePorts = await freePorts(size);
+  const names = routePorts.map((_, i) => `n${i + 1}`);
+  const servers = routePorts.map((routePort, i) => {
+    const dir = mkdtempSync(join(tmpdir(), `chainpost-nats-${names[i]}-`));
+    return natsProcess(dir, (listen) => [
+      `server_name: ${names[i]}`,
+      `listen: "${listen}"`,
+      `max_payload: ${options.maxPayload ?? MAX_PAYLOAD}`,
+      `jetstream { store_dir: "${join(dir, 'js')}" }`,
+      `cluster {`,
+      `  name: ${CLUSTER_NAME}`,
+      `  listen: "127.0.0.1:${routePort}"`,
+      `  routes: [${routePorts
+        .filter((p) => p !== routePort)
+        .map((p) => `"nats-route://127.0.0.1:${p}"`)
+        .join(', ')}]`,
+      `}`,
+    ]);
+  });
+  const close = async (): Promise<void> => {
+    await Promise.all(servers.map((s) => s.close()));
+  };
+  try {
+    await Promise.all(servers.map((s) => s.start()));
+    // Each server says so once the servers have chosen a JetStream meta leader: until then no stream can be made.
+    const deadline = performance.now() + READY_MS;
+    while (!servers.every((s) => METADATA_LEADER.test(s.output()))) {
+      if (performance.now() > deadline)
+        throw new Error(`no JetStream meta leader within ${READY_MS} ms:\n${servers.map((s) => s.output()).join('\n')}`);
+      await sleep(50);
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url: servers.map((s) => s.url).join(','), servers, name: CLUSTER_NAME, names, close };
+}
+
+/** What each server of a cluster logs once the meta leader is chosen (itself or another). */
+const METADATA_LEADER = /JetStream cluster new (?:remote )?metadata leader|Self is new JetStream cluster metadata leader/;
+
+/** `n` distinct loopback ports free a moment ago (held together, so none is handed out twice). */
+async function freePorts(n: number): Promise<number[]> {
+  const held = await Promise.all(
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const s = createServer();
+          s.once('error', reject);
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
+  );
+  const ports = held.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
+  return ports;
 }

@@ -106,6 +106,15 @@ describe('a cluster node', () => {
     expect(refusal({ CHAINPOST_LEASE_TTL_MS: '10s' }).message).toBe('CHAINPOST_LEASE_TTL_MS: expected a whole number, got "10s"');
   });
 
+  it('copies the streams and the leases bucket to 1 to 5 servers, 1 by default', () => {
+    expect(parseConfig({}).natsReplicas).toBe(1);
+    expect(parseConfig({ ...node, CHAINPOST_NATS: 'nats://127.0.0.1:4222', CHAINPOST_NATS_REPLICAS: '3' }).natsReplicas).toBe(3);
+    expect(parseConfig({ CHAINPOST_NATS_REPLICAS: '5' }).natsReplicas).toBe(5);
+    expect(refusal({ CHAINPOST_NATS_REPLICAS: '0' }).message).toBe('CHAINPOST_NATS_REPLICAS: expected 1 to 5, got 0');
+    expect(refusal({ CHAINPOST_NATS_REPLICAS: '6' }).message).toBe('CHAINPOST_NATS_REPLICAS: expected 1 to 5, got 6');
+    expect(refusal({ CHAINPOST_NATS_REPLICAS: 'three' }).message).toBe('CHAINPOST_NATS_REPLICAS: expected a whole number, got "three"');
+  });
+
   it('takes any roles of api, ingest, match and deliver, in any order, and refuses an unknown or empty one', () => {
     expect([...parseRoles('deliver, api')]).toEqual(['deliver', 'api']);
     expect(parseRoles('match,deliver,ingest,api')).toEqual(ALL_ROLES);
