@@ -5,6 +5,9 @@ import { DeliverPolicy, type JetStreamClient, type JsMsg } from '@nats-io/jetstr
  * the position reached after a failure (the bus down, the consumer lost), after a backoff of up to 5 s. The control
  * log and each chain's blocks are applied with it.
  */
+/** How often a consumer that applied nothing since the last look is checked, ms. */
+const STALL_CHECK_MS = 2_000;
+
 export class OrderedApply {
   /** Settles once the consumer stopped for good (stop, `apply` false, `until`). */
   readonly done: Promise<void>;
@@ -27,8 +30,9 @@ export class OrderedApply {
       /** Told of a failure before the consumer is made again. */
       failed(err: unknown): void;
       /**
-       * Checked every `everyMs` while nothing was applied since the last check: true makes the consumer again from
-       * the position reached (a consumer whose server died delivers nothing, and its client is not told).
+       * Checked every `everyMs` (2 s by default) while nothing was applied since the last check, after the consumer's
+       * own check (does the server still know it?): true makes the consumer again from the position reached (a
+       * consumer whose server died delivers nothing, and its client is not told).
        */
       stalled?: { everyMs: number; check(): Promise<boolean> };
     },
@@ -45,7 +49,15 @@ export class OrderedApply {
           const messages = await consumer.consume();
           this.stopMessages = () => messages.stop();
           if (this.stopped) messages.stop();
-          const watchdog = opts.stalled === undefined ? undefined : watch(opts.stalled, opts.applied, () => messages.stop());
+          // A consumer the server no longer knows (the server restarted, or the one holding it died) is made again;
+          // so is one `stalled` says is stuck.
+          const gone = (): Promise<boolean> =>
+            consumer.info(false).then(
+              () => false,
+              () => !this.stopped,
+            );
+          const check = async (): Promise<boolean> => (await gone()) || ((await opts.stalled?.check()) ?? false);
+          const watchdog = watch({ everyMs: opts.stalled?.everyMs ?? STALL_CHECK_MS, check }, opts.applied, () => messages.stop());
           try {
             for await (const m of messages) {
               failures = 0;

@@ -61,6 +61,15 @@ const nodeEnv = (): Record<string, string> => ({
   CHAINPOST_POLL_MS: '50',
   CHAINPOST_RATE_LIMIT: '0',
 });
+/** A node's last warnings and errors, for a failure's message. */
+const lastWords = (n: Node): string =>
+  n
+    .output()
+    .split('\n')
+    .filter((line) => /"level":"(warn|error)"/.test(line))
+    .slice(-12)
+    .join('\n');
+
 const startNode = async (name: string, dir = tempDir()): Promise<Node> => Object.assign(await startBinary(nodeEnv(), dir), { name });
 
 /** anvil's JSON-RPC, as the test's own client (not through a node). */
@@ -84,10 +93,14 @@ const anvilBlock = async (n: number): Promise<{ hash: string; txs: string[] }> =
 /** The payments to WALLET anvil mined, a block each. */
 const paid: Array<{ hash: string; block: number }> = [];
 
-/** Pays WALLET; anvil mines the payment in a block of its own at once. Answers the block. */
+/** Pays WALLET; anvil mines the payment in a block of its own. Answers the block once it is mined. */
 async function pay(): Promise<{ hash: string; block: number }> {
   const hash = await anvilRpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
-  const receipt = await anvilRpc<{ blockNumber: string }>('eth_getTransactionReceipt', [hash]);
+  const receiptOf = () => anvilRpc<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
+  // Mined at once, its receipt answered a moment later on a loaded machine.
+  await until(async () => (await receiptOf()) !== null, 10_000, 20);
+  const receipt = await receiptOf();
+  if (receipt === null) throw new Error(`anvil mined no block for ${hash} within 10 s`);
   const p = { hash, block: Number(receipt.blockNumber) };
   paid.push(p);
   return p;
@@ -317,7 +330,7 @@ describe('three chainpost nodes on one nats-server (the built binary, CHAINPOST_
     // Back: a node takes the lease again and follows from where the chain was stored; every node gets every block.
     for (let i = 0; i < 2; i++) await pay();
     const last = paid.at(-1)!.block;
-    for (const n of nodes) expect(await until(() => holdsBlock(n, last), BLOCK_MS, 50), n.name).toBe(true);
+    for (const n of nodes) expect(await until(() => holdsBlock(n, last), BLOCK_MS, 50), `${n.name}: ${lastWords(n)}`).toBe(true);
     for (const n of nodes) await expectChainOn(n, last);
     expect((await holders(nodes)).length).toBe(1);
     // No write answered 503 was applied later.
