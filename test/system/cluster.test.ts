@@ -87,8 +87,11 @@ const paid: Array<{ hash: string; block: number }> = [];
 /** Pays WALLET; anvil mines the payment in a block of its own at once. Answers the block. */
 async function pay(): Promise<{ hash: string; block: number }> {
   const hash = await anvilRpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
-  const receipt = await anvilRpc<{ blockNumber: string }>('eth_getTransactionReceipt', [hash]);
-  const p = { hash, block: Number(receipt.blockNumber) };
+  // Mined at once, but its receipt may answer null for a moment.
+  let receipt: { blockNumber: string } | null = null;
+  if (!(await until(async () => (receipt = await anvilRpc('eth_getTransactionReceipt', [hash])) !== null, 10_000, 20)))
+    throw new Error(`anvil mined no block for ${hash}`);
+  const p = { hash, block: Number(receipt!.blockNumber) };
   paid.push(p);
   return p;
 }
