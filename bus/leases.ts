@@ -16,7 +16,7 @@ import type { BusConnection } from './connect.js';
  * The chains' leases in the JetStream KV bucket `chainpost-leases`: a key per chain, its value the holding node's id,
  * removed by the bucket's TTL (the stream's max_age) once its holder stops renewing it.
  *
- * What nats-server 2.9.10 does, checked against it (test/bus-leases.test.ts, "the bucket"):
+ * What nats-server 2.9.10 does, checked against it (test/system/bus-leases.test.ts, "the bucket"):
  * - `create` is a publish expecting the key's last sequence 0: refused (10071, wrong last sequence) while the key
  *   holds a value. A delete leaves a delete marker, which is a message of the key: the publish is refused over it
  *   too, and the client then reads the marker and publishes again expecting the marker's revision, so `create` over a

@@ -2,11 +2,11 @@ import { createServer, connect as tcpConnect, type Server, type Socket } from 'n
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { describe, expect, it } from 'vitest';
-import { connectBus, type BusConnection } from '../bus/connect.js';
-import { LEASES_BUCKET, leaseKey, openChainLeases, type BusChainLeases } from '../bus/leases.js';
-import type { LeaseEvent } from '../engine/ingest/leases.js';
-import { inOwnWorld, onOwnNatsServer, startNatsCluster, type NatsCluster, type NatsServer } from './kit/nats-server.js';
-import { until } from './helpers.js';
+import { connectBus, type BusConnection } from '../../bus/connect.js';
+import { LEASES_BUCKET, leaseKey, openChainLeases, type BusChainLeases } from '../../bus/leases.js';
+import type { LeaseEvent } from '../../engine/ingest/leases.js';
+import { inOwnWorld, onOwnNatsServer, startNatsCluster, type NatsCluster, type NatsServer } from '../kit/nats-server.js';
+import { until } from '../helpers.js';
 
 /**
  * The chains' leases against a real nats-server: two or three nodes' lease clients in this process, each with its

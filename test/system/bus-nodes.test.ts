@@ -1,13 +1,13 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
-import { connectBus, type BusConnection } from '../bus/connect.js';
-import { openChainLeases } from '../bus/leases.js';
-import { readCluster, startNodeRegistry, type NodeRegistry } from '../bus/nodes.js';
-import { CONTROL_SUBJECT, ensureControlStream } from '../bus/streams.js';
-import type { ClusterView, ConsumerLag } from '../engine/cluster/node.js';
-import { ALL_ROLES } from '../engine/config/roles.js';
-import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
-import { until } from './helpers.js';
+import { connectBus, type BusConnection } from '../../bus/connect.js';
+import { openChainLeases } from '../../bus/leases.js';
+import { readCluster, startNodeRegistry, type NodeRegistry } from '../../bus/nodes.js';
+import { CONTROL_SUBJECT, ensureControlStream } from '../../bus/streams.js';
+import type { ClusterView, ConsumerLag } from '../../engine/cluster/node.js';
+import { ALL_ROLES } from '../../engine/config/roles.js';
+import { onOwnNatsServer, type NatsServer } from '../kit/nats-server.js';
+import { until } from '../helpers.js';
 
 /**
  * The node registry (bucket chainpost-nodes) against a real nats-server: nodes' registries in this process, each on

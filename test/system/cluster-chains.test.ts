@@ -1,11 +1,11 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { startAnvil, type Anvil } from '../http/clients/anvil.js';
-import { jsonRpcUpstream } from '../http/clients/rpc.js';
-import type { Table } from '../engine/ports.js';
-import { openStore } from '../storage/env.js';
-import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from './helpers.js';
-import { startNatsServer, type NatsServer } from './kit/nats-server.js';
+import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
+import { jsonRpcUpstream } from '../../http/clients/rpc.js';
+import type { Table } from '../../engine/ports.js';
+import { openStore } from '../../storage/env.js';
+import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from '../helpers.js';
+import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 
 /**
  * Two servers of one cluster (CHAINPOST_NATS on a real nats-server) configured with one anvil chain: one node holds

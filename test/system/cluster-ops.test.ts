@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNatsServer, type NatsServer } from './kit/nats-server.js';
-import { cli, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
+import { cli, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from '../helpers.js';
 
 /**
  * The operator's view of a cluster: two servers in this process on one real nats-server, each node's /health and
