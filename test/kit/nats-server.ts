@@ -6,6 +6,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 
 /** Where Debian's nats-server package puts the binary; NATS_SERVER names another. */
 const BINARY = process.env['NATS_SERVER'] ?? '/usr/sbin/nats-server';
@@ -204,12 +206,15 @@ export async function startNatsCluster(options: { size?: number; maxPayload?: st
   };
   try {
     await Promise.all(servers.map((s) => s.start()));
-    // Each server says so once the servers have chosen a JetStream meta leader: until then no stream can be made.
+    // JetStream answers on every server once the servers have chosen a meta leader: until then no stream can be made.
+    // Asked, not read from the logs: a server that learns the leader while it joins does not always say so.
     const deadline = performance.now() + READY_MS;
-    while (!servers.every((s) => METADATA_LEADER.test(s.output()))) {
-      if (performance.now() > deadline)
-        throw new Error(`no JetStream meta leader within ${READY_MS} ms:\n${servers.map((s) => s.output()).join('\n')}`);
-      await sleep(50);
+    for (const s of servers) {
+      while (!(await jetStreamAnswers(s.url))) {
+        if (performance.now() > deadline)
+          throw new Error(`no JetStream meta leader within ${READY_MS} ms:\n${servers.map((x) => x.output()).join('\n')}`);
+        await sleep(50);
+      }
     }
   } catch (err) {
     await close();
@@ -218,8 +223,19 @@ export async function startNatsCluster(options: { size?: number; maxPayload?: st
   return { url: servers.map((s) => s.url).join(','), servers, name: CLUSTER_NAME, names, close };
 }
 
-/** What each server of a cluster logs once the meta leader is chosen (itself or another). */
-const METADATA_LEADER = /JetStream cluster new (?:remote )?metadata leader|Self is new JetStream cluster metadata leader/;
+/** Whether the server at `url` answers a JetStream request (its account's info): it does once it knows the meta leader. */
+async function jetStreamAnswers(url: string): Promise<boolean> {
+  const nc = await connect({ servers: url, timeout: 1_000 }).catch(() => undefined);
+  if (nc === undefined) return false;
+  try {
+    await (await jetstreamManager(nc, { timeout: 1_000 })).getAccountInfo();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await nc.close();
+  }
+}
 
 /** `n` distinct loopback ports free a moment ago (held together, so none is handed out twice). */
 async function freePorts(n: number): Promise<number[]> {
