@@ -10,7 +10,7 @@ import { BusControlPlane } from '../bus/control-log.js';
 import { ClusterChains, type DropPublish } from '../bus/chains.js';
 import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
-import { checkMaxPayload, ensureBlocksStream, ensureControlStream } from '../bus/streams.js';
+import { BLOCKS_MAX_PAYLOAD, checkMaxPayload, ensureBlocksStream, ensureControlStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
@@ -66,6 +66,16 @@ export async function connectNats(
   }
 }
 
+/**
+ * A Bitcoin block as stored (record, probe column, index rows) is some four times the node's raw block (5.0 MB for
+ * mainnet block 574200's 1.2 MB: npm run bench:block-messages), and a block may weigh up to 4 MB raw: 32 MB holds it.
+ */
+const BITCOIN_MAX_PAYLOAD = 32 * 1024 * 1024;
+
+/** The largest block message this node may publish: a Bitcoin block, when it follows Bitcoin (CHAINPOST_BITCOIN_RPC). */
+export const blockPayload = (config: Pick<Config, 'bitcoin'>): number =>
+  config.bitcoin.url === undefined ? BLOCKS_MAX_PAYLOAD : BITCOIN_MAX_PAYLOAD;
+
 /** How long a CLI command waits for NATS to answer, ms. */
 export const NATS_WAIT_MS = 5_000;
 
@@ -97,6 +107,7 @@ export async function startControlLog({
   log,
   hold,
   onceWithinMs,
+  maxPayload,
 }: {
   nats: NonNullable<Config['nats']>;
   /** CHAINPOST_NATS_REPLICAS: the control log's replicas. */
@@ -108,10 +119,12 @@ export async function startControlLog({
   hold?: (step: 'control change') => Promise<void>;
   /** A CLI command's short visit: one attempt at each server within this many ms, refused if none answers. */
   onceWithinMs?: number;
+  /** The largest block message this node may publish (blockPayload): the servers' max_payload must take it. */
+  maxPayload?: number;
 }): Promise<ClusterControl> {
   const bus = await connectNats(nats, log, onceWithinMs);
   try {
-    checkMaxPayload(bus.nc);
+    checkMaxPayload(bus.nc, maxPayload);
     const jsm = await jetstreamManager(bus.nc);
     await ensureControlStream(jsm, { replicas });
     await ensureBlocksStream(jsm, { replicas });

@@ -38,7 +38,7 @@ import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
 import { clusterGauges } from '../engine/cluster/node.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
-import { checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
+import { blockPayload, checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
 import type { DropPublish } from '../bus/chains.js';
 import { buildDelivery, startDelivery } from './delivery.js';
 import { FAMILIES } from './families.js';
@@ -172,6 +172,7 @@ export async function createCore({
         : await startControlLog({
             nats: config.nats,
             replicas: config.natsReplicas,
+            maxPayload: blockPayload(config),
             kv: store,
             applier: local.applier,
             log,

@@ -24,7 +24,8 @@ import { formatHeaders, readFormatted } from './format.js';
  *
  * One message per block, never split: a block is applied in one transaction from one message, de-duplicated by one
  * id. A block over the server's max_payload is refused before it is sent, with an error naming the setting; the
- * documented server config (max_payload: 8MB, checked at start by checkMaxPayload) holds a busy mainnet block as stored.
+ * documented server config (max_payload: 32MB; checked at start by checkMaxPayload: 8 MB, 32 MB for Bitcoin) holds
+ * a full mainnet block as stored.
  */
 
 /** The format of the block messages this version writes and reads. */
@@ -142,7 +143,7 @@ export class BlockPublisher {
     if (max !== undefined && data.byteLength + HEADERS_ROOM > max)
       throw new BlockTooLargeError(
         `block ${message.height} of ${message.chain} is ${data.byteLength} bytes as stored, over the NATS server's max_payload of ${max} bytes: ` +
-          'set max_payload: 8MB (or more) in its configuration',
+          'set max_payload: 32MB in its configuration',
       );
     const subject = blocksSubject(message.chain);
     for (let attempt = 1; ; attempt++) {

@@ -71,11 +71,15 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
     await jsm.streams.update(name, { ...found, ...wanted });
 }
 
-/** Refuses a server whose max_payload is under what a block needs, naming the setting and the value to give it. */
-export function checkMaxPayload(nc: NatsConnection): void {
+/**
+ * Refuses a server whose max_payload is under `needed` (what this node's blocks need as stored), naming the setting
+ * and the value to give it.
+ */
+export function checkMaxPayload(nc: NatsConnection, needed = BLOCKS_MAX_PAYLOAD): void {
   const max = nc.info?.max_payload;
-  if (max === undefined || max >= BLOCKS_MAX_PAYLOAD) return;
+  if (max === undefined || max >= needed) return;
+  const mb = Math.ceil(needed / (1024 * 1024));
   throw new Error(
-    `the NATS server's max_payload is ${max} bytes; chainpost publishes blocks of up to ${BLOCKS_MAX_PAYLOAD} bytes: set max_payload: 8MB in its configuration`,
+    `the NATS server's max_payload is ${max} bytes; this node publishes blocks of up to ${needed} bytes: set max_payload: ${mb}MB in its configuration`,
   );
 }

@@ -328,7 +328,7 @@ describe('blocks published over NATS JetStream', () => {
     await expect(sent).rejects.toThrow(BlockTooLargeError);
     await expect(sent).rejects.toThrow(
       new RegExp(
-        `block ${largest.number} of 0x1 is \\d+ bytes as stored, over the NATS server's max_payload of 65536 bytes: set max_payload: 8MB`,
+        `block ${largest.number} of 0x1 is \\d+ bytes as stored, over the NATS server's max_payload of 65536 bytes: set max_payload: 32MB`,
       ),
     );
     expect(await lastSeq(a)).toBe(0);

@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BusControlPlane, CONTROL_SEQ, controlMessage, FORMAT_HEADER } from '../bus/control-log.js';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT, checkMaxPayload, ensureControlStream } from '../bus/streams.js';
+import { blockPayload } from '../app/cluster.js';
+import type { Config } from '../engine/config/config.js';
 import { hashKey, type KeyCreate } from '../engine/keys.js';
 import { jsonLogger } from '../engine/log.js';
 import type { Table } from '../engine/ports.js';
@@ -290,12 +292,15 @@ describe('the control plane over NATS JetStream', () => {
 });
 
 describe('the NATS server chainpost needs', () => {
-  it("refuses a server whose max_payload is under a block's 8 MB, naming max_payload and the value to set", async () => {
+  it("refuses a server whose max_payload is under a block's 8 MB (32 MB for a node following Bitcoin), naming max_payload and the value to set", async () => {
     const small = await startNatsServer({ maxPayload: '1MB' });
     try {
       const bus = await connectBus({ servers: small.url });
       expect(() => checkMaxPayload(bus.nc)).toThrow(
-        "the NATS server's max_payload is 1048576 bytes; chainpost publishes blocks of up to 8388608 bytes: set max_payload: 8MB in its configuration",
+        "the NATS server's max_payload is 1048576 bytes; this node publishes blocks of up to 8388608 bytes: set max_payload: 8MB in its configuration",
+      );
+      expect(() => checkMaxPayload(bus.nc, blockPayload({ bitcoin: { url: 'http://127.0.0.1:8332' } } as Config))).toThrow(
+        "the NATS server's max_payload is 1048576 bytes; this node publishes blocks of up to 33554432 bytes: set max_payload: 32MB in its configuration",
       );
       await bus.close();
     } finally {
@@ -303,6 +308,11 @@ describe('the NATS server chainpost needs', () => {
     }
     const bus = await connectBus({ servers: nats.url });
     expect(() => checkMaxPayload(bus.nc)).not.toThrow();
+    // The kit's server takes 8 MB, not a Bitcoin block's 32.
+    expect(() => checkMaxPayload(bus.nc, blockPayload({ bitcoin: {} } as Config))).not.toThrow();
+    expect(() => checkMaxPayload(bus.nc, blockPayload({ bitcoin: { url: 'http://127.0.0.1:8332' } } as Config))).toThrow(
+      /max_payload: 32MB/,
+    );
     await bus.close();
   });
 
