@@ -170,6 +170,14 @@ export function nodeId(kv: Kv): string {
   return id;
 }
 
+/**
+ * Leaves the node's id out of a copy of its store (`chainpost backup`): a node started on the copy makes its own, so
+ * a copy seeding a new node never runs beside its source under one id (each would count the other's leases its own).
+ */
+export function forgetNodeId(kv: Kv): void {
+  if (kv.get<string>('meta', NODE_ID) !== undefined) kv.transact(() => kv.remove('meta', NODE_ID));
+}
+
 /** chainpost's version (package.json, beside dist/ where the server runs from). */
 function version(): string {
   try {

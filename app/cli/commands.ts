@@ -3,7 +3,8 @@
  * options and what it does. cli/main.ts parses the arguments against an
  * entry, answers --help from it and runs it; a new command is one more entry.
  */
-import { resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseDuration } from '../../engine/duration.js';
 import type { ApiKeys } from '../../engine/keys.js';
 import { ConfigError, type Config } from '../../engine/config/config.js';
@@ -203,16 +204,24 @@ Logs are JSON lines on stdout; SIGTERM or SIGINT stops it.`,
     notes: `DIR must exist and be empty. The copy is the whole store (streams, keys, settings, queued
 webhooks, history, indexes) as of one moment; start a server on it with CHAINPOST_DATA=DIR.
 The embedded devnet's chain (CHAINPOST_DATA/devnet) is not part of it: a server on the copy
-begins a new devnet, clearing the copy's chain 0x539 at its first start.`,
+begins a new devnet, clearing the copy's chain 0x539 at its first start. A cluster node's
+id is left out: a node started on the copy makes its own.`,
     data: 'store',
     async run(ctx) {
-      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(
-        ctx.store(),
-        resolve(ctx.io.cwd, ctx.positionals[0]!),
-        {
-          compact: ctx.values['compact'] === true,
-        },
-      );
+      const target = resolve(ctx.io.cwd, ctx.positionals[0]!);
+      const { file, bytes, compact } = await (await import('../../storage/backup.js')).backupStore(ctx.store(), target, {
+        compact: ctx.values['compact'] === true,
+      });
+      // A copy seeding another node must not carry this node's cluster id.
+      const [{ openStore }, { forgetNodeId }] = await Promise.all([import('../../storage/env.js'), import('../cluster.js')]);
+      const copy = openStore(target);
+      try {
+        forgetNodeId(copy);
+      } finally {
+        await copy.close();
+      }
+      // The copy is data.mdb alone, as LMDB's copy made it: opening it above made a lock file no process holds.
+      rmSync(join(target, 'lock.mdb'), { force: true });
       ctx.io.out(`copied the store to ${file} (${bytes} bytes${compact ? ', compacted' : ''})\n`);
     },
   },

@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkClusterFiles, nodeId } from '../../../app/cluster.js';
+import { cli } from '../../helpers.js';
 import { openStore } from '../../../storage/env.js';
 import { ConfigError } from '../../../engine/config/config.js';
 import { tempDir } from '../../helpers.js';
@@ -66,6 +67,33 @@ describe("a cluster node's id", () => {
       rmSync(other, { recursive: true, force: true });
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a cluster node's id in a backup", () => {
+  it('is left out of the copy `chainpost backup` makes (a node started on it makes its own), the rest of meta kept', async () => {
+    const dir = tempDir();
+    const target = tempDir();
+    try {
+      const store = openStore(dir);
+      const made = nodeId(store);
+      store.transact(() => store.put('meta', 'controlSeq', 41));
+      await store.close();
+      const copied = await cli(['backup', target], dir);
+      expect(copied.code, copied.stderr).toBe(0);
+      const copy = openStore(target);
+      expect(copy.get('meta', 'nodeId')).toBeUndefined();
+      expect(copy.get('meta', 'controlSeq')).toBe(41);
+      expect(nodeId(copy)).not.toBe(made);
+      await copy.close();
+      // The source keeps its own.
+      const source = openStore(dir);
+      expect(nodeId(source)).toBe(made);
+      await source.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(target, { recursive: true, force: true });
     }
   });
 });
