@@ -6,6 +6,8 @@ import type { Table } from '../../engine/ports.js';
 import { openStore } from '../../storage/env.js';
 import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from '../helpers.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
+import { startReceiver } from '../receiver.js';
+import type { Hold } from '../../app/ingest.js';
 
 /**
  * Two servers of one cluster (CHAINPOST_NATS on a real nats-server) configured with one anvil chain: one node holds
@@ -15,6 +17,8 @@ import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
  */
 const TTL = 1_000;
 const CHAIN = '0x539';
+/** anvil's first account: unlocked, funded. */
+const ANVIL_ACCOUNT = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 const FOLLOWING = 'cluster: following a chain';
 
 /** The tables the commit path writes for a chain, but the block events (the holder's matcher's, which no other node keeps). */
@@ -252,4 +256,56 @@ describe('a chain followed by one node of two, its blocks applied by the other (
     await expectChain(s, (await readStore(other.dir)).canon, stored);
     expect(other.output()).not.toMatch(/left out|taking back/);
   });
+
+  scene(
+    'matches a block against an address added through the other node that the holder had not applied when it stored the block',
+    async (s) => {
+      const rx = await startReceiver();
+      try {
+        // The holder applies no change of the log while `lag` is set: it is behind the node a client wrote through.
+        let lag: Promise<void> | undefined;
+        let release = (): void => {};
+        const hold: Hold = async (step) => {
+          if (step === 'control change') await lag;
+        };
+        const holder = await s.node(tempDir(), { hold });
+        expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+        const other = await s.node();
+        const made = await other.call('/streams/evm', {
+          method: 'PUT',
+          json: { webhookUrl: rx.url, description: 'wait', tag: 'wait', chainIds: [CHAIN], includeNativeTxs: true },
+        });
+        expect(made.status, JSON.stringify(made.body)).toBe(200);
+        const id = made.body.id as string;
+        expect(await until(async () => (await holder.call(`/streams/evm/${id}`)).status === 200, 10_000, 20)).toBe(true);
+
+        lag = new Promise((resolve) => (release = resolve));
+        const wallet = '0x00000000000000000000000000000000000a11ed';
+        // Answered once the node written through applied it; the holder has not.
+        expect((await other.call(`/streams/evm/${id}/address`, { method: 'POST', json: { address: wallet } })).status).toBe(200);
+        expect((await holder.call(`/streams/evm/${id}/address`)).body.result).toEqual([]);
+        const rpc = s.rpc();
+        let block: number;
+        try {
+          const hash = await rpc.call<string>('eth_sendTransaction', [{ from: ANVIL_ACCOUNT, to: wallet, value: '0x1' }]);
+          const receiptOf = () => rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
+          expect(await until(async () => (await receiptOf()) !== null, 10_000, 20)).toBe(true);
+          block = Number((await receiptOf())!.blockNumber);
+        } finally {
+          await rpc.close();
+        }
+        // The holder stored the block; its matcher waits (1 s at most) for the log before it matches: released now.
+        expect(await until(async () => (await head(holder)) >= block, 10_000, 10)).toBe(true);
+        release();
+        const unconfirmed = () =>
+          rx.received.filter(
+            (r) => !r.test && r.body.streamId === id && r.body.confirmed === false && Number(r.body.block.number) === block,
+          );
+        expect(await until(() => unconfirmed().length === 1, 10_000, 20)).toBe(true);
+        expect(unconfirmed()[0]!.body.txs.map((t: { toAddress: string }) => t.toAddress.toLowerCase())).toEqual([wallet]);
+      } finally {
+        await rx.close();
+      }
+    },
+  );
 });
