@@ -1,5 +1,5 @@
 import { encode } from '@msgpack/msgpack';
-import { jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream, type JetStreamClient, type PubAck } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { ChainFamily } from '../engine/chains/registry.js';
 import type { StartState } from '../engine/ingest/chain-start.js';
@@ -97,7 +97,11 @@ export class BlockPublisher {
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
   }
 
-  async publishBlock(family: ChainFamily, published: PublishedBlock, controlSeq: number): Promise<PubAck> {
+  /**
+   * Publishes a stored block. `after`: the sequence of the chain's last message as this node knows it; JetStream
+   * refuses the publish (10071) when another came since (another node published the chain: this one is stale).
+   */
+  async publishBlock(family: ChainFamily, published: PublishedBlock, controlSeq: number, after?: number): Promise<PubAck> {
     const { chain, block } = published;
     const message: BlockMessage = {
       v: BLOCKS_FORMAT,
@@ -112,15 +116,15 @@ export class BlockPublisher {
       after: published.after,
     };
     const id = `${chain}:${block.number}:${block.hash}`;
-    const ack = await this.publish(message, id);
+    const ack = await this.publish(message, id, after);
     // JetStream keeps ids two minutes: a block back on the canonical chain within them (a reorg there and back)
     // would be taken for the copy the reorg removed. Published again under an id of its own.
     const reorg = this.reorgSeq.get(chain);
-    if (ack.duplicate && reorg !== undefined && ack.seq < reorg) return this.publish(message, `${id}:${reorg}`);
+    if (ack.duplicate && reorg !== undefined && ack.seq < reorg) return this.publish(message, `${id}:${reorg}`, after);
     return ack;
   }
 
-  async publishReorg(family: ChainFamily, reorg: PublishedReorg, controlSeq: number): Promise<PubAck> {
+  async publishReorg(family: ChainFamily, reorg: PublishedReorg, controlSeq: number, after?: number): Promise<PubAck> {
     const message: ReorgMessage = {
       v: BLOCKS_FORMAT,
       kind: 'reorg',
@@ -132,12 +136,12 @@ export class BlockPublisher {
       family,
       after: reorg.after,
     };
-    const ack = await this.publish(message, `${reorg.chain}:reorg:${randomAlphanumeric(22)}`);
+    const ack = await this.publish(message, `${reorg.chain}:reorg:${randomAlphanumeric(22)}`, after);
     this.reorgSeq.set(reorg.chain, ack.seq);
     return ack;
   }
 
-  private async publish(message: BlockMessage | ReorgMessage, id: string): Promise<PubAck> {
+  private async publish(message: BlockMessage | ReorgMessage, id: string, after?: number): Promise<PubAck> {
     const { data, headers } = blocksMessage(message);
     const max = this.bus.nc.info?.max_payload;
     if (max !== undefined && data.byteLength + HEADERS_ROOM > max)
@@ -148,13 +152,22 @@ export class BlockPublisher {
     const subject = blocksSubject(message.chain);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.js.publish(subject, data, { msgID: id, headers, timeout: this.publishTimeoutMs });
+        return await this.js.publish(subject, data, {
+          msgID: id,
+          headers,
+          timeout: this.publishTimeoutMs,
+          ...(after === undefined ? {} : { expect: { lastSubjectSequence: after } }),
+        });
       } catch (err) {
-        if (attempt >= 3 || !this.bus.up()) throw err;
+        if (attempt >= 3 || !this.bus.up() || isStale(err)) throw err;
       }
     }
   }
 }
+
+/** JetStream's refusal of a publish whose expected last sequence of the subject is not the last: another came since. */
+export const isStale = (err: unknown): boolean =>
+  err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence;
 
 /** A message's bytes and headers. */
 export function blocksMessage(message: BlockMessage | ReorgMessage): { data: Uint8Array; headers: MsgHdrs } {

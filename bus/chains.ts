@@ -18,7 +18,7 @@ import { LeasedFollower, type FollowGate, type MakeFollower } from '../engine/in
 import type { ChainLeases, LeaseEvent } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
-import { applyBlockMessage, BLOCKS_FORMAT, BlockPublisher, BlockTooLargeError, blocksSubject } from './blocks.js';
+import { applyBlockMessage, BLOCKS_FORMAT, BlockPublisher, BlockTooLargeError, blocksSubject, isStale } from './blocks.js';
 import type { BusConnection } from './connect.js';
 import { readFormatted } from './format.js';
 import { OrderedApply } from './ordered.js';
@@ -77,6 +77,12 @@ interface Chain {
   halted: string | undefined;
   /** The messages of the chain's subject after the last one applied, as its consumer last said. */
   pending: number;
+  /**
+   * While this node follows the chain: the sequence of the chain's last message as it knows it (the stream's at
+   * takeover, then each of its publishes). A publish expects it, so a node that lost the chain without knowing it
+   * (its lease lapsed while it stalled) cannot append after another holder's blocks.
+   */
+  fence: number;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -112,6 +118,7 @@ export class ClusterChains implements FollowGate {
       pumping: undefined,
       halted: undefined,
       pending: 0,
+      fence: 0,
     };
     this.chains.set(chain, c);
     this.startApplying(c, c.epoch);
@@ -162,6 +169,18 @@ export class ClusterChains implements FollowGate {
       .catch((err: unknown) => this.parts.log.error('cluster: taking a chain over failed', { chain: c.chain, error: message(err) }));
   }
 
+  /** Releases the chain's lease (its follower stops at the `lost`) and contends for it again. */
+  private async giveUp(chain: string): Promise<void> {
+    const leases = this.parts.leases;
+    if (leases === undefined) return;
+    try {
+      await leases.release(chain);
+    } catch (err) {
+      this.parts.log.warn('cluster: releasing a chain failed', { chain, error: message(err) });
+    }
+    if (!this.stopped) leases.take(chain);
+  }
+
   /** Applies the others' blocks from now on (after what runs for the chain). */
   private startApplying(c: Chain, epoch: number): void {
     c.work = c.work.then(() => {
@@ -198,6 +217,7 @@ export class ClusterChains implements FollowGate {
           );
         }
         if (c.epoch !== epoch || this.stopped) return;
+        c.fence = last?.seq ?? 0;
         this.parts.log.info('cluster: following a chain (its lease taken)', {
           chain: c.chain,
           node: this.parts.leases?.node,
@@ -338,9 +358,10 @@ export class ClusterChains implements FollowGate {
       try {
         const ack =
           item.kind === 'block'
-            ? await this.publisher.publishBlock(family, item.block, item.controlSeq)
-            : await this.publisher.publishReorg(family, item.reorg, item.controlSeq);
+            ? await this.publisher.publishBlock(family, item.block, item.controlSeq, c.fence)
+            : await this.publisher.publishReorg(family, item.reorg, item.controlSeq, c.fence);
         failures = 0;
+        if (c.queue[0] === item) c.fence = Math.max(c.fence, ack.seq);
         if (c.queue[0] === item) c.queue.shift();
         // This store holds what it published: a consumer started here later begins after it.
         if (ack.seq > c.position) {
@@ -351,6 +372,17 @@ export class ClusterChains implements FollowGate {
           );
         }
       } catch (err) {
+        if (isStale(err)) {
+          // Another node published the chain after what this one knows: it is no longer the chain's holder (its
+          // lease lapsed unseen). It gives the chain up and contends again: a takeover starts from the stream.
+          log.error('cluster: another node published blocks of this chain; this node stops following it', {
+            chain: c.chain,
+            fence: c.fence,
+          });
+          c.queue.length = 0;
+          void this.giveUp(c.chain);
+          return;
+        }
         if (err instanceof BlockTooLargeError) {
           log.error('cluster: a block too large for the NATS server is not published', { chain: c.chain, error: err.message });
           if (c.queue[0] === item) c.queue.shift();

@@ -7,6 +7,11 @@ import { openStore } from '../../storage/env.js';
 import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from '../helpers.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { startReceiver } from '../receiver.js';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connectBus } from '../../bus/connect.js';
+import { BLOCKS_FORMAT, blocksSubject } from '../../bus/blocks.js';
+import { formatHeaders } from '../../bus/format.js';
+import { BLOCKS_STREAM } from '../../bus/streams.js';
 import type { Hold } from '../../app/ingest.js';
 
 /**
@@ -306,6 +311,43 @@ describe('a chain followed by one node of two, its blocks applied by the other (
       } finally {
         await rx.close();
       }
+    },
+  );
+
+  scene(
+    'gives the chain up when the stream refuses its publish because another node published after it (a lapsed lease unseen), and every node ends on the chain',
+    async (s) => {
+      const holder = await s.node();
+      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+      const other = await s.node();
+      const before = await s.mine(2);
+      expect(await indexedTo(other, before, CHAIN, 20_000)).toBe(true);
+      // Another publisher on the chain's subject, as a node that also believes it holds the chain: the last block
+      // again under an id of its own (applied by no one twice: stored already).
+      const bus = await connectBus({ servers: s.nats.url });
+      try {
+        const jsm = await jetstreamManager(bus.nc);
+        const last = await jsm.streams.getMessage(BLOCKS_STREAM, { last_by_subj: blocksSubject(CHAIN) });
+        await jetstream(bus.nc).publish(blocksSubject(CHAIN), last!.data, {
+          headers: formatHeaders(BLOCKS_FORMAT),
+          msgID: 'another-publisher',
+        });
+      } finally {
+        await bus.close();
+      }
+      const tip = await s.mine(3);
+      expect(
+        await until(() => /another node published blocks of this chain; this node stops following it/.test(holder.output()), 20_000, 50),
+      ).toBe(true);
+      // Taken again (by either node) from the stream: every block reaches both, and one node follows.
+      expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+      expect(await indexedTo(holder, tip, CHAIN, 20_000)).toBe(true);
+      const more = await s.mine(2);
+      expect(await indexedTo(other, more, CHAIN, 20_000)).toBe(true);
+      await holder.stop();
+      await other.stop();
+      await expectChain(s, (await readStore(other.dir)).canon, more);
+      await expectChain(s, (await readStore(holder.dir)).canon, more);
     },
   );
 });
