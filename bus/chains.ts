@@ -85,6 +85,9 @@ interface Chain {
   fence: number;
 }
 
+/** The stream's last message of a chain is in a newer format than this node reads. */
+class NewerFormat extends Error {}
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -169,6 +172,15 @@ export class ClusterChains implements FollowGate {
       .catch((err: unknown) => this.parts.log.error('cluster: taking a chain over failed', { chain: c.chain, error: message(err) }));
   }
 
+  /**
+   * A chain whose stream holds a newer format than this node reads: it gives the lease up for good (an upgraded node
+   * takes it), rather than hold it without following (a rolling upgrade would stop the chain cluster-wide).
+   */
+  private async leaveHalted(c: Chain): Promise<void> {
+    this.parts.log.error(`cluster: this node gives the chain's lease up: ${c.halted}`, { chain: c.chain });
+    await this.parts.leases?.release(c.chain);
+  }
+
   /** Releases the chain's lease (its follower stops at the `lost`) and contends for it again. */
   private async giveUp(chain: string): Promise<void> {
     const leases = this.parts.leases;
@@ -178,7 +190,7 @@ export class ClusterChains implements FollowGate {
     } catch (err) {
       this.parts.log.warn('cluster: releasing a chain failed', { chain, error: message(err) });
     }
-    if (!this.stopped) leases.take(chain);
+    if (!this.stopped && this.chains.get(chain)?.halted === undefined) leases.take(chain);
   }
 
   /** Applies the others' blocks from now on (after what runs for the chain). */
@@ -204,6 +216,7 @@ export class ClusterChains implements FollowGate {
           c.run = this.consume(c, () => c.position >= last.seq || c.epoch !== epoch);
           await c.run.done;
           c.run = undefined;
+          if (c.halted !== undefined) return this.leaveHalted(c);
           if (c.position < last.seq) continue;
         }
         if (c.epoch !== epoch || this.stopped) return;
@@ -226,6 +239,10 @@ export class ClusterChains implements FollowGate {
         c.follower.follow(this.listener(c, epoch));
         return;
       } catch (err) {
+        if (err instanceof NewerFormat) {
+          c.halted = err.message;
+          return this.leaveHalted(c);
+        }
         this.parts.log.warn('cluster: taking a chain over failed; trying again', { chain: c.chain, error: message(err) });
         await pause(Math.min(5_000, 100 * 2 ** failures));
       }
@@ -245,6 +262,8 @@ export class ClusterChains implements FollowGate {
     }
     if (stored === null) return undefined;
     const read = readFormatted({ data: stored.data, headers: stored.header }, BLOCKS_FORMAT);
+    if ('newer' in read)
+      throw new NewerFormat(`block message ${stored.seq} is in format ${read.newer}, this node reads format ${BLOCKS_FORMAT}: upgrade it`);
     if (!('body' in read)) throw new Error(`the last message of ${chain} is not one this node reads (${JSON.stringify(read)})`);
     const { kind, height, hash, after } = read.body as { kind?: unknown; height?: unknown; hash?: unknown; after?: Partial<StartState> };
     if (kind === 'block' && typeof height === 'number' && typeof hash === 'string') return { seq: stored.seq, head: height, hash };

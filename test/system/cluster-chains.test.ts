@@ -350,4 +350,36 @@ describe('a chain followed by one node of two, its blocks applied by the other (
       await expectChain(s, (await readStore(holder.dir)).canon, more);
     },
   );
+
+  scene(
+    'gives the chain up for good on every node when its stream holds a newer message format (a rolling upgrade: an upgraded node takes it)',
+    async (s) => {
+      const holder = await s.node();
+      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+      const other = await s.node();
+      const before = await s.mine(2);
+      expect(await indexedTo(other, before, CHAIN, 20_000)).toBe(true);
+      // An upgraded node's block, in a format these nodes do not read.
+      const bus = await connectBus({ servers: s.nats.url });
+      try {
+        await jetstream(bus.nc).publish(blocksSubject(CHAIN), new Uint8Array([0xc0]), {
+          headers: formatHeaders(BLOCKS_FORMAT + 1),
+          msgID: 'format-2',
+        });
+      } finally {
+        await bus.close();
+      }
+      await s.mine(2);
+      const both = () => holder.output() + other.output();
+      expect(await until(() => /this node gives the chain's lease up: block message \d+ is in format 2/.test(both()), 20_000, 50)).toBe(
+        true,
+      );
+      // Neither holds it once both have met the newer format; neither takes it again.
+      const held = async (n: Running) => ((await n.call('/health')).body.cluster.leases as unknown[]).length;
+      expect(await until(async () => (await held(holder)) + (await held(other)) === 0, 20_000, 100)).toBe(true);
+      await until(() => false, 3 * TTL, 100);
+      expect((await held(holder)) + (await held(other))).toBe(0);
+      expect(both().match(/taking a chain over failed; trying again/g) ?? []).toEqual([]);
+    },
+  );
 });
