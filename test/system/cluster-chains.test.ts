@@ -103,6 +103,37 @@ class Scene {
     }
   }
 
+  /** A node holding the chain and another applying its blocks, both past two blocks. */
+  async holderAndOther(): Promise<[Running, Running]> {
+    const holder = await this.node();
+    expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+    const other = await this.node();
+    const before = await this.mine(2);
+    expect(await indexedTo(other, before, CHAIN, 20_000)).toBe(true);
+    return [holder, other];
+  }
+
+  /** The chain's last message in the blocks stream, as its bytes. */
+  async lastOnChain(): Promise<Uint8Array> {
+    const bus = await connectBus({ servers: this.nats.url });
+    try {
+      const last = await (await jetstreamManager(bus.nc)).streams.getMessage(BLOCKS_STREAM, { last_by_subj: blocksSubject(CHAIN) });
+      return last!.data;
+    } finally {
+      await bus.close();
+    }
+  }
+
+  /** Publishes `data` on the chain's subject as another publisher would (no expected sequence). */
+  async publishOnChain(data: Uint8Array, format: number, msgID: string): Promise<void> {
+    const bus = await connectBus({ servers: this.nats.url });
+    try {
+      await jetstream(bus.nc).publish(blocksSubject(CHAIN), data, { headers: formatHeaders(format), msgID });
+    } finally {
+      await bus.close();
+    }
+  }
+
   async close(): Promise<void> {
     for (const c of this.cleanups.reverse()) await c();
   }
@@ -317,24 +348,10 @@ describe('a chain followed by one node of two, its blocks applied by the other (
   scene(
     'gives the chain up when the stream refuses its publish because another node published after it (a lapsed lease unseen), and every node ends on the chain',
     async (s) => {
-      const holder = await s.node();
-      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
-      const other = await s.node();
-      const before = await s.mine(2);
-      expect(await indexedTo(other, before, CHAIN, 20_000)).toBe(true);
+      const [holder, other] = await s.holderAndOther();
       // Another publisher on the chain's subject, as a node that also believes it holds the chain: the last block
       // again under an id of its own (applied by no one twice: stored already).
-      const bus = await connectBus({ servers: s.nats.url });
-      try {
-        const jsm = await jetstreamManager(bus.nc);
-        const last = await jsm.streams.getMessage(BLOCKS_STREAM, { last_by_subj: blocksSubject(CHAIN) });
-        await jetstream(bus.nc).publish(blocksSubject(CHAIN), last!.data, {
-          headers: formatHeaders(BLOCKS_FORMAT),
-          msgID: 'another-publisher',
-        });
-      } finally {
-        await bus.close();
-      }
+      await s.publishOnChain(await s.lastOnChain(), BLOCKS_FORMAT, 'another-publisher');
       const tip = await s.mine(3);
       expect(
         await until(() => /another node published blocks of this chain; this node stops following it/.test(holder.output()), 20_000, 50),
@@ -354,21 +371,9 @@ describe('a chain followed by one node of two, its blocks applied by the other (
   scene(
     'gives the chain up for good on every node when its stream holds a newer message format (a rolling upgrade: an upgraded node takes it)',
     async (s) => {
-      const holder = await s.node();
-      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
-      const other = await s.node();
-      const before = await s.mine(2);
-      expect(await indexedTo(other, before, CHAIN, 20_000)).toBe(true);
+      const [holder, other] = await s.holderAndOther();
       // An upgraded node's block, in a format these nodes do not read.
-      const bus = await connectBus({ servers: s.nats.url });
-      try {
-        await jetstream(bus.nc).publish(blocksSubject(CHAIN), new Uint8Array([0xc0]), {
-          headers: formatHeaders(BLOCKS_FORMAT + 1),
-          msgID: 'format-2',
-        });
-      } finally {
-        await bus.close();
-      }
+      await s.publishOnChain(new Uint8Array([0xc0]), BLOCKS_FORMAT + 1, 'format-2');
       await s.mine(2);
       const both = () => holder.output() + other.output();
       expect(await until(() => /this node gives the chain's lease up: block message \d+ is in format 2/.test(both()), 20_000, 50)).toBe(
