@@ -22,6 +22,7 @@ import { applyBlockMessage, BLOCKS_FORMAT, BlockPublisher, BlockTooLargeError, b
 import type { BusConnection } from './connect.js';
 import { readFormatted } from './format.js';
 import { OrderedApply } from './ordered.js';
+import { retryWaitMs, within } from './waits.js';
 import { BLOCKS_STREAM } from './streams.js';
 
 /**
@@ -135,14 +136,7 @@ export class ClusterChains implements FollowGate {
     for (const c of this.chains.values()) c.follower.unfollow();
     // The last commits of the followers are durable (LMDB commits in order), so their blocks are queued.
     await this.parts.kv.transactAsync(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all([...this.chains.values()].map((c) => c.pumping)),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, 5_000);
-      }),
-    ]);
-    clearTimeout(timer);
+    await within(Promise.all([...this.chains.values()].map((c) => c.pumping)), 5_000);
     this.unlisten?.();
     await this.parts.leases?.stop();
     for (const c of this.chains.values()) {
@@ -244,7 +238,7 @@ export class ClusterChains implements FollowGate {
           return this.leaveHalted(c);
         }
         this.parts.log.warn('cluster: taking a chain over failed; trying again', { chain: c.chain, error: message(err) });
-        await pause(Math.min(5_000, 100 * 2 ** failures));
+        await pause(retryWaitMs(failures));
       }
     }
   }
@@ -409,7 +403,7 @@ export class ClusterChains implements FollowGate {
         }
         failures++;
         log.warn('cluster: publishing a block failed; trying again', { chain: c.chain, error: message(err) });
-        await pause(Math.min(5_000, 100 * 2 ** failures));
+        await pause(retryWaitMs(failures));
       }
     }
   }

@@ -9,6 +9,7 @@ import type { Applied, Change, ChangeApplier, Committed, ControlPlane } from '..
 import type { BusConnection } from './connect.js';
 import { FORMAT_HEADER, formatHeaders, readFormatted } from './format.js';
 import { OrderedApply } from './ordered.js';
+import { within } from './waits.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT } from './streams.js';
 
 /**
@@ -179,15 +180,8 @@ export class BusControlPlane implements ControlPlane {
   /** The log's last sequence now, or undefined when the bus does not say within `timeoutMs`. */
   private async lastSeq(timeoutMs: number): Promise<number | undefined> {
     this.jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
-    let timer: NodeJS.Timeout | undefined;
-    const last = await Promise.race([
-      this.jsm.then((m) => m.streams.info(CONTROL_STREAM)).then((info) => info.state.last_seq),
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), timeoutMs);
-      }),
-    ]).catch(() => undefined);
-    clearTimeout(timer);
-    return last;
+    const jsm = this.jsm;
+    return within((async () => (await (await jsm).streams.info(CONTROL_STREAM)).state.last_seq)(), timeoutMs);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { DeliverPolicy, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
+import { retryWaitMs } from './waits.js';
 
 /**
  * Applies a stream's messages in order, from the one after the last applied: an ordered consumer, made again from
@@ -76,7 +77,7 @@ export class OrderedApply {
           failures++;
           opts.failed(err);
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, Math.min(5_000, 100 * 2 ** failures));
+            const timer = setTimeout(resolve, retryWaitMs(failures));
             this.wake = () => {
               clearTimeout(timer);
               resolve();
