@@ -186,6 +186,20 @@ async function expectChain(s: Scene, canon: Map<number, string>, head: number): 
 const head = async (s: Running): Promise<number> =>
   ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === CHAIN)?.head ?? -1;
 
+/**
+ * `other` takes the chain over within 2 TTLs of `since` and follows on: `blocks` more mined reach it, and its store
+ * holds every height once, anvil's (none skipped at the takeover, none its follower stored over again).
+ */
+async function expectHandedTo(s: Scene, other: Running, since: number, blocks: number): Promise<void> {
+  expect(await until(() => takeovers(other) === 1, 10 * TTL, 10)).toBe(true);
+  expect(performance.now() - since).toBeLessThan(2 * TTL);
+  const tip = await s.mine(blocks);
+  expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+  await other.stop();
+  await expectChain(s, (await readStore(other.dir)).canon, tip);
+  expect(other.output()).not.toMatch(/left out|taking back/);
+}
+
 describe('a chain followed by one node of two, its blocks applied by the other (CHAINPOST_NATS)', () => {
   scene('follows the chain on one node only and gives the other every block, with the rows the follower wrote', async (s) => {
     const one = await s.node();
@@ -215,15 +229,7 @@ describe('a chain followed by one node of two, its blocks applied by the other (
       const before = await s.mine(4);
       expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
       holder.child.kill('SIGKILL');
-      const killed = performance.now();
-      expect(await until(() => takeovers(other) === 1, 10 * TTL, 10)).toBe(true);
-      expect(performance.now() - killed).toBeLessThan(2 * TTL);
-      const tip = await s.mine(5);
-      expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
-      await other.stop();
-      // Every height once, anvil's: none skipped at the takeover, none the other node's follower stored over again.
-      await expectChain(s, (await readStore(other.dir)).canon, tip);
-      expect(other.output()).not.toMatch(/left out|taking back/);
+      await expectHandedTo(s, other, performance.now(), 5);
     },
   );
 
@@ -234,15 +240,8 @@ describe('a chain followed by one node of two, its blocks applied by the other (
     const before = await s.mine(3);
     expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
     await holder.stop();
-    const stopped = performance.now();
     // Released during the stop: taken at the next poll.
-    expect(await until(() => takeovers(other) === 1, 10 * TTL, 10)).toBe(true);
-    expect(performance.now() - stopped).toBeLessThan(2 * TTL);
-    const tip = await s.mine(3);
-    expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
-    await other.stop();
-    await expectChain(s, (await readStore(other.dir)).canon, tip);
-    expect(other.output()).not.toMatch(/left out|taking back/);
+    await expectHandedTo(s, other, performance.now(), 3);
   });
 
   scene('publishes, when it holds the chain again, the blocks a node stored and never published', async (s) => {

@@ -51,18 +51,18 @@ describe("a cluster node's id", () => {
     const dir = tempDir();
     try {
       let store = openStore(dir);
-      const made = await nodeId(store);
+      const made = nodeId(store);
       // The host's name (for the operator reading status --cluster) and a random part.
       expect(made).toMatch(/^[-A-Za-z0-9]{1,40}-[a-z0-9]{6}$/);
-      expect(await nodeId(store)).toBe(made);
+      expect(nodeId(store)).toBe(made);
       await store.close();
       store = openStore(dir);
-      expect(await nodeId(store)).toBe(made);
+      expect(nodeId(store)).toBe(made);
       await store.close();
       // Another directory, another node.
       const other = tempDir();
       const second = openStore(other);
-      expect(await nodeId(second)).not.toBe(made);
+      expect(nodeId(second)).not.toBe(made);
       await second.close();
       rmSync(other, { recursive: true, force: true });
     } finally {
