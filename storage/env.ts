@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MAP_SIZE } from './map-size.js';
@@ -105,6 +105,31 @@ export const hasStore = (path: string): boolean => existsSync(join(path, 'data.m
 export function openStore(path: string, { create = true, migrate = false }: { create?: boolean; migrate?: boolean } = {}): Store {
   if (!create && !hasStore(path)) throw new NoStore(path);
   ensureDataDir(path);
+  const dir = realpathSync(path);
+  let shared = OPEN.get(dir);
+  if (shared === undefined) OPEN.set(dir, (shared = { store: openEnvironment(path, migrate), users: 0 }));
+  else checkSchema(shared.store, migrate);
+  shared.users++;
+  const entry = shared;
+  let closed: Promise<void> | undefined;
+  // Each opener closes its own handle; the environment closes with the last of them.
+  const close = (): Promise<void> => {
+    closed ??= --entry.users === 0 && OPEN.get(dir) === entry ? (OPEN.delete(dir), entry.store.close()) : Promise.resolve();
+    return closed;
+  };
+  return { ...entry.store, close };
+}
+
+/**
+ * The stores open in this thread, by directory: one LMDB environment each, whoever opens it (the server, a CLI run
+ * in the same process, a test). lmdb-js gives each open() its own write thread over the one environment LMDB shares
+ * in a process: a synchronous write through one would wait for the write lock while the other's write thread holds
+ * it waiting for this same thread to run its transaction's callback, and neither would move again. Through one
+ * environment, lmdb-js hands its write thread's transaction to the synchronous write instead (storage/README.md, One environment per process).
+ */
+const OPEN = new Map<string, { store: Store; users: number }>();
+
+function openEnvironment(path: string, migrate: boolean): Store {
   let root: RootDatabase;
   try {
     // noSubdir: false — a path ending in a dotted name is still a directory, as it was created.

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { watchBlocked } from './blocked-watchdog.js';
 import { stillRunning } from './in-process.js';
 
 /**
@@ -14,6 +15,7 @@ const ownEnv = (): Record<string, string | undefined> =>
   Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST')));
 beforeAll(() => {
   env = ownEnv();
+  watchBlocked(expect.getState().testPath ?? '');
 });
 
 afterAll(async () => {
