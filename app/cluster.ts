@@ -10,7 +10,7 @@ import { BusControlPlane } from '../bus/control-log.js';
 import { ClusterChains, type DropPublish } from '../bus/chains.js';
 import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
-import { BLOCKS_MAX_PAYLOAD, checkMaxPayload, ensureBlocksStream, ensureControlStream } from '../bus/streams.js';
+import { BLOCKS_MAX_PAYLOAD, checkMaxPayload, ensureBlocksStream, ensureControlStream, ensurePartitionsStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
@@ -128,6 +128,7 @@ export async function startControlLog({
     const jsm = await jetstreamManager(bus.nc);
     await ensureControlStream(jsm, { replicas });
     await ensureBlocksStream(jsm, { replicas });
+    await ensurePartitionsStream(jsm, { replicas });
   } catch (err) {
     await bus.close();
     // A single nats-server (or a cluster smaller than asked) refuses the replicas: named, with the server's words.

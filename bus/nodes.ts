@@ -6,7 +6,7 @@ import type { Logger } from '../engine/log.js';
 import { bucketEntries, bucketStream } from './buckets.js';
 import type { BusConnection } from './connect.js';
 import { LEASES_BUCKET, leaseHolders, leaseKey } from './leases.js';
-import { BLOCKS_STREAM, CONTROL_STREAM } from './streams.js';
+import { BLOCKS_STREAM, CONTROL_STREAM, PARTITIONS_STREAM } from './streams.js';
 
 /**
  * The node registry: the JetStream KV bucket `chainpost-nodes`, a key per node, its value the node's entry
@@ -126,7 +126,7 @@ export interface ClusterState {
 }
 
 /** The streams and buckets of a cluster, in the order `status --cluster` lists them. */
-const STREAMS = [CONTROL_STREAM, BLOCKS_STREAM, bucketStream(LEASES_BUCKET), bucketStream(NODES_BUCKET)];
+const STREAMS = [CONTROL_STREAM, BLOCKS_STREAM, PARTITIONS_STREAM, bucketStream(LEASES_BUCKET), bucketStream(NODES_BUCKET)];
 
 /** Reads the whole cluster from the bus; creates nothing. */
 export async function readCluster(bus: BusConnection, timeoutMs = 5_000): Promise<ClusterState> {

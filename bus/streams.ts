@@ -45,6 +45,25 @@ export function ensureBlocksStream(jsm: JetStreamManager, options: StreamOptions
   return ensureStream(jsm, BLOCKS_STREAM, [BLOCKS_SUBJECTS], { maxAgeMs: BLOCKS_MAX_AGE_MS, ...options });
 }
 
+/**
+ * The partition log (bus/partitions.ts): what each unit of delivery wrote, one subject per partition, published by
+ * the partition's owner and applied by every node.
+ */
+export const PARTITIONS_STREAM = 'CHAINPOST_PARTITIONS';
+export const PARTITIONS_SUBJECTS = 'chainpost.partitions.>';
+
+/**
+ * A unit stays this long in CHAINPOST_PARTITIONS by default. Every node applies every message as it comes, so the
+ * log only has to cover a node's absence: a week (a node down over a long weekend catches up). A node whose position
+ * fell off the stream's start says so and owns no partition (docs/decisions/cluster.md).
+ */
+export const PARTITIONS_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Creates CHAINPOST_PARTITIONS if it is missing, or brings its replicas and age to these (default: a week). */
+export function ensurePartitionsStream(jsm: JetStreamManager, options: StreamOptions = {}): Promise<void> {
+  return ensureStream(jsm, PARTITIONS_STREAM, [PARTITIONS_SUBJECTS], { maxAgeMs: PARTITIONS_MAX_AGE_MS, ...options });
+}
+
 /** Creates a file-stored stream if it is missing, or brings its replicas and age to these. */
 async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[], options: StreamOptions): Promise<void> {
   const wanted = {

@@ -111,6 +111,7 @@ describe('chainpost status --cluster', () => {
     expect(json.streams.map((x: { name: string }) => x.name)).toEqual([
       'CHAINPOST_CONTROL',
       'CHAINPOST_BLOCKS',
+      'CHAINPOST_PARTITIONS',
       'KV_chainpost-leases',
       'KV_chainpost-nodes',
     ]);

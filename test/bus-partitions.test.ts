@@ -1,0 +1,377 @@
+import { rmSync } from 'node:fs';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
+import { encode } from '@msgpack/msgpack';
+import { describe, expect, it } from 'vitest';
+import { connectBus, type BusConnection } from '../bus/connect.js';
+import { FORMAT_HEADER } from '../bus/format.js';
+import { ClusterPartitions, PARTITIONS_SEQ, partitionMessage, partitionSubject } from '../bus/partitions.js';
+import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
+import type { PartitionLogEvent } from '../engine/cluster/partition-log.js';
+import { applyPartitionChange, type PendingUnit, type RowWrite } from '../engine/cluster/partitions.js';
+import { jsonLogger } from '../engine/log.js';
+import type { Table } from '../engine/ports.js';
+import { openStore, type Store } from '../storage/env.js';
+import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
+import { tempDir, until } from './helpers.js';
+
+/**
+ * The partition log against a real nats-server: two or three nodes in this process, each with its own LMDB store, NATS
+ * connection and applier, as machines would have. The owners' leases are inputs here (a revision given to `take`);
+ * the units are synthetic: rows committed to the owner's store with their before-images, as delivery's capture hands
+ * them over. Each case has a nats-server of its own and runs beside the others.
+ */
+const TABLES: Table[] = ['queue', 'history', 'stats'];
+/** How long a node may take to apply what another published, or a publish to be acknowledged (a loaded machine). */
+const WITHIN_MS = 10_000;
+
+interface Node {
+  name: string;
+  dir: string;
+  store: Store;
+  bus: BusConnection;
+  log: ClusterPartitions;
+  lines: string[];
+  /** The sequences of the changes applied from the log to this store, in order. */
+  applied: number[];
+  /** Its `ready` and `lost` events, as `ready <n>` / `lost <n> <reason>`. */
+  events: string[];
+  /** Messages from this sequence on wait until `release` (its applier held behind the others). */
+  holdFrom: number;
+  release(): void;
+}
+
+class Scene {
+  readonly nodes: Node[] = [];
+  private readonly dirs: string[] = [];
+
+  constructor(readonly nats: NatsServer) {}
+
+  /** A node on `dir` (a new one by default), applying the log. */
+  async node(
+    name: string,
+    opts: { dir?: string; holdFrom?: number; takeoverWithinMs?: number; publishTimeoutMs?: number } = {},
+  ): Promise<Node> {
+    const dir = opts.dir ?? tempDir();
+    if (opts.dir === undefined) this.dirs.push(dir);
+    const store = openStore(dir);
+    const bus = await connectBus({ servers: this.nats.url, maxReconnectWaitMs: 100 });
+    await ensurePartitionsStream(await jetstreamManager(bus.nc));
+    const lines: string[] = [];
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const node: Node = {
+      name,
+      dir,
+      store,
+      bus,
+      lines,
+      applied: [],
+      events: [],
+      holdFrom: opts.holdFrom ?? Number.POSITIVE_INFINITY,
+      release: () => {
+        node.holdFrom = Number.POSITIVE_INFINITY;
+        open();
+      },
+      log: undefined as unknown as ClusterPartitions,
+    };
+    node.log = new ClusterPartitions({
+      bus,
+      kv: store,
+      node: name,
+      log: jsonLogger((line) => lines.push(line), Date.now, 'debug'),
+      publishTimeoutMs: opts.publishTimeoutMs ?? 2_000,
+      ...(opts.takeoverWithinMs === undefined ? {} : { takeoverWithinMs: opts.takeoverWithinMs }),
+      applied: (_change, seq) => node.applied.push(seq),
+      beforeApply: async (seq) => {
+        if (seq >= node.holdFrom) await gate;
+      },
+    });
+    node.log.onEvent((e: PartitionLogEvent) =>
+      node.events.push(e.kind === 'ready' ? `ready ${e.partition}` : `lost ${e.partition} ${e.reason}`),
+    );
+    node.log.start();
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Stops a node (its partitions released), keeping its directory. */
+  async stopNode(node: Node): Promise<void> {
+    this.nodes.splice(this.nodes.indexOf(node), 1);
+    node.release();
+    await node.log.stop();
+    await node.bus.close();
+    await node.store.close();
+  }
+
+  async close(): Promise<void> {
+    for (const node of [...this.nodes]) await this.stopNode(node);
+    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
+    await this.nats.close();
+  }
+}
+
+const text = (value: string): Uint8Array => new TextEncoder().encode(value);
+
+/**
+ * Commits rows to the node's store as one unit of delivery would (their before-images read in the same
+ * transaction), and returns the unit as the capture hands it over.
+ */
+async function commit(node: Node, partition: number, rows: Array<[Table, string, string | null]>): Promise<PendingUnit> {
+  const change = { partition, rows: rows.map(([t, k, v]): RowWrite => [t, k, v === null ? null : text(v)]) };
+  let before: RowWrite[] = [];
+  await node.store.transactAsync(() => {
+    before = change.rows.map(([t, k]): RowWrite => {
+      const held = node.store.getRaw(t, k);
+      return [t, k, held === undefined ? null : Uint8Array.from(held)];
+    });
+    applyPartitionChange(node.store, change);
+  });
+  return { change, before };
+}
+
+/** Every row of the tables the units write, as `table key = value`. */
+function rows(node: Node): string[] {
+  const out: string[] = [];
+  for (const t of TABLES)
+    for (const { key, value } of node.store.db(t).getRange({})) out.push(`${t} ${String(key)} = ${Buffer.from(value).toString()}`);
+  return out;
+}
+
+const appliedTo = (node: Node, seq: number): Promise<boolean> => until(() => node.log.applied().seq >= seq, WITHIN_MS);
+
+async function streamState(node: Node): Promise<{ messages: number; last_seq: number; first_seq: number }> {
+  return (await (await jetstreamManager(node.bus.nc)).streams.info(PARTITIONS_STREAM)).state;
+}
+
+const scene = (body: (s: Scene) => Promise<void>): Promise<void> => onOwnNatsServer((nats) => new Scene(nats), body);
+
+describe('the partition log over NATS JetStream', () => {
+  it.concurrent("brings an owner's units to every other node in order, and the owner applies none of its own over newer rows", () =>
+    scene(async (s) => {
+      const [a, b, c] = [await s.node('a'), await s.node('b'), await s.node('c')];
+      expect(await a.log.take(5, 1)).toBe(true);
+      expect(a.log.writable(5)).toBe(true);
+      const u1 = await commit(a, 5, [
+        ['queue', 'k1', 'one'],
+        ['history', 'h1', 'x'],
+      ]);
+      await a.log.submit([u1])[0];
+      // A newer unit committed here before this node's applier meets the first in the log.
+      const u2 = await commit(a, 5, [
+        ['queue', 'k1', 'two'],
+        ['queue', 'k2', 'y'],
+      ]);
+      expect(await appliedTo(a, 1)).toBe(true);
+      expect(rows(a)).toContain('queue k1 = two');
+      const u3 = await commit(a, 5, [
+        ['queue', 'k2', null],
+        ['stats', 's', '3'],
+      ]);
+      await Promise.all(a.log.submit([u2, u3]));
+      expect(rows(a)).toEqual(['queue k1 = two', 'history h1 = x', 'stats s = 3']);
+      for (const other of [b, c]) {
+        expect(await appliedTo(other, 3)).toBe(true);
+        expect(rows(other)).toEqual(rows(a));
+        expect(other.applied).toEqual([1, 2, 3]);
+        expect(other.log.applied().positions[5]).toBe(3);
+      }
+      expect(await appliedTo(a, 3)).toBe(true);
+      expect(a.applied).toEqual([]);
+      expect(a.log.applied().positions[5]).toBe(3);
+      // Each publish carries the owner's lease revision and the format.
+      const last = await (await jetstreamManager(a.bus.nc)).streams.getMessage(PARTITIONS_STREAM, { seq: 3 });
+      expect([last?.header.get('Chainpost-Lease-Revision'), last?.header.get(FORMAT_HEADER), last?.subject]).toEqual([
+        '1',
+        '1',
+        'chainpost.partitions.5',
+      ]);
+      // The first unit's publish sent again as a retry sends it (its acknowledgement lost): appended once, not refused.
+      const again = partitionMessage(u1.change, 1, 'a');
+      const resent = await jetstream(a.bus.nc).publish(partitionSubject(5), again.data, {
+        msgID: 'a.5.1.0',
+        headers: again.headers,
+        expect: { lastSubjectSequence: 0 },
+      });
+      expect(resent).toMatchObject({ duplicate: true, seq: 1 });
+      expect((await streamState(a)).messages).toBe(3);
+    }));
+
+  it.concurrent("refuses a stale owner's publish, takes its unacknowledged units back, and its store then holds the log's state", () =>
+    scene(async (s) => {
+      // a's applier does not see b's message before its own publish (it would stop owning the partition then).
+      const [a, b] = [await s.node('a', { holdFrom: 2 }), await s.node('b')];
+      expect(await a.log.take(7, 1)).toBe(true);
+      await a.log.submit([await commit(a, 7, [['queue', 'q', 'a1']])])[0];
+      // The lease moved to b (a did not notice): b catches up with a's unit, then publishes.
+      expect(await b.log.take(7, 2)).toBe(true);
+      expect(rows(b)).toEqual(['queue q = a1']);
+      await b.log.submit([
+        await commit(b, 7, [
+          ['queue', 'q', 'b2'],
+          ['history', 'hb', 'b'],
+        ]),
+      ])[0];
+      const stale = await commit(a, 7, [
+        ['queue', 'q', 'a3'],
+        ['history', 'ha', 'a'],
+      ]);
+      const after = await commit(a, 7, [['queue', 'q', 'a4']]);
+      expect(rows(a)).toEqual(['queue q = a4', 'history ha = a']);
+      const refused = a.log.submit([stale, after]);
+      for (const p of refused) await expect(p).rejects.toMatchObject({ partition: 7, reason: 'refused' });
+      expect(a.events).toEqual(['ready 7', 'lost 7 refused']);
+      expect(a.log.writable(7)).toBe(false);
+      // Both units taken back: the store holds the log as a knew it.
+      expect(rows(a)).toEqual(['queue q = a1']);
+      a.release();
+      expect(await appliedTo(a, 2)).toBe(true);
+      expect(rows(a)).toEqual(rows(b));
+      expect(rows(a)).toEqual(['queue q = b2', 'history hb = b']);
+      expect((await streamState(a)).messages).toBe(2);
+    }));
+
+  it.concurrent('stops owning a partition whose log another node wrote to, and takes back a unit committed for it after', () =>
+    scene(async (s) => {
+      const [a, b] = [await s.node('a'), await s.node('b')];
+      expect(await a.log.take(9, 1)).toBe(true);
+      expect(await b.log.take(9, 2)).toBe(true);
+      await b.log.submit([await commit(b, 9, [['queue', 'q', 'b1']])])[0];
+      expect(await until(() => a.events.includes('lost 9 superseded'), WITHIN_MS)).toBe(true);
+      expect(a.log.writable(9)).toBe(false);
+      const late = await commit(a, 9, [
+        ['queue', 'q', 'a2'],
+        ['stats', 's', 'a'],
+      ]);
+      await expect(a.log.submit([late])[0]).rejects.toMatchObject({ partition: 9, reason: 'unowned' });
+      expect(rows(a)).toEqual(rows(b));
+      expect(rows(a)).toEqual(['queue q = b1']);
+    }));
+
+  it.concurrent('resumes from its position after a restart, applying nothing twice, even with its stream position written late', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      let b = await s.node('b');
+      expect(await a.log.take(3, 1)).toBe(true);
+      const publish = async (value: string): Promise<void> =>
+        a.log.submit([
+          await commit(a, 3, [
+            ['queue', `q${value}`, value],
+            ['stats', 'n', value],
+          ]),
+        ])[0];
+      await publish('1');
+      await publish('2');
+      expect(await appliedTo(b, 2)).toBe(true);
+      expect(b.applied).toEqual([1, 2]);
+      await s.stopNode(b);
+      await publish('3');
+      await publish('4');
+      b = await s.node('b', { dir: b.dir });
+      expect(await appliedTo(b, 4)).toBe(true);
+      expect(b.applied).toEqual([3, 4]);
+      expect(rows(b)).toEqual(rows(a));
+
+      // A stream position behind the partition's (as if written late): the messages met again are not applied.
+      await s.stopNode(b);
+      const store = openStore(b.dir);
+      await store.transactAsync(() => store.put('meta', PARTITIONS_SEQ, 1));
+      await store.close();
+      b = await s.node('b', { dir: b.dir });
+      expect(await appliedTo(b, 4)).toBe(true);
+      expect(b.applied).toEqual([]);
+      expect(rows(b)).toEqual(rows(a));
+    }));
+
+  it.concurrent('takes a partition over only once its log is applied up to its last message, and gives it up past the wait', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      const [b, c] = [await s.node('b', { holdFrom: 2 }), await s.node('c', { holdFrom: 1, takeoverWithinMs: 300 })];
+      expect(await a.log.take(11, 1)).toBe(true);
+      for (const value of ['1', '2', '3']) await a.log.submit([await commit(a, 11, [['queue', `q${value}`, value]])])[0];
+      expect(await appliedTo(b, 1)).toBe(true);
+      // The lease moved to b (a gone): its takeover waits for the rest of the partition's log.
+      let rowsWhenReady: string[] | undefined;
+      const taking = b.log.take(11, 2).then((ready) => {
+        rowsWhenReady = rows(b);
+        return ready;
+      });
+      expect(await c.log.take(11, 3)).toBe(false);
+      expect(c.events).toEqual(['lost 11 behind']);
+      expect(c.lines.join('')).toContain('was not caught up with within the wait');
+      expect(rowsWhenReady).toBeUndefined();
+      expect(b.log.writable(11)).toBe(false);
+      b.release();
+      expect(await taking).toBe(true);
+      expect(rowsWhenReady).toEqual(rows(a));
+      expect(b.events).toEqual(['ready 11']);
+      // Its first publish follows on from the last it applied.
+      await b.log.submit([await commit(b, 11, [['queue', 'q4', '4']])])[0];
+      expect((await streamState(b)).last_seq).toBe(4);
+    }));
+
+  it.concurrent('pauses publishing while the bus is down and resumes once it is back, nothing lost or doubled', () =>
+    scene(async (s) => {
+      const [a, b] = [await s.node('a', { publishTimeoutMs: 500 }), await s.node('b')];
+      expect(await a.log.take(13, 1)).toBe(true);
+      await a.log.submit([await commit(a, 13, [['queue', 'q1', '1']])])[0];
+      await s.nats.stop();
+      expect(await until(() => !a.bus.up(), WITHIN_MS)).toBe(true);
+      expect(a.log.writable(13)).toBe(false);
+      const units = [await commit(a, 13, [['queue', 'q2', '2']]), await commit(a, 13, [['queue', 'q1', null]])];
+      let acknowledged = 0;
+      const sent = a.log.submit(units).map((p) => p.then(() => acknowledged++));
+      expect(await until(() => a.lines.some((l) => l.includes('publishing a unit failed')), WITHIN_MS)).toBe(true);
+      expect(acknowledged).toBe(0);
+      expect(a.log.writable(13)).toBe(false);
+      await s.nats.start();
+      await Promise.all(sent);
+      expect(a.log.writable(13)).toBe(true);
+      expect(await appliedTo(b, 3)).toBe(true);
+      expect(b.applied).toEqual([1, 2, 3]);
+      expect(rows(b)).toEqual(rows(a));
+      expect(rows(a)).toEqual(['queue q2 = 2']);
+      expect(await streamState(a)).toMatchObject({ messages: 3, last_seq: 3 });
+    }));
+
+  it.concurrent('says a node whose position fell off the start of the stream owns no partition, across its restarts', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      expect(await a.log.take(1, 1)).toBe(true);
+      for (const value of ['1', '2', '3']) await a.log.submit([await commit(a, 1, [['queue', `q${value}`, value]])])[0];
+      // Messages 1 and 2 gone before b applied them (older than the stream's max age).
+      await (await jetstreamManager(a.bus.nc)).streams.purge(PARTITIONS_STREAM, { seq: 3 });
+      let b = await s.node('b');
+      expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
+      expect(b.log.unable()).toMatch(/missed messages 1 to 2 of the partition log/);
+      expect(b.lines.join('')).toContain('it owns no partition');
+      expect(await b.log.take(2, 1)).toBe(false);
+      expect(b.events).toEqual(['lost 2 behind']);
+      await s.stopNode(b);
+      b = await s.node('b', { dir: b.dir });
+      expect(b.log.unable()).toMatch(/missed messages 1 to 2/);
+      expect(await b.log.take(2, 2)).toBe(false);
+    }));
+
+  it.concurrent('stops applying at a newer format, saying both versions, and owns no partition from then on', () =>
+    scene(async (s) => {
+      const [a, b] = [await s.node('a'), await s.node('b')];
+      expect(await a.log.take(4, 1)).toBe(true);
+      await a.log.submit([await commit(a, 4, [['queue', 'q', '1']])])[0];
+      const js = jetstream(b.bus.nc);
+      // An upgraded node's message, then one this version reads.
+      const h = headers();
+      h.set(FORMAT_HEADER, '2');
+      await js.publish(partitionSubject(6), encode({ v: 2, partition: 6, rows: [] }), { headers: h });
+      const next = partitionMessage({ partition: 4, rows: [['queue', 'q', text('3')]] }, 2, 'upgraded');
+      await js.publish(partitionSubject(4), next.data, { headers: next.headers });
+      expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
+      expect(b.lines.join('')).toContain('message 2 is in format 2, this node reads format 1: upgrade it');
+      expect(b.log.applied().seq).toBe(1);
+      expect(rows(b)).toEqual(['queue q = 1']);
+      expect(await b.log.take(4, 2)).toBe(false);
+      // The owner stops applying too, and gives its partition up.
+      expect(await until(() => a.events.includes('lost 4 behind'), WITHIN_MS)).toBe(true);
+      expect(a.log.writable(4)).toBe(false);
+    }));
+});
