@@ -130,6 +130,11 @@ async function commit(node: Node, partition: number, rows: Array<[Table, string,
   return { change, before };
 }
 
+/** Commits a unit on the owner's store and submits it: resolves once the log acknowledged it. */
+async function publish(node: Node, partition: number, rows: Array<[Table, string, string | null]>): Promise<void> {
+  await node.log.submit([await commit(node, partition, rows)])[0];
+}
+
 /** Every row of the tables the units write, as `table key = value`. */
 function rows(node: Node): string[] {
   const out: string[] = [];
@@ -202,16 +207,14 @@ describe('the partition log over NATS JetStream', () => {
       // a's applier does not see b's message before its own publish (it would stop owning the partition then).
       const [a, b] = [await s.node('a', { holdFrom: 2 }), await s.node('b')];
       expect(await a.log.take(7, 1)).toBe(true);
-      await a.log.submit([await commit(a, 7, [['queue', 'q', 'a1']])])[0];
+      await publish(a, 7, [['queue', 'q', 'a1']]);
       // The lease moved to b (a did not notice): b catches up with a's unit, then publishes.
       expect(await b.log.take(7, 2)).toBe(true);
       expect(rows(b)).toEqual(['queue q = a1']);
-      await b.log.submit([
-        await commit(b, 7, [
-          ['queue', 'q', 'b2'],
-          ['history', 'hb', 'b'],
-        ]),
-      ])[0];
+      await publish(b, 7, [
+        ['queue', 'q', 'b2'],
+        ['history', 'hb', 'b'],
+      ]);
       const stale = await commit(a, 7, [
         ['queue', 'q', 'a3'],
         ['history', 'ha', 'a'],
@@ -236,7 +239,7 @@ describe('the partition log over NATS JetStream', () => {
       const [a, b] = [await s.node('a'), await s.node('b')];
       expect(await a.log.take(9, 1)).toBe(true);
       expect(await b.log.take(9, 2)).toBe(true);
-      await b.log.submit([await commit(b, 9, [['queue', 'q', 'b1']])])[0];
+      await publish(b, 9, [['queue', 'q', 'b1']]);
       expect(await until(() => a.events.includes('lost 9 superseded'), WITHIN_MS)).toBe(true);
       expect(a.log.writable(9)).toBe(false);
       const late = await commit(a, 9, [
@@ -253,20 +256,18 @@ describe('the partition log over NATS JetStream', () => {
       const a = await s.node('a');
       let b = await s.node('b');
       expect(await a.log.take(3, 1)).toBe(true);
-      const publish = async (value: string): Promise<void> =>
-        a.log.submit([
-          await commit(a, 3, [
-            ['queue', `q${value}`, value],
-            ['stats', 'n', value],
-          ]),
-        ])[0];
-      await publish('1');
-      await publish('2');
+      const next = (value: string): Promise<void> =>
+        publish(a, 3, [
+          ['queue', `q${value}`, value],
+          ['stats', 'n', value],
+        ]);
+      await next('1');
+      await next('2');
       expect(await appliedTo(b, 2)).toBe(true);
       expect(b.applied).toEqual([1, 2]);
       await s.stopNode(b);
-      await publish('3');
-      await publish('4');
+      await next('3');
+      await next('4');
       b = await s.node('b', { dir: b.dir });
       expect(await appliedTo(b, 4)).toBe(true);
       expect(b.applied).toEqual([3, 4]);
@@ -288,7 +289,7 @@ describe('the partition log over NATS JetStream', () => {
       const a = await s.node('a');
       const [b, c] = [await s.node('b', { holdFrom: 2 }), await s.node('c', { holdFrom: 1, takeoverWithinMs: 300 })];
       expect(await a.log.take(11, 1)).toBe(true);
-      for (const value of ['1', '2', '3']) await a.log.submit([await commit(a, 11, [['queue', `q${value}`, value]])])[0];
+      for (const value of ['1', '2', '3']) await publish(a, 11, [['queue', `q${value}`, value]]);
       expect(await appliedTo(b, 1)).toBe(true);
       // The lease moved to b (a gone): its takeover waits for the rest of the partition's log.
       let rowsWhenReady: string[] | undefined;
@@ -306,7 +307,7 @@ describe('the partition log over NATS JetStream', () => {
       expect(rowsWhenReady).toEqual(rows(a));
       expect(b.events).toEqual(['ready 11']);
       // Its first publish follows on from the last it applied.
-      await b.log.submit([await commit(b, 11, [['queue', 'q4', '4']])])[0];
+      await publish(b, 11, [['queue', 'q4', '4']]);
       expect((await streamState(b)).last_seq).toBe(4);
     }));
 
@@ -314,7 +315,7 @@ describe('the partition log over NATS JetStream', () => {
     scene(async (s) => {
       const [a, b] = [await s.node('a', { publishTimeoutMs: 500 }), await s.node('b')];
       expect(await a.log.take(13, 1)).toBe(true);
-      await a.log.submit([await commit(a, 13, [['queue', 'q1', '1']])])[0];
+      await publish(a, 13, [['queue', 'q1', '1']]);
       await s.nats.stop();
       expect(await until(() => !a.bus.up(), WITHIN_MS)).toBe(true);
       expect(a.log.writable(13)).toBe(false);
@@ -338,7 +339,7 @@ describe('the partition log over NATS JetStream', () => {
     scene(async (s) => {
       const a = await s.node('a');
       expect(await a.log.take(1, 1)).toBe(true);
-      for (const value of ['1', '2', '3']) await a.log.submit([await commit(a, 1, [['queue', `q${value}`, value]])])[0];
+      for (const value of ['1', '2', '3']) await publish(a, 1, [['queue', `q${value}`, value]]);
       // Messages 1 and 2 gone before b applied them (older than the stream's max age).
       await (await jetstreamManager(a.bus.nc)).streams.purge(PARTITIONS_STREAM, { seq: 3 });
       let b = await s.node('b');
@@ -357,7 +358,7 @@ describe('the partition log over NATS JetStream', () => {
     scene(async (s) => {
       const [a, b] = [await s.node('a'), await s.node('b')];
       expect(await a.log.take(4, 1)).toBe(true);
-      await a.log.submit([await commit(a, 4, [['queue', 'q', '1']])])[0];
+      await publish(a, 4, [['queue', 'q', '1']]);
       const js = jetstream(b.bus.nc);
       // An upgraded node's message, then one this version reads.
       const h = headers();
