@@ -4,7 +4,7 @@ import { headers } from '@nats-io/transport-node';
 import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
-import { FORMAT_HEADER } from '../bus/format.js';
+import { FORMAT_HEADER, formatHeaders } from '../bus/format.js';
 import { ClusterPartitions, PARTITIONS_SEQ, partitionMessage, partitionSubject } from '../bus/partitions.js';
 import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
 import type { PartitionLogEvent } from '../engine/cluster/partition-log.js';
@@ -354,21 +354,24 @@ describe('the partition log over NATS JetStream', () => {
       expect(await b.log.take(2, 2)).toBe(false);
     }));
 
-  it.concurrent('stops applying at a newer format, saying both versions, and owns no partition from then on', () =>
+  it.concurrent('skips a message that is no change, stops applying at a newer format saying both versions, and owns no partition from then on', () =>
     scene(async (s) => {
       const [a, b] = [await s.node('a'), await s.node('b')];
       expect(await a.log.take(4, 1)).toBe(true);
       await publish(a, 4, [['queue', 'q', '1']]);
       const js = jetstream(b.bus.nc);
-      // An upgraded node's message, then one this version reads.
+      // A message that is no partition change (skipped by every node alike), an upgraded node's, then one this
+      // version reads.
+      await js.publish(partitionSubject(4), encode({ v: 1, partition: 4, rows: [['queue', 'q']] }), { headers: formatHeaders(1) });
       const h = headers();
       h.set(FORMAT_HEADER, '2');
       await js.publish(partitionSubject(6), encode({ v: 2, partition: 6, rows: [] }), { headers: h });
       const next = partitionMessage({ partition: 4, rows: [['queue', 'q', text('3')]] }, 2, 'upgraded');
       await js.publish(partitionSubject(4), next.data, { headers: next.headers });
       expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
-      expect(b.lines.join('')).toContain('message 2 is in format 2, this node reads format 1: upgrade it');
-      expect(b.log.applied().seq).toBe(1);
+      expect(b.lines.join('')).toContain('message 3 is in format 2, this node reads format 1: upgrade it');
+      expect(b.lines.join('')).toContain('a message that is no partition change skipped');
+      expect(b.log.applied().seq).toBe(2);
       expect(rows(b)).toEqual(['queue q = 1']);
       expect(await b.log.take(4, 2)).toBe(false);
       // The owner stops applying too, and gives its partition up.
