@@ -5,7 +5,7 @@ import type { LeaseHolder } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import { bucketEntries, bucketStream } from './buckets.js';
 import type { BusConnection } from './connect.js';
-import { LEASES_BUCKET, leaseHolders, leaseKey } from './leases.js';
+import { CHAIN_LEASES, LEASES_BUCKET, leaseHolders, leaseKey } from './leases.js';
 import { BLOCKS_STREAM, CONTROL_STREAM } from './streams.js';
 
 /**
@@ -141,7 +141,7 @@ export async function readCluster(bus: BusConnection, timeoutMs = 5_000): Promis
         return parsed === undefined ? [] : [parsed];
       })
     : [];
-  const leases = present(LEASES_BUCKET) ? await leaseHolders(await kvm.open(LEASES_BUCKET), jsm) : [];
+  const leases = present(LEASES_BUCKET) ? await leaseHolders(CHAIN_LEASES, await kvm.open(LEASES_BUCKET), jsm) : [];
   return { nodes: nodes.sort((a, b) => a.node.localeCompare(b.node)), leases, streams };
 }
 
