@@ -32,6 +32,7 @@ describe('chainpost status --cluster: the text', () => {
         }),
       ],
       leases: [{ chain: '0x1', node: 'a-host-x1', revision: 41 }],
+      partitions: [],
       streams: [
         { name: 'CHAINPOST_CONTROL', messages: 12, bytes: 3400, lastSeq: 12 },
         { name: 'CHAINPOST_BLOCKS', absent: true },
