@@ -10,8 +10,11 @@ import { BusControlPlane } from '../bus/control-log.js';
 import { ClusterChains, type DropPublish } from '../bus/chains.js';
 import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
+import { startPartitionOwners, type PartitionOwners } from '../bus/owners.js';
 import { BLOCKS_MAX_PAYLOAD, checkMaxPayload, ensureBlocksStream, ensureControlStream, ensurePartitionsStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
+import { ownsPartitions } from '../engine/cluster/owners.js';
+import type { Hash32 } from '../engine/cluster/partitions.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import type { ChainLeases } from '../engine/ingest/leases.js';
@@ -193,29 +196,37 @@ export interface ClusterNode {
   readonly id: string;
   /** Its entry now (/health's `cluster`, the cluster gauges). */
   entry(): NodeEntry;
+  /** Its delivery partitions' owners loop, on a node that matches and delivers (nothing consumes its events yet). */
+  readonly owners: PartitionOwners | undefined;
   /** Its HTTP listener answers at `address` (host:port): written to the registry at once. */
   listening(address: string): Promise<void>;
-  /** Leaves the registry (before the bus closes). */
+  /** Releases its partitions and leaves the registry (before the bus closes). */
   stop(): Promise<void>;
 }
 
 /**
  * Starts writing this node's entry to the node registry. Where a figure comes from is given here: the control log's
  * position and the bus from `control`; the leases this node holds and its block consumers' lags from
- * `control.chains`, once the node's chains run (none before, none on a node without `ingest` for the leases).
+ * `control.chains`, once the node's chains run (none before, none on a node without `ingest` for the leases); its
+ * partitions from the owners loop it starts once its entry is written, on a node with `match` and `deliver`.
  */
 export async function startClusterNode({
   config,
   kv,
   control,
+  hash,
   log,
 }: {
   config: Pick<Config, 'roles' | 'leaseTtlMs' | 'natsReplicas'>;
   kv: Kv;
   control: ClusterControl;
+  /** xxhash32, the partitions' and their owners' hash. */
+  hash: Hash32;
   log: Logger;
 }): Promise<ClusterNode> {
   let http: string | undefined;
+  let owners: PartitionOwners | undefined;
+  const owning = ownsPartitions(config.roles);
   const view: ClusterView = {
     node: nodeId(kv),
     roles: config.roles,
@@ -226,20 +237,38 @@ export async function startClusterNode({
     applied: () => control.plane.applied(),
     leases: () => control.chains.leases?.held() ?? [],
     consumers: async () => control.chains.lags?.() ?? [],
+    ...(owning ? { partitions: () => [...(owners?.owned() ?? [])].map(([partition, revision]) => ({ partition, revision })) } : {}),
   };
   const registry = await startNodeRegistry(control.bus, view, {
     ttlMs: registryTtl(config.leaseTtlMs),
     replicas: config.natsReplicas,
     log,
   });
+  try {
+    if (owning)
+      owners = await startPartitionOwners(control.bus, {
+        node: view.node,
+        ttlMs: config.leaseTtlMs,
+        replicas: config.natsReplicas,
+        hash,
+        log,
+      });
+  } catch (err) {
+    await registry.stop();
+    throw err;
+  }
   return {
     id: view.node,
+    owners,
     entry: () => registry.entry(),
     listening: (address) => {
       http = address;
       return registry.beat();
     },
-    stop: () => registry.stop(),
+    stop: async () => {
+      await owners?.stop();
+      await registry.stop();
+    },
   };
 }
 

@@ -179,7 +179,7 @@ export async function createCore({
             ...(hold === undefined ? {} : { hold }),
           });
     const control = cluster?.plane ?? local;
-    node = cluster === undefined ? undefined : await startClusterNode({ config, kv: store, control: cluster, log });
+    node = cluster === undefined ? undefined : await startClusterNode({ config, kv: store, control: cluster, hash: h32, log });
     if (node !== undefined) clusterGauges(metrics, node.entry);
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');

@@ -2,19 +2,20 @@ import { JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, type
 import { Kvm, type KV } from '@nats-io/kv';
 import {
   leaseTimings,
-  type ChainLeases,
   type LeaseEvent,
   type LeaseHolder,
   type LeaseLoss,
+  type Leases,
   type LeaseTimings,
+  type Named,
 } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import { bucketEntries } from './buckets.js';
 import type { BusConnection } from './connect.js';
 
 /**
- * The chains' leases in the JetStream KV bucket `chainpost-leases`: a key per chain, its value the holding node's id,
- * removed by the bucket's TTL (the stream's max_age) once its holder stops renewing it.
+ * The leases in the JetStream KV bucket `chainpost-leases`: a key per chain and per delivery partition, its value the
+ * holding node's id, removed by the bucket's TTL (the stream's max_age) once its holder stops renewing it.
  *
  * What nats-server 2.9.10 does, checked against it (test/system/bus-leases.test.ts, "the bucket"):
  * - `create` is a publish expecting the key's last sequence 0: refused (10071, wrong last sequence) while the key
@@ -38,9 +39,40 @@ export interface BusLeasesOptions {
   log?: Logger;
 }
 
-/** One chain this node contends for or holds. */
-interface Lease {
-  readonly chain: string;
+/** What a kind of lease is held on, and how its names are written as the bucket's keys. */
+export interface LeaseKind<F extends string, N> {
+  /** The field its events and holders name it by, and the logs' noun: `chain`, `partition`. */
+  readonly field: F;
+  /** Its keys among the bucket's, as a subject pattern (`*`: keys of one token). */
+  readonly keys: string;
+  key(name: N): string;
+  /** The name of a key `key` wrote. */
+  nameOf(key: string): N;
+  /** What its holder stops doing when it loses it (the log's words). */
+  readonly stops: string;
+}
+
+/** A chain's key is one token (its dots are escaped), so the chains' keys are `*`. */
+export const CHAIN_LEASES: LeaseKind<'chain', string> = {
+  field: 'chain',
+  keys: '*',
+  key: (chain) => leaseKey(chain),
+  nameOf: (key) => chainOfKey(key),
+  stops: 'following it',
+};
+
+/** A delivery partition's key, `partition.<n>`: two tokens, apart from every chain's. */
+export const PARTITION_LEASES: LeaseKind<'partition', number> = {
+  field: 'partition',
+  keys: 'partition.*',
+  key: (partition) => `partition.${partition}`,
+  nameOf: (key) => Number(key.slice('partition.'.length)),
+  stops: 'owning it',
+};
+
+/** One lease this node contends for or holds. */
+interface Lease<N> {
+  readonly name: N;
   readonly key: string;
   /** The revision of this node's last take or renew, while it holds the lease. */
   revision: number | undefined;
@@ -55,8 +87,20 @@ interface Lease {
   released: boolean;
 }
 
-/** Opens (or creates) the bucket and returns this node's leases over it. */
-export async function openChainLeases(bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> {
+/** Opens (or creates) the bucket and returns this node's leases of the chains over it. */
+export const openChainLeases = (bus: BusConnection, options: BusLeasesOptions): Promise<BusChainLeases> =>
+  openLeases(bus, CHAIN_LEASES, options);
+
+/** Opens (or creates) the bucket and returns this node's leases of the delivery partitions over it. */
+export const openPartitionLeases = (bus: BusConnection, options: BusLeasesOptions): Promise<BusLeases<'partition', number>> =>
+  openLeases(bus, PARTITION_LEASES, options);
+
+/** Opens (or creates) the bucket and returns this node's leases of `kind` over it. */
+async function openLeases<F extends string, N>(
+  bus: BusConnection,
+  kind: LeaseKind<F, N>,
+  options: BusLeasesOptions,
+): Promise<BusLeases<F, N>> {
   // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
   const timeout = Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs));
   const bucket = { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 };
@@ -77,23 +121,26 @@ export async function openChainLeases(bus: BusConnection, options: BusLeasesOpti
       `the NATS KV bucket ${LEASES_BUCKET} has no TTL, so a lease would outlive its node: delete the bucket (chainpost creates it again)`,
     );
   if (ttl !== options.ttlMs)
-    options.log?.warn('chain leases: the bucket keeps another TTL than this node is configured with; its TTL rules', {
+    options.log?.warn(`${kind.field} leases: the bucket keeps another TTL than this node is configured with; its TTL rules`, {
       bucket: LEASES_BUCKET,
       bucketTtlMs: ttl,
       configuredTtlMs: options.ttlMs,
     });
   // Takes and renews then give up within a poll; bound to the bucket found above, without asking for it again.
   const leases = await new Kvm(jetstream(bus.nc, { timeout })).open(LEASES_BUCKET, { bindOnly: true });
-  return new BusChainLeases(leases, await jetstreamManager(bus.nc, { timeout, checkAPI: false }), options.node, ttl, options.log);
+  return new BusLeases(kind, leases, await jetstreamManager(bus.nc, { timeout, checkAPI: false }), options.node, ttl, options.log);
 }
 
-export class BusChainLeases implements ChainLeases {
-  private readonly leases = new Map<string, Lease>();
-  private readonly listeners = new Set<(event: LeaseEvent) => void>();
+export type BusChainLeases = BusLeases<'chain', string>;
+
+export class BusLeases<F extends string, N> implements Leases<F, N> {
+  private readonly leases = new Map<N, Lease<N>>();
+  private readonly listeners = new Set<(event: LeaseEvent<F, N>) => void>();
   private readonly timings: LeaseTimings;
   private stopped = false;
 
   constructor(
+    private readonly kind: LeaseKind<F, N>,
     private readonly kv: KV,
     /** Lists the bucket's keys in one request (kv.keys() is a consumer no request timeout bounds). */
     private readonly jsm: JetStreamManager,
@@ -104,11 +151,11 @@ export class BusChainLeases implements ChainLeases {
     this.timings = leaseTimings(ttlMs);
   }
 
-  take(chain: string): void {
-    if (this.stopped || this.leases.has(chain)) return;
-    const lease: Lease = {
-      chain,
-      key: leaseKey(chain),
+  take(name: N): void {
+    if (this.stopped || this.leases.has(name)) return;
+    const lease: Lease<N> = {
+      name,
+      key: this.kind.key(name),
       revision: undefined,
       attempt: undefined,
       next: undefined,
@@ -116,14 +163,14 @@ export class BusChainLeases implements ChainLeases {
       epoch: 0,
       released: false,
     };
-    this.leases.set(chain, lease);
+    this.leases.set(name, lease);
     this.attempt(lease);
   }
 
-  async release(chain: string): Promise<void> {
-    const lease = this.leases.get(chain);
+  async release(name: N): Promise<void> {
+    const lease = this.leases.get(name);
     if (lease === undefined) return;
-    this.leases.delete(chain);
+    this.leases.delete(name);
     lease.released = true;
     clearTimeout(lease.next);
     await lease.attempt;
@@ -134,36 +181,40 @@ export class BusChainLeases implements ChainLeases {
       // At the revision: a lease that moved on meanwhile is not this node's to delete.
       await this.kv.delete(lease.key, { previousSeq: revision });
     } catch (err) {
-      this.log?.warn('chain leases: a lease could not be released; it expires by its TTL', { chain, error: message(err) });
+      this.log?.warn(`${this.kind.field} leases: a lease could not be released; it expires by its TTL`, {
+        ...this.named(name),
+        error: message(err),
+      });
     }
   }
 
-  holds(chain: string): boolean {
-    return this.leases.get(chain)?.revision !== undefined;
+  holds(name: N): boolean {
+    return this.leases.get(name)?.revision !== undefined;
   }
 
-  holders(): Promise<LeaseHolder[]> {
-    return leaseHolders(this.kv, this.jsm);
+  holders(): Promise<Array<LeaseHolder<F, N>>> {
+    return leaseHolders(this.kind, this.kv, this.jsm);
   }
 
-  held(): Array<Omit<LeaseHolder, 'node'>> {
-    const held: Array<Omit<LeaseHolder, 'node'>> = [];
-    for (const { chain, revision } of this.leases.values()) if (revision !== undefined) held.push({ chain, revision });
+  held(): Array<Omit<LeaseHolder<F, N>, 'node'>> {
+    const held: Array<Omit<LeaseHolder<F, N>, 'node'>> = [];
+    for (const { name, revision } of this.leases.values())
+      if (revision !== undefined) held.push({ ...this.named(name), revision } as Omit<LeaseHolder<F, N>, 'node'>);
     return held;
   }
 
-  onEvent(listener: (event: LeaseEvent) => void): () => void {
+  onEvent(listener: (event: LeaseEvent<F, N>) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.leases.keys()].map((chain) => this.release(chain)));
+    await Promise.all([...this.leases.keys()].map((name) => this.release(name)));
   }
 
   /** Takes the lease if this node does not hold it, renews it if it does; then schedules the next attempt. */
-  private attempt(lease: Lease): void {
+  private attempt(lease: Lease<N>): void {
     if (lease.released || lease.attempt !== undefined) return;
     const epoch = lease.epoch;
     const sentAt = performance.now();
@@ -184,7 +235,7 @@ export class BusChainLeases implements ChainLeases {
         // The revision moved or the key is gone: another node may hold it already, stop following at once.
         if (refused(err)) this.lose(lease, 'refused');
         // Otherwise (a timeout, the bus down) the lease may still be this node's: the deadline decides.
-        else this.log?.debug('chain leases: a renew failed', { chain: lease.chain, error: message(err) });
+        else this.log?.debug(`${this.kind.field} leases: a renew failed`, { ...this.named(lease.name), error: message(err) });
       },
     );
     void lease.attempt.then(() => {
@@ -196,18 +247,18 @@ export class BusChainLeases implements ChainLeases {
     });
   }
 
-  private hold(lease: Lease, revision: number, sentAt: number): void {
+  private hold(lease: Lease<N>, revision: number, sentAt: number): void {
     lease.revision = revision;
     lease.epoch++;
     this.armDeadline(lease, sentAt);
-    this.emit({ kind: 'held', chain: lease.chain, revision });
+    this.emit({ ...this.named(lease.name), kind: 'held', revision } as LeaseEvent<F, N>);
   }
 
   /**
    * The lease was written at `sentAt` at the earliest, so the server keeps it until sentAt + TTL at the earliest:
    * unrenewed by sentAt + lostAfter, it counts as lost, before another node can take it.
    */
-  private armDeadline(lease: Lease, sentAt: number): void {
+  private armDeadline(lease: Lease<N>, sentAt: number): void {
     clearTimeout(lease.deadline);
     const epoch = lease.epoch;
     lease.deadline = setTimeout(
@@ -218,24 +269,29 @@ export class BusChainLeases implements ChainLeases {
     );
   }
 
-  private lose(lease: Lease, reason: LeaseLoss): void {
+  private lose(lease: Lease<N>, reason: LeaseLoss): void {
     if (reason !== 'released') lease.revision = undefined;
     lease.epoch++;
     clearTimeout(lease.deadline);
     lease.deadline = undefined;
+    const { field, stops } = this.kind;
     if (reason !== 'released')
-      this.log?.warn('chain leases: lost the lease of a chain; this node stops following it', { chain: lease.chain, reason });
-    this.emit({ kind: 'lost', chain: lease.chain, reason });
+      this.log?.warn(`${field} leases: lost the lease of a ${field}; this node stops ${stops}`, { ...this.named(lease.name), reason });
+    this.emit({ ...this.named(lease.name), kind: 'lost', reason } as LeaseEvent<F, N>);
   }
 
-  private emit(event: LeaseEvent): void {
+  private emit(event: LeaseEvent<F, N>): void {
     for (const listener of this.listeners) {
       try {
         listener(event);
       } catch (err) {
-        this.log?.error('chain leases: a listener failed', { chain: event.chain, error: message(err) });
+        this.log?.error(`${this.kind.field} leases: a listener failed`, { ...this.named(event[this.kind.field]), error: message(err) });
       }
     }
+  }
+
+  private named(name: N): Named<F, N> {
+    return { [this.kind.field]: name } as Named<F, N>;
   }
 }
 
@@ -247,13 +303,15 @@ function refused(err: unknown): boolean {
   );
 }
 
-/** Who holds each chain's lease in the bucket, and at which revision (also read by `status --cluster`). */
-export async function leaseHolders(kv: KV, jsm: JetStreamManager): Promise<LeaseHolder[]> {
-  return (await bucketEntries(kv, jsm, LEASES_BUCKET)).map(({ key, entry }) => ({
-    chain: chainOfKey(key),
-    node: entry.string(),
-    revision: entry.revision,
-  }));
+/** Who holds each lease of `kind` in the bucket, and at which revision (also read by `status --cluster`). */
+export async function leaseHolders<F extends string, N>(
+  kind: LeaseKind<F, N>,
+  kv: KV,
+  jsm: JetStreamManager,
+): Promise<Array<LeaseHolder<F, N>>> {
+  return (await bucketEntries(kv, jsm, LEASES_BUCKET, kind.keys)).map(
+    ({ key, entry }) => ({ [kind.field]: kind.nameOf(key), node: entry.string(), revision: entry.revision }) as LeaseHolder<F, N>,
+  );
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -5,7 +5,7 @@ import type { LeaseHolder } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import { bucketEntries, bucketStream } from './buckets.js';
 import type { BusConnection } from './connect.js';
-import { LEASES_BUCKET, leaseHolders, leaseKey } from './leases.js';
+import { CHAIN_LEASES, LEASES_BUCKET, leaseHolders, leaseKey, PARTITION_LEASES } from './leases.js';
 import { BLOCKS_STREAM, CONTROL_STREAM, PARTITIONS_STREAM } from './streams.js';
 
 /**
@@ -121,7 +121,10 @@ export type StreamFigures = { name: string; messages: number; bytes: number; las
 /** What `chainpost status --cluster` shows: the registry's nodes, the leases' holders and the streams' sizes. */
 export interface ClusterState {
   nodes: NodeEntry[];
+  /** The chains' leases. */
   leases: LeaseHolder[];
+  /** The delivery partitions' leases: their owners (a partition absent is unowned). */
+  partitions: Array<LeaseHolder<'partition', number>>;
   streams: StreamFigures[];
 }
 
@@ -135,14 +138,34 @@ export async function readCluster(bus: BusConnection, timeoutMs = 5_000): Promis
   const streams = await Promise.all(STREAMS.map((name) => streamFigures(jsm, name)));
   const present = (bucket: string): boolean => streams.some((s) => s.name === bucketStream(bucket) && !('absent' in s));
   const kvm = new Kvm(js);
-  const nodes = present(NODES_BUCKET)
-    ? (await bucketEntries(await kvm.open(NODES_BUCKET), jsm, NODES_BUCKET)).flatMap(({ entry }) => {
-        const parsed = parseEntry(entry.string());
-        return parsed === undefined ? [] : [parsed];
-      })
-    : [];
-  const leases = present(LEASES_BUCKET) ? await leaseHolders(await kvm.open(LEASES_BUCKET), jsm) : [];
-  return { nodes: nodes.sort((a, b) => a.node.localeCompare(b.node)), leases, streams };
+  const nodes = present(NODES_BUCKET) ? (await registryEntries(await kvm.open(NODES_BUCKET), jsm)).map((n) => n.entry) : [];
+  const bucket = present(LEASES_BUCKET) ? await kvm.open(LEASES_BUCKET) : undefined;
+  const leases = bucket === undefined ? [] : await leaseHolders(CHAIN_LEASES, bucket, jsm);
+  const partitions = bucket === undefined ? [] : await leaseHolders(PARTITION_LEASES, bucket, jsm);
+  return { nodes: nodes.sort((a, b) => a.node.localeCompare(b.node)), leases, partitions, streams };
+}
+
+/** The registry's entries, each with its revision (it moves at each beat of the node's). */
+export async function registryEntries(kv: KV, jsm: JetStreamManager): Promise<Array<{ entry: NodeEntry; revision: number }>> {
+  return (await bucketEntries(kv, jsm, NODES_BUCKET)).flatMap(({ entry }) => {
+    const parsed = parseEntry(entry.string());
+    return parsed === undefined ? [] : [{ entry: parsed, revision: entry.revision }];
+  });
+}
+
+/** A node of the registry as the partition owners read it: its id, its entry's revision, whether it owns partitions. */
+export interface RegistryNode {
+  node: string;
+  revision: number;
+  owns: boolean;
+}
+
+/** Reads the registry's nodes for the partition owners: a node owns partitions when its entry lists them. */
+export async function registryNodes(bus: BusConnection, timeoutMs: number): Promise<() => Promise<RegistryNode[]>> {
+  const js = jetstream(bus.nc, { timeout: timeoutMs });
+  const [kv, jsm] = await Promise.all([new Kvm(js).open(NODES_BUCKET), jetstreamManager(bus.nc, { timeout: timeoutMs, checkAPI: false })]);
+  return async () =>
+    (await registryEntries(kv, jsm)).map(({ entry, revision }) => ({ node: entry.node, revision, owns: Array.isArray(entry.partitions) }));
 }
 
 async function streamFigures(jsm: JetStreamManager, name: string): Promise<StreamFigures> {

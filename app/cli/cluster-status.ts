@@ -1,11 +1,13 @@
 /**
  * `chainpost status --cluster`: the whole cluster as its NATS servers hold it (CHAINPOST_NATS): the nodes of the
- * registry with their roles and lags, the chains' leases with their holders, the streams' sizes.
+ * registry with their roles and lags, the chains' leases with their holders, where each delivery partition lives,
+ * the streams' sizes.
  */
 import { redactedServers } from '../../bus/connect.js';
 import { readCluster, type ClusterState } from '../../bus/nodes.js';
 import type { Config } from '../../engine/config/config.js';
 import type { NodeEntry } from '../../engine/cluster/node.js';
+import { PARTITIONS } from '../../engine/cluster/partitions.js';
 import { connectNats, NATS_WAIT_MS } from '../cluster.js';
 
 /** Reads the cluster from CHAINPOST_NATS; throws naming the servers (credentials masked) when none answers. */
@@ -37,7 +39,38 @@ const control = (n: NodeEntry): string => `${n.control.applied} (lag ${n.control
 
 const list = (items: readonly string[]): string => (items.length === 0 ? '-' : items.join(','));
 
-/** The cluster in plain text: nodes, leases, streams. */
+/** Partitions as runs: `0-2,5,9-10`. */
+function runs(partitions: readonly number[]): string {
+  const sorted = [...partitions].sort((a, b) => a - b);
+  const out: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    out.push(i === j ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);
+    i = j + 1;
+  }
+  return out.join(',');
+}
+
+/**
+ * Where the delivery partitions live: each owner's, then those no node owns. Left out while no node owns partitions
+ * nor says it would (a cluster of an older version).
+ */
+function partitionLines({ nodes, partitions }: ClusterState): string[] {
+  if (partitions.length === 0 && !nodes.some((n) => Array.isArray(n.partitions))) return [];
+  const byNode = new Map<string, number[]>();
+  for (const p of partitions) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p.partition]);
+  const owned = new Set(partitions.map((p) => p.partition));
+  const unowned = Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => !owned.has(p));
+  const rows = [...byNode].sort(([a], [b]) => a.localeCompare(b));
+  if (unowned.length > 0) rows.push(['(unowned)', unowned]);
+  return [
+    `partitions: ${owned.size} of ${PARTITIONS} owned`,
+    columns([['OWNER', 'COUNT', 'PARTITIONS'], ...rows.map(([node, ps]) => [node, String(ps.length), runs(ps)])]),
+  ];
+}
+
+/** The cluster in plain text: nodes, leases, partitions, streams. */
 export function renderCluster(servers: string, state: ClusterState, now: number): string {
   const { nodes, leases, streams } = state;
   const out = [`cluster at ${servers}: ${nodes.length} node${nodes.length === 1 ? '' : 's'}`];
@@ -60,6 +93,7 @@ export function renderCluster(servers: string, state: ClusterState, now: number)
     );
   out.push(leases.length === 0 ? 'leases: none held' : 'leases:');
   if (leases.length > 0) out.push(columns([['CHAIN', 'HOLDER', 'REVISION'], ...leases.map((l) => [l.chain, l.node, String(l.revision)])]));
+  out.push(...partitionLines(state));
   out.push('streams:');
   out.push(
     columns([

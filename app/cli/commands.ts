@@ -230,14 +230,14 @@ id is left out: a node started on the copy makes its own.`,
     summary: "a running server's chains: one progress bar each (backfill, head, Data API indexes), from its GET /health",
     options: {
       url: { value: 'U', help: 'the server (default http://CHAINPOST_HOST:CHAINPOST_PORT, 127.0.0.1 for a server on every address)' },
-      cluster: { help: 'the whole cluster instead, from CHAINPOST_NATS: nodes, leases, streams' },
-      json: { help: 'with --cluster: one JSON object (nodes, leases, streams) instead of text' },
+      cluster: { help: 'the whole cluster instead, from CHAINPOST_NATS: nodes, leases, partitions, streams' },
+      json: { help: 'with --cluster: one JSON object (nodes, leases, partitions, streams) instead of text' },
     },
     notes: `Plain text, one line per chain; exits 1 when no server answers, 2 when a chain's upstream node fails.
 With --cluster: each node of the registry (roles, version, HTTP address, bus, control log applied
 and lag, leases held, block consumers' lag, when it last wrote), the chains' leases with their
-holder and revision, the streams' messages and bytes; exits 1 when CHAINPOST_NATS is unset or
-no NATS server answers.`,
+holder and revision, each node's delivery partitions and those unowned, the streams' messages
+and bytes; exits 1 when CHAINPOST_NATS is unset or no NATS server answers.`,
     data: 'none',
     run: (ctx) => (ctx.values['cluster'] === true ? clusterStatus(ctx) : status(ctx)),
   },

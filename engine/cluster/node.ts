@@ -15,6 +15,16 @@ export interface HeldLease {
   revision: number;
 }
 
+/**
+ * A delivery partition this node owns, at its lease's revision. `queued`: its webhooks waiting (null until the
+ * dispatcher counts them per partition).
+ */
+export interface OwnedPartition {
+  partition: number;
+  revision: number;
+  queued: number | null;
+}
+
 /** A consumer of blocks (one per chain, or one for every chain) and how many messages it has still to apply. */
 export interface ConsumerLag {
   name: string;
@@ -43,6 +53,11 @@ export interface ClusterView {
   leases?(): readonly HeldLease[];
   /** Each block consumer's lag, in messages (where this node applies other nodes' blocks). */
   consumers?(): Promise<readonly ConsumerLag[]>;
+  /**
+   * The delivery partitions this node owns now, at their leases' revisions: given on a node that owns partitions
+   * (match and deliver), whose entry then lists them (none yet: an empty list), which tells the other nodes it takes part.
+   */
+  partitions?(): ReadonlyArray<Omit<OwnedPartition, 'queued'>>;
 }
 
 /** A node's entry: in the registry, in /health's `cluster`, in `status --cluster`. */
@@ -63,6 +78,8 @@ export interface NodeEntry {
    */
   control: { applied: number; last: number | null; lag: number | null };
   consumers: ConsumerLag[];
+  /** The delivery partitions it owns; absent on a node that owns none (no match and deliver, or an older version). */
+  partitions?: OwnedPartition[];
 }
 
 /** What a beat read from the bus: the control log's last sequence and the consumers' lags (each undefined when it could not). */
@@ -88,6 +105,9 @@ export function nodeEntry(view: ClusterView, figures: BusFigures, now: number): 
     // The node may have applied beyond the last sequence read a beat ago.
     control: { applied, last: last ?? null, lag: last === undefined ? null : Math.max(0, last - applied) },
     consumers: [...(figures.consumers ?? [])],
+    ...(view.partitions === undefined
+      ? {}
+      : { partitions: view.partitions().map(({ partition, revision }) => ({ partition, revision, queued: null })) }),
   };
 }
 
@@ -114,6 +134,9 @@ export function clusterGauges(metrics: Metrics, entry: () => NodeEntry): void {
     'chainpost_cluster_control_lag',
     'Changes of the control log this node has still to apply (-1 before it could read the log).',
     one((e) => e.control.lag ?? -1),
+  );
+  metrics.gauge('chainpost_cluster_partition_revision', 'The lease revision of each delivery partition this node owns.', () =>
+    (entry().partitions ?? []).map((p) => ({ labels: { partition: String(p.partition) }, value: p.revision })),
   );
   metrics.gauge('chainpost_cluster_consumer_lag', 'Messages each block consumer of this node has still to apply.', () =>
     entry().consumers.map((c) => ({ labels: { consumer: c.name }, value: c.lag })),

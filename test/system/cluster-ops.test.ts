@@ -1,5 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import xxhash from 'xxhash-wasm';
+import { preferredNode } from '../../engine/cluster/owners.js';
+import { PARTITIONS } from '../../engine/cluster/partitions.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { cli, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from '../helpers.js';
 
@@ -84,6 +87,29 @@ describe("a cluster node's /health and /metrics", () => {
     expect(text).toContain('chainpost_cluster_control_lag 0');
     expect(text).toContain('# TYPE chainpost_cluster_consumer_lag gauge');
     expect(text).toContain('# TYPE chainpost_cluster_lease_revision gauge');
+  });
+
+  it('splits the delivery partitions between the two nodes as the plan says: each /health lists its own, /metrics their revisions, status --cluster where each lives', async () => {
+    const [a, b] = [(await clusterOf(one)).node as string, (await clusterOf(two)).node as string];
+    const { h32 } = await xxhash();
+    const planned = (node: string) =>
+      Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => preferredNode((t) => h32(t), [a, b], p) === node);
+    const owned = async (s: Running): Promise<number[]> =>
+      ((await clusterOf(s)).partitions as Array<{ partition: number }>).map((p) => p.partition).sort((x, y) => x - y);
+    const settled = async () =>
+      JSON.stringify(await owned(one)) === JSON.stringify(planned(a)) && JSON.stringify(await owned(two)) === JSON.stringify(planned(b));
+    expect(await until(settled, 20_000, 100)).toBe(true);
+    const mine = (await clusterOf(one)).partitions as Array<{ partition: number; revision: number; queued: null }>;
+    expect(mine.every((p) => p.revision > 0 && p.queued === null)).toBe(true);
+    const text = (await one.call('/metrics')).body as string;
+    expect(text).toContain(`chainpost_cluster_partition_revision{partition="${mine[0]!.partition}"} `);
+    expect(text.match(/^chainpost_cluster_partition_revision\{/gm)).toHaveLength(mine.length);
+    const status = (await cli(['status', '--cluster'], undefined, clusterEnv())).stdout;
+    expect(status).toContain('\npartitions: 64 of 64 owned\n');
+    expect(status).toMatch(new RegExp(`\n +${a} +${planned(a).length} +\\d`));
+    expect(status).not.toContain('(unowned)');
+    const json = await statusJson();
+    expect(json.partitions).toHaveLength(PARTITIONS);
   });
 });
 

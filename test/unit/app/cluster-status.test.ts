@@ -32,6 +32,7 @@ describe('chainpost status --cluster: the text', () => {
         }),
       ],
       leases: [{ chain: '0x1', node: 'a-host-x1', revision: 41 }],
+      partitions: [],
       streams: [
         { name: 'CHAINPOST_CONTROL', messages: 12, bytes: 3400, lastSeq: 12 },
         { name: 'CHAINPOST_BLOCKS', absent: true },
@@ -52,6 +53,37 @@ describe('chainpost status --cluster: the text', () => {
         '  CHAINPOST_BLOCKS   -         -      absent',
         '',
       ].join('\n'),
+    );
+  });
+
+  it('says where each delivery partition lives, as runs per owner, and which no node owns', () => {
+    const ownedBy = (node: string, partitions: number[]) => partitions.map((partition) => ({ partition, node, revision: 7 }));
+    const state: ClusterState = {
+      nodes: [entry('a-host-x1', { partitions: [] }), entry('b-host-y2', { partitions: [] })],
+      leases: [],
+      partitions: [
+        ...ownedBy('b-host-y2', [5, 0, 1, 2, 9]),
+        ...ownedBy(
+          'a-host-x1',
+          Array.from({ length: 50 }, (_, i) => 12 + i),
+        ),
+        ...ownedBy('c-host-gone', [62]),
+      ],
+      streams: [],
+    };
+    const text = renderCluster('nats://10.0.0.9:4222', state, Date.parse('2026-01-01T00:10:01Z'));
+    expect(text.split('\n').slice(4, 10)).toEqual([
+      'leases: none held',
+      'partitions: 56 of 64 owned',
+      '  OWNER        COUNT  PARTITIONS',
+      '  a-host-x1    50     12-61',
+      '  b-host-y2    5      0-2,5,9',
+      '  c-host-gone  1      62',
+    ]);
+    expect(text).toContain('\n  (unowned)    8      3-4,6-8,10-11,63\n');
+    // A cluster whose nodes own no partitions (an older version): no such section.
+    expect(renderCluster('nats://10.0.0.9:4222', { ...state, nodes: [entry('a-host-x1', {})], partitions: [] }, 0)).not.toContain(
+      'partitions:',
     );
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chainOfKey, leaseKey } from '../../../bus/leases.js';
+import { CHAIN_LEASES, chainOfKey, leaseKey, PARTITION_LEASES } from '../../../bus/leases.js';
 import { leaseTimings } from '../../../engine/ingest/leases.js';
 
 describe('the leases of the chains', () => {
@@ -14,5 +14,14 @@ describe('the leases of the chains', () => {
 
   it('renews three times a TTL, polls four times, and counts a lease unrenewed before its TTL ends', () => {
     expect(leaseTimings(12_000)).toEqual({ renewEveryMs: 4_000, pollEveryMs: 3_000, lostAfterMs: 10_000 });
+  });
+
+  it('names a delivery partition `partition.<n>`, two tokens, which no chain’s one-token key matches', () => {
+    expect(PARTITION_LEASES.key(7)).toBe('partition.7');
+    expect(PARTITION_LEASES.nameOf('partition.63')).toBe(63);
+    // A chain named like a partition key still makes one token: the chains' pattern `*` never lists a partition.
+    expect(CHAIN_LEASES.key('partition.7')).toBe('partition=2e7');
+    expect(CHAIN_LEASES.keys).toBe('*');
+    expect(PARTITION_LEASES.keys).toBe('partition.*');
   });
 });
