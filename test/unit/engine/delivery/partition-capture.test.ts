@@ -167,6 +167,23 @@ describe('delivery units captured per partition', () => {
       const stats = (id?: string) => service.stats(T1, id).totalWebhooksDelivered;
       expect(stats()).toBe(stats(ok) + stats(down) + stats(moved));
       expect(stats(moved)).toBe(3);
+      // Its history merged from its partitions' ranges, newest first, page by page.
+      const records = store.range<{ id: string }>('history', { start: `${T1}/`, end: `${T1}/\uffff` });
+      expect(new Set(records.map((e) => e.key.split('/')[1])).size).toBeGreaterThan(1);
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { result: Array<{ id?: string }>; total: number; cursor?: string } = service.history(T1, 7, cursor, true);
+        expect(page.total).toBe(records.length);
+        ids.push(...page.result.map((h) => h.id!));
+        cursor = page.cursor ?? null;
+      } while (cursor !== null);
+      expect(ids).toEqual(
+        records
+          .map((e) => e.value.id)
+          .sort()
+          .reverse(),
+      );
     } finally {
       await rig.close();
       await second.close();
