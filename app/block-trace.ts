@@ -95,6 +95,7 @@ export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
       const staged = dispatcher.stage(items);
       return {
         results: staged.results,
+        failed: () => staged.failed(),
         settle() {
           // Marked before the deliveries start: enqueued comes before posted.
           for (const u of blocks) mark('enqueued', u.chain, u.block);

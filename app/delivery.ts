@@ -10,6 +10,7 @@ import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Kv } from '../engine/ports.js';
 import type { ControlPlane } from '../engine/streams/control-plane.js';
+import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -28,6 +29,7 @@ export function buildDelivery({
   targets,
   mark,
   plane,
+  hash,
 }: {
   config: Config;
   store: Kv;
@@ -39,6 +41,8 @@ export function buildDelivery({
   mark: Mark | undefined;
   /** Where a tenant's first settings (its signing secret) are written. */
   plane: ControlPlane;
+  /** xxhash-wasm's h32: a stream's delivery partition. */
+  hash: Hash32;
 }): Dispatcher {
   const sender = mark === undefined ? undiciSender({ targets, ticker }) : tracedSender(undiciSender({ targets, ticker }), mark);
   const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
@@ -48,6 +52,7 @@ export function buildDelivery({
     sender,
     mailer,
     log,
+    partitionOf: (tenant, url) => partitionOf(hash, tenant, url),
     // On a cluster, the stream states its health rules write here are written to the log for the other nodes too.
     streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: log }) }),
     alertEmail: config.alertEmail,

@@ -140,9 +140,10 @@ export async function createCore({
     // The dispatcher comes before the control plane (whose reactions tell it of changes) and writes through it once
     // delivery starts, after both are made: a tenant's first settings, which hold its signing secret.
     const plane: ControlPlane = { write: (change) => control.write(change) };
-    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane });
-    // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
+    // xxhash32: a stream's delivery partition (seed 0), and the seeds of the compiled filter sets.
     const { h32 } = await xxhash();
+    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane, hash: h32 });
+    // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
     const watchlist = new Watchlist({
       families: FAMILIES,

@@ -4,6 +4,8 @@
  * commit, undici keep-alive pools) to a receiver in another process, beside the
  * same run with a naive sender (a new connection per webhook, no pooling); and a
  * tinybench of the timer wheel against a binary heap (1,000,000 timers).
+ * BENCH_CAPTURE=1 has the dispatcher capture its units of work per partition (engine/cluster/delivery-capture.ts), as a
+ * cluster node's does; unset, as one process runs.
  */
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +14,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
+import xxhash from 'xxhash-wasm';
 import { ServiceClock } from '../engine/clock.js';
+import { type PendingUnit, partitionOf } from '../engine/cluster/partitions.js';
+import { DELIVERY_TABLES, DeliveryCapture } from '../engine/cluster/delivery-capture.js';
 import { createDelivery } from '../engine/delivery/dispatcher.js';
 import { deliveryStreams } from '../engine/streams/delivery-streams.js';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
@@ -24,7 +29,6 @@ import type { Sender } from '../engine/ports.js';
 import { evm } from '../engine/evm/index.js';
 import { StreamsService } from '../engine/streams/service.js';
 import { undiciSender } from '../http/clients/webhook.js';
-import type { Table } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { evmDefinition } from '../test/kit/evm-stream.js';
 import { startProcess } from '../test/kit/proc.js';
@@ -38,6 +42,10 @@ const LOCAL_RECEIVERS = new TargetPolicy('allow', systemResolver);
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
 const WEBHOOKS = Number(process.env['BENCH_WEBHOOKS'] ?? 100_000);
 const TIMERS = 1_000_000;
+const CAPTURE = process.env['BENCH_CAPTURE'] === '1';
+/** A stream's partition, as the server makes it. */
+const { h32 } = await xxhash();
+const part = (tenant: string, url: string): number => partitionOf(h32, tenant, url);
 
 /** A naive sender: one request per webhook on a fresh connection (no agent, no pool). */
 const naiveSender: Sender = {
@@ -74,12 +82,9 @@ function timed(inner: Sender, latencies: number[]): Sender {
   };
 }
 
-/** The tables a delivery writes. */
-const DELIVERY_TABLES: Table[] = ['queue', 'retries', 'queueMeta', 'history', 'deliveryLogs', 'counts', 'stats', 'rates'];
-
 /** Bytes of the LMDB pages (branch, leaf, overflow) of the delivery tables. */
 function storedBytes(store: Store): number {
-  return DELIVERY_TABLES.reduce((sum, t) => {
+  return [...DELIVERY_TABLES].reduce((sum, t) => {
     const st = store.db(t).getStats() as {
       pageSize: number;
       treeBranchPageCount: number;
@@ -106,6 +111,7 @@ async function deliverAll(
   const store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
   const latencies: number[] = [];
+  let captured = 0;
   const dispatcher = createDelivery({
     kv: store,
     clock,
@@ -117,6 +123,16 @@ async function deliverAll(
     ),
     streams: deliveryStreams(store),
     alertEmail: undefined,
+    partitionOf: part,
+    ...(CAPTURE
+      ? {
+          capture: new DeliveryCapture(
+            store,
+            part,
+            (units: PendingUnit[]) => void (captured += units.reduce((n, u) => n + u.change.rows.length, 0)),
+          ),
+        }
+      : {}),
   });
   const streams = evm.resources({ kv: store, clock, dispatcher });
   const shared = new StreamsService({ kv: store, clock, dispatcher });
@@ -157,7 +173,7 @@ async function deliverAll(
     const p99Ms = +percentile(latencies, 0.99).toFixed(2);
     const storedBytesPerWebhook = Math.round(storedBytes(store) / count);
     console.log(
-      `${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored and ${cpuUs} µs of CPU per webhook`,
+      `${label}: ${count} webhooks over ${STREAMS} streams in ${seconds.toFixed(2)} s = ${perSec}/s, p99 send ${p99Ms} ms, ${storedBytesPerWebhook} B stored and ${cpuUs} µs of CPU per webhook${CAPTURE ? `, ${captured} rows captured` : ''}`,
     );
     return { perSec, p99Ms, storedBytesPerWebhook, cpuUs };
   } finally {
@@ -291,7 +307,7 @@ if (process.env['BENCH_ONLY'] === 'pooled') {
 report('dispatch', 'npm run bench:dispatch', figures, { ratioVsRawPost: '>= 0.5', p99Ms: '<= 50', bytesPerTimer: '<= 100' }, met, [
   `ratioVsRawPost = webhooksPerSec ÷ rawSendPerSec, both measured in this run. The machine is shared: load average ${load} after the run.`,
   `cpuUsPerWebhook: CPU time of the bench process (engine, LMDB and undici; the receiver is another process) per webhook delivered, beside rawCpuUsPerPost for the POSTs alone: less sensitive than the rates to the other work on this machine.`,
-  `storedBytesPerWebhook: the LMDB pages of the delivery tables (${DELIVERY_TABLES.join(', ')}) after the pooled run ÷ webhooks delivered (each leaves one success log).`,
+  `storedBytesPerWebhook: the LMDB pages of the delivery tables (${[...DELIVERY_TABLES].join(', ')}) after the pooled run ÷ webhooks delivered (each leaves one success log).`,
   `${WEBHOOKS} webhooks over ${STREAMS} streams, enqueued in batches of 10,000; per-stream order kept; outcomes group-committed to LMDB; receiver (node:http, 200) in its own process; delivery timeout ${DELIVERY_TIMEOUT_MS / 1000} s.`,
   `Naive sender: same dispatcher and queues, a new TCP connection per webhook (p99 ${naive.p99Ms} ms).`,
   `rawSendPerSec: the same POSTs through the same undici pool with no engine at all (${STREAMS} loops), using ${raw.cpuCores} of the ${cpus().length} cores of this machine in the sending process alone (the receiver runs on the same machine).`,

@@ -6,24 +6,30 @@ import { CORE_TABLES, type Entry, type Kv, type Table } from '../engine/ports.js
 import { DATA_API_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
+import { keyInPartition0 } from '../engine/delivery/records.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
  * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites;
  * 5 kept logs under their contract and block times without hashes, which this version still reads; 6 kept no
  * staged streams in block events, which this version reads as none staged (an older chainpost would misread the
- * forms written since: the mark keeps it out).
+ * forms written since: the mark keeps it out); 7 kept history, delivery logs, their counters and stats in no
+ * delivery partition, which the migration moves to partition 0 (PARTITIONED_SINCE).
  */
-const MIGRATES = new Set([3, 4, 5, 6]);
+const MIGRATES = new Set([3, 4, 5, 6, 7]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
+/** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */
+const PARTITIONED_SINCE = 8;
+/** The tables whose keys name a delivery partition since then. */
+const PARTITIONED_TABLES: readonly Table[] = ['history', 'deliveryLogs', 'counts', 'stats'];
 
 /**
  * The value codec as lmdb-js calls it on its read handles: `decode` is given lmdb-js's shared buffer (or a view of
@@ -253,7 +259,8 @@ function needsMigration(store: Store): boolean {
  * directory's lock (the server, an exclusive CLI command) and before anything reads the indexes. The version is
  * marked first, with the version it came from under `meta/migratingFrom`, so an older chainpost refuses the
  * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
- * are rewritten (migrateHexKeys); then the mark of the migration goes. A migration cut short goes on at the
+ * are rewritten (migrateHexKeys); then the delivery rows written before partitions (before version 8) move to
+ * partition 0 (renameKeys); then the mark of the migration goes. A migration cut short goes on at the
  * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
 export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
@@ -268,6 +275,8 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   started(from);
   let rewrittenKeys = 0;
   if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) rewrittenKeys += migrateHexKeys(store, table);
+  if (from < PARTITIONED_SINCE)
+    for (const table of PARTITIONED_TABLES) rewrittenKeys += renameKeys(store, table, (key) => keyInPartition0(table, key));
   store.transact(() => store.remove('meta', MIGRATING));
   return { from, rewrittenKeys };
 }
@@ -304,6 +313,32 @@ export function migrateHexKeys(store: Store, table: Table, batch = 10_000): numb
         if (hexKeyBytes(text).equals(key)) continue;
         db.putSync(text, value);
         raw.removeSync(key);
+        moved++;
+      }
+    });
+    if (seen < batch) return moved;
+  }
+}
+
+/**
+ * Moves each key of a table that `rename` answers a new one for there, with its bytes, `batch` per transaction; a
+ * run cut short is finished by the next (`rename` answers nothing for a key moved already). Returns how many it moved.
+ */
+export function renameKeys(store: Store, table: Table, rename: (key: string) => string | undefined, batch = 10_000): number {
+  let moved = 0;
+  let from: string | undefined;
+  for (;;) {
+    let seen = 0;
+    store.transact(() => {
+      const keys = store.keys(table, { ...(from === undefined ? {} : { start: from }), limit: batch });
+      seen = keys.length;
+      if (keys.length > 0) from = `${keys.at(-1)!}\u0000`;
+      for (const key of keys) {
+        const to = rename(key);
+        if (to === undefined) continue;
+        // A view of the read buffer: copied before the writes.
+        store.putRaw(table, to, Uint8Array.prototype.slice.call(store.getRaw(table, key)!));
+        store.remove(table, key);
         moved++;
       }
     });

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
+import { settleAfter } from '../delivery/enqueue.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import type { Logger } from '../log.js';
 import type { FilterSets } from '../match/match-blocks.js';
@@ -120,7 +121,7 @@ export class BitcoinMempool {
     if (matched.size === 0) return;
     const now = clock.now();
     let staged: Staged | undefined;
-    await kv.transactAsync(() => {
+    const commit = kv.transactAsync(() => {
       const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
       for (const index of matched.keys()) {
         const { id, tenantId } = compiled.streams[index]!;
@@ -143,7 +144,7 @@ export class BitcoinMempool {
       }
       if (items.length > 0) staged = this.deps.dispatcher.stage(items);
     });
-    staged?.settle();
+    await settleAfter(commit, () => staged);
   }
 
   /** Drops delivery records older than KEEP_MS, a batch per poll, going round the table. */

@@ -112,6 +112,7 @@ export class AttemptRecorder {
             this.health.afterError(errored);
           },
           (err: unknown) => {
+            unit.failed();
             this.log.error('delivery outcomes not committed; they will be sent again', { err, count: batch.length });
             // A transaction that failed before its callback took anything: the next flush takes them.
             if (batch.length === 0) {
@@ -140,17 +141,20 @@ export class AttemptRecorder {
     }
     // Charged to the URL it was sent to, even if the stream has moved to another since.
     const sentTo = { ...cur, webhookUrl: url };
-    unit.records.log(tenant, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
+    // Its records go to the partition it was staged in (its queue's, which this outcome may empty).
+    const partition = unit.partition(cur);
+    unit.records.log(tenant, partition, sentTo, item, res.delivered ? 'success' : 'failed', res.error ?? '', now);
     if (res.delivered) {
       unit.queue.settle(taken, { leaves: true });
       this.health.attempted(unit, tenant, url, true, now);
-      unit.records.bump(tenant, s.id, { totalWebhooksDelivered: 1 });
-      if (item.historyId !== undefined) markDelivered(this.units.kv, tenant, item.historyId, now);
+      unit.records.bump(tenant, s.id, partition, { totalWebhooksDelivered: 1 });
+      if (item.historyId !== undefined) markDelivered(this.units.kv, tenant, partition, item.historyId, now);
       return [];
     }
     const firstFailedAt = item.firstFailedAt ?? now;
     const record = unit.records.history(
       tenant,
+      partition,
       sentTo,
       bodyAt(item, item.failures),
       item.summary,
@@ -161,7 +165,7 @@ export class AttemptRecorder {
       item.seq,
     );
     const historyId = record.id;
-    unit.records.bump(tenant, s.id, { totalWebhooksFailed: 1 });
+    unit.records.bump(tenant, s.id, partition, { totalWebhooksFailed: 1 });
     // A replay delivered it while this attempt was in flight: it is not sent again.
     const replayed = record.deliveredAt !== undefined;
     const nextAt = replayed ? undefined : nextRetryAt(item.failures, firstFailedAt, now);

@@ -7,6 +7,7 @@ import {
   historyRange,
   isSuccessLogs,
   logRange,
+  partitionTag,
   rangeOf,
   type DeliveryStatus,
   type StoredHistory,
@@ -43,6 +44,30 @@ export const emptyStats = (iso: string): Stats => ({
   updatedAt: iso,
 });
 
+/**
+ * A `stats` row's key: a tenant's (`of` = tenant) or a stream's (`of` = tenant/streamId, streamKey) in one
+ * partition. A tenant's streams deliver in several partitions, and a stream moves with its URL: each partition's
+ * owner writes its own rows, summed where they are read (statsOf).
+ */
+export const statsKey = (of: string, partition: number): string => `${of}/${partitionTag(partition)}`;
+
+/** A tenant's or stream's statistics: its rows in every partition summed, created at the first, updated at the last. */
+export function statsOf(kv: Kv, of: string, iso: string): Stats {
+  const start = `${of}/#`;
+  let sum: Stats | undefined;
+  for (const { value } of kv.range<Stats>('stats', { start, end: `${start}\uffff` })) {
+    if (sum === undefined) {
+      sum = { ...value };
+      continue;
+    }
+    const into = sum as unknown as Record<string, number | string>;
+    for (const [k, v] of Object.entries(value)) if (typeof v === 'number') into[k] = ((into[k] as number | undefined) ?? 0) + v;
+    if (value.createdAt < sum.createdAt) sum.createdAt = value.createdAt;
+    if (value.updatedAt > sum.updatedAt) sum.updatedAt = value.updatedAt;
+  }
+  return sum ?? emptyStats(iso);
+}
+
 /** The `stats` rows as committed, and the order of the units' writes (taken at their close, which runs in commit order). */
 export class RecordRows {
   readonly stats = new RowCache<Stats>();
@@ -77,9 +102,9 @@ export class RecordWrite {
     this.kv = rows.kv;
   }
 
-  /** Adds to the stream's statistics and its tenant's. */
-  bump(tenant: string, streamId: string, add: Record<string, number>): void {
-    for (const key of [tenant, streamKey(tenant, streamId)]) {
+  /** Adds to the stream's statistics and its tenant's, in the stream's partition. */
+  bump(tenant: string, streamId: string, partition: number, add: Record<string, number>): void {
+    for (const key of [statsKey(tenant, partition), statsKey(streamKey(tenant, streamId), partition)]) {
       const d = this.stats.get(key) ?? {};
       for (const [k, v] of Object.entries(add)) d[k] = (d[k] ?? 0) + v;
       this.stats.set(key, d);
@@ -90,10 +115,11 @@ export class RecordWrite {
    * Writes a failed-delivery record with the bytes last sent. The retries of its first day rewrite it in place (its
    * id, and so its retention, count from the first failure); a failure after that (the stream was paused or in error
    * meanwhile) writes it anew, as a new record kept from now. `seq`: the webhook's in its stream's queue, when a
-   * retry of it may wait there. Answers the record as written.
+   * retry of it may wait there. In the range of the stream's partition. Answers the record as written.
    */
   history(
     tenant: string,
+    partition: number,
     s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>,
     body: Uint8Array,
     summary: WebhookSummary,
@@ -103,7 +129,7 @@ export class RecordWrite {
     id?: string,
     seq?: number,
   ): StoredHistory {
-    const range = historyRange(tenant);
+    const range = historyRange(tenant, partition);
     const old = id === undefined ? undefined : range.prefix + id;
     // The last retry is sent at the 24-hour mark and answered within the delivery timeout.
     const inPlace = old !== undefined && uuidV7Ms(id!) >= now - GIVE_UP_AFTER_MS - DELIVERY_TIMEOUT_MS && this.kv.has('history', old);
@@ -133,16 +159,17 @@ export class RecordWrite {
     return record;
   }
 
-  /** A delivery log of one attempt (`retries`: the failures before it). */
+  /** A delivery log of one attempt (`retries`: the failures before it), in the range of the stream's partition. */
   log(
     tenant: string,
+    partition: number,
     s: Pick<DeliveryStream, 'id' | 'tag' | 'webhookUrl'>,
     attempt: { summary: WebhookSummary; failures: number },
     status: DeliveryStatus,
     errorMessage: string,
     now: number,
   ): void {
-    const range = logRange(tenant, status);
+    const range = logRange(tenant, partition, status);
     const row: StoredLog = [
       s.id,
       attempt.summary.chainId,

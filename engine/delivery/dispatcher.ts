@@ -20,12 +20,13 @@ import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { StreamHealth } from './stream-health.js';
 import { StreamReads, onNewWebhook, sends, type DeliveryStream, type DeliveryStreams } from './stream-port.js';
 import { TurnBudget } from './turn-budget.js';
-import { Units } from './unit.js';
+import { Units, type StreamPartition, type UnitCapture } from './unit.js';
 import { summarize, webhookHeaders } from './webhook.js';
 
 export type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js';
+export type { StreamPartition, UnitCapture } from './unit.js';
 export { streamKey } from './stream-port.js';
-export { emptyStats, type Stats } from './attempt-records.js';
+export { emptyStats, statsOf, type Stats } from './attempt-records.js';
 
 export interface DispatcherOptions {
   alertEmail: string | undefined;
@@ -63,6 +64,15 @@ export interface DeliveryParts extends DispatcherOptions {
   queue?: DeliveryQueue;
   /** Default: the `rates` table of `kv`. */
   rates?: RateStore;
+  /** A stream's delivery partition (app/ makes it with xxhash32). Absent: every stream is in partition 0. */
+  partitionOf?: StreamPartition;
+  /**
+   * Captures each unit of work's writes to the delivery tables, per partition with the rows' before-images, and
+   * hands them on once committed, in commit order (engine/cluster/delivery-capture.ts): what a cluster node
+   * publishes on each partition's log. Absent (one process): nothing is captured. Writes through `kv` of the
+   * default queue and rates only are captured.
+   */
+  capture?: UnitCapture;
 }
 
 /** The server's delivery, from named parts. */
@@ -124,15 +134,25 @@ export class Dispatcher {
   private readonly counters = new DeliveryCounters();
 
   constructor(private readonly parts: DeliveryParts) {
-    const { kv, clock, log } = parts;
+    const { clock, log } = parts;
+    // Captured, every write of delivery goes through the capture; else straight to the store (a branch per unit).
+    const kv = parts.capture?.kv ?? parts.kv;
     this.kv = kv;
     this.clock = clock;
     this.retention = { ...DEFAULT_RETENTION, ...parts.retention };
     this.queue = parts.queue ?? new KvDeliveryQueue(kv);
     this.reads = new StreamReads(parts.streams);
     const rates = parts.rates ?? kvRates(kv);
-    this.units = new Units(kv, this.queue, new RecordRows(kv, this.retention.successLogMax), rates, this.reads);
-    this.health = new StreamHealth(this.units, rates, clock, new Alerts(kv, clock, parts.mailer, log, parts.alertEmail), this.queue.cap);
+    this.units = new Units(
+      kv,
+      this.queue,
+      new RecordRows(kv, this.retention.successLogMax),
+      rates,
+      this.reads,
+      parts.partitionOf,
+      parts.capture,
+    );
+    this.health = new StreamHealth(this.units, clock, new Alerts(parts.kv, clock, parts.mailer, log, parts.alertEmail), this.queue.cap);
     this.recorder = new AttemptRecorder(this.units, this.health, clock, log);
     this.retries = new RetryScheduler(clock, (id) => this.kick(id), parts.awaitDeliveriesOnWake === true);
     this.slots = new Slots({
@@ -170,9 +190,14 @@ export class Dispatcher {
 
   /** The owner set a stream's status (`s` as read in the transaction, `was` its status before): inside that transaction. */
   statusSet(s: DeliveryStream, status: 'active' | 'paused', was: DeliveryStream['status']): AfterCommit {
-    // From error, its URL's rate restarts at 100.
-    if (status === 'active' && was === 'error') this.health.restartRate(s);
+    // From error, its URL's rate restarts at 100: a unit of the URL's partition, in the change's transaction.
+    const unit = status === 'active' && was === 'error' ? this.units.begin() : undefined;
+    if (unit !== undefined) {
+      this.health.restartRate(unit, s);
+      unit.close(this.clock.now());
+    }
     return () => {
+      unit?.committed();
       this.reads.changed(s.id);
       if (status !== 'active' || was === 'active') return;
       this.health.resumed(s.id, was);
@@ -190,8 +215,12 @@ export class Dispatcher {
 
   /** A stream deleted: its queue goes in the delete's transaction; once that committed its timers go (its history stays). */
   deleting(id: string): AfterCommit {
+    // A unit of the stream's partition, in the delete's transaction.
+    const unit = this.units.begin();
     const dropped = this.queue.drop(id);
+    unit.close(this.clock.now());
     return () => {
+      unit.committed();
       dropped();
       this.retries.cancel(id);
       this.health.forget(id);
@@ -262,7 +291,8 @@ export class Dispatcher {
       const fate = onNewWebhook(s.status);
       if (fate === 'drop') return 'dropped';
       const summary = ready?.summary ?? summarize(payload);
-      unit.records.bump(tenant, streamId, {
+      const partition = unit.partition(s);
+      unit.records.bump(tenant, streamId, partition, {
         totalLogsProcessed: summary.logs,
         totalTxsProcessed: summary.txs,
         totalTxsInternalProcessed: summary.txsInternal,
@@ -270,10 +300,10 @@ export class Dispatcher {
       // Serialized once: the queue, the POSTs, history and replay keep these bytes.
       const body = ready !== undefined && ready.tag === s.tag ? ready.body : webhookBody({ ...payload, streamId, tag: s.tag });
       if (fate === 'history') {
-        unit.records.history(tenant, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
+        unit.records.history(tenant, partition, s, body.bytes, summary, 0, `not sent: the stream is in error (${s.statusMessage})`, now);
         return 'history';
       }
-      const queued = unit.queue.enqueue(streamId, { ...body, summary, failures: 0, nextAt: now });
+      const queued = unit.queue.enqueue(streamId, partition, { ...body, summary, failures: 0, nextAt: now });
       if (this.health.queued(s, queued, now)) wentToError.push(s);
       touched.add(streamId);
       return 'queued';
@@ -281,6 +311,7 @@ export class Dispatcher {
     unit.close(now);
     return {
       results,
+      failed: () => unit.failed(),
       settle: () => {
         unit.committed();
         this.health.afterError(wentToError);
@@ -302,19 +333,20 @@ export class Dispatcher {
    * any, leaves the stream's queue and its count, in one transaction (a crash before its commit leaves both, and the
    * retry is sent at its time). Failed webhooks wait apart from the fresh queue, so this never moves the queue's
    * head. A retry in flight completes: its outcome finds the record delivered and schedules no other.
+   * A unit of the record's partition (`partition`: its range's, where a retry of its webhook waits too).
    * Answers the record's deliveredAt, or undefined when the record is gone.
    */
-  replayDelivered(tenant: string, h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'>): string | undefined {
-    const unit = this.units.begin();
-    const deliveredAt = this.kv.transact(() => {
-      const now = this.clock.now();
-      const at = markDelivered(this.kv, tenant, h.id, now);
-      if (h.seq !== undefined) unit.queue.dropRetry(h.streamId, h.seq);
-      unit.close(now);
-      return at;
-    });
-    unit.committed();
-    return deliveredAt;
+  replayDelivered(tenant: string, h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number }): string | undefined {
+    const now = this.clock.now();
+    return this.units.alone(
+      (body: () => string | undefined) => this.kv.transact(body),
+      (unit) => {
+        const at = markDelivered(this.kv, tenant, h.partition, h.id, now);
+        if (h.seq !== undefined) unit.queue.dropRetry(h.streamId, h.seq);
+        return at;
+      },
+      now,
+    );
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */
@@ -375,7 +407,10 @@ export class Dispatcher {
 
   /** Removes the history and delivery logs whose retention ended (every minute of service time); one purge at a time. */
   purge(): Promise<number> {
-    this.purging ??= purgeExpired(this.kv, this.clock.now(), this.retention)
+    const now = this.clock.now();
+    this.purging ??= purgeExpired(this.kv, now, this.retention, undefined, (fn) =>
+      this.units.alone((body: () => number) => this.kv.transactAsync(body), fn, now),
+    )
       .catch((err: unknown) => {
         this.parts.log.error('retention purge failed; the next one goes on', { err });
         return 0;

@@ -20,10 +20,25 @@ export interface Prepared {
   ready?: { tag: string; body: WebhookBody; summary: ReturnType<typeof summarize> };
 }
 
-/** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave. */
+/** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave; `failed()` if it failed. */
 export interface Staged {
   results: EnqueueResult[];
   settle(): void;
+  failed(): void;
+}
+
+/**
+ * Awaits the transaction in which `staged()` was staged: settles it once committed, or tells it that it failed (the
+ * unit of work it was is never told committed), and rejects.
+ */
+export async function settleAfter(commit: Promise<unknown>, staged: () => Staged | undefined): Promise<void> {
+  try {
+    await commit;
+  } catch (err) {
+    staged()?.failed();
+    throw err;
+  }
+  staged()?.settle();
 }
 
 /** Stages webhooks inside the caller's write transaction; the caller settles them once it committed. */

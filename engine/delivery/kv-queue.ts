@@ -13,7 +13,15 @@ import { RowCache } from './row-cache.js';
 export interface QueueMeta {
   nextSeq: number;
   queued: number;
+  /**
+   * The delivery partition its webhooks were staged in: kept while any wait, set by the first staged into an empty
+   * queue (absent: a row from before partitions, 0). A stream's rows of `queue` and `retries` are in it.
+   */
+  partition?: number;
 }
+
+/** The partition a stream's `queue` and `retries` rows are in, by its `queueMeta` row. */
+export const queuePartition = (m: QueueMeta | undefined): number => m?.partition ?? 0;
 
 const seqPart = (seq: number): string => String(seq).padStart(12, '0');
 const seqKey = (streamId: string, seq: number): string => `${streamId}/${seqPart(seq)}`;
@@ -143,12 +151,18 @@ class KvQueueWrite implements QueueWrite {
     this.kv = queue.kv;
   }
 
-  enqueue(streamId: string, webhook: Omit<QueueItem, 'seq'>): number {
+  enqueue(streamId: string, partition: number, webhook: Omit<QueueItem, 'seq'>): number {
     const meta = this.meta(streamId);
+    if (meta.queued === 0) meta.partition = partition;
     this.kv.put('queue', seqKey(streamId, meta.nextSeq), { seq: meta.nextSeq, ...webhook } satisfies QueueItem);
     meta.nextSeq++;
     meta.queued++;
     return meta.queued;
+  }
+
+  stagedIn(streamId: string): number | undefined {
+    const m = this.metas.get(streamId) ?? this.queue.metas.known(streamId) ?? this.kv.get<QueueMeta>('queueMeta', streamId);
+    return m !== undefined && m.queued > 0 ? queuePartition(m) : undefined;
   }
 
   holds(taken: Taken): boolean {

@@ -36,8 +36,13 @@ export interface DeliveryQueue {
 
 /** Changes of a unit of work; every method but `committed` is called inside it. */
 export interface QueueWrite {
-  /** Appends a fresh webhook (its `seq` is the queue's); answers the stream's undelivered count with it. */
-  enqueue(streamId: string, webhook: Omit<QueueItem, 'seq'>): number;
+  /**
+   * Appends a fresh webhook (its `seq` is the queue's) in `partition`, unless webhooks wait already: those keep theirs
+   * (a stream moves to its new URL's partition once its queue drained). Answers the stream's undelivered count with it.
+   */
+  enqueue(streamId: string, partition: number, webhook: Omit<QueueItem, 'seq'>): number;
+  /** The partition the stream's waiting webhooks were staged in, as this unit leaves it; undefined when none waits. */
+  stagedIn(streamId: string): number | undefined;
   /** Whether the taken webhook is still queued (its stream was not deleted or terminated meanwhile). */
   holds(taken: Taken): boolean;
   /** Ends an attempt: the webhook leaves (delivered, or given up to history), or waits aside for a retry at an instant. */

@@ -5,10 +5,12 @@ import type { WebhookSummary } from './webhook.js';
 
 /**
  * Failed-delivery history and delivery logs as stored and as answered. Keys
- * lead with the tenant, then a UUID v7 (time-ordered), so a tenant's records
- * sort by time: pages read a key range and retention removes one from its
- * start. Each range has a counter in `counts`, changed in the transactions
- * that add or remove its rows, so a page's `total` needs no count of the range.
+ * lead with the tenant and the delivery partition of the stream that wrote them
+ * (engine/cluster/partitions.ts: each partition's rows are its owner's alone),
+ * then a UUID v7 (time-ordered), so a partition's records sort by time: pages
+ * merge the tenant's ranges and retention removes each from its start. Each
+ * range has a counter in `counts`, changed in the transactions that add or
+ * remove its rows, so a page's `total` is the sum of the tenant's counters.
  */
 
 /** A failed-delivery record as the API answers it. */
@@ -56,11 +58,11 @@ export function historyView(h: StoredHistory, withPayload: boolean): Partial<His
 
 /**
  * A later attempt (a retry, or a replay) delivered a failed webhook: its record
- * says when it first was, and keeps the error it had. Call in a transaction;
+ * (in `partition`'s range) says when it first was, and keeps the error it had. Call in a transaction;
  * answers the record's deliveredAt, or undefined when the record is gone.
  */
-export function markDelivered(kv: Kv, tenant: string, historyId: string, now: number): string | undefined {
-  const key = historyRange(tenant).prefix + historyId;
+export function markDelivered(kv: Kv, tenant: string, partition: number, historyId: string, now: number): string | undefined {
+  const key = historyRange(tenant, partition).prefix + historyId;
   const h = kv.get<StoredHistory>('history', key);
   if (h === undefined || h.deliveredAt !== undefined) return h?.deliveredAt;
   const deliveredAt = new Date(now).toISOString();
@@ -120,12 +122,67 @@ export interface Range {
   prefix: string;
 }
 
-export const historyRange = (tenant: string): Range => ({ table: 'history', prefix: `${tenant}/` });
-/** Successes and failures apart: they are kept for different times. */
-export const logRange = (tenant: string, status: DeliveryStatus): Range => ({
-  table: 'deliveryLogs',
-  prefix: `${tenant}/${status === 'success' ? 's' : 'f'}/`,
+/** A partition as keys hold it: `#` and two digits, which no stream id, tenant id or UUID starts with. */
+export const partitionTag = (partition: number): string => `#${String(partition).padStart(2, '0')}`;
+
+/** The partition a key names with partitionTag as one of its segments, if any. */
+export function taggedPartition(key: string): number | undefined {
+  const m = /(?:^|\/)#(\d\d)(?:\/|$)/.exec(key);
+  return m === null ? undefined : Number(m[1]);
+}
+
+export const historyRange = (tenant: string, partition: number): Range => ({
+  table: 'history',
+  prefix: `${tenant}/${partitionTag(partition)}/`,
 });
+/** Successes and failures apart: they are kept for different times. */
+export const logRange = (tenant: string, partition: number, status: DeliveryStatus): Range => ({
+  table: 'deliveryLogs',
+  prefix: `${tenant}/${partitionTag(partition)}/${status === 'success' ? 's' : 'f'}/`,
+});
+
+/**
+ * A key of the delivery tables as written before partitions (schema version 7) in partition 0's place, or
+ * undefined when it names a partition already (or its table has none): history `tenant/id`, delivery logs
+ * `tenant/s|f/id`, their counters, and stats `tenant` and `tenant/streamId`. A stream whose `queueMeta` names no
+ * partition waits in partition 0 too, until its queue drained.
+ */
+export function keyInPartition0(table: Table, key: string): string | undefined {
+  const tag = partitionTag(0);
+  // The tenant's segment: the first of a record's key, the second of a counter's (`table/tenant/…`).
+  const after = table === 'counts' ? key.indexOf('/', key.indexOf('/') + 1) : key.indexOf('/');
+  switch (table) {
+    case 'history':
+    case 'deliveryLogs':
+    case 'counts':
+      return after < 0 || key.startsWith('#', after + 1) ? undefined : `${key.slice(0, after)}/${tag}${key.slice(after)}`;
+    case 'stats':
+      return taggedPartition(key) !== undefined ? undefined : `${key}/${tag}`;
+    default:
+      return undefined;
+  }
+}
+
+/** A tenant's ranges of a table that hold rows (every one has a counter), and their rows in all. */
+export function tenantRanges(kv: Kv, tenant: string, table: Range['table']): { ranges: Range[]; total: number } {
+  const start = `${table}/${tenant}/#`;
+  const ranges: Range[] = [];
+  let total = 0;
+  for (const { key, value } of kv.range<number>('counts', { start, end: `${start}\uffff` })) {
+    ranges.push(rangeOf(key));
+    total += value;
+  }
+  return { ranges, total };
+}
+
+/** A tenant's history record by its id, and the partition that holds it (each range is asked: a record's id does not name it). */
+export function findHistory(kv: Kv, tenant: string, historyId: string): { record: StoredHistory; partition: number } | undefined {
+  for (const r of tenantRanges(kv, tenant, 'history').ranges) {
+    const record = kv.get<StoredHistory>('history', r.prefix + historyId);
+    if (record !== undefined) return { record, partition: taggedPartition(r.prefix)! };
+  }
+  return undefined;
+}
 
 export const isSuccessLogs = (r: Range): boolean => r.table === 'deliveryLogs' && r.prefix.endsWith('/s/');
 

@@ -24,8 +24,17 @@ function keepMs(r: Range, rules: Retention): number {
   return isSuccessLogs(r) ? rules.successLogMs : rules.historyMs;
 }
 
+/** Runs a purge's batch in a write transaction of its own (delivery's: a unit of work, engine/delivery/unit.ts). */
+export type PurgeTransaction = (fn: () => number) => Promise<number>;
+
 /** Removes every row whose retention ended by `now`; resolves with how many. */
-export async function purgeExpired(kv: Kv, now: number, rules: Retention, batch = PURGE_BATCH): Promise<number> {
+export async function purgeExpired(
+  kv: Kv,
+  now: number,
+  rules: Retention,
+  batch = PURGE_BATCH,
+  transact: PurgeTransaction = (fn) => kv.transactAsync(fn),
+): Promise<number> {
   let removed = 0;
   // Every range with rows has a counter: the counters list what there is to purge.
   for (const { key } of kv.range<number>('counts')) {
@@ -34,7 +43,7 @@ export async function purgeExpired(kv: Kv, now: number, rules: Retention, batch 
     // Nothing expired in the range: no transaction (and no fsync) at all.
     while (kv.range(r.table, { start: r.prefix, end, limit: 1 }).length > 0) {
       // Each batch commits off the event loop: deliveries go on meanwhile.
-      const n = await kv.transactAsync(() => dropFirst(kv, r, end, batch));
+      const n = await transact(() => dropFirst(kv, r, end, batch));
       removed += n;
       if (n < batch) break;
     }

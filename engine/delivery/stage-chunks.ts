@@ -1,5 +1,5 @@
 import type { Kv } from '../ports.js';
-import type { EnqueueItem, EnqueueResult, Prepared, Staged, Stager } from './enqueue.js';
+import { settleAfter, type EnqueueItem, type EnqueueResult, type Prepared, type Staged, type Stager } from './enqueue.js';
 
 /**
  * Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). A transaction's callback runs on the event loop
@@ -22,10 +22,12 @@ export async function stageInChunks<I extends EnqueueItem & Prepared>(
   for (let from = 0; from < items.length; from += size) {
     const chunk = items.slice(from, from + size);
     let staged: Staged | undefined;
-    await kv.transactAsync(() => {
-      staged = stager.stage(chunk);
-    });
-    staged!.settle();
+    await settleAfter(
+      kv.transactAsync(() => {
+        staged = stager.stage(chunk);
+      }),
+      () => staged,
+    );
     results.push(...staged!.results);
   }
   return results;

@@ -2,7 +2,7 @@ import type { Clock, Timer } from '../clock.js';
 import type { Alerts } from './alerts.js';
 import { bodyAt } from './body.js';
 import { ERROR_TO_TERMINATED_MS } from './limits.js';
-import { rateKey, type RateStore } from './rate-store.js';
+import { rateKey } from './rate-store.js';
 import type { DeliveryStream } from './stream-port.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
 import type { Batch, Units } from './unit.js';
@@ -24,7 +24,6 @@ export class StreamHealth {
 
   constructor(
     private readonly units: Units,
-    private readonly rates: RateStore,
     private readonly clock: Clock,
     private readonly alerts: Alerts,
     /** At this many undelivered webhooks a stream goes to error (the queue's cap). */
@@ -76,9 +75,9 @@ export class StreamHealth {
     return true;
   }
 
-  /** A stream set active from error: its URL's rate restarts at 100. Inside the transaction that sets it active. */
-  restartRate(s: Pick<DeliveryStream, 'tenantId' | 'webhookUrl'>): void {
-    this.rates.put(rateKey(s.tenantId, s.webhookUrl), START_RATE);
+  /** A stream set active from error: its URL's rate restarts at 100. In a unit inside the transaction that sets it active. */
+  restartRate(batch: Batch, s: Pick<DeliveryStream, 'tenantId' | 'webhookUrl'>): void {
+    batch.rates.set(rateKey(s.tenantId, s.webhookUrl), START_RATE);
   }
 
   /** The owner set the stream active again from `from` (committed). */
@@ -156,28 +155,36 @@ export class StreamHealth {
     this.terminations.delete(id);
     const now = this.clock.now();
     const batch = this.units.begin();
-    const ended = await this.units.kv.transactAsync(() => {
-      const s = batch.stream(tenant, id);
-      if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
-      for (const item of batch.queue.drain(id)) {
-        batch.records.history(
-          tenant,
-          s,
-          bodyAt(item, item.failures),
-          item.summary,
-          item.failures,
-          'not sent: the stream was terminated',
-          now,
-          item.historyId,
-        );
-      }
-      batch.close(now);
-      s.status = 'terminated';
-      s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
-      s.updatedAt = now;
-      this.units.reads.port.putState(s);
-      return s;
-    });
+    const ended = await this.units.kv
+      .transactAsync(() => {
+        const s = batch.stream(tenant, id);
+        if (s === undefined || s.status !== 'error' || s.errorSince !== since) return undefined;
+        // Where its queue was staged: history goes there with it.
+        const partition = batch.partition(s);
+        for (const item of batch.queue.drain(id)) {
+          batch.records.history(
+            tenant,
+            partition,
+            s,
+            bodyAt(item, item.failures),
+            item.summary,
+            item.failures,
+            'not sent: the stream was terminated',
+            now,
+            item.historyId,
+          );
+        }
+        batch.close(now);
+        s.status = 'terminated';
+        s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
+        s.updatedAt = now;
+        this.units.reads.port.putState(s);
+        return s;
+      })
+      .catch((err: unknown) => {
+        batch.failed();
+        throw err;
+      });
     if (ended !== undefined) batch.committed();
     this.units.reads.changed(id);
     if (ended !== undefined) this.units.reads.port.stateCommitted?.(ended);

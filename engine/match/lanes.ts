@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../clock.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
+import { settleAfter } from '../delivery/enqueue.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
@@ -241,7 +242,7 @@ export class ChainLanes {
     const dropped = new Set(batch.filter((o) => o.dropped === true).map((o) => o.open));
     let finished: OpenEvent[] = [];
     let staged: Staged | undefined;
-    await this.kv.transactAsync(() => {
+    const commit = this.kv.transactAsync(() => {
       // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered.
       const kept = ready.filter((w) => this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash);
       const keptSet = new Set(kept);
@@ -260,7 +261,7 @@ export class ChainLanes {
       );
       if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
     });
-    staged?.settle();
+    await settleAfter(commit, () => staged);
     for (const o of batch) if (o.streamId !== undefined) o.open.waiting--;
     for (const o of dropped) o.dropped = true;
     for (const o of finished) this.open.delete(idOf(o.event));

@@ -1,11 +1,11 @@
 import type { Clock } from '../clock.js';
-import { type Dispatcher, type Stats, emptyStats, streamKey } from '../delivery/dispatcher.js';
+import { type Dispatcher, type Stats, statsOf, streamKey } from '../delivery/dispatcher.js';
 import {
-  countOf,
-  historyRange,
+  findHistory,
   historyView,
-  logRange,
   logView,
+  tenantRanges,
+  type Range,
   type DeliveryLog,
   type HistoryRecord,
   type StoredHistory,
@@ -59,29 +59,43 @@ export class StreamsService {
 
   stats(tenant: string, streamId?: string): Stats & { streamId?: string } {
     if (streamId !== undefined) this.mustOwn(tenant, streamId);
-    const key = streamId === undefined ? tenant : streamKey(tenant, streamId);
-    const iso = new Date(this.clock.now()).toISOString();
-    const st = this.kv.get<Stats>('stats', key) ?? emptyStats(iso);
+    const of = streamId === undefined ? tenant : streamKey(tenant, streamId);
+    const st = statsOf(this.kv, of, new Date(this.clock.now()).toISOString());
     return streamId === undefined ? st : { ...st, streamId };
   }
 
-  /** Newest first; a page reads limit + 2 records at most, and `total` is the range's counter. */
+  /**
+   * Newest first, the tenant's ranges (one per delivery partition with records) merged; a page reads limit + 2
+   * records of each at most, and `total` is the sum of their counters.
+   */
   history(tenant: string, limit: number, cursor: string | null, excludePayload: boolean): Page<Partial<HistoryRecord>> {
-    const range = historyRange(tenant);
-    const p = rangePage<StoredHistory>(this.kv, 'history', range.prefix, { list: 'history', limit, reverse: true, cursor });
-    return counted(p, countOf(this.kv, range), limit, (h) => historyView(h, !excludePayload));
+    return this.tenantPage<StoredHistory, Partial<HistoryRecord>>(tenant, 'history', 'history', limit, cursor, (h) =>
+      historyView(h, !excludePayload),
+    );
   }
 
-  /** Successes and failures (stored apart, kept for different times) newest first, as one list. */
+  /** Successes and failures (stored apart, kept for different times, per partition) newest first, as one list. */
   logs(tenant: string, limit: number, cursor: string | null): Page<DeliveryLog> {
-    const ranges = [logRange(tenant, 'success'), logRange(tenant, 'failed')];
-    const p = rangePage<StoredLog>(
+    return this.tenantPage<StoredLog, DeliveryLog>(tenant, 'deliveryLogs', 'history/logs', limit, cursor, (row, key) => logView(key, row));
+  }
+
+  /** A page of the tenant's ranges of a table (those with a counter) merged newest first, `total` their counters' sum. */
+  private tenantPage<T, R>(
+    tenant: string,
+    table: Range['table'],
+    list: string,
+    limit: number,
+    cursor: string | null,
+    map: (value: T, key: string) => R,
+  ): Page<R> {
+    const { ranges, total } = tenantRanges(this.kv, tenant, table);
+    const p = rangePage<T>(
       this.kv,
-      'deliveryLogs',
+      table,
       ranges.map((r) => r.prefix),
-      { list: 'history/logs', limit, reverse: true, cursor },
+      { list, limit, reverse: true, cursor },
     );
-    return counted(p, countOf(this.kv, ranges[0]!) + countOf(this.kv, ranges[1]!), limit, (row, key) => logView(key, row));
+    return counted(p, total, limit, map);
   }
 
   /**
@@ -94,7 +108,8 @@ export class StreamsService {
     historyId: string,
     streamId?: string,
   ): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
-    const stored = this.kv.get<StoredHistory>('history', historyRange(tenant).prefix + historyId);
+    const found = findHistory(this.kv, tenant, historyId);
+    const stored = found?.record;
     if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId))
       throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
     // The very bytes last sent.
@@ -102,7 +117,12 @@ export class StreamsService {
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
     const deliveredAt = res.delivered
-      ? (this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq }) ?? h.deliveredAt)
+      ? (this.dispatcher.replayDelivered(tenant, {
+          id: historyId,
+          streamId: stored.streamId,
+          seq: stored.seq,
+          partition: found!.partition,
+        }) ?? h.deliveredAt)
       : h.deliveredAt;
     const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };

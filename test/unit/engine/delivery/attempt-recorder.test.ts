@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FLUSH_MAX, type Outcome } from '../../../../engine/delivery/attempt-recorder.js';
-import type { Stats } from '../../../../engine/delivery/attempt-records.js';
+import { statsOf } from '../../../../engine/delivery/attempt-records.js';
 import { payloadOf } from '../../../../engine/delivery/body.js';
 import { countOf, historyRange, logRange, type StoredHistory } from '../../../../engine/delivery/records.js';
 import type { Kv } from '../../../../engine/ports.js';
@@ -24,7 +24,7 @@ function attempt(id: string, res: Outcome['res']): Outcome {
 }
 
 const history = (): StoredHistory[] => parts.kv.range<StoredHistory>('history').map((e) => e.value);
-const stats = (key: string) => parts.kv.get<Stats>('stats', key);
+const stats = (of: string) => statsOf(parts.kv, of, '');
 
 describe('AttemptRecorder', () => {
   it('lets a delivered webhook leave, with a success log and the stats', async () => {
@@ -34,7 +34,9 @@ describe('AttemptRecorder', () => {
     await parts.recorder.record(attempt('a1', { delivered: true, status: 200 }));
     expect(parts.queue.size('a1')).toBe(1);
     expect(Number(parts.queue.next('a1', T0).taken?.item.summary.block.number)).toBe(2);
-    expect([countOf(parts.kv, logRange('A', 'success')), countOf(parts.kv, logRange('A', 'failed')), history().length]).toEqual([1, 0, 0]);
+    expect([countOf(parts.kv, logRange('A', 0, 'success')), countOf(parts.kv, logRange('A', 0, 'failed')), history().length]).toEqual([
+      1, 0, 0,
+    ]);
     expect(stats('A/a1')).toMatchObject({ totalWebhooksDelivered: 1, totalWebhooksFailed: 0 });
     expect(stats('A')).toMatchObject({ totalWebhooksDelivered: 1 });
   });
@@ -78,8 +80,8 @@ describe('AttemptRecorder', () => {
     await parts.recorder.record(o);
     expect([
       history().length,
-      countOf(parts.kv, logRange('A', 'failed')),
-      countOf(parts.kv, historyRange('A')),
+      countOf(parts.kv, logRange('A', 0, 'failed')),
+      countOf(parts.kv, historyRange('A', 0)),
       parts.kv.range('retries').length,
     ]).toEqual([0, 0, 0, 0]);
   });
@@ -91,9 +93,9 @@ describe('AttemptRecorder', () => {
         const kv: Kv = Object.create(store);
         kv.transactAsync = (fn) =>
           store.transactAsync(() => {
-            const before = countOf(store, logRange('A', 'success'));
+            const before = countOf(store, logRange('A', 0, 'success'));
             const out = fn();
-            committed.push(countOf(store, logRange('A', 'success')) - before);
+            committed.push(countOf(store, logRange('A', 0, 'success')) - before);
             return out;
           });
         return kv;

@@ -82,7 +82,7 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
     'error',
   );
   const alerts = new Alerts(kv, clock, { send: async (m) => void mails.push(m) }, log, opts.alertEmail);
-  const health = new StreamHealth(units, rates, clock, alerts, queue.cap);
+  const health = new StreamHealth(units, clock, alerts, queue.cap);
   const recorder = new AttemptRecorder(units, health, clock, log);
   /** Registers a stream as the dispatcher does (its record, its tenant, its URL). */
   const add = (s: DeliveryStream): DeliveryStream => {
@@ -95,7 +95,7 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
   const enqueue = (streamId: string, blocks: number[]): void => {
     const w = queue.begin();
     kv.transact(() => {
-      for (const n of blocks) w.enqueue(streamId, webhook(streamId, n, clock.now()));
+      for (const n of blocks) w.enqueue(streamId, 0, webhook(streamId, n, clock.now()));
       w.close();
     });
     w.committed();

@@ -31,7 +31,7 @@ describe('DeliveryQueue (store implementation)', () => {
     expect(queue.size('s1')).toBe(0);
     const w = queue.begin();
     kv.transact(() => {
-      expect([1, 2, 3].map((n) => w.enqueue('s1', webhook('s1', n)))).toEqual([1, 2, 3]);
+      expect([1, 2, 3].map((n) => w.enqueue('s1', 0, webhook('s1', n)))).toEqual([1, 2, 3]);
       w.close();
     });
     expect(queue.size('s1')).toBe(0);
@@ -70,7 +70,7 @@ describe('DeliveryQueue (store implementation)', () => {
     parts.enqueue('s1', [1, 2]);
     const w = parts.queue.begin();
     parts.kv.transact(() => {
-      expect(w.enqueue('s1', webhook('s1', 3))).toBe(3);
+      expect(w.enqueue('s1', 0, webhook('s1', 3))).toBe(3);
       w.close();
     });
     w.committed();

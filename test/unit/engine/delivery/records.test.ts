@@ -177,7 +177,7 @@ describe('delivery records', () => {
     await e.dispatcher.settled();
     expect(logs().total).toBe(3 + 8);
     expect(await e.dispatcher.purge()).toBe(3);
-    const [s, f, h] = [logRange(TENANT, 'success'), logRange(TENANT, 'failed'), historyRange(TENANT)];
+    const [s, f, h] = [logRange(TENANT, 0, 'success'), logRange(TENANT, 0, 'failed'), historyRange(TENANT, 0)];
     expect([e.rows(s), e.rows(f), e.rows(h)]).toEqual([0, 8, 1]);
     expect(logs().total).toBe(8);
     expect(logs().result.every((l) => l.deliveryStatus === 'failed')).toBe(true);
@@ -212,7 +212,7 @@ describe('delivery records', () => {
     const page = e.streams.logs(TENANT, 100, null);
     expect(page.total).toBe(5);
     expect(page.result.map((l) => l.blockNumber)).toEqual(['7', '6', '5', '4', '3']);
-    expect(e.rows(logRange(TENANT, 'success'))).toBe(5);
+    expect(e.rows(logRange(TENANT, 0, 'success'))).toBe(5);
     expect(e.streams.stats(TENANT, id).totalWebhooksDelivered).toBe(8);
   });
 

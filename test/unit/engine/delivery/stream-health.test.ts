@@ -58,7 +58,12 @@ describe('StreamHealth', () => {
     for (let i = 0; i < 3; i++) attempt('A', U, true);
     expect(parts.rateRows.get(`A/${U}`)).toBe(100);
     attempt('A', U, false);
-    parts.health.restartRate(parts.streams.get('A', 'a1')!);
+    const unit = parts.units.begin();
+    parts.kv.transact(() => {
+      parts.health.restartRate(unit, parts.streams.get('A', 'a1')!);
+      unit.close(T0);
+    });
+    unit.committed();
     expect(parts.rateRows.get(`A/${U}`)).toBe(100);
   });
 
@@ -95,7 +100,7 @@ describe('StreamHealth', () => {
     });
     expect(statusOf('A', 'a2')).toBe('active');
     expect([queue.size('a1'), queue.size('a2')]).toEqual([0, 1]);
-    expect(countOf(parts.kv, historyRange('A'))).toBe(1);
+    expect(countOf(parts.kv, historyRange('A', 0))).toBe(1);
     expect(parts.mails.map((m) => [m.to, m.subject])).toEqual([
       ['owner@example.com', 'chainpost: stream a1 is in error'],
       ['ops@example.com', 'chainpost: stream a2 is in error'],

@@ -39,6 +39,7 @@ describe('the lanes of a chain', () => {
       // Staged inside the transaction, told once it committed: the order webhooks reach the queue in.
       stage: (items) => ({
         results: items.map(() => 'queued' as const),
+        failed: () => {},
         settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
       }),
     };
