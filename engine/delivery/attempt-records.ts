@@ -9,6 +9,7 @@ import {
   logRange,
   partitionTag,
   rangeOf,
+  successLogShare,
   type DeliveryStatus,
   type StoredHistory,
   type StoredLog,
@@ -75,7 +76,7 @@ export class RecordRows {
 
   constructor(
     readonly kv: Kv,
-    /** At most this many success logs per tenant (CHAINPOST_DELIVERY_LOG_MAX). */
+    /** At most this many success logs per tenant (CHAINPOST_DELIVERY_LOG_MAX), shared by its partitions (successLogShare). */
     readonly successLogMax: number,
   ) {}
 
@@ -201,7 +202,7 @@ export class RecordWrite {
       const total = addCount(this.kv, key, n);
       // The success-log cap is kept in the same transaction: the oldest go as new ones come.
       const range = rangeOf(key);
-      if (isSuccessLogs(range)) capRange(this.kv, range, total, this.rows.successLogMax);
+      if (isSuccessLogs(range)) capRange(this.kv, range, total, successLogShare(this.kv, range, this.rows.successLogMax));
     }
   }
 

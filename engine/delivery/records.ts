@@ -186,6 +186,18 @@ export function findHistory(kv: Kv, tenant: string, historyId: string): { record
 
 export const isSuccessLogs = (r: Range): boolean => r.table === 'deliveryLogs' && r.prefix.endsWith('/s/');
 
+/**
+ * A tenant's success-log cap (CHAINPOST_DELIVERY_LOG_MAX) shared by the partitions holding its success logs: each
+ * partition's owner keeps its own range to `max / partitions` (at least one), read from the counters every node
+ * holds, so the tenant's total stays within `max` whichever nodes own them. The range's own partition counts too.
+ */
+export function successLogShare(kv: Kv, r: Range, max: number): number {
+  const tenant = r.prefix.slice(0, r.prefix.indexOf('/'));
+  const ranges = tenantRanges(kv, tenant, 'deliveryLogs').ranges.filter(isSuccessLogs);
+  const partitions = ranges.some((x) => x.prefix === r.prefix) ? ranges.length : ranges.length + 1;
+  return Math.max(1, Math.floor(max / partitions));
+}
+
 /** The `counts` key of a range, and back. */
 export const countKey = (r: Range): string => `${r.table}/${r.prefix}`;
 export function rangeOf(countKey: string): Range {

@@ -1,6 +1,6 @@
 import type { Kv } from '../ports.js';
 import { uuidV7Time } from './ids.js';
-import { addCount, countKey, isSuccessLogs, rangeOf, type Range } from './records.js';
+import { addCount, countKey, isSuccessLogs, rangeOf, successLogShare, type Range } from './records.js';
 
 /**
  * How long history and delivery logs are kept, and their removal: each
@@ -12,7 +12,7 @@ export interface Retention {
   historyMs: number;
   /** Logs of successful deliveries (CHAINPOST_DELIVERY_LOG_DAYS). */
   successLogMs: number;
-  /** At most this many success logs per tenant, the oldest dropped first (CHAINPOST_DELIVERY_LOG_MAX). */
+  /** At most this many success logs per tenant, shared by its partitions (successLogShare), the oldest dropped first (CHAINPOST_DELIVERY_LOG_MAX). */
   successLogMax: number;
 }
 
@@ -47,9 +47,19 @@ export async function purgeExpired(
       removed += n;
       if (n < batch) break;
     }
+    // A tenant's success logs in a partition beyond its share, since the tenant's logs reached more partitions.
+    if (isSuccessLogs(r))
+      for (let over = overShare(kv, r, rules.successLogMax); over > 0; over = overShare(kv, r, rules.successLogMax)) {
+        const n = await transact(() => dropFirst(kv, r, `${r.prefix}\uffff`, Math.min(over, batch)));
+        removed += n;
+        if (n === 0) break;
+      }
   }
   return removed;
 }
+
+/** How many success logs of the range are beyond the tenant's share of the cap in it. */
+const overShare = (kv: Kv, r: Range, max: number): number => (kv.get<number>('counts', countKey(r)) ?? 0) - successLogShare(kv, r, max);
 
 /** Drops the oldest success logs beyond the cap; call in the transaction that added logs to the range. */
 export function capRange(kv: Kv, r: Range, total: number, max: number): void {

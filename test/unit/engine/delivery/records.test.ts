@@ -49,8 +49,11 @@ const payload = (n: number) => ({
   txs: [],
 });
 
+/** A stream's partition named by its URL's `p` (0 without one). */
+const partitionByQuery = (_tenant: string, url: string): number => Number(new URL(url).searchParams.get('p') ?? 0);
+
 async function engine(rx: Receiver, rules: Retention = RULES) {
-  const { store, clock, dispatcher, close } = deliveryRig(T0, { retention: rules });
+  const { store, clock, dispatcher, close } = deliveryRig(T0, { retention: rules, partitionOf: partitionByQuery });
   const streams = new StreamsService({ kv: store, clock, dispatcher });
   const evmStreams = evm.resources({ kv: store, clock, dispatcher });
   const make = async (tag: string, query = ''): Promise<string> =>
@@ -214,6 +217,32 @@ describe('delivery records', () => {
     expect(page.result.map((l) => l.blockNumber)).toEqual(['7', '6', '5', '4', '3']);
     expect(e.rows(logRange(TENANT, 0, 'success'))).toBe(5);
     expect(e.streams.stats(TENANT, id).totalWebhooksDelivered).toBe(8);
+  });
+
+  it('shares the success-log cap among the partitions holding a tenant’s logs, the purge bringing an older partition down to its share', async () => {
+    e = await engine(rx, { ...RULES, successLogMax: 6 });
+    const ranges = [0, 1, 2].map((p) => logRange(TENANT, p, 'success'));
+    const first = await e.make('share-0', 'p=0');
+    for (let n = 0; n < 8; n++) await e.send(first, [n]);
+    // Alone, the tenant's one partition keeps the whole cap.
+    expect(e.rows(ranges[0]!)).toBe(6);
+    const second = await e.make('share-1', 'p=1');
+    const third = await e.make('share-2', 'p=2');
+    for (let n = 0; n < 8; n++) await e.send(second, [100 + n]);
+    for (let n = 0; n < 8; n++) await e.send(third, [200 + n]);
+    // Each partition keeps the share it had at its last write (the second 6 / 2, the third 6 / 3), the first its 6
+    // until the purge.
+    expect(ranges.map((r) => e!.rows(r))).toEqual([6, 3, 2]);
+    await purgeExpired(e.store, e.clock.now(), { ...RULES, successLogMax: 6 });
+    expect(ranges.map((r) => e!.rows(r))).toEqual([2, 2, 2]);
+    expect(e.streams.logs(TENANT, 100, null).total).toBe(6);
+    // Each keeps its newest.
+    expect(
+      e.streams
+        .logs(TENANT, 100, null)
+        .result.map((l) => l.blockNumber)
+        .sort(),
+    ).toEqual(['106', '107', '206', '207', '6', '7']);
   });
 
   it('pages history and logs newest first reading a page of rows, never counting the range', async () => {
