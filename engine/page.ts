@@ -180,14 +180,24 @@ export function counted<T, R>(p: RangePage<T>, total: number, limit: number, map
   return out;
 }
 
-function readCursor(raw: string, list: string, prefixes: readonly string[]): RangeCursor {
-  let c: Partial<RangeCursor> | null = null;
+/** The key a range page's cursor goes on after, if it is one (readCursor checks it against its query). */
+export function cursorKey(raw: string | null): string | undefined {
+  const c = raw === null || raw === '' ? null : parseCursor(raw);
+  return typeof c?.k === 'string' ? c.k : undefined;
+}
+
+function parseCursor(raw: string): Partial<RangeCursor> | null {
   try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<RangeCursor> | null;
+    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
+    return c !== null && typeof c === 'object' ? (c as Partial<RangeCursor>) : null;
   } catch {
-    // not ours: below
+    return null;
   }
-  if (c === null || typeof c !== 'object' || typeof c.l !== 'string' || typeof c.k !== 'string' || !Number.isSafeInteger(c.p) || c.p! < 1) {
+}
+
+function readCursor(raw: string, list: string, prefixes: readonly string[]): RangeCursor {
+  const c = parseCursor(raw);
+  if (c === null || typeof c.l !== 'string' || typeof c.k !== 'string' || !Number.isSafeInteger(c.p) || c.p! < 1) {
     throw badRequest('cursor', 'not a cursor of this API (pass the cursor of the previous answer as it is)');
   }
   if (c.l !== list || !prefixes.some((p) => c.k!.startsWith(p)))

@@ -175,6 +175,12 @@ export function tenantRanges(kv: Kv, tenant: string, table: Range['table']): { r
   return { ranges, total };
 }
 
+/** The prefix of the tenant's range of `table` a key of it lies in (`tenant/#NN/`, logs `tenant/#NN/s|f/`), if it is one. */
+export function rangeOfKey(table: Range['table'], tenant: string, key: string): string | undefined {
+  const m = (table === 'history' ? /^#\d\d\// : /^#\d\d\/[sf]\//).exec(key.startsWith(`${tenant}/`) ? key.slice(tenant.length + 1) : '');
+  return m === null ? undefined : `${tenant}/${m[0]}`;
+}
+
 /** A tenant's history record by its id, and the partition that holds it (each range is asked: a record's id does not name it). */
 export function findHistory(kv: Kv, tenant: string, historyId: string): { record: StoredHistory; partition: number } | undefined {
   for (const r of tenantRanges(kv, tenant, 'history').ranges) {

@@ -4,6 +4,7 @@ import {
   findHistory,
   historyView,
   logView,
+  rangeOfKey,
   tenantRanges,
   type Range,
   type DeliveryLog,
@@ -13,7 +14,7 @@ import {
 } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import { notFound } from '../errors.js';
-import { counted, rangePage, type Page } from '../page.js';
+import { counted, cursorKey, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { type ControlPlane, StoreControlPlane } from './control-plane.js';
 import { mustOwn } from './resources.js';
@@ -89,12 +90,12 @@ export class StreamsService {
     map: (value: T, key: string) => R,
   ): Page<R> {
     const { ranges, total } = tenantRanges(this.kv, tenant, table);
-    const p = rangePage<T>(
-      this.kv,
-      table,
-      ranges.map((r) => r.prefix),
-      { list, limit, reverse: true, cursor },
-    );
+    const prefixes = ranges.map((r) => r.prefix);
+    // A cursor whose range was purged empty since (its counter gone) still goes on, over the ranges left.
+    const from = cursorKey(cursor);
+    const gone = from === undefined ? undefined : rangeOfKey(table, tenant, from);
+    if (gone !== undefined && !prefixes.includes(gone)) prefixes.push(gone);
+    const p = rangePage<T>(this.kv, table, prefixes, { list, limit, reverse: true, cursor });
     return counted(p, total, limit, map);
   }
 

@@ -245,6 +245,27 @@ describe('delivery records', () => {
     ).toEqual(['106', '107', '206', '207', '6', '7']);
   });
 
+  it('goes on from a cursor whose partition’s range was purged empty since, over the ranges left', async () => {
+    e = await engine(rx);
+    rx.state.answer = () => 500;
+    const older = await e.make('gone-1', 'p=1');
+    const newer = await e.make('gone-0', 'p=0');
+    await e.send(older, [1, 2]);
+    await e.clock.advance(1);
+    await e.send(newer, [3]);
+    const blocks = (page: { result: Array<{ payload?: unknown }> }): string[] =>
+      page.result.map((h) => (h.payload as { block: { number: string } }).block.number);
+    const first = e.streams.history(TENANT, 1, null, false);
+    expect(blocks(first)).toEqual(['3']);
+    // Partition 0's range emptied (as a purge does: its rows and its counter) before the next page is asked.
+    const gone = historyRange(TENANT, 0);
+    e.store.transact(() => {
+      e!.store.removeRange('history', { start: gone.prefix, end: `${gone.prefix}\uffff`, limit: 100 });
+      e!.store.remove('counts', `history/${gone.prefix}`);
+    });
+    expect(blocks(e.streams.history(TENANT, 10, first.cursor!, false))).toEqual(['2', '1']);
+  });
+
   it('pages history and logs newest first reading a page of rows, never counting the range', async () => {
     e = await engine(rx);
     const ok = await e.make('page-ok');
