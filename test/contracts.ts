@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import solc from 'solc';
 import {
   createPublicClient,
   createWalletClient,
@@ -99,16 +99,22 @@ export function compileContracts(): Record<ContractName, Compiled> {
   return (compiled = found as Record<ContractName, Compiled>);
 }
 
+const require = createRequire(import.meta.url);
+
 /**
  * solc's answer to `input`, kept on disk by the hash of the input and the compiler's version: some twenty test
- * files compile the same sources, each in a process of its own, and solc-js takes seconds each time.
+ * files compile the same sources, each in a process of its own, and solc-js takes seconds each time. The version is
+ * solc's package's (one compiler release each): loading the compiler itself costs most of a CPU-second, so it is
+ * loaded only when the answer is not on disk yet.
  */
 function solcOutput(input: string): string {
+  const version = (require('solc/package.json') as { version: string }).version;
   const dir = join(tmpdir(), 'chainpost-solc');
-  const file = join(dir, `${createHash('sha256').update(solc.version()).update(input).digest('hex')}.json`);
+  const file = join(dir, `${createHash('sha256').update(`solc ${version}`).update(input).digest('hex')}.json`);
   try {
     return readFileSync(file, 'utf8');
   } catch {}
+  const solc = require('solc') as { compile(input: string): string };
   const output = solc.compile(input);
   mkdirSync(dir, { recursive: true });
   // Written aside, then renamed: a process reading it at the same time sees all of it or none.

@@ -28,7 +28,8 @@ const BLOCK_GAS = 30_000_000n;
 /** A million times a block's gas: looping, minutes of a node's time. */
 const HUGE_GAS = '0xe8d4a51000';
 
-const ENV = { CHAINPOST_POLL_MS: '20', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
+/** Polling at the default interval: both servers hear anvil's new heads (caughtUp checks the subscription). */
+const ENV = { CHAINPOST_POLL_MS: '250', CHAINPOST_CONFIRMATIONS: '0x539=2', CHAINPOST_RATE_LIMIT: '0', CHAINPOST_ACCESS_LOG: '0' };
 
 interface Reply {
   status: number;

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startProcess } from './kit/proc.js';
-import { apiCaller, BIN, indexedTo, stopAndClean, tempDir, TEST_KEY, type Running } from './helpers.js';
+import { indexedTo, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 
 /**
@@ -33,16 +32,8 @@ let work: string;
 beforeAll(async () => {
   rx = await startReceiver();
   // The embedded devnet (CHAINPOST_CHAINS unset), as the Quickstart's server has it.
-  const dir = tempDir();
-  const started = await startProcess([BIN, 'serve'], {
-    CHAINPOST_DATA: dir,
-    CHAINPOST_PORT: '0',
-    CHAINPOST_API_KEY: TEST_KEY,
-    CHAINPOST_CHAINS: undefined,
-    CHAINPOST_DEVNET_PORT: '0',
-  });
-  const url = `http://127.0.0.1:${started.port}`;
-  s = { ...started, pid: started.child.pid!, url, dir, key: TEST_KEY, call: apiCaller(url, TEST_KEY) };
+  // In this process: the file under test is the one process of its own ('' is CHAINPOST_CHAINS unset).
+  s = await startChainpost({ CHAINPOST_CHAINS: '', CHAINPOST_DEVNET_PORT: '0' });
   // The file asks for the latest block: the devnet has mined a few and the Data API holds them.
   expect(await indexedTo(s, 2)).toBe(true);
   work = mkdtempSync(join(tmpdir(), 'chainpost-sdk-readme-'));

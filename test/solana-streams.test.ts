@@ -44,7 +44,8 @@ const ledger = new Ledger();
 const env = (): Record<string, string> => ({
   CHAINPOST_SOLANA_RPC: node.url,
   CHAINPOST_SOLANA_WS: node.wsUrl!,
-  CHAINPOST_SOLANA_POLL_MS: '50',
+  // The default interval: the server hears the stand-in's slots (CHAINPOST_SOLANA_WS), polling is the safety net.
+  CHAINPOST_SOLANA_POLL_MS: '400',
   CHAINPOST_CONFIRMATIONS: `solana=${CONFIRMATIONS}`,
   CHAINPOST_RATE_LIMIT: '0',
 });

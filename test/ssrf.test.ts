@@ -389,7 +389,7 @@ describe('the default on a loopback listener following a real chain', () => {
     s = await startChainpost({
       CHAINPOST_CHAINS: `0x1=${anvil.url}`,
       CHAINPOST_START_BLOCKS: '0x1=0',
-      CHAINPOST_POLL_MS: '20',
+      CHAINPOST_POLL_MS: '250',
       CHAINPOST_RATE_LIMIT: '0',
       CHAINPOST_PRIVATE_TARGETS: '',
     });
