@@ -56,7 +56,13 @@ export async function startDevnet(dataDir: string, opts: Config['devnet']): Prom
       `${(err as Error).message}\nthe devnet could not start from its state file ${files.state}; \`chainpost devnet reset\` starts a new devnet`,
     );
   }
-  const out = JSON.parse(readFileSync(files.accounts, 'utf8')) as { available_accounts: string[]; private_keys: string[] };
+  let out: DevnetConfigOut;
+  try {
+    out = await readConfigOut(files.accounts);
+  } catch (err) {
+    await anvil.stop();
+    throw err;
+  }
   const accounts = out.available_accounts.map((a, i) => ({ address: getAddress(a), privateKey: out.private_keys[i]! }));
   return {
     ...anvil,
@@ -67,6 +73,37 @@ export async function startDevnet(dataDir: string, opts: Config['devnet']): Prom
       await anvil.stop();
     },
   };
+}
+
+/** What anvil's --config-out holds that the devnet reads: its funded accounts and their keys. */
+interface DevnetConfigOut {
+  available_accounts: string[];
+  private_keys: string[];
+}
+
+/** How long anvil may take to write its --config-out once it answers, ms. */
+const CONFIG_OUT_WITHIN_MS = 5_000;
+
+/**
+ * anvil's --config-out, once written whole: anvil may answer its first request before it has written (or rewritten)
+ * the file, so a missing or partial file is read again, every 25 ms, for `withinMs` at most.
+ */
+export async function readConfigOut(file: string, withinMs = CONFIG_OUT_WITHIN_MS): Promise<DevnetConfigOut> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    let why: string;
+    try {
+      const out = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevnetConfigOut>;
+      if (Array.isArray(out.available_accounts) && Array.isArray(out.private_keys) && out.available_accounts.length > 0)
+        return out as DevnetConfigOut;
+      why = 'it lists no accounts';
+    } catch (err) {
+      why = (err as Error).message;
+    }
+    if (Date.now() >= deadline)
+      throw new Error(`the devnet's accounts file ${file} was not written by anvil within ${withinMs} ms (${why})`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 /** The start banner's account lines: each funded account with its private key. */
