@@ -31,8 +31,8 @@ export interface Announced {
   hook: string;
   /** The first arrival of each unconfirmed webhook, by `<path>/<block number>`. */
   arrivals: Map<string, number>;
-  /** Every webhook received (confirmed or not): when it came, and its block. */
-  received: Array<{ at: number; block: number; confirmed: boolean }>;
+  /** Every webhook received (confirmed or not): when it came, its path and its block. */
+  received: Array<{ at: number; path: string; block: number }>;
   /** The block a transaction went into (anvil mines it just after answering eth_sendTransaction). */
   minedIn(hash: string): Promise<number>;
   /** Whether the unconfirmed webhook `<path>/<block number>` has come, or comes within `timeoutMs`. */
@@ -40,11 +40,12 @@ export interface Announced {
   /** Sends `value` from FROM to `to`; answers the block it was mined in. */
   pay(to: string): Promise<number>;
   /**
-   * Sends `count` transfers one by one; per block, arrival at `path` minus the head's arrival. A block whose webhook
-   * has not come within `timeoutMs` is lost; one whose webhook came before this process heard its head (or whose
-   * head it never heard) is unmeasured: both are counted, neither is a latency.
+   * Sends `count` transfers one by one; per block and per path (servers side by side, each delivering to its own),
+   * arrival at the path minus the head's arrival. A block whose webhook has not come within `timeoutMs` is lost; one
+   * whose webhook came before this process heard its head (or whose head it never heard) is unmeasured: both are
+   * counted, neither is a latency. Answers a Measured per path, in their order.
    */
-  run(path: string, count: number, to: (i: number) => string, timeoutMs: number): Promise<Measured>;
+  run(paths: readonly string[], count: number, to: (i: number) => string, timeoutMs: number): Promise<Measured[]>;
   close(): Promise<void>;
 }
 
@@ -83,7 +84,7 @@ export async function announced(anvilUrl: string): Promise<Announced> {
     req.on('end', () => {
       const at = performance.now();
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { confirmed?: boolean; block?: { number?: string } };
-      received.push({ at, block: Number(body.block?.number), confirmed: body.confirmed === true });
+      received.push({ at, path: req.url ?? '', block: Number(body.block?.number) });
       const key = `${req.url}/${body.block?.number ?? ''}`;
       if (body.confirmed === false && !arrivals.has(key)) {
         arrivals.set(key, at);
@@ -117,27 +118,27 @@ export async function announced(anvilUrl: string): Promise<Announced> {
     waiting.delete(key);
     return got;
   };
-  const run = async (path: string, count: number, to: (i: number) => string, timeoutMs: number): Promise<Measured> => {
-    const latencies: number[] = [];
-    const blocks: number[] = [];
-    let lost = 0;
-    let unmeasured = 0;
+  const run = async (paths: readonly string[], count: number, to: (i: number) => string, timeoutMs: number): Promise<Measured[]> => {
+    const out = paths.map((): Measured => ({ latencies: [], blocks: [], lost: 0, unmeasured: 0 }));
     for (let i = 0; i < count; i++) {
       const n = await pay(to(i));
-      const key = `${path}/${n}`;
-      if (!(await came(key, timeoutMs))) {
-        lost++;
-        continue;
-      }
-      const arrived = arrivals.get(key)!;
-      const head = heads.get(n);
-      if (head === undefined || head > arrived) unmeasured++;
-      else {
-        latencies.push(arrived - head);
-        blocks.push(n);
+      for (const [p, path] of paths.entries()) {
+        const m = out[p]!;
+        const key = `${path}/${n}`;
+        if (!(await came(key, timeoutMs))) {
+          m.lost++;
+          continue;
+        }
+        const arrived = arrivals.get(key)!;
+        const head = heads.get(n);
+        if (head === undefined || head > arrived) m.unmeasured++;
+        else {
+          m.latencies.push(arrived - head);
+          m.blocks.push(n);
+        }
       }
     }
-    return { latencies, blocks, lost, unmeasured };
+    return out;
   };
 
   return {

@@ -1,19 +1,20 @@
 /**
- * npm run bench:cluster — what the bus costs and how fast a cluster heals, on one machine: each figure of a node on
- * NATS JetStream (CHAINPOST_NATS) beside the single process's in the same run, with the same streams, the same
- * receiver (in this process, on 127.0.0.1) and the same anvil. The built binary, a real nats-server (a fresh one per
- * cluster, so no cluster sees another's control log), anvil.
+ * npm run bench:cluster — what the bus costs and how fast a cluster heals, on one machine: a node on NATS JetStream
+ * (CHAINPOST_NATS, every role) side by side with the single process, on the same blocks of the same anvil, with the
+ * same streams and the same receiver (this process, 127.0.0.1), each delivering to a path of its own: the machine is
+ * shared, and two setups measured minutes apart would compare the load of two moments. The built binary, a real
+ * nats-server (a fresh one per cluster, so no cluster sees another's control log), anvil.
  *
- * Each setup gets STREAMS streams, each watching its own wallets and one wallet every stream watches (HOT):
+ * Each node gets STREAMS streams, each watching its own wallets and one wallet every stream watches (HOT):
  * - latency: transfers one at a time, each to one stream's wallet, from this process hearing the block's head to
- *   the receiver getting its unconfirmed webhook (bench:e2e's measure);
- * - per block: BLOCKS blocks that pay a wallet no stream watches, the node's CPU (/proc) until it stored the last;
- * - throughput: BLOCKS blocks that pay HOT (a webhook per stream, unconfirmed, and confirmed a block later), sent
- *   back to back, webhooks received ÷ the time from the first payment to the last webhook; the node's CPU per
+ *   the receiver getting the node's unconfirmed webhook (bench:e2e's measure);
+ * - per block: BLOCKS blocks paying a wallet no stream watches, the node's CPU (/proc) until it stored the last;
+ * - throughput: BLOCKS blocks paying HOT (a webhook per stream, unconfirmed, and confirmed a block later), sent back
+ *   to back: webhooks received ÷ the time from the first payment to the node's last webhook, and the node's CPU per
  *   webhook beyond its per-block cost.
- * Then the cluster's roles apart, on one nats-server: a node with every role (the chain's lease holder: it follows,
- * matches and delivers) and a node without ingest (it applies the blocks the holder publishes), the same windows;
- * then a third node with every role, and a kill -9 of the holder: the time to the next block the third one stores.
+ * Then the cluster's roles apart, on a nats-server of their own: a node with every role (the chain's lease holder: it
+ * follows, matches and delivers) and a node without ingest (it applies the blocks the holder publishes), the same
+ * windows; then a third node with every role, and a kill -9 of the holder: the time to the next block it stores.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,14 +23,14 @@ import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
 import { startNatsServer, type NatsServer } from '../test/kit/nats-server.js';
 import { cpuMs, startProcess, until, type Started } from '../test/kit/proc.js';
-import { announced, type Announced } from './announced.js';
+import { announced } from './announced.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
-const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 500);
+const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 250);
 /** Transfers timed one at a time, per setup. */
 const TXS = Number(process.env['BENCH_TXS'] ?? 200);
 /** Blocks of each window (per block, throughput). */
-const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 40);
+const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 20);
 const WARMUP_TXS = Math.min(20, TXS);
 const WALLETS_PER_STREAM = 10;
 /** The chains' lease TTL of the clusters: short, as a takeover waits for it. */
@@ -49,6 +50,8 @@ const IDLE = `0x${'1d1e'.repeat(10)}`;
 
 interface Node {
   name: string;
+  /** The receiver's path its streams deliver to. */
+  path: string;
   proc: Started;
   dir: string;
   api(method: string, path: string, json?: unknown): Promise<{ status: number; body: any }>;
@@ -77,11 +80,12 @@ const clusterEnv = (nats: NatsServer): Record<string, string> => ({
 });
 
 const nodes: Node[] = [];
-async function startNode(name: string, env: Record<string, string>, args: string[] = []): Promise<Node> {
+async function startNode(name: string, path: string, env: Record<string, string>, args: string[] = []): Promise<Node> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-cluster-'));
   const proc = await startProcess([BIN, 'serve', ...args], { ...baseEnv(), ...env, CHAINPOST_DATA: dir });
   const node: Node = {
     name,
+    path,
     proc,
     dir,
     api: async (method, path, json) => {
@@ -123,12 +127,12 @@ async function holdsLease(node: Node): Promise<boolean> {
   return leases((await node.api('GET', '/health')).body).some((l) => l.chain === CHAIN);
 }
 
-/** STREAMS streams through `node`, each watching its own WALLETS_PER_STREAM wallets and HOT. */
+/** STREAMS streams through `node`, each watching its own WALLETS_PER_STREAM wallets and HOT, delivering to its path. */
 async function makeStreams(node: Node): Promise<void> {
   const t0 = performance.now();
   for (let s = 0; s < STREAMS; s++) {
     const made = await node.api('PUT', '/streams/evm', {
-      webhookUrl: `${rig.hook}/hook`,
+      webhookUrl: `${rig.hook}${node.path}`,
       description: 'bench',
       tag: `s${s}`,
       chainIds: [CHAIN],
@@ -142,48 +146,62 @@ async function makeStreams(node: Node): Promise<void> {
   console.log(`${node.name}: ${STREAMS} streams made in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 }
 
-/** Warm-up, then TXS transfers timed one at a time: p50 and p99 from the head heard to the webhook received. */
-async function latency(node: Node): Promise<{ p50Ms: number; p99Ms: number; measured: number; lost: number }> {
-  const to = (i: number): string => wallet((i % STREAMS) * WALLETS_PER_STREAM + (i % WALLETS_PER_STREAM));
-  await rig.run('/hook', WARMUP_TXS, to, TX_TIMEOUT_MS);
-  const m = await rig.run('/hook', TXS, to, TX_TIMEOUT_MS);
-  const out = {
-    p50Ms: round(percentile(m.latencies, 0.5)),
-    p99Ms: round(percentile(m.latencies, 0.99)),
-    measured: m.latencies.length,
-    lost: m.lost,
-  };
-  console.log(
-    `${node.name}: head → webhook p50 ${out.p50Ms} ms, p99 ${out.p99Ms} ms (${out.measured} measured, ${out.lost} lost of ${TXS})`,
-  );
-  return out;
+const toStream = (i: number): string => wallet((i % STREAMS) * WALLETS_PER_STREAM + (i % WALLETS_PER_STREAM));
+
+interface Latency {
+  p50Ms: number;
+  p99Ms: number;
+  /** Transfers whose webhook did not come, or came before this process heard the block's head. */
+  lost: number;
 }
 
-/** BLOCKS blocks no stream watches: each node's CPU per block, until every one of them stored the last. */
+/** Warm-up, then TXS transfers timed one at a time: per node, p50 and p99 from the head heard to its webhook received. */
+async function latency(delivering: Node[]): Promise<Latency[]> {
+  const paths = delivering.map((n) => n.path);
+  await rig.run(paths, WARMUP_TXS, toStream, TX_TIMEOUT_MS);
+  const measured = await rig.run(paths, TXS, toStream, TX_TIMEOUT_MS);
+  return delivering.map((node, i) => {
+    const m = measured[i]!;
+    const out = { p50Ms: round(percentile(m.latencies, 0.5)), p99Ms: round(percentile(m.latencies, 0.99)), lost: m.lost + m.unmeasured };
+    console.log(`${node.name}: head → webhook p50 ${out.p50Ms} ms, p99 ${out.p99Ms} ms (${out.lost} of ${TXS} lost or unmeasured)`);
+    return out;
+  });
+}
+
+/** BLOCKS blocks no stream watches: each node's CPU per block, read when it stored the last. */
 async function perBlock(among: Node[]): Promise<number[]> {
   const before = among.map((n) => n.cpu());
   let last = 0;
   for (let b = 0; b < BLOCKS; b++) last = await rig.pay(IDLE);
-  for (const n of among) await waitFor(`${n.name} stores block ${last}`, () => holds(n, last));
-  return among.map((n, i) => round((n.cpu() - before[i]!) / BLOCKS, 3));
+  const after = await Promise.all(
+    among.map(async (n) => {
+      await waitFor(`${n.name} stores block ${last}`, () => holds(n, last));
+      return n.cpu();
+    }),
+  );
+  return among.map((n, i) => {
+    const ms = round((after[i]! - before[i]!) / BLOCKS, 3);
+    console.log(`${n.name}: ${ms} ms of CPU per block`);
+    return ms;
+  });
 }
 
-/** Every webhook of blocks first..last, confirmed or not, in the receiver since `from` (an index of rig.received). */
-const webhooksOf = (rig: Announced, from: number, first: number, last: number): Array<{ at: number }> =>
-  rig.received.slice(from).filter((w) => w.block >= first && w.block <= last);
+interface Throughput {
+  perSec: number;
+  cpuUsPerWebhook: number;
+  seconds: number;
+}
 
 /**
- * BLOCKS blocks paying HOT, back to back, and one paying IDLE (the last one's confirmation): webhooks per second from
- * the first payment to the last webhook, and the holder's CPU per webhook beyond `holderMsPerBlock` per block.
+ * BLOCKS blocks paying HOT, back to back, and one paying IDLE (the last one's confirmation). Per delivering node,
+ * with its CPU per block: webhooks per second from the first payment to its last webhook, and its CPU per webhook
+ * beyond its per-block cost, read when its last webhook came. `applying` nodes are waited for until they stored the
+ * last block.
  */
-async function throughput(
-  holder: Node,
-  holderMsPerBlock: number,
-  others: Node[] = [],
-): Promise<{ perSec: number; cpuUsPerWebhook: number; seconds: number }> {
-  const from = rig.received.length;
+async function throughput(delivering: Array<[Node, msPerBlock: number]>, applying: Node[] = []): Promise<Throughput[]> {
   const expected = 2 * BLOCKS * STREAMS;
-  const cpu0 = holder.cpu();
+  const from = rig.received.length;
+  const cpu0 = delivering.map(([n]) => n.cpu());
   const started = performance.now();
   let first = 0;
   let last = 0;
@@ -192,63 +210,77 @@ async function throughput(
     if (b === 0) first = last;
   }
   const closing = await rig.pay(IDLE);
-  await waitFor(
-    `${holder.name}: ${expected} webhooks of blocks ${first}..${last}`,
-    () => webhooksOf(rig, from, first, last).length >= expected,
-  );
-  const arrived = webhooksOf(rig, from, first, last);
-  const cpu = holder.cpu() - cpu0;
-  const seconds = (arrived[expected - 1]!.at - started) / 1000;
-  for (const n of others) await waitFor(`${n.name} stores block ${closing}`, () => holds(n, closing));
-  const out = {
-    perSec: Math.round(expected / seconds),
-    cpuUsPerWebhook: round(((cpu - (BLOCKS + 1) * holderMsPerBlock) * 1000) / expected, 1),
-    seconds: round(seconds, 2),
+  // Each node's webhooks of blocks first..last so far, scanned from where the last poll stopped.
+  const arrived = delivering.map((): number[] => []);
+  let scanned = from;
+  const scan = (): void => {
+    for (; scanned < rig.received.length; scanned++) {
+      const w = rig.received[scanned]!;
+      const i = delivering.findIndex(([n]) => n.path === w.path);
+      if (i >= 0 && w.block >= first && w.block <= last) arrived[i]!.push(w.at);
+    }
   };
-  if (arrived.length > expected)
-    console.log(`warning: ${arrived.length - expected} webhooks more than expected (a stream delivered twice?)`);
-  console.log(`${holder.name}: ${expected} webhooks in ${out.seconds} s = ${out.perSec}/s, ${out.cpuUsPerWebhook} µs of CPU per webhook`);
+  const out = await Promise.all(
+    delivering.map(async ([node, msPerBlock], i): Promise<Throughput> => {
+      await waitFor(`${node.name}: ${expected} webhooks of blocks ${first}..${last}`, () => {
+        scan();
+        return arrived[i]!.length >= expected;
+      });
+      const cpu = node.cpu() - cpu0[i]!;
+      const seconds = (arrived[i]![expected - 1]! - started) / 1000;
+      const t = {
+        perSec: Math.round(expected / seconds),
+        cpuUsPerWebhook: round(((cpu - (BLOCKS + 1) * msPerBlock) * 1000) / expected, 1),
+        seconds: round(seconds, 2),
+      };
+      console.log(`${node.name}: ${expected} webhooks in ${t.seconds} s = ${t.perSec}/s, ${t.cpuUsPerWebhook} µs of CPU per webhook`);
+      return t;
+    }),
+  );
+  for (const n of applying) await waitFor(`${n.name} stores block ${closing}`, () => holds(n, closing));
+  scan();
+  for (const [i, [node]] of delivering.entries())
+    if (arrived[i]!.length > expected) console.log(`warning: ${node.name}: ${arrived[i]!.length - expected} webhooks more than expected`);
   return out;
 }
 
-/** One node, by itself or on a nats-server of its own: latency, CPU per block, throughput. */
-async function alone(name: string, env: Record<string, string>) {
-  const node = await startNode(name, env);
-  try {
-    if (env['CHAINPOST_NATS'] !== undefined) await waitFor(`${name} takes the chain's lease`, () => holdsLease(node), 50);
-    await makeStreams(node);
-    const lat = await latency(node);
-    const [msPerBlock] = await perBlock([node]);
-    const tp = await throughput(node, msPerBlock!);
-    return { ...lat, msPerBlock: msPerBlock!, ...tp };
-  } finally {
-    await stopNode(node);
-  }
-}
-
 const natsServers: NatsServer[] = [];
+const startNats = async (): Promise<NatsServer> => {
+  const nats = await startNatsServer();
+  natsServers.push(nats);
+  return nats;
+};
 let figures: Record<string, number | Record<string, number>>;
 let notes: string[];
 try {
-  const single = await alone('single process', {});
-  const nats1 = await startNatsServer();
-  natsServers.push(nats1);
-  const bus = await alone('one node on NATS', clusterEnv(nats1));
+  // Side by side on the same blocks: the single process and a node on NATS with every role.
+  const nats1 = await startNats();
+  const [single, bus] = await Promise.all([
+    startNode('single process', '/single', {}),
+    startNode('one node on NATS', '/cluster', clusterEnv(nats1)),
+  ]);
+  await waitFor(`${bus.name} takes the chain’s lease`, () => holdsLease(bus), 50);
+  await Promise.all([makeStreams(single), makeStreams(bus)]);
+  const [singleLatency, busLatency] = (await latency([single, bus])) as [Latency, Latency];
+  const [singleMsPerBlock, busMsPerBlock] = (await perBlock([single, bus])) as [number, number];
+  const [singleTp, busTp] = (await throughput([
+    [single, singleMsPerBlock],
+    [bus, busMsPerBlock],
+  ])) as [Throughput, Throughput];
+  await Promise.all([stopNode(single), stopNode(bus)]);
 
   // The roles apart: the holder (every role) and a node without ingest, on a nats-server of their own.
-  const nats2 = await startNatsServer();
-  natsServers.push(nats2);
-  const holder = await startNode('holder (every role)', clusterEnv(nats2));
+  const nats2 = await startNats();
+  const holder = await startNode('holder (every role)', '/roles', clusterEnv(nats2));
   await waitFor('the holder takes the chain’s lease', () => holdsLease(holder), 50);
-  const applier = await startNode('applier (api,deliver)', clusterEnv(nats2), ['--roles', 'api,deliver']);
+  const applier = await startNode('applier (--roles api,deliver)', '/roles', clusterEnv(nats2), ['--roles', 'api,deliver']);
   await makeStreams(holder);
-  await latency(holder);
-  const [holderMsPerBlock, applierMsPerBlock] = await perBlock([holder, applier]);
-  console.log(`CPU per block: holder ${holderMsPerBlock} ms, applier ${applierMsPerBlock} ms`);
-  const roles = await throughput(holder, holderMsPerBlock!, [applier]);
+  await rig.run([holder.path], WARMUP_TXS, toStream, TX_TIMEOUT_MS);
+  const [holderMsPerBlock, applierMsPerBlock] = (await perBlock([holder, applier])) as [number, number];
+  const [roles] = (await throughput([[holder, holderMsPerBlock]], [applier])) as [Throughput];
 
   // The takeover: a third node with every role, in step; blocks every 100 ms; kill -9 of the holder.
-  const contender = await startNode('contender (every role)', { ...clusterEnv(nats2), CHAINPOST_TRACE_BLOCKS: '1' });
+  const contender = await startNode('contender (every role)', '/roles', { ...clusterEnv(nats2), CHAINPOST_TRACE_BLOCKS: '1' });
   const head = await rig.pay(IDLE);
   await waitFor('the contender applies the chain', () => holds(contender, head));
   let paying = true;
@@ -280,53 +312,58 @@ try {
   console.log(`takeover: the contender stored its first block ${ingestTakeoverSeconds} s after the kill -9 (TTL ${TTL_MS / 1000} s)`);
 
   figures = {
-    webhooksPerSec: single.perSec,
-    clusterWebhooksPerSec: bus.perSec,
-    ratioWebhooksPerSec: round(bus.perSec / single.perSec),
-    p50Ms: single.p50Ms,
-    clusterP50Ms: bus.p50Ms,
-    p99Ms: single.p99Ms,
-    clusterP99Ms: bus.p99Ms,
+    webhooksPerSec: singleTp.perSec,
+    clusterWebhooksPerSec: busTp.perSec,
+    ratioWebhooksPerSec: round(busTp.perSec / singleTp.perSec),
+    p50Ms: singleLatency.p50Ms,
+    clusterP50Ms: busLatency.p50Ms,
+    p99Ms: singleLatency.p99Ms,
+    clusterP99Ms: busLatency.p99Ms,
     leaseTtlSeconds: TTL_MS / 1000,
     ingestTakeoverSeconds,
-    cpuMsPerBlock: single.msPerBlock,
-    clusterCpuMsPerBlock: bus.msPerBlock,
-    cpuUsPerWebhook: single.cpuUsPerWebhook,
-    clusterCpuUsPerWebhook: bus.cpuUsPerWebhook,
-    cpuMsPerBlockByRole: { ingest: holderMsPerBlock!, apply: applierMsPerBlock! },
+    cpuMsPerBlock: singleMsPerBlock,
+    clusterCpuMsPerBlock: busMsPerBlock,
+    cpuUsPerWebhook: singleTp.cpuUsPerWebhook,
+    clusterCpuUsPerWebhook: busTp.cpuUsPerWebhook,
+    cpuMsPerBlockByRole: { ingest: holderMsPerBlock, apply: applierMsPerBlock },
     cpuUsPerWebhookByRole: { matchAndDeliver: roles.cpuUsPerWebhook },
+    rolesWebhooksPerSec: roles.perSec,
     streams: STREAMS,
     transactions: TXS,
     blocks: BLOCKS,
-    lost: single.lost + bus.lost,
+    lost: singleLatency.lost + busLatency.lost,
   };
+  console.log('');
   printRows([
-    ['webhooks/s, one node on NATS', bus.perSec, '/s', single.perSec],
-    ['webhooks/s, single process', single.perSec, '/s'],
-    ['head → webhook p50, NATS', bus.p50Ms, 'ms', single.p50Ms],
-    ['head → webhook p50, single', single.p50Ms, 'ms'],
-    ['head → webhook p99, NATS', bus.p99Ms, 'ms', single.p99Ms],
-    ['head → webhook p99, single', single.p99Ms, 'ms'],
-    ['CPU per block, NATS', bus.msPerBlock, 'ms', single.msPerBlock],
-    ['CPU per block, single', single.msPerBlock, 'ms'],
-    ['CPU per webhook, NATS', bus.cpuUsPerWebhook, 'µs', single.cpuUsPerWebhook],
-    ['CPU per webhook, single', single.cpuUsPerWebhook, 'µs'],
+    ['webhooks/s, node on NATS', busTp.perSec, '/s', singleTp.perSec],
+    ['webhooks/s, single process', singleTp.perSec, '/s'],
+    ['head → webhook p50, NATS', busLatency.p50Ms, 'ms', singleLatency.p50Ms],
+    ['head → webhook p50, single', singleLatency.p50Ms, 'ms'],
+    ['head → webhook p99, NATS', busLatency.p99Ms, 'ms', singleLatency.p99Ms],
+    ['head → webhook p99, single', singleLatency.p99Ms, 'ms'],
+    ['CPU per block, NATS', busMsPerBlock, 'ms', singleMsPerBlock],
+    ['CPU per block, single', singleMsPerBlock, 'ms'],
+    ['CPU per webhook, NATS', busTp.cpuUsPerWebhook, 'µs', singleTp.cpuUsPerWebhook],
+    ['CPU per webhook, single', singleTp.cpuUsPerWebhook, 'µs'],
     ['ingest takeover', ingestTakeoverSeconds, 's', TTL_MS / 1000],
     ['lease TTL', TTL_MS / 1000, 's'],
-    ['CPU per block, holder', holderMsPerBlock!, 'ms', single.msPerBlock],
-    ['CPU per block, applier', applierMsPerBlock!, 'ms', single.msPerBlock],
-    ['CPU per webhook, holder', roles.cpuUsPerWebhook, 'µs', single.cpuUsPerWebhook],
+  ]);
+  console.log('\nby role (two nodes on NATS: the chain’s holder with every role, a node without ingest), beside the single process:');
+  printRows([
+    ['CPU per block, holder', holderMsPerBlock, 'ms', singleMsPerBlock],
+    ['CPU per block, applier', applierMsPerBlock, 'ms', singleMsPerBlock],
+    ['CPU per webhook, holder', roles.cpuUsPerWebhook, 'µs', singleTp.cpuUsPerWebhook],
   ]);
   const deliveryResume =
     'deliveryResumeSeconds (kill to the first webhook of a moved partition) is not measured: delivery partitions are not wired yet (a chain’s webhooks are matched and sent by its lease holder), so no partition moves; its goal counts as not met.';
   console.log(`\n${deliveryResume}`);
   notes = [
-    `Each figure of a node on NATS beside the single process's, in the same run: the built binary, anvil, the same ${STREAMS} streams (each watching ${WALLETS_PER_STREAM} wallets of its own and one every stream watches) and the same receiver (this process, 127.0.0.1); each cluster on a nats-server of its own (one, file storage), CHAINPOST_LEASE_TTL_MS=${TTL_MS}, one confirmation.`,
-    `p50Ms / clusterP50Ms (and p99): from this process hearing the block's newHeads to the receiver getting its unconfirmed webhook, ${TXS} transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (bench:e2e's measure).`,
-    `webhooksPerSec / clusterWebhooksPerSec: ${BLOCKS} blocks each paying the wallet every stream watches, sent back to back, and one block more (the last one's confirmation): ${2 * BLOCKS * STREAMS} webhooks (unconfirmed and confirmed), from the first payment to the last webhook received.`,
-    `CPU from /proc of each node's process (user + system, every thread; 10 ms ticks): per block over ${BLOCKS} blocks paying a wallet no stream watches, until the node stored the last one; per webhook over the throughput window, less the per-block figure for its ${BLOCKS + 1} blocks. A window's CPU includes the node's background work (lease renewals, the registry's beats, this bench's polls of the block it waits for).`,
-    `By role, as the roles can be told apart today (two nodes on one nats-server): cpuMsPerBlockByRole.ingest is the chain's lease holder (every role: it follows the chain, stores and publishes each block, and matches it, no stream hit here); cpuMsPerBlockByRole.apply a node without ingest (--roles api,deliver), which applies the published blocks (and indexes them for its Data API); cpuUsPerWebhookByRole.matchAndDeliver the holder's CPU per webhook beyond its per-block cost (matching and delivery run on the holder until partitions are wired). Matching and delivery cannot be split apart yet, nor measured on a node of their own.`,
-    `ingestTakeoverSeconds: a third node with every role joins, applies the chain, and the holder is killed (SIGKILL) while anvil mines a block every 100 ms or so; the time from the kill to the first block the third node's own follower stores (its CHAINPOST_TRACE_BLOCKS committed mark). One sample.`,
+    `The single process and a node on NATS (every role, its own nats-server, file storage) side by side on the same blocks of the same anvil, with the same ${STREAMS} streams (each watching ${WALLETS_PER_STREAM} wallets of its own and one every stream watches) and the same receiver (this process, 127.0.0.1), each delivering to a path of its own: both see the machine's load of the same moment (it is shared). The built binary, CHAINPOST_LEASE_TTL_MS=${TTL_MS}, one confirmation. The ratios printed are of the same run.`,
+    `p50Ms / clusterP50Ms (and p99): from this process hearing the block's newHeads to the receiver getting the node's unconfirmed webhook, ${TXS} transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (bench:e2e's measure). lost: transfers whose webhook did not come within ${TX_TIMEOUT_MS / 1000} s, or came before the head was heard, over both.`,
+    `webhooksPerSec / clusterWebhooksPerSec: ${BLOCKS} blocks each paying the wallet every stream watches, sent back to back, and one block more (the last one's confirmation): ${2 * BLOCKS * STREAMS} webhooks per node (unconfirmed and confirmed), from the first payment to the node's last webhook received. Both nodes deliver at once, so each has about half the machine: the figures are below what one has alone, their ratio is the bus's cost.`,
+    `CPU from /proc of each node's process (user + system, every thread; 10 ms ticks; nats-server's own CPU not included): cpuMsPerBlock over ${BLOCKS} blocks paying a wallet no stream watches, until the node stored the last one; cpuUsPerWebhook over the throughput window, less cpuMsPerBlock for its ${BLOCKS + 1} blocks. A window's CPU includes the node's background work (lease renewals, the registry's beats, this bench's polls of the block it waits for).`,
+    `By role, as the roles can be told apart today (two nodes on a third nats-server, the same windows): cpuMsPerBlockByRole.ingest is the chain's lease holder (every role: it follows the chain, stores, publishes and matches each block, no stream hit here); cpuMsPerBlockByRole.apply a node without ingest (--roles api,deliver), which applies the published blocks (and indexes them for its Data API); cpuUsPerWebhookByRole.matchAndDeliver the holder's CPU per webhook beyond its per-block cost (rolesWebhooksPerSec: the holder delivering alone). Matching and delivery run on the chain's holder until partitions are wired: they cannot be told apart yet, nor measured on nodes of their own.`,
+    `ingestTakeoverSeconds: a third node with every role joins the two, applies the chain, and the holder is killed (SIGKILL) while anvil mines a block every 100 ms or so; from the kill to the first block the third node's own follower stores (its CHAINPOST_TRACE_BLOCKS committed mark). One sample; leaseTtlSeconds is the TTL of that cluster.`,
     deliveryResume,
   ];
 } finally {

@@ -114,7 +114,8 @@ function missedNotes(f: Record<string, number>): string[] {
 async function main(): Promise<void> {
   const anvil = await startAnvil({ chainId: 1337 });
   const { rpc, heads, onHead, hook, arrivals, came, close, ...rig } = await announced(anvil.url);
-  const run = (path: string, count: number, to: (i: number) => string): Promise<Measured> => rig.run(path, count, to, TX_TIMEOUT_MS);
+  const run = async (path: string, count: number, to: (i: number) => string): Promise<Measured> =>
+    (await rig.run([path], count, to, TX_TIMEOUT_MS))[0]!;
 
   // chainpost: STREAMS streams, each watching its own WALLETS_PER_STREAM wallets.
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-e2e-'));
