@@ -14,7 +14,8 @@
  *   webhook beyond its per-block cost.
  * Then the cluster's roles apart, on a nats-server of their own: a node with every role (the chain's lease holder: it
  * follows, matches and delivers) and a node without ingest (it applies the blocks the holder publishes), the same
- * windows; then a third node with every role, and a kill -9 of the holder: the time to the next block it stores.
+ * windows; then, TAKEOVERS times, a node with every role joins and the holder is killed (-9): the time to the next
+ * block the newcomer stores, the newcomer being the holder of the next round.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
