@@ -280,7 +280,10 @@ try {
   const applier = await startNode('applier (--roles api,deliver)', '/roles', clusterEnv(nats2), ['--roles', 'api,deliver']);
   await makeStreams(holder);
   await rig.run([holder.path], WARMUP_TXS, toStream, TX_TIMEOUT_MS);
+  const natsCpu0 = cpuMs(nats2.pid());
   const [holderMsPerBlock, applierMsPerBlock] = (await perBlock([holder, applier])) as [number, number];
+  const natsMsPerBlock = round((cpuMs(nats2.pid()) - natsCpu0) / IDLE_BLOCKS, 2);
+  console.log(`nats-server: ${natsMsPerBlock} ms of CPU per block`);
   const [roles] = (await throughput([[holder, holderMsPerBlock]], [applier])) as [Throughput];
 
   // The takeovers: a node with every role joins and applies the chain, the holder is killed (-9) while anvil mines a
@@ -339,6 +342,7 @@ try {
     cpuUsPerWebhook: singleTp.cpuUsPerWebhook,
     clusterCpuUsPerWebhook: busTp.cpuUsPerWebhook,
     cpuMsPerBlockByRole: { ingest: holderMsPerBlock, apply: applierMsPerBlock },
+    natsCpuMsPerBlock: natsMsPerBlock,
     cpuUsPerWebhookByRole: { matchAndDeliver: roles.cpuUsPerWebhook },
     rolesWebhooksPerSec: roles.perSec,
     streams: STREAMS,
@@ -366,6 +370,7 @@ try {
   printRows([
     ['CPU per block, holder', holderMsPerBlock, 'ms', singleMsPerBlock],
     ['CPU per block, applier', applierMsPerBlock, 'ms', singleMsPerBlock],
+    ['CPU per block, nats-server', natsMsPerBlock, 'ms', singleMsPerBlock],
     ['CPU per webhook, holder', roles.cpuUsPerWebhook, 'µs', singleTp.cpuUsPerWebhook],
   ]);
   const deliveryResume =
@@ -376,7 +381,7 @@ try {
     `p50Ms / clusterP50Ms (and p99): from this process hearing the block's newHeads to the receiver getting the node's unconfirmed webhook, ${TXS} transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (bench:e2e's measure). lost: transfers whose webhook did not come within ${TX_TIMEOUT_MS / 1000} s, or came before the head was heard, over both.`,
     `webhooksPerSec / clusterWebhooksPerSec: ${BLOCKS} blocks each paying the wallet every stream watches, sent back to back, and one block more (the last one's confirmation): ${2 * BLOCKS * STREAMS} webhooks per node (unconfirmed and confirmed), from the first payment to the node's last webhook received. Both nodes deliver at once, so each has about half the machine: the figures are below what one has alone, their ratio is the bus's cost.`,
     `CPU from /proc of each node's process (user + system, every thread; 10 ms ticks; nats-server's own CPU not included): cpuMsPerBlock over ${IDLE_BLOCKS} blocks of one transfer each (anvil's, far smaller than a mainnet block: bench:ingest) paying a wallet no stream watches, until the node stored the last one; cpuUsPerWebhook over the throughput window, less cpuMsPerBlock for its ${BLOCKS + 1} blocks. A window's CPU includes the node's background work (lease renewals, the registry's beats, this bench's polls of the block it waits for).`,
-    `By role, as the roles can be told apart today (two nodes on a third nats-server, the same windows): cpuMsPerBlockByRole.ingest is the chain's lease holder (every role: it follows the chain, stores, publishes and matches each block, no stream hit here); cpuMsPerBlockByRole.apply a node without ingest (--roles api,deliver), which applies the published blocks (and indexes them for its Data API); cpuUsPerWebhookByRole.matchAndDeliver the holder's CPU per webhook beyond its per-block cost (rolesWebhooksPerSec: the holder delivering alone). Matching and delivery run on the chain's holder until partitions are wired: they cannot be told apart yet, nor measured on nodes of their own.`,
+    `By role, as the roles can be told apart today (two nodes on a third nats-server, the same windows): cpuMsPerBlockByRole.ingest is the chain's lease holder (every role: it follows the chain, stores, publishes and matches each block, no stream hit here); cpuMsPerBlockByRole.apply a node without ingest (--roles api,deliver), which applies the published blocks (and indexes them for its Data API); natsCpuMsPerBlock the nats-server's own CPU per block over the same window (one publisher, two consumers of the blocks, the leases and the registry); cpuUsPerWebhookByRole.matchAndDeliver the holder's CPU per webhook beyond its per-block cost (rolesWebhooksPerSec: the holder delivering alone). Matching and delivery run on the chain's holder until partitions are wired: they cannot be told apart yet, nor measured on nodes of their own.`,
     `ingestTakeoverSeconds: a node with every role joins the two, applies the chain, and the holder is killed (SIGKILL) while anvil mines a block every 100 ms or so; from the kill to the first block the newcomer's own follower stores (its CHAINPOST_TRACE_BLOCKS committed mark). ${TAKEOVERS} kills in a row (each newcomer the next one killed): ${takeovers.join(' s, ')} s; ingestTakeoverSeconds is the longest. leaseTtlSeconds is the TTL of that cluster.`,
     deliveryResume,
   ];

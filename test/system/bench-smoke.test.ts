@@ -83,6 +83,7 @@ it('npm run bench:cluster runs at a tiny size (single process, a node on NATS, t
     expect(f[name], name).toBeGreaterThan(0);
   expect(f['cpuMsPerBlockByRole']).toEqual({ ingest: expect.any(Number), apply: expect.any(Number) });
   expect(f['cpuUsPerWebhookByRole']).toEqual({ matchAndDeliver: expect.any(Number) });
+  expect(f['natsCpuMsPerBlock']).toEqual(expect.any(Number)); // read from /proc: NaN (null in JSON) had the pid been missing
   // No partitions yet: the figure is left out, the run says why, and the goal is not met.
   expect(f).not.toHaveProperty('deliveryResumeSeconds');
   expect(stdout).toContain('deliveryResumeSeconds (kill to the first webhook of a moved partition) is not measured');
