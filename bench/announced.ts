@@ -2,12 +2,13 @@
  * The rig of the benches that time a block from the node announcing it to its webhook received (bench:e2e,
  * bench:cluster): this process's own newHeads subscription to anvil (the server's client, http/clients/rpc.ts), a
  * webhook receiver on 127.0.0.1 in this process, and transfers sent one at a time, each timed from its block's head
- * to its block's unconfirmed webhook.
+ * to its block's unconfirmed webhook; and where that time goes, from the server's CHAINPOST_TRACE_BLOCKS lines.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { percentile, round } from './report.js';
 
 /** anvil's first dev account (unlocked: eth_sendTransaction signs with it). */
 export const FROM = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
@@ -160,4 +161,60 @@ export async function announced(anvilUrl: string): Promise<Announced> {
       receiver.close();
     },
   };
+}
+
+export type Marks = Map<number, Map<string, number>>;
+
+/** The server's trace lines (app/block-trace.ts): per block, each stage's first time, and the last block read (fetched). */
+export function parseTraces(output: string): Marks {
+  const marks: Marks = new Map();
+  for (const line of output.split('\n')) {
+    if (!line.includes('"msg":"trace"')) continue;
+    const { stage, block, at } = JSON.parse(line) as { stage: string; block: number; at: number };
+    let m = marks.get(block);
+    if (m === undefined) marks.set(block, (m = new Map()));
+    const prev = m.get(stage);
+    // The three reads of a block answer one after another: it is fetched when the last one is in.
+    if (prev === undefined || (stage === 'fetched' && at > prev && !m.has('committed'))) m.set(stage, at);
+  }
+  return marks;
+}
+
+/** The stages in order: figure name, the mark that ends it, label. The first starts at this process's head. */
+export const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
+  ['Announce', 'head', 'head here → head in the server'],
+  ['Fetch', 'fetched', 'head → block read from the node'],
+  ['Write', 'written', 'read → block handed to the store (a devnet block prepared on the main thread)'],
+  // Committed: LMDB's write thread has written and flushed it (Kv.writeBehind).
+  ['Commit', 'committed', 'handed over → committed (write thread, fsync)'],
+  ['ToMatch', 'matchSent', 'committed → match task sent'],
+  ['Match', 'matchDone', 'match task sent → returned'],
+  ['Build', 'built', 'returned → webhook built'],
+  ['Enqueue', 'enqueued', 'built → enqueued (committed)'],
+  ['Post', 'posted', 'enqueued → POST started'],
+  ['Deliver', 'received', 'POST started → received'],
+];
+
+/** The median of each stage over the measured blocks (times in this process's performance.now()). */
+export function breakdown(
+  marks: Marks,
+  blocks: readonly number[],
+  head: (n: number) => number,
+  received: (n: number) => number,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [i, [name, end]] of STAGES.entries()) {
+    const spans: number[] = [];
+    for (const n of blocks) {
+      const m = marks.get(n);
+      const at = (stage: string): number | undefined =>
+        stage === 'received' ? received(n) : m?.get(stage) === undefined ? undefined : m.get(stage)! - performance.timeOrigin;
+      const from = i === 0 ? head(n) : at(STAGES[i - 1]![1]);
+      const to = at(end);
+      if (from !== undefined && to !== undefined) spans.push(to - from);
+    }
+    out[`stage${name}P50Ms`] = round(percentile(spans, 0.5), 3);
+    out[`stage${name}P99Ms`] = round(percentile(spans, 0.99), 3);
+  }
+  return out;
 }

@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
 import { startNatsServer, type NatsServer } from '../test/kit/nats-server.js';
 import { cpuMs, startProcess, until, type Started } from '../test/kit/proc.js';
-import { announced } from './announced.js';
+import { announced, breakdown, parseTraces, STAGES } from './announced.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 250);
@@ -157,6 +157,8 @@ interface Latency {
   p99Ms: number;
   /** Transfers whose webhook did not come, or came before this process heard the block's head. */
   lost: number;
+  /** Each stage's p50 over the measured blocks (a node started with CHAINPOST_TRACE_BLOCKS; else NaN). */
+  stagesP50Ms: Record<string, number>;
 }
 
 /** Warm-up, then TXS transfers timed one at a time: per node, p50 and p99 from the head heard to its webhook received. */
@@ -166,7 +168,18 @@ async function latency(delivering: Node[]): Promise<Latency[]> {
   const measured = await rig.run(paths, TXS, toStream, TX_TIMEOUT_MS);
   return delivering.map((node, i) => {
     const m = measured[i]!;
-    const out = { p50Ms: round(percentile(m.latencies, 0.5)), p99Ms: round(percentile(m.latencies, 0.99)), lost: m.lost + m.unmeasured };
+    const stages = breakdown(
+      parseTraces(node.proc.output()),
+      m.blocks,
+      (n) => rig.heads.get(n)!,
+      (n) => rig.arrivals.get(`${node.path}/${n}`)!,
+    );
+    const out = {
+      p50Ms: round(percentile(m.latencies, 0.5)),
+      p99Ms: round(percentile(m.latencies, 0.99)),
+      lost: m.lost + m.unmeasured,
+      stagesP50Ms: Object.fromEntries(STAGES.map(([name]) => [name, stages[`stage${name}P50Ms`]!])),
+    };
     console.log(`${node.name}: head → webhook p50 ${out.p50Ms} ms, p99 ${out.p99Ms} ms (${out.lost} of ${TXS} lost or unmeasured)`);
     return out;
   });
@@ -248,6 +261,8 @@ async function throughput(delivering: Array<[Node, msPerBlock: number]>, applyin
   return out;
 }
 
+/** Where a block's time goes (app/block-trace.ts), for the two side by side. */
+const TRACED = { CHAINPOST_TRACE_BLOCKS: '1' };
 const natsServers: NatsServer[] = [];
 const startNats = async (): Promise<NatsServer> => {
   const nats = await startNatsServer();
@@ -260,8 +275,8 @@ try {
   // Side by side on the same blocks: the single process and a node on NATS with every role.
   const nats1 = await startNats();
   const [single, bus] = await Promise.all([
-    startNode('single process', '/single', {}),
-    startNode('one node on NATS', '/cluster', clusterEnv(nats1)),
+    startNode('single process', '/single', TRACED),
+    startNode('one node on NATS', '/cluster', { ...clusterEnv(nats1), ...TRACED }),
   ]);
   await waitFor(`${bus.name} takes the chain’s lease`, () => holdsLease(bus), 50);
   await Promise.all([makeStreams(single), makeStreams(bus)]);
@@ -299,7 +314,7 @@ try {
   try {
     let current = holder;
     for (let k = 1; k <= TAKEOVERS; k++) {
-      const contender = await startNode(`contender ${k} (every role)`, '/roles', { ...clusterEnv(nats2), CHAINPOST_TRACE_BLOCKS: '1' });
+      const contender = await startNode(`contender ${k} (every role)`, '/roles', { ...clusterEnv(nats2), ...TRACED });
       const head = await rig.pay(IDLE);
       await waitFor(`${contender.name} applies the chain`, () => holds(contender, head));
       const killedAt = performance.timeOrigin + performance.now();
@@ -334,6 +349,8 @@ try {
     clusterP50Ms: busLatency.p50Ms,
     p99Ms: singleLatency.p99Ms,
     clusterP99Ms: busLatency.p99Ms,
+    stagesP50Ms: singleLatency.stagesP50Ms,
+    clusterStagesP50Ms: busLatency.stagesP50Ms,
     leaseTtlSeconds: TTL_MS / 1000,
     ingestTakeoverSeconds,
     ingestTakeoverMedianSeconds: percentile(takeovers, 0.5),
@@ -366,6 +383,8 @@ try {
     ['ingest takeover, median', percentile(takeovers, 0.5), 's', TTL_MS / 1000],
     ['lease TTL', TTL_MS / 1000, 's'],
   ]);
+  console.log('\nwhere the time goes (p50 per stage, CHAINPOST_TRACE_BLOCKS), node on NATS beside the single process:');
+  printRows(STAGES.map(([name]) => [`stage ${name}`, busLatency.stagesP50Ms[name]!, 'ms', singleLatency.stagesP50Ms[name]!]));
   console.log('\nby role (two nodes on NATS: the chain’s holder with every role, a node without ingest), beside the single process:');
   printRows([
     ['CPU per block, holder', holderMsPerBlock, 'ms', singleMsPerBlock],
@@ -378,7 +397,7 @@ try {
   console.log(`\n${deliveryResume}`);
   notes = [
     `The single process and a node on NATS (every role, its own nats-server, file storage) side by side on the same blocks of the same anvil, with the same ${STREAMS} streams (each watching ${WALLETS_PER_STREAM} wallets of its own and one every stream watches) and the same receiver (this process, 127.0.0.1), each delivering to a path of its own: both see the machine's load of the same moment (it is shared). The built binary, CHAINPOST_LEASE_TTL_MS=${TTL_MS}, one confirmation. The ratios printed are of the same run.`,
-    `p50Ms / clusterP50Ms (and p99): from this process hearing the block's newHeads to the receiver getting the node's unconfirmed webhook, ${TXS} transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (bench:e2e's measure). lost: transfers whose webhook did not come within ${TX_TIMEOUT_MS / 1000} s, or came before the head was heard, over both.`,
+    `p50Ms / clusterP50Ms (and p99): from this process hearing the block's newHeads to the receiver getting the node's unconfirmed webhook, ${TXS} transfers one at a time after ${WARMUP_TXS} for warm-up, each to one stream's wallet (bench:e2e's measure). stagesP50Ms / clusterStagesP50Ms: where that time goes, each stage's p50 over the measured blocks from the nodes' CHAINPOST_TRACE_BLOCKS lines (both nodes trace, in every window): ${STAGES.map(([name, , label]) => `${name} = ${label}`).join('; ')}. lost: transfers whose webhook did not come within ${TX_TIMEOUT_MS / 1000} s, or came before the head was heard, over both.`,
     `webhooksPerSec / clusterWebhooksPerSec: ${BLOCKS} blocks each paying the wallet every stream watches, sent back to back, and one block more (the last one's confirmation): ${2 * BLOCKS * STREAMS} webhooks per node (unconfirmed and confirmed), from the first payment to the node's last webhook received. Both nodes deliver at once, so each has about half the machine: the figures are below what one has alone, their ratio is the bus's cost.`,
     `CPU from /proc of each node's process (user + system, every thread; 10 ms ticks; nats-server's own CPU not included): cpuMsPerBlock over ${IDLE_BLOCKS} blocks of one transfer each (anvil's, far smaller than a mainnet block: bench:ingest) paying a wallet no stream watches, until the node stored the last one; cpuUsPerWebhook over the throughput window, less cpuMsPerBlock for its ${BLOCKS + 1} blocks. A window's CPU includes the node's background work (lease renewals, the registry's beats, this bench's polls of the block it waits for).`,
     `By role, as the roles can be told apart today (two nodes on a third nats-server, the same windows): cpuMsPerBlockByRole.ingest is the chain's lease holder (every role: it follows the chain, stores, publishes and matches each block, no stream hit here); cpuMsPerBlockByRole.apply a node without ingest (--roles api,deliver), which applies the published blocks (and indexes them for its Data API); natsCpuMsPerBlock the nats-server's own CPU per block over the same window (one publisher, two consumers of the blocks, the leases and the registry); cpuUsPerWebhookByRole.matchAndDeliver the holder's CPU per webhook beyond its per-block cost (rolesWebhooksPerSec: the holder delivering alone). Matching and delivery run on the chain's holder until partitions are wired: they cannot be told apart yet, nor measured on nodes of their own.`,

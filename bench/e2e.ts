@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
 import { startProcess } from '../test/kit/proc.js';
-import { announced, type Measured } from './announced.js';
+import { announced, breakdown, parseTraces, STAGES, type Measured } from './announced.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
@@ -32,62 +32,6 @@ const KEY = 'cpk_bench_e2e_key_0123456789abcdef';
 const TX_TIMEOUT_MS = 5_000;
 
 const wallet = (i: number): string => `0x${(0xe2e00000 + i).toString(16)}${'7'.repeat(32)}`;
-
-type Marks = Map<number, Map<string, number>>;
-
-/** The server's trace lines (app/block-trace.ts): per block, each stage's first time, and the last block read (fetched). */
-function parseTraces(output: string): Marks {
-  const marks: Marks = new Map();
-  for (const line of output.split('\n')) {
-    if (!line.includes('"msg":"trace"')) continue;
-    const { stage, block, at } = JSON.parse(line) as { stage: string; block: number; at: number };
-    let m = marks.get(block);
-    if (m === undefined) marks.set(block, (m = new Map()));
-    const prev = m.get(stage);
-    // The three reads of a block answer one after another: it is fetched when the last one is in.
-    if (prev === undefined || (stage === 'fetched' && at > prev && !m.has('committed'))) m.set(stage, at);
-  }
-  return marks;
-}
-
-/** The stages in order: figure name, the mark that ends it, label. The first starts at this process's head. */
-const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
-  ['Announce', 'head', 'head here → head in the server'],
-  ['Fetch', 'fetched', 'head → block read from the node'],
-  ['Write', 'written', 'read → block handed to the store (a devnet block prepared on the main thread)'],
-  // Committed: LMDB's write thread has written and flushed it (Kv.writeBehind).
-  ['Commit', 'committed', 'handed over → committed (write thread, fsync)'],
-  ['ToMatch', 'matchSent', 'committed → match task sent'],
-  ['Match', 'matchDone', 'match task sent → returned'],
-  ['Build', 'built', 'returned → webhook built'],
-  ['Enqueue', 'enqueued', 'built → enqueued (committed)'],
-  ['Post', 'posted', 'enqueued → POST started'],
-  ['Deliver', 'received', 'POST started → received'],
-];
-
-/** The median of each stage over the measured blocks (times in this process's performance.now()). */
-function breakdown(
-  marks: Marks,
-  blocks: readonly number[],
-  head: (n: number) => number,
-  received: (n: number) => number,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [i, [name, end]] of STAGES.entries()) {
-    const spans: number[] = [];
-    for (const n of blocks) {
-      const m = marks.get(n);
-      const at = (stage: string): number | undefined =>
-        stage === 'received' ? received(n) : m?.get(stage) === undefined ? undefined : m.get(stage)! - performance.timeOrigin;
-      const from = i === 0 ? head(n) : at(STAGES[i - 1]![1]);
-      const to = at(end);
-      if (from !== undefined && to !== undefined) spans.push(to - from);
-    }
-    out[`stage${name}P50Ms`] = round(percentile(spans, 0.5), 3);
-    out[`stage${name}P99Ms`] = round(percentile(spans, 0.99), 3);
-  }
-  return out;
-}
 
 /** Where a ratio goal is missed: by how much, and the stages the time went to (the trace's medians). */
 function missedNotes(f: Record<string, number>): string[] {

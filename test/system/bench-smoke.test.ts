@@ -83,6 +83,10 @@ it('npm run bench:cluster runs at a tiny size (single process, a node on NATS, t
     expect(f[name], name).toBeGreaterThan(0);
   expect(f['cpuMsPerBlockByRole']).toEqual({ ingest: expect.any(Number), apply: expect.any(Number) });
   expect(f['cpuUsPerWebhookByRole']).toEqual({ matchAndDeliver: expect.any(Number) });
+  // Where the time goes, from both nodes' trace lines: every stage timed.
+  for (const name of ['stagesP50Ms', 'clusterStagesP50Ms'])
+    for (const [stage, ms] of Object.entries(f[name] as Record<string, number>)) expect(ms, `${name}.${stage}`).toEqual(expect.any(Number));
+  expect(Object.keys(f['clusterStagesP50Ms']!)).toContain('ToMatch');
   expect(f['natsCpuMsPerBlock']).toEqual(expect.any(Number)); // read from /proc: NaN (null in JSON) had the pid been missing
   // No partitions yet: the figure is left out, the run says why, and the goal is not met.
   expect(f).not.toHaveProperty('deliveryResumeSeconds');
