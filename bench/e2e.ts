@@ -9,14 +9,12 @@
  * addresses added to a stream take effect.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
-import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { startProcess } from '../test/kit/proc.js';
+import { announced, breakdown, parseTraces, STAGES, type Measured } from './announced.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
@@ -30,75 +28,10 @@ const WARMUP_TXS = 20;
 const BIG_CALLS = 10;
 const BIG_PER_CALL = 10_000;
 const KEY = 'cpk_bench_e2e_key_0123456789abcdef';
-const FROM = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 /** A tx whose webhook has not come within this long counts as lost (the run says so). */
 const TX_TIMEOUT_MS = 5_000;
 
 const wallet = (i: number): string => `0x${(0xe2e00000 + i).toString(16)}${'7'.repeat(32)}`;
-
-interface Measured {
-  latencies: number[];
-  /** The block of each latency. */
-  blocks: number[];
-  lost: number;
-  unmeasured: number;
-}
-
-type Marks = Map<number, Map<string, number>>;
-
-/** The server's trace lines (app/block-trace.ts): per block, each stage's first time, and the last block read (fetched). */
-function parseTraces(output: string): Marks {
-  const marks: Marks = new Map();
-  for (const line of output.split('\n')) {
-    if (!line.includes('"msg":"trace"')) continue;
-    const { stage, block, at } = JSON.parse(line) as { stage: string; block: number; at: number };
-    let m = marks.get(block);
-    if (m === undefined) marks.set(block, (m = new Map()));
-    const prev = m.get(stage);
-    // The three reads of a block answer one after another: it is fetched when the last one is in.
-    if (prev === undefined || (stage === 'fetched' && at > prev && !m.has('committed'))) m.set(stage, at);
-  }
-  return marks;
-}
-
-/** The stages in order: figure name, the mark that ends it, label. The first starts at this process's head. */
-const STAGES: ReadonlyArray<[name: string, end: string, label: string]> = [
-  ['Announce', 'head', 'head here → head in the server'],
-  ['Fetch', 'fetched', 'head → block read from the node'],
-  ['Write', 'written', 'read → block handed to the store (a devnet block prepared on the main thread)'],
-  // Committed: LMDB's write thread has written and flushed it (Kv.writeBehind).
-  ['Commit', 'committed', 'handed over → committed (write thread, fsync)'],
-  ['ToMatch', 'matchSent', 'committed → match task sent'],
-  ['Match', 'matchDone', 'match task sent → returned'],
-  ['Build', 'built', 'returned → webhook built'],
-  ['Enqueue', 'enqueued', 'built → enqueued (committed)'],
-  ['Post', 'posted', 'enqueued → POST started'],
-  ['Deliver', 'received', 'POST started → received'],
-];
-
-/** The median of each stage over the measured blocks (times in this process's performance.now()). */
-function breakdown(
-  marks: Marks,
-  blocks: readonly number[],
-  head: (n: number) => number,
-  received: (n: number) => number,
-): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [i, [name, end]] of STAGES.entries()) {
-    const spans: number[] = [];
-    for (const n of blocks) {
-      const m = marks.get(n);
-      const at = (stage: string): number | undefined =>
-        stage === 'received' ? received(n) : m?.get(stage) === undefined ? undefined : m.get(stage)! - performance.timeOrigin;
-      const from = i === 0 ? head(n) : at(STAGES[i - 1]![1]);
-      const to = at(end);
-      if (from !== undefined && to !== undefined) spans.push(to - from);
-    }
-    out[`stage${name}P50Ms`] = round(percentile(spans, 0.5), 3);
-    out[`stage${name}P99Ms`] = round(percentile(spans, 0.99), 3);
-  }
-  return out;
-}
 
 /** Where a ratio goal is missed: by how much, and the stages the time went to (the trace's medians). */
 function missedNotes(f: Record<string, number>): string[] {
@@ -124,100 +57,9 @@ function missedNotes(f: Record<string, number>): string[] {
 
 async function main(): Promise<void> {
   const anvil = await startAnvil({ chainId: 1337 });
-  // The server's own JSON-RPC and newHeads client, for this process's calls and announcements.
-  const rpc = jsonRpcUpstream(anvil.url);
-
-  // The node's announcements, as this process hears them: the first arrival of each block number.
-  const heads = new Map<number, number>();
-  const onHead: Array<(n: number) => void> = [];
-  let subscribed = false;
-  let stopping = false;
-  let unsubscribe = (): void => {};
-  await new Promise<void>((resolve, reject) => {
-    unsubscribe = rpc.subscribeHeads!({
-      onHead: (n) => {
-        if (!heads.has(n)) heads.set(n, performance.now());
-        for (const f of onHead) f(n);
-      },
-      onOpen: () => {
-        subscribed = true;
-        resolve();
-      },
-      onClose: () => {
-        if (!subscribed) reject(new Error('the node closed the newHeads subscription before accepting it'));
-        else if (!stopping) console.log('warning: the newHeads subscription closed; blocks announced after this are unmeasured');
-        subscribed = false;
-      },
-    });
-  });
-
-  // The receiver: first arrival per (source, block).
-  const arrivals = new Map<string, number>();
-  const waiting = new Map<string, () => void>();
-  const receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const at = performance.now();
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { confirmed?: boolean; block?: { number?: string } };
-      const key = `${req.url}/${body.block?.number ?? ''}`;
-      if (body.confirmed === false && !arrivals.has(key)) {
-        arrivals.set(key, at);
-        waiting.get(key)?.();
-      }
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-
-  /** The block a transaction went into (anvil mines it just after answering eth_sendTransaction). */
-  const minedIn = async (hash: string): Promise<number> => {
-    for (;;) {
-      const receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
-      if (receipt !== null) return Number(receipt.blockNumber);
-      await new Promise((r) => setTimeout(r, 1));
-    }
-  };
-
-  /**
-   * Sends the txs one by one; per block, arrival at `path` minus the head's arrival. A block whose
-   * webhook has not come within TX_TIMEOUT_MS is lost; one whose webhook came before this process
-   * heard its head (or whose head it never heard) is unmeasured: both are counted, neither is a latency.
-   */
-  const run = async (path: string, count: number, to: (i: number) => string): Promise<Measured> => {
-    const latencies: number[] = [];
-    const blocks: number[] = [];
-    let lost = 0;
-    let unmeasured = 0;
-    for (let i = 0; i < count; i++) {
-      const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to: to(i), value: '0x1' }]);
-      const n = await minedIn(hash);
-      const key = `${path}/${n}`;
-      if (!arrivals.has(key)) {
-        const came = await new Promise<boolean>((resolve) => {
-          const t = setTimeout(() => resolve(false), TX_TIMEOUT_MS);
-          waiting.set(key, () => {
-            clearTimeout(t);
-            resolve(true);
-          });
-        });
-        waiting.delete(key);
-        if (!came) {
-          lost++;
-          continue;
-        }
-      }
-      const arrived = arrivals.get(key)!;
-      const head = heads.get(n);
-      if (head === undefined || head > arrived) unmeasured++;
-      else {
-        latencies.push(arrived - head);
-        blocks.push(n);
-      }
-    }
-    return { latencies, blocks, lost, unmeasured };
-  };
+  const { rpc, heads, onHead, hook, arrivals, came, close, ...rig } = await announced(anvil.url);
+  const run = async (path: string, count: number, to: (i: number) => string): Promise<Measured> =>
+    (await rig.run([path], count, to, TX_TIMEOUT_MS))[0]!;
 
   // chainpost: STREAMS streams, each watching its own WALLETS_PER_STREAM wallets.
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-e2e-'));
@@ -285,13 +127,8 @@ async function main(): Promise<void> {
       });
       added = performance.now();
     }
-    const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to: bigWallet(BIG_CALLS * BIG_PER_CALL - 1), value: '0x1' }]);
-    const n = await minedIn(hash);
-    await new Promise<void>((resolve) => {
-      if (arrivals.has(`/big/${n}`)) resolve();
-      else waiting.set(`/big/${n}`, resolve);
-      setTimeout(resolve, TX_TIMEOUT_MS);
-    });
+    const n = await rig.pay(bigWallet(BIG_CALLS * BIG_PER_CALL - 1));
+    await came(`/big/${n}`, TX_TIMEOUT_MS);
     const effective = (arrivals.get(`/big/${n}`) ?? NaN) - added;
     await server.stop('SIGTERM');
 
@@ -368,10 +205,7 @@ async function main(): Promise<void> {
       ),
     };
   } finally {
-    stopping = true;
-    unsubscribe();
-    await rpc.close();
-    receiver.close();
+    await close();
     await server.stop('SIGKILL').catch(() => undefined);
     await anvil.stop();
     rmSync(dir, { recursive: true, force: true });

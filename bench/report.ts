@@ -33,8 +33,8 @@ export function msPer(work: () => unknown, minMs = 400): number {
 /** x to `digits` decimals, for printed figures. */
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
-/** A bench's figures: numbers, or (bench:attacks) a row of figures per name. */
-export type Figures = Record<string, number> | Record<string, object>;
+/** A bench's figures: numbers, or rows of figures by name (bench:attacks per attack, bench:cluster per role). */
+export type Figures = Record<string, number | object>;
 
 export interface BenchResult {
   name: string;
@@ -47,6 +47,14 @@ export interface BenchResult {
   goal: Record<string, string>;
   met: boolean;
 }
+
+/** A figure in RESULTS.md's table: a number, or a row of them as `name value, …`. */
+const cell = (v: number | object): string =>
+  typeof v === 'object'
+    ? Object.entries(v)
+        .map(([k, x]) => `${k} ${String(x)}`)
+        .join(', ')
+    : String(v);
 
 /**
  * Writes bench/results/NAME.json and replaces NAME's section of bench/RESULTS.md (under BENCH_RESULTS_DIR if set)
@@ -89,7 +97,7 @@ export function report(
     '',
     `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}; load average ${result.loadavg.start.join(' / ')} at the start, ${result.loadavg.end.join(' / ')} at the end (1 / 5 / 15 min).`,
     '',
-    ...(table ?? ['| figure | value |', '|---|---|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${String(v)} |`)]),
+    ...(table ?? ['| figure | value |', '|---|---|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${cell(v)} |`)]),
     '',
     `Goal: ${Object.entries(goal)
       .map(([k, v]) => `${k} ${v}`)

@@ -24,6 +24,8 @@ export interface NatsServer {
   readonly port: number;
   /** The temporary directory of the config and the JetStream store. */
   readonly dir: string;
+  /** The process's id while it runs (a bench reads its CPU from /proc). */
+  pid(): number | undefined;
   /** Whether the process runs. */
   running(): boolean;
   /** Stops the process (SIGTERM, SIGKILL after a grace; `kill`: SIGKILL at once), keeping its port and store. */
@@ -120,6 +122,7 @@ function natsProcess(dir: string, config: (listen: string) => string[]): NatsSer
       return port;
     },
     dir,
+    pid: () => (running() ? child!.pid : undefined),
     running,
     stop,
     start: async () => {
