@@ -45,8 +45,12 @@ interface StoredEvent {
   staged?: string[];
 }
 
-/** A partition's marks on a chain's events: `key@hash` of an event → the streams whose webhook for it is staged. */
-type Marks = Record<string, string[]>;
+/**
+ * A partition's marks on a chain's events: `key@hash` of an event → the streams whose webhook for it is staged, or 0
+ * once the partition finished it (a cluster node's, which keeps its events for other owners: the next owner of the
+ * partition passes it over).
+ */
+type Marks = Record<string, string[] | 0>;
 
 const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
 
@@ -114,30 +118,44 @@ function ownsUnfinished(owns: (partition: number) => boolean, done: ReadonlySet<
   return false;
 }
 
-/** The streams of `partition` whose webhook for the event is staged (by this node or the partition's owner before). */
-export function stagedIn(kv: Kv, event: BlockEvent, partition: number): ReadonlySet<string> {
+/** Whether a stream of `partition` has its webhook for the event staged (by this node or the partition's owner before). */
+export function stagedIn(kv: Kv, event: BlockEvent, partition: number): (streamId: string) => boolean {
   const marked = kv.get<Marks>('matchMarks', marksKey(event.chain, partition))?.[eventId(event)];
-  return marked === undefined ? event.staged : new Set([...event.staged, ...marked]);
+  if (marked === 0) return () => true;
+  const ids = marked === undefined ? event.staged : new Set([...event.staged, ...marked]);
+  return (id) => ids.has(id);
 }
 
 /**
  * Inside the transaction that staged them: marks each webhook's stream as staged in its event, in the row of the
- * stream's partition, unless the event is gone or is now another block's (a reorg's; that block's webhooks were not
- * staged, its own come in turn). Marks of events no longer in the log are dropped as the row is written.
+ * stream's partition, and `finished` events as finished in their partitions' rows, unless the event is gone or is
+ * now another block's (a reorg's; that block's webhooks were not staged, its own come in turn). Marks of events no
+ * longer in the log are dropped as a row is written.
  */
-export function markStaged(kv: Kv, staged: ReadonlyArray<{ streamId: string; event: BlockEvent; partition: number }>): void {
-  const byRow = new Map<string, Array<{ streamId: string; event: BlockEvent }>>();
-  for (const s of staged) {
-    const key = marksKey(s.event.chain, s.partition);
+export function markStaged(
+  kv: Kv,
+  staged: ReadonlyArray<{ streamId: string; event: BlockEvent; partition: number }>,
+  finished: ReadonlyArray<{ event: BlockEvent; partitions: Iterable<number> }> = [],
+): void {
+  const byRow = new Map<string, Array<{ streamId?: string; event: BlockEvent }>>();
+  const add = (partition: number, mark: { streamId?: string; event: BlockEvent }): void => {
+    const key = marksKey(mark.event.chain, partition);
     const list = byRow.get(key);
-    if (list === undefined) byRow.set(key, [s]);
-    else list.push(s);
-  }
+    if (list === undefined) byRow.set(key, [mark]);
+    else list.push(mark);
+  };
+  for (const s of staged) add(s.partition, s);
+  for (const { event, partitions } of finished) for (const p of partitions) add(p, { event });
   for (const [key, list] of byRow) {
     const marks: Marks = {};
     for (const [id, streams] of Object.entries(kv.get<Marks>('matchMarks', key) ?? {})) if (inLog(kv, id)) marks[id] = streams;
-    for (const { streamId, event } of list)
-      if (kv.get<StoredEvent>('blockEvents', event.key)?.hash === event.hash) (marks[eventId(event)] ??= []).push(streamId);
+    for (const { streamId, event } of list) {
+      if (kv.get<StoredEvent>('blockEvents', event.key)?.hash !== event.hash) continue;
+      const id = eventId(event);
+      const marked = marks[id];
+      if (streamId === undefined) marks[id] = 0;
+      else if (marked !== 0) marks[id] = [...(marked ?? []), streamId];
+    }
     if (Object.keys(marks).length > 0) kv.put('matchMarks', key, marks);
     else kv.remove('matchMarks', key);
   }

@@ -276,14 +276,18 @@ export class ChainLanes {
       for (const o of batch) left.set(o.open, (left.get(o.open) ?? o.open.waiting) - (o.streamId === undefined ? 0 : 1));
       finished = [...left].filter(([, n]) => n === 0).map(([open]) => open);
       const removed = new Set(finished.filter((o) => !o.dropped && !dropped.has(o)));
+      const keep = this.opts.keepEvents === true;
       finishEvents(
         this.kv,
         [...removed].map((o) => ({ event: o.event, partitions: o.partitions })),
-        this.opts.keepEvents,
+        keep,
       );
+      // An event kept for other owners is marked finished in the rows of the partitions it was built for, with the
+      // webhooks (their next owner passes it over); one that goes needs no marks.
       markStaged(
         this.kv,
         kept.filter((w) => !removed.has(w.open)).map((w) => ({ ...w, partition: w.open.partitionOf.get(w.streamId)! })),
+        keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
       );
       if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
     });

@@ -263,7 +263,7 @@ export class StreamMatcher {
         confirmed: e.kind === EventKind.Confirmed,
       };
       const streams: Array<{ stream: StoredStream; refs: readonly number[]; partition: number }> = [];
-      const staged = new Map<number, ReadonlySet<string>>();
+      const staged = new Map<number, (streamId: string) => boolean>();
       for (const [index, refs] of matched!) {
         const { id, tenantId } = compiled!.streams[index]!;
         const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
@@ -274,7 +274,7 @@ export class StreamMatcher {
         // Nor those staged before a crash, or by the partition's owner before this node.
         let marked = staged.get(partition);
         if (marked === undefined) staged.set(partition, (marked = stagedIn(this.kv, e, partition)));
-        if (marked.has(id)) continue;
+        if (marked(id)) continue;
         streams.push({ stream, refs, partition });
       }
       lanes.hand(e, block, streams, partitions);

@@ -94,7 +94,14 @@ describe('the lanes of a chain', () => {
     return pendingEvents(store, CHAIN, 100).filter((e) => numbers.includes(e.number));
   };
   /** The events left in the store: block number and the streams marked staged in it. */
-  const left = (): string[] => pendingEvents(store, CHAIN, 100).map((e) => `${e.number}:${[...stagedIn(store, e, 0)].sort().join('')}`);
+  const left = (): string[] =>
+    pendingEvents(store, CHAIN, 100).map(
+      (e) =>
+        `${e.number}:${['a', 'b', 's', 'f']
+          .filter(stagedIn(store, e, 0))
+          .sort()
+          .join('')}`,
+    );
 
   it("stages a fast stream's webhooks while a slow stream builds, marking the event the slow one still owes, and removes it once that came", async () => {
     const r = rig();
