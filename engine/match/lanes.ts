@@ -283,12 +283,15 @@ export class ChainLanes {
         keep,
       );
       // An event kept for other owners is marked finished in the rows of the partitions it was built for, with the
-      // webhooks (their next owner passes it over); one that goes needs no marks.
-      markStaged(
-        this.kv,
-        kept.filter((w) => !removed.has(w.open)).map((w) => ({ ...w, partition: w.open.partitionOf.get(w.streamId)! })),
-        keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
-      );
+      // webhooks (their next owner passes it over); one that goes needs no marks. Only with webhooks: the marks are
+      // delivery rows, captured in the unit that stages them (an event finished with none is matched again by the
+      // next owner, finding what it found here).
+      if (kept.length > 0)
+        markStaged(
+          this.kv,
+          kept.filter((w) => !removed.has(w.open)).map((w) => ({ ...w, partition: w.open.partitionOf.get(w.streamId)! })),
+          keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
+        );
       if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
     });
     await settleAfter(commit, () => staged);

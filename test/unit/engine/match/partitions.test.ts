@@ -42,6 +42,50 @@ const payload = (n: number) => ({
 });
 const half = (h: number) => (p: number) => Math.floor(p / (PARTITIONS / 2)) === h;
 
+/** Stores blocks `seen` of the chain (canonical), each seen, and confirms those `confirm` names; `retain`: the log's. */
+function storeBlocks(store: Store, seen: number[], confirm: number[] = [], retain?: number): void {
+  const events = blockEventLog(store, () => {}, retain);
+  store.transact(() => {
+    for (const n of seen) {
+      store.put('canon', blockKey(CHAIN, n), `0x${n}`);
+      store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
+      events.seen(CHAIN, n, `0x${n}`);
+    }
+    for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
+  });
+}
+
+/** A chain's watchlist and match pool where every stream matches every block. */
+function everyBlockMatches(streams: ReadonlyArray<{ id: string; tenantId: string }>): { watchlist: Watchlist; pool: MatchPool } {
+  const watchlist = {
+    hasMatching: () => true,
+    compile: async () => ({ filter: { version: 1 }, streams: streams.map(({ id, tenantId }) => ({ id, tenantId })) }),
+  } as unknown as Watchlist;
+  const pool: MatchPool = {
+    match: async (_chain, numbers) => numbers.map(() => new Map(streams.map((_, i) => [i, []]))),
+    close: async () => {},
+  };
+  return { watchlist, pool };
+}
+
+/** A dispatcher that notes each webhook once staged, as `name(stream):block:s|c`. */
+function notingDispatcher(staged: string[], name: (streamId: string) => string = (id) => id): Pick<Dispatcher, 'prepare' | 'stage'> {
+  return {
+    prepare: async (items) => items.map((i) => ({ ...i })),
+    stage: (items) => ({
+      results: items.map(() => 'queued' as const),
+      failed: () => {},
+      settle: () =>
+        staged.push(
+          ...items.map((i) => {
+            const { event } = i as unknown as { event: { number: number; kind: number } };
+            return `${name(i.streamId)}:${event.number}:${event.kind === 0 ? 's' : 'c'}`;
+          }),
+        ),
+    }),
+  };
+}
+
 describe('matching per partition', () => {
   const stores: Store[] = [];
   afterAll(async () => {
@@ -57,51 +101,22 @@ describe('matching per partition', () => {
     'error',
   );
 
-  /** A store holding the streams; `blocks` adds blocks, each seen, and confirms those `confirm` names. */
+  /** A store holding the streams; `blocks` stores blocks (storeBlocks). */
   function chain() {
     const store = openStore(tempDir());
     stores.push(store);
     store.transact(() => {
       for (const id of STREAMS) store.put('streams', streamKey(TENANT, id), { id, tenantId: TENANT, status: 'active' });
     });
-    const events = blockEventLog(store, () => {});
-    const blocks = (seen: number[], confirm: number[] = []) =>
-      store.transact(() => {
-        for (const n of seen) {
-          store.put('canon', blockKey(CHAIN, n), `0x${n}`);
-          store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
-          events.seen(CHAIN, n, `0x${n}`);
-        }
-        for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
-      });
+    const blocks = (seen: number[], confirm: number[] = []) => storeBlocks(store, seen, confirm);
     return { store, blocks };
   }
 
   /** A matcher over `kv` owning what `owns` says; `staged` lists its webhooks as `stream:block:s|c`. */
   function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number })) {
     const staged: string[] = [];
-    const watchlist = {
-      hasMatching: () => true,
-      compile: async () => ({ filter: { version: 1 }, streams: STREAMS.map((id) => ({ id, tenantId: TENANT })) }),
-    } as unknown as Watchlist;
-    const pool: MatchPool = {
-      match: async (_chain, numbers) => numbers.map(() => new Map(STREAMS.map((_, i) => [i, []]))),
-      close: async () => {},
-    };
-    const dispatcher: Pick<Dispatcher, 'prepare' | 'stage'> = {
-      prepare: async (items) => items.map((i) => ({ ...i })),
-      stage: (items) => ({
-        results: items.map(() => 'queued' as const),
-        failed: () => {},
-        settle: () =>
-          staged.push(
-            ...items.map((i) => {
-              const { event } = i as unknown as { event: { number: number; kind: number } };
-              return `${i.streamId}:${event.number}:${event.kind === 0 ? 's' : 'c'}`;
-            }),
-          ),
-      }),
-    };
+    const { watchlist, pool } = everyBlockMatches(STREAMS.map((id) => ({ id, tenantId: TENANT })));
+    const dispatcher = notingDispatcher(staged);
     const m = new StreamMatcher({
       kv,
       clock,
@@ -222,25 +237,8 @@ describe('matching per partition, captured', () => {
       other.transact(() => {
         for (const s of streams) other.put('streams', streamKey(TENANT, s.id), s);
       });
-      const blocks = (store: Store, seen: number[], confirm: number[] = []) => {
-        const events = blockEventLog(store, () => {}, 100);
-        store.transact(() => {
-          for (const n of seen) {
-            store.put('canon', blockKey(CHAIN, n), `0x${n}`);
-            store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
-            events.seen(CHAIN, n, `0x${n}`);
-          }
-          for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
-        });
-      };
-      const watchlist = {
-        hasMatching: () => true,
-        compile: async () => ({ filter: { version: 1 }, streams: streams.map(({ id, tenantId }) => ({ id, tenantId })) }),
-      } as unknown as Watchlist;
-      const pool: MatchPool = {
-        match: async (_chain, numbers) => numbers.map(() => new Map(streams.map((_, i) => [i, []]))),
-        close: async () => {},
-      };
+      const blocks = (store: Store, seen: number[], confirm: number[] = []) => storeBlocks(store, seen, confirm, 100);
+      const { watchlist, pool } = everyBlockMatches(streams);
       const log = jsonLogger(
         () => {},
         () => rig.clock.now(),
@@ -299,17 +297,7 @@ describe('matching per partition, captured', () => {
         clock: rig.clock,
         watchlist,
         pool,
-        dispatcher: {
-          prepare: async (items) => items.map((i) => ({ ...i })),
-          stage: (items) => ({
-            results: items.map(() => 'queued' as const),
-            failed: () => {},
-            settle: () =>
-              staged.push(
-                ...items.map((i) => `${ids.indexOf(i.streamId)}:${(i as unknown as { event: { number: number } }).event.number}`),
-              ),
-          }),
-        },
+        dispatcher: notingDispatcher(staged, (id) => String(ids.indexOf(id))),
         build,
         log,
         opts,
@@ -318,7 +306,7 @@ describe('matching per partition, captured', () => {
       blocks(other, [3], [2]);
       second.wake(CHAIN);
       await second.settled();
-      expect(staged.sort()).toEqual(['0:2', '0:3', '1:2', '1:3', '2:2', '2:3']);
+      expect(staged.sort()).toEqual(['0:2:c', '0:3:s', '1:2:c', '1:3:s', '2:2:c', '2:3:s']);
       await second.stop();
     } finally {
       await rig.close();
