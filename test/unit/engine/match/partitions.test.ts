@@ -167,6 +167,33 @@ describe('matching per partition', () => {
     }
   });
 
+  it('a block that left the chain before a partition matched it is not delivered to that partition, its replacement is, as to the partition that matched both', async () => {
+    const { store, blocks } = chain();
+    blocks([1, 2, 3]);
+    const built: string[] = [];
+    const build: BuildWebhook = async (b, s) => {
+      built.push(`${s.id}:${b.number}:${b.bytes[0]}`);
+      return { n: b.number };
+    };
+    const low = matcher(store, half(0), build);
+    const high = matcher(store, half(1), build);
+    await run(low);
+    // Block 3 leaves the chain unconfirmed, another takes its place (its bytes 103), before the second half matched.
+    const events = blockEventLog(store, () => {});
+    store.transact(() => {
+      events.reorged!(CHAIN, 3, 3);
+      store.put('canon', blockKey(CHAIN, 3), '0x3b');
+      store.putRaw('blocks', blockKey(CHAIN, 3), new Uint8Array([103]));
+      events.seen(CHAIN, 3, '0x3b');
+    });
+    await run(high, low);
+    const of = (id: string) => built.filter((b) => b.startsWith(`${id}:`));
+    expect(of('a')).toEqual(['a:1:1', 'a:2:2', 'a:3:3', 'a:3:103']);
+    expect(of('e')).toEqual(['e:1:1', 'e:2:2', 'e:3:103']);
+    expect(sorted(high.staged.filter((w) => w.startsWith('e:')))).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
+    expect(pendingEvents(store, CHAIN, 100)).toEqual([]);
+  });
+
   it('a partition moved between them mid-chain resumes where its owner left it: what was staged is not staged again, what was not is', async () => {
     const { store, blocks } = chain();
     blocks([1, 2, 3], [1]);
