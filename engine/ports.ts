@@ -27,6 +27,8 @@ export const CORE_TABLES = [
   'canon',
   'chainState',
   'blockEvents',
+  // Per chain and delivery partition: the streams whose webhook for a block event is staged (engine/match/block-events.ts).
+  'matchMarks',
   'tokens',
   'streams',
   'streamAddresses',

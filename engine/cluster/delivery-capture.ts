@@ -10,7 +10,8 @@ import type { PendingUnit, RowWrite } from './partitions.js';
  * - `queue`, `retries`, `queueMeta` (keys lead with the stream id): the partition its stream's webhooks were
  *   staged in, which its `queueMeta` row keeps;
  * - `history`, `deliveryLogs`, `counts`, `stats`: the partition their key names (partitionTag);
- * - `rates` (`tenant/webhookUrl`): that tenant's and URL's.
+ * - `rates` (`tenant/webhookUrl`): that tenant's and URL's;
+ * - `matchMarks` (`chain/#NN`): the partition its key names, staged with the webhooks it marks.
  * Stream states (error, terminated) are the control plane's rows: written in the same transaction, and through
  * the control log as `stream.health`. Alerts kept in `outbox` are the deciding node's own.
  */
@@ -23,6 +24,7 @@ export const DELIVERY_TABLES: ReadonlySet<Table> = new Set<Table>([
   'counts',
   'stats',
   'rates',
+  'matchMarks',
 ]);
 
 /** Told each committed unit's changes, one per partition it wrote, in commit order. */

@@ -81,6 +81,8 @@ function chainRanges(chain: string): KeyRange[] {
     ).map((t) => prefixRange(t, `${chain}/`)),
     // `wallet/` and `erc20/`: rows a store written before 2026-11-24 holds (by-wallet postings, ERC-20 transfers now kept as their logs: nothing reads them).
     ...['nft', 'erc20', 'wallet'].map((kind) => prefixRange('transfers', `${kind}/${chain}/`)),
+    // What the delivery partitions staged of the chain's block events (engine/match/block-events.ts).
+    prefixRange('matchMarks', `${chain}/`),
   ];
 }
 

@@ -1,16 +1,24 @@
 import { blockKey } from '../ingest/chain-store.js';
 import type { ChainEvents } from '../ingest/follow.js';
+import { PARTITIONS } from '../cluster/partitions.js';
+import { partitionTag } from '../delivery/records.js';
 import type { Kv } from '../ports.js';
 
 /**
  * The follower's announcements as a durable log the matcher drains: written in
- * the follower's own transaction, removed in the transaction that enqueues the
- * block's webhooks, so a crash anywhere between repeats nothing and loses
- * nothing. Keyed by block number then kind, so a block seen again on another
- * branch replaces the one that left the canonical chain. An event's webhooks are
- * built and staged stream by stream (engine/match/lanes.ts): each transaction
- * marks the streams it staged in the event, and the one that stages its last
- * removes it.
+ * the follower's own transaction (on a cluster node, also as it applies another
+ * node's blocks, so every node holds the same log), so a crash anywhere between
+ * repeats nothing and loses nothing. Keyed by block number then kind, so a block
+ * seen again on another branch replaces the one that left the canonical chain.
+ *
+ * Matching is per delivery partition (docs/decisions/cluster.md, Part 2): an
+ * event's webhooks are built and staged stream by stream (engine/match/lanes.ts),
+ * and each transaction that stages some marks their streams in the partition's
+ * row of `matchMarks` (a delivery row: published with the webhooks it marks), so
+ * whichever node owns the partition next skips them. The event itself keeps the
+ * partitions this node finished it for (`done`), and goes once every partition
+ * did, or, kept for a cluster's other owners, once its block fell `retain` blocks
+ * behind the chain's newest seen.
  */
 export const enum EventKind {
   Seen = 0,
@@ -23,22 +31,42 @@ export interface BlockEvent {
   number: number;
   kind: EventKind;
   hash: string;
-  /** Streams whose webhook for this event is already queued (or kept in history): a round after a crash skips them. */
+  /** The partitions this node finished the event for (every stream's webhook staged or none built). */
+  done: ReadonlySet<number>;
+  /** Streams marked staged in the event itself, by a version that kept them there (a store written before partitions). */
   staged: ReadonlySet<string>;
 }
 
-/** An event as stored: the block's hash, and the streams staged so far (absent until a chunk is). */
+/** An event as stored: the block's hash, and the partitions finished (absent until one is). */
 interface StoredEvent {
   hash: string;
+  done?: number[];
+  /** Written by versions before partitions: the streams staged. */
   staged?: string[];
 }
 
+/**
+ * A partition's marks on a chain's events: `key@hash` of an event → the streams whose webhook for it is staged, or 0
+ * once the partition finished it (a cluster node's, which keeps its events for other owners: the next owner of the
+ * partition passes it over).
+ */
+type Marks = Record<string, string[] | 0>;
+
 const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
 
-export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvents {
+const eventId = (e: Pick<BlockEvent, 'key' | 'hash'>): string => `${e.key}@${e.hash}`;
+const marksKey = (chain: string, partition: number): string => `${chain}/${partitionTag(partition)}`;
+
+/**
+ * `retain`: blocks an event is kept for behind the newest seen when not every partition finished it (a cluster
+ * node, whose other partitions are matched elsewhere); undefined: until every partition did (one process).
+ */
+export function blockEventLog(kv: Kv, wake: (chain: string) => void, retain?: number): ChainEvents {
   return {
     seen(chain, number, hash) {
       kv.put('blockEvents', eventKey(chain, number, EventKind.Seen), { hash });
+      if (retain !== undefined && number > retain)
+        kv.removeRange('blockEvents', { start: `${chain}/`, end: blockKey(chain, number - retain), limit: Infinity });
     },
     // Once the follower's transaction is durable: the drain reads what it wrote.
     committed: (chain) => wake(chain),
@@ -54,33 +82,101 @@ export function blockEventLog(kv: Kv, wake: (chain: string) => void): ChainEvent
   };
 }
 
-/** The oldest waiting events of a chain, in block order (seen before confirmed). */
-export function pendingEvents(kv: Kv, chain: string, limit: number): BlockEvent[] {
-  return kv.range<StoredEvent>('blockEvents', { start: `${chain}/`, end: `${chain}/\uffff`, limit }).map(({ key, value }) => {
-    const [, num, kind] = key.split('/');
-    return { key, chain, number: parseInt(num!, 16), kind: Number(kind) as EventKind, hash: value.hash, staged: new Set(value.staged) };
-  });
+/**
+ * The oldest waiting events of a chain, in block order (seen before confirmed): with `owns`, those some partition it
+ * owns has not finished.
+ */
+export function pendingEvents(kv: Kv, chain: string, limit: number, owns?: (partition: number) => boolean): BlockEvent[] {
+  const events: BlockEvent[] = [];
+  const end = `${chain}/\uffff`;
+  let start = `${chain}/`;
+  // Events other partitions wait for are passed over, a page at a time.
+  for (;;) {
+    const page = kv.range<StoredEvent>('blockEvents', { start, end, limit });
+    for (const { key, value } of page) {
+      const [, num, kind] = key.split('/');
+      const done = new Set(value.done);
+      if (owns !== undefined && !ownsUnfinished(owns, done)) continue;
+      events.push({
+        key,
+        chain,
+        number: parseInt(num!, 16),
+        kind: Number(kind) as EventKind,
+        hash: value.hash,
+        done,
+        staged: new Set(value.staged),
+      });
+      if (events.length === limit) return events;
+    }
+    if (page.length < limit) return events;
+    start = `${page.at(-1)!.key}\u0000`;
+  }
+}
+
+function ownsUnfinished(owns: (partition: number) => boolean, done: ReadonlySet<number>): boolean {
+  for (let p = 0; p < PARTITIONS; p++) if (owns(p) && !done.has(p)) return true;
+  return false;
+}
+
+/** Whether a stream of `partition` has its webhook for the event staged (by this node or the partition's owner before). */
+export function stagedIn(kv: Kv, event: BlockEvent, partition: number): (streamId: string) => boolean {
+  const marked = kv.get<Marks>('matchMarks', marksKey(event.chain, partition))?.[eventId(event)];
+  if (marked === 0) return () => true;
+  const ids = marked === undefined ? event.staged : new Set([...event.staged, ...marked]);
+  return (id) => ids.has(id);
 }
 
 /**
- * Inside the transaction that staged them: marks each webhook's stream as staged in its event, unless the event
- * is gone or is now another block's (a reorg's; that block's webhooks were not staged, its own come in turn).
+ * Inside the transaction that staged them: marks each webhook's stream as staged in its event, in the row of the
+ * stream's partition, and `finished` events as finished in their partitions' rows, unless the event is gone or is
+ * now another block's (a reorg's; that block's webhooks were not staged, its own come in turn). Marks of events no
+ * longer in the log are dropped as a row is written.
  */
-export function markStaged(kv: Kv, staged: ReadonlyArray<{ streamId: string; event: BlockEvent }>): void {
-  const byEvent = new Map<string, { event: BlockEvent; streams: string[] }>();
-  for (const { streamId, event } of staged) {
-    const entry = byEvent.get(event.key);
-    if (entry === undefined) byEvent.set(event.key, { event, streams: [streamId] });
-    else entry.streams.push(streamId);
-  }
-  for (const { event, streams } of byEvent.values()) {
-    const stored = kv.get<StoredEvent>('blockEvents', event.key);
-    if (stored?.hash === event.hash)
-      kv.put('blockEvents', event.key, { hash: stored.hash, staged: [...(stored.staged ?? []), ...streams] } satisfies StoredEvent);
+export function markStaged(
+  kv: Kv,
+  staged: ReadonlyArray<{ streamId: string; event: BlockEvent; partition: number }>,
+  finished: ReadonlyArray<{ event: BlockEvent; partitions: Iterable<number> }> = [],
+): void {
+  const byRow = new Map<string, Array<{ streamId?: string; event: BlockEvent }>>();
+  const add = (partition: number, mark: { streamId?: string; event: BlockEvent }): void => {
+    const key = marksKey(mark.event.chain, partition);
+    const list = byRow.get(key);
+    if (list === undefined) byRow.set(key, [mark]);
+    else list.push(mark);
+  };
+  for (const s of staged) add(s.partition, s);
+  for (const { event, partitions } of finished) for (const p of partitions) add(p, { event });
+  for (const [key, list] of byRow) {
+    const marks: Marks = {};
+    for (const [id, streams] of Object.entries(kv.get<Marks>('matchMarks', key) ?? {})) if (inLog(kv, id)) marks[id] = streams;
+    for (const { streamId, event } of list) {
+      if (kv.get<StoredEvent>('blockEvents', event.key)?.hash !== event.hash) continue;
+      const id = eventId(event);
+      const marked = marks[id];
+      if (streamId === undefined) marks[id] = 0;
+      else if (marked !== 0) marks[id] = [...(marked ?? []), streamId];
+    }
+    if (Object.keys(marks).length > 0) kv.put('matchMarks', key, marks);
+    else kv.remove('matchMarks', key);
   }
 }
 
-/** Inside the transaction that staged events' last webhooks: removes them, unless one is now another block's. */
-export function removeEvents(kv: Kv, events: readonly BlockEvent[]): void {
-  for (const e of events) if (kv.get<StoredEvent>('blockEvents', e.key)?.hash === e.hash) kv.remove('blockEvents', e.key);
+function inLog(kv: Kv, id: string): boolean {
+  const at = id.lastIndexOf('@');
+  return kv.get<StoredEvent>('blockEvents', id.slice(0, at))?.hash === id.slice(at + 1);
+}
+
+/**
+ * Inside the transaction that staged events' last webhooks of some partitions: marks those partitions finished in
+ * each event, unless it is now another block's; an event every partition finished goes (unless `keep`: a cluster's,
+ * kept for its retention: another node may own a partition next that this one finished).
+ */
+export function finishEvents(kv: Kv, finished: ReadonlyArray<{ event: BlockEvent; partitions: Iterable<number> }>, keep = false): void {
+  for (const { event, partitions } of finished) {
+    const stored = kv.get<StoredEvent>('blockEvents', event.key);
+    if (stored?.hash !== event.hash) continue;
+    const done = new Set([...(stored.done ?? []), ...partitions]);
+    if (done.size === PARTITIONS && !keep) kv.remove('blockEvents', event.key);
+    else kv.put('blockEvents', event.key, { ...stored, done: [...done].sort((a, b) => a - b) } satisfies StoredEvent);
+  }
 }

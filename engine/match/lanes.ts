@@ -1,11 +1,12 @@
 import type { Clock, Timer } from '../clock.js';
+import { PARTITIONS } from '../cluster/partitions.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
 import { settleAfter } from '../delivery/enqueue.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
-import { EventKind, markStaged, removeEvents, type BlockEvent } from './block-events.js';
+import { EventKind, finishEvents, markStaged, type BlockEvent } from './block-events.js';
 import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './build.js';
 import { NodeShare, OVER_BUDGET } from './node-share.js';
 
@@ -18,8 +19,8 @@ import { NodeShare, OVER_BUDGET } from './node-share.js';
  * goes to the chain's one writer, which stages it as it comes, up to `stageChunk` webhooks to a write transaction,
  * in the order it was handed over: each stream's webhooks stay in event order. An event stays in the store until
  * every stream it was handed to has had its webhook staged or built none: the transaction that stages a stream's
- * webhook marks the stream in the event (a round after a crash skips it), and the one that finishes the event
- * removes it. So a crash anywhere repeats no webhook and reorders none of a stream's.
+ * webhook marks the stream in its partition's marks (a round after a crash, or the partition's next owner, skips
+ * it), and the one that finishes the event marks its partitions finished in it (engine/match/block-events.ts). So a crash anywhere repeats no webhook and reorders none of a stream's.
  */
 export interface LaneOptions {
   /** Webhooks staged per write transaction (CHAINPOST_STAGE_CHUNK). */
@@ -30,6 +31,8 @@ export interface LaneOptions {
   triggerShareMs: number;
   /** A build whose node could not be reached, or a transaction that failed, is tried again after this. */
   retryMs: number;
+  /** Events every partition finished stay in the log (a cluster node's: kept for its retention). */
+  keepEvents?: boolean;
 }
 
 /**
@@ -44,6 +47,10 @@ interface OpenEvent {
   event: BlockEvent;
   /** The block the lanes build from (undefined for an event handed to no stream). */
   block: MatchedBlock | undefined;
+  /** The partitions it was handed for (this node's, not finished yet): finished together once every stream's outcome is in. */
+  partitions: readonly number[];
+  /** Each stream's partition, which its staged webhook is marked in. */
+  partitionOf: ReadonlyMap<string, number>;
   /** Service time it was handed. */
   handedAt: number;
   /** Streams it was handed to whose outcome is not committed yet. */
@@ -98,13 +105,31 @@ export class ChainLanes {
     return this.open.has(idOf(e));
   }
 
-  /** Hands an event to the lanes of the streams to build it for; with none, it is finished in the writer's next transaction. */
+  /** Whether this event is open for fewer of the partitions `owns` than it waits for (one adopted since it was handed). */
+  lacks(e: BlockEvent, owns: (partition: number) => boolean): boolean {
+    const open = this.open.get(idOf(e));
+    return open !== undefined && [...Array(PARTITIONS).keys()].some((p) => owns(p) && !e.done.has(p) && !open.partitions.includes(p));
+  }
+
+  /**
+   * Hands an event to the lanes of the streams to build it for, for `partitions` (the streams' and those that matched
+   * none); with no stream, it is finished in the writer's next transaction.
+   */
   hand(
     event: BlockEvent,
     block: MatchedBlock | undefined,
-    streams: ReadonlyArray<{ stream: StoredStream; refs: readonly number[] }>,
+    streams: ReadonlyArray<{ stream: StoredStream; refs: readonly number[]; partition: number }>,
+    partitions: readonly number[],
   ): void {
-    const open: OpenEvent = { event, block, handedAt: this.clock.now(), waiting: streams.length, dropped: false };
+    const open: OpenEvent = {
+      event,
+      block,
+      partitions,
+      partitionOf: new Map(streams.map((s) => [s.stream.id, s.partition])),
+      handedAt: this.clock.now(),
+      waiting: streams.length,
+      dropped: false,
+    };
     this.open.set(idOf(event), open);
     if (streams.length === 0) return this.outcome({ open, payload: null });
     for (const { stream, refs } of streams) {
@@ -251,14 +276,22 @@ export class ChainLanes {
       for (const o of batch) left.set(o.open, (left.get(o.open) ?? o.open.waiting) - (o.streamId === undefined ? 0 : 1));
       finished = [...left].filter(([, n]) => n === 0).map(([open]) => open);
       const removed = new Set(finished.filter((o) => !o.dropped && !dropped.has(o)));
-      removeEvents(
+      const keep = this.opts.keepEvents === true;
+      finishEvents(
         this.kv,
-        [...removed].map((o) => o.event),
+        [...removed].map((o) => ({ event: o.event, partitions: o.partitions })),
+        keep,
       );
-      markStaged(
-        this.kv,
-        kept.filter((w) => !removed.has(w.open)),
-      );
+      // An event kept for other owners is marked finished in the rows of the partitions it was built for, with the
+      // webhooks (their next owner passes it over); one that goes needs no marks. Only with webhooks: the marks are
+      // delivery rows, captured in the unit that stages them (an event finished with none is matched again by the
+      // next owner, finding what it found here).
+      if (kept.length > 0)
+        markStaged(
+          this.kv,
+          kept.filter((w) => !removed.has(w.open)).map((w) => ({ ...w, partition: w.open.partitionOf.get(w.streamId)! })),
+          keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
+        );
       if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
     });
     await settleAfter(commit, () => staged);

@@ -6,13 +6,14 @@ import { TRIGGER_BUDGET_MS, TRIGGER_SHARE_MS } from '../streams/limits.js';
 import { streamKey, type Dispatcher } from '../delivery/dispatcher.js';
 import { STAGE_CHUNK } from '../delivery/stage-chunks.js';
 import type { ChainEvents } from '../ingest/follow.js';
+import { PARTITIONS } from '../cluster/partitions.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
 import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { EventKind, blockEventLog, pendingEvents, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
 import { ChainLanes } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
@@ -55,6 +56,12 @@ export interface MatcherOptions {
    * bounded wait), so a change acknowledged on any node before a block was stored applies to that block. One process: none.
    */
   caughtUp?: () => Promise<unknown>;
+  /**
+   * Blocks a block event is kept for behind its chain's newest seen when not every partition finished it here (a
+   * cluster node: the partitions it does not own are matched on other nodes, and one may come to own them). One
+   * process: none, an event goes once every partition finished it.
+   */
+  retainEvents?: number;
 }
 
 /**
@@ -68,6 +75,10 @@ export interface MatcherOptions {
 export class StreamMatcher {
   private readonly runs: ChainRuns;
   private readonly lanes = new Map<string, ChainLanes>();
+  /** Every chain whose drain was woken: a partition adopted wakes them all. */
+  private readonly chains = new Set<string>();
+  private readonly owns: (partition: number) => boolean;
+  private readonly partitionOf: (stream: StoredStream) => number;
 
   private readonly kv: Kv;
   private readonly clock: Clock;
@@ -89,6 +100,10 @@ export class StreamMatcher {
     build: BuildWebhook;
     log: Logger;
     opts?: MatcherOptions;
+    /** Whether this node matches and delivers a partition now (its owner); one process: all. */
+    owns?: (partition: number) => boolean;
+    /** A stream's partition (partitionOf over its tenant and webhook URL); one process: any. */
+    partitionOf?: (stream: StoredStream) => number;
   }) {
     ({
       kv: this.kv,
@@ -100,6 +115,8 @@ export class StreamMatcher {
       log: this.log,
     } = parts);
     this.opts = parts.opts ?? {};
+    this.owns = parts.owns ?? (() => true);
+    this.partitionOf = parts.partitionOf ?? (() => 0);
     this.runs = new ChainRuns(
       (chain) => this.drain(chain),
       this.clock,
@@ -110,7 +127,20 @@ export class StreamMatcher {
 
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
   events(): ChainEvents {
-    return blockEventLog(this.kv, (chain) => this.wake(chain));
+    return blockEventLog(this.kv, (chain) => this.wake(chain), this.opts.retainEvents);
+  }
+
+  /** A partition this node owns from now on: each chain's drain matches the events it has not finished (from where its last owner left them). */
+  adopt(_partition: number): void {
+    for (const c of this.chains) this.wake(c);
+  }
+
+  /**
+   * A partition this node no longer owns (owns(partition) already says so): no event is handed for it any more;
+   * resolves once what was handed is staged or given up (the hand-over waits for it).
+   */
+  drop(_partition: number): Promise<void> {
+    return this.settled();
   }
 
   /** Drains what a previous run left (after a restart). */
@@ -119,6 +149,7 @@ export class StreamMatcher {
   }
 
   wake(chain: string): void {
+    this.chains.add(chain);
     this.runs.wake(chain);
   }
 
@@ -149,10 +180,16 @@ export class StreamMatcher {
         continue;
       }
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const events = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND)
-        .filter((e) => !lanes.has(e))
-        .slice(0, EVENTS_PER_ROUND);
-      if (events.length === 0) return;
+      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, this.owns);
+      const events = pending.filter((e) => !lanes.has(e)).slice(0, EVENTS_PER_ROUND);
+      if (events.length === 0) {
+        // An event handed before a partition was adopted is taken again for it once its lanes finished it.
+        if (pending.some((e) => lanes.lacks(e, this.owns))) {
+          await lanes.progress();
+          continue;
+        }
+        return;
+      }
       await this.round(chain, events, lanes);
     }
   }
@@ -165,6 +202,7 @@ export class StreamMatcher {
         triggerBudgetMs: this.opts.triggerBudgetMs ?? TRIGGER_BUDGET_MS,
         triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS,
         retryMs: RETRY_MS,
+        keepEvents: this.opts.retainEvents !== undefined,
       };
       this.lanes.set(
         chain,
@@ -202,6 +240,10 @@ export class StreamMatcher {
         matched: matches.map((m) => m.size),
       });
     for (const e of events) {
+      // The partitions this node owns and has not finished the event for: only their streams' webhooks are built here.
+      const partitions: number[] = [];
+      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p) && !e.done.has(p)) partitions.push(p);
+      const mine = new Set(partitions);
       const matched = matches[numbers.indexOf(e.number)];
       const key = blockKey(chain, e.number);
       // A block that left the canonical chain since it was announced is not delivered.
@@ -210,7 +252,7 @@ export class StreamMatcher {
           ? undefined
           : this.kv.getRaw('blocks', key);
       if (stored === undefined) {
-        lanes.hand(e, undefined, []);
+        lanes.hand(e, undefined, [], partitions);
         continue;
       }
       // A copy: a read from the store is valid only until the next one, and the builds await.
@@ -220,15 +262,22 @@ export class StreamMatcher {
         bytes: Uint8Array.prototype.slice.call(stored),
         confirmed: e.kind === EventKind.Confirmed,
       };
-      const streams: Array<{ stream: StoredStream; refs: readonly number[] }> = [];
+      const streams: Array<{ stream: StoredStream; refs: readonly number[]; partition: number }> = [];
+      const staged = new Map<number, (streamId: string) => boolean>();
       for (const [index, refs] of matched!) {
         const { id, tenantId } = compiled!.streams[index]!;
         const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
-        // Streams that drop new blocks (paused, terminated) need nothing built; nor those staged before a crash.
-        if (e.staged.has(id) || stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
-        streams.push({ stream, refs });
+        // Streams that drop new blocks (paused, terminated) need nothing built; nor those of partitions owned elsewhere.
+        if (stream === undefined || onNewWebhook(stream.status) === 'drop') continue;
+        const partition = this.partitionOf(stream);
+        if (!mine.has(partition)) continue;
+        // Nor those staged before a crash, or by the partition's owner before this node.
+        let marked = staged.get(partition);
+        if (marked === undefined) staged.set(partition, (marked = stagedIn(this.kv, e, partition)));
+        if (marked(id)) continue;
+        streams.push({ stream, refs, partition });
       }
-      lanes.hand(e, block, streams);
+      lanes.hand(e, block, streams, partitions);
     }
   }
 }

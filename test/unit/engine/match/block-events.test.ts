@@ -1,6 +1,15 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blockEventLog, markStaged, pendingEvents, removeEvents } from '../../../../engine/match/block-events.js';
+import { PARTITIONS } from '../../../../engine/cluster/partitions.js';
+import { taggedPartition } from '../../../../engine/delivery/records.js';
+import {
+  blockEventLog,
+  finishEvents,
+  markStaged,
+  pendingEvents,
+  stagedIn,
+  type BlockEvent,
+} from '../../../../engine/match/block-events.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
 
@@ -26,37 +35,77 @@ describe('the block-event log', () => {
     expect([log.oldestUnread!('0x539'), log.oldestUnread!('0x1')]).toEqual([undefined, 3]);
   });
 
-  it('keeps the streams a chunk staged in their event, for a round after a crash to skip', () => {
+  it("keeps the streams a chunk staged in their partition's marks, for a round after a crash (or the partition's next owner) to skip", () => {
     const log = blockEventLog(store, () => {});
     store.transact(() => {
       log.seen('0x2', 1, '0x01');
       log.confirmed('0x2', 1, '0x01');
     });
     const [seen, confirmed] = pendingEvents(store, '0x2', 10);
-    expect([seen!.staged, confirmed!.staged]).toEqual([new Set(), new Set()]);
+    const marks = (e: BlockEvent, p: number) => ['a', 'b', 'c', 'd', 'e', 'x'].filter(stagedIn(store, e, p));
+    expect([marks(seen!, 3), marks(confirmed!, 3)]).toEqual([[], []]);
     store.transact(() =>
       markStaged(store, [
-        { streamId: 'a', event: seen! },
-        { streamId: 'b', event: seen! },
-        { streamId: 'a', event: confirmed! },
+        { streamId: 'a', event: seen!, partition: 3 },
+        { streamId: 'b', event: seen!, partition: 3 },
+        { streamId: 'a', event: confirmed!, partition: 3 },
+        { streamId: 'x', event: seen!, partition: 9 },
       ]),
     );
-    store.transact(() => markStaged(store, [{ streamId: 'c', event: seen! }]));
-    expect(pendingEvents(store, '0x2', 10).map((e) => [...e.staged])).toEqual([['a', 'b', 'c'], ['a']]);
+    store.transact(() => markStaged(store, [{ streamId: 'c', event: seen!, partition: 3 }]));
+    expect([marks(seen!, 3), marks(confirmed!, 3), marks(seen!, 9)]).toEqual([['a', 'b', 'c'], ['a'], ['x']]);
+    // The marks are a row of their partition: captured and published with the webhooks they mark.
+    expect(store.keys('matchMarks', {}).map((k) => [k, taggedPartition(k)])).toEqual([
+      ['0x2/#03', 3],
+      ['0x2/#09', 9],
+    ]);
     // Block 1 is seen again on another branch: the new block's event has nothing staged, and a mark for the old one is not kept.
     store.transact(() => log.seen('0x2', 1, '0x0b'));
-    store.transact(() => markStaged(store, [{ streamId: 'd', event: seen! }]));
+    store.transact(() => markStaged(store, [{ streamId: 'd', event: seen!, partition: 3 }]));
     const [again] = pendingEvents(store, '0x2', 10);
-    expect([again!.hash, again!.staged]).toEqual(['0x0b', new Set()]);
+    expect([again!.hash, marks(again!, 3)]).toEqual(['0x0b', []]);
+    expect(Object.keys(store.get<object>('matchMarks', '0x2/#03')!)).toEqual([`${confirmed!.key}@0x01`]);
     // Nor is a mark for an event a reorg removed written back.
     store.transact(() => log.reorged!('0x2', 1, 1));
-    store.transact(() => markStaged(store, [{ streamId: 'e', event: again! }]));
+    store.transact(() => markStaged(store, [{ streamId: 'e', event: again!, partition: 3 }]));
     expect(pendingEvents(store, '0x2', 10).map((e) => e.key)).toEqual([confirmed!.key]);
-    // The last chunk removes the events it was given, unless another block's replaced one.
+    // The last chunk finishes its partitions in the events it was given, unless another block's replaced one; an
+    // event goes once every partition finished it.
     store.transact(() => log.seen('0x2', 2, '0x02'));
     const [, two] = pendingEvents(store, '0x2', 10);
     store.transact(() => log.seen('0x2', 2, '0x0c'));
-    store.transact(() => removeEvents(store, [confirmed!, two!]));
+    const all = [...Array(PARTITIONS).keys()];
+    store.transact(() =>
+      finishEvents(store, [
+        { event: confirmed!, partitions: all.slice(0, 32) },
+        { event: two!, partitions: all },
+      ]),
+    );
+    const owns = (half: number) => (p: number) => Math.floor(p / 32) === half;
+    expect(pendingEvents(store, '0x2', 10, owns(0)).map((e) => e.hash)).toEqual(['0x0c']);
+    expect(pendingEvents(store, '0x2', 10, owns(1)).map((e) => e.hash)).toEqual(['0x01', '0x0c']);
+    store.transact(() => finishEvents(store, [{ event: confirmed!, partitions: all.slice(32) }]));
     expect(pendingEvents(store, '0x2', 10).map((e) => e.hash)).toEqual(['0x0c']);
+  });
+
+  it("passes over the events the partitions it owns finished, a page at a time, and keeps a cluster's for its retention only", () => {
+    const log = blockEventLog(store, () => {}, 4);
+    store.transact(() => {
+      for (let n = 1; n <= 6; n++) log.seen('0x3', n, `0x0${n}`);
+    });
+    // Blocks 1 to 6 seen: those more than 4 behind the newest are gone, finished or not.
+    expect(pendingEvents(store, '0x3', 10).map((e) => e.number)).toEqual([2, 3, 4, 5, 6]);
+    const all = [...Array(PARTITIONS).keys()];
+    store.transact(() =>
+      finishEvents(
+        store,
+        pendingEvents(store, '0x3', 3).map((event) => ({ event, partitions: all.slice(0, 10) })),
+        true,
+      ),
+    );
+    const first = (p: number) => p < 10;
+    // Kept though every partition this node owns finished them: another may come to own the others.
+    expect(pendingEvents(store, '0x3', 2, first).map((e) => e.number)).toEqual([5, 6]);
+    expect(pendingEvents(store, '0x3', 2, (p) => p === 10).map((e) => e.number)).toEqual([2, 3]);
   });
 });

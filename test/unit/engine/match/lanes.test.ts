@@ -4,7 +4,8 @@ import { ServiceClock } from '../../../../engine/clock.js';
 import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
-import { blockEventLog, pendingEvents, type BlockEvent } from '../../../../engine/match/block-events.js';
+import { PARTITIONS } from '../../../../engine/cluster/partitions.js';
+import { blockEventLog, pendingEvents, stagedIn, type BlockEvent } from '../../../../engine/match/block-events.js';
 import { ChainLanes, LAG_BUDGETS } from '../../../../engine/match/lanes.js';
 import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js';
 import type { StoredStream } from '../../../../engine/streams/model.js';
@@ -19,6 +20,7 @@ import { tempDir, until } from '../../../helpers.js';
 const CHAIN = '0x539';
 const T0 = Date.parse('2026-12-01T00:00:00Z');
 const BUDGET_MS = 1_000;
+const ALL = [...Array(PARTITIONS).keys()];
 
 describe('the lanes of a chain', () => {
   const store = openStore(tempDir());
@@ -68,7 +70,15 @@ describe('the lanes of a chain', () => {
       expect(await until(() => ends.has(name), 2_000), `${name} started`).toBe(true);
       ends.get(name)!(body);
     };
-    return { lanes, staged, started, budgets, end };
+    /** One process's hand: every partition, the streams in partition 0. */
+    const hand = (e: BlockEvent, b: MatchedBlock | undefined, streams: Array<{ stream: StoredStream; refs: readonly number[] }>) =>
+      lanes.hand(
+        e,
+        b,
+        streams.map((s) => ({ ...s, partition: 0 })),
+        ALL,
+      );
+    return { lanes, hand, staged, started, budgets, end };
   }
   const stream = (id: string) => ({ id }) as StoredStream;
   const block = (number: number): MatchedBlock => ({ chain: CHAIN, number, bytes: new Uint8Array(), confirmed: false });
@@ -84,16 +94,23 @@ describe('the lanes of a chain', () => {
     return pendingEvents(store, CHAIN, 100).filter((e) => numbers.includes(e.number));
   };
   /** The events left in the store: block number and the streams marked staged in it. */
-  const left = (): string[] => pendingEvents(store, CHAIN, 100).map((e) => `${e.number}:${[...e.staged].sort().join('')}`);
+  const left = (): string[] =>
+    pendingEvents(store, CHAIN, 100).map(
+      (e) =>
+        `${e.number}:${['a', 'b', 's', 'f']
+          .filter(stagedIn(store, e, 0))
+          .sort()
+          .join('')}`,
+    );
 
   it("stages a fast stream's webhooks while a slow stream builds, marking the event the slow one still owes, and removes it once that came", async () => {
     const r = rig();
     const [e1, e2] = seen([1, 2]);
-    r.lanes.hand(e1!, block(1), [
+    r.hand(e1!, block(1), [
       { stream: stream('s'), refs: [] },
       { stream: stream('f'), refs: [] },
     ]);
-    r.lanes.hand(e2!, block(2), [{ stream: stream('f'), refs: [] }]);
+    r.hand(e2!, block(2), [{ stream: stream('f'), refs: [] }]);
     await r.end('f1');
     await r.end('f2');
     expect(await until(() => r.staged.length === 2, 2_000)).toBe(true);
@@ -112,7 +129,7 @@ describe('the lanes of a chain', () => {
     const r = rig();
     const [e3, e4, e5] = seen([3, 4, 5]);
     for (const e of [e3!, e4!, e5!])
-      r.lanes.hand(e, block(e.number), [
+      r.hand(e, block(e.number), [
         { stream: stream('s'), refs: [] },
         { stream: stream('f'), refs: [] },
       ]);
@@ -134,8 +151,8 @@ describe('the lanes of a chain', () => {
   it('removes an event handed to no stream; keeps one whose block left the canonical chain, marked with the streams staged before', async () => {
     const r = rig();
     const [e6, e7] = seen([6, 7]);
-    r.lanes.hand(e6!, undefined, []);
-    r.lanes.hand(e7!, block(7), [
+    r.hand(e6!, undefined, []);
+    r.hand(e7!, block(7), [
       { stream: stream('a'), refs: [] },
       { stream: stream('b'), refs: [] },
     ]);
@@ -155,8 +172,8 @@ describe('the lanes of a chain', () => {
   it('gives each build its budget from when it starts, and none past LAG_BUDGETS budgets after its event was handed', async () => {
     const r = rig();
     const [e8, e9] = seen([8, 9]);
-    r.lanes.hand(e8!, block(8), [{ stream: stream('s'), refs: [] }]);
-    r.lanes.hand(e9!, block(9), [{ stream: stream('s'), refs: [] }]);
+    r.hand(e8!, block(8), [{ stream: stream('s'), refs: [] }]);
+    r.hand(e9!, block(9), [{ stream: stream('s'), refs: [] }]);
     expect(await until(() => r.budgets.has('s8'), 2_000)).toBe(true);
     const b8 = r.budgets.get('s8')!;
     let over = false;

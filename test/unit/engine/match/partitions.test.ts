@@ -1,0 +1,344 @@
+import { rmSync } from 'node:fs';
+import xxhash from 'xxhash-wasm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ServiceClock } from '../../../../engine/clock.js';
+import { DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
+import { PARTITIONS, applyPartitionChange, partitionOf, type PendingUnit } from '../../../../engine/cluster/partitions.js';
+import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatcher.js';
+import { blockKey } from '../../../../engine/ingest/chain-store.js';
+import { jsonLogger } from '../../../../engine/log.js';
+import { blockEventLog, pendingEvents } from '../../../../engine/match/block-events.js';
+import { NodeUnavailable, StreamMatcher, type BuildWebhook } from '../../../../engine/match/matcher.js';
+import type { MatchPool } from '../../../../engine/match/ports.js';
+import type { Watchlist } from '../../../../engine/match/watchlist.js';
+import type { Kv } from '../../../../engine/ports.js';
+import { evm } from '../../../../engine/evm/index.js';
+import type { StoredStream } from '../../../../engine/streams/model.js';
+import { unpack } from '../../../../storage/codec.js';
+import { openStore, type Store } from '../../../../storage/env.js';
+import { tempDir } from '../../../helpers.js';
+import { evmDefinition } from '../../../kit/evm-stream.js';
+import { startReceiver } from '../../../receiver.js';
+import { deliveryRig } from '../delivery/rig.js';
+
+/**
+ * Matching per delivery partition over a real store: a chain's stored blocks and block events, streams spread over
+ * the partitions, and matchers that each own some of them. Every stream matches every block (the pool's answer), so
+ * what each stages is decided by the partitions alone; webhooks are staged by a dispatcher that notes them.
+ */
+const CHAIN = '0x539';
+const T0 = Date.parse('2026-12-01T00:00:00Z');
+const TENANT = 't_1111111111111111';
+/** Eight streams, two in each of partitions 3, 20, 40 and 63: two in each half. */
+const STREAMS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+const PARTITION: Record<string, number> = { a: 3, b: 3, c: 20, d: 20, e: 40, f: 40, g: 63, h: 63 };
+const payload = (n: number) => ({
+  confirmed: false,
+  chainId: CHAIN,
+  retries: 0,
+  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
+  logs: [],
+  txs: [],
+});
+const half = (h: number) => (p: number) => Math.floor(p / (PARTITIONS / 2)) === h;
+
+/** Stores blocks `seen` of the chain (canonical), each seen, and confirms those `confirm` names; `retain`: the log's. */
+function storeBlocks(store: Store, seen: number[], confirm: number[] = [], retain?: number): void {
+  const events = blockEventLog(store, () => {}, retain);
+  store.transact(() => {
+    for (const n of seen) {
+      store.put('canon', blockKey(CHAIN, n), `0x${n}`);
+      store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
+      events.seen(CHAIN, n, `0x${n}`);
+    }
+    for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
+  });
+}
+
+/** A chain's watchlist and match pool where every stream matches every block. */
+function everyBlockMatches(streams: ReadonlyArray<{ id: string; tenantId: string }>): { watchlist: Watchlist; pool: MatchPool } {
+  const watchlist = {
+    hasMatching: () => true,
+    compile: async () => ({ filter: { version: 1 }, streams: streams.map(({ id, tenantId }) => ({ id, tenantId })) }),
+  } as unknown as Watchlist;
+  const pool: MatchPool = {
+    match: async (_chain, numbers) => numbers.map(() => new Map(streams.map((_, i) => [i, []]))),
+    close: async () => {},
+  };
+  return { watchlist, pool };
+}
+
+/** A dispatcher that notes each webhook once staged, as `name(stream):block:s|c`. */
+function notingDispatcher(staged: string[], name: (streamId: string) => string = (id) => id): Pick<Dispatcher, 'prepare' | 'stage'> {
+  return {
+    prepare: async (items) => items.map((i) => ({ ...i })),
+    stage: (items) => ({
+      results: items.map(() => 'queued' as const),
+      failed: () => {},
+      settle: () =>
+        staged.push(
+          ...items.map((i) => {
+            const { event } = i as unknown as { event: { number: number; kind: number } };
+            return `${name(i.streamId)}:${event.number}:${event.kind === 0 ? 's' : 'c'}`;
+          }),
+        ),
+    }),
+  };
+}
+
+describe('matching per partition', () => {
+  const stores: Store[] = [];
+  afterAll(async () => {
+    for (const s of stores) {
+      await s.close();
+      rmSync(s.path, { recursive: true, force: true });
+    }
+  });
+  const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
+  const log = jsonLogger(
+    () => {},
+    () => clock.now(),
+    'error',
+  );
+
+  /** A store holding the streams; `blocks` stores blocks (storeBlocks). */
+  function chain() {
+    const store = openStore(tempDir());
+    stores.push(store);
+    store.transact(() => {
+      for (const id of STREAMS) store.put('streams', streamKey(TENANT, id), { id, tenantId: TENANT, status: 'active' });
+    });
+    const blocks = (seen: number[], confirm: number[] = []) => storeBlocks(store, seen, confirm);
+    return { store, blocks };
+  }
+
+  /** A matcher over `kv` owning what `owns` says; `staged` lists its webhooks as `stream:block:s|c`. */
+  function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number })) {
+    const staged: string[] = [];
+    const { watchlist, pool } = everyBlockMatches(STREAMS.map((id) => ({ id, tenantId: TENANT })));
+    const dispatcher = notingDispatcher(staged);
+    const m = new StreamMatcher({
+      kv,
+      clock,
+      watchlist,
+      pool,
+      dispatcher,
+      build,
+      log,
+      owns,
+      partitionOf: (s: StoredStream) => PARTITION[s.id]!,
+    });
+    return { m, staged };
+  }
+
+  const sorted = (xs: readonly string[]) => [...xs].sort();
+  const run = async (...ms: Array<ReturnType<typeof matcher>>) => {
+    for (const { m } of ms) m.wake(CHAIN);
+    for (const { m } of ms) await m.settled();
+  };
+
+  it('two matchers, each owning half the partitions, stage exactly the webhooks one matcher stages alone, and the events go once both finished', async () => {
+    const alone = chain();
+    alone.blocks([1, 2, 3], [1]);
+    alone.blocks([4, 5], [2, 3]);
+    const one = matcher(alone.store, () => true);
+    await run(one);
+    expect(one.staged).toHaveLength(STREAMS.length * 8);
+    expect(pendingEvents(alone.store, CHAIN, 100)).toEqual([]);
+
+    const split = chain();
+    split.blocks([1, 2, 3], [1]);
+    split.blocks([4, 5], [2, 3]);
+    const low = matcher(split.store, half(0));
+    const high = matcher(split.store, half(1));
+    await run(low);
+    // The first half's streams only; the events wait for the other half.
+    expect(new Set(low.staged.map((w) => w.split(':')[0]))).toEqual(new Set(['a', 'b', 'c', 'd']));
+    expect(pendingEvents(split.store, CHAIN, 100)).toHaveLength(8);
+    expect(pendingEvents(split.store, CHAIN, 100, half(0))).toEqual([]);
+    await run(high);
+    expect(new Set(high.staged.map((w) => w.split(':')[0]))).toEqual(new Set(['e', 'f', 'g', 'h']));
+    expect(sorted([...low.staged, ...high.staged])).toEqual(sorted(one.staged));
+    expect(pendingEvents(split.store, CHAIN, 100)).toEqual([]);
+    // Each stream's webhooks in event order, as one matcher stages them.
+    for (const id of STREAMS) {
+      const mine = (ws: string[]) => ws.filter((w) => w.startsWith(`${id}:`));
+      expect(mine(PARTITION[id]! < 32 ? low.staged : high.staged)).toEqual(mine(one.staged));
+    }
+  });
+
+  it('a block that left the chain before a partition matched it is not delivered to that partition, its replacement is, as to the partition that matched both', async () => {
+    const { store, blocks } = chain();
+    blocks([1, 2, 3]);
+    const built: string[] = [];
+    const build: BuildWebhook = async (b, s) => {
+      built.push(`${s.id}:${b.number}:${b.bytes[0]}`);
+      return { n: b.number };
+    };
+    const low = matcher(store, half(0), build);
+    const high = matcher(store, half(1), build);
+    await run(low);
+    // Block 3 leaves the chain unconfirmed, another takes its place (its bytes 103), before the second half matched.
+    const events = blockEventLog(store, () => {});
+    store.transact(() => {
+      events.reorged!(CHAIN, 3, 3);
+      store.put('canon', blockKey(CHAIN, 3), '0x3b');
+      store.putRaw('blocks', blockKey(CHAIN, 3), new Uint8Array([103]));
+      events.seen(CHAIN, 3, '0x3b');
+    });
+    await run(high, low);
+    const of = (id: string) => built.filter((b) => b.startsWith(`${id}:`));
+    expect(of('a')).toEqual(['a:1:1', 'a:2:2', 'a:3:3', 'a:3:103']);
+    expect(of('e')).toEqual(['e:1:1', 'e:2:2', 'e:3:103']);
+    expect(sorted(high.staged.filter((w) => w.startsWith('e:')))).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
+    expect(pendingEvents(store, CHAIN, 100)).toEqual([]);
+  });
+
+  it('a partition moved between them mid-chain resumes where its owner left it: what was staged is not staged again, what was not is', async () => {
+    const { store, blocks } = chain();
+    blocks([1, 2, 3], [1]);
+    // The first owner of partition 20 stages c's webhooks, but cannot build d's (its node does not answer), then goes.
+    const lowOwns = new Set([...Array(PARTITIONS / 2).keys()]);
+    const low = matcher(
+      store,
+      (p) => lowOwns.has(p),
+      async (b, s) => {
+        if (s.id === 'd') throw new NodeUnavailable('no answer');
+        return { n: b.number };
+      },
+    );
+    const highOwns = new Set([...Array(PARTITIONS / 2).keys()].map((p) => p + PARTITIONS / 2));
+    const high = matcher(store, (p) => highOwns.has(p));
+    low.m.wake(CHAIN);
+    high.m.wake(CHAIN);
+    await high.m.settled();
+    // The first owner's lanes hold the events for d; their other streams are staged.
+    await expect.poll(() => low.staged.length).toBe(3 * 4);
+    expect(new Set(low.staged.map((w) => w.split(':')[0]))).toEqual(new Set(['a', 'b', 'c']));
+    lowOwns.delete(20);
+    await low.m.stop();
+    highOwns.add(20);
+    high.m.adopt(20);
+    await high.m.settled();
+    // More blocks: the new owner goes on from there.
+    blocks([4], [2]);
+    await run(high);
+
+    const all = [...low.staged, ...high.staged];
+    expect(new Set(all).size).toBe(all.length);
+    const c = ['c:1:s', 'c:2:s', 'c:3:s', 'c:1:c'];
+    const d = c.map((w) => w.replace('c:', 'd:'));
+    expect(sorted(all.filter((w) => w[0] === 'c'))).toEqual(sorted([...c, 'c:4:s', 'c:2:c']));
+    expect(sorted(high.staged.filter((w) => w[0] === 'd'))).toEqual(sorted([...d, 'd:4:s', 'd:2:c']));
+    // d's webhooks in event order, though its first ones were built by the new owner after c's.
+    expect(high.staged.filter((w) => w[0] === 'd')).toEqual(['d:1:s', 'd:1:c', 'd:2:s', 'd:3:s', 'd:2:c', 'd:4:s']);
+    // Partition 3 stayed with the first owner, which stopped: the events wait for it alone.
+    expect(pendingEvents(store, CHAIN, 100, (p) => p === 3).map((e) => e.key)).toEqual(pendingEvents(store, CHAIN, 100).map((e) => e.key));
+  });
+});
+
+describe('matching per partition, captured', () => {
+  let rx: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    rx = await startReceiver();
+  });
+  afterAll(() => rx.close());
+
+  it("a cluster node's marks ride in the unit that staged their webhooks, and the node applying them passes those events over", async () => {
+    const { h32 } = await xxhash();
+    const part = (tenant: string, url: string) => partitionOf(h32, tenant, url);
+    const units: PendingUnit[][] = [];
+    let capture: DeliveryCapture | undefined;
+    const rig = deliveryRig(T0, {
+      partitionOf: part,
+      capture: (kv) => (capture = new DeliveryCapture(kv, part, (u) => units.push(u))),
+    });
+    const other = openStore(tempDir());
+    try {
+      const family = evm.resources({ kv: rig.store, clock: rig.clock, dispatcher: rig.dispatcher });
+      const urls = ['x', 'y', 'z'].map((q) => `${rx.url}?${q}`);
+      const ids = await Promise.all(urls.map(async (u) => String((await family.create(TENANT, evmDefinition(u, 'm'), undefined)).id)));
+      const streams = ids.map((id) => rig.store.get<StoredStream>('streams', streamKey(TENANT, id))!);
+      const partitionOfStream = (s: StoredStream) => part(s.tenantId, s.webhookUrl);
+      // The other node holds the same streams (the control plane's rows) and applies the same blocks.
+      other.transact(() => {
+        for (const s of streams) other.put('streams', streamKey(TENANT, s.id), s);
+      });
+      const blocks = (store: Store, seen: number[], confirm: number[] = []) => storeBlocks(store, seen, confirm, 100);
+      const { watchlist, pool } = everyBlockMatches(streams);
+      const log = jsonLogger(
+        () => {},
+        () => rig.clock.now(),
+        'error',
+      );
+      const build: BuildWebhook = async (b) => payload(b.number);
+      const opts = { retainEvents: 100 };
+
+      // The first node owns every partition and writes through its capture.
+      const first = new StreamMatcher({
+        kv: capture!.kv,
+        clock: rig.clock,
+        watchlist,
+        pool,
+        dispatcher: rig.dispatcher,
+        build,
+        log,
+        opts,
+        partitionOf: partitionOfStream,
+      });
+      blocks(rig.store, [1, 2], [1]);
+      blocks(other, [1, 2], [1]);
+      first.wake(CHAIN);
+      await first.settled();
+      await rig.dispatcher.settled();
+      await first.stop();
+
+      // Each stream's staging unit holds its webhooks' queue rows and its partition's marks, finished.
+      // (The first unit of each partition: its outcomes come after.)
+      const staging = [
+        ...new Map(
+          units
+            .flat()
+            .map((u) => [u.change.partition, u] as const)
+            .reverse(),
+        ).values(),
+      ];
+      expect(new Set(staging.map((u) => u.change.partition))).toEqual(new Set(streams.map(partitionOfStream)));
+      for (const u of staging) {
+        expect(u.change.rows.filter(([table, , bytes]) => table === 'queue' && bytes !== null)).toHaveLength(3);
+        const marks = u.change.rows.filter(([table]) => table === 'matchMarks');
+        expect(marks.map(([, key]) => key)).toEqual([`${CHAIN}/#${String(u.change.partition).padStart(2, '0')}`]);
+        expect(Object.values(unpack(marks[0]![2]!) as object)).toEqual([0, 0, 0]);
+      }
+      // The events stay in the log, finished here.
+      expect(pendingEvents(rig.store, CHAIN, 10)).toHaveLength(3);
+      expect(pendingEvents(rig.store, CHAIN, 10, () => true)).toEqual([]);
+
+      // The other node applies the partitions' units, then owns them all: it stages only what came since.
+      other.transact(() => {
+        for (const u of units.flat()) applyPartitionChange(other, u.change);
+      });
+      const staged: string[] = [];
+      const second = new StreamMatcher({
+        kv: other,
+        clock: rig.clock,
+        watchlist,
+        pool,
+        dispatcher: notingDispatcher(staged, (id) => String(ids.indexOf(id))),
+        build,
+        log,
+        opts,
+        partitionOf: partitionOfStream,
+      });
+      blocks(other, [3], [2]);
+      second.wake(CHAIN);
+      await second.settled();
+      expect(staged.sort()).toEqual(['0:2:c', '0:3:s', '1:2:c', '1:3:s', '2:2:c', '2:3:s']);
+      await second.stop();
+    } finally {
+      await rig.close();
+      await other.close();
+      rmSync(other.path, { recursive: true, force: true });
+    }
+  });
+});
