@@ -54,7 +54,7 @@ describe('delivery units captured per partition', () => {
     const { h32 } = await xxhash();
     const units: PendingUnit[] = [];
     const part = (tenant: string, url: string) => partitionOf(h32, tenant, url);
-    const rig = deliveryRig(T0, { partitionOf: part, capture: (kv) => new DeliveryCapture(kv, part, (u) => units.push(...u)) });
+    const rig = deliveryRig(T0, { partitionOf: part, capture: (kv) => new DeliveryCapture(kv, part, (u) => void units.push(...u)) });
     const { store, clock, dispatcher } = rig;
     const second = openStore(tempDir());
     try {
@@ -200,7 +200,7 @@ describe('delivery units captured per partition', () => {
       const capture = new DeliveryCapture(
         store,
         () => 0,
-        (u) => told.push(...u.flatMap((c) => c.change.rows.map(([, key]) => key))),
+        (u) => void told.push(...u.flatMap((c) => c.change.rows.map(([, key]) => key))),
       );
       const unit = (url: string): number =>
         store.transact(() => {
