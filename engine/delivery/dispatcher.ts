@@ -225,20 +225,16 @@ export class Dispatcher {
   }
 
   /**
-   * Partition `p` is being handed over: no attempt of it starts any more; resolves true once those under way ended
-   * with their outcomes committed, false after `withinMs` (on the service clock's timers, its ticker).
+   * Partition `p` is being handed over: no attempt of it starts any more; resolves once those under way ended with
+   * their outcomes committed (the caller bounds the wait).
    */
-  handOver(p: number, withinMs: number): Promise<boolean> {
+  handOver(p: number): Promise<void> {
     this.closing.add(p);
-    if ((this.inFlight.get(p) ?? 0) === 0) return Promise.resolve(true);
+    if ((this.inFlight.get(p) ?? 0) === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = this.clock.at(this.clock.now() + withinMs, () => resolve(false));
       let waiting = this.quiet.get(p);
       if (waiting === undefined) this.quiet.set(p, (waiting = []));
-      waiting.push(() => {
-        timer.cancel();
-        resolve(true);
-      });
+      waiting.push(resolve);
     });
   }
 
