@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
+import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
@@ -50,19 +51,10 @@ const env = (): Record<string, string> => ({
 const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
   ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
 
-async function anvilRpc<T>(method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(anvil.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
+const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => anvilRpc<T>(anvil.url, method, params);
 
 /** Pays WALLET in a block of its own; answers the transaction's hash. */
-const pay = (): Promise<string> => anvilRpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
+const pay = (): Promise<string> => rpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
 
 const streamIds: string[] = [];
 /** The webhooks received per stream carrying transaction `hash`, answered 200. */

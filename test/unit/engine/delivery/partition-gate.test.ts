@@ -5,6 +5,7 @@ import type { DeliveryGate } from '../../../../engine/delivery/dispatcher.js';
 import { evm } from '../../../../engine/evm/index.js';
 import { evmDefinition } from '../../../kit/evm-stream.js';
 import { startReceiver } from '../../../receiver.js';
+import { blockPayload } from './parts.js';
 import { deliveryRig } from './rig.js';
 
 /**
@@ -17,14 +18,7 @@ const T0 = Date.parse('2026-12-01T00:00:00Z');
 const T1 = 't_1111111111111111';
 const SEC = 1_000;
 
-const payload = (n: number) => ({
-  confirmed: false,
-  chainId: '0x1',
-  retries: 0,
-  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
-  logs: [],
-  txs: [],
-});
+const payload = blockPayload;
 
 /** A gate the test moves: the partitions owned, and those of them writable. */
 const gate = () => {
