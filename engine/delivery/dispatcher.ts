@@ -263,16 +263,13 @@ export class Dispatcher {
   }
 
   /** The partition a stream's delivery is in: its waiting webhooks', else its tenant's and URL's. */
-  private streamPartition(s: Pick<DeliveryStream, 'id' | 'tenantId' | 'webhookUrl'>): number {
-    return this.queue.stagedIn(s.id) ?? this.partitionOf(s.tenantId, s.webhookUrl);
+  private streamPartition(s: Pick<DeliveryStream, 'id' | 'tenantId' | 'webhookUrl'>, stored = false): number {
+    return this.queue.stagedIn(s.id, stored) ?? this.partitionOf(s.tenantId, s.webhookUrl);
   }
 
+  /** The streams of partition `p` as the store holds them (another node's rows were applied under what is kept). */
   private partitionStreams(p: number): DeliveryStream[] {
-    // Read from the store, not the cache: another node's rows were applied under it.
-    return [...this.parts.streams.all()].filter((s) => {
-      this.queue.forget(s.id);
-      return this.streamPartition(s) === p;
-    });
+    return [...this.parts.streams.all()].filter((s) => this.streamPartition(s, true) === p);
   }
 
   // ---- what the streams side tells ------------------------------------------

@@ -97,8 +97,8 @@ export class KvDeliveryQueue implements DeliveryQueue {
     return this.out.size;
   }
 
-  stagedIn(streamId: string): number | undefined {
-    const m = this.metas.known(streamId) ?? this.kv.get<QueueMeta>('queueMeta', streamId);
+  stagedIn(streamId: string, stored = false): number | undefined {
+    const m = (stored ? undefined : this.metas.known(streamId)) ?? this.kv.get<QueueMeta>('queueMeta', streamId);
     return m !== undefined && m.queued > 0 ? queuePartition(m) : undefined;
   }
 

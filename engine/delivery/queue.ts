@@ -27,8 +27,11 @@ export interface DeliveryQueue {
   /** Webhooks out for an attempt, all streams. */
   readonly held: number;
   begin(): QueueWrite;
-  /** The partition the stream's waiting webhooks were staged in, as last committed; undefined when none waits. */
-  stagedIn(streamId: string): number | undefined;
+  /**
+   * The partition the stream's waiting webhooks were staged in, as last committed (`stored`: as the store holds it,
+   * another node's rows applied under what is kept in memory); undefined when none waits.
+   */
+  stagedIn(streamId: string, stored?: boolean): number | undefined;
   /** Forgets what is kept in memory of the stream (counts, head, retry index): read from the store again. */
   forget(streamId: string): void;
   /**
