@@ -12,6 +12,7 @@ import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
 import { startPartitionOwners, type PartitionOwners } from '../bus/owners.js';
 import { ClusterPartitions } from '../bus/partitions.js';
+import type { PartitionLog } from '../engine/cluster/partition-log.js';
 import { within } from '../bus/waits.js';
 import type { Dispatcher } from '../engine/delivery/dispatcher.js';
 import type { PartitionLink } from './delivery.js';
@@ -329,9 +330,9 @@ export function wireDeliveryPartitions({
   ttlMs,
   logger,
 }: {
-  owners: PartitionOwners;
-  log: ClusterPartitions;
-  dispatcher: Dispatcher;
+  owners: Pick<PartitionOwners, 'onEvent' | 'setHandOver' | 'giveUp'>;
+  log: PartitionLog;
+  dispatcher: Pick<Dispatcher, 'adopt' | 'drop' | 'handOver' | 'resume'>;
   link: PartitionLink;
   ttlMs: number;
   logger: Logger;
