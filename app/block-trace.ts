@@ -101,6 +101,7 @@ export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
           for (const u of blocks) mark('enqueued', u.chain, u.block);
           staged.settle();
         },
+        durable: () => staged.durable?.(),
       };
     },
   };

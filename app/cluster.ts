@@ -11,6 +11,11 @@ import { ClusterChains, type DropPublish } from '../bus/chains.js';
 import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
 import { startPartitionOwners, type PartitionOwners } from '../bus/owners.js';
+import { ClusterPartitions } from '../bus/partitions.js';
+import type { PartitionLog } from '../engine/cluster/partition-log.js';
+import { within } from '../bus/waits.js';
+import type { Dispatcher } from '../engine/delivery/dispatcher.js';
+import type { PartitionLink } from './delivery.js';
 import { BLOCKS_MAX_PAYLOAD, checkMaxPayload, ensureBlocksStream, ensureControlStream, ensurePartitionsStream } from '../bus/streams.js';
 import type { ClusterView, ConsumerLag, NodeEntry } from '../engine/cluster/node.js';
 import { ownsPartitions } from '../engine/cluster/owners.js';
@@ -196,8 +201,10 @@ export interface ClusterNode {
   readonly id: string;
   /** Its entry now (/health's `cluster`, the cluster gauges). */
   entry(): NodeEntry;
-  /** Its delivery partitions' owners loop, on a node that matches and delivers (nothing consumes its events yet). */
+  /** Its delivery partitions' owners loop, on a node that matches and delivers. */
   readonly owners: PartitionOwners | undefined;
+  /** The partition log: every node applies it; the owners publish their units on it. */
+  readonly partitions: ClusterPartitions;
   /** Its HTTP listener answers at `address` (host:port): written to the registry at once. */
   listening(address: string): Promise<void>;
   /** Releases its partitions and leaves the registry (before the bus closes). */
@@ -216,6 +223,7 @@ export async function startClusterNode({
   control,
   hash,
   log,
+  delivery,
 }: {
   config: Pick<Config, 'roles' | 'leaseTtlMs' | 'natsReplicas'>;
   kv: Kv;
@@ -223,12 +231,29 @@ export async function startClusterNode({
   /** xxhash32, the partitions' and their owners' hash. */
   hash: Hash32;
   log: Logger;
+  /** This node's dispatcher and its link to the partitions, on a node that owns partitions (match and deliver). */
+  delivery?: { dispatcher: Dispatcher; link: PartitionLink } | undefined;
 }): Promise<ClusterNode> {
   let http: string | undefined;
   let owners: PartitionOwners | undefined;
-  const owning = ownsPartitions(config.roles);
+  const owning = ownsPartitions(config.roles) && delivery !== undefined;
+  const node = nodeId(kv);
+  // Every node applies every partition's log (history, logs, stats for its API), owner or not.
+  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log });
+  partitions.start();
+  let queued = new Map<number, number>();
+  let countedAt = -Infinity;
+  /** Undelivered webhooks of the partitions owned and adopted, counted at most once a second (a pass over the streams). */
+  const queuedOf = (p: number): number | null => {
+    if (delivery === undefined || !delivery.link.owns(p)) return null;
+    if (performance.now() - countedAt > 1_000) {
+      queued = delivery.dispatcher.queuedIn(delivery.link.ready);
+      countedAt = performance.now();
+    }
+    return queued.get(p) ?? 0;
+  };
   const view: ClusterView = {
-    node: nodeId(kv),
+    node,
     roles: config.roles,
     version: version(),
     startedAt: Date.now(),
@@ -237,15 +262,22 @@ export async function startClusterNode({
     applied: () => control.plane.applied(),
     leases: () => control.chains.leases?.held() ?? [],
     consumers: async () => control.chains.lags?.() ?? [],
-    ...(owning ? { partitions: () => [...(owners?.owned() ?? [])].map(([partition, revision]) => ({ partition, revision })) } : {}),
+    ...(owning
+      ? {
+          partitions: () =>
+            [...(owners?.owned() ?? [])].map(([partition, revision]) => ({ partition, revision, queued: queuedOf(partition) })),
+        }
+      : {}),
   };
-  const registry = await startNodeRegistry(control.bus, view, {
-    ttlMs: registryTtl(config.leaseTtlMs),
-    replicas: config.natsReplicas,
-    log,
-  });
+  let registry: Awaited<ReturnType<typeof startNodeRegistry>> | undefined;
+  let unwire = (): void => {};
   try {
-    if (owning)
+    registry = await startNodeRegistry(control.bus, view, {
+      ttlMs: registryTtl(config.leaseTtlMs),
+      replicas: config.natsReplicas,
+      log,
+    });
+    if (owning) {
       owners = await startPartitionOwners(control.bus, {
         node: view.node,
         ttlMs: config.leaseTtlMs,
@@ -253,22 +285,97 @@ export async function startClusterNode({
         hash,
         log,
       });
+      unwire = wireDeliveryPartitions({ owners, log: partitions, ...delivery, ttlMs: config.leaseTtlMs, logger: log });
+    }
   } catch (err) {
-    await registry.stop();
+    await registry?.stop();
+    await partitions.stop();
     throw err;
   }
+  const entered = registry;
   return {
     id: view.node,
     owners,
-    entry: () => registry.entry(),
+    partitions,
+    entry: () => entered.entry(),
     listening: (address) => {
       http = address;
-      return registry.beat();
+      return entered.beat();
     },
     stop: async () => {
+      // The owners release every partition (each lost: the dispatcher drops it, its log takes back what is left).
       await owners?.stop();
-      await registry.stop();
+      unwire();
+      await partitions.stop();
+      await entered.stop();
     },
+  };
+}
+
+/** How often a partition whose log was not writable (the bus down) is looked at again, ms. */
+const WRITABLE_EVERY_MS = 500;
+
+/**
+ * Delivery on the partitions this node owns (docs/decisions/cluster.md, Part 2): a lease held → the partition's log
+ * taken (applied to its last message) → `ready`, the dispatcher adopts the partition. A lease lost → the dispatcher
+ * drops it at once and the log releases it. A hand-over → no attempt of it starts, those in flight end, its units
+ * are published, then the owners release the lease. The log losing it (refused, superseded, behind) → the
+ * dispatcher drops it and the owners release the lease. Answers how to stop.
+ */
+export function wireDeliveryPartitions({
+  owners,
+  log,
+  dispatcher,
+  link,
+  ttlMs,
+  logger,
+}: {
+  owners: Pick<PartitionOwners, 'onEvent' | 'setHandOver' | 'giveUp'>;
+  log: PartitionLog;
+  dispatcher: Pick<Dispatcher, 'adopt' | 'drop' | 'handOver' | 'resume'>;
+  link: PartitionLink;
+  ttlMs: number;
+  logger: Logger;
+}): () => void {
+  link.log = log;
+  const lose = (partition: number): void => {
+    link.ready.delete(partition);
+    dispatcher.drop(partition);
+  };
+  const unlog = log.onEvent((event) => {
+    if (event.kind === 'ready') {
+      link.ready.add(event.partition);
+      dispatcher.adopt(event.partition);
+      return;
+    }
+    lose(event.partition);
+    if (event.reason !== 'released') void owners.giveUp(event.partition);
+  });
+  const unown = owners.onEvent((event) => {
+    if (event.kind === 'held') {
+      void log.take(event.partition, event.revision).catch((err: unknown) => {
+        logger.warn('partition log: a takeover failed; the partition is given up', { partition: event.partition, err });
+        void owners.giveUp(event.partition);
+      });
+      return;
+    }
+    lose(event.partition);
+    void log.release(event.partition);
+  });
+  // Within a lease TTL: the attempts in flight end within the delivery timeout at worst, then the units are published.
+  owners.setHandOver(async (partition) => {
+    await within(dispatcher.handOver(partition), ttlMs);
+    await log.drained(partition, ttlMs);
+  });
+  const writable = setInterval(() => {
+    for (const p of link.ready) if (link.writable(p)) dispatcher.resume(p);
+  }, WRITABLE_EVERY_MS);
+  writable.unref();
+  return () => {
+    clearInterval(writable);
+    unlog();
+    unown();
+    link.log = undefined;
   };
 }
 

@@ -10,7 +10,37 @@ import type { Metrics } from '../engine/metrics.js';
 import type { TargetPolicy } from '../engine/net/targets.js';
 import type { Kv } from '../engine/ports.js';
 import type { ControlPlane } from '../engine/streams/control-plane.js';
-import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
+import { partitionOf, type Hash32, type PendingUnit } from '../engine/cluster/partitions.js';
+import { DeliveryCapture } from '../engine/cluster/delivery-capture.js';
+import type { PartitionLog } from '../engine/cluster/partition-log.js';
+import type { DeliveryGate } from '../engine/delivery/dispatcher.js';
+
+/**
+ * What ties a cluster node's delivery to its partitions: the partitions whose log this node caught up with and
+ * owns (the dispatcher's gate), and where its units go. The log is given once it runs (wireDeliveryPartitions).
+ */
+export class PartitionLink implements DeliveryGate {
+  log: PartitionLog | undefined;
+  /** Owned and adopted: the log said `ready`, and neither it nor the owners said `lost` since. */
+  readonly ready = new Set<number>();
+
+  owns(partition: number): boolean {
+    return this.ready.has(partition);
+  }
+
+  writable(partition: number): boolean {
+    return this.ready.has(partition) && this.log?.writable(partition) === true;
+  }
+
+  /**
+   * A committed unit's changes: those of partitions this node owns are published on their logs. The others stay in
+   * this store alone: the units a control change makes on every node (only the owner publishes them).
+   */
+  submit(units: readonly PendingUnit[]): ReadonlyArray<Promise<void>> {
+    const mine = units.filter((u) => this.ready.has(u.change.partition));
+    return mine.length === 0 || this.log === undefined ? [] : this.log.submit(mine);
+  }
+}
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -30,6 +60,7 @@ export function buildDelivery({
   mark,
   plane,
   hash,
+  partitions,
 }: {
   config: Config;
   store: Kv;
@@ -43,16 +74,22 @@ export function buildDelivery({
   plane: ControlPlane;
   /** xxhash-wasm's h32: a stream's delivery partition. */
   hash: Hash32;
+  /** A cluster node owning partitions: its units are captured and published, its attempts gated by ownership. */
+  partitions?: PartitionLink | undefined;
 }): Dispatcher {
   const sender = mark === undefined ? undiciSender({ targets, ticker }) : tracedSender(undiciSender({ targets, ticker }), mark);
   const mailer = config.smtpUrl === undefined ? undefined : smtpMailer(config.smtpUrl);
+  const partition = (tenant: string, url: string): number => partitionOf(hash, tenant, url);
   const dispatcher = createDelivery({
     kv: store,
     clock,
     sender,
     mailer,
     log,
-    partitionOf: (tenant, url) => partitionOf(hash, tenant, url),
+    partitionOf: partition,
+    ...(partitions === undefined
+      ? {}
+      : { gate: partitions, capture: new DeliveryCapture(store, partition, (units) => partitions.submit(units)) }),
     // On a cluster, the stream states its health rules write here are written to the log for the other nodes too.
     streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: log }) }),
     alertEmail: config.alertEmail,

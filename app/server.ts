@@ -40,7 +40,8 @@ import { clusterGauges } from '../engine/cluster/node.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
 import { blockPayload, checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
 import type { DropPublish } from '../bus/chains.js';
-import { buildDelivery, startDelivery } from './delivery.js';
+import { buildDelivery, PartitionLink, startDelivery } from './delivery.js';
+import { ownsPartitions } from '../engine/cluster/owners.js';
 import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
 import { noWait, startIngest, type BeforePart, type Hold, type Ingest } from './ingest.js';
@@ -142,7 +143,9 @@ export async function createCore({
     const plane: ControlPlane = { write: (change) => control.write(change) };
     // xxhash32: a stream's delivery partition (seed 0), and the seeds of the compiled filter sets.
     const { h32 } = await xxhash();
-    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane, hash: h32 });
+    // A cluster node that owns partitions delivers theirs only, and publishes its units on their logs.
+    const partitions = config.nats !== undefined && ownsPartitions(config.roles) ? new PartitionLink() : undefined;
+    const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane, hash: h32, partitions });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
     const watchlist = new Watchlist({
@@ -180,7 +183,17 @@ export async function createCore({
             ...(hold === undefined ? {} : { hold }),
           });
     const control = cluster?.plane ?? local;
-    node = cluster === undefined ? undefined : await startClusterNode({ config, kv: store, control: cluster, hash: h32, log });
+    node =
+      cluster === undefined
+        ? undefined
+        : await startClusterNode({
+            config,
+            kv: store,
+            control: cluster,
+            hash: h32,
+            log,
+            delivery: partitions === undefined ? undefined : { dispatcher, link: partitions },
+          });
     if (node !== undefined) clusterGauges(metrics, node.entry);
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');

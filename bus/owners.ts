@@ -93,6 +93,16 @@ export class PartitionOwners {
     this.handOverHook = hook;
   }
 
+  /**
+   * Releases the partition now, without a hand-over: this node cannot own it (its log lost it, refused or
+   * superseded, or was not caught up with in time). A later poll may take it again, as the plan says.
+   */
+  async giveUp(partition: number): Promise<void> {
+    if (!this.parts.leases.holds(partition) || this.handing.has(partition)) return;
+    this.wanted.delete(partition);
+    await this.parts.leases.release(partition);
+  }
+
   /** Stops planning, lets the hand-overs under way finish, and releases every partition. */
   async stop(): Promise<void> {
     this.stopped = true;

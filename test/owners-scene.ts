@@ -52,7 +52,7 @@ export class OwnersScene {
       http: () => undefined,
       bus: () => ({ up: true, servers: this.nats.url }),
       applied: () => 0,
-      partitions: () => [...(owners?.owned() ?? [])].map(([partition, revision]) => ({ partition, revision })),
+      partitions: () => [...(owners?.owned() ?? [])].map(([partition, revision]) => ({ partition, revision, queued: null })),
     };
     const registry = await startNodeRegistry(bus, view, { ttlMs: registryTtl(this.ttlMs) });
     owners = await startPartitionOwners(bus, { node, ttlMs: this.ttlMs, hash });

@@ -27,8 +27,11 @@ export const DELIVERY_TABLES: ReadonlySet<Table> = new Set<Table>([
   'matchMarks',
 ]);
 
-/** Told each committed unit's changes, one per partition it wrote, in commit order. */
-export type UnitListener = (units: PendingUnit[]) => void;
+/**
+ * Told each committed unit's changes, one per partition it wrote, in commit order; answers, on a cluster node, a
+ * promise per change settled once it is durable in the partition log (or taken back).
+ */
+export type UnitListener = (units: PendingUnit[]) => ReadonlyArray<Promise<void>> | void;
 
 function streamOf(key: string): string {
   const slash = key.indexOf('/');
@@ -180,6 +183,8 @@ export class DeliveryCapture implements UnitCapture {
   private readonly units = new Map<number, PendingUnit[]>();
   /** Told: committed (true) or failed. */
   private readonly told = new Map<number, boolean>();
+  /** Committed units waiting for those before them, with how to tell when they are durable. */
+  private readonly durable = new Map<number, { resolve(): void; reject(err: unknown): void }>();
 
   constructor(
     kv: Kv,
@@ -194,8 +199,12 @@ export class DeliveryCapture implements UnitCapture {
     return this.sealed++;
   }
 
-  committed(n: number): void {
+  committed(n: number): Promise<void> {
+    const durable = new Promise<void>((resolve, reject) => this.durable.set(n, { resolve, reject }));
+    // Most units' durability is not awaited (outcomes, marks): a taken-back one is the log's to report, not a crash.
+    durable.catch(() => {});
     this.settle(n, true);
+    return durable;
   }
 
   failed(n: number): void {
@@ -208,8 +217,15 @@ export class DeliveryCapture implements UnitCapture {
       const ok = this.told.get(this.next)!;
       const units = this.units.get(this.next)!;
       this.told.delete(this.next);
-      this.units.delete(this.next++);
-      if (ok && units.length > 0) this.listener(units);
+      this.units.delete(this.next);
+      const durable = this.durable.get(this.next);
+      this.durable.delete(this.next++);
+      const submitted = ok && units.length > 0 ? this.listener(units) : undefined;
+      if (durable !== undefined)
+        Promise.all(submitted ?? []).then(
+          () => durable.resolve(),
+          (err: unknown) => durable.reject(err),
+        );
     }
   }
 }

@@ -16,8 +16,8 @@ export interface HeldLease {
 }
 
 /**
- * A delivery partition this node owns, at its lease's revision. `queued`: its webhooks waiting (null until the
- * dispatcher counts them per partition).
+ * A delivery partition this node owns, at its lease's revision. `queued`: its undelivered webhooks (null before its
+ * dispatcher adopted it: its log not applied yet).
  */
 export interface OwnedPartition {
   partition: number;
@@ -57,7 +57,7 @@ export interface ClusterView {
    * The delivery partitions this node owns now, at their leases' revisions: given on a node that owns partitions
    * (match and deliver), whose entry then lists them (none yet: an empty list), which tells the other nodes it takes part.
    */
-  partitions?(): ReadonlyArray<Omit<OwnedPartition, 'queued'>>;
+  partitions?(): readonly OwnedPartition[];
 }
 
 /** A node's entry: in the registry, in /health's `cluster`, in `status --cluster`. */
@@ -105,9 +105,7 @@ export function nodeEntry(view: ClusterView, figures: BusFigures, now: number): 
     // The node may have applied beyond the last sequence read a beat ago.
     control: { applied, last: last ?? null, lag: last === undefined ? null : Math.max(0, last - applied) },
     consumers: [...(figures.consumers ?? [])],
-    ...(view.partitions === undefined
-      ? {}
-      : { partitions: view.partitions().map(({ partition, revision }) => ({ partition, revision, queued: null })) }),
+    ...(view.partitions === undefined ? {} : { partitions: [...view.partitions()] }),
   };
 }
 
@@ -137,6 +135,9 @@ export function clusterGauges(metrics: Metrics, entry: () => NodeEntry): void {
   );
   metrics.gauge('chainpost_cluster_partition_revision', 'The lease revision of each delivery partition this node owns.', () =>
     (entry().partitions ?? []).map((p) => ({ labels: { partition: String(p.partition) }, value: p.revision })),
+  );
+  metrics.gauge('chainpost_cluster_partition_queued', 'The undelivered webhooks of each delivery partition this node owns.', () =>
+    (entry().partitions ?? []).flatMap((p) => (p.queued === null ? [] : [{ labels: { partition: String(p.partition) }, value: p.queued }])),
   );
   metrics.gauge('chainpost_cluster_consumer_lag', 'Messages each block consumer of this node has still to apply.', () =>
     entry().consumers.map((c) => ({ labels: { consumer: c.name }, value: c.lag })),

@@ -25,11 +25,12 @@ export function rolesProblem(text: string): string | undefined {
 export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(text).filter(isRole));
 
 /**
- * What is wrong with a cluster node's set of roles in this version, or undefined. A chain's blocks are matched, and
- * their webhooks delivered, by the node that follows it, and a block replay's or test webhook's by the node that
- * answered the request: the webhooks wait in that node's store for its own delivery. So `ingest` goes with `match`
- * and `deliver`, and `api` with `deliver`; a node that follows or serves without them would queue webhooks no node
- * sends. (Matching and delivery on nodes of their own come with their partitions.)
+ * What is wrong with a cluster node's set of roles in this version, or undefined. A node sends the webhooks of the
+ * delivery partitions it owns, but what stages them is not yet per partition: a chain's blocks are matched by the
+ * node that follows it, and a block replay is staged by the node that answered it, in that node's store. Until
+ * matching runs per partition on each owner and a replay goes to its partition's owner, `ingest` goes with `match`
+ * and `deliver`, and `api` with `deliver`: a node that follows or serves without them would stage webhooks that no
+ * node owning their partitions has in its store.
  */
 export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
   const lacking = (role: Role, needs: readonly Role[]): string | undefined => {

@@ -73,6 +73,20 @@ export interface DeliveryParts extends DispatcherOptions {
    * default queue and rates only are captured.
    */
   capture?: UnitCapture;
+  /**
+   * Which partitions this node delivers (a cluster node: those it owns). Absent (one process): every partition. With
+   * it, nothing of a stream runs here (its attempts, its retries' timers, its 24-hour rule in error) until its
+   * partition is adopted (`adopt`), and its attempts start only while the partition is writable.
+   */
+  gate?: DeliveryGate;
+}
+
+/** The partitions a cluster node owns, and whether each may take units now (docs/decisions/cluster.md, Part 2). */
+export interface DeliveryGate {
+  /** This node owns the partition (its log caught up at takeover, not lost since). */
+  owns(partition: number): boolean;
+  /** Units of the partition may be committed now: owned and its log's publishes going through. */
+  writable(partition: number): boolean;
 }
 
 /** The server's delivery, from named parts. */
@@ -132,6 +146,14 @@ export class Dispatcher {
   private idle: Array<() => void> = [];
   /** Outcomes since the start, for /metrics. */
   private readonly counters = new DeliveryCounters();
+  private readonly partitionOf: StreamPartition;
+  /** Partitions being handed over: no attempt of theirs starts. */
+  private readonly closing = new Set<number>();
+  /** Per partition, the streams whose attempt did not start because it was not writable: kicked by `resume`. */
+  private readonly unwritable = new Map<number, Set<string>>();
+  /** Attempts under way per partition, and who waits for a partition's to end (a hand-over). */
+  private readonly inFlight = new Map<number, number>();
+  private readonly quiet = new Map<number, Array<() => void>>();
 
   constructor(private readonly parts: DeliveryParts) {
     const { clock, log } = parts;
@@ -139,6 +161,7 @@ export class Dispatcher {
     const kv = parts.capture?.kv ?? parts.kv;
     this.kv = kv;
     this.clock = clock;
+    this.partitionOf = parts.partitionOf ?? (() => 0);
     this.retention = { ...DEFAULT_RETENTION, ...parts.retention };
     this.queue = parts.queue ?? new KvDeliveryQueue(kv);
     this.reads = new StreamReads(parts.streams);
@@ -163,13 +186,90 @@ export class Dispatcher {
     });
   }
 
-  /** Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. */
+  /**
+   * Rebuilds timers from the store (after a restart nothing is lost) and resumes delivery. With a gate, only of the
+   * partitions owned (none yet at a cluster node's start: each is adopted as it is taken).
+   */
   start(): void {
     for (const s of this.parts.streams.all()) {
       this.track(s);
-      this.health.started(s);
-      if (sends(s.status) && this.queue.size(s.id) > 0) this.kick(s.id);
+      this.health.usesUrl(s);
+      if (this.parts.gate === undefined || this.parts.gate.owns(this.streamPartition(s))) this.resumeStream(s);
     }
+  }
+
+  /**
+   * This node took partition `p` and applied its log (a cluster node): what it kept in memory of the partition's
+   * streams is read again from the store (another node changed them meanwhile), their retries and 24-hour rules
+   * are scheduled at their instants, and they resume, as `start` does at a restart.
+   */
+  adopt(p: number): void {
+    this.closing.delete(p);
+    // Statistics rows are cached by key across partitions: read again, all of them (cheap, once per takeover).
+    this.units.records.stats.clear();
+    for (const s of this.partitionStreams(p)) {
+      this.queue.forget(s.id);
+      this.resumeStream(s);
+    }
+  }
+
+  /** Partition `p` is no longer this node's: its streams' timers stop here at once (attempts in flight finish). */
+  drop(p: number): void {
+    this.closing.delete(p);
+    this.unwritable.delete(p);
+    for (const s of this.partitionStreams(p)) {
+      this.retries.cancel(s.id);
+      this.health.cancelTermination(s.id);
+      this.queue.forget(s.id);
+    }
+  }
+
+  /**
+   * Partition `p` is being handed over: no attempt of it starts any more; resolves once those under way ended with
+   * their outcomes committed (the caller bounds the wait).
+   */
+  handOver(p: number): Promise<void> {
+    this.closing.add(p);
+    if ((this.inFlight.get(p) ?? 0) === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let waiting = this.quiet.get(p);
+      if (waiting === undefined) this.quiet.set(p, (waiting = []));
+      waiting.push(resolve);
+    });
+  }
+
+  /** Partition `p`'s log is writable again (the bus back): its streams held meanwhile start. */
+  resume(p: number): void {
+    const held = this.unwritable.get(p);
+    this.unwritable.delete(p);
+    for (const id of held ?? []) this.kick(id);
+  }
+
+  /** Undelivered webhooks per partition, those of the partitions `wanted` (/health's cluster.partitions). */
+  queuedIn(wanted: ReadonlySet<number>): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const s of this.parts.streams.all()) {
+      const p = this.queue.stagedIn(s.id);
+      if (p !== undefined && wanted.has(p)) out.set(p, (out.get(p) ?? 0) + this.queue.size(s.id));
+    }
+    return out;
+  }
+
+  /** A stream's timers and its next attempt, from the store. */
+  private resumeStream(s: DeliveryStream): void {
+    this.retries.cancel(s.id);
+    this.health.started(s);
+    if (sends(s.status) && this.queue.size(s.id) > 0) this.kick(s.id);
+  }
+
+  /** The partition a stream's delivery is in: its waiting webhooks', else its tenant's and URL's. */
+  private streamPartition(s: Pick<DeliveryStream, 'id' | 'tenantId' | 'webhookUrl'>, stored = false): number {
+    return this.queue.stagedIn(s.id, stored) ?? this.partitionOf(s.tenantId, s.webhookUrl);
+  }
+
+  /** The streams of partition `p` as the store holds them (another node's rows were applied under what is kept). */
+  private partitionStreams(p: number): DeliveryStream[] {
+    return [...this.parts.streams.all()].filter((s) => this.streamPartition(s, true) === p);
   }
 
   // ---- what the streams side tells ------------------------------------------
@@ -209,7 +309,9 @@ export class Dispatcher {
   healthSet(s: DeliveryStream): AfterCommit {
     return () => {
       this.reads.changed(s.id);
-      this.health.stateApplied(s);
+      // The 24-hour rule of a stream in error runs on its partition's owner only.
+      if (this.parts.gate === undefined || this.parts.gate.owns(this.streamPartition(s))) this.health.stateApplied(s);
+      else this.health.cancelTermination(s.id);
     };
   }
 
@@ -309,15 +411,18 @@ export class Dispatcher {
       return 'queued';
     });
     unit.close(now);
+    let durable: Promise<void> | undefined;
     return {
       results,
       failed: () => unit.failed(),
       settle: () => {
-        unit.committed();
+        // The enqueue is answered once durable; the sends do not wait for it (docs/decisions/cluster.md, Part 2).
+        durable = unit.committed();
         this.health.afterError(wentToError);
         for (const id of touched) this.kick(id);
         this.notifyIfIdle();
       },
+      durable: () => durable,
     };
   }
 
@@ -445,6 +550,9 @@ export class Dispatcher {
     }
     const s = this.reads.read(streamId);
     if (s === undefined || !sends(s.status)) return undefined;
+    const gate = this.parts.gate;
+    const p = gate === undefined ? 0 : this.streamPartition(s);
+    if (gate !== undefined && !this.mayStart(gate, p, streamId)) return undefined;
     // Counted from here: what follows reads the queue's head, signs the body and opens the request.
     if (!this.budget.take()) return this.budget.defer(streamId);
     const { taken, retryAt } = this.queue.next(streamId, this.clock.now());
@@ -454,13 +562,36 @@ export class Dispatcher {
     this.streamOrigins.set(streamId, origin);
     if (!this.slots.take(s.tenantId, origin, streamId)) return undefined;
     this.queue.hold(taken);
+    this.inFlight.set(p, (this.inFlight.get(p) ?? 0) + 1);
     return this.deliver(s, taken, origin)
       .catch((err: unknown) => this.parts.log.error('delivery failed', { streamId, err }))
       .finally(() => {
+        this.ended(p);
         this.queue.release(streamId);
         this.kick(streamId);
         this.notifyIfIdle();
       });
+  }
+
+  /** Whether an attempt of partition `p` may start: owned, not being handed over, writable (else held until `resume`). */
+  private mayStart(gate: DeliveryGate, p: number, streamId: string): boolean {
+    if (this.closing.has(p) || !gate.owns(p)) return false;
+    if (gate.writable(p)) return true;
+    let held = this.unwritable.get(p);
+    if (held === undefined) this.unwritable.set(p, (held = new Set()));
+    held.add(streamId);
+    return false;
+  }
+
+  private ended(p: number): void {
+    const n = (this.inFlight.get(p) ?? 1) - 1;
+    if (n > 0) {
+      this.inFlight.set(p, n);
+      return;
+    }
+    this.inFlight.delete(p);
+    for (const f of this.quiet.get(p)?.splice(0) ?? []) f();
+    this.quiet.delete(p);
   }
 
   /**

@@ -24,6 +24,8 @@ export interface Prepared {
 export interface Staged {
   results: EnqueueResult[];
   settle(): void;
+  /** After `settle`, on a cluster node: settled once the staged webhooks are durable in their partitions' logs (the enqueue waits for it). */
+  durable?(): Promise<void> | undefined;
   failed(): void;
 }
 
@@ -31,7 +33,7 @@ export interface Staged {
  * Awaits the transaction in which `staged()` was staged: settles it once committed, or tells it that it failed (the
  * unit of work it was is never told committed), and rejects.
  */
-export async function settleAfter(commit: Promise<unknown>, staged: () => Staged | undefined): Promise<void> {
+export async function settleAfter(commit: Promise<unknown>, staged: () => Staged | undefined): Promise<Promise<void> | undefined> {
   try {
     await commit;
   } catch (err) {
@@ -39,6 +41,7 @@ export async function settleAfter(commit: Promise<unknown>, staged: () => Staged
     throw err;
   }
   staged()?.settle();
+  return staged()?.durable?.();
 }
 
 /** Stages webhooks inside the caller's write transaction; the caller settles them once it committed. */

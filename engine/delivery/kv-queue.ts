@@ -97,6 +97,18 @@ export class KvDeliveryQueue implements DeliveryQueue {
     return this.out.size;
   }
 
+  stagedIn(streamId: string, stored = false): number | undefined {
+    const m = (stored ? undefined : this.metas.known(streamId)) ?? this.kv.get<QueueMeta>('queueMeta', streamId);
+    return m !== undefined && m.queued > 0 ? queuePartition(m) : undefined;
+  }
+
+  forget(streamId: string): void {
+    this.metas.forget(streamId);
+    this.heads.delete(streamId);
+    this.noRetry.delete(streamId);
+    this.queued.delete(streamId);
+  }
+
   begin(): KvQueueWrite {
     return new KvQueueWrite(this);
   }

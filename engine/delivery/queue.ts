@@ -28,6 +28,13 @@ export interface DeliveryQueue {
   readonly held: number;
   begin(): QueueWrite;
   /**
+   * The partition the stream's waiting webhooks were staged in, as last committed (`stored`: as the store holds it,
+   * another node's rows applied under what is kept in memory); undefined when none waits.
+   */
+  stagedIn(streamId: string, stored?: boolean): number | undefined;
+  /** Forgets what is kept in memory of the stream (counts, head, retry index): read from the store again. */
+  forget(streamId: string): void;
+  /**
    * A deleted stream: its webhooks and counts go in the unit of work that deletes it; answers what to call once
    * that committed (the queue then forgets the stream), so neither half can be left out.
    */

@@ -33,4 +33,16 @@ export class RowCache<T> {
     this.rows.set(key, value);
     return true;
   }
+
+  /** Forgets the row kept (read from the store again). */
+  forget(key: string): void {
+    this.rows.delete(key);
+    this.versions.delete(key);
+  }
+
+  /** Forgets the rows kept (read from the store again): another node wrote them meanwhile (a partition adopted). */
+  clear(): void {
+    this.rows.clear();
+    this.versions.clear();
+  }
 }

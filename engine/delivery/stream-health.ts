@@ -136,7 +136,8 @@ export class StreamHealth {
     this.units.reads.changed(s.id);
   }
 
-  private cancelTermination(id: string): void {
+  /** The stream's 24-hour rule no longer runs here (its partition went to another node, or it left error). */
+  cancelTermination(id: string): void {
     this.terminations.get(id)?.cancel();
     this.terminations.delete(id);
   }

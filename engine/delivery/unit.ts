@@ -21,7 +21,8 @@ const PARTITION_0: StreamPartition = () => 0;
 export interface UnitCapture {
   readonly kv: Kv;
   seal(): number;
-  committed(sealed: number): void;
+  /** Answers, on a cluster node, when the unit is durable in the partition log (rejects once it was taken back). */
+  committed(sealed: number): Promise<void> | undefined;
   failed(sealed: number): void;
 }
 
@@ -70,11 +71,11 @@ export class Batch {
     if (this.capture !== undefined) this.sealed = this.capture.seal();
   }
 
-  /** Once its transaction committed. */
-  committed(): void {
+  /** Once its transaction committed; answers when it is durable in the partition log, on a cluster node. */
+  committed(): Promise<void> | undefined {
     this.queue.committed();
     this.records.committed();
-    if (this.sealed !== undefined) this.capture!.committed(this.sealed);
+    return this.sealed === undefined ? undefined : this.capture!.committed(this.sealed);
   }
 
   /** Its transaction failed after it closed: nothing of it is told. */
@@ -89,7 +90,7 @@ export class Units {
     /** The capture's store when there is one: every write of a unit goes through it. */
     readonly kv: Kv,
     private readonly queue: DeliveryQueue,
-    private readonly records: RecordRows,
+    readonly records: RecordRows,
     private readonly rates: RateStore,
     readonly reads: StreamReads,
     private readonly partitionOf: StreamPartition = PARTITION_0,

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../../bus/connect.js';
 import { LEASES_BUCKET, leaseKey } from '../../bus/leases.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
+import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { apiCaller, cli, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
@@ -72,21 +73,11 @@ const lastWords = (n: Node): string =>
 
 const startNode = async (name: string, dir = tempDir()): Promise<Node> => Object.assign(await startBinary(nodeEnv(), dir), { name });
 
-/** anvil's JSON-RPC, as the test's own client (not through a node). */
-async function anvilRpc<T>(method: string, params: unknown[] = []): Promise<T> {
-  const res = await fetch(anvil.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-  });
-  const body = (await res.json()) as { result?: T; error?: unknown };
-  if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
-  return body.result as T;
-}
+const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => anvilRpc<T>(anvil.url, method, params);
 
 /** A block as anvil has it: its hash and its transactions' hashes. */
 const anvilBlock = async (n: number): Promise<{ hash: string; txs: string[] }> => {
-  const b = await anvilRpc<{ hash: string; transactions: string[] }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]);
+  const b = await rpc<{ hash: string; transactions: string[] }>('eth_getBlockByNumber', [`0x${n.toString(16)}`, false]);
   return { hash: b.hash, txs: b.transactions };
 };
 
@@ -95,8 +86,8 @@ const paid: Array<{ hash: string; block: number }> = [];
 
 /** Pays WALLET; anvil mines the payment in a block of its own. Answers the block once it is mined. */
 async function pay(): Promise<{ hash: string; block: number }> {
-  const hash = await anvilRpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
-  const receiptOf = () => anvilRpc<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
+  const hash = await rpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
+  const receiptOf = () => rpc<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
   // Mined at once, its receipt answered a moment later on a loaded machine.
   await until(async () => (await receiptOf()) !== null, 10_000, 20);
   const receipt = await receiptOf();

@@ -12,6 +12,7 @@ import { openStore, type Store } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
 import { evmDefinition } from '../../../kit/evm-stream.js';
 import { startReceiver } from '../../../receiver.js';
+import { blockPayload } from './parts.js';
 import { deliveryRig } from './rig.js';
 
 /**
@@ -26,14 +27,7 @@ const DAY = 86_400_000;
 const T1 = 't_1111111111111111';
 const T2 = 't_2222222222222222';
 
-const payload = (n: number) => ({
-  confirmed: false,
-  chainId: '0x1',
-  retries: 0,
-  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
-  logs: [],
-  txs: [],
-});
+const payload = blockPayload;
 
 /** A store's delivery tables, every row's bytes as hex. */
 function deliveryRows(store: Store): Record<string, Array<[string, string]>> {
@@ -54,7 +48,7 @@ describe('delivery units captured per partition', () => {
     const { h32 } = await xxhash();
     const units: PendingUnit[] = [];
     const part = (tenant: string, url: string) => partitionOf(h32, tenant, url);
-    const rig = deliveryRig(T0, { partitionOf: part, capture: (kv) => new DeliveryCapture(kv, part, (u) => units.push(...u)) });
+    const rig = deliveryRig(T0, { partitionOf: part, capture: (kv) => new DeliveryCapture(kv, part, (u) => void units.push(...u)) });
     const { store, clock, dispatcher } = rig;
     const second = openStore(tempDir());
     try {
@@ -200,7 +194,7 @@ describe('delivery units captured per partition', () => {
       const capture = new DeliveryCapture(
         store,
         () => 0,
-        (u) => told.push(...u.flatMap((c) => c.change.rows.map(([, key]) => key))),
+        (u) => void told.push(...u.flatMap((c) => c.change.rows.map(([, key]) => key))),
       );
       const unit = (url: string): number =>
         store.transact(() => {

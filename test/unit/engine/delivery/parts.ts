@@ -18,6 +18,16 @@ import { tempDir } from '../../../helpers.js';
 
 export const T0 = Date.parse('2026-11-23T00:00:00Z');
 
+/** A block's webhook as the matcher builds it, block `n`, nothing matched in it. */
+export const blockPayload = (n: number) => ({
+  confirmed: false,
+  chainId: '0x1',
+  retries: 0,
+  block: { number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: '1795000000' },
+  logs: [],
+  txs: [],
+});
+
 /** Service time that moves only when a test advances it. */
 export const stillClock = (start = T0): ServiceClock => new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, start);
 

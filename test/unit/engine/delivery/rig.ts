@@ -1,6 +1,12 @@
 import { rmSync } from 'node:fs';
 import { ServiceClock } from '../../../../engine/clock.js';
-import { createDelivery, type DeliveryParts, type DispatcherOptions, type UnitCapture } from '../../../../engine/delivery/dispatcher.js';
+import {
+  createDelivery,
+  type DeliveryGate,
+  type DeliveryParts,
+  type DispatcherOptions,
+  type UnitCapture,
+} from '../../../../engine/delivery/dispatcher.js';
 import { jsonLogger } from '../../../../engine/log.js';
 import { systemTicker } from '../../../../app/process.js';
 import { TargetPolicy } from '../../../../engine/net/targets.js';
@@ -15,12 +21,13 @@ import { tempDir } from '../../../helpers.js';
  * What engine tests build streams on: a real LMDB store on a temp directory, the service clock from `start`, a
  * sender that may reach the receivers on loopback, and a dispatcher writing through `wrap(store)` (the store
  * itself unless a test watches its writes), with `opts.partitionOf` (absent: every stream in partition 0) and a capture
- * made over that store (`opts.capture`). `close` stops them and removes the directory.
+ * made over that store (`opts.capture`), and `gate` (the partitions a cluster node owns). `close` stops them and removes the directory.
  */
 export function deliveryRig(
   start: number,
   { capture, ...opts }: Partial<DispatcherOptions> & Pick<DeliveryParts, 'partitionOf'> & { capture?: (kv: Kv) => UnitCapture } = {},
   wrap: (store: Store) => Kv = (store) => store,
+  gate?: DeliveryGate,
 ) {
   const store = openStore(tempDir());
   const clock = new ServiceClock(systemTicker, start);
@@ -45,6 +52,7 @@ export function deliveryRig(
     awaitDeliveriesOnWake: true,
     ...opts,
     ...(capture === undefined ? {} : { capture: capture(kv) }),
+    ...(gate === undefined ? {} : { gate }),
   });
   return {
     store,
