@@ -341,11 +341,13 @@ export function wireDeliveryPartitions({
   const lose = (partition: number): void => {
     link.ready.delete(partition);
     dispatcher.drop(partition);
+    link.dropped(partition);
   };
   const unlog = log.onEvent((event) => {
     if (event.kind === 'ready') {
       link.ready.add(event.partition);
       dispatcher.adopt(event.partition);
+      link.adopted(event.partition);
       return;
     }
     lose(event.partition);

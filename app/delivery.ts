@@ -36,6 +36,23 @@ export class PartitionLink implements DeliveryGate {
    * A committed unit's changes: those of partitions this node owns are published on their logs. The others stay in
    * this store alone: the units a control change makes on every node (only the owner publishes them).
    */
+  /** What follows the partitions adopted besides the dispatcher: the matcher (each partition's blocks). */
+  private readonly followers: Array<{ adopt(partition: number): void; drop(partition: number): unknown }> = [];
+
+  follow(follower: { adopt(partition: number): void; drop(partition: number): unknown }): void {
+    this.followers.push(follower);
+  }
+
+  /** The dispatcher adopted the partition: its followers too. */
+  adopted(partition: number): void {
+    for (const f of this.followers) f.adopt(partition);
+  }
+
+  /** The partition is no longer this node's: its followers drop it. */
+  dropped(partition: number): void {
+    for (const f of this.followers) void f.drop(partition);
+  }
+
   submit(units: readonly PendingUnit[]): ReadonlyArray<Promise<void>> {
     const mine = units.filter((u) => this.ready.has(u.change.partition));
     return mine.length === 0 || this.log === undefined ? [] : this.log.submit(mine);

@@ -40,6 +40,9 @@ import type { Following } from '../engine/ingest/following.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import type { DropPublish } from '../bus/chains.js';
 import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl } from './cluster.js';
+import type { PartitionLink } from './delivery.js';
+import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
+import type { StoredStream } from '../engine/streams/model.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
 export interface IngestParts {
@@ -68,7 +71,19 @@ export interface IngestParts {
   cluster?: ClusterControl;
   /** Test seam: blocks it names are not published (a publish lost before a crash). */
   dropPublish?: DropPublish;
+  /**
+   * A cluster node owning delivery partitions: it matches every chain's blocks (followed or applied) for the streams
+   * of the partitions it adopted, `hash` placing each stream in its partition.
+   */
+  partitions?: { link: PartitionLink; hash: Hash32 };
 }
+
+/**
+ * Block events a cluster node keeps after every partition it owns finished them, blocks behind the newest seen: a
+ * partition's next owner matches from where the last one left it (its marks), within this many blocks (Solana's
+ * slots included, about 7 minutes of them; an owner comes back within 2 lease TTLs).
+ */
+const CLUSTER_RETAIN_EVENTS = 1024;
 
 /** Ingestion started: how many threads its worker pool runs, and its stop. */
 export interface Ingest {
@@ -97,6 +112,7 @@ export async function startIngest({
   threads,
   cluster,
   dropPublish,
+  partitions,
 }: IngestParts): Promise<Ingest> {
   let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
   let leases: Awaited<ReturnType<typeof openNodeLeases>>;
@@ -142,7 +158,8 @@ export async function startIngest({
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
   const matcher = new StreamMatcher({
-    kv: store,
+    // On a node owning partitions, through delivery's capture: what a partition staged is published with its webhooks.
+    kv: partitions === undefined ? store : dispatcher.store,
     clock,
     watchlist,
     pool: mark === undefined ? match : tracedPool(match, mark),
@@ -154,17 +171,32 @@ export async function startIngest({
       triggerBudgetMs: config.triggerBudgetMs,
       triggerShareMs: config.triggerShareMs,
       ...(cluster === undefined ? {} : { caughtUp: matchAfterControl(cluster, log) }),
+      ...(partitions === undefined ? {} : { retainEvents: CLUSTER_RETAIN_EVENTS }),
     },
+    ...(partitions === undefined
+      ? {}
+      : {
+          owns: (p: number) => partitions.link.owns(p),
+          partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
+        }),
   });
-  // A cluster node follows a chain while it holds its lease; the others' blocks wake its Data API indexer, unmatched.
-  const applied: ChainEvents = {
-    seen: () => {},
-    confirmed: () => {},
-    reorged: () => {},
-    committed: (chain) => {
-      if (following.indexed.has(chain)) dataIndexer.wake(chain);
-    },
+  partitions?.link.follow(matcher);
+  // A cluster node follows a chain while it holds its lease; the others' blocks wake its Data API indexer, and, on a
+  // node owning partitions, are matched for their streams as the follower's are.
+  const wakeIndexer = (chain: string): void => {
+    if (following.indexed.has(chain)) dataIndexer.wake(chain);
   };
+  const matched = matcher.events();
+  const applied: ChainEvents =
+    partitions === undefined
+      ? { seen: () => {}, confirmed: () => {}, reorged: () => {}, committed: wakeIndexer }
+      : {
+          ...matched,
+          committed: (chain) => {
+            matched.committed?.(chain);
+            wakeIndexer(chain);
+          },
+        };
   const chains =
     cluster === undefined
       ? undefined

@@ -293,6 +293,7 @@ export async function createCore({
           ...(threads === undefined ? {} : { threads }),
           ...(cluster === undefined ? {} : { cluster }),
           ...(adapters.dropPublish === undefined ? {} : { dropPublish: adapters.dropPublish }),
+          ...(partitions === undefined ? {} : { partitions: { link: partitions, hash: h32 } }),
         }),
       close: async () => {
         unwatchLoop();

@@ -121,6 +121,14 @@ const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | u
  */
 export class Dispatcher {
   private readonly kv: Kv;
+
+  /**
+   * The store delivery writes through: on a cluster node, the capture's, which notes each delivery row a unit writes.
+   * The matcher stages through it too, so the marks of what a partition staged ride in the unit of its webhooks.
+   */
+  get store(): Kv {
+    return this.kv;
+  }
   private readonly clock: Clock;
   private readonly queue: DeliveryQueue;
   private readonly reads: StreamReads;

@@ -251,7 +251,7 @@ describe('matching per partition, captured', () => {
     let capture: DeliveryCapture | undefined;
     const rig = deliveryRig(T0, {
       partitionOf: part,
-      capture: (kv) => (capture = new DeliveryCapture(kv, part, (u) => units.push(u))),
+      capture: (kv) => (capture = new DeliveryCapture(kv, part, (u) => void units.push(u))),
     });
     const other = openStore(tempDir());
     try {
