@@ -132,6 +132,8 @@ interface Owned {
   failures: number;
   /** Settled when the queue empties. */
   drainedWaiters: Array<() => void>;
+  /** Its loss under way (units being taken back), settled once `lost` was said. */
+  losing?: Promise<void>;
 }
 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
@@ -245,7 +247,11 @@ export class ClusterPartitions implements PartitionLog {
     const deadline = performance.now() + this.takeoverWithinMs;
     const last = await this.lastOf(partition, deadline);
     const caughtUp = last !== undefined && (await this.reached(o, last, deadline));
-    if (o.state !== 'catching up') return false;
+    // Lost meanwhile (released, or the node halted): answered once its `lost` was said.
+    if (o.state !== 'catching up') {
+      await o.losing;
+      return false;
+    }
     const unable = this.unable();
     if (unable !== undefined || !caughtUp) {
       // Said once as an error when it happened; each refused takeover is a debug line.
@@ -317,18 +323,22 @@ export class ClusterPartitions implements PartitionLog {
    * Stops owning the partition: after the publish in flight settles (its acknowledgement or refusal), the units not
    * acknowledged are taken back in one transaction, newest first, and their submitters told.
    */
-  private async lose(o: Owned, reason: PartitionLoss): Promise<void> {
-    if (o.state === 'lost') return;
+  private lose(o: Owned, reason: PartitionLoss): Promise<void> {
+    if (o.losing !== undefined) return o.losing;
+    if (o.state === 'lost') return Promise.resolve();
     const wasReady = o.state === 'ready';
     o.state = 'lost';
-    await within(o.pumping ?? Promise.resolve(), this.publishTimeoutMs);
-    let taken: Unacknowledged[] = [];
-    await this.parts.kv.transactAsync(() => {
-      // Inside the transaction: the applier may have found some in the log meanwhile (acknowledged, not taken back).
-      taken = o.queue.splice(0);
-      for (const u of [...taken].reverse()) takeBack(this.parts.kv, u.unit);
-    });
-    this.settleLost(o, taken, reason, wasReady);
+    o.losing = (async () => {
+      await within(o.pumping ?? Promise.resolve(), this.publishTimeoutMs);
+      let taken: Unacknowledged[] = [];
+      await this.parts.kv.transactAsync(() => {
+        // Inside the transaction: the applier may have found some in the log meanwhile (acknowledged, not taken back).
+        taken = o.queue.splice(0);
+        for (const u of [...taken].reverse()) takeBack(this.parts.kv, u.unit);
+      });
+      this.settleLost(o, taken, reason, wasReady);
+    })();
+    return o.losing;
   }
 
   /** After units were taken back: their submitters told, the partition forgotten, `lost` said. */
@@ -441,15 +451,17 @@ export class ClusterPartitions implements PartitionLog {
    */
   private reached(o: Owned, seq: number, deadline: number): Promise<boolean> {
     return new Promise((resolve) => {
-      const check = (): void => {
+      // `expired`: the timer's own call (a timer may fire a fraction of a millisecond before performance.now() says
+      // the deadline came, and then nothing would call this again).
+      const check = (expired = false): void => {
         const done = this.seq >= seq || this.positions[o.partition]! >= seq;
-        const over = o.state !== 'catching up' || this.unable() !== undefined || this.stopped || performance.now() >= deadline;
+        const over = expired || o.state !== 'catching up' || this.unable() !== undefined || this.stopped || performance.now() >= deadline;
         if (!done && !over) return;
         clearTimeout(timer);
         this.waiters.delete(check);
         resolve(done);
       };
-      const timer = setTimeout(check, Math.max(0, deadline - performance.now()));
+      const timer = setTimeout(() => check(true), Math.max(0, deadline - performance.now()));
       this.waiters.add(check);
       check();
     });
@@ -528,6 +540,8 @@ export class ClusterPartitions implements PartitionLog {
     let found: Unacknowledged[] = [];
     let superseded = undefined as { o: Owned; taken: Unacknowledged[]; wasReady: boolean } | undefined;
     let wrote = false as boolean;
+    // Moved once the transaction committed: a takeover waiting for this position reads the store right after.
+    let moved = undefined as number | undefined;
     try {
       await kv.transactAsync(() => {
         kv.put('meta', PARTITIONS_SEQ, seq);
@@ -551,12 +565,13 @@ export class ClusterPartitions implements PartitionLog {
           applyPartitionChange(kv, read.change);
           wrote = true;
         }
-        this.positions[partition] = seq;
+        moved = partition;
         kv.put('meta', partitionPosition(partition), seq);
       });
     } catch (err) {
       return this.halt('its store could not be written', { seq, error: message(err) });
     }
+    if (moved !== undefined) this.positions[moved] = seq;
     this.seq = seq;
     this.pending = m.info.pending;
     for (const u of found) u.resolve();
