@@ -20,6 +20,7 @@ import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { StreamHealth } from './stream-health.js';
 import { StreamReads, onNewWebhook, sends, type DeliveryStream, type DeliveryStreams } from './stream-port.js';
 import { TurnBudget } from './turn-budget.js';
+import { PartitionTurns, type DeliveryGate } from './partition-turns.js';
 import { Units, type StreamPartition, type UnitCapture } from './unit.js';
 import { summarize, webhookHeaders } from './webhook.js';
 
@@ -27,6 +28,7 @@ export type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js'
 export type { StreamPartition, UnitCapture } from './unit.js';
 export { streamKey } from './stream-port.js';
 export { emptyStats, statsOf, type Stats } from './attempt-records.js';
+export type { DeliveryGate } from './partition-turns.js';
 
 export interface DispatcherOptions {
   alertEmail: string | undefined;
@@ -82,13 +84,6 @@ export interface DeliveryParts extends DispatcherOptions {
 }
 
 /** The partitions a cluster node owns, and whether each may take units now (docs/decisions/cluster.md, Part 2). */
-export interface DeliveryGate {
-  /** This node owns the partition (its log caught up at takeover, not lost since). */
-  owns(partition: number): boolean;
-  /** Units of the partition may be committed now: owned and its log's publishes going through. */
-  writable(partition: number): boolean;
-}
-
 /** The server's delivery, from named parts. */
 export function createDelivery(parts: DeliveryParts): Dispatcher {
   return new Dispatcher(parts);
@@ -155,13 +150,7 @@ export class Dispatcher {
   /** Outcomes since the start, for /metrics. */
   private readonly counters = new DeliveryCounters();
   private readonly partitionOf: StreamPartition;
-  /** Partitions being handed over: no attempt of theirs starts. */
-  private readonly closing = new Set<number>();
-  /** Per partition, the streams whose attempt did not start because it was not writable: kicked by `resume`. */
-  private readonly unwritable = new Map<number, Set<string>>();
-  /** Attempts under way per partition, and who waits for a partition's to end (a hand-over). */
-  private readonly inFlight = new Map<number, number>();
-  private readonly quiet = new Map<number, Array<() => void>>();
+  private readonly turns = new PartitionTurns();
 
   constructor(private readonly parts: DeliveryParts) {
     const { clock, log } = parts;
@@ -212,7 +201,7 @@ export class Dispatcher {
    * are scheduled at their instants, and they resume, as `start` does at a restart.
    */
   adopt(p: number): void {
-    this.closing.delete(p);
+    this.turns.reset(p, false);
     // Statistics rows are cached by key across partitions: read again, all of them (cheap, once per takeover).
     this.units.records.stats.clear();
     for (const s of this.partitionStreams(p)) {
@@ -223,8 +212,7 @@ export class Dispatcher {
 
   /** Partition `p` is no longer this node's: its streams' timers stop here at once (attempts in flight finish). */
   drop(p: number): void {
-    this.closing.delete(p);
-    this.unwritable.delete(p);
+    this.turns.reset(p, true);
     for (const s of this.partitionStreams(p)) {
       this.retries.cancel(s.id);
       this.health.cancelTermination(s.id);
@@ -237,20 +225,12 @@ export class Dispatcher {
    * their outcomes committed (the caller bounds the wait).
    */
   handOver(p: number): Promise<void> {
-    this.closing.add(p);
-    if ((this.inFlight.get(p) ?? 0) === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      let waiting = this.quiet.get(p);
-      if (waiting === undefined) this.quiet.set(p, (waiting = []));
-      waiting.push(resolve);
-    });
+    return this.turns.handOver(p);
   }
 
   /** Partition `p`'s log is writable again (the bus back): its streams held meanwhile start. */
   resume(p: number): void {
-    const held = this.unwritable.get(p);
-    this.unwritable.delete(p);
-    for (const id of held ?? []) this.kick(id);
+    for (const id of this.turns.resume(p)) this.kick(id);
   }
 
   /** Undelivered webhooks per partition, those of the partitions `wanted` (/health's cluster.partitions). */
@@ -560,7 +540,7 @@ export class Dispatcher {
     if (s === undefined || !sends(s.status)) return undefined;
     const gate = this.parts.gate;
     const p = gate === undefined ? 0 : this.streamPartition(s);
-    if (gate !== undefined && !this.mayStart(gate, p, streamId)) return undefined;
+    if (gate !== undefined && !this.turns.mayStart(gate, p, streamId)) return undefined;
     // Counted from here: what follows reads the queue's head, signs the body and opens the request.
     if (!this.budget.take()) return this.budget.defer(streamId);
     const { taken, retryAt } = this.queue.next(streamId, this.clock.now());
@@ -570,36 +550,15 @@ export class Dispatcher {
     this.streamOrigins.set(streamId, origin);
     if (!this.slots.take(s.tenantId, origin, streamId)) return undefined;
     this.queue.hold(taken);
-    this.inFlight.set(p, (this.inFlight.get(p) ?? 0) + 1);
+    this.turns.started(p);
     return this.deliver(s, taken, origin)
       .catch((err: unknown) => this.parts.log.error('delivery failed', { streamId, err }))
       .finally(() => {
-        this.ended(p);
+        this.turns.ended(p);
         this.queue.release(streamId);
         this.kick(streamId);
         this.notifyIfIdle();
       });
-  }
-
-  /** Whether an attempt of partition `p` may start: owned, not being handed over, writable (else held until `resume`). */
-  private mayStart(gate: DeliveryGate, p: number, streamId: string): boolean {
-    if (this.closing.has(p) || !gate.owns(p)) return false;
-    if (gate.writable(p)) return true;
-    let held = this.unwritable.get(p);
-    if (held === undefined) this.unwritable.set(p, (held = new Set()));
-    held.add(streamId);
-    return false;
-  }
-
-  private ended(p: number): void {
-    const n = (this.inFlight.get(p) ?? 1) - 1;
-    if (n > 0) {
-      this.inFlight.set(p, n);
-      return;
-    }
-    this.inFlight.delete(p);
-    for (const f of this.quiet.get(p)?.splice(0) ?? []) f();
-    this.quiet.delete(p);
   }
 
   /**
