@@ -11,8 +11,8 @@ import { startReceiver } from '../receiver.js';
  * answers 500), so each waits for its retry a minute later, published on its partition's log. Node B joins: A hands
  * it over its share, B adopts those partitions from the log. A is killed (-9): B takes the rest within 2 lease TTLs
  * and the chain. Each retry fires on B at its instant (service time, the test clock), every webhook arrives, and
- * the failed deliveries' history is read on both nodes. No new block is mined while the chain's holder does not own
- * every partition: staging per partition is matching's (not built here).
+ * the failed deliveries' history is read on both nodes. A block mined after the kill is matched on B for every
+ * partition it adopted, so each stream's webhook for it arrives.
  */
 
 const CHAIN = '0x539';
@@ -149,5 +149,15 @@ describe('delivery on partitions: two nodes (the built binary) on one nats-serve
       );
     expect(await until(() => retried().size === STREAMS, 10_000, 50)).toBe(true);
     expect(await until(async () => (await partitionsOf(b)).reduce((n, p) => n + (p.queued ?? 0), 0) === 0, 5_000, 50)).toBe(true);
+
+    // A block after the kill: B follows the chain and matches it for the partitions it adopted, every stream's.
+    const next = await pay();
+    const fresh = () =>
+      new Set(
+        delivered(next)
+          .filter((w) => w.body.confirmed === false)
+          .map((w) => w.body.streamId),
+      );
+    expect(await until(() => fresh().size === STREAMS, BLOCK_MS, 50)).toBe(true);
   }, 90_000);
 });
