@@ -26,11 +26,9 @@ export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(tex
 
 /**
  * What is wrong with a cluster node's set of roles in this version, or undefined. A node sends the webhooks of the
- * delivery partitions it owns, but what stages them is not yet per partition: a chain's blocks are matched by the
- * node that follows it, and a block replay is staged by the node that answered it, in that node's store. Until
- * matching runs per partition on each owner and a replay goes to its partition's owner, `ingest` goes with `match`
- * and `deliver`, and `api` with `deliver`: a node that follows or serves without them would stage webhooks that no
- * node owning their partitions has in its store.
+ * delivery partitions it owns, and matches blocks for them, but a block replay is still staged by the node that
+ * answered it, in that node's store. Until a replay goes to its partition's owner, `ingest` goes with `match` and
+ * `deliver`, and `api` with `deliver` (docs/decisions/cluster.md, Part 2).
  */
 export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
   const lacking = (role: Role, needs: readonly Role[]): string | undefined => {
