@@ -1,0 +1,251 @@
+import { decode } from '@msgpack/msgpack';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import xxhash from 'xxhash-wasm';
+import { connectBus } from '../../bus/connect.js';
+import { CONTROL_STREAM } from '../../bus/streams.js';
+import { partitionOf } from '../../engine/cluster/partitions.js';
+import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
+import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
+import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
+import { startReceiver, type Received } from '../receiver.js';
+
+/**
+ * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) on one
+ * nats-server, following anvil, on the test clock. The streams deliver to URLs of partitions node A owns; A stages
+ * and attempts their webhooks, then is killed (-9), and node B, which never owned those partitions, takes them over
+ * from the partition log. On B, as in one process (test/streams.test.ts):
+ * - a URL whose success rate A left at 71 % stays active at the next failure (70 %) and puts every stream of that
+ *   URL in error at the one after (69 %);
+ * - a webhook that failed twice on A is retried at the instant A scheduled (10 minutes of service time later);
+ * - a stream A left one webhook below the queue's cap (10,000) goes to error at the next webhook B stages, and keeps
+ *   the next one in history: none beyond the cap is queued, none below it lost.
+ */
+
+const CHAIN = '0x539';
+const TTL_MS = 1_500;
+const KEY = 'cpk_cluster_rules_0123456789abcdefXYZ';
+const CAP = 10_000;
+
+let nats: NatsServer;
+let anvil: Anvil;
+let rx: Awaited<ReturnType<typeof startReceiver>>;
+let a: RunningBinary;
+let b: RunningBinary;
+
+const env = (): Record<string, string> => ({
+  CHAINPOST_NATS: nats.url,
+  CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`,
+  CHAINPOST_API_KEY: KEY,
+  CHAINPOST_LEASE_TTL_MS: String(TTL_MS),
+  CHAINPOST_CONFIRMATIONS: `${CHAIN}=1`,
+  CHAINPOST_POLL_MS: '50',
+  CHAINPOST_RATE_LIMIT: '0',
+  CHAINPOST_TEST_CLOCK: '1',
+  CHAINPOST_METRICS_STREAMS: '1',
+});
+
+interface Partition {
+  partition: number;
+  queued: number | null;
+}
+const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
+  ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
+/** Every partition held by `nodes` and adopted (its log applied), none twice. */
+const settled = async (nodes: RunningBinary[]): Promise<boolean> => {
+  const held = (await Promise.all(nodes.map(partitionsOf))).flat();
+  return held.length === 64 && new Set(held.map((p) => p.partition)).size === 64 && held.every((p) => p.queued !== null);
+};
+
+const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
+const webhook = (n: number) => ({ confirmed: false, chainId: CHAIN, abi: [], block: block(n), logs: [], txs: [], txsInternal: [] });
+
+/** Hands webhooks to the node's delivery as a block's matches are (the test clock's admin route); answers their fates. */
+async function enqueue(n: RunningBinary, items: Array<{ streamId: string; payload: unknown }>): Promise<string[]> {
+  const r = await n.call('/admin/webhooks', { method: 'POST', json: { webhooks: items } });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return r.body.results as string[];
+}
+const blocks = (streamId: string, from: number, count: number) =>
+  Array.from({ length: count }, (_, i) => ({ streamId, payload: webhook(from + i) }));
+
+const make = async (n: RunningBinary, webhookUrl: string): Promise<string> => {
+  const made = await n.call('/streams/evm', { method: 'PUT', json: { webhookUrl, chainIds: [CHAIN], tag: webhookUrl.slice(-8) } });
+  expect(made.status, JSON.stringify(made.body)).toBe(200);
+  return made.body.id as string;
+};
+const statusOf = async (n: RunningBinary, id: string): Promise<{ status: string; statusMessage: string }> =>
+  (await n.call(`/streams/evm/${id}`)).body;
+/** The node's failed-delivery records of `ids`. */
+const historyOf = async (n: RunningBinary, ids: readonly string[]): Promise<Array<Record<string, any>>> =>
+  ((await n.call('/history?limit=100&excludePayload=true')).body.result as Array<Record<string, any>>).filter((h) =>
+    ids.includes(h.streamId),
+  );
+/** The stream's x-queue-size as the node's /metrics says it. */
+const queuedOn = async (n: RunningBinary, id: string): Promise<number> => {
+  const line = ((await n.call('/metrics')).body as string)
+    .split('\n')
+    .find((l) => l.startsWith(`chainpost_stream_webhooks_queued{stream="${id}"}`));
+  return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
+const serviceNow = async (n: RunningBinary): Promise<number> => Date.parse((await n.call('/admin/clock')).body.now);
+
+/** The tenant of CHAINPOST_API_KEY, as the control log's first stream says (a stream's partition hashes it with the URL). */
+async function tenantOfStreams(): Promise<string> {
+  const bus = await connectBus({ servers: nats.url, onceWithinMs: 5_000 });
+  try {
+    const jsm = await jetstreamManager(bus.nc);
+    const last = (await jsm.streams.info(CONTROL_STREAM)).state.last_seq;
+    for (let seq = 1; seq <= last; seq++) {
+      const { change } = decode((await jsm.streams.getMessage(CONTROL_STREAM, { seq }))!.data) as {
+        change: { kind: string; stream?: { tenantId: string } };
+      };
+      if (change.kind === 'stream.create') return change.stream!.tenantId;
+    }
+    throw new Error('no stream in the control log');
+  } finally {
+    await bus.close();
+  }
+}
+
+beforeAll(async () => {
+  [nats, anvil, rx] = await Promise.all([startNatsServer(), startAnvil({ chainId: 1337 }), startReceiver()]);
+  [a, b] = await Promise.all([startBinary(env(), tempDir()), startBinary(env(), tempDir())]);
+}, 60_000);
+
+afterAll(async () => {
+  await stopAndClean(a);
+  await stopAndClean(b);
+  await rx?.close();
+  await anvil?.stop();
+  await nats?.close();
+});
+
+describe('the delivery rules across a kill: two nodes (the built binary) on one nats-server', () => {
+  it("keeps the success rate, a retry's instant and the queue's cap on the node that takes a killed owner's partitions", async () => {
+    // Both nodes up: the partitions split between them by the plan, each adopted.
+    expect(await until(() => settled([a, b]), 20_000, 100)).toBe(true);
+    const ofA = new Set((await partitionsOf(a)).map((p) => p.partition));
+    expect(ofA.size).toBeGreaterThan(0);
+
+    // URLs of partitions A owns: the tenant (from the control log) and the URL hash to one.
+    const probe = await make(a, `${rx.url}/probe`);
+    const tenant = await tenantOfStreams();
+    const { h32 } = await xxhash();
+    const onA = (name: string): string => {
+      for (let i = 0; ; i++) {
+        const url = `${rx.url}/${name}-${i}`;
+        if (ofA.has(partitionOf(h32, tenant, url))) return url;
+      }
+    };
+    const [retryUrl, capUrl, rateUrl, goneUrl] = [onA('retry'), onA('cap'), onA('rate'), onA('gone')];
+    expect((await a.call(`/streams/evm/${probe}`, { method: 'DELETE' })).status).toBe(200);
+
+    const retryStream = await make(a, retryUrl);
+    const capStream = await make(a, capUrl);
+    const rateStreams = [await make(a, rateUrl), await make(a, rateUrl), await make(a, rateUrl), await make(b, rateUrl)];
+    const goneStreams = [await make(a, goneUrl), await make(b, goneUrl)];
+    const urlOf = (r: Received): string | undefined => {
+      const id = r.body?.streamId;
+      if (id === retryStream) return retryUrl;
+      if (id === capStream) return capUrl;
+      return rateStreams.includes(id) ? rateUrl : goneStreams.includes(id) ? goneUrl : undefined;
+    };
+    // The cap's stream is held unanswered (so its success rate cannot put it in error first), until released.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    rx.state.answer = (r) => (urlOf(r) === undefined ? 200 : 500);
+    rx.state.delay = (r) => (urlOf(r) === capUrl ? held : 0);
+    const mine = (id: string) => rx.webhooks().filter((w) => w.body.streamId === id);
+
+    // Streams that entered error on A: their URL's 31st failure in a row. B shows them in error (the control log).
+    await enqueue(a, [...blocks(goneStreams[0]!, 1, 16), ...blocks(goneStreams[1]!, 1, 15)]);
+    expect(
+      await until(async () => (await Promise.all(goneStreams.map((id) => statusOf(b, id)))).every((s) => s.status === 'error'), 15_000, 50),
+    ).toBe(true);
+    const erredAt = Date.parse(/terminated 24 hours after (\S+)\./.exec((await statusOf(b, goneStreams[0]!)).statusMessage)![1]!);
+
+    // A retry scheduled on A: the webhook fails at once and again a minute later (both clocks moved alike), so its
+    // next retry is due 10 minutes after that, as A's log says.
+    expect(await enqueue(a, blocks(retryStream, 1, 1))).toEqual(['queued']);
+    expect(await until(async () => (await historyOf(a, [retryStream])).length === 1, 10_000, 50)).toBe(true);
+    await Promise.all([advance(a, 60), advance(b, 60)]);
+    expect(mine(retryStream).map((w) => w.body.retries)).toEqual([0, 1]);
+    const failures = () =>
+      a
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"msg":"webhook delivery failed"') && l.includes(retryStream))
+        .map((l) => JSON.parse(l) as { attempt: number; nextRetryAt: string });
+    expect(await until(() => failures().length === 2, 5_000, 50)).toBe(true);
+    const dueAt = Date.parse(failures()[1]!.nextRetryAt);
+    // Published: B applied the record of its second failure.
+    expect(await until(async () => (await historyOf(b, [retryStream]))[0]?.tinyPayload?.retries === 1, 10_000, 50)).toBe(true);
+
+    // A queue one webhook below the cap on A: each batch answered once durable in the partition's log.
+    const capAt = performance.now();
+    // (In requests under the 1 MB a request body may hold.)
+    for (let from = 1; from < CAP; from += 2_500)
+      expect((await enqueue(a, blocks(capStream, from, Math.min(2_500, CAP - from)))).every((r) => r === 'queued')).toBe(true);
+    const capMs = performance.now() - capAt;
+    expect((await statusOf(a, capStream)).status).toBe('active');
+
+    // The rate's URL at 71 % on A: 29 failures over three of its four streams, recorded and published.
+    await enqueue(a, [...blocks(rateStreams[0]!, 1, 10), ...blocks(rateStreams[1]!, 1, 10), ...blocks(rateStreams[2]!, 1, 9)]);
+    expect(await until(async () => (await historyOf(b, rateStreams)).length === 29, 15_000, 50)).toBe(true);
+    for (const id of rateStreams) expect((await statusOf(b, id)).status).toBe('active');
+
+    // A is killed: B takes and adopts every partition.
+    await a.stop('SIGKILL');
+    const killedAt = performance.now();
+    expect(await until(() => settled([b]), 8 * TTL_MS, 20)).toBe(true);
+    const adoptedMs = performance.now() - killedAt;
+
+    // The success rate: the next failure leaves it at 70 % (every stream active), the one after puts every stream of
+    // the URL in error, the one with nothing queued too.
+    expect(await enqueue(b, blocks(rateStreams[0]!, 100, 1))).toEqual(['queued']);
+    expect(await until(async () => (await historyOf(b, rateStreams)).length === 30, 10_000, 50)).toBe(true);
+    for (const id of rateStreams) expect((await statusOf(b, id)).status, 'at 70 %').toBe('active');
+    expect(await enqueue(b, blocks(rateStreams[1]!, 100, 1))).toEqual(['queued']);
+    expect(
+      await until(async () => (await Promise.all(rateStreams.map((id) => statusOf(b, id)))).every((s) => s.status === 'error'), 10_000, 50),
+    ).toBe(true);
+    for (const id of rateStreams) expect((await statusOf(b, id)).statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
+
+    // The cap: B's queue of the stream is A's, 9,999 (its next POST says so); the 10,000th puts the stream in
+    // error, the 10,001st is kept in history, not queued.
+    expect(await queuedOn(b, capStream)).toBe(CAP - 1);
+    expect(await until(() => mine(capStream).length >= 2, 10_000, 50)).toBe(true);
+    expect(mine(capStream).at(-1)!.headers['x-queue-size']).toBe(String(CAP - 1));
+    expect(mine(capStream).at(-1)!.body.block.number).toBe('1');
+    expect(await enqueue(b, blocks(capStream, CAP, 1))).toEqual(['queued']);
+    const capped = await statusOf(b, capStream);
+    expect(capped.status).toBe('error');
+    expect(capped.statusMessage).toMatch(/queue of undelivered webhooks reached 10000/);
+    expect(await enqueue(b, blocks(capStream, CAP + 1, 1))).toEqual(['history']);
+    expect(await queuedOn(b, capStream)).toBe(CAP);
+    release();
+
+    // The retry: not before the instant A scheduled, and at it, on B.
+    rx.state.answer = () => 200;
+    const now = await serviceNow(b);
+    expect(dueAt - now).toBeGreaterThan(60_000);
+    await advance(b, Math.floor((dueAt - now) / 1000) - 5);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(mine(retryStream).map((w) => w.body.retries)).toEqual([0, 1]);
+    await advance(b, 10);
+    expect(await until(() => mine(retryStream).length === 3, 5_000, 50)).toBe(true);
+    expect(mine(retryStream).map((w) => w.body.retries)).toEqual([0, 1, 2]);
+    expect(await until(async () => (await historyOf(b, [retryStream]))[0]?.delivered === true, 5_000, 50)).toBe(true);
+
+    // The streams A put in error are terminated on B 24 hours after the instant they entered it on A, not later.
+    await advance(b, Math.floor((erredAt + 24 * 3_600_000 - (await serviceNow(b))) / 1000) - 5);
+    for (const id of goneStreams) expect((await statusOf(b, id)).status, 'just before 24 hours in error').toBe('error');
+    await advance(b, 10);
+    for (const id of goneStreams) expect((await statusOf(b, id)).status, '24 hours in error').toBe('terminated');
+    for (const id of rateStreams) expect((await statusOf(b, id)).status, 'in error since after the kill').toBe('error');
+    console.log(
+      `cluster-rules: ${CAP - 1} webhooks staged on A in ${capMs.toFixed(0)} ms; B adopted every partition ${adoptedMs.toFixed(0)} ms after the kill`,
+    );
+  }, 90_000);
+});
