@@ -11,15 +11,18 @@ import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary 
 import { startReceiver, type Received } from '../receiver.js';
 
 /**
- * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) on one
- * nats-server, following anvil, on the test clock. The streams deliver to URLs of partitions node A owns; A stages
- * and attempts their webhooks, then is killed (-9), and node B, which never owned those partitions, takes them over
- * from the partition log. On B, as in one process (test/streams.test.ts):
+ * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) started
+ * together on one nats-server, following anvil, on the test clock. The streams deliver to URLs of partitions node A
+ * owns once the split settled (the test finds them from the tenant, read off the control log, and the URL); A stages
+ * and attempts their webhooks, then is killed (-9), and node B takes its partitions over from the partition log.
+ * On B, as in one process (test/streams.test.ts):
  * - a URL whose success rate A left at 71 % stays active at the next failure (70 %) and puts every stream of that
- *   URL in error at the one after (69 %);
+ *   URL in error at the one after (69 %), a stream with nothing queued too;
  * - a webhook that failed twice on A is retried at the instant A scheduled (10 minutes of service time later);
  * - a stream A left one webhook below the queue's cap (10,000) goes to error at the next webhook B stages, and keeps
- *   the next one in history: none beyond the cap is queued, none below it lost.
+ *   the next one in history; one A left at its cap stays in error, keeps the next in history, and once set active
+ *   B delivers its 10,000 in order: none beyond the cap queued, none below it lost;
+ * - streams A put in error are terminated 24 hours after the instant they entered it on A.
  */
 
 const CHAIN = '0x539';
@@ -123,10 +126,25 @@ afterAll(async () => {
 
 describe('the delivery rules across a kill: two nodes (the built binary) on one nats-server', () => {
   it("keeps the success rate, a retry's instant and the queue's cap on the node that takes a killed owner's partitions", async () => {
-    // Both nodes up: the partitions split between them by the plan, each adopted.
-    expect(await until(() => settled([a, b]), 20_000, 100)).toBe(true);
-    const ofA = new Set((await partitionsOf(a)).map((p) => p.partition));
-    expect(ofA.size).toBeGreaterThan(0);
+    // Both nodes up: the partitions split between them by the plan, each adopted, the split the same a lease TTL on.
+    const split = async (): Promise<string> => {
+      const [pa, pb] = [await partitionsOf(a), await partitionsOf(b)];
+      return pa.length > 0 && pb.length > 0 && (await settled([a, b])) ? pa.map((p) => p.partition).join() : '';
+    };
+    let seen = '';
+    expect(
+      await until(
+        async () => {
+          const now = await split();
+          const same = now !== '' && now === seen;
+          seen = now;
+          return same;
+        },
+        30_000,
+        TTL_MS,
+      ),
+    ).toBe(true);
+    const ofA = new Set(seen.split(',').map(Number));
 
     // URLs of partitions A owns: the tenant (from the control log) and the URL hash to one.
     const probe = await make(a, `${rx.url}/probe`);
@@ -138,24 +156,36 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
         if (ofA.has(partitionOf(h32, tenant, url))) return url;
       }
     };
-    const [retryUrl, capUrl, rateUrl, goneUrl] = [onA('retry'), onA('cap'), onA('rate'), onA('gone')];
+    const [retryUrl, capUrl, fullUrl, rateUrl, goneUrl] = [onA('retry'), onA('cap'), onA('full'), onA('rate'), onA('gone')];
     expect((await a.call(`/streams/evm/${probe}`, { method: 'DELETE' })).status).toBe(200);
 
     const retryStream = await make(a, retryUrl);
     const capStream = await make(a, capUrl);
+    const fullStream = await make(a, fullUrl);
     const rateStreams = [await make(a, rateUrl), await make(a, rateUrl), await make(a, rateUrl), await make(b, rateUrl)];
     const goneStreams = [await make(a, goneUrl), await make(b, goneUrl)];
+    // Written through the control log: each node answers once it applied its own; the other applies them soon after.
+    const all = [retryStream, capStream, fullStream, ...rateStreams, ...goneStreams];
+    for (const n of [a, b])
+      expect(
+        await until(
+          async () => (await Promise.all(all.map((id) => n.call(`/streams/evm/${id}`)))).every((r) => r.status === 200),
+          10_000,
+          50,
+        ),
+      ).toBe(true);
     const urlOf = (r: Received): string | undefined => {
       const id = r.body?.streamId;
       if (id === retryStream) return retryUrl;
       if (id === capStream) return capUrl;
+      if (id === fullStream) return fullUrl;
       return rateStreams.includes(id) ? rateUrl : goneStreams.includes(id) ? goneUrl : undefined;
     };
     // The cap's stream is held unanswered (so its success rate cannot put it in error first), until released.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     rx.state.answer = (r) => (urlOf(r) === undefined ? 200 : 500);
-    rx.state.delay = (r) => (urlOf(r) === capUrl ? held : 0);
+    rx.state.delay = (r) => (urlOf(r) === capUrl || urlOf(r) === fullUrl ? held : 0);
     const mine = (id: string) => rx.webhooks().filter((w) => w.body.streamId === id);
 
     // Streams that entered error on A: their URL's 31st failure in a row. B shows them in error (the control log).
@@ -184,10 +214,16 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
 
     // A queue one webhook below the cap on A: each batch answered once durable in the partition's log.
     const capAt = performance.now();
-    // (In requests under the 1 MB a request body may hold.)
-    for (let from = 1; from < CAP; from += 2_500)
-      expect((await enqueue(a, blocks(capStream, from, Math.min(2_500, CAP - from)))).every((r) => r === 'queued')).toBe(true);
+    const fill = async (id: string, count: number) => {
+      // (In requests under the 1 MB a request body may hold.)
+      for (let from = 1; from <= count; from += 2_500)
+        expect((await enqueue(a, blocks(id, from, Math.min(2_500, count + 1 - from)))).every((r) => r === 'queued')).toBe(true);
+    };
+    await fill(capStream, CAP - 1);
     const capMs = performance.now() - capAt;
+    // Another at its cap on A: in error there.
+    await fill(fullStream, CAP);
+    expect((await statusOf(a, fullStream)).statusMessage).toMatch(/queue of undelivered webhooks reached 10000/);
     expect((await statusOf(a, capStream)).status).toBe('active');
 
     // The rate's URL at 71 % on A: 29 failures over three of its four streams, recorded and published.
@@ -224,7 +260,24 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     expect(capped.statusMessage).toMatch(/queue of undelivered webhooks reached 10000/);
     expect(await enqueue(b, blocks(capStream, CAP + 1, 1))).toEqual(['history']);
     expect(await queuedOn(b, capStream)).toBe(CAP);
+
+    // The queue A left at its cap: in error on B, nothing sent, the next webhook kept in history, none queued beyond it.
+    const fullBefore = mine(fullStream).length;
+    expect((await statusOf(b, fullStream)).status).toBe('error');
+    expect(await queuedOn(b, fullStream)).toBe(CAP);
+    expect(await enqueue(b, blocks(fullStream, CAP + 1, 1))).toEqual(['history']);
+    expect(await queuedOn(b, fullStream)).toBe(CAP);
     release();
+    // None lost below it: set active again, B delivers each of the 10,000, in order, and the queue empties.
+    rx.state.answer = (r) => (urlOf(r) === fullUrl || urlOf(r) === undefined ? 200 : 500);
+    expect((await b.call(`/streams/evm/${fullStream}/status`, { method: 'POST', json: { status: 'active' } })).status).toBe(200);
+    const drainAt = performance.now();
+    expect(await until(async () => (await queuedOn(b, fullStream)) === 0, 60_000, 200)).toBe(true);
+    const drainMs = performance.now() - drainAt;
+    const sent = mine(fullStream)
+      .slice(fullBefore)
+      .map((w) => Number(w.body.block.number));
+    expect(sent).toEqual(Array.from({ length: CAP }, (_, i) => i + 1));
 
     // The retry: not before the instant A scheduled, and at it, on B.
     rx.state.answer = () => 200;
@@ -245,7 +298,7 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     for (const id of goneStreams) expect((await statusOf(b, id)).status, '24 hours in error').toBe('terminated');
     for (const id of rateStreams) expect((await statusOf(b, id)).status, 'in error since after the kill').toBe('error');
     console.log(
-      `cluster-rules: ${CAP - 1} webhooks staged on A in ${capMs.toFixed(0)} ms; B adopted every partition ${adoptedMs.toFixed(0)} ms after the kill`,
+      `cluster-rules: ${CAP - 1} webhooks staged on A in ${capMs.toFixed(0)} ms; B adopted every partition ${adoptedMs.toFixed(0)} ms after the kill; B delivered the ${CAP} of the queue A left at its cap in ${drainMs.toFixed(0)} ms`,
     );
   }, 90_000);
 });
