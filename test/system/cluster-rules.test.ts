@@ -35,12 +35,16 @@ let anvil: Anvil;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 let a: RunningBinary;
 let b: RunningBinary;
+/** The second case's bus and nodes. */
+let nats2: NatsServer | undefined;
+let c: RunningBinary | undefined;
+let d: RunningBinary | undefined;
 
-const env = (): Record<string, string> => ({
-  CHAINPOST_NATS: nats.url,
+const env = (bus = nats, ttlMs = TTL_MS): Record<string, string> => ({
+  CHAINPOST_NATS: bus.url,
   CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`,
   CHAINPOST_API_KEY: KEY,
-  CHAINPOST_LEASE_TTL_MS: String(TTL_MS),
+  CHAINPOST_LEASE_TTL_MS: String(ttlMs),
   CHAINPOST_CONFIRMATIONS: `${CHAIN}=1`,
   CHAINPOST_POLL_MS: '50',
   CHAINPOST_RATE_LIMIT: '0',
@@ -59,6 +63,36 @@ const settled = async (nodes: RunningBinary[]): Promise<boolean> => {
   const held = (await Promise.all(nodes.map(partitionsOf))).flat();
   return held.length === 64 && new Set(held.map((p) => p.partition)).size === 64 && held.every((p) => p.queued !== null);
 };
+
+/** The partitions `x` holds once the two nodes split them by the plan, each adopted, the split the same a lease TTL on. */
+async function splitOf(x: RunningBinary, y: RunningBinary, ttlMs: number): Promise<Set<number>> {
+  const split = async (): Promise<string> => {
+    const [px, py] = [await partitionsOf(x), await partitionsOf(y)];
+    return px.length > 0 && py.length > 0 && (await settled([x, y])) ? px.map((p) => p.partition).join() : '';
+  };
+  let seen = '';
+  const stable = await until(
+    async () => {
+      const now = await split();
+      const same = now !== '' && now === seen;
+      seen = now;
+      return same;
+    },
+    30_000,
+    ttlMs,
+  );
+  expect(stable).toBe(true);
+  return new Set(seen.split(',').map(Number));
+}
+
+/** A URL `${rx.url}/${name}-<n>` of one of the partitions `owned`, for the tenant. */
+async function urlIn(owned: ReadonlySet<number>, tenant: string, name: string): Promise<string> {
+  const { h32 } = await xxhash();
+  for (let i = 0; ; i++) {
+    const url = `${rx.url}/${name}-${i}`;
+    if (owned.has(partitionOf(h32, tenant, url))) return url;
+  }
+}
 
 const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
 const webhook = (n: number) => ({ confirmed: false, chainId: CHAIN, abi: [], block: block(n), logs: [], txs: [], txsInternal: [] });
@@ -94,8 +128,8 @@ const queuedOn = async (n: RunningBinary, id: string): Promise<number> => {
 const serviceNow = async (n: RunningBinary): Promise<number> => Date.parse((await n.call('/admin/clock')).body.now);
 
 /** The tenant of CHAINPOST_API_KEY, as the control log's first stream says (a stream's partition hashes it with the URL). */
-async function tenantOfStreams(): Promise<string> {
-  const bus = await connectBus({ servers: nats.url, onceWithinMs: 5_000 });
+async function tenantOfStreams(server: NatsServer): Promise<string> {
+  const bus = await connectBus({ servers: server.url, onceWithinMs: 5_000 });
   try {
     const jsm = await jetstreamManager(bus.nc);
     const last = (await jsm.streams.info(CONTROL_STREAM)).state.last_seq;
@@ -119,6 +153,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAndClean(a);
   await stopAndClean(b);
+  await stopAndClean(c);
+  await stopAndClean(d);
+  await nats2?.close();
   await rx?.close();
   await anvil?.stop();
   await nats?.close();
@@ -127,36 +164,19 @@ afterAll(async () => {
 describe('the delivery rules across a kill: two nodes (the built binary) on one nats-server', () => {
   it("keeps the success rate, a retry's instant and the queue's cap on the node that takes a killed owner's partitions", async () => {
     // Both nodes up: the partitions split between them by the plan, each adopted, the split the same a lease TTL on.
-    const split = async (): Promise<string> => {
-      const [pa, pb] = [await partitionsOf(a), await partitionsOf(b)];
-      return pa.length > 0 && pb.length > 0 && (await settled([a, b])) ? pa.map((p) => p.partition).join() : '';
-    };
-    let seen = '';
-    expect(
-      await until(
-        async () => {
-          const now = await split();
-          const same = now !== '' && now === seen;
-          seen = now;
-          return same;
-        },
-        30_000,
-        TTL_MS,
-      ),
-    ).toBe(true);
-    const ofA = new Set(seen.split(',').map(Number));
+    const ofA = await splitOf(a, b, TTL_MS);
 
     // URLs of partitions A owns: the tenant (from the control log) and the URL hash to one.
     const probe = await make(a, `${rx.url}/probe`);
-    const tenant = await tenantOfStreams();
-    const { h32 } = await xxhash();
-    const onA = (name: string): string => {
-      for (let i = 0; ; i++) {
-        const url = `${rx.url}/${name}-${i}`;
-        if (ofA.has(partitionOf(h32, tenant, url))) return url;
-      }
-    };
-    const [retryUrl, capUrl, fullUrl, rateUrl, goneUrl] = [onA('retry'), onA('cap'), onA('full'), onA('rate'), onA('gone')];
+    const tenant = await tenantOfStreams(nats);
+    const onA = (name: string) => urlIn(ofA, tenant, name);
+    const [retryUrl, capUrl, fullUrl, rateUrl, goneUrl] = [
+      await onA('retry'),
+      await onA('cap'),
+      await onA('full'),
+      await onA('rate'),
+      await onA('gone'),
+    ];
     expect((await a.call(`/streams/evm/${probe}`, { method: 'DELETE' })).status).toBe(200);
 
     const retryStream = await make(a, retryUrl);
@@ -301,4 +321,61 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
       `cluster-rules: ${CAP - 1} webhooks staged on A in ${capMs.toFixed(0)} ms; B adopted every partition ${adoptedMs.toFixed(0)} ms after the kill; B delivered the ${CAP} of the queue A left at its cap in ${drainMs.toFixed(0)} ms`,
     );
   }, 240_000);
+
+  it("shares a stream's error its owner decided while the bus was down: the other node shows it, and keeps it once the owner is killed", async () => {
+    // Its own bus, with a lease TTL longer than the outage (a lease lost would take the unit back).
+    await stopAndClean(b);
+    const ttlMs = 6_000;
+    nats2 = await startNatsServer();
+    [c, d] = await Promise.all([startBinary(env(nats2, ttlMs), tempDir()), startBinary(env(nats2, ttlMs), tempDir())]);
+    const [owner, other] = [c, d];
+    const ofC = await splitOf(owner, other, ttlMs);
+    const probe = await make(owner, `${rx.url}/probe`);
+    const url = await urlIn(ofC, await tenantOfStreams(nats2), 'outage');
+    expect((await owner.call(`/streams/evm/${probe}`, { method: 'DELETE' })).status).toBe(200);
+    const streams = [await make(owner, url), await make(other, url)];
+    for (const n of [owner, other])
+      expect(
+        await until(
+          async () => (await Promise.all(streams.map((id) => n.call(`/streams/evm/${id}`)))).every((r) => r.status === 200),
+          10_000,
+          50,
+        ),
+      ).toBe(true);
+    // Its URL at 70 %: 30 failures, recorded and published.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    rx.state.answer = (r) => (streams.includes(r.body?.streamId) ? 500 : 200);
+    rx.state.delay = () => 0;
+    await enqueue(owner, blocks(streams[0]!, 1, 30));
+    expect(await until(async () => (await historyOf(other, streams)).length === 30, 15_000, 50)).toBe(true);
+    // The 31st is held at the receiver while the bus goes down; answered 500 then, it puts both streams in error on
+    // the owner, whose state cannot reach the control log then.
+    rx.state.delay = (r) => (streams.includes(r.body?.streamId) ? held : 0);
+    const got = rx.webhooks().length;
+    await enqueue(owner, blocks(streams[0]!, 31, 1));
+    expect(await until(() => rx.webhooks().length > got, 10_000, 20)).toBe(true);
+    await nats2.stop('kill');
+    release();
+    expect(
+      await until(async () => (await Promise.all(streams.map((id) => statusOf(owner, id)))).every((s) => s.status === 'error'), 10_000, 20),
+    ).toBe(true);
+    const erred = await statusOf(owner, streams[1]!);
+    await nats2.start();
+    // Back: the other node shows both in error, as the owner decided (its instant too).
+    expect(
+      await until(
+        async () => (await Promise.all(streams.map((id) => statusOf(other, id)))).every((s) => s.status === 'error'),
+        20_000,
+        100,
+      ),
+    ).toBe(true);
+    expect((await statusOf(other, streams[1]!)).statusMessage).toBe(erred.statusMessage);
+    expect(await until(async () => (await historyOf(other, streams)).length === 31, 10_000, 50)).toBe(true);
+    // The owner killed, the other takes its partitions: the streams stay in error, a new webhook is kept in history.
+    await owner.stop('SIGKILL');
+    expect(await until(() => settled([other]), 8 * ttlMs, 50)).toBe(true);
+    for (const id of streams) expect((await statusOf(other, id)).status).toBe('error');
+    expect(await enqueue(other, blocks(streams[1]!, 32, 1))).toEqual(['history']);
+  }, 120_000);
 });
