@@ -8,7 +8,7 @@ import { partitionOf } from '../../engine/cluster/partitions.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
-import { startReceiver, type Received } from '../receiver.js';
+import { startReceiver, startSmtp, type Received } from '../receiver.js';
 
 /**
  * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) started
@@ -17,12 +17,16 @@ import { startReceiver, type Received } from '../receiver.js';
  * and attempts their webhooks, then is killed (-9), and node B takes its partitions over from the partition log.
  * On B, as in one process (test/streams.test.ts):
  * - a URL whose success rate A left at 71 % stays active at the next failure (70 %) and puts every stream of that
- *   URL in error at the one after (69 %), a stream with nothing queued too;
+ *   URL in error at the one after (69 %), a stream with nothing queued too; one set active again resumes the retries
+ *   A scheduled;
  * - a webhook that failed twice on A is retried at the instant A scheduled (10 minutes of service time later);
  * - a stream A left one webhook below the queue's cap (10,000) goes to error at the next webhook B stages, and keeps
  *   the next one in history; one A left at its cap stays in error, keeps the next in history, and once set active
  *   B delivers its 10,000 in order: none beyond the cap queued, none below it lost;
- * - streams A put in error are terminated 24 hours after the instant they entered it on A.
+ * - streams A put in error are terminated 24 hours after the instant they entered it on A;
+ * - one e-mail per stream entering error, from the node that decided it, and one per stream terminated.
+ * A second case, on a bus of its own: streams put in error by their owner while the bus is down are shown in error on
+ * the other node once it is back, and stay so there after the owner is killed.
  */
 
 const CHAIN = '0x539';
@@ -33,6 +37,7 @@ const CAP = 10_000;
 let nats: NatsServer;
 let anvil: Anvil;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
 let a: RunningBinary;
 let b: RunningBinary;
 /** The second case's bus and nodes. */
@@ -50,6 +55,8 @@ const env = (bus = nats, ttlMs = TTL_MS): Record<string, string> => ({
   CHAINPOST_RATE_LIMIT: '0',
   CHAINPOST_TEST_CLOCK: '1',
   CHAINPOST_METRICS_STREAMS: '1',
+  CHAINPOST_SMTP_URL: smtp.url,
+  CHAINPOST_ALERT_EMAIL: 'ops@example.org',
 });
 
 interface Partition {
@@ -146,7 +153,7 @@ async function tenantOfStreams(server: NatsServer): Promise<string> {
 }
 
 beforeAll(async () => {
-  [nats, anvil, rx] = await Promise.all([startNatsServer(), startAnvil({ chainId: 1337 }), startReceiver()]);
+  [nats, anvil, rx, smtp] = await Promise.all([startNatsServer(), startAnvil({ chainId: 1337 }), startReceiver(), startSmtp()]);
   [a, b] = await Promise.all([startBinary(env(), tempDir()), startBinary(env(), tempDir())]);
 }, 60_000);
 
@@ -157,6 +164,7 @@ afterAll(async () => {
   await stopAndClean(d);
   await nats2?.close();
   await rx?.close();
+  await smtp?.close();
   await anvil?.stop();
   await nats?.close();
 });
@@ -267,6 +275,8 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
       await until(async () => (await Promise.all(rateStreams.map((id) => statusOf(b, id)))).every((s) => s.status === 'error'), 10_000, 50),
     ).toBe(true);
     for (const id of rateStreams) expect((await statusOf(b, id)).statusMessage).toMatch(/success rate of .* fell to 69%, below 70%/);
+    // In error nothing is sent; a new webhook goes straight to history.
+    expect(await enqueue(b, blocks(rateStreams[2]!, 200, 1))).toEqual(['history']);
 
     // The cap: B's queue of the stream is A's, 9,999 (its next POST says so); the 10,000th puts the stream in
     // error, the 10,001st is kept in history, not queued.
@@ -311,12 +321,33 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     expect(mine(retryStream).map((w) => w.body.retries)).toEqual([0, 1, 2]);
     expect(await until(async () => (await historyOf(b, [retryStream]))[0]?.delivered === true, 5_000, 50)).toBe(true);
 
+    // One of the URL's streams set active again: its URL starts over at 100 % and the retries A scheduled resume (due by
+    // now), each delivered; the others stay in error.
+    expect((await b.call(`/streams/evm/${rateStreams[0]}/status`, { method: 'POST', json: { status: 'active' } })).status).toBe(200);
+    const resumed = () => mine(rateStreams[0]!).filter((w) => w.body.retries === 1);
+    expect(await until(() => resumed().length === 11, 10_000, 50)).toBe(true);
+    expect(await until(async () => (await queuedOn(b, rateStreams[0]!)) === 0, 5_000, 50)).toBe(true);
+
     // The streams A put in error are terminated on B 24 hours after the instant they entered it on A, not later.
     await advance(b, Math.floor((erredAt + 24 * 3_600_000 - (await serviceNow(b))) / 1000) - 5);
     for (const id of goneStreams) expect((await statusOf(b, id)).status, 'just before 24 hours in error').toBe('error');
     await advance(b, 10);
     for (const id of goneStreams) expect((await statusOf(b, id)).status, '24 hours in error').toBe('terminated');
-    for (const id of rateStreams) expect((await statusOf(b, id)).status, 'in error since after the kill').toBe('error');
+    for (const id of rateStreams.slice(1)) expect((await statusOf(b, id)).status, 'in error since after the kill').toBe('error');
+    // One e-mail per stream entering error, from the node that decided it (A, or B after the kill), none again on the
+    // other; one per stream terminated.
+    const inError = [...goneStreams, fullStream, ...rateStreams, capStream];
+    const mails = () => smtp.mails.filter((m) => m.to.includes('ops@example.org'));
+    const erredMails = () =>
+      mails()
+        .map((m) => /Subject: chainpost: stream (\S+) is in error/.exec(m.data)?.[1])
+        .filter((id) => id !== undefined);
+    expect(await until(() => erredMails().length >= inError.length, 10_000, 50)).toBe(true);
+    expect(erredMails().sort()).toEqual([...inError].sort());
+    const ended = () => mails().filter((m) => /stayed in error for 24 hours/.test(m.data));
+    expect(await until(() => ended().length >= goneStreams.length, 10_000, 50)).toBe(true);
+    for (const id of goneStreams) expect(ended().filter((m) => m.data.includes(id))).toHaveLength(1);
+    expect(ended()).toHaveLength(goneStreams.length);
     console.log(
       `cluster-rules: ${CAP - 1} webhooks staged on A in ${capMs.toFixed(0)} ms; B adopted every partition ${adoptedMs.toFixed(0)} ms after the kill; B delivered the ${CAP} of the queue A left at its cap in ${drainMs.toFixed(0)} ms`,
     );
