@@ -108,7 +108,7 @@ export function buildDelivery({
       ? {}
       : { gate: partitions, capture: new DeliveryCapture(store, partition, (units) => partitions.submit(units)) }),
     // On a cluster, the stream states its health rules write here are written to the log for the other nodes too.
-    streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: log }) }),
+    streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: { log, clock } }) }),
     alertEmail: config.alertEmail,
     stageChunk: config.stageChunk,
     maxInFlightPerOrigin: CONNECTIONS_PER_ORIGIN,

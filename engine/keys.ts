@@ -151,12 +151,19 @@ export class ApiKeys {
 
   /** Makes sure `key` exists (CHAINPOST_API_KEY); returns true when it had to be created. */
   async ensure(key: string, name = 'env'): Promise<boolean> {
-    if (this.store.keyByHash(hashKey(key))) return false;
+    const hash = hashKey(key);
+    if (this.store.keyByHash(hash)) return false;
     const taken = new Set(this.store.keys().map((k) => k.name));
     const tenantNames = new Set(this.store.tenants().map((t) => t.name));
     let n = name;
     for (let i = 2; taken.has(n) || tenantNames.has(n); i++) n = `${name}-${i}`;
-    await this.create({ name: n }, key);
+    try {
+      await this.create({ name: n }, key);
+    } catch (err) {
+      // Cluster nodes started together with one CHAINPOST_API_KEY each write it: the log applies the first, refuses the rest.
+      if (this.store.keyByHash(hash)) return false;
+      throw err;
+    }
     return true;
   }
 

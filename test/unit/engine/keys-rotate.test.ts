@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDuration } from '../../../engine/duration.js';
-import { ApiKeys, hashKey, type ApiKey, type KeyStore } from '../../../engine/keys.js';
+import { ApiKeys, hashKey, keyChangesIn, type ApiKey, type KeyStore } from '../../../engine/keys.js';
 import { openStore, type Store } from '../../../storage/env.js';
 import { lmdbKeyStore } from '../../../storage/keys.js';
 import { OperatorAccess } from '../../../engine/operator.js';
@@ -149,4 +149,23 @@ describe('parseDuration', () => {
   it.each(['', '24', 'h', '1.5h', '-1h', '24 h', '24H', '1w', '1234567890s'])('"%s" is not a duration', (text) =>
     expect(parseDuration(text)).toBeUndefined(),
   );
+});
+
+describe('ApiKeys: ensure (CHAINPOST_API_KEY)', () => {
+  it('takes the key as there when another node created it first: two cluster nodes started together with it both write it', async () => {
+    const key = 'cpk_ensure_race_0123456789abcdefXYZ';
+    // This node's write reaches the log after the other node's create of the same key (applied first, everywhere).
+    const other = new ApiKeys(lmdbKeyStore(store), () => now);
+    const store_ = lmdbKeyStore(store);
+    const direct = keyChangesIn(store_);
+    const racing = new ApiKeys(store_, () => now, {
+      write: async (change) => {
+        await other.create({ name: 'env' }, key);
+        return direct.write(change);
+      },
+    });
+    expect(await racing.ensure(key)).toBe(false);
+    expect(keys.authenticate(key)?.name).toBe('env');
+    expect(keys.list()).toHaveLength(1);
+  });
 });
