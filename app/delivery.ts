@@ -39,8 +39,10 @@ export class PartitionLink implements DeliveryGate {
   /** What follows the partitions adopted besides the dispatcher: the matcher (each partition's blocks). */
   private readonly followers: Array<{ adopt(partition: number): void; drop(partition: number): unknown }> = [];
 
+  /** `follower` follows the partitions adopted from now on, and adopts those adopted already. */
   follow(follower: { adopt(partition: number): void; drop(partition: number): unknown }): void {
     this.followers.push(follower);
+    for (const p of this.ready) follower.adopt(p);
   }
 
   /** The dispatcher adopted the partition: its followers too. */

@@ -83,7 +83,6 @@ export interface DeliveryParts extends DispatcherOptions {
   gate?: DeliveryGate;
 }
 
-/** The partitions a cluster node owns, and whether each may take units now (docs/decisions/cluster.md, Part 2). */
 /** The server's delivery, from named parts. */
 export function createDelivery(parts: DeliveryParts): Dispatcher {
   return new Dispatcher(parts);
@@ -241,6 +240,12 @@ export class Dispatcher {
       if (p !== undefined && wanted.has(p)) out.set(p, (out.get(p) ?? 0) + this.queue.size(s.id));
     }
     return out;
+  }
+
+  /** The partition whose owner carries out the stream's work, as the store holds it (undefined: an unknown stream). */
+  partitionOfStream(streamId: string): number | undefined {
+    const s = this.reads.read(streamId);
+    return s === undefined ? undefined : this.streamPartition(s, true);
   }
 
   /** A stream's timers and its next attempt, from the store. */
@@ -427,11 +432,16 @@ export class Dispatcher {
    * retry is sent at its time). Failed webhooks wait apart from the fresh queue, so this never moves the queue's
    * head. A retry in flight completes: its outcome finds the record delivered and schedules no other.
    * A unit of the record's partition (`partition`: its range's, where a retry of its webhook waits too).
-   * Answers the record's deliveredAt, or undefined when the record is gone.
+   * Answers the record's deliveredAt, or undefined when the record is gone, once committed (on a cluster node, once
+   * durable in the partition's log: rejects with PartitionLost when it was taken back).
    */
-  replayDelivered(tenant: string, h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number }): string | undefined {
+  async replayDelivered(
+    tenant: string,
+    h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number },
+  ): Promise<string | undefined> {
     const now = this.clock.now();
-    return this.units.alone(
+    let durable: Promise<void> | undefined;
+    const at = this.units.alone(
       (body: () => string | undefined) => this.kv.transact(body),
       (unit) => {
         const at = markDelivered(this.kv, tenant, h.partition, h.id, now);
@@ -439,7 +449,10 @@ export class Dispatcher {
         return at;
       },
       now,
+      (d) => (durable = d),
     );
+    await durable;
+    return at;
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */
