@@ -316,7 +316,7 @@ export async function createCore({
           ...(threads === undefined ? {} : { threads }),
           ...(cluster === undefined ? {} : { cluster }),
           ...(adapters.dropPublish === undefined ? {} : { dropPublish: adapters.dropPublish }),
-          ...(partitions === undefined ? {} : { partitions: { link: partitions, hash: h32 } }),
+          ...(partitions === undefined || requests === undefined ? {} : { partitions: { link: partitions, hash: h32, requests } }),
         }),
       close: async () => {
         unwatchLoop();
