@@ -165,6 +165,39 @@ describe('a stream moving partitions on a cluster (two nodes, the built binary)'
     await advance(to, 65);
     expect(await until(async () => (await queuedOn(to)) === 0, 10_000, 100)).toBe(true);
 
+    // History and stats read from both partitions, the same on both nodes: every attempt counted once.
+    const attempts = rx.webhooks().filter((w) => w.body.streamId === id).length;
+    const statsOn = async (n: RunningBinary) => (await n.call(`/stats/${id}`)).body as Record<string, number>;
+    expect(
+      await until(
+        async () => {
+          const [sa, sb] = [await statsOn(a), await statsOn(b)];
+          return (
+            sa['totalWebhooksDelivered']! + sa['totalWebhooksFailed']! === attempts &&
+            JSON.stringify({ ...sa, updatedAt: 0 }) === JSON.stringify({ ...sb, updatedAt: 0 })
+          );
+        },
+        10_000,
+        100,
+      ),
+      JSON.stringify([attempts, await statsOn(a), await statsOn(b)]),
+    ).toBe(true);
+    const failedBlocks = async (n: RunningBinary) =>
+      (
+        (await n.call('/history?limit=100&excludePayload=true')).body.result as Array<{
+          streamId: string;
+          tinyPayload: { block: { number: string } };
+        }>
+      )
+        .filter((h) => h.streamId === id)
+        .map((h) => Number(h.tinyPayload.block.number));
+    for (const n of [a, b]) {
+      const blocks = await failedBlocks(n);
+      // The first failure, in the old partition, and the failures after the move, in the new one.
+      expect(blocks).toContain(0);
+      expect(blocks.some((x) => x > 0)).toBe(true);
+    }
+
     // Each block's webhooks arrived, first arrivals in staging order (block after block, seen before confirmed).
     const firsts: string[] = [];
     for (const x of blocksOf(mine())) if (!firsts.includes(x)) firsts.push(x);
