@@ -42,7 +42,7 @@ import type { DropPublish } from '../bus/chains.js';
 import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl } from './cluster.js';
 import type { PartitionLink } from './delivery.js';
 import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
-import type { PartitionRequests } from '../engine/cluster/partition-requests.js';
+import type { PartitionRequests } from '../engine/streams/partition-requests.js';
 import type { EnqueueItem } from '../engine/delivery/enqueue.js';
 import type { StoredStream } from '../engine/streams/model.js';
 

@@ -4,13 +4,13 @@ import {
   type PartitionRequest,
   type PartitionRequestHandler,
   type PartitionRequests,
-} from '../engine/cluster/partition-requests.js';
+} from '../engine/streams/partition-requests.js';
 import { ApiError, unavailable } from '../engine/errors.js';
 import type { Logger } from '../engine/log.js';
 import type { BusConnection } from './connect.js';
 
 /**
- * A partition's work asked on any node, carried out by its owner (engine/cluster/partition-requests.ts): NATS
+ * A partition's work asked on any node, carried out by its owner (engine/streams/partition-requests.ts): NATS
  * request/reply on a subject per partition, which the owner subscribes to while it holds and adopted the partition
  * (in a queue group: during a hand-over two nodes may listen, one answers). The owner answers what it carried out
  * with its position in the partition's log once its writes were published there; the asker waits (a short while) to

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { BusPartitionRequests, type BusPartitionRequestsParts } from '../bus/requests.js';
-import { NotHere, type PartitionRequest, type PartitionRequestHandler } from '../engine/cluster/partition-requests.js';
+import { NotHere, type PartitionRequest, type PartitionRequestHandler } from '../engine/streams/partition-requests.js';
 import { ApiError, notFound } from '../engine/errors.js';
 import { jsonLogger } from '../engine/log.js';
 import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';

@@ -12,7 +12,7 @@ import { KvDeliveryQueue } from './kv-queue.js';
 import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS } from './limits.js';
 import type { DeliveryQueue, Taken } from './queue.js';
 import { kvRates, type RateStore } from './rate-store.js';
-import { markDelivered, type StoredHistory } from './records.js';
+import { markDelivered, type ReplayedRecord } from './records.js';
 import { purgeExpired, type Retention } from './retention.js';
 import { RetryScheduler } from './retry-scheduler.js';
 import { DEFAULT_ORIGIN_SLOTS, DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
@@ -430,18 +430,13 @@ export class Dispatcher {
    * A replay of history record `h` was answered 200: the record says so and the pending retry of its webhook, if
    * any, leaves the stream's queue and its count, in one transaction (a crash before its commit leaves both, and the
    * retry is sent at its time). Failed webhooks wait apart from the fresh queue, so this never moves the queue's
-   * head. A retry in flight completes: its outcome finds the record delivered and schedules no other.
-   * A unit of the record's partition (`partition`: its range's, where a retry of its webhook waits too).
-   * Answers the record's deliveredAt, or undefined when the record is gone, once committed (on a cluster node, once
-   * durable in the partition's log: rejects with PartitionLost when it was taken back).
+   * head. A retry in flight completes: its outcome finds the record delivered and schedules no other. A unit of the
+   * record's partition. Answers its deliveredAt (undefined: gone) and, on a cluster node, when the unit is durable.
    */
-  async replayDelivered(
-    tenant: string,
-    h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number },
-  ): Promise<string | undefined> {
+  replayDelivered(tenant: string, h: ReplayedRecord): { deliveredAt: string | undefined; durable: Promise<void> | undefined } {
     const now = this.clock.now();
     let durable: Promise<void> | undefined;
-    const at = this.units.alone(
+    const deliveredAt = this.units.alone(
       (body: () => string | undefined) => this.kv.transact(body),
       (unit) => {
         const at = markDelivered(this.kv, tenant, h.partition, h.id, now);
@@ -451,8 +446,7 @@ export class Dispatcher {
       now,
       (d) => (durable = d),
     );
-    await durable;
-    return at;
+    return { deliveredAt, durable };
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */

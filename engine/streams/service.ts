@@ -14,8 +14,7 @@ import {
 } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
 import type { EnqueueItem, EnqueueResult } from '../delivery/enqueue.js';
-import { PartitionLost } from '../cluster/partition-log.js';
-import { NotHere, type PartitionRequest, type PartitionRequests } from '../cluster/partition-requests.js';
+import { NotHere, type PartitionRequest, type PartitionRequests } from './partition-requests.js';
 import { notFound, unavailable } from '../errors.js';
 import { counted, cursorKey, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
@@ -191,18 +190,16 @@ export class StreamsService {
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
     let deliveredAt = h.deliveredAt;
     if (res.delivered) {
-      try {
-        deliveredAt =
-          (await this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq, partition })) ??
-          deliveredAt;
-      } catch (err) {
-        if (!(err instanceof PartitionLost)) throw err;
-        // The partition changed owner before the mark was published: it was taken back, the retry stays pending.
+      const marked = this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq, partition });
+      deliveredAt = marked.deliveredAt ?? deliveredAt;
+      // A cluster node answers once the mark is durable in the partition's log; taken back (the partition lost first),
+      // the retry stays pending.
+      await marked.durable?.catch(() => {
         throw unavailable(
           `the webhook was delivered, but partition ${partition} changed owner before its record was marked delivered: its retry stays pending`,
           LOST_RETRY_AFTER_S,
         );
-      }
+      });
     }
     const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
 import { PartitionLost } from '../../../../engine/cluster/partition-log.js';
-import { NotHere, type PartitionRequest, type PartitionRequests } from '../../../../engine/cluster/partition-requests.js';
+import { NotHere, type PartitionRequest, type PartitionRequests } from '../../../../engine/streams/partition-requests.js';
 import { ApiError } from '../../../../engine/errors.js';
 import { evm } from '../../../../engine/evm/index.js';
 import { StreamsService } from '../../../../engine/streams/service.js';
@@ -12,7 +12,7 @@ import { deliveryRig } from '../delivery/rig.js';
 
 /**
  * A partition's work asked on a node that does not carry the partition out goes to its owner
- * (engine/cluster/partition-requests.ts): a history replay, and webhooks staged on demand. The bus between the two is
+ * (engine/streams/partition-requests.ts): a history replay, and webhooks staged on demand. The bus between the two is
  * a stand-in here (the owner's service called with the request as JSON carries it); both services run over one store
  * and dispatcher, so what the owner wrote is what the asker reads.
  */
