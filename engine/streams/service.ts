@@ -140,6 +140,7 @@ export class StreamsService {
    * partitions this node carries out staged here, the others asked to their owners; the results in the items' order.
    */
   async enqueue(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
+    if (this.requests === undefined) return this.dispatcher.enqueueBatch(items);
     const byPartition = new Map<number, number[]>();
     const local: number[] = [];
     items.forEach((item, i) => {
