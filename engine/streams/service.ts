@@ -138,6 +138,7 @@ export class StreamsService {
   /**
    * Webhooks staged on demand (a block replay, the test hooks), each by its stream's partition's owner: those of the
    * partitions this node carries out staged here, the others asked to their owners; the results in the items' order.
+   * One owner not reachable refuses the whole with 503, the other partitions' webhooks staged all the same.
    */
   async enqueue(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
     if (this.requests === undefined) return this.dispatcher.enqueueBatch(items);
@@ -147,7 +148,11 @@ export class StreamsService {
       const p = this.dispatcher.partitionOfStream(item.streamId);
       // A stream this node does not know is dropped here, as anywhere.
       if (p === undefined || this.here(p)) local.push(i);
-      else byPartition.set(p, [...(byPartition.get(p) ?? []), i]);
+      else {
+        const list = byPartition.get(p);
+        if (list === undefined) byPartition.set(p, [i]);
+        else list.push(i);
+      }
     });
     const results: EnqueueResult[] = new Array(items.length);
     const put = async (indexes: number[], answer: Promise<EnqueueResult[]>): Promise<void> => {
