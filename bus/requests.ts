@@ -155,7 +155,7 @@ export class BusPartitionRequests implements PartitionRequests {
     if (this.handler === undefined || !this.parts.here(partition)) return reply({ v: REQUESTS_FORMAT, elsewhere: true });
     try {
       const ok = await this.handler(partition, request);
-      reply({ v: REQUESTS_FORMAT, ok, seq: this.parts.position(partition) });
+      reply({ v: REQUESTS_FORMAT, ok: ok ?? null, seq: this.parts.position(partition) });
     } catch (err) {
       if (err instanceof NotHere) return reply({ v: REQUESTS_FORMAT, elsewhere: true });
       if (err instanceof ApiError)
