@@ -12,6 +12,7 @@ import { openChainLeases } from '../bus/leases.js';
 import { registryTtl, startNodeRegistry } from '../bus/nodes.js';
 import { startPartitionOwners, type PartitionOwners } from '../bus/owners.js';
 import { ClusterPartitions } from '../bus/partitions.js';
+import { BusPartitionRequests } from '../bus/requests.js';
 import type { PartitionLog } from '../engine/cluster/partition-log.js';
 import { within } from '../bus/waits.js';
 import type { Dispatcher } from '../engine/delivery/dispatcher.js';
@@ -310,6 +311,36 @@ export async function startClusterNode({
       await entered.stop();
     },
   };
+}
+
+/**
+ * A cluster node's partition requests (bus/requests.ts): it asks each partition's owner to carry out the partition's
+ * work asked here, and answers the others' requests for the partitions it adopted (`link`: on a node owning partitions).
+ */
+export function partitionRequests({
+  control,
+  node,
+  link,
+  ttlMs,
+  log,
+}: {
+  control: ClusterControl;
+  node: ClusterNode;
+  link: PartitionLink | undefined;
+  ttlMs: number;
+  log: Logger;
+}): BusPartitionRequests {
+  const requests = new BusPartitionRequests({
+    bus: control.bus,
+    log,
+    here: (p) => link?.owns(p) ?? false,
+    position: (p) => node.partitions.applied().positions[p] ?? 0,
+    reached: (p, seq, withinMs) => node.partitions.holds(p, seq, withinMs),
+    // A partition between owners has its next one within 2 lease TTLs.
+    retryAfterSeconds: Math.max(1, Math.ceil((2 * ttlMs) / 1000)),
+  });
+  link?.follow({ adopt: (p) => requests.open(p), drop: (p) => requests.close(p) });
+  return requests;
 }
 
 /** How often a partition whose log was not writable (the bus down) is looked at again, ms. */

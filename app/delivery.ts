@@ -39,8 +39,10 @@ export class PartitionLink implements DeliveryGate {
   /** What follows the partitions adopted besides the dispatcher: the matcher (each partition's blocks). */
   private readonly followers: Array<{ adopt(partition: number): void; drop(partition: number): unknown }> = [];
 
+  /** `follower` follows the partitions adopted from now on, and adopts those adopted already. */
   follow(follower: { adopt(partition: number): void; drop(partition: number): unknown }): void {
     this.followers.push(follower);
+    for (const p of this.ready) follower.adopt(p);
   }
 
   /** The dispatcher adopted the partition: its followers too. */
@@ -58,6 +60,12 @@ export class PartitionLink implements DeliveryGate {
     return mine.length === 0 || this.log === undefined ? [] : this.log.submit(mine);
   }
 }
+
+/**
+ * The gate of a cluster node that owns no partition (without match or deliver): its store holds the other nodes'
+ * queues, applied from their partitions' logs, and none of them is its to send.
+ */
+const OWNS_NONE: DeliveryGate = { owns: () => false, writable: () => false };
 
 /** Expired challenges, bind messages, history and delivery logs go once a minute of service time. */
 const PURGE_EVERY_MS = 60_000;
@@ -105,7 +113,9 @@ export function buildDelivery({
     log,
     partitionOf: partition,
     ...(partitions === undefined
-      ? {}
+      ? config.nats === undefined
+        ? {}
+        : { gate: OWNS_NONE }
       : { gate: partitions, capture: new DeliveryCapture(store, partition, (units) => partitions.submit(units)) }),
     // On a cluster, the stream states its health rules write here are written to the log for the other nodes too.
     streams: deliveryStreams(store, { plane, ...(config.nats === undefined ? {} : { sharedStates: { log, clock } }) }),

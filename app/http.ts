@@ -90,7 +90,7 @@ export function buildRoutes(parts: {
   if (!config.roles.has('api')) return system;
   return [
     ...system,
-    ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, dispatcher, { testHooks: config.testClock, blocks: parts.blocks }),
+    ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [
       callsEndpoints(dataDeps, { ens: config.ens }),

@@ -42,6 +42,8 @@ import type { DropPublish } from '../bus/chains.js';
 import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl } from './cluster.js';
 import type { PartitionLink } from './delivery.js';
 import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
+import type { PartitionRequests } from '../engine/streams/partition-requests.js';
+import type { EnqueueItem } from '../engine/delivery/enqueue.js';
 import type { StoredStream } from '../engine/streams/model.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
@@ -73,9 +75,10 @@ export interface IngestParts {
   dropPublish?: DropPublish;
   /**
    * A cluster node owning delivery partitions: it matches every chain's blocks (followed or applied) for the streams
-   * of the partitions it adopted, `hash` placing each stream in its partition.
+   * of the partitions it adopted, `hash` placing each stream in its partition; a stream moving partitions whose queue
+   * waits in one another node owns has its webhooks staged by that owner (`requests`).
    */
-  partitions?: { link: PartitionLink; hash: Hash32 };
+  partitions?: { link: PartitionLink; hash: Hash32; requests: PartitionRequests };
 }
 
 /**
@@ -178,6 +181,13 @@ export async function startIngest({
       : {
           owns: (p: number) => partitions.link.owns(p),
           partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
+          elsewhere: {
+            partitionOf: (id: string) => {
+              const p = dispatcher.partitionOfStream(id);
+              return p === undefined || partitions.link.owns(p) ? undefined : p;
+            },
+            stage: (p: number, items: EnqueueItem[]) => partitions.requests.ask(p, { kind: 'enqueue', items }),
+          },
         }),
   });
   partitions?.link.follow(matcher);

@@ -38,7 +38,16 @@ import { OperatorAccess } from '../engine/operator.js';
 import { Readiness } from '../engine/readiness.js';
 import { clusterGauges } from '../engine/cluster/node.js';
 import { dataReads } from '../engine/data-api/common/chain-reads.js';
-import { blockPayload, checkClusterFiles, startClusterNode, startControlLog, type ClusterControl, type ClusterNode } from './cluster.js';
+import {
+  blockPayload,
+  checkClusterFiles,
+  partitionRequests,
+  startClusterNode,
+  startControlLog,
+  type ClusterControl,
+  type ClusterNode,
+} from './cluster.js';
+import type { BusPartitionRequests } from '../bus/requests.js';
 import type { DropPublish } from '../bus/chains.js';
 import { buildDelivery, PartitionLink, startDelivery } from './delivery.js';
 import { ownsPartitions } from '../engine/cluster/owners.js';
@@ -125,6 +134,7 @@ export async function createCore({
   readiness.up('store');
   let cluster: ClusterControl | undefined;
   let node: ClusterNode | undefined;
+  let requests: BusPartitionRequests | undefined;
   try {
     const keyStore = lmdbKeyStore(store);
     const metrics = new Metrics();
@@ -195,6 +205,11 @@ export async function createCore({
             delivery: partitions === undefined ? undefined : { dispatcher, link: partitions },
           });
     if (node !== undefined) clusterGauges(metrics, node.entry);
+    // A partition's work asked here (a replay, a block replay) is carried out by its owner, this node or another.
+    requests =
+      cluster === undefined || node === undefined
+        ? undefined
+        : partitionRequests({ control: cluster, node, link: partitions, ttlMs: config.leaseTtlMs, log });
     const keys = new ApiKeys(keyStore, () => clock.now(), control);
     if (config.apiKey !== undefined && (await keys.ensure(config.apiKey))) log.info('created the API key given by CHAINPOST_API_KEY');
     const pipeline = new Pipeline(
@@ -215,7 +230,8 @@ export async function createCore({
       ...(cluster === undefined ? {} : { caughtUp: cluster.caughtUp }),
     });
     const streamParts = { kv: store, clock, dispatcher, limits: config.limits, targets, followed, plane: control };
-    const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control });
+    const streams = new StreamsService({ kv: store, clock, dispatcher, plane: control, requests });
+    requests?.serve((partition, request) => streams.carryOut(partition, request));
     const familyStreams = FAMILIES.resources(streamParts, states);
     const nodes = new NodeAccess(store, metrics, () => clock.now(), { gasCap: config.rpcGasCap });
     const { reads, tokens: tokenMetadata } = dataReads(store, (chain) => following.upstreams.get(chain) ?? nodes.upstream(chain));
@@ -228,7 +244,14 @@ export async function createCore({
       watched: (id: string) => watchlist.watched(id),
     };
     const webhooks = FAMILIES.webhooks(webhookParts, states);
-    const blocks = FAMILIES.replays({ kv: store, dispatcher, webhooks, parts: webhookParts, states });
+    // A block replay's webhook is staged by its stream's partition's owner.
+    const blocks = FAMILIES.replays({
+      kv: store,
+      dispatcher: { enqueueBatch: (items) => streams.enqueue(items) },
+      webhooks,
+      parts: webhookParts,
+      states,
+    });
     // A chain's indexes begin where its follower's stored blocks do (the start block, or above what was pruned).
     const dataIndexer = new DataIndexer(
       store,
@@ -293,17 +316,19 @@ export async function createCore({
           ...(threads === undefined ? {} : { threads }),
           ...(cluster === undefined ? {} : { cluster }),
           ...(adapters.dropPublish === undefined ? {} : { dropPublish: adapters.dropPublish }),
-          ...(partitions === undefined ? {} : { partitions: { link: partitions, hash: h32 } }),
+          ...(partitions === undefined || requests === undefined ? {} : { partitions: { link: partitions, hash: h32, requests } }),
         }),
       close: async () => {
         unwatchLoop();
         heads.stop();
+        await requests?.stop();
         await node?.stop();
         await cluster?.stop();
         await close();
       },
     };
   } catch (err) {
+    await requests?.stop();
     await node?.stop();
     await cluster?.stop();
     await close();

@@ -175,6 +175,11 @@ export class ClusterPartitions implements PartitionLog {
     return { seq: this.seq, positions: this.positions };
   }
 
+  /** Resolves true once this store holds the partition's log up to stream sequence `seq`, false after `withinMs`. */
+  holds(partition: number, seq: number, withinMs: number): Promise<boolean> {
+    return this.reached({ partition, state: 'catching up' }, seq, performance.now() + withinMs);
+  }
+
   /** How many messages of the log this node has not applied yet, as its consumer last said. */
   lag(): number {
     return this.pending;
@@ -449,7 +454,7 @@ export class ClusterPartitions implements PartitionLog {
    * Resolves true once this store holds the partition's log up to `seq`; false at `deadline`, when the node cannot
    * apply it, or when the takeover ended (released, stopped).
    */
-  private reached(o: Owned, seq: number, deadline: number): Promise<boolean> {
+  private reached(o: Pick<Owned, 'partition' | 'state'>, seq: number, deadline: number): Promise<boolean> {
     return new Promise((resolve) => {
       // `expired`: the timer's own call (a timer may fire a fraction of a millisecond before performance.now() says
       // the deadline came, and then nothing would call this again).

@@ -26,9 +26,9 @@ export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(tex
 
 /**
  * What is wrong with a cluster node's set of roles in this version, or undefined. A node sends the webhooks of the
- * delivery partitions it owns, and matches blocks for them, but a block replay is still staged by the node that
- * answered it, in that node's store. Until a replay goes to its partition's owner, `ingest` goes with `match` and
- * `deliver`, and `api` with `deliver` (docs/decisions/cluster.md, Part 2).
+ * delivery partitions it owns, and matches blocks for them; a replay or block replay asked on any node goes to its
+ * partition's owner, so `api` needs no other role. The Bitcoin mempool's webhooks are still staged by the chain's
+ * follower, in its own store: `ingest` goes with `match` and `deliver` (docs/decisions/cluster.md, Part 2).
  */
 export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
   const lacking = (role: Role, needs: readonly Role[]): string | undefined => {
@@ -38,5 +38,5 @@ export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefine
       : undefined;
   };
   if (roles.size === 0) return 'a node needs one role at least';
-  return lacking('ingest', ['match', 'deliver']) ?? lacking('api', ['deliver']);
+  return lacking('ingest', ['match', 'deliver']);
 }

@@ -12,7 +12,7 @@ import { KvDeliveryQueue } from './kv-queue.js';
 import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS } from './limits.js';
 import type { DeliveryQueue, Taken } from './queue.js';
 import { kvRates, type RateStore } from './rate-store.js';
-import { markDelivered, type StoredHistory } from './records.js';
+import { markDelivered, type ReplayedRecord } from './records.js';
 import { purgeExpired, type Retention } from './retention.js';
 import { RetryScheduler } from './retry-scheduler.js';
 import { DEFAULT_ORIGIN_SLOTS, DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
@@ -83,7 +83,6 @@ export interface DeliveryParts extends DispatcherOptions {
   gate?: DeliveryGate;
 }
 
-/** The partitions a cluster node owns, and whether each may take units now (docs/decisions/cluster.md, Part 2). */
 /** The server's delivery, from named parts. */
 export function createDelivery(parts: DeliveryParts): Dispatcher {
   return new Dispatcher(parts);
@@ -241,6 +240,12 @@ export class Dispatcher {
       if (p !== undefined && wanted.has(p)) out.set(p, (out.get(p) ?? 0) + this.queue.size(s.id));
     }
     return out;
+  }
+
+  /** The partition whose owner carries out the stream's work, as the store holds it (undefined: an unknown stream). */
+  partitionOfStream(streamId: string): number | undefined {
+    const s = this.reads.read(streamId);
+    return s === undefined ? undefined : this.streamPartition(s, true);
   }
 
   /** A stream's timers and its next attempt, from the store. */
@@ -425,13 +430,13 @@ export class Dispatcher {
    * A replay of history record `h` was answered 200: the record says so and the pending retry of its webhook, if
    * any, leaves the stream's queue and its count, in one transaction (a crash before its commit leaves both, and the
    * retry is sent at its time). Failed webhooks wait apart from the fresh queue, so this never moves the queue's
-   * head. A retry in flight completes: its outcome finds the record delivered and schedules no other.
-   * A unit of the record's partition (`partition`: its range's, where a retry of its webhook waits too).
-   * Answers the record's deliveredAt, or undefined when the record is gone.
+   * head. A retry in flight completes: its outcome finds the record delivered and schedules no other. A unit of the
+   * record's partition. Answers its deliveredAt (undefined: gone) and, on a cluster node, when the unit is durable.
    */
-  replayDelivered(tenant: string, h: Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number }): string | undefined {
+  replayDelivered(tenant: string, h: ReplayedRecord): { deliveredAt: string | undefined; durable: Promise<void> | undefined } {
     const now = this.clock.now();
-    return this.units.alone(
+    let durable: Promise<void> | undefined;
+    const deliveredAt = this.units.alone(
       (body: () => string | undefined) => this.kv.transact(body),
       (unit) => {
         const at = markDelivered(this.kv, tenant, h.partition, h.id, now);
@@ -439,7 +444,9 @@ export class Dispatcher {
         return at;
       },
       now,
+      (d) => (durable = d),
     );
+    return { deliveredAt, durable };
   }
 
   /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */

@@ -40,6 +40,9 @@ export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliv
   seq?: number;
 };
 
+/** A history record a replay delivered: where it is (`partition`: its range's, where a retry of its webhook waits too). */
+export type ReplayedRecord = Pick<StoredHistory, 'id' | 'streamId' | 'seq'> & { partition: number };
+
 export function historyView(h: StoredHistory, withPayload: boolean): Partial<HistoryRecord> {
   // The fields in the order the API has always answered them; delivered and deliveredAt came later.
   return {

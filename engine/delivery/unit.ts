@@ -104,8 +104,14 @@ export class Units {
   /**
    * `fn`'s writes as a unit of their own, in a write transaction of their own (`transact`: the store's synchronous
    * one, a replay's mark, or its asynchronous one, a retention purge's batch); told committed once it is, or failed.
+   * `durable`: given what `committed()` answered (a cluster node: its publish on the partition's log).
    */
-  alone<T, R extends T | Promise<T>>(transact: (body: () => T) => R, fn: (unit: Batch) => T, now: number): R {
+  alone<T, R extends T | Promise<T>>(
+    transact: (body: () => T) => R,
+    fn: (unit: Batch) => T,
+    now: number,
+    durable: (d: Promise<void> | undefined) => void = () => {},
+  ): R {
     const unit = this.begin();
     let out: R;
     try {
@@ -119,12 +125,12 @@ export class Units {
       throw err;
     }
     if (typeof (out as { then?: unknown } | null | undefined)?.then !== 'function') {
-      unit.committed();
+      durable(unit.committed());
       return out;
     }
     return (out as Promise<T>).then(
       (r) => {
-        unit.committed();
+        durable(unit.committed());
         return r;
       },
       (err: unknown) => {

@@ -1,7 +1,7 @@
 import type { Clock, Timer } from '../clock.js';
 import { PARTITIONS } from '../cluster/partitions.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
-import { settleAfter } from '../delivery/enqueue.js';
+import { settleAfter, type EnqueueItem } from '../delivery/enqueue.js';
 import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
@@ -33,6 +33,20 @@ export interface LaneOptions {
   retryMs: number;
   /** Events every partition finished stay in the log (a cluster node's: kept for its retention). */
   keepEvents?: boolean;
+  /** A cluster node's streams whose webhooks another node stages (a stream moving partitions). */
+  elsewhere?: StagedElsewhere;
+}
+
+/**
+ * Where a stream's webhooks are staged when not here: a stream whose URL changed while webhooks waited keeps its
+ * queue in its old partition until it drained (the order rule holds across the move), and on a cluster another node
+ * may own that partition: its owner stages them, after those waiting (docs/decisions/cluster.md, Part 2).
+ */
+export interface StagedElsewhere {
+  /** The partition whose owner stages the stream's webhooks when that is another node; undefined: staged here. */
+  partitionOf(streamId: string): number | undefined;
+  /** Has the partition's owner stage the webhooks; rejects when it could not (the batch is tried again). */
+  stage(partition: number, items: EnqueueItem[]): Promise<unknown>;
 }
 
 /**
@@ -264,6 +278,7 @@ export class ChainLanes {
       o.payload === null ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }],
     );
     const ready = await this.dispatcher.prepare(built);
+    const away = await this.stageElsewhere(ready);
     const dropped = new Set(batch.filter((o) => o.dropped === true).map((o) => o.open));
     let finished: OpenEvent[] = [];
     let staged: Staged | undefined;
@@ -292,13 +307,46 @@ export class ChainLanes {
           kept.filter((w) => !removed.has(w.open)).map((w) => ({ ...w, partition: w.open.partitionOf.get(w.streamId)! })),
           keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
         );
-      if (kept.length > 0) staged = this.dispatcher.stage(newsFirst(kept));
+      const here = away.size === 0 ? kept : kept.filter((w) => !away.has(w));
+      if (here.length > 0) staged = this.dispatcher.stage(newsFirst(here));
     });
     await settleAfter(commit, () => staged);
     for (const o of batch) if (o.streamId !== undefined) o.open.waiting--;
     for (const o of dropped) o.dropped = true;
     for (const o of finished) this.open.delete(idOf(o.event));
     if (finished.length > 0) for (const wake of this.progressed.splice(0)) wake();
+  }
+
+  /**
+   * The webhooks of streams whose queue waits in a partition another node owns, staged by that owner before the batch
+   * commits here (where they are marked staged with the others); answers them. A failure throws: the batch is tried
+   * again (a webhook its owner staged before the failure may then be staged twice).
+   */
+  private async stageElsewhere<W extends { streamId: string; payload: Record<string, unknown>; event: BlockEvent }>(
+    ready: readonly W[],
+  ): Promise<Set<W>> {
+    const away = new Set<W>();
+    const elsewhere = this.opts.elsewhere;
+    if (elsewhere === undefined) return away;
+    const byPartition = new Map<number, W[]>();
+    for (const w of ready) {
+      const p = elsewhere.partitionOf(w.streamId);
+      // A block that left the canonical chain is not delivered (checked again in the transaction).
+      if (p === undefined || this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) !== w.event.hash) continue;
+      away.add(w);
+      const list = byPartition.get(p);
+      if (list === undefined) byPartition.set(p, [w]);
+      else list.push(w);
+    }
+    await Promise.all(
+      [...byPartition].map(([p, ws]) =>
+        elsewhere.stage(
+          p,
+          newsFirst(ws).map(({ streamId, payload }) => ({ streamId, payload })),
+        ),
+      ),
+    );
+    return away;
   }
 
   /** Waits `ms` of service time, or until the lanes halt. */

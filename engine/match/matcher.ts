@@ -14,7 +14,7 @@ import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
 import { EventKind, blockEventLog, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
-import { ChainLanes } from './lanes.js';
+import { ChainLanes, type StagedElsewhere } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
 
@@ -79,6 +79,7 @@ export class StreamMatcher {
   private readonly chains = new Set<string>();
   private readonly owns: (partition: number) => boolean;
   private readonly partitionOf: (stream: StoredStream) => number;
+  private readonly elsewhere: StagedElsewhere | undefined;
 
   private readonly kv: Kv;
   private readonly clock: Clock;
@@ -104,6 +105,8 @@ export class StreamMatcher {
     owns?: (partition: number) => boolean;
     /** A stream's partition (partitionOf over its tenant and webhook URL); one process: any. */
     partitionOf?: (stream: StoredStream) => number;
+    /** A cluster node's streams whose webhooks another node stages (a stream moving partitions). */
+    elsewhere?: StagedElsewhere;
   }) {
     ({
       kv: this.kv,
@@ -117,6 +120,7 @@ export class StreamMatcher {
     this.opts = parts.opts ?? {};
     this.owns = parts.owns ?? (() => true);
     this.partitionOf = parts.partitionOf ?? (() => 0);
+    this.elsewhere = parts.elsewhere;
     this.runs = new ChainRuns(
       (chain) => this.drain(chain),
       this.clock,
@@ -203,6 +207,7 @@ export class StreamMatcher {
         triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS,
         retryMs: RETRY_MS,
         keepEvents: this.opts.retainEvents !== undefined,
+        ...(this.elsewhere === undefined ? {} : { elsewhere: this.elsewhere }),
       };
       this.lanes.set(
         chain,

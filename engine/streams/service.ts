@@ -13,12 +13,20 @@ import {
   type StoredLog,
 } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
-import { notFound } from '../errors.js';
+import type { EnqueueItem, EnqueueResult } from '../delivery/enqueue.js';
+import { NotHere, type PartitionRequest, type PartitionRequests } from './partition-requests.js';
+import { notFound, unavailable } from '../errors.js';
 import { counted, cursorKey, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { type ControlPlane, StoreControlPlane } from './control-plane.js';
 import { mustOwn } from './resources.js';
 import { settingsOf } from './settings.js';
+
+/** A replay's answer: the record, whether the webhook was delivered, and the receiver's status or the error. */
+export type ReplayAnswer = HistoryRecord & { delivered: boolean; status?: number; errorMessage: string };
+
+/** Retry-After of a replay whose partition changed owner while its mark was being published, seconds. */
+const LOST_RETRY_AFTER_S = 5;
 
 /**
  * What a tenant's streams of every family share: settings, stats, history, replay. Each family's own resources
@@ -29,17 +37,32 @@ export class StreamsService {
   private readonly clock: Clock;
   private readonly dispatcher: Dispatcher;
   private readonly plane: ControlPlane;
+  private readonly requests: PartitionRequests | undefined;
 
   constructor({
     kv,
     clock,
     dispatcher,
     plane = new StoreControlPlane(kv),
-  }: { kv: Kv; clock: Clock; dispatcher: Dispatcher; plane?: ControlPlane }) {
+    requests,
+  }: {
+    kv: Kv;
+    clock: Clock;
+    dispatcher: Dispatcher;
+    plane?: ControlPlane;
+    /** A cluster node: a partition's work (a replay, webhooks staged on demand) is carried out by its owner. */
+    requests?: PartitionRequests | undefined;
+  }) {
     this.kv = kv;
     this.plane = plane;
     this.clock = clock;
     this.dispatcher = dispatcher;
+    this.requests = requests;
+  }
+
+  /** Whether this node carries out the partition's work: always in one process. */
+  private here(partition: number): boolean {
+    return this.requests === undefined || this.requests.here(partition);
   }
 
   /** 404 unless the tenant has this stream, of any family (stats, the test hook). */
@@ -102,29 +125,88 @@ export class StreamsService {
   /**
    * Re-sends a failed webhook now; answers the record and whether it was delivered. The stream's state
    * does not change; a delivery marks the record delivered (deliveredAt: the first delivery) and ends the
-   * webhook's pending retry (Dispatcher.replayDelivered).
+   * webhook's pending retry (Dispatcher.replayDelivered). Carried out by the record's partition's owner: on another
+   * node, asked to it over the bus.
    */
-  async replay(
-    tenant: string,
-    historyId: string,
-    streamId?: string,
-  ): Promise<HistoryRecord & { delivered: boolean; status?: number; errorMessage: string }> {
+  async replay(tenant: string, historyId: string, streamId?: string): Promise<ReplayAnswer> {
+    const { partition } = this.found(tenant, historyId, streamId);
+    if (this.here(partition)) return this.replayHere(tenant, historyId, streamId);
+    const request: PartitionRequest = { kind: 'replay', tenant, historyId, ...(streamId === undefined ? {} : { streamId }) };
+    return (await this.requests!.ask(partition, request)) as ReplayAnswer;
+  }
+
+  /**
+   * Webhooks staged on demand (a block replay, the test hooks), each by its stream's partition's owner: those of the
+   * partitions this node carries out staged here, the others asked to their owners; the results in the items' order.
+   * One owner not reachable refuses the whole with 503, the other partitions' webhooks staged all the same.
+   */
+  async enqueue(items: ReadonlyArray<EnqueueItem>): Promise<EnqueueResult[]> {
+    if (this.requests === undefined) return this.dispatcher.enqueueBatch(items);
+    const byPartition = new Map<number, number[]>();
+    const local: number[] = [];
+    items.forEach((item, i) => {
+      const p = this.dispatcher.partitionOfStream(item.streamId);
+      // A stream this node does not know is dropped here, as anywhere.
+      if (p === undefined || this.here(p)) local.push(i);
+      else {
+        const list = byPartition.get(p);
+        if (list === undefined) byPartition.set(p, [i]);
+        else list.push(i);
+      }
+    });
+    const results: EnqueueResult[] = new Array(items.length);
+    const put = async (indexes: number[], answer: Promise<EnqueueResult[]>): Promise<void> => {
+      const got = await answer;
+      indexes.forEach((i, k) => (results[i] = got[k]!));
+    };
+    await Promise.all([
+      ...(local.length === 0 ? [] : [put(local, this.dispatcher.enqueueBatch(local.map((i) => items[i]!)))]),
+      ...[...byPartition].map(([p, indexes]) =>
+        put(indexes, this.requests!.ask(p, { kind: 'enqueue', items: indexes.map((i) => items[i]!) }) as Promise<EnqueueResult[]>),
+      ),
+    ]);
+    return results;
+  }
+
+  /** On a partition's owner: another node's request (PartitionRequests.ask), carried out as if asked here; NotHere when it is not. */
+  async carryOut(partition: number, request: PartitionRequest): Promise<unknown> {
+    if (!this.here(partition)) throw new NotHere(partition);
+    if (request.kind === 'replay') {
+      if (this.found(request.tenant, request.historyId, request.streamId).partition !== partition) throw new NotHere(partition);
+      return this.replayHere(request.tenant, request.historyId, request.streamId);
+    }
+    if (request.items.some((item) => this.dispatcher.partitionOfStream(item.streamId) !== partition)) throw new NotHere(partition);
+    return this.dispatcher.enqueueBatch(request.items);
+  }
+
+  /** The tenant's history record and the partition holding it; 404 when it has none by that id (of that stream). */
+  private found(tenant: string, historyId: string, streamId: string | undefined): { record: StoredHistory; partition: number } {
     const found = findHistory(this.kv, tenant, historyId);
-    const stored = found?.record;
-    if (stored === undefined || (streamId !== undefined && stored.streamId !== streamId))
+    if (found === undefined || (streamId !== undefined && found.record.streamId !== streamId))
       throw notFound(`no history record ${historyId}${streamId === undefined ? '' : ` of stream ${streamId}`}`);
+    return found;
+  }
+
+  /** The replay, on the node carrying out the record's partition. */
+  private async replayHere(tenant: string, historyId: string, streamId?: string): Promise<ReplayAnswer> {
+    const { record: stored, partition } = this.found(tenant, historyId, streamId);
     // The very bytes last sent.
     const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
     const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
-    const deliveredAt = res.delivered
-      ? (this.dispatcher.replayDelivered(tenant, {
-          id: historyId,
-          streamId: stored.streamId,
-          seq: stored.seq,
-          partition: found!.partition,
-        }) ?? h.deliveredAt)
-      : h.deliveredAt;
+    let deliveredAt = h.deliveredAt;
+    if (res.delivered) {
+      const marked = this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq, partition });
+      deliveredAt = marked.deliveredAt ?? deliveredAt;
+      // A cluster node answers once the mark is durable in the partition's log; taken back (the partition lost first),
+      // the retry stays pending.
+      await marked.durable?.catch(() => {
+        throw unavailable(
+          `the webhook was delivered, but partition ${partition} changed owner before its record was marked delivered: its retry stays pending`,
+          LOST_RETRY_AFTER_S,
+        );
+      });
+    }
     const out = { ...h, delivered: res.delivered, deliveredAt, errorMessage: res.delivered ? '' : (res.error ?? h.errorMessage) };
     return res.status === undefined ? out : { ...out, status: res.status };
   }

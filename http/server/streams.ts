@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { Dispatcher } from '../../engine/delivery/dispatcher.js';
 import { badRequest } from '../../engine/errors.js';
 import type { Family } from '../../engine/families/family.js';
 import { parseLimit } from '../../engine/page.js';
@@ -23,7 +22,6 @@ export function streamsRoutes(
   streams: StreamsService,
   families: { list: ReadonlyArray<Family<any, any, any, any>> },
   resources: Readonly<Record<string, FamilyStreams<any>>>,
-  dispatcher: Dispatcher,
   opts: { testHooks: boolean; blocks: Readonly<Record<string, BlockReplay<any>>> },
 ): Route[] {
   const tenant = (req: Request): string => req.caller!.tenantId;
@@ -182,7 +180,8 @@ export function streamsRoutes(
     });
     const enqueue = async (req: Request, items: Array<{ streamId: string; payload: Record<string, unknown> }>) => {
       for (const streamId of new Set(items.map((w) => w.streamId))) streams.mustOwn(tenant(req), streamId);
-      return json(200, { results: await dispatcher.enqueueBatch(items) });
+      // Staged by each stream's partition's owner, as a block replay is.
+      return json(200, { results: await streams.enqueue(items) });
     };
     routes.push(
       operatorOnly(

@@ -89,6 +89,17 @@ describe('delivery wired to the partitions a cluster node owns', () => {
     s.stop();
   });
 
+  it('has a follower added late adopt the partitions adopted already, then follow the next adoptions and drops', () => {
+    const s = scene();
+    s.log({ kind: 'ready', partition: 6, revision: 1 });
+    const followed: string[] = [];
+    s.link.follow({ adopt: (p) => void followed.push(`adopt ${p}`), drop: (p) => void followed.push(`drop ${p}`) });
+    s.log({ kind: 'ready', partition: 9, revision: 1 });
+    s.log({ kind: 'lost', partition: 6, reason: 'refused' });
+    expect(followed).toEqual(['adopt 6', 'adopt 9', 'drop 6']);
+    s.stop();
+  });
+
   it('hands a partition over once its attempts in flight ended, then its units published', async () => {
     const s = scene();
     s.log({ kind: 'ready', partition: 5, revision: 2 });

@@ -6,7 +6,7 @@ import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
 import { PARTITIONS } from '../../../../engine/cluster/partitions.js';
 import { blockEventLog, pendingEvents, stagedIn, type BlockEvent } from '../../../../engine/match/block-events.js';
-import { ChainLanes, LAG_BUDGETS } from '../../../../engine/match/lanes.js';
+import { ChainLanes, LAG_BUDGETS, type StagedElsewhere } from '../../../../engine/match/lanes.js';
 import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js';
 import type { StoredStream } from '../../../../engine/streams/model.js';
 import { openStore } from '../../../../storage/env.js';
@@ -31,7 +31,7 @@ describe('the lanes of a chain', () => {
   // Service time moves only when the test advances it.
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
 
-  function rig() {
+  function rig(elsewhere?: StagedElsewhere) {
     const staged: string[] = [];
     const started: string[] = [];
     const budgets = new Map<string, CallBudget>();
@@ -62,7 +62,13 @@ describe('the lanes of a chain', () => {
         () => clock.now(),
         'error',
       ),
-      { stageChunk: 200, triggerBudgetMs: BUDGET_MS, triggerShareMs: 1_000, retryMs: 1_000 },
+      {
+        stageChunk: 200,
+        triggerBudgetMs: BUDGET_MS,
+        triggerShareMs: 1_000,
+        retryMs: 1_000,
+        ...(elsewhere === undefined ? {} : { elsewhere }),
+      },
       () => false,
     );
     /** Ends a build: with a body, or with none (null). */
@@ -97,7 +103,7 @@ describe('the lanes of a chain', () => {
   const left = (): string[] =>
     pendingEvents(store, CHAIN, 100).map(
       (e) =>
-        `${e.number}:${['a', 'b', 's', 'f']
+        `${e.number}:${['a', 'b', 'm', 's', 'f']
           .filter(stagedIn(store, e, 0))
           .sort()
           .join('')}`,
@@ -167,6 +173,38 @@ describe('the lanes of a chain', () => {
     expect(left()).toEqual(['7:a']);
     expect(r.lanes.size).toBe(0);
     store.transact(() => store.remove('blockEvents', e7!.key));
+  });
+
+  it('has the owner of the partition a moving stream’s queue waits in stage its webhooks, in order, marked staged here; a batch it could not take is tried again', async () => {
+    const asked: Array<{ partition: number; webhooks: string[] }> = [];
+    let refuse = true;
+    // Stream m's queue waits in partition 9, another node's (its URL changed while webhooks waited).
+    const r = rig({
+      partitionOf: (id) => (id === 'm' ? 9 : undefined),
+      stage: async (partition, items) => {
+        asked.push({ partition, webhooks: items.map((i) => String(i.payload['name'])) });
+        if (refuse) throw new Error('no owner now');
+      },
+    });
+    const [e20, e21] = seen([20, 21]);
+    for (const e of [e20!, e21!])
+      r.hand(e, block(e.number), [
+        { stream: stream('m'), refs: [] },
+        { stream: stream('f'), refs: [] },
+      ]);
+    for (const name of ['m20', 'f20', 'm21', 'f21']) await r.end(name);
+    expect(await until(() => asked.length > 0, 2_000)).toBe(true);
+    // Refused: nothing of the batch is written here; tried again after the retry wait.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(r.staged).toEqual([]);
+    expect(left()).toEqual(['20:', '21:']);
+    refuse = false;
+    await clock.advance(1_000);
+    await r.lanes.settled();
+    expect(r.staged).toEqual(['f20', 'f21']);
+    expect(asked.at(-1)).toEqual({ partition: 9, webhooks: ['m20', 'm21'] });
+    expect(asked.every((a) => a.partition === 9 && a.webhooks.join() === 'm20,m21')).toBe(true);
+    expect(left()).toEqual([]);
   });
 
   it('gives each build its budget from when it starts, and none past LAG_BUDGETS budgets after its event was handed', async () => {

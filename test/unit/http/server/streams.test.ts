@@ -14,7 +14,7 @@ const routesOf = (
   families: { list: ReadonlyArray<Family<any, any, any, any>> },
   resources: Record<string, unknown>,
   blocks: Record<string, unknown> = {},
-): Route[] => streamsRoutes({} as never, families, resources as never, {} as never, { testHooks: false, blocks: blocks as never });
+): Route[] => streamsRoutes({} as never, families, resources as never, { testHooks: false, blocks: blocks as never });
 
 const find = (routes: Route[], method: string, pattern: string): Route => {
   const found = routes.find((r) => r.method === method && r.pattern === pattern);
