@@ -105,10 +105,18 @@ export class ChainLanes {
     return this.open.has(idOf(e));
   }
 
-  /** Whether this event is open for fewer of the partitions `owns` than it waits for (one adopted since it was handed). */
-  lacks(e: BlockEvent, owns: (partition: number) => boolean): boolean {
-    const open = this.open.get(idOf(e));
-    return open !== undefined && [...Array(PARTITIONS).keys()].some((p) => owns(p) && !e.done.has(p) && !open.partitions.includes(p));
+  /**
+   * The partitions `owns` says that some of `events`, open here, waits for and was not handed for (adopted since it
+   * was handed): it is to be handed again for them once its lanes finished it.
+   */
+  lacking(events: readonly BlockEvent[], owns: (partition: number) => boolean): Set<number> {
+    const out = new Set<number>();
+    for (const e of events) {
+      const open = this.open.get(idOf(e));
+      if (open === undefined) continue;
+      for (let p = 0; p < PARTITIONS; p++) if (owns(p) && !e.done.has(p) && !open.partitions.includes(p)) out.add(p);
+    }
+    return out;
   }
 
   /**

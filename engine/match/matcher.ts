@@ -181,16 +181,17 @@ export class StreamMatcher {
       }
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
       const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, this.owns);
-      const events = pending.filter((e) => !lanes.has(e)).slice(0, EVENTS_PER_ROUND);
+      // An event handed before a partition was adopted is handed again for it once its lanes finished it; till then
+      // no newer event is handed for that partition, so each of its streams gets its webhooks in event order.
+      const behind = lanes.lacking(pending, this.owns);
+      const handable = (p: number): boolean => this.owns(p) && !behind.has(p);
+      const events = pending.filter((e) => !lanes.has(e) && unfinished(e, handable)).slice(0, EVENTS_PER_ROUND);
       if (events.length === 0) {
-        // An event handed before a partition was adopted is taken again for it once its lanes finished it.
-        if (pending.some((e) => lanes.lacks(e, this.owns))) {
-          await lanes.progress();
-          continue;
-        }
+        // Woken again once an event is finished, or by the next block's (not held up meanwhile).
+        if (behind.size > 0) void lanes.progress().then(() => this.wake(chain));
         return;
       }
-      await this.round(chain, events, lanes);
+      await this.round(chain, events, lanes, handable);
     }
   }
 
@@ -225,7 +226,12 @@ export class StreamMatcher {
   }
 
   /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */
-  private async round(chain: string, events: readonly BlockEvent[], lanes: ChainLanes): Promise<void> {
+  private async round(
+    chain: string,
+    events: readonly BlockEvent[],
+    lanes: ChainLanes,
+    handable: (partition: number) => boolean,
+  ): Promise<void> {
     if (this.opts.caughtUp !== undefined) await this.opts.caughtUp();
     // The set of this chain's streams as they are now; the events wait in the store while it compiles (at start, say).
     const compiled = this.emits(chain) ? await this.watchlist.compile(chain) : undefined;
@@ -242,7 +248,7 @@ export class StreamMatcher {
     for (const e of events) {
       // The partitions this node owns and has not finished the event for: only their streams' webhooks are built here.
       const partitions: number[] = [];
-      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p) && !e.done.has(p)) partitions.push(p);
+      for (let p = 0; p < PARTITIONS; p++) if (handable(p) && !e.done.has(p)) partitions.push(p);
       const mine = new Set(partitions);
       const matched = matches[numbers.indexOf(e.number)];
       const key = blockKey(chain, e.number);
@@ -280,4 +286,10 @@ export class StreamMatcher {
       lanes.hand(e, block, streams, partitions);
     }
   }
+}
+
+/** Whether some partition `handable` says the event was not finished for. */
+function unfinished(e: BlockEvent, handable: (partition: number) => boolean): boolean {
+  for (let p = 0; p < PARTITIONS; p++) if (handable(p) && !e.done.has(p)) return true;
+  return false;
 }

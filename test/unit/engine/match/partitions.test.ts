@@ -8,7 +8,7 @@ import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatch
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
 import { blockEventLog, pendingEvents } from '../../../../engine/match/block-events.js';
-import { NodeUnavailable, StreamMatcher, type BuildWebhook } from '../../../../engine/match/matcher.js';
+import { NodeUnavailable, StreamMatcher, type BuildWebhook, type MatcherOptions } from '../../../../engine/match/matcher.js';
 import type { MatchPool } from '../../../../engine/match/ports.js';
 import type { Watchlist } from '../../../../engine/match/watchlist.js';
 import type { Kv } from '../../../../engine/ports.js';
@@ -113,7 +113,7 @@ describe('matching per partition', () => {
   }
 
   /** A matcher over `kv` owning what `owns` says; `staged` lists its webhooks as `stream:block:s|c`. */
-  function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number })) {
+  function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number }), opts?: MatcherOptions) {
     const staged: string[] = [];
     const { watchlist, pool } = everyBlockMatches(STREAMS.map((id) => ({ id, tenantId: TENANT })));
     const dispatcher = notingDispatcher(staged);
@@ -127,6 +127,7 @@ describe('matching per partition', () => {
       log,
       owns,
       partitionOf: (s: StoredStream) => PARTITION[s.id]!,
+      ...(opts === undefined ? {} : { opts }),
     });
     return { m, staged };
   }
@@ -234,6 +235,36 @@ describe('matching per partition', () => {
     expect(high.staged.filter((w) => w[0] === 'd')).toEqual(['d:1:s', 'd:1:c', 'd:2:s', 'd:3:s', 'd:2:c', 'd:4:s']);
     // Partition 3 stayed with the first owner, which stopped: the events wait for it alone.
     expect(pendingEvents(store, CHAIN, 100, (p) => p === 3).map((e) => e.key)).toEqual(pendingEvents(store, CHAIN, 100).map((e) => e.key));
+  });
+
+  it('a partition adopted while an older event is still being built for the others gets each stream’s webhooks in event order', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // a's webhook for block 1 takes long to build (its trigger calls, say): block 1's event stays open.
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'a' && b.number === 1) await held;
+      return { n: b.number };
+    };
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100 });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:1:s');
+    // Block 2 comes, and partition 40 is adopted: block 2 is matched for the others, not for it before block 1.
+    blocks([2]);
+    owned.add(40);
+    m.adopt(40);
+    await expect.poll(() => staged).toContain('b:2:s');
+    // Nor is the next block held up for the others meanwhile.
+    blocks([3]);
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:3:s');
+    release();
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
+    expect(staged.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:2:s', 'a:3:s']);
+    await m.stop();
   });
 });
 
