@@ -13,7 +13,7 @@ import type { Kv } from '../ports.js';
 import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { EventKind, blockEventLog, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, forgetFinished, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
 import { ChainLanes } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
@@ -79,6 +79,8 @@ export class StreamMatcher {
   private readonly chains = new Set<string>();
   private readonly owns: (partition: number) => boolean;
   private readonly partitionOf: (stream: StoredStream) => number;
+  /** The adoptions under way (what this node finished for each partition being forgotten). */
+  private adopting: Promise<unknown> = Promise.resolve();
 
   private readonly kv: Kv;
   private readonly clock: Clock;
@@ -130,9 +132,21 @@ export class StreamMatcher {
     return blockEventLog(this.kv, (chain) => this.wake(chain), this.opts.retainEvents);
   }
 
-  /** A partition this node owns from now on: each chain's drain matches the events it has not finished (from where its last owner left them). */
-  adopt(_partition: number): void {
-    for (const c of this.chains) this.wake(c);
+  /**
+   * A partition this node owns from now on: each chain's drain matches the events it has not finished, from where its
+   * last owner left them (the partition's marks), this node's own earlier ownership included (forgetFinished).
+   */
+  adopt(partition: number): void {
+    const wakeAll = (): void => {
+      for (const c of this.chains) this.wake(c);
+    };
+    const forgot = this.kv
+      .transactAsync(() => forgetFinished(this.kv, partition))
+      .then(wakeAll, (err: unknown) => {
+        this.log.error('matching: what this node finished for an adopted partition could not be forgotten', { partition, err });
+        wakeAll();
+      });
+    this.adopting = Promise.all([this.adopting, forgot]);
   }
 
   /**
@@ -157,6 +171,7 @@ export class StreamMatcher {
   async settled(): Promise<void> {
     // A drain may start while the lanes settle (a block committed meanwhile): until neither runs.
     do {
+      await this.adopting;
       await this.runs.settled();
       await Promise.all([...this.lanes.values()].map((l) => l.settled()));
     } while (this.runs.busy);

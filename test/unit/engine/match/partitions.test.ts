@@ -2,8 +2,8 @@ import { rmSync } from 'node:fs';
 import xxhash from 'xxhash-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../engine/clock.js';
-import { DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
-import { PARTITIONS, applyPartitionChange, partitionOf, type PendingUnit } from '../../../../engine/cluster/partitions.js';
+import { CapturingKv, DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
+import { PARTITIONS, applyPartitionChange, partitionOf, takeBack, type PendingUnit } from '../../../../engine/cluster/partitions.js';
 import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
@@ -264,6 +264,33 @@ describe('matching per partition', () => {
     await m.settled();
     expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
     expect(staged.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:2:s', 'a:3:s']);
+    await m.stop();
+  });
+
+  it('a partition adopted again after its staged units were taken back (its lease lost before they were published) stages their webhooks again, in order', async () => {
+    const { store, blocks } = chain();
+    blocks([1, 2], [1]);
+    // A cluster node: its marks written through the capture, its events kept.
+    const kv = new CapturingKv(store, () => 0);
+    const owned = new Set([...Array(PARTITIONS).keys()]);
+    const { m, staged } = matcher(kv, (p) => owned.has(p), undefined, { retainEvents: 100 });
+    await run({ m, staged });
+    expect(staged).toHaveLength(STREAMS.length * 3);
+    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost.
+    const units = kv.seal().filter((u) => u.change.partition === 3);
+    expect(units).toHaveLength(1);
+    store.transact(() => {
+      for (const u of units.reverse()) takeBack(store, u);
+    });
+    owned.delete(3);
+    await m.drop(3);
+    // The lease taken again: the partition's webhooks the log lacks are staged again, each stream's in event order.
+    owned.add(3);
+    m.adopt(3);
+    await expect.poll(() => staged.length).toBe(STREAMS.length * 3 + 2 * 3);
+    await m.settled();
+    expect(staged.slice(STREAMS.length * 3).filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s']);
+    expect(staged.slice(STREAMS.length * 3).filter((w) => w[0] === 'b')).toEqual(['b:1:s', 'b:1:c', 'b:2:s']);
     await m.stop();
   });
 });
