@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import xxhash from 'xxhash-wasm';
 import { PARTITIONS, partitionOf } from '../../engine/cluster/partitions.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
@@ -65,8 +67,11 @@ export class ClusterScene {
   /** Each named node's current process (alive or killed). */
   readonly nodes: Node[] = [];
   private readonly dead = new Set<Node>();
-  /** The runs' names, the first `start`: a run ends at each kill or rejoin. */
+  /** Every process started, killed ones included. */
+  private readonly started: Node[] = [];
+  /** The runs' names, the first `start`: a run ends at each kill or rejoin; and when each began (performance.now()). */
   readonly runs: string[] = ['start'];
+  readonly runsAt: number[] = [performance.now()];
   /** Each stream's watched addresses, and its partition. */
   readonly watches = new Map<string, Set<string>>();
   readonly partitionOfStream = new Map<string, number>();
@@ -128,6 +133,7 @@ export class ClusterScene {
     const started = await startBinary(this.env(), dir, undefined, 60_000);
     const id = ((await started.call('/health')).body.cluster?.node ?? '') as string;
     const node = Object.assign(started, { name, id });
+    this.started.push(node);
     const at = this.nodes.findIndex((n) => n.name === name);
     if (at >= 0) this.nodes[at] = node;
     else this.nodes.push(node);
@@ -141,6 +147,7 @@ export class ClusterScene {
   /** Ends the current run (a kill, a rejoin): the webhooks after it are the next run's. */
   nextRun(label: string): void {
     this.runs.push(label);
+    this.runsAt.push(performance.now());
   }
 
   /** kill -9 of a node; answers when it was gone (performance.now()). A run ends. */
@@ -363,6 +370,28 @@ export class ClusterScene {
     ].join('\n');
   }
 
+  /**
+   * With CLUSTER_KILL_DUMP set (a directory): the ledger (every arrival with its run and instant, the runs, each
+   * stream's partition, the report) and each node's output, written there to look into a failure.
+   */
+  dump(report: LedgerReport): void {
+    const dir = process.env['CLUSTER_KILL_DUMP'];
+    if (dir === undefined || dir === '') return;
+    mkdirSync(dir, { recursive: true });
+    const arrivals = this.arrived.map(({ r, run, at }) => ({
+      streamId: r.body.streamId,
+      partition: this.partitionOfStream.get(r.body.streamId as string),
+      number: Number(r.body.block.number),
+      confirmed: r.body.confirmed,
+      run,
+      at: Math.round(at),
+    }));
+    const runs = this.runs.map((label, i) => ({ label, at: Math.round(this.runsAt[i]!) }));
+    const partitions = Object.fromEntries(this.partitionOfStream);
+    writeFileSync(join(dir, 'ledger.json'), JSON.stringify({ runs, partitions, report, arrivals }, null, 1));
+    for (const n of this.started) writeFileSync(join(dir, `${n.name.replace(/ /g, '-')}-${n.pid}.log`), n.output());
+  }
+
   /** A node's last warnings and errors, for a failure's message. */
   static lastWords(n: Node, lines = 12): string {
     return n
@@ -376,7 +405,7 @@ export class ClusterScene {
   async close(): Promise<void> {
     this.flowing = false;
     await this.driver.catch(() => undefined);
-    for (const n of this.nodes) await stopAndClean(n);
+    for (const n of this.started) await stopAndClean(n);
     await this.rx.close();
     await this.anvil.stop();
   }
