@@ -194,12 +194,16 @@ export class StreamMatcher {
         await lanes.progress();
         continue;
       }
+      // The partitions owned as the round starts: one adopted while it runs (its awaits) waits for the next round.
+      const owned = new Set<number>();
+      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p)) owned.add(p);
+      const owns = (p: number): boolean => owned.has(p) && this.owns(p);
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, this.owns);
+      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns);
       // An event handed before a partition was adopted is handed again for it once its lanes finished it; till then
       // no newer event is handed for that partition, so each of its streams gets its webhooks in event order.
-      const behind = lanes.lacking(pending, this.owns);
-      const handable = (p: number): boolean => this.owns(p) && !behind.has(p);
+      const behind = lanes.lacking(pending, owns);
+      const handable = (p: number): boolean => owns(p) && !behind.has(p);
       const events = pending.filter((e) => !lanes.has(e) && unfinished(e, handable)).slice(0, EVENTS_PER_ROUND);
       if (events.length === 0) {
         // Woken again once an event is finished, or by the next block's (not held up meanwhile).

@@ -267,6 +267,36 @@ describe('matching per partition', () => {
     await m.stop();
   });
 
+  it('a partition adopted while a round is under way gets none of that round’s events before an older one still open for the others', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'a' && b.number === 1) await held;
+      return { n: b.number };
+    };
+    // Each round first waits for the control log (caughtUp): block 2's waits there while partition 40 is adopted.
+    let caughtUp: Promise<void> = Promise.resolve();
+    let open = (): void => {};
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100, caughtUp: () => caughtUp });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:1:s');
+    caughtUp = new Promise<void>((resolve) => (open = resolve));
+    blocks([2]);
+    m.wake(CHAIN);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    owned.add(40);
+    m.adopt(40);
+    open();
+    await expect.poll(() => staged).toContain('b:2:s');
+    release();
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s']);
+    await m.stop();
+  });
+
   it('a partition adopted again after its staged units were taken back (its lease lost before they were published) stages their webhooks again, in order', async () => {
     const { store, blocks } = chain();
     blocks([1, 2], [1]);
