@@ -33,6 +33,11 @@ export interface LaneOptions {
   retryMs: number;
   /** Events every partition finished stay in the log (a cluster node's: kept for its retention). */
   keepEvents?: boolean;
+  /**
+   * Whether this node owns a partition now (a cluster node's): a webhook built for a partition lost meanwhile is not
+   * staged, its event staying for the partition's next owner, as a block that left the chain. One process: all.
+   */
+  owns?: (partition: number) => boolean;
 }
 
 /**
@@ -55,7 +60,7 @@ interface OpenEvent {
   handedAt: number;
   /** Streams it was handed to whose outcome is not committed yet. */
   waiting: number;
-  /** A webhook of it was not staged, its block having left the canonical chain: the event stays for the next round. */
+  /** A webhook of it was not staged (its block left the canonical chain, or its partition was lost): the event stays for the next round. */
   dropped: boolean;
 }
 
@@ -276,8 +281,13 @@ export class ChainLanes {
     let finished: OpenEvent[] = [];
     let staged: Staged | undefined;
     const commit = this.kv.transactAsync(() => {
-      // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered.
-      const kept = ready.filter((w) => this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash);
+      // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered;
+      // nor, here, a webhook of a partition lost meanwhile (its units would stay in this store alone).
+      const owns = this.opts.owns ?? (() => true);
+      const kept = ready.filter(
+        (w) =>
+          this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash && owns(w.open.partitionOf.get(w.streamId)!),
+      );
       const keptSet = new Set(kept);
       for (const w of ready) if (!keptSet.has(w)) dropped.add(w.open);
       const left = new Map<OpenEvent, number>();

@@ -223,6 +223,7 @@ export class StreamMatcher {
         triggerShareMs: this.opts.triggerShareMs ?? TRIGGER_SHARE_MS,
         retryMs: RETRY_MS,
         keepEvents: this.opts.retainEvents !== undefined,
+        owns: this.owns,
       };
       this.lanes.set(
         chain,

@@ -297,6 +297,35 @@ describe('matching per partition', () => {
     await m.stop();
   });
 
+  it('a webhook built for a partition dropped meanwhile is not staged here; adopted again, the partition stages it then', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3, 40]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'e') await held;
+      return { n: b.number };
+    };
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100 });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('f:1:s');
+    // Partition 40's lease lost while e's webhook is built: its next owner stages it, not this node.
+    owned.delete(40);
+    const dropped = m.drop(40);
+    release();
+    await dropped;
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual([]);
+    expect(pendingEvents(store, CHAIN, 10, (p) => p === 40)).toHaveLength(1);
+    // Taken again: staged once.
+    owned.add(40);
+    m.adopt(40);
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s']);
+    await m.stop();
+  });
+
   it('a partition adopted again after its staged units were taken back (its lease lost before they were published) stages their webhooks again, in order', async () => {
     const { store, blocks } = chain();
     blocks([1, 2], [1]);
