@@ -221,6 +221,7 @@ export class ClusterChains implements FollowGate {
             c,
             last.hash !== undefined && here !== undefined && here !== last.hash ? last.head : last.head + 1,
             this.parts.followed,
+            last.confirmed,
           );
         }
         if (c.epoch !== epoch || this.stopped) return;
@@ -243,8 +244,11 @@ export class ClusterChains implements FollowGate {
     }
   }
 
-  /** The last message of the chain's subject: its sequence, and the chain's head after it (and that block's hash). */
-  private async lastPublished(chain: string): Promise<{ seq: number; head: number; hash?: string } | undefined> {
+  /**
+   * The last message of the chain's subject: its sequence, and the chain's head after it (and that block's hash), and
+   * the block confirmed after it as far as the message says.
+   */
+  private async lastPublished(chain: string): Promise<{ seq: number; head: number; hash?: string; confirmed?: number } | undefined> {
     this.jsm ??= jetstreamManager(this.parts.bus.nc, { checkAPI: false });
     const jsm = await this.jsm;
     let stored: StoredMsg | null;
@@ -260,13 +264,19 @@ export class ClusterChains implements FollowGate {
       throw new NewerFormat(`block message ${stored.seq} is in format ${read.newer}, this node reads format ${BLOCKS_FORMAT}: upgrade it`);
     if (!('body' in read)) throw new Error(`the last message of ${chain} is not one this node reads (${JSON.stringify(read)})`);
     const { kind, height, hash, after } = read.body as { kind?: unknown; height?: unknown; hash?: unknown; after?: Partial<StartState> };
-    if (kind === 'block' && typeof height === 'number' && typeof hash === 'string') return { seq: stored.seq, head: height, hash };
-    if (kind === 'reorg' && typeof after?.head === 'number') return { seq: stored.seq, head: after.head };
+    const confirmed = typeof after?.confirmed === 'number' ? { confirmed: after.confirmed } : {};
+    if (kind === 'block' && typeof height === 'number' && typeof hash === 'string')
+      return { seq: stored.seq, head: height, hash, ...confirmed };
+    if (kind === 'reorg' && typeof after?.head === 'number') return { seq: stored.seq, head: after.head, ...confirmed };
     throw new Error(`the last message of ${chain} is no block or reorg`);
   }
 
-  /** Takes back this store's blocks of the chain from `from` up: blocks the stream does not hold (its branch wins). */
-  private async takeBack(c: Chain, from: number, events: ChainEvents): Promise<void> {
+  /**
+   * Takes back this store's blocks of the chain from `from` up: blocks the stream does not hold (its branch wins). The
+   * chain's confirmed block goes back with them, to what the stream says when known (`confirmed`): what those blocks
+   * confirmed is confirmed again as they are stored again, and published with them for the other nodes.
+   */
+  private async takeBack(c: Chain, from: number, events: ChainEvents, confirmed = Number.POSITIVE_INFINITY): Promise<void> {
     const { kv, log } = this.parts;
     const state = kv.get<StartState>('chainState', c.chain);
     const store = c.family === undefined ? undefined : this.parts.stores[c.family];
@@ -279,7 +289,7 @@ export class ClusterChains implements FollowGate {
       return;
     }
     log.warn('cluster: taking back blocks the stream does not hold (stored, not published)', { chain: c.chain, from, to: state.head });
-    const after: StartState = { ...state, head: from - 1, confirmed: Math.min(state.confirmed, from - 1) };
+    const after: StartState = { ...state, head: from - 1, confirmed: Math.min(state.confirmed, from - 1, confirmed) };
     await kv.transactAsync(() => removeUnit(kv, store, { chain: c.chain, from, to: state.head, after }, events));
   }
 

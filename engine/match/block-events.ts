@@ -180,3 +180,15 @@ export function finishEvents(kv: Kv, finished: ReadonlyArray<{ event: BlockEvent
     else kv.put('blockEvents', event.key, { ...stored, done: [...done].sort((a, b) => a - b) } satisfies StoredEvent);
   }
 }
+
+/**
+ * A partition adopted (again, a cluster node): this node forgets having finished its events. Its own `done` is no
+ * delivery row: a unit of the partition taken back (its lease lost before the unit was published), or committed and
+ * never published (a crash), took its marks away but left `done`. Like any new owner, it goes by the partition's
+ * marks alone, which the log and this store agree on: what was staged is passed over, what was not is staged.
+ */
+export function forgetFinished(kv: Kv, partition: number): void {
+  for (const { key, value } of kv.range<StoredEvent>('blockEvents'))
+    if (value.done?.includes(partition) === true)
+      kv.put('blockEvents', key, { ...value, done: value.done.filter((p) => p !== partition) } satisfies StoredEvent);
+}

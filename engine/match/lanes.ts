@@ -35,6 +35,11 @@ export interface LaneOptions {
   keepEvents?: boolean;
   /** A cluster node's streams whose webhooks another node stages (a stream moving partitions). */
   elsewhere?: StagedElsewhere;
+  /**
+   * Whether this node owns a partition now (a cluster node's): a webhook built for a partition lost meanwhile is not
+   * staged, its event staying for the partition's next owner, as a block that left the chain. One process: all.
+   */
+  owns?: (partition: number) => boolean;
 }
 
 /**
@@ -69,7 +74,7 @@ interface OpenEvent {
   handedAt: number;
   /** Streams it was handed to whose outcome is not committed yet. */
   waiting: number;
-  /** A webhook of it was not staged, its block having left the canonical chain: the event stays for the next round. */
+  /** A webhook of it was not staged (its block left the canonical chain, or its partition was lost): the event stays for the next round. */
   dropped: boolean;
 }
 
@@ -119,10 +124,18 @@ export class ChainLanes {
     return this.open.has(idOf(e));
   }
 
-  /** Whether this event is open for fewer of the partitions `owns` than it waits for (one adopted since it was handed). */
-  lacks(e: BlockEvent, owns: (partition: number) => boolean): boolean {
-    const open = this.open.get(idOf(e));
-    return open !== undefined && [...Array(PARTITIONS).keys()].some((p) => owns(p) && !e.done.has(p) && !open.partitions.includes(p));
+  /**
+   * The partitions `owns` says that some of `events`, open here, waits for and was not handed for (adopted since it
+   * was handed): it is to be handed again for them once its lanes finished it.
+   */
+  lacking(events: readonly BlockEvent[], owns: (partition: number) => boolean): Set<number> {
+    const out = new Set<number>();
+    for (const e of events) {
+      const open = this.open.get(idOf(e));
+      if (open === undefined) continue;
+      for (let p = 0; p < PARTITIONS; p++) if (owns(p) && !e.done.has(p) && !open.partitions.includes(p)) out.add(p);
+    }
+    return out;
   }
 
   /**
@@ -283,8 +296,13 @@ export class ChainLanes {
     let finished: OpenEvent[] = [];
     let staged: Staged | undefined;
     const commit = this.kv.transactAsync(() => {
-      // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered.
-      const kept = ready.filter((w) => this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash);
+      // The awaits before let the follower go on: a block that left the canonical chain meanwhile is not delivered;
+      // nor, here, a webhook of a partition lost meanwhile (its units would stay in this store alone).
+      const owns = this.opts.owns ?? (() => true);
+      const kept = ready.filter(
+        (w) =>
+          this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) === w.event.hash && owns(w.open.partitionOf.get(w.streamId)!),
+      );
       const keptSet = new Set(kept);
       for (const w of ready) if (!keptSet.has(w)) dropped.add(w.open);
       const left = new Map<OpenEvent, number>();

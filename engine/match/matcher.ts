@@ -13,7 +13,7 @@ import type { Kv } from '../ports.js';
 import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { EventKind, blockEventLog, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, forgetFinished, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
 import { ChainLanes, type StagedElsewhere } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
@@ -80,6 +80,8 @@ export class StreamMatcher {
   private readonly owns: (partition: number) => boolean;
   private readonly partitionOf: (stream: StoredStream) => number;
   private readonly elsewhere: StagedElsewhere | undefined;
+  /** The adoptions under way (what this node finished for each partition being forgotten). */
+  private adopting: Promise<unknown> = Promise.resolve();
 
   private readonly kv: Kv;
   private readonly clock: Clock;
@@ -134,9 +136,21 @@ export class StreamMatcher {
     return blockEventLog(this.kv, (chain) => this.wake(chain), this.opts.retainEvents);
   }
 
-  /** A partition this node owns from now on: each chain's drain matches the events it has not finished (from where its last owner left them). */
-  adopt(_partition: number): void {
-    for (const c of this.chains) this.wake(c);
+  /**
+   * A partition this node owns from now on: each chain's drain matches the events it has not finished, from where its
+   * last owner left them (the partition's marks), this node's own earlier ownership included (forgetFinished).
+   */
+  adopt(partition: number): void {
+    const wakeAll = (): void => {
+      for (const c of this.chains) this.wake(c);
+    };
+    const forgot = this.kv
+      .transactAsync(() => forgetFinished(this.kv, partition))
+      .then(wakeAll, (err: unknown) => {
+        this.log.error('matching: what this node finished for an adopted partition could not be forgotten', { partition, err });
+        wakeAll();
+      });
+    this.adopting = Promise.all([this.adopting, forgot]);
   }
 
   /**
@@ -161,6 +175,7 @@ export class StreamMatcher {
   async settled(): Promise<void> {
     // A drain may start while the lanes settle (a block committed meanwhile): until neither runs.
     do {
+      await this.adopting;
       await this.runs.settled();
       await Promise.all([...this.lanes.values()].map((l) => l.settled()));
     } while (this.runs.busy);
@@ -183,18 +198,23 @@ export class StreamMatcher {
         await lanes.progress();
         continue;
       }
+      // The partitions owned as the round starts: one adopted while it runs (its awaits) waits for the next round.
+      const owned = new Set<number>();
+      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p)) owned.add(p);
+      const owns = (p: number): boolean => owned.has(p) && this.owns(p);
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, this.owns);
-      const events = pending.filter((e) => !lanes.has(e)).slice(0, EVENTS_PER_ROUND);
+      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns);
+      // An event handed before a partition was adopted is handed again for it once its lanes finished it; till then
+      // no newer event is handed for that partition, so each of its streams gets its webhooks in event order.
+      const behind = lanes.lacking(pending, owns);
+      const handable = (p: number): boolean => owns(p) && !behind.has(p);
+      const events = pending.filter((e) => !lanes.has(e) && unfinished(e, handable)).slice(0, EVENTS_PER_ROUND);
       if (events.length === 0) {
-        // An event handed before a partition was adopted is taken again for it once its lanes finished it.
-        if (pending.some((e) => lanes.lacks(e, this.owns))) {
-          await lanes.progress();
-          continue;
-        }
+        // Woken again once an event is finished, or by the next block's (not held up meanwhile).
+        if (behind.size > 0) void lanes.progress().then(() => this.wake(chain));
         return;
       }
-      await this.round(chain, events, lanes);
+      await this.round(chain, events, lanes, handable);
     }
   }
 
@@ -208,6 +228,7 @@ export class StreamMatcher {
         retryMs: RETRY_MS,
         keepEvents: this.opts.retainEvents !== undefined,
         ...(this.elsewhere === undefined ? {} : { elsewhere: this.elsewhere }),
+        owns: this.owns,
       };
       this.lanes.set(
         chain,
@@ -230,7 +251,12 @@ export class StreamMatcher {
   }
 
   /** Hands each event to the lanes of the streams it matched, in event order; an event matching none is handed to none. */
-  private async round(chain: string, events: readonly BlockEvent[], lanes: ChainLanes): Promise<void> {
+  private async round(
+    chain: string,
+    events: readonly BlockEvent[],
+    lanes: ChainLanes,
+    handable: (partition: number) => boolean,
+  ): Promise<void> {
     if (this.opts.caughtUp !== undefined) await this.opts.caughtUp();
     // The set of this chain's streams as they are now; the events wait in the store while it compiles (at start, say).
     const compiled = this.emits(chain) ? await this.watchlist.compile(chain) : undefined;
@@ -247,7 +273,7 @@ export class StreamMatcher {
     for (const e of events) {
       // The partitions this node owns and has not finished the event for: only their streams' webhooks are built here.
       const partitions: number[] = [];
-      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p) && !e.done.has(p)) partitions.push(p);
+      for (let p = 0; p < PARTITIONS; p++) if (handable(p) && !e.done.has(p)) partitions.push(p);
       const mine = new Set(partitions);
       const matched = matches[numbers.indexOf(e.number)];
       const key = blockKey(chain, e.number);
@@ -285,4 +311,10 @@ export class StreamMatcher {
       lanes.hand(e, block, streams, partitions);
     }
   }
+}
+
+/** Whether some partition `handable` says the event was not finished for. */
+function unfinished(e: BlockEvent, handable: (partition: number) => boolean): boolean {
+  for (let p = 0; p < PARTITIONS; p++) if (handable(p) && !e.done.has(p)) return true;
+  return false;
 }

@@ -13,6 +13,7 @@ import { BLOCKS_FORMAT, blocksSubject } from '../../bus/blocks.js';
 import { formatHeaders } from '../../bus/format.js';
 import { BLOCKS_STREAM } from '../../bus/streams.js';
 import type { Hold } from '../../app/ingest.js';
+import { blockKey } from '../../engine/ingest/chain-store.js';
 
 /**
  * Two servers of one cluster (CHAINPOST_NATS on a real nats-server) configured with one anvil chain: one node holds
@@ -48,6 +49,8 @@ class Scene {
 
   /** The nodes' lease TTL. */
   ttlMs = TTL;
+  /** The chain's CHAINPOST_CONFIRMATIONS, when a case sets it. */
+  confirmations: number | undefined;
 
   env(): Record<string, string> {
     return {
@@ -55,6 +58,7 @@ class Scene {
       CHAINPOST_CHAINS: `${CHAIN}=${this.anvil.url}`,
       CHAINPOST_LEASE_TTL_MS: String(this.ttlMs),
       CHAINPOST_POLL_MS: '50',
+      ...(this.confirmations === undefined ? {} : { CHAINPOST_CONFIRMATIONS: `${CHAIN}=${this.confirmations}` }),
     };
   }
 
@@ -244,30 +248,45 @@ describe('a chain followed by one node of two, its blocks applied by the other (
     await expectHandedTo(s, other, performance.now(), 3);
   });
 
-  scene('publishes, when it holds the chain again, the blocks a node stored and never published', async (s) => {
-    let dropping = false;
-    const dir = tempDir();
-    const first = await s.node(dir, { dropPublish: () => dropping });
-    expect(await until(() => takeovers(first) === 1, 10 * TTL, 50)).toBe(true);
-    const published = await s.mine(2);
-    expect(await until(async () => (await head(first)) >= published, 20_000, 20)).toBe(true);
-    dropping = true;
-    const stored = await s.mine(3);
-    expect(await until(async () => (await head(first)) >= stored, 20_000, 20)).toBe(true);
-    await first.stop();
+  scene(
+    'publishes, when it holds the chain again, the blocks a node stored and never published, and announces what they confirmed',
+    async (s) => {
+      // One confirmation: the blocks never published confirmed blocks the stream holds.
+      s.confirmations = 1;
+      let dropping = false;
+      const dir = tempDir();
+      const first = await s.node(dir, { dropPublish: () => dropping });
+      expect(await until(() => takeovers(first) === 1, 10 * TTL, 50)).toBe(true);
+      const published = await s.mine(2);
+      expect(await until(async () => (await head(first)) >= published, 20_000, 20)).toBe(true);
+      dropping = true;
+      const stored = await s.mine(3);
+      expect(await until(async () => (await head(first)) >= stored, 20_000, 20)).toBe(true);
+      await first.stop();
 
-    // The same node again, alone: it holds the chain and gives the stream what its store held beyond it.
-    const again = await s.node(dir);
-    expect(await until(() => takeovers(again) === 1, 10 * TTL, 50)).toBe(true);
-    const other = await s.node();
-    expect(await indexedTo(other, stored, CHAIN, 20_000)).toBe(true);
-    const tip = await s.mine(2);
-    expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
-    expect(takeovers(other)).toBe(0);
-    await other.stop();
-    await expectChain(s, (await readStore(other.dir)).canon, tip);
-    expect(again.output()).toMatch(/taking back blocks the stream does not hold/);
-  });
+      // The same node again, alone: it holds the chain and gives the stream what its store held beyond it.
+      const again = await s.node(dir);
+      expect(await until(() => takeovers(again) === 1, 10 * TTL, 50)).toBe(true);
+      const other = await s.node();
+      expect(await indexedTo(other, stored, CHAIN, 20_000)).toBe(true);
+      const tip = await s.mine(2);
+      expect(await indexedTo(other, tip, CHAIN, 20_000)).toBe(true);
+      expect(takeovers(other)).toBe(0);
+      await other.stop();
+      await expectChain(s, (await readStore(other.dir)).canon, tip);
+      expect(again.output()).toMatch(/taking back blocks the stream does not hold/);
+      // Every block below the tip was announced confirmed on the other node (its matcher's events): those the dropped
+      // blocks had confirmed on the first node too, published again with them.
+      const store = openStore(other.dir, { create: false });
+      try {
+        const unannounced = [];
+        for (let n = 1; n < tip; n++) if (store.get('blockEvents', `${blockKey(CHAIN, n)}/1`) === undefined) unannounced.push(n);
+        expect(unannounced).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 
   scene('publishes what the holder stored while nats-server was down once it is back, in order', async (s) => {
     // A lease that outlives the outage: the holder keeps the chain and its publishes wait for the bus.

@@ -65,6 +65,38 @@ describe('auditLedger', () => {
     ).toBe(1);
   });
 
+  it('allows, with a seam depth, the last few of a run again at the start of the next, in order, and no more', () => {
+    // The run before ended with 2 unconfirmed, 1 confirmed: the next starts with both again, in order.
+    const seam = [
+      at(1, false),
+      at(2, false),
+      at(1, true),
+      at(2, false, 2),
+      at(1, true, 2),
+      at(3, false, 2),
+      at(2, true, 2),
+      at(3, true, 2),
+    ];
+    const depth = (arrivals: Arrival[], seamDepth: number) => auditLedger(arrivals, chain, watches, 2, { seamDepth });
+    expect(depth(seam, 2).duplicates.map((d) => d.depth)).toEqual([0, 1]);
+    expect(depth(seam, 2).badDuplicates).toEqual([]);
+    // One process: only the last one again.
+    expect(depth(seam, 1).badDuplicates).toHaveLength(2);
+    // Out of order, only the one that ended the run before is a seam's.
+    const swapped = [
+      at(1, false),
+      at(2, false),
+      at(1, true),
+      at(1, true, 2),
+      at(2, false, 2),
+      at(3, false, 2),
+      at(2, true, 2),
+      at(3, true, 2),
+    ];
+    expect(depth(swapped, 2).duplicates).toHaveLength(1);
+    expect(depth(swapped, 2).badDuplicates).toHaveLength(1);
+  });
+
   it('reports broken order: confirmed or final unconfirmed webhooks going back, a confirmed one before its unconfirmed one', () => {
     expect(defects([at(2, false), at(1, false), at(1, true), at(3, false), at(2, true), at(3, true)]).orderBroken).toBe(1);
     expect(defects([at(1, false), at(2, false), at(3, false), at(2, true), at(1, true), at(3, true)]).orderBroken).toBe(1);

@@ -2,13 +2,13 @@ import { rmSync } from 'node:fs';
 import xxhash from 'xxhash-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../engine/clock.js';
-import { DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
-import { PARTITIONS, applyPartitionChange, partitionOf, type PendingUnit } from '../../../../engine/cluster/partitions.js';
+import { CapturingKv, DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
+import { PARTITIONS, applyPartitionChange, partitionOf, takeBack, type PendingUnit } from '../../../../engine/cluster/partitions.js';
 import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
 import { blockEventLog, pendingEvents } from '../../../../engine/match/block-events.js';
-import { NodeUnavailable, StreamMatcher, type BuildWebhook } from '../../../../engine/match/matcher.js';
+import { NodeUnavailable, StreamMatcher, type BuildWebhook, type MatcherOptions } from '../../../../engine/match/matcher.js';
 import type { MatchPool } from '../../../../engine/match/ports.js';
 import type { Watchlist } from '../../../../engine/match/watchlist.js';
 import type { Kv } from '../../../../engine/ports.js';
@@ -113,7 +113,7 @@ describe('matching per partition', () => {
   }
 
   /** A matcher over `kv` owning what `owns` says; `staged` lists its webhooks as `stream:block:s|c`. */
-  function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number })) {
+  function matcher(kv: Kv, owns: (p: number) => boolean, build: BuildWebhook = async (b) => ({ n: b.number }), opts?: MatcherOptions) {
     const staged: string[] = [];
     const { watchlist, pool } = everyBlockMatches(STREAMS.map((id) => ({ id, tenantId: TENANT })));
     const dispatcher = notingDispatcher(staged);
@@ -127,6 +127,7 @@ describe('matching per partition', () => {
       log,
       owns,
       partitionOf: (s: StoredStream) => PARTITION[s.id]!,
+      ...(opts === undefined ? {} : { opts }),
     });
     return { m, staged };
   }
@@ -234,6 +235,122 @@ describe('matching per partition', () => {
     expect(high.staged.filter((w) => w[0] === 'd')).toEqual(['d:1:s', 'd:1:c', 'd:2:s', 'd:3:s', 'd:2:c', 'd:4:s']);
     // Partition 3 stayed with the first owner, which stopped: the events wait for it alone.
     expect(pendingEvents(store, CHAIN, 100, (p) => p === 3).map((e) => e.key)).toEqual(pendingEvents(store, CHAIN, 100).map((e) => e.key));
+  });
+
+  it('a partition adopted while an older event is still being built for the others gets each stream’s webhooks in event order', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // a's webhook for block 1 takes long to build (its trigger calls, say): block 1's event stays open.
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'a' && b.number === 1) await held;
+      return { n: b.number };
+    };
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100 });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:1:s');
+    // Block 2 comes, and partition 40 is adopted: block 2 is matched for the others, not for it before block 1.
+    blocks([2]);
+    owned.add(40);
+    m.adopt(40);
+    await expect.poll(() => staged).toContain('b:2:s');
+    // Nor is the next block held up for the others meanwhile.
+    blocks([3]);
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:3:s');
+    release();
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
+    expect(staged.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:2:s', 'a:3:s']);
+    await m.stop();
+  });
+
+  it('a partition adopted while a round is under way gets none of that round’s events before an older one still open for the others', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'a' && b.number === 1) await held;
+      return { n: b.number };
+    };
+    // Each round first waits for the control log (caughtUp): block 2's waits there while partition 40 is adopted.
+    let caughtUp: Promise<void> = Promise.resolve();
+    let open = (): void => {};
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100, caughtUp: () => caughtUp });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('b:1:s');
+    caughtUp = new Promise<void>((resolve) => (open = resolve));
+    blocks([2]);
+    m.wake(CHAIN);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    owned.add(40);
+    m.adopt(40);
+    open();
+    await expect.poll(() => staged).toContain('b:2:s');
+    release();
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s']);
+    await m.stop();
+  });
+
+  it('a webhook built for a partition dropped meanwhile is not staged here; adopted again, the partition stages it then', async () => {
+    const { store, blocks } = chain();
+    blocks([1]);
+    const owned = new Set([3, 40]);
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const build: BuildWebhook = async (b, s) => {
+      if (s.id === 'e') await held;
+      return { n: b.number };
+    };
+    const { m, staged } = matcher(store, (p) => owned.has(p), build, { retainEvents: 100 });
+    m.wake(CHAIN);
+    await expect.poll(() => staged).toContain('f:1:s');
+    // Partition 40's lease lost while e's webhook is built: its next owner stages it, not this node.
+    owned.delete(40);
+    const dropped = m.drop(40);
+    release();
+    await dropped;
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual([]);
+    expect(pendingEvents(store, CHAIN, 10, (p) => p === 40)).toHaveLength(1);
+    // Taken again: staged once.
+    owned.add(40);
+    m.adopt(40);
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s']);
+    await m.stop();
+  });
+
+  it('a partition adopted again after its staged units were taken back (its lease lost before they were published) stages their webhooks again, in order', async () => {
+    const { store, blocks } = chain();
+    blocks([1, 2], [1]);
+    // A cluster node: its marks written through the capture, its events kept.
+    const kv = new CapturingKv(store, () => 0);
+    const owned = new Set([...Array(PARTITIONS).keys()]);
+    const { m, staged } = matcher(kv, (p) => owned.has(p), undefined, { retainEvents: 100 });
+    await run({ m, staged });
+    expect(staged).toHaveLength(STREAMS.length * 3);
+    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost.
+    const units = kv.seal().filter((u) => u.change.partition === 3);
+    expect(units).toHaveLength(1);
+    store.transact(() => {
+      for (const u of units.reverse()) takeBack(store, u);
+    });
+    owned.delete(3);
+    await m.drop(3);
+    // The lease taken again: the partition's webhooks the log lacks are staged again, each stream's in event order.
+    owned.add(3);
+    m.adopt(3);
+    await expect.poll(() => staged.length).toBe(STREAMS.length * 3 + 2 * 3);
+    await m.settled();
+    expect(staged.slice(STREAMS.length * 3).filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s']);
+    expect(staged.slice(STREAMS.length * 3).filter((w) => w[0] === 'b')).toEqual(['b:1:s', 'b:1:c', 'b:2:s']);
+    await m.stop();
   });
 });
 
