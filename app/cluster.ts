@@ -457,16 +457,17 @@ export function clusterChains({
   });
 }
 
-/** How long the node holding a chain waits, before it matches blocks, to apply the control log as far as it reaches. */
+/** How long a node matching blocks waits, before a round, to apply the control log as far as it reaches. */
 const MATCH_CAUGHT_UP_MS = 1_000;
 
 /**
- * The matcher's wait before each round on a cluster node: the control log applied as far as it reaches now, so a
- * change acknowledged on any node before a block was stored applies to it. Bounded: past it, matched as applied.
+ * The matcher's wait before each round on a cluster node: the control log applied as far as its consumer has told it
+ * the log reaches (no request to the server per round: bus/control-log.ts caughtUpAsTold), so a change acknowledged
+ * on any node before a block was stored applies to it. Bounded: past it, matched as applied.
  */
-export function matchAfterControl(cluster: ClusterControl, log: Logger): () => Promise<void> {
+export function matchAfterControl(cluster: Pick<ClusterControl, 'plane'>, log: Logger): () => Promise<void> {
   return async () => {
-    if (!(await cluster.plane.caughtUp(MATCH_CAUGHT_UP_MS)))
+    if (!(await cluster.plane.caughtUpAsTold(MATCH_CAUGHT_UP_MS)))
       log.warn('control log: not caught up before matching; matching with what this node has applied', {
         applied: cluster.plane.applied(),
       });

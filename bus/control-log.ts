@@ -90,6 +90,11 @@ export class BusControlPlane implements ControlPlane {
   private jsm: Promise<JetStreamManager> | undefined;
   /** The last sequence applied to this store. */
   private seq: number;
+  /**
+   * The log's last sequence as this node was last told: the greatest sequence + pending of the messages its consumer
+   * delivered (JetStream says with each how many follow it), or a request's answer.
+   */
+  private told = 0;
   /** This node's writes waiting for their change to be applied here, by message id. */
   private readonly pending = new Map<string, Pending>();
   private readonly waiters = new Set<{ seq: number; done: (reached: boolean) => void }>();
@@ -126,6 +131,8 @@ export class BusControlPlane implements ControlPlane {
     this.running ??= new OrderedApply(this.js, CONTROL_STREAM, {
       applied: () => this.seq,
       apply: async (m) => {
+        // Told before it is applied: a change delivered and still being applied (or held) is waited for.
+        this.told = Math.max(this.told, m.seq + m.info.pending);
         await this.beforeApply?.();
         return this.apply(m);
       },
@@ -177,11 +184,25 @@ export class BusControlPlane implements ControlPlane {
     return this.reached(last, deadline - performance.now());
   }
 
+  /**
+   * Resolves true once this node has applied the log as far as its consumer has told it the log reaches (each
+   * message delivered says how many follow it), false after `timeoutMs`; asks the server nothing. JetStream pushes a
+   * change to every consumer as it stores it, when it acknowledges its writer, whose answer waits for its own
+   * consumer's delivery: a change acknowledged to a client before this call is known here unless this node's
+   * delivery lags behind that whole exchange (its consumer stalled: the stall check below). The matcher's wait before
+   * each round (docs/decisions/cluster.md).
+   */
+  caughtUpAsTold(timeoutMs: number): Promise<boolean> {
+    return this.reached(this.told, timeoutMs);
+  }
+
   /** The log's last sequence now, or undefined when the bus does not say within `timeoutMs`. */
   private async lastSeq(timeoutMs: number): Promise<number | undefined> {
     this.jsm ??= jetstreamManager(this.bus.nc, { checkAPI: false });
     const jsm = this.jsm;
-    return within((async () => (await (await jsm).streams.info(CONTROL_STREAM)).state.last_seq)(), timeoutMs);
+    const last = await within((async () => (await (await jsm).streams.info(CONTROL_STREAM)).state.last_seq)(), timeoutMs);
+    if (last !== undefined) this.told = Math.max(this.told, last);
+    return last;
   }
 
   /**

@@ -3,10 +3,10 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { encode } from '@msgpack/msgpack';
 import { headers } from '@nats-io/transport-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BusControlPlane, CONTROL_SEQ, controlMessage, FORMAT_HEADER } from '../bus/control-log.js';
+import { BusControlPlane, CONTROL_SEQ, controlMessage, FORMAT_HEADER, type BusControlPlaneOptions } from '../bus/control-log.js';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { CONTROL_STREAM, CONTROL_SUBJECT, checkMaxPayload, ensureControlStream } from '../bus/streams.js';
-import { blockPayload } from '../app/cluster.js';
+import { blockPayload, matchAfterControl } from '../app/cluster.js';
 import type { Config } from '../engine/config/config.js';
 import { hashKey, type KeyCreate } from '../engine/keys.js';
 import { jsonLogger } from '../engine/log.js';
@@ -70,13 +70,13 @@ const named = (change: Change): string =>
       : change.kind;
 
 /** Starts a node on `dir` (a new one by default): its store, its connection and its applier, following the log. */
-async function startNode(dir = tempDir()): Promise<Node> {
+async function startNode(dir = tempDir(), options: BusControlPlaneOptions = {}): Promise<Node> {
   const store = openStore(dir);
   const bus = await connectBus({ servers: nats.url, maxReconnectWaitMs: 100 });
   const lines: string[] = [];
   const log = jsonLogger((line) => lines.push(line), Date.now, 'debug');
   const node = { dir, store, bus, applied: [], committed: [], lines } as unknown as Node;
-  node.plane = new BusControlPlane(bus, store, applierOf(node), log);
+  node.plane = new BusControlPlane(bus, store, applierOf(node), log, options);
   node.plane.start();
   nodes.push(node);
   return node;
@@ -272,6 +272,38 @@ describe('the control plane over NATS JetStream', () => {
     });
     expect(one.store.get('meta', CONTROL_SEQ)).toBe(1);
     expect(one.applied).toEqual(['1 stream.create a']);
+  });
+
+  it('holds a match round until the changes its consumer delivered are applied, asking the server nothing (matchAfterControl)', async () => {
+    // The second node's applier holds each change it is delivered while `held` is set.
+    let held: Promise<void> | undefined;
+    let release = (): void => {};
+    const one = await startNode();
+    const two = await startNode(tempDir(), { beforeApply: async () => held });
+    await one.plane.write(create('a'));
+    expect(await two.plane.caughtUpAsTold(OTHER_NODE_MS)).toBe(true);
+    const round = matchAfterControl(
+      two,
+      jsonLogger((line) => two.lines.push(line), Date.now, 'debug'),
+    );
+    // Nothing delivered and not applied: the round goes at once, and no message leaves this node's connection.
+    const sent = two.bus.nc.stats().outMsgs;
+    await round();
+    expect(two.bus.nc.stats().outMsgs).toBe(sent);
+
+    held = new Promise((resolve) => (release = resolve));
+    await one.plane.write(create('b'));
+    // Delivered to the second node, held there before it is applied.
+    expect(await until(async () => !(await two.plane.caughtUpAsTold(0)), OTHER_NODE_MS)).toBe(true);
+    let matched = false;
+    const waiting = round().then(() => (matched = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(matched).toBe(false);
+    release();
+    await waiting;
+    expect(streamIds(two.store)).toEqual(['a', 'b']);
+    expect(two.bus.nc.stats().outMsgs).toBe(sent);
+    expect(two.lines.filter((line) => line.includes('not caught up before matching'))).toEqual([]);
   });
 
   it('refuses writes with 503 and Retry-After while nats-server is down, and writes again once it is back', async () => {

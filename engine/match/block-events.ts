@@ -43,6 +43,8 @@ interface StoredEvent {
   done?: number[];
   /** Written by versions before partitions: the streams staged. */
   staged?: string[];
+  /** The write's token, when its writer asked for one: read back, that write is committed (StreamMatcher's scans). */
+  w?: number;
 }
 
 /**
@@ -52,7 +54,7 @@ interface StoredEvent {
  */
 type Marks = Record<string, string[] | 0>;
 
-const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
+export const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
 
 const eventId = (e: Pick<BlockEvent, 'key' | 'hash'>): string => `${e.key}@${e.hash}`;
 const marksKey = (chain: string, partition: number): string => `${chain}/${partitionTag(partition)}`;
@@ -60,18 +62,26 @@ const marksKey = (chain: string, partition: number): string => `${chain}/${parti
 /**
  * `retain`: blocks an event is kept for behind the newest seen when not every partition finished it (a cluster
  * node, whose other partitions are matched elsewhere); undefined: until every partition did (one process).
+ * `token`: a number stored with each event written (`w`), for `writtenWith`.
  */
-export function blockEventLog(kv: Kv, wake: (chain: string) => void, retain?: number): ChainEvents {
+export function blockEventLog(
+  kv: Kv,
+  wake: (chain: string) => void,
+  retain?: number,
+  token?: (chain: string, key: string) => number,
+): ChainEvents {
+  const put = (chain: string, key: string, hash: string): void =>
+    kv.put('blockEvents', key, token === undefined ? { hash } : ({ hash, w: token(chain, key) } satisfies StoredEvent));
   return {
     seen(chain, number, hash) {
-      kv.put('blockEvents', eventKey(chain, number, EventKind.Seen), { hash });
+      put(chain, eventKey(chain, number, EventKind.Seen), hash);
       if (retain !== undefined && number > retain)
         kv.removeRange('blockEvents', { start: `${chain}/`, end: blockKey(chain, number - retain), limit: Infinity });
     },
     // Once the follower's transaction is durable: the drain reads what it wrote.
     committed: (chain) => wake(chain),
     confirmed(chain, number, hash) {
-      kv.put('blockEvents', eventKey(chain, number, EventKind.Confirmed), { hash });
+      put(chain, eventKey(chain, number, EventKind.Confirmed), hash);
     },
     reorged(chain, from, to) {
       // Unconfirmed blocks that left the canonical chain are not delivered (their branch's blocks come as seen again).
@@ -87,13 +97,29 @@ export function blockEventLog(kv: Kv, wake: (chain: string) => void, retain?: nu
  * owns has not finished.
  */
 export function pendingEvents(kv: Kv, chain: string, limit: number, owns?: (partition: number) => boolean): BlockEvent[] {
+  return scanEvents(kv, chain, limit, owns).events;
+}
+
+/**
+ * pendingEvents from the key `from` on (the chain's first by default), and where a scan may start next: the first
+ * event answered, or past the last one read when none is (each one read is finished for `owns`).
+ */
+export function scanEvents(
+  kv: Kv,
+  chain: string,
+  limit: number,
+  owns?: (partition: number) => boolean,
+  from = `${chain}/`,
+): { events: BlockEvent[]; next: string } {
   const events: BlockEvent[] = [];
   const end = `${chain}/\uffff`;
-  let start = `${chain}/`;
+  let start = from;
+  let next = from;
   // Events other partitions wait for are passed over, a page at a time.
   for (;;) {
     const page = kv.range<StoredEvent>('blockEvents', { start, end, limit });
     for (const { key, value } of page) {
+      next = `${key}\u0000`;
       const [, num, kind] = key.split('/');
       const done = new Set(value.done);
       if (owns !== undefined && !ownsUnfinished(owns, done)) continue;
@@ -106,12 +132,15 @@ export function pendingEvents(kv: Kv, chain: string, limit: number, owns?: (part
         done,
         staged: new Set(value.staged),
       });
-      if (events.length === limit) return events;
+      if (events.length === limit) return { events, next: events[0]!.key };
     }
-    if (page.length < limit) return events;
+    if (page.length < limit) return { events, next: events[0]?.key ?? next };
     start = `${page.at(-1)!.key}\u0000`;
   }
 }
+
+/** Whether the store holds the event `key` as the write of token `w` left it (that write is committed). */
+export const writtenWith = (kv: Kv, key: string, w: number): boolean => kv.get<StoredEvent>('blockEvents', key)?.w === w;
 
 function ownsUnfinished(owns: (partition: number) => boolean, done: ReadonlySet<number>): boolean {
   for (let p = 0; p < PARTITIONS; p++) if (owns(p) && !done.has(p)) return true;

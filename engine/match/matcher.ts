@@ -13,7 +13,7 @@ import type { Kv } from '../ports.js';
 import type { MatchPool } from './ports.js';
 import type { StoredStream } from '../streams/model.js';
 import { onNewWebhook } from '../streams/transitions.js';
-import { EventKind, blockEventLog, forgetFinished, pendingEvents, stagedIn, type BlockEvent } from './block-events.js';
+import { EventKind, blockEventLog, eventKey, forgetFinished, scanEvents, stagedIn, writtenWith, type BlockEvent } from './block-events.js';
 import { ChainLanes, type StagedElsewhere } from './lanes.js';
 import type { BuildWebhook, MatchedBlock } from './build.js';
 import type { Watchlist } from './watchlist.js';
@@ -77,6 +77,20 @@ export class StreamMatcher {
   private readonly lanes = new Map<string, ChainLanes>();
   /** Every chain whose drain was woken: a partition adopted wakes them all. */
   private readonly chains = new Set<string>();
+  /**
+   * A node keeping events for other owners (retainEvents): per chain, where its drain starts reading them. Every
+   * event before it was finished for the partitions owned when it was read: read again at every round, the events
+   * kept (a thousand blocks' worth) would cost each block tens of milliseconds. A partition adopted, or a wake from
+   * outside this matcher's events(), reads from the first again.
+   */
+  private readonly scanFrom = new Map<string, string>();
+  /**
+   * Per chain, the events written through events() whose write has not been read back committed, by key: its token.
+   * Events do not come in key order (a block's confirmation comes below newer blocks), so a drain starts at the
+   * lowest of them: one read before its write committed is read again after.
+   */
+  private readonly unread = new Map<string, Map<string, number>>();
+  private writes = 0;
   private readonly owns: (partition: number) => boolean;
   private readonly partitionOf: (stream: StoredStream) => number;
   private readonly elsewhere: StagedElsewhere | undefined;
@@ -133,7 +147,30 @@ export class StreamMatcher {
 
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
   events(): ChainEvents {
-    return blockEventLog(this.kv, (chain) => this.wake(chain), this.opts.retainEvents);
+    const retain = this.opts.retainEvents;
+    if (retain === undefined) return blockEventLog(this.kv, (chain) => this.wake(chain));
+    const token = (chain: string, key: string): number => {
+      let unread = this.unread.get(chain);
+      if (unread === undefined) this.unread.set(chain, (unread = new Map()));
+      unread.set(key, ++this.writes);
+      return this.writes;
+    };
+    const log = blockEventLog(this.kv, (chain) => this.woken(chain), retain, token);
+    return {
+      ...log,
+      seen: (chain, number, hash) => {
+        log.seen(chain, number, hash);
+        // The log's cut: the events more than `retain` blocks behind go.
+        const unread = this.unread.get(chain);
+        if (unread === undefined || number <= retain) return;
+        const cut = blockKey(chain, number - retain);
+        for (const key of unread.keys()) if (key < cut) unread.delete(key);
+      },
+      reorged: (chain, from, to) => {
+        log.reorged(chain, from, to);
+        for (let n = from; n <= to; n++) this.unread.get(chain)?.delete(eventKey(chain, n, EventKind.Seen));
+      },
+    };
   }
 
   /**
@@ -166,9 +203,28 @@ export class StreamMatcher {
     for (const c of chains) this.wake(c);
   }
 
+  /** Drains the chain's events from the first: what woke it may have written events elsewhere than through events(). */
   wake(chain: string): void {
+    this.scanFrom.delete(chain);
+    this.woken(chain);
+  }
+
+  /** Drains the chain's events from where the last drain stopped (events() wrote since). */
+  private woken(chain: string): void {
     this.chains.add(chain);
     this.runs.wake(chain);
+  }
+
+  /** Where the chain's drain starts reading its events: where the last one stopped, or an event written since, below it. */
+  private startOf(chain: string): string {
+    let from = this.scanFrom.get(chain) ?? `${chain}/`;
+    const unread = this.unread.get(chain);
+    for (const [key, w] of unread ?? []) {
+      if (key < from) from = key;
+      // Read back as written: committed, so read from here on by this scan.
+      if (writtenWith(this.kv, key, w)) unread!.delete(key);
+    }
+    return from;
   }
 
   /** Resolves once every chain's drain and lanes are idle (tests, shutdown). */
@@ -203,7 +259,8 @@ export class StreamMatcher {
       for (let p = 0; p < PARTITIONS; p++) if (this.owns(p)) owned.add(p);
       const owns = (p: number): boolean => owned.has(p) && this.owns(p);
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const pending = pendingEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns);
+      const { events: pending, next } = scanEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns, this.startOf(chain));
+      if (this.opts.retainEvents !== undefined) this.scanFrom.set(chain, next);
       // An event handed before a partition was adopted is handed again for it once its lanes finished it; till then
       // no newer event is handed for that partition, so each of its streams gets its webhooks in event order.
       const behind = lanes.lacking(pending, owns);

@@ -20,6 +20,8 @@ import { tempDir } from '../../../helpers.js';
 import { evmDefinition } from '../../../kit/evm-stream.js';
 import { startReceiver } from '../../../receiver.js';
 import { deliveryRig } from '../delivery/rig.js';
+import { counting } from '../../../kit/counting-kv.js';
+import type { ChainEvents } from '../../../../engine/ingest/follow.js';
 
 /**
  * Matching per delivery partition over a real store: a chain's stored blocks and block events, streams spread over
@@ -193,6 +195,73 @@ describe('matching per partition', () => {
     expect(of('e')).toEqual(['e:1:1', 'e:2:2', 'e:3:103']);
     expect(sorted(high.staged.filter((w) => w.startsWith('e:')))).toEqual(['e:1:s', 'e:2:s', 'e:3:s']);
     expect(pendingEvents(store, CHAIN, 100)).toEqual([]);
+  });
+
+  it('a node keeping events for other owners reads, at each round, the events from its oldest unfinished one on: a block after 300 kept finished costs a few reads, and a confirmation written below them is matched', async () => {
+    const { store } = chain();
+    const counted = counting(store);
+    const staged: string[] = [];
+    const { watchlist, pool } = everyBlockMatches(STREAMS.map((id) => ({ id, tenantId: TENANT })));
+    const m = new StreamMatcher({
+      kv: counted.kv,
+      clock,
+      watchlist,
+      pool,
+      dispatcher: notingDispatcher(staged),
+      build: async (b) => ({ n: b.number }),
+      log,
+      opts: { retainEvents: 1024 },
+      owns: () => true,
+      partitionOf: (s: StoredStream) => PARTITION[s.id]!,
+    });
+    // Written through the matcher's listeners, as a follower (or the blocks applied from the bus) writes them.
+    const events: ChainEvents = m.events();
+    const write = (seen: number[], confirm: number[] = []): void => {
+      store.transact(() => {
+        for (const n of seen) {
+          store.put('canon', blockKey(CHAIN, n), `0x${n}`);
+          store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
+          events.seen(CHAIN, n, `0x${n}`);
+        }
+        for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
+      });
+      events.committed?.(CHAIN);
+    };
+    const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+    write(upTo(300), upTo(290));
+    await m.settled();
+    expect(staged).toHaveLength(STREAMS.length * 590);
+    // Kept, finished here.
+    expect(pendingEvents(store, CHAIN, 1000)).toHaveLength(590);
+
+    // A block as they come, one at a time: its drain starts where the last stopped.
+    write([301]);
+    await m.settled();
+    counted.reset();
+    staged.length = 0;
+    write([302]);
+    await m.settled();
+    expect(sorted(staged)).toEqual(sorted(STREAMS.map((id) => `${id}:302:s`)));
+    expect(counted.ranges()).toBeLessThan(20);
+
+    counted.reset();
+    staged.length = 0;
+    // Block 303, and the confirmations of 291 to 299: keys below the newest blocks, all finished.
+    const confirmed = [291, 292, 293, 294, 295, 296, 297, 298, 299];
+    write([303], confirmed);
+    await m.settled();
+    expect(sorted(staged.filter((w) => w.startsWith('a:')))).toEqual(sorted(['a:303:s', ...confirmed.map((n) => `a:${n}:c`)]));
+    expect(staged).toHaveLength(STREAMS.length * 10);
+    expect(counted.ranges()).toBeLessThan(60);
+
+    // An event written elsewhere than through its listeners, below where its drain stopped: a wake from outside reads
+    // from the first event again.
+    blockEventLog(store, () => {}).confirmed(CHAIN, 300, '0x300');
+    staged.length = 0;
+    m.wake(CHAIN);
+    await m.settled();
+    expect(sorted(staged)).toEqual(sorted(STREAMS.map((id) => `${id}:300:c`)));
+    await m.stop();
   });
 
   it('a partition moved between them mid-chain resumes where its owner left it: what was staged is not staged again, what was not is', async () => {
