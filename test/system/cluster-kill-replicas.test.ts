@@ -1,0 +1,82 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectBus, type BusConnection } from '../../bus/connect.js';
+import { PARTITIONS_STREAM } from '../../bus/streams.js';
+import { startNatsCluster, type NatsCluster } from '../kit/nats-server.js';
+import { until } from '../helpers.js';
+import { ClusterScene, type Node } from './cluster-scene.js';
+
+/**
+ * Issue 42's node kill on three routed nats-servers (CHAINPOST_NATS_REPLICAS=3, the deployment docs/operations.md
+ * describes): the node holding the chain's lease is killed -9 together with the nats-server leading the partition
+ * log, and never comes back. The scene is test/system/cluster-kill.test.ts's (test/system/cluster-scene.ts).
+ */
+
+const TTL_MS = 2_000;
+/** How long the two nodes left run on before the end. */
+const AFTER_MS = 5_000;
+
+let nats: NatsCluster;
+let bus: BusConnection;
+let scene: ClusterScene;
+const t0 = performance.now();
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+beforeAll(async () => {
+  nats = await startNatsCluster();
+  bus = await connectBus({ servers: nats.url, maxReconnectWaitMs: 100 });
+  scene = await ClusterScene.start({ nats: nats.url, replicas: 3, ttlMs: TTL_MS });
+  expect(await until(() => scene.owned(), 30_000, 100), 'the three nodes own the 64 partitions').toBe(true);
+  await scene.createStreams();
+  scene.startFlow();
+  expect(await until(() => scene.arrived.length >= 100, 30_000, 100)).toBe(true);
+  console.log(`cluster kill, three nats-servers: setup ${seconds(performance.now() - t0)}`);
+}, 120_000);
+
+afterAll(async () => {
+  console.log(`cluster kill, three nats-servers: in all ${seconds(performance.now() - t0)}`);
+  await scene?.close();
+  await bus?.close();
+  await nats?.close();
+});
+
+describe('three chainpost nodes on three nats-servers (replicas 3): a node and a nats-server killed together', () => {
+  it('resumes the killed node’s partitions on the others, answers reads throughout, and the ledger holds', async () => {
+    let victim: Node | undefined;
+    expect(await until(async () => (victim = await scene.holder()) !== undefined, 10_000, 100)).toBe(true);
+    const owned = new Set((await scene.partitionsOf(victim!)).map((p) => p.partition));
+    expect(owned.size).toBeGreaterThan(0);
+    const leader = (await (await jetstreamManager(bus.nc)).streams.info(PARTITIONS_STREAM)).cluster!.leader!;
+    const probe = scene.probeReads(scene.alive().filter((n) => n !== victim));
+    const [killedAt] = await Promise.all([
+      scene.kill(victim!, `${victim!.name} and nats-server ${leader} killed`),
+      nats.servers[nats.names.indexOf(leader)]!.stop('kill'),
+    ]);
+    expect(await until(() => scene.arrivalsAfter(killedAt, owned).length > 0, 30_000, 20)).toBe(true);
+    const resumedMs = scene.arrivalsAfter(killedAt, owned)[0]!.at - killedAt;
+    console.log(
+      `killed ${victim!.name} (the chain's holder, ${owned.size} partitions) and the partition log's leader ${leader}: the first webhook of its partitions ${seconds(resumedMs)} after (2 TTLs: ${seconds(2 * TTL_MS)})`,
+    );
+    expect(await until(() => scene.owned(), 30_000, 100)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, AFTER_MS));
+    const reads = await probe.stop();
+    console.log(`${reads.reads} reads on the survivors, ${reads.failures.length} failed`);
+
+    const { report, drained, drainMs, blocks } = await scene.finish();
+    scene.dump(report);
+    console.log(
+      `ledger: ${scene.watches.size} streams, ${blocks} blocks, ${scene.sent} transactions\n${scene.summary(report)}\ndrained ${drained ? 'in' : 'not within'} ${seconds(drainMs)}`,
+    );
+    expect(reads.failures.slice(0, 10)).toEqual([]);
+    expect(report.missing.slice(0, 20)).toEqual([]);
+    expect(report.confirmedOffChain.slice(0, 20)).toEqual([]);
+    expect(report.wrongContent.slice(0, 20)).toEqual([]);
+    expect(report.badDuplicates.slice(0, 20)).toEqual([]);
+    expect(report.orderBroken.slice(0, 20)).toEqual([]);
+    expect(drained).toBe(true);
+    // Not within 2 lease TTLs here: the streams and the leases bucket the killed server led elect another leader
+    // first, the survivors' leases may lapse meanwhile, and reads at the takeover time out (printed above; 7.7 and
+    // 8.6 s with a 2 s TTL on a shared 2-core machine).
+    expect(resumedMs).toBeLessThan(10 * TTL_MS);
+  }, 180_000);
+});
