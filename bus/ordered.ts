@@ -96,7 +96,7 @@ export class OrderedApply {
               failures = 0;
               const go = await applyBatch(batch);
               if (!go) this.stopped = true;
-              if (!go || until()) break;
+              if (!go || until() || this.stopped) break;
             }
           } finally {
             clearInterval(watchdog);
@@ -120,7 +120,7 @@ export class OrderedApply {
     })();
   }
 
-  /** Stops applying (a message being applied is finished first: await `done`). */
+  /** Stops applying (the message or batch being applied is finished first, nothing after it: await `done`). */
   stop(): void {
     this.stopped = true;
     this.stopMessages?.();
