@@ -5,6 +5,7 @@ import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { FORMAT_HEADER, formatHeaders } from '../bus/format.js';
+import type { BatchBound } from '../bus/ordered.js';
 import { partitionMessage, partitionSubject } from '../bus/partition-messages.js';
 import { ClusterPartitions, PARTITIONS_SEQ } from '../bus/partitions.js';
 import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
@@ -51,7 +52,14 @@ class Scene {
   /** A node on `dir` (a new one by default), applying the log. */
   async node(
     name: string,
-    opts: { dir?: string; holdFrom?: number; takeoverWithinMs?: number; publishTimeoutMs?: number; kv?: (store: Store) => Kv } = {},
+    opts: {
+      dir?: string;
+      holdFrom?: number;
+      takeoverWithinMs?: number;
+      publishTimeoutMs?: number;
+      kv?: (store: Store) => Kv;
+      batch?: BatchBound;
+    } = {},
   ): Promise<Node> {
     const dir = opts.dir ?? tempDir();
     if (opts.dir === undefined) this.dirs.push(dir);
@@ -80,6 +88,7 @@ class Scene {
       bus,
       kv: opts.kv?.(store) ?? store,
       node: name,
+      ...(opts.batch === undefined ? {} : { batch: opts.batch }),
       log: jsonLogger((line) => lines.push(line), Date.now, 'debug'),
       publishTimeoutMs: opts.publishTimeoutMs ?? 2_000,
       ...(opts.takeoverWithinMs === undefined ? {} : { takeoverWithinMs: opts.takeoverWithinMs }),
@@ -378,6 +387,38 @@ describe('the partition log over NATS JetStream', () => {
       expect(transactions()).toBe(1);
       expect([b.log.applied().positions[20], b.log.applied().positions[21]]).toEqual([7, 8]);
       expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/20'), position(b, 'partitionSeq/21')]).toEqual([8, 7, 8]);
+    }));
+
+  it.concurrent('cuts a batch at its bound in messages, and in bytes', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      expect(await a.log.take(23, 1)).toBe(true);
+      for (let k = 1; k <= 8; k++) await publish(a, 23, [['queue', `q${k}`, 'x'.repeat(100)]]);
+      const size = (await (await jetstreamManager(a.bus.nc)).streams.getMessage(PARTITIONS_STREAM, { seq: 1 }))!.data.length;
+      const counting = (bound: BatchBound): Promise<{ node: Node; transactions: () => number }> => {
+        let transactions = (): number => 0;
+        return s
+          .node(`b${bound.messages}`, {
+            batch: bound,
+            kv: (store) => {
+              const c = counted(store);
+              transactions = c.transactions;
+              return c.kv;
+            },
+          })
+          .then((node) => ({ node, transactions: () => transactions() }));
+      };
+      // Three messages at most: 3, 3 and 2. Two and a half messages' bytes: two a batch.
+      const [byCount, byBytes] = [
+        await counting({ messages: 3, bytes: Number.POSITIVE_INFINITY }),
+        await counting({ messages: 256, bytes: Math.floor(size * 2.5) }),
+      ];
+      for (const { node } of [byCount, byBytes]) {
+        expect(await appliedTo(node, 8)).toBe(true);
+        expect(node.applied).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(rows(node)).toEqual(rows(a));
+      }
+      expect([byCount.transactions(), byBytes.transactions()]).toEqual([3, 4]);
     }));
 
   it.concurrent('applies none of a batch when its transaction fails midway, and all of it once started again', () =>
