@@ -1,9 +1,8 @@
+/** The messages of the partitions' log (docs/decisions/cluster.md, Part 2): one per unit of delivery, on its partition's subject. */
 import { encode } from '@msgpack/msgpack';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { PARTITIONS, type PartitionChange, type RowWrite } from '../engine/cluster/partitions.js';
 import { formatHeaders, readFormatted } from './format.js';
-
-/** The messages of the partitions' log (docs/decisions/cluster.md, Part 2): one per unit of delivery, on its partition's subject. */
 
 /** The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying. */
 export const PARTITIONS_FORMAT = 1;
