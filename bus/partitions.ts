@@ -1,4 +1,3 @@
-import { encode } from '@msgpack/msgpack';
 import {
   JetStreamApiCodes,
   JetStreamApiError,
@@ -9,22 +8,14 @@ import {
   type JsMsg,
   type PubAck,
 } from '@nats-io/jetstream';
-import type { MsgHdrs } from '@nats-io/transport-node';
 import { PartitionLost, type PartitionLog, type PartitionLogEvent, type PartitionLoss } from '../engine/cluster/partition-log.js';
-import {
-  applyPartitionChange,
-  PARTITIONS,
-  takeBack,
-  type PartitionChange,
-  type PendingUnit,
-  type RowWrite,
-} from '../engine/cluster/partitions.js';
+import { applyPartitionChange, PARTITIONS, takeBack, type PartitionChange, type PendingUnit } from '../engine/cluster/partitions.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { isStale } from './blocks.js';
 import type { BusConnection } from './connect.js';
-import { formatHeaders, readFormatted } from './format.js';
-import { OrderedApply } from './ordered.js';
+import { MSG_ID, PARTITIONS_FORMAT, partitionMessage, partitionSubject, readPartitionMessage } from './partition-messages.js';
+import { type BatchBound, OrderedApply } from './ordered.js';
 import { PARTITIONS_STREAM } from './streams.js';
 import { retryWaitMs, within } from './waits.js';
 
@@ -40,57 +31,21 @@ import { retryWaitMs, within } from './waits.js';
  * a consumer started over, or the owner meeting its own messages applies nothing twice.
  */
 
-/** The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying. */
-export const PARTITIONS_FORMAT = 1;
-/** The header carrying the publishing owner's lease revision, and the one naming its node. */
-export const LEASE_REVISION_HEADER = 'Chainpost-Lease-Revision';
-export const NODE_HEADER = 'Chainpost-Node';
-/** The header JetStream de-duplicates by (the publish's msgID). */
-const MSG_ID = 'Nats-Msg-Id';
-
 /** `meta` keys: the stream sequence the applier reached, and each partition's last sequence this store holds. */
 export const PARTITIONS_SEQ = 'partitionsSeq';
 export const partitionPosition = (partition: number): string => `partitionSeq/${partition}`;
 /** `meta` key: the messages this node missed (gone from the stream before it applied them), once it did. */
 export const PARTITIONS_GAP = 'partitionsGap';
 
-export const partitionSubject = (partition: number): string => `chainpost.partitions.${partition}`;
-
 /** How long a takeover waits for the applier to reach the partition's last message by default, ms. */
 const TAKEOVER_WITHIN_MS = 10_000;
 /** How often the applier, having applied nothing since the last look, asks whether the stream holds more, ms. */
 const STALL_CHECK_MS = 2_000;
-
-/** A partition message: its body (format, partition, rows) and headers (format, lease revision, node). */
-export function partitionMessage(change: PartitionChange, revision: number, node: string): { data: Uint8Array; headers: MsgHdrs } {
-  const h = formatHeaders(PARTITIONS_FORMAT);
-  h.set(LEASE_REVISION_HEADER, String(revision));
-  h.set(NODE_HEADER, node);
-  return { data: encode({ v: PARTITIONS_FORMAT, partition: change.partition, rows: change.rows }), headers: h };
-}
-
-/** A message's change, or its format when newer than this version's, or why it is none of ours. */
-export function readPartitionMessage(m: {
-  data: Uint8Array;
-  headers?: MsgHdrs | undefined;
-}): { change: PartitionChange } | { newer: number } | { malformed: string } {
-  const read = readFormatted(m, PARTITIONS_FORMAT);
-  if (!('body' in read)) return read;
-  const { partition, rows } = read.body;
-  if (typeof partition !== 'number' || !Number.isInteger(partition) || partition < 0 || partition >= PARTITIONS)
-    return { malformed: `partition ${String(partition)}` };
-  if (!Array.isArray(rows)) return { malformed: 'no rows' };
-  for (const row of rows as unknown[])
-    if (
-      !Array.isArray(row) ||
-      row.length !== 3 ||
-      typeof row[0] !== 'string' ||
-      typeof row[1] !== 'string' ||
-      !(row[2] === null || row[2] instanceof Uint8Array)
-    )
-      return { malformed: 'a row is no [table, key, bytes or null]' };
-  return { change: { partition, rows: rows as RowWrite[] } };
-}
+/**
+ * The messages one transaction applies at most: those already delivered, up to 256 or 4 MiB of bodies (a commit a
+ * message left nodes behind the log under load; docs/decisions/cluster.md, "The partition log, as built").
+ */
+export const APPLY_BATCH: BatchBound = { messages: 256, bytes: 4 * 1024 * 1024 };
 
 export interface ClusterPartitionsParts {
   bus: BusConnection;
@@ -102,10 +57,25 @@ export interface ClusterPartitionsParts {
   publishTimeoutMs?: number;
   /** How long a takeover waits for the partition's log to be applied, ms (10 s by default). */
   takeoverWithinMs?: number;
+  /** How many messages (and bytes) one transaction applies at most; APPLY_BATCH by default (bench: 1 message). */
+  batch?: BatchBound;
   /** Told of each change applied from the log to this store, once durable (not of those skipped). */
   applied?(change: PartitionChange, seq: number): void;
-  /** Awaited before each message is applied (a test holds a node behind the others). */
-  beforeApply?(seq: number): Promise<void>;
+  /**
+   * Asked before each message is applied: a promise holds it (and what follows) until it settles, the messages before
+   * it committed first (a test holds a node behind the others).
+   */
+  beforeApply?(seq: number): Promise<void> | undefined;
+}
+
+/** A message read off the consumer, to be applied with those delivered with it. */
+interface Delivered {
+  seq: number;
+  /** Its message id (an owner finds its own units by it). */
+  id: string;
+  /** The messages of the stream after it, as the consumer said. */
+  pending: number;
+  change: PartitionChange | undefined;
 }
 
 /** A unit submitted and not acknowledged yet, with its message id (the same for each retry of its publish). */
@@ -201,10 +171,8 @@ export class ClusterPartitions implements PartitionLog {
     );
     this.running = new OrderedApply(this.js, PARTITIONS_STREAM, {
       applied: () => this.seq,
-      apply: async (m) => {
-        await this.parts.beforeApply?.(m.seq);
-        return this.apply(m);
-      },
+      batch: this.parts.batch ?? APPLY_BATCH,
+      applyBatch: (ms) => this.apply(ms),
       stalled: { everyMs: STALL_CHECK_MS, check: () => this.behind() },
       failed: (err) => this.parts.log.warn('partition log: applying it failed; trying again', { error: message(err), applied: this.seq }),
     });
@@ -522,75 +490,106 @@ export class ClusterPartitions implements PartitionLog {
   }
 
   /**
-   * Applies one message: its rows and the positions in one transaction. A message this store holds (at or below its
-   * partition's position) moves the stream's position alone. For a partition this node owns, its own units found in
-   * the log are acknowledged, not applied again (its store holds them, perhaps under newer rows); another node's
-   * message means this node is stale: its unacknowledged units are taken back first, in the same transaction.
+   * Applies the messages delivered together, in order: each run of them in one transaction, cut where a test holds a
+   * message, where sequences skip (messages missed, recorded first), and before a message of a newer format (the
+   * applier stops there). Messages met again (a consumer made again) are passed over.
    */
-  private async apply(m: JsMsg): Promise<boolean> {
-    const seq = m.seq;
-    if (seq <= this.seq) return true;
-    if (seq > this.seq + 1) await this.missed(this.seq + 1, seq - 1);
-    const read = readPartitionMessage(m);
-    if ('newer' in read)
-      return this.halt(`message ${seq} is in format ${read.newer}, this node reads format ${PARTITIONS_FORMAT}: upgrade it`, {
-        seq,
-        format: read.newer,
-        reads: PARTITIONS_FORMAT,
-      });
+  private async apply(ms: readonly JsMsg[]): Promise<boolean> {
+    let run: Delivered[] = [];
+    let last = this.seq;
+    const commit = async (): Promise<boolean> => {
+      const done = run.length === 0 || (await this.commit(run));
+      run = [];
+      return done;
+    };
+    for (const m of ms) {
+      const seq = m.seq;
+      if (seq <= last) continue;
+      const held = this.parts.beforeApply?.(seq);
+      if (held !== undefined) {
+        if (!(await commit())) return false;
+        await held;
+      }
+      if (seq > last + 1) {
+        if (!(await commit())) return false;
+        await this.missed(last + 1, seq - 1);
+      }
+      const read = readPartitionMessage(m);
+      if ('newer' in read) {
+        if (!(await commit())) return false;
+        return this.halt(`message ${seq} is in format ${read.newer}, this node reads format ${PARTITIONS_FORMAT}: upgrade it`, {
+          seq,
+          format: read.newer,
+          reads: PARTITIONS_FORMAT,
+        });
+      }
+      if ('malformed' in read)
+        this.parts.log.error('partition log: a message that is no partition change skipped', { seq, error: read.malformed });
+      run.push({ seq, id: m.headers?.get(MSG_ID) ?? '', pending: m.info.pending, change: 'change' in read ? read.change : undefined });
+      last = seq;
+    }
+    return commit();
+  }
+
+  /**
+   * Applies a run of messages in one transaction: their rows and the positions (the stream's, each partition's). A
+   * message this store holds (at or below its partition's position) moves the stream's position alone. For a
+   * partition this node owns, its own units found in the log are acknowledged once the transaction committed, not
+   * applied again (its store holds them, perhaps under newer rows); another node's message means this node is stale:
+   * its unacknowledged units are taken back first, in the same transaction.
+   */
+  private async commit(run: readonly Delivered[]): Promise<boolean> {
     const { kv, log } = this.parts;
-    if ('malformed' in read) log.error('partition log: a message that is no partition change skipped', { seq, error: read.malformed });
-    const id = m.headers?.get(MSG_ID) ?? '';
-    // Set inside the transaction's callback (typed by assertion so the checks after it are not narrowed away).
-    let found: Unacknowledged[] = [];
-    let superseded = undefined as { o: Owned; taken: Unacknowledged[]; wasReady: boolean } | undefined;
-    let wrote = false as boolean;
-    // Moved once the transaction committed: a takeover waiting for this position reads the store right after.
-    let moved = undefined as number | undefined;
+    // Set inside the transaction's callback, acted on once it committed.
+    const found: Unacknowledged[] = [];
+    const drained = new Set<Owned>();
+    const superseded: Array<{ o: Owned; taken: Unacknowledged[]; wasReady: boolean; seq: number }> = [];
+    const wrote: Delivered[] = [];
+    // Moved once the transaction committed: a takeover waiting for a position reads the store right after.
+    const moved = new Map<number, number>();
+    const lastSeq = run.at(-1)!.seq;
     try {
       await kv.transactAsync(() => {
-        kv.put('meta', PARTITIONS_SEQ, seq);
-        if (!('change' in read)) return;
-        const { partition } = read.change;
-        if (seq <= this.positions[partition]!) return;
-        const o = this.owned.get(partition);
-        const mine = o?.queue.findIndex((u) => u.id === id) ?? -1;
-        if (o !== undefined && mine >= 0) {
-          // This node's own units, durable in the log (their acknowledgement not read yet): its store holds them.
-          found = o.queue.splice(0, mine + 1);
-          o.fence = Math.max(o.fence, seq);
-        } else {
-          if (o !== undefined && (o.state === 'ready' || o.queue.length > 0)) {
-            // Another node published the partition: this node's units after it will be refused; taken back first.
-            const taken = o.queue.splice(0);
-            for (const u of [...taken].reverse()) takeBack(kv, u.unit);
-            superseded = { o, taken, wasReady: o.state === 'ready' };
-            o.state = 'lost';
+        for (const d of run) {
+          if (d.change === undefined) continue;
+          const { partition } = d.change;
+          if (d.seq <= this.positions[partition]!) continue;
+          const o = this.owned.get(partition);
+          const mine = o?.queue.findIndex((u) => u.id === d.id) ?? -1;
+          if (o !== undefined && mine >= 0) {
+            // This node's own units, durable in the log (their acknowledgement not read yet): its store holds them.
+            found.push(...o.queue.splice(0, mine + 1));
+            o.fence = Math.max(o.fence, d.seq);
+            drained.add(o);
+          } else {
+            if (o !== undefined && (o.state === 'ready' || o.queue.length > 0)) {
+              // Another node published the partition: this node's units after it will be refused; taken back first.
+              const taken = o.queue.splice(0);
+              for (const u of [...taken].reverse()) takeBack(kv, u.unit);
+              superseded.push({ o, taken, wasReady: o.state === 'ready', seq: d.seq });
+              o.state = 'lost';
+            }
+            applyPartitionChange(kv, d.change);
+            wrote.push(d);
           }
-          applyPartitionChange(kv, read.change);
-          wrote = true;
+          moved.set(partition, d.seq);
+          kv.put('meta', partitionPosition(partition), d.seq);
         }
-        moved = partition;
-        kv.put('meta', partitionPosition(partition), seq);
+        kv.put('meta', PARTITIONS_SEQ, lastSeq);
       });
     } catch (err) {
-      return this.halt('its store could not be written', { seq, error: message(err) });
+      return this.halt('its store could not be written', { seq: run[0]!.seq, to: lastSeq, error: message(err) });
     }
-    if (moved !== undefined) this.positions[moved] = seq;
-    this.seq = seq;
-    this.pending = m.info.pending;
+    for (const [partition, seq] of moved) this.positions[partition] = Math.max(this.positions[partition]!, seq);
+    this.seq = lastSeq;
+    this.pending = run.at(-1)!.pending;
     for (const u of found) u.resolve();
-    const o = found.length > 0 && 'change' in read ? this.owned.get(read.change.partition) : undefined;
-    if (o?.queue.length === 0) for (const wake of o.drainedWaiters.splice(0)) wake();
-    if (superseded !== undefined) {
-      const { o, taken, wasReady } = superseded;
-      log.error('partition log: another node published a partition this node owned; it stops owning it', {
-        partition: o.partition,
-        seq,
-      });
+    for (const o of drained) if (o.queue.length === 0) for (const wake of o.drainedWaiters.splice(0)) wake();
+    for (const { o, taken, wasReady, seq } of superseded) {
+      log.error('partition log: another node published a partition this node owned; it stops owning it', { partition: o.partition, seq });
       this.settleLost(o, taken, 'superseded', wasReady);
     }
-    if (wrote && 'change' in read) this.parts.applied?.(read.change, seq);
+    for (const d of wrote) this.parts.applied?.(d.change!, d.seq);
     this.wakeWaiters();
     return true;
   }

@@ -5,12 +5,14 @@ import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { FORMAT_HEADER, formatHeaders } from '../bus/format.js';
-import { ClusterPartitions, PARTITIONS_SEQ, partitionMessage, partitionSubject } from '../bus/partitions.js';
+import type { BatchBound } from '../bus/ordered.js';
+import { partitionMessage, partitionSubject } from '../bus/partition-messages.js';
+import { ClusterPartitions, PARTITIONS_SEQ } from '../bus/partitions.js';
 import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
 import type { PartitionLogEvent } from '../engine/cluster/partition-log.js';
 import { applyPartitionChange, type PendingUnit, type RowWrite } from '../engine/cluster/partitions.js';
 import { jsonLogger } from '../engine/log.js';
-import type { Table } from '../engine/ports.js';
+import type { Kv, Table } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
 import { tempDir, until } from './helpers.js';
@@ -50,7 +52,14 @@ class Scene {
   /** A node on `dir` (a new one by default), applying the log. */
   async node(
     name: string,
-    opts: { dir?: string; holdFrom?: number; takeoverWithinMs?: number; publishTimeoutMs?: number } = {},
+    opts: {
+      dir?: string;
+      holdFrom?: number;
+      takeoverWithinMs?: number;
+      publishTimeoutMs?: number;
+      kv?: (store: Store) => Kv;
+      batch?: BatchBound;
+    } = {},
   ): Promise<Node> {
     const dir = opts.dir ?? tempDir();
     if (opts.dir === undefined) this.dirs.push(dir);
@@ -77,15 +86,14 @@ class Scene {
     };
     node.log = new ClusterPartitions({
       bus,
-      kv: store,
+      kv: opts.kv?.(store) ?? store,
       node: name,
+      ...(opts.batch === undefined ? {} : { batch: opts.batch }),
       log: jsonLogger((line) => lines.push(line), Date.now, 'debug'),
       publishTimeoutMs: opts.publishTimeoutMs ?? 2_000,
       ...(opts.takeoverWithinMs === undefined ? {} : { takeoverWithinMs: opts.takeoverWithinMs }),
       applied: (_change, seq) => node.applied.push(seq),
-      beforeApply: async (seq) => {
-        if (seq >= node.holdFrom) await gate;
-      },
+      beforeApply: (seq) => (seq >= node.holdFrom ? gate : undefined),
     });
     node.log.onEvent((e: PartitionLogEvent) =>
       node.events.push(e.kind === 'ready' ? `ready ${e.partition}` : `lost ${e.partition} ${e.reason}`),
@@ -142,6 +150,29 @@ function rows(node: Node): string[] {
     for (const { key, value } of node.store.db(t).getRange({})) out.push(`${t} ${String(key)} = ${Buffer.from(value).toString()}`);
   return out;
 }
+
+/** The store, counting its write transactions: `transactions()` of them so far. */
+function counted(store: Store): { kv: Kv; transactions: () => number } {
+  let n = 0;
+  const kv: Kv = Object.create(store);
+  kv.transactAsync = (fn) => {
+    n++;
+    return store.transactAsync(fn);
+  };
+  return { kv, transactions: () => n };
+}
+
+/** The store, its writes of `key` failing (a disk failing mid-transaction, as a crash would leave it). */
+function failingAt(store: Store, key: string): Kv {
+  const kv: Kv = Object.create(store);
+  kv.putRaw = (table, k, bytes) => {
+    if (k === key) throw new Error('the disk failed');
+    store.putRaw(table, k, bytes);
+  };
+  return kv;
+}
+
+const position = (node: Node, key: string): number | undefined => node.store.get<number>('meta', key);
 
 const appliedTo = (node: Node, seq: number): Promise<boolean> => until(() => node.log.applied().seq >= seq, WITHIN_MS);
 
@@ -309,6 +340,116 @@ describe('the partition log over NATS JetStream', () => {
       // Its first publish follows on from the last it applied.
       await publish(b, 11, [['queue', 'q4', '4']]);
       expect((await streamState(b)).last_seq).toBe(4);
+    }));
+
+  it.concurrent('applies the messages delivered together in one transaction, in order, each partition with its position', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      expect(await a.log.take(20, 1)).toBe(true);
+      expect(await a.log.take(21, 1)).toBe(true);
+      // Interleaved partitions, later units rewriting and removing what earlier ones wrote: only their order gives a's rows.
+      const units: Array<[number, Array<[Table, string, string | null]>]> = [
+        [20, [['queue', 'x', '1']]],
+        [21, [['queue', 'y', '2']]],
+        [
+          20,
+          [
+            ['queue', 'x', '3'],
+            ['stats', 'sx', '3'],
+          ],
+        ],
+        [
+          21,
+          [
+            ['queue', 'y', null],
+            ['history', 'hy', '4'],
+          ],
+        ],
+        [20, [['stats', 'sx', '5']]],
+        [21, [['queue', 'y', '6']]],
+        [20, [['queue', 'x', null]]],
+        [21, [['history', 'hy', '8']]],
+      ];
+      for (const [partition, unit] of units) await publish(a, partition, unit);
+      // b starts with the backlog in the stream: its consumer delivers it at once.
+      let transactions = (): number => 0;
+      const b = await s.node('b', {
+        kv: (store) => {
+          const c = counted(store);
+          transactions = c.transactions;
+          return c.kv;
+        },
+      });
+      expect(await appliedTo(b, 8)).toBe(true);
+      expect(rows(b)).toEqual(rows(a));
+      expect(rows(b)).toEqual(['queue y = 6', 'history hy = 8', 'stats sx = 5']);
+      expect(b.applied).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(transactions()).toBe(1);
+      expect([b.log.applied().positions[20], b.log.applied().positions[21]]).toEqual([7, 8]);
+      expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/20'), position(b, 'partitionSeq/21')]).toEqual([8, 7, 8]);
+    }));
+
+  it.concurrent('cuts a batch at its bound in messages, and in bytes', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      expect(await a.log.take(23, 1)).toBe(true);
+      for (let k = 1; k <= 8; k++) await publish(a, 23, [['queue', `q${k}`, 'x'.repeat(100)]]);
+      const size = (await (await jetstreamManager(a.bus.nc)).streams.getMessage(PARTITIONS_STREAM, { seq: 1 }))!.data.length;
+      const counting = (bound: BatchBound): Promise<{ node: Node; transactions: () => number }> => {
+        let transactions = (): number => 0;
+        return s
+          .node(`b${bound.messages}`, {
+            batch: bound,
+            kv: (store) => {
+              const c = counted(store);
+              transactions = c.transactions;
+              return c.kv;
+            },
+          })
+          .then((node) => ({ node, transactions: () => transactions() }));
+      };
+      // Three messages at most: 3, 3 and 2. Two and a half messages' bytes: two a batch.
+      const [byCount, byBytes] = [
+        await counting({ messages: 3, bytes: Number.POSITIVE_INFINITY }),
+        await counting({ messages: 256, bytes: Math.floor(size * 2.5) }),
+      ];
+      for (const { node } of [byCount, byBytes]) {
+        expect(await appliedTo(node, 8)).toBe(true);
+        expect(node.applied).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+        expect(rows(node)).toEqual(rows(a));
+      }
+      expect([byCount.transactions(), byBytes.transactions()]).toEqual([3, 4]);
+    }));
+
+  it.concurrent('applies none of a batch when its transaction fails midway, and all of it once started again', () =>
+    scene(async (s) => {
+      const a = await s.node('a');
+      expect(await a.log.take(22, 1)).toBe(true);
+      await publish(a, 22, [['queue', 'q', '1']]);
+      let b = await s.node('b');
+      expect(await appliedTo(b, 1)).toBe(true);
+      await s.stopNode(b);
+      await publish(a, 22, [
+        ['queue', 'q', '2'],
+        ['history', 'h2', '2'],
+      ]);
+      await publish(a, 22, [['stats', 's', '3']]);
+      await publish(a, 22, [['queue', 'q4', '4']]);
+      await publish(a, 22, [['queue', 'q', '5']]);
+      // Started again with 2 to 5 in the stream, delivered together: the write of message 4's row fails.
+      b = await s.node('b', { dir: b.dir, kv: (store) => failingAt(store, 'q4') });
+      expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
+      expect(b.log.unable()).toContain('its store could not be written');
+      expect(b.applied).toEqual([]);
+      expect(rows(b)).toEqual(['queue q = 1']);
+      expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/22')]).toEqual([1, 1]);
+      expect(b.log.applied()).toMatchObject({ seq: 1 });
+      await s.stopNode(b);
+      b = await s.node('b', { dir: b.dir });
+      expect(await appliedTo(b, 5)).toBe(true);
+      expect(b.applied).toEqual([2, 3, 4, 5]);
+      expect(rows(b)).toEqual(rows(a));
+      expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/22')]).toEqual([5, 5]);
     }));
 
   it.concurrent('pauses publishing while the bus is down and resumes once it is back, nothing lost or doubled', () =>
