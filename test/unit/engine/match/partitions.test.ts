@@ -468,6 +468,7 @@ describe('matching per partition, captured', () => {
       // The first node owns every partition and writes through its capture.
       const first = new StreamMatcher({
         kv: capture!.kv,
+        store: rig.store,
         clock: rig.clock,
         watchlist,
         pool,
@@ -506,6 +507,13 @@ describe('matching per partition, captured', () => {
       // The events stay in the log, finished here.
       expect(pendingEvents(rig.store, CHAIN, 10)).toHaveLength(3);
       expect(pendingEvents(rig.store, CHAIN, 10, () => true)).toEqual([]);
+      // The log's cut takes block 1's events and their marks from this store alone: every node cuts its own log, and
+      // no partition's unit carries the removal.
+      const marksOf1 = () => rig.store.keys('matchMarks', { start: `${blockKey(CHAIN, 1)}/`, end: `${blockKey(CHAIN, 1)}/\uffff` });
+      expect(marksOf1()).toHaveLength(2 * streams.length);
+      rig.store.transact(() => first.events().seen(CHAIN, 2 + opts.retainEvents, '0xcut'));
+      expect([pendingEvents(rig.store, CHAIN, 10).map((e) => e.number), marksOf1()]).toEqual([[2, 2 + opts.retainEvents], []]);
+      expect(capture!.kv.seal()).toEqual([]);
 
       // The other node applies the partitions' units, then owns them all: it stages only what came since.
       other.transact(() => {
