@@ -21,6 +21,7 @@ import {
 } from '../engine/cluster/partitions.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
+import { splitMarks } from '../engine/match/block-events.js';
 import { isStale } from './blocks.js';
 import type { BusConnection } from './connect.js';
 import { formatHeaders, readFormatted } from './format.js';
@@ -40,8 +41,12 @@ import { retryWaitMs, within } from './waits.js';
  * a consumer started over, or the owner meeting its own messages applies nothing twice.
  */
 
-/** The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying. */
-export const PARTITIONS_FORMAT = 1;
+/**
+ * The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying.
+ * 2: `matchMarks` rows are one per (block event, partition) (layout 9); a format-1 message's, one per (chain,
+ * partition), are split as they are applied (an older node stops at format 2 rather than miss the marks).
+ */
+export const PARTITIONS_FORMAT = 2;
 /** The header carrying the publishing owner's lease revision, and the one naming its node. */
 export const LEASE_REVISION_HEADER = 'Chainpost-Lease-Revision';
 export const NODE_HEADER = 'Chainpost-Node';
@@ -73,7 +78,7 @@ export function partitionMessage(change: PartitionChange, revision: number, node
 export function readPartitionMessage(m: {
   data: Uint8Array;
   headers?: MsgHdrs | undefined;
-}): { change: PartitionChange } | { newer: number } | { malformed: string } {
+}): { change: PartitionChange; format: number } | { newer: number } | { malformed: string } {
   const read = readFormatted(m, PARTITIONS_FORMAT);
   if (!('body' in read)) return read;
   const { partition, rows } = read.body;
@@ -89,7 +94,7 @@ export function readPartitionMessage(m: {
       !(row[2] === null || row[2] instanceof Uint8Array)
     )
       return { malformed: 'a row is no [table, key, bytes or null]' };
-  return { change: { partition, rows: rows as RowWrite[] } };
+  return { change: { partition, rows: rows as RowWrite[] }, format: Math.floor(Number(read.body.v)) };
 }
 
 export interface ClusterPartitionsParts {
@@ -568,6 +573,7 @@ export class ClusterPartitions implements PartitionLog {
             o.state = 'lost';
           }
           applyPartitionChange(kv, read.change);
+          if (read.format < 2) for (const [table, key] of read.change.rows) if (table === 'matchMarks') splitMarks(kv, key);
           wrote = true;
         }
         moved = partition;

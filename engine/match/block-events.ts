@@ -207,7 +207,7 @@ export function markStaged(
  * undefined for a row of this layout.
  */
 export function marksPerEvent(kv: Kv, key: string, value: unknown): Array<[key: string, marks: Marks]> | undefined {
-  if (Array.isArray(value)) return undefined;
+  if (value === undefined || Array.isArray(value)) return undefined;
   const partition = taggedPartition(key) ?? 0;
   const rows: Array<[string, Marks]> = [];
   for (const [id, staged] of Object.entries(value as Record<string, string[] | 0>)) {
@@ -216,6 +216,14 @@ export function marksPerEvent(kv: Kv, key: string, value: unknown): Array<[key: 
     if (kv.get<StoredEvent>('blockEvents', event)?.hash === hash) rows.push([marksKey(event, partition), [hash, staged]]);
   }
   return rows;
+}
+
+/** Rewrites the `matchMarks` row `key` as this layout's rows when it is in layout 8's form (a format-1 partition message's). */
+export function splitMarks(kv: Kv, key: string): void {
+  const rows = marksPerEvent(kv, key, kv.get('matchMarks', key));
+  if (rows === undefined) return;
+  kv.remove('matchMarks', key);
+  for (const [k, marks] of rows) kv.put('matchMarks', k, marks);
 }
 
 /**
