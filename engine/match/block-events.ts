@@ -67,9 +67,8 @@ const marksOf = (event: string): { start: string; end: string; limit: number } =
 /**
  * `retain`: blocks an event is kept for behind the newest seen when not every partition finished it (a cluster
  * node, whose other partitions are matched elsewhere), its marks with it; undefined: until every partition did (one
- * process). `token`: a number stored with each event written (`w`), for `writtenWith`. The marks the cut and a
- * reorg remove are this node's own business (every node cuts its log alike): `kv` is the store as is, not delivery's
- * capture.
+ * process). `token`: a number stored with each event written (`w`), for `writtenWith`. The marks the cut removes
+ * are this node's own business (every node cuts its log alike): `kv` is the store as is, not delivery's capture.
  */
 export function blockEventLog(
   kv: Kv,
@@ -95,11 +94,9 @@ export function blockEventLog(
     },
     reorged(chain, from, to) {
       // Unconfirmed blocks that left the canonical chain are not delivered (their branch's blocks come as seen again).
-      for (let n = from; n <= to; n++) {
-        const key = eventKey(chain, n, EventKind.Seen);
-        kv.remove('blockEvents', key);
-        kv.removeRange('matchMarks', marksOf(key));
-      }
+      // Their marks stay, naming their block: one taken back and seen again (a cluster's new chain holder takes back
+      // what the old one stored unpublished, and applies the same blocks) is not staged again for the streams marked.
+      for (let n = from; n <= to; n++) kv.remove('blockEvents', eventKey(chain, n, EventKind.Seen));
     },
     // A matcher behind by more than the retention window must still find the records it matches.
     oldestUnread: (chain) => pendingEvents(kv, chain, 1)[0]?.number,

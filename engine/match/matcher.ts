@@ -111,7 +111,7 @@ export class StreamMatcher {
     kv: Kv;
     /**
      * The store as is, when `kv` is delivery's capture (a cluster node's): the block-event log, and the marks its cut
-     * and a reorg remove, are this node's own (every node cuts its log alike), no partition's rows to publish.
+     * removes, are this node's own (every node cuts its log alike), no partition's rows to publish.
      */
     store?: Kv;
     clock: Clock;

@@ -70,11 +70,15 @@ describe('the block-event log', () => {
     expect(store.get('matchMarks', `${seen!.key}/#03`)).toEqual(['0x01', ['a', 'b', 'c']]);
     store.transact(() => markStaged(store, [{ streamId: 'e', event: again!, partition: 3 }]));
     expect([marks(again!, 3), store.get('matchMarks', `${seen!.key}/#03`)]).toEqual([['e'], ['0x0b', ['e']]]);
-    // A reorg removes the event with its marks, and none is written back for it.
+    // A reorg removes the event, and no mark is written for it; its marks stay, naming their block: the same block
+    // seen again (taken back and applied again) is passed over for the streams staged.
     store.transact(() => log.reorged!('0x2', 1, 1));
     store.transact(() => markStaged(store, [{ streamId: 'f', event: again!, partition: 3 }]));
     expect(pendingEvents(store, '0x2', 10).map((e) => e.key)).toEqual([confirmed!.key]);
-    expect(rows()).toEqual([`${confirmed!.key}/#03`]);
+    expect(store.get('matchMarks', `${seen!.key}/#03`)).toEqual(['0x0b', ['e']]);
+    store.transact(() => log.seen('0x2', 1, '0x0b'));
+    expect(marks(pendingEvents(store, '0x2', 10)[0]!, 3)).toEqual(['e']);
+    store.transact(() => log.reorged!('0x2', 1, 1));
     // The last chunk finishes its partitions in the events it was given, unless another block's replaced one; an
     // event goes once every partition finished it.
     store.transact(() => log.seen('0x2', 2, '0x02'));
@@ -92,8 +96,8 @@ describe('the block-event log', () => {
     expect(pendingEvents(store, '0x2', 10, owns(1)).map((e) => e.hash)).toEqual(['0x01', '0x0c']);
     store.transact(() => finishEvents(store, [{ event: confirmed!, partitions: all.slice(32) }]));
     expect(pendingEvents(store, '0x2', 10).map((e) => e.hash)).toEqual(['0x0c']);
-    // Its marks went with it.
-    expect(rows()).toEqual([]);
+    // Its marks went with it (the reorged block's stay until an event of that key goes, or the cluster log's cut).
+    expect(rows()).toEqual([`${seen!.key}/#03`, `${seen!.key}/#09`]);
   });
 
   it("passes over the events the partitions it owns finished, a page at a time, and keeps a cluster's for its retention only", () => {
