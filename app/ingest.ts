@@ -163,6 +163,7 @@ export async function startIngest({
   const matcher = new StreamMatcher({
     // On a node owning partitions, through delivery's capture: what a partition staged is published with its webhooks.
     kv: partitions === undefined ? store : dispatcher.store,
+    store,
     clock,
     watchlist,
     pool: mark === undefined ? match : tracedPool(match, mark),

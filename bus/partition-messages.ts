@@ -4,8 +4,12 @@ import type { MsgHdrs } from '@nats-io/transport-node';
 import { PARTITIONS, type PartitionChange, type RowWrite } from '../engine/cluster/partitions.js';
 import { formatHeaders, readFormatted } from './format.js';
 
-/** The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying. */
-export const PARTITIONS_FORMAT = 1;
+/**
+ * The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying.
+ * 2: `matchMarks` rows are one per (block event, partition) (layout 9); a format-1 message's, one per (chain,
+ * partition), are split as they are applied (an older node stops at format 2 rather than miss the marks).
+ */
+export const PARTITIONS_FORMAT = 2;
 /** The header carrying the publishing owner's lease revision, and the one naming its node. */
 export const LEASE_REVISION_HEADER = 'Chainpost-Lease-Revision';
 export const NODE_HEADER = 'Chainpost-Node';
@@ -26,7 +30,7 @@ export function partitionMessage(change: PartitionChange, revision: number, node
 export function readPartitionMessage(m: {
   data: Uint8Array;
   headers?: MsgHdrs | undefined;
-}): { change: PartitionChange } | { newer: number } | { malformed: string } {
+}): { change: PartitionChange; format: number } | { newer: number } | { malformed: string } {
   const read = readFormatted(m, PARTITIONS_FORMAT);
   if (!('body' in read)) return read;
   const { partition, rows } = read.body;
@@ -42,5 +46,5 @@ export function readPartitionMessage(m: {
       !(row[2] === null || row[2] instanceof Uint8Array)
     )
       return { malformed: 'a row is no [table, key, bytes or null]' };
-  return { change: { partition, rows: rows as RowWrite[] } };
+  return { change: { partition, rows: rows as RowWrite[] }, format: Math.floor(Number(read.body.v)) };
 }

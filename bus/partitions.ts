@@ -12,6 +12,7 @@ import { PartitionLost, type PartitionLog, type PartitionLogEvent, type Partitio
 import { applyPartitionChange, PARTITIONS, takeBack, type PartitionChange, type PendingUnit } from '../engine/cluster/partitions.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
+import { splitMarks } from '../engine/match/block-events.js';
 import { isStale } from './blocks.js';
 import type { BusConnection } from './connect.js';
 import { MSG_ID, PARTITIONS_FORMAT, partitionMessage, partitionSubject, readPartitionMessage } from './partition-messages.js';
@@ -76,6 +77,8 @@ interface Delivered {
   /** The messages of the stream after it, as the consumer said. */
   pending: number;
   change: PartitionChange | undefined;
+  /** Its format (a format-1 message's marks rows are split as applied). */
+  format: number;
 }
 
 /** A unit submitted and not acknowledged yet, with its message id (the same for each retry of its publish). */
@@ -525,7 +528,13 @@ export class ClusterPartitions implements PartitionLog {
       }
       if ('malformed' in read)
         this.parts.log.error('partition log: a message that is no partition change skipped', { seq, error: read.malformed });
-      run.push({ seq, id: m.headers?.get(MSG_ID) ?? '', pending: m.info.pending, change: 'change' in read ? read.change : undefined });
+      run.push({
+        seq,
+        id: m.headers?.get(MSG_ID) ?? '',
+        pending: m.info.pending,
+        change: 'change' in read ? read.change : undefined,
+        format: 'format' in read ? read.format : PARTITIONS_FORMAT,
+      });
       last = seq;
     }
     return commit();
@@ -570,6 +579,7 @@ export class ClusterPartitions implements PartitionLog {
               o.state = 'lost';
             }
             applyPartitionChange(kv, d.change);
+            if (d.format < 2) for (const [table, key] of d.change.rows) if (table === 'matchMarks') splitMarks(kv, key);
             wrote.push(d);
           }
           moved.set(partition, d.seq);

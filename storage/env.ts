@@ -7,13 +7,14 @@ import { DATA_API_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
+import { marksPerEvent } from '../engine/match/block-events.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
@@ -21,13 +22,16 @@ export const SCHEMA_VERSION = 8;
  * 5 kept logs under their contract and block times without hashes, which this version still reads; 6 kept no
  * staged streams in block events, which this version reads as none staged (an older chainpost would misread the
  * forms written since: the mark keeps it out); 7 kept history, delivery logs, their counters and stats in no
- * delivery partition, which the migration moves to partition 0 (PARTITIONED_SINCE).
+ * delivery partition, which the migration moves to partition 0 (PARTITIONED_SINCE); 8 kept a partition's marks of
+ * a chain's block events in one row, which the migration splits into a row per event (MARKS_PER_EVENT_SINCE).
  */
-const MIGRATES = new Set([3, 4, 5, 6, 7]);
+const MIGRATES = new Set([3, 4, 5, 6, 7, 8]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 /** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */
 const PARTITIONED_SINCE = 8;
+/** The first version whose `matchMarks` rows are one per (block event, partition) (engine/match/block-events.ts marksPerEvent). */
+const MARKS_PER_EVENT_SINCE = 9;
 /** The tables whose keys name a delivery partition since then. */
 const PARTITIONED_TABLES: readonly Table[] = ['history', 'deliveryLogs', 'counts', 'stats'];
 
@@ -260,7 +264,8 @@ function needsMigration(store: Store): boolean {
  * marked first, with the version it came from under `meta/migratingFrom`, so an older chainpost refuses the
  * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
  * are rewritten (migrateHexKeys); then the delivery rows written before partitions (before version 8) move to
- * partition 0 (renameKeys); then the mark of the migration goes. A migration cut short goes on at the
+ * partition 0 (renameKeys); then a partition's marks row of a chain (before version 9) becomes a row per event
+ * (splitRows); then the mark of the migration goes. A migration cut short goes on at the
  * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
 export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
@@ -277,6 +282,7 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   if (from < HEX_KEYS_SINCE) for (const table of HEX_KEYED_TABLES) rewrittenKeys += migrateHexKeys(store, table);
   if (from < PARTITIONED_SINCE)
     for (const table of PARTITIONED_TABLES) rewrittenKeys += renameKeys(store, table, (key) => keyInPartition0(table, key));
+  if (from < MARKS_PER_EVENT_SINCE) rewrittenKeys += splitRows(store, 'matchMarks', (key, value) => marksPerEvent(store, key, value));
   store.transact(() => store.remove('meta', MIGRATING));
   return { from, rewrittenKeys };
 }
@@ -343,6 +349,38 @@ export function renameKeys(store: Store, table: Table, rename: (key: string) => 
       }
     });
     if (seen < batch) return moved;
+  }
+}
+
+/**
+ * Replaces each row of a table that `split` answers rows for with those rows, `batch` rows read per transaction; a run
+ * cut short is finished by the next (`split` answers nothing for a row of the new form). Returns how many rows it
+ * replaced.
+ */
+export function splitRows(
+  store: Store,
+  table: Table,
+  split: (key: string, value: unknown) => ReadonlyArray<readonly [string, unknown]> | undefined,
+  batch = 100,
+): number {
+  let replaced = 0;
+  let from: string | undefined;
+  for (;;) {
+    let seen = 0;
+    store.transact(() => {
+      // The rows first: writing while the cursor walks them would move it.
+      const rows = store.range(table, { ...(from === undefined ? {} : { start: from }), limit: batch });
+      seen = rows.length;
+      if (rows.length > 0) from = `${rows.at(-1)!.key}\u0000`;
+      for (const { key, value } of rows) {
+        const into = split(key, value);
+        if (into === undefined) continue;
+        store.remove(table, key);
+        for (const [k, v] of into) store.put(table, k, v);
+        replaced++;
+      }
+    });
+    if (seen < batch) return replaced;
   }
 }
 

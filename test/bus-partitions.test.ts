@@ -12,7 +12,9 @@ import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
 import type { PartitionLogEvent } from '../engine/cluster/partition-log.js';
 import { applyPartitionChange, type PendingUnit, type RowWrite } from '../engine/cluster/partitions.js';
 import { jsonLogger } from '../engine/log.js';
+import { EventKind, eventKey } from '../engine/match/block-events.js';
 import type { Kv, Table } from '../engine/ports.js';
+import { pack } from '../storage/codec.js';
 import { openStore, type Store } from '../storage/env.js';
 import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
 import { tempDir, until } from './helpers.js';
@@ -219,7 +221,7 @@ describe('the partition log over NATS JetStream', () => {
       const last = await (await jetstreamManager(a.bus.nc)).streams.getMessage(PARTITIONS_STREAM, { seq: 3 });
       expect([last?.header.get('Chainpost-Lease-Revision'), last?.header.get(FORMAT_HEADER), last?.subject]).toEqual([
         '1',
-        '1',
+        '2',
         'chainpost.partitions.5',
       ]);
       // The first unit's publish sent again as a retry sends it (its acknowledgement lost): appended once, not refused.
@@ -495,6 +497,27 @@ describe('the partition log over NATS JetStream', () => {
       expect(await b.log.take(2, 2)).toBe(false);
     }));
 
+  it.concurrent("applies a format-1 message's marks, one row per chain and partition, as this layout's rows, one per block event", () =>
+    scene(async (s) => {
+      const b = await s.node('b');
+      const [seen, confirmed] = [eventKey('0x1', 7, EventKind.Seen), eventKey('0x1', 5, EventKind.Confirmed)];
+      await b.store.transactAsync(() => {
+        b.store.put('blockEvents', seen, { hash: '0x07' });
+        b.store.put('blockEvents', confirmed, { hash: '0x05' });
+      });
+      // As a node of the layout before publishes a staging unit's marks: the partition's whole row.
+      const marks = pack({ [`${seen}@0x07`]: ['a'], [`${confirmed}@0x05`]: 0 });
+      const js = jetstream(b.bus.nc);
+      await js.publish(partitionSubject(3), encode({ v: 1, partition: 3, rows: [['matchMarks', '0x1/#03', marks]] }), {
+        headers: formatHeaders(1),
+      });
+      expect(await appliedTo(b, 1)).toBe(true);
+      expect(b.store.range('matchMarks').map(({ key, value }) => [key, value])).toEqual([
+        [`${confirmed}/#03`, ['0x05', 0]],
+        [`${seen}/#03`, ['0x07', ['a']]],
+      ]);
+    }));
+
   it.concurrent('skips a message that is no change, stops applying at a newer format saying both versions, and owns no partition from then on', () =>
     scene(async (s) => {
       const [a, b] = [await s.node('a'), await s.node('b')];
@@ -505,12 +528,12 @@ describe('the partition log over NATS JetStream', () => {
       // version reads.
       await js.publish(partitionSubject(4), encode({ v: 1, partition: 4, rows: [['queue', 'q']] }), { headers: formatHeaders(1) });
       const h = headers();
-      h.set(FORMAT_HEADER, '2');
-      await js.publish(partitionSubject(6), encode({ v: 2, partition: 6, rows: [] }), { headers: h });
+      h.set(FORMAT_HEADER, '3');
+      await js.publish(partitionSubject(6), encode({ v: 3, partition: 6, rows: [] }), { headers: h });
       const next = partitionMessage({ partition: 4, rows: [['queue', 'q', text('3')]] }, 2, 'upgraded');
       await js.publish(partitionSubject(4), next.data, { headers: next.headers });
       expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
-      expect(b.lines.join('')).toContain('message 3 is in format 2, this node reads format 1: upgrade it');
+      expect(b.lines.join('')).toContain('message 3 is in format 3, this node reads format 2: upgrade it');
       expect(b.lines.join('')).toContain('a message that is no partition change skipped');
       expect(b.log.applied().seq).toBe(2);
       expect(rows(b)).toEqual(['queue q = 1']);

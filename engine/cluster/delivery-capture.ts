@@ -11,7 +11,7 @@ import type { PendingUnit, RowWrite } from './partitions.js';
  *   staged in, which its `queueMeta` row keeps;
  * - `history`, `deliveryLogs`, `counts`, `stats`: the partition their key names (partitionTag);
  * - `rates` (`tenant/webhookUrl`): that tenant's and URL's;
- * - `matchMarks` (`chain/#NN`): the partition its key names, staged with the webhooks it marks.
+ * - `matchMarks` (`<event key>/#NN`): the partition its key names, staged with the webhooks it marks.
  * Stream states (error, terminated) are the control plane's rows: written in the same transaction, and through
  * the control log as `stream.health`. Alerts kept in `outbox` are the deciding node's own.
  */

@@ -1,7 +1,7 @@
 import { blockKey } from '../ingest/chain-store.js';
 import type { ChainEvents } from '../ingest/follow.js';
 import { PARTITIONS } from '../cluster/partitions.js';
-import { partitionTag } from '../delivery/records.js';
+import { partitionTag, taggedPartition } from '../delivery/records.js';
 import type { Kv } from '../ports.js';
 
 /**
@@ -14,8 +14,8 @@ import type { Kv } from '../ports.js';
  * Matching is per delivery partition (docs/decisions/cluster.md, Part 2): an
  * event's webhooks are built and staged stream by stream (engine/match/lanes.ts),
  * and each transaction that stages some marks their streams in the partition's
- * row of `matchMarks` (a delivery row: published with the webhooks it marks), so
- * whichever node owns the partition next skips them. The event itself keeps the
+ * row of `matchMarks` for that event (a delivery row: published with the webhooks
+ * it marks), so whichever node owns the partition next skips them. The event itself keeps the
  * partitions this node finished it for (`done`), and goes once every partition
  * did, or, kept for a cluster's other owners, once its block fell `retain` blocks
  * behind the chain's newest seen.
@@ -48,21 +48,27 @@ interface StoredEvent {
 }
 
 /**
- * A partition's marks on a chain's events: `key@hash` of an event → the streams whose webhook for it is staged, or 0
- * once the partition finished it (a cluster node's, which keeps its events for other owners: the next owner of the
- * partition passes it over).
+ * A partition's marks on one event (`matchMarks`, key `<event key>/#NN`): the block's hash, and the streams whose
+ * webhook for it is staged, or 0 once the partition finished it (a cluster node's, which keeps its events for other
+ * owners: the next owner of the partition passes it over). A row of another hash is another block's (a reorg's).
  */
-type Marks = Record<string, string[] | 0>;
+type Marks = [hash: string, staged: string[] | 0];
 
 export const eventKey = (chain: string, number: number, kind: EventKind): string => `${blockKey(chain, number)}/${kind}`;
 
-const eventId = (e: Pick<BlockEvent, 'key' | 'hash'>): string => `${e.key}@${e.hash}`;
-const marksKey = (chain: string, partition: number): string => `${chain}/${partitionTag(partition)}`;
+/** Keyed by the event's key first, so the log's cut and an event's removal take its marks by range. */
+const marksKey = (event: string, partition: number): string => `${event}/${partitionTag(partition)}`;
+const marksOf = (event: string): { start: string; end: string; limit: number } => ({
+  start: `${event}/`,
+  end: `${event}/\uffff`,
+  limit: Infinity,
+});
 
 /**
  * `retain`: blocks an event is kept for behind the newest seen when not every partition finished it (a cluster
- * node, whose other partitions are matched elsewhere); undefined: until every partition did (one process).
- * `token`: a number stored with each event written (`w`), for `writtenWith`.
+ * node, whose other partitions are matched elsewhere), its marks with it; undefined: until every partition did (one
+ * process). `token`: a number stored with each event written (`w`), for `writtenWith`. The marks the cut removes
+ * are this node's own business (every node cuts its log alike): `kv` is the store as is, not delivery's capture.
  */
 export function blockEventLog(
   kv: Kv,
@@ -75,8 +81,11 @@ export function blockEventLog(
   return {
     seen(chain, number, hash) {
       put(chain, eventKey(chain, number, EventKind.Seen), hash);
-      if (retain !== undefined && number > retain)
-        kv.removeRange('blockEvents', { start: `${chain}/`, end: blockKey(chain, number - retain), limit: Infinity });
+      if (retain !== undefined && number > retain) {
+        const cut = { start: `${chain}/`, end: blockKey(chain, number - retain), limit: Infinity };
+        kv.removeRange('blockEvents', cut);
+        kv.removeRange('matchMarks', cut);
+      }
     },
     // Once the follower's transaction is durable: the drain reads what it wrote.
     committed: (chain) => wake(chain),
@@ -85,6 +94,8 @@ export function blockEventLog(
     },
     reorged(chain, from, to) {
       // Unconfirmed blocks that left the canonical chain are not delivered (their branch's blocks come as seen again).
+      // Their marks stay, naming their block: one taken back and seen again (a cluster's new chain holder takes back
+      // what the old one stored unpublished, and applies the same blocks) is not staged again for the streams marked.
       for (let n = from; n <= to; n++) kv.remove('blockEvents', eventKey(chain, n, EventKind.Seen));
     },
     // A matcher behind by more than the retention window must still find the records it matches.
@@ -149,55 +160,72 @@ function ownsUnfinished(owns: (partition: number) => boolean, done: ReadonlySet<
 
 /** Whether a stream of `partition` has its webhook for the event staged (by this node or the partition's owner before). */
 export function stagedIn(kv: Kv, event: BlockEvent, partition: number): (streamId: string) => boolean {
-  const marked = kv.get<Marks>('matchMarks', marksKey(event.chain, partition))?.[eventId(event)];
+  const row = kv.get<Marks>('matchMarks', marksKey(event.key, partition));
+  const marked = row?.[0] === event.hash ? row[1] : undefined;
   if (marked === 0) return () => true;
   const ids = marked === undefined ? event.staged : new Set([...event.staged, ...marked]);
   return (id) => ids.has(id);
 }
 
 /**
- * Inside the transaction that staged them: marks each webhook's stream as staged in its event, in the row of the
- * stream's partition, and `finished` events as finished in their partitions' rows, unless the event is gone or is
- * now another block's (a reorg's; that block's webhooks were not staged, its own come in turn). Marks of events no
- * longer in the log are dropped as a row is written.
+ * Inside the transaction that staged them: marks each webhook's stream as staged in its event, in the event's row of
+ * the stream's partition, and `finished` events as finished in their partitions' rows, unless the event is gone or is
+ * now another block's (a reorg's; that block's webhooks were not staged, its own come in turn). Only the rows of the
+ * events given are read and written.
  */
 export function markStaged(
   kv: Kv,
   staged: ReadonlyArray<{ streamId: string; event: BlockEvent; partition: number }>,
   finished: ReadonlyArray<{ event: BlockEvent; partitions: Iterable<number> }> = [],
 ): void {
-  const byRow = new Map<string, Array<{ streamId?: string; event: BlockEvent }>>();
-  const add = (partition: number, mark: { streamId?: string; event: BlockEvent }): void => {
-    const key = marksKey(mark.event.chain, partition);
-    const list = byRow.get(key);
-    if (list === undefined) byRow.set(key, [mark]);
-    else list.push(mark);
-  };
-  for (const s of staged) add(s.partition, s);
-  for (const { event, partitions } of finished) for (const p of partitions) add(p, { event });
-  for (const [key, list] of byRow) {
-    const marks: Marks = {};
-    for (const [id, streams] of Object.entries(kv.get<Marks>('matchMarks', key) ?? {})) if (inLog(kv, id)) marks[id] = streams;
-    for (const { streamId, event } of list) {
-      if (kv.get<StoredEvent>('blockEvents', event.key)?.hash !== event.hash) continue;
-      const id = eventId(event);
-      const marked = marks[id];
-      if (streamId === undefined) marks[id] = 0;
-      else if (marked !== 0) marks[id] = [...(marked ?? []), streamId];
+  const inLog = new Map<string, boolean>();
+  const rows = new Map<string, Marks>();
+  const mark = (event: BlockEvent, partition: number, streamId?: string): void => {
+    let there = inLog.get(event.key);
+    if (there === undefined) inLog.set(event.key, (there = kv.get<StoredEvent>('blockEvents', event.key)?.hash === event.hash));
+    if (!there) return;
+    const key = marksKey(event.key, partition);
+    let row = rows.get(key);
+    if (row === undefined) {
+      const stored = kv.get<Marks>('matchMarks', key);
+      rows.set(key, (row = stored?.[0] === event.hash ? stored : [event.hash, []]));
     }
-    if (Object.keys(marks).length > 0) kv.put('matchMarks', key, marks);
-    else kv.remove('matchMarks', key);
-  }
+    if (streamId === undefined) row[1] = 0;
+    else if (row[1] !== 0) row[1] = [...row[1], streamId];
+  };
+  for (const s of staged) mark(s.event, s.partition, s.streamId);
+  for (const { event, partitions } of finished) for (const p of partitions) mark(event, p);
+  for (const [key, row] of rows) kv.put('matchMarks', key, row);
 }
 
-function inLog(kv: Kv, id: string): boolean {
-  const at = id.lastIndexOf('@');
-  return kv.get<StoredEvent>('blockEvents', id.slice(0, at))?.hash === id.slice(at + 1);
+/**
+ * A `matchMarks` row as layout 8 kept it (`chain/#NN`: `{"<event key>@<hash>": streams | 0}`, every event's marks of
+ * the partition in one row) as this layout's rows, one per event still in the log (storage/env.ts's migration);
+ * undefined for a row of this layout.
+ */
+export function marksPerEvent(kv: Kv, key: string, value: unknown): Array<[key: string, marks: Marks]> | undefined {
+  if (value === undefined || Array.isArray(value)) return undefined;
+  const partition = taggedPartition(key) ?? 0;
+  const rows: Array<[string, Marks]> = [];
+  for (const [id, staged] of Object.entries(value as Record<string, string[] | 0>)) {
+    const at = id.lastIndexOf('@');
+    const [event, hash] = [id.slice(0, at), id.slice(at + 1)];
+    if (kv.get<StoredEvent>('blockEvents', event)?.hash === hash) rows.push([marksKey(event, partition), [hash, staged]]);
+  }
+  return rows;
+}
+
+/** Rewrites the `matchMarks` row `key` as this layout's rows when it is in layout 8's form (a format-1 partition message's). */
+export function splitMarks(kv: Kv, key: string): void {
+  const rows = marksPerEvent(kv, key, kv.get('matchMarks', key));
+  if (rows === undefined) return;
+  kv.remove('matchMarks', key);
+  for (const [k, marks] of rows) kv.put('matchMarks', k, marks);
 }
 
 /**
  * Inside the transaction that staged events' last webhooks of some partitions: marks those partitions finished in
- * each event, unless it is now another block's; an event every partition finished goes (unless `keep`: a cluster's,
+ * each event, unless it is now another block's; an event every partition finished goes, with its marks (unless `keep`: a cluster's,
  * kept for its retention: another node may own a partition next that this one finished).
  */
 export function finishEvents(kv: Kv, finished: ReadonlyArray<{ event: BlockEvent; partitions: Iterable<number> }>, keep = false): void {
@@ -205,8 +233,10 @@ export function finishEvents(kv: Kv, finished: ReadonlyArray<{ event: BlockEvent
     const stored = kv.get<StoredEvent>('blockEvents', event.key);
     if (stored?.hash !== event.hash) continue;
     const done = new Set([...(stored.done ?? []), ...partitions]);
-    if (done.size === PARTITIONS && !keep) kv.remove('blockEvents', event.key);
-    else kv.put('blockEvents', event.key, { ...stored, done: [...done].sort((a, b) => a - b) } satisfies StoredEvent);
+    if (done.size === PARTITIONS && !keep) {
+      kv.remove('blockEvents', event.key);
+      kv.removeRange('matchMarks', marksOf(event.key));
+    } else kv.put('blockEvents', event.key, { ...stored, done: [...done].sort((a, b) => a - b) } satisfies StoredEvent);
   }
 }
 

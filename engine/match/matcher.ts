@@ -98,6 +98,7 @@ export class StreamMatcher {
   private adopting: Promise<unknown> = Promise.resolve();
 
   private readonly kv: Kv;
+  private readonly store: Kv;
   private readonly clock: Clock;
   private readonly watchlist: Watchlist;
   private readonly pool: MatchPool;
@@ -108,6 +109,11 @@ export class StreamMatcher {
 
   constructor(parts: {
     kv: Kv;
+    /**
+     * The store as is, when `kv` is delivery's capture (a cluster node's): the block-event log, and the marks its cut
+     * removes, are this node's own (every node cuts its log alike), no partition's rows to publish.
+     */
+    store?: Kv;
     clock: Clock;
     watchlist: Watchlist;
     /** Where probe columns are tested against filter sets (the worker pool, or this thread for small rounds). */
@@ -133,6 +139,7 @@ export class StreamMatcher {
       build: this.build,
       log: this.log,
     } = parts);
+    this.store = parts.store ?? this.kv;
     this.opts = parts.opts ?? {};
     this.owns = parts.owns ?? (() => true);
     this.partitionOf = parts.partitionOf ?? (() => 0);
@@ -148,14 +155,14 @@ export class StreamMatcher {
   /** The follower's listeners: the durable event log, and a wake-up of this chain's drain. */
   events(): ChainEvents {
     const retain = this.opts.retainEvents;
-    if (retain === undefined) return blockEventLog(this.kv, (chain) => this.wake(chain));
+    if (retain === undefined) return blockEventLog(this.store, (chain) => this.wake(chain));
     const token = (chain: string, key: string): number => {
       let unread = this.unread.get(chain);
       if (unread === undefined) this.unread.set(chain, (unread = new Map()));
       unread.set(key, ++this.writes);
       return this.writes;
     };
-    const log = blockEventLog(this.kv, (chain) => this.woken(chain), retain, token);
+    const log = blockEventLog(this.store, (chain) => this.woken(chain), retain, token);
     return {
       ...log,
       seen: (chain, number, hash) => {

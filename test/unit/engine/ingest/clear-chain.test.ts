@@ -24,7 +24,7 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     ),
     ['blockHashes', `${chain}/0xabc`],
     ['blockEvents', `${chain}/000000000002/0`],
-    ['matchMarks', `${chain}/#07`],
+    ['matchMarks', `${chain}/000000000002/0/#07`],
     ['tokens', `${chain}/0xcontract`],
     ['sales', `${chain}/0xcontract/${'0'.repeat(64)}/1/0/0`],
     ['transfers', `nft/${chain}/0xcontract/${'0'.repeat(64)}/1/0/0`],

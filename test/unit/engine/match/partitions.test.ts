@@ -7,7 +7,7 @@ import { PARTITIONS, applyPartitionChange, partitionOf, takeBack, type PendingUn
 import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
 import { jsonLogger } from '../../../../engine/log.js';
-import { blockEventLog, pendingEvents } from '../../../../engine/match/block-events.js';
+import { EventKind, blockEventLog, eventKey, pendingEvents } from '../../../../engine/match/block-events.js';
 import { NodeUnavailable, StreamMatcher, type BuildWebhook, type MatcherOptions } from '../../../../engine/match/matcher.js';
 import type { MatchPool } from '../../../../engine/match/ports.js';
 import type { Watchlist } from '../../../../engine/match/watchlist.js';
@@ -468,6 +468,7 @@ describe('matching per partition, captured', () => {
       // The first node owns every partition and writes through its capture.
       const first = new StreamMatcher({
         kv: capture!.kv,
+        store: rig.store,
         clock: rig.clock,
         watchlist,
         pool,
@@ -498,12 +499,21 @@ describe('matching per partition, captured', () => {
       for (const u of staging) {
         expect(u.change.rows.filter(([table, , bytes]) => table === 'queue' && bytes !== null)).toHaveLength(3);
         const marks = u.change.rows.filter(([table]) => table === 'matchMarks');
-        expect(marks.map(([, key]) => key)).toEqual([`${CHAIN}/#${String(u.change.partition).padStart(2, '0')}`]);
-        expect(Object.values(unpack(marks[0]![2]!) as object)).toEqual([0, 0, 0]);
+        const tag = `#${String(u.change.partition).padStart(2, '0')}`;
+        const events = [eventKey(CHAIN, 1, EventKind.Seen), eventKey(CHAIN, 1, EventKind.Confirmed), eventKey(CHAIN, 2, EventKind.Seen)];
+        expect(marks.map(([, key]) => key).sort()).toEqual(events.map((e) => `${e}/${tag}`));
+        expect(marks.map(([, , bytes]) => (unpack(bytes!) as [string, unknown])[1])).toEqual([0, 0, 0]);
       }
       // The events stay in the log, finished here.
       expect(pendingEvents(rig.store, CHAIN, 10)).toHaveLength(3);
       expect(pendingEvents(rig.store, CHAIN, 10, () => true)).toEqual([]);
+      // The log's cut takes block 1's events and their marks from this store alone: every node cuts its own log, and
+      // no partition's unit carries the removal.
+      const marksOf1 = () => rig.store.keys('matchMarks', { start: `${blockKey(CHAIN, 1)}/`, end: `${blockKey(CHAIN, 1)}/\uffff` });
+      expect(marksOf1()).toHaveLength(2 * streams.length);
+      rig.store.transact(() => first.events().seen(CHAIN, 2 + opts.retainEvents, '0xcut'));
+      expect([pendingEvents(rig.store, CHAIN, 10).map((e) => e.number), marksOf1()]).toEqual([[2, 2 + opts.retainEvents], []]);
+      expect(capture!.kv.seal()).toEqual([]);
 
       // The other node applies the partitions' units, then owns them all: it stages only what came since.
       other.transact(() => {
