@@ -43,7 +43,7 @@ import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl }
 import type { PartitionLink } from './delivery.js';
 import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
 import type { PartitionRequests } from '../engine/streams/partition-requests.js';
-import type { EnqueueItem } from '../engine/delivery/enqueue.js';
+import type { StagedElsewhere } from '../engine/match/lanes.js';
 import type { StoredStream } from '../engine/streams/model.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
@@ -75,10 +75,25 @@ export interface IngestParts {
   dropPublish?: DropPublish;
   /**
    * A cluster node owning delivery partitions: it matches every chain's blocks (followed or applied) for the streams
-   * of the partitions it adopted, `hash` placing each stream in its partition; a stream moving partitions whose queue
-   * waits in one another node owns has its webhooks staged by that owner (`requests`).
+   * of the partitions it adopted, `hash` placing each stream in its partition.
    */
-  partitions?: { link: PartitionLink; hash: Hash32; requests: PartitionRequests };
+  partitions?: { link: PartitionLink; hash: Hash32 };
+  /**
+   * A cluster node's partition requests: webhooks this node makes for a stream whose partition another node carries
+   * out (a stream moving partitions, the Bitcoin mempool's) are staged by that owner.
+   */
+  requests?: PartitionRequests;
+}
+
+/** The streams whose webhooks their partition's owner stages, another node: asked to it over the bus. */
+function stagedElsewhere(dispatcher: Dispatcher, requests: PartitionRequests): StagedElsewhere {
+  return {
+    partitionOf: (id) => {
+      const p = dispatcher.partitionOfStream(id);
+      return p === undefined || requests.here(p) ? undefined : p;
+    },
+    stage: (p, items) => requests.ask(p, { kind: 'enqueue', items }),
+  };
 }
 
 /**
@@ -116,7 +131,9 @@ export async function startIngest({
   cluster,
   dropPublish,
   partitions,
+  requests,
 }: IngestParts): Promise<Ingest> {
+  const elsewhere = requests === undefined ? undefined : stagedElsewhere(dispatcher, requests);
   let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
   let leases: Awaited<ReturnType<typeof openNodeLeases>>;
   try {
@@ -181,13 +198,7 @@ export async function startIngest({
       : {
           owns: (p: number) => partitions.link.owns(p),
           partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
-          elsewhere: {
-            partitionOf: (id: string) => {
-              const p = dispatcher.partitionOfStream(id);
-              return p === undefined || partitions.link.owns(p) ? undefined : p;
-            },
-            stage: (p: number, items: EnqueueItem[]) => partitions.requests.ask(p, { kind: 'enqueue', items }),
-          },
+          ...(elsewhere === undefined ? {} : { elsewhere }),
         }),
   });
   partitions?.link.follow(matcher);
@@ -239,6 +250,7 @@ export async function startIngest({
       watchlist,
       matching: FAMILIES.matching,
       dispatcher,
+      ...(elsewhere === undefined ? {} : { elsewhere }),
       pool,
       pack,
     },
