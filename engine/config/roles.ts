@@ -27,8 +27,9 @@ export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(tex
 /**
  * What is wrong with a cluster node's set of roles in this version, or undefined. A node sends the webhooks of the
  * delivery partitions it owns, and matches blocks for them; a replay or block replay asked on any node goes to its
- * partition's owner, so `api` needs no other role. The Bitcoin mempool's webhooks are still staged by the chain's
- * follower, in its own store: `ingest` goes with `match` and `deliver` (docs/decisions/cluster.md, Part 2).
+ * partition's owner, so `api` needs no other role; the Bitcoin mempool's webhooks are staged by their partitions'
+ * owners. `ingest` still goes with `match` and `deliver`: a follower owning no partition would match its blocks for
+ * every stream into its own store, and its xpub windows would move on with no block (docs/decisions/cluster.md, Part 2).
  */
 export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
   const lacking = (role: Role, needs: readonly Role[]): string | undefined => {
