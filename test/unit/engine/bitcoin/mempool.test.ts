@@ -5,6 +5,8 @@ import { BitcoinStreams } from '../../../../engine/bitcoin/stream-service.js';
 import { BITCOIN_CHAIN } from '../../../../engine/bitcoin/stream.js';
 import { BitcoinWallets } from '../../../../engine/bitcoin/wallets.js';
 import { XpubWindows } from '../../../../engine/bitcoin/xpub-windows.js';
+import { PartitionLost } from '../../../../engine/cluster/partition-log.js';
+import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import type { EnqueueItem } from '../../../../engine/delivery/enqueue.js';
 import { unavailable } from '../../../../engine/errors.js';
 import { jsonLogger } from '../../../../engine/log.js';
@@ -50,8 +52,15 @@ afterEach(async () => {
   for (const o of opened.splice(0)) await o.close();
 });
 
-/** A follower's engine: two streams watching `payee`, one of a partition this node carries out, one of partition AWAY. */
-async function engine(seed: string, elsewhere: (away: string) => StagedElsewhere) {
+/**
+ * A follower's engine: two streams watching `payee`, one of a partition this node carries out, one of partition AWAY;
+ * what the mempool stages here goes through `stager` (the dispatcher itself unless a test stands in for the capture).
+ */
+async function engine(
+  seed: string,
+  elsewhere: (away: string) => StagedElsewhere,
+  stager: (d: Dispatcher) => Pick<Dispatcher, 'stage'> = (d) => d,
+) {
   const rig = deliveryRig(START);
   const upstream = jsonRpcUpstream(core.url);
   opened.push(rig, upstream);
@@ -108,7 +117,7 @@ async function engine(seed: string, elsewhere: (away: string) => StagedElsewhere
     sets: new FilterSets(FAMILIES.matching),
     windows,
     grown: () => {},
-    dispatcher,
+    dispatcher: stager(dispatcher),
     elsewhere: elsewhere(away),
   });
   // A transaction paying the streams' address, in the stand-in's mempool.
@@ -195,5 +204,36 @@ describe('the Bitcoin mempool’s webhooks on a cluster node', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(e.received(e.here)).toHaveLength(1);
     expect(e.received(e.away)).toHaveLength(0);
+  });
+
+  it('does not record a webhook staged here whose unit was taken back with its partition: the next poll stages it again', async () => {
+    const { asks, port } = askedFor(() => Promise.resolve(['queued']));
+    let lose = true;
+    // A stand-in for the capture: the first staging's unit is taken back (its partition lost before the publish).
+    const losing = (d: Dispatcher): Pick<Dispatcher, 'stage'> => ({
+      stage: (items) => {
+        const staged = d.stage(items);
+        if (!lose) return staged;
+        lose = false;
+        return { ...staged, durable: () => Promise.reject(new PartitionLost(0, 'refused')) };
+      },
+    });
+    const e = await engine('taken-back', port, losing);
+
+    await e.mempool.poll();
+    // Sent without waiting for the publish, but not recorded; the other partition's owner answered: recorded.
+    expect(await until(() => e.received(e.here).length === 1, 10_000)).toBe(true);
+    expect(e.recorded(e.here)).toBeUndefined();
+    expect(e.recorded(e.away)!).toBeGreaterThanOrEqual(START);
+    expect(asks).toHaveLength(1);
+
+    // Staged again (at least once), the other not asked again.
+    await e.mempool.poll();
+    expect(e.recorded(e.here)!).toBeGreaterThanOrEqual(START);
+    expect(await until(() => e.received(e.here).length === 2, 10_000)).toBe(true);
+    expect(asks).toHaveLength(1);
+    await e.mempool.poll();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(e.received(e.here)).toHaveLength(2);
   });
 });
