@@ -44,7 +44,11 @@ const head = async (n: RunningBinary): Promise<number> =>
 const mempoolOf = (streamId: string) => rx.webhooks().filter((w) => w.body.streamId === streamId && w.body.block?.hash === 'mempool');
 
 beforeAll(async () => {
-  [nats, core, rx] = await Promise.all([startNatsServer({ maxPayload: MAX_PAYLOAD }), startBitcoinCore({ chain: prunedChain() }), startReceiver()]);
+  [nats, core, rx] = await Promise.all([
+    startNatsServer({ maxPayload: MAX_PAYLOAD }),
+    startBitcoinCore({ chain: prunedChain() }),
+    startReceiver(),
+  ]);
   [a, b] = await Promise.all([startBinary(env(), tempDir()), startBinary(env(), tempDir())]);
 }, 60_000);
 
