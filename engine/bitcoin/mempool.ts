@@ -55,12 +55,18 @@ export class BitcoinMempool {
   /** Txids read since they entered the mempool (forgotten when they leave it). */
   private readonly known = new Set<string>();
   private purgeFrom = '';
+  /**
+   * Partitions whose owner could not be asked during this poll: not asked again before the next one, so an owner
+   * between nodes (a second's wait) or not answering (20 s) holds the follower's sync once a poll, not once a transaction.
+   */
+  private readonly unasked = new Set<number>();
 
   constructor(private readonly deps: MempoolDeps) {}
 
   /** Reads what is new in the mempool and delivers what matches; resolves when done. */
   async poll(): Promise<void> {
     const { chain, upstream } = this.deps;
+    this.unasked.clear();
     await this.purge();
     // Not compiled yet (the load, a change): the mempool is read at the next poll; blocks do not wait for it.
     const set = this.deps.watchlist.ready(chain);
@@ -133,10 +139,12 @@ export class BitcoinMempool {
     // The owners' first: a webhook is recorded sent once its owner answered that it staged it.
     const asked = await Promise.all(
       [...away].map(async ([p, list]) => {
+        if (this.unasked.has(p)) return undefined;
         try {
           await this.deps.elsewhere!.stage(p, list);
           return list;
         } catch (err) {
+          this.unasked.add(p);
           log.warn('a mempool webhook could not be staged by its partition’s owner; asked again at the next poll', {
             chain: this.deps.chain,
             txid: tx.txid,
