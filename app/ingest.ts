@@ -177,6 +177,18 @@ export async function startIngest({
   watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
+  // The partitions matched for: every one in one process; on a cluster node those it adopted, and none on a node owning
+  // none (ingest without match and deliver): the partitions' owners match the blocks it follows, from the bus.
+  const owned =
+    partitions !== undefined
+      ? {
+          owns: (p: number) => partitions.link.owns(p),
+          partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
+          ...(elsewhere === undefined ? {} : { elsewhere }),
+        }
+      : cluster === undefined
+        ? {}
+        : { owns: () => false };
   const matcher = new StreamMatcher({
     // On a node owning partitions, through delivery's capture: what a partition staged is published with its webhooks.
     kv: partitions === undefined ? store : dispatcher.store,
@@ -191,15 +203,9 @@ export async function startIngest({
       triggerBudgetMs: config.triggerBudgetMs,
       triggerShareMs: config.triggerShareMs,
       ...(cluster === undefined ? {} : { caughtUp: matchAfterControl(cluster, log) }),
-      ...(partitions === undefined ? {} : { retainEvents: CLUSTER_RETAIN_EVENTS }),
+      ...(cluster === undefined ? {} : { retainEvents: CLUSTER_RETAIN_EVENTS }),
     },
-    ...(partitions === undefined
-      ? {}
-      : {
-          owns: (p: number) => partitions.link.owns(p),
-          partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
-          ...(elsewhere === undefined ? {} : { elsewhere }),
-        }),
+    ...owned,
   });
   partitions?.link.follow(matcher);
   // A cluster node follows a chain while it holds its lease; the others' blocks wake its Data API indexer, and, on a

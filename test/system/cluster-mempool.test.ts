@@ -5,14 +5,16 @@ import { startBitcoinCore, type BitcoinCore } from '../kit/bitcoin-core/server.j
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
-import { splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
+import { settled, splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
 
 /**
  * The Bitcoin mempool's webhooks on a cluster (issue 42): two nodes (the built binary) on one nats-server, following
  * the Bitcoin Core stand-in (a pruned node above block 880,000, real mainnet blocks relinked). The node holding the
  * chain's lease reads the mempool; a transaction pays an address watched by two streams, one delivering to a URL of
  * a partition the follower owns, one to a URL of a partition the other node owns. Each gets the transaction's
- * mempool webhook once: the follower stages the first, the other node the second, asked by the follower.
+ * mempool webhook once: the follower stages the first, the other node the second, asked by the follower. Then a
+ * cluster whose follower has `api` and `ingest` alone (no partition): the node owning every partition sends a
+ * stream's mempool and block webhooks once each, and the follower queues none of them itself.
  */
 
 const TTL_MS = 1_500;
@@ -33,6 +35,7 @@ const env = (): Record<string, string> => ({
   CHAINPOST_API_KEY: KEY,
   CHAINPOST_LEASE_TTL_MS: String(TTL_MS),
   CHAINPOST_RATE_LIMIT: '0',
+  CHAINPOST_METRICS_STREAMS: '1',
 });
 
 /** Whether the node holds the Bitcoin chain's lease (it follows the chain, and reads its mempool). */
@@ -42,6 +45,18 @@ const head = async (n: RunningBinary): Promise<number> =>
   ((await n.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === 'bitcoin')?.head ?? -1;
 /** The mempool webhooks a stream received. */
 const mempoolOf = (streamId: string) => rx.webhooks().filter((w) => w.body.streamId === streamId && w.body.block?.hash === 'mempool');
+/** The block webhooks (unconfirmed) a stream received. */
+const inBlockOf = (streamId: string) =>
+  rx
+    .webhooks()
+    .filter((w) => w.body.streamId === streamId && w.body.block !== undefined && w.body.block.hash !== 'mempool' && !w.body.confirmed);
+/** The stream's x-queue-size as the node's /metrics says it (its own count of what it staged). */
+const queuedOn = async (n: RunningBinary, id: string): Promise<number> => {
+  const line = ((await n.call('/metrics')).body as string)
+    .split('\n')
+    .find((l) => l.startsWith(`chainpost_stream_webhooks_queued{stream="${id}"}`));
+  return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
 
 beforeAll(async () => {
   [nats, core, rx] = await Promise.all([
@@ -111,5 +126,41 @@ describe('the Bitcoin mempool’s webhooks on a cluster (two nodes, the built bi
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(mempoolOf(here)).toHaveLength(1);
     expect(mempoolOf(away)).toHaveLength(1);
+  });
+
+  it('has a follower with api and ingest alone: the partitions’ owner sends the mempool and block webhooks once, the follower queues none', async () => {
+    await stopAndClean(a);
+    await stopAndClean(b);
+    await nats.close();
+    nats = await startNatsServer({ maxPayload: MAX_PAYLOAD });
+    a = await startBinary(env(), tempDir(), undefined, undefined, ['--roles', 'api,ingest']);
+    b = await startBinary(env(), tempDir(), undefined, undefined, ['--roles', 'api,match,deliver']);
+    expect(await until(() => settled([b]), 30_000, 100)).toBe(true);
+    expect(await until(async () => (await follows(a)) && (await head(a)) === core.chain.height, 20_000, 50)).toBe(true);
+
+    const made = await a.call('/streams/bitcoin', {
+      method: 'PUT',
+      json: { webhookUrl: `${rx.url}/solo`, description: 'solo', tag: 'btc' },
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    const id = made.body.id as string;
+    const payee = owner('p2wpkh', 'cluster-mempool-solo-payee');
+    expect((await a.call(`/streams/bitcoin/${id}/address`, { method: 'POST', json: { address: payee.address } })).status).toBe(200);
+    expect(await until(async () => (await b.call(`/streams/bitcoin/${id}`)).body.amountOfAddresses === 1, 10_000, 50)).toBe(true);
+
+    const payer = owner('p2wpkh', 'cluster-mempool-solo-payer');
+    const funding = mineBlock(core.chain, [], payer.output);
+    expect(await until(async () => (await head(a)) === core.chain.height, 20_000, 50)).toBe(true);
+    const tx = spend(coinsOf(funding.transactions![0]!, [payer]), [payTo(payee.address, 100_000)]);
+    core.chain.addToMempool(tx.toHex());
+    expect(await until(() => mempoolOf(id).length === 1, 15_000, 20)).toBe(true);
+    const block = mineBlock(core.chain, [tx]);
+    expect(await until(() => inBlockOf(id).length === 1, 15_000, 20)).toBe(true);
+    expect(inBlockOf(id)[0]!.body.block.hash).toBe(block.getId());
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(mempoolOf(id)).toHaveLength(1);
+    expect(inBlockOf(id)).toHaveLength(1);
+    // The follower matched nothing for itself: it staged none of the stream's webhooks.
+    expect(await queuedOn(a, id)).toBe(0);
   });
 });
