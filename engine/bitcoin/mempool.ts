@@ -50,6 +50,8 @@ const PER_POLL = 2_000;
 const KEEP_MS = 14 * 86_400_000;
 /** Records looked at per poll for the purge. */
 const PURGE_BATCH = 1_000;
+/** The key of the record that a stream was sent a transaction's mempool webhook. */
+const sentKey = (streamId: string, txid: string): string => `${streamId}/${txid}`;
 
 export class BitcoinMempool {
   /** Txids read since they entered the mempool (forgotten when they leave it). */
@@ -135,7 +137,7 @@ export class BitcoinMempool {
     const items = this.build(tx, compiled);
     if (items.length === 0) return true;
     const { here, away } = this.split(items);
-    const sent = (item: EnqueueItem): string => `${item.streamId}/${tx.txid}`;
+    const sent = (item: EnqueueItem): string => sentKey(item.streamId, tx.txid);
     // The owners' first: a webhook is recorded sent once its owner answered that it staged it.
     const asked = await Promise.all(
       [...away].map(async ([p, list]) => {
@@ -192,7 +194,7 @@ export class BitcoinMempool {
     for (const index of matched.keys()) {
       const { id, tenantId } = compiled.streams[index]!;
       const stream = kv.get<BitcoinStreamRecord>('streams', streamKey(tenantId, id));
-      if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', `${id}/${tx.txid}`)) continue;
+      if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sentKey(id, tx.txid))) continue;
       // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
       const xpubs =
         windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
