@@ -43,7 +43,7 @@ import { clusterChains, matchAfterControl, openNodeLeases, type ClusterControl }
 import type { PartitionLink } from './delivery.js';
 import { partitionOf, type Hash32 } from '../engine/cluster/partitions.js';
 import type { PartitionRequests } from '../engine/streams/partition-requests.js';
-import type { EnqueueItem } from '../engine/delivery/enqueue.js';
+import type { StagedElsewhere } from '../engine/match/lanes.js';
 import type { StoredStream } from '../engine/streams/model.js';
 
 /** What ingestion is started with: the parts of the server it feeds and reads. */
@@ -75,10 +75,25 @@ export interface IngestParts {
   dropPublish?: DropPublish;
   /**
    * A cluster node owning delivery partitions: it matches every chain's blocks (followed or applied) for the streams
-   * of the partitions it adopted, `hash` placing each stream in its partition; a stream moving partitions whose queue
-   * waits in one another node owns has its webhooks staged by that owner (`requests`).
+   * of the partitions it adopted, `hash` placing each stream in its partition.
    */
-  partitions?: { link: PartitionLink; hash: Hash32; requests: PartitionRequests };
+  partitions?: { link: PartitionLink; hash: Hash32 };
+  /**
+   * A cluster node's partition requests: webhooks this node makes for a stream whose partition another node carries
+   * out (a stream moving partitions, the Bitcoin mempool's) are staged by that owner.
+   */
+  requests?: PartitionRequests;
+}
+
+/** The streams whose webhooks their partition's owner stages, another node: asked to it over the bus. */
+function stagedElsewhere(dispatcher: Dispatcher, requests: PartitionRequests): StagedElsewhere {
+  return {
+    partitionOf: (id) => {
+      const p = dispatcher.partitionOfStream(id);
+      return p === undefined || requests.here(p) ? undefined : p;
+    },
+    stage: (p, items) => requests.ask(p, { kind: 'enqueue', items }),
+  };
 }
 
 /**
@@ -116,7 +131,9 @@ export async function startIngest({
   cluster,
   dropPublish,
   partitions,
+  requests,
 }: IngestParts): Promise<Ingest> {
+  const elsewhere = requests === undefined ? undefined : stagedElsewhere(dispatcher, requests);
   let begun: Awaited<ReturnType<typeof FAMILIES.begin>>;
   let leases: Awaited<ReturnType<typeof openNodeLeases>>;
   try {
@@ -160,6 +177,18 @@ export async function startIngest({
   watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
   const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
+  // The partitions matched for: every one in one process; on a cluster node those it adopted, and none on a node owning
+  // none (ingest without match and deliver): the partitions' owners match the blocks it follows, from the bus.
+  const owned =
+    partitions !== undefined
+      ? {
+          owns: (p: number) => partitions.link.owns(p),
+          partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
+          ...(elsewhere === undefined ? {} : { elsewhere }),
+        }
+      : cluster === undefined
+        ? {}
+        : { owns: () => false };
   const matcher = new StreamMatcher({
     // On a node owning partitions, through delivery's capture: what a partition staged is published with its webhooks.
     kv: partitions === undefined ? store : dispatcher.store,
@@ -175,21 +204,9 @@ export async function startIngest({
       triggerBudgetMs: config.triggerBudgetMs,
       triggerShareMs: config.triggerShareMs,
       ...(cluster === undefined ? {} : { caughtUp: matchAfterControl(cluster, log) }),
-      ...(partitions === undefined ? {} : { retainEvents: CLUSTER_RETAIN_EVENTS }),
+      ...(cluster === undefined ? {} : { retainEvents: CLUSTER_RETAIN_EVENTS }),
     },
-    ...(partitions === undefined
-      ? {}
-      : {
-          owns: (p: number) => partitions.link.owns(p),
-          partitionOf: (s: StoredStream) => partitionOf(partitions.hash, s.tenantId, s.webhookUrl),
-          elsewhere: {
-            partitionOf: (id: string) => {
-              const p = dispatcher.partitionOfStream(id);
-              return p === undefined || partitions.link.owns(p) ? undefined : p;
-            },
-            stage: (p: number, items: EnqueueItem[]) => partitions.requests.ask(p, { kind: 'enqueue', items }),
-          },
-        }),
+    ...owned,
   });
   partitions?.link.follow(matcher);
   // A cluster node follows a chain while it holds its lease; the others' blocks wake its Data API indexer, and, on a
@@ -240,6 +257,7 @@ export async function startIngest({
       watchlist,
       matching: FAMILIES.matching,
       dispatcher,
+      ...(elsewhere === undefined ? {} : { elsewhere }),
       pool,
       pack,
     },

@@ -316,7 +316,8 @@ export async function createCore({
           ...(threads === undefined ? {} : { threads }),
           ...(cluster === undefined ? {} : { cluster }),
           ...(adapters.dropPublish === undefined ? {} : { dropPublish: adapters.dropPublish }),
-          ...(partitions === undefined || requests === undefined ? {} : { partitions: { link: partitions, hash: h32, requests } }),
+          ...(partitions === undefined ? {} : { partitions: { link: partitions, hash: h32 } }),
+          ...(requests === undefined ? {} : { requests }),
         }),
       close: async () => {
         unwatchLoop();

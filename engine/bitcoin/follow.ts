@@ -3,6 +3,7 @@ import { findChain } from '../chains/registry.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
 import type { FollowParts } from '../families/family.js';
 import { FilterSets } from '../match/match-blocks.js';
+import type { StagedElsewhere } from '../match/lanes.js';
 import type { Matchings } from '../match/ports.js';
 import type { Watchlist } from '../match/watchlist.js';
 import { BitcoinFollower } from './follower.js';
@@ -18,6 +19,8 @@ export interface BitcoinFollowParts {
   /** Each family's match step (the mempool matches against the chain's filter set). */
   matching: Matchings;
   dispatcher: Dispatcher;
+  /** A cluster node's streams whose mempool webhooks their partition's owner stages, another node. */
+  elsewhere?: StagedElsewhere;
   pool: { bitcoin: BitcoinIngestPool; xpubs: WindowDeriver };
 }
 
@@ -26,7 +29,7 @@ export interface BitcoinFollowParts {
  * when a Bitcoin Core node is configured (CHAINPOST_BITCOIN_RPC).
  */
 export function followBitcoin(
-  { config, log, clock, kv, following, events, rpc, watchlist, matching, dispatcher, pool }: FollowParts & BitcoinFollowParts,
+  { config, log, clock, kv, following, events, rpc, watchlist, matching, dispatcher, elsewhere, pool }: FollowParts & BitcoinFollowParts,
   { wallets }: BitcoinState,
 ): void {
   wallets.deriveWith(pool.xpubs);
@@ -43,6 +46,7 @@ export function followBitcoin(
     windows: wallets.windows,
     grown: (id) => wallets.grown(id),
     dispatcher,
+    ...(elsewhere === undefined ? {} : { elsewhere }),
   });
   following.add(
     BITCOIN_CHAIN,

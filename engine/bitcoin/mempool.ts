@@ -1,8 +1,9 @@
 import type { Clock } from '../clock.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
-import { settleAfter } from '../delivery/enqueue.js';
+import { settleAfter, type EnqueueItem } from '../delivery/enqueue.js';
 import { streamKey } from '../delivery/dispatcher.js';
 import type { Logger } from '../log.js';
+import type { StagedElsewhere } from '../match/lanes.js';
 import type { FilterSets } from '../match/match-blocks.js';
 import type { CompiledChain, Watchlist } from '../match/watchlist.js';
 import { NodeError, type Kv, type Upstream } from '../ports.js';
@@ -23,6 +24,10 @@ import type { XpubWindows } from './xpub-windows.js';
  * here on the main thread (one transaction's probe column is a few keys), and
  * each matched stream gets the mempool form of the body — at most once per
  * transaction: what was sent is kept (`btcMempool`) and never sent again.
+ *
+ * On a cluster the webhooks of a stream whose partition another node owns are staged by that owner (`elsewhere`, as a
+ * moving stream's are by the lanes), and recorded sent here once it answered: an ask that failed is asked again at
+ * the next poll, never recorded without being staged (docs/decisions/cluster.md, Part 2).
  */
 export interface MempoolDeps {
   chain: string;
@@ -35,6 +40,8 @@ export interface MempoolDeps {
   windows: XpubWindows;
   grown(streamId: string): void;
   dispatcher: Pick<Dispatcher, 'stage'>;
+  /** A cluster node's streams whose webhooks another node stages (their partition's owner); none in one process. */
+  elsewhere?: StagedElsewhere;
 }
 
 /** New transactions read per poll at most: a node's mempool of 100,000 is taken in over several polls. */
@@ -43,17 +50,25 @@ const PER_POLL = 2_000;
 const KEEP_MS = 14 * 86_400_000;
 /** Records looked at per poll for the purge. */
 const PURGE_BATCH = 1_000;
+/** The key of the record that a stream was sent a transaction's mempool webhook. */
+const sentKey = (streamId: string, txid: string): string => `${streamId}/${txid}`;
 
 export class BitcoinMempool {
   /** Txids read since they entered the mempool (forgotten when they leave it). */
   private readonly known = new Set<string>();
   private purgeFrom = '';
+  /**
+   * Partitions whose owner could not be asked during this poll: not asked again before the next one, so an owner
+   * between nodes (a second's wait) or not answering (20 s) holds the follower's sync once a poll, not once a transaction.
+   */
+  private readonly unasked = new Set<number>();
 
   constructor(private readonly deps: MempoolDeps) {}
 
   /** Reads what is new in the mempool and delivers what matches; resolves when done. */
   async poll(): Promise<void> {
     const { chain, upstream } = this.deps;
+    this.unasked.clear();
     await this.purge();
     // Not compiled yet (the load, a change): the mempool is read at the next poll; blocks do not wait for it.
     const set = this.deps.watchlist.ready(chain);
@@ -70,8 +85,8 @@ export class BitcoinMempool {
       // new set compiles, this one and the rest are read again at the next poll (not marked known).
       const now = this.deps.watchlist.ready(chain);
       if (now === undefined) break;
-      this.known.add(txid);
-      if (tx !== undefined) await this.deliver(tx, now);
+      // Known once every stream it concerns has it staged: one whose owner could not be asked is read again.
+      if (tx === undefined || (await this.deliver(tx, now))) this.known.add(txid);
     }
   }
 
@@ -113,38 +128,99 @@ export class BitcoinMempool {
     }
   }
 
-  /** Matches one transaction and enqueues its body for each stream it concerns that has not had it. */
-  private async deliver(tx: BtcTransaction, compiled: CompiledChain): Promise<void> {
+  /**
+   * Matches one transaction and enqueues its body for each stream it concerns that has not had it: here, or by its
+   * partition's owner. Answers whether every one was staged (false: some are to be asked again at the next poll).
+   */
+  private async deliver(tx: BtcTransaction, compiled: CompiledChain): Promise<boolean> {
+    const { kv, log } = this.deps;
+    const items = this.build(tx, compiled);
+    if (items.length === 0) return true;
+    const { here, away } = this.split(items);
+    const sent = (item: EnqueueItem): string => sentKey(item.streamId, tx.txid);
+    // The owners' first: a webhook is recorded sent once its owner answered that it staged it.
+    const asked = await Promise.all(
+      [...away].map(async ([p, list]) => {
+        if (this.unasked.has(p)) return undefined;
+        try {
+          await this.deps.elsewhere!.stage(p, list);
+          return list;
+        } catch (err) {
+          this.unasked.add(p);
+          log.warn('a mempool webhook could not be staged by its partition’s owner; asked again at the next poll', {
+            chain: this.deps.chain,
+            txid: tx.txid,
+            partition: p,
+            err,
+          });
+          return undefined;
+        }
+      }),
+    );
+    const recorded = [...here, ...asked.flatMap((list) => list ?? [])];
+    const now = this.deps.clock.now();
+    let staged: Staged | undefined;
+    let committed = false;
+    const commit = kv
+      .transactAsync(() => {
+        for (const item of recorded) kv.put('btcMempool', sent(item), now);
+        if (here.length > 0) staged = this.deps.dispatcher.stage(here);
+      })
+      .then(() => void (committed = true));
+    try {
+      await settleAfter(commit, () => staged);
+    } catch (err) {
+      if (!committed) throw err;
+      // Committed, then taken back from this store (its partition lost before the publish): not sent, as far as
+      // the record goes, so the next poll stages them again (its next owner's, at least once).
+      await kv.transactAsync(() => here.forEach((item) => kv.remove('btcMempool', sent(item))));
+      log.warn('mempool webhooks were taken back with their partition; staged again at the next poll', {
+        chain: this.deps.chain,
+        txid: tx.txid,
+        err,
+      });
+      return false;
+    }
+    return asked.every((list) => list !== undefined);
+  }
+
+  /** The mempool body of `tx` for each stream it matches that sends new webhooks and has not had it. */
+  private build(tx: BtcTransaction, compiled: CompiledChain): EnqueueItem[] {
     const { chain, kv, clock, sets, windows } = this.deps;
     const probe = buildBtcProbe([tx]);
     const matched = sets.of(chain, compiled.filter).match(probe);
-    if (matched.size === 0) return;
     const now = clock.now();
-    let staged: Staged | undefined;
-    const commit = kv.transactAsync(() => {
-      const items: Array<{ streamId: string; payload: Record<string, unknown> }> = [];
-      for (const index of matched.keys()) {
-        const { id, tenantId } = compiled.streams[index]!;
-        const stream = kv.get<BitcoinStreamRecord>('streams', streamKey(tenantId, id));
-        const sent = `${id}/${tx.txid}`;
-        if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sent)) continue;
-        // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
-        const xpubs =
-          windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
-        const body = mempoolBody(tx, {
-          streamId: id,
-          tag: stream.tag,
-          includeInputs: stream.includeInputs,
-          includeOutputs: stream.includeOutputs,
-          now: Math.floor(now / 1000),
-          xpubsOf: (i) => xpubs?.get(i) ?? [],
-        });
-        items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
-        kv.put('btcMempool', sent, now);
-      }
-      if (items.length > 0) staged = this.deps.dispatcher.stage(items);
-    });
-    await settleAfter(commit, () => staged);
+    const items: EnqueueItem[] = [];
+    for (const index of matched.keys()) {
+      const { id, tenantId } = compiled.streams[index]!;
+      const stream = kv.get<BitcoinStreamRecord>('streams', streamKey(tenantId, id));
+      if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sentKey(id, tx.txid))) continue;
+      // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).
+      const xpubs =
+        windows.keysOf(id).length === 0 ? undefined : xpubMatches({ windows, grown: (s) => this.deps.grown(s) }, id, probe, new Set());
+      const body = mempoolBody(tx, {
+        streamId: id,
+        tag: stream.tag,
+        includeInputs: stream.includeInputs,
+        includeOutputs: stream.includeOutputs,
+        now: Math.floor(now / 1000),
+        xpubsOf: (i) => xpubs?.get(i) ?? [],
+      });
+      items.push({ streamId: id, payload: body as unknown as Record<string, unknown> });
+    }
+    return items;
+  }
+
+  /** The webhooks staged here, and those of each partition another node owns (none in one process). */
+  private split(items: readonly EnqueueItem[]): { here: EnqueueItem[]; away: Map<number, EnqueueItem[]> } {
+    const here: EnqueueItem[] = [];
+    const away = new Map<number, EnqueueItem[]>();
+    for (const item of items) {
+      const p = this.deps.elsewhere?.partitionOf(item.streamId);
+      if (p === undefined) here.push(item);
+      else away.set(p, [...(away.get(p) ?? []), item]);
+    }
+    return { here, away };
   }
 
   /** Drops delivery records older than KEEP_MS, a batch per poll, going round the table. */

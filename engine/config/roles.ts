@@ -25,18 +25,12 @@ export function rolesProblem(text: string): string | undefined {
 export const parseRoles = (text: string): ReadonlySet<Role> => new Set(names(text).filter(isRole));
 
 /**
- * What is wrong with a cluster node's set of roles in this version, or undefined. A node sends the webhooks of the
- * delivery partitions it owns, and matches blocks for them; a replay or block replay asked on any node goes to its
- * partition's owner, so `api` needs no other role. The Bitcoin mempool's webhooks are still staged by the chain's
- * follower, in its own store: `ingest` goes with `match` and `deliver` (docs/decisions/cluster.md, Part 2).
+ * What is wrong with a cluster node's set of roles in this version, or undefined: only an empty one. A node sends the
+ * webhooks of the delivery partitions it owns (one with `match` and `deliver`), and matches blocks for them, whichever
+ * node follows the chain; a replay or block replay asked on any node goes to its partition's owner, and the Bitcoin
+ * mempool's webhooks, read by the chain's follower, are staged by their partitions' owners: no role needs another
+ * on its node (docs/decisions/cluster.md, Part 2).
  */
 export function clusterRolesProblem(roles: ReadonlySet<Role>): string | undefined {
-  const lacking = (role: Role, needs: readonly Role[]): string | undefined => {
-    const missing = needs.filter((r) => !roles.has(r));
-    return roles.has(role) && missing.length > 0
-      ? `${role} needs ${missing.join(' and ')} on the same node (its webhooks are queued and sent by the node itself)`
-      : undefined;
-  };
-  if (roles.size === 0) return 'a node needs one role at least';
-  return lacking('ingest', ['match', 'deliver']);
+  return roles.size === 0 ? 'a node needs one role at least' : undefined;
 }

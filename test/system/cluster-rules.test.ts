@@ -1,14 +1,9 @@
-import { decode } from '@msgpack/msgpack';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import xxhash from 'xxhash-wasm';
-import { connectBus } from '../../bus/connect.js';
-import { CONTROL_STREAM } from '../../bus/streams.js';
-import { partitionOf } from '../../engine/cluster/partitions.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver, startSmtp, type Received } from '../receiver.js';
+import { settled, splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
 
 /**
  * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) started
@@ -59,48 +54,6 @@ const env = (bus = nats, ttlMs = TTL_MS): Record<string, string> => ({
   CHAINPOST_ALERT_EMAIL: 'ops@example.org',
 });
 
-interface Partition {
-  partition: number;
-  queued: number | null;
-}
-const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
-  ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
-/** Every partition held by `nodes` and adopted (its log applied), none twice. */
-const settled = async (nodes: RunningBinary[]): Promise<boolean> => {
-  const held = (await Promise.all(nodes.map(partitionsOf))).flat();
-  return held.length === 64 && new Set(held.map((p) => p.partition)).size === 64 && held.every((p) => p.queued !== null);
-};
-
-/** The partitions `x` holds once the two nodes split them by the plan, each adopted, the split the same a lease TTL on. */
-async function splitOf(x: RunningBinary, y: RunningBinary, ttlMs: number): Promise<Set<number>> {
-  const split = async (): Promise<string> => {
-    const [px, py] = [await partitionsOf(x), await partitionsOf(y)];
-    return px.length > 0 && py.length > 0 && (await settled([x, y])) ? px.map((p) => p.partition).join() : '';
-  };
-  let seen = '';
-  const stable = await until(
-    async () => {
-      const now = await split();
-      const same = now !== '' && now === seen;
-      seen = now;
-      return same;
-    },
-    30_000,
-    ttlMs,
-  );
-  expect(stable).toBe(true);
-  return new Set(seen.split(',').map(Number));
-}
-
-/** A URL `${rx.url}/${name}-<n>` of one of the partitions `owned`, for the tenant. */
-async function urlIn(owned: ReadonlySet<number>, tenant: string, name: string): Promise<string> {
-  const { h32 } = await xxhash();
-  for (let i = 0; ; i++) {
-    const url = `${rx.url}/${name}-${i}`;
-    if (owned.has(partitionOf(h32, tenant, url))) return url;
-  }
-}
-
 const block = (n: number) => ({ number: String(n), hash: `0x${n.toString(16).padStart(64, '0')}`, timestamp: String(1_795_000_000 + n) });
 const webhook = (n: number) => ({ confirmed: false, chainId: CHAIN, abi: [], block: block(n), logs: [], txs: [], txsInternal: [] });
 
@@ -134,24 +87,6 @@ const queuedOn = async (n: RunningBinary, id: string): Promise<number> => {
 };
 const serviceNow = async (n: RunningBinary): Promise<number> => Date.parse((await n.call('/admin/clock')).body.now);
 
-/** The tenant of CHAINPOST_API_KEY, as the control log's first stream says (a stream's partition hashes it with the URL). */
-async function tenantOfStreams(server: NatsServer): Promise<string> {
-  const bus = await connectBus({ servers: server.url, onceWithinMs: 5_000 });
-  try {
-    const jsm = await jetstreamManager(bus.nc);
-    const last = (await jsm.streams.info(CONTROL_STREAM)).state.last_seq;
-    for (let seq = 1; seq <= last; seq++) {
-      const { change } = decode((await jsm.streams.getMessage(CONTROL_STREAM, { seq }))!.data) as {
-        change: { kind: string; stream?: { tenantId: string } };
-      };
-      if (change.kind === 'stream.create') return change.stream!.tenantId;
-    }
-    throw new Error('no stream in the control log');
-  } finally {
-    await bus.close();
-  }
-}
-
 beforeAll(async () => {
   [nats, anvil, rx, smtp] = await Promise.all([startNatsServer(), startAnvil({ chainId: 1337 }), startReceiver(), startSmtp()]);
   [a, b] = await Promise.all([startBinary(env(), tempDir()), startBinary(env(), tempDir())]);
@@ -177,7 +112,7 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     // URLs of partitions A owns: the tenant (from the control log) and the URL hash to one.
     const probe = await make(a, `${rx.url}/probe`);
     const tenant = await tenantOfStreams(nats);
-    const onA = (name: string) => urlIn(ofA, tenant, name);
+    const onA = (name: string) => urlIn(ofA, tenant, `${rx.url}/${name}`);
     const [retryUrl, capUrl, fullUrl, rateUrl, goneUrl] = [
       await onA('retry'),
       await onA('cap'),
@@ -362,7 +297,7 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     const [owner, other] = [c, d];
     const ofC = await splitOf(owner, other, ttlMs);
     const probe = await make(owner, `${rx.url}/probe`);
-    const url = await urlIn(ofC, await tenantOfStreams(nats2), 'outage');
+    const url = await urlIn(ofC, await tenantOfStreams(nats2), `${rx.url}/outage`);
     expect((await owner.call(`/streams/evm/${probe}`, { method: 'DELETE' })).status).toBe(200);
     const streams = [await make(owner, url), await make(other, url)];
     for (const n of [owner, other])
