@@ -23,7 +23,7 @@ import { ownsPartitions } from '../engine/cluster/owners.js';
 import type { Hash32 } from '../engine/cluster/partitions.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
-import type { ChainLeases } from '../engine/ingest/leases.js';
+import { leaseTimings, type ChainLeases } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
@@ -239,8 +239,10 @@ export async function startClusterNode({
   let owners: PartitionOwners | undefined;
   const owning = ownsPartitions(config.roles) && delivery !== undefined;
   const node = nodeId(kv);
-  // Every node applies every partition's log (history, logs, stats for its API), owner or not.
-  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log });
+  // Every node applies every partition's log (history, logs, stats for its API), owner or not. Its takeovers' reads
+  // and retried publishes wait a lease poll at most: a stream's new leader after a failover is asked within it.
+  const requestTimeoutMs = leaseTimings(config.leaseTtlMs).pollEveryMs;
+  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log, requestTimeoutMs });
   partitions.start();
   let queued = new Map<number, number>();
   let countedAt = -Infinity;
