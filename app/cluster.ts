@@ -239,10 +239,8 @@ export async function startClusterNode({
   let owners: PartitionOwners | undefined;
   const owning = ownsPartitions(config.roles) && delivery !== undefined;
   const node = nodeId(kv);
-  // Every node applies every partition's log (history, logs, stats for its API), owner or not. Its takeovers' reads
-  // and retried publishes wait a lease poll at most: a stream's new leader after a failover is asked within it.
-  const requestTimeoutMs = leaseTimings(config.leaseTtlMs).pollEveryMs;
-  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log, requestTimeoutMs });
+  // Every node applies every partition's log (history, logs, stats for its API), owner or not.
+  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log, requestTimeoutMs: requestTimeoutMs(config.leaseTtlMs) });
   partitions.start();
   let queued = new Map<number, number>();
   let countedAt = -Infinity;
@@ -426,6 +424,13 @@ export async function openNodeLeases(
 }
 
 /**
+ * How long a takeover's request waits for JetStream (and the longest wait between its tries): a lease poll. A stream
+ * whose leader died answers no request sent before its new leader is elected; one awaited 5 s landed that much after
+ * the election (docs/decisions/cluster.md, "Tested across kills").
+ */
+const requestTimeoutMs = (leaseTtlMs: number): number => leaseTimings(leaseTtlMs).pollEveryMs;
+
+/**
  * A cluster node's chains: it follows those whose lease it holds, publishing what it stores, and applies the others'
  * blocks (`applied`: what they tell, the Data API's indexer; `followed`: what the follower's blocks tell).
  */
@@ -437,10 +442,13 @@ export function clusterChains({
   followed,
   log,
   drop,
+  leaseTtlMs,
 }: {
   cluster: ClusterControl;
   kv: Kv;
   leases: ChainLeases | undefined;
+  /** CHAINPOST_LEASE_TTL_MS: a takeover's requests wait a lease poll at most. */
+  leaseTtlMs: number;
   applied: ChainEvents;
   followed: ChainEvents;
   log: Logger;
@@ -455,6 +463,7 @@ export function clusterChains({
     applied,
     followed,
     log,
+    requestTimeoutMs: requestTimeoutMs(leaseTtlMs),
     ...(drop === undefined ? {} : { drop }),
   });
 }

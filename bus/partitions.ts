@@ -26,7 +26,7 @@ import type { BusConnection } from './connect.js';
 import { formatHeaders, readFormatted } from './format.js';
 import { OrderedApply } from './ordered.js';
 import { PARTITIONS_STREAM } from './streams.js';
-import { retryWaitMs, within } from './waits.js';
+import { retryLeftMs, retryWaitMs, within } from './waits.js';
 
 /**
  * The partition log of a cluster node (docs/decisions/cluster.md, Part 2). The owner of a partition publishes each
@@ -449,9 +449,7 @@ export class ClusterPartitions implements PartitionLog {
       } catch (err) {
         if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) return 0;
         this.parts.log.warn('partition log: reading a partition’s last message failed; trying again', { partition, error: message(err) });
-        // Counted from when the read was sent: a read that timed out has waited already.
-        const wait = sentAt + retryWaitMs(failures, this.requestTimeoutMs) - performance.now();
-        await pause(Math.max(0, Math.min(wait, deadline - performance.now())));
+        await pause(Math.min(retryLeftMs(failures, sentAt, this.requestTimeoutMs), Math.max(0, deadline - performance.now())));
       }
     }
     return undefined;

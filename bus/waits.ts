@@ -10,6 +10,13 @@
  */
 export const retryWaitMs = (failures: number, maxMs = 5_000): number => Math.min(maxMs, 100 * 2 ** failures);
 
+/**
+ * What is left of retryWaitMs(failures, maxMs) after a try sent at `sentAt` (performance.now()) failed: a try that
+ * timed out has waited already.
+ */
+export const retryLeftMs = (failures: number, sentAt: number, maxMs?: number): number =>
+  Math.max(0, sentAt + retryWaitMs(failures, maxMs) - performance.now());
+
 /** What `work` resolves with, or undefined once `ms` passed first (or when it rejects). */
 export async function within<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
