@@ -23,7 +23,7 @@ import { ownsPartitions } from '../engine/cluster/owners.js';
 import type { Hash32 } from '../engine/cluster/partitions.js';
 import { ConfigError, type Config } from '../engine/config/config.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
-import type { ChainLeases } from '../engine/ingest/leases.js';
+import { leaseTimings, type ChainLeases } from '../engine/ingest/leases.js';
 import type { Logger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { randomAlphanumeric } from '../engine/random.js';
@@ -240,7 +240,7 @@ export async function startClusterNode({
   const owning = ownsPartitions(config.roles) && delivery !== undefined;
   const node = nodeId(kv);
   // Every node applies every partition's log (history, logs, stats for its API), owner or not.
-  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log });
+  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log, requestTimeoutMs: requestTimeoutMs(config.leaseTtlMs) });
   partitions.start();
   let queued = new Map<number, number>();
   let countedAt = -Infinity;
@@ -424,6 +424,13 @@ export async function openNodeLeases(
 }
 
 /**
+ * How long a takeover's request waits for JetStream (and the longest wait between its tries): a lease poll. A stream
+ * whose leader died answers no request sent before its new leader is elected; one awaited 5 s landed that much after
+ * the election (docs/decisions/cluster.md, "Tested across kills").
+ */
+const requestTimeoutMs = (leaseTtlMs: number): number => leaseTimings(leaseTtlMs).pollEveryMs;
+
+/**
  * A cluster node's chains: it follows those whose lease it holds, publishing what it stores, and applies the others'
  * blocks (`applied`: what they tell, the Data API's indexer; `followed`: what the follower's blocks tell).
  */
@@ -435,10 +442,13 @@ export function clusterChains({
   followed,
   log,
   drop,
+  leaseTtlMs,
 }: {
   cluster: ClusterControl;
   kv: Kv;
   leases: ChainLeases | undefined;
+  /** CHAINPOST_LEASE_TTL_MS: a takeover's requests wait a lease poll at most. */
+  leaseTtlMs: number;
   applied: ChainEvents;
   followed: ChainEvents;
   log: Logger;
@@ -453,6 +463,7 @@ export function clusterChains({
     applied,
     followed,
     log,
+    requestTimeoutMs: requestTimeoutMs(leaseTtlMs),
     ...(drop === undefined ? {} : { drop }),
   });
 }

@@ -228,7 +228,16 @@ export async function startIngest({
   const chains =
     cluster === undefined
       ? undefined
-      : clusterChains({ cluster, kv: store, leases, applied, followed: matcher.events(), log, drop: dropPublish });
+      : clusterChains({
+          cluster,
+          kv: store,
+          leases,
+          applied,
+          followed: matcher.events(),
+          log,
+          drop: dropPublish,
+          leaseTtlMs: config.leaseTtlMs,
+        });
   if (chains !== undefined) {
     following.gate = chains;
     cluster!.chains.leases = leases;

@@ -22,7 +22,7 @@ import { applyBlockMessage, BLOCKS_FORMAT, BlockPublisher, BlockTooLargeError, b
 import type { BusConnection } from './connect.js';
 import { readFormatted } from './format.js';
 import { OrderedApply } from './ordered.js';
-import { retryWaitMs, within } from './waits.js';
+import { retryLeftMs, retryWaitMs, within } from './waits.js';
 import { BLOCKS_STREAM } from './streams.js';
 
 /**
@@ -55,6 +55,12 @@ export interface ClusterChainsParts {
   followed: ChainEvents;
   log: Logger;
   drop?: DropPublish;
+  /**
+   * How long a takeover's read of the chain's last message waits before it is asked again, and the longest wait
+   * between two tries of a takeover or a block's publish, ms (5 s by default; a node gives its lease poll, TTL / 4):
+   * the blocks stream's new leader after a failover is asked within it (bus/partitions.ts, `requestTimeoutMs`).
+   */
+  requestTimeoutMs?: number;
 }
 
 /** What is queued for publishing, in the order the follower stored it. */
@@ -204,6 +210,7 @@ export class ClusterChains implements FollowGate {
     await c.run?.done;
     c.run = undefined;
     for (let failures = 0; c.epoch === epoch && !this.stopped; failures++) {
+      const sentAt = performance.now();
       try {
         const last = await this.lastPublished(c.chain);
         if (last !== undefined && last.seq > c.position && c.epoch === epoch) {
@@ -239,7 +246,7 @@ export class ClusterChains implements FollowGate {
           return this.leaveHalted(c);
         }
         this.parts.log.warn('cluster: taking a chain over failed; trying again', { chain: c.chain, error: message(err) });
-        await pause(retryWaitMs(failures));
+        await pause(retryLeftMs(failures, sentAt, this.parts.requestTimeoutMs));
       }
     }
   }
@@ -249,7 +256,7 @@ export class ClusterChains implements FollowGate {
    * the block confirmed after it as far as the message says.
    */
   private async lastPublished(chain: string): Promise<{ seq: number; head: number; hash?: string; confirmed?: number } | undefined> {
-    this.jsm ??= jetstreamManager(this.parts.bus.nc, { checkAPI: false });
+    this.jsm ??= jetstreamManager(this.parts.bus.nc, { checkAPI: false, timeout: this.parts.requestTimeoutMs ?? 5_000 });
     const jsm = await this.jsm;
     let stored: StoredMsg | null;
     try {
@@ -413,7 +420,7 @@ export class ClusterChains implements FollowGate {
         }
         failures++;
         log.warn('cluster: publishing a block failed; trying again', { chain: c.chain, error: message(err) });
-        await pause(retryWaitMs(failures));
+        await pause(retryWaitMs(failures, this.parts.requestTimeoutMs));
       }
     }
   }

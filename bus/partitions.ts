@@ -18,7 +18,7 @@ import type { BusConnection } from './connect.js';
 import { MSG_ID, PARTITIONS_FORMAT, partitionMessage, partitionSubject, readPartitionMessage } from './partition-messages.js';
 import { type BatchBound, OrderedApply } from './ordered.js';
 import { PARTITIONS_STREAM } from './streams.js';
-import { retryWaitMs, within } from './waits.js';
+import { retryLeftMs, retryWaitMs, within } from './waits.js';
 
 /**
  * The partition log of a cluster node (docs/decisions/cluster.md, Part 2). The owner of a partition publishes each
@@ -56,6 +56,13 @@ export interface ClusterPartitionsParts {
   log: Logger;
   /** How long a publish waits for JetStream's acknowledgement before it is sent again (same message id), ms. */
   publishTimeoutMs?: number;
+  /**
+   * How long a takeover's read of the partition's last message waits before it is asked again, and the longest wait
+   * between a failed publish and its next try, ms (5 s by default; a node gives its lease poll, TTL / 4). A stream
+   * whose leader died answers none of the requests sent before its new leader is elected: each one awaited 5 s, or a
+   * backoff grown to seconds, put that much after the election (docs/decisions/cluster.md, "Tested across kills").
+   */
+  requestTimeoutMs?: number;
   /** How long a takeover waits for the partition's log to be applied, ms (10 s by default). */
   takeoverWithinMs?: number;
   /** How many messages (and bytes) one transaction applies at most; APPLY_BATCH by default (bench: 1 message). */
@@ -114,7 +121,7 @@ const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 export class ClusterPartitions implements PartitionLog {
   private readonly js: JetStreamClient;
-  private jsm: Promise<JetStreamManager> | undefined;
+  private readonly managers = new Map<number, Promise<JetStreamManager>>();
   private readonly owned = new Map<number, Owned>();
   private readonly listeners = new Set<(event: PartitionLogEvent) => void>();
   /** The stream sequence the applier reached. */
@@ -131,6 +138,7 @@ export class ClusterPartitions implements PartitionLog {
   /** Messages of the stream after the last applied, as the consumer last said. */
   private pending = 0;
   private readonly publishTimeoutMs: number;
+  private readonly requestTimeoutMs: number;
   private readonly takeoverWithinMs: number;
 
   constructor(private readonly parts: ClusterPartitionsParts) {
@@ -140,6 +148,7 @@ export class ClusterPartitions implements PartitionLog {
     this.positions = Array.from({ length: PARTITIONS }, (_, n) => kv.get<number>('meta', partitionPosition(n)) ?? 0);
     this.gap = kv.get<{ from: number; to: number }>('meta', PARTITIONS_GAP);
     this.publishTimeoutMs = parts.publishTimeoutMs ?? 5_000;
+    this.requestTimeoutMs = parts.requestTimeoutMs ?? 5_000;
     this.takeoverWithinMs = parts.takeoverWithinMs ?? TAKEOVER_WITHIN_MS;
   }
 
@@ -355,7 +364,7 @@ export class ClusterPartitions implements PartitionLog {
         }
         o.failures++;
         log.warn('partition log: publishing a unit failed; trying again', { partition: o.partition, error: message(err) });
-        await pause(retryWaitMs(o.failures));
+        await pause(retryWaitMs(o.failures, this.requestTimeoutMs));
         continue;
       }
       o.failures = 0;
@@ -403,22 +412,25 @@ export class ClusterPartitions implements PartitionLog {
   /** The sequence of the partition's last message (0: none), or undefined when the bus did not say by `deadline`. */
   private async lastOf(partition: number, deadline: number): Promise<number | undefined> {
     for (let failures = 0; performance.now() < deadline; failures++) {
+      const sentAt = performance.now();
       try {
-        const jsm = await this.manager();
+        const jsm = await this.manager(this.requestTimeoutMs);
         const stored = await jsm.streams.getMessage(PARTITIONS_STREAM, { last_by_subj: partitionSubject(partition) });
         return stored?.seq ?? 0;
       } catch (err) {
         if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.NoMessageFound) return 0;
         this.parts.log.warn('partition log: reading a partition’s last message failed; trying again', { partition, error: message(err) });
-        await pause(Math.min(retryWaitMs(failures), Math.max(0, deadline - performance.now())));
+        await pause(Math.min(retryLeftMs(failures, sentAt, this.requestTimeoutMs), Math.max(0, deadline - performance.now())));
       }
     }
     return undefined;
   }
 
-  private manager(): Promise<JetStreamManager> {
-    this.jsm ??= jetstreamManager(this.parts.bus.nc, { checkAPI: false });
-    return this.jsm;
+  /** A manager whose requests give up after `timeout` ms (JetStream's default, 5 s, unless given). */
+  private manager(timeout = 5_000): Promise<JetStreamManager> {
+    let jsm = this.managers.get(timeout);
+    if (jsm === undefined) this.managers.set(timeout, (jsm = jetstreamManager(this.parts.bus.nc, { checkAPI: false, timeout })));
+    return jsm;
   }
 
   /**

@@ -4,6 +4,7 @@ import xxhash from 'xxhash-wasm';
 import { PARTITIONS, partitionOf } from '../../engine/cluster/partitions.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
 import { DEV_ACCOUNTS } from '../contracts.js';
+import type { NatsServer } from '../kit/nats-server.js';
 import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { auditLedger, type Arrival, type ChainBlock, type LedgerReport } from '../ledger.js';
@@ -409,4 +410,26 @@ export class ClusterScene {
     await this.rx.close();
     await this.anvil.stop();
   }
+}
+
+/** When a nats-server said it became the leader of `stream` (performance.now()'s clock), after `after`; its log's local time. */
+export function electedAt(servers: readonly NatsServer[], stream: string, after: number): number | undefined {
+  const offset = Date.now() - performance.now();
+  const line = /(\d{4})\/(\d\d)\/(\d\d) (\d\d:\d\d:\d\d\.\d{3})\d* \[INF\] JetStream cluster new stream leader for '\$G > ([^']+)'/g;
+  const at = servers
+    .flatMap((server) => [...server.output().matchAll(line)])
+    .filter((m) => m[5] === stream)
+    .map((m) => new Date(`${m[1]}-${m[2]}-${m[3]}T${m[4]}`).getTime() - offset)
+    .filter((t) => t > after);
+  return at.length === 0 ? undefined : Math.min(...at);
+}
+
+/** The instants (performance.now()'s clock) of the lines of `node`'s log whose message starts with `text`. */
+export function said(node: Node, text: string): number[] {
+  const offset = Date.now() - performance.now();
+  return node
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes(text))
+    .map((line) => Date.parse((JSON.parse(line) as { time: string }).time) - offset);
 }
