@@ -340,17 +340,26 @@ export class ChainLanes {
    * commits here (where they are marked staged with the others); answers them. A failure throws: the batch is tried
    * again (a webhook its owner staged before the failure may then be staged twice).
    */
-  private async stageElsewhere<W extends { streamId: string; payload: Record<string, unknown>; event: BlockEvent }>(
+  private async stageElsewhere<W extends { streamId: string; payload: Record<string, unknown>; event: BlockEvent; open: OpenEvent }>(
     ready: readonly W[],
   ): Promise<Set<W>> {
     const away = new Set<W>();
     const elsewhere = this.opts.elsewhere;
     if (elsewhere === undefined) return away;
+    const owns = this.opts.owns ?? (() => true);
     const byPartition = new Map<number, W[]>();
     for (const w of ready) {
       const p = elsewhere.partitionOf(w.streamId);
-      // A block that left the canonical chain is not delivered (checked again in the transaction).
-      if (p === undefined || this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) !== w.event.hash) continue;
+      // A block that left the canonical chain is not delivered (checked again in the transaction); nor a webhook built
+      // for a partition lost meanwhile: its stream's queue is not owned here either, but no other node stages it for
+      // this one (the transaction drops it, the partition's next owner matches it: forwarded, it would not be marked
+      // staged, and that owner would stage it a second time).
+      if (
+        p === undefined ||
+        !owns(w.open.partitionOf.get(w.streamId)!) ||
+        this.kv.get<string>('canon', blockKey(this.chain, w.event.number)) !== w.event.hash
+      )
+        continue;
       away.add(w);
       const list = byPartition.get(p);
       if (list === undefined) byPartition.set(p, [w]);

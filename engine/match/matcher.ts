@@ -78,12 +78,12 @@ export class StreamMatcher {
   /** Every chain whose drain was woken: a partition adopted wakes them all. */
   private readonly chains = new Set<string>();
   /**
-   * A node keeping events for other owners (retainEvents): per chain, where its drain starts reading them. Every
-   * event before it was finished for the partitions owned when it was read: read again at every round, the events
-   * kept (a thousand blocks' worth) would cost each block tens of milliseconds. A partition adopted, or a wake from
-   * outside this matcher's events(), reads from the first again.
+   * A node keeping events for other owners (retainEvents): per chain, where its drain starts reading them, and the
+   * partitions it was read for. Every event before it was finished for those partitions (read again at every round,
+   * the events kept, a thousand blocks' worth, would cost each block tens of milliseconds), not for others: a round
+   * owning one more, a partition adopted, or a wake from outside this matcher's events() reads from the first again.
    */
-  private readonly scanFrom = new Map<string, string>();
+  private readonly scanFrom = new Map<string, { key: string; owned: ReadonlySet<number> }>();
   /**
    * Per chain, the events written through events() whose write has not been read back committed, by key: its token.
    * Events do not come in key order (a block's confirmation comes below newer blocks), so a drain starts at the
@@ -96,6 +96,11 @@ export class StreamMatcher {
   private readonly elsewhere: StagedElsewhere | undefined;
   /** The adoptions under way (what this node finished for each partition being forgotten). */
   private adopting: Promise<unknown> = Promise.resolve();
+  /**
+   * Partitions adopted whose forgetting is not committed yet (adoptions under way of each): not matched until it is,
+   * or the events this node finished for them before would be matched after newer ones.
+   */
+  private readonly forgetting = new Map<number, number>();
 
   private readonly kv: Kv;
   private readonly store: Kv;
@@ -185,7 +190,11 @@ export class StreamMatcher {
    * last owner left them (the partition's marks), this node's own earlier ownership included (forgetFinished).
    */
   adopt(partition: number): void {
+    this.forgetting.set(partition, (this.forgetting.get(partition) ?? 0) + 1);
     const wakeAll = (): void => {
+      const left = this.forgetting.get(partition)! - 1;
+      if (left === 0) this.forgetting.delete(partition);
+      else this.forgetting.set(partition, left);
       for (const c of this.chains) this.wake(c);
     };
     const forgot = this.kv
@@ -222,9 +231,13 @@ export class StreamMatcher {
     this.runs.wake(chain);
   }
 
-  /** Where the chain's drain starts reading its events: where the last one stopped, or an event written since, below it. */
-  private startOf(chain: string): string {
-    let from = this.scanFrom.get(chain) ?? `${chain}/`;
+  /**
+   * Where the chain's drain for the partitions `owned` starts reading its events: where the last one stopped (if it
+   * read them for these partitions, or more), or an event written since, below it.
+   */
+  private startOf(chain: string, owned: ReadonlySet<number>): string {
+    const last = this.scanFrom.get(chain);
+    let from = last !== undefined && [...owned].every((p) => last.owned.has(p)) ? last.key : `${chain}/`;
     const unread = this.unread.get(chain);
     for (const [key, w] of unread ?? []) {
       if (key < from) from = key;
@@ -261,13 +274,13 @@ export class StreamMatcher {
         await lanes.progress();
         continue;
       }
-      // The partitions owned as the round starts: one adopted while it runs (its awaits) waits for the next round.
+      // The partitions owned (and adopted) as the round starts: one adopted while it runs (its awaits) waits for the next round.
       const owned = new Set<number>();
-      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p)) owned.add(p);
+      for (let p = 0; p < PARTITIONS; p++) if (this.owns(p) && !this.forgetting.has(p)) owned.add(p);
       const owns = (p: number): boolean => owned.has(p) && this.owns(p);
       // The oldest events not handed yet (the lanes may still hold older ones, or a reorg's block under a handed key).
-      const { events: pending, next } = scanEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns, this.startOf(chain));
-      if (this.opts.retainEvents !== undefined) this.scanFrom.set(chain, next);
+      const { events: pending, next } = scanEvents(this.kv, chain, lanes.size + EVENTS_PER_ROUND, owns, this.startOf(chain, owned));
+      if (this.opts.retainEvents !== undefined) this.scanFrom.set(chain, { key: next, owned });
       // An event handed before a partition was adopted is handed again for it once its lanes finished it; till then
       // no newer event is handed for that partition, so each of its streams gets its webhooks in event order.
       const behind = lanes.lacking(pending, owns);

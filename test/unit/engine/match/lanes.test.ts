@@ -31,7 +31,8 @@ describe('the lanes of a chain', () => {
   // Service time moves only when the test advances it.
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
 
-  function rig(elsewhere?: StagedElsewhere) {
+  /** `owns`: the partitions this node owns now (a cluster node's); all by default. */
+  function rig(elsewhere?: StagedElsewhere, owns?: (partition: number) => boolean) {
     const staged: string[] = [];
     const started: string[] = [];
     const budgets = new Map<string, CallBudget>();
@@ -68,6 +69,7 @@ describe('the lanes of a chain', () => {
         triggerShareMs: 1_000,
         retryMs: 1_000,
         ...(elsewhere === undefined ? {} : { elsewhere }),
+        ...(owns === undefined ? {} : { owns }),
       },
       () => false,
     );
@@ -205,6 +207,35 @@ describe('the lanes of a chain', () => {
     expect(asked.at(-1)).toEqual({ partition: 9, webhooks: ['m20', 'm21'] });
     expect(asked.every((a) => a.partition === 9 && a.webhooks.join() === 'm20,m21')).toBe(true);
     expect(left()).toEqual([]);
+  });
+
+  it('neither stages nor has another node stage a webhook built for a partition lost meanwhile: its event waits for the partition’s next owner', async () => {
+    const asked: string[] = [];
+    let owned = true;
+    // As a cluster node wires it: a stream's queue in a partition this node does not own is another node's to stage.
+    const r = rig(
+      {
+        partitionOf: () => (owned ? undefined : 0),
+        stage: async (_partition, items) => {
+          asked.push(...items.map((i) => String(i.payload['name'])));
+        },
+      },
+      () => owned,
+    );
+    const [e30] = seen([30]);
+    r.hand(e30!, block(30), [{ stream: stream('s'), refs: [] }]);
+    // Partition 0 lost (the bus down, its lease unrenewed) while s's webhook builds: s is not moving.
+    owned = false;
+    await r.end('s30');
+    await r.lanes.settled();
+    try {
+      expect(asked).toEqual([]);
+      expect(r.staged).toEqual([]);
+      expect(left()).toEqual(['30:']);
+    } finally {
+      // Gone for the next tests, which read the log.
+      store.transact(() => store.remove('blockEvents', e30!.key));
+    }
   });
 
   it('gives each build its budget from when it starts, and none past LAG_BUDGETS budgets after its event was handed', async () => {

@@ -57,6 +57,24 @@ function storeBlocks(store: Store, seen: number[], confirm: number[] = [], retai
   });
 }
 
+/**
+ * Stores blocks as storeBlocks does, through a matcher's listeners (`events()`), as a follower or the blocks applied
+ * from the bus write them, then says the write committed.
+ */
+function writer(kv: Kv, events: ChainEvents): (seen: number[], confirm?: number[]) => void {
+  return (seen, confirm = []) => {
+    kv.transact(() => {
+      for (const n of seen) {
+        kv.put('canon', blockKey(CHAIN, n), `0x${n}`);
+        kv.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
+        events.seen(CHAIN, n, `0x${n}`);
+      }
+      for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
+    });
+    events.committed?.(CHAIN);
+  };
+}
+
 /** A chain's watchlist and match pool where every stream matches every block. */
 function everyBlockMatches(streams: ReadonlyArray<{ id: string; tenantId: string }>): { watchlist: Watchlist; pool: MatchPool } {
   const watchlist = {
@@ -215,18 +233,7 @@ describe('matching per partition', () => {
       partitionOf: (s: StoredStream) => PARTITION[s.id]!,
     });
     // Written through the matcher's listeners, as a follower (or the blocks applied from the bus) writes them.
-    const events: ChainEvents = m.events();
-    const write = (seen: number[], confirm: number[] = []): void => {
-      store.transact(() => {
-        for (const n of seen) {
-          store.put('canon', blockKey(CHAIN, n), `0x${n}`);
-          store.putRaw('blocks', blockKey(CHAIN, n), new Uint8Array([n]));
-          events.seen(CHAIN, n, `0x${n}`);
-        }
-        for (const n of confirm) events.confirmed(CHAIN, n, `0x${n}`);
-      });
-      events.committed?.(CHAIN);
-    };
+    const write = writer(store, m.events());
     const upTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     write(upTo(300), upTo(290));
     await m.settled();
@@ -363,6 +370,60 @@ describe('matching per partition', () => {
     release();
     await m.settled();
     expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:2:s']);
+    await m.stop();
+  });
+
+  it('a partition adopted on a node keeping events gets its streams’ webhooks from the oldest event it has not finished, though the drain had started past it for the others', async () => {
+    const { store } = chain();
+    const owned = new Set([3]);
+    const { m, staged } = matcher(store, (p) => owned.has(p), undefined, { retainEvents: 100 });
+    // Written through the matcher's listeners, as a follower (or the blocks applied from the bus) writes them.
+    const write = writer(store, m.events());
+    // Blocks 1 and 2 finished for partition 3: the drain starts past them from now on.
+    write([1, 2], [1]);
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s']);
+    // The next commit's drain (a write of another chain's, say) reads them finished.
+    write([]);
+    await m.settled();
+    // Partition 40 owned (the link's `ready`) as block 3 and the confirmation of 2 come, and adopted: the round they
+    // wake runs while the adoption's forgetting is still being written.
+    owned.add(40);
+    write([3], [2]);
+    m.adopt(40);
+    await m.settled();
+    expect(staged.filter((w) => w[0] === 'e')).toEqual(['e:1:s', 'e:1:c', 'e:2:s', 'e:2:c', 'e:3:s']);
+    expect(staged.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s', 'a:2:c', 'a:3:s']);
+    await m.stop();
+  });
+
+  it('a partition adopted again after its units were taken back gets their webhooks before a block that comes while it is being adopted', async () => {
+    const { store } = chain();
+    // A cluster node: its marks written through the capture, its events kept.
+    const kv = new CapturingKv(store, () => 0);
+    const owned = new Set([...Array(PARTITIONS).keys()]);
+    const { m, staged } = matcher(kv, (p) => owned.has(p), undefined, { retainEvents: 100 });
+    const write = writer(kv, m.events());
+    write([1, 2], [1]);
+    await m.settled();
+    write([]);
+    await m.settled();
+    expect(staged).toHaveLength(STREAMS.length * 3);
+    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost.
+    const units = kv.seal().filter((u) => u.change.partition === 3);
+    store.transact(() => {
+      for (const u of units.reverse()) takeBack(store, u);
+    });
+    owned.delete(3);
+    await m.drop(3);
+    // The lease taken again (owned, adopted), and block 3 comes while what this node finished for it is forgotten.
+    owned.add(3);
+    m.adopt(3);
+    write([3]);
+    await m.settled();
+    const again = staged.slice(STREAMS.length * 3);
+    expect(again.filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s', 'a:3:s']);
+    expect(again.filter((w) => w[0] === 'e')).toEqual(['e:3:s']);
     await m.stop();
   });
 
