@@ -219,6 +219,13 @@ export async function startNatsCluster(options: { size?: number; maxPayload?: st
         await sleep(50);
       }
     }
+    // And the meta leader counts every server as a peer: till then a stream of `size` copies is refused ("no
+    // suitable peers for placement"), as a bucket of CHAINPOST_NATS_REPLICAS=3 was at a test's start.
+    while (!(await placesCopies(servers[0]!.url, size))) {
+      if (performance.now() > deadline)
+        throw new Error(`no stream of ${size} copies placed within ${READY_MS} ms:\n${servers.map((x) => x.output()).join('\n')}`);
+      await sleep(100);
+    }
   } catch (err) {
     await close();
     throw err;
@@ -232,6 +239,23 @@ async function jetStreamAnswers(url: string): Promise<boolean> {
   if (nc === undefined) return false;
   try {
     await (await jetstreamManager(nc, { timeout: 1_000 })).getAccountInfo();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Whether the cluster at `url` places a stream of `copies` replicas (made and deleted again). */
+async function placesCopies(url: string, copies: number): Promise<boolean> {
+  const nc = await connect({ servers: url, timeout: 1_000 }).catch(() => undefined);
+  if (nc === undefined) return false;
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+    const name = `chainpost_probe_${process.pid}`;
+    await jsm.streams.add({ name, subjects: [`chainpost.probe.${process.pid}`], num_replicas: copies });
+    await jsm.streams.delete(name);
     return true;
   } catch {
     return false;
