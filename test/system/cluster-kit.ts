@@ -21,6 +21,34 @@ export interface Partition {
 export const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
   ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
 
+/** The undelivered webhooks of every partition `n` holds (as /health counts them: at most once a second). */
+export const queuedOn = async (n: RunningBinary): Promise<number> => (await partitionsOf(n)).reduce((sum, p) => sum + (p.queued ?? 0), 0);
+
+/** Every partition `n` holds, adopted (its log applied). */
+export const adoptedAll = async (n: RunningBinary): Promise<boolean> =>
+  (await partitionsOf(n)).filter((p) => p.queued !== null).length === 64;
+
+/**
+ * Which of `a` and `b` holds the webhook `stage` queues (one that fails and waits for its retry): the node whose
+ * partitions' queues grew by one while the other's did not.
+ */
+export async function queuedWhere(a: RunningBinary, b: RunningBinary, stage: () => Promise<void>): Promise<RunningBinary> {
+  const [qa, qb] = [await queuedOn(a), await queuedOn(b)];
+  await stage();
+  let owner: RunningBinary | undefined;
+  const found = await until(
+    async () => {
+      const [da, db] = [(await queuedOn(a)) - qa, (await queuedOn(b)) - qb];
+      owner = da === 1 && db === 0 ? a : da === 0 && db === 1 ? b : undefined;
+      return owner !== undefined;
+    },
+    10_000,
+    100,
+  );
+  expect(found).toBe(true);
+  return owner!;
+}
+
 /** Every partition held by `nodes` and adopted (its log applied), none twice. */
 export const settled = async (nodes: RunningBinary[]): Promise<boolean> => {
   const held = (await Promise.all(nodes.map(partitionsOf))).flat();

@@ -4,6 +4,7 @@ import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
+import { adoptedAll, partitionsOf, queuedOn, queuedWhere } from './cluster-kit.js';
 
 /**
  * A stream moving partitions on a cluster: two nodes (the built binary) on one nats-server and anvil. A stream's
@@ -20,11 +21,6 @@ const KEY = 'cpk_cluster_move_0123456789abcdefXYZ0';
 const WALLET = '0x00000000000000000000000000000000000c1a59';
 const SENDER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const BLOCK_MS = 20_000;
-
-interface Partition {
-  partition: number;
-  queued: number | null;
-}
 
 let nats: NatsServer;
 let anvil: Anvil;
@@ -43,9 +39,6 @@ const env = (): Record<string, string> => ({
   CHAINPOST_TEST_CLOCK: '1',
 });
 
-const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
-  ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
-const queuedOn = async (n: RunningBinary): Promise<number> => (await partitionsOf(n)).reduce((sum, p) => sum + (p.queued ?? 0), 0);
 const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => anvilRpc<T>(anvil.url, method, params);
 /** Pays WALLET in a block of its own; answers the transaction's hash. */
 const pay = (): Promise<string> => rpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
@@ -67,7 +60,7 @@ afterAll(async () => {
 
 describe('a stream moving partitions on a cluster (two nodes, the built binary)', () => {
   it('sends its webhooks through its old partition’s owner while a retry waits there, then moves to its new partition once that queue drained', async () => {
-    expect(await until(async () => (await partitionsOf(a)).filter((p) => p.queued !== null).length === 64, 15_000, 50)).toBe(true);
+    expect(await until(async () => await adoptedAll(a), 15_000, 50)).toBe(true);
     b = await startBinary(env(), tempDir());
     expect(
       await until(
@@ -94,25 +87,12 @@ describe('a stream moving partitions on a cluster (two nodes, the built binary)'
       return made.body.id as string;
     };
     /** The node owning a stream's partition: a failing webhook of it waits there (its retry a minute on). */
-    const ownerOf = async (id: string): Promise<RunningBinary> => {
-      const [qa, qb] = [await queuedOn(a), await queuedOn(b)];
-      failing.add(paths.get(id)!);
-      const staged = await a.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [hooked(0)] } });
-      expect(staged.body.results).toEqual(['queued']);
-      let owner: RunningBinary | undefined;
-      expect(
-        await until(
-          async () => {
-            const [da, db] = [(await queuedOn(a)) - qa, (await queuedOn(b)) - qb];
-            owner = da === 1 && db === 0 ? a : da === 0 && db === 1 ? b : undefined;
-            return owner !== undefined;
-          },
-          10_000,
-          100,
-        ),
-      ).toBe(true);
-      return owner!;
-    };
+    const ownerOf = (id: string): Promise<RunningBinary> =>
+      queuedWhere(a, b, async () => {
+        failing.add(paths.get(id)!);
+        const staged = await a.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [hooked(0)] } });
+        expect(staged.body.results).toEqual(['queued']);
+      });
 
     // The stream: a failed webhook waits for its retry (a minute on) in its first URL's partition.
     const id = await make('/move-from');

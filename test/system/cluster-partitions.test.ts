@@ -4,6 +4,7 @@ import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
+import { adoptedAll, partitionsOf, queuedOn } from './cluster-kit.js';
 
 /**
  * Delivery on partitions, end to end: two nodes (the built binary) on one nats-server and anvil, streams to receiver
@@ -24,12 +25,6 @@ const SENDER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const STREAMS = 8;
 const BLOCK_MS = 20_000;
 
-interface Partition {
-  partition: number;
-  revision: number;
-  queued: number | null;
-}
-
 let nats: NatsServer;
 let anvil: Anvil;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
@@ -47,9 +42,6 @@ const env = (): Record<string, string> => ({
   CHAINPOST_RATE_LIMIT: '0',
   CHAINPOST_TEST_CLOCK: '1',
 });
-
-const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
-  ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
 
 const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => anvilRpc<T>(anvil.url, method, params);
 
@@ -78,7 +70,7 @@ afterAll(async () => {
 describe('delivery on partitions: two nodes (the built binary) on one nats-server', () => {
   it('resumes a killed owner’s partitions on the other node: its queued webhooks arrive and each retry fires at its time', async () => {
     // A alone is every partition's preferred node: it owns and adopts them all.
-    expect(await until(async () => (await partitionsOf(a)).filter((p) => p.queued !== null).length === 64, 10_000, 50)).toBe(true);
+    expect(await until(async () => await adoptedAll(a), 10_000, 50)).toBe(true);
     for (let i = 0; i < STREAMS; i++) {
       const made = await a.call('/streams/evm', {
         method: 'PUT',
@@ -101,7 +93,7 @@ describe('delivery on partitions: two nodes (the built binary) on one nats-serve
       );
     expect(await until(() => attempted().size === STREAMS, BLOCK_MS, 50)).toBe(true);
     // Their failures recorded and published: A's partitions hold them queued.
-    expect(await until(async () => (await partitionsOf(a)).reduce((n, p) => n + (p.queued ?? 0), 0) >= STREAMS, 10_000, 50)).toBe(true);
+    expect(await until(async () => (await queuedOn(a)) >= STREAMS, 10_000, 50)).toBe(true);
     const failedOn = async (n: RunningBinary): Promise<number> =>
       ((await n.call('/history?limit=100')).body.result as Array<{ streamId: string }>).filter((h) => streamIds.includes(h.streamId))
         .length;
@@ -132,7 +124,7 @@ describe('delivery on partitions: two nodes (the built binary) on one nats-serve
     const adoptedAt = performance.now() - killedAt;
     expect(adoptedAt, `held after ${heldAt} ms`).toBeLessThan(2 * TTL_MS);
     // Counted at most once a second (/health's figures).
-    expect(await until(async () => (await partitionsOf(b)).reduce((n, p) => n + (p.queued ?? 0), 0) === STREAMS, 3_000, 100)).toBe(true);
+    expect(await until(async () => (await queuedOn(b)) === STREAMS, 3_000, 100)).toBe(true);
 
     // Not before its time: half a minute on, nothing was sent again.
     const before = delivered(hash).length;
@@ -148,7 +140,7 @@ describe('delivery on partitions: two nodes (the built binary) on one nats-serve
           .map((w) => w.body.streamId),
       );
     expect(await until(() => retried().size === STREAMS, 10_000, 50)).toBe(true);
-    expect(await until(async () => (await partitionsOf(b)).reduce((n, p) => n + (p.queued ?? 0), 0) === 0, 5_000, 50)).toBe(true);
+    expect(await until(async () => (await queuedOn(b)) === 0, 5_000, 50)).toBe(true);
 
     // A block after the kill: B follows the chain and matches it for the partitions it adopted, every stream's.
     const next = await pay();

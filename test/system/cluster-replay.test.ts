@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
+import { adoptedAll, partitionsOf, queuedOn, queuedWhere } from './cluster-kit.js';
 
 /**
  * A replay asked on any node is carried out by the partition's owner: two nodes (the built binary) on one
@@ -18,12 +19,6 @@ import { startReceiver } from '../receiver.js';
 const TTL_MS = 3_000;
 const STREAMS = 3;
 
-interface Partition {
-  partition: number;
-  revision: number;
-  queued: number | null;
-}
-
 let nats: NatsServer;
 let rx: Awaited<ReturnType<typeof startReceiver>>;
 let a: RunningBinary;
@@ -38,10 +33,7 @@ const env = (): Record<string, string> => ({
   CHAINPOST_TEST_CLOCK: '1',
 });
 
-const partitionsOf = async (n: RunningBinary): Promise<Partition[]> =>
-  ((await n.call('/health')).body.cluster?.partitions ?? []) as Partition[];
 /** The webhooks of a node's partitions waiting to be delivered (counted at most once a second). */
-const queuedOn = async (n: RunningBinary): Promise<number> => (await partitionsOf(n)).reduce((sum, p) => sum + (p.queued ?? 0), 0);
 /** A stream's history records as a node reads them. */
 const historyOf = async (
   n: RunningBinary,
@@ -77,7 +69,7 @@ afterAll(async () => {
 
 describe('a replay asked on any node is carried out by the partition’s owner (two nodes, the built binary)', () => {
   it('posts the replay once, from the owner: the record reads delivered on both nodes and its retry does not fire', async () => {
-    expect(await until(async () => (await partitionsOf(a)).filter((p) => p.queued !== null).length === 64, 15_000, 50)).toBe(true);
+    expect(await until(async () => await adoptedAll(a), 15_000, 50)).toBe(true);
     const ids: string[] = [];
     for (let i = 0; i < STREAMS; i++) {
       const made = await a.call('/streams/evm', {
@@ -103,23 +95,12 @@ describe('a replay asked on any node is carried out by the partition’s owner (
     rx.state.answer = () => 500;
     for (const id of ids) {
       // Staged by the stream's partition's owner, whichever node is asked; it fails and waits for its retry there.
-      const [qa, qb] = [await queuedOn(a), await queuedOn(b)];
-      const staged = await a.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [block(1)] } });
-      expect(staged.status, JSON.stringify(staged.body)).toBe(200);
-      expect(staged.body.results).toEqual(['queued']);
-      expect(await until(() => sentTo(id).length === 1, 10_000, 20)).toBe(true);
-      let owner: RunningBinary | undefined;
-      expect(
-        await until(
-          async () => {
-            const [da, db] = [(await queuedOn(a)) - qa, (await queuedOn(b)) - qb];
-            owner = da === 1 && db === 0 ? a : da === 0 && db === 1 ? b : undefined;
-            return owner !== undefined;
-          },
-          10_000,
-          100,
-        ),
-      ).toBe(true);
+      const owner = await queuedWhere(a, b, async () => {
+        const staged = await a.call(`/admin/streams/${id}/webhooks`, { method: 'POST', json: { webhooks: [block(1)] } });
+        expect(staged.status, JSON.stringify(staged.body)).toBe(200);
+        expect(staged.body.results).toEqual(['queued']);
+        expect(await until(() => sentTo(id).length === 1, 10_000, 20)).toBe(true);
+      });
       const asker = owner === a ? b : a;
       // The failure's record, applied from the partition's log on the other node too.
       expect(
@@ -226,7 +207,7 @@ describe('a replay asked on any node is carried out by the partition’s owner (
     expect(sentTo(id)).toHaveLength(3);
 
     // The other node owns every partition within 2 lease TTLs: the replay is carried out there.
-    expect(await until(async () => (await partitionsOf(asker)).filter((p) => p.queued !== null).length === 64, 4 * TTL_MS, 50)).toBe(true);
+    expect(await until(async () => await adoptedAll(asker), 4 * TTL_MS, 50)).toBe(true);
     const done = await asker.call(`/history/replay/${next!}`, { method: 'POST' });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body).toMatchObject({ id: next, delivered: true });
