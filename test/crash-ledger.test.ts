@@ -8,7 +8,7 @@ import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS } from './contracts.js';
 // The built binary: the ledger is about SIGKILL of the server's process at chosen moments.
 import { startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from './helpers.js';
-import { auditLedger, type Arrival, type ChainBlock, type LedgerReport } from './ledger.js';
+import { auditLedger, canonicalChain, type Arrival, type LedgerReport } from './ledger.js';
 import { startReceiver, type Received } from './receiver.js';
 
 /**
@@ -358,23 +358,7 @@ describe('crash ledger', () => {
       await send(pick(WATCHED));
       await mine(CONFIRMATIONS + 2);
       const head = await anvilHead();
-      const chain: ChainBlock[] = [];
-      for (let n = firstBlock; n <= head; n += 16) {
-        const batch = await Promise.all(
-          Array.from({ length: Math.min(16, head - n + 1) }, (_, i) =>
-            rpc.call<{ number: string; hash: string; transactions: Array<{ hash: string; from: string; to: string | null }> }>(
-              'eth_getBlockByNumber',
-              [hex(n + i), true],
-            ),
-          ),
-        );
-        for (const b of batch)
-          chain.push({
-            number: Number(b.number),
-            hash: b.hash,
-            txs: b.transactions.map((t) => ({ hash: t.hash, from: t.from.toLowerCase(), to: t.to?.toLowerCase() ?? null })),
-          });
-      }
+      const chain = await canonicalChain((method, params) => rpc.call(method, params), firstBlock, head);
       const arrivals = (): Arrival[] =>
         receiver.webhooks().map((w) => ({
           streamId: w.body.streamId,

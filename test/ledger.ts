@@ -211,3 +211,25 @@ function seamRepeats(list: readonly Arrival[], depth: number): Map<number, { run
   }
   return out;
 }
+
+/** anvil's canonical chain from block `from` to `to`, as the ledger reads it, through `call` (a JSON-RPC call). */
+export async function canonicalChain(
+  call: <T>(method: string, params: unknown[]) => Promise<T>,
+  from: number,
+  to: number,
+): Promise<ChainBlock[]> {
+  type Block = { number: string; hash: string; transactions: Array<{ hash: string; from: string; to: string | null }> };
+  const chain: ChainBlock[] = [];
+  for (let n = from; n <= to; n += 16) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(16, to - n + 1) }, (_, i) => call<Block>('eth_getBlockByNumber', [`0x${(n + i).toString(16)}`, true])),
+    );
+    for (const b of batch)
+      chain.push({
+        number: Number(b.number),
+        hash: b.hash,
+        txs: b.transactions.map((t) => ({ hash: t.hash, from: t.from.toLowerCase(), to: t.to?.toLowerCase() ?? null })),
+      });
+  }
+  return chain;
+}

@@ -7,7 +7,7 @@ import { DEV_ACCOUNTS } from '../contracts.js';
 import type { NatsServer } from '../kit/nats-server.js';
 import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
-import { auditLedger, type Arrival, type ChainBlock, type LedgerReport } from '../ledger.js';
+import { auditLedger, canonicalChain, type Arrival, type ChainBlock, type LedgerReport } from '../ledger.js';
 import { startReceiver, type Received } from '../receiver.js';
 
 /**
@@ -306,25 +306,7 @@ export class ClusterScene {
 
   /** anvil's chain from the streams' first block to its head. */
   private async chain(): Promise<ChainBlock[]> {
-    const head = await this.head();
-    const chain: ChainBlock[] = [];
-    for (let n = this.firstBlock; n <= head; n += 16) {
-      const batch = await Promise.all(
-        Array.from({ length: Math.min(16, head - n + 1) }, (_, i) =>
-          this.rpc<{ number: string; hash: string; transactions: Array<{ hash: string; from: string; to: string | null }> }>(
-            'eth_getBlockByNumber',
-            [hex(n + i), true],
-          ),
-        ),
-      );
-      for (const b of batch)
-        chain.push({
-          number: Number(b.number),
-          hash: b.hash,
-          txs: b.transactions.map((t) => ({ hash: t.hash, from: t.from.toLowerCase(), to: t.to?.toLowerCase() ?? null })),
-        });
-    }
-    return chain;
+    return canonicalChain((method, params) => this.rpc(method, params), this.firstBlock, await this.head());
   }
 
   private arrivals(): Arrival[] {
