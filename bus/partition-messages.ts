@@ -8,8 +8,9 @@ import { formatHeaders, readFormatted } from './format.js';
  * The format of the partition messages this version writes and reads; a node meeting a newer major one stops applying.
  * 2: `matchMarks` rows are one per (block event, partition) (layout 9); a format-1 message's, one per (chain,
  * partition), are split as they are applied (an older node stops at format 2 rather than miss the marks).
+ * 3: `alerts` rows (an older node, which has no such table, stops at format 3 rather than fail to apply them).
  */
-export const PARTITIONS_FORMAT = 2;
+export const PARTITIONS_FORMAT = 3;
 /** The header carrying the publishing owner's lease revision, and the one naming its node. */
 export const LEASE_REVISION_HEADER = 'Chainpost-Lease-Revision';
 export const NODE_HEADER = 'Chainpost-Node';

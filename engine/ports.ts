@@ -44,6 +44,8 @@ export const CORE_TABLES = [
   'settings',
   'stats',
   'outbox',
+  // Stream alerts decided and not yet e-mailed, per delivery partition (engine/delivery/alerts.ts).
+  'alerts',
   'blockHashes',
   'counts',
   'btcOutputs',

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../bus/connect.js';
 import { FORMAT_HEADER, formatHeaders } from '../bus/format.js';
 import type { BatchBound } from '../bus/ordered.js';
-import { partitionMessage, partitionSubject } from '../bus/partition-messages.js';
+import { PARTITIONS_FORMAT, partitionMessage, partitionSubject } from '../bus/partition-messages.js';
 import { ClusterPartitions, PARTITIONS_SEQ } from '../bus/partitions.js';
 import { ensurePartitionsStream, PARTITIONS_STREAM } from '../bus/streams.js';
 import type { PartitionLogEvent } from '../engine/cluster/partition-log.js';
@@ -221,7 +221,7 @@ describe('the partition log over NATS JetStream', () => {
       const last = await (await jetstreamManager(a.bus.nc)).streams.getMessage(PARTITIONS_STREAM, { seq: 3 });
       expect([last?.header.get('Chainpost-Lease-Revision'), last?.header.get(FORMAT_HEADER), last?.subject]).toEqual([
         '1',
-        '2',
+        String(PARTITIONS_FORMAT),
         'chainpost.partitions.5',
       ]);
       // The first unit's publish sent again as a retry sends it (its acknowledgement lost): appended once, not refused.
@@ -528,12 +528,13 @@ describe('the partition log over NATS JetStream', () => {
       // version reads.
       await js.publish(partitionSubject(4), encode({ v: 1, partition: 4, rows: [['queue', 'q']] }), { headers: formatHeaders(1) });
       const h = headers();
-      h.set(FORMAT_HEADER, '3');
-      await js.publish(partitionSubject(6), encode({ v: 3, partition: 6, rows: [] }), { headers: h });
+      const newer = PARTITIONS_FORMAT + 1;
+      h.set(FORMAT_HEADER, String(newer));
+      await js.publish(partitionSubject(6), encode({ v: newer, partition: 6, rows: [] }), { headers: h });
       const next = partitionMessage({ partition: 4, rows: [['queue', 'q', text('3')]] }, 2, 'upgraded');
       await js.publish(partitionSubject(4), next.data, { headers: next.headers });
       expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
-      expect(b.lines.join('')).toContain('message 3 is in format 3, this node reads format 2: upgrade it');
+      expect(b.lines.join('')).toContain(`message 3 is in format ${newer}, this node reads format ${PARTITIONS_FORMAT}: upgrade it`);
       expect(b.lines.join('')).toContain('a message that is no partition change skipped');
       expect(b.log.applied().seq).toBe(2);
       expect(rows(b)).toEqual(['queue q = 1']);

@@ -74,9 +74,14 @@ export interface Mail {
   data: string;
 }
 
-/** A real SMTP server on 127.0.0.1 that keeps what it receives; with `auth`, only a client logged in with it may send. */
+/**
+ * A real SMTP server on 127.0.0.1 that keeps what it receives; with `auth`, only a client logged in with it may send.
+ * `state.hold(data)` answering a promise holds that mail's answer until it settles, then refuses it (451), unkept:
+ * a mail whose sender is killed meanwhile is never delivered.
+ */
 export async function startSmtp(auth?: { user: string; pass: string }) {
   const mails: Mail[] = [];
+  const state: { hold?: (data: string) => Promise<void> | undefined } = {};
   const server = new SMTPServer({
     authOptional: auth === undefined,
     // No TLS on loopback: AUTH PLAIN in the clear, as the test's own server allows.
@@ -90,6 +95,11 @@ export async function startSmtp(auth?: { user: string; pass: string }) {
       let data = '';
       stream.on('data', (c: Buffer) => (data += c.toString()));
       stream.on('end', () => {
+        const held = state.hold?.(data);
+        if (held !== undefined) {
+          void held.then(() => callback(Object.assign(new Error('held, then refused'), { responseCode: 451 })));
+          return;
+        }
         mails.push({
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
@@ -102,5 +112,10 @@ export async function startSmtp(auth?: { user: string; pass: string }) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
   const login = auth === undefined ? '' : `${encodeURIComponent(auth.user)}:${encodeURIComponent(auth.pass)}@`;
-  return { url: `smtp://${login}127.0.0.1:${port}`, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    url: `smtp://${login}127.0.0.1:${port}`,
+    mails,
+    state,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -11,9 +11,11 @@ import type { PendingUnit, RowWrite } from './partitions.js';
  *   staged in, which its `queueMeta` row keeps;
  * - `history`, `deliveryLogs`, `counts`, `stats`: the partition their key names (partitionTag);
  * - `rates` (`tenant/webhookUrl`): that tenant's and URL's;
- * - `matchMarks` (`<event key>/#NN`): the partition its key names, staged with the webhooks it marks.
+ * - `matchMarks` (`<event key>/#NN`): the partition its key names, staged with the webhooks it marks;
+ * - `alerts` (`#NN/<id>`): an alert decided in the partition and not yet e-mailed, which its next owner sends.
  * Stream states (error, terminated) are the control plane's rows: written in the same transaction, and through
- * the control log as `stream.health`. Alerts kept in `outbox` are the deciding node's own.
+ * the control log as `stream.health`. Alerts that could not be e-mailed, kept in
+ * `outbox`, are the sending node's own.
  */
 export const DELIVERY_TABLES: ReadonlySet<Table> = new Set<Table>([
   'queue',
@@ -25,6 +27,7 @@ export const DELIVERY_TABLES: ReadonlySet<Table> = new Set<Table>([
   'stats',
   'rates',
   'matchMarks',
+  'alerts',
 ]);
 
 /**

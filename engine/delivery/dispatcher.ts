@@ -69,16 +69,14 @@ export interface DeliveryParts extends DispatcherOptions {
   /** A stream's delivery partition (app/ makes it with xxhash32). Absent: every stream is in partition 0. */
   partitionOf?: StreamPartition;
   /**
-   * Captures each unit of work's writes to the delivery tables, per partition with the rows' before-images, and
-   * hands them on once committed, in commit order (engine/cluster/delivery-capture.ts): what a cluster node
-   * publishes on each partition's log. Absent (one process): nothing is captured. Writes through `kv` of the
-   * default queue and rates only are captured.
+   * Captures each unit's writes to the delivery tables per partition, with before-images, handed on once committed
+   * in commit order (engine/cluster/delivery-capture.ts): what a cluster node publishes on each partition's log.
+   * Absent (one process): nothing is captured. Only writes through `kv` (the default queue's and rates') are.
    */
   capture?: UnitCapture;
   /**
-   * Which partitions this node delivers (a cluster node: those it owns). Absent (one process): every partition. With
-   * it, nothing of a stream runs here (its attempts, its retries' timers, its 24-hour rule in error) until its
-   * partition is adopted (`adopt`), and its attempts start only while the partition is writable.
+   * Which partitions this node delivers (a cluster node: those it owns; absent: all). Nothing of a stream (attempts,
+   * retries' timers, 24-hour rule, alerts) runs here until its partition is adopted, attempts only while writable.
    */
   gate?: DeliveryGate;
 }
@@ -100,7 +98,7 @@ const PREPARE_CHUNK = 100;
 /** Called once the transaction that made a change committed. */
 export type AfterCommit = () => void;
 
-/** What an attempt tells of its receiver's origin (Slots): any answer proves it, no answer within the timeout does not; an error says nothing. */
+/** What an attempt tells of its receiver's origin (Slots): any answer proves it, no answer in time does not, an error says nothing. */
 const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | undefined =>
   res?.status !== undefined ? 'answer' : res?.timedOut === true ? 'silence' : undefined;
 
@@ -154,8 +152,7 @@ export class Dispatcher {
   constructor(private readonly parts: DeliveryParts) {
     const { clock, log } = parts;
     // Captured, every write of delivery goes through the capture; else straight to the store (a branch per unit).
-    const kv = parts.capture?.kv ?? parts.kv;
-    this.kv = kv;
+    const kv = (this.kv = parts.capture?.kv ?? parts.kv);
     this.clock = clock;
     this.partitionOf = parts.partitionOf ?? (() => 0);
     this.retention = { ...DEFAULT_RETENTION, ...parts.retention };
@@ -171,7 +168,8 @@ export class Dispatcher {
       parts.partitionOf,
       parts.capture,
     );
-    this.health = new StreamHealth(this.units, clock, new Alerts(parts.kv, clock, parts.mailer, log, parts.alertEmail), this.queue.cap);
+    const alerts = new Alerts(this.units, clock, parts.mailer, log, parts.alertEmail, (p) => parts.gate?.owns(p) ?? true);
+    this.health = new StreamHealth(this.units, clock, alerts, this.queue.cap);
     this.recorder = new AttemptRecorder(this.units, this.health, clock, log);
     this.retries = new RetryScheduler(clock, (id) => this.kick(id), parts.awaitDeliveriesOnWake === true);
     this.slots = new Slots({
@@ -192,6 +190,7 @@ export class Dispatcher {
       this.health.usesUrl(s);
       if (this.parts.gate === undefined || this.parts.gate.owns(this.streamPartition(s))) this.resumeStream(s);
     }
+    void this.health.alerts.flush(); // decided before a crash, not e-mailed
   }
 
   /**
@@ -207,6 +206,7 @@ export class Dispatcher {
       this.queue.forget(s.id);
       this.resumeStream(s);
     }
+    void this.health.alerts.flush(); // its last owner's, not e-mailed
   }
 
   /** Partition `p` is no longer this node's: its streams' timers stop here at once (attempts in flight finish). */
@@ -399,7 +399,7 @@ export class Dispatcher {
         return 'history';
       }
       const queued = unit.queue.enqueue(streamId, partition, { ...body, summary, failures: 0, nextAt: now });
-      if (this.health.queued(s, queued, now)) wentToError.push(s);
+      if (this.health.queued(unit, s, queued, now)) wentToError.push(s);
       touched.add(streamId);
       return 'queued';
     });

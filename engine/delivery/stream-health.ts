@@ -25,7 +25,8 @@ export class StreamHealth {
   constructor(
     private readonly units: Units,
     private readonly clock: Clock,
-    private readonly alerts: Alerts,
+    /** The alerts of the streams' changes (a process's start and a partition's adoption e-mail what waits). */
+    readonly alerts: Alerts,
     /** At this many undelivered webhooks a stream goes to error (the queue's cap). */
     private readonly cap: number,
   ) {}
@@ -64,13 +65,13 @@ export class StreamHealth {
     }
     const next = afterFailure(rate);
     batch.rates.set(key, next);
-    return inError(next) ? this.urlToError(tenant, url, `the success rate of ${url} fell to ${next}%, below 70%`, now) : [];
+    return inError(next) ? this.urlToError(batch, tenant, url, `the success rate of ${url} fell to ${next}%, below 70%`, now) : [];
   }
 
   /** A webhook was queued for `s`, which now holds `queued`: at the cap it goes to error (answers whether). Inside the unit's transaction. */
-  queued(s: DeliveryStream, queued: number, now: number): boolean {
+  queued(batch: Batch, s: DeliveryStream, queued: number, now: number): boolean {
     if (queued < this.cap) return false;
-    this.toError(s, `the queue of undelivered webhooks reached ${this.cap}`, now);
+    this.toError(batch, s, `the queue of undelivered webhooks reached ${this.cap}`, now);
     this.write(s);
     return true;
   }
@@ -85,7 +86,7 @@ export class StreamHealth {
     if (from === 'error') this.cancelTermination(id);
   }
 
-  /** Streams whose entry into error has committed: terminated in 24 hours unless set active, and an alert. */
+  /** Streams whose entry into error has committed: terminated in 24 hours unless set active, and their alerts sent. */
   afterError(streams: readonly DeliveryStream[]): void {
     for (const s of streams) {
       // Read again: a send or prepare between the transaction's callback and its commit (LMDB's write thread)
@@ -93,8 +94,8 @@ export class StreamHealth {
       this.units.reads.changed(s.id);
       this.scheduleTermination(s);
       this.units.reads.port.stateCommitted?.(s);
-      void this.alerts.send(s, `chainpost: stream ${s.id} is in error`, s.statusMessage);
     }
+    if (streams.length > 0) void this.alerts.flush();
   }
 
   /** The log applied a state these rules set on some node (this one's too): its termination follows it. */
@@ -112,23 +113,25 @@ export class StreamHealth {
    * a tenant's every stream, read for each URL entering error, held the event loop for hundreds of ms when a batch of
    * receivers failed together (docs/reliability.md, Soak).
    */
-  private urlToError(tenant: string, url: string, why: string, now: number): DeliveryStream[] {
+  private urlToError(batch: Batch, tenant: string, url: string, why: string, now: number): DeliveryStream[] {
     const out: DeliveryStream[] = [];
     for (const id of [...(this.byUrl.get(rateKey(tenant, url)) ?? [])].sort()) {
       const s = this.units.reads.port.get(tenant, id);
       if (s === undefined || s.webhookUrl !== url || s.status !== 'active') continue;
-      this.toError(s, why, now);
+      this.toError(batch, s, why, now);
       this.write(s);
       out.push(s);
     }
     return out;
   }
 
-  private toError(s: DeliveryStream, why: string, now: number): void {
+  /** `s` goes to error, and its alert waits to be e-mailed: in the unit's transaction. */
+  private toError(batch: Batch, s: DeliveryStream, why: string, now: number): void {
     s.status = 'error';
     s.statusMessage = `Stream in error: ${why}. Webhooks are kept in history; set the stream active to resume, or it is terminated 24 hours after ${new Date(now).toISOString()}.`;
     s.errorSince = now;
     s.updatedAt = now;
+    this.alerts.decided(batch.partition(s), s, `chainpost: stream ${s.id} is in error`, s.statusMessage, now);
   }
 
   private write(s: DeliveryStream): void {
@@ -175,10 +178,11 @@ export class StreamHealth {
             item.historyId,
           );
         }
-        batch.close(now);
         s.status = 'terminated';
         s.statusMessage = `Stream terminated: it stayed in error for 24 hours (since ${new Date(since).toISOString()}). Nothing is sent and new blocks are dropped; its history stays for manual replay.`;
         s.updatedAt = now;
+        this.alerts.decided(partition, s, `chainpost: stream ${id} was terminated`, s.statusMessage, now);
+        batch.close(now);
         this.units.reads.port.putState(s);
         return s;
       })
@@ -189,6 +193,6 @@ export class StreamHealth {
     if (ended !== undefined) batch.committed();
     this.units.reads.changed(id);
     if (ended !== undefined) this.units.reads.port.stateCommitted?.(ended);
-    if (ended !== undefined) void this.alerts.send(ended, `chainpost: stream ${id} was terminated`, ended.statusMessage);
+    if (ended !== undefined) void this.alerts.flush();
   }
 }

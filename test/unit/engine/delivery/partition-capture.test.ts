@@ -131,7 +131,7 @@ describe('delivery units captured per partition', () => {
       const owner = ([table, key]: RowWrite): number => {
         if (table === 'rates') return partitionOf(h32, key.slice(0, key.indexOf('/')), key.slice(key.indexOf('/') + 1));
         if (table === 'queue' || table === 'retries' || table === 'queueMeta') return queueIn.get(key.split('/')[0]!)!;
-        return Number(/\/#(\d\d)(\/|$)/.exec(key)![1]);
+        return Number(/(?:^|\/)#(\d\d)(\/|$)/.exec(key)![1]);
       };
       const TAKEN_BACK = 6;
       let before: ReturnType<typeof deliveryRows> | undefined;

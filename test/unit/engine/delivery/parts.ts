@@ -91,7 +91,7 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
     () => clock.now(),
     'error',
   );
-  const alerts = new Alerts(kv, clock, { send: async (m) => void mails.push(m) }, log, opts.alertEmail);
+  const alerts = new Alerts(units, clock, { send: async (m) => void mails.push(m) }, log, opts.alertEmail);
   const health = new StreamHealth(units, clock, alerts, queue.cap);
   const recorder = new AttemptRecorder(units, health, clock, log);
   /** Registers a stream as the dispatcher does (its record, its tenant, its URL). */
@@ -121,6 +121,7 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
     reads,
     units,
     mails,
+    log,
     alerts,
     health,
     recorder,
