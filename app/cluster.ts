@@ -240,7 +240,15 @@ export async function startClusterNode({
   const owning = ownsPartitions(config.roles) && delivery !== undefined;
   const node = nodeId(kv);
   // Every node applies every partition's log (history, logs, stats for its API), owner or not.
-  const partitions = new ClusterPartitions({ bus: control.bus, kv, node, log, requestTimeoutMs: requestTimeoutMs(config.leaseTtlMs) });
+  const partitions = new ClusterPartitions({
+    bus: control.bus,
+    kv,
+    node,
+    log,
+    requestTimeoutMs: requestTimeoutMs(config.leaseTtlMs),
+    // Kept at a lapsed lease until taken again: an election or a bus outage of that long (docs/decisions/cluster.md).
+    parkedMs: Math.max(30_000, 2 * config.leaseTtlMs),
+  });
   partitions.start();
   let queued = new Map<number, number>();
   let countedAt = -Infinity;
@@ -393,7 +401,8 @@ export function wireDeliveryPartitions({
       return;
     }
     lose(event.partition);
-    void log.release(event.partition);
+    // Lapsed while the bus was unreachable: this node most likely takes it again, and publishes what it kept.
+    void log.release(event.partition, event.reason === 'unrenewed');
   });
   // Within a lease TTL: the attempts in flight end within the delivery timeout at worst, then the units are published.
   owners.setHandOver(async (partition) => {

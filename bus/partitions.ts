@@ -38,6 +38,8 @@ export const partitionPosition = (partition: number): string => `partitionSeq/${
 /** `meta` key: the messages this node missed (gone from the stream before it applied them), once it did. */
 export const PARTITIONS_GAP = 'partitionsGap';
 
+/** How long units kept at a lapsed lease wait for the partition to be taken again by default, ms. */
+const PARKED_MS = 30_000;
 /** How long a takeover waits for the applier to reach the partition's last message by default, ms. */
 const TAKEOVER_WITHIN_MS = 10_000;
 /** How often the applier, having applied nothing since the last look, asks whether the stream holds more, ms. */
@@ -67,6 +69,11 @@ export interface ClusterPartitionsParts {
   takeoverWithinMs?: number;
   /** How many messages (and bytes) one transaction applies at most; APPLY_BATCH by default (bench: 1 message). */
   batch?: BatchBound;
+  /**
+   * How long units kept at a lease that lapsed unrenewed (`release(p, true)`) wait for this node to take the partition
+   * again before they are taken back, ms (PARKED_MS by default; app/ gives max(30 s, 2 TTLs)).
+   */
+  parkedMs?: number;
   /** Told of each change applied from the log to this store, once durable (not of those skipped). */
   applied?(change: PartitionChange, seq: number): void;
   /**
@@ -116,6 +123,19 @@ interface Owned {
   losing?: Promise<void>;
 }
 
+/**
+ * Units of a partition whose lease lapsed unrenewed (the bus unreachable past the TTL), kept in this store and not
+ * published: this node taking the partition again with no other message after `fence` publishes them then (the
+ * webhooks they record as delivered are not sent again); another node's message, a takeover finding the log moved,
+ * `parkedMs` passing or the node stopping takes them back.
+ */
+interface Parked {
+  units: Unacknowledged[];
+  /** The subject's last sequence this node knew (moved by its own units found in the log meanwhile). */
+  fence: number;
+  timer: ReturnType<typeof setTimeout>;
+}
+
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -123,6 +143,7 @@ export class ClusterPartitions implements PartitionLog {
   private readonly js: JetStreamClient;
   private readonly managers = new Map<number, Promise<JetStreamManager>>();
   private readonly owned = new Map<number, Owned>();
+  private readonly parked = new Map<number, Parked>();
   private readonly listeners = new Set<(event: PartitionLogEvent) => void>();
   /** The stream sequence the applier reached. */
   private seq: number;
@@ -197,6 +218,7 @@ export class ClusterPartitions implements PartitionLog {
   async stop(): Promise<void> {
     await Promise.all([...this.owned.keys()].map((n) => this.drained(n, 5_000)));
     await Promise.all([...this.owned.values()].map((o) => this.lose(o, 'released')));
+    await Promise.all([...this.parked.keys()].map((p) => this.unpark(p)));
     this.stopped = true;
     this.running?.stop();
     await this.running?.done;
@@ -216,7 +238,8 @@ export class ClusterPartitions implements PartitionLog {
   async take(partition: number, revision: number): Promise<boolean> {
     const { log } = this.parts;
     const before = this.owned.get(partition);
-    if (before !== undefined && before.state !== 'lost') await this.lose(before, 'released');
+    // Its last loss finished first (units kept or taken back), so what this take finds is settled.
+    if (before !== undefined) await (before.state !== 'lost' ? this.lose(before, 'released') : before.losing);
     const o: Owned = {
       partition,
       revision,
@@ -252,14 +275,51 @@ export class ClusterPartitions implements PartitionLog {
       return false;
     }
     o.fence = Math.max(last, this.positions[partition]!);
+    const parked = this.parked.get(partition);
+    if (parked !== undefined && parked.fence === o.fence) {
+      // Nobody published it since: what this node kept is the log's next units, published first, under this lease.
+      this.parked.delete(partition);
+      clearTimeout(parked.timer);
+      o.queue = parked.units.map((u) => ({ ...u, id: `${this.parts.node}.${partition}.${revision}.${o.next++}` }));
+      log.info('partition log: units kept since the lease lapsed are published under the lease taken again', {
+        partition,
+        units: o.queue.length,
+      });
+    } else if (parked !== undefined) await this.unpark(partition);
+    if (o.state !== 'catching up') {
+      await o.losing;
+      return false;
+    }
     o.state = 'ready';
     this.emit({ kind: 'ready', partition, revision });
+    this.pump(o);
     return true;
   }
 
-  async release(partition: number): Promise<void> {
+  /**
+   * `keep`: the lease lapsed unrenewed (the bus unreachable): the units not acknowledged are kept apart (Parked), for
+   * this node to publish if it takes the partition again before anyone else publishes it.
+   */
+  async release(partition: number, keep = false): Promise<void> {
     const o = this.owned.get(partition);
-    if (o !== undefined) await this.lose(o, 'released');
+    if (o !== undefined) await this.lose(o, 'released', keep);
+  }
+
+  /** Takes back the units kept of the partition, newest first, and tells their submitters. */
+  private async unpark(partition: number): Promise<void> {
+    const parked = this.parked.get(partition);
+    if (parked === undefined) return;
+    this.parked.delete(partition);
+    clearTimeout(parked.timer);
+    try {
+      await this.parts.kv.transactAsync(() => {
+        for (const u of [...parked.units].reverse()) takeBack(this.parts.kv, u.unit);
+      });
+    } catch (err) {
+      return void this.halt('its store could not be written', { error: message(err) });
+    }
+    this.parts.log.warn('partition log: units kept since the lease lapsed taken back', { partition, units: parked.units.length });
+    for (const u of parked.units) u.reject(new PartitionLost(partition, 'released'));
   }
 
   submit(units: readonly PendingUnit[]): Array<Promise<void>> {
@@ -308,13 +368,23 @@ export class ClusterPartitions implements PartitionLog {
    * Stops owning the partition: after the publish in flight settles (its acknowledgement or refusal), the units not
    * acknowledged are taken back in one transaction, newest first, and their submitters told.
    */
-  private lose(o: Owned, reason: PartitionLoss): Promise<void> {
+  private lose(o: Owned, reason: PartitionLoss, keep = false): Promise<void> {
     if (o.losing !== undefined) return o.losing;
     if (o.state === 'lost') return Promise.resolve();
     const wasReady = o.state === 'ready';
     o.state = 'lost';
     o.losing = (async () => {
       await within(o.pumping ?? Promise.resolve(), this.publishTimeoutMs);
+      if (keep && wasReady && o.queue.length > 0 && !this.parked.has(o.partition)) {
+        const units = o.queue.splice(0);
+        const timer = setTimeout(() => void this.unpark(o.partition), this.parts.parkedMs ?? PARKED_MS);
+        timer.unref?.();
+        this.parked.set(o.partition, { units, fence: o.fence, timer });
+        this.parts.log.warn('partition log: the lease lapsed; units not acknowledged kept for this node taking it again', {
+          partition: o.partition,
+          units: units.length,
+        });
+      }
       let taken: Unacknowledged[] = [];
       await this.parts.kv.transactAsync(() => {
         // Inside the transaction: the applier may have found some in the log meanwhile (acknowledged, not taken back).
@@ -566,6 +636,9 @@ export class ClusterPartitions implements PartitionLog {
     const drained = new Set<Owned>();
     const superseded: Array<{ o: Owned; taken: Unacknowledged[]; wasReady: boolean; seq: number }> = [];
     const wrote: Delivered[] = [];
+    /** Kept units found in the log (acknowledged), and those another node's message took back. */
+    const parkedFound: Unacknowledged[] = [];
+    const unparked: Array<{ partition: number; units: Unacknowledged[] }> = [];
     // Moved once the transaction committed: a takeover waiting for a position reads the store right after.
     const moved = new Map<number, number>();
     const lastSeq = run.at(-1)!.seq;
@@ -577,12 +650,23 @@ export class ClusterPartitions implements PartitionLog {
           if (d.seq <= this.positions[partition]!) continue;
           const o = this.owned.get(partition);
           const mine = o?.queue.findIndex((u) => u.id === d.id) ?? -1;
-          if (o !== undefined && mine >= 0) {
+          const parked = this.parked.get(partition);
+          const kept = parked?.units.findIndex((u) => u.id === d.id) ?? -1;
+          if (parked !== undefined && kept >= 0) {
+            // Kept at a lapsed lease, yet durable (its acknowledgement lost): this store holds it.
+            parkedFound.push(...parked.units.splice(0, kept + 1));
+            parked.fence = Math.max(parked.fence, d.seq);
+          } else if (o !== undefined && mine >= 0) {
             // This node's own units, durable in the log (their acknowledgement not read yet): its store holds them.
             found.push(...o.queue.splice(0, mine + 1));
             o.fence = Math.max(o.fence, d.seq);
             drained.add(o);
           } else {
+            if (parked !== undefined && parked.units.length > 0) {
+              // Another node published the partition: what this node kept is taken back before its rows go on.
+              for (const u of [...parked.units].reverse()) takeBack(kv, u.unit);
+              unparked.push({ partition, units: parked.units.splice(0) });
+            }
             if (o !== undefined && (o.state === 'ready' || o.queue.length > 0)) {
               // Another node published the partition: this node's units after it will be refused; taken back first.
               const taken = o.queue.splice(0);
@@ -605,7 +689,19 @@ export class ClusterPartitions implements PartitionLog {
     for (const [partition, seq] of moved) this.positions[partition] = Math.max(this.positions[partition]!, seq);
     this.seq = lastSeq;
     this.pending = run.at(-1)!.pending;
-    for (const u of found) u.resolve();
+    for (const u of [...found, ...parkedFound]) u.resolve();
+    for (const [partition, parked] of this.parked)
+      if (parked.units.length === 0) {
+        clearTimeout(parked.timer);
+        this.parked.delete(partition);
+      }
+    for (const { partition, units } of unparked) {
+      log.warn('partition log: another node published a partition whose units this node kept; taken back', {
+        partition,
+        units: units.length,
+      });
+      for (const u of units) u.reject(new PartitionLost(partition, 'superseded'));
+    }
     for (const o of drained) if (o.queue.length === 0) for (const wake of o.drainedWaiters.splice(0)) wake();
     for (const { o, taken, wasReady, seq } of superseded) {
       log.error('partition log: another node published a partition this node owned; it stops owning it', { partition: o.partition, seq });

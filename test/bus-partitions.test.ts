@@ -61,6 +61,7 @@ class Scene {
       publishTimeoutMs?: number;
       kv?: (store: Store) => Kv;
       batch?: BatchBound;
+      parkedMs?: number;
     } = {},
   ): Promise<Node> {
     const dir = opts.dir ?? tempDir();
@@ -94,6 +95,7 @@ class Scene {
       log: jsonLogger((line) => lines.push(line), Date.now, 'debug'),
       publishTimeoutMs: opts.publishTimeoutMs ?? 2_000,
       ...(opts.takeoverWithinMs === undefined ? {} : { takeoverWithinMs: opts.takeoverWithinMs }),
+      ...(opts.parkedMs === undefined ? {} : { parkedMs: opts.parkedMs }),
       applied: (_change, seq) => node.applied.push(seq),
       beforeApply: (seq) => (seq >= node.holdFrom ? gate : undefined),
     });
@@ -476,6 +478,68 @@ describe('the partition log over NATS JetStream', () => {
       expect(rows(b)).toEqual(rows(a));
       expect(rows(a)).toEqual(['queue q2 = 2']);
       expect(await streamState(a)).toMatchObject({ messages: 3, last_seq: 3 });
+    }));
+
+  /** Rows of keys `<partition>/…` (each case's partitions write keys of their own). */
+  const rowsOf = (node: Node, partition: number): string[] => rows(node).filter((r) => r.includes(` ${partition}/`));
+
+  /** A owns `partition` with one unit acknowledged; the bus goes down, two more units wait, and the lease lapses (kept). */
+  async function lapsed(s: Scene, a: Node, partition: number): Promise<{ sent: Array<Promise<unknown>>; outcomes: string[] }> {
+    const [q1, q2] = [`${partition}/q1`, `${partition}/q2`];
+    expect(await a.log.take(partition, 1)).toBe(true);
+    await publish(a, partition, [['queue', q1, '1']]);
+    await s.nats.stop();
+    expect(await until(() => !a.bus.up(), WITHIN_MS)).toBe(true);
+    const units = [await commit(a, partition, [['queue', q2, '2']]), await commit(a, partition, [['queue', q1, null]])];
+    const outcomes: string[] = [];
+    const sent = a.log.submit(units).map((p) =>
+      p.then(
+        () => outcomes.push('acknowledged'),
+        (err: { reason: string }) => outcomes.push(`taken back (${err.reason})`),
+      ),
+    );
+    expect(await until(() => a.lines.some((l) => l.includes('publishing a unit failed')), WITHIN_MS)).toBe(true);
+    await a.log.release(partition, true);
+    expect(a.events).toEqual([`ready ${partition}`, `lost ${partition} released`]);
+    // Kept: the store still holds them, nobody told.
+    expect(rowsOf(a, partition)).toEqual([`queue ${q2} = 2`]);
+    expect(outcomes).toEqual([]);
+    await s.nats.start();
+    return { sent, outcomes };
+  }
+
+  it.concurrent('keeps the units not acknowledged when its lease lapsed with the bus down, and publishes them once it takes the partition again', () =>
+    scene(async (s) => {
+      const [a, b] = [await s.node('a', { publishTimeoutMs: 500 }), await s.node('b')];
+      const { sent, outcomes } = await lapsed(s, a, 15);
+      expect(await a.log.take(15, 2)).toBe(true);
+      await Promise.all(sent);
+      expect(outcomes).toEqual(['acknowledged', 'acknowledged']);
+      expect(await appliedTo(b, 3)).toBe(true);
+      expect(rows(b)).toEqual(rows(a));
+      expect(rows(a)).toEqual(['queue 15/q2 = 2']);
+      expect(await streamState(a)).toMatchObject({ messages: 3, last_seq: 3 });
+      expect(a.lines.join('')).toContain('units kept since the lease lapsed are published under the lease taken again');
+    }));
+
+  it.concurrent('takes the units it kept back once another node publishes the partition, or once the wait for its lease passed', () =>
+    scene(async (s) => {
+      const [a, b] = [await s.node('a', { publishTimeoutMs: 500 }), await s.node('b')];
+      const { sent, outcomes } = await lapsed(s, a, 16);
+      // Another node takes it and publishes: A takes its units back before B's rows go on; both stores the log's.
+      expect(await b.log.take(16, 2)).toBe(true);
+      await publish(b, 16, [['queue', '16/q3', '3']]);
+      await Promise.all(sent);
+      expect(outcomes).toEqual(['taken back (superseded)', 'taken back (superseded)']);
+      expect(await appliedTo(a, 2)).toBe(true);
+      expect(rows(a)).toEqual(['queue 16/q1 = 1', 'queue 16/q3 = 3']);
+      expect(rows(b)).toEqual(rows(a));
+      // Kept and never taken again: taken back after the wait.
+      const c = await s.node('c', { publishTimeoutMs: 500, parkedMs: 300 });
+      const late = await lapsed(s, c, 17);
+      await Promise.all(late.sent);
+      expect(late.outcomes).toEqual(['taken back (released)', 'taken back (released)']);
+      expect(rowsOf(c, 17)).toEqual(['queue 17/q1 = 1']);
     }));
 
   it.concurrent('says a node whose position fell off the start of the stream owns no partition, across its restarts', () =>

@@ -42,9 +42,10 @@ export interface PartitionLog {
   take(partition: number, revision: number): Promise<boolean>;
   /**
    * The lease is gone or handed over: no more publishes; the units not acknowledged once the one in flight settles
-   * are taken back. Resolves once they are.
+   * are taken back. Resolves once they are. `keep` (the lease lapsed unrenewed, the bus unreachable): they are kept
+   * instead, published if this node takes the partition again before another node publishes it, else taken back.
    */
-  release(partition: number): Promise<void>;
+  release(partition: number, keep?: boolean): Promise<void>;
   /** Whether a unit of the partition may be committed now: owned, caught up, and its publishes going through. */
   writable(partition: number): boolean;
   /**
