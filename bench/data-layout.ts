@@ -174,7 +174,7 @@ const figures = {
   compactEntriesPerTransfer: c.entriesPerTransfer,
   compactBytesPerTransfer: c.bytesPerTransfer,
 };
-// Issue 17's dataset: 10,000,000 transfers loaded within a bench's 5 minutes, on this machine's disk.
+// The goal's dataset: 10,000,000 transfers loaded within a bench's 5 minutes, on this machine's disk.
 const goal = { realTransfersPerSec: '>= 33334', realBytesPerTransfer: '<= 2000' };
 const met = r.transfersPerSec >= 33_334 && r.bytesPerTransfer <= 2_000;
 printRows([

@@ -146,17 +146,24 @@ export async function readCluster(bus: BusConnection, timeoutMs = 5_000): Promis
 }
 
 /** The registry's entries, each with its revision (it moves at each beat of the node's). */
-export async function registryEntries(kv: KV, jsm: JetStreamManager): Promise<Array<{ entry: NodeEntry; revision: number }>> {
+export async function registryEntries(
+  kv: KV,
+  jsm: JetStreamManager,
+): Promise<Array<{ entry: NodeEntry; revision: number; writtenAt: number }>> {
   return (await bucketEntries(kv, jsm, NODES_BUCKET)).flatMap(({ entry }) => {
     const parsed = parseEntry(entry.string());
-    return parsed === undefined ? [] : [{ entry: parsed, revision: entry.revision }];
+    return parsed === undefined ? [] : [{ entry: parsed, revision: entry.revision, writtenAt: entry.created.getTime() }];
   });
 }
 
-/** A node of the registry as the partition owners read it: its id, its entry's revision, whether it owns partitions. */
+/**
+ * A node of the registry as the partition owners read it: its id, its entry's revision and when the bus wrote it
+ * (ms, the stream leader's clock), whether it owns partitions.
+ */
 export interface RegistryNode {
   node: string;
   revision: number;
+  writtenAt: number;
   owns: boolean;
 }
 
@@ -165,7 +172,12 @@ export async function registryNodes(bus: BusConnection, timeoutMs: number): Prom
   const js = jetstream(bus.nc, { timeout: timeoutMs });
   const [kv, jsm] = await Promise.all([new Kvm(js).open(NODES_BUCKET), jetstreamManager(bus.nc, { timeout: timeoutMs, checkAPI: false })]);
   return async () =>
-    (await registryEntries(kv, jsm)).map(({ entry, revision }) => ({ node: entry.node, revision, owns: Array.isArray(entry.partitions) }));
+    (await registryEntries(kv, jsm)).map(({ entry, revision, writtenAt }) => ({
+      node: entry.node,
+      revision,
+      writtenAt,
+      owns: Array.isArray(entry.partitions),
+    }));
 }
 
 async function streamFigures(jsm: JetStreamManager, name: string): Promise<StreamFigures> {

@@ -252,7 +252,8 @@ export class ClusterPartitions implements PartitionLog {
       drainedWaiters: [],
     };
     this.owned.set(partition, o);
-    const deadline = performance.now() + this.takeoverWithinMs;
+    const startedAt = performance.now();
+    const deadline = startedAt + this.takeoverWithinMs;
     const last = await this.lastOf(partition, deadline);
     const caughtUp = last !== undefined && (await this.reached(o, last, deadline));
     // Lost meanwhile (released, or the node halted): answered once its `lost` was said.
@@ -291,6 +292,12 @@ export class ClusterPartitions implements PartitionLog {
       return false;
     }
     o.state = 'ready';
+    log.info('partition log: a partition taken over, its log applied', {
+      partition,
+      revision,
+      last,
+      ms: Math.round(performance.now() - startedAt),
+    });
     this.emit({ kind: 'ready', partition, revision });
     this.pump(o);
     return true;

@@ -12,7 +12,7 @@ import { codePoint } from './fuzz-strings.js';
 import { serverModule } from './in-process.js';
 
 /**
- * Issue 19, "bad input gets a clear answer, never a crash": every route of the server, as the server
+ * Bad input gets a clear answer, never a crash: every route of the server, as the server
  * assembles them (createCore's list, so a route added later is fuzzed too), gets fast-check requests
  * with odd path parameters, query strings, headers and bodies, against the real server. Each answer:
  * not a 500, within REQUEST_MS, and a 400 names the bad field (see namesField). The server's RSS is

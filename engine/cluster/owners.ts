@@ -68,11 +68,22 @@ export function planOwners(hash: Hash32, sight: OwnersSight): OwnersPlan {
   return plan;
 }
 
+/** A registry entry as the owners read it: its node, its revision, and when the bus wrote it (ms, the server's clock). */
+export interface SeenEntry {
+  node: string;
+  revision: number;
+  writtenAt?: number;
+}
+
 /**
  * What a node remembers between polls: since when each partition is free, and which registry entries are still
- * written. A node killed stays in the registry until the registry's TTL (3 lease TTLs); one whose entry's revision
- * has not moved for `staleAfterMs` (a lease TTL: two beats) counts as gone, so its partitions go to their next
- * preferred nodes as soon as their leases expire rather than a TTL after.
+ * written. A node killed stays in the registry until the registry's TTL (3 lease TTLs); one whose entry has not been
+ * written for `staleAfterMs` (a lease TTL: two beats) counts as gone, so its partitions go to their next preferred
+ * nodes as soon as their leases expire rather than a TTL after. Not written: its revision unchanged that long on this
+ * node's clock, or its write that long before the freshest entry's on the bus's clock. The second holds when this
+ * node's reads failed meanwhile (a NATS server's death, an election): the first counts from when this node saw the
+ * entry's last write, which can be seconds after it was made (docs/decisions/cluster.md, "Part 2, built: the
+ * partitions' owners").
  */
 export class OwnersMemory {
   private readonly free = new Map<number, number>();
@@ -81,13 +92,7 @@ export class OwnersMemory {
   constructor(private readonly staleAfterMs: number) {}
 
   /** Notes the registry's nodes (id and entry revision) and the leases' holders at `now`; returns what the plan sees. */
-  see(
-    node: string,
-    entries: ReadonlyArray<{ node: string; revision: number }>,
-    holders: ReadonlyMap<number, string>,
-    now: number,
-    ttlMs: number,
-  ): OwnersSight {
+  see(node: string, entries: readonly SeenEntry[], holders: ReadonlyMap<number, string>, now: number, ttlMs: number): OwnersSight {
     for (let partition = 0; partition < PARTITIONS; partition++) {
       if (holders.has(partition)) this.free.delete(partition);
       else if (!this.free.has(partition)) this.free.set(partition, now);
@@ -99,7 +104,12 @@ export class OwnersMemory {
       if (last === undefined || last.revision !== entry.revision) this.written.set(entry.node, { revision: entry.revision, at: now });
     }
     for (const id of this.written.keys()) if (!listed.has(id)) this.written.delete(id);
-    const live = [...this.written].filter(([id, w]) => id !== node && now - w.at < this.staleAfterMs).map(([id]) => id);
+    // The bus's clock: the freshest write stands for its now (live nodes write every half TTL), with no skew between machines.
+    const freshest = Math.max(...entries.map((e) => e.writtenAt ?? Number.NEGATIVE_INFINITY));
+    const written = new Map(entries.map((e) => [e.node, e.writtenAt ?? Number.POSITIVE_INFINITY]));
+    const live = [...this.written]
+      .filter(([id, w]) => id !== node && now - w.at < this.staleAfterMs && freshest - written.get(id)! < this.staleAfterMs)
+      .map(([id]) => id);
     return { node, live: [...live, node], holders, freeSince: this.free, now, ttlMs };
   }
 }

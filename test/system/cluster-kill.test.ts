@@ -4,7 +4,7 @@ import { until } from '../helpers.js';
 import { ClusterScene, type Node } from './cluster-scene.js';
 
 /**
- * Issue 42, nothing acknowledged is lost: one nats-server, three chainpost nodes (the built binary, all roles, one pool
+ * Nothing acknowledged is lost (docs/decisions/cluster.md, Part 2): one nats-server, three chainpost nodes (the built binary, all roles, one pool
  * thread each) following anvil, 200 streams over the partitions, transactions flowing all along (test/system/
  * cluster-scene.ts). The node holding the chain's lease (and partitions) is killed -9 and comes back a few seconds
  * later; then the next holder is killed for good; then the nats-server is killed for 10 s. Webhooks of a killed

@@ -8,7 +8,7 @@ import { startReceiver } from '../receiver.js';
 import { settled, splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
 
 /**
- * The Bitcoin mempool's webhooks on a cluster (issue 42): two nodes (the built binary) on one nats-server, following
+ * The Bitcoin mempool's webhooks on a cluster (docs/decisions/cluster.md): two nodes (the built binary) on one nats-server, following
  * the Bitcoin Core stand-in (a pruned node above block 880,000, real mainnet blocks relinked). The node holding the
  * chain's lease reads the mempool; a transaction pays an address watched by two streams, one delivering to a URL of
  * a partition the follower owns, one to a URL of a partition the other node owns. Each gets the transaction's

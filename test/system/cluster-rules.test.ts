@@ -6,7 +6,7 @@ import { startReceiver, startSmtp, type Received } from '../receiver.js';
 import { settled, splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
 
 /**
- * The delivery rules across an owner's death (issue 42, "rules across a kill"): two nodes (the built binary) started
+ * The delivery rules across an owner's death (docs/decisions/cluster.md, "rules across a kill"): two nodes (the built binary) started
  * together on one nats-server, following anvil, on the test clock. The streams deliver to URLs of partitions node A
  * owns once the split settled (the test finds them from the tenant, read off the control log, and the URL); A stages
  * and attempts their webhooks, then is killed (-9), and node B takes its partitions over from the partition log.

@@ -11,7 +11,7 @@ import { auditLedger, canonicalChain, type Arrival, type ChainBlock, type Ledger
 import { startReceiver, type Received } from '../receiver.js';
 
 /**
- * The scene of issue 42's kill tests (test/system/cluster-kill.test.ts): chainpost nodes (the built binary, all
+ * The scene of the cluster's kill tests (test/system/cluster-kill.test.ts): chainpost nodes (the built binary, all
  * roles, one pool thread each) on the NATS servers given (one, or a three-server cluster with replicas), following
  * anvil, which mines a block per transaction; streams whose webhookUrls are distinct paths of one receiver, so they
  * spread over the partitions; transactions to their watched addresses flowing all along; and the receiver's ledger,

@@ -24,7 +24,7 @@ const TTL_MS = 2_000;
 const KEY = 'cpk_cluster_system_0123456789abcdefXYZ';
 /** The stream limit the race runs against. */
 const MAX_STREAMS = 3;
-/** How long another node may take to apply a change (the bound). */
+/** How long another node may take to apply a change (docs/decisions/cluster.md's bound). */
 const OTHER_NODE_MS = 1_000;
 /** How long a node may take to store a block anvil mined (applied from the stream, or followed). */
 const BLOCK_MS = 20_000;

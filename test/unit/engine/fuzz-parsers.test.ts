@@ -17,7 +17,7 @@ import { codePoint } from '../../fuzz-strings.js';
 import { vectors } from '../../vectors.js';
 
 /**
- * Issue 19: the sign-in message parser (SIWE, SIWS, Aptos), the xpub/ypub/zpub and address parsers and the
+ * Bad input never crashes a parser: the sign-in message parser (SIWE, SIWS, Aptos), the xpub/ypub/zpub and address parsers and the
  * request schemas get arbitrary text and mutations of valid vectors. Each either returns or throws its own
  * error type (the one the edge turns into a 400 naming the field), never anything else, within a time bound;
  * what a formatter writes reads back the same. FUZZ_RUNS (default 100) cases per property, FUZZ_SEED (default 19).

@@ -194,6 +194,52 @@ describe('the owners of the delivery partitions: the plan', () => {
     expect(sight.freeSince.get(1)).toBe(0);
   });
 
+  it("counts a node gone once its entry was written a TTL before the freshest one, on the bus's clock, though this node saw that write only now", () => {
+    const memory = new OwnersMemory(TTL);
+    const live = (entries: Array<{ node: string; revision: number; writtenAt: number }>, now: number) =>
+      [...memory.see('me', entries, new Map(), now, TTL).live].sort();
+    expect(
+      live(
+        [
+          { node: 'a', revision: 1, writtenAt: 1_000 },
+          { node: 'b', revision: 1, writtenAt: 1_000 },
+        ],
+        0,
+      ),
+    ).toEqual(['a', 'b', 'me']);
+    // This node's reads failed for a while (an election); its next one sees `b`'s last write for the first time, made
+    // just before `b` died, and `a`'s beats since. Within a TTL of the freshest: still live.
+    expect(
+      live(
+        [
+          { node: 'a', revision: 5, writtenAt: 1_000 + TTL - 1 },
+          { node: 'b', revision: 2, writtenAt: 1_500 },
+        ],
+        5 * TTL,
+      ),
+    ).toEqual(['a', 'b', 'me']);
+    // `a`'s next beat is a TTL after `b`'s last write: `b` is gone, though this node saw that write a poll ago.
+    expect(
+      live(
+        [
+          { node: 'a', revision: 6, writtenAt: 1_500 + TTL },
+          { node: 'b', revision: 2, writtenAt: 1_500 },
+        ],
+        5 * TTL + 1,
+      ),
+    ).toEqual(['a', 'me']);
+    // `b` writes again: live.
+    expect(
+      live(
+        [
+          { node: 'a', revision: 7, writtenAt: 1_500 + TTL },
+          { node: 'b', revision: 3, writtenAt: 1_500 + TTL },
+        ],
+        5 * TTL + 2,
+      ),
+    ).toEqual(['a', 'b', 'me']);
+  });
+
   it('has a node own partitions when it matches and delivers', () => {
     expect(ownsPartitions(parseRoles('match,deliver'))).toBe(true);
     expect(ownsPartitions(parseRoles('api,ingest,match,deliver'))).toBe(true);
