@@ -121,6 +121,8 @@ interface Owned {
   drainedWaiters: Array<() => void>;
   /** Its loss under way (units being taken back), settled once `lost` was said. */
   losing?: Promise<void>;
+  /** Lost at a lapsed lease, its units to be kept: those submitted meanwhile (attempts ending) join them. */
+  keeping?: boolean;
 }
 
 /**
@@ -334,10 +336,15 @@ export class ClusterPartitions implements PartitionLog {
     const promises = units.map((unit) => {
       const o = this.owned.get(unit.change.partition);
       return new Promise<void>((resolve, reject) => {
-        if (o?.state === 'ready') {
+        if (o?.state === 'ready' || o?.keeping === true) {
           o.queue.push({ unit, id: `${this.parts.node}.${o.partition}.${o.revision}.${o.next++}`, resolve, reject });
           this.pump(o);
-        } else refused.push({ unit, id: '', resolve, reject });
+        } else {
+          // Committed after its lease lapsed (an attempt ending): kept after the others, published or taken back with them.
+          const parked = this.parked.get(unit.change.partition);
+          if (parked !== undefined) parked.units.push({ unit, id: '', resolve, reject });
+          else refused.push({ unit, id: '', resolve, reject });
+        }
       });
     });
     // Committed for a partition this node does not own (a race with its loss): taken back at once, newest first.
@@ -380,17 +387,20 @@ export class ClusterPartitions implements PartitionLog {
     if (o.state === 'lost') return Promise.resolve();
     const wasReady = o.state === 'ready';
     o.state = 'lost';
+    o.keeping = keep && wasReady && !this.parked.has(o.partition);
     o.losing = (async () => {
       await within(o.pumping ?? Promise.resolve(), this.publishTimeoutMs);
-      if (keep && wasReady && o.queue.length > 0 && !this.parked.has(o.partition)) {
+      if (o.keeping === true) {
+        o.keeping = false;
         const units = o.queue.splice(0);
         const timer = setTimeout(() => void this.unpark(o.partition), this.parts.parkedMs ?? PARKED_MS);
         timer.unref?.();
         this.parked.set(o.partition, { units, fence: o.fence, timer });
-        this.parts.log.warn('partition log: the lease lapsed; units not acknowledged kept for this node taking it again', {
-          partition: o.partition,
-          units: units.length,
-        });
+        if (units.length > 0)
+          this.parts.log.warn('partition log: the lease lapsed; units not acknowledged kept for this node taking it again', {
+            partition: o.partition,
+            units: units.length,
+          });
       }
       let taken: Unacknowledged[] = [];
       await this.parts.kv.transactAsync(() => {
@@ -645,6 +655,8 @@ export class ClusterPartitions implements PartitionLog {
     const wrote: Delivered[] = [];
     /** Kept units found in the log (acknowledged), and those another node's message took back. */
     const parkedFound: Unacknowledged[] = [];
+    /** Partitions whose kept units were all found or taken back here: kept no more. */
+    const emptied = new Set<number>();
     const unparked: Array<{ partition: number; units: Unacknowledged[] }> = [];
     // Moved once the transaction committed: a takeover waiting for a position reads the store right after.
     const moved = new Map<number, number>();
@@ -663,16 +675,19 @@ export class ClusterPartitions implements PartitionLog {
             // Kept at a lapsed lease, yet durable (its acknowledgement lost): this store holds it.
             parkedFound.push(...parked.units.splice(0, kept + 1));
             parked.fence = Math.max(parked.fence, d.seq);
+            emptied.add(partition);
           } else if (o !== undefined && mine >= 0) {
             // This node's own units, durable in the log (their acknowledgement not read yet): its store holds them.
             found.push(...o.queue.splice(0, mine + 1));
             o.fence = Math.max(o.fence, d.seq);
             drained.add(o);
           } else {
-            if (parked !== undefined && parked.units.length > 0) {
-              // Another node published the partition: what this node kept is taken back before its rows go on.
+            if (parked !== undefined) {
+              // Another node published the partition: what this node kept is taken back before its rows go on, and
+              // nothing more is kept for it.
               for (const u of [...parked.units].reverse()) takeBack(kv, u.unit);
-              unparked.push({ partition, units: parked.units.splice(0) });
+              if (parked.units.length > 0) unparked.push({ partition, units: parked.units.splice(0) });
+              emptied.add(partition);
             }
             if (o !== undefined && (o.state === 'ready' || o.queue.length > 0)) {
               // Another node published the partition: this node's units after it will be refused; taken back first.
@@ -697,11 +712,13 @@ export class ClusterPartitions implements PartitionLog {
     this.seq = lastSeq;
     this.pending = run.at(-1)!.pending;
     for (const u of [...found, ...parkedFound]) u.resolve();
-    for (const [partition, parked] of this.parked)
-      if (parked.units.length === 0) {
+    for (const partition of emptied) {
+      const parked = this.parked.get(partition);
+      if (parked !== undefined && parked.units.length === 0) {
         clearTimeout(parked.timer);
         this.parked.delete(partition);
       }
+    }
     for (const { partition, units } of unparked) {
       log.warn('partition log: another node published a partition whose units this node kept; taken back', {
         partition,

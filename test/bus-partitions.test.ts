@@ -483,9 +483,12 @@ describe('the partition log over NATS JetStream', () => {
   /** Rows of keys `<partition>/…` (each case's partitions write keys of their own). */
   const rowsOf = (node: Node, partition: number): string[] => rows(node).filter((r) => r.includes(` ${partition}/`));
 
-  /** A owns `partition` with one unit acknowledged; the bus goes down, two more units wait, and the lease lapses (kept). */
+  /**
+   * A owns `partition` with one unit acknowledged; the bus goes down, two more units wait, the lease lapses (kept),
+   * and one more is committed after (an attempt ending then).
+   */
   async function lapsed(s: Scene, a: Node, partition: number): Promise<{ sent: Array<Promise<unknown>>; outcomes: string[] }> {
-    const [q1, q2] = [`${partition}/q1`, `${partition}/q2`];
+    const [q1, q2, q3] = [`${partition}/q1`, `${partition}/q2`, `${partition}/q3`];
     expect(await a.log.take(partition, 1)).toBe(true);
     await publish(a, partition, [['queue', q1, '1']]);
     await s.nats.stop();
@@ -501,8 +504,15 @@ describe('the partition log over NATS JetStream', () => {
     expect(await until(() => a.lines.some((l) => l.includes('publishing a unit failed')), WITHIN_MS)).toBe(true);
     await a.log.release(partition, true);
     expect(a.events).toEqual([`ready ${partition}`, `lost ${partition} released`]);
-    // Kept: the store still holds them, nobody told.
-    expect(rowsOf(a, partition)).toEqual([`queue ${q2} = 2`]);
+    const late = a.log.submit([await commit(a, partition, [['queue', q3, '3']])])[0]!;
+    sent.push(
+      late.then(
+        () => outcomes.push('acknowledged'),
+        (err: { reason: string }) => outcomes.push(`taken back (${err.reason})`),
+      ),
+    );
+    // Kept: the store still holds them, nobody told (a unit refused would be taken back, and say `unowned`).
+    expect(rowsOf(a, partition)).toEqual([`queue ${q2} = 2`, `queue ${q3} = 3`]);
     expect(outcomes).toEqual([]);
     await s.nats.start();
     return { sent, outcomes };
@@ -514,11 +524,11 @@ describe('the partition log over NATS JetStream', () => {
       const { sent, outcomes } = await lapsed(s, a, 15);
       expect(await a.log.take(15, 2)).toBe(true);
       await Promise.all(sent);
-      expect(outcomes).toEqual(['acknowledged', 'acknowledged']);
-      expect(await appliedTo(b, 3)).toBe(true);
+      expect(outcomes).toEqual(['acknowledged', 'acknowledged', 'acknowledged']);
+      expect(await appliedTo(b, 4)).toBe(true);
       expect(rows(b)).toEqual(rows(a));
-      expect(rows(a)).toEqual(['queue 15/q2 = 2']);
-      expect(await streamState(a)).toMatchObject({ messages: 3, last_seq: 3 });
+      expect(rows(a)).toEqual(['queue 15/q2 = 2', 'queue 15/q3 = 3']);
+      expect(await streamState(a)).toMatchObject({ messages: 4, last_seq: 4 });
       expect(a.lines.join('')).toContain('units kept since the lease lapsed are published under the lease taken again');
     }));
 
@@ -528,17 +538,17 @@ describe('the partition log over NATS JetStream', () => {
       const { sent, outcomes } = await lapsed(s, a, 16);
       // Another node takes it and publishes: A takes its units back before B's rows go on; both stores the log's.
       expect(await b.log.take(16, 2)).toBe(true);
-      await publish(b, 16, [['queue', '16/q3', '3']]);
+      await publish(b, 16, [['queue', '16/q4', '4']]);
       await Promise.all(sent);
-      expect(outcomes).toEqual(['taken back (superseded)', 'taken back (superseded)']);
+      expect(outcomes).toEqual(['taken back (superseded)', 'taken back (superseded)', 'taken back (superseded)']);
       expect(await appliedTo(a, 2)).toBe(true);
-      expect(rows(a)).toEqual(['queue 16/q1 = 1', 'queue 16/q3 = 3']);
+      expect(rows(a)).toEqual(['queue 16/q1 = 1', 'queue 16/q4 = 4']);
       expect(rows(b)).toEqual(rows(a));
       // Kept and never taken again: taken back after the wait.
       const c = await s.node('c', { publishTimeoutMs: 500, parkedMs: 300 });
       const late = await lapsed(s, c, 17);
       await Promise.all(late.sent);
-      expect(late.outcomes).toEqual(['taken back (released)', 'taken back (released)']);
+      expect(late.outcomes).toEqual(['taken back (released)', 'taken back (released)', 'taken back (released)']);
       expect(rowsOf(c, 17)).toEqual(['queue 17/q1 = 1']);
     }));
 

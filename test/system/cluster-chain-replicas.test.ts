@@ -1,6 +1,7 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../../bus/connect.js';
+import { LEASES_BUCKET } from '../../bus/leases.js';
 import { BLOCKS_STREAM } from '../../bus/streams.js';
 import { leaseTimings } from '../../engine/ingest/leases.js';
 import { startNatsCluster, type NatsCluster } from '../kit/nats-server.js';
@@ -12,6 +13,8 @@ import { ClusterScene, electedAt, said, type Node } from './cluster-scene.js';
  * stream are killed together: with a 2 s TTL the next holder takes the lease before the two servers left elect the
  * stream's new leader (nats-server 2.9: 4 to 9 s of silence, then a campaign), so its read of the chain's last
  * message meets a stream answering no one. It asks again every lease poll, so it follows soon after the election.
+ * The leases bucket's leader is moved off that server first: killed too, its own election held the lease's take
+ * until after the stream's (CI, 2026-12-07: no take tried before the stream answered), which is another case.
  */
 const TTL_MS = 2_000;
 const POLL_MS = leaseTimings(TTL_MS).pollEveryMs;
@@ -40,6 +43,11 @@ describe('the chain on three nats-servers (replicas 3): its holder and the block
     expect(await until(async () => (victim = await scene.holder()) !== undefined, 30_000, 100)).toBe(true);
     const jsm = await jetstreamManager(bus.nc);
     const leader = (await jsm.streams.info(BLOCKS_STREAM)).cluster!.leader!;
+    const leasesLeader = async () => (await jsm.streams.info(`KV_${LEASES_BUCKET}`)).cluster?.leader;
+    if ((await leasesLeader()) === leader) {
+      await bus.nc.request(`$JS.API.STREAM.LEADER.STEPDOWN.KV_${LEASES_BUCKET}`, undefined, { timeout: 5_000 });
+      expect(await until(async () => ![leader, undefined].includes(await leasesLeader().catch(() => undefined)), 15_000, 100)).toBe(true);
+    }
     const [killedAt] = await Promise.all([
       scene.kill(victim!, `${victim!.name} and nats-server ${leader} killed`),
       nats.servers[nats.names.indexOf(leader)]!.stop('kill'),
