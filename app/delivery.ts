@@ -56,7 +56,8 @@ export class PartitionLink implements DeliveryGate {
   }
 
   submit(units: readonly PendingUnit[]): ReadonlyArray<Promise<void>> {
-    const mine = units.filter((u) => this.ready.has(u.change.partition));
+    // Those of a partition whose lease lapsed go too: the log keeps them with the partition's kept units.
+    const mine = units.filter((u) => this.ready.has(u.change.partition) || this.log?.keeps?.(u.change.partition) === true);
     return mine.length === 0 || this.log === undefined ? [] : this.log.submit(mine);
   }
 }

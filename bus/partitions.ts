@@ -314,6 +314,10 @@ export class ClusterPartitions implements PartitionLog {
     if (o !== undefined) await this.lose(o, 'released', keep);
   }
 
+  keeps(partition: number): boolean {
+    return this.parked.has(partition) || this.owned.get(partition)?.keeping === true;
+  }
+
   /** Takes back the units kept of the partition, newest first, and tells their submitters. */
   private async unpark(partition: number): Promise<void> {
     const parked = this.parked.get(partition);

@@ -46,6 +46,8 @@ export interface PartitionLog {
    * instead, published if this node takes the partition again before another node publishes it, else taken back.
    */
   release(partition: number, keep?: boolean): Promise<void>;
+  /** Whether the partition's units are being kept (its lease lapsed): units committed for it now join them. */
+  keeps?(partition: number): boolean;
   /** Whether a unit of the partition may be committed now: owned, caught up, and its publishes going through. */
   writable(partition: number): boolean;
   /**

@@ -16,9 +16,12 @@ function scene() {
   let logListener: (e: PartitionLogEvent) => void = () => {};
   let handOver: (p: number) => Promise<void> = async () => {};
   const writable = new Set<number>();
+  /** The partitions whose units the log keeps (their leases lapsed). */
+  const kept = new Set<number>();
   const log: PartitionLog = {
     take: async (p, revision) => (calls.push(`take ${p} at ${revision}`), true),
-    release: async (p) => void calls.push(`release ${p}`),
+    release: async (p, keep) => void calls.push(`release ${p}${keep === true ? ' keeping its units' : ''}`),
+    keeps: (p) => kept.has(p),
     writable: (p) => writable.has(p),
     submit: (units) => units.map((u) => (calls.push(`submit ${u.change.partition}`), Promise.resolve())),
     drained: async (p) => (calls.push(`drained ${p}`), true),
@@ -50,6 +53,7 @@ function scene() {
     calls,
     link,
     writable,
+    kept,
     owner: (e: OwnerEvent) => ownerListener(e),
     log: (e: PartitionLogEvent) => logListener(e),
     handOver: (p: number) => handOver(p),
@@ -84,8 +88,13 @@ describe('delivery wired to the partitions a cluster node owns', () => {
     // Released by the owners (its log's answer): nothing more to give up.
     s.log({ kind: 'lost', partition: 1, reason: 'released' });
     await Promise.resolve();
-    expect(s.calls).toEqual(['adopt 1', 'adopt 2', 'drop 1', 'release 1', 'drop 2', 'give up 2', 'drop 1']);
+    expect(s.calls).toEqual(['adopt 1', 'adopt 2', 'drop 1', 'release 1 keeping its units', 'drop 2', 'give up 2', 'drop 1']);
     expect([s.link.owns(1), s.link.owns(2)]).toEqual([false, false]);
+    // A unit committed since (an attempt ending) goes to the log while it keeps partition 1's units, to no other.
+    s.kept.add(1);
+    s.link.submit([unit(1), unit(2)]);
+    expect(s.calls.at(-1)).toBe('submit 1');
+    expect(s.calls.filter((c) => c.startsWith('submit'))).toEqual(['submit 1']);
     s.stop();
   });
 
