@@ -382,6 +382,11 @@ describe('Streams API and delivery engine', () => {
       ]);
       // x-queue-size: undelivered at each send, the one waiting for its retry included.
       expect(all.map((g) => g.headers['x-queue-size'])).toEqual(['3', '3', '2', '1']);
+      // webhook-id: one per webhook, minted at staging, the same on its retry.
+      const ids = all.map((g) => g.headers['webhook-id']);
+      expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(new Set(ids.slice(0, 3)).size).toBe(3);
+      expect(ids[3]).toBe(ids[0]);
       const { secretKey } = (await s.call('/settings')).body;
       for (const g of all) {
         expect(g.headers['content-type']).toBe('application/json');

@@ -15,7 +15,7 @@ import { kvRates, type RateStore } from './rate-store.js';
 import { markDelivered, type ReplayedRecord } from './records.js';
 import { purgeExpired, type Retention } from './retention.js';
 import { RetryScheduler } from './retry-scheduler.js';
-import { DEFAULT_ORIGIN_SLOTS, DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, type Heard } from './slots.js';
+import { DEFAULT_ORIGIN_SLOTS, DEFAULT_TENANT_SLOTS, DEFAULT_UNANSWERED_SLOTS, MAX_IN_FLIGHT, Slots, heard } from './slots.js';
 import { STAGE_CHUNK, stageInChunks } from './stage-chunks.js';
 import { StreamHealth } from './stream-health.js';
 import { StreamReads, onNewWebhook, sends, type DeliveryStream, type DeliveryStreams } from './stream-port.js';
@@ -97,10 +97,6 @@ const PREPARE_CHUNK = 100;
 
 /** Called once the transaction that made a change committed. */
 export type AfterCommit = () => void;
-
-/** What an attempt tells of its receiver's origin (Slots): any answer proves it, no answer in time does not, an error says nothing. */
-const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | undefined =>
-  res?.status !== undefined ? 'answer' : res?.timedOut === true ? 'silence' : undefined;
 
 /**
  * Delivers what is enqueued, with the interface's rules: the queue of each stream (DeliveryQueue) in order within a
@@ -455,6 +451,7 @@ export class Dispatcher {
     url: string,
     body: Uint8Array,
     queueSize: number,
+    webhookId?: string,
   ): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
     let secret: string;
     try {
@@ -463,7 +460,7 @@ export class Dispatcher {
       // Its first use writes it (a cluster's log may be unreachable): a failed attempt, retried on the schedule.
       return { delivered: false, error: `the webhook could not be signed: ${err instanceof Error ? err.message : String(err)}` };
     }
-    const res = await this.parts.sender.post(url, body, webhookHeaders(body, secret, queueSize), DELIVERY_TIMEOUT_MS);
+    const res = await this.parts.sender.post(url, body, webhookHeaders(body, secret, queueSize, webhookId), DELIVERY_TIMEOUT_MS);
     if ('error' in res)
       return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200
@@ -589,7 +586,8 @@ export class Dispatcher {
     const { item } = taken;
     let res: Awaited<ReturnType<Dispatcher['post']>> | undefined;
     try {
-      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id));
+      // One staged before webhook ids were: its stream and place, the same on each attempt too.
+      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id), item.webhookId ?? `${s.id}-${item.seq}`);
     } finally {
       this.slots.release(s.tenantId, origin, heard(res));
       this.pullLine();

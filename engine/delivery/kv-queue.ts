@@ -1,6 +1,7 @@
 import { timeKey } from '../expiry.js';
 import type { Kv } from '../ports.js';
 import { ownBytes } from './body.js';
+import { uuidV7 } from './ids.js';
 import { QUEUE_CAP } from './limits.js';
 import type { DeliveryQueue, QueueItem, QueueWrite, Settlement, Taken } from './queue.js';
 import { RowCache } from './row-cache.js';
@@ -166,7 +167,8 @@ class KvQueueWrite implements QueueWrite {
   enqueue(streamId: string, partition: number, webhook: Omit<QueueItem, 'seq'>): number {
     const meta = this.meta(streamId);
     if (meta.queued === 0) meta.partition = partition;
-    this.kv.put('queue', seqKey(streamId, meta.nextSeq), { seq: meta.nextSeq, ...webhook } satisfies QueueItem);
+    const webhookId = webhook.webhookId ?? uuidV7(webhook.nextAt);
+    this.kv.put('queue', seqKey(streamId, meta.nextSeq), { seq: meta.nextSeq, ...webhook, webhookId } satisfies QueueItem);
     meta.nextSeq++;
     meta.queued++;
     return meta.queued;

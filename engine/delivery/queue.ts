@@ -76,6 +76,11 @@ export interface QueueItem extends WebhookBody {
   nextAt: number;
   /** Its failed-delivery record, once it failed. */
   historyId?: string;
+  /**
+   * Its id, sent as the `webhook-id` header (Standard Webhooks): minted when it is staged and kept with it, so every
+   * attempt, on whichever node owns its partition then, carries the same. Absent on a webhook staged before it was.
+   */
+  webhookId?: string;
 }
 
 /** A webhook taken for an attempt; `ticket` names it to the queue that answered it, and means nothing else. */

@@ -24,6 +24,10 @@ export interface SlotLimits {
 /** What an attempt heard from its receiver: an answer (any status), or none within the delivery timeout. */
 export type Heard = 'answer' | 'silence';
 
+/** What an attempt tells of its receiver's origin: any answer proves it, no answer in time does not, an error says nothing. */
+export const heard = (res: { status?: number; timedOut?: true } | undefined): Heard | undefined =>
+  res?.status !== undefined ? 'answer' : res?.timedOut === true ? 'silence' : undefined;
+
 /** Streams waiting for a slot to one origin, in arrival order; `turn` orders the lines of a tenant (lowest: next). */
 interface Line {
   origin: string;

@@ -4,7 +4,8 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 /**
  * A webhook on the wire: compact JSON exactly as JSON.stringify writes it,
  * `x-signature` = 0x + hex(keccak256(utf8(body) + secret)) (Keccak-256, not
- * NIST SHA3), and `x-queue-size` with the stream's undelivered count.
+ * NIST SHA3), `x-queue-size` with the stream's undelivered count, and `webhook-id` (Standard Webhooks) with the
+ * webhook's id, the same on each of its attempts.
  */
 export function signature(body: Uint8Array | string, secret: string): string {
   // Hashed in two updates: the body's bytes are not copied to append the secret.
@@ -17,8 +18,14 @@ export function signature(body: Uint8Array | string, secret: string): string {
   )}`;
 }
 
-export function webhookHeaders(body: Uint8Array, secret: string, queueSize: number): Record<string, string> {
-  return { 'content-type': 'application/json', 'x-signature': signature(body, secret), 'x-queue-size': String(queueSize) };
+export function webhookHeaders(body: Uint8Array, secret: string, queueSize: number, webhookId?: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-signature': signature(body, secret),
+    'x-queue-size': String(queueSize),
+  };
+  if (webhookId !== undefined) headers['webhook-id'] = webhookId;
+  return headers;
 }
 
 /**

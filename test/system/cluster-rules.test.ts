@@ -14,7 +14,8 @@ import { settled, splitOf, tenantOfStreams, urlIn } from './cluster-kit.js';
  * - a URL whose success rate A left at 71 % stays active at the next failure (70 %) and puts every stream of that
  *   URL in error at the one after (69 %), a stream with nothing queued too; one set active again resumes the retries
  *   A scheduled;
- * - a webhook that failed twice on A is retried at the instant A scheduled (10 minutes of service time later);
+ * - a webhook that failed twice on A is retried at the instant A scheduled (10 minutes of service time later), with
+ *   the `webhook-id` A minted when it staged it;
  * - a stream A left one webhook below the queue's cap (10,000) goes to error at the next webhook B stages, and keeps
  *   the next one in history; one A left at its cap stays in error, keeps the next in history, and once set active
  *   B delivers its 10,000 in order: none beyond the cap queued, none below it lost;
@@ -267,6 +268,9 @@ describe('the delivery rules across a kill: two nodes (the built binary) on one 
     await advance(b, 10);
     expect(await until(() => mine(retryStream).length === 3, 5_000, 50)).toBe(true);
     expect(mine(retryStream).map((w) => w.body.retries)).toEqual([0, 1, 2]);
+    // Its id, minted when A staged it, the same on B's attempt.
+    expect(new Set(mine(retryStream).map((w) => w.headers['webhook-id'])).size).toBe(1);
+    expect(mine(retryStream)[0]!.headers['webhook-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(await until(async () => (await historyOf(b, [retryStream]))[0]?.delivered === true, 5_000, 50)).toBe(true);
 
     // One of the URL's streams set active again: its URL starts over at 100 % and the retries A scheduled resume (due by
