@@ -50,6 +50,7 @@ const blocks: Block[] = [...README.matchAll(/<!-- quickstart:(\S+) -->\n```(\w+)
 
 interface Line {
   valid: boolean;
+  standard: boolean;
   confirmed?: boolean;
   chainId: string;
   block: string;
@@ -160,6 +161,7 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
         expect(await until(() => printed() !== undefined, 20_000, 50), out).toBe(true);
         expect(printed()).toEqual({
           valid: true,
+          standard: true,
           confirmed: false,
           chainId: 'btc-mainnet',
           block: String(bitcoin.height),
@@ -182,16 +184,16 @@ it('runs the Quickstart: a stream on the devnet, a transfer through node access,
     // 12 confirmations at a block a second: the confirmed webhook comes about 12 s after the first.
     expect(await until(() => carrying(true) !== undefined, 60_000, 100), out).toBe(true);
     const seen = carrying(false)!;
-    expect(seen).toMatchObject({ valid: true, chainId: '0x539' });
+    expect(seen).toMatchObject({ valid: true, standard: true, chainId: '0x539' });
     expect(seen.txs).toEqual([
       `0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266 -> 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 1000000000000000000 wei ${hash}`,
     ]);
     expect(carrying(true)).toEqual({ ...seen, confirmed: true });
     // The test webhook of the stream's creation came first, and every signature checked out.
-    expect(lines()[0]).toMatchObject({ valid: true, chainId: '' });
-    expect(lines().every((l) => l.valid)).toBe(true);
+    expect(lines()[0]).toMatchObject({ valid: true, standard: true, chainId: '' });
+    expect(lines().every((l) => l.valid && l.standard)).toBe(true);
     // The Solana stream's test webhook, an empty body, printed as a line with no chain and no transactions.
-    expect(lines()).toContainEqual({ valid: true, chainId: '', block: '', txs: [] });
+    expect(lines()).toContainEqual({ valid: true, standard: true, chainId: '', block: '', txs: [] });
     // The transfer's webhooks came after Bitcoin's: the receiver went on.
     const printedLines = out.split('\n').filter((l) => l.startsWith('{'));
     expect(printedLines.findIndex((l) => l.includes('"btc-mainnet"'))).toBeLessThan(printedLines.findIndex((l) => l.includes(hash!)));

@@ -110,6 +110,11 @@ describe('a store written by layout version 5', () => {
     await raw.close();
   });
 
+  /** Answers that gained fields since version 5: each added field as this version derives it from the stored data. */
+  const ADDED_SINCE_5: Record<string, (body: any) => Record<string, unknown>> = {
+    '/settings': (b) => ({ standardWebhooksSecret: `whsec_${Buffer.from(b.secretKey, 'utf8').toString('base64')}` }),
+  };
+
   it('is migrated by the server at start, which then answers every recorded request as chainpost version 5 did', async () => {
     dir = fixtureStore();
     const all = answers();
@@ -132,7 +137,10 @@ describe('a store written by layout version 5', () => {
     ]);
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
-      expect([got.status, got.body], `${r.path} as ${r.as}`).toEqual([r.status, r.body]);
+      // Fields added to an answer since version 5, derived from what it stored: the rest as it answered.
+      const adds = ADDED_SINCE_5[r.path];
+      const want = adds === undefined ? r.body : { ...(r.body as object), ...adds(r.body) };
+      expect([got.status, got.body], `${r.path} as ${r.as}`).toEqual([r.status, want]);
     }
     await s.stop();
     s = undefined;

@@ -345,7 +345,11 @@ describe('Streams API and delivery engine', () => {
       const first = await s.call('/settings');
       expect(first.body.secretKey).toMatch(/^[A-Za-z0-9]{32}$/);
       expect((await post('/settings', { region: 'eu-central-1' })).body).toEqual({ region: 'eu-central-1' });
-      expect((await s.call('/settings')).body).toEqual({ region: 'eu-central-1', secretKey: first.body.secretKey });
+      expect((await s.call('/settings')).body).toEqual({
+        region: 'eu-central-1',
+        secretKey: first.body.secretKey,
+        standardWebhooksSecret: first.body.standardWebhooksSecret,
+      });
       expect((await post('/settings', { region: 'mars-1' })).body.details.field).toBe('region');
     });
   });

@@ -163,6 +163,7 @@ export class AttemptRecorder {
       now,
       item.historyId,
       item.seq,
+      item.webhookId,
     );
     const historyId = record.id;
     unit.records.bump(tenant, s.id, partition, { totalWebhooksFailed: 1 });

@@ -129,6 +129,8 @@ export class RecordWrite {
     now: number,
     id?: string,
     seq?: number,
+    /** Its webhook's `webhook-id` (a replay sends it again). */
+    webhookId?: string,
   ): StoredHistory {
     const range = historyRange(tenant, partition);
     const old = id === undefined ? undefined : range.prefix + id;
@@ -156,6 +158,7 @@ export class RecordWrite {
     };
     if (deliveredAt !== undefined) record.deliveredAt = deliveredAt;
     if (seq !== undefined) record.seq = seq;
+    if (webhookId !== undefined) record.webhookId = webhookId;
     this.kv.put('history', key, record);
     return record;
   }

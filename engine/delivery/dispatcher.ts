@@ -8,6 +8,7 @@ import { RecordRows } from './attempt-records.js';
 import { bodyAt, webhookBody } from './body.js';
 import { DeliveryCounters } from './counters.js';
 import type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js';
+import { uuidV7 } from './ids.js';
 import { KvDeliveryQueue } from './kv-queue.js';
 import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS } from './limits.js';
 import type { DeliveryQueue, Taken } from './queue.js';
@@ -445,13 +446,13 @@ export class Dispatcher {
     return { deliveredAt, durable };
   }
 
-  /** Posts one signed webhook body for a tenant now (test webhooks and replays). `timedOut`: no answer within the timeout. */
+  /** Posts one signed webhook for a tenant now (test webhooks, replays: a new webhook-id unless given). `timedOut`: no answer in time. */
   async post(
     tenant: string,
     url: string,
     body: Uint8Array,
     queueSize: number,
-    webhookId?: string,
+    webhookId = uuidV7(this.clock.now()),
   ): Promise<{ delivered: boolean; status?: number; error?: string; timedOut?: true }> {
     let secret: string;
     try {
@@ -460,7 +461,8 @@ export class Dispatcher {
       // Its first use writes it (a cluster's log may be unreachable): a failed attempt, retried on the schedule.
       return { delivered: false, error: `the webhook could not be signed: ${err instanceof Error ? err.message : String(err)}` };
     }
-    const res = await this.parts.sender.post(url, body, webhookHeaders(body, secret, queueSize, webhookId), DELIVERY_TIMEOUT_MS);
+    const headers = webhookHeaders(body, secret, queueSize, webhookId, Math.floor(this.clock.now() / 1000));
+    const res = await this.parts.sender.post(url, body, headers, DELIVERY_TIMEOUT_MS);
     if ('error' in res)
       return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200

@@ -38,6 +38,8 @@ export type StoredHistory = Omit<HistoryRecord, 'payload' | 'delivered' | 'deliv
   body: Uint8Array;
   deliveredAt?: string;
   seq?: number;
+  /** The `webhook-id` its attempts carried (absent on a record made before it was kept: its id is sent instead). */
+  webhookId?: string;
 };
 
 /** A history record a replay delivered: where it is (`partition`: its range's, where a retry of its webhook waits too). */

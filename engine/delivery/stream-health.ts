@@ -176,6 +176,8 @@ export class StreamHealth {
             'not sent: the stream was terminated',
             now,
             item.historyId,
+            undefined,
+            item.webhookId,
           );
         }
         s.status = 'terminated';

@@ -1,11 +1,15 @@
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 /**
  * A webhook on the wire: compact JSON exactly as JSON.stringify writes it,
  * `x-signature` = 0x + hex(keccak256(utf8(body) + secret)) (Keccak-256, not
- * NIST SHA3), `x-queue-size` with the stream's undelivered count, and `webhook-id` (Standard Webhooks) with the
- * webhook's id, the same on each of its attempts.
+ * NIST SHA3), `x-queue-size` with the stream's undelivered count, and the Standard Webhooks headers
+ * (docs/api.md, "Webhook signatures"): `webhook-id` (the webhook's id, the same on
+ * each of its attempts and replays), `webhook-timestamp` (the service clock at the attempt, in seconds) and
+ * `webhook-signature`.
  */
 export function signature(body: Uint8Array | string, secret: string): string {
   // Hashed in two updates: the body's bytes are not copied to append the secret.
@@ -18,14 +22,38 @@ export function signature(body: Uint8Array | string, secret: string): string {
   )}`;
 }
 
-export function webhookHeaders(body: Uint8Array, secret: string, queueSize: number, webhookId?: string): Record<string, string> {
-  const headers: Record<string, string> = {
+/**
+ * Standard Webhooks' `webhook-signature`: `v1,` + base64 of HMAC-SHA256 over `id.timestamp.body`, keyed with the
+ * tenant's secret's UTF-8 bytes (what `standardWebhooksSecret` shows, as `whsec_` + their base64).
+ */
+export function standardSignature(webhookId: string, timestampSec: number, body: Uint8Array | string, secret: string): string {
+  const mac = hmac
+    .create(sha256, utf8ToBytes(secret))
+    .update(utf8ToBytes(`${webhookId}.${timestampSec}.`))
+    .update(typeof body === 'string' ? utf8ToBytes(body) : body)
+    .digest();
+  return `v1,${Buffer.from(mac.buffer, mac.byteOffset, mac.byteLength).toString('base64')}`;
+}
+
+/** The tenant's secret as Standard Webhooks libraries take it: `whsec_` + the base64 of its UTF-8 bytes. */
+export const standardWebhooksSecret = (secret: string): string => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;
+
+/** The headers of one attempt of a webhook: `webhookId` its id, `timestampSec` the service clock's seconds now. */
+export function webhookHeaders(
+  body: Uint8Array,
+  secret: string,
+  queueSize: number,
+  webhookId: string,
+  timestampSec: number,
+): Record<string, string> {
+  return {
     'content-type': 'application/json',
     'x-signature': signature(body, secret),
     'x-queue-size': String(queueSize),
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(timestampSec),
+    'webhook-signature': standardSignature(webhookId, timestampSec, body, secret),
   };
-  if (webhookId !== undefined) headers['webhook-id'] = webhookId;
-  return headers;
 }
 
 /**

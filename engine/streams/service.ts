@@ -13,6 +13,7 @@ import {
   type StoredLog,
 } from '../delivery/records.js';
 import { ownBytes } from '../delivery/body.js';
+import { standardWebhooksSecret } from '../delivery/webhook.js';
 import type { EnqueueItem, EnqueueResult } from '../delivery/enqueue.js';
 import { NotHere, type PartitionRequest, type PartitionRequests } from './partition-requests.js';
 import { notFound, unavailable } from '../errors.js';
@@ -70,9 +71,10 @@ export class StreamsService {
     mustOwn(this.kv, tenant, id);
   }
 
-  async settings(tenant: string): Promise<{ region: string; secretKey: string }> {
+  /** The tenant's settings; `standardWebhooksSecret` is its secret as Standard Webhooks libraries take it. */
+  async settings(tenant: string): Promise<{ region: string; secretKey: string; standardWebhooksSecret: string }> {
     const s = await settingsOf(this.kv, this.plane, tenant);
-    return { region: s.region, secretKey: s.secretKey };
+    return { region: s.region, secretKey: s.secretKey, standardWebhooksSecret: standardWebhooksSecret(s.secretKey) };
   }
 
   async setRegion(tenant: string, region: string): Promise<{ region: string }> {
@@ -193,7 +195,14 @@ export class StreamsService {
     // The very bytes last sent.
     const body = ownBytes(stored.body);
     const h = historyView({ ...stored, body }, true) as HistoryRecord;
-    const res = await this.dispatcher.post(tenant, h.webhookUrl, body, this.dispatcher.queueSize(h.streamId));
+    // The webhook's own id again (a receiver de-duplicating by webhook-id sees the same webhook).
+    const res = await this.dispatcher.post(
+      tenant,
+      h.webhookUrl,
+      body,
+      this.dispatcher.queueSize(h.streamId),
+      stored.webhookId ?? stored.id,
+    );
     let deliveredAt = h.deliveredAt;
     if (res.delivered) {
       const marked = this.dispatcher.replayDelivered(tenant, { id: historyId, streamId: stored.streamId, seq: stored.seq, partition });
