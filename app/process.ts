@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
+import { Registry, collectDefaultMetrics } from 'prom-client';
 import type { Mark } from './block-trace.js';
 import type { Ticker } from '../engine/clock.js';
 import type { Metrics } from '../engine/metrics.js';
@@ -98,6 +99,16 @@ export function watchEventLoop(metrics: Metrics, ticker: Ticker): () => void {
     disarm();
     h.disable();
   };
+}
+
+/**
+ * Node's standard series on /metrics (`process_*`, `nodejs_*`: prom-client's default collectors, which stock Node.js
+ * dashboards read), on a registry of this server's own: servers in one process (the tests') keep theirs apart.
+ */
+export function watchProcess(metrics: Metrics): void {
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+  metrics.extend(() => register.metrics());
 }
 
 /**

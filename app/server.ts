@@ -55,7 +55,17 @@ import { FAMILIES } from './families.js';
 import { buildRoutes } from './http.js';
 import { noWait, startIngest, type BeforePart, type Hold, type Ingest } from './ingest.js';
 import { Following } from '../engine/ingest/following.js';
-import { nextTurn, servingHeap, stderrNotice, stdoutLines, systemTicker, traceLine, watchEventLoop, watchMemory } from './process.js';
+import {
+  nextTurn,
+  servingHeap,
+  stderrNotice,
+  stdoutLines,
+  systemTicker,
+  traceLine,
+  watchEventLoop,
+  watchMemory,
+  watchProcess,
+} from './process.js';
 import { openServerStore } from './store.js';
 import { startWorkerThreads, type Threads } from './worker-threads.js';
 
@@ -145,6 +155,7 @@ export async function createCore({
     // Stopped with the store: a test process runs one server after another (test/in-process.ts).
     const unwatchLoop = watchEventLoop(metrics, ticker);
     watchMemory(metrics);
+    watchProcess(metrics);
     const mark = config.traceBlocks ? traceLine(out) : undefined;
     // Webhook targets, the test webhook's and NFT metadata URLs: one policy, checked where each connection opens.
     const targets = new TargetPolicy(config.privateTargets, adapters.resolver ?? systemResolver);
@@ -260,6 +271,16 @@ export async function createCore({
       log,
       { startBlock: (chain) => following.follower(chain)?.status().oldest },
     );
+    metrics.gauge(
+      'chainpost_data_index_lag_blocks',
+      "Blocks ingested beyond the last one the Data API's indexes hold, per chain they index (from their first batch).",
+      () =>
+        following.followers.flatMap((f) => {
+          const { chain, head } = f.status();
+          const at = dataIndexer.position(chain);
+          return at === undefined ? [] : [{ labels: { chain }, value: Math.max(0, head - at) }];
+        }),
+    );
     const routes = buildRoutes({
       config,
       log,
@@ -352,6 +373,11 @@ function chainGauges({ clock, metrics, following }: { clock: ServiceClock; metri
     'chainpost_chain_head',
     'Last block ingested, per chain.',
     perChain((s) => s.head),
+  );
+  metrics.gauge(
+    'chainpost_chain_lag_blocks',
+    "Blocks the chain's upstream node announced beyond the last one ingested (0 before its first announcement).",
+    perChain((s) => (s.nodeHead < 0 ? 0 : Math.max(0, s.nodeHead - s.head))),
   );
   metrics.gauge(
     'chainpost_chain_confirmed',

@@ -11,9 +11,66 @@ interface Series {
 
 export type Gauge = () => Array<{ labels: Record<string, string>; value: number }>;
 
+/** A histogram of one series: `observe` counts a value under its labels; rendered cumulative, as Prometheus reads it. */
+export class Histogram {
+  private readonly series = new Map<string, { labels: Record<string, string>; counts: number[]; sum: number; total: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly buckets: readonly number[],
+  ) {}
+
+  observe(labels: Record<string, string>, value: number): void {
+    const key = JSON.stringify(labels);
+    let s = this.series.get(key);
+    if (s === undefined) this.series.set(key, (s = { labels, counts: new Array<number>(this.buckets.length).fill(0), sum: 0, total: 0 }));
+    const i = this.buckets.findIndex((le) => value <= le);
+    if (i >= 0) s.counts[i]!++;
+    s.sum += value;
+    s.total++;
+  }
+
+  render(out: string[]): void {
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
+    for (const s of this.series.values()) {
+      const l = labelText(s.labels);
+      let cumulative = 0;
+      this.buckets.forEach((le, i) => out.push(`${this.name}_bucket{${l}${l ? ',' : ''}le="${le}"} ${(cumulative += s.counts[i]!)}`));
+      out.push(`${this.name}_bucket{${l}${l ? ',' : ''}le="+Inf"} ${s.total}`);
+      out.push(`${this.name}_sum${l ? `{${l}}` : ''} ${s.sum}`, `${this.name}_count${l ? `{${l}}` : ''} ${s.total}`);
+    }
+  }
+}
+
+const labelText = (labels: Record<string, string>): string =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '\\$&')}"`)
+    .join(',');
+
 export class Metrics {
   private readonly areas = new Map<string, Series>();
   private readonly gauges: Array<{ name: string; help: string; read: Gauge; type: 'gauge' | 'counter' }> = [];
+  private readonly histograms: Histogram[] = [];
+  /** Exposition text rendered elsewhere (app/'s process series), appended after this one's. */
+  private readonly extensions: Array<() => Promise<string>> = [];
+
+  /** Appends what `render` answers to every scrape (series of its own names). */
+  extend(render: () => Promise<string>): void {
+    this.extensions.push(render);
+  }
+
+  /** Everything /metrics shows: these series, then the extensions'. */
+  async renderAll(): Promise<string> {
+    return [this.render(), ...(await Promise.all(this.extensions.map((r) => r())))].join('');
+  }
+
+  /** A histogram rendered with the others (its owner observes). */
+  histogram(name: string, help: string, buckets: readonly number[]): Histogram {
+    const h = new Histogram(name, help, buckets);
+    this.histograms.push(h);
+    return h;
+  }
 
   /** Called for every request: no string built, one bucket touched. */
   observe(area: string, status: number, seconds: number): void {
@@ -56,12 +113,11 @@ export class Metrics {
     for (const g of this.gauges) {
       out.push(`# HELP ${g.name} ${g.help}`, `# TYPE ${g.name} ${g.type}`);
       for (const { labels, value } of g.read()) {
-        const l = Object.entries(labels)
-          .map(([k, v]) => `${k}="${v.replace(/["\\\n]/g, '\\$&')}"`)
-          .join(',');
+        const l = labelText(labels);
         out.push(`${g.name}${l ? `{${l}}` : ''} ${value}`);
       }
     }
+    for (const h of this.histograms) h.render(out);
     return `${out.join('\n')}\n`;
   }
 }

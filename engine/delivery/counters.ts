@@ -1,4 +1,7 @@
-import type { Metrics } from '../metrics.js';
+import { findChain } from '../chains/registry.js';
+import type { Histogram, Metrics } from '../metrics.js';
+import { uuidV7Ms } from './ids.js';
+import type { QueueItem } from './queue.js';
 
 /**
  * Delivery outcomes since the start, per stream and in all, for /metrics.
@@ -20,6 +23,12 @@ interface Counts {
 
 const zero = (): Counts => ({ delivered: 0, failed: 0, retried: 0 });
 
+/** Seconds from staging to the 2xx: a first attempt's network time up to the retries' hours and the 24-hour mark. */
+const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3_600, 21_600, 86_400];
+
+/** The family of a webhook's chain (`evm`, `bitcoin`, `solana`), as the chain registry names it. */
+const familyOf = (chainId: string): string => findChain(chainId)?.family ?? (chainId.startsWith('0x') ? 'evm' : 'other');
+
 export class DeliveryCounters {
   private readonly streams = new Map<string, Counts>();
   /** What the streams beyond the cap counted, together (one object they all point to). */
@@ -28,6 +37,8 @@ export class DeliveryCounters {
   private labelled = 0;
   /** Some stream went to `other`: from then on that series is rendered (a counter does not vanish). */
   private shared = false;
+  /** Staged → delivered, per family (once exported). */
+  private latency: Histogram | undefined;
 
   constructor(private readonly maxStreams = METRICS_STREAMS_MAX) {}
 
@@ -54,12 +65,16 @@ export class DeliveryCounters {
     this.streams.delete(streamId);
   }
 
-  /** One attempt's outcome; `retry`: the webhook had failed before. */
-  outcome(streamId: string, delivered: boolean, retry: boolean): void {
+  /** One attempt's outcome for `item` (a retry when it had failed before), at service time `now`. */
+  outcome(streamId: string, delivered: boolean, item: Pick<QueueItem, 'failures' | 'webhookId' | 'summary'>, now: number): void {
     const c = this.streams.get(streamId) ?? this.track(streamId);
+    const retry = item.failures > 0;
     if (delivered) {
       c.delivered++;
       this.total.delivered++;
+      // Its id was minted at staging (a UUID v7 holds the instant).
+      if (item.webhookId !== undefined)
+        this.latency?.observe({ family: familyOf(item.summary.chainId) }, Math.max(0, now - uuidV7Ms(item.webhookId)) / 1000);
     } else {
       c.failed++;
       this.total.failed++;
@@ -75,6 +90,11 @@ export class DeliveryCounters {
    * only with `perStream` (CHAINPOST_METRICS_STREAMS): their labels are stream ids of every tenant.
    */
   export(metrics: Metrics, queueSize: (streamId: string) => number, perStream: boolean): void {
+    this.latency = metrics.histogram(
+      'chainpost_webhook_delivery_seconds',
+      'Time from a webhook staged to the 200 that delivered it (retries included), by chain family.',
+      LATENCY_BUCKETS,
+    );
     const kinds: Array<[keyof Counts, string]> = [
       ['delivered', 'Webhook attempts the receiver answered 200'],
       ['failed', 'Webhook attempts that failed (an answer other than 200, an error, or no answer within 10 s)'],

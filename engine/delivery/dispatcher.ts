@@ -594,7 +594,7 @@ export class Dispatcher {
       this.slots.release(s.tenantId, origin, heard(res));
       this.pullLine();
     }
-    this.counters.outcome(s.id, res.delivered, item.failures > 0);
+    this.counters.outcome(s.id, res.delivered, item, this.clock.now());
     await this.recorder.record({ s, taken, url, res, now: this.clock.now() });
   }
 }

@@ -44,7 +44,7 @@ export function systemRoutes(deps: {
       pattern: '/metrics',
       area: 'system',
       auth: 'none',
-      handle: (req) => {
+      handle: async (req) => {
         if (!reader(req.header('authorization')))
           throw new ApiError(
             401,
@@ -52,7 +52,7 @@ export function systemRoutes(deps: {
             { field: 'authorization' },
             { 'www-authenticate': 'Bearer' },
           );
-        return { status: 200, text: deps.metrics.render(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
+        return { status: 200, text: await deps.metrics.renderAll(), contentType: 'text/plain; version=0.0.4; charset=utf-8' };
       },
     },
   ];

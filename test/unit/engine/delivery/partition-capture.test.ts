@@ -70,7 +70,12 @@ describe('delivery units captured per partition', () => {
         .map((q) => `${rx.url}?${q}`)
         .find((u) => partitionOf(h32, T1, u) !== partitionOf(h32, T1, from))!;
       const ok = await make(T1, 'ok', `${rx.url}?ok`);
-      const down = await make(T1, 'down', `${rx.url}?down`);
+      // In another partition than `moved`'s first: its history and moved's are in two ranges, whatever the port (a
+      // fixed URL shared moved's partition for about one receiver port in 64).
+      const downUrl = ['down', 'down-b', 'down-c', 'down-d']
+        .map((q) => `${rx.url}?${q}`)
+        .find((u) => partitionOf(h32, T1, u) !== partitionOf(h32, T1, from))!;
+      const down = await make(T1, 'down', downUrl);
       const replayed = await make(T2, 'replayed', `${rx.url}?replayed`);
       const deleted = await make(T2, 'deleted', `${rx.url}?deleted`);
       const moved = await make(T1, 'moved', from);
