@@ -26,8 +26,13 @@ const zero = (): Counts => ({ delivered: 0, failed: 0, retried: 0 });
 /** Seconds from staging to the 2xx: a first attempt's network time up to the retries' hours and the 24-hour mark. */
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3_600, 21_600, 86_400];
 
-/** The family of a webhook's chain (`evm`, `bitcoin`, `solana`), as the chain registry names it. */
-const familyOf = (chainId: string): string => findChain(chainId)?.family ?? (chainId.startsWith('0x') ? 'evm' : 'other');
+/** Each chain's family (`evm`, `bitcoin`, `solana`) as the chain registry names it, looked up once a chain. */
+const families = new Map<string, string>();
+function familyOf(chainId: string): string {
+  let family = families.get(chainId);
+  if (family === undefined) families.set(chainId, (family = findChain(chainId)?.family ?? (chainId.startsWith('0x') ? 'evm' : 'other')));
+  return family;
+}
 
 export class DeliveryCounters {
   private readonly streams = new Map<string, Counts>();
@@ -74,7 +79,7 @@ export class DeliveryCounters {
       this.total.delivered++;
       // Its id was minted at staging (a UUID v7 holds the instant).
       if (item.webhookId !== undefined)
-        this.latency?.observe({ family: familyOf(item.summary.chainId) }, Math.max(0, now - uuidV7Ms(item.webhookId)) / 1000);
+        this.latency?.observe(familyOf(item.summary.chainId), Math.max(0, now - uuidV7Ms(item.webhookId)) / 1000);
     } else {
       c.failed++;
       this.total.failed++;
@@ -93,6 +98,7 @@ export class DeliveryCounters {
     this.latency = metrics.histogram(
       'chainpost_webhook_delivery_seconds',
       'Time from a webhook staged to the 200 that delivered it (retries included), by chain family.',
+      'family',
       LATENCY_BUCKETS,
     );
     const kinds: Array<[keyof Counts, string]> = [
