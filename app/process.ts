@@ -101,13 +101,21 @@ export function watchEventLoop(metrics: Metrics, ticker: Ticker): () => void {
   };
 }
 
+/** The process's registry of prom-client's default collectors, made at the first server's start. */
+let processRegistry: Registry | undefined;
+
 /**
  * Node's standard series on /metrics (`process_*`, `nodejs_*`: prom-client's default collectors, which stock Node.js
- * dashboards read), on a registry of this server's own: servers in one process (the tests') keep theirs apart.
+ * dashboards read), on a registry of this server's own. Its collectors are the process's, made once: each set starts
+ * an event-loop sampler and a GC observer that nothing stops, so servers run one after another in one process (the
+ * tests') would leave one set each behind.
  */
 export function watchProcess(metrics: Metrics): void {
-  const register = new Registry();
-  collectDefaultMetrics({ register });
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  const register = Registry.merge([processRegistry]);
   metrics.extend(() => register.metrics());
 }
 
