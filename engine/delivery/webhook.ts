@@ -1,5 +1,4 @@
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { createHmac } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
@@ -27,12 +26,8 @@ export function signature(body: Uint8Array | string, secret: string): string {
  * tenant's secret's UTF-8 bytes (what `standardWebhooksSecret` shows, as `whsec_` + their base64).
  */
 export function standardSignature(webhookId: string, timestampSec: number, body: Uint8Array | string, secret: string): string {
-  const mac = hmac
-    .create(sha256, utf8ToBytes(secret))
-    .update(utf8ToBytes(`${webhookId}.${timestampSec}.`))
-    .update(typeof body === 'string' ? utf8ToBytes(body) : body)
-    .digest();
-  return `v1,${Buffer.from(mac.buffer, mac.byteOffset, mac.byteLength).toString('base64')}`;
+  // Node's own HMAC (as engine/bitcoin/hash.ts's SHA-256): it runs per attempt, over bodies up to megabytes.
+  return `v1,${createHmac('sha256', secret).update(`${webhookId}.${timestampSec}.`).update(body).digest('base64')}`;
 }
 
 /** The tenant's secret as Standard Webhooks libraries take it: `whsec_` + the base64 of its UTF-8 bytes. */
