@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { withoutPassword } from '../redact.js';
 import { bodyAt } from './body.js';
-import type { QueueItem, Taken } from './queue.js';
+import { webhookIdOf, type QueueItem, type Taken } from './queue.js';
 import { markDelivered } from './records.js';
 import { nextRetryAt } from './retry-schedule.js';
 import type { StreamHealth } from './stream-health.js';
@@ -163,7 +163,7 @@ export class AttemptRecorder {
       now,
       item.historyId,
       item.seq,
-      item.webhookId,
+      webhookIdOf(s.id, item),
     );
     const historyId = record.id;
     unit.records.bump(tenant, s.id, partition, { totalWebhooksFailed: 1 });

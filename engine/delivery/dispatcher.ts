@@ -11,7 +11,7 @@ import type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js'
 import { uuidV7 } from './ids.js';
 import { KvDeliveryQueue } from './kv-queue.js';
 import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS } from './limits.js';
-import type { DeliveryQueue, Taken } from './queue.js';
+import { webhookIdOf, type DeliveryQueue, type Taken } from './queue.js';
 import { kvRates, type RateStore } from './rate-store.js';
 import { markDelivered, type ReplayedRecord } from './records.js';
 import { purgeExpired, type Retention } from './retention.js';
@@ -588,8 +588,7 @@ export class Dispatcher {
     const { item } = taken;
     let res: Awaited<ReturnType<Dispatcher['post']>> | undefined;
     try {
-      // One staged before webhook ids were: its stream and place, the same on each attempt too.
-      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id), item.webhookId ?? `${s.id}-${item.seq}`);
+      res = await this.post(s.tenantId, url, bodyAt(item, item.failures), this.queueSize(s.id), webhookIdOf(s.id, item));
     } finally {
       this.slots.release(s.tenantId, origin, heard(res));
       this.pullLine();

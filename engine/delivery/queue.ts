@@ -83,6 +83,13 @@ export interface QueueItem extends WebhookBody {
   webhookId?: string;
 }
 
+/**
+ * The `webhook-id` a queued webhook's attempts, its history record and so its replays carry: its own; one staged
+ * before webhooks had ids gets its stream and place, the same each time.
+ */
+export const webhookIdOf = (streamId: string, item: Pick<QueueItem, 'seq' | 'webhookId'>): string =>
+  item.webhookId ?? `${streamId}-${item.seq}`;
+
 /** A webhook taken for an attempt; `ticket` names it to the queue that answered it, and means nothing else. */
 export interface Taken {
   readonly streamId: string;

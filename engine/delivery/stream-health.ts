@@ -3,6 +3,7 @@ import type { Alerts } from './alerts.js';
 import { bodyAt } from './body.js';
 import { ERROR_TO_TERMINATED_MS } from './limits.js';
 import { rateKey } from './rate-store.js';
+import { webhookIdOf } from './queue.js';
 import type { DeliveryStream } from './stream-port.js';
 import { START_RATE, afterFailure, afterSuccess, inError } from './success-rate.js';
 import type { Batch, Units } from './unit.js';
@@ -177,7 +178,7 @@ export class StreamHealth {
             now,
             item.historyId,
             undefined,
-            item.webhookId,
+            webhookIdOf(id, item),
           );
         }
         s.status = 'terminated';
