@@ -245,7 +245,7 @@ export async function startClusterNode({
     kv,
     node,
     log,
-    requestTimeoutMs: requestTimeoutMs(config.leaseTtlMs),
+    requestTimeoutMs: leaseTimings(config.leaseTtlMs).requestTimeoutMs,
     // Kept at a lapsed lease until taken again: an election or a bus outage of that long (docs/decisions/cluster.md).
     parkedMs: Math.max(30_000, 2 * config.leaseTtlMs),
   });
@@ -433,13 +433,6 @@ export async function openNodeLeases(
 }
 
 /**
- * How long a takeover's request waits for JetStream (and the longest wait between its tries): a lease poll. A stream
- * whose leader died answers no request sent before its new leader is elected; one awaited 5 s landed that much after
- * the election (docs/decisions/cluster.md, "Tested across kills").
- */
-const requestTimeoutMs = (leaseTtlMs: number): number => leaseTimings(leaseTtlMs).pollEveryMs;
-
-/**
  * A cluster node's chains: it follows those whose lease it holds, publishing what it stores, and applies the others'
  * blocks (`applied`: what they tell, the Data API's indexer; `followed`: what the follower's blocks tell).
  */
@@ -472,7 +465,7 @@ export function clusterChains({
     applied,
     followed,
     log,
-    requestTimeoutMs: requestTimeoutMs(leaseTtlMs),
+    requestTimeoutMs: leaseTimings(leaseTtlMs).requestTimeoutMs,
     ...(drop === undefined ? {} : { drop }),
   });
 }

@@ -102,7 +102,7 @@ async function openLeases<F extends string, N>(
   options: BusLeasesOptions,
 ): Promise<BusLeases<F, N>> {
   // Each request gives up before the next renew is due, so a lost answer does not hold up the lease's turn.
-  const timeout = Math.max(100, Math.floor(leaseTimings(options.ttlMs).pollEveryMs));
+  const timeout = leaseTimings(options.ttlMs).requestTimeoutMs;
   const bucket = { ttl: options.ttlMs, history: 1, replicas: options.replicas ?? 1 };
   // Making the bucket, or changing its copies, starts a group of replicas on a NATS cluster, which takes longer than
   // a lease's request may (over 500 ms on three servers): done first with JetStream's default timeout.

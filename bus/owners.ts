@@ -19,7 +19,7 @@ export async function startPartitionOwners(
     ...(log === undefined ? {} : { log }),
   });
   // A read gives up within a poll, as the leases' requests do.
-  const registry = await registryNodes(bus, Math.max(100, Math.floor(leaseTimings(leases.ttlMs).pollEveryMs)));
+  const registry = await registryNodes(bus, leaseTimings(leases.ttlMs).requestTimeoutMs);
   const owners = new PartitionOwners({ leases, registry, hash, ttlMs: leases.ttlMs, ...(log === undefined ? {} : { log }) });
   owners.start();
   return owners;

@@ -62,8 +62,14 @@ export interface LeaseTimings {
    * its `lost` comes before the lease can expire and another node take it (the margin covers a late timer).
    */
   lostAfterMs: number;
+  /**
+   * How long a request to the bus waits on a lease's behalf (a take, a renew, a takeover's read, the registry): a
+   * poll, 100 ms at least, so a lost answer never holds up the lease's next turn.
+   */
+  requestTimeoutMs: number;
 }
 
 export function leaseTimings(ttlMs: number): LeaseTimings {
-  return { renewEveryMs: ttlMs / 3, pollEveryMs: ttlMs / 4, lostAfterMs: ttlMs - ttlMs / 6 };
+  const pollEveryMs = ttlMs / 4;
+  return { renewEveryMs: ttlMs / 3, pollEveryMs, lostAfterMs: ttlMs - ttlMs / 6, requestTimeoutMs: Math.max(100, Math.floor(pollEveryMs)) };
 }

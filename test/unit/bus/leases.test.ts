@@ -12,8 +12,9 @@ describe('the leases of the chains', () => {
     expect(keys.map(chainOfKey)).toEqual(chains);
   });
 
-  it('renews three times a TTL, polls four times, and counts a lease unrenewed before its TTL ends', () => {
-    expect(leaseTimings(12_000)).toEqual({ renewEveryMs: 4_000, pollEveryMs: 3_000, lostAfterMs: 10_000 });
+  it('renews three times a TTL, polls four times, counts a lease unrenewed before its TTL ends, and bounds a request by a poll (100 ms at least)', () => {
+    expect(leaseTimings(12_000)).toEqual({ renewEveryMs: 4_000, pollEveryMs: 3_000, lostAfterMs: 10_000, requestTimeoutMs: 3_000 });
+    expect(leaseTimings(200).requestTimeoutMs).toBe(100);
   });
 
   it('names a delivery partition `partition.<n>`, two tokens, which no chain’s one-token key matches', () => {
