@@ -80,10 +80,7 @@ export class OrderedApply {
               () => !this.stopped,
             );
           const check = async (): Promise<boolean> => (await gone()) || ((await opts.stalled?.check()) ?? false);
-          const watchdog = watch({ everyMs: opts.stalled?.everyMs ?? STALL_CHECK_MS, check }, opts.applied, () => {
-            opts.failed(new Error('its consumer delivered nothing and is gone or stalled: made again'));
-            messages.stop();
-          });
+          const watchdog = watch({ everyMs: opts.stalled?.everyMs ?? STALL_CHECK_MS, check }, opts.applied, () => messages.stop());
           // Read off the consumer as they come, so the applier finds what was delivered while it applied.
           const inbox = new Inbox(bound);
           const reading = (async () => {
