@@ -583,6 +583,8 @@ export class ClusterPartitions implements PartitionLog {
 
   private async loseAll(): Promise<void> {
     await Promise.all([...this.owned.values()].map((o) => this.lose(o, 'behind')));
+    // Kept units too: this node takes no partition again.
+    await Promise.all([...this.parked.keys()].map((p) => this.unpark(p)));
     this.wakeWaiters();
   }
 
