@@ -112,11 +112,17 @@ function stage(l: Layout, n: number): void {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** The last commit with one marks row per (chain, partition). */
+const BEFORE_PER_EVENT = 'ea8e486^';
+
 async function main(): Promise<void> {
-  const rev =
-    process.env.BENCH_MARKS_BEFORE ?? execFileSync('git', ['-C', ROOT, 'merge-base', 'HEAD', 'main'], { encoding: 'utf8' }).trim();
+  // The layout before marks were kept per event: the parent of the commit that moved them (ea8e486).
+  const rev = process.env.BENCH_MARKS_BEFORE ?? BEFORE_PER_EVENT;
+  const git = (...args: string[]): string => execFileSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' }).trim();
+  if (git('rev-parse', `${rev}:engine/match/block-events.ts`) === git('rev-parse', 'HEAD:engine/match/block-events.ts'))
+    throw new Error(`BENCH_MARKS_BEFORE=${rev} has this tree's engine/match/block-events.ts: nothing to compare`);
   const now = await import('../engine/match/block-events.js');
-  const layouts = [layout(`before (${rev.slice(0, 7)})`, await before(rev)), layout('after', now)];
+  const layouts = [layout(`before (${git('rev-parse', '--short', rev)})`, await before(rev)), layout('after', now)];
   try {
     for (const l of layouts) for (let n = 1; n <= KEPT; n++) finished(l, n);
     for (let i = 1; i <= STAGINGS; i++) for (const l of layouts) stage(l, KEPT + i);
