@@ -19,6 +19,7 @@ import { jsonRpcUpstream } from '../../../../http/clients/rpc.js';
 import { coinsOf, mineBlock, owner, payTo, spend } from '../../../kit/bitcoin-core/build.js';
 import { prunedChain } from '../../../kit/bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from '../../../kit/bitcoin-core/server.js';
+import { bitcoinDefinition } from '../../../kit/bitcoin-stream.js';
 import { until } from '../../../helpers.js';
 import { startReceiver } from '../../../receiver.js';
 import { deliveryRig } from '../delivery/rig.js';
@@ -81,20 +82,7 @@ async function engine(
   await watchlist.load(store);
   const payee = owner('p2wpkh', `${seed}-payee`);
   const make = async (path: string): Promise<string> => {
-    const made = await streams.create(
-      TENANT,
-      {
-        webhookUrl: `${rx.url}/${seed}/${path}`,
-        description: '',
-        tag: path,
-        network: ['mainnet'],
-        includeInputs: true,
-        includeOutputs: true,
-        allAddresses: false,
-        demo: false,
-      },
-      undefined,
-    );
+    const made = await streams.create(TENANT, bitcoinDefinition(`${rx.url}/${seed}/${path}`, path), undefined);
     const id = String(made.id);
     await streams.addAddresses(TENANT, id, [payee.address]);
     return id;

@@ -16,6 +16,7 @@ import { Watchlist } from '../../../../engine/match/watchlist.js';
 import { FAMILIES } from '../../../../app/families.js';
 import { workerPool } from '../../../../app/worker-pool.js';
 import { manyXpubs } from '../../../kit/bitcoin-core/keys.js';
+import { bitcoinDefinition } from '../../../kit/bitcoin-stream.js';
 import { counting } from '../../../kit/counting-kv.js';
 import { tempDir } from '../../../helpers.js';
 import { startReceiver } from '../../../receiver.js';
@@ -55,25 +56,7 @@ async function engine(rx: Receiver, deriver?: WindowDeriver) {
   const streams = on(c.kv);
   // The same on the store itself, for creates and lists: they count ranges (which counting-kv refuses).
   const plain = on(store);
-  const make = async (): Promise<string> =>
-    String(
-      (
-        await plain.create(
-          TENANT,
-          {
-            webhookUrl: rx.url,
-            description: '',
-            tag: 'xpubs',
-            network: ['mainnet'],
-            includeInputs: true,
-            includeOutputs: true,
-            allAddresses: false,
-            demo: false,
-          },
-          undefined,
-        )
-      ).id,
-    );
+  const make = async (): Promise<string> => String((await plain.create(TENANT, bitcoinDefinition(rx.url, 'xpubs'), undefined)).id);
   return { store, reads: c, windows, wallets, streams, plain, make };
 }
 

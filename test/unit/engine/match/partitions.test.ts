@@ -58,6 +58,22 @@ function storeBlocks(store: Store, seen: number[], confirm: number[] = [], retai
 }
 
 /**
+ * Partition `p`'s units taken back from `store` (its lease lost before they were published) and dropped by `m`, then
+ * the lease taken again: owned and adopted. Answers the units taken back.
+ */
+async function lostAndTakenAgain(kv: CapturingKv, store: Store, m: StreamMatcher, owned: Set<number>, p: number): Promise<PendingUnit[]> {
+  const units = kv.seal().filter((u) => u.change.partition === p);
+  store.transact(() => {
+    for (const u of [...units].reverse()) takeBack(store, u);
+  });
+  owned.delete(p);
+  await m.drop(p);
+  owned.add(p);
+  m.adopt(p);
+  return units;
+}
+
+/**
  * Stores blocks as storeBlocks does, through a matcher's listeners (`events()`), as a follower or the blocks applied
  * from the bus write them, then says the write committed.
  */
@@ -409,16 +425,9 @@ describe('matching per partition', () => {
     write([]);
     await m.settled();
     expect(staged).toHaveLength(STREAMS.length * 3);
-    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost.
-    const units = kv.seal().filter((u) => u.change.partition === 3);
-    store.transact(() => {
-      for (const u of units.reverse()) takeBack(store, u);
-    });
-    owned.delete(3);
-    await m.drop(3);
-    // The lease taken again (owned, adopted), and block 3 comes while what this node finished for it is forgotten.
-    owned.add(3);
-    m.adopt(3);
+    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost; the
+    // lease taken again (owned, adopted), and block 3 comes while what this node finished for it is forgotten.
+    await lostAndTakenAgain(kv, store, m, owned, 3);
     write([3]);
     await m.settled();
     const again = staged.slice(STREAMS.length * 3);
@@ -465,17 +474,9 @@ describe('matching per partition', () => {
     const { m, staged } = matcher(kv, (p) => owned.has(p), undefined, { retainEvents: 100 });
     await run({ m, staged });
     expect(staged).toHaveLength(STREAMS.length * 3);
-    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost.
-    const units = kv.seal().filter((u) => u.change.partition === 3);
-    expect(units).toHaveLength(1);
-    store.transact(() => {
-      for (const u of units.reverse()) takeBack(store, u);
-    });
-    owned.delete(3);
-    await m.drop(3);
-    // The lease taken again: the partition's webhooks the log lacks are staged again, each stream's in event order.
-    owned.add(3);
-    m.adopt(3);
+    // Partition 3's units (a's and b's webhooks and their marks) were not acknowledged when its lease was lost; the
+    // lease taken again: the partition's webhooks the log lacks are staged again, each stream's in event order.
+    expect(await lostAndTakenAgain(kv, store, m, owned, 3)).toHaveLength(1);
     await expect.poll(() => staged.length).toBe(STREAMS.length * 3 + 2 * 3);
     await m.settled();
     expect(staged.slice(STREAMS.length * 3).filter((w) => w[0] === 'a')).toEqual(['a:1:s', 'a:1:c', 'a:2:s']);
