@@ -476,11 +476,11 @@ const MATCH_CAUGHT_UP_MS = 1_000;
 /**
  * The matcher's wait before each round on a cluster node: the control log applied as far as its consumer has told it
  * the log reaches (no request to the server per round: bus/control-log.ts caughtUpAsTold), so a change acknowledged
- * on any node before a block was stored applies to it. Bounded (`withinMs`, a second): past it, matched as applied.
+ * on any node before a block was stored applies to it. Bounded: past it, matched as applied.
  */
-export function matchAfterControl(cluster: Pick<ClusterControl, 'plane'>, log: Logger, withinMs = MATCH_CAUGHT_UP_MS): () => Promise<void> {
+export function matchAfterControl(cluster: Pick<ClusterControl, 'plane'>, log: Logger): () => Promise<void> {
   return async () => {
-    if (!(await cluster.plane.caughtUpAsTold(withinMs)))
+    if (!(await cluster.plane.caughtUpAsTold(MATCH_CAUGHT_UP_MS)))
       log.warn('control log: not caught up before matching; matching with what this node has applied', {
         applied: cluster.plane.applied(),
       });
