@@ -2,6 +2,7 @@
  * What a cluster node (CHAINPOST_NATS set) needs of this machine, checked at start before anything opens: engine/
  * parses the configuration and reads no file.
  */
+import { chainpostVersion } from './version.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
@@ -188,15 +189,6 @@ export function forgetNodeId(kv: Kv): void {
   if (kv.get<string>('meta', NODE_ID) !== undefined) kv.transact(() => kv.remove('meta', NODE_ID));
 }
 
-/** chainpost's version (package.json, beside dist/ where the server runs from). */
-function version(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** What a cluster node shows of itself: its /health and /metrics figures and its entry in the node registry. */
 export interface ClusterNode {
   readonly id: string;
@@ -264,7 +256,7 @@ export async function startClusterNode({
   const view: ClusterView = {
     node,
     roles: config.roles,
-    version: version(),
+    version: chainpostVersion(),
     startedAt: Date.now(),
     http: () => http,
     bus: () => ({ up: control.bus.up(), servers: control.bus.servers }),

@@ -12,6 +12,8 @@ import { undiciMetadataFetcher } from '../http/clients/metadata-fetch.js';
 import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes } from '../http/server/system.js';
+import { referenceRoutes } from '../http/server/reference.js';
+import { chainpostVersion } from './version.js';
 import type { Store } from '../storage/env.js';
 import type { AuthService } from '../engine/auth/service.js';
 import type { TokenIssuer } from '../engine/auth/token.js';
@@ -88,8 +90,9 @@ export function buildRoutes(parts: {
   });
   // A cluster node without the api role answers its operator alone: /health and /metrics.
   if (!config.roles.has('api')) return system;
-  return [
+  const routes: Route[] = [
     ...system,
+    ...referenceRoutes({ routes: () => routes, clock, version: chainpostVersion() }),
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [
@@ -103,6 +106,7 @@ export function buildRoutes(parts: {
     ...crossChainRoutes(clock, () => following.chains(), dataDeps, config),
     ...rpcRoutes(clock, parts.nodes),
   ];
+  return routes;
 }
 
 /** A chain's /health entry: its follower's status, and for a chain with Data API indexes their position (`indexed`, null before the first block). */

@@ -9,6 +9,7 @@ import { startInProcess, type InProcess } from './in-process.js';
 import type { Adapters } from '../app/server.js';
 import type { Ticker } from '../engine/clock.js';
 import { registerSecret } from './secret-scan.js';
+import { checkAnswer } from './openapi-check.js';
 
 export const BIN = fileURLToPath(new URL('../bin/chainpost.js', import.meta.url));
 
@@ -120,7 +121,8 @@ function running<S extends InProcess>(started: S, env: Record<string, string>, d
 
 /**
  * fetch relative to `url`, with `key` in x-api-key unless `headers` says otherwise (x-no-key: none), and on an admin
- * route (/admin/…) TEST_ADMIN_KEY in x-admin-key unless `headers` has its own; the body parsed as JSON when it is.
+ * route (/admin/…) TEST_ADMIN_KEY in x-admin-key unless `headers` has its own; the body parsed as JSON when it is,
+ * and checked against the server's OpenAPI document (openapi-check.ts).
  */
 export function apiCaller(url: string, key: string): Running['call'] {
   return async (path, init = {}) => {
@@ -140,6 +142,7 @@ export function apiCaller(url: string, key: string): Running['call'] {
     // The webhook secret (GET /settings) joins the run's secret scan.
     const secretKey = (parsed as { secretKey?: unknown } | null)?.secretKey;
     if (typeof secretKey === 'string') registerSecret(secretKey);
+    await checkAnswer(url, init.method ?? 'GET', path, res.status, res.headers.get('content-type'), parsed);
     return { status: res.status, body: parsed, headers: res.headers };
   };
 }

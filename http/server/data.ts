@@ -4,11 +4,11 @@ import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, endpointRemoval, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
 import { endpointWeights } from '../../engine/data-api/common/endpoint-weights.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError, badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
 import { queryList as listOf, queryParams } from './query.js';
-import { constantJson, json, notBuilt, type Method, type Reply, type Request, type Route } from './route.js';
+import { constantJson, json, notBuilt, type Method, type Reply, type Request, type Route, type RouteDoc } from './route.js';
 
 /** The Data API: /api/v2.2 (the interface's version segment). */
 export const DATA_PREFIX = '/api/v2.2';
@@ -64,6 +64,11 @@ export interface DataEndpoint {
    * own `chains` may override).
    */
   chain?: 'none' | 'known';
+  /** The query schema `handle` validates with (path parameters included), the body's, and its answers' (RouteDoc). */
+  query?: z.ZodType;
+  body?: z.ZodType;
+  responses?: RouteDoc['responses'];
+  errors?: readonly number[];
   handle(req: Request, chain: Chain): Reply | Promise<Reply>;
 }
 
@@ -85,6 +90,7 @@ export function queryEndpoint<S extends z.ZodType>(
     operation,
     method,
     path,
+    query: schema,
     async handle(req: Request, chain: Chain) {
       const q = validate(schema, { ...queryAndPath(req), ...arrayParams(req, opts.lists ?? []) }, 'query');
       return json(opts.status?.(q) ?? 200, await run(chain.key, q));
@@ -112,12 +118,13 @@ export function notFollowed(chain: Chain): ApiError {
 }
 
 export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<readonly DataEndpoint[]> = []): Route[] {
-  const route = (method: Method, path: string, handle: Route['handle']): Route => ({
+  const route = (method: Method, path: string, doc: RouteDoc, handle: Route['handle']): Route => ({
     method,
     pattern: `${DATA_PREFIX}${path}`,
     area: 'data',
     auth: 'key',
     body: method === 'POST',
+    doc,
     handle,
   });
   // The weights are this table's operations: what is served here, each under its own path.
@@ -137,7 +144,7 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
   const fixedFirst = [...endpoints].sort((a, b) => fixedness(b.path) - fixedness(a.path));
   return [
     ...fixedFirst.map((e) =>
-      route(e.method, e.path, (req) => {
+      route(e.method, e.path, endpointDoc(e), (req) => {
         const gone = endpointRemoval(e.method, e.path, clock.now());
         if (gone !== undefined) throw removedEndpoint(gone);
         if (e.chain === 'none') return e.handle(req, ETH);
@@ -147,13 +154,13 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
       }),
     ),
     ...NOT_HERE.map(([m, p, instead]) =>
-      route(m, p, () => {
+      route(m, p, { summary: instead, responses: {}, errors: [501] }, () => {
         throw new ApiError(501, `${m} ${DATA_PREFIX}${p}: ${instead}`);
       }),
     ),
     // A removed endpoint a group builds answers through the group's route, which checks the date itself.
     ...ENDPOINT_REMOVALS.filter((r) => !built.has(`${r.method} ${r.path}`)).map((r) =>
-      route(r.method, r.path, (req) => {
+      route(r.method, r.path, { responses: {}, errors: [501], removed: (now) => (inEffect(r, now) ? r : undefined) }, (req) => {
         if (inEffect(r, clock.now())) throw removedEndpoint(r);
         dataChain(req, clock.now());
         return notBuilt(r.method, `${DATA_PREFIX}${r.path}`);
@@ -161,6 +168,22 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
     ),
   ];
 }
+
+/** `chain`, which the wrapper reads (dataChain), beside the endpoint's own query. */
+const CHAIN_QUERY = z.object({
+  chain: z.string().optional().meta({ description: 'The chain: hex id, decimal id or name; 0x1 when absent' }),
+});
+const withChain = (query: z.ZodType | undefined): z.ZodType => (query === undefined ? CHAIN_QUERY : z.intersection(CHAIN_QUERY, query));
+
+/** What the OpenAPI document says of a served endpoint: its schemas, and its removal once in effect. */
+const endpointDoc = (e: DataEndpoint): RouteDoc => ({
+  operationId: e.operation,
+  ...(e.chain === 'none' ? (e.query === undefined ? {} : { query: e.query }) : { query: withChain(e.query) }),
+  ...(e.body === undefined ? {} : { body: e.body }),
+  responses: e.responses ?? {},
+  ...(e.errors === undefined ? {} : { errors: e.errors }),
+  removed: (now) => endpointRemoval(e.method, e.path, now),
+});
 
 /** How many leading path segments are fixed (no `:param`): more sorts first. */
 function fixedness(path: string): number {

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ApiKey } from '../../engine/keys.js';
 import { ApiError } from '../../engine/errors.js';
 import { ADMIN_HEADER } from '../../engine/operator.js';
@@ -50,7 +51,29 @@ export interface Route {
   readonly operator?: boolean;
   /** Error bodies as JSON-RPC error objects (node access) instead of `{message}`. */
   readonly errors?: 'json' | 'jsonrpc';
+  /** What the OpenAPI document says of it (http/server/openapi.ts): its request schemas and its answers. */
+  readonly doc?: RouteDoc;
   handle(req: Request): Reply | Promise<Reply>;
+}
+
+/**
+ * A route's description: the schemas its handler validates with (the request side) and those of its answers (the
+ * response side), so the document and the checks are one set of schemas. Docs: docs/api.md#openapi.
+ */
+export interface RouteDoc {
+  /** The hosted service's operationId where chainpost follows it; else made from the method and pattern. */
+  readonly operationId?: string;
+  readonly summary?: string;
+  /** The query the handler validates (path parameters included, as the Data API's schemas take them): its input side. */
+  readonly query?: z.ZodType;
+  /** The JSON body the handler validates: its input side. */
+  readonly body?: z.ZodType;
+  /** Each answer but an error: its status, and the schema of its JSON body or the content type of another. */
+  readonly responses: Readonly<Record<number, z.ZodType | { readonly contentType: string }>>;
+  /** Error statuses beyond those every route of its kind answers (openapi.ts `errorsOf`). */
+  readonly errors?: readonly number[];
+  /** A removal the route answers at `now` (the interface's table): documented as that answer alone. */
+  removed?(now: number): { status: number; date: string; replacement?: string } | undefined;
 }
 
 /** `route` for the operator alone: its credential comes in x-admin-key, which the front end then reads. */
