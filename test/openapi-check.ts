@@ -31,7 +31,15 @@ export async function checkAnswer(
 ): Promise<void> {
   let checker = byUrl.get(url);
   if (checker === undefined) byUrl.set(url, (checker = load(url)));
-  (await checker).check(method, path, status, contentType, body);
+  try {
+    (await checker).check(method, path, status, contentType, body);
+  } catch (err) {
+    // The document moves with the service date (a removal taking effect on a test clock): the current one decides.
+    const fresh = load(url);
+    byUrl.set(url, fresh);
+    if ((await fresh) === (await checker)) throw err;
+    (await fresh).check(method, path, status, contentType, body);
+  }
 }
 
 const NONE: Checker = { check() {} };

@@ -300,6 +300,12 @@ const TABLE: Record<string, Row | NoTenantState> = {
     none: "the operator's Prometheus text (CHAINPOST_METRICS_KEY closes it): totals, no stream id (per-stream series only with CHAINPOST_METRICS_STREAMS=1)",
     calls: () => [get('/metrics')],
   },
+  'GET /openapi.json': {
+    none: 'the API reference: the routes and their schemas, the same for every tenant (no key)',
+    calls: () => [get('/openapi.json')],
+  },
+  'GET /docs': { none: 'the API reference page over /openapi.json (no key)', calls: () => [get('/docs')] },
+  'GET /docs/:file': { none: "the reference page's scripts and styles (no key)", calls: () => [get('/docs/init.js')] },
   'GET /admin/clock': {
     none: "the test clock (CHAINPOST_TEST_CLOCK=1 only): the server's one clock, B calling with the operator's CHAINPOST_ADMIN_KEY (apiCaller sends it)",
     calls: () => [get('/admin/clock')],
