@@ -182,7 +182,8 @@ function operationOf(route: Route, method: string, now: number): Operation {
     ...(route.body === true
       ? {
           requestBody: {
-            required: doc?.body !== undefined,
+            // A body schema that takes no body (optional) documents it as optional.
+            required: doc?.body !== undefined && !doc.body.safeParse(undefined).success,
             content: { 'application/json': { schema: doc?.body === undefined ? {} : jsonSchemaOf(doc.body, 'input') } },
           },
         }
