@@ -1,5 +1,6 @@
 import { nftEndpoints } from '../http/server/data-nft.js';
 import { authRoutes } from '../http/server/auth.js';
+import { keysRoutes } from '../http/server/keys.js';
 import { streamsRoutes } from '../http/server/streams.js';
 import { crossChainRoutes } from '../http/server/crosschain.js';
 import { dataRoutes } from '../http/server/data.js';
@@ -16,6 +17,7 @@ import { referenceRoutes } from '../http/server/reference.js';
 import { chainpostVersion } from './version.js';
 import type { Store } from '../storage/env.js';
 import type { AuthService } from '../engine/auth/service.js';
+import type { ApiKeys } from '../engine/keys.js';
 import type { TokenIssuer } from '../engine/auth/token.js';
 import type { ServiceClock } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
@@ -49,6 +51,8 @@ export function buildRoutes(parts: {
   streams: StreamsService;
   familyStreams: FamilyResources;
   auth: AuthService;
+  /** The API keys, written through the control plane (the keys routes). */
+  keys: ApiKeys;
   tokens: TokenIssuer;
   nodes: NodeAccess;
   reads: DataDeps['reads'];
@@ -95,6 +99,7 @@ export function buildRoutes(parts: {
     ...referenceRoutes({ routes: () => routes, clock, version: chainpostVersion() }),
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
+    ...keysRoutes(parts.keys),
     ...dataRoutes(clock, dataDeps, [
       callsEndpoints(dataDeps, { ens: config.ens }),
       txsEndpoints(dataDeps, clock),

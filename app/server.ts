@@ -294,6 +294,7 @@ export async function createCore({
       streams,
       familyStreams,
       auth,
+      keys,
       tokens,
       nodes,
       reads,

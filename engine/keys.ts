@@ -1,7 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js';
+import { z } from 'zod';
 import { ApiError } from './errors.js';
+import { validate } from './schema.js';
 import type { AppliedOf, ChangeOf, ChangeWriter } from './ports.js';
 
 /**
@@ -63,12 +65,16 @@ export interface KeyRotate {
   hash: string;
   graceMs: number;
   at: number;
+  /** Set through the API: only a key of this tenant, by its id (another's is not found). */
+  tenant?: string;
 }
 
 /** The key with this id, or those with this name, revoked. */
 export interface KeyRevoke {
   kind: 'key.revoke';
   nameOrId: string;
+  /** Set through the API: only a key of this tenant, by its id, and never the tenant's last (it would lock it out). */
+  tenant?: string;
 }
 
 export type KeyCreated = { record: ApiKey; tenant: Tenant };
@@ -91,6 +97,19 @@ export const keyChangesIn = (store: KeyStore): KeyChanges => ({
 });
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** A key's fields its maker gives (`keys create`, POST /keys): one schema checks both. */
+export const keyFields = z.strictObject({
+  name: z
+    .string({ error: 'a string' })
+    .regex(NAME, '1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit')
+    .meta({ description: "The key's name, unique on the server: 1 to 64 characters of A-Z a-z 0-9 _ . -" }),
+  email: z
+    .string({ error: 'a string' })
+    .regex(/^[^\s@]+@[^\s@]+$/, 'not an e-mail address')
+    .optional()
+    .meta({ description: "Where the tenant's stream alerts are e-mailed (with CHAINPOST_SMTP_URL)" }),
+});
 const HASH_CACHE_MAX = 10_000;
 
 const base64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
@@ -134,17 +153,15 @@ export class ApiKeys {
     opts: { name: string; email?: string | undefined; tenant?: string | undefined },
     key = newKey(),
   ): Promise<{ key: string; record: ApiKey; tenant: Tenant }> {
-    if (!NAME.test(opts.name)) throw new ApiError(400, 'name: 1 to 64 characters of A-Z a-z 0-9 _ . -, starting with a letter or digit');
-    if (opts.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(opts.email))
-      throw new ApiError(400, `email: not an e-mail address: "${opts.email}"`);
+    const fields = validate(keyFields, { name: opts.name, email: opts.email }, 'name');
     const change: KeyCreate = {
       kind: 'key.create',
       hash: hashKey(key),
-      name: opts.name,
+      name: fields.name,
       newTenant: { id: `t_${bytesToHex(randomBytes(8))}` },
       at: this.now(),
     };
-    if (opts.email !== undefined) change.email = opts.email;
+    if (fields.email !== undefined) change.email = fields.email;
     if (opts.tenant !== undefined) change.tenant = opts.tenant;
     return { key, ...(await this.changes.write(change)) };
   }
@@ -194,14 +211,34 @@ export class ApiKeys {
    * the old key keeps working for `graceMs` more (0: refused at once), so clients can move over. Returns the new
    * key (shown once) and both records.
    */
-  async rotate(nameOrId: string, graceMs: number, key = newKey()): Promise<{ key: string; record: ApiKey; old: ApiKey }> {
+  async rotate(
+    nameOrId: string,
+    graceMs: number,
+    key = newKey(),
+    /** The API's: a key of this tenant alone, by its id. */
+    tenant?: string,
+  ): Promise<{ key: string; record: ApiKey; old: ApiKey }> {
     if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new ApiError(400, `grace: not a duration: ${graceMs} ms`);
-    return { key, ...(await this.changes.write({ kind: 'key.rotate', nameOrId, hash: hashKey(key), graceMs, at: this.now() })) };
+    const change: KeyRotate = { kind: 'key.rotate', nameOrId, hash: hashKey(key), graceMs, at: this.now() };
+    if (tenant !== undefined) change.tenant = tenant;
+    return { key, ...(await this.changes.write(change)) };
   }
 
-  /** Revokes by id, or by name (the key and any it replaced still in their grace period); the tenant and its resources stay. */
-  revoke(nameOrId: string): Promise<ApiKey> {
-    return this.changes.write({ kind: 'key.revoke', nameOrId });
+  /**
+   * Revokes by id, or by name (the key and any it replaced still in their grace period); the tenant and its resources
+   * stay. With `tenant` (the API): a key of that tenant alone, by its id, and never its last key not rotated (409).
+   */
+  revoke(nameOrId: string, tenant?: string): Promise<ApiKey> {
+    return this.changes.write(tenant === undefined ? { kind: 'key.revoke', nameOrId } : { kind: 'key.revoke', nameOrId, tenant });
+  }
+
+  /** The tenant's keys in use (a rotated one until its grace period ends), oldest first. */
+  ofTenant(tenant: string): ApiKey[] {
+    const now = this.now();
+    return this.store
+      .keys()
+      .filter((k) => k.tenantId === tenant && inUse(k, now))
+      .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
   }
 
   list(): Array<ApiKey & { tenant: string }> {
@@ -244,7 +281,8 @@ function createKey(store: KeyStore, c: KeyCreate): KeyCreated {
   const tenants = store.tenants();
   let tenant: Tenant;
   if (c.tenant !== undefined) {
-    const found = tenants.find((t) => t.name === c.tenant || t.id === c.tenant);
+    // By id first: a tenant's name may be any key name, another tenant's id too.
+    const found = tenants.find((t) => t.id === c.tenant) ?? tenants.find((t) => t.name === c.tenant);
     if (!found) throw new ApiError(404, `no tenant "${c.tenant}"`);
     tenant = found;
   } else {
@@ -263,10 +301,17 @@ function createKey(store: KeyStore, c: KeyCreate): KeyCreated {
 function rotateKey(store: KeyStore, c: KeyRotate): KeyRotated {
   dropExpired(store, c.at);
   const keys = store.keys();
-  const found = keys.find((k) => k.id === c.nameOrId) ?? keys.find((k) => k.name === c.nameOrId && k.expiresAt === undefined);
-  if (!found) throw new ApiError(404, `no key named or with id "${c.nameOrId}"`);
+  const found =
+    c.tenant !== undefined
+      ? ownKey(keys, c.tenant, c.nameOrId)
+      : (keys.find((k) => k.id === c.nameOrId) ?? keys.find((k) => k.name === c.nameOrId && k.expiresAt === undefined));
+  if (!found)
+    throw new ApiError(404, c.tenant !== undefined ? `no key with id "${c.nameOrId}"` : `no key named or with id "${c.nameOrId}"`);
   if (found.expiresAt !== undefined)
-    throw new ApiError(409, `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate "${found.name}"`);
+    throw new ApiError(
+      409,
+      `key ${found.id} was rotated already (to ${found.replacedBy ?? 'another key'}): rotate ${c.tenant !== undefined ? 'that one' : `"${found.name}"`}`,
+    );
   if (store.keyByHash(c.hash)) throw new ApiError(409, 'this key exists already');
   const record: ApiKey = { hash: c.hash, id: c.hash.slice(0, 12), name: found.name, tenantId: found.tenantId, createdAt: c.at };
   if (found.email !== undefined) record.email = found.email;
@@ -278,12 +323,27 @@ function rotateKey(store: KeyStore, c: KeyRotate): KeyRotated {
 
 function revokeKey(store: KeyStore, c: KeyRevoke): ApiKey {
   const keys = store.keys();
+  if (c.tenant !== undefined) {
+    const own = ownKey(keys, c.tenant, c.nameOrId);
+    if (own === undefined) throw new ApiError(404, `no key with id "${c.nameOrId}"`);
+    if (!keys.some((k) => k.tenantId === c.tenant && k.hash !== own.hash && k.expiresAt === undefined))
+      throw new ApiError(
+        409,
+        `key ${own.id} is the tenant's last key not rotated: revoking it would lock the tenant out (create another first)`,
+      );
+    store.removeKey(own.hash);
+    return own;
+  }
   const byId = keys.find((k) => k.id === c.nameOrId);
   const gone = byId === undefined ? keys.filter((k) => k.name === c.nameOrId) : [byId];
   if (gone.length === 0) throw new ApiError(404, `no key named or with id "${c.nameOrId}"`);
   for (const k of gone) store.removeKey(k.hash);
   return gone.find((k) => k.expiresAt === undefined) ?? gone[0]!;
 }
+
+/** The tenant's key with this id (never by name: names are the server's, ids the key's). */
+const ownKey = (keys: readonly ApiKey[], tenant: string, id: string): ApiKey | undefined =>
+  keys.find((k) => k.id === id && k.tenantId === tenant);
 
 /** Thrown inside a preview's transaction: it rolls back. */
 const PREVIEW = Symbol('preview');

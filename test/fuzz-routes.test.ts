@@ -29,7 +29,16 @@ const REQUEST_MS = 10_000;
 /** The server's own resident memory (RssAnon) may grow by at most this much over the whole run (bodies up to 1 MiB, streams created). */
 const RSS_GROWTH_MB = 192;
 
-const AREAS: Record<Area, true> = { system: true, admin: true, auth: true, streams: true, data: true, crosschain: true, rpc: true };
+const AREAS: Record<Area, true> = {
+  system: true,
+  admin: true,
+  auth: true,
+  keys: true,
+  streams: true,
+  data: true,
+  crosschain: true,
+  rpc: true,
+};
 
 /** The routes exactly as the server assembles them, read from a core built on a scratch directory with the server's flags. */
 async function serverRoutes(): Promise<Route[]> {
@@ -364,6 +373,8 @@ function sampleBody(route: Route): unknown {
       mintAddresses: [],
     },
     'POST /settings': { region: 'eu-central-1' },
+    'POST /keys': { name: 'fuzz-key', email: 'ops@example.com' },
+    'POST /keys/:id/rotate': { graceSeconds: 60 },
     'POST /admin/streams/:id/webhooks': { webhooks: [{ chainId: '0x539', confirmed: true, block: { number: '1' } }] },
     'POST /challenge/request/evm': { ...signIn, chainId: 1, address: ANVIL0 },
     'POST /challenge/request/solana': { ...signIn, network: 'mainnet', address: SOL_KEY },

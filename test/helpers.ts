@@ -142,6 +142,9 @@ export function apiCaller(url: string, key: string): Running['call'] {
     // The webhook secret (GET /settings) joins the run's secret scan.
     const secretKey = (parsed as { secretKey?: unknown } | null)?.secretKey;
     if (typeof secretKey === 'string') registerSecret(secretKey);
+    // So does an API key made or rotated through the API (POST /keys, /keys/:id/rotate).
+    const newKey = (parsed as { key?: unknown } | null)?.key;
+    if (typeof newKey === 'string' && newKey.startsWith('cpk_')) registerSecret(newKey);
     await checkAnswer(url, init.method ?? 'GET', path, res.status, res.headers.get('content-type'), parsed);
     return { status: res.status, body: parsed, headers: res.headers };
   };

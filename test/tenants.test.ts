@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
 import { parseConfig } from '../engine/config/config.js';
-import { ApiKeys } from '../engine/keys.js';
+import { ApiKeys, hashKey } from '../engine/keys.js';
 import { openStore } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { DATA_PREFIX } from '../http/server/data.js';
@@ -205,6 +205,8 @@ interface Answer {
 interface TenantA {
   key: string;
   sameTenantKey: string;
+  /** The public ids of A's two keys. */
+  keyIds: string[];
   streams: Record<Family, string>;
   xpubId: string;
   failedHistoryId: string;
@@ -242,6 +244,9 @@ interface NoTenantState {
   none: string;
   calls: (a: TenantA, b: TenantB) => Call[];
 }
+
+/** A key's public id, as GET /keys lists it. */
+const keyId = (key: string): string => hashKey(key).slice(0, 12);
 
 const notFound = (r: Answer, _a: TenantA, _b: TenantB, call: Call) =>
   expect(r.status, `${call.method} ${call.path}: ${JSON.stringify(r.body)}`).toBe(404);
@@ -343,6 +348,28 @@ const TABLE: Record<string, Row | NoTenantState> = {
     calls: (a, b) => [post(`/history/replay/${a.streams.evm}/${a.failedHistoryId}`), post(`/history/replay/${b.evm}/${a.failedHistoryId}`)],
     expect: notFound,
   },
+  'GET /keys': {
+    calls: () => [get('/keys')],
+    expect: (r, a, b) => {
+      expect(r.status).toBe(200);
+      const ids = (r.body.result as Array<{ id: string }>).map((k) => k.id);
+      expect(ids).toContain(keyId(b.key));
+      for (const id of a.keyIds) expect(ids).not.toContain(id);
+      expect(r.body.total).toBe(ids.length);
+    },
+  },
+  'POST /keys': {
+    calls: () => [post('/keys', { name: 'tenant-b-made' })],
+    expect: (r, a) => {
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      expect(a.keyIds).not.toContain(r.body.id);
+    },
+  },
+  'POST /keys/:id/rotate': {
+    calls: (a) => a.keyIds.flatMap((id) => [post(`/keys/${id}/rotate`), post(`/keys/${id}/rotate`, { graceSeconds: 600 })]),
+    expect: notFound,
+  },
+  'DELETE /keys/:id': { calls: (a) => a.keyIds.map((id) => del(`/keys/${id}`)), expect: notFound },
   'GET /stats': {
     calls: () => [get('/stats')],
     expect: (r, _a, b) => {
@@ -557,6 +584,7 @@ describe("tenants: every route, called by tenant B against tenant A's ids, answe
       '/history/logs?limit=100',
       '/stats',
       '/settings',
+      '/keys',
       ...Object.values(a.profiles).map((p) => `/profile/${p}/addresses`),
     ];
     const out: Record<string, unknown> = {};
@@ -615,6 +643,7 @@ describe("tenants: every route, called by tenant B against tenant A's ids, answe
       { name: 'tenant-a-2', tenant: 'tenant-a' },
       { name: 'tenant-b' },
     ])) as [string, string, string];
+    a.keyIds = [keyId(a.key), keyId(a.sameTenantKey)];
     const ok = (r: Answer, status = 200) => {
       expect(r.status, JSON.stringify(r.body)).toBe(status);
       return r.body;
@@ -728,6 +757,7 @@ describe("tenants: every route, called by tenant B against tenant A's ids, answe
     const callB = apiCaller(s.url, b.key);
     const secrets = [
       ...Object.values(a.streams),
+      ...a.keyIds,
       a.xpubId,
       ...a.recordIds,
       ...Object.values(a.profiles),

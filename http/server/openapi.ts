@@ -14,6 +14,7 @@ const TAGS: Record<Area, string> = {
   system: 'Health, metrics and this reference',
   admin: "The operator's routes (CHAINPOST_ADMIN_KEY in x-admin-key; a test clock's server only)",
   auth: 'Sign-in by wallet signature, profiles and bind',
+  keys: "The API keys of the caller's tenant: list, create, rotate, revoke",
   streams: 'Webhooks for on-chain activity: streams, their addresses, history and replay',
   data: 'Indexed reads of EVM chains (/api/v2.2)',
   crosschain: 'Reads across chain families (/v1)',

@@ -7,7 +7,7 @@ import { ADMIN_HEADER } from '../../engine/operator.js';
  * A route, independent of the HTTP library: the uWS front end serves these,
  * and the HTTP benchmark mounts the very same routes on Fastify and node:http.
  */
-export type Area = 'system' | 'admin' | 'auth' | 'streams' | 'data' | 'crosschain' | 'rpc';
+export type Area = 'system' | 'admin' | 'auth' | 'keys' | 'streams' | 'data' | 'crosschain' | 'rpc';
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'ANY';
 
 export interface Request {
