@@ -343,7 +343,11 @@ const TABLE: Record<string, Row | NoTenantState> = {
   },
   'GET /history': { calls: () => [get('/history?limit=100')], expect: ownRecords },
   'GET /history/logs': { calls: () => [get('/history/logs?limit=100')], expect: ownRecords },
-  'POST /history/replay/:historyId': { calls: (a) => [post(`/history/replay/${a.failedHistoryId}`)], expect: notFound },
+  // A history record's id, or a stream's (every record of it replayed).
+  'POST /history/replay/:historyId': {
+    calls: (a) => [post(`/history/replay/${a.failedHistoryId}`), ...FAMILIES.map((f) => post(`/history/replay/${a.streams[f]}`))],
+    expect: notFound,
+  },
   'POST /history/replay/:streamId/:historyId': {
     calls: (a, b) => [post(`/history/replay/${a.streams.evm}/${a.failedHistoryId}`), post(`/history/replay/${b.evm}/${a.failedHistoryId}`)],
     expect: notFound,

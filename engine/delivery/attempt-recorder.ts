@@ -167,6 +167,12 @@ export class AttemptRecorder {
     );
     const historyId = record.id;
     unit.records.bump(tenant, s.id, partition, { totalWebhooksFailed: 1 });
+    unit.records.failed(tenant, s.id, partition, {
+      message: record.errorMessage,
+      at: record.date,
+      webhookUrl: record.webhookUrl,
+      historyId,
+    });
     // A replay delivered it while this attempt was in flight: it is not sent again.
     const replayed = record.deliveredAt !== undefined;
     const nextAt = replayed ? undefined : nextRetryAt(item.failures, firstFailedAt, now);

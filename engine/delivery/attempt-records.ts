@@ -32,6 +32,17 @@ export interface Stats {
   totalTxsInternalProcessed: number;
   createdAt: string;
   updatedAt: string;
+  /** A stream's rows only: its last failed attempt (the newest of its partitions' where read). */
+  lastError?: LastError;
+}
+
+/** A stream's last failed attempt: the error, when, to which URL, and its history record. */
+export interface LastError {
+  message: string;
+  /** ISO 8601. */
+  at: string;
+  webhookUrl: string;
+  historyId: string;
 }
 
 /** A stream's or tenant's statistics before anything happened. */
@@ -65,6 +76,8 @@ export function statsOf(kv: Kv, of: string, iso: string): Stats {
     for (const [k, v] of Object.entries(value)) if (typeof v === 'number') into[k] = ((into[k] as number | undefined) ?? 0) + v;
     if (value.createdAt < sum.createdAt) sum.createdAt = value.createdAt;
     if (value.updatedAt > sum.updatedAt) sum.updatedAt = value.updatedAt;
+    if (value.lastError !== undefined && (sum.lastError === undefined || value.lastError.at > sum.lastError.at))
+      sum.lastError = value.lastError;
   }
   return sum ?? emptyStats(iso);
 }
@@ -92,6 +105,8 @@ export class RecordRows {
 /** One unit of work's records: stats and range counters added in memory, written once at its close. */
 export class RecordWrite {
   private readonly stats = new Map<string, Record<string, number>>();
+  /** Per stream's `stats` key, its last failed attempt in this unit. */
+  private readonly errors = new Map<string, LastError>();
   /** Rows added per history or log range (`counts` key). */
   private readonly added = new Map<string, number>();
   /** The `stats` rows as written (the cache takes them once this commits). */
@@ -110,6 +125,11 @@ export class RecordWrite {
       for (const [k, v] of Object.entries(add)) d[k] = (d[k] ?? 0) + v;
       this.stats.set(key, d);
     }
+  }
+
+  /** The stream's last failed attempt, kept in its statistics row of the partition (with a bump of totalWebhooksFailed). */
+  failed(tenant: string, streamId: string, partition: number, error: LastError): void {
+    this.errors.set(statsKey(streamKey(tenant, streamId), partition), error);
   }
 
   /**
@@ -196,6 +216,8 @@ export class RecordWrite {
       const st = known !== undefined ? { ...known } : (this.kv.get<Stats>('stats', key) ?? emptyStats(iso));
       const counters = st as unknown as Record<string, number>;
       for (const [k, v] of Object.entries(d)) counters[k] = (counters[k] ?? 0) + v;
+      const error = this.errors.get(key);
+      if (error !== undefined) st.lastError = error;
       st.updatedAt = iso;
       this.kv.put('stats', key, st);
       this.rows.stats.wrote(key);

@@ -28,7 +28,7 @@ import { summarize, webhookHeaders } from './webhook.js';
 export type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js';
 export type { StreamPartition, UnitCapture } from './unit.js';
 export { streamKey } from './stream-port.js';
-export { emptyStats, statsOf, type Stats } from './attempt-records.js';
+export { emptyStats, statsOf, type LastError, type Stats } from './attempt-records.js';
 export type { DeliveryGate } from './partition-turns.js';
 
 export interface DispatcherOptions {

@@ -21,6 +21,12 @@ export interface QueueMeta {
   partition?: number;
 }
 
+/**
+ * A stream's undelivered webhooks as committed in the store (`queueMeta`): what x-queue-size says, readable on any
+ * node (every cluster node applies every partition's rows).
+ */
+export const storedQueueSize = (kv: Pick<Kv, 'get'>, streamId: string): number => kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0;
+
 /** The partition a stream's `queue` and `retries` rows are in, by its `queueMeta` row. */
 export const queuePartition = (m: QueueMeta | undefined): number => m?.partition ?? 0;
 
@@ -56,7 +62,7 @@ export class KvDeliveryQueue implements DeliveryQueue {
 
   size(streamId: string): number {
     let n = this.queued.get(streamId);
-    if (n === undefined) this.queued.set(streamId, (n = this.kv.get<QueueMeta>('queueMeta', streamId)?.queued ?? 0));
+    if (n === undefined) this.queued.set(streamId, (n = storedQueueSize(this.kv, streamId)));
     return n;
   }
 

@@ -1,5 +1,9 @@
 import type { Clock } from '../clock.js';
-import { type Dispatcher, type Stats, statsOf, streamKey } from '../delivery/dispatcher.js';
+import { type Dispatcher, type LastError, type Stats, statsOf, streamKey } from '../delivery/dispatcher.js';
+import { storedQueueSize } from '../delivery/kv-queue.js';
+import { rateKey } from '../delivery/rate-store.js';
+import { START_RATE } from '../delivery/success-rate.js';
+import type { StoredStream } from './model.js';
 import {
   findHistory,
   historyView,
@@ -16,7 +20,7 @@ import { ownBytes } from '../delivery/body.js';
 import { standardWebhooksSecret } from '../delivery/webhook.js';
 import type { EnqueueItem, EnqueueResult } from '../delivery/enqueue.js';
 import { NotHere, type PartitionRequest, type PartitionRequests } from './partition-requests.js';
-import { notFound, unavailable } from '../errors.js';
+import { ApiError, notFound, unavailable } from '../errors.js';
 import { counted, cursorKey, rangePage, type Page } from '../page.js';
 import type { Kv } from '../ports.js';
 import { type ControlPlane, StoreControlPlane } from './control-plane.js';
@@ -25,6 +29,27 @@ import { settingsOf } from './settings.js';
 
 /** A replay's answer: the record, whether the webhook was delivered, and the receiver's status or the error. */
 export type ReplayAnswer = HistoryRecord & { delivered: boolean; status?: number; errorMessage: string };
+
+/** A stream's records replayed (POST /history/replay/:streamId): each one's answer, oldest first. */
+export interface StreamReplay {
+  streamId: string;
+  replayed: number;
+  /** Its records not yet delivered left for another call (over REPLAY_ALL_MAX). */
+  remaining: number;
+  results: ReplayAnswer[];
+}
+
+/** A stream's records replayed in one call at most: each may take the delivery timeout (10 s) when its receiver does not answer. */
+export const REPLAY_ALL_MAX = 100;
+
+/** A stream's statistics and its delivery's state: where its webhooks go, that URL's success rate, its queue, its last failure. */
+export type StreamStats = Omit<Stats, 'lastError'> & {
+  streamId: string;
+  webhookUrl: string;
+  successRate: number;
+  queueSize: number;
+  lastError: LastError | null;
+};
 
 /** Retry-After of a replay whose partition changed owner while its mark was being published, seconds. */
 const LOST_RETRY_AFTER_S = 5;
@@ -83,11 +108,24 @@ export class StreamsService {
     return { region };
   }
 
-  stats(tenant: string, streamId?: string): Stats & { streamId?: string } {
-    if (streamId !== undefined) this.mustOwn(tenant, streamId);
-    const of = streamId === undefined ? tenant : streamKey(tenant, streamId);
-    const st = statsOf(this.kv, of, new Date(this.clock.now()).toISOString());
-    return streamId === undefined ? st : { ...st, streamId };
+  stats(tenant: string): Stats;
+  stats(tenant: string, streamId: string): StreamStats;
+  stats(tenant: string, streamId?: string): Stats | StreamStats;
+  stats(tenant: string, streamId?: string): Stats | StreamStats {
+    const iso = new Date(this.clock.now()).toISOString();
+    if (streamId === undefined) return statsOf(this.kv, tenant, iso);
+    const stream = this.kv.get<StoredStream>('streams', streamKey(tenant, streamId));
+    if (stream === undefined) throw notFound(`no stream ${streamId}`);
+    const { lastError, ...st } = statsOf(this.kv, streamKey(tenant, streamId), iso);
+    // Read from the rows every node applies (a cluster's partition owner writes them): the same on any node.
+    return {
+      ...st,
+      streamId,
+      webhookUrl: stream.webhookUrl,
+      successRate: this.kv.get<number>('rates', rateKey(tenant, stream.webhookUrl)) ?? START_RATE,
+      queueSize: storedQueueSize(this.kv, streamId),
+      lastError: lastError ?? null,
+    };
   }
 
   /**
@@ -135,6 +173,41 @@ export class StreamsService {
     if (this.here(partition)) return this.replayHere(tenant, historyId, streamId);
     const request: PartitionRequest = { kind: 'replay', tenant, historyId, ...(streamId === undefined ? {} : { streamId }) };
     return (await this.requests!.ask(partition, request)) as ReplayAnswer;
+  }
+
+  /**
+   * POST /history/replay/:id: the tenant's history record with that id replayed, else every record of its stream
+   * with that id (history ids and stream ids are both UUIDs, never equal); 404 when it has neither.
+   */
+  async replayRecordOrStream(tenant: string, id: string): Promise<ReplayAnswer | StreamReplay> {
+    if (findHistory(this.kv, tenant, id) !== undefined) return this.replay(tenant, id);
+    if (!this.kv.has('streams', streamKey(tenant, id))) throw notFound(`no history record or stream ${id}`);
+    return this.replayStream(tenant, id);
+  }
+
+  /**
+   * Replays the stream's failed-delivery records not delivered yet, oldest first, at most REPLAY_ALL_MAX, one after
+   * another: each as `replay` does (by its partition's owner). A record gone meanwhile (retention) is passed over;
+   * another refusal ends the call, and the records replayed before it are delivered or not as their answers were
+   * (sent again, a delivered one is passed over).
+   */
+  async replayStream(tenant: string, streamId: string): Promise<StreamReplay> {
+    this.mustOwn(tenant, streamId);
+    const ids: string[] = [];
+    for (const r of tenantRanges(this.kv, tenant, 'history').ranges)
+      for (const { value } of this.kv.range<StoredHistory>('history', { start: r.prefix, end: `${r.prefix}\uffff` }))
+        if (value.streamId === streamId && value.deliveredAt === undefined) ids.push(value.id);
+    // UUID v7: time-ordered, across the partitions' ranges.
+    ids.sort();
+    const results: ReplayAnswer[] = [];
+    for (const id of ids.slice(0, REPLAY_ALL_MAX)) {
+      try {
+        results.push(await this.replay(tenant, id, streamId));
+      } catch (err) {
+        if (!(err instanceof ApiError && err.status === 404)) throw err;
+      }
+    }
+    return { streamId, replayed: results.length, remaining: Math.max(0, ids.length - REPLAY_ALL_MAX), results };
   }
 
   /**

@@ -152,7 +152,8 @@ export function streamsRoutes(
       const p = paging(req);
       return json(200, streams.logs(tenant(req), p.limit, p.cursor));
     }),
-    route('POST', '/history/replay/:historyId', async (req) => json(200, await streams.replay(tenant(req), id(req, 'historyId')))),
+    // A history record's id, or a stream's: every record of it (StreamsService.replayRecordOrStream).
+    route('POST', '/history/replay/:historyId', async (req) => json(200, await streams.replayRecordOrStream(tenant(req), id(req, 'historyId')))),
     route('POST', '/history/replay/:streamId/:historyId', async (req) =>
       json(200, await streams.replay(tenant(req), id(req, 'historyId'), id(req, 'streamId'))),
     ),
