@@ -46,12 +46,10 @@ export const addressAnswer = z.object({
 /** GET …/:id/address. */
 export const addressesPage = pageOf(z.object({ address: z.string() }));
 
-const enqueueResult = z
-  .enum(['queued', 'history', 'dropped'])
-  .meta({
-    description:
-      'queued: to be delivered; history: kept as failed (the stream is in error); dropped: not kept (no such stream, or terminated)',
-  }) satisfies z.ZodType<EnqueueResult>;
+const enqueueResult = z.enum(['queued', 'history', 'dropped']).meta({
+  description:
+    'queued: to be delivered; history: kept as failed (the stream is in error); dropped: not kept (no such stream, or terminated)',
+}) satisfies z.ZodType<EnqueueResult>;
 
 /** The test hooks' answer: each webhook's fate, in the order given. */
 export const enqueueAnswer = z.object({ results: z.array(enqueueResult) });
@@ -78,6 +76,10 @@ const historyFields = {
     records: z.number(),
     retries: z.number(),
     amount: z.number(),
+    // What the stats count of the webhook, kept beside the summary (engine/delivery/webhook.ts summarize).
+    logs: z.number().optional(),
+    txs: z.number().optional(),
+    txsInternal: z.number().optional(),
   }),
   streamId: z.string(),
   tag: z.string(),

@@ -204,7 +204,10 @@ export function streamsRoutes(
         }),
       ),
       operatorOnly(
-        route('POST', '/admin/webhooks', enqueueAnswer, { body: batchBody }, (req) => enqueue(req, validate(batchBody, req.body).webhooks)),
+        // 404: a stream the tenant does not have.
+        route('POST', '/admin/webhooks', enqueueAnswer, { body: batchBody, errors: [404] }, (req) =>
+          enqueue(req, validate(batchBody, req.body).webhooks),
+        ),
       ),
     );
   }
