@@ -182,7 +182,7 @@ function operationOf(route: Route, method: string, now: number): Operation {
     ...(route.body === true
       ? {
           requestBody: {
-            required: doc?.body !== undefined,
+            required: doc?.body !== undefined && doc.optionalBody !== true,
             content: { 'application/json': { schema: doc?.body === undefined ? {} : jsonSchemaOf(doc.body, 'input') } },
           },
         }
