@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { nftEndpoints } from '../http/server/data-nft.js';
 import { authRoutes } from '../http/server/auth.js';
 import { keysRoutes } from '../http/server/keys.js';
@@ -34,6 +35,7 @@ import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { StreamsService } from '../engine/streams/service.js';
 import type { ClusterNode } from './cluster.js';
+import { nodeEntryAnswer } from '../engine/cluster/node.js';
 import { FAMILIES, type FamilyReplays, type FamilyResources } from './families.js';
 import type { Following } from '../engine/ingest/following.js';
 
@@ -84,6 +86,7 @@ export function buildRoutes(parts: {
     ...(cluster === undefined ? {} : { cluster: cluster.entry() }),
   });
   const system = systemRoutes({
+    healthAnswer,
     metrics: parts.metrics,
     clock,
     testClock: config.testClock,
@@ -113,6 +116,31 @@ export function buildRoutes(parts: {
   ];
   return routes;
 }
+
+/**
+ * A chain's /health entry as answered (FollowerStatus with what withIndexed, withNode and withStall add), and the
+ * figures its family's follower adds (EVM's subscription and backfill, Bitcoin's inputs, Solana's skipped slots).
+ */
+const chainEntry = z.looseObject({
+  chain: z.string(),
+  head: z.number(),
+  confirmed: z.number(),
+  nodeHead: z.number(),
+  oldest: z.number(),
+  upstream: z.enum(['ok', 'failing']),
+  upstreamErrors: z.number(),
+  lastError: z.string().optional(),
+  indexed: z.number().nullable().optional().meta({ description: "The Data API indexes' last block, for a chain they index" }),
+  node: z.string().optional().meta({ description: "The chain's node: its scheme and host" }),
+  stalled: z.boolean(),
+});
+
+/** /health's figures (with the metrics key): the service time, each followed chain, a cluster node's own entry. */
+const healthAnswer = z.object({
+  now: z.string(),
+  chains: z.array(chainEntry),
+  cluster: nodeEntryAnswer.optional(),
+});
 
 /** A chain's /health entry: its follower's status, and for a chain with Data API indexes their position (`indexed`, null before the first block). */
 function withIndexed(

@@ -17,12 +17,6 @@ export interface Page<T> {
 
 export const MAX_LIMIT = 100;
 
-export function parseLimit(raw: string | null, fallback = MAX_LIMIT): number {
-  if (raw === null || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) throw badRequest('limit', `a whole number from 1 to ${MAX_LIMIT}`);
-  return Number(raw);
-}
-
 /**
  * `keep` pages over only the entries it keeps (streams of one family): the
  * range is then read whole, so use it for short ranges (a tenant's streams).

@@ -4,6 +4,7 @@ import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startBinary, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
+import { checkAnswer } from './openapi-check.js';
 import { A0, A1, A2, ERC20_ABI as ERC20 } from './streams-harness.js';
 import { TRANSFER, TRANSFER_SINGLE } from '../engine/evm/store.js';
 
@@ -45,7 +46,11 @@ async function post(url: string, body: unknown): Promise<Reply> {
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text === '' ? undefined : JSON.parse(text), text, headers: res.headers };
+  const parsed = text === '' ? undefined : JSON.parse(text);
+  // Every answer against the server's OpenAPI document, as the shared caller checks; a notification's empty body has no schema.
+  const { origin, pathname } = new URL(url);
+  if (text !== '') await checkAnswer(origin, 'POST', pathname, res.status, res.headers.get('content-type'), parsed);
+  return { status: res.status, body: parsed, text, headers: res.headers };
 }
 const call = (method: string, params: unknown[] = [], id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
 const rpcUrl = (s: Running, chain = 'devnet', key = s.key): string => `${s.url}/rpc/${chain}/${key}`;

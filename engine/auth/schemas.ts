@@ -74,16 +74,20 @@ const hex32 = (what: string) =>
     .regex(/^0x[0-9a-fA-F]{64}$/, `not ${what} (0x and 64 hex digits)`)
     .transform((v) => v.toLowerCase());
 
+/** The networks a Solana or Aptos sign-in names: what a request takes and its verify answers. */
+export const solanaNetwork = z.enum(['mainnet', 'devnet', 'testnet'], { error: 'one of mainnet, devnet, testnet' });
+export const aptosNetwork = z.enum(['mainnet', 'testnet'], { error: 'one of mainnet, testnet' });
+
 const evmRequest = z.object({ ...signInRequest, chainId, address: evmAddress });
 const solanaRequest = z.object({
   ...signInRequest,
-  network: z.enum(['mainnet', 'devnet', 'testnet'], { error: 'one of mainnet, devnet, testnet' }),
+  network: solanaNetwork,
   address: solanaAddress,
 });
 const aptosRequest = z
   .object({
     ...signInRequest,
-    network: z.enum(['mainnet', 'testnet'], { error: 'one of mainnet, testnet' }),
+    network: aptosNetwork,
     address: hex32('an Aptos address'),
     publicKey: hex32('an ed25519 public key'),
   })
@@ -144,5 +148,8 @@ export const bindVerify = z.object({
 export const profileId = z
   .string({ error: 'is required' })
   .regex(/^0x[0-9a-f]{64}$/i, 'a profile id is 66 characters: 0x and 64 hex digits');
+
+/** GET /profile/:profileId/addresses: its path. */
+export const profilePath = z.object({ profileId });
 
 export const bindRemove = z.intersection(account, z.object({ profileId }));

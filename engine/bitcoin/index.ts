@@ -1,6 +1,13 @@
-import type { FamilyEffectParts, Family, PrepareParts, StreamParts, SubResource } from '../families/family.js';
+import {
+  hostedOperations,
+  type FamilyEffectParts,
+  type Family,
+  type PrepareParts,
+  type StreamParts,
+  type SubResource,
+} from '../families/family.js';
 import { followBitcoin, type BitcoinFollowParts } from './follow.js';
-import { BitcoinStreams } from './stream-service.js';
+import { BitcoinStreams, xpubAnswers } from './stream-service.js';
 import { bitcoinBlockStore, type BitcoinIngestPool } from './prepared.js';
 import { bitcoinDefinition, bitcoinReplay } from './replay.js';
 import { XpubWindows, type WindowDeriver } from './xpub-windows.js';
@@ -12,6 +19,7 @@ import type { Kv } from '../ports.js';
 import {
   bitcoinAddressBody,
   BITCOIN_STREAMS,
+  bitcoinStreamAnswer,
   blockRequestBody,
   createBitcoinStream,
   updateBitcoinStream,
@@ -30,6 +38,8 @@ const xpubs: SubResource<BitcoinStreams, { xpub: string }> = {
   add: (streams, tenant, streamId, { xpub }) => streams.addXpub(tenant, streamId, xpub),
   list: (streams, tenant, streamId, limit, cursor) => streams.listXpubs(tenant, streamId, limit, cursor),
   remove: (streams, tenant, streamId, xpubId) => streams.removeXpub(tenant, streamId, xpubId),
+  answers: xpubAnswers,
+  operations: { add: 'bitcoinStreamsAddXpub', list: 'bitcoinStreamsGetXpubs', remove: 'bitcoinStreamsDeleteXpub' },
 };
 
 /** The Bitcoin family (engine/families/family.ts): its streams have extended keys beyond the shared resources. */
@@ -59,8 +69,10 @@ export const bitcoin = {
     create: createBitcoinStream,
     update: updateBitcoinStream,
     address: bitcoinAddressBody,
+    stream: bitcoinStreamAnswer,
     blockRequest: blockRequestBody.transform(bitcoinDefinition),
     subResources: [xpubs],
+    operations: hostedOperations('bitcoin'),
   },
   /** The xpubs of its streams (their windows rebuilt from the store), made before the watchlist, which compiles the addresses they derive. */
   prepare({ config, kv }: PrepareParts): BitcoinState {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import type { StreamLimits } from '../streams/limits.js';
 import type { Dispatcher } from '../delivery/dispatcher.js';
@@ -10,6 +11,7 @@ import { FamilyStreams } from '../streams/resources.js';
 import type { FollowedChains } from '../streams/unfollowed.js';
 import { BITCOIN_STREAMS, type BitcoinStreamDefinition } from './stream.js';
 import type { StoredXpub } from '../streams/xpub-record.js';
+import { pageOf } from '../streams/responses.js';
 
 /** BitcoinXpubType: the stored record with ISO date-times. */
 export type XpubView = Omit<StoredXpub, 'createdAt' | 'updatedAt'> & { createdAt: string; updatedAt: string };
@@ -19,6 +21,18 @@ const xpubView = (x: StoredXpub): XpubView => ({
   createdAt: new Date(x.createdAt).toISOString(),
   updatedAt: new Date(x.updatedAt).toISOString(),
 });
+
+/** BitcoinXpubType as the API answers it (xpubView): POST …/:id/xpub, and each of GET …/:id/xpub's page. */
+export const xpubAnswer = z.object({
+  id: z.string(),
+  streamId: z.string(),
+  xpub: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+}) satisfies z.ZodType<XpubView>;
+
+/** The answers of a stream's xpubs (its sub-resource, engine/bitcoin/index.ts): added, a page, removed (`true`). */
+export const xpubAnswers = { add: xpubAnswer, list: pageOf(xpubAnswer), remove: z.literal(true) };
 
 /**
  * Bitcoin streams: the shared resources plus xpubs. The watchlist derives an

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { StreamFamily } from '../streams/family.js';
+import { streamAnswerFields } from '../streams/responses.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
 import { addressList, commonDefaults, commonFields, EVM_ONLY_FIELDS, mainnetOnly, refusedFields, updateOf } from '../streams/schemas.js';
 import { AddressError, decodeAddress } from './address.js';
@@ -99,6 +100,16 @@ export const BITCOIN_STREAMS: StreamFamily<BitcoinStreamDefinition> = {
   watched: (d) => ({ chainIds: [BITCOIN_CHAIN], allAddresses: d.allAddresses, keys: {} }),
   testWebhook: bitcoinTestWebhook,
 };
+
+/** The BitcoinStream object as the API answers it (bitcoinStreamResponse). */
+export const bitcoinStreamAnswer = z.object({
+  ...streamAnswerFields,
+  network: z.array(z.literal('mainnet')),
+  includeInputs: z.boolean(),
+  includeOutputs: z.boolean(),
+  allAddresses: z.boolean(),
+  isErrorSince: z.string().nullable().meta({ description: 'When the stream entered error (ISO 8601), null in any other status' }),
+});
 
 /** The BitcoinStream object: the request fields plus id, status, statusMessage, isErrorSince, amountOfAddresses, updatedAt. */
 function bitcoinStreamResponse(s: BitcoinStreamDefinition & StreamState): Record<string, unknown> {

@@ -3,7 +3,8 @@
  * KV bucket whose TTL removes a node that stopped), the `cluster` object of its /health and its cluster gauges on
  * /metrics. One shape for the three, so `chainpost status --cluster` and /health agree.
  */
-import type { Role } from '../config/roles.js';
+import { z } from 'zod';
+import { ROLES, type Role } from '../config/roles.js';
 import type { Metrics } from '../metrics.js';
 
 /** The format of an entry; a reader shows an entry of a newer one as it can (every field is optional to it). */
@@ -81,6 +82,22 @@ export interface NodeEntry {
   /** The delivery partitions it owns; absent on a node that owns none (no match and deliver, or an older version). */
   partitions?: OwnedPartition[];
 }
+
+/** A node's entry as /health answers it (its `cluster`): the OpenAPI document's schema of it. */
+export const nodeEntryAnswer = z.object({
+  v: z.number(),
+  node: z.string(),
+  roles: z.array(z.enum(ROLES)),
+  version: z.string(),
+  startedAt: z.string(),
+  seenAt: z.string(),
+  http: z.string().nullable(),
+  bus: z.object({ up: z.boolean(), servers: z.string() }),
+  leases: z.array(z.object({ chain: z.string(), revision: z.number() })),
+  control: z.object({ applied: z.number(), last: z.number().nullable(), lag: z.number().nullable() }),
+  consumers: z.array(z.object({ name: z.string(), lag: z.number() })),
+  partitions: z.array(z.object({ partition: z.number(), revision: z.number(), queued: z.number().nullable() })).optional(),
+}) satisfies z.ZodType<NodeEntry>;
 
 /** What a beat read from the bus: the control log's last sequence and the consumers' lags (each undefined when it could not). */
 export interface BusFigures {

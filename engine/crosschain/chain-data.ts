@@ -69,7 +69,8 @@ const IDENTIFIERS: Record<Exclude<ChainFamily, 'aptos'>, { block: RegExp; blockT
   },
 };
 
-const pageQuery = z.object({
+/** A block's query (its identifier is checked by its family's pattern). */
+export const blockPageQuery = z.object({
   page: z
     .string()
     .regex(/^[1-9]\d{0,8}$/, 'a page number from 1')
@@ -367,7 +368,7 @@ export async function v1Block(deps: DataDeps, chain: Chain, params: Record<strin
   const id = IDENTIFIERS[family];
   const identifier = params['blockIdentifier'] ?? '';
   if (!id.block.test(identifier)) throw badRequest('blockIdentifier', `${id.blockText} on chain ${chain.key}`);
-  const { page } = validate(pageQuery, params, 'query');
+  const { page } = validate(blockPageQuery, params, 'query');
   if (family === 'evm') return evmBlock(deps, chain, identifier.toLowerCase(), page);
   return family === 'bitcoin' ? bitcoinBlock(deps, chain, identifier.toLowerCase(), page) : solanaBlock(deps, chain, identifier, page);
 }

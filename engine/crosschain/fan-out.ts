@@ -1,8 +1,10 @@
+import type { z } from 'zod';
 import type { Chain } from '../chains/registry.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { ApiError } from '../errors.js';
 import { NodeError } from '../ports.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
+import type { failedChain, v1Meta as v1MetaSchema } from './responses.js';
 
 /**
  * One request over several chains, answered in part when some fail: each
@@ -12,20 +14,11 @@ import { v1ChainId, type ResolvedChains } from './chains.js';
  * request with it (the same parameters would fail on every chain).
  */
 
-export interface FailedChain {
-  chainId: string;
-  /** The HTTP status the part would have answered alone, or the node's error code. */
-  code: number | string;
-  error: string;
-}
+/** A chain whose part failed (responses.ts). */
+export type FailedChain = z.output<typeof failedChain>;
 
-/** The `meta` every /v1 answer carries. */
-export interface V1Meta {
-  /** Per chain, the last block indexed (its height; Solana: its slot), null before the first. */
-  syncedAt: Record<string, number | null>;
-  unsupportedChains?: string[];
-  failedChains?: FailedChain[];
-}
+/** The `meta` every /v1 answer carries (responses.ts). */
+export type V1Meta = z.output<typeof v1MetaSchema>;
 
 export interface ChainPart<T> {
   readonly chain: Chain;

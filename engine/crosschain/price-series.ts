@@ -10,6 +10,7 @@ import { validate } from '../schema.js';
 import { v1ChainId } from './chains.js';
 import { readCursor, writeCursor } from './cursor.js';
 import type { FailedChain, V1Meta } from './fan-out.js';
+import type { pricePoint } from './responses.js';
 import { bitcoinToken, evmToken, metaOf, wrappedBtc } from './token-price.js';
 
 /**
@@ -75,10 +76,7 @@ export function sparklineWindow(range: SparklineRange, to: number): { from: numb
   return { from: to - seconds, to, interval };
 }
 
-export interface PricePointV1 {
-  timestamp: string;
-  price: number;
-}
+export type PricePointV1 = z.output<typeof pricePoint>;
 
 const iso = (t: number): string => new Date(t * 1000).toISOString();
 

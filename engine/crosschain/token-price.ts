@@ -10,6 +10,7 @@ import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { acrossChains, syncedAt, v1Meta, type FailedChain, type V1Meta } from './fan-out.js';
 import { v1PriceParams } from '../data-api/dex/index/usd.js';
+import type { v1Price } from './responses.js';
 
 /**
  * GET /v1/chains/:chainAlias/tokens/:tokenAliasOrTokenAddress/price: the Data API's price of an EVM token
@@ -32,33 +33,8 @@ const TOKEN_FIELD = 'tokenAliasOrTokenAddress';
 /** The v2.2 answer this module reads: tokenPrice's. */
 type Erc20Price = Awaited<ReturnType<typeof tokenPrice>>;
 
-export interface V1Price {
-  chain: string;
-  tokenName: string | null;
-  tokenSymbol: string | null;
-  tokenAddress: string | null;
-  tokenLogo: null;
-  tokenDecimals: number;
-  usdPrice: number | null;
-  '24hrChangeUsd': number | null;
-  '24hrChangePercent': number | null;
-  nativePrice: Erc20Price['nativePrice'];
-  verifiedContract: boolean;
-  securityScore: null;
-  possibleSpam: boolean;
-  /** When the price was last set: the time of the block it is read at. */
-  updatedAt: string | null;
-  dexInformation: {
-    chainId: string;
-    exchangeName: string;
-    exchangeAddress: string;
-    pairAddress: string;
-    pairTotalLiquidityUsd: string;
-    tokenAddress: string;
-    toBlock: string;
-  } | null;
-  meta: V1Meta;
-}
+/** The answer (responses.ts). */
+export type V1Price = z.output<typeof v1Price>;
 
 /** The chains whose sync points the answer names: the asked one, and for Bitcoin the EVM chains its price is read on. */
 export const metaOf = (deps: DataDeps, chains: readonly Chain[], failed: readonly FailedChain[] = []): V1Meta =>

@@ -21,6 +21,7 @@ import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } f
 import { mergedPage } from './merged-page.js';
 import { nodeReachable, syncedAt, v1Meta } from './fan-out.js';
 import type { ResolvedChains } from './chains.js';
+import type { nativeMove, v1HistoryItem } from './responses.js';
 
 /**
  * A wallet's transactions over several chains, in one shape for EVM and Bitcoin: GET
@@ -53,65 +54,10 @@ const party = (address: string | null | undefined): Party => ({ address: address
 
 export type Direction = 'incoming' | 'outgoing' | 'self';
 
-export interface NativeMove {
-  fromAddress: string | null;
-  toAddress: string | null;
-  amount: string;
-  /** The amount in the chain's smallest unit (wei, satoshis): chainpost's addition, so sums stay exact. */
-  amountRaw: string;
-  direction: Direction;
-  isInternal: boolean;
-}
+export type NativeMove = z.output<typeof nativeMove>;
 
-export interface V1HistoryItem {
-  chainId: string;
-  block: { number: number; timestamp: string; hash: string | null };
-  transaction: {
-    hash: string;
-    index: number;
-    status: 'success' | 'failed' | null;
-    direction: Direction;
-    category: string;
-    summary: string;
-    methodLabel: null;
-    possibleSpam: boolean;
-    initiatedBy: Party;
-    from: Party;
-    to: Party;
-    fee: { amount: string | null; amountRaw: string | null };
-    confirmations: number;
-    nativeTransfers: { items: NativeMove[]; hasMore: boolean };
-    tokenTransfers: {
-      items: Array<{
-        fromAddress: string;
-        toAddress: string;
-        value: string;
-        valueFormatted: string;
-        direction: Direction;
-        tokenAddress: string;
-        tokenSymbol: string | null;
-        tokenName: string | null;
-        tokenDecimals: number;
-        tokenLogo: null;
-      }>;
-      hasMore: boolean;
-    };
-    nftTransfers: {
-      items: Array<{
-        fromAddress: string;
-        toAddress: string;
-        tokenAddress: string;
-        tokenId: string;
-        amount: string;
-        contractType: string;
-        direction: Direction;
-      }>;
-      hasMore: boolean;
-    };
-  };
-  /** verbose=true: the transaction as its chain's node shows it (EVM: the Data API's verbose item, with logs); else null. */
-  raw: unknown;
-}
+/** An item of the answer (responses.ts); `raw`: verbose=true, the transaction as its chain's node shows it (EVM: the Data API's verbose item, with logs), else null. */
+export type V1HistoryItem = z.output<typeof v1HistoryItem>;
 
 /** A list entry: the item, and whether the wallet started the transaction (insight's "initiated"). */
 export interface HistoryEntry {

@@ -10,8 +10,9 @@ import { validate } from '../schema.js';
 import { v1ChainId, type ResolvedChains } from './chains.js';
 import { listOf, nextOffset, readOffset } from './cursor.js';
 import { acrossChains, allFailed, nodeReachable, syncedAt, v1Meta, type FailedChain } from './fan-out.js';
-import { walletTokenPnl, type V1PnlItem } from './pnl.js';
+import { walletTokenPnl } from './pnl.js';
 import { sparklineOf, type PricePointV1, type SeriesRead } from './price-series.js';
+import type { v1TokenRow } from './responses.js';
 import { evmToken, wrappedBtc } from './token-price.js';
 import { addressType, bitcoinAddresses, walletParam, walletText, type Wallet } from './wallet.js';
 
@@ -35,34 +36,11 @@ export const tokensQuery = z.object({
   cursor,
 });
 export type TokensQuery = z.output<typeof tokensQuery>;
-const tokenAddressesQuery = z.object({ tokenAddresses: z.array(evmAddress).max(100, 'at most 100 addresses') });
+/** `tokenAddresses`, read as a list apart from the query (any array form). */
+export const tokenAddressesQuery = z.object({ tokenAddresses: z.array(evmAddress).max(100, 'at most 100 addresses').default([]) });
 
-export interface V1TokenRow {
-  tokenAddress: string | null;
-  balanceRaw: string;
-  chainId: string;
-  name: string | null;
-  symbol: string | null;
-  decimals: number;
-  logo: null;
-  possibleSpam: boolean;
-  verifiedContract: boolean;
-  balance: string;
-  securityScore: null;
-  portfolioPercentage: number | null;
-  usdPrice: number | null;
-  usdPrice24hrUsdChange: number | null;
-  usdPrice24hrPercentChange: number | null;
-  usdValue: number | null;
-  usdValue24hrUsdChange: number | null;
-  nativeToken: boolean;
-  derivedAddress: string | null;
-  derivedPath: string | null;
-  /** includeSparklines=true: the token's price over the last 7 days, hourly (the sparkline endpoint's 7d); the Universal API leaves its shape open. */
-  sparkline?: PricePointV1[];
-  /** includePnl=true, EVM tokens: the token's row of the wallet's PnL (weighted average cost), null when it never swapped it. */
-  pnl?: V1PnlItem | null;
-}
+/** A row of the answer (responses.ts). */
+export type V1TokenRow = z.output<typeof v1TokenRow>;
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
 

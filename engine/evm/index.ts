@@ -4,7 +4,7 @@ import { followEvm, type EvmFollowParts } from './follow.js';
 import { beginDevnet, devnetReadiness, prepareEvm, type EvmAdapters, type EvmState } from './devnet.js';
 import type { StreamDefinition } from '../streams/model.js';
 import { evmBlockStore, type EvmIngestPool } from './prepared.js';
-import { EVM_STREAMS } from './stream.js';
+import { EVM_STREAMS, evmStreamAnswer } from './stream.js';
 import { addressBody, createStream, updateStream } from '../streams/schemas.js';
 import { webhookBuilder, type BuilderDeps } from './webhook-builder.js';
 import { chainReads } from './chain-reads.js';
@@ -25,7 +25,24 @@ export const evm = {
     // The answers' bytes are moved to the worker, not copied.
     ingest: { prepare: (chain, answers) => run('ingest', { chain, answers }, [answers.block, answers.receipts, answers.traces]) },
   }),
-  api: { create: createStream, update: updateStream, address: addressBody },
+  api: {
+    create: createStream,
+    update: updateStream,
+    address: addressBody,
+    stream: evmStreamAnswer,
+    // The hosted EVM streams' operationIds (the official SDK's operation ids).
+    operations: {
+      create: 'CreateStream',
+      list: 'GetStreams',
+      get: 'GetStream',
+      update: 'UpdateStream',
+      remove: 'DeleteStream',
+      status: 'UpdateStreamStatus',
+      addAddresses: 'AddAddressToStream',
+      removeAddresses: 'DeleteAddressFromStream',
+      addresses: 'GetAddresses',
+    },
+  },
   prepare: prepareEvm,
   begin: beginDevnet,
   readiness: devnetReadiness,

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { chainFor } from '../chains/lifecycle.js';
 import { testWebhook } from '../delivery/webhook.js';
 import type { StreamLimits } from '../streams/limits.js';
@@ -6,6 +7,7 @@ import { checkFilter } from './advanced-filter.js';
 import type { StreamFamily } from '../streams/family.js';
 import { streamResponse, type StreamDefinition } from '../streams/model.js';
 import { abiEvents, topic0Hash } from '../streams/schemas.js';
+import { streamAnswerFields } from '../streams/responses.js';
 
 /** EVM streams: chains from the registry, 0x addresses stored lower-case, the topic0 and abi rules. */
 export const EVM_STREAMS: StreamFamily<StreamDefinition> = {
@@ -47,3 +49,35 @@ function checkAdvancedOption(o: Record<string, unknown>, abi: StreamDefinition['
   const problem = checkFilter(o['filter'], event.inputs, `${path}.filter`);
   if (problem !== null) throw badRequest(problem.slice(0, problem.indexOf(':')), problem.slice(problem.indexOf(':') + 2));
 }
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** The Stream (EVM) as the API answers it (streamResponse, engine/streams/model.ts): the interface's field table. */
+export const evmStreamAnswer = z.object({
+  ...streamAnswerFields,
+  chainIds: z.array(z.string()),
+  topic0: z.array(z.string()).nullable(),
+  allAddresses: z.boolean(),
+  includeNativeTxs: z.boolean(),
+  includeContractLogs: z.boolean(),
+  includeInternalTxs: z.boolean(),
+  includeAllTxLogs: z.boolean(),
+  getNativeBalances: z.array(z.object({ selectors: z.array(z.string()), type: z.string() })),
+  abi: z.array(jsonObject).nullable().meta({ description: 'The ABI items (an object given alone is answered as a list of one)' }),
+  advancedOptions: z
+    .array(z.object({ topic0: z.string(), filter: jsonObject.optional(), includeNativeTxs: z.boolean().optional() }))
+    .nullable(),
+  filterPossibleSpamAddresses: z.boolean(),
+  triggers: z
+    .array(
+      z.object({
+        type: z.string(),
+        contractAddress: z.string(),
+        functionAbi: jsonObject,
+        inputs: z.array(z.string()).optional(),
+        topic0: z.string().optional(),
+        callFrom: z.string().optional(),
+      }),
+    )
+    .nullable(),
+});

@@ -154,7 +154,8 @@ export const sharedResources =
 
 /**
  * A family's Streams API (the routes under /streams/<name> are made from it): the request bodies of the shared
- * resources (create, update, addresses), of its block endpoints when it has them, and its stream sub-resources.
+ * resources (create, update, addresses), of its block endpoints when it has them, its stream sub-resources, and
+ * what the OpenAPI document says of its answers (its stream record) and operations (the hosted service's names).
  */
 export interface StreamApi<D extends StreamCommon, R> {
   /** PUT /streams/<name>. */
@@ -163,11 +164,47 @@ export interface StreamApi<D extends StreamCommon, R> {
   update: z.ZodType<Partial<D>>;
   /** POST and DELETE /streams/<name>/:id/address: an address or a list. */
   address: z.ZodType<{ address: string | string[] }>;
+  /** The stream as the API answers it (its StreamFamily's `response`): create, get, update, status, delete and each of the list. */
+  stream: z.ZodType;
   /** For a family with block endpoints (`replay`): POST …/:chainId/block/:blockNumber's body, into the definition and addresses the block is matched with. */
   blockRequest?: z.ZodType<[StoredStream, string[]]>;
   /** What a stream has beyond the shared resources (Bitcoin's xpubs), each under /streams/<name>/:id/<sub-resource>. */
   subResources?: ReadonlyArray<SubResource<R, any>>;
+  /** The hosted service's operationId of each of its routes, where it names them; the others' are made from the path. */
+  operations?: Partial<Record<StreamOperation, string>>;
 }
+
+/** The routes of a family's Streams API, by what they do: the shared resources, then the block endpoints. */
+export type StreamOperation =
+  | 'create'
+  | 'list'
+  | 'get'
+  | 'update'
+  | 'remove'
+  | 'status'
+  | 'addAddresses'
+  | 'removeAddresses'
+  | 'addresses'
+  | 'block'
+  | 'blockToWebhook';
+
+/**
+ * The operationIds of the hosted Bitcoin and Solana streams (`bitcoinStreamsCreate`, `solanaGetBlockByNumber`, …): one
+ * pattern for both families.
+ */
+export const hostedOperations = (family: string): Record<StreamOperation, string> => ({
+  create: `${family}StreamsCreate`,
+  list: `${family}StreamsGetAll`,
+  get: `${family}StreamsGet`,
+  update: `${family}StreamsUpdate`,
+  remove: `${family}StreamsDelete`,
+  status: `${family}StreamsUpdateStatus`,
+  addAddresses: `${family}StreamsAddAddresses`,
+  removeAddresses: `${family}StreamsDeleteAddresses`,
+  addresses: `${family}StreamsGetAddresses`,
+  block: `${family}GetBlockByNumber`,
+  blockToWebhook: `${family}BlockToWebhook`,
+});
 
 /**
  * A stream's sub-resource: POST …/:id/<name> adds one (body `B`), GET …/:id/<name> lists them a page at a time,
@@ -183,6 +220,10 @@ export interface SubResource<R, B> {
   add(resources: R, tenant: string, streamId: string, body: B): Promise<unknown>;
   list(resources: R, tenant: string, streamId: string, limit: number, cursor: string | null): unknown;
   remove(resources: R, tenant: string, streamId: string, itemId: string): Promise<unknown>;
+  /** The schemas of what add, list and remove answer (the OpenAPI document's). */
+  answers: { add: z.ZodType; list: z.ZodType; remove: z.ZodType };
+  /** The hosted service's operationIds of its three routes, where it names them. */
+  operations?: { add: string; list: string; remove: string };
 }
 
 /** What a family's state is made with (app/server.ts): the store, the metrics it exposes, the followed chains it reads. */

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * JSON-RPC 2.0 answers, written as JSON text around a result that is already
  * text: the cache keeps answers serialized and a local answer is serialized
@@ -5,11 +7,23 @@
  */
 export type RpcId = number | string | null;
 
-export interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
+const rpcId = z.union([z.number(), z.string(), z.null()]);
+
+/** A JSON-RPC error object: chainpost's own, or the node's passed on as it sent it (hence loose). */
+const rpcError = z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
+export type RpcError = z.output<typeof rpcError>;
+
+/** The answer to one call: its result (what the node or the store gives, any JSON) or its error. */
+const rpcAnswer = z.union([
+  z.object({ jsonrpc: z.literal('2.0'), id: rpcId, result: z.unknown() }),
+  z.object({ jsonrpc: z.literal('2.0'), id: rpcId, error: rpcError }),
+]);
+
+/**
+ * What node access answers with 200: the answer to a call, or to a batch the answers to its calls (notifications
+ * have none), in order. A call or batch of notifications alone is answered with an empty body.
+ */
+export const rpcAnswers = z.union([rpcAnswer, z.array(rpcAnswer)]);
 
 /** JSON-RPC 2.0 codes, and EIP-1474's "limit exceeded" (what nodes answer for too large a log query). */
 export const INVALID_REQUEST = -32600;

@@ -1,4 +1,4 @@
-import { sharedResources, type Family } from '../families/family.js';
+import { hostedOperations, sharedResources, type Family } from '../families/family.js';
 import type { FamilyStreams } from '../streams/resources.js';
 import { followSolana, prepareSolana, type SolanaAdapters, type SolanaFollowParts } from './follow.js';
 import { solanaBlockStore, type SolanaIngestPool } from './prepared.js';
@@ -8,6 +8,7 @@ import solanaWorker from './worker.js';
 import {
   createSolanaStream,
   SOLANA_STREAMS,
+  solanaStreamAnswer,
   solanaAddressBody,
   solanaBlockRequestBody,
   updateSolanaStream,
@@ -31,7 +32,9 @@ export const solana = {
     create: createSolanaStream,
     update: updateSolanaStream,
     address: solanaAddressBody,
+    stream: solanaStreamAnswer,
     blockRequest: solanaBlockRequestBody.transform(solanaDefinition),
+    operations: hostedOperations('solana'),
   },
   prepare: prepareSolana,
 } satisfies Family<

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import bs58 from 'bs58';
 import { badRequest } from '../errors.js';
 import type { StreamFamily } from '../streams/family.js';
+import { streamAnswerFields } from '../streams/responses.js';
 import { isErrorSince, type StreamCommon, type StreamState } from '../streams/model.js';
 import {
   ADDRESSES_PER_CALL,
@@ -146,6 +147,16 @@ function solanaMatchesNothing(
   if (s.allAddresses || s.amountOfAddresses > 0 || s.programIds.length > 0 || s.mintAddresses.length > 0) return undefined;
   return 'Stream matches nothing: it has no addresses, programIds or mintAddresses, and allAddresses is false. Add addresses (POST /streams/solana/{id}/address), or set programIds, mintAddresses or allAddresses.';
 }
+
+/** The SolanaStream object as the API answers it (solanaStreamResponse). */
+export const solanaStreamAnswer = z.object({
+  ...streamAnswerFields,
+  network: z.array(z.literal('mainnet')),
+  programIds: z.array(z.string()),
+  mintAddresses: z.array(z.string()),
+  allAddresses: z.boolean(),
+  isErrorSince: z.string().nullable().meta({ description: 'When the stream entered error (ISO 8601), null in any other status' }),
+});
 
 /** The SolanaStream object: the request fields plus id, status, statusMessage, isErrorSince, amountOfAddresses, updatedAt. */
 function solanaStreamResponse(s: SolanaStreamDefinition & StreamState): Record<string, unknown> {

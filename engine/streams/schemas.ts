@@ -1,6 +1,7 @@
 import { parseAbiItem, toEventSelector, toEventSignature, toFunctionSignature } from 'viem/utils';
 import type { AbiEvent, AbiFunction } from 'viem';
 import { z } from 'zod';
+import { MAX_LIMIT } from '../page.js';
 import { BATCH } from '../size-limits.js';
 
 /** One schema per Streams API body (chains are checked against the registry by the service). */
@@ -199,4 +200,23 @@ export const settingsBody = z.object({
   region: z.enum(['us-east-1', 'us-west-2', 'eu-central-1', 'ap-southeast-1'], {
     error: 'one of us-east-1, us-west-2, eu-central-1, ap-southeast-1',
   }),
+});
+
+const limitMessage = `a whole number from 1 to ${MAX_LIMIT}`;
+
+/** The query of a list a page at a time: limit (default 100) and the previous page's cursor. */
+export const pageQuery = z.object({
+  limit: z
+    .string()
+    .regex(/^\d+$/, limitMessage)
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= MAX_LIMIT, limitMessage)
+    .optional()
+    .meta({ description: `At most this many records (1 to ${MAX_LIMIT}, default ${MAX_LIMIT})` }),
+  cursor: z.string().optional().meta({ description: "The previous page's cursor, as it was answered" }),
+});
+
+/** GET /history: a page, with or without each record's payload. */
+export const historyQuery = pageQuery.extend({
+  excludePayload: z.enum(['true', 'false'], { error: 'true or false' }).optional(),
 });

@@ -1,23 +1,34 @@
-import { dateToBlock, dateToBlockQuery } from '../../engine/data-api/chain/date-to-block.js';
+import { dateToBlock, dateToBlockAnswer, dateToBlockQuery } from '../../engine/data-api/chain/date-to-block.js';
 import {
   contractEvents,
+  contractEventsAnswer,
   contractEventsBody,
   contractEventsQuery,
   contractLogs,
+  contractLogsAnswer,
   contractLogsQuery,
 } from '../../engine/data-api/chain/logs.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
 import {
   resolveAddressQuery,
   resolveDomain,
+  resolveDomainAnswer,
   resolveDomainQuery,
   resolveUnstoppableQuery,
   reverseName,
+  reverseNameAnswer,
   type EnsConfig,
 } from '../../engine/data-api/chain/ens.js';
-import { nativeBalance, nativeBalanceQuery, nativeBalances, nativeBalancesQuery } from '../../engine/data-api/chain/native-balances.js';
+import {
+  nativeBalance,
+  nativeBalanceAnswer,
+  nativeBalanceQuery,
+  nativeBalances,
+  nativeBalancesAnswer,
+  nativeBalancesQuery,
+} from '../../engine/data-api/chain/native-balances.js';
 import { indexedTo } from '../../engine/data-api/common/read-at.js';
-import { runFunction, runFunctionBody, runFunctionQuery } from '../../engine/data-api/chain/run-function.js';
+import { runFunction, runFunctionAnswer, runFunctionBody, runFunctionQuery } from '../../engine/data-api/chain/run-function.js';
 import { validate } from '../../engine/schema.js';
 import { queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
@@ -28,14 +39,24 @@ import { json } from './route.js';
  * balances, date → block, a contract's logs and decoded events, read-only
  * contract functions, ENS names
  * (engine/data-api/: native-balances, block-times, contract-logs, run-function, ens).
+ * Errors beyond the defaults: 502 where the chain's node is read and cannot be reached (common/node-reads.ts),
+ * 503 where a page names a block the indexes do not hold yet (common/pages.ts).
  */
 export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEndpoint[] {
   return [
-    queryEndpoint('getNativeBalance', 'GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
+    {
+      ...queryEndpoint('getNativeBalance', 'GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
+      responses: { 200: nativeBalanceAnswer },
+      errors: [502],
+    },
     {
       operation: 'getNativeBalancesForAddresses',
       method: 'GET',
       path: '/wallets/balances',
+      query: nativeBalancesQuery,
+      responses: { 200: nativeBalancesAnswer },
+      // 404: a to_block whose state the node no longer keeps.
+      errors: [404, 502],
       handle: async (req, chain) => {
         const q = { ...queryAndPath(req), wallet_addresses: queryList(queryParams(req.query), 'wallet_addresses') };
         return json(200, await nativeBalances(deps, chain, validate(nativeBalancesQuery, q, 'query')));
@@ -45,17 +66,29 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       operation: 'getDateToBlock',
       method: 'GET',
       path: '/dateToBlock',
+      query: dateToBlockQuery,
+      responses: { 200: dateToBlockAnswer },
+      // 404: no block stored yet.
+      errors: [404, 502],
       handle: async (req, chain) => {
         const q = validate(dateToBlockQuery, queryAndPath(req), 'query');
         await indexedTo(deps, chain.key);
         return json(200, await dateToBlock(deps, chain.key, q));
       },
     },
-    queryEndpoint('getContractLogs', 'GET', '/:address/logs', contractLogsQuery, (c, q) => contractLogs(deps, c, q)),
+    {
+      ...queryEndpoint('getContractLogs', 'GET', '/:address/logs', contractLogsQuery, (c, q) => contractLogs(deps, c, q)),
+      responses: { 200: contractLogsAnswer },
+      errors: [503],
+    },
     {
       operation: 'getContractEvents',
       method: 'POST',
       path: '/:address/events',
+      query: contractEventsQuery,
+      body: contractEventsBody,
+      responses: { 200: contractEventsAnswer },
+      errors: [503],
       handle: async (req, chain) => {
         const q = validate(contractEventsQuery, queryAndPath(req), 'query');
         return json(200, await contractEvents(deps, chain.key, q, validate(contractEventsBody, req.body, 'abi')));
@@ -65,6 +98,10 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       operation: 'runContractFunction',
       method: 'POST',
       path: '/:address/function',
+      query: runFunctionQuery,
+      body: runFunctionBody,
+      responses: { 200: runFunctionAnswer },
+      errors: [502],
       handle: async (req, chain) => {
         const q = validate(runFunctionQuery, queryAndPath(req), 'query');
         return json(200, await runFunction(deps, chain.key, q, validate(runFunctionBody, req.body)));
@@ -75,6 +112,9 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       method: 'GET',
       path: '/resolve/ens/:domain',
       chain: 'none',
+      query: resolveDomainQuery,
+      responses: { 200: resolveDomainAnswer },
+      errors: [502],
       handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveDomainQuery, req.params, 'domain'))),
     },
     {
@@ -82,6 +122,9 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       method: 'GET',
       path: '/resolve/:domain',
       chain: 'none',
+      query: resolveUnstoppableQuery,
+      responses: { 200: resolveDomainAnswer },
+      errors: [502],
       handle: async (req) => json(200, await resolveDomain(deps, opts.ens, validate(resolveUnstoppableQuery, queryAndPath(req), 'query'))),
     },
     {
@@ -89,6 +132,9 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       method: 'GET',
       path: '/resolve/:address/reverse',
       chain: 'none',
+      query: resolveAddressQuery,
+      responses: { 200: reverseNameAnswer },
+      errors: [502],
       handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))),
     },
     {
@@ -96,6 +142,9 @@ export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEn
       method: 'GET',
       path: '/resolve/:address/domain',
       chain: 'none',
+      query: resolveAddressQuery,
+      responses: { 200: reverseNameAnswer },
+      errors: [502],
       handle: async (req) => json(200, await reverseName(deps, opts.ens, validate(resolveAddressQuery, req.params, 'address'))),
     },
   ];

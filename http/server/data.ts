@@ -2,7 +2,7 @@ import type { Clock } from '../../engine/clock.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
 import { findChain, type Chain } from '../../engine/chains/registry.js';
 import { ENDPOINT_REMOVALS, endpointRemoval, inEffect, type EndpointRemoval } from '../../engine/chains/removals.js';
-import { endpointWeights } from '../../engine/data-api/common/endpoint-weights.js';
+import { endpointWeights, endpointWeightsAnswer } from '../../engine/data-api/common/endpoint-weights.js';
 import type { DataDeps } from '../../engine/data-api/common/deps.js';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../../engine/errors.js';
@@ -15,6 +15,7 @@ export const DATA_PREFIX = '/api/v2.2';
 
 const ETH = findChain('0x1')!;
 const VERSION = constantJson(200, { version: '2.2' });
+const versionAnswer = z.object({ version: z.string() });
 
 /** The chain of a data request: `chain` as hex, decimal or slug, default 0x1; removed chains → 400. */
 export function dataChain(req: Request, now: number): Chain {
@@ -129,12 +130,20 @@ export function dataRoutes(clock: Clock, deps: DataDeps, groups: ReadonlyArray<r
   });
   // The weights are this table's operations: what is served here, each under its own path.
   const endpoints: DataEndpoint[] = [
-    { operation: 'web3ApiVersion', method: 'GET', path: '/web3/version', chain: 'none', handle: () => VERSION },
+    {
+      operation: 'web3ApiVersion',
+      method: 'GET',
+      path: '/web3/version',
+      chain: 'none',
+      responses: { 200: versionAnswer },
+      handle: () => VERSION,
+    },
     {
       operation: 'endpointWeights',
       method: 'GET',
       path: '/info/endpointWeights',
       chain: 'none',
+      responses: { 200: endpointWeightsAnswer },
       handle: () => json(200, endpointWeights(clock.now(), endpoints)),
     },
     ...groups.flat(),

@@ -40,17 +40,15 @@ const created = z.object({
   createdAt: iso('When it was made'),
 });
 
-const rotateBody = z
-  .strictObject({
-    graceSeconds: z
-      .number({ error: 'a whole number of seconds' })
-      .int('a whole number of seconds')
-      .min(0)
-      .max(MAX_GRACE_SECONDS, `at most ${MAX_GRACE_SECONDS.toLocaleString('en-US')} (a week)`)
-      .default(0)
-      .meta({ description: 'How long the old key keeps working (0, the default: refused at once)' }),
-  })
-  .optional();
+const rotateBody = z.strictObject({
+  graceSeconds: z
+    .number({ error: 'a whole number of seconds' })
+    .int('a whole number of seconds')
+    .min(0)
+    .max(MAX_GRACE_SECONDS, `at most ${MAX_GRACE_SECONDS.toLocaleString('en-US')} (a week)`)
+    .default(0)
+    .meta({ description: 'How long the old key keeps working (0, the default: refused at once)' }),
+});
 
 const rotated = z.object({
   key: z.string().meta({ description: 'The new key (`cpk_…`): shown this once' }),
@@ -112,12 +110,13 @@ export function keysRoutes(keys: ApiKeys): Route[] {
       {
         summary: 'Replaces a key by a new one of the same name; the old one works for the grace period',
         body: rotateBody,
+        optionalBody: true,
         responses: { 200: rotated },
         errors: [409],
       },
       async (req) => {
         const id = idOf(req);
-        const grace = validate(rotateBody, req.body)?.graceSeconds ?? 0;
+        const grace = validate(rotateBody, req.body ?? {}).graceSeconds;
         const { key, record, old } = await keys.rotate(id, grace * 1000, undefined, tenant(req));
         return json(200, { key, id: record.id, name: record.name, replaces: old.id, oldExpiresAt: isoOf(old.expiresAt!) });
       },

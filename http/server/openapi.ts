@@ -183,14 +183,42 @@ function operationOf(route: Route, method: string, now: number): Operation {
     ...(route.body === true
       ? {
           requestBody: {
-            // A body schema that takes no body (optional) documents it as optional.
-            required: doc?.body !== undefined && !doc.body.safeParse(undefined).success,
+            required: doc?.body !== undefined && doc.optionalBody !== true,
             content: { 'application/json': { schema: doc?.body === undefined ? {} : jsonSchemaOf(doc.body, 'input') } },
           },
         }
       : {}),
     responses: responsesOf(route, doc),
   };
+}
+
+/**
+ * A recursive zod schema comes out with `$defs` and `$ref: '#/$defs/…'`, which in a schema embedded in the document
+ * would resolve against the document's root: its definitions are moved to components.schemas under names of their
+ * own (`<operationId>_<name>`, a number added if taken) and its references renamed with them.
+ */
+function hoistDefs(node: unknown, prefix: string, into: Record<string, JsonSchema>, names: Record<string, string> = {}): unknown {
+  if (Array.isArray(node)) return node.map((n) => hoistDefs(n, prefix, into, names));
+  if (node === null || typeof node !== 'object') return node;
+  const { $defs, ...rest } = node as JsonSchema;
+  let scope = names;
+  if ($defs !== undefined) {
+    scope = { ...names };
+    for (const name of Object.keys($defs as JsonSchema)) {
+      const base = `${prefix}_${name.replace(/^_+/, '')}`;
+      let unique = base;
+      for (let n = 2; unique in into; n++) unique = `${base}${n}`;
+      into[unique] = {};
+      scope[name] = unique;
+    }
+    for (const [name, def] of Object.entries($defs as JsonSchema)) into[scope[name]!] = hoistDefs(def, prefix, into, scope) as JsonSchema;
+  }
+  const out: JsonSchema = {};
+  for (const [k, v] of Object.entries(rest)) {
+    const def = k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/') ? scope[v.slice('#/$defs/'.length)] : undefined;
+    out[k] = def === undefined ? hoistDefs(v, prefix, into, scope) : `#/components/schemas/${def}`;
+  }
+  return out;
 }
 
 export interface OpenApiDocument {
@@ -204,6 +232,7 @@ export interface OpenApiDocument {
 export function openApiDocument(routes: readonly Route[], opts: { now: number; version: string }): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   const seen = new Set<string>();
+  const defs: Record<string, JsonSchema> = {};
   for (const route of routes) {
     const path = openApiPath(route.pattern);
     for (const method of route.method === 'ANY' ? METHODS : [route.method.toLowerCase() as (typeof METHODS)[number]]) {
@@ -212,7 +241,7 @@ export function openApiDocument(routes: readonly Route[], opts: { now: number; v
       let id = op['operationId'] as string;
       for (let n = 2; seen.has(id); n++) id = `${op['operationId']}${n}`;
       seen.add(id);
-      (paths[path] ??= {})[method] = { ...op, operationId: id };
+      (paths[path] ??= {})[method] = hoistDefs({ ...op, operationId: id }, id, defs) as Operation;
     }
   }
   return {
@@ -228,7 +257,7 @@ export function openApiDocument(routes: readonly Route[], opts: { now: number; v
       .filter(([name]) => routes.some((r) => r.area === name))
       .map(([name, description]) => ({ name, description })),
     components: {
-      schemas: { Error: ERROR_BODY, RpcError: RPC_ERROR_BODY },
+      schemas: { Error: ERROR_BODY, RpcError: RPC_ERROR_BODY, ...defs },
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         bearer: { type: 'http', scheme: 'bearer', description: 'The API key as a Bearer token' },

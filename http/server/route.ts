@@ -68,6 +68,8 @@ export interface RouteDoc {
   readonly query?: z.ZodType;
   /** The JSON body the handler validates: its input side. */
   readonly body?: z.ZodType;
+  /** The body may be left out (the handler then validates `{}`). */
+  readonly optionalBody?: true;
   /** Each answer but an error: its status, and the schema of its JSON body or the content type of another. */
   readonly responses: Readonly<Record<number, z.ZodType | { readonly contentType: string }>>;
   /** Error statuses beyond those every route of its kind answers (openapi.ts `errorsOf`). */

@@ -4,7 +4,7 @@ import type { Metrics } from '../../engine/metrics.js';
 import { validate } from '../../engine/schema.js';
 import { ApiError } from '../../engine/errors.js';
 import { metricsReader } from '../../engine/operator.js';
-import { json, operatorOnly, type Reply, type Request, type Route } from './route.js';
+import { json, operatorOnly, type Reply, type Request, type Route, type RouteDoc } from './route.js';
 
 const advanceBody = z.strictObject({
   seconds: z
@@ -14,12 +14,16 @@ const advanceBody = z.strictObject({
     .max(10 * 365 * 86_400),
 });
 
+const clockAnswer = z.object({ now: z.string() });
+
 /** Health, metrics, the unknown-route answer and, with CHAINPOST_TEST_CLOCK=1, the test clock. */
 export function systemRoutes(deps: {
   metrics: Metrics;
   clock: ServiceClock;
   testClock: boolean;
   health: () => Record<string, unknown>;
+  /** The schema of what `health` answers (the OpenAPI document's). */
+  healthAnswer: z.ZodObject;
   /** The server's own parts not up yet: 503 until none is (an upstream node's state stays per chain, never a 503). */
   starting: () => readonly string[];
   settle: () => Promise<void>;
@@ -37,13 +41,29 @@ export function systemRoutes(deps: {
       ? json(200, { status: 'ok', ...deps.health() })
       : json(503, { status: 'starting', starting, ...deps.health() });
   };
+  // Without the metrics key, the status alone; with it, the figures too (and, while starting, the parts not up yet).
+  const figures = deps.healthAnswer;
+  const healthDoc: RouteDoc = {
+    responses: {
+      200: z.union([z.object({ status: z.literal('ok') }), figures.extend({ status: z.literal('ok') })]),
+      503: z.union([
+        z.object({ status: z.literal('starting') }),
+        figures.extend({
+          status: z.literal('starting'),
+          starting: z.array(z.string()).meta({ description: "The server's own parts not up yet" }),
+        }),
+      ]),
+    },
+  };
   const routes: Route[] = [
-    { method: 'GET', pattern: '/health', area: 'system', auth: 'none', handle: health },
+    { method: 'GET', pattern: '/health', area: 'system', auth: 'none', doc: healthDoc, handle: health },
     {
       method: 'GET',
       pattern: '/metrics',
       area: 'system',
       auth: 'none',
+      // The Prometheus text format; 401 without the metrics key.
+      doc: { responses: { 200: { contentType: 'text/plain' } }, errors: [401] },
       handle: async (req) => {
         if (!reader(req.header('authorization')))
           throw new ApiError(
@@ -59,13 +79,21 @@ export function systemRoutes(deps: {
   if (deps.testClock) {
     const now = () => json(200, { now: new Date(clock.now()).toISOString() });
     routes.push(
-      operatorOnly({ method: 'GET', pattern: '/admin/clock', area: 'admin', auth: 'key', handle: now }),
+      operatorOnly({
+        method: 'GET',
+        pattern: '/admin/clock',
+        area: 'admin',
+        auth: 'key',
+        doc: { responses: { 200: clockAnswer } },
+        handle: now,
+      }),
       operatorOnly({
         method: 'POST',
         pattern: '/admin/clock/advance',
         area: 'admin',
         auth: 'key',
         body: true,
+        doc: { body: advanceBody, responses: { 200: clockAnswer } },
         handle: async (req) => {
           const { seconds } = validate(advanceBody, req.body);
           // Work already under way (deliveries) finishes first, so the jump sees its effects.

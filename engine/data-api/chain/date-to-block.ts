@@ -10,6 +10,15 @@ import { date } from '../common/params.js';
 import { storedHead } from '../common/read-at.js';
 
 export const dateToBlockQuery = z.object({ date });
+/** The interface's blockDate: the block, the date asked (ISO) and the block's time (Unix seconds and ISO). */
+export const dateToBlockAnswer = z.object({
+  block: z.int(),
+  date: z.string(),
+  timestamp: z.int(),
+  block_timestamp: z.string(),
+  hash: z.string(),
+  parent_hash: z.string(),
+});
 
 const ZERO_HASH = '0x0000000000000000000000000000000000000000000000000000000000000000';
 

@@ -58,6 +58,9 @@ const ensName = z.string().transform((name, ctx) => {
 export const resolveDomainQuery = z.object({ domain: ensName });
 export const resolveUnstoppableQuery = z.object({ domain: ensName, currency: z.enum(['eth', '0x1'], 'eth or 0x1').default('eth') });
 export const resolveAddressQuery = z.object({ address: evmAddress });
+/** What a name resolves to (lower case), and an address's primary name. */
+export const resolveDomainAnswer = z.object({ address: z.string() });
+export const reverseNameAnswer = z.object({ name: z.string() });
 
 type Deps = Pick<DataDeps, 'kv' | 'reads' | 'follower'>;
 

@@ -10,6 +10,7 @@ import type { DataDeps } from '../common/deps.js';
 import { pageBlocks } from '../common/pages.js';
 import type { PageBlock } from '../common/indexed-blocks.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
+import { pageAnswer } from '../common/answer-parts.js';
 import { byContract, byTopic0, contractEntryLog, topicEntryLog, type ContractEntry, type LogRow, type TopicEntry } from './index/logs.js';
 
 /** GET /:address/logs and POST /:address/events: a contract's logs from the `contractLogs` rows (index/logs.ts). */
@@ -79,6 +80,40 @@ async function logPage(
   });
   return { page: page.page, cursor: page.cursor, rows };
 }
+
+/** Where a log stands (`placed`). */
+const placedAnswer = {
+  transaction_hash: z.string(),
+  address: z.string(),
+  block_timestamp: z.string(),
+  block_number: z.string(),
+  block_hash: z.string(),
+};
+const topicAnswer = z.string().nullable();
+
+/** GET /:address/logs */
+export const contractLogsAnswer = pageAnswer(
+  z.object({
+    ...placedAnswer,
+    transaction_index: z.string(),
+    log_index: z.string(),
+    data: z.string(),
+    topic0: topicAnswer.meta({ description: 'null for an anonymous event without topics' }),
+    topic1: topicAnswer,
+    topic2: topicAnswer,
+    topic3: topicAnswer,
+  }),
+);
+
+/** POST /:address/events: `data` is the event's arguments as the ABI decodes them. */
+export const contractEventsAnswer = pageAnswer(
+  z.object({
+    ...placedAnswer,
+    data: z
+      .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+      .meta({ description: "The event's arguments by name (by position when the ABI names none): integers as decimal strings" }),
+  }),
+);
 
 /** Where a log stands, in the interface's field names (`blockOf`: the page's blocks, each read once). */
 function placed(blockOf: (number: number) => PageBlock, address: string, r: { number: number; log: LogRow }) {

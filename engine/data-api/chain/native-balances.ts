@@ -24,6 +24,22 @@ export const nativeBalancesQuery = z.object({
   to_block: blockNumber.optional(),
 });
 
+/** GET /:address/balance: wei, as a decimal string. */
+export const nativeBalanceAnswer = z.object({ balance: z.string() });
+
+/** GET /wallets/balances: one entry, the chain's. */
+export const nativeBalancesAnswer = z.array(
+  z.object({
+    chain: z.string(),
+    chain_id: z.string(),
+    total_balance: z.string(),
+    block_number: z.string().nullable().meta({ description: "null when no block is stored yet (read at the node's latest)" }),
+    block_timestamp: z.string().nullable(),
+    total_balance_formatted: z.string(),
+    wallet_balances: z.array(z.object({ address: z.string(), balance: z.string(), balance_formatted: z.string() })),
+  }),
+);
+
 async function balanceAt(deps: Pick<DataDeps, 'reads'>, chain: string, address: string, block: number | 'latest'): Promise<bigint> {
   const wei = await fromNode(() => deps.reads.balance(chain, address, block));
   if (wei === null) throw new ApiError(404, `the node of chain ${chain} keeps no state for block ${block} (not an archive node)`);

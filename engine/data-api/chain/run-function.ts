@@ -21,6 +21,11 @@ export const runFunctionQuery = z.object({
   to_block: blockNumber.optional(),
 });
 
+/** The answer: `jsonValue` of what the ABI's outputs decode. */
+export const runFunctionAnswer = z.union([z.string(), z.boolean(), z.array(z.unknown()), z.record(z.string(), z.unknown())]).meta({
+  description: "The function's result decoded by its outputs: one output as its value, several as an array; integers as decimal strings",
+});
+
 /** An ABI parameter: a type and an optional name, a tuple with its components (checked here, so no item makes a 500). */
 const abiParam: z.ZodType<{ type: string; name?: string | undefined; components?: unknown[] | undefined }> = z.lazy(() =>
   z

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { endpointRemoval } from '../../chains/removals.js';
 
 /**
@@ -12,3 +13,12 @@ export function endpointWeights(now: number, operations: ReadonlyArray<{ operati
     .filter((o) => endpointRemoval(o.method, o.path, now) === undefined)
     .map((o) => ({ endpoint: o.operation, path: o.path.replace(/:([^/]+)/g, '{$1}'), price: '0', rateLimitCost: '1' }));
 }
+
+export const endpointWeightsAnswer = z.array(
+  z.object({
+    endpoint: z.string().meta({ description: "The operation's name (the hosted reference's operationId)" }),
+    path: z.string(),
+    price: z.string(),
+    rateLimitCost: z.string(),
+  }),
+);

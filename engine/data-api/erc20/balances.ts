@@ -16,6 +16,8 @@ import { dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
 import { blockNumber, bool, cursor, evmAddress, limit } from '../common/params.js';
 import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
+import { addressList } from './tokens.js';
 
 /**
  * A wallet's ERC-20 balances (GET /:address/erc20, GET /wallets/:address/tokens
@@ -25,7 +27,15 @@ import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js'
  * balanceOf at that block for each token the wallet has held.
  */
 
-export const walletErc20Query = z.object({ address: evmAddress, to_block: blockNumber.optional(), exclude_spam: bool(true) });
+/** `token_addresses`: only these tokens (a list, as the route reads lists). */
+const tokenAddresses = { token_addresses: addressList.optional() };
+
+export const walletErc20Query = z.object({
+  address: evmAddress,
+  to_block: blockNumber.optional(),
+  exclude_spam: bool(true),
+  ...tokenAddresses,
+});
 export const walletTokensQuery = z.object({
   ...priceParams,
   address: evmAddress,
@@ -35,9 +45,34 @@ export const walletTokensQuery = z.object({
   exclude_native: bool(false),
   limit: limit(),
   cursor,
+  ...tokenAddresses,
 });
 export const approvalsQuery = z.object({ address: evmAddress, limit: limit(), cursor });
+export const approvalsAnswer = pageAnswer(
+  z.object({
+    block_number: z.string(),
+    block_timestamp: z.string(),
+    transaction_hash: z.string(),
+    value: z.string(),
+    value_formatted: z.string(),
+    token: z.object({
+      address: z.string(),
+      address_label: offChain,
+      name: z.string(),
+      symbol: z.string(),
+      logo: offChain,
+      possible_spam: z.boolean(),
+      verified_contract: z.boolean(),
+      current_balance: z.string(),
+      current_balance_formatted: z.string(),
+      usd_price: z.string().nullable(),
+      usd_at_risk: z.string().nullable().meta({ description: 'The approved amount the wallet holds (at most its balance) in USD' }),
+    }),
+    spender: z.object({ address: z.string(), address_label: offChain, entity: offChain, entity_logo: offChain }),
+  }),
+);
 export const allowanceQuery = z.object({ address: evmAddress, owner_address: evmAddress, spender_address: evmAddress });
+export const allowanceAnswer = z.object({ allowance: z.string() });
 
 export interface Held {
   token: string;
@@ -72,6 +107,37 @@ export async function held(
       : deps.kv.range<string>('erc20Balances', { start: prefix, end: `${prefix}\uffff` });
   return rows.flatMap((e) => (e.value === undefined ? [] : [{ token: e.key.slice(prefix.length), balance: BigInt(e.value) }]));
 }
+
+/** `balanceItem`: GET /:address/erc20's items. */
+const balanceAnswer = z.object({
+  token_address: z.string(),
+  name: z.string(),
+  symbol: z.string(),
+  logo: offChain,
+  thumbnail: offChain,
+  decimals: z.int(),
+  balance: z.string(),
+  possible_spam: z.boolean(),
+  verified_contract: z.boolean(),
+  total_supply: z.string().nullable(),
+  total_supply_formatted: z.string().nullable(),
+  percentage_relative_to_total_supply: z.number().nullable(),
+});
+export const walletErc20Answer = z.array(balanceAnswer);
+
+/** GET /wallets/:address/tokens: the native balance (native_token) first, then the tokens, with their USD fields (null: no price). */
+export const walletTokensAnswer = pageAnswer(
+  balanceAnswer.extend({
+    balance_formatted: z.string(),
+    native_token: z.boolean(),
+    usd_price: z.string().nullable(),
+    usd_price_24hr_percent_change: z.string().nullable(),
+    usd_price_24hr_usd_change: z.string().nullable(),
+    usd_value: z.number().nullable(),
+    usd_value_24hr_usd_change: z.string().nullable(),
+    portfolio_percentage: z.number().nullable(),
+  }),
+).extend({ block_number: z.string() });
 
 function balanceItem(h: Held, t: TokenFacts) {
   return {

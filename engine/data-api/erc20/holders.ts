@@ -14,6 +14,7 @@ import { priceReader } from '../dex/index/prices.js';
 import { centsOf } from '../dex/index/usd.js';
 import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js';
 import { formatted } from '../common/values.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
 
 /**
  * A token's holders: GET /erc20/:token_address/owners (the `erc20Holders`
@@ -26,6 +27,21 @@ import { formatted } from '../common/values.js';
 
 export const ownersQuery = z.object({ token_address: evmAddress, limit: limit(), cursor, order });
 export const holdersQuery = z.object({ tokenAddress: evmAddress });
+
+const partial = z.boolean().meta({ description: 'The token was created before the indexed range: only wallets that moved it since count' });
+export const ownersAnswer = pageAnswer(
+  z.object({
+    owner_address: z.string(),
+    owner_address_label: offChain,
+    balance: z.string(),
+    balance_formatted: z.string(),
+    usd_value: z.string().nullable(),
+    is_contract: z.boolean(),
+    percentage_relative_to_total_supply: z.number().nullable(),
+    entity: offChain,
+    entity_logo: offChain,
+  }),
+).extend({ total_supply: z.string().nullable(), partial });
 const FRAMES = {
   '1min': 60,
   '5min': 300,
@@ -107,6 +123,59 @@ export function supplyPercent(amount: bigint, totalSupply: string | null): numbe
   const supply = totalSupply === null ? 0n : BigInt(totalSupply);
   return supply === 0n ? 0 : Number((amount * 10n ** 8n) / supply) / 1e6;
 }
+const byAcquisition = z.object({ swap: z.int(), transfer: z.int(), airdrop: z.int() });
+const tiers = z.object({
+  whales: z.int(),
+  sharks: z.int(),
+  dolphins: z.int(),
+  fish: z.int(),
+  octopus: z.int(),
+  crabs: z.int(),
+  shrimps: z.int(),
+});
+const supplyShare = z.object({ supply: z.string(), supplyPercent: z.number() });
+const holderChange = z.object({ change: z.int(), changePercent: z.number() });
+export const holdersAnswer = z.object({
+  totalHolders: z.int(),
+  holderSupply: z.object({
+    top10: supplyShare,
+    top25: supplyShare,
+    top50: supplyShare,
+    top100: supplyShare,
+    top250: supplyShare,
+    top500: supplyShare,
+  }),
+  holderChange: z.object({
+    '5min': holderChange,
+    '1h': holderChange,
+    '6h': holderChange,
+    '24h': holderChange,
+    '3d': holderChange,
+    '7d': holderChange,
+    '30d': holderChange,
+  }),
+  holdersByAcquisition: byAcquisition,
+  holderDistribution: tiers,
+  partial,
+});
+export const historicalAnswer = z.object({
+  page: z.int(),
+  pageSize: z.int(),
+  cursor: z.string().nullable(),
+  partial,
+  result: z.array(
+    z.object({
+      timestamp: z.string(),
+      totalHolders: z.int(),
+      netHolderChange: z.int(),
+      holderPercentChange: z.number(),
+      newHoldersByAcquisition: byAcquisition,
+      holdersIn: tiers,
+      holdersOut: tiers,
+    }),
+  ),
+});
+
 const WINDOWS = { '5min': 300, '1h': 3600, '6h': 21_600, '24h': 86_400, '3d': 259_200, '7d': 604_800, '30d': 2_592_000 } as const;
 const TIERS = { whales: 0, sharks: 0, dolphins: 0, fish: 0, octopus: 0, crabs: 0, shrimps: 0 };
 

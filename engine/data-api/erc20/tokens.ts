@@ -11,6 +11,7 @@ import { dayChange, fdvOf } from '../dex/index/usd.js';
 import { BATCH } from '../../size-limits.js';
 import { indexedHead } from '../common/pages.js';
 import { formatted } from '../common/values.js';
+import { offChain } from '../common/answer-parts.js';
 
 /**
  * GET /erc20/metadata (name, symbol and decimals by eth_call once per
@@ -31,6 +32,37 @@ export const MAX_ADDRESSES = BATCH.erc20Addresses;
 const SEARCH_SCAN = 1_000;
 
 export const addressList = z.array(evmAddress).min(1, 'at least one address').max(MAX_ADDRESSES, `at most ${MAX_ADDRESSES} addresses`);
+
+/** GET /erc20/metadata: `addresses`, a list (as the route reads lists). */
+export const metadataQuery = z.object({ addresses: addressList });
+
+export const metadataAnswer = z.array(
+  z.object({
+    address: z.string(),
+    address_label: offChain,
+    name: z.string(),
+    symbol: z.string(),
+    decimals: z.string(),
+    logo: offChain,
+    logo_hash: offChain,
+    thumbnail: offChain,
+    total_supply: z.string().nullable(),
+    total_supply_formatted: z.string().nullable(),
+    fully_diluted_valuation: z
+      .string()
+      .nullable()
+      .meta({ description: 'USD, at the price GET /erc20/:address/price gives; null without one' }),
+    block_number: z.string().nullable().meta({ description: 'The creation block, when the indexes saw it' }),
+    validated: z.int(),
+    created_at: z.string().nullable(),
+    possible_spam: z.boolean(),
+    verified_contract: z.boolean(),
+    categories: z.array(z.string()),
+    links: z.object({}).meta({ description: 'Off-chain links this server does not keep: empty' }),
+    circulating_supply: offChain,
+    market_cap: offChain,
+  }),
+);
 
 export async function tokenMetadata(deps: DataDeps, chain: string, addresses: readonly string[]) {
   const head = await indexedHead(deps, chain);
@@ -64,6 +96,34 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
     }),
   );
 }
+
+const notKept = z.null().meta({ description: 'Off-chain or market data this server does not keep: null' });
+export const searchAnswer = z.object({
+  total: z.int(),
+  result: z.array(
+    z.object({
+      tokenAddress: z.string(),
+      chainId: z.string(),
+      name: z.string(),
+      symbol: z.string(),
+      blockNumber: z.int().nullable(),
+      blockTimestamp: z.int().nullable(),
+      usdPrice: z.number().nullable(),
+      marketCap: notKept,
+      experiencedNetBuyers: notKept,
+      netVolumeUsd: notKept,
+      liquidityChangeUSD: notKept,
+      usdPricePercentChange: z.object({ oneDay: z.number() }).nullable(),
+      volumeUsd: notKept,
+      securityScore: notKept,
+      logo: offChain,
+      isVerifiedContract: z.boolean(),
+      fullyDilutedValuation: z.number().nullable(),
+      totalHolders: z.int(),
+      totalLiquidityUsd: notKept,
+    }),
+  ),
+});
 
 export const searchQuery = z.object({
   query: z.string().trim().min(1, 'what to search for').max(100, 'at most 100 characters'),

@@ -13,6 +13,8 @@ import { byTopic0, topicEntriesLog, type TopicEntry } from '../chain/index/logs.
 import { erc20TransferAt, erc20TransferOf } from './index/log.js';
 import { dec } from '../common/values.js';
 import { blockRange, cursor, evmAddress, limit, order } from '../common/params.js';
+import { offChain, pageAnswer, partiesAnswer } from '../common/answer-parts.js';
+import { addressList } from './tokens.js';
 
 /**
  * GET /:address/erc20/transfers (a wallet's, from the `erc20Wallet` index) and
@@ -23,15 +25,37 @@ import { blockRange, cursor, evmAddress, limit, order } from '../common/params.j
  * transfer.
  */
 
-export const walletTransfersQuery = z.object({
+export const tokenTransfersQuery = z.object({
   address: evmAddress,
   ...blockRange,
   limit: limit(),
   order,
   cursor,
 });
-export const tokenTransfersQuery = walletTransfersQuery;
-export type TransfersQuery = z.output<typeof walletTransfersQuery>;
+/** `contract_addresses`: only these tokens' transfers (a list, as the route reads lists). */
+export const walletTransfersQuery = tokenTransfersQuery.extend({ contract_addresses: addressList.optional() });
+export type TransfersQuery = z.output<typeof tokenTransfersQuery>;
+
+/** `item`: both endpoints' transfers. */
+export const transfersAnswer = pageAnswer(
+  z.object({
+    token_name: z.string(),
+    token_symbol: z.string(),
+    token_logo: offChain,
+    token_decimals: z.string(),
+    transaction_hash: z.string(),
+    address: z.string(),
+    block_timestamp: z.string(),
+    block_number: z.string(),
+    block_hash: z.string(),
+    ...partiesAnswer,
+    value: z.string(),
+    transaction_index: z.int(),
+    log_index: z.int(),
+    possible_spam: z.boolean(),
+    verified_contract: z.boolean(),
+  }),
+);
 
 /** A transfer as both endpoints answer it. */
 function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, token: TokenInfo, block: PageBlock) {

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { dec } from '../common/values.js';
+import { offChain, partiesAnswer } from '../common/answer-parts.js';
 import { unixIso as iso } from '../../datetime.js';
 import { formatEther } from 'viem/utils';
 import type { StoredLog } from '../../evm/record.js';
@@ -11,6 +13,77 @@ import type { SummaryCall, TxSummary } from './index/summary.js';
  * fields to it): every transaction endpoint answers through `txItem`.
  * Off-chain fields (entities, labels, logos) are null.
  */
+
+/** `internalItem`: the call tree keeps no input or output. */
+export const internalTxAnswer = z.object({
+  transaction_hash: z.string(),
+  block_number: z.string(),
+  block_hash: z.string(),
+  type: z.string(),
+  from: z.string().nullable(),
+  to: z.string().nullable(),
+  value: z.string(),
+  gas: z.string(),
+  gas_used: z.string(),
+  input: offChain.meta({ description: 'Not kept by the call tree: null' }),
+  output: offChain.meta({ description: 'Not kept by the call tree: null' }),
+});
+
+/** decode.ts's `Decoded`: for the standard token ABIs only, null otherwise. */
+const decodedAnswer = z
+  .object({
+    signature: z.string(),
+    label: z.string(),
+    type: z.enum(['event', 'function']),
+    params: z.array(z.object({ name: z.string(), value: z.string(), type: z.string() })),
+  })
+  .nullable()
+  .meta({ description: 'Decoded by the standard ERC-20, ERC-721 and ERC-1155 ABIs; null for anything else' });
+
+const logAnswer = z.object({
+  log_index: z.string(),
+  transaction_hash: z.string(),
+  transaction_index: z.string(),
+  address: z.string(),
+  data: z.string(),
+  topic0: z.string().nullable(),
+  topic1: z.string().nullable(),
+  topic2: z.string().nullable(),
+  topic3: z.string().nullable(),
+  block_timestamp: z.string(),
+  block_number: z.string(),
+  block_hash: z.string(),
+});
+
+/** `txItem` without logs: the wallet's list and history items (`internal_transactions` with include=internal_transactions). */
+export const txAnswer = z.object({
+  hash: z.string(),
+  nonce: z.string(),
+  transaction_index: z.string(),
+  ...partiesAnswer,
+  to_address: z.string().nullable().meta({ description: 'null for a contract creation' }),
+  value: z.string(),
+  gas: z.string(),
+  gas_price: z.string(),
+  input: z.string(),
+  receipt_cumulative_gas_used: z.string(),
+  receipt_gas_used: z.string(),
+  receipt_contract_address: z.string().nullable(),
+  receipt_root: z.string().nullable(),
+  receipt_status: z.string().nullable().meta({ description: '1 or 0; null before Byzantium (no status in the receipt)' }),
+  transaction_fee: z.string(),
+  block_timestamp: z.string(),
+  block_number: z.string(),
+  block_hash: z.string(),
+  internal_transactions: z.array(internalTxAnswer).optional(),
+});
+/** With its logs (GET /transaction/:transaction_hash, a block's transactions). */
+export const txWithLogsAnswer = txAnswer.extend({ logs: z.array(logAnswer) });
+/** Verbose: its logs with decoded_event, and decoded_call (the /verbose endpoints). */
+export const txVerboseAnswer = txAnswer.extend({
+  logs: z.array(logAnswer.extend({ decoded_event: decodedAnswer })),
+  decoded_call: decodedAnswer,
+});
 
 export interface ItemOptions {
   /** The transaction's logs, when the item shows them (undefined: no `logs` field). */

@@ -7,7 +7,8 @@ import type { DataDeps } from '../common/deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
 import { addressPrefix, positionOf, txPosition } from './index/writer.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
-import { internalItem, txItem } from './item.js';
+import { internalItem, internalTxAnswer, txAnswer, txItem, txVerboseAnswer, txWithLogsAnswer } from './item.js';
+import { pageAnswer } from '../common/answer-parts.js';
 import { unixIso as iso } from '../../datetime.js';
 import { blockHashes, blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './source.js';
 import { summarize, type TxSummary } from './index/summary.js';
@@ -30,6 +31,38 @@ export const blockQuery = z.object({
   include,
 });
 export const blockStatsQuery = blockQuery.pick({ block_number_or_hash: true });
+
+export const walletTxsAnswer = pageAnswer(txAnswer);
+export const walletTxsVerboseAnswer = pageAnswer(txVerboseAnswer);
+export const transactionAnswer = txWithLogsAnswer;
+export const transactionVerboseAnswer = txVerboseAnswer;
+export const internalTxsAnswer = z.array(internalTxAnswer);
+
+/** `blockFields`: a header field the node did not send is null. */
+const blockFieldsAnswer = z.object({
+  timestamp: z.string(),
+  number: z.string(),
+  hash: z.string(),
+  parent_hash: z.string(),
+  nonce: z.string().nullable(),
+  sha3_uncles: z.string().nullable(),
+  logs_bloom: z.string().nullable(),
+  transactions_root: z.string().nullable(),
+  state_root: z.string().nullable(),
+  receipts_root: z.string().nullable(),
+  miner: z.string().nullable(),
+  difficulty: z.string(),
+  total_difficulty: z.string().meta({ description: '0 where the node gives none (after the merge)' }),
+  size: z.string().nullable(),
+  extra_data: z.string().nullable(),
+  gas_limit: z.string(),
+  gas_used: z.string(),
+  transaction_count: z.string(),
+});
+export const blockAnswer = blockFieldsAnswer.extend({ transactions: z.array(txWithLogsAnswer) });
+
+const total = z.object({ total: z.string() });
+export const blockStatsAnswer = z.object({ transactions: total, nft_transfers: total, token_transfers: total });
 
 export interface AddressPageQuery {
   address: string;

@@ -8,7 +8,8 @@ import type { TokenInfo } from '../../evm/token-metadata.js';
 import type { DataDeps } from '../common/deps.js';
 import { blockRange, bool, cursor, evmAddress, limit, order } from '../common/params.js';
 import { activityKey, type Activity, type Moment, type StoredMoment } from './index/writer.js';
-import { txItem } from './item.js';
+import { txAnswer, txItem } from './item.js';
+import { offChain, pageAnswer, partiesAnswer } from '../common/answer-parts.js';
 import { unixIso as iso } from '../../datetime.js';
 import { caughtUp, summaryAt, transferOfSummary, type SummaryTransfer } from './source.js';
 import type { SummaryApproval, TxSummary } from './index/summary.js';
@@ -30,6 +31,135 @@ export const historyQuery = z.object({
   limit: limit(),
 });
 export const walletQuery = z.object({ address: evmAddress });
+/** GET /wallets/:address/chains: `chains` is a list of chains (hex, decimal or name), read by the route (it knows which are followed). */
+export const walletChainsQuery = walletQuery.extend({ chains: z.array(z.string()).optional() });
+
+const directionAnswer = z.enum(['incoming', 'outgoing']);
+
+const nativeTransferAnswer = z.object({
+  ...partiesAnswer,
+  from_address: z.string().nullable(),
+  to_address: z.string().nullable(),
+  value: z.string(),
+  value_formatted: z.string(),
+  direction: directionAnswer,
+  internal_transaction: z.boolean(),
+  token_symbol: z.string(),
+  token_logo: offChain,
+});
+
+const erc20TransferAnswer = z.object({
+  token_name: z.string(),
+  token_symbol: z.string(),
+  token_logo: offChain,
+  token_decimals: z.string(),
+  address: z.string(),
+  block_timestamp: z.string(),
+  ...partiesAnswer,
+  value: z.string(),
+  value_formatted: z.string(),
+  direction: directionAnswer,
+  log_index: z.int(),
+  possible_spam: z.boolean(),
+  verified_contract: z.boolean(),
+});
+
+const nftTransferAnswer = z.object({
+  token_address: z.string(),
+  token_id: z.string(),
+  ...partiesAnswer,
+  value: z.string().meta({ description: "The transaction's value (wei)" }),
+  amount: z.string(),
+  contract_type: z.enum(['ERC721', 'ERC1155']),
+  transaction_type: z.enum(['Single', 'Batch']),
+  log_index: z.int(),
+  operator: z.string().nullable(),
+  possible_spam: z.boolean(),
+  verified_collection: z.boolean(),
+  direction: directionAnswer,
+  collection_logo: offChain,
+  collection_banner_image: offChain,
+  normalized_metadata: z.null().meta({ description: 'Not read here: null' }),
+});
+
+const interactionToken = z.object({
+  address: z.string(),
+  address_label: offChain,
+  token_name: z.string(),
+  token_logo: offChain,
+  token_symbol: z.string(),
+});
+const interactionSpender = z.object({
+  address: z.string(),
+  address_label: offChain,
+  name: offChain,
+  symbol: offChain,
+  logo: offChain,
+  entity: offChain,
+  entity_logo: offChain,
+});
+const approvalRow = z.object({
+  value: z.string(),
+  value_formatted: z.string().nullable().meta({ description: 'null for a token without decimals()' }),
+  token: interactionToken,
+  spender: interactionSpender,
+});
+const approvalAllRow = z.object({ token: interactionToken, operator: interactionSpender });
+
+/** A wallet history item (GET /wallets/:address/history), `historyItem`. */
+export const historyItemAnswer = txAnswer.extend({
+  category: z.enum([
+    'mint',
+    'burn',
+    'nft purchase',
+    'nft sale',
+    'nft receive',
+    'nft send',
+    'token swap',
+    'token receive',
+    'token send',
+    'send',
+    'receive',
+    'contract interaction',
+  ]),
+  contract_interactions: z
+    .object({
+      approvals: z.array(approvalRow).optional(),
+      revokes: z.array(approvalRow).optional(),
+      set_approvals_all: z.array(approvalAllRow).optional(),
+      set_revokes_all: z.array(approvalAllRow).optional(),
+    })
+    .nullable()
+    .meta({ description: "The wallet's approvals in the transaction, by kind; null when it made none" }),
+  possible_spam: z.boolean(),
+  method_label: offChain,
+  summary: z.string(),
+  nft_transfers: z.array(nftTransferAnswer),
+  erc20_transfers: z.array(erc20TransferAnswer),
+  native_transfers: z.array(nativeTransferAnswer),
+});
+export const walletHistoryAnswer = pageAnswer(historyItemAnswer);
+
+const momentAnswer = z.object({
+  block_number: z.string(),
+  block_timestamp: z.string(),
+  transaction_hash: z.string().nullable(),
+});
+export const walletChainsAnswer = z.object({
+  address: z.string(),
+  active_chains: z.array(
+    z.object({ chain: z.string(), chain_id: z.string(), first_transaction: momentAnswer, last_transaction: momentAnswer }),
+  ),
+});
+
+const total = z.object({ total: z.string() });
+export const walletStatsAnswer = z.object({
+  nfts: z.string(),
+  collections: z.string(),
+  transactions: total,
+  nft_transfers: total,
+  token_transfers: total,
+});
 
 const short = (a: string | null): string => (a === null ? 'a new contract' : `${a.slice(0, 6)}…${a.slice(-4)}`);
 

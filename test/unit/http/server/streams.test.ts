@@ -78,6 +78,7 @@ describe('the Streams API routes', () => {
       add: async (r, tenant, streamId, body) => (calls.push(['add', r.kind, tenant, streamId, body]), { added: body.key }),
       list: (r, tenant, streamId, limit, cursor) => (calls.push(['list', r.kind, tenant, streamId, limit, cursor]), { result: [] }),
       remove: async (r, tenant, streamId, keyId) => (calls.push(['remove', r.kind, tenant, streamId, keyId]), true),
+      answers: { add: z.object({ added: z.string() }), list: z.object({ result: z.array(z.unknown()) }), remove: z.literal(true) },
     };
     // No block endpoints: it has no replay.
     const { replay: _, ...withoutReplay } = solana;
