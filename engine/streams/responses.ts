@@ -149,12 +149,10 @@ const lastError = z.object({
 export const streamStatsAnswer = statsAnswer.extend({
   streamId: z.string(),
   webhookUrl: z.string(),
-  successRate: z
-    .number()
-    .meta({
-      description:
-        "The success rate of the stream's webhookUrl, per cent (the tenant's streams with that URL share it; below 70 they go to error)",
-    }),
+  successRate: z.number().meta({
+    description:
+      "The success rate of the stream's webhookUrl, per cent (the tenant's streams with that URL share it; below 70 they go to error)",
+  }),
   queueSize: z.number().meta({ description: 'Webhooks of the stream waiting to be delivered (x-queue-size)' }),
   lastError: lastError.nullable().meta({ description: "The stream's last failed attempt, null when none failed" }),
 }) satisfies z.ZodType<StreamStats>;

@@ -138,8 +138,12 @@ export function streamsRoutes(
     const op = (name: StreamOperation) => named(family.api.operations?.[name]);
     return [
       ...subResources,
-      route('POST', `${base}/:chainId/block/:blockNumber`, blockBodyAnswer, { ...op('block'), body: request, optionalBody: true }, async (req) =>
-        json(200, (await blocks.body(req.params['chainId']!, blockNumber(req), ...validate(request, req.body ?? {}))) ?? {}),
+      route(
+        'POST',
+        `${base}/:chainId/block/:blockNumber`,
+        blockBodyAnswer,
+        { ...op('block'), body: request, optionalBody: true },
+        async (req) => json(200, (await blocks.body(req.params['chainId']!, blockNumber(req), ...validate(request, req.body ?? {}))) ?? {}),
       ),
       route('POST', `${base}/:chainId/block-to-webhook/:blockNumber/:streamId`, blockToWebhookAnswer, op('blockToWebhook'), async (req) => {
         const stream = streams.get(tenant(req), id(req, 'streamId')) as StoredStream;
