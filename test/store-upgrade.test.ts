@@ -111,8 +111,19 @@ describe('a store written by layout version 5', () => {
   });
 
   /** Answers that gained fields since version 5: each added field as this version derives it from the stored data. */
-  const ADDED_SINCE_5: Record<string, (body: any) => Record<string, unknown>> = {
+  const ADDED_SINCE_5: Record<string, (body: any, recorded: Recorded[]) => Record<string, unknown>> = {
     '/settings': (b) => ({ standardWebhooksSecret: `whsec_${Buffer.from(b.secretKey, 'utf8').toString('base64')}` }),
+    // The stream's delivery state: its URL (as its record answered), that URL's rate and its queue (version 5 stored
+    // no failure of it: none was recorded).
+    '/stats/:streamId': (b, recorded) => ({
+      webhookUrl: recorded
+        .filter((r) => r.path.startsWith('/streams/'))
+        .flatMap((r) => (r.body as { result?: unknown[] }).result ?? [r.body])
+        .find((st) => (st as { id?: string }).id === b.streamId)?.['webhookUrl' as never],
+      successRate: 100,
+      queueSize: 0,
+      lastError: null,
+    }),
   };
 
   it('is migrated by the server at start, which then answers every recorded request as chainpost version 5 did', async () => {
@@ -138,8 +149,8 @@ describe('a store written by layout version 5', () => {
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
       // Fields added to an answer since version 5, derived from what it stored: the rest as it answered.
-      const adds = ADDED_SINCE_5[r.path];
-      const want = adds === undefined ? r.body : { ...(r.body as object), ...adds(r.body) };
+      const adds = ADDED_SINCE_5[r.path.replace(/^\/stats\/[0-9a-f-]{36}$/, '/stats/:streamId')];
+      const want = adds === undefined ? r.body : { ...(r.body as object), ...adds(r.body, recorded) };
       expect([got.status, got.body], `${r.path} as ${r.as}`).toEqual([r.status, want]);
     }
     await s.stop();
