@@ -116,7 +116,8 @@ export interface Kv {
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */
 export interface Sender {
   /**
-   * POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection,
+   * POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status (and for another status than 200 the start
+   * of the receiver's answer, as text, `answer`), or with `error` for no answer (connection,
    * timeout, an address CHAINPOST_PRIVATE_TARGETS refuses), `timedOut` when the receiver did not answer within
    * `timeoutMs`. Never rejects.
    */
@@ -125,7 +126,7 @@ export interface Sender {
     body: Uint8Array,
     headers: Record<string, string>,
     timeoutMs: number,
-  ): Promise<{ status: number } | { error: string; timedOut?: true }>;
+  ): Promise<{ status: number; answer?: string } | { error: string; timedOut?: true }>;
 }
 
 /** Off-chain NFT metadata documents over HTTP (undici in http/clients/metadata-fetch.ts). */

@@ -21,6 +21,8 @@ export async function startReceiver() {
     answerTests: (_r: Received): number => 200,
     /** How long the answer is held back (ms), or until the promise settles. */
     delay: (_r: Received): number | Promise<unknown> => 0,
+    /** The answer's text: `ok` for a 200, none for another status unless a test gives the receiver's error text. */
+    answerText: (_r: Received, status: number): string => (status === 200 ? 'ok' : ''),
     /** Called once an answer was handed to the connection (the sender may not have read it yet). */
     answered: (_r: Received): void => {},
   };
@@ -44,7 +46,8 @@ export async function startReceiver() {
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides
-      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok', () => state.answered(r));
+      const answer = (): void =>
+        void res.writeHead(status, { 'content-type': 'text/plain' }).end(state.answerText(r, status), () => state.answered(r));
       const delay = state.delay(r);
       if (typeof delay !== 'number') void delay.then(answer);
       else if (delay > 0) setTimeout(answer, delay);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIVER_TEXT_MAX } from '../engine/delivery/webhook.js';
 import { REPLAY_ALL_MAX } from '../engine/streams/service.js';
 import { apiCaller, cliInProcess, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
@@ -53,6 +54,30 @@ describe("POST /history/replay/:streamId and a stream's delivery state in GET /s
     await rx?.close();
   });
 
+  it("keeps the start of the receiver's refusal as text in the record, the logs and the stream's last error: control characters as spaces, at most RECEIVER_TEXT_MAX characters", async () => {
+    const id = await stream('refusal');
+    const hostile = '<img src=x onerror=alert(1)>\r\n<script>alert(2)</script>\tdown';
+    rx.state.answer = () => 500;
+    rx.state.answerText = (r, status) => (status === 200 ? 'ok' : r.body.block.number === '1' ? hostile : 'x'.repeat(5000));
+    try {
+      await stage(id, [1]);
+      expect(await until(async () => (await history(id)).length === 1, 10_000)).toBe(true);
+      const said = 'the receiver answered HTTP 500: <img src=x onerror=alert(1)> <script>alert(2)</script> down';
+      expect((await history(id))[0]!.errorMessage).toBe(said);
+      expect((await s.call(`/stats/${id}`)).body.lastError.message).toBe(said);
+      const logs = (await s.call('/history/logs?limit=100')).body.result as Array<{ streamId: string; errorMessage: string }>;
+      expect(logs.find((l) => l.streamId === id)?.errorMessage).toBe(said);
+
+      await stage(id, [2]);
+      expect(await until(async () => (await history(id)).length === 2, 10_000)).toBe(true);
+      const long = (await history(id)).find((h) => h.tinyPayload.block.number === '2')!;
+      expect(long.errorMessage).toBe(`the receiver answered HTTP 500: ${'x'.repeat(RECEIVER_TEXT_MAX)}…`);
+    } finally {
+      rx.state.answer = () => 200;
+      rx.state.answerText = (_r, status) => (status === 200 ? 'ok' : '');
+    }
+  });
+
   it("answers a stream's queue size, its URL's success rate and its last failed attempt; a stream with none: 0, 100 and null", async () => {
     const id = await stream('state');
     const fresh = await s.call(`/stats/${id}`);
@@ -62,7 +87,9 @@ describe("POST /history/replay/:streamId and a stream's delivery state in GET /s
     rx.state.answer = (r) => (r.body.block.number === '3' ? 200 : 503);
     await stage(id, [1, 2, 3]);
     // Two fail and wait for their retries; the third (fresh queue, sent meanwhile) is delivered.
-    expect(await until(async () => (await history(id)).length === 2 && sentTo(id).length === 3, 10_000)).toBe(true);
+    // The receiver's answer reaches the server after the receiver counted the request: wait for the stats to have it.
+    const delivered = async () => (await s.call(`/stats/${id}`)).body.totalWebhooksDelivered === 1;
+    expect(await until(async () => (await history(id)).length === 2 && sentTo(id).length === 3 && (await delivered()), 10_000)).toBe(true);
     const records = await history(id);
     const st = await s.call(`/stats/${id}`);
     const newest = records.reduce((a, b) => (a.date > b.date ? a : b));

@@ -23,7 +23,7 @@ import { StreamReads, onNewWebhook, sends, type DeliveryStream, type DeliveryStr
 import { TurnBudget } from './turn-budget.js';
 import { PartitionTurns, type DeliveryGate } from './partition-turns.js';
 import { Units, type StreamPartition, type UnitCapture } from './unit.js';
-import { summarize, webhookHeaders } from './webhook.js';
+import { refusal, summarize, webhookHeaders } from './webhook.js';
 
 export type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js';
 export type { StreamPartition, UnitCapture } from './unit.js';
@@ -467,7 +467,7 @@ export class Dispatcher {
       return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200
       ? { delivered: true, status: 200 }
-      : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
+      : { delivered: false, status: res.status, error: refusal(res.status, res.answer) };
   }
 
   // ---- running -----------------------------------------------------------------

@@ -51,6 +51,19 @@ export function webhookHeaders(
   };
 }
 
+/** At most this many characters of a receiver's refusal are kept (history, logs, stats): a receiver's text is the tenant's input. */
+export const RECEIVER_TEXT_MAX = 300;
+
+/**
+ * A failed attempt's error for an answer other than 200: the status, and the start of what the receiver said (its
+ * text with control characters as spaces, collapsed, cut at RECEIVER_TEXT_MAX), so an operator sees why.
+ */
+export function refusal(status: number, answer: string | undefined): string {
+  const text = (answer ?? '').replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim();
+  const cut = text.length > RECEIVER_TEXT_MAX ? `${text.slice(0, RECEIVER_TEXT_MAX)}…` : text;
+  return cut === '' ? `the receiver answered HTTP ${status}` : `the receiver answered HTTP ${status}: ${cut}`;
+}
+
 /**
  * What a webhook carries about its block, for history's tinyPayload and the logs (EVM bodies; Bitcoin's name the
  * height `height` and the transactions `transactions`; Solana's name them `slot`, `blockHash`, `blockTime`).

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import type { Ticker } from '../../engine/clock.js';
 import { DEFAULT_ORIGIN_SLOTS } from '../../engine/delivery/slots.js';
 import type { TargetPolicy } from '../../engine/net/targets.js';
@@ -7,7 +7,7 @@ import { TargetRefused, guardedConnector } from './guarded-connect.js';
 
 /**
  * Webhook POSTs over undici keep-alive pools (one pool per origin, reused across
- * deliveries). Any answer is returned with its status; no answer within the
+ * deliveries). Any answer is returned with its status (another than 200 with the start of its text); no answer within the
  * timeout, or a connection error, comes back as `error`. Never rejects. Every
  * connection is opened through `targets` (a refused address is an `error`
  * saying why, as any connection error). The timeout runs on `ticker` (real time; a test's moves when it says).
@@ -40,8 +40,11 @@ export function undiciSender(opts: {
           bodyTimeout: 0,
           signal: timeout.signal,
         });
-        await res.body.dump(); // the answer's body is not read, but the connection must be freed
-        return { status: res.statusCode };
+        if (res.statusCode === 200) {
+          await res.body.dump(); // the answer's body is not read, but the connection must be freed
+          return { status: 200 };
+        }
+        return { status: res.statusCode, answer: await answerStart(res.body) };
       } catch (err) {
         if (err instanceof TargetRefused) return { error: err.message };
         const e = err as { name?: string; code?: string; message?: string };
@@ -53,6 +56,26 @@ export function undiciSender(opts: {
     },
     close: () => agent.close(),
   };
+}
+
+/** Bytes of a refusal's answer read (engine/delivery/webhook.ts `refusal` keeps fewer characters); the rest is dumped. */
+const ANSWER_BYTES = 2048;
+
+/** The start of an answer's body as text (invalid UTF-8 replaced); the rest left unread but the connection freed. */
+async function answerStart(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= ANSWER_BYTES) break;
+    }
+  } catch {
+    // The status is the answer; a body cut short (the deadline, a reset) gives what arrived of it.
+  }
+  // Breaking out of the loop destroys the body: undici then closes that connection rather than reuse it half read.
+  return Buffer.concat(chunks).subarray(0, ANSWER_BYTES).toString('utf8');
 }
 
 /**
