@@ -30,7 +30,7 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
       ...queryEndpoint('getWalletNFTs', 'GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), {
         lists: ['token_addresses'],
       }),
-      responses: { 200: owned.nftsAnswer },
+      responses: { 200: owned.holdingsAnswer },
       errors: NODE,
     },
     {
@@ -82,7 +82,7 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
       ...queryEndpoint('getNFTOwners', 'GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) =>
         owned.contractOwners(deps, c, q),
       ),
-      responses: { 200: owned.nftsAnswer },
+      responses: { 200: owned.holdingsAnswer },
       errors: NODE,
     },
     {
@@ -139,7 +139,7 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
       ...queryEndpoint('getNFTTokenIdOwners', 'GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) =>
         owned.tokenOwners(deps, c, q),
       ),
-      responses: { 200: owned.nftsAnswer },
+      responses: { 200: owned.holdingsAnswer },
       errors: NODE,
     },
     {

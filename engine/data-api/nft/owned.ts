@@ -125,15 +125,15 @@ export const contractMetadataQuery = z.object({ address: evmAddress, include_pri
 const contractTypeAnswer = z.enum(['ERC721', 'ERC1155']);
 const lastSaleAnswer = saleAnswer.nullable().optional().meta({ description: 'The last sale (include_prices=true)' });
 
-/** An NFT: the hosted service's `nftOwner` (one owner's holding) or `nft` record (the token). */
-export const nftAnswer = z.object({
+/** The fields of an NFT record of either kind, as nftItem builds them (the kinds below say which each has). */
+const nftRecord = z.object({
   token_address: z.string(),
   token_id: z.string(),
   contract_type: contractTypeAnswer,
-  owner_of: z.string().nullable().meta({ description: "The holding's owner; the token's for an ERC-721 token, null for an ERC-1155 one" }),
+  owner_of: z.string().nullable(),
   block_number: z.string().nullable(),
   block_number_minted: z.string().nullable(),
-  minter_address: z.string().nullable().optional().meta({ description: 'On answers about the token (not a holding)' }),
+  minter_address: z.string().nullable().optional(),
   token_uri: z.string().nullable(),
   metadata: z.string().nullable().meta({ description: 'The metadata document, as JSON text; null until fetched' }),
   normalized_metadata: normalizedMetadataAnswer.nullable().optional().meta({ description: 'With normalizeMetadata=true' }),
@@ -153,11 +153,19 @@ export const nftAnswer = z.object({
   floor_price_currency: z.null(),
   last_sale: lastSaleAnswer,
 });
-type NftAnswer = z.infer<typeof nftAnswer>;
+type NftRecord = z.infer<typeof nftRecord>;
 
-/** A page of NFTs or holdings; status is always SYNCED here (the indexes are read as they stand). */
-export const nftsAnswer = pageAnswer(nftAnswer).extend({ status: z.literal('SYNCED') });
-type NftsAnswer = z.infer<typeof nftsAnswer>;
+/** A token: the hosted service's `nft` record (GET /nft/:address's items, GET /nft/:address/:token_id). */
+export const nftAnswer = nftRecord.extend({
+  owner_of: z.string().nullable().meta({ description: "An ERC-721 token's owner (null when none holds it); null for an ERC-1155 token" }),
+  minter_address: z.string().nullable(),
+});
+/** One owner's holding of a token: the hosted service's `nftOwner` record (a wallet's NFTs, a contract's or a token's owners). */
+export const holdingAnswer = nftRecord.omit({ minter_address: true }).extend({ owner_of: z.string(), block_number: z.string() });
+/** A page of tokens or holdings; status is always SYNCED here (the indexes are read as they stand). */
+const syncedPage = <T extends z.ZodType>(item: T) => pageAnswer(item).extend({ status: z.literal('SYNCED') });
+export const nftsAnswer = syncedPage(nftAnswer);
+export const holdingsAnswer = syncedPage(holdingAnswer);
 /** POST /nft/getMultipleNFTs: the tokens in the order asked, null for one never seen. */
 export const multipleNftsAnswer = z.array(nftAnswer.nullable());
 
@@ -214,7 +222,7 @@ async function nftItem(
   id: bigint,
   owner: { address: string; holding: Holding } | null,
   o: ItemOpts,
-): Promise<NftAnswer> {
+): Promise<NftRecord> {
   const token = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, contract, id));
   const kind = owner?.holding.kind ?? token?.kind ?? 'erc721';
   const [info, meta, sale] = await Promise.all([
@@ -287,7 +295,7 @@ async function holdingItems(deps: NftDeps, chain: string, rows: RangePage<Holdin
 const unlessSpam = <T extends { possible_spam: boolean }>(items: T[], exclude: boolean): T[] =>
   exclude ? items.filter((i) => !i.possible_spam) : items;
 
-export async function walletNfts(deps: NftDeps, chain: string, q: z.output<typeof walletNftsQuery>): Promise<NftsAnswer> {
+export async function walletNfts(deps: NftDeps, chain: string, q: z.output<typeof walletNftsQuery>) {
   await indexedUpTo(deps, chain);
   const base = `owner/${chain}/${q.address}/`;
   const prefixes = q.token_addresses.length === 0 ? base : [...new Set(q.token_addresses)].map((c) => `${base}${c}/`);
@@ -366,7 +374,7 @@ async function collectionFields(
   };
 }
 
-export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typeof contractNftsQuery>): Promise<NftsAnswer> {
+export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typeof contractNftsQuery>) {
   await indexedUpTo(deps, chain);
   const page = rangePage<NftToken>(deps.kv, 'nftTokens', `${chain}/${q.address}/`, {
     list: 'contract-nfts',
@@ -385,7 +393,7 @@ export async function contractNfts(deps: NftDeps, chain: string, q: z.output<typ
   return envelope(page, q.limit, result);
 }
 
-export async function contractOwners(deps: NftDeps, chain: string, q: z.output<typeof contractOwnersQuery>): Promise<NftsAnswer> {
+export async function contractOwners(deps: NftDeps, chain: string, q: z.output<typeof contractOwnersQuery>) {
   await indexedUpTo(deps, chain);
   const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${chain}/${q.address}/`, {
     list: 'contract-owners',
@@ -400,7 +408,7 @@ export async function contractOwners(deps: NftDeps, chain: string, q: z.output<t
   );
 }
 
-export async function tokenOwners(deps: NftDeps, chain: string, q: z.output<typeof tokenOwnersQuery>): Promise<NftsAnswer> {
+export async function tokenOwners(deps: NftDeps, chain: string, q: z.output<typeof tokenOwnersQuery>) {
   await indexedUpTo(deps, chain);
   const page = rangePage<Holding>(deps.kv, 'nftOwners', `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, {
     list: 'token-owners',
@@ -422,7 +430,7 @@ function known(deps: NftDeps, chain: string, contract: string, id: bigint): bool
   return deps.kv.range('transfers', { start: prefix, end: `${prefix}\uffff`, limit: 1 }).length > 0;
 }
 
-export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>): Promise<NftAnswer> {
+export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>): Promise<NftRecord> {
   await indexedUpTo(deps, chain);
   if (!known(deps, chain, q.address, q.tokenId))
     throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
@@ -440,7 +448,7 @@ export async function multipleNfts(
   deps: NftDeps,
   chain: string,
   body: z.output<typeof multipleNftsBody>,
-): Promise<z.infer<typeof multipleNftsAnswer>> {
+): Promise<Array<NftRecord | null>> {
   await indexedUpTo(deps, chain);
   return Promise.all(
     body.tokens.map((t) =>
