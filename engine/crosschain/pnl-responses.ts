@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { offChain } from '../data-api/common/answer-parts.js';
 
 /**
- * The answers of profit and loss under the Data API's names (engine/crosschain/pnl.ts builds them): USD amounts and
- * token amounts as decimal strings, percentages as numbers, as the hosted service's reference has them.
+ * The answers of profit and loss under the Data API's names (engine/crosschain/pnl.ts builds them; its routes in
+ * http/server/data-prices.ts hold the builders to these types): USD amounts and token amounts as decimal strings,
+ * percentages as numbers, as the hosted service's reference has them.
  */
 
 /** What a v2.2 profitability row and a top-gainers row share (WalletProfitabilityTokenData, TopProfitableWalletPerTokenResponse). */
@@ -29,7 +31,7 @@ export const profitabilityAnswer = z.object({
       name: z.string(),
       symbol: z.string(),
       decimals: z.string(),
-      logo: z.null(),
+      logo: offChain,
       possible_spam: z.boolean(),
     }),
   ),
@@ -52,7 +54,7 @@ export const topGainersAnswer = z.object({
   name: z.string(),
   symbol: z.string(),
   decimals: z.number().int(),
-  logo: z.null(),
+  logo: offChain,
   possible_spam: z.boolean(),
   result: z.array(figures.extend({ address: z.string().meta({ description: 'The wallet' }) })),
 });

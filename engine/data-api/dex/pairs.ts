@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { factoryOf } from '../../chains/pricing.js';
 import { ApiError } from '../../errors.js';
 import { blockAtOrBefore } from '../common/block-times.js';
@@ -176,7 +177,7 @@ export const tokenPairsAnswer = z.object({
     z.object({
       exchange_address: z.string(),
       exchange_name: z.string(),
-      exchange_logo: z.null(),
+      exchange_logo: offChain,
       pair_label: z.string(),
       pair_address: z.string(),
       usd_price: usdNumber.meta({ description: "The token's USD price through this pool" }),
@@ -198,7 +199,7 @@ export const tokenPairsAnswer = z.object({
           token_address: z.string(),
           token_name: z.string(),
           token_symbol: z.string(),
-          token_logo: z.null(),
+          token_logo: offChain,
           token_decimals: z.string(),
           pair_token_type: z.enum(['token0', 'token1']),
           liquidity_usd: z.string().nullable(),

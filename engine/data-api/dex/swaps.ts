@@ -14,7 +14,7 @@ import { metadata } from '../common/node-reads.js';
 import { blockNumber, cursor, date, evmAddress, limit, order, poolAddress } from '../common/params.js';
 import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio } from './index/prices.js';
 import { indexedHead, pageBlocks } from '../common/pages.js';
-import { pageAnswer } from '../common/answer-parts.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
 
 /**
  * The swap lists of the Data API, one piece of code for the three (data-api-notes.md §2, §3):
@@ -68,7 +68,7 @@ const swapToken = z.object({
   address: z.string(),
   name: z.string(),
   symbol: z.string(),
-  logo: z.null(),
+  logo: offChain,
   amount: z.string(),
   usdPrice: z.number().nullable(),
   usdAmount: z.number().nullable(),
@@ -80,7 +80,7 @@ const swapItem = z.object({
   transactionType: z.enum(TYPES),
   blockTimestamp: z.string(),
   blockNumber: z.number().int(),
-  subCategory: z.null(),
+  subCategory: offChain,
   walletAddress: z.string().meta({ description: "The transaction's sender" }),
 });
 const priceFields = {
@@ -92,14 +92,14 @@ const priceFields = {
 };
 /** A wallet or token list's item: the reference's swapsByWalletAddressResult. */
 const tradeAnswer = swapItem.extend({
-  walletAddressLabel: z.null(),
-  entity: z.null(),
-  entityLogo: z.null(),
+  walletAddressLabel: offChain,
+  entity: offChain,
+  entityLogo: offChain,
   pairAddress: z.string(),
   pairLabel: z.string(),
   exchangeAddress: z.string().meta({ description: "The pool's factory (a V4 pool: its PoolManager)" }),
   exchangeName: z.string().nullable(),
-  exchangeLogo: z.null(),
+  exchangeLogo: offChain,
   bought: swapToken,
   sold: swapToken,
   ...priceFields,
@@ -115,7 +115,7 @@ export const pairSwapsAnswer = z.object({
   cursor: z.string().nullable(),
   exchangeAddress: z.string(),
   exchangeName: z.string().nullable(),
-  exchangeLogo: z.null(),
+  exchangeLogo: offChain,
   pairLabel: z.string(),
   pairAddress: z.string(),
   baseToken: pairToken,

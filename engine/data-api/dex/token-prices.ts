@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { ApiError } from '../../errors.js';
 import type { DataDeps } from '../common/deps.js';
 import { indexedHead } from '../common/pages.js';
@@ -63,7 +64,7 @@ type Options = z.output<typeof tokenPricesQuery>;
 export const tokenPriceAnswer = z.object({
   tokenName: z.string(),
   tokenSymbol: z.string(),
-  tokenLogo: z.null(),
+  tokenLogo: offChain,
   tokenDecimals: z.string(),
   nativePrice: z
     .object({ value: z.string(), decimals: z.number().int(), name: z.string(), symbol: z.string(), address: z.string() })

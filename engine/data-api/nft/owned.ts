@@ -19,7 +19,7 @@ import { lastSale, saleAnswer, salePrices, saleRecord, type SalePrices } from '.
 import { bool, cursor, evmAddress, limit } from '../common/params.js';
 import { BATCH } from '../../size-limits.js';
 import { metadata as tokenInfo } from '../common/node-reads.js';
-import { pageAnswer } from '../common/answer-parts.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
 
 /**
  * The NFT endpoints answered from ownership (engine/data-api/nft/index/writer.ts): a
@@ -143,14 +143,14 @@ const nftRecord = z.object({
   token_hash: z.string(),
   rarity_rank: z.null(),
   rarity_percentage: z.null(),
-  rarity_label: z.null(),
+  rarity_label: offChain,
   last_token_uri_sync: z.string().nullable(),
   last_metadata_sync: z.string().nullable(),
   possible_spam: z.boolean(),
   verified_collection: z.boolean(),
-  floor_price: z.null(),
-  floor_price_usd: z.null(),
-  floor_price_currency: z.null(),
+  floor_price: offChain,
+  floor_price_usd: offChain,
+  floor_price_currency: offChain,
   last_sale: lastSaleAnswer,
 });
 type NftRecord = z.infer<typeof nftRecord>;
@@ -177,11 +177,11 @@ const collectionAnswer = z.object({
   symbol: z.string(),
   possible_spam: z.boolean(),
   verified_collection: z.boolean(),
-  collection_logo: z.null(),
-  collection_banner_image: z.null(),
-  floor_price: z.null(),
-  floor_price_usd: z.null(),
-  floor_price_currency: z.null(),
+  collection_logo: offChain,
+  collection_banner_image: offChain,
+  floor_price: offChain,
+  floor_price_usd: offChain,
+  floor_price_currency: offChain,
   last_sale: lastSaleAnswer,
 });
 export const collectionsAnswer = pageAnswer(
@@ -189,14 +189,14 @@ export const collectionsAnswer = pageAnswer(
 ).extend({ status: z.literal('SYNCED') });
 /** GET /nft/:address/metadata: the collection, and the contract-level fields nothing on chain says. */
 export const contractMetadataAnswer = collectionAnswer.extend({
-  synced_at: z.null(),
-  collection_category: z.null(),
-  project_url: z.null(),
-  wiki_url: z.null(),
-  discord_url: z.null(),
-  telegram_url: z.null(),
-  twitter_username: z.null(),
-  instagram_username: z.null(),
+  synced_at: offChain,
+  collection_category: offChain,
+  project_url: offChain,
+  wiki_url: offChain,
+  discord_url: offChain,
+  telegram_url: offChain,
+  twitter_username: offChain,
+  instagram_username: offChain,
 });
 
 interface ItemOpts {

@@ -11,7 +11,7 @@ import type { TokenMetadata } from '../../evm/token-metadata.js';
 import { MAX_LIMIT, rangePage } from '../../page.js';
 import type { Kv } from '../../ports.js';
 import type { DataDeps } from '../common/deps.js';
-import { pageAnswer } from '../common/answer-parts.js';
+import { offChain, pageAnswer, partiesAnswer } from '../common/answer-parts.js';
 import { priceReader, type PriceReader } from '../dex/index/prices.js';
 import { centsOf } from '../dex/index/usd.js';
 
@@ -75,7 +75,7 @@ export type NftTransfersQuery = z.output<typeof nftTransfersQuery>;
 const paymentTokenAnswer = z.object({
   token_name: z.string(),
   token_symbol: z.string(),
-  token_logo: z.null(),
+  token_logo: offChain,
   token_decimals: z.string(),
   token_address: z.string().meta({ description: '0xeeee…eeee for the native currency' }),
 });
@@ -103,14 +103,7 @@ const flag = z.enum(['true', 'false']);
 const nftTransferAnswer = z.object({
   token_address: z.string(),
   token_id: z.string(),
-  from_address_entity: z.null(),
-  from_address_entity_logo: z.null(),
-  from_address: z.string(),
-  from_address_label: z.null(),
-  to_address_entity: z.null(),
-  to_address_entity_logo: z.null(),
-  to_address: z.string(),
-  to_address_label: z.null(),
+  ...partiesAnswer,
   value: z.string().meta({ description: "The transaction's native value (wei)" }),
   amount: z.string(),
   contract_type: z.enum(['ERC721', 'ERC1155']),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { posAt, pos } from '../../evm/store.js';
 import type { Entry, Kv, Table } from '../../ports.js';
 import { blockTime } from '../common/block-times.js';
@@ -39,7 +40,7 @@ const usdPerWindow = keyed(WINDOW_NAMES, z.number());
 const countPerWindow = keyed(WINDOW_NAMES, z.number().int());
 /** The reference's TokenAnalyticsData: the windows back from the indexed head's block time. */
 export const analyticsAnswer = z.object({
-  categoryId: z.null(),
+  categoryId: offChain,
   totalBuyVolume: usdPerWindow,
   totalSellVolume: usdPerWindow,
   totalBuyers: countPerWindow,
