@@ -12,79 +12,172 @@ import {
 } from '../../engine/data-api/nft/lists.js';
 import * as owned from '../../engine/data-api/nft/owned.js';
 import * as trades from '../../engine/data-api/nft/trades.js';
-import { nftTransfers, nftTransfersQuery } from '../../engine/data-api/nft/transfers.js';
+import { nftTransfers, nftTransfersAnswer, nftTransfersQuery } from '../../engine/data-api/nft/transfers.js';
 import { validate } from '../../engine/schema.js';
 import { queryEndpoint, type DataEndpoint } from './data.js';
 import { json } from './route.js';
 
 /**
- * The NFT endpoints of the Data API (docs/api.md, NFTs): ownership, metadata, transfer
- * lists, trades and statistics; handlers in engine/data-api/nft-*.ts.
+ * The NFT endpoints of the Data API (docs/api.md, NFTs): ownership, metadata, transfer lists, trades and statistics;
+ * handlers in engine/data-api/nft/, beside the schemas of their answers. Those naming a contract read its name and
+ * symbol from the chain's node the first time (502 when it cannot be reached).
  */
 
 export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
+  const NODE = [502];
   return [
-    queryEndpoint('getWalletNFTs', 'GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), {
-      lists: ['token_addresses'],
-    }),
-    queryEndpoint('getWalletNFTCollections', 'GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) =>
-      owned.walletCollections(deps, c, q),
-    ),
-    queryEndpoint('getWalletNFTTransfers', 'GET', '/:address/nft/transfers', walletTransfersQuery, (c, q) => walletTransfers(deps, c, q), {
-      lists: ['contract_addresses'],
-    }),
-    queryEndpoint('getNFTTransfersFromToBlock', 'GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
-    queryEndpoint('getNFTTransfers', 'GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) => nftTransfers(deps, c, q)),
-    queryEndpoint('getNFTTransfersByBlock', 'GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) =>
-      blockTransfers(deps, c, q),
-    ),
-    queryEndpoint('getContractNFTs', 'GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
-    queryEndpoint('getNFTOwners', 'GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) => owned.contractOwners(deps, c, q)),
-    queryEndpoint('getNFTContractMetadata', 'GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) =>
-      owned.contractMetadata(deps, c, q),
-    ),
-    queryEndpoint('getNFTContractTransfers', 'GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) =>
-      contractTransfers(deps, c, q),
-    ),
-    queryEndpoint('getNFTTrades', 'GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) => trades.contractTrades(deps, c, q)),
-    queryEndpoint('getNFTLowestPrice', 'GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) =>
-      trades.lowestPrice(deps, c, q, clock.now()),
-    ),
-    queryEndpoint('getNFTCollectionStats', 'GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) =>
-      trades.contractStats(deps, c, q),
-    ),
+    {
+      ...queryEndpoint('getWalletNFTs', 'GET', '/:address/nft', owned.walletNftsQuery, (c, q) => owned.walletNfts(deps, c, q), {
+        lists: ['token_addresses'],
+      }),
+      responses: { 200: owned.holdingsAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getWalletNFTCollections', 'GET', '/:address/nft/collections', owned.walletCollectionsQuery, (c, q) =>
+        owned.walletCollections(deps, c, q),
+      ),
+      responses: { 200: owned.collectionsAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint(
+        'getWalletNFTTransfers',
+        'GET',
+        '/:address/nft/transfers',
+        walletTransfersQuery,
+        (c, q) => walletTransfers(deps, c, q),
+        {
+          lists: ['contract_addresses'],
+        },
+      ),
+      responses: { 200: nftTransfersAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTransfersFromToBlock', 'GET', '/nft/transfers', rangeTransfersQuery, (c, q) => rangeTransfers(deps, c, q)),
+      responses: { 200: nftTransfersAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTransfers', 'GET', '/nft/:address/:token_id/transfers', nftTransfersQuery, (c, q) =>
+        nftTransfers(deps, c, q),
+      ),
+      responses: { 200: nftTransfersAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTransfersByBlock', 'GET', '/block/:block_number_or_hash/nft/transfers', blockTransfersQuery, (c, q) =>
+        blockTransfers(deps, c, q),
+      ),
+      responses: { 200: nftTransfersAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getContractNFTs', 'GET', '/nft/:address', owned.contractNftsQuery, (c, q) => owned.contractNfts(deps, c, q)),
+      responses: { 200: owned.nftsAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTOwners', 'GET', '/nft/:address/owners', owned.contractOwnersQuery, (c, q) =>
+        owned.contractOwners(deps, c, q),
+      ),
+      responses: { 200: owned.holdingsAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTContractMetadata', 'GET', '/nft/:address/metadata', owned.contractMetadataQuery, (c, q) =>
+        owned.contractMetadata(deps, c, q),
+      ),
+      responses: { 200: owned.contractMetadataAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTContractTransfers', 'GET', '/nft/:address/transfers', contractTransfersQuery, (c, q) =>
+        contractTransfers(deps, c, q),
+      ),
+      responses: { 200: nftTransfersAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTrades', 'GET', '/nft/:address/trades', trades.contractTradesQuery, (c, q) =>
+        trades.contractTrades(deps, c, q),
+      ),
+      responses: { 200: trades.tradesAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTLowestPrice', 'GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) =>
+        trades.lowestPrice(deps, c, q, clock.now()),
+      ),
+      responses: { 200: trades.tradeAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTCollectionStats', 'GET', '/nft/:address/stats', trades.contractStatsQuery, (c, q) =>
+        trades.contractStats(deps, c, q),
+      ),
+      responses: { 200: trades.contractStatsAnswer },
+    },
     // Before /nft/:address/:token_id, which `price` would otherwise fall into as a token id.
-    queryEndpoint('getNFTContractSalePrices', 'GET', '/nft/:address/price', trades.contractSoldPriceQuery, (c, q) =>
-      trades.contractSoldPrice(deps, c, q, clock.now()),
-    ),
-    queryEndpoint('syncNFTContract', 'PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), {
-      status: () => 201,
-    }),
-    queryEndpoint('getNFTMetadata', 'GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
-    queryEndpoint('getNFTTokenIdOwners', 'GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) =>
-      owned.tokenOwners(deps, c, q),
-    ),
-    queryEndpoint('getNFTTradesByToken', 'GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) =>
-      trades.tokenTrades(deps, c, q),
-    ),
-    queryEndpoint('getNFTTokenStats', 'GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) =>
-      trades.tokenStats(deps, c, q),
-    ),
-    queryEndpoint('getNFTSalePrices', 'GET', '/nft/:address/:token_id/price', trades.tokenSoldPriceQuery, (c, q) =>
-      trades.tokenSoldPrice(deps, c, q, clock.now()),
-    ),
-    queryEndpoint(
-      'reSyncMetadata',
-      'GET',
-      '/nft/:address/:token_id/metadata/resync',
-      owned.resyncQuery,
-      (c, q) => owned.resync(deps, c, q),
-      { status: (q) => (q.mode === 'async' ? 202 : 200) },
-    ),
+    {
+      ...queryEndpoint('getNFTContractSalePrices', 'GET', '/nft/:address/price', trades.contractSoldPriceQuery, (c, q) =>
+        trades.contractSoldPrice(deps, c, q, clock.now()),
+      ),
+      responses: { 200: trades.soldPriceAnswer },
+    },
+    {
+      ...queryEndpoint('syncNFTContract', 'PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), {
+        status: () => 201,
+      }),
+      responses: { 201: owned.syncAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTMetadata', 'GET', '/nft/:address/:token_id', owned.tokenQuery, (c, q) => owned.token(deps, c, q)),
+      responses: { 200: owned.nftAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTokenIdOwners', 'GET', '/nft/:address/:token_id/owners', owned.tokenOwnersQuery, (c, q) =>
+        owned.tokenOwners(deps, c, q),
+      ),
+      responses: { 200: owned.holdingsAnswer },
+      errors: NODE,
+    },
+    {
+      ...queryEndpoint('getNFTTradesByToken', 'GET', '/nft/:address/:token_id/trades', trades.tokenTradesQuery, (c, q) =>
+        trades.tokenTrades(deps, c, q),
+      ),
+      responses: { 200: trades.tradesAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTTokenStats', 'GET', '/nft/:address/:token_id/stats', trades.tokenStatsQuery, (c, q) =>
+        trades.tokenStats(deps, c, q),
+      ),
+      responses: { 200: trades.tokenStatsAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTSalePrices', 'GET', '/nft/:address/:token_id/price', trades.tokenSoldPriceQuery, (c, q) =>
+        trades.tokenSoldPrice(deps, c, q, clock.now()),
+      ),
+      responses: { 200: trades.soldPriceAnswer },
+    },
+    {
+      ...queryEndpoint(
+        'reSyncMetadata',
+        'GET',
+        '/nft/:address/:token_id/metadata/resync',
+        owned.resyncQuery,
+        (c, q) => owned.resync(deps, c, q),
+        { status: (q) => (q.mode === 'async' ? 202 : 200) },
+      ),
+      responses: { 200: owned.resyncAnswer, 202: owned.resyncAnswer },
+    },
     {
       operation: 'getMultipleNFTs',
       method: 'POST',
       path: '/nft/getMultipleNFTs',
+      body: owned.multipleNftsBody,
+      responses: { 200: owned.multipleNftsAnswer },
+      errors: NODE,
       async handle(req, chain) {
         return json(200, await owned.multipleNfts(deps, chain.key, validate(owned.multipleNftsBody, req.body, 'body')));
       },

@@ -54,6 +54,7 @@ const ERROR_TEXT: Record<number, string> = {
   413: 'A body over the size limit',
   429: "Over the key's request rate: Retry-After says when to try again",
   501: 'Not served by this server: the message says why and what it does instead',
+  502: "The chain's node could not be reached for a read the answer needs: the request may be sent again",
   503: 'Not ready yet (starting), or a cluster whose bus is down: Retry-After says when to try again',
 };
 

@@ -49,6 +49,27 @@ export const ohlcvQuery = z.object({
   cursor,
 });
 
+/** The reference's getPairCandlesticks answer: newest candle first. */
+export const ohlcvAnswer = z.object({
+  page: z.number().int(),
+  cursor: z.string().nullable(),
+  pairAddress: z.string(),
+  tokenAddress: z.string().meta({ description: "The pair's base token, whose price the candles are" }),
+  timeframe: z.enum(TIMEFRAMES),
+  currency: z.enum(CURRENCIES),
+  result: z.array(
+    z.object({
+      timestamp: z.string().meta({ description: "The bucket's start" }),
+      open: z.number(),
+      high: z.number(),
+      low: z.number(),
+      close: z.number(),
+      volume: z.number(),
+      trades: z.number().int(),
+    }),
+  ),
+});
+
 /** Swaps read for one answer at most from the swaps (each is priced on the event loop): a wider range asks for a narrower one. */
 const MAX_SWAPS = 20_000;
 /** Stored candles read for one answer at most (100,000 minutes: 69 days of a pool that trades every minute). */
@@ -69,7 +90,7 @@ const BASE_OF: Partial<Record<Timeframe, StoredBase>> = {
 
 type Query = z.output<typeof ohlcvQuery>;
 
-export async function pairCandles(deps: DataDeps, chain: string, q: Query) {
+export async function pairCandles(deps: DataDeps, chain: string, q: Query): Promise<z.infer<typeof ohlcvAnswer>> {
   if (q.fromDate > q.toDate) throw badRequest('fromDate', 'after toDate');
   const head = await indexedHead(deps, chain);
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { factoryOf } from '../../chains/pricing.js';
 import { ApiError } from '../../errors.js';
 import { blockAtOrBefore } from '../common/block-times.js';
@@ -7,7 +8,7 @@ import { poolKey, poolRowsPrefix, tokenPoolsPrefix, type PoolRow, type SwapRow }
 import { indexedHead, offsetCursor, readOffsetCursor } from '../common/pages.js';
 import { DAY } from '../erc20/index/keys.js';
 import { pos } from '../../evm/store.js';
-import { tokenMetadata } from '../erc20/tokens.js';
+import { metadataAnswer, tokenMetadata } from '../erc20/tokens.js';
 import { blockNumber, cursor, date, evmAddress, limit, poolAddress } from '../common/params.js';
 import {
   add,
@@ -47,6 +48,23 @@ export const pairPriceQuery = z.object({
   ...at,
 });
 
+export const reservesAnswer = z.object({ reserve0: z.string(), reserve1: z.string() });
+/** A token of a pair: GET /erc20/metadata's item. */
+const tokenMetadataAnswer = metadataAnswer.element;
+export const pairAddressAnswer = z.object({ token0: tokenMetadataAnswer, token1: tokenMetadataAnswer, pairAddress: z.string() });
+export const pairPriceAnswer = z.object({
+  pair_address: z.string(),
+  pair_label: z.string(),
+  exchange: z.string(),
+  quote_price: z.string().meta({ description: 'The base token (token0_address) in the quote token (token1_address)' }),
+  price_usd: z
+    .string()
+    .nullable()
+    .meta({ description: "The base token in USD through this pair; null without the quote token's USD price" }),
+  base_token: tokenMetadataAnswer,
+  quote_token: tokenMetadataAnswer,
+});
+
 /** The block a query asks about: to_block, else the last indexed block at or before to_date, else the head; never past the head. */
 async function blockOf(
   deps: DataDeps,
@@ -72,7 +90,11 @@ async function reservesAt(deps: DataDeps, chain: string, address: string, row: P
   return poolAt(deps.kv, chain, address, row, block, head, d0, d1);
 }
 
-export async function pairReserves(deps: DataDeps, chain: string, q: z.output<typeof reservesQuery>) {
+export async function pairReserves(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof reservesQuery>,
+): Promise<z.infer<typeof reservesAnswer>> {
   const { head, block } = await blockOf(deps, chain, q);
   const row = pool(deps, chain, q.pair_address);
   const state = await reservesAt(deps, chain, q.pair_address, row, block, head);
@@ -103,16 +125,24 @@ async function deepest(deps: DataDeps, chain: string, pools: Array<[string, Pool
   return best;
 }
 
-export async function pairAddress(deps: DataDeps, chain: string, q: z.output<typeof pairAddressQuery>) {
+export async function pairAddress(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof pairAddressQuery>,
+): Promise<z.infer<typeof pairAddressAnswer>> {
   const { head, block } = await blockOf(deps, chain, q);
   const found = await deepest(deps, chain, poolsOf(deps, chain, q.token0_address, q.token1_address, q.exchange), block, head);
   if (found === null)
     throw new ApiError(404, `no ${q.exchange} pair of ${q.token0_address} and ${q.token1_address} on chain ${chain} at block ${block}`);
   const [token0, token1] = await tokenMetadata(deps, chain, [found.row[1], found.row[2]]);
-  return { token0, token1, pairAddress: found.address };
+  return { token0: token0!, token1: token1!, pairAddress: found.address };
 }
 
-export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeof pairPriceQuery>) {
+export async function pairPrice(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof pairPriceQuery>,
+): Promise<z.infer<typeof pairPriceAnswer>> {
   const { head, block } = await blockOf(deps, chain, q);
   const found = await deepest(deps, chain, poolsOf(deps, chain, q.token0_address, q.token1_address, q.exchange), block, head);
   if (found === null)
@@ -133,12 +163,54 @@ export async function pairPrice(deps: DataDeps, chain: string, q: z.output<typeo
     exchange: factoryOf(deps.pricing?.(chain), found.row[3])!.name,
     quote_price: decimal(quote, 18),
     price_usd: quoteUsd === null ? null : decimal(mul(quote, quoteUsd), 18),
-    base_token: base,
-    quote_token: quoteToken,
+    base_token: base!,
+    quote_token: quoteToken!,
   };
 }
 
 export const tokenPairsQuery = z.object({ token_address: evmAddress, limit: limit(), cursor });
+
+const usdNumber = z.number().nullable();
+/** GET /erc20/:token_address/pairs: the reference's tokenPairsResponse (liquidity_skew beside its fields). */
+export const tokenPairsAnswer = z.object({
+  pairs: z.array(
+    z.object({
+      exchange_address: z.string(),
+      exchange_name: z.string(),
+      exchange_logo: offChain,
+      pair_label: z.string(),
+      pair_address: z.string(),
+      usd_price: usdNumber.meta({ description: "The token's USD price through this pool" }),
+      usd_price_24hr: usdNumber,
+      usd_price_24hr_percent_change: usdNumber,
+      usd_price_24hr_usd_change: usdNumber,
+      liquidity_usd: usdNumber,
+      liquidity_skew: z
+        .number()
+        .nullable()
+        .meta({ description: "The thinner side's USD over the deeper's (0 below 0.005); null without both sides' prices" }),
+      inactive_pair: z.boolean().meta({ description: 'No swap in the last 24 hours' }),
+      base_token: z.string(),
+      quote_token: z.string(),
+      volume_24h_native: usdNumber,
+      volume_24h_usd: usdNumber,
+      pair: z.array(
+        z.object({
+          token_address: z.string(),
+          token_name: z.string(),
+          token_symbol: z.string(),
+          token_logo: offChain,
+          token_decimals: z.string(),
+          pair_token_type: z.enum(['token0', 'token1']),
+          liquidity_usd: z.string().nullable(),
+        }),
+      ),
+    }),
+  ),
+  cursor: z.string().nullable(),
+  page_size: z.number().int(),
+  page: z.number().int(),
+});
 
 /** A pool's USD amount as the pairs list answers it: a number, to the cent. */
 const cents = (r: Ratio): number => Number(decimal(r, 2));
@@ -158,7 +230,11 @@ const MIN_SKEW = 0.005;
  * price. A pool whose other token has no USD route has null USD fields and sorts last. Only the page's pools get
  * their 24 h figures.
  */
-export async function tokenPairs(deps: DataDeps, chain: string, q: z.output<typeof tokenPairsQuery>) {
+export async function tokenPairs(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof tokenPairsQuery>,
+): Promise<z.infer<typeof tokenPairsAnswer>> {
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);
   // First what the order needs: each pool's price and sides now.

@@ -14,6 +14,7 @@ import { metadata } from '../common/node-reads.js';
 import { blockNumber, cursor, date, evmAddress, limit, order, poolAddress } from '../common/params.js';
 import { decimal, div, mul, priceReader, toNumber, type PriceReader, type Ratio } from './index/prices.js';
 import { indexedHead, pageBlocks } from '../common/pages.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
 
 /**
  * The swap lists of the Data API, one piece of code for the three (data-api-notes.md §2, §3):
@@ -61,6 +62,76 @@ export const walletSwapsQuery = z.object({
 });
 export const tokenSwapsQuery = z.object({ address: evmAddress, ...listParams, transactionTypes: typesOf(TYPES) });
 export const pairSwapsQuery = z.object({ address: poolAddress, ...listParams, transactionTypes: typesOf(PAIR_TYPES) });
+
+/** A token of a swap (the reference's TokenTransactionTokenMetadata): the amount as a positive decimal, USD at the swap's block. */
+const swapToken = z.object({
+  address: z.string(),
+  name: z.string(),
+  symbol: z.string(),
+  logo: offChain,
+  amount: z.string(),
+  usdPrice: z.number().nullable(),
+  usdAmount: z.number().nullable(),
+});
+/** The fields every list's item starts with. */
+const swapItem = z.object({
+  transactionHash: z.string(),
+  transactionIndex: z.number().int(),
+  transactionType: z.enum(TYPES),
+  blockTimestamp: z.string(),
+  blockNumber: z.number().int(),
+  subCategory: offChain,
+  walletAddress: z.string().meta({ description: "The transaction's sender" }),
+});
+const priceFields = {
+  baseQuotePrice: z.string().nullable().meta({ description: 'Quote tokens paid or received per base token' }),
+  totalValueUsd: z
+    .number()
+    .nullable()
+    .meta({ description: "The trade's value: its leg of the token that routes to USD, at the swap's block" }),
+};
+/** A wallet or token list's item: the reference's swapsByWalletAddressResult. */
+const tradeAnswer = swapItem.extend({
+  walletAddressLabel: offChain,
+  entity: offChain,
+  entityLogo: offChain,
+  pairAddress: z.string(),
+  pairLabel: z.string(),
+  exchangeAddress: z.string().meta({ description: "The pool's factory (a V4 pool: its PoolManager)" }),
+  exchangeName: z.string().nullable(),
+  exchangeLogo: offChain,
+  bought: swapToken,
+  sold: swapToken,
+  ...priceFields,
+});
+/** GET /wallets/:address/swaps and GET /erc20/:address/swaps. */
+export const tradesAnswer = pageAnswer(tradeAnswer);
+/** A pair's token: its price at the indexed head (amounts belong to swaps). */
+const pairToken = swapToken.extend({ amount: z.null(), usdAmount: z.null() });
+/** GET /pairs/:address/swaps: the reference's swapsByPairAddress, its items swapsByPairAddressResult. */
+export const pairSwapsAnswer = z.object({
+  page: z.number().int(),
+  pageSize: z.number().int(),
+  cursor: z.string().nullable(),
+  exchangeAddress: z.string(),
+  exchangeName: z.string().nullable(),
+  exchangeLogo: offChain,
+  pairLabel: z.string(),
+  pairAddress: z.string(),
+  baseToken: pairToken,
+  quoteToken: pairToken,
+  result: z.array(
+    swapItem.extend({
+      baseTokenAmount: z.string(),
+      quoteTokenAmount: z.string(),
+      baseTokenPriceUsd: z.number().nullable(),
+      quoteTokenPriceUsd: z.number().nullable(),
+      ...priceFields,
+    }),
+  ),
+});
+type TradesAnswer = z.infer<typeof tradesAnswer>;
+
 type ListQuery = Omit<z.output<typeof tokenSwapsQuery>, 'transactionTypes'> & { transactionTypes: readonly string[] };
 
 /** Where a list's swaps are: an index whose entries name the pool (a wallet's, a token's), or one pool's own rows. */
@@ -272,7 +343,7 @@ async function readerAt(deps: DataDeps, chain: string) {
   return { head, reader: priceReader(deps, chain, head) };
 }
 
-export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typeof walletSwapsQuery>) {
+export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typeof walletSwapsQuery>): Promise<TradesAnswer> {
   const { head, reader } = await readerAt(deps, chain);
   const token = q.tokenAddress;
   const ofToken = { by: token, keep: (s: Seen): boolean => token === undefined || s.row[1] === token || s.row[2] === token };
@@ -289,7 +360,7 @@ export async function walletSwaps(deps: DataDeps, chain: string, q: z.output<typ
   return { page: p.page, page_size: q.limit, cursor: p.cursor, result: p.swaps.map(tradeItem(deps, chain)) };
 }
 
-export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<typeof tokenSwapsQuery>) {
+export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<typeof tokenSwapsQuery>): Promise<TradesAnswer> {
   const { head, reader } = await readerAt(deps, chain);
   const p = await swapPage(deps, chain, head, reader, 'token-swaps', q, {
     table: 'dexTokenSwaps',
@@ -300,7 +371,11 @@ export async function tokenSwaps(deps: DataDeps, chain: string, q: z.output<type
 }
 
 /** A pair's swaps under its own fields (exchange, label, base and quote tokens with their USD price at the head); an unknown pair is a 404, as the hosted service answers. */
-export async function pairSwaps(deps: DataDeps, chain: string, q: z.output<typeof pairSwapsQuery>) {
+export async function pairSwaps(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof pairSwapsQuery>,
+): Promise<z.infer<typeof pairSwapsAnswer>> {
   const { head, reader } = await readerAt(deps, chain);
   const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, q.address));
   if (row === undefined || reader === undefined)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { ApiError } from '../../errors.js';
 import type { DataDeps } from '../common/deps.js';
 import { indexedHead } from '../common/pages.js';
@@ -59,6 +60,37 @@ export const tokenPricesBody = z.object({
 
 type Options = z.output<typeof tokenPricesQuery>;
 
+/** A token's price: the hosted service's `erc20Price` (GET /erc20/:address/price, and each item of POST /erc20/prices). */
+export const tokenPriceAnswer = z.object({
+  tokenName: z.string(),
+  tokenSymbol: z.string(),
+  tokenLogo: offChain,
+  tokenDecimals: z.string(),
+  nativePrice: z
+    .object({ value: z.string(), decimals: z.number().int(), name: z.string(), symbol: z.string(), address: z.string() })
+    .nullable()
+    .meta({
+      description: 'The price in the native currency (wei per whole token, through the wrapped native token); null without its USD price',
+    }),
+  usdPrice: z.number(),
+  usdPriceFormatted: z.string(),
+  '24hrPercentChange': z.string().nullable(),
+  exchangeName: z.string(),
+  exchangeAddress: z.string().meta({ description: "The pricing pool's factory" }),
+  tokenAddress: z.string(),
+  toBlock: z.string(),
+  possibleSpam: z.boolean(),
+  verifiedContract: z.boolean(),
+  pairAddress: z.string(),
+  pairTotalLiquidityUsd: z.string(),
+  usdPrice24h: z.number().nullable(),
+  usdPrice24hrUsdChange: z.number().nullable(),
+  usdPrice24hrPercentChange: z.number().nullable(),
+  securityScore: z.null(),
+});
+type TokenPriceAnswer = z.infer<typeof tokenPriceAnswer>;
+export const tokenPricesAnswer = z.array(tokenPriceAnswer);
+
 /** One token's erc20Price; null when no pool prices it. */
 async function price(
   deps: DataDeps,
@@ -68,7 +100,7 @@ async function price(
   token: string,
   toBlock: number | undefined,
   opts: PriceOptions,
-) {
+): Promise<TokenPriceAnswer | null> {
   const block = toBlock === undefined ? head : Math.min(toBlock, head);
   const [found, info] = await Promise.all([reader?.price(token, block, opts) ?? null, metadata(deps, chain, token)]);
   if (found === null) return null;
@@ -107,7 +139,7 @@ async function price(
   };
 }
 
-export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<typeof tokenPriceQuery>) {
+export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<typeof tokenPriceQuery>): Promise<TokenPriceAnswer> {
   const head = await indexedHead(deps, chain);
   const out = await price(deps, priceReader(deps, chain, head), chain, head, q.address, q.to_block, optionsOf(q, q.exchange));
   if (out === null)
@@ -119,11 +151,16 @@ export async function tokenPrice(deps: DataDeps, chain: string, q: z.output<type
 }
 
 /** The tokens a pool prices, in the order asked; the others are left out. One reader: the routes' prices are computed once. */
-export async function tokenPrices(deps: DataDeps, chain: string, q: Options, body: z.output<typeof tokenPricesBody>) {
+export async function tokenPrices(
+  deps: DataDeps,
+  chain: string,
+  q: Options,
+  body: z.output<typeof tokenPricesBody>,
+): Promise<z.infer<typeof tokenPricesAnswer>> {
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);
   const out = await Promise.all(
     body.tokens.map((t) => price(deps, reader, chain, head, t.token_address, t.to_block, optionsOf(q, t.exchange))),
   );
-  return out.filter((p) => p !== null);
+  return out.filter((p): p is TokenPriceAnswer => p !== null);
 }

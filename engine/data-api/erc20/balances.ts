@@ -239,6 +239,27 @@ export const netWorthQuery = z.object({
   address: evmAddress,
   exclude_spam: bool(false),
   exclude_unverified_contracts: bool(false),
+  chains: z
+    .array(z.string())
+    .default([])
+    .meta({ description: "The chains to sum (hex id, decimal id or name), each checked as `chain` is; the request's chain when none" }),
+});
+
+/** GET /wallets/:address/net-worth's answer (the reference's NetWorthResult): USD amounts to the cent. */
+export const netWorthAnswer = z.object({
+  total_networth_usd: z.string(),
+  chains: z.array(
+    z.object({
+      chain: z.string().meta({ description: "The chain's name" }),
+      native_balance: z.string(),
+      native_balance_formatted: z.string(),
+      native_balance_usd: z.string(),
+      token_balance_usd: z.string(),
+      networth_usd: z.string(),
+    }),
+  ),
+  unsupported_chain_ids: z.array(z.string()).meta({ description: 'Chains asked that this server does not follow' }),
+  unavailable_chains: z.array(z.object({ chain_id: z.string() })).meta({ description: 'Chains whose indexes or node cannot answer now' }),
 });
 
 /**
@@ -251,7 +272,7 @@ export async function netWorth(
   chains: readonly string[],
   unsupported: readonly string[],
   q: z.output<typeof netWorthQuery>,
-) {
+): Promise<z.infer<typeof netWorthAnswer>> {
   const settled = await Promise.allSettled(
     chains.map(async (chain) => {
       const { all, values } = await pricedBalances(deps, chain, { ...q, exclude_native: false }, []);
@@ -280,7 +301,7 @@ export async function netWorth(
   return {
     total_networth_usd: usdCents(answered.reduce((sum, c) => add(sum, c.total), NONE)),
     chains: answered.map(({ total: _, ...c }) => c),
-    unsupported_chain_ids: unsupported,
+    unsupported_chain_ids: [...unsupported],
     unavailable_chains: unavailable,
   };
 }

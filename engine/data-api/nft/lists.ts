@@ -6,7 +6,7 @@ import type { Kv } from '../../ports.js';
 import { rangePage } from '../../page.js';
 import { format, indexedUpTo, type NftDeps } from './common.js';
 import { blockPart } from './index/writer.js';
-import { transferItems } from './transfers.js';
+import { transferItems, type NftTransfersAnswer } from './transfers.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
 import { bool, blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
 import { BATCH } from '../../size-limits.js';
@@ -62,7 +62,7 @@ async function refsPage(
   q: Pick<Range, 'limit' | 'order' | 'cursor' | 'include_prices' | 'from_block' | 'to_block' | 'from_date' | 'to_date'>,
   bounds: { low?: string; high?: string } | null = {},
   blockExists = true,
-) {
+): Promise<NftTransfersAnswer> {
   const complete = await indexedUpTo(deps, chain);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
   const named = `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`;

@@ -1,5 +1,6 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi } from 'viem/utils';
 import type { Hex } from 'viem';
+import { z } from 'zod';
 import type { Clock } from '../../clock.js';
 import type { Logger } from '../../log.js';
 import type { ChainReads } from '../../evm/chain-reads.js';
@@ -28,22 +29,26 @@ export interface NftMetadataRow {
   error?: string;
 }
 
-/** normalized_metadata, from the document's usual fields. */
-export interface NormalizedMetadata {
-  name: string | null;
-  description: string | null;
-  image: string | null;
-  external_link: string | null;
-  animation_url: string | null;
-  attributes: Array<{
-    trait_type: string | null;
-    value: unknown;
-    display_type: string | null;
-    max_value: number | null;
-    trait_count: number;
-    order: number | null;
-  }>;
-}
+/** normalized_metadata: the document's usual fields, each null when it has none. */
+export const normalizedMetadataAnswer = z.object({
+  name: z.string().nullable(),
+  description: z.string().nullable(),
+  image: z.string().nullable(),
+  external_link: z.string().nullable(),
+  animation_url: z.string().nullable(),
+  attributes: z.array(
+    z.object({
+      trait_type: z.string().nullable(),
+      value: z.unknown().meta({ description: "The attribute's value as the document has it" }),
+      display_type: z.string().nullable(),
+      max_value: z.number().nullable(),
+      trait_count: z.number().int(),
+      order: z.number().nullable(),
+    }),
+  ),
+});
+
+export type NormalizedMetadata = z.infer<typeof normalizedMetadataAnswer>;
 
 const ABI = parseAbi(['function tokenURI(uint256) view returns (string)', 'function uri(uint256) view returns (string)']);
 /** Background fetches at once. */

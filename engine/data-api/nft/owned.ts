@@ -14,11 +14,12 @@ import {
   type NftToken,
   type Trade,
 } from './index/writer.js';
-import { normalize, type NftMetadataRow } from './metadata.js';
-import { lastSale, salePrices, saleRecord, type SalePrices } from './transfers.js';
+import { normalize, normalizedMetadataAnswer, type NftMetadataRow } from './metadata.js';
+import { lastSale, saleAnswer, salePrices, saleRecord, type SalePrices } from './transfers.js';
 import { bool, cursor, evmAddress, limit } from '../common/params.js';
 import { BATCH } from '../../size-limits.js';
 import { metadata as tokenInfo } from '../common/node-reads.js';
+import { offChain, pageAnswer } from '../common/answer-parts.js';
 
 /**
  * The NFT endpoints answered from ownership (engine/data-api/nft/index/writer.ts): a
@@ -121,6 +122,83 @@ export const multipleNftsBody = z.object({
 
 export const contractMetadataQuery = z.object({ address: evmAddress, include_prices: bool(false) });
 
+const contractTypeAnswer = z.enum(['ERC721', 'ERC1155']);
+const lastSaleAnswer = saleAnswer.nullable().optional().meta({ description: 'The last sale (include_prices=true)' });
+
+/** The fields of an NFT record of either kind, as nftItem builds them (the kinds below say which each has). */
+const nftRecord = z.object({
+  token_address: z.string(),
+  token_id: z.string(),
+  contract_type: contractTypeAnswer,
+  owner_of: z.string().nullable(),
+  block_number: z.string().nullable(),
+  block_number_minted: z.string().nullable(),
+  minter_address: z.string().nullable().optional(),
+  token_uri: z.string().nullable(),
+  metadata: z.string().nullable().meta({ description: 'The metadata document, as JSON text; null until fetched' }),
+  normalized_metadata: normalizedMetadataAnswer.nullable().optional().meta({ description: 'With normalizeMetadata=true' }),
+  amount: z.string(),
+  name: z.string(),
+  symbol: z.string(),
+  token_hash: z.string(),
+  rarity_rank: z.null(),
+  rarity_percentage: z.null(),
+  rarity_label: offChain,
+  last_token_uri_sync: z.string().nullable(),
+  last_metadata_sync: z.string().nullable(),
+  possible_spam: z.boolean(),
+  verified_collection: z.boolean(),
+  floor_price: offChain,
+  floor_price_usd: offChain,
+  floor_price_currency: offChain,
+  last_sale: lastSaleAnswer,
+});
+type NftRecord = z.infer<typeof nftRecord>;
+
+/** A token: the hosted service's `nft` record (GET /nft/:address's items, GET /nft/:address/:token_id). */
+export const nftAnswer = nftRecord.extend({
+  owner_of: z.string().nullable().meta({ description: "An ERC-721 token's owner (null when none holds it); null for an ERC-1155 token" }),
+  minter_address: z.string().nullable(),
+});
+/** One owner's holding of a token: the hosted service's `nftOwner` record (a wallet's NFTs, a contract's or a token's owners). */
+export const holdingAnswer = nftRecord.omit({ minter_address: true }).extend({ owner_of: z.string(), block_number: z.string() });
+/** A page of tokens or holdings; status is always SYNCED here (the indexes are read as they stand). */
+const syncedPage = <T extends z.ZodType>(item: T) => pageAnswer(item).extend({ status: z.literal('SYNCED') });
+export const nftsAnswer = syncedPage(nftAnswer);
+export const holdingsAnswer = syncedPage(holdingAnswer);
+/** POST /nft/getMultipleNFTs: the tokens in the order asked, null for one never seen. */
+export const multipleNftsAnswer = z.array(nftAnswer.nullable());
+
+/** A contract as a collection (GET /:address/nft/collections' items). */
+const collectionAnswer = z.object({
+  token_address: z.string(),
+  contract_type: contractTypeAnswer,
+  name: z.string(),
+  symbol: z.string(),
+  possible_spam: z.boolean(),
+  verified_collection: z.boolean(),
+  collection_logo: offChain,
+  collection_banner_image: offChain,
+  floor_price: offChain,
+  floor_price_usd: offChain,
+  floor_price_currency: offChain,
+  last_sale: lastSaleAnswer,
+});
+export const collectionsAnswer = pageAnswer(
+  collectionAnswer.extend({ count: z.number().int().optional().meta({ description: "The wallet's tokens of it (token_counts=true)" }) }),
+).extend({ status: z.literal('SYNCED') });
+/** GET /nft/:address/metadata: the collection, and the contract-level fields nothing on chain says. */
+export const contractMetadataAnswer = collectionAnswer.extend({
+  synced_at: offChain,
+  collection_category: offChain,
+  project_url: offChain,
+  wiki_url: offChain,
+  discord_url: offChain,
+  telegram_url: offChain,
+  twitter_username: offChain,
+  instagram_username: offChain,
+});
+
 interface ItemOpts {
   normalize: boolean;
   includePrices: boolean;
@@ -144,7 +222,7 @@ async function nftItem(
   id: bigint,
   owner: { address: string; holding: Holding } | null,
   o: ItemOpts,
-) {
+): Promise<NftRecord> {
   const token = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, contract, id));
   const kind = owner?.holding.kind ?? token?.kind ?? 'erc721';
   const [info, meta, sale] = await Promise.all([
@@ -195,7 +273,7 @@ function soleOwner(deps: NftDeps, chain: string, contract: string, id: bigint): 
 }
 
 const envelope = <T>(page: RangePage<unknown>, pageSize: number, result: T[]) => ({
-  status: 'SYNCED',
+  status: 'SYNCED' as const,
   page: page.page,
   page_size: pageSize,
   cursor: page.cursor,
@@ -236,7 +314,11 @@ export async function walletNfts(deps: NftDeps, chain: string, q: z.output<typeo
   return envelope(page, q.limit, unlessSpam(items, q.exclude_spam));
 }
 
-export async function walletCollections(deps: NftDeps, chain: string, q: z.output<typeof walletCollectionsQuery>) {
+export async function walletCollections(
+  deps: NftDeps,
+  chain: string,
+  q: z.output<typeof walletCollectionsQuery>,
+): Promise<z.infer<typeof collectionsAnswer>> {
   await indexedUpTo(deps, chain);
   const page = rangePage<Collection>(deps.kv, 'nftCollections', `${chain}/${q.address}/`, {
     list: 'wallet-collections',
@@ -265,7 +347,7 @@ async function collectionFields(
   kind: string,
   includePrices: boolean,
   prices: SalePrices | undefined,
-) {
+): Promise<z.infer<typeof collectionAnswer>> {
   const info = await tokenInfo(deps, chain, contract);
   const fields = {
     token_address: contract,
@@ -348,7 +430,7 @@ function known(deps: NftDeps, chain: string, contract: string, id: bigint): bool
   return deps.kv.range('transfers', { start: prefix, end: `${prefix}\uffff`, limit: 1 }).length > 0;
 }
 
-export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>) {
+export async function token(deps: NftDeps, chain: string, q: z.output<typeof tokenQuery>): Promise<NftRecord> {
   await indexedUpTo(deps, chain);
   if (!known(deps, chain, q.address, q.tokenId))
     throw new ApiError(404, `no NFT ${q.tokenId} of ${q.address} on chain ${chain} (no transfer of it indexed)`);
@@ -362,7 +444,11 @@ export async function token(deps: NftDeps, chain: string, q: z.output<typeof tok
 }
 
 /** POST /nft/getMultipleNFTs: the tokens in the order asked, null for one never seen. */
-export async function multipleNfts(deps: NftDeps, chain: string, body: z.output<typeof multipleNftsBody>) {
+export async function multipleNfts(
+  deps: NftDeps,
+  chain: string,
+  body: z.output<typeof multipleNftsBody>,
+): Promise<Array<NftRecord | null>> {
   await indexedUpTo(deps, chain);
   return Promise.all(
     body.tokens.map((t) =>
@@ -378,7 +464,11 @@ export async function multipleNfts(deps: NftDeps, chain: string, body: z.output<
   );
 }
 
-export async function contractMetadata(deps: NftDeps, chain: string, q: z.output<typeof contractMetadataQuery>) {
+export async function contractMetadata(
+  deps: NftDeps,
+  chain: string,
+  q: z.output<typeof contractMetadataQuery>,
+): Promise<z.infer<typeof contractMetadataAnswer>> {
   await indexedUpTo(deps, chain);
   const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
   const info = await tokenInfo(deps, chain, q.address);
@@ -408,9 +498,11 @@ export const resyncQuery = z
     mode: z.enum(['async', 'sync'], 'async or sync').default('async'),
   })
   .transform(withTokenId);
+/** 202 in async mode (the read is queued), 200 in sync mode with how it went. */
+export const resyncAnswer = z.object({ status: z.string() });
 
 /** GET /nft/:address/:token_id/metadata/resync: reads the URI (flag=uri) and fetches the document again; sync mode waits for it. */
-export async function resync(deps: NftDeps, chain: string, q: z.output<typeof resyncQuery>) {
+export async function resync(deps: NftDeps, chain: string, q: z.output<typeof resyncQuery>): Promise<z.infer<typeof resyncAnswer>> {
   await indexedUpTo(deps, chain);
   const kind =
     deps.kv.get<NftToken>('nftTokens', tokenKey(chain, q.address, q.tokenId))?.kind ??
@@ -431,9 +523,10 @@ export async function resync(deps: NftDeps, chain: string, q: z.output<typeof re
 }
 
 export const syncQuery = z.object({ address: evmAddress });
+export const syncAnswer = z.object({ message: z.string() });
 
 /** PUT /nft/:address/sync: every token of the contract gets its URI read and document fetched again, in the background, one at a time. */
-export async function syncContract(deps: NftDeps, chain: string, q: z.output<typeof syncQuery>) {
+export async function syncContract(deps: NftDeps, chain: string, q: z.output<typeof syncQuery>): Promise<z.infer<typeof syncAnswer>> {
   await indexedUpTo(deps, chain);
   const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
   if (stats === undefined) throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);

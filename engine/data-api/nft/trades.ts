@@ -5,12 +5,13 @@ import { rangePage } from '../../page.js';
 import { format, indexedUpTo, withTokenId, type NftDeps } from './common.js';
 import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './index/writer.js';
 import { rangeOf } from './lists.js';
-import { NATIVE_PAYMENT, salePrices, saleRecord, usdAt } from './transfers.js';
+import { NATIVE_PAYMENT, saleAnswer, salePrices, saleRecord, usdAt } from './transfers.js';
 import { centsOf } from '../dex/index/usd.js';
 import { formatUnits } from 'viem/utils';
 import { ZERO_ADDRESS, dec } from '../common/values.js';
 import { unixIso as iso } from '../../datetime.js';
 import { blockRange, bool, cursor, evmAddress, limit } from '../common/params.js';
+import { pageAnswer } from '../common/answer-parts.js';
 
 /**
  * NFT trades and statistics: trades are the sales decided at ingest
@@ -40,8 +41,46 @@ export const lowestPriceQuery = z.object({
 export const contractStatsQuery = z.object({ address: evmAddress });
 export const tokenStatsQuery = z.object({ address: evmAddress, token_id: z.string(), format }).transform(withTokenId);
 
+/** A trade: the hosted service's `trade` record (GET /nft/:address/lowestprice answers one). */
+export const tradeAnswer = z.object({
+  transaction_hash: z.string(),
+  transaction_index: z.string(),
+  token_ids: z.array(z.string()),
+  seller_address: z.string(),
+  buyer_address: z.string(),
+  token_address: z.string(),
+  marketplace_address: z.string().meta({ description: "The transaction's receiver: the marketplace (or the buyer's own contract)" }),
+  price_token_address: z.string().nullable().meta({ description: 'The ERC-20 token paid in; null for the native currency' }),
+  price: z.string(),
+  block_timestamp: z.string(),
+  block_number: z.string(),
+  block_hash: z.string(),
+});
+export const tradesAnswer = pageAnswer(tradeAnswer);
+
+/** The sale-price answers: the last, lowest and highest sale paid in the native currency over the days asked, their average and count. */
+export const soldPriceAnswer = z.object({
+  last_sale: saleAnswer,
+  lowest_sale: saleAnswer,
+  highest_sale: saleAnswer,
+  average_sale: z.object({ price: z.string(), price_formatted: z.string(), current_usd_value: z.string().nullable() }),
+  total_trades: z.number().int(),
+  message: z
+    .string()
+    .optional()
+    .meta({ description: "Why the figures are empty: no such sale (then each sale's strings are '', its addresses the zero address)" }),
+});
+
+export const contractStatsAnswer = z.object({
+  total_tokens: z.string(),
+  owners: z.object({ current: z.string() }),
+  transfers: z.object({ total: z.string() }),
+});
+/** GET /nft/:address/:token_id/stats (chainpost's own: the collection's figures of one token). */
+export const tokenStatsAnswer = contractStatsAnswer.omit({ total_tokens: true });
+
 /** A trade as the hosted service's `trade` record. */
-function tradeItem(contract: string, t: Trade) {
+function tradeItem(contract: string, t: Trade): z.infer<typeof tradeAnswer> {
   return {
     transaction_hash: t.transactionHash,
     transaction_index: String(t.transactionIndex),
@@ -65,7 +104,7 @@ async function tradesPage(
   list: string,
   contract: string,
   q: z.output<typeof contractTradesQuery> | z.output<typeof tokenTradesQuery>,
-) {
+): Promise<z.infer<typeof tradesAnswer>> {
   await indexedUpTo(deps, chain);
   const bounds = rangeOf(deps.kv, chain, q);
   // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
@@ -150,7 +189,7 @@ async function soldPrice(
   tokenId: string | undefined,
   days: number,
   nowMs: number,
-) {
+): Promise<z.infer<typeof soldPriceAnswer>> {
   await indexedUpTo(deps, chain);
   const sales = nativeSales(deps, prefix, days, nowMs);
   if (sales.length === 0) {
@@ -195,7 +234,11 @@ async function soldPrice(
   };
 }
 
-export async function contractStats(deps: NftDeps, chain: string, q: z.output<typeof contractStatsQuery>) {
+export async function contractStats(
+  deps: NftDeps,
+  chain: string,
+  q: z.output<typeof contractStatsQuery>,
+): Promise<z.infer<typeof contractStatsAnswer>> {
   await indexedUpTo(deps, chain);
   const s = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
   return {
@@ -205,7 +248,11 @@ export async function contractStats(deps: NftDeps, chain: string, q: z.output<ty
   };
 }
 
-export async function tokenStats(deps: NftDeps, chain: string, q: z.output<typeof tokenStatsQuery>) {
+export async function tokenStats(
+  deps: NftDeps,
+  chain: string,
+  q: z.output<typeof tokenStatsQuery>,
+): Promise<z.infer<typeof tokenStatsAnswer>> {
   await indexedUpTo(deps, chain);
   const token = deps.kv.get<NftToken>('nftTokens', tokenKey(chain, q.address, q.tokenId));
   const prefix = `nft/${nftTokenPrefix(chain, q.address, q.tokenId)}`;

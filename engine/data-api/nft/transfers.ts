@@ -11,6 +11,7 @@ import type { TokenMetadata } from '../../evm/token-metadata.js';
 import { MAX_LIMIT, rangePage } from '../../page.js';
 import type { Kv } from '../../ports.js';
 import type { DataDeps } from '../common/deps.js';
+import { offChain, pageAnswer, partiesAnswer } from '../common/answer-parts.js';
 import { priceReader, type PriceReader } from '../dex/index/prices.js';
 import { centsOf } from '../dex/index/usd.js';
 
@@ -70,6 +71,60 @@ export const nftTransfersQuery = z
 
 export type NftTransfersQuery = z.output<typeof nftTransfersQuery>;
 
+/** The token a sale was paid in. */
+const paymentTokenAnswer = z.object({
+  token_name: z.string(),
+  token_symbol: z.string(),
+  token_logo: offChain,
+  token_decimals: z.string(),
+  token_address: z.string().meta({ description: '0xeeee…eeee for the native currency' }),
+});
+
+/** A sale: the hosted service's `last_sale` record (also each sale of the sale-price answers). */
+export const saleAnswer = z.object({
+  transaction_hash: z.string(),
+  block_timestamp: z.string(),
+  buyer_address: z.string(),
+  seller_address: z.string(),
+  price: z.string(),
+  price_formatted: z.string(),
+  usd_price_at_sale: z.string().nullable().meta({ description: "In USD at the sale's block, to the cent; null without a price" }),
+  current_usd_value: z.string().nullable().meta({ description: 'In USD at the indexed head, to the cent; null without a price' }),
+  token_address: z.string(),
+  token_id: z.string(),
+  payment_token: paymentTokenAnswer,
+});
+export type SaleAnswer = z.infer<typeof saleAnswer>;
+
+/** A flag as the interface carries it on NFT transfers: a string. */
+const flag = z.enum(['true', 'false']);
+
+/** An NFT transfer: the hosted service's `nftTransfer` record, as every NFT transfer list answers it. */
+const nftTransferAnswer = z.object({
+  token_address: z.string(),
+  token_id: z.string(),
+  ...partiesAnswer,
+  value: z.string().meta({ description: "The transaction's native value (wei)" }),
+  amount: z.string(),
+  contract_type: z.enum(['ERC721', 'ERC1155']),
+  block_number: z.string(),
+  block_timestamp: z.string(),
+  block_hash: z.string(),
+  transaction_hash: z.string(),
+  transaction_type: z.enum(['Single', 'Batch']).meta({ description: 'Batch for an id of a TransferBatch' }),
+  transaction_index: z.string(),
+  log_index: z.string(),
+  operator: z.string().nullable().meta({ description: "An ERC-1155 transfer's operator" }),
+  possible_spam: flag,
+  verified_collection: flag,
+  last_sale: saleAnswer.nullable().optional().meta({ description: "The token's last sale (include_prices=true)" }),
+});
+type NftTransferAnswer = z.infer<typeof nftTransferAnswer>;
+
+/** A page of NFT transfers; block_exists: whether the block asked for is stored (the block's list), index_complete: whether the indexes reached the node's head. */
+export const nftTransfersAnswer = pageAnswer(nftTransferAnswer).extend({ block_exists: z.boolean(), index_complete: z.boolean() });
+export type NftTransfersAnswer = z.infer<typeof nftTransfersAnswer>;
+
 export interface NftTransfersDeps extends Partial<Pick<DataDeps, 'indexer' | 'pricing'>> {
   kv: Kv;
   tokens: TokenMetadata;
@@ -112,7 +167,7 @@ export function indexComplete(kv: Kv, chain: string, follower: FollowerStatus | 
   return (kv.get<ChainState>('chainState', chain)?.head ?? -1) >= follower.nodeHead;
 }
 
-export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery) {
+export async function nftTransfers(deps: NftTransfersDeps, chain: string, q: NftTransfersQuery): Promise<NftTransfersAnswer> {
   const prefix = `nft/${nftTokenPrefix(chain, q.contract, q.tokenId)}`;
   const page = rangePage<StoredTransfer>(deps.kv, 'transfers', prefix, {
     list: `nft-transfers ${q.order}`,
@@ -140,7 +195,7 @@ export async function transferItems(
   chain: string,
   rows: ReadonlyArray<{ key: string; value: StoredTransfer }>,
   includePrices: boolean,
-) {
+): Promise<NftTransferAnswer[]> {
   const spam = new Map<string, boolean>();
   const sales = new Map<string, Awaited<ReturnType<typeof lastSale>>>();
   const prices = includePrices ? salePrices(deps, chain) : undefined;
@@ -179,7 +234,7 @@ export async function transferItems(
       log_index: String(logIndex),
       operator: t.operator === undefined ? null : t.operator.toLowerCase(),
       // The interface carries these flags as strings.
-      possible_spam: String(spam.get(contract)),
+      possible_spam: spam.get(contract) === true ? 'true' : 'false',
       verified_collection: 'false',
       ...(includePrices ? { last_sale: sales.get(`${contract}/${tokenId}`) ?? null } : {}),
     };
@@ -187,7 +242,13 @@ export async function transferItems(
 }
 
 /** The token's most recent sale: the last key of its `sales` range (the key gives the sale's block). */
-export async function lastSale(deps: NftTransfersDeps, chain: string, contract: string, tokenId: bigint, prices: SalePrices | undefined) {
+export async function lastSale(
+  deps: NftTransfersDeps,
+  chain: string,
+  contract: string,
+  tokenId: bigint,
+  prices: SalePrices | undefined,
+): Promise<SaleAnswer | null> {
   const prefix = nftTokenPrefix(chain, contract, tokenId);
   const [last] = deps.kv.range<Sale>('sales', { start: `${prefix}\uffff`, end: prefix, reverse: true, limit: 1 });
   return last === undefined
@@ -207,7 +268,7 @@ export async function saleRecord(
   s: Sale,
   block: number,
   prices: SalePrices | undefined,
-) {
+): Promise<SaleAnswer> {
   const payment = s.paymentToken === null ? NATIVE_PAYMENT : await erc20(deps, chain, s.paymentToken);
   const paidIn = s.paymentToken ?? prices?.wrappedNative;
   const [atSale, now] = [usdAt(prices, paidIn, block), usdAt(prices, paidIn, Infinity)];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offChain } from '../common/answer-parts.js';
 import { posAt, pos } from '../../evm/store.js';
 import type { Entry, Kv, Table } from '../../ports.js';
 import { blockTime } from '../common/block-times.js';
@@ -30,6 +31,26 @@ const WINDOWS = [
 ] as const;
 type Windowed = Record<(typeof WINDOWS)[number][0], number>;
 const zero = (): Windowed => ({ '5m': 0, '1h': 0, '6h': 0, '24h': 0 });
+/** An object of one figure per name (a window's, a sub-score's), each `value`. */
+export const keyed = <K extends string, V extends z.ZodType>(names: readonly K[], value: V) =>
+  z.object(Object.fromEntries(names.map((name) => [name, value])) as Record<K, V>);
+
+const WINDOW_NAMES = WINDOWS.map(([name]) => name);
+const usdPerWindow = keyed(WINDOW_NAMES, z.number());
+const countPerWindow = keyed(WINDOW_NAMES, z.number().int());
+/** The reference's TokenAnalyticsData: the windows back from the indexed head's block time. */
+export const analyticsAnswer = z.object({
+  categoryId: offChain,
+  totalBuyVolume: usdPerWindow,
+  totalSellVolume: usdPerWindow,
+  totalBuyers: countPerWindow,
+  totalSellers: countPerWindow,
+  totalBuys: countPerWindow,
+  totalSells: countPerWindow,
+  totalLiquidity: z.string().meta({ description: "Both sides of the token's pools in USD" }),
+  totalFullyDilutedValuation: z.string().nullable(),
+});
+
 /** Swaps counted per pool at most in one scan (a day's figures, or a score's 30 days). */
 const POOL_SWAPS = 10_000;
 /**
@@ -94,7 +115,11 @@ export function* tokenSwapsSince(
   }
 }
 
-export async function tokenAnalytics(deps: DataDeps, chain: string, q: z.output<typeof analyticsQuery>) {
+export async function tokenAnalytics(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof analyticsQuery>,
+): Promise<z.infer<typeof analyticsAnswer>> {
   const token = q.tokenAddress;
   const head = await indexedHead(deps, chain);
   const reader = priceReader(deps, chain, head);

@@ -10,7 +10,7 @@ import { DAY, tokenKey } from '../erc20/index/keys.js';
 import { evmAddress } from '../common/params.js';
 import { totalLiquidity, weighPools } from '../dex/pairs.js';
 import { priceReader, toNumber, MIN_SIDE_USD } from '../dex/index/prices.js';
-import { tokenSwapsSince } from './analytics.js';
+import { keyed, tokenSwapsSince } from './analytics.js';
 import { dayChange, usdOf } from '../dex/index/usd.js';
 import { indexedHead } from '../common/pages.js';
 import { formatted } from '../common/values.js';
@@ -90,6 +90,33 @@ const WINDOWS = [
   ['30d', 30 * DAY],
 ] as const;
 type Windowed = Record<(typeof WINDOWS)[number][0], number>;
+const WINDOW_NAMES = WINDOWS.map(([name]) => name);
+
+/** GET /tokens/:tokenAddress/score (chainpost's own: the hosted service publishes none). */
+export const scoreAnswer = z.object({
+  tokenAddress: z.string(),
+  chainId: z.string(),
+  score: z.number().int().meta({ description: 'From 0 to 100: the sub-scores weighted (docs/api.md, "Token scores")' }),
+  updatedAt: z.string().meta({ description: "The indexed head's block time" }),
+  metrics: z.object({
+    usdPrice: z.number().nullable(),
+    usdPrice24hrPercentChange: z.number().nullable(),
+    liquidityUsd: z.number(),
+    volumeUsd: keyed(WINDOW_NAMES, z.number()),
+    transactions: keyed(WINDOW_NAMES, z.number().int()),
+    supply: z.object({
+      total: z.string().nullable(),
+      top10Percent: z.number().nullable().meta({ description: 'Percent of the supply its 10 largest holders hold' }),
+    }),
+  }),
+  subScores: keyed(Object.keys(WEIGHTS) as Array<keyof typeof WEIGHTS>, z.number()).meta({ description: 'Each input on 0–100' }),
+});
+export const historicalScoreAnswer = z.object({
+  chainId: z.string(),
+  tokenAddress: z.string(),
+  timeseries: z.array(z.object({ timestamp: z.string(), score: z.number().int() })),
+});
+
 const LONGEST = Math.max(...WINDOWS.map(([, seconds]) => seconds));
 
 /** A point a score is computed at: a time and the last indexed block at or before it. */
@@ -173,7 +200,7 @@ async function headPoint(deps: DataDeps, chain: string): Promise<Point> {
 }
 
 /** GET /tokens/:tokenAddress/score: the score at the indexed head, its inputs (`metrics`) and its sub-scores (an extra field). */
-export async function tokenScore(deps: DataDeps, chain: string, q: z.output<typeof scoreQuery>) {
+export async function tokenScore(deps: DataDeps, chain: string, q: z.output<typeof scoreQuery>): Promise<z.infer<typeof scoreAnswer>> {
   const now = await headPoint(deps, chain);
   knownToken(deps, chain, q.tokenAddress);
   const [at] = await metricsAt(deps, chain, q.tokenAddress, now.block, [now]);
@@ -192,7 +219,11 @@ export async function tokenScore(deps: DataDeps, chain: string, q: z.output<type
  * points; 7d: every 6 hours, 28; 30d: daily, 30), the newest at the indexed head's time, oldest first; a point before
  * the first indexed block is left out.
  */
-export async function historicalTokenScore(deps: DataDeps, chain: string, q: z.output<typeof historicalScoreQuery>) {
+export async function historicalTokenScore(
+  deps: DataDeps,
+  chain: string,
+  q: z.output<typeof historicalScoreQuery>,
+): Promise<z.infer<typeof historicalScoreAnswer>> {
   const now = await headPoint(deps, chain);
   knownToken(deps, chain, q.tokenAddress);
   const { points, step } = TIMEFRAMES[q.timeframe];
