@@ -13,6 +13,7 @@ import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes } from '../http/server/system.js';
 import { referenceRoutes } from '../http/server/reference.js';
+import { dashboardRoutes } from '../http/server/dashboard.js';
 import { chainpostVersion } from './version.js';
 import type { Store } from '../storage/env.js';
 import type { AuthService } from '../engine/auth/service.js';
@@ -93,6 +94,7 @@ export function buildRoutes(parts: {
   const routes: Route[] = [
     ...system,
     ...referenceRoutes({ routes: () => routes, clock, version: chainpostVersion() }),
+    ...dashboardRoutes(),
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...dataRoutes(clock, dataDeps, [
