@@ -42,7 +42,7 @@ const FailedRow = ({ h, replayed }: { h: HistoryRecord; replayed: () => void }):
       ${
         h.delivered === true
           ? html`<span class="ok delivered-mark">delivered ${when(h.deliveredAt)}</span>`
-          : html`<span class="problem">undelivered</span>`
+          : html`<span class="problem undelivered-mark">undelivered</span>`
       }
       <span class="muted">retries ${h.tinyPayload?.retries ?? 0}</span>
       <button type="button" class="replay" onClick=${replay}>Replay</button>

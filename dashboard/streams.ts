@@ -47,7 +47,7 @@ const StatsCell = ({ stats }: { stats: Stats | undefined }): VNode => {
   const rate = ok + failed === 0 ? '—' : `${((100 * ok) / (ok + failed)).toFixed(1)} %`;
   const extra = Object.entries(stats).filter(([k, v]) => !KNOWN_STATS.has(k) && v !== undefined);
   return html`<td class="stats">
-    <div>delivered <b class="delivered">${ok}</b>, failed <b class="failed">${failed}</b>, success <b>${rate}</b></div>
+    <div>delivered <b class="delivered">${ok}</b>, failed <b class="failed">${failed}</b>, share delivered <b>${rate}</b></div>
     ${extra.map(([k, v]) => html`<div class="stat" data-stat=${k}>${k}: <b>${valueText(v)}</b></div>`)}
   </td>`;
 };

@@ -19,6 +19,8 @@ export async function startReceiver() {
   const state = {
     answer: (_r: Received): number | 'hang' => 200,
     answerTests: (_r: Received): number => 200,
+    /** The answer's body (a receiver's error text, say). */
+    text: (_r: Received): string => 'ok',
     /** How long the answer is held back (ms), or until the promise settles. */
     delay: (_r: Received): number | Promise<unknown> => 0,
     /** Called once an answer was handed to the connection (the sender may not have read it yet). */
@@ -44,7 +46,7 @@ export async function startReceiver() {
       received.push(r);
       const status = r.test ? state.answerTests(r) : state.answer(r);
       if (status === 'hang') return; // never answers: the sender's timeout decides
-      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end('ok', () => state.answered(r));
+      const answer = (): void => void res.writeHead(status, { 'content-type': 'text/plain' }).end(state.text(r), () => state.answered(r));
       const delay = state.delay(r);
       if (typeof delay !== 'number') void delay.then(answer);
       else if (delay > 0) setTimeout(answer, delay);

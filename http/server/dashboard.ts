@@ -58,7 +58,9 @@ const rootDir = (): string => {
 };
 const fromSource = (file: string) => () => readFileSync(join(rootDir(), 'dashboard', file), 'utf8');
 const built = (): string => join(rootDir(), 'dist', 'dashboard');
-const preact = () => readFileSync(createRequire(import.meta.url).resolve('htm/preact/standalone.module.js'), 'utf8');
+/** htm's standalone Preact (its package exports no path to the file: found from its main, dist/htm.js). */
+const preact = () =>
+  readFileSync(join(dirname(createRequire(import.meta.url).resolve('htm')), '..', 'preact', 'standalone.module.js'), 'utf8');
 
 /**
  * Its own scripts and styles alone: no inline script or style, no other origin (the API is the page's own), no
