@@ -1,6 +1,6 @@
 import { api, type Page } from './api.js';
 import { html, useState, type VNode } from './preact.js';
-import { attempt, type Outcome, OutcomeLine, Panel, Problem, usePoll } from './ui.js';
+import { attempt, type Outcome, OutcomeLine, Panel, Problem, usePoll, when } from './ui.js';
 
 export type Family = 'evm' | 'bitcoin' | 'solana';
 export const FAMILIES: readonly Family[] = ['evm', 'bitcoin', 'solana'];
@@ -18,15 +18,29 @@ export interface Stream {
 }
 
 /**
- * GET /stats/:streamId: the counters every server has, and what the server adds for this page (a queue size, a last
- * error, success rates per URL) shown by whatever names it gives them: the panel lists any field beyond these.
+ * GET /stats/:streamId: the counters, and the stream's delivery state: its URL's success rate (100 at the start, below
+ * 70 the stream goes to error), its queue (undelivered webhooks, those waiting for a retry included) and its last
+ * failed attempt. Any other field the server adds is listed by its name.
  */
 type Stats = Record<string, unknown> & {
   totalWebhooksDelivered?: number;
   totalWebhooksFailed?: number;
+  successRate?: number;
+  queueSize?: number;
+  lastError?: { message: string; at: string } | null;
 };
 
-const KNOWN_STATS = new Set(['streamId', 'totalWebhooksDelivered', 'totalWebhooksFailed', 'createdAt', 'updatedAt']);
+const SHOWN = new Set([
+  'streamId',
+  'webhookUrl',
+  'totalWebhooksDelivered',
+  'totalWebhooksFailed',
+  'successRate',
+  'queueSize',
+  'lastError',
+  'createdAt',
+  'updatedAt',
+]);
 
 /** Each family's streams (a page of 100), each with its stats. */
 async function readStreams(): Promise<Array<{ family: Family; stream: Stream; stats: Stats | undefined }>> {
@@ -44,11 +58,20 @@ const StatsCell = ({ stats }: { stats: Stats | undefined }): VNode => {
   if (stats === undefined) return html`<td class="muted">—</td>`;
   const ok = stats.totalWebhooksDelivered ?? 0;
   const failed = stats.totalWebhooksFailed ?? 0;
-  const rate = ok + failed === 0 ? '—' : `${((100 * ok) / (ok + failed)).toFixed(1)} %`;
-  const extra = Object.entries(stats).filter(([k, v]) => !KNOWN_STATS.has(k) && v !== undefined);
+  const extra = Object.entries(stats).filter(([k, v]) => !SHOWN.has(k) && v !== undefined);
+  const stat = (name: string, label: string, value: unknown) =>
+    value === undefined ? null : html`<div class="stat" data-stat=${name}>${label} <b>${valueText(value)}</b></div>`;
   return html`<td class="stats">
-    <div>delivered <b class="delivered">${ok}</b>, failed <b class="failed">${failed}</b>, share delivered <b>${rate}</b></div>
-    ${extra.map(([k, v]) => html`<div class="stat" data-stat=${k}>${k}: <b>${valueText(v)}</b></div>`)}
+    <div>delivered <b class="delivered">${ok}</b>, failed <b class="failed">${failed}</b></div>
+    ${stat('queueSize', 'queue', stats.queueSize)}
+    ${stat('successRate', "URL's success rate", stats.successRate)}
+    ${
+      stats.lastError === undefined || stats.lastError === null
+        ? null
+        : html`<div class="stat last-error" data-stat="lastError">last error, ${when(stats.lastError.at)}:
+            <span class="error-text">${stats.lastError.message}</span></div>`
+    }
+    ${extra.map(([k, v]) => stat(k, `${k}:`, v))}
   </td>`;
 };
 
@@ -75,9 +98,11 @@ const StreamRow = ({
     });
   const replayAll = () =>
     act(async () => {
-      const r = await api<{ replayed: number; results: Array<{ delivered: boolean }> }>(`history/replay/${stream.id}`, { method: 'POST' });
+      const r = await api<{ replayed: number; remaining?: number; results: Array<{ delivered: boolean }> }>(`history/replay/${stream.id}`, {
+        method: 'POST',
+      });
       const delivered = r.results.filter((x) => x.delivered).length;
-      return `replayed ${r.replayed}: ${delivered} delivered`;
+      return `replayed ${r.replayed}: ${delivered} delivered${(r.remaining ?? 0) > 0 ? `, ${r.remaining} left for another replay` : ''}`;
     });
   return html`<tr data-stream=${stream.id}>
     <td>${FAMILY_NAMES[family]}</td>
