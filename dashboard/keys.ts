@@ -14,7 +14,7 @@ interface Key {
 }
 
 /** A key made by create or rotate: shown once, here. */
-const NewKey = ({ shown }: { shown: { name: string; key: string } | undefined }): VNode | null =>
+const NewKey = ({ shown }: { shown: Shown | undefined }): VNode | null =>
   shown === undefined
     ? null
     : html`<div class="new-key" role="status">
@@ -22,7 +22,24 @@ const NewKey = ({ shown }: { shown: { name: string; key: string } | undefined })
         <code class="secret">${shown.key}</code>
       </div>`;
 
-const KeyRow = ({ k, changed, made }: { k: Key; changed: () => void; made: (m: { name: string; key: string }) => void }): VNode => {
+/** A key just made: its name and the key itself. */
+interface Shown {
+  name: string;
+  key: string;
+}
+
+const KeyRow = ({
+  k,
+  changed,
+  made,
+  revoked,
+}: {
+  k: Key;
+  changed: () => void;
+  made: (m: Shown) => void;
+  /** A key of this name was revoked: its key, if shown, is shown no more. */
+  revoked: (name: string) => void;
+}): VNode => {
   const [outcome, setOutcome] = useState<Outcome | undefined>(undefined);
   const [confirming, setConfirming] = useState(false);
   const [grace, setGrace] = useState('0');
@@ -46,6 +63,7 @@ const KeyRow = ({ k, changed, made }: { k: Key; changed: () => void; made: (m: {
     setOutcome(
       await attempt(async () => {
         await api(`keys/${k.id}`, { method: 'DELETE' });
+        revoked(k.name);
         return 'revoked';
       }),
     );
@@ -81,7 +99,7 @@ export const Keys = (): VNode => {
       throw err;
     }
   }, 10_000);
-  const [made, setMade] = useState<{ name: string; key: string } | undefined>(undefined);
+  const [made, setMade] = useState<Shown | undefined>(undefined);
   const [outcome, setOutcome] = useState<Outcome | undefined>(undefined);
   const create = async (e: Event): Promise<void> => {
     e.preventDefault();
@@ -112,7 +130,15 @@ export const Keys = (): VNode => {
           ? html`<p class="muted">This server has no key endpoints (GET /keys); the CLI manages keys.</p>`
           : html`<table>
             <thead><tr><th>name</th><th>e-mail</th><th>created</th><th>expires</th><th></th></tr></thead>
-            <tbody>${list.result.map((k) => html`<${KeyRow} key=${k.id} k=${k} changed=${keys.refresh} made=${setMade} />`)}</tbody>
+            <tbody>${list.result.map(
+              (k) => html`<${KeyRow}
+                key=${k.id}
+                k=${k}
+                changed=${keys.refresh}
+                made=${setMade}
+                revoked=${(name: string) => setMade((m: Shown | undefined) => (m?.name === name ? undefined : m))}
+              />`,
+            )}</tbody>
           </table>
           <form id="create-key" class="create" onSubmit=${create}>
             <h3>New key</h3>

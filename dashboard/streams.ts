@@ -68,8 +68,7 @@ const StatsCell = ({ stats }: { stats: Stats | undefined }): VNode => {
     ${
       stats.lastError === undefined || stats.lastError === null
         ? null
-        : html`<div class="stat last-error" data-stat="lastError">last error, ${when(stats.lastError.at)}:
-            <span class="error-text">${stats.lastError.message}</span></div>`
+        : html`<div class="stat last-error" data-stat="lastError">last error, ${when(stats.lastError.at)}: <span class="error-text">${stats.lastError.message}</span></div>`
     }
     ${extra.map(([k, v]) => stat(k, `${k}:`, v))}
   </td>`;

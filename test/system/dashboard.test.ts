@@ -294,6 +294,7 @@ describe('the dashboard in chromium-headless-shell', () => {
     await current.locator('button.confirm-revoke').click();
     await expect.poll(() => current.count(), { timeout: 10_000 }).toBe(0);
     expect((await s.call('/stats', { headers: { 'x-api-key': rotated } })).status).toBe(401);
+    expect(await keys.locator('.new-key').count(), 'a revoked key still shown').toBe(0);
     expect(await own.count()).toBe(1);
     await screenshot('keys');
   });
