@@ -116,16 +116,17 @@ export interface Kv {
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */
 export interface Sender {
   /**
-   * POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status, or with `error` for no answer (connection,
-   * timeout, an address CHAINPOST_PRIVATE_TARGETS refuses), `timedOut` when the receiver did not answer within
-   * `timeoutMs`. Never rejects.
+   * POSTs `body` (UTF-8 bytes, sent as they are); resolves with the status (and for an answer other than 200 the
+   * start of its text, RECEIVER_TEXT_MAX characters at most), or with `error` for no answer (connection, timeout, an
+   * address CHAINPOST_PRIVATE_TARGETS refuses), `timedOut` when the receiver did not answer within `timeoutMs`. Never
+   * rejects.
    */
   post(
     url: string,
     body: Uint8Array,
     headers: Record<string, string>,
     timeoutMs: number,
-  ): Promise<{ status: number } | { error: string; timedOut?: true }>;
+  ): Promise<{ status: number; text?: string } | { error: string; timedOut?: true }>;
 }
 
 /** Off-chain NFT metadata documents over HTTP (undici in http/clients/metadata-fetch.ts). */

@@ -20,7 +20,7 @@ export async function startReceiver() {
     answer: (_r: Received): number | 'hang' => 200,
     answerTests: (_r: Received): number => 200,
     /** The answer's body (a receiver's error text, say). */
-    text: (_r: Received): string => 'ok',
+    text: (_r: Received): string => '',
     /** How long the answer is held back (ms), or until the promise settles. */
     delay: (_r: Received): number | Promise<unknown> => 0,
     /** Called once an answer was handed to the connection (the sender may not have read it yet). */

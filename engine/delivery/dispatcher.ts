@@ -10,7 +10,7 @@ import { DeliveryCounters } from './counters.js';
 import type { EnqueueItem, EnqueueResult, Prepared, Staged } from './enqueue.js';
 import { uuidV7 } from './ids.js';
 import { KvDeliveryQueue } from './kv-queue.js';
-import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS } from './limits.js';
+import { DELIVERY_TIMEOUT_MS, HISTORY_RETENTION_MS, receiverWords } from './limits.js';
 import { webhookIdOf, type DeliveryQueue, type Taken } from './queue.js';
 import { kvRates, type RateStore } from './rate-store.js';
 import { markDelivered, type ReplayedRecord } from './records.js';
@@ -467,7 +467,7 @@ export class Dispatcher {
       return res.timedOut === true ? { delivered: false, error: res.error, timedOut: true } : { delivered: false, error: res.error };
     return res.status === 200
       ? { delivered: true, status: 200 }
-      : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}` };
+      : { delivered: false, status: res.status, error: `the receiver answered HTTP ${res.status}${receiverWords(res.text)}` };
   }
 
   // ---- running -----------------------------------------------------------------

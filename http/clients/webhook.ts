@@ -1,5 +1,6 @@
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { Ticker } from '../../engine/clock.js';
+import { RECEIVER_TEXT_MAX } from '../../engine/delivery/limits.js';
 import { DEFAULT_ORIGIN_SLOTS } from '../../engine/delivery/slots.js';
 import type { TargetPolicy } from '../../engine/net/targets.js';
 import type { Sender } from '../../engine/ports.js';
@@ -40,8 +41,11 @@ export function undiciSender(opts: {
           bodyTimeout: 0,
           signal: timeout.signal,
         });
-        await res.body.dump(); // the answer's body is not read, but the connection must be freed
-        return { status: res.statusCode };
+        if (res.statusCode === 200) {
+          await res.body.dump(); // the answer's body is not read, but the connection must be freed
+          return { status: 200 };
+        }
+        return { status: res.statusCode, text: await answerStart(res.body) };
       } catch (err) {
         if (err instanceof TargetRefused) return { error: err.message };
         const e = err as { name?: string; code?: string; message?: string };
@@ -53,6 +57,26 @@ export function undiciSender(opts: {
     },
     close: () => agent.close(),
   };
+}
+
+/**
+ * The first RECEIVER_TEXT_MAX characters of an answer (its first bytes, up to 4 per character, decoded as UTF-8; a
+ * character cut at the end dropped), the rest discarded unread so the connection is freed at once.
+ */
+async function answerStart(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const max = RECEIVER_TEXT_MAX * 4;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= max) break;
+  }
+  await body.dump();
+  return new TextDecoder('utf-8', { fatal: false })
+    .decode(Buffer.concat(chunks).subarray(0, max))
+    .slice(0, RECEIVER_TEXT_MAX)
+    .replace(/\uFFFD$/, '');
 }
 
 /**

@@ -198,8 +198,8 @@ describe('the dashboard in chromium-headless-shell', () => {
     const history = (await s.call('/history?limit=10')).body.result as Array<{ id: string; errorMessage: string; payload: unknown }>;
     const record = history[0]!;
     const row = page.locator(`#failed li[data-history="${record.id}"]`);
-    // The error as the server records it ("the receiver answered HTTP 500": it keeps no receiver's answer text, so
-    // HOSTILE_ERROR reaches the page only if it starts to), shown as its text.
+    // The error as the server records it, the receiver's own words in it, shown as text.
+    expect(record.errorMessage).toBe(`the receiver answered HTTP 500: ${HOSTILE_ERROR}`);
     expect(await row.locator('.error-text').textContent()).toBe(record.errorMessage);
     expect(await row.locator('.undelivered-mark').count()).toBe(1);
     await row.locator('summary').click();
