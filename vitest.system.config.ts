@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:system`: the suites too slow for `npm test` (bench smoke runs, the cluster of three nodes with its
-// kills; later the browser tests), run after it by .ci/run. The script builds dist/ and dist-bench/ first. One file
+// kills, the dashboard in chromium-headless-shell), run after it by .ci/run. The script builds dist/ and dist-bench/ first. One file
 // at a time: the cluster's file runs three servers, anvil and nats-server on wall-time leases, and would share the
 // machine's two cores with another file's servers otherwise.
 export default defineConfig({

@@ -15,6 +15,7 @@ import { rpcRoutes } from '../http/server/rpc.js';
 import type { Route } from '../http/server/route.js';
 import { systemRoutes } from '../http/server/system.js';
 import { referenceRoutes } from '../http/server/reference.js';
+import { dashboardRoutes } from '../http/server/dashboard.js';
 import { chainpostVersion } from './version.js';
 import type { Store } from '../storage/env.js';
 import type { AuthService } from '../engine/auth/service.js';
@@ -100,6 +101,7 @@ export function buildRoutes(parts: {
   const routes: Route[] = [
     ...system,
     ...referenceRoutes({ routes: () => routes, clock, version: chainpostVersion() }),
+    ...dashboardRoutes(),
     ...streamsRoutes(parts.streams, FAMILIES, parts.familyStreams, { testHooks: config.testClock, blocks: parts.blocks }),
     ...authRoutes(parts.auth, parts.tokens),
     ...keysRoutes(parts.keys),

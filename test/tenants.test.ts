@@ -311,6 +311,12 @@ const TABLE: Record<string, Row | NoTenantState> = {
   },
   'GET /docs': { none: 'the API reference page over /openapi.json (no key)', calls: () => [get('/docs')] },
   'GET /docs/:file': { none: "the reference page's scripts and styles (no key)", calls: () => [get('/docs/init.js')] },
+  'GET /dashboard': {
+    none: "the dashboard's page (no key: it asks for one, and sends it with the API calls it makes)",
+    calls: () => [get('/dashboard')],
+  },
+  'GET /dashboard.css': { none: "the dashboard's stylesheet (no key)", calls: () => [get('/dashboard.css')] },
+  'GET /dashboard/:file': { none: "the dashboard's scripts (no key)", calls: () => [get('/dashboard/app.js')] },
   'GET /admin/clock': {
     none: "the test clock (CHAINPOST_TEST_CLOCK=1 only): the server's one clock, B calling with the operator's CHAINPOST_ADMIN_KEY (apiCaller sends it)",
     calls: () => [get('/admin/clock')],

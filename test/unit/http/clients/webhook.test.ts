@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIVER_TEXT_MAX, refusal } from '../../../../engine/delivery/webhook.js';
 import { TargetPolicy } from '../../../../engine/net/targets.js';
 import { systemResolver } from '../../../../http/clients/dns.js';
 import { deadline, undiciSender } from '../../../../http/clients/webhook.js';
@@ -71,5 +72,55 @@ describe('the webhook timeout', () => {
     expect(time.armed()).toBeUndefined();
     await time.pass(10);
     expect(cleared.signal.aborted).toBe(false);
+  });
+});
+
+/**
+ * A receiver's answer other than 200 comes back with the start of its text (its own words for the failure, which the
+ * error keeps: refusal), 2 KiB of it at most; a 200's body is not read.
+ */
+describe("the receiver's answer text", () => {
+  let server: Server;
+  let url: string;
+  const answers: Array<{ status: number; body: string | Buffer }> = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const a = answers.shift()!;
+        res.writeHead(a.status, { 'content-type': 'text/plain' }).end(a.body);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('answers the start of a failing answer, 2 KiB of it at most, and none of a 200', async () => {
+    const sender = undiciSender({ targets: new TargetPolicy('allow', systemResolver), ticker: systemTicker });
+    const post = () => sender.post(url, Buffer.from('{}'), { 'content-type': 'application/json' }, 5_000);
+    try {
+      answers.push({ status: 500, body: '<img src=x onerror=alert(1)>\nsecond line' });
+      expect(await post()).toEqual({ status: 500, answer: '<img src=x onerror=alert(1)>\nsecond line' });
+      // 1 MB of text: its first characters alone; the connection goes on serving the next POST.
+      answers.push({ status: 503, body: 'é'.repeat(500_000) });
+      expect(await post()).toEqual({ status: 503, answer: 'é'.repeat(1024) });
+      answers.push({ status: 404, body: '' });
+      expect(await post()).toEqual({ status: 404, answer: '' });
+      answers.push({ status: 200, body: 'fine' });
+      expect(await post()).toEqual({ status: 200 });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('refusal: the status, then the text on one line, trimmed and cut at RECEIVER_TEXT_MAX, after a colon; the status alone for none', () => {
+    expect(refusal(500, undefined)).toBe('the receiver answered HTTP 500');
+    expect(refusal(500, ' \n\t ')).toBe('the receiver answered HTTP 500');
+    expect(refusal(400, 'bad\r\nrequest\u0000 <script>')).toBe('the receiver answered HTTP 400: bad request <script>');
+    expect(refusal(503, 'x'.repeat(1_000))).toBe(`the receiver answered HTTP 503: ${'x'.repeat(RECEIVER_TEXT_MAX)}…`);
   });
 });
