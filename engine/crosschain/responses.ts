@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { ohlcvAnswer } from '../data-api/dex/candles.js';
+import { pairSwapsAnswer, tradesAnswer } from '../data-api/dex/swaps.js';
+import { txWithLogsAnswer } from '../data-api/transactions/item.js';
+import { blockFieldsAnswer } from '../data-api/transactions/txs.js';
 
 /**
  * What the cross-chain API (/v1) answers: one schema per answer, beside the modules of this folder that make them
@@ -26,12 +30,6 @@ export const v1Meta = z.object({
 
 export const cursor = z.string().nullable().meta({ description: "The next page's cursor; null on the last page" });
 export const chainId = z.string().meta({ description: 'The hex chain id, or the family name (bitcoin, solana)' });
-
-/**
- * A record the Data API (/api/v2.2) answers as well, embedded as it is: its exact schema is the Data API's.
- * TODO(openapi): import the Data API's schema of `what` here once it has one, so both answers share one definition.
- */
-const dataApiRecord = (what: string) => z.looseObject({}).meta({ description: `The Data API's ${what}, as /api/v2.2 answers it` });
 
 const addressType = z.enum(['evm', 'bitcoin', 'xpub']);
 
@@ -366,47 +364,15 @@ export const v1TokenSwaps = z.object({
   cursor,
   page: z.number().int(),
   pageSize: z.number().int(),
-  result: z.array(dataApiRecord('swap (GET /erc20/{address}/swaps item)')),
+  result: tradesAnswer.shape.result,
   meta: v1Meta,
-});
-
-const pairToken = z.object({
-  address: z.string(),
-  name: z.string(),
-  symbol: z.string(),
-  logo: z.null(),
-  amount: z.null(),
-  usdPrice: z.number().nullable(),
-  usdAmount: z.null(),
 });
 
 /** GET /v1/chains/:chainAlias/pairs/:pairAddress/swaps: the Data API's pair swaps with the /v1 meta. */
-export const v1PairSwaps = z.object({
-  page: z.number().int(),
-  pageSize: z.number().int(),
-  cursor,
-  exchangeAddress: z.string(),
-  exchangeName: z.string().nullable(),
-  exchangeLogo: z.null(),
-  pairLabel: z.string(),
-  pairAddress: z.string(),
-  baseToken: pairToken,
-  quoteToken: pairToken,
-  result: z.array(dataApiRecord('pair swap (GET /pairs/{address}/swaps item)')),
-  meta: v1Meta,
-});
+export const v1PairSwaps = pairSwapsAnswer.extend({ meta: v1Meta });
 
-/** GET /v1/chains/:chainAlias/pairs/:pairAddress/ohlcv. */
-export const v1PairOhlcv = z.object({
-  cursor,
-  page: z.number().int(),
-  pairAddress: z.string(),
-  tokenAddress: z.string(),
-  timeframe: z.string(),
-  currency: z.string(),
-  result: z.array(dataApiRecord('candle (GET /pairs/{address}/ohlcv item)')),
-  meta: v1Meta,
-});
+/** GET /v1/chains/:chainAlias/pairs/:pairAddress/ohlcv: the Data API's candles with the /v1 meta. */
+export const v1PairOhlcv = ohlcvAnswer.extend({ meta: v1Meta });
 
 // ---- blocks and transactions (chain-data.ts) ----
 
@@ -434,7 +400,9 @@ const evmTx = z.object({
       tokenId: z.string().nullable(),
     }),
   ),
-  evmSpecific: dataApiRecord('transaction (GET /transaction/{transaction_hash} with internal transactions)'),
+  evmSpecific: txWithLogsAnswer.meta({
+    description: "The Data API's transaction (GET /transaction/{transaction_hash}), its internal transactions included",
+  }),
 });
 
 const addresses = { addresses: z.array(z.string()), isAddress: z.boolean() };
@@ -503,7 +471,7 @@ export const v1Block = z.discriminatedUnion('chainFamily', [
     chainFamily: z.literal('EVM'),
     ...blockBase,
     txs: z.array(evmTx),
-    evmSpecific: dataApiRecord('block (GET /block/{block_number_or_hash}) less its transactions'),
+    evmSpecific: blockFieldsAnswer.omit({ transaction_count: true }),
   }),
   z.object({
     chainFamily: z.literal('Bitcoin'),

@@ -39,7 +39,7 @@ export const transactionVerboseAnswer = txVerboseAnswer;
 export const internalTxsAnswer = z.array(internalTxAnswer);
 
 /** `blockFields`: a header field the node did not send is null. */
-const blockFieldsAnswer = z.object({
+export const blockFieldsAnswer = z.object({
   timestamp: z.string(),
   number: z.string(),
   hash: z.string(),
