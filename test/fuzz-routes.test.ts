@@ -2,14 +2,13 @@ import { appendFileSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../engine/config/config.js';
 import { MAX_BODY_BYTES } from '../engine/size-limits.js';
 import { paramNames, type Area, type Route } from '../http/server/route.js';
 import { startProcess } from './kit/proc.js';
 import { BIN, TEST_KEY, tempDir, type Running, apiCaller } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { codePoint } from './fuzz-strings.js';
-import { serverModule } from './in-process.js';
+import { serverRoutes } from './in-process.js';
 
 /**
  * Bad input gets a clear answer, never a crash: every route of the server, as the server
@@ -40,25 +39,8 @@ const AREAS: Record<Area, true> = {
   rpc: true,
 };
 
-/** The routes exactly as the server assembles them, read from a core built on a scratch directory with the server's flags. */
-async function serverRoutes(): Promise<Route[]> {
-  const dir = tempDir();
-  const { createCore } = await serverModule();
-  const core = await createCore({
-    config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' }),
-    out: () => {},
-    notice: () => {},
-  });
-  try {
-    return [...core.routes];
-  } finally {
-    await core.dispatcher.stop();
-    await core.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const ROUTES = await serverRoutes();
+/** The routes exactly as the server assembles them, with the test clock's (its admin routes). */
+const ROUTES = await serverRoutes({ CHAINPOST_API_KEY: TEST_KEY, CHAINPOST_TEST_CLOCK: '1' });
 const keyOf = (r: Route): string => `${r.method} ${r.pattern}`;
 /** The test clock's jump moves what every other route sees (removal dates, expiries): fuzzed last. */
 const ORDERED = [

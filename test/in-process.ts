@@ -1,5 +1,7 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { Route } from '../http/server/route.js';
 import { CHILD_LOGS, type Listening } from './kit/proc.js';
 
 /**
@@ -29,6 +31,27 @@ const loadService = (): NonNullable<typeof loaded> =>
  */
 export const serverModule = (): Promise<typeof import('../app/server.js')> =>
   dist('app/server.js') as Promise<typeof import('../app/server.js')>;
+
+/**
+ * The routes exactly as a server on `env` assembles them (so a route added later is covered too): a core built on a
+ * scratch directory, following no chain, then closed.
+ */
+export async function serverRoutes(env: Record<string, string>): Promise<Route[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'chainpost-test-'));
+  const [{ createCore }, { parseConfig }] = await Promise.all([serverModule(), loadService()]);
+  const core = await createCore({
+    config: parseConfig({ ...env, CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none' }),
+    out: () => {},
+    notice: () => {},
+  });
+  try {
+    return [...core.routes];
+  } finally {
+    await core.dispatcher.stop();
+    await core.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** A server run inside the test process: what a test reads of a started server but its process. */
 export interface InProcess extends Listening {

@@ -1,30 +1,10 @@
-import { rmSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../engine/config/config.js';
 import { openApiPath } from '../http/server/openapi.js';
 import type { Route } from '../http/server/route.js';
-import { TEST_KEY, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
-import { serverModule } from './in-process.js';
+import { TEST_KEY, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { serverRoutes } from './in-process.js';
 import { checkerOf } from './openapi-check.js';
-
-/** The routes as the server assembles them for `env`, from a core built on a scratch directory. */
-async function serverRoutes(env: Record<string, string>): Promise<Route[]> {
-  const dir = tempDir();
-  const { createCore } = await serverModule();
-  const core = await createCore({
-    config: parseConfig({ CHAINPOST_DATA: dir, CHAINPOST_CHAINS: 'none', CHAINPOST_API_KEY: TEST_KEY, ...env }),
-    out: () => {},
-    notice: () => {},
-  });
-  try {
-    return [...core.routes];
-  } finally {
-    await core.dispatcher.stop();
-    await core.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 const operationsOf = (doc: any): string[] =>
@@ -42,7 +22,7 @@ describe.each([
   let doc: any;
   let routes: Route[];
   beforeAll(async () => {
-    [server, routes] = await Promise.all([startChainpost(env), serverRoutes(env)]);
+    [server, routes] = await Promise.all([startChainpost(env), serverRoutes({ CHAINPOST_API_KEY: TEST_KEY, ...env })]);
     const res = await fetch(`${server.url}/openapi.json`);
     expect(res.status).toBe(200);
     doc = await res.json();

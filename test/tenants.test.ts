@@ -1,20 +1,18 @@
-import { rmSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import bs58 from 'bs58';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aptosAddressOf } from '../engine/auth/signatures.js';
-import { parseConfig } from '../engine/config/config.js';
 import { ApiKeys, hashKey } from '../engine/keys.js';
 import { openStore } from '../storage/env.js';
 import { lmdbKeyStore } from '../storage/keys.js';
 import { DATA_PREFIX } from '../http/server/data.js';
 import { unknownRoute } from '../http/server/system.js';
 import { XPUB } from './kit/bitcoin-core/keys.js';
-import { advance, apiCaller, startChainpost, stopAndClean, tempDir, type Running } from './helpers.js';
+import { advance, apiCaller, startChainpost, stopAndClean, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
-import { serverModule } from './in-process.js';
+import { serverRoutes } from './in-process.js';
 
 /**
  * Two tenants on one real server: tenant A holds state of every kind (streams of each family with addresses
@@ -612,21 +610,8 @@ describe("tenants: every route, called by tenant B against tenant A's ids, answe
   };
 
   beforeAll(async () => {
-    // The route list as the server assembles it, from a core on its own directory with the server's settings.
-    const listDir = tempDir();
-    try {
-      const { createCore } = await serverModule();
-      const core = await createCore({
-        config: parseConfig({ ...ENV, CHAINPOST_DATA: listDir, CHAINPOST_CHAINS: 'none' }),
-        out: () => undefined,
-        notice: () => undefined,
-      });
-      routes = [...core.routes, unknownRoute].map((r) => `${r.method} ${r.pattern}`);
-      await core.dispatcher.stop();
-      await core.close();
-    } finally {
-      rmSync(listDir, { recursive: true, force: true });
-    }
+    // The route list as the server assembles it with the server's settings.
+    routes = [...(await serverRoutes(ENV)), unknownRoute].map((r) => `${r.method} ${r.pattern}`);
     rx = await startReceiver();
     s = await startChainpost(ENV);
   }, 60_000);
