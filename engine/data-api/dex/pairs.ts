@@ -335,38 +335,60 @@ export async function weighPools(
     reader === undefined ? [] : deps.kv.range<number>('dexPools', { start: prefix, end: `${prefix}\uffff`, limit: MAX_TOKEN_PAIRS });
   const weighed = [];
   for (const { key } of rows) {
-    const [other, address] = key.slice(prefix.length).split('/') as [string, string];
+    const address = key.slice(prefix.length).split('/')[1]!;
     const row = deps.kv.get<PoolRow>('dexPools', poolKey(chain, address));
-    const factory = row === undefined ? undefined : factoryOf(deps.pricing?.(chain), row[3]);
-    if (row === undefined || factory === undefined || reader === undefined) continue;
-    const isToken0 = row[1] === token;
-    const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
-    const now = poolAt(deps.kv, chain, address, row, block, head, d0, d1);
-    if (now === null) continue;
-    const otherUsd = await reader.usd(other, block);
-    const usd = otherUsd === null ? null : mul(sidePrice(now.price0, isToken0), otherUsd);
-    const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
-    const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
-    const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
-    const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
-    const liquidity = mineUsd === null || theirsUsd === null ? null : add(mineUsd, theirsUsd);
-    weighed.push({
-      other,
-      address,
-      row,
-      factory,
-      isToken0,
-      d0,
-      d1,
-      dMine,
-      dTheirs,
-      usd,
-      mineUsd,
-      theirsUsd,
-      liquidity: liquidity === null ? null : cents(liquidity),
-    });
+    const pool = row === undefined ? null : await weighPool(deps, chain, reader!, head, token, address, row, block);
+    if (pool !== null) weighed.push(pool);
   }
   return weighed.sort((a, b) => (b.liquidity ?? -1) - (a.liquidity ?? -1));
+}
+
+/**
+ * One pool of `token` at `block` (at most the head): the token's USD price through it (its price in the other token
+ * times that token's USD price), each side and both in USD; null for a pool of no registry factory or without a state then.
+ */
+export async function weighPool(
+  deps: DataDeps,
+  chain: string,
+  reader: PriceReader,
+  head: number,
+  token: string,
+  address: string,
+  row: PoolRow,
+  block = head,
+) {
+  const factory = factoryOf(deps.pricing?.(chain), row[3]);
+  if (factory === undefined) return null;
+  const isToken0 = row[1] === token;
+  const other = isToken0 ? row[2] : row[1];
+  const [d0, d1] = await Promise.all([reader.tokenDecimals(row[1]), reader.tokenDecimals(row[2])]);
+  const now = poolAt(deps.kv, chain, address, row, block, head, d0, d1);
+  if (now === null) return null;
+  const otherUsd = await reader.usd(other, block);
+  const usd = otherUsd === null ? null : mul(sidePrice(now.price0, isToken0), otherUsd);
+  const [mine, theirs] = isToken0 ? now.reserves : [now.reserves[1], now.reserves[0]];
+  const [dMine, dTheirs] = isToken0 ? [d0, d1] : [d1, d0];
+  const mineUsd = usd === null ? null : mul({ num: mine, den: 10n ** BigInt(dMine) }, usd);
+  const theirsUsd = otherUsd === null ? null : mul({ num: theirs, den: 10n ** BigInt(dTheirs) }, otherUsd);
+  const liquidity = mineUsd === null || theirsUsd === null ? null : add(mineUsd, theirsUsd);
+  return {
+    other,
+    address,
+    row,
+    factory,
+    isToken0,
+    d0,
+    d1,
+    dMine,
+    dTheirs,
+    /** The token's price in the other token through the pool. */
+    inOther: sidePrice(now.price0, isToken0),
+    usd,
+    mineUsd,
+    theirsUsd,
+    liquidityUsd: liquidity,
+    liquidity: liquidity === null ? null : cents(liquidity),
+  };
 }
 
 /** The pools' sides in USD, summed (each pool to the cent; one without a price counts 0). */

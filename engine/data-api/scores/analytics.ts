@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { offChain } from '../common/answer-parts.js';
 import { posAt, pos } from '../../evm/store.js';
-import type { Entry, Kv, Table } from '../../ports.js';
 import { blockTime } from '../common/block-times.js';
 import type { DataDeps } from '../common/deps.js';
 import { poolKey, poolRowsPrefix, tokenSwapsPrefix, type PoolRow, type SwapRow } from '../dex/index/keys.js';
@@ -9,7 +8,8 @@ import { tokenFacts } from '../erc20/reads.js';
 import { DAY } from '../erc20/index/keys.js';
 import { evmAddress } from '../common/params.js';
 import { totalLiquidity, weighPools } from '../dex/pairs.js';
-import { decimal, mul, priceReader, toNumber, MIN_SIDE_USD, LAST_LOG } from '../dex/index/prices.js';
+import { decimal, mul, priceReader, MIN_SIDE_USD, LAST_LOG } from '../dex/index/prices.js';
+import { blockTimes, keyed, newestFirst, tally, usdNumber, type TokenSwap } from '../dex/activity.js';
 import { indexedHead } from '../common/pages.js';
 
 /**
@@ -29,11 +29,7 @@ const WINDOWS = [
   ['6h', 21_600],
   ['24h', DAY],
 ] as const;
-type Windowed = Record<(typeof WINDOWS)[number][0], number>;
-const zero = (): Windowed => ({ '5m': 0, '1h': 0, '6h': 0, '24h': 0 });
-/** An object of one figure per name (a window's, a sub-score's), each `value`. */
-export const keyed = <K extends string, V extends z.ZodType>(names: readonly K[], value: V) =>
-  z.object(Object.fromEntries(names.map((name) => [name, value])) as Record<K, V>);
+type WindowName = (typeof WINDOWS)[number][0];
 
 const WINDOW_NAMES = WINDOWS.map(([name]) => name);
 const usdPerWindow = keyed(WINDOW_NAMES, z.number());
@@ -59,26 +55,6 @@ const POOL_SWAPS = 10_000;
  * it the older swaps are not counted.
  */
 export const SCAN = 100_000;
-/** Entries of the token's swaps read at a time. */
-const CHUNK = 1_000;
-
-/** A table's entries from `start` down to `end` (exclusive), newest first, read a chunk at a time (a day of a busy token's swaps is long). */
-function* newestFirst<T>(kv: Kv, table: Table, start: string, end: string): Generator<Entry<T>> {
-  for (let from = start, last: string | undefined; ; ) {
-    const rows = kv.range<T>(table, { start: from, end, reverse: true, limit: CHUNK });
-    for (const r of rows) if (r.key !== last) yield r;
-    if (rows.length < CHUNK) return;
-    last = from = rows[rows.length - 1]!.key;
-  }
-}
-
-/** One swap of a token as a scan yields it: its block time, the pool's balance change of the token (signed, positive into the pool), its trader. */
-export interface TokenSwap {
-  time: number;
-  delta: bigint;
-  trader: string;
-}
-
 /**
  * The token's swaps in all its pools at or before block `head`, newest first, back to block time `since` (the first
  * older swap ends the scan), reading SCAN index entries and counting POOL_SWAPS swaps of a pool at most.
@@ -90,9 +66,7 @@ export function* tokenSwapsSince(
   head: number,
   since: number,
 ): Generator<TokenSwap> {
-  const times = new Map<number, number | undefined>();
-  const timeOf = (block: number): number | undefined =>
-    times.has(block) ? times.get(block) : times.set(block, blockTime(deps.kv, chain, block)).get(block);
+  const timeOf = blockTimes(deps, chain);
   // Each pool seen: whether the token is its token0 (a V4 pool of the native coin holds the wrapped native token where
   // the coin sorted first), and how many of its swaps were counted (at most POOL_SWAPS).
   const pools = new Map<string, { isToken0: boolean; counted: number }>();
@@ -126,38 +100,23 @@ export async function tokenAnalytics(
   const now = blockTime(deps.kv, chain, head);
   const price = reader === undefined ? null : await reader.price(token, head, { minSideUsd: MIN_SIDE_USD });
   const decimals = reader === undefined ? 0 : await reader.tokenDecimals(token);
-  const counts = { buys: zero(), sells: zero(), buyVolume: zero(), sellVolume: zero() };
-  const traders = { buyers: WINDOWS.map(() => new Set<string>()), sellers: WINDOWS.map(() => new Set<string>()) };
-  const count = ({ time: t, delta, trader }: TokenSwap): void => {
-    const bought = delta < 0n;
-    const usd = price === null ? 0 : toNumber(mul({ num: bought ? -delta : delta, den: 10n ** BigInt(decimals) }, price.now.usd));
-    WINDOWS.forEach(([name, seconds], i) => {
-      if (t < now! - seconds) return;
-      if (bought) {
-        counts.buys[name]++;
-        counts.buyVolume[name] += usd;
-        traders.buyers[i]!.add(trader);
-      } else {
-        counts.sells[name]++;
-        counts.sellVolume[name] += usd;
-        traders.sellers[i]!.add(trader);
-      }
-    });
-  };
   // The day's swaps, counted as they are read (volumes are summed in this order).
-  if (now !== undefined) for (const swap of tokenSwapsSince(deps, chain, token, head, now - DAY)) count(swap);
-  const distinct = (sets: Array<Set<string>>): Windowed =>
-    Object.fromEntries(WINDOWS.map(([name], i) => [name, sets[i]!.size])) as Windowed;
+  const t = tally<WindowName>(
+    WINDOWS,
+    now ?? 0,
+    now === undefined ? [] : tokenSwapsSince(deps, chain, token, head, now - DAY),
+    usdNumber(decimals, price?.now.usd ?? null),
+  );
   const pairs = await weighPools(deps, chain, reader, head, token);
   const supply = (await tokenFacts(deps, chain, token)).totalSupply;
   return {
     categoryId: null,
-    totalBuyVolume: counts.buyVolume,
-    totalSellVolume: counts.sellVolume,
-    totalBuyers: distinct(traders.buyers),
-    totalSellers: distinct(traders.sellers),
-    totalBuys: counts.buys,
-    totalSells: counts.sells,
+    totalBuyVolume: t.buyVolume,
+    totalSellVolume: t.sellVolume,
+    totalBuyers: t.buyers,
+    totalSellers: t.sellers,
+    totalBuys: t.buys,
+    totalSells: t.sells,
     totalLiquidity: String(totalLiquidity(pairs)),
     totalFullyDilutedValuation:
       price === null || supply === null ? null : decimal(mul({ num: BigInt(supply), den: 10n ** BigInt(decimals) }, price.now.usd), 2),
