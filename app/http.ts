@@ -106,7 +106,7 @@ export function buildRoutes(parts: {
     ...authRoutes(parts.auth, parts.tokens),
     ...keysRoutes(parts.keys),
     ...dataRoutes(clock, dataDeps, [
-      callsEndpoints(dataDeps, { ens: config.ens }),
+      callsEndpoints(dataDeps, { ens: config.ens, clock }),
       txsEndpoints(dataDeps, clock),
       erc20Endpoints(dataDeps),
       defiEndpoints(dataDeps),

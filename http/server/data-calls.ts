@@ -30,20 +30,41 @@ import {
 import { indexedTo } from '../../engine/data-api/common/read-at.js';
 import { runFunction, runFunctionAnswer, runFunctionBody, runFunctionQuery } from '../../engine/data-api/chain/run-function.js';
 import { validate } from '../../engine/schema.js';
-import { queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
+import { latestBlock, latestBlockAnswer, latestBlockQuery, NODE_HEAD_HEADER } from '../../engine/data-api/chain/latest-block.js';
+import { chainFor } from '../../engine/chains/lifecycle.js';
+import type { Clock } from '../../engine/clock.js';
+import { notFollowed, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
 import { queryList, queryParams } from './query.js';
 import { json } from './route.js';
 
 /**
  * The Data API calls answered from the chain's node and from logs: native
- * balances, date → block, a contract's logs and decoded events, read-only
+ * balances, the indexed head, date → block, a contract's logs and decoded events, read-only
  * contract functions, ENS names
- * (engine/data-api/: native-balances, block-times, contract-logs, run-function, ens).
+ * (engine/data-api/: native-balances, latest-block, block-times, contract-logs, run-function, ens).
  * Errors beyond the defaults: 502 where the chain's node is read and cannot be reached (common/node-reads.ts),
  * 503 where a page names a block the indexes do not hold yet (common/pages.ts).
  */
-export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig }): DataEndpoint[] {
+export function callsEndpoints(deps: DataDeps, opts: { ens: EnsConfig; clock: Clock }): DataEndpoint[] {
   return [
+    {
+      operation: 'getLatestBlockNumber',
+      method: 'GET',
+      path: '/latestBlockNumber/:chain',
+      // The chain is the path's, checked here as the wrapper checks a `chain` query.
+      chain: 'none',
+      query: latestBlockQuery,
+      responses: { 200: latestBlockAnswer },
+      // 404: no block indexed yet.
+      errors: [404],
+      handle: async (req) => {
+        const { chain: given } = validate(latestBlockQuery, req.params, 'chain');
+        const chain = chainFor(given, 'data', opts.clock.now());
+        if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
+        const { block, nodeHead } = await latestBlock(deps, chain.key);
+        return json(200, block, nodeHead === undefined ? undefined : { [NODE_HEAD_HEADER]: String(nodeHead) });
+      },
+    },
     {
       ...queryEndpoint('getNativeBalance', 'GET', '/:address/balance', nativeBalanceQuery, (c, q) => nativeBalance(deps, c, q)),
       responses: { 200: nativeBalanceAnswer },

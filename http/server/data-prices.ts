@@ -45,6 +45,20 @@ import {
   walletSwapsQuery,
 } from '../../engine/data-api/dex/swaps.js';
 import { chainFor } from '../../engine/chains/lifecycle.js';
+import { pairStats, pairStatsAnswer, pairStatsQuery } from '../../engine/data-api/dex/pair-stats.js';
+import {
+  multipleAnalyticsAnswer,
+  multipleAnalyticsBody,
+  multipleTokenAnalytics,
+  timeseriesAnswer,
+  timeseriesBody,
+  timeseriesQuery,
+  tokenTimeseries,
+  trendingAnswer,
+  trendingQuery,
+  trendingTokens,
+  type ChainToken,
+} from '../../engine/data-api/dex/token-activity.js';
 import {
   profitability,
   profitabilityQuery,
@@ -58,17 +72,36 @@ import type { Clock } from '../../engine/clock.js';
 import { findChain } from '../../engine/chains/registry.js';
 import { badRequest } from '../../engine/errors.js';
 import { validate } from '../../engine/schema.js';
-import { arrayParams, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
+import { arrayParams, dataChain, notFollowed, queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
+import { followedChains } from './data-txs.js';
+import type { Request } from './route.js';
 import { json } from './route.js';
+import { queryParams } from './query.js';
 
 /**
- * The price, pair, swap and token-score endpoints of the Data API (issues 18, 20; engine/data-api/dex/token-prices.ts, pairs.ts,
- * swaps.ts and engine/data-api/scores/score.ts hold their logic, and the schemas of their answers). Most read token
+ * The price, pair, swap, token activity and token-score endpoints of the Data API (issues 18, 20; engine/data-api/dex/
+ * token-prices.ts, pairs.ts, pair-stats.ts, swaps.ts, token-activity.ts and engine/data-api/scores/score.ts hold their
+ * logic, and the schemas of their answers). Most read token
  * metadata from the chain's node the first time (502 when it cannot be reached); the swap lists read their blocks
  * from the indexes (503 for one not indexed yet).
  */
 export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
+  /** A body's tokens, each on its own chain: checked as a request's `chain` is (known, EVM, not removed, followed), naming `tokens`. */
+  const tokensOf = (body: { tokens: Array<{ chain: string; tokenAddress: string }> }): ChainToken[] =>
+    body.tokens.map(({ chain: given, tokenAddress }) => {
+      const chain = chainFor(given, 'data', clock.now(), { field: 'tokens' });
+      if (deps.follower(chain.key) === undefined)
+        throw badRequest('tokens', `${chain.key} (${chain.name}) is not followed by this server; add it to CHAINPOST_CHAINS`);
+      return { chain: chain.key, tokenAddress };
+    });
+  /** GET /tokens/trending's chains: the one asked, else every EVM chain followed here (the hosted default is every chain). */
+  const trendingChains = (req: Request): string[] => {
+    if (!queryParams(req.query).has('chain')) return followedChains(deps).map((c) => c.key);
+    const chain = dataChain(req, clock.now());
+    if (deps.follower(chain.key) === undefined) throw notFollowed(chain);
+    return [chain.key];
+  };
   const NODE = [502];
   const SWAPS = [502, 503];
   return [
@@ -204,6 +237,49 @@ export function priceEndpoints(deps: DataDeps, clock: Clock): DataEndpoint[] {
       ...queryEndpoint('getPairPrice', 'GET', '/:token0_address/:token1_address/price', pairPriceQuery, (c, q) => pairPrice(deps, c, q)),
       responses: { 200: pairPriceAnswer },
       errors: NODE,
+    },
+    {
+      ...queryEndpoint('getPairStats', 'GET', '/pairs/:address/stats', pairStatsQuery, (c, q) => pairStats(deps, c, q)),
+      responses: { 200: pairStatsAnswer },
+      // 404: no pool of a registry factory at that address.
+      errors: [404, 502],
+    },
+    {
+      operation: 'getMultipleTokenAnalytics',
+      method: 'POST',
+      path: '/tokens/analytics',
+      // Each token names its own chain.
+      chain: 'none',
+      body: multipleAnalyticsBody,
+      responses: { 200: multipleAnalyticsAnswer },
+      errors: NODE,
+      handle: async (req) => json(200, await multipleTokenAnalytics(deps, tokensOf(validate(multipleAnalyticsBody, req.body, 'body')))),
+    },
+    {
+      operation: 'getTimeSeriesTokenAnalytics',
+      method: 'POST',
+      path: '/tokens/analytics/timeseries',
+      chain: 'none',
+      query: timeseriesQuery,
+      body: timeseriesBody,
+      responses: { 200: timeseriesAnswer },
+      errors: NODE,
+      handle: async (req) => {
+        const q = validate(timeseriesQuery, queryAndPath(req), 'query');
+        return json(200, await tokenTimeseries(deps, tokensOf(validate(timeseriesBody, req.body, 'body')), q));
+      },
+    },
+    {
+      operation: 'getTrendingTokensV2',
+      method: 'GET',
+      path: '/tokens/trending',
+      // `chain` narrows the list to one chain; without it, every chain followed here.
+      chain: 'none',
+      query: trendingQuery,
+      responses: { 200: trendingAnswer },
+      errors: NODE,
+      handle: async (req) =>
+        json(200, await trendingTokens(deps, trendingChains(req), validate(trendingQuery, queryAndPath(req), 'query'))),
     },
     {
       operation: 'getMultipleTokenPrices',

@@ -50,7 +50,7 @@ function chainsOf(given: readonly string[], deps: DataDeps, clock: Clock): Chain
 }
 
 /** The EVM chains this server follows (those with a stored chain state and a follower). */
-function followedChains(deps: DataDeps): Chain[] {
+export function followedChains(deps: DataDeps): Chain[] {
   return deps.kv
     .range<unknown>('chainState', {})
     .map((e) => findChain(e.key))

@@ -32,11 +32,18 @@ export function queryAndPath(req: Request): Record<string, string> {
   return { ...out, ...req.params };
 }
 
+const ENTITIES =
+  'labels of people and companies (entities, their categories and addresses) are an off-chain dataset this server does not have; the entity and label fields of its answers are null';
 /**
  * Operations of the hosted service that rest on services this server does not run: 501, saying what it does
  * instead (the official SDK calls them like any other).
  */
 const NOT_HERE: ReadonlyArray<[Method, string, string]> = [
+  // Fixed paths before /entities/:entityId.
+  ['GET', '/entities/search', ENTITIES],
+  ['GET', '/entities/categories', ENTITIES],
+  ['GET', '/entities/categories/:categoryId', ENTITIES],
+  ['GET', '/entities/:entityId', ENTITIES],
   [
     'POST',
     '/contracts-review',

@@ -71,9 +71,13 @@ export function tokenScoreOf(i: ScoreInputs): { score: number; subScores: SubSco
 }
 
 export const scoreQuery = z.object({ tokenAddress: evmAddress });
-/** Each timeframe's resolution: points `step` seconds apart, the newest at the indexed head's time. */
-const TIMEFRAMES = { '1d': { points: 24, step: 3_600 }, '7d': { points: 28, step: 21_600 }, '30d': { points: 30, step: DAY } } as const;
-const TIMEFRAME_NAMES = Object.keys(TIMEFRAMES) as Array<keyof typeof TIMEFRAMES>;
+/** Each timeframe's resolution: points `step` seconds apart (the score's and the token analytics' time series). */
+export const TIMEFRAMES = {
+  '1d': { points: 24, step: 3_600 },
+  '7d': { points: 28, step: 21_600 },
+  '30d': { points: 30, step: DAY },
+} as const;
+export const TIMEFRAME_NAMES = Object.keys(TIMEFRAMES) as Array<keyof typeof TIMEFRAMES>;
 export const historicalScoreQuery = z.object({
   tokenAddress: evmAddress,
   timeframe: z.enum(TIMEFRAME_NAMES, `one of ${TIMEFRAME_NAMES.join(', ')}`),
