@@ -108,6 +108,7 @@ function goodParams(name: string): string[] {
     exchange: ['pumpfun'],
     exchangeName: ['pumpfun'],
     categoryId: ['defi'],
+    entityId: ['binance'],
   };
   return table[name] ?? [ANVIL0, ANVIL1];
 }
@@ -385,6 +386,8 @@ function sampleBody(route: Route): unknown {
       normalizeMetadata: true,
       media_items: false,
     },
+    'POST /api/v2.2/tokens/analytics': { tokens: [{ chain: '0x539', tokenAddress: ANVIL0 }] },
+    'POST /api/v2.2/tokens/analytics/timeseries': { tokens: [{ chain: '0x539', tokenAddress: ANVIL0 }] },
     'POST /api/v2.2/:address/events': TRANSFER_ABI,
     'POST /api/v2.2/:address/function': { abi: [BALANCE_OF], params: { owner: ANVIL0 } },
     'POST /rpc/:chain/:apiKey': { jsonrpc: '2.0', id: 1, method: 'eth_getBalance', params: [ANVIL0, 'latest'] },
