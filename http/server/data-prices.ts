@@ -58,7 +58,7 @@ import {
   trendingQuery,
   trendingTokens,
   type ChainToken,
-} from '../../engine/data-api/dex/token-activity.js';
+} from '../../engine/data-api/scores/token-activity.js';
 import {
   profitability,
   profitabilityQuery,
@@ -80,7 +80,7 @@ import { queryParams } from './query.js';
 
 /**
  * The price, pair, swap, token activity and token-score endpoints of the Data API (issues 18, 20; engine/data-api/dex/
- * token-prices.ts, pairs.ts, pair-stats.ts, swaps.ts, token-activity.ts and engine/data-api/scores/score.ts hold their
+ * token-prices.ts, pairs.ts, pair-stats.ts, swaps.ts and engine/data-api/scores/score.ts, token-activity.ts hold their
  * logic, and the schemas of their answers). Most read token
  * metadata from the chain's node the first time (502 when it cannot be reached); the swap lists read their blocks
  * from the indexes (503 for one not indexed yet).

@@ -8,16 +8,16 @@ import { indexedHead } from '../common/pages.js';
 import { evmAddress, limit } from '../common/params.js';
 import { tokenFacts } from '../erc20/reads.js';
 import { DAY } from '../erc20/index/keys.js';
-import { analyticsAnswer, tokenAnalytics, tokenSwapsSince } from '../scores/analytics.js';
-import { TIMEFRAME_NAMES, TIMEFRAMES } from '../scores/score.js';
-import { keyed, perWindow, percentChange, tally, usdNumber } from './activity.js';
-import { tokenSwapsPrefix } from './index/keys.js';
-import { MIN_SIDE_USD, priceReader, toNumber, type LatestMarkRow, type PriceReader } from './index/prices.js';
-import { fdvOf, usdOf } from './index/usd.js';
-import { totalLiquidity, weighPools } from './pairs.js';
+import { analyticsAnswer, tokenAnalytics, tokenSwapsSince } from './analytics.js';
+import { TIMEFRAME_NAMES, TIMEFRAMES } from './score.js';
+import { keyed, perWindow, percentChange, tally, usdNumber } from '../dex/activity.js';
+import { tokenSwapsPrefix } from '../dex/index/keys.js';
+import { MIN_SIDE_USD, priceReader, toNumber, type LatestMarkRow, type PriceReader } from '../dex/index/prices.js';
+import { fdvOf, usdOf } from '../dex/index/usd.js';
+import { totalLiquidity, weighPools } from '../dex/pairs.js';
 
 /**
- * Token activity over many tokens, from the DEX swaps index (activity.ts counts it):
+ * Token activity over many tokens, from the DEX swaps index (engine/data-api/dex/activity.ts counts it):
  * - POST /tokens/analytics: GET /tokens/:tokenAddress/analytics for each token asked (its own chain each);
  * - POST /tokens/analytics/timeseries: each token's buy and sell volumes per step of the timeframe, with its
  *   liquidity and fully diluted valuation at each step's last block;
