@@ -1,8 +1,7 @@
 import { allPages, devnetApi } from './data-api.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEventLog, formatEther, getAbiItem, parseAbi, parseEther, toEventSelector, zeroHash, type Abi } from 'viem';
-import { readFileSync, rmSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { rmSync } from 'node:fs';
 import { parseConfig } from '../engine/config/config.js';
 import { dateToBlock } from '../engine/data-api/chain/date-to-block.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
@@ -14,6 +13,7 @@ import { startChainpost, stopAndClean, tempDir, indexedTo, until, type Running }
 import { deployEns } from './ens.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
+import { fieldsOf, hostedOperations } from './hosted-openapi.js';
 
 /**
  * The Data API calls answered from the chain and from logs, end to end on a
@@ -37,26 +37,6 @@ const TRANSFER_ITEM = {
     { indexed: false, name: 'value', type: 'uint256' },
   ],
 };
-// A gzipped copy of the hosted service's Data API OpenAPI document 2.2 (source in test/fixtures/README.md).
-type OpenApiSchema = { $ref?: string; properties?: Record<string, unknown> };
-interface OpenApiOperation {
-  operationId: string;
-  parameters?: Array<{ name: string }>;
-  requestBody?: { content: Record<string, { schema: OpenApiSchema }> };
-}
-const OPENAPI = JSON.parse(
-  gunzipSync(readFileSync(new URL('./fixtures/reference/data-api-openapi-2.2.json.gz', import.meta.url))).toString('utf8'),
-) as { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, OpenApiSchema> } };
-const resolved = (schema: OpenApiSchema): OpenApiSchema =>
-  schema.$ref === undefined ? schema : OPENAPI.components.schemas[schema.$ref.split('/').at(-1)!]!;
-/** The fields a 400 about the operation may name: its parameters, its body's properties, the body as a whole. */
-const fieldsOf = (op: OpenApiOperation): Set<string> =>
-  new Set([
-    'body',
-    ...(op.parameters ?? []).map((p) => p.name),
-    ...Object.values(op.requestBody?.content ?? {}).flatMap((c) => Object.keys(resolved(c.schema).properties ?? {})),
-  ]);
-
 let anvil: Anvil;
 let s: Running;
 let token: Deployed;
@@ -534,9 +514,7 @@ describe('GET /info/endpointWeights', () => {
       getNFTContractSalePrices: '/nft/{address}/price',
     });
     // The document's operations: listed when, and only when, a request reaches a handler of this server.
-    const ops = Object.entries(OPENAPI.paths).flatMap(([path, ms]) =>
-      Object.entries(ms).map(([method, op]) => ({ method: method.toUpperCase(), path, endpoint: op.operationId, fields: fieldsOf(op) })),
-    );
+    const ops = hostedOperations().map(({ method, path, op }) => ({ method, path, endpoint: op.operationId, fields: fieldsOf(op) }));
     const answers = await Promise.all(
       ops.map(async ({ fields, ...op }) => ({ ...op, served: served(await probe(op.method, op.path), fields) })),
     );

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseUnits, toFunctionSelector, type Hex } from 'viem';
+import { formatUnits, parseUnits, toFunctionSelector, type Hex } from 'viem';
 import { ServiceClock } from '../engine/clock.js';
 import type { DataDeps } from '../engine/data-api/common/deps.js';
 import { walletErc20, walletErc20Query } from '../engine/data-api/erc20/balances.js';
@@ -248,6 +248,17 @@ describe('ERC-20 indexes from a start block after the token was created', () => 
         .filter((l) => Number(l['blockNumber']) >= startBlock)
         .map((l) => [place(l['blockNumber']!, l['logIndex']!), l['transactionHash']]),
     );
+  });
+
+  it('gives each transfer its value in the token units, and value_decimal null for a token without decimals()', async () => {
+    const q = tokenTransfersQuery.parse({ address: lc(), limit: '5', order: 'ASC' });
+    const listed = await tokenTransfers(deps, CHAIN, q);
+    expect(listed.result.length).toBeGreaterThan(0);
+    for (const t of listed.result) expect(t.value_decimal).toBe(formatUnits(BigInt(t.value), 18));
+    // The same token, its metadata read as a contract without decimals() answers it: token_decimals "0", value_decimal null.
+    const tokens = { get: async (chain: string, address: string) => ({ ...(await deps.tokens.get(chain, address)), decimals: null }) };
+    const without = await tokenTransfers({ ...deps, tokens: tokens as unknown as DataDeps['tokens'] }, CHAIN, q);
+    expect(without.result.map((t) => [t.value, t.token_decimals, t.value_decimal])).toEqual(listed.result.map((t) => [t.value, '0', null]));
   });
 
   it("reads a wallet's transfers as a version-3 store holds them (each entry the whole transfer), with its token filter", async () => {

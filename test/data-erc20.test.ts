@@ -110,6 +110,7 @@ async function chainTransfers(): Promise<Json[]> {
           from_address: a.from.toLowerCase(),
           from_address_label: null,
           value: a.value.toString(),
+          value_decimal: formatUnits(a.value, decimals),
           transaction_index: Number(r['transactionIndex']),
           log_index: Number(l['logIndex']),
           possible_spam: false,
@@ -400,6 +401,27 @@ describe('ERC-20 approvals, allowance, metadata, search', () => {
       block_number: String(NEW.receipt.blockNumber),
       created_at: new Date(Number(created.timestamp) * 1000).toISOString(),
     });
+    // Every platform of the hosted service's links, each null: the server keeps no off-chain links.
+    for (const token of body)
+      expect(token.links).toEqual(
+        Object.fromEntries(
+          [
+            'bitbucket',
+            'discord',
+            'facebook',
+            'github',
+            'instagram',
+            'linkedin',
+            'medium',
+            'reddit',
+            'telegram',
+            'tiktok',
+            'twitter',
+            'website',
+            'youtube',
+          ].map((p) => [p, null]),
+        ),
+      );
   });
 
   it('searches names, symbols and addresses, ranked by holders', async () => {

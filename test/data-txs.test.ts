@@ -406,6 +406,8 @@ describe('native transactions on anvil', () => {
           to_address: A1,
           value: parseUnits('10', 6).toString(),
           value_formatted: '10',
+          // The transfer's transaction in its block, as the ERC-20 transfer record has it (an integer).
+          transaction_index: Number(byHash.get(tx['token'])!['transaction_index']),
           possible_spam: false,
           verified_contract: false,
         },
@@ -427,7 +429,15 @@ describe('native transactions on anvil', () => {
     expect(byHash.get(tx['mint'])).toMatchObject({
       category: 'mint',
       nft_transfers: [
-        { token_address: nft.address.toLowerCase(), token_id: '1', contract_type: 'ERC721', amount: '1', direction: 'incoming' },
+        {
+          token_address: nft.address.toLowerCase(),
+          token_id: '1',
+          contract_type: 'ERC721',
+          amount: '1',
+          direction: 'incoming',
+          verified_collection: false,
+          verified: false,
+        },
       ],
     });
     expect(byHash.get(tx['nftSend'])).toMatchObject({

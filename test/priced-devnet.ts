@@ -54,11 +54,16 @@ export interface PricedDevnet {
 
 const lc = (a: string): string => a.toLowerCase();
 
+/** The devnet's options: see startPricedDevnet. */
+interface PricedOptions {
+  wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>;
+  serverFirst?: boolean;
+  /** The factories' names in the pricing entry (MiniSwap, MiniSwap v3): Uniswap's make them the DeFi adapters' protocols. */
+  exchanges?: { v2: string; v3: string };
+}
+
 /** The devnet's pricing entry (CHAINPOST_PRICING) for the DEX's tokens and factories. */
-function pricingOf(
-  dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>,
-  opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }> },
-) {
+function pricingOf(dex: Pick<Dex, 'tokens' | 'v2Factory' | 'v3Factory'>, opts: PricedOptions) {
   const { usdc, weth, tkb } = dex.tokens;
   return {
     '0x539': {
@@ -67,8 +72,8 @@ function pricingOf(
       // TKB (8 decimals) stands for wrapped bitcoin: Bitcoin's price in the cross-chain API is its price.
       wrappedBtc: (opts.wrappedBtc?.(dex.tokens) ?? [tkb]).map((t) => t.address),
       factories: [
-        { address: dex.v2Factory.address, kind: 'v2', name: 'MiniSwap' },
-        { address: dex.v3Factory.address, kind: 'v3', name: 'MiniSwap v3' },
+        { address: dex.v2Factory.address, kind: 'v2', name: opts.exchanges?.v2 ?? 'MiniSwap' },
+        { address: dex.v3Factory.address, kind: 'v3', name: opts.exchanges?.v3 ?? 'MiniSwap v3' },
       ],
     },
   };
@@ -79,11 +84,11 @@ function pricingOf(
  * server starts; `wrappedBtc`: the tokens the pricing entry lists as wrapped bitcoin (default TKB);
  * `serverFirst`: the server starts, and indexes the chain so far, before the DEX is deployed, its pricing entry
  * naming the tokens and factories at the addresses their deployment will take (the deployer's next nonces), as a
- * devnet's registry does.
+ * devnet's registry does; `exchanges`: the factories' names.
  */
 export async function startPricedDevnet(
   more: (anvil: Anvil) => Record<string, string> | Promise<Record<string, string>> = () => ({}),
-  opts: { wrappedBtc?: (tokens: Dex['tokens']) => Array<{ address: Hex }>; serverFirst?: boolean } = {},
+  opts: PricedOptions = {},
 ): Promise<PricedDevnet> {
   const anvil = await startAnvil({ chainId: 1337 });
   let s: Running | undefined;

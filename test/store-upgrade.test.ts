@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { open } from 'lmdb';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseUnits, type Hex } from 'viem';
+import { formatUnits, parseUnits, type Hex } from 'viem';
 import { startAnvil } from '../http/clients/anvil.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
 import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
@@ -112,6 +112,10 @@ describe('a store written by layout version 5', () => {
 
   /** Answers that gained fields since version 5: each added field as this version derives it from the stored data. */
   const ADDED_SINCE_5: Record<string, (body: any, recorded: Recorded[]) => Record<string, unknown>> = {
+    // Each ERC-20 transfer's value in the token's units (the recorded tokens have decimals()).
+    'erc20 transfers': (b) => ({
+      result: b.result.map((t: Json) => ({ ...t, value_decimal: formatUnits(BigInt(t['value']), Number(t['token_decimals'])) })),
+    }),
     '/settings': (b) => ({ standardWebhooksSecret: `whsec_${Buffer.from(b.secretKey, 'utf8').toString('base64')}` }),
     // The stream's delivery state: its URL (as its record answered), that URL's rate and its queue (version 5 stored
     // no failure of it: none was recorded).
@@ -149,7 +153,12 @@ describe('a store written by layout version 5', () => {
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
       // Fields added to an answer since version 5, derived from what it stored: the rest as it answered.
-      const adds = ADDED_SINCE_5[r.path.replace(/^\/stats\/[0-9a-f-]{36}$/, '/stats/:streamId')];
+      const adds =
+        ADDED_SINCE_5[
+          r.path
+            .replace(/^\/stats\/[0-9a-f-]{36}$/, '/stats/:streamId')
+            .replace(/^\/api\/v2\.2\/(erc20\/)?0x[0-9a-f]{40}(\/erc20)?\/transfers\?.*$/, 'erc20 transfers')
+        ];
       const want = adds === undefined ? r.body : { ...(r.body as object), ...adds(r.body, recorded) };
       expect([got.status, got.body], `${r.path} as ${r.as}`).toEqual([r.status, want]);
     }

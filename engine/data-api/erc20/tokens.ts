@@ -36,6 +36,29 @@ export const addressList = z.array(evmAddress).min(1, 'at least one address').ma
 /** GET /erc20/metadata: `addresses`, a list (as the route reads lists). */
 export const metadataQuery = z.object({ addresses: addressList });
 
+/** The platforms of the hosted service's token links (its discoveryTokenLinks), every one present in an answer. */
+const LINK_PLATFORMS = [
+  'bitbucket',
+  'discord',
+  'facebook',
+  'github',
+  'instagram',
+  'linkedin',
+  'medium',
+  'reddit',
+  'telegram',
+  'tiktok',
+  'twitter',
+  'website',
+  'youtube',
+] as const;
+type Links = Record<(typeof LINK_PLATFORMS)[number], null>;
+/** A token's links: off chain, so each platform null (this server keeps none). */
+const NO_LINKS = Object.freeze(Object.fromEntries(LINK_PLATFORMS.map((p) => [p, null])) as Links);
+const linksAnswer = z
+  .object(Object.fromEntries(LINK_PLATFORMS.map((p) => [p, offChain])) as Record<(typeof LINK_PLATFORMS)[number], typeof offChain>)
+  .meta({ description: "The token's pages by platform: off-chain links this server does not keep, each null" });
+
 export const metadataAnswer = z.array(
   z.object({
     address: z.string(),
@@ -58,7 +81,7 @@ export const metadataAnswer = z.array(
     possible_spam: z.boolean(),
     verified_contract: z.boolean(),
     categories: z.array(z.string()),
-    links: z.object({}).meta({ description: 'Off-chain links this server does not keep: empty' }),
+    links: linksAnswer,
     circulating_supply: offChain,
     market_cap: offChain,
   }),
@@ -89,7 +112,7 @@ export async function tokenMetadata(deps: DataDeps, chain: string, addresses: re
         possible_spam: t.possibleSpam,
         verified_contract: false,
         categories: [],
-        links: {},
+        links: { ...NO_LINKS },
         circulating_supply: null,
         market_cap: null,
       };

@@ -11,7 +11,7 @@ import { headBounds } from '../common/block-times.js';
 import { walletTransfersPrefix, type WalletTransfer } from './index/keys.js';
 import { byTopic0, topicEntriesLog, type TopicEntry } from '../chain/index/logs.js';
 import { erc20TransferAt, erc20TransferOf } from './index/log.js';
-import { dec } from '../common/values.js';
+import { dec, formatted } from '../common/values.js';
 import { blockRange, cursor, evmAddress, limit, order } from '../common/params.js';
 import { offChain, pageAnswer, partiesAnswer } from '../common/answer-parts.js';
 import { addressList } from './tokens.js';
@@ -50,6 +50,10 @@ export const transfersAnswer = pageAnswer(
     block_hash: z.string(),
     ...partiesAnswer,
     value: z.string(),
+    value_decimal: z
+      .string()
+      .nullable()
+      .meta({ description: "The value in the token's units (value scaled by token_decimals); null when the token has no decimals()" }),
     transaction_index: z.int(),
     log_index: z.int(),
     possible_spam: z.boolean(),
@@ -78,6 +82,7 @@ function item(t: WalletTransfer, at: { blockNumber: number; logIndex: number }, 
     from_address: t.from,
     from_address_label: null,
     value: dec(t.value),
+    value_decimal: token.decimals === null ? null : formatted(BigInt(t.value), token.decimals),
     transaction_index: t.transactionIndex,
     log_index: at.logIndex,
     possible_spam: token.possibleSpam,
