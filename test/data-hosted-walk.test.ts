@@ -38,23 +38,12 @@ const NOT_YET_SERVED = new Set<string>([
   'getNFTFloorPriceByContract',
   'getNFTFloorPriceByToken',
   'getNFTHistoricalFloorPriceByContract',
-  // The head, pair stats, token analytics in bulk and as series, trending tokens.
-  'getLatestBlockNumber',
-  'getPairStats',
-  'getMultipleTokenAnalytics',
-  'getTimeSeriesTokenAnalytics',
-  'getTrendingTokensV2',
-  // Entities: off-chain labels (501 once served).
-  'searchEntities',
-  'getEntity',
-  'getEntityCategories',
-  'getEntitiesByCategory',
 ]);
 
 /** Operations that rest on data or services this server does not have: 501, saying so (docs/api.md, "Not served"). */
 const OFF_CHAIN_501 = new Set<string>([
   'reviewContracts',
-  // Labels of people and companies: an off-chain dataset (501 once served; in NOT_YET_SERVED until then).
+  // Labels of people and companies: an off-chain dataset.
   'searchEntities',
   'getEntity',
   'getEntityCategories',
