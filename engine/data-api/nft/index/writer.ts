@@ -21,6 +21,7 @@ import { ZERO_ADDRESS as ZERO } from '../../common/values.js';
  *   nftRefs         block/chain/number/logIndex/batch, contract/chain/contract/number/…, wallet/chain/wallet/number/…,
  *                   walletContract/chain/wallet/contract/number/…  → the transfer's `transfers` key (lists in block order)
  *   nftTrades       contract/chain/contract/number/logIndex, token/chain/contract/tokenId/number/logIndex → Trade
+ *                   wallet/chain/wallet/number/logIndex                 → WalletTrade (the buyer's and the seller's)
  * Ownership is moved by the transfers the index has seen. When indexing starts
  * after block 0, an ERC-1155 contract that already had code at the block before
  * the start has holders the index never saw arrive: the first time a wallet
@@ -81,6 +82,11 @@ export interface Trade extends Sale {
   tokenIds: string[];
 }
 
+/** A trade as a wallet's list holds it (`wallet/…` keys of `nftTrades`): the trade and its contract, which its key does not name. */
+export interface WalletTrade extends Trade {
+  contract: string;
+}
+
 const num = n12;
 const hex6 = (n: number): string => n.toString(16).padStart(6, '0');
 const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
@@ -95,6 +101,8 @@ export const holdingByOwner = (chain: string, owner: string, contract: string, i
 export const tokenKey = (chain: string, contract: string, id: bigint): string => `${chain}/${contract}/${id64(id)}`;
 export const collectionKey = (chain: string, owner: string, contract: string): string => `${chain}/${owner}/${contract}`;
 export const statsKey = (chain: string, contract: string): string => `${chain}/${contract}`;
+/** A wallet's trade, as buyer or seller, at its first transfer's `number/logIndex`. */
+const walletTradeKey = (chain: string, wallet: string, at: string): string => `wallet/${chain}/${wallet}/${at}`;
 
 /** The contract and token id of an `nftOwners`/`nftTokens`/`transfers` key (the 40-hex segment, then the 64-hex one). */
 export function tokenOfKey(key: string): { contract: string; tokenId: bigint } {
@@ -293,5 +301,7 @@ function applyTrades(w: IndexWriter, block: IndexedBlock, all: readonly Transfer
     const contract = group.split('/')[2]!;
     w.put('nftTrades', `contract/${block.chain}/${contract}/${at}`, trade);
     for (const id of trade.tokenIds) w.put('nftTrades', `token/${nftTokenPrefix(block.chain, contract, BigInt(id))}${at}`, trade);
+    // The buyer's and the seller's lists (never the same wallet: a transfer to its own sender is no sale).
+    for (const wallet of [trade.buyer, trade.seller]) w.put('nftTrades', walletTradeKey(block.chain, wallet, at), { ...trade, contract });
   }
 }
