@@ -6,6 +6,7 @@ import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { allPages, devnetApi as api } from './data-api.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { indexedTo, startChainpost, stopAndClean, type Running } from './helpers.js';
+import { openStore } from '../storage/env.js';
 import { moralisFor } from './sdk.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -343,5 +344,23 @@ describe('NFT floor prices (sale-based)', () => {
     expect((await days('1d')).map((d) => d.floor_price_basis.transaction_hash).at(-1)).toBe(sales[2]!.receipt.transactionHash);
     const r = await s.call(api(`/nft/${nft.address}/floor-price/historical`, 'interval=2d'));
     expect([r.status, r.body.details?.field]).toEqual([400, 'interval']);
+  });
+});
+
+describe('a store indexed before the wallet lists (schema version 9)', () => {
+  it('gets every trade into its buyer’s and seller’s lists when the server starts on it', async () => {
+    const lists = () => Promise.all([A0, A1, A2].map((w) => allPages(s, `/wallets/${w}/nfts/trades`, '')));
+    const before = await lists();
+    expect(before.flat()).toHaveLength(8);
+    await s.stop('SIGTERM');
+    // The store as version 9 left it: no wallet rows.
+    const store = openStore(s.dir);
+    await store.transactAsync(() => {
+      expect(store.removeRange('nftTrades', { start: 'wallet/', end: 'wallet/\uffff' })).toBe(8);
+      store.put('meta', 'schemaVersion', 9);
+    });
+    await store.close();
+    s = await startChainpost(serverEnv(anvil, { CHAINPOST_NOW: new Date(ahead * 1000).toISOString() }), s.dir);
+    expect(await lists()).toEqual(before);
   });
 });

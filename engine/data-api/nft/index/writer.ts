@@ -4,7 +4,7 @@ import type { ChainReads } from '../../../evm/chain-reads.js';
 import { salesOf, type Sale } from '../../../evm/sales.js';
 import { nftTokenPrefix, transferRef, type Transfer } from '../../../evm/store.js';
 import type { Kv } from '../../../ports.js';
-import { indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from '../../common/indexer.js';
+import { addedInBlock, indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from '../../common/indexer.js';
 import { n12 } from '../../common/block-times.js';
 import { ZERO_ADDRESS as ZERO } from '../../common/values.js';
 
@@ -304,4 +304,24 @@ function applyTrades(w: IndexWriter, block: IndexedBlock, all: readonly Transfer
     // The buyer's and the seller's lists (never the same wallet: a transfer to its own sender is no sale).
     for (const wallet of [trade.buyer, trade.seller]) w.put('nftTrades', walletTradeKey(block.chain, wallet, at), { ...trade, contract });
   }
+}
+
+/**
+ * The wallet rows of a trade indexed before they existed (the store's upgrade to schema 10): for a `contract/…` row of
+ * `nftTrades`, its buyer's and seller's rows, also named in the block's undo row while it has one (a reorg takes
+ * them back with the trade). Undefined for any other row, or one whose wallet rows are there.
+ */
+export function walletTradeRows(kv: Kv, key: string, value: unknown): Array<[string, WalletTrade]> | undefined {
+  if (!key.startsWith('contract/')) return undefined;
+  const [, chain, contract, number, logIndex] = key.split('/') as [string, string, string, string, string];
+  const trade = value as Trade;
+  const keys = [trade.buyer, trade.seller].map((wallet) => walletTradeKey(chain, wallet, `${number}/${logIndex}`));
+  if (keys.every((k) => kv.has('nftTrades', k))) return undefined;
+  addedInBlock(
+    kv,
+    chain,
+    trade.blockNumber,
+    keys.map((k) => ['nftTrades', k] as const),
+  );
+  return keys.map((k) => [k, { ...trade, contract }]);
 }
