@@ -97,7 +97,7 @@ describe('a store written by layout version 5', () => {
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toMatch(
         new RegExp(
-          `^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 9 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`,
+          `^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`,
           'm',
         ),
       );
