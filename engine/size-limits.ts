@@ -48,6 +48,8 @@ export const BATCH = {
   tokenPrices: 100,
   /** `tokens` of POST /api/v2.2/nft/getMultipleNFTs. */
   multipleNfts: 25,
+  /** `addresses` of POST /api/v2.2/nft/metadata. */
+  nftContracts: 25,
   /** `addresses` of GET /erc20/metadata, `token_addresses` of GET /:address/erc20 and /wallets/:address/tokens, `contract_addresses` of GET /:address/erc20/transfers. */
   erc20Addresses: 10,
   /** `token_addresses` of GET /:address/nft, `contract_addresses` of GET /:address/nft/transfers. */

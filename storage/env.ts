@@ -8,13 +8,14 @@ import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
 import { marksPerEvent } from '../engine/match/block-events.js';
+import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
@@ -23,15 +24,19 @@ export const SCHEMA_VERSION = 9;
  * staged streams in block events, which this version reads as none staged (an older chainpost would misread the
  * forms written since: the mark keeps it out); 7 kept history, delivery logs, their counters and stats in no
  * delivery partition, which the migration moves to partition 0 (PARTITIONED_SINCE); 8 kept a partition's marks of
- * a chain's block events in one row, which the migration splits into a row per event (MARKS_PER_EVENT_SINCE).
+ * a chain's block events in one row, which the migration splits into a row per event (MARKS_PER_EVENT_SINCE); 9
+ * kept the NFT trades by contract and token only, to which the migration adds the buyer's and seller's rows
+ * (WALLET_TRADES_SINCE).
  */
-const MIGRATES = new Set([3, 4, 5, 6, 7, 8]);
+const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 /** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */
 const PARTITIONED_SINCE = 8;
 /** The first version whose `matchMarks` rows are one per (block event, partition) (engine/match/block-events.ts marksPerEvent). */
 const MARKS_PER_EVENT_SINCE = 9;
+/** The first version whose `nftTrades` list each trade under its buyer and seller too (engine/data-api/nft/index/writer.ts walletTradeRows). */
+const WALLET_TRADES_SINCE = 10;
 /** The tables whose keys name a delivery partition since then. */
 const PARTITIONED_TABLES: readonly Table[] = ['history', 'deliveryLogs', 'counts', 'stats'];
 
@@ -265,7 +270,8 @@ function needsMigration(store: Store): boolean {
  * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
  * are rewritten (migrateHexKeys); then the delivery rows written before partitions (before version 8) move to
  * partition 0 (renameKeys); then a partition's marks row of a chain (before version 9) becomes a row per event
- * (splitRows); then the mark of the migration goes. A migration cut short goes on at the
+ * (splitRows); then each NFT trade (before version 10) gets its buyer's and seller's rows (addRows); then the mark of
+ * the migration goes. A migration cut short goes on at the
  * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
 export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
@@ -283,6 +289,8 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   if (from < PARTITIONED_SINCE)
     for (const table of PARTITIONED_TABLES) rewrittenKeys += renameKeys(store, table, (key) => keyInPartition0(table, key));
   if (from < MARKS_PER_EVENT_SINCE) rewrittenKeys += splitRows(store, 'matchMarks', (key, value) => marksPerEvent(store, key, value));
+  if (from < WALLET_TRADES_SINCE)
+    rewrittenKeys += addRows(store, 'nftTrades', 'contract/', (key, value) => walletTradeRows(store, key, value));
   store.transact(() => store.remove('meta', MIGRATING));
   return { from, rewrittenKeys };
 }
@@ -381,6 +389,40 @@ export function splitRows(
       }
     });
     if (seen < batch) return replaced;
+  }
+}
+
+/**
+ * Adds the rows `more` answers for each row of a table under `prefix`, `batch` rows read per transaction; a run cut
+ * short is finished by the next (`more` answers nothing for a row whose rows are there). Returns how many rows it
+ * added rows for. Each batch starts at the last key of the previous one, read again and skipped: `key + '\u0000'`
+ * is no bound in a hex-keyed table, where it would sort past the key's siblings.
+ */
+export function addRows(
+  store: Store,
+  table: Table,
+  prefix: string,
+  more: (key: string, value: unknown) => ReadonlyArray<readonly [string, unknown]> | undefined,
+  batch = 1_000,
+): number {
+  let added = 0;
+  let from: string | undefined;
+  for (;;) {
+    let seen = 0;
+    store.transact(() => {
+      const rows = store
+        .range(table, { start: from ?? prefix, end: `${prefix}\uffff`, limit: batch + (from === undefined ? 0 : 1) })
+        .filter((r) => r.key !== from);
+      seen = rows.length;
+      if (rows.length > 0) from = rows.at(-1)!.key;
+      for (const { key, value } of rows) {
+        const into = more(key, value);
+        if (into === undefined) continue;
+        for (const [k, v] of into) store.put(table, k, v);
+        added++;
+      }
+    });
+    if (seen < batch) return added;
   }
 }
 

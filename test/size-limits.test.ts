@@ -303,6 +303,15 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       );
     });
 
+    it('nftContracts: the addresses of POST /nft/metadata', async () => {
+      ok(await post('/api/v2.2/nft/metadata?chain=0x539', { addresses: evmAddresses(BATCH.nftContracts) }));
+      expectBatchRefused(
+        await post('/api/v2.2/nft/metadata?chain=0x539', { addresses: evmAddresses(BATCH.nftContracts + 1) }),
+        'addresses',
+        BATCH.nftContracts,
+      );
+    });
+
     // Query lists: sent whole by fetch (one write), so a head past MAX_HEAD_BYTES still arrives in one read here.
     const wallet = evmAddresses(1, 0xabc)[0]!;
     const lists: Array<[string, string, number]> = [
@@ -356,6 +365,7 @@ describe('documented size limits (engine/size-limits.ts), each at its limit and 
       'rpcCalls',
       'tokenPrices',
       'multipleNfts',
+      'nftContracts',
       'erc20Addresses',
       'nftAddresses',
       'walletAddresses',

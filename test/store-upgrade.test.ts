@@ -83,7 +83,7 @@ describe('a store written by layout version 5', () => {
   });
 
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
-    expect(SCHEMA_VERSION).toBe(9);
+    expect(SCHEMA_VERSION).toBe(10);
     dir = fixtureStore();
     const commands = [
       ['keys', 'list'],
@@ -97,7 +97,7 @@ describe('a store written by layout version 5', () => {
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr).toMatch(
         new RegExp(
-          `^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version 9 when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`,
+          `^chainpost: CHAINPOST_DATA: ${dir} holds schema version 5, which this chainpost migrates to version ${SCHEMA_VERSION} when it starts on it: run \`chainpost serve\` \\(npm start\\) on this CHAINPOST_DATA once, then this command$`,
           'm',
         ),
       );
@@ -147,8 +147,12 @@ describe('a store written by layout version 5', () => {
       .filter((l) => l.includes('the store'))
       .map((l) => JSON.parse(l) as Json);
     expect(said).toEqual([
-      expect.objectContaining({ msg: 'migrating the store to this layout; the server answers once it is done', from: 5, to: 9 }),
-      expect.objectContaining({ msg: 'migrated the store', from: 5, to: 9, rewrittenKeys: deliveryRows }),
+      expect.objectContaining({
+        msg: 'migrating the store to this layout; the server answers once it is done',
+        from: 5,
+        to: SCHEMA_VERSION,
+      }),
+      expect.objectContaining({ msg: 'migrated the store', from: 5, to: SCHEMA_VERSION, rewrittenKeys: deliveryRows }),
     ]);
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);
@@ -165,7 +169,7 @@ describe('a store written by layout version 5', () => {
     await s.stop();
     s = undefined;
     const store = openStore(dir);
-    expect(store.get('meta', 'schemaVersion')).toBe(9);
+    expect(store.get('meta', 'schemaVersion')).toBe(SCHEMA_VERSION);
     expect(store.get('meta', 'migratingFrom')).toBeUndefined();
     await store.close();
     // The CLI's readers open it now.
@@ -174,14 +178,15 @@ describe('a store written by layout version 5', () => {
     expect(list.stdout).toMatch(/^second-tenant\s/m);
   }, 60_000);
 
-  it('marked as a newer version (10), is refused by the server and the CLI, naming both versions, and left as it is', async () => {
+  it('marked as a newer version, is refused by the server and the CLI, naming both versions, and left as it is', async () => {
     dir = fixtureStore();
     const raw = open({ path: dir, noSubdir: false });
-    // msgpack 10: the byte itself.
-    await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([10]));
+    const newer = SCHEMA_VERSION + 1;
+    // msgpack of a small number: the byte itself.
+    await raw.openDB({ name: 'meta', encoding: 'binary' }).put('schemaVersion', Buffer.from([newer]));
     await raw.close();
     const refusal = new RegExp(
-      `${dir} holds schema version 10; this chainpost reads version 9\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
+      `${dir} holds schema version ${newer}; this chainpost reads version ${SCHEMA_VERSION}\\. Use a matching chainpost or another CHAINPOST_DATA directory\\.`,
     );
     // The server's refusal in this process (the binary's start is the migration's, above): what it would print, then exit 1.
     const [served, list] = await Promise.allSettled([startChainpost(NO_NODE, dir), cliInProcess(['keys', 'list'], dir)]);
@@ -192,7 +197,7 @@ describe('a store written by layout version 5', () => {
     expect(r.code, 'keys list').toBe(1);
     expect(r.stderr).toMatch(refusal);
     const again = open({ path: dir, noSubdir: false, readOnly: true });
-    expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([10]));
+    expect(again.openDB({ name: 'meta', encoding: 'binary' }).getBinary('schemaVersion')).toEqual(Buffer.from([newer]));
     await again.close();
   }, 60_000);
 

@@ -11,11 +11,36 @@ import {
   walletTransfersQuery,
 } from '../../engine/data-api/nft/lists.js';
 import * as owned from '../../engine/data-api/nft/owned.js';
+import * as floor from '../../engine/data-api/nft/floor.js';
+import * as traits from '../../engine/data-api/nft/traits.js';
 import * as trades from '../../engine/data-api/nft/trades.js';
 import { nftTransfers, nftTransfersAnswer, nftTransfersQuery } from '../../engine/data-api/nft/transfers.js';
 import { validate } from '../../engine/schema.js';
-import { queryEndpoint, type DataEndpoint } from './data.js';
-import { json } from './route.js';
+import type { z } from 'zod';
+import { queryAndPath, queryEndpoint, type DataEndpoint } from './data.js';
+import { json, type Method } from './route.js';
+
+/** A POST endpoint whose query (and path) and body are checked by their schemas, answered 200 with what `run` returns. */
+function bodyEndpoint<Q extends z.ZodType, B extends z.ZodType>(
+  operation: string,
+  path: string,
+  query: Q,
+  body: B,
+  run: (chain: string, q: z.output<Q>, b: z.output<B>) => unknown,
+): Pick<DataEndpoint, 'operation' | 'method' | 'path' | 'query' | 'body' | 'handle'> {
+  const method: Method = 'POST';
+  return {
+    operation,
+    method,
+    path,
+    query,
+    body,
+    async handle(req, chain) {
+      const q = validate(query, queryAndPath(req), 'query');
+      return json(200, await run(chain.key, q, validate(body, req.body, 'body')));
+    },
+  };
+}
 
 /**
  * The NFT endpoints of the Data API (docs/api.md, NFTs): ownership, metadata, transfer lists, trades and statistics;
@@ -106,6 +131,12 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
       responses: { 200: trades.tradesAnswer },
     },
     {
+      ...queryEndpoint('getNFTTradesByWallet', 'GET', '/wallets/:address/nfts/trades', trades.walletTradesQuery, (c, q) =>
+        trades.walletTrades(deps, c, q),
+      ),
+      responses: { 200: trades.tradesAnswer },
+    },
+    {
       ...queryEndpoint('getNFTLowestPrice', 'GET', '/nft/:address/lowestprice', trades.lowestPriceQuery, (c, q) =>
         trades.lowestPrice(deps, c, q, clock.now()),
       ),
@@ -123,6 +154,72 @@ export function nftEndpoints(deps: NftDeps, clock: Clock): DataEndpoint[] {
         trades.contractSoldPrice(deps, c, q, clock.now()),
       ),
       responses: { 200: trades.soldPriceAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTTraitsByCollection', 'GET', '/nft/:address/traits', traits.traitsQuery, (c, q) => traits.traits(deps, c, q)),
+      responses: { 200: traits.traitsAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTTraitsByCollectionPaginate', 'GET', '/nft/:address/traits/paginate', traits.traitsPageQuery, (c, q) =>
+        traits.traitsPage(deps, c, q),
+      ),
+      responses: { 200: traits.traitsPageAnswer },
+    },
+    {
+      ...queryEndpoint(
+        'resyncNFTRarity',
+        'GET',
+        '/nft/:address/traits/resync',
+        traits.resyncTraitsQuery,
+        (c, q) => traits.resyncTraits(deps, c, q),
+        { status: () => 202 },
+      ),
+      responses: { 202: traits.resyncTraitsAnswer },
+    },
+    {
+      ...bodyEndpoint(
+        'getNFTByContractTraits',
+        '/nft/:address/nfts-by-traits',
+        traits.nftsByTraitsQuery,
+        traits.nftsByTraitsBody,
+        (c, q, b) => traits.nftsByTraits(deps, c, q, b),
+      ),
+      responses: { 200: traits.nftsByTraitsAnswer },
+      errors: NODE,
+    },
+    {
+      ...bodyEndpoint(
+        'getNFTBulkContractMetadata',
+        '/nft/metadata',
+        owned.bulkContractMetadataQuery,
+        owned.bulkContractMetadataBody,
+        (c, q, b) => owned.bulkContractMetadata(deps, c, q, b),
+      ),
+      responses: { 200: owned.bulkContractMetadataAnswer },
+      errors: NODE,
+    },
+    // Sale-based floors (engine/data-api/nft/floor.ts): listings are off chain.
+    {
+      ...queryEndpoint('getNFTFloorPriceByContract', 'GET', '/nft/:address/floor-price', floor.floorQuery, (c, q) =>
+        floor.contractFloor(deps, c, q, clock.now()),
+      ),
+      responses: { 200: floor.contractFloorAnswer },
+    },
+    {
+      ...queryEndpoint('getNFTFloorPriceByToken', 'GET', '/nft/:address/:token_id/floor-price', floor.tokenFloorQuery, (c, q) =>
+        floor.tokenFloor(deps, c, q, clock.now()),
+      ),
+      responses: { 200: floor.tokenFloorAnswer },
+    },
+    {
+      ...queryEndpoint(
+        'getNFTHistoricalFloorPriceByContract',
+        'GET',
+        '/nft/:address/floor-price/historical',
+        floor.historicalFloorQuery,
+        (c, q) => floor.historicalFloor(deps, c, q, clock.now()),
+      ),
+      responses: { 200: floor.historicalFloorAnswer },
     },
     {
       ...queryEndpoint('syncNFTContract', 'PUT', '/nft/:address/sync', owned.syncQuery, (c, q) => owned.syncContract(deps, c, q), {

@@ -79,6 +79,20 @@ interface UndoRow {
   undo: Undo;
 }
 
+/**
+ * Keys a store migration added for an indexed block (rows of an index that did not exist when the block was
+ * indexed): the block's undo row, while it has one, takes them back with the block's own writes.
+ */
+export function addedInBlock(kv: Kv, chain: string, number: number, keys: ReadonlyArray<readonly [Table, string]>): void {
+  const key = blockKey(chain, number);
+  const row = kv.get<UndoRow>('indexUndo', key);
+  if (row === undefined) return;
+  // The saved bytes view the store's read buffer: copied before the write.
+  const undo: Undo = row.undo.map(([table, k, before]) => [table, k, before === null ? null : new Uint8Array(before)]);
+  for (const [table, k] of keys) undo.push([table, k, null]);
+  kv.put('indexUndo', key, { ...row, undo } satisfies UndoRow);
+}
+
 /** Keys written by a block are kept this many blocks behind the indexes' position (deeper reorgs are refused, logged). */
 export const UNDO_BLOCKS = 256;
 /** Blocks behind the follower past which the indexes count as catching up (a read then does not wait for them). */

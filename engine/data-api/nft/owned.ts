@@ -153,7 +153,7 @@ const nftRecord = z.object({
   floor_price_currency: offChain,
   last_sale: lastSaleAnswer,
 });
-type NftRecord = z.infer<typeof nftRecord>;
+export type NftRecord = z.infer<typeof nftRecord>;
 
 /** A token: the hosted service's `nft` record (GET /nft/:address's items, GET /nft/:address/:token_id). */
 export const nftAnswer = nftRecord.extend({
@@ -199,7 +199,7 @@ export const contractMetadataAnswer = collectionAnswer.extend({
   instagram_username: offChain,
 });
 
-interface ItemOpts {
+export interface ItemOpts {
   normalize: boolean;
   includePrices: boolean;
   /** The request's sale prices (salePrices), for last_sale. */
@@ -215,7 +215,7 @@ const tokenHash = (chain: string, contract: string, id: bigint): string => kecca
 const idText = (id: bigint, f: 'decimal' | 'hex'): string => (f === 'hex' ? `0x${id.toString(16)}` : id.toString());
 
 /** One NFT record: `holding` of `owner` (null: the token as a whole), metadata read the first time it is asked for. */
-async function nftItem(
+export async function nftItem(
   deps: NftDeps,
   chain: string,
   contract: string,
@@ -470,14 +470,49 @@ export async function contractMetadata(
   q: z.output<typeof contractMetadataQuery>,
 ): Promise<z.infer<typeof contractMetadataAnswer>> {
   await indexedUpTo(deps, chain);
-  const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
-  const info = await tokenInfo(deps, chain, q.address);
-  if (stats === undefined && info.nftStandard === '')
-    throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
+  const found = await collectionMetadata(deps, chain, q.address, q.include_prices, salePrices(deps, chain));
+  if (found === null) throw notSeen(chain, q.address);
+  return found;
+}
+
+const notSeen = (chain: string, contract: string): ApiError =>
+  new ApiError(404, `${contract} on chain ${chain} is not an NFT contract this server has seen`);
+
+export const MAX_CONTRACTS = BATCH.nftContracts;
+export const bulkContractMetadataQuery = z.object({ include_prices: bool(false) });
+export const bulkContractMetadataBody = z.object({
+  addresses: z.array(evmAddress).min(1, 'at least one address').max(MAX_CONTRACTS, `at most ${MAX_CONTRACTS} addresses`),
+});
+/** POST /nft/metadata: the contracts in the order asked, null for one that is not an NFT contract this server has seen. */
+export const bulkContractMetadataAnswer = z.array(contractMetadataAnswer.nullable());
+
+/** POST /nft/metadata: GET /nft/:address/metadata of each address. */
+export async function bulkContractMetadata(
+  deps: NftDeps,
+  chain: string,
+  q: z.output<typeof bulkContractMetadataQuery>,
+  body: z.output<typeof bulkContractMetadataBody>,
+): Promise<z.infer<typeof bulkContractMetadataAnswer>> {
+  await indexedUpTo(deps, chain);
+  const prices = salePrices(deps, chain);
+  return Promise.all(body.addresses.map((a) => collectionMetadata(deps, chain, a, q.include_prices, prices)));
+}
+
+/** A contract's metadata answer; null when it is not an NFT contract this server has seen (no transfer indexed, no NFT interface). */
+async function collectionMetadata(
+  deps: NftDeps,
+  chain: string,
+  contract: string,
+  includePrices: boolean,
+  prices: SalePrices | undefined,
+): Promise<z.infer<typeof contractMetadataAnswer> | null> {
+  const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, contract));
+  const info = await tokenInfo(deps, chain, contract);
+  if (stats === undefined && info.nftStandard === '') return null;
   const kind = stats?.kind ?? (info.nftStandard === 'ERC721' ? 'erc721' : 'erc1155');
   // The collection's fields, and the contract-level ones nothing on chain says.
   return {
-    ...(await collectionFields(deps, chain, q.address, kind, q.include_prices, salePrices(deps, chain))),
+    ...(await collectionFields(deps, chain, contract, kind, includePrices, prices)),
     synced_at: null,
     collection_category: null,
     project_url: null,
@@ -525,17 +560,24 @@ export async function resync(deps: NftDeps, chain: string, q: z.output<typeof re
 export const syncQuery = z.object({ address: evmAddress });
 export const syncAnswer = z.object({ message: z.string() });
 
-/** PUT /nft/:address/sync: every token of the contract gets its URI read and document fetched again, in the background, one at a time. */
+/** PUT /nft/:address/sync: every token of the contract gets its URI read and document fetched again, in the background. */
 export async function syncContract(deps: NftDeps, chain: string, q: z.output<typeof syncQuery>): Promise<z.infer<typeof syncAnswer>> {
   await indexedUpTo(deps, chain);
-  const stats = deps.kv.get<ContractStats>('nftStats', statsKey(chain, q.address));
-  if (stats === undefined) throw new ApiError(404, `${q.address} on chain ${chain} is not an NFT contract this server has seen`);
-  const prefix = `${chain}/${q.address}/`;
+  return { message: `the metadata of ${resyncCollection(deps, chain, q.address)} tokens of ${q.address} is being read again` };
+}
+
+/**
+ * Reads the URI and fetches the document of every token of the contract again, in the background, one at a time
+ * (PUT /nft/:address/sync, GET /nft/:address/traits/resync); returns how many tokens. 404 for a contract never seen.
+ */
+export function resyncCollection(deps: NftDeps, chain: string, contract: string): number {
+  if (!deps.kv.has('nftStats', statsKey(chain, contract))) throw notSeen(chain, contract);
+  const prefix = `${chain}/${contract}/`;
   const ids = deps.kv
     .range<NftToken>('nftTokens', { start: prefix, end: `${prefix}\uffff` })
     .map((e) => ({ id: tokenOfKey(e.key).tokenId, kind: e.value.kind }));
   void (async () => {
-    for (const { id, kind } of ids) await deps.metadata.resync(chain, q.address, id, kind, 'uri', false).catch(() => undefined);
+    for (const { id, kind } of ids) await deps.metadata.resync(chain, contract, id, kind, 'uri', false).catch(() => undefined);
   })();
-  return { message: `the metadata of ${ids.length} tokens of ${q.address} is being read again` };
+  return ids.length;
 }

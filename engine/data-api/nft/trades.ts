@@ -3,7 +3,7 @@ import { ApiError } from '../../errors.js';
 import { nftTokenPrefix } from '../../evm/store.js';
 import { rangePage } from '../../page.js';
 import { format, indexedUpTo, withTokenId, type NftDeps } from './common.js';
-import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade } from './index/writer.js';
+import { statsKey, tokenKey, type ContractStats, type NftToken, type Trade, type WalletTrade } from './index/writer.js';
 import { rangeOf } from './lists.js';
 import { NATIVE_PAYMENT, saleAnswer, salePrices, saleRecord, usdAt } from './transfers.js';
 import { centsOf } from '../dex/index/usd.js';
@@ -28,6 +28,7 @@ const common = { ...blockRange, cursor, limit: limit(), nft_metadata: bool(true)
 
 export const contractTradesQuery = z.object({ address: evmAddress, marketplace, ...common });
 export const tokenTradesQuery = z.object({ address: evmAddress, token_id: z.string(), format, ...common }).transform(withTokenId);
+export const walletTradesQuery = z.object({ address: evmAddress, ...common });
 export const lowestPriceQuery = z.object({
   address: evmAddress,
   days: z
@@ -97,13 +98,14 @@ function tradeItem(contract: string, t: Trade): z.infer<typeof tradeAnswer> {
   };
 }
 
-async function tradesPage(
+/** A page of one `nftTrades` list, newest first; `contract` names each row's contract (a wallet's rows carry theirs). */
+async function tradesPage<T extends Trade>(
   deps: NftDeps,
   chain: string,
   prefix: string,
   list: string,
-  contract: string,
-  q: z.output<typeof contractTradesQuery> | z.output<typeof tokenTradesQuery>,
+  contract: (t: T) => string,
+  q: z.output<typeof contractTradesQuery> | z.output<typeof tokenTradesQuery> | z.output<typeof walletTradesQuery>,
 ): Promise<z.infer<typeof tradesAnswer>> {
   await indexedUpTo(deps, chain);
   const bounds = rangeOf(deps.kv, chain, q);
@@ -112,20 +114,30 @@ async function tradesPage(
   const page =
     bounds === null
       ? { rows: [], page: 0, cursor: null }
-      : rangePage<Trade>(deps.kv, 'nftTrades', prefix, { list: named, limit: q.limit, reverse: true, cursor: q.cursor, ...bounds });
-  return { page: page.page, page_size: q.limit, cursor: page.cursor, result: page.rows.map(({ value }) => tradeItem(contract, value)) };
+      : rangePage<T>(deps.kv, 'nftTrades', prefix, { list: named, limit: q.limit, reverse: true, cursor: q.cursor, ...bounds });
+  return {
+    page: page.page,
+    page_size: q.limit,
+    cursor: page.cursor,
+    result: page.rows.map(({ value }) => tradeItem(contract(value), value)),
+  };
 }
 
 export function contractTrades(deps: NftDeps, chain: string, q: z.output<typeof contractTradesQuery>) {
-  return tradesPage(deps, chain, `contract/${chain}/${q.address}/`, 'nft-trades', q.address, q);
+  return tradesPage(deps, chain, `contract/${chain}/${q.address}/`, 'nft-trades', () => q.address, q);
 }
 
 export function tokenTrades(deps: NftDeps, chain: string, q: z.output<typeof tokenTradesQuery>) {
-  return tradesPage(deps, chain, `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, 'nft-token-trades', q.address, q);
+  return tradesPage(deps, chain, `token/${nftTokenPrefix(chain, q.address, q.tokenId)}`, 'nft-token-trades', () => q.address, q);
+}
+
+/** GET /wallets/:address/nfts/trades: the wallet's trades as buyer or seller, of every contract, newest first. */
+export function walletTrades(deps: NftDeps, chain: string, q: z.output<typeof walletTradesQuery>) {
+  return tradesPage<WalletTrade>(deps, chain, `wallet/${chain}/${q.address}/`, 'nft-wallet-trades', (t) => t.contract, q);
 }
 
 /** The contract's trades (`contract/…`) or one token's (`token/…`) from `since` (Unix seconds) on, newest first: the window's trades only. */
-function* tradesSince(kv: NftDeps['kv'], prefix: string, since: number): Generator<Trade> {
+export function* tradesSince(kv: NftDeps['kv'], prefix: string, since: number): Generator<Trade> {
   let start = `${prefix}\uffff`;
   for (;;) {
     // The range includes its start: the last key of the previous batch is read again and skipped.
@@ -140,7 +152,7 @@ function* tradesSince(kv: NftDeps['kv'], prefix: string, since: number): Generat
 }
 
 /** The window's trades paid in the native currency (the hosted service's sale prices count only those), newest first. */
-function nativeSales(deps: NftDeps, prefix: string, days: number, nowMs: number): Trade[] {
+export function nativeSales(deps: NftDeps, prefix: string, days: number, nowMs: number): Trade[] {
   const since = Math.floor(nowMs / 1000) - days * 86_400;
   return [...tradesSince(deps.kv, prefix, since)].filter((t) => t.paymentToken === null);
 }

@@ -58,10 +58,10 @@ export const nftTables = {
   nftTrades: {
     keys: 'hex',
     inPlace: true,
-    chainKeys: ['contract/{chain}/', 'token/{chain}/'],
+    chainKeys: ['contract/{chain}/', 'token/{chain}/', 'wallet/{chain}/'],
     rows: [
       {
-        key: '`contract/chain/contract/number/logIndex`, `token/chain/contract/tokenId/number/logIndex`',
+        key: "`contract/chain/contract/number/logIndex`, `token/chain/contract/tokenId/number/logIndex`, `wallet/chain/wallet/number/logIndex` (the buyer's and the seller's; the value adds `contract`)",
         value:
           "`{transactionHash, timestamp, buyer, seller, price (hex), paymentToken, blockNumber, blockHash, transactionIndex, marketplace, tokenIds}`: one sale per (transaction, buyer, contract), at its first NFT transfer; `marketplace` the transaction's receiver, `paymentToken` null for the native currency",
       },

@@ -4,7 +4,7 @@ import type { ChainReads } from '../../../evm/chain-reads.js';
 import { salesOf, type Sale } from '../../../evm/sales.js';
 import { nftTokenPrefix, transferRef, type Transfer } from '../../../evm/store.js';
 import type { Kv } from '../../../ports.js';
-import { indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from '../../common/indexer.js';
+import { addedInBlock, indexStart, type DataIndex, type IndexedBlock, type IndexWriter } from '../../common/indexer.js';
 import { n12 } from '../../common/block-times.js';
 import { ZERO_ADDRESS as ZERO } from '../../common/values.js';
 
@@ -21,6 +21,7 @@ import { ZERO_ADDRESS as ZERO } from '../../common/values.js';
  *   nftRefs         block/chain/number/logIndex/batch, contract/chain/contract/number/…, wallet/chain/wallet/number/…,
  *                   walletContract/chain/wallet/contract/number/…  → the transfer's `transfers` key (lists in block order)
  *   nftTrades       contract/chain/contract/number/logIndex, token/chain/contract/tokenId/number/logIndex → Trade
+ *                   wallet/chain/wallet/number/logIndex                 → WalletTrade (the buyer's and the seller's)
  * Ownership is moved by the transfers the index has seen. When indexing starts
  * after block 0, an ERC-1155 contract that already had code at the block before
  * the start has holders the index never saw arrive: the first time a wallet
@@ -81,6 +82,11 @@ export interface Trade extends Sale {
   tokenIds: string[];
 }
 
+/** A trade as a wallet's list holds it (`wallet/…` keys of `nftTrades`): the trade and its contract, which its key does not name. */
+export interface WalletTrade extends Trade {
+  contract: string;
+}
+
 const num = n12;
 const hex6 = (n: number): string => n.toString(16).padStart(6, '0');
 const hex4 = (n: number): string => n.toString(16).padStart(4, '0');
@@ -95,6 +101,8 @@ export const holdingByOwner = (chain: string, owner: string, contract: string, i
 export const tokenKey = (chain: string, contract: string, id: bigint): string => `${chain}/${contract}/${id64(id)}`;
 export const collectionKey = (chain: string, owner: string, contract: string): string => `${chain}/${owner}/${contract}`;
 export const statsKey = (chain: string, contract: string): string => `${chain}/${contract}`;
+/** A wallet's trade, as buyer or seller, at its first transfer's `number/logIndex`. */
+const walletTradeKey = (chain: string, wallet: string, at: string): string => `wallet/${chain}/${wallet}/${at}`;
 
 /** The contract and token id of an `nftOwners`/`nftTokens`/`transfers` key (the 40-hex segment, then the 64-hex one). */
 export function tokenOfKey(key: string): { contract: string; tokenId: bigint } {
@@ -293,5 +301,27 @@ function applyTrades(w: IndexWriter, block: IndexedBlock, all: readonly Transfer
     const contract = group.split('/')[2]!;
     w.put('nftTrades', `contract/${block.chain}/${contract}/${at}`, trade);
     for (const id of trade.tokenIds) w.put('nftTrades', `token/${nftTokenPrefix(block.chain, contract, BigInt(id))}${at}`, trade);
+    // The buyer's and the seller's lists (never the same wallet: a transfer to its own sender is no sale).
+    for (const wallet of [trade.buyer, trade.seller]) w.put('nftTrades', walletTradeKey(block.chain, wallet, at), { ...trade, contract });
   }
+}
+
+/**
+ * The wallet rows of a trade indexed before they existed (the store's upgrade to schema 10): for a `contract/…` row of
+ * `nftTrades`, its buyer's and seller's rows, also named in the block's undo row while it has one (a reorg takes
+ * them back with the trade). Undefined for any other row, or one whose wallet rows are there.
+ */
+export function walletTradeRows(kv: Kv, key: string, value: unknown): Array<[string, WalletTrade]> | undefined {
+  if (!key.startsWith('contract/')) return undefined;
+  const [, chain, contract, number, logIndex] = key.split('/') as [string, string, string, string, string];
+  const trade = value as Trade;
+  const keys = [trade.buyer, trade.seller].map((wallet) => walletTradeKey(chain, wallet, `${number}/${logIndex}`));
+  if (keys.every((k) => kv.has('nftTrades', k))) return undefined;
+  addedInBlock(
+    kv,
+    chain,
+    trade.blockNumber,
+    keys.map((k) => ['nftTrades', k] as const),
+  );
+  return keys.map((k) => [k, { ...trade, contract }]);
 }
