@@ -4,7 +4,7 @@ import { ENDPOINT_REMOVALS, inEffect, type EndpointRemoval } from '../engine/cha
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { addV2Liquidity, transferToken, v2RouterSwapExactIn } from './dex.js';
 import { deployEns } from './ens.js';
-import { errorAt, fieldsOf, hostedOperations, hostedValidators, meaningful, type OpenApiOperation } from './hosted-openapi.js';
+import { errorAt, hostedOperations, hostedValidators, meaningful, type OpenApiOperation } from './hosted-openapi.js';
 import { startPricedDevnet, type PricedDevnet } from './priced-devnet.js';
 import { A1, A2 } from './streams-harness.js';
 
@@ -15,30 +15,13 @@ import { A1, A2 } from './streams-harness.js';
  * with that devnet's values. No operation the interface keeps answers "no route" or a 5xx (501 only where the data
  * is off chain and the answer says so); removed ones answer their removal status; every 2xx body validates against
  * the hosted response schema, null allowed where a value is absent, but for the interface's deliberate differences
- * listed below (DIFFERENCES). Operations without a handler yet are in NOT_YET_SERVED.
+ * listed below (DIFFERENCES).
  */
 
 const [, K1, K2] = DEV_ACCOUNTS;
 const CHAIN = '0x539';
 /** The V2 factory's name in the devnet's pricing entry. */
 const EXCHANGE = 'Uniswap v2';
-
-/**
- * Operations of the hosted document this server does not serve yet (another branch adds them): skipped by the walk.
- * Empty it as they arrive: the second test fails while it names an operation that has a handler.
- */
-const NOT_YET_SERVED = new Set<string>([
-  // NFT traits, trades by wallet, contract metadata in bulk, floor prices.
-  'getNFTTraitsByCollection',
-  'getNFTTraitsByCollectionPaginate',
-  'resyncNFTRarity',
-  'getNFTByContractTraits',
-  'getNFTTradesByWallet',
-  'getNFTBulkContractMetadata',
-  'getNFTFloorPriceByContract',
-  'getNFTFloorPriceByToken',
-  'getNFTHistoricalFloorPriceByContract',
-]);
 
 /** Operations that rest on data or services this server does not have: 501, saying so (docs/api.md, "Not served"). */
 const OFF_CHAIN_501 = new Set<string>([
@@ -297,16 +280,12 @@ const noRoute = (r: { status: number; body: any }): boolean => r.status === 404 
 describe('the hosted Data API document, walked operation by operation on a devnet', () => {
   it('answers every kept operation (no "no route", no 5xx), removed ones with their removal status, 2xx bodies as the hosted schemas say', async () => {
     const validatorOf = hostedValidators();
-    const counts = { operations: 0, ok: 0, removed: 0, notHere: 0, skipped: 0, matching: 0, matchingWithDifferences: 0 };
+    const counts = { operations: 0, ok: 0, removed: 0, notHere: 0, matching: 0, matchingWithDifferences: 0 };
     const failures: string[] = [];
     const excepted = new Set<string>();
     for (const { method, path, op } of hostedOperations()) {
       counts.operations++;
       const name = `${method} ${path} (${op.operationId})`;
-      if (NOT_YET_SERVED.has(op.operationId)) {
-        counts.skipped++;
-        continue;
-      }
       const { url, init } = requestOf(method, path, op);
       const r = await net.s.call(url, init).catch((err: Error) => ({ status: -1, body: { message: err.message } }));
       const said = `${name} → ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`;
@@ -349,28 +328,11 @@ describe('the hosted Data API document, walked operation by operation on a devne
     }
     console.log(
       `hosted Data API walk: ${counts.operations} operations: ${counts.ok} answered 2xx, ${counts.removed} removed (their removal status), ` +
-        `${counts.notHere} 501 (off chain), ${counts.skipped} skipped (NOT_YET_SERVED); ${counts.matching} of ${counts.ok} bodies match the ` +
+        `${counts.notHere} 501 (off chain); ${counts.matching} of ${counts.ok} bodies match the ` +
         `hosted schemas outright, ${counts.matchingWithDifferences} with the ${DIFFERENCES.length} listed differences`,
     );
     expect(failures).toEqual([]);
     // Every listed difference still shows: one the server no longer has is taken off the list.
     expect(DIFFERENCES.map(keyOf).filter((x) => !excepted.has(x))).toEqual([]);
   }, 60_000);
-});
-
-describe('NOT_YET_SERVED', () => {
-  it('names only operations still without a handler here ("no route", or a 400 about a field the operation does not have)', async () => {
-    const served: string[] = [];
-    for (const { method, path, op } of hostedOperations()) {
-      if (!NOT_YET_SERVED.has(op.operationId)) continue;
-      const { url, init } = requestOf(method, path, op);
-      const r = await net.s.call(url, init);
-      // /nft/:address/:token_id takes /nft/{address}/traits and /floor-price: a 400 about its token_id.
-      const otherRoute = r.status === 400 && !fieldsOf(op).has(String(r.body?.details?.field).split('.')[0]!);
-      if (!noRoute(r) && !otherRoute)
-        served.push(`${op.operationId} (${method} ${path}) → ${r.status}: served now, take it off NOT_YET_SERVED`);
-    }
-    expect(served).toEqual([]);
-    expect(NOT_YET_SERVED.size).toBe(hostedOperations().filter(({ op }) => NOT_YET_SERVED.has(op.operationId)).length);
-  });
 });
