@@ -238,7 +238,13 @@ async function main(): Promise<void> {
   const watched = perStream * STREAMS;
   const pids: Array<number | undefined> = [];
   const peaks = new Map<number | undefined, { anon: number; last: ReturnType<typeof memoryOf> }>();
+  let ticks = 0;
   const sampler = setInterval(() => {
+    // Progress, every 10 s: the measured server's memory (the run takes minutes at scale).
+    if (++ticks % 40 === 0 && pids[1] !== undefined) {
+      const m = memoryOf(pids[1]);
+      console.log(`${ticks / 4} s: the server's RssAnon ${Math.round(m.anon / 2 ** 20)} MiB, RssFile ${Math.round(m.file / 2 ** 20)} MiB`);
+    }
     for (const pid of pids) {
       const m = memoryOf(pid);
       if (Number.isNaN(m.anon)) continue;
@@ -272,6 +278,8 @@ async function main(): Promise<void> {
     },
   });
   clearInterval(sampler);
+  // What the server said last, when matching did not resume (a worker out of memory says so there).
+  if (!Number.isFinite(r.matchingResumedMs)) console.log(r.output.trim().split('\n').slice(-20).join('\n'));
   const measured = peaks.get(pids[1]);
   const baselineAnon = lastBefore.get(pids[0])?.anon ?? NaN;
   // RssAnon once matching resumed (else the last sample: what it held when the bench gave up).
