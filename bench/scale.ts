@@ -252,6 +252,16 @@ function compiles(output: string): number[] {
   return times('compiling a filter set in the worker pool').map((t, i) => (ends[i] ?? NaN) - t);
 }
 
+/** The distinct errors of the server's "matching failed" lines, with how many times each came. */
+function failures(output: string): string {
+  const counts = new Map<string, number>();
+  for (const l of output.split('\n').filter((x) => x.includes('"msg":"matching failed'))) {
+    const m = (JSON.parse(l) as { err?: { message?: string } }).err?.message ?? 'no message';
+    counts.set(m, (counts.get(m) ?? 0) + 1);
+  }
+  return counts.size === 0 ? 'no matching failure' : [...counts].map(([m, n]) => `"${m}" (${n}×)`).join(', ');
+}
+
 async function main(): Promise<void> {
   const perStream = Math.ceil(N / STREAMS);
   const watched = perStream * STREAMS;
@@ -372,7 +382,7 @@ async function main(): Promise<void> {
     ...(Number.isFinite(r.matchingResumedMs)
       ? []
       : [
-          `Matching had not resumed ${LIMIT_MS / 1000} s after the spawn (the bench's bound): ${r.deliveredDown + r.deliveredUp} of ${DOWN_BLOCKS + UP_BLOCKS} blocks delivered; compiles logged: ${compileMs.length}; bytesPerAddress is RssAnon at that time.`,
+          `Matching had not resumed ${LIMIT_MS / 1000} s after the spawn (the bench's bound): ${r.deliveredDown + r.deliveredUp} of ${DOWN_BLOCKS + UP_BLOCKS} blocks delivered; compiles logged: ${compileMs.length}; bytesPerAddress is RssAnon at that time. The server said: ${failures(r.output)}.`,
         ]),
     ...(liveError === undefined ? [] : [`The live add failed: ${liveError}.`]),
     ...curve.filter((c) => c.error !== undefined).map((c) => `Probe curve at ${label(c.n)}: not reached (${c.error}).`),
