@@ -91,7 +91,7 @@ describe('a key set kept in the store', () => {
       expect(() => readKeySet(store, mapped(store), 'evm/0x1/1')).toThrow('evm/0x1/1/postings: 4 bytes stored, the header says 8');
       store.transact(() => removeKeySet(store, 'evm/0x1/1'));
       expect(readKeySet(store, mapped(store), 'evm/0x1/1')).toBeUndefined();
-      expect(store.keys('watchedSets')).toEqual([]);
+      expect(store.keys('watchedSets', {})).toEqual([]);
     } finally {
       await store.close();
     }
