@@ -32,6 +32,8 @@ export const CORE_TABLES = [
   'tokens',
   'streams',
   'streamAddresses',
+  // Compiled watched sets kept on disk and read in place (engine/match/stored-key-set.ts): derived, rebuilt when absent.
+  'watchedSets',
   'streamXpubs',
   'xpubUsed',
   'xpubKeys',

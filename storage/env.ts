@@ -17,6 +17,11 @@ import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
  */
 export const SCHEMA_VERSION = 10;
 /**
+ * The size from which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
+ * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
+ */
+export const MAPPED_FROM = 0x100_0000;
+/**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
  * storage/codec.ts); 3 and 4 stored the keys of HEX_KEYED_TABLES as plain text, which the migration rewrites;
@@ -96,6 +101,13 @@ export interface Store extends Kv {
    * free pages and renumbers the rest (smaller, slower). storage/backup.ts checks the target first.
    */
   copyTo(dir: string, compact: boolean): Promise<void>;
+  /**
+   * Raw bytes that stay valid while the entry stands (not only until the next read, as getRaw's): for a value of
+   * MAPPED_FROM bytes or more, lmdb-js's view of the memory map itself (file-backed pages, shared by every thread
+   * and process mapping the store, none of it anonymous memory); for a smaller one, which lmdb-js copies into its
+   * read buffer, a copy of its own. A view of a value removed or rewritten since reads pages LMDB may have reused.
+   */
+  mapped(name: DbName, key: string): Uint8Array | undefined;
   close(): Promise<void>;
 }
 
@@ -218,6 +230,11 @@ function openEnvironment(path: string, migrate: boolean): Store {
     },
     has: (name, key) => db(name).doesExist(key),
     putRaw: (name, key, bytes) => write(name, key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
+    mapped(name, key) {
+      const b = db(name).getBinaryFast(key);
+      if (b === undefined) return undefined;
+      return b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
+    },
     getRaw(name, key) {
       const b = db(name).getBinaryFast(key);
       return b === undefined ? undefined : b.subarray(0, b.length);

@@ -41,6 +41,22 @@ export interface StartupOptions {
   start?: (env: Record<string, string>, hold?: Hold) => Promise<Listening>;
   /** Hold the measured start's watchlist read and pool compiles (above; only with `start`). */
   hold?: boolean;
+  /** Once matching resumed, with the measured server still up (bench:scale's live changes). */
+  then?: (live: LiveRun) => Promise<void>;
+}
+
+/** The measured server once matching resumed, for `then`: its port, the chain and the receiver. */
+export interface LiveRun {
+  port: number;
+  /** Every stream id, in the order written, and the addresses of stream i (the scaled store's). */
+  ids: string[];
+  addressOf(stream: number, k: number): string;
+  /** A request to the server with the key. */
+  call(path: string, init?: { method?: string; body?: unknown }): Promise<{ status: number; body: unknown }>;
+  /** A transfer to `to` mined in a block of its own: its block number. */
+  transfer(to: string): Promise<number>;
+  /** When (performance.now()) the receiver had a webhook of `streamId` for `block` naming a transfer to `to`; undefined: not yet. */
+  deliveredAt(streamId: string, block: number, to: string): number | undefined;
 }
 
 export interface StartupRun {
@@ -65,6 +81,8 @@ export interface StartupRun {
   deliveredUp: number;
   /** Writing the scaled store (store layer). */
   writeMs: number;
+  /** The LMDB pages of the scaled store's stream tables once written (streamAddresses, streams), bytes. */
+  storeBytes: { streamAddresses: number; streams: number };
   /** Spawn → first answer of a server on a store without streams, in the same run. */
   baselineFirstAnswerMs: number;
   output: string;
@@ -201,6 +219,18 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
         break;
       }
     }
+    if (!Number.isNaN(resumedAt) && opts.then !== undefined)
+      await opts.then({
+        port: run.port,
+        ids: scaled.ids,
+        addressOf: scaled.addressOf,
+        call: (path, init) => call(run.port, path, init),
+        transfer: (to) => transfer(anvil, to),
+        deliveredAt: (streamId, block, to) =>
+          received.find(
+            (r) => r.body.streamId === streamId && r.body.block?.number === String(block) && r.body.txs?.some((x) => x.toAddress === to),
+          )?.at,
+      });
     const output = (await run.started).output();
     const lineAt = (msg: string): number => run.lineAt(output, msg);
     const compileStartMs = lineAt('compiling a filter set in the worker pool');
@@ -220,6 +250,7 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
       deliveredDown: delivered(targets.slice(0, opts.downBlocks)),
       deliveredUp: delivered(targets.slice(opts.downBlocks)),
       writeMs: scaled.writeMs,
+      storeBytes: scaled.storeBytes,
       baselineFirstAnswerMs: baseline.firstAnswerMs,
       output,
     };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
 import { streamKey } from '../../engine/delivery/dispatcher.js';
 import type { StoredStream } from '../../engine/streams/model.js';
-import { openStore } from '../../storage/env.js';
+import { openStore, type Store } from '../../storage/env.js';
 
 /**
  * A store watching at scale, for bench:startup and test/startup-scale.test.ts: `streams` copies of one stream
@@ -23,6 +23,19 @@ export interface WatchedAtScale {
   addressOf(stream: number, k: number): string;
   /** Milliseconds the writes took. */
   writeMs: number;
+  /** The LMDB pages (B-tree and overflow) of the stream tables once written, bytes. */
+  storeBytes: { streamAddresses: number; streams: number };
+}
+
+/** Bytes of the table's B-tree and overflow pages (LMDB's stats). */
+function pages(store: Store, table: 'streamAddresses' | 'streams'): number {
+  const s = store.db(table).getStats() as {
+    pageSize: number;
+    treeBranchPageCount: number;
+    treeLeafPageCount: number;
+    overflowPages: number;
+  };
+  return (s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages) * s.pageSize;
 }
 
 /** A distinct lowercase 20-byte address per (stream, k): stream and k in the last 8 bytes, the rest a fixed pattern hashed from them. */
@@ -43,7 +56,8 @@ export async function watchAtScale(dir: string, templateId: string, scale: Scale
     const record = store.range<StoredStream>('streams').find((e) => e.value.id === templateId)?.value;
     if (record === undefined) throw new Error(`no stream ${templateId} in ${dir}`);
     const ids = [templateId, ...Array.from({ length: scale.streams - 1 }, () => randomUUID())];
-    const BATCH = 500;
+    // About 200,000 rows per write transaction (500 streams of 100 addresses; fewer streams when they hold more).
+    const BATCH = Math.max(1, Math.min(500, Math.floor(200_000 / Math.max(1, scale.perStream))));
     for (let from = 0; from < ids.length; from += BATCH) {
       store.transact(() => {
         for (let i = from; i < Math.min(ids.length, from + BATCH); i++) {
@@ -61,7 +75,13 @@ export async function watchAtScale(dir: string, templateId: string, scale: Scale
         }
       });
     }
-    return { ids, addressOf: scaleAddress, writeMs: performance.now() - started };
+    const writeMs = performance.now() - started;
+    return {
+      ids,
+      addressOf: scaleAddress,
+      writeMs,
+      storeBytes: { streamAddresses: pages(store, 'streamAddresses'), streams: pages(store, 'streams') },
+    };
   } finally {
     await store.close();
   }

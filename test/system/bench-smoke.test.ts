@@ -107,3 +107,29 @@ it('npm run bench:cluster runs at a tiny size (single process, a node on NATS, t
   expect(stdout).toMatch(/resume 1: the first webhook of a partition .* came [\d.]+ s after its kill -9/);
   expect(stdout).not.toContain('not measured');
 }, 240_000);
+
+it('npm run bench:scale runs at a tiny size (the store written, the server restarted on it, addresses added live, a probe curve point) and writes to BENCH_RESULTS_DIR only', async () => {
+  const { stdout, result } = await smokeRun('scale', {
+    SCALE_ADDRESSES: '2000',
+    SCALE_STREAMS: '20',
+    SCALE_ADD: '20000',
+    SCALE_CURVE: '2000',
+    SCALE_LIMIT_MS: '60000',
+  });
+  const f = result.figures;
+  expect(f['watchedAddresses']).toBe(2_000);
+  expect(f['missedBlocks']).toBe(0);
+  expect(f['addMillionCalls']).toBe(2); // 20,000 addresses in calls of the endpoint's 10,000
+  // Each figure the goal names measured (not null: reached within the bound), and the store's size reported.
+  for (const name of [
+    'bytesPerAddress',
+    'firstAnswerMs',
+    'matchingResumedMs',
+    'addMillionTakesEffectMs',
+    'probesPerSecPerWorker',
+    'storeBytesPerAddress',
+  ])
+    expect(f[name], name).toBeGreaterThan(0);
+  expect(f['probesPerSecCurve']).toEqual({ '2000': expect.any(Number) });
+  expect(stdout).toContain('matching resumed');
+}, 180_000);

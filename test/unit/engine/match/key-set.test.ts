@@ -36,6 +36,28 @@ describe('KeySet', () => {
     expect(passed / 20_000).toBeLessThan(0.01);
   });
 
+  it('lets through the bloom filter in two passes exactly the keys mayContain lets through, every watched one among them', () => {
+    const keys = randomBytes(4_000 * 20);
+    const ks = keySet(
+      20,
+      Array.from({ length: 4_000 }, (_, i) => ({ key: keys.subarray(i * 20, (i + 1) * 20), streams: [i] })),
+    );
+    // Watched keys and strangers interleaved in one column, 20 bytes apart from an offset of 9 (a probe column's header).
+    const column = Buffer.alloc(9 + 8_000 * 20);
+    const strangers = randomBytes(4_000 * 20);
+    for (let i = 0; i < 4_000; i++) {
+      keys.copy(column, 9 + 2 * i * 20, i * 20, (i + 1) * 20);
+      strangers.copy(column, 9 + (2 * i + 1) * 20, i * 20, (i + 1) * 20);
+    }
+    const out = new Uint32Array(8_000);
+    const n = ks.passBloom(view(column), 9, 20, 8_000, new Int32Array(16_000), out);
+    const passed = Array.from(out.subarray(0, n));
+    const expected = Array.from({ length: 8_000 }, (_, i) => i).filter((i) => ks.mayContain(view(column), 9 + i * 20));
+    expect(passed).toEqual(expected);
+    expect(passed.filter((i) => i % 2 === 0)).toHaveLength(4_000);
+    expect(n - 4_000).toBeLessThan(40); // 16 bits a key: well under 1 % of the strangers
+  });
+
   it('keeps vanity addresses that share a long prefix apart', () => {
     const vanity = (i: number): Buffer =>
       Buffer.concat([Buffer.alloc(16), Buffer.from([i >>> 24, (i >> 16) & 255, (i >> 8) & 255, i & 255])]);
