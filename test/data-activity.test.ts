@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import type { Anvil } from '../http/clients/anvil.js';
 import { DEV_ACCOUNTS, publicClient } from './contracts.js';
-import { transferToken, v2RouterSwapExactIn, v3SwapAtReserves, type Dex } from './dex.js';
+import { transferToken, v2RouterSwapExactIn, v2ReservesAt, v3SwapAtReserves, type Dex } from './dex.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 
 /**
@@ -95,13 +95,7 @@ async function tkaPrices(block: number): Promise<{ inWeth: Ratio; usd: Ratio; we
 /** TKA/WETH's two sides in USD at `block`, exact. */
 async function tkaPoolLiquidity(block: number): Promise<Ratio> {
   const { tka } = dex.tokens;
-  const [r0, r1] = (await publicClient(anvil.url).readContract({
-    address: net.tkaWeth.address,
-    abi: [parseAbiItem('function getReserves() view returns (uint112, uint112, uint32)')],
-    functionName: 'getReserves',
-    blockNumber: BigInt(block),
-  })) as [bigint, bigint, number];
-  const [tkaReserve, wethReserve] = lc(net.tkaWeth.token0) === lc(tka.address) ? [r0, r1] : [r1, r0];
+  const [tkaReserve, wethReserve] = await v2ReservesAt(anvil.url, net.tkaWeth, block, tka.address);
   const { usd, wethUsd } = await tkaPrices(block);
   return add(times(whole(tkaReserve), usd), times(whole(wethReserve), wethUsd));
 }

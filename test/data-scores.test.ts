@@ -3,7 +3,7 @@ import { parseAbiItem, parseUnits, type Hex } from 'viem';
 import type { Anvil } from '../http/clients/anvil.js';
 import { tokenScoreOf, type ScoreInputs } from '../engine/data-api/scores/score.js';
 import { DEV_ACCOUNTS, publicClient } from './contracts.js';
-import { transferToken, v2RouterSwapExactIn, type Dex } from './dex.js';
+import { transferToken, v2ReservesAt, v2RouterSwapExactIn, type Dex } from './dex.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 
 /**
@@ -110,13 +110,7 @@ async function expectedAt(t: number) {
   const dayAgo = asNumber(await tkaUsd(blockAt(blockTimes[block]! - DAY)));
   const usdPrice24hrPercentChange = (100 * (usdPrice - dayAgo)) / dayAgo;
   // TKA's one pool: both sides in USD, to the cent (TKA's side is its WETH's worth at the pool's own price).
-  const [r0, r1] = (await publicClient(anvil.url).readContract({
-    address: net.tkaWeth.address,
-    abi: [parseAbiItem('function getReserves() view returns (uint112, uint112, uint32)')],
-    functionName: 'getReserves',
-    blockNumber: BigInt(block),
-  })) as [bigint, bigint, number];
-  const [tkaReserve, wethReserve] = lc(net.tkaWeth.token0) === lc(tka.address) ? [r0, r1] : [r1, r0];
+  const [tkaReserve, wethReserve] = await v2ReservesAt(anvil.url, net.tkaWeth, block, tka.address);
   const wethUsd = await net.v2Price(net.wethUsdc, weth.address, block);
   const liquidityUsd = Number(decimalText(add(times(whole(tkaReserve), usd), times(whole(wethReserve), wethUsd)), 2));
   const moved = Object.fromEntries(Object.keys(WINDOWS).map((w) => [w, 0n])) as Record<keyof typeof WINDOWS, bigint>;

@@ -367,6 +367,17 @@ export const formatted = (r: Ratio): string => decimalText(r, 18);
 const sideOf = (p0: Ratio, token: string, token0: string): Ratio =>
   token.toLowerCase() === token0.toLowerCase() ? p0 : { num: p0.den, den: p0.num };
 
+/** A V2 pair's reserves at `block` (getReserves), token0's first; with `token`, that token's first. */
+export async function v2ReservesAt(rpcUrl: string, pair: Created, block: number, token?: string): Promise<[bigint, bigint]> {
+  const [r0, r1] = (await publicClient(rpcUrl).readContract({
+    address: pair.address,
+    abi: abi().TestV2Pair.abi,
+    functionName: 'getReserves',
+    blockNumber: BigInt(block),
+  })) as [bigint, bigint, number];
+  return token === undefined || token.toLowerCase() === pair.token0.toLowerCase() ? [r0, r1] : [r1, r0];
+}
+
 /** A V2 pair's price of `token` in its other token (whole units; `decimals` of a token by lowercase address), from getReserves at `block`. */
 export async function v2PriceAt(
   rpcUrl: string,
@@ -375,12 +386,7 @@ export async function v2PriceAt(
   block: number,
   decimals: (token: string) => number,
 ): Promise<Ratio> {
-  const [r0, r1] = (await publicClient(rpcUrl).readContract({
-    address: pair.address,
-    abi: abi().TestV2Pair.abi,
-    functionName: 'getReserves',
-    blockNumber: BigInt(block),
-  })) as [bigint, bigint, number];
+  const [r0, r1] = await v2ReservesAt(rpcUrl, pair, block);
   const [d0, d1] = [decimals(pair.token0.toLowerCase()), decimals(pair.token1.toLowerCase())];
   return sideOf({ num: r1 * 10n ** BigInt(d0), den: r0 * 10n ** BigInt(d1) }, token, pair.token0);
 }
