@@ -37,7 +37,8 @@ export async function checkAnswer(
     // The document moves with the service date (a removal taking effect on a test clock): the current one decides.
     const fresh = load(url);
     byUrl.set(url, fresh);
-    if ((await fresh) === (await checker)) throw err;
+    // The same document, or none to read now (the server gone since it answered): the first check's failure stands.
+    if ((await fresh) === (await checker) || (await fresh) === NONE) throw err;
     (await fresh).check(method, path, status, contentType, body);
   }
 }
@@ -49,10 +50,12 @@ async function load(url: string): Promise<Checker> {
   try {
     res = await fetch(`${url}/openapi.json`);
   } catch {
+    // The server stopped since it answered (a kill test): nothing to check that answer against.
     return NONE;
   }
-  // A node without the api role, or an older build, has no document.
-  if (res.status !== 200) return NONE;
+  // A node without the api role, or an older build, has no document; any other failure to give it is the server's.
+  if (res.status === 404) return NONE;
+  if (res.status !== 200) throw new Error(`OpenAPI: GET ${url}/openapi.json answered ${res.status}: ${await res.text()}`);
   const text = await res.text();
   let found = byText.get(text);
   if (found === undefined) byText.set(text, (found = checkerOf(JSON.parse(text) as Json)));
@@ -91,8 +94,12 @@ export function checkerOf(doc: Json): Checker {
       const matches = paths.filter((p) => p.regex.test(path)).sort((a, b) => moreFixed(b.fixed, a.fixed));
       const m = method.toLowerCase();
       const entry = matches.find((p) => (doc['paths'][p.template] as Json)[m] !== undefined);
-      // No route takes it: the server's "no route" answer, which no operation describes.
-      if (entry === undefined) return;
+      // No route takes it: the server's "no route" answer, which no operation describes; any other answer is a route
+      // the document leaves out.
+      if (entry === undefined) {
+        if (status === 404) return;
+        throw new Error(`OpenAPI: ${method} ${rawPath} → ${status}: no operation of the document takes it: ${snippet(body)}`);
+      }
       const op = (doc['paths'][entry.template] as Json)[m] as Json;
       const responses = op['responses'] as Json;
       const answer = responses[String(status)] as Json | undefined;

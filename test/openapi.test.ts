@@ -115,6 +115,7 @@ describe('the answers check (openapi-check.ts) the shared callers run', () => {
     expect(() => checker.check('GET', '/things/a', 404, 'application/json', {})).toThrow(/does not match/);
     expect(() => checker.check('GET', '/things/a', 500, 'application/json', { message: 'x' })).toThrow(/does not give/);
     expect(() => checker.check('GET', '/things/fixed', 200, 'application/json', { id: 'a' })).toThrow(/answered application\/json/);
+    expect(() => checker.check('POST', '/elsewhere', 200, 'application/json', {})).toThrow(/no operation of the document takes it/);
   });
 
   it('behavior: takes the fixed path over the templated one, as the router does', () => {
