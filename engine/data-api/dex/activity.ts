@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pos, posAt } from '../../evm/store.js';
 import { blockTime } from '../common/block-times.js';
-import type { Entry, Kv, Table } from '../../ports.js';
+import { newestFirst } from '../common/newest-first.js';
 import type { DataDeps } from '../common/deps.js';
 import { poolRowsPrefix, type SwapRow } from './index/keys.js';
 import { LAST_LOG, mul, toNumber, type Ratio } from './index/prices.js';
@@ -83,19 +83,6 @@ export const usdNumber =
 /** The percent change from `then` to `now`; null without either, or from 0. */
 export const percentChange = (now: number | null, then: number | null): number | null =>
   now === null || then === null || then === 0 ? null : (100 * (now - then)) / then;
-
-/** Entries read at a time. */
-const CHUNK = 1_000;
-
-/** A table's entries from `start` down to `end` (exclusive), newest first, read a chunk at a time (a day of a busy token's swaps is long). */
-export function* newestFirst<T>(kv: Kv, table: Table, start: string, end: string): Generator<Entry<T>> {
-  for (let from = start, last: string | undefined; ; ) {
-    const rows = kv.range<T>(table, { start: from, end, reverse: true, limit: CHUNK });
-    for (const r of rows) if (r.key !== last) yield r;
-    if (rows.length < CHUNK) return;
-    last = from = rows[rows.length - 1]!.key;
-  }
-}
 
 /** Block times read once per request. */
 export function blockTimes(deps: Pick<DataDeps, 'kv'>, chain: string): (block: number) => number | undefined {

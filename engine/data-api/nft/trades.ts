@@ -1,3 +1,4 @@
+import { newestFirst } from '../common/newest-first.js';
 import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { nftTokenPrefix } from '../../evm/store.js';
@@ -138,16 +139,9 @@ export function walletTrades(deps: NftDeps, chain: string, q: z.output<typeof wa
 
 /** The contract's trades (`contract/…`) or one token's (`token/…`) from `since` (Unix seconds) on, newest first: the window's trades only. */
 export function* tradesSince(kv: NftDeps['kv'], prefix: string, since: number): Generator<Trade> {
-  let start = `${prefix}\uffff`;
-  for (;;) {
-    // The range includes its start: the last key of the previous batch is read again and skipped.
-    const batch = kv.range<Trade>('nftTrades', { start, end: prefix, reverse: true, limit: 256 }).filter((e) => e.key !== start);
-    for (const { value: t } of batch) {
-      if (t.timestamp < since) return;
-      yield t;
-    }
-    if (batch.length < 255) return;
-    start = batch.at(-1)!.key;
+  for (const { value: t } of newestFirst<Trade>(kv, 'nftTrades', `${prefix}\uffff`, prefix)) {
+    if (t.timestamp < since) return;
+    yield t;
   }
 }
 

@@ -9,7 +9,8 @@ import { DAY } from '../erc20/index/keys.js';
 import { evmAddress } from '../common/params.js';
 import { totalLiquidity, weighPools } from '../dex/pairs.js';
 import { decimal, mul, priceReader, MIN_SIDE_USD, LAST_LOG } from '../dex/index/prices.js';
-import { blockTimes, keyed, newestFirst, tally, usdNumber, type TokenSwap } from '../dex/activity.js';
+import { newestFirst } from '../common/newest-first.js';
+import { blockTimes, keyed, tally, usdNumber, type TokenSwap } from '../dex/activity.js';
 import { indexedHead } from '../common/pages.js';
 
 /**
