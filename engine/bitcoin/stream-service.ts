@@ -23,7 +23,7 @@ const xpubView = (x: StoredXpub): XpubView => ({
 });
 
 /** BitcoinXpubType as the API answers it (xpubView): POST …/:id/xpub, and each of GET …/:id/xpub's page. */
-export const xpubAnswer = z.object({
+const xpubAnswer = z.object({
   id: z.string(),
   streamId: z.string(),
   xpub: z.string(),

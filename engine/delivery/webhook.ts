@@ -25,7 +25,7 @@ export function signature(body: Uint8Array | string, secret: string): string {
  * Standard Webhooks' `webhook-signature`: `v1,` + base64 of HMAC-SHA256 over `id.timestamp.body`, keyed with the
  * tenant's secret's UTF-8 bytes (what `standardWebhooksSecret` shows, as `whsec_` + their base64).
  */
-export function standardSignature(webhookId: string, timestampSec: number, body: Uint8Array | string, secret: string): string {
+function standardSignature(webhookId: string, timestampSec: number, body: Uint8Array | string, secret: string): string {
   // Node's own HMAC (as engine/bitcoin/hash.ts's SHA-256): it runs per attempt, over bodies up to megabytes.
   return `v1,${createHmac('sha256', secret).update(`${webhookId}.${timestampSec}.`).update(body).digest('base64')}`;
 }

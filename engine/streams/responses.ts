@@ -22,7 +22,7 @@ export const pageOf = <T extends z.ZodType>(item: T) =>
     cursor: z.string().optional(),
   }) satisfies z.ZodType<Page<z.output<T>>>;
 
-export const streamStatus = z.enum(['active', 'paused', 'error', 'terminated']);
+const streamStatus = z.enum(['active', 'paused', 'error', 'terminated']);
 
 /** The answer fields every family's stream has beside its definition (engine/streams/model.ts StreamState). */
 export const streamAnswerFields = {
@@ -90,7 +90,7 @@ const historyFields = {
 };
 
 /** A failed-delivery record (engine/delivery/records.ts historyView). */
-export const historyRecord = z.object(historyFields) satisfies z.ZodType<HistoryRecord>;
+const historyRecord = z.object(historyFields) satisfies z.ZodType<HistoryRecord>;
 
 /** GET /history: without the payload when excludePayload=true. */
 export const historyPage = pageOf(historyRecord.extend({ payload: historyFields.payload.optional() }));
@@ -116,7 +116,7 @@ export const logsPage = pageOf(
 export const replayAnswer = historyRecord.extend({ status: z.number().optional() }) satisfies z.ZodType<ReplayAnswer>;
 
 /** POST /history/replay/:streamId: each of the stream's records not delivered yet replayed, oldest first (StreamsService.replayStream). */
-export const streamReplayAnswer = z.object({
+const streamReplayAnswer = z.object({
   streamId: z.string(),
   replayed: z.number().meta({ description: 'Records replayed by this call (each answer in `results`)' }),
   remaining: z.number().meta({ description: 'Records not delivered yet left for another call (at most 100 are replayed a call)' }),

@@ -83,7 +83,7 @@ export const openApiPath = (pattern: string): string =>
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'] as const;
 
 /** The JSON Schema of a zod schema, as one side of it sees it (a transform's input is what a client sends). */
-export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const { $schema: _, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   return json;
 }

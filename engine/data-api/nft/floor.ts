@@ -18,7 +18,7 @@ import { NATIVE_PAYMENT, salePrices, usdAt, type SalePrices } from './transfers.
  */
 
 /** The window of GET /nft/:address/floor-price and /nft/:address/:token_id/floor-price. */
-export const FLOOR_DAYS = 7;
+const FLOOR_DAYS = 7;
 const DAY = 86_400;
 const PAGE = 100;
 

@@ -161,7 +161,7 @@ export const nftAnswer = nftRecord.extend({
   minter_address: z.string().nullable(),
 });
 /** One owner's holding of a token: the hosted service's `nftOwner` record (a wallet's NFTs, a contract's or a token's owners). */
-export const holdingAnswer = nftRecord.omit({ minter_address: true }).extend({ owner_of: z.string(), block_number: z.string() });
+const holdingAnswer = nftRecord.omit({ minter_address: true }).extend({ owner_of: z.string(), block_number: z.string() });
 /** A page of tokens or holdings; status is always SYNCED here (the indexes are read as they stand). */
 const syncedPage = <T extends z.ZodType>(item: T) => pageAnswer(item).extend({ status: z.literal('SYNCED') });
 export const nftsAnswer = syncedPage(nftAnswer);
@@ -478,7 +478,7 @@ export async function contractMetadata(
 const notSeen = (chain: string, contract: string): ApiError =>
   new ApiError(404, `${contract} on chain ${chain} is not an NFT contract this server has seen`);
 
-export const MAX_CONTRACTS = BATCH.nftContracts;
+const MAX_CONTRACTS = BATCH.nftContracts;
 export const bulkContractMetadataQuery = z.object({ include_prices: bool(false) });
 export const bulkContractMetadataBody = z.object({
   addresses: z.array(evmAddress).min(1, 'at least one address').max(MAX_CONTRACTS, `at most ${MAX_CONTRACTS} addresses`),

@@ -18,7 +18,7 @@ import { salePrices } from './transfers.js';
  */
 
 /** GET /nft/:address/traits answers at most this many trait values (the hosted service's bound); the paginated list has none. */
-export const MAX_TRAITS = 5_000;
+const MAX_TRAITS = 5_000;
 /** Tokens POST /nft/:address/nfts-by-traits reads for one page at most: past it the page is short and its cursor goes on. */
 const MAX_SCAN = 10_000;
 /** Trait types of one nfts-by-traits request (the hosted service's bound). */

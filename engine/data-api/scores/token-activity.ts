@@ -25,7 +25,7 @@ import { totalLiquidity, weighPools } from '../dex/pairs.js';
  */
 
 /** Tokens one request takes at most (the hosted document's maxItems). */
-export const MAX_TOKENS = 30;
+const MAX_TOKENS = 30;
 /** A token of a request's list: its chain (hex, decimal or name) and address. */
 const tokensBody = z.object({
   tokens: z

@@ -109,7 +109,7 @@ const approvalRow = z.object({
 const approvalAllRow = z.object({ token: interactionToken, operator: interactionSpender });
 
 /** A wallet history item (GET /wallets/:address/history), `historyItem`. */
-export const historyItemAnswer = txAnswer.extend({
+const historyItemAnswer = txAnswer.extend({
   category: z.enum([
     'mint',
     'burn',
