@@ -1,8 +1,8 @@
 // A real nats-server for the tests of bus/ (and the benches): the Debian package's binary, on loopback, with
 // JetStream on a temporary directory. Shared by tests and benches, hence test/kit/ (see its README).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -64,7 +64,7 @@ export async function startNatsServer(options: NatsServerOptions = {}): Promise<
 
 /**
  * A nats-server process over `dir`, its config the lines `config` gives for its client listen address: the first
- * start on a free port (`127.0.0.1:-1`), every restart on the port that start was given.
+ * start on a port of fixedPorts, every restart on the same port.
  */
 function natsProcess(dir: string, config: (listen: string) => string[]): NatsServer {
   const file = join(dir, 'nats.conf');
@@ -127,7 +127,8 @@ function natsProcess(dir: string, config: (listen: string) => string[]): NatsSer
     stop,
     start: async () => {
       if (running()) throw new Error('nats-server runs already');
-      write(port === 0 ? '127.0.0.1:-1' : `127.0.0.1:${port}`);
+      if (port === 0) port = (await fixedPorts(1))[0]!;
+      write(`127.0.0.1:${port}`);
       port = await launch();
     },
     close: async () => {
@@ -185,7 +186,7 @@ const CLUSTER_NAME = 'chainpost-test';
  */
 export async function startNatsCluster(options: { size?: number; maxPayload?: string } = {}): Promise<NatsCluster> {
   const size = options.size ?? 3;
-  const routePorts = await freePorts(size);
+  const routePorts = await fixedPorts(size);
   const names = routePorts.map((_, i) => `n${i + 1}`);
   const servers = routePorts.map((routePort, i) => {
     const dir = mkdtempSync(join(tmpdir(), `chainpost-nats-${names[i]}-`));
@@ -264,20 +265,41 @@ async function placesCopies(url: string, copies: number): Promise<boolean> {
   }
 }
 
-/** `n` distinct loopback ports free a moment ago (held together, so none is handed out twice). */
-async function freePorts(n: number): Promise<number[]> {
-  const held = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = held.map((s) => (s.address() as AddressInfo).port);
-  await Promise.all(held.map((s) => new Promise((resolve) => s.close(resolve))));
-  return ports;
+/**
+ * `n` distinct loopback ports, free a moment ago, from below the kernel's ephemeral range: a port a server is to bind
+ * later (a route port named in every config, a client port kept across a restart) must not be one the kernel hands
+ * out meanwhile as the local port of some outgoing connection, as a port taken with `listen(0)` can be (a CI run's
+ * cluster once never formed: its routes were refused).
+ */
+async function fixedPorts(n: number): Promise<number[]> {
+  const low = ephemeralLow();
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < n; tries++) {
+    if (tries > 1_000) throw new Error(`no ${n} free ports below ${low}`);
+    const port = FIXED_FROM + Math.floor(Math.random() * (low - FIXED_FROM));
+    if (!ports.has(port) && (await bindable(port))) ports.add(port);
+  }
+  return [...ports];
+}
+
+/** Where fixedPorts starts: above the well-known and registered ports services commonly take. */
+const FIXED_FROM = 20_000;
+
+/** The first port of the kernel's ephemeral range (ip_local_port_range; Linux's default if unreadable). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > FIXED_FROM + 1_000 ? low : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Whether `port` can be bound on 127.0.0.1 now (bound and let go again). */
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
 }
