@@ -41,6 +41,8 @@ export interface StreamReplay {
 
 /** A stream's records replayed in one call at most: each may take the delivery timeout (10 s) when its receiver does not answer. */
 export const REPLAY_ALL_MAX = 100;
+/** Rows of the history a replay of a whole stream reads between two turns of the event loop. */
+const SCAN_TURN = 1_000;
 
 /** A stream's statistics and its delivery's state: where its webhooks go, that URL's success rate, its queue, its last failure. */
 export type StreamStats = Omit<Stats, 'lastError'> & {
@@ -193,11 +195,21 @@ export class StreamsService {
    */
   async replayStream(tenant: string, streamId: string): Promise<StreamReplay> {
     this.mustOwn(tenant, streamId);
+    // Each range is in time order (UUID v7 ids): the oldest REPLAY_ALL_MAX overall are among each range's first
+    // REPLAY_ALL_MAX; the rest are only counted. A tenant's history may be long: the scan gives the event loop a turn
+    // every SCAN_TURN rows, so one tenant's call does not hold the others' requests.
     const ids: string[] = [];
-    for (const r of tenantRanges(this.kv, tenant, 'history').ranges)
-      for (const { value } of this.kv.range<StoredHistory>('history', { start: r.prefix, end: `${r.prefix}\uffff` }))
-        if (value.streamId === streamId && value.deliveredAt === undefined) ids.push(value.id);
-    // UUID v7: time-ordered, across the partitions' ranges.
+    let waiting = 0;
+    let rows = 0;
+    for (const r of tenantRanges(this.kv, tenant, 'history').ranges) {
+      let taken = 0;
+      for (const { value } of this.kv.range<StoredHistory>('history', { start: r.prefix, end: `${r.prefix}\uffff` })) {
+        if (++rows % SCAN_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (value.streamId !== streamId || value.deliveredAt !== undefined) continue;
+        waiting++;
+        if (taken++ < REPLAY_ALL_MAX) ids.push(value.id);
+      }
+    }
     ids.sort();
     const results: ReplayAnswer[] = [];
     for (const id of ids.slice(0, REPLAY_ALL_MAX)) {
@@ -207,7 +219,7 @@ export class StreamsService {
         if (!(err instanceof ApiError && err.status === 404)) throw err;
       }
     }
-    return { streamId, replayed: results.length, remaining: Math.max(0, ids.length - REPLAY_ALL_MAX), results };
+    return { streamId, replayed: results.length, remaining: Math.max(0, waiting - REPLAY_ALL_MAX), results };
   }
 
   /**
