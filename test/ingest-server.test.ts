@@ -20,7 +20,6 @@ const ACCOUNT0 = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const ACCOUNT1 = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
 const POLL_MS = 50;
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
 /** A lagging node: accepts TCP connections, reads the requests, never answers. */
@@ -163,12 +162,20 @@ describe('ingestion in the server binary', () => {
       const dead = await freePort(); // nothing listens there
       const spawned = performance.now();
       s = await startChainpost({ CHAINPOST_CHAINS: `0x1=http://127.0.0.1:${dead}`, CHAINPOST_POLL_MS: String(POLL_MS) });
-      await sleep(2_000);
+      // After failure k the follower waits POLL_MS·2^k. Seen first at a count of n (so before failure n + 1 came),
+      // failure n + 3 comes at least POLL_MS·(2^(n+1) + 2^(n+2)) later; without a backoff, 3·POLL_MS.
+      const errors = async (): Promise<number> => (await chainOf(s!, '0x1')).upstreamErrors;
+      expect(await until(async () => (await errors()) >= 1, 5_000)).toBe(true);
+      const seen = performance.now();
+      const n = await errors();
+      expect(await until(async () => (await errors()) >= n + 3, 8_000)).toBe(true);
+      expect(performance.now() - seen, `failures ${n} to ${n + 3} came sooner than the backoff allows`).toBeGreaterThanOrEqual(
+        POLL_MS * (2 ** (n + 1) + 2 ** (n + 2)),
+      );
       const status = await chainOf(s, '0x1');
-      // The follower cannot have run longer than this (it starts after the spawn).
+      // The follower cannot have run longer than this (it starts after the spawn): within `elapsed` ms at most
+      // floor(log2(elapsed/100 + 1)) + 1 attempts; one more for slack.
       const elapsed = performance.now() - spawned;
-      // Attempt k (k ≥ 1) comes after the waits 100, 200, … 50·2^(k-1) ms: at 100·(2^(k-1) − 1) ms.
-      // So within `elapsed` ms at most floor(log2(elapsed/100 + 1)) + 1 attempts; one more for slack.
       const bound = Math.floor(Math.log2(elapsed / 100 + 1)) + 2;
       expect(status.upstream).toBe('failing');
       expect(
