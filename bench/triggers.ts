@@ -179,8 +179,12 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     const last = attack.blocks.at(-1)!;
     await new Promise<void>((resolve) => {
       if (arrivals.has(`/hostile/${last}`)) return resolve();
-      waiting.set(`/hostile/${last}`, resolve);
-      setTimeout(resolve, opts.hostileWaitMs);
+      // Cleared once it came: the wait's timer would hold the process up to hostileWaitMs after the run.
+      const timer = setTimeout(resolve, opts.hostileWaitMs);
+      waiting.set(`/hostile/${last}`, () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
     const hostileArrived = attack.blocks.filter((n) => arrivals.has(`/hostile/${n}`)).length;
     const hostileLatencies = attack.blocks.flatMap((n) =>
@@ -222,8 +226,10 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
       `hostile: ${hostileArrived}/${attack.blocks.length} webhooks, ${overBudget} of ${hostileTriggers.length} trigger results over budget; lost ${figures['lost']}`,
     );
   } finally {
-    // Bounded: an earlier build may still be making the hostile calls.
-    await Promise.race([server.stop('SIGTERM'), new Promise((r) => setTimeout(r, 10_000))]);
+    // Bounded: an earlier build may still be making the hostile calls. (The bound's timer cleared: it would hold the process.)
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([server.stop('SIGTERM'), new Promise((r) => (bound = setTimeout(r, 10_000)))]);
+    clearTimeout(bound);
     await server.stop('SIGKILL');
     receiver.close();
     await rpc.close();
