@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -71,7 +71,8 @@ function build(label: Build['label'], bin: string): Build {
       else if (e.name.endsWith('.js')) code.push(readFileSync(join(dir, e.name), 'utf8'));
     }
   };
-  for (const part of ['cli', 'engine', 'http']) read(join(dist, part));
+  // The CLI's folder: app/cli/ since 985fc01, cli/ in a build before it.
+  for (const part of ['app', 'cli', 'engine', 'http']) if (existsSync(join(dist, part))) read(join(dist, part));
   const text = code.join('\n');
   const reads = new Map<string, boolean>();
   const knows = (name: string): boolean => {
