@@ -11,7 +11,8 @@
  * - the most index entries (range reads) one page read touches, over random wallets, against limit + 2.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -33,7 +34,7 @@ import { footprint } from './lmdb-footprint.js';
 import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
 import { counting } from '../test/kit/counting-kv.js';
-import { BENCH_DIR, BIN, printRows, report, round, sized } from './report.js';
+import { BENCH_DIR, BIN, SMOKE, printRows, report, round, sized } from './report.js';
 
 const CHAIN = '0x1';
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? sized(10_000_000, 2_000));
@@ -91,9 +92,14 @@ function codeHash(): string {
   return h.digest('hex').slice(0, 12);
 }
 
-const dataDir = join(BENCH_DIR, '.cache', `data-${TRANSFERS}-${codeHash()}`);
+/**
+ * Where datasets are kept: bench/.cache/, or at the smoke size a temporary folder of this run's (removed as it ends),
+ * so that a smoke run neither uses nor removes the dataset a measured run built.
+ */
+const cacheDir = SMOKE ? mkdtempSync(join(tmpdir(), 'chainpost-bench-data-')) : join(BENCH_DIR, '.cache');
+if (SMOKE) process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
+const dataDir = join(cacheDir, `data-${TRANSFERS}-${codeHash()}`);
 // Datasets of older code or other sizes take disk space for nothing.
-const cacheDir = join(BENCH_DIR, '.cache');
 if (existsSync(cacheDir))
   for (const d of readdirSync(cacheDir))
     if (d.startsWith('data-') && join(cacheDir, d) !== dataDir) rmSync(join(cacheDir, d), { recursive: true, force: true });
