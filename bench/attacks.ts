@@ -284,7 +284,7 @@ async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
     // anvil is inside the call once blocks stop coming (one a second otherwise).
     for (let i = 0; ; i++) {
       const n = await blockNumber(rpc);
-      await sleep(2_500);
+      await sleep(sized(2_500, 1_500));
       if ((await blockNumber(rpc)) === n) break;
       if (i === 5) throw new Error('the devnet kept mining beside the looping call');
     }
