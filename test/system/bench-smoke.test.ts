@@ -8,7 +8,8 @@ import { expect, it } from 'vitest';
 
 /**
  * The benches as `npm run bench:NAME` runs them, from their own build (dist-bench/, which `npm run test:system`
- * builds first), so that a bench cannot rot unseen. Every bench but bench:scale runs at its smoke size, BENCH_SMOKE=1
+ * builds first: each runs as its script's `node dist-bench/bench/NAME.js`, checked below to be all the script runs
+ * after that build), so that a bench cannot rot unseen. Every bench but bench:scale runs at its smoke size, BENCH_SMOKE=1
  * (bench/report.ts `sized`): its real code path end to end (the server binary, anvil, nats-server, the stand-ins, the
  * receivers) with tiny counts and durations, a few seconds each; bench:scale runs at a tiny size of its own knobs
  * (SCALE_*). Each writes its results under a temporary BENCH_RESULTS_DIR and must leave bench/results/ and
@@ -21,6 +22,8 @@ import { expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 const benches = Object.entries(scripts).filter(([name]) => name.startsWith('bench:') || name === 'soak');
+/** A bench script: the build of the benches, then node on the built bench (the path in dist-bench/, the name in bench/). */
+const SCRIPT = /^npm run -s build:bench && node (dist-bench\/bench\/([a-z0-9-]+)\.js)$/;
 
 /** Each bench run at its smoke size: the figures its goal names. */
 const GOALS: Record<string, string[]> = {
@@ -76,7 +79,7 @@ const OWN_TESTS = new Set(['data-layout', 'cluster']);
 it('every bench script builds the benches and runs a built bench whose source is in bench/', () => {
   expect(benches.length).toBeGreaterThan(10);
   for (const [name, command] of benches) {
-    const built = /^npm run -s build:bench && node (dist-bench\/bench\/([a-z0-9-]+)\.js)$/.exec(command);
+    const built = SCRIPT.exec(command);
     expect(built, `${name}: ${command}`).not.toBeNull();
     expect(existsSync(join(ROOT, built![1]!)), `${name}: ${built![1]} is not built`).toBe(true);
     expect(existsSync(join(ROOT, 'bench', `${built![2]}.ts`)), `${name}: no bench/${built![2]}.ts`).toBe(true);
@@ -93,9 +96,9 @@ it('every bench script but bench:scale has a smoke run here, with the figures it
 });
 
 /**
- * Runs `npm run bench:NAME` with `env`, its results under a temporary BENCH_RESULTS_DIR: answers what it printed and
- * its results JSON, and checks it wrote its RESULTS.md section there and left bench/results/NAME.json and
- * bench/RESULTS.md alone.
+ * Runs `npm run bench:NAME`'s bench (node on the built bench: the build is test:system's) with `env`, its results
+ * under a temporary BENCH_RESULTS_DIR: answers what it printed and its results JSON, and checks it wrote its
+ * RESULTS.md section there and left bench/results/NAME.json and bench/RESULTS.md alone.
  */
 async function smokeRun(name: string, env: Record<string, string>): Promise<{ stdout: string; result: BenchResult }> {
   const out = mkdtempSync(join(tmpdir(), 'chainpost-bench-'));
@@ -103,7 +106,7 @@ async function smokeRun(name: string, env: Record<string, string>): Promise<{ st
   const read = (): Array<string | undefined> => measured.map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : undefined));
   const before = read();
   try {
-    const run = await promisify(execFile)('npm', ['run', '-s', `bench:${name}`], {
+    const run = await promisify(execFile)(process.execPath, [SCRIPT.exec(scripts[`bench:${name}`]!)![1]!], {
       cwd: ROOT,
       env: { ...process.env, ...env, BENCH_RESULTS_DIR: out },
       maxBuffer: 16 * 1024 * 1024,
