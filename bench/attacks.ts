@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,7 +28,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { fairnessRig, fairnessRun, type Scale } from './fairness.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
 import { listen, port } from './receiver-listen.js';
-import { BENCH_DIR, BIN, percentile, report, round } from './report.js';
+import { BENCH_DIR, BIN, percentile, report, round, sized } from './report.js';
 import { victimBesideTriggers } from './triggers.js';
 import { measureXpubs } from './xpubs.js';
 
@@ -40,12 +40,12 @@ const LOOPER = '0x00000000000000000000000000000000000100aa';
 /** The gas of the reported call: a million blocks' worth. */
 const HUGE_GAS = '0xe8d4a51000';
 /** How long a looping call is waited for, and the window its chain's new blocks are counted in. */
-const CALL_WINDOW_MS = 10_000;
+const CALL_WINDOW_MS = sized(10_000, 2_000);
 /** How long a stop is waited for before the server (and its node) are killed. */
 const STOP_WAIT_MS = 15_000;
 /** The stream scaled down from the reported 3,000 xpubs (and bench:xpubs' 1,000), with the limit set to it where the build has one. */
-const XPUBS = 200;
-const CHALLENGES = 200;
+const XPUBS = sized(200, 80);
+const CHALLENGES = sized(200, 5);
 /** An attack still running after this long is given up, and the servers it started are killed. */
 const ATTACK_CAP_MS = 240_000;
 
@@ -71,7 +71,8 @@ function build(label: Build['label'], bin: string): Build {
       else if (e.name.endsWith('.js')) code.push(readFileSync(join(dir, e.name), 'utf8'));
     }
   };
-  for (const part of ['cli', 'engine', 'http']) read(join(dist, part));
+  // The CLI's folder: app/cli/ since 985fc01, cli/ in a build before it.
+  for (const part of ['app', 'cli', 'engine', 'http']) if (existsSync(join(dist, part))) read(join(dist, part));
   const text = code.join('\n');
   const reads = new Map<string, boolean>();
   const knows = (name: string): boolean => {
@@ -283,7 +284,7 @@ async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
     // anvil is inside the call once blocks stop coming (one a second otherwise).
     for (let i = 0; ; i++) {
       const n = await blockNumber(rpc);
-      await sleep(2_500);
+      await sleep(sized(2_500, 1_500));
       if ((await blockNumber(rpc)) === n) break;
       if (i === 5) throw new Error('the devnet kept mining beside the looping call');
     }
@@ -306,7 +307,7 @@ async function busyNode(b: Build): Promise<{ health: Value; stop: Value }> {
 async function hostileTriggers(b: Build): Promise<{ aloneMs: number; besideMs: number; ratio: number }> {
   const f = await victimBesideTriggers({
     bin: b.bin,
-    transfers: 8,
+    transfers: sized(8, 2),
     triggers: DEFAULT_LIMITS.triggers,
     env: b.env({ CHAINPOST_PRIVATE_TARGETS: 'allow' }),
     hostileWaitMs: 2_000,
@@ -318,7 +319,7 @@ async function hostileTriggers(b: Build): Promise<{ aloneMs: number; besideMs: n
 async function hangingReceivers(b: Build): Promise<{ aloneMs: number; besideMs: number; ratio: number; late: number }> {
   const rig = await fairnessRig();
   try {
-    const scale: Scale = { bin: b.bin, hostile: 540, queuedEach: 1, windowMs: 5_000, drainMs: 20_000 };
+    const scale: Scale = { bin: b.bin, hostile: sized(540, 18), queuedEach: 1, windowMs: sized(5_000, 1_000), drainMs: 20_000 };
     const alone = await fairnessRun(rig, `${b.label}: B alone`, 'none', {}, scale);
     const beside = await fairnessRun(rig, `${b.label}: B beside A's hanging receivers`, 'silent', {}, scale);
     return { aloneMs: alone.p50Ms, besideMs: beside.p50Ms, ratio: round(beside.p50Ms / alone.p50Ms), late: beside.late };

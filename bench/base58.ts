@@ -21,10 +21,10 @@ import { XPUB } from '../test/kit/bitcoin-core/keys.js';
 import { benchChain } from '../test/kit/solana-rpc/bench.js';
 import { getBlockResponse } from '../test/kit/solana-rpc/render.js';
 import { Bench } from 'tinybench';
-import { printRows, report, round } from './report.js';
+import { printRows, report, round, sized } from './report.js';
 
-const SLOTS = 4;
-const ADDRESSES = 1_000;
+const SLOTS = sized(4, 1);
+const ADDRESSES = sized(1_000, 100);
 /** Distinct keys of a mainnet slot (engine/solana/key.ts: ~30,000 keys, a third of them distinct); the bench slots repeat theirs more. */
 const MAINNET_DISTINCT_KEYS = 10_000;
 
@@ -53,7 +53,7 @@ const xpub = parseExtendedKey(XPUB);
 
 // --- the run ------------------------------------------------------------------------------------------
 
-const bench = new Bench({ time: 2_000, warmupTime: 300 });
+const bench = new Bench(sized({ time: 2_000, warmupTime: 300 }, { time: 0, iterations: 2, warmupTime: 0, warmupIterations: 1 }));
 bench
   .add('solana prepare (slot)', () => {
     for (const a of answers) prepareSolanaBlock({ slot: a.slot, block: Uint8Array.prototype.slice.call(a.bytes) });

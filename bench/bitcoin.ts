@@ -39,21 +39,21 @@ import { openStore } from '../storage/env.js';
 import { bigBlock } from '../test/kit/bitcoin-core/fixtures.js';
 import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
-import { msPer, printRows, report, round } from './report.js';
+import { msPer, printRows, report, round, sized } from './report.js';
 
 /** The real mainnet blocks of test/fixtures/bitcoin/raw-blocks: 3,315 transactions; 230 with 7,033 inputs; and 277647. */
 const HEIGHTS = [574200, 540107, 277647];
-const WATCHED = Number(process.env['BENCH_WATCHED'] ?? 1_000_000);
+const WATCHED = Number(process.env['BENCH_WATCHED'] ?? sized(1_000_000, 1_000));
 /** Real addresses of the blocks among the watched, so matches happen. */
 const REAL_WATCHED = 100;
 /** Streams the watched addresses are spread over (each address watched by one). */
-const STREAMS = 1_000;
+const STREAMS = sized(1_000, 10);
 /** The stand-in's chain: HEIGHTS this many times over, relinked at heights 0 … 3·REPEAT − 1. */
-const REPEAT = Number(process.env['BENCH_REPEAT'] ?? 20);
+const REPEAT = Number(process.env['BENCH_REPEAT'] ?? sized(20, 2));
 const CHAIN_BLOCKS = HEIGHTS.length * REPEAT;
-const XPUB_ADDRESSES = 20_000;
+const XPUB_ADDRESSES = sized(20_000, 500);
 /** The naive CKDpub is slow: fewer addresses per key, enough for a steady rate. */
-const NAIVE_XPUB_ADDRESSES = Number(process.env['BENCH_NAIVE_XPUB'] ?? 1_000);
+const NAIVE_XPUB_ADDRESSES = Number(process.env['BENCH_NAIVE_XPUB'] ?? sized(1_000, 50));
 const KEY = 'cpk_bench_bitcoin_0123456789abcdef';
 
 /** Seconds `work` takes, once. */

@@ -31,18 +31,18 @@ import { cpuMs, startProcess, until, type Started } from '../test/kit/proc.js';
 import { PARTITIONS } from '../engine/cluster/partitions.js';
 import { announced, breakdown, parseTraces, STAGES } from './announced.js';
 import { adopted, deliveredBy, deliveredIn, holdsLease, keepPaying, metric, partitionLogLag, type Node } from './cluster-nodes.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
-const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 250);
+const STREAMS = Number(process.env['BENCH_STREAMS'] ?? sized(250, 5));
 /** Transfers timed one at a time, per setup. */
-const TXS = Number(process.env['BENCH_TXS'] ?? 200);
+const TXS = Number(process.env['BENCH_TXS'] ?? sized(200, 5));
 /** Blocks of the throughput window; the per-block window has three times as many (they cost little, and /proc counts in 10 ms ticks). */
-const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 20);
+const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(20, 5));
 const IDLE_BLOCKS = 3 * BLOCKS;
 /** Kills of the chain's holder, each timed to the next block another node stores. */
-const TAKEOVERS = Number(process.env['BENCH_TAKEOVERS'] ?? 3);
+const TAKEOVERS = Number(process.env['BENCH_TAKEOVERS'] ?? sized(3, 1));
 /** Kills of an owner of delivery partitions, each timed to the first webhook of a partition it owned, from another node. */
-const RESUMES = Number(process.env['BENCH_RESUMES'] ?? 3);
+const RESUMES = Number(process.env['BENCH_RESUMES'] ?? sized(3, 1));
 /** Streams of the kills' window, each to a URL of its own (so spread over the partitions), all watching RESUME_WALLET. */
 const RESUME_STREAMS = 16;
 /** A block paying them every this many ms: some 130 messages a second on the partitions' log, which every node applies. */

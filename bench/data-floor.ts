@@ -10,6 +10,7 @@ import type { RootDatabase } from 'lmdb';
 import uWS from 'uWebSockets.js';
 import { TRANSFER } from '../engine/evm/store.js';
 import { IndexedBlocks } from '../engine/data-api/common/indexed-blocks.js';
+import { formatted } from '../engine/data-api/common/values.js';
 import { hexKeyBytes } from '../storage/hex-keys.js';
 import { openStore } from '../storage/env.js';
 
@@ -21,10 +22,12 @@ const hexSlice = (Buffer.prototype as unknown as { hexSlice: (this: Uint8Array, 
 
 /**
  * A `t/` value, [tx, ti, [topic0, topic1, topic2], data], as storage/codec.ts writes it: each hex string a msgpack
- * ext 8 (0xc7, length, type, bytes). Written as the transaction's hash (its first 66 characters), then the item's
- * parties, value and index; undefined for a Transfer log that is no ERC-20 one (an NFT's: four topics).
+ * ext 8 (0xc7, length, type, bytes). Written as the transaction's hash (the first 66 characters of the text before
+ * the value) then the item's parties, the value, and the text after it (its index): the value apart, as its
+ * value_decimal depends on the token's decimals; undefined for a Transfer log that is no ERC-20 one (an NFT's: four
+ * topics).
  */
-function transferText(b: Uint8Array): string | undefined {
+function transferText(b: Uint8Array): [before: string, value: bigint, after: string] | undefined {
   let p = 1;
   const tx = hexSlice.call(b, p + 3, p + 3 + b[p + 1]!);
   p += 3 + b[p + 1]!;
@@ -42,12 +45,16 @@ function transferText(b: Uint8Array): string | undefined {
   const to = hexSlice.call(b, p + 15, p + 35);
   p += 3 + b[p + 1]!;
   const value = BigInt(`0x${hexSlice.call(b, p + 3, p + 3 + b[p + 1]!)}`);
-  return `0x${tx}"to_address_entity":null,"to_address_entity_logo":null,"to_address":"0x${to}","to_address_label":null,"from_address_entity":null,"from_address_entity_logo":null,"from_address":"0x${from}","from_address_label":null,"value":"${value}","transaction_index":${ti}`;
+  return [
+    `0x${tx}"to_address_entity":null,"to_address_entity_logo":null,"to_address":"0x${to}","to_address_label":null,"from_address_entity":null,"from_address_entity_logo":null,"from_address":"0x${from}","from_address_label":null`,
+    value,
+    `,"transaction_index":${ti}`,
+  ];
 }
 
 // Decoded in place by lmdb-js (the bytes are its shared buffer): the text is all that is kept. A table's handle opens
 // another on the same environment.
-const rows = (store.db('contractLogs') as unknown as RootDatabase).openDB<string | undefined, Buffer>({
+const rows = (store.db('contractLogs') as unknown as RootDatabase).openDB<ReturnType<typeof transferText>, Buffer>({
   name: 'contractLogs',
   keyEncoding: 'binary',
   encoder: {
@@ -58,8 +65,8 @@ const rows = (store.db('contractLogs') as unknown as RootDatabase).openDB<string
   },
 } as never);
 
-const tokens = new Map<string, { head: string; spam: boolean }>();
-function token(address: string): { head: string; spam: boolean } {
+const tokens = new Map<string, { head: string; spam: boolean; decimals: number | null }>();
+function token(address: string): { head: string; spam: boolean; decimals: number | null } {
   let t = tokens.get(address);
   if (t === undefined) {
     const info = store.get<{ name: string | null; symbol: string | null; decimals: number | null; possibleSpam: boolean }>(
@@ -69,6 +76,7 @@ function token(address: string): { head: string; spam: boolean } {
     t = {
       head: `"token_name":${JSON.stringify(info?.name ?? null)},"token_symbol":${JSON.stringify(info?.symbol ?? null)},"token_logo":null,"token_decimals":"${info?.decimals ?? 0}"`,
       spam: info?.possibleSpam ?? false,
+      decimals: info?.decimals ?? null,
     };
     tokens.set(address, t);
   }
@@ -78,7 +86,7 @@ function token(address: string): { head: string; spam: boolean } {
 const app = uWS.App().get('/api/v2.2/erc20/:address/transfers', (res, req) => {
   const address = req.getParameter(0)!;
   const prefix = hexKeyBytes(`${CHAIN}/t/${address}/${TRANSFER}/`);
-  const { head, spam } = token(address);
+  const { head, spam, decimals } = token(address);
   let out = '';
   let n = 0;
   let last: Buffer | undefined;
@@ -95,7 +103,9 @@ const app = uWS.App().get('/api/v2.2/erc20/:address/transfers', (res, req) => {
     const number = key.readUIntBE(key.length - 12, 6);
     const logIndex = key.readUIntBE(key.length - 3, 3);
     const block = blocks.get(store, CHAIN, number)!;
-    out += `${n++ === 0 ? '' : ','}{${head},"transaction_hash":"${value.slice(0, 66)}","address":"${address}","block_timestamp":"${block.iso}","block_number":"${number}","block_hash":"${block.hash}",${value.slice(66)},"log_index":${logIndex},"possible_spam":${spam},"verified_contract":false}`;
+    const [before, raw, after] = value;
+    const valueDecimal = decimals === null ? 'null' : `"${formatted(raw, decimals)}"`;
+    out += `${n++ === 0 ? '' : ','}{${head},"transaction_hash":"${before.slice(0, 66)}","address":"${address}","block_timestamp":"${block.iso}","block_number":"${number}","block_hash":"${block.hash}",${before.slice(66)},"value":"${raw}","value_decimal":${valueDecimal}${after},"log_index":${logIndex},"possible_spam":${spam},"verified_contract":false}`;
     last = key;
   }
   const cursor = n === LIMIT && last !== undefined ? `"${last.toString('base64url')}"` : 'null';

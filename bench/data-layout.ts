@@ -24,10 +24,10 @@ import { jsonLogger } from '../engine/log.js';
 import { TABLES, openStore } from '../storage/env.js';
 import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { footprint } from './lmdb-footprint.js';
-import { printRows, report } from './report.js';
+import { printRows, report, sized } from './report.js';
 
 const CHAIN = '0x1';
-const BLOCKS = Number(process.env['BENCH_LAYOUT_BLOCKS'] ?? 64);
+const BLOCKS = Number(process.env['BENCH_LAYOUT_BLOCKS'] ?? sized(64, 2));
 const BATCH = 16;
 const SHAPE: ChainShape = { blocks: 10_000, transfersPerBlock: 1_000, wallets: 1_000_000, tokens: 10_000, nftContracts: 100, seed: 17 };
 

@@ -11,7 +11,8 @@
  * - the most index entries (range reads) one page read touches, over random wallets, against limit + 2.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -33,17 +34,17 @@ import { footprint } from './lmdb-footprint.js';
 import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
 import { counting } from '../test/kit/counting-kv.js';
-import { BENCH_DIR, BIN, printRows, report, round } from './report.js';
+import { BENCH_DIR, BIN, SMOKE, printRows, report, round, sized } from './report.js';
 
 const CHAIN = '0x1';
-const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? 10_000_000);
+const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? sized(10_000_000, 2_000));
 const PER_BLOCK = 1_000;
 const SHAPE: ChainShape = {
   blocks: Math.ceil(TRANSFERS / PER_BLOCK),
   transfersPerBlock: PER_BLOCK,
-  wallets: 1_000_000,
-  tokens: 10_000,
-  nftContracts: 100,
+  wallets: sized(1_000_000, 1_000),
+  tokens: sized(10_000, 100),
+  nftContracts: sized(100, 10),
   seed: 17,
 };
 /** Seconds this run may spend building the dataset; the rest of it waits for the next run. */
@@ -54,7 +55,7 @@ const BUILD_BUDGET_S = Number(process.env['BENCH_BUILD_SECONDS'] ?? 180);
  * transaction copies and writes once however many of its writes land there.
  */
 const BUILD_BATCH = 100;
-const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 4);
+const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? sized(4, 1));
 /**
  * autocannon's connections, one request in flight on each. 8: enough that the server (one thread, answering one
  * request at a time) has the next request waiting while autocannon, on the other core, reads the answers; more
@@ -66,13 +67,13 @@ const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
  * setupRequest), the paths cost autocannon, which shares the cores with the server, much of its CPU: the run then
  * measured the client.
  */
-const PATHS = Number(process.env['BENCH_PATHS'] ?? 2_000);
+const PATHS = Number(process.env['BENCH_PATHS'] ?? sized(2_000, 200));
 /**
  * Seconds of requests, not recorded, before each endpoint's run. A new server process maps the store's pages as it
  * first touches them (minor page faults): its first thousands of requests for random wallets are slower than the
  * ones after, so with a second of warm-up the run measured that start as much as the reads.
  */
-const WARM_UP_S = 3;
+const WARM_UP_S = sized(3, 0);
 const KEY = 'cpk_bench_data_0123456789abcdef';
 const LIMIT = 25;
 
@@ -91,9 +92,14 @@ function codeHash(): string {
   return h.digest('hex').slice(0, 12);
 }
 
-const dataDir = join(BENCH_DIR, '.cache', `data-${TRANSFERS}-${codeHash()}`);
+/**
+ * Where datasets are kept: bench/.cache/, or at the smoke size a temporary folder of this run's (removed as it ends),
+ * so that a smoke run neither uses nor removes the dataset a measured run built.
+ */
+const cacheDir = SMOKE ? mkdtempSync(join(tmpdir(), 'chainpost-bench-data-')) : join(BENCH_DIR, '.cache');
+if (SMOKE) process.on('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
+const dataDir = join(cacheDir, `data-${TRANSFERS}-${codeHash()}`);
 // Datasets of older code or other sizes take disk space for nothing.
-const cacheDir = join(BENCH_DIR, '.cache');
 if (existsSync(cacheDir))
   for (const d of readdirSync(cacheDir))
     if (d.startsWith('data-') && join(cacheDir, d) !== dataDir) rmSync(join(cacheDir, d), { recursive: true, force: true });
@@ -308,14 +314,14 @@ async function measure(server: Started): Promise<Record<string, Run>> {
     const probe = await fetch(`http://127.0.0.1:${server.port}${path()}`, { headers: { 'x-api-key': KEY } });
     if (probe.status !== 200) throw new Error(`${name}: ${probe.status} ${await probe.text()}`);
     // Not recorded: the route's code compiled and optimized, and (first endpoint) the server's start behind it.
-    await run(server.port, path, WARM_UP_S);
+    if (WARM_UP_S > 0) await run(server.port, path, WARM_UP_S);
     out[name] = await run(server.port, path);
   }
   return out;
 }
 
 /** Runs of the floor comparison, alternating: the machine's noise moves single runs by tens of percent. */
-const FLOOR_ROUNDS = 3;
+const FLOOR_ROUNDS = sized(3, 1);
 
 interface FloorRuns {
   floor: Run[];
@@ -345,7 +351,7 @@ async function measureFloor(nodeUrl: string): Promise<FloorRuns> {
           throw new Error(`bench/data-floor.ts answers ${one} otherwise than the server`);
       }
       const runs: FloorRuns = { floor: [], server: [] };
-      for (const s of [floorServer, server]) await run(s.port, path, WARM_UP_S);
+      if (WARM_UP_S > 0) for (const s of [floorServer, server]) await run(s.port, path, WARM_UP_S);
       const answered = (run: Run): Run => {
         if (run.non2xx > 0) throw new Error(`${run.non2xx} answers of tokenTransfers were not 2xx in the floor comparison`);
         return run;

@@ -34,14 +34,14 @@ import { evmDefinition } from '../test/kit/evm-stream.js';
 import { startProcess } from '../test/kit/proc.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { systemResolver } from '../http/clients/dns.js';
-import { percentile, printRows, report } from './report.js';
+import { percentile, printRows, report, sized } from './report.js';
 
 /** The receivers here listen on 127.0.0.1. */
 const LOCAL_RECEIVERS = new TargetPolicy('allow', systemResolver);
 
-const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
-const WEBHOOKS = Number(process.env['BENCH_WEBHOOKS'] ?? 100_000);
-const TIMERS = 1_000_000;
+const STREAMS = Number(process.env['BENCH_STREAMS'] ?? sized(1_000, 20));
+const WEBHOOKS = Number(process.env['BENCH_WEBHOOKS'] ?? sized(100_000, 1_000));
+const TIMERS = sized(1_000_000, 10_000);
 const CAPTURE = process.env['BENCH_CAPTURE'] === '1';
 /** A stream's partition, as the server makes it. */
 const { h32 } = await xxhash();

@@ -15,18 +15,18 @@ import { performance } from 'node:perf_hooks';
 import { startAnvil } from '../http/clients/anvil.js';
 import { startProcess } from '../test/kit/proc.js';
 import { announced, breakdown, parseTraces, STAGES, type Measured } from './announced.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
-const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 1_000);
-const TXS = Number(process.env['BENCH_TXS'] ?? 1_000);
+const STREAMS = Number(process.env['BENCH_STREAMS'] ?? sized(1_000, 5));
+const TXS = Number(process.env['BENCH_TXS'] ?? sized(1_000, 5));
 const WALLETS_PER_STREAM = 10;
 /** Node flags for the server process (BENCH_NODE_ARGS, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes). */
 const SERVER_NODE_ARGS = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 /** Transfers sent before each measured run (worker start, first compile, connections). */
-const WARMUP_TXS = 20;
+const WARMUP_TXS = sized(20, 2);
 /** The big stream's addresses are added in this many calls of this many addresses. */
-const BIG_CALLS = 10;
-const BIG_PER_CALL = 10_000;
+const BIG_CALLS = sized(10, 2);
+const BIG_PER_CALL = sized(10_000, 100);
 const KEY = 'cpk_bench_e2e_key_0123456789abcdef';
 /** A tx whose webhook has not come within this long counts as lost (the run says so). */
 const TX_TIMEOUT_MS = 5_000;

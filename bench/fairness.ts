@@ -20,15 +20,17 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { startProcess, until } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 const KEY = 'cpk_bench_fairness_key_0123456789ab';
 const ADMIN_KEY = 'bench_fairness_admin_key_0123456789';
-const HOSTILE = 540;
+const HOSTILE = sized(540, 18);
 const ORIGINS = 9;
-const QUEUED_EACH = 5;
+const QUEUED_EACH = sized(5, 1);
 const EVERY_MS = 100;
-const WINDOW_MS = 12_000;
+/** How long tenant A's hanging POSTs are given to take what slots they may before B's first webhook. */
+const SETTLE_MS = sized(1_000, 250);
+const WINDOW_MS = sized(12_000, 1_000);
 const MAX_IN_FLIGHT = 512;
 /** How long tenant B's webhooks may take to arrive after the window before the run gives up on them. */
 const DRAIN_MS = 60_000;
@@ -169,7 +171,7 @@ export async function fairnessRun(
         ).flat(),
       });
       // The hanging POSTs take what slots they may.
-      await sleep(1_000);
+      await sleep(SETTLE_MS);
     }
     arrivedAt.clear();
     const sentAt = new Map<number, number>();
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
   const met = figures.silentRatio <= 2 && figures.provenRatio <= 2;
   report('fairness', 'npm run bench:fairness', figures, { silentRatio: '<= 2', provenRatio: '<= 2' }, met, [
     `Tenant B: one stream, a webhook every ${EVERY_MS} ms for ${WINDOW_MS / 1000} s through the test clock's admin route; latency = admin POST sent → webhook received by B's receiver (in the bench process, 200 at once). *Ratio = that run's B p50 ÷ baselineP50Ms (B alone), all measured in this run.`,
-    `Tenant A: ${HOSTILE} streams over ${ORIGINS} receiver origins of another process that answer the test webhooks and hold every other request open until the 10-s delivery timeout, ${QUEUED_EACH} webhooks queued each, 1 s before B's first. silent: those receivers never answered A; proven: they answered A's first webhook of each stream, then hang; noShares: silent with CHAINPOST_DELIVERY_TENANT_SLOTS and CHAINPOST_DELIVERY_UNANSWERED_SLOTS at ${MAX_IN_FLIGHT} (no per-tenant share). *Held: A's POSTs the receivers held open at most (sampled every second).`,
+    `Tenant A: ${HOSTILE} streams over ${ORIGINS} receiver origins of another process that answer the test webhooks and hold every other request open until the 10-s delivery timeout, ${QUEUED_EACH} webhooks queued each, ${SETTLE_MS / 1000} s before B's first. silent: those receivers never answered A; proven: they answered A's first webhook of each stream, then hang; noShares: silent with CHAINPOST_DELIVERY_TENANT_SLOTS and CHAINPOST_DELIVERY_UNANSWERED_SLOTS at ${MAX_IN_FLIGHT} (no per-tenant share). *Held: A's POSTs the receivers held open at most (sampled every second).`,
     'Defaults: 512 in flight in all, 64 per origin, 128 per tenant, 16 per tenant to origins that have not answered it. A fresh server and store per run, on the machine the other runs share.',
   ]);
   console.log(

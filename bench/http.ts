@@ -11,15 +11,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { cpuMs, startProcess, type Started } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 /** Seconds of each round; every server gets ROUNDS of them, the servers taking turns. */
-const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 4);
+const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? sized(4, 1));
 /**
  * The machine is shared and its load moves by the second: the servers run at once (an idle one
  * costs nothing) and take turns, each figure the median of its rounds, so a busy spell hits them all.
  */
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 3);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? sized(3, 1));
+/** Seconds of each server's warm-up (none at the smoke size: autocannon's shortest run is a second). */
+const WARM_UP_S = sized(2, 0);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 100);
 // Pipelined requests keep autocannon's own cost per request low, so the servers
 // set the pace; a run without pipelining is recorded beside it.
@@ -76,7 +78,8 @@ async function measure(targets: readonly Target[], pipelining: number): Promise<
       connections: CONNECTIONS,
       pipelining,
     });
-    for (const server of servers) await autocannon({ ...opts(server), duration: 2 }); // warm-up: JIT and connection pools
+    // Warm-up: JIT and connection pools.
+    if (WARM_UP_S > 0) for (const server of servers) await autocannon({ ...opts(server), duration: WARM_UP_S });
     const results = targets.map(() => ({ rps: [] as number[], p99: [] as number[], non2xx: 0, requests: 0, cpuMs: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts with another server, so none always follows the same one.
@@ -159,7 +162,7 @@ report(
   { ratioVsFastify: '>= 2', ratioVsBareUws: '>= 0.8' },
   met,
   [
-    `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, each server in its own process, all started at once and warmed up 2 s each, then ${ROUNDS} rounds of ${DURATION_S} s in which the servers take turns (the others idle); each req/s and p99 is the median of its rounds (chainpost ${uws.rounds.join(', ')}; bare uWS ${bareUws.rounds.join(', ')}; fastify ${fastify.rounds.join(', ')}). *CpuUsPerReq: the server process's CPU time (user + system, /proc) over all its rounds / requests answered. Route GET ${ROUTE} with x-api-key (in every server the same gate: the key checked against the cached keys, whose version stamp is read from LMDB, and a token bucket, on every request).`,
+    `autocannon: ${CONNECTIONS} connections, pipelining ${PIPELINING}, each server in its own process, all started at once and warmed up ${WARM_UP_S} s each, then ${ROUNDS} rounds of ${DURATION_S} s in which the servers take turns (the others idle); each req/s and p99 is the median of its rounds (chainpost ${uws.rounds.join(', ')}; bare uWS ${bareUws.rounds.join(', ')}; fastify ${fastify.rounds.join(', ')}). *CpuUsPerReq: the server process's CPU time (user + system, /proc) over all its rounds / requests answered. Route GET ${ROUTE} with x-api-key (in every server the same gate: the key checked against the cached keys, whose version stamp is read from LMDB, and a token bucket, on every request).`,
     `Bare uWS (bench/bare-uws.ts): uWebSockets.js answering the same route with a constant body and the same headers (content-type, x-request-id), nothing else; ratioVsBareUws = chainpost / bare uWS req/s. autocannon runs on the same 2 cores: where it, not the server, sets the pace, both answer about as fast as it asks and the ratio nears 1, so cpuRatioVsBareUws (bare uWS's CPU per request / chainpost's) says what chainpost's key check, rate limit, routing, metrics and JSON answer cost where the server is the limit.`,
     `fastify p99 ${fastify.p99Ms} ms, node:http p99 ${nodeHttp.p99Ms} ms.`,
     ...(ratioVsBareUws >= 0.8

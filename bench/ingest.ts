@@ -24,11 +24,11 @@ import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
 import { startProcess } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
-const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
+const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(4_000, 32));
 /** Blocks of the stand-in's chain the followers catch up. */
-const CATCH_UP_BLOCKS = Number(process.env['BENCH_CATCH_UP_BLOCKS'] ?? 2_000);
+const CATCH_UP_BLOCKS = Number(process.env['BENCH_CATCH_UP_BLOCKS'] ?? sized(2_000, 32));
 /** An authenticated GET is sent this often during the catch-up. */
 const GET_EVERY_MS = 10;
 const KEY = 'cpk_bench_ingest_0123456789abcdef';
@@ -190,7 +190,7 @@ async function fetchOnlyRun(nodeUrl: string): Promise<{ blocksPerSec: number; cp
 }
 
 /** Milliseconds per block of `work` over the fixture blocks, one core (after a warm-up round). */
-function msPerBlock(work: (i: number) => void, rounds = 25): number {
+function msPerBlock(work: (i: number) => void, rounds = sized(25, 1)): number {
   for (let i = 0; i < bundles.length; i++) work(i);
   const started = performance.now();
   for (let r = 0; r < rounds; r++) for (let i = 0; i < bundles.length; i++) work(i);

@@ -27,22 +27,28 @@ import { type FilterSetData } from '../engine/match/filter-set.js';
 import { openStore } from '../storage/env.js';
 import { matchPool } from '../app/worker-pool.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
-import { printRows, report } from './report.js';
+import { printRows, report, sized } from './report.js';
 
-const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 2_048);
-const WATCHED = 1_000_000;
-const STREAMS = 10_000;
+const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(2_048, 64));
+const WATCHED = sized(1_000_000, 10_000);
+const STREAMS = sized(10_000, 1_000);
 /** Of the streams, these are allAddresses streams (topic0 only); the others share the watched addresses. */
 const TOPIC_STREAMS = 100;
 const TOPICS_PER_STREAM = 10;
 /** Real addresses of the fixtures among the watched ones, so that there are genuine matches. */
 const REAL_ADDRESSES = 300;
 const REAL_TOPICS = 20;
-const RANDOM_KEYS = 1_000_000;
+const RANDOM_KEYS = sized(1_000_000, 10_000);
 const TASK_BLOCKS = 64;
 const THREADS = Number(process.env['BENCH_THREADS'] ?? availableParallelism());
-const POOL_SECONDS = Number(process.env['BENCH_POOL_SECONDS'] ?? 6);
-const POOL_WARMUP_SECONDS = 1;
+const POOL_SECONDS = Number(process.env['BENCH_POOL_SECONDS'] ?? sized(6, 0.3));
+const POOL_WARMUP_SECONDS = sized(1, 0.1);
+/** tinybench's options for the single-thread figures: `ms` of runs after `warmUpMs` (a few runs at the smoke size). */
+const timed = (ms: number, warmUpMs: number) =>
+  sized(
+    { time: ms, iterations: 5, warmupTime: warmUpMs, warmupIterations: 2 },
+    { time: 0, iterations: 2, warmupTime: 0, warmupIterations: 1 },
+  );
 const CHAIN = '0x1';
 /** Replicas are stored under these numbers (the fixtures keep their own). */
 const BASE = 30_000_000;
@@ -222,7 +228,7 @@ try {
 
   // One thread: the filter set over every replica's probe column read from LMDB without a copy.
   let seen = 0;
-  const setBench = new Bench({ time: 4_000, iterations: 5, warmupTime: 500, warmupIterations: 2 });
+  const setBench = new Bench(timed(4_000, 500));
   setBench.add('filter set', () => {
     let found = 0;
     for (let j = 0; j < BLOCKS; j++) {
@@ -275,7 +281,7 @@ try {
     let naiveProbes = 0;
     for (let j = 0; j < NAIVE_BLOCKS; j++) naiveProbes += probeCounts[j % probeCounts.length]!;
     const decoded = records.map((r) => decodeRecord(store.getRaw('blocks', blockKey(CHAIN, Number(r.header['number'])))!));
-    const bench = new Bench({ time: 4_000, iterations: 5, warmupTime: 500, warmupIterations: 2 });
+    const bench = new Bench(timed(4_000, 500));
     bench.add('naive', () => {
       for (let j = 0; j < NAIVE_BLOCKS; j++)
         seen += refCount([naiveMatch(decodeRecord(store.getRaw('blocks', blockKey(CHAIN, fixtureOf(j)))!), naive)]);
@@ -345,7 +351,7 @@ try {
     viewDecodedOne += one.decoded;
     blockItems += 1 + 2 * all.txCount + all.logCount + (stored[i]!.record.internal?.length ?? 0);
   });
-  const buildBench = new Bench({ time: 2_000, iterations: 5, warmupTime: 300, warmupIterations: 2 });
+  const buildBench = new Bench(timed(2_000, 300));
   buildBench.add('whole record', () => {
     for (const { key } of stored) {
       const r = decodeRecord(store.getRaw('blocks', key)!);

@@ -25,9 +25,9 @@ import { PARTITIONS, type PartitionChange, type RowWrite } from '../engine/clust
 import { jsonLogger } from '../engine/log.js';
 import { openStore } from '../storage/env.js';
 import { startNatsServer } from '../test/kit/nats-server.js';
-import { report, round } from './report.js';
+import { report, round, sized } from './report.js';
 
-const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? 5_000);
+const MESSAGES = Number(process.env['BENCH_MESSAGES'] ?? sized(5_000, 200));
 const STREAMS = 1_000;
 /** Publishes in flight at once while the backlog is made. */
 const PUBLISHING = 256;

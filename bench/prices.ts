@@ -29,21 +29,28 @@ import { openStore } from '../storage/env.js';
 import { dexBlock, FACTORY, tokenOf, USDC, WETH, type DexShape } from './dex-chain.js';
 import { prng } from '../test/kit/data-chain.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
-import { BIN, printRows, report, round } from './report.js';
+import { BIN, printRows, report, round, sized } from './report.js';
 import { swapWriteFloor } from './swap-floor.js';
 
 const CHAIN = '0x1';
-const SWAPS = Number(process.env['BENCH_SWAPS'] ?? 1_000_000);
+const SWAPS = Number(process.env['BENCH_SWAPS'] ?? sized(1_000_000, 1_000));
 /**
  * Swaps per block: 100, so that 1,000,000 swaps span 10,000 blocks of 12 s (33 h): every price then reads its pools
  * 24 h before as well (the probe checks it), as on a chain the indexes have followed for more than a day.
  */
 const PER_BLOCK = 100;
-const SHAPE: DexShape = { blocks: Math.ceil(SWAPS / PER_BLOCK) + 1, swapsPerBlock: PER_BLOCK, pools: 10_000, tokens: 5_000, seed: 18 };
+const SHAPE: DexShape = {
+  blocks: Math.ceil(SWAPS / PER_BLOCK) + 1,
+  swapsPerBlock: PER_BLOCK,
+  pools: sized(10_000, 100),
+  tokens: sized(5_000, 50),
+  seed: 18,
+};
 /** Blocks per index transaction: 20,000 swaps, a backfill's batch. */
 const BATCH = 200;
-const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 4);
-const WARM_UP_S = 2;
+const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? sized(4, 1));
+/** Seconds of each endpoint's warm-up (none at the smoke size: autocannon's shortest run is a second). */
+const WARM_UP_S = sized(2, 0);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 8);
 const KEY = 'cpk_bench_prices_0123456789abcdef';
 const BATCH_TOKENS = 100;
@@ -165,7 +172,7 @@ async function measure(server: Started): Promise<{ price: Run; batch: Run }> {
     ['price', single],
     ['batch', batch],
   ] as const) {
-    await shoot(server.port, requests(), WARM_UP_S);
+    if (WARM_UP_S > 0) await shoot(server.port, requests(), WARM_UP_S);
     out[name] = await shoot(server.port, requests(), DURATION_S);
   }
   return out as { price: Run; batch: Run };

@@ -1,14 +1,32 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository's bench/ folder (this file runs from dist-bench/bench/). */
 export const BENCH_DIR = fileURLToPath(new URL('../../bench/', import.meta.url));
+
+/**
+ * BENCH_SMOKE=1: the bench at its smoke size, its real code path end to end (servers, anvil, nats-server, stand-ins,
+ * receivers) with tiny counts and durations, so that it ends in seconds and still computes every figure
+ * (`npm run test:system` runs each so: test/system/bench-smoke.test.ts). Its figures say the bench still runs, not
+ * what it measures.
+ */
+export const SMOKE = process.env['BENCH_SMOKE'] === '1';
+/** A size of the bench: `full` in a measured run, `smoke` at its smoke size (BENCH_SMOKE=1). */
+export const sized = <T>(full: T, smoke: T): T => (SMOKE ? smoke : full);
+
 /**
  * Where report() writes results/NAME.json and RESULTS.md: bench/, or BENCH_RESULTS_DIR's folder (a smoke run of a
- * bench at a tiny size, which must not overwrite the measured figures).
+ * bench at a tiny size, which must not overwrite the measured figures); a smoke run without it writes to a new
+ * temporary folder, never to bench/.
  */
-const RESULTS_DIR = process.env['BENCH_RESULTS_DIR'] === undefined ? BENCH_DIR : `${process.env['BENCH_RESULTS_DIR']}/`;
+const resultsDir = (): string =>
+  process.env['BENCH_RESULTS_DIR'] !== undefined
+    ? `${process.env['BENCH_RESULTS_DIR']}/`
+    : SMOKE
+      ? `${mkdtempSync(join(tmpdir(), 'chainpost-bench-smoke-'))}/`
+      : BENCH_DIR;
 /** The server binary the benches start (from dist-bench/bench/). */
 export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.url));
 
@@ -18,15 +36,19 @@ export const BIN = fileURLToPath(new URL('../../bin/chainpost.js', import.meta.u
  */
 const LOAD_AT_START = loadavg();
 
-/** Milliseconds per call of `work`: once to warm up, then repeated until `minMs` have passed (at least 3 times). */
+/**
+ * Milliseconds per call of `work`: once to warm up, then repeated until `minMs` have passed (at least 3 times; at the
+ * smoke size, 3 times).
+ */
 export function msPer(work: () => unknown, minMs = 400): number {
   work();
   let n = 0;
   const started = performance.now();
+  const until = sized(minMs, 0);
   do {
     work();
     n++;
-  } while (n < 3 || performance.now() - started < minMs);
+  } while (n < 3 || performance.now() - started < until);
   return (performance.now() - started) / n;
 }
 
@@ -71,6 +93,7 @@ export function report(
   table?: string[],
 ): BenchResult {
   const cpuList = cpus();
+  const out = resultsDir();
   const result: BenchResult = {
     name,
     date: new Date().toISOString(),
@@ -81,10 +104,10 @@ export function report(
     goal,
     met,
   };
-  mkdirSync(`${RESULTS_DIR}results`, { recursive: true });
-  writeFileSync(`${RESULTS_DIR}results/${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
+  mkdirSync(`${out}results`, { recursive: true });
+  writeFileSync(`${out}results/${name}.json`, `${JSON.stringify(result, null, 2)}\n`);
 
-  const mdPath = `${RESULTS_DIR}RESULTS.md`;
+  const mdPath = `${out}RESULTS.md`;
   let md: string;
   try {
     md = readFileSync(mdPath, 'utf8');
@@ -95,7 +118,7 @@ export function report(
     `<!-- ${name} -->`,
     `## ${name}`,
     '',
-    `\`${command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}; load average ${result.loadavg.start.join(' / ')} at the start, ${result.loadavg.end.join(' / ')} at the end (1 / 5 / 15 min).`,
+    `\`${SMOKE ? `BENCH_SMOKE=1 ${command}` : command}\` on ${result.date.slice(0, 10)}, Node ${result.node}, ${result.cpus}; load average ${result.loadavg.start.join(' / ')} at the start, ${result.loadavg.end.join(' / ')} at the end (1 / 5 / 15 min).`,
     '',
     ...(table ?? ['| figure | value |', '|---|---|', ...Object.entries(figures).map(([k, v]) => `| ${k} | ${cell(v)} |`)]),
     '',
@@ -108,6 +131,7 @@ export function report(
   const re = new RegExp(`<!-- ${name} -->[\\s\\S]*?<!-- /${name} -->`);
   md = re.test(md) ? md.replace(re, section) : `${md.trimEnd()}\n\n${section}\n`;
   writeFileSync(mdPath, md);
+  if (SMOKE) console.log(`smoke size: results in ${out}`);
   return result;
 }
 

@@ -15,16 +15,20 @@ import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { TRANSFER } from '../engine/evm/store.js';
 import { startProcess } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
-const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 200);
+const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(200, 16));
 /** Per block: this many calls to each of two log-emitting contracts. */
 const TXS_PER_CONTRACT = 2;
 /** The log query spans the last this many blocks, of one of the two contracts. */
-const LOG_RANGE = 100;
-const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? 10);
+const LOG_RANGE = sized(100, 8);
+const DURATION_S = Number(process.env['BENCH_SECONDS'] ?? sized(10, 1));
+/** Seconds of each target's warm-up (none at the smoke size: autocannon's shortest run is a second). */
+const WARM_UP_S = sized(2, 0);
 const CONNECTIONS = Number(process.env['BENCH_CONNECTIONS'] ?? 10);
-const FORWARD_REQUESTS = Number(process.env['BENCH_FORWARD_REQUESTS'] ?? 3_000);
+const FORWARD_REQUESTS = Number(process.env['BENCH_FORWARD_REQUESTS'] ?? sized(3_000, 50));
+/** Forwarded requests of each target before those timed. */
+const FORWARD_WARM_UP = sized(200, 10);
 const KEY = 'cpk_bench_rpc_key_0123456789abcdef';
 const ACCOUNTS = ['0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266', '0x70997970c51812dc3a010c7d01b50e0d17dc79c8'];
 
@@ -55,7 +59,7 @@ async function load(label: string, url: string, body: string): Promise<Run> {
     connections: CONNECTIONS,
     pipelining: 1,
   };
-  await autocannon({ ...opts, duration: 2 }); // warm-up: JIT, connections, page cache
+  if (WARM_UP_S > 0) await autocannon({ ...opts, duration: WARM_UP_S }); // warm-up: JIT, connections, page cache
   const r = await autocannon({ ...opts, duration: DURATION_S });
   const run = {
     reqPerSec: Math.round(r.requests.average),
@@ -170,7 +174,7 @@ async function main(): Promise<void> {
     const fromStore = (await servedFromStore(base)) - storeBefore;
 
     const balance = rpcBody('eth_getBalance', [ACCOUNTS[0], 'latest']);
-    const [through, direct] = await sequential([rpc, anvil.url], FORWARD_REQUESTS, 200, () => balance);
+    const [through, direct] = await sequential([rpc, anvil.url], FORWARD_REQUESTS, FORWARD_WARM_UP, () => balance);
     const forwardP50Ms = round(percentile(through!, 0.5), 3);
     const directP50Ms = round(percentile(direct!, 0.5), 3);
     const forwardAddedP50Ms = round(forwardP50Ms - directP50Ms, 3);
@@ -219,10 +223,10 @@ async function main(): Promise<void> {
       { ratioLocalVsNode: '> 1 (eth_getLogs; eth_getBlockReceipts too)', forwardAddedP50Ms: '<= 1' },
       met,
       [
-        `anvil ${BLOCKS} blocks of ${2 * TXS_PER_CONTRACT} calls to two log-emitting contracts (one Transfer log each); the server follows it and holds every block. localReqPerSec/nodeReqPerSec/ratioLocalVsNode: eth_getLogs of one contract over the last ${LOG_RANGE} blocks (${logCount} logs, the newest not yet confirmed, so no answer is cached whole) from the server's store vs the same request to anvil; receipts*: eth_getBlockReceipts of the block before the head (${2 * TXS_PER_CONTRACT} transactions, unconfirmed). The same request repeats, so after its first answer the server serves those blocks from what it keeps of them in memory (probe columns and logs/receipts as JSON text, per block and reorg count), not from LMDB. autocannon: ${CONNECTIONS} connections, no pipelining, ${DURATION_S} s after a 2 s warm-up, server and anvil each in their own process on the same machine; latencies in whole ms (autocannon's resolution).`,
+        `anvil ${BLOCKS} blocks of ${2 * TXS_PER_CONTRACT} calls to two log-emitting contracts (one Transfer log each); the server follows it and holds every block. localReqPerSec/nodeReqPerSec/ratioLocalVsNode: eth_getLogs of one contract over the last ${LOG_RANGE} blocks (${logCount} logs, the newest not yet confirmed, so no answer is cached whole) from the server's store vs the same request to anvil; receipts*: eth_getBlockReceipts of the block before the head (${2 * TXS_PER_CONTRACT} transactions, unconfirmed). The same request repeats, so after its first answer the server serves those blocks from what it keeps of them in memory (probe columns and logs/receipts as JSON text, per block and reorg count), not from LMDB. autocannon: ${CONNECTIONS} connections, no pipelining, ${DURATION_S} s after a ${WARM_UP_S} s warm-up, server and anvil each in their own process on the same machine; latencies in whole ms (autocannon's resolution).`,
         `coldLocalP50Ms/coldNodeP50Ms: eth_getLogs of one block for one contract, each of ${coldBlocks} blocks asked once (read from LMDB and decoded: nothing kept yet), one request at a time, alternating with the same request to anvil.`,
         `${fromStore} eth_getLogs and eth_getBlockReceipts calls were answered from the store during the runs (chainpost_rpc_calls_total), and the server's answers equal anvil's (checked before the runs); ${errors} non-2xx answers or errors.`,
-        `forward*: eth_getBalance(latest) through the server (forwarded to anvil, not cacheable) vs straight to anvil, ${FORWARD_REQUESTS} requests each, one at a time on one keep-alive connection, alternating, after 200 of each to warm up; forwardAddedP50Ms = forwardP50Ms − directP50Ms.`,
+        `forward*: eth_getBalance(latest) through the server (forwarded to anvil, not cacheable) vs straight to anvil, ${FORWARD_REQUESTS} requests each, one at a time on one keep-alive connection, alternating, after ${FORWARD_WARM_UP} of each to warm up; forwardAddedP50Ms = forwardP50Ms − directP50Ms.`,
       ],
     );
     console.log(

@@ -30,16 +30,16 @@ import { benchChain, poolTouches, unusedAddresses } from '../test/kit/solana-rpc
 import { getBlockResponse } from '../test/kit/solana-rpc/render.js';
 import { serverFollows, type FollowRate } from './follow.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
-import { msPer, printRows, report, round } from './report.js';
+import { msPer, printRows, report, round, sized } from './report.js';
 
 const START = 320_000_000;
 /** Slots the server follows (the stand-in serves them all from the start). */
-const SLOTS = Number(process.env['BENCH_SLOTS'] ?? 300);
+const SLOTS = Number(process.env['BENCH_SLOTS'] ?? sized(300, 8));
 /** Slots matched in this process. */
-const MATCH_SLOTS = 8;
-const WATCHED = Number(process.env['BENCH_WATCHED'] ?? 1_000_000);
+const MATCH_SLOTS = sized(8, 2);
+const WATCHED = Number(process.env['BENCH_WATCHED'] ?? sized(1_000_000, 1_000));
 /** Streams the watched accounts are spread over (each account watched by one). */
-const STREAMS = 1_000;
+const STREAMS = sized(1_000, 10);
 const KEY = 'cpk_bench_solana_0123456789abcdef';
 const GET_BLOCK = {
   encoding: 'json',

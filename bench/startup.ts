@@ -10,13 +10,14 @@
  *     sent one after another meanwhile (what the serving thread was held).
  */
 import { availableParallelism } from 'node:os';
-import { BIN, printRows, report, round } from './report.js';
+import { BIN, printRows, report, round, sized } from './report.js';
 import { startupRun } from '../test/kit/startup-run.js';
 
-const STREAMS = Number(process.env['BENCH_STREAMS'] ?? 10_000);
+// At the smoke size still more watched addresses than app/ingest.ts compiles on the serving thread (2,000): the compile runs in the pool.
+const STREAMS = Number(process.env['BENCH_STREAMS'] ?? sized(10_000, 30));
 const PER_STREAM = Number(process.env['BENCH_PER_STREAM'] ?? 100);
-const DOWN_BLOCKS = 5;
-const UP_BLOCKS = 5;
+const DOWN_BLOCKS = sized(5, 2);
+const UP_BLOCKS = sized(5, 2);
 /** The goal: the server answers within this long of its start. */
 const ANSWER_MS = 5_000;
 
@@ -64,8 +65,9 @@ report(
   figures,
   {
     firstAnswerMs: `≤ ${ANSWER_MS}`,
-    delivered: `every block mined while down (${DOWN_BLOCKS}) and after start (${UP_BLOCKS})`,
-    compile: 'in the worker pool',
+    deliveredWhileDown: `= blocksMinedWhileDown (${DOWN_BLOCKS}): every block mined while down`,
+    deliveredAfterStart: `= blocksMinedAfterStart (${UP_BLOCKS}): every block mined after start`,
+    compileMs: 'in the worker pool (its log lines there)',
   },
   met,
   [

@@ -20,9 +20,11 @@ import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS } from
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { startProcess } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
-const TXS = Number(process.env['BENCH_TXS'] ?? 40);
+const TXS = Number(process.env['BENCH_TXS'] ?? sized(40, 3));
+/** Transfers before the baseline (worker start, first compile, connections). */
+const WARMUP_TXS = sized(5, 1);
 /** Pause between transfers, so each block's webhooks are built while the hostile stream's calls run. */
 const GAP_MS = 100;
 const KEY = 'cpk_bench_triggers_key_0123456789ab';
@@ -163,7 +165,7 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     }
     await stream(KEY, '/victim', {});
     // Warm-up (worker start, first compile, connections), then the baseline.
-    await run(5);
+    await run(WARMUP_TXS);
     const baseline = await run(TXS);
 
     // The hostile tenant: its own key, its own tenant.
@@ -179,8 +181,12 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     const last = attack.blocks.at(-1)!;
     await new Promise<void>((resolve) => {
       if (arrivals.has(`/hostile/${last}`)) return resolve();
-      waiting.set(`/hostile/${last}`, resolve);
-      setTimeout(resolve, opts.hostileWaitMs);
+      // Cleared once it came: the wait's timer would hold the process up to hostileWaitMs after the run.
+      const timer = setTimeout(resolve, opts.hostileWaitMs);
+      waiting.set(`/hostile/${last}`, () => {
+        clearTimeout(timer);
+        resolve();
+      });
     });
     const hostileArrived = attack.blocks.filter((n) => arrivals.has(`/hostile/${n}`)).length;
     const hostileLatencies = attack.blocks.flatMap((n) =>
@@ -222,8 +228,10 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
       `hostile: ${hostileArrived}/${attack.blocks.length} webhooks, ${overBudget} of ${hostileTriggers.length} trigger results over budget; lost ${figures['lost']}`,
     );
   } finally {
-    // Bounded: an earlier build may still be making the hostile calls.
-    await Promise.race([server.stop('SIGTERM'), new Promise((r) => setTimeout(r, 10_000))]);
+    // Bounded: an earlier build may still be making the hostile calls. (The bound's timer cleared: it would hold the process.)
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([server.stop('SIGTERM'), new Promise((r) => (bound = setTimeout(r, 10_000)))]);
+    clearTimeout(bound);
     await server.stop('SIGKILL');
     receiver.close();
     await rpc.close();
@@ -249,7 +257,7 @@ async function main(): Promise<void> {
     { ratioP50: '<= 2 (the victim beside the hostile stream vs alone)', lost: '= 0' },
     met,
     [
-      `Latency is from this process seeing a transfer's receipt to its receiver getting the victim stream's unconfirmed webhook of that block; ${TXS} transfers to one watched account, one at a time ${GAP_MS} ms apart, first with the victim's stream alone (after 5 for warm-up), then beside another tenant's stream on the same account with ${DEFAULT_LIMITS.triggers} triggers (CHAINPOST_MAX_TRIGGERS' default), each an eth_call to code that loops until its gas (CHAINPOST_TRIGGER_GAS, ${TRIGGER_GAS}) is gone, within CHAINPOST_TRIGGER_BUDGET_MS (${TRIGGER_BUDGET_MS} ms) per block and the hostile tenant's share of the node's time, CHAINPOST_TRIGGER_SHARE_MS (${TRIGGER_SHARE_MS} ms a second, one budget at once). The hostile stream's webhooks: hostileWebhooks of the blocks arrived, hostileAfterVictimP50Ms after the victim's of the same block; hostileOverBudget of its trigger results carry the over-budget error. The hostile calls run on the same anvil that mines the blocks and answers the server's block reads: anvil mines a block, and answers the follower's debug_traceBlockByNumber of a new block, only once the call under way has ended (its eth_getBlockByNumber and eth_getBlockReceipts are not held), and each call takes a core while it runs (spinCallMs, a call with the gas of a trigger call, timed in this run). Without the share the hostile stream kept anvil busy without pause (about ten budgets behind the chain); with it, after its first budget it keeps anvil busy a tenth of the time, so most victim blocks meet no hostile call.`,
+      `Latency is from this process seeing a transfer's receipt to its receiver getting the victim stream's unconfirmed webhook of that block; ${TXS} transfers to one watched account, one at a time ${GAP_MS} ms apart, first with the victim's stream alone (after ${WARMUP_TXS} for warm-up), then beside another tenant's stream on the same account with ${DEFAULT_LIMITS.triggers} triggers (CHAINPOST_MAX_TRIGGERS' default), each an eth_call to code that loops until its gas (CHAINPOST_TRIGGER_GAS, ${TRIGGER_GAS}) is gone, within CHAINPOST_TRIGGER_BUDGET_MS (${TRIGGER_BUDGET_MS} ms) per block and the hostile tenant's share of the node's time, CHAINPOST_TRIGGER_SHARE_MS (${TRIGGER_SHARE_MS} ms a second, one budget at once). The hostile stream's webhooks: hostileWebhooks of the blocks arrived, hostileAfterVictimP50Ms after the victim's of the same block; hostileOverBudget of its trigger results carry the over-budget error. The hostile calls run on the same anvil that mines the blocks and answers the server's block reads: anvil mines a block, and answers the follower's debug_traceBlockByNumber of a new block, only once the call under way has ended (its eth_getBlockByNumber and eth_getBlockReceipts are not held), and each call takes a core while it runs (spinCallMs, a call with the gas of a trigger call, timed in this run). Without the share the hostile stream kept anvil busy without pause (about ten budgets behind the chain); with it, after its first budget it keeps anvil busy a tenth of the time, so most victim blocks meet no hostile call.`,
     ],
   );
 }

@@ -18,17 +18,18 @@ import { mainnetChain } from '../test/kit/bitcoin-core/fixtures.js';
 import { manyXpubs } from '../test/kit/bitcoin-core/keys.js';
 import { startBitcoinCore } from '../test/kit/bitcoin-core/server.js';
 import { startProcess } from '../test/kit/proc.js';
-import { BIN, percentile, printRows, report, round } from './report.js';
+import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 const KEY = 'cpk_bench_xpubs_key_0123456789abcdef';
-const XPUBS = DEFAULT_LIMITS.xpubs;
+/** The stream's xpubs: the limit (at the smoke size, enough for both ends and a burst between them). */
+const XPUBS = sized(DEFAULT_LIMITS.xpubs, 80);
 /** Adds timed one at a time at each end: the first EDGE (the first WARM left out: each worker builds its table of multiples of G at its first), and the last EDGE. */
 const EDGE = 30;
 const WARM = 10;
 /** Adds in flight at once during the burst. */
 const BURST_CONCURRENCY = 8;
 /** /health probes with nothing else to do (the baseline). */
-const IDLE_PROBES = 400;
+const IDLE_PROBES = sized(400, 40);
 
 /** What one build measures. */
 export interface Run {

@@ -8,35 +8,105 @@ import { expect, it } from 'vitest';
 
 /**
  * The benches as `npm run bench:NAME` runs them, from their own build (dist-bench/, which `npm run test:system`
- * builds first). One runs for real at a tiny size: bench:data-layout over 2 synthetic blocks (the stand-ins' kit
- * and the server's indexes in one process, about 10 s), its results written under BENCH_RESULTS_DIR instead of
- * bench/, whose measured figures it must leave alone.
+ * builds first: each runs as its script's `node dist-bench/bench/NAME.js`, checked below to be all the script runs
+ * after that build), so that a bench cannot rot unseen. Every bench but bench:scale runs at its smoke size, BENCH_SMOKE=1
+ * (bench/report.ts `sized`): its real code path end to end (the server binary, anvil, nats-server, the stand-ins, the
+ * receivers) with tiny counts and durations, a few seconds each; bench:scale runs at a tiny size of its own knobs
+ * (SCALE_*). Each writes its results under a temporary BENCH_RESULTS_DIR and must leave bench/results/ and
+ * bench/RESULTS.md alone; its results JSON must name the run and the machine, its goal must name the figures listed
+ * below for it (a bench that drops a goal's figure fails), and each of them must be measured: a finite number (a rate
+ * above 0), a row of finite numbers, or bench:attacks' row with its "after" figure. `soak` is not run: its half hour of
+ * load is what it measures, and its checks need minutes of it (a minute's error cycles, retries timed out at 10 s).
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 const benches = Object.entries(scripts).filter(([name]) => name.startsWith('bench:') || name === 'soak');
+/** A bench script: the build of the benches, then node on the built bench (the path in dist-bench/, the name in bench/). */
+const SCRIPT = /^npm run -s build:bench && node (dist-bench\/bench\/([a-z0-9-]+)\.js)$/;
+
+/** Each bench run at its smoke size: the figures its goal names. */
+const GOALS: Record<string, string[]> = {
+  http: ['ratioVsFastify', 'ratioVsBareUws'],
+  dispatch: ['ratioVsRawPost', 'p99Ms', 'bytesPerTimer'],
+  fairness: ['silentRatio', 'provenRatio'],
+  ingest: ['catchUpBlocksPerSec', 'httpP99DuringCatchUpMs', 'probeColumnScanBlocksPerSec', 'bytesPerBlockStored'],
+  match: ['probesPerSecPerWorker', 'ratioVsNaive', 'blocksPerSec'],
+  e2e: ['ratioP50VsNaive', 'ratioP99VsNaive', 'p50Ms', 'p99Ms', 'lost', 'unmeasured', 'addressesTakeEffectMs'],
+  rpc: ['ratioLocalVsNode', 'forwardAddedP50Ms'],
+  bitcoin: ['matchTxPerSec', 'ingestBlocksPerSec', 'xpubAddressesPerSec'],
+  solana: ['matchTxPerSec', 'ingestSlotsPerSec'],
+  base58: ['solanaMainnetShareBs58'],
+  data: [
+    ...['walletErc20', 'walletErc20Transfers', 'tokenTransfers', 'walletNfts', 'walletHistory'].flatMap((e) => [
+      `${e}ReqPerSec`,
+      `${e}P99Ms`,
+    ]),
+    'maxIndexEntriesPerPage',
+  ],
+  'data-layout': ['realTransfersPerSec', 'realBytesPerTransfer'],
+  prices: ['priceP99Ms', 'batchPricesP99Ms', 'swapsIndexedPerSec'],
+  startup: ['firstAnswerMs', 'deliveredWhileDown', 'deliveredAfterStart', 'compileMs'],
+  triggers: ['ratioP50', 'lost'],
+  xpubs: ['ratioAdd1000thVs10th', 'healthP99DuringAddsMs'],
+  attacks: [
+    ...['callMs', 'callBlocks', 'estimateMs', 'estimateBlocks'].map((f) => `looping-call.${f}`),
+    'busy-node.health',
+    'busy-node.stop',
+    ...['aloneMs', 'besideMs', 'ratio'].map((f) => `triggers.${f}`),
+    ...['aloneMs', 'besideMs', 'ratio', 'late'].map((f) => `fairness.${f}`),
+    ...['webhook', 'closedPort', 'metadata'].map((f) => `private-targets.${f}`),
+    'token-tenant.passes',
+    'challenges.accepted',
+    'challenges.storeMb',
+    ...['add10thMs', 'addLastMs', 'healthP99Ms', 'pastLimit'].map((f) => `xpubs.${f}`),
+    'access-log.lines',
+    'test-clock.status',
+    'token-exp.expBeforeIat',
+    'content-length.status',
+    'metrics.streamIds',
+    'metrics.nodeUser',
+    'metadata-address.reached',
+  ],
+  'block-messages': ['largestBodyBytes'],
+  cluster: ['ratioWebhooksPerSec', 'clusterP50Ms', 'ingestTakeoverSeconds', 'deliveryResumeSeconds', 'lost'],
+  'partition-apply': ['partitionApplyMessagesPerSec'],
+  'match-marks': ['markStagedRatio', 'stagingTxRatio'],
+};
+/** Benches whose smoke run is a test of its own below (with what it checks besides the goal's figures). */
+const OWN_TESTS = new Set(['data-layout', 'cluster']);
 
 it('every bench script builds the benches and runs a built bench whose source is in bench/', () => {
   expect(benches.length).toBeGreaterThan(10);
   for (const [name, command] of benches) {
-    const built = /^npm run -s build:bench && node (dist-bench\/bench\/([a-z0-9-]+)\.js)$/.exec(command);
+    const built = SCRIPT.exec(command);
     expect(built, `${name}: ${command}`).not.toBeNull();
     expect(existsSync(join(ROOT, built![1]!)), `${name}: ${built![1]} is not built`).toBe(true);
     expect(existsSync(join(ROOT, 'bench', `${built![2]}.ts`)), `${name}: no bench/${built![2]}.ts`).toBe(true);
   }
 });
 
+it('every bench script but bench:scale has a smoke run here, with the figures its goal names', () => {
+  const names = benches.map(([name]) => name).filter((name) => name.startsWith('bench:') && name !== 'bench:scale');
+  expect(
+    Object.keys(GOALS)
+      .map((name) => `bench:${name}`)
+      .sort(),
+  ).toEqual(names.sort());
+});
+
 /**
- * Runs `npm run bench:NAME` with `env`, its results under a temporary BENCH_RESULTS_DIR: answers what it printed and
- * its results JSON, and checks it wrote its RESULTS.md section there and left bench/results/NAME.json alone.
+ * Runs `npm run bench:NAME`'s bench (node on the built bench: the build is test:system's) with `env`, its results
+ * under a temporary BENCH_RESULTS_DIR: answers what it printed and its results JSON, and checks it wrote its
+ * RESULTS.md section there and left bench/results/NAME.json and bench/RESULTS.md alone.
  */
 async function smokeRun(name: string, env: Record<string, string>): Promise<{ stdout: string; result: BenchResult }> {
   const out = mkdtempSync(join(tmpdir(), 'chainpost-bench-'));
-  const measured = join(ROOT, `bench/results/${name}.json`);
-  const before = existsSync(measured) ? readFileSync(measured, 'utf8') : undefined;
+  const measured = [join(ROOT, `bench/results/${name}.json`), join(ROOT, 'bench/RESULTS.md')];
+  const read = (): Array<string | undefined> => measured.map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : undefined));
+  const before = read();
   try {
-    const run = await promisify(execFile)('npm', ['run', '-s', `bench:${name}`], {
+    const run = await promisify(execFile)(process.execPath, [SCRIPT.exec(scripts[`bench:${name}`]!)![1]!], {
       cwd: ROOT,
       env: { ...process.env, ...env, BENCH_RESULTS_DIR: out },
       maxBuffer: 16 * 1024 * 1024,
@@ -44,7 +114,7 @@ async function smokeRun(name: string, env: Record<string, string>): Promise<{ st
     const result = JSON.parse(readFileSync(join(out, `results/${name}.json`), 'utf8')) as BenchResult;
     expect(result.name).toBe(name);
     expect(readFileSync(join(out, 'RESULTS.md'), 'utf8')).toContain(`<!-- ${name} -->`);
-    expect(existsSync(measured) ? readFileSync(measured, 'utf8') : undefined).toBe(before);
+    expect(read()).toEqual(before);
     return { stdout: run.stdout, result };
   } finally {
     rmSync(out, { recursive: true, force: true });
@@ -53,14 +123,66 @@ async function smokeRun(name: string, env: Record<string, string>): Promise<{ st
 
 interface BenchResult {
   name: string;
+  date: string;
+  node: string;
+  cpus: string;
   figures: Record<string, number | Record<string, number>>;
+  goal: Record<string, string>;
   met: boolean;
 }
 
-it('npm run bench:data-layout runs at a tiny size and writes its results JSON and RESULTS.md to BENCH_RESULTS_DIR only', async () => {
-  const { stdout, result } = await smokeRun('data-layout', { BENCH_LAYOUT_BLOCKS: '2' });
+/** Whether a figure was measured: a finite number (a rate, `…PerSec`, above 0), a row of them, or an attack's row with its after figure. */
+function measured(name: string, figure: unknown): boolean {
+  if (typeof figure === 'number') return Number.isFinite(figure) && (!name.endsWith('PerSec') || figure > 0);
+  if (typeof figure !== 'object' || figure === null) return false;
+  if ('after' in figure) {
+    const after = (figure as { after: unknown }).after;
+    return typeof after === 'string' ? after !== '' && after !== 'failed to run' : measured(name, after);
+  }
+  const row = Object.entries(figure);
+  return row.length > 0 && row.every(([k, v]) => typeof v === 'number' && measured(k, v));
+}
+
+/** Where `v` holds null (a figure that was NaN), as paths from `at`. */
+const nulls = (v: unknown, at: string): string[] =>
+  v === null ? [at] : typeof v === 'object' ? Object.entries(v as object).flatMap(([k, x]) => nulls(x, `${at}.${k}`)) : [];
+
+/**
+ * `npm run bench:NAME` at its smoke size: its results JSON whole, its goal naming GOALS[NAME], each of them measured,
+ * and no figure NaN (null in JSON).
+ */
+async function smokeChecked(name: string): Promise<{ stdout: string; result: BenchResult }> {
+  const run = await smokeRun(name, { BENCH_SMOKE: '1' });
+  const { result } = run;
+  expect(result).toEqual(
+    expect.objectContaining({
+      date: expect.any(String),
+      node: process.version,
+      cpus: expect.any(String),
+      figures: expect.any(Object),
+      goal: expect.any(Object),
+      met: expect.any(Boolean),
+    }),
+  );
+  expect(Object.keys(result.goal).sort(), `bench:${name}'s goal`).toEqual([...GOALS[name]!].sort());
+  for (const figure of GOALS[name]!)
+    expect(measured(figure, result.figures[figure]), `${figure}: ${JSON.stringify(result.figures[figure])}`).toBe(true);
+  expect(nulls(result.figures, 'figures'), 'figures NaN (null in JSON)').toEqual([]);
+  return run;
+}
+
+it.each(Object.keys(GOALS).filter((name) => !OWN_TESTS.has(name)))(
+  'npm run bench:%s runs at its smoke size, computes every figure its goal names and writes to BENCH_RESULTS_DIR only',
+  async (name) => {
+    await smokeChecked(name);
+  },
+  180_000,
+);
+
+it('npm run bench:data-layout runs at its smoke size and writes its results JSON and RESULTS.md to BENCH_RESULTS_DIR only', async () => {
+  const { stdout, result } = await smokeChecked('data-layout');
   expect(stdout).toContain('transfersPerSec');
-  expect(result.figures['transfers']).toBe(2_000); // 2 blocks of 1,000 transfers: the size asked for
+  expect(result.figures['transfers']).toBe(2_000); // 2 blocks of 1,000 transfers: its smoke size
   // Each figure measured, not NaN or 0: the load ran through the real indexes and the prototype, and pages were counted.
   for (const name of [
     'realTransfersPerSec',
@@ -73,14 +195,8 @@ it('npm run bench:data-layout runs at a tiny size and writes its results JSON an
     expect(result.figures[name], name).toBeGreaterThan(0);
 });
 
-it('npm run bench:cluster runs at a tiny size (single process, a node on NATS, the roles apart, an owner of partitions killed -9, the holder killed -9) and writes to BENCH_RESULTS_DIR only', async () => {
-  const { stdout, result } = await smokeRun('cluster', {
-    BENCH_STREAMS: '5',
-    BENCH_TXS: '5',
-    BENCH_BLOCKS: '5',
-    BENCH_TAKEOVERS: '1',
-    BENCH_RESUMES: '1',
-  });
+it('npm run bench:cluster runs at its smoke size (single process, a node on NATS, the roles apart, an owner of partitions killed -9, the holder killed -9) and writes to BENCH_RESULTS_DIR only', async () => {
+  const { stdout, result } = await smokeChecked('cluster');
   const f = result.figures;
   expect(f['streams']).toBe(5);
   expect(f['lost']).toBe(0);
