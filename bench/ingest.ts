@@ -7,7 +7,7 @@
  * a loop (each copy stored as its own block number), and a scan of the stored
  * probe columns.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +23,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
-import { startProcess } from '../test/kit/proc.js';
+import { cpuMs, startProcess, threadCpuMs } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
@@ -31,6 +31,13 @@ const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
 const CATCH_UP_BLOCKS = Number(process.env['BENCH_CATCH_UP_BLOCKS'] ?? 2_000);
 /** An authenticated GET is sent this often during the catch-up. */
 const GET_EVERY_MS = 10;
+/** Quick runs while working on the pipeline: the catch-ups alone, printed, nothing written. */
+const CATCH_UP_ONLY = process.env['BENCH_CATCH_UP_ONLY'] === '1';
+/** Where the server writes a CPU profile of each of its threads (node --cpu-prof), when set. */
+const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
+/** More node options for the server (space-separated, e.g. --trace-gc), and a file its output is written to once it stops. */
+const SERVER_NODE_ARGS = (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+const SERVER_LOG = process.env['BENCH_SERVER_LOG'];
 const KEY = 'cpk_bench_ingest_0123456789abcdef';
 const loadBefore = loadavg()[0]!;
 const CHAIN = '0x1';
@@ -66,10 +73,13 @@ function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[nu
  * directory), timed from its `listening` line (its follower starts just before) until /health shows the
  * last block; meanwhile this process sends an authenticated Data API GET every GET_EVERY_MS and times each.
  */
-async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs: number[]; head: number }> {
+async function serverCatchUp(
+  nodeUrl: string,
+  standInPid: number | undefined,
+): Promise<{ seconds: number; getMs: number[]; head: number; indexed: number; threads: ThreadCpu[]; standInCpuMs: number; pid: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
   const server = await startProcess(
-    [BIN, 'serve'],
+    [...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]), ...SERVER_NODE_ARGS, BIN, 'serve'],
     {
       CHAINPOST_DATA: dataDir,
       CHAINPOST_PORT: '0',
@@ -82,6 +92,8 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
     30_000,
   );
   const started = performance.now();
+  const threadsAtStart = threadCpuMs(server.child.pid);
+  const standInAtStart = cpuMs(standInPid);
   const url = `http://127.0.0.1:${server.port}`;
   try {
     const getMs: number[] = [];
@@ -100,22 +112,47 @@ async function serverCatchUp(nodeUrl: string): Promise<{ seconds: number; getMs:
       inFlight.add(p);
     }, GET_EVERY_MS);
     let head = -1;
+    let indexed = -1;
     // Bounded: on a machine too busy to finish, the rate is taken over the blocks it reached.
     const deadline = started + 150_000;
     while (head < CATCH_UP_BLOCKS - 1 && performance.now() < deadline) {
       // /health every 20 ms: the end of the catch-up is seen within that, without loading the server much.
       await new Promise((r) => setTimeout(r, 20));
-      const health = (await (await fetch(`${url}/health`)).json()) as { chains: Array<{ head: number }> };
+      const health = (await (await fetch(`${url}/health`)).json()) as { chains: Array<{ head: number; indexed?: number | null }> };
       head = health.chains[0]?.head ?? -1;
+      indexed = health.chains[0]?.indexed ?? -1;
     }
     const seconds = (performance.now() - started) / 1000;
+    const threadsAtEnd = threadCpuMs(server.child.pid);
+    const standInCpuMs = cpuMs(standInPid) - standInAtStart;
     clearInterval(timer);
     await Promise.all(inFlight);
-    return { seconds, getMs, head };
+    const threads = [...threadsAtEnd].map(([tid, t]) => ({ tid, name: t.name, ms: t.ms - (threadsAtStart.get(tid)?.ms ?? 0) }));
+    return { seconds, getMs, head, indexed, threads, standInCpuMs, pid: String(server.child.pid) };
   } finally {
     await server.stop();
+    if (SERVER_LOG !== undefined) writeFileSync(SERVER_LOG, server.output());
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** CPU a thread of the server used during the catch-up, ms. */
+interface ThreadCpu {
+  tid: string;
+  name: string;
+  ms: number;
+}
+
+/**
+ * The server's threads' CPU during the catch-up, in a line, busiest first: the main thread, then each other (Node
+ * names none of its worker, libuv and V8 threads apart: the profile of each worker tells them apart).
+ */
+function threadLine(threads: ThreadCpu[], blocks: number, mainTid: string | undefined): string {
+  return threads
+    .filter((t) => t.ms > 0)
+    .sort((a, b) => (a.tid === mainTid ? -1 : b.tid === mainTid ? 1 : b.ms - a.ms))
+    .map((t) => `${t.tid === mainTid ? 'main' : `${t.name} ${t.tid}`} ${round(t.ms / blocks)} ms`)
+    .join(', ');
 }
 
 /** A block's three answers as the follower asks for them (block with transactions, receipts, callTracer traces), side by side. */
@@ -208,11 +245,32 @@ let catchUp: Awaited<ReturnType<typeof serverCatchUp>>;
 let naiveCatchUpSeconds: number;
 let fetchOnly: Awaited<ReturnType<typeof fetchOnlyRun>>;
 try {
-  catchUp = await serverCatchUp(nodeUrl);
+  catchUp = await serverCatchUp(nodeUrl, standIn.child.pid);
   naiveCatchUpSeconds = await naiveCatchUp(nodeUrl);
   fetchOnly = await fetchOnlyRun(nodeUrl);
 } finally {
   await standIn.stop();
+}
+/** Where the server's time went during the catch-up: CPU per block of each of its threads, and of the stand-in. */
+const cpuLine = `server threads' CPU per block: ${threadLine(catchUp.threads, catchUp.head + 1, catchUp.pid)}; stand-in ${round(catchUp.standInCpuMs / (catchUp.head + 1))} ms`;
+if (CATCH_UP_ONLY) {
+  console.log(
+    JSON.stringify({
+      catchUpBlocksPerSec: Math.round((catchUp.head + 1) / catchUp.seconds),
+      naiveCatchUpBlocksPerSec: Math.round(CATCH_UP_BLOCKS / naiveCatchUpSeconds),
+      indexLagBlocks: catchUp.head - catchUp.indexed,
+      httpP99DuringCatchUpMs: round(percentile(catchUp.getMs, 0.99)),
+      httpP50DuringCatchUpMs: round(percentile(catchUp.getMs, 0.5)),
+      fetchOnlyBlocksPerSec: Math.round(fetchOnly.blocksPerSec),
+      fetchCpuMsPerBlock: round(fetchOnly.cpuMsPerBlock),
+      seconds: round(catchUp.seconds),
+      serverCpuMsPerBlock: round(catchUp.threads.reduce((a, t) => a + t.ms, 0) / (catchUp.head + 1)),
+    }),
+  );
+  console.log(cpuLine);
+  console.log(`load average ${loadBefore.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end`);
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
 }
 
 try {
