@@ -111,6 +111,31 @@ export interface Kv {
    * B-tree work would otherwise hold this thread.
    */
   writeBehind(fn: () => void): Promise<void>;
+  /**
+   * Writes kept in memory over the store, read back by the overlay's own reads (the store's otherwise), and
+   * written with `seal` (storage/overlay.ts): a writer that reads what it wrote works outside any transaction.
+   */
+  overlay(): KvOverlay;
+}
+
+/**
+ * Kv.overlay's writes: its puts and removes are kept, not written, and its reads (point and range) see them over
+ * the store's. Transactions and write-behinds are refused inside it.
+ */
+export interface KvOverlay extends Kv {
+  /**
+   * Hands what was written since the last seal to LMDB's write thread as one atomic unit (Kv.writeBehind), when
+   * `check`, run first against the store, allows; the overlay's reads see those writes until the unit is
+   * settled, the store's from then on. Resolves once durable: true, or false when `check` refused (nothing is
+   * written, and the writes are dropped).
+   */
+  seal(check?: () => boolean): Promise<boolean>;
+  /** Drops the writes made since the last seal. */
+  discard(): void;
+  /** Sealed units not yet settled. */
+  readonly pending: number;
+  /** Writes made since the last seal (a seal hands each to the write thread on the event loop: its cost there). */
+  readonly unsealed: number;
 }
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */

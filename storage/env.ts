@@ -8,6 +8,7 @@ import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
 import { marksPerEvent } from '../engine/match/block-events.js';
+import { overlay } from './overlay.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
@@ -242,6 +243,7 @@ function openEnvironment(path: string, migrate: boolean): Store {
         })
         .then(() => {});
     },
+    overlay: () => overlay({ ...store, hexKeyed: (table) => HEX_KEYED_TABLES.has(table) }),
     copyTo: (dir, compact) => root.backup(dir, compact),
     close: () => root.close(),
   };

@@ -6,17 +6,23 @@ import { transfersOf, type Transfer } from '../../evm/store.js';
 import { blockKey } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
-import type { Entry, Kv, Table } from '../../ports.js';
+import type { Entry, Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
 
 /**
  * The Data API's indexes of an EVM chain, built just behind the follower's head
  * from the block records it stored (Ponder's ingest → store → build): a batch of
- * blocks per transaction, each index writing its rows through an IndexWriter
+ * blocks per atomic unit, each index writing its rows through an IndexWriter
  * that keeps what every key held before (`indexUndo`), so a reorg takes back
  * exactly what the blocks that left the chain wrote, in every index, stateful
  * ones (balances, owners) included. `indexState` is how far the indexes reached;
  * a read that needs a block waits for it (`reached`).
+ *
+ * The indexes write into the chain's overlay of the store (Kv.overlay), outside any transaction, one index of
+ * one block between two turns of the event loop (a request waits for that much at most), and each batch is
+ * sealed into one unit LMDB's write thread writes and commits; the next batch is built meanwhile, reading
+ * the unit's writes from the overlay. One unit is in flight at a time: a unit built on one whose commit
+ * failed is dropped, never written.
  */
 
 /** A block as the indexes read it: decoded once per batch and shared by every index. */
@@ -79,6 +85,8 @@ interface UndoRow {
   undo: Undo;
 }
 
+/** A follower catching up waits while it is more than this many blocks ahead of the indexes (DataIndexer.pace). */
+export const PACE_LEAD = 32;
 /** Keys written by a block are kept this many blocks behind the indexes' position (deeper reorgs are refused, logged). */
 export const UNDO_BLOCKS = 256;
 /** Blocks behind the follower past which the indexes count as catching up (a read then does not wait for them). */
@@ -154,10 +162,38 @@ export interface DataIndexerOptions {
   startBlock?(chain: string): number | undefined;
 }
 
+/** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
+interface Lane {
+  kv: KvOverlay;
+  /** The blocks built into the overlay since the last seal (number and hash), oldest first. */
+  built: Array<{ number: number; hash: string }>;
+  /** The indexes' position those blocks were built on: what the store must hold when their unit is written. */
+  builtOn: IndexState | undefined;
+  /** Units sealed and not settled yet, oldest first. */
+  inFlight: Array<Promise<void>>;
+  /** Why a sealed unit was not written (an error, or `stale`), until the build sees it. */
+  failed: unknown;
+}
+
+/** A unit not written: what it was built on changed meanwhile (a reorg's takeback, the canonical blocks). */
+const stale = Symbol('stale');
+
+/**
+ * What a unit holds at most (blocks, writes): sealing hands each write to LMDB's write thread on the event loop,
+ * about a µs each: 5,000 writes (two mainnet blocks) hold it a few ms. One unit is in flight at a time: the next
+ * is sealed (and checked against the store) once it is durable, and meanwhile the build goes on into the next.
+ */
+const UNIT_BLOCKS = 64;
+const UNIT_WRITES = 5_000;
+
+/** One turn of the event loop: requests waiting behind the indexes' work go first. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class DataIndexer {
   /** The indexed blocks pages read, kept across requests; unwind drops a chain's once it took blocks back. */
   readonly blocks = new IndexedBlocks();
   private readonly runs: ChainRuns;
+  private readonly lanes = new Map<string, Lane>();
   private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
   /** readUpTo's last walk per chain: the indexes' head and the stored chain's hash there it was made for. */
   private readonly unread = new Map<string, { seen: string; n: number; hash: string | undefined }>();
@@ -173,16 +209,55 @@ export class DataIndexer {
       (chain) => this.build(chain),
       clock,
       RETRY_MS,
-      (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }),
+      (chain, err) => {
+        this.log.warn('indexing failed; trying again', { chain, err });
+        // A failing build holds no follower back: the streams' webhooks come first.
+        this.failing.add(chain);
+        this.unpace(chain, Infinity);
+      },
     );
   }
 
-  /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
-  events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
+  /** Followers waiting for the indexes to come within PACE_LEAD blocks of their head (pace), by chain. */
+  private readonly pacers = new Map<string, Array<{ number: number; go: () => void }>>();
+  /** Chains whose last build failed, until a batch is built again. */
+  private readonly failing = new Set<string>();
+
+  /** The follower's listener: wakes the build once a commit is durable, holds pruning back to what is not indexed yet, and paces a catch-up. */
+  events(): Pick<ChainEvents, 'committed' | 'oldestUnread' | 'pace'> {
     return {
       committed: (chain) => this.wake(chain),
       oldestUnread: (chain) => this.readUpTo(chain) + 1,
+      pace: (chain, head) => this.pace(chain, head),
     };
+  }
+
+  /**
+   * A follower about to write blocks above `head`: resolves once the indexes (as built, durable or not) are within
+   * PACE_LEAD blocks of it; undefined when they are already, or are not built (before their first batch, failing,
+   * stopped). A catch-up is done when its blocks are indexed too, and a follower running ahead of them only takes
+   * the event loop from their build: paced, both end together, and the indexes stay within a batch of the head.
+   */
+  pace(chain: string, head: number): Promise<void> | undefined {
+    if (this.stopped || this.failing.has(chain)) return undefined;
+    const at = (this.lanes.get(chain)?.kv ?? this.kv).get<IndexState>('indexState', chain)?.number;
+    if (at === undefined || head - at <= PACE_LEAD) return undefined;
+    return new Promise((go) => {
+      const list = this.pacers.get(chain) ?? [];
+      this.pacers.set(chain, list);
+      list.push({ number: head - PACE_LEAD, go });
+      this.wake(chain);
+    });
+  }
+
+  /** Lets go the followers waiting for the indexes to reach `built` or less. */
+  private unpace(chain: string, built: number): void {
+    const list = this.pacers.get(chain);
+    if (list === undefined) return;
+    const waiting = list.filter((p) => p.number > built);
+    for (const p of list) if (p.number <= built) p.go();
+    if (waiting.length === 0) this.pacers.delete(chain);
+    else this.pacers.set(chain, waiting);
   }
 
   /**
@@ -246,70 +321,166 @@ export class DataIndexer {
     this.runs.wake(chain);
   }
 
-  /** Resolves once no chain is being indexed (tests, shutdown). */
-  settled(): Promise<void> {
-    return this.runs.settled();
+  /** Resolves once no chain is being indexed and what was indexed is settled (tests, shutdown). */
+  async settled(): Promise<void> {
+    await this.runs.settled();
+    for (const lane of this.lanes.values()) while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
   }
 
   stop(): void {
     this.runs.stop();
+    for (const chain of this.pacers.keys()) this.unpace(chain, Infinity);
   }
 
   private get stopped(): boolean {
     return this.runs.stopped;
   }
 
-  /** Takes back blocks that left the chain, then indexes up to the follower's head, a batch per transaction. */
+  private lane(chain: string): Lane {
+    let lane = this.lanes.get(chain);
+    if (lane === undefined)
+      this.lanes.set(chain, (lane = { kv: this.kv.overlay(), built: [], builtOn: undefined, inFlight: [], failed: undefined }));
+    return lane;
+  }
+
+  /**
+   * Waits until every unit sealed is settled. One not written makes what was built on it void: what was built
+   * since is dropped, and the build starts again from the store's position; an error is thrown.
+   */
+  private async drain(lane: Lane): Promise<void> {
+    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    if (lane.failed === undefined) return;
+    const failed = lane.failed;
+    lane.failed = undefined;
+    this.dropBuilt(lane);
+    if (failed !== stale) throw failed;
+  }
+
+  /**
+   * Hands what was built since the last seal to the write thread as one unit, once the unit before it is durable
+   * (it was built on that one's writes: one that failed makes it void), if the store still holds what it was built
+   * on (the indexes' position, the blocks' canonical hashes); does not wait for it. A reorg the follower commits
+   * after this check is met by the next build's unwind (the unit's undo rows take it back).
+   */
+  private async seal(chain: string, lane: Lane): Promise<void> {
+    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    if (lane.failed !== undefined) return this.drain(lane);
+    if (lane.built.length === 0) return;
+    const blocks = lane.built;
+    const on = lane.builtOn;
+    lane.built = [];
+    const check = (): boolean => {
+      const at = this.kv.get<IndexState>('indexState', chain);
+      if (at?.number !== on?.number || at?.hash !== on?.hash) return false;
+      return blocks.every((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) === b.hash);
+    };
+    const unit: Promise<void> = lane.kv.seal(check).then(
+      (wrote) => {
+        if (wrote) this.release(chain);
+        else lane.failed ??= stale;
+      },
+      (err: unknown) => void (lane.failed ??= err ?? new Error('an index unit failed to commit')),
+    );
+    lane.inFlight.push(unit);
+    void unit.then(() => lane.inFlight.splice(lane.inFlight.indexOf(unit), 1));
+  }
+
+  /**
+   * Takes back blocks that left the chain, then indexes up to the follower's head, a batch at a time, sealed
+   * into units as they grow.
+   */
   private async build(chain: string): Promise<void> {
-    for (;;) {
-      if (this.stopped) return;
-      await this.unwind(chain);
-      const blocks = this.nextBatch(chain);
-      if (blocks.length === 0) return;
-      await this.index(chain, blocks);
+    const lane = this.lane(chain);
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        if (lane.failed !== undefined) await this.drain(lane);
+        await this.unwind(chain);
+        const blocks = this.nextBatch(chain);
+        if (blocks.length === 0) return;
+        if (!(await this.write(chain, blocks))) continue;
+        // Sealed as soon as the unit before is durable, or once it is full.
+        if (lane.inFlight.length === 0 || lane.built.length >= UNIT_BLOCKS || lane.kv.unsealed >= UNIT_WRITES) await this.seal(chain, lane);
+      }
+    } finally {
+      await this.seal(chain, lane);
     }
   }
 
   /**
-   * Indexes `blocks` (consecutive, the first right after the indexes' position) in one transaction, after
-   * each index's `prepare`; false when they no longer stand where the follower put them (nothing is written).
-   * The build loop's step, and what bench:data loads its dataset with.
+   * Indexes `blocks` (consecutive, the first right after the indexes' position) as one unit, after each index's
+   * `prepare`, and resolves once it is durable; false when they no longer stand where the follower put them
+   * (nothing is written). What bench:data loads its dataset with.
    */
   async index(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
-    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
-    const wrote = await this.kv.transactAsync(() => {
-      // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
-      if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
-      const state = this.kv.get<IndexState>('indexState', chain);
-      if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
-      // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
-      const chainState = this.kv.get<ChainState>('chainState', chain);
-      const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
-      let parent = state === undefined ? null : state.hash;
+    const lane = this.lane(chain);
+    if (!(await this.write(chain, blocks))) return false;
+    await this.seal(chain, lane);
+    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    const refused = lane.failed === stale;
+    await this.drain(lane);
+    return !refused;
+  }
+
+  /** Whether `blocks` are still the canonical ones at their heights (the follower may replace them at any time). */
+  private canonical(chain: string, blocks: readonly IndexedBlock[]): boolean {
+    return blocks.every((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) === b.hash);
+  }
+
+  /**
+   * Builds `blocks` into the chain's overlay, one index of one block per turn of the event loop; false when they
+   * no longer stand where the follower put them, and then what was built since the last seal is dropped.
+   */
+  private async write(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
+    const lane = this.lane(chain);
+    const kv = lane.kv;
+    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, kv)));
+    const state = kv.get<IndexState>('indexState', chain);
+    // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
+    if (!this.canonical(chain, blocks) || (state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+    // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
+    const chainState = this.kv.get<ChainState>('chainState', chain);
+    const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
+    if (lane.built.length === 0) lane.builtOn = state;
+    let parent = state === undefined ? null : state.hash;
+    try {
       for (const block of blocks) {
         // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
         const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
-        const w = new IndexWriter(this.kv, undo);
-        this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
-        if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
+        const w = new IndexWriter(kv, undo);
+        for (let i = 0; i < this.indexes.length; i++) {
+          this.indexes[i]!.apply(w, block, prepared[i]);
+          await turn();
+        }
+        if (undo !== null) kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
         parent = block.hash;
-        if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
+        if (block.number >= UNDO_BLOCKS) kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
       }
-      const last = blocks.at(-1)!;
-      this.kv.put('indexState', chain, {
-        number: last.number,
-        hash: last.hash,
-        start: state?.start ?? blocks[0]!.number,
-      } satisfies IndexState);
-      return true;
-    });
-    if (wrote) this.release(chain);
-    return wrote;
+    } catch (err) {
+      this.dropBuilt(lane);
+      throw err;
+    }
+    // Replaced while the batch was built (between its turns): nothing of what was built since the last seal is written.
+    if (!this.canonical(chain, blocks)) {
+      this.dropBuilt(lane);
+      return false;
+    }
+    const last = blocks.at(-1)!;
+    kv.put('indexState', chain, { number: last.number, hash: last.hash, start: state?.start ?? blocks[0]!.number } satisfies IndexState);
+    for (const b of blocks) lane.built.push({ number: b.number, hash: b.hash });
+    this.failing.delete(chain);
+    this.unpace(chain, last.number);
+    return true;
   }
 
-  /** Blocks after the indexes' position whose records are stored, up to a batch. */
+  private dropBuilt(lane: Lane): void {
+    lane.kv.discard();
+    lane.built = [];
+  }
+
+  /** Blocks after the indexes' position (as built, durable or not) whose records are stored, up to a batch. */
   private nextBatch(chain: string): IndexedBlock[] {
-    const at = this.position(chain);
+    const at = this.lane(chain).kv.get<IndexState>('indexState', chain)?.number;
     const first = at === undefined ? this.firstBlock(chain) : at + 1;
     if (first === undefined) return [];
     const blocks: IndexedBlock[] = [];
@@ -347,7 +518,13 @@ export class DataIndexer {
 
   /** While the indexes' last block is no longer the canonical one at its height, takes it back. */
   private async unwind(chain: string): Promise<void> {
+    const lane = this.lane(chain);
     for (;;) {
+      const built = lane.kv.get<IndexState>('indexState', chain);
+      if (built === undefined || this.kv.get<string>('canon', blockKey(chain, built.number)) === built.hash) return;
+      // The undo rows are read from the store: what was built and not sealed is dropped, what was sealed made durable.
+      this.dropBuilt(lane);
+      await this.drain(lane);
       const state = this.kv.get<IndexState>('indexState', chain);
       if (state === undefined || this.kv.get<string>('canon', blockKey(chain, state.number)) === state.hash) return;
       await this.kv.transactAsync(() => {
@@ -407,6 +584,11 @@ export function withIndexer(events: ChainEvents, indexer: DataIndexer): ChainEve
     committed(chain) {
       events.committed?.(chain);
       mine.committed?.(chain);
+    },
+    pace(chain, head) {
+      const a = events.pace?.(chain, head);
+      const b = mine.pace?.(chain, head);
+      return a === undefined ? b : b === undefined ? a : Promise.all([a, b]).then(() => {});
     },
     oldestUnread(chain) {
       const a = events.oldestUnread?.(chain);
