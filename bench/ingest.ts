@@ -23,7 +23,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
-import { cpuMs, startProcess, threadCpuMs } from '../test/kit/proc.js';
+import { bytesWritten, cpuMs, startProcess, threadCpuMs } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? 4_000);
@@ -76,7 +76,16 @@ function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[nu
 async function serverCatchUp(
   nodeUrl: string,
   standInPid: number | undefined,
-): Promise<{ seconds: number; getMs: number[]; head: number; indexed: number; threads: ThreadCpu[]; standInCpuMs: number; pid: string }> {
+): Promise<{
+  seconds: number;
+  getMs: number[];
+  head: number;
+  indexed: number;
+  threads: ThreadCpu[];
+  standInCpuMs: number;
+  written: number;
+  pid: string;
+}> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
   const server = await startProcess(
     [...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]), ...SERVER_NODE_ARGS, BIN, 'serve'],
@@ -93,6 +102,7 @@ async function serverCatchUp(
   );
   const started = performance.now();
   const threadsAtStart = threadCpuMs(server.child.pid);
+  const writtenAtStart = bytesWritten(server.child.pid);
   const standInAtStart = cpuMs(standInPid);
   const url = `http://127.0.0.1:${server.port}`;
   try {
@@ -124,11 +134,12 @@ async function serverCatchUp(
     }
     const seconds = (performance.now() - started) / 1000;
     const threadsAtEnd = threadCpuMs(server.child.pid);
+    const written = bytesWritten(server.child.pid) - writtenAtStart;
     const standInCpuMs = cpuMs(standInPid) - standInAtStart;
     clearInterval(timer);
     await Promise.all(inFlight);
     const threads = [...threadsAtEnd].map(([tid, t]) => ({ tid, name: t.name, ms: t.ms - (threadsAtStart.get(tid)?.ms ?? 0) }));
-    return { seconds, getMs, head, indexed, threads, standInCpuMs, pid: String(server.child.pid) };
+    return { seconds, getMs, head, indexed, threads, standInCpuMs, written, pid: String(server.child.pid) };
   } finally {
     await server.stop();
     if (SERVER_LOG !== undefined) writeFileSync(SERVER_LOG, server.output());
@@ -265,6 +276,7 @@ if (CATCH_UP_ONLY) {
       fetchCpuMsPerBlock: round(fetchOnly.cpuMsPerBlock),
       seconds: round(catchUp.seconds),
       serverCpuMsPerBlock: round(catchUp.threads.reduce((a, t) => a + t.ms, 0) / (catchUp.head + 1)),
+      serverDiskWritesPerBlock: Math.round(catchUp.written / (catchUp.head + 1)),
     }),
   );
   console.log(cpuLine);

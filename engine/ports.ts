@@ -124,17 +124,17 @@ export interface Kv {
  */
 export interface KvOverlay extends Kv {
   /**
-   * Hands what was written since the last seal to LMDB's write thread as one atomic unit (Kv.writeBehind), when
-   * `check`, run first against the store, allows; the overlay's reads see those writes until the unit is
-   * settled, the store's from then on. Resolves once durable: true, or false when `check` refused (nothing is
-   * written, and the writes are dropped).
+   * Writes what was written since the last seal as one atomic unit, in a transaction off the event loop, if the store
+   * then holds what `expect` says ((table, key, value), undefined for no key: checked in that transaction); the
+   * overlay's reads see those writes until the unit is settled, the store's from then on. Resolves once durable:
+   * true, or false when the store did not hold what was expected (nothing was written).
    */
-  seal(check?: () => boolean): Promise<boolean>;
+  seal(expect?: ReadonlyArray<readonly [Table, string, unknown]>): Promise<boolean>;
   /** Drops the writes made since the last seal. */
   discard(): void;
   /** Sealed units not yet settled. */
   readonly pending: number;
-  /** Writes made since the last seal (a seal hands each to the write thread on the event loop: its cost there). */
+  /** Writes made since the last seal. */
   readonly unsealed: number;
 }
 

@@ -1,13 +1,16 @@
 import type { Entry, Kv, KvOverlay, Table } from '../engine/ports.js';
 import { packShared, unpack } from './codec.js';
+import { WriteLog } from './write-log.js';
+import type { Expected } from './writer.js';
 import { hexKeyBytes } from './hex-keys.js';
 
 /**
  * Kv.overlay on the LMDB store (storage/env.ts): writes kept in memory, as the bytes the store would hold,
  * and read back over the store's own until they are durable. A writer that reads what it wrote (the Data
  * API's indexes: a balance, then the same balance a block later) no longer needs a write transaction open on
- * the event loop while it works: it works here, between requests, and `seal` hands what it wrote to LMDB's
- * write thread as one unit (Kv.writeBehind), whose B-tree work and commit run off the event loop.
+ * the event loop while it works: it works here, between requests, logging each write (storage/write-log.ts),
+ * and `seal` hands the log to the store's writer thread (storage/writer.ts), which writes it in a transaction
+ * of its own once the store is checked to hold what the unit was built on.
  */
 
 /** A table's writes: key → the bytes stored, or null for a removal. */
@@ -15,31 +18,14 @@ type Writes = Map<string, Uint8Array | null>;
 /** Writes by table: one layer (the one being written, or a sealed one not durable yet). */
 type Layer = Map<Table, Writes>;
 
-/**
- * Where a layer's values are copied, end to end: thousands of rows a block, each its own ArrayBuffer, cost the
- * garbage collector more than writing them (every backing store is tracked apart); views of a few large ones do not.
- */
-class Slab {
-  private buffer = new Uint8Array(1 << 20);
-  private used = 0;
-
-  /** A view of `bytes` copied into the slab (never written again: a view stays valid, an outgrown buffer kept by its views). */
-  copy(bytes: Uint8Array): Uint8Array {
-    if (this.used + bytes.byteLength > this.buffer.byteLength) {
-      this.buffer = new Uint8Array(Math.max(this.buffer.byteLength, bytes.byteLength) * 2);
-      this.used = 0;
-    }
-    const at = this.used;
-    this.buffer.set(bytes, at);
-    this.used += bytes.byteLength;
-    return this.buffer.subarray(at, this.used);
-  }
-}
-
-/** What the overlay needs of the store under it: its reads, its writes and write-behind, and its tables' key order. */
-export interface OverlayBase extends Pick<Kv, 'get' | 'getRaw' | 'has' | 'range' | 'keys' | 'count' | 'putRaw' | 'remove' | 'writeBehind'> {
+/** What the overlay needs of the store under it: its reads, its writer thread, and its tables' key order and numbers. */
+export interface OverlayBase extends Pick<Kv, 'get' | 'getRaw' | 'has' | 'range' | 'keys' | 'count'> {
   /** Whether the table's keys are stored by storage/hex-keys.ts (their order is that of those bytes). */
   hexKeyed(table: Table): boolean;
+  /** The table's number in a write log (storage/write-log.ts). */
+  tableIndex(table: Table): number;
+  /** Writes a log as one unit if the store holds what `expect` says (storage/writer.ts). */
+  write(log: Uint8Array, expect: Expected): Promise<boolean>;
 }
 
 const refused = (what: string) => (): never => {
@@ -48,7 +34,7 @@ const refused = (what: string) => (): never => {
 
 export function overlay(base: OverlayBase): KvOverlay {
   let building: Layer = new Map();
-  let slab = new Slab();
+  let log = new WriteLog(base.tableIndex);
   /** Sealed layers not yet durable, oldest first. */
   const sealed: Layer[] = [];
 
@@ -62,11 +48,12 @@ export function overlay(base: OverlayBase): KvOverlay {
     }
     return undefined;
   };
+  /** Logs a write for the writer thread, and keeps its bytes (a view of the log's) for the overlay's reads. */
   const write = (table: Table, key: string | Uint8Array, bytes: Uint8Array | null): void => {
     const k = typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
     let writes = building.get(table);
     if (writes === undefined) building.set(table, (writes = new Map()));
-    writes.set(k, bytes);
+    writes.set(k, log.write(table, k, bytes));
   };
 
   /** A key as the store orders it: the bytes it is stored under. */
@@ -116,10 +103,9 @@ export function overlay(base: OverlayBase): KvOverlay {
       const w = written(table, key);
       return w === undefined ? base.has(table, key) : w !== null;
     },
-    // The encoder's own buffer, copied into the slab before the next encoding.
-    put: (table, key, value) => write(table, key, slab.copy(packShared(value))),
-    // Copied: the caller may hand a view of a buffer it reuses (the store's read buffer).
-    putRaw: (table, key, bytes) => write(table, key, slab.copy(bytes)),
+    // The encoder's own buffer (and a caller's bytes, maybe a view of the store's read buffer): the log copies them.
+    put: (table, key, value) => write(table, key, packShared(value)),
+    putRaw: (table, key, bytes) => write(table, key, bytes),
     remove: (table, key) => write(table, key, null),
     range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean } = {}): Array<Entry<T>> {
       const mine = inRange(table, opts);
@@ -169,26 +155,19 @@ export function overlay(base: OverlayBase): KvOverlay {
     transactAsync: refused('a transaction'),
     writeBehind: refused('a write-behind'),
     overlay: refused('an overlay'),
-    seal(check) {
+    seal(expect = []) {
       const layer = building;
+      const unit = log;
       building = new Map();
-      slab = new Slab();
-      if (check !== undefined && !check()) return Promise.resolve(false);
-      if (layer.size === 0) return Promise.resolve(true);
+      log = new WriteLog(base.tableIndex);
+      if (unit.count === 0) return Promise.resolve(true);
       sealed.push(layer);
-      const done = base.writeBehind(() => {
-        for (const [table, writes] of layer)
-          for (const [key, bytes] of writes) {
-            if (bytes === null) base.remove(table, key);
-            else base.putRaw(table, key, bytes);
-          }
-      });
       // Settled: read from the store again.
       const drop = (): void => void sealed.splice(sealed.indexOf(layer), 1);
-      return done.then(
-        () => {
+      return base.write(unit.take(), expect).then(
+        (wrote) => {
           drop();
-          return true;
+          return wrote;
         },
         (err: unknown) => {
           drop();
@@ -198,15 +177,13 @@ export function overlay(base: OverlayBase): KvOverlay {
     },
     discard() {
       building = new Map();
-      slab = new Slab();
+      log = new WriteLog(base.tableIndex);
     },
     get pending() {
       return sealed.length;
     },
     get unsealed() {
-      let n = 0;
-      for (const writes of building.values()) n += writes.size;
-      return n;
+      return log.count;
     },
   };
   return kv;

@@ -141,3 +141,13 @@ export function threadCpuMs(pid: number | undefined): Map<string, { name: string
   }
   return out;
 }
+
+/** Bytes a live process has caused to be written to storage so far (/proc/PID/io write_bytes); NaN where /proc cannot say. */
+export function bytesWritten(pid: number | undefined): number {
+  try {
+    const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'latin1'));
+    return m === null ? NaN : Number(m[1]);
+  } catch {
+    return NaN;
+  }
+}

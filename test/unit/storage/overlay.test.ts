@@ -98,4 +98,34 @@ describe('overlay', () => {
     await o.seal();
     expect(store.get('meta', 's/c')).toBe(2);
   });
+
+  it('writes a unit only if the store holds what it expects, checked in the unit’s own transaction', async () => {
+    store.transact(() => store.put('meta', 'e/state', { n: 1 }));
+    const o = store.overlay();
+    o.put('meta', 'e/row', 'a');
+    expect(await o.seal([['meta', 'e/state', { n: 2 }]])).toBe(false);
+    expect(store.has('meta', 'e/row')).toBe(false);
+    expect(o.get('meta', 'e/row')).toBeUndefined();
+    o.put('meta', 'e/row', 'b');
+    o.put('meta', 'e/state', { n: 2 });
+    expect(
+      await o.seal([
+        ['meta', 'e/state', { n: 1 }],
+        ['meta', 'e/none', undefined],
+      ]),
+    ).toBe(true);
+    expect(store.get('meta', 'e/row')).toBe('b');
+    // A unit built on one that was not written (it expects that one's state) is not written either.
+    o.put('meta', 'e/row', 'c');
+    o.put('meta', 'e/state', { n: 3 });
+    const first = o.seal([['meta', 'e/state', { n: 9 }]]);
+    expect(o.get('meta', 'e/row')).toBe('c');
+    o.put('meta', 'e/row', 'd');
+    o.put('meta', 'e/state', { n: 4 });
+    const second = o.seal([['meta', 'e/state', { n: 3 }]]);
+    expect(await first).toBe(false);
+    expect(await second).toBe(false);
+    expect(store.get('meta', 'e/row')).toBe('b');
+    expect(o.get('meta', 'e/state')).toEqual({ n: 2 });
+  });
 });
