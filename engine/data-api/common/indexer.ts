@@ -396,7 +396,7 @@ export class DataIndexer {
         if (this.stopped) return;
         if (lane.failed !== undefined) await this.drain(lane);
         await this.unwind(chain);
-        const blocks = this.nextBatch(chain);
+        const blocks = await this.nextBatch(chain);
         if (blocks.length === 0) return;
         if (!(await this.write(chain, blocks))) continue;
         if (lane.built.length >= UNIT_BLOCKS || lane.kv.unsealed >= UNIT_WRITES) await this.seal(chain, lane);
@@ -477,8 +477,11 @@ export class DataIndexer {
     lane.built = [];
   }
 
-  /** Blocks after the indexes' position (as built, durable or not) whose records are stored, up to a batch. */
-  private nextBatch(chain: string): IndexedBlock[] {
+  /**
+   * Blocks after the indexes' position (as built, durable or not) whose records are stored, up to a batch, each
+   * decoded in a turn of its own (a mainnet record takes a few ms).
+   */
+  private async nextBatch(chain: string): Promise<IndexedBlock[]> {
     const at = this.lane(chain).kv.get<IndexState>('indexState', chain)?.number;
     const first = at === undefined ? this.firstBlock(chain) : at + 1;
     if (first === undefined) return [];
@@ -497,8 +500,10 @@ export class DataIndexer {
       }
       bytesRead += bytes.byteLength;
       if (exact === undefined && blocks.length > 0 && bytesRead > BATCH_BYTES) break;
-      const record = decodeRecord(bytes);
-      blocks.push(indexedBlock(chain, number, String(value), record));
+      blocks.push(indexedBlock(chain, number, String(value), decodeRecord(bytes)));
+      // The next record is read after the turn (a read buffer's view does not outlive it); write() checks the blocks
+      // are still canonical.
+      await turn();
     }
     return blocks;
   }
