@@ -6,8 +6,11 @@ import { transfersOf, type Transfer } from '../../evm/store.js';
 import { blockKey } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
-import type { Entry, Kv, KvOverlay, Table } from '../../ports.js';
+import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
+import { IndexWriter, takeBack, type Undo } from './index-writer.js';
+
+export { IndexWriter } from './index-writer.js';
 
 /**
  * The Data API's indexes of an EVM chain, built just behind the follower's head
@@ -71,8 +74,6 @@ export interface IndexState {
 /** The first block the chain's indexes hold; undefined before their first batch. */
 export const indexStart = (kv: Pick<Kv, 'get'>, chain: string): number | undefined => kv.get<IndexState>('indexState', chain)?.start;
 
-/** What a key held before a block wrote it: msgpack bytes, or null for no key. */
-type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
 /** `indexUndo` row: the block's hash as indexed, and what its writes replaced. */
 interface UndoRow {
   hash: string;
@@ -101,60 +102,6 @@ const BATCH_BYTES = 256 << 10;
 const BATCH_MAX = 1024;
 /** After a failed batch, the next try waits this long. */
 const RETRY_MS = 2_000;
-
-/**
- * The store as an index writes it: reads pass through, and the first write of each key in a block saves what it
- * held before. Tables an index may write are listed: a write elsewhere is a bug, refused.
- */
-export class IndexWriter {
-  private readonly saved = new Set<string>();
-  constructor(
-    private readonly kv: Kv,
-    /** null: nothing is saved (a block already deeper than UNDO_BLOCKS below the head, as during a backfill). */
-    private readonly undo: Undo | null,
-  ) {}
-
-  get<T>(table: Table, key: string): T | undefined {
-    return this.kv.get<T>(table, key);
-  }
-  has(table: Table, key: string): boolean {
-    return this.kv.has(table, key);
-  }
-  range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
-    return this.kv.range<T>(table, opts);
-  }
-  count(table: Table, opts: { start: string; end: string; limit?: number }): number {
-    return this.kv.count(table, opts);
-  }
-  put(table: Table, key: string, value: unknown): void {
-    this.save(table, key);
-    this.kv.put(table, key, value);
-  }
-  remove(table: Table, key: string): void {
-    if (!this.kv.has(table, key)) return;
-    this.save(table, key);
-    this.kv.remove(table, key);
-  }
-
-  private save(table: Table, key: string): void {
-    if (this.undo === null) return;
-    const id = `${table}\u0000${key}`;
-    if (this.saved.has(id)) return;
-    this.saved.add(id);
-    const before = this.kv.getRaw(table, key);
-    // A copy: the store hands out a Buffer over its read buffer, and Buffer#slice would share that memory.
-    this.undo.push([table, key, before === undefined ? null : new Uint8Array(before)]);
-  }
-}
-
-/** Puts back what each key held before the block (its undo rows, last first). */
-function takeBack(kv: Kv, undo: Undo): void {
-  for (let i = undo.length - 1; i >= 0; i--) {
-    const [table, key, before] = undo[i]!;
-    if (before === null) kv.remove(table, key);
-    else kv.putRaw(table, key, before);
-  }
-}
 
 export interface DataIndexerOptions {
   batch?: number;
