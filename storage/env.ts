@@ -9,6 +9,8 @@ import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
 import { marksPerEvent } from '../engine/match/block-events.js';
 import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
+import { overlay } from './overlay.js';
+import { StoreWriter } from './writer.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
@@ -74,6 +76,10 @@ export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filt
  * other table keep lmdb-js's copy.
  */
 export const IN_PLACE_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filter(([, t]) => t.inPlace).map(([name]) => name));
+
+/** Each table's number in a write log (storage/write-log.ts, one byte): its place in TABLES. */
+const TABLE_INDEX: ReadonlyMap<Table, number> = new Map(TABLES.map((t, i) => [t, i]));
+if (TABLES.length > 256) throw new Error('a write log numbers tables in one byte: more than 256 tables');
 
 /** One named database per table of TABLES. */
 type DbName = Table;
@@ -264,9 +270,21 @@ function openEnvironment(path: string, migrate: boolean): Store {
         })
         .then(() => {});
     },
+    overlay: () =>
+      overlay({
+        ...store,
+        hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
+        tableIndex: (table) => TABLE_INDEX.get(table)!,
+        write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
+      }),
     copyTo: (dir, compact) => root.backup(dir, compact),
-    close: () => root.close(),
+    close: async () => {
+      await writer?.close();
+      await root.close();
+    },
   };
+  /** The thread the overlays' units are written in (storage/writer.ts), started at the first. */
+  let writer: StoreWriter | undefined;
   checkSchema(store, migrate);
   return store;
 }

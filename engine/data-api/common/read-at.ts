@@ -25,11 +25,12 @@ const WAIT_MS = 2_000;
 /**
  * Every Data API read of the indexes starts here: a wait (at most WAIT_MS) until they hold `to`, or the
  * stored head when no `to` or a later one is asked, so an answer includes what was just ingested. Far
- * behind (a backfill, a catch-up: more than two index batches) it does not wait and answers from what they
- * hold. Resolves whether they hold the block; with the last block they hold.
+ * behind (a backfill: more than two index batches), or while the chain's follower catches up with its node
+ * (more than a batch of blocks behind it: the stored head moves on faster than a read could wait for), it does
+ * not wait and answers from what they hold. Resolves whether they hold the block; with the last block they hold.
  */
 export async function indexedTo(
-  deps: Pick<DataDeps, 'kv' | 'indexer'>,
+  deps: Pick<DataDeps, 'kv' | 'indexer'> & Partial<Pick<DataDeps, 'follower'>>,
   chain: string,
   to?: number,
 ): Promise<{ reached: boolean; position: number }> {
@@ -39,6 +40,8 @@ export async function indexedTo(
   const behind = target - position;
   // Caught up (every read at the head, most of the time): nothing to wait for, the position just read holds.
   if (behind <= 0) return { reached: true, position };
-  const reached = behind > INDEX_BATCH * 2 ? false : await deps.indexer.reached(chain, target, WAIT_MS);
+  const follower = deps.follower?.(chain);
+  const catchingUp = follower !== undefined && follower.nodeHead - follower.head > INDEX_BATCH;
+  const reached = behind > INDEX_BATCH * 2 || catchingUp ? false : await deps.indexer.reached(chain, target, WAIT_MS);
   return { reached, position: deps.indexer.position(chain) ?? -1 };
 }

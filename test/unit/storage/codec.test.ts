@@ -108,3 +108,27 @@ describe('the schema version', () => {
     });
   }
 });
+
+describe('the hex strings written into the encoder', () => {
+  it('are the bytes the extension path writes, for every length, case and stray character', async () => {
+    const { packByExtData } = await import('../../../storage/codec.js');
+    const digits = '0123456789abcdef';
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const values: unknown[] = [];
+    for (let len = 0; len < 600; len++) {
+      const hex = Array.from({ length: len }, () => digits[rand(16)]).join('');
+      values.push(`0x${hex}`, hex, `0X${hex}`, `0x${hex.toUpperCase()}`);
+      // A stray character anywhere: text, whatever came before it.
+      if (len > 0) {
+        const at = rand(len);
+        values.push(`0x${hex.slice(0, at)}${'gG/ é'[rand(5)]}${hex.slice(at + 1)}`);
+      }
+    }
+    values.push(`0x${'a'.repeat(2 * 0x10000)}`, `0x${'b'.repeat(2 * 0x10000 + 1)}`, { nested: [values.slice(0, 50)], n: 2 ** 60 });
+    for (const v of values) expect(Buffer.from(pack(v))).toEqual(Buffer.from(packByExtData(v)));
+  });
+});
