@@ -1,4 +1,5 @@
 import type { ChainState } from '../../evm/follower.js';
+import { blockKey } from '../../ingest/chain-store.js';
 import type { Kv } from '../../ports.js';
 import type { DataDeps } from './deps.js';
 import { INDEX_BATCH } from './indexer.js';
@@ -6,7 +7,8 @@ import { INDEX_BATCH } from './indexer.js';
 /**
  * The block a Data API read is about: the stored head unless the request names
  * an earlier one (`to_block`), and, for reads of the indexes, a bounded wait
- * for them to hold that block.
+ * for them to hold that block. The Data API's head is the indexed head: a block
+ * past it is never answered as if its index rows were there.
  */
 
 /** The stored head (−1 before the first block). */
@@ -44,4 +46,19 @@ export async function indexedTo(
   const catchingUp = follower !== undefined && follower.nodeHead - follower.head > INDEX_BATCH;
   const reached = behind > INDEX_BATCH * 2 || catchingUp ? false : await deps.indexer.reached(chain, target, WAIT_MS);
   return { reached, position: deps.indexer.position(chain) ?? -1 };
+}
+
+/** The Data API's head: the last block every index holds (−1 before their first batch). */
+export const indexedHead = (deps: Pick<DataDeps, 'indexer'>, chain: string): number => deps.indexer.position(chain) ?? -1;
+
+/**
+ * A read naming one block (by number or hash): answered once every index holds it, never before, when its token
+ * transfers or logs would be missing. It waits for that (at most WAIT_MS) even while the follower catches up: the
+ * indexes are then paced within PACE_LEAD blocks of it. Resolves whether they hold the block; false at once for a
+ * block the store has no canonical hash for (past the head, or never followed).
+ */
+export async function blockIndexed(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, n: number): Promise<boolean> {
+  if (n <= indexedHead(deps, chain)) return true;
+  if (!deps.kv.has('canon', blockKey(chain, n))) return false;
+  return deps.indexer.reached(chain, n, WAIT_MS);
 }

@@ -10,7 +10,7 @@ import { blockSpan, spanBounds } from '../common/block-times.js';
 import { internalItem, internalTxAnswer, txAnswer, txItem, txVerboseAnswer, txWithLogsAnswer } from './item.js';
 import { pageAnswer } from '../common/answer-parts.js';
 import { unixIso as iso } from '../../datetime.js';
-import { blockHashes, blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './source.js';
+import { blockHashes, blockNumberOf, caughtUp, indexedRecordOf, logsOf, summaryAt, txOrNotFound } from './source.js';
 import { summarize, type TxSummary } from './index/summary.js';
 
 /**
@@ -125,7 +125,7 @@ export async function internalTxs(deps: DataDeps, chain: string, q: z.output<typ
 
 export async function blockRecord(deps: DataDeps, chain: string, numberOrHash: string): Promise<BlockRecord> {
   const number = blockNumberOf(deps, chain, numberOrHash);
-  const record = number === undefined ? undefined : await recordOf(deps, chain, number);
+  const record = number === undefined ? undefined : await indexedRecordOf(deps, chain, number);
   if (record === undefined) throw new ApiError(404, `block ${numberOrHash} is not a canonical block stored for chain ${chain}`);
   return record;
 }
