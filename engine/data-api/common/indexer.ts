@@ -121,6 +121,12 @@ export interface DataIndexerOptions {
   batch?: number;
   /** The first block to index on a chain with no `indexState` yet (never below the lowest block stored); default: the lowest block stored. */
   startBlock?(chain: string): number | undefined;
+  /**
+   * The highest block the chain's node announced (−1 or undefined: not known). A block deeper than UNDO_BLOCKS
+   * below it is indexed without an undo row, as one that deep below the stored head is: a catch-up far behind
+   * its node saves a read and a saved key per write, which cost as much as the writes themselves.
+   */
+  nodeHead?(chain: string): number | undefined;
 }
 
 /** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
@@ -398,9 +404,9 @@ export class DataIndexer {
     const state = kv.get<IndexState>('indexState', chain);
     // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
     if (!this.canonical(chain, blocks) || (state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
-    // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
+    // How far the chain goes: a backfill's end is far ahead of the stored head while it runs, the node's head during a catch-up.
     const chainState = this.kv.get<ChainState>('chainState', chain);
-    const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
+    const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1, this.opts.nodeHead?.(chain) ?? -1);
     if (lane.built.length === 0) lane.builtOn = state;
     let parent = state === undefined ? null : state.hash;
     try {

@@ -77,7 +77,7 @@ let branches: Map<number, number>;
 
 const frozen = { elapsedMs: () => 0, wake: () => () => {} };
 
-function newIndexer(startBlock?: number): DataIndexer {
+function newIndexer(startBlock?: number, nodeHead?: number): DataIndexer {
   return new DataIndexer(
     kv,
     [senders],
@@ -87,7 +87,10 @@ function newIndexer(startBlock?: number): DataIndexer {
       () => clock.now(),
       'info',
     ),
-    startBlock === undefined ? {} : { startBlock: () => startBlock },
+    {
+      ...(startBlock === undefined ? {} : { startBlock: () => startBlock }),
+      ...(nodeHead === undefined ? {} : { nodeHead: () => nodeHead }),
+    },
   );
 }
 
@@ -248,6 +251,22 @@ describe('DataIndexer', () => {
     await clock.advance(5_000);
     await indexer.settled();
     expect(state()?.number).toBe(fork);
+  });
+
+  it("keeps no undo row for a block deeper than UNDO_BLOCKS below its node's head (a catch-up), and one for each block above", async () => {
+    const top = UNDO_BLOCKS + 40;
+    const nodeHead = top + 100;
+    store(0, top, 0);
+    indexer = newIndexer(undefined, nodeHead);
+    await build();
+    expect(indexed()).toEqual(recomputed(0, top));
+    const undone = Array.from({ length: top + 1 }, (_, n) => n).filter((n) => kv.has('indexUndo', blockKey(CHAIN, n)));
+    expect(undone).toEqual(Array.from({ length: top - (nodeHead - UNDO_BLOCKS) }, (_, i) => nodeHead - UNDO_BLOCKS + 1 + i));
+    // A reorg within the undo window of the node's head is taken back as before.
+    store(top - 5, top + 1, 1);
+    await build();
+    expect(state()).toEqual({ number: top + 1, hash: hash(1, top + 1), start: 0 });
+    expect(indexed()).toEqual(recomputed(0, top + 1));
   });
 
   it('counts as read for pruning only what it holds that is still canonical: blocks a reorg put in place of indexed ones wait for the build', async () => {
