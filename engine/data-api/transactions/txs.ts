@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { transfersOf } from '../../evm/store.js';
 import type { BlockRecord } from '../../evm/record.js';
-import { rangePage } from '../../page.js';
+import { mergedRangePage, rangePage } from '../../page.js';
 import type { DataDeps } from '../common/deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
-import { addressPrefix, historyPrefixes, positionOf, txPosition } from './index/writer.js';
+import { addressPrefix, historyPrefixes, nextPosition, positionOf, txPosition } from './index/writer.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
 import { internalItem, internalTxAnswer, txAnswer, txItem, txVerboseAnswer, txWithLogsAnswer } from './item.js';
 import { pageAnswer } from '../common/answer-parts.js';
@@ -85,15 +85,18 @@ export async function addressPage(
   await caughtUp(deps, chain);
   const span = blockSpan(deps.kv, chain, q);
   if (span === null) return { page: 0, cursor: null, items: [] };
-  const prefixes = list === 'tx' ? addressPrefix('tx', chain, q.address) : historyPrefixes(chain, q.address);
-  const p = rangePage<number>(deps.kv, 'addressTxs', prefixes, {
+  const page = {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
     list: `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`,
     limit: q.limit,
     reverse: q.order === 'DESC',
     cursor: q.cursor,
     ...spanBounds(span),
-  });
+  };
+  const p =
+    list === 'tx'
+      ? rangePage<number>(deps.kv, 'addressTxs', addressPrefix('tx', chain, q.address), page)
+      : mergedRangePage<number>(deps.kv, 'addressTxs', historyPrefixes(chain, q.address), { ...page, step: nextPosition });
   const hashOf = blockHashes(deps, chain);
   const items = p.rows.map(({ key }) => {
     const { block, index } = positionOf(key);

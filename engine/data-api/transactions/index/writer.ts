@@ -57,6 +57,15 @@ export const historyPrefixes = (chain: string, address: string): [string, string
   addressPrefix('hist', chain, address),
 ];
 
+/** The position just past `at` (a txPosition) in the list's order, for mergeRanges; undefined past either end. */
+export function nextPosition(at: string, reverse: boolean): string | undefined {
+  const { blockNumber: block, logIndex: index } = posAt(at);
+  if (reverse) return index > 0 ? txPosition(block, index - 1) : block > 0 ? txPosition(block - 1, MAX_INDEX) : undefined;
+  return index < MAX_INDEX ? txPosition(block, index + 1) : txPosition(block + 1, 0);
+}
+/** The largest index a position's six hex digits hold. */
+const MAX_INDEX = 0xff_ffff;
+
 /** Whether an `addressTxs` row is a `hist/` row repeating its address's `tx/` row (as before schema version 11): the upgrade drops it. */
 export const repeatsTx = (kv: Pick<Kv, 'has'>, key: string): boolean =>
   key.startsWith('hist/') && kv.has('addressTxs', `tx/${key.slice('hist/'.length)}`);
